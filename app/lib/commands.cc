@@ -1,0 +1,14 @@
+#include "app/lib/commands.h"
+
+#include "app/lib/command_list.h"
+
+namespace hetsim::app {
+
+const std::vector<Command>& AllCommands() {
+  static const std::vector<Command> kCommands = {
+      // Each entry is declared in command_list.h and defined in its own cmd_<name>.cc.
+  };
+  return kCommands;
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,12 @@
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include "app/lib/commands.h"
+
+TEST_CASE("every subcommand has a name, a summary and an entry point") {
+  for (const auto& c : hetsim::app::AllCommands()) {
+    CHECK(c.name != nullptr);
+    CHECK(c.summary != nullptr);
+    CHECK(c.run != nullptr);
+  }
+}
