@@ -1,0 +1,239 @@
+#include "proto/io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace hetsim::proto {
+namespace {
+
+namespace pb = google::protobuf;
+
+// Collects the text parser's complaints as "file:line:col: message" (1-based line and column)
+// instead of letting protobuf log them.
+class TextErrorCollector : public pb::io::ErrorCollector {
+ public:
+  explicit TextErrorCollector(absl::string_view file) : file_(file) {}
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    errors_.push_back(absl::StrFormat("%s:%d:%d: %s", file_, line + 1, column + 1, message));
+  }
+  void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    AddError(line, column, message);  // strict: a warning (e.g. deprecated syntax) is an error too
+  }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::string file_;
+  std::vector<std::string> errors_;
+};
+
+void CheckMessage(const pb::Message& message, const std::string& prefix, std::vector<std::string>* problems);
+
+void CheckField(const pb::Message& message, const pb::FieldDescriptor* field, const std::string& path,
+                std::vector<std::string>* problems) {
+  const pb::Reflection* reflection = message.GetReflection();
+  const bool repeated = field->is_repeated();
+  const int count = repeated ? reflection->FieldSize(message, field) : 1;
+  for (int i = 0; i < count; ++i) {
+    const std::string item = repeated ? absl::StrFormat("%s[%d]", path, i) : path;
+    if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      const pb::Message& child = repeated ? reflection->GetRepeatedMessage(message, field, i)
+                                          : reflection->GetMessage(message, field);
+      CheckMessage(child, item + ".", problems);
+    } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
+      const int value = repeated ? reflection->GetRepeatedEnumValue(message, field, i)
+                                 : reflection->GetEnumValue(message, field);
+      if (field->enum_type()->FindValueByNumber(value) == nullptr) {
+        problems->push_back(absl::StrFormat("%s: %d is not a value of %s", item, value,
+                                            field->enum_type()->name()));
+      }
+    }
+  }
+}
+
+void CheckMessage(const pb::Message& message, const std::string& prefix, std::vector<std::string>* problems) {
+  const pb::Reflection* reflection = message.GetReflection();
+  const pb::UnknownFieldSet& unknown = reflection->GetUnknownFields(message);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    problems->push_back(absl::StrFormat("%sfield number %d: unknown field (not in %s)", prefix,
+                                        unknown.field(i).number(), message.GetDescriptor()->full_name()));
+  }
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);  // set fields, in field-number order
+  for (const pb::FieldDescriptor* field : fields) CheckField(message, field, prefix + field->name(), problems);
+}
+
+std::string StatusMessage(const pb::util::Status& status) { return std::string(status.message()); }
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
+  const std::string p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: is a folder, not a file", path));
+  }
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, std::strerror(errno)));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrFormat("%s: read error", path));
+  return buffer.str();
+}
+
+absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file,
+                          pb::Message* message) {
+  message->Clear();
+  switch (format) {
+    case FileFormat::kBinary: {
+      if (contents.size() > static_cast<size_t>(INT32_MAX)) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: file too large for a binary message", file));
+      }
+      if (!message->ParseFromArray(contents.data(), static_cast<int>(contents.size()))) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: not a binary %s (the bytes do not parse)", file, message->GetDescriptor()->full_name()));
+      }
+      break;
+    }
+    case FileFormat::kText: {
+      TextErrorCollector collector(file);
+      pb::TextFormat::Parser parser;
+      parser.RecordErrorsTo(&collector);
+      const bool parsed = parser.ParseFromString(std::string(contents), message);
+      if (!parsed || !collector.errors().empty()) {
+        std::string text = collector.errors().empty()
+                               ? absl::StrFormat("%s: not a text-format %s", file, message->GetDescriptor()->full_name())
+                               : absl::StrJoin(collector.errors(), "\n");
+        return absl::InvalidArgumentError(text);
+      }
+      break;
+    }
+    case FileFormat::kJson: {
+      pb::util::JsonParseOptions options;
+      options.ignore_unknown_fields = false;
+      const pb::util::Status status = pb::util::JsonStringToMessage(std::string(contents), message, options);
+      if (!status.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: not a JSON %s: %s", file, message->GetDescriptor()->full_name(), StatusMessage(status)));
+      }
+      break;
+    }
+  }
+  return CheckKnownFieldsAndEnums(*message, file);
+}
+
+absl::Status CheckKnownFieldsAndEnums(const pb::Message& message, absl::string_view file) {
+  std::vector<std::string> problems;
+  CheckMessage(message, "", &problems);
+  if (problems.empty()) return absl::OkStatus();
+  for (std::string& p : problems) p = absl::StrCat(file, ": ", p);
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+}
+
+absl::Status Load(absl::string_view path, pb::Message* message) {
+  absl::StatusOr<FileFormat> format = FileFormatFromPath(path);
+  if (!format.ok()) return format.status();
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return contents.status();
+  return ParseMessage(*contents, *format, path, message);
+}
+
+absl::StatusOr<std::string> SerializeMessage(const pb::Message& message, FileFormat format) {
+  std::string out;
+  switch (format) {
+    case FileFormat::kBinary: {
+      pb::io::StringOutputStream stream(&out);
+      pb::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      if (!message.SerializeToCodedStream(&coded)) {
+        return absl::InternalError(absl::StrFormat("cannot serialize %s", message.GetDescriptor()->full_name()));
+      }
+      break;  // `coded` flushes into `out` when it goes out of scope
+    }
+    case FileFormat::kText: {
+      if (!pb::TextFormat::PrintToString(message, &out)) {
+        return absl::InternalError(absl::StrFormat("cannot print %s", message.GetDescriptor()->full_name()));
+      }
+      break;
+    }
+    case FileFormat::kJson: {
+      pb::util::JsonPrintOptions options;
+      options.add_whitespace = true;
+      options.preserve_proto_field_names = true;
+      options.always_print_primitive_fields = false;  // like the text format: only fields that are set
+      const pb::util::Status status = pb::util::MessageToJsonString(message, &out, options);
+      if (!status.ok()) return absl::InternalError(StatusMessage(status));
+      break;
+    }
+  }
+  return out;
+}
+
+absl::Status Save(absl::string_view path, const pb::Message& message) {
+  absl::StatusOr<FileFormat> format = FileFormatFromPath(path);
+  if (!format.ok()) return format.status();
+  absl::StatusOr<std::string> bytes = SerializeMessage(message, *format);
+  if (!bytes.ok()) return absl::Status(bytes.status().code(), absl::StrCat(path, ": ", bytes.status().message()));
+  return WriteFileAtomically(path, *bytes);
+}
+
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents) {
+  static std::atomic<int> counter{0};
+  const std::filesystem::path target{std::string(path)};
+  if (target.filename().empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: not a file name", path));
+  }
+  std::filesystem::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  const std::filesystem::path temp =
+      folder / absl::StrFormat(".%s.tmp-%d-%d", target.filename().string(), getpid(), counter.fetch_add(1));
+  auto fail = [&](const char* what, int error) {
+    ::unlink(temp.c_str());
+    return absl::PermissionDeniedError(absl::StrFormat("%s: cannot %s: %s", path, what, std::strerror(error)));
+  };
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int error = errno;
+    return absl::PermissionDeniedError(absl::StrFormat("%s: cannot write: %s", path, std::strerror(error)));
+  }
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      return fail("write", error);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail("flush", error);
+  }
+  if (::close(fd) != 0) return fail("close", errno);
+  if (::rename(temp.c_str(), target.c_str()) != 0) return fail("rename into place", errno);
+  return absl::OkStatus();
+}
+
+}  // namespace hetsim::proto

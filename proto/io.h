@@ -1,0 +1,60 @@
+// Reading and writing hetsim messages as binary (.pb), text format (.pbtxt) or JSON (.json), chosen by
+// the file's extension, and writing any output file atomically.
+//
+// Reading is strict: text and JSON reject unknown field names, binary rejects bytes that do not parse
+// and any unknown field (checked recursively), and every format rejects enum numbers the schema does
+// not define. Errors name the file (text: file:line:col).
+//
+// Writing is deterministic (same message -> same bytes) and atomic: the contents go to a temporary file
+// in the destination's folder that is then renamed over the destination, so a reader never sees a
+// partial file and a failed write leaves no output file behind. JSON keeps the .proto field names
+// (snake_case) and omits fields at their default value, exactly like the text format does, so the
+// three formats carry the same information.
+#ifndef HETSIM_PROTO_IO_H_
+#define HETSIM_PROTO_IO_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+#include "proto/file_format.h"
+
+namespace hetsim::proto {
+
+// Reads `path` into `message` (cleared first), format from the extension.
+absl::Status Load(absl::string_view path, google::protobuf::Message* message);
+
+template <typename T>
+absl::StatusOr<T> LoadAs(absl::string_view path) {
+  T message;
+  absl::Status status = Load(path, &message);
+  if (!status.ok()) return status;
+  return message;
+}
+
+// Writes `message` to `path` atomically, format from the extension.
+absl::Status Save(absl::string_view path, const google::protobuf::Message& message);
+
+// Parses `contents` in `format`; `file` only names the source in error messages.
+absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file,
+                          google::protobuf::Message* message);
+
+// The bytes Save would write.
+absl::StatusOr<std::string> SerializeMessage(const google::protobuf::Message& message, FileFormat format);
+
+// Unknown fields (binary input) or enum numbers outside the schema anywhere in `message`, reported as
+// "<file>: <field path>: <problem>".
+absl::Status CheckKnownFieldsAndEnums(const google::protobuf::Message& message, absl::string_view file);
+
+// Whole-file read; a missing file, a folder or an unreadable file is an error naming the path.
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
+
+// Writes `contents` to a temporary file beside `path`, flushes it and renames it to `path`. On any
+// failure the temporary file is removed and `path` is left as it was.
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents);
+
+}  // namespace hetsim::proto
+
+#endif  // HETSIM_PROTO_IO_H_
