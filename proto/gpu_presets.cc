@@ -1,0 +1,84 @@
+#include "proto/gpu_presets.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hetsim::proto {
+
+using hetsim::v1::DType;
+using hetsim::v1::GpuType;
+
+const std::vector<GpuPreset>& GpuPresets() {
+  // name, FP32, TF32, BF16, FP16, FP8 (dense TFLOP/s), HBM GiB, HBM GB/s, max efficiency, half-eff. GFLOP
+  static const std::vector<GpuPreset> kPresets = {
+      {"V100-32GB", 15.7, 0, 0, 125, 0, 32, 900, 0.80, 0.25},
+      {"A100-40GB", 19.5, 156, 312, 312, 0, 40, 1555, 0.80, 0.5},
+      {"A100-80GB", 19.5, 156, 312, 312, 0, 80, 2039, 0.80, 0.5},
+      {"H100-SXM", 67, 494.5, 989.5, 989.5, 1979, 80, 3350, 0.75, 1.5},
+      {"H100-NVL", 60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, 0.75, 1.3},
+      {"H200", 67, 494.5, 989.5, 989.5, 1979, 141, 4800, 0.75, 1.5},
+      {"B200", 75, 1125, 2250, 2250, 4500, 180, 8000, 0.70, 3.5},
+  };
+  return kPresets;
+}
+
+const GpuPreset* FindGpuPreset(absl::string_view name) {
+  for (const GpuPreset& p : GpuPresets()) {
+    if (name == p.name) return &p;
+  }
+  return nullptr;
+}
+
+std::string GpuPresetNames() {
+  return absl::StrJoin(GpuPresets(), ", ", [](std::string* out, const GpuPreset& p) { out->append(p.name); });
+}
+
+absl::Status ApplyGpuPreset(GpuType* gpu, absl::string_view file, absl::string_view field_path) {
+  if (gpu->preset().empty()) return absl::OkStatus();
+  const GpuPreset* p = FindGpuPreset(gpu->preset());
+  if (p == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: unknown GPU preset \"%s\" (known: %s)", file,
+                                                      field_path, gpu->preset(), GpuPresetNames()));
+  }
+  auto fill = [](double value, double preset_value, auto setter) {
+    if (value == 0) setter(preset_value);
+  };
+  fill(gpu->peak_tflops_fp32(), p->peak_tflops_fp32, [&](double v) { gpu->set_peak_tflops_fp32(v); });
+  fill(gpu->peak_tflops_tf32(), p->peak_tflops_tf32, [&](double v) { gpu->set_peak_tflops_tf32(v); });
+  fill(gpu->peak_tflops_bf16(), p->peak_tflops_bf16, [&](double v) { gpu->set_peak_tflops_bf16(v); });
+  fill(gpu->peak_tflops_fp16(), p->peak_tflops_fp16, [&](double v) { gpu->set_peak_tflops_fp16(v); });
+  fill(gpu->peak_tflops_fp8(), p->peak_tflops_fp8, [&](double v) { gpu->set_peak_tflops_fp8(v); });
+  fill(gpu->hbm_gib(), p->hbm_gib, [&](double v) { gpu->set_hbm_gib(v); });
+  fill(gpu->hbm_bandwidth_gbytes_per_s(), p->hbm_bandwidth_gbytes_per_s,
+       [&](double v) { gpu->set_hbm_bandwidth_gbytes_per_s(v); });
+  auto* eff = gpu->mutable_efficiency();
+  fill(eff->max_efficiency(), p->max_efficiency, [&](double v) { eff->set_max_efficiency(v); });
+  fill(eff->half_efficiency_gflop(), p->half_efficiency_gflop, [&](double v) { eff->set_half_efficiency_gflop(v); });
+  return absl::OkStatus();
+}
+
+absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view file) {
+  for (int i = 0; i < cluster->gpu_types_size(); ++i) {
+    absl::Status s = ApplyGpuPreset(cluster->mutable_gpu_types(i), file, absl::StrFormat("gpu_types[%d].preset", i));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+DType EffectiveDType(const hetsim::v1::Model& model) {
+  return model.dtype() == hetsim::v1::DTYPE_UNSPECIFIED ? hetsim::v1::BF16 : model.dtype();
+}
+
+double PeakTflops(const GpuType& gpu, DType dtype) {
+  switch (dtype) {
+    case hetsim::v1::FP32: return gpu.peak_tflops_fp32();
+    case hetsim::v1::TF32: return gpu.peak_tflops_tf32();
+    case hetsim::v1::FP16: return gpu.peak_tflops_fp16();
+    case hetsim::v1::FP8: return gpu.peak_tflops_fp8();
+    case hetsim::v1::BF16:
+    case hetsim::v1::DTYPE_UNSPECIFIED:
+    default: return gpu.peak_tflops_bf16();
+  }
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,51 @@
+// Built-in GPU types (NVIDIA datasheet figures, dense, no sparsity; sources in docs/hardware.md).
+// A GpuType that names a preset gets the preset's value in every field it leaves at zero.
+#ifndef HETSIM_PROTO_GPU_PRESETS_H_
+#define HETSIM_PROTO_GPU_PRESETS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::proto {
+
+struct GpuPreset {
+  const char* name;  // "A100-80GB"
+  double peak_tflops_fp32;
+  double peak_tflops_tf32;  // 0: the GPU has no such tensor-core mode
+  double peak_tflops_bf16;
+  double peak_tflops_fp16;
+  double peak_tflops_fp8;
+  double hbm_gib;
+  double hbm_bandwidth_gbytes_per_s;
+  double max_efficiency;         // our default ComputeEfficiency, an estimate (see docs/hardware.md)
+  double half_efficiency_gflop;
+};
+
+// Every preset, in the order docs/hardware.md lists them.
+const std::vector<GpuPreset>& GpuPresets();
+
+// Exact, case-sensitive name match; nullptr when there is none.
+const GpuPreset* FindGpuPreset(absl::string_view name);
+
+// "A100-40GB, A100-80GB, ..." for error messages.
+std::string GpuPresetNames();
+
+// Fills the zero fields of `gpu` from its preset (no-op without one). InvalidArgument naming
+// `field_path` (e.g. "gpu_types[1].preset") when the preset is unknown; `file` prefixes the message.
+absl::Status ApplyGpuPreset(hetsim::v1::GpuType* gpu, absl::string_view file, absl::string_view field_path);
+
+// ApplyGpuPreset on every gpu_types[i].
+absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view file);
+
+// The compute dtype of a model (DTYPE_UNSPECIFIED means BF16).
+hetsim::v1::DType EffectiveDType(const hetsim::v1::Model& model);
+
+// Peak dense TFLOP/s of `gpu` in `dtype` (DTYPE_UNSPECIFIED means BF16); 0 when not given.
+double PeakTflops(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype);
+
+}  // namespace hetsim::proto
+
+#endif  // HETSIM_PROTO_GPU_PRESETS_H_

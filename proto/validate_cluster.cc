@@ -1,0 +1,230 @@
+#include "proto/validate_cluster.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "proto/gpu_presets.h"
+#include "proto/io.h"
+#include "proto/limits.h"
+#include "proto/validate_problems.h"
+
+namespace hetsim::proto {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+// name -> index; reports empty and duplicate names under "<list>[i].name".
+absl::flat_hash_map<std::string, int> IndexNames(Problems& p, absl::string_view list, int size,
+                                                 const std::function<const std::string&(int)>& name_of) {
+  absl::flat_hash_map<std::string, int> index;
+  for (int i = 0; i < size; ++i) {
+    const std::string path = absl::StrFormat("%s[%d].name", list, i);
+    const std::string& name = name_of(i);
+    if (name.empty()) {
+      p.Add(path, "required");
+      continue;
+    }
+    auto [it, inserted] = index.emplace(name, i);
+    if (!inserted) p.Add(path, "duplicate name \"%s\" (also %s[%d])", name, list, it->second);
+  }
+  return index;
+}
+
+void CheckLatency(Problems& p, absl::string_view path, int64_t latency_ns) {
+  if (latency_ns < 0 || latency_ns > limits::kMaxLatencyNs) {
+    p.Add(path, "%d is outside [0, %d] ns", latency_ns, limits::kMaxLatencyNs);
+  }
+}
+
+void CheckBandwidth(Problems& p, absl::string_view path, double gbps) {
+  if (gbps == 0) {
+    p.Add(path, "required (must be > 0)");
+  } else {
+    CheckRange(p, path, gbps, limits::kMinBandwidthGbps, limits::kMaxBandwidthGbps);
+  }
+}
+
+void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
+  const double peaks[] = {gpu.peak_tflops_fp32(), gpu.peak_tflops_tf32(), gpu.peak_tflops_bf16(),
+                          gpu.peak_tflops_fp16(), gpu.peak_tflops_fp8()};
+  const char* names[] = {"peak_tflops_fp32", "peak_tflops_tf32", "peak_tflops_bf16", "peak_tflops_fp16",
+                         "peak_tflops_fp8"};
+  bool any_peak = false;
+  for (int k = 0; k < 5; ++k) {
+    CheckRange(p, at + names[k], peaks[k], 0, limits::kMaxTflops);
+    any_peak = any_peak || peaks[k] > 0;
+  }
+  if (!any_peak) p.Add(at + "peak_tflops_bf16", "required: at least one peak_tflops_* must be > 0 (or set a preset)");
+  CheckPositive(p, at + "hbm_gib", gpu.hbm_gib(), limits::kMaxHbmGib);
+  CheckPositive(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMaxHbmGbytesPerS);
+  const double max_eff = gpu.efficiency().max_efficiency();
+  if (max_eff == 0) {
+    p.Add(at + "efficiency.max_efficiency", "required (in (0, 1]; or set a preset)");
+  } else if (!(max_eff > 0 && max_eff <= 1)) {
+    p.Add(at + "efficiency.max_efficiency", "%g is outside (0, 1]", max_eff);
+  }
+  CheckRange(p, at + "efficiency.half_efficiency_gflop", gpu.efficiency().half_efficiency_gflop(), 0, 1e9);
+}
+
+// Islands must form one connected graph through inter_island_links, or some stages could never talk.
+void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std::string, int>& islands) {
+  std::vector<int> parent(c.islands_size());
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  for (const InterIslandLink& link : c.inter_island_links()) {
+    auto a = islands.find(link.island_a());
+    auto b = islands.find(link.island_b());
+    if (a != islands.end() && b != islands.end()) parent[root(a->second)] = root(b->second);
+  }
+  for (int i = 1; i < c.islands_size(); ++i) {
+    if (root(i) != root(0)) {
+      p.Add(absl::StrFormat("islands[%d]", i), "island \"%s\" is not connected to island \"%s\" by inter_island_links",
+            c.islands(i).name(), c.islands(0).name());
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
+  Cluster c = written;
+  if (absl::Status s = ApplyGpuPresets(&c, file); !s.ok()) return s;
+  Problems p(file);
+
+  if (c.gpu_types().empty()) p.Add("gpu_types", "required: at least one GPU type");
+  if (c.node_types().empty()) p.Add("node_types", "required: at least one node type");
+  if (c.islands().empty()) p.Add("islands", "required: at least one island");
+
+  const auto gpus = IndexNames(p, "gpu_types", c.gpu_types_size(), [&](int i) -> const std::string& {
+    return c.gpu_types(i).name();
+  });
+  for (int i = 0; i < c.gpu_types_size(); ++i) CheckGpuType(p, c.gpu_types(i), absl::StrFormat("gpu_types[%d].", i));
+
+  const auto nodes = IndexNames(p, "node_types", c.node_types_size(), [&](int i) -> const std::string& {
+    return c.node_types(i).name();
+  });
+  for (int i = 0; i < c.node_types_size(); ++i) {
+    const NodeType& n = c.node_types(i);
+    const std::string at = absl::StrFormat("node_types[%d].", i);
+    if (n.gpu_type().empty()) {
+      p.Add(at + "gpu_type", "required");
+    } else if (!gpus.contains(n.gpu_type())) {
+      p.Add(at + "gpu_type", "unknown GPU type \"%s\"", n.gpu_type());
+    }
+    if (n.gpus_per_node() == 0) {
+      p.Add(at + "gpus_per_node", "required (must be >= 1)");
+    } else if (n.gpus_per_node() > limits::kMaxGpusPerNode) {
+      p.Add(at + "gpus_per_node", "%d is more than %d", n.gpus_per_node(), limits::kMaxGpusPerNode);
+    }
+    if (n.gpus_per_node() > 1) {
+      if (n.intra_node_fabric() == INTRA_NODE_FABRIC_UNSPECIFIED) {
+        p.Add(at + "intra_node_fabric", "required with more than one GPU per node (NVSWITCH or PCIE)");
+      }
+      CheckBandwidth(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps());
+    } else if (n.intra_node_bandwidth_gbps() != 0) {
+      CheckRange(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps(), limits::kMinBandwidthGbps,
+                 limits::kMaxBandwidthGbps);
+    }
+    CheckLatency(p, at + "intra_node_latency_ns", n.intra_node_latency_ns());
+  }
+
+  const auto islands = IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& {
+    return c.islands(i).name();
+  });
+  int64_t total_gpus = 0;
+  for (int i = 0; i < c.islands_size(); ++i) {
+    const Island& is = c.islands(i);
+    const std::string at = absl::StrFormat("islands[%d].", i);
+    auto node = nodes.find(is.node_type());
+    if (is.node_type().empty()) {
+      p.Add(at + "node_type", "required");
+    } else if (node == nodes.end()) {
+      p.Add(at + "node_type", "unknown node type \"%s\"", is.node_type());
+    }
+    if (is.node_count() == 0) {
+      p.Add(at + "node_count", "required (must be >= 1)");
+    } else if (is.node_count() > limits::kMaxNodesPerIsland) {
+      p.Add(at + "node_count", "%d is more than %d", is.node_count(), limits::kMaxNodesPerIsland);
+    }
+    if (node != nodes.end()) {
+      total_gpus += int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
+    }
+    const bool networked = is.node_count() > 1;
+    if (networked && is.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) {
+      p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
+    }
+    if (networked && is.topology() == FABRIC_TOPOLOGY_UNSPECIFIED) {
+      p.Add(at + "topology", "required with more than one node (SINGLE_SWITCH, FAT_TREE or RAIL_OPTIMIZED)");
+    }
+    if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
+    if (is.nics_per_node() > limits::kMaxNicsPerNode) {
+      p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
+    }
+    if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
+    CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());
+    CheckLatency(p, at + "switch_latency_ns", is.switch_latency_ns());
+    const bool fat_tree = is.topology() == FAT_TREE;
+    if (is.oversubscription() != 0) {
+      if (!fat_tree) {
+        p.Add(at + "oversubscription", "only meaningful with topology FAT_TREE");
+      } else {
+        CheckRange(p, at + "oversubscription", is.oversubscription(), 1, limits::kMaxOversubscription);
+      }
+    }
+    if (is.nodes_per_leaf() != 0) {
+      if (!fat_tree) {
+        p.Add(at + "nodes_per_leaf", "only meaningful with topology FAT_TREE");
+      } else if (is.nodes_per_leaf() > is.node_count()) {
+        p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
+      }
+    }
+  }
+  if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
+
+  absl::flat_hash_map<std::pair<std::string, std::string>, int> pairs;
+  for (int i = 0; i < c.inter_island_links_size(); ++i) {
+    const InterIslandLink& l = c.inter_island_links(i);
+    const std::string at = absl::StrFormat("inter_island_links[%d].", i);
+    bool refs_ok = true;
+    for (const auto& [field, name] : {std::pair{"island_a", &l.island_a()}, std::pair{"island_b", &l.island_b()}}) {
+      if (name->empty()) {
+        p.Add(at + field, "required");
+        refs_ok = false;
+      } else if (!islands.contains(*name)) {
+        p.Add(at + field, "unknown island \"%s\"", *name);
+        refs_ok = false;
+      }
+    }
+    if (refs_ok && l.island_a() == l.island_b()) {
+      p.Add(at + "island_b", "links island \"%s\" to itself", l.island_a());
+    } else if (refs_ok) {
+      auto key = std::minmax(l.island_a(), l.island_b());
+      auto [it, inserted] = pairs.emplace(std::pair{key.first, key.second}, i);
+      if (!inserted) {
+        p.Add(at + "island_b", "islands \"%s\" and \"%s\" are already linked by inter_island_links[%d] (use count)",
+              l.island_a(), l.island_b(), it->second);
+      }
+    }
+    if (l.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) p.Add(at + "fabric", "required (INFINIBAND, ROCE or ETHERNET)");
+    CheckBandwidth(p, at + "bandwidth_gbps", l.bandwidth_gbps());
+    CheckLatency(p, at + "latency_ns", l.latency_ns());
+    if (l.count() > limits::kMaxLinkCount) p.Add(at + "count", "%d is more than %d", l.count(), limits::kMaxLinkCount);
+  }
+  if (p.empty()) CheckConnected(p, c, islands);
+  return p.ToStatus();
+}
+
+absl::StatusOr<Cluster> LoadCluster(absl::string_view path) {
+  absl::StatusOr<Cluster> cluster = LoadAs<Cluster>(path);
+  if (!cluster.ok()) return cluster.status();
+  if (absl::Status s = ValidateCluster(*cluster, path); !s.ok()) return s;
+  if (absl::Status s = ApplyGpuPresets(&*cluster, path); !s.ok()) return s;
+  return cluster;
+}
+
+}  // namespace hetsim::proto
