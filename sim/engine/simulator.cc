@@ -1,0 +1,51 @@
+#include "sim/engine/simulator.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+namespace hetsim::sim {
+
+const char* RunOutcomeName(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kQueueEmpty: return "queue-empty";
+    case RunOutcome::kTimeLimit: return "time-limit";
+    case RunOutcome::kEventLimit: return "event-limit";
+    case RunOutcome::kStopped: return "stopped";
+  }
+  return "unknown";
+}
+
+RunOutcome Simulator::RunUntil(Time end) {
+  stop_requested_ = false;
+  RunOutcome outcome = RunOutcome::kQueueEmpty;
+  for (;;) {
+    if (queue_.empty()) {
+      outcome = RunOutcome::kQueueEmpty;
+      break;
+    }
+    if (queue_.top_time() > end) {
+      outcome = RunOutcome::kTimeLimit;
+      break;
+    }
+    if (max_events_ != 0 && events_processed_ >= max_events_) return RunOutcome::kEventLimit;
+    const EventQueue::Popped event = queue_.Pop();
+    now_ = event.at;
+    ++events_processed_;
+    event.handler->OnEvent(event.payload);
+    if (stop_requested_) {
+      stop_requested_ = false;
+      return RunOutcome::kStopped;
+    }
+  }
+  if (end != kTimeMax && end > now_) now_ = end;
+  return outcome;
+}
+
+void Simulator::AbortScheduleInPast(Time at) const {
+  std::fprintf(stderr, "hetsim internal error: event scheduled at %" PRId64 " ps, before now (%" PRId64
+               " ps)\n", at, now_);
+  std::abort();
+}
+
+}  // namespace hetsim::sim

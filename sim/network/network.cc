@@ -1,0 +1,364 @@
+#include "sim/network/network.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::sim {
+namespace {
+
+[[noreturn]] void InternalError(const char* what, uint64_t value) {
+  std::fprintf(stderr, "hetsim internal error: network: %s (%" PRIu64 ")\n", what, value);
+  std::abort();
+}
+
+// Min-heap order for the progressive-filling heap: smallest share first, then lowest link id so
+// that the order of equal shares (and so every floating-point sum) is deterministic.
+bool LaterShare(const auto& a, const auto& b) {
+  return a.share != b.share ? a.share > b.share : a.link > b.link;
+}
+
+}  // namespace
+
+const char* NetworkModeName(NetworkMode mode) {
+  switch (mode) {
+    case NetworkMode::kMaxMinFair: return "max-min-fair";
+    case NetworkMode::kContentionFree: return "contention-free";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name) {
+  for (NetworkMode mode : {NetworkMode::kMaxMinFair, NetworkMode::kContentionFree}) {
+    if (name == NetworkModeName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown network mode \"%s\" (expected \"max-min-fair\" or \"contention-free\")", name));
+}
+
+absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator,
+                                                         std::vector<LinkSpec> links,
+                                                         NetworkMode mode) {
+  for (size_t i = 0; i < links.size(); ++i) {
+    const double capacity = links[i].capacity_bytes_per_s;
+    if (!(capacity > 0) || !std::isfinite(capacity)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "links[%d].capacity_bytes_per_s: must be positive and finite, got %g", i, capacity));
+    }
+    if (links[i].latency < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "links[%d].latency: must not be negative, got %d ps", i, links[i].latency));
+    }
+  }
+  if (links.size() >= kNoFlow) {
+    return absl::InvalidArgumentError(absl::StrFormat("links: too many (%d)", links.size()));
+  }
+  return std::unique_ptr<Network>(new Network(simulator, std::move(links), mode));
+}
+
+Network::Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
+    : simulator_(simulator), mode_(mode) {
+  links_.resize(links.size());
+  for (size_t i = 0; i < links.size(); ++i) links_[i].spec = links[i];
+}
+
+Network::~Network() = default;
+
+LinkCounters Network::link_counters(LinkId id) const {
+  const Link& link = links_[id];
+  LinkCounters counters;
+  counters.bytes = link.bytes;
+  counters.flows = link.completed_flows;
+  counters.busy_time = link.busy_time;
+  if (!link.flows.empty()) counters.busy_time += simulator_->now() - link.busy_since;
+  return counters;
+}
+
+uint32_t Network::SlotOf(FlowId flow) const {
+  const uint32_t slot = static_cast<uint32_t>(flow);
+  const uint32_t generation = static_cast<uint32_t>(flow >> 32);
+  if (slot >= flows_.size()) return kNoFlow;
+  const Flow& f = flows_[slot];
+  if (f.generation != generation || f.state == FlowState::kFree) return kNoFlow;
+  return slot;
+}
+
+bool Network::IsActive(FlowId flow) const { return SlotOf(flow) != kNoFlow; }
+
+double Network::FlowRate(FlowId flow) const {
+  const uint32_t slot = SlotOf(flow);
+  if (slot == kNoFlow || flows_[slot].state != FlowState::kTransmitting) return 0;
+  return flows_[slot].rate;
+}
+
+uint32_t Network::AllocateFlow() {
+  if (free_flow_ != kNoFlow) {
+    const uint32_t slot = free_flow_;
+    free_flow_ = flows_[slot].next_free;
+    return slot;
+  }
+  if (flows_.size() >= kNoFlow) InternalError("too many concurrent flows", flows_.size());
+  flows_.emplace_back();
+  return static_cast<uint32_t>(flows_.size() - 1);
+}
+
+void Network::FreeFlow(uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.state = FlowState::kFree;
+  if (++f.generation == 0) f.generation = 1;
+  f.observer = nullptr;
+  f.hops.clear();
+  f.next_free = free_flow_;
+  free_flow_ = slot;
+}
+
+FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer,
+                          uint64_t tag) {
+  if (bytes < 0) InternalError("flow with negative bytes", static_cast<uint64_t>(bytes));
+  const uint32_t slot = AllocateFlow();
+  Flow& f = flows_[slot];
+  f.bytes = bytes;
+  f.remaining_bytes = static_cast<double>(bytes);
+  f.rate = 0;
+  f.observer = observer;
+  f.tag = tag;
+  Time latency = 0;
+  for (LinkId link : route) {
+    if (link >= links_.size()) InternalError("route names an unknown link", link);
+    latency += links_[link].spec.latency;
+    f.hops.push_back(Hop{link, 0});
+  }
+  ++stats_.flows_started;
+  ++active_flows_;
+  const Time now = simulator_->now();
+  const Time start = latency >= kTimeMax - now ? kTimeMax : now + latency;
+  if (bytes == 0 || route.empty()) {
+    // Nothing to share: the last byte (if any) arrives with the latency.
+    f.state = FlowState::kTransmitting;
+    f.event = simulator_->Schedule(start, this, (uint64_t{slot} << 2) | kComplete);
+  } else {
+    f.state = FlowState::kWaitingLatency;
+    f.event = simulator_->Schedule(start, this, (uint64_t{slot} << 2) | kActivate);
+  }
+  return (uint64_t{f.generation} << 32) | slot;
+}
+
+void Network::OnEvent(uint64_t payload) {
+  const uint32_t slot = static_cast<uint32_t>(payload >> 2);
+  switch (payload & 3) {
+    case kActivate: Activate(slot); break;
+    case kComplete: Complete(slot); break;
+    case kRecompute: Recompute(); break;
+    default: InternalError("unknown network event", payload);
+  }
+}
+
+void Network::Activate(uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.state = FlowState::kTransmitting;
+  f.rate_since = simulator_->now();
+  Join(slot);
+  if (mode_ == NetworkMode::kContentionFree) {
+    double bottleneck = links_[f.hops.front().link].spec.capacity_bytes_per_s;
+    for (const Hop& hop : f.hops) {
+      bottleneck = std::min(bottleneck, links_[hop.link].spec.capacity_bytes_per_s);
+    }
+    f.rate = bottleneck;
+    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time now = simulator_->now();
+    f.event = simulator_->Schedule(duration >= kTimeMax - now ? kTimeMax : now + duration, this,
+                                   (uint64_t{slot} << 2) | kComplete);
+  } else {
+    // Rate 0 until the recompute at this instant gives it a share and a completion event.
+    f.rate = 0;
+    f.event = EventId{};
+  }
+}
+
+void Network::Join(uint32_t slot) {
+  Flow& f = flows_[slot];
+  const Time now = simulator_->now();
+  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+    Link& link = links_[f.hops[h].link];
+    if (link.flows.empty()) link.busy_since = now;
+    f.hops[h].position = static_cast<uint32_t>(link.flows.size());
+    link.flows.push_back(LinkEntry{slot, h});
+    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
+  }
+  ++transmitting_flows_;
+  stats_.max_active_flows = std::max(stats_.max_active_flows, transmitting_flows_);
+}
+
+void Network::Leave(uint32_t slot) {
+  Flow& f = flows_[slot];
+  const Time now = simulator_->now();
+  for (const Hop& hop : f.hops) {
+    Link& link = links_[hop.link];
+    // Swap-remove this flow's entry and repoint the entry moved into its place.
+    const LinkEntry moved = link.flows.back();
+    link.flows[hop.position] = moved;
+    flows_[moved.flow].hops[moved.hop].position = hop.position;
+    link.flows.pop_back();
+    link.bytes += f.bytes;
+    ++link.completed_flows;
+    if (link.flows.empty()) link.busy_time += now - link.busy_since;
+    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
+  }
+  --transmitting_flows_;
+}
+
+void Network::Complete(uint32_t slot) {
+  Flow& f = flows_[slot];
+  if (!f.hops.empty() && f.bytes > 0) Leave(slot);
+  const FlowId id = (uint64_t{f.generation} << 32) | slot;
+  FlowObserver* observer = f.observer;
+  const uint64_t tag = f.tag;
+  FreeFlow(slot);
+  --active_flows_;
+  ++stats_.flows_completed;
+  if (observer != nullptr) observer->OnFlowCompleted(id, tag);
+}
+
+void Network::MarkDirty(LinkId link) {
+  if (!links_[link].dirty) {
+    links_[link].dirty = true;
+    dirty_links_.push_back(link);
+  }
+  if (!recompute_scheduled_) {
+    // One recompute per instant, after every start and end already scheduled for it: flows that
+    // start or end together (a collective step) cost one progressive filling, not one each.
+    recompute_scheduled_ = true;
+    simulator_->Schedule(simulator_->now(), this, kRecompute);
+  }
+}
+
+void Network::Recompute() {
+  recompute_scheduled_ = false;
+  ++stats_.recomputations;
+  CollectComponent();
+  FillProgressively();
+  ApplyNewRates();
+}
+
+// The flows whose max-min rates can change are those connected to a dirty link through chains of
+// shared links; everything else keeps its rate (max-min allocations decompose over components).
+void Network::CollectComponent() {
+  if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
+    for (Link& link : links_) link.visit_epoch = 0;
+    for (Flow& f : flows_) f.visit_epoch = 0;
+    epoch_ = 1;
+  }
+  component_links_.clear();
+  component_flows_.clear();
+  stack_.clear();
+  for (LinkId id : dirty_links_) {
+    links_[id].dirty = false;
+    if (links_[id].visit_epoch != epoch_) {
+      links_[id].visit_epoch = epoch_;
+      stack_.push_back(id);
+    }
+  }
+  dirty_links_.clear();
+  while (!stack_.empty()) {
+    const LinkId id = stack_.back();
+    stack_.pop_back();
+    component_links_.push_back(id);
+    for (const LinkEntry& entry : links_[id].flows) {
+      Flow& f = flows_[entry.flow];
+      if (f.visit_epoch == epoch_) continue;
+      f.visit_epoch = epoch_;
+      component_flows_.push_back(entry.flow);
+      for (const Hop& hop : f.hops) {
+        Link& next = links_[hop.link];
+        if (next.visit_epoch != epoch_) {
+          next.visit_epoch = epoch_;
+          stack_.push_back(hop.link);
+        }
+      }
+    }
+  }
+  stats_.flows_visited += component_flows_.size();
+}
+
+// Progressive filling (water filling): raise every unfixed flow's rate together; the link whose
+// fair share (residual capacity / unfixed flows) is smallest saturates first and fixes its flows at
+// that share. A heap of links by share with lazy deletion: a link's share only grows as flows are
+// fixed elsewhere, so a stale entry is recognised by its share no longer matching the link's.
+void Network::FillProgressively() {
+  share_heap_.clear();
+  for (uint32_t slot : component_flows_) flows_[slot].fixed = false;
+  for (LinkId id : component_links_) {
+    Link& link = links_[id];
+    link.residual = link.spec.capacity_bytes_per_s;
+    link.unfixed = static_cast<uint32_t>(link.flows.size());
+    link.saturated = link.unfixed == 0;
+    if (link.saturated) continue;
+    link.share = link.residual / link.unfixed;
+    share_heap_.push_back(ShareEntry{link.share, id});
+  }
+  const auto later = [](const ShareEntry& a, const ShareEntry& b) { return LaterShare(a, b); };
+  std::make_heap(share_heap_.begin(), share_heap_.end(), later);
+  while (!share_heap_.empty()) {
+    std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
+    const ShareEntry top = share_heap_.back();
+    share_heap_.pop_back();
+    Link& bottleneck = links_[top.link];
+    if (bottleneck.saturated || top.share != bottleneck.share) continue;  // stale entry
+    bottleneck.saturated = true;
+    const double level = top.share;
+    for (const LinkEntry& entry : bottleneck.flows) {
+      Flow& f = flows_[entry.flow];
+      if (f.fixed) continue;
+      f.fixed = true;
+      f.new_rate = level;
+      for (const Hop& hop : f.hops) {
+        Link& link = links_[hop.link];
+        if (link.saturated) continue;
+        link.residual -= level;
+        --link.unfixed;
+        if (link.unfixed == 0) {
+          link.saturated = true;  // all its flows fixed elsewhere: it never limits anyone
+          continue;
+        }
+        // Mathematically the new share is >= level; clamping absorbs rounding so that no flow is
+        // ever given less than a bottleneck already saturated before it.
+        link.share = std::max(link.residual / link.unfixed, level);
+        share_heap_.push_back(ShareEntry{link.share, hop.link});
+        std::push_heap(share_heap_.begin(), share_heap_.end(), later);
+      }
+    }
+  }
+}
+
+// Moves the completion of every flow whose rate changed. Remaining bytes are brought up to date
+// only here, at a rate change, so they never drift through repeated small updates; a flow ends by
+// its completion event, never by comparing remaining bytes with zero.
+void Network::ApplyNewRates() {
+  const Time now = simulator_->now();
+  for (uint32_t slot : component_flows_) {
+    Flow& f = flows_[slot];
+    if (f.new_rate == f.rate && f.event.valid()) continue;
+    if (f.rate > 0) {
+      const double sent = f.rate * TimeToSeconds(now - f.rate_since);
+      f.remaining_bytes = std::max(0.0, f.remaining_bytes - sent);
+    }
+    f.rate = f.new_rate;
+    f.rate_since = now;
+    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time at = duration >= kTimeMax - now ? kTimeMax : now + duration;
+    if (f.event.valid()) {
+      simulator_->Reschedule(f.event, at);
+    } else {
+      f.event = simulator_->Schedule(at, this, (uint64_t{slot} << 2) | kComplete);
+    }
+    ++stats_.flows_rerated;
+  }
+}
+
+}  // namespace hetsim::sim

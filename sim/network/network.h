@@ -1,0 +1,188 @@
+// Flow-level network: directed links with a capacity and a latency, and flows of bytes along routes
+// (lists of link ids). Knows nothing about GPUs or topologies; the topology module builds the links
+// and the routes.
+//
+// A flow first waits for the sum of its route's per-hop latencies, then transmits. In the max-min
+// mode every transmitting flow gets its max-min fair share of every directed link on its route
+// (progressive filling). Rates are recomputed incrementally: a flow starting or ending marks its links
+// dirty, and one recompute per simulated instant re-rates only the flows connected to the dirty links
+// through shared links, moving their completion events on the engine. In the contention-free mode
+// each flow behaves as if alone: latency + bytes / bottleneck capacity.
+#ifndef HETSIM_SIM_NETWORK_NETWORK_H_
+#define HETSIM_SIM_NETWORK_NETWORK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "sim/engine/event.h"
+#include "sim/engine/simulator.h"
+#include "sim/engine/time.h"
+
+namespace hetsim::sim {
+
+using LinkId = uint32_t;
+// Names a flow: slot in the low 32 bits, slot generation in the high 32 bits (never 0).
+using FlowId = uint64_t;
+
+struct LinkSpec {
+  double capacity_bytes_per_s = 0;  // > 0
+  Time latency = 0;                 // >= 0, paid once per hop before the bytes flow
+};
+
+enum class NetworkMode {
+  kMaxMinFair,      // flows share links by max-min fairness (progressive filling)
+  kContentionFree,  // analytical: each flow alone, latency + bytes / bottleneck capacity
+};
+// "max-min-fair" or "contention-free": the names reports and command-line flags use.
+const char* NetworkModeName(NetworkMode mode);
+absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name);
+
+// Told when a flow has delivered its last byte. Runs inside the engine at the completion time
+// (Simulator::now()); the flow is already gone, and the observer may start new flows.
+class FlowObserver {
+ public:
+  virtual ~FlowObserver() = default;
+  virtual void OnFlowCompleted(FlowId flow, uint64_t tag) = 0;
+};
+
+struct LinkCounters {
+  int64_t bytes = 0;     // bytes of completed flows that crossed the link
+  uint64_t flows = 0;    // completed flows that crossed the link
+  Time busy_time = 0;    // time during which at least one flow was transmitting on the link
+};
+
+struct NetworkStats {
+  uint64_t flows_started = 0;
+  uint64_t flows_completed = 0;
+  uint64_t recomputations = 0;     // max-min recomputes (at most one per simulated instant)
+  uint64_t flows_rerated = 0;      // flow rates changed by recomputes (completion events moved)
+  uint64_t flows_visited = 0;      // flows in recomputed components, summed over recomputes
+  size_t max_active_flows = 0;     // most flows transmitting at once
+};
+
+class Network : private EventHandler {
+ public:
+  // Checks every link (capacity > 0 and finite, latency >= 0); errors name `links[i].field`.
+  static absl::StatusOr<std::unique_ptr<Network>> Create(Simulator* simulator,
+                                                         std::vector<LinkSpec> links,
+                                                         NetworkMode mode);
+  ~Network() override;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Starts moving `bytes` (>= 0) along `route` at Simulator::now(). Every id in `route` must be a
+  // link of this network, at most once (routes come from the topology, which guarantees it; a bad id
+  // aborts as an internal error). An empty route or zero bytes completes after the route's latency.
+  // `observer` may be null; `tag` is handed back to it untouched.
+  FlowId StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer,
+                   uint64_t tag);
+
+  NetworkMode mode() const { return mode_; }
+  const char* mode_name() const { return NetworkModeName(mode_); }
+  size_t num_links() const { return links_.size(); }
+  const LinkSpec& link(LinkId id) const { return links_[id].spec; }
+  // Counters up to Simulator::now() (busy time includes a busy period still open).
+  LinkCounters link_counters(LinkId id) const;
+
+  // Flows started and not yet completed (waiting for latency or transmitting).
+  size_t active_flows() const { return active_flows_; }
+  bool IsActive(FlowId flow) const;
+  // Current rate in bytes/s of a transmitting flow; 0 while it waits for latency or once it is done.
+  // In max-min mode rates settle at the end of the current instant (after the pending recompute).
+  double FlowRate(FlowId flow) const;
+  const NetworkStats& stats() const { return stats_; }
+
+ private:
+  enum EventKind : uint64_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
+  enum class FlowState : uint8_t { kFree, kWaitingLatency, kTransmitting };
+
+  struct Hop {
+    LinkId link;
+    uint32_t position;  // index of this flow's entry in links_[link].flows
+  };
+  struct LinkEntry {
+    uint32_t flow;  // flow slot
+    uint32_t hop;   // index into that flow's hops
+  };
+  struct Flow {
+    uint32_t generation = 1;
+    FlowState state = FlowState::kFree;
+    bool fixed = false;           // progressive filling: rate decided in this recompute
+    uint32_t visit_epoch = 0;     // component search marker
+    uint32_t next_free = 0;
+    int64_t bytes = 0;
+    double remaining_bytes = 0;   // as of rate_since; updated only when the rate changes
+    double rate = 0;              // bytes/s while transmitting
+    double new_rate = 0;          // progressive filling result
+    Time rate_since = 0;
+    EventId event;                // activation while waiting, completion while transmitting
+    FlowObserver* observer = nullptr;
+    uint64_t tag = 0;
+    std::vector<Hop> hops;        // capacity kept when the slot is reused
+  };
+  struct Link {
+    LinkSpec spec;
+    std::vector<LinkEntry> flows;  // transmitting flows on this link
+    // Counters.
+    int64_t bytes = 0;
+    uint64_t completed_flows = 0;
+    Time busy_time = 0;
+    Time busy_since = 0;
+    // Recompute scratch.
+    bool dirty = false;
+    bool saturated = false;      // progressive filling: this link's flows are fixed
+    uint32_t visit_epoch = 0;
+    uint32_t unfixed = 0;
+    double residual = 0;
+    double share = 0;
+  };
+  struct ShareEntry {
+    double share;
+    LinkId link;
+  };
+
+  Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode);
+
+  void OnEvent(uint64_t payload) override;
+  uint32_t AllocateFlow();
+  void FreeFlow(uint32_t slot);
+  uint32_t SlotOf(FlowId flow) const;  // kNoFlow when stale
+  void Activate(uint32_t slot);
+  void Complete(uint32_t slot);
+  void Join(uint32_t slot);
+  void Leave(uint32_t slot);
+  void MarkDirty(LinkId link);
+  void Recompute();
+  void CollectComponent();
+  void FillProgressively();
+  void ApplyNewRates();
+
+  static constexpr uint32_t kNoFlow = 0xffffffffu;
+
+  Simulator* simulator_;
+  NetworkMode mode_;
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  uint32_t free_flow_ = kNoFlow;
+  size_t active_flows_ = 0;
+  size_t transmitting_flows_ = 0;
+  NetworkStats stats_;
+
+  // Incremental max-min state and reusable scratch (no allocation once grown).
+  bool recompute_scheduled_ = false;
+  uint32_t epoch_ = 0;
+  std::vector<LinkId> dirty_links_;
+  std::vector<LinkId> component_links_;
+  std::vector<uint32_t> component_flows_;
+  std::vector<LinkId> stack_;
+  std::vector<ShareEntry> share_heap_;
+};
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_NETWORK_NETWORK_H_
