@@ -1,0 +1,139 @@
+// The device graph of a cluster: GPUs, intra-node switches, NICs, island fabric switches and gateways,
+// joined by directed links (a full-duplex cable is two links) with a capacity and a latency.
+//
+// Devices and links live in flat arrays (ids are indices) so that the network and the reports can
+// address them cheaply; the same topology is also a Boost.Graph adjacency_list (edge property = link
+// id) for the graph algorithms (routing, connectivity).
+#ifndef HETSIM_TOPOLOGY_DEVICE_GRAPH_H_
+#define HETSIM_TOPOLOGY_DEVICE_GRAPH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+
+namespace hetsim::topology {
+
+using DeviceId = int32_t;
+using LinkId = int32_t;
+using GpuId = int32_t;  // global: islands in order, nodes in order, GPUs in order
+
+enum class DeviceKind : uint8_t {
+  kGpu,
+  kNvSwitch,      // intra-node NVSwitch (one logical switch per node)
+  kPcieSwitch,    // intra-node PCIe switch
+  kNic,
+  kIslandSwitch,  // SINGLE_SWITCH fabric
+  kLeafSwitch,    // FAT_TREE
+  kSpineSwitch,   // FAT_TREE and RAIL_OPTIMIZED
+  kRailSwitch,    // RAIL_OPTIMIZED
+  kGateway,       // one per island, end of the inter-island links
+};
+
+enum class LinkClass : uint8_t { kNvlink, kPcie, kInfiniband, kRoce, kEthernet };
+inline constexpr int kNumLinkClasses = 5;
+
+absl::string_view DeviceKindName(DeviceKind kind);
+absl::string_view LinkClassName(LinkClass link_class);  // "NVLINK", "PCIE", ...
+
+struct Device {
+  DeviceKind kind;
+  int32_t island;  // index into Cluster.islands
+  int32_t node;    // node within the island, -1 for fabric devices
+  int32_t index;   // GPU/NIC index within the node, or switch index within its tier
+};
+
+struct Link {
+  DeviceId src;
+  DeviceId dst;
+  double bytes_per_second;
+  sim::Time latency;
+  LinkClass link_class;
+};
+
+// Where a global GPU id sits.
+struct GpuLocation {
+  int32_t island;
+  int32_t node;
+  int32_t local;
+};
+
+struct EdgeProps {
+  LinkId link = -1;
+  int64_t route_weight = 0;  // latency in ps, scaled, plus one per hop: "latency, then hops"
+};
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
+                                    EdgeProps>;
+
+// Multiplier that makes a route's weight order paths by latency first and hop count second.
+inline constexpr int64_t kHopWeightScale = 1024;
+
+class Topology {
+ public:
+  // Builds the graph; returns InvalidArgument naming the field (e.g. "islands[1].node_type") for
+  // dangling references, zero bandwidths, missing NICs, or islands that no inter-island link joins.
+  static absl::StatusOr<Topology> Build(const v1::Cluster& cluster);
+
+  const v1::Cluster& cluster() const { return cluster_; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Link>& links() const { return links_; }
+  const Graph& graph() const { return graph_; }
+  std::string DeviceName(DeviceId id) const;
+
+  int32_t num_gpus() const { return static_cast<int32_t>(gpu_devices_.size()); }
+  int32_t num_islands() const { return static_cast<int32_t>(island_first_gpu_.size()); }
+  int32_t num_nodes(int32_t island) const { return island_node_count_[island]; }
+  int32_t gpus_per_node(int32_t island) const { return island_gpus_per_node_[island]; }
+  // Index into Cluster.node_types / gpu_types of an island.
+  const v1::NodeType& node_type(int32_t island) const;
+  const v1::GpuType& gpu_type(int32_t island) const;
+  absl::StatusOr<int32_t> IslandIndex(absl::string_view name) const;
+
+  // (island, node, local GPU) <-> global GPU id. Out-of-range arguments give InvalidArgument.
+  absl::StatusOr<GpuId> GpuIdOf(int32_t island, int32_t node, int32_t local) const;
+  absl::StatusOr<GpuLocation> Locate(GpuId gpu) const;
+  // The GPUs of a plan mesh, node-major (all GPUs of the first node first).
+  absl::StatusOr<std::vector<GpuId>> MeshGpus(const v1::Mesh& mesh) const;
+
+  DeviceId gpu_device(GpuId gpu) const { return gpu_devices_[gpu]; }
+  DeviceId node_switch(GpuId gpu) const;     // the node's NVSwitch or PCIe switch
+  DeviceId nic_of(GpuId gpu) const;          // the NIC that carries the GPU's inter-node traffic
+  LinkId gpu_to_switch(GpuId gpu) const { return gpu_up_[gpu]; }
+  LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu]; }
+  LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu]; }
+  LinkId nic_to_gpu(GpuId gpu) const { return gpu_nic_down_[gpu]; }
+  // The NIC's link into the fabric and back (-1 when the island has no NICs).
+  LinkId nic_uplink(DeviceId nic) const { return nic_up_[nic]; }
+  LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
+  bool is_fabric_device(DeviceId d) const;  // switches and gateways that may forward traffic
+
+ private:
+  class Builder;
+  friend class Builder;
+  Topology() = default;
+
+  v1::Cluster cluster_;
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  Graph graph_;
+  std::vector<int32_t> island_first_gpu_;
+  std::vector<int32_t> island_node_count_;
+  std::vector<int32_t> island_gpus_per_node_;
+  std::vector<int32_t> island_node_type_;
+  std::vector<int32_t> island_gpu_type_;
+  std::vector<DeviceId> gpu_devices_;
+  std::vector<DeviceId> gpu_switch_;
+  std::vector<DeviceId> gpu_nic_;
+  std::vector<LinkId> gpu_up_, gpu_down_, gpu_nic_up_, gpu_nic_down_;
+  std::vector<LinkId> nic_up_, nic_down_;  // indexed by device id (-1 for non-NICs)
+};
+
+}  // namespace hetsim::topology
+
+#endif  // HETSIM_TOPOLOGY_DEVICE_GRAPH_H_

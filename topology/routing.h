@@ -1,0 +1,56 @@
+// Routes between GPUs: shortest by latency, then by hop count; among equal-cost paths a deterministic
+// ECMP choice from a hash of (source, destination, flow key). Routes are cached.
+//
+// GPUs and NICs do not forward traffic (hosts are not routers), so a route leaves a node through the
+// sending GPU's NIC and enters through the receiving GPU's NIC; between the two NICs' switches it is a
+// Dijkstra shortest path over the fabric switches and gateways (Boost.Graph on a filtered view of the
+// device graph), computed once per source switch. Inside a node every GPU pair is two hops through the
+// node's NVSwitch or PCIe switch, which is the only shortest path.
+#ifndef HETSIM_TOPOLOGY_ROUTING_H_
+#define HETSIM_TOPOLOGY_ROUTING_H_
+
+#include <cstdint>
+#include <deque>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::topology {
+
+using Route = std::vector<LinkId>;
+
+class Router {
+ public:
+  explicit Router(const Topology& topology) : topology_(topology) {}
+
+  // The links from GPU `src` to GPU `dst` (src != dst). The reference stays valid for the Router's
+  // lifetime. InvalidArgument for ids out of range or src == dst; NotFound when no path exists.
+  absl::StatusOr<const Route*> GpuRoute(GpuId src, GpuId dst, uint64_t flow_key = 0);
+
+  // Sum of link latencies and the smallest link capacity along a route.
+  sim::Time Latency(const Route& route) const;
+  double BottleneckBytesPerSecond(const Route& route) const;
+
+  const Topology& topology() const { return topology_; }
+  size_t cached_routes() const { return routes_.size(); }
+
+ private:
+  // Distances (route weights) from a fabric switch to every device, by Dijkstra over fabric devices.
+  const std::vector<int64_t>& FabricDistances(DeviceId from);
+  absl::Status AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out);
+
+  const Topology& topology_;
+  absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, const Route*> cache_;
+  std::deque<Route> routes_;  // stable addresses for the cache
+  absl::flat_hash_map<DeviceId, std::vector<int64_t>> distances_;
+};
+
+// Deterministic 64-bit mixing (splitmix64 finalizer); never seeded by the process, unlike absl::Hash.
+uint64_t MixHash(uint64_t x);
+
+}  // namespace hetsim::topology
+
+#endif  // HETSIM_TOPOLOGY_ROUTING_H_
