@@ -1,0 +1,86 @@
+// Pipeline schedules as per-stage operation orders: the sequence of F(microbatch, chunk) and
+// B(microbatch, chunk) each stage executes, derived from the warm-up forward counts.
+//
+// Every 1F1B-style schedule runs, on stage i, N_i forwards (warm-up), then alternates one backward
+// and one forward while forwards remain (steady phase), then drains the remaining backwards. N_i
+// counts every forward launched before the stage's first backward (HAPT's convention: classic 1F1B
+// has N_i = S - i + 1 for 1-based i, so the last stage alternates from the start):
+//   GPIPE             N_i = m (all forwards, then all backwards)
+//   ONE_F_ONE_B       N_i = S - i + 1
+//   EAGER_1F1B        N_i = 2 (S - i) + 1
+//   H_1F1B            N_S = 1, N_i = N_{i+1} + delta_i, delta_i from HAPT Eq. 2
+//   INTERLEAVED_1F1B  Megatron's interleaved schedule over v model chunks per stage:
+//                     N_i = 2 (S - i) + (v - 1) S + 1 chunk-forwards (m must be a multiple of S)
+// All counts are capped at the number of (chunk-)microbatches; explicit counts override them.
+// Microbatches and stages are 0-based in the API; the formulas above use HAPT's 1-based i.
+#ifndef HETSIM_SIM_PIPELINE_SCHEDULE_H_
+#define HETSIM_SIM_PIPELINE_SCHEDULE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+
+namespace hetsim::sim::pipeline {
+
+enum class OpKind : uint8_t { kForward, kBackward };
+
+struct PipelineOp {
+  OpKind kind;
+  int32_t microbatch;  // 0-based
+  int32_t chunk;       // model chunk on the stage, 0 unless interleaved; virtual stage = chunk*S + stage
+};
+
+// Inputs of H-1F1B's Eq. 2: per-microbatch communication cost between stage i and i+1 (one entry per
+// boundary, S - 1 of them) and t_max, the largest per-stage compute cost (forward + backward).
+struct H1F1BInputs {
+  std::vector<Time> boundary_comm;
+  Time t_max = 0;
+  double epsilon = 0.1;  // the plan's h1f1b_epsilon (0 there means 0.1)
+};
+
+// HAPT Eq. 2: 1 when c <= epsilon * t_max (c == 0 included), 2 when c <= t_max / 2, else 3
+// (3 also beyond t_max, where no launch count hides the transfer completely).
+int H1F1BDelta(Time comm, Time t_max, double epsilon);
+
+struct ScheduleSpec {
+  hetsim::v1::Schedule kind = hetsim::v1::ONE_F_ONE_B;  // UNSPECIFIED is treated as 1F1B
+  int num_stages = 1;
+  int num_microbatches = 1;
+  int virtual_stages = 1;  // INTERLEAVED_1F1B only
+  // Explicit warm-up forward counts per stage (the plan's Stage.warmup_forwards); empty, or one per
+  // stage with 0 meaning "derive". Counts above the number of (chunk-)microbatches are an error.
+  std::vector<int> warmup_forwards;
+  H1F1BInputs h1f1b;  // H_1F1B only
+};
+
+// The warm-up counts N_i of every stage (explicit ones applied), checked: 1 <= N_i <= forwards on the
+// stage. `where` prefixes error messages ("plan.pbtxt").
+absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::string_view where);
+
+struct PipelineSchedule {
+  hetsim::v1::Schedule kind = hetsim::v1::ONE_F_ONE_B;
+  int num_stages = 0;
+  int num_microbatches = 0;
+  int virtual_stages = 1;
+  std::vector<int> warmup_forwards;             // per stage, as executed
+  std::vector<std::vector<PipelineOp>> ops;     // per stage, in execution order
+
+  int num_virtual_stages() const { return num_stages * virtual_stages; }
+};
+
+absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::string_view where);
+
+// Per stage, the largest number of microbatches (chunk-microbatches when interleaved) whose forward
+// has run and whose backward has not, walking the stage's operation order: the activations the
+// stage holds at its peak.
+std::vector<int> PeakInFlight(const PipelineSchedule& schedule);
+
+absl::string_view ScheduleName(hetsim::v1::Schedule kind);
+
+}  // namespace hetsim::sim::pipeline
+
+#endif  // HETSIM_SIM_PIPELINE_SCHEDULE_H_

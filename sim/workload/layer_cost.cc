@@ -1,0 +1,27 @@
+#include "sim/workload/layer_cost.h"
+
+namespace hetsim::sim::workload {
+
+absl::string_view LayerKindName(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kEmbedding: return "embedding";
+    case LayerKind::kBlock: return "block";
+    case LayerKind::kAttention: return "attention";
+    case LayerKind::kMlp: return "mlp";
+    case LayerKind::kHead: return "head";
+    case LayerKind::kCustom: return "custom";
+  }
+  return "unknown";
+}
+
+absl::string_view CollectiveOpName(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+  }
+  return "unknown";
+}
+
+}  // namespace hetsim::sim::workload

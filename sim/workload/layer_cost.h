@@ -1,0 +1,116 @@
+// What one layer of the model's layer sequence costs, per sample (one sequence of seq_length tokens)
+// and before any parallelism: FLOPs split into GEMMs (so that the GPU model can apply a size-dependent
+// efficiency), memory-bound traffic, parameters, activations kept for the backward pass (split the way
+// Korthikanti et al. 2022 split them, so tensor/sequence parallelism and recompute can be applied
+// later) and the tensor-parallel collectives the layer issues.
+//
+// Everything here scales linearly with the number of samples, except the GEMM size that decides the
+// efficiency; StageCost (stage_cost.h) applies micro-batch size, TP, SP, EP, DP and recompute.
+#ifndef HETSIM_SIM_WORKLOAD_LAYER_COST_H_
+#define HETSIM_SIM_WORKLOAD_LAYER_COST_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace hetsim::sim::workload {
+
+enum class LayerKind : uint8_t {
+  kEmbedding,  // token embedding lookup (vocabulary-parallel under TP)
+  kBlock,      // one whole transformer block (BLOCK granularity)
+  kAttention,  // the attention half of a block, with its LayerNorm and residual (SUBLAYER)
+  kMlp,        // the MLP (or MoE) half of a block, with its LayerNorm and residual (SUBLAYER)
+  kHead,       // final norm, LM head (vocabulary-parallel) and cross-entropy
+  kCustom,     // a layer of an explicit LayerList
+};
+absl::string_view LayerKindName(LayerKind kind);
+
+// One matrix multiply (or a batch of identical ones launched as one kernel) of the forward pass.
+struct Gemm {
+  const char* name;             // "qkv", "scores", "attn_v", "proj", "fc1", "fc2", "router", "lm_head"...
+  double forward_flop_per_sample = 0;  // whole layer, all heads/experts, no tensor parallelism
+  // Experts' GEMMs: the work is spread over num_experts kernels (tokens routed to each expert).
+  bool per_expert = false;
+  // The attention core (scores and attention over values): recomputed under selective recompute.
+  bool attention_core = false;
+};
+
+// Bytes of activations kept for the backward pass, per sample, per layer, no parallelism.
+// Terms follow Korthikanti et al. 2022, Sec. 4 (34sh + 5as^2 per block for 2-byte activations).
+struct ActivationBytes {
+  // LayerNorm inputs, the inputs of QKV and fc1 (the LayerNorm outputs), dropout masks: replicated on
+  // every TP rank unless sequence parallelism shards them along the sequence.
+  double tp_replicated = 0;
+  // Q, K, V, projection inputs, MLP hidden activations: always split over the TP ranks.
+  double tp_sharded = 0;
+  // Softmax output, its dropout mask and dropout output (5as^2 per block for 2-byte activations):
+  // split over TP ranks, not kept (recomputed) under selective recompute.
+  double attention_core = 0;
+  // The layer's input (2sh for 2-byte activations): all that full recompute keeps. Divided by TP only
+  // with sequence parallelism.
+  double layer_input = 0;
+
+  double total() const { return tp_replicated + tp_sharded + attention_core; }
+};
+
+// Tensor-/expert-parallel collectives a layer issues, per sample of the local microbatch.
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+absl::string_view CollectiveOpName(CollectiveOp op);
+
+enum class CollectiveGroup : uint8_t {
+  kTensor,  // the stage's tensor-parallel group (GPUs of one model replica's shard set)
+  kExpert,  // the stage's expert-parallel group
+};
+
+struct LayerCollective {
+  CollectiveOp op;
+  CollectiveGroup group;
+  // Size of the whole (unsharded) buffer per sample, in bytes: the all-reduce buffer, the all-gather
+  // output, the reduce-scatter input, the all-to-all send buffer of one rank.
+  double bytes_per_sample = 0;
+  int32_t forward_count = 0;   // calls in the forward pass
+  int32_t backward_count = 0;  // calls in the backward pass
+};
+
+struct LayerCost {
+  std::string name;  // "embedding", "block3", "attention3", "mlp3", "head", or the LayerList name
+  LayerKind kind = LayerKind::kCustom;
+
+  std::vector<Gemm> gemms;  // forward GEMMs; each runs twice more in the backward (dgrad and wgrad)
+  // Forward FLOPs per sample. For transformers the sum of gemms; a LayerList gives it directly.
+  double forward_flop_per_sample = 0;
+  // Backward FLOPs per sample without recompute (twice the forward unless a LayerList says otherwise).
+  double backward_flop_per_sample = 0;
+
+  // Memory-bound work (norms, softmax, residual adds, activation functions, dropout), bytes of HBM
+  // traffic per sample in the forward pass; the backward moves twice as much. Split like activations:
+  double memory_bytes_replicated_per_sample = 0;  // split over TP only with sequence parallelism
+  double memory_bytes_sharded_per_sample = 0;     // always split over TP
+  // The part of the sharded traffic that belongs to the attention core (softmax, attention dropout):
+  // run again under selective recompute.
+  double memory_bytes_attention_core_per_sample = 0;
+
+  uint64_t param_count = 0;         // all parameters of the layer, every expert included
+  uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)
+  // A tied LM head: its vocabulary matrix is the embedding table and is not in param_count. A stage
+  // that holds the head without the embedding keeps its own copy (tied_param_count parameters).
+  bool tied_with_embedding = false;
+  uint64_t tied_param_count = 0;
+  // Whether full/selective recompute applies (transformer blocks and LayerList layers; not the
+  // embedding or the head, as in Megatron).
+  bool recomputable = true;
+
+  ActivationBytes activation;
+  // Activation bytes per sample handed to the next layer (b*s*h*bytes for a transformer); sent to
+  // the next pipeline stage when a stage ends at this layer.
+  double output_bytes_per_sample = 0;
+
+  std::vector<LayerCollective> collectives;          // without sequence parallelism
+  std::vector<LayerCollective> collectives_seq_par;  // with sequence parallelism
+};
+
+}  // namespace hetsim::sim::workload
+
+#endif  // HETSIM_SIM_WORKLOAD_LAYER_COST_H_

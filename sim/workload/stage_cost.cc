@@ -1,0 +1,255 @@
+#include "sim/workload/stage_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::sim::workload {
+
+StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size) {
+  StageConfig c;
+  c.first_layer = static_cast<int>(stage.first_layer());
+  c.num_layers = static_cast<int>(stage.num_layers());
+  c.tensor_parallel = stage.tensor_parallel() == 0 ? 1 : static_cast<int>(stage.tensor_parallel());
+  c.data_parallel = stage.data_parallel() == 0 ? 1 : static_cast<int>(stage.data_parallel());
+  c.expert_parallel = stage.expert_parallel() == 0 ? 1 : static_cast<int>(stage.expert_parallel());
+  c.zero_stage = static_cast<int>(stage.zero_stage());
+  c.recompute = stage.recompute();
+  c.sequence_parallel = stage.sequence_parallel();
+  c.micro_batch_size = micro_batch_size;
+  c.measured_forward_ms = stage.measured_forward_ms();
+  c.measured_backward_ms = stage.measured_backward_ms();
+  return c;
+}
+
+StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage,
+                                   int data_parallel) {
+  const double element = ElementBytes(dtype);
+  const double dp = std::max(1, data_parallel);
+  double params = param_count * element;
+  double grads = param_count * element;
+  double optimizer = param_count * OptimizerBytesPerParam(dtype);
+  if (zero_stage >= 1) optimizer /= dp;
+  if (zero_stage >= 2) grads /= dp;
+  if (zero_stage >= 3) params /= dp;
+  StageMemory m;
+  m.param_bytes = static_cast<int64_t>(std::ceil(params));
+  m.grad_bytes = static_cast<int64_t>(std::ceil(grads));
+  m.optimizer_bytes = static_cast<int64_t>(std::ceil(optimizer));
+  return m;
+}
+
+namespace {
+
+absl::Status Invalid(absl::string_view where, absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s.%s: %s", where, field, problem));
+}
+
+absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string_view where) {
+  if (c.num_layers <= 0) return Invalid(where, "num_layers", "must be > 0");
+  if (c.first_layer < 0 || c.first_layer + c.num_layers > model.num_layers()) {
+    return Invalid(where, "num_layers",
+                   absl::StrFormat("layers [%d, %d) go beyond the model's %d layers", c.first_layer,
+                                   c.first_layer + c.num_layers, model.num_layers()));
+  }
+  if (c.tensor_parallel < 1) return Invalid(where, "tensor_parallel", "must be >= 1");
+  if (c.data_parallel < 1) return Invalid(where, "data_parallel", "must be >= 1");
+  if (c.expert_parallel < 1) return Invalid(where, "expert_parallel", "must be >= 1");
+  if (c.zero_stage < 0 || c.zero_stage > 3) {
+    return Invalid(where, "zero_stage", absl::StrFormat("%d is outside 0..3", c.zero_stage));
+  }
+  if (c.micro_batch_size == 0) return Invalid(where, "micro_batch_size", "must be > 0");
+  if (c.micro_batch_size % static_cast<uint64_t>(c.data_parallel) != 0) {
+    return Invalid(where, "data_parallel",
+                   absl::StrFormat("%d does not divide micro_batch_size %d", c.data_parallel,
+                                   c.micro_batch_size));
+  }
+  if (!(c.measured_forward_ms >= 0) || !std::isfinite(c.measured_forward_ms)) {
+    return Invalid(where, "measured_forward_ms", "must be a finite number >= 0");
+  }
+  if (!(c.measured_backward_ms >= 0) || !std::isfinite(c.measured_backward_ms)) {
+    return Invalid(where, "measured_backward_ms", "must be a finite number >= 0");
+  }
+  if (model.is_transformer()) {
+    const int tp = c.tensor_parallel;
+    if (model.num_attention_heads() % tp != 0) {
+      return Invalid(where, "tensor_parallel",
+                     absl::StrFormat("%d does not divide num_attention_heads %d", tp,
+                                     model.num_attention_heads()));
+    }
+    if (model.ffn_hidden_size() % static_cast<uint64_t>(tp) != 0) {
+      return Invalid(where, "tensor_parallel",
+                     absl::StrFormat("%d does not divide ffn_hidden_size %d", tp,
+                                     model.ffn_hidden_size()));
+    }
+    const int ep = c.expert_parallel;
+    if (ep > 1) {
+      if (model.num_experts() <= 1) {
+        return Invalid(where, "expert_parallel",
+                       absl::StrFormat("%d but the model has no experts", ep));
+      }
+      if (model.num_experts() % ep != 0) {
+        return Invalid(where, "expert_parallel",
+                       absl::StrFormat("%d does not divide num_experts %d", ep, model.num_experts()));
+      }
+      if (c.data_parallel % ep != 0) {
+        return Invalid(where, "expert_parallel",
+                       absl::StrFormat("%d does not divide data_parallel %d", ep, c.data_parallel));
+      }
+    }
+  } else if (c.expert_parallel > 1) {
+    return Invalid(where, "expert_parallel", "is only supported for transformer models");
+  }
+  return absl::OkStatus();
+}
+
+int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
+
+}  // namespace
+
+absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c,
+                                           const GpuCompute& gpu, absl::string_view where) {
+  if (absl::Status st = Validate(model, c, where); !st.ok()) return st;
+
+  const double tp = c.tensor_parallel;
+  const double ep = c.expert_parallel;
+  const double experts = model.num_experts();
+  const double b = static_cast<double>(c.micro_batch_size) / c.data_parallel;  // local samples
+  // Sequence parallelism shards the TP-replicated parts; it means nothing without TP.
+  const bool sp = c.sequence_parallel && c.tensor_parallel > 1;
+  const double replicated_split = sp ? tp : 1;
+
+  StageCost cost;
+  double forward_s = 0, backward_s = 0;
+  double dense_params = 0, expert_params = 0;
+  double activation = 0, working = 0;
+  bool has_embedding = false;
+
+  for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
+    const LayerCost& layer = model.layer(i);
+    if (layer.kind == LayerKind::kEmbedding) has_embedding = true;
+    const bool full = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL;
+    const bool selective = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE;
+
+    // GEMMs: each forward kernel runs again twice in the backward (input and weight gradients).
+    double gemm_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
+    for (const Gemm& g : layer.gemms) {
+      const double total = g.forward_flop_per_sample * b / tp;  // on this GPU
+      double seconds;
+      if (g.per_expert) {
+        // This GPU holds experts/EP experts; on average it computes its tokens' share of them.
+        const double kernels = experts / ep;
+        seconds = gpu.GemmSeconds(total / kernels, kernels);
+      } else {
+        seconds = gpu.GemmSeconds(total);
+      }
+      gemm_s += seconds;
+      flop += total;
+      if (g.attention_core) {
+        core_gemm_s += seconds;
+        core_flop += total;
+      }
+    }
+    const double backward_ratio = layer.forward_flop_per_sample > 0
+                                      ? layer.backward_flop_per_sample / layer.forward_flop_per_sample
+                                      : 0;
+    const double memory_fwd_s =
+        gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * b / replicated_split +
+                          layer.memory_bytes_sharded_per_sample * b / tp);
+    const double core_memory_s = gpu.MemorySeconds(layer.memory_bytes_attention_core_per_sample * b / tp);
+    const double layer_fwd_s = gemm_s + memory_fwd_s;
+    double layer_bwd_s = backward_ratio * gemm_s + 2 * memory_fwd_s;
+    double layer_bwd_flop = backward_ratio * flop;
+    if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
+      const double bwd = layer.backward_flop_per_sample * b / tp;
+      layer_bwd_s += gpu.GemmSeconds(bwd);
+      layer_bwd_flop += bwd;
+    }
+    cost.model_flop_per_gpu += flop + layer_bwd_flop;
+    if (full) {
+      layer_bwd_s += layer_fwd_s;
+      layer_bwd_flop += flop;
+    } else if (selective) {
+      layer_bwd_s += core_gemm_s + core_memory_s;
+      layer_bwd_flop += core_flop;
+    }
+    forward_s += layer_fwd_s;
+    backward_s += layer_bwd_s;
+    cost.forward_flop_per_gpu += flop;
+    cost.backward_flop_per_gpu += layer_bwd_flop;
+
+    // Parameters on this GPU: everything split over TP (vocabulary-parallel embedding and head,
+    // column/row-parallel GEMMs); experts also over EP.
+    expert_params += static_cast<double>(layer.expert_param_count) / (tp * ep);
+    dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / tp;
+
+    // Activations kept for the backward pass (Korthikanti et al. 2022).
+    const ActivationBytes& a = layer.activation;
+    const double kept_all = a.tp_replicated * b / replicated_split + (a.tp_sharded + a.attention_core) * b / tp;
+    if (full) {
+      activation += std::min(kept_all, a.layer_input * b / replicated_split);
+      working = std::max(working, kept_all);
+    } else if (selective) {
+      activation += a.tp_replicated * b / replicated_split + a.tp_sharded * b / tp;
+    } else {
+      activation += kept_all;
+    }
+
+    // Collectives, with absolute per-rank bytes for the local microbatch.
+    for (const LayerCollective& lc : sp ? layer.collectives_seq_par : layer.collectives) {
+      if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
+      if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
+      const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * b);
+      if (lc.forward_count > 0) {
+        cost.forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
+      }
+      if (lc.backward_count > 0) {
+        cost.backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i});
+      }
+    }
+  }
+  // The backward visits the layers last to first, and so do its collectives.
+  std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
+
+  // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
+  const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
+  if (last.tied_with_embedding && !has_embedding) {
+    dense_params += static_cast<double>(last.tied_param_count) / tp;
+  }
+
+  cost.forward_time = SecondsToTime(forward_s);
+  cost.backward_time = SecondsToTime(backward_s);
+  if (c.measured_forward_ms > 0) {
+    cost.forward_time = SecondsToTime(c.measured_forward_ms * 1e-3);
+    cost.forward_measured = true;
+  }
+  if (c.measured_backward_ms > 0) {
+    cost.backward_time = SecondsToTime(c.measured_backward_ms * 1e-3);
+    cost.backward_measured = true;
+  }
+
+  cost.boundary_bytes_per_replica = RoundUpBytes(last.output_bytes_per_sample * b);
+  cost.boundary_bytes_per_microbatch =
+      RoundUpBytes(last.output_bytes_per_sample * static_cast<double>(c.micro_batch_size));
+
+  const int element = model.element_bytes();
+  cost.grad_sync_bytes = RoundUpBytes(dense_params * element);
+  cost.expert_grad_sync_bytes = RoundUpBytes(expert_params * element);
+
+  // ZeRO shards dense states over the DP group and expert states over the DP replicas that hold the
+  // same experts (DP / EP of them).
+  const StageMemory dense =
+      ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage, c.data_parallel);
+  const StageMemory expert = ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
+                                                    c.data_parallel / c.expert_parallel);
+  cost.memory.param_bytes = dense.param_bytes + expert.param_bytes;
+  cost.memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
+  cost.memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+  cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);
+  cost.memory.recompute_working_bytes = RoundUpBytes(working);
+  return cost;
+}
+
+}  // namespace hetsim::sim::workload

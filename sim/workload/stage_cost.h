@@ -1,0 +1,118 @@
+// What one pipeline stage costs per microbatch on one of its GPUs: forward and backward compute
+// time, the tensor-/expert-parallel collectives to run on the real fabric, the bytes it hands to the
+// next stage, and its memory (model states sharded by ZeRO, activations per in-flight microbatch).
+//
+//   StageConfig cfg = StageConfigFromProto(plan.stages(s), plan.micro_batch_size());
+//   auto gpu = GpuCompute::Create(gpu_type, model.dtype(), "cluster.pbtxt: gpu_types[0]");
+//   auto cost = ComputeStageCost(model, cfg, *gpu, "plan.pbtxt: stages[2]");
+//   cost->forward_time, cost->forward_collectives, cost->memory.PeakBytes(in_flight)
+//
+// The compute times exclude the collectives: the executor (or the planner's analytical model) times
+// every LayerCollective on the stage's fabric and adds them on the critical path of the pass, in the
+// order they are listed (Megatron's TP collectives cannot overlap the computation that needs them).
+#ifndef HETSIM_SIM_WORKLOAD_STAGE_COST_H_
+#define HETSIM_SIM_WORKLOAD_STAGE_COST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/layer_cost.h"
+#include "sim/workload/model_cost.h"
+
+namespace hetsim::sim::workload {
+
+struct StageConfig {
+  int first_layer = 0;
+  int num_layers = 0;
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  int expert_parallel = 1;  // over the data-parallel replicas (must divide data_parallel and experts)
+  int zero_stage = 0;       // 0..3
+  hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
+  bool sequence_parallel = false;
+  // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
+  uint64_t micro_batch_size = 1;
+  double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
+  double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
+};
+
+// Reads a plan's Stage (zeros become the documented defaults: TP/DP/EP 1).
+StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size);
+
+// A collective of the stage, per microbatch, with absolute bytes on each GPU of the group.
+struct StageCollective {
+  CollectiveOp op;
+  CollectiveGroup group;
+  int64_t bytes = 0;   // whole buffer per rank (see LayerCollective::bytes_per_sample)
+  int32_t count = 0;   // consecutive calls of this size
+  int32_t layer = 0;   // model layer index that issues them
+};
+
+// Memory per GPU of the stage, in bytes.
+struct StageMemory {
+  int64_t param_bytes = 0;      // weights, after TP/EP split and ZeRO-3 sharding
+  int64_t grad_bytes = 0;       // gradients, after TP/EP split and ZeRO-2/3 sharding
+  int64_t optimizer_bytes = 0;  // Adam states (+ master weights), after ZeRO-1/2/3 sharding
+  // Activations kept for the backward pass by one in-flight microbatch (the local share of it).
+  int64_t activation_bytes_per_microbatch = 0;
+  // Extra working memory of a backward under full recompute: one layer's full activations.
+  int64_t recompute_working_bytes = 0;
+
+  int64_t ModelStateBytes() const { return param_bytes + grad_bytes + optimizer_bytes; }
+  // Peak with `in_flight` microbatches' activations alive (from the schedule).
+  int64_t PeakBytes(int in_flight) const {
+    return ModelStateBytes() + in_flight * activation_bytes_per_microbatch +
+           (in_flight > 0 ? recompute_working_bytes : 0);
+  }
+};
+
+struct StageCost {
+  // Compute time of one microbatch (local share) on one GPU of the stage, collectives excluded.
+  // The backward includes recomputation. Measured times, when configured, replace these.
+  Time forward_time = 0;
+  Time backward_time = 0;
+  bool forward_measured = false;
+  bool backward_measured = false;
+
+  // Hardware FLOPs per microbatch on one GPU (recompute included) and model FLOPs (no recompute).
+  double forward_flop_per_gpu = 0;
+  double backward_flop_per_gpu = 0;
+  double model_flop_per_gpu = 0;  // forward + backward, no recompute
+
+  // Collectives per microbatch in issue order, forward then backward. Empty when TP == 1 and EP == 1.
+  std::vector<StageCollective> forward_collectives;
+  std::vector<StageCollective> backward_collectives;
+
+  // Activations (forward) or their gradients (backward) crossing the boundary to the next stage per
+  // microbatch: per data-parallel replica (b/DP samples) and for the whole microbatch.
+  int64_t boundary_bytes_per_replica = 0;
+  int64_t boundary_bytes_per_microbatch = 0;
+
+  // Gradient bytes one GPU contributes to the data-parallel synchronisation each iteration
+  // (all-reduce for ZeRO 0-1, reduce-scatter for ZeRO 2-3; ZeRO-3 also all-gathers parameters).
+  int64_t grad_sync_bytes = 0;
+  int64_t expert_grad_sync_bytes = 0;  // expert parameters: synchronised over DP / EP replicas only
+
+  StageMemory memory;
+};
+
+// Validates the configuration against the model (layer range, TP dividing heads/FFN/vocab-rounding,
+// EP dividing experts and DP, micro-batch divisible by DP, ZeRO stage 0..3) and prices the stage.
+// `where` prefixes error messages: "plan.pbtxt: stages[2]".
+absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config,
+                                           const GpuCompute& gpu, absl::string_view where);
+
+// Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
+// stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
+// (2 + 2 + 12 bytes per parameter for BF16/FP16).
+StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage,
+                                   int data_parallel);
+
+}  // namespace hetsim::sim::workload
+
+#endif  // HETSIM_SIM_WORKLOAD_STAGE_COST_H_

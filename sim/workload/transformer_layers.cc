@@ -1,0 +1,280 @@
+#include "sim/workload/transformer_layers.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace hetsim::sim::workload {
+namespace {
+
+// Shape of a transformer with the proto's zero defaults resolved.
+struct Shape {
+  double s, h, a, kv_h, ffn, vocab, experts, top_k, expert_ffn;
+  bool gated;
+  double B;  // element bytes
+};
+
+Shape ShapeOf(const hetsim::v1::Transformer& t, int element_bytes) {
+  Shape x;
+  x.s = static_cast<double>(t.seq_length());
+  x.h = static_cast<double>(t.hidden_size());
+  x.a = t.num_attention_heads();
+  const double kv_heads = t.num_kv_heads() == 0 ? x.a : t.num_kv_heads();
+  x.kv_h = x.h / x.a * kv_heads;  // width of K (and of V)
+  x.ffn = t.ffn_hidden_size() == 0 ? 4 * x.h : static_cast<double>(t.ffn_hidden_size());
+  x.vocab = static_cast<double>(t.vocab_size());
+  x.experts = t.num_experts() <= 1 ? 1 : t.num_experts();
+  x.top_k = x.experts > 1 ? t.moe_top_k() : 1;
+  x.expert_ffn = t.expert_ffn_hidden_size() == 0 ? x.ffn : static_cast<double>(t.expert_ffn_hidden_size());
+  x.gated = t.gated_mlp();
+  x.B = element_bytes;
+  return x;
+}
+
+double SumGemms(const std::vector<Gemm>& gemms) {
+  double sum = 0;
+  for (const Gemm& g : gemms) sum += g.forward_flop_per_sample;
+  return sum;
+}
+
+// Megatron's TP pattern around one sublayer (attention or MLP) of width h:
+// no SP: all-reduce after the row-parallel GEMM (forward) and before the column-parallel one
+// (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
+void AddSublayerTpCollectives(LayerCost& layer, double bytes) {
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1});
+}
+
+void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
+  for (const LayerCollective& c : from) {
+    bool merged = false;
+    for (LayerCollective& existing : into) {
+      if (existing.op == c.op && existing.group == c.group &&
+          existing.bytes_per_sample == c.bytes_per_sample) {
+        existing.forward_count += c.forward_count;
+        existing.backward_count += c.backward_count;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) into.push_back(c);
+  }
+}
+
+}  // namespace
+
+LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes) {
+  const Shape x = ShapeOf(t, element_bytes);
+  LayerCost layer;
+  layer.name = "embedding";
+  layer.kind = LayerKind::kEmbedding;
+  layer.recomputable = false;
+  layer.param_count = static_cast<uint64_t>(x.vocab * x.h);
+  // Lookup (read the rows, write the output) on the vocabulary shard, then dropout on the full width.
+  layer.memory_bytes_sharded_per_sample = 2 * x.B * x.s * x.h;
+  layer.memory_bytes_replicated_per_sample = (2 * x.B + 1) * x.s * x.h;
+  layer.activation.tp_replicated = x.s * x.h;  // dropout mask (Korthikanti: sbh p / t with SP)
+  layer.activation.layer_input = 4 * x.s;      // token ids
+  layer.output_bytes_per_sample = x.B * x.s * x.h;
+  // Vocabulary-parallel lookup: partial rows summed over the TP group.
+  const double bytes = x.B * x.s * x.h;
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 0});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 0});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 0, 1});
+  return layer;
+}
+
+LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index) {
+  const Shape x = ShapeOf(t, element_bytes);
+  LayerCost layer;
+  layer.name = absl::StrCat("attention", index);
+  layer.kind = LayerKind::kAttention;
+  const double s = x.s, h = x.h, B = x.B;
+  layer.gemms = {
+      {"qkv", 2 * s * h * (h + 2 * x.kv_h), false, false},
+      {"scores", 2 * s * s * h, false, true},  // Q K^T over all heads
+      {"attn_v", 2 * s * s * h, false, true},  // softmax(QK^T) V
+      {"proj", 2 * s * h * h, false, false},
+  };
+  layer.forward_flop_per_sample = SumGemms(layer.gemms);
+  layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
+  // Weights and biases of QKV and the projection, LayerNorm scale and bias.
+  layer.param_count = static_cast<uint64_t>(h * (h + 2 * x.kv_h) + (h + 2 * x.kv_h) + h * h + h + 2 * h);
+  // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
+  // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
+  layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
+  layer.memory_bytes_attention_core_per_sample = (2 * B + 2 * B + 1) * x.a * s * s;
+  layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
+  // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated);
+  // Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded); 5as^2 attention core.
+  layer.activation.tp_replicated = (2 * B + 1) * s * h;
+  layer.activation.tp_sharded = B * s * (2 * h + 2 * x.kv_h);
+  layer.activation.attention_core = (2 * B + 1) * x.a * s * s;
+  layer.activation.layer_input = B * s * h;
+  layer.output_bytes_per_sample = B * s * h;
+  AddSublayerTpCollectives(layer, B * s * h);
+  return layer;
+}
+
+LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index) {
+  const Shape x = ShapeOf(t, element_bytes);
+  LayerCost layer;
+  layer.name = absl::StrCat("mlp", index);
+  layer.kind = LayerKind::kMlp;
+  const double s = x.s, h = x.h, B = x.B;
+  const bool moe = x.experts > 1;
+  const double f = moe ? x.expert_ffn : x.ffn;
+  const double k = x.top_k;          // experts each token visits (1 for a dense MLP)
+  const double up = x.gated ? 2 : 1;  // gate and up projections of a gated MLP
+  // Per expert (or the dense MLP): up-projection(s) and down-projection weights and biases.
+  const double mlp_params = up * h * f + up * f + f * h + h;
+  if (moe) {
+    layer.gemms.push_back({"router", 2 * s * h * x.experts, false, false});
+  }
+  layer.gemms.push_back({"fc1", 2 * s * k * h * f * up, moe, false});
+  layer.gemms.push_back({"fc2", 2 * s * k * f * h, moe, false});
+  layer.forward_flop_per_sample = SumGemms(layer.gemms);
+  layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
+  const double expert_params = moe ? x.experts * mlp_params : 0;
+  layer.param_count = static_cast<uint64_t>((moe ? expert_params + h * x.experts : mlp_params) + 2 * h);
+  layer.expert_param_count = static_cast<uint64_t>(expert_params);
+  // LayerNorm, residual add and dropout on the full width; the activation function on the hidden
+  // width (GeLU: read, write; gated: two reads, one write); MoE also permutes tokens in and out.
+  layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
+  layer.memory_bytes_sharded_per_sample =
+      k * (x.gated ? 3 : 2) * B * s * f + (moe ? 2 * 2 * B * k * s * h : 0);
+  // Korthikanti: LayerNorm input 2sh, fc1 input 2sh, dropout mask sh (replicated); GeLU input and
+  // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert, plus the
+  // dispatched tokens.
+  layer.activation.tp_replicated = (2 * B + 1) * s * h;
+  layer.activation.tp_sharded = k * (x.gated ? 3 : 2) * B * s * f + (moe ? B * k * s * h : 0);
+  layer.activation.layer_input = B * s * h;
+  layer.output_bytes_per_sample = B * s * h;
+  AddSublayerTpCollectives(layer, B * s * h);
+  if (moe) {
+    // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
+    const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
+    layer.collectives.push_back(a2a);
+    layer.collectives_seq_par.push_back(a2a);
+  }
+  return layer;
+}
+
+LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes) {
+  const Shape x = ShapeOf(t, element_bytes);
+  LayerCost layer;
+  layer.name = "head";
+  layer.kind = LayerKind::kHead;
+  layer.recomputable = false;
+  const double s = x.s, h = x.h, B = x.B, v = x.vocab;
+  layer.gemms = {{"lm_head", 2 * s * h * v, false, false}};
+  layer.forward_flop_per_sample = SumGemms(layer.gemms);
+  layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
+  const uint64_t vocab_matrix = static_cast<uint64_t>(v * h);
+  layer.tied_with_embedding = t.tied_embeddings();
+  layer.tied_param_count = t.tied_embeddings() ? vocab_matrix : 0;
+  layer.param_count = static_cast<uint64_t>(2 * h) + (t.tied_embeddings() ? 0 : vocab_matrix);
+  // Final LayerNorm on the full width; softmax cross-entropy over FP32 logits on the vocabulary shard.
+  layer.memory_bytes_replicated_per_sample = 2 * B * s * h;
+  layer.memory_bytes_sharded_per_sample = 2 * 4 * s * v;
+  // Korthikanti Sec. 4.3: 4sbh(1 + v/h) = LayerNorm input 2sh + head input 2sh + FP32 logits 4sv.
+  layer.activation.tp_replicated = 2 * B * s * h;
+  layer.activation.tp_sharded = 4 * s * v;
+  layer.activation.layer_input = B * s * h;
+  layer.output_bytes_per_sample = 4;  // the loss
+  const double bytes = B * s * h;
+  // Vocabulary-parallel cross-entropy: max, target logit and sum of exponentials, FP32 per token.
+  const LayerCollective ce{CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 4 * s, 3, 0};
+  // The head's input is copied to every TP rank (identity forward, all-reduce backward); with SP it
+  // is gathered forward and reduce-scattered backward.
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives.push_back(ce);
+  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 0});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives_seq_par.push_back(ce);
+  return layer;
+}
+
+LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind,
+                      std::string name) {
+  LayerCost m;
+  m.name = std::move(name);
+  m.kind = kind;
+  m.recomputable = first.recomputable && second.recomputable;
+  m.gemms = first.gemms;
+  m.gemms.insert(m.gemms.end(), second.gemms.begin(), second.gemms.end());
+  m.forward_flop_per_sample = first.forward_flop_per_sample + second.forward_flop_per_sample;
+  m.backward_flop_per_sample = first.backward_flop_per_sample + second.backward_flop_per_sample;
+  m.memory_bytes_replicated_per_sample =
+      first.memory_bytes_replicated_per_sample + second.memory_bytes_replicated_per_sample;
+  m.memory_bytes_sharded_per_sample =
+      first.memory_bytes_sharded_per_sample + second.memory_bytes_sharded_per_sample;
+  m.memory_bytes_attention_core_per_sample = first.memory_bytes_attention_core_per_sample +
+                                             second.memory_bytes_attention_core_per_sample;
+  m.param_count = first.param_count + second.param_count;
+  m.expert_param_count = first.expert_param_count + second.expert_param_count;
+  m.tied_with_embedding = first.tied_with_embedding || second.tied_with_embedding;
+  m.tied_param_count = first.tied_param_count + second.tied_param_count;
+  m.activation.tp_replicated = first.activation.tp_replicated + second.activation.tp_replicated;
+  m.activation.tp_sharded = first.activation.tp_sharded + second.activation.tp_sharded;
+  m.activation.attention_core = first.activation.attention_core + second.activation.attention_core;
+  m.activation.layer_input = first.activation.layer_input;  // the merged layer's input
+  m.output_bytes_per_sample = second.output_bytes_per_sample;
+  m.collectives = first.collectives;
+  MergeCollectives(m.collectives, second.collectives);
+  m.collectives_seq_par = first.collectives_seq_par;
+  MergeCollectives(m.collectives_seq_par, second.collectives_seq_par);
+  return m;
+}
+
+std::vector<LayerCost> BuildTransformerLayers(const hetsim::v1::Transformer& t, int element_bytes) {
+  std::vector<LayerCost> layers;
+  const bool sublayers = t.granularity() == hetsim::v1::SUBLAYER;
+  layers.reserve(sublayers ? 2 * t.num_layers() + 2 : t.num_layers() + 2);
+  layers.push_back(EmbeddingLayer(t, element_bytes));
+  for (uint32_t i = 0; i < t.num_layers(); ++i) {
+    LayerCost attention = AttentionSublayer(t, element_bytes, static_cast<int>(i));
+    LayerCost mlp = MlpSublayer(t, element_bytes, static_cast<int>(i));
+    if (sublayers) {
+      layers.push_back(std::move(attention));
+      layers.push_back(std::move(mlp));
+    } else {
+      layers.push_back(MergeLayers(attention, mlp, LayerKind::kBlock, absl::StrCat("block", i)));
+    }
+  }
+  layers.push_back(HeadLayer(t, element_bytes));
+  return layers;
+}
+
+std::vector<LayerCost> BuildLayerListLayers(const hetsim::v1::LayerList& list) {
+  std::vector<LayerCost> layers;
+  layers.reserve(list.layers_size());
+  for (int i = 0; i < list.layers_size(); ++i) {
+    const hetsim::v1::Layer& in = list.layers(i);
+    LayerCost layer;
+    layer.name = in.name().empty() ? absl::StrCat("layer", i) : in.name();
+    layer.kind = LayerKind::kCustom;
+    const double forward = in.forward_gflop_per_sample() * 1e9;
+    layer.gemms = {{"layer", forward, false, false}};
+    layer.forward_flop_per_sample = forward;
+    layer.backward_flop_per_sample =
+        in.backward_gflop_per_sample() > 0 ? in.backward_gflop_per_sample() * 1e9 : 2 * forward;
+    layer.param_count = in.param_count();
+    layer.activation.tp_sharded = static_cast<double>(in.activation_bytes_per_sample());
+    layer.output_bytes_per_sample = static_cast<double>(in.output_bytes_per_sample());
+    // Full recompute keeps the layer's input: the previous layer's output (its own for the first).
+    const uint64_t input = i > 0 ? list.layers(i - 1).output_bytes_per_sample() : in.output_bytes_per_sample();
+    layer.activation.layer_input = static_cast<double>(input);
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+}  // namespace hetsim::sim::workload

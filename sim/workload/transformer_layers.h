@@ -1,0 +1,29 @@
+// Builds the per-layer costs of a transformer (Megatron GPT-style: pre-LayerNorm blocks with biases,
+// vocabulary-parallel embedding and LM head, no learned position table) and of an explicit LayerList.
+// Inputs are assumed validated (ModelCost::Create does it).
+#ifndef HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
+#define HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
+
+#include <vector>
+
+#include "proto/hetsim.pb.h"
+#include "sim/workload/layer_cost.h"
+
+namespace hetsim::sim::workload {
+
+// `element_bytes`: bytes of one activation / weight element (ElementBytes of the compute dtype).
+std::vector<LayerCost> BuildTransformerLayers(const hetsim::v1::Transformer& t, int element_bytes);
+std::vector<LayerCost> BuildLayerListLayers(const hetsim::v1::LayerList& list);
+
+// The pieces a block is made of, for SUBLAYER granularity and for tests.
+LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index);
+LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index);
+LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes);
+LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes);
+// Sums two consecutive layers into one (BLOCK granularity = attention + MLP).
+LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind,
+                      std::string name);
+
+}  // namespace hetsim::sim::workload
+
+#endif  // HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
