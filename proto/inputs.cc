@@ -1,0 +1,57 @@
+#include "proto/inputs.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "proto/gpu_presets.h"
+#include "proto/io.h"
+#include "proto/layer_count.h"
+#include "proto/validate_cluster.h"
+#include "proto/validate_model.h"
+#include "proto/validate_plan.h"
+
+namespace hetsim::proto {
+
+std::string ResolveRelativeTo(absl::string_view file, absl::string_view relative) {
+  const std::filesystem::path rel{std::string(relative)};
+  if (relative.empty() || rel.is_absolute()) return std::string(relative);
+  return (std::filesystem::path(std::string(file)).parent_path() / rel).lexically_normal().string();
+}
+
+absl::Status ValidatePlanInputs(PlanInputs& in) {
+  if (absl::Status s = ValidateCluster(in.cluster, in.cluster_path); !s.ok()) return s;
+  if (absl::Status s = ApplyGpuPresets(&in.cluster, in.cluster_path); !s.ok()) return s;
+  if (in.plan.model_source_case() == hetsim::v1::Plan::MODEL_SOURCE_NOT_SET) {
+    return absl::InvalidArgumentError(absl::StrCat(in.plan_path, ": model: required: a model (inline) or a model_path"));
+  }
+  const bool inline_model = in.model_path.empty();
+  if (absl::Status s = ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : "");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidatePlan(in.plan, in.cluster, in.model, in.plan_path); !s.ok()) return s;
+  in.layer_count = LayerCount(in.model);
+  in.microbatches = MicrobatchCount(in.plan);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::string_view cluster_path) {
+  PlanInputs in;
+  in.plan_path = std::string(plan_path);
+  in.cluster_path = std::string(cluster_path);
+  if (absl::Status s = Load(cluster_path, &in.cluster); !s.ok()) return s;
+  if (absl::Status s = Load(plan_path, &in.plan); !s.ok()) return s;
+  if (in.plan.has_model()) {
+    in.model = in.plan.model();
+  } else if (!in.plan.model_path().empty()) {
+    in.model_path = ResolveRelativeTo(plan_path, in.plan.model_path());
+    if (absl::Status s = Load(in.model_path, &in.model); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(plan_path, ": model_path: cannot load \"", in.plan.model_path(),
+                                                 "\":\n", s.message()));
+    }
+  }  // else ValidatePlan reports the missing model
+  if (absl::Status s = ValidatePlanInputs(in); !s.ok()) return s;
+  return in;
+}
+
+}  // namespace hetsim::proto

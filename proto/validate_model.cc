@@ -1,0 +1,115 @@
+#include "proto/validate_model.h"
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "proto/limits.h"
+#include "proto/validate_problems.h"
+
+namespace hetsim::proto {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+void CheckCount(Problems& p, absl::string_view path, uint64_t value, uint64_t max) {
+  if (value == 0) {
+    p.Add(path, "required (must be >= 1)");
+  } else if (value > max) {
+    p.Add(path, "%d is more than %d", value, max);
+  }
+}
+
+void CheckTransformer(Problems& p, const Transformer& t) {
+  const std::string at = "transformer.";
+  CheckCount(p, at + "num_layers", t.num_layers(), limits::kMaxTransformerBlocks);
+  CheckCount(p, at + "hidden_size", t.hidden_size(), limits::kMaxHiddenSize);
+  if (t.ffn_hidden_size() > limits::kMaxFfnHiddenSize) {
+    p.Add(at + "ffn_hidden_size", "%d is more than %d", t.ffn_hidden_size(), limits::kMaxFfnHiddenSize);
+  }
+  CheckCount(p, at + "num_attention_heads", t.num_attention_heads(), limits::kMaxHiddenSize);
+  if (t.num_attention_heads() > 0 && t.hidden_size() % t.num_attention_heads() != 0) {
+    p.Add(at + "num_attention_heads", "%d does not divide hidden_size %d", t.num_attention_heads(), t.hidden_size());
+  }
+  if (t.num_kv_heads() > 0 && t.num_attention_heads() > 0 && t.num_attention_heads() % t.num_kv_heads() != 0) {
+    p.Add(at + "num_kv_heads", "%d does not divide num_attention_heads %d", t.num_kv_heads(), t.num_attention_heads());
+  }
+  CheckCount(p, at + "seq_length", t.seq_length(), limits::kMaxSeqLength);
+  CheckCount(p, at + "vocab_size", t.vocab_size(), limits::kMaxVocabSize);
+  if (t.num_experts() > limits::kMaxExperts) {
+    p.Add(at + "num_experts", "%d is more than %d", t.num_experts(), limits::kMaxExperts);
+  }
+  const bool moe = t.num_experts() > 1;
+  if (moe && (t.moe_top_k() == 0 || t.moe_top_k() > t.num_experts())) {
+    p.Add(at + "moe_top_k", "%d is outside [1, num_experts = %d]", t.moe_top_k(), t.num_experts());
+  }
+  if (!moe && t.moe_top_k() > 1) p.Add(at + "moe_top_k", "%d needs num_experts > 1", t.moe_top_k());
+  if (!moe && t.expert_ffn_hidden_size() != 0) p.Add(at + "expert_ffn_hidden_size", "set but num_experts <= 1");
+  if (t.expert_ffn_hidden_size() > limits::kMaxFfnHiddenSize) {
+    p.Add(at + "expert_ffn_hidden_size", "%d is more than %d", t.expert_ffn_hidden_size(), limits::kMaxFfnHiddenSize);
+  }
+}
+
+void CheckLayerList(Problems& p, const LayerList& list) {
+  if (list.layers().empty()) p.Add("layer_list.layers", "required: at least one layer");
+  if (list.layers_size() > limits::kMaxListLayers) {
+    p.Add("layer_list.layers", "%d layers, more than %d", list.layers_size(), limits::kMaxListLayers);
+  }
+  CheckCount(p, "layer_list.seq_length", list.seq_length(), limits::kMaxSeqLength);
+  for (int i = 0; i < list.layers_size(); ++i) {
+    const Layer& l = list.layers(i);
+    const std::string at = absl::StrFormat("layer_list.layers[%d].", i);
+    CheckRange(p, at + "forward_gflop_per_sample", l.forward_gflop_per_sample(), 0, limits::kMaxGflopPerSample);
+    CheckRange(p, at + "backward_gflop_per_sample", l.backward_gflop_per_sample(), 0, limits::kMaxGflopPerSample);
+    if (static_cast<double>(l.param_count()) > limits::kMaxParams) {
+      p.Add(at + "param_count", "%d is more than %g", l.param_count(), limits::kMaxParams);
+    }
+    if (static_cast<double>(l.activation_bytes_per_sample()) > limits::kMaxBytes) {
+      p.Add(at + "activation_bytes_per_sample", "%d is more than %g", l.activation_bytes_per_sample(), limits::kMaxBytes);
+    }
+    if (static_cast<double>(l.output_bytes_per_sample()) > limits::kMaxBytes) {
+      p.Add(at + "output_bytes_per_sample", "%d is more than %g", l.output_bytes_per_sample(), limits::kMaxBytes);
+    }
+  }
+}
+
+}  // namespace
+
+double ModelParamCount(const Model& model) {
+  if (model.has_layer_list()) {
+    double total = 0;
+    for (const Layer& l : model.layer_list().layers()) total += static_cast<double>(l.param_count());
+    return total;
+  }
+  if (!model.has_transformer()) return 0;
+  const Transformer& t = model.transformer();
+  const double h = static_cast<double>(t.hidden_size());
+  const double ffn = t.ffn_hidden_size() ? static_cast<double>(t.ffn_hidden_size()) : 4 * h;
+  const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;
+  const double kv = t.num_kv_heads() ? t.num_kv_heads() : heads;
+  const double attention = 2 * h * h + 2 * h * (h / heads * kv) + 4 * h;  // Q, O; K, V; biases
+  const double mlp_mats = t.gated_mlp() ? 3 : 2;
+  const bool moe = t.num_experts() > 1;
+  const double experts = moe ? t.num_experts() : 1;
+  const double expert_ffn = moe && t.expert_ffn_hidden_size() ? static_cast<double>(t.expert_ffn_hidden_size()) : ffn;
+  const double mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0);  // + router
+  const double block = attention + mlp + 4 * h;                    // two layer norms
+  const double embedding = static_cast<double>(t.vocab_size()) * h + static_cast<double>(t.seq_length()) * h;
+  const double head = t.tied_embeddings() ? 0 : static_cast<double>(t.vocab_size()) * h;
+  return embedding + t.num_layers() * block + head + 2 * h;  // + final layer norm
+}
+
+absl::Status ValidateModel(const Model& model, absl::string_view file, absl::string_view prefix) {
+  Problems p(file, prefix);
+  switch (model.architecture_case()) {
+    case Model::kTransformer: CheckTransformer(p, model.transformer()); break;
+    case Model::kLayerList: CheckLayerList(p, model.layer_list()); break;
+    case Model::ARCHITECTURE_NOT_SET: p.Add("transformer", "required: a transformer or a layer_list"); break;
+  }
+  if (p.empty() && ModelParamCount(model) > limits::kMaxParams) {
+    p.Add(model.has_transformer() ? "transformer" : "layer_list", "%g parameters, more than %g",
+          ModelParamCount(model), limits::kMaxParams);
+  }
+  return p.ToStatus();
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,315 @@
+#include "proto/validate_plan.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "proto/gpu_presets.h"
+#include "proto/layer_count.h"
+#include "proto/limits.h"
+#include "proto/validate_model.h"
+#include "proto/validate_problems.h"
+
+namespace hetsim::proto {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+struct IslandInfo {
+  const Island* island;
+  const NodeType* node;
+  const GpuType* gpu;
+};
+
+absl::flat_hash_map<std::string, IslandInfo> IndexIslands(const Cluster& c) {
+  absl::flat_hash_map<std::string, const NodeType*> nodes;
+  absl::flat_hash_map<std::string, const GpuType*> gpus;
+  for (const NodeType& n : c.node_types()) nodes.emplace(n.name(), &n);
+  for (const GpuType& g : c.gpu_types()) gpus.emplace(g.name(), &g);
+  absl::flat_hash_map<std::string, IslandInfo> out;
+  for (const Island& is : c.islands()) {
+    const NodeType* n = nodes.at(is.node_type());
+    out.emplace(is.name(), IslandInfo{&is, n, gpus.at(n->gpu_type())});
+  }
+  return out;
+}
+
+void CheckBatch(Problems& p, const Plan& plan) {
+  if (plan.global_batch_size() == 0) {
+    p.Add("global_batch_size", "required (samples per iteration, >= 1)");
+  } else if (plan.global_batch_size() > limits::kMaxGlobalBatch) {
+    p.Add("global_batch_size", "%d is more than %d", plan.global_batch_size(), limits::kMaxGlobalBatch);
+  }
+  if (plan.micro_batch_size() == 0) {
+    p.Add("micro_batch_size", "required (samples per microbatch, >= 1)");
+  } else if (plan.global_batch_size() % plan.micro_batch_size() != 0) {
+    p.Add("micro_batch_size", "%d does not divide global_batch_size %d", plan.micro_batch_size(),
+          plan.global_batch_size());
+  } else if (static_cast<uint64_t>(MicrobatchCount(plan)) > limits::kMaxMicrobatches) {
+    p.Add("micro_batch_size", "%d microbatches per iteration, more than %d", MicrobatchCount(plan),
+          limits::kMaxMicrobatches);
+  }
+}
+
+void CheckSchedule(Problems& p, const Plan& plan) {
+  if (plan.schedule() == SCHEDULE_UNSPECIFIED) {
+    p.Add("schedule", "required (GPIPE, ONE_F_ONE_B, EAGER_1F1B, H_1F1B or INTERLEAVED_1F1B)");
+  }
+  const double eps = plan.h1f1b_epsilon();
+  if (eps != 0 && !(eps > 0 && eps <= 0.5)) p.Add("h1f1b_epsilon", "%g is outside (0, 0.5]", eps);
+  if (plan.virtual_stages() > 1 && plan.schedule() != INTERLEAVED_1F1B) {
+    p.Add("virtual_stages", "%d needs schedule INTERLEAVED_1F1B", plan.virtual_stages());
+  }
+  if (plan.virtual_stages() > limits::kMaxVirtualStages) {
+    p.Add("virtual_stages", "%d is more than %d", plan.virtual_stages(), limits::kMaxVirtualStages);
+  }
+  if (static_cast<double>(plan.grad_bucket_bytes()) > limits::kMaxBytes) {
+    p.Add("grad_bucket_bytes", "%d is more than %g", plan.grad_bucket_bytes(), limits::kMaxBytes);
+  }
+}
+
+// Layers covered once and in order.
+void CheckLayers(Problems& p, const Plan& plan, int layer_count) {
+  int64_t next = 0;
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const Stage& s = plan.stages(i);
+    const std::string at = absl::StrFormat("stages[%d].", i);
+    if (s.first_layer() != next) {
+      if (i == 0) {
+        p.Add(at + "first_layer", "%d, but the first stage must start at layer 0", s.first_layer());
+      } else {
+        p.Add(at + "first_layer", "%d, but stages[%d] ends at layer %d (stages must cover the layers once, in order)",
+              s.first_layer(), i - 1, next);
+      }
+    }
+    if (s.num_layers() == 0) p.Add(at + "num_layers", "required (must be >= 1)");
+    next = int64_t{s.first_layer()} + s.num_layers();
+    if (next > layer_count) {
+      p.Add(at + "num_layers", "%d layers from layer %d end at %d, past the model's %d layers", s.num_layers(),
+            s.first_layer(), next, layer_count);
+    }
+    const uint32_t v = VirtualStages(plan);
+    if (v > 1 && s.num_layers() % v != 0) {
+      p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", s.num_layers(), v);
+    }
+  }
+  if (!plan.stages().empty() && next < layer_count) {
+    p.Add(absl::StrFormat("stages[%d].num_layers", plan.stages_size() - 1),
+          "the last stage ends at layer %d, but the model has %d layers (layers %d..%d are not covered)", next,
+          layer_count, next, layer_count - 1);
+  }
+}
+
+// The mesh lies inside its island; returns false when the island is unknown or the mesh is outside.
+bool CheckMesh(Problems& p, const Mesh& m, const std::string& at,
+               const absl::flat_hash_map<std::string, IslandInfo>& islands) {
+  if (m.island().empty()) {
+    p.Add(at + "island", "required");
+    return false;
+  }
+  auto it = islands.find(m.island());
+  if (it == islands.end()) {
+    p.Add(at + "island", "unknown island \"%s\"", m.island());
+    return false;
+  }
+  const uint32_t nodes = it->second.island->node_count();
+  const uint32_t gpus = it->second.node->gpus_per_node();
+  bool ok = true;
+  if (m.node_count() == 0) {
+    p.Add(at + "node_count", "required (must be >= 1)");
+    ok = false;
+  }
+  if (m.gpus_per_node() == 0) {
+    p.Add(at + "gpus_per_node", "required (must be >= 1)");
+    ok = false;
+  }
+  if (m.first_node() >= nodes) {
+    p.Add(at + "first_node", "%d is outside island \"%s\" (%d nodes)", m.first_node(), m.island(), nodes);
+    ok = false;
+  } else if (int64_t{m.first_node()} + m.node_count() > nodes) {
+    p.Add(at + "node_count", "nodes %d..%d are outside island \"%s\" (%d nodes)", m.first_node(),
+          int64_t{m.first_node()} + m.node_count() - 1, m.island(), nodes);
+    ok = false;
+  }
+  if (m.first_gpu() >= gpus) {
+    p.Add(at + "first_gpu", "%d is outside the %d GPUs of a node of island \"%s\"", m.first_gpu(), gpus, m.island());
+    ok = false;
+  } else if (int64_t{m.first_gpu()} + m.gpus_per_node() > gpus) {
+    p.Add(at + "gpus_per_node", "GPUs %d..%d are outside the %d GPUs of a node of island \"%s\"", m.first_gpu(),
+          int64_t{m.first_gpu()} + m.gpus_per_node() - 1, gpus, m.island());
+    ok = false;
+  }
+  return ok;
+}
+
+bool Overlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_count) {
+  return int64_t{a_first} < int64_t{b_first} + b_count && int64_t{b_first} < int64_t{a_first} + a_count;
+}
+
+void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
+  const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s);
+  const int64_t gpus = MeshGpuCount(s.mesh());
+  if (s.mesh().gpus_per_node() > 0 && s.mesh().gpus_per_node() % tp != 0) {
+    p.Add(at + "tensor_parallel", "%d does not divide the mesh's gpus_per_node %d (tensor parallelism stays in a node)",
+          tp, s.mesh().gpus_per_node());
+  } else if (int64_t{tp} * dp != gpus) {
+    p.Add(at + "data_parallel", "tensor_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, dp,
+          int64_t{tp} * dp, gpus);
+  }
+  if (model.has_transformer()) {
+    const Transformer& t = model.transformer();
+    if (t.num_attention_heads() % tp != 0) {
+      p.Add(at + "tensor_parallel", "%d does not divide num_attention_heads %d", tp, t.num_attention_heads());
+    } else if (t.num_kv_heads() != 0 && t.num_kv_heads() % tp != 0) {
+      p.Add(at + "tensor_parallel", "%d does not divide num_kv_heads %d", tp, t.num_kv_heads());
+    }
+  }
+  if (plan.micro_batch_size() != 0 && plan.micro_batch_size() % dp != 0) {
+    p.Add(at + "data_parallel", "%d does not divide micro_batch_size %d (each replica gets an equal share)", dp,
+          plan.micro_batch_size());
+  }
+  if (ep > 1) {
+    const uint32_t experts = model.has_transformer() ? model.transformer().num_experts() : 0;
+    if (experts <= 1) {
+      p.Add(at + "expert_parallel", "%d needs a mixture-of-experts model (num_experts > 1)", ep);
+    } else if (experts % ep != 0) {
+      p.Add(at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
+    } else if (dp % ep != 0) {
+      p.Add(at + "expert_parallel", "%d does not divide data_parallel %d", ep, dp);
+    }
+  }
+  if (s.zero_stage() > 3) p.Add(at + "zero_stage", "%d is outside [0, 3]", s.zero_stage());
+  if (s.sequence_parallel() && tp == 1) p.Add(at + "sequence_parallel", "needs tensor_parallel > 1");
+  CheckRange(p, at + "measured_forward_ms", s.measured_forward_ms(), 0, limits::kMaxMeasuredMs);
+  CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
+}
+
+void CheckWarmups(Problems& p, const Plan& plan) {
+  int set = 0;
+  for (const Stage& s : plan.stages()) set += s.warmup_forwards() != 0;
+  if (set == 0) return;
+  if (plan.schedule() == GPIPE) {
+    p.Add("stages", "warmup_forwards are set, but GPIPE runs every forward first (leave them 0)");
+    return;
+  }
+  if (set != plan.stages_size()) {
+    for (int i = 0; i < plan.stages_size(); ++i) {
+      if (plan.stages(i).warmup_forwards() == 0) {
+        p.Add(absl::StrFormat("stages[%d].warmup_forwards", i),
+              "0, but other stages set theirs (set all of them or none)");
+        return;
+      }
+    }
+  }
+  const int64_t m = MicrobatchCount(plan);
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const uint32_t w = plan.stages(i).warmup_forwards();
+    const std::string at = absl::StrFormat("stages[%d].warmup_forwards", i);
+    if (m > 0 && w > m) p.Add(at, "%d is more than the %d microbatches", w, m);
+    if (i > 0 && w > plan.stages(i - 1).warmup_forwards()) {
+      p.Add(at, "%d is more than stages[%d]'s %d (the pipeline would deadlock: warm-up counts must not grow "
+            "along the pipeline)", w, i - 1, plan.stages(i - 1).warmup_forwards());
+    }
+  }
+}
+
+// Forward GFLOP of one sample through the whole model (a rough 2 * params * tokens for transformers):
+// only used to keep simulated time inside int64 picoseconds.
+double ModelForwardGflopPerSample(const Model& model) {
+  if (model.has_layer_list()) {
+    double total = 0;
+    for (const Layer& l : model.layer_list().layers()) total += l.forward_gflop_per_sample();
+    return total;
+  }
+  const Transformer& t = model.transformer();
+  const double attention = 2.0 * t.num_layers() * static_cast<double>(t.seq_length()) * t.seq_length() * t.hidden_size();
+  return (2 * ModelParamCount(model) * static_cast<double>(t.seq_length()) + attention) / 1e9;
+}
+
+void CheckSizes(Problems& p, const Plan& plan, const Model& model,
+                const absl::flat_hash_map<std::string, IslandInfo>& islands) {
+  const double mb = static_cast<double>(plan.micro_batch_size());
+  if (model.has_transformer()) {
+    const Transformer& t = model.transformer();
+    const double seq = static_cast<double>(t.seq_length());
+    const double bytes = mb * seq * (34.0 * t.hidden_size() + 5.0 * t.num_attention_heads() * seq);
+    if (bytes > limits::kMaxBytes) {
+      p.Add("micro_batch_size", "the activations of one block for one microbatch would be %g bytes, more than %g",
+            bytes, limits::kMaxBytes);
+    }
+  } else {
+    for (int i = 0; i < model.layer_list().layers_size(); ++i) {
+      const Layer& l = model.layer_list().layers(i);
+      if (mb * static_cast<double>(std::max(l.activation_bytes_per_sample(), l.output_bytes_per_sample())) >
+          limits::kMaxBytes) {
+        p.Add("micro_batch_size", "layer_list.layers[%d]: one microbatch would need more than %g bytes", i,
+              limits::kMaxBytes);
+        break;
+      }
+    }
+  }
+  // An iteration lasts at most (microbatches + stages) x the slowest stage's forward + backward time.
+  const double steps = static_cast<double>(MicrobatchCount(plan)) + plan.stages_size();
+  const double gflop = 3 * ModelForwardGflopPerSample(model) * mb;  // forward + backward
+  const DType dtype = EffectiveDType(model);
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const Stage& s = plan.stages(i);
+    double stage_ms = s.measured_forward_ms() + s.measured_backward_ms();
+    auto it = islands.find(s.mesh().island());
+    if (it != islands.end() && s.measured_forward_ms() == 0 && MeshGpuCount(s.mesh()) > 0) {
+      const double tflops = PeakTflops(*it->second.gpu, dtype) * it->second.gpu->efficiency().max_efficiency();
+      if (tflops > 0) stage_ms += gflop / (tflops * 1e3 * static_cast<double>(MeshGpuCount(s.mesh()))) * 1e3;
+    }
+    if (steps * stage_ms * 1e9 > limits::kMaxSimulatedPs) {
+      p.Add(absl::StrFormat("stages[%d]", i), "one iteration could last %g s, beyond what int64 picoseconds hold",
+            steps * stage_ms / 1e3);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model& model, absl::string_view plan_file) {
+  Problems p(plan_file);
+  if (plan.model_source_case() == Plan::MODEL_SOURCE_NOT_SET) p.Add("model", "required: a model or a model_path");
+  CheckBatch(p, plan);
+  CheckSchedule(p, plan);
+  if (plan.stages().empty()) p.Add("stages", "required: at least one stage");
+  if (plan.stages_size() > limits::kMaxStages) {
+    p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);
+    return p.ToStatus();
+  }
+  CheckLayers(p, plan, LayerCount(model));
+  const auto islands = IndexIslands(cluster);
+  const DType dtype = EffectiveDType(model);
+  std::vector<bool> mesh_ok(plan.stages_size());
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const Stage& s = plan.stages(i);
+    const std::string at = absl::StrFormat("stages[%d].", i);
+    mesh_ok[i] = CheckMesh(p, s.mesh(), at + "mesh.", islands);
+    if (!mesh_ok[i]) continue;
+    CheckParallelism(p, plan, s, at, model);
+    const GpuType& gpu = *islands.at(s.mesh().island()).gpu;
+    const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
+    if (!measured && PeakTflops(gpu, dtype) <= 0) {
+      p.Add(at + "mesh.island", "GPU type \"%s\" of island \"%s\" has no peak FLOP/s for the model's dtype %s",
+            gpu.name(), s.mesh().island(), DType_Name(dtype));
+    }
+    for (int j = 0; j < i; ++j) {
+      const Mesh& a = plan.stages(j).mesh();
+      const Mesh& b = s.mesh();
+      if (mesh_ok[j] && a.island() == b.island() && Overlap(a.first_node(), a.node_count(), b.first_node(), b.node_count()) &&
+          Overlap(a.first_gpu(), a.gpus_per_node(), b.first_gpu(), b.gpus_per_node())) {
+        p.Add(at + "mesh", "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b.island(), j);
+      }
+    }
+  }
+  CheckWarmups(p, plan);
+  if (p.empty()) CheckSizes(p, plan, model, islands);
+  return p.ToStatus();
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,45 @@
+// Validation of a Plan against the Cluster it runs on and the Model it trains.
+//
+// Plan semantics (docs/file-formats.md):
+// - micro_batch_size is the number of samples in one pipeline microbatch; a stage splits it evenly
+//   over its data_parallel replicas, so it must be divisible by every stage's data_parallel.
+// - The number of microbatches per iteration is global_batch_size / micro_batch_size (exact).
+// - Stages cover the model's layer sequence (LayerCount) once and in order: stage 0 starts at layer 0,
+//   each next stage starts where the previous one ends, the last one ends at LayerCount.
+// - A stage's mesh is a rectangle of one island (nodes x GPUs per node); meshes never share a GPU.
+// - tensor_parallel * data_parallel equals the mesh's GPU count; tensor parallelism stays inside a node
+//   (it divides the mesh's gpus_per_node) and divides the attention (and KV) heads.
+// - warmup_forwards are either all 0 (derived from the schedule) or all set: each in
+//   [1, microbatches] and non-increasing from the first stage to the last (a later stage that wants
+//   more forwards in flight than its predecessor would wait forever).
+#ifndef HETSIM_PROTO_VALIDATE_PLAN_H_
+#define HETSIM_PROTO_VALIDATE_PLAN_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::proto {
+
+// `cluster` with GPU presets applied and already valid; `model` already valid (inline or loaded from
+// the plan's model_path). Problems are reported against `plan_file`.
+absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluster& cluster,
+                          const hetsim::v1::Model& model, absl::string_view plan_file);
+
+// Defaults of the schema's "0 means" fields, in one place.
+inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_parallel() ? s.tensor_parallel() : 1; }
+inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
+inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
+inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
+inline double H1f1bEpsilon(const hetsim::v1::Plan& p) { return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : 0.1; }
+inline uint32_t VirtualStages(const hetsim::v1::Plan& p) { return p.virtual_stages() ? p.virtual_stages() : 1; }
+// global_batch_size / micro_batch_size; 0 when micro_batch_size is 0.
+inline int64_t MicrobatchCount(const hetsim::v1::Plan& p) {
+  return p.micro_batch_size() ? static_cast<int64_t>(p.global_batch_size() / p.micro_batch_size()) : 0;
+}
+
+}  // namespace hetsim::proto
+
+#endif  // HETSIM_PROTO_VALIDATE_PLAN_H_
