@@ -1,0 +1,178 @@
+#include "sim/pipeline/dag.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include <boost/graph/topological_sort.hpp>
+
+namespace hetsim::sim::pipeline {
+
+absl::string_view NodeKindName(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kForward: return "F";
+    case NodeKind::kBackward: return "B";
+    case NodeKind::kCommForward: return "CF";
+    case NodeKind::kCommBackward: return "CB";
+    case NodeKind::kSink: return "sink";
+  }
+  return "?";
+}
+
+PipelineDag::PipelineDag(const PipelineSchedule& schedule)
+    : schedule_(schedule),
+      num_stages_(schedule.num_stages),
+      num_virtual_stages_(schedule.num_virtual_stages()),
+      num_microbatches_(schedule.num_microbatches) {
+  const int S = num_stages_, K = num_virtual_stages_, m = num_microbatches_;
+  const int compute = m * K, comm = m * (K - 1);
+  forward_base_ = 0;
+  backward_base_ = compute;
+  comm_forward_base_ = 2 * compute;
+  comm_backward_base_ = 2 * compute + comm;
+  sink_ = 2 * compute + 2 * comm;
+  const int n = sink_ + 1;
+
+  nodes_.resize(n);
+  for (int i = 0; i < m; ++i) {
+    for (int k = 0; k < K; ++k) {
+      const int s = k % S;
+      nodes_[Forward(i, k)] = {NodeKind::kForward, i, k, s, s};
+      nodes_[Backward(i, k)] = {NodeKind::kBackward, i, k, s, s};
+      if (k + 1 < K) {
+        const int next = (k + 1) % S;
+        nodes_[CommForward(i, k)] = {NodeKind::kCommForward, i, k, s, next};
+        nodes_[CommBackward(i, k)] = {NodeKind::kCommBackward, i, k, next, s};
+      }
+    }
+  }
+  nodes_[sink_] = {NodeKind::kSink, -1, -1, -1, -1};
+
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  std::vector<DagEdgeProperty> kinds;
+  edges.reserve(static_cast<size_t>(compute) * 6 + static_cast<size_t>(comm) * 4);
+  kinds.reserve(edges.capacity());
+  auto add = [&](NodeId u, NodeId v, EdgeKind kind) {
+    edges.emplace_back(u, v);
+    kinds.push_back({kind});
+  };
+
+  // E_comp and E_comm, walking each stage's order. A stage's transfers to one peer go over one
+  // direction of one link, in the order their producers run.
+  stage_compute_order_.assign(S, {});
+  std::vector<NodeId> last_transfer_to(S, -1);
+  for (int s = 0; s < S; ++s) {
+    std::fill(last_transfer_to.begin(), last_transfer_to.end(), -1);
+    std::vector<NodeId>& order = stage_compute_order_[s];
+    order.reserve(schedule.ops[s].size());
+    for (const PipelineOp& op : schedule.ops[s]) {
+      const int k = op.chunk * S + s;
+      NodeId compute_node, transfer = -1;
+      if (op.kind == OpKind::kForward) {
+        compute_node = Forward(op.microbatch, k);
+        if (k + 1 < K) transfer = CommForward(op.microbatch, k);
+      } else {
+        compute_node = Backward(op.microbatch, k);
+        if (k > 0) transfer = CommBackward(op.microbatch, k - 1);
+      }
+      if (!order.empty()) add(order.back(), compute_node, EdgeKind::kComp);
+      order.push_back(compute_node);
+      if (transfer >= 0) {
+        NodeId& last = last_transfer_to[nodes_[transfer].peer_stage];
+        if (last >= 0) add(last, transfer, EdgeKind::kComm);
+        last = transfer;
+      }
+    }
+  }
+
+  // E_dep: the data path of every microbatch.
+  for (int i = 0; i < m; ++i) {
+    for (int k = 0; k + 1 < K; ++k) {
+      add(Forward(i, k), CommForward(i, k), EdgeKind::kDep);
+      add(CommForward(i, k), Forward(i, k + 1), EdgeKind::kDep);
+      add(Backward(i, k + 1), CommBackward(i, k), EdgeKind::kDep);
+      add(CommBackward(i, k), Backward(i, k), EdgeKind::kDep);
+    }
+    add(Forward(i, K - 1), Backward(i, K - 1), EdgeKind::kDep);
+  }
+
+  // E_sink: every node without a successor finishes before the sink.
+  std::vector<char> has_successor(n, 0);
+  for (const auto& e : edges) has_successor[e.first] = 1;
+  for (NodeId u = 0; u < sink_; ++u) {
+    if (!has_successor[u]) add(u, sink_, EdgeKind::kSink);
+  }
+
+  graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), kinds.begin(),
+                 static_cast<NodeId>(n));
+
+  // Flat successor / predecessor arrays for the hot loops (same order as the Boost graph's).
+  succ_offset_.assign(n + 1, 0);
+  pred_offset_.assign(n + 1, 0);
+  succ_.reserve(edges.size());
+  pred_.reserve(edges.size());
+  for (NodeId v = 0; v < n; ++v) {
+    for (auto [it, end] = boost::out_edges(v, graph_); it != end; ++it) {
+      succ_.push_back(static_cast<NodeId>(boost::target(*it, graph_)));
+    }
+    succ_offset_[v + 1] = static_cast<int32_t>(succ_.size());
+    for (auto [it, end] = boost::in_edges(v, graph_); it != end; ++it) {
+      pred_.push_back(static_cast<NodeId>(boost::source(*it, graph_)));
+    }
+    pred_offset_[v + 1] = static_cast<int32_t>(pred_.size());
+  }
+
+  topological_order_.reserve(n);
+  boost::topological_sort(graph_, std::back_inserter(topological_order_));
+  std::reverse(topological_order_.begin(), topological_order_.end());
+}
+
+int PipelineDag::num_edges() const { return static_cast<int>(boost::num_edges(graph_)); }
+
+std::vector<Time> NodeDurations(const PipelineDag& dag, const UniformCosts& costs) {
+  std::vector<Time> d(dag.num_nodes(), 0);
+  for (NodeId id = 0; id < dag.num_nodes(); ++id) {
+    const DagNode& node = dag.node(id);
+    switch (node.kind) {
+      case NodeKind::kForward: d[id] = costs.forward.at(node.virtual_stage); break;
+      case NodeKind::kBackward: d[id] = costs.backward.at(node.virtual_stage); break;
+      case NodeKind::kCommForward: d[id] = costs.comm_forward.at(node.virtual_stage); break;
+      case NodeKind::kCommBackward: d[id] = costs.comm_backward.at(node.virtual_stage); break;
+      case NodeKind::kSink: break;
+    }
+  }
+  return d;
+}
+
+LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations) {
+  const int n = dag.num_nodes();
+  LongestPath result;
+  result.earliest_start.assign(n, 0);
+  std::vector<NodeId> binding(n, -1);  // the predecessor that decided each start
+  for (NodeId u : dag.topological_order()) {
+    const Time finish = result.earliest_start[u] + (u == dag.sink() ? 0 : durations[u]);
+    for (NodeId v : dag.successors(u)) {
+      Time& start = result.earliest_start[v];
+      if (finish > start || (binding[v] < 0 && finish == start)) {
+        start = finish;
+        binding[v] = u;
+      }
+    }
+  }
+  result.iteration_time = result.earliest_start[dag.sink()];
+  for (NodeId v = dag.sink(); v >= 0; v = binding[v]) result.critical_path.push_back(v);
+  std::reverse(result.critical_path.begin(), result.critical_path.end());
+  return result;
+}
+
+double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time iteration_time) {
+  if (iteration_time <= 0) return 0;
+  double busy = 0;
+  for (NodeId id = 0; id < dag.num_nodes(); ++id) {
+    const NodeKind kind = dag.node(id).kind;
+    if (kind == NodeKind::kForward || kind == NodeKind::kBackward) busy += static_cast<double>(durations[id]);
+  }
+  return 1.0 - busy / (static_cast<double>(dag.num_stages()) * static_cast<double>(iteration_time));
+}
+
+}  // namespace hetsim::sim::pipeline

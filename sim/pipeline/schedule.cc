@@ -1,0 +1,223 @@
+#include "sim/pipeline/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::sim::pipeline {
+namespace {
+
+bool IsInterleaved(const ScheduleSpec& spec) {
+  return spec.kind == hetsim::v1::INTERLEAVED_1F1B;
+}
+
+int ChunksOf(const ScheduleSpec& spec) {
+  return IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1;
+}
+
+absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
+  if (spec.num_stages < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: stages: a pipeline needs at least one stage", where));
+  }
+  if (spec.num_microbatches < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: global_batch_size / micro_batch_size: %d microbatches, need at least one", where,
+        spec.num_microbatches));
+  }
+  switch (spec.kind) {
+    case hetsim::v1::SCHEDULE_UNSPECIFIED:
+    case hetsim::v1::GPIPE:
+    case hetsim::v1::ONE_F_ONE_B:
+    case hetsim::v1::EAGER_1F1B:
+    case hetsim::v1::H_1F1B:
+    case hetsim::v1::INTERLEAVED_1F1B:
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: schedule: unknown value %d", where, static_cast<int>(spec.kind)));
+  }
+  if (IsInterleaved(spec)) {
+    if (spec.virtual_stages < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: virtual_stages: %d must be >= 1", where, spec.virtual_stages));
+    }
+    if (spec.num_microbatches % spec.num_stages != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: schedule: INTERLEAVED_1F1B needs the number of microbatches (%d) to be a multiple of "
+          "the number of stages (%d)",
+          where, spec.num_microbatches, spec.num_stages));
+    }
+  }
+  if (!spec.warmup_forwards.empty() &&
+      static_cast<int>(spec.warmup_forwards.size()) != spec.num_stages) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: stages[].warmup_forwards: %d counts for %d stages", where,
+                        spec.warmup_forwards.size(), spec.num_stages));
+  }
+  if (spec.kind == hetsim::v1::H_1F1B) {
+    if (static_cast<int>(spec.h1f1b.boundary_comm.size()) != spec.num_stages - 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: H_1F1B needs the communication cost of each of the %d stage boundaries, got %d",
+          where, spec.num_stages - 1, spec.h1f1b.boundary_comm.size()));
+    }
+    if (!(spec.h1f1b.epsilon >= 0) || !std::isfinite(spec.h1f1b.epsilon)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: h1f1b_epsilon: %g must be a finite number >= 0", where, spec.h1f1b.epsilon));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Which (microbatch, chunk) the k-th forward or backward of a stage works on: chunks of S
+// microbatches, chunk 0 first for forwards and the last chunk first for backwards (Megatron).
+PipelineOp NthOp(OpKind kind, int k, int num_stages, int chunks) {
+  if (chunks == 1) return {kind, k, 0};
+  const int group = num_stages * chunks;
+  int chunk = (k % group) / num_stages;
+  if (kind == OpKind::kBackward) chunk = chunks - 1 - chunk;
+  return {kind, (k / group) * num_stages + k % num_stages, chunk};
+}
+
+// Walks every stage's order as far as its dependencies allow; fails if some stage can never proceed
+// (a launch pattern that deadlocks, e.g. a stage launching fewer warm-up forwards than the next).
+absl::Status CheckRunsToCompletion(const PipelineSchedule& s, absl::string_view where) {
+  const int S = s.num_stages, K = s.num_virtual_stages(), m = s.num_microbatches;
+  std::vector<char> forward_done(static_cast<size_t>(m) * K, 0), backward_done(forward_done.size(), 0);
+  std::vector<size_t> next(S, 0);
+  size_t remaining = 0;
+  for (const auto& ops : s.ops) remaining += ops.size();
+  while (remaining > 0) {
+    bool progress = false;
+    for (int stage = 0; stage < S; ++stage) {
+      while (next[stage] < s.ops[stage].size()) {
+        const PipelineOp& op = s.ops[stage][next[stage]];
+        const int k = op.chunk * S + stage;
+        const size_t at = static_cast<size_t>(op.microbatch) * K + k;
+        bool ready;
+        if (op.kind == OpKind::kForward) {
+          ready = k == 0 || forward_done[at - 1];
+        } else {
+          ready = forward_done[at] && (k == K - 1 || backward_done[at + 1]);
+        }
+        if (!ready) break;
+        (op.kind == OpKind::kForward ? forward_done : backward_done)[at] = 1;
+        ++next[stage];
+        --remaining;
+        progress = true;
+      }
+    }
+    if (!progress) {
+      for (int stage = 0; stage < S; ++stage) {
+        if (next[stage] < s.ops[stage].size()) {
+          const PipelineOp& op = s.ops[stage][next[stage]];
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: stages[%d].warmup_forwards: the schedule deadlocks (stage %d waits forever at "
+              "%s of microbatch %d); warm-up counts must not increase from one stage to the next",
+              where, stage, stage, op.kind == OpKind::kForward ? "the forward" : "the backward",
+              op.microbatch));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int H1F1BDelta(Time comm, Time t_max, double epsilon) {
+  const double c = static_cast<double>(comm);
+  const double t = static_cast<double>(t_max);
+  if (c <= epsilon * t) return 1;  // also c == 0
+  if (c <= t / 2) return 2;
+  return 3;
+}
+
+absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::string_view where) {
+  if (absl::Status st = CheckShape(spec, where); !st.ok()) return st;
+  const int S = spec.num_stages;
+  const int chunks = ChunksOf(spec);
+  const int forwards = spec.num_microbatches * chunks;  // forward operations per stage
+  std::vector<int> n(S);
+  for (int s = S - 1; s >= 0; --s) {
+    const int after = S - 1 - s;  // stages after this one
+    switch (spec.kind) {
+      case hetsim::v1::GPIPE: n[s] = forwards; break;
+      case hetsim::v1::EAGER_1F1B: n[s] = 2 * after + 1; break;
+      case hetsim::v1::H_1F1B: {
+        const double eps = spec.h1f1b.epsilon == 0 ? 0.1 : spec.h1f1b.epsilon;
+        n[s] = s == S - 1 ? 1 : n[s + 1] + H1F1BDelta(spec.h1f1b.boundary_comm[s], spec.h1f1b.t_max, eps);
+        break;
+      }
+      case hetsim::v1::INTERLEAVED_1F1B: n[s] = 2 * after + (chunks - 1) * S + 1; break;
+      default: n[s] = after + 1; break;  // 1F1B
+    }
+  }
+  for (int s = 0; s < S; ++s) n[s] = std::min(n[s], forwards);
+  for (int s = 0; s < S && !spec.warmup_forwards.empty(); ++s) {
+    const int given = spec.warmup_forwards[s];
+    if (given == 0) continue;
+    if (given < 0 || given > forwards) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: stages[%d].warmup_forwards: %d is outside [1, %d] (forwards the stage runs)", where,
+          s, given, forwards));
+    }
+    n[s] = given;
+  }
+  return n;
+}
+
+absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::string_view where) {
+  absl::StatusOr<std::vector<int>> warmup = WarmupForwards(spec, where);
+  if (!warmup.ok()) return warmup.status();
+  PipelineSchedule s;
+  s.kind = spec.kind == hetsim::v1::SCHEDULE_UNSPECIFIED ? hetsim::v1::ONE_F_ONE_B : spec.kind;
+  s.num_stages = spec.num_stages;
+  s.num_microbatches = spec.num_microbatches;
+  s.virtual_stages = ChunksOf(spec);
+  s.warmup_forwards = *std::move(warmup);
+  s.ops.resize(s.num_stages);
+  const int total = s.num_microbatches * s.virtual_stages;
+  for (int stage = 0; stage < s.num_stages; ++stage) {
+    std::vector<PipelineOp>& ops = s.ops[stage];
+    ops.reserve(2 * static_cast<size_t>(total));
+    int next_forward = 0, next_backward = 0;
+    while (next_forward < s.warmup_forwards[stage]) {
+      ops.push_back(NthOp(OpKind::kForward, next_forward++, s.num_stages, s.virtual_stages));
+    }
+    while (next_backward < total) {
+      ops.push_back(NthOp(OpKind::kBackward, next_backward++, s.num_stages, s.virtual_stages));
+      if (next_forward < total) {
+        ops.push_back(NthOp(OpKind::kForward, next_forward++, s.num_stages, s.virtual_stages));
+      }
+    }
+  }
+  if (absl::Status st = CheckRunsToCompletion(s, where); !st.ok()) return st;
+  return s;
+}
+
+std::vector<int> PeakInFlight(const PipelineSchedule& schedule) {
+  std::vector<int> peak(schedule.num_stages, 0);
+  for (int stage = 0; stage < schedule.num_stages; ++stage) {
+    int live = 0;
+    for (const PipelineOp& op : schedule.ops[stage]) {
+      live += op.kind == OpKind::kForward ? 1 : -1;
+      peak[stage] = std::max(peak[stage], live);
+    }
+  }
+  return peak;
+}
+
+absl::string_view ScheduleName(hetsim::v1::Schedule kind) {
+  switch (kind) {
+    case hetsim::v1::GPIPE: return "GPipe";
+    case hetsim::v1::ONE_F_ONE_B: return "1F1B";
+    case hetsim::v1::EAGER_1F1B: return "Eager-1F1B";
+    case hetsim::v1::H_1F1B: return "H-1F1B";
+    case hetsim::v1::INTERLEAVED_1F1B: return "interleaved 1F1B";
+    default: return "1F1B";
+  }
+}
+
+}  // namespace hetsim::sim::pipeline
