@@ -19,6 +19,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace hetsim::proto {
@@ -103,6 +104,8 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
 absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file,
                           pb::Message* message) {
   message->Clear();
+  // Protobuf logs some parse failures (invalid UTF-8 in a string) to stderr; we report them ourselves.
+  const pb::LogSilencer silence_protobuf_logs;
   switch (format) {
     case FileFormat::kBinary: {
       if (contents.size() > static_cast<size_t>(INT32_MAX)) {

@@ -6,6 +6,10 @@
 
 namespace hetsim::app {
 
+int RunExample(const Args& args);  // cmd_example.cc
+int RunConvert(const Args& args);  // cmd_convert.cc
+int RunCheck(const Args& args);    // cmd_check.cc
+
 }  // namespace hetsim::app
 
 #endif  // HETSIM_APP_LIB_COMMAND_LIST_H_

@@ -7,6 +7,9 @@ namespace hetsim::app {
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
       // Each entry is declared in command_list.h and defined in its own cmd_<name>.cc.
+      {"example", "write the bundled example inputs", RunExample},
+      {"convert", "convert a file between binary, text format and JSON", RunConvert},
+      {"check", "validate inputs and summarize them", RunCheck},
   };
   return kCommands;
 }

@@ -1,0 +1,229 @@
+#include "app/lib/examples.h"
+
+#include "absl/strings/str_cat.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::app {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+void AddGpu(Cluster* c, const char* name, const char* preset) {
+  GpuType* g = c->add_gpu_types();
+  g->set_name(name);
+  g->set_preset(preset);  // datasheet figures and default efficiency, see docs/hardware.md
+}
+
+// NVLink/NVSwitch node; `nvlink_gbps` is per GPU and direction (A100: 300 GB/s = 2400 Gb/s).
+void AddNode(Cluster* c, const char* name, const char* gpu, int gpus, double nvlink_gbps) {
+  NodeType* n = c->add_node_types();
+  n->set_name(name);
+  n->set_gpu_type(gpu);
+  n->set_gpus_per_node(gpus);
+  n->set_intra_node_fabric(NVSWITCH);
+  n->set_intra_node_bandwidth_gbps(nvlink_gbps);
+  n->set_intra_node_latency_ns(1000);
+}
+
+Island* AddInfinibandIsland(Cluster* c, const char* name, const char* node, int nodes, int nics, double nic_gbps) {
+  Island* is = c->add_islands();
+  is->set_name(name);
+  is->set_node_type(node);
+  is->set_node_count(nodes);
+  is->set_fabric(INFINIBAND);
+  is->set_nics_per_node(nics);
+  is->set_nic_bandwidth_gbps(nic_gbps);
+  is->set_nic_latency_ns(1000);
+  is->set_switch_latency_ns(130);  // HDR/NDR switch port-to-port
+  return is;
+}
+
+void AddEthernetLink(Cluster* c, const char* a, const char* b, double gbps, int count, int64_t latency_ns) {
+  InterIslandLink* l = c->add_inter_island_links();
+  l->set_island_a(a);
+  l->set_island_b(b);
+  l->set_fabric(ETHERNET);
+  l->set_bandwidth_gbps(gbps);
+  l->set_latency_ns(latency_ns);
+  l->set_count(count);
+}
+
+// 32 DGX A100 (80 GB) and 32 DGX H100, each island a non-blocking InfiniBand fat tree with four
+// 200 Gb/s NICs per node; the two islands joined by four 100 Gb/s Ethernet links.
+Cluster Cluster512() {
+  Cluster c;
+  c.set_name("a100-h100-512gpu");
+  AddGpu(&c, "a100-80gb", "A100-80GB");
+  AddGpu(&c, "h100-sxm", "H100-SXM");
+  AddNode(&c, "dgx-a100", "a100-80gb", 8, 2400);  // NVLink 3: 600 GB/s both directions
+  AddNode(&c, "dgx-h100", "h100-sxm", 8, 3600);   // NVLink 4: 900 GB/s both directions
+  for (auto [name, node] : {std::pair{"a100", "dgx-a100"}, std::pair{"h100", "dgx-h100"}}) {
+    Island* is = AddInfinibandIsland(&c, name, node, 32, 4, 200);
+    is->set_topology(FAT_TREE);
+    is->set_oversubscription(1);
+    is->set_nodes_per_leaf(8);
+  }
+  AddEthernetLink(&c, "a100", "h100", 100, 4, 10'000);
+  return c;
+}
+
+// GPT-39B as in Alpa and HAPT: 48 blocks, hidden 8192, 64 heads, 1K context, 51200-token vocabulary.
+Model Gpt39b() {
+  Model m;
+  m.set_name("gpt-39b");
+  m.set_dtype(BF16);
+  Transformer* t = m.mutable_transformer();
+  t->set_num_layers(48);
+  t->set_hidden_size(8192);
+  t->set_ffn_hidden_size(4 * 8192);
+  t->set_num_attention_heads(64);
+  t->set_seq_length(1024);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  t->set_granularity(BLOCK);
+  return m;
+}
+
+Stage MakeStage(int first_layer, int num_layers, const char* island, int first_node, int nodes, int gpus, int tp) {
+  Stage s;
+  s.set_first_layer(first_layer);
+  s.set_num_layers(num_layers);
+  Mesh* mesh = s.mutable_mesh();
+  mesh->set_island(island);
+  mesh->set_first_node(first_node);
+  mesh->set_node_count(nodes);
+  mesh->set_first_gpu(0);
+  mesh->set_gpus_per_node(gpus);
+  s.set_tensor_parallel(tp);
+  s.set_data_parallel(nodes * gpus / tp);
+  return s;
+}
+
+// GPT-39B's 50 layers (embedding, 48 blocks, head) on 8 stages of 8 nodes each, TP 8 inside a node and
+// DP 8 across nodes. The A100 island has 24% of the peak BF16 FLOP/s (312 vs 989.5 TFLOP/s per GPU),
+// so it gets 12 of the 50 layers, the H100 island 38.
+Plan Plan512(const std::string& model_path) {
+  Plan p;
+  p.set_name("gpt39b-on-512gpu-h1f1b");
+  p.set_model_path(model_path);
+  p.set_global_batch_size(1024);
+  p.set_micro_batch_size(8);  // 128 microbatches; one sample per data-parallel replica
+  p.set_schedule(H_1F1B);
+  p.set_overlap_grad_reduce(true);
+  const int a100_layers[] = {3, 3, 3, 3};
+  const int h100_layers[] = {10, 10, 9, 9};  // the last stage also holds the LM head
+  int layer = 0;
+  for (int i = 0; i < 4; ++i) {
+    *p.add_stages() = MakeStage(layer, a100_layers[i], "a100", 8 * i, 8, 8, 8);
+    layer += a100_layers[i];
+  }
+  for (int i = 0; i < 4; ++i) {
+    *p.add_stages() = MakeStage(layer, h100_layers[i], "h100", 8 * i, 8, 8, 8);
+    layer += h100_layers[i];
+  }
+  return p;
+}
+
+// HAPT Sec. 2.2.2: two nodes of 2 A100 on 200 Gb/s InfiniBand, one node of 2 V100, a single 5 Gb/s
+// Ethernet link between the two sub-clusters. NVLink figures from HAPT Table 2 (300 and 150 GB/s).
+Cluster ClusterHaptCase() {
+  Cluster c;
+  c.set_name("hapt-case-study");
+  AddGpu(&c, "a100", "A100-40GB");
+  AddGpu(&c, "v100", "V100-32GB");
+  AddNode(&c, "a100x2", "a100", 2, 2400);
+  AddNode(&c, "v100x2", "v100", 2, 1200);
+  AddInfinibandIsland(&c, "a100", "a100x2", 2, 1, 200)->set_topology(SINGLE_SWITCH);
+  AddInfinibandIsland(&c, "v100", "v100x2", 1, 1, 200)->set_topology(SINGLE_SWITCH);
+  AddEthernetLink(&c, "v100", "a100", 5, 1, 50'000);
+  return c;
+}
+
+// HAPT Table 1, #L = 128: a GPT cut into 128 layers of nearly equal work (126 blocks plus embedding and
+// head), stage 1 on mesh_V100(1,2) with layers 1-22, stages 2 and 3 on mesh_A100(1,2) with 53 layers
+// each (the table's 23-76 / 76-128). FP16 because V100 has no BF16; 128 microbatches as in the text.
+Plan PlanHaptCase() {
+  Plan p;
+  p.set_name("hapt-table1-128-layers");
+  Model* m = p.mutable_model();
+  m->set_name("gpt-hapt-case");
+  m->set_dtype(FP16);
+  Transformer* t = m->mutable_transformer();
+  t->set_num_layers(126);
+  t->set_hidden_size(2048);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  t->set_granularity(BLOCK);
+  p.set_global_batch_size(128);
+  p.set_micro_batch_size(1);
+  p.set_schedule(H_1F1B);
+  *p.add_stages() = MakeStage(0, 22, "v100", 0, 1, 2, 2);
+  *p.add_stages() = MakeStage(22, 53, "a100", 0, 1, 2, 2);
+  *p.add_stages() = MakeStage(75, 53, "a100", 1, 1, 2, 2);
+  return p;
+}
+
+// HAPT Sec. 6.3 / Fig. 10 in shape: iteration time against cross-cluster bandwidth, per schedule.
+Sweep SweepBandwidth(const char* ext) {
+  Sweep s;
+  s.set_name("hapt-case-bandwidth-x-schedule");
+  s.set_cluster_path(absl::StrCat("cluster-hapt-case", ext));
+  s.set_plan_path(absl::StrCat("plan-hapt-case", ext));
+  SweepAxis* bw = s.add_axes();
+  bw->set_path("cluster.inter_island_links[0].bandwidth_gbps");
+  bw->set_from(3);
+  bw->set_to(10);
+  bw->set_step(1);
+  SweepAxis* schedule = s.add_axes();
+  schedule->set_path("plan.schedule");
+  for (const char* v : {"ONE_F_ONE_B", "EAGER_1F1B", "H_1F1B"}) schedule->add_values(v);
+  return s;
+}
+
+// Throughput as H100 nodes are added beside the fixed 32-node A100 island; each point is planned.
+Sweep SweepAddH100(const char* ext) {
+  Sweep s;
+  s.set_name("gpt39b-add-h100-nodes");
+  s.set_cluster_path(absl::StrCat("cluster-512gpu", ext));
+  s.set_model_path(absl::StrCat("model-gpt39b", ext));
+  s.set_planner("hapt");
+  SweepAxis* nodes = s.add_axes();
+  nodes->set_path("cluster.islands[1].node_count");
+  nodes->set_from(4);
+  nodes->set_to(32);
+  nodes->set_step(4);
+  return s;
+}
+
+template <typename T>
+std::shared_ptr<const google::protobuf::Message> Share(T message) {
+  return std::make_shared<T>(std::move(message));
+}
+
+}  // namespace
+
+const char* ExampleExtension(proto::FileFormat format) {
+  switch (format) {
+    case proto::FileFormat::kBinary: return ".pb";
+    case proto::FileFormat::kJson: return ".json";
+    case proto::FileFormat::kText: return ".pbtxt";
+  }
+  return ".pbtxt";
+}
+
+std::vector<Example> BundledExamples(proto::FileFormat format) {
+  const char* ext = ExampleExtension(format);
+  return {
+      {"cluster-512gpu", Share(Cluster512())},
+      {"model-gpt39b", Share(Gpt39b())},
+      {"plan-512gpu", Share(Plan512(absl::StrCat("model-gpt39b", ext)))},
+      {"cluster-hapt-case", Share(ClusterHaptCase())},
+      {"plan-hapt-case", Share(PlanHaptCase())},
+      {"sweep-bandwidth", Share(SweepBandwidth(ext))},
+      {"sweep-add-h100", Share(SweepAddH100(ext))},
+  };
+}
+
+}  // namespace hetsim::app
