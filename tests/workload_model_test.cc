@@ -1,0 +1,171 @@
+// The layer sequence and its FLOPs and parameters against hand-computed figures and Megatron's
+// published formulas (Narayanan et al. 2021), and the layer count shared with proto/.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "proto/layer_count.h"
+#include "sim/workload/model_cost.h"
+
+namespace {
+
+using namespace hetsim::sim::workload;
+
+hetsim::v1::Model Gpt(uint32_t layers, uint64_t hidden, uint32_t heads) {
+  hetsim::v1::Model m;
+  m.set_name("gpt");
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(layers);
+  t->set_hidden_size(hidden);
+  t->set_num_attention_heads(heads);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  return m;
+}
+
+ModelCost Make(const hetsim::v1::Model& m) {
+  auto cost = ModelCost::Create(m, "model.pbtxt");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
+}
+
+std::string ErrorOf(const hetsim::v1::Model& m) {
+  auto cost = ModelCost::Create(m, "model.pbtxt");
+  REQUIRE_FALSE(cost.ok());
+  return std::string(cost.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("GPT-3 175B: parameters match Megatron's 12lh^2(1 + 13/12h + (V+s)/12lh)", "[workload][model]") {
+  const ModelCost gpt3 = Make(Gpt(96, 12288, 96));
+  const double l = 96, h = 12288, V = 51200, s = 2048;
+  const double megatron = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+  // The formula counts a learned position table (s*h) we do not model and omits the final LayerNorm.
+  CHECK(static_cast<double>(gpt3.TotalParamCount()) + s * h - 2 * h == Approx(megatron).epsilon(1e-15));
+  CHECK(gpt3.TotalParamCount() == 174'590'681'088ULL);
+  // Per block: 12h^2 + 13h.
+  CHECK(gpt3.layer(1).param_count == 12ULL * 12288 * 12288 + 13ULL * 12288);
+  CHECK(gpt3.num_layers() == 98);
+}
+
+TEST_CASE("GPT 39.1B of Narayanan et al. Table 1", "[workload][model]") {
+  const ModelCost gpt39 = Make(Gpt(48, 8192, 64));
+  const double params = static_cast<double>(gpt39.TotalParamCount()) + 2048.0 * 8192;
+  CHECK(params / 1e9 == Approx(39.1).margin(0.05));
+}
+
+TEST_CASE("FLOPs per sample: 24sh^2 + 4s^2h per block, Megatron's 72/96 B s l h^2 formulas", "[workload][model]") {
+  const ModelCost gpt3 = Make(Gpt(96, 12288, 96));
+  const double l = 96, h = 12288, V = 51200, s = 2048;
+  CHECK(gpt3.layer(0).forward_flop_per_sample == 0);  // embedding lookup
+  CHECK(gpt3.layer(1).forward_flop_per_sample == 24 * s * h * h + 4 * s * s * h);
+  CHECK(gpt3.layer(1).backward_flop_per_sample == 2 * gpt3.layer(1).forward_flop_per_sample);
+  CHECK(gpt3.layer(97).forward_flop_per_sample == 2 * s * h * V);
+  // Model FLOPs (MFU): 72 B s l h^2 (1 + s/6h + V/12lh); with full recompute 96 B s l h^2 (1 + s/6h + V/16lh).
+  CHECK(gpt3.ModelFlopPerSample() ==
+        Approx(72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))).epsilon(1e-13));
+  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::v1::RECOMPUTE_FULL) ==
+        Approx(96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))).epsilon(1e-13));
+  // Selective recompute runs the attention core (4 s^2 h per block) again.
+  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::v1::RECOMPUTE_SELECTIVE) ==
+        Approx(gpt3.ModelFlopPerSample() + l * 4 * s * s * h).epsilon(1e-13));
+}
+
+TEST_CASE("SUBLAYER granularity splits blocks into attention and MLP with the same totals", "[workload][model]") {
+  hetsim::v1::Model m = Gpt(4, 1024, 16);
+  const ModelCost block = Make(m);
+  m.mutable_transformer()->set_granularity(hetsim::v1::SUBLAYER);
+  const ModelCost sub = Make(m);
+  REQUIRE(sub.num_layers() == 2 * 4 + 2);
+  CHECK(sub.layer(1).kind == LayerKind::kAttention);
+  CHECK(sub.layer(2).kind == LayerKind::kMlp);
+  CHECK(sub.layer(1).forward_flop_per_sample + sub.layer(2).forward_flop_per_sample ==
+        block.layer(1).forward_flop_per_sample);
+  CHECK(sub.layer(1).param_count + sub.layer(2).param_count == block.layer(1).param_count);
+  CHECK(sub.TotalParamCount() == block.TotalParamCount());
+  CHECK(sub.ModelFlopPerSample() == Approx(block.ModelFlopPerSample()).epsilon(1e-15));
+  CHECK(sub.layer(1).activation.total() + sub.layer(2).activation.total() ==
+        block.layer(1).activation.total());
+}
+
+TEST_CASE("GQA, gated MLP and untied head: LLaMA-2 70B has 68.98B parameters", "[workload][model]") {
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(80);
+  t->set_hidden_size(8192);
+  t->set_num_attention_heads(64);
+  t->set_num_kv_heads(8);
+  t->set_ffn_hidden_size(28672);
+  t->set_gated_mlp(true);
+  t->set_seq_length(4096);
+  t->set_vocab_size(32000);
+  const ModelCost llama = Make(m);
+  // We count biases and LayerNorm biases LLaMA does not have: 0.012% more.
+  CHECK(static_cast<double>(llama.TotalParamCount()) == Approx(68'976'648'192.0).epsilon(2e-4));
+  const double s = 4096, h = 8192, f = 28672;
+  // QKV with 8 KV heads of 128: 2sh(h + 2*1024); gated MLP: three h x f GEMMs.
+  CHECK(llama.layer(1).forward_flop_per_sample ==
+        2 * s * h * (h + 2048) + 4 * s * s * h + 2 * s * h * h + 3 * 2 * s * h * f);
+}
+
+TEST_CASE("MoE: top-k expert FLOPs, expert parameters, all-to-all", "[workload][model]") {
+  hetsim::v1::Model m = Gpt(2, 1024, 16);
+  auto* t = m.mutable_transformer();
+  t->set_num_experts(8);
+  t->set_moe_top_k(2);
+  const ModelCost moe = Make(m);
+  const ModelCost dense = Make(Gpt(2, 1024, 16));
+  const double s = 2048, h = 1024;
+  const double dense_mlp = 16 * s * h * h;
+  CHECK(moe.layer(1).forward_flop_per_sample ==
+        dense.layer(1).forward_flop_per_sample + dense_mlp + 2 * s * h * 8);
+  const uint64_t expert = 8ULL * (2 * 1024 * 4096 + 4096 + 1024);
+  CHECK(moe.layer(1).expert_param_count == expert);
+  CHECK(moe.layer(1).param_count == dense.layer(1).param_count - (2 * 1024 * 4096 + 4096 + 1024) +
+                                        expert + 1024 * 8);
+  bool found = false;
+  for (const LayerCollective& c : moe.layer(1).collectives) {
+    if (c.op == CollectiveOp::kAllToAll) {
+      found = true;
+      CHECK(c.group == CollectiveGroup::kExpert);
+      CHECK(c.bytes_per_sample == 2 * 2 * s * h);
+      CHECK(c.forward_count == 2);
+      CHECK(c.backward_count == 2);
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") {
+  hetsim::v1::Model m = Gpt(7, 512, 8);
+  CHECK(Make(m).num_layers() == hetsim::proto::LayerCount(m));
+  m.mutable_transformer()->set_granularity(hetsim::v1::SUBLAYER);
+  CHECK(Make(m).num_layers() == hetsim::proto::LayerCount(m));
+  hetsim::v1::Model list;
+  list.mutable_layer_list()->set_seq_length(128);
+  for (int i = 0; i < 5; ++i) {
+    auto* l = list.mutable_layer_list()->add_layers();
+    l->set_forward_gflop_per_sample(1.5);
+    l->set_param_count(1000);
+  }
+  const ModelCost listed = Make(list);
+  CHECK(listed.num_layers() == hetsim::proto::LayerCount(list));
+  CHECK(listed.layer(2).forward_flop_per_sample == 1.5e9);
+  CHECK(listed.layer(2).backward_flop_per_sample == 3e9);
+}
+
+TEST_CASE("bad models are reported with the field path", "[workload][model]") {
+  hetsim::v1::Model m = Gpt(2, 1024, 16);
+  m.mutable_transformer()->set_num_kv_heads(5);
+  CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_kv_heads: 5 does not divide num_attention_heads 16");
+  m = Gpt(2, 1000, 16);
+  CHECK(ErrorOf(m) == "model.pbtxt: transformer.hidden_size: 1000 is not a multiple of num_attention_heads 16");
+  m = Gpt(2, 1024, 16);
+  m.mutable_transformer()->set_num_experts(4);
+  m.mutable_transformer()->set_moe_top_k(5);
+  CHECK(ErrorOf(m) == "model.pbtxt: transformer.moe_top_k: 5 is outside [1, num_experts 4]");
+  hetsim::v1::Model empty;
+  CHECK(ErrorOf(empty) == "model.pbtxt: architecture: neither transformer nor layer_list is set");
+}

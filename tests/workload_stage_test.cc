@@ -1,0 +1,278 @@
+// Stage-level cost: activation memory against Korthikanti et al. 2022, ZeRO sharding against
+// Rajbhandari et al. 2020, GPU time from peak and efficiency, TP collectives, measured overrides.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
+
+namespace {
+
+using hetsim::sim::Time;
+using namespace hetsim::sim::workload;
+
+constexpr double kS = 2048, kH = 12288, kA = 96, kV = 51200;
+
+ModelCost Gpt3(hetsim::v1::LayerGranularity granularity = hetsim::v1::BLOCK) {
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(96);
+  t->set_hidden_size(12288);
+  t->set_num_attention_heads(96);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  t->set_granularity(granularity);
+  auto cost = ModelCost::Create(m, "model.pbtxt");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
+}
+
+hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
+  hetsim::v1::GpuType g;
+  g.set_name("test");
+  g.set_peak_tflops_bf16(bf16_tflops);
+  g.set_hbm_gib(80);
+  g.set_hbm_bandwidth_gbytes_per_s(2000);
+  g.mutable_efficiency()->set_max_efficiency(max_eff);
+  g.mutable_efficiency()->set_half_efficiency_gflop(half_gflop);
+  return g;
+}
+
+GpuCompute Compute(const hetsim::v1::GpuType& g) {
+  auto c = GpuCompute::Create(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]");
+  REQUIRE(c.ok());
+  return *c;
+}
+
+StageCost Cost(const ModelCost& model, const StageConfig& cfg, const GpuCompute& gpu) {
+  auto cost = ComputeStageCost(model, cfg, gpu, "plan.pbtxt: stages[0]");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
+}
+
+StageConfig Layers(int first, int count, uint64_t b, int tp = 1, int dp = 1) {
+  StageConfig c;
+  c.first_layer = first;
+  c.num_layers = count;
+  c.micro_batch_size = b;
+  c.tensor_parallel = tp;
+  c.data_parallel = dp;
+  return c;
+}
+
+StageConfig OneBlock(int tp, bool sp, hetsim::v1::Recompute recompute, uint64_t b = 1) {
+  StageConfig c = Layers(1, 1, b, tp);
+  c.sequence_parallel = sp;
+  c.recompute = recompute;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("activation bytes per block follow Korthikanti et al. 2022 Table 2", "[workload][stage][memory]") {
+  const ModelCost gpt3 = Gpt3();
+  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const double b = 2, t = 8;
+  const double sbh = kS * b * kH, as_h = kA * kS / kH;
+  auto act = [&](int tp, bool sp, hetsim::v1::Recompute r) {
+    return static_cast<double>(Cost(gpt3, OneBlock(tp, sp, r, 2), gpu).memory.activation_bytes_per_microbatch);
+  };
+  CHECK(act(1, false, hetsim::v1::RECOMPUTE_NONE) == sbh * (34 + 5 * as_h));
+  CHECK(act(8, false, hetsim::v1::RECOMPUTE_NONE) == sbh * (10 + 24 / t + 5 * as_h / t));
+  CHECK(act(8, true, hetsim::v1::RECOMPUTE_NONE) == sbh / t * (34 + 5 * as_h));
+  CHECK(act(8, false, hetsim::v1::RECOMPUTE_SELECTIVE) == sbh * (10 + 24 / t));
+  CHECK(act(8, true, hetsim::v1::RECOMPUTE_SELECTIVE) == sbh * 34 / t);
+  CHECK(act(8, false, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh);  // only the block's input
+  CHECK(act(8, true, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh / t);
+  // Full recompute rebuilds one block's activations during its backward.
+  CHECK(static_cast<double>(Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_FULL, 2), gpu)
+                                .memory.recompute_working_bytes) == sbh / t * (34 + 5 * as_h));
+
+  // Embedding dropout mask sbh/t and output layer 4sbh(1 + v/h)/t with SP (Sec. 4.3).
+  StageConfig ends = Layers(0, 1, 2, 8);
+  ends.sequence_parallel = true;
+  CHECK(static_cast<double>(Cost(gpt3, ends, gpu).memory.activation_bytes_per_microbatch) == sbh / t);
+  ends.first_layer = 97;
+  CHECK(static_cast<double>(Cost(gpt3, ends, gpu).memory.activation_bytes_per_microbatch) ==
+        4 * sbh * (1 + kV / kH) / t);
+}
+
+TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 1)", "[workload][stage][memory]") {
+  const double psi = 7.5e9;
+  const int nd = 64;
+  auto total = [&](int stage) {
+    return static_cast<double>(ZeroShardedModelStates(psi, hetsim::v1::BF16, stage, nd).ModelStateBytes());
+  };
+  CHECK(total(0) == 16 * psi);                 // 120 GB
+  CHECK(total(1) == 4 * psi + 12 * psi / nd);  // 31.4 GB
+  CHECK(total(2) == 2 * psi + 14 * psi / nd);  // 16.6 GB
+  CHECK(total(3) == 16 * psi / nd);            // 1.9 GB
+  const StageMemory fp32 = ZeroShardedModelStates(1000, hetsim::v1::FP32, 0, 1);
+  CHECK(fp32.param_bytes == 4000);
+  CHECK(fp32.grad_bytes == 4000);
+  CHECK(fp32.optimizer_bytes == 8000);
+}
+
+TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-flight microbatches", "[workload][stage][memory]") {
+  const ModelCost gpt3 = Gpt3();
+  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  StageConfig c = Layers(1, 12, 4, 8, 4);
+  c.zero_stage = 1;
+  const StageCost cost = Cost(gpt3, c, gpu);
+  const double per_gpu = 12 * (12 * kH * kH + 13 * kH) / 8;
+  CHECK(static_cast<double>(cost.memory.param_bytes) == 2 * per_gpu);
+  CHECK(static_cast<double>(cost.memory.grad_bytes) == 2 * per_gpu);
+  CHECK(static_cast<double>(cost.memory.optimizer_bytes) == 12 * per_gpu / 4);
+  CHECK(static_cast<double>(cost.grad_sync_bytes) == 2 * per_gpu);
+  CHECK(cost.memory.PeakBytes(3) == cost.memory.ModelStateBytes() + 3 * cost.memory.activation_bytes_per_microbatch);
+  // Each replica takes b / DP = 1 sample: boundary b/DP * s * h * 2 bytes.
+  CHECK(static_cast<double>(cost.boundary_bytes_per_replica) == kS * kH * 2);
+  CHECK(static_cast<double>(cost.boundary_bytes_per_microbatch) == 4 * kS * kH * 2);
+
+  // The last stage holds its own copy of the tied vocabulary matrix.
+  StageConfig last = c;
+  last.first_layer = 97;
+  last.num_layers = 1;
+  last.zero_stage = 0;
+  CHECK(static_cast<double>(Cost(gpt3, last, gpu).memory.param_bytes) == 2 * (kV * kH + 2 * kH) / 8);
+}
+
+TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM bandwidth", "[workload][stage][time]") {
+  const ModelCost gpt3 = Gpt3();
+  const double peak = 400e12, max_eff = 0.5, half = 20, hbm = 2000e9;
+  const GpuCompute gpu = Compute(Gpu(400, max_eff, half));
+  CHECK(gpu.Efficiency(20e9) == Approx(0.25));
+  CHECK(gpu.GemmSeconds(60e9) == Approx(60e9 / (peak * max_eff * 60.0 / 80.0)));
+
+  const double b = 2, t = 4, s = kS, h = kH, a = kA, B = 2;
+  // Six GEMMs per block, each of (flop * b / t); efficiency adds half_efficiency_gflop's worth each.
+  const double flop = (24 * s * h * h + 4 * s * s * h) * b / t;
+  const double gemm_s = (flop + 6 * half * 1e9) / (peak * max_eff);
+  // Memory-bound traffic of a block: LayerNorm, residual, dropout on the full width twice (replicated
+  // without SP), softmax and attention dropout on the scores and GeLU on the hidden width (sharded).
+  const double replicated = 2 * (7 * B + 1) * s * h * b;
+  const double sharded = ((4 * B + 1) * a * s * s + 2 * B * s * 4 * h) * b / t;
+  const double memory_s = (replicated + sharded) / hbm;
+  const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  // Within a picosecond: the model sums per-GEMM times, the test the closed form.
+  CHECK(std::llabs(none.forward_time - hetsim::sim::SecondsToTime(gemm_s + memory_s)) <= 1);
+  CHECK(std::llabs(none.backward_time - 2 * none.forward_time) <= 1);
+  CHECK(none.forward_flop_per_gpu == Approx(flop));
+  CHECK(none.model_flop_per_gpu == Approx(3 * flop));
+
+  const StageCost full = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_FULL, 2), gpu);
+  CHECK(full.forward_time == none.forward_time);
+  CHECK(std::llabs(full.backward_time - 3 * none.forward_time) <= 1);
+  CHECK(full.backward_flop_per_gpu == Approx(3 * flop));
+
+  // Selective: the two attention-core GEMMs and the softmax/dropout traffic run again.
+  const double core_s = (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) +
+                        (4 * B + 1) * a * s * s * b / t / hbm;
+  const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_SELECTIVE, 2), gpu);
+  CHECK(std::llabs(selective.backward_time - hetsim::sim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
+
+  // Sequence parallelism also splits the replicated traffic over TP.
+  const StageCost sp = Cost(gpt3, OneBlock(4, true, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  CHECK(std::llabs(sp.forward_time - hetsim::sim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1);
+}
+
+TEST_CASE("measured times replace the model", "[workload][stage][time]") {
+  const ModelCost gpt3 = Gpt3();
+  const GpuCompute gpu = Compute(Gpu(312, 0.8, 1));
+  StageConfig c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  c.measured_forward_ms = 12.5;
+  c.measured_backward_ms = 30;
+  const StageCost cost = Cost(gpt3, c, gpu);
+  CHECK(cost.forward_time == 12'500'000'000);
+  CHECK(cost.backward_time == 30'000'000'000);
+  CHECK(cost.forward_measured);
+  CHECK(cost.backward_measured);
+}
+
+TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with SP", "[workload][stage][comm]") {
+  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const int64_t bytes = static_cast<int64_t>(2 * kS * kH * 2);  // b = 2 samples of s*h BF16
+  const ModelCost gpt3 = Gpt3();
+  const StageCost plain = Cost(gpt3, OneBlock(8, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  REQUIRE(plain.forward_collectives.size() == 1);
+  CHECK(plain.forward_collectives[0].op == CollectiveOp::kAllReduce);
+  CHECK(plain.forward_collectives[0].group == CollectiveGroup::kTensor);
+  CHECK(plain.forward_collectives[0].bytes == bytes);
+  CHECK(plain.forward_collectives[0].count == 2);
+  REQUIRE(plain.backward_collectives.size() == 1);
+  CHECK(plain.backward_collectives[0].count == 2);
+
+  const StageCost sp = Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  REQUIRE(sp.forward_collectives.size() == 2);
+  CHECK(sp.forward_collectives[0].op == CollectiveOp::kAllGather);
+  CHECK(sp.forward_collectives[0].count == 2);
+  CHECK(sp.forward_collectives[1].op == CollectiveOp::kReduceScatter);
+  CHECK(sp.forward_collectives[1].count == 2);
+  CHECK(sp.forward_collectives[1].bytes == bytes);
+
+  // SUBLAYER: one per sublayer and pass; no TP, no collectives.
+  const ModelCost sub = Gpt3(hetsim::v1::SUBLAYER);
+  const StageCost attention = Cost(sub, OneBlock(8, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  REQUIRE(attention.forward_collectives.size() == 1);
+  CHECK(attention.forward_collectives[0].count == 1);
+  CHECK(Cost(gpt3, OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu).forward_collectives.empty());
+}
+
+TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch", "[workload][stage][comm]") {
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(1024);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(32000);
+  t->set_num_experts(8);
+  t->set_moe_top_k(2);
+  auto model = ModelCost::Create(m, "model.pbtxt");
+  REQUIRE(model.ok());
+  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  StageConfig c = Layers(1, 1, 8, 1, 4);
+  c.expert_parallel = 4;
+  const StageCost cost = Cost(*model, c, gpu);
+  REQUIRE(cost.forward_collectives.size() == 1);
+  CHECK(cost.forward_collectives[0].op == CollectiveOp::kAllToAll);
+  CHECK(cost.forward_collectives[0].group == CollectiveGroup::kExpert);
+  CHECK(cost.forward_collectives[0].bytes == 2 * 2 * 1024 * 1024 * 2);  // b/DP=2, top-2, BF16
+  CHECK(cost.forward_collectives[0].count == 2);
+  const double expert = 8.0 * (2 * 1024 * 4096 + 4096 + 1024) / 4;
+  CHECK(static_cast<double>(cost.expert_grad_sync_bytes) == 2 * expert);
+}
+
+TEST_CASE("bad stages and GPU types are reported with the field path", "[workload][stage]") {
+  const ModelCost gpt3 = Gpt3();
+  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  auto error = [&](const StageConfig& c) {
+    auto cost = ComputeStageCost(gpt3, c, gpu, "plan.pbtxt: stages[2]");
+    REQUIRE_FALSE(cost.ok());
+    return std::string(cost.status().message());
+  };
+  StageConfig c = OneBlock(5, false, hetsim::v1::RECOMPUTE_NONE);
+  CHECK(error(c) == "plan.pbtxt: stages[2].tensor_parallel: 5 does not divide num_attention_heads 96");
+  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 6);
+  c.data_parallel = 4;
+  CHECK(error(c) == "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6");
+  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  c.first_layer = 90;
+  c.num_layers = 10;
+  CHECK(error(c) == "plan.pbtxt: stages[2].num_layers: layers [90, 100) go beyond the model's 98 layers");
+  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  c.expert_parallel = 2;
+  CHECK(error(c) == "plan.pbtxt: stages[2].expert_parallel: 2 but the model has no experts");
+
+  hetsim::v1::GpuType g = Gpu(0, 1, 0);
+  g.set_name("V100");
+  auto bad = GpuCompute::Create(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[1]");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()) ==
+        "cluster.pbtxt: gpu_types[1].peak_tflops_bf16: 0 is not a positive number (GPU type \"V100\", "
+        "needed for the model's dtype)");
+}
