@@ -24,7 +24,7 @@ RunOutcome Simulator::RunUntil(Time end) {
       outcome = RunOutcome::kQueueEmpty;
       break;
     }
-    if (queue_.top_time() > end) {
+    if (!queue_.HasEventNotAfter(end)) {
       outcome = RunOutcome::kTimeLimit;
       break;
     }

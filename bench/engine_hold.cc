@@ -1,0 +1,97 @@
+// Hold model for the event queue: N events pending; each processed event schedules one more at a
+// random later time, so the queue stays at N. Reports events per second at N = 1e3, 1e5, 1e6.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "sim/engine/simulator.h"
+
+namespace hetsim::sim {
+namespace {
+
+// SplitMix64: a fast seeded generator, so the benchmark measures the queue, not the RNG.
+uint64_t NextRandom(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+constexpr Time kMaxIncrement = 2 * kMicrosecond;  // uniform in [1, 2 us]: mean 1 us
+
+class Hold : public EventHandler {
+ public:
+  explicit Hold(Simulator* sim) : sim_(sim) {}
+  void OnEvent(uint64_t payload) override {
+    sim_->Schedule(sim_->now() + 1 + static_cast<Time>(NextRandom(rng_) % kMaxIncrement), this,
+                   payload);
+  }
+  uint64_t& rng() { return rng_; }
+
+ private:
+  Simulator* sim_;
+  uint64_t rng_ = 42;
+};
+
+void BM_EngineHold(benchmark::State& state) {
+  const auto pending = static_cast<uint64_t>(state.range(0));
+  constexpr uint64_t kEventsPerIteration = 1 << 20;
+  Simulator sim;
+  Hold hold(&sim);
+  sim.ReserveEvents(pending + 1);
+  for (uint64_t i = 0; i < pending; ++i) {
+    sim.Schedule(1 + static_cast<Time>(NextRandom(hold.rng()) % kMaxIncrement), &hold, i);
+  }
+  // Warm up: let the time distribution of pending events reach its steady state.
+  sim.set_max_events(2 * pending);
+  sim.Run();
+  for (auto _ : state) {
+    sim.set_max_events(sim.events_processed() + kEventsPerIteration);
+    sim.Run();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEventsPerIteration));
+  state.counters["pending"] = static_cast<double>(sim.pending_events());
+}
+BENCHMARK(BM_EngineHold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The network's pattern: every event moves another pending event (reschedule) before rescheduling
+// itself, as a rate change moves flow completions.
+class Mover : public EventHandler {
+ public:
+  explicit Mover(Simulator* sim) : sim_(sim) {}
+  void OnEvent(uint64_t payload) override {
+    const EventId other = ids_[NextRandom(rng_) % ids_.size()];
+    if (sim_->IsPending(other)) {
+      sim_->Reschedule(other, sim_->now() + 1 + static_cast<Time>(NextRandom(rng_) % kMaxIncrement));
+    }
+    ids_[payload] =
+        sim_->Schedule(sim_->now() + 1 + static_cast<Time>(NextRandom(rng_) % kMaxIncrement), this,
+                       payload);
+  }
+  std::vector<EventId> ids_;
+  uint64_t rng_ = 7;
+
+ private:
+  Simulator* sim_;
+};
+
+void BM_EngineHoldWithReschedule(benchmark::State& state) {
+  const auto pending = static_cast<uint64_t>(state.range(0));
+  constexpr uint64_t kEventsPerIteration = 1 << 20;
+  Simulator sim;
+  Mover mover(&sim);
+  sim.ReserveEvents(pending + 1);
+  for (uint64_t i = 0; i < pending; ++i) {
+    mover.ids_.push_back(
+        sim.Schedule(1 + static_cast<Time>(NextRandom(mover.rng_) % kMaxIncrement), &mover, i));
+  }
+  for (auto _ : state) {
+    sim.set_max_events(sim.events_processed() + kEventsPerIteration);
+    sim.Run();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEventsPerIteration));
+}
+BENCHMARK(BM_EngineHoldWithReschedule)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace hetsim::sim

@@ -1,0 +1,309 @@
+// The event engine: order by (time, insertion), cancellation, rescheduling, limits, determinism.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "sim/engine/event_queue.h"
+#include "sim/engine/simulator.h"
+#include "sim/engine/time.h"
+
+namespace hetsim::sim {
+namespace {
+
+// Logs (time, payload) of every event it receives.
+class Recorder : public EventHandler {
+ public:
+  explicit Recorder(Simulator* sim) : sim_(sim) {}
+  void OnEvent(uint64_t payload) override { log.emplace_back(sim_->now(), payload); }
+  std::vector<std::pair<Time, uint64_t>> log;
+
+ private:
+  Simulator* sim_;
+};
+
+TEST_CASE("events run in time order", "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  const std::vector<Time> times = {50, 10, 40, 0, 30, 20, 1000, 5};
+  for (size_t i = 0; i < times.size(); ++i) sim.Schedule(times[i], &rec, i);
+  CHECK(sim.pending_events() == times.size());
+  CHECK(sim.Run() == RunOutcome::kQueueEmpty);
+  std::vector<std::pair<Time, uint64_t>> expected;
+  for (size_t i = 0; i < times.size(); ++i) expected.emplace_back(times[i], i);
+  std::sort(expected.begin(), expected.end());
+  CHECK(rec.log == expected);
+  CHECK(sim.now() == 1000);
+  CHECK(sim.events_processed() == times.size());
+}
+
+TEST_CASE("equal times run in insertion order, including events added at the current time",
+          "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  // A handler that, at time 7, schedules two more events at time 7: they must follow 1..4.
+  struct Spawner : EventHandler {
+    Simulator* sim;
+    Recorder* rec;
+    void OnEvent(uint64_t) override {
+      rec->OnEvent(100);
+      sim->Schedule(sim->now(), rec, 101);
+      sim->Schedule(sim->now(), rec, 102);
+    }
+  } spawner;
+  spawner.sim = &sim;
+  spawner.rec = &rec;
+  sim.Schedule(7, &spawner, 0);
+  for (uint64_t i = 1; i <= 4; ++i) sim.Schedule(7, &rec, i);
+  sim.Schedule(6, &rec, 0);
+  sim.Run();
+  const std::vector<std::pair<Time, uint64_t>> expected = {
+      {6, 0}, {7, 100}, {7, 1}, {7, 2}, {7, 3}, {7, 4}, {7, 101}, {7, 102}};
+  CHECK(rec.log == expected);
+}
+
+TEST_CASE("cancelled events never run and stale ids are refused", "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  const EventId a = sim.Schedule(10, &rec, 1);
+  const EventId b = sim.Schedule(20, &rec, 2);
+  const EventId c = sim.Schedule(5, &rec, 3);  // the earliest: cancelling it removes the heap top
+  CHECK(sim.IsPending(a));
+  CHECK(sim.Cancel(c));
+  CHECK_FALSE(sim.Cancel(c));
+  CHECK_FALSE(sim.IsPending(c));
+  CHECK(sim.TimeOf(c) == kTimeMax);
+  CHECK(sim.Cancel(b));
+  sim.Run();
+  CHECK(rec.log == std::vector<std::pair<Time, uint64_t>>{{10, 1}});
+  CHECK_FALSE(sim.Cancel(a));  // already ran
+
+  // The freed slots are reused; the old ids must not reach the new events.
+  const EventId d = sim.Schedule(30, &rec, 4);
+  const EventId e = sim.Schedule(40, &rec, 5);
+  CHECK_FALSE(sim.Cancel(a));
+  CHECK_FALSE(sim.Cancel(b));
+  CHECK_FALSE(sim.Reschedule(c, 50));
+  CHECK(sim.IsPending(d));
+  CHECK(sim.IsPending(e));
+  sim.Run();
+  CHECK(rec.log.size() == 3);
+}
+
+TEST_CASE("rescheduled events move and queue behind events already at their new time",
+          "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  const EventId a = sim.Schedule(100, &rec, 1);
+  sim.Schedule(50, &rec, 2);
+  const EventId c = sim.Schedule(10, &rec, 3);
+  CHECK(sim.Reschedule(a, 50));   // earlier, ties with 2 and runs after it
+  CHECK(sim.Reschedule(c, 200));  // later
+  CHECK(sim.TimeOf(a) == 50);
+  CHECK(sim.TimeOf(c) == 200);
+  sim.Run();
+  const std::vector<std::pair<Time, uint64_t>> expected = {{50, 2}, {50, 1}, {200, 3}};
+  CHECK(rec.log == expected);
+  CHECK_FALSE(sim.Reschedule(a, 300));
+}
+
+TEST_CASE("RunUntil stops before later events and moves the clock to its end", "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  sim.Schedule(10, &rec, 1);
+  sim.Schedule(20, &rec, 2);
+  sim.Schedule(30, &rec, 3);
+  CHECK(sim.RunUntil(20) == RunOutcome::kTimeLimit);
+  CHECK(rec.log.size() == 2);
+  CHECK(sim.now() == 20);
+  CHECK(sim.RunUntil(25) == RunOutcome::kTimeLimit);
+  CHECK(sim.now() == 25);
+  CHECK(sim.RunUntil(100) == RunOutcome::kQueueEmpty);
+  CHECK(sim.now() == 100);
+  CHECK(rec.log.size() == 3);
+  CHECK(sim.ScheduleAfter(5, &rec, 4).valid());
+  CHECK(sim.TimeOf(sim.ScheduleAfter(7, &rec, 5)) == 107);
+}
+
+TEST_CASE("the event limit stops a run and a later run resumes", "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  for (uint64_t i = 0; i < 10; ++i) sim.Schedule(static_cast<Time>(i), &rec, i);
+  sim.set_max_events(4);
+  CHECK(sim.Run() == RunOutcome::kEventLimit);
+  CHECK(sim.events_processed() == 4);
+  CHECK(rec.log.size() == 4);
+  sim.set_max_events(0);
+  CHECK(sim.Run() == RunOutcome::kQueueEmpty);
+  CHECK(rec.log.size() == 10);
+  CHECK(RunOutcomeName(RunOutcome::kEventLimit) == std::string("event-limit"));
+}
+
+TEST_CASE("a handler can stop the run", "[engine]") {
+  Simulator sim;
+  struct Stopper : EventHandler {
+    Simulator* sim;
+    int calls = 0;
+    void OnEvent(uint64_t payload) override {
+      ++calls;
+      if (payload == 1) sim->Stop();
+    }
+  } stopper;
+  stopper.sim = &sim;
+  sim.Schedule(1, &stopper, 0);
+  sim.Schedule(2, &stopper, 1);
+  sim.Schedule(3, &stopper, 0);
+  CHECK(sim.Run() == RunOutcome::kStopped);
+  CHECK(stopper.calls == 2);
+  CHECK(sim.now() == 2);
+  CHECK(sim.Run() == RunOutcome::kQueueEmpty);
+  CHECK(stopper.calls == 3);
+}
+
+// Random pushes, pops, cancels and moves against a std::map keyed by (time, insertion order). Times
+// never precede the last popped one (the simulator's clock guarantees it), and many events share a
+// time so that the insertion-order tie-break is exercised at every step.
+TEST_CASE("the event queue matches a reference ordered map under random operations", "[engine]") {
+  std::mt19937_64 rng(12345);
+  EventQueue queue;
+  std::map<std::pair<Time, uint64_t>, uint64_t> reference;  // (time, seq) -> payload
+  std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> live;  // id -> reference key
+  uint64_t seq = 0;
+  Time clock = 0;
+  Recorder unused(nullptr);
+  const auto later = [&] {
+    const uint64_t r = rng() % 100;
+    return clock + static_cast<Time>(r < 30 ? 0 : r < 60 ? rng() % 8 : rng() % 100000);
+  };
+  for (int step = 0; step < 300000; ++step) {
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 4 || live.empty()) {
+      const Time at = later();
+      const uint64_t payload = rng();
+      const EventId id = queue.Push(at, &unused, payload);
+      reference[{at, seq}] = payload;
+      live.push_back({id, {at, seq}});
+      ++seq;
+    } else if (op < 7) {
+      REQUIRE(!queue.empty());
+      const auto expected = reference.begin();
+      const EventQueue::Popped popped = queue.Pop();
+      REQUIRE(popped.at == expected->first.first);
+      REQUIRE(popped.payload == expected->second);
+      clock = popped.at;
+      const auto it = std::find_if(live.begin(), live.end(),
+                                   [&](const auto& l) { return l.second == expected->first; });
+      REQUIRE(it != live.end());
+      REQUIRE_FALSE(queue.IsPending(it->first));
+      *it = live.back();
+      live.pop_back();
+      reference.erase(expected);
+    } else if (op < 8) {
+      const size_t k = rng() % live.size();
+      REQUIRE(queue.Cancel(live[k].first));
+      REQUIRE_FALSE(queue.IsPending(live[k].first));
+      reference.erase(live[k].second);
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      const size_t k = rng() % live.size();
+      const Time at = later();
+      REQUIRE(queue.Reschedule(live[k].first, at));
+      const uint64_t payload = reference[live[k].second];
+      reference.erase(live[k].second);
+      live[k].second = {at, seq++};
+      reference[live[k].second] = payload;
+      REQUIRE(queue.TimeOf(live[k].first) == at);
+    }
+    REQUIRE(queue.size() == reference.size());
+  }
+}
+
+TEST_CASE("a million moves keep the queue exact", "[engine]") {
+  EventQueue queue;
+  Recorder unused(nullptr);
+  std::vector<EventId> ids;
+  for (int i = 0; i < 100; ++i) ids.push_back(queue.Push(1'000'000 + i, &unused, i));
+  // A million moves, as a busy network moves flow completions.
+  for (int round = 0; round < 10000; ++round) {
+    for (int i = 0; i < 100; ++i) REQUIRE(queue.Reschedule(ids[i], 1'000'000 + (round * 7 + i) % 5000));
+  }
+  for (int i = 0; i < 50; ++i) REQUIRE(queue.Cancel(ids[i]));
+  CHECK(queue.size() == 50);
+  Time last = 0;
+  std::vector<uint64_t> payloads;
+  while (!queue.empty()) {
+    const EventQueue::Popped p = queue.Pop();
+    CHECK(p.at >= last);
+    last = p.at;
+    payloads.push_back(p.payload);
+  }
+  std::sort(payloads.begin(), payloads.end());
+  std::vector<uint64_t> expected;
+  for (uint64_t i = 50; i < 100; ++i) expected.push_back(i);
+  CHECK(payloads == expected);
+}
+
+TEST_CASE("events can be scheduled before a pending event that RunUntil did not reach", "[engine]") {
+  Simulator sim;
+  Recorder rec(&sim);
+  sim.Schedule(100, &rec, 1);
+  CHECK(sim.RunUntil(10) == RunOutcome::kTimeLimit);
+  sim.Schedule(20, &rec, 2);
+  sim.Schedule(10, &rec, 3);
+  CHECK(sim.RunUntil(50) == RunOutcome::kTimeLimit);
+  sim.Schedule(60, &rec, 4);
+  sim.Run();
+  const std::vector<std::pair<Time, uint64_t>> expected = {{10, 3}, {20, 2}, {60, 4}, {100, 1}};
+  CHECK(rec.log == expected);
+}
+
+// Two runs of the same seeded workload (events spawning events, cancels, moves) log the same trace.
+TEST_CASE("runs are deterministic", "[engine]") {
+  const auto run = [](uint64_t seed) {
+    Simulator sim;
+    struct Chaos : EventHandler {
+      Simulator* sim;
+      std::mt19937_64 rng;
+      std::vector<EventId> ids;
+      std::vector<std::pair<Time, uint64_t>> log;
+      void OnEvent(uint64_t payload) override {
+        log.emplace_back(sim->now(), payload);
+        for (int i = 0; i < 2 && sim->events_processed() < 20000; ++i) {
+          ids.push_back(sim->Schedule(sim->now() + static_cast<Time>(rng() % 50), this, rng()));
+        }
+        if (!ids.empty() && rng() % 3 == 0) sim->Cancel(ids[rng() % ids.size()]);
+        if (!ids.empty() && rng() % 3 == 0) {
+          sim->Reschedule(ids[rng() % ids.size()], sim->now() + static_cast<Time>(rng() % 50));
+        }
+      }
+    } chaos;
+    chaos.sim = &sim;
+    chaos.rng.seed(seed);
+    sim.Schedule(0, &chaos, 0);
+    sim.Run();
+    return chaos.log;
+  };
+  const auto a = run(7);
+  const auto b = run(7);
+  CHECK(a.size() > 1000);
+  CHECK(a == b);
+  CHECK(run(8) != a);
+  CHECK(std::is_sorted(a.begin(), a.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; }));
+}
+
+TEST_CASE("time conversions round as documented", "[engine]") {
+  CHECK(SecondsToTime(1.5e-9) == 1500);
+  CHECK(NanosecondsToTime(3) == 3000);
+  CHECK(TransferTime(1e6, 1e10) == 100 * kMicrosecond);
+  CHECK(TransferTime(1, 3) == 333333333334);  // rounded up: never early
+  CHECK(TimeToSeconds(kSecond) == 1.0);
+}
+
+}  // namespace
+}  // namespace hetsim::sim
