@@ -137,3 +137,32 @@ TEST_CASE("GPipe holds m microbatches at its peak, 1F1B at most S-i+1 on stage i
     }
   }
 }
+
+TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipeline][schedule]") {
+  hetsim::v1::Plan plan;
+  plan.set_global_batch_size(256);
+  plan.set_micro_batch_size(4);
+  plan.set_schedule(hetsim::v1::H_1F1B);
+  for (int s = 0; s < 3; ++s) plan.add_stages()->set_warmup_forwards(0);
+  const ScheduleSpec spec = ScheduleSpecFromPlan(plan, {Time{600}, Time{0}}, 1000);
+  CHECK(spec.num_microbatches == 64);
+  CHECK(spec.num_stages == 3);
+  CHECK(spec.virtual_stages == 1);
+  CHECK(spec.h1f1b.epsilon == 0.1);
+  CHECK(Warmup(spec) == std::vector<int>{5, 2, 1});
+
+  // Two stages of 5 and 4 layers, two chunks each: virtual stages 0..3 take the model in order.
+  const std::vector<LayerRange> r = VirtualStageLayers({5, 4}, 2);
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].first_layer == 0);  // stage 0, chunk 0: 3 layers
+  CHECK(r[0].num_layers == 3);
+  CHECK(r[1].first_layer == 3);  // stage 1, chunk 0: 2 layers
+  CHECK(r[1].num_layers == 2);
+  CHECK(r[2].first_layer == 5);  // stage 0, chunk 1: 2 layers
+  CHECK(r[2].num_layers == 2);
+  CHECK(r[3].first_layer == 7);  // stage 1, chunk 1: 2 layers
+  CHECK(r[3].num_layers == 2);
+  const std::vector<LayerRange> plain = VirtualStageLayers({5, 4}, 1);
+  CHECK(plain[1].first_layer == 5);
+  CHECK(plain[1].num_layers == 4);
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -195,6 +196,41 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
   }
   if (absl::Status st = CheckRunsToCompletion(s, where); !st.ok()) return st;
   return s;
+}
+
+ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm,
+                                  Time t_max) {
+  ScheduleSpec spec;
+  spec.kind = plan.schedule();
+  spec.num_stages = plan.stages_size();
+  spec.num_microbatches = plan.micro_batch_size() == 0
+                              ? 0
+                              : static_cast<int>(plan.global_batch_size() / plan.micro_batch_size());
+  spec.virtual_stages = plan.virtual_stages() == 0 ? 1 : static_cast<int>(plan.virtual_stages());
+  spec.warmup_forwards.reserve(plan.stages_size());
+  for (const hetsim::v1::Stage& stage : plan.stages()) {
+    spec.warmup_forwards.push_back(static_cast<int>(stage.warmup_forwards()));
+  }
+  spec.h1f1b.boundary_comm = std::move(boundary_comm);
+  spec.h1f1b.t_max = t_max;
+  spec.h1f1b.epsilon = plan.h1f1b_epsilon() == 0 ? 0.1 : plan.h1f1b_epsilon();
+  return spec;
+}
+
+std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks) {
+  const int S = static_cast<int>(stage_num_layers.size());
+  chunks = std::max(1, chunks);
+  std::vector<LayerRange> ranges(static_cast<size_t>(S) * chunks);
+  int next = 0;
+  for (int c = 0; c < chunks; ++c) {
+    for (int s = 0; s < S; ++s) {
+      const int n = stage_num_layers[s];
+      const int size = n / chunks + (c < n % chunks ? 1 : 0);
+      ranges[static_cast<size_t>(c) * S + s] = {next, size};
+      next += size;
+    }
+  }
+  return ranges;
 }
 
 std::vector<int> PeakInFlight(const PipelineSchedule& schedule) {

@@ -74,6 +74,24 @@ struct PipelineSchedule {
 
 absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::string_view where);
 
+// The spec of a plan: schedule kind, stage count, microbatches (global_batch_size / micro_batch_size),
+// virtual stages, explicit warm-up counts and epsilon. H_1F1B also needs the measured or modelled
+// costs: `boundary_comm[i]` the per-microbatch transfer time between stage i and i+1 (activations one
+// way; HAPT's c_i) and `t_max` the largest per-stage forward + backward time (HAPT's t_max). Both are
+// ignored by the other schedules.
+ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm = {},
+                                  Time t_max = 0);
+
+// INTERLEAVED_1F1B: which model layers each virtual stage k = chunk * S + stage runs. The model's
+// layer sequence is dealt to virtual stages in order 0, 1, ..., K-1, and physical stage s keeps its
+// plan's layer count, cut into `chunks` near-equal chunks (the first num_layers % chunks chunks one
+// layer longer). Without interleaving (chunks == 1) this is the plan's own ranges.
+struct LayerRange {
+  int first_layer = 0;
+  int num_layers = 0;
+};
+std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks);
+
 // Per stage, the largest number of microbatches (chunk-microbatches when interleaved) whose forward
 // has run and whose backward has not, walking the stage's operation order: the activations the
 // stage holds at its peak.

@@ -4,19 +4,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "proto/gpu_presets.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::sim::workload {
-
-double PeakTflops(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype) {
-  switch (EffectiveDType(dtype)) {
-    case hetsim::v1::FP32: return gpu.peak_tflops_fp32();
-    case hetsim::v1::TF32: return gpu.peak_tflops_tf32();
-    case hetsim::v1::FP16: return gpu.peak_tflops_fp16();
-    case hetsim::v1::FP8: return gpu.peak_tflops_fp8();
-    default: return gpu.peak_tflops_bf16();
-  }
-}
 
 namespace {
 const char* PeakFieldName(hetsim::v1::DType dtype) {
@@ -32,7 +23,7 @@ const char* PeakFieldName(hetsim::v1::DType dtype) {
 
 absl::StatusOr<GpuCompute> GpuCompute::Create(const hetsim::v1::GpuType& gpu,
                                               hetsim::v1::DType dtype, absl::string_view where) {
-  const double peak = PeakTflops(gpu, dtype);
+  const double peak = hetsim::proto::PeakTflops(gpu, dtype);
   if (!std::isfinite(peak) || peak <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s.%s: %g is not a positive number (GPU type \"%s\", needed for the model's dtype)", where,

@@ -3,7 +3,8 @@
 // GEMM time = flop / (peak FLOP/s of the compute dtype * efficiency(g)), with
 // efficiency(g) = max_efficiency * g / (g + half_efficiency_gflop) and g the GEMM's size in GFLOP
 // (one kernel, on one GPU). Memory-bound time = bytes / HBM bandwidth.
-// The GpuType is taken as given (presets are resolved by the loader); only the fields used are checked.
+// The GpuType is taken as given (presets are resolved by the loader, proto::ApplyGpuPresets); only
+// the fields used are checked.
 #ifndef HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 #define HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 
@@ -39,9 +40,6 @@ class GpuCompute {
   double max_efficiency_ = 1;
   double half_efficiency_gflop_ = 0;
 };
-
-// The GpuType's dense peak for a dtype in TFLOP/s (0 when the field is unset).
-double PeakTflops(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype);
 
 }  // namespace hetsim::sim::workload
 
