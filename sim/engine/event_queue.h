@@ -1,19 +1,19 @@
-// Pending events ordered by (time, insertion sequence), as a two-tier calendar queue in the spirit
-// of the ladder queue (Tang, Goh, Thng, 2005):
+// Pending events ordered by (time, insertion sequence), as a ladder queue (Tang, Goh, Thng, 2005):
 //   - bottom: the few imminent events, in a vector sorted latest-first (pop from the back);
-//   - calendar: buckets of 2^shift picoseconds, each an unsorted doubly linked list of event slots;
-//     a bucket is sorted into the bottom only when the clock reaches it;
-//   - top: an unsorted list of events beyond the calendar; when the calendar is used up, the top is
-//     spread over a fresh calendar sized to about one event per bucket.
-// An event is moved two or three times in its life (top, bucket, bottom), each an O(1) list
-// operation or a sort of a bucket of a few events: O(1) amortized per event whatever the number
-// pending, where a heap pays O(log n) dependent cache misses (measured in docs/performance.md:
-// std::priority_queue of bare 64-bit keys manages under 9 M events/s at 1e5 pending here).
+//   - rungs: calendars of buckets 2^shift picoseconds wide, each bucket an unsorted doubly linked
+//     list of event slots. When the clock reaches a bucket it is sorted into the bottom, or, if it
+//     holds many events at distinct times, spread over a finer rung below (so the bottom stays small);
+//   - top: an unsorted list of events beyond the rungs; when the rungs are used up, the top is spread
+//     over a fresh rung sized to about one event per bucket.
+// An event is moved a few times in its life (top, rung buckets, bottom), each an O(1) list operation
+// or a sort of a handful of events: O(1) amortized per event whatever the number pending, where a
+// heap pays O(log n) dependent cache misses (measured in docs/performance.md: std::priority_queue of
+// bare 64-bit keys manages under 9 M events/s at 1e5 pending here).
 //
 // Cancel and reschedule are O(1) (O(log b) in the small bottom): every pending event owns a slot
 // that knows which list it is on, so it is unlinked on the spot and nothing dead is left behind.
 // Slots come from a pool with a free list: nothing is allocated per event once the pool, the bottom
-// and the calendar have grown to their peak sizes. Events may be pushed at any time, earlier than
+// and the rungs have grown to their peak sizes. Events may be pushed at any time, earlier than
 // pending ones included (the simulator only forbids the past).
 #ifndef HETSIM_SIM_ENGINE_EVENT_QUEUE_H_
 #define HETSIM_SIM_ENGINE_EVENT_QUEUE_H_
@@ -102,7 +102,7 @@ class EventQueue {
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
-  // Where a pending slot is; any other value is its calendar bucket.
+  // Where a pending slot is; any other value is its rung and bucket.
   static constexpr uint32_t kInBottom = 0xfffffffeu;
   static constexpr uint32_t kInTop = 0xfffffffdu;
   static constexpr uint32_t kFree = 0xfffffffcu;
@@ -126,6 +126,20 @@ class EventQueue {
     return a.at != b.at ? a.at > b.at : a.sequence > b.sequence;
   }
 
+  static constexpr unsigned kBucketBits = 24;  // location = rung << 24 | bucket
+  static constexpr uint64_t kMaxBuckets = uint64_t{1} << 22;
+  static constexpr size_t kMaxRungs = 16;
+  static constexpr size_t kBottomMax = 48;  // a larger bucket of distinct times gets its own rung
+
+  struct Rung {
+    std::vector<uint32_t> heads;  // bucket lists
+    uint64_t start = 0;
+    uint64_t end = 0;             // events from here on belong to an outer rung or the top
+    unsigned shift = 0;           // bucket width is 2^shift ps
+    uint32_t cursor = 0;          // next bucket to visit
+    uint64_t BucketStart(uint32_t b) const { return start + (static_cast<uint64_t>(b) << shift); }
+  };
+
   void Insert(uint32_t slot, uint64_t at) {
     Slot& s = slots_[slot];
     s.at = at;
@@ -136,17 +150,23 @@ class EventQueue {
       // for the current time (the common case) land at the back: nothing to shift.
       bottom_.insert(std::lower_bound(bottom_.begin(), bottom_.end(), e, Later), e);
       s.location = kInBottom;
-    } else if (at < calendar_end_) {
-      const uint32_t bucket = static_cast<uint32_t>((at - calendar_start_) >> shift_);
-      Link(slot, buckets_[bucket]);
-      s.location = bucket;
-    } else {
-      Link(slot, top_);
-      s.location = kInTop;
-      top_min_ = std::min(top_min_, at);
-      top_max_ = std::max(top_max_, at);
-      ++top_count_;
+      return;
     }
+    // The deepest rung covers the earliest times; each outer rung starts where the inner one ends.
+    for (size_t r = depth_; r-- > 0;) {
+      Rung& rung = rungs_[r];
+      if (at < rung.end) {
+        const uint32_t bucket = static_cast<uint32_t>((at - rung.start) >> rung.shift);
+        Link(slot, rung.heads[bucket]);
+        s.location = static_cast<uint32_t>(r << kBucketBits) | bucket;
+        return;
+      }
+    }
+    Link(slot, top_);
+    s.location = kInTop;
+    top_min_ = std::min(top_min_, at);
+    top_max_ = std::max(top_max_, at);
+    ++top_count_;
   }
 
   void Link(uint32_t slot, uint32_t& head) {
@@ -164,12 +184,16 @@ class EventQueue {
       bottom_.erase(std::lower_bound(bottom_.begin(), bottom_.end(), e, Later));
       return;
     }
-    uint32_t& head = s.location == kInTop ? top_ : buckets_[s.location];
-    if (s.location == kInTop) --top_count_;
+    uint32_t* head = &top_;
+    if (s.location == kInTop) {
+      --top_count_;
+    } else {
+      head = &rungs_[s.location >> kBucketBits].heads[s.location & ((1u << kBucketBits) - 1)];
+    }
     if (s.prev != kNone) {
       slots_[s.prev].next = s.next;
     } else {
-      head = s.next;
+      *head = s.next;
     }
     if (s.next != kNone) slots_[s.next].prev = s.prev;
   }
@@ -180,54 +204,96 @@ class EventQueue {
     for (;;) {
       if (!bottom_.empty()) return bottom_.back().at <= limit;
       if (live_ == 0) return false;
-      const uint32_t buckets = static_cast<uint32_t>(buckets_.size());
-      while (cursor_ < buckets && buckets_[cursor_] == kNone) ++cursor_;
-      // Everything before the cursor's bucket now belongs to the bottom (pushes included).
-      bottom_end_ = calendar_start_ + (static_cast<uint64_t>(cursor_) << shift_);
-      if (cursor_ == buckets) {
+      if (depth_ == 0) {
         SpreadTop();
         continue;
       }
+      Rung& rung = rungs_[depth_ - 1];
+      const uint32_t buckets = static_cast<uint32_t>(rung.heads.size());
+      while (rung.cursor < buckets && rung.heads[rung.cursor] == kNone) ++rung.cursor;
+      // Everything before the cursor's bucket now belongs to the bottom (pushes included).
+      bottom_end_ = std::min(rung.BucketStart(rung.cursor), rung.end);
+      if (rung.cursor == buckets) {
+        --depth_;  // rung used up: back to the outer rung (whose cursor is still on our bucket)
+        continue;
+      }
       if (bottom_end_ > limit) return false;  // the earliest event is in a bucket beyond `limit`
-      // Move the cursor's bucket into the bottom, sorted latest first.
-      for (uint32_t slot = buckets_[cursor_]; slot != kNone; slot = slots_[slot].next) {
+      uint32_t& head = rung.heads[rung.cursor];
+      size_t count = 0;
+      for (uint32_t slot = head; slot != kNone && count <= kBottomMax; slot = slots_[slot].next) {
+        ++count;
+      }
+      uint64_t lo = 0;
+      uint64_t hi = 0;
+      if (count > kBottomMax && depth_ < kMaxRungs) {  // large: are its times distinct?
+        count = 0;
+        lo = ~uint64_t{0};
+        for (uint32_t slot = head; slot != kNone; slot = slots_[slot].next) {
+          ++count;
+          lo = std::min(lo, slots_[slot].at);
+          hi = std::max(hi, slots_[slot].at);
+        }
+      }
+      if (hi > lo) {
+        // Many distinct times: a finer rung for this bucket; the cursor stays here so that events
+        // pushed later between the new rung's end and the bucket's end are still seen in order.
+        const uint64_t bucket_end = std::min(rung.BucketStart(rung.cursor + 1), rung.end);
+        const uint32_t list = head;
+        head = kNone;
+        BuildRung(depth_, list, count, lo, hi, bucket_end);
+        continue;
+      }
+      for (uint32_t slot = head; slot != kNone; slot = slots_[slot].next) {
         Slot& s = slots_[slot];
         s.location = kInBottom;
         bottom_.push_back(BottomEntry{s.at, s.sequence, slot});
       }
-      buckets_[cursor_] = kNone;
-      ++cursor_;
-      bottom_end_ = calendar_start_ + (static_cast<uint64_t>(cursor_) << shift_);
+      head = kNone;
+      ++rung.cursor;
+      bottom_end_ = std::min(rung.BucketStart(rung.cursor), rung.end);
       if (bottom_.size() > 1) std::sort(bottom_.begin(), bottom_.end(), Later);
     }
   }
 
-  // The calendar is used up: spread the top over a fresh calendar of about one event per bucket,
-  // starting at the earliest top event, with a power-of-two bucket width (a shift, no division).
+  // The rungs are used up: the top becomes the outermost rung.
   void SpreadTop() {
-    const uint64_t span = top_max_ - top_min_;  // the top is not empty when this is called
-    const uint64_t target = std::max<uint64_t>(top_count_, 1);
-    unsigned shift = 0;
-    while ((span >> shift) >= target) ++shift;
-    const uint64_t buckets = (span >> shift) + 1;
-    buckets_.assign(buckets, kNone);
-    calendar_start_ = top_min_;
-    shift_ = shift;
-    cursor_ = 0;
-    bottom_end_ = calendar_start_;
-    __extension__ using Wide = unsigned __int128;
-    const Wide end = static_cast<Wide>(calendar_start_) + (static_cast<Wide>(buckets) << shift);
-    calendar_end_ = end > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(end);
-    uint32_t slot = top_;
+    const uint32_t list = top_;
+    const size_t count = top_count_;
+    const uint64_t lo = top_min_;
+    const uint64_t hi = top_max_;
     top_ = kNone;
     top_count_ = 0;
     top_min_ = ~uint64_t{0};
     top_max_ = 0;
-    while (slot != kNone) {
-      const uint32_t next = slots_[slot].next;
-      const uint32_t bucket = static_cast<uint32_t>((slots_[slot].at - calendar_start_) >> shift_);
-      Link(slot, buckets_[bucket]);
-      slots_[slot].location = bucket;
+    BuildRung(0, list, count, lo, hi, ~uint64_t{0});
+  }
+
+  // Makes rung `level` the deepest: about one event per bucket over [lo, hi], with a power-of-two
+  // bucket width (a shift, no division), ending at `end_cap` at the latest; relinks `list` into it.
+  void BuildRung(size_t level, uint32_t list, size_t count, uint64_t lo, uint64_t hi,
+                 uint64_t end_cap) {
+    if (rungs_.size() <= level) rungs_.resize(level + 1);
+    Rung& rung = rungs_[level];
+    const uint64_t span = hi - lo;
+    const uint64_t target = std::clamp<uint64_t>(count, 1, kMaxBuckets);
+    unsigned shift = 0;
+    while ((span >> shift) >= target) ++shift;
+    const uint64_t buckets = (span >> shift) + 1;
+    rung.heads.assign(buckets, kNone);
+    rung.start = lo;
+    rung.shift = shift;
+    rung.cursor = 0;
+    __extension__ using Wide = unsigned __int128;
+    const Wide end = static_cast<Wide>(lo) + (static_cast<Wide>(buckets) << shift);
+    rung.end = end > end_cap ? end_cap : static_cast<uint64_t>(end);
+    depth_ = level + 1;
+    bottom_end_ = lo;
+    for (uint32_t slot = list; slot != kNone;) {
+      Slot& s = slots_[slot];
+      const uint32_t next = s.next;
+      const uint32_t bucket = static_cast<uint32_t>((s.at - lo) >> shift);
+      Link(slot, rung.heads[bucket]);
+      s.location = static_cast<uint32_t>(level << kBucketBits) | bucket;
       slot = next;
     }
   }
@@ -269,11 +335,8 @@ class EventQueue {
   std::vector<BottomEntry> bottom_;  // latest first
   uint64_t bottom_end_ = 0;          // events before this time go to the bottom
 
-  std::vector<uint32_t> buckets_;    // list heads
-  uint64_t calendar_start_ = 0;
-  uint64_t calendar_end_ = 0;        // events from this time on go to the top
-  unsigned shift_ = 0;               // bucket width is 2^shift_ ps
-  uint32_t cursor_ = 0;              // next bucket to move into the bottom
+  std::vector<Rung> rungs_;          // [0, depth_) in use, the deepest last
+  size_t depth_ = 0;
 
   uint32_t top_ = kNone;
   size_t top_count_ = 0;
