@@ -1,0 +1,50 @@
+// Pricing one candidate stage with the cost model: what the planner pays per (layer range, mesh)
+// pair. GPT-39B at SUBLAYER granularity (98 layers), A100 preset-like figures.
+#include <benchmark/benchmark.h>
+
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
+
+namespace {
+
+using namespace hetsim::sim::workload;
+
+const ModelCost& Gpt39b() {
+  static const ModelCost model = [] {
+    hetsim::v1::Model m;
+    auto* t = m.mutable_transformer();
+    t->set_num_layers(48);
+    t->set_hidden_size(8192);
+    t->set_num_attention_heads(64);
+    t->set_seq_length(1024);
+    t->set_vocab_size(51200);
+    t->set_tied_embeddings(true);
+    t->set_granularity(hetsim::v1::SUBLAYER);
+    return *ModelCost::Create(m, "bench");
+  }();
+  return model;
+}
+
+void BM_StageCost(benchmark::State& state) {
+  hetsim::v1::GpuType a100;
+  a100.set_peak_tflops_bf16(312);
+  a100.set_hbm_bandwidth_gbytes_per_s(2039);
+  a100.mutable_efficiency()->set_max_efficiency(0.8);
+  a100.mutable_efficiency()->set_half_efficiency_gflop(0.5);
+  const GpuCompute gpu = *GpuCompute::Create(a100, hetsim::v1::BF16, "bench");
+  StageConfig c;
+  c.first_layer = 1;
+  c.num_layers = static_cast<int>(state.range(0));
+  c.tensor_parallel = 8;
+  c.data_parallel = 8;
+  c.zero_stage = 1;
+  c.recompute = hetsim::v1::RECOMPUTE_SELECTIVE;
+  c.sequence_parallel = true;
+  c.micro_batch_size = 8;
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeStageCost(Gpt39b(), c, gpu, "bench"));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_StageCost)->Arg(8)->Arg(32)->Arg(96)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
