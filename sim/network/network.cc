@@ -129,10 +129,16 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
   f.observer = observer;
   f.tag = tag;
   Time latency = 0;
+  f.tightest_link = route.empty() ? 0 : route.front();
   for (LinkId link : route) {
     if (link >= links_.size()) InternalError("route names an unknown link", link);
     latency += links_[link].spec.latency;
     f.hops.push_back(Hop{link, 0});
+    const double capacity = links_[link].spec.capacity_bytes_per_s;
+    const double tightest = links_[f.tightest_link].spec.capacity_bytes_per_s;
+    if (capacity < tightest || (capacity == tightest && link < f.tightest_link)) {
+      f.tightest_link = link;
+    }
   }
   ++stats_.flows_started;
   ++active_flows_;
@@ -288,30 +294,57 @@ void Network::CollectComponent() {
 
 // Progressive filling (water filling): raise every unfixed flow's rate together; the link whose
 // fair share (residual capacity / unfixed flows) is smallest saturates first and fixes its flows at
-// that share. A heap of links by share with lazy deletion: a link's share only grows as flows are
-// fixed elsewhere, so a stale entry is recognised by its share no longer matching the link's.
+// that share. Fixing a flow elsewhere only raises a link's share, so a link's key is a lower bound
+// and is not updated when its share rises (that would cost a heap operation per hop); when a link
+// comes up with a stale key it is queued again with its current share. The initial keys are sorted
+// once (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
 void Network::FillProgressively() {
+  sorted_shares_.clear();
   share_heap_.clear();
   for (uint32_t slot : component_flows_) flows_[slot].fixed = false;
   for (LinkId id : component_links_) {
     Link& link = links_[id];
     link.residual = link.spec.capacity_bytes_per_s;
     link.unfixed = static_cast<uint32_t>(link.flows.size());
-    link.saturated = link.unfixed == 0;
-    if (link.saturated) continue;
-    link.share = link.residual / link.unfixed;
-    share_heap_.push_back(ShareEntry{link.share, id});
+    if (link.unfixed == 0) continue;
+    // A link carrying a single flow offers it the whole capacity; unless it is that flow's tightest
+    // link (lowest capacity, then lowest id), the tightest one caps the flow first: skip it.
+    if (link.unfixed == 1 && flows_[link.flows.front().flow].tightest_link != id) continue;
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed, id});
   }
   const auto later = [](const ShareEntry& a, const ShareEntry& b) { return LaterShare(a, b); };
-  std::make_heap(share_heap_.begin(), share_heap_.end(), later);
-  while (!share_heap_.empty()) {
-    std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
-    const ShareEntry top = share_heap_.back();
-    share_heap_.pop_back();
+  // By share only: equal shares keep a deterministic (if arbitrary) order, and any order of equal
+  // shares gives the same allocation.
+  std::sort(sorted_shares_.begin(), sorted_shares_.end(),
+            [](const ShareEntry& a, const ShareEntry& b) { return a.share < b.share; });
+  size_t next_sorted = 0;
+  double level = 0;
+  for (;;) {
+    // The smaller of the next sorted key and the heap's top.
+    ShareEntry top;
+    const bool from_heap =
+        !share_heap_.empty() &&
+        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()));
+    if (from_heap) {
+      std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
+      top = share_heap_.back();
+      share_heap_.pop_back();
+    } else if (next_sorted < sorted_shares_.size()) {
+      top = sorted_shares_[next_sorted++];
+    } else {
+      break;
+    }
     Link& bottleneck = links_[top.link];
-    if (bottleneck.saturated || top.share != bottleneck.share) continue;  // stale entry
-    bottleneck.saturated = true;
-    const double level = top.share;
+    if (bottleneck.unfixed == 0) continue;  // every flow fixed by other links: it limits no one
+    // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
+    // flow is ever given less than a bottleneck saturated before it.
+    const double share = std::max(bottleneck.residual / bottleneck.unfixed, level);
+    if (share > top.share) {  // stale key: queue again with the current share
+      share_heap_.push_back(ShareEntry{share, top.link});
+      std::push_heap(share_heap_.begin(), share_heap_.end(), later);
+      continue;
+    }
+    level = share;
     for (const LinkEntry& entry : bottleneck.flows) {
       Flow& f = flows_[entry.flow];
       if (f.fixed) continue;
@@ -319,18 +352,8 @@ void Network::FillProgressively() {
       f.new_rate = level;
       for (const Hop& hop : f.hops) {
         Link& link = links_[hop.link];
-        if (link.saturated) continue;
         link.residual -= level;
         --link.unfixed;
-        if (link.unfixed == 0) {
-          link.saturated = true;  // all its flows fixed elsewhere: it never limits anyone
-          continue;
-        }
-        // Mathematically the new share is >= level; clamping absorbs rounding so that no flow is
-        // ever given less than a bottleneck already saturated before it.
-        link.share = std::max(link.residual / link.unfixed, level);
-        share_heap_.push_back(ShareEntry{link.share, hop.link});
-        std::push_heap(share_heap_.begin(), share_heap_.end(), later);
       }
     }
   }

@@ -115,6 +115,7 @@ class Network : private EventHandler {
     bool fixed = false;           // progressive filling: rate decided in this recompute
     uint32_t visit_epoch = 0;     // component search marker
     uint32_t next_free = 0;
+    LinkId tightest_link = 0;     // lowest capacity on the route (lowest id among equals)
     int64_t bytes = 0;
     double remaining_bytes = 0;   // as of rate_since; updated only when the rate changes
     double rate = 0;              // bytes/s while transmitting
@@ -135,11 +136,9 @@ class Network : private EventHandler {
     Time busy_since = 0;
     // Recompute scratch.
     bool dirty = false;
-    bool saturated = false;      // progressive filling: this link's flows are fixed
     uint32_t visit_epoch = 0;
-    uint32_t unfixed = 0;
-    double residual = 0;
-    double share = 0;
+    uint32_t unfixed = 0;        // flows on the link whose rate is not decided yet
+    double residual = 0;         // capacity not yet given to fixed flows
   };
   struct ShareEntry {
     double share;
@@ -180,6 +179,7 @@ class Network : private EventHandler {
   std::vector<LinkId> component_links_;
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
+  std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
 };
 
