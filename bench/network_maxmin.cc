@@ -12,17 +12,11 @@
 #include <vector>
 
 #include "sim/engine/simulator.h"
+#include "sim/engine/split_mix.h"
 #include "sim/network/network.h"
 
 namespace hetsim::sim {
 namespace {
-
-uint64_t NextRandom(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Hosts in groups of 16 under a leaf; every leaf has an uplink and a downlink to each of 8 spines.
 class FatTree {
@@ -56,8 +50,8 @@ class FatTree {
     const int src_leaf = src / kHostsPerLeaf;
     const int dst_leaf = dst / kHostsPerLeaf;
     if (src_leaf != dst_leaf) {
-      uint64_t h = static_cast<uint64_t>(src) * 1000003 + static_cast<uint64_t>(dst) + key;
-      const int spine = static_cast<int>(NextRandom(h) % kSpines);
+      SplitMix64 hash(static_cast<uint64_t>(src) * 1000003 + static_cast<uint64_t>(dst) + key);
+      const int spine = static_cast<int>(hash.Below(kSpines));
       route.push_back(spine_base_ + static_cast<LinkId>(2 * (src_leaf * kSpines + spine)));
       route.push_back(spine_base_ + static_cast<LinkId>(2 * (dst_leaf * kSpines + spine) + 1));
     }
@@ -79,10 +73,10 @@ class PermutationLoop : public FlowObserver {
   void StartFrom(int src) {
     if (remaining_ == 0) return;
     --remaining_;
-    int dst = static_cast<int>(NextRandom(rng_) % static_cast<uint64_t>(hosts_ - 1));
+    int dst = static_cast<int>(rng_.Below(static_cast<uint64_t>(hosts_ - 1)));
     if (dst >= src) ++dst;
-    tree_->Route(src, dst, NextRandom(rng_), route_);
-    const int64_t bytes = static_cast<int64_t>(1 + NextRandom(rng_) % (16 << 20));
+    tree_->Route(src, dst, rng_.Next(), route_);
+    const int64_t bytes = static_cast<int64_t>(1 + rng_.Below(16 << 20));
     net_->StartFlow(route_, bytes, this, static_cast<uint64_t>(src));
   }
   void OnFlowCompleted(FlowId, uint64_t tag) override { StartFrom(static_cast<int>(tag)); }
@@ -92,16 +86,29 @@ class PermutationLoop : public FlowObserver {
   Network* net_;
   int hosts_;
   uint64_t remaining_;
-  uint64_t rng_ = 1;
+  SplitMix64 rng_{1};
   std::vector<LinkId> route_;
 };
 
-void ReportRates(benchmark::State& state, const Network& net, uint64_t flows, uint64_t events) {
-  state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(flows),
+// Runs one simulation per iteration: `start(net)` makes the traffic driver and starts its flows.
+template <class StartTraffic>
+void RunAndReport(benchmark::State& state, const FatTree& tree, StartTraffic start) {
+  uint64_t total_flows = 0;
+  uint64_t total_events = 0;
+  NetworkStats stats;
+  for (auto _ : state) {
+    Simulator sim;
+    auto net = Network::Create(&sim, tree.links(), NetworkMode::kMaxMinFair);
+    auto driver = start(net->get());
+    sim.Run();
+    stats = (*net)->stats();
+    total_flows += stats.flows_completed;
+    total_events += sim.events_processed();
+  }
+  state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(total_flows),
                                                      benchmark::Counter::kIsRate);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events),
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(total_events),
                                                       benchmark::Counter::kIsRate);
-  const NetworkStats& stats = net.stats();
   state.counters["flows_per_recompute"] =
       stats.recomputations == 0 ? 0.0
                                 : static_cast<double>(stats.flows_visited) / stats.recomputations;
@@ -112,20 +119,11 @@ void BM_NetworkPermutationClosedLoop(benchmark::State& state) {
   const int hosts = static_cast<int>(state.range(0));
   const uint64_t flows = static_cast<uint64_t>(state.range(1));
   const FatTree tree(hosts);
-  uint64_t total_flows = 0;
-  uint64_t total_events = 0;
-  std::unique_ptr<Network> last;
-  for (auto _ : state) {
-    Simulator sim;
-    auto net = Network::Create(&sim, tree.links(), NetworkMode::kMaxMinFair);
-    PermutationLoop loop(&tree, net->get(), hosts, flows);
-    for (int h = 0; h < hosts; ++h) loop.StartFrom(h);
-    sim.Run();
-    total_flows += (*net)->stats().flows_completed;
-    total_events += sim.events_processed();
-    last = *std::move(net);
-  }
-  ReportRates(state, *last, total_flows, total_events);
+  RunAndReport(state, tree, [&](Network* net) {
+    auto loop = std::make_unique<PermutationLoop>(&tree, net, hosts, flows);
+    for (int h = 0; h < hosts; ++h) loop->StartFrom(h);
+    return loop;
+  });
 }
 BENCHMARK(BM_NetworkPermutationClosedLoop)
     ->Args({64, 20000})
@@ -161,22 +159,12 @@ class RingSteps : public FlowObserver {
 
 void BM_NetworkRingSteps(benchmark::State& state) {
   const int hosts = static_cast<int>(state.range(0));
-  constexpr int kSteps = 64;
   const FatTree tree(hosts);
-  uint64_t total_flows = 0;
-  uint64_t total_events = 0;
-  std::unique_ptr<Network> last;
-  for (auto _ : state) {
-    Simulator sim;
-    auto net = Network::Create(&sim, tree.links(), NetworkMode::kMaxMinFair);
-    RingSteps ring(&tree, net->get(), hosts, kSteps, 8 << 20);
-    ring.StartStep();
-    sim.Run();
-    total_flows += (*net)->stats().flows_completed;
-    total_events += sim.events_processed();
-    last = *std::move(net);
-  }
-  ReportRates(state, *last, total_flows, total_events);
+  RunAndReport(state, tree, [&](Network* net) {
+    auto ring = std::make_unique<RingSteps>(&tree, net, hosts, /*steps=*/64, /*bytes=*/8 << 20);
+    ring->StartStep();
+    return ring;
+  });
 }
 BENCHMARK(BM_NetworkRingSteps)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
 
