@@ -68,8 +68,8 @@ class Topology::Builder {
   DeviceId AddDevice(DeviceKind kind, int32_t island, int32_t node, int32_t index) {
     t_.devices_.push_back({kind, island, node, index});
     boost::add_vertex(t_.graph_);
-    t_.nic_up_.push_back(-1);
-    t_.nic_down_.push_back(-1);
+    t_.nic_up_.push_back(kNoLink);
+    t_.nic_down_.push_back(kNoLink);
     return static_cast<DeviceId>(t_.devices_.size() - 1);
   }
   LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, sim::Time latency, LinkClass cls) {
@@ -206,8 +206,8 @@ void Topology::Builder::BuildNodes(int32_t island) {
       t_.gpu_down_.push_back(up + 1);
       if (nics == 0) {
         t_.gpu_nic_.push_back(-1);
-        t_.gpu_nic_up_.push_back(-1);
-        t_.gpu_nic_down_.push_back(-1);
+        t_.gpu_nic_up_.push_back(kNoLink);
+        t_.gpu_nic_down_.push_back(kNoLink);
         continue;
       }
       // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.

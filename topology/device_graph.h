@@ -21,7 +21,8 @@
 namespace hetsim::topology {
 
 using DeviceId = int32_t;
-using LinkId = int32_t;
+using LinkId = uint32_t;  // same type as sim::LinkId, so routes go to the network as they are
+inline constexpr LinkId kNoLink = 0xffffffffu;
 using GpuId = int32_t;  // global: islands in order, nodes in order, GPUs in order
 
 enum class DeviceKind : uint8_t {
@@ -65,7 +66,7 @@ struct GpuLocation {
 };
 
 struct EdgeProps {
-  LinkId link = -1;
+  LinkId link = kNoLink;
   int64_t route_weight = 0;  // latency in ps, scaled, plus one per hop: "latency, then hops"
 };
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
@@ -108,7 +109,7 @@ class Topology {
   LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu]; }
   LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu]; }
   LinkId nic_to_gpu(GpuId gpu) const { return gpu_nic_down_[gpu]; }
-  // The NIC's link into the fabric and back (-1 when the island has no NICs).
+  // The NIC's link into the fabric and back (kNoLink for devices that are not NICs).
   LinkId nic_uplink(DeviceId nic) const { return nic_up_[nic]; }
   LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
   bool is_fabric_device(DeviceId d) const;  // switches and gateways that may forward traffic
@@ -131,7 +132,7 @@ class Topology {
   std::vector<DeviceId> gpu_switch_;
   std::vector<DeviceId> gpu_nic_;
   std::vector<LinkId> gpu_up_, gpu_down_, gpu_nic_up_, gpu_nic_down_;
-  std::vector<LinkId> nic_up_, nic_down_;  // indexed by device id (-1 for non-NICs)
+  std::vector<LinkId> nic_up_, nic_down_;  // indexed by device id (kNoLink for non-NICs)
 };
 
 }  // namespace hetsim::topology

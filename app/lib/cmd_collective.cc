@@ -1,0 +1,193 @@
+// `hetsim collective --cluster C --op OP --bytes SIZE --gpus LIST [--algo A] [--sizes MIN:MAX]`:
+// simulates one collective on the cluster's network and prints nccl-tests' time, algbw and busbw.
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "app/lib/cli.h"
+#include "app/lib/command_list.h"
+#include "proto/validate_cluster.h"
+#include "sim/collectives/layout.h"
+#include "sim/collectives/simulate.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kInfo = {
+    "collective",
+    "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
+    "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]",
+    "Simulates one collective alone on the cluster's flow-level network and prints, like nccl-tests, the\n"
+    "simulated time, the algorithm bandwidth (size / time) and the bus bandwidth (algbw x 2(n-1)/n for\n"
+    "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send-recv).\n"
+    "OP: all-reduce, all-gather, reduce-scatter, all-to-all, broadcast (root: first GPU), send-recv\n"
+    "(two GPUs). SIZE: bytes with an optional suffix K, M, G, T (or KiB, MiB, GiB, TiB; powers of 1024)\n"
+    "or KB, MB, GB, TB (powers of 1000). --sizes MIN:MAX doubles the size from MIN to MAX, one row each.\n"
+    "LIST: global GPU ids (islands, nodes, GPUs in order) as ranges, e.g. 0-511 or 0-7,16-23.\n"
+    "A: ring, tree, hier (intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather),\n"
+    "direct, pairwise, or auto (default): the fastest by the alpha-beta estimate on the actual links."};
+
+absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag) {
+  struct Suffix {
+    const char* name;
+    int64_t scale;
+  };
+  static constexpr Suffix kSuffixes[] = {
+      {"KiB", int64_t{1} << 10}, {"MiB", int64_t{1} << 20}, {"GiB", int64_t{1} << 30}, {"TiB", int64_t{1} << 40},
+      {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
+      {"K", int64_t{1} << 10}, {"M", int64_t{1} << 20}, {"G", int64_t{1} << 30}, {"T", int64_t{1} << 40},
+      {"B", 1}};
+  int64_t scale = 1;
+  absl::string_view digits = text;
+  for (const Suffix& s : kSuffixes) {
+    if (absl::EndsWith(text, s.name)) {
+      scale = s.scale;
+      digits = text.substr(0, text.size() - absl::string_view(s.name).size());
+      break;
+    }
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
+  }
+  if (value > static_cast<uint64_t>(sim::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s is larger than the 1 PiB limit", flag, text));
+  }
+  return static_cast<int64_t>(value) * scale;
+}
+
+absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
+  std::vector<topology::GpuId> out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
+    int64_t lo = 0, hi = 0;
+    if (!absl::SimpleAtoi(ends[0], &lo) || (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &hi))) {
+      return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is not a GPU id or range like 0-511", part));
+    }
+    if (ends.size() == 1) hi = lo;
+    if (lo < 0 || hi < lo) return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is an empty or negative range", part));
+    if (hi > std::numeric_limits<int32_t>::max() || hi - lo >= (int64_t{1} << 24)) {
+      return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is out of range", part));
+    }
+    for (int64_t g = lo; g <= hi; ++g) out.push_back(static_cast<topology::GpuId>(g));
+  }
+  return out;
+}
+
+int Collective(const Args& args) {
+  po::options_description options("options");
+  std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text, algo_name = "auto", inter_name = "auto",
+                                                                          network_name = "max-min-fair";
+  int32_t channels = 0, chunks = 0;
+  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "op", po::value(&op_name)->required()->value_name("OP"), "collective operation")(
+      "bytes", po::value(&bytes_text)->value_name("SIZE"), "size (nccl-tests convention)")(
+      "sizes", po::value(&sizes_text)->value_name("MIN:MAX"), "table of sizes, doubling")(
+      "gpus", po::value(&gpus_text)->required()->value_name("LIST"), "group of global GPU ids")(
+      "algo", po::value(&algo_name)->value_name("A"), "algorithm (default auto)")(
+      "inter-node", po::value(&inter_name)->value_name("A"), "hier: ring, tree or auto across nodes")(
+      "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
+      "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
+      "network", po::value(&network_name)->value_name("MODE"), "max-min-fair (default) or contention-free");
+  po::positional_options_description positional;
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+
+  sim::CollectiveRequest req;
+  auto op = sim::ParseCollectiveOp(op_name);
+  if (!op.ok()) return UsageError(kInfo, absl::StrCat("--", op.status().message()));
+  req.op = *op;
+  auto algo = sim::ParseAlgorithm(algo_name);
+  if (!algo.ok()) return UsageError(kInfo, absl::StrCat("--", algo.status().message()));
+  req.algorithm = *algo;
+  auto inter = sim::ParseAlgorithm(inter_name);
+  if (!inter.ok()) return UsageError(kInfo, absl::StrCat("--inter-node: ", inter.status().message()));
+  req.inter_node = *inter;
+  auto mode = sim::ParseNetworkMode(network_name);
+  if (!mode.ok()) return UsageError(kInfo, absl::StrCat("--network: ", mode.status().message()));
+  req.channels = channels;
+  req.chunks = chunks;
+  auto gpus = ParseGpuList(gpus_text);
+  if (!gpus.ok()) return UsageError(kInfo, gpus.status().message());
+  req.gpus = *gpus;
+
+  std::vector<int64_t> sizes;
+  if (bytes_text.empty() == sizes_text.empty()) return UsageError(kInfo, "give exactly one of --bytes and --sizes");
+  if (!bytes_text.empty()) {
+    auto b = ParseSize(bytes_text, "--bytes");
+    if (!b.ok()) return UsageError(kInfo, b.status().message());
+    sizes.push_back(*b);
+  } else {
+    std::vector<std::string> ends = absl::StrSplit(sizes_text, ':');
+    if (ends.size() != 2) return UsageError(kInfo, "--sizes: expected MIN:MAX, e.g. 1KiB:4GiB");
+    auto lo = ParseSize(ends[0], "--sizes");
+    auto hi = ParseSize(ends[1], "--sizes");
+    if (!lo.ok()) return UsageError(kInfo, lo.status().message());
+    if (!hi.ok()) return UsageError(kInfo, hi.status().message());
+    if (*lo <= 0 || *hi < *lo) return UsageError(kInfo, "--sizes: MIN must be positive and at most MAX");
+    for (int64_t s = *lo; s <= *hi; s *= 2) sizes.push_back(s);
+  }
+
+  auto cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  auto topo = topology::Topology::Build(*cluster);
+  if (!topo.ok()) return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
+  topology::Router router(*topo);
+  req.bytes = sizes.front();
+  if (absl::Status s = sim::ValidateRequest(*topo, req); !s.ok()) {
+    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
+  }
+
+  const size_t nodes = sim::GroupByNode(*topo, req.gpus).size();
+  std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s\n",
+              sim::CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
+              cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo->num_gpus(),
+              sim::NetworkModeName(*mode));
+  std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
+              sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
+  std::printf("%14s %-8s %-5s %3s %6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
+              "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
+  for (int64_t size : sizes) {
+    req.bytes = size;
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto r = sim::SimulateCollective(*topo, router, req, *mode);
+    const double wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+    if (!r.ok()) {
+      const absl::Status s = absl::IsInvalidArgument(r.status())
+                                 ? absl::InvalidArgumentError(absl::StrCat("--", r.status().message()))
+                                 : r.status();
+      return ReportFailure(kInfo, s);
+    }
+    const bool hier = r->shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
+    std::printf("%14lld %-8s %-5s %3d %6d %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
+                sim::AlgorithmName(r->shape.algorithm).data(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
+                r->shape.channels, r->shape.chunks, sim::TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
+                r->busbw_bytes_per_s / 1e9, r->shape.estimated_seconds * 1e6, static_cast<unsigned long long>(r->flows),
+                wall_ms);
+    if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
+      for (const auto& e : r->estimates) {
+        std::printf("#   estimate %-8s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(), e.seconds * 1e6,
+                    e.algorithm == r->shape.algorithm ? "  (chosen)" : "");
+      }
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCollective(const Args& args) {
+  return RunGuarded(kInfo, [&] { return Collective(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,92 @@
+// 1 GiB all-reduce on H100 nodes (8 GPUs on NVSwitch, 8 x 400 Gb/s NICs) joined by a full-bisection
+// fat tree (16 nodes per leaf): the speed goals of issue 4 (512 GPUs hierarchical < 50 ms wall, flat
+// ring < 1 s, 4096 GPUs hierarchical < 0.5 s, memory < 1 GiB). Each iteration routes from a fresh
+// Router (route computation is part of the cost) and simulates the collective on the max-min network.
+#include <sys/resource.h>
+
+#include <numeric>
+
+#include <benchmark/benchmark.h>
+
+#include "sim/collectives/simulate.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim {
+namespace {
+
+v1::Cluster FatTreeCluster(int nodes) {
+  v1::Cluster c;
+  c.set_name("h100-fat-tree");
+  auto* g = c.add_gpu_types();
+  g->set_name("H100");
+  g->set_peak_tflops_bf16(989);
+  g->set_hbm_gib(80);
+  g->set_hbm_bandwidth_gbytes_per_s(3350);
+  auto* n = c.add_node_types();
+  n->set_name("dgx");
+  n->set_gpu_type("H100");
+  n->set_gpus_per_node(8);
+  n->set_intra_node_fabric(v1::NVSWITCH);
+  n->set_intra_node_bandwidth_gbps(3600);
+  n->set_intra_node_latency_ns(1000);
+  auto* i = c.add_islands();
+  i->set_name("a");
+  i->set_node_type("dgx");
+  i->set_node_count(nodes);
+  i->set_fabric(v1::INFINIBAND);
+  i->set_topology(v1::FAT_TREE);
+  i->set_nics_per_node(8);
+  i->set_nic_bandwidth_gbps(400);
+  i->set_nic_latency_ns(500);
+  i->set_switch_latency_ns(200);
+  i->set_oversubscription(1);
+  i->set_nodes_per_leaf(16);
+  return c;
+}
+
+void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels) {
+  const int gpus = static_cast<int>(state.range(0));
+  const auto topo = *topology::Topology::Build(FatTreeCluster(gpus / 8));
+  sim::CollectiveRequest req;
+  req.op = sim::CollectiveOp::kAllReduce;
+  req.gpus.resize(gpus);
+  std::iota(req.gpus.begin(), req.gpus.end(), 0);
+  req.bytes = int64_t{1} << 30;
+  req.algorithm = algorithm;
+  req.channels = channels;
+  uint64_t flows = 0, events = 0;
+  sim::CollectiveResult last;
+  for (auto _ : state) {
+    topology::Router router(topo);
+    auto r = sim::SimulateCollective(topo, router, req);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    flows += r->flows;
+    events += r->events;
+    last = *r;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["flows/s"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["flows"] = static_cast<double>(last.flows);
+  state.counters["sim_ms"] = sim::TimeToMilliseconds(last.time);
+  state.counters["busbw_GBps"] = last.busbw_bytes_per_s / 1e9;
+  state.counters["chunks"] = last.shape.chunks;
+  state.counters["inter_tree"] = last.shape.inter_node == sim::CollectiveAlgorithm::kTree ? 1 : 0;
+  state.counters["maxrss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+void BM_AllReduceHierarchical(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0); }
+void BM_AllReduceFlatRing(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 1); }
+void BM_AllReduceRing8Channels(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 8); }
+
+BENCHMARK(BM_AllReduceHierarchical)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceFlatRing)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceRing8Channels)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace hetsim

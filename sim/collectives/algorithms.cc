@@ -1,0 +1,278 @@
+#include "sim/collectives/algorithms.h"
+
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "sim/collectives/estimate.h"
+#include "sim/collectives/layout.h"
+#include "sim/collectives/primitives.h"
+
+namespace hetsim::sim {
+namespace {
+
+// Flow keys keep the paths of different channels and trees apart, so ECMP may spread them.
+constexpr uint64_t kTreeKeyBase = 100;
+constexpr int32_t kMaxDefaultChunks = 64;
+
+std::vector<TransferPath> RingPaths(const Ranks& ranks, uint64_t key) {
+  std::vector<TransferPath> out;
+  if (ranks.size() < 2) return out;
+  for (size_t r = 0; r < ranks.size(); ++r) out.push_back({ranks[r], ranks[(r + 1) % ranks.size()], key});
+  return out;
+}
+
+void AppendTreePaths(const Ranks& ranks, uint64_t key, std::vector<TransferPath>& out) {
+  for (int32_t t = 0; t < 2; ++t) {
+    for (auto [child, parent] : DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t)) {
+      out.push_back({ranks[child], ranks[parent], key * 2 + t});
+    }
+  }
+}
+
+// Picks the chunk count in 1, 2, 4, ... kMaxDefaultChunks that minimizes `seconds(chunks)`, unless fixed.
+template <typename F>
+std::pair<int32_t, double> BestChunks(int32_t fixed, F seconds) {
+  if (fixed > 0) return {fixed, seconds(fixed)};
+  std::pair<int32_t, double> best{1, seconds(1)};
+  for (int32_t c = 2; c <= kMaxDefaultChunks; c *= 2) {
+    const double t = seconds(c);
+    if (t < best.second) best = {c, t};
+  }
+  return best;
+}
+
+int32_t RingSteps(CollectiveOp op, int64_t n) {
+  return static_cast<int32_t>(op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1);
+}
+
+}  // namespace
+
+absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, topology::Router& router,
+                                         const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
+  const std::vector<Ranks> nodes = GroupByNode(topology, req.gpus);
+  const int64_t n = static_cast<int64_t>(req.gpus.size());
+  const double bytes = static_cast<double>(req.bytes);
+  CollectiveShape s;
+  s.algorithm = algorithm;
+  s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, nodes);
+  s.chunks = req.chunks > 0 ? req.chunks : 1;
+  auto costs_of = [&](const std::vector<TransferPath>& paths) { return ConcurrentCosts(router, paths); };
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: {
+      if (req.op == CollectiveOp::kBroadcast) {
+        s.channels = 1;
+        auto costs = costs_of(RingPaths(req.gpus, 0));
+        if (!costs.ok()) return costs.status();
+        // A chain, not a ring: drop the edge back to the root.
+        if (!costs->empty()) costs->pop_back();
+        std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
+          return (n - 1 + c - 1) * StepSeconds(*costs, bytes / c);
+        });
+        return s;
+      }
+      std::vector<TransferPath> paths;
+      for (int32_t c = 0; c < s.channels; ++c) {
+        for (const auto& p : RingPaths(ChannelOrder(nodes, c), c)) paths.push_back(p);
+      }
+      auto costs = costs_of(paths);
+      if (!costs.ok()) return costs.status();
+      const int32_t steps = RingSteps(req.op, n);
+      s.estimated_seconds = n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, bytes / s.channels / n / s.chunks);
+      return s;
+    }
+    case CollectiveAlgorithm::kTree: {
+      if (req.op == CollectiveOp::kBroadcast) {
+        s.channels = 1;
+        std::vector<TransferPath> paths;
+        for (int64_t p = 1; p < n; ++p) paths.push_back({req.gpus[(p - 1) / 2], req.gpus[p], 0});
+        auto costs = costs_of(paths);
+        if (!costs.ok()) return costs.status();
+        const int32_t depth = HeapTreeDepth(n);
+        std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
+          return n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, bytes / c);
+        });
+        return s;
+      }
+      std::vector<TransferPath> paths;
+      for (int32_t c = 0; c < s.channels; ++c) AppendTreePaths(ChannelOrder(nodes, c), kTreeKeyBase + c, paths);
+      auto costs = costs_of(paths);
+      if (!costs.ok()) return costs.status();
+      const int32_t depth = DoubleTreeDepth(n);
+      std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
+        return n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, bytes / s.channels / 2 / c);
+      });
+      return s;
+    }
+    case CollectiveAlgorithm::kHierarchical: {
+      if (nodes.size() < 2 || !EvenNodes(nodes)) {
+        return absl::InvalidArgumentError(
+            "algo: hier needs the group on at least two nodes with the same number of GPUs on each");
+      }
+      const int64_t g = static_cast<int64_t>(nodes.front().size());
+      const int64_t num_nodes = static_cast<int64_t>(nodes.size());
+      s.channels = static_cast<int32_t>(g);  // one inter-node all-reduce per local rank (rail)
+      double intra = 0;
+      if (g > 1) {
+        std::vector<TransferPath> paths;
+        for (const Ranks& node : nodes) {
+          for (const auto& p : RingPaths(node, 0)) paths.push_back(p);
+        }
+        auto costs = costs_of(paths);
+        if (!costs.ok()) return costs.status();
+        intra = (g - 1) * StepSeconds(*costs, bytes / g);
+      }
+      std::vector<TransferPath> ring_paths, tree_paths;
+      for (int64_t i = 0; i < g; ++i) {
+        Ranks rail;
+        for (const Ranks& node : nodes) rail.push_back(node[i]);
+        for (const auto& p : RingPaths(rail, i)) ring_paths.push_back(p);
+        AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
+      }
+      auto ring_costs = costs_of(ring_paths);
+      if (!ring_costs.ok()) return ring_costs.status();
+      auto tree_costs = costs_of(tree_paths);
+      if (!tree_costs.ok()) return tree_costs.status();
+      const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, bytes / g / num_nodes);
+      const int32_t depth = DoubleTreeDepth(num_nodes);
+      auto [chunks, tree] = BestChunks(req.chunks, [&](int32_t c) {
+        return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, bytes / g / 2 / c);
+      });
+      const bool use_tree = req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring
+                                                                         : req.inter_node == CollectiveAlgorithm::kTree;
+      s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
+      s.chunks = use_tree ? chunks : 1;
+      s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
+      return s;
+    }
+    case CollectiveAlgorithm::kDirect:
+    case CollectiveAlgorithm::kPairwise: {
+      s.channels = 1;
+      s.chunks = 1;
+      if (req.op == CollectiveOp::kSendRecv) {
+        auto costs = costs_of({{req.gpus[0], req.gpus[1], 0}});
+        if (!costs.ok()) return costs.status();
+        s.estimated_seconds = StepSeconds(*costs, bytes);
+        return s;
+      }
+      if (algorithm == CollectiveAlgorithm::kDirect) {
+        std::vector<TransferPath> paths;
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            if (i != j) paths.push_back({req.gpus[i], req.gpus[j], 0});
+          }
+        }
+        auto costs = costs_of(paths);
+        if (!costs.ok()) return costs.status();
+        s.estimated_seconds = StepSeconds(*costs, bytes / n);
+        return s;
+      }
+      s.estimated_seconds = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        std::vector<TransferPath> paths;
+        for (int64_t r = 0; r < n; ++r) paths.push_back({req.gpus[r], req.gpus[(r + k) % n], 0});
+        auto costs = costs_of(paths);
+        if (!costs.ok()) return costs.status();
+        s.estimated_seconds += StepSeconds(*costs, bytes / n);
+      }
+      return s;
+    }
+    case CollectiveAlgorithm::kAuto:
+      break;
+  }
+  return absl::InternalError("ShapeFor: unresolved algorithm");
+}
+
+absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
+                                        const CollectiveRequest& req) {
+  ShapeChoice choice;
+  if (req.algorithm != CollectiveAlgorithm::kAuto) {
+    auto s = ShapeFor(topology, router, req, req.algorithm);
+    if (!s.ok()) return s.status();
+    choice.shape = *s;
+    choice.estimates.push_back({s->algorithm, s->estimated_seconds});
+    return choice;
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
+    auto s = ShapeFor(topology, router, req, a);
+    if (!s.ok()) {
+      if (absl::IsInvalidArgument(s.status())) continue;  // not applicable to this group
+      return s.status();
+    }
+    choice.estimates.push_back({a, s->estimated_seconds});
+    if (s->estimated_seconds < best) {
+      best = s->estimated_seconds;
+      choice.shape = *s;
+    }
+  }
+  return choice;
+}
+
+TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& req,
+                                 const CollectiveShape& s) {
+  TransferGraph g;
+  const std::vector<Ranks> nodes = GroupByNode(topology, req.gpus);
+  const int64_t n = static_cast<int64_t>(req.gpus.size());
+  const Ready none;
+  switch (s.algorithm) {
+    case CollectiveAlgorithm::kRing:
+      if (req.op == CollectiveOp::kBroadcast) {
+        AppendChainBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
+        break;
+      }
+      for (int32_t c = 0; c < s.channels; ++c) {
+        AppendRing(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), RingSteps(req.op, n), s.chunks, 0,
+                   c, none);
+      }
+      break;
+    case CollectiveAlgorithm::kTree:
+      if (req.op == CollectiveOp::kBroadcast) {
+        AppendTreeBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
+        break;
+      }
+      for (int32_t c = 0; c < s.channels; ++c) {
+        AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
+                                  kTreeKeyBase + c, none);
+      }
+      break;
+    case CollectiveAlgorithm::kHierarchical: {
+      const int32_t gpn = static_cast<int32_t>(nodes.front().size());
+      // 1. Reduce-scatter inside every node: local rank r ends with segment (r + 1) mod g.
+      std::vector<Ready> after_rs;
+      for (const Ranks& node : nodes) after_rs.push_back(AppendRing(g, node, req.bytes, gpn - 1, 1, 0, 0, none));
+      // 2. All-reduce of that segment across nodes, one ring or tree per local rank.
+      std::vector<Ready> after_ar(nodes.size(), Ready(gpn));
+      for (int32_t i = 0; i < gpn; ++i) {
+        Ranks rail;
+        Ready start;
+        for (size_t j = 0; j < nodes.size(); ++j) {
+          rail.push_back(nodes[j][i]);
+          start.push_back(after_rs[j][i]);
+        }
+        const int64_t seg = SplitBytes(req.bytes, gpn, (i + 1) % gpn);
+        const Ready done = s.inter_node == CollectiveAlgorithm::kTree
+                               ? AppendDoubleTreeAllReduce(g, rail, seg, s.chunks, kTreeKeyBase + i, start)
+                               : AppendRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i, start);
+        for (size_t j = 0; j < nodes.size(); ++j) after_ar[j][i] = done[j];
+      }
+      // 3. All-gather inside every node, starting from the segment each rank owns.
+      for (size_t j = 0; j < nodes.size(); ++j) AppendRing(g, nodes[j], req.bytes, gpn - 1, 1, 1, 0, after_ar[j]);
+      break;
+    }
+    case CollectiveAlgorithm::kDirect:
+      if (req.op == CollectiveOp::kSendRecv) {
+        g.Add(g.Path(req.gpus[0], req.gpus[1], 0), req.bytes, {});
+      } else {
+        AppendDirectAllToAll(g, req.gpus, req.bytes, 0, none);
+      }
+      break;
+    case CollectiveAlgorithm::kPairwise:
+      AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none);
+      break;
+    case CollectiveAlgorithm::kAuto:
+      break;
+  }
+  return g;
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,51 @@
+// From a request to a concrete algorithm: channel and chunk counts, hierarchical's inter-node
+// algorithm, the on-link alpha-beta estimate, the automatic choice, and the TransferGraph to simulate.
+#ifndef HETSIM_SIM_COLLECTIVES_ALGORITHMS_H_
+#define HETSIM_SIM_COLLECTIVES_ALGORITHMS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/collectives/collective.h"
+#include "sim/collectives/transfer_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::sim {
+
+struct CollectiveShape {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // never kAuto
+  int32_t channels = 1;
+  int32_t chunks = 1;
+  // Hierarchical only: how nodes all-reduce among themselves (kRing or kTree).
+  CollectiveAlgorithm inter_node = CollectiveAlgorithm::kRing;
+  double estimated_seconds = 0;  // alpha-beta on the actual links
+};
+
+struct AlgorithmEstimate {
+  CollectiveAlgorithm algorithm;
+  double seconds;
+};
+
+struct ShapeChoice {
+  CollectiveShape shape;
+  std::vector<AlgorithmEstimate> estimates;  // every algorithm considered, in AlgorithmsFor order
+};
+
+// Completes the shape of `algorithm` (not kAuto) for a validated request: the request's channels and
+// chunks when set, otherwise defaults (chunk counts minimize the estimate). InvalidArgument when the
+// algorithm cannot run on this group (hierarchical needs >= 2 nodes with equal GPU counts); NotFound
+// when a route is missing.
+absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, topology::Router& router,
+                                         const CollectiveRequest& request, CollectiveAlgorithm algorithm);
+
+// The request's algorithm, or for kAuto the one with the smallest estimate (ties: AlgorithmsFor order).
+absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
+                                        const CollectiveRequest& request);
+
+TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& request,
+                                 const CollectiveShape& shape);
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_ALGORITHMS_H_

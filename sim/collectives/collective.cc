@@ -1,0 +1,134 @@
+#include "sim/collectives/collective.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::sim {
+namespace {
+
+constexpr CollectiveOp kOps[] = {CollectiveOp::kSendRecv,      CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                                 CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,  CollectiveOp::kBroadcast};
+constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
+                                               CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
+                                               CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise};
+
+}  // namespace
+
+absl::string_view CollectiveOpName(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kSendRecv: return "send-recv";
+    case CollectiveOp::kAllReduce: return "all-reduce";
+    case CollectiveOp::kAllGather: return "all-gather";
+    case CollectiveOp::kReduceScatter: return "reduce-scatter";
+    case CollectiveOp::kAllToAll: return "all-to-all";
+    case CollectiveOp::kBroadcast: return "broadcast";
+  }
+  return "?";
+}
+
+absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name) {
+  for (CollectiveOp op : kOps) {
+    if (name == CollectiveOpName(op)) return op;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "op: unknown operation \"%s\" (expected send-recv, all-reduce, all-gather, reduce-scatter, all-to-all or broadcast)",
+      name));
+}
+
+absl::string_view AlgorithmName(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto: return "auto";
+    case CollectiveAlgorithm::kRing: return "ring";
+    case CollectiveAlgorithm::kTree: return "tree";
+    case CollectiveAlgorithm::kHierarchical: return "hier";
+    case CollectiveAlgorithm::kDirect: return "direct";
+    case CollectiveAlgorithm::kPairwise: return "pairwise";
+  }
+  return "?";
+}
+
+absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
+  for (CollectiveAlgorithm a : kAlgorithms) {
+    if (name == AlgorithmName(a)) return a;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct or pairwise)", name));
+}
+
+double BusBandwidthFactor(CollectiveOp op, int64_t ranks) {
+  const double n = static_cast<double>(ranks);
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll: return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kSendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto: return true;
+    case CollectiveAlgorithm::kRing:
+      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+             op == CollectiveOp::kBroadcast;
+    case CollectiveAlgorithm::kTree: return op == CollectiveOp::kAllReduce || op == CollectiveOp::kBroadcast;
+    case CollectiveAlgorithm::kHierarchical: return op == CollectiveOp::kAllReduce;
+    case CollectiveAlgorithm::kDirect: return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
+    case CollectiveAlgorithm::kPairwise: return op == CollectiveOp::kAllToAll;
+  }
+  return false;
+}
+
+std::vector<CollectiveAlgorithm> AlgorithmsFor(CollectiveOp op) {
+  std::vector<CollectiveAlgorithm> out;
+  for (CollectiveAlgorithm a : kAlgorithms) {
+    if (a != CollectiveAlgorithm::kAuto && Supports(a, op)) out.push_back(a);
+  }
+  return out;
+}
+
+absl::Status ValidateRequest(const topology::Topology& topology, const CollectiveRequest& r) {
+  if (r.gpus.empty()) return absl::InvalidArgumentError("gpus: the group is empty");
+  if (r.op == CollectiveOp::kSendRecv && r.gpus.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("gpus: send-recv needs exactly two GPUs (sender, receiver), got %d", r.gpus.size()));
+  }
+  absl::flat_hash_set<topology::GpuId> seen;
+  for (size_t i = 0; i < r.gpus.size(); ++i) {
+    const topology::GpuId g = r.gpus[i];
+    if (g < 0 || g >= topology.num_gpus()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("gpus[%d]: GPU id %d is outside the cluster's [0, %d)", i, g, topology.num_gpus()));
+    }
+    if (!seen.insert(g).second) return absl::InvalidArgumentError(absl::StrFormat("gpus[%d]: GPU %d appears twice", i, g));
+  }
+  if (r.bytes < 0 || r.bytes > kMaxCollectiveBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bytes: %d is outside [0, %d] (1 PiB)", r.bytes, kMaxCollectiveBytes));
+  }
+  if (r.chunks < 0 || r.chunks > kMaxChunks) {
+    return absl::InvalidArgumentError(absl::StrFormat("chunks: %d is outside [0, %d]", r.chunks, kMaxChunks));
+  }
+  if (r.channels < 0 || r.channels > kMaxChannels) {
+    return absl::InvalidArgumentError(absl::StrFormat("channels: %d is outside [0, %d]", r.channels, kMaxChannels));
+  }
+  if (r.inter_node != CollectiveAlgorithm::kAuto && r.inter_node != CollectiveAlgorithm::kRing &&
+      r.inter_node != CollectiveAlgorithm::kTree) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("inter_node: %s is not ring, tree or auto", AlgorithmName(r.inter_node)));
+  }
+  if (!Supports(r.algorithm, r.op)) {
+    std::string names;
+    for (CollectiveAlgorithm a : AlgorithmsFor(r.op)) names += absl::StrFormat("%s%s", names.empty() ? "" : ", ", AlgorithmName(a));
+    return absl::InvalidArgumentError(absl::StrFormat("algo: %s does not implement %s (use auto or %s)",
+                                                      AlgorithmName(r.algorithm), CollectiveOpName(r.op), names));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,68 @@
+// Collective operations over a group of GPUs, their algorithms, and nccl-tests' size conventions.
+//
+// `bytes` follows nccl-tests: all-reduce and broadcast move a buffer of `bytes`; all-gather's `bytes`
+// is the gathered output (each rank contributes bytes / n); reduce-scatter's is the input (each rank
+// keeps bytes / n); all-to-all's is one rank's send buffer (bytes / n to each peer); send/recv moves
+// `bytes` from gpus[0] to gpus[1]. Broadcast's root is gpus[0].
+#ifndef HETSIM_SIM_COLLECTIVES_COLLECTIVE_H_
+#define HETSIM_SIM_COLLECTIVES_COLLECTIVE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::sim {
+
+enum class CollectiveOp { kSendRecv, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
+
+enum class CollectiveAlgorithm {
+  kAuto,          // the fastest by the alpha-beta estimate on the actual links
+  kRing,          // NCCL-style ring(s); broadcast: a pipelined chain
+  kTree,          // double binary tree (all-reduce), pipelined binary tree (broadcast)
+  kHierarchical,  // all-reduce: intra-node reduce-scatter, inter-node all-reduce per rail, all-gather
+  kDirect,        // all-to-all: every pair at once; send/recv: one flow
+  kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
+};
+
+absl::string_view CollectiveOpName(CollectiveOp op);  // "all-reduce", ...
+absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name);
+absl::string_view AlgorithmName(CollectiveAlgorithm algorithm);  // "ring", "tree", "hier", ...
+absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name);
+
+// nccl-tests' bus bandwidth factor: busbw = algbw x factor (all-reduce 2(n-1)/n, all-gather,
+// reduce-scatter and all-to-all (n-1)/n, broadcast and send/recv 1).
+double BusBandwidthFactor(CollectiveOp op, int64_t ranks);
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<topology::GpuId> gpus;
+  int64_t bytes = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  int32_t channels = 0;  // parallel rings / tree pairs; 0 = chosen from the NICs per node
+  int32_t chunks = 0;    // pipeline chunks per channel; 0 = chosen from the size
+  // Hierarchical all-reduce: kRing or kTree across nodes; kAuto = the faster estimate.
+  CollectiveAlgorithm inter_node = CollectiveAlgorithm::kAuto;
+};
+
+// Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.
+inline constexpr int64_t kMaxCollectiveBytes = int64_t{1} << 50;
+inline constexpr int32_t kMaxChunks = 4096;
+inline constexpr int32_t kMaxChannels = 64;
+
+// InvalidArgument naming the field ("gpus", "bytes", "algorithm", ...): empty or duplicate groups,
+// GPU ids out of range, send/recv without exactly two GPUs, sizes outside [0, kMaxCollectiveBytes],
+// an algorithm that does not implement the operation.
+absl::Status ValidateRequest(const topology::Topology& topology, const CollectiveRequest& request);
+
+// Whether `algorithm` (not kAuto) implements `op`.
+bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op);
+// The algorithms that implement `op`, in a fixed order.
+std::vector<CollectiveAlgorithm> AlgorithmsFor(CollectiveOp op);
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_COLLECTIVE_H_

@@ -1,0 +1,70 @@
+#include "sim/collectives/estimate.h"
+
+#include <algorithm>
+
+namespace hetsim::sim {
+
+double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
+  if (n < 2) return 0;
+  return 2.0 * (n - 1) * (bytes / n / bytes_per_s + latency_s);
+}
+
+double RingAllGatherSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
+  if (n < 2) return 0;
+  return (n - 1) * (bytes / n / bytes_per_s + latency_s);
+}
+
+double HierarchicalAllReduceSeconds(int64_t g, int64_t nodes, double bytes, double intra_bytes_per_s,
+                                    double intra_latency_s, double inter_bytes_per_s, double inter_latency_s) {
+  return 2 * RingAllGatherSeconds(g, bytes, intra_bytes_per_s, intra_latency_s) +
+         RingAllReduceSeconds(nodes, bytes / g, inter_bytes_per_s, inter_latency_s);
+}
+
+double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
+  if (n < 2) return 0;
+  int32_t depth = 0;
+  while ((int64_t{1} << depth) < n) ++depth;  // NCCL's trees are ceil(log2 n) deep (the root has one child)
+  return 2.0 * (chunks + depth - 1) * (latency_s + bytes / chunks / bytes_per_s);
+}
+
+double ChainBroadcastSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
+  if (n < 2) return 0;
+  return (n - 1 + chunks - 1) * (latency_s + bytes / chunks / bytes_per_s);
+}
+
+double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
+  if (n < 2) return 0;
+  return latency_s + (n - 1) * bytes / n / bytes_per_s;
+}
+
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths) {
+  const auto& links = router.topology().links();
+  std::vector<const topology::Route*> routes;
+  routes.reserve(paths.size());
+  std::vector<int32_t> load(links.size(), 0);
+  for (const TransferPath& p : paths) {
+    auto r = router.GpuRoute(p.src, p.dst, p.flow_key);
+    if (!r.ok()) return r.status();
+    routes.push_back(*r);
+    for (topology::LinkId l : **r) ++load[l];
+  }
+  std::vector<PathCost> costs;
+  costs.reserve(paths.size());
+  for (const topology::Route* r : routes) {
+    PathCost c{0, 0};
+    for (topology::LinkId l : *r) {
+      c.latency_s += sim::TimeToSeconds(links[l].latency);
+      c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
+    }
+    costs.push_back(c);
+  }
+  return costs;
+}
+
+double StepSeconds(const std::vector<PathCost>& costs, double bytes) {
+  double t = 0;
+  for (const PathCost& c : costs) t = std::max(t, c.latency_s + bytes * c.seconds_per_byte);
+  return t;
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,47 @@
+// Alpha-beta time estimates of the collective algorithms, without simulating.
+//
+// The closed forms take one latency a (seconds per step, the whole route) and one bandwidth B
+// (bytes/s) per level. The on-link estimates (EstimateSeconds in algorithms.h) derive a and B from the
+// actual routes: for every set of transfers that run at the same time, each link's capacity is
+// divided among the transfers that cross it, and the slowest transfer sets the step time.
+#ifndef HETSIM_SIM_COLLECTIVES_ESTIMATE_H_
+#define HETSIM_SIM_COLLECTIVES_ESTIMATE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/collectives/transfer_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::sim {
+
+// Ring all-reduce of S bytes over n ranks: 2(n-1)/n * S/B + 2(n-1) a.
+double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+// Ring all-gather or reduce-scatter (S = the gathered size): (n-1)/n * S/B + (n-1) a.
+double RingAllGatherSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+// Hierarchical all-reduce over N nodes of g GPUs: ring reduce-scatter and all-gather inside nodes,
+// ring all-reduce of S/g across nodes (one ring per local rank, concurrently).
+double HierarchicalAllReduceSeconds(int64_t gpus_per_node, int64_t nodes, double bytes, double intra_bytes_per_s,
+                                    double intra_latency_s, double inter_bytes_per_s, double inter_latency_s);
+// Pipelined double binary tree all-reduce with C chunks per tree, depth D = ceil(log2 n): each chunk step moves S/(2C)
+// bytes per tree; an inner node shares its links between two transfers (its two children, or its own
+// parent in one tree and its leaf role in the other), hence 2 (C + D - 1) (a + S/(C B)).
+double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks);
+// Pipelined chain broadcast: (n - 1 + C - 1) (a + S/(C B)).
+double ChainBroadcastSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks);
+// Direct all-to-all on a non-blocking switch: every uplink carries (n-1)/n S: a + (n-1)/n S/B.
+double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+
+// Per-transfer cost of a set of concurrent transfers on the actual links.
+struct PathCost {
+  double latency_s;
+  double seconds_per_byte;  // max over the route's links of (transfers on the link) / capacity
+};
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths);
+// Time for every transfer of the set to move `bytes`: the slowest one.
+double StepSeconds(const std::vector<PathCost>& costs, double bytes);
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_ESTIMATE_H_

@@ -1,0 +1,54 @@
+// Runs a TransferGraph on the flow-level network: every transfer becomes a flow on its route as soon
+// as the transfers it depends on have completed. Several executions may share one network (their
+// flows then contend), which is how the executor overlaps collectives with each other.
+#ifndef HETSIM_SIM_COLLECTIVES_EXECUTION_H_
+#define HETSIM_SIM_COLLECTIVES_EXECUTION_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "sim/collectives/transfer_graph.h"
+#include "sim/network/network.h"
+#include "topology/routing.h"
+
+namespace hetsim::sim {
+
+class CollectiveExecution : private FlowObserver {
+ public:
+  // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
+  CollectiveExecution(Network* network, topology::Router* router, const TransferGraph* graph,
+                      std::function<void(Time)> on_done = {});
+
+  // Resolves every route (NotFound names the GPUs when there is none) and starts the transfers that
+  // depend on nothing, at the simulator's current time. An empty graph completes at once.
+  absl::Status Start(Simulator* simulator);
+
+  bool done() const { return remaining_ == 0 && started_; }
+  Time start_time() const { return start_time_; }
+  Time finish_time() const { return finish_time_; }
+  uint64_t flows() const { return flows_; }
+
+ private:
+  void OnFlowCompleted(FlowId flow, uint64_t tag) override;
+  void Launch(TransferIndex t);
+
+  Network* network_;
+  topology::Router* router_;
+  const TransferGraph* graph_;
+  std::function<void(Time)> on_done_;
+  Simulator* simulator_ = nullptr;
+  std::vector<std::span<const LinkId>> routes_;  // per path
+  std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
+  size_t remaining_ = 0;
+  bool started_ = false;
+  Time start_time_ = 0;
+  Time finish_time_ = 0;
+  uint64_t flows_ = 0;
+};
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_EXECUTION_H_

@@ -1,0 +1,243 @@
+#include "sim/collectives/primitives.h"
+
+#include <algorithm>
+
+namespace hetsim::sim {
+namespace {
+
+const std::vector<TransferIndex>& StartOf(const Ready& start, size_t r) {
+  static const std::vector<TransferIndex> kNone;
+  return r < start.size() ? start[r] : kNone;
+}
+
+// NCCL's binary tree over positions 0..n-1: position 0 is the root with a single child; odd positions
+// are leaves; position p > 0 with lowest set bit b hangs under (p - b) + 2b, or under p - b when that
+// is beyond the last position. Its depth is ceil(log2 n).
+std::vector<int32_t> BinaryTreeParents(int32_t n) {
+  std::vector<int32_t> parents(n, -1);
+  for (int32_t p = 1; p < n; ++p) {
+    const int32_t low = p & -p;
+    const int32_t up = (p ^ low) | (low << 1);
+    parents[p] = up < n ? up : (p ^ low);
+  }
+  return parents;
+}
+
+// The rank at position p of tree t: tree 1 is tree 0 mirrored (even n) or shifted by one (odd n), so
+// that each rank has at most two children over both trees (one tree's leaves are the other's inner
+// nodes).
+int32_t TreeRank(int32_t n, int32_t tree, int32_t p) {
+  if (tree == 0) return p;
+  return n % 2 == 0 ? n - 1 - p : (p + 1) % n;
+}
+
+int32_t Depth(const std::vector<int32_t>& parents) {
+  int32_t depth = 0;
+  for (size_t p = 0; p < parents.size(); ++p) {
+    int32_t d = 0;
+    for (int32_t q = static_cast<int32_t>(p); parents[q] >= 0; q = parents[q]) ++d;
+    depth = std::max(depth, d);
+  }
+  return depth;
+}
+
+// One binary tree's all-reduce: reduce chunks up to `root`, broadcast them back down.
+void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int32_t root,
+                   int32_t tree, int64_t bytes, int32_t chunks, uint64_t key, const Ready& start, Ready& ready) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  auto rank_at = [&](int32_t pos) { return TreeRank(n, tree, pos); };
+  std::vector<std::vector<int32_t>> children(n);
+  for (int32_t p = 0; p < n; ++p) {
+    if (parents[p] >= 0) children[parents[p]].push_back(p);
+  }
+  std::vector<TransferIndex> up(static_cast<size_t>(n) * chunks, kNoTransfer), down(up.size(), kNoTransfer);
+  auto at = [n](int32_t c, int32_t pos) { return static_cast<size_t>(c) * n + pos; };
+  // Children before parents: a post-order over positions by decreasing depth.
+  std::vector<int32_t> order(n);
+  std::vector<int32_t> depth(n, 0);
+  for (int32_t p = 0; p < n; ++p) {
+    for (int32_t q = p; parents[q] >= 0; q = parents[q]) ++depth[p];
+    order[p] = p;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  std::vector<TransferIndex> deps;
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int64_t chunk = SplitBytes(bytes, chunks, c);
+    for (int32_t pos : order) {
+      if (parents[pos] < 0) continue;
+      deps.assign(StartOf(start, rank_at(pos)).begin(), StartOf(start, rank_at(pos)).end());
+      for (int32_t ch : children[pos]) deps.push_back(up[at(c, ch)]);
+      if (c > 0) deps.push_back(up[at(c - 1, pos)]);
+      up[at(c, pos)] = g.Add(g.Path(ranks[rank_at(pos)], ranks[rank_at(parents[pos])], key), chunk, deps);
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int32_t pos = *it;
+      if (parents[pos] < 0) continue;
+      const int32_t parent = parents[pos];
+      if (parent == root) {
+        deps.assign(StartOf(start, rank_at(root)).begin(), StartOf(start, rank_at(root)).end());
+        for (int32_t ch : children[root]) deps.push_back(up[at(c, ch)]);
+      } else {
+        deps.assign({down[at(c, parent)]});
+      }
+      if (c > 0) deps.push_back(down[at(c - 1, pos)]);
+      down[at(c, pos)] = g.Add(g.Path(ranks[rank_at(parent)], ranks[rank_at(pos)], key), chunk, deps);
+    }
+  }
+  for (int32_t pos = 0; pos < n; ++pos) {
+    auto& r = ready[rank_at(pos)];
+    for (int32_t c = 0; c < chunks; ++c) {
+      if (pos == root) {
+        for (int32_t ch : children[root]) r.push_back(up[at(c, ch)]);
+      } else {
+        r.push_back(down[at(c, pos)]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int64_t SplitBytes(int64_t total, int64_t parts, int64_t i) {
+  return total / parts + (i < total % parts ? 1 : 0);
+}
+
+Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
+                 int32_t segment_offset, uint64_t flow_key, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  if (n < 2) {
+    for (int32_t r = 0; r < n; ++r) ready[r] = StartOf(start, r);
+    return ready;
+  }
+  std::vector<int32_t> path(n);
+  for (int32_t r = 0; r < n; ++r) path[r] = g.Path(ranks[r], ranks[(r + 1) % n], flow_key);
+  // prev[c][r]: rank r's send of chunk c in the previous step.
+  std::vector<TransferIndex> prev(static_cast<size_t>(chunks) * n, kNoTransfer), cur(prev.size(), kNoTransfer);
+  std::vector<TransferIndex> deps;
+  for (int32_t k = 0; k < steps; ++k) {
+    for (int32_t c = 0; c < chunks; ++c) {
+      for (int32_t r = 0; r < n; ++r) {
+        const int32_t seg = ((r + segment_offset - k) % n + n) % n;
+        const int64_t size = SplitBytes(SplitBytes(bytes, n, seg), chunks, c);
+        const size_t i = static_cast<size_t>(c) * n + r;
+        if (k == 0) {
+          deps.assign(StartOf(start, r).begin(), StartOf(start, r).end());
+        } else {
+          deps.assign({prev[static_cast<size_t>(c) * n + (r + n - 1) % n], prev[i]});
+        }
+        if (c > 0) deps.push_back(cur[i - n]);
+        cur[i] = g.Add(path[r], size, deps);
+      }
+    }
+    std::swap(prev, cur);
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    for (int32_t c = 0; c < chunks; ++c) ready[r].push_back(prev[static_cast<size_t>(c) * n + (r + n - 1) % n]);
+  }
+  return ready;
+}
+
+int32_t DoubleTreeDepth(int64_t n) { return Depth(BinaryTreeParents(static_cast<int32_t>(n))); }
+
+std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree) {
+  const std::vector<int32_t> parents = BinaryTreeParents(n);
+  std::vector<std::pair<int32_t, int32_t>> edges;
+  for (int32_t p = 0; p < n; ++p) {
+    if (parents[p] >= 0) edges.emplace_back(TreeRank(n, tree, p), TreeRank(n, tree, parents[p]));
+  }
+  return edges;
+}
+
+Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks,
+                                uint64_t flow_key, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  if (n < 2) {
+    for (int32_t r = 0; r < n; ++r) ready[r] = StartOf(start, r);
+    return ready;
+  }
+  const std::vector<int32_t> parents = BinaryTreeParents(n);
+  for (int32_t t = 0; t < 2; ++t) {
+    TreeAllReduce(g, ranks, parents, /*root=*/0, t, SplitBytes(bytes, 2, t), chunks, flow_key * 2 + t, start, ready);
+  }
+  return ready;
+}
+
+Ready AppendChainBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                           const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  ready[0] = StartOf(start, 0);
+  std::vector<TransferIndex> prev_chunk(n, kNoTransfer);
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int64_t size = SplitBytes(bytes, chunks, c);
+    TransferIndex arrived = kNoTransfer;
+    for (int32_t h = 0; h + 1 < n; ++h) {
+      std::vector<TransferIndex> deps = h == 0 ? StartOf(start, 0) : StartOf(start, h);
+      deps.push_back(arrived);
+      deps.push_back(prev_chunk[h]);
+      arrived = prev_chunk[h] = g.Add(g.Path(ranks[h], ranks[h + 1], flow_key), size, deps);
+      ready[h + 1].push_back(arrived);
+    }
+  }
+  return ready;
+}
+
+int32_t HeapTreeDepth(int64_t n) {
+  int32_t d = 0;
+  while ((int64_t{2} << d) - 1 < n) ++d;
+  return d;
+}
+
+Ready AppendTreeBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                          const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  ready[0] = StartOf(start, 0);
+  std::vector<TransferIndex> down(n, kNoTransfer), prev(n, kNoTransfer);
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int64_t size = SplitBytes(bytes, chunks, c);
+    for (int32_t p = 1; p < n; ++p) {  // parents come before children in heap order
+      const int32_t parent = (p - 1) / 2;
+      std::vector<TransferIndex> deps = parent == 0 ? StartOf(start, 0) : std::vector<TransferIndex>{down[parent]};
+      deps.push_back(prev[p]);
+      for (TransferIndex s : StartOf(start, p)) deps.push_back(s);
+      down[p] = g.Add(g.Path(ranks[parent], ranks[p], flow_key), size, deps);
+      ready[p].push_back(down[p]);
+    }
+    prev = down;
+  }
+  return ready;
+}
+
+void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t j = 0; j < n; ++j) {
+      if (i != j) g.Add(g.Path(ranks[i], ranks[j], flow_key), SplitBytes(bytes, n, j), StartOf(start, i));
+    }
+  }
+}
+
+void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key,
+                            const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  std::vector<TransferIndex> prev(n, kNoTransfer), cur(n, kNoTransfer);
+  std::vector<TransferIndex> deps;
+  for (int32_t k = 1; k < n; ++k) {
+    for (int32_t r = 0; r < n; ++r) {
+      const int32_t to = (r + k) % n;
+      // The rank's own previous send and the previous round's arrival into it.
+      if (k == 1) {
+        deps.assign(StartOf(start, r).begin(), StartOf(start, r).end());
+      } else {
+        deps.assign({prev[r], prev[(r - (k - 1) + n) % n]});
+      }
+      cur[r] = g.Add(g.Path(ranks[r], ranks[to], flow_key), SplitBytes(bytes, n, to), deps);
+    }
+    std::swap(prev, cur);
+  }
+}
+
+}  // namespace hetsim::sim

@@ -1,0 +1,54 @@
+// Building blocks that append a communication pattern to a TransferGraph: rings, double binary trees,
+// broadcast chains and trees, all-to-all exchanges. Ranks are positions in `ranks` (GPU ids);
+// `start[r]` lists the transfers rank r waits for before it takes part (empty = from the start), and
+// each block returns, per rank, the transfers after which that rank holds its result.
+#ifndef HETSIM_SIM_COLLECTIVES_PRIMITIVES_H_
+#define HETSIM_SIM_COLLECTIVES_PRIMITIVES_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/collectives/transfer_graph.h"
+
+namespace hetsim::sim {
+
+using Ranks = std::vector<topology::GpuId>;
+using Ready = std::vector<std::vector<TransferIndex>>;
+
+// Part `i` of `total` split into `parts` near-equal integers (the first total % parts get one more).
+int64_t SplitBytes(int64_t total, int64_t parts, int64_t i);
+
+// `steps` ring steps: at step k rank r sends segment (r + offset - k) mod n of `bytes` (split in n
+// segments) to rank r+1, in `chunks` pipeline chunks. A send waits for the previous step's chunk to
+// arrive and for the rank's own previous send. Reduce-scatter / all-gather: n-1 steps; all-reduce 2(n-1).
+Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
+                 int32_t segment_offset, uint64_t flow_key, const Ready& start);
+
+// NCCL's double binary tree all-reduce: half of `bytes` on each of two binary trees (the second
+// mirrored or shifted so that one tree's leaves are the other's inner nodes); each chunk is reduced up
+// to the root and broadcast back down, chunks pipelined.
+Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks,
+                                uint64_t flow_key, const Ready& start);
+// Depth (edges on the longest root-to-leaf path) of the trees AppendDoubleTreeAllReduce builds.
+int32_t DoubleTreeDepth(int64_t n);
+// The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of
+// tree t is flow_key * 2 + t.
+std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree);
+
+// Broadcast from ranks[0]: a pipelined chain through the ranks in order.
+Ready AppendChainBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                           const Ready& start);
+// Broadcast from ranks[0] down a binary heap tree (children of position p: 2p+1, 2p+2), pipelined.
+Ready AppendTreeBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                          const Ready& start);
+int32_t HeapTreeDepth(int64_t n);
+
+// All-to-all: every rank sends SplitBytes(bytes, n, j) to rank j, all at once (direct) or in n-1
+// rounds where round k pairs r with r+k (pairwise).
+void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
+void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_PRIMITIVES_H_

@@ -1,0 +1,43 @@
+#include "sim/collectives/simulate.h"
+
+#include "sim/collectives/execution.h"
+#include "sim/engine/simulator.h"
+
+namespace hetsim::sim {
+
+std::vector<LinkSpec> NetworkLinks(const topology::Topology& topology) {
+  std::vector<LinkSpec> out;
+  out.reserve(topology.links().size());
+  for (const topology::Link& l : topology.links()) out.push_back({l.bytes_per_second, l.latency});
+  return out;
+}
+
+absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& topology, topology::Router& router,
+                                                    const CollectiveRequest& request, NetworkMode mode) {
+  if (auto s = ValidateRequest(topology, request); !s.ok()) return s;
+  auto choice = ChooseShape(topology, router, request);
+  if (!choice.ok()) return choice.status();
+  const TransferGraph graph = BuildTransferGraph(topology, request, choice->shape);
+
+  Simulator simulator;
+  auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
+  if (!network.ok()) return network.status();
+  CollectiveExecution execution(network->get(), &router, &graph);
+  if (auto s = execution.Start(&simulator); !s.ok()) return s;
+  simulator.Run();
+  if (!execution.done()) return absl::InternalError("collective did not complete: a transfer never became ready");
+
+  CollectiveResult r;
+  r.shape = choice->shape;
+  r.estimates = choice->estimates;
+  r.time = execution.finish_time() - execution.start_time();
+  const double seconds = TimeToSeconds(r.time);
+  r.algbw_bytes_per_s = seconds > 0 ? static_cast<double>(request.bytes) / seconds : 0;
+  r.busbw_bytes_per_s = r.algbw_bytes_per_s * BusBandwidthFactor(request.op, static_cast<int64_t>(request.gpus.size()));
+  r.flows = execution.flows();
+  r.events = simulator.events_processed();
+  r.network_mode = mode;
+  return r;
+}
+
+}  // namespace hetsim::sim

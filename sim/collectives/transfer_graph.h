@@ -1,0 +1,62 @@
+// A collective as a DAG of point-to-point transfers: each transfer moves bytes from one GPU to another
+// along a path (src, dst, ECMP key) and may start only when the transfers it depends on have
+// completed. Algorithms build the DAG; the execution runs it on the flow-level network.
+#ifndef HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
+#define HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
+
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::sim {
+
+using TransferIndex = int32_t;
+inline constexpr TransferIndex kNoTransfer = -1;
+
+struct TransferPath {
+  topology::GpuId src;
+  topology::GpuId dst;
+  uint64_t flow_key;  // picks among equal-cost routes (a channel, a tree)
+};
+
+class TransferGraph {
+ public:
+  // The index of the path (src, dst, key), registered once; transfers on it share one route lookup.
+  int32_t Path(topology::GpuId src, topology::GpuId dst, uint64_t flow_key);
+  // Adds a transfer that waits for every listed transfer (kNoTransfer entries are ignored; all others
+  // must already exist, which keeps the graph acyclic).
+  TransferIndex Add(int32_t path, int64_t bytes, std::span<const TransferIndex> deps);
+  TransferIndex Add(int32_t path, int64_t bytes, std::initializer_list<TransferIndex> deps) {
+    return Add(path, bytes, std::span<const TransferIndex>(deps.begin(), deps.size()));
+  }
+
+  size_t size() const { return bytes_.size(); }
+  const std::vector<TransferPath>& paths() const { return paths_; }
+  int32_t path_of(TransferIndex t) const { return path_[t]; }
+  int64_t bytes_of(TransferIndex t) const { return bytes_[t]; }
+  int32_t num_deps(TransferIndex t) const { return num_deps_[t]; }
+  int64_t total_bytes() const { return total_bytes_; }
+
+  // Successor lists (compressed rows), built on first use after the last Add.
+  std::span<const TransferIndex> successors(TransferIndex t) const;
+  void BuildSuccessors() const;
+
+ private:
+  std::vector<TransferPath> paths_;
+  absl::flat_hash_map<std::tuple<topology::GpuId, topology::GpuId, uint64_t>, int32_t> path_index_;
+  std::vector<int32_t> path_;
+  std::vector<int64_t> bytes_;
+  std::vector<int32_t> num_deps_;
+  std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)
+  int64_t total_bytes_ = 0;
+  mutable std::vector<int32_t> succ_begin_;
+  mutable std::vector<TransferIndex> succ_;
+};
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
