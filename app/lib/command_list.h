@@ -9,6 +9,10 @@ namespace hetsim::app {
 int RunExample(const Args& args);  // cmd_example.cc
 int RunConvert(const Args& args);  // cmd_convert.cc
 int RunCheck(const Args& args);    // cmd_check.cc
+int RunIslands(const Args& args);     // cmd_islands.cc
+int RunCollective(const Args& args);  // cmd_collective.cc
+int RunPlan(const Args& args);        // cmd_plan.cc
+int RunValidate(const Args& args);    // cmd_validate.cc
 
 }  // namespace hetsim::app
 

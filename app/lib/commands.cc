@@ -10,6 +10,10 @@ const std::vector<Command>& AllCommands() {
       {"example", "write the bundled example inputs", RunExample},
       {"convert", "convert a file between binary, text format and JSON", RunConvert},
       {"check", "validate inputs and summarize them", RunCheck},
+      {"islands", "group the cluster's GPUs into islands (Tangram Algorithm 1)", RunIslands},
+      {"collective", "simulate one collective and print nccl-tests figures", RunCollective},
+      {"plan", "find a parallel plan (hapt, tangram, megatron, alpa) and predict its iteration", RunPlan},
+      {"validate", "compare a plan's predicted stage and iteration times with a simulation", RunValidate},
   };
   return kCommands;
 }
