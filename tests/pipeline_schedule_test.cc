@@ -166,3 +166,10 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   CHECK(plain[1].first_layer == 5);
   CHECK(plain[1].num_layers == 4);
 }
+
+TEST_CASE("a pipeline whose DAG would not fit int32 node ids is rejected", "[pipeline][schedule]") {
+  auto s = BuildSchedule(Spec(hetsim::v1::ONE_F_ONE_B, 1024, 1 << 20), "plan.pbtxt");
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.status().message()) ==
+        "plan.pbtxt: 1048576 microbatches x 1024 stages is too large a pipeline (over 2^30 DAG nodes)");
+}

@@ -169,3 +169,8 @@ TEST_CASE("bad models are reported with the field path", "[workload][model]") {
   hetsim::v1::Model empty;
   CHECK(ErrorOf(empty) == "model.pbtxt: architecture: neither transformer nor layer_list is set");
 }
+
+TEST_CASE("model FLOPs per iteration scale with the global batch", "[workload][model]") {
+  const ModelCost gpt = Make(Gpt(4, 1024, 16));
+  CHECK(gpt.ModelFlopPerIteration(512) == 512 * gpt.ModelFlopPerSample());
+}

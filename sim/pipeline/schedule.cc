@@ -51,6 +51,14 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
           where, spec.num_microbatches, spec.num_stages));
     }
   }
+  // Node ids of the DAG are int32: 4 m K nodes must fit.
+  const int64_t nodes = 4 * int64_t{spec.num_microbatches} * spec.num_stages *
+                        (IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1);
+  if (nodes > int64_t{1} << 30) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d microbatches x %d stages is too large a pipeline (over 2^30 DAG nodes)", where,
+        spec.num_microbatches, spec.num_stages));
+  }
   if (!spec.warmup_forwards.empty() &&
       static_cast<int>(spec.warmup_forwards.size()) != spec.num_stages) {
     return absl::InvalidArgumentError(

@@ -61,6 +61,10 @@ class ModelCost {
   double ModelFlopPerSample() const;
   // The same over a layer range [first, first + count).
   double ModelFlopPerSample(int first, int count) const;
+  // Model FLOPs of one training iteration (MFU numerator x iteration time).
+  double ModelFlopPerIteration(uint64_t global_batch_size) const {
+    return ModelFlopPerSample() * static_cast<double>(global_batch_size);
+  }
   // Hardware FLOPs per sample over a layer range: model FLOPs plus what `recompute` runs again
   // (the whole forward under full recompute, the attention core under selective recompute).
   double HardwareFlopPerSample(int first, int count, hetsim::v1::Recompute recompute) const;
