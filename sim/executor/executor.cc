@@ -1,0 +1,349 @@
+#include "sim/executor/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "sim/collectives/algorithms.h"
+#include "sim/collectives/execution.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+
+namespace hetsim::sim::executor {
+namespace {
+
+using pipeline::NodeId;
+using pipeline::NodeKind;
+
+enum EventKind : uint64_t { kNodeDone = 0, kBucketReady = 1, kOptimizerDone = 2, kSample = 3 };
+constexpr int kKindShift = 56;
+uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
+
+class Run : private EventHandler, private FlowObserver {
+ public:
+  Run(const ExecutionSetup& setup, const ExecutorOptions& options) : setup_(setup), options_(options), dag_(*setup.dag) {}
+
+  absl::StatusOr<ExecutionResult> Go() {
+    auto network = Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode);
+    if (!network.ok()) return network.status();
+    network_ = *std::move(network);
+    if (auto s = PrepareGradSync(); !s.ok()) return s;
+
+    const int n = dag_.num_nodes();
+    const int S = setup_.num_stages();
+    pending_.resize(n);
+    flows_left_.assign(n, 0);
+    r_.node_start.assign(n, -1);
+    r_.node_finish.assign(n, -1);
+    if (options_.record_flows) {
+      r_.flow_offset.assign(n + 1, 0);
+      for (NodeId id = 0; id < n; ++id) r_.flow_offset[id + 1] = r_.flow_offset[id] + static_cast<int64_t>(Flows(id).size());
+      r_.flow_finish.assign(r_.flow_offset[n], -1);
+    }
+    r_.last_backward_end.assign(S, 0);
+    r_.grad_sync_end.assign(S, 0);
+    r_.optimizer_start.assign(S, 0);
+    r_.stage_end.assign(S, 0);
+    stages_.resize(S);
+    last_op_.assign(S, -1);
+    for (int s = 0; s < S; ++s) {
+      const auto& order = dag_.stage_compute_order()[s];
+      if (!order.empty()) last_op_[s] = order.back();
+      stages_[s].ready.assign(setup_.stages[s].grad_buckets.size(), false);
+    }
+    stages_left_ = S;
+
+    for (NodeId id = 0; id < n; ++id) pending_[id] = static_cast<int32_t>(dag_.predecessors(id).size());
+    for (NodeId id = 0; id < n; ++id) {
+      if (pending_[id] == 0) Start(id);
+    }
+    if (options_.link_sample_period > 0) Sample();
+
+    const auto wall_start = std::chrono::steady_clock::now();
+    constexpr uint64_t kSlice = 1 << 16;
+    for (;;) {
+      uint64_t limit = sim_.events_processed() + kSlice;
+      if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
+      sim_.set_max_events(limit);
+      const RunOutcome outcome = sim_.Run();
+      if (outcome == RunOutcome::kQueueEmpty) break;
+      if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
+      if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "the simulation reached --max-events %d before the iteration ended (at %.3f ms simulated)",
+            options_.max_events, TimeToMilliseconds(sim_.now())));
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      if (options_.max_wall_seconds > 0 && wall > options_.max_wall_seconds) {
+        return absl::DeadlineExceededError(absl::StrFormat(
+            "the simulation ran longer than --max-wall-seconds %g (at %.3f ms simulated, %d events)",
+            options_.max_wall_seconds, TimeToMilliseconds(sim_.now()), sim_.events_processed()));
+      }
+    }
+    if (!failure_.ok()) return failure_;
+    if (stages_left_ != 0 || r_.node_finish[dag_.sink()] < 0) {
+      return absl::InternalError("the iteration did not complete: a DAG node or a collective never became ready");
+    }
+    r_.events = sim_.events_processed();
+    r_.flows = network_->stats().flows_started;
+    r_.network_stats = network_->stats();
+    r_.link_counters.reserve(network_->num_links());
+    for (LinkId l = 0; l < network_->num_links(); ++l) r_.link_counters.push_back(network_->link_counters(l));
+    return std::move(r_);
+  }
+
+ private:
+  struct StageState {
+    std::vector<bool> ready;  // per gradient bucket
+    int next = 0;             // next bucket to launch
+    bool in_flight = false;
+    int groups_left = 0;
+    Time step_start = 0;
+  };
+
+  const std::vector<BoundaryFlow>& Flows(NodeId id) const {
+    static const std::vector<BoundaryFlow> kNone;
+    const pipeline::DagNode& node = dag_.node(id);
+    if (node.kind == NodeKind::kCommForward) return setup_.boundaries[node.virtual_stage].forward_flows;
+    if (node.kind == NodeKind::kCommBackward) return setup_.boundaries[node.virtual_stage].backward_flows;
+    return kNone;
+  }
+
+  // One transfer graph per (stage, collective, bytes, TP rank), built before the run.
+  absl::Status PrepareGradSync() {
+    for (int s = 0; s < setup_.num_stages(); ++s) {
+      const StageSetup& st = setup_.stages[s];
+      std::vector<GradSyncStep> steps = st.grad_buckets;
+      if (st.param_gather) steps.push_back(*st.param_gather);
+      for (const GradSyncStep& step : steps) {
+        for (int t = 0; t < st.layout.tensor_parallel; ++t) {
+          auto key = std::make_tuple(s, static_cast<int>(step.op), step.bytes, t);
+          if (graphs_.contains(key)) continue;
+          CollectiveRequest request;
+          request.op = step.op;
+          request.gpus = st.layout.DataGroup(t);
+          request.bytes = step.bytes;
+          if (auto v = ValidateRequest(*setup_.topology, request); !v.ok()) return v;
+          absl::StatusOr<ShapeChoice> choice = ChooseShape(*setup_.topology, *setup_.router, request);
+          if (!choice.ok()) return choice.status();
+          graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice->shape));
+          graphs_.emplace(key, &graph_store_.back());
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void Start(NodeId id) {
+    r_.node_start[id] = sim_.now();
+    const pipeline::DagNode& node = dag_.node(id);
+    switch (node.kind) {
+      case NodeKind::kForward:
+      case NodeKind::kBackward:
+        if (id == last_op_[node.stage] && plan().overlap_grad_reduce()) ScheduleBuckets(node.stage, id);
+        sim_.ScheduleAfter(setup_.durations[id], this, Payload(kNodeDone, id));
+        return;
+      case NodeKind::kCommForward:
+      case NodeKind::kCommBackward: {
+        const std::vector<BoundaryFlow>& flows = Flows(id);
+        if (flows.empty()) {
+          sim_.ScheduleAfter(0, this, Payload(kNodeDone, id));
+          return;
+        }
+        flows_left_[id] = static_cast<int32_t>(flows.size());
+        for (size_t j = 0; j < flows.size(); ++j) {
+          network_->StartFlow(flows[j].route, flows[j].bytes, this, (uint64_t(id) << 32) | j);
+        }
+        return;
+      }
+      case NodeKind::kSink:
+        Finish(id);
+        return;
+    }
+  }
+
+  void Finish(NodeId id) {
+    r_.node_finish[id] = sim_.now();
+    const pipeline::DagNode& node = dag_.node(id);
+    if (node.kind == NodeKind::kSink) r_.pipeline_end = sim_.now();
+    if (node.kind != NodeKind::kSink && id == last_op_[node.stage]) LastOpDone(node.stage);
+    for (NodeId succ : dag_.successors(id)) {
+      if (--pending_[succ] == 0) Start(succ);
+    }
+  }
+
+  void OnFlowCompleted(FlowId, uint64_t tag) override {
+    const auto id = static_cast<NodeId>(tag >> 32);
+    if (options_.record_flows) r_.flow_finish[r_.flow_offset[id] + static_cast<int64_t>(tag & 0xffffffffu)] = sim_.now();
+    if (--flows_left_[id] == 0) Finish(id);
+  }
+
+  void OnEvent(uint64_t payload) override {
+    const uint64_t value = payload & ((uint64_t{1} << kKindShift) - 1);
+    switch (static_cast<EventKind>(payload >> kKindShift)) {
+      case kNodeDone: Finish(static_cast<NodeId>(value)); return;
+      case kBucketReady: {
+        const int stage = static_cast<int>(value >> 32);
+        stages_[stage].ready[value & 0xffffffffu] = true;
+        TryLaunch(stage);
+        return;
+      }
+      case kOptimizerDone: OptimizerDone(static_cast<int>(value)); return;
+      case kSample: Sample(); return;
+    }
+  }
+
+  // Overlapped reduction: bucket j of n is ready (j+1)/n of the way through the last backward.
+  void ScheduleBuckets(int stage, NodeId last_backward) {
+    const size_t n = setup_.stages[stage].grad_buckets.size();
+    const Time d = setup_.durations[last_backward];
+    for (size_t j = 0; j < n; ++j) {
+      const Time at = sim_.now() + d * static_cast<Time>(j + 1) / static_cast<Time>(n);
+      sim_.Schedule(at, this, Payload(kBucketReady, (uint64_t(stage) << 32) | j));
+    }
+  }
+
+  void LastOpDone(int stage) {
+    r_.last_backward_end[stage] = sim_.now();
+    StageState& st = stages_[stage];
+    if (setup_.stages[stage].grad_buckets.empty()) {
+      BucketsDone(stage);
+      return;
+    }
+    if (!plan().overlap_grad_reduce()) std::fill(st.ready.begin(), st.ready.end(), true);
+    TryLaunch(stage);
+  }
+
+  void TryLaunch(int stage) {
+    StageState& st = stages_[stage];
+    const StageSetup& setup = setup_.stages[stage];
+    if (st.in_flight || st.next >= static_cast<int>(setup.grad_buckets.size()) || !st.ready[st.next]) return;
+    LaunchStep(stage, setup.grad_buckets[st.next]);
+  }
+
+  void LaunchStep(int stage, const GradSyncStep& step) {
+    StageState& st = stages_[stage];
+    const StageSetup& setup = setup_.stages[stage];
+    st.in_flight = true;
+    st.step_start = sim_.now();
+    st.groups_left = setup.layout.tensor_parallel;
+    for (int t = 0; t < setup.layout.tensor_parallel; ++t) {
+      const TransferGraph* graph = graphs_.at(std::make_tuple(stage, static_cast<int>(step.op), step.bytes, t));
+      executions_.emplace_back(network_.get(), setup_.router.get(), graph, [this, stage](Time) { GroupDone(stage); });
+      // Routes were checked when the transfer graphs were built; Start cannot fail on them now.
+      if (absl::Status s = executions_.back().Start(&sim_); !s.ok()) failure_ = s;
+    }
+  }
+
+  void GroupDone(int stage) {
+    StageState& st = stages_[stage];
+    if (--st.groups_left > 0) return;
+    st.in_flight = false;
+    const StageSetup& setup = setup_.stages[stage];
+    const int buckets = static_cast<int>(setup.grad_buckets.size());
+    const bool gather = st.next >= buckets;
+    r_.grad_syncs.push_back({stage, st.next, gather, st.step_start, sim_.now()});
+    if (gather) {
+      StageDone(stage);
+      return;
+    }
+    if (++st.next == buckets) {
+      BucketsDone(stage);
+    } else {
+      TryLaunch(stage);
+    }
+  }
+
+  void BucketsDone(int stage) {
+    r_.grad_sync_end[stage] = sim_.now();
+    r_.optimizer_start[stage] = sim_.now();
+    sim_.ScheduleAfter(setup_.stages[stage].optimizer_time, this, Payload(kOptimizerDone, stage));
+  }
+
+  void OptimizerDone(int stage) {
+    const StageSetup& setup = setup_.stages[stage];
+    if (setup.param_gather) {
+      LaunchStep(stage, *setup.param_gather);
+      return;
+    }
+    StageDone(stage);
+  }
+
+  void StageDone(int stage) {
+    r_.stage_end[stage] = sim_.now();
+    r_.iteration_time = std::max(r_.iteration_time, sim_.now());
+    --stages_left_;
+  }
+
+  void Sample() {
+    r_.sample_times.push_back(sim_.now());
+    for (LinkId l : options_.sampled_links) r_.link_busy.push_back(network_->link_counters(l).busy_time);
+    if (stages_left_ > 0) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
+  }
+
+  const v1::Plan& plan() const { return setup_.inputs.plan; }
+
+  const ExecutionSetup& setup_;
+  const ExecutorOptions& options_;
+  const pipeline::PipelineDag& dag_;
+  Simulator sim_;
+  std::unique_ptr<Network> network_;
+  std::vector<int32_t> pending_;
+  std::vector<int32_t> flows_left_;
+  std::vector<NodeId> last_op_;
+  std::vector<StageState> stages_;
+  int stages_left_ = 0;
+  std::deque<TransferGraph> graph_store_;
+  std::map<std::tuple<int, int, int64_t, int>, const TransferGraph*> graphs_;
+  std::deque<CollectiveExecution> executions_;
+  absl::Status failure_;
+  ExecutionResult r_;
+};
+
+}  // namespace
+
+absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options) {
+  Run run(setup, options);
+  return run.Go();
+}
+
+std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,
+                                                     int stage) {
+  const pipeline::PipelineDag& dag = *setup.dag;
+  const workload::StageMemory& memory = setup.stages[stage].cost.memory;
+  struct Change {
+    Time time;
+    int64_t delta;
+  };
+  std::vector<Change> changes;
+  for (NodeId id : dag.stage_compute_order()[stage]) {
+    const pipeline::DagNode& node = dag.node(id);
+    const int64_t bytes = setup.virtual_stages[node.virtual_stage].cost.memory.activation_bytes_per_microbatch;
+    if (node.kind == NodeKind::kForward) changes.push_back({result.node_start[id], bytes});
+    if (node.kind == NodeKind::kBackward) changes.push_back({result.node_finish[id], -bytes});
+  }
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+    return a.time != b.time ? a.time < b.time : a.delta < b.delta;
+  });
+  std::vector<std::pair<Time, int64_t>> out;
+  int64_t live = 0;
+  out.emplace_back(0, memory.ModelStateBytes());
+  for (const Change& c : changes) {
+    live += c.delta;
+    // A backward under full recompute needs one layer's full activations while anything is live.
+    const int64_t bytes = memory.ModelStateBytes() + live + (live > 0 ? memory.recompute_working_bytes : 0);
+    if (out.back().first == c.time) {
+      out.back().second = bytes;
+    } else {
+      out.emplace_back(c.time, bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace hetsim::sim::executor

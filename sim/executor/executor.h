@@ -1,0 +1,82 @@
+// Runs one training iteration of a plan on the discrete-event engine.
+//
+// The HAPT DAG (sim/pipeline/dag.h) executes as it is: a node starts when all its predecessors have
+// finished. Compute nodes (F, B) take their virtual stage's compute time plus its tensor-parallel
+// collectives; transfer nodes (CF, CB) start their boundary's resharding flows on the network (the
+// node ends with its last flow), so they contend with every other flow on shared links. After a
+// stage's last backward (or bucket by bucket during it, when the plan overlaps the gradient
+// reduction) each data-parallel group synchronises gradients as collectives on the same network, then
+// the optimizer step runs (ZeRO >= 1: reduce-scatter, step, parameter all-gather). The iteration ends
+// when every stage has finished its step.
+//
+//   auto setup = BuildExecutionSetup(inputs, NetworkMode::kMaxMinFair);
+//   auto result = Execute(**setup, ExecutorOptions{});
+//   result->pipeline_end;  // == AnalyzeLongestPath(dag, durations) without contention
+#ifndef HETSIM_SIM_EXECUTOR_EXECUTOR_H_
+#define HETSIM_SIM_EXECUTOR_EXECUTOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/engine/time.h"
+#include "sim/executor/setup.h"
+#include "sim/network/network.h"
+
+namespace hetsim::sim::executor {
+
+struct ExecutorOptions {
+  uint64_t max_events = 0;        // 0 = no limit; reaching it fails the run (ResourceExhausted)
+  double max_wall_seconds = 0;    // 0 = no limit; checked every few thousand events
+  bool record_flows = false;      // keep every boundary flow's finish time (for traces)
+  // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
+  Time link_sample_period = 0;
+  std::vector<LinkId> sampled_links;
+};
+
+// One data-parallel synchronisation step of a stage as it ran.
+struct GradSyncRecord {
+  int32_t stage;
+  int32_t step;          // bucket index; the parameter all-gather comes after the buckets
+  bool param_gather;
+  Time start;
+  Time finish;
+};
+
+struct ExecutionResult {
+  std::vector<Time> node_start;   // per DAG node
+  std::vector<Time> node_finish;
+  // Boundary flows' finish times (record_flows): flow j of transfer node n at flow_offset[n] + j.
+  std::vector<int64_t> flow_offset;
+  std::vector<Time> flow_finish;
+
+  Time pipeline_end = 0;                // the DAG's sink
+  std::vector<Time> last_backward_end;  // per stage
+  std::vector<Time> grad_sync_end;      // per stage: buckets done (== last_backward_end when DP == 1)
+  std::vector<Time> optimizer_start;    // per stage
+  std::vector<Time> stage_end;          // per stage: after the step (and the parameter all-gather)
+  std::vector<GradSyncRecord> grad_syncs;
+  Time iteration_time = 0;              // the last stage_end
+
+  uint64_t events = 0;
+  uint64_t flows = 0;                   // every flow started (boundaries and collectives)
+  NetworkStats network_stats;
+  std::vector<LinkCounters> link_counters;  // per link, at the end of the iteration
+
+  // Link samples: time of sample i, and busy time of sampled link l at sample i at
+  // link_busy[i * sampled_links + l].
+  std::vector<Time> sample_times;
+  std::vector<Time> link_busy;
+};
+
+absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);
+
+// Memory of one GPU of `stage` over the iteration: (time, bytes) after each change, starting with
+// the model states at time 0. Activations of a (chunk-)microbatch are allocated when its forward
+// starts and freed when its backward ends (frees first at equal times).
+std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,
+                                                     int stage);
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_EXECUTOR_H_

@@ -1,0 +1,339 @@
+#include "sim/executor/setup.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/collectives/primitives.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+
+namespace hetsim::sim::executor {
+namespace {
+
+using topology::GpuId;
+
+std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, int tp_rank) {
+  std::vector<GpuId> out;
+  for (int r = first_replica; r < first_replica + replicas; ++r) out.push_back(l.Gpu(r, tp_rank));
+  return out;
+}
+
+CollectiveOp ToSimOp(workload::CollectiveOp op) {
+  switch (op) {
+    case workload::CollectiveOp::kAllReduce: return CollectiveOp::kAllReduce;
+    case workload::CollectiveOp::kAllGather: return CollectiveOp::kAllGather;
+    case workload::CollectiveOp::kReduceScatter: return CollectiveOp::kReduceScatter;
+    case workload::CollectiveOp::kAllToAll: return CollectiveOp::kAllToAll;
+  }
+  return CollectiveOp::kAllReduce;
+}
+
+// Times collectives by simulating each distinct one alone on the flow-level network (cached).
+class CollectiveTimer {
+ public:
+  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
+      : topology_(topology), router_(router), mode_(mode) {}
+
+  absl::StatusOr<Time> Time1(CollectiveOp op, std::vector<GpuId> gpus, int64_t bytes) {
+    if (gpus.size() <= 1 || bytes <= 0) return Time{0};
+    auto key = std::make_tuple(static_cast<int>(op), bytes, gpus);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    CollectiveRequest request;
+    request.op = op;
+    request.gpus = std::move(gpus);
+    request.bytes = bytes;
+    absl::StatusOr<CollectiveResult> r = SimulateCollective(topology_, router_, request, mode_);
+    if (!r.ok()) return r.status();
+    cache_.emplace(std::move(key), r->time);
+    return r->time;
+  }
+
+ private:
+  const topology::Topology& topology_;
+  topology::Router& router_;
+  NetworkMode mode_;
+  std::map<std::tuple<int, int64_t, std::vector<GpuId>>, Time> cache_;
+};
+
+// The group a stage collective runs over, on replica 0 (every replica's group is alike).
+std::vector<GpuId> GroupOf(const StageLayout& l, workload::CollectiveGroup group) {
+  if (group == workload::CollectiveGroup::kTensor) return l.TensorGroup(0);
+  return Slice(l, 0, l.expert_parallel, 0);
+}
+
+absl::StatusOr<Time> CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
+                                     const std::vector<workload::StageCollective>& list) {
+  Time total = 0;
+  for (const workload::StageCollective& c : list) {
+    absl::StatusOr<Time> t = timer.Time1(ToSimOp(c.op), GroupOf(l, c.group), c.bytes);
+    if (!t.ok()) return t.status();
+    total += *t * c.count;
+  }
+  return total;
+}
+
+// Starts every flow at time 0 on an otherwise idle network; the time the last one ends.
+absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows,
+                                    NetworkMode mode) {
+  if (flows.empty()) return Time{0};
+  Simulator simulator;
+  auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
+  if (!network.ok()) return network.status();
+  for (const BoundaryFlow& f : flows) (*network)->StartFlow(f.route, f.bytes, nullptr, 0);
+  simulator.Run();
+  return simulator.now();
+}
+
+absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flows) {
+  for (size_t j = 0; j < flows.size(); ++j) {
+    BoundaryFlow& f = flows[j];
+    if (f.src == f.dst) continue;  // the same GPU: a local copy, no link
+    absl::StatusOr<const topology::Route*> route = router.GpuRoute(f.src, f.dst, j);
+    if (!route.ok()) return route.status();
+    f.route = std::span<const LinkId>((*route)->data(), (*route)->size());
+  }
+  return absl::OkStatus();
+}
+
+topology::LinkClass SlowestClass(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows) {
+  double slowest = -1;
+  topology::LinkClass cls = topology::LinkClass::kNvlink;
+  for (const BoundaryFlow& f : flows) {
+    for (LinkId id : f.route) {
+      const topology::Link& link = topology.links()[id];
+      // Ties go to the slower fabric kind: a gateway's uplink is as wide as the links it feeds.
+      if (slowest < 0 || link.bytes_per_second < slowest ||
+          (link.bytes_per_second == slowest && link.link_class > cls)) {
+        slowest = link.bytes_per_second;
+        cls = link.link_class;
+      }
+    }
+  }
+  return cls;
+}
+
+}  // namespace
+
+std::vector<GpuId> StageLayout::TensorGroup(int replica) const {
+  return std::vector<GpuId>(gpus.begin() + replica * tensor_parallel, gpus.begin() + (replica + 1) * tensor_parallel);
+}
+
+std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const { return Slice(*this, 0, data_parallel, tp_rank); }
+
+int ExecutionSetup::num_gpus() const {
+  int n = 0;
+  for (const StageSetup& s : stages) n += static_cast<int>(s.layout.gpus.size());
+  return n;
+}
+
+std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
+                                       double bytes_per_sample) {
+  std::vector<BoundaryFlow> flows;
+  const int64_t b = static_cast<int64_t>(micro_batch_size);
+  const int64_t per_from = b / from.data_parallel;
+  const int64_t per_to = b / to.data_parallel;
+  const int pieces = std::max(from.tensor_parallel, to.tensor_parallel);
+  for (int r = 0; r < from.data_parallel; ++r) {
+    const int64_t lo = r * per_from, hi = lo + per_from;
+    for (int q = static_cast<int>(lo / per_to); q < to.data_parallel && q * per_to < hi; ++q) {
+      const int64_t overlap = std::min(hi, (q + 1) * per_to) - std::max(lo, q * per_to);
+      if (overlap <= 0) continue;
+      const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap)));
+      for (int j = 0; j < pieces; ++j) {
+        flows.push_back({from.Gpu(r, j % from.tensor_parallel), to.Gpu(q, j % to.tensor_parallel),
+                         SplitBytes(bytes, pieces, j), {}});
+      }
+    }
+  }
+  return flows;
+}
+
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs,
+                                                                    NetworkMode mode) {
+  auto setup = std::make_unique<ExecutionSetup>();
+  setup->inputs = inputs;
+  setup->network_mode = mode;
+  setup->microbatches = inputs.microbatches;
+  const v1::Plan& plan = setup->inputs.plan;
+  const std::string& plan_file = inputs.plan_path;
+
+  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(setup->inputs.cluster);
+  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", topo.status().message()));
+  setup->topology = std::make_unique<topology::Topology>(*std::move(topo));
+  setup->router = std::make_unique<topology::Router>(*setup->topology);
+  const topology::Topology& topology = *setup->topology;
+
+  absl::StatusOr<workload::ModelCost> model =
+      workload::ModelCost::Create(setup->inputs.model, inputs.model_path.empty() ? plan_file + ": model" : inputs.model_path);
+  if (!model.ok()) return model.status();
+  setup->model = std::make_unique<workload::ModelCost>(*std::move(model));
+
+  const int S = plan.stages_size();
+  const int v = std::max<int>(1, static_cast<int>(plan.virtual_stages()));
+  CollectiveTimer timer(topology, *setup->router, mode);
+
+  // Physical stages: layout, whole-stage cost, memory, gradient synchronisation.
+  std::vector<workload::GpuCompute> gpus_compute;
+  for (int s = 0; s < S; ++s) {
+    const v1::Stage& st = plan.stages(s);
+    const std::string where = absl::StrFormat("%s: stages[%d]", plan_file, s);
+    StageSetup out;
+    absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh().island());
+    if (!island.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh.island: ", island.status().message()));
+    absl::StatusOr<std::vector<GpuId>> gpus = topology.MeshGpus(st.mesh());
+    if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh: ", gpus.status().message()));
+    out.layout.gpus = *std::move(gpus);
+    out.layout.island = *island;
+    out.layout.tensor_parallel = std::max<int>(1, static_cast<int>(st.tensor_parallel()));
+    out.layout.data_parallel = std::max<int>(1, static_cast<int>(st.data_parallel()));
+    out.layout.expert_parallel = std::max<int>(1, static_cast<int>(st.expert_parallel()));
+    if (static_cast<int>(out.layout.gpus.size()) != out.layout.tensor_parallel * out.layout.data_parallel) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: tensor_parallel %d x data_parallel %d != %d GPUs in the mesh",
+                                                        where, out.layout.tensor_parallel, out.layout.data_parallel,
+                                                        out.layout.gpus.size()));
+    }
+    const v1::GpuType& gpu_type = topology.gpu_type(*island);
+    absl::StatusOr<workload::GpuCompute> gpu =
+        workload::GpuCompute::Create(gpu_type, setup->model->dtype(), absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]"));
+    if (!gpu.ok()) return gpu.status();
+    out.gpu_type_name = gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
+    out.peak_flop_per_s = gpu->peak_flop_per_s();
+    out.memory_capacity_bytes = gpu_type.hbm_gib() * 1073741824.0;
+    const workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
+    absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup->model, config, *gpu, where);
+    if (!cost.ok()) return cost.status();
+    out.cost = *std::move(cost);
+    const workload::StageMemory& m = out.cost.memory;
+    // Adam reads gradients, moments and master weights and writes moments, master and weights.
+    out.optimizer_time = SecondsToTime(
+        gpu->MemorySeconds(static_cast<double>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)));
+    if (out.layout.data_parallel > 1) {
+      const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
+      const CollectiveOp op = config.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+      const int64_t bucket = plan.grad_bucket_bytes() > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes()) : bytes;
+      for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
+      if (config.zero_stage > 0 && bytes > 0) out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
+    }
+    setup->stages.push_back(std::move(out));
+    gpus_compute.push_back(*std::move(gpu));
+  }
+
+  // Virtual stages: chunk c of stage s holds the c-th 1/v of its layers.
+  const int K = S * v;
+  setup->virtual_stages.resize(K);
+  for (int c = 0; c < v; ++c) {
+    for (int s = 0; s < S; ++s) {
+      const v1::Stage& st = plan.stages(s);
+      VirtualStageCost& vs = setup->virtual_stages[c * S + s];
+      if (v == 1) {
+        vs.cost = setup->stages[s].cost;
+        vs.first_layer = static_cast<int>(st.first_layer());
+        vs.num_layers = static_cast<int>(st.num_layers());
+      } else {
+        workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
+        config.num_layers = static_cast<int>(st.num_layers()) / v;
+        config.first_layer = static_cast<int>(st.first_layer()) + c * config.num_layers;
+        config.measured_forward_ms /= v;
+        config.measured_backward_ms /= v;
+        absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(
+            *setup->model, config, gpus_compute[s], absl::StrFormat("%s: stages[%d] (chunk %d)", plan_file, s, c));
+        if (!cost.ok()) return cost.status();
+        vs.cost = *std::move(cost);
+        vs.first_layer = config.first_layer;
+        vs.num_layers = config.num_layers;
+      }
+    }
+  }
+
+  // Boundaries between virtual stages, and the TP collective time of every virtual stage.
+  for (int k = 0; k + 1 < K; ++k) {
+    BoundaryTransfer bt;
+    bt.from_stage = k % S;
+    bt.to_stage = (k + 1) % S;
+    const VirtualStageCost& vs = setup->virtual_stages[k];
+    const double bytes_per_sample = setup->model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
+    bt.bytes_per_microbatch = vs.cost.boundary_bytes_per_microbatch;
+    const StageLayout& a = setup->stages[bt.from_stage].layout;
+    const StageLayout& b = setup->stages[bt.to_stage].layout;
+    bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size(), bytes_per_sample);
+    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size(), bytes_per_sample);
+    if (auto s = RouteFlows(*setup->router, bt.forward_flows); !s.ok()) return s;
+    if (auto s = RouteFlows(*setup->router, bt.backward_flows); !s.ok()) return s;
+    absl::StatusOr<Time> fwd = FlowsAloneTime(topology, bt.forward_flows, mode);
+    if (!fwd.ok()) return fwd.status();
+    absl::StatusOr<Time> bwd = FlowsAloneTime(topology, bt.backward_flows, mode);
+    if (!bwd.ok()) return bwd.status();
+    bt.forward_time = *fwd;
+    bt.backward_time = *bwd;
+    bt.slowest_link_class = SlowestClass(topology, bt.forward_flows);
+    setup->boundaries.push_back(std::move(bt));
+  }
+  for (int k = 0; k < K; ++k) {
+    VirtualStageCost& vs = setup->virtual_stages[k];
+    const StageLayout& l = setup->stages[k % S].layout;
+    absl::StatusOr<Time> f = CollectivesTime(timer, l, vs.cost.forward_collectives);
+    if (!f.ok()) return f.status();
+    absl::StatusOr<Time> b = CollectivesTime(timer, l, vs.cost.backward_collectives);
+    if (!b.ok()) return b.status();
+    vs.forward_collective_time = *f;
+    vs.backward_collective_time = *b;
+    // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
+    const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
+    if (k > 0) {
+      const VirtualStageCost& prev = setup->virtual_stages[k - 1];
+      const double bps = setup->model->layer(prev.first_layer + prev.num_layers - 1).output_bytes_per_sample;
+      absl::StatusOr<Time> t = timer.Time1(CollectiveOp::kAllGather, l.TensorGroup(0),
+                                           static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples))));
+      if (!t.ok()) return t.status();
+      vs.forward_collective_time += *t;
+    }
+    if (k + 1 < K) {
+      const double bps = setup->model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
+      absl::StatusOr<Time> t = timer.Time1(CollectiveOp::kAllGather, l.TensorGroup(0),
+                                           static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples))));
+      if (!t.ok()) return t.status();
+      vs.backward_collective_time += *t;
+    }
+  }
+
+  // H-1F1B's inputs: c_i per physical boundary and t_max (forward + backward with TP collectives).
+  for (int k = 0; k < K; ++k) {
+    const VirtualStageCost& vs = setup->virtual_stages[k];
+    setup->h1f1b.t_max = std::max(setup->h1f1b.t_max, vs.forward_time() + vs.backward_time());
+  }
+  for (int i = 0; i + 1 < S; ++i) {
+    const BoundaryTransfer& bt = setup->boundaries[i];
+    setup->h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
+  }
+  setup->h1f1b.epsilon = plan.h1f1b_epsilon() > 0 ? plan.h1f1b_epsilon() : 0.1;
+
+  pipeline::ScheduleSpec spec;
+  spec.kind = plan.schedule();
+  spec.num_stages = S;
+  spec.num_microbatches = static_cast<int>(inputs.microbatches);
+  spec.virtual_stages = v;
+  for (const v1::Stage& st : plan.stages()) spec.warmup_forwards.push_back(static_cast<int>(st.warmup_forwards()));
+  spec.h1f1b = setup->h1f1b;
+  absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(spec, plan_file);
+  if (!schedule.ok()) return schedule.status();
+  setup->dag = std::make_unique<pipeline::PipelineDag>(*schedule);
+
+  pipeline::UniformCosts costs;
+  for (const VirtualStageCost& vs : setup->virtual_stages) {
+    costs.forward.push_back(vs.forward_time());
+    costs.backward.push_back(vs.backward_time());
+  }
+  for (const BoundaryTransfer& bt : setup->boundaries) {
+    costs.comm_forward.push_back(bt.forward_time);
+    costs.comm_backward.push_back(bt.backward_time);
+  }
+  setup->durations = pipeline::NodeDurations(*setup->dag, costs);
+  return setup;
+}
+
+}  // namespace hetsim::sim::executor

@@ -1,0 +1,139 @@
+// Everything the executor needs before simulating one iteration of a plan, derived once from the
+// validated inputs: the topology and its routes, each stage's GPUs and parallel groups, the cost of
+// every virtual stage, the point-to-point flows of every stage boundary (with resharding), the
+// uncontended boundary transfer times c_i and t_max that H-1F1B derives its warm-up counts from, the
+// schedule, the HAPT DAG and the durations of its nodes.
+//
+//   auto inputs = proto::LoadPlanInputs("plan.pbtxt", "cluster.pbtxt");
+//   auto setup = BuildExecutionSetup(*inputs, NetworkMode::kMaxMinFair);
+//   setup->dag->num_nodes(); setup->durations; setup->boundaries[k].forward_flows
+#ifndef HETSIM_SIM_EXECUTOR_SETUP_H_
+#define HETSIM_SIM_EXECUTOR_SETUP_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/inputs.h"
+#include "sim/collectives/collective.h"
+#include "sim/engine/time.h"
+#include "sim/network/network.h"
+#include "sim/pipeline/dag.h"
+#include "sim/pipeline/schedule.h"
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::sim::executor {
+
+// The GPUs of one pipeline stage and how tensor and data parallelism split them (Megatron's order:
+// tensor-parallel ranks innermost, so a replica is `tensor_parallel` consecutive GPUs of the mesh).
+struct StageLayout {
+  std::vector<topology::GpuId> gpus;  // the mesh, node-major
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  int expert_parallel = 1;
+  int32_t island = 0;
+
+  topology::GpuId Gpu(int replica, int tp_rank) const { return gpus[replica * tensor_parallel + tp_rank]; }
+  std::vector<topology::GpuId> TensorGroup(int replica) const;  // one replica's GPUs
+  std::vector<topology::GpuId> DataGroup(int tp_rank) const;    // one TP rank across the replicas
+};
+
+// One point-to-point flow of a stage boundary transfer.
+struct BoundaryFlow {
+  topology::GpuId src;
+  topology::GpuId dst;
+  int64_t bytes;
+  std::span<const LinkId> route;  // owned by the setup's router
+};
+
+// The transfers between virtual stages k and k+1 of one microbatch: activations forward (k -> k+1)
+// and their gradients backward (k+1 -> k), resharded between the two stages' (DP, TP) layouts.
+struct BoundaryTransfer {
+  int32_t from_stage = 0;  // physical stages of virtual stages k and k+1
+  int32_t to_stage = 0;
+  int64_t bytes_per_microbatch = 0;
+  std::vector<BoundaryFlow> forward_flows;
+  std::vector<BoundaryFlow> backward_flows;
+  // Each direction's flows alone on the network (in the run's network mode): what the DAG's CF / CB
+  // nodes cost without other traffic, and c_i for H-1F1B (the larger of the two).
+  Time forward_time = 0;
+  Time backward_time = 0;
+  topology::LinkClass slowest_link_class = topology::LinkClass::kNvlink;
+};
+
+// The cost of one virtual stage (a physical stage, or one model chunk of it when interleaved).
+struct VirtualStageCost {
+  workload::StageCost cost;
+  int first_layer = 0;
+  int num_layers = 0;
+  // Tensor-/expert-parallel collective time per microbatch (issue order, all counts), including the
+  // all-gather that reassembles activations (forward) or gradients (backward) scattered over the
+  // TP ranks at a stage boundary. Timed by simulating each distinct collective alone on the flows
+  // (see docs/metrics.md: the TP group's NVSwitch links carry nothing else).
+  Time forward_collective_time = 0;
+  Time backward_collective_time = 0;
+  Time forward_time() const { return cost.forward_time + forward_collective_time; }
+  Time backward_time() const { return cost.backward_time + backward_collective_time; }
+};
+
+// A data-parallel gradient synchronisation step of one stage: one collective per DP group, run
+// concurrently (TP of them), for a bucket of the stage's gradients.
+struct GradSyncStep {
+  CollectiveOp op;
+  int64_t bytes;  // per GPU, as nccl-tests counts it
+};
+
+struct StageSetup {
+  StageLayout layout;
+  workload::StageCost cost;  // the whole stage (memory, gradient bytes)
+  std::string gpu_type_name;
+  double peak_flop_per_s = 0;      // for the compute dtype
+  double memory_capacity_bytes = 0;
+  Time optimizer_time = 0;         // Adam step, memory-bound
+  // Gradient buckets in launch order (reduce-scatter or all-reduce), then the parameter all-gather
+  // that ZeRO >= 1 runs after the optimizer step (empty when none or DP == 1).
+  std::vector<GradSyncStep> grad_buckets;
+  std::optional<GradSyncStep> param_gather;
+};
+
+struct ExecutionSetup {
+  proto::PlanInputs inputs;
+  NetworkMode network_mode = NetworkMode::kMaxMinFair;
+  std::unique_ptr<topology::Topology> topology;
+  std::unique_ptr<topology::Router> router;
+  std::unique_ptr<workload::ModelCost> model;
+  std::vector<StageSetup> stages;               // physical stages
+  std::vector<VirtualStageCost> virtual_stages;  // k = chunk * S + stage
+  std::vector<BoundaryTransfer> boundaries;      // K - 1, between virtual stages k and k+1
+  pipeline::H1F1BInputs h1f1b;                   // c_i per physical boundary and t_max
+  std::unique_ptr<pipeline::PipelineDag> dag;
+  std::vector<Time> durations;                   // per DAG node, uncontended
+  int64_t microbatches = 0;
+
+  int num_stages() const { return static_cast<int>(stages.size()); }
+  int num_gpus() const;
+};
+
+// Builds every piece; errors (a stage the cost model rejects, a missing route) name the plan file
+// and the field.
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs,
+                                                                    NetworkMode mode);
+
+// The resharding flows of one boundary, without routes: source replica r holds samples
+// [r b/DP_s, (r+1) b/DP_s) of the microbatch; each overlap with a destination replica moves
+// `bytes_per_sample` per sample, split into max(TP_s, TP_t) pieces, piece j from source TP rank
+// j mod TP_s to destination TP rank j mod TP_t (Megatron's scatter/gather over the TP ranks).
+std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
+                                       double bytes_per_sample);
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_SETUP_H_

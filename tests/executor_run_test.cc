@@ -1,0 +1,308 @@
+// The executor against closed forms: without contention the simulated pipeline equals the DAG's
+// longest path exactly (every schedule, with resharding and real flows); fill-and-drain bubbles;
+// how much communication Eager-1F1B and H-1F1B hide; HAPT's case-study warm-ups; activation memory
+// of GPipe and 1F1B; contention on a shared slow link; gradient synchronisation after the pipeline.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "proto/inputs.h"
+#include "sim/collectives/algorithms.h"
+#include "sim/collectives/execution.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+#include "sim/pipeline/dag.h"
+#include "tests/executor_test_util.h"
+
+namespace {
+
+using hetsim::sim::kMillisecond;
+using hetsim::sim::NetworkMode;
+using hetsim::sim::Time;
+using hetsim::sim::executor::ExecutionResult;
+using hetsim::sim::executor::ExecutionSetup;
+using hetsim::sim::executor::MemoryTimeline;
+using hetsim::sim::pipeline::AnalyzeLongestPath;
+using hetsim::testing::MakeInputs;
+using hetsim::testing::MakePlan;
+using hetsim::testing::MakeRun;
+using hetsim::testing::MakeSetup;
+using hetsim::testing::StageSpec;
+using hetsim::testing::TwoIslandCluster;
+namespace v1 = hetsim::v1;
+
+// Three stages with different (TP, DP) layouts on both islands: every boundary reshards.
+v1::Plan ReshardingPlan(v1::Schedule schedule) {
+  const int v = schedule == v1::INTERLEAVED_1F1B ? 2 : 1;
+  return MakePlan({{"slow", 0, 0, 4, 2, 2, 3.0, 6.0, 2},
+                   {"fast", 0, 0, 4, 4, 1, 2.0, 4.5, 2},
+                   {"fast", 1, 0, 4, 1, 4, 2.5, 5.0, 2}},
+                  12, schedule, 3000000, 4, v);
+}
+
+void RequireMatchesLongestPath(const ExecutionSetup& setup, const ExecutionResult& run) {
+  const auto path = AnalyzeLongestPath(*setup.dag, setup.durations);
+  REQUIRE(run.pipeline_end == path.iteration_time);
+  for (int id = 0; id < setup.dag->num_nodes(); ++id) {
+    INFO("node " << id);
+    REQUIRE(run.node_start[id] == path.earliest_start[id]);
+  }
+}
+
+TEST_CASE("executor: without contention the pipeline equals the DAG's longest path, every schedule", "[executor]") {
+  const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 2000);
+  for (v1::Schedule schedule : {v1::GPIPE, v1::ONE_F_ONE_B, v1::EAGER_1F1B, v1::H_1F1B, v1::INTERLEAVED_1F1B}) {
+    INFO("schedule " << v1::Schedule_Name(schedule));
+    const auto in = MakeInputs(cluster, ReshardingPlan(schedule));
+    const auto setup = MakeSetup(in, NetworkMode::kContentionFree);
+    const ExecutionResult run = MakeRun(*setup);
+    REQUIRE(run.pipeline_end > 0);
+    RequireMatchesLongestPath(*setup, run);
+    REQUIRE(run.iteration_time >= run.pipeline_end);
+
+    // Under max-min sharing, contention can only delay nodes.
+    const auto contended = MakeSetup(in, NetworkMode::kMaxMinFair);
+    const ExecutionResult shared = MakeRun(*contended);
+    REQUIRE(shared.pipeline_end >= AnalyzeLongestPath(*contended->dag, contended->durations).iteration_time);
+  }
+}
+
+TEST_CASE("executor: the bundled 512-GPU plan equals its longest path without contention", "[executor]") {
+  auto in = hetsim::proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-512gpu.pbtxt",
+                                          HETSIM_SOURCE_DIR "/examples/cluster-512gpu.pbtxt");
+  INFO(in.status().message());
+  REQUIRE(in.ok());
+  const auto setup = MakeSetup(*in, NetworkMode::kContentionFree);
+  REQUIRE(setup->num_gpus() == 512);
+  const ExecutionResult run = MakeRun(*setup);
+  RequireMatchesLongestPath(*setup, run);
+  // Every stage synchronises gradients over 8 replicas after (or during) its last backward.
+  REQUIRE(run.grad_syncs.size() >= 8 * 1);
+  REQUIRE(run.iteration_time > run.pipeline_end);
+}
+
+TEST_CASE("executor: equal stages and free communication fill and drain in (m + p - 1)(f + b)", "[executor]") {
+  const v1::Cluster cluster = TwoIslandCluster(4, 1, 10, 0);
+  std::vector<StageSpec> stages;
+  for (int n = 0; n < 4; ++n) stages.push_back({"fast", n, 0, 1, 1, 1, 1.0, 2.0, 1});
+  for (v1::Schedule schedule : {v1::GPIPE, v1::ONE_F_ONE_B}) {
+    for (int m : {1, 4, 8, 13}) {
+      INFO(v1::Schedule_Name(schedule) << " m=" << m);
+      const auto setup = MakeSetup(MakeInputs(cluster, MakePlan(stages, m, schedule, 0)), NetworkMode::kMaxMinFair);
+      const ExecutionResult run = MakeRun(*setup);
+      REQUIRE(run.pipeline_end == (m + 4 - 1) * 3 * kMillisecond);
+    }
+  }
+}
+
+// Stage 0 on the slow island, stage 1 across one Ethernet link of 8 Gb/s (1 byte per ns), no
+// latency: c = bytes / 1e9 s. f = 1 ms, b = 2 ms.
+struct TwoStage {
+  std::unique_ptr<ExecutionSetup> setup;
+  ExecutionResult run;
+  Time c;
+};
+TwoStage RunTwoStage(v1::Schedule schedule, double c_ms) {
+  const v1::Cluster cluster = TwoIslandCluster(1, 1, 8, 0);
+  const auto bytes = static_cast<uint64_t>(c_ms * 1e6);
+  auto setup = MakeSetup(MakeInputs(cluster, MakePlan({{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
+                                                       {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}},
+                                                      48, schedule, bytes)),
+                         NetworkMode::kMaxMinFair);
+  ExecutionResult run = MakeRun(*setup);
+  const Time c = setup->boundaries[0].forward_time;
+  return {std::move(setup), std::move(run), c};
+}
+
+// Spacing of stage 0's forwards K apart in the steady phase (HAPT Lemma 2).
+Time KBlock(const TwoStage& t, int K) {
+  const auto& dag = *t.setup->dag;
+  const int m = dag.num_microbatches();
+  Time gap = t.run.node_start[dag.Forward(m / 2 + K, 0)] - t.run.node_start[dag.Forward(m / 2, 0)];
+  for (int i = m / 4; i + K < 3 * m / 4; ++i) {
+    REQUIRE(t.run.node_start[dag.Forward(i + K, 0)] - t.run.node_start[dag.Forward(i, 0)] == gap);
+  }
+  return gap;
+}
+
+TEST_CASE("executor: Eager-1F1B hides transfers up to (f+b)/2, H-1F1B up to f+b", "[executor]") {
+  const Time fb = 3 * kMillisecond;
+  SECTION("Eager-1F1B: K = 3") {
+    for (double c_ms : {0.5, 1.2, 1.5}) {
+      const TwoStage t = RunTwoStage(v1::EAGER_1F1B, c_ms);
+      INFO("c = " << t.c);
+      REQUIRE(t.setup->dag->schedule().warmup_forwards[0] == 3);
+      REQUIRE(KBlock(t, 3) == 3 * fb);  // bubble-free steady phase
+    }
+    for (double c_ms : {1.6, 2.0, 2.9}) {
+      const TwoStage t = RunTwoStage(v1::EAGER_1F1B, c_ms);
+      INFO("c = " << t.c);
+      REQUIRE(KBlock(t, 3) == 2 * (fb + t.c));  // the round trip dominates: stalls
+      REQUIRE(KBlock(t, 3) > 3 * fb);
+    }
+  }
+  SECTION("H-1F1B: K = 1 + delta from Eq. 2") {
+    for (double c_ms : {1.2, 2.0, 2.9, 3.0}) {
+      const TwoStage t = RunTwoStage(v1::H_1F1B, c_ms);
+      const int K = t.setup->dag->schedule().warmup_forwards[0];
+      INFO("c = " << t.c << " K = " << K);
+      REQUIRE(K == (t.c <= fb / 2 ? 3 : 4));
+      REQUIRE(KBlock(t, K) == K * fb);  // bubble-free up to c = f + b
+    }
+    // Beyond f + b nothing hides the transfer: the round trip, or the link itself (one transfer
+    // after another in each direction), sets the pace.
+    const TwoStage beyond = RunTwoStage(v1::H_1F1B, 3.5);
+    REQUIRE(KBlock(beyond, 4) == std::max(2 * (fb + beyond.c), 4 * beyond.c));
+    REQUIRE(KBlock(beyond, 4) > 4 * fb);
+  }
+}
+
+TEST_CASE("executor: HAPT case study warm-ups {3,2,1}, {5,3,1}, {5,2,1}", "[executor]") {
+  // Stage 0 -> 1 over 8 Gb/s Ethernet (c = 2 ms, in ((f+b)/2, f+b]), 1 -> 2 over InfiniBand (c << eps t_max).
+  const v1::Cluster cluster = TwoIslandCluster(2, 1, 8, 0);
+  const std::vector<StageSpec> stages = {{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
+                                         {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
+                                         {"fast", 1, 0, 1, 1, 1, 1.0, 2.0, 1}};
+  auto warmups = [&](v1::Schedule schedule) {
+    const auto setup = MakeSetup(MakeInputs(cluster, MakePlan(stages, 16, schedule, 2000000)), NetworkMode::kMaxMinFair);
+    return setup->dag->schedule().warmup_forwards;
+  };
+  REQUIRE(warmups(v1::ONE_F_ONE_B) == std::vector<int>{3, 2, 1});
+  REQUIRE(warmups(v1::EAGER_1F1B) == std::vector<int>{5, 3, 1});
+  REQUIRE(warmups(v1::H_1F1B) == std::vector<int>{5, 2, 1});
+}
+
+TEST_CASE("executor: GPipe holds m microbatches' activations, 1F1B at most S - i", "[executor]") {
+  const v1::Cluster cluster = TwoIslandCluster(4, 1, 10, 1000);
+  std::vector<StageSpec> stages;
+  for (int n = 0; n < 4; ++n) stages.push_back({"fast", n, 0, 1, 1, 1, 1.0, 2.0, 1});
+  const int m = 10;
+  for (v1::Schedule schedule : {v1::GPIPE, v1::ONE_F_ONE_B}) {
+    const auto setup = MakeSetup(MakeInputs(cluster, MakePlan(stages, m, schedule, 100000)), NetworkMode::kMaxMinFair);
+    const ExecutionResult run = MakeRun(*setup);
+    for (int s = 0; s < 4; ++s) {
+      const auto& mem = setup->stages[s].cost.memory;
+      REQUIRE(mem.activation_bytes_per_microbatch > 0);
+      int64_t peak = 0;
+      for (const auto& [t, bytes] : MemoryTimeline(*setup, run, s)) peak = std::max(peak, bytes);
+      const int64_t in_flight = (peak - mem.ModelStateBytes()) / mem.activation_bytes_per_microbatch;
+      INFO(v1::Schedule_Name(schedule) << " stage " << s);
+      REQUIRE(in_flight == (schedule == v1::GPIPE ? m : 4 - s));
+      REQUIRE(MemoryTimeline(*setup, run, s).back().second == mem.ModelStateBytes());  // all freed
+    }
+  }
+}
+
+TEST_CASE("executor: a transfer over a slow link is slower when two flows share it", "[executor]") {
+  // Two data-parallel replicas on each side of one 10 Gb/s Ethernet link.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 1000);
+  const auto in = MakeInputs(cluster, MakePlan({{"slow", 0, 0, 2, 1, 2, 1.0, 2.0, 1},
+                                                {"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}},
+                                               8, v1::ONE_F_ONE_B, 5000000, 2));
+  const auto alone = MakeSetup(in, NetworkMode::kContentionFree);
+  const auto shared = MakeSetup(in, NetworkMode::kMaxMinFair);
+  REQUIRE(alone->boundaries[0].forward_flows.size() == 2);
+  const Time t_alone = alone->boundaries[0].forward_time;
+  const Time t_shared = shared->boundaries[0].forward_time;
+  REQUIRE(t_shared > t_alone);
+  // The Ethernet link dominates: sharing it doubles the transfer (latencies aside).
+  REQUIRE(static_cast<double>(t_shared) == Approx(2.0 * static_cast<double>(t_alone)).epsilon(0.01));
+  REQUIRE(alone->boundaries[0].slowest_link_class == hetsim::topology::LinkClass::kEthernet);
+  // In the run, every forward transfer node takes the shared time.
+  const ExecutionResult run = MakeRun(*shared);
+  const auto& dag = *shared->dag;
+  for (int i = 0; i < 8; ++i) {
+    const int id = dag.CommForward(i, 0);
+    REQUIRE(run.node_finish[id] - run.node_start[id] >= t_shared);
+  }
+}
+
+TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated time amid other traffic",
+          "[executor]") {
+  using namespace hetsim::sim;
+  const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
+  auto topo = hetsim::topology::Topology::Build(cluster);
+  REQUIRE(topo.ok());
+  hetsim::topology::Router router(*topo);
+  auto request = [](CollectiveOp op, std::vector<int> gpus, int64_t bytes) {
+    CollectiveRequest r;
+    r.op = op;
+    r.gpus = std::move(gpus);
+    r.bytes = bytes;
+    return r;
+  };
+  // Fast island GPUs are 0..7 (nodes 0 and 1), the slow island's 8..11.
+  const CollectiveRequest tp = request(CollectiveOp::kAllReduce, {0, 1, 2, 3}, 64 << 20);
+  auto isolated = SimulateCollective(*topo, router, tp);
+  REQUIRE(isolated.ok());
+
+  // The same all-reduce on one network with another node's TP group and two DP groups across nodes.
+  const std::vector<CollectiveRequest> others = {request(CollectiveOp::kAllReduce, {4, 5, 6, 7}, 64 << 20),
+                                                 request(CollectiveOp::kAllReduce, {0, 4}, 256 << 20),
+                                                 request(CollectiveOp::kAllReduce, {1, 5, 9}, 256 << 20)};
+  Simulator sim;
+  auto network = Network::Create(&sim, NetworkLinks(*topo), NetworkMode::kMaxMinFair);
+  REQUIRE(network.ok());
+  std::vector<TransferGraph> graphs;
+  graphs.reserve(4);
+  for (const CollectiveRequest& r : {tp, others[0], others[1], others[2]}) {
+    auto choice = ChooseShape(*topo, router, r);
+    REQUIRE(choice.ok());
+    graphs.push_back(BuildTransferGraph(*topo, r, choice->shape));
+  }
+  std::deque<CollectiveExecution> runs;
+  for (const TransferGraph& g : graphs) {
+    runs.emplace_back(network->get(), &router, &g);
+    REQUIRE(runs.back().Start(&sim).ok());
+  }
+  sim.Run();
+  REQUIRE(runs[0].done());
+  REQUIRE(runs[0].finish_time() - runs[0].start_time() == isolated->time);
+  // The cross-node groups did take long enough to overlap it.
+  REQUIRE(runs[2].finish_time() > runs[0].finish_time());
+}
+
+TEST_CASE("executor: gradient synchronisation runs after the last backward, or overlapped in buckets",
+          "[executor]") {
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
+  v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"fast", 1, 0, 2, 1, 2, 1.0, 2.0, 1}}, 8,
+                           v1::ONE_F_ONE_B, 100000, 2);
+  {
+    const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+    const ExecutionResult run = MakeRun(*setup);
+    REQUIRE(run.grad_syncs.size() == 2);
+    for (const auto& g : run.grad_syncs) {
+      REQUIRE(g.start == run.last_backward_end[g.stage]);
+      REQUIRE(g.finish > g.start);
+      REQUIRE(run.stage_end[g.stage] == g.finish + setup->stages[g.stage].optimizer_time);
+    }
+    REQUIRE(run.iteration_time == std::max(run.stage_end[0], run.stage_end[1]));
+  }
+  plan.set_overlap_grad_reduce(true);
+  plan.set_grad_bucket_bytes(500000);  // 2 MB of BF16 gradients: 4 buckets
+  {
+    const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+    REQUIRE(setup->stages[0].grad_buckets.size() == 4);
+    const ExecutionResult run = MakeRun(*setup);
+    REQUIRE(run.grad_syncs.size() == 8);
+    for (int s = 0; s < 2; ++s) {
+      Time previous = 0;
+      for (const auto& g : run.grad_syncs) {
+        if (g.stage != s) continue;
+        REQUIRE(g.start >= previous);  // buckets in order, one at a time
+        previous = g.finish;
+      }
+      // The first bucket starts during the last backward.
+      const auto first = std::find_if(run.grad_syncs.begin(), run.grad_syncs.end(),
+                                      [&](const auto& g) { return g.stage == s; });
+      REQUIRE(first->start < run.last_backward_end[s]);
+    }
+  }
+}
+
+}  // namespace

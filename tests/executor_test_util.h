@@ -1,0 +1,131 @@
+// Small clusters and plans written in code for the executor, report and trace tests: a LayerList
+// model with measured stage times, so that compute costs are exact, and transfers whose size and
+// links the test chooses.
+#ifndef HETSIM_TESTS_EXECUTOR_TEST_UTIL_H_
+#define HETSIM_TESTS_EXECUTOR_TEST_UTIL_H_
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "google/protobuf/text_format.h"
+#include "proto/inputs.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::testing {
+
+// Island "slow" (1 node) and island "fast" (`fast_nodes` nodes), `gpus` GPUs per node on NVSwitch,
+// one IB switch per island, one Ethernet link of `ethernet_gbps` between them. `latency_ns` on every
+// link (0 makes transfers of zero bytes free).
+inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gbps, int64_t latency_ns,
+                                    int slow_nodes = 1) {
+  const std::string text = absl::StrFormat(R"pb(
+    name: "two-islands"
+    gpu_types { name: "a100" preset: "A100-80GB" }
+    gpu_types { name: "v100" preset: "V100-32GB" }
+    node_types { name: "fast" gpu_type: "a100" gpus_per_node: %d intra_node_fabric: NVSWITCH
+                 intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: %d }
+    node_types { name: "slow" gpu_type: "v100" gpus_per_node: %d intra_node_fabric: NVSWITCH
+                 intra_node_bandwidth_gbps: 1200 intra_node_latency_ns: %d }
+    islands { name: "fast" node_type: "fast" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
+              nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: %d switch_latency_ns: %d }
+    islands { name: "slow" node_type: "slow" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
+              nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: %d switch_latency_ns: %d }
+    inter_island_links { island_a: "slow" island_b: "fast" fabric: ETHERNET bandwidth_gbps: %g
+                         latency_ns: %d count: 1 }
+  )pb",
+                                           gpus, latency_ns, gpus, latency_ns, fast_nodes, latency_ns, latency_ns,
+                                           slow_nodes, latency_ns, latency_ns, ethernet_gbps, latency_ns);
+  v1::Cluster c;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
+  return c;
+}
+
+struct StageSpec {
+  std::string island;
+  int node = 0;
+  int first_gpu = 0;
+  int gpus = 1;
+  int tp = 1;
+  int dp = 1;
+  double forward_ms = 1;
+  double backward_ms = 2;
+  int layers = 1;
+};
+
+// A LayerList model of sum(layers) layers, each handing `output_bytes_per_sample` to the next.
+inline v1::Plan MakePlan(const std::vector<StageSpec>& stages, int microbatches, v1::Schedule schedule,
+                         uint64_t output_bytes_per_sample, uint64_t micro_batch_size = 1, int virtual_stages = 1) {
+  v1::Plan plan;
+  plan.set_name("test-plan");
+  plan.set_schedule(schedule);
+  plan.set_micro_batch_size(micro_batch_size);
+  plan.set_global_batch_size(micro_batch_size * microbatches);
+  if (virtual_stages > 1) plan.set_virtual_stages(virtual_stages);
+  v1::Model* model = plan.mutable_model();
+  model->set_name("layers");
+  model->set_dtype(v1::FP16);  // V100 has no BF16
+  v1::LayerList* list = model->mutable_layer_list();
+  list->set_seq_length(1024);
+  uint32_t first = 0;
+  for (const StageSpec& s : stages) {
+    for (int l = 0; l < s.layers; ++l) {
+      v1::Layer* layer = list->add_layers();
+      layer->set_name(absl::StrFormat("layer%d", list->layers_size() - 1));
+      layer->set_forward_gflop_per_sample(100);
+      layer->set_param_count(1000000);
+      layer->set_activation_bytes_per_sample(1 << 20);
+      layer->set_output_bytes_per_sample(output_bytes_per_sample);
+    }
+    v1::Stage* st = plan.add_stages();
+    st->set_first_layer(first);
+    st->set_num_layers(s.layers);
+    first += s.layers;
+    st->mutable_mesh()->set_island(s.island);
+    st->mutable_mesh()->set_first_node(s.node);
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_first_gpu(s.first_gpu);
+    st->mutable_mesh()->set_gpus_per_node(s.gpus);
+    st->set_tensor_parallel(s.tp);
+    st->set_data_parallel(s.dp);
+    st->set_measured_forward_ms(s.forward_ms);
+    st->set_measured_backward_ms(s.backward_ms);
+  }
+  return plan;
+}
+
+inline proto::PlanInputs MakeInputs(const v1::Cluster& cluster, const v1::Plan& plan) {
+  proto::PlanInputs in;
+  in.cluster = cluster;
+  in.plan = plan;
+  in.model = plan.model();
+  in.plan_path = "test-plan.pbtxt";
+  in.cluster_path = "test-cluster.pbtxt";
+  const absl::Status s = proto::ValidatePlanInputs(in);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return in;
+}
+
+inline std::unique_ptr<sim::executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in,
+                                                                sim::NetworkMode mode) {
+  auto setup = sim::executor::BuildExecutionSetup(in, mode);
+  INFO(setup.status().message());
+  REQUIRE(setup.ok());
+  return *std::move(setup);
+}
+
+inline sim::executor::ExecutionResult MakeRun(const sim::executor::ExecutionSetup& setup,
+                                              const sim::executor::ExecutorOptions& options = {}) {
+  auto result = sim::executor::Execute(setup, options);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  return *std::move(result);
+}
+
+}  // namespace hetsim::testing
+
+#endif  // HETSIM_TESTS_EXECUTOR_TEST_UTIL_H_
