@@ -1,0 +1,100 @@
+// `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
+//  [--global-batch B] [--micro-batch b] [--out plan.pbtxt]`: plans a model on a cluster and writes a
+// Plan that `hetsim run` accepts.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "app/lib/cli.h"
+#include "app/lib/command_list.h"
+#include "app/lib/plan_table.h"
+#include "planner/planner.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "proto/validate_model.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kInfo = {
+    "plan",
+    "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
+    "[--micro-batch b] [--out PLAN]",
+    "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
+    "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
+    "and the planning time, and writes it to --out (format from the extension; the model is referenced\n"
+    "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
+    "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
+    "halves; alpa: default 8). Exit code 2 when nothing fits, with what is missing."};
+
+int Plan(const Args& args) {
+  po::options_description options("options");
+  std::string model_path, cluster_path, planner_name = "hapt", out, name;
+  int layers = 0, threads = 0;
+  uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
+  double epsilon = 0.1, gap = 0;
+  bool no_pruning = false;
+  options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
+      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "planner,p", po::value(&planner_name)->value_name("P"), "hapt (default), tangram, megatron or alpa")(
+      "layers,l", po::value(&layers)->value_name("N"), "planner layers (0 = planner default)")(
+      "global-batch,b", po::value(&global_batch)->value_name("B"), "samples per iteration (default 128)")(
+      "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
+      "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
+      "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
+      "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.1)")(
+      "t-max-gap", po::value(&gap)->value_name("R"), "skip t_max candidates within this ratio (default 0: exact)")(
+      "no-pruning", po::bool_switch(&no_pruning), "evaluate every t_max candidate")(
+      "name", po::value(&name)->value_name("NAME"), "plan name")(
+      "out,o", po::value(&out)->value_name("PLAN"), "write the plan here");
+  po::positional_options_description positional;
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
+  if (!kind.ok()) return UsageError(kInfo, kind.status().message());
+  if (layers < 0) return UsageError(kInfo, "--layers: must be >= 0");
+  if (global_batch == 0) return UsageError(kInfo, "--global-batch: must be > 0");
+
+  absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+  if (!model.ok()) return ReportFailure(kInfo, model.status());
+  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kInfo, s);
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+
+  planner::PlanRequest req;
+  req.model = *model;
+  req.cluster = *cluster;
+  req.planner = *kind;
+  req.layers = layers;
+  req.global_batch_size = global_batch;
+  req.micro_batch_size = micro_batch;
+  req.max_micro_batch_size = max_micro_batch;
+  req.threads = threads;
+  req.epsilon = epsilon;
+  req.t_max_relative_gap = gap;
+  req.bidirectional_pruning = !no_pruning;
+  req.name = name;
+  if (!out.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::absolute(fs::path(out)).parent_path();
+    req.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
+  }
+  absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
+  if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
+  std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
+  if (!out.empty()) {
+    if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kInfo, s);
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunPlan(const Args& args) {
+  return RunGuarded(kInfo, [&] { return Plan(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,63 @@
+#include "app/lib/plan_table.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/pipeline/schedule.h"
+
+namespace hetsim::app {
+
+namespace {
+
+double Ms(sim::Time t) { return sim::TimeToMilliseconds(t); }
+double Gib(int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0); }
+
+const char* RecomputeName(hetsim::v1::Recompute r) {
+  switch (r) {
+    case hetsim::v1::RECOMPUTE_SELECTIVE: return "selective";
+    case hetsim::v1::RECOMPUTE_FULL: return "full";
+    default: return "none";
+  }
+}
+
+}  // namespace
+
+std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& cluster_name) {
+  const hetsim::v1::Plan& plan = o.plan;
+  const planner::Prediction& p = o.prediction;
+  std::string s = absl::StrFormat(
+      "plan \"%s\": model \"%s\" on cluster \"%s\", planner %s over %d planner layers\n"
+      "global batch %d = %d microbatches of %d, schedule %s\n",
+      plan.name(), o.model.name(), cluster_name, planner::PlannerName(o.planner), o.planner_layers,
+      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(),
+      sim::pipeline::ScheduleName(plan.schedule()));
+  absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
+                        "island", "mesh", "TP", "DP", "ZeRO", "recompute", "warmup", "fwd_ms", "bwd_ms", "t_ms",
+                        "c_ms", "mem_GiB/cap");
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const hetsim::v1::Stage& st = plan.stages(i);
+    const planner::StagePrediction& sp = p.stages[i];
+    const std::string layers = absl::StrFormat("%d-%d", st.first_layer(), st.first_layer() + st.num_layers() - 1);
+    const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh().node_count(), st.mesh().gpus_per_node(),
+                                             st.mesh().first_node(), st.mesh().first_gpu());
+    absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
+                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(),
+                          st.zero_stage(), RecomputeName(st.recompute()), sp.warmup, Ms(sp.forward), Ms(sp.backward),
+                          Ms(sp.t), Ms(sp.comm), Gib(sp.peak_bytes), Gib(sp.capacity_bytes));
+  }
+  absl::StrAppendFormat(&s,
+                        "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "
+                        "iteration with gradient sync %.3f ms, eta %.1f%%\n",
+                        Ms(p.t_max), Ms(p.cycle), Ms(p.eq13), Ms(p.pipeline), Ms(p.iteration), 100 * p.eta);
+  absl::StrAppendFormat(&s,
+                        "planning time %.3f s: profiler %d layer multisets, %d stage-mesh pairs priced for %d lookups "
+                        "(%d infeasible), %d cost-model calls; search %d t_max candidates, %d evaluated in %d DP "
+                        "runs, %d sparse-index entries, %d transitions\n",
+                        o.planning_seconds, o.profile.signatures, o.profile.stage_mesh_pairs,
+                        o.profile.stage_mesh_lookups, o.profile.infeasible_pairs, o.profile.cost_model_calls,
+                        o.search.candidates, o.search.candidates_evaluated, o.search.dp_runs, o.search.index_entries,
+                        o.search.transitions);
+  for (const std::string& n : o.notes) absl::StrAppend(&s, "note: ", n, "\n");
+  return s;
+}
+
+}  // namespace hetsim::app

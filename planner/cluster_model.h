@@ -1,0 +1,95 @@
+// What the planner needs to know about a cluster, in one place: per island the GPU (its cost model,
+// memory, peak), the node shape, and alpha-beta link figures taken from real routes of the device graph
+// (inside a node, between two nodes, between islands). From them it prices, without simulating, the
+// tensor-parallel collectives of a stage, the data-parallel gradient synchronisation and the
+// activation transfer across a stage boundary.
+//
+// Boundary transfer model (C(i) of HAPT Eq. 13): the microbatch's boundary activations (every data-
+// parallel replica's share) cross the bottleneck of one representative route between the two stages'
+// islands (for one island: between two of its nodes, or inside the node when it has only one):
+//   c = route latency + bytes / bottleneck bandwidth.
+#ifndef HETSIM_PLANNER_CLUSTER_MODEL_H_
+#define HETSIM_PLANNER_CLUSTER_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/stage_cost.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::planner {
+
+// A submesh of one island: `nodes` whole or partial nodes, `gpus_per_node` GPUs on each.
+struct MeshShape {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int gpus() const { return nodes * gpus_per_node; }
+  bool operator==(const MeshShape&) const = default;
+};
+
+// Alpa's submesh shapes for an N x M island: (1, 2^p) for every power of two dividing M, (1, M), and
+// (n, M) for n = 2..N; ascending by GPU count.
+std::vector<MeshShape> SubmeshShapes(int nodes, int gpus_per_node);
+
+struct LinkFigures {
+  double bytes_per_s = 0;  // bottleneck of the route
+  sim::Time latency = 0;   // whole route
+};
+
+struct IslandModel {
+  int index = 0;  // into Cluster.islands
+  std::string name;
+  std::string gpu_type;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int gpus() const { return nodes * gpus_per_node; }
+  int64_t hbm_bytes = 0;       // per GPU
+  double peak_flop_per_s = 0;  // per GPU, compute dtype
+  std::optional<sim::workload::GpuCompute> gpu;  // always set by ClusterModel::Create
+  LinkFigures intra_node;      // GPU to GPU inside a node (zero when one GPU per node)
+  LinkFigures inter_node;      // GPU to GPU on two nodes (zero when one node)
+  double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
+};
+
+class ClusterModel {
+ public:
+  // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
+  static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster,
+                                                               hetsim::v1::DType dtype);
+
+  const hetsim::v1::Cluster& cluster() const { return topology_->cluster(); }
+  const topology::Topology& topology() const { return *topology_; }
+  const std::vector<IslandModel>& islands() const { return islands_; }
+  const IslandModel& island(int i) const { return islands_[i]; }
+  int num_islands() const { return static_cast<int>(islands_.size()); }
+  int total_gpus() const;
+
+  // Activation transfer of `bytes` from a stage on island `from` to one on island `to`.
+  sim::Time BoundaryTime(int from, int to, double bytes) const;
+  const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
+
+  // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.
+  sim::Time CollectivesTime(int island, int tensor_parallel,
+                            const std::vector<sim::workload::StageCollective>& collectives) const;
+  // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a
+  // node, hierarchical (intra-node reduce-scatter, inter-node rings sharing the node's NICs) across.
+  sim::Time GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const;
+
+ private:
+  ClusterModel() = default;
+  std::unique_ptr<topology::Topology> topology_;
+  std::vector<IslandModel> islands_;
+  std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
+};
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_CLUSTER_MODEL_H_

@@ -1,0 +1,365 @@
+#include "planner/hapt_search.h"
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+
+#include "sim/pipeline/schedule.h"
+
+namespace hetsim::planner {
+
+namespace {
+
+constexpr int kParetoCapacity = 4;
+
+struct Entry {
+  sim::Time cost;
+  int32_t n;          // launch count of the suffix's first stage
+  int32_t src_state;  // -1: this stage is the last one
+  int16_t src_entry;
+  int16_t shape;
+  int16_t end;        // last planner layer of the stage
+  int16_t option;
+};
+
+struct Cell {
+  int count = 0;
+  Entry e[kParetoCapacity];
+};
+
+// Adds `x` unless an entry at most as costly with at most as many launches exists; removes entries
+// that `x` dominates. Returns false when the set was full (x dropped).
+bool Insert(Cell& cell, const Entry& x) {
+  for (int a = 0; a < cell.count; ++a) {
+    if (cell.e[a].cost <= x.cost && cell.e[a].n <= x.n) return true;
+  }
+  int w = 0;
+  for (int a = 0; a < cell.count; ++a) {
+    if (!(x.cost <= cell.e[a].cost && x.n <= cell.e[a].n)) cell.e[w++] = cell.e[a];
+  }
+  cell.count = w;
+  if (cell.count == kParetoCapacity) return false;
+  cell.e[cell.count++] = x;
+  return true;
+}
+
+// Runs body(i) for i in [0, n) over up to `threads` std::threads.
+template <typename F>
+void ParallelFor(int n, int threads, F body) {
+  threads = std::max(1, std::min(threads, n));
+  if (threads == 1) {
+    for (int i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int i = t; i < n; i += threads) body(i);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
+}  // namespace
+
+HaptSearch::HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64_t num_microbatches,
+                       SearchOptions options)
+    : profiler_(profiler), layers_(std::move(layers)), microbatches_(num_microbatches), options_(options) {
+  const ClusterModel& cluster = profiler_.cluster();
+  num_islands_ = cluster.num_islands();
+  for (int j = 0; j < num_islands_; ++j) {
+    int unit = 0;
+    for (const MeshShape& s : profiler_.shapes()[j]) unit = std::gcd(unit, s.gpus());
+    unit_.push_back(std::max(1, unit));
+    full_units_.push_back(cluster.island(j).gpus() / unit_.back());
+    max_units_ = std::max(max_units_, full_units_.back() + 1);
+    max_shapes_ = std::max<int>(max_shapes_, profiler_.shapes()[j].size());
+  }
+  for (const LayerGroup& g : layers_) boundary_bytes_.push_back(profiler_.BoundaryBytes(g.first + g.count - 1));
+  BuildIndex();
+}
+
+void HaptSearch::BuildIndex() {
+  const int L = static_cast<int>(layers_.size());
+  index_.assign(static_cast<size_t>(num_islands_) * max_shapes_ * L, {});
+  std::vector<sim::Time> times;
+  for (int j = 0; j < num_islands_; ++j) {
+    for (int s = 0; s < static_cast<int>(profiler_.shapes()[j].size()); ++s) {
+      for (int k = 0; k < L; ++k) {
+        std::vector<IndexEntry>& list = index_[(static_cast<size_t>(j) * max_shapes_ + s) * L + k];
+        for (int i = k; i < L; ++i) {
+          const int first = layers_[k].first;
+          const int count = layers_[i].first + layers_[i].count - first;
+          const std::vector<StageOption>& opts = profiler_.Options(j, s, first, count);
+          if (opts.empty()) break;  // memory only grows with more layers
+          list.push_back({i, opts.front().total(), &opts});
+          for (const StageOption& o : opts) times.push_back(o.total());
+        }
+      }
+    }
+  }
+  if (options_.communication_aware) {
+    const ClusterModel& cluster = profiler_.cluster();
+    for (int a = 0; a < num_islands_; ++a) {
+      for (int b = 0; b < num_islands_; ++b) {
+        for (double bytes : boundary_bytes_) times.push_back(cluster.BoundaryTime(a, b, bytes));
+      }
+    }
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  times.erase(std::remove(times.begin(), times.end(), sim::Time{0}), times.end());
+  if (options_.t_max_relative_gap > 0) {
+    std::vector<sim::Time> kept;
+    for (sim::Time t : times) {
+      if (kept.empty() || static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
+        kept.push_back(t);
+      }
+    }
+    // Keep the largest candidate so that feasibility is never lost to the gap.
+    if (!times.empty() && kept.back() != times.back()) kept.push_back(times.back());
+    times = std::move(kept);
+  }
+  candidates_ = std::move(times);
+}
+
+int HaptSearch::Delta(sim::Time comm, sim::Time t_max) const {
+  switch (options_.schedule) {
+    case hetsim::v1::EAGER_1F1B:
+      return 2;
+    case hetsim::v1::H_1F1B:
+      return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
+    default:
+      return 1;
+  }
+}
+
+sim::Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
+  sim::Time sum = 0, t_max = 0, cycle = 0;
+  for (const SearchedStage& s : stages) {
+    sum += s.option.total() + 2 * s.comm_out;
+    t_max = std::max(t_max, s.option.total());
+    cycle = std::max({cycle, s.option.total(), s.comm_out});
+  }
+  return sum + (microbatches_ - 1) * cycle;
+}
+
+std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* stats) const {
+  const ClusterModel& cluster = profiler_.cluster();
+  const int L = static_cast<int>(layers_.size());
+  const int I = num_islands_;
+  const int M = 1 << I;
+  const int U = max_units_;
+  auto sid = [&](int k, int j, int mask, int uu) { return ((k * I + j) * M + mask) * U + uu; };
+  std::vector<Cell> cells(static_cast<size_t>(L) * I * M * U);
+  int64_t transitions = 0, overflow = 0;
+  const bool aware = options_.communication_aware;
+
+  for (int k = L - 1; k >= 0; --k) {
+    for (int j2 = 0; j2 < I; ++j2) {
+      const int bit2 = 1 << j2;
+      for (int s = 0; s < static_cast<int>(profiler_.shapes()[j2].size()); ++s) {
+        const int g = profiler_.shapes()[j2][s].gpus() / unit_[j2];
+        if (g > full_units_[j2]) continue;
+        for (const IndexEntry& ie : index_[(static_cast<size_t>(j2) * max_shapes_ + s) * L + k]) {
+          if (ie.fastest > t_max) break;
+          const std::vector<StageOption>& opts = *ie.options;
+          const int i = ie.end;
+          // Fastest configuration that holds `launches` microbatches and meets t_max.
+          auto pick = [&](int launches) -> int {
+            for (int o = 0; o < static_cast<int>(opts.size()); ++o) {
+              if (opts[o].total() > t_max) return -1;
+              if (opts[o].max_in_flight >= launches) return o;
+            }
+            return -1;
+          };
+          if (i == L - 1) {
+            const int o = pick(1);
+            if (o < 0) continue;
+            ++transitions;
+            Entry x{opts[o].total(), 1, -1, 0, static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
+            if (!Insert(cells[sid(k, j2, 0, g)], x)) ++overflow;
+            continue;
+          }
+          for (int j = 0; j < I; ++j) {
+            const sim::Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i]) : 0;
+            if (c > t_max) continue;
+            const int delta = Delta(c, t_max);
+            auto relax = [&](int src, int dst) {
+              const Cell& from = cells[src];
+              for (int e = 0; e < from.count; ++e) {
+                const int launches = static_cast<int>(std::min<int64_t>(microbatches_, from.e[e].n + delta));
+                const int o = pick(launches);
+                if (o < 0) continue;
+                ++transitions;
+                Entry x{from.e[e].cost + opts[o].total() + 2 * c, launches, src, static_cast<int16_t>(e),
+                        static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
+                if (!Insert(cells[dst], x)) ++overflow;
+              }
+            };
+            if (j == j2) {
+              for (int mask = 0; mask < M; ++mask) {
+                if (mask & bit2) continue;
+                for (int uu = 1; uu + g <= full_units_[j2]; ++uu) relax(sid(i + 1, j2, mask, uu), sid(k, j2, mask, uu + g));
+              }
+            } else {
+              const int bit = 1 << j;
+              for (int mask = 0; mask < M; ++mask) {
+                if ((mask & bit2) || (mask & bit)) continue;
+                relax(sid(i + 1, j, mask, full_units_[j]), sid(k, j2, mask | bit, g));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (stats) {
+    stats->transitions += transitions;
+    stats->pareto_overflow += overflow;
+    ++stats->dp_runs;
+  }
+  // Every island filled (Eq. 22).
+  int best_state = -1, best_entry = -1;
+  sim::Time best = 0;
+  for (int j = 0; j < I; ++j) {
+    const int st = sid(0, j, (M - 1) & ~(1 << j), full_units_[j]);
+    const Cell& cell = cells[st];
+    for (int e = 0; e < cell.count; ++e) {
+      if (best_state < 0 || cell.e[e].cost < best) {
+        best = cell.e[e].cost;
+        best_state = st;
+        best_entry = e;
+      }
+    }
+  }
+  if (best_state < 0) return std::nullopt;
+  CandidatePlan plan;
+  plan.objective = best + (microbatches_ - 1) * t_max;
+  int st = best_state, en = best_entry;
+  while (st >= 0) {
+    const Entry& x = cells[st].e[en];
+    const int k = st / (U * M * I);
+    const int j = (st / (U * M)) % I;
+    SearchedStage stage;
+    stage.first_group = k;
+    stage.last_group = x.end;
+    stage.first_layer = layers_[k].first;
+    stage.num_layers = layers_[x.end].first + layers_[x.end].count - stage.first_layer;
+    stage.island = j;
+    stage.shape = profiler_.shapes()[j][x.shape];
+    for (const IndexEntry& ie : index_[(static_cast<size_t>(j) * max_shapes_ + x.shape) * L + k]) {
+      if (ie.end == x.end) stage.option = (*ie.options)[x.option];
+    }
+    stage.warmup = x.n;
+    if (x.src_state >= 0) {
+      const int next_island = (x.src_state / (U * M)) % I;
+      stage.comm_out = cluster.BoundaryTime(j, next_island, boundary_bytes_[x.end]);
+    }
+    plan.stages.push_back(stage);
+    st = x.src_state;
+    en = x.src_entry;
+  }
+  return plan;
+}
+
+SearchResult HaptSearch::Run() {
+  SearchResult result;
+  SearchStats& stats = result.stats;
+  stats.candidates = static_cast<int64_t>(candidates_.size());
+  for (const auto& list : index_) stats.index_entries += static_cast<int64_t>(list.size());
+  evaluated_.clear();
+  const int n = static_cast<int>(candidates_.size());
+  if (n == 0) return result;
+  std::vector<std::optional<CandidatePlan>> solved(n);
+  std::vector<char> done(n, 0);
+  std::vector<SearchStats> per(n);
+  auto evaluate = [&](const std::vector<int>& which) {
+    ParallelFor(static_cast<int>(which.size()), options_.threads, [&](int w) {
+      const int c = which[w];
+      if (done[c]) return;
+      solved[c] = Solve(candidates_[c], &per[c]);
+      done[c] = 1;
+    });
+  };
+  // Smallest feasible candidate: k-ary search, k = threads (feasibility grows with t_max).
+  evaluate({n - 1});
+  if (!solved[n - 1]) {
+    for (const SearchStats& s : per) stats.transitions += s.transitions, stats.dp_runs += s.dp_runs;
+    stats.candidates_evaluated = 1;
+    return result;
+  }
+  int lo = 0, hi = n - 1;  // hi feasible; everything below lo infeasible
+  if (!options_.bidirectional_pruning) lo = hi = 0, evaluate({0});
+  while (lo < hi) {
+    const int k = std::max(1, options_.threads);
+    std::vector<int> probes;
+    for (int p = 1; p <= k; ++p) {
+      const int at = lo + static_cast<int>(static_cast<int64_t>(hi - lo) * p / (k + 1));
+      if (at < hi && (probes.empty() || probes.back() != at)) probes.push_back(at);
+    }
+    if (probes.empty()) probes.push_back(lo);
+    evaluate(probes);
+    int new_lo = lo, new_hi = hi;
+    for (int p : probes) {
+      if (solved[p]) {
+        new_hi = std::min(new_hi, p);
+      } else if (p < new_hi) {
+        new_lo = std::max(new_lo, p + 1);
+      }
+    }
+    lo = new_lo;
+    hi = new_hi;
+  }
+  int start = options_.bidirectional_pruning ? hi : 0;
+  while (start < n && !done[start]) evaluate({start});
+  while (start < n && !solved[start]) {
+    ++start;
+    if (start < n) evaluate({start});
+  }
+  if (start >= n) return result;
+  stats.t_start = candidates_[start];
+  sim::Time best = solved[start]->objective;
+  int best_index = start;
+  stats.t_end = options_.bidirectional_pruning ? best / std::max<int64_t>(1, microbatches_ - 1) : candidates_.back();
+  // T(t) >= (B - 1) t, so candidates above T(t_S) / (B - 1) cannot win.
+  int next = start + 1;
+  while (next < n) {
+    std::vector<int> batch;
+    for (; next < n && static_cast<int>(batch.size()) < std::max(1, options_.batch); ++next) {
+      if (options_.bidirectional_pruning && (microbatches_ - 1) * candidates_[next] > best) {
+        next = n;
+        break;
+      }
+      batch.push_back(next);
+    }
+    evaluate(batch);
+    for (int c : batch) {
+      if (solved[c] && solved[c]->objective < best) {
+        best = solved[c]->objective;
+        best_index = c;
+      }
+    }
+  }
+  for (int c = 0; c < n; ++c) {
+    stats.transitions += per[c].transitions;
+    stats.pareto_overflow += per[c].pareto_overflow;
+    stats.dp_runs += per[c].dp_runs;
+    if (done[c]) ++stats.candidates_evaluated;
+    if (solved[c]) evaluated_.push_back(*solved[c]);
+  }
+  std::stable_sort(evaluated_.begin(), evaluated_.end(),
+                   [](const CandidatePlan& a, const CandidatePlan& b) { return a.objective < b.objective; });
+  const CandidatePlan& plan = *solved[best_index];
+  result.feasible = true;
+  result.stages = plan.stages;
+  result.candidate = candidates_[best_index];
+  for (const SearchedStage& s : result.stages) {
+    result.t_max = std::max(result.t_max, s.option.total());
+    result.cycle = std::max({result.cycle, s.option.total(), s.comm_out});
+  }
+  result.objective = Score(result.stages);
+  return result;
+}
+
+}  // namespace hetsim::planner

@@ -1,0 +1,26 @@
+// The planner's view of an existing plan (any planner's or hand-written): every stage priced with the
+// profiler's cost model (measured stage times honoured), its boundary time and warm-up counts, so that
+// `hetsim validate` can put the planner's prediction beside the simulation.
+#ifndef HETSIM_PLANNER_PLAN_READER_H_
+#define HETSIM_PLANNER_PLAN_READER_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/hapt_search.h"
+#include "planner/prediction.h"
+#include "planner/profile.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::planner {
+
+// `plan` already validated against the profiler's cluster and model. Warm-up counts in the result are
+// the plan's explicit ones (0 when derived by the schedule).
+absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan);
+
+// StagesOfPlan + Predict with the plan's schedule.
+absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Plan& plan);
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_PLAN_READER_H_

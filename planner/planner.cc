@@ -1,0 +1,206 @@
+#include "planner/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "planner/candidates.h"
+#include "planner/plan_writer.h"
+#include "proto/layer_count.h"
+#include "sim/workload/model_cost.h"
+
+namespace hetsim::planner {
+
+absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name) {
+  if (name == "hapt") return PlannerKind::kHapt;
+  if (name == "tangram") return PlannerKind::kTangram;
+  if (name == "megatron") return PlannerKind::kMegatron;
+  if (name == "alpa") return PlannerKind::kAlpa;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--planner: \"%s\" is not one of hapt, tangram, megatron, alpa", std::string(name)));
+}
+
+absl::string_view PlannerName(PlannerKind kind) {
+  switch (kind) {
+    case PlannerKind::kHapt: return "hapt";
+    case PlannerKind::kTangram: return "tangram";
+    case PlannerKind::kMegatron: return "megatron";
+    case PlannerKind::kAlpa: return "alpa";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa) {
+  Profiler& prof = *ctx.profiler;
+  const int target = ctx.layers > 0 ? ctx.layers : (alpa ? 8 : 0);
+  std::vector<LayerGroup> groups = BuildPlannerLayers(
+      prof.model(), target, alpa ? LayerConstruction::kBalanced : LayerConstruction::kStructural);
+  SearchOptions so;
+  so.schedule = alpa ? hetsim::v1::EAGER_1F1B : hetsim::v1::H_1F1B;
+  so.epsilon = ctx.epsilon;
+  so.communication_aware = !alpa;
+  so.threads = ctx.threads;
+  so.t_max_relative_gap = ctx.t_max_relative_gap;
+  so.bidirectional_pruning = ctx.bidirectional_pruning;
+  const int planner_layers = static_cast<int>(groups.size());
+  HaptSearch search(prof, std::move(groups), ctx.microbatches, so);
+  SearchResult r = search.Run();
+  if (!r.feasible) return std::nullopt;
+  PipelineCandidate c;
+  c.stages = r.stages;
+  c.schedule = so.schedule;
+  c.planner_layers = planner_layers;
+  c.search = r.stats;
+  for (const CandidatePlan& alt : search.evaluated()) c.alternatives.push_back(alt.stages);
+  return c;
+}
+
+// Why nothing fits: the model's states against the cluster's memory.
+absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind) {
+  const double params = static_cast<double>(model.TotalParamCount());
+  const double state_bytes = params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
+  double hbm = 0;
+  for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  if (state_bytes > hbm) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: no plan fits: the model's %.3g parameters need %.1f GiB of weights, gradients and Adam states "
+        "but the cluster has %.1f GiB of HBM in all (%.1f GiB missing before any activation)",
+        PlannerName(kind), params, state_bytes / gib, hbm / gib, (state_bytes - hbm) / gib));
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: no plan fits: the model's states need %.1f GiB of the cluster's %.1f GiB of HBM, but no "
+      "partition into stages (ZeRO <= 2, recompute, micro-batch sizes up to the limit) fits every GPU "
+      "with the activations of its in-flight microbatches; add GPUs, use a smaller model, a smaller "
+      "micro-batch, or another planner",
+      PlannerName(kind), state_bytes / gib, hbm / gib));
+}
+
+}  // namespace
+
+absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
+  PlanOutcome out;
+  out.planner = request.planner;
+  const bool alpa = request.planner == PlannerKind::kAlpa;
+  out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
+  absl::StatusOr<sim::workload::ModelCost> cost = sim::workload::ModelCost::Create(out.model, "model");
+  if (!cost.ok()) return cost.status();
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = ClusterModel::Create(request.cluster, cost->dtype());
+  if (!cluster.ok()) return cluster.status();
+  const int threads = request.threads > 0 ? request.threads
+                                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  std::vector<uint64_t> sizes;
+  if (request.micro_batch_size > 0) {
+    if (request.global_batch_size % request.micro_batch_size != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat("--micro-batch: %d does not divide --global-batch %d",
+                                                        request.micro_batch_size, request.global_batch_size));
+    }
+    sizes.push_back(request.micro_batch_size);
+  } else {
+    for (uint64_t b = 1; b <= std::min(request.global_batch_size, request.max_micro_batch_size); b *= 2) {
+      if (request.global_batch_size % b == 0) sizes.push_back(b);
+    }
+    // Tangram as published keeps the microbatch count fixed: the smallest micro-batch only.
+    if (request.planner == PlannerKind::kTangram && !request.tangram_joint_microbatch) sizes.resize(1);
+  }
+
+  std::optional<PipelineCandidate> best;
+  std::optional<Prediction> best_prediction;
+  uint64_t best_mbs = 0;
+  for (uint64_t mbs : sizes) {
+    Profiler profiler(*cost, **cluster, mbs);
+    PlannerContext ctx{&profiler,
+                       static_cast<int64_t>(request.global_batch_size / mbs),
+                       request.layers,
+                       threads,
+                       request.epsilon,
+                       request.t_max_relative_gap,
+                       request.bidirectional_pruning,
+                       request.tangram_overlap_aware};
+    std::optional<PipelineCandidate> c;
+    switch (request.planner) {
+      case PlannerKind::kHapt: c = PlanWithDp(ctx, false); break;
+      case PlannerKind::kAlpa: c = PlanWithDp(ctx, true); break;
+      case PlannerKind::kMegatron: c = PlanMegatron(ctx); break;
+      case PlannerKind::kTangram: c = PlanTangram(ctx); break;
+    }
+    const ProfilerStats& ps = profiler.stats();
+    out.profile.signatures += ps.signatures;
+    out.profile.stage_mesh_pairs += ps.stage_mesh_pairs;
+    out.profile.stage_mesh_lookups += ps.stage_mesh_lookups;
+    out.profile.infeasible_pairs += ps.infeasible_pairs;
+    out.profile.cost_model_calls += ps.cost_model_calls;
+    if (!c) continue;
+    out.search.candidates += c->search.candidates;
+    out.search.candidates_evaluated += c->search.candidates_evaluated;
+    out.search.dp_runs += c->search.dp_runs;
+    out.search.transitions += c->search.transitions;
+    out.search.index_entries += c->search.index_entries;
+    out.search.pareto_overflow += c->search.pareto_overflow;
+    std::vector<int> warmups;
+    if (c->explicit_warmups) {
+      for (const SearchedStage& s : c->stages) warmups.push_back(s.warmup);
+    }
+    absl::StatusOr<Prediction> p = Predict(**cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, warmups);
+    if (!p.ok()) return p.status();
+    if (!best_prediction || p->iteration < best_prediction->iteration) {
+      best = std::move(c);
+      best_prediction = *p;
+      best_mbs = mbs;
+    }
+  }
+  if (!best) return Infeasible(*cost, **cluster, request.planner);
+
+  PlanShape shape;
+  shape.name = request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name())
+                                    : request.name;
+  shape.model = out.model;
+  // A refined granularity is not what the model file says: the plan carries the model inline.
+  const bool refined = out.model.SerializeAsString() != request.model.SerializeAsString();
+  shape.model_path = refined ? "" : request.model_path;
+  shape.global_batch_size = request.global_batch_size;
+  shape.micro_batch_size = best_mbs;
+  shape.schedule = best->schedule;
+  shape.epsilon = request.epsilon;
+  shape.explicit_warmups = best->explicit_warmups;
+  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(**cluster, best->stages, shape);
+  if (!plan.ok()) return plan.status();
+  out.plan = *std::move(plan);
+  // Distinct alternatives with their predictions (the top-k of `hetsim validate`).
+  std::vector<std::string> seen;
+  for (const std::vector<SearchedStage>& alt : best->alternatives) {
+    if (out.alternatives.size() >= 64) break;
+    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(**cluster, alt, shape);
+    if (!p.ok()) continue;
+    const std::string bytes = p->SerializeAsString();
+    if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
+    std::vector<int> warmups;
+    if (best->explicit_warmups) {
+      for (const SearchedStage& s : alt) warmups.push_back(s.warmup);
+    }
+    absl::StatusOr<Prediction> pred = Predict(**cluster, alt, best_prediction->microbatches, best->schedule,
+                                              request.epsilon, warmups);
+    if (!pred.ok()) continue;
+    seen.push_back(bytes);
+    out.alternatives.push_back(*std::move(p));
+    out.alternative_predictions.push_back(*std::move(pred));
+  }
+  out.planner_layers = best->planner_layers;
+  out.prediction = *best_prediction;
+  out.notes = best->notes;
+  if (refined) {
+    out.notes.push_back(absl::StrFormat("layer sequence refined to SUBLAYER granularity (%d layers) for %d planner layers",
+                                        proto::LayerCount(out.model), request.layers));
+  }
+  out.planning_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace hetsim::planner

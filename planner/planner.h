@@ -1,0 +1,66 @@
+// The planners behind `hetsim plan`: HAPT (seed 001), Tangram (seed 000) and two baselines, megatron
+// (equal layers per stage, one TP/PP/DP everywhere, grid search blind to heterogeneity) and alpa (the
+// inter-op DP with C(i) = 0 on coarse layers, Eager-1F1B). Every planner prices stages with the shared
+// cost model (profile.h) and reports its plan with the same prediction (prediction.h), so their
+// outputs compare directly and `hetsim validate` checks any of them against the simulator.
+#ifndef HETSIM_PLANNER_PLANNER_H_
+#define HETSIM_PLANNER_PLANNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "planner/hapt_search.h"
+#include "planner/prediction.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::planner {
+
+enum class PlannerKind { kHapt, kTangram, kMegatron, kAlpa };
+absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
+absl::string_view PlannerName(PlannerKind kind);
+
+struct PlanRequest {
+  hetsim::v1::Model model;
+  hetsim::v1::Cluster cluster;  // presets applied, valid
+  PlannerKind planner = PlannerKind::kHapt;
+  int layers = 0;                 // planner layers; 0 = the planner's default
+  uint64_t global_batch_size = 0; // samples per iteration (required)
+  uint64_t micro_batch_size = 0;  // 0 = searched over powers of two dividing the global batch
+  uint64_t max_micro_batch_size = 16;
+  int threads = 0;                // 0 = hardware concurrency
+  double epsilon = 0.1;           // H-1F1B Eq. 2
+  double t_max_relative_gap = 0;  // see SearchOptions
+  bool bidirectional_pruning = true;
+  // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
+  // chosen jointly (otherwise the smallest micro-batch size is used).
+  bool tangram_overlap_aware = true;
+  bool tangram_joint_microbatch = true;
+  // How the written plan names its model: a path relative to the plan (empty = the model inline).
+  std::string model_path;
+  std::string name;  // plan name; empty = "<planner>-<model>"
+};
+
+struct PlanOutcome {
+  PlannerKind planner = PlannerKind::kHapt;
+  hetsim::v1::Plan plan;
+  hetsim::v1::Model model;  // the model the plan indexes (granularity may be refined)
+  int planner_layers = 0;
+  Prediction prediction;
+  SearchStats search;
+  ProfilerStats profile;
+  double planning_seconds = 0;
+  std::vector<std::string> notes;  // what the planner decided and why (printed by `hetsim plan`)
+  // Best alternative plans seen by the search, best first (with the chosen plan first).
+  std::vector<hetsim::v1::Plan> alternatives;
+  std::vector<Prediction> alternative_predictions;  // same order
+};
+
+// Infeasible inputs (nothing fits) come back as FailedPrecondition with what is missing.
+absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request);
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_PLANNER_H_

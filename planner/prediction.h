@@ -1,0 +1,51 @@
+// The planner's prediction of a pipeline: per stage t_i (forward + backward per microbatch, collectives
+// included), c_i (boundary transfer after stage i), memory at the stage's launch count, and in total
+//  - HAPT Eq. 13:  sum_i (t_i + 2 c_i) + (B - 1) max(t_max, max_i c_i),
+//  - the longest path of the pipeline DAG (sim/pipeline/dag.h) under the plan's schedule and warm-up
+//    counts with the same node costs (what the simulator computes without contention), and
+//  - that plus the data-parallel gradient synchronisation each stage starts after its last backward.
+// Also HAPT's load-balance metric eta (Eq. 25) over devices weighted by peak FLOP/s.
+#ifndef HETSIM_PLANNER_PREDICTION_H_
+#define HETSIM_PLANNER_PREDICTION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/cluster_model.h"
+#include "planner/hapt_search.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+
+namespace hetsim::planner {
+
+struct StagePrediction {
+  sim::Time forward = 0, backward = 0;
+  sim::Time t = 0;       // forward + backward
+  sim::Time comm = 0;    // c_i
+  int warmup = 1;        // launch count as executed
+  int64_t peak_bytes = 0;
+  int64_t capacity_bytes = 0;
+  sim::Time grad_sync = 0;
+};
+
+struct Prediction {
+  std::vector<StagePrediction> stages;
+  int64_t microbatches = 0;
+  sim::Time t_max = 0;
+  sim::Time cycle = 0;      // max(t_max, max c_i)
+  sim::Time eq13 = 0;
+  sim::Time pipeline = 0;   // DAG longest path
+  sim::Time iteration = 0;  // pipeline + exposed gradient synchronisation
+  double eta = 0;
+  bool fits_memory = true;
+};
+
+// Warm-up counts as the plan's schedule runs them (explicit counts win).
+absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
+                                   int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
+                                   const std::vector<int>& explicit_warmups);
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_PREDICTION_H_

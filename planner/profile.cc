@@ -1,0 +1,218 @@
+#include "planner/profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace hetsim::planner {
+
+using sim::workload::LayerKind;
+
+Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                   uint64_t micro_batch_size, ProfilerOptions options)
+    : model_(model), cluster_(cluster), micro_batch_size_(micro_batch_size), options_(options) {
+  int rows = 0;
+  for (const IslandModel& im : cluster.islands()) {
+    shapes_.push_back(SubmeshShapes(im.nodes, im.gpus_per_node));
+    table_row_.push_back(rows);
+    rows += static_cast<int>(shapes_.back().size());
+  }
+  table_.resize(rows);
+  const int n = model.num_layers();
+  if (model.is_transformer() && n >= 3 && model.layer(0).kind == LayerKind::kEmbedding &&
+      model.layer(n - 1).kind == LayerKind::kHead) {
+    structured_ = true;
+    body_first_ = 1;
+    body_end_ = n - 1;
+    period_ = model.layer(1).kind == LayerKind::kAttention ? 2 : 1;
+  }
+}
+
+Profiler::Signature Profiler::MakeSignature(int first, int count) const {
+  Signature s;
+  if (!structured_) {
+    s.first = first;
+    s.count = count;
+    return s;
+  }
+  const int last = first + count - 1;
+  s.embedding = first < body_first_;
+  s.head = last >= body_end_;
+  const int body_start = std::max(first, body_first_);
+  s.body = std::min(last + 1, body_end_) - body_start;
+  if (s.body < 0) s.body = 0;
+  s.phase = s.body > 0 ? (body_start - body_first_) % period_ : 0;
+  return s;
+}
+
+int Profiler::SignatureOf(int first, int count) {
+  const Signature s = MakeSignature(first, count);
+  auto [it, inserted] = signature_ids_.try_emplace(s, static_cast<int>(signature_ids_.size()));
+  if (inserted) ++stats_.signatures;
+  return it->second;
+}
+
+std::pair<int, int> Profiler::Representative(const Signature& s, int body) const {
+  if (s.first >= 0) return {s.first, s.count};
+  if (s.embedding && s.head) return {0, model_.num_layers()};
+  if (s.embedding) return {0, 1 + body};
+  if (s.head) return {body_end_ - body, body + 1};
+  return {body_first_ + s.phase, body};
+}
+
+std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshShape shape) const {
+  std::vector<IntraStageConfig> configs;
+  const int max_tp = options_.max_tensor_parallel > 0 ? options_.max_tensor_parallel : shape.gpus_per_node;
+  std::vector<hetsim::v1::Recompute> recomputes = {hetsim::v1::RECOMPUTE_NONE};
+  if (options_.search_recompute) {
+    if (model_.is_transformer()) recomputes.push_back(hetsim::v1::RECOMPUTE_SELECTIVE);
+    recomputes.push_back(hetsim::v1::RECOMPUTE_FULL);
+  }
+  for (int tp = 1; tp <= std::min(max_tp, shape.gpus_per_node); ++tp) {
+    if (shape.gpus_per_node % tp != 0) continue;
+    if (model_.is_transformer()) {
+      if (model_.num_attention_heads() % tp != 0 || model_.num_kv_heads() % tp != 0 ||
+          model_.ffn_hidden_size() % static_cast<uint64_t>(tp) != 0) {
+        continue;
+      }
+    } else if (tp > 1) {
+      continue;  // explicit layer lists carry no tensor-parallel collectives: TP 1 only
+    }
+    const int dp = shape.gpus() / tp;
+    if (micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
+    const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
+    for (int zero = 0; zero <= max_zero; ++zero) {
+      for (hetsim::v1::Recompute rc : recomputes) configs.push_back({tp, dp, zero, rc});
+    }
+  }
+  (void)island;
+  return configs;
+}
+
+double Profiler::BoundaryBytes(int last) const {
+  return std::ceil(model_.layer(last).output_bytes_per_sample * static_cast<double>(micro_batch_size_));
+}
+
+std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const IntraStageConfig& config,
+                                              int first, int count) {
+  const IslandModel& im = cluster_.island(island);
+  sim::workload::StageConfig sc;
+  sc.first_layer = first;
+  sc.num_layers = count;
+  sc.tensor_parallel = config.tensor_parallel;
+  sc.data_parallel = config.data_parallel;
+  sc.zero_stage = config.zero_stage;
+  sc.recompute = config.recompute;
+  sc.micro_batch_size = micro_batch_size_;
+  sc.measured_forward_ms = config.measured_forward_ms;
+  sc.measured_backward_ms = config.measured_backward_ms;
+  ++stats_.cost_model_calls;
+  absl::StatusOr<sim::workload::StageCost> cost = sim::workload::ComputeStageCost(model_, sc, *im.gpu, "planner");
+  if (!cost.ok()) return std::nullopt;
+  StageOption o;
+  o.config = config;
+  o.forward = cost->forward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
+  o.backward = cost->backward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  o.state_bytes = cost->memory.ModelStateBytes();
+  o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
+  o.working_bytes = cost->memory.recompute_working_bytes;
+  o.grad_sync_bytes = cost->grad_sync_bytes + cost->expert_grad_sync_bytes;
+  return o;
+}
+
+namespace {
+
+// Fills the fields derived from the others: synchronisation time and the in-flight limit.
+void Finish(const ClusterModel& cluster, int island, MeshShape shape, StageOption& o) {
+  o.grad_sync = cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes));
+  const int64_t free_bytes = cluster.island(island).hbm_bytes - o.state_bytes - o.working_bytes;
+  if (free_bytes < o.activation_bytes) {
+    o.max_in_flight = 0;
+  } else if (o.activation_bytes <= 0) {
+    o.max_in_flight = std::numeric_limits<int>::max();
+  } else {
+    o.max_in_flight = static_cast<int>(std::min<int64_t>(free_bytes / o.activation_bytes, 1 << 30));
+  }
+}
+
+int64_t Extrapolate(int64_t a, int64_t b, int64_t steps) { return a + steps * (b - a); }
+
+}  // namespace
+
+std::optional<StageOption> Profiler::Price(int island, MeshShape shape, const IntraStageConfig& config,
+                                           const Signature& s) {
+  std::optional<StageOption> result;
+  if (!structured_ || !options_.extrapolate || s.body < 2 * period_ || (s.embedding && s.head)) {
+    const auto [first, count] = Representative(s, s.body);
+    result = PriceRaw(island, shape, config, first, count);
+  } else {
+    // The cost model sums over layers, so n repeated layers cost f(n0) + (n - n0)/P (f(n0+P) - f(n0)).
+    const int n0 = period_ + s.body % period_;
+    const int64_t steps = (s.body - n0) / period_;
+    const auto [f0, c0] = Representative(s, n0);
+    const auto [f1, c1] = Representative(s, n0 + period_);
+    std::optional<StageOption> a = PriceRaw(island, shape, config, f0, c0);
+    std::optional<StageOption> b = PriceRaw(island, shape, config, f1, c1);
+    if (!a || !b) return std::nullopt;
+    result = *a;
+    result->forward = Extrapolate(a->forward, b->forward, steps);
+    result->backward = Extrapolate(a->backward, b->backward, steps);
+    result->state_bytes = Extrapolate(a->state_bytes, b->state_bytes, steps);
+    result->activation_bytes = Extrapolate(a->activation_bytes, b->activation_bytes, steps);
+    result->working_bytes = Extrapolate(a->working_bytes, b->working_bytes, steps);
+    result->grad_sync_bytes = Extrapolate(a->grad_sync_bytes, b->grad_sync_bytes, steps);
+  }
+  if (result) Finish(cluster_, island, shape, *result);
+  return result;
+}
+
+std::optional<StageOption> Profiler::PriceDirect(int island, MeshShape shape, const IntraStageConfig& config,
+                                                 int first, int count) {
+  std::optional<StageOption> o = PriceRaw(island, shape, config, first, count);
+  if (o) Finish(cluster_, island, shape, *o);
+  return o;
+}
+
+std::vector<StageOption> Profiler::PriceAll(int island, MeshShape shape, const Signature& s) {
+  std::vector<StageOption> all;
+  for (const IntraStageConfig& c : Configs(cluster_.island(island), shape)) {
+    std::optional<StageOption> o = Price(island, shape, c, s);
+    if (o && o->max_in_flight >= 1) all.push_back(*o);
+  }
+  std::sort(all.begin(), all.end(), [](const StageOption& x, const StageOption& y) {
+    return std::make_tuple(x.total(), x.grad_sync, x.PeakBytes(1), x.config.tensor_parallel, x.config.zero_stage,
+                           static_cast<int>(x.config.recompute)) <
+           std::make_tuple(y.total(), y.grad_sync, y.PeakBytes(1), y.config.tensor_parallel, y.config.zero_stage,
+                           static_cast<int>(y.config.recompute));
+  });
+  // Keep only configurations that no faster (or equally fast) one beats on every memory term.
+  std::vector<StageOption> kept;
+  for (const StageOption& o : all) {
+    bool dominated = false;
+    for (const StageOption& k : kept) {
+      if (k.state_bytes <= o.state_bytes && k.activation_bytes <= o.activation_bytes &&
+          k.working_bytes <= o.working_bytes) {
+        dominated = true;
+        break;
+      }
+    }
+    if (!dominated) kept.push_back(o);
+  }
+  return kept;
+}
+
+const std::vector<StageOption>& Profiler::Options(int island, int shape_index, int first, int count) {
+  ++stats_.stage_mesh_lookups;
+  const Signature s = MakeSignature(first, count);
+  const int id = SignatureOf(first, count);
+  std::vector<std::unique_ptr<std::vector<StageOption>>>& row = table_[table_row_[island] + shape_index];
+  if (static_cast<int>(row.size()) <= id) row.resize(id + 1);
+  if (!row[id]) {
+    ++stats_.stage_mesh_pairs;
+    row[id] = std::make_unique<std::vector<StageOption>>(PriceAll(island, shapes_[island][shape_index], s));
+    if (row[id]->empty()) ++stats_.infeasible_pairs;
+  }
+  return *row[id];
+}
+
+}  // namespace hetsim::planner

@@ -1,0 +1,138 @@
+// HAPT's zero-redundant profiler (Sec. 5.1) on top of the shared cost model.
+//
+// For a stage (a range of model layers) on a submesh of an island, every intra-stage configuration
+// (tensor parallelism inside a node dividing the heads, data parallelism over the rest, ZeRO 0-2,
+// recompute none/selective/full) is priced with sim::workload::ComputeStageCost plus the analytical
+// collective times of ClusterModel. What the search needs is kept: the configurations not dominated in
+// (time, model-state memory, activation memory per in-flight microbatch), fastest first, each with the
+// largest number of in-flight microbatches that fits the GPU (HAPT Eq. 24).
+//
+// Deduplication: a stage's cost depends only on its layer multiset, so stages are keyed by a signature
+// (embedding included?, head included?, kind of the first repeated layer, number of repeated layers)
+// and priced once per (signature, island, shape). Pricing itself uses the repetition: the cost model
+// is a sum over layers, so the cost of n repeated layers is extrapolated exactly from two direct
+// evaluations (n0 and n0 + period repeated layers) instead of walking n layers; tests compare the
+// extrapolation with direct evaluation. Models given as explicit layer lists are priced per range.
+#ifndef HETSIM_PLANNER_PROFILE_H_
+#define HETSIM_PLANNER_PROFILE_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "planner/cluster_model.h"
+#include "proto/hetsim.pb.h"
+#include "sim/engine/time.h"
+#include "sim/workload/model_cost.h"
+
+namespace hetsim::planner {
+
+struct IntraStageConfig {
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  int zero_stage = 0;
+  hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
+  // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
+  double measured_forward_ms = 0;
+  double measured_backward_ms = 0;
+};
+
+// One priced configuration of a stage, per microbatch of `micro_batch_size` samples.
+struct StageOption {
+  IntraStageConfig config;
+  sim::Time forward = 0;   // compute + tensor-parallel collectives
+  sim::Time backward = 0;  // compute (recompute included) + collectives
+  int64_t state_bytes = 0;       // parameters, gradients, optimizer (per GPU)
+  int64_t activation_bytes = 0;  // per in-flight microbatch
+  int64_t working_bytes = 0;     // full-recompute working set
+  int64_t grad_sync_bytes = 0;   // per GPU, per iteration
+  sim::Time grad_sync = 0;       // estimated data-parallel synchronisation
+  int max_in_flight = 0;         // largest in-flight count that fits the GPU (>= 1)
+  sim::Time total() const { return forward + backward; }
+  int64_t PeakBytes(int in_flight) const {
+    return state_bytes + static_cast<int64_t>(in_flight) * activation_bytes + (in_flight > 0 ? working_bytes : 0);
+  }
+};
+
+struct ProfilerOptions {
+  bool search_zero = true;       // ZeRO 1 and 2 when data_parallel > 1
+  bool search_recompute = true;  // selective and full recompute
+  bool extrapolate = true;       // price repeated layers by extrapolation (false: walk every layer)
+  int max_tensor_parallel = 0;   // 0 = gpus per node
+};
+
+struct ProfilerStats {
+  int64_t signatures = 0;         // distinct layer multisets met
+  int64_t stage_mesh_pairs = 0;   // (signature, island, shape) pairs priced
+  int64_t stage_mesh_lookups = 0; // lookups answered (cache hits included)
+  int64_t infeasible_pairs = 0;   // pairs with no configuration that fits the GPU memory
+  int64_t cost_model_calls = 0;   // ComputeStageCost evaluations
+};
+
+class Profiler {
+ public:
+  Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
+           ProfilerOptions options = {});
+
+  uint64_t micro_batch_size() const { return micro_batch_size_; }
+  const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
+  const sim::workload::ModelCost& model() const { return model_; }
+  const ClusterModel& cluster() const { return cluster_; }
+
+  // Configurations of model layers [first, first + count) on `shape_index` of `island`, fastest
+  // first; empty when nothing fits. Thread-compatible (not thread-safe): fill before sharing.
+  const std::vector<StageOption>& Options(int island, int shape_index, int first, int count);
+  int SignatureOf(int first, int count);
+
+  // Prices one configuration directly (every layer walked); nullopt when the cost model rejects it.
+  std::optional<StageOption> PriceDirect(int island, MeshShape shape, const IntraStageConfig& config,
+                                         int first, int count);
+
+  // Activation bytes crossing the boundary after model layer `last` for one whole microbatch.
+  double BoundaryBytes(int last) const;
+
+  const ProfilerStats& stats() const { return stats_; }
+
+ private:
+  struct Signature {
+    bool embedding = false, head = false;
+    int phase = 0;  // index of the first repeated layer's kind within the period
+    int body = 0;   // repeated layers
+    int first = -1, count = 0;  // explicit range for models without repeated structure
+    bool operator==(const Signature&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Signature& s) {
+      return H::combine(std::move(h), s.embedding, s.head, s.phase, s.body, s.first, s.count);
+    }
+  };
+  Signature MakeSignature(int first, int count) const;
+  // A model range with signature `s` but `body` repeated layers.
+  std::pair<int, int> Representative(const Signature& s, int body) const;
+  std::vector<IntraStageConfig> Configs(const IslandModel& island, MeshShape shape) const;
+  std::optional<StageOption> Price(int island, MeshShape shape, const IntraStageConfig& config,
+                                   const Signature& s);
+  std::optional<StageOption> PriceRaw(int island, MeshShape shape, const IntraStageConfig& config, int first,
+                                      int count);
+  std::vector<StageOption> PriceAll(int island, MeshShape shape, const Signature& s);
+
+  const sim::workload::ModelCost& model_;
+  const ClusterModel& cluster_;
+  uint64_t micro_batch_size_;
+  ProfilerOptions options_;
+  std::vector<std::vector<MeshShape>> shapes_;
+  // Repeated structure of a transformer: body [body_first_, body_end_), period 1 or 2.
+  bool structured_ = false;
+  int body_first_ = 0, body_end_ = 0, period_ = 1;
+
+  absl::flat_hash_map<Signature, int> signature_ids_;
+  std::vector<std::vector<std::unique_ptr<std::vector<StageOption>>>> table_;  // [island*shapes][sig]
+  std::vector<int> table_row_;  // first row of each island
+  ProfilerStats stats_;
+};
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_PROFILE_H_
