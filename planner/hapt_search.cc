@@ -354,6 +354,7 @@ SearchResult HaptSearch::Run() {
   result.feasible = true;
   result.stages = plan.stages;
   result.candidate = candidates_[best_index];
+  result.search_value = plan.objective;
   for (const SearchedStage& s : result.stages) {
     result.t_max = std::max(result.t_max, s.option.total());
     result.cycle = std::max({result.cycle, s.option.total(), s.comm_out});

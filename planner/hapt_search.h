@@ -73,6 +73,7 @@ struct SearchResult {
   sim::Time cycle = 0;      // max(t_max, max_i c_i): the steady-state period
   sim::Time objective = 0;  // sum_i (t_i + 2 c_i) + (B - 1) cycle  (Eq. 13)
   sim::Time candidate = 0;  // the t_max candidate whose DP produced the plan
+  sim::Time search_value = 0;  // T(candidate) = F + (B - 1) candidate (Eq. 22), what the search minimised
   SearchStats stats;
 };
 

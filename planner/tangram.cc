@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "planner/candidates.h"
+#include "sim/workload/gpu_compute.h"
 #include "topology/gpu_islands.h"
 
 namespace hetsim::planner {
@@ -38,7 +39,14 @@ class Composer {
   TangramResult Run() {
     TangramResult result;
     const ClusterModel& cl = prof_.cluster();
-    absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(cl.cluster());
+    // Algorithm 1 compares BF16 peaks; a GPU without BF16 (V100) is compared at the model's dtype.
+    hetsim::v1::Cluster view = cl.cluster();
+    for (hetsim::v1::GpuType& g : *view.mutable_gpu_types()) {
+      if (g.peak_tflops_bf16() > 0) continue;
+      absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(g, prof_.model().dtype(), "");
+      if (gc.ok()) g.set_peak_tflops_bf16(gc->peak_flop_per_s() / 1e12);
+    }
+    absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(view);
     if (!f.ok()) return result;
     for (const topology::GpuIsland& gi : f->islands) islands_.push_back(gi);
     stats_.islands = static_cast<int64_t>(islands_.size());
@@ -51,7 +59,7 @@ class Composer {
     std::iota(order.begin(), order.end(), 0);
     // Rule 4 needs a known plan: the compute-proportional split in the first order.
     upper_ = kNone;
-    if (opt_.rule_interface) {
+    if (opt_.rule_interface || opt_.rule_balance) {
       if (std::optional<std::pair<sim::Time, std::vector<SearchedStage>>> p = Proportional(order)) upper_ = p->first;
     }
     std::optional<sim::Time> best;
@@ -166,13 +174,38 @@ class Composer {
     return opt_.overlap_aware ? std::max(compute, comm) : compute + comm;
   }
 
-  bool PrunedByRules(int t, int a, int b) {
+  // Peak FLOP/s of all GPUs of Tangram island t (an upper bound on what any plan achieves there).
+  double PeakRate(int t) const {
+    double rate = 0;
+    for (int m : islands_[t].members) rate += prof_.cluster().island(m).peak_flop_per_s * prof_.cluster().island(m).gpus();
+    return rate;
+  }
+
+  // Seconds of model FLOPs of layers [a, b) for one microbatch at `rate` FLOP/s.
+  double Seconds(int a, int b, double rate) const {
+    if (b <= a || rate <= 0) return 0;
+    return prof_.model().ModelFlopPerSample(a, b - a) * static_cast<double>(prof_.micro_batch_size()) / rate;
+  }
+
+  // Rules 2 and 3 for slice [a, b) on the island at position k of `order`.
+  bool PrunedByRules(const std::vector<int>& order, int k, int a, int b) {
+    const int t = order[k];
     ++stats_.pairs;
     const int L = prof_.model().num_layers();
-    if (opt_.rule_balance) {
-      const double ideal = L * share_[t];
-      const double ratio = (b - a) / ideal;
+    if (opt_.beta > 0) {  // the paper's fixed tolerance (not safe: off by default)
+      const double ratio = (b - a) / (L * share_[t]);
       if (ratio > opt_.beta || ratio < 1.0 / opt_.beta) {
+        ++stats_.pruned_balance;
+        return true;
+      }
+    }
+    if (opt_.rule_balance && upper_ != kNone) {
+      // Even at peak FLOP/s on every GPU, the slice's island (or the islands before it, which must run
+      // layers [0, a)) needs a per-microbatch time tau with (n - 1) tau >= the known plan's cycle.
+      double before = 0;
+      for (int q = 0; q < k; ++q) before += PeakRate(order[q]);
+      const double tau = std::max(Seconds(a, b, PeakRate(t)), Seconds(0, a, before));
+      if (static_cast<double>(n_ - 1) * tau * 1e12 > static_cast<double>(upper_)) {
         ++stats_.pruned_balance;
         return true;
       }
@@ -206,7 +239,7 @@ class Composer {
         for (int b = b_lo; b <= b_hi; ++b) {
           const Cell* next = k == K - 1 ? nullptr : &cell[k + 1][b];
           if (next && !next->ok) continue;
-          if (PrunedByRules(t, l, b)) continue;
+          if (PrunedByRules(order, k, l, b)) continue;
           InnerPlan inner = Inner(t, l, b, next ? next->stages : 0);
           if (!inner.ok) continue;
           sim::Time tau_max = next ? next->tau_max : 0, tau_sum = next ? next->tau_sum : 0;
@@ -214,7 +247,7 @@ class Composer {
           if (next) {
             last.comm_out = prof_.cluster().BoundaryTime(last.island, next->inner.stages.front().island,
                                                          prof_.BoundaryBytes(b - 1));
-            if (opt_.rule_interface && upper_ != kNone && n_ * last.comm_out >= upper_) {
+            if (opt_.rule_interface && upper_ != kNone && n_ * last.comm_out > upper_) {
               ++stats_.pruned_interface;
               continue;
             }
