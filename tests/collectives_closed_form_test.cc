@@ -135,7 +135,7 @@ TEST_CASE("chain broadcast: (n - 1 + C - 1)(a + S/(C B)) within 0.1%", "[collect
   }
 }
 
-TEST_CASE("direct all-to-all shares each NIC among n-1 peers; send/recv is a + S/B", "[collectives]") {
+TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S/B", "[collectives]") {
   Star s(8);
   const int64_t bytes = 64 << 20;
   const auto a2a = Run(s.topo, s.router, CollectiveOp::kAllToAll, Range(8), bytes, CollectiveAlgorithm::kDirect);

@@ -59,7 +59,7 @@ TEST_CASE("plan: a schedule is required", "[validate]") {
   CHECK_PROBLEM(CheckBig(p), "plan.pbtxt: schedule: required (GPIPE, ONE_F_ONE_B");
 }
 
-TEST_CASE("plan: epsilon lies in (0, 0.5]", "[validate]") {
+TEST_CASE("plan: epsilon is above 0 and at most 0.5", "[validate]") {
   Plan p = Big();
   p.set_h1f1b_epsilon(0.7);
   CHECK_PROBLEM(CheckBig(p), "plan.pbtxt: h1f1b_epsilon: 0.7 is outside (0, 0.5]");
