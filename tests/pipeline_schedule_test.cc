@@ -51,7 +51,7 @@ TEST_CASE("HAPT case study warm-up counts: 1F1B {3,2,1}, Eager-1F1B {5,3,1}, H-1
   CHECK(Warmup(Spec(hetsim::v1::GPIPE, 3, 128)) == std::vector<int>{128, 128, 128});
 }
 
-TEST_CASE("H-1F1B delta follows Eq. 2 at its boundaries; c = 0 launches one more", "[pipeline][schedule]") {
+TEST_CASE("H-1F1B delta follows Eq. 2 at its boundaries, c = 0 launches one more", "[pipeline][schedule]") {
   const Time t = 1000;
   CHECK(H1F1BDelta(0, t, 0.1) == 1);
   CHECK(H1F1BDelta(100, t, 0.1) == 1);  // c == eps * t_max

@@ -38,7 +38,7 @@ TEST_CASE("single-switch island: devices, duplex links, capacities in bytes/s", 
   CHECK(LinkClassName(LinkClass::kEthernet) == "ETHERNET");
 }
 
-TEST_CASE("global GPU ids: islands, nodes, GPUs in order; meshes", "[topology]") {
+TEST_CASE("global GPU ids: islands, nodes, GPUs in order, and meshes", "[topology]") {
   v1::Cluster c = H100Island(2);
   AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 3});
   AddInterIslandLink(c, "a", "b", 100, 10000);

@@ -82,7 +82,7 @@ TEST_CASE("model: heads divide the hidden size, KV heads divide the heads", "[va
   CHECK_PROBLEM(ValidateModel(m, "m.pbtxt"), "m.pbtxt: transformer.num_kv_heads: 6 does not divide num_attention_heads 64");
 }
 
-TEST_CASE("model: MoE top-k lies in [1, experts], MoE fields need experts", "[validate]") {
+TEST_CASE("model: MoE top-k lies between 1 and the expert count, MoE fields need experts", "[validate]") {
   Model m = Gpt();
   m.mutable_transformer()->set_num_experts(8);
   m.mutable_transformer()->set_moe_top_k(9);
