@@ -56,6 +56,10 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
     }
   }
   uint64_t value = 0;
+  const bool all_digits = !digits.empty() && digits.find_first_not_of("0123456789") == absl::string_view::npos;
+  if (all_digits && !absl::SimpleAtoi(digits, &value)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s overflows (the limit is 1 PiB)", flag, text));
+  }
   if (!absl::SimpleAtoi(digits, &value)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
   }

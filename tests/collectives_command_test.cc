@@ -1,0 +1,83 @@
+// `hetsim islands` and `hetsim collective` end to end: output, exit codes and bad-input messages.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "proto/io.h"
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out, err;
+};
+
+Run Hetsim(const std::string& args) {
+  static int n = 0;
+  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("hetsim_collectives_cmd_", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / absl::StrCat(n, ".out")).string(), err = (dir / absl::StrCat(n++, ".err")).string();
+  const int status = std::system(absl::StrCat(HETSIM_BINARY, " ", args, " >", out, " 2>", err).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, *hetsim::proto::ReadFileToString(out),
+          *hetsim::proto::ReadFileToString(err)};
+}
+
+const std::string kCluster = absl::StrCat(HETSIM_SOURCE_DIR, "/examples/cluster-512gpu.pbtxt");
+
+}  // namespace
+
+TEST_CASE("hetsim islands prints Tangram's islands of the example cluster", "[collectives][cli]") {
+  const Run r = Hetsim("islands --cluster " + kCluster);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 GPU islands"));
+  CHECK_THAT(r.out, Catch::Contains("a100-80gb"));
+  CHECK_THAT(r.out, Catch::Contains("h100-sxm"));
+  // A loose compute tolerance joins A100 and H100 in phase 1 (HBM and bandwidth permitting).
+  const Run loose = Hetsim("islands --cluster " + kCluster + " --tau-c 0.9 --tau-b 0.9");
+  REQUIRE(loose.exit_code == 0);
+  CHECK_THAT(loose.out, Catch::Contains("1 initial islands"));
+  CHECK(Hetsim("islands --cluster " + kCluster + " --merge-factor 0.5").exit_code == 2);
+}
+
+TEST_CASE("hetsim collective prints time, algbw and busbw like nccl-tests", "[collectives][cli]") {
+  const Run r = Hetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("busbw(GB/s)"));
+  CHECK_THAT(r.out, Catch::Contains("busbw = algbw x 1.8750"));
+  CHECK_THAT(r.out, Catch::Contains("67108864 ring"));
+  const Run table = Hetsim("collective --cluster " + kCluster + " --op all-gather --sizes 1KiB:1MiB --gpus 0-7");
+  REQUIRE(table.exit_code == 0);
+  int rows = 0;
+  for (absl::string_view line : absl::StrSplit(table.out, '\n')) rows += !line.empty() && line[0] != '#';
+  CHECK(rows == 1 + 11);  // header + 1 KiB .. 1 MiB doubling
+  const Run automatic = Hetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 1GiB --gpus 0-31");
+  REQUIRE(automatic.exit_code == 0);
+  CHECK_THAT(automatic.out, Catch::Contains("(chosen)"));
+}
+
+TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collectives][cli]") {
+  auto bad = [](const std::string& args, const std::string& message) {
+    const Run r = Hetsim("collective --cluster " + kCluster + " " + args);
+    INFO(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  };
+  bad("--op all-reduce --bytes 1GiB --gpus 0-512", "--gpus[512]: GPU id 512 is outside");
+  bad("--op all-reduce --bytes 1GiB --gpus 0,1,1", "--gpus[2]: GPU 1 appears twice");
+  bad("--op all-reduce --bytes 99999999999999999999 --gpus 0-3", "--bytes: 99999999999999999999 overflows");
+  bad("--op all-reduce --bytes 4096TiB --gpus 0-3", "larger than the 1 PiB limit");
+  bad("--op all-reduce --bytes 1 --gpus 7-3", "--gpus: \"7-3\" is an empty or negative range");
+  bad("--op reduce --bytes 1 --gpus 0-3", "--op: unknown operation");
+  bad("--op all-gather --bytes 1 --gpus 0-3 --algo tree", "--algo: tree does not implement all-gather");
+  bad("--op send-recv --bytes 1 --gpus 0-2", "send-recv needs exactly two GPUs");
+  bad("--op all-reduce --gpus 0-3", "give exactly one of --bytes and --sizes");
+}
