@@ -135,6 +135,17 @@ TEST_CASE("chain broadcast: (n - 1 + C - 1)(a + S/(C B)) within 0.1%", "[collect
   }
 }
 
+TEST_CASE("tree broadcast: (D + C - 1)(a + 2 S/(C B)), every parent feeding two children", "[collectives]") {
+  Star s(15);  // a full heap tree of depth 3
+  const int64_t bytes = 64 << 20;
+  const int chunks = 32;
+  const auto r = Run(s.topo, s.router, CollectiveOp::kBroadcast, Range(15), bytes, CollectiveAlgorithm::kTree, chunks);
+  const double expected = (3 + chunks - 1) * (s.a + 2.0 * bytes / chunks / s.B);
+  CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(0.02));
+  CHECK(r.shape.estimated_seconds == Approx(expected).epsilon(1e-9));
+  CHECK(r.flows == static_cast<uint64_t>(14 * chunks));
+}
+
 TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S/B", "[collectives]") {
   Star s(8);
   const int64_t bytes = 64 << 20;

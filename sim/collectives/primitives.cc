@@ -96,6 +96,28 @@ void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32
   }
 }
 
+// Broadcast from position 0 down `parents` (each parent before its children), chunks pipelined: chunk c
+// goes to position p once it has reached p's parent and chunk c-1 has reached p.
+Ready PipelinedBroadcast(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int64_t bytes,
+                         int32_t chunks, uint64_t key, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  ready[0] = StartOf(start, 0);
+  std::vector<TransferIndex> arrived(n, kNoTransfer), deps;
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int64_t size = SplitBytes(bytes, chunks, c);
+    for (int32_t p = 1; p < n; ++p) {
+      const int32_t parent = parents[p];
+      deps = parent == 0 ? StartOf(start, 0) : std::vector<TransferIndex>{arrived[parent]};
+      deps.push_back(arrived[p]);  // still chunk c-1: this rank's previous arrival
+      for (TransferIndex s : StartOf(start, p)) deps.push_back(s);
+      arrived[p] = g.Add(g.Path(ranks[parent], ranks[p], key), size, deps);
+      ready[p].push_back(arrived[p]);
+    }
+  }
+  return ready;
+}
+
 }  // namespace
 
 int64_t SplitBytes(int64_t total, int64_t parts, int64_t i) {
@@ -166,22 +188,9 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
 
 Ready AppendChainBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
                            const Ready& start) {
-  const int32_t n = static_cast<int32_t>(ranks.size());
-  Ready ready(n);
-  ready[0] = StartOf(start, 0);
-  std::vector<TransferIndex> prev_chunk(n, kNoTransfer);
-  for (int32_t c = 0; c < chunks; ++c) {
-    const int64_t size = SplitBytes(bytes, chunks, c);
-    TransferIndex arrived = kNoTransfer;
-    for (int32_t h = 0; h + 1 < n; ++h) {
-      std::vector<TransferIndex> deps = h == 0 ? StartOf(start, 0) : StartOf(start, h);
-      deps.push_back(arrived);
-      deps.push_back(prev_chunk[h]);
-      arrived = prev_chunk[h] = g.Add(g.Path(ranks[h], ranks[h + 1], flow_key), size, deps);
-      ready[h + 1].push_back(arrived);
-    }
-  }
-  return ready;
+  std::vector<int32_t> parents(ranks.size());
+  for (size_t p = 0; p < ranks.size(); ++p) parents[p] = static_cast<int32_t>(p) - 1;
+  return PipelinedBroadcast(g, ranks, parents, bytes, chunks, flow_key, start);
 }
 
 int32_t HeapTreeDepth(int64_t n) {
@@ -192,23 +201,10 @@ int32_t HeapTreeDepth(int64_t n) {
 
 Ready AppendTreeBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
                           const Ready& start) {
-  const int32_t n = static_cast<int32_t>(ranks.size());
-  Ready ready(n);
-  ready[0] = StartOf(start, 0);
-  std::vector<TransferIndex> down(n, kNoTransfer), prev(n, kNoTransfer);
-  for (int32_t c = 0; c < chunks; ++c) {
-    const int64_t size = SplitBytes(bytes, chunks, c);
-    for (int32_t p = 1; p < n; ++p) {  // parents come before children in heap order
-      const int32_t parent = (p - 1) / 2;
-      std::vector<TransferIndex> deps = parent == 0 ? StartOf(start, 0) : std::vector<TransferIndex>{down[parent]};
-      deps.push_back(prev[p]);
-      for (TransferIndex s : StartOf(start, p)) deps.push_back(s);
-      down[p] = g.Add(g.Path(ranks[parent], ranks[p], flow_key), size, deps);
-      ready[p].push_back(down[p]);
-    }
-    prev = down;
-  }
-  return ready;
+  std::vector<int32_t> parents(ranks.size());
+  for (size_t p = 0; p < ranks.size(); ++p) parents[p] = (static_cast<int32_t>(p) - 1) / 2;
+  parents[0] = -1;
+  return PipelinedBroadcast(g, ranks, parents, bytes, chunks, flow_key, start);
 }
 
 void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start) {
