@@ -18,11 +18,6 @@ namespace {
   std::abort();
 }
 
-// Min-heap order for the progressive-filling heap: smallest share first, then lowest link id so
-// that the order of equal shares (and so every floating-point sum) is deterministic.
-bool LaterShare(const auto& a, const auto& b) {
-  return a.share != b.share ? a.share > b.share : a.link > b.link;
-}
 
 }  // namespace
 
@@ -140,6 +135,7 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
       f.tightest_link = link;
     }
   }
+  f.cap = route.empty() ? 0 : links_[f.tightest_link].spec.capacity_bytes_per_s;
   ++stats_.flows_started;
   ++active_flows_;
   const Time now = simulator_->now();
@@ -184,6 +180,7 @@ void Network::Activate(uint32_t slot) {
     // Rate 0 until the recompute at this instant gives it a share and a completion event.
     f.rate = 0;
     f.event = EventId{};
+    new_flows_.push_back(slot);
   }
 }
 
@@ -252,8 +249,13 @@ void Network::Recompute() {
   ApplyNewRates();
 }
 
-// The flows whose max-min rates can change are those connected to a dirty link through chains of
-// shared links; everything else keeps its rate (max-min allocations decompose over components).
+// Which flows to re-rate. A link can only constrain its flows if the caps of the flows crossing it
+// (each flow's tightest link capacity, a bound on its rate) add up to more than its capacity: it
+// "binds". A link that does not bind can be dropped from the problem (the allocation without it fits
+// in it anyway), so it does not couple its flows either: host and NIC links usually carry too few
+// flows to bind, and big fabrics fall apart into small components. Max-min allocations decompose over
+// components of flows connected through binding links; the ones to recompute contain the flows on a
+// dirty link (whose flow set, and so binding status, changed). Everything else keeps its rate.
 void Network::CollectComponent() {
   if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
     for (Link& link : links_) link.visit_epoch = 0;
@@ -264,68 +266,87 @@ void Network::CollectComponent() {
   component_flows_.clear();
   stack_.clear();
   for (LinkId id : dirty_links_) {
-    links_[id].dirty = false;
-    if (links_[id].visit_epoch != epoch_) {
-      links_[id].visit_epoch = epoch_;
-      stack_.push_back(id);
+    Link& link = links_[id];
+    link.dirty = false;
+    // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
+    double caps = 0;
+    for (const LinkEntry& entry : link.flows) caps += flows_[entry.flow].cap;
+    const bool bound = link.binds;
+    link.binds = caps > link.spec.capacity_bytes_per_s;
+    if (link.visit_epoch != epoch_) {
+      link.visit_epoch = epoch_;
+      // A link that bound before the change may have held its flows back: re-rate them all. One
+      // that binds neither before nor after constrains nobody, then or now.
+      if (bound || link.binds) stack_.push_back(id);
     }
   }
   dirty_links_.clear();
+  // New flows need a rate even when none of their links binds.
+  for (uint32_t slot : new_flows_) {
+    Flow& f = flows_[slot];
+    if (f.visit_epoch == epoch_) continue;
+    f.visit_epoch = epoch_;
+    component_flows_.push_back(slot);
+    PushBindingLinks(f);
+  }
+  new_flows_.clear();
   while (!stack_.empty()) {
     const LinkId id = stack_.back();
     stack_.pop_back();
-    component_links_.push_back(id);
+    if (links_[id].binds) component_links_.push_back(id);
     for (const LinkEntry& entry : links_[id].flows) {
       Flow& f = flows_[entry.flow];
       if (f.visit_epoch == epoch_) continue;
       f.visit_epoch = epoch_;
       component_flows_.push_back(entry.flow);
-      for (const Hop& hop : f.hops) {
-        Link& next = links_[hop.link];
-        if (next.visit_epoch != epoch_) {
-          next.visit_epoch = epoch_;
-          stack_.push_back(hop.link);
-        }
-      }
+      PushBindingLinks(f);
     }
   }
   stats_.flows_visited += component_flows_.size();
 }
 
-// Progressive filling (water filling): raise every unfixed flow's rate together; the link whose
-// fair share (residual capacity / unfixed flows) is smallest saturates first and fixes its flows at
-// that share. Fixing a flow elsewhere only raises a link's share, so a link's key is a lower bound
-// and is not updated when its share rises (that would cost a heap operation per hop); when a link
-// comes up with a stale key it is queued again with its current share. The initial keys are sorted
-// once (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
+void Network::PushBindingLinks(const Flow& f) {
+  for (const Hop& hop : f.hops) {
+    Link& next = links_[hop.link];
+    if (next.visit_epoch != epoch_) {
+      next.visit_epoch = epoch_;
+      if (next.binds) stack_.push_back(hop.link);
+    }
+  }
+}
+
+// Progressive filling (water filling) over the binding links and the flows' caps: raise every
+// unfixed flow's rate together; a flow stops at its cap, or when a link's fair share (residual
+// capacity / unfixed flows) is the smallest left, that link saturates and fixes its flows at that
+// share. Fixing a flow elsewhere only raises a link's share, so a link's key is a lower bound and is
+// not updated when its share rises (that would cost a heap operation per hop); when a link comes up
+// with a stale key it is queued again with its current share. The initial keys are sorted once
+// (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
 void Network::FillProgressively() {
   sorted_shares_.clear();
   share_heap_.clear();
-  for (uint32_t slot : component_flows_) flows_[slot].fixed = false;
+  for (uint32_t slot : component_flows_) {
+    Flow& f = flows_[slot];
+    f.fixed = false;
+    sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
+  }
   for (LinkId id : component_links_) {
     Link& link = links_[id];
     link.residual = link.spec.capacity_bytes_per_s;
     link.unfixed = static_cast<uint32_t>(link.flows.size());
-    if (link.unfixed == 0) continue;
-    // A link carrying a single flow offers it the whole capacity; unless it is that flow's tightest
-    // link (lowest capacity, then lowest id), the tightest one caps the flow first: skip it.
-    if (link.unfixed == 1 && flows_[link.flows.front().flow].tightest_link != id) continue;
-    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed, id});
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed, id, /*is_flow=*/false});
   }
-  const auto later = [](const ShareEntry& a, const ShareEntry& b) { return LaterShare(a, b); };
-  // By share only: equal shares keep a deterministic (if arbitrary) order, and any order of equal
-  // shares gives the same allocation.
+  // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
+  // keys gives the same allocation.
   std::sort(sorted_shares_.begin(), sorted_shares_.end(),
             [](const ShareEntry& a, const ShareEntry& b) { return a.share < b.share; });
+  const auto later = [](const ShareEntry& a, const ShareEntry& b) { return a.share > b.share; };
   size_t next_sorted = 0;
   double level = 0;
   for (;;) {
-    // The smaller of the next sorted key and the heap's top.
     ShareEntry top;
-    const bool from_heap =
-        !share_heap_.empty() &&
-        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()));
-    if (from_heap) {
+    if (!share_heap_.empty() && (next_sorted == sorted_shares_.size() ||
+                                 later(sorted_shares_[next_sorted], share_heap_.front()))) {
       std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
       top = share_heap_.back();
       share_heap_.pop_back();
@@ -334,28 +355,38 @@ void Network::FillProgressively() {
     } else {
       break;
     }
-    Link& bottleneck = links_[top.link];
-    if (bottleneck.unfixed == 0) continue;  // every flow fixed by other links: it limits no one
+    if (top.is_flow) {  // a flow reaches its cap
+      if (flows_[top.index].fixed) continue;
+      level = std::max(level, top.share);
+      FixFlow(top.index, level);
+      continue;
+    }
+    Link& bottleneck = links_[top.index];
+    if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
     // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
     // flow is ever given less than a bottleneck saturated before it.
     const double share = std::max(bottleneck.residual / bottleneck.unfixed, level);
     if (share > top.share) {  // stale key: queue again with the current share
-      share_heap_.push_back(ShareEntry{share, top.link});
+      share_heap_.push_back(ShareEntry{share, top.index, /*is_flow=*/false});
       std::push_heap(share_heap_.begin(), share_heap_.end(), later);
       continue;
     }
     level = share;
     for (const LinkEntry& entry : bottleneck.flows) {
-      Flow& f = flows_[entry.flow];
-      if (f.fixed) continue;
-      f.fixed = true;
-      f.new_rate = level;
-      for (const Hop& hop : f.hops) {
-        Link& link = links_[hop.link];
-        link.residual -= level;
-        --link.unfixed;
-      }
+      if (!flows_[entry.flow].fixed) FixFlow(entry.flow, level);
     }
+  }
+}
+
+void Network::FixFlow(uint32_t slot, double rate) {
+  Flow& f = flows_[slot];
+  f.fixed = true;
+  f.new_rate = rate;
+  for (const Hop& hop : f.hops) {
+    Link& link = links_[hop.link];
+    if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
+    link.residual -= rate;
+    --link.unfixed;
   }
 }
 

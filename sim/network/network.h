@@ -116,6 +116,7 @@ class Network : private EventHandler {
     uint32_t visit_epoch = 0;     // component search marker
     uint32_t next_free = 0;
     LinkId tightest_link = 0;     // lowest capacity on the route (lowest id among equals)
+    double cap = 0;               // that capacity: no allocation can give the flow more
     int64_t bytes = 0;
     double remaining_bytes = 0;   // as of rate_since; updated only when the rate changes
     double rate = 0;              // bytes/s while transmitting
@@ -136,13 +137,15 @@ class Network : private EventHandler {
     Time busy_since = 0;
     // Recompute scratch.
     bool dirty = false;
+    bool binds = false;          // its flows' caps add up to more than its capacity
     uint32_t visit_epoch = 0;
     uint32_t unfixed = 0;        // flows on the link whose rate is not decided yet
     double residual = 0;         // capacity not yet given to fixed flows
   };
   struct ShareEntry {
     double share;
-    LinkId link;
+    uint32_t index;  // a link id, or a flow slot when is_flow (the flow's cap)
+    bool is_flow;
   };
 
   Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode);
@@ -159,6 +162,8 @@ class Network : private EventHandler {
   void Recompute();
   void CollectComponent();
   void FillProgressively();
+  void FixFlow(uint32_t slot, double rate);
+  void PushBindingLinks(const Flow& f);
   void ApplyNewRates();
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
@@ -176,6 +181,7 @@ class Network : private EventHandler {
   bool recompute_scheduled_ = false;
   uint32_t epoch_ = 0;
   std::vector<LinkId> dirty_links_;
+  std::vector<uint32_t> new_flows_;  // started transmitting since the last recompute
   std::vector<LinkId> component_links_;
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
