@@ -227,6 +227,9 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   req.algorithm = CollectiveAlgorithm::kAuto;
   req.gpus = {0, 1, 2};
   CHECK(error(req).rfind("gpus: send-recv needs exactly two", 0) == 0);
+  req.op = CollectiveOp::kAllToAll;
+  req.gpus.resize(kMaxAllToAllGpus + 1);
+  CHECK(error(req).rfind("gpus: all-to-all over 2049 GPUs would be 4196352 flows", 0) == 0);
   req.op = CollectiveOp::kAllReduce;
   req.algorithm = CollectiveAlgorithm::kHierarchical;
   auto single = *topology::Topology::Build(H100Island(1));

@@ -98,6 +98,11 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
     return absl::InvalidArgumentError(
         absl::StrFormat("gpus: send-recv needs exactly two GPUs (sender, receiver), got %d", r.gpus.size()));
   }
+  if (r.op == CollectiveOp::kAllToAll && static_cast<int64_t>(r.gpus.size()) > kMaxAllToAllGpus) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "gpus: all-to-all over %d GPUs would be %d flows; at most %d GPUs are simulated", r.gpus.size(),
+        static_cast<int64_t>(r.gpus.size()) * (static_cast<int64_t>(r.gpus.size()) - 1), kMaxAllToAllGpus));
+  }
   absl::flat_hash_set<topology::GpuId> seen;
   for (size_t i = 0; i < r.gpus.size(); ++i) {
     const topology::GpuId g = r.gpus[i];

@@ -52,10 +52,13 @@ struct CollectiveRequest {
 inline constexpr int64_t kMaxCollectiveBytes = int64_t{1} << 50;
 inline constexpr int32_t kMaxChunks = 4096;
 inline constexpr int32_t kMaxChannels = 64;
+// All-to-all is n(n-1) flows (and as many cached routes): 2048 GPUs is already 4.2 M.
+inline constexpr int64_t kMaxAllToAllGpus = 2048;
 
 // InvalidArgument naming the field ("gpus", "bytes", "algorithm", ...): empty or duplicate groups,
-// GPU ids out of range, send/recv without exactly two GPUs, sizes outside [0, kMaxCollectiveBytes],
-// an algorithm that does not implement the operation.
+// GPU ids out of range, send/recv without exactly two GPUs, all-to-all over more than
+// kMaxAllToAllGpus, sizes outside [0, kMaxCollectiveBytes], an algorithm that does not implement the
+// operation.
 absl::Status ValidateRequest(const topology::Topology& topology, const CollectiveRequest& request);
 
 // Whether `algorithm` (not kAuto) implements `op`.
