@@ -152,6 +152,13 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
   const int U = max_units_;
   auto sid = [&](int k, int j, int mask, int uu) { return ((k * I + j) * M + mask) * U + uu; };
   std::vector<Cell> cells(static_cast<size_t>(L) * I * M * U);
+  // Per (k, j, mask): the range of u with a non-empty cell, so that sources are scanned sparsely.
+  std::vector<int> lo(static_cast<size_t>(L) * I * M, U), hi(static_cast<size_t>(L) * I * M, -1);
+  auto touch = [&](int st) {
+    const int row = st / U, uu = st % U;
+    lo[row] = std::min(lo[row], uu);
+    hi[row] = std::max(hi[row], uu);
+  };
   int64_t transitions = 0, overflow = 0;
   const bool aware = options_.communication_aware;
 
@@ -179,6 +186,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
             ++transitions;
             Entry x{opts[o].total(), 1, -1, 0, static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
             if (!Insert(cells[sid(k, j2, 0, g)], x)) ++overflow;
+            touch(sid(k, j2, 0, g));
             continue;
           }
           for (int j = 0; j < I; ++j) {
@@ -195,12 +203,15 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
                 Entry x{from.e[e].cost + opts[o].total() + 2 * c, launches, src, static_cast<int16_t>(e),
                         static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
                 if (!Insert(cells[dst], x)) ++overflow;
+                touch(dst);
               }
             };
             if (j == j2) {
               for (int mask = 0; mask < M; ++mask) {
                 if (mask & bit2) continue;
-                for (int uu = 1; uu + g <= full_units_[j2]; ++uu) relax(sid(i + 1, j2, mask, uu), sid(k, j2, mask, uu + g));
+                const int row = ((i + 1) * I + j2) * M + mask;
+                const int last = std::min(hi[row], full_units_[j2] - g);
+                for (int uu = std::max(1, lo[row]); uu <= last; ++uu) relax(sid(i + 1, j2, mask, uu), sid(k, j2, mask, uu + g));
               }
             } else {
               const int bit = 1 << j;

@@ -13,7 +13,11 @@ Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cl
     : model_(model), cluster_(cluster), micro_batch_size_(micro_batch_size), options_(options) {
   int rows = 0;
   for (const IslandModel& im : cluster.islands()) {
-    shapes_.push_back(SubmeshShapes(im.nodes, im.gpus_per_node));
+    std::vector<MeshShape> shapes = SubmeshShapes(im.nodes, im.gpus_per_node);
+    if (im.nodes > options_.partial_node_shapes_max_nodes) {
+      std::erase_if(shapes, [&](const MeshShape& s) { return s.gpus_per_node < im.gpus_per_node; });
+    }
+    shapes_.push_back(std::move(shapes));
     table_row_.push_back(rows);
     rows += static_cast<int>(shapes_.back().size());
   }
