@@ -5,6 +5,7 @@
 #include <iostream>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace hetsim::app {
@@ -53,6 +54,15 @@ std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, p
   } catch (const po::error& e) {
     return UsageError(info, e.what());
   }
+  return std::nullopt;
+}
+
+std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& name,
+                                   std::optional<proto::MessageType>* type) {
+  if (name.empty()) return std::nullopt;
+  absl::StatusOr<proto::MessageType> t = proto::MessageTypeFromName(name);
+  if (!t.ok()) return UsageError(info, absl::StrCat("--type: ", t.status().message()));
+  *type = *t;
   return std::nullopt;
 }
 

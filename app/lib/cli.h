@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "app/lib/commands.h"
+#include "proto/any_message.h"
 
 namespace hetsim::app {
 
@@ -46,6 +47,11 @@ int UsageError(const CommandInfo& info, absl::string_view message);
 // stdout, 2 after a usage error (unknown option, missing or extra argument, bad value).
 std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, po::options_description& options,
                                     const po::positional_options_description& positional, po::variables_map* vm);
+
+// Turns a --type value into `*type` (unset when `name` is empty). Returns 2 after a usage error for an
+// unknown name, nullopt otherwise.
+std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& name,
+                                   std::optional<proto::MessageType>* type);
 
 // Runs `body`, turning an escaped exception into "hetsim NAME: internal error: ..." and exit code 1.
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body);

@@ -102,11 +102,7 @@ int Check(const Args& args) {
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
   std::optional<MessageType> type;
-  if (!type_name.empty()) {
-    absl::StatusOr<MessageType> t = proto::MessageTypeFromName(type_name);
-    if (!t.ok()) return UsageError(kInfo, absl::StrCat("--type: ", t.status().message()));
-    type = *t;
-  }
+  if (auto exit = ParseTypeOption(kInfo, type_name, &type)) return *exit;
 
   std::vector<std::optional<proto::AnyMessage>> loaded;
   int failures = 0;

@@ -30,11 +30,7 @@ int Convert(const Args& args) {
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
 
   std::optional<proto::MessageType> type;
-  if (!type_name.empty()) {
-    absl::StatusOr<proto::MessageType> t = proto::MessageTypeFromName(type_name);
-    if (!t.ok()) return UsageError(kInfo, absl::StrCat("--type: ", t.status().message()));
-    type = *t;
-  }
+  if (auto exit = ParseTypeOption(kInfo, type_name, &type)) return *exit;
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok()) {
     return ReportFailure(kInfo, f.status());
   }
