@@ -1,0 +1,19 @@
+# `hetsim plan` and `hetsim validate` end to end on HAPT's case-study cluster: a plan is written and
+# passes `hetsim check`; validate simulates it; a model that cannot fit fails with what is missing.
+set(hetsim_planner_out ${CMAKE_CURRENT_BINARY_DIR})
+set(hetsim_case_cluster ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
+add_test(NAME planner_cli.plan_case_study
+         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-hapt-case.pbtxt
+                 --cluster ${hetsim_case_cluster} --micro-batch 1 --out ${hetsim_planner_out}/planner_cli_plan.pbtxt)
+set_tests_properties(planner_cli.plan_case_study PROPERTIES FIXTURES_SETUP planner_plan)
+add_test(NAME planner_cli.check_written_plan
+         COMMAND $<TARGET_FILE:hetsim> check ${hetsim_planner_out}/planner_cli_plan.pbtxt --cluster ${hetsim_case_cluster})
+set_tests_properties(planner_cli.check_written_plan PROPERTIES FIXTURES_REQUIRED planner_plan)
+add_test(NAME planner_cli.validate_written_plan
+         COMMAND $<TARGET_FILE:hetsim> validate ${hetsim_planner_out}/planner_cli_plan.pbtxt --cluster ${hetsim_case_cluster})
+set_tests_properties(planner_cli.validate_written_plan PROPERTIES FIXTURES_REQUIRED planner_plan
+                     PASS_REGULAR_EXPRESSION "every c_i <= t_max")
+add_test(NAME planner_cli.infeasible_model
+         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-too-big.pbtxt
+                 --cluster ${hetsim_case_cluster})
+set_tests_properties(planner_cli.infeasible_model PROPERTIES WILL_FAIL TRUE)
