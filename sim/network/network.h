@@ -6,8 +6,9 @@
 // mode every transmitting flow gets its max-min fair share of every directed link on its route
 // (progressive filling). Rates are recomputed incrementally: a flow starting or ending marks its links
 // dirty, and one recompute per simulated instant re-rates only the flows connected to the dirty links
-// through shared links, moving their completion events on the engine. In the contention-free mode
-// each flow behaves as if alone: latency + bytes / bottleneck capacity.
+// through shared links that can saturate, moving their completion events on the engine (details and
+// reasons in docs/decisions.md). In the contention-free mode each flow behaves as if alone:
+// latency + bytes / bottleneck capacity.
 #ifndef HETSIM_SIM_NETWORK_NETWORK_H_
 #define HETSIM_SIM_NETWORK_NETWORK_H_
 
