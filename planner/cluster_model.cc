@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
-    im.node_nic_bytes_per_s = topology::GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) *
-                              std::max<uint32_t>(1, isl.nics_per_node());
+    im.nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+    im.node_nic_bytes_per_s = topology::GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
     absl::StatusOr<topology::GpuId> g0 = t.GpuIdOf(i, 0, 0);
     if (!g0.ok()) return g0.status();
     if (im.gpus_per_node > 1) {
@@ -71,6 +71,13 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
   }
   const int n = t.num_islands();
   model->boundary_.resize(n * n);
+  model->parallel_links_.assign(n * n, 1);
+  for (const hetsim::v1::InterIslandLink& l : cluster.inter_island_links()) {
+    absl::StatusOr<int32_t> a = t.IslandIndex(l.island_a()), b = t.IslandIndex(l.island_b());
+    if (!a.ok() || !b.ok()) continue;
+    const int count = static_cast<int>(std::max<uint32_t>(1, l.count()));
+    model->parallel_links_[*a * n + *b] = model->parallel_links_[*b * n + *a] = count;
+  }
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       const IslandModel& ia = model->islands_[a];
@@ -97,10 +104,20 @@ int ClusterModel::total_gpus() const {
   return total;
 }
 
-sim::Time ClusterModel::BoundaryTime(int from, int to, double bytes) const {
+sim::Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender) const {
   const LinkFigures& f = BoundaryLink(from, to);
   if (bytes <= 0 || f.bytes_per_s <= 0) return 0;
-  return f.latency + sim::TransferTime(bytes, f.bytes_per_s);
+  const IslandModel& im = islands_[from];
+  int paths;
+  if (from != to) {
+    paths = parallel_links_[from * num_islands() + to];
+  } else if (im.nodes > 1) {
+    paths = sender.nodes * std::min(sender.gpus_per_node, im.nics_per_node);
+  } else {
+    paths = sender.gpus();
+  }
+  paths = std::max(1, std::min(paths, sender.gpus()));
+  return f.latency + sim::TransferTime(bytes, f.bytes_per_s * paths);
 }
 
 sim::Time ClusterModel::CollectivesTime(int island, int tensor_parallel,

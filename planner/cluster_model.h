@@ -5,9 +5,13 @@
 // activation transfer across a stage boundary.
 //
 // Boundary transfer model (C(i) of HAPT Eq. 13): the microbatch's boundary activations (every data-
-// parallel replica's share) cross the bottleneck of one representative route between the two stages'
-// islands (for one island: between two of its nodes, or inside the node when it has only one):
-//   c = route latency + bytes / bottleneck bandwidth.
+// parallel replica's share) leave the sending stage as one flow per GPU (the executor splits a boundary
+// over replicas and tensor-parallel ranks) along a representative route between the two stages'
+// islands (for one island: between two of its nodes, or inside the node when it has only one), over
+//   p = min(sending GPUs, parallel paths)
+// paths in parallel: the inter-island links between two islands, the sending mesh's NICs inside an
+// island (its GPUs when the island is one node):
+//   c = route latency + bytes / (p x route bottleneck bandwidth).
 #ifndef HETSIM_PLANNER_CLUSTER_MODEL_H_
 #define HETSIM_PLANNER_CLUSTER_MODEL_H_
 
@@ -57,6 +61,7 @@ struct IslandModel {
   LinkFigures intra_node;      // GPU to GPU inside a node (zero when one GPU per node)
   LinkFigures inter_node;      // GPU to GPU on two nodes (zero when one node)
   double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
+  int nics_per_node = 1;
 };
 
 class ClusterModel {
@@ -72,8 +77,8 @@ class ClusterModel {
   int num_islands() const { return static_cast<int>(islands_.size()); }
   int total_gpus() const;
 
-  // Activation transfer of `bytes` from a stage on island `from` to one on island `to`.
-  sim::Time BoundaryTime(int from, int to, double bytes) const;
+  // Activation transfer of `bytes` from a stage on `sender` of island `from` to one on island `to`.
+  sim::Time BoundaryTime(int from, int to, double bytes, MeshShape sender) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
 
   // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.
@@ -88,6 +93,7 @@ class ClusterModel {
   std::unique_ptr<topology::Topology> topology_;
   std::vector<IslandModel> islands_;
   std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
+  std::vector<int> parallel_links_;    // num_islands^2: inter-island links joining the pair (>= 1)
 };
 
 }  // namespace hetsim::planner

@@ -102,7 +102,9 @@ void HaptSearch::BuildIndex() {
     const ClusterModel& cluster = profiler_.cluster();
     for (int a = 0; a < num_islands_; ++a) {
       for (int b = 0; b < num_islands_; ++b) {
-        for (double bytes : boundary_bytes_) times.push_back(cluster.BoundaryTime(a, b, bytes));
+        for (const MeshShape& shape : profiler_.shapes()[a]) {
+          for (double bytes : boundary_bytes_) times.push_back(cluster.BoundaryTime(a, b, bytes, shape));
+        }
       }
     }
   }
@@ -166,7 +168,8 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
     for (int j2 = 0; j2 < I; ++j2) {
       const int bit2 = 1 << j2;
       for (int s = 0; s < static_cast<int>(profiler_.shapes()[j2].size()); ++s) {
-        const int g = profiler_.shapes()[j2][s].gpus() / unit_[j2];
+        const MeshShape shape = profiler_.shapes()[j2][s];
+        const int g = shape.gpus() / unit_[j2];
         if (g > full_units_[j2]) continue;
         for (const IndexEntry& ie : index_[(static_cast<size_t>(j2) * max_shapes_ + s) * L + k]) {
           if (ie.fastest > t_max) break;
@@ -190,7 +193,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
             continue;
           }
           for (int j = 0; j < I; ++j) {
-            const sim::Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i]) : 0;
+            const sim::Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i], shape) : 0;
             if (c > t_max) continue;
             const int delta = Delta(c, t_max);
             auto relax = [&](int src, int dst) {
@@ -265,7 +268,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
     stage.warmup = x.n;
     if (x.src_state >= 0) {
       const int next_island = (x.src_state / (U * M)) % I;
-      stage.comm_out = cluster.BoundaryTime(j, next_island, boundary_bytes_[x.end]);
+      stage.comm_out = cluster.BoundaryTime(j, next_island, boundary_bytes_[x.end], stage.shape);
     }
     plan.stages.push_back(stage);
     st = x.src_state;

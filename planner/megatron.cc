@@ -97,7 +97,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
               break;
             }
             const double bytes = prof.BoundaryBytes(first + count - 1);
-            const sim::Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes) : 0;
+            const sim::Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes, ref_shape.value_or(shape_of[s])) : 0;
             sum += homo->total() + 2 * c_homo;
             t_max = std::max(t_max, homo->total());
             SearchedStage st;
@@ -107,7 +107,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
             st.island = island_of[s];
             st.shape = shape_of[s];
             st.option = *real;
-            st.comm_out = s + 1 < pp ? cl.BoundaryTime(island_of[s], island_of[s + 1], bytes) : 0;
+            st.comm_out = s + 1 < pp ? cl.BoundaryTime(island_of[s], island_of[s + 1], bytes, shape_of[s]) : 0;
             st.warmup = launches;
             cand.stages.push_back(st);
           }

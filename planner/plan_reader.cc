@@ -36,7 +36,8 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   }
   for (size_t i = 0; i + 1 < stages.size(); ++i) {
     stages[i].comm_out = cluster.BoundaryTime(stages[i].island, stages[i + 1].island,
-                                              profiler.BoundaryBytes(stages[i].first_layer + stages[i].num_layers - 1));
+                                              profiler.BoundaryBytes(stages[i].first_layer + stages[i].num_layers - 1),
+                                              stages[i].shape);
   }
   return stages;
 }

@@ -151,7 +151,7 @@ class Composer {
         st.warmup = launches;
         if (q + 1 < depth) {
           st.comm_out = prof_.cluster().BoundaryTime(slots[q].island, slots[q + 1].island,
-                                                     prof_.BoundaryBytes(at + count - 1));
+                                                     prof_.BoundaryBytes(at + count - 1), st.shape);
         }
         const sim::Time tau = Tau(st.option.total(), st.comm_out);
         tau_max = std::max(tau_max, tau);
@@ -246,7 +246,7 @@ class Composer {
           SearchedStage& last = inner.stages.back();
           if (next) {
             last.comm_out = prof_.cluster().BoundaryTime(last.island, next->inner.stages.front().island,
-                                                         prof_.BoundaryBytes(b - 1));
+                                                         prof_.BoundaryBytes(b - 1), last.shape);
             if (opt_.rule_interface && upper_ != kNone && n_ * last.comm_out > upper_) {
               ++stats_.pruned_interface;
               continue;
@@ -305,7 +305,8 @@ class Composer {
       if (!inner.ok) return std::nullopt;
       if (!all.empty()) {
         inner.stages.back().comm_out = prof_.cluster().BoundaryTime(
-            inner.stages.back().island, all.front().island, prof_.BoundaryBytes(cut[k + 1] - 1));
+            inner.stages.back().island, all.front().island, prof_.BoundaryBytes(cut[k + 1] - 1),
+            inner.stages.back().shape);
       }
       for (const SearchedStage& s : inner.stages) {
         const sim::Time tau = Tau(s.option.total(), s.comm_out);

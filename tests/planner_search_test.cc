@@ -33,7 +33,8 @@ sim::Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int6
     for (int s = 0; s + 1 < S; ++s) {
       const LayerGroup& g = layers[stack[s].i];
       comm[s] = opt.communication_aware
-                    ? cl.BoundaryTime(stack[s].island, stack[s + 1].island, prof.BoundaryBytes(g.first + g.count - 1))
+                    ? cl.BoundaryTime(stack[s].island, stack[s + 1].island, prof.BoundaryBytes(g.first + g.count - 1),
+                                      prof.shapes()[stack[s].island][stack[s].shape])
                     : 0;
       if (comm[s] > t_max) return;
     }
