@@ -13,6 +13,9 @@ int RunIslands(const Args& args);     // cmd_islands.cc
 int RunCollective(const Args& args);  // cmd_collective.cc
 int RunPlan(const Args& args);        // cmd_plan.cc
 int RunValidate(const Args& args);    // cmd_validate.cc
+int RunRun(const Args& args);         // cmd_run.cc
+int RunSweep(const Args& args);       // cmd_sweep.cc
+int RunSweepMerge(const Args& args);  // cmd_sweep_merge.cc
 
 }  // namespace hetsim::app
 

@@ -14,6 +14,9 @@ const std::vector<Command>& AllCommands() {
       {"collective", "simulate one collective and print nccl-tests figures", RunCollective},
       {"plan", "find a parallel plan (hapt, tangram, megatron, alpa) and predict its iteration", RunPlan},
       {"validate", "compare a plan's predicted stage and iteration times with a simulation", RunValidate},
+      {"run", "simulate one training iteration of a plan: report and trace", RunRun},
+      {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
+      {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},
   };
   return kCommands;
 }

@@ -1,0 +1,21 @@
+// The PointEvaluator `hetsim sweep` uses: the point's plan (or, without one, the plan its planner
+// makes) simulated by the executor with the max-min fair network, reported without wall time so that
+// rows are deterministic. When planning, plan.global_batch_size (default 128, as `hetsim plan`),
+// plan.micro_batch_size (0 = searched) and plan.h1f1b_epsilon are the planner's settings and a
+// plan.schedule other than SCHEDULE_UNSPECIFIED replaces the planned schedule. Each point plans on one
+// thread: the sweep itself runs points in parallel.
+#ifndef HETSIM_APP_LIB_SWEEP_EVALUATOR_H_
+#define HETSIM_APP_LIB_SWEEP_EVALUATOR_H_
+
+#include "app/lib/sweep_point.h"
+
+namespace hetsim::app {
+
+class SimulationEvaluator : public PointEvaluator {
+ public:
+  absl::StatusOr<hetsim::v1::Report> Evaluate(const PointInputs& point) const override;
+};
+
+}  // namespace hetsim::app
+
+#endif  // HETSIM_APP_LIB_SWEEP_EVALUATOR_H_
