@@ -64,5 +64,21 @@ TEST_CASE("hetsim sweep: jobs, shards and merge give the same file; bad axes exi
   CHECK(Hetsim(dir, absl::StrCat("sweep ", sweep, " --resume")).exit_code == 2);  // --resume needs -o
 }
 
+TEST_CASE("hetsim sweep plans each point when the sweep has no plan", "[sweep][cli]") {
+  const std::string dir = SweepFolder("cli");
+  WriteFile(dir, "planned.pbtxt", R"pb(
+    cluster_path: "cluster-512gpu.pbtxt" model_path: "model-gpt39b.pbtxt"
+    axes { path: "planner" values: ["hapt", "megatron"] }
+    axes { path: "plan.global_batch_size" values: ["256"] }
+  )pb");
+  REQUIRE(Hetsim(dir, absl::StrCat("sweep ", dir, "/planned.pbtxt -o ", dir, "/planned.jsonl")).exit_code == 0);
+  const std::string rows = ReadFile(dir + "/planned.jsonl");
+  INFO(rows);
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 2);
+  CHECK_THAT(rows, Catch::StartsWith("{\"point\":0,\"planner\":\"hapt\",\"plan.global_batch_size\":256,"));
+  CHECK_THAT(rows, Catch::Contains("\"num_gpus\":512,") && Catch::Contains("\"schedule\":\"H-1F1B\",\"status\":\"ok\"") &&
+                       Catch::Contains("\"schedule\":\"1F1B\",\"status\":\"ok\""));
+}
+
 }  // namespace
 }  // namespace hetsim::testing
