@@ -1,6 +1,6 @@
 # ctest "reliability.determinism": the bundled examples give byte-identical outputs across runs and
-# across --jobs (tests/reliability_determinism_run.cmake does the work).
+# across --jobs (tests/reliability/determinism_run.cmake does the work).
 add_test(NAME reliability.determinism
          COMMAND ${CMAKE_COMMAND} -DHETSIM=$<TARGET_FILE:hetsim> -DEXAMPLES=${PROJECT_SOURCE_DIR}/examples
                  -DOUT_DIR=${CMAKE_CURRENT_BINARY_DIR}/reliability_determinism
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/reliability_determinism_run.cmake)
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/reliability/determinism_run.cmake)

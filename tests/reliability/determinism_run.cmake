@@ -3,7 +3,7 @@
 #   sweep-add-h100 (plans every point) with --jobs 1 and 2;
 # - hetsim run (report and trace, --no-wall-time) on both example plans, twice.
 # (The planner's own thread determinism is a unit test in planner_search_test.cc.)
-# cmake -DHETSIM=... -DEXAMPLES=... -DOUT_DIR=... -P reliability_determinism_run.cmake
+# cmake -DHETSIM=... -DEXAMPLES=... -DOUT_DIR=... -P reliability/determinism_run.cmake
 file(REMOVE_RECURSE "${OUT_DIR}")
 file(MAKE_DIRECTORY "${OUT_DIR}")
 
