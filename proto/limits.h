@@ -34,6 +34,7 @@ inline constexpr double kMaxBytes = 1e15;                  // any per-sample or 
 
 inline constexpr uint64_t kMaxGlobalBatch = 1'000'000'000;
 inline constexpr uint64_t kMaxMicrobatches = 1'000'000;
+inline constexpr uint64_t kMaxPipelineTasks = 4'000'000;  // microbatches x virtual stages: about 1.7 GB of DAG
 inline constexpr int kMaxStages = 10'000;
 inline constexpr double kMaxMeasuredMs = 1e7;
 inline constexpr double kMaxSimulatedPs = 4e18;            // about 46 days, half of int64's range

@@ -44,6 +44,8 @@ void CheckBatch(Problems& p, const Plan& plan) {
   }
   if (plan.micro_batch_size() == 0) {
     p.Add("micro_batch_size", "required (samples per microbatch, >= 1)");
+  } else if (plan.global_batch_size() == 0 || plan.global_batch_size() > limits::kMaxGlobalBatch) {
+    // reported above; the microbatch count of an out-of-range batch would only repeat it
   } else if (plan.global_batch_size() % plan.micro_batch_size() != 0) {
     p.Add("micro_batch_size", "%d does not divide global_batch_size %d", plan.micro_batch_size(),
           plan.global_batch_size());
@@ -281,6 +283,16 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   if (plan.stages_size() > limits::kMaxStages) {
     p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);
     return p.ToStatus();
+  }
+  // The pipeline DAG holds 4 nodes per (microbatch, virtual stage), about 430 bytes with the
+  // executor's per-node state: bound it before anything is allocated.
+  const uint64_t batch = plan.global_batch_size(), micro = plan.micro_batch_size();
+  if (micro > 0 && batch > 0 && batch <= limits::kMaxGlobalBatch && batch % micro == 0 &&
+      plan.virtual_stages() <= limits::kMaxVirtualStages &&
+      batch / micro * plan.stages_size() * VirtualStages(plan) > limits::kMaxPipelineTasks) {
+    p.Add("global_batch_size", "%d microbatches x %d stages x %d virtual stages = %d pipeline tasks, more than %d",
+          batch / micro, plan.stages_size(), VirtualStages(plan), batch / micro * plan.stages_size() * VirtualStages(plan),
+          limits::kMaxPipelineTasks);
   }
   CheckLayers(p, plan, LayerCount(model));
   const auto islands = IndexIslands(cluster);

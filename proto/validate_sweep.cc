@@ -176,9 +176,9 @@ absl::StatusOr<const pb::FieldDescriptor*> ResolveSweepPath(absl::string_view pa
           absl::StrFormat("\"%s\": %s has no field \"%s\"", path, message->name(), name));
     }
     if (indexed != field->is_repeated()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          indexed ? "\"%s\": %s is not a list, remove the [index]" : "\"%s\": %s is a list, give an [index]", path,
-          field->name()));
+      return absl::InvalidArgumentError(absl::StrFormat("\"%s\": %s %s", path, field->name(),
+                                                        indexed ? "is not a list, remove the [index]"
+                                                                : "is a list, give an [index]"));
     }
     message = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE ? field->message_type() : nullptr;
   }
