@@ -230,6 +230,43 @@ double ModelForwardGflopPerSample(const Model& model) {
   return (2 * ModelParamCount(model) * static_cast<double>(t.seq_length()) + attention) / 1e9;
 }
 
+// A microbatch's boundary activations crossing the cluster's slowest link, forward and backward, once
+// per microbatch and stage: beyond int64 picoseconds the simulation could not represent the iteration.
+void CheckTransferTimes(Problems& p, const Plan& plan, const Model& model, const Cluster& cluster) {
+  double slowest_gbps = 0;
+  std::string slowest_path;
+  auto consider = [&](double gbps, std::string path) {
+    if (gbps > 0 && (slowest_path.empty() || gbps < slowest_gbps)) {
+      slowest_gbps = gbps;
+      slowest_path = std::move(path);
+    }
+  };
+  for (int i = 0; i < cluster.node_types_size(); ++i) {
+    consider(cluster.node_types(i).intra_node_bandwidth_gbps(), absl::StrFormat("node_types[%d].intra_node_bandwidth_gbps", i));
+  }
+  for (int i = 0; i < cluster.islands_size(); ++i) {
+    consider(cluster.islands(i).nic_bandwidth_gbps(), absl::StrFormat("islands[%d].nic_bandwidth_gbps", i));
+  }
+  for (int i = 0; i < cluster.inter_island_links_size(); ++i) {
+    consider(cluster.inter_island_links(i).bandwidth_gbps(), absl::StrFormat("inter_island_links[%d].bandwidth_gbps", i));
+  }
+  if (slowest_path.empty()) return;
+  double sample_bytes = 0;
+  if (model.has_transformer()) {
+    sample_bytes = 4.0 * static_cast<double>(model.transformer().seq_length()) * model.transformer().hidden_size();
+  } else {
+    for (const Layer& l : model.layer_list().layers()) {
+      sample_bytes = std::max(sample_bytes, static_cast<double>(l.output_bytes_per_sample()));
+    }
+  }
+  const double transfer_ps = sample_bytes * static_cast<double>(plan.micro_batch_size()) * 8e3 / slowest_gbps;
+  const double steps = 2.0 * (static_cast<double>(MicrobatchCount(plan)) + plan.stages_size());
+  if (steps * transfer_ps > limits::kMaxSimulatedPs) {
+    p.Add("micro_batch_size", "one microbatch's activations take %g s over the cluster's slowest link (%s = %g Gb/s): "
+          "an iteration could last beyond what int64 picoseconds hold", transfer_ps / 1e12, slowest_path, slowest_gbps);
+  }
+}
+
 void CheckSizes(Problems& p, const Plan& plan, const Model& model,
                 const absl::flat_hash_map<std::string, IslandInfo>& islands) {
   const double mb = static_cast<double>(plan.micro_batch_size());
@@ -321,6 +358,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   }
   CheckWarmups(p, plan);
   if (p.empty()) CheckSizes(p, plan, model, islands);
+  if (p.empty()) CheckTransferTimes(p, plan, model, cluster);
   return p.ToStatus();
 }
 
