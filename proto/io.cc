@@ -58,6 +58,13 @@ void CheckField(const pb::Message& message, const pb::FieldDescriptor* field, co
       const pb::Message& child = repeated ? reflection->GetRepeatedMessage(message, field, i)
                                           : reflection->GetMessage(message, field);
       CheckMessage(child, item + ".", problems);
+    } else if (field->type() == pb::FieldDescriptor::TYPE_STRING) {
+      // Text format takes any bytes in a string; binary output of them would not read back.
+      const std::string value = repeated ? reflection->GetRepeatedString(message, field, i)
+                                         : reflection->GetString(message, field);
+      if (!pb::internal::IsStructurallyValidUTF8(value.data(), static_cast<int>(value.size()))) {
+        problems->push_back(absl::StrFormat("%s: not valid UTF-8", item));
+      }
     } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
       const int value = repeated ? reflection->GetRepeatedEnumValue(message, field, i)
                                  : reflection->GetEnumValue(message, field);

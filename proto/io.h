@@ -44,7 +44,8 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
 // The bytes Save would write.
 absl::StatusOr<std::string> SerializeMessage(const google::protobuf::Message& message, FileFormat format);
 
-// Unknown fields (binary input) or enum numbers outside the schema anywhere in `message`, reported as
+// Unknown fields (binary input), enum numbers outside the schema or strings that are not UTF-8 (text
+// input; binary output of them would not read back) anywhere in `message`, reported as
 // "<file>: <field path>: <problem>".
 absl::Status CheckKnownFieldsAndEnums(const google::protobuf::Message& message, absl::string_view file);
 
