@@ -1,0 +1,170 @@
+// `hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] ...`: simulates one training
+// iteration of a plan and reports how fast it trains, where the time goes and whether it fits.
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "app/lib/cli.h"
+#include "app/lib/command_list.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+#include "traces/chrome_trace.h"
+#include "traces/metrics.h"
+#include "traces/text_report.h"
+
+namespace hetsim::app {
+namespace {
+
+// Exit code when --fail-on-oom is given and a stage does not fit in its GPUs' memory.
+constexpr int kExitOutOfMemory = 3;
+
+const CommandInfo kInfo = {
+    "run",
+    "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--network max-min|contention-free]\n"
+    "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
+    "           [--no-wall-time] [--fail-on-oom] [--quiet]",
+    "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
+    "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
+    "share the links (max-min fair), then the optimizer step. Prints a table (iteration time, tokens/s,\n"
+    "MFU, bubble ratio, eta, per-stage time and memory, boundaries, link utilisation; see docs/metrics.md).\n"
+    "--report writes the Report message (format from the extension, .json usually); --trace writes a\n"
+    "Chrome Trace Event file for Perfetto or chrome://tracing. Plans of more than 64 GPUs trace one\n"
+    "data-parallel replica (replica 0) unless --trace-replica or --trace-gpus (global GPU ids, e.g.\n"
+    "0,1,8-15) says otherwise. --network contention-free times every flow as if alone (analytical).\n"
+    "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
+    "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds."};
+
+absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
+  std::vector<topology::GpuId> gpus;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
+    int first = 0, last = 0;
+    if (!absl::SimpleAtoi(ends[0], &first) || (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &last)) ||
+        first < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat("--trace-gpus: \"%s\" is not a GPU id or a range a-b", part));
+    }
+    if (ends.size() == 1) last = first;
+    if (last < first || last - first > 1000000) {
+      return absl::InvalidArgumentError(absl::StrFormat("--trace-gpus: \"%s\" is not an increasing range", part));
+    }
+    for (int g = first; g <= last; ++g) gpus.push_back(g);
+  }
+  if (gpus.empty()) return absl::InvalidArgumentError("--trace-gpus: empty list");
+  return gpus;
+}
+
+int Simulate(const Args& args) {
+  po::options_description options("options");
+  std::string plan_path, cluster_path, report_path, trace_path, network = "max-min", trace_gpus;
+  int trace_replica = -1;
+  uint64_t max_events = 0;
+  double max_wall_seconds = 0;
+  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
+      "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
+      "network", po::value(&network)->value_name("MODE"), "max-min (default) or contention-free")(
+      "trace-replica", po::value(&trace_replica)->value_name("K"), "trace data-parallel replica K only")(
+      "trace-gpus", po::value(&trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
+      "max-events", po::value(&max_events)->value_name("N"), "stop (and fail) after N events")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop (and fail) after S seconds")(
+      "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
+      "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
+      "plan", po::value(&plan_path)->required(), "plan file");
+  po::positional_options_description positional;
+  positional.add("plan", 1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+
+  sim::NetworkMode mode;
+  if (network == "max-min" || network == "max-min-fair") {
+    mode = sim::NetworkMode::kMaxMinFair;
+  } else if (network == "contention-free") {
+    mode = sim::NetworkMode::kContentionFree;
+  } else {
+    return UsageError(kInfo, absl::StrFormat("--network: \"%s\" is not max-min or contention-free", network));
+  }
+  if (max_wall_seconds < 0) return UsageError(kInfo, "--max-wall-seconds: must be >= 0");
+  if (vm.count("trace-replica") && !trace_gpus.empty()) {
+    return UsageError(kInfo, "--trace-replica and --trace-gpus exclude each other");
+  }
+  if ((vm.count("trace-replica") || !trace_gpus.empty()) && trace_path.empty()) {
+    return UsageError(kInfo, "--trace-replica and --trace-gpus need --trace");
+  }
+  if (!report_path.empty()) {
+    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(report_path); !f.ok()) {
+      return ReportFailure(kInfo, f.status());
+    }
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
+  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
+      sim::executor::BuildExecutionSetup(*inputs, mode);
+  if (!setup.ok()) return ReportFailure(kInfo, setup.status());
+
+  sim::executor::ExecutorOptions run_options;
+  run_options.max_events = max_events;
+  run_options.max_wall_seconds = max_wall_seconds;
+  std::vector<bool> traced;
+  if (!trace_path.empty()) {
+    traces::TraceSelection selection;
+    if (vm.count("trace-replica")) selection.replica = trace_replica;
+    if (!trace_gpus.empty()) {
+      absl::StatusOr<std::vector<topology::GpuId>> gpus = ParseGpuList(trace_gpus);
+      if (!gpus.ok()) return UsageError(kInfo, gpus.status().message());
+      selection.gpus = *std::move(gpus);
+    }
+    absl::StatusOr<std::vector<bool>> selected = traces::SelectTracedGpus(**setup, selection);
+    if (!selected.ok()) return ReportFailure(kInfo, selected.status());
+    traced = *std::move(selected);
+    run_options.record_flows = true;
+    run_options.sampled_links = traces::TraceLinks(**setup, traced);
+    run_options.link_sample_period = traces::TraceSamplePeriod(**setup);
+  }
+
+  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, run_options);
+  if (!result.ok()) return ReportFailure(kInfo, result.status());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  traces::ReportOptions report_options;
+  if (!vm.count("no-wall-time")) report_options.wall_time_s = wall;
+  const v1::Report report = traces::BuildReport(**setup, *result, report_options);
+
+  // Everything is serialised before anything is written: a failure leaves no output behind.
+  std::string trace_json;
+  if (!trace_path.empty()) trace_json = traces::ChromeTraceJson(**setup, *result, traced, run_options.sampled_links);
+  if (!report_path.empty()) {
+    if (absl::Status s = proto::Save(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
+  }
+  if (!trace_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(trace_path, trace_json); !s.ok()) return ReportFailure(kInfo, s);
+  }
+  if (!vm.count("quiet")) std::fputs(traces::FormatReportTable(report).c_str(), stdout);
+  if (report.oom()) {
+    for (const v1::StageReport& s : report.stages()) {
+      if (!s.oom()) continue;
+      std::fprintf(stderr, "hetsim run: stage %u (%s, %s) needs %.2f GiB per GPU, %.2f GiB more than its %.0f GiB\n",
+                   s.index(), s.mesh().c_str(), s.gpu_type().c_str(), s.peak_memory_gib(), s.oom_excess_gib(),
+                   s.memory_capacity_gib());
+    }
+    if (vm.count("fail-on-oom")) return kExitOutOfMemory;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRun(const Args& args) {
+  return RunGuarded(kInfo, [&] { return Simulate(args); });
+}
+
+}  // namespace hetsim::app

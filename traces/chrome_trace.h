@@ -1,0 +1,54 @@
+// An executed iteration as a Chrome Trace Event file (JSON object format), which Perfetto
+// (ui.perfetto.dev) and chrome://tracing open:
+//   - a process per cluster node holding traced GPUs, named "<island> node <n> (<GPU type>)", and one
+//     "network" process for link counters and the iteration's milestones;
+//   - two threads per GPU: "GPU <l> compute" (F/B complete events named like "F12 s3", optimizer
+//     step) and "GPU <l> comm" (sends, receives, gradient synchronisation);
+//   - flow arrows (ph "s" -> "f") from each boundary send to its receive when both ends are traced;
+//   - counter tracks: memory per traced GPU (GiB), busy share of sampled links (%);
+//   - instant events for the end of the pipeline and of the iteration.
+// Microbatches, stages and GPUs are numbered from 0, as in the report. Timestamps are microseconds
+// with picosecond decimals, printed from integers: identical inputs give identical bytes.
+#ifndef HETSIM_TRACES_CHROME_TRACE_H_
+#define HETSIM_TRACES_CHROME_TRACE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/engine/time.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::traces {
+
+// Plans above this many GPUs trace one data-parallel replica unless told otherwise.
+inline constexpr int kTraceAllGpusLimit = 64;
+
+struct TraceSelection {
+  std::optional<int> replica;          // every stage's replica K (K < DP; a stage with fewer: its last)
+  std::vector<topology::GpuId> gpus;   // explicit global GPU ids (used by the plan)
+};
+
+// Which GPUs a trace shows (flags per global GPU id). With neither a replica nor GPUs: every GPU of
+// the plan when it has at most kTraceAllGpusLimit, else replica 0. InvalidArgument names the option
+// ("--trace-replica", "--trace-gpus") for a replica beyond every stage's DP or a GPU outside the plan.
+absl::StatusOr<std::vector<bool>> SelectTracedGpus(const sim::executor::ExecutionSetup& setup,
+                                                   const TraceSelection& selection);
+
+// The links whose busy share the trace samples: each traced GPU's links to its NIC and the links
+// between islands' gateways. Sorted, without repeats.
+std::vector<sim::LinkId> TraceLinks(const sim::executor::ExecutionSetup& setup, const std::vector<bool>& traced);
+
+// Sampling period for link counters: the static critical path / 200 (at least 1 ns).
+sim::Time TraceSamplePeriod(const sim::executor::ExecutionSetup& setup);
+
+// The trace JSON. `sampled_links` must be the ExecutorOptions::sampled_links of the run (may be
+// empty); flow finish times are used when the run recorded them.
+std::string ChromeTraceJson(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
+                            const std::vector<bool>& traced, const std::vector<sim::LinkId>& sampled_links);
+
+}  // namespace hetsim::traces
+
+#endif  // HETSIM_TRACES_CHROME_TRACE_H_

@@ -1,0 +1,241 @@
+#include "traces/metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "sim/pipeline/dag.h"
+#include "sim/pipeline/schedule.h"
+
+namespace hetsim::traces {
+namespace {
+
+using sim::Time;
+using sim::TimeToMilliseconds;
+using sim::pipeline::NodeId;
+using sim::pipeline::NodeKind;
+
+constexpr double kGiB = 1073741824.0;
+
+bool IsTransfer(NodeKind k) { return k == NodeKind::kCommForward || k == NodeKind::kCommBackward; }
+
+// Per stage and per boundary: how long compute waited on a transfer that was still running. A
+// compute node that starts after the stage's previous operation ended waited; when the predecessor
+// that released it last is a transfer, the part of the wait during which that transfer ran is
+// exposed communication (the rest was the upstream stage being late: a bubble).
+struct Exposure {
+  std::vector<Time> stage;     // per physical stage
+  std::vector<Time> boundary;  // per virtual boundary
+};
+
+Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+  const auto& dag = *setup.dag;
+  Exposure e{std::vector<Time>(setup.num_stages(), 0), std::vector<Time>(setup.boundaries.size(), 0)};
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    Time previous_end = 0;
+    for (NodeId id : dag.stage_compute_order()[s]) {
+      const Time start = r.node_start[id];
+      NodeId binding = -1;
+      for (NodeId p : dag.predecessors(id)) {
+        if (binding < 0 || r.node_finish[p] > r.node_finish[binding] ||
+            (r.node_finish[p] == r.node_finish[binding] && IsTransfer(dag.node(binding).kind) &&
+             !IsTransfer(dag.node(p).kind))) {
+          binding = p;
+        }
+      }
+      if (binding >= 0 && IsTransfer(dag.node(binding).kind) && start > previous_end) {
+        const Time exposed = start - std::max(previous_end, r.node_start[binding]);
+        if (exposed > 0) {
+          e.stage[s] += exposed;
+          e.boundary[dag.node(binding).virtual_stage] += exposed;
+        }
+      }
+      previous_end = r.node_finish[id];
+    }
+  }
+  return e;
+}
+
+std::string MeshName(const v1::Mesh& m) {
+  auto range = [](uint32_t first, uint32_t count) {
+    return count == 1 ? absl::StrFormat("%d", first) : absl::StrFormat("%d-%d", first, first + count - 1);
+  };
+  return absl::StrFormat("%s node%s %s, GPU%s %s", m.island(), m.node_count() == 1 ? "" : "s",
+                         range(m.first_node(), m.node_count()), m.gpus_per_node() == 1 ? "" : "s",
+                         range(m.first_gpu(), m.gpus_per_node()));
+}
+
+}  // namespace
+
+double Eta(std::span<const double> compute_time, std::span<const double> peak_flop_per_s) {
+  double td_max = 0;
+  for (double t : compute_time) td_max = std::max(td_max, t);
+  double idle_weighted = 0, peak_sum = 0;
+  for (size_t i = 0; i < compute_time.size(); ++i) {
+    idle_weighted += (td_max - compute_time[i]) * peak_flop_per_s[i];
+    peak_sum += peak_flop_per_s[i];
+  }
+  if (td_max <= 0 || peak_sum <= 0) return 1.0;
+  return 1.0 - idle_weighted / (td_max * peak_sum);
+}
+
+double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s) {
+  if (iteration_seconds <= 0 || sum_peak_flop_per_s <= 0) return 0;
+  return model_flop / (iteration_seconds * sum_peak_flop_per_s);
+}
+
+double BubbleRatio(std::span<const double> busy_per_stage, double span) {
+  if (busy_per_stage.empty() || span <= 0) return 0;
+  double busy = 0;
+  for (double b : busy_per_stage) busy += b;
+  return 1.0 - busy / (static_cast<double>(busy_per_stage.size()) * span);
+}
+
+const char* NetworkModelDescription(sim::NetworkMode mode) {
+  return mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
+}
+
+v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+                       const ReportOptions& options) {
+  const auto& dag = *setup.dag;
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = setup.num_stages();
+  v1::Report report;
+  report.set_plan_name(plan.name());
+  report.set_cluster_name(setup.inputs.cluster.name());
+  report.set_model_name(setup.model->name());
+  report.set_schedule(std::string(sim::pipeline::ScheduleName(dag.schedule().kind)));
+  report.set_network_model(NetworkModelDescription(setup.network_mode));
+  report.set_num_gpus(setup.num_gpus());
+  report.set_num_stages(S);
+  report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));
+
+  const double seconds = sim::TimeToSeconds(r.iteration_time);
+  const double samples = static_cast<double>(plan.global_batch_size());
+  report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
+  report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end));
+  report.set_critical_path_ms(
+      TimeToMilliseconds(sim::pipeline::AnalyzeLongestPath(dag, setup.durations).iteration_time));
+  if (seconds > 0) {
+    report.set_samples_per_s(samples / seconds);
+    report.set_tokens_per_s(samples * static_cast<double>(setup.model->seq_length()) / seconds);
+  }
+  const double model_flop = setup.model->ModelFlopPerIteration(plan.global_batch_size());
+  report.set_model_flop_per_iteration(model_flop);
+  double peak_sum = 0;
+  for (const auto& st : setup.stages) peak_sum += st.peak_flop_per_s * static_cast<double>(st.layout.gpus.size());
+  report.set_mfu(Mfu(model_flop, seconds, peak_sum));
+  if (seconds > 0 && setup.num_gpus() > 0) report.set_model_tflops_per_gpu(model_flop / seconds / setup.num_gpus() / 1e12);
+
+  // Per stage.
+  const Exposure exposure = ComputeExposure(setup, r);
+  std::vector<double> busy_ms(S, 0);
+  std::vector<double> device_busy, device_peak;
+  for (int s = 0; s < S; ++s) {
+    const auto& st = setup.stages[s];
+    const v1::Stage& ps = plan.stages(s);
+    Time busy = 0, forward = 0, backward = 0;
+    for (NodeId id : dag.stage_compute_order()[s]) busy += r.node_finish[id] - r.node_start[id];
+    for (int k = s; k < dag.num_virtual_stages(); k += S) {
+      forward += setup.virtual_stages[k].forward_time();
+      backward += setup.virtual_stages[k].backward_time();
+    }
+    busy_ms[s] = TimeToMilliseconds(busy);
+    for (size_t g = 0; g < st.layout.gpus.size(); ++g) {
+      device_busy.push_back(busy_ms[s]);
+      device_peak.push_back(st.peak_flop_per_s);
+    }
+    const Time optimizer = st.optimizer_time;
+    const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) + (r.stage_end[s] - r.optimizer_start[s] - optimizer);
+    int64_t peak = 0;
+    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) peak = std::max(peak, bytes);
+    const int64_t states = st.cost.memory.ModelStateBytes();
+    const int64_t per_microbatch = st.cost.memory.activation_bytes_per_microbatch;
+
+    v1::StageReport* out = report.add_stages();
+    out->set_index(s);
+    out->set_first_layer(ps.first_layer());
+    out->set_num_layers(ps.num_layers());
+    out->set_island(ps.mesh().island());
+    out->set_mesh(MeshName(ps.mesh()));
+    out->set_gpu_type(st.gpu_type_name);
+    out->set_num_gpus(static_cast<uint32_t>(st.layout.gpus.size()));
+    out->set_tensor_parallel(st.layout.tensor_parallel);
+    out->set_data_parallel(st.layout.data_parallel);
+    out->set_warmup_forwards(dag.schedule().warmup_forwards[s]);
+    out->set_forward_ms_per_microbatch(TimeToMilliseconds(forward));
+    out->set_backward_ms_per_microbatch(TimeToMilliseconds(backward));
+    out->set_compute_busy_ms(busy_ms[s]);
+    out->set_exposed_comm_ms(TimeToMilliseconds(exposure.stage[s]));
+    out->set_grad_sync_ms(TimeToMilliseconds(sync));
+    out->set_optimizer_ms(TimeToMilliseconds(optimizer));
+    out->set_idle_ms(std::max(0.0, TimeToMilliseconds(r.iteration_time - busy - exposure.stage[s] - sync - optimizer)));
+    out->set_peak_memory_gib(static_cast<double>(peak) / kGiB);
+    out->set_memory_capacity_gib(st.memory_capacity_bytes / kGiB);
+    out->set_param_memory_gib(static_cast<double>(states) / kGiB);
+    out->set_activation_memory_gib(static_cast<double>(peak - states) / kGiB);
+    if (per_microbatch > 0) {
+      out->set_num_microbatches_in_flight(static_cast<uint32_t>(
+          (peak - states - (peak > states ? st.cost.memory.recompute_working_bytes : 0)) / per_microbatch));
+    }
+    if (static_cast<double>(peak) > st.memory_capacity_bytes) {
+      out->set_oom(true);
+      out->set_oom_excess_gib((static_cast<double>(peak) - st.memory_capacity_bytes) / kGiB);
+      report.set_oom(true);
+    }
+  }
+  report.set_bubble_ratio(BubbleRatio(busy_ms, TimeToMilliseconds(r.pipeline_end)));
+  report.set_eta(Eta(device_busy, device_peak));
+
+  // Per boundary: transfer time actually spent, and how much of it compute did not hide.
+  std::vector<Time> transfer_total(setup.boundaries.size(), 0);
+  for (NodeId id = 0; id < dag.num_nodes(); ++id) {
+    if (IsTransfer(dag.node(id).kind)) transfer_total[dag.node(id).virtual_stage] += r.node_finish[id] - r.node_start[id];
+  }
+  for (size_t k = 0; k < setup.boundaries.size(); ++k) {
+    const auto& bt = setup.boundaries[k];
+    v1::BoundaryReport* out = report.add_boundaries();
+    out->set_from_stage(bt.from_stage);
+    out->set_to_stage(bt.to_stage);
+    out->set_bytes_per_microbatch(static_cast<uint64_t>(bt.bytes_per_microbatch));
+    out->set_transfer_ms(TimeToMilliseconds(std::max(bt.forward_time, bt.backward_time)));
+    out->set_overlap_ratio(transfer_total[k] > 0 ? 1.0 - static_cast<double>(exposure.boundary[k]) /
+                                                             static_cast<double>(transfer_total[k])
+                                                 : 1.0);
+    out->set_link_class(std::string(topology::LinkClassName(bt.slowest_link_class)));
+  }
+
+  // Per link class, in the enum's order.
+  const auto& links = setup.topology->links();
+  for (int c = 0; c < topology::kNumLinkClasses; ++c) {
+    uint32_t count = 0, used = 0;
+    double bytes = 0, utilization_sum = 0, utilization_max = 0;
+    for (size_t l = 0; l < links.size(); ++l) {
+      if (static_cast<int>(links[l].link_class) != c) continue;
+      ++count;
+      const auto& counters = r.link_counters[l];
+      bytes += static_cast<double>(counters.bytes);
+      if (counters.busy_time > 0 && r.iteration_time > 0) {
+        const double u = static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time);
+        ++used;
+        utilization_sum += u;
+        utilization_max = std::max(utilization_max, u);
+      }
+    }
+    if (count == 0) continue;
+    v1::LinkClassReport* out = report.add_links();
+    out->set_link_class(std::string(topology::LinkClassName(static_cast<topology::LinkClass>(c))));
+    out->set_links(count);
+    out->set_bytes(bytes);
+    out->set_mean_utilization(used > 0 ? utilization_sum / used : 0);
+    out->set_max_utilization(utilization_max);
+  }
+
+  report.set_events_processed(r.events);
+  report.set_flows(r.flows);
+  if (options.wall_time_s) report.set_wall_time_s(*options.wall_time_s);
+  return report;
+}
+
+}  // namespace hetsim::traces

@@ -1,0 +1,51 @@
+#include "traces/text_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::traces {
+
+std::string FormatReportTable(const v1::Report& r) {
+  std::string out;
+  absl::StrAppendFormat(&out, "plan %s: model %s on cluster %s, %d GPUs, %d stages, %d microbatches, %s\n",
+                        r.plan_name(), r.model_name(), r.cluster_name(), r.num_gpus(), r.num_stages(),
+                        r.num_microbatches(), r.schedule());
+  absl::StrAppendFormat(&out, "network: %s\n", r.network_model());
+  absl::StrAppendFormat(&out,
+                        "iteration %.3f ms (pipeline %.3f ms, critical path %.3f ms)  %.1f samples/s  %.0f tokens/s\n",
+                        r.iteration_time_ms(), r.pipeline_ms(), r.critical_path_ms(), r.samples_per_s(),
+                        r.tokens_per_s());
+  absl::StrAppendFormat(&out, "model %.1f TFLOP/s per GPU  MFU %.1f%%  bubble %.1f%%  eta %.1f%%%s\n",
+                        r.model_tflops_per_gpu(), 100 * r.mfu(), 100 * r.bubble_ratio(), 100 * r.eta(),
+                        r.oom() ? "  OUT OF MEMORY" : "");
+  absl::StrAppend(&out, "\nstage  layers   gpus  gpu type            TPxDP  warm-up  fwd ms  bwd ms   busy ms  "
+                        "comm ms  sync+opt   idle ms  peak GiB / cap\n");
+  for (const v1::StageReport& s : r.stages()) {
+    absl::StrAppendFormat(&out, "%5d  %3d-%-3d  %4d  %-18s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
+                          s.index(), s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_gpus(),
+                          s.gpu_type().substr(0, 18), s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(),
+                          s.forward_ms_per_microbatch(), s.backward_ms_per_microbatch(), s.compute_busy_ms(),
+                          s.exposed_comm_ms(), s.grad_sync_ms() + s.optimizer_ms(), s.idle_ms(), s.peak_memory_gib(),
+                          s.memory_capacity_gib(),
+                          s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
+  }
+  if (r.boundaries_size() > 0) {
+    absl::StrAppend(&out, "\nboundary  MB/microbatch  transfer ms  hidden  slowest link\n");
+    for (const v1::BoundaryReport& b : r.boundaries()) {
+      absl::StrAppendFormat(&out, "%3d -> %-2d  %13.2f  %11.3f  %5.1f%%  %s\n", b.from_stage(), b.to_stage(),
+                            static_cast<double>(b.bytes_per_microbatch()) / 1e6, b.transfer_ms(),
+                            100 * b.overlap_ratio(), b.link_class());
+    }
+  }
+  absl::StrAppend(&out, "\nlink class   links        GB moved  mean util  max util\n");
+  for (const v1::LinkClassReport& l : r.links()) {
+    absl::StrAppendFormat(&out, "%-10s  %6d  %14.2f  %8.1f%%  %7.1f%%\n", l.link_class(), l.links(), l.bytes() / 1e9,
+                          100 * l.mean_utilization(), 100 * l.max_utilization());
+  }
+  absl::StrAppendFormat(&out, "\n%d events, %d flows", r.events_processed(), r.flows());
+  if (r.wall_time_s() > 0) absl::StrAppendFormat(&out, ", %.3f s wall", r.wall_time_s());
+  absl::StrAppend(&out, "\n");
+  return out;
+}
+
+}  // namespace hetsim::traces
