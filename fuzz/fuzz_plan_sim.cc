@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!inputs.plan.has_model()) return 0;  // a model_path would read the disk
   inputs.model = inputs.plan.model();
   if (!hetsim::proto::ValidatePlanInputs(inputs).ok()) return 0;
-  auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::executor::NetworkMode::kMaxMinFair);
+  auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return 0;
   hetsim::sim::executor::ExecutorOptions options;
   options.max_events = 200'000;
