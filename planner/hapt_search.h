@@ -32,12 +32,13 @@
 #include "planner/profile.h"
 #include "proto/hetsim.pb.h"
 #include "sim/engine/time.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
 struct SearchOptions {
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;  // decides the launch counts K
-  double epsilon = 0.1;                                 // H-1F1B Eq. 2
+  double epsilon = proto::kDefaultH1f1bEpsilon;                                 // H-1F1B Eq. 2
   bool communication_aware = true;  // false: C(i) = 0 everywhere (Alpa's DP)
   int threads = 1;
   int batch = 8;                    // t_max candidates per parallel batch

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_format.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
@@ -75,7 +76,7 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
   plan.set_global_batch_size(shape.global_batch_size);
   plan.set_micro_batch_size(shape.micro_batch_size);
   plan.set_schedule(shape.schedule);
-  if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != 0.1) plan.set_h1f1b_epsilon(shape.epsilon);
+  if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != proto::kDefaultH1f1bEpsilon) plan.set_h1f1b_epsilon(shape.epsilon);
   for (size_t s = 0; s < stages.size(); ++s) {
     const SearchedStage& st = stages[s];
     hetsim::v1::Stage* out = plan.add_stages();

@@ -11,6 +11,7 @@
 #include "planner/cluster_model.h"
 #include "planner/hapt_search.h"
 #include "proto/hetsim.pb.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
@@ -25,7 +26,7 @@ struct PlanShape {
   uint64_t global_batch_size = 0;
   uint64_t micro_batch_size = 0;
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;
-  double epsilon = 0.1;
+  double epsilon = proto::kDefaultH1f1bEpsilon;
   bool explicit_warmups = true;  // write SearchedStage::warmup into Stage.warmup_forwards
 };
 

@@ -15,6 +15,7 @@
 #include "planner/hapt_search.h"
 #include "planner/prediction.h"
 #include "proto/hetsim.pb.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
@@ -31,7 +32,7 @@ struct PlanRequest {
   uint64_t micro_batch_size = 0;  // 0 = searched over powers of two dividing the global batch
   uint64_t max_micro_batch_size = 16;
   int threads = 0;                // 0 = hardware concurrency
-  double epsilon = 0.1;           // H-1F1B Eq. 2
+  double epsilon = proto::kDefaultH1f1bEpsilon;           // H-1F1B Eq. 2
   double t_max_relative_gap = 0;  // see SearchOptions
   bool bidirectional_pruning = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count

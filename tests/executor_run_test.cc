@@ -163,13 +163,16 @@ TEST_CASE("executor: Eager-1F1B hides transfers up to (f+b)/2, H-1F1B up to f+b"
 }
 
 TEST_CASE("executor: HAPT case study warm-ups {3,2,1}, {5,3,1}, {5,2,1}", "[executor]") {
-  // Stage 0 -> 1 over 8 Gb/s Ethernet (c = 2 ms, in ((f+b)/2, f+b]), 1 -> 2 over InfiniBand (c << eps t_max).
+  // Stage 0 -> 1 over 8 Gb/s Ethernet (c = 2 ms, in ((f+b)/2, f+b]), 1 -> 2 over InfiniBand (c = 2.7% of
+  // t_max: below eps t_max with the case study's eps = 0.1, above the default 0.01).
   const v1::Cluster cluster = TwoIslandCluster(2, 1, 8, 0);
   const std::vector<StageSpec> stages = {{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
                                          {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
                                          {"fast", 1, 0, 1, 1, 1, 1.0, 2.0, 1}};
   auto warmups = [&](v1::Schedule schedule) {
-    const auto setup = MakeSetup(MakeInputs(cluster, MakePlan(stages, 16, schedule, 2000000)), NetworkMode::kMaxMinFair);
+    v1::Plan plan = MakePlan(stages, 16, schedule, 2000000);
+    plan.set_h1f1b_epsilon(0.1);
+    const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
     return setup->dag->schedule().warmup_forwards;
   };
   REQUIRE(warmups(v1::ONE_F_ONE_B) == std::vector<int>{3, 2, 1});

@@ -148,7 +148,7 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   CHECK(spec.num_microbatches == 64);
   CHECK(spec.num_stages == 3);
   CHECK(spec.virtual_stages == 1);
-  CHECK(spec.h1f1b.epsilon == 0.1);
+  CHECK(spec.h1f1b.epsilon == hetsim::proto::kDefaultH1f1bEpsilon);
   CHECK(Warmup(spec) == std::vector<int>{5, 2, 1});
 
   // Two stages of 5 and 4 layers, two chunks each: virtual stages 0..3 take the model in order.

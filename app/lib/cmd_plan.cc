@@ -14,6 +14,7 @@
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::app {
 namespace {
@@ -34,7 +35,7 @@ int Plan(const Args& args) {
   std::string model_path, cluster_path, planner_name = "hapt", out, name;
   int layers = 0, threads = 0;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
-  double epsilon = 0.1, gap = 0;
+  double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
   bool no_pruning = false;
   options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
@@ -44,7 +45,7 @@ int Plan(const Args& args) {
       "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
       "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
       "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
-      "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.1)")(
+      "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.01)")(
       "t-max-gap", po::value(&gap)->value_name("R"), "skip t_max candidates within this ratio (default 0: exact)")(
       "no-pruning", po::bool_switch(&no_pruning), "evaluate every t_max candidate")(
       "name", po::value(&name)->value_name("NAME"), "plan name")(

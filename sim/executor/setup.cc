@@ -11,6 +11,7 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::sim::executor {
 namespace {
@@ -310,7 +311,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
     const BoundaryTransfer& bt = setup->boundaries[i];
     setup->h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
   }
-  setup->h1f1b.epsilon = plan.h1f1b_epsilon() > 0 ? plan.h1f1b_epsilon() : 0.1;
+  setup->h1f1b.epsilon = proto::H1f1bEpsilon(plan);
 
   pipeline::ScheduleSpec spec;
   spec.kind = plan.schedule();

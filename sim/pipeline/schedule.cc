@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
 namespace {
@@ -155,7 +156,7 @@ absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::
       case hetsim::v1::GPIPE: n[s] = forwards; break;
       case hetsim::v1::EAGER_1F1B: n[s] = 2 * after + 1; break;
       case hetsim::v1::H_1F1B: {
-        const double eps = spec.h1f1b.epsilon == 0 ? 0.1 : spec.h1f1b.epsilon;
+        const double eps = spec.h1f1b.epsilon == 0 ? proto::kDefaultH1f1bEpsilon : spec.h1f1b.epsilon;
         n[s] = s == S - 1 ? 1 : n[s + 1] + H1F1BDelta(spec.h1f1b.boundary_comm[s], spec.h1f1b.t_max, eps);
         break;
       }
@@ -221,7 +222,7 @@ ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time
   }
   spec.h1f1b.boundary_comm = std::move(boundary_comm);
   spec.h1f1b.t_max = t_max;
-  spec.h1f1b.epsilon = plan.h1f1b_epsilon() == 0 ? 0.1 : plan.h1f1b_epsilon();
+  spec.h1f1b.epsilon = proto::H1f1bEpsilon(plan);
   return spec;
 }
 

@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 #include "sim/engine/time.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
 
@@ -39,7 +40,7 @@ struct PipelineOp {
 struct H1F1BInputs {
   std::vector<Time> boundary_comm;
   Time t_max = 0;
-  double epsilon = 0.1;  // the plan's h1f1b_epsilon (0 there means 0.1)
+  double epsilon = proto::kDefaultH1f1bEpsilon;  // the plan's h1f1b_epsilon
 };
 
 // HAPT Eq. 2: 1 when c <= epsilon * t_max (c == 0 included), 2 when c <= t_max / 2, else 3
