@@ -148,7 +148,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
     }
     for (int comm = 0; comm < 2; ++comm) {
       const int tid = comm ? place[g].comm_tid : place[g].compute_tid;
-      w.Add(absl::StrFormat(R"j({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s (global %d)"}})j",
+      w.Add(absl::StrFormat(R"j({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s, global %d"}})j",
                             place[g].pid, tid, loc.local, comm ? "comm" : "compute", g));
       w.Add(absl::StrFormat(R"({"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}})",
                             place[g].pid, tid, tid));
