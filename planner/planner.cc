@@ -86,7 +86,6 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
   PlanOutcome out;
   out.planner = request.planner;
-  const bool alpa = request.planner == PlannerKind::kAlpa;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
   absl::StatusOr<sim::workload::ModelCost> cost = sim::workload::ModelCost::Create(out.model, "model");
   if (!cost.ok()) return cost.status();

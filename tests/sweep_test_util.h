@@ -75,7 +75,7 @@ class FakeEvaluator : public app::PointEvaluator {
     }
     hetsim::v1::Report r;
     r.set_schedule(hetsim::v1::Schedule_Name(schedule));
-    r.set_iteration_time_ms(1000.0 / bw + schedule);
+    r.set_iteration_time_ms(1000.0 / bw + static_cast<int>(schedule));
     r.set_tokens_per_s(1e6 / r.iteration_time_ms());
     r.set_mfu(0.25);
     r.set_bubble_ratio(1.0 / 3);
