@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
 
@@ -206,18 +207,20 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     out->set_link_class(std::string(topology::LinkClassName(bt.slowest_link_class)));
   }
 
-  // Per link class, in the enum's order.
+  // Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
   const auto& links = setup.topology->links();
+  const std::vector<sim::LinkCounters> link_counters = sim::executor::LinkCountersWithCollectives(setup, r);
   for (int c = 0; c < topology::kNumLinkClasses; ++c) {
     uint32_t count = 0, used = 0;
     double bytes = 0, utilization_sum = 0, utilization_max = 0;
     for (size_t l = 0; l < links.size(); ++l) {
       if (static_cast<int>(links[l].link_class) != c) continue;
       ++count;
-      const auto& counters = r.link_counters[l];
+      const auto& counters = link_counters[l];
       bytes += static_cast<double>(counters.bytes);
       if (counters.busy_time > 0 && r.iteration_time > 0) {
-        const double u = static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time);
+        const double u =
+            std::min(1.0, static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time));
         ++used;
         utilization_sum += u;
         utilization_max = std::max(utilization_max, u);

@@ -1,5 +1,7 @@
 #include "traces/text_report.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -18,12 +20,15 @@ std::string FormatReportTable(const v1::Report& r) {
   absl::StrAppendFormat(&out, "model %.1f TFLOP/s per GPU  MFU %.1f%%  bubble %.1f%%  eta %.1f%%%s\n",
                         r.model_tflops_per_gpu(), 100 * r.mfu(), 100 * r.bubble_ratio(), 100 * r.eta(),
                         r.oom() ? "  OUT OF MEMORY" : "");
-  absl::StrAppend(&out, "\nstage  layers   gpus  gpu type            TPxDP  warm-up  fwd ms  bwd ms   busy ms  "
-                        "comm ms  sync+opt   idle ms  peak GiB / cap\n");
+  // The GPU-type column is as wide as its longest entry ("a100-80gb (A100-80GB)"), never cut.
+  int type_width = 8;
+  for (const v1::StageReport& s : r.stages()) type_width = std::max(type_width, static_cast<int>(s.gpu_type().size()));
+  absl::StrAppend(&out, "\nstage  layers   gpus  ", absl::StrFormat("%-*s", type_width, "gpu type"),
+                  "  TPxDP  warm-up  fwd ms  bwd ms   busy ms  comm ms  sync+opt   idle ms  peak GiB / cap\n");
   for (const v1::StageReport& s : r.stages()) {
-    absl::StrAppendFormat(&out, "%5d  %3d-%-3d  %4d  %-18s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
+    absl::StrAppendFormat(&out, "%5d  %3d-%-3d  %4d  %-*s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
                           s.index(), s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_gpus(),
-                          s.gpu_type().substr(0, 18), s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(),
+                          type_width, s.gpu_type(), s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(),
                           s.forward_ms_per_microbatch(), s.backward_ms_per_microbatch(), s.compute_busy_ms(),
                           s.exposed_comm_ms(), s.grad_sync_ms() + s.optimizer_ms(), s.idle_ms(), s.peak_memory_gib(),
                           s.memory_capacity_gib(),

@@ -34,48 +34,44 @@ CollectiveOp ToSimOp(workload::CollectiveOp op) {
   return CollectiveOp::kAllReduce;
 }
 
-// Times collectives by simulating each distinct one alone on the flow-level network (cached).
-class CollectiveTimer {
- public:
-  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
-      : topology_(topology), router_(router), mode_(mode) {}
-
-  absl::StatusOr<Time> Time1(CollectiveOp op, std::vector<GpuId> gpus, int64_t bytes) {
-    if (gpus.size() <= 1 || bytes <= 0) return Time{0};
-    auto key = std::make_tuple(static_cast<int>(op), bytes, gpus);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    CollectiveRequest request;
-    request.op = op;
-    request.gpus = std::move(gpus);
-    request.bytes = bytes;
-    absl::StatusOr<CollectiveResult> r = SimulateCollective(topology_, router_, request, mode_);
-    if (!r.ok()) return r.status();
-    cache_.emplace(std::move(key), r->time);
-    return r->time;
+// The groups a stage collective runs over: every replica's TP group, or for expert parallelism every
+// block of `expert_parallel` consecutive replicas at each TP rank. The first is the one timed.
+std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group) {
+  std::vector<std::vector<GpuId>> groups;
+  if (group == workload::CollectiveGroup::kTensor) {
+    for (int r = 0; r < l.data_parallel; ++r) groups.push_back(l.TensorGroup(r));
+    return groups;
   }
-
- private:
-  const topology::Topology& topology_;
-  topology::Router& router_;
-  NetworkMode mode_;
-  std::map<std::tuple<int, int64_t, std::vector<GpuId>>, Time> cache_;
-};
-
-// The group a stage collective runs over, on replica 0 (every replica's group is alike).
-std::vector<GpuId> GroupOf(const StageLayout& l, workload::CollectiveGroup group) {
-  if (group == workload::CollectiveGroup::kTensor) return l.TensorGroup(0);
-  return Slice(l, 0, l.expert_parallel, 0);
+  for (int first = 0; first + l.expert_parallel <= l.data_parallel; first += l.expert_parallel) {
+    for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(Slice(l, first, l.expert_parallel, t));
+  }
+  return groups;
 }
 
-absl::StatusOr<Time> CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
-                                     const std::vector<workload::StageCollective>& list) {
-  Time total = 0;
-  for (const workload::StageCollective& c : list) {
-    absl::StatusOr<Time> t = timer.Time1(ToSimOp(c.op), GroupOf(l, c.group), c.bytes);
-    if (!t.ok()) return t.status();
-    total += *t * c.count;
+// One collective of a pass, `count` times in a row: adds its time (first group) to `time` and the
+// load of every group to `load`.
+absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
+                           int64_t bytes, int64_t count, Time& time, std::vector<LinkLoad>& load) {
+  absl::StatusOr<Time> t = timer.TimeOf(op, groups.front(), bytes);
+  if (!t.ok()) return t.status();
+  time += *t * count;
+  for (const std::vector<GpuId>& g : groups) {
+    absl::StatusOr<std::vector<LinkLoad>> l = timer.LoadOf(op, g, bytes);
+    if (!l.ok()) return l.status();
+    AddLoad(load, *l, count);
   }
-  return total;
+  return absl::OkStatus();
+}
+
+absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
+                             const std::vector<workload::StageCollective>& list, Time& time,
+                             std::vector<LinkLoad>& load) {
+  for (const workload::StageCollective& c : list) {
+    if (auto s = AddCollective(timer, ToSimOp(c.op), GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Starts every flow at time 0 on an otherwise idle network; the time the last one ends.
@@ -224,9 +220,13 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
     gpus_compute.push_back(*std::move(gpu));
   }
 
-  // Virtual stages: chunk c of stage s holds the c-th 1/v of its layers.
+  // Virtual stages: the model's layers dealt in order to k = chunk * S + stage, each stage keeping its
+  // plan's layer count cut into v near-equal chunks (pipeline::VirtualStageLayers).
   const int K = S * v;
   setup->virtual_stages.resize(K);
+  std::vector<int> stage_layers;
+  for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
+  const std::vector<pipeline::LayerRange> ranges = pipeline::VirtualStageLayers(stage_layers, v);
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < S; ++s) {
       const v1::Stage& st = plan.stages(s);
@@ -237,10 +237,13 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
         vs.num_layers = static_cast<int>(st.num_layers());
       } else {
         workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
-        config.num_layers = static_cast<int>(st.num_layers()) / v;
-        config.first_layer = static_cast<int>(st.first_layer()) + c * config.num_layers;
-        config.measured_forward_ms /= v;
-        config.measured_backward_ms /= v;
+        const pipeline::LayerRange& range = ranges[c * S + s];
+        // A measured stage time is spread over the chunks by their share of the stage's layers.
+        const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
+        config.first_layer = range.first_layer;
+        config.num_layers = range.num_layers;
+        config.measured_forward_ms *= share;
+        config.measured_backward_ms *= share;
         absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(
             *setup->model, config, gpus_compute[s], absl::StrFormat("%s: stages[%d] (chunk %d)", plan_file, s, c));
         if (!cost.ok()) return cost.status();
@@ -277,28 +280,37 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
   for (int k = 0; k < K; ++k) {
     VirtualStageCost& vs = setup->virtual_stages[k];
     const StageLayout& l = setup->stages[k % S].layout;
-    absl::StatusOr<Time> f = CollectivesTime(timer, l, vs.cost.forward_collectives);
-    if (!f.ok()) return f.status();
-    absl::StatusOr<Time> b = CollectivesTime(timer, l, vs.cost.backward_collectives);
-    if (!b.ok()) return b.status();
-    vs.forward_collective_time = *f;
-    vs.backward_collective_time = *b;
+    if (auto s = CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
+                                 vs.forward_link_load);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
+                                 vs.backward_link_load);
+        !s.ok()) {
+      return s;
+    }
     // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
     const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
+    const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
+    auto gathered_bytes = [&](const VirtualStageCost& at) {
+      const double bps = setup->model->layer(at.first_layer + at.num_layers - 1).output_bytes_per_sample;
+      return static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples)));
+    };
     if (k > 0) {
-      const VirtualStageCost& prev = setup->virtual_stages[k - 1];
-      const double bps = setup->model->layer(prev.first_layer + prev.num_layers - 1).output_bytes_per_sample;
-      absl::StatusOr<Time> t = timer.Time1(CollectiveOp::kAllGather, l.TensorGroup(0),
-                                           static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples))));
-      if (!t.ok()) return t.status();
-      vs.forward_collective_time += *t;
+      if (auto s = AddCollective(timer, CollectiveOp::kAllGather, tensor_groups,
+                                 gathered_bytes(setup->virtual_stages[k - 1]), 1, vs.forward_collective_time,
+                                 vs.forward_link_load);
+          !s.ok()) {
+        return s;
+      }
     }
     if (k + 1 < K) {
-      const double bps = setup->model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
-      absl::StatusOr<Time> t = timer.Time1(CollectiveOp::kAllGather, l.TensorGroup(0),
-                                           static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples))));
-      if (!t.ok()) return t.status();
-      vs.backward_collective_time += *t;
+      if (auto s = AddCollective(timer, CollectiveOp::kAllGather, tensor_groups, gathered_bytes(vs), 1,
+                                 vs.backward_collective_time, vs.backward_link_load);
+          !s.ok()) {
+        return s;
+      }
     }
   }
 

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "proto/inputs.h"
 #include "sim/collectives/collective.h"
+#include "sim/executor/collective_load.h"
 #include "sim/engine/time.h"
 #include "sim/network/network.h"
 #include "sim/pipeline/dag.h"
@@ -80,6 +81,10 @@ struct VirtualStageCost {
   // (see docs/metrics.md: the TP group's NVSwitch links carry nothing else).
   Time forward_collective_time = 0;
   Time backward_collective_time = 0;
+  // The links those collectives load per microbatch (every replica's group, each as if alone; sorted
+  // by link): the flows never run them, so the report adds them (collective_load.h).
+  std::vector<LinkLoad> forward_link_load;
+  std::vector<LinkLoad> backward_link_load;
   Time forward_time() const { return cost.forward_time + forward_collective_time; }
   Time backward_time() const { return cost.backward_time + backward_collective_time; }
 };

@@ -1,0 +1,142 @@
+#include "sim/executor/collective_load.h"
+
+#include <algorithm>
+
+#include "sim/collectives/algorithms.h"
+#include "sim/collectives/execution.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+
+namespace hetsim::sim::executor {
+
+using topology::DeviceId;
+using topology::GpuId;
+
+void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int64_t times) {
+  if (load.empty() || times == 0) return;
+  std::vector<LinkLoad> merged;
+  merged.reserve(into.size() + load.size());
+  size_t i = 0, j = 0;
+  while (i < into.size() || j < load.size()) {
+    if (j == load.size() || (i < into.size() && into[i].link < load[j].link)) {
+      merged.push_back(into[i++]);
+    } else if (i == into.size() || load[j].link < into[i].link) {
+      merged.push_back({load[j].link, load[j].bytes * times, load[j].busy_time * times});
+      ++j;
+    } else {
+      merged.push_back({into[i].link, into[i].bytes + load[j].bytes * times,
+                        into[i].busy_time + load[j].busy_time * times});
+      ++i;
+      ++j;
+    }
+  }
+  into = std::move(merged);
+}
+
+absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(CollectiveOp op,
+                                                                        const std::vector<GpuId>& gpus,
+                                                                        int64_t bytes) {
+  static const Timed kNothing;
+  if (gpus.size() <= 1 || bytes <= 0) return &kNothing;
+  Key key(static_cast<int>(op), bytes, gpus);
+  if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
+  // As SimulateCollective, keeping the network to read its link counters.
+  CollectiveRequest request;
+  request.op = op;
+  request.gpus = gpus;
+  request.bytes = bytes;
+  if (auto s = ValidateRequest(topology_, request); !s.ok()) return s;
+  absl::StatusOr<ShapeChoice> choice = ChooseShape(topology_, router_, request);
+  if (!choice.ok()) return choice.status();
+  const TransferGraph graph = BuildTransferGraph(topology_, request, choice->shape);
+  Simulator simulator;
+  auto network = Network::Create(&simulator, NetworkLinks(topology_), mode_);
+  if (!network.ok()) return network.status();
+  CollectiveExecution execution(network->get(), &router_, &graph);
+  if (auto s = execution.Start(&simulator); !s.ok()) return s;
+  simulator.Run();
+  if (!execution.done()) return absl::InternalError("a collective did not complete: a transfer never became ready");
+  Timed timed;
+  timed.time = execution.finish_time() - execution.start_time();
+  for (LinkId l = 0; l < (*network)->num_links(); ++l) {
+    const LinkCounters c = (*network)->link_counters(l);
+    if (c.bytes > 0 || c.busy_time > 0) timed.load.push_back({l, c.bytes, c.busy_time});
+  }
+  return &cache_.emplace(std::move(key), std::move(timed)).first->second;
+}
+
+absl::StatusOr<Time> CollectiveTimer::TimeOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes) {
+  absl::StatusOr<const Timed*> t = Simulate(op, gpus, bytes);
+  if (!t.ok()) return t.status();
+  return (*t)->time;
+}
+
+absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
+                                                              int64_t bytes) {
+  if (gpus.size() <= 1 || bytes <= 0) return std::vector<LinkLoad>{};
+  const auto template_key = std::make_tuple(static_cast<int>(op), bytes, gpus.size());
+  if (auto it = templates_.find(template_key); it != templates_.end() && it->second != gpus) {
+    absl::StatusOr<const Timed*> base = Simulate(op, it->second, bytes);
+    if (!base.ok()) return base.status();
+    std::vector<LinkLoad> mapped;
+    if (MapLoad(it->second, gpus, (*base)->load, mapped)) return mapped;
+  }
+  absl::StatusOr<const Timed*> t = Simulate(op, gpus, bytes);
+  if (!t.ok()) return t.status();
+  templates_.emplace(template_key, gpus);
+  return (*t)->load;
+}
+
+const absl::flat_hash_map<std::pair<DeviceId, DeviceId>, LinkId>& CollectiveTimer::LinkIndex() {
+  if (link_index_built_) return link_index_;
+  link_index_built_ = true;
+  absl::flat_hash_map<std::pair<DeviceId, DeviceId>, int> count;
+  const auto& links = topology_.links();
+  for (LinkId l = 0; l < links.size(); ++l) {
+    const std::pair<DeviceId, DeviceId> ends(links[l].src, links[l].dst);
+    if (++count[ends] == 1) {
+      link_index_[ends] = l;
+    } else {
+      link_index_.erase(ends);
+    }
+  }
+  return link_index_;
+}
+
+bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to,
+                              const std::vector<LinkLoad>& load, std::vector<LinkLoad>& out) {
+  // A one-to-one correspondence of the devices a GPU reaches without a fabric switch.
+  absl::flat_hash_map<DeviceId, DeviceId> forward, backward;
+  auto pair = [&](DeviceId a, DeviceId b) {
+    if (a < 0 || b < 0) return a == b;
+    auto [f, fresh_f] = forward.emplace(a, b);
+    auto [r, fresh_r] = backward.emplace(b, a);
+    return f->second == b && r->second == a;
+  };
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (!pair(topology_.gpu_device(from[i]), topology_.gpu_device(to[i])) ||
+        !pair(topology_.node_switch(from[i]), topology_.node_switch(to[i])) ||
+        !pair(topology_.nic_of(from[i]), topology_.nic_of(to[i]))) {
+      return false;
+    }
+  }
+  const auto& index = LinkIndex();
+  const auto& links = topology_.links();
+  out.clear();
+  for (const LinkLoad& l : load) {
+    auto src = forward.find(links[l.link].src);
+    auto dst = forward.find(links[l.link].dst);
+    if (src == forward.end() || dst == forward.end()) return false;
+    auto mapped = index.find({src->second, dst->second});
+    // Only onto links of the same capacity and latency (another island's node may be faster).
+    if (mapped == index.end() || links[mapped->second].bytes_per_second != links[l.link].bytes_per_second ||
+        links[mapped->second].latency != links[l.link].latency) {
+      return false;
+    }
+    out.push_back({mapped->second, l.bytes, l.busy_time});
+  }
+  std::sort(out.begin(), out.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+  return true;
+}
+
+}  // namespace hetsim::sim::executor

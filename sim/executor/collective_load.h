@@ -1,0 +1,77 @@
+// Collectives the executor times in closed form (tensor- and expert-parallel collectives inside a
+// compute node's duration) and the load they put on the links: each distinct collective is simulated
+// once alone on the flow-level network (cached), its per-link bytes and busy time kept, and copied to
+// every other replica's group by mapping the GPUs (and their node switches and NICs) position by
+// position; a group that does not map (a conflicting or missing device, a fabric switch on the path)
+// is simulated itself. The report adds these loads to the flow counters, so that NVLink shows the
+// tensor-parallel traffic (docs/metrics.md, "Link utilisation").
+//
+//   CollectiveTimer timer(topology, router, NetworkMode::kMaxMinFair);
+//   auto t = timer.TimeOf(CollectiveOp::kAllReduce, {0, 1, 2, 3}, 64 << 20);    // cached
+//   auto load = timer.LoadOf(CollectiveOp::kAllReduce, {4, 5, 6, 7}, 64 << 20);  // per link
+#ifndef HETSIM_SIM_EXECUTOR_COLLECTIVE_LOAD_H_
+#define HETSIM_SIM_EXECUTOR_COLLECTIVE_LOAD_H_
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "sim/collectives/collective.h"
+#include "sim/engine/time.h"
+#include "sim/network/network.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::sim::executor {
+
+// Bytes and busy time one link carries, summed over some collectives.
+struct LinkLoad {
+  LinkId link = 0;
+  int64_t bytes = 0;
+  Time busy_time = 0;
+};
+
+// Adds `load` x `times` into `into` (sorted by link, one entry per link).
+void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int64_t times);
+
+class CollectiveTimer {
+ public:
+  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
+      : topology_(topology), router_(router), mode_(mode) {}
+
+  // The collective alone on the network: from its first flow to its last byte. 0 for one GPU.
+  absl::StatusOr<sim::Time> TimeOf(CollectiveOp op, const std::vector<topology::GpuId>& gpus, int64_t bytes);
+  // Its per-link load (sorted by link), mapped from an isomorphic group simulated before when possible.
+  absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<topology::GpuId>& gpus,
+                                               int64_t bytes);
+
+ private:
+  struct Timed {
+    sim::Time time = 0;
+    std::vector<LinkLoad> load;
+  };
+  using Key = std::tuple<int, int64_t, std::vector<topology::GpuId>>;
+  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<topology::GpuId>& gpus, int64_t bytes);
+  // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
+  bool MapLoad(const std::vector<topology::GpuId>& from, const std::vector<topology::GpuId>& to,
+               const std::vector<LinkLoad>& load, std::vector<LinkLoad>& out);
+  const absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId>& LinkIndex();
+
+  const topology::Topology& topology_;
+  topology::Router& router_;
+  NetworkMode mode_;
+  std::map<Key, Timed> cache_;
+  // First group simulated per (op, bytes, group size): the template other groups are mapped from.
+  std::map<std::tuple<int, int64_t, size_t>, std::vector<topology::GpuId>> templates_;
+  // Directed links by their devices; pairs joined by several parallel links are left out (unmappable).
+  absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId> link_index_;
+  bool link_index_built_ = false;
+};
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_COLLECTIVE_LOAD_H_
