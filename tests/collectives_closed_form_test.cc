@@ -1,10 +1,9 @@
 // Simulated collectives against their closed forms on networks where the closed form is exact.
 #include <catch2/catch.hpp>
 
-#include <numeric>
-
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/simulate.h"
+#include "tests/collectives_star.h"
 #include "tests/topology_clusters.h"
 #include "topology/units.h"
 
@@ -14,23 +13,9 @@ namespace {
 using testing::AddInterIslandLink;
 using testing::AddIsland;
 using testing::H100Island;
+using testing::Range;
+using testing::Star;
 using topology::GbpsToBytesPerSecond;
-
-std::vector<topology::GpuId> Range(int n, int first = 0) {
-  std::vector<topology::GpuId> v(n);
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
-
-// n nodes with one GPU and one 400 Gb/s NIC on one switch: every GPU pair is a uniform path with
-// B = 50 GB/s and a = 500 + (500 + 200) ns.
-struct Star {
-  explicit Star(int n) : topo(*topology::Topology::Build(H100Island(n, v1::SINGLE_SWITCH, 1))), router(topo) {}
-  topology::Topology topo;
-  topology::Router router;
-  const double B = GbpsToBytesPerSecond(400);
-  const double a = 1200e-9;
-};
 
 CollectiveResult Run(const topology::Topology& topo, topology::Router& router, CollectiveOp op,
                      std::vector<topology::GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,

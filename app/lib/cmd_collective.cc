@@ -25,7 +25,8 @@ namespace {
 const CommandInfo kInfo = {
     "collective",
     "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
-    "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]",
+    "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]\n"
+    "       [--ring-steps auto|stepped|aggregated]",
     "Simulates one collective alone on the cluster's flow-level network and prints, like nccl-tests, the\n"
     "simulated time, the algorithm bandwidth (size / time) and the bus bandwidth (algbw x 2(n-1)/n for\n"
     "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send-recv).\n"
@@ -34,7 +35,10 @@ const CommandInfo kInfo = {
     "or KB, MB, GB, TB (powers of 1000). --sizes MIN:MAX doubles the size from MIN to MAX, one row each.\n"
     "LIST: global GPU ids (islands, nodes, GPUs in order) as ranges, e.g. 0-511 or 0-7,16-23.\n"
     "A: ring, tree, hier (intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather),\n"
-    "direct, pairwise, or auto (default): the fastest by the alpha-beta estimate on the actual links."};
+    "direct, pairwise, or auto (default): the fastest by the alpha-beta estimate on the actual links.\n"
+    "--ring-steps: stepped simulates every ring step as flows; aggregated moves each ring edge's bytes of all\n"
+    "steps as one flow that pays every step's latency (exact for a ring alone on its links, docs/decisions.md);\n"
+    "auto (default) aggregates rings of more than 128 ranks. Aggregated rows say \"ring-agg\" or \"hier-agg\"."};
 
 absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag) {
   struct Suffix {
@@ -90,7 +94,8 @@ absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text
 int Collective(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text, algo_name = "auto", inter_name = "auto",
-                                                                          network_name = "max-min-fair";
+                                                                          network_name = "max-min-fair",
+                                                                          ring_steps_name = "auto";
   int32_t channels = 0, chunks = 0;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "op", po::value(&op_name)->required()->value_name("OP"), "collective operation")(
@@ -101,7 +106,8 @@ int Collective(const Args& args) {
       "inter-node", po::value(&inter_name)->value_name("A"), "hier: ring, tree or auto across nodes")(
       "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
       "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
-      "network", po::value(&network_name)->value_name("MODE"), "max-min-fair (default) or contention-free");
+      "network", po::value(&network_name)->value_name("MODE"), "max-min-fair (default) or contention-free")(
+      "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated");
   po::positional_options_description positional;
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
@@ -118,6 +124,9 @@ int Collective(const Args& args) {
   req.inter_node = *inter;
   auto mode = sim::ParseNetworkMode(network_name);
   if (!mode.ok()) return UsageError(kInfo, absl::StrCat("--network: ", mode.status().message()));
+  auto ring_steps = sim::ParseRingSteps(ring_steps_name);
+  if (!ring_steps.ok()) return UsageError(kInfo, absl::StrCat("--", ring_steps.status().message()));
+  req.ring_steps = *ring_steps;
   req.channels = channels;
   req.chunks = chunks;
   auto gpus = ParseGpuList(gpus_text);
@@ -173,8 +182,10 @@ int Collective(const Args& args) {
       return ReportFailure(kInfo, s);
     }
     const bool hier = r->shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
+    const std::string algo =
+        absl::StrCat(sim::AlgorithmName(r->shape.algorithm), r->shape.aggregated_rings ? "-agg" : "");
     std::printf("%14lld %-8s %-5s %3d %6d %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
-                sim::AlgorithmName(r->shape.algorithm).data(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
+                algo.c_str(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
                 r->shape.channels, r->shape.chunks, sim::TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
                 r->busbw_bytes_per_s / 1e9, r->shape.estimated_seconds * 1e6, static_cast<unsigned long long>(r->flows),
                 wall_ms);

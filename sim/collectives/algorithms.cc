@@ -41,8 +41,27 @@ std::pair<int32_t, double> BestChunks(int32_t fixed, F seconds) {
   return best;
 }
 
-int32_t RingSteps(CollectiveOp op, int64_t n) {
+int32_t RingStepCount(CollectiveOp op, int64_t n) {
   return static_cast<int32_t>(op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1);
+}
+
+// Whether a ring of `ranks` ranks in `chunks` chunks runs aggregated (docs/decisions.md).
+bool Aggregates(RingSteps mode, int64_t ranks, int32_t chunks) {
+  switch (mode) {
+    case RingSteps::kStepped: return false;
+    case RingSteps::kAggregated: return ranks >= 2;
+    case RingSteps::kAuto: return ranks > kMaxSteppedRingRanks && chunks <= 1;
+  }
+  return false;
+}
+
+// A ring, stepped or aggregated.
+Ready AppendAnyRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
+                    int32_t segment_offset, uint64_t flow_key, const Ready& start, RingSteps mode) {
+  if (Aggregates(mode, static_cast<int64_t>(ranks.size()), chunks)) {
+    return AppendAggregatedRing(g, ranks, bytes, steps, segment_offset, flow_key, start);
+  }
+  return AppendRing(g, ranks, bytes, steps, chunks, segment_offset, flow_key, start);
 }
 
 }  // namespace
@@ -56,6 +75,7 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
   s.algorithm = algorithm;
   s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, nodes);
   s.chunks = req.chunks > 0 ? req.chunks : 1;
+  s.ring_steps = req.ring_steps;
   auto costs_of = [&](const std::vector<TransferPath>& paths) { return ConcurrentCosts(router, paths); };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
@@ -76,7 +96,8 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
       }
       auto costs = costs_of(paths);
       if (!costs.ok()) return costs.status();
-      const int32_t steps = RingSteps(req.op, n);
+      const int32_t steps = RingStepCount(req.op, n);
+      s.aggregated_rings = Aggregates(req.ring_steps, n, s.chunks);
       s.estimated_seconds = n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, bytes / s.channels / n / s.chunks);
       return s;
     }
@@ -141,6 +162,7 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
                                                                          : req.inter_node == CollectiveAlgorithm::kTree;
       s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
       s.chunks = use_tree ? chunks : 1;
+      s.aggregated_rings = Aggregates(req.ring_steps, g, 1) || (!use_tree && Aggregates(req.ring_steps, num_nodes, 1));
       s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
       return s;
     }
@@ -221,8 +243,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         break;
       }
       for (int32_t c = 0; c < s.channels; ++c) {
-        AppendRing(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), RingSteps(req.op, n), s.chunks, 0,
-                   c, none);
+        AppendAnyRing(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), RingStepCount(req.op, n),
+                      s.chunks, 0, c, none, s.ring_steps);
       }
       break;
     case CollectiveAlgorithm::kTree:
@@ -239,7 +261,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       const int32_t gpn = static_cast<int32_t>(nodes.front().size());
       // 1. Reduce-scatter inside every node: local rank r ends with segment (r + 1) mod g.
       std::vector<Ready> after_rs;
-      for (const Ranks& node : nodes) after_rs.push_back(AppendRing(g, node, req.bytes, gpn - 1, 1, 0, 0, none));
+      for (const Ranks& node : nodes) {
+        after_rs.push_back(AppendAnyRing(g, node, req.bytes, gpn - 1, 1, 0, 0, none, s.ring_steps));
+      }
       // 2. All-reduce of that segment across nodes, one ring or tree per local rank.
       std::vector<Ready> after_ar(nodes.size(), Ready(gpn));
       for (int32_t i = 0; i < gpn; ++i) {
@@ -252,11 +276,14 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         const int64_t seg = SplitBytes(req.bytes, gpn, (i + 1) % gpn);
         const Ready done = s.inter_node == CollectiveAlgorithm::kTree
                                ? AppendDoubleTreeAllReduce(g, rail, seg, s.chunks, kTreeKeyBase + i, start)
-                               : AppendRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i, start);
+                               : AppendAnyRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i, start,
+                                               s.ring_steps);
         for (size_t j = 0; j < nodes.size(); ++j) after_ar[j][i] = done[j];
       }
       // 3. All-gather inside every node, starting from the segment each rank owns.
-      for (size_t j = 0; j < nodes.size(); ++j) AppendRing(g, nodes[j], req.bytes, gpn - 1, 1, 1, 0, after_ar[j]);
+      for (size_t j = 0; j < nodes.size(); ++j) {
+        AppendAnyRing(g, nodes[j], req.bytes, gpn - 1, 1, 1, 0, after_ar[j], s.ring_steps);
+      }
       break;
     }
     case CollectiveAlgorithm::kDirect:

@@ -19,6 +19,9 @@ struct CollectiveShape {
   int32_t chunks = 1;
   // Hierarchical only: how nodes all-reduce among themselves (kRing or kTree).
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kRing;
+  // How rings run: kStepped, kAggregated, or kAuto (each ring by its length, see RingSteps).
+  RingSteps ring_steps = RingSteps::kAuto;
+  bool aggregated_rings = false;  // at least one ring of the graph runs aggregated
   double estimated_seconds = 0;  // alpha-beta on the actual links
 };
 

@@ -57,6 +57,23 @@ absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
       absl::StrFormat("algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct or pairwise)", name));
 }
 
+absl::string_view RingStepsName(RingSteps steps) {
+  switch (steps) {
+    case RingSteps::kAuto: return "auto";
+    case RingSteps::kStepped: return "stepped";
+    case RingSteps::kAggregated: return "aggregated";
+  }
+  return "?";
+}
+
+absl::StatusOr<RingSteps> ParseRingSteps(absl::string_view name) {
+  for (RingSteps s : {RingSteps::kAuto, RingSteps::kStepped, RingSteps::kAggregated}) {
+    if (name == RingStepsName(s)) return s;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("ring-steps: unknown mode \"%s\" (expected auto, stepped or aggregated)", name));
+}
+
 double BusBandwidthFactor(CollectiveOp op, int64_t ranks) {
   const double n = static_cast<double>(ranks);
   switch (op) {
@@ -126,6 +143,11 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
       r.inter_node != CollectiveAlgorithm::kTree) {
     return absl::InvalidArgumentError(
         absl::StrFormat("inter_node: %s is not ring, tree or auto", AlgorithmName(r.inter_node)));
+  }
+  if (r.ring_steps == RingSteps::kAggregated && r.chunks > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chunks: %d with aggregated ring steps, which move each ring edge's bytes as one flow (give 0 or 1)",
+        r.chunks));
   }
   if (!Supports(r.algorithm, r.op)) {
     std::string names;

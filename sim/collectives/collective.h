@@ -28,10 +28,21 @@ enum class CollectiveAlgorithm {
   kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
 };
 
+// How rings are simulated (docs/decisions.md, "Aggregated ring steps").
+enum class RingSteps {
+  kAuto,        // aggregated for rings of more than kMaxSteppedRingRanks ranks with one chunk, else stepped
+  kStepped,     // one flow per rank, step and chunk: every step's latency and contention
+  kAggregated,  // one flow per ring edge carrying every step's bytes, paying every step's latency
+};
+// A ring of this many ranks is 2 x 127 x 128 = 32,512 flows per all-reduce ring when stepped.
+inline constexpr int64_t kMaxSteppedRingRanks = 128;
+
 absl::string_view CollectiveOpName(CollectiveOp op);  // "all-reduce", ...
 absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name);
 absl::string_view AlgorithmName(CollectiveAlgorithm algorithm);  // "ring", "tree", "hier", ...
 absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name);
+absl::string_view RingStepsName(RingSteps steps);  // "auto", "stepped", "aggregated"
+absl::StatusOr<RingSteps> ParseRingSteps(absl::string_view name);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw x factor (all-reduce 2(n-1)/n, all-gather,
 // reduce-scatter and all-to-all (n-1)/n, broadcast and send/recv 1).
@@ -46,6 +57,8 @@ struct CollectiveRequest {
   int32_t chunks = 0;    // pipeline chunks per channel; 0 = chosen from the size
   // Hierarchical all-reduce: kRing or kTree across nodes; kAuto = the faster estimate.
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kAuto;
+  // Rings (flat, and hierarchical's rings across nodes): stepped or aggregated.
+  RingSteps ring_steps = RingSteps::kAuto;
 };
 
 // Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.
@@ -58,7 +71,7 @@ inline constexpr int64_t kMaxAllToAllGpus = 2048;
 // InvalidArgument naming the field ("gpus", "bytes", "algorithm", ...): empty or duplicate groups,
 // GPU ids out of range, send/recv without exactly two GPUs, all-to-all over more than
 // kMaxAllToAllGpus, sizes outside [0, kMaxCollectiveBytes], an algorithm that does not implement the
-// operation.
+// operation, chunks > 1 with aggregated ring steps.
 absl::Status ValidateRequest(const topology::Topology& topology, const CollectiveRequest& request);
 
 // Whether `algorithm` (not kAuto) implements `op`.

@@ -16,7 +16,9 @@
 
 namespace hetsim::sim {
 
-class CollectiveExecution : private FlowObserver {
+// Joins (transfers without a path) complete at once; a transfer that repeats its route's latency k times
+// waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one).
+class CollectiveExecution : private FlowObserver, private EventHandler {
  public:
   // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
   CollectiveExecution(Network* network, topology::Router* router, const TransferGraph* graph,
@@ -29,11 +31,14 @@ class CollectiveExecution : private FlowObserver {
   bool done() const { return remaining_ == 0 && started_; }
   Time start_time() const { return start_time_; }
   Time finish_time() const { return finish_time_; }
-  uint64_t flows() const { return flows_; }
+  uint64_t flows() const { return flows_; }  // network flows started (joins are not flows)
 
  private:
   void OnFlowCompleted(FlowId flow, uint64_t tag) override;
+  void OnEvent(uint64_t payload) override;  // a delayed transfer's flow starts now
   void Launch(TransferIndex t);
+  void StartFlow(TransferIndex t);
+  void Finish(TransferIndex t);
 
   Network* network_;
   topology::Router* router_;
@@ -41,6 +46,7 @@ class CollectiveExecution : private FlowObserver {
   std::function<void(Time)> on_done_;
   Simulator* simulator_ = nullptr;
   std::vector<std::span<const LinkId>> routes_;  // per path
+  std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
   std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
   size_t remaining_ = 0;
   bool started_ = false;

@@ -160,6 +160,47 @@ Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t st
   return ready;
 }
 
+int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_t segment_offset) {
+  // Steps visit segments s, s-1, s-2, ... (mod n) from s = (r + offset) mod n: `full` whole laps send
+  // every byte once each, and the last `rest` steps visit the cyclic window [s - rest + 1, s], whose
+  // segments below bytes % n carry one byte more (SplitBytes).
+  const int64_t full = steps / n, rest = steps % n;
+  const int64_t base = bytes / n, larger = bytes % n;
+  const int64_t s = ((int64_t{r} + segment_offset) % n + n) % n;
+  auto below = [larger](int64_t lo, int64_t hi) {  // segments in [lo, hi] under `larger`
+    return hi < lo ? 0 : std::max<int64_t>(0, std::min(hi, larger - 1) - lo + 1);
+  };
+  const int64_t lo = s - rest + 1;
+  const int64_t extra = lo >= 0 ? below(lo, s) : below(0, s) + below(lo + n, n - 1);
+  return full * bytes + rest * base + extra;
+}
+
+Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps,
+                           int32_t segment_offset, uint64_t flow_key, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready ready(n);
+  if (n < 2 || steps <= 0) {
+    for (int32_t r = 0; r < n; ++r) ready[r] = StartOf(start, r);
+    return ready;
+  }
+  // A stepped ring of at least n - 1 steps ends at the latest start + steps x step time, whichever
+  // rank starts last: waiting for every start loses nothing at the end.
+  std::vector<TransferIndex> deps;
+  for (int32_t r = 0; r < n; ++r) {
+    for (TransferIndex t : StartOf(start, r)) deps.push_back(t);
+  }
+  const TransferIndex begin = deps.empty() ? kNoTransfer : g.AddJoin(deps);
+  std::vector<TransferIndex> flows(n);
+  for (int32_t r = 0; r < n; ++r) {
+    flows[r] = g.Add(g.Path(ranks[r], ranks[(r + 1) % n], flow_key),
+                     RingEdgeBytes(bytes, n, r, steps, segment_offset), {begin});
+    g.SetLatencyRepeats(flows[r], steps);
+  }
+  const TransferIndex end = g.AddJoin(flows);
+  for (int32_t r = 0; r < n; ++r) ready[r] = {end};
+  return ready;
+}
+
 int32_t DoubleTreeDepth(int64_t n) { return Depth(BinaryTreeParents(static_cast<int32_t>(n))); }
 
 std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree) {

@@ -25,6 +25,17 @@ int64_t SplitBytes(int64_t total, int64_t parts, int64_t i);
 Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
                  int32_t segment_offset, uint64_t flow_key, const Ready& start);
 
+// The same ring as AppendRing with one chunk, its `steps` steps aggregated: one flow per ring edge
+// carrying the bytes of every step over that edge and paying the edge's route latency `steps` times,
+// between a join on every rank's start and a join on every flow (each rank's result is ready when the
+// whole ring is). Exact for the ring's completion when each edge keeps one rate throughout (no traffic
+// from outside the ring on its binding links); an approximation otherwise (docs/decisions.md).
+Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps,
+                           int32_t segment_offset, uint64_t flow_key, const Ready& start);
+// Bytes rank r sends over `steps` ring steps of AppendRing: sum over k < steps of segment
+// (r + segment_offset - k) mod n of `bytes` split in n.
+int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_t segment_offset);
+
 // NCCL's double binary tree all-reduce: half of `bytes` on each of two binary trees (the second
 // mirrored or shifted so that one tree's leaves are the other's inner nodes); each chunk is reduced up
 // to the root and broadcast back down, chunks pipelined.

@@ -24,6 +24,12 @@ TransferIndex TransferGraph::Add(int32_t path, int64_t bytes, std::span<const Tr
   return id;
 }
 
+void TransferGraph::SetLatencyRepeats(TransferIndex t, int32_t repeats) {
+  if (repeats == 1 && static_cast<size_t>(t) >= latency_repeats_.size()) return;
+  if (latency_repeats_.size() <= static_cast<size_t>(t)) latency_repeats_.resize(t + 1, 1);
+  latency_repeats_[t] = repeats;
+}
+
 void TransferGraph::BuildSuccessors() const {
   if (succ_begin_.size() == bytes_.size() + 1) return;
   // Counting sort of the edges by dependency: successors keep their insertion order.

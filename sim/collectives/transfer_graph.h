@@ -1,6 +1,9 @@
 // A collective as a DAG of point-to-point transfers: each transfer moves bytes from one GPU to another
 // along a path (src, dst, ECMP key) and may start only when the transfers it depends on have
 // completed. Algorithms build the DAG; the execution runs it on the flow-level network.
+// Two additions serve aggregated rings (docs/decisions.md): a join is a transfer without a path that
+// completes as soon as its dependencies have (a barrier, n + n edges instead of n x n), and a transfer
+// may pay its route's latency several times (the latency of the ring steps it stands for).
 #ifndef HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
 #define HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
 
@@ -16,6 +19,7 @@ namespace hetsim::sim {
 
 using TransferIndex = int32_t;
 inline constexpr TransferIndex kNoTransfer = -1;
+inline constexpr int32_t kNoPath = -1;  // path_of a join
 
 struct TransferPath {
   topology::GpuId src;
@@ -33,12 +37,19 @@ class TransferGraph {
   TransferIndex Add(int32_t path, int64_t bytes, std::initializer_list<TransferIndex> deps) {
     return Add(path, bytes, std::span<const TransferIndex>(deps.begin(), deps.size()));
   }
+  // A barrier: no path, no bytes, done as soon as every listed transfer is.
+  TransferIndex AddJoin(std::span<const TransferIndex> deps) { return Add(kNoPath, 0, deps); }
+  // Transfer `t` waits for its route's latency `repeats` (>= 1) times in all before its bytes flow.
+  void SetLatencyRepeats(TransferIndex t, int32_t repeats);
 
   size_t size() const { return bytes_.size(); }
   const std::vector<TransferPath>& paths() const { return paths_; }
   int32_t path_of(TransferIndex t) const { return path_[t]; }
   int64_t bytes_of(TransferIndex t) const { return bytes_[t]; }
   int32_t num_deps(TransferIndex t) const { return num_deps_[t]; }
+  int32_t latency_repeats(TransferIndex t) const {
+    return static_cast<size_t>(t) < latency_repeats_.size() ? latency_repeats_[t] : 1;
+  }
   int64_t total_bytes() const { return total_bytes_; }
 
   // Successor lists (compressed rows), built on first use after the last Add.
@@ -51,6 +62,7 @@ class TransferGraph {
   std::vector<int32_t> path_;
   std::vector<int64_t> bytes_;
   std::vector<int32_t> num_deps_;
+  std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
   std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)
   int64_t total_bytes_ = 0;
   mutable std::vector<int32_t> succ_begin_;
