@@ -16,9 +16,10 @@ namespace {
 const CommandInfo kInfo = {
     "example", "hetsim example --out DIR [--format pbtxt|pb|json]",
     "Writes the bundled examples into DIR (created if missing), one file per example, named\n"
-    "cluster-512gpu, model-gpt39b, plan-512gpu, cluster-hapt-case, plan-hapt-case, sweep-bandwidth and\n"
-    "sweep-add-h100 with the format's extension. Paths inside them are relative to DIR. Existing files of\n"
-    "those names are replaced."};
+    "cluster-512gpu, model-gpt39b, plan-512gpu, cluster-hapt-case, plan-hapt-case, sweep-bandwidth,\n"
+    "sweep-add-h100, cluster-a100-512 and plan-megatron-39b (Megatron-LM's GPT 39.1B on 512 A100, see\n"
+    "docs/metrics.md) with the format's extension. Paths inside them are relative to DIR. Existing files\n"
+    "of those names are replaced."};
 
 int WriteExamples(const Args& args) {
   po::options_description options("options");

@@ -165,6 +165,51 @@ Plan PlanHaptCase() {
   return p;
 }
 
+// Narayanan et al. (SC'21), Sec. 5.1: 64 DGX A100 nodes (8 A100-80GB on NVSwitch, eight 200 Gb/s HDR
+// InfiniBand NICs each) on a non-blocking fat tree, as on Selene.
+Cluster ClusterA100x512() {
+  Cluster c;
+  c.set_name("dgx-a100-512gpu");
+  AddGpu(&c, "a100-80gb", "A100-80GB");
+  AddNode(&c, "dgx-a100", "a100-80gb", 8, 2400);
+  Island* is = AddInfinibandIsland(&c, "a100", "dgx-a100", 64, 8, 200);
+  is->set_topology(FAT_TREE);
+  is->set_oversubscription(1);
+  is->set_nodes_per_leaf(8);
+  return c;
+}
+
+// Megatron-LM's GPT 39.1B row of Narayanan et al., Table 1: 48 layers, hidden 8192, 64 heads, 2048
+// tokens, 51200-token vocabulary; TP 8 x PP 2 x DP 32 on 512 A100, global batch 1536; FP16 with full
+// activation recomputation, gradients all-reduced after the pipeline (no ZeRO, no sequence
+// parallelism: both came later). One sample per data-parallel replica per microbatch (32 per
+// pipeline microbatch, 48 microbatches) and the plain 1F1B schedule are our reading of the setup.
+// docs/metrics.md compares the simulated MFU with the paper's 138 TFLOP/s (44% of peak).
+Plan PlanMegatron39b() {
+  Plan p;
+  p.set_name("megatron-gpt-39b-tp8-pp2-dp32");
+  Model* m = p.mutable_model();
+  m->set_name("gpt-39.1b-megatron");
+  m->set_dtype(FP16);
+  Transformer* t = m->mutable_transformer();
+  t->set_num_layers(48);
+  t->set_hidden_size(8192);
+  t->set_ffn_hidden_size(4 * 8192);
+  t->set_num_attention_heads(64);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  t->set_granularity(BLOCK);
+  p.set_global_batch_size(1536);
+  p.set_micro_batch_size(32);
+  p.set_schedule(ONE_F_ONE_B);
+  // 50 layers (embedding, 48 blocks, LM head): 24 blocks per stage, as Megatron splits them.
+  *p.add_stages() = MakeStage(0, 25, "a100", 0, 32, 8, 8);
+  *p.add_stages() = MakeStage(25, 25, "a100", 32, 32, 8, 8);
+  for (Stage& s : *p.mutable_stages()) s.set_recompute(RECOMPUTE_FULL);
+  return p;
+}
+
 // HAPT Sec. 6.3 / Fig. 10 in shape: iteration time against cross-cluster bandwidth, per schedule.
 Sweep SweepBandwidth(const char* ext) {
   Sweep s;
@@ -223,6 +268,8 @@ std::vector<Example> BundledExamples(proto::FileFormat format) {
       {"plan-hapt-case", Share(PlanHaptCase())},
       {"sweep-bandwidth", Share(SweepBandwidth(ext))},
       {"sweep-add-h100", Share(SweepAddH100(ext))},
+      {"cluster-a100-512", Share(ClusterA100x512())},
+      {"plan-megatron-39b", Share(PlanMegatron39b())},
   };
 }
 

@@ -1,0 +1,50 @@
+// hetsim against a published measurement: Megatron-LM's GPT 39.1B on 512 A100 (TP 8, PP 2, DP 32,
+// global batch 1536, sequence 2048) reached 138 TFLOP/s per GPU, 44% of the 312 TFLOP/s peak
+// (Narayanan et al., SC'21, Table 1). The paper counts FLOPs with full activation recomputation
+// (96 B s l h^2 (1 + s/6h + V/16lh) per iteration), so 44% is a hardware-FLOPs utilisation; hetsim's
+// MFU counts model FLOPs (72 B s l h^2 (1 + s/6h + V/12lh)), so the test converts with the ratio of
+// the two formulas before comparing. docs/metrics.md explains the band and the gap.
+#include <catch2/catch.hpp>
+
+#include "proto/inputs.h"
+#include "tests/executor_test_util.h"
+#include "traces/metrics.h"
+
+namespace {
+
+TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within the stated band of the paper's 44%",
+          "[traces][megatron]") {
+  auto in = hetsim::proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-megatron-39b.pbtxt",
+                                          HETSIM_SOURCE_DIR "/examples/cluster-a100-512.pbtxt");
+  INFO(in.status().message());
+  REQUIRE(in.ok());
+  const auto setup = hetsim::testing::MakeSetup(*in, hetsim::sim::NetworkMode::kMaxMinFair);
+  const hetsim::v1::Report r = hetsim::traces::BuildReport(*setup, hetsim::testing::MakeRun(*setup));
+  REQUIRE(r.num_gpus() == 512);
+  REQUIRE_FALSE(r.oom());
+
+  // B = 1536, s = 2048, l = 48, h = 8192, V = 51200:
+  //   model FLOPs    72 B s l h^2 (1 + s/6h + V/12lh)  = 7.6790e17 per iteration
+  //   hardware FLOPs 96 B s l h^2 (1 + s/6h + V/16lh)  = 1.02123e18 (the paper's count)
+  // ratio = 96 (1 + 1/24 + 0.0081380) / (72 (1 + 1/24 + 0.0108507)) = 1.3298969.
+  const double B = 1536, s = 2048, l = 48, h = 8192, V = 51200;
+  const double model_flop = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  const double hardware_flop = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK(r.model_flop_per_iteration() == Approx(model_flop).epsilon(1e-12));
+  const double hardware_utilisation = r.mfu() * hardware_flop / model_flop;
+
+  // The band: [44%, 44% x 1.35]. hetsim leaves out costs the measurement includes (kernel launch and
+  // host gaps, data loading, logging, NCCL below line rate, elementwise kernels below HBM peak), so
+  // a figure below 44% means the cost model became slower than the real machine; above 59.4% means
+  // it drifted well past the 25% optimism documented in docs/metrics.md (54.9% when written).
+  INFO("hetsim hardware-FLOPs utilisation " << hardware_utilisation << ", MFU " << r.mfu());
+  CHECK(hardware_utilisation >= 0.44);
+  CHECK(hardware_utilisation <= 0.44 * 1.35);
+  // The same band in the paper's TFLOP/s per GPU: [138, 186.3] hardware, i.e. model TFLOP/s
+  // [103.8, 140.1] after dividing by the ratio.
+  const double hardware_tflops = r.model_tflops_per_gpu() * hardware_flop / model_flop;
+  CHECK(hardware_tflops >= 138 * 0.9999);
+  CHECK(hardware_tflops <= 138 * 1.35 * 1.0001);
+}
+
+}  // namespace
