@@ -1,9 +1,6 @@
 // `hetsim sweep` and `hetsim sweep-merge` end to end with the real executor on the bundled HAPT
 // case-study sweep: bad axes exit 2 naming the field before anything runs, rows identical whatever
 // --jobs, shards merged equal the unsharded file, and the merge refuses an unfinished shard.
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -13,17 +10,6 @@
 
 namespace hetsim::testing {
 namespace {
-
-struct Ran {
-  int exit_code;
-  std::string err;
-};
-
-Ran Hetsim(const std::string& dir, const std::string& args) {
-  const std::string err = dir + "/stderr.txt";
-  const int status = std::system(absl::StrCat(HETSIM_BINARY, " ", args, " >", dir, "/stdout.txt 2>", err).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(err)};
-}
 
 TEST_CASE("hetsim sweep: jobs, shards and merge give the same file; bad axes exit 2", "[sweep][cli]") {
   const std::string dir = SweepFolder("cli");

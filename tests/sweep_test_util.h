@@ -4,10 +4,12 @@
 #ifndef HETSIM_TESTS_SWEEP_TEST_UTIL_H_
 #define HETSIM_TESTS_SWEEP_TEST_UTIL_H_
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -47,6 +49,18 @@ inline std::string ReadFile(const std::string& path) {
   absl::StatusOr<std::string> s = proto::ReadFileToString(path);
   REQUIRE(s.ok());
   return *s;
+}
+
+// The hetsim command run with `args`, stdout and stderr into files of `dir`: exit code and stderr.
+struct Ran {
+  int exit_code;
+  std::string err;
+};
+
+inline Ran Hetsim(const std::string& dir, const std::string& args) {
+  const std::string err = dir + "/stderr.txt";
+  const int status = std::system(absl::StrCat(HETSIM_BINARY, " ", args, " >", dir, "/stdout.txt 2>", err).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(err)};
 }
 
 // 8 bandwidths x 3 schedules over the HAPT case-study plan: 24 points.

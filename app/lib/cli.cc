@@ -7,10 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "sim/executor/run_limit.h"
 
 namespace hetsim::app {
 
 int ExitCodeFor(const absl::Status& status) {
+  // A user's --max-events / --max-wall-seconds reached: the command line asked for it, not a bug.
+  if (sim::executor::IsRunLimit(status)) return kExitBadInput;
   switch (status.code()) {
     case absl::StatusCode::kOk: return kExitOk;
     case absl::StatusCode::kInvalidArgument:

@@ -32,7 +32,8 @@ struct CommandInfo {
 };
 
 // 2 for statuses that mean the user's input or command line is wrong (invalid argument, not found,
-// permission denied, out of range, failed precondition, already exists), 1 for everything else.
+// permission denied, out of range, failed precondition, already exists) or that a run limit the user
+// set was reached (sim/executor/run_limit.h), 1 for everything else.
 int ExitCodeFor(const absl::Status& status);
 
 // Prints "hetsim NAME: <message>" on stderr (each line of a multi-line message on its own) and

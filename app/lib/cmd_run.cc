@@ -40,7 +40,9 @@ const CommandInfo kInfo = {
     "data-parallel replica (replica 0) unless --trace-replica or --trace-gpus (global GPU ids, e.g.\n"
     "0,1,8-15) says otherwise. --network contention-free times every flow as if alone (analytical).\n"
     "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
-    "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds."};
+    "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds.\n"
+    "--max-events / --max-wall-seconds stop a simulation that runs too long: exit 2 with a message naming\n"
+    "the limit, no output written."};
 
 absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
   std::vector<topology::GpuId> gpus;
@@ -73,8 +75,9 @@ int Simulate(const Args& args) {
       "network", po::value(&network)->value_name("MODE"), "max-min (default) or contention-free")(
       "trace-replica", po::value(&trace_replica)->value_name("K"), "trace data-parallel replica K only")(
       "trace-gpus", po::value(&trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
-      "max-events", po::value(&max_events)->value_name("N"), "stop (and fail) after N events")(
-      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop (and fail) after S seconds")(
+      "max-events", po::value(&max_events)->value_name("N"), "stop and exit 2 after N events (0 = no limit)")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"),
+      "stop and exit 2 after S seconds of simulation (0 = no limit)")(
       "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
       "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
       "plan", po::value(&plan_path)->required(), "plan file");

@@ -11,11 +11,14 @@
 namespace hetsim::app {
 namespace {
 
-absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs) {
+absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, const PointLimits& limits) {
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       sim::executor::BuildExecutionSetup(inputs, sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return setup.status();
-  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, {});
+  sim::executor::ExecutorOptions options;
+  options.max_events = limits.max_events;
+  options.max_wall_seconds = limits.max_wall_seconds;
+  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, options);
   if (!result.ok()) return result.status();
   return traces::BuildReport(**setup, *result, {});
 }
@@ -23,7 +26,7 @@ absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs) {
 }  // namespace
 
 absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInputs& point) const {
-  if (point.has_plan) return Simulate(point.inputs);
+  if (point.has_plan) return Simulate(point.inputs, limits_);
   absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(point.planner);
   if (!kind.ok()) return kind.status();
   const hetsim::v1::Plan& settings = point.inputs.plan;
@@ -46,7 +49,7 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   *planned.plan.mutable_model() = planned.model;
   if (settings.schedule() != hetsim::v1::SCHEDULE_UNSPECIFIED) planned.plan.set_schedule(settings.schedule());
   if (absl::Status s = proto::ValidatePlanInputs(planned); !s.ok()) return s;
-  return Simulate(planned);
+  return Simulate(planned, limits_);
 }
 
 }  // namespace hetsim::app

@@ -7,13 +7,27 @@
 #ifndef HETSIM_APP_LIB_SWEEP_EVALUATOR_H_
 #define HETSIM_APP_LIB_SWEEP_EVALUATOR_H_
 
+#include <cstdint>
+
 #include "app/lib/sweep_point.h"
 
 namespace hetsim::app {
 
+// Run limits per point (--max-events, --max-wall-seconds; 0 = none): a point that reaches one fails
+// with a status sim::executor::IsRunLimit recognises (row status "limit"); the sweep goes on.
+struct PointLimits {
+  uint64_t max_events = 0;
+  double max_wall_seconds = 0;
+};
+
 class SimulationEvaluator : public PointEvaluator {
  public:
+  SimulationEvaluator() = default;
+  explicit SimulationEvaluator(PointLimits limits) : limits_(limits) {}
   absl::StatusOr<hetsim::v1::Report> Evaluate(const PointInputs& point) const override;
+
+ private:
+  PointLimits limits_;
 };
 
 }  // namespace hetsim::app

@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "sim/executor/run_limit.h"
 
 namespace hetsim::app {
 namespace {
@@ -83,6 +84,7 @@ absl::StatusOr<RowFormat> RowFormatFromName(absl::string_view name) {
 
 std::string PointStatusName(const absl::StatusOr<Report>& result) {
   if (result.ok()) return result->oom() ? "oom" : "ok";
+  if (sim::executor::IsRunLimit(result.status())) return "limit";
   switch (result.status().code()) {
     case absl::StatusCode::kInvalidArgument: return "invalid";
     case absl::StatusCode::kFailedPrecondition:

@@ -8,8 +8,8 @@
 // depend only on the values (never on the thread or machine that computed them).
 //
 // status: ok | oom (simulated, does not fit in memory) | invalid (inputs invalid after substitution) |
-//         infeasible (no plan found) | error (anything else, a bug). Failed points leave the metric
-//         cells empty (CSV) or null (JSONL).
+//         infeasible (no plan found) | limit (--max-events or --max-wall-seconds reached) |
+//         error (anything else, a bug). Failed points leave the metric cells empty (CSV) or null (JSONL).
 #ifndef HETSIM_APP_LIB_SWEEP_ROW_H_
 #define HETSIM_APP_LIB_SWEEP_ROW_H_
 
@@ -30,7 +30,7 @@ enum class RowFormat { kCsv, kJsonl };
 RowFormat RowFormatForPath(absl::string_view path);
 absl::StatusOr<RowFormat> RowFormatFromName(absl::string_view name);  // "csv" or "jsonl"
 
-// "ok", "oom", "invalid", "infeasible" or "error" for a point's outcome.
+// "ok", "oom", "invalid", "infeasible", "limit" or "error" for a point's outcome.
 std::string PointStatusName(const absl::StatusOr<hetsim::v1::Report>& result);
 
 class RowFormatter {

@@ -13,6 +13,7 @@
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "sim/executor/run_limit.h"
 
 namespace hetsim::sim::executor {
 namespace {
@@ -74,15 +75,11 @@ class Run : private EventHandler, private FlowObserver {
       if (outcome == RunOutcome::kQueueEmpty) break;
       if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
       if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
-        return absl::ResourceExhaustedError(absl::StrFormat(
-            "the simulation reached --max-events %d before the iteration ended (at %.3f ms simulated)",
-            options_.max_events, TimeToMilliseconds(sim_.now())));
+        return EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
       }
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       if (options_.max_wall_seconds > 0 && wall > options_.max_wall_seconds) {
-        return absl::DeadlineExceededError(absl::StrFormat(
-            "the simulation ran longer than --max-wall-seconds %g (at %.3f ms simulated, %d events)",
-            options_.max_wall_seconds, TimeToMilliseconds(sim_.now()), sim_.events_processed()));
+        return WallLimitError(options_.max_wall_seconds, TimeToMilliseconds(sim_.now()), sim_.events_processed());
       }
     }
     if (!failure_.ok()) return failure_;

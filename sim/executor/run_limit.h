@@ -1,0 +1,48 @@
+// The user's run limits (--max-events, --max-wall-seconds): a simulation that reaches one stops and
+// returns a status marked with a payload, so that commands tell it from a bug (exit 2, not 1) and a
+// sweep records the point as "limit" instead of "error".
+#ifndef HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_
+#define HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
+namespace hetsim::sim::executor {
+
+inline constexpr absl::string_view kRunLimitPayloadUrl = "hetsim/run-limit";
+
+// ResourceExhausted (events) or DeadlineExceeded (wall time), marked with the flag's name.
+inline absl::Status RunLimitError(absl::StatusCode code, absl::string_view flag, absl::string_view message) {
+  absl::Status status(code, message);
+  status.SetPayload(kRunLimitPayloadUrl, absl::Cord(flag));
+  return status;
+}
+
+inline absl::Status EventLimitError(uint64_t max_events, double simulated_ms) {
+  return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
+                       absl::StrFormat("the simulation reached the --max-events limit (%d events) at %.3f ms of "
+                                       "simulated time, before the iteration ended; raise it with --max-events N "
+                                       "(0 = no limit)",
+                                       max_events, simulated_ms));
+}
+
+inline absl::Status WallLimitError(double max_wall_seconds, double simulated_ms, uint64_t events) {
+  return RunLimitError(absl::StatusCode::kDeadlineExceeded, "max-wall-seconds",
+                       absl::StrFormat("the simulation ran past the --max-wall-seconds limit (%g s) at %.3f ms of "
+                                       "simulated time (%d events), before the iteration ended; raise it with "
+                                       "--max-wall-seconds S (0 = no limit)",
+                                       max_wall_seconds, simulated_ms, events));
+}
+
+// True when `status` came from one of the limits above.
+inline bool IsRunLimit(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kRunLimitPayloadUrl).has_value();
+}
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_
