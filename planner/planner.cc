@@ -109,11 +109,18 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     if (request.planner == PlannerKind::kTangram && !request.tangram_joint_microbatch) sizes.resize(1);
   }
 
+  ProfilerOptions profiler_options;
+  if (request.profile_cache != nullptr) {
+    profiler_options.cache = request.profile_cache;
+    // The island keys carry the profiler options; the scope is the model the profiles are of.
+    request.profile_cache->Bind(out.model.SerializeAsString());
+  }
+
   std::optional<PipelineCandidate> best;
   std::optional<Prediction> best_prediction;
   uint64_t best_mbs = 0;
   for (uint64_t mbs : sizes) {
-    Profiler profiler(*cost, **cluster, mbs);
+    Profiler profiler(*cost, **cluster, mbs, profiler_options);
     PlannerContext ctx{&profiler,
                        static_cast<int64_t>(request.global_batch_size / mbs),
                        request.layers,
@@ -135,6 +142,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     out.profile.stage_mesh_lookups += ps.stage_mesh_lookups;
     out.profile.infeasible_pairs += ps.infeasible_pairs;
     out.profile.cost_model_calls += ps.cost_model_calls;
+    out.profile.cache_hits += ps.cache_hits;
     if (!c) continue;
     out.search.candidates += c->search.candidates;
     out.search.candidates_evaluated += c->search.candidates_evaluated;

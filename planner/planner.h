@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "planner/hapt_search.h"
 #include "planner/prediction.h"
+#include "planner/profile_cache.h"
 #include "proto/hetsim.pb.h"
 #include "proto/validate_plan.h"
 
@@ -42,6 +43,9 @@ struct PlanRequest {
   // How the written plan names its model: a path relative to the plan (empty = the model inline).
   std::string model_path;
   std::string name;  // plan name; empty = "<planner>-<model>"
+  // Stage profiles kept between planning runs of this model (a re-plan after a failure reuses what the
+  // first plan priced); not owned, may be null. The plan is the same with or without it.
+  ProfileCache* profile_cache = nullptr;
 };
 
 struct PlanOutcome {

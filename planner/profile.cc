@@ -4,9 +4,27 @@
 #include <cmath>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 namespace hetsim::planner {
 
 using sim::workload::LayerKind;
+
+namespace {
+
+// Everything a stage's price on an island depends on besides the model: the GPU, the node, the link
+// figures and the profiler's search options (doubles in hex, so equal keys mean equal values).
+std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im, const ProfilerOptions& o) {
+  return absl::StrCat(cluster.topology().gpu_type(im.index).SerializeAsString(), "|",
+                      absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d", im.gpus_per_node, im.hbm_bytes,
+                                      im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
+                                      im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s,
+                                      static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
+                                      static_cast<int>(o.extrapolate), o.max_tensor_parallel));
+}
+
+}  // namespace
 
 Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
                    uint64_t micro_batch_size, ProfilerOptions options)
@@ -22,6 +40,9 @@ Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cl
     rows += static_cast<int>(shapes_.back().size());
   }
   table_.resize(rows);
+  if (options_.cache != nullptr) {
+    for (const IslandModel& im : cluster.islands()) island_keys_.push_back(IslandPricingKey(cluster, im, options_));
+  }
   const int n = model.num_layers();
   if (model.is_transformer() && n >= 3 && model.layer(0).kind == LayerKind::kEmbedding &&
       model.layer(n - 1).kind == LayerKind::kHead) {
@@ -212,9 +233,23 @@ const std::vector<StageOption>& Profiler::Options(int island, int shape_index, i
   std::vector<std::unique_ptr<std::vector<StageOption>>>& row = table_[table_row_[island] + shape_index];
   if (static_cast<int>(row.size()) <= id) row.resize(id + 1);
   if (!row[id]) {
+    const MeshShape shape = shapes_[island][shape_index];
+    std::string key;
+    if (options_.cache != nullptr) {
+      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_,
+                         "|", static_cast<int>(s.embedding), static_cast<int>(s.head), " ", s.phase, " ", s.body,
+                         " ", s.first, " ", s.count);
+      if (ProfileCache::Options cached = options_.cache->Find(key)) {
+        ++stats_.cache_hits;
+        row[id] = std::make_unique<std::vector<StageOption>>(*cached);
+        if (row[id]->empty()) ++stats_.infeasible_pairs;
+        return *row[id];
+      }
+    }
     ++stats_.stage_mesh_pairs;
-    row[id] = std::make_unique<std::vector<StageOption>>(PriceAll(island, shapes_[island][shape_index], s));
+    row[id] = std::make_unique<std::vector<StageOption>>(PriceAll(island, shape, s));
     if (row[id]->empty()) ++stats_.infeasible_pairs;
+    if (options_.cache != nullptr) options_.cache->Store(key, std::make_shared<const std::vector<StageOption>>(*row[id]));
   }
   return *row[id];
 }

@@ -20,10 +20,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "planner/cluster_model.h"
+#include "planner/profile_cache.h"
 #include "proto/hetsim.pb.h"
 #include "sim/engine/time.h"
 #include "sim/workload/model_cost.h"
@@ -65,6 +67,9 @@ struct ProfilerOptions {
   // Islands with more nodes than this use whole-node submeshes (n, M) only: a stage on part of one node
   // of a large island is never worth the state it adds to the search (u then counts whole nodes).
   int partial_node_shapes_max_nodes = 8;
+  // Profiles shared with other planning runs of the same model (planner/profile_cache.h); not owned.
+  // The caller binds it to the model and these options.
+  ProfileCache* cache = nullptr;
 };
 
 struct ProfilerStats {
@@ -73,6 +78,7 @@ struct ProfilerStats {
   int64_t stage_mesh_lookups = 0; // lookups answered (cache hits included)
   int64_t infeasible_pairs = 0;   // pairs with no configuration that fits the GPU memory
   int64_t cost_model_calls = 0;   // ComputeStageCost evaluations
+  int64_t cache_hits = 0;         // pairs taken from ProfilerOptions::cache instead of priced
 };
 
 class Profiler {
@@ -133,6 +139,7 @@ class Profiler {
   absl::flat_hash_map<Signature, int> signature_ids_;
   std::vector<std::vector<std::unique_ptr<std::vector<StageOption>>>> table_;  // [island*shapes][sig]
   std::vector<int> table_row_;  // first row of each island
+  std::vector<std::string> island_keys_;  // per island, what prices depend on (with a cache only)
   ProfilerStats stats_;
 };
 
