@@ -1,0 +1,175 @@
+// A whole `hetsim run` minus file IO: validate the inputs, build the setup (topology, routes, cost
+// model, DAG), execute one iteration on the max-min fair network, build the report. Issue 5's goal
+// for the bundled 512-GPU example (GPT-39B, H-1F1B, 128 microbatches): under 1 s wall and 1 GiB peak
+// memory. Also 4096 and 16384 homogeneous H100 GPUs (GPT-3 175B, TP 8 x PP 16 x DP 32 / 128).
+// Counters: wall seconds per run (and of it the setup's), events/s, flows, and the process's peak RSS (getrusage; a high
+// water mark, so run one case with --benchmark_filter for its own figure).
+//
+//   build/bench/bench_executor_run --benchmark_filter=Bundled512
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "app/lib/examples.h"
+#include "proto/inputs.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+#include "traces/metrics.h"
+
+namespace {
+
+namespace v1 = hetsim::v1;
+
+double PeakRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
+}
+
+hetsim::proto::PlanInputs Validated(hetsim::proto::PlanInputs in) {
+  if (absl::Status s = hetsim::proto::ValidatePlanInputs(in); !s.ok()) {
+    std::fprintf(stderr, "bench inputs invalid: %s\n", std::string(s.message()).c_str());
+    std::abort();
+  }
+  return in;
+}
+
+// The bundled example as `hetsim example` writes it: cluster-512gpu, model-gpt39b, plan-512gpu.
+hetsim::proto::PlanInputs Bundled512() {
+  hetsim::proto::PlanInputs in;
+  for (const hetsim::app::Example& e : hetsim::app::BundledExamples(hetsim::proto::FileFormat::kText)) {
+    if (e.name == "cluster-512gpu") in.cluster.CopyFrom(*e.message);
+    if (e.name == "model-gpt39b") in.model.CopyFrom(*e.message);
+    if (e.name == "plan-512gpu") in.plan.CopyFrom(*e.message);
+  }
+  in.plan_path = "plan-512gpu.pbtxt";
+  in.cluster_path = "cluster-512gpu.pbtxt";
+  in.model_path = "model-gpt39b.pbtxt";
+  return Validated(std::move(in));
+}
+
+// `nodes` DGX H100 (8 GPUs on NVSwitch, 8 x 400 Gb/s NDR NICs) on a non-blocking fat tree, GPT-3
+// 175B (96 blocks + embedding + head), H-1F1B over 16 stages of TP 8 x DP `nodes` / 16, one sample
+// per replica per microbatch, 128 microbatches, ZeRO-1 with overlapped gradient reduction.
+hetsim::proto::PlanInputs Homogeneous(int nodes) {
+  hetsim::proto::PlanInputs in;
+  v1::Cluster& c = in.cluster;
+  c.set_name("h100-fat-tree");
+  v1::GpuType* gpu = c.add_gpu_types();
+  gpu->set_name("h100");
+  gpu->set_preset("H100-SXM");
+  v1::NodeType* node = c.add_node_types();
+  node->set_name("dgx-h100");
+  node->set_gpu_type("h100");
+  node->set_gpus_per_node(8);
+  node->set_intra_node_fabric(v1::NVSWITCH);
+  node->set_intra_node_bandwidth_gbps(3600);
+  node->set_intra_node_latency_ns(1000);
+  v1::Island* island = c.add_islands();
+  island->set_name("h100");
+  island->set_node_type("dgx-h100");
+  island->set_node_count(nodes);
+  island->set_fabric(v1::INFINIBAND);
+  island->set_topology(v1::FAT_TREE);
+  island->set_nodes_per_leaf(16);
+  island->set_oversubscription(1);
+  island->set_nics_per_node(8);
+  island->set_nic_bandwidth_gbps(400);
+  island->set_nic_latency_ns(1000);
+  island->set_switch_latency_ns(130);
+
+  v1::Model& m = in.model;
+  m.set_name("gpt3-175b");
+  m.set_dtype(v1::BF16);
+  v1::Transformer* t = m.mutable_transformer();
+  t->set_num_layers(96);
+  t->set_hidden_size(12288);
+  t->set_num_attention_heads(96);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  t->set_granularity(v1::BLOCK);
+
+  const int stages = 16, layers = 98, nodes_per_stage = nodes / stages, dp = nodes_per_stage;
+  v1::Plan& p = in.plan;
+  p.set_name("gpt3-175b-tp8-pp16");
+  *p.mutable_model() = m;
+  p.set_micro_batch_size(dp);
+  p.set_global_batch_size(static_cast<uint64_t>(dp) * 128);
+  p.set_schedule(v1::H_1F1B);
+  p.set_overlap_grad_reduce(true);
+  p.set_grad_bucket_bytes(uint64_t{1} << 30);
+  int layer = 0;
+  for (int s = 0; s < stages; ++s) {
+    const int count = layers / stages + (s < layers % stages ? 1 : 0);
+    v1::Stage* st = p.add_stages();
+    st->set_first_layer(layer);
+    st->set_num_layers(count);
+    layer += count;
+    st->mutable_mesh()->set_island("h100");
+    st->mutable_mesh()->set_first_node(s * nodes_per_stage);
+    st->mutable_mesh()->set_node_count(nodes_per_stage);
+    st->mutable_mesh()->set_first_gpu(0);
+    st->mutable_mesh()->set_gpus_per_node(8);
+    st->set_tensor_parallel(8);
+    st->set_data_parallel(dp);
+    st->set_zero_stage(1);
+    st->set_recompute(v1::RECOMPUTE_SELECTIVE);
+    st->set_sequence_parallel(true);
+  }
+  in.plan_path = "gpt3-175b.pbtxt";
+  in.cluster_path = "h100-fat-tree.pbtxt";
+  return Validated(std::move(in));
+}
+
+void RunWhole(benchmark::State& state, const hetsim::proto::PlanInputs& inputs) {
+  uint64_t events = 0, flows = 0;
+  double seconds = 0, setup_seconds = 0, iteration_ms = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::NetworkMode::kMaxMinFair);
+    if (!setup.ok()) {
+      state.SkipWithError(std::string(setup.status().message()).c_str());
+      return;
+    }
+    setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto result = hetsim::sim::executor::Execute(**setup, {});
+    if (!result.ok()) {
+      state.SkipWithError(std::string(result.status().message()).c_str());
+      return;
+    }
+    const v1::Report report = hetsim::traces::BuildReport(**setup, *result);
+    benchmark::DoNotOptimize(report.iteration_time_ms());
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    events += result->events;
+    flows = result->flows;
+    iteration_ms = report.iteration_time_ms();
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["wall_s"] = seconds / runs;
+  state.counters["setup_s"] = setup_seconds / runs;
+  state.counters["events"] = static_cast<double>(events) / runs;
+  state.counters["events_per_s"] = static_cast<double>(events) / seconds;
+  state.counters["flows"] = static_cast<double>(flows);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+  state.counters["simulated_ms"] = iteration_ms;
+}
+
+void BM_Bundled512(benchmark::State& state) {
+  static const hetsim::proto::PlanInputs inputs = Bundled512();
+  RunWhole(state, inputs);
+}
+BENCHMARK(BM_Bundled512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Homogeneous(benchmark::State& state) {
+  const hetsim::proto::PlanInputs inputs = Homogeneous(static_cast<int>(state.range(0)) / 8);
+  RunWhole(state, inputs);
+}
+BENCHMARK(BM_Homogeneous)->ArgName("gpus")->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
