@@ -27,7 +27,7 @@ std::pair<int, int> ErrorPosition(absl::string_view file, absl::string_view mess
 
 const std::vector<MessageType>& AllMessageTypes() {
   static const std::vector<MessageType> kTypes = {MessageType::kCluster, MessageType::kModel, MessageType::kPlan,
-                                                  MessageType::kSweep, MessageType::kReport};
+                                                  MessageType::kSweep, MessageType::kReport, MessageType::kFaults};
   return kTypes;
 }
 
@@ -38,6 +38,7 @@ const char* MessageTypeName(MessageType type) {
     case MessageType::kPlan: return "plan";
     case MessageType::kSweep: return "sweep";
     case MessageType::kReport: return "report";
+    case MessageType::kFaults: return "faults";
   }
   return "unknown";
 }
@@ -47,7 +48,7 @@ absl::StatusOr<MessageType> MessageTypeFromName(absl::string_view name) {
     if (name == MessageTypeName(t)) return t;
   }
   return absl::InvalidArgumentError(
-      absl::StrFormat("unknown message type \"%s\" (cluster, model, plan, sweep or report)", name));
+      absl::StrFormat("unknown message type \"%s\" (cluster, model, plan, sweep, report or faults)", name));
 }
 
 std::unique_ptr<google::protobuf::Message> NewMessage(MessageType type) {
@@ -57,6 +58,7 @@ std::unique_ptr<google::protobuf::Message> NewMessage(MessageType type) {
     case MessageType::kPlan: return std::make_unique<hetsim::v1::Plan>();
     case MessageType::kSweep: return std::make_unique<hetsim::v1::Sweep>();
     case MessageType::kReport: return std::make_unique<hetsim::v1::Report>();
+    case MessageType::kFaults: return std::make_unique<hetsim::v1::Faults>();
   }
   return nullptr;
 }

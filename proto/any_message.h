@@ -1,7 +1,7 @@
 // Loading a file whose message type is not known in advance (`hetsim convert`, `hetsim check`).
 //
 // Detection rule: with an explicit type the file is parsed as that type only. Without one, the file is
-// parsed as each of Cluster, Model, Plan, Sweep and Report; a parse counts only if it succeeds with no
+// parsed as each of Cluster, Model, Plan, Sweep, Report and Faults; a parse counts only if it succeeds with no
 // unknown field (and no undefined enum number). Exactly one such type: that is the file's type. More
 // than one (an empty file, or a file with only fields several types share, such as `name`): an error
 // asking for --type. None: an error that shows, for text files, the error of the type whose parse went
@@ -20,11 +20,11 @@
 
 namespace hetsim::proto {
 
-enum class MessageType { kCluster, kModel, kPlan, kSweep, kReport };
+enum class MessageType { kCluster, kModel, kPlan, kSweep, kReport, kFaults };
 
 // All types, in detection order.
 const std::vector<MessageType>& AllMessageTypes();
-// "cluster", "model", "plan", "sweep", "report".
+// "cluster", "model", "plan", "sweep", "report", "faults".
 const char* MessageTypeName(MessageType type);
 absl::StatusOr<MessageType> MessageTypeFromName(absl::string_view name);
 std::unique_ptr<google::protobuf::Message> NewMessage(MessageType type);

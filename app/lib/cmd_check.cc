@@ -15,8 +15,11 @@
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
+#include "proto/validate_faults.h"
 #include "proto/validate_model.h"
 #include "proto/validate_sweep.h"
+#include "sim/faults/fault_set.h"
+#include "topology/device_graph.h"
 
 namespace hetsim::app {
 namespace {
@@ -24,8 +27,8 @@ namespace {
 const CommandInfo kInfo = {
     "check", "hetsim check FILE... [--cluster CLUSTER] [--type T] [--out SUMMARY]",
     "Loads and validates each FILE (a cluster, model, plan or sweep; the type is detected as `hetsim\n"
-    "convert` does, or given by --type for all FILEs) and prints a summary of it. A plan is checked\n"
-    "against its model and a cluster: --cluster, or the one cluster among the FILEs. A sweep's base\n"
+    "convert` does, or given by --type for all FILEs) and prints a summary of it. A plan (or a faults file)\n"
+    "is checked against its model and a cluster: --cluster, or the one cluster among the FILEs. A sweep's base\n"
     "inputs are loaded and checked too. Every problem is printed as <file>: <field path>: <problem>;\n"
     "the exit code is 2 if any file has one. --out also writes the summary to a file (only on success)."};
 
@@ -56,6 +59,32 @@ Checked CheckSweep(const hetsim::v1::Sweep& sweep, const std::string& path) {
   return {summary, absl::OkStatus()};
 }
 
+// A faults file against the cluster it is meant for: fields, then link names on the device graph.
+Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, const std::string& cluster_path) {
+  if (cluster_path.empty()) {
+    return {"", absl::InvalidArgumentError(absl::StrFormat(
+                    "%s: faults are checked against a cluster: pass --cluster, or give one cluster file", path))};
+  }
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return {"", cluster.status()};
+  if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
+  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
+  if (!topo.ok()) return {"", topo.status()};
+  absl::StatusOr<sim::faults::FaultSet> set = sim::faults::ResolveFaults(faults, *topo, sim::faults::SourcesOf(faults, path));
+  if (!set.ok()) return {"", set.status()};
+  std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
+                                        set->faults.size() == 1 ? "" : "s", cluster->name());
+  for (const sim::faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
+  if (faults.has_jitter()) {
+    absl::StrAppendFormat(&summary, "  jitter %s spread %g, seed %d, %s\n",
+                          hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
+                          faults.jitter().seed(),
+                          faults.jitter().gpus().empty() ? "every GPU"
+                                                         : absl::StrFormat("%d GPUs", faults.jitter().gpus_size()));
+  }
+  return {summary, absl::OkStatus()};
+}
+
 Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std::string& cluster_path) {
   switch (m.type) {
     case MessageType::kCluster: {
@@ -81,6 +110,8 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
     }
     case MessageType::kSweep:
       return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
+    case MessageType::kFaults:
+      return CheckFaults(static_cast<const hetsim::v1::Faults&>(*m.message), path, cluster_path);
     case MessageType::kReport:
       return {absl::StrFormat("%s: report of plan \"%s\" (reports are not validated)\n", path,
                               static_cast<const hetsim::v1::Report&>(*m.message).plan_name()),
@@ -126,7 +157,8 @@ int Check(const Args& args) {
   std::string summary;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!loaded[i]) continue;
-    const bool ambiguous_cluster = loaded[i]->type == MessageType::kPlan && cluster_path.empty() && clusters.size() > 1;
+    const bool ambiguous_cluster = (loaded[i]->type == MessageType::kPlan || loaded[i]->type == MessageType::kFaults) &&
+                                   cluster_path.empty() && clusters.size() > 1;
     Checked c = ambiguous_cluster
                     ? Checked{"", absl::InvalidArgumentError(absl::StrFormat(
                                       "%s: several clusters given; choose the plan's with --cluster", files[i]))}

@@ -12,11 +12,11 @@ namespace hetsim::app {
 namespace {
 
 const CommandInfo kInfo = {
-    "convert", "hetsim convert IN OUT [--type cluster|model|plan|sweep|report]",
+    "convert", "hetsim convert IN OUT [--type cluster|model|plan|sweep|report|faults]",
     "Reads IN and writes the same message to OUT, each in the format its extension names: .pb (binary),\n"
     ".pbtxt/.textproto/.txtpb (text format) or .json. Nothing is validated beyond the schema (use\n"
     "`hetsim check`), so a file in progress converts too. Without --type the message type is detected: the\n"
-    "file must parse, with no unknown field, as exactly one of cluster, model, plan, sweep, report.\n"
+    "file must parse, with no unknown field, as exactly one of cluster, model, plan, sweep, report, faults.\n"
     "OUT is written atomically; on any error it is not created."};
 
 int Convert(const Args& args) {
