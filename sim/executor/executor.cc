@@ -34,6 +34,10 @@ class Run : private EventHandler, private FlowObserver {
     if (!network.ok()) return network.status();
     network_ = *std::move(network);
     if (auto s = PrepareGradSync(); !s.ok()) return s;
+    if (options_.faults != nullptr && !options_.faults->empty()) {
+      faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_,
+                                                       network_.get(), [this](int) { sim_.Stop(); });
+    }
 
     const int n = dag_.num_nodes();
     const int S = setup_.num_stages();
@@ -60,6 +64,7 @@ class Run : private EventHandler, private FlowObserver {
     stages_left_ = S;
 
     for (NodeId id = 0; id < n; ++id) pending_[id] = static_cast<int32_t>(dag_.predecessors(id).size());
+    if (faults_) faults_->Start();  // first: a failure wins a tie with work ending at its time
     for (NodeId id = 0; id < n; ++id) {
       if (pending_[id] == 0) Start(id);
     }
@@ -73,6 +78,7 @@ class Run : private EventHandler, private FlowObserver {
       sim_.set_max_events(limit);
       const RunOutcome outcome = sim_.Run();
       if (outcome == RunOutcome::kQueueEmpty) break;
+      if (outcome == RunOutcome::kStopped && faults_ && faults_->outcome().failed) break;
       if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
       if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
         return EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
@@ -83,7 +89,8 @@ class Run : private EventHandler, private FlowObserver {
       }
     }
     if (!failure_.ok()) return failure_;
-    if (stages_left_ != 0 || r_.node_finish[dag_.sink()] < 0) {
+    if (faults_) CloseFaults();
+    if (!r_.faults.failed && (stages_left_ != 0 || r_.node_finish[dag_.sink()] < 0)) {
       return absl::InternalError("the iteration did not complete: a DAG node or a collective never became ready");
     }
     r_.events = sim_.events_processed();
@@ -101,7 +108,43 @@ class Run : private EventHandler, private FlowObserver {
     bool in_flight = false;
     int groups_left = 0;
     Time step_start = 0;
+    bool optimizer_started = false;
   };
+
+  // When compute node `id`, starting now, ends: its stage's compute stretched by stragglers and
+  // jitter (sim/faults/compute_model.h), then its tensor-parallel collectives at fabric speed.
+  Time ComputeFinish(NodeId id) {
+    const Time d = setup_.durations[id];
+    if (!faults_ || !faults_->stretches_compute()) return sim_.now() + d;
+    const pipeline::DagNode& node = dag_.node(id);
+    const bool forward = node.kind == NodeKind::kForward;
+    const workload::StageCost& cost = setup_.virtual_stages[node.virtual_stage].cost;
+    const Time work = std::min(d, forward ? cost.forward_time : cost.backward_time);
+    return faults_->TaskFinish(node.stage, setup_.stages[node.stage].layout.gpus, sim_.now(), work,
+                               faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage)) +
+           (d - work);
+  }
+
+  // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
+  void CloseFaults() {
+    faults_->Stop();
+    r_.faults = faults_->outcome();
+    if (!r_.faults.failed) return;
+    const Time t = r_.faults.failed_at;
+    for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
+      if (r_.node_start[id] < 0 || r_.node_finish[id] >= 0) continue;
+      r_.node_finish[id] = t;
+      r_.interrupted.push_back(id);
+      if (!options_.record_flows) continue;
+      for (int64_t j = r_.flow_offset[id]; j < r_.flow_offset[id + 1]; ++j) {
+        if (r_.flow_finish[j] < 0) r_.flow_finish[j] = t;
+      }
+    }
+    for (int s = 0; s < setup_.num_stages(); ++s) {
+      if (!stages_[s].optimizer_started) r_.optimizer_start[s] = -1;
+    }
+    r_.iteration_time = t;
+  }
 
   const std::vector<BoundaryFlow>& Flows(NodeId id) const {
     static const std::vector<BoundaryFlow> kNone;
@@ -141,10 +184,12 @@ class Run : private EventHandler, private FlowObserver {
     const pipeline::DagNode& node = dag_.node(id);
     switch (node.kind) {
       case NodeKind::kForward:
-      case NodeKind::kBackward:
-        if (id == last_op_[node.stage] && plan().overlap_grad_reduce()) ScheduleBuckets(node.stage, id);
-        sim_.ScheduleAfter(setup_.durations[id], this, Payload(kNodeDone, id));
+      case NodeKind::kBackward: {
+        const Time finish = ComputeFinish(id);
+        if (id == last_op_[node.stage] && plan().overlap_grad_reduce()) ScheduleBuckets(node.stage, finish - sim_.now());
+        sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
+      }
       case NodeKind::kCommForward:
       case NodeKind::kCommBackward: {
         const std::vector<BoundaryFlow>& flows = Flows(id);
@@ -196,9 +241,8 @@ class Run : private EventHandler, private FlowObserver {
   }
 
   // Overlapped reduction: bucket j of n is ready (j+1)/n of the way through the last backward.
-  void ScheduleBuckets(int stage, NodeId last_backward) {
+  void ScheduleBuckets(int stage, Time d) {
     const size_t n = setup_.stages[stage].grad_buckets.size();
-    const Time d = setup_.durations[last_backward];
     for (size_t j = 0; j < n; ++j) {
       const Time at = sim_.now() + d * static_cast<Time>(j + 1) / static_cast<Time>(n);
       sim_.Schedule(at, this, Payload(kBucketReady, (uint64_t(stage) << 32) | j));
@@ -259,7 +303,13 @@ class Run : private EventHandler, private FlowObserver {
   void BucketsDone(int stage) {
     r_.grad_sync_end[stage] = sim_.now();
     r_.optimizer_start[stage] = sim_.now();
-    sim_.ScheduleAfter(setup_.stages[stage].optimizer_time, this, Payload(kOptimizerDone, stage));
+    stages_[stage].optimizer_started = true;
+    Time finish = sim_.now() + setup_.stages[stage].optimizer_time;
+    if (faults_ && faults_->stretches_compute()) {
+      finish = faults_->TaskFinish(stage, setup_.stages[stage].layout.gpus, sim_.now(),
+                                   setup_.stages[stage].optimizer_time, faults::TaskKey(2, 0, stage));
+    }
+    sim_.Schedule(finish, this, Payload(kOptimizerDone, stage));
   }
 
   void OptimizerDone(int stage) {
@@ -274,7 +324,7 @@ class Run : private EventHandler, private FlowObserver {
   void StageDone(int stage) {
     r_.stage_end[stage] = sim_.now();
     r_.iteration_time = std::max(r_.iteration_time, sim_.now());
-    --stages_left_;
+    if (--stages_left_ == 0 && faults_) faults_->Stop();  // nothing pending may outlive the iteration
   }
 
   void Sample() {
@@ -299,6 +349,7 @@ class Run : private EventHandler, private FlowObserver {
   std::map<std::tuple<int, int, int64_t, int>, const TransferGraph*> graphs_;
   std::deque<CollectiveExecution> executions_;
   absl::Status failure_;
+  std::unique_ptr<faults::FaultRuntime> faults_;
   ExecutionResult r_;
 };
 
@@ -321,8 +372,9 @@ std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup
   for (NodeId id : dag.stage_compute_order()[stage]) {
     const pipeline::DagNode& node = dag.node(id);
     const int64_t bytes = setup.virtual_stages[node.virtual_stage].cost.memory.activation_bytes_per_microbatch;
-    if (node.kind == NodeKind::kForward) changes.push_back({result.node_start[id], bytes});
-    if (node.kind == NodeKind::kBackward) changes.push_back({result.node_finish[id], -bytes});
+    // Nodes a failure left unstarted (-1) never allocated nor freed anything.
+    if (node.kind == NodeKind::kForward && result.node_start[id] >= 0) changes.push_back({result.node_start[id], bytes});
+    if (node.kind == NodeKind::kBackward && result.node_finish[id] >= 0) changes.push_back({result.node_finish[id], -bytes});
   }
   std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
     return a.time != b.time ? a.time < b.time : a.delta < b.delta;

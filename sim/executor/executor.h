@@ -21,6 +21,8 @@
 #include "absl/status/statusor.h"
 #include "sim/engine/time.h"
 #include "sim/executor/setup.h"
+#include "sim/faults/fault_runtime.h"
+#include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
 
 namespace hetsim::sim::executor {
@@ -32,6 +34,8 @@ struct ExecutorOptions {
   // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;
+  // What-if faults (docs/faults.md), resolved against the setup's topology; null or empty = none.
+  const faults::FaultSet* faults = nullptr;
 };
 
 // One data-parallel synchronisation step of a stage as it ran.
@@ -67,6 +71,12 @@ struct ExecutionResult {
   // link_busy[i * sampled_links + l].
   std::vector<Time> sample_times;
   std::vector<Time> link_busy;
+
+  // Faults: what each did, and whether a FAIL stopped the iteration. A failed run ends at
+  // faults.failed_at: nodes then running end there and are listed in `interrupted`; nodes never
+  // started keep start and finish -1; iteration_time is the failure time.
+  faults::FaultOutcome faults;
+  std::vector<int32_t> interrupted;
 };
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);

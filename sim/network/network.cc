@@ -415,4 +415,53 @@ void Network::ApplyNewRates() {
   }
 }
 
+// Capacity changes (faults) are rare next to flow starts and ends: this scans every flow slot once
+// per call rather than keeping per-link lists of waiting flows on the hot path.
+void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> changes) {
+  std::vector<LinkId> changed;
+  for (const auto& [id, capacity] : changes) {
+    if (id >= links_.size()) InternalError("capacity change of an unknown link", id);
+    if (!(capacity >= 0) || !std::isfinite(capacity)) InternalError("negative or infinite capacity for link", id);
+    if (links_[id].spec.capacity_bytes_per_s == capacity) continue;
+    links_[id].spec.capacity_bytes_per_s = capacity;
+    changed.push_back(id);
+  }
+  if (changed.empty()) return;
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  const Time now = simulator_->now();
+  for (uint32_t slot = 0; slot < flows_.size(); ++slot) {
+    Flow& f = flows_[slot];
+    if (f.state == FlowState::kFree || f.hops.empty()) continue;
+    const bool crosses = std::any_of(f.hops.begin(), f.hops.end(), [&](const Hop& h) {
+      return std::binary_search(changed.begin(), changed.end(), h.link);
+    });
+    if (!crosses) continue;
+    RefreshCap(f);
+    if (f.state != FlowState::kTransmitting || f.bytes == 0) continue;  // waiting: rated when it starts
+    if (mode_ == NetworkMode::kMaxMinFair) {
+      // Its cap changed, so every link it crosses may bind differently: recompute them all.
+      for (const Hop& hop : f.hops) MarkDirty(hop.link);
+      new_flows_.push_back(slot);  // re-rated even if no link binds
+      continue;
+    }
+    if (f.rate > 0) f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * TimeToSeconds(now - f.rate_since));
+    f.rate = f.cap;
+    f.rate_since = now;
+    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    simulator_->Reschedule(f.event, duration >= kTimeMax - now ? kTimeMax : now + duration);
+    ++stats_.flows_rerated;
+  }
+}
+
+void Network::RefreshCap(Flow& f) {
+  f.tightest_link = f.hops.front().link;
+  for (const Hop& hop : f.hops) {
+    const double capacity = links_[hop.link].spec.capacity_bytes_per_s;
+    const double tightest = links_[f.tightest_link].spec.capacity_bytes_per_s;
+    if (capacity < tightest || (capacity == tightest && hop.link < f.tightest_link)) f.tightest_link = hop.link;
+  }
+  f.cap = links_[f.tightest_link].spec.capacity_bytes_per_s;
+}
+
 }  // namespace hetsim::sim

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -83,6 +84,17 @@ class Network : private EventHandler {
   // `observer` may be null; `tag` is handed back to it untouched.
   FlowId StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer,
                    uint64_t tag);
+
+  // Changes link capacities at Simulator::now() (what-if faults: a degraded or flapping link); a
+  // capacity of 0 (>= 0, finite) takes a link down: its flows stall at rate 0 until it comes back.
+  // Every flow crossing a changed link gets its new cap; transmitting ones are re-rated at this
+  // instant (max-min: with the flows they share binding links with; contention-free: each alone) and
+  // their completion events move; flows still waiting for latency start with the new capacities.
+  void SetLinkCapacities(std::span<const std::pair<LinkId, double>> changes);
+  void SetLinkCapacity(LinkId link, double bytes_per_s) {
+    const std::pair<LinkId, double> change{link, bytes_per_s};
+    SetLinkCapacities({&change, 1});
+  }
 
   NetworkMode mode() const { return mode_; }
   const char* mode_name() const { return NetworkModeName(mode_); }
@@ -169,6 +181,7 @@ class Network : private EventHandler {
   void FixFlow(uint32_t slot, double rate);
   void PushBindingLinks(const Flow& f);
   void ApplyNewRates();
+  void RefreshCap(Flow& f);  // tightest link and cap from the current capacities
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
 
