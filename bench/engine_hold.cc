@@ -1,8 +1,11 @@
 // Hold model for the event queue: N events pending; each processed event schedules one more at a
-// random later time, so the queue stays at N. Reports events per second at N = 1e3, 1e5, 1e6.
+// random later time, so the queue stays at N. Reports events per second at N = 1e3, 1e5, 1e6, and,
+// as a yardstick measured at the same moment, a bare std::priority_queue in the same loop.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <vector>
 
 #include "sim/engine/simulator.h"
@@ -46,6 +49,28 @@ void BM_EngineHold(benchmark::State& state) {
   state.counters["pending"] = static_cast<double>(sim.pending_events());
 }
 BENCHMARK(BM_EngineHold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// Yardstick: the same hold loop on a binary heap of bare 64-bit times (no handler, no payload, no
+// tie-break, no cancel), so that a figure above can be read against the machine's mood of the moment.
+void BM_StdPriorityQueueHold(benchmark::State& state) {
+  const auto pending = static_cast<uint64_t>(state.range(0));
+  constexpr uint64_t kEventsPerIteration = 1 << 20;
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> queue;
+  SplitMix64 rng(42);
+  for (uint64_t i = 0; i < pending; ++i) queue.push(1 + rng.Below(kMaxIncrement));
+  const auto hold = [&](uint64_t events) {
+    for (uint64_t i = 0; i < events; ++i) {
+      const uint64_t now = queue.top();
+      queue.pop();
+      queue.push(now + 1 + rng.Below(kMaxIncrement));
+    }
+  };
+  hold(2 * pending);  // warm up, as above
+  for (auto _ : state) hold(kEventsPerIteration);
+  benchmark::DoNotOptimize(queue.top());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEventsPerIteration));
+}
+BENCHMARK(BM_StdPriorityQueueHold)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 // The network's pattern: every event moves another pending event (reschedule) before rescheduling
 // itself, as a rate change moves flow completions.

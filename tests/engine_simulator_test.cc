@@ -229,6 +229,69 @@ TEST_CASE("the event queue matches a reference ordered map under random operatio
   }
 }
 
+// Tens of thousands pending (so that the coarse calendar has many buckets and rungs are built from
+// them), with cancels and moves frequent enough to trigger sweeps of dead entries, against a
+// reference ordered set. Pops and pushes alternate as in the hold model.
+TEST_CASE("the event queue stays exact with tens of thousands pending", "[engine]") {
+  std::mt19937_64 rng(99);
+  EventQueue queue;
+  Recorder unused(nullptr);
+  std::map<std::pair<Time, uint64_t>, uint64_t> reference;  // (time, seq) -> payload
+  std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> live;
+  uint64_t seq = 0;
+  Time clock = 0;
+  const auto push = [&](Time at) {
+    const uint64_t payload = rng();
+    live.push_back({queue.Push(at, &unused, payload), {at, seq}});
+    reference[{at, seq++}] = payload;
+  };
+  for (int i = 0; i < 30000; ++i) push(static_cast<Time>(rng() % 2'000'000));
+  for (int step = 0; step < 300000; ++step) {
+    const uint64_t op = rng() % 100;
+    // Mostly 1 ps .. 2 us ahead; some ties at the same instant; a few far in the future.
+    const uint64_t r = rng() % 100;
+    const Time at = clock + static_cast<Time>(r < 10 ? 0 : r < 98 ? 1 + rng() % 2'000'000 : rng() % 1'000'000'000);
+    if (op < 45) {
+      const auto expected = reference.begin();
+      const EventQueue::Popped popped = queue.Pop();
+      REQUIRE(popped.at == expected->first.first);
+      REQUIRE(popped.payload == expected->second);
+      clock = popped.at;
+      reference.erase(expected);
+    } else if (op < 90) {
+      push(at);
+    } else {
+      // Cancel or move a random event; its id may be stale (already popped): both must agree.
+      const size_t k = rng() % live.size();
+      const bool pending = reference.count(live[k].second) != 0;
+      REQUIRE(queue.IsPending(live[k].first) == pending);
+      if (op < 95) {
+        REQUIRE(queue.Cancel(live[k].first) == pending);
+        reference.erase(live[k].second);
+      } else {
+        REQUIRE(queue.Reschedule(live[k].first, at) == pending);
+        if (pending) {
+          const uint64_t payload = reference[live[k].second];
+          reference.erase(live[k].second);
+          live[k].second = {at, seq};
+          reference[{at, seq++}] = payload;
+        }
+      }
+      live[k] = live.back();
+      live.pop_back();
+    }
+    REQUIRE(queue.size() == reference.size());
+    if (reference.empty()) push(clock);
+  }
+  while (!reference.empty()) {
+    const EventQueue::Popped popped = queue.Pop();
+    REQUIRE(popped.at == reference.begin()->first.first);
+    REQUIRE(popped.payload == reference.begin()->second);
+    reference.erase(reference.begin());
+  }
+  CHECK(queue.empty());
+}
+
 TEST_CASE("a million moves keep the queue exact", "[engine]") {
   EventQueue queue;
   Recorder unused(nullptr);
