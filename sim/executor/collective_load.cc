@@ -1,6 +1,7 @@
 #include "sim/executor/collective_load.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
@@ -33,31 +34,43 @@ void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int
   into = std::move(merged);
 }
 
-absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(CollectiveOp op,
-                                                                        const std::vector<GpuId>& gpus,
-                                                                        int64_t bytes) {
+absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(
+    CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes) {
   static const Timed kNothing;
-  if (gpus.size() <= 1 || bytes <= 0) return &kNothing;
-  Key key(static_cast<int>(op), bytes, gpus);
+  std::vector<std::vector<GpuId>> real;
+  for (const auto& g : groups) {
+    if (g.size() > 1) real.push_back(g);
+  }
+  if (real.empty() || bytes <= 0) return &kNothing;
+  Key key(static_cast<int>(op), bytes, real);
   if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
-  // As SimulateCollective, keeping the network to read its link counters.
-  CollectiveRequest request;
-  request.op = op;
-  request.gpus = gpus;
-  request.bytes = bytes;
-  if (auto s = ValidateRequest(topology_, request); !s.ok()) return s;
-  absl::StatusOr<ShapeChoice> choice = ChooseShape(topology_, router_, request);
-  if (!choice.ok()) return choice.status();
-  const TransferGraph graph = BuildTransferGraph(topology_, request, choice->shape);
+  // As SimulateCollective, several requests on one network, which is kept to read its link counters.
+  std::vector<TransferGraph> graphs;
+  graphs.reserve(real.size());
+  for (const auto& gpus : real) {
+    CollectiveRequest request;
+    request.op = op;
+    request.gpus = gpus;
+    request.bytes = bytes;
+    if (auto s = ValidateRequest(topology_, request); !s.ok()) return s;
+    absl::StatusOr<ShapeChoice> choice = ChooseShape(topology_, router_, request);
+    if (!choice.ok()) return choice.status();
+    graphs.push_back(BuildTransferGraph(topology_, request, choice->shape));
+  }
   Simulator simulator;
   auto network = Network::Create(&simulator, NetworkLinks(topology_), mode_);
   if (!network.ok()) return network.status();
-  CollectiveExecution execution(network->get(), &router_, &graph);
-  if (auto s = execution.Start(&simulator); !s.ok()) return s;
+  std::deque<CollectiveExecution> executions;
+  for (const TransferGraph& graph : graphs) {
+    executions.emplace_back(network->get(), &router_, &graph);
+    if (auto s = executions.back().Start(&simulator); !s.ok()) return s;
+  }
   simulator.Run();
-  if (!execution.done()) return absl::InternalError("a collective did not complete: a transfer never became ready");
   Timed timed;
-  timed.time = execution.finish_time() - execution.start_time();
+  for (const CollectiveExecution& e : executions) {
+    if (!e.done()) return absl::InternalError("a collective did not complete: a transfer never became ready");
+    timed.time = std::max(timed.time, e.finish_time());
+  }
   for (LinkId l = 0; l < (*network)->num_links(); ++l) {
     const LinkCounters c = (*network)->link_counters(l);
     if (c.bytes > 0 || c.busy_time > 0) timed.load.push_back({l, c.bytes, c.busy_time});
@@ -66,9 +79,21 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
 }
 
 absl::StatusOr<Time> CollectiveTimer::TimeOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes) {
-  absl::StatusOr<const Timed*> t = Simulate(op, gpus, bytes);
+  return ConcurrentTimeOf(op, {gpus}, bytes);
+}
+
+absl::StatusOr<Time> CollectiveTimer::ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
+                                                       int64_t bytes) {
+  absl::StatusOr<const Timed*> t = Simulate(op, groups, bytes);
   if (!t.ok()) return t.status();
   return (*t)->time;
+}
+
+absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::ConcurrentLoadOf(
+    CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes) {
+  absl::StatusOr<const Timed*> t = Simulate(op, groups, bytes);
+  if (!t.ok()) return t.status();
+  return (*t)->load;
 }
 
 absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
@@ -76,12 +101,12 @@ absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::LoadOf(CollectiveOp op, c
   if (gpus.size() <= 1 || bytes <= 0) return std::vector<LinkLoad>{};
   const auto template_key = std::make_tuple(static_cast<int>(op), bytes, gpus.size());
   if (auto it = templates_.find(template_key); it != templates_.end() && it->second != gpus) {
-    absl::StatusOr<const Timed*> base = Simulate(op, it->second, bytes);
+    absl::StatusOr<const Timed*> base = Simulate(op, {it->second}, bytes);
     if (!base.ok()) return base.status();
     std::vector<LinkLoad> mapped;
     if (MapLoad(it->second, gpus, (*base)->load, mapped)) return mapped;
   }
-  absl::StatusOr<const Timed*> t = Simulate(op, gpus, bytes);
+  absl::StatusOr<const Timed*> t = Simulate(op, {gpus}, bytes);
   if (!t.ok()) return t.status();
   templates_.emplace(template_key, gpus);
   return (*t)->load;

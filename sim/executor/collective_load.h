@@ -48,14 +48,23 @@ class CollectiveTimer {
   // Its per-link load (sorted by link), mapped from an isomorphic group simulated before when possible.
   absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<topology::GpuId>& gpus,
                                                int64_t bytes);
+  // The same collective on several disjoint groups at once (a stage's data-parallel groups, one per
+  // TP rank, sharing the nodes' NICs): from the first flow to the last byte of any group, and the
+  // exact load of all of them.
+  absl::StatusOr<sim::Time> ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<topology::GpuId>>& groups,
+                                             int64_t bytes);
+  absl::StatusOr<std::vector<LinkLoad>> ConcurrentLoadOf(CollectiveOp op,
+                                                         const std::vector<std::vector<topology::GpuId>>& groups,
+                                                         int64_t bytes);
 
  private:
   struct Timed {
     sim::Time time = 0;
     std::vector<LinkLoad> load;
   };
-  using Key = std::tuple<int, int64_t, std::vector<topology::GpuId>>;
-  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<topology::GpuId>& gpus, int64_t bytes);
+  using Key = std::tuple<int, int64_t, std::vector<std::vector<topology::GpuId>>>;
+  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<topology::GpuId>>& groups,
+                                        int64_t bytes);
   // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
   bool MapLoad(const std::vector<topology::GpuId>& from, const std::vector<topology::GpuId>& to,
                const std::vector<LinkLoad>& load, std::vector<LinkLoad>& out);

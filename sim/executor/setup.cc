@@ -1,6 +1,7 @@
 #include "sim/executor/setup.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -114,6 +115,45 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
   return cls;
 }
 
+// ZeRO-3: each layer's weights, sharded over the DP group, are all-gathered before the layer's
+// forward and again before its backward (DeepSpeed frees them in between), by every TP rank's DP group
+// at once. Timed alone on the network, without prefetch overlap (on the critical path of the pass);
+// each layer gathers its share of the virtual stage's dense gradient bytes by parameter count.
+absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
+                              VirtualStageCost& vs) {
+  if (l.data_parallel <= 1 || vs.cost.grad_sync_bytes <= 0) return absl::OkStatus();
+  std::vector<std::vector<GpuId>> groups;
+  for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
+  std::vector<double> weight;
+  double total = 0;
+  for (int i = vs.first_layer; i < vs.first_layer + vs.num_layers; ++i) {
+    const workload::LayerCost& layer = model.layer(i);
+    weight.push_back(static_cast<double>(layer.param_count - layer.expert_param_count) +
+                     (layer.tied_with_embedding ? static_cast<double>(layer.tied_param_count) : 0));
+    total += weight.back();
+  }
+  if (total <= 0) return absl::OkStatus();
+  const double all = static_cast<double>(vs.cost.grad_sync_bytes);
+  double cumulative = 0;
+  int64_t done = 0;
+  for (double w : weight) {
+    cumulative += w;
+    const auto upto = static_cast<int64_t>(std::llround(all * cumulative / total));
+    const int64_t bytes = upto - done;
+    done = upto;
+    if (bytes <= 0) continue;
+    absl::StatusOr<Time> t = timer.ConcurrentTimeOf(CollectiveOp::kAllGather, groups, bytes);
+    if (!t.ok()) return t.status();
+    absl::StatusOr<std::vector<LinkLoad>> load = timer.ConcurrentLoadOf(CollectiveOp::kAllGather, groups, bytes);
+    if (!load.ok()) return load.status();
+    vs.forward_collective_time += *t;
+    vs.backward_collective_time += *t;
+    AddLoad(vs.forward_link_load, *load, 1);
+    AddLoad(vs.backward_link_load, *load, 1);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<GpuId> StageLayout::TensorGroup(int replica) const {
@@ -214,7 +254,11 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
       const CollectiveOp op = config.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       const int64_t bucket = plan.grad_bucket_bytes() > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes()) : bytes;
       for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
-      if (config.zero_stage > 0 && bytes > 0) out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
+      // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
+      // each layer's before its forward and again before its backward (ZeroThreeGathers).
+      if ((config.zero_stage == 1 || config.zero_stage == 2) && bytes > 0) {
+        out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
+      }
     }
     setup->stages.push_back(std::move(out));
     gpus_compute.push_back(*std::move(gpu));
@@ -289,6 +333,9 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
                                  vs.backward_link_load);
         !s.ok()) {
       return s;
+    }
+    if (plan.stages(k % S).zero_stage() == 3) {
+      if (auto s = ZeroThreeGathers(timer, *setup->model, l, vs); !s.ok()) return s;
     }
     // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
     const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
