@@ -12,6 +12,9 @@
 #include "sim/faults/compute_model.h"
 #include "sim/faults/fault_set.h"
 #include "tests/executor_test_util.h"
+#include "traces/chrome_trace.h"
+#include "traces/fault_report.h"
+#include "traces/metrics.h"
 
 namespace {
 
@@ -208,6 +211,12 @@ TEST_CASE("faults: a GPU failure stops the iteration at its time and keeps the f
   CHECK(failed.node_start[dag.Backward(2, 3)] == -1);
   CHECK(never > 0);
   CHECK(failed.optimizer_start[0] == -1);
+  // No microbatch's backward reached stage 0 by 9.5 ms (B0 there starts at 10 ms).
+  const std::string lost = hetsim::traces::LostWork(*setup, failed);
+  CHECK_THAT(lost, Catch::StartsWith("0 of 8 microbatches finished (8 lost, 8 samples)"));
+  CHECK_THAT(lost, Catch::Contains("stage 3: 2 of 8 forwards, 2 of 8 backwards (1 cut at the failure)"));
+  CHECK_THAT(lost, Catch::Contains("not completed on stages 0, 1, 2, 3"));
+  CHECK(hetsim::traces::LostWork(*setup, clean).empty());
 }
 
 TEST_CASE("faults: a link failure while flows stall on a down link ends cleanly", "[faults]") {
@@ -257,4 +266,46 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
   for (int id : setup->dag->stage_compute_order()[1]) {
     CHECK(only.node_finish[id] - only.node_start[id] == clean.node_finish[id] - clean.node_start[id]);
   }
+}
+
+TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
+  const auto setup = EqualPipeline(8);
+  const FaultSet faults = Resolve(*setup, R"pb(
+    faults { gpu: 3 kind: SLOW factor: 2 }
+    faults { gpu: 0 kind: FAIL at_ms: 20 }
+    faults { gpu: 1 kind: FAIL at_ms: 30 }
+    jitter { seed: 5 distribution: UNIFORM spread: 0.1 })pb");
+  const ExecutionResult r = RunWith(*setup, faults, true);
+  v1::Report report = hetsim::traces::BuildReport(*setup, r);
+  hetsim::traces::AddFaultsToReport(*setup, r, faults, &report);
+  REQUIRE(report.faults_size() == 4);  // three faults and the jitter
+  CHECK(report.faults(0).fault() == "gpu: 3 kind: SLOW factor: 2");
+  CHECK(report.faults(0).description() == "GPU 3 (fast/node3/gpu0) compute x2 from 0 ms");
+  CHECK_THAT(report.faults(0).effect(), Catch::Contains("compute tasks of stage 3 took"));
+  CHECK(report.faults(1).effect() == "stopped the iteration at 20.000 ms");
+  CHECK_THAT(report.faults(2).effect(), Catch::StartsWith("none:"));
+  CHECK(report.faults(1).gpus_affected() == 1);
+  CHECK(report.faults(1).links_affected() > 0);  // a failed GPU takes its links
+  CHECK_THAT(report.faults(3).fault(), Catch::StartsWith("jitter {"));
+  CHECK(report.failed());
+  CHECK(report.failed_at_ms() == 20);
+  CHECK(report.iteration_time_ms() == 20);
+  CHECK(report.samples_per_s() == 0);
+  CHECK_FALSE(report.lost().empty());
+  for (const v1::StageReport& s : report.stages()) {
+    CHECK(s.grad_sync_ms() >= 0);
+    CHECK(s.idle_ms() >= 0);
+    CHECK(s.compute_busy_ms() <= 20);
+  }
+  const std::string table = hetsim::traces::FormatFaultTable(report);
+  CHECK_THAT(table, Catch::Contains("ITERATION FAILED at 20.000 ms"));
+
+  std::vector<bool> traced(setup->topology->num_gpus(), true);
+  const std::string trace = hetsim::traces::ChromeTraceJson(*setup, r, traced, {});
+  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 0 starts","cat":"fault","ph":"i","s":"g","ts":0.000000)"));
+  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 1 fails","cat":"fault","ph":"i","s":"g","ts":20000.000000)"));
+  CHECK_THAT(trace, Catch::Contains(R"("name":"iteration failed")"));
+  CHECK(trace.find("\"ts\":-") == std::string::npos);
+  CHECK(trace.find("\"dur\":-") == std::string::npos);
+  CHECK(trace.find("fault 2") == std::string::npos);  // after the failure: never happened
 }

@@ -170,6 +170,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   for (int s = 0; s < S; ++s) {
     if (stage_gpus[s].empty()) continue;
     for (NodeId id : dag.stage_compute_order()[s]) {
+      if (r.node_start[id] < 0) continue;  // a failure stopped the iteration before it
       const auto& node = dag.node(id);
       const bool forward = node.kind == NodeKind::kForward;
       const auto& vs = setup.virtual_stages[node.virtual_stage];
@@ -191,6 +192,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const auto& node = dag.node(id);
     if (node.kind != NodeKind::kCommForward && node.kind != NodeKind::kCommBackward) continue;
+    if (r.node_start[id] < 0) continue;
     const bool forward = node.kind == NodeKind::kCommForward;
     const auto& bt = setup.boundaries[node.virtual_stage];
     const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
@@ -230,6 +232,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
     }
   }
   for (int s = 0; s < S; ++s) {
+    if (r.optimizer_start[s] < 0) continue;  // not reached before a failure
     for (GpuId gpu : stage_gpus[s]) {
       w.Add(absl::StrFormat(R"({"name":"optimizer s%d","cat":"optimizer","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d})",
                             s, Ts(r.optimizer_start[s]), Ts(setup.stages[s].optimizer_time), place[gpu].pid,
@@ -265,10 +268,17 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
     }
   }
 
-  w.Add(absl::StrFormat(R"({"name":"pipeline end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})", Ts(r.pipeline_end),
-                        network_pid));
-  w.Add(absl::StrFormat(R"({"name":"iteration end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})",
-                        Ts(r.iteration_time), network_pid));
+  if (!r.faults.failed || r.pipeline_end > 0) {
+    w.Add(absl::StrFormat(R"({"name":"pipeline end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})", Ts(r.pipeline_end),
+                          network_pid));
+  }
+  w.Add(absl::StrFormat(R"({"name":"%s","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})",
+                        r.faults.failed ? "iteration failed" : "iteration end", Ts(r.iteration_time), network_pid));
+  // What-if faults (docs/faults.md): each transition at its time.
+  for (const auto& e : r.faults.events) {
+    w.Add(absl::StrFormat(R"({"name":"fault %d %s","cat":"fault","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0,"args":{"fault":%d}})",
+                          e.fault, e.what, Ts(e.at), network_pid, e.fault));
+  }
   return w.Finish();
 }
 

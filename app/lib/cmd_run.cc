@@ -12,11 +12,13 @@
 #include "absl/strings/str_split.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "app/lib/fault_options.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 #include "traces/chrome_trace.h"
+#include "traces/fault_report.h"
 #include "traces/metrics.h"
 #include "traces/text_report.h"
 
@@ -30,7 +32,8 @@ const CommandInfo kInfo = {
     "run",
     "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--network max-min|contention-free]\n"
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
-    "           [--no-wall-time] [--fail-on-oom] [--quiet]",
+    "           [--no-wall-time] [--fail-on-oom] [--quiet]\n"
+    "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT']",
     "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
     "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
     "share the links (max-min fair), then the optimizer step. Prints a table (iteration time, tokens/s,\n"
@@ -42,7 +45,13 @@ const CommandInfo kInfo = {
     "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
     "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds.\n"
     "--max-events / --max-wall-seconds stop a simulation that runs too long: exit 2 with a message naming\n"
-    "the limit, no output written."};
+    "the limit, no output written.\n"
+    "What-if faults (docs/faults.md): --faults FILE (a Faults message) and --fault 'TEXT' (one Fault in text\n"
+    "format, repeatable), e.g. --fault 'gpu: 3 kind: SLOW factor: 2' (a straggler from 0 ms),\n"
+    "--fault 'inter_island_link: 0 kind: FLAP at_ms: 5 period_ms: 20 down_ms: 2', --fault 'node { island:\n"
+    "\"a100\" node: 1 } kind: FAIL at_ms: 40' (the iteration stops there; the report says what was lost).\n"
+    "--jitter 'seed: 7 distribution: LOGNORMAL spread: 0.05' draws every compute task's time (replaces the\n"
+    "file's jitter). Faults appear in the table, the report (faults, failed, lost) and the trace."};
 
 absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
   std::vector<topology::GpuId> gpus;
@@ -69,6 +78,7 @@ int Simulate(const Args& args) {
   int trace_replica = -1;
   uint64_t max_events = 0;
   double max_wall_seconds = 0;
+  FaultOptions fault_options;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
       "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
@@ -80,6 +90,9 @@ int Simulate(const Args& args) {
       "stop and exit 2 after S seconds of simulation (0 = no limit)")(
       "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
       "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
+      "faults", po::value(&fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
+      "fault", po::value(&fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
+      "jitter", po::value(&fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
       "plan", po::value(&plan_path)->required(), "plan file");
   po::positional_options_description positional;
   positional.add("plan", 1);
@@ -114,7 +127,18 @@ int Simulate(const Args& args) {
       sim::executor::BuildExecutionSetup(*inputs, mode);
   if (!setup.ok()) return ReportFailure(kInfo, setup.status());
 
+  sim::faults::FaultSet fault_set;
+  if (!fault_options.empty()) {
+    absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);
+    if (!loaded.ok()) return ReportFailure(kInfo, loaded.status());
+    absl::StatusOr<sim::faults::FaultSet> resolved =
+        sim::faults::ResolveFaults(loaded->faults, *(*setup)->topology, loaded->sources);
+    if (!resolved.ok()) return ReportFailure(kInfo, resolved.status());
+    fault_set = *std::move(resolved);
+  }
+
   sim::executor::ExecutorOptions run_options;
+  run_options.faults = &fault_set;
   run_options.max_events = max_events;
   run_options.max_wall_seconds = max_wall_seconds;
   std::vector<bool> traced;
@@ -140,7 +164,8 @@ int Simulate(const Args& args) {
 
   traces::ReportOptions report_options;
   if (!vm.count("no-wall-time")) report_options.wall_time_s = wall;
-  const v1::Report report = traces::BuildReport(**setup, *result, report_options);
+  v1::Report report = traces::BuildReport(**setup, *result, report_options);
+  if (!fault_set.empty()) traces::AddFaultsToReport(**setup, *result, fault_set, &report);
 
   // Everything is serialised before anything is written: a failure leaves no output behind.
   std::string trace_json;
@@ -151,7 +176,10 @@ int Simulate(const Args& args) {
   if (!trace_path.empty()) {
     if (absl::Status s = proto::WriteFileAtomically(trace_path, trace_json); !s.ok()) return ReportFailure(kInfo, s);
   }
-  if (!vm.count("quiet")) std::fputs(traces::FormatReportTable(report).c_str(), stdout);
+  if (!vm.count("quiet")) {
+    std::fputs(traces::FormatReportTable(report).c_str(), stdout);
+    std::fputs(traces::FormatFaultTable(report).c_str(), stdout);
+  }
   if (report.oom()) {
     for (const v1::StageReport& s : report.stages()) {
       if (!s.oom()) continue;

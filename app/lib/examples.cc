@@ -242,6 +242,34 @@ Sweep SweepAddH100(const char* ext) {
   return s;
 }
 
+// What-if faults for the HAPT case study (docs/faults.md): a V100 of stage 0 1.5x slower from 500 ms
+// for 2 s, the Ethernet link between the islands down 20 ms of every second from 100 ms, the
+// InfiniBand fabric at half speed, and 3% lognormal compute jitter.
+Faults FaultsStraggler() {
+  Faults f;
+  Fault* slow = f.add_faults();
+  slow->set_gpu(4);
+  slow->set_kind(SLOW);
+  slow->set_factor(1.5);
+  slow->set_at_ms(500);
+  slow->set_duration_ms(2000);
+  Fault* flap = f.add_faults();
+  flap->set_inter_island_link(0);
+  flap->set_kind(FLAP);
+  flap->set_at_ms(100);
+  flap->set_period_ms(1000);
+  flap->set_down_ms(20);
+  Fault* fabric = f.add_faults();
+  fabric->set_link_class("INFINIBAND");
+  fabric->set_kind(SLOW);
+  fabric->set_factor(2);
+  Jitter* jitter = f.mutable_jitter();
+  jitter->set_seed(2026);
+  jitter->set_distribution(LOGNORMAL);
+  jitter->set_spread(0.03);
+  return f;
+}
+
 template <typename T>
 std::shared_ptr<const google::protobuf::Message> Share(T message) {
   return std::make_shared<T>(std::move(message));
@@ -270,6 +298,7 @@ std::vector<Example> BundledExamples(proto::FileFormat format) {
       {"sweep-add-h100", Share(SweepAddH100(ext))},
       {"cluster-a100-512", Share(ClusterA100x512())},
       {"plan-megatron-39b", Share(PlanMegatron39b())},
+      {"faults-straggler", Share(FaultsStraggler())},
   };
 }
 
