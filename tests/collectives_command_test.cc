@@ -62,6 +62,11 @@ TEST_CASE("hetsim collective prints time, algbw and busbw like nccl-tests", "[co
   const Run automatic = Hetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 1GiB --gpus 0-31");
   REQUIRE(automatic.exit_code == 0);
   CHECK_THAT(automatic.out, Catch::Contains("(chosen)"));
+  // Aggregated ring steps are marked in the row: one flow per ring edge instead of 2(n-1) per rank.
+  const Run aggregated = Hetsim("collective --cluster " + kCluster +
+                                " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring --ring-steps aggregated");
+  REQUIRE(aggregated.exit_code == 0);
+  CHECK_THAT(aggregated.out, Catch::Contains("67108864 ring-agg"));
 }
 
 TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collectives][cli]") {
@@ -80,4 +85,6 @@ TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collec
   bad("--op all-gather --bytes 1 --gpus 0-3 --algo tree", "--algo: tree does not implement all-gather");
   bad("--op send-recv --bytes 1 --gpus 0-2", "send-recv needs exactly two GPUs");
   bad("--op all-reduce --gpus 0-3", "give exactly one of --bytes and --sizes");
+  bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps lumped", "--ring-steps: unknown mode \"lumped\"");
+  bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps aggregated --chunks 4", "--chunks: 4 with aggregated ring steps");
 }
