@@ -1,12 +1,14 @@
 // Re-planning after failures: the surviving cluster on hand cases (a GPU takes its node, a bundle or
 // its last cable disconnects an island, the largest connected part is kept), the profile cache (a
 // second planning run prices nothing and plans the same), and a re-plan of the HAPT case after a
-// node failure (valid on the survivors, slower than fault-free but > 0, deterministic).
+// node failure (valid on the survivors, slower than fault-free but > 0, deterministic); hetsim run's
+// --replan step (app/lib/run_replan.h) filling Report.replan.
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_join.h"
+#include "app/lib/run_replan.h"
 #include "executor_test_util.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
@@ -224,6 +226,60 @@ TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, sl
   CHECK(cold->replanned.plan.SerializeAsString() == out->replanned.plan.SerializeAsString());
   CHECK(cold->summary.SerializeAsString() == out->summary.SerializeAsString());
   CHECK(cold->profile.cache_hits == 0);
+}
+
+TEST_CASE("run --replan: a failed node's re-plan lands in the report", "[replan][cli]") {
+  const proto::PlanInputs in = HaptCase();
+  v1::Faults faults;
+  v1::Fault* f = faults.add_faults();
+  f->set_kind(v1::FAIL);
+  f->mutable_node()->set_island("a100");
+  f->mutable_node()->set_node(1);
+  f->set_at_ms(100);
+  app::RunReplanOptions options;
+  options.record_wall_time = false;
+  v1::Report report;
+  const absl::Status s = app::AddReplan(in, faults, options, &report);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(report.replan().planner() == "hapt");
+  CHECK(report.replan().num_gpus() == 4);
+  CHECK(report.replan().throughput_ratio() > 0);
+  CHECK(report.replan().throughput_ratio() < 1);
+  CHECK(report.replan().replan_wall_s() == 0);
+  const std::string text = app::FormatReplan(report.replan());
+  CHECK_THAT(text, Catch::StartsWith("re-planned (hapt) on the 4 GPUs left: H-1F1B, mbs ") &&
+                       Catch::Contains("% of the fault-free throughput"));
+
+  v1::Report again;
+  REQUIRE(app::AddReplan(in, faults, options, &again).ok());
+  CHECK(again.SerializeAsString() == report.SerializeAsString());
+
+  options.planner = "megatron";
+  v1::Report megatron;
+  REQUIRE(app::AddReplan(in, faults, options, &megatron).ok());
+  CHECK(megatron.replan().planner() == "megatron");
+}
+
+TEST_CASE("run --replan: refused without a FAIL fault or with an unknown planner", "[replan][cli]") {
+  const proto::PlanInputs in = HaptCase();
+  v1::Faults faults;
+  v1::Fault* slow = faults.add_faults();
+  slow->set_kind(v1::SLOW);
+  slow->set_gpu(0);
+  slow->set_factor(2);
+  v1::Report report;
+  absl::Status s = app::AddReplan(in, faults, {}, &report);
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("no FAIL fault"));
+
+  slow->set_kind(v1::FAIL);
+  app::RunReplanOptions options;
+  options.planner = "oracle";
+  s = app::AddReplan(in, faults, options, &report);
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("--replan: --planner: \"oracle\""));
+  CHECK_FALSE(report.has_replan());
 }
 
 }  // namespace
