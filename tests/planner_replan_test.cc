@@ -16,6 +16,7 @@
 #include "planner/surviving_cluster.h"
 #include "proto/inputs.h"
 #include "proto/validate_plan.h"
+#include "sweep_test_util.h"
 
 namespace hetsim::testing {
 namespace {
@@ -280,6 +281,27 @@ TEST_CASE("run --replan: refused without a FAIL fault or with an unknown planner
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(s.message()), Catch::Contains("--replan: --planner: \"oracle\""));
   CHECK_FALSE(report.has_replan());
+}
+
+TEST_CASE("run --replan: the command re-plans after --fault and writes Report.replan", "[replan][cli]") {
+  const std::string dir = SweepFolder("replan");
+  const std::string run = absl::StrCat("run ", dir, "/plan-hapt-case.pbtxt --cluster ", dir,
+                                       "/cluster-hapt-case.pbtxt --fault 'gpu: 1 kind: FAIL at_ms: 100' ");
+  REQUIRE(Hetsim(dir, absl::StrCat(run, "--replan --no-wall-time --report ", dir, "/a.json")).exit_code == 0);
+  CHECK_THAT(ReadFile(dir + "/stdout.txt"), Catch::Contains("re-planned (hapt) on the 4 GPUs left: H-1F1B"));
+  REQUIRE(Hetsim(dir, absl::StrCat(run, "--replan hapt --no-wall-time -q --report ", dir, "/b.json")).exit_code == 0);
+  const std::string a = ReadFile(dir + "/a.json");
+  CHECK(a == ReadFile(dir + "/b.json"));  // deterministic, and PLANNER given or not
+  CHECK_THAT(a, Catch::Contains("\"replan\": {") && Catch::Contains("\"planner\": \"hapt\"") &&
+                    Catch::Contains("\"num_gpus\": 4") && !Catch::Contains("replan_wall_s"));
+  REQUIRE(Hetsim(dir, absl::StrCat(run, "--replan=megatron -q --report ", dir, "/m.json")).exit_code == 0);
+  CHECK_THAT(ReadFile(dir + "/m.json"), Catch::Contains("\"planner\": \"megatron\""));
+
+  const Ran none = Hetsim(dir, absl::StrCat("run ", dir, "/plan-hapt-case.pbtxt --cluster ", dir,
+                                            "/cluster-hapt-case.pbtxt --replan --report ", dir, "/never.json"));
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::Contains("--replan: no FAIL fault"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/never.json"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
 #include "app/lib/fault_options.h"
+#include "app/lib/run_replan.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "sim/executor/executor.h"
@@ -33,7 +34,7 @@ const CommandInfo kInfo = {
     "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--network max-min|contention-free]\n"
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
     "           [--no-wall-time] [--fail-on-oom] [--quiet]\n"
-    "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT']",
+    "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]",
     "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
     "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
     "share the links (max-min fair), then the optimizer step. Prints a table (iteration time, tokens/s,\n"
@@ -51,7 +52,11 @@ const CommandInfo kInfo = {
     "--fault 'inter_island_link: 0 kind: FLAP at_ms: 5 period_ms: 20 down_ms: 2', --fault 'node { island:\n"
     "\"a100\" node: 1 } kind: FAIL at_ms: 40' (the iteration stops there; the report says what was lost).\n"
     "--jitter 'seed: 7 distribution: LOGNORMAL spread: 0.05' draws every compute task's time (replaces the\n"
-    "file's jitter). Faults appear in the table, the report (faults, failed, lost) and the trace."};
+    "file's jitter). Faults appear in the table, the report (faults, failed, lost) and the trace.\n"
+    "--replan [PLANNER] (hapt by default; tangram, megatron, alpa) re-plans on what the FAIL faults leave\n"
+    "(a failed GPU takes its node out; docs/faults.md, Re-planning), reusing the profiles of a first plan\n"
+    "of the full cluster, simulates the new plan and reports its throughput, its ratio to the fault-free\n"
+    "plan and the re-plan time (report field replan)."};
 
 absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
   std::vector<topology::GpuId> gpus;
@@ -79,6 +84,7 @@ int Simulate(const Args& args) {
   uint64_t max_events = 0;
   double max_wall_seconds = 0;
   FaultOptions fault_options;
+  std::string replan_planner;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
       "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
@@ -93,6 +99,8 @@ int Simulate(const Args& args) {
       "faults", po::value(&fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
       "fault", po::value(&fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
       "jitter", po::value(&fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
+      "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
+      "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
       "plan", po::value(&plan_path)->required(), "plan file");
   po::positional_options_description positional;
   positional.add("plan", 1);
@@ -128,9 +136,11 @@ int Simulate(const Args& args) {
   if (!setup.ok()) return ReportFailure(kInfo, setup.status());
 
   sim::faults::FaultSet fault_set;
+  v1::Faults faults;
   if (!fault_options.empty()) {
     absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);
     if (!loaded.ok()) return ReportFailure(kInfo, loaded.status());
+    faults = loaded->faults;
     absl::StatusOr<sim::faults::FaultSet> resolved =
         sim::faults::ResolveFaults(loaded->faults, *(*setup)->topology, loaded->sources);
     if (!resolved.ok()) return ReportFailure(kInfo, resolved.status());
@@ -166,6 +176,15 @@ int Simulate(const Args& args) {
   if (!vm.count("no-wall-time")) report_options.wall_time_s = wall;
   v1::Report report = traces::BuildReport(**setup, *result, report_options);
   if (!fault_set.empty()) traces::AddFaultsToReport(**setup, *result, fault_set, &report);
+  if (vm.count("replan")) {
+    RunReplanOptions replan;
+    replan.planner = replan_planner;
+    replan.network_mode = mode;
+    replan.max_events = max_events;
+    replan.max_wall_seconds = max_wall_seconds;
+    replan.record_wall_time = !vm.count("no-wall-time");
+    if (absl::Status s = AddReplan(*inputs, faults, replan, &report); !s.ok()) return ReportFailure(kInfo, s);
+  }
 
   // Everything is serialised before anything is written: a failure leaves no output behind.
   std::string trace_json;
@@ -179,6 +198,7 @@ int Simulate(const Args& args) {
   if (!vm.count("quiet")) {
     std::fputs(traces::FormatReportTable(report).c_str(), stdout);
     std::fputs(traces::FormatFaultTable(report).c_str(), stdout);
+    if (report.has_replan()) std::fputs(FormatReplan(report.replan()).c_str(), stdout);
   }
   if (report.oom()) {
     for (const v1::StageReport& s : report.stages()) {

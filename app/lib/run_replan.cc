@@ -44,6 +44,7 @@ std::string FormatReplan(const hetsim::v1::ReplanReport& r) {
                         "re-planned iteration %.3f ms, %.1f tokens/s, %.3f samples/s: %.1f%% of the fault-free "
                         "throughput\n",
                         r.iteration_time_ms(), r.tokens_per_s(), r.samples_per_s(), 100 * r.throughput_ratio());
+  if (r.throughput_ratio() > 1) out += "(the running plan was slower than what the planner finds even on fewer GPUs)\n";
   return out;
 }
 
