@@ -1,6 +1,7 @@
-// libFuzzer target: a cluster and a plan (with its model inline), both in text format, separated by a
-// line "----". They go through ValidatePlanInputs, the executor's setup and a short simulation capped
-// by max_events and max_wall_seconds, exactly as `hetsim run` takes them.
+// libFuzzer target: a cluster, a plan (with its model inline) and optionally what-if faults, all in
+// text format, separated by lines "----". They go through ValidatePlanInputs, ValidateFaults, the
+// executor's setup, fault resolution and a short simulation capped by max_events and
+// max_wall_seconds, exactly as `hetsim run --faults` takes them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,21 +10,37 @@
 #include "proto/file_format.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/validate_faults.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
+#include "sim/faults/fault_set.h"
+
+namespace {
+
+constexpr absl::string_view kSeparator = "\n----\n";
+
+// Splits off the part before the next separator; the rest stays in `contents` (empty at the end).
+absl::string_view NextPart(absl::string_view& contents) {
+  size_t split = contents.find(kSeparator);
+  absl::string_view part = contents.substr(0, split);
+  contents = split == absl::string_view::npos ? absl::string_view() : contents.substr(split + kSeparator.size());
+  return part;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view contents(reinterpret_cast<const char*>(data), size);
-  size_t split = contents.find("\n----\n");
-  if (split == absl::string_view::npos) return 0;
+  if (contents.find(kSeparator) == absl::string_view::npos) return 0;
+  absl::string_view cluster_text = NextPart(contents);
+  absl::string_view plan_text = NextPart(contents);
+  absl::string_view faults_text = contents;  // empty: no faults
   hetsim::proto::PlanInputs inputs;
   inputs.cluster_path = "cluster.pbtxt";
   inputs.plan_path = "plan.pbtxt";
   using hetsim::proto::FileFormat;
-  if (!hetsim::proto::ParseMessage(contents.substr(0, split), FileFormat::kText, inputs.cluster_path,
-                                   &inputs.cluster).ok() ||
-      !hetsim::proto::ParseMessage(contents.substr(split + 6), FileFormat::kText, inputs.plan_path,
-                                   &inputs.plan).ok()) {
+  if (!hetsim::proto::ParseMessage(cluster_text, FileFormat::kText, inputs.cluster_path, &inputs.cluster).ok() ||
+      !hetsim::proto::ParseMessage(plan_text, FileFormat::kText, inputs.plan_path, &inputs.plan).ok()) {
     return 0;
   }
   if (!inputs.plan.has_model()) return 0;  // a model_path would read the disk
@@ -31,9 +48,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!hetsim::proto::ValidatePlanInputs(inputs).ok()) return 0;
   auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return 0;
+  hetsim::sim::faults::FaultSet fault_set;
+  if (!faults_text.empty()) {
+    hetsim::v1::Faults faults;
+    if (!hetsim::proto::ParseMessage(faults_text, FileFormat::kText, "faults.pbtxt", &faults).ok() ||
+        !hetsim::proto::ValidateFaults(faults, inputs.cluster, "faults.pbtxt").ok()) {
+      return 0;
+    }
+    auto resolved = hetsim::sim::faults::ResolveFaults(faults, *(*setup)->topology,
+                                                       hetsim::sim::faults::SourcesOf(faults, "faults.pbtxt"));
+    if (!resolved.ok()) return 0;
+    fault_set = *std::move(resolved);
+  }
   hetsim::sim::executor::ExecutorOptions options;
   options.max_events = 200'000;
   options.max_wall_seconds = 5;
+  options.faults = &fault_set;
   (void)hetsim::sim::executor::Execute(**setup, options);
   return 0;
 }

@@ -1,11 +1,13 @@
 #include "app/lib/cli.h"
 
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "sim/executor/run_limit.h"
 
@@ -66,6 +68,15 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
   absl::StatusOr<proto::MessageType> t = proto::MessageTypeFromName(name);
   if (!t.ok()) return UsageError(info, absl::StrCat("--type: ", t.status().message()));
   *type = *t;
+  return std::nullopt;
+}
+
+std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds) {
+  if (max_events < 0) return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
+  if (!(max_wall_seconds >= 0) || !std::isfinite(max_wall_seconds)) {
+    return UsageError(info, absl::StrFormat("--max-wall-seconds: %g must be finite and >= 0 (0 = no limit)",
+                                            max_wall_seconds));
+  }
   return std::nullopt;
 }
 

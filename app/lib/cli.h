@@ -5,6 +5,7 @@
 #ifndef HETSIM_APP_LIB_CLI_H_
 #define HETSIM_APP_LIB_CLI_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -53,6 +54,11 @@ std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, p
 // unknown name, nullopt otherwise.
 std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& name,
                                    std::optional<proto::MessageType>* type);
+
+// Checks --max-events N (>= 0) and --max-wall-seconds S (finite, >= 0), 0 meaning no limit, as `run`
+// and `sweep` take them (N is parsed signed so that "-5" is refused, not wrapped to 2^64 - 5). Returns 2
+// after a usage error, nullopt when both are fine.
+std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds);
 
 // Runs `body`, turning an escaped exception into "hetsim NAME: internal error: ..." and exit code 1.
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body);

@@ -81,7 +81,7 @@ int Simulate(const Args& args) {
   po::options_description options("options");
   std::string plan_path, cluster_path, report_path, trace_path, network = "max-min", trace_gpus;
   int trace_replica = -1;
-  uint64_t max_events = 0;
+  int64_t max_events = 0;
   double max_wall_seconds = 0;
   FaultOptions fault_options;
   std::string replan_planner;
@@ -115,7 +115,7 @@ int Simulate(const Args& args) {
   } else {
     return UsageError(kInfo, absl::StrFormat("--network: \"%s\" is not max-min or contention-free", network));
   }
-  if (max_wall_seconds < 0) return UsageError(kInfo, "--max-wall-seconds: must be >= 0");
+  if (auto exit = CheckRunLimitFlags(kInfo, max_events, max_wall_seconds)) return *exit;
   if (vm.count("trace-replica") && !trace_gpus.empty()) {
     return UsageError(kInfo, "--trace-replica and --trace-gpus exclude each other");
   }

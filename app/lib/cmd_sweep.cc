@@ -36,12 +36,13 @@ int Sweep(const Args& args) {
   std::string format, shard;
   int jobs = 0;
   PointLimits limits;
+  int64_t max_events = 0;
   options.add_options()("out,o", po::value(&job.output_path)->value_name("FILE"), "results file (CSV or .jsonl)")(
       "format", po::value(&format)->value_name("F"), "csv or jsonl (default: from the file's extension)")(
       "jobs,j", po::value(&jobs)->value_name("N"), "points run at once (default: all cores)")(
       "resume", po::bool_switch(&job.resume), "continue FILE where a previous run stopped")(
       "shard", po::value(&shard)->value_name("K/N"), "run the K-th of N slices (K from 0)")(
-      "max-events", po::value(&limits.max_events)->value_name("N"), "fail a point after N events (0 = no limit)")(
+      "max-events", po::value(&max_events)->value_name("N"), "fail a point after N events (0 = no limit)")(
       "max-wall-seconds", po::value(&limits.max_wall_seconds)->value_name("S"),
       "fail a point whose simulation runs longer than S seconds (0 = no limit)")(
       "sweep", po::value(&job.sweep_path)->required(), "sweep file");
@@ -54,7 +55,8 @@ int Sweep(const Args& args) {
     if (!f.ok()) return UsageError(kInfo, f.status().message());
     job.format = *f;
   }
-  if (!(limits.max_wall_seconds >= 0)) return UsageError(kInfo, "--max-wall-seconds: must be >= 0");
+  if (auto exit = CheckRunLimitFlags(kInfo, max_events, limits.max_wall_seconds)) return *exit;
+  limits.max_events = static_cast<uint64_t>(max_events);
   if (vm.count("jobs") && jobs < 1) return UsageError(kInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {

@@ -1,7 +1,8 @@
 # Runs the bundled examples several times and compares the output files byte for byte:
 # - hetsim sweep: sweep-bandwidth with --jobs 1 twice, --jobs 2 and --jobs 3, CSV and JSON Lines;
 #   sweep-add-h100 (plans every point) with --jobs 1 and 2;
-# - hetsim run (report and trace, --no-wall-time) on both example plans, twice.
+# - hetsim run (report and trace, --no-wall-time) on both example plans, twice, and on the 512-GPU plan
+#   with faults-straggler (seeded jitter), twice.
 # (The planner's own thread determinism is a unit test in planner_search_test.cc.)
 # cmake -DHETSIM=... -DEXAMPLES=... -DOUT_DIR=... -P reliability/determinism_run.cmake
 file(REMOVE_RECURSE "${OUT_DIR}")
@@ -39,13 +40,6 @@ hetsim_run(sweep "${EXAMPLES}/sweep-add-h100.pbtxt" -o "${OUT_DIR}/add-h100.j1.c
 hetsim_run(sweep "${EXAMPLES}/sweep-add-h100.pbtxt" -o "${OUT_DIR}/add-h100.j2.csv" --jobs 2)
 expect_same("${OUT_DIR}/add-h100.j1.csv" "${OUT_DIR}/add-h100.j2.csv")
 
-# hetsim run joined the commands after this test: until it exists only the sweeps are compared.
-execute_process(COMMAND "${HETSIM}" run --help RESULT_VARIABLE run_missing OUTPUT_QUIET ERROR_QUIET)
-if(run_missing)
-  message(WARNING "hetsim run is not available: reports and traces not compared")
-  file(REMOVE_RECURSE "${OUT_DIR}")
-  return()
-endif()
 foreach(pair "plan-hapt-case;cluster-hapt-case" "plan-512gpu;cluster-512gpu")
   list(GET pair 0 plan)
   list(GET pair 1 cluster)
@@ -56,5 +50,14 @@ foreach(pair "plan-hapt-case;cluster-hapt-case" "plan-512gpu;cluster-512gpu")
   expect_same("${OUT_DIR}/${plan}.1.report.json" "${OUT_DIR}/${plan}.2.report.json")
   expect_same("${OUT_DIR}/${plan}.1.trace.json" "${OUT_DIR}/${plan}.2.trace.json")
 endforeach()
+
+# What-if faults with seeded compute jitter: the same seed gives the same bytes.
+foreach(i 1 2)
+  hetsim_run(run "${EXAMPLES}/plan-512gpu.pbtxt" --cluster "${EXAMPLES}/cluster-512gpu.pbtxt" --no-wall-time
+             --quiet --faults "${EXAMPLES}/faults-straggler.pbtxt"
+             --report "${OUT_DIR}/faults.${i}.report.json" --trace "${OUT_DIR}/faults.${i}.trace.json")
+endforeach()
+expect_same("${OUT_DIR}/faults.1.report.json" "${OUT_DIR}/faults.2.report.json")
+expect_same("${OUT_DIR}/faults.1.trace.json" "${OUT_DIR}/faults.2.trace.json")
 
 file(REMOVE_RECURSE "${OUT_DIR}")
