@@ -78,6 +78,12 @@ class EventQueue {
   // Removes and returns the earliest event; the queue must not be empty.
   Popped Pop() {
     if (!LiveAtBack()) Settle(~uint64_t{0});
+    return PopChecked();
+  }
+
+  // Pop() for the run loop: only right after HasEventNotAfter() returned true, which left the
+  // earliest event live at the bottom's back (saves checking it twice per event).
+  Popped PopChecked() {
     const Entry e = bottom_.back();
     bottom_.pop_back();
     const Slot& s = slots_[e.slot];
@@ -139,8 +145,11 @@ class EventQueue {
     uint32_t slot;
     uint32_t next;      // the next entry of a bucket list (nodes_ only)
   };
+  // (at, sequence) compared as one 128-bit key: branch-free, where a two-step comparison mispredicts
+  // on the bottom's insertion sort of random times.
   static bool Later(const Entry& a, const Entry& b) {
-    return a.at != b.at ? a.at > b.at : a.sequence > b.sequence;
+    __extension__ using Key = unsigned __int128;
+    return ((static_cast<Key>(a.at) << 64) | a.sequence) > ((static_cast<Key>(b.at) << 64) | b.sequence);
   }
   bool IsLive(const Entry& e) const { return slots_[e.slot].sequence == e.sequence; }
 
@@ -183,16 +192,19 @@ class EventQueue {
       bottom_.insert(std::lower_bound(bottom_.begin(), bottom_.end(), e, Later), e);
       return;
     }
-    // The deepest rung covers the earliest times; each outer rung starts where the inner one ends.
-    for (size_t r = depth_; r-- > 0;) {
-      Rung& rung = rungs_[r];
-      if (e.at < rung.end) {
-        const uint32_t bucket = static_cast<uint32_t>((e.at - rung.start) >> rung.shift);
-        const uint32_t node = AllocateNode();
-        nodes_[node] = e;
-        nodes_[node].next = rung.heads[bucket];
-        rung.heads[bucket] = node;
-        return;
+    // The deepest rung covers the earliest times; each outer rung starts where the inner one ends, so
+    // rung 0's end bounds them all (most pushes land beyond it).
+    if (depth_ != 0 && e.at < rungs_[0].end) {
+      for (size_t r = depth_; r-- > 0;) {
+        Rung& rung = rungs_[r];
+        if (e.at < rung.end) {
+          const uint32_t bucket = static_cast<uint32_t>((e.at - rung.start) >> rung.shift);
+          const uint32_t node = AllocateNode();
+          nodes_[node] = e;
+          nodes_[node].next = rung.heads[bucket];
+          rung.heads[bucket] = node;
+          return;
+        }
       }
     }
     if (e.at < coarse_.end) {

@@ -29,7 +29,7 @@ RunOutcome Simulator::RunUntil(Time end) {
       break;
     }
     if (max_events_ != 0 && events_processed_ >= max_events_) return RunOutcome::kEventLimit;
-    const EventQueue::Popped event = queue_.Pop();
+    const EventQueue::Popped event = queue_.PopChecked();  // HasEventNotAfter settled it
     now_ = event.at;
     ++events_processed_;
     event.handler->OnEvent(event.payload);
