@@ -1,7 +1,8 @@
 // libFuzzer target: the bytes of one input file, read as each message type (Cluster, Model, Plan,
-// Sweep, Report, Faults, ...) in the format HETSIM_FUZZ_FORMAT (0 binary, 1 text, 2 JSON) through proto::ParseMessage, the code
-// path Load and LoadAnyMessage use. Whatever parses is validated (a Cluster is also built into a
-// topology; Faults are checked against a small fixed cluster) and written back in all three formats, which must parse again to the same message.
+// Sweep, Report, Faults, ...) in the format HETSIM_FUZZ_FORMAT (0 binary, 1 text, 2 JSON) through
+// proto::ParseMessage, the code path Load and LoadAnyMessage use. Whatever parses is validated (a
+// Cluster is also built into a topology; Faults are checked against a small fixed cluster) and written
+// back in all three formats, which must parse again to the same message.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

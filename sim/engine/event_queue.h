@@ -195,17 +195,15 @@ class EventQueue {
     // The deepest rung covers the earliest times; each outer rung starts where the inner one ends, so
     // rung 0's end bounds them all (most pushes land beyond it).
     if (depth_ != 0 && e.at < rungs_[0].end) {
-      for (size_t r = depth_; r-- > 0;) {
-        Rung& rung = rungs_[r];
-        if (e.at < rung.end) {
-          const uint32_t bucket = static_cast<uint32_t>((e.at - rung.start) >> rung.shift);
-          const uint32_t node = AllocateNode();
-          nodes_[node] = e;
-          nodes_[node].next = rung.heads[bucket];
-          rung.heads[bucket] = node;
-          return;
-        }
-      }
+      size_t r = depth_ - 1;
+      while (e.at >= rungs_[r].end) --r;  // stops at rung 0 at the latest
+      Rung& rung = rungs_[r];
+      const uint32_t bucket = static_cast<uint32_t>((e.at - rung.start) >> rung.shift);
+      const uint32_t node = AllocateNode();
+      nodes_[node] = e;
+      nodes_[node].next = rung.heads[bucket];
+      rung.heads[bucket] = node;
+      return;
     }
     if (e.at < coarse_.end) {
       coarse_.buckets[(e.at - coarse_.start) >> coarse_.shift].push_back(e);
