@@ -49,7 +49,8 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     const hetsim::v1::GpuType& gpu = t.gpu_type(i);
     im.hbm_bytes = static_cast<int64_t>(gpu.hbm_gib() * 1024.0 * 1024.0 * 1024.0);
     absl::StatusOr<sim::workload::GpuCompute> gc =
-        sim::workload::GpuCompute::Create(gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()));
+        sim::workload::GpuCompute::Create(gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()),
+                                          cluster.ideal());
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();

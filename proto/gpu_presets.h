@@ -20,8 +20,16 @@ struct GpuPreset {
   double peak_tflops_fp8;
   double hbm_gib;
   double hbm_bandwidth_gbytes_per_s;
-  double max_efficiency;         // our default ComputeEfficiency, an estimate (see docs/hardware.md)
+  // The kernel model (ComputeEfficiency; docs/hardware.md gives sources and the fit).
+  double max_efficiency;
   double half_efficiency_gflop;
+  double sm_count;
+  double tile_overhead_k;
+  double hbm_efficiency;
+  double kernel_launch_us;
+  double host_op_us;
+  double pass_overhead_us;
+  double iteration_overhead_ms;
 };
 
 // Every preset, in the order docs/hardware.md lists them.

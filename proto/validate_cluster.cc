@@ -68,7 +68,15 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   } else if (!(max_eff > 0 && max_eff <= 1)) {
     p.Add(at + "efficiency.max_efficiency", "%g is outside (0, 1]", max_eff);
   }
-  CheckRange(p, at + "efficiency.half_efficiency_gflop", gpu.efficiency().half_efficiency_gflop(), 0, 1e9);
+  const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
+  CheckRange(p, at + "efficiency.half_efficiency_gflop", e.half_efficiency_gflop(), 0, 1e9);
+  CheckRange(p, at + "efficiency.sm_count", e.sm_count(), 0, 1e6);
+  CheckRange(p, at + "efficiency.tile_overhead_k", e.tile_overhead_k(), 0, 1e6);
+  CheckRange(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency(), 0, 1);
+  CheckRange(p, at + "efficiency.kernel_launch_us", e.kernel_launch_us(), 0, 1e6);
+  CheckRange(p, at + "efficiency.host_op_us", e.host_op_us(), 0, 1e6);
+  CheckRange(p, at + "efficiency.pass_overhead_us", e.pass_overhead_us(), 0, 1e9);
+  CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
 }
 
 // Islands must form one connected graph through inter_island_links, or some stages could never talk.

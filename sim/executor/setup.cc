@@ -236,7 +236,8 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
     }
     const v1::GpuType& gpu_type = topology.gpu_type(*island);
     absl::StatusOr<workload::GpuCompute> gpu =
-        workload::GpuCompute::Create(gpu_type, setup->model->dtype(), absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]"));
+        workload::GpuCompute::Create(gpu_type, setup->model->dtype(), absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]"),
+                                     topology.cluster().ideal());
     if (!gpu.ok()) return gpu.status();
     out.gpu_type_name = gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
     out.peak_flop_per_s = gpu->peak_flop_per_s();
@@ -247,8 +248,10 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
     out.cost = *std::move(cost);
     const workload::StageMemory& m = out.cost.memory;
     // Adam reads gradients, moments and master weights and writes moments, master and weights.
+    // The iteration's own host work (data loading, loss-scaler check, logging) ends it with the step.
     out.optimizer_time = SecondsToTime(
-        gpu->MemorySeconds(static_cast<double>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)));
+        gpu->MemorySeconds(static_cast<double>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)) +
+        gpu->iteration_overhead_s());
     if (out.layout.data_parallel > 1) {
       const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
       const CollectiveOp op = config.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;

@@ -1,10 +1,15 @@
-// How long a GPU takes for a GEMM or for memory-bound work.
+// How long a GPU takes for a GEMM, for memory-bound work, and for the host work around them.
 //
-// GEMM time = flop / (peak FLOP/s of the compute dtype * efficiency(g)), with
-// efficiency(g) = max_efficiency * g / (g + half_efficiency_gflop) and g the GEMM's size in GFLOP
-// (one kernel, on one GPU). Memory-bound time = bytes / HBM bandwidth.
+// With a shape-aware kernel model (ComputeEfficiency.sm_count > 0, set by every preset) a GEMM of
+// shape (m x k) @ (k x n), batch times, is cut into output tiles; the tiles run in waves of sm_count,
+// and each tile costs 2 Tm Tn (k + tile_overhead_k) FLOPs at the SM's share of peak x max_efficiency
+// x the tile's relative throughput (the best of a few tile shapes is taken, as cuBLAS's heuristics
+// pick one). The kernel is also never faster than moving its operands at the achieved HBM bandwidth.
+// Every kernel then adds kernel_launch_us and lasts at least host_op_us.
+// Without sm_count, the legacy size curve: flop / (peak * max_efficiency * g / (g + half_efficiency_gflop)).
+// Ideal hardware (Cluster.ideal) is flop / peak and bytes / datasheet bandwidth, no overheads.
 // The GpuType is taken as given (presets are resolved by the loader, proto::ApplyGpuPresets); only
-// the fields used are checked.
+// the fields used are checked. docs/hardware.md gives the sources and the fitted values.
 #ifndef HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 #define HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 
@@ -14,31 +19,69 @@
 
 namespace hetsim::sim::workload {
 
+// One GEMM kernel: `batch` independent products of an (m x k) and a (k x n) matrix.
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
+  double flop() const { return 2 * m * n * k * batch; }
+};
+
+// How a shape-aware GPU runs one GEMM: the tile shape it picks and the waves of tiles.
+struct TilePlan {
+  double tile_m = 0, tile_n = 0;
+  double relative_throughput = 1;  // of the tile shape, against the largest tiles
+  double waves = 0;
+};
+
 class GpuCompute {
  public:
   // Fails when the GpuType lacks the peak for `dtype`, the HBM bandwidth, or has an efficiency
-  // outside (0, 1] / a negative half-efficiency size. An unset efficiency (max_efficiency 0) means 1.
+  // field out of range. An unset max_efficiency means 1. `ideal` ignores every efficiency field.
   // `where` prefixes error messages: "cluster.pbtxt: gpu_types[1]".
   static absl::StatusOr<GpuCompute> Create(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype,
-                                           absl::string_view where);
+                                           absl::string_view where, bool ideal = false);
 
   double peak_flop_per_s() const { return peak_flop_per_s_; }
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double max_efficiency() const { return max_efficiency_; }
   double half_efficiency_gflop() const { return half_efficiency_gflop_; }
+  bool shape_aware() const { return sm_count_ > 0; }
 
-  // Fraction of peak reached by one kernel of `kernel_flop` FLOPs.
+  // Legacy size curve: fraction of peak reached by one kernel of `kernel_flop` FLOPs.
   double Efficiency(double kernel_flop) const;
-  // Seconds for `kernel_count` identical kernels of `kernel_flop` FLOPs each.
+  // Seconds for `kernel_count` identical kernels of `kernel_flop` FLOPs each whose shape is unknown
+  // (LayerList layers): the size curve, plus the per-kernel overheads.
   double GemmSeconds(double kernel_flop, double kernel_count = 1) const;
-  double MemorySeconds(double bytes) const;
+  // Seconds for one GEMM kernel of this shape (the size curve on its FLOPs without sm_count).
+  double GemmSeconds(const GemmShape& shape) const;
+  // The tiles of the fastest tile shape for `shape` (shape-aware GPUs only); the GEMM's compute time
+  // is waves x 2 tile_m tile_n (k + tile_overhead_k) / (peak x max_efficiency / SMs x relative).
+  TilePlan PlanTiles(const GemmShape& shape) const;
+  int sm_count() const { return sm_count_; }
+  double tile_overhead_k() const { return tile_overhead_k_; }
+  double kernel_launch_s() const { return launch_s_; }
+  // Memory-bound work: `bytes` of HBM traffic spread over `kernels` kernels.
+  double MemorySeconds(double bytes, double kernels = 0) const;
+  // Host work around one pipeline pass (forward or backward of one microbatch on one stage).
+  double pass_overhead_s() const { return pass_overhead_s_; }
+  // Per-iteration host work (data loading, loss-scaler check, logging).
+  double iteration_overhead_s() const { return iteration_overhead_s_; }
 
  private:
   GpuCompute() = default;
+  double KernelSeconds(double busy_s) const;  // adds the launch cost, floors at the host's issue time
+
   double peak_flop_per_s_ = 0;
-  double hbm_bytes_per_s_ = 0;
+  double hbm_bytes_per_s_ = 0;       // achieved: datasheet x hbm_efficiency
+  double element_bytes_ = 2;         // of the GEMM operands
   double max_efficiency_ = 1;
   double half_efficiency_gflop_ = 0;
+  int sm_count_ = 0;
+  double tile_overhead_k_ = 0;
+  double launch_s_ = 0;
+  double host_op_s_ = 0;
+  double pass_overhead_s_ = 0;
+  double iteration_overhead_s_ = 0;
 };
 
 }  // namespace hetsim::sim::workload

@@ -27,6 +27,10 @@ enum class LayerKind : uint8_t {
 };
 absl::string_view LayerKindName(LayerKind kind);
 
+// Which dimension of a GEMM tensor parallelism splits (Megatron's column- and row-parallel linears,
+// attention heads, the vocabulary-parallel head).
+enum class TpSplit : uint8_t { kNone, kColumns, kRows, kBatch };
+
 // One matrix multiply (or a batch of identical ones launched as one kernel) of the forward pass.
 struct Gemm {
   const char* name;             // "qkv", "scores", "attn_v", "proj", "fc1", "fc2", "router", "lm_head"...
@@ -34,7 +38,13 @@ struct Gemm {
   // Experts' GEMMs: the work is spread over num_experts kernels (tokens routed to each expert).
   bool per_expert = false;
   // The attention core (scores and attention over values): recomputed under selective recompute.
+  // Its matrices are per sample and per head (batch), not stacked along m.
   bool attention_core = false;
+  // Shape per sample before tensor parallelism: (m x k) @ (k x n), `batch` times; m counts the rows
+  // one sample contributes (tokens; for experts, token visits over all experts). m = 0: no shape
+  // known (timed from the FLOPs alone).
+  double m = 0, n = 0, k = 0, batch = 1;
+  TpSplit split = TpSplit::kNone;
 };
 
 // Bytes of activations kept for the backward pass, per sample, per layer, no parallelism.
@@ -91,6 +101,9 @@ struct LayerCost {
   // The part of the sharded traffic that belongs to the attention core (softmax, attention dropout):
   // run again under selective recompute.
   double memory_bytes_attention_core_per_sample = 0;
+  // Memory-bound kernels the forward pass launches (norms, fused bias/activation/dropout, softmax,
+  // copies); the backward launches twice as many. Each pays the GPU's per-kernel costs.
+  double memory_kernels = 0;
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)

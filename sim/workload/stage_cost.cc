@@ -107,6 +107,45 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
 
 int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
+struct GemmTimes {
+  double forward_s = 0, backward_s = 0;
+  double flop = 0;  // forward FLOPs on this GPU
+};
+
+// One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
+// (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples.
+GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts, double backward_ratio,
+                   const GpuCompute& gpu) {
+  const double tp = c.tensor_parallel;
+  // Experts: this GPU holds experts / EP of them and computes the tokens routed to them from the
+  // whole EP group, on average b s k EP / experts per expert.
+  const double kernels = g.per_expert ? experts / c.expert_parallel : 1;
+  GemmTimes t;
+  t.flop = g.forward_flop_per_sample * b / tp;
+  if (!gpu.shape_aware() || g.m <= 0) {
+    t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
+    t.backward_s = backward_ratio * t.forward_s;
+    return t;
+  }
+  GemmShape f{g.m, g.n, g.k, g.batch};
+  if (g.attention_core) {
+    f.batch *= b;  // one matrix per sample and head
+  } else {
+    f.m *= b;  // samples stack along the rows
+  }
+  if (g.per_expert) f.m *= c.expert_parallel / experts;
+  switch (g.split) {
+    case TpSplit::kColumns: f.n /= tp; break;
+    case TpSplit::kRows: f.k /= tp; break;
+    case TpSplit::kBatch: f.batch /= tp; break;
+    case TpSplit::kNone: break;
+  }
+  t.forward_s = kernels * gpu.GemmSeconds(f);
+  t.backward_s = kernels * (gpu.GemmSeconds(GemmShape{f.m, f.k, f.n, f.batch}) +
+                            gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch}));
+  return t;
+}
+
 }  // namespace
 
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c,
@@ -133,34 +172,28 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     const bool full = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL;
     const bool selective = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE;
 
-    // GEMMs: each forward kernel runs again twice in the backward (input and weight gradients).
-    double gemm_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
-    for (const Gemm& g : layer.gemms) {
-      const double total = g.forward_flop_per_sample * b / tp;  // on this GPU
-      double seconds;
-      if (g.per_expert) {
-        // This GPU holds experts/EP experts; on average it computes its tokens' share of them.
-        const double kernels = experts / ep;
-        seconds = gpu.GemmSeconds(total / kernels, kernels);
-      } else {
-        seconds = gpu.GemmSeconds(total);
-      }
-      gemm_s += seconds;
-      flop += total;
-      if (g.attention_core) {
-        core_gemm_s += seconds;
-        core_flop += total;
-      }
-    }
     const double backward_ratio = layer.forward_flop_per_sample > 0
                                       ? layer.backward_flop_per_sample / layer.forward_flop_per_sample
                                       : 0;
+    double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
+    for (const Gemm& g : layer.gemms) {
+      const GemmTimes t = TimeGemm(g, b, c, experts, backward_ratio, gpu);
+      gemm_s += t.forward_s;
+      gemm_bwd_s += t.backward_s;
+      flop += t.flop;
+      if (g.attention_core) {
+        core_gemm_s += t.forward_s;
+        core_flop += t.flop;
+      }
+    }
     const double memory_fwd_s =
         gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * b / replicated_split +
-                          layer.memory_bytes_sharded_per_sample * b / tp);
-    const double core_memory_s = gpu.MemorySeconds(layer.memory_bytes_attention_core_per_sample * b / tp);
+                              layer.memory_bytes_sharded_per_sample * b / tp,
+                          layer.memory_kernels);
+    const double core_bytes = layer.memory_bytes_attention_core_per_sample * b / tp;
+    const double core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
     const double layer_fwd_s = gemm_s + memory_fwd_s;
-    double layer_bwd_s = backward_ratio * gemm_s + 2 * memory_fwd_s;
+    double layer_bwd_s = gemm_bwd_s + 2 * memory_fwd_s;
     double layer_bwd_flop = backward_ratio * flop;
     if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
       const double bwd = layer.backward_flop_per_sample * b / tp;
@@ -219,8 +252,9 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     dense_params += static_cast<double>(last.tied_param_count) / tp;
   }
 
-  cost.forward_time = SecondsToTime(forward_s);
-  cost.backward_time = SecondsToTime(backward_s);
+  // The host's work around each pass (schedule step, pipeline send/receive set-up).
+  cost.forward_time = SecondsToTime(forward_s + gpu.pass_overhead_s());
+  cost.backward_time = SecondsToTime(backward_s + gpu.pass_overhead_s());
   if (c.measured_forward_ms > 0) {
     cost.forward_time = SecondsToTime(c.measured_forward_ms * 1e-3);
     cost.forward_measured = true;

@@ -32,6 +32,18 @@ Shape ShapeOf(const hetsim::v1::Transformer& t, int element_bytes) {
   return x;
 }
 
+// A GEMM of `batch` products (m x k) @ (k x n) per sample, with its FLOPs.
+Gemm MakeGemm(const char* name, double m, double n, double k, double batch, TpSplit split,
+              bool per_expert = false, bool attention_core = false) {
+  Gemm g{name, 2 * m * n * k * batch, per_expert, attention_core};
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batch = batch;
+  g.split = split;
+  return g;
+}
+
 double SumGemms(const std::vector<Gemm>& gemms) {
   double sum = 0;
   for (const Gemm& g : gemms) sum += g.forward_flop_per_sample;
@@ -78,6 +90,7 @@ LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   layer.memory_bytes_sharded_per_sample = 2 * x.B * x.s * x.h;
   layer.memory_bytes_replicated_per_sample = (2 * x.B + 1) * x.s * x.h;
   layer.activation.tp_replicated = x.s * x.h;  // dropout mask (Korthikanti: sbh p / t with SP)
+  layer.memory_kernels = 2;                    // lookup, dropout
   layer.activation.layer_input = 4 * x.s;      // token ids
   layer.output_bytes_per_sample = x.B * x.s * x.h;
   // Vocabulary-parallel lookup: partial rows summed over the TP group.
@@ -96,12 +109,17 @@ LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes,
   layer.name = absl::StrCat("attention", index);
   layer.kind = LayerKind::kAttention;
   const double s = x.s, h = x.h, B = x.B;
-  layer.gemms = {
-      {"qkv", 2 * s * h * (h + 2 * x.kv_h), false, false},
-      {"scores", 2 * s * s * h, false, true},  // Q K^T over all heads
-      {"attn_v", 2 * s * s * h, false, true},  // softmax(QK^T) V
-      {"proj", 2 * s * h * h, false, false},
-  };
+  const double d = h / x.a;  // head width
+  const bool flash = t.attention() == hetsim::v1::ATTENTION_FLASH;
+  layer.gemms.push_back(MakeGemm("qkv", s, h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
+  if (flash) {
+    // One fused kernel per head and sample: Q K^T and P V (2 x 2 s^2 d FLOPs) with the scores in SRAM.
+    layer.gemms.push_back(MakeGemm("flash_attn", s, s, 2 * d, x.a, TpSplit::kBatch, false, true));
+  } else {
+    layer.gemms.push_back(MakeGemm("scores", s, s, d, x.a, TpSplit::kBatch, false, true));  // Q K^T
+    layer.gemms.push_back(MakeGemm("attn_v", s, d, s, x.a, TpSplit::kBatch, false, true));  // P V
+  }
+  layer.gemms.push_back(MakeGemm("proj", s, h, h, 1, TpSplit::kRows));
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of QKV and the projection, LayerNorm scale and bias.
@@ -109,13 +127,16 @@ LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes,
   // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
   // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
-  layer.memory_bytes_attention_core_per_sample = (2 * B + 2 * B + 1) * x.a * s * s;
+  layer.memory_bytes_attention_core_per_sample = flash ? 0 : (2 * B + 2 * B + 1) * x.a * s * s;
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
+  // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
+  layer.memory_kernels = flash ? 3 : 5;
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated);
   // Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded); 5as^2 attention core.
   layer.activation.tp_replicated = (2 * B + 1) * s * h;
   layer.activation.tp_sharded = B * s * (2 * h + 2 * x.kv_h);
-  layer.activation.attention_core = (2 * B + 1) * x.a * s * s;
+  // FlashAttention keeps only the softmax statistics (FP32 per head and token).
+  layer.activation.attention_core = flash ? 4 * x.a * s : (2 * B + 1) * x.a * s * s;
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   AddSublayerTpCollectives(layer, B * s * h);
@@ -135,10 +156,11 @@ LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int i
   // Per expert (or the dense MLP): up-projection(s) and down-projection weights and biases.
   const double mlp_params = up * h * f + up * f + f * h + h;
   if (moe) {
-    layer.gemms.push_back({"router", 2 * s * h * x.experts, false, false});
+    layer.gemms.push_back(MakeGemm("router", s, x.experts, h, 1, TpSplit::kNone));
   }
-  layer.gemms.push_back({"fc1", 2 * s * k * h * f * up, moe, false});
-  layer.gemms.push_back({"fc2", 2 * s * k * f * h, moe, false});
+  layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
+  layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
+  layer.memory_kernels = 3;  // LayerNorm, bias-activation, bias-dropout-add
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   const double expert_params = moe ? x.experts * mlp_params : 0;
@@ -173,7 +195,9 @@ LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   layer.kind = LayerKind::kHead;
   layer.recomputable = false;
   const double s = x.s, h = x.h, B = x.B, v = x.vocab;
-  layer.gemms = {{"lm_head", 2 * s * h * v, false, false}};
+  layer.gemms = {MakeGemm("lm_head", s, v, h, 1, TpSplit::kColumns)};
+  // Final LayerNorm; vocabulary-parallel cross-entropy (max, subtract, exp, sum, log, target pick).
+  layer.memory_kernels = 8;
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   const uint64_t vocab_matrix = static_cast<uint64_t>(v * h);
@@ -218,6 +242,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
       first.memory_bytes_sharded_per_sample + second.memory_bytes_sharded_per_sample;
   m.memory_bytes_attention_core_per_sample = first.memory_bytes_attention_core_per_sample +
                                              second.memory_bytes_attention_core_per_sample;
+  m.memory_kernels = first.memory_kernels + second.memory_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
   m.tied_with_embedding = first.tied_with_embedding || second.tied_with_embedding;
