@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
 #include "proto/limits.h"
@@ -94,6 +96,21 @@ void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std
       p.Add(absl::StrFormat("islands[%d]", i), "island \"%s\" is not connected to island \"%s\" by inter_island_links",
             c.islands(i).name(), c.islands(0).name());
     }
+  }
+}
+
+// NcclFabric fields as written (zero = the preset; docs/network.md).
+void CheckNcclFabrics(Problems& p, const Cluster& c) {
+  auto check = [&](const NcclFabric& f, const std::string& at) {
+    const std::string problem = NcclFabricProblem(f);  // "field: problem"
+    if (const size_t colon = problem.find(": "); colon != std::string::npos) {
+      p.Add(absl::StrCat(at, ".nccl.", problem.substr(0, colon)), problem.substr(colon + 2));
+    }
+  };
+  for (int i = 0; i < c.node_types_size(); ++i) check(c.node_types(i).nccl(), absl::StrFormat("node_types[%d]", i));
+  for (int i = 0; i < c.islands_size(); ++i) check(c.islands(i).nccl(), absl::StrFormat("islands[%d]", i));
+  for (int i = 0; i < c.inter_island_links_size(); ++i) {
+    check(c.inter_island_links(i).nccl(), absl::StrFormat("inter_island_links[%d]", i));
   }
 }
 
@@ -223,6 +240,7 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
     CheckLatency(p, at + "latency_ns", l.latency_ns());
     if (l.count() > limits::kMaxLinkCount) p.Add(at + "count", "%d is more than %d", l.count(), limits::kMaxLinkCount);
   }
+  CheckNcclFabrics(p, c);
   if (p.empty()) CheckConnected(p, c, islands);
   return p.ToStatus();
 }

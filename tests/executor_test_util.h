@@ -19,11 +19,12 @@ namespace hetsim::testing {
 
 // Island "slow" (1 node) and island "fast" (`fast_nodes` nodes), `gpus` GPUs per node on NVSwitch,
 // one IB switch per island, one Ethernet link of `ethernet_gbps` between them. `latency_ns` on every
-// link (0 makes transfers of zero bytes free).
+// link (0 makes transfers of zero bytes free). Ideal hardware: the tests check closed forms.
 inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gbps, int64_t latency_ns,
                                     int slow_nodes = 1) {
   const std::string text = absl::StrFormat(R"pb(
     name: "two-islands"
+    ideal: true
     gpu_types { name: "a100" preset: "A100-80GB" }
     gpu_types { name: "v100" preset: "V100-32GB" }
     node_types { name: "fast" gpu_type: "a100" gpus_per_node: %d intra_node_fabric: NVSWITCH

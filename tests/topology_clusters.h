@@ -69,10 +69,12 @@ inline void AddInterIslandLink(v1::Cluster& c, const std::string& a, const std::
 }
 
 // `nodes` H100 nodes of `gpus` GPUs on NVSwitch (3600 Gb/s per GPU), 8 NICs of 400 Gb/s, one island.
+// Ideal hardware (line rate, no NCCL latency): the tests built on it check closed forms.
 inline v1::Cluster H100Island(int nodes, v1::FabricTopology topology = v1::SINGLE_SWITCH, int gpus = 8,
                               int nodes_per_leaf = 0, double oversubscription = 0) {
   v1::Cluster c;
   c.set_name("h100");
+  c.set_ideal(true);
   AddGpuType(c, "H100", 989, 80, 3350);
   AddNodeType(c, "dgx", "H100", gpus, 3600, 1000);
   IslandSpec s{.name = "a", .node_type = "dgx", .nodes = nodes, .topology = topology, .nics = gpus};

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "proto/fabric_presets.h"
 #include "topology/units.h"
 
 namespace hetsim::topology {
@@ -72,9 +73,12 @@ class Topology::Builder {
     t_.nic_down_.push_back(kNoLink);
     return static_cast<DeviceId>(t_.devices_.size() - 1);
   }
+  // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
+  // derates the line rate, once, here.
   LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, sim::Time latency, LinkClass cls) {
     const auto id = static_cast<LinkId>(t_.links_.size());
-    t_.links_.push_back({src, dst, bytes_per_second, latency, cls});
+    if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
+    t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
     boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, t_.graph_);
     return id;
   }
@@ -87,13 +91,68 @@ class Topology::Builder {
   }
 
   absl::Status ValidateAndIndex();
+  // Cluster.ideal: nothing. Otherwise one NcclFabricTiming per node type, island and inter-island link,
+  // presets filling the zero fields; InvalidArgument naming the field of an unusable value.
+  absl::Status ResolveNcclFabrics();
   void BuildNodes(int32_t island);
   // The island's switches; returns the devices a gateway attaches to (its top tier).
   std::vector<DeviceId> BuildFabric(int32_t island);
 
   Topology& t_;
   std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
+  int32_t fabric_ = -1;                              // the fabric of the links being added
+  int32_t first_link_fabric_ = 0;                    // nccl_fabrics_ index of inter_island_links[0]
 };
+
+absl::Status Topology::Builder::ResolveNcclFabrics() {
+  const v1::Cluster& c = t_.cluster_;
+  if (c.ideal()) return absl::OkStatus();
+  auto add = [&](const v1::NcclFabric& given, const proto::NcclFabricPreset& preset, const std::string& at,
+                 std::string name) -> absl::Status {
+    const v1::NcclFabric f = proto::ResolveNcclFabric(given, preset);
+    if (std::string problem = proto::NcclFabricProblem(f); !problem.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s.nccl.%s", at, problem));
+    }
+    NcclFabricTiming t;
+    t.name = std::move(name);
+    t.bandwidth_efficiency = f.bandwidth_efficiency();
+    t.launch_latency = sim::NanosecondsToTime(f.launch_latency_ns());
+    t.step_latency = {sim::NanosecondsToTime(f.ll_step_latency_ns()), sim::NanosecondsToTime(f.ll128_step_latency_ns()),
+                      sim::NanosecondsToTime(f.simple_step_latency_ns())};
+    t_.nccl_fabrics_.push_back(std::move(t));
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < c.islands_size(); ++i) {
+    const v1::NodeType& nt = c.node_types(t_.island_node_type_[i]);
+    const v1::GpuType& gt = c.gpu_types(t_.island_gpu_type_[i]);
+    t_.island_node_fabric_.push_back(static_cast<int32_t>(t_.nccl_fabrics_.size()));
+    if (auto s = add(nt.nccl(), proto::IntraNodeFabricPreset(nt.intra_node_fabric(), gt.preset()),
+                     absl::StrFormat("node_types[%d]", t_.island_node_type_[i]),
+                     absl::StrFormat("node type \"%s\"", nt.name()));
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (int i = 0; i < c.islands_size(); ++i) {
+    const v1::Island& isl = c.islands(i);
+    t_.island_net_fabric_.push_back(static_cast<int32_t>(t_.nccl_fabrics_.size()));
+    if (auto s = add(isl.nccl(), proto::InterNodeFabricPreset(isl.fabric()), absl::StrFormat("islands[%d]", i),
+                     absl::StrFormat("island \"%s\"", isl.name()));
+        !s.ok()) {
+      return s;
+    }
+  }
+  first_link_fabric_ = static_cast<int32_t>(t_.nccl_fabrics_.size());
+  for (int k = 0; k < c.inter_island_links_size(); ++k) {
+    const v1::InterIslandLink& l = c.inter_island_links(k);
+    if (auto s = add(l.nccl(), proto::InterNodeFabricPreset(l.fabric()), absl::StrFormat("inter_island_links[%d]", k),
+                     absl::StrFormat("inter-island link %s-%s", l.island_a(), l.island_b()));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Topology::Builder::ValidateAndIndex() {
   const v1::Cluster& c = t_.cluster_;
@@ -201,7 +260,9 @@ void Topology::Builder::BuildNodes(int32_t island) {
       const DeviceId gpu = AddDevice(DeviceKind::kGpu, island, node, g);
       t_.gpu_devices_.push_back(gpu);
       t_.gpu_switch_.push_back(sw);
+      fabric_ = t_.node_fabric(island);
       const LinkId up = AddDuplex(gpu, sw, intra_bps, half_intra, intra_rest, intra_class);
+      fabric_ = t_.island_fabric(island);
       t_.gpu_up_.push_back(up);
       t_.gpu_down_.push_back(up + 1);
       if (nics == 0) {
@@ -224,6 +285,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   const v1::Island& isl = t_.cluster_.islands(island);
   const std::vector<DeviceId>& nics = island_nics_[island];
   if (nics.empty()) return {};
+  fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric());
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
   const sim::Time wire = sim::NanosecondsToTime(isl.nic_latency_ns());
@@ -274,6 +336,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
 
 absl::Status Topology::Builder::Run() {
   if (auto s = ValidateAndIndex(); !s.ok()) return s;
+  if (auto s = ResolveNcclFabrics(); !s.ok()) return s;
   const v1::Cluster& c = t_.cluster_;
   island_nics_.resize(c.islands_size());
   std::vector<std::vector<DeviceId>> tops(c.islands_size());
@@ -298,6 +361,7 @@ absl::Status Topology::Builder::Run() {
   for (int32_t i = 0; i < c.islands_size(); ++i) {
     const v1::Island& isl = c.islands(i);
     gateway[i] = AddDevice(DeviceKind::kGateway, i, -1, 0);
+    fabric_ = -1;  // never the bottleneck, not derated; routes through it cross an inter-island link
     const sim::Time hop = sim::NanosecondsToTime(isl.nic_latency_ns() + isl.switch_latency_ns());
     for (DeviceId top : tops[i]) {
       AddDuplex(top, gateway[i], island_external_bps[i], hop, hop, ClassOfFabric(isl.fabric()));
@@ -307,6 +371,7 @@ absl::Status Topology::Builder::Run() {
     const v1::InterIslandLink& l = c.inter_island_links(k);
     const auto [a, b] = ends[k];
     const sim::Time lat = sim::NanosecondsToTime(l.latency_ns());
+    fabric_ = t_.nccl_model() ? first_link_fabric_ + k : -1;
     for (uint32_t p = 0; p < std::max<uint32_t>(1, l.count()); ++p) {
       AddDuplex(gateway[a], gateway[b], GbpsToBytesPerSecond(l.bandwidth_gbps()), lat, lat, ClassOfFabric(l.fabric()));
     }

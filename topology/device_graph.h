@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 #include "sim/engine/time.h"
+#include "topology/nccl_fabric.h"
 
 namespace hetsim::topology {
 
@@ -56,6 +57,7 @@ struct Link {
   double bytes_per_second;
   sim::Time latency;
   LinkClass link_class;
+  int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with Cluster.ideal
 };
 
 // Where a global GPU id sits.
@@ -114,6 +116,16 @@ class Topology {
   LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
   bool is_fabric_device(DeviceId d) const;  // switches and gateways that may forward traffic
 
+  // NCCL's achieved bandwidth and latency (docs/network.md): false with Cluster.ideal, and then link
+  // capacities are line rates and nccl_fabrics() is empty. Otherwise every link's capacity is its line
+  // rate x its fabric's bandwidth_efficiency.
+  bool nccl_model() const { return !nccl_fabrics_.empty(); }
+  const std::vector<NcclFabricTiming>& nccl_fabrics() const { return nccl_fabrics_; }
+  // The fabric of the GPUs' node type, of their island's inter-node fabric (island_fabric), and of an
+  // inter-island link (link_fabric); -1 with Cluster.ideal.
+  int32_t node_fabric(int32_t island) const { return nccl_model() ? island_node_fabric_[island] : -1; }
+  int32_t island_fabric(int32_t island) const { return nccl_model() ? island_net_fabric_[island] : -1; }
+
  private:
   class Builder;
   friend class Builder;
@@ -133,6 +145,8 @@ class Topology {
   std::vector<DeviceId> gpu_nic_;
   std::vector<LinkId> gpu_up_, gpu_down_, gpu_nic_up_, gpu_nic_down_;
   std::vector<LinkId> nic_up_, nic_down_;  // indexed by device id (kNoLink for non-NICs)
+  std::vector<NcclFabricTiming> nccl_fabrics_;  // node types, then islands, then inter-island links
+  std::vector<int32_t> island_node_fabric_, island_net_fabric_;
 };
 
 }  // namespace hetsim::topology

@@ -13,8 +13,10 @@
 #include "absl/strings/str_split.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "app/lib/ideal_option.h"
 #include "proto/validate_cluster.h"
 #include "sim/collectives/layout.h"
+#include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
@@ -26,7 +28,7 @@ const CommandInfo kInfo = {
     "collective",
     "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
     "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]\n"
-    "       [--ring-steps auto|stepped|aggregated]",
+    "       [--ring-steps auto|stepped|aggregated] [--proto auto|LL|LL128|Simple] [--ideal]",
     "Simulates one collective alone on the cluster's flow-level network and prints, like nccl-tests, the\n"
     "simulated time, the algorithm bandwidth (size / time) and the bus bandwidth (algbw x 2(n-1)/n for\n"
     "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send-recv).\n"
@@ -38,7 +40,11 @@ const CommandInfo kInfo = {
     "direct, pairwise, or auto (default): the fastest by the alpha-beta estimate on the actual links.\n"
     "--ring-steps: stepped simulates every ring step as flows; aggregated moves each ring edge's bytes of all\n"
     "steps as one flow that pays every step's latency (exact for a ring alone on its links, docs/decisions.md);\n"
-    "auto (default) aggregates rings of more than 128 ranks. Aggregated rows say \"ring-agg\" or \"hier-agg\"."};
+    "auto (default) aggregates rings of more than 128 ranks. Aggregated rows say \"ring-agg\" or \"hier-agg\".\n"
+    "Links run at the bandwidth NCCL reaches on their fabric, and each collective pays NCCL's launch and\n"
+    "per-step latencies of its protocol (LL, LL128, Simple; --proto auto picks the fastest estimate, as\n"
+    "NCCL's tuner does; docs/network.md). --ideal (or the cluster's `ideal: true`) gives line rate and no\n"
+    "protocol latency."};
 
 absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag) {
   struct Suffix {
@@ -95,8 +101,10 @@ int Collective(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text, algo_name = "auto", inter_name = "auto",
                                                                           network_name = "max-min-fair",
-                                                                          ring_steps_name = "auto";
+                                                                          ring_steps_name = "auto",
+                                                                          proto_name = "auto";
   int32_t channels = 0, chunks = 0;
+  bool ideal = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "op", po::value(&op_name)->required()->value_name("OP"), "collective operation")(
       "bytes", po::value(&bytes_text)->value_name("SIZE"), "size (nccl-tests convention)")(
@@ -107,7 +115,9 @@ int Collective(const Args& args) {
       "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
       "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
       "network", po::value(&network_name)->value_name("MODE"), "max-min-fair (default) or contention-free")(
-      "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated");
+      "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
+      "proto", po::value(&proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple");
+  AddIdealOption(options, &ideal);
   po::positional_options_description positional;
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
@@ -127,6 +137,9 @@ int Collective(const Args& args) {
   auto ring_steps = sim::ParseRingSteps(ring_steps_name);
   if (!ring_steps.ok()) return UsageError(kInfo, absl::StrCat("--", ring_steps.status().message()));
   req.ring_steps = *ring_steps;
+  auto protocol = sim::ParseProtocol(proto_name);
+  if (!protocol.ok()) return UsageError(kInfo, absl::StrCat("--", protocol.status().message()));
+  req.protocol = *protocol;
   req.channels = channels;
   req.chunks = chunks;
   auto gpus = ParseGpuList(gpus_text);
@@ -152,6 +165,7 @@ int Collective(const Args& args) {
 
   auto cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  ApplyIdealOption(ideal, &*cluster);
   auto topo = topology::Topology::Build(*cluster);
   if (!topo.ok()) return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
   topology::Router router(*topo);
@@ -161,14 +175,14 @@ int Collective(const Args& args) {
   }
 
   const size_t nodes = sim::GroupByNode(*topo, req.gpus).size();
-  std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s\n",
+  std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s; %s\n",
               sim::CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
               cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo->num_gpus(),
-              sim::NetworkModeName(*mode));
+              sim::NetworkModeName(*mode), topo->nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
               sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
-  std::printf("%14s %-8s %-5s %3s %6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
-              "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
+  std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch",
+              "chunks", "proto", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
   for (int64_t size : sizes) {
     req.bytes = size;
     const auto wall_start = std::chrono::steady_clock::now();
@@ -184,14 +198,15 @@ int Collective(const Args& args) {
     const bool hier = r->shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
     const std::string algo =
         absl::StrCat(sim::AlgorithmName(r->shape.algorithm), r->shape.aggregated_rings ? "-agg" : "");
-    std::printf("%14lld %-8s %-5s %3d %6d %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
-                algo.c_str(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
-                r->shape.channels, r->shape.chunks, sim::TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
+    std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n",
+                static_cast<long long>(size), algo.c_str(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
+                r->shape.channels, r->shape.chunks, sim::ProtocolName(r->shape.protocol).data(), sim::TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
                 r->busbw_bytes_per_s / 1e9, r->shape.estimated_seconds * 1e6, static_cast<unsigned long long>(r->flows),
                 wall_ms);
     if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
-        std::printf("#   estimate %-8s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(), e.seconds * 1e6,
+        std::printf("#   estimate %-8s %-6s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(),
+                    sim::ProtocolName(e.protocol).data(), e.seconds * 1e6,
                     e.algorithm == r->shape.algorithm ? "  (chosen)" : "");
       }
     }

@@ -13,6 +13,7 @@
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
 #include "app/lib/fault_options.h"
+#include "app/lib/ideal_option.h"
 #include "app/lib/run_replan.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
@@ -33,7 +34,7 @@ const CommandInfo kInfo = {
     "run",
     "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--network max-min|contention-free]\n"
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
-    "           [--no-wall-time] [--fail-on-oom] [--quiet]\n"
+    "           [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
     "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]",
     "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
     "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
@@ -85,6 +86,7 @@ int Simulate(const Args& args) {
   double max_wall_seconds = 0;
   FaultOptions fault_options;
   std::string replan_planner;
+  bool ideal = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
       "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
@@ -102,6 +104,7 @@ int Simulate(const Args& args) {
       "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
       "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
       "plan", po::value(&plan_path)->required(), "plan file");
+  AddIdealOption(options, &ideal);
   po::positional_options_description positional;
   positional.add("plan", 1);
   po::variables_map vm;
@@ -131,6 +134,7 @@ int Simulate(const Args& args) {
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  ApplyIdealOption(ideal, &inputs->cluster);
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       sim::executor::BuildExecutionSetup(*inputs, mode);
   if (!setup.ok()) return ReportFailure(kInfo, setup.status());

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/layout.h"
+#include "sim/collectives/nccl_model.h"
 #include "sim/collectives/primitives.h"
 
 namespace hetsim::sim {
@@ -64,10 +65,28 @@ Ready AppendAnyRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t
   return AppendRing(g, ranks, bytes, steps, chunks, segment_offset, flow_key, start);
 }
 
+absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
+                                             const CollectiveRequest& req, CollectiveAlgorithm algorithm,
+                                             topology::NcclProtocol protocol);
+
 }  // namespace
 
 absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, topology::Router& router,
-                                         const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
+                                         const CollectiveRequest& req, CollectiveAlgorithm algorithm,
+                                         topology::NcclProtocol protocol) {
+  absl::StatusOr<CollectiveShape> s = ShapeOnLinks(topology, router, req, algorithm, protocol);
+  if (!s.ok()) return s;
+  s->protocol = protocol;
+  s->launch_latency = LaunchLatency(topology, req.gpus);
+  s->estimated_seconds += TimeToSeconds(s->launch_latency);
+  return s;
+}
+
+namespace {
+
+absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
+                                             const CollectiveRequest& req, CollectiveAlgorithm algorithm,
+                                             topology::NcclProtocol protocol) {
   const std::vector<Ranks> nodes = GroupByNode(topology, req.gpus);
   const int64_t n = static_cast<int64_t>(req.gpus.size());
   const double bytes = static_cast<double>(req.bytes);
@@ -76,7 +95,7 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
   s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, nodes);
   s.chunks = req.chunks > 0 ? req.chunks : 1;
   s.ring_steps = req.ring_steps;
-  auto costs_of = [&](const std::vector<TransferPath>& paths) { return ConcurrentCosts(router, paths); };
+  auto costs_of = [&](const std::vector<TransferPath>& paths) { return ConcurrentCosts(router, paths, protocol); };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
       if (req.op == CollectiveOp::kBroadcast) {
@@ -204,24 +223,38 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
   return absl::InternalError("ShapeFor: unresolved algorithm");
 }
 
+// `algorithm` with the protocol of the smallest estimate.
+absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topology, topology::Router& router,
+                                                const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
+  std::optional<CollectiveShape> best;
+  for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
+    auto s = ShapeFor(topology, router, req, algorithm, p);
+    if (!s.ok()) return s.status();
+    if (!best.has_value() || s->estimated_seconds < best->estimated_seconds) best = *s;
+  }
+  return *best;
+}
+
+}  // namespace
+
 absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
                                         const CollectiveRequest& req) {
   ShapeChoice choice;
   if (req.algorithm != CollectiveAlgorithm::kAuto) {
-    auto s = ShapeFor(topology, router, req, req.algorithm);
+    auto s = FastestProtocol(topology, router, req, req.algorithm);
     if (!s.ok()) return s.status();
     choice.shape = *s;
-    choice.estimates.push_back({s->algorithm, s->estimated_seconds});
+    choice.estimates.push_back({s->algorithm, s->estimated_seconds, s->protocol});
     return choice;
   }
   double best = std::numeric_limits<double>::infinity();
   for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
-    auto s = ShapeFor(topology, router, req, a);
+    auto s = FastestProtocol(topology, router, req, a);
     if (!s.ok()) {
       if (absl::IsInvalidArgument(s.status())) continue;  // not applicable to this group
       return s.status();
     }
-    choice.estimates.push_back({a, s->estimated_seconds});
+    choice.estimates.push_back({a, s->estimated_seconds, s->protocol});
     if (s->estimated_seconds < best) {
       best = s->estimated_seconds;
       choice.shape = *s;
@@ -299,6 +332,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
     case CollectiveAlgorithm::kAuto:
       break;
   }
+  if (topology.nccl_model()) g.SetNccl(s.protocol, s.launch_latency);
   return g;
 }
 

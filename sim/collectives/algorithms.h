@@ -22,12 +22,16 @@ struct CollectiveShape {
   // How rings run: kStepped, kAggregated, or kAuto (each ring by its length, see RingSteps).
   RingSteps ring_steps = RingSteps::kAuto;
   bool aggregated_rings = false;  // at least one ring of the graph runs aggregated
-  double estimated_seconds = 0;  // alpha-beta on the actual links
+  // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
+  topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
+  Time launch_latency = 0;
+  double estimated_seconds = 0;  // alpha-beta on the actual links, launch latency included
 };
 
 struct AlgorithmEstimate {
   CollectiveAlgorithm algorithm;
   double seconds;
+  topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;  // the fastest for this algorithm
 };
 
 struct ShapeChoice {
@@ -35,14 +39,16 @@ struct ShapeChoice {
   std::vector<AlgorithmEstimate> estimates;  // every algorithm considered, in AlgorithmsFor order
 };
 
-// Completes the shape of `algorithm` (not kAuto) for a validated request: the request's channels and
-// chunks when set, otherwise defaults (chunk counts minimize the estimate). InvalidArgument when the
-// algorithm cannot run on this group (hierarchical needs >= 2 nodes with equal GPU counts); NotFound
-// when a route is missing.
+// Completes the shape of `algorithm` (not kAuto) run with `protocol` for a validated request: the
+// request's channels and chunks when set, otherwise defaults (chunk counts minimize the estimate).
+// InvalidArgument when the algorithm cannot run on this group (hierarchical needs >= 2 nodes with
+// equal GPU counts); NotFound when a route is missing.
 absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, topology::Router& router,
-                                         const CollectiveRequest& request, CollectiveAlgorithm algorithm);
+                                         const CollectiveRequest& request, CollectiveAlgorithm algorithm,
+                                         topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
 
-// The request's algorithm, or for kAuto the one with the smallest estimate (ties: AlgorithmsFor order).
+// The request's algorithm, or for kAuto the one with the smallest estimate (ties: AlgorithmsFor order),
+// each with its fastest protocol (CandidateProtocols; ties: LL, LL128, Simple order).
 absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
                                         const CollectiveRequest& request);
 

@@ -8,6 +8,7 @@
 #define HETSIM_SIM_COLLECTIVES_COLLECTIVE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -59,6 +60,8 @@ struct CollectiveRequest {
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kAuto;
   // Rings (flat, and hierarchical's rings across nodes): stepped or aggregated.
   RingSteps ring_steps = RingSteps::kAuto;
+  // NCCL protocol (sim/collectives/nccl_model.h); nullopt = the fastest estimate. Ignored when ideal.
+  std::optional<topology::NcclProtocol> protocol;
 };
 
 // Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/collectives/nccl_model.h"
+
 namespace hetsim::sim {
 
 double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
@@ -37,8 +39,11 @@ double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double
   return latency_s + (n - 1) * bytes / n / bytes_per_s;
 }
 
-absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths) {
-  const auto& links = router.topology().links();
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
+                                                      topology::NcclProtocol protocol) {
+  const topology::Topology& topology = router.topology();
+  const auto& links = topology.links();
+  const double wire_per_byte = 1.0 / ProtocolBandwidthFraction(protocol);
   std::vector<const topology::Route*> routes;
   routes.reserve(paths.size());
   std::vector<int32_t> load(links.size(), 0);
@@ -55,6 +60,10 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, 
     for (topology::LinkId l : *r) {
       c.latency_s += sim::TimeToSeconds(links[l].latency);
       c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
+    }
+    if (topology.nccl_model()) {
+      c.latency_s += sim::TimeToSeconds(RouteStepLatency(topology, *r, protocol));
+      c.seconds_per_byte *= wire_per_byte;
     }
     costs.push_back(c);
   }

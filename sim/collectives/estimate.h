@@ -38,7 +38,10 @@ struct PathCost {
   double latency_s;
   double seconds_per_byte;  // max over the route's links of (transfers on the link) / capacity
 };
-absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths);
+// With the NCCL model (Topology::nccl_model()), protocol p adds its step latency to every route and
+// divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h).
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
+                                                      topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 

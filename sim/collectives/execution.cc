@@ -1,8 +1,20 @@
 #include "sim/collectives/execution.h"
 
+#include <cmath>
+#include <limits>
 #include <utility>
 
+#include "sim/collectives/nccl_model.h"
+
 namespace hetsim::sim {
+namespace {
+
+// OnEvent payload of the launch latency's end (transfer indices are int32).
+constexpr uint64_t kLaunchDone = std::numeric_limits<uint64_t>::max();
+
+Time SaturatingMultiply(int64_t times, Time t) { return t > 0 && times > kTimeMax / t ? kTimeMax : times * t; }
+
+}  // namespace
 
 CollectiveExecution::CollectiveExecution(Network* network, topology::Router* router, const TransferGraph* graph,
                                          std::function<void(Time)> on_done)
@@ -12,6 +24,9 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
   simulator_ = simulator;
   routes_.clear();
   route_latency_.clear();
+  step_latency_.clear();
+  const topology::Topology& topology = router_->topology();
+  wire_bytes_per_byte_ = graph_->nccl() ? 1.0 / ProtocolBandwidthFraction(graph_->protocol()) : 1.0;
   routes_.reserve(graph_->paths().size());
   route_latency_.reserve(graph_->paths().size());
   for (const TransferPath& p : graph_->paths()) {
@@ -21,6 +36,7 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
     Time latency = 0;
     for (LinkId l : routes_.back()) latency += network_->link(l).latency;
     route_latency_.push_back(latency);
+    step_latency_.push_back(graph_->nccl() ? RouteStepLatency(topology, routes_.back(), graph_->protocol()) : 0);
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
@@ -33,10 +49,19 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
     if (on_done_) on_done_(finish_time_);
     return absl::OkStatus();
   }
+  if (graph_->nccl() && graph_->launch_latency() > 0) {
+    simulator->ScheduleAfter(graph_->launch_latency(), this, kLaunchDone);
+    return absl::OkStatus();
+  }
+  LaunchRoots();
+  return absl::OkStatus();
+}
+
+void CollectiveExecution::LaunchRoots() {
+  const auto n = static_cast<TransferIndex>(graph_->size());
   for (TransferIndex t = 0; t < n; ++t) {
     if (graph_->num_deps(t) == 0) Launch(t);
   }
-  return absl::OkStatus();
 }
 
 void CollectiveExecution::Launch(TransferIndex t) {
@@ -46,21 +71,31 @@ void CollectiveExecution::Launch(TransferIndex t) {
     return;
   }
   const int32_t repeats = graph_->latency_repeats(t);
-  if (repeats > 1 && route_latency_[path] > 0) {
-    // Saturating (repeats - 1) x latency: an absurd latency ends at kTimeMax instead of wrapping.
-    const Time latency = route_latency_[path];
-    const Time extra = repeats - 1 > kTimeMax / latency ? kTimeMax : (repeats - 1) * latency;
+  // Saturating (repeats - 1) x latency + repeats x step latency: an absurd latency ends at kTimeMax
+  // instead of wrapping.
+  const Time wire = SaturatingMultiply(repeats - 1, route_latency_[path]);
+  const Time step = SaturatingMultiply(repeats, step_latency_[path]);
+  const Time extra = wire > kTimeMax - step ? kTimeMax : wire + step;
+  if (extra > 0) {
     simulator_->ScheduleAfter(extra, this, static_cast<uint64_t>(t));
     return;
   }
   StartFlow(t);
 }
 
-void CollectiveExecution::OnEvent(uint64_t payload) { StartFlow(static_cast<TransferIndex>(payload)); }
+void CollectiveExecution::OnEvent(uint64_t payload) {
+  if (payload == kLaunchDone) {
+    LaunchRoots();
+    return;
+  }
+  StartFlow(static_cast<TransferIndex>(payload));
+}
 
 void CollectiveExecution::StartFlow(TransferIndex t) {
   ++flows_;
-  network_->StartFlow(routes_[graph_->path_of(t)], graph_->bytes_of(t), this, static_cast<uint64_t>(t));
+  int64_t bytes = graph_->bytes_of(t);
+  if (wire_bytes_per_byte_ != 1.0) bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
+  network_->StartFlow(routes_[graph_->path_of(t)], bytes, this, static_cast<uint64_t>(t));
 }
 
 void CollectiveExecution::OnFlowCompleted(FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }

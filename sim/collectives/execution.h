@@ -17,7 +17,9 @@
 namespace hetsim::sim {
 
 // Joins (transfers without a path) complete at once; a transfer that repeats its route's latency k times
-// waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one).
+// waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one). A graph
+// run with an NCCL protocol (TransferGraph::nccl()) first waits its launch latency, every transfer
+// also waits k step latencies of its route, and moves bytes / ProtocolBandwidthFraction on the wire.
 class CollectiveExecution : private FlowObserver, private EventHandler {
  public:
   // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
@@ -36,6 +38,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
  private:
   void OnFlowCompleted(FlowId flow, uint64_t tag) override;
   void OnEvent(uint64_t payload) override;  // a delayed transfer's flow starts now
+  void LaunchRoots();  // the transfers that depend on nothing
   void Launch(TransferIndex t);
   void StartFlow(TransferIndex t);
   void Finish(TransferIndex t);
@@ -47,6 +50,8 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   Simulator* simulator_ = nullptr;
   std::vector<std::span<const LinkId>> routes_;  // per path
   std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
+  std::vector<Time> step_latency_;               // per path: the NCCL protocol's step latency (or 0)
+  double wire_bytes_per_byte_ = 1;               // 1 / ProtocolBandwidthFraction (1 without NCCL)
   std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
   size_t remaining_ = 0;
   bool started_ = false;

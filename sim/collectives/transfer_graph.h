@@ -41,6 +41,16 @@ class TransferGraph {
   TransferIndex AddJoin(std::span<const TransferIndex> deps) { return Add(kNoPath, 0, deps); }
   // Transfer `t` waits for its route's latency `repeats` (>= 1) times in all before its bytes flow.
   void SetLatencyRepeats(TransferIndex t, int32_t repeats);
+  // Runs the graph with NCCL protocol `protocol`: the execution scales bytes, adds the protocol's step
+  // latency to every route and waits `launch_latency` before the first transfer (nccl_model.h).
+  void SetNccl(topology::NcclProtocol protocol, Time launch_latency) {
+    nccl_ = true;
+    protocol_ = protocol;
+    launch_latency_ = launch_latency;
+  }
+  bool nccl() const { return nccl_; }
+  topology::NcclProtocol protocol() const { return protocol_; }
+  Time launch_latency() const { return launch_latency_; }
 
   size_t size() const { return bytes_.size(); }
   const std::vector<TransferPath>& paths() const { return paths_; }
@@ -65,6 +75,9 @@ class TransferGraph {
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
   std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)
   int64_t total_bytes_ = 0;
+  bool nccl_ = false;
+  topology::NcclProtocol protocol_ = topology::NcclProtocol::kSimple;
+  Time launch_latency_ = 0;
   mutable std::vector<int32_t> succ_begin_;
   mutable std::vector<TransferIndex> succ_;
 };
