@@ -131,6 +131,20 @@ TEST_CASE("fidelity: a collective case is predicted in nccl-tests' bus bandwidth
   CHECK(c.error_percent() == Approx((c.predicted() - 240) / 240 * 100));
 }
 
+TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity-csv");
+  const auto r = Hetsim(dir, "fidelity " + kData + "/nccl.csv --json " + dir + "/r.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  v1::FidelityReport report;
+  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
+  REQUIRE(report.sets(0).cases_size() == 1);
+  const v1::FidelityCase& c = report.sets(0).cases(0);
+  CHECK(c.name() == "cluster-dgx-ideal all-reduce 1073741824 B 0-7");
+  CHECK(c.measured() == 240);
+  CHECK(c.predicted() == Approx(300).epsilon(0.01));
+}
+
 TEST_CASE("fidelity: sets that measure different quantities cannot share a chart", "[fidelity]") {
   const std::string dir = hetsim::testing::SweepFolder("fidelity-units");
   const auto r = Hetsim(dir, "fidelity " + kData + "/hand.pbtxt " + kData + "/collective.pbtxt --chart " + dir +

@@ -5,8 +5,13 @@
 #include <set>
 #include <system_error>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_problems.h"
@@ -96,12 +101,71 @@ void ResolvePaths(v1::ValidationSet& set, absl::string_view file) {
   }
 }
 
+// The colleague format of validation/nccl/measured.csv (validation/README.md): '#' comments, a header
+// naming the columns, then cluster,op,bytes,gpus,busbw_gbytes_per_s,source rows, gpus a range "a-b"
+// or one id. Each row becomes a collective case named "<cluster file stem> <op> <bytes> B <gpus>".
+absl::Status ParseCollectiveCsv(absl::string_view path, v1::ValidationSet* set) {
+  absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  const std::vector<std::string> kColumns = {"cluster", "op", "bytes", "gpus", "busbw_gbytes_per_s", "source"};
+  bool header = false;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    ++line_number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || absl::StartsWith(line, "#")) continue;
+    const std::vector<std::string> fields = absl::StrSplit(line, ',');
+    auto bad = [&](absl::string_view column, absl::string_view problem) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s: %s", path, line_number, column, problem));
+    };
+    if (!header) {
+      if (fields != kColumns) return bad("header", absl::StrCat("expected \"", absl::StrJoin(kColumns, ","), "\""));
+      header = true;
+      continue;
+    }
+    if (fields.size() != kColumns.size()) {
+      return bad("row", absl::StrFormat("%d fields, expected %d", fields.size(), kColumns.size()));
+    }
+    v1::ValidationCase* c = set->add_cases();
+    v1::ValidationCollective* col = c->mutable_collective();
+    col->set_cluster(fields[0]);
+    col->set_op(fields[1]);
+    uint64_t bytes = 0;
+    if (!absl::SimpleAtoi(fields[2], &bytes)) return bad("bytes", absl::StrCat("\"", fields[2], "\" is not a size in bytes"));
+    col->set_bytes(bytes);
+    const std::vector<std::string> ends = absl::StrSplit(fields[3], absl::MaxSplits('-', 1));
+    uint32_t first = 0, last = 0;
+    if (!absl::SimpleAtoi(ends[0], &first) || (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &last))) {
+      return bad("gpus", absl::StrCat("\"", fields[3], "\" is not a GPU id or a range a-b"));
+    }
+    if (ends.size() == 1) last = first;
+    if (last < first) return bad("gpus", absl::StrCat("\"", fields[3], "\" is an empty range"));
+    col->set_first_gpu(first);
+    col->set_num_gpus(last - first + 1);
+    double busbw = 0;
+    if (!absl::SimpleAtod(fields[4], &busbw)) {
+      return bad("busbw_gbytes_per_s", absl::StrCat("\"", fields[4], "\" is not a number"));
+    }
+    col->set_measured_bus_bandwidth_gbytes_per_s(busbw);
+    c->set_source(fields[5]);
+    c->set_name(absl::StrFormat("%s %s %d B %s", std::filesystem::path(fields[0]).stem().string(), fields[1], bytes,
+                                fields[3]));
+  }
+  if (!header) return absl::InvalidArgumentError(absl::StrCat(path, ": no header line"));
+  set->set_name(std::filesystem::path(std::string(path)).parent_path().filename().string());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedValidationSet> LoadValidationSet(absl::string_view path) {
   LoadedValidationSet out;
   out.path = std::string(path);
-  if (absl::Status s = proto::Load(path, &out.set); !s.ok()) return s;
+  if (absl::EndsWith(path, ".csv")) {
+    if (absl::Status s = ParseCollectiveCsv(path, &out.set); !s.ok()) return s;
+  } else if (absl::Status s = proto::Load(path, &out.set); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = ValidateSet(out.set, path); !s.ok()) return s;
   ResolvePaths(out.set, path);
   return out;

@@ -19,7 +19,9 @@ struct LoadedValidationSet {
   hetsim::v1::ValidationSet set;
 };
 
-// Reads and validates one set file. Every problem is reported at once, as
+// Reads and validates one set file: a ValidationSet in any encoding, or (a .csv file) the nccl-tests
+// list of validation/nccl/measured.csv, whose rows become collective cases with no bounds (CSV errors
+// name the line and column: "measured.csv:7: bytes: ..."). Every problem is reported at once, as
 // "<file>: cases[3].training_run.measured_tflops_per_gpu: required (...)": cases are required, names
 // unique, each case has one measurement with its fields set, all cases of a set are of one kind
 // (their measurements are ranked together), bounds are finite and in [0, 1000] percent.
