@@ -30,6 +30,19 @@ using hetsim::testing::ReadFile;
 
 const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/fidelity_data";
 
+// `hetsim fidelity <file of tests/fidelity_data> --json`, which must succeed: the results.
+v1::FidelityReport FidelityJson(const std::string& file) {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity-json");
+  const auto r = Hetsim(dir, "fidelity " + kData + "/" + file + " --json " + dir + "/r.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  v1::FidelityReport report;
+  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
+  REQUIRE(report.sets_size() == 1);
+  REQUIRE(report.sets(0).cases_size() == 1);
+  return report;
+}
+
 }  // namespace
 
 TEST_CASE("fidelity: Kendall tau-b counts concordant and discordant pairs, ties excluded", "[fidelity]") {
@@ -119,12 +132,7 @@ TEST_CASE("fidelity: --check exits 1 and names every bound the set breaks", "[fi
 TEST_CASE("fidelity: a collective case is predicted in nccl-tests' bus bandwidth", "[fidelity]") {
   // 1 GiB all-reduce over the 8 GPUs of one ideal NVSwitch node (300 GB/s per GPU and direction): a
   // ring's bus bandwidth is the link rate less 14 step latencies of 1 us against ~6.3 ms, within 1%.
-  const std::string dir = hetsim::testing::SweepFolder("fidelity-collective");
-  const auto r = Hetsim(dir, "fidelity " + kData + "/collective.pbtxt --json " + dir + "/r.json");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  v1::FidelityReport report;
-  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
+  const v1::FidelityReport report = FidelityJson("collective.pbtxt");
   const v1::FidelityCase& c = report.sets(0).cases(0);
   CHECK(c.unit() == "GB/s bus bandwidth");
   CHECK(c.predicted() == Approx(300).epsilon(0.01));
@@ -132,13 +140,7 @@ TEST_CASE("fidelity: a collective case is predicted in nccl-tests' bus bandwidth
 }
 
 TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
-  const std::string dir = hetsim::testing::SweepFolder("fidelity-csv");
-  const auto r = Hetsim(dir, "fidelity " + kData + "/nccl.csv --json " + dir + "/r.json");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  v1::FidelityReport report;
-  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
-  REQUIRE(report.sets(0).cases_size() == 1);
+  const v1::FidelityReport report = FidelityJson("nccl.csv");
   const v1::FidelityCase& c = report.sets(0).cases(0);
   CHECK(c.name() == "cluster-dgx-ideal all-reduce 1073741824 B 0-7");
   CHECK(c.measured() == 240);
