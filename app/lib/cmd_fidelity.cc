@@ -29,8 +29,9 @@ constexpr int kExitBoundsNotMet = 1;
 const CommandInfo kInfo = {
     "fidelity",
     "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
-    "Predicts every case of the validation sets FILES (ValidationSet messages, validation/README.md; by\n"
-    "default the bundled set, every *.pbtxt of the source tree's validation/ folder) and compares the\n"
+    "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
+    "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
+    "source tree's validation/ folder) and compares the\n"
     "predictions with the published measurements: per case the measured and predicted value and the error\n"
     "(predicted - measured) / measured, > 0 when hetsim is optimistic; per set the mean absolute error\n"
     "(MAPE), the largest |error| and Kendall's tau-b of the predicted ranking against the measured one.\n"
