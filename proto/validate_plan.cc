@@ -72,8 +72,24 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   }
 }
 
+// Interleaved 1F1B cuts a stage's blocks into virtual_stages equal chunks, the embedding riding with
+// the first chunk and the head with the last (Megatron-LM's rule: its layers per pipeline stage,
+// which count blocks only, must divide by the virtual stages).
+void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const EdgeLayers& edges,
+                 int layer_count) {
+  const uint32_t v = VirtualStages(plan);
+  if (v <= 1 || s.num_layers() == 0) return;
+  const int blocks = StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers());
+  if (blocks == static_cast<int>(s.num_layers())) {
+    if (blocks % v != 0) p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", blocks, v);
+  } else if (blocks == 0 || blocks % v != 0) {
+    p.Add(at + "num_layers", "%d layers hold %d blocks (besides the embedding and head), not a positive multiple "
+          "of virtual_stages %d", s.num_layers(), blocks, v);
+  }
+}
+
 // Layers covered once and in order.
-void CheckLayers(Problems& p, const Plan& plan, int layer_count) {
+void CheckLayers(Problems& p, const Plan& plan, int layer_count, const EdgeLayers& edges) {
   int64_t next = 0;
   for (int i = 0; i < plan.stages_size(); ++i) {
     const Stage& s = plan.stages(i);
@@ -92,10 +108,7 @@ void CheckLayers(Problems& p, const Plan& plan, int layer_count) {
       p.Add(at + "num_layers", "%d layers from layer %d end at %d, past the model's %d layers", s.num_layers(),
             s.first_layer(), next, layer_count);
     }
-    const uint32_t v = VirtualStages(plan);
-    if (v > 1 && s.num_layers() % v != 0) {
-      p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", s.num_layers(), v);
-    }
+    CheckChunks(p, plan, s, at, edges, layer_count);
   }
   if (!plan.stages().empty() && next < layer_count) {
     p.Add(absl::StrFormat("stages[%d].num_layers", plan.stages_size() - 1),
@@ -331,7 +344,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
           batch / micro, plan.stages_size(), VirtualStages(plan), batch / micro * plan.stages_size() * VirtualStages(plan),
           limits::kMaxPipelineTasks);
   }
-  CheckLayers(p, plan, LayerCount(model));
+  CheckLayers(p, plan, LayerCount(model), ModelEdgeLayers(model));
   const auto islands = IndexIslands(cluster);
   const DType dtype = EffectiveDType(model);
   std::vector<bool> mesh_ok(plan.stages_size());

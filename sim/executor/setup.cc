@@ -12,6 +12,7 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "proto/layer_count.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::sim::executor {
@@ -268,12 +269,14 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
   }
 
   // Virtual stages: the model's layers dealt in order to k = chunk * S + stage, each stage keeping its
-  // plan's layer count cut into v near-equal chunks (pipeline::VirtualStageLayers).
+  // plan's layer count, its blocks cut into v chunks, the embedding in the first chunk and the head in
+  // the last (Megatron-LM's assignment, pipeline::VirtualStageLayers).
   const int K = S * v;
   setup->virtual_stages.resize(K);
   std::vector<int> stage_layers;
   for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
-  const std::vector<pipeline::LayerRange> ranges = pipeline::VirtualStageLayers(stage_layers, v);
+  const std::vector<pipeline::LayerRange> ranges =
+      pipeline::VirtualStageLayers(stage_layers, v, proto::ModelEdgeLayers(setup->inputs.model));
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < S; ++s) {
       const v1::Stage& st = plan.stages(s);

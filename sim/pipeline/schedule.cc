@@ -226,15 +226,22 @@ ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time
   return spec;
 }
 
-std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks) {
+std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
+                                           proto::EdgeLayers edges) {
   const int S = static_cast<int>(stage_num_layers.size());
   chunks = std::max(1, chunks);
   std::vector<LayerRange> ranges(static_cast<size_t>(S) * chunks);
+  if (S == 0) return ranges;
+  // The embedding layers stage 0 holds and the head layers the last stage holds.
+  std::vector<int> lead(S, 0), tail(S, 0);
+  lead[0] = std::clamp(edges.embedding, 0, stage_num_layers[0]);
+  tail[S - 1] = std::clamp(edges.head, 0, stage_num_layers[S - 1] - lead[S - 1]);
   int next = 0;
   for (int c = 0; c < chunks; ++c) {
     for (int s = 0; s < S; ++s) {
-      const int n = stage_num_layers[s];
-      const int size = n / chunks + (c < n % chunks ? 1 : 0);
+      const int blocks = stage_num_layers[s] - lead[s] - tail[s];
+      const int size = blocks / chunks + (c < blocks % chunks ? 1 : 0) + (c == 0 ? lead[s] : 0) +
+                       (c == chunks - 1 ? tail[s] : 0);
       ranges[static_cast<size_t>(c) * S + s] = {next, size};
       next += size;
     }

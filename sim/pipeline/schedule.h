@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 #include "sim/engine/time.h"
+#include "proto/layer_count.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
@@ -85,13 +86,19 @@ ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time
 
 // INTERLEAVED_1F1B: which model layers each virtual stage k = chunk * S + stage runs. The model's
 // layer sequence is dealt to virtual stages in order 0, 1, ..., K-1, and physical stage s keeps its
-// plan's layer count, cut into `chunks` near-equal chunks (the first num_layers % chunks chunks one
-// layer longer). Without interleaving (chunks == 1) this is the plan's own ranges.
+// plan's layer count. As in Megatron-LM, a stage's blocks (its layers other than the embedding and the
+// head, `edges`) are cut into `chunks` equal chunks; the embedding rides with the first chunk of stage
+// 0 (virtual stage 0) and the head with the last chunk of the last stage (virtual stage K-1). GPT-3
+// 175B on 8 stages of 3 chunks: 24 chunks of 4 blocks, the first with the embedding in front, the last
+// with the head behind. Blocks that do not divide (the validator refuses them; unvalidated callers
+// may pass them) give near-equal chunks, the first blocks % chunks one block longer. Without
+// interleaving (chunks == 1) this is the plan's own ranges.
 struct LayerRange {
   int first_layer = 0;
   int num_layers = 0;
 };
-std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks);
+std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
+                                           proto::EdgeLayers edges = {});
 
 // Per stage, the largest number of microbatches (chunk-microbatches when interleaved) whose forward
 // has run and whose backward has not, walking the stage's operation order: the activations the

@@ -1,0 +1,159 @@
+// `hetsim fidelity` on the hand-made set tests/fidelity_data/hand.pbtxt: one-GPU plans on ideal
+// hardware with measured stage times, so every prediction is a closed form. Model FLOPs per
+// iteration = 4 samples x (100 + 200) GFLOP = 1.2 TFLOP; an iteration is 4 x (f + b) ms, so
+// TFLOP/s per GPU = 1.2 / (4 (f + b) 1e-3) = 300 / (f + b in ms):
+//   case  f + b   predicted  measured  error
+//   a     2.5     120        100       +20%
+//   b     3.0     100        100         0%
+//   c     2.0     150        125       +20%
+//   d     2.4     125        150       -16.667%
+// MAPE = (20 + 0 + 20 + 16.667) / 4 = 14.1667%, max |error| 20% (a, the first of the two).
+// Kendall tau-b, measured (100, 100, 125, 150) against predicted (120, 100, 150, 125): of the 6 pairs,
+// (a,b) is tied in the measurement, (c,d) discordant, the other 4 concordant:
+// (4 - 1) / sqrt((6 - 1)(6 - 0)) = 3 / sqrt(30).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "app/lib/fidelity_predict.h"
+#include "app/lib/fidelity_stats.h"
+#include "proto/io.h"
+#include "sim/workload/model_cost.h"
+#include "tests/sweep_test_util.h"
+
+namespace {
+
+namespace v1 = hetsim::v1;
+using hetsim::testing::Hetsim;
+using hetsim::testing::ReadFile;
+
+const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/fidelity_data";
+
+// `hetsim fidelity <file of tests/fidelity_data> --json`, which must succeed: the results.
+v1::FidelityReport FidelityJson(const std::string& file) {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity-json");
+  const auto r = Hetsim(dir, "fidelity " + kData + "/" + file + " --json " + dir + "/r.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  v1::FidelityReport report;
+  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
+  REQUIRE(report.sets_size() == 1);
+  REQUIRE(report.sets(0).cases_size() == 1);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("fidelity: Kendall tau-b counts concordant and discordant pairs, ties excluded", "[fidelity]") {
+  using hetsim::app::KendallTauB;
+  CHECK(KendallTauB({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1.0));
+  CHECK(KendallTauB({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1.0));
+  CHECK(KendallTauB({100, 100, 125, 150}, {120, 100, 150, 125}) == Approx(3 / std::sqrt(30.0)));
+  // 3 values, one swap: C = 2, D = 1 over 3 pairs: 1/3.
+  CHECK(KendallTauB({1, 2, 3}, {1, 3, 2}) == Approx(1.0 / 3));
+  CHECK(KendallTauB({5}, {7}) == 0.0);
+  CHECK(KendallTauB({5, 5}, {1, 2}) == 0.0);  // no ranking in the measurement
+}
+
+TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation", "[fidelity]") {
+  // An independent count: the cost model's per-layer FLOPs with full recompute, over the 39.1B GPT.
+  v1::Model m;
+  m.set_dtype(v1::FP16);
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(48);
+  t->set_hidden_size(8192);
+  t->set_num_attention_heads(64);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  auto cost = hetsim::sim::workload::ModelCost::Create(m, "model");
+  REQUIRE(cost.ok());
+  const double per_sample = cost->HardwareFlopPerSample(0, 50, v1::RECOMPUTE_FULL);
+  CHECK(hetsim::app::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
+}
+
+TEST_CASE("fidelity: the hand-made set's predictions, errors, MAPE and tau", "[fidelity]") {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity");
+  const auto r = Hetsim(dir, "fidelity " + kData + "/hand.pbtxt --check --json " + dir + "/r.json --chart " + dir +
+                                 "/c.svg");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);  // bounds 15% / 25% hold
+  v1::FidelityReport report;
+  REQUIRE(hetsim::proto::Load(dir + "/r.json", &report).ok());
+  REQUIRE(report.sets_size() == 1);
+  const v1::FidelitySet& set = report.sets(0);
+  REQUIRE(set.cases_size() == 4);
+  const double predicted[] = {120, 100, 150, 125}, error[] = {20, 0, 20, -100.0 / 6};
+  for (int i = 0; i < 4; ++i) {
+    INFO("case " << set.cases(i).name());
+    CHECK(set.cases(i).predicted() == Approx(predicted[i]).epsilon(1e-9));
+    CHECK(set.cases(i).error_percent() == Approx(error[i]).margin(1e-7));
+    CHECK(set.cases(i).unit() == "TFLOP/s per GPU");
+  }
+  CHECK(set.cases(0).predicted_time_ms() == Approx(10.0));
+  CHECK(set.mape_percent() == Approx((20 + 0 + 20 + 100.0 / 6) / 4));
+  CHECK(set.max_abs_error_percent() == Approx(20));
+  CHECK(set.worst_case() == "a");
+  CHECK(set.kendall_tau() == Approx(3 / std::sqrt(30.0)));
+  CHECK(set.violations().empty());
+  const std::string out = ReadFile(dir + "/stdout.txt");
+  CHECK_THAT(out, Catch::Contains("MAPE 14.17%"));
+  CHECK_THAT(out, Catch::Contains("Kendall tau 0.548"));
+  CHECK_THAT(out, Catch::Contains("bounds: MAPE <= 15%, every |error| <= 25%: met"));
+
+  // The chart: axes with units, the identity line and both bands, every case labelled; same bytes twice.
+  const std::string svg = ReadFile(dir + "/c.svg");
+  CHECK_THAT(svg, Catch::StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK_THAT(svg, Catch::Contains("measured TFLOP/s per GPU"));
+  CHECK_THAT(svg, Catch::Contains("predicted TFLOP/s per GPU"));
+  CHECK_THAT(svg, Catch::Contains("predicted = measured"));
+  CHECK_THAT(svg, Catch::Contains("within 3%"));
+  CHECK_THAT(svg, Catch::Contains("within 6%"));
+  for (const char* name : {">a<", ">b<", ">c<", ">d<"}) CHECK_THAT(svg, Catch::Contains(name));
+  REQUIRE(Hetsim(dir, "fidelity -q " + kData + "/hand.pbtxt --chart " + dir + "/c2.svg").exit_code == 0);
+  CHECK(ReadFile(dir + "/c2.svg") == svg);
+}
+
+TEST_CASE("fidelity: --check exits 1 and names every bound the set breaks", "[fidelity]") {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity-check");
+  // Bounds MAPE 10% and 18% per case: MAPE 14.17%, cases a and c at 20% break them, d (16.7%) does not.
+  auto r = Hetsim(dir, "fidelity " + kData + "/hand-tight.pbtxt --check");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("hand-tight.pbtxt: bounds not met: MAPE 14.17% > 10%"));
+  CHECK_THAT(r.err, Catch::Contains("bounds not met: case a: |error| 20.00% > 18%"));
+  CHECK_THAT(r.err, Catch::Contains("bounds not met: case c: |error| 20.00% > 18%"));
+  CHECK_THAT(r.err, !Catch::Contains("case d"));
+  // Without --check the same comparison is a report, not a failure.
+  r = Hetsim(dir, "fidelity " + kData + "/hand-tight.pbtxt");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(ReadFile(dir + "/stdout.txt"), Catch::Contains("NOT met (3)"));
+}
+
+TEST_CASE("fidelity: a collective case is predicted in nccl-tests' bus bandwidth", "[fidelity]") {
+  // 1 GiB all-reduce over the 8 GPUs of one ideal NVSwitch node (300 GB/s per GPU and direction): a
+  // ring's bus bandwidth is the link rate less 14 step latencies of 1 us against ~6.3 ms, within 1%.
+  const v1::FidelityReport report = FidelityJson("collective.pbtxt");
+  const v1::FidelityCase& c = report.sets(0).cases(0);
+  CHECK(c.unit() == "GB/s bus bandwidth");
+  CHECK(c.predicted() == Approx(300).epsilon(0.01));
+  CHECK(c.error_percent() == Approx((c.predicted() - 240) / 240 * 100));
+}
+
+TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
+  const v1::FidelityReport report = FidelityJson("nccl.csv");
+  const v1::FidelityCase& c = report.sets(0).cases(0);
+  CHECK(c.name() == "cluster-dgx-ideal all-reduce 1073741824 B 0-7");
+  CHECK(c.measured() == 240);
+  CHECK(c.predicted() == Approx(300).epsilon(0.01));
+}
+
+TEST_CASE("fidelity: sets that measure different quantities cannot share a chart", "[fidelity]") {
+  const std::string dir = hetsim::testing::SweepFolder("fidelity-units");
+  const auto r = Hetsim(dir, "fidelity " + kData + "/hand.pbtxt " + kData + "/collective.pbtxt --chart " + dir +
+                                 "/c.svg --json " + dir + "/r.json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--chart: the cases measure different quantities"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/c.svg"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/r.json"));
+  CHECK(ReadFile(dir + "/stdout.txt").empty());
+}

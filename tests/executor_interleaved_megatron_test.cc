@@ -1,0 +1,56 @@
+// A small GPT whose stages carry the embedding and the head, interleaved over 2 chunks: 3 layers per
+// stage, which 2 does not divide, so the plan was refused before Megatron's assignment. It now
+// validates, takes Megatron's chunks and runs.
+#include <catch2/catch.hpp>
+
+#include "google/protobuf/text_format.h"
+#include "sim/pipeline/dag.h"
+#include "tests/executor_test_util.h"
+
+namespace {
+
+namespace v1 = hetsim::v1;
+
+// 4 blocks on 2 stages of one GPU each (fast island nodes 0 and 1), 2 chunks, 4 microbatches.
+v1::Plan SmallInterleavedGpt() {
+  v1::Plan plan;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    name: "small-gpt-interleaved"
+    model {
+      name: "gpt-small"
+      dtype: FP16
+      transformer { num_layers: 4 hidden_size: 256 num_attention_heads: 4 seq_length: 128 vocab_size: 1000 }
+    }
+    global_batch_size: 4
+    micro_batch_size: 1
+    schedule: INTERLEAVED_1F1B
+    virtual_stages: 2
+    stages { num_layers: 3 mesh { island: "fast" node_count: 1 gpus_per_node: 1 } }
+    stages { first_layer: 3 num_layers: 3 mesh { island: "fast" first_node: 1 node_count: 1 gpus_per_node: 1 } }
+  )pb",
+                                                        &plan));
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("interleaved: a GPT plan with the embedding and head on 3-layer stages runs in Megatron's chunks",
+          "[executor][interleaved]") {
+  v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 1, 100, 1000);
+  cluster.set_ideal(true);
+  const hetsim::proto::PlanInputs in = hetsim::testing::MakeInputs(cluster, SmallInterleavedGpt());
+  const auto setup = hetsim::testing::MakeSetup(in, hetsim::sim::NetworkMode::kContentionFree);
+  const auto& vs = setup->virtual_stages;
+  REQUIRE(vs.size() == 4);
+  // Layers: 0 embedding, 1..4 blocks, 5 head. One block per chunk; k = 0 adds the embedding, k = 3 the head.
+  const int first[] = {0, 2, 3, 4}, count[] = {2, 1, 1, 2};
+  for (int k = 0; k < 4; ++k) {
+    INFO("virtual stage " << k);
+    CHECK(vs[k].first_layer == first[k]);
+    CHECK(vs[k].num_layers == count[k]);
+  }
+  const auto run = hetsim::testing::MakeRun(*setup);
+  CHECK(run.pipeline_end > 0);
+  // Without contention the simulation is the DAG's longest path.
+  CHECK(run.pipeline_end == hetsim::sim::pipeline::AnalyzeLongestPath(*setup->dag, setup->durations).iteration_time);
+}
