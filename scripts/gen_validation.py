@@ -116,6 +116,13 @@ def plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp_
            f"schedule: {'INTERLEAVED_1F1B' if chunks > 1 else 'ONE_F_ONE_B'}"]
     if chunks > 1:
         out.append(f"virtual_stages: {chunks}")
+    # Megatron-LM of 2021 synchronised after every pipeline send/receive (p2p_communication.py).
+    if pp > 1:
+        out.append("blocking_p2p: true")
+    # The artifact's DDP=torch (models up to 18.4B) overlaps bucketed all-reduces (PyTorch's default
+    # 25 MiB buckets) with the backward; DDP=local (39.1B and up) all-reduces after it.
+    if params <= 18.4:
+        out += ["overlap_grad_reduce: true", f"grad_bucket_bytes: {25 * 1024 * 1024}"]
     first = 0
     for s, n in enumerate(stage_layers(blocks, pp)):
         out += ["stages {"]

@@ -387,6 +387,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
   spec.h1f1b = setup->h1f1b;
   absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(spec, plan_file);
   if (!schedule.ok()) return schedule.status();
+  schedule->blocking_p2p = plan.blocking_p2p();
   setup->dag = std::make_unique<pipeline::PipelineDag>(*schedule);
 
   pipeline::UniformCosts costs;

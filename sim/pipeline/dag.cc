@@ -64,6 +64,7 @@ PipelineDag::PipelineDag(const PipelineSchedule& schedule)
   for (int s = 0; s < S; ++s) {
     std::fill(last_transfer_to.begin(), last_transfer_to.end(), -1);
     std::vector<NodeId>& order = stage_compute_order_[s];
+    NodeId pending_send = -1;  // blocking_p2p: the transfer the stage's next operation waits for
     order.reserve(schedule.ops[s].size());
     for (const PipelineOp& op : schedule.ops[s]) {
       const int k = op.chunk * S + s;
@@ -76,6 +77,8 @@ PipelineDag::PipelineDag(const PipelineSchedule& schedule)
         if (k > 0) transfer = CommBackward(op.microbatch, k - 1);
       }
       if (!order.empty()) add(order.back(), compute_node, EdgeKind::kComp);
+      if (pending_send >= 0) add(pending_send, compute_node, EdgeKind::kSync);
+      pending_send = schedule.blocking_p2p ? transfer : -1;
       order.push_back(compute_node);
       if (transfer >= 0) {
         NodeId& last = last_transfer_to[nodes_[transfer].peer_stage];

@@ -12,6 +12,7 @@
 //            producers run on the sending stage (CF(.,s) in F order, CB(.,s) in B order)
 //   E_dep    F(i,k) -> CF(i,k) -> F(i,k+1);  B(i,k+1) -> CB(i,k) -> B(i,k);  F(i,K-1) -> B(i,K-1)
 //   E_sink   terminal nodes -> sink
+//   E_sync   with blocking_p2p: a stage's transfer -> the stage's next compute node (the sender waits)
 // Every edge u -> v means finish-to-start: start(v) >= start(u) + duration(u) (HAPT Eq. 3).
 //
 // Node ids are dense int32 indices with O(1) lookup by (kind, microbatch, virtual stage), so the
@@ -36,7 +37,7 @@ using NodeId = int32_t;
 enum class NodeKind : uint8_t { kForward, kBackward, kCommForward, kCommBackward, kSink };
 absl::string_view NodeKindName(NodeKind kind);  // "F", "B", "CF", "CB", "sink"
 
-enum class EdgeKind : uint8_t { kComp, kComm, kDep, kSink };
+enum class EdgeKind : uint8_t { kComp, kComm, kDep, kSink, kSync };
 
 struct DagNode {
   NodeKind kind;

@@ -70,6 +70,8 @@ struct PipelineSchedule {
   int virtual_stages = 1;
   std::vector<int> warmup_forwards;             // per stage, as executed
   std::vector<std::vector<PipelineOp>> ops;     // per stage, in execution order
+  // A stage's next operation waits for the send its previous operation issued (Plan.blocking_p2p).
+  bool blocking_p2p = false;
 
   int num_virtual_stages() const { return num_stages * virtual_stages; }
 };
