@@ -16,6 +16,7 @@ int RunValidate(const Args& args);    // cmd_validate.cc
 int RunRun(const Args& args);         // cmd_run.cc
 int RunSweep(const Args& args);       // cmd_sweep.cc
 int RunSweepMerge(const Args& args);  // cmd_sweep_merge.cc
+int RunCalibrate(const Args& args);   // cmd_calibrate.cc
 
 }  // namespace hetsim::app
 

@@ -17,6 +17,7 @@ const std::vector<Command>& AllCommands() {
       {"run", "simulate one training iteration of a plan: report and trace", RunRun},
       {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
       {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},
+      {"calibrate", "fit the cluster's NCCL parameters to nccl-tests logs", RunCalibrate},
   };
   return kCommands;
 }
