@@ -166,9 +166,14 @@ bool Overlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_co
 void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
   const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s);
   const int64_t gpus = MeshGpuCount(s.mesh());
-  if (s.mesh().gpus_per_node() > 0 && s.mesh().gpus_per_node() % tp != 0) {
-    p.Add(at + "tensor_parallel", "%d does not divide the mesh's gpus_per_node %d (tensor parallelism stays in a node)",
-          tp, s.mesh().gpus_per_node());
+  // A TP group is `tp` consecutive GPUs of the mesh (node-major): within a node, or whole nodes when it
+  // spans several (its collectives then cross the inter-node fabric).
+  const uint32_t gpn = s.mesh().gpus_per_node();
+  if (gpn > 0 && gpn % tp != 0 && tp % gpn != 0) {
+    p.Add(at + "tensor_parallel",
+          "%d neither divides nor is a multiple of the mesh's gpus_per_node %d (a TP group is part of a node or "
+          "whole nodes)",
+          tp, gpn);
   } else if (int64_t{tp} * dp != gpus) {
     p.Add(at + "data_parallel", "tensor_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, dp,
           int64_t{tp} * dp, gpus);

@@ -88,3 +88,21 @@ TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collec
   bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps lumped", "--ring-steps: unknown mode \"lumped\"");
   bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps aggregated --chunks 4", "--chunks: 4 with aggregated ring steps");
 }
+
+TEST_CASE("hetsim collective: NCCL achieved bandwidth by default, line rate with --ideal", "[collectives][cli][nccl]") {
+  const std::string cluster = absl::StrCat(HETSIM_SOURCE_DIR, "/validation/nccl/cluster-dgx-a100-1node.pbtxt");
+  const Run nccl = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring");
+  const Run ideal = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring --ideal");
+  INFO(nccl.err << ideal.err);
+  REQUIRE(nccl.exit_code == 0);
+  REQUIRE(ideal.exit_code == 0);
+  CHECK_THAT(nccl.out, Catch::Contains("NCCL achieved bandwidth"));
+  CHECK_THAT(nccl.out, Catch::Contains(" Simple "));
+  CHECK_THAT(ideal.out, Catch::Contains("ideal (line rate)"));
+  const Run forced = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --proto LL");
+  REQUIRE(forced.exit_code == 0);
+  CHECK_THAT(forced.out, Catch::Contains(" LL "));
+  const Run bad = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1 --gpus 0-7 --proto LL64");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--proto: unknown protocol \"LL64\""));
+}

@@ -17,6 +17,7 @@ int RunRun(const Args& args);         // cmd_run.cc
 int RunSweep(const Args& args);       // cmd_sweep.cc
 int RunSweepMerge(const Args& args);  // cmd_sweep_merge.cc
 int RunFidelity(const Args& args);    // cmd_fidelity.cc
+int RunCalibrate(const Args& args);   // cmd_calibrate.cc
 
 }  // namespace hetsim::app
 

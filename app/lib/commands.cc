@@ -18,6 +18,7 @@ const std::vector<Command>& AllCommands() {
       {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
       {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},
       {"fidelity", "predict published measurements (validation/) and report the errors", RunFidelity},
+      {"calibrate", "fit the cluster's NCCL parameters to nccl-tests logs", RunCalibrate},
   };
   return kCommands;
 }

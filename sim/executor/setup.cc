@@ -65,13 +65,17 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
   return absl::OkStatus();
 }
 
+// Adds the list's collectives to `time` and `load`, and the tensor-parallel ones' time also to
+// `tensor_time` (what Plan.tp_comm_overlap may hide).
 absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
-                             const std::vector<workload::StageCollective>& list, Time& time,
+                             const std::vector<workload::StageCollective>& list, Time& time, Time& tensor_time,
                              std::vector<LinkLoad>& load) {
   for (const workload::StageCollective& c : list) {
+    const Time before = time;
     if (auto s = AddCollective(timer, ToSimOp(c.op), GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
+    if (c.group == workload::CollectiveGroup::kTensor) tensor_time += time - before;
   }
   return absl::OkStatus();
 }
@@ -330,15 +334,22 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
   for (int k = 0; k < K; ++k) {
     VirtualStageCost& vs = setup->virtual_stages[k];
     const StageLayout& l = setup->stages[k % S].layout;
-    if (auto s = CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
+    Time forward_tp = 0, backward_tp = 0;
+    if (auto s = CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time, forward_tp,
                                  vs.forward_link_load);
         !s.ok()) {
       return s;
     }
-    if (auto s = CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
+    if (auto s = CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time, backward_tp,
                                  vs.backward_link_load);
         !s.ok()) {
       return s;
+    }
+    // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
+    // they feed, hidden up to the pass's compute time (docs/cost-model.md).
+    if (plan.tp_comm_overlap()) {
+      vs.forward_hidden_comm_time = std::min(forward_tp, vs.cost.forward_time);
+      vs.backward_hidden_comm_time = std::min(backward_tp, vs.cost.backward_time);
     }
     if (plan.stages(k % S).zero_stage() == 3) {
       if (auto s = ZeroThreeGathers(timer, *setup->model, l, vs); !s.ok()) return s;

@@ -81,12 +81,16 @@ struct VirtualStageCost {
   // (see docs/metrics.md: the TP group's NVSwitch links carry nothing else).
   Time forward_collective_time = 0;
   Time backward_collective_time = 0;
+  // Plan.tp_comm_overlap: the part of the tensor-parallel collective time hidden behind the pass's
+  // compute (at most the TP collective time and at most the compute time); 0 otherwise.
+  Time forward_hidden_comm_time = 0;
+  Time backward_hidden_comm_time = 0;
   // The links those collectives load per microbatch (every replica's group, each as if alone; sorted
   // by link): the flows never run them, so the report adds them (collective_load.h).
   std::vector<LinkLoad> forward_link_load;
   std::vector<LinkLoad> backward_link_load;
-  Time forward_time() const { return cost.forward_time + forward_collective_time; }
-  Time backward_time() const { return cost.backward_time + backward_collective_time; }
+  Time forward_time() const { return cost.forward_time + forward_collective_time - forward_hidden_comm_time; }
+  Time backward_time() const { return cost.backward_time + backward_collective_time - backward_hidden_comm_time; }
 };
 
 // A data-parallel gradient synchronisation step of one stage: one collective per DP group, run

@@ -1,0 +1,90 @@
+// `hetsim calibrate LOG... --cluster C --out CALIBRATED [--fit-report FILE] [--island NAME]`: fits the
+// cluster's NCCL fabric parameters to nccl-tests logs and writes the calibrated cluster and a fit
+// report. Each input kind is a calibrate::CalibrationSource (calibrate/source.h).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "app/lib/cli.h"
+#include "app/lib/command_list.h"
+#include "calibrate/nccl_fit.h"
+#include "calibrate/nccl_log.h"
+#include "calibrate/report.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kInfo = {
+    "calibrate",
+    "hetsim calibrate LOG... --cluster CLUSTER --out CALIBRATED [--fit-report FILE] [--island NAME]",
+    "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
+    "Simple step latencies) to nccl-tests logs as they are printed (all_reduce_perf, all_gather_perf,\n"
+    "reduce_scatter_perf, sendrecv_perf, alltoall_perf): single-host logs fit the island's node type,\n"
+    "multi-host logs its inter-node fabric, by least squares on the relative time residual of every row\n"
+    "(out-of-place time). Each log runs on the first hosts x GPUs of the island (--island, default the\n"
+    "first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
+    "with --fit-report, the parameters and every point's residual with the MAPE. A malformed log exits 2\n"
+    "naming the file and line; nothing is written then."};
+
+int Calibrate(const Args& args) {
+  po::options_description options("options");
+  std::string cluster_path, out_path, report_path, island;
+  std::vector<std::string> logs;
+  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
+      "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
+      "island", po::value(&island)->value_name("NAME"), "island the logs ran on (default: the first)")(
+      "log", po::value(&logs)->required()->value_name("LOG"), "nccl-tests output log (repeatable)");
+  po::positional_options_description positional;
+  positional.add("log", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {
+    return ReportFailure(kInfo, f.status());
+  }
+
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  std::vector<calibrate::NcclLog> parsed;
+  for (const std::string& path : logs) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path);
+    if (!log.ok()) return ReportFailure(kInfo, log.status());
+    parsed.push_back(*std::move(log));
+  }
+  std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
+  sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
+  std::vector<calibrate::SourceFit> fits;
+  for (auto& source : sources) {
+    absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
+    if (!fit.ok()) return ReportFailure(kInfo, fit.status());
+    fits.push_back(*std::move(fit));
+  }
+  if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kInfo, s);
+  const std::string report = calibrate::FormatFitReport(fits);
+  if (!report_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
+  }
+  if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kInfo, s);
+  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs\n", cluster_path.c_str(), out_path.c_str(),
+              calibrate::MeanAbsolutePercentError(fits), logs.size());
+  for (const calibrate::SourceFit& f : fits) {
+    for (const calibrate::FittedParameter& p : f.parameters) {
+      std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCalibrate(const Args& args) {
+  return RunGuarded(kInfo, [&] { return Calibrate(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,186 @@
+// hetsim calibrate's nccl-tests part: the log parser on logs written the way nccl-tests prints them,
+// and the fit recovering a known NCCL profile from logs synthesised with it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <google/protobuf/text_format.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "calibrate/nccl_fit.h"
+#include "calibrate/nccl_log.h"
+#include "calibrate/report.h"
+#include "proto/io.h"
+#include "sim/collectives/simulate.h"
+#include "tests/collectives_star.h"
+
+namespace hetsim::calibrate {
+namespace {
+
+const std::string kData = absl::StrCat(HETSIM_SOURCE_DIR, "/tests/calibrate_data/");
+
+v1::Cluster DgxA100(int nodes) {
+  const std::string text = absl::StrFormat(R"pb(
+    name: "dgx-a100"
+    gpu_types { name: "a100" preset: "A100-80GB" }
+    node_types { name: "dgx" gpu_type: "a100" gpus_per_node: 8 intra_node_fabric: NVSWITCH
+                 intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: 700 }
+    islands { name: "a100" node_type: "dgx" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
+              nics_per_node: 8 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 130 }
+  )pb",
+                                           nodes);
+  v1::Cluster c;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
+  return c;
+}
+
+// nccl-tests' time column: %7.2f below 100 us, %7.1f below 10 ms, %7.0f above.
+std::string TimeColumn(double us) {
+  if (us >= 10000) return absl::StrFormat("%7.0f", us);
+  if (us >= 100) return absl::StrFormat("%7.1f", us);
+  return absl::StrFormat("%7.2f", us);
+}
+
+// A log of `op` over `hosts` x 8 GPUs of `cluster`, 8 B .. 1 GiB, as nccl-tests prints it, with the
+// times hetsim simulates.
+std::string SynthesizedLog(const v1::Cluster& cluster, sim::CollectiveOp op, int hosts) {
+  auto topo = topology::Topology::Build(cluster);
+  REQUIRE(topo.ok());
+  topology::Router router(*topo);
+  sim::CollectiveRequest req;
+  req.op = op;
+  req.gpus = testing::Range(8 * hosts);
+  std::string out =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n#\n# Using devices\n";
+  for (int r = 0; r < 8 * hosts; ++r) {
+    absl::StrAppendFormat(&out, "#  Rank %2d Group  0 Pid %6d on %11s device %2d [0x%02x] NVIDIA A100-SXM4-80GB\n", r,
+                          1000 + r, absl::StrFormat("node%02d", r / 8), r % 8, 16 * (r % 8));
+  }
+  out +=
+      "#\n#                                                              out-of-place                       in-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+      "(GB/s)\n";
+  for (int64_t bytes = 8; bytes <= (int64_t{1} << 30); bytes *= 2) {
+    req.bytes = bytes;
+    auto r = sim::SimulateCollective(*topo, router, req);
+    REQUIRE(r.ok());
+    const double us = sim::TimeToSeconds(r->time) * 1e6;
+    const double algbw = bytes / us / 1e3, busbw = r->busbw_bytes_per_s / 1e9;
+    absl::StrAppendFormat(&out, "%12d  %12d     float     sum      -1  %s  %6.2f  %6.2f      0  %s  %6.2f  %6.2f      0\n",
+                          bytes, bytes / 4, TimeColumn(us), algbw, busbw, TimeColumn(us), algbw, busbw);
+  }
+  out += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.3456 \n#\n";
+  return out;
+}
+
+TEST_CASE("calibrate: nccl-tests logs parse: test, ranks, hosts, rows", "[calibrate]") {
+  for (const auto& [file, op, ranks, hosts] :
+       {std::tuple{"all_reduce_perf_dgx_a100_1node.txt", sim::CollectiveOp::kAllReduce, 8, 1},
+        std::tuple{"all_gather_perf_dgx_a100_1node.txt", sim::CollectiveOp::kAllGather, 8, 1},
+        std::tuple{"all_reduce_perf_dgx_a100_2node.txt", sim::CollectiveOp::kAllReduce, 16, 2}}) {
+    INFO(file);
+    auto text = proto::ReadFileToString(kData + file);
+    REQUIRE(text.ok());
+    auto log = ParseNcclLog(*text, file);
+    INFO(log.status().message());
+    REQUIRE(log.ok());
+    CHECK(log->op == op);
+    CHECK(log->ranks == ranks);
+    CHECK(log->hosts == hosts);
+    REQUIRE(log->rows.size() == 28);  // 8 B .. 1 GiB, doubling
+    CHECK(log->rows.front().bytes == 8);
+    CHECK(log->rows.back().bytes == int64_t{1} << 30);
+  }
+}
+
+TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
+  const std::string head = "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] A100\n";
+  auto error = [&](const std::string& rows) { return std::string(ParseNcclLog(head + rows, "x.log").status().message()); };
+  CHECK(error("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00\n") ==
+        "x.log:3: expected a table row of 13 columns (size count type redop root time algbw busbw #wrong time algbw "
+        "busbw #wrong), got 12");
+  CHECK(error("  8  2  float  sum  -1  fast  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
+        "x.log:3: time: \"fast\" is not a positive time in us");
+  CHECK(ParseNcclLog("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00  0\n", "x.log").status().message() ==
+        "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and the "
+        "file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
+}
+
+TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within 1%", "[calibrate]") {
+  // The truth: far from the presets in every parameter.
+  v1::Cluster truth = DgxA100(2);
+  v1::NcclFabric* nv = truth.mutable_node_types(0)->mutable_nccl();
+  nv->set_bandwidth_efficiency(0.70);
+  nv->set_launch_latency_ns(11000);
+  nv->set_ll_step_latency_ns(450);
+  nv->set_ll128_step_latency_ns(900);
+  nv->set_simple_step_latency_ns(2500);
+  v1::NcclFabric* ib = truth.mutable_islands(0)->mutable_nccl();
+  ib->set_bandwidth_efficiency(0.90);
+  ib->set_launch_latency_ns(16000);
+  ib->set_ll_step_latency_ns(1800);
+  ib->set_ll128_step_latency_ns(2600);
+  ib->set_simple_step_latency_ns(5000);
+  std::vector<NcclLog> logs;
+  for (const auto& [op, hosts, name] : {std::tuple{sim::CollectiveOp::kAllReduce, 1, "all_reduce_perf_1.txt"},
+                                        std::tuple{sim::CollectiveOp::kAllGather, 1, "all_gather_perf_1.txt"},
+                                        std::tuple{sim::CollectiveOp::kAllReduce, 2, "all_reduce_perf_2.txt"},
+                                        std::tuple{sim::CollectiveOp::kAllGather, 2, "all_gather_perf_2.txt"}}) {
+    auto log = ParseNcclLog(SynthesizedLog(truth, op, hosts), name);
+    REQUIRE(log.ok());
+    logs.push_back(*std::move(log));
+  }
+  v1::Cluster fitted = DgxA100(2);  // the presets
+  NcclTestsSource source(std::move(logs), "");
+  auto fit = source.Fit(fitted);
+  INFO(fit.status().message());
+  REQUIRE(fit.ok());
+  INFO(FormatFitReport({*fit}));
+  for (const auto& [got, want] : {std::pair{fitted.node_types(0).nccl(), *nv}, std::pair{fitted.islands(0).nccl(), *ib}}) {
+    CHECK(got.bandwidth_efficiency() == Approx(want.bandwidth_efficiency()).epsilon(0.01));
+    CHECK(got.launch_latency_ns() == Approx(want.launch_latency_ns()).epsilon(0.01));
+    CHECK(got.ll_step_latency_ns() == Approx(want.ll_step_latency_ns()).epsilon(0.01));
+    CHECK(got.ll128_step_latency_ns() == Approx(want.ll128_step_latency_ns()).epsilon(0.01));
+    CHECK(got.simple_step_latency_ns() == Approx(want.simple_step_latency_ns()).epsilon(0.01));
+  }
+  CHECK(MeanAbsolutePercentError({*fit}) < 0.5);
+}
+
+}  // namespace
+}  // namespace hetsim::calibrate
+
+namespace hetsim::calibrate {
+namespace {
+
+TEST_CASE("hetsim calibrate writes the calibrated cluster and the fit report", "[calibrate][cli]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / absl::StrCat("hetsim_calibrate_", ::getpid())).string();
+  std::filesystem::create_directories(dir);
+  const std::string cmd = absl::StrCat(
+      HETSIM_BINARY, " calibrate ", kData, "all_reduce_perf_dgx_a100_1node.txt ", kData,
+      "all_reduce_perf_dgx_a100_2node.txt --cluster ", HETSIM_SOURCE_DIR,
+      "/validation/nccl/cluster-dgx-a100-2node.pbtxt --out ", dir, "/calibrated.pbtxt --fit-report ", dir,
+      "/fit.txt >", dir, "/out.txt 2>&1");
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto report = proto::ReadFileToString(dir + "/fit.txt");
+  REQUIRE(report.ok());
+  CHECK_THAT(*report, Catch::Contains("node_types[0].nccl.bandwidth_efficiency"));
+  CHECK_THAT(*report, Catch::Contains("islands[0].nccl.simple_step_latency_ns"));
+  CHECK_THAT(*report, Catch::Contains("all_reduce_perf_dgx_a100_2node.txt:53 | all-reduce 1073741824 B on 16 GPUs"));
+  CHECK_THAT(*report, Catch::Contains("MAPE"));
+  v1::Cluster calibrated;
+  REQUIRE(proto::Load(dir + "/calibrated.pbtxt", &calibrated).ok());
+  CHECK(calibrated.node_types(0).nccl().bandwidth_efficiency() > 0);
+  CHECK(calibrated.islands(0).nccl().launch_latency_ns() > 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetsim::calibrate

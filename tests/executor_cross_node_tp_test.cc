@@ -1,0 +1,97 @@
+// Tensor parallelism across nodes (TP 16 on two 8-GPU DGX A100 nodes) and Plan.tp_comm_overlap: the
+// TP all-reduces run over the NICs at the closed form of the algorithm the estimate picks, and the
+// overlap hides them behind the pass's compute up to the compute time.
+#include <algorithm>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sim/collectives/estimate.h"
+#include "tests/executor_test_util.h"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::MakeInputs;
+using testing::MakeSetup;
+
+// Two DGX A100 (8 GPUs on NVSwitch at 300 GB/s, 700 ns GPU to GPU), 8 x 200 Gb/s NICs per node on one
+// switch (NIC wire 1000 ns, switch 130 ns). Ideal hardware: the closed forms are exact.
+constexpr char kCluster[] = R"pb(
+  name: "dgx-a100-2node" ideal: true
+  gpu_types { name: "a100" preset: "A100-80GB" }
+  node_types { name: "dgx" gpu_type: "a100" gpus_per_node: 8 intra_node_fabric: NVSWITCH
+               intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: 700 }
+  islands { name: "a100" node_type: "dgx" node_count: 2 fabric: INFINIBAND topology: SINGLE_SWITCH
+            nics_per_node: 8 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 130 }
+)pb";
+
+// One stage over both nodes, TP 16: a GPT block of hidden 4096, one sample of 2048 tokens.
+v1::Plan CrossNodePlan(bool overlap) {
+  v1::Plan plan;
+  const std::string text = R"pb(
+    name: "tp16"
+    model { name: "gpt" dtype: BF16 transformer { num_layers: 2 hidden_size: 4096 num_attention_heads: 32
+            seq_length: 2048 vocab_size: 51200 } }
+    global_batch_size: 4 micro_batch_size: 1 schedule: GPIPE
+    stages { first_layer: 0 num_layers: 4 tensor_parallel: 16 data_parallel: 1
+             mesh { island: "a100" node_count: 2 gpus_per_node: 8 } }
+  )pb";
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &plan));
+  plan.set_tp_comm_overlap(overlap);
+  return plan;
+}
+
+v1::Cluster DgxCluster() {
+  v1::Cluster c;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kCluster, &c));
+  return c;
+}
+
+// All-reduce of S bytes over the 16 GPUs, as the estimate chooses between the two closed forms:
+// - ring, one channel per NIC: each channel's ring (S/8) crosses the node boundary through its own
+//   200 Gb/s NIC, route latency 1000 + 1130 ns: 2(n-1) (a + S/8/n / 25 GB/s);
+// - hierarchical: ring reduce-scatter and all-gather of S inside each node (300 GB/s, 700 ns), ring
+//   all-reduce of S/8 across the two nodes per rail.
+double AllReduceSeconds(double bytes) {
+  const double nic = 25e9, nvlink = 300e9, a_nic = 2130e-9, a_nvl = 700e-9;
+  const double ring = RingAllReduceSeconds(16, bytes / 8, nic, a_nic);
+  const double hier = HierarchicalAllReduceSeconds(8, 2, bytes, nvlink, a_nvl, nic, a_nic);
+  return std::min(ring, hier);
+}
+
+TEST_CASE("cross-node TP: TP 16 on two 8-GPU nodes all-reduces over the NICs", "[executor][tp]") {
+  const auto setup = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), NetworkMode::kMaxMinFair);
+  const executor::VirtualStageCost& vs = setup->virtual_stages.at(0);
+  double expected = 0, all_nvlink = 0;
+  int all_reduces = 0;
+  for (const workload::StageCollective& c : vs.cost.forward_collectives) {
+    REQUIRE(c.op == workload::CollectiveOp::kAllReduce);  // no sequence parallelism
+    expected += c.count * AllReduceSeconds(static_cast<double>(c.bytes));
+    all_nvlink += c.count * RingAllReduceSeconds(16, static_cast<double>(c.bytes), 300e9, 700e-9);
+    all_reduces += c.count;
+  }
+  CHECK(all_reduces >= 2 * 2);  // Megatron: one after attention, one after the MLP, per block (+ embedding, head)
+  CHECK(TimeToSeconds(vs.forward_collective_time) == Approx(expected).epsilon(0.01));
+  // Slower than if the 16 GPUs shared one NVSwitch: part of the traffic crosses the 25 GB/s NICs.
+  CHECK(TimeToSeconds(vs.forward_collective_time) > 1.2 * all_nvlink);
+  CHECK(vs.forward_hidden_comm_time == 0);
+  CHECK(vs.forward_time() == vs.cost.forward_time + vs.forward_collective_time);
+}
+
+TEST_CASE("tp_comm_overlap hides the TP collectives behind the compute, up to the compute time", "[executor][tp]") {
+  const auto plain = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), NetworkMode::kMaxMinFair);
+  const auto overlapped = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(true)), NetworkMode::kMaxMinFair);
+  for (size_t k = 0; k < plain->virtual_stages.size(); ++k) {
+    const executor::VirtualStageCost& a = plain->virtual_stages[k];
+    const executor::VirtualStageCost& b = overlapped->virtual_stages[k];
+    CHECK(b.forward_collective_time == a.forward_collective_time);
+    CHECK(b.forward_hidden_comm_time == std::min(a.forward_collective_time, a.cost.forward_time));
+    CHECK(b.backward_hidden_comm_time == std::min(a.backward_collective_time, a.cost.backward_time));
+    CHECK(b.forward_time() == std::max(a.cost.forward_time, a.forward_collective_time));
+    CHECK(b.backward_time() == std::max(a.cost.backward_time, a.backward_collective_time));
+  }
+}
+
+}  // namespace
+}  // namespace hetsim::sim
