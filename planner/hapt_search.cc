@@ -13,7 +13,7 @@ namespace {
 constexpr int kParetoCapacity = 4;
 
 struct Entry {
-  sim::Time cost;
+  Time cost;
   int32_t n;          // launch count of the suffix's first stage
   int32_t src_state;  // -1: this stage is the last one
   int16_t src_entry;
@@ -82,7 +82,7 @@ HaptSearch::HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64
 void HaptSearch::BuildIndex() {
   const int L = static_cast<int>(layers_.size());
   index_.assign(static_cast<size_t>(num_islands_) * max_shapes_ * L, {});
-  std::vector<sim::Time> times;
+  std::vector<Time> times;
   for (int j = 0; j < num_islands_; ++j) {
     for (int s = 0; s < static_cast<int>(profiler_.shapes()[j].size()); ++s) {
       for (int k = 0; k < L; ++k) {
@@ -110,10 +110,10 @@ void HaptSearch::BuildIndex() {
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  times.erase(std::remove(times.begin(), times.end(), sim::Time{0}), times.end());
+  times.erase(std::remove(times.begin(), times.end(), Time{0}), times.end());
   if (options_.t_max_relative_gap > 0) {
-    std::vector<sim::Time> kept;
-    for (sim::Time t : times) {
+    std::vector<Time> kept;
+    for (Time t : times) {
       if (kept.empty() || static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
         kept.push_back(t);
       }
@@ -125,7 +125,7 @@ void HaptSearch::BuildIndex() {
   candidates_ = std::move(times);
 }
 
-int HaptSearch::Delta(sim::Time comm, sim::Time t_max) const {
+int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
     case hetsim::v1::EAGER_1F1B:
       return 2;
@@ -136,8 +136,8 @@ int HaptSearch::Delta(sim::Time comm, sim::Time t_max) const {
   }
 }
 
-sim::Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
-  sim::Time sum = 0, t_max = 0, cycle = 0;
+Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
+  Time sum = 0, t_max = 0, cycle = 0;
   for (const SearchedStage& s : stages) {
     sum += s.option.total() + 2 * s.comm_out;
     t_max = std::max(t_max, s.option.total());
@@ -146,7 +146,7 @@ sim::Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
   return sum + (microbatches_ - 1) * cycle;
 }
 
-std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* stats) const {
+std::optional<CandidatePlan> HaptSearch::Solve(Time t_max, SearchStats* stats) const {
   const ClusterModel& cluster = profiler_.cluster();
   const int L = static_cast<int>(layers_.size());
   const int I = num_islands_;
@@ -193,7 +193,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
             continue;
           }
           for (int j = 0; j < I; ++j) {
-            const sim::Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i], shape) : 0;
+            const Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i], shape) : 0;
             if (c > t_max) continue;
             const int delta = Delta(c, t_max);
             auto relax = [&](int src, int dst) {
@@ -235,7 +235,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
   }
   // Every island filled (Eq. 22).
   int best_state = -1, best_entry = -1;
-  sim::Time best = 0;
+  Time best = 0;
   for (int j = 0; j < I; ++j) {
     const int st = sid(0, j, (M - 1) & ~(1 << j), full_units_[j]);
     const Cell& cell = cells[st];
@@ -333,7 +333,7 @@ SearchResult HaptSearch::Run() {
   }
   if (start >= n) return result;
   stats.t_start = candidates_[start];
-  sim::Time best = solved[start]->objective;
+  Time best = solved[start]->objective;
   int best_index = start;
   stats.t_end = options_.bidirectional_pruning ? best / std::max<int64_t>(1, microbatches_ - 1) : candidates_.back();
   // T(t) >= (B - 1) t, so candidates above T(t_S) / (B - 1) cannot win.

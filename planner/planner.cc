@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
 #include "planner/candidates.h"
 #include "planner/plan_writer.h"
 #include "proto/layer_count.h"
@@ -64,19 +66,18 @@ absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterMode
   const double state_bytes = params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
   double hbm = 0;
   for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
-  const double gib = 1024.0 * 1024.0 * 1024.0;
   if (state_bytes > hbm) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: no plan fits: the model's %.3g parameters need %.1f GiB of weights, gradients and Adam states "
         "but the cluster has %.1f GiB of HBM in all (%.1f GiB missing before any activation)",
-        PlannerName(kind), params, state_bytes / gib, hbm / gib, (state_bytes - hbm) / gib));
+        PlannerName(kind), params, BytesToGib(state_bytes), BytesToGib(hbm), BytesToGib(state_bytes - hbm)));
   }
   return absl::FailedPreconditionError(absl::StrFormat(
       "%s: no plan fits: the model's states need %.1f GiB of the cluster's %.1f GiB of HBM, but no "
       "partition into stages (ZeRO <= 2, recompute, micro-batch sizes up to the limit) fits every GPU "
       "with the activations of its in-flight microbatches; add GPUs, use a smaller model, a smaller "
       "micro-batch, or another planner",
-      PlannerName(kind), state_bytes / gib, hbm / gib));
+      PlannerName(kind), BytesToGib(state_bytes), BytesToGib(hbm)));
 }
 
 }  // namespace
@@ -87,10 +88,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   PlanOutcome out;
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
-  absl::StatusOr<sim::workload::ModelCost> cost = sim::workload::ModelCost::Create(out.model, "model");
-  if (!cost.ok()) return cost.status();
-  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = ClusterModel::Create(request.cluster, cost->dtype());
-  if (!cluster.ok()) return cluster.status();
+  HETSIM_ASSIGN_OR_RETURN(sim::workload::ModelCost cost, sim::workload::ModelCost::Create(out.model, "model"));
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
   const int threads = request.threads > 0 ? request.threads
                                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
@@ -120,7 +119,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   std::optional<Prediction> best_prediction;
   uint64_t best_mbs = 0;
   for (uint64_t mbs : sizes) {
-    Profiler profiler(*cost, **cluster, mbs, profiler_options);
+    Profiler profiler(cost, *cluster, mbs, profiler_options);
     PlannerContext ctx{&profiler,
                        static_cast<int64_t>(request.global_batch_size / mbs),
                        request.layers,
@@ -154,15 +153,14 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     if (c->explicit_warmups) {
       for (const SearchedStage& s : c->stages) warmups.push_back(s.warmup);
     }
-    absl::StatusOr<Prediction> p = Predict(**cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, warmups);
-    if (!p.ok()) return p.status();
-    if (!best_prediction || p->iteration < best_prediction->iteration) {
+    HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(*cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, warmups));
+    if (!best_prediction || p.iteration < best_prediction->iteration) {
       best = std::move(c);
-      best_prediction = *p;
+      best_prediction = p;
       best_mbs = mbs;
     }
   }
-  if (!best) return Infeasible(*cost, **cluster, request.planner);
+  if (!best) return Infeasible(cost, *cluster, request.planner);
 
   PlanShape shape;
   shape.name = request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name())
@@ -176,14 +174,14 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;
-  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(**cluster, best->stages, shape);
+  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(*cluster, best->stages, shape);
   if (!plan.ok()) return plan.status();
   out.plan = *std::move(plan);
   // Distinct alternatives with their predictions (the top-k of `hetsim validate`).
   std::vector<std::string> seen;
   for (const std::vector<SearchedStage>& alt : best->alternatives) {
     if (out.alternatives.size() >= 64) break;
-    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(**cluster, alt, shape);
+    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(*cluster, alt, shape);
     if (!p.ok()) continue;
     const std::string bytes = p->SerializeAsString();
     if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
@@ -191,7 +189,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     if (best->explicit_warmups) {
       for (const SearchedStage& s : alt) warmups.push_back(s.warmup);
     }
-    absl::StatusOr<Prediction> pred = Predict(**cluster, alt, best_prediction->microbatches, best->schedule,
+    absl::StatusOr<Prediction> pred = Predict(*cluster, alt, best_prediction->microbatches, best->schedule,
                                               request.epsilon, warmups);
     if (!pred.ok()) continue;
     seen.push_back(bytes);

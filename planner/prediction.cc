@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
 
@@ -19,7 +20,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   spec.num_stages = S;
   spec.num_microbatches = static_cast<int>(microbatches);
   spec.warmup_forwards = explicit_warmups;
-  sim::Time sum = 0;
+  Time sum = 0;
   for (const SearchedStage& s : stages) {
     p.t_max = std::max(p.t_max, s.option.total());
     p.cycle = std::max({p.cycle, s.option.total(), s.comm_out});
@@ -30,10 +31,9 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   spec.h1f1b.epsilon = epsilon;
   p.eq13 = sum + (microbatches - 1) * p.cycle;
 
-  absl::StatusOr<pl::PipelineSchedule> sched = pl::BuildSchedule(spec, "planner");
-  if (!sched.ok()) return sched.status();
-  const std::vector<int> in_flight = pl::PeakInFlight(*sched);
-  pl::PipelineDag dag(*sched);
+  HETSIM_ASSIGN_OR_RETURN(pl::PipelineSchedule sched, pl::BuildSchedule(spec, "planner"));
+  const std::vector<int> in_flight = pl::PeakInFlight(sched);
+  pl::PipelineDag dag(sched);
   pl::UniformCosts costs;
   for (int i = 0; i < S; ++i) {
     costs.forward.push_back(stages[i].option.forward);
@@ -43,7 +43,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
       costs.comm_backward.push_back(stages[i].comm_out);
     }
   }
-  const std::vector<sim::Time> durations = pl::NodeDurations(dag, costs);
+  const std::vector<Time> durations = pl::NodeDurations(dag, costs);
   const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations);
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
@@ -56,7 +56,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     sp.backward = s.option.backward;
     sp.t = s.option.total();
     sp.comm = s.comm_out;
-    sp.warmup = sched->warmup_forwards[i];
+    sp.warmup = sched.warmup_forwards[i];
     sp.peak_bytes = s.option.PeakBytes(in_flight[i]);
     sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
     sp.grad_sync = s.option.grad_sync;

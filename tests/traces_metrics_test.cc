@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/executor/collective_load.h"
 #include "sim/collectives/simulate.h"
+#include "sim/executor/collective_load.h"
 #include "tests/executor_test_util.h"
 #include "traces/metrics.h"
 
@@ -107,7 +107,7 @@ TEST_CASE("report: NVLink carries the tensor-parallel all-gathers timed in close
 }
 
 TEST_CASE("collective load: another replica's group gets the load it would have alone", "[traces][metrics]") {
-  using hetsim::sim::CollectiveOp;
+  using hetsim::CollectiveOp;
   using hetsim::sim::executor::CollectiveTimer;
   using hetsim::sim::executor::LinkLoad;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);

@@ -7,7 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "topology/units.h"
+#include "base/units.h"
+#include "topology/limits.h"
 
 namespace hetsim::topology {
 
@@ -72,14 +73,14 @@ class Topology::Builder {
     t_.nic_down_.push_back(kNoLink);
     return static_cast<DeviceId>(t_.devices_.size() - 1);
   }
-  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, sim::Time latency, LinkClass cls) {
+  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
     const auto id = static_cast<LinkId>(t_.links_.size());
     t_.links_.push_back({src, dst, bytes_per_second, latency, cls});
     boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, t_.graph_);
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
-  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, sim::Time a_to_b, sim::Time b_to_a,
+  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a,
                    LinkClass cls) {
     const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
     AddLink(b, a, bytes_per_second, b_to_a, cls);
@@ -187,8 +188,8 @@ void Topology::Builder::BuildNodes(int32_t island) {
   const LinkClass intra_class = pcie ? LinkClass::kPcie : LinkClass::kNvlink;
   const double intra_bps = GbpsToBytesPerSecond(nt.intra_node_bandwidth_gbps());
   // The GPU-to-GPU latency is split over the two hops through the switch.
-  const sim::Time half_intra = sim::NanosecondsToTime(nt.intra_node_latency_ns()) / 2;
-  const sim::Time intra_rest = sim::NanosecondsToTime(nt.intra_node_latency_ns()) - half_intra;
+  const Time half_intra = NanosecondsToTime(nt.intra_node_latency_ns()) / 2;
+  const Time intra_rest = NanosecondsToTime(nt.intra_node_latency_ns()) - half_intra;
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
   const int32_t gpus = t_.island_gpus_per_node_[island];
   const int32_t nics = static_cast<int32_t>(isl.nics_per_node());
@@ -226,8 +227,8 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   if (nics.empty()) return {};
   const LinkClass cls = ClassOfFabric(isl.fabric());
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
-  const sim::Time wire = sim::NanosecondsToTime(isl.nic_latency_ns());
-  const sim::Time hop_from_switch = wire + sim::NanosecondsToTime(isl.switch_latency_ns());
+  const Time wire = NanosecondsToTime(isl.nic_latency_ns());
+  const Time hop_from_switch = wire + NanosecondsToTime(isl.switch_latency_ns());
   const double oversub = isl.oversubscription() >= 1 ? isl.oversubscription() : 1.0;
   const int32_t nodes = t_.island_node_count_[island];
   const int32_t nics_per_node = static_cast<int32_t>(isl.nics_per_node());
@@ -298,7 +299,7 @@ absl::Status Topology::Builder::Run() {
   for (int32_t i = 0; i < c.islands_size(); ++i) {
     const v1::Island& isl = c.islands(i);
     gateway[i] = AddDevice(DeviceKind::kGateway, i, -1, 0);
-    const sim::Time hop = sim::NanosecondsToTime(isl.nic_latency_ns() + isl.switch_latency_ns());
+    const Time hop = NanosecondsToTime(isl.nic_latency_ns() + isl.switch_latency_ns());
     for (DeviceId top : tops[i]) {
       AddDuplex(top, gateway[i], island_external_bps[i], hop, hop, ClassOfFabric(isl.fabric()));
     }
@@ -306,7 +307,7 @@ absl::Status Topology::Builder::Run() {
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const v1::InterIslandLink& l = c.inter_island_links(k);
     const auto [a, b] = ends[k];
-    const sim::Time lat = sim::NanosecondsToTime(l.latency_ns());
+    const Time lat = NanosecondsToTime(l.latency_ns());
     for (uint32_t p = 0; p < std::max<uint32_t>(1, l.count()); ++p) {
       AddDuplex(gateway[a], gateway[b], GbpsToBytesPerSecond(l.bandwidth_gbps()), lat, lat, ClassOfFabric(l.fabric()));
     }

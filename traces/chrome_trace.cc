@@ -5,17 +5,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "sim/pipeline/dag.h"
 
 namespace hetsim::traces {
 namespace {
 
-using sim::Time;
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
-using topology::GpuId;
 
 std::string Ts(Time t) { return absl::StrFormat("%d.%06d", t / 1000000, t % 1000000); }
 
@@ -93,12 +92,12 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
   return traced;
 }
 
-std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bool>& traced) {
+std::vector<LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bool>& traced) {
   const topology::Topology& topo = *setup.topology;
-  std::vector<sim::LinkId> links;
+  std::vector<LinkId> links;
   for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
     if (!traced[g]) continue;
-    for (topology::LinkId l : {topo.gpu_to_nic(g), topo.nic_to_gpu(g)}) {
+    for (LinkId l : {topo.gpu_to_nic(g), topo.nic_to_gpu(g)}) {
       if (l != topology::kNoLink) links.push_back(l);
     }
   }
@@ -106,7 +105,7 @@ std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vect
     const topology::Link& link = topo.links()[l];
     if (topo.devices()[link.src].kind == topology::DeviceKind::kGateway &&
         topo.devices()[link.dst].kind == topology::DeviceKind::kGateway) {
-      links.push_back(static_cast<sim::LinkId>(l));
+      links.push_back(static_cast<LinkId>(l));
     }
   }
   std::sort(links.begin(), links.end());
@@ -116,11 +115,11 @@ std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vect
 
 Time TraceSamplePeriod(const ExecutionSetup& setup) {
   const Time critical = sim::pipeline::AnalyzeLongestPath(*setup.dag, setup.durations).iteration_time;
-  return std::max<Time>(critical / 200, sim::kNanosecond);
+  return std::max<Time>(critical / 200, kNanosecond);
 }
 
 std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                            const std::vector<sim::LinkId>& sampled_links) {
+                            const std::vector<LinkId>& sampled_links) {
   const topology::Topology& topo = *setup.topology;
   const auto& dag = *setup.dag;
   const int S = setup.num_stages();
@@ -248,7 +247,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       const topology::GpuLocation loc = *topo.Locate(gpu);
       for (const auto& [t, bytes] : timeline) {
         w.Add(absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
-                              Ts(t), place[gpu].pid, static_cast<double>(bytes) / 1073741824.0));
+                              Ts(t), place[gpu].pid, BytesToGib(static_cast<double>(bytes))));
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
@@ -12,12 +13,8 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::Time;
-using sim::TimeToMilliseconds;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
-
-constexpr double kGiB = 1073741824.0;
 
 bool IsTransfer(NodeKind k) { return k == NodeKind::kCommForward || k == NodeKind::kCommBackward; }
 
@@ -112,7 +109,7 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   report.set_num_stages(S);
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));
 
-  const double seconds = sim::TimeToSeconds(r.iteration_time);
+  const double seconds = TimeToSeconds(r.iteration_time);
   const double samples = static_cast<double>(plan.global_batch_size());
   report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
   report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end));
@@ -172,17 +169,17 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     out->set_grad_sync_ms(TimeToMilliseconds(sync));
     out->set_optimizer_ms(TimeToMilliseconds(optimizer));
     out->set_idle_ms(std::max(0.0, TimeToMilliseconds(r.iteration_time - busy - exposure.stage[s] - sync - optimizer)));
-    out->set_peak_memory_gib(static_cast<double>(peak) / kGiB);
-    out->set_memory_capacity_gib(st.memory_capacity_bytes / kGiB);
-    out->set_param_memory_gib(static_cast<double>(states) / kGiB);
-    out->set_activation_memory_gib(static_cast<double>(peak - states) / kGiB);
+    out->set_peak_memory_gib(BytesToGib(static_cast<double>(peak)));
+    out->set_memory_capacity_gib(BytesToGib(st.memory_capacity_bytes));
+    out->set_param_memory_gib(BytesToGib(static_cast<double>(states)));
+    out->set_activation_memory_gib(BytesToGib(static_cast<double>(peak - states)));
     if (per_microbatch > 0) {
       out->set_num_microbatches_in_flight(static_cast<uint32_t>(
           (peak - states - (peak > states ? st.cost.memory.recompute_working_bytes : 0)) / per_microbatch));
     }
     if (static_cast<double>(peak) > st.memory_capacity_bytes) {
       out->set_oom(true);
-      out->set_oom_excess_gib((static_cast<double>(peak) - st.memory_capacity_bytes) / kGiB);
+      out->set_oom_excess_gib(BytesToGib(static_cast<double>(peak) - st.memory_capacity_bytes));
       report.set_oom(true);
     }
   }

@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
