@@ -4,6 +4,7 @@
 #include <numeric>
 #include <thread>
 
+#include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -137,13 +138,12 @@ int HaptSearch::Delta(Time comm, Time t_max) const {
 }
 
 Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
-  Time sum = 0, t_max = 0, cycle = 0;
+  std::vector<Time> t, c;
   for (const SearchedStage& s : stages) {
-    sum += s.option.total() + 2 * s.comm_out;
-    t_max = std::max(t_max, s.option.total());
-    cycle = std::max({cycle, s.option.total(), s.comm_out});
+    t.push_back(s.option.total());
+    c.push_back(s.comm_out);
   }
-  return sum + (microbatches_ - 1) * cycle;
+  return sim::pipeline::Eq13(t, c, microbatches_).iteration;
 }
 
 std::optional<CandidatePlan> HaptSearch::Solve(Time t_max, SearchStats* stats) const {

@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
+#include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::traces {
@@ -65,18 +66,6 @@ std::string MeshName(const v1::Mesh& m) {
 }
 
 }  // namespace
-
-double Eta(std::span<const double> compute_time, std::span<const double> peak_flop_per_s) {
-  double td_max = 0;
-  for (double t : compute_time) td_max = std::max(td_max, t);
-  double idle_weighted = 0, peak_sum = 0;
-  for (size_t i = 0; i < compute_time.size(); ++i) {
-    idle_weighted += (td_max - compute_time[i]) * peak_flop_per_s[i];
-    peak_sum += peak_flop_per_s[i];
-  }
-  if (td_max <= 0 || peak_sum <= 0) return 1.0;
-  return 1.0 - idle_weighted / (td_max * peak_sum);
-}
 
 double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s) {
   if (iteration_seconds <= 0 || sum_peak_flop_per_s <= 0) return 0;
@@ -184,7 +173,7 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     }
   }
   report.set_bubble_ratio(BubbleRatio(busy_ms, TimeToMilliseconds(r.pipeline_end)));
-  report.set_eta(Eta(device_busy, device_peak));
+  report.set_eta(sim::pipeline::Eta(device_busy, device_peak));
 
   // Per boundary: transfer time actually spent, and how much of it compute did not hide.
   std::vector<Time> transfer_total(setup.boundaries.size(), 0);
