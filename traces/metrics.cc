@@ -83,12 +83,16 @@ const char* NetworkModelDescription(sim::NetworkMode mode) {
   return mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
 }
 
-v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
-                       const ReportOptions& options) {
+namespace {
+
+using sim::executor::ExecutionResult;
+using sim::executor::ExecutionSetup;
+
+// Names, sizes, iteration time, throughput and MFU.
+void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& dag = *setup.dag;
   const v1::Plan& plan = setup.inputs.plan;
   const int S = setup.num_stages();
-  v1::Report report;
   report.set_plan_name(plan.name());
   report.set_cluster_name(setup.inputs.cluster.name());
   report.set_model_name(setup.model->name());
@@ -114,9 +118,13 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   for (const auto& st : setup.stages) peak_sum += st.peak_flop_per_s * static_cast<double>(st.layout.gpus.size());
   report.set_mfu(Mfu(model_flop, seconds, peak_sum));
   if (seconds > 0 && setup.num_gpus() > 0) report.set_model_tflops_per_gpu(model_flop / seconds / setup.num_gpus() / 1e12);
+}
 
-  // Per stage.
-  const Exposure exposure = ComputeExposure(setup, r);
+// Per stage: time breakdown and memory; then the bubble ratio and eta (HAPT Eq. 25) over them.
+void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {
+  const auto& dag = *setup.dag;
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = setup.num_stages();
   std::vector<double> busy_ms(S, 0);
   std::vector<double> device_busy, device_peak;
   for (int s = 0; s < S; ++s) {
@@ -174,8 +182,12 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   }
   report.set_bubble_ratio(BubbleRatio(busy_ms, TimeToMilliseconds(r.pipeline_end)));
   report.set_eta(sim::pipeline::Eta(device_busy, device_peak));
+}
 
-  // Per boundary: transfer time actually spent, and how much of it compute did not hide.
+// Per boundary: transfer time actually spent, and how much of it compute did not hide.
+void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure,
+                   v1::Report& report) {
+  const auto& dag = *setup.dag;
   std::vector<Time> transfer_total(setup.boundaries.size(), 0);
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     if (IsTransfer(dag.node(id).kind)) transfer_total[dag.node(id).virtual_stage] += r.node_finish[id] - r.node_start[id];
@@ -192,8 +204,10 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
                                                  : 1.0);
     out->set_link_class(std::string(topology::LinkClassName(bt.slowest_link_class)));
   }
+}
 
-  // Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
+// Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
+void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& links = setup.topology->links();
   const std::vector<sim::LinkCounters> link_counters = sim::executor::LinkCountersWithCollectives(setup, r);
   for (int c = 0; c < topology::kNumLinkClasses; ++c) {
@@ -220,7 +234,18 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     out->set_mean_utilization(used > 0 ? utilization_sum / used : 0);
     out->set_max_utilization(utilization_max);
   }
+}
 
+}  // namespace
+
+v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+                       const ReportOptions& options) {
+  v1::Report report;
+  AddIterationFigures(setup, r, report);
+  const Exposure exposure = ComputeExposure(setup, r);
+  AddStages(setup, r, exposure, report);
+  AddBoundaries(setup, r, exposure, report);
+  AddLinkClasses(setup, r, report);
   report.set_events_processed(r.events);
   report.set_flows(r.flows);
   if (options.wall_time_s) report.set_wall_time_s(*options.wall_time_s);
