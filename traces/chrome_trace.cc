@@ -118,18 +118,27 @@ Time TraceSamplePeriod(const ExecutionSetup& setup) {
   return std::max<Time>(critical / 200, kNanosecond);
 }
 
-std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                            const std::vector<LinkId>& sampled_links) {
-  const topology::Topology& topo = *setup.topology;
-  const auto& dag = *setup.dag;
-  const int S = setup.num_stages();
-  TraceWriter w;
+namespace {
 
-  // Processes and threads.
+// Where each traced GPU's rows go: its process (node) and threads, the network's process, and the
+// traced GPUs of each stage.
+struct TraceLayout {
+  std::vector<GpuPlace> place;
+  int network_pid = 0;
+  std::vector<std::vector<GpuId>> stage_gpus;
+};
+
+// Processes (one per node, one for the network) and threads (compute and comm per GPU), named.
+TraceLayout AddProcessesAndThreads(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
+  const int S = setup.num_stages();
+  TraceLayout layout;
   std::vector<int> node_base(topo.num_islands() + 1, 0);
   for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
-  const int network_pid = node_base.back() + 1;
-  std::vector<GpuPlace> place(traced.size());
+  layout.network_pid = node_base.back() + 1;
+  const int network_pid = layout.network_pid;
+  std::vector<GpuPlace>& place = layout.place;
+  place.resize(traced.size());
   std::vector<bool> named_process(node_base.back() + 2, false);
   for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
     if (!traced[g]) continue;
@@ -157,14 +166,22 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   w.Add(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
                         network_pid, network_pid));
 
-  std::vector<std::vector<GpuId>> stage_gpus(S);
+  std::vector<std::vector<GpuId>>& stage_gpus = layout.stage_gpus;
+  stage_gpus.resize(S);
   for (int s = 0; s < S; ++s) {
     for (GpuId g : setup.stages[s].layout.gpus) {
       if (traced[g]) stage_gpus[s].push_back(g);
     }
   }
+  return layout;
+}
 
-  // Compute.
+// Forward and backward passes on the compute thread of every traced GPU of their stage.
+void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const auto& dag = *setup.dag;
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   const bool interleaved = dag.num_virtual_stages() > S;
   for (int s = 0; s < S; ++s) {
     if (stage_gpus[s].empty()) continue;
@@ -185,8 +202,13 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       }
     }
   }
+}
 
-  // Boundary transfers: a send on the source GPU, a receive on the destination, an arrow between.
+// Boundary transfers: a send on the source GPU, a receive on the destination, an arrow between.
+void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                  const TraceLayout& layout, TraceWriter& w) {
+  const auto& dag = *setup.dag;
+  const auto& place = layout.place;
   uint64_t arrow = 0;
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const auto& node = dag.node(id);
@@ -220,8 +242,13 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       }
     }
   }
+}
 
-  // Gradient synchronisation and the optimizer step.
+// Gradient synchronisation and the optimizer step.
+void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   for (const auto& g : r.grad_syncs) {
     const std::string name = g.param_gather ? absl::StrFormat("param all-gather s%d", g.stage)
                                             : absl::StrFormat("grad sync s%d bucket %d", g.stage, g.step);
@@ -238,8 +265,14 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
                             place[gpu].compute_tid));
     }
   }
+}
 
-  // Memory per traced GPU.
+// Memory per traced GPU, as counters.
+void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   for (int s = 0; s < S; ++s) {
     if (stage_gpus[s].empty()) continue;
     const auto timeline = sim::executor::MemoryTimeline(setup, r, s);
@@ -251,8 +284,12 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       }
     }
   }
+}
 
-  // Busy share of the sampled links between consecutive samples.
+// Busy share of the sampled links between consecutive samples.
+void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<LinkId>& sampled_links,
+                    int network_pid, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
   const size_t L = sampled_links.size();
   for (size_t l = 0; l < L; ++l) {
     const topology::Link& link = topo.links()[sampled_links[l]];
@@ -266,7 +303,10 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
                             100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
     }
   }
+}
 
+// Pipeline end, iteration end (or failure) and every fault transition, as global instants.
+void AddMarkers(const ExecutionResult& r, int network_pid, TraceWriter& w) {
   if (!r.faults.failed || r.pipeline_end > 0) {
     w.Add(absl::StrFormat(R"({"name":"pipeline end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})", Ts(r.pipeline_end),
                           network_pid));
@@ -278,6 +318,20 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
     w.Add(absl::StrFormat(R"({"name":"fault %d %s","cat":"fault","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0,"args":{"fault":%d}})",
                           e.fault, e.what, Ts(e.at), network_pid, e.fault));
   }
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                            const std::vector<LinkId>& sampled_links) {
+  TraceWriter w;
+  const TraceLayout layout = AddProcessesAndThreads(setup, traced, w);
+  AddCompute(setup, r, layout, w);
+  AddTransfers(setup, r, traced, layout, w);
+  AddGradSyncAndOptimizer(setup, r, layout, w);
+  AddMemory(setup, r, layout, w);
+  AddLinkSamples(setup, r, sampled_links, layout.network_pid, w);
+  AddMarkers(r, layout.network_pid, w);
   return w.Finish();
 }
 
