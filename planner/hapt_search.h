@@ -102,7 +102,10 @@ class HaptSearch {
     Time fastest;
     const std::vector<StageOption>* options;
   };
+  struct DpTable;
   void BuildIndex();
+  void FillTable(Time t_max, DpTable& table) const;
+  std::optional<CandidatePlan> BestPlan(const DpTable& table, Time t_max) const;
   int Delta(Time comm, Time t_max) const;
   Time Score(const std::vector<SearchedStage>& stages) const;
 
