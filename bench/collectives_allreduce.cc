@@ -51,7 +51,7 @@ void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int3
   const int gpus = static_cast<int>(state.range(0));
   const auto topo = *topology::Topology::Build(FatTreeCluster(gpus / 8));
   sim::CollectiveRequest req;
-  req.op = sim::CollectiveOp::kAllReduce;
+  req.op = CollectiveOp::kAllReduce;
   req.gpus.resize(gpus);
   std::iota(req.gpus.begin(), req.gpus.end(), 0);
   req.bytes = int64_t{1} << 30;
@@ -77,10 +77,10 @@ void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int3
   state.counters["flows/s"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kIsRate);
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["flows"] = static_cast<double>(last.flows);
-  state.counters["sim_ms"] = sim::TimeToMilliseconds(last.time);
+  state.counters["sim_ms"] = TimeToMilliseconds(last.time);
   state.counters["busbw_GBps"] = last.busbw_bytes_per_s / 1e9;
   state.counters["chunks"] = last.shape.chunks;
-  state.counters["sim_us"] = sim::TimeToSeconds(last.time) * 1e6;
+  state.counters["sim_us"] = TimeToSeconds(last.time) * 1e6;
   state.counters["aggregated"] = last.shape.aggregated_rings ? 1 : 0;
   state.counters["inter_tree"] = last.shape.inter_node == sim::CollectiveAlgorithm::kTree ? 1 : 0;
   state.counters["maxrss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;

@@ -10,7 +10,7 @@
 namespace {
 
 using namespace hetsim::sim::pipeline;
-using hetsim::sim::Time;
+using hetsim::Time;
 
 PipelineSchedule H1F1BSchedule(int stages, int microbatches) {
   ScheduleSpec spec;

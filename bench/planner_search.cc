@@ -64,7 +64,7 @@ void Run(benchmark::State& state, int gpus, int blocks, int layers) {
       return;
     }
     state.counters["stages"] = out->plan.stages_size();
-    state.counters["iteration_ms"] = sim::TimeToMilliseconds(out->prediction.iteration);
+    state.counters["iteration_ms"] = TimeToMilliseconds(out->prediction.iteration);
     state.counters["dp_runs"] = static_cast<double>(out->search.dp_runs);
     state.counters["candidates"] = static_cast<double>(out->search.candidates);
   }

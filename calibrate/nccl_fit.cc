@@ -72,7 +72,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
       req.bytes = row.bytes;
       absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, req);
       if (!r.ok()) return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
-      out.seconds.push_back(sim::TimeToSeconds(r->time));
+      out.seconds.push_back(hetsim::TimeToSeconds(r->time));
       out.what.push_back(absl::StrFormat("%s %d B on %d GPUs (%d hosts)", sim::CollectiveOpName(log->op), row.bytes,
                                          log->ranks, log->hosts));
     }

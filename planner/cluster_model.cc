@@ -3,12 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
 #include "sim/collectives/estimate.h"
-#include "topology/units.h"
 
 namespace hetsim::planner {
-
-using sim::workload::CollectiveOp;
 
 std::vector<MeshShape> SubmeshShapes(int nodes, int gpus_per_node) {
   std::vector<MeshShape> shapes;
@@ -22,20 +21,18 @@ std::vector<MeshShape> SubmeshShapes(int nodes, int gpus_per_node) {
 
 namespace {
 
-absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, topology::GpuId a, topology::GpuId b) {
-  absl::StatusOr<const topology::Route*> route = router.GpuRoute(a, b);
-  if (!route.ok()) return route.status();
-  return LinkFigures{router.BottleneckBytesPerSecond(**route), router.Latency(**route)};
+absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuId b) {
+  HETSIM_ASSIGN_OR_RETURN(const topology::Route* route, router.GpuRoute(a, b));
+  return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim::v1::Cluster& cluster,
                                                                    hetsim::v1::DType dtype) {
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(cluster);
-  if (!topo.ok()) return topo.status();
+  HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
   std::unique_ptr<ClusterModel> model(new ClusterModel());
-  model->topology_ = std::make_unique<topology::Topology>(*std::move(topo));
+  model->topology_ = std::make_unique<topology::Topology>(std::move(topo));
   const topology::Topology& t = *model->topology_;
   topology::Router router(t);
   for (int i = 0; i < t.num_islands(); ++i) {
@@ -47,7 +44,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.nodes = t.num_nodes(i);
     im.gpus_per_node = t.gpus_per_node(i);
     const hetsim::v1::GpuType& gpu = t.gpu_type(i);
-    im.hbm_bytes = static_cast<int64_t>(gpu.hbm_gib() * 1024.0 * 1024.0 * 1024.0);
+    im.hbm_bytes = static_cast<int64_t>(GibToBytes(gpu.hbm_gib()));
     absl::StatusOr<sim::workload::GpuCompute> gc =
         sim::workload::GpuCompute::Create(gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()),
                                           cluster.ideal());
@@ -55,18 +52,15 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
     im.nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
-    im.node_nic_bytes_per_s = topology::GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
-    absl::StatusOr<topology::GpuId> g0 = t.GpuIdOf(i, 0, 0);
-    if (!g0.ok()) return g0.status();
+    im.node_nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
+    HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
     if (im.gpus_per_node > 1) {
-      absl::StatusOr<LinkFigures> f = RouteFigures(router, *g0, *g0 + 1);
-      if (!f.ok()) return f.status();
-      im.intra_node = *f;
+      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + 1));
+      im.intra_node = f;
     }
     if (im.nodes > 1) {
-      absl::StatusOr<LinkFigures> f = RouteFigures(router, *g0, *g0 + im.gpus_per_node);
-      if (!f.ok()) return f.status();
-      im.inter_node = *f;
+      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + im.gpus_per_node));
+      im.inter_node = f;
     }
     model->islands_.push_back(std::move(im));
   }
@@ -84,12 +78,9 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
       const IslandModel& ia = model->islands_[a];
       LinkFigures f;
       if (a != b) {
-        absl::StatusOr<topology::GpuId> ga = t.GpuIdOf(a, 0, 0), gb = t.GpuIdOf(b, 0, 0);
-        if (!ga.ok()) return ga.status();
-        if (!gb.ok()) return gb.status();
-        absl::StatusOr<LinkFigures> r = RouteFigures(router, *ga, *gb);
-        if (!r.ok()) return r.status();
-        f = *r;
+        HETSIM_ASSIGN_OR_RETURN(GpuId ga, t.GpuIdOf(a, 0, 0));
+        HETSIM_ASSIGN_OR_RETURN(GpuId gb, t.GpuIdOf(b, 0, 0));
+        HETSIM_ASSIGN_OR_RETURN(f, RouteFigures(router, ga, gb));
       } else {
         f = ia.nodes > 1 ? ia.inter_node : ia.intra_node;
       }
@@ -105,7 +96,7 @@ int ClusterModel::total_gpus() const {
   return total;
 }
 
-sim::Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender) const {
+Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender) const {
   const LinkFigures& f = BoundaryLink(from, to);
   if (bytes <= 0 || f.bytes_per_s <= 0) return 0;
   const IslandModel& im = islands_[from];
@@ -118,15 +109,15 @@ sim::Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape s
     paths = sender.gpus();
   }
   paths = std::max(1, std::min(paths, sender.gpus()));
-  return f.latency + sim::TransferTime(bytes, f.bytes_per_s * paths);
+  return f.latency + TransferTime(bytes, f.bytes_per_s * paths);
 }
 
-sim::Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
+Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
                                         const std::vector<sim::workload::StageCollective>& collectives) const {
   const IslandModel& im = islands_[island];
   const double bw = im.intra_node.bytes_per_s;
-  const double lat = sim::TimeToSeconds(im.intra_node.latency);
-  sim::Time total = 0;
+  const double lat = TimeToSeconds(im.intra_node.latency);
+  Time total = 0;
   for (const sim::workload::StageCollective& c : collectives) {
     if (tensor_parallel <= 1 || bw <= 0) continue;
     double seconds = 0;
@@ -141,26 +132,29 @@ sim::Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
       case CollectiveOp::kAllToAll:
         seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat);
         break;
+      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+      case CollectiveOp::kBroadcast:
+        break;
     }
-    total += static_cast<sim::Time>(c.count) * sim::SecondsToTime(seconds);
+    total += static_cast<Time>(c.count) * SecondsToTime(seconds);
   }
   return total;
 }
 
-sim::Time ClusterModel::GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const {
+Time ClusterModel::GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const {
   const int dp = shape.gpus() / std::max(1, tensor_parallel);
   if (dp <= 1 || bytes <= 0) return 0;
   const IslandModel& im = islands_[island];
-  const double intra_lat = sim::TimeToSeconds(im.intra_node.latency);
+  const double intra_lat = TimeToSeconds(im.intra_node.latency);
   if (shape.nodes == 1) {
-    return sim::SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
+    return SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
   }
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
   const double inter_bw = im.node_nic_bytes_per_s / shape.gpus_per_node;
   const int local = shape.gpus_per_node / std::max(1, tensor_parallel);
-  return sim::SecondsToTime(sim::HierarchicalAllReduceSeconds(
+  return SecondsToTime(sim::HierarchicalAllReduceSeconds(
       local, shape.nodes, bytes, std::max(1.0, im.intra_node.bytes_per_s), intra_lat, inter_bw,
-      sim::TimeToSeconds(im.inter_node.latency)));
+      TimeToSeconds(im.inter_node.latency)));
 }
 
 }  // namespace hetsim::planner

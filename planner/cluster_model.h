@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
 #include "topology/device_graph.h"
@@ -45,7 +45,7 @@ std::vector<MeshShape> SubmeshShapes(int nodes, int gpus_per_node);
 
 struct LinkFigures {
   double bytes_per_s = 0;  // bottleneck of the route
-  sim::Time latency = 0;   // whole route
+  Time latency = 0;   // whole route
 };
 
 struct IslandModel {
@@ -78,15 +78,15 @@ class ClusterModel {
   int total_gpus() const;
 
   // Activation transfer of `bytes` from a stage on `sender` of island `from` to one on island `to`.
-  sim::Time BoundaryTime(int from, int to, double bytes, MeshShape sender) const;
+  Time BoundaryTime(int from, int to, double bytes, MeshShape sender) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
 
   // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.
-  sim::Time CollectivesTime(int island, int tensor_parallel,
+  Time CollectivesTime(int island, int tensor_parallel,
                             const std::vector<sim::workload::StageCollective>& collectives) const;
   // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a
   // node, hierarchical (intra-node reduce-scatter, inter-node rings sharing the node's NICs) across.
-  sim::Time GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const;
+  Time GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const;
 
  private:
   ClusterModel() = default;

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <thread>
 
+#include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -13,7 +14,7 @@ namespace {
 constexpr int kParetoCapacity = 4;
 
 struct Entry {
-  sim::Time cost;
+  Time cost;
   int32_t n;          // launch count of the suffix's first stage
   int32_t src_state;  // -1: this stage is the last one
   int16_t src_entry;
@@ -82,7 +83,7 @@ HaptSearch::HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64
 void HaptSearch::BuildIndex() {
   const int L = static_cast<int>(layers_.size());
   index_.assign(static_cast<size_t>(num_islands_) * max_shapes_ * L, {});
-  std::vector<sim::Time> times;
+  std::vector<Time> times;
   for (int j = 0; j < num_islands_; ++j) {
     for (int s = 0; s < static_cast<int>(profiler_.shapes()[j].size()); ++s) {
       for (int k = 0; k < L; ++k) {
@@ -110,10 +111,10 @@ void HaptSearch::BuildIndex() {
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  times.erase(std::remove(times.begin(), times.end(), sim::Time{0}), times.end());
+  times.erase(std::remove(times.begin(), times.end(), Time{0}), times.end());
   if (options_.t_max_relative_gap > 0) {
-    std::vector<sim::Time> kept;
-    for (sim::Time t : times) {
+    std::vector<Time> kept;
+    for (Time t : times) {
       if (kept.empty() || static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
         kept.push_back(t);
       }
@@ -125,7 +126,7 @@ void HaptSearch::BuildIndex() {
   candidates_ = std::move(times);
 }
 
-int HaptSearch::Delta(sim::Time comm, sim::Time t_max) const {
+int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
     case hetsim::v1::EAGER_1F1B:
       return 2;
@@ -136,34 +137,52 @@ int HaptSearch::Delta(sim::Time comm, sim::Time t_max) const {
   }
 }
 
-sim::Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
-  sim::Time sum = 0, t_max = 0, cycle = 0;
+Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
+  std::vector<Time> t, c;
   for (const SearchedStage& s : stages) {
-    sum += s.option.total() + 2 * s.comm_out;
-    t_max = std::max(t_max, s.option.total());
-    cycle = std::max({cycle, s.option.total(), s.comm_out});
+    t.push_back(s.option.total());
+    c.push_back(s.comm_out);
   }
-  return sum + (microbatches_ - 1) * cycle;
+  return sim::pipeline::Eq13(t, c, microbatches_).iteration;
 }
 
-std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* stats) const {
-  const ClusterModel& cluster = profiler_.cluster();
-  const int L = static_cast<int>(layers_.size());
-  const int I = num_islands_;
-  const int M = 1 << I;
-  const int U = max_units_;
-  auto sid = [&](int k, int j, int mask, int uu) { return ((k * I + j) * M + mask) * U + uu; };
-  std::vector<Cell> cells(static_cast<size_t>(L) * I * M * U);
-  // Per (k, j, mask): the range of u with a non-empty cell, so that sources are scanned sparsely.
-  std::vector<int> lo(static_cast<size_t>(L) * I * M, U), hi(static_cast<size_t>(L) * I * M, -1);
-  auto touch = [&](int st) {
+// The DP table of one Solve: a Pareto cell per (first layer group k, island j of the stage that
+// starts there, mask of islands already filled by later stages, units u of island j used).
+struct HaptSearch::DpTable {
+  DpTable(int layers, int islands, int units)
+      : L(layers), I(islands), M(1 << islands), U(units), cells(static_cast<size_t>(L) * I * M * U),
+        lo(static_cast<size_t>(L) * I * M, U), hi(static_cast<size_t>(L) * I * M, -1) {}
+  int Id(int k, int j, int mask, int uu) const { return ((k * I + j) * M + mask) * U + uu; }
+  void Touch(int st) {
     const int row = st / U, uu = st % U;
     lo[row] = std::min(lo[row], uu);
     hi[row] = std::max(hi[row], uu);
-  };
-  int64_t transitions = 0, overflow = 0;
-  const bool aware = options_.communication_aware;
+  }
 
+  const int L, I, M, U;
+  std::vector<Cell> cells;
+  // Per (k, j, mask): the range of u with a non-empty cell, so that sources are scanned sparsely.
+  std::vector<int> lo, hi;
+  int64_t transitions = 0, overflow = 0;
+};
+
+std::optional<CandidatePlan> HaptSearch::Solve(Time t_max, SearchStats* stats) const {
+  DpTable table(static_cast<int>(layers_.size()), num_islands_, max_units_);
+  FillTable(t_max, table);
+  if (stats) {
+    stats->transitions += table.transitions;
+    stats->pareto_overflow += table.overflow;
+    ++stats->dp_runs;
+  }
+  return BestPlan(table, t_max);
+}
+
+// Fills the table from the last layer group back: a stage over groups k..i on a shape of island j2,
+// followed by the best suffixes starting at i + 1 (on the same island or, filling j2, another).
+void HaptSearch::FillTable(Time t_max, DpTable& t) const {
+  const ClusterModel& cluster = profiler_.cluster();
+  const int L = t.L, I = t.I, M = t.M;
+  const bool aware = options_.communication_aware;
   for (int k = L - 1; k >= 0; --k) {
     for (int j2 = 0; j2 < I; ++j2) {
       const int bit2 = 1 << j2;
@@ -186,41 +205,41 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
           if (i == L - 1) {
             const int o = pick(1);
             if (o < 0) continue;
-            ++transitions;
+            ++t.transitions;
             Entry x{opts[o].total(), 1, -1, 0, static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
-            if (!Insert(cells[sid(k, j2, 0, g)], x)) ++overflow;
-            touch(sid(k, j2, 0, g));
+            if (!Insert(t.cells[t.Id(k, j2, 0, g)], x)) ++t.overflow;
+            t.Touch(t.Id(k, j2, 0, g));
             continue;
           }
           for (int j = 0; j < I; ++j) {
-            const sim::Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i], shape) : 0;
+            const Time c = aware ? cluster.BoundaryTime(j2, j, boundary_bytes_[i], shape) : 0;
             if (c > t_max) continue;
             const int delta = Delta(c, t_max);
             auto relax = [&](int src, int dst) {
-              const Cell& from = cells[src];
+              const Cell& from = t.cells[src];
               for (int e = 0; e < from.count; ++e) {
                 const int launches = static_cast<int>(std::min<int64_t>(microbatches_, from.e[e].n + delta));
                 const int o = pick(launches);
                 if (o < 0) continue;
-                ++transitions;
+                ++t.transitions;
                 Entry x{from.e[e].cost + opts[o].total() + 2 * c, launches, src, static_cast<int16_t>(e),
                         static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
-                if (!Insert(cells[dst], x)) ++overflow;
-                touch(dst);
+                if (!Insert(t.cells[dst], x)) ++t.overflow;
+                t.Touch(dst);
               }
             };
             if (j == j2) {
               for (int mask = 0; mask < M; ++mask) {
                 if (mask & bit2) continue;
                 const int row = ((i + 1) * I + j2) * M + mask;
-                const int last = std::min(hi[row], full_units_[j2] - g);
-                for (int uu = std::max(1, lo[row]); uu <= last; ++uu) relax(sid(i + 1, j2, mask, uu), sid(k, j2, mask, uu + g));
+                const int last = std::min(t.hi[row], full_units_[j2] - g);
+                for (int uu = std::max(1, t.lo[row]); uu <= last; ++uu) relax(t.Id(i + 1, j2, mask, uu), t.Id(k, j2, mask, uu + g));
               }
             } else {
               const int bit = 1 << j;
               for (int mask = 0; mask < M; ++mask) {
                 if ((mask & bit2) || (mask & bit)) continue;
-                relax(sid(i + 1, j, mask, full_units_[j]), sid(k, j2, mask | bit, g));
+                relax(t.Id(i + 1, j, mask, full_units_[j]), t.Id(k, j2, mask | bit, g));
               }
             }
           }
@@ -228,17 +247,18 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
       }
     }
   }
-  if (stats) {
-    stats->transitions += transitions;
-    stats->pareto_overflow += overflow;
-    ++stats->dp_runs;
-  }
+}
+
+// The cheapest state with every island filled (Eq. 22), and its stages by backtracking.
+std::optional<CandidatePlan> HaptSearch::BestPlan(const DpTable& t, Time t_max) const {
+  const ClusterModel& cluster = profiler_.cluster();
+  const int L = t.L, I = t.I, M = t.M, U = t.U;
   // Every island filled (Eq. 22).
   int best_state = -1, best_entry = -1;
-  sim::Time best = 0;
+  Time best = 0;
   for (int j = 0; j < I; ++j) {
-    const int st = sid(0, j, (M - 1) & ~(1 << j), full_units_[j]);
-    const Cell& cell = cells[st];
+    const int st = t.Id(0, j, (M - 1) & ~(1 << j), full_units_[j]);
+    const Cell& cell = t.cells[st];
     for (int e = 0; e < cell.count; ++e) {
       if (best_state < 0 || cell.e[e].cost < best) {
         best = cell.e[e].cost;
@@ -252,7 +272,7 @@ std::optional<CandidatePlan> HaptSearch::Solve(sim::Time t_max, SearchStats* sta
   plan.objective = best + (microbatches_ - 1) * t_max;
   int st = best_state, en = best_entry;
   while (st >= 0) {
-    const Entry& x = cells[st].e[en];
+    const Entry& x = t.cells[st].e[en];
     const int k = st / (U * M * I);
     const int j = (st / (U * M)) % I;
     SearchedStage stage;
@@ -333,7 +353,7 @@ SearchResult HaptSearch::Run() {
   }
   if (start >= n) return result;
   stats.t_start = candidates_[start];
-  sim::Time best = solved[start]->objective;
+  Time best = solved[start]->objective;
   int best_index = start;
   stats.t_end = options_.bidirectional_pruning ? best / std::max<int64_t>(1, microbatches_ - 1) : candidates_.back();
   // T(t) >= (B - 1) t, so candidates above T(t_S) / (B - 1) cannot win.

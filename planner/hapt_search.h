@@ -28,10 +28,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/time.h"
 #include "planner/layers.h"
 #include "planner/profile.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::planner {
@@ -53,7 +53,7 @@ struct SearchedStage {
   int island = 0;
   MeshShape shape;
   StageOption option;
-  sim::Time comm_out = 0;  // c_i: boundary to the next stage (0 for the last)
+  Time comm_out = 0;  // c_i: boundary to the next stage (0 for the last)
   int warmup = 1;          // N_i
 };
 
@@ -64,23 +64,23 @@ struct SearchStats {
   int64_t index_entries = 0;       // feasible (stage, mesh) pairs in the sparse index
   int64_t transitions = 0;         // summed over DP runs
   int64_t pareto_overflow = 0;     // entries dropped because a state's Pareto set was full
-  sim::Time t_start = 0, t_end = 0;
+  Time t_start = 0, t_end = 0;
 };
 
 struct SearchResult {
   bool feasible = false;
   std::vector<SearchedStage> stages;
-  sim::Time t_max = 0;      // max_i t_i of the plan
-  sim::Time cycle = 0;      // max(t_max, max_i c_i): the steady-state period
-  sim::Time objective = 0;  // sum_i (t_i + 2 c_i) + (B - 1) cycle  (Eq. 13)
-  sim::Time candidate = 0;  // the t_max candidate whose DP produced the plan
-  sim::Time search_value = 0;  // T(candidate) = F + (B - 1) candidate (Eq. 22), what the search minimised
+  Time t_max = 0;      // max_i t_i of the plan
+  Time cycle = 0;      // max(t_max, max_i c_i): the steady-state period
+  Time objective = 0;  // sum_i (t_i + 2 c_i) + (B - 1) cycle  (Eq. 13)
+  Time candidate = 0;  // the t_max candidate whose DP produced the plan
+  Time search_value = 0;  // T(candidate) = F + (B - 1) candidate (Eq. 22), what the search minimised
   SearchStats stats;
 };
 
 // A scored plan of the DP at one t_max (used for top-k lists).
 struct CandidatePlan {
-  sim::Time objective = 0;
+  Time objective = 0;
   std::vector<SearchedStage> stages;
 };
 
@@ -91,20 +91,23 @@ class HaptSearch {
 
   SearchResult Run();
   // The DP at one t_max: the best plan or none.
-  std::optional<CandidatePlan> Solve(sim::Time t_max, SearchStats* stats) const;
+  std::optional<CandidatePlan> Solve(Time t_max, SearchStats* stats) const;
   // Best plans of distinct t_max candidates, best first (after Run()).
   const std::vector<CandidatePlan>& evaluated() const { return evaluated_; }
-  const std::vector<sim::Time>& candidates() const { return candidates_; }
+  const std::vector<Time>& candidates() const { return candidates_; }
 
  private:
   struct IndexEntry {
     int end;  // last planner layer of the stage
-    sim::Time fastest;
+    Time fastest;
     const std::vector<StageOption>* options;
   };
+  struct DpTable;
   void BuildIndex();
-  int Delta(sim::Time comm, sim::Time t_max) const;
-  sim::Time Score(const std::vector<SearchedStage>& stages) const;
+  void FillTable(Time t_max, DpTable& table) const;
+  std::optional<CandidatePlan> BestPlan(const DpTable& table, Time t_max) const;
+  int Delta(Time comm, Time t_max) const;
+  Time Score(const std::vector<SearchedStage>& stages) const;
 
   Profiler& profiler_;
   std::vector<LayerGroup> layers_;
@@ -118,7 +121,7 @@ class HaptSearch {
   int max_shapes_ = 0;
   std::vector<std::vector<IndexEntry>> index_;
   std::vector<double> boundary_bytes_;  // after planner layer i
-  std::vector<sim::Time> candidates_;
+  std::vector<Time> candidates_;
   std::vector<CandidatePlan> evaluated_;
 };
 

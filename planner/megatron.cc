@@ -51,7 +51,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
   const int total = cl.total_gpus();
   const int64_t B = ctx.microbatches;
   const IslandModel& ref = cl.island(0);
-  std::optional<std::tuple<sim::Time, int, int, int, int>> best_key;
+  std::optional<std::tuple<Time, int, int, int, int>> best_key;
   std::optional<PipelineCandidate> best;
   for (int pp = 1; pp <= std::min(total, model.num_layers()); ++pp) {
     if (total % pp != 0) continue;
@@ -83,7 +83,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
       for (int zero = 0; zero <= (dp > 1 ? 1 : 0); ++zero) {
         for (hetsim::v1::Recompute rc : {hetsim::v1::RECOMPUTE_NONE, hetsim::v1::RECOMPUTE_FULL}) {
           const IntraStageConfig cfg{tp, dp, zero, rc};
-          sim::Time sum = 0, t_max = 0;
+          Time sum = 0, t_max = 0;
           bool fits = true;
           PipelineCandidate cand;
           for (int s = 0; s < pp && fits; ++s) {
@@ -97,7 +97,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
               break;
             }
             const double bytes = prof.BoundaryBytes(first + count - 1);
-            const sim::Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes, ref_shape.value_or(shape_of[s])) : 0;
+            const Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes, ref_shape.value_or(shape_of[s])) : 0;
             sum += homo->total() + 2 * c_homo;
             t_max = std::max(t_max, homo->total());
             SearchedStage st;

@@ -1,6 +1,7 @@
 #include "planner/plan_reader.h"
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::planner {
@@ -43,16 +44,15 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
 }
 
 absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Plan& plan) {
-  absl::StatusOr<std::vector<SearchedStage>> stages = StagesOfPlan(profiler, plan);
-  if (!stages.ok()) return stages.status();
+  HETSIM_ASSIGN_OR_RETURN(std::vector<SearchedStage> stages, StagesOfPlan(profiler, plan));
   std::vector<int> warmups;
   bool any = false;
-  for (const SearchedStage& s : *stages) {
+  for (const SearchedStage& s : stages) {
     warmups.push_back(s.warmup);
     any = any || s.warmup > 0;
   }
   if (!any) warmups.clear();
-  return Predict(profiler.cluster(), *stages, proto::MicrobatchCount(plan), plan.schedule(),
+  return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(),
                  proto::H1f1bEpsilon(plan), warmups);
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::planner {
@@ -64,8 +65,7 @@ absl::StatusOr<std::vector<hetsim::v1::Mesh>> PlaceMeshes(const ClusterModel& cl
 
 absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                            const PlanShape& shape) {
-  absl::StatusOr<std::vector<hetsim::v1::Mesh>> meshes = PlaceMeshes(cluster, stages);
-  if (!meshes.ok()) return meshes.status();
+  HETSIM_ASSIGN_OR_RETURN(std::vector<hetsim::v1::Mesh> meshes, PlaceMeshes(cluster, stages));
   hetsim::v1::Plan plan;
   plan.set_name(shape.name);
   if (shape.model_path.empty()) {
@@ -82,7 +82,7 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
     hetsim::v1::Stage* out = plan.add_stages();
     out->set_first_layer(st.first_layer);
     out->set_num_layers(st.num_layers);
-    *out->mutable_mesh() = (*meshes)[s];
+    *out->mutable_mesh() = (meshes)[s];
     out->set_tensor_parallel(st.option.config.tensor_parallel);
     out->set_data_parallel(st.option.config.data_parallel);
     out->set_zero_stage(st.option.config.zero_stage);

@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
 #include "planner/candidates.h"
 #include "planner/plan_writer.h"
 #include "proto/layer_count.h"
@@ -64,19 +66,85 @@ absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterMode
   const double state_bytes = params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
   double hbm = 0;
   for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
-  const double gib = 1024.0 * 1024.0 * 1024.0;
   if (state_bytes > hbm) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: no plan fits: the model's %.3g parameters need %.1f GiB of weights, gradients and Adam states "
         "but the cluster has %.1f GiB of HBM in all (%.1f GiB missing before any activation)",
-        PlannerName(kind), params, state_bytes / gib, hbm / gib, (state_bytes - hbm) / gib));
+        PlannerName(kind), params, BytesToGib(state_bytes), BytesToGib(hbm), BytesToGib(state_bytes - hbm)));
   }
   return absl::FailedPreconditionError(absl::StrFormat(
       "%s: no plan fits: the model's states need %.1f GiB of the cluster's %.1f GiB of HBM, but no "
       "partition into stages (ZeRO <= 2, recompute, micro-batch sizes up to the limit) fits every GPU "
       "with the activations of its in-flight microbatches; add GPUs, use a smaller model, a smaller "
       "micro-batch, or another planner",
-      PlannerName(kind), state_bytes / gib, hbm / gib));
+      PlannerName(kind), BytesToGib(state_bytes), BytesToGib(hbm)));
+}
+
+// The micro-batch sizes to plan with: the one asked for, or every power of two that divides the
+// global batch up to the limit.
+absl::StatusOr<std::vector<uint64_t>> MicroBatchSizes(const PlanRequest& request) {
+  std::vector<uint64_t> sizes;
+  if (request.micro_batch_size > 0) {
+    if (request.global_batch_size % request.micro_batch_size != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat("--micro-batch: %d does not divide --global-batch %d",
+                                                        request.micro_batch_size, request.global_batch_size));
+    }
+    sizes.push_back(request.micro_batch_size);
+    return sizes;
+  }
+  for (uint64_t b = 1; b <= std::min(request.global_batch_size, request.max_micro_batch_size); b *= 2) {
+    if (request.global_batch_size % b == 0) sizes.push_back(b);
+  }
+  // Tangram as published keeps the microbatch count fixed: the smallest micro-batch only.
+  if (request.planner == PlannerKind::kTangram && !request.tangram_joint_microbatch) sizes.resize(1);
+  return sizes;
+}
+
+void AddProfilerStats(const ProfilerStats& ps, PlanOutcome& out) {
+  out.profile.signatures += ps.signatures;
+  out.profile.stage_mesh_pairs += ps.stage_mesh_pairs;
+  out.profile.stage_mesh_lookups += ps.stage_mesh_lookups;
+  out.profile.infeasible_pairs += ps.infeasible_pairs;
+  out.profile.cost_model_calls += ps.cost_model_calls;
+  out.profile.cache_hits += ps.cache_hits;
+}
+
+template <typename Stats>
+void AddSearchStats(const Stats& search, PlanOutcome& out) {
+  out.search.candidates += search.candidates;
+  out.search.candidates_evaluated += search.candidates_evaluated;
+  out.search.dp_runs += search.dp_runs;
+  out.search.transitions += search.transitions;
+  out.search.index_entries += search.index_entries;
+  out.search.pareto_overflow += search.pareto_overflow;
+}
+
+// The stages' warm-up counts when the planner chose them, else none (the schedule's own).
+std::vector<int> ExplicitWarmups(const std::vector<SearchedStage>& stages, bool explicit_warmups) {
+  std::vector<int> warmups;
+  if (explicit_warmups) {
+    for (const SearchedStage& s : stages) warmups.push_back(s.warmup);
+  }
+  return warmups;
+}
+
+// Distinct alternatives with their predictions (the top-k of `hetsim validate`), at most 64.
+void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best, int64_t microbatches,
+                     const PlanShape& shape, double epsilon, PlanOutcome& out) {
+  std::vector<std::string> seen;
+  for (const std::vector<SearchedStage>& alt : best.alternatives) {
+    if (out.alternatives.size() >= 64) break;
+    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(cluster, alt, shape);
+    if (!p.ok()) continue;
+    const std::string bytes = p->SerializeAsString();
+    if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
+    absl::StatusOr<Prediction> pred =
+        Predict(cluster, alt, microbatches, best.schedule, epsilon, ExplicitWarmups(alt, best.explicit_warmups));
+    if (!pred.ok()) continue;
+    seen.push_back(bytes);
+    out.alternatives.push_back(*std::move(p));
+    out.alternative_predictions.push_back(*std::move(pred));
+  }
 }
 
 }  // namespace
@@ -87,27 +155,12 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   PlanOutcome out;
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
-  absl::StatusOr<sim::workload::ModelCost> cost = sim::workload::ModelCost::Create(out.model, "model");
-  if (!cost.ok()) return cost.status();
-  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = ClusterModel::Create(request.cluster, cost->dtype());
-  if (!cluster.ok()) return cluster.status();
+  HETSIM_ASSIGN_OR_RETURN(sim::workload::ModelCost cost, sim::workload::ModelCost::Create(out.model, "model"));
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
   const int threads = request.threads > 0 ? request.threads
                                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
-  std::vector<uint64_t> sizes;
-  if (request.micro_batch_size > 0) {
-    if (request.global_batch_size % request.micro_batch_size != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("--micro-batch: %d does not divide --global-batch %d",
-                                                        request.micro_batch_size, request.global_batch_size));
-    }
-    sizes.push_back(request.micro_batch_size);
-  } else {
-    for (uint64_t b = 1; b <= std::min(request.global_batch_size, request.max_micro_batch_size); b *= 2) {
-      if (request.global_batch_size % b == 0) sizes.push_back(b);
-    }
-    // Tangram as published keeps the microbatch count fixed: the smallest micro-batch only.
-    if (request.planner == PlannerKind::kTangram && !request.tangram_joint_microbatch) sizes.resize(1);
-  }
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
 
   ProfilerOptions profiler_options;
   if (request.profile_cache != nullptr) {
@@ -120,7 +173,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   std::optional<Prediction> best_prediction;
   uint64_t best_mbs = 0;
   for (uint64_t mbs : sizes) {
-    Profiler profiler(*cost, **cluster, mbs, profiler_options);
+    Profiler profiler(cost, *cluster, mbs, profiler_options);
     PlannerContext ctx{&profiler,
                        static_cast<int64_t>(request.global_batch_size / mbs),
                        request.layers,
@@ -136,33 +189,18 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       case PlannerKind::kMegatron: c = PlanMegatron(ctx); break;
       case PlannerKind::kTangram: c = PlanTangram(ctx); break;
     }
-    const ProfilerStats& ps = profiler.stats();
-    out.profile.signatures += ps.signatures;
-    out.profile.stage_mesh_pairs += ps.stage_mesh_pairs;
-    out.profile.stage_mesh_lookups += ps.stage_mesh_lookups;
-    out.profile.infeasible_pairs += ps.infeasible_pairs;
-    out.profile.cost_model_calls += ps.cost_model_calls;
-    out.profile.cache_hits += ps.cache_hits;
+    AddProfilerStats(profiler.stats(), out);
     if (!c) continue;
-    out.search.candidates += c->search.candidates;
-    out.search.candidates_evaluated += c->search.candidates_evaluated;
-    out.search.dp_runs += c->search.dp_runs;
-    out.search.transitions += c->search.transitions;
-    out.search.index_entries += c->search.index_entries;
-    out.search.pareto_overflow += c->search.pareto_overflow;
-    std::vector<int> warmups;
-    if (c->explicit_warmups) {
-      for (const SearchedStage& s : c->stages) warmups.push_back(s.warmup);
-    }
-    absl::StatusOr<Prediction> p = Predict(**cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, warmups);
-    if (!p.ok()) return p.status();
-    if (!best_prediction || p->iteration < best_prediction->iteration) {
+    AddSearchStats(c->search, out);
+    HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(*cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon,
+                                                  ExplicitWarmups(c->stages, c->explicit_warmups)));
+    if (!best_prediction || p.iteration < best_prediction->iteration) {
       best = std::move(c);
-      best_prediction = *p;
+      best_prediction = p;
       best_mbs = mbs;
     }
   }
-  if (!best) return Infeasible(*cost, **cluster, request.planner);
+  if (!best) return Infeasible(cost, *cluster, request.planner);
 
   PlanShape shape;
   shape.name = request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name())
@@ -176,28 +214,10 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;
-  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(**cluster, best->stages, shape);
+  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(*cluster, best->stages, shape);
   if (!plan.ok()) return plan.status();
   out.plan = *std::move(plan);
-  // Distinct alternatives with their predictions (the top-k of `hetsim validate`).
-  std::vector<std::string> seen;
-  for (const std::vector<SearchedStage>& alt : best->alternatives) {
-    if (out.alternatives.size() >= 64) break;
-    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(**cluster, alt, shape);
-    if (!p.ok()) continue;
-    const std::string bytes = p->SerializeAsString();
-    if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
-    std::vector<int> warmups;
-    if (best->explicit_warmups) {
-      for (const SearchedStage& s : alt) warmups.push_back(s.warmup);
-    }
-    absl::StatusOr<Prediction> pred = Predict(**cluster, alt, best_prediction->microbatches, best->schedule,
-                                              request.epsilon, warmups);
-    if (!pred.ok()) continue;
-    seen.push_back(bytes);
-    out.alternatives.push_back(*std::move(p));
-    out.alternative_predictions.push_back(*std::move(pred));
-  }
+  AddAlternatives(*cluster, *best, best_prediction->microbatches, shape, request.epsilon, out);
   out.planner_layers = best->planner_layers;
   out.prediction = *best_prediction;
   out.notes = best->notes;

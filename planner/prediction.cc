@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "sim/pipeline/dag.h"
+#include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -19,21 +21,22 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   spec.num_stages = S;
   spec.num_microbatches = static_cast<int>(microbatches);
   spec.warmup_forwards = explicit_warmups;
-  sim::Time sum = 0;
+  std::vector<Time> stage_time, boundary_comm;
   for (const SearchedStage& s : stages) {
-    p.t_max = std::max(p.t_max, s.option.total());
-    p.cycle = std::max({p.cycle, s.option.total(), s.comm_out});
-    sum += s.option.total() + 2 * s.comm_out;
+    stage_time.push_back(s.option.total());
+    boundary_comm.push_back(s.comm_out);
   }
+  const pl::Eq13Terms eq13 = pl::Eq13(stage_time, boundary_comm, microbatches);
+  p.t_max = eq13.t_max;
+  p.cycle = eq13.cycle;
+  p.eq13 = eq13.iteration;
   for (int i = 0; i + 1 < S; ++i) spec.h1f1b.boundary_comm.push_back(stages[i].comm_out);
   spec.h1f1b.t_max = p.t_max;
   spec.h1f1b.epsilon = epsilon;
-  p.eq13 = sum + (microbatches - 1) * p.cycle;
 
-  absl::StatusOr<pl::PipelineSchedule> sched = pl::BuildSchedule(spec, "planner");
-  if (!sched.ok()) return sched.status();
-  const std::vector<int> in_flight = pl::PeakInFlight(*sched);
-  pl::PipelineDag dag(*sched);
+  HETSIM_ASSIGN_OR_RETURN(pl::PipelineSchedule sched, pl::BuildSchedule(spec, "planner"));
+  const std::vector<int> in_flight = pl::PeakInFlight(sched);
+  pl::PipelineDag dag(sched);
   pl::UniformCosts costs;
   for (int i = 0; i < S; ++i) {
     costs.forward.push_back(stages[i].option.forward);
@@ -43,12 +46,12 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
       costs.comm_backward.push_back(stages[i].comm_out);
     }
   }
-  const std::vector<sim::Time> durations = pl::NodeDurations(dag, costs);
+  const std::vector<Time> durations = pl::NodeDurations(dag, costs);
   const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations);
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
-  double weighted_gap = 0, weighted = 0;
+  std::vector<double> device_time, device_peak;  // Eq. 25 over devices: every GPU of a stage computes t_i
   for (int i = 0; i < S; ++i) {
     const SearchedStage& s = stages[i];
     StagePrediction sp;
@@ -56,20 +59,18 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     sp.backward = s.option.backward;
     sp.t = s.option.total();
     sp.comm = s.comm_out;
-    sp.warmup = sched->warmup_forwards[i];
+    sp.warmup = sched.warmup_forwards[i];
     sp.peak_bytes = s.option.PeakBytes(in_flight[i]);
     sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
     sp.grad_sync = s.option.grad_sync;
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     const pl::NodeId last = dag.stage_compute_order()[i].back();
     p.iteration = std::max(p.iteration, lp.earliest_start[last] + durations[last] + sp.grad_sync);
-    // Eq. 25 over devices: every GPU of a stage computes B t_i.
-    const double peak = cluster.island(s.island).peak_flop_per_s * s.shape.gpus();
-    weighted_gap += peak * static_cast<double>(p.t_max - sp.t);
-    weighted += peak;
+    device_time.insert(device_time.end(), s.shape.gpus(), static_cast<double>(sp.t));
+    device_peak.insert(device_peak.end(), s.shape.gpus(), cluster.island(s.island).peak_flop_per_s);
     p.stages.push_back(sp);
   }
-  p.eta = p.t_max > 0 ? 1.0 - weighted_gap / (static_cast<double>(p.t_max) * weighted) : 1.0;
+  p.eta = pl::Eta(device_time, device_peak);
   return p;
 }
 

@@ -12,31 +12,31 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/hapt_search.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 
 namespace hetsim::planner {
 
 struct StagePrediction {
-  sim::Time forward = 0, backward = 0;
-  sim::Time t = 0;       // forward + backward
-  sim::Time comm = 0;    // c_i
+  Time forward = 0, backward = 0;
+  Time t = 0;       // forward + backward
+  Time comm = 0;    // c_i
   int warmup = 1;        // launch count as executed
   int64_t peak_bytes = 0;
   int64_t capacity_bytes = 0;
-  sim::Time grad_sync = 0;
+  Time grad_sync = 0;
 };
 
 struct Prediction {
   std::vector<StagePrediction> stages;
   int64_t microbatches = 0;
-  sim::Time t_max = 0;
-  sim::Time cycle = 0;      // max(t_max, max c_i)
-  sim::Time eq13 = 0;
-  sim::Time pipeline = 0;   // DAG longest path
-  sim::Time iteration = 0;  // pipeline + exposed gradient synchronisation
+  Time t_max = 0;
+  Time cycle = 0;      // max(t_max, max c_i)
+  Time eq13 = 0;
+  Time pipeline = 0;   // DAG longest path
+  Time iteration = 0;  // pipeline + exposed gradient synchronisation
   double eta = 0;
   bool fits_memory = true;
 };

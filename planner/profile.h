@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/profile_cache.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::planner {
@@ -45,15 +45,15 @@ struct IntraStageConfig {
 // One priced configuration of a stage, per microbatch of `micro_batch_size` samples.
 struct StageOption {
   IntraStageConfig config;
-  sim::Time forward = 0;   // compute + tensor-parallel collectives
-  sim::Time backward = 0;  // compute (recompute included) + collectives
+  Time forward = 0;   // compute + tensor-parallel collectives
+  Time backward = 0;  // compute (recompute included) + collectives
   int64_t state_bytes = 0;       // parameters, gradients, optimizer (per GPU)
   int64_t activation_bytes = 0;  // per in-flight microbatch
   int64_t working_bytes = 0;     // full-recompute working set
   int64_t grad_sync_bytes = 0;   // per GPU, per iteration
-  sim::Time grad_sync = 0;       // estimated data-parallel synchronisation
+  Time grad_sync = 0;       // estimated data-parallel synchronisation
   int max_in_flight = 0;         // largest in-flight count that fits the GPU (>= 1)
-  sim::Time total() const { return forward + backward; }
+  Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
     return state_bytes + static_cast<int64_t>(in_flight) * activation_bytes + (in_flight > 0 ? working_bytes : 0);
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "proto/validate_plan.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
@@ -23,9 +24,8 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
   sim::executor::ExecutorOptions options;
   options.max_events = request.max_events;
   options.max_wall_seconds = request.max_wall_seconds;
-  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, options);
-  if (!result.ok()) return result.status();
-  return traces::BuildReport(**setup, *result, {});
+  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutionResult result, sim::executor::Execute(**setup, options));
+  return traces::BuildReport(**setup, result, {});
 }
 
 }  // namespace
@@ -47,9 +47,8 @@ absl::StatusOr<double> PrimeProfileCache(const proto::PlanInputs& inputs, Planne
                                          ProfileCache* cache) {
   PlanRequest r = ReplanPlanRequest(inputs, planner, threads);
   r.profile_cache = cache;
-  absl::StatusOr<PlanOutcome> outcome = MakePlan(r);
-  if (!outcome.ok()) return outcome.status();
-  return outcome->planning_seconds;
+  HETSIM_ASSIGN_OR_RETURN(PlanOutcome outcome, MakePlan(r));
+  return outcome.planning_seconds;
 }
 
 std::string PlanSummary(const hetsim::v1::Plan& plan) {
@@ -74,9 +73,8 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
 
   out.fault_free_samples_per_s = request.fault_free_samples_per_s;
   if (out.fault_free_samples_per_s <= 0) {
-    absl::StatusOr<hetsim::v1::Report> fault_free = SimulateOnce(request.original, request);
-    if (!fault_free.ok()) return fault_free.status();
-    out.fault_free_samples_per_s = fault_free->samples_per_s();
+    HETSIM_ASSIGN_OR_RETURN(hetsim::v1::Report fault_free, SimulateOnce(request.original, request));
+    out.fault_free_samples_per_s = fault_free.samples_per_s();
   }
 
   PlanRequest plan_request = ReplanPlanRequest(request.original, request.planner, request.threads);

@@ -6,9 +6,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+#include "base/units.h"
 #include "proto/validate_cluster.h"
 #include "topology/device_graph.h"
-#include "topology/units.h"
 
 namespace hetsim::planner {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 using topology::Device;
 using topology::DeviceKind;
 using topology::Link;
-using topology::LinkId;
 
 class Survivors {
  public:
@@ -35,7 +35,7 @@ class Survivors {
   }
 
   absl::Status FailGpu(uint32_t gpu) {
-    absl::StatusOr<topology::GpuLocation> at = t_.Locate(static_cast<topology::GpuId>(gpu));
+    absl::StatusOr<topology::GpuLocation> at = t_.Locate(static_cast<GpuId>(gpu));
     if (!at.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("failed gpu %d: no such GPU (the cluster has %d)", gpu, t_.num_gpus()));
@@ -186,7 +186,7 @@ class Survivors {
         const hetsim::v1::InterIslandLink& l = c_.inter_island_links(k);
         const int a = *t_.IslandIndex(l.island_a()), b = *t_.IslandIndex(l.island_b());
         const bool joins = (a == src.island && b == dst.island) || (a == dst.island && b == src.island);
-        if (!joins || bundle_links_[k] == 0 || topology::GbpsToBytesPerSecond(l.bandwidth_gbps()) != link.bytes_per_second ||
+        if (!joins || bundle_links_[k] == 0 || GbpsToBytesPerSecond(l.bandwidth_gbps()) != link.bytes_per_second ||
             hetsim::v1::InterNodeFabric_Name(l.fabric()) != topology::LinkClassName(link.link_class)) {
           continue;
         }
@@ -256,23 +256,22 @@ FailedTargets FailedTargetsOf(const hetsim::v1::Faults& faults) {
 }
 
 absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster, const FailedTargets& failed) {
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(cluster);
-  if (!topo.ok()) return topo.status();
-  Survivors s(*topo);
+  HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
+  Survivors s(topo);
   for (uint32_t gpu : failed.gpus) {
-    if (absl::Status st = s.FailGpu(gpu); !st.ok()) return st;
+    HETSIM_RETURN_IF_ERROR(s.FailGpu(gpu));
   }
   for (const hetsim::v1::NodeRef& node : failed.nodes) {
-    if (absl::Status st = s.FailNode(node); !st.ok()) return st;
+    HETSIM_RETURN_IF_ERROR(s.FailNode(node));
   }
   for (uint32_t k : failed.inter_island_links) {
-    if (absl::Status st = s.FailBundle(k); !st.ok()) return st;
+    HETSIM_RETURN_IF_ERROR(s.FailBundle(k));
   }
   for (const std::string& link : failed.links) {
-    if (absl::Status st = s.FailLinkByName(link); !st.ok()) return st;
+    HETSIM_RETURN_IF_ERROR(s.FailLinkByName(link));
   }
   for (const std::string& cls : failed.link_classes) {
-    if (absl::Status st = s.FailClass(cls); !st.ok()) return st;
+    HETSIM_RETURN_IF_ERROR(s.FailClass(cls));
   }
   return s.Finish();
 }

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/units.h"
 #include "planner/candidates.h"
 #include "sim/workload/gpu_compute.h"
 #include "topology/gpu_islands.h"
@@ -26,7 +27,7 @@ struct InnerPlan {
 
 struct Cell {
   bool ok = false;
-  sim::Time tau_max = 0, tau_sum = 0;
+  Time tau_max = 0, tau_sum = 0;
   int stages = 0;
   int next = -1;  // layer where the next island's slice starts (-1: none)
   InnerPlan inner;
@@ -60,11 +61,11 @@ class Composer {
     // Rule 4 needs a known plan: the compute-proportional split in the first order.
     upper_ = kNone;
     if (opt_.rule_interface || opt_.rule_balance) {
-      if (std::optional<std::pair<sim::Time, std::vector<SearchedStage>>> p = Proportional(order)) upper_ = p->first;
+      if (std::optional<std::pair<Time, std::vector<SearchedStage>>> p = Proportional(order)) upper_ = p->first;
     }
-    std::optional<sim::Time> best;
+    std::optional<Time> best;
     do {
-      std::optional<std::pair<sim::Time, std::vector<SearchedStage>>> r = Compose(order);
+      std::optional<std::pair<Time, std::vector<SearchedStage>>> r = Compose(order);
       if (r && (!best || r->first < *best)) {
         best = r->first;
         result.stages = r->second;
@@ -77,7 +78,7 @@ class Composer {
   }
 
  private:
-  static constexpr sim::Time kNone = -1;
+  static constexpr Time kNone = -1;
 
   // Sub-stage slots of every pipeline depth the island supports.
   std::vector<std::vector<SubStageSlot>> Layouts(const topology::GpuIsland& gi) const {
@@ -118,13 +119,13 @@ class Composer {
     }
     ++stats_.inner_calls;
     InnerPlan best;
-    sim::Time best_cost = 0;
+    Time best_cost = 0;
     for (const std::vector<SubStageSlot>& slots : layouts_[t]) {
       const int depth = static_cast<int>(slots.size());
       if (depth > b - a) continue;
       InnerPlan plan;
       plan.ok = true;
-      sim::Time tau_max = 0, tau_sum = 0;
+      Time tau_max = 0, tau_sum = 0;
       int at = a;
       for (int q = 0; q < depth && plan.ok; ++q) {
         const int count = (b - a) / depth + (q < (b - a) % depth ? 1 : 0);
@@ -153,14 +154,14 @@ class Composer {
           st.comm_out = prof_.cluster().BoundaryTime(slots[q].island, slots[q + 1].island,
                                                      prof_.BoundaryBytes(at + count - 1), st.shape);
         }
-        const sim::Time tau = Tau(st.option.total(), st.comm_out);
+        const Time tau = Tau(st.option.total(), st.comm_out);
         tau_max = std::max(tau_max, tau);
         tau_sum += tau;
         plan.stages.push_back(st);
         at += count;
       }
       if (!plan.ok) continue;
-      const sim::Time cost = (n_ - 1) * tau_max + tau_sum;
+      const Time cost = (n_ - 1) * tau_max + tau_sum;
       if (!best.ok || cost < best_cost) {
         best = std::move(plan);
         best_cost = cost;
@@ -170,7 +171,7 @@ class Composer {
     return best;
   }
 
-  sim::Time Tau(sim::Time compute, sim::Time comm) const {
+  Time Tau(Time compute, Time comm) const {
     return opt_.overlap_aware ? std::max(compute, comm) : compute + comm;
   }
 
@@ -215,7 +216,7 @@ class Composer {
       for (int i = a; i < b; ++i) params += static_cast<double>(prof_.model().layer(i).param_count);
       const double bytes = params * (2 * prof_.model().element_bytes() +
                                      sim::workload::OptimizerBytesPerParam(prof_.model().dtype()));
-      const double capacity = islands_[t].effective_hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0 * islands_[t].gpus;
+      const double capacity = GibToBytes(islands_[t].effective_hbm_gib_per_gpu) * islands_[t].gpus;
       if (bytes > capacity) {
         ++stats_.pruned_memory;
         return true;
@@ -225,7 +226,7 @@ class Composer {
   }
 
   // Cycle time of the stages of islands order[k..] for layers [l, L): right to left.
-  std::optional<std::pair<sim::Time, std::vector<SearchedStage>>> Compose(const std::vector<int>& order) {
+  std::optional<std::pair<Time, std::vector<SearchedStage>>> Compose(const std::vector<int>& order) {
     const int L = prof_.model().num_layers();
     const int K = static_cast<int>(order.size());
     std::vector<std::vector<Cell>> cell(K, std::vector<Cell>(L + 1));
@@ -233,7 +234,7 @@ class Composer {
       const int t = order[k];
       for (int l = 0; l < L; ++l) {
         Cell& out = cell[k][l];
-        sim::Time best_cost = 0;
+        Time best_cost = 0;
         const int b_lo = k == K - 1 ? L : l + 1;
         const int b_hi = k == K - 1 ? L : L - (K - 1 - k);
         for (int b = b_lo; b <= b_hi; ++b) {
@@ -242,7 +243,7 @@ class Composer {
           if (PrunedByRules(order, k, l, b)) continue;
           InnerPlan inner = Inner(t, l, b, next ? next->stages : 0);
           if (!inner.ok) continue;
-          sim::Time tau_max = next ? next->tau_max : 0, tau_sum = next ? next->tau_sum : 0;
+          Time tau_max = next ? next->tau_max : 0, tau_sum = next ? next->tau_sum : 0;
           SearchedStage& last = inner.stages.back();
           if (next) {
             last.comm_out = prof_.cluster().BoundaryTime(last.island, next->inner.stages.front().island,
@@ -253,11 +254,11 @@ class Composer {
             }
           }
           for (const SearchedStage& s : inner.stages) {
-            const sim::Time tau = Tau(s.option.total(), s.comm_out);
+            const Time tau = Tau(s.option.total(), s.comm_out);
             tau_max = std::max(tau_max, tau);
             tau_sum += tau;
           }
-          const sim::Time cost = (n_ - 1) * tau_max + tau_sum;  // Eq. 13 of the review
+          const Time cost = (n_ - 1) * tau_max + tau_sum;  // Eq. 13 of the review
           if (!out.ok || cost < best_cost) {
             out.ok = true;
             best_cost = cost;
@@ -287,7 +288,7 @@ class Composer {
   }
 
   // The compute-proportional split in `order`, for Rule 4's bound.
-  std::optional<std::pair<sim::Time, std::vector<SearchedStage>>> Proportional(const std::vector<int>& order) {
+  std::optional<std::pair<Time, std::vector<SearchedStage>>> Proportional(const std::vector<int>& order) {
     const int L = prof_.model().num_layers();
     const int K = static_cast<int>(order.size());
     std::vector<int> cut(K + 1, L);
@@ -297,7 +298,7 @@ class Composer {
       acc += share_[order[k]];
       cut[k + 1] = std::clamp(static_cast<int>(acc * L + 0.5), cut[k] + 1, L - (K - 1 - k));
     }
-    sim::Time tau_max = 0, tau_sum = 0;
+    Time tau_max = 0, tau_sum = 0;
     int after = 0;
     std::vector<SearchedStage> all;
     for (int k = K - 1; k >= 0; --k) {
@@ -309,7 +310,7 @@ class Composer {
             inner.stages.back().shape);
       }
       for (const SearchedStage& s : inner.stages) {
-        const sim::Time tau = Tau(s.option.total(), s.comm_out);
+        const Time tau = Tau(s.option.total(), s.comm_out);
         tau_max = std::max(tau_max, tau);
         tau_sum += tau;
       }
@@ -326,7 +327,7 @@ class Composer {
   std::vector<double> share_;
   std::vector<std::vector<std::vector<SubStageSlot>>> layouts_;
   absl::flat_hash_map<std::tuple<int, int, int>, InnerPlan> cache_;
-  sim::Time upper_ = kNone;
+  Time upper_ = kNone;
   TangramStats stats_;
 };
 

@@ -54,7 +54,7 @@ struct TangramStats {
 struct TangramResult {
   bool feasible = false;
   std::vector<SearchedStage> stages;
-  sim::Time cycle = 0;  // the composition's objective (Eq. 7 or 14)
+  Time cycle = 0;  // the composition's objective (Eq. 7 or 14)
   TangramStats stats;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "proto/hetsim.pb.h"
 #include "proto/io.h"
 
@@ -64,20 +65,18 @@ std::unique_ptr<google::protobuf::Message> NewMessage(MessageType type) {
 }
 
 absl::StatusOr<AnyMessage> LoadAnyMessage(absl::string_view path, std::optional<MessageType> type) {
-  absl::StatusOr<FileFormat> format = FileFormatFromPath(path);
-  if (!format.ok()) return format.status();
-  absl::StatusOr<std::string> contents = ReadFileToString(path);
-  if (!contents.ok()) return contents.status();
+  HETSIM_ASSIGN_OR_RETURN(FileFormat format, FileFormatFromPath(path));
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   if (type.has_value()) {
     AnyMessage out{*type, NewMessage(*type)};
-    if (absl::Status s = ParseMessage(*contents, *format, path, out.message.get()); !s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(ParseMessage(contents, format, path, out.message.get()));
     return out;
   }
   std::vector<AnyMessage> accepted;
   std::vector<std::pair<MessageType, absl::Status>> rejected;
   for (MessageType t : AllMessageTypes()) {
     AnyMessage candidate{t, NewMessage(t)};
-    absl::Status s = ParseMessage(*contents, *format, path, candidate.message.get());
+    absl::Status s = ParseMessage(contents, format, path, candidate.message.get());
     if (s.ok()) {
       accepted.push_back(std::move(candidate));
     } else {
@@ -91,7 +90,7 @@ absl::StatusOr<AnyMessage> LoadAnyMessage(absl::string_view path, std::optional<
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: cannot tell the message type: the file reads as %s; pass --type", path, absl::StrJoin(names, ", ")));
   }
-  if (*format == FileFormat::kText) {
+  if (format == FileFormat::kText) {
     const auto* best = &rejected[0];
     for (const auto& r : rejected) {
       if (ErrorPosition(path, r.second.message()) > ErrorPosition(path, best->second.message())) best = &r;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace hetsim::proto {
 
@@ -81,8 +82,7 @@ absl::Status ApplyGpuPreset(GpuType* gpu, absl::string_view file, absl::string_v
 
 absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view file) {
   for (int i = 0; i < cluster->gpu_types_size(); ++i) {
-    absl::Status s = ApplyGpuPreset(cluster->mutable_gpu_types(i), file, absl::StrFormat("gpu_types[%d].preset", i));
-    if (!s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(ApplyGpuPreset(cluster->mutable_gpu_types(i), file, absl::StrFormat("gpu_types[%d].preset", i)));
   }
   return absl::OkStatus();
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
 #include "proto/layer_count.h"
@@ -19,17 +20,14 @@ std::string ResolveRelativeTo(absl::string_view file, absl::string_view relative
 }
 
 absl::Status ValidatePlanInputs(PlanInputs& in) {
-  if (absl::Status s = ValidateCluster(in.cluster, in.cluster_path); !s.ok()) return s;
-  if (absl::Status s = ApplyGpuPresets(&in.cluster, in.cluster_path); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(ValidateCluster(in.cluster, in.cluster_path));
+  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&in.cluster, in.cluster_path));
   if (in.plan.model_source_case() == hetsim::v1::Plan::MODEL_SOURCE_NOT_SET) {
     return absl::InvalidArgumentError(absl::StrCat(in.plan_path, ": model: required: a model (inline) or a model_path"));
   }
   const bool inline_model = in.model_path.empty();
-  if (absl::Status s = ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : "");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ValidatePlan(in.plan, in.cluster, in.model, in.plan_path); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : ""));
+  HETSIM_RETURN_IF_ERROR(ValidatePlan(in.plan, in.cluster, in.model, in.plan_path));
   in.layer_count = LayerCount(in.model);
   in.microbatches = MicrobatchCount(in.plan);
   return absl::OkStatus();
@@ -39,8 +37,8 @@ absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::str
   PlanInputs in;
   in.plan_path = std::string(plan_path);
   in.cluster_path = std::string(cluster_path);
-  if (absl::Status s = Load(cluster_path, &in.cluster); !s.ok()) return s;
-  if (absl::Status s = Load(plan_path, &in.plan); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(Load(cluster_path, &in.cluster));
+  HETSIM_RETURN_IF_ERROR(Load(plan_path, &in.plan));
   if (in.plan.has_model()) {
     in.model = in.plan.model();
   } else if (!in.plan.model_path().empty()) {
@@ -50,7 +48,7 @@ absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::str
                                                  "\":\n", s.message()));
     }
   }  // else ValidatePlan reports the missing model
-  if (absl::Status s = ValidatePlanInputs(in); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(ValidatePlanInputs(in));
   return in;
 }
 

@@ -14,12 +14,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/text_format.h"
 #include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace hetsim::proto {
@@ -160,11 +161,9 @@ absl::Status CheckKnownFieldsAndEnums(const pb::Message& message, absl::string_v
 }
 
 absl::Status Load(absl::string_view path, pb::Message* message) {
-  absl::StatusOr<FileFormat> format = FileFormatFromPath(path);
-  if (!format.ok()) return format.status();
-  absl::StatusOr<std::string> contents = ReadFileToString(path);
-  if (!contents.ok()) return contents.status();
-  return ParseMessage(*contents, *format, path, message);
+  HETSIM_ASSIGN_OR_RETURN(FileFormat format, FileFormatFromPath(path));
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  return ParseMessage(contents, format, path, message);
 }
 
 absl::StatusOr<std::string> SerializeMessage(const pb::Message& message, FileFormat format) {
@@ -199,9 +198,8 @@ absl::StatusOr<std::string> SerializeMessage(const pb::Message& message, FileFor
 }
 
 absl::Status Save(absl::string_view path, const pb::Message& message) {
-  absl::StatusOr<FileFormat> format = FileFormatFromPath(path);
-  if (!format.ok()) return format.status();
-  absl::StatusOr<std::string> bytes = SerializeMessage(message, *format);
+  HETSIM_ASSIGN_OR_RETURN(FileFormat format, FileFormatFromPath(path));
+  absl::StatusOr<std::string> bytes = SerializeMessage(message, format);
   if (!bytes.ok()) return absl::Status(bytes.status().code(), absl::StrCat(path, ": ", bytes.status().message()));
   return WriteFileAtomically(path, *bytes);
 }

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "google/protobuf/message.h"
 #include "proto/file_format.h"
 
@@ -29,8 +30,7 @@ absl::Status Load(absl::string_view path, google::protobuf::Message* message);
 template <typename T>
 absl::StatusOr<T> LoadAs(absl::string_view path) {
   T message;
-  absl::Status status = Load(path, &message);
-  if (!status.ok()) return status;
+  HETSIM_RETURN_IF_ERROR(Load(path, &message));
   return message;
 }
 

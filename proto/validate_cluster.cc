@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proto/fabric_presets.h"
+#include "base/status_macros.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
 #include "proto/limits.h"
@@ -118,7 +119,7 @@ void CheckNcclFabrics(Problems& p, const Cluster& c) {
 
 absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
   Cluster c = written;
-  if (absl::Status s = ApplyGpuPresets(&c, file); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&c, file));
   Problems p(file);
 
   if (c.gpu_types().empty()) p.Add("gpu_types", "required: at least one GPU type");
@@ -246,10 +247,9 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
 }
 
 absl::StatusOr<Cluster> LoadCluster(absl::string_view path) {
-  absl::StatusOr<Cluster> cluster = LoadAs<Cluster>(path);
-  if (!cluster.ok()) return cluster.status();
-  if (absl::Status s = ValidateCluster(*cluster, path); !s.ok()) return s;
-  if (absl::Status s = ApplyGpuPresets(&*cluster, path); !s.ok()) return s;
+  HETSIM_ASSIGN_OR_RETURN(Cluster cluster, LoadAs<Cluster>(path));
+  HETSIM_RETURN_IF_ERROR(ValidateCluster(cluster, path));
+  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&cluster, path));
   return cluster;
 }
 

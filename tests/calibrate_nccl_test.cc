@@ -72,7 +72,7 @@ std::string SynthesizedLog(const v1::Cluster& cluster, sim::CollectiveOp op, int
     req.bytes = bytes;
     auto r = sim::SimulateCollective(*topo, router, req);
     REQUIRE(r.ok());
-    const double us = sim::TimeToSeconds(r->time) * 1e6;
+    const double us = hetsim::TimeToSeconds(r->time) * 1e6;
     const double algbw = bytes / us / 1e3, busbw = r->busbw_bytes_per_s / 1e9;
     absl::StrAppendFormat(&out, "%12d  %12d     float     sum      -1  %s  %6.2f  %6.2f      0  %s  %6.2f  %6.2f      0\n",
                           bytes, bytes / 4, TimeColumn(us), algbw, busbw, TimeColumn(us), algbw, busbw);

@@ -21,7 +21,7 @@ using testing::H100Island;
 using testing::Range;
 using testing::Star;
 
-CollectiveRequest Request(CollectiveOp op, std::vector<topology::GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo,
+CollectiveRequest Request(CollectiveOp op, std::vector<GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo,
                           RingSteps steps, int32_t channels = 0) {
   CollectiveRequest req;
   req.op = op;

@@ -1,11 +1,11 @@
 // Simulated collectives against their closed forms on networks where the closed form is exact.
 #include <catch2/catch.hpp>
 
+#include "base/units.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/simulate.h"
 #include "tests/collectives_star.h"
 #include "tests/topology_clusters.h"
-#include "topology/units.h"
 
 namespace hetsim::sim {
 namespace {
@@ -15,10 +15,9 @@ using testing::AddIsland;
 using testing::H100Island;
 using testing::Range;
 using testing::Star;
-using topology::GbpsToBytesPerSecond;
 
 CollectiveResult Run(const topology::Topology& topo, topology::Router& router, CollectiveOp op,
-                     std::vector<topology::GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,
+                     std::vector<GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,
                      NetworkMode mode = NetworkMode::kMaxMinFair) {
   CollectiveRequest req;
   req.op = op;

@@ -6,15 +6,15 @@
 #include <numeric>
 #include <vector>
 
+#include "base/units.h"
 #include "tests/topology_clusters.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
-#include "topology/units.h"
 
 namespace hetsim::testing {
 
-inline std::vector<topology::GpuId> Range(int n, int first = 0) {
-  std::vector<topology::GpuId> v(n);
+inline std::vector<GpuId> Range(int n, int first = 0) {
+  std::vector<GpuId> v(n);
   std::iota(v.begin(), v.end(), first);
   return v;
 }
@@ -25,7 +25,7 @@ struct Star {
   explicit Star(int n) : topo(*topology::Topology::Build(H100Island(n, v1::SINGLE_SWITCH, 1))), router(topo) {}
   topology::Topology topo;
   topology::Router router;
-  const double B = topology::GbpsToBytesPerSecond(400);
+  const double B = GbpsToBytesPerSecond(400);
   const double a = 1200e-9;
 };
 

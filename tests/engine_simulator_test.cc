@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/time.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/simulator.h"
-#include "sim/engine/time.h"
 
 namespace hetsim::sim {
 namespace {

@@ -21,9 +21,9 @@
 
 namespace {
 
-using hetsim::sim::kMillisecond;
+using hetsim::kMillisecond;
 using hetsim::sim::NetworkMode;
-using hetsim::sim::Time;
+using hetsim::Time;
 using hetsim::sim::executor::ExecutionResult;
 using hetsim::sim::executor::ExecutionSetup;
 using hetsim::sim::executor::MemoryTimeline;
@@ -228,6 +228,7 @@ TEST_CASE("executor: a transfer over a slow link is slower when two flows share 
 TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated time amid other traffic",
           "[executor]") {
   using namespace hetsim::sim;
+  using hetsim::CollectiveOp;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
   auto topo = hetsim::topology::Topology::Build(cluster);
   REQUIRE(topo.ok());

@@ -46,8 +46,8 @@ TEST_CASE("interleaved: virtual stages run the model's layers in order, each onc
     CHECK(vs[k].first_layer == 2 * k);
     CHECK(vs[k].num_layers == 2);
     // A measured 2 ms / 4 ms stage is split evenly over its two chunks.
-    CHECK(vs[k].cost.forward_time == hetsim::sim::kMillisecond);
-    CHECK(vs[k].cost.backward_time == 2 * hetsim::sim::kMillisecond);
+    CHECK(vs[k].cost.forward_time == hetsim::kMillisecond);
+    CHECK(vs[k].cost.backward_time == 2 * hetsim::kMillisecond);
   }
 }
 
@@ -71,8 +71,8 @@ TEST_CASE("interleaved: a stage whose layers do not divide by the chunks loses n
   }
   CHECK(total == 9);
   // Stage 0's measured 2 ms forward is shared 3:2 by its chunks: 1.2 ms and 0.8 ms.
-  CHECK(vs[0].cost.forward_time == 1200 * hetsim::sim::kMicrosecond);
-  CHECK(vs[2].cost.forward_time == 800 * hetsim::sim::kMicrosecond);
+  CHECK(vs[0].cost.forward_time == 1200 * hetsim::kMicrosecond);
+  CHECK(vs[2].cost.forward_time == 800 * hetsim::kMicrosecond);
   // And the iteration runs.
   auto run = hetsim::sim::executor::Execute(**setup, {});
   REQUIRE(run.ok());

@@ -10,7 +10,7 @@
 namespace {
 
 using hetsim::sim::NetworkMode;
-using hetsim::sim::Time;
+using hetsim::Time;
 using hetsim::testing::MakeInputs;
 using hetsim::testing::MakePlan;
 using hetsim::testing::MakeRun;
@@ -37,11 +37,11 @@ TEST_CASE("ZeRO-3 gathers each layer's weights over the DP group before its forw
   // Each layer gathers its 1e6 x 2 bytes = 2e6 bytes (nccl-tests' all-gather size, the output) over
   // 2 GPUs: each sends its 1e6-byte half across GPU->NIC->switch->NIC->GPU at 25e9 B/s, both ways at
   // once: 1e6 / 25e9 s = 40 us per layer, 80 us for the two layers, forward and again backward.
-  const Time expected = 2 * 40 * hetsim::sim::kMicrosecond;
+  const Time expected = 2 * 40 * hetsim::kMicrosecond;
   const auto& vs = zero3->virtual_stages[0];
   CHECK(vs.forward_collective_time == expected);
   CHECK(vs.backward_collective_time == expected);
-  CHECK(vs.forward_time() == hetsim::sim::kMillisecond + expected);
+  CHECK(vs.forward_time() == hetsim::kMillisecond + expected);
   // ZeRO-1 gathers nothing per layer, but all-gathers the updated weights after the step; ZeRO-3
   // keeps them sharded and has no such step.
   CHECK(zero1->virtual_stages[0].forward_collective_time == 0);
@@ -59,7 +59,7 @@ TEST_CASE("ZeRO-3 gathers each layer's weights over the DP group before its forw
   // And the iteration runs: the pipeline is the longest path of the longer nodes.
   const auto run = MakeRun(*zero3);
   CHECK(run.pipeline_end == hetsim::sim::pipeline::AnalyzeLongestPath(*zero3->dag, zero3->durations).iteration_time);
-  CHECK(run.pipeline_end == 4 * (3 * hetsim::sim::kMillisecond + 2 * expected));
+  CHECK(run.pipeline_end == 4 * (3 * hetsim::kMillisecond + 2 * expected));
 }
 
 }  // namespace

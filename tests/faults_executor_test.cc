@@ -18,9 +18,9 @@
 
 namespace {
 
-using hetsim::sim::kMillisecond;
+using hetsim::kMillisecond;
 using hetsim::sim::NetworkMode;
-using hetsim::sim::Time;
+using hetsim::Time;
 using hetsim::sim::executor::ExecutionResult;
 using hetsim::sim::executor::ExecutionSetup;
 using hetsim::sim::executor::ExecutorOptions;

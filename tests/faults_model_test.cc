@@ -16,8 +16,8 @@
 
 namespace {
 
-using hetsim::sim::kMillisecond;
-using hetsim::sim::Time;
+using hetsim::kMillisecond;
+using hetsim::Time;
 using hetsim::sim::faults::ComputeModel;
 using hetsim::sim::faults::FaultSet;
 using hetsim::sim::faults::JitterFactor;
@@ -25,7 +25,7 @@ using hetsim::sim::faults::ResolvedFault;
 using hetsim::sim::faults::TaskKey;
 namespace v1 = hetsim::v1;
 
-ResolvedFault Slow(int gpu, double factor, Time at, Time end = hetsim::sim::kTimeMax) {
+ResolvedFault Slow(int gpu, double factor, Time at, Time end = hetsim::kTimeMax) {
   ResolvedFault f;
   f.fault.set_gpu(gpu);
   f.fault.set_kind(v1::SLOW);
@@ -124,7 +124,7 @@ namespace {
 
 using hetsim::sim::FlowId;
 using hetsim::sim::FlowObserver;
-using hetsim::sim::LinkId;
+using hetsim::LinkId;
 using hetsim::sim::LinkSpec;
 using hetsim::sim::Network;
 using hetsim::sim::NetworkMode;

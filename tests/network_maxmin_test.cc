@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
+#include "base/time.h"
 #include "sim/engine/simulator.h"
-#include "sim/engine/time.h"
 #include "sim/network/network.h"
 
 namespace hetsim::sim {

@@ -10,7 +10,7 @@
 
 namespace {
 
-using hetsim::sim::Time;
+using hetsim::Time;
 using namespace hetsim::sim::pipeline;
 
 PipelineSchedule Build(hetsim::v1::Schedule kind, int stages, int m, std::vector<int> warmup = {},

@@ -9,7 +9,7 @@
 
 namespace {
 
-using hetsim::sim::Time;
+using hetsim::Time;
 using namespace hetsim::sim::pipeline;
 
 ScheduleSpec Spec(hetsim::v1::Schedule kind, int stages, int microbatches) {

@@ -53,7 +53,7 @@ PlanOutcome Plan(PlannerKind kind, int layers, int threads = 1) {
 }
 
 // Simulated iteration time of a planned Plan (the model inline).
-sim::Time Simulate(const PlanOutcome& o) {
+Time Simulate(const PlanOutcome& o) {
   proto::PlanInputs in;
   in.cluster = CaseCluster();
   in.model = o.model;
@@ -76,7 +76,7 @@ TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[plann
   CHECK(fine.prediction.t_max < coarse.prediction.t_max);
   CHECK(fine.prediction.eta > 0.95);
   // The slow V100 pair gets a smaller share of the layers than of the stages.
-  const sim::Time fine_sim = Simulate(fine), coarse_sim = Simulate(coarse);
+  const Time fine_sim = Simulate(fine), coarse_sim = Simulate(coarse);
   CHECK(fine_sim < coarse_sim);
   // Every c_i <= t_max here: the prediction is within 5% of the simulation.
   for (const StagePrediction& s : fine.prediction.stages) REQUIRE(s.comm <= fine.prediction.t_max);
@@ -93,7 +93,7 @@ TEST_CASE("HAPT beats the megatron and alpa baselines across a slow link", "[pla
   CHECK(megatron.plan.schedule() == v1::ONE_F_ONE_B);
   CHECK(hapt.prediction.iteration < megatron.prediction.iteration);
   CHECK(hapt.prediction.iteration < alpa.prediction.iteration);
-  const sim::Time h = Simulate(hapt);
+  const Time h = Simulate(hapt);
   CHECK(h < Simulate(megatron));
   CHECK(h < Simulate(alpa));
 }

@@ -15,21 +15,21 @@
 namespace hetsim::planner {
 namespace {
 
-constexpr sim::Time kInf = INT64_MAX;
+constexpr Time kInf = INT64_MAX;
 
 // Every island-contiguous pipeline over the layers (each island filled), every shape; the fastest
 // configuration that holds the stage's launch count (independent of the configuration) per stage.
-sim::Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B, sim::Time t_max,
+Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B, Time t_max,
                      const SearchOptions& opt) {
   const ClusterModel& cl = prof.cluster();
   const int L = static_cast<int>(layers.size());
   const int I = cl.num_islands();
   struct St { int k, i, island, shape; };
   std::vector<St> stack;
-  sim::Time best = kInf;
+  Time best = kInf;
   auto evaluate = [&] {
     const int S = static_cast<int>(stack.size());
-    std::vector<sim::Time> comm(S, 0);
+    std::vector<Time> comm(S, 0);
     for (int s = 0; s + 1 < S; ++s) {
       const LayerGroup& g = layers[stack[s].i];
       comm[s] = opt.communication_aware
@@ -38,7 +38,7 @@ sim::Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int6
                     : 0;
       if (comm[s] > t_max) return;
     }
-    sim::Time sum = 0;
+    Time sum = 0;
     int launches = 0;
     for (int s = S - 1; s >= 0; --s) {
       const int delta = s == S - 1 ? 1
@@ -108,9 +108,9 @@ TEST_CASE("HAPT DP equals brute force on random small instances", "[planner][pla
       opt.bidirectional_pruning = seed % 2 == 0;  // both paths must find the optimum
       HaptSearch search(prof, groups, B, opt);
       const SearchResult r = search.Run();
-      sim::Time expected = kInf;
-      for (sim::Time t : search.candidates()) {
-        const sim::Time f = BruteForce(prof, groups, B, t, opt);
+      Time expected = kInf;
+      for (Time t : search.candidates()) {
+        const Time f = BruteForce(prof, groups, B, t, opt);
         if (f != kInf) expected = std::min(expected, f + (B - 1) * t);
       }
       INFO("seed " << seed << " schedule " << schedule);

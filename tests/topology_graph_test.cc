@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "base/units.h"
 #include "tests/topology_clusters.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
-#include "topology/units.h"
 
 namespace hetsim::topology {
 namespace {
@@ -86,7 +86,7 @@ TEST_CASE("routes: intra-node through NVSwitch, inter-node through NICs and the 
   auto intra = r.GpuRoute(0, 5);
   REQUIRE(intra.ok());
   CHECK(**intra == Route{t->gpu_to_switch(0), t->switch_to_gpu(5)});
-  CHECK(r.Latency(**intra) == 1000 * sim::kNanosecond);
+  CHECK(r.Latency(**intra) == 1000 * kNanosecond);
   CHECK(r.BottleneckBytesPerSecond(**intra) == Approx(GbpsToBytesPerSecond(3600)));
 
   auto inter = r.GpuRoute(1, 9);
@@ -95,7 +95,7 @@ TEST_CASE("routes: intra-node through NVSwitch, inter-node through NICs and the 
   CHECK((*inter)->front() == t->gpu_to_nic(1));
   CHECK((*inter)->back() == t->nic_to_gpu(9));
   // NIC wire both ways, one switch traversal.
-  CHECK(r.Latency(**inter) == (500 + 500 + 200) * sim::kNanosecond);
+  CHECK(r.Latency(**inter) == (500 + 500 + 200) * kNanosecond);
   CHECK(r.BottleneckBytesPerSecond(**inter) == Approx(GbpsToBytesPerSecond(400)));
   // Consecutive links: each starts where the previous ended.
   for (size_t i = 1; i < (*inter)->size(); ++i) {

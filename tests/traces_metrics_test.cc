@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/executor/collective_load.h"
 #include "sim/collectives/simulate.h"
+#include "sim/executor/collective_load.h"
+#include "sim/pipeline/hapt_metrics.h"
 #include "tests/executor_test_util.h"
 #include "traces/metrics.h"
 
@@ -37,13 +38,13 @@ void DropParameters(v1::Plan& plan) {
 TEST_CASE("eta: HAPT Eq. 25 on hand-computed devices", "[traces][metrics]") {
   // td = {4, 2, 4} s, peak = {1, 3, 1}: td_max = 4; sum (td_max - td_i) P_i = 0 + 2*3 + 0 = 6;
   // td_max * sum P_i = 4 * 5 = 20; eta = 1 - 6/20 = 0.7.
-  CHECK(hetsim::traces::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) == Approx(0.7).epsilon(1e-15));
+  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) == Approx(0.7).epsilon(1e-15));
   // The same idle time on the slow device weighs less: P = {3, 1, 3}: 1 - 2*1/(4*7) = 13/14.
-  CHECK(hetsim::traces::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{3, 1, 3}) ==
+  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{3, 1, 3}) ==
         Approx(13.0 / 14.0).epsilon(1e-15));
   // Equal compute times: perfect balance, whatever the peaks; nothing computed at all counts as 1.
-  CHECK(hetsim::traces::Eta(std::vector<double>{5, 5}, std::vector<double>{1, 9}) == 1.0);
-  CHECK(hetsim::traces::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
+  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{5, 5}, std::vector<double>{1, 9}) == 1.0);
+  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
 }
 
 TEST_CASE("MFU: model FLOPs over iteration seconds times the summed peak", "[traces][metrics]") {
@@ -107,7 +108,7 @@ TEST_CASE("report: NVLink carries the tensor-parallel all-gathers timed in close
 }
 
 TEST_CASE("collective load: another replica's group gets the load it would have alone", "[traces][metrics]") {
-  using hetsim::sim::CollectiveOp;
+  using hetsim::CollectiveOp;
   using hetsim::sim::executor::CollectiveTimer;
   using hetsim::sim::executor::LinkLoad;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);

@@ -10,6 +10,7 @@
 namespace {
 
 using namespace hetsim::sim::workload;
+using hetsim::CollectiveOp;
 
 hetsim::v1::Model Gpt(uint32_t layers, uint64_t hidden, uint32_t heads) {
   hetsim::v1::Model m;

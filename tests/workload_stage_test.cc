@@ -11,8 +11,9 @@
 
 namespace {
 
-using hetsim::sim::Time;
+using hetsim::Time;
 using namespace hetsim::sim::workload;
+using hetsim::CollectiveOp;
 
 constexpr double kS = 2048, kH = 12288, kA = 96, kV = 51200;
 
@@ -159,7 +160,7 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   const double memory_s = (replicated + sharded) / hbm;
   const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
   // Within a picosecond: the model sums per-GEMM times, the test the closed form.
-  CHECK(std::llabs(none.forward_time - hetsim::sim::SecondsToTime(gemm_s + memory_s)) <= 1);
+  CHECK(std::llabs(none.forward_time - hetsim::SecondsToTime(gemm_s + memory_s)) <= 1);
   CHECK(std::llabs(none.backward_time - 2 * none.forward_time) <= 1);
   CHECK(none.forward_flop_per_gpu == Approx(flop));
   CHECK(none.model_flop_per_gpu == Approx(3 * flop));
@@ -173,11 +174,11 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   const double core_s = (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) +
                         (4 * B + 1) * a * s * s * b / t / hbm;
   const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_SELECTIVE, 2), gpu);
-  CHECK(std::llabs(selective.backward_time - hetsim::sim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
+  CHECK(std::llabs(selective.backward_time - hetsim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
 
   // Sequence parallelism also splits the replicated traffic over TP.
   const StageCost sp = Cost(gpt3, OneBlock(4, true, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
-  CHECK(std::llabs(sp.forward_time - hetsim::sim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1);
+  CHECK(std::llabs(sp.forward_time - hetsim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1);
 }
 
 TEST_CASE("measured times replace the model", "[workload][stage][time]") {

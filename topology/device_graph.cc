@@ -8,7 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "proto/fabric_presets.h"
-#include "topology/units.h"
+#include "base/units.h"
+#include "topology/limits.h"
 
 namespace hetsim::topology {
 
@@ -75,7 +76,7 @@ class Topology::Builder {
   }
   // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
   // derates the line rate, once, here.
-  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, sim::Time latency, LinkClass cls) {
+  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
     const auto id = static_cast<LinkId>(t_.links_.size());
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
     t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
@@ -83,7 +84,7 @@ class Topology::Builder {
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
-  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, sim::Time a_to_b, sim::Time b_to_a,
+  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a,
                    LinkClass cls) {
     const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
     AddLink(b, a, bytes_per_second, b_to_a, cls);
@@ -116,9 +117,9 @@ absl::Status Topology::Builder::ResolveNcclFabrics() {
     NcclFabricTiming t;
     t.name = std::move(name);
     t.bandwidth_efficiency = f.bandwidth_efficiency();
-    t.launch_latency = sim::NanosecondsToTime(f.launch_latency_ns());
-    t.step_latency = {sim::NanosecondsToTime(f.ll_step_latency_ns()), sim::NanosecondsToTime(f.ll128_step_latency_ns()),
-                      sim::NanosecondsToTime(f.simple_step_latency_ns())};
+    t.launch_latency = hetsim::NanosecondsToTime(f.launch_latency_ns());
+    t.step_latency = {hetsim::NanosecondsToTime(f.ll_step_latency_ns()), hetsim::NanosecondsToTime(f.ll128_step_latency_ns()),
+                      hetsim::NanosecondsToTime(f.simple_step_latency_ns())};
     t_.nccl_fabrics_.push_back(std::move(t));
     return absl::OkStatus();
   };
@@ -246,8 +247,8 @@ void Topology::Builder::BuildNodes(int32_t island) {
   const LinkClass intra_class = pcie ? LinkClass::kPcie : LinkClass::kNvlink;
   const double intra_bps = GbpsToBytesPerSecond(nt.intra_node_bandwidth_gbps());
   // The GPU-to-GPU latency is split over the two hops through the switch.
-  const sim::Time half_intra = sim::NanosecondsToTime(nt.intra_node_latency_ns()) / 2;
-  const sim::Time intra_rest = sim::NanosecondsToTime(nt.intra_node_latency_ns()) - half_intra;
+  const Time half_intra = NanosecondsToTime(nt.intra_node_latency_ns()) / 2;
+  const Time intra_rest = NanosecondsToTime(nt.intra_node_latency_ns()) - half_intra;
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
   const int32_t gpus = t_.island_gpus_per_node_[island];
   const int32_t nics = static_cast<int32_t>(isl.nics_per_node());
@@ -288,8 +289,8 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric());
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
-  const sim::Time wire = sim::NanosecondsToTime(isl.nic_latency_ns());
-  const sim::Time hop_from_switch = wire + sim::NanosecondsToTime(isl.switch_latency_ns());
+  const Time wire = NanosecondsToTime(isl.nic_latency_ns());
+  const Time hop_from_switch = wire + NanosecondsToTime(isl.switch_latency_ns());
   const double oversub = isl.oversubscription() >= 1 ? isl.oversubscription() : 1.0;
   const int32_t nodes = t_.island_node_count_[island];
   const int32_t nics_per_node = static_cast<int32_t>(isl.nics_per_node());
@@ -362,7 +363,7 @@ absl::Status Topology::Builder::Run() {
     const v1::Island& isl = c.islands(i);
     gateway[i] = AddDevice(DeviceKind::kGateway, i, -1, 0);
     fabric_ = -1;  // never the bottleneck, not derated; routes through it cross an inter-island link
-    const sim::Time hop = sim::NanosecondsToTime(isl.nic_latency_ns() + isl.switch_latency_ns());
+    const Time hop = NanosecondsToTime(isl.nic_latency_ns() + isl.switch_latency_ns());
     for (DeviceId top : tops[i]) {
       AddDuplex(top, gateway[i], island_external_bps[i], hop, hop, ClassOfFabric(isl.fabric()));
     }
@@ -370,7 +371,7 @@ absl::Status Topology::Builder::Run() {
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const v1::InterIslandLink& l = c.inter_island_links(k);
     const auto [a, b] = ends[k];
-    const sim::Time lat = sim::NanosecondsToTime(l.latency_ns());
+    const Time lat = NanosecondsToTime(l.latency_ns());
     fabric_ = t_.nccl_model() ? first_link_fabric_ + k : -1;
     for (uint32_t p = 0; p < std::max<uint32_t>(1, l.count()); ++p) {
       AddDuplex(gateway[a], gateway[b], GbpsToBytesPerSecond(l.bandwidth_gbps()), lat, lat, ClassOfFabric(l.fabric()));

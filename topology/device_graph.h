@@ -16,15 +16,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "topology/nccl_fabric.h"
+#include "base/ids.h"
+#include "base/time.h"
 
 namespace hetsim::topology {
 
 using DeviceId = int32_t;
-using LinkId = uint32_t;  // same type as sim::LinkId, so routes go to the network as they are
 inline constexpr LinkId kNoLink = 0xffffffffu;
-using GpuId = int32_t;  // global: islands in order, nodes in order, GPUs in order
 
 enum class DeviceKind : uint8_t {
   kGpu,
@@ -55,7 +54,7 @@ struct Link {
   DeviceId src;
   DeviceId dst;
   double bytes_per_second;
-  sim::Time latency;
+  Time latency;
   LinkClass link_class;
   int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with Cluster.ideal
 };

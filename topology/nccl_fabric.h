@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/engine/time.h"
+#include "base/time.h"
 
 namespace hetsim::topology {
 
@@ -22,8 +22,8 @@ inline constexpr int kNumNcclProtocols = 3;
 struct NcclFabricTiming {
   std::string name;                  // "node type \"dgx\"", "island \"a100\"", ...
   double bandwidth_efficiency = 1;   // link capacities are line rate x this
-  sim::Time launch_latency = 0;      // once per collective
-  std::array<sim::Time, kNumNcclProtocols> step_latency{};  // per algorithm step, by NcclProtocol
+  hetsim::Time launch_latency = 0;      // once per collective
+  std::array<hetsim::Time, kNumNcclProtocols> step_latency{};  // per algorithm step, by NcclProtocol
 };
 
 }  // namespace hetsim::topology

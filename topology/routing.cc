@@ -104,8 +104,8 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
   return &routes_.back();
 }
 
-sim::Time Router::Latency(const Route& route) const {
-  sim::Time t = 0;
+Time Router::Latency(const Route& route) const {
+  Time t = 0;
   for (LinkId l : route) t += topology_.links()[l].latency;
   return t;
 }

@@ -31,7 +31,7 @@ class Router {
   absl::StatusOr<const Route*> GpuRoute(GpuId src, GpuId dst, uint64_t flow_key = 0);
 
   // Sum of link latencies and the smallest link capacity along a route.
-  sim::Time Latency(const Route& route) const;
+  Time Latency(const Route& route) const;
   double BottleneckBytesPerSecond(const Route& route) const;
 
   const Topology& topology() const { return topology_; }

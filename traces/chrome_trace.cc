@@ -5,17 +5,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "sim/pipeline/dag.h"
 
 namespace hetsim::traces {
 namespace {
 
-using sim::Time;
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
-using topology::GpuId;
 
 std::string Ts(Time t) { return absl::StrFormat("%d.%06d", t / 1000000, t % 1000000); }
 
@@ -93,12 +92,12 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
   return traced;
 }
 
-std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bool>& traced) {
+std::vector<LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bool>& traced) {
   const topology::Topology& topo = *setup.topology;
-  std::vector<sim::LinkId> links;
+  std::vector<LinkId> links;
   for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
     if (!traced[g]) continue;
-    for (topology::LinkId l : {topo.gpu_to_nic(g), topo.nic_to_gpu(g)}) {
+    for (LinkId l : {topo.gpu_to_nic(g), topo.nic_to_gpu(g)}) {
       if (l != topology::kNoLink) links.push_back(l);
     }
   }
@@ -106,7 +105,7 @@ std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vect
     const topology::Link& link = topo.links()[l];
     if (topo.devices()[link.src].kind == topology::DeviceKind::kGateway &&
         topo.devices()[link.dst].kind == topology::DeviceKind::kGateway) {
-      links.push_back(static_cast<sim::LinkId>(l));
+      links.push_back(static_cast<LinkId>(l));
     }
   }
   std::sort(links.begin(), links.end());
@@ -116,21 +115,30 @@ std::vector<sim::LinkId> TraceLinks(const ExecutionSetup& setup, const std::vect
 
 Time TraceSamplePeriod(const ExecutionSetup& setup) {
   const Time critical = sim::pipeline::AnalyzeLongestPath(*setup.dag, setup.durations).iteration_time;
-  return std::max<Time>(critical / 200, sim::kNanosecond);
+  return std::max<Time>(critical / 200, kNanosecond);
 }
 
-std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                            const std::vector<sim::LinkId>& sampled_links) {
-  const topology::Topology& topo = *setup.topology;
-  const auto& dag = *setup.dag;
-  const int S = setup.num_stages();
-  TraceWriter w;
+namespace {
 
-  // Processes and threads.
+// Where each traced GPU's rows go: its process (node) and threads, the network's process, and the
+// traced GPUs of each stage.
+struct TraceLayout {
+  std::vector<GpuPlace> place;
+  int network_pid = 0;
+  std::vector<std::vector<GpuId>> stage_gpus;
+};
+
+// Processes (one per node, one for the network) and threads (compute and comm per GPU), named.
+TraceLayout AddProcessesAndThreads(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
+  const int S = setup.num_stages();
+  TraceLayout layout;
   std::vector<int> node_base(topo.num_islands() + 1, 0);
   for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
-  const int network_pid = node_base.back() + 1;
-  std::vector<GpuPlace> place(traced.size());
+  layout.network_pid = node_base.back() + 1;
+  const int network_pid = layout.network_pid;
+  std::vector<GpuPlace>& place = layout.place;
+  place.resize(traced.size());
   std::vector<bool> named_process(node_base.back() + 2, false);
   for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
     if (!traced[g]) continue;
@@ -158,14 +166,22 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   w.Add(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
                         network_pid, network_pid));
 
-  std::vector<std::vector<GpuId>> stage_gpus(S);
+  std::vector<std::vector<GpuId>>& stage_gpus = layout.stage_gpus;
+  stage_gpus.resize(S);
   for (int s = 0; s < S; ++s) {
     for (GpuId g : setup.stages[s].layout.gpus) {
       if (traced[g]) stage_gpus[s].push_back(g);
     }
   }
+  return layout;
+}
 
-  // Compute.
+// Forward and backward passes on the compute thread of every traced GPU of their stage.
+void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const auto& dag = *setup.dag;
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   const bool interleaved = dag.num_virtual_stages() > S;
   for (int s = 0; s < S; ++s) {
     if (stage_gpus[s].empty()) continue;
@@ -186,8 +202,13 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       }
     }
   }
+}
 
-  // Boundary transfers: a send on the source GPU, a receive on the destination, an arrow between.
+// Boundary transfers: a send on the source GPU, a receive on the destination, an arrow between.
+void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                  const TraceLayout& layout, TraceWriter& w) {
+  const auto& dag = *setup.dag;
+  const auto& place = layout.place;
   uint64_t arrow = 0;
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const auto& node = dag.node(id);
@@ -221,8 +242,13 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       }
     }
   }
+}
 
-  // Gradient synchronisation and the optimizer step.
+// Gradient synchronisation and the optimizer step.
+void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   for (const auto& g : r.grad_syncs) {
     const std::string name = g.param_gather ? absl::StrFormat("param all-gather s%d", g.stage)
                                             : absl::StrFormat("grad sync s%d bucket %d", g.stage, g.step);
@@ -239,8 +265,14 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
                             place[gpu].compute_tid));
     }
   }
+}
 
-  // Memory per traced GPU.
+// Memory per traced GPU, as counters.
+void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
+  const int S = setup.num_stages();
+  const auto& place = layout.place;
+  const auto& stage_gpus = layout.stage_gpus;
   for (int s = 0; s < S; ++s) {
     if (stage_gpus[s].empty()) continue;
     const auto timeline = sim::executor::MemoryTimeline(setup, r, s);
@@ -248,12 +280,16 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
       const topology::GpuLocation loc = *topo.Locate(gpu);
       for (const auto& [t, bytes] : timeline) {
         w.Add(absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
-                              Ts(t), place[gpu].pid, static_cast<double>(bytes) / 1073741824.0));
+                              Ts(t), place[gpu].pid, BytesToGib(static_cast<double>(bytes))));
       }
     }
   }
+}
 
-  // Busy share of the sampled links between consecutive samples.
+// Busy share of the sampled links between consecutive samples.
+void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<LinkId>& sampled_links,
+                    int network_pid, TraceWriter& w) {
+  const topology::Topology& topo = *setup.topology;
   const size_t L = sampled_links.size();
   for (size_t l = 0; l < L; ++l) {
     const topology::Link& link = topo.links()[sampled_links[l]];
@@ -267,7 +303,10 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
                             100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
     }
   }
+}
 
+// Pipeline end, iteration end (or failure) and every fault transition, as global instants.
+void AddMarkers(const ExecutionResult& r, int network_pid, TraceWriter& w) {
   if (!r.faults.failed || r.pipeline_end > 0) {
     w.Add(absl::StrFormat(R"({"name":"pipeline end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})", Ts(r.pipeline_end),
                           network_pid));
@@ -279,6 +318,20 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
     w.Add(absl::StrFormat(R"({"name":"fault %d %s","cat":"fault","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0,"args":{"fault":%d}})",
                           e.fault, e.what, Ts(e.at), network_pid, e.fault));
   }
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                            const std::vector<LinkId>& sampled_links) {
+  TraceWriter w;
+  const TraceLayout layout = AddProcessesAndThreads(setup, traced, w);
+  AddCompute(setup, r, layout, w);
+  AddTransfers(setup, r, traced, layout, w);
+  AddGradSyncAndOptimizer(setup, r, layout, w);
+  AddMemory(setup, r, layout, w);
+  AddLinkSamples(setup, r, sampled_links, layout.network_pid, w);
+  AddMarkers(r, layout.network_pid, w);
   return w.Finish();
 }
 

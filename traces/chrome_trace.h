@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 
@@ -28,7 +28,7 @@ inline constexpr int kTraceAllGpusLimit = 64;
 
 struct TraceSelection {
   std::optional<int> replica;          // every stage's replica K (K < DP; a stage with fewer: its last)
-  std::vector<topology::GpuId> gpus;   // explicit global GPU ids (used by the plan)
+  std::vector<GpuId> gpus;   // explicit global GPU ids (used by the plan)
 };
 
 // Which GPUs a trace shows (flags per global GPU id). With neither a replica nor GPUs: every GPU of
@@ -39,15 +39,15 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const sim::executor::Executio
 
 // The links whose busy share the trace samples: each traced GPU's links to its NIC and the links
 // between islands' gateways. Sorted, without repeats.
-std::vector<sim::LinkId> TraceLinks(const sim::executor::ExecutionSetup& setup, const std::vector<bool>& traced);
+std::vector<LinkId> TraceLinks(const sim::executor::ExecutionSetup& setup, const std::vector<bool>& traced);
 
 // Sampling period for link counters: the static critical path / 200 (at least 1 ns).
-sim::Time TraceSamplePeriod(const sim::executor::ExecutionSetup& setup);
+Time TraceSamplePeriod(const sim::executor::ExecutionSetup& setup);
 
 // The trace JSON. `sampled_links` must be the ExecutorOptions::sampled_links of the run (may be
 // empty); flow finish times are used when the run recorded them.
 std::string ChromeTraceJson(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
-                            const std::vector<bool>& traced, const std::vector<sim::LinkId>& sampled_links);
+                            const std::vector<bool>& traced, const std::vector<LinkId>& sampled_links);
 
 }  // namespace hetsim::traces
 

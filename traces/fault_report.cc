@@ -12,8 +12,6 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::Time;
-using sim::TimeToMilliseconds;
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 using sim::pipeline::NodeKind;
@@ -23,10 +21,10 @@ std::string StageList(const std::vector<int>& stages) {
 }
 
 // Stages using any of `gpus`.
-std::vector<int> StagesOn(const ExecutionSetup& setup, const std::vector<topology::GpuId>& gpus) {
+std::vector<int> StagesOn(const ExecutionSetup& setup, const std::vector<GpuId>& gpus) {
   std::vector<int> out;
   for (int s = 0; s < setup.num_stages(); ++s) {
-    for (topology::GpuId g : setup.stages[s].layout.gpus) {
+    for (GpuId g : setup.stages[s].layout.gpus) {
       if (std::binary_search(gpus.begin(), gpus.end(), g)) {
         out.push_back(s);
         break;

@@ -5,19 +5,17 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
+#include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::traces {
 namespace {
 
-using sim::Time;
-using sim::TimeToMilliseconds;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
-
-constexpr double kGiB = 1073741824.0;
 
 bool IsTransfer(NodeKind k) { return k == NodeKind::kCommForward || k == NodeKind::kCommBackward; }
 
@@ -69,18 +67,6 @@ std::string MeshName(const v1::Mesh& m) {
 
 }  // namespace
 
-double Eta(std::span<const double> compute_time, std::span<const double> peak_flop_per_s) {
-  double td_max = 0;
-  for (double t : compute_time) td_max = std::max(td_max, t);
-  double idle_weighted = 0, peak_sum = 0;
-  for (size_t i = 0; i < compute_time.size(); ++i) {
-    idle_weighted += (td_max - compute_time[i]) * peak_flop_per_s[i];
-    peak_sum += peak_flop_per_s[i];
-  }
-  if (td_max <= 0 || peak_sum <= 0) return 1.0;
-  return 1.0 - idle_weighted / (td_max * peak_sum);
-}
-
 double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s) {
   if (iteration_seconds <= 0 || sum_peak_flop_per_s <= 0) return 0;
   return model_flop / (iteration_seconds * sum_peak_flop_per_s);
@@ -97,12 +83,16 @@ const char* NetworkModelDescription(sim::NetworkMode mode) {
   return mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
 }
 
-v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
-                       const ReportOptions& options) {
+namespace {
+
+using sim::executor::ExecutionResult;
+using sim::executor::ExecutionSetup;
+
+// Names, sizes, iteration time, throughput and MFU.
+void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& dag = *setup.dag;
   const v1::Plan& plan = setup.inputs.plan;
   const int S = setup.num_stages();
-  v1::Report report;
   report.set_plan_name(plan.name());
   report.set_cluster_name(setup.inputs.cluster.name());
   report.set_model_name(setup.model->name());
@@ -112,7 +102,7 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   report.set_num_stages(S);
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));
 
-  const double seconds = sim::TimeToSeconds(r.iteration_time);
+  const double seconds = TimeToSeconds(r.iteration_time);
   const double samples = static_cast<double>(plan.global_batch_size());
   report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
   report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end));
@@ -128,9 +118,13 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   for (const auto& st : setup.stages) peak_sum += st.peak_flop_per_s * static_cast<double>(st.layout.gpus.size());
   report.set_mfu(Mfu(model_flop, seconds, peak_sum));
   if (seconds > 0 && setup.num_gpus() > 0) report.set_model_tflops_per_gpu(model_flop / seconds / setup.num_gpus() / 1e12);
+}
 
-  // Per stage.
-  const Exposure exposure = ComputeExposure(setup, r);
+// Per stage: time breakdown and memory; then the bubble ratio and eta (HAPT Eq. 25) over them.
+void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {
+  const auto& dag = *setup.dag;
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = setup.num_stages();
   std::vector<double> busy_ms(S, 0);
   std::vector<double> device_busy, device_peak;
   for (int s = 0; s < S; ++s) {
@@ -172,24 +166,28 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     out->set_grad_sync_ms(TimeToMilliseconds(sync));
     out->set_optimizer_ms(TimeToMilliseconds(optimizer));
     out->set_idle_ms(std::max(0.0, TimeToMilliseconds(r.iteration_time - busy - exposure.stage[s] - sync - optimizer)));
-    out->set_peak_memory_gib(static_cast<double>(peak) / kGiB);
-    out->set_memory_capacity_gib(st.memory_capacity_bytes / kGiB);
-    out->set_param_memory_gib(static_cast<double>(states) / kGiB);
-    out->set_activation_memory_gib(static_cast<double>(peak - states) / kGiB);
+    out->set_peak_memory_gib(BytesToGib(static_cast<double>(peak)));
+    out->set_memory_capacity_gib(BytesToGib(st.memory_capacity_bytes));
+    out->set_param_memory_gib(BytesToGib(static_cast<double>(states)));
+    out->set_activation_memory_gib(BytesToGib(static_cast<double>(peak - states)));
     if (per_microbatch > 0) {
       out->set_num_microbatches_in_flight(static_cast<uint32_t>(
           (peak - states - (peak > states ? st.cost.memory.recompute_working_bytes : 0)) / per_microbatch));
     }
     if (static_cast<double>(peak) > st.memory_capacity_bytes) {
       out->set_oom(true);
-      out->set_oom_excess_gib((static_cast<double>(peak) - st.memory_capacity_bytes) / kGiB);
+      out->set_oom_excess_gib(BytesToGib(static_cast<double>(peak) - st.memory_capacity_bytes));
       report.set_oom(true);
     }
   }
   report.set_bubble_ratio(BubbleRatio(busy_ms, TimeToMilliseconds(r.pipeline_end)));
-  report.set_eta(Eta(device_busy, device_peak));
+  report.set_eta(sim::pipeline::Eta(device_busy, device_peak));
+}
 
-  // Per boundary: transfer time actually spent, and how much of it compute did not hide.
+// Per boundary: transfer time actually spent, and how much of it compute did not hide.
+void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure,
+                   v1::Report& report) {
+  const auto& dag = *setup.dag;
   std::vector<Time> transfer_total(setup.boundaries.size(), 0);
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     if (IsTransfer(dag.node(id).kind)) transfer_total[dag.node(id).virtual_stage] += r.node_finish[id] - r.node_start[id];
@@ -206,8 +204,10 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
                                                  : 1.0);
     out->set_link_class(std::string(topology::LinkClassName(bt.slowest_link_class)));
   }
+}
 
-  // Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
+// Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
+void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& links = setup.topology->links();
   const std::vector<sim::LinkCounters> link_counters = sim::executor::LinkCountersWithCollectives(setup, r);
   for (int c = 0; c < topology::kNumLinkClasses; ++c) {
@@ -234,7 +234,18 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
     out->set_mean_utilization(used > 0 ? utilization_sum / used : 0);
     out->set_max_utilization(utilization_max);
   }
+}
 
+}  // namespace
+
+v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+                       const ReportOptions& options) {
+  v1::Report report;
+  AddIterationFigures(setup, r, report);
+  const Exposure exposure = ComputeExposure(setup, r);
+  AddStages(setup, r, exposure, report);
+  AddBoundaries(setup, r, exposure, report);
+  AddLinkClasses(setup, r, report);
   report.set_events_processed(r.events);
   report.set_flows(r.flows);
   if (options.wall_time_s) report.set_wall_time_s(*options.wall_time_s);

@@ -17,9 +17,7 @@
 
 namespace hetsim::traces {
 
-// HAPT Eq. 25: 1 - sum_i (td_max - td_i) P_i / (td_max sum_i P_i), over devices with compute time
-// td_i and peak FLOP/s P_i; 1 means perfect balance. 1 when every td_i is 0.
-double Eta(std::span<const double> compute_time, std::span<const double> peak_flop_per_s);
+// eta (HAPT Eq. 25) is sim::pipeline::Eta (sim/pipeline/hapt_metrics.h), shared with the planner.
 
 // Model FLOPs utilisation: model FLOPs of the iteration / (iteration seconds x sum of peak FLOP/s).
 double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s);

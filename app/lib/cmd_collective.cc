@@ -14,6 +14,7 @@
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
 #include "app/lib/ideal_option.h"
+#include "base/units.h"
 #include "proto/validate_cluster.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
@@ -52,9 +53,9 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
     int64_t scale;
   };
   static constexpr Suffix kSuffixes[] = {
-      {"KiB", int64_t{1} << 10}, {"MiB", int64_t{1} << 20}, {"GiB", int64_t{1} << 30}, {"TiB", int64_t{1} << 40},
+      {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB},
       {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
-      {"K", int64_t{1} << 10}, {"M", int64_t{1} << 20}, {"G", int64_t{1} << 30}, {"T", int64_t{1} << 40},
+      {"K", kKiB}, {"M", kMiB}, {"G", kGiB}, {"T", kTiB},
       {"B", 1}};
   int64_t scale = 1;
   absl::string_view digits = text;
@@ -79,8 +80,8 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
   return static_cast<int64_t>(value) * scale;
 }
 
-absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
-  std::vector<topology::GpuId> out;
+absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text) {
+  std::vector<GpuId> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
     int64_t lo = 0, hi = 0;
@@ -92,7 +93,7 @@ absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text
     if (hi > std::numeric_limits<int32_t>::max() || hi - lo >= (int64_t{1} << 24)) {
       return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is out of range", part));
     }
-    for (int64_t g = lo; g <= hi; ++g) out.push_back(static_cast<topology::GpuId>(g));
+    for (int64_t g = lo; g <= hi; ++g) out.push_back(static_cast<GpuId>(g));
   }
   return out;
 }
@@ -123,7 +124,7 @@ int Collective(const Args& args) {
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
 
   sim::CollectiveRequest req;
-  auto op = sim::ParseCollectiveOp(op_name);
+  auto op = ParseCollectiveOp(op_name);
   if (!op.ok()) return UsageError(kInfo, absl::StrCat("--", op.status().message()));
   req.op = *op;
   auto algo = sim::ParseAlgorithm(algo_name);
@@ -176,7 +177,7 @@ int Collective(const Args& args) {
 
   const size_t nodes = sim::GroupByNode(*topo, req.gpus).size();
   std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s; %s\n",
-              sim::CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
+              CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
               cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo->num_gpus(),
               sim::NetworkModeName(*mode), topo->nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
@@ -200,7 +201,7 @@ int Collective(const Args& args) {
         absl::StrCat(sim::AlgorithmName(r->shape.algorithm), r->shape.aggregated_rings ? "-agg" : "");
     std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n",
                 static_cast<long long>(size), algo.c_str(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
-                r->shape.channels, r->shape.chunks, sim::ProtocolName(r->shape.protocol).data(), sim::TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
+                r->shape.channels, r->shape.chunks, sim::ProtocolName(r->shape.protocol).data(), TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
                 r->busbw_bytes_per_s / 1e9, r->shape.estimated_seconds * 1e6, static_cast<unsigned long long>(r->flows),
                 wall_ms);
     if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {

@@ -59,8 +59,8 @@ const CommandInfo kInfo = {
     "of the full cluster, simulates the new plan and reports its throughput, its ratio to the fault-free\n"
     "plan and the re-plan time (report field replan)."};
 
-absl::StatusOr<std::vector<topology::GpuId>> ParseGpuList(absl::string_view text) {
-  std::vector<topology::GpuId> gpus;
+absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text) {
+  std::vector<GpuId> gpus;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
     int first = 0, last = 0;
@@ -160,7 +160,7 @@ int Simulate(const Args& args) {
     traces::TraceSelection selection;
     if (vm.count("trace-replica")) selection.replica = trace_replica;
     if (!trace_gpus.empty()) {
-      absl::StatusOr<std::vector<topology::GpuId>> gpus = ParseGpuList(trace_gpus);
+      absl::StatusOr<std::vector<GpuId>> gpus = ParseGpuList(trace_gpus);
       if (!gpus.ok()) return UsageError(kInfo, gpus.status().message());
       selection.gpus = *std::move(gpus);
     }

@@ -12,6 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "base/status_macros.h"
+#include "base/units.h"
 #include "planner/plan_reader.h"
 #include "planner/planner.h"
 #include "proto/inputs.h"
@@ -32,40 +34,38 @@ const CommandInfo kInfo = {
     "with --planner (default hapt, no t_max pruning), simulates its K best plans and reports Kendall's\n"
     "tau between predicted and simulated iteration times."};
 
-double Ms(sim::Time t) { return sim::TimeToMilliseconds(t); }
-double Gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) {
   return simulated != 0 ? (predicted - simulated) / simulated : 0;
 }
 
 struct Simulated {
-  std::vector<sim::Time> t, comm;
+  std::vector<Time> t, comm;
   std::vector<int64_t> peak;
-  sim::Time iteration = 0, pipeline = 0;
+  Time iteration = 0, pipeline = 0;
 };
 
 absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       sim::executor::BuildExecutionSetup(inputs, sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return setup.status();
-  absl::StatusOr<sim::executor::ExecutionResult> run = sim::executor::Execute(**setup, {});
-  if (!run.ok()) return run.status();
+  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutionResult run, sim::executor::Execute(**setup, {}));
   Simulated s;
   const int S = (*setup)->num_stages();
   for (int i = 0; i < S; ++i) {
     const sim::executor::VirtualStageCost& v = (*setup)->virtual_stages[i];
     s.t.push_back(v.forward_time() + v.backward_time());
-    sim::Time c = 0;
+    Time c = 0;
     for (const sim::executor::BoundaryTransfer& b : (*setup)->boundaries) {
       if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
     }
     s.comm.push_back(c);
     int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(**setup, *run, i)) peak = std::max(peak, bytes);
+    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(**setup, run, i)) peak = std::max(peak, bytes);
     s.peak.push_back(peak);
   }
-  s.iteration = run->iteration_time;
-  s.pipeline = run->pipeline_end;
+  s.iteration = run.iteration_time;
+  s.pipeline = run.pipeline_end;
   return s;
 }
 
@@ -121,7 +121,7 @@ int Validate(const Args& args) {
     const planner::StagePrediction& p = pred->stages[i];
     absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i,
                           Ms(p.t), Ms(sim->t[i]), 100 * RelErr(Ms(p.t), Ms(sim->t[i])), Ms(p.comm), Ms(sim->comm[i]),
-                          100 * RelErr(Ms(p.comm), Ms(sim->comm[i])), Gib(p.peak_bytes), Gib(sim->peak[i]),
+                          100 * RelErr(Ms(p.comm), Ms(sim->comm[i])), BytesToGib(p.peak_bytes), BytesToGib(sim->peak[i]),
                           100 * RelErr(p.peak_bytes, sim->peak[i]));
   }
   absl::StrAppendFormat(&out, "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
@@ -131,7 +131,7 @@ int Validate(const Args& args) {
                         Ms(sim->pipeline));
   bool exposed = false;
   for (size_t i = 0; i + 1 < pred->stages.size(); ++i) {
-    const sim::Time c = pred->stages[i].comm;
+    const Time c = pred->stages[i].comm;
     if (c > pred->t_max) {
       exposed = true;
       absl::StrAppendFormat(&out,

@@ -93,7 +93,7 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
   out.set_unit("GB/s bus bandwidth");
   out.set_measured(c.measured_bus_bandwidth_gbytes_per_s());
   out.set_predicted(r->busbw_bytes_per_s / 1e9);
-  out.set_predicted_time_ms(sim::TimeToSeconds(r->time) * 1e3);
+  out.set_predicted_time_ms(hetsim::TimeToSeconds(r->time) * 1e3);
   return out;
 }
 

@@ -2,14 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::app {
 
 namespace {
 
-double Ms(sim::Time t) { return sim::TimeToMilliseconds(t); }
-double Gib(int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0); }
+double Ms(Time t) { return TimeToMilliseconds(t); }
 
 const char* RecomputeName(hetsim::v1::Recompute r) {
   switch (r) {
@@ -42,7 +42,7 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
     absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
                           layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(),
                           st.zero_stage(), RecomputeName(st.recompute()), sp.warmup, Ms(sp.forward), Ms(sp.backward),
-                          Ms(sp.t), Ms(sp.comm), Gib(sp.peak_bytes), Gib(sp.capacity_bytes));
+                          Ms(sp.t), Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)), BytesToGib(static_cast<double>(sp.capacity_bytes)));
   }
   absl::StrAppendFormat(&s,
                         "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "

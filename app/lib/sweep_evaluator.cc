@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "planner/planner.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
@@ -18,37 +19,34 @@ absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, con
   sim::executor::ExecutorOptions options;
   options.max_events = limits.max_events;
   options.max_wall_seconds = limits.max_wall_seconds;
-  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, options);
-  if (!result.ok()) return result.status();
-  return traces::BuildReport(**setup, *result, {});
+  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutionResult result, sim::executor::Execute(**setup, options));
+  return traces::BuildReport(**setup, result, {});
 }
 
 }  // namespace
 
 absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInputs& point) const {
   if (point.has_plan) return Simulate(point.inputs, limits_);
-  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(point.planner);
-  if (!kind.ok()) return kind.status();
+  HETSIM_ASSIGN_OR_RETURN(planner::PlannerKind kind, planner::ParsePlannerKind(point.planner));
   const hetsim::v1::Plan& settings = point.inputs.plan;
   planner::PlanRequest request;
   request.model = point.inputs.model;
   request.cluster = point.inputs.cluster;
-  request.planner = *kind;
+  request.planner = kind;
   request.global_batch_size = settings.global_batch_size() > 0 ? settings.global_batch_size() : 128;
   request.micro_batch_size = settings.micro_batch_size();
   if (settings.h1f1b_epsilon() > 0) request.epsilon = settings.h1f1b_epsilon();
   request.threads = 1;
-  absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(request);
-  if (!outcome.ok()) return outcome.status();
+  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(request));
   proto::PlanInputs planned;
   planned.cluster = point.inputs.cluster;
   planned.cluster_path = point.inputs.cluster_path;
-  planned.model = std::move(outcome->model);
-  planned.plan = std::move(outcome->plan);
+  planned.model = std::move(outcome.model);
+  planned.plan = std::move(outcome.plan);
   planned.plan_path = "the planned plan";
   *planned.plan.mutable_model() = planned.model;
   if (settings.schedule() != hetsim::v1::SCHEDULE_UNSPECIFIED) planned.plan.set_schedule(settings.schedule());
-  if (absl::Status s = proto::ValidatePlanInputs(planned); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(planned));
   return Simulate(planned, limits_);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
 
 namespace hetsim::app {
@@ -104,7 +105,7 @@ absl::StatusOr<FieldTarget> BindFieldPath(const pb::Message& root, absl::string_
     }
     absl::string_view name;
     int index = -1;
-    if (absl::Status s = SplitStep(steps[i], &name, &index); !s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(SplitStep(steps[i], &name, &index));
     const pb::Descriptor* type = at->GetDescriptor();
     const pb::FieldDescriptor* field = type->FindFieldByName(std::string(name));
     if (field == nullptr) {

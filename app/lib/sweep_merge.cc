@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "proto/io.h"
 
 namespace hetsim::app {
@@ -27,9 +28,8 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
   bool have_header = false;
   std::vector<MergedRow> rows;
   for (size_t s = 0; s < shards.size(); ++s) {
-    absl::StatusOr<std::string> contents = proto::ReadFileToString(shards[s]);
-    if (!contents.ok()) return contents.status();
-    absl::string_view text = *contents;
+    HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadFileToString(shards[s]));
+    absl::string_view text = contents;
     if (!text.empty() && text.back() != '\n') {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: the last line is incomplete: this shard did not finish; run it again with --resume", shards[s]));

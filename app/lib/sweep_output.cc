@@ -10,8 +10,9 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "proto/io.h"
 
 namespace hetsim::app {
@@ -37,12 +38,11 @@ absl::StatusOr<std::unique_ptr<RowFile>> RowFile::Create(const std::string& path
   if (path.empty()) {
     file.reset(new RowFile(STDOUT_FILENO, "standard output", false));
   } else {
-    absl::StatusOr<int> fd = OpenForAppend(path, true);
-    if (!fd.ok()) return fd.status();
-    file.reset(new RowFile(*fd, path, true));
+    HETSIM_ASSIGN_OR_RETURN(int fd, OpenForAppend(path, true));
+    file.reset(new RowFile(fd, path, true));
   }
   if (!header.empty()) {
-    if (absl::Status s = file->WriteAll(header); !s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(file->WriteAll(header));
   }
   return file;
 }
@@ -55,9 +55,8 @@ absl::StatusOr<std::unique_ptr<RowFile>> RowFile::Resume(const std::string& path
     if (errno == ENOENT) return Create(path, header);
     return Errno("read", path);
   }
-  absl::StatusOr<std::string> contents = proto::ReadFileToString(path);
-  if (!contents.ok()) return contents.status();
-  const absl::string_view text = *contents;
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadFileToString(path));
+  const absl::string_view text = contents;
   const size_t last_newline = text.rfind('\n');
   const size_t complete = last_newline == absl::string_view::npos ? 0 : last_newline + 1;
   size_t pos = 0;
@@ -80,11 +79,10 @@ absl::StatusOr<std::unique_ptr<RowFile>> RowFile::Resume(const std::string& path
     ++*rows;
     pos = end + 1;
   }
-  absl::StatusOr<int> fd = OpenForAppend(path, false);
-  if (!fd.ok()) return fd.status();
-  std::unique_ptr<RowFile> file(new RowFile(*fd, path, true));
+  HETSIM_ASSIGN_OR_RETURN(int fd, OpenForAppend(path, false));
+  std::unique_ptr<RowFile> file(new RowFile(fd, path, true));
   // Drop an incomplete last line (the row being written when the process died).
-  if (complete < text.size() && ::ftruncate(*fd, static_cast<off_t>(std::max(complete, pos))) != 0) {
+  if (complete < text.size() && ::ftruncate(fd, static_cast<off_t>(std::max(complete, pos))) != 0) {
     return Errno("truncate", path);
   }
   return file;
@@ -114,7 +112,7 @@ absl::Status RowFile::Sync() {
 }
 
 absl::Status RowFile::Append(absl::string_view line) {
-  if (absl::Status s = WriteAll(line); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(WriteAll(line));
   if (absl::Now() - last_sync_ >= absl::Seconds(1)) return Sync();
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/validate_cluster.h"
@@ -26,22 +27,21 @@ absl::StatusOr<PointInputs> BuildPointInputs(const SweepSpace& space, const Swee
   pi.model_path = std::move(in.model_path);
   pi.plan_path = std::move(in.plan_path);
   if (p.has_plan) {
-    if (absl::Status s = proto::ValidatePlanInputs(pi); !s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(pi));
     return p;
   }
-  if (absl::Status s = proto::ValidateCluster(pi.cluster, pi.cluster_path); !s.ok()) return s;
-  if (absl::Status s = proto::ApplyGpuPresets(&pi.cluster, pi.cluster_path); !s.ok()) return s;
-  if (absl::Status s = proto::ValidateModel(pi.model, pi.model_path); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(proto::ValidateCluster(pi.cluster, pi.cluster_path));
+  HETSIM_RETURN_IF_ERROR(proto::ApplyGpuPresets(&pi.cluster, pi.cluster_path));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(pi.model, pi.model_path));
   pi.layer_count = proto::LayerCount(pi.model);
   return p;
 }
 
 absl::StatusOr<hetsim::v1::Report> EvaluatePoint(const SweepSpace& space, const SweepBase& base, int64_t point,
                                                  const PointEvaluator& evaluator) {
-  absl::StatusOr<PointInputs> in = BuildPointInputs(space, base, point);
-  if (!in.ok()) return in.status();
+  HETSIM_ASSIGN_OR_RETURN(PointInputs in, BuildPointInputs(space, base, point));
   try {
-    return evaluator.Evaluate(*in);
+    return evaluator.Evaluate(in);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("exception: ", e.what()));
   } catch (...) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "app/lib/sweep_output.h"
 #include "app/lib/sweep_progress.h"
+#include "base/status_macros.h"
 #include "proto/io.h"
 #include "proto/validate_sweep.h"
 
@@ -102,19 +103,16 @@ absl::StatusOr<SweepOutcome> RunSweepPoints(const SweepRunContext& context, cons
 }
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator& evaluator) {
-  absl::StatusOr<hetsim::v1::Sweep> sweep = proto::LoadAs<hetsim::v1::Sweep>(job.sweep_path);
-  if (!sweep.ok()) return sweep.status();
-  if (absl::Status s = proto::ValidateSweep(*sweep, job.sweep_path); !s.ok()) return s;
-  absl::StatusOr<SweepBase> base = LoadSweepBase(*sweep, job.sweep_path);
-  if (!base.ok()) return base.status();
-  absl::StatusOr<SweepSpace> space = SweepSpace::Create(*sweep, job.sweep_path, *base);
-  if (!space.ok()) return space.status();
+  HETSIM_ASSIGN_OR_RETURN(hetsim::v1::Sweep sweep, proto::LoadAs<hetsim::v1::Sweep>(job.sweep_path));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateSweep(sweep, job.sweep_path));
+  HETSIM_ASSIGN_OR_RETURN(SweepBase base, LoadSweepBase(sweep, job.sweep_path));
+  HETSIM_ASSIGN_OR_RETURN(SweepSpace space, SweepSpace::Create(sweep, job.sweep_path, base));
   if (job.resume && job.output_path.empty()) {
     return absl::InvalidArgumentError("--resume needs an output file (-o FILE)");
   }
   const RowFormat format = job.format.value_or(RowFormatForPath(job.output_path));
-  const RowFormatter formatter(format, *space);
-  const std::vector<int64_t> points = ShardPoints(space->size(), job.shard);
+  const RowFormatter formatter(format, space);
+  const std::vector<int64_t> points = ShardPoints(space.size(), job.shard);
 
   int64_t rows_done = 0;
   absl::StatusOr<std::unique_ptr<RowFile>> out;
@@ -137,11 +135,10 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator&
     out = RowFile::Create(job.output_path, formatter.Header());
   }
   if (!out.ok()) return out.status();
-  const SweepRunContext context{&*space, &*base, &evaluator, &formatter};
-  absl::StatusOr<SweepOutcome> outcome = RunSweepPoints(context, points, rows_done, out->get(), job.jobs, job.progress);
-  if (!outcome.ok()) return outcome.status();
-  if (absl::Status s = (*out)->Close(); !s.ok()) return s;
-  outcome->total_points = space->size();
+  const SweepRunContext context{&space, &base, &evaluator, &formatter};
+  HETSIM_ASSIGN_OR_RETURN(SweepOutcome outcome, RunSweepPoints(context, points, rows_done, out->get(), job.jobs, job.progress));
+  HETSIM_RETURN_IF_ERROR((*out)->Close());
+  outcome.total_points = space.size();
   return outcome;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/limits.h"
@@ -68,17 +69,17 @@ absl::StatusOr<SweepBase> LoadSweepBase(const Sweep& sweep, absl::string_view sw
   SweepBase base;
   base.sweep_path = std::string(sweep_path);
   base.cluster_path = proto::ResolveRelativeTo(sweep_path, sweep.cluster_path());
-  if (absl::Status s = proto::Load(base.cluster_path, &base.cluster); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(proto::Load(base.cluster_path, &base.cluster));
   const bool sweep_model = !sweep.model_path().empty();
   if (sweep_model) {
     base.model_path = proto::ResolveRelativeTo(sweep_path, sweep.model_path());
-    if (absl::Status s = proto::Load(base.model_path, &base.model); !s.ok()) return s;
+    HETSIM_RETURN_IF_ERROR(proto::Load(base.model_path, &base.model));
   }
   base.has_plan = !sweep.plan_path().empty();
   base.planner = sweep.planner();
   if (!base.has_plan) return base;
   base.plan_path = proto::ResolveRelativeTo(sweep_path, sweep.plan_path());
-  if (absl::Status s = proto::Load(base.plan_path, &base.plan); !s.ok()) return s;
+  HETSIM_RETURN_IF_ERROR(proto::Load(base.plan_path, &base.plan));
   if (base.plan.has_model()) {
     if (sweep_model) {
       *base.plan.mutable_model() = base.model;  // the sweep's model replaces the inline one

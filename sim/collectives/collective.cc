@@ -8,34 +8,11 @@
 namespace hetsim::sim {
 namespace {
 
-constexpr CollectiveOp kOps[] = {CollectiveOp::kSendRecv,      CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
-                                 CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,  CollectiveOp::kBroadcast};
 constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
                                                CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
                                                CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise};
 
 }  // namespace
-
-absl::string_view CollectiveOpName(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kSendRecv: return "send-recv";
-    case CollectiveOp::kAllReduce: return "all-reduce";
-    case CollectiveOp::kAllGather: return "all-gather";
-    case CollectiveOp::kReduceScatter: return "reduce-scatter";
-    case CollectiveOp::kAllToAll: return "all-to-all";
-    case CollectiveOp::kBroadcast: return "broadcast";
-  }
-  return "?";
-}
-
-absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name) {
-  for (CollectiveOp op : kOps) {
-    if (name == CollectiveOpName(op)) return op;
-  }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "op: unknown operation \"%s\" (expected send-recv, all-reduce, all-gather, reduce-scatter, all-to-all or broadcast)",
-      name));
-}
 
 absl::string_view AlgorithmName(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
@@ -120,9 +97,9 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
         "gpus: all-to-all over %d GPUs would be %d flows; at most %d GPUs are simulated", r.gpus.size(),
         static_cast<int64_t>(r.gpus.size()) * (static_cast<int64_t>(r.gpus.size()) - 1), kMaxAllToAllGpus));
   }
-  absl::flat_hash_set<topology::GpuId> seen;
+  absl::flat_hash_set<GpuId> seen;
   for (size_t i = 0; i < r.gpus.size(); ++i) {
-    const topology::GpuId g = r.gpus[i];
+    const GpuId g = r.gpus[i];
     if (g < 0 || g >= topology.num_gpus()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("gpus[%d]: GPU id %d is outside the cluster's [0, %d)", i, g, topology.num_gpus()));

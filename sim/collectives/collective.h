@@ -14,11 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/collective_op.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::sim {
-
-enum class CollectiveOp { kSendRecv, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
 
 enum class CollectiveAlgorithm {
   kAuto,          // the fastest by the alpha-beta estimate on the actual links
@@ -38,8 +37,6 @@ enum class RingSteps {
 // A ring of this many ranks is 2 x 127 x 128 = 32,512 flows per all-reduce ring when stepped.
 inline constexpr int64_t kMaxSteppedRingRanks = 128;
 
-absl::string_view CollectiveOpName(CollectiveOp op);  // "all-reduce", ...
-absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name);
 absl::string_view AlgorithmName(CollectiveAlgorithm algorithm);  // "ring", "tree", "hier", ...
 absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name);
 absl::string_view RingStepsName(RingSteps steps);  // "auto", "stepped", "aggregated"
@@ -51,7 +48,7 @@ double BusBandwidthFactor(CollectiveOp op, int64_t ranks);
 
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  std::vector<topology::GpuId> gpus;
+  std::vector<GpuId> gpus;
   int64_t bytes = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   int32_t channels = 0;  // parallel rings / tree pairs; 0 = chosen from the NICs per node

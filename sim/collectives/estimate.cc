@@ -51,18 +51,18 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, 
     auto r = router.GpuRoute(p.src, p.dst, p.flow_key);
     if (!r.ok()) return r.status();
     routes.push_back(*r);
-    for (topology::LinkId l : **r) ++load[l];
+    for (LinkId l : **r) ++load[l];
   }
   std::vector<PathCost> costs;
   costs.reserve(paths.size());
   for (const topology::Route* r : routes) {
     PathCost c{0, 0};
-    for (topology::LinkId l : *r) {
-      c.latency_s += sim::TimeToSeconds(links[l].latency);
+    for (LinkId l : *r) {
+      c.latency_s += TimeToSeconds(links[l].latency);
       c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
     }
     if (topology.nccl_model()) {
-      c.latency_s += sim::TimeToSeconds(RouteStepLatency(topology, *r, protocol));
+      c.latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *r, protocol));
       c.seconds_per_byte *= wire_per_byte;
     }
     costs.push_back(c);

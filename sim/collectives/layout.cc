@@ -9,7 +9,7 @@ namespace hetsim::sim {
 std::vector<Ranks> GroupByNode(const topology::Topology& topology, const Ranks& gpus) {
   std::vector<Ranks> nodes;
   absl::flat_hash_map<topology::DeviceId, size_t> index;  // node switch -> position in `nodes`
-  for (topology::GpuId g : gpus) {
+  for (GpuId g : gpus) {
     auto [it, inserted] = index.try_emplace(topology.node_switch(g), nodes.size());
     if (inserted) nodes.emplace_back();
     nodes[it->second].push_back(g);

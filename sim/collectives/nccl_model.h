@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::sim {

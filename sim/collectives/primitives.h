@@ -13,7 +13,7 @@
 
 namespace hetsim::sim {
 
-using Ranks = std::vector<topology::GpuId>;
+using Ranks = std::vector<GpuId>;
 using Ready = std::vector<std::vector<TransferIndex>>;
 
 // Part `i` of `total` split into `parts` near-equal integers (the first total % parts get one more).

@@ -22,15 +22,15 @@ inline constexpr TransferIndex kNoTransfer = -1;
 inline constexpr int32_t kNoPath = -1;  // path_of a join
 
 struct TransferPath {
-  topology::GpuId src;
-  topology::GpuId dst;
+  GpuId src;
+  GpuId dst;
   uint64_t flow_key;  // picks among equal-cost routes (a channel, a tree)
 };
 
 class TransferGraph {
  public:
   // The index of the path (src, dst, key), registered once; transfers on it share one route lookup.
-  int32_t Path(topology::GpuId src, topology::GpuId dst, uint64_t flow_key);
+  int32_t Path(GpuId src, GpuId dst, uint64_t flow_key);
   // Adds a transfer that waits for every listed transfer (kNoTransfer entries are ignored; all others
   // must already exist, which keeps the graph acyclic).
   TransferIndex Add(int32_t path, int64_t bytes, std::span<const TransferIndex> deps);
@@ -68,7 +68,7 @@ class TransferGraph {
 
  private:
   std::vector<TransferPath> paths_;
-  absl::flat_hash_map<std::tuple<topology::GpuId, topology::GpuId, uint64_t>, int32_t> path_index_;
+  absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, int32_t> path_index_;
   std::vector<int32_t> path_;
   std::vector<int64_t> bytes_;
   std::vector<int32_t> num_deps_;

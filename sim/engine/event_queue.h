@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "sim/engine/event.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 
 namespace hetsim::sim {
 

@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/time.h"
 #include "sim/engine/event.h"
 #include "sim/engine/event_queue.h"
-#include "sim/engine/time.h"
 
 namespace hetsim::sim {
 

@@ -11,7 +11,6 @@
 namespace hetsim::sim::executor {
 
 using topology::DeviceId;
-using topology::GpuId;
 
 void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int64_t times) {
   if (load.empty() || times == 0) return;

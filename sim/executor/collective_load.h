@@ -20,8 +20,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "sim/collectives/collective.h"
-#include "sim/engine/time.h"
 #include "sim/network/network.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
@@ -44,29 +44,29 @@ class CollectiveTimer {
       : topology_(topology), router_(router), mode_(mode) {}
 
   // The collective alone on the network: from its first flow to its last byte. 0 for one GPU.
-  absl::StatusOr<sim::Time> TimeOf(CollectiveOp op, const std::vector<topology::GpuId>& gpus, int64_t bytes);
+  absl::StatusOr<Time> TimeOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
   // Its per-link load (sorted by link), mapped from an isomorphic group simulated before when possible.
-  absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<topology::GpuId>& gpus,
+  absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
                                                int64_t bytes);
   // The same collective on several disjoint groups at once (a stage's data-parallel groups, one per
   // TP rank, sharing the nodes' NICs): from the first flow to the last byte of any group, and the
   // exact load of all of them.
-  absl::StatusOr<sim::Time> ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<topology::GpuId>>& groups,
+  absl::StatusOr<Time> ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
                                              int64_t bytes);
   absl::StatusOr<std::vector<LinkLoad>> ConcurrentLoadOf(CollectiveOp op,
-                                                         const std::vector<std::vector<topology::GpuId>>& groups,
+                                                         const std::vector<std::vector<GpuId>>& groups,
                                                          int64_t bytes);
 
  private:
   struct Timed {
-    sim::Time time = 0;
+    Time time = 0;
     std::vector<LinkLoad> load;
   };
-  using Key = std::tuple<int, int64_t, std::vector<std::vector<topology::GpuId>>>;
-  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<topology::GpuId>>& groups,
+  using Key = std::tuple<int, int64_t, std::vector<std::vector<GpuId>>>;
+  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
                                         int64_t bytes);
   // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
-  bool MapLoad(const std::vector<topology::GpuId>& from, const std::vector<topology::GpuId>& to,
+  bool MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to,
                const std::vector<LinkLoad>& load, std::vector<LinkLoad>& out);
   const absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId>& LinkIndex();
 
@@ -75,7 +75,7 @@ class CollectiveTimer {
   NetworkMode mode_;
   std::map<Key, Timed> cache_;
   // First group simulated per (op, bytes, group size): the template other groups are mapped from.
-  std::map<std::tuple<int, int64_t, size_t>, std::vector<topology::GpuId>> templates_;
+  std::map<std::tuple<int, int64_t, size_t>, std::vector<GpuId>> templates_;
   // Directed links by their devices; pairs joined by several parallel links are left out (unmappable).
   absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId> link_index_;
   bool link_index_built_ = false;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
@@ -30,10 +31,9 @@ class Run : private EventHandler, private FlowObserver {
   Run(const ExecutionSetup& setup, const ExecutorOptions& options) : setup_(setup), options_(options), dag_(*setup.dag) {}
 
   absl::StatusOr<ExecutionResult> Go() {
-    auto network = Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode);
-    if (!network.ok()) return network.status();
-    network_ = *std::move(network);
-    if (auto s = PrepareGradSync(); !s.ok()) return s;
+    HETSIM_ASSIGN_OR_RETURN(auto network, Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
+    network_ = std::move(network);
+    HETSIM_RETURN_IF_ERROR(PrepareGradSync());
     if (options_.faults != nullptr && !options_.faults->empty()) {
       faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_,
                                                        network_.get(), [this](int) { sim_.Stop(); });
@@ -168,10 +168,9 @@ class Run : private EventHandler, private FlowObserver {
           request.op = step.op;
           request.gpus = st.layout.DataGroup(t);
           request.bytes = step.bytes;
-          if (auto v = ValidateRequest(*setup_.topology, request); !v.ok()) return v;
-          absl::StatusOr<ShapeChoice> choice = ChooseShape(*setup_.topology, *setup_.router, request);
-          if (!choice.ok()) return choice.status();
-          graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice->shape));
+          HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
+          HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
+          graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));
           graphs_.emplace(key, &graph_store_.back());
         }
       }

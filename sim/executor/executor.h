@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 #include "sim/executor/setup.h"
 #include "sim/faults/fault_runtime.h"
 #include "sim/faults/fault_set.h"

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/units.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/collectives/primitives.h"
@@ -18,22 +19,10 @@
 namespace hetsim::sim::executor {
 namespace {
 
-using topology::GpuId;
-
 std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, int tp_rank) {
   std::vector<GpuId> out;
   for (int r = first_replica; r < first_replica + replicas; ++r) out.push_back(l.Gpu(r, tp_rank));
   return out;
-}
-
-CollectiveOp ToSimOp(workload::CollectiveOp op) {
-  switch (op) {
-    case workload::CollectiveOp::kAllReduce: return CollectiveOp::kAllReduce;
-    case workload::CollectiveOp::kAllGather: return CollectiveOp::kAllGather;
-    case workload::CollectiveOp::kReduceScatter: return CollectiveOp::kReduceScatter;
-    case workload::CollectiveOp::kAllToAll: return CollectiveOp::kAllToAll;
-  }
-  return CollectiveOp::kAllReduce;
 }
 
 // The groups a stage collective runs over: every replica's TP group, or for expert parallelism every
@@ -72,7 +61,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
                              std::vector<LinkLoad>& load) {
   for (const workload::StageCollective& c : list) {
     const Time before = time;
-    if (auto s = AddCollective(timer, ToSimOp(c.op), GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
+    if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
     if (c.group == workload::CollectiveGroup::kTensor) tensor_time += time - before;
@@ -246,7 +235,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
     if (!gpu.ok()) return gpu.status();
     out.gpu_type_name = gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
     out.peak_flop_per_s = gpu->peak_flop_per_s();
-    out.memory_capacity_bytes = gpu_type.hbm_gib() * 1073741824.0;
+    out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
     const workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
     absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup->model, config, *gpu, where);
     if (!cost.ok()) return cost.status();

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "proto/inputs.h"
 #include "sim/collectives/collective.h"
 #include "sim/executor/collective_load.h"
-#include "sim/engine/time.h"
 #include "sim/network/network.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
@@ -36,21 +36,21 @@ namespace hetsim::sim::executor {
 // The GPUs of one pipeline stage and how tensor and data parallelism split them (Megatron's order:
 // tensor-parallel ranks innermost, so a replica is `tensor_parallel` consecutive GPUs of the mesh).
 struct StageLayout {
-  std::vector<topology::GpuId> gpus;  // the mesh, node-major
+  std::vector<GpuId> gpus;  // the mesh, node-major
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;
   int32_t island = 0;
 
-  topology::GpuId Gpu(int replica, int tp_rank) const { return gpus[replica * tensor_parallel + tp_rank]; }
-  std::vector<topology::GpuId> TensorGroup(int replica) const;  // one replica's GPUs
-  std::vector<topology::GpuId> DataGroup(int tp_rank) const;    // one TP rank across the replicas
+  GpuId Gpu(int replica, int tp_rank) const { return gpus[replica * tensor_parallel + tp_rank]; }
+  std::vector<GpuId> TensorGroup(int replica) const;  // one replica's GPUs
+  std::vector<GpuId> DataGroup(int tp_rank) const;    // one TP rank across the replicas
 };
 
 // One point-to-point flow of a stage boundary transfer.
 struct BoundaryFlow {
-  topology::GpuId src;
-  topology::GpuId dst;
+  GpuId src;
+  GpuId dst;
   int64_t bytes;
   std::span<const LinkId> route;  // owned by the setup's router
 };

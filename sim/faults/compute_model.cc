@@ -36,7 +36,7 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage) {
          Mix(static_cast<uint64_t>(virtual_stage) + 0x632be59bd9b4e019ULL);
 }
 
-double JitterFactor(const v1::Jitter& jitter, topology::GpuId gpu, uint64_t task) {
+double JitterFactor(const v1::Jitter& jitter, GpuId gpu, uint64_t task) {
   SplitMix64 g(Mix(Mix(jitter.seed()) ^ (static_cast<uint64_t>(gpu) * 0xd1b54a32d192ed03ULL)) ^ task);
   const double s = jitter.spread();
   switch (jitter.distribution()) {
@@ -51,7 +51,7 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
   std::vector<std::vector<const ResolvedFault*>> per_gpu(num_gpus);
   for (const ResolvedFault& f : faults.faults) {
     if (!f.compute()) continue;
-    for (topology::GpuId g : f.gpus) per_gpu[g].push_back(&f);
+    for (GpuId g : f.gpus) per_gpu[g].push_back(&f);
   }
   for (int g = 0; g < num_gpus; ++g) {
     if (per_gpu[g].empty()) continue;
@@ -84,7 +84,7 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
   }
 }
 
-Time ComputeModel::FinishOn(topology::GpuId gpu, Time start, Time work) const {
+Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
   if (profile_of_[gpu] < 0) return AddClamped(start, static_cast<double>(work));
   const std::vector<Segment>& p = profiles_[profile_of_[gpu]];
   // The segment holding `start`: the last that begins at or before it.
@@ -104,10 +104,10 @@ Time ComputeModel::FinishOn(topology::GpuId gpu, Time start, Time work) const {
   }
 }
 
-Time ComputeModel::Finish(std::span<const topology::GpuId> gpus, Time start, Time work, uint64_t task) const {
+Time ComputeModel::Finish(std::span<const GpuId> gpus, Time start, Time work, uint64_t task) const {
   if (!active_) return AddClamped(start, static_cast<double>(work));
   Time finish = start;
-  for (topology::GpuId g : gpus) {
+  for (GpuId g : gpus) {
     Time w = work;
     if (jitter_ && jittered_[g]) {
       const double ps = static_cast<double>(work) * JitterFactor(*jitter_, g, task);

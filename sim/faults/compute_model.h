@@ -18,8 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "base/time.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
@@ -32,7 +32,7 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage);
 // The jitter factor of `task` on `gpu`: a pure function of (seed, gpu, task). UNIFORM: uniform in
 // [1 - spread, 1 + spread]; NORMAL: 1 + spread * N(0, 1), at least 0.1; LOGNORMAL: exp(spread * N(0, 1))
 // (median 1, mean exp(spread^2 / 2)).
-double JitterFactor(const v1::Jitter& jitter, topology::GpuId gpu, uint64_t task);
+double JitterFactor(const v1::Jitter& jitter, GpuId gpu, uint64_t task);
 
 class ComputeModel {
  public:
@@ -42,10 +42,10 @@ class ComputeModel {
   bool active() const { return active_; }
 
   // When a task of `work` nominal picoseconds on every GPU of `gpus`, started at `start`, ends.
-  Time Finish(std::span<const topology::GpuId> gpus, Time start, Time work, uint64_t task) const;
+  Time Finish(std::span<const GpuId> gpus, Time start, Time work, uint64_t task) const;
 
   // When `work` started at `start` ends on `gpu` (no jitter).
-  Time FinishOn(topology::GpuId gpu, Time start, Time work) const;
+  Time FinishOn(GpuId gpu, Time start, Time work) const;
 
  private:
   struct Segment {

@@ -19,7 +19,7 @@ FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simu
   for (int i = 0; i < static_cast<int>(faults.faults.size()); ++i) {
     const ResolvedFault& f = faults.faults[i];
     if (f.compute()) {
-      for (topology::GpuId g : f.gpus) gpu_faults_[g].push_back(i);
+      for (GpuId g : f.gpus) gpu_faults_[g].push_back(i);
     }
     if (f.fault.kind() == v1::FAIL) continue;
     for (LinkId l : f.links) links_[l].nominal = network->link(l).capacity_bytes_per_s;
@@ -142,13 +142,13 @@ void FaultRuntime::ApplyLinks(const ResolvedFault& f) {
   network_->SetLinkCapacities(changes);
 }
 
-Time FaultRuntime::TaskFinish(int stage, std::span<const topology::GpuId> gpus, Time start, Time work,
+Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work,
                               uint64_t task) {
   const Time finish = compute_.Finish(gpus, start, work, task);
   if (finish == start + work) return finish;
   // Credit every straggler fault on these GPUs whose window the task overlapped, once per task.
   std::vector<int> credited;
-  for (topology::GpuId g : gpus) {
+  for (GpuId g : gpus) {
     for (int i : gpu_faults_[g]) {
       const ResolvedFault& f = set_.faults[i];
       if (f.at >= finish || f.end <= start) continue;

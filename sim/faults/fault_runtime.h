@@ -63,7 +63,7 @@ class FaultRuntime : private EventHandler {
 
   bool stretches_compute() const { return compute_.active(); }
   // When a task of `work` nominal picoseconds on `gpus` (of physical stage `stage`), started now, ends.
-  Time TaskFinish(int stage, std::span<const topology::GpuId> gpus, Time start, Time work, uint64_t task);
+  Time TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work, uint64_t task);
 
   const FaultOutcome& outcome() const { return outcome_; }
   FaultOutcome& mutable_outcome() { return outcome_; }

@@ -129,7 +129,7 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
           return absl::InvalidArgumentError(absl::StrFormat("%s: %sgpu: GPU %d is outside the cluster's %d GPUs",
                                                             src.file, src.path, f.gpu(), t.num_gpus()));
         }
-        r.gpus.push_back(static_cast<topology::GpuId>(f.gpu()));
+        r.gpus.push_back(static_cast<GpuId>(f.gpu()));
         break;
       case v1::Fault::kNode: {
         absl::StatusOr<int32_t> island = t.IslandIndex(f.node().island());
@@ -138,7 +138,7 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
                                                             src.path, f.node().island()));
         }
         for (int32_t g = 0; g < t.gpus_per_node(*island); ++g) {
-          absl::StatusOr<topology::GpuId> id = t.GpuIdOf(*island, static_cast<int32_t>(f.node().node()), g);
+          absl::StatusOr<GpuId> id = t.GpuIdOf(*island, static_cast<int32_t>(f.node().node()), g);
           if (!id.ok()) {
             return absl::InvalidArgumentError(
                 absl::StrFormat("%s: %snode.node: %s", src.file, src.path, id.status().message()));

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "sim/network/network.h"
 #include "topology/device_graph.h"
 
@@ -31,7 +31,7 @@ struct ResolvedFault {
   v1::Fault fault;
   std::string text;         // the fault as text format, on one line
   std::string description;  // "GPU 12 (a100/node1/gpu4) compute x2 from 0 ms"
-  std::vector<topology::GpuId> gpus;  // gpu and node targets, sorted
+  std::vector<GpuId> gpus;  // gpu and node targets, sorted
   std::vector<LinkId> links;          // link targets; for GPU and node FAIL their links; sorted
   Time at = 0;
   Time end = kTimeMax;  // SLOW and FLAP: at + duration (kTimeMax when duration_ms is 0)

@@ -24,11 +24,11 @@
 #include "absl/strings/string_view.h"
 #include "sim/engine/event.h"
 #include "sim/engine/simulator.h"
-#include "sim/engine/time.h"
+#include "base/ids.h"
+#include "base/time.h"
 
 namespace hetsim::sim {
 
-using LinkId = uint32_t;
 // Names a flow: slot in the low 32 bits, slot generation in the high 32 bits (never 0).
 using FlowId = uint64_t;
 

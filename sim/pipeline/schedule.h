@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
 #include "proto/layer_count.h"
+#include "base/time.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {

@@ -14,14 +14,4 @@ absl::string_view LayerKindName(LayerKind kind) {
   return "unknown";
 }
 
-absl::string_view CollectiveOpName(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-  }
-  return "unknown";
-}
-
 }  // namespace hetsim::sim::workload

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/collective_op.h"
 
 namespace hetsim::sim::workload {
 
@@ -64,10 +65,6 @@ struct ActivationBytes {
 
   double total() const { return tp_replicated + tp_sharded + attention_core; }
 };
-
-// Tensor-/expert-parallel collectives a layer issues, per sample of the local microbatch.
-enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-absl::string_view CollectiveOpName(CollectiveOp op);
 
 enum class CollectiveGroup : uint8_t {
   kTensor,  // the stage's tensor-parallel group (GPUs of one model replica's shard set)

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
-#include "sim/engine/time.h"
+#include "base/time.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/layer_cost.h"
 #include "sim/workload/model_cost.h"

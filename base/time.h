@@ -1,13 +1,14 @@
 // Simulated time: integer picoseconds. Every duration in the simulator is a Time; conversions from
-// the schema's units happen once, at load, through these helpers.
-#ifndef HETSIM_SIM_ENGINE_TIME_H_
-#define HETSIM_SIM_ENGINE_TIME_H_
+// the schema's units happen once, at load, through these helpers. In base/ because every module
+// (topology's link latencies, the workload's kernel times, the planner's predictions) speaks it.
+#ifndef HETSIM_BASE_TIME_H_
+#define HETSIM_BASE_TIME_H_
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-namespace hetsim::sim {
+namespace hetsim {
 
 using Time = int64_t;  // picoseconds
 
@@ -37,6 +38,6 @@ inline Time TransferTime(double bytes, double bytes_per_second) {
   return static_cast<Time>(ps);
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim
 
-#endif  // HETSIM_SIM_ENGINE_TIME_H_
+#endif  // HETSIM_BASE_TIME_H_

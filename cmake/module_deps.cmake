@@ -1,0 +1,59 @@
+# The module table: one place that says which modules exist, where their sources live and which
+# other modules each may use. hetsim_module() links exactly these, and the ctest test
+# "module_deps" (cmake/check_module_deps.cmake) fails when a module's sources include a header of a
+# module not listed here, list one they never include, or name one that comes later in
+# HETSIM_MODULES (the list is in dependency order: a module uses only modules before it).
+# docs/architecture.md draws the same graph.
+
+set(HETSIM_MODULES base proto engine topology network collectives workload pipeline faults executor
+    traces planner calibrate app_lib)
+
+set(HETSIM_MODULE_DIR_base base)
+set(HETSIM_MODULE_DIR_proto proto)
+set(HETSIM_MODULE_DIR_engine sim/engine)
+set(HETSIM_MODULE_DIR_topology topology)
+set(HETSIM_MODULE_DIR_network sim/network)
+set(HETSIM_MODULE_DIR_collectives sim/collectives)
+set(HETSIM_MODULE_DIR_workload sim/workload)
+set(HETSIM_MODULE_DIR_pipeline sim/pipeline)
+set(HETSIM_MODULE_DIR_faults sim/faults)
+set(HETSIM_MODULE_DIR_executor sim/executor)
+set(HETSIM_MODULE_DIR_traces traces)
+set(HETSIM_MODULE_DIR_planner planner)
+set(HETSIM_MODULE_DIR_calibrate calibrate)
+set(HETSIM_MODULE_DIR_app_lib app/lib)
+
+# Modules each module includes (and so links), besides itself.
+set(HETSIM_MODULE_DEPS_base)
+set(HETSIM_MODULE_DEPS_proto base)  # proto/CMakeLists.txt links hetsim_base
+set(HETSIM_MODULE_DEPS_engine base)
+set(HETSIM_MODULE_DEPS_topology base proto)
+set(HETSIM_MODULE_DEPS_network base engine)
+set(HETSIM_MODULE_DEPS_collectives base engine network topology)
+set(HETSIM_MODULE_DEPS_workload base proto)
+set(HETSIM_MODULE_DEPS_pipeline base proto)
+set(HETSIM_MODULE_DEPS_faults base engine network proto topology)
+set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline proto topology workload)
+set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto)
+set(HETSIM_MODULE_DEPS_planner base collectives executor network pipeline proto topology traces workload)
+set(HETSIM_MODULE_DEPS_calibrate base collectives proto topology workload)
+set(HETSIM_MODULE_DEPS_app_lib base calibrate collectives executor faults network pipeline planner proto topology
+    traces workload)
+
+# Third-party targets each module uses directly (Abseil, Boost, threads).
+set(HETSIM_MODULE_LIBS_base absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_engine)
+set(HETSIM_MODULE_LIBS_topology Boost::graph absl::flat_hash_map absl::status absl::statusor absl::str_format)
+set(HETSIM_MODULE_LIBS_network absl::inlined_vector absl::status absl::statusor absl::str_format)
+set(HETSIM_MODULE_LIBS_collectives absl::flat_hash_map absl::flat_hash_set absl::status absl::statusor
+    absl::str_format)
+set(HETSIM_MODULE_LIBS_workload absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_pipeline Boost::graph absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_faults absl::flat_hash_map absl::status absl::statusor absl::str_format)
+set(HETSIM_MODULE_LIBS_executor absl::flat_hash_map absl::status absl::statusor absl::str_format)
+set(HETSIM_MODULE_LIBS_traces absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_planner Threads::Threads absl::flat_hash_map absl::status absl::statusor absl::str_format
+    absl::strings)
+set(HETSIM_MODULE_LIBS_calibrate absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_app_lib Boost::program_options absl::flat_hash_map absl::status absl::statusor
+    absl::str_format absl::strings absl::time)
