@@ -64,7 +64,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     }
     // sendrecv_perf pairs neighbours; the pair from the first to the last rank crosses hosts when the
     // log does.
-    if (req.op == sim::CollectiveOp::kSendRecv) req.gpus = {req.gpus.front(), req.gpus.back()};
+    if (req.op == hetsim::CollectiveOp::kSendRecv) req.gpus = {req.gpus.front(), req.gpus.back()};
     if (req.gpus.size() < 2) {
       return absl::InvalidArgumentError(absl::StrFormat("%s:1: one rank: nothing to calibrate", log->file));
     }
@@ -73,7 +73,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
       absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, req);
       if (!r.ok()) return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
       out.seconds.push_back(hetsim::TimeToSeconds(r->time));
-      out.what.push_back(absl::StrFormat("%s %d B on %d GPUs (%d hosts)", sim::CollectiveOpName(log->op), row.bytes,
+      out.what.push_back(absl::StrFormat("%s %d B on %d GPUs (%d hosts)", hetsim::CollectiveOpName(log->op), row.bytes,
                                          log->ranks, log->hosts));
     }
   }

@@ -14,15 +14,15 @@ namespace {
 
 struct TestName {
   const char* name;  // as in "all_reduce_perf"
-  sim::CollectiveOp op;
+  hetsim::CollectiveOp op;
 };
-constexpr TestName kTests[] = {{"all_reduce", sim::CollectiveOp::kAllReduce},
-                               {"all_gather", sim::CollectiveOp::kAllGather},
-                               {"reduce_scatter", sim::CollectiveOp::kReduceScatter},
-                               {"sendrecv", sim::CollectiveOp::kSendRecv},
-                               {"alltoall", sim::CollectiveOp::kAllToAll}};
+constexpr TestName kTests[] = {{"all_reduce", hetsim::CollectiveOp::kAllReduce},
+                               {"all_gather", hetsim::CollectiveOp::kAllGather},
+                               {"reduce_scatter", hetsim::CollectiveOp::kReduceScatter},
+                               {"sendrecv", hetsim::CollectiveOp::kSendRecv},
+                               {"alltoall", hetsim::CollectiveOp::kAllToAll}};
 
-bool FindTest(absl::string_view text, sim::CollectiveOp* op) {
+bool FindTest(absl::string_view text, hetsim::CollectiveOp* op) {
   for (const TestName& t : kTests) {
     if (absl::StrContains(text, t.name)) {
       *op = t.op;

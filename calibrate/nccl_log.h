@@ -25,7 +25,7 @@ struct NcclRow {
 
 struct NcclLog {
   std::string file;
-  sim::CollectiveOp op = sim::CollectiveOp::kAllReduce;
+  hetsim::CollectiveOp op = hetsim::CollectiveOp::kAllReduce;
   int ranks = 0;  // "# Rank" lines
   int hosts = 0;  // distinct host names among them
   std::vector<NcclRow> rows;

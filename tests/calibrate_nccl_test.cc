@@ -49,7 +49,7 @@ std::string TimeColumn(double us) {
 
 // A log of `op` over `hosts` x 8 GPUs of `cluster`, 8 B .. 1 GiB, as nccl-tests prints it, with the
 // times hetsim simulates.
-std::string SynthesizedLog(const v1::Cluster& cluster, sim::CollectiveOp op, int hosts) {
+std::string SynthesizedLog(const v1::Cluster& cluster, hetsim::CollectiveOp op, int hosts) {
   auto topo = topology::Topology::Build(cluster);
   REQUIRE(topo.ok());
   topology::Router router(*topo);
@@ -83,9 +83,9 @@ std::string SynthesizedLog(const v1::Cluster& cluster, sim::CollectiveOp op, int
 
 TEST_CASE("calibrate: nccl-tests logs parse: test, ranks, hosts, rows", "[calibrate]") {
   for (const auto& [file, op, ranks, hosts] :
-       {std::tuple{"all_reduce_perf_dgx_a100_1node.txt", sim::CollectiveOp::kAllReduce, 8, 1},
-        std::tuple{"all_gather_perf_dgx_a100_1node.txt", sim::CollectiveOp::kAllGather, 8, 1},
-        std::tuple{"all_reduce_perf_dgx_a100_2node.txt", sim::CollectiveOp::kAllReduce, 16, 2}}) {
+       {std::tuple{"all_reduce_perf_dgx_a100_1node.txt", hetsim::CollectiveOp::kAllReduce, 8, 1},
+        std::tuple{"all_gather_perf_dgx_a100_1node.txt", hetsim::CollectiveOp::kAllGather, 8, 1},
+        std::tuple{"all_reduce_perf_dgx_a100_2node.txt", hetsim::CollectiveOp::kAllReduce, 16, 2}}) {
     INFO(file);
     auto text = proto::ReadFileToString(kData + file);
     REQUIRE(text.ok());
@@ -130,10 +130,10 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
   ib->set_ll128_step_latency_ns(2600);
   ib->set_simple_step_latency_ns(5000);
   std::vector<NcclLog> logs;
-  for (const auto& [op, hosts, name] : {std::tuple{sim::CollectiveOp::kAllReduce, 1, "all_reduce_perf_1.txt"},
-                                        std::tuple{sim::CollectiveOp::kAllGather, 1, "all_gather_perf_1.txt"},
-                                        std::tuple{sim::CollectiveOp::kAllReduce, 2, "all_reduce_perf_2.txt"},
-                                        std::tuple{sim::CollectiveOp::kAllGather, 2, "all_gather_perf_2.txt"}}) {
+  for (const auto& [op, hosts, name] : {std::tuple{hetsim::CollectiveOp::kAllReduce, 1, "all_reduce_perf_1.txt"},
+                                        std::tuple{hetsim::CollectiveOp::kAllGather, 1, "all_gather_perf_1.txt"},
+                                        std::tuple{hetsim::CollectiveOp::kAllReduce, 2, "all_reduce_perf_2.txt"},
+                                        std::tuple{hetsim::CollectiveOp::kAllGather, 2, "all_gather_perf_2.txt"}}) {
     auto log = ParseNcclLog(SynthesizedLog(truth, op, hosts), name);
     REQUIRE(log.ok());
     logs.push_back(*std::move(log));

@@ -66,7 +66,7 @@ TEST_CASE("cross-node TP: TP 16 on two 8-GPU nodes all-reduces over the NICs", "
   double expected = 0, all_nvlink = 0;
   int all_reduces = 0;
   for (const workload::StageCollective& c : vs.cost.forward_collectives) {
-    REQUIRE(c.op == workload::CollectiveOp::kAllReduce);  // no sequence parallelism
+    REQUIRE(c.op == hetsim::CollectiveOp::kAllReduce);  // no sequence parallelism
     expected += c.count * AllReduceSeconds(static_cast<double>(c.bytes));
     all_nvlink += c.count * RingAllReduceSeconds(16, static_cast<double>(c.bytes), 300e9, 700e-9);
     all_reduces += c.count;

@@ -12,7 +12,7 @@
 
 namespace {
 
-TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within the stated band of the paper's 44%",
+TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within 6% of the paper's 44%",
           "[traces][megatron]") {
   auto in = hetsim::proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-megatron-39b.pbtxt",
                                           HETSIM_SOURCE_DIR "/examples/cluster-a100-512.pbtxt");
@@ -33,18 +33,15 @@ TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within the stated band of
   CHECK(r.model_flop_per_iteration() == Approx(model_flop).epsilon(1e-12));
   const double hardware_utilisation = r.mfu() * hardware_flop / model_flop;
 
-  // The band: [44%, 44% x 1.35]. hetsim leaves out costs the measurement includes (kernel launch and
-  // host gaps, data loading, logging, NCCL below line rate, elementwise kernels below HBM peak), so
-  // a figure below 44% means the cost model became slower than the real machine; above 59.4% means
-  // it drifted well past the 25% optimism documented in docs/metrics.md (54.9% when written).
+  // The band: the calibration set's bound for every case (docs/validation.md), 6% either way of the
+  // measured 44% (the case is also in validation/megatron-sc21.pbtxt).
   INFO("hetsim hardware-FLOPs utilisation " << hardware_utilisation << ", MFU " << r.mfu());
-  CHECK(hardware_utilisation >= 0.44);
-  CHECK(hardware_utilisation <= 0.44 * 1.35);
-  // The same band in the paper's TFLOP/s per GPU: [138, 186.3] hardware, i.e. model TFLOP/s
-  // [103.8, 140.1] after dividing by the ratio.
+  CHECK(hardware_utilisation >= 0.44 * 0.94);
+  CHECK(hardware_utilisation <= 0.44 * 1.06);
+  // The same band in the paper's TFLOP/s per GPU: [129.7, 146.3] hardware.
   const double hardware_tflops = r.model_tflops_per_gpu() * hardware_flop / model_flop;
-  CHECK(hardware_tflops >= 138 * 0.9999);
-  CHECK(hardware_tflops <= 138 * 1.35 * 1.0001);
+  CHECK(hardware_tflops >= 138 * 0.94);
+  CHECK(hardware_tflops <= 138 * 1.06);
 }
 
 }  // namespace

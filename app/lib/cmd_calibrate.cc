@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "calibrate/gemm_source.h"
 #include "calibrate/nccl_fit.h"
 #include "calibrate/nccl_log.h"
 #include "calibrate/report.h"
@@ -20,25 +21,30 @@ namespace {
 
 const CommandInfo kInfo = {
     "calibrate",
-    "hetsim calibrate LOG... --cluster CLUSTER --out CALIBRATED [--fit-report FILE] [--island NAME]",
+    "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] --cluster CLUSTER --out CALIBRATED [--fit-report FILE]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as they are printed (all_reduce_perf, all_gather_perf,\n"
     "reduce_scatter_perf, sendrecv_perf, alltoall_perf): single-host logs fit the island's node type,\n"
     "multi-host logs its inter-node fabric, by least squares on the relative time residual of every row\n"
     "(out-of-place time). Each log runs on the first hosts x GPUs of the island (--island, default the\n"
     "first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
-    "with --fit-report, the parameters and every point's residual with the MAPE. A malformed log exits 2\n"
+    "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
+    "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
+    "(docs/hardware.md). A malformed log exits 2\n"
     "naming the file and line; nothing is written then."};
 
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
-  std::vector<std::string> logs;
+  std::vector<std::string> logs, gemms;
+  std::string gpu_type;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
       "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
       "island", po::value(&island)->value_name("NAME"), "island the logs ran on (default: the first)")(
-      "log", po::value(&logs)->required()->value_name("LOG"), "nccl-tests output log (repeatable)");
+      "gemm", po::value(&gemms)->value_name("CSV"), "GEMM timings m,n,k,dtype,time_us (repeatable)")(
+      "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
+      "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -47,6 +53,9 @@ int Calibrate(const Args& args) {
     return ReportFailure(kInfo, f.status());
   }
 
+  if (logs.empty() && gemms.empty()) {
+    return ReportFailure(kInfo, absl::InvalidArgumentError("nothing to fit: give nccl-tests logs and/or --gemm CSV"));
+  }
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
   std::vector<calibrate::NcclLog> parsed;
@@ -58,7 +67,14 @@ int Calibrate(const Args& args) {
     parsed.push_back(*std::move(log));
   }
   std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
-  sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
+  if (!parsed.empty()) sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
+  for (const std::string& path : gemms) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
+    if (!timings.ok()) return ReportFailure(kInfo, timings.status());
+    sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type));
+  }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {
     absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
@@ -71,8 +87,8 @@ int Calibrate(const Args& args) {
     if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
   }
   if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kInfo, s);
-  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs\n", cluster_path.c_str(), out_path.c_str(),
-              calibrate::MeanAbsolutePercentError(fits), logs.size());
+  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs and %zu GEMM files\n", cluster_path.c_str(),
+              out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(), gemms.size());
   for (const calibrate::SourceFit& f : fits) {
     for (const calibrate::FittedParameter& p : f.parameters) {
       std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);

@@ -83,9 +83,9 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
                                 where, "collective.cluster");
   topology::Router router(*topo);
   sim::CollectiveRequest request;
-  request.op = *sim::ParseCollectiveOp(c.op());  // checked when the set was loaded
+  request.op = *hetsim::ParseCollectiveOp(c.op());  // checked when the set was loaded
   request.bytes = static_cast<int64_t>(std::min<uint64_t>(c.bytes(), sim::kMaxCollectiveBytes + 1));
-  for (uint32_t g = 0; g < c.num_gpus(); ++g) request.gpus.push_back(static_cast<topology::GpuId>(c.first_gpu() + g));
+  for (uint32_t g = 0; g < c.num_gpus(); ++g) request.gpus.push_back(static_cast<hetsim::GpuId>(c.first_gpu() + g));
   absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, request);
   if (!r.ok()) return InCase(r.status(), where, "collective");
   v1::FidelityCase out;

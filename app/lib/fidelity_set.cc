@@ -43,7 +43,7 @@ void CheckCollective(proto::Problems& p, const std::string& at, const v1::Valida
   RequirePath(p, at + "cluster", c.cluster());
   if (c.op().empty()) {
     p.Add(at + "op", "required (all-reduce, all-gather, reduce-scatter, ...)");
-  } else if (absl::StatusOr<sim::CollectiveOp> op = sim::ParseCollectiveOp(c.op()); !op.ok()) {
+  } else if (absl::StatusOr<hetsim::CollectiveOp> op = hetsim::ParseCollectiveOp(c.op()); !op.ok()) {
     p.Add(at + "op", op.status().message());
   }
   if (c.bytes() == 0) p.Add(at + "bytes", "required (the collective's size, nccl-tests' convention)");

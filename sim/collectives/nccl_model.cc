@@ -39,24 +39,24 @@ std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology,
   return {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
 }
 
-Time RouteStepLatency(const topology::Topology& topology, std::span<const topology::LinkId> route, NcclProtocol p) {
+Time RouteStepLatency(const topology::Topology& topology, std::span<const hetsim::LinkId> route, NcclProtocol p) {
   if (!topology.nccl_model()) return 0;
   Time t = 0;
   const auto& fabrics = topology.nccl_fabrics();
-  for (topology::LinkId l : route) {
+  for (hetsim::LinkId l : route) {
     const int32_t f = topology.links()[l].fabric;
     if (f >= 0) t = std::max(t, fabrics[f].step_latency[static_cast<int>(p)]);
   }
   return t;
 }
 
-Time LaunchLatency(const topology::Topology& topology, std::span<const topology::GpuId> gpus) {
+Time LaunchLatency(const topology::Topology& topology, std::span<const hetsim::GpuId> gpus) {
   if (!topology.nccl_model() || gpus.size() < 2) return 0;
   const auto& fabrics = topology.nccl_fabrics();
   Time t = 0;
   const topology::GpuLocation first = *topology.Locate(gpus.front());
   bool many_islands = false;
-  for (topology::GpuId g : gpus) {
+  for (hetsim::GpuId g : gpus) {
     const topology::GpuLocation at = *topology.Locate(g);
     t = std::max(t, fabrics[topology.node_fabric(at.island)].launch_latency);
     many_islands |= at.island != first.island;

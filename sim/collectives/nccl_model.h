@@ -37,12 +37,12 @@ double ProtocolBandwidthFraction(NcclProtocol p);
 std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology, std::optional<NcclProtocol> forced);
 
 // Step latency of protocol p on a route: the largest over the fabrics of its links; 0 when ideal.
-Time RouteStepLatency(const topology::Topology& topology, std::span<const topology::LinkId> route, NcclProtocol p);
+Time RouteStepLatency(const topology::Topology& topology, std::span<const hetsim::LinkId> route, NcclProtocol p);
 
 // Launch latency of one collective over `gpus`: the largest of their node types' fabrics, of their
 // islands' inter-node fabrics when the group spans nodes, and of the inter-island links when it spans
 // islands; 0 when ideal.
-Time LaunchLatency(const topology::Topology& topology, std::span<const topology::GpuId> gpus);
+Time LaunchLatency(const topology::Topology& topology, std::span<const hetsim::GpuId> gpus);
 
 }  // namespace hetsim::sim
 
