@@ -36,7 +36,7 @@ set(HETSIM_MODULE_DEPS_faults base engine network proto topology)
 set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline proto topology workload)
 set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto)
 set(HETSIM_MODULE_DEPS_planner base collectives executor network pipeline proto topology traces workload)
-set(HETSIM_MODULE_DEPS_calibrate base collectives proto topology workload)
+set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate collectives executor faults network pipeline planner proto topology
     traces workload)
 

@@ -47,7 +47,11 @@ TEST_CASE("bundled plans: every stage prices, FLOPs are conserved across DP x TP
       INFO(name << " stage " << s);
       REQUIRE(cost.ok());
       CHECK(cost->forward_time > 0);
-      CHECK(cost->backward_time >= 2 * cost->forward_time - 1);
+      // The backward's GEMMs have other shapes (input gradient m x k over n, weight gradient k x n
+      // over m), so they fill the SMs' waves differently: about, not exactly, twice the forward
+      // (exactly twice on ideal hardware: workload_stage_test.cc).
+      CHECK(cost->backward_time >= 1.8 * static_cast<double>(cost->forward_time));
+      CHECK(cost->backward_time <= 2.6 * static_cast<double>(cost->forward_time));
       flop += cost->model_flop_per_gpu * config.tensor_parallel * config.data_parallel;
     }
     CHECK(flop == Approx(model->ModelFlopPerSample() * static_cast<double>(in->plan.micro_batch_size()))
