@@ -9,7 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "calibrate/csv_table.h"
 #include "sim/workload/gpu_compute.h"
 
 namespace hetsim::calibrate {
@@ -67,58 +67,42 @@ hetsim::v1::GpuType WithParams(hetsim::v1::GpuType gpu, double eff, double tile_
 }  // namespace
 
 absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, absl::string_view file) {
-  std::vector<GemmTiming> out;
-  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-  int col_m = -1, col_n = -1, col_k = -1, col_dtype = -1, col_time = -1;
+  absl::StatusOr<CsvTable> table = ParseCsvTable(text, file);
+  if (!table.ok()) return table.status();
   double time_scale = 0;
-  bool have_header = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const int line = static_cast<int>(i) + 1;
-    absl::string_view l = absl::StripAsciiWhitespace(lines[i]);
-    if (l.empty() || l[0] == '#') continue;
-    std::vector<absl::string_view> cells = absl::StrSplit(l, ',');
-    if (!have_header) {
-      for (size_t c = 0; c < cells.size(); ++c) {
-        const std::string name = absl::AsciiStrToLower(absl::StripAsciiWhitespace(cells[c]));
-        const int idx = static_cast<int>(c);
-        if (name == "m") col_m = idx;
-        if (name == "n") col_n = idx;
-        if (name == "k") col_k = idx;
-        if (name == "dtype") col_dtype = idx;
-        if (name == "time_us") { col_time = idx; time_scale = 1e-6; }
-        if (name == "time_ms") { col_time = idx; time_scale = 1e-3; }
-        if (name == "time_s") { col_time = idx; time_scale = 1; }
-      }
-      for (auto [col, name] : {std::pair{col_m, "m"}, {col_n, "n"}, {col_k, "k"}, {col_dtype, "dtype"},
-                               {col_time, "time_us (or time_ms, time_s)"}}) {
-        if (col < 0) return LineError(file, line, absl::StrFormat("header: no column \"%s\"", name));
-      }
-      have_header = true;
-      continue;
+  int col_time = -1;
+  for (auto [name, scale] : {std::pair{"time_us", 1e-6}, {"time_ms", 1e-3}, {"time_s", 1.0}}) {
+    if (table->Column(name) >= 0) {
+      col_time = table->Column(name);
+      time_scale = scale;
     }
-    const int needed = std::max({col_m, col_n, col_k, col_dtype, col_time}) + 1;
-    if (static_cast<int>(cells.size()) < needed) {
-      return LineError(file, line, absl::StrFormat("%d columns, the header has %d", cells.size(), needed));
-    }
+  }
+  const int col_m = table->Column("m"), col_n = table->Column("n"), col_k = table->Column("k"),
+            col_dtype = table->Column("dtype");
+  for (auto [col, name] : {std::pair{col_m, "m"}, {col_n, "n"}, {col_k, "k"}, {col_dtype, "dtype"},
+                           {col_time, "time_us (or time_ms, time_s)"}}) {
+    if (col < 0) return LineError(file, table->header_line, absl::StrFormat("header: no column \"%s\"", name));
+  }
+  std::vector<GemmTiming> out;
+  for (const CsvRow& row : table->rows) {
     GemmTiming t;
-    t.line = line;
+    t.line = row.line;
     double time = 0;
     const std::pair<int, double*> numbers[] = {{col_m, &t.m}, {col_n, &t.n}, {col_k, &t.k}, {col_time, &time}};
     for (auto [col, dst] : numbers) {
-      absl::string_view cell = absl::StripAsciiWhitespace(cells[col]);
+      const std::string& cell = row.cells[col];
       if (!absl::SimpleAtod(cell, dst) || !std::isfinite(*dst) || *dst <= 0) {
-        return LineError(file, line, absl::StrFormat("\"%s\" is not a positive number", cell));
+        return LineError(file, row.line, absl::StrFormat("\"%s\" is not a positive number", cell));
       }
     }
-    if (!ParseDType(cells[col_dtype], &t.dtype)) {
-      return LineError(file, line,
-                       absl::StrFormat("unknown dtype \"%s\" (fp32, tf32, bf16, fp16, fp8)", cells[col_dtype]));
+    if (!ParseDType(row.cells[col_dtype], &t.dtype)) {
+      return LineError(file, row.line,
+                       absl::StrFormat("unknown dtype \"%s\" (fp32, tf32, bf16, fp16, fp8)", row.cells[col_dtype]));
     }
     t.seconds = time * time_scale;
     out.push_back(t);
   }
-  if (!have_header) return LineError(file, 1, "no header line (m,n,k,dtype,time_us)");
-  if (out.empty()) return LineError(file, static_cast<int>(lines.size()), "no timings after the header");
+  if (out.empty()) return LineError(file, table->header_line, "no timings after the header");
   return out;
 }
 

@@ -1,6 +1,10 @@
 # The calibration set with its bounds (validation/megatron-sc21.pbtxt: MAPE <= 3%, every case within
-# 6%): `hetsim fidelity --check` exits 1 when the predictions break them. Issue 14's acceptance test;
-# it fails until the compute and communication models are calibrated, and is meant to.
-add_test(NAME fidelity.megatron_sc21_bounds
-         COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-sc21.pbtxt)
-set_tests_properties(fidelity.megatron_sc21_bounds PROPERTIES TIMEOUT 120)
+# 6%): `hetsim fidelity --check` exits 1 when the predictions break them. Issue 14's acceptance test.
+# It simulates 16 iterations of up to 3072 GPUs (7 s of CPU in Release), a check of the model's
+# numbers rather than of memory safety: the sanitizer build (-O1, ASan) would take minutes, so it is
+# left out there; the fidelity command's code runs under the sanitizers in app_fidelity_test.cc.
+if(NOT HETSIM_SANITIZE)
+  add_test(NAME fidelity.megatron_sc21_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-sc21.pbtxt)
+  set_tests_properties(fidelity.megatron_sc21_bounds PROPERTIES TIMEOUT 300)
+endif()

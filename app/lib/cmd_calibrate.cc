@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "app/lib/calibrate_iterations.h"
 #include "calibrate/gemm_source.h"
 #include "calibrate/nccl_fit.h"
 #include "calibrate/nccl_log.h"
@@ -21,7 +22,8 @@ namespace {
 
 const CommandInfo kInfo = {
     "calibrate",
-    "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] --cluster CLUSTER --out CALIBRATED [--fit-report FILE]",
+    "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
+    "                 [--fit-report FILE]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as they are printed (all_reduce_perf, all_gather_perf,\n"
     "reduce_scatter_perf, sendrecv_perf, alltoall_perf): single-host logs fit the island's node type,\n"
@@ -30,19 +32,21 @@ const CommandInfo kInfo = {
     "first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
     "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
     "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
-    "(docs/hardware.md). A malformed log exits 2\n"
+    "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) fits the\n"
+    "pass and iteration overheads to measured iteration times. A malformed log exits 2\n"
     "naming the file and line; nothing is written then."};
 
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
-  std::vector<std::string> logs, gemms;
+  std::vector<std::string> logs, gemms, iterations;
   std::string gpu_type;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
       "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
       "island", po::value(&island)->value_name("NAME"), "island the logs ran on (default: the first)")(
       "gemm", po::value(&gemms)->value_name("CSV"), "GEMM timings m,n,k,dtype,time_us (repeatable)")(
+      "iterations", po::value(&iterations)->value_name("CSV"), "measured iterations plan,time_ms (repeatable)")(
       "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
       "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)");
   po::positional_options_description positional;
@@ -53,8 +57,9 @@ int Calibrate(const Args& args) {
     return ReportFailure(kInfo, f.status());
   }
 
-  if (logs.empty() && gemms.empty()) {
-    return ReportFailure(kInfo, absl::InvalidArgumentError("nothing to fit: give nccl-tests logs and/or --gemm CSV"));
+  if (logs.empty() && gemms.empty() && iterations.empty()) {
+    return ReportFailure(kInfo, absl::InvalidArgumentError(
+                                    "nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
   }
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
@@ -75,6 +80,14 @@ int Calibrate(const Args& args) {
     if (!timings.ok()) return ReportFailure(kInfo, timings.status());
     sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type));
   }
+  // Last: the overheads are what remains once the kernels and the collectives are calibrated.
+  for (const std::string& path : iterations) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    absl::StatusOr<std::vector<MeasuredIteration>> runs = ParseIterationCsv(*text, path);
+    if (!runs.ok()) return ReportFailure(kInfo, runs.status());
+    sources.push_back(std::make_unique<IterationSource>(*std::move(runs), path, cluster_path));
+  }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {
     absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
@@ -87,8 +100,9 @@ int Calibrate(const Args& args) {
     if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
   }
   if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kInfo, s);
-  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs and %zu GEMM files\n", cluster_path.c_str(),
-              out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(), gemms.size());
+  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs, %zu GEMM and %zu iteration files\n",
+              cluster_path.c_str(), out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(),
+              gemms.size(), iterations.size());
   for (const calibrate::SourceFit& f : fits) {
     for (const calibrate::FittedParameter& p : f.parameters) {
       std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);
