@@ -16,10 +16,8 @@
 #include <benchmark/benchmark.h>
 
 #include "app/lib/examples.h"
+#include "driver/simulate.h"
 #include "proto/inputs.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
-#include "traces/metrics.h"
 
 namespace {
 
@@ -127,28 +125,61 @@ hetsim::proto::PlanInputs Homogeneous(int nodes) {
   return Validated(std::move(in));
 }
 
+// The bundled Llama 3 405B examples (cluster-16k-h100 with plan-llama3-405b or its 128K variant);
+// with `nodes` other than 2048, the same cluster and model scaled: `nodes` / 20 nodes per stage over
+// 20 stages (6 or 7 of the 128 layers each), 1F1B, one sequence per replica per microbatch, 16
+// microbatches (100,000 GPUs: 12,500 nodes, DP 625).
+hetsim::proto::PlanInputs Llama3(const char* plan_name, int nodes = 2048) {
+  hetsim::proto::PlanInputs in;
+  for (const hetsim::app::Example& e : hetsim::app::BundledExamples(hetsim::proto::FileFormat::kText)) {
+    if (e.name == "cluster-16k-h100") in.cluster.CopyFrom(*e.message);
+    if (e.name == plan_name) in.plan.CopyFrom(*e.message);
+  }
+  in.model = in.plan.model();
+  in.plan_path = std::string(plan_name) + ".pbtxt";
+  in.cluster_path = "cluster-16k-h100.pbtxt";
+  if (nodes != 2048) {
+    in.cluster.mutable_islands(0)->set_node_count(nodes);
+    const int stages = 20, per_stage = nodes / stages, layers = 128;
+    v1::Plan& p = in.plan;
+    const v1::Stage proto_stage = p.stages(0);
+    p.clear_stages();
+    p.set_schedule(v1::ONE_F_ONE_B);
+    p.set_virtual_stages(0);
+    p.set_micro_batch_size(per_stage);
+    p.set_global_batch_size(static_cast<uint64_t>(per_stage) * 16);
+    int layer = 0;
+    for (int s = 0; s < stages; ++s) {
+      v1::Stage* st = p.add_stages();
+      *st = proto_stage;
+      const int count = layers / stages + (s < layers % stages ? 1 : 0);
+      st->set_first_layer(layer);
+      st->set_num_layers(count);
+      layer += count;
+      st->mutable_mesh()->set_first_node(s * per_stage);
+      st->mutable_mesh()->set_node_count(per_stage);
+      st->set_data_parallel(per_stage);
+    }
+  }
+  return Validated(std::move(in));
+}
+
 void RunWhole(benchmark::State& state, const hetsim::proto::PlanInputs& inputs) {
   uint64_t events = 0, flows = 0;
   double seconds = 0, setup_seconds = 0, iteration_ms = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::NetworkMode::kMaxMinFair);
-    if (!setup.ok()) {
-      state.SkipWithError(std::string(setup.status().message()).c_str());
+    absl::StatusOr<hetsim::driver::Simulation> sim = hetsim::driver::SimulatePlan(inputs);
+    if (!sim.ok()) {
+      state.SkipWithError(std::string(sim.status().message()).c_str());
       return;
     }
-    setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto result = hetsim::sim::executor::Execute(**setup, {});
-    if (!result.ok()) {
-      state.SkipWithError(std::string(result.status().message()).c_str());
-      return;
-    }
-    const v1::Report report = hetsim::traces::BuildReport(**setup, *result);
-    benchmark::DoNotOptimize(report.iteration_time_ms());
+    benchmark::DoNotOptimize(sim->report.iteration_time_ms());
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    events += result->events;
-    flows = result->flows;
-    iteration_ms = report.iteration_time_ms();
+    setup_seconds += sim->setup_wall_s;
+    events += sim->result.events;
+    flows = sim->result.flows;
+    iteration_ms = sim->report.iteration_time_ms();
   }
   const double runs = static_cast<double>(state.iterations());
   state.counters["wall_s"] = seconds / runs;
@@ -171,5 +202,14 @@ void BM_Homogeneous(benchmark::State& state) {
   RunWhole(state, inputs);
 }
 BENCHMARK(BM_Homogeneous)->ArgName("gpus")->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_Llama3_405b_16k(benchmark::State& state) { RunWhole(state, Llama3("plan-llama3-405b")); }
+BENCHMARK(BM_Llama3_405b_16k)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_Llama3_405b_128k_context(benchmark::State& state) { RunWhole(state, Llama3("plan-llama3-405b-128k")); }
+BENCHMARK(BM_Llama3_405b_128k_context)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_Llama3_405b_100k_gpus(benchmark::State& state) { RunWhole(state, Llama3("plan-llama3-405b", 12500)); }
+BENCHMARK(BM_Llama3_405b_100k_gpus)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <string>
 
-#include "planner/replan.h"
+#include "driver/replan.h"
 #include "proto/inputs.h"
 
 namespace hetsim::planner {
 namespace {
+
+using driver::PrimeProfileCache;
+using driver::ReplanPlanRequest;
 
 const proto::PlanInputs& Inputs() {
   static const proto::PlanInputs inputs = [] {

@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "app/lib/examples.h"
-#include "app/lib/sweep_evaluator.h"
-#include "app/lib/sweep_runner.h"
 #include "proto/io.h"
+#include "sweep/evaluator.h"
+#include "sweep/runner.h"
 
 namespace {
 
@@ -63,14 +63,14 @@ std::string WriteInputs() {
 
 void BM_Sweep64Gpu(benchmark::State& state) {
   const std::string sweep = WriteInputs();
-  hetsim::app::SweepJob job;
+  hetsim::sweep::SweepJob job;
   job.sweep_path = sweep;
   job.output_path = sweep + ".csv";
   job.jobs = static_cast<int>(state.range(0));
-  const hetsim::app::SimulationEvaluator evaluator;
+  const hetsim::sweep::SimulationEvaluator evaluator;
   int64_t points = 0;
   for (auto _ : state) {
-    absl::StatusOr<hetsim::app::SweepOutcome> outcome = hetsim::app::RunSweep(job, evaluator);
+    absl::StatusOr<hetsim::sweep::SweepOutcome> outcome = hetsim::sweep::RunSweep(job, evaluator);
     if (!outcome.ok() || outcome->failed != 0) {
       state.SkipWithError(outcome.ok() ? "a point failed" : std::string(outcome.status().message()).c_str());
       return;

@@ -6,7 +6,7 @@
 # docs/architecture.md draws the same graph.
 
 set(HETSIM_MODULES base proto engine topology network collectives workload pipeline faults executor
-    traces planner calibrate app_lib)
+    traces chakra planner driver sweep calibrate report interop evaluation app_lib api)
 
 set(HETSIM_MODULE_DIR_base base)
 set(HETSIM_MODULE_DIR_proto proto)
@@ -19,9 +19,16 @@ set(HETSIM_MODULE_DIR_pipeline sim/pipeline)
 set(HETSIM_MODULE_DIR_faults sim/faults)
 set(HETSIM_MODULE_DIR_executor sim/executor)
 set(HETSIM_MODULE_DIR_traces traces)
+set(HETSIM_MODULE_DIR_chakra chakra)
 set(HETSIM_MODULE_DIR_planner planner)
+set(HETSIM_MODULE_DIR_driver driver)
+set(HETSIM_MODULE_DIR_sweep sweep)
 set(HETSIM_MODULE_DIR_calibrate calibrate)
+set(HETSIM_MODULE_DIR_report report)
+set(HETSIM_MODULE_DIR_interop interop)
+set(HETSIM_MODULE_DIR_evaluation evaluation)
 set(HETSIM_MODULE_DIR_app_lib app/lib)
+set(HETSIM_MODULE_DIR_api api)
 
 # Modules each module includes (and so links), besides itself.
 set(HETSIM_MODULE_DEPS_base)
@@ -35,10 +42,17 @@ set(HETSIM_MODULE_DEPS_pipeline base proto)
 set(HETSIM_MODULE_DEPS_faults base engine network proto topology)
 set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline proto topology workload)
 set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto)
-set(HETSIM_MODULE_DEPS_planner base collectives executor network pipeline proto topology traces workload)
+set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline proto topology workload)
+set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto topology workload)
+set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto traces)
+set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
 set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
-set(HETSIM_MODULE_DEPS_app_lib base calibrate collectives executor faults network pipeline planner proto topology
-    traces workload)
+set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
+set(HETSIM_MODULE_DEPS_interop base proto)
+set(HETSIM_MODULE_DEPS_evaluation base driver pipeline proto workload)
+set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults interop network
+    pipeline planner proto report sweep topology traces workload)
+set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner proto sweep topology)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base absl::status absl::statusor absl::str_format absl::strings)
@@ -52,8 +66,15 @@ set(HETSIM_MODULE_LIBS_pipeline Boost::graph absl::status absl::statusor absl::s
 set(HETSIM_MODULE_LIBS_faults absl::flat_hash_map absl::status absl::statusor absl::str_format)
 set(HETSIM_MODULE_LIBS_executor absl::flat_hash_map absl::status absl::statusor absl::str_format)
 set(HETSIM_MODULE_LIBS_traces absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_chakra absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_planner Threads::Threads absl::flat_hash_map absl::status absl::statusor absl::str_format
     absl::strings)
+set(HETSIM_MODULE_LIBS_driver absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_sweep absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings absl::time)
 set(HETSIM_MODULE_LIBS_calibrate absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_report absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_interop absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_evaluation absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_app_lib Boost::program_options absl::flat_hash_map absl::status absl::statusor
     absl::str_format absl::strings absl::time)
+set(HETSIM_MODULE_LIBS_api absl::status absl::statusor absl::str_format absl::strings)

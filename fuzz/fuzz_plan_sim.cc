@@ -1,18 +1,17 @@
 // libFuzzer target: a cluster, a plan (with its model inline) and optionally what-if faults, all in
 // text format, separated by lines "----". They go through ValidatePlanInputs, ValidateFaults, the
-// executor's setup, fault resolution and a short simulation capped by max_events and
-// max_wall_seconds, exactly as `hetsim run --faults` takes them.
+// executor's setup, fault resolution, a short simulation capped by max_events and max_wall_seconds
+// and the report, through the driver exactly as `hetsim run --faults` takes them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "driver/simulate.h"
 #include "proto/file_format.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_faults.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
 #include "sim/faults/fault_set.h"
 
 namespace {
@@ -46,24 +45,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!inputs.plan.has_model()) return 0;  // a model_path would read the disk
   inputs.model = inputs.plan.model();
   if (!hetsim::proto::ValidatePlanInputs(inputs).ok()) return 0;
-  auto setup = hetsim::sim::executor::BuildExecutionSetup(inputs, hetsim::sim::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return 0;
-  hetsim::sim::faults::FaultSet fault_set;
-  if (!faults_text.empty()) {
-    hetsim::v1::Faults faults;
-    if (!hetsim::proto::ParseMessage(faults_text, FileFormat::kText, "faults.pbtxt", &faults).ok() ||
-        !hetsim::proto::ValidateFaults(faults, inputs.cluster, "faults.pbtxt").ok()) {
-      return 0;
-    }
-    auto resolved = hetsim::sim::faults::ResolveFaults(faults, *(*setup)->topology,
-                                                       hetsim::sim::faults::SourcesOf(faults, "faults.pbtxt"));
-    if (!resolved.ok()) return 0;
-    fault_set = *std::move(resolved);
-  }
-  hetsim::sim::executor::ExecutorOptions options;
+  hetsim::driver::SimulateOptions options;
   options.max_events = 200'000;
   options.max_wall_seconds = 5;
-  options.faults = &fault_set;
-  (void)hetsim::sim::executor::Execute(**setup, options);
+  if (!faults_text.empty()) {
+    if (!hetsim::proto::ParseMessage(faults_text, FileFormat::kText, "faults.pbtxt", &options.faults).ok() ||
+        !hetsim::proto::ValidateFaults(options.faults, inputs.cluster, "faults.pbtxt").ok()) {
+      return 0;
+    }
+    options.fault_sources = hetsim::sim::faults::SourcesOf(options.faults, "faults.pbtxt");
+  }
+  (void)hetsim::driver::SimulatePlan(inputs, options);
   return 0;
 }

@@ -53,7 +53,7 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Pla
   }
   if (!any) warmups.clear();
   return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(),
-                 proto::H1f1bEpsilon(plan), warmups);
+                 proto::H1f1bEpsilon(plan), warmups, WorkOf(profiler.model(), plan.global_batch_size()));
 }
 
 }  // namespace hetsim::planner

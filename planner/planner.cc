@@ -130,7 +130,8 @@ std::vector<int> ExplicitWarmups(const std::vector<SearchedStage>& stages, bool 
 
 // Distinct alternatives with their predictions (the top-k of `hetsim validate`), at most 64.
 void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best, int64_t microbatches,
-                     const PlanShape& shape, double epsilon, PlanOutcome& out) {
+                     const PlanShape& shape, double epsilon, const sim::pipeline::IterationWork& work,
+                     PlanOutcome& out) {
   std::vector<std::string> seen;
   for (const std::vector<SearchedStage>& alt : best.alternatives) {
     if (out.alternatives.size() >= 64) break;
@@ -139,7 +140,7 @@ void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best,
     const std::string bytes = p->SerializeAsString();
     if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
     absl::StatusOr<Prediction> pred =
-        Predict(cluster, alt, microbatches, best.schedule, epsilon, ExplicitWarmups(alt, best.explicit_warmups));
+        Predict(cluster, alt, microbatches, best.schedule, epsilon, ExplicitWarmups(alt, best.explicit_warmups), work);
     if (!pred.ok()) continue;
     seen.push_back(bytes);
     out.alternatives.push_back(*std::move(p));
@@ -193,7 +194,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     if (!c) continue;
     AddSearchStats(c->search, out);
     HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(*cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon,
-                                                  ExplicitWarmups(c->stages, c->explicit_warmups)));
+                                                  ExplicitWarmups(c->stages, c->explicit_warmups),
+                                                  WorkOf(cost, request.global_batch_size)));
     if (!best_prediction || p.iteration < best_prediction->iteration) {
       best = std::move(c);
       best_prediction = p;
@@ -217,7 +219,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(*cluster, best->stages, shape);
   if (!plan.ok()) return plan.status();
   out.plan = *std::move(plan);
-  AddAlternatives(*cluster, *best, best_prediction->microbatches, shape, request.epsilon, out);
+  AddAlternatives(*cluster, *best, best_prediction->microbatches, shape, request.epsilon,
+                  WorkOf(cost, request.global_batch_size), out);
   out.planner_layers = best->planner_layers;
   out.prediction = *best_prediction;
   out.notes = best->notes;

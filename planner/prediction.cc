@@ -5,13 +5,14 @@
 #include "base/status_macros.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/hapt_metrics.h"
+#include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups) {
+                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work) {
   namespace pl = sim::pipeline;
   Prediction p;
   p.microbatches = microbatches;
@@ -51,7 +52,9 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
-  std::vector<double> device_time, device_peak;  // Eq. 25 over devices: every GPU of a stage computes t_i
+  pl::IterationFigures figures;
+  figures.work = work;
+  figures.span = p.pipeline;
   for (int i = 0; i < S; ++i) {
     const SearchedStage& s = stages[i];
     StagePrediction sp;
@@ -66,12 +69,16 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     const pl::NodeId last = dag.stage_compute_order()[i].back();
     p.iteration = std::max(p.iteration, lp.earliest_start[last] + durations[last] + sp.grad_sync);
-    device_time.insert(device_time.end(), s.shape.gpus(), static_cast<double>(sp.t));
-    device_peak.insert(device_peak.end(), s.shape.gpus(), cluster.island(s.island).peak_flop_per_s);
+    figures.stages.push_back({microbatches * sp.t, s.shape.gpus(), cluster.island(s.island).peak_flop_per_s});
     p.stages.push_back(sp);
   }
-  p.eta = pl::Eta(device_time, device_peak);
+  figures.iteration_time = p.iteration;
+  p.metrics = pl::ComputeIterationMetrics(figures);
   return p;
+}
+
+sim::pipeline::IterationWork WorkOf(const sim::workload::ModelCost& model, uint64_t global_batch_size) {
+  return {global_batch_size, model.seq_length(), model.ModelFlopPerIteration(global_batch_size)};
 }
 
 }  // namespace hetsim::planner

@@ -4,7 +4,9 @@
 //  - the longest path of the pipeline DAG (sim/pipeline/dag.h) under the plan's schedule and warm-up
 //    counts with the same node costs (what the simulator computes without contention), and
 //  - that plus the data-parallel gradient synchronisation each stage starts after its last backward.
-// Also HAPT's load-balance metric eta (Eq. 25) over devices weighted by peak FLOP/s.
+// Also what the run report shows of an iteration (throughput, MFU, TFLOP/s per GPU, bubble ratio and
+// HAPT's eta, Eq. 25), computed by the report's own sim::pipeline::ComputeIterationMetrics from the
+// predicted times: every stage computes t_i for each of the B microbatches.
 #ifndef HETSIM_PLANNER_PREDICTION_H_
 #define HETSIM_PLANNER_PREDICTION_H_
 
@@ -16,6 +18,8 @@
 #include "planner/cluster_model.h"
 #include "planner/hapt_search.h"
 #include "proto/hetsim.pb.h"
+#include "sim/pipeline/iteration_metrics.h"
+#include "sim/workload/model_cost.h"
 
 namespace hetsim::planner {
 
@@ -37,14 +41,18 @@ struct Prediction {
   Time eq13 = 0;
   Time pipeline = 0;   // DAG longest path
   Time iteration = 0;  // pipeline + exposed gradient synchronisation
-  double eta = 0;
+  sim::pipeline::IterationMetrics metrics;  // over `iteration`, bubble over `pipeline`
   bool fits_memory = true;
 };
 
-// Warm-up counts as the plan's schedule runs them (explicit counts win).
+// Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks
+// of the iteration (WorkOf).
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups);
+                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work);
+
+// Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
+sim::pipeline::IterationWork WorkOf(const sim::workload::ModelCost& model, uint64_t global_batch_size);
 
 }  // namespace hetsim::planner
 

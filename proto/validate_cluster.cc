@@ -52,6 +52,33 @@ void CheckBandwidth(Problems& p, absl::string_view path, double gbps) {
   }
 }
 
+// Island.clos: set exactly when the topology is CLOS, with racks and pods of at least one, switch
+// counts within the NIC limit and oversubscriptions in [1, kMaxOversubscription] (0 = 1).
+void CheckClos(Problems& p, const Island& is, const std::string& at) {
+  if (is.topology() != CLOS) {
+    if (is.has_clos()) p.Add(at + "clos", "only meaningful with topology CLOS");
+    return;
+  }
+  const std::string c = at + "clos.";
+  const ClosFabric& f = is.clos();
+  if (f.nodes_per_rack() == 0) {
+    p.Add(c + "nodes_per_rack", "required (must be >= 1)");
+  } else if (f.nodes_per_rack() > is.node_count()) {
+    p.Add(c + "nodes_per_rack", "%d is more than the island's %d nodes", f.nodes_per_rack(), is.node_count());
+  }
+  if (f.racks_per_pod() == 0) p.Add(c + "racks_per_pod", "required (must be >= 1)");
+  if (f.pod_switches() > limits::kMaxNicsPerNode) {
+    p.Add(c + "pod_switches", "%d is more than %d", f.pod_switches(), limits::kMaxNicsPerNode);
+  }
+  if (f.aggregation_switches() > limits::kMaxNicsPerNode) {
+    p.Add(c + "aggregation_switches", "%d is more than %d", f.aggregation_switches(), limits::kMaxNicsPerNode);
+  }
+  for (const auto& [field, v] : {std::pair{"rack_oversubscription", f.rack_oversubscription()},
+                                 std::pair{"aggregation_oversubscription", f.aggregation_oversubscription()}}) {
+    if (v != 0) CheckRange(p, c + field, v, 1, limits::kMaxOversubscription);
+  }
+}
+
 void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   const double peaks[] = {gpu.peak_tflops_fp32(), gpu.peak_tflops_tf32(), gpu.peak_tflops_bf16(),
                           gpu.peak_tflops_fp16(), gpu.peak_tflops_fp8()};
@@ -185,7 +212,7 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
       p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
     }
     if (networked && is.topology() == FABRIC_TOPOLOGY_UNSPECIFIED) {
-      p.Add(at + "topology", "required with more than one node (SINGLE_SWITCH, FAT_TREE or RAIL_OPTIMIZED)");
+      p.Add(at + "topology", "required with more than one node (SINGLE_SWITCH, FAT_TREE, RAIL_OPTIMIZED or CLOS)");
     }
     if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
     if (is.nics_per_node() > limits::kMaxNicsPerNode) {
@@ -209,6 +236,7 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
         p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
       }
     }
+    CheckClos(p, is, at);
   }
   if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
 

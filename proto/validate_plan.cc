@@ -9,7 +9,9 @@
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
+#include "proto/stage_rules.h"
 #include "proto/validate_model.h"
+#include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {
@@ -164,7 +166,7 @@ bool Overlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_co
 }
 
 void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
-  const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s);
+  const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s), cp = ContextParallel(plan);
   const int64_t gpus = MeshGpuCount(s.mesh());
   // A TP group is `tp` consecutive GPUs of the mesh (node-major): within a node, or whole nodes when it
   // spans several (its collectives then cross the inter-node fabric).
@@ -174,36 +176,44 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
           "%d neither divides nor is a multiple of the mesh's gpus_per_node %d (a TP group is part of a node or "
           "whole nodes)",
           tp, gpn);
-  } else if (int64_t{tp} * dp != gpus) {
+  } else if (cp == 1 && int64_t{tp} * dp != gpus) {
     p.Add(at + "data_parallel", "tensor_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, dp,
           int64_t{tp} * dp, gpus);
+  } else if (cp > 1 && int64_t{tp} * cp * dp != gpus) {
+    p.Add(at + "data_parallel", "tensor_parallel %d x context_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs",
+          tp, cp, dp, int64_t{tp} * cp * dp, gpus);
   }
+  StageRuleInputs rules{.tensor_parallel = tp,
+                        .data_parallel = dp,
+                        .expert_parallel = ep,
+                        .zero_stage = s.zero_stage(),
+                        .sequence_parallel = s.sequence_parallel(),
+                        .micro_batch_size = plan.micro_batch_size()};
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
-    if (t.num_attention_heads() % tp != 0) {
-      p.Add(at + "tensor_parallel", "%d does not divide num_attention_heads %d", tp, t.num_attention_heads());
-    } else if (t.num_kv_heads() != 0 && t.num_kv_heads() % tp != 0) {
-      p.Add(at + "tensor_parallel", "%d does not divide num_kv_heads %d", tp, t.num_kv_heads());
-    }
+    rules.num_attention_heads = t.num_attention_heads();
+    rules.num_kv_heads = t.num_kv_heads();
+    rules.ffn_hidden_size = t.ffn_hidden_size() == 0 ? 4 * uint64_t{t.hidden_size()} : t.ffn_hidden_size();
+    rules.num_experts = t.num_experts();
   }
-  if (plan.micro_batch_size() != 0 && plan.micro_batch_size() % dp != 0) {
-    p.Add(at + "data_parallel", "%d does not divide micro_batch_size %d (each replica gets an equal share)", dp,
-          plan.micro_batch_size());
-  }
-  if (ep > 1) {
-    const uint32_t experts = model.has_transformer() ? model.transformer().num_experts() : 0;
-    if (experts <= 1) {
-      p.Add(at + "expert_parallel", "%d needs a mixture-of-experts model (num_experts > 1)", ep);
-    } else if (experts % ep != 0) {
-      p.Add(at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
-    } else if (dp % ep != 0) {
-      p.Add(at + "expert_parallel", "%d does not divide data_parallel %d", ep, dp);
-    }
-  }
-  if (s.zero_stage() > 3) p.Add(at + "zero_stage", "%d is outside [0, 3]", s.zero_stage());
-  if (s.sequence_parallel() && tp == 1) p.Add(at + "sequence_parallel", "needs tensor_parallel > 1");
+  for (const StageRuleProblem& r : StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
   CheckRange(p, at + "measured_forward_ms", s.measured_forward_ms(), 0, limits::kMaxMeasuredMs);
   CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
+}
+
+// Megatron-LM cuts each sample's sequence into 2 x CP chunks (rank r takes chunks r and 2 CP - 1 - r,
+// which balances the causal mask) and rings the key/value blocks of attention: a transformer's.
+void CheckContextParallel(Problems& p, const Plan& plan, const Model& model) {
+  const uint32_t cp = plan.context_parallel();
+  if (cp <= 1) return;
+  if (cp > limits::kMaxGpusPerNode * 1024) {
+    p.Add("context_parallel", "%d is more than %d", cp, limits::kMaxGpusPerNode * 1024);
+  } else if (!model.has_transformer()) {
+    p.Add("context_parallel", "%d needs a transformer model (its attention layers are what it splits)", cp);
+  } else if (model.transformer().seq_length() % (2 * uint64_t{cp}) != 0) {
+    p.Add("context_parallel", "%d: seq_length %d is not a multiple of 2 x context_parallel = %d", cp,
+          model.transformer().seq_length(), 2 * uint64_t{cp});
+  }
 }
 
 void CheckWarmups(Problems& p, const Plan& plan) {
@@ -350,6 +360,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
           limits::kMaxPipelineTasks);
   }
   CheckLayers(p, plan, LayerCount(model), ModelEdgeLayers(model));
+  CheckContextParallel(p, plan, model);
   const auto islands = IndexIslands(cluster);
   const DType dtype = EffectiveDType(model);
   std::vector<bool> mesh_ok(plan.stages_size());
@@ -375,6 +386,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
     }
   }
   CheckWarmups(p, plan);
+  CheckPrediction(p, plan);
   if (p.empty()) CheckSizes(p, plan, model, islands);
   if (p.empty()) CheckTransferTimes(p, plan, model, cluster);
   return p.ToStatus();

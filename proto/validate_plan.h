@@ -7,8 +7,10 @@
 // - Stages cover the model's layer sequence (LayerCount) once and in order: stage 0 starts at layer 0,
 //   each next stage starts where the previous one ends, the last one ends at LayerCount.
 // - A stage's mesh is a rectangle of one island (nodes x GPUs per node); meshes never share a GPU.
-// - tensor_parallel * data_parallel equals the mesh's GPU count; tensor parallelism stays inside a node
-//   (it divides the mesh's gpus_per_node) and divides the attention (and KV) heads.
+// - tensor_parallel * context_parallel * data_parallel equals the mesh's GPU count; tensor parallelism
+//   stays inside a node (it divides the mesh's gpus_per_node) and divides the attention (and KV) heads.
+// - context_parallel > 1 needs a transformer whose seq_length is a multiple of 2 * context_parallel
+//   (two load-balanced chunks per rank).
 // - warmup_forwards are either all 0 (derived from the schedule) or all set: each in
 //   [1, microbatches] and non-increasing from the first stage to the last (a later stage that wants
 //   more forwards in flight than its predecessor would wait forever).
@@ -32,6 +34,7 @@ absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluste
 inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_parallel() ? s.tensor_parallel() : 1; }
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
+inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
 // H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
 // no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1

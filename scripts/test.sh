@@ -15,7 +15,7 @@ if [ "${SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
   build=${FUZZ_BUILD_DIR:-build-fuzz}
   CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" -DHETSIM_BUILD_FUZZ=ON \
-    -DHETSIM_BUILD_BENCH=OFF -DHETSIM_FUZZ_SECONDS="${HETSIM_FUZZ_SECONDS:-5}" >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim
+    -DHETSIM_BUILD_BENCH=OFF -DHETSIM_PYTHON=OFF -DHETSIM_FUZZ_SECONDS="${HETSIM_FUZZ_SECONDS:-5}" >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim fuzz_chakra
   ctest --test-dir "$build" --output-on-failure -R '^fuzz\.'
 fi

@@ -18,6 +18,7 @@
 
 #include "app/lib/fidelity_predict.h"
 #include "app/lib/fidelity_stats.h"
+#include "evaluation/rank_stats.h"
 #include "proto/io.h"
 #include "sim/workload/model_cost.h"
 #include "tests/sweep_test_util.h"
@@ -46,7 +47,7 @@ v1::FidelityReport FidelityJson(const std::string& file) {
 }  // namespace
 
 TEST_CASE("fidelity: Kendall tau-b counts concordant and discordant pairs, ties excluded", "[fidelity]") {
-  using hetsim::app::KendallTauB;
+  using hetsim::evaluation::KendallTauB;
   CHECK(KendallTauB({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1.0));
   CHECK(KendallTauB({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1.0));
   CHECK(KendallTauB({100, 100, 125, 150}, {120, 100, 150, 125}) == Approx(3 / std::sqrt(30.0)));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "driver/simulate.h"
 #include "google/protobuf/text_format.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
@@ -125,6 +126,14 @@ inline sim::executor::ExecutionResult MakeRun(const sim::executor::ExecutionSetu
   INFO(result.status().message());
   REQUIRE(result.ok());
   return *std::move(result);
+}
+
+// Setup, execution and report through the one entry point (driver/simulate.h), as `hetsim run` does.
+inline driver::Simulation MakeSimulation(const proto::PlanInputs& in, const driver::SimulateOptions& options = {}) {
+  absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(in, options);
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  return *std::move(sim);
 }
 
 }  // namespace hetsim::testing

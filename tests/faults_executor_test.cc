@@ -302,8 +302,8 @@ TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
 
   std::vector<bool> traced(setup->topology->num_gpus(), true);
   const std::string trace = hetsim::traces::ChromeTraceJson(*setup, r, traced, {});
-  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 0 starts","cat":"fault","ph":"i","s":"g","ts":0.000000)"));
-  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 1 fails","cat":"fault","ph":"i","s":"g","ts":20000.000000)"));
+  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 0 starts","cat":"fault","ph":"i","s":"g","ts":0,)"));
+  CHECK_THAT(trace, Catch::Contains(R"("name":"fault 1 fails","cat":"fault","ph":"i","s":"g","ts":20000,)"));
   CHECK_THAT(trace, Catch::Contains(R"("name":"iteration failed")"));
   CHECK(trace.find("\"ts\":-") == std::string::npos);
   CHECK(trace.find("\"dur\":-") == std::string::npos);

@@ -8,11 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "app/lib/cli.h"
-#include "app/lib/sweep_row.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/run_limit.h"
 #include "sim/executor/setup.h"
+#include "sweep/row.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
@@ -59,8 +59,8 @@ TEST_CASE("limits: the iteration passes with max-events equal to its event count
   // Other failures are not limits.
   CHECK_FALSE(sim::executor::IsRunLimit(absl::ResourceExhaustedError("no plan fits")));
   CHECK(app::ExitCodeFor(absl::ResourceExhaustedError("x")) == app::kExitInternal);
-  CHECK(app::PointStatusName(absl::StatusOr<hetsim::v1::Report>(cut.status())) == "limit");
-  CHECK(app::PointStatusName(absl::StatusOr<hetsim::v1::Report>(absl::ResourceExhaustedError("x"))) == "infeasible");
+  CHECK(sweep::PointStatusName(absl::StatusOr<hetsim::v1::Report>(cut.status())) == "limit");
+  CHECK(sweep::PointStatusName(absl::StatusOr<hetsim::v1::Report>(absl::ResourceExhaustedError("x"))) == "infeasible");
 }
 
 TEST_CASE("limits: hetsim run exits 2 naming the limit and writes no report or trace", "[limits][cli]") {

@@ -388,6 +388,7 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
   REQUIRE_FALSE(negative.ok());
   CHECK_THAT(std::string(negative.status().message()), Catch::Contains("links[0].latency"));
   CHECK(ParseNetworkMode("max-min-fair").value() == NetworkMode::kMaxMinFair);
+  CHECK(ParseNetworkMode("max-min").value() == NetworkMode::kMaxMinFair);  // the short form
   CHECK(ParseNetworkMode("contention-free").value() == NetworkMode::kContentionFree);
   CHECK_FALSE(ParseNetworkMode("fluid").ok());
 }

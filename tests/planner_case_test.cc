@@ -5,13 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "driver/simulate.h"
 #include "planner/planner.h"
 #include "planner/tangram.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
 #include "tests/planner_test_util.h"
 
 namespace hetsim::planner {
@@ -60,11 +59,27 @@ Time Simulate(const PlanOutcome& o) {
   in.plan = o.plan;
   *in.plan.mutable_model() = o.model;
   REQUIRE(proto::ValidatePlanInputs(in).ok());
-  auto setup = sim::executor::BuildExecutionSetup(in, sim::NetworkMode::kMaxMinFair);
-  REQUIRE(setup.ok());
-  auto run = sim::executor::Execute(**setup, {});
-  REQUIRE(run.ok());
-  return run->iteration_time;
+  absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(in);
+  REQUIRE(sim.ok());
+  return sim->result.iteration_time;
+}
+
+TEST_CASE("prediction: the report's figures from the predicted times", "[planner][planner-case]") {
+  // The case model: 128 samples of 1024 tokens; every stage computes t_i for each of the B
+  // microbatches; throughput and MFU over the predicted iteration, the bubble over the pipeline.
+  const PlanOutcome o = Plan(PlannerKind::kHapt, 8);
+  const Prediction& p = o.prediction;
+  REQUIRE(p.iteration > 0);
+  const double seconds = static_cast<double>(p.iteration) * 1e-12;
+  CHECK(p.metrics.samples_per_s == Approx(128 / seconds).epsilon(1e-12));
+  CHECK(p.metrics.tokens_per_s == Approx(128.0 * 1024 / seconds).epsilon(1e-12));
+  double busy = 0;
+  for (const StagePrediction& s : p.stages) busy += static_cast<double>(p.microbatches * s.t);
+  const double stages = static_cast<double>(p.stages.size());
+  CHECK(p.metrics.bubble_ratio == Approx(1 - busy / (stages * static_cast<double>(p.pipeline))).epsilon(1e-12));
+  CHECK(p.metrics.model_flop > 0);
+  CHECK(p.metrics.mfu > 0);
+  CHECK(p.metrics.mfu < 1);
 }
 
 TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[planner][planner-case]") {
@@ -72,9 +87,9 @@ TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[plann
   const PlanOutcome coarse = Plan(PlannerKind::kHapt, 8);
   CHECK(fine.planner_layers == 128);
   CHECK(coarse.planner_layers == 8);
-  CHECK(fine.prediction.eta > coarse.prediction.eta);
+  CHECK(fine.prediction.metrics.eta > coarse.prediction.metrics.eta);
   CHECK(fine.prediction.t_max < coarse.prediction.t_max);
-  CHECK(fine.prediction.eta > 0.95);
+  CHECK(fine.prediction.metrics.eta > 0.95);
   // The slow V100 pair gets a smaller share of the layers than of the stages.
   const Time fine_sim = Simulate(fine), coarse_sim = Simulate(coarse);
   CHECK(fine_sim < coarse_sim);

@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_join.h"
 #include "app/lib/run_replan.h"
+#include "driver/replan.h"
 #include "executor_test_util.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
-#include "planner/replan.h"
 #include "planner/surviving_cluster.h"
 #include "proto/inputs.h"
 #include "proto/validate_plan.h"
@@ -161,7 +161,7 @@ proto::PlanInputs HaptCase() {
 
 TEST_CASE("replan: the profile cache answers a second planning run without pricing, same plan", "[replan]") {
   const proto::PlanInputs in = HaptCase();
-  planner::PlanRequest request = planner::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  planner::PlanRequest request = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
   absl::StatusOr<planner::PlanOutcome> plain = planner::MakePlan(request);
   REQUIRE(plain.ok());
   planner::ProfileCache cache;
@@ -191,14 +191,14 @@ TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, sl
           "[replan]") {
   const proto::PlanInputs in = HaptCase();
   planner::ProfileCache cache;
-  REQUIRE(planner::PrimeProfileCache(in, planner::PlannerKind::kHapt, 2, &cache).ok());
-  planner::ReplanRequest request;
+  REQUIRE(driver::PrimeProfileCache(in, planner::PlannerKind::kHapt, 2, &cache).ok());
+  driver::ReplanRequest request;
   request.original = in;
   request.threads = 2;
   request.cache = &cache;
   request.record_wall_time = false;
   request.failed.gpus = {1};  // a100/node0/gpu1: node a100/node0 goes
-  absl::StatusOr<planner::ReplanOutcome> out = planner::Replan(request);
+  absl::StatusOr<driver::ReplanOutcome> out = driver::Replan(request);
   INFO(out.status().message());
   REQUIRE(out.ok());
 
@@ -222,7 +222,7 @@ TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, sl
 
   // Deterministic, and the same without the cache.
   request.cache = nullptr;
-  absl::StatusOr<planner::ReplanOutcome> cold = planner::Replan(request);
+  absl::StatusOr<driver::ReplanOutcome> cold = driver::Replan(request);
   REQUIRE(cold.ok());
   CHECK(cold->replanned.plan.SerializeAsString() == out->replanned.plan.SerializeAsString());
   CHECK(cold->summary.SerializeAsString() == out->summary.SerializeAsString());

@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "app/lib/sweep_merge.h"
+#include "sweep/merge.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
@@ -27,7 +27,7 @@ std::vector<std::string> Lines(const std::string& text) {
 // The file one uninterrupted single-threaded run writes.
 std::string Reference(const std::string& sweep, const std::string& out) {
   FakeEvaluator fake;
-  absl::StatusOr<app::SweepOutcome> run = app::RunSweep(Job(sweep, out), fake);
+  absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(sweep, out), fake);
   REQUIRE(run.ok());
   return ReadFile(out);
 }
@@ -36,7 +36,7 @@ TEST_CASE("a sweep writes one row per point with fixed columns", "[sweep]") {
   const std::string dir = SweepFolder("rows");
   const std::string sweep = WriteFile(dir, "sweep.pbtxt", kBandwidthScheduleSweep);
   FakeEvaluator fake;
-  absl::StatusOr<app::SweepOutcome> run = app::RunSweep(Job(sweep, dir + "/out.csv"), fake);
+  absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(sweep, dir + "/out.csv"), fake);
   REQUIRE(run.ok());
   CHECK(run->total_points == 24);
   CHECK(run->evaluated == 24);
@@ -63,7 +63,7 @@ TEST_CASE("a point made invalid by its values gets its status and message in its
     axes { path: "cluster.islands[0].node_count" values: ["1", "2", "3"] }
   )pb");
   FakeEvaluator fake;
-  absl::StatusOr<app::SweepOutcome> run = app::RunSweep(Job(sweep, dir + "/out.jsonl"), fake);
+  absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(sweep, dir + "/out.jsonl"), fake);
   REQUIRE(run.ok());
   CHECK(fake.calls() == 2);
   const std::vector<std::string> lines = Lines(ReadFile(dir + "/out.jsonl"));
@@ -83,7 +83,7 @@ TEST_CASE("sweep output is identical whatever the number of jobs", "[sweep]") {
     for (int jobs : {2, 3, 8}) {
       FakeEvaluator slow(2);  // uneven delays: points finish out of order
       const std::string out = dir + "/many" + ext;
-      REQUIRE(app::RunSweep(Job(sweep, out, jobs), slow).ok());
+      REQUIRE(sweep::RunSweep(Job(sweep, out, jobs), slow).ok());
       INFO("jobs " << jobs << ext);
       CHECK(ReadFile(out) == one);
     }
@@ -97,7 +97,7 @@ std::string KillMidSweep(const std::string& sweep, const std::string& out, size_
   REQUIRE(child >= 0);
   if (child == 0) {
     FakeEvaluator slow(15);
-    const absl::StatusOr<app::SweepOutcome> run = app::RunSweep(Job(sweep, out, 2), slow);
+    const absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(sweep, out, 2), slow);
     ::_exit(run.ok() ? 0 : 3);
   }
   for (int waited_ms = 0; waited_ms < 20000; waited_ms += 1) {
@@ -125,10 +125,10 @@ TEST_CASE("a sweep killed with SIGKILL resumes with no row lost and none twice",
     const size_t rows_at_kill = Lines(killed).size();
     CHECK(rows_at_kill < Lines(reference).size());
 
-    app::SweepJob job = Job(sweep, out, 2);
+    sweep::SweepJob job = Job(sweep, out, 2);
     job.resume = true;
     FakeEvaluator fake;
-    absl::StatusOr<app::SweepOutcome> run = app::RunSweep(job, fake);
+    absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(job, fake);
     REQUIRE(run.ok());
     CHECK(run->resumed + run->evaluated == 24);
     CHECK(fake.calls() == 24 - run->resumed);  // finished points are not run again
@@ -141,7 +141,7 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
   const std::string sweep = WriteFile(dir, "sweep.pbtxt", kBandwidthScheduleSweep);
   const std::string reference = Reference(sweep, dir + "/reference.csv");
   const std::vector<std::string> lines = Lines(reference);
-  app::SweepJob job = Job(sweep, dir + "/out.csv");
+  sweep::SweepJob job = Job(sweep, dir + "/out.csv");
   job.resume = true;
 
   SECTION("incomplete last line") {
@@ -151,7 +151,7 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
     partial += lines[11].substr(0, lines[11].size() / 2);
     WriteFile(dir, "out.csv", partial);
     FakeEvaluator fake;
-    absl::StatusOr<app::SweepOutcome> run = app::RunSweep(job, fake);
+    absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(job, fake);
     REQUIRE(run.ok());
     CHECK(run->resumed == 10);
     CHECK(fake.calls() == 14);
@@ -161,14 +161,14 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
     for (const std::string& start : {std::string(), lines[0].substr(0, 7)}) {
       WriteFile(dir, "out.csv", start);
       FakeEvaluator fake;
-      REQUIRE(app::RunSweep(job, fake).ok());
+      REQUIRE(sweep::RunSweep(job, fake).ok());
       CHECK(ReadFile(dir + "/out.csv") == reference);
     }
   }
   SECTION("a finished file runs nothing") {
     WriteFile(dir, "out.csv", reference);
     FakeEvaluator fake;
-    REQUIRE(app::RunSweep(job, fake).ok());
+    REQUIRE(sweep::RunSweep(job, fake).ok());
     CHECK(fake.calls() == 0);
     CHECK(ReadFile(dir + "/out.csv") == reference);
   }
@@ -176,7 +176,7 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
     const std::string other = lines[0] + "\n" + lines[2] + "\n";
     WriteFile(dir, "out.csv", other);
     FakeEvaluator fake;
-    absl::StatusOr<app::SweepOutcome> run = app::RunSweep(job, fake);
+    absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(job, fake);
     REQUIRE_FALSE(run.ok());
     CHECK_THAT(std::string(run.status().message()),
                Catch::Contains("out.csv: --resume: row 0 (line 2): expected the row of point 0 starting \"0,3,ONE_F_ONE_B,\""));
@@ -185,7 +185,7 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
   SECTION("a file with another header is refused") {
     WriteFile(dir, "out.csv", "a,b,c\n1,2,3\n");
     FakeEvaluator fake;
-    CHECK_THAT(std::string(app::RunSweep(job, fake).status().message()),
+    CHECK_THAT(std::string(sweep::RunSweep(job, fake).status().message()),
                Catch::Contains("the first line is not this sweep's header"));
   }
 }
@@ -195,26 +195,26 @@ TEST_CASE("sweep shards merged equal the unsharded sweep", "[sweep]") {
   const std::string sweep = WriteFile(dir, "sweep.pbtxt", kBandwidthScheduleSweep);
   for (const char* ext : {".csv", ".jsonl"}) {
     const std::string reference = Reference(sweep, dir + "/reference" + ext);
-    const app::RowFormat format = app::RowFormatForPath(ext);
+    const sweep::RowFormat format = sweep::RowFormatForPath(ext);
     std::vector<std::string> shards;
     for (int k = 0; k < 5; ++k) {  // 24 points over 5 shards: uneven slices
       shards.push_back(absl::StrCat(dir, "/shard", k, ext));
-      app::SweepJob job = Job(sweep, shards.back(), 2);
-      job.shard = app::Shard{k, 5};
+      sweep::SweepJob job = Job(sweep, shards.back(), 2);
+      job.shard = sweep::Shard{k, 5};
       FakeEvaluator fake;
-      REQUIRE(app::RunSweep(job, fake).ok());
+      REQUIRE(sweep::RunSweep(job, fake).ok());
     }
     std::reverse(shards.begin(), shards.end());  // the order of the shards does not matter
-    absl::StatusOr<std::string> merged = app::MergeSweepShards(format, shards, nullptr);
+    absl::StatusOr<std::string> merged = sweep::MergeSweepShards(format, shards, nullptr);
     REQUIRE(merged.ok());
     CHECK(*merged == reference);
 
     const std::vector<std::string> missing(shards.begin() + 1, shards.end());
-    CHECK_THAT(std::string(app::MergeSweepShards(format, missing, nullptr).status().message()),
+    CHECK_THAT(std::string(sweep::MergeSweepShards(format, missing, nullptr).status().message()),
                Catch::Contains("is in no shard"));
     std::vector<std::string> twice = shards;
     twice.push_back(shards[1]);
-    CHECK_THAT(std::string(app::MergeSweepShards(format, twice, nullptr).status().message()),
+    CHECK_THAT(std::string(sweep::MergeSweepShards(format, twice, nullptr).status().message()),
                Catch::Contains("appears twice"));
   }
 }

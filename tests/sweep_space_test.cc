@@ -4,17 +4,17 @@
 
 #include <catch2/catch.hpp>
 
-#include "app/lib/sweep_space.h"
 #include "proto/validate_sweep.h"
+#include "sweep/space.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
 namespace {
 
-using app::SweepSpace;
+using sweep::SweepSpace;
 
 struct Loaded {
-  app::SweepBase base;
+  sweep::SweepBase base;
   absl::StatusOr<SweepSpace> space;
 };
 
@@ -22,7 +22,7 @@ Loaded Load(const std::string& dir, const std::string& text) {
   const std::string path = WriteFile(dir, "sweep.pbtxt", text);
   absl::StatusOr<hetsim::v1::Sweep> sweep = proto::LoadAs<hetsim::v1::Sweep>(path);
   REQUIRE(sweep.ok());
-  absl::StatusOr<app::SweepBase> base = app::LoadSweepBase(*sweep, path);
+  absl::StatusOr<sweep::SweepBase> base = sweep::LoadSweepBase(*sweep, path);
   REQUIRE(base.ok());
   Loaded l{*base, absl::InvalidArgumentError("")};
   l.space = SweepSpace::Create(*sweep, path, l.base);
@@ -31,7 +31,7 @@ Loaded Load(const std::string& dir, const std::string& text) {
 
 std::string Texts(const SweepSpace& space, int64_t point) {
   std::string s;
-  for (const app::AxisValue* v : space.Values(point)) s += v->text + " ";
+  for (const sweep::AxisValue* v : space.Values(point)) s += v->text + " ";
   return s;
 }
 
@@ -46,7 +46,7 @@ TEST_CASE("sweep points are the product of the axes, first axis slowest", "[swee
   CHECK(Texts(space, 3) == "4 ONE_F_ONE_B ");
   CHECK(Texts(space, 23) == "10 H_1F1B ");
 
-  app::SweepBase in = l.base;
+  sweep::SweepBase in = l.base;
   space.Apply(5, &in);  // bandwidth 4, H-1F1B
   CHECK(in.cluster.inter_island_links(0).bandwidth_gbps() == 4);
   CHECK(in.plan.schedule() == hetsim::v1::H_1F1B);
@@ -106,7 +106,7 @@ std::string AxisError(const std::string& dir, const std::string& axis, const std
                                         "axes { ", axis, " } ", filter);
   const std::string path = WriteFile(dir, "bad.pbtxt", text);
   FakeEvaluator fake;
-  absl::StatusOr<app::SweepOutcome> run = app::RunSweep(Job(path, dir + "/bad.csv"), fake);
+  absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(path, dir + "/bad.csv"), fake);
   REQUIRE_FALSE(run.ok());
   CHECK(run.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(fake.calls() == 0);  // rejected before any point ran
@@ -140,14 +140,14 @@ TEST_CASE("bad sweep axes are rejected before anything runs, naming the field", 
 }
 
 TEST_CASE("shards are disjoint round-robin slices covering every point", "[sweep]") {
-  absl::StatusOr<app::Shard> s = app::ParseShard("1/3");
+  absl::StatusOr<sweep::Shard> s = sweep::ParseShard("1/3");
   REQUIRE(s.ok());
-  CHECK(app::ShardPoints(8, *s) == std::vector<int64_t>{1, 4, 7});
-  CHECK(app::ShardPoints(8, app::Shard{}) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(app::ShardPoints(2, app::Shard{2, 3}).empty());
+  CHECK(sweep::ShardPoints(8, *s) == std::vector<int64_t>{1, 4, 7});
+  CHECK(sweep::ShardPoints(8, sweep::Shard{}) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(sweep::ShardPoints(2, sweep::Shard{2, 3}).empty());
   for (const char* bad : {"3/3", "-1/3", "1/0", "1", "a/b", "1/2/3"}) {
     INFO(bad);
-    CHECK(app::ParseShard(bad).status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(sweep::ParseShard(bad).status().code() == absl::StatusCode::kInvalidArgument);
   }
 }
 

@@ -19,9 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/lib/examples.h"
-#include "app/lib/sweep_point.h"
-#include "app/lib/sweep_runner.h"
 #include "proto/io.h"
+#include "sweep/point.h"
+#include "sweep/runner.h"
 
 namespace hetsim::testing {
 
@@ -75,11 +75,11 @@ inline const char* kBandwidthScheduleSweep = R"pb(
 // iteration time = 1000 / bandwidth + schedule number; bandwidth 7 with Eager-1F1B has no plan,
 // bandwidth 9 runs out of memory on stage 1. `delay_ms` > 0 sleeps 1 to 3 times that, depending on
 // the point, so that with several threads points finish out of order.
-class FakeEvaluator : public app::PointEvaluator {
+class FakeEvaluator : public sweep::PointEvaluator {
  public:
   explicit FakeEvaluator(int delay_ms = 0) : delay_ms_(delay_ms) {}
 
-  absl::StatusOr<hetsim::v1::Report> Evaluate(const app::PointInputs& p) const override {
+  absl::StatusOr<hetsim::v1::Report> Evaluate(const sweep::PointInputs& p) const override {
     calls_.fetch_add(1);
     if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_ * (1 + (p.point * 7) % 3)));
     const double bw = p.inputs.cluster.inter_island_links(0).bandwidth_gbps();
@@ -119,8 +119,8 @@ class FakeEvaluator : public app::PointEvaluator {
   mutable std::atomic<int> calls_{0};
 };
 
-inline app::SweepJob Job(const std::string& sweep, const std::string& out, int jobs = 1) {
-  app::SweepJob job;
+inline sweep::SweepJob Job(const std::string& sweep, const std::string& out, int jobs = 1) {
+  sweep::SweepJob job;
   job.sweep_path = sweep;
   job.output_path = out;
   job.jobs = jobs;

@@ -8,7 +8,6 @@
 
 #include "proto/inputs.h"
 #include "tests/executor_test_util.h"
-#include "traces/metrics.h"
 
 namespace {
 
@@ -18,8 +17,7 @@ TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within 6% of the paper's 
                                           HETSIM_SOURCE_DIR "/examples/cluster-a100-512.pbtxt");
   INFO(in.status().message());
   REQUIRE(in.ok());
-  const auto setup = hetsim::testing::MakeSetup(*in, hetsim::sim::NetworkMode::kMaxMinFair);
-  const hetsim::v1::Report r = hetsim::traces::BuildReport(*setup, hetsim::testing::MakeRun(*setup));
+  const hetsim::v1::Report r = hetsim::testing::MakeSimulation(*in).report;
   REQUIRE(r.num_gpus() == 512);
   REQUIRE_FALSE(r.oom());
 

@@ -47,12 +47,6 @@ TEST_CASE("eta: HAPT Eq. 25 on hand-computed devices", "[traces][metrics]") {
   CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
 }
 
-TEST_CASE("MFU: model FLOPs over iteration seconds times the summed peak", "[traces][metrics]") {
-  // 2.4e12 FLOP in 0.027 s on 1e14 + 3e14 FLOP/s: 2.4e12 / (0.027 * 4e14) = 2/9.
-  CHECK(hetsim::traces::Mfu(2.4e12, 0.027, 4e14) == Approx(2.0 / 9.0).epsilon(1e-15));
-  CHECK(hetsim::traces::Mfu(1e12, 0, 1e14) == 0);
-}
-
 TEST_CASE("report: eta, MFU, bubble and throughput of a two-stage 1F1B run worked out by hand",
           "[traces][metrics]") {
   // Stage 0: one V100 at 100 TFLOP/s (FP16), f = 1 ms, b = 2 ms. Stage 1: one A100 at 300 TFLOP/s,

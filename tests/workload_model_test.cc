@@ -157,18 +157,19 @@ TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") 
   CHECK(listed.layer(2).backward_flop_per_sample == 3e9);
 }
 
-TEST_CASE("bad models are reported with the field path", "[workload][model]") {
+TEST_CASE("bad models are reported with the validator's field path", "[workload][model]") {
+  // ModelCost applies proto::ValidateModel's rules, so a message is the same wherever the model is read.
   hetsim::v1::Model m = Gpt(2, 1024, 16);
   m.mutable_transformer()->set_num_kv_heads(5);
   CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_kv_heads: 5 does not divide num_attention_heads 16");
   m = Gpt(2, 1000, 16);
-  CHECK(ErrorOf(m) == "model.pbtxt: transformer.hidden_size: 1000 is not a multiple of num_attention_heads 16");
+  CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_attention_heads: 16 does not divide hidden_size 1000");
   m = Gpt(2, 1024, 16);
   m.mutable_transformer()->set_num_experts(4);
   m.mutable_transformer()->set_moe_top_k(5);
-  CHECK(ErrorOf(m) == "model.pbtxt: transformer.moe_top_k: 5 is outside [1, num_experts 4]");
+  CHECK(ErrorOf(m) == "model.pbtxt: transformer.moe_top_k: 5 is outside [1, num_experts = 4]");
   hetsim::v1::Model empty;
-  CHECK(ErrorOf(empty) == "model.pbtxt: architecture: neither transformer nor layer_list is set");
+  CHECK(ErrorOf(empty) == "model.pbtxt: transformer: required: a transformer or a layer_list");
 }
 
 TEST_CASE("model FLOPs per iteration scale with the global batch", "[workload][model]") {

@@ -260,14 +260,14 @@ TEST_CASE("bad stages and GPU types are reported with the field path", "[workloa
   CHECK(error(c) == "plan.pbtxt: stages[2].tensor_parallel: 5 does not divide num_attention_heads 96");
   c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 6);
   c.data_parallel = 4;
-  CHECK(error(c) == "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6");
+  CHECK(error(c) == "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6 (each replica gets an equal share)");
   c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
   c.first_layer = 90;
   c.num_layers = 10;
   CHECK(error(c) == "plan.pbtxt: stages[2].num_layers: layers [90, 100) go beyond the model's 98 layers");
   c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
   c.expert_parallel = 2;
-  CHECK(error(c) == "plan.pbtxt: stages[2].expert_parallel: 2 but the model has no experts");
+  CHECK(error(c) == "plan.pbtxt: stages[2].expert_parallel: 2 needs a mixture-of-experts model (num_experts > 1)");
 
   hetsim::v1::GpuType g = Gpu(0, 1, 0);
   g.set_name("V100");

@@ -23,6 +23,9 @@ absl::string_view DeviceKindName(DeviceKind kind) {
     case DeviceKind::kLeafSwitch: return "leaf";
     case DeviceKind::kSpineSwitch: return "spine";
     case DeviceKind::kRailSwitch: return "rail";
+    case DeviceKind::kTorSwitch: return "tor";
+    case DeviceKind::kPodSwitch: return "pod-switch";
+    case DeviceKind::kAggSwitch: return "agg";
     case DeviceKind::kGateway: return "gateway";
   }
   return "?";
@@ -98,6 +101,8 @@ class Topology::Builder {
   void BuildNodes(int32_t island);
   // The island's switches; returns the devices a gateway attaches to (its top tier).
   std::vector<DeviceId> BuildFabric(int32_t island);
+  // CLOS: ToRs, pod switches, aggregation switches (Island.clos); returns the top tier.
+  std::vector<DeviceId> BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch);
 
   Topology& t_;
   std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
@@ -327,12 +332,74 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
       if (nics_per_node == 1) return rail;
       return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
     }
+    case v1::CLOS:
+      return BuildClos(island, cls, wire, hop_from_switch);
     default: {  // SINGLE_SWITCH (and unspecified)
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
       for (DeviceId nic : nics) attach(nic, sw);
       return {sw};
     }
   }
+}
+
+std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch) {
+  const v1::Island& isl = t_.cluster_.islands(island);
+  const v1::ClosFabric& f = isl.clos();
+  const std::vector<DeviceId>& nics = island_nics_[island];
+  const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  const int32_t nodes = t_.island_node_count_[island];
+  const int32_t nics_per_node = static_cast<int32_t>(isl.nics_per_node());
+  const int32_t per_rack = std::max<int32_t>(1, static_cast<int32_t>(f.nodes_per_rack()));
+  const int32_t racks_per_pod = std::max<int32_t>(1, static_cast<int32_t>(f.racks_per_pod()));
+  const int32_t racks = (nodes + per_rack - 1) / per_rack;
+  const int32_t pods = (racks + racks_per_pod - 1) / racks_per_pod;
+  const int32_t tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
+  const int32_t pod_switches = f.pod_switches() > 0 ? static_cast<int32_t>(f.pod_switches()) : nics_per_node;
+  const int32_t agg_switches = f.aggregation_switches() > 0 ? static_cast<int32_t>(f.aggregation_switches()) : pod_switches;
+  const double rack_oversub = std::max(1.0, f.rack_oversubscription());
+  const double agg_oversub = std::max(1.0, f.aggregation_oversubscription());
+  // Tier 1: NIC k of node n on ToR (rack of n, k when rail-optimised); a ToR's uplinks to its pod's
+  // switches together carry its NICs' bandwidth / rack_oversubscription.
+  std::vector<DeviceId> tor;
+  for (int32_t r = 0; r < racks * tors_per_rack; ++r) tor.push_back(AddDevice(DeviceKind::kTorSwitch, island, -1, r));
+  std::vector<int32_t> tor_nics(tor.size(), 0);
+  for (size_t n = 0; n < nics.size(); ++n) {
+    const int32_t node = static_cast<int32_t>(n) / nics_per_node;
+    const int32_t t = node / per_rack * tors_per_rack + (f.rail_optimized() ? static_cast<int32_t>(n) % nics_per_node : 0);
+    const LinkId up = AddDuplex(nics[n], tor[t], nic_bps, wire, hop_from_switch, cls);
+    t_.nic_up_[nics[n]] = up;
+    t_.nic_down_[nics[n]] = up + 1;
+    ++tor_nics[t];
+  }
+  if (tor.size() == 1) return tor;
+  // Tier 2: every ToR of a pod to each of its pod switches. A pod's uplinks to the aggregation tier
+  // together carry its NICs' bandwidth / aggregation_oversubscription, spread over pod x agg links.
+  std::vector<DeviceId> pod_switch;
+  std::vector<double> pod_nic_bps(pods, 0.0);
+  for (int32_t p = 0; p < pods; ++p) {
+    for (int32_t s = 0; s < pod_switches; ++s) {
+      pod_switch.push_back(AddDevice(DeviceKind::kPodSwitch, island, -1, p * pod_switches + s));
+    }
+  }
+  for (size_t t = 0; t < tor.size(); ++t) {
+    const int32_t p = static_cast<int32_t>(t) / tors_per_rack / racks_per_pod;
+    pod_nic_bps[p] += tor_nics[t] * nic_bps;
+    const double link_bps = tor_nics[t] * nic_bps / rack_oversub / pod_switches;
+    for (int32_t s = 0; s < pod_switches; ++s) {
+      AddDuplex(tor[t], pod_switch[p * pod_switches + s], link_bps, hop_from_switch, hop_from_switch, cls);
+    }
+  }
+  if (pods == 1) return {pod_switch.begin(), pod_switch.end()};
+  // Tier 3.
+  std::vector<DeviceId> agg;
+  for (int32_t a = 0; a < agg_switches; ++a) agg.push_back(AddDevice(DeviceKind::kAggSwitch, island, -1, a));
+  for (int32_t p = 0; p < pods; ++p) {
+    const double link_bps = pod_nic_bps[p] / agg_oversub / (pod_switches * agg_switches);
+    for (int32_t s = 0; s < pod_switches; ++s) {
+      for (DeviceId a : agg) AddDuplex(pod_switch[p * pod_switches + s], a, link_bps, hop_from_switch, hop_from_switch, cls);
+    }
+  }
+  return agg;
 }
 
 absl::Status Topology::Builder::Run() {
@@ -469,6 +536,9 @@ bool Topology::is_fabric_device(DeviceId d) const {
     case DeviceKind::kLeafSwitch:
     case DeviceKind::kSpineSwitch:
     case DeviceKind::kRailSwitch:
+    case DeviceKind::kTorSwitch:
+    case DeviceKind::kPodSwitch:
+    case DeviceKind::kAggSwitch:
     case DeviceKind::kGateway:
       return true;
     default:

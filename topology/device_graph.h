@@ -34,6 +34,9 @@ enum class DeviceKind : uint8_t {
   kLeafSwitch,    // FAT_TREE
   kSpineSwitch,   // FAT_TREE and RAIL_OPTIMIZED
   kRailSwitch,    // RAIL_OPTIMIZED
+  kTorSwitch,     // CLOS tier 1: a rack's top-of-rack switch (or one of its rail ToRs)
+  kPodSwitch,     // CLOS tier 2: joins the ToRs of one pod
+  kAggSwitch,     // CLOS tier 3: joins the pods
   kGateway,       // one per island, end of the inter-island links
 };
 

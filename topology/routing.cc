@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <limits>
 
-#include <boost/graph/dijkstra_shortest_paths.hpp>
-#include <boost/graph/filtered_graph.hpp>
-#include <boost/property_map/property_map.hpp>
+#include <functional>
+#include <queue>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -23,48 +23,78 @@ namespace {
 
 constexpr int64_t kUnreachable = std::numeric_limits<int64_t>::max();
 
-struct FabricOnly {
-  const Topology* topology = nullptr;
-  bool operator()(Graph::vertex_descriptor v) const { return topology->is_fabric_device(static_cast<DeviceId>(v)); }
-};
+// The device graph's edge weight of a link (Topology::Builder::AddLink): latency, then hops.
+int64_t RouteWeight(const Link& link) { return static_cast<int64_t>(link.latency) * kHopWeightScale + 1; }
 
 }  // namespace
+
+void Router::IndexFabric() {
+  if (!fabric_index_.empty()) return;
+  const int32_t n = static_cast<int32_t>(topology_.devices().size());
+  fabric_index_.assign(n, -1);
+  for (DeviceId d = 0; d < n; ++d) {
+    if (!topology_.is_fabric_device(d)) continue;
+    fabric_index_[d] = static_cast<int32_t>(fabric_devices_.size());
+    fabric_devices_.push_back(d);
+  }
+  fabric_in_.resize(fabric_devices_.size());
+  fabric_out_.resize(fabric_devices_.size());
+  const std::vector<Link>& links = topology_.links();
+  for (LinkId l = 0; l < static_cast<LinkId>(links.size()); ++l) {
+    const int32_t a = fabric_index_[links[l].src], b = fabric_index_[links[l].dst];
+    if (a < 0 || b < 0) continue;
+    fabric_out_[a].push_back(l);
+    fabric_in_[b].push_back(l);
+  }
+}
 
 const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
   auto it = distances_.find(from);
   if (it != distances_.end()) return it->second;
-  const Graph& g = topology_.graph();
-  boost::filtered_graph<Graph, boost::keep_all, FabricOnly> fabric(g, boost::keep_all(), FabricOnly{&topology_});
-  std::vector<int64_t> dist(boost::num_vertices(g), kUnreachable);
-  boost::dijkstra_shortest_paths(
-      fabric, static_cast<Graph::vertex_descriptor>(from),
-      boost::weight_map(boost::get(&EdgeProps::route_weight, g))
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-          .distance_inf(kUnreachable));
+  IndexFabric();
+  if ((distances_.size() + 1) * fabric_devices_.size() * sizeof(int64_t) > kMaxCachedDistanceBytes) distances_.clear();
+  std::vector<int64_t> dist(fabric_devices_.size(), kUnreachable);
+  using Entry = std::pair<int64_t, int32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  dist[fabric_index_[from]] = 0;
+  heap.push({0, fabric_index_[from]});
+  while (!heap.empty()) {
+    const auto [d, u] = heap.top();
+    heap.pop();
+    if (d != dist[u]) continue;
+    for (LinkId l : fabric_out_[u]) {
+      const int32_t v = fabric_index_[topology_.links()[l].dst];
+      const int64_t w = d + RouteWeight(topology_.links()[l]);
+      if (w < dist[v]) {
+        dist[v] = w;
+        heap.push({w, v});
+      }
+    }
+  }
   return distances_.emplace(from, std::move(dist)).first->second;
 }
 
 absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out) {
   if (from == to) return absl::OkStatus();
   const std::vector<int64_t>& dist = FabricDistances(from);
-  if (dist[to] == kUnreachable) {
+  if (dist[fabric_index_[to]] == kUnreachable) {
     return absl::NotFoundError(absl::StrFormat("no route from %s to %s", topology_.DeviceName(from), topology_.DeviceName(to)));
   }
   // Walk back from `to`; at each device keep the in-links that lie on a shortest path and pick one by
   // hash. Links are visited in id order, so the choice depends only on the cluster and the hash.
-  const Graph& g = topology_.graph();
   const size_t start = out.size();
-  std::vector<Graph::edge_descriptor> candidates;
+  std::vector<LinkId> candidates;
   for (DeviceId v = to; v != from;) {
     candidates.clear();
-    for (auto [e, end] = boost::in_edges(static_cast<Graph::vertex_descriptor>(v), g); e != end; ++e) {
-      const auto u = boost::source(*e, g);
-      if (!topology_.is_fabric_device(static_cast<DeviceId>(u)) || dist[u] == kUnreachable) continue;
-      if (dist[u] + g[*e].route_weight == dist[v]) candidates.push_back(*e);
+    const int64_t dv = dist[fabric_index_[v]];
+    for (LinkId l : fabric_in_[fabric_index_[v]]) {
+      const int64_t du = dist[fabric_index_[topology_.links()[l].src]];
+      if (du == kUnreachable) continue;
+      if (du + RouteWeight(topology_.links()[l]) == dv) candidates.push_back(l);
     }
-    const auto& pick = candidates[MixHash(hash ^ (static_cast<uint64_t>(v) << 32)) % candidates.size()];
-    out.push_back(g[pick].link);
-    v = static_cast<DeviceId>(boost::source(pick, g));
+    const LinkId pick = candidates[MixHash(hash ^ (static_cast<uint64_t>(v) << 32)) % candidates.size()];
+    out.push_back(pick);
+    v = topology_.links()[pick].src;
   }
   std::reverse(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
   return absl::OkStatus();

@@ -4,7 +4,9 @@
 // GPUs and NICs do not forward traffic (hosts are not routers), so a route leaves a node through the
 // sending GPU's NIC and enters through the receiving GPU's NIC; between the two NICs' switches it is a
 // Dijkstra shortest path over the fabric switches and gateways (Boost.Graph on a filtered view of the
-// device graph), computed once per source switch. Inside a node every GPU pair is two hops through the
+// device graph, indexed compactly over the fabric devices only), computed once per source switch and
+// kept while their total stays under kMaxCachedDistanceBytes (a 100,000-GPU Clos has thousands of
+// ToRs; a recomputed table is identical, so the bound never changes a route). Inside a node every GPU pair is two hops through the
 // node's NVSwitch or PCIe switch, which is the only shortest path.
 #ifndef HETSIM_TOPOLOGY_ROUTING_H_
 #define HETSIM_TOPOLOGY_ROUTING_H_
@@ -38,15 +40,24 @@ class Router {
   size_t cached_routes() const { return routes_.size(); }
 
  private:
-  // Distances (route weights) from a fabric switch to every device, by Dijkstra over fabric devices.
+  // Distances (route weights) from a fabric switch to every fabric device (by compact index), by
+  // Dijkstra over fabric devices.
   const std::vector<int64_t>& FabricDistances(DeviceId from);
+  void IndexFabric();
   absl::Status AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out);
 
   const Topology& topology_;
   absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, const Route*> cache_;
   std::deque<Route> routes_;  // stable addresses for the cache
   absl::flat_hash_map<DeviceId, std::vector<int64_t>> distances_;
+  // Fabric devices: compact index per device (-1 for GPUs, NICs, node switches), and per fabric
+  // device its links to and from other fabric devices, in link id order.
+  std::vector<int32_t> fabric_index_;
+  std::vector<DeviceId> fabric_devices_;
+  std::vector<std::vector<LinkId>> fabric_in_, fabric_out_;
 };
+
+inline constexpr size_t kMaxCachedDistanceBytes = size_t{256} << 20;
 
 // Deterministic 64-bit mixing (splitmix64 finalizer); never seeded by the process, unlike absl::Hash.
 uint64_t MixHash(uint64_t x);

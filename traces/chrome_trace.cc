@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/units.h"
 #include "sim/pipeline/dag.h"
+#include "traces/trace_events.h"
 
 namespace hetsim::traces {
 namespace {
@@ -15,48 +18,6 @@ using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
-
-std::string Ts(Time t) { return absl::StrFormat("%d.%06d", t / 1000000, t % 1000000); }
-
-std::string Escape(absl::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-class TraceWriter {
- public:
-  TraceWriter() { out_ = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"; }
-  void Add(const std::string& event) {
-    if (!first_) out_ += ",\n";
-    first_ = false;
-    out_ += event;
-  }
-  std::string Finish() {
-    out_ += "\n]}\n";
-    return std::move(out_);
-  }
-
- private:
-  std::string out_;
-  bool first_ = true;
-};
-
-// Where each GPU appears: its process (cluster node) and threads.
-struct GpuPlace {
-  int pid = 0;
-  int compute_tid = 0;
-  int comm_tid = 0;
-};
 
 }  // namespace
 
@@ -87,7 +48,9 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
   }
   for (const auto& st : setup.stages) {
     const int r = std::min(*replica, st.layout.data_parallel - 1);
-    for (GpuId g : st.layout.TensorGroup(r)) traced[g] = true;
+    for (int c = 0; c < st.layout.context_parallel; ++c) {
+      for (GpuId g : st.layout.TensorGroup(r, c)) traced[g] = true;
+    }
   }
   return traced;
 }
@@ -120,71 +83,57 @@ Time TraceSamplePeriod(const ExecutionSetup& setup) {
 
 namespace {
 
-// Where each traced GPU's rows go: its process (node) and threads, the network's process, and the
-// traced GPUs of each stage.
-struct TraceLayout {
-  std::vector<GpuPlace> place;
-  int network_pid = 0;
-  std::vector<std::vector<GpuId>> stage_gpus;
+// The rows of a GPU: its compute stream, sends, receives and gradient synchronisation, each split
+// into lanes when its operations overlap in time.
+enum Track : int { kCompute = 0, kSend, kRecv, kSync, kNumTracks };
+constexpr const char* kTrackNames[kNumTracks] = {"compute", "send", "recv", "grad sync"};
+
+struct Slice {
+  GpuId gpu;
+  Track track;
+  int64_t ts, dur;  // ticks
+  std::string name, cat, args;  // args: a JSON object, or empty
+  int lane = 0;
 };
 
-// Processes (one per node, one for the network) and threads (compute and comm per GPU), named.
-TraceLayout AddProcessesAndThreads(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceWriter& w) {
-  const topology::Topology& topo = *setup.topology;
-  const int S = setup.num_stages();
-  TraceLayout layout;
-  std::vector<int> node_base(topo.num_islands() + 1, 0);
-  for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
-  layout.network_pid = node_base.back() + 1;
-  const int network_pid = layout.network_pid;
-  std::vector<GpuPlace>& place = layout.place;
-  place.resize(traced.size());
-  std::vector<bool> named_process(node_base.back() + 2, false);
-  for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
-    if (!traced[g]) continue;
-    const topology::GpuLocation loc = *topo.Locate(g);
-    place[g] = {node_base[loc.island] + loc.node + 1, 2 * loc.local, 2 * loc.local + 1};
-    if (!named_process[place[g].pid]) {
-      named_process[place[g].pid] = true;
-      const v1::GpuType& type = topo.gpu_type(loc.island);
-      const std::string name = absl::StrFormat("%s node %d (%s)", topo.cluster().islands(loc.island).name(), loc.node,
-                                               type.preset().empty() ? type.name() : type.preset());
-      w.Add(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"%s"}})",
-                            place[g].pid, Escape(name)));
-      w.Add(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
-                            place[g].pid, place[g].pid));
-    }
-    for (int comm = 0; comm < 2; ++comm) {
-      const int tid = comm ? place[g].comm_tid : place[g].compute_tid;
-      w.Add(absl::StrFormat(R"j({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s, global %d"}})j",
-                            place[g].pid, tid, loc.local, comm ? "comm" : "compute", g));
-      w.Add(absl::StrFormat(R"({"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}})",
-                            place[g].pid, tid, tid));
-    }
-  }
-  w.Add(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"network"}})", network_pid));
-  w.Add(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
-                        network_pid, network_pid));
+// A flow arrow from slice `from` (a send) to slice `to` (the compute that consumes the transfer).
+struct Arrow {
+  int from, to;
+  std::string name;
+};
 
-  std::vector<std::vector<GpuId>>& stage_gpus = layout.stage_gpus;
-  stage_gpus.resize(S);
-  for (int s = 0; s < S; ++s) {
-    for (GpuId g : setup.stages[s].layout.gpus) {
-      if (traced[g]) stage_gpus[s].push_back(g);
-    }
-  }
-  return layout;
+struct TraceContent {
+  std::vector<Slice> slices;
+  std::vector<Arrow> arrows;
+  std::vector<int> compute_slice;  // per DAG node: its first slice (one per traced GPU of its stage), or -1
+  std::vector<std::vector<GpuId>> stage_gpus;  // traced GPUs of each stage
+};
+
+void AddSlice(TraceContent& c, GpuId gpu, Track track, Time start, Time finish, std::string name, std::string cat,
+              std::string args = "") {
+  const int64_t ts = TraceTicks(start);
+  c.slices.push_back({gpu, track, ts, TraceTicks(finish) - ts, std::move(name), std::move(cat), std::move(args)});
 }
 
-// Forward and backward passes on the compute thread of every traced GPU of their stage.
-void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+// Context parallelism: the pass's K/V ring on the GPU's send row, from the pass's start for the time
+// its steps take on the fabric (clipped to the pass), with its exposed share.
+void AddContextParallelRing(const sim::executor::VirtualStageCost& vs, bool forward, const std::string& pass,
+                            Time start, Time finish, GpuId gpu, TraceContent& c) {
+  const Time ring = forward ? vs.cp_forward_exchange_time : vs.cp_backward_exchange_time;
+  if (ring <= 0) return;
+  const Time exposed = forward ? vs.cp_forward_exposed_time : vs.cp_backward_exposed_time;
+  AddSlice(c, gpu, kSend, start, start + std::min(ring, finish - start), absl::StrCat("K/V ring ", pass),
+           "context_parallel",
+           absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
+}
+
+// Forward and backward passes on the compute row of every traced GPU of their stage.
+void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceContent& c) {
   const auto& dag = *setup.dag;
   const int S = setup.num_stages();
-  const auto& place = layout.place;
-  const auto& stage_gpus = layout.stage_gpus;
   const bool interleaved = dag.num_virtual_stages() > S;
   for (int s = 0; s < S; ++s) {
-    if (stage_gpus[s].empty()) continue;
+    if (c.stage_gpus[s].empty()) continue;
     for (NodeId id : dag.stage_compute_order()[s]) {
       if (r.node_start[id] < 0) continue;  // a failure stopped the iteration before it
       const auto& node = dag.node(id);
@@ -193,23 +142,36 @@ void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, const Tra
       const std::string name = absl::StrFormat("%s%d s%d%s", forward ? "F" : "B", node.microbatch, s,
                                                interleaved ? absl::StrCat(" c", node.virtual_stage / S) : "");
       const double gflop = (forward ? vs.cost.forward_flop_per_gpu : vs.cost.backward_flop_per_gpu) / 1e9;
-      for (GpuId g : stage_gpus[s]) {
-        w.Add(absl::StrFormat(
-            R"({"name":"%s","cat":"%s","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d,"args":{"microbatch":%d,"stage":%d,"chunk":%d,"layers":"%d-%d","gflop":%.6g}})",
-            name, forward ? "forward" : "backward", Ts(r.node_start[id]), Ts(r.node_finish[id] - r.node_start[id]),
-            place[g].pid, place[g].compute_tid, node.microbatch, s, node.virtual_stage / S, vs.first_layer,
-            vs.first_layer + vs.num_layers - 1, gflop));
+      const std::string args =
+          absl::StrFormat(R"({"microbatch":%d,"stage":%d,"chunk":%d,"layers":"%d-%d","gflop":%.6g})", node.microbatch,
+                          s, node.virtual_stage / S, vs.first_layer, vs.first_layer + vs.num_layers - 1, gflop);
+      c.compute_slice[id] = static_cast<int>(c.slices.size());
+      for (GpuId g : c.stage_gpus[s]) {
+        AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id], name, forward ? "forward" : "backward", args);
+      }
+      for (GpuId g : c.stage_gpus[s]) {
+        AddContextParallelRing(vs, forward, name, r.node_start[id], r.node_finish[id], g, c);
       }
     }
   }
 }
 
-// Boundary transfers: a send on the source GPU, a receive on the destination, an arrow between.
+// The compute slice on GPU `g` of DAG node `id`, or -1 when it is not traced.
+int ComputeSliceOn(const ExecutionSetup& setup, const TraceContent& c, NodeId id, GpuId g) {
+  if (c.compute_slice[id] < 0) return -1;
+  const auto& gpus = c.stage_gpus[setup.dag->node(id).stage];
+  const auto it = std::find(gpus.begin(), gpus.end(), g);
+  return it == gpus.end() ? -1 : c.compute_slice[id] + static_cast<int>(it - gpus.begin());
+}
+
+// Boundary transfers: a send on the source GPU, a receive on the destination, and an arrow from the
+// send to the compute it feeds on the destination (F(i,k+1) for CF(i,k), B(i,k) for CB(i,k)). The
+// arrow ends on the consumer, not on the receive, because the receive starts with the send: viewers
+// that bind flow ends by timestamp (the DevTools engine) drop an arrow whose two ends share one.
+// Transfers take their direction as category ("forward", "backward"), like the compute they link.
 void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                  const TraceLayout& layout, TraceWriter& w) {
+                  TraceContent& c) {
   const auto& dag = *setup.dag;
-  const auto& place = layout.place;
-  uint64_t arrow = 0;
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const auto& node = dag.node(id);
     if (node.kind != NodeKind::kCommForward && node.kind != NodeKind::kCommBackward) continue;
@@ -219,120 +181,226 @@ void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const s
     const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
     const std::string name = absl::StrFormat("%s%d s%d>s%d", forward ? "CF" : "CB", node.microbatch, node.stage,
                                              node.peer_stage);
+    const char* cat = forward ? "forward" : "backward";
+    const NodeId consumer =
+        forward ? dag.Forward(node.microbatch, node.virtual_stage + 1) : dag.Backward(node.microbatch, node.virtual_stage);
     for (size_t j = 0; j < flows.size(); ++j) {
       const auto& f = flows[j];
       if (!traced[f.src] && !traced[f.dst]) continue;
       const Time start = r.node_start[id];
       const Time finish = r.flow_finish.empty() ? r.node_finish[id] : r.flow_finish[r.flow_offset[id] + j];
-      const std::string args = absl::StrFormat(R"("args":{"microbatch":%d,"from_gpu":%d,"to_gpu":%d,"bytes":%d})",
+      const std::string args = absl::StrFormat(R"({"microbatch":%d,"from_gpu":%d,"to_gpu":%d,"bytes":%d})",
                                                node.microbatch, f.src, f.dst, f.bytes);
-      for (int end = 0; end < 2; ++end) {
-        const GpuId g = end == 0 ? f.src : f.dst;
-        if (!traced[g]) continue;
-        w.Add(absl::StrFormat(R"({"name":"%s %s","cat":"transfer","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d,%s})",
-                              end == 0 ? "send" : "recv", name, Ts(start), Ts(finish - start), place[g].pid,
-                              place[g].comm_tid, args));
+      int send = -1;
+      if (traced[f.src]) {
+        send = static_cast<int>(c.slices.size());
+        AddSlice(c, f.src, kSend, start, finish, absl::StrCat("send ", name), cat, args);
       }
-      if (traced[f.src] && traced[f.dst] && finish > start) {
-        w.Add(absl::StrFormat(R"({"name":"%s","cat":"transfer","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d})", name,
-                              arrow, Ts(start), place[f.src].pid, place[f.src].comm_tid));
-        w.Add(absl::StrFormat(R"({"name":"%s","cat":"transfer","ph":"f","bp":"e","id":%d,"ts":%s,"pid":%d,"tid":%d})",
-                              name, arrow, Ts(start), place[f.dst].pid, place[f.dst].comm_tid));
-        ++arrow;
-      }
+      if (traced[f.dst]) AddSlice(c, f.dst, kRecv, start, finish, absl::StrCat("recv ", name), cat, args);
+      const int to = traced[f.dst] ? ComputeSliceOn(setup, c, consumer, f.dst) : -1;
+      if (send >= 0 && to >= 0 && c.slices[to].ts > c.slices[send].ts) c.arrows.push_back({send, to, name});
     }
   }
 }
 
-// Gradient synchronisation and the optimizer step.
-void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
-  const int S = setup.num_stages();
-  const auto& place = layout.place;
-  const auto& stage_gpus = layout.stage_gpus;
+// Gradient synchronisation (its own rows) and the optimizer step (on the compute row).
+void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult& r, TraceContent& c) {
   for (const auto& g : r.grad_syncs) {
     const std::string name = g.param_gather ? absl::StrFormat("param all-gather s%d", g.stage)
                                             : absl::StrFormat("grad sync s%d bucket %d", g.stage, g.step);
-    for (GpuId gpu : stage_gpus[g.stage]) {
-      w.Add(absl::StrFormat(R"({"name":"%s","cat":"grad_sync","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d})", name,
-                            Ts(g.start), Ts(g.finish - g.start), place[gpu].pid, place[gpu].comm_tid));
-    }
+    for (GpuId gpu : c.stage_gpus[g.stage]) AddSlice(c, gpu, kSync, g.start, g.finish, name, "grad_sync");
   }
-  for (int s = 0; s < S; ++s) {
+  for (int s = 0; s < setup.num_stages(); ++s) {
     if (r.optimizer_start[s] < 0) continue;  // not reached before a failure
-    for (GpuId gpu : stage_gpus[s]) {
-      w.Add(absl::StrFormat(R"({"name":"optimizer s%d","cat":"optimizer","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d})",
-                            s, Ts(r.optimizer_start[s]), Ts(setup.stages[s].optimizer_time), place[gpu].pid,
-                            place[gpu].compute_tid));
+    for (GpuId gpu : c.stage_gpus[s]) {
+      AddSlice(c, gpu, kCompute, r.optimizer_start[s], r.optimizer_start[s] + setup.stages[s].optimizer_time,
+               absl::StrFormat("optimizer s%d", s), "optimizer");
     }
   }
 }
 
-// Memory per traced GPU, as counters.
-void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const TraceLayout& layout, TraceWriter& w) {
+// Where each GPU's rows go: its process (cluster node) and the first thread of each track.
+struct GpuPlace {
+  int pid = 0;
+  int tid[kNumTracks] = {};
+  int lanes[kNumTracks] = {};
+};
+
+struct TraceLayout {
+  std::vector<GpuPlace> place;
+  int network_pid = 0;
+};
+
+// Lanes per (GPU, track), then processes (one per node, one for the network) and threads, named.
+TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceContent& c,
+                   TraceEventList& out) {
   const topology::Topology& topo = *setup.topology;
-  const int S = setup.num_stages();
-  const auto& place = layout.place;
-  const auto& stage_gpus = layout.stage_gpus;
-  for (int s = 0; s < S; ++s) {
-    if (stage_gpus[s].empty()) continue;
+  TraceLayout layout;
+  layout.place.resize(traced.size());
+  std::map<std::pair<GpuId, int>, std::vector<int>> groups;
+  for (int i = 0; i < static_cast<int>(c.slices.size()); ++i) groups[{c.slices[i].gpu, c.slices[i].track}].push_back(i);
+  for (const auto& [key, members] : groups) {
+    std::vector<std::pair<int64_t, int64_t>> intervals;
+    for (int i : members) intervals.emplace_back(c.slices[i].ts, c.slices[i].ts + c.slices[i].dur);
+    const std::vector<int> lanes = AssignLanes(intervals);
+    int& count = layout.place[key.first].lanes[key.second];
+    for (size_t j = 0; j < members.size(); ++j) {
+      c.slices[members[j]].lane = lanes[j];
+      count = std::max(count, lanes[j] + 1);
+    }
+  }
+  std::vector<int> node_base(topo.num_islands() + 1, 0);
+  for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
+  layout.network_pid = node_base.back() + 1;
+  std::vector<int> next_tid(node_base.back() + 2, -1);  // -1: process not named yet
+  for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
+    if (!traced[g]) continue;
+    const topology::GpuLocation loc = *topo.Locate(g);
+    GpuPlace& p = layout.place[g];
+    p.pid = node_base[loc.island] + loc.node + 1;
+    p.lanes[kCompute] = std::max(p.lanes[kCompute], 1);  // a GPU always shows its compute row
+    if (next_tid[p.pid] < 0) {
+      next_tid[p.pid] = 0;
+      const v1::GpuType& type = topo.gpu_type(loc.island);
+      const std::string name = absl::StrFormat("%s node %d (%s)", topo.cluster().islands(loc.island).name(), loc.node,
+                                               type.preset().empty() ? type.name() : type.preset());
+      out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"%s"}})",
+                                      p.pid, JsonEscape(name)));
+      out.AddMetadata(absl::StrFormat(
+          R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})", p.pid, p.pid));
+    }
+    for (int t = 0; t < kNumTracks; ++t) {
+      p.tid[t] = next_tid[p.pid];
+      for (int lane = 0; lane < p.lanes[t]; ++lane) {
+        const int tid = next_tid[p.pid]++;
+        const std::string suffix = lane == 0 ? "" : absl::StrFormat(" #%d", lane + 1);
+        out.AddMetadata(absl::StrFormat(
+            R"({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s%s, global %d"}})", p.pid,
+            tid, loc.local, kTrackNames[t], suffix, g));
+        out.AddMetadata(absl::StrFormat(
+            R"({"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}})", p.pid, tid, tid));
+      }
+    }
+  }
+  out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"network"}})",
+                                  layout.network_pid));
+  out.AddMetadata(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
+                                  layout.network_pid, layout.network_pid));
+  return layout;
+}
+
+void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, TraceEventList& out) {
+  auto thread_of = [&](const Slice& s) {
+    const GpuPlace& p = layout.place[s.gpu];
+    return std::pair<int, int>{p.pid, p.tid[s.track] + s.lane};
+  };
+  for (const Slice& s : c.slices) {
+    const auto [pid, tid] = thread_of(s);
+    out.Add(s.ts, s.dur,
+            absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"X","ts":%s,"dur":%s,"pid":%d,"tid":%d%s})", s.name, s.cat,
+                            FormatTicks(s.ts), FormatTicks(s.dur), pid, tid,
+                            s.args.empty() ? "" : absl::StrCat(",\"args\":", s.args)));
+  }
+  // Each end at the start of its slice, on its thread, with its category: the binding rule shared by
+  // catapult/Perfetto (enclosing slice; "bp":"e" for the end) and DevTools (equal ts, pid, tid, cat).
+  for (size_t a = 0; a < c.arrows.size(); ++a) {
+    const Slice& from = c.slices[c.arrows[a].from];
+    const Slice& to = c.slices[c.arrows[a].to];
+    const auto [from_pid, from_tid] = thread_of(from);
+    const auto [to_pid, to_tid] = thread_of(to);
+    out.Add(from.ts, 0,
+            absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d})",
+                            c.arrows[a].name, from.cat, a, FormatTicks(from.ts), from_pid, from_tid));
+    out.Add(to.ts, 0,
+            absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"f","bp":"e","id":%d,"ts":%s,"pid":%d,"tid":%d})",
+                            c.arrows[a].name, to.cat, a, FormatTicks(to.ts), to_pid, to_tid));
+  }
+}
+
+// Memory per traced GPU, as counters in the GPU's process.
+void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const TraceContent& c, const TraceLayout& layout,
+               TraceEventList& out) {
+  const topology::Topology& topo = *setup.topology;
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    if (c.stage_gpus[s].empty()) continue;
     const auto timeline = sim::executor::MemoryTimeline(setup, r, s);
-    for (GpuId gpu : stage_gpus[s]) {
+    for (GpuId gpu : c.stage_gpus[s]) {
       const topology::GpuLocation loc = *topo.Locate(gpu);
-      for (const auto& [t, bytes] : timeline) {
-        w.Add(absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
-                              Ts(t), place[gpu].pid, BytesToGib(static_cast<double>(bytes))));
+      for (size_t i = 0; i < timeline.size(); ++i) {
+        const auto& [t, bytes] = timeline[i];
+        // One sample per time: a free and an allocation at one instant print as the value after both.
+        if (i + 1 < timeline.size() && TraceTicks(timeline[i + 1].first) == TraceTicks(t)) continue;
+        out.Add(TraceTicks(t), 0,
+                absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
+                                FormatTicks(TraceTicks(t)), layout.place[gpu].pid,
+                                BytesToGib(static_cast<double>(bytes))));
       }
     }
   }
 }
 
-// Busy share of the sampled links between consecutive samples.
+// Busy share of the sampled links between consecutive samples: one counter track per link, named
+// with its id (parallel links between two gateways have the same ends).
 void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<LinkId>& sampled_links,
-                    int network_pid, TraceWriter& w) {
+                    const std::vector<LinkId>* shown_links, int network_pid, TraceEventList& out) {
   const topology::Topology& topo = *setup.topology;
   const size_t L = sampled_links.size();
   for (size_t l = 0; l < L; ++l) {
+    if (shown_links && !std::binary_search(shown_links->begin(), shown_links->end(), sampled_links[l])) continue;
     const topology::Link& link = topo.links()[sampled_links[l]];
-    const std::string name = absl::StrFormat("link %s > %s", Escape(topo.DeviceName(link.src)), Escape(topo.DeviceName(link.dst)));
+    const std::string name = absl::StrFormat("link %d %s > %s", sampled_links[l], JsonEscape(topo.DeviceName(link.src)),
+                                             JsonEscape(topo.DeviceName(link.dst)));
     for (size_t i = 1; i < r.sample_times.size(); ++i) {
       const Time dt = r.sample_times[i] - r.sample_times[i - 1];
       if (dt <= 0) continue;
       const Time busy = r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l];
-      w.Add(absl::StrFormat(R"({"name":"%s","ph":"C","ts":%s,"pid":%d,"args":{"busy %%":%.3f}})", name,
-                            Ts(r.sample_times[i - 1]), network_pid,
-                            100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
+      const int64_t ts = TraceTicks(r.sample_times[i - 1]);
+      out.Add(ts, 0,
+              absl::StrFormat(R"({"name":"%s","ph":"C","ts":%s,"pid":%d,"args":{"busy %%":%.3f}})", name,
+                              FormatTicks(ts), network_pid, 100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
     }
   }
 }
 
 // Pipeline end, iteration end (or failure) and every fault transition, as global instants.
-void AddMarkers(const ExecutionResult& r, int network_pid, TraceWriter& w) {
-  if (!r.faults.failed || r.pipeline_end > 0) {
-    w.Add(absl::StrFormat(R"({"name":"pipeline end","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})", Ts(r.pipeline_end),
-                          network_pid));
-  }
-  w.Add(absl::StrFormat(R"({"name":"%s","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0})",
-                        r.faults.failed ? "iteration failed" : "iteration end", Ts(r.iteration_time), network_pid));
+void AddMarkers(const ExecutionResult& r, int network_pid, TraceEventList& out) {
+  // `cat` (with its comma) and `args` are empty for the milestones.
+  auto instant = [&](Time t, const std::string& name, const std::string& cat, const std::string& args) {
+    const int64_t ts = TraceTicks(t);
+    out.Add(ts, 0, absl::StrFormat(R"({"name":"%s"%s,"ph":"i","s":"g","ts":%s,"pid":%d,"tid":0%s})", name, cat,
+                                   FormatTicks(ts), network_pid, args));
+  };
+  if (!r.faults.failed || r.pipeline_end > 0) instant(r.pipeline_end, "pipeline end", "", "");
+  instant(r.iteration_time, r.faults.failed ? "iteration failed" : "iteration end", "", "");
   // What-if faults (docs/faults.md): each transition at its time.
   for (const auto& e : r.faults.events) {
-    w.Add(absl::StrFormat(R"({"name":"fault %d %s","cat":"fault","ph":"i","s":"g","ts":%s,"pid":%d,"tid":0,"args":{"fault":%d}})",
-                          e.fault, e.what, Ts(e.at), network_pid, e.fault));
+    instant(e.at, absl::StrFormat("fault %d %s", e.fault, JsonEscape(e.what)), R"(,"cat":"fault")",
+            absl::StrFormat(R"(,"args":{"fault":%d})", e.fault));
   }
 }
 
 }  // namespace
 
 std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                            const std::vector<LinkId>& sampled_links) {
-  TraceWriter w;
-  const TraceLayout layout = AddProcessesAndThreads(setup, traced, w);
-  AddCompute(setup, r, layout, w);
-  AddTransfers(setup, r, traced, layout, w);
-  AddGradSyncAndOptimizer(setup, r, layout, w);
-  AddMemory(setup, r, layout, w);
-  AddLinkSamples(setup, r, sampled_links, layout.network_pid, w);
-  AddMarkers(r, layout.network_pid, w);
-  return w.Finish();
+                            const std::vector<LinkId>& sampled_links, const std::vector<LinkId>* shown_links) {
+  TraceContent content;
+  content.compute_slice.assign(setup.dag->num_nodes(), -1);
+  content.stage_gpus.resize(setup.num_stages());
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    for (GpuId g : setup.stages[s].layout.gpus) {
+      if (traced[g]) content.stage_gpus[s].push_back(g);
+    }
+  }
+  AddCompute(setup, r, content);
+  AddTransfers(setup, r, traced, content);
+  AddGradSyncAndOptimizer(setup, r, content);
+  TraceEventList out;
+  const TraceLayout layout = LayOut(setup, traced, content, out);
+  EmitSlicesAndArrows(content, layout, out);
+  AddMemory(setup, r, content, layout, out);
+  AddLinkSamples(setup, r, sampled_links, shown_links, layout.network_pid, out);
+  AddMarkers(r, layout.network_pid, out);
+  return out.Finish();
 }
 
 }  // namespace hetsim::traces

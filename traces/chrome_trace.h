@@ -1,14 +1,19 @@
 // An executed iteration as a Chrome Trace Event file (JSON object format), which Perfetto
-// (ui.perfetto.dev) and chrome://tracing open:
+// (ui.perfetto.dev), speedscope and the Chrome DevTools Performance panel open (docs/report.md):
 //   - a process per cluster node holding traced GPUs, named "<island> node <n> (<GPU type>)", and one
 //     "network" process for link counters and the iteration's milestones;
-//   - two threads per GPU: "GPU <l> compute" (F/B complete events named like "F12 s3", optimizer
-//     step) and "GPU <l> comm" (sends, receives, gradient synchronisation);
-//   - flow arrows (ph "s" -> "f") from each boundary send to its receive when both ends are traced;
-//   - counter tracks: memory per traced GPU (GiB), busy share of sampled links (%);
-//   - instant events for the end of the pipeline and of the iteration.
+//   - threads per GPU: "GPU <l> compute" (F/B complete events named like "F12 s3", optimizer step),
+//     "GPU <l> send", "GPU <l> recv" and "GPU <l> grad sync"; operations of one kind that overlap in
+//     time (a send forward and one backward at once) go to extra lanes ("GPU <l> send #2"), so the
+//     slices of a thread never partially overlap;
+//   - flow arrows (ph "s" -> "f") from each boundary send to the compute it feeds on the receiving
+//     GPU, when both are traced, bound to their slices (same ts, thread and category);
+//   - counter tracks: memory per traced GPU (GiB), busy share of each sampled link (%), named with
+//     the link id;
+//   - instant events for the end of the pipeline and of the iteration, and fault transitions.
 // Microbatches, stages and GPUs are numbered from 0, as in the report. Timestamps are microseconds
-// with picosecond decimals, printed from integers: identical inputs give identical bytes.
+// in multiples of 1/1024 us printed exactly (traces/trace_events.h): slices that touch in
+// picoseconds touch once parsed; identical inputs give identical bytes.
 #ifndef HETSIM_TRACES_CHROME_TRACE_H_
 #define HETSIM_TRACES_CHROME_TRACE_H_
 
@@ -45,9 +50,11 @@ std::vector<LinkId> TraceLinks(const sim::executor::ExecutionSetup& setup, const
 Time TraceSamplePeriod(const sim::executor::ExecutionSetup& setup);
 
 // The trace JSON. `sampled_links` must be the ExecutorOptions::sampled_links of the run (may be
-// empty); flow finish times are used when the run recorded them.
+// empty); flow finish times are used when the run recorded them. `shown_links` (sorted, a subset of
+// sampled_links) limits the link counters to those links, when the run sampled more (--html).
 std::string ChromeTraceJson(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
-                            const std::vector<bool>& traced, const std::vector<LinkId>& sampled_links);
+                            const std::vector<bool>& traced, const std::vector<LinkId>& sampled_links,
+                            const std::vector<LinkId>* shown_links = nullptr);
 
 }  // namespace hetsim::traces
 

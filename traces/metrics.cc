@@ -8,7 +8,7 @@
 #include "base/units.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
-#include "sim/pipeline/hapt_metrics.h"
+#include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::traces {
@@ -67,18 +67,6 @@ std::string MeshName(const v1::Mesh& m) {
 
 }  // namespace
 
-double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s) {
-  if (iteration_seconds <= 0 || sum_peak_flop_per_s <= 0) return 0;
-  return model_flop / (iteration_seconds * sum_peak_flop_per_s);
-}
-
-double BubbleRatio(std::span<const double> busy_per_stage, double span) {
-  if (busy_per_stage.empty() || span <= 0) return 0;
-  double busy = 0;
-  for (double b : busy_per_stage) busy += b;
-  return 1.0 - busy / (static_cast<double>(busy_per_stage.size()) * span);
-}
-
 const char* NetworkModelDescription(sim::NetworkMode mode) {
   return mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
 }
@@ -88,58 +76,91 @@ namespace {
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 
-// Names, sizes, iteration time, throughput and MFU.
+// Busy compute time of stage s: the sum of its forward and backward nodes' durations.
+Time StageBusy(const ExecutionSetup& setup, const ExecutionResult& r, int s) {
+  Time busy = 0;
+  for (NodeId id : setup.dag->stage_compute_order()[s]) busy += r.node_finish[id] - r.node_start[id];
+  return busy;
+}
+
+// The executed iteration as the inputs of the shared definitions (sim/pipeline/iteration_metrics.h).
+sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const ExecutionResult& r) {
+  sim::pipeline::IterationFigures f;
+  const uint64_t samples = setup.inputs.plan.global_batch_size();
+  f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
+  f.iteration_time = r.iteration_time;
+  f.span = r.pipeline_end;
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    const auto& st = setup.stages[s];
+    f.stages.push_back({StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s});
+  }
+  return sim::pipeline::ComputeIterationMetrics(f);
+}
+
+// Names, sizes, iteration time, throughput, MFU, bubble ratio and eta.
 void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& dag = *setup.dag;
   const v1::Plan& plan = setup.inputs.plan;
-  const int S = setup.num_stages();
   report.set_plan_name(plan.name());
   report.set_cluster_name(setup.inputs.cluster.name());
   report.set_model_name(setup.model->name());
   report.set_schedule(std::string(sim::pipeline::ScheduleName(dag.schedule().kind)));
   report.set_network_model(NetworkModelDescription(setup.network_mode));
   report.set_num_gpus(setup.num_gpus());
-  report.set_num_stages(S);
+  if (setup.num_stages() > 0 && setup.stages[0].layout.context_parallel > 1) {
+    report.set_context_parallel(static_cast<uint32_t>(setup.stages[0].layout.context_parallel));
+  }
+  report.set_num_stages(setup.num_stages());
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));
 
-  const double seconds = TimeToSeconds(r.iteration_time);
-  const double samples = static_cast<double>(plan.global_batch_size());
   report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
   report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end));
   report.set_critical_path_ms(
       TimeToMilliseconds(sim::pipeline::AnalyzeLongestPath(dag, setup.durations).iteration_time));
-  if (seconds > 0) {
-    report.set_samples_per_s(samples / seconds);
-    report.set_tokens_per_s(samples * static_cast<double>(setup.model->seq_length()) / seconds);
-  }
-  const double model_flop = setup.model->ModelFlopPerIteration(plan.global_batch_size());
-  report.set_model_flop_per_iteration(model_flop);
-  double peak_sum = 0;
-  for (const auto& st : setup.stages) peak_sum += st.peak_flop_per_s * static_cast<double>(st.layout.gpus.size());
-  report.set_mfu(Mfu(model_flop, seconds, peak_sum));
-  if (seconds > 0 && setup.num_gpus() > 0) report.set_model_tflops_per_gpu(model_flop / seconds / setup.num_gpus() / 1e12);
+  const sim::pipeline::IterationMetrics m = MetricsOf(setup, r);
+  report.set_samples_per_s(m.samples_per_s);
+  report.set_tokens_per_s(m.tokens_per_s);
+  report.set_model_flop_per_iteration(m.model_flop);
+  report.set_mfu(m.mfu);
+  report.set_model_tflops_per_gpu(m.model_tflops_per_gpu);
+  report.set_bubble_ratio(m.bubble_ratio);
+  report.set_eta(m.eta);
 }
 
-// Per stage: time breakdown and memory; then the bubble ratio and eta (HAPT Eq. 25) over them.
+// Per stage: time breakdown and memory.
+// Context parallelism's ring and ZeRO-3's exposed parameter gathers of physical stage s, per
+// microbatch (its virtual stages summed); left unset when zero, so plans without them read as before.
+void AddStageCommDetail(const ExecutionSetup& setup, int s, v1::StageReport& out) {
+  Time exchange = 0, exposed = 0, gather = 0;
+  int64_t bytes = 0;
+  for (size_t k = static_cast<size_t>(s); k < setup.virtual_stages.size(); k += setup.stages.size()) {
+    const auto& vs = setup.virtual_stages[k];
+    exchange += vs.cp_forward_exchange_time + vs.cp_backward_exchange_time;
+    exposed += vs.cp_forward_exposed_time + vs.cp_backward_exposed_time;
+    gather += vs.forward_gather_exposed_time + vs.backward_gather_exposed_time;
+    bytes += vs.cp_bytes;
+  }
+  if (setup.stages[s].layout.context_parallel > 1) {
+    out.set_context_parallel(static_cast<uint32_t>(setup.stages[s].layout.context_parallel));
+    out.set_cp_exchange_ms(TimeToMilliseconds(exchange));
+    out.set_cp_exposed_ms(TimeToMilliseconds(exposed));
+    out.set_cp_bytes_per_microbatch(static_cast<uint64_t>(bytes));
+  }
+  if (gather > 0) out.set_param_gather_exposed_ms(TimeToMilliseconds(gather));
+}
+
 void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {
   const auto& dag = *setup.dag;
   const v1::Plan& plan = setup.inputs.plan;
   const int S = setup.num_stages();
-  std::vector<double> busy_ms(S, 0);
-  std::vector<double> device_busy, device_peak;
   for (int s = 0; s < S; ++s) {
     const auto& st = setup.stages[s];
     const v1::Stage& ps = plan.stages(s);
-    Time busy = 0, forward = 0, backward = 0;
-    for (NodeId id : dag.stage_compute_order()[s]) busy += r.node_finish[id] - r.node_start[id];
+    const Time busy = StageBusy(setup, r, s);
+    Time forward = 0, backward = 0;
     for (int k = s; k < dag.num_virtual_stages(); k += S) {
       forward += setup.virtual_stages[k].forward_time();
       backward += setup.virtual_stages[k].backward_time();
-    }
-    busy_ms[s] = TimeToMilliseconds(busy);
-    for (size_t g = 0; g < st.layout.gpus.size(); ++g) {
-      device_busy.push_back(busy_ms[s]);
-      device_peak.push_back(st.peak_flop_per_s);
     }
     const Time optimizer = st.optimizer_time;
     const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) + (r.stage_end[s] - r.optimizer_start[s] - optimizer);
@@ -158,10 +179,11 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     out->set_num_gpus(static_cast<uint32_t>(st.layout.gpus.size()));
     out->set_tensor_parallel(st.layout.tensor_parallel);
     out->set_data_parallel(st.layout.data_parallel);
+    AddStageCommDetail(setup, s, *out);
     out->set_warmup_forwards(dag.schedule().warmup_forwards[s]);
     out->set_forward_ms_per_microbatch(TimeToMilliseconds(forward));
     out->set_backward_ms_per_microbatch(TimeToMilliseconds(backward));
-    out->set_compute_busy_ms(busy_ms[s]);
+    out->set_compute_busy_ms(TimeToMilliseconds(busy));
     out->set_exposed_comm_ms(TimeToMilliseconds(exposure.stage[s]));
     out->set_grad_sync_ms(TimeToMilliseconds(sync));
     out->set_optimizer_ms(TimeToMilliseconds(optimizer));
@@ -180,8 +202,6 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
       report.set_oom(true);
     }
   }
-  report.set_bubble_ratio(BubbleRatio(busy_ms, TimeToMilliseconds(r.pipeline_end)));
-  report.set_eta(sim::pipeline::Eta(device_busy, device_peak));
 }
 
 // Per boundary: transfer time actually spent, and how much of it compute did not hide.
@@ -249,6 +269,7 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
   report.set_events_processed(r.events);
   report.set_flows(r.flows);
   if (options.wall_time_s) report.set_wall_time_s(*options.wall_time_s);
+  for (const std::string& a : options.approximations) report.add_approximations(a);
   return report;
 }
 

@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "proto/hetsim.pb.h"
 #include "sim/executor/executor.h"
@@ -17,16 +19,13 @@
 
 namespace hetsim::traces {
 
-// eta (HAPT Eq. 25) is sim::pipeline::Eta (sim/pipeline/hapt_metrics.h), shared with the planner.
-
-// Model FLOPs utilisation: model FLOPs of the iteration / (iteration seconds x sum of peak FLOP/s).
-double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s);
-
-// 1 - sum of busy compute time / (stages x span), busy times per stage.
-double BubbleRatio(std::span<const double> busy_per_stage, double span);
+// Throughput, MFU, TFLOP/s per GPU, the bubble ratio and eta (HAPT Eq. 25) are computed by
+// sim::pipeline::ComputeIterationMetrics (sim/pipeline/iteration_metrics.h), which the planner's
+// prediction calls too.
 
 struct ReportOptions {
   std::optional<double> wall_time_s;  // left out of the report when unset (deterministic output)
+  std::vector<std::string> approximations;  // opt-in approximations in force, into Report.approximations
 };
 
 v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,

@@ -34,6 +34,16 @@ std::string FormatReportTable(const v1::Report& r) {
                           s.memory_capacity_gib(),
                           s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
+  if (r.context_parallel() > 1) {
+    absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  K/V ring MB/microbatch  ring ms  exposed ms\n",
+                          r.context_parallel());
+    for (const v1::StageReport& s : r.stages()) {
+      absl::StrAppendFormat(&out, "%25d  %22.2f  %7.2f  %10.3f\n", s.index(),
+                            static_cast<double>(s.cp_bytes_per_microbatch()) / 1e6, s.cp_exchange_ms(),
+                            s.cp_exposed_ms());
+    }
+  }
+  for (const std::string& a : r.approximations()) absl::StrAppendFormat(&out, "approximation: %s\n", a);
   if (r.boundaries_size() > 0) {
     absl::StrAppend(&out, "\nboundary  MB/microbatch  transfer ms  hidden  slowest link\n");
     for (const v1::BoundaryReport& b : r.boundaries()) {

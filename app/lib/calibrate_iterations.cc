@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "calibrate/csv_table.h"
+#include "driver/simulate.h"
 #include "proto/inputs.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
-#include "traces/metrics.h"
 
 namespace hetsim::app {
 
@@ -43,12 +40,9 @@ void SetOverheads(v1::Cluster& cluster, double pass_us, double iteration_ms) {
 absl::StatusOr<double> IterationSeconds(proto::PlanInputs inputs, const v1::Cluster& cluster) {
   inputs.cluster = cluster;
   if (absl::Status s = proto::ValidatePlanInputs(inputs); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
-      sim::executor::BuildExecutionSetup(inputs, sim::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return setup.status();
-  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, {});
-  if (!result.ok()) return result.status();
-  return traces::BuildReport(**setup, *result).iteration_time_ms() * 1e-3;
+  absl::StatusOr<v1::Report> report = driver::SimulateReport(inputs);
+  if (!report.ok()) return report.status();
+  return report->iteration_time_ms() * 1e-3;
 }
 
 struct Run {

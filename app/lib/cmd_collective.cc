@@ -2,7 +2,6 @@
 // simulates one collective on the cluster's network and prints nccl-tests' time, algbw and busbw.
 #include <chrono>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,7 +12,10 @@
 #include "absl/strings/str_split.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "app/lib/gpu_list.h"
 #include "app/lib/ideal_option.h"
+#include "app/lib/network_option.h"
+#include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/validate_cluster.h"
 #include "sim/collectives/layout.h"
@@ -80,28 +82,41 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
   return static_cast<int64_t>(value) * scale;
 }
 
-absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text) {
-  std::vector<GpuId> out;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
-    int64_t lo = 0, hi = 0;
-    if (!absl::SimpleAtoi(ends[0], &lo) || (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &hi))) {
-      return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is not a GPU id or range like 0-511", part));
-    }
-    if (ends.size() == 1) hi = lo;
-    if (lo < 0 || hi < lo) return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is an empty or negative range", part));
-    if (hi > std::numeric_limits<int32_t>::max() || hi - lo >= (int64_t{1} << 24)) {
-      return absl::InvalidArgumentError(absl::StrFormat("--gpus: \"%s\" is out of range", part));
-    }
-    for (int64_t g = lo; g <= hi; ++g) out.push_back(static_cast<GpuId>(g));
+// The sizes to simulate: --bytes SIZE alone, or --sizes MIN:MAX doubling from MIN.
+absl::StatusOr<std::vector<int64_t>> ParseSizes(absl::string_view bytes_text, absl::string_view sizes_text) {
+  if (bytes_text.empty() == sizes_text.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --bytes and --sizes");
   }
-  return out;
+  std::vector<int64_t> sizes;
+  if (!bytes_text.empty()) {
+    HETSIM_ASSIGN_OR_RETURN(const int64_t b, ParseSize(bytes_text, "--bytes"));
+    sizes.push_back(b);
+    return sizes;
+  }
+  std::vector<std::string> ends = absl::StrSplit(sizes_text, ':');
+  if (ends.size() != 2) return absl::InvalidArgumentError("--sizes: expected MIN:MAX, e.g. 1KiB:4GiB");
+  HETSIM_ASSIGN_OR_RETURN(const int64_t lo, ParseSize(ends[0], "--sizes"));
+  HETSIM_ASSIGN_OR_RETURN(const int64_t hi, ParseSize(ends[1], "--sizes"));
+  if (lo <= 0 || hi < lo) return absl::InvalidArgumentError("--sizes: MIN must be positive and at most MAX");
+  for (int64_t size = lo; size <= hi; size *= 2) sizes.push_back(size);
+  return sizes;
+}
+
+// One line of the table: the shape chosen, simulated time, bandwidths, estimate, flows, wall time.
+void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
+  const bool hier = r.shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
+  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated_rings ? "-agg" : "");
+  std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
+              algo.c_str(), hier ? sim::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
+              r.shape.chunks, sim::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,
+              r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9, r.shape.estimated_seconds * 1e6,
+              static_cast<unsigned long long>(r.flows), wall_ms);
 }
 
 int Collective(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text, algo_name = "auto", inter_name = "auto",
-                                                                          network_name = "max-min-fair",
+                                                                          network_name,
                                                                           ring_steps_name = "auto",
                                                                           proto_name = "auto";
   int32_t channels = 0, chunks = 0;
@@ -115,10 +130,10 @@ int Collective(const Args& args) {
       "inter-node", po::value(&inter_name)->value_name("A"), "hier: ring, tree or auto across nodes")(
       "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
       "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
-      "network", po::value(&network_name)->value_name("MODE"), "max-min-fair (default) or contention-free")(
       "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
       "proto", po::value(&proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple");
   AddIdealOption(options, &ideal);
+  AddNetworkOption(options, &network_name);
   po::positional_options_description positional;
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
@@ -133,8 +148,8 @@ int Collective(const Args& args) {
   auto inter = sim::ParseAlgorithm(inter_name);
   if (!inter.ok()) return UsageError(kInfo, absl::StrCat("--inter-node: ", inter.status().message()));
   req.inter_node = *inter;
-  auto mode = sim::ParseNetworkMode(network_name);
-  if (!mode.ok()) return UsageError(kInfo, absl::StrCat("--network: ", mode.status().message()));
+  auto mode = ParseNetworkOption(network_name);
+  if (!mode.ok()) return UsageError(kInfo, mode.status().message());
   auto ring_steps = sim::ParseRingSteps(ring_steps_name);
   if (!ring_steps.ok()) return UsageError(kInfo, absl::StrCat("--", ring_steps.status().message()));
   req.ring_steps = *ring_steps;
@@ -143,26 +158,13 @@ int Collective(const Args& args) {
   req.protocol = *protocol;
   req.channels = channels;
   req.chunks = chunks;
-  auto gpus = ParseGpuList(gpus_text);
+  auto gpus = ParseGpuList(gpus_text, "--gpus");
   if (!gpus.ok()) return UsageError(kInfo, gpus.status().message());
   req.gpus = *gpus;
 
-  std::vector<int64_t> sizes;
-  if (bytes_text.empty() == sizes_text.empty()) return UsageError(kInfo, "give exactly one of --bytes and --sizes");
-  if (!bytes_text.empty()) {
-    auto b = ParseSize(bytes_text, "--bytes");
-    if (!b.ok()) return UsageError(kInfo, b.status().message());
-    sizes.push_back(*b);
-  } else {
-    std::vector<std::string> ends = absl::StrSplit(sizes_text, ':');
-    if (ends.size() != 2) return UsageError(kInfo, "--sizes: expected MIN:MAX, e.g. 1KiB:4GiB");
-    auto lo = ParseSize(ends[0], "--sizes");
-    auto hi = ParseSize(ends[1], "--sizes");
-    if (!lo.ok()) return UsageError(kInfo, lo.status().message());
-    if (!hi.ok()) return UsageError(kInfo, hi.status().message());
-    if (*lo <= 0 || *hi < *lo) return UsageError(kInfo, "--sizes: MIN must be positive and at most MAX");
-    for (int64_t s = *lo; s <= *hi; s *= 2) sizes.push_back(s);
-  }
+  absl::StatusOr<std::vector<int64_t>> parsed_sizes = ParseSizes(bytes_text, sizes_text);
+  if (!parsed_sizes.ok()) return UsageError(kInfo, parsed_sizes.status().message());
+  const std::vector<int64_t>& sizes = *parsed_sizes;
 
   auto cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
@@ -196,14 +198,7 @@ int Collective(const Args& args) {
                                  : r.status();
       return ReportFailure(kInfo, s);
     }
-    const bool hier = r->shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
-    const std::string algo =
-        absl::StrCat(sim::AlgorithmName(r->shape.algorithm), r->shape.aggregated_rings ? "-agg" : "");
-    std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n",
-                static_cast<long long>(size), algo.c_str(), hier ? sim::AlgorithmName(r->shape.inter_node).data() : "-",
-                r->shape.channels, r->shape.chunks, sim::ProtocolName(r->shape.protocol).data(), TimeToSeconds(r->time) * 1e6, r->algbw_bytes_per_s / 1e9,
-                r->busbw_bytes_per_s / 1e9, r->shape.estimated_seconds * 1e6, static_cast<unsigned long long>(r->flows),
-                wall_ms);
+    PrintRow(size, *r, wall_ms);
     if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
         std::printf("#   estimate %-8s %-6s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(),

@@ -1,5 +1,5 @@
 // `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
-//  [--global-batch B] [--micro-batch b] [--out plan.pbtxt]`: plans a model on a cluster and writes a
+//  [--global-batch B] [--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a model on a cluster and writes a
 // Plan that `hetsim run` accepts.
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
+#include "app/lib/plan_prediction.h"
 #include "app/lib/plan_table.h"
 #include "planner/planner.h"
 #include "proto/io.h"
@@ -22,18 +23,21 @@ namespace {
 const CommandInfo kInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
-    "[--micro-batch b] [--out PLAN]",
+    "[--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
     "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
     "and the planning time, and writes it to --out (format from the extension; the model is referenced\n"
     "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
-    "halves; alpa: default 8). Exit code 2 when nothing fits, with what is missing."};
+    "halves; alpa: default 8). --alternative K writes the search's K-th best plan instead (1 = the best).\n"
+    "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
+    "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};
 
 int Plan(const Args& args) {
   po::options_description options("options");
   std::string model_path, cluster_path, planner_name = "hapt", out, name;
-  int layers = 0, threads = 0;
+  std::string prediction;
+  int layers = 0, threads = 0, alternative = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
   double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
   bool no_pruning = false;
@@ -49,6 +53,8 @@ int Plan(const Args& args) {
       "t-max-gap", po::value(&gap)->value_name("R"), "skip t_max candidates within this ratio (default 0: exact)")(
       "no-pruning", po::bool_switch(&no_pruning), "evaluate every t_max candidate")(
       "name", po::value(&name)->value_name("NAME"), "plan name")(
+      "alternative", po::value(&alternative)->value_name("K"), "write the K-th best plan (default 1)")(
+      "prediction", po::value(&prediction)->value_name("hetsim|naive"), "store a prediction in the plan")(
       "out,o", po::value(&out)->value_name("PLAN"), "write the plan here");
   po::positional_options_description positional;
   po::variables_map vm;
@@ -57,6 +63,10 @@ int Plan(const Args& args) {
   if (!kind.ok()) return UsageError(kInfo, kind.status().message());
   if (layers < 0) return UsageError(kInfo, "--layers: must be >= 0");
   if (global_batch == 0) return UsageError(kInfo, "--global-batch: must be > 0");
+  if (alternative < 1) return UsageError(kInfo, "--alternative: must be >= 1");
+  if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
+    return UsageError(kInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
+  }
 
   absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
   if (!model.ok()) return ReportFailure(kInfo, model.status());
@@ -84,6 +94,24 @@ int Plan(const Args& args) {
   }
   absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
   if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
+  if (alternative > 1) {
+    if (static_cast<size_t>(alternative) > outcome->alternatives.size()) {
+      return UsageError(kInfo, absl::StrFormat("--alternative: the search kept %d plans, not %d",
+                                               outcome->alternatives.size(), alternative));
+    }
+    hetsim::v1::Plan chosen = outcome->alternatives[alternative - 1];
+    chosen.set_name(absl::StrCat(outcome->plan.name(), "-alt", alternative));
+    if (outcome->plan.has_model()) *chosen.mutable_model() = outcome->plan.model();
+    if (!outcome->plan.model_path().empty()) chosen.set_model_path(outcome->plan.model_path());
+    outcome->plan = std::move(chosen);
+    outcome->prediction = outcome->alternative_predictions[alternative - 1];
+  }
+  if (!prediction.empty()) {
+    absl::StatusOr<hetsim::v1::PlanPrediction> p = PredictionFor(prediction, outcome->plan, outcome->model, *cluster,
+                                                                 outcome->prediction, planner_name);
+    if (!p.ok()) return ReportFailure(kInfo, p.status());
+    *outcome->plan.mutable_prediction() = *std::move(p);
+  }
   std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
     if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kInfo, s);

@@ -7,9 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
-#include "app/lib/sweep_evaluator.h"
-#include "app/lib/sweep_progress.h"
-#include "app/lib/sweep_runner.h"
+#include "sweep/evaluator.h"
+#include "sweep/progress.h"
+#include "proto/io.h"
+#include "report/sweep_html.h"
+#include "sweep/runner.h"
 
 namespace hetsim::app {
 namespace {
@@ -17,7 +19,7 @@ namespace {
 const CommandInfo kInfo = {
     "sweep",
     "hetsim sweep SWEEP [-o results.csv] [--format csv|jsonl] [--jobs N] [--resume] [--shard K/N]\n"
-    "             [--max-events N] [--max-wall-seconds S]",
+    "             [--max-events N] [--max-wall-seconds S] [--html R.html]",
     "Runs every point of SWEEP (the cartesian product of its axes, filtered): substitutes the axis values\n"
     "into the base cluster, model and plan, plans when the sweep has no plan, simulates, and writes one row\n"
     "per point (axis values, iteration time, tokens/s, MFU, bubble ratio, eta, peak memory, OOM, status,\n"
@@ -28,14 +30,16 @@ const CommandInfo kInfo = {
     "hetsim sweep-merge combines the shards. An axis naming a field that does not exist exits 2 before\n"
     "anything runs. Progress goes to stderr when it is a terminal. --max-events and --max-wall-seconds\n"
     "bound each point's simulation (0 = no limit): a point that reaches one gets status \"limit\" and a\n"
-    "message naming the limit, and the sweep goes on."};
+    "message naming the limit, and the sweep goes on. --html writes the results as charts (one per metric\n"
+    "against the first axis, a line per value of the second, small multiples for the others) and a\n"
+    "sortable table (docs/report.md); it needs CSV results in a file."};
 
 int Sweep(const Args& args) {
   po::options_description options("options");
-  SweepJob job;
-  std::string format, shard;
+  sweep::SweepJob job;
+  std::string format, shard, html_path;
   int jobs = 0;
-  PointLimits limits;
+  sweep::PointLimits limits;
   int64_t max_events = 0;
   options.add_options()("out,o", po::value(&job.output_path)->value_name("FILE"), "results file (CSV or .jsonl)")(
       "format", po::value(&format)->value_name("F"), "csv or jsonl (default: from the file's extension)")(
@@ -45,13 +49,14 @@ int Sweep(const Args& args) {
       "max-events", po::value(&max_events)->value_name("N"), "fail a point after N events (0 = no limit)")(
       "max-wall-seconds", po::value(&limits.max_wall_seconds)->value_name("S"),
       "fail a point whose simulation runs longer than S seconds (0 = no limit)")(
+      "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the results (CSV)")(
       "sweep", po::value(&job.sweep_path)->required(), "sweep file");
   po::positional_options_description positional;
   positional.add("sweep", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
   if (!format.empty()) {
-    absl::StatusOr<RowFormat> f = RowFormatFromName(format);
+    absl::StatusOr<sweep::RowFormat> f = sweep::RowFormatFromName(format);
     if (!f.ok()) return UsageError(kInfo, f.status().message());
     job.format = *f;
   }
@@ -60,19 +65,32 @@ int Sweep(const Args& args) {
   if (vm.count("jobs") && jobs < 1) return UsageError(kInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {
-    absl::StatusOr<Shard> s = ParseShard(shard);
+    absl::StatusOr<sweep::Shard> s = sweep::ParseShard(shard);
     if (!s.ok()) return UsageError(kInfo, s.status().message());
     job.shard = *s;
   }
   if (job.resume && job.output_path.empty()) return UsageError(kInfo, "--resume needs an output file (-o FILE)");
-  job.progress = StderrIsTerminal();
-  const SimulationEvaluator evaluator(limits);
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(job, evaluator);
+  if (!html_path.empty() &&
+      (job.output_path.empty() ||
+       job.format.value_or(sweep::RowFormatForPath(job.output_path)) != sweep::RowFormat::kCsv)) {
+    return UsageError(kInfo, "--html needs CSV results in a file (-o FILE.csv)");
+  }
+  job.progress = sweep::StderrIsTerminal();
+  const sweep::SimulationEvaluator evaluator(limits);
+  absl::StatusOr<sweep::SweepOutcome> outcome = sweep::RunSweep(job, evaluator);
   if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
   if (job.progress) {
     std::fprintf(stderr, "sweep: %lld points in this shard (%lld resumed), %lld not ok\n",
                  static_cast<long long>(outcome->shard_points), static_cast<long long>(outcome->resumed),
                  static_cast<long long>(outcome->failed));
+  }
+  if (!html_path.empty()) {
+    absl::StatusOr<std::string> rows = proto::ReadFileToString(job.output_path);
+    if (!rows.ok()) return ReportFailure(kInfo, rows.status());
+    absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*rows, job.output_path);
+    if (!table.ok()) return ReportFailure(kInfo, table.status());
+    const std::string html = report::SweepReportHtml(*table, job.sweep_path);
+    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kInfo, s);
   }
   return kExitOk;
 }

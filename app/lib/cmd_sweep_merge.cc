@@ -1,33 +1,37 @@
 // `hetsim sweep-merge OUT SHARD... [--sweep SWEEP]`: combines the outputs of `hetsim sweep --shard K/N`
 // into the file one unsharded run writes.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
-#include "app/lib/sweep_merge.h"
-#include "app/lib/sweep_space.h"
 #include "proto/io.h"
 #include "proto/validate_sweep.h"
+#include "report/sweep_html.h"
+#include "sweep/merge.h"
+#include "sweep/space.h"
 
 namespace hetsim::app {
 namespace {
 
 const CommandInfo kInfo = {
-    "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP]",
+    "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP] [--html R.html]",
     "Merges the output files of the shards of one sweep (hetsim sweep --shard K/N for K = 0..N-1, any\n"
     "order) into OUT: the header once and every point's row in point order, exactly the file one machine\n"
     "running the whole sweep writes. Shards that disagree on the header, hold a point twice, miss a point\n"
     "or end in an incomplete line are refused (exit 2). With --sweep, the rows are also checked against\n"
     "the sweep's points, which catches a shard that lost its last rows. OUT is written atomically; its\n"
-    "format (CSV, or JSON Lines for .jsonl) must be the shards'."};
+    "format (CSV, or JSON Lines for .jsonl) must be the shards'. --html also writes the merged sweep as\n"
+    "charts and a sortable table (CSV only; docs/report.md)."};
 
 int Merge(const Args& args) {
   po::options_description options("options");
   std::vector<std::string> files;
-  std::string sweep_path;
+  std::string sweep_path, html_path;
   options.add_options()("sweep", po::value(&sweep_path)->value_name("SWEEP"), "check against this sweep's points")(
+      "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the merged sweep")(
       "files", po::value(&files)->multitoken(), "OUT SHARD...");
   po::positional_options_description positional;
   positional.add("files", -1);
@@ -36,29 +40,42 @@ int Merge(const Args& args) {
   if (files.size() < 2) return UsageError(kInfo, "needs OUT and at least one SHARD");
   const std::string out = files[0];
   const std::vector<std::string> shards(files.begin() + 1, files.end());
-  const RowFormat format = RowFormatForPath(out);
+  const sweep::RowFormat format = sweep::RowFormatForPath(out);
   for (const std::string& s : shards) {
-    if (RowFormatForPath(s) != format) {
+    if (sweep::RowFormatForPath(s) != format) {
       return UsageError(kInfo, absl::StrFormat("%s and %s are not the same format (CSV, or .jsonl)", s, out));
     }
   }
+  if (!html_path.empty() && format != sweep::RowFormat::kCsv) return UsageError(kInfo, "--html needs CSV shards and OUT");
   absl::StatusOr<std::string> merged;
+  std::optional<std::string> header;  // the sweep's CSV header, with --sweep
   if (sweep_path.empty()) {
-    merged = MergeSweepShards(format, shards, nullptr);
+    merged = sweep::MergeSweepShards(format, shards, nullptr);
   } else {
-    absl::StatusOr<hetsim::v1::Sweep> sweep = proto::LoadAs<hetsim::v1::Sweep>(sweep_path);
-    if (!sweep.ok()) return ReportFailure(kInfo, sweep.status());
-    if (absl::Status s = proto::ValidateSweep(*sweep, sweep_path); !s.ok()) return ReportFailure(kInfo, s);
-    absl::StatusOr<SweepBase> base = LoadSweepBase(*sweep, sweep_path);
+    absl::StatusOr<hetsim::v1::Sweep> sweep_message = proto::LoadAs<hetsim::v1::Sweep>(sweep_path);
+    if (!sweep_message.ok()) return ReportFailure(kInfo, sweep_message.status());
+    if (absl::Status s = proto::ValidateSweep(*sweep_message, sweep_path); !s.ok()) return ReportFailure(kInfo, s);
+    absl::StatusOr<sweep::SweepBase> base = sweep::LoadSweepBase(*sweep_message, sweep_path);
     if (!base.ok()) return ReportFailure(kInfo, base.status());
-    absl::StatusOr<SweepSpace> space = SweepSpace::Create(*sweep, sweep_path, *base);
+    absl::StatusOr<sweep::SweepSpace> space = sweep::SweepSpace::Create(*sweep_message, sweep_path, *base);
     if (!space.ok()) return ReportFailure(kInfo, space.status());
-    const RowFormatter formatter(format, *space);
-    const MergeExpectation expect{&formatter, space->size()};
-    merged = MergeSweepShards(format, shards, &expect);
+    const sweep::RowFormatter formatter(format, *space);
+    header = formatter.Header();
+    if (!header->empty() && header->back() == '\n') header->pop_back();
+    const sweep::MergeExpectation expect{&formatter, space->size()};
+    merged = sweep::MergeSweepShards(format, shards, &expect);
   }
   if (!merged.ok()) return ReportFailure(kInfo, merged.status());
+  std::string html;
+  if (!html_path.empty()) {  // before anything is written: a bad merge leaves neither file
+    absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*merged, out, header);
+    if (!table.ok()) return ReportFailure(kInfo, table.status());
+    html = report::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
+  }
   if (absl::Status s = proto::WriteFileAtomically(out, *merged); !s.ok()) return ReportFailure(kInfo, s);
+  if (!html_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kInfo, s);
+  }
   return kExitOk;
 }
 

@@ -1,7 +1,8 @@
-// `hetsim validate PLAN --cluster C [--top-k K] [--planner P]`: the planner's prediction of a plan beside
-// its simulation, per stage and in total; with --top-k, the planner's K best plans are all simulated
-// and Kendall's tau between predicted and simulated iteration times says whether the cost model ranks
-// plans the way the simulator does.
+// `hetsim validate PLAN... | --plans DIR|LIST --cluster C [--report R.json] [--chart C.svg]`: plans that
+// carry any planner's prediction (Plan.prediction) are simulated and compared (evaluation/); a single
+// plan without one is compared with hetsim's own planner's prediction, per stage and in total, and
+// with --top-k the planner's K best plans are all simulated and Kendall's tau says whether the cost
+// model ranks plans the way the simulator does.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,10 +15,16 @@
 #include "app/lib/command_list.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "driver/simulate.h"
+#include "evaluation/rank_stats.h"
+#include "evaluation/validate_predictions.h"
+#include "evaluation/validation_text.h"
 #include "planner/plan_reader.h"
 #include "planner/planner.h"
 #include "proto/inputs.h"
+#include "proto/io.h"
 #include "proto/validate_plan.h"
+#include "report/validate_html.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 #include "sim/workload/model_cost.h"
@@ -26,13 +33,22 @@ namespace hetsim::app {
 namespace {
 
 const CommandInfo kInfo = {
-    "validate", "hetsim validate PLAN --cluster C [--top-k K] [--planner hapt|tangram|megatron|alpa]",
-    "Prices every stage of PLAN with the planner's cost model (t_i, c_i, memory) and predicts the\n"
+    "validate",
+    "hetsim validate PLAN... | --plans DIR|LIST --cluster C [--report R.json] [--chart C.svg]\n"
+    "       hetsim validate PLAN --cluster C [--top-k K] [--planner hapt|tangram|megatron|alpa] [--html R.html]",
+    "Plans with a prediction (Plan.prediction, from any planner): simulates each and prints the error of\n"
+    "every predicted quantity, per stage the term most wrong (compute, exposed_comm, bubble, grad_sync),\n"
+    "and over the set MAPE, max error, Kendall's tau, Spearman's rho, whether the planner's best plan is\n"
+    "the simulated best, and the misranked pairs. --plans takes a folder of plans or a file listing them;\n"
+    "--report writes the PlanValidationReport (format from the extension), --chart the predicted vs\n"
+    "simulated chart (SVG). docs/validation-of-planners.md.\n"
+    "A single plan without a prediction: prices every stage of PLAN with the planner's cost model (t_i, c_i, memory) and predicts the\n"
     "iteration (HAPT Eq. 13, the pipeline DAG's longest path, plus gradient synchronisation), simulates\n"
     "the plan (max-min fair network), and prints both with relative errors. Boundaries whose transfer\n"
     "exceeds t_max are named with the communication they expose. --top-k K re-plans the plan's model\n"
     "with --planner (default hapt, no t_max pruning), simulates its K best plans and reports Kendall's\n"
-    "tau between predicted and simulated iteration times."};
+    "tau between predicted and simulated iteration times. --html writes the comparison as an HTML page\n"
+    "(predicted vs simulated scatter, per-stage errors; docs/report.md)."};
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) {
@@ -46,22 +62,21 @@ struct Simulated {
 };
 
 absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
-  absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
-      sim::executor::BuildExecutionSetup(inputs, sim::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return setup.status();
-  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutionResult run, sim::executor::Execute(**setup, {}));
+  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs));
+  const sim::executor::ExecutionSetup& setup = *simulated.setup;
+  const sim::executor::ExecutionResult& run = simulated.result;
   Simulated s;
-  const int S = (*setup)->num_stages();
+  const int S = setup.num_stages();
   for (int i = 0; i < S; ++i) {
-    const sim::executor::VirtualStageCost& v = (*setup)->virtual_stages[i];
+    const sim::executor::VirtualStageCost& v = setup.virtual_stages[i];
     s.t.push_back(v.forward_time() + v.backward_time());
     Time c = 0;
-    for (const sim::executor::BoundaryTransfer& b : (*setup)->boundaries) {
+    for (const sim::executor::BoundaryTransfer& b : setup.boundaries) {
       if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
     }
     s.comm.push_back(c);
     int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(**setup, run, i)) peak = std::max(peak, bytes);
+    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i)) peak = std::max(peak, bytes);
     s.peak.push_back(peak);
   }
   s.iteration = run.iteration_time;
@@ -69,39 +84,50 @@ absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
   return s;
 }
 
-// Kendall's tau-a over pairs; tied pairs count as neither concordant nor discordant.
-double KendallTau(const std::vector<double>& a, const std::vector<double>& b) {
-  const size_t n = a.size();
-  if (n < 2) return 1;
-  double concordant = 0, discordant = 0;
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = i + 1; j < n; ++j) {
-      const double x = (a[i] - a[j]) * (b[i] - b[j]);
-      if (x > 0) ++concordant;
-      if (x < 0) ++discordant;
-    }
+// What --html draws: the plan's stages, predicted and simulated (top-k plans are added as they run).
+report::ValidateData PageData(const proto::PlanInputs& inputs, const planner::Prediction& pred, const Simulated& sim) {
+  report::ValidateData data;
+  data.plan_name = inputs.plan.name();
+  data.cluster_name = inputs.cluster.name();
+  data.iteration_pred_ms = Ms(pred.iteration);
+  data.iteration_sim_ms = Ms(sim.iteration);
+  for (size_t i = 0; i < pred.stages.size(); ++i) {
+    const planner::StagePrediction& p = pred.stages[i];
+    data.stages.push_back({static_cast<int>(i), Ms(p.t), Ms(sim.t[i]), Ms(p.comm), Ms(sim.comm[i]),
+                           BytesToGib(p.peak_bytes), BytesToGib(sim.peak[i])});
   }
-  return (concordant - discordant) / (n * (n - 1) / 2.0);
+  return data;
 }
 
-int Validate(const Args& args) {
-  po::options_description options("options");
-  std::string plan_path, cluster_path, planner_name = "hapt";
-  int top_k = 0;
-  options.add_options()("plan", po::value(&plan_path)->required(), "plan file")(
-      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
-      "top-k,k", po::value(&top_k)->value_name("K"), "simulate the planner's K best plans")(
-      "planner,p", po::value(&planner_name)->value_name("P"), "planner for --top-k (default hapt)");
-  po::positional_options_description positional;
-  positional.add("plan", 1);
-  po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
-  if (top_k < 0) return UsageError(kInfo, "--top-k: must be >= 0");
-  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
-  if (!kind.ok()) return UsageError(kInfo, kind.status().message());
+struct PredictionOutputs {
+  std::string report_path, chart_path;
+};
 
-  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
-  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+// Plans with predictions: everything is computed and serialised before any file is written.
+int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::string& cluster_path,
+                        const PredictionOutputs& outputs) {
+  if (!outputs.report_path.empty()) {
+    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(outputs.report_path); !f.ok()) {
+      return ReportFailure(kInfo, f.status());
+    }
+  }
+  absl::StatusOr<hetsim::v1::PlanValidationReport> report =
+      evaluation::ValidatePredictionFiles(plan_paths, cluster_path, {.chart = !outputs.chart_path.empty()});
+  if (!report.ok()) return ReportFailure(kInfo, report.status());
+  const std::string svg = report->chart_svg();
+  if (!outputs.report_path.empty()) {
+    if (absl::Status s = proto::Save(outputs.report_path, *report); !s.ok()) return ReportFailure(kInfo, s);
+  }
+  if (!outputs.chart_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(outputs.chart_path, svg); !s.ok()) return ReportFailure(kInfo, s);
+  }
+  std::fputs(evaluation::FormatPlanValidation(*report).c_str(), stdout);
+  return kExitOk;
+}
+
+// A plan without a prediction, against hetsim's own planner's cost model.
+int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
+                          const planner::PlannerKind* kind, const std::string& html_path) {
   absl::StatusOr<sim::workload::ModelCost> model = sim::workload::ModelCost::Create(inputs->model, "model");
   if (!model.ok()) return ReportFailure(kInfo, model.status());
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
@@ -129,6 +155,7 @@ int Validate(const Args& args) {
                         Ms(pred->eq13), 100 * RelErr(Ms(pred->eq13), Ms(sim->iteration)), Ms(pred->pipeline),
                         Ms(pred->iteration), 100 * RelErr(Ms(pred->iteration), Ms(sim->iteration)), Ms(sim->iteration),
                         Ms(sim->pipeline));
+  report::ValidateData html = PageData(*inputs, *pred, *sim);
   bool exposed = false;
   for (size_t i = 0; i + 1 < pred->stages.size(); ++i) {
     const Time c = pred->stages[i].comm;
@@ -167,12 +194,62 @@ int Validate(const Args& args) {
       predicted.push_back(Ms(outcome->alternative_predictions[a].iteration));
       simulated.push_back(Ms(r->iteration));
       absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, predicted.back(), simulated.back());
+      html.top_plans.push_back({absl::StrFormat("rank %d", a + 1), predicted.back(), simulated.back()});
     }
-    absl::StrAppendFormat(&out, "Kendall's tau (predicted vs simulated, %d plans): %.3f\n", predicted.size(),
-                          KendallTau(predicted, simulated));
+    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", predicted.size(),
+                          evaluation::KendallTauB(predicted, simulated));
+    html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
+  }
+  if (!html_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(html_path, report::ValidateReportHtml(html)); !s.ok()) {
+      return ReportFailure(kInfo, s);
+    }
   }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
+}
+
+int Validate(const Args& args) {
+  po::options_description options("options");
+  std::vector<std::string> plan_paths;
+  std::string plans_source, cluster_path, planner_name = "hapt", html_path;
+  PredictionOutputs outputs;
+  int top_k = 0;
+  options.add_options()("plan", po::value(&plan_paths), "plan files")(
+      "plans", po::value(&plans_source)->value_name("DIR|LIST"), "a folder of plans or a file listing them")(
+      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "report,r", po::value(&outputs.report_path)->value_name("R"), "write the PlanValidationReport (.json, .pbtxt, .pb)")(
+      "chart", po::value(&outputs.chart_path)->value_name("C.svg"), "write the predicted vs simulated chart (SVG)")(
+      "top-k,k", po::value(&top_k)->value_name("K"), "simulate the planner's K best plans")(
+      "planner,p", po::value(&planner_name)->value_name("P"), "planner for --top-k (default hapt)")(
+      "html", po::value(&html_path)->value_name("R.html"), "write the comparison as an HTML page");
+  po::positional_options_description positional;
+  positional.add("plan", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (top_k < 0) return UsageError(kInfo, "--top-k: must be >= 0");
+  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
+  if (!kind.ok()) return UsageError(kInfo, kind.status().message());
+  if (!plans_source.empty()) {
+    absl::StatusOr<std::vector<std::string>> listed = evaluation::PlanFilesOf(plans_source);
+    if (!listed.ok()) return ReportFailure(kInfo, listed.status());
+    plan_paths.insert(plan_paths.end(), listed->begin(), listed->end());
+  }
+  if (plan_paths.empty()) return UsageError(kInfo, "a plan file or --plans is required");
+
+  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_paths.front(), cluster_path);
+  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  const bool own = plan_paths.size() == 1 && !inputs->plan.has_prediction();
+  if (own && (!outputs.report_path.empty() || !outputs.chart_path.empty())) {
+    return UsageError(kInfo, absl::StrCat(plan_paths.front(),
+                                          ": --report and --chart need plans with a prediction (Plan.prediction)"));
+  }
+  if (own) return ValidateOwnPrediction(&*inputs, top_k, planner_name, &*kind, html_path);
+  if (top_k > 0) return UsageError(kInfo, "--top-k re-plans a plan without a prediction; these plans carry one");
+  if (!html_path.empty()) {
+    return UsageError(kInfo, "--html draws one plan against hetsim's own prediction; use --chart for plans with predictions");
+  }
+  return ValidatePredictions(plan_paths, cluster_path, outputs);
 }
 
 }  // namespace

@@ -15,10 +15,14 @@ const std::vector<Command>& AllCommands() {
       {"plan", "find a parallel plan (hapt, tangram, megatron, alpa) and predict its iteration", RunPlan},
       {"validate", "compare a plan's predicted stage and iteration times with a simulation", RunValidate},
       {"run", "simulate one training iteration of a plan: report and trace", RunRun},
+      {"report", "draw a saved report as an HTML page", RunReport},
+      {"export", "write a plan as Chakra execution traces (export chakra) or a Megatron-LM launch line (export megatron)",
+       RunExport},
       {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
       {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},
       {"fidelity", "predict published measurements (validation/) and report the errors", RunFidelity},
       {"calibrate", "fit the cluster's NCCL parameters to nccl-tests logs", RunCalibrate},
+      {"import", "read a Megatron-LM launch line into a plan (import megatron)", RunImport},
   };
   return kCommands;
 }

@@ -212,6 +212,93 @@ Plan PlanMegatron39b() {
   return p;
 }
 
+// Meta's Llama 3 training cluster as "The Llama 3 Herd of Models" (2024), Sec. 3.3.1 describes it:
+// 2,048 nodes of 8 H100 (SXM, 80 GB, NVLink 4) with eight 400 Gb/s RoCE NICs, one per GPU; a
+// three-tier Clos: 2 nodes (16 GPUs) per ToR, 192 racks (3,072 GPUs) per pod at full bisection,
+// pods joined by the aggregation tier at 1:7 oversubscription. 16,384 GPUs fill five pods and a
+// third of a sixth.
+Cluster ClusterH100x16k() {
+  Cluster c;
+  c.set_name("llama3-16k-h100-roce");
+  AddGpu(&c, "h100-sxm", "H100-SXM");
+  AddNode(&c, "h100-node", "h100-sxm", 8, 3600);  // NVLink 4: 900 GB/s both directions
+  Island* is = c.add_islands();
+  is->set_name("h100");
+  is->set_node_type("h100-node");
+  is->set_node_count(2048);
+  is->set_fabric(ROCE);
+  is->set_topology(CLOS);
+  is->set_nics_per_node(8);
+  is->set_nic_bandwidth_gbps(400);
+  is->set_nic_latency_ns(1000);
+  is->set_switch_latency_ns(600);  // Minipack2-class Ethernet switch, port to port
+  ClosFabric* clos = is->mutable_clos();
+  clos->set_nodes_per_rack(2);
+  clos->set_racks_per_pod(192);
+  clos->set_pod_switches(8);
+  clos->set_aggregation_switches(8);
+  clos->set_aggregation_oversubscription(7);
+  return c;
+}
+
+// Llama 3 405B (the paper's Table 3): 126 blocks, hidden 16384, SwiGLU FFN 53248, 128 query heads
+// with 8 key/value heads (GQA), 128,256-token vocabulary, untied embeddings, BF16, FlashAttention.
+Model Llama3_405b(uint64_t seq_length) {
+  Model m;
+  m.set_name(seq_length == 8192 ? "llama3-405b" : absl::StrCat("llama3-405b-seq", seq_length));
+  m.set_dtype(BF16);
+  Transformer* t = m.mutable_transformer();
+  t->set_num_layers(126);
+  t->set_hidden_size(16384);
+  t->set_ffn_hidden_size(53248);
+  t->set_num_attention_heads(128);
+  t->set_num_kv_heads(8);
+  t->set_seq_length(seq_length);
+  t->set_vocab_size(128256);
+  t->set_gated_mlp(true);
+  t->set_attention(ATTENTION_FLASH);
+  t->set_granularity(BLOCK);
+  return m;
+}
+
+// Llama 3 405B pre-training on 16,384 H100 as the paper's Table 4 lists it: TP 8, PP 16, 16M tokens
+// per batch, 16 sequences per data-parallel group per batch. Short context: seq 8192, DP 128, 2,048
+// sequences. Long context: seq 131072, CP 16, DP 8, 128 sequences. Each of the 16 stages runs on 128
+// consecutive nodes; interleaved 1F1B with 2 model chunks per stage (the paper gives the first and
+// last stage one block less; hetsim's interleaving needs equal chunks, so the first stage has two
+// blocks less), one sequence per replica per microbatch (16 microbatches), sequence
+// parallelism, TP communication overlapped with the GEMMs, ZeRO-1 over the DP (x CP) ranks with the
+// gradient reduce-scatter overlapped with the backward in 1 GiB buckets.
+Plan PlanLlama3_405b(bool long_context) {
+  Plan p;
+  const int cp = long_context ? 16 : 1;
+  const int dp = 128 / cp;
+  p.set_name(long_context ? "llama3-405b-16k-h100-tp8-cp16-pp16-dp8-seq131072" : "llama3-405b-16k-h100-tp8-pp16-dp128");
+  *p.mutable_model() = Llama3_405b(long_context ? 131072 : 8192);
+  p.set_global_batch_size(16 * dp);
+  p.set_micro_batch_size(dp);
+  p.set_schedule(INTERLEAVED_1F1B);
+  p.set_virtual_stages(2);
+  p.set_overlap_grad_reduce(true);
+  p.set_grad_bucket_bytes(uint64_t{1} << 30);
+  p.set_tp_comm_overlap(true);
+  if (long_context) p.set_context_parallel(cp);
+  // Layers: stage 0 the embedding and 6 blocks (it holds the most microbatches in flight), stages 1-14
+  // 8 blocks, stage 15 8 blocks and the head (interleaving needs each stage's blocks to be a multiple
+  // of its 2 chunks).
+  int layer = 0;
+  for (int s = 0; s < 16; ++s) {
+    const int layers = s == 0 ? 7 : s == 15 ? 9 : 8;
+    Stage st = MakeStage(layer, layers, "h100", 128 * s, 128, 8, 8);
+    layer += layers;
+    st.set_data_parallel(dp);
+    st.set_sequence_parallel(true);
+    st.set_zero_stage(1);
+    *p.add_stages() = st;
+  }
+  return p;
+}
+
 // HAPT Sec. 6.3 / Fig. 10 in shape: iteration time against cross-cluster bandwidth, per schedule.
 Sweep SweepBandwidth(const char* ext) {
   Sweep s;
@@ -301,6 +388,9 @@ std::vector<Example> BundledExamples(proto::FileFormat format) {
       {"cluster-a100-512", Share(ClusterA100x512())},
       {"plan-megatron-39b", Share(PlanMegatron39b())},
       {"faults-straggler", Share(FaultsStraggler())},
+      {"cluster-16k-h100", Share(ClusterH100x16k())},
+      {"plan-llama3-405b", Share(PlanLlama3_405b(false))},
+      {"plan-llama3-405b-128k", Share(PlanLlama3_405b(true))},
   };
 }
 

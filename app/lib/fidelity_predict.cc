@@ -6,11 +6,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "driver/simulate.h"
 #include "proto/inputs.h"
 #include "proto/validate_cluster.h"
 #include "sim/collectives/simulate.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
 #include "topology/routing.h"
 #include "traces/metrics.h"
 
@@ -53,12 +52,9 @@ std::string TrainingSetup(const v1::Plan& plan, const v1::Report& report) {
 absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTrainingRun& run, absl::string_view where) {
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(run.plan(), run.cluster());
   if (!inputs.ok()) return InCase(inputs.status(), where, "training_run.plan");
-  absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
-      sim::executor::BuildExecutionSetup(*inputs, sim::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return InCase(setup.status(), where, "training_run.plan");
-  absl::StatusOr<sim::executor::ExecutionResult> result = sim::executor::Execute(**setup, {});
-  if (!result.ok()) return InCase(result.status(), where, "training_run.plan");
-  const v1::Report report = traces::BuildReport(**setup, *result);
+  absl::StatusOr<v1::Report> simulated = driver::SimulateReport(*inputs);
+  if (!simulated.ok()) return InCase(simulated.status(), where, "training_run.plan");
+  const v1::Report& report = *simulated;
 
   double flop = report.model_flop_per_iteration();
   if (run.flop_count() == v1::MEGATRON_EQ3) {

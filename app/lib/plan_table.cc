@@ -47,7 +47,7 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
   absl::StrAppendFormat(&s,
                         "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "
                         "iteration with gradient sync %.3f ms, eta %.1f%%\n",
-                        Ms(p.t_max), Ms(p.cycle), Ms(p.eq13), Ms(p.pipeline), Ms(p.iteration), 100 * p.eta);
+                        Ms(p.t_max), Ms(p.cycle), Ms(p.eq13), Ms(p.pipeline), Ms(p.iteration), 100 * p.metrics.eta);
   absl::StrAppendFormat(&s,
                         "planning time %.3f s: profiler %d layer multisets, %d stage-mesh pairs priced for %d lookups "
                         "(%d infeasible), %d cost-model calls; search %d t_max candidates, %d evaluated in %d DP "

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "planner/replan.h"
+#include "driver/replan.h"
 
 namespace hetsim::app {
 
@@ -12,7 +12,7 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
                        const RunReplanOptions& options, hetsim::v1::Report* report) {
   absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(options.planner);
   if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat("--replan: ", kind.status().message()));
-  planner::ReplanRequest request;
+  driver::ReplanRequest request;
   request.original = inputs;
   request.planner = *kind;
   request.failed = planner::FailedTargetsOf(faults);
@@ -24,13 +24,13 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
   request.max_wall_seconds = options.max_wall_seconds;
   request.record_wall_time = options.record_wall_time;
   planner::ProfileCache cache;
-  absl::StatusOr<double> primed = planner::PrimeProfileCache(inputs, *kind, /*threads=*/0, &cache);
+  absl::StatusOr<double> primed = driver::PrimeProfileCache(inputs, *kind, /*threads=*/0, &cache);
   if (!primed.ok()) {
     return absl::Status(primed.status().code(),
                         absl::StrCat("--replan: planning the fault-free cluster: ", primed.status().message()));
   }
   request.cache = &cache;
-  absl::StatusOr<planner::ReplanOutcome> out = planner::Replan(request);
+  absl::StatusOr<driver::ReplanOutcome> out = driver::Replan(request);
   if (!out.ok()) return absl::Status(out.status().code(), absl::StrCat("--replan: ", out.status().message()));
   *report->mutable_replan() = std::move(out->summary);
   return absl::OkStatus();

@@ -1,5 +1,5 @@
 // `hetsim run --fault ... --replan [PLANNER]`: after the faulty iteration, plan again on what the FAIL
-// faults leave (planner/replan.h), simulate the new plan, and put the outcome in Report.replan.
+// faults leave (driver/replan.h), simulate the new plan, and put the outcome in Report.replan.
 #ifndef HETSIM_APP_LIB_RUN_REPLAN_H_
 #define HETSIM_APP_LIB_RUN_REPLAN_H_
 

@@ -84,139 +84,166 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
 
 namespace {
 
+// What every algorithm's shape needs: the request, its GPUs grouped by node, and the cost of a set of
+// concurrent transfers on the links (for the protocol being priced).
+struct ShapeInputs {
+  topology::Router& router;
+  const CollectiveRequest& req;
+  topology::NcclProtocol protocol;
+  std::vector<Ranks> nodes;
+  int64_t n = 0;
+  double bytes = 0;
+  absl::StatusOr<std::vector<PathCost>> costs_of(const std::vector<TransferPath>& paths) const {
+    return ConcurrentCosts(router, paths, protocol);
+  }
+};
+
+// Rings over every channel (a chain for broadcast), chunks pipelined.
+absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape s) {
+  if (in.req.op == CollectiveOp::kBroadcast) {
+    s.channels = 1;
+    auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
+    if (!costs.ok()) return costs.status();
+    // A chain, not a ring: drop the edge back to the root.
+    if (!costs->empty()) costs->pop_back();
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
+      return (in.n - 1 + c - 1) * StepSeconds(*costs, in.bytes / c);
+    });
+    return s;
+  }
+  std::vector<TransferPath> paths;
+  for (int32_t c = 0; c < s.channels; ++c) {
+    for (const auto& p : RingPaths(ChannelOrder(in.nodes, c), c)) paths.push_back(p);
+  }
+  auto costs = in.costs_of(paths);
+  if (!costs.ok()) return costs.status();
+  const int32_t steps = RingStepCount(in.req.op, in.n);
+  s.aggregated_rings = Aggregates(in.req.ring_steps, in.n, s.chunks);
+  s.estimated_seconds =
+      in.n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, in.bytes / s.channels / in.n / s.chunks);
+  return s;
+}
+
+// Double binary trees over every channel (one heap tree for broadcast), chunks pipelined.
+absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape s) {
+  if (in.req.op == CollectiveOp::kBroadcast) {
+    s.channels = 1;
+    std::vector<TransferPath> paths;
+    for (int64_t p = 1; p < in.n; ++p) paths.push_back({in.req.gpus[(p - 1) / 2], in.req.gpus[p], 0});
+    auto costs = in.costs_of(paths);
+    if (!costs.ok()) return costs.status();
+    const int32_t depth = HeapTreeDepth(in.n);
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
+      return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, in.bytes / c);
+    });
+    return s;
+  }
+  std::vector<TransferPath> paths;
+  for (int32_t c = 0; c < s.channels; ++c) AppendTreePaths(ChannelOrder(in.nodes, c), kTreeKeyBase + c, paths);
+  auto costs = in.costs_of(paths);
+  if (!costs.ok()) return costs.status();
+  const int32_t depth = DoubleTreeDepth(in.n);
+  std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
+    return in.n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, in.bytes / s.channels / 2 / c);
+  });
+  return s;
+}
+
+// A ring inside each node, then a ring or a tree across nodes on every rail.
+absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, CollectiveShape s) {
+  if (in.nodes.size() < 2 || !EvenNodes(in.nodes)) {
+    return absl::InvalidArgumentError(
+        "algo: hier needs the group on at least two nodes with the same number of GPUs on each");
+  }
+  const int64_t g = static_cast<int64_t>(in.nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  s.channels = static_cast<int32_t>(g);  // one inter-node all-reduce per local rank (rail)
+  double intra = 0;
+  if (g > 1) {
+    std::vector<TransferPath> paths;
+    for (const Ranks& node : in.nodes) {
+      for (const auto& p : RingPaths(node, 0)) paths.push_back(p);
+    }
+    auto costs = in.costs_of(paths);
+    if (!costs.ok()) return costs.status();
+    intra = (g - 1) * StepSeconds(*costs, in.bytes / g);
+  }
+  std::vector<TransferPath> ring_paths, tree_paths;
+  for (int64_t i = 0; i < g; ++i) {
+    Ranks rail;
+    for (const Ranks& node : in.nodes) rail.push_back(node[i]);
+    for (const auto& p : RingPaths(rail, i)) ring_paths.push_back(p);
+    AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
+  }
+  auto ring_costs = in.costs_of(ring_paths);
+  if (!ring_costs.ok()) return ring_costs.status();
+  auto tree_costs = in.costs_of(tree_paths);
+  if (!tree_costs.ok()) return tree_costs.status();
+  const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, in.bytes / g / num_nodes);
+  const int32_t depth = DoubleTreeDepth(num_nodes);
+  auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
+    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, in.bytes / g / 2 / c);
+  });
+  const bool use_tree = in.req.inter_node == CollectiveAlgorithm::kAuto
+                            ? tree < ring
+                            : in.req.inter_node == CollectiveAlgorithm::kTree;
+  s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
+  s.chunks = use_tree ? chunks : 1;
+  s.aggregated_rings =
+      Aggregates(in.req.ring_steps, g, 1) || (!use_tree && Aggregates(in.req.ring_steps, num_nodes, 1));
+  s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
+  return s;
+}
+
+// Direct (every pair at once) and pairwise (n-1 rounds of a shift) exchanges, and send/recv.
+absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveShape s) {
+  s.channels = 1;
+  s.chunks = 1;
+  if (in.req.op == CollectiveOp::kSendRecv) {
+    auto costs = in.costs_of({{in.req.gpus[0], in.req.gpus[1], 0}});
+    if (!costs.ok()) return costs.status();
+    s.estimated_seconds = StepSeconds(*costs, in.bytes);
+    return s;
+  }
+  if (s.algorithm == CollectiveAlgorithm::kDirect) {
+    std::vector<TransferPath> paths;
+    for (int64_t i = 0; i < in.n; ++i) {
+      for (int64_t j = 0; j < in.n; ++j) {
+        if (i != j) paths.push_back({in.req.gpus[i], in.req.gpus[j], 0});
+      }
+    }
+    auto costs = in.costs_of(paths);
+    if (!costs.ok()) return costs.status();
+    s.estimated_seconds = StepSeconds(*costs, in.bytes / in.n);
+    return s;
+  }
+  s.estimated_seconds = 0;
+  for (int64_t k = 1; k < in.n; ++k) {
+    std::vector<TransferPath> paths;
+    for (int64_t r = 0; r < in.n; ++r) paths.push_back({in.req.gpus[r], in.req.gpus[(r + k) % in.n], 0});
+    auto costs = in.costs_of(paths);
+    if (!costs.ok()) return costs.status();
+    s.estimated_seconds += StepSeconds(*costs, in.bytes / in.n);
+  }
+  return s;
+}
+
 absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
                                              topology::NcclProtocol protocol) {
-  const std::vector<Ranks> nodes = GroupByNode(topology, req.gpus);
-  const int64_t n = static_cast<int64_t>(req.gpus.size());
-  const double bytes = static_cast<double>(req.bytes);
+  const ShapeInputs in{router, req, protocol, GroupByNode(topology, req.gpus), static_cast<int64_t>(req.gpus.size()),
+                       static_cast<double>(req.bytes)};
   CollectiveShape s;
   s.algorithm = algorithm;
-  s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, nodes);
+  s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, in.nodes);
   s.chunks = req.chunks > 0 ? req.chunks : 1;
   s.ring_steps = req.ring_steps;
-  auto costs_of = [&](const std::vector<TransferPath>& paths) { return ConcurrentCosts(router, paths, protocol); };
   switch (algorithm) {
-    case CollectiveAlgorithm::kRing: {
-      if (req.op == CollectiveOp::kBroadcast) {
-        s.channels = 1;
-        auto costs = costs_of(RingPaths(req.gpus, 0));
-        if (!costs.ok()) return costs.status();
-        // A chain, not a ring: drop the edge back to the root.
-        if (!costs->empty()) costs->pop_back();
-        std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
-          return (n - 1 + c - 1) * StepSeconds(*costs, bytes / c);
-        });
-        return s;
-      }
-      std::vector<TransferPath> paths;
-      for (int32_t c = 0; c < s.channels; ++c) {
-        for (const auto& p : RingPaths(ChannelOrder(nodes, c), c)) paths.push_back(p);
-      }
-      auto costs = costs_of(paths);
-      if (!costs.ok()) return costs.status();
-      const int32_t steps = RingStepCount(req.op, n);
-      s.aggregated_rings = Aggregates(req.ring_steps, n, s.chunks);
-      s.estimated_seconds = n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, bytes / s.channels / n / s.chunks);
-      return s;
-    }
-    case CollectiveAlgorithm::kTree: {
-      if (req.op == CollectiveOp::kBroadcast) {
-        s.channels = 1;
-        std::vector<TransferPath> paths;
-        for (int64_t p = 1; p < n; ++p) paths.push_back({req.gpus[(p - 1) / 2], req.gpus[p], 0});
-        auto costs = costs_of(paths);
-        if (!costs.ok()) return costs.status();
-        const int32_t depth = HeapTreeDepth(n);
-        std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
-          return n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, bytes / c);
-        });
-        return s;
-      }
-      std::vector<TransferPath> paths;
-      for (int32_t c = 0; c < s.channels; ++c) AppendTreePaths(ChannelOrder(nodes, c), kTreeKeyBase + c, paths);
-      auto costs = costs_of(paths);
-      if (!costs.ok()) return costs.status();
-      const int32_t depth = DoubleTreeDepth(n);
-      std::tie(s.chunks, s.estimated_seconds) = BestChunks(req.chunks, [&](int32_t c) {
-        return n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, bytes / s.channels / 2 / c);
-      });
-      return s;
-    }
-    case CollectiveAlgorithm::kHierarchical: {
-      if (nodes.size() < 2 || !EvenNodes(nodes)) {
-        return absl::InvalidArgumentError(
-            "algo: hier needs the group on at least two nodes with the same number of GPUs on each");
-      }
-      const int64_t g = static_cast<int64_t>(nodes.front().size());
-      const int64_t num_nodes = static_cast<int64_t>(nodes.size());
-      s.channels = static_cast<int32_t>(g);  // one inter-node all-reduce per local rank (rail)
-      double intra = 0;
-      if (g > 1) {
-        std::vector<TransferPath> paths;
-        for (const Ranks& node : nodes) {
-          for (const auto& p : RingPaths(node, 0)) paths.push_back(p);
-        }
-        auto costs = costs_of(paths);
-        if (!costs.ok()) return costs.status();
-        intra = (g - 1) * StepSeconds(*costs, bytes / g);
-      }
-      std::vector<TransferPath> ring_paths, tree_paths;
-      for (int64_t i = 0; i < g; ++i) {
-        Ranks rail;
-        for (const Ranks& node : nodes) rail.push_back(node[i]);
-        for (const auto& p : RingPaths(rail, i)) ring_paths.push_back(p);
-        AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
-      }
-      auto ring_costs = costs_of(ring_paths);
-      if (!ring_costs.ok()) return ring_costs.status();
-      auto tree_costs = costs_of(tree_paths);
-      if (!tree_costs.ok()) return tree_costs.status();
-      const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, bytes / g / num_nodes);
-      const int32_t depth = DoubleTreeDepth(num_nodes);
-      auto [chunks, tree] = BestChunks(req.chunks, [&](int32_t c) {
-        return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, bytes / g / 2 / c);
-      });
-      const bool use_tree = req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring
-                                                                         : req.inter_node == CollectiveAlgorithm::kTree;
-      s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
-      s.chunks = use_tree ? chunks : 1;
-      s.aggregated_rings = Aggregates(req.ring_steps, g, 1) || (!use_tree && Aggregates(req.ring_steps, num_nodes, 1));
-      s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
-      return s;
-    }
+    case CollectiveAlgorithm::kRing: return RingShape(in, s);
+    case CollectiveAlgorithm::kTree: return TreeShape(in, s);
+    case CollectiveAlgorithm::kHierarchical: return HierarchicalShape(in, s);
     case CollectiveAlgorithm::kDirect:
-    case CollectiveAlgorithm::kPairwise: {
-      s.channels = 1;
-      s.chunks = 1;
-      if (req.op == CollectiveOp::kSendRecv) {
-        auto costs = costs_of({{req.gpus[0], req.gpus[1], 0}});
-        if (!costs.ok()) return costs.status();
-        s.estimated_seconds = StepSeconds(*costs, bytes);
-        return s;
-      }
-      if (algorithm == CollectiveAlgorithm::kDirect) {
-        std::vector<TransferPath> paths;
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            if (i != j) paths.push_back({req.gpus[i], req.gpus[j], 0});
-          }
-        }
-        auto costs = costs_of(paths);
-        if (!costs.ok()) return costs.status();
-        s.estimated_seconds = StepSeconds(*costs, bytes / n);
-        return s;
-      }
-      s.estimated_seconds = 0;
-      for (int64_t k = 1; k < n; ++k) {
-        std::vector<TransferPath> paths;
-        for (int64_t r = 0; r < n; ++r) paths.push_back({req.gpus[r], req.gpus[(r + k) % n], 0});
-        auto costs = costs_of(paths);
-        if (!costs.ok()) return costs.status();
-        s.estimated_seconds += StepSeconds(*costs, bytes / n);
-      }
-      return s;
-    }
+    case CollectiveAlgorithm::kPairwise: return DirectShape(in, s);
     case CollectiveAlgorithm::kAuto:
       break;
   }

@@ -168,6 +168,7 @@ class Run : private EventHandler, private FlowObserver {
           request.op = step.op;
           request.gpus = st.layout.DataGroup(t);
           request.bytes = step.bytes;
+          request.ring_steps = options_.grad_sync_ring_steps;
           HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
           HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
           graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));

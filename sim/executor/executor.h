@@ -36,6 +36,10 @@ struct ExecutorOptions {
   std::vector<LinkId> sampled_links;
   // What-if faults (docs/faults.md), resolved against the setup's topology; null or empty = none.
   const faults::FaultSet* faults = nullptr;
+  // How the gradient synchronisation's rings run: kAuto (exact for rings up to kMaxSteppedRingRanks,
+  // the default) or, opted in with `run --ring-steps aggregated`, one flow per ring edge for all steps
+  // (docs/decisions.md "Aggregated ring steps"; its error is measured in docs/performance.md).
+  RingSteps grad_sync_ring_steps = RingSteps::kAuto;
 };
 
 // One data-parallel synchronisation step of a stage as it ran.

@@ -4,37 +4,46 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "base/units.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "sim/executor/cp_ring.h"
 #include "proto/layer_count.h"
 #include "proto/validate_plan.h"
+#include "sim/workload/optimizer_step.h"
 
 namespace hetsim::sim::executor {
 namespace {
 
-std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, int tp_rank) {
+std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, int tp_rank, int cp_rank) {
   std::vector<GpuId> out;
-  for (int r = first_replica; r < first_replica + replicas; ++r) out.push_back(l.Gpu(r, tp_rank));
+  for (int r = first_replica; r < first_replica + replicas; ++r) out.push_back(l.Gpu(r, tp_rank, cp_rank));
   return out;
 }
 
-// The groups a stage collective runs over: every replica's TP group, or for expert parallelism every
-// block of `expert_parallel` consecutive replicas at each TP rank. The first is the one timed.
+// The groups a stage collective runs over: every TP group (of each replica and CP rank), or for
+// expert parallelism every block of `expert_parallel` consecutive replicas at each (CP, TP) rank.
+// The first is the one timed.
 std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group) {
   std::vector<std::vector<GpuId>> groups;
   if (group == workload::CollectiveGroup::kTensor) {
-    for (int r = 0; r < l.data_parallel; ++r) groups.push_back(l.TensorGroup(r));
+    for (int r = 0; r < l.data_parallel; ++r) {
+      for (int c = 0; c < l.context_parallel; ++c) groups.push_back(l.TensorGroup(r, c));
+    }
     return groups;
   }
   for (int first = 0; first + l.expert_parallel <= l.data_parallel; first += l.expert_parallel) {
-    for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(Slice(l, first, l.expert_parallel, t));
+    for (int c = 0; c < l.context_parallel; ++c) {
+      for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(Slice(l, first, l.expert_parallel, t, c));
+    }
   }
   return groups;
 }
@@ -69,29 +78,6 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
   return absl::OkStatus();
 }
 
-// Starts every flow at time 0 on an otherwise idle network; the time the last one ends.
-absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows,
-                                    NetworkMode mode) {
-  if (flows.empty()) return Time{0};
-  Simulator simulator;
-  auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
-  if (!network.ok()) return network.status();
-  for (const BoundaryFlow& f : flows) (*network)->StartFlow(f.route, f.bytes, nullptr, 0);
-  simulator.Run();
-  return simulator.now();
-}
-
-absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flows) {
-  for (size_t j = 0; j < flows.size(); ++j) {
-    BoundaryFlow& f = flows[j];
-    if (f.src == f.dst) continue;  // the same GPU: a local copy, no link
-    absl::StatusOr<const topology::Route*> route = router.GpuRoute(f.src, f.dst, j);
-    if (!route.ok()) return route.status();
-    f.route = std::span<const LinkId>((*route)->data(), (*route)->size());
-  }
-  return absl::OkStatus();
-}
-
 topology::LinkClass SlowestClass(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows) {
   double slowest = -1;
   topology::LinkClass cls = topology::LinkClass::kNvlink;
@@ -110,12 +96,15 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
 }
 
 // ZeRO-3: each layer's weights, sharded over the DP group, are all-gathered before the layer's
-// forward and again before its backward (DeepSpeed frees them in between), by every TP rank's DP group
-// at once. Timed alone on the network, without prefetch overlap (on the critical path of the pass);
-// each layer gathers its share of the virtual stage's dense gradient bytes by parameter count.
+// forward and again before its backward (DeepSpeed and FSDP free them in between), by every TP rank's
+// DP group at once; each layer gathers its share of the virtual stage's dense gradient bytes by
+// parameter count, timed alone on the network. Without prefetch every gather is on the critical path
+// of the pass. With Plan.zero3_prefetch the gather of the next layer (in pass order) is issued when a
+// layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
+// the compute time of the layer before it.
 absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
-                              VirtualStageCost& vs) {
-  if (l.data_parallel <= 1 || vs.cost.grad_sync_bytes <= 0) return absl::OkStatus();
+                              bool prefetch, VirtualStageCost& vs) {
+  if (l.gradient_group_size() <= 1 || vs.cost.grad_sync_bytes <= 0) return absl::OkStatus();
   std::vector<std::vector<GpuId>> groups;
   for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
   std::vector<double> weight;
@@ -130,8 +119,9 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
   const double all = static_cast<double>(vs.cost.grad_sync_bytes);
   double cumulative = 0;
   int64_t done = 0;
-  for (double w : weight) {
-    cumulative += w;
+  std::vector<Time> gather(weight.size(), 0);
+  for (size_t i = 0; i < weight.size(); ++i) {
+    cumulative += weight[i];
     const auto upto = static_cast<int64_t>(std::llround(all * cumulative / total));
     const int64_t bytes = upto - done;
     done = upto;
@@ -140,21 +130,42 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
     if (!t.ok()) return t.status();
     absl::StatusOr<std::vector<LinkLoad>> load = timer.ConcurrentLoadOf(CollectiveOp::kAllGather, groups, bytes);
     if (!load.ok()) return load.status();
-    vs.forward_collective_time += *t;
-    vs.backward_collective_time += *t;
+    gather[i] = *t;
     AddLoad(vs.forward_link_load, *load, 1);
     AddLoad(vs.backward_link_load, *load, 1);
   }
+  const size_t n = gather.size();
+  const bool layer_times = vs.cost.layer_forward_s.size() == n && vs.cost.layer_backward_s.size() == n;
+  for (size_t i = 0; i < n; ++i) {
+    Time forward = gather[i], backward = gather[i];
+    if (prefetch && layer_times) {
+      // Forward runs layers first to last, backward last to first: the hiding layer is the one before.
+      if (i > 0) forward = std::max<Time>(0, gather[i] - SecondsToTime(vs.cost.layer_forward_s[i - 1]));
+      if (i + 1 < n) backward = std::max<Time>(0, gather[i] - SecondsToTime(vs.cost.layer_backward_s[i + 1]));
+    }
+    vs.forward_gather_exposed_time += forward;
+    vs.backward_gather_exposed_time += backward;
+  }
+  vs.forward_collective_time += vs.forward_gather_exposed_time;
+  vs.backward_collective_time += vs.backward_gather_exposed_time;
   return absl::OkStatus();
 }
 
 }  // namespace
 
-std::vector<GpuId> StageLayout::TensorGroup(int replica) const {
-  return std::vector<GpuId>(gpus.begin() + replica * tensor_parallel, gpus.begin() + (replica + 1) * tensor_parallel);
+std::vector<GpuId> StageLayout::TensorGroup(int replica, int cp_rank) const {
+  const auto first = gpus.begin() + (replica * context_parallel + cp_rank) * tensor_parallel;
+  return std::vector<GpuId>(first, first + tensor_parallel);
 }
 
-std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const { return Slice(*this, 0, data_parallel, tp_rank); }
+std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const {
+  if (context_parallel == 1) return Slice(*this, 0, data_parallel, tp_rank, 0);
+  std::vector<GpuId> out;
+  for (int r = 0; r < data_parallel; ++r) {
+    for (int c = 0; c < context_parallel; ++c) out.push_back(Gpu(r, tp_rank, c));
+  }
+  return out;
+}
 
 int ExecutionSetup::num_gpus() const {
   int n = 0;
@@ -169,20 +180,266 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
   const int64_t per_from = b / from.data_parallel;
   const int64_t per_to = b / to.data_parallel;
   const int pieces = std::max(from.tensor_parallel, to.tensor_parallel);
+  // Context parallelism (the same on both sides): CP rank c hands its 1/CP of the tokens to CP rank c.
+  const int cp = std::min(from.context_parallel, to.context_parallel);
   for (int r = 0; r < from.data_parallel; ++r) {
     const int64_t lo = r * per_from, hi = lo + per_from;
     for (int q = static_cast<int>(lo / per_to); q < to.data_parallel && q * per_to < hi; ++q) {
       const int64_t overlap = std::min(hi, (q + 1) * per_to) - std::max(lo, q * per_to);
       if (overlap <= 0) continue;
-      const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap)));
-      for (int j = 0; j < pieces; ++j) {
-        flows.push_back({from.Gpu(r, j % from.tensor_parallel), to.Gpu(q, j % to.tensor_parallel),
-                         SplitBytes(bytes, pieces, j), {}});
+      const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap) / cp));
+      for (int c = 0; c < cp; ++c) {
+        for (int j = 0; j < pieces; ++j) {
+          flows.push_back({from.Gpu(r, j % from.tensor_parallel, c), to.Gpu(q, j % to.tensor_parallel, c),
+                           SplitBytes(bytes, pieces, j), {}});
+        }
       }
     }
   }
   return flows;
 }
+
+namespace {
+
+// Phase 1: the topology, its routes and the model's per-layer costs.
+absl::Status BuildTopologyAndModel(ExecutionSetup& setup) {
+  const proto::PlanInputs& inputs = setup.inputs;
+  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(inputs.cluster);
+  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", topo.status().message()));
+  setup.topology = std::make_unique<topology::Topology>(*std::move(topo));
+  setup.router = std::make_unique<topology::Router>(*setup.topology);
+  absl::StatusOr<workload::ModelCost> model = workload::ModelCost::Create(
+      inputs.model, inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path);
+  if (!model.ok()) return model.status();
+  setup.model = std::make_unique<workload::ModelCost>(*std::move(model));
+  return absl::OkStatus();
+}
+
+// The GPUs of stage `st` and how TP, CP (the plan's) and DP split them.
+absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const v1::Stage& st, int context_parallel,
+                                     const std::string& where) {
+  StageLayout layout;
+  absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh().island());
+  if (!island.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".mesh.island: ", island.status().message()));
+  }
+  absl::StatusOr<std::vector<GpuId>> gpus = topology.MeshGpus(st.mesh());
+  if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh: ", gpus.status().message()));
+  layout.gpus = *std::move(gpus);
+  layout.island = *island;
+  layout.tensor_parallel = std::max<int>(1, static_cast<int>(st.tensor_parallel()));
+  layout.data_parallel = std::max<int>(1, static_cast<int>(st.data_parallel()));
+  layout.expert_parallel = std::max<int>(1, static_cast<int>(st.expert_parallel()));
+  layout.context_parallel = context_parallel;
+  if (static_cast<int>(layout.gpus.size()) != layout.tensor_parallel * layout.context_parallel * layout.data_parallel) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", where,
+        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
+  }
+  return layout;
+}
+
+// The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
+// optimizer step.
+void AddGradSync(const v1::Plan& plan, int zero_stage, StageSetup& out) {
+  if (out.layout.gradient_group_size() <= 1) return;
+  const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
+  const CollectiveOp op = zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+  const int64_t bucket = plan.grad_bucket_bytes() > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes()) : bytes;
+  for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
+  // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
+  // each layer's before its forward and again before its backward (ZeroThreeGathers).
+  if ((zero_stage == 1 || zero_stage == 2) && bytes > 0) {
+    out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
+  }
+}
+
+// Phase 2: physical stage `s`: layout, GPU compute model, whole-stage cost, memory, optimizer step and
+// gradient synchronisation. `gpu` receives the stage's compute model (the virtual stages reuse it).
+absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
+                                         std::optional<workload::GpuCompute>& gpu) {
+  const proto::PlanInputs& inputs = setup.inputs;
+  const v1::Plan& plan = inputs.plan;
+  const v1::Stage& st = plan.stages(s);
+  const std::string where = absl::StrFormat("%s: stages[%d]", inputs.plan_path, s);
+  const topology::Topology& topology = *setup.topology;
+  StageSetup out;
+  HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(topology, st, static_cast<int>(proto::ContextParallel(plan)), where));
+  const v1::GpuType& gpu_type = topology.gpu_type(out.layout.island);
+  const std::string gpu_where = absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]");
+  absl::StatusOr<workload::GpuCompute> compute =
+      workload::GpuCompute::Create(gpu_type, setup.model->dtype(), gpu_where, topology.cluster().ideal());
+  if (!compute.ok()) return compute.status();
+  out.gpu_type_name =
+      gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
+  out.peak_flop_per_s = compute->peak_flop_per_s();
+  out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
+  const workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+  absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, where);
+  if (!cost.ok()) return cost.status();
+  out.cost = *std::move(cost);
+  // Unscale (FP16), gradient norm and Adam over this GPU's states, then the iteration's host work.
+  out.optimizer_time = SecondsToTime(workload::OptimizerStepSeconds(out.cost.memory, setup.model->dtype(), *compute));
+  AddGradSync(plan, config.zero_stage, out);
+  gpu = *std::move(compute);
+  return out;
+}
+
+// Phase 3: virtual stages: the model's layers dealt in order to k = chunk * S + stage, each stage
+// keeping its plan's layer count, its blocks cut into v chunks, the embedding in the first chunk and
+// the head in the last (Megatron-LM's assignment, pipeline::VirtualStageLayers).
+absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload::GpuCompute>& gpus_compute, int v) {
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = plan.stages_size();
+  setup.virtual_stages.resize(S * v);
+  std::vector<int> stage_layers;
+  for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
+  const std::vector<pipeline::LayerRange> ranges =
+      pipeline::VirtualStageLayers(stage_layers, v, proto::ModelEdgeLayers(setup.inputs.model));
+  for (int c = 0; c < v; ++c) {
+    for (int s = 0; s < S; ++s) {
+      const v1::Stage& st = plan.stages(s);
+      VirtualStageCost& vs = setup.virtual_stages[c * S + s];
+      if (v == 1) {
+        vs.cost = setup.stages[s].cost;
+        vs.first_layer = static_cast<int>(st.first_layer());
+        vs.num_layers = static_cast<int>(st.num_layers());
+        continue;
+      }
+      workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+      const pipeline::LayerRange& range = ranges[c * S + s];
+      // A measured stage time is spread over the chunks by their share of the stage's layers.
+      const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
+      config.first_layer = range.first_layer;
+      config.num_layers = range.num_layers;
+      config.measured_forward_ms *= share;
+      config.measured_backward_ms *= share;
+      const std::string where = absl::StrFormat("%s: stages[%d] (chunk %d)", setup.inputs.plan_path, s, c);
+      absl::StatusOr<workload::StageCost> cost =
+          workload::ComputeStageCost(*setup.model, config, gpus_compute[s], where);
+      if (!cost.ok()) return cost.status();
+      vs.cost = *std::move(cost);
+      vs.first_layer = config.first_layer;
+      vs.num_layers = config.num_layers;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Phase 4: the transfers between virtual stages k and k+1, routed and timed alone on the network.
+absl::Status BuildBoundaries(ExecutionSetup& setup) {
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = setup.num_stages();
+  const int K = static_cast<int>(setup.virtual_stages.size());
+  const topology::Topology& topology = *setup.topology;
+  for (int k = 0; k + 1 < K; ++k) {
+    BoundaryTransfer bt;
+    bt.from_stage = k % S;
+    bt.to_stage = (k + 1) % S;
+    const VirtualStageCost& vs = setup.virtual_stages[k];
+    const double bytes_per_sample = setup.model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
+    bt.bytes_per_microbatch = vs.cost.boundary_bytes_per_microbatch;
+    const StageLayout& a = setup.stages[bt.from_stage].layout;
+    const StageLayout& b = setup.stages[bt.to_stage].layout;
+    bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size(), bytes_per_sample);
+    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size(), bytes_per_sample);
+    if (auto s = RouteFlows(*setup.router, bt.forward_flows); !s.ok()) return s;
+    if (auto s = RouteFlows(*setup.router, bt.backward_flows); !s.ok()) return s;
+    absl::StatusOr<Time> fwd = FlowsAloneTime(topology, bt.forward_flows, setup.network_mode);
+    if (!fwd.ok()) return fwd.status();
+    absl::StatusOr<Time> bwd = FlowsAloneTime(topology, bt.backward_flows, setup.network_mode);
+    if (!bwd.ok()) return bwd.status();
+    bt.forward_time = *fwd;
+    bt.backward_time = *bwd;
+    bt.slowest_link_class = SlowestClass(topology, bt.forward_flows);
+    setup.boundaries.push_back(std::move(bt));
+  }
+  return absl::OkStatus();
+}
+
+// Phase 5: the tensor-/expert-parallel collectives of virtual stage k (with the TP overlap, ZeRO-3's
+// gathers and the all-gathers that reassemble scattered boundary tensors).
+absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k) {
+  const v1::Plan& plan = setup.inputs.plan;
+  const int S = setup.num_stages();
+  const int K = static_cast<int>(setup.virtual_stages.size());
+  VirtualStageCost& vs = setup.virtual_stages[k];
+  const StageLayout& l = setup.stages[k % S].layout;
+  Time forward_tp = 0, backward_tp = 0;
+  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
+                                         forward_tp, vs.forward_link_load));
+  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
+                                         backward_tp, vs.backward_link_load));
+  // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
+  // they feed, hidden up to the pass's compute time (docs/cost-model.md).
+  if (plan.tp_comm_overlap()) {
+    vs.forward_hidden_comm_time = std::min(forward_tp, vs.cost.forward_time);
+    vs.backward_hidden_comm_time = std::min(backward_tp, vs.cost.backward_time);
+  }
+  if (plan.stages(k % S).zero_stage() == 3) {
+    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch(), vs));
+  }
+  HETSIM_RETURN_IF_ERROR(AddContextParallelRing(cp_timer, l, vs));
+  // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
+  const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
+  const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
+  auto gathered_bytes = [&](const VirtualStageCost& at) {
+    const double bps = setup.model->layer(at.first_layer + at.num_layers - 1).output_bytes_per_sample;
+    return static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples) / l.context_parallel));
+  };
+  if (k > 0) {
+    HETSIM_RETURN_IF_ERROR(AddCollective(timer, CollectiveOp::kAllGather, tensor_groups,
+                                         gathered_bytes(setup.virtual_stages[k - 1]), 1, vs.forward_collective_time,
+                                         vs.forward_link_load));
+  }
+  if (k + 1 < K) {
+    HETSIM_RETURN_IF_ERROR(AddCollective(timer, CollectiveOp::kAllGather, tensor_groups, gathered_bytes(vs), 1,
+                                         vs.backward_collective_time, vs.backward_link_load));
+  }
+  return absl::OkStatus();
+}
+
+// Phase 6: H-1F1B's inputs: c_i per physical boundary and t_max (forward + backward with TP collectives).
+void SetH1f1bInputs(ExecutionSetup& setup) {
+  for (const VirtualStageCost& vs : setup.virtual_stages) {
+    setup.h1f1b.t_max = std::max(setup.h1f1b.t_max, vs.forward_time() + vs.backward_time());
+  }
+  for (int i = 0; i + 1 < setup.num_stages(); ++i) {
+    const BoundaryTransfer& bt = setup.boundaries[i];
+    setup.h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
+  }
+  setup.h1f1b.epsilon = proto::H1f1bEpsilon(setup.inputs.plan);
+}
+
+// Phase 7: the schedule, its DAG and the uncontended duration of every node.
+absl::Status BuildDag(ExecutionSetup& setup, int v) {
+  const v1::Plan& plan = setup.inputs.plan;
+  pipeline::ScheduleSpec spec;
+  spec.kind = plan.schedule();
+  spec.num_stages = setup.num_stages();
+  spec.num_microbatches = static_cast<int>(setup.inputs.microbatches);
+  spec.virtual_stages = v;
+  for (const v1::Stage& st : plan.stages()) spec.warmup_forwards.push_back(static_cast<int>(st.warmup_forwards()));
+  spec.h1f1b = setup.h1f1b;
+  absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(spec, setup.inputs.plan_path);
+  if (!schedule.ok()) return schedule.status();
+  schedule->blocking_p2p = plan.blocking_p2p();
+  setup.dag = std::make_unique<pipeline::PipelineDag>(*schedule);
+
+  pipeline::UniformCosts costs;
+  for (const VirtualStageCost& vs : setup.virtual_stages) {
+    costs.forward.push_back(vs.forward_time());
+    costs.backward.push_back(vs.backward_time());
+  }
+  for (const BoundaryTransfer& bt : setup.boundaries) {
+    costs.comm_forward.push_back(bt.forward_time);
+    costs.comm_backward.push_back(bt.backward_time);
+  }
+  setup.durations = pipeline::NodeDurations(*setup.dag, costs);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs,
                                                                     NetworkMode mode) {
@@ -190,216 +447,26 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto:
   setup->inputs = inputs;
   setup->network_mode = mode;
   setup->microbatches = inputs.microbatches;
+  HETSIM_RETURN_IF_ERROR(BuildTopologyAndModel(*setup));
+
   const v1::Plan& plan = setup->inputs.plan;
-  const std::string& plan_file = inputs.plan_path;
-
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(setup->inputs.cluster);
-  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", topo.status().message()));
-  setup->topology = std::make_unique<topology::Topology>(*std::move(topo));
-  setup->router = std::make_unique<topology::Router>(*setup->topology);
-  const topology::Topology& topology = *setup->topology;
-
-  absl::StatusOr<workload::ModelCost> model =
-      workload::ModelCost::Create(setup->inputs.model, inputs.model_path.empty() ? plan_file + ": model" : inputs.model_path);
-  if (!model.ok()) return model.status();
-  setup->model = std::make_unique<workload::ModelCost>(*std::move(model));
-
-  const int S = plan.stages_size();
-  const int v = std::max<int>(1, static_cast<int>(plan.virtual_stages()));
-  CollectiveTimer timer(topology, *setup->router, mode);
-
-  // Physical stages: layout, whole-stage cost, memory, gradient synchronisation.
   std::vector<workload::GpuCompute> gpus_compute;
-  for (int s = 0; s < S; ++s) {
-    const v1::Stage& st = plan.stages(s);
-    const std::string where = absl::StrFormat("%s: stages[%d]", plan_file, s);
-    StageSetup out;
-    absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh().island());
-    if (!island.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh.island: ", island.status().message()));
-    absl::StatusOr<std::vector<GpuId>> gpus = topology.MeshGpus(st.mesh());
-    if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh: ", gpus.status().message()));
-    out.layout.gpus = *std::move(gpus);
-    out.layout.island = *island;
-    out.layout.tensor_parallel = std::max<int>(1, static_cast<int>(st.tensor_parallel()));
-    out.layout.data_parallel = std::max<int>(1, static_cast<int>(st.data_parallel()));
-    out.layout.expert_parallel = std::max<int>(1, static_cast<int>(st.expert_parallel()));
-    if (static_cast<int>(out.layout.gpus.size()) != out.layout.tensor_parallel * out.layout.data_parallel) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: tensor_parallel %d x data_parallel %d != %d GPUs in the mesh",
-                                                        where, out.layout.tensor_parallel, out.layout.data_parallel,
-                                                        out.layout.gpus.size()));
-    }
-    const v1::GpuType& gpu_type = topology.gpu_type(*island);
-    absl::StatusOr<workload::GpuCompute> gpu =
-        workload::GpuCompute::Create(gpu_type, setup->model->dtype(), absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]"),
-                                     topology.cluster().ideal());
-    if (!gpu.ok()) return gpu.status();
-    out.gpu_type_name = gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
-    out.peak_flop_per_s = gpu->peak_flop_per_s();
-    out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
-    const workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
-    absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup->model, config, *gpu, where);
-    if (!cost.ok()) return cost.status();
-    out.cost = *std::move(cost);
-    const workload::StageMemory& m = out.cost.memory;
-    // Adam reads gradients, moments and master weights and writes moments, master and weights.
-    // The iteration's own host work (data loading, loss-scaler check, logging) ends it with the step.
-    out.optimizer_time = SecondsToTime(
-        gpu->MemorySeconds(static_cast<double>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)) +
-        gpu->iteration_overhead_s());
-    if (out.layout.data_parallel > 1) {
-      const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
-      const CollectiveOp op = config.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-      const int64_t bucket = plan.grad_bucket_bytes() > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes()) : bytes;
-      for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
-      // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
-      // each layer's before its forward and again before its backward (ZeroThreeGathers).
-      if ((config.zero_stage == 1 || config.zero_stage == 2) && bytes > 0) {
-        out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
-      }
-    }
-    setup->stages.push_back(std::move(out));
+  for (int s = 0; s < plan.stages_size(); ++s) {
+    std::optional<workload::GpuCompute> gpu;
+    HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpu));
+    setup->stages.push_back(std::move(stage));
     gpus_compute.push_back(*std::move(gpu));
   }
-
-  // Virtual stages: the model's layers dealt in order to k = chunk * S + stage, each stage keeping its
-  // plan's layer count, its blocks cut into v chunks, the embedding in the first chunk and the head in
-  // the last (Megatron-LM's assignment, pipeline::VirtualStageLayers).
-  const int K = S * v;
-  setup->virtual_stages.resize(K);
-  std::vector<int> stage_layers;
-  for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
-  const std::vector<pipeline::LayerRange> ranges =
-      pipeline::VirtualStageLayers(stage_layers, v, proto::ModelEdgeLayers(setup->inputs.model));
-  for (int c = 0; c < v; ++c) {
-    for (int s = 0; s < S; ++s) {
-      const v1::Stage& st = plan.stages(s);
-      VirtualStageCost& vs = setup->virtual_stages[c * S + s];
-      if (v == 1) {
-        vs.cost = setup->stages[s].cost;
-        vs.first_layer = static_cast<int>(st.first_layer());
-        vs.num_layers = static_cast<int>(st.num_layers());
-      } else {
-        workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size());
-        const pipeline::LayerRange& range = ranges[c * S + s];
-        // A measured stage time is spread over the chunks by their share of the stage's layers.
-        const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
-        config.first_layer = range.first_layer;
-        config.num_layers = range.num_layers;
-        config.measured_forward_ms *= share;
-        config.measured_backward_ms *= share;
-        absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(
-            *setup->model, config, gpus_compute[s], absl::StrFormat("%s: stages[%d] (chunk %d)", plan_file, s, c));
-        if (!cost.ok()) return cost.status();
-        vs.cost = *std::move(cost);
-        vs.first_layer = config.first_layer;
-        vs.num_layers = config.num_layers;
-      }
-    }
+  const int v = std::max<int>(1, static_cast<int>(plan.virtual_stages()));
+  HETSIM_RETURN_IF_ERROR(CostVirtualStages(*setup, gpus_compute, v));
+  HETSIM_RETURN_IF_ERROR(BuildBoundaries(*setup));
+  CollectiveTimer timer(*setup->topology, *setup->router, mode);
+  CpRingTimer cp_timer(*setup->topology, *setup->router, mode);
+  for (int k = 0; k < static_cast<int>(setup->virtual_stages.size()); ++k) {
+    HETSIM_RETURN_IF_ERROR(AddStageCollectives(*setup, timer, cp_timer, k));
   }
-
-  // Boundaries between virtual stages, and the TP collective time of every virtual stage.
-  for (int k = 0; k + 1 < K; ++k) {
-    BoundaryTransfer bt;
-    bt.from_stage = k % S;
-    bt.to_stage = (k + 1) % S;
-    const VirtualStageCost& vs = setup->virtual_stages[k];
-    const double bytes_per_sample = setup->model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
-    bt.bytes_per_microbatch = vs.cost.boundary_bytes_per_microbatch;
-    const StageLayout& a = setup->stages[bt.from_stage].layout;
-    const StageLayout& b = setup->stages[bt.to_stage].layout;
-    bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size(), bytes_per_sample);
-    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size(), bytes_per_sample);
-    if (auto s = RouteFlows(*setup->router, bt.forward_flows); !s.ok()) return s;
-    if (auto s = RouteFlows(*setup->router, bt.backward_flows); !s.ok()) return s;
-    absl::StatusOr<Time> fwd = FlowsAloneTime(topology, bt.forward_flows, mode);
-    if (!fwd.ok()) return fwd.status();
-    absl::StatusOr<Time> bwd = FlowsAloneTime(topology, bt.backward_flows, mode);
-    if (!bwd.ok()) return bwd.status();
-    bt.forward_time = *fwd;
-    bt.backward_time = *bwd;
-    bt.slowest_link_class = SlowestClass(topology, bt.forward_flows);
-    setup->boundaries.push_back(std::move(bt));
-  }
-  for (int k = 0; k < K; ++k) {
-    VirtualStageCost& vs = setup->virtual_stages[k];
-    const StageLayout& l = setup->stages[k % S].layout;
-    Time forward_tp = 0, backward_tp = 0;
-    if (auto s = CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time, forward_tp,
-                                 vs.forward_link_load);
-        !s.ok()) {
-      return s;
-    }
-    if (auto s = CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time, backward_tp,
-                                 vs.backward_link_load);
-        !s.ok()) {
-      return s;
-    }
-    // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
-    // they feed, hidden up to the pass's compute time (docs/cost-model.md).
-    if (plan.tp_comm_overlap()) {
-      vs.forward_hidden_comm_time = std::min(forward_tp, vs.cost.forward_time);
-      vs.backward_hidden_comm_time = std::min(backward_tp, vs.cost.backward_time);
-    }
-    if (plan.stages(k % S).zero_stage() == 3) {
-      if (auto s = ZeroThreeGathers(timer, *setup->model, l, vs); !s.ok()) return s;
-    }
-    // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
-    const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
-    const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
-    auto gathered_bytes = [&](const VirtualStageCost& at) {
-      const double bps = setup->model->layer(at.first_layer + at.num_layers - 1).output_bytes_per_sample;
-      return static_cast<int64_t>(std::ceil(bps * static_cast<double>(samples)));
-    };
-    if (k > 0) {
-      if (auto s = AddCollective(timer, CollectiveOp::kAllGather, tensor_groups,
-                                 gathered_bytes(setup->virtual_stages[k - 1]), 1, vs.forward_collective_time,
-                                 vs.forward_link_load);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (k + 1 < K) {
-      if (auto s = AddCollective(timer, CollectiveOp::kAllGather, tensor_groups, gathered_bytes(vs), 1,
-                                 vs.backward_collective_time, vs.backward_link_load);
-          !s.ok()) {
-        return s;
-      }
-    }
-  }
-
-  // H-1F1B's inputs: c_i per physical boundary and t_max (forward + backward with TP collectives).
-  for (int k = 0; k < K; ++k) {
-    const VirtualStageCost& vs = setup->virtual_stages[k];
-    setup->h1f1b.t_max = std::max(setup->h1f1b.t_max, vs.forward_time() + vs.backward_time());
-  }
-  for (int i = 0; i + 1 < S; ++i) {
-    const BoundaryTransfer& bt = setup->boundaries[i];
-    setup->h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
-  }
-  setup->h1f1b.epsilon = proto::H1f1bEpsilon(plan);
-
-  pipeline::ScheduleSpec spec;
-  spec.kind = plan.schedule();
-  spec.num_stages = S;
-  spec.num_microbatches = static_cast<int>(inputs.microbatches);
-  spec.virtual_stages = v;
-  for (const v1::Stage& st : plan.stages()) spec.warmup_forwards.push_back(static_cast<int>(st.warmup_forwards()));
-  spec.h1f1b = setup->h1f1b;
-  absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(spec, plan_file);
-  if (!schedule.ok()) return schedule.status();
-  schedule->blocking_p2p = plan.blocking_p2p();
-  setup->dag = std::make_unique<pipeline::PipelineDag>(*schedule);
-
-  pipeline::UniformCosts costs;
-  for (const VirtualStageCost& vs : setup->virtual_stages) {
-    costs.forward.push_back(vs.forward_time());
-    costs.backward.push_back(vs.backward_time());
-  }
-  for (const BoundaryTransfer& bt : setup->boundaries) {
-    costs.comm_forward.push_back(bt.forward_time);
-    costs.comm_backward.push_back(bt.backward_time);
-  }
-  setup->durations = pipeline::NodeDurations(*setup->dag, costs);
+  SetH1f1bInputs(*setup);
+  HETSIM_RETURN_IF_ERROR(BuildDag(*setup, v));
   return setup;
 }
 

@@ -22,6 +22,7 @@
 #include "proto/inputs.h"
 #include "sim/collectives/collective.h"
 #include "sim/executor/collective_load.h"
+#include "sim/executor/point_flows.h"
 #include "sim/network/network.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
@@ -33,26 +34,24 @@
 
 namespace hetsim::sim::executor {
 
-// The GPUs of one pipeline stage and how tensor and data parallelism split them (Megatron's order:
-// tensor-parallel ranks innermost, so a replica is `tensor_parallel` consecutive GPUs of the mesh).
+// The GPUs of one pipeline stage and how tensor, context and data parallelism split them (Megatron's
+// order: tensor-parallel ranks innermost, then context-parallel ranks, so a replica is
+// `tensor_parallel` x `context_parallel` consecutive GPUs of the mesh).
 struct StageLayout {
   std::vector<GpuId> gpus;  // the mesh, node-major
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;
+  int context_parallel = 1;
   int32_t island = 0;
 
-  GpuId Gpu(int replica, int tp_rank) const { return gpus[replica * tensor_parallel + tp_rank]; }
-  std::vector<GpuId> TensorGroup(int replica) const;  // one replica's GPUs
-  std::vector<GpuId> DataGroup(int tp_rank) const;    // one TP rank across the replicas
-};
-
-// One point-to-point flow of a stage boundary transfer.
-struct BoundaryFlow {
-  GpuId src;
-  GpuId dst;
-  int64_t bytes;
-  std::span<const LinkId> route;  // owned by the setup's router
+  GpuId Gpu(int replica, int tp_rank, int cp_rank = 0) const {
+    return gpus[(replica * context_parallel + cp_rank) * tensor_parallel + tp_rank];
+  }
+  std::vector<GpuId> TensorGroup(int replica, int cp_rank = 0) const;  // one TP group of a replica
+  // One TP rank across the replicas and their CP ranks: the gradient reduction group (DP x CP GPUs).
+  std::vector<GpuId> DataGroup(int tp_rank) const;
+  int gradient_group_size() const { return data_parallel * context_parallel; }
 };
 
 // The transfers between virtual stages k and k+1 of one microbatch: activations forward (k -> k+1)
@@ -89,8 +88,23 @@ struct VirtualStageCost {
   // by link): the flows never run them, so the report adds them (collective_load.h).
   std::vector<LinkLoad> forward_link_load;
   std::vector<LinkLoad> backward_link_load;
-  Time forward_time() const { return cost.forward_time + forward_collective_time - forward_hidden_comm_time; }
-  Time backward_time() const { return cost.backward_time + backward_collective_time - backward_hidden_comm_time; }
+  // Context parallelism's key/value ring (cp_ring.h): the time its steps take on the fabric and
+  // the part of it the attention compute does not hide (in forward_time / backward_time).
+  Time cp_forward_exchange_time = 0;
+  Time cp_backward_exchange_time = 0;
+  Time cp_forward_exposed_time = 0;
+  Time cp_backward_exposed_time = 0;
+  int64_t cp_bytes = 0;  // one GPU's ring sends per microbatch, forward + backward
+  // ZeRO-3's parameter all-gathers on the critical path of the pass (after Plan.zero3_prefetch); part
+  // of the collective times above.
+  Time forward_gather_exposed_time = 0;
+  Time backward_gather_exposed_time = 0;
+  Time forward_time() const {
+    return cost.forward_time + forward_collective_time - forward_hidden_comm_time + cp_forward_exposed_time;
+  }
+  Time backward_time() const {
+    return cost.backward_time + backward_collective_time - backward_hidden_comm_time + cp_backward_exposed_time;
+  }
 };
 
 // A data-parallel gradient synchronisation step of one stage: one collective per DP group, run

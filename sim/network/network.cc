@@ -30,11 +30,12 @@ const char* NetworkModeName(NetworkMode mode) {
 }
 
 absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name) {
+  if (name == "max-min") return NetworkMode::kMaxMinFair;  // the short form `hetsim run` documented
   for (NetworkMode mode : {NetworkMode::kMaxMinFair, NetworkMode::kContentionFree}) {
     if (name == NetworkModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown network mode \"%s\" (expected \"max-min-fair\" or \"contention-free\")", name));
+      "unknown network mode \"%s\" (expected \"max-min-fair\", \"max-min\" or \"contention-free\")", name));
 }
 
 absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator,

@@ -6,6 +6,8 @@
 
 #include <boost/graph/topological_sort.hpp>
 
+#include "sim/pipeline/iteration_metrics.h"
+
 namespace hetsim::sim::pipeline {
 
 absl::string_view NodeKindName(NodeKind kind) {
@@ -18,6 +20,62 @@ absl::string_view NodeKindName(NodeKind kind) {
   }
   return "?";
 }
+
+namespace {
+
+// The edges of the DAG as Boost's CSR constructor takes them: (u, v) pairs and their kinds.
+struct EdgeList {
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  std::vector<DagEdgeProperty> kinds;
+  void Add(NodeId u, NodeId v, EdgeKind kind) {
+    edges.emplace_back(u, v);
+    kinds.push_back({kind});
+  }
+};
+
+// E_dep: the data path of every microbatch.
+void AddDataPathEdges(const PipelineDag& dag, EdgeList& out) {
+  const int K = dag.num_virtual_stages();
+  for (int i = 0; i < dag.num_microbatches(); ++i) {
+    for (int k = 0; k + 1 < K; ++k) {
+      out.Add(dag.Forward(i, k), dag.CommForward(i, k), EdgeKind::kDep);
+      out.Add(dag.CommForward(i, k), dag.Forward(i, k + 1), EdgeKind::kDep);
+      out.Add(dag.Backward(i, k + 1), dag.CommBackward(i, k), EdgeKind::kDep);
+      out.Add(dag.CommBackward(i, k), dag.Backward(i, k), EdgeKind::kDep);
+    }
+    out.Add(dag.Forward(i, K - 1), dag.Backward(i, K - 1), EdgeKind::kDep);
+  }
+}
+
+// E_sink: every node without a successor finishes before the sink.
+void AddSinkEdges(NodeId sink, EdgeList& out) {
+  std::vector<char> has_successor(sink + 1, 0);
+  for (const auto& e : out.edges) has_successor[e.first] = 1;
+  for (NodeId u = 0; u < sink; ++u) {
+    if (!has_successor[u]) out.Add(u, sink, EdgeKind::kSink);
+  }
+}
+
+// Flat successor / predecessor arrays for the hot loops (same order as the Boost graph's).
+void FlattenAdjacency(const PipelineDag::Graph& graph, int n, std::vector<int32_t>& succ_offset,
+                      std::vector<NodeId>& succ, std::vector<int32_t>& pred_offset, std::vector<NodeId>& pred) {
+  succ_offset.assign(n + 1, 0);
+  pred_offset.assign(n + 1, 0);
+  succ.reserve(boost::num_edges(graph));
+  pred.reserve(boost::num_edges(graph));
+  for (NodeId v = 0; v < n; ++v) {
+    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+      succ.push_back(static_cast<NodeId>(boost::target(*it, graph)));
+    }
+    succ_offset[v + 1] = static_cast<int32_t>(succ.size());
+    for (auto [it, end] = boost::in_edges(v, graph); it != end; ++it) {
+      pred.push_back(static_cast<NodeId>(boost::source(*it, graph)));
+    }
+    pred_offset[v + 1] = static_cast<int32_t>(pred.size());
+  }
+}
+
+}  // namespace
 
 PipelineDag::PipelineDag(const PipelineSchedule& schedule)
     : schedule_(schedule),
@@ -48,14 +106,9 @@ PipelineDag::PipelineDag(const PipelineSchedule& schedule)
   }
   nodes_[sink_] = {NodeKind::kSink, -1, -1, -1, -1};
 
-  std::vector<std::pair<NodeId, NodeId>> edges;
-  std::vector<DagEdgeProperty> kinds;
-  edges.reserve(static_cast<size_t>(compute) * 6 + static_cast<size_t>(comm) * 4);
-  kinds.reserve(edges.capacity());
-  auto add = [&](NodeId u, NodeId v, EdgeKind kind) {
-    edges.emplace_back(u, v);
-    kinds.push_back({kind});
-  };
+  EdgeList edges;
+  edges.edges.reserve(static_cast<size_t>(compute) * 6 + static_cast<size_t>(comm) * 4);
+  edges.kinds.reserve(edges.edges.capacity());
 
   // E_comp and E_comm, walking each stage's order. A stage's transfers to one peer go over one
   // direction of one link, in the order their producers run.
@@ -76,54 +129,23 @@ PipelineDag::PipelineDag(const PipelineSchedule& schedule)
         compute_node = Backward(op.microbatch, k);
         if (k > 0) transfer = CommBackward(op.microbatch, k - 1);
       }
-      if (!order.empty()) add(order.back(), compute_node, EdgeKind::kComp);
-      if (pending_send >= 0) add(pending_send, compute_node, EdgeKind::kSync);
+      if (!order.empty()) edges.Add(order.back(), compute_node, EdgeKind::kComp);
+      if (pending_send >= 0) edges.Add(pending_send, compute_node, EdgeKind::kSync);
       pending_send = schedule.blocking_p2p ? transfer : -1;
       order.push_back(compute_node);
       if (transfer >= 0) {
         NodeId& last = last_transfer_to[nodes_[transfer].peer_stage];
-        if (last >= 0) add(last, transfer, EdgeKind::kComm);
+        if (last >= 0) edges.Add(last, transfer, EdgeKind::kComm);
         last = transfer;
       }
     }
   }
 
-  // E_dep: the data path of every microbatch.
-  for (int i = 0; i < m; ++i) {
-    for (int k = 0; k + 1 < K; ++k) {
-      add(Forward(i, k), CommForward(i, k), EdgeKind::kDep);
-      add(CommForward(i, k), Forward(i, k + 1), EdgeKind::kDep);
-      add(Backward(i, k + 1), CommBackward(i, k), EdgeKind::kDep);
-      add(CommBackward(i, k), Backward(i, k), EdgeKind::kDep);
-    }
-    add(Forward(i, K - 1), Backward(i, K - 1), EdgeKind::kDep);
-  }
-
-  // E_sink: every node without a successor finishes before the sink.
-  std::vector<char> has_successor(n, 0);
-  for (const auto& e : edges) has_successor[e.first] = 1;
-  for (NodeId u = 0; u < sink_; ++u) {
-    if (!has_successor[u]) add(u, sink_, EdgeKind::kSink);
-  }
-
-  graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), kinds.begin(),
+  AddDataPathEdges(*this, edges);
+  AddSinkEdges(sink_, edges);
+  graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.edges.begin(), edges.edges.end(), edges.kinds.begin(),
                  static_cast<NodeId>(n));
-
-  // Flat successor / predecessor arrays for the hot loops (same order as the Boost graph's).
-  succ_offset_.assign(n + 1, 0);
-  pred_offset_.assign(n + 1, 0);
-  succ_.reserve(edges.size());
-  pred_.reserve(edges.size());
-  for (NodeId v = 0; v < n; ++v) {
-    for (auto [it, end] = boost::out_edges(v, graph_); it != end; ++it) {
-      succ_.push_back(static_cast<NodeId>(boost::target(*it, graph_)));
-    }
-    succ_offset_[v + 1] = static_cast<int32_t>(succ_.size());
-    for (auto [it, end] = boost::in_edges(v, graph_); it != end; ++it) {
-      pred_.push_back(static_cast<NodeId>(boost::source(*it, graph_)));
-    }
-    pred_offset_[v + 1] = static_cast<int32_t>(pred_.size());
-  }
+  FlattenAdjacency(graph_, n, succ_offset_, succ_, pred_offset_, pred_);
 
   topological_order_.reserve(n);
   boost::topological_sort(graph_, std::back_inserter(topological_order_));
@@ -169,13 +191,14 @@ LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> dur
 }
 
 double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time iteration_time) {
-  if (iteration_time <= 0) return 0;
-  double busy = 0;
+  std::vector<double> busy(dag.num_stages(), 0);
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const NodeKind kind = dag.node(id).kind;
-    if (kind == NodeKind::kForward || kind == NodeKind::kBackward) busy += static_cast<double>(durations[id]);
+    if (kind == NodeKind::kForward || kind == NodeKind::kBackward) {
+      busy[dag.node(id).stage] += static_cast<double>(durations[id]);
+    }
   }
-  return 1.0 - busy / (static_cast<double>(dag.num_stages()) * static_cast<double>(iteration_time));
+  return BubbleRatio(busy, static_cast<double>(iteration_time));
 }
 
 }  // namespace hetsim::sim::pipeline

@@ -125,7 +125,8 @@ struct LongestPath {
 // `durations` has one entry per node (the sink's is ignored).
 LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations);
 
-// 1 - (sum over stages of busy compute time) / (stages x iteration time).
+// 1 - (sum over stages of busy compute time) / (stages x iteration time): BubbleRatio of
+// sim/pipeline/iteration_metrics.h over the DAG's forward and backward nodes.
 double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time iteration_time);
 
 }  // namespace hetsim::sim::pipeline

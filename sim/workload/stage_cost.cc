@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "proto/stage_rules.h"
 
 namespace hetsim::sim::workload {
 
-StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size) {
+StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size,
+                                 uint32_t context_parallel) {
   StageConfig c;
+  c.context_parallel = context_parallel == 0 ? 1 : static_cast<int>(context_parallel);
   c.first_layer = static_cast<int>(stage.first_layer());
   c.num_layers = static_cast<int>(stage.num_layers());
   c.tensor_parallel = stage.tensor_parallel() == 0 ? 1 : static_cast<int>(stage.tensor_parallel());
@@ -57,51 +61,30 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   if (c.tensor_parallel < 1) return Invalid(where, "tensor_parallel", "must be >= 1");
   if (c.data_parallel < 1) return Invalid(where, "data_parallel", "must be >= 1");
   if (c.expert_parallel < 1) return Invalid(where, "expert_parallel", "must be >= 1");
-  if (c.zero_stage < 0 || c.zero_stage > 3) {
-    return Invalid(where, "zero_stage", absl::StrFormat("%d is outside 0..3", c.zero_stage));
+  if (c.context_parallel < 1) return Invalid(where, "context_parallel", "must be >= 1");
+  if (c.context_parallel > 1 && !model.is_transformer()) {
+    return Invalid(where, "context_parallel", "needs a transformer model");
   }
   if (c.micro_batch_size == 0) return Invalid(where, "micro_batch_size", "must be > 0");
-  if (c.micro_batch_size % static_cast<uint64_t>(c.data_parallel) != 0) {
-    return Invalid(where, "data_parallel",
-                   absl::StrFormat("%d does not divide micro_batch_size %d", c.data_parallel,
-                                   c.micro_batch_size));
-  }
   if (!(c.measured_forward_ms >= 0) || !std::isfinite(c.measured_forward_ms)) {
     return Invalid(where, "measured_forward_ms", "must be a finite number >= 0");
   }
   if (!(c.measured_backward_ms >= 0) || !std::isfinite(c.measured_backward_ms)) {
     return Invalid(where, "measured_backward_ms", "must be a finite number >= 0");
   }
-  if (model.is_transformer()) {
-    const int tp = c.tensor_parallel;
-    if (model.num_attention_heads() % tp != 0) {
-      return Invalid(where, "tensor_parallel",
-                     absl::StrFormat("%d does not divide num_attention_heads %d", tp,
-                                     model.num_attention_heads()));
-    }
-    if (model.ffn_hidden_size() % static_cast<uint64_t>(tp) != 0) {
-      return Invalid(where, "tensor_parallel",
-                     absl::StrFormat("%d does not divide ffn_hidden_size %d", tp,
-                                     model.ffn_hidden_size()));
-    }
-    const int ep = c.expert_parallel;
-    if (ep > 1) {
-      if (model.num_experts() <= 1) {
-        return Invalid(where, "expert_parallel",
-                       absl::StrFormat("%d but the model has no experts", ep));
-      }
-      if (model.num_experts() % ep != 0) {
-        return Invalid(where, "expert_parallel",
-                       absl::StrFormat("%d does not divide num_experts %d", ep, model.num_experts()));
-      }
-      if (c.data_parallel % ep != 0) {
-        return Invalid(where, "expert_parallel",
-                       absl::StrFormat("%d does not divide data_parallel %d", ep, c.data_parallel));
-      }
-    }
-  } else if (c.expert_parallel > 1) {
-    return Invalid(where, "expert_parallel", "is only supported for transformer models");
-  }
+  // The parallelism rules a plan file's stages are validated with (proto/stage_rules.h).
+  const std::vector<proto::StageRuleProblem> problems = proto::StageRuleProblems(
+      {.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
+       .data_parallel = static_cast<uint32_t>(c.data_parallel),
+       .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
+       .zero_stage = c.zero_stage,
+       .sequence_parallel = c.sequence_parallel,
+       .micro_batch_size = c.micro_batch_size,
+       .num_attention_heads = model.num_attention_heads(),
+       .num_kv_heads = model.num_kv_heads(),
+       .ffn_hidden_size = model.ffn_hidden_size(),
+       .num_experts = model.num_experts()});
+  if (!problems.empty()) return Invalid(where, problems.front().field, problems.front().problem);
   return absl::OkStatus();
 }
 
@@ -113,7 +96,8 @@ struct GemmTimes {
 };
 
 // One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
-// (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples.
+// (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples of which this GPU
+// holds 1/CP of the tokens (an attention core: its queries against all keys).
 GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts, double backward_ratio,
                    const GpuCompute& gpu) {
   const double tp = c.tensor_parallel;
@@ -121,7 +105,8 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   // whole EP group, on average b s k EP / experts per expert.
   const double kernels = g.per_expert ? experts / c.expert_parallel : 1;
   GemmTimes t;
-  t.flop = g.forward_flop_per_sample * b / tp;
+  const double cp = c.context_parallel;
+  t.flop = g.forward_flop_per_sample * b / tp / cp;
   if (!gpu.shape_aware() || g.m <= 0) {
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
     t.backward_s = backward_ratio * t.forward_s;
@@ -130,8 +115,9 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   GemmShape f{g.m, g.n, g.k, g.batch};
   if (g.attention_core) {
     f.batch *= b;  // one matrix per sample and head
+    f.m /= cp;     // this rank's queries
   } else {
-    f.m *= b;  // samples stack along the rows
+    f.m *= b / cp;  // samples (this rank's tokens of them) stack along the rows
   }
   if (g.per_expert) f.m *= c.expert_parallel / experts;
   switch (g.split) {
@@ -156,6 +142,9 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   const double ep = c.expert_parallel;
   const double experts = model.num_experts();
   const double b = static_cast<double>(c.micro_batch_size) / c.data_parallel;  // local samples
+  // Samples' worth of tokens on this GPU: context parallelism keeps 1/CP of each sample's tokens,
+  // and with them 1/CP of every activation, memory-bound pass and TP collective.
+  const double bt = b / c.context_parallel;
   // Sequence parallelism shards the TP-replicated parts; it means nothing without TP.
   const bool sp = c.sequence_parallel && c.tensor_parallel > 1;
   const double replicated_split = sp ? tp : 1;
@@ -187,16 +176,16 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
       }
     }
     const double memory_fwd_s =
-        gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * b / replicated_split +
-                              layer.memory_bytes_sharded_per_sample * b / tp,
+        gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * bt / replicated_split +
+                              layer.memory_bytes_sharded_per_sample * bt / tp,
                           layer.memory_kernels);
-    const double core_bytes = layer.memory_bytes_attention_core_per_sample * b / tp;
+    const double core_bytes = layer.memory_bytes_attention_core_per_sample * bt / tp;
     const double core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
     const double layer_fwd_s = gemm_s + memory_fwd_s;
     double layer_bwd_s = gemm_bwd_s + 2 * memory_fwd_s;
     double layer_bwd_flop = backward_ratio * flop;
     if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
-      const double bwd = layer.backward_flop_per_sample * b / tp;
+      const double bwd = layer.backward_flop_per_sample * bt / tp;
       layer_bwd_s += gpu.GemmSeconds(bwd);
       layer_bwd_flop += bwd;
     }
@@ -210,6 +199,16 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     }
     forward_s += layer_fwd_s;
     backward_s += layer_bwd_s;
+    cost.layer_forward_s.push_back(layer_fwd_s);
+    cost.layer_backward_s.push_back(layer_bwd_s);
+    if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
+      double core_bwd_s = 2 * core_memory_s;
+      for (const Gemm& g : layer.gemms) {
+        if (g.attention_core) core_bwd_s += TimeGemm(g, b, c, experts, backward_ratio, gpu).backward_s;
+      }
+      cost.cp_attention.push_back({i, RoundUpBytes(layer.kv_bytes_per_sample * bt / tp), core_gemm_s + core_memory_s,
+                                   core_bwd_s, full || selective});
+    }
     cost.forward_flop_per_gpu += flop;
     cost.backward_flop_per_gpu += layer_bwd_flop;
 
@@ -220,12 +219,12 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
 
     // Activations kept for the backward pass (Korthikanti et al. 2022).
     const ActivationBytes& a = layer.activation;
-    const double kept_all = a.tp_replicated * b / replicated_split + (a.tp_sharded + a.attention_core) * b / tp;
+    const double kept_all = a.tp_replicated * bt / replicated_split + (a.tp_sharded + a.attention_core) * bt / tp;
     if (full) {
-      activation += std::min(kept_all, a.layer_input * b / replicated_split);
+      activation += std::min(kept_all, a.layer_input * bt / replicated_split);
       working = std::max(working, kept_all);
     } else if (selective) {
-      activation += a.tp_replicated * b / replicated_split + a.tp_sharded * b / tp;
+      activation += a.tp_replicated * bt / replicated_split + a.tp_sharded * bt / tp;
     } else {
       activation += kept_all;
     }
@@ -234,7 +233,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     for (const LayerCollective& lc : sp ? layer.collectives_seq_par : layer.collectives) {
       if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
       if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
-      const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * b);
+      const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * bt);
       if (lc.forward_count > 0) {
         cost.forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
       }
@@ -272,12 +271,12 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   cost.grad_sync_bytes = RoundUpBytes(dense_params * element);
   cost.expert_grad_sync_bytes = RoundUpBytes(expert_params * element);
 
-  // ZeRO shards dense states over the DP group and expert states over the DP replicas that hold the
-  // same experts (DP / EP of them).
-  const StageMemory dense =
-      ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage, c.data_parallel);
+  // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
+  // expert states over the DP replicas that hold the same experts (DP / EP of them).
+  const StageMemory dense = ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage,
+                                                   c.data_parallel * c.context_parallel);
   const StageMemory expert = ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
-                                                    c.data_parallel / c.expert_parallel);
+                                                    c.data_parallel / c.expert_parallel * c.context_parallel);
   cost.memory.param_bytes = dense.param_bytes + expert.param_bytes;
   cost.memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
   cost.memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;

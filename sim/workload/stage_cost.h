@@ -32,6 +32,8 @@ struct StageConfig {
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;  // over the data-parallel replicas (must divide data_parallel and experts)
+  // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
+  int context_parallel = 1;
   int zero_stage = 0;       // 0..3
   hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
   bool sequence_parallel = false;
@@ -41,8 +43,22 @@ struct StageConfig {
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
 };
 
-// Reads a plan's Stage (zeros become the documented defaults: TP/DP/EP 1).
-StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size);
+// Reads a plan's Stage (zeros become the documented defaults: TP/DP/EP/CP 1).
+StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size,
+                                 uint32_t context_parallel = 1);
+
+// Context parallelism in one attention layer of the stage, on one GPU per microbatch: the ring
+// passes `step_bytes` (the K and V of this GPU's tokens: b/DP samples, s/CP tokens, kv heads/TP) to
+// the next CP rank in each of CP - 1 steps of the forward, and twice that (K, V and their gradients)
+// in each of the backward's; every step hides behind 1/CP of the attention core's compute.
+struct ContextParallelAttention {
+  int32_t layer = 0;
+  int64_t step_bytes = 0;
+  double core_forward_s = 0;
+  double core_backward_s = 0;
+  // Full or selective recompute runs the attention core, and so its forward ring, again in the backward.
+  bool recomputed = false;
+};
 
 // A collective of the stage, per microbatch, with absolute bytes on each GPU of the group.
 struct StageCollective {
@@ -98,11 +114,18 @@ struct StageCost {
   int64_t grad_sync_bytes = 0;
   int64_t expert_grad_sync_bytes = 0;  // expert parameters: synchronised over DP / EP replicas only
 
+  // Context parallelism (context_parallel > 1): one entry per attention layer, in layer order.
+  std::vector<ContextParallelAttention> cp_attention;
+  // Compute time of each layer of the stage (forward, backward with recompute), in layer order:
+  // what ZeRO-3's prefetched parameter gathers hide behind.
+  std::vector<double> layer_forward_s;
+  std::vector<double> layer_backward_s;
+
   StageMemory memory;
 };
 
-// Validates the configuration against the model (layer range, TP dividing heads/FFN/vocab-rounding,
-// EP dividing experts and DP, micro-batch divisible by DP, ZeRO stage 0..3) and prices the stage.
+// Validates the configuration against the model (layer range, positive degrees, and the stage rules of
+// proto/stage_rules.h, the ones plan files are validated with) and prices the stage.
 // `where` prefixes error messages: "plan.pbtxt: stages[2]".
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config,
                                            const GpuCompute& gpu, absl::string_view where);

@@ -139,6 +139,7 @@ LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes,
   layer.activation.attention_core = flash ? 4 * x.a * s : (2 * B + 1) * x.a * s * s;
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
+  layer.kv_bytes_per_sample = 2 * B * s * x.kv_h;
   AddSublayerTpCollectives(layer, B * s * h);
   return layer;
 }
@@ -252,6 +253,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.activation.attention_core = first.activation.attention_core + second.activation.attention_core;
   m.activation.layer_input = first.activation.layer_input;  // the merged layer's input
   m.output_bytes_per_sample = second.output_bytes_per_sample;
+  m.kv_bytes_per_sample = first.kv_bytes_per_sample + second.kv_bytes_per_sample;
   m.collectives = first.collectives;
   MergeCollectives(m.collectives, second.collectives);
   m.collectives_seq_par = first.collectives_seq_par;

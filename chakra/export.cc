@@ -1,0 +1,239 @@
+#include "chakra/export.h"
+
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "chakra/attributes.h"
+#include "proto/io.h"
+#include "sim/pipeline/dag.h"
+
+namespace hetsim::chakra {
+namespace {
+
+using ChakraProtoMsg::Node;
+using sim::executor::ExecutionSetup;
+using sim::pipeline::DagNode;
+using sim::pipeline::NodeId;
+using sim::pipeline::NodeKind;
+
+bool IsCompute(NodeKind kind) { return kind == NodeKind::kForward || kind == NodeKind::kBackward; }
+
+class Exporter {
+ public:
+  explicit Exporter(const ExecutionSetup& setup) : setup_(setup), dag_(*setup.dag) {
+    out_.ranks.resize(setup.topology->num_gpus());
+    for (proto::ChakraStream& rank : out_.ranks) {
+      rank.metadata.set_version(std::string(kSchemaVersion));
+      rank.metadata.add_attr()->CopyFrom(StringAttr("generator", "hetsim export chakra"));
+      rank.metadata.add_attr()->CopyFrom(StringAttr("dtype", v1::DType_Name(setup.inputs.model.dtype())));
+    }
+    exits_.resize(dag_.num_nodes());
+  }
+
+  ChakraExport Run() {
+    for (NodeId id : dag_.topological_order()) {
+      const DagNode& node = dag_.node(id);
+      if (IsCompute(node.kind)) {
+        AddCompute(id);
+      } else if (node.kind != NodeKind::kSink) {
+        AddTransfer(id);
+      }
+    }
+    for (int s = 0; s < setup_.num_stages(); ++s) AddGradSync(s);
+    return std::move(out_);
+  }
+
+ private:
+  // Appends `node` to `rank`'s trace with the next id of that rank.
+  uint64_t Add(int rank, Node node) {
+    auto& nodes = out_.ranks[rank].nodes;
+    node.set_id(nodes.size());
+    nodes.push_back(std::move(node));
+    return nodes.back().id();
+  }
+
+  Node& At(int rank, uint64_t id) { return out_.ranks[rank].nodes[id]; }
+
+  // Dependencies of DAG node v's first nodes on `rank`: the rank's last nodes of each predecessor.
+  void AddDeps(NodeId v, int rank, Node& node) {
+    const DagNode& dv = dag_.node(v);
+    for (NodeId u : dag_.predecessors(v)) {
+      const DagNode& du = dag_.node(u);
+      auto it = exits_[u].find(rank);
+      if (it == exits_[u].end()) continue;
+      for (uint64_t id : it->second) {
+        const bool compute_u = IsCompute(du.kind), compute_v = IsCompute(dv.kind);
+        const bool recv = At(rank, id).type() == ChakraProtoMsg::COMM_RECV_NODE;
+        const bool same_pass_data = compute_u && compute_v && du.microbatch == dv.microbatch &&
+                                    du.virtual_stage == dv.virtual_stage;  // F(i,K-1) -> B(i,K-1): the loss
+        const bool data = (compute_u && !compute_v) || (!compute_u && compute_v && recv) || same_pass_data;
+        if (data) {
+          node.add_data_deps(id);
+        } else {
+          node.add_ctrl_deps(id);
+        }
+      }
+    }
+  }
+
+  bool SplitForBuckets(NodeId id) const {
+    const DagNode& node = dag_.node(id);
+    const auto& order = dag_.stage_compute_order()[node.stage];
+    return setup_.inputs.plan.overlap_grad_reduce() && !order.empty() && order.back() == id &&
+           !setup_.stages[node.stage].grad_buckets.empty();
+  }
+
+  void AddCompute(NodeId id) {
+    const DagNode& node = dag_.node(id);
+    const bool forward = node.kind == NodeKind::kForward;
+    const auto& vs = setup_.virtual_stages[node.virtual_stage];
+    const double flop = forward ? vs.cost.forward_flop_per_gpu : vs.cost.backward_flop_per_gpu;
+    const Time d = setup_.durations[id];
+    // An overlapped reduction's buckets become ready (j+1)/n of the way through the last backward.
+    const int pieces = SplitForBuckets(id) ? static_cast<int>(setup_.stages[node.stage].grad_buckets.size()) : 1;
+    for (GpuId gpu : setup_.stages[node.stage].layout.gpus) {
+      uint64_t previous = 0;
+      for (int j = 0; j < pieces; ++j) {
+        const Time begin = d * j / pieces, end = d * (j + 1) / pieces;
+        Node n;
+        n.set_name(pieces == 1
+                       ? absl::StrFormat("%s mb%d vs%d", forward ? "F" : "B", node.microbatch, node.virtual_stage)
+                       : absl::StrFormat("B mb%d vs%d part%d/%d", node.microbatch, node.virtual_stage, j + 1, pieces));
+        n.set_type(ChakraProtoMsg::COMP_NODE);
+        n.set_duration_micros(RoundToMicros(end - begin));
+        n.add_attr()->CopyFrom(Int64Attr(kNumOps, static_cast<int64_t>(flop / pieces)));
+        n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, static_cast<uint64_t>(vs.cost.memory.param_bytes / pieces)));
+        n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+        if (j == 0) {
+          AddDeps(id, gpu, n);
+        } else {
+          n.add_ctrl_deps(previous);
+        }
+        previous = Add(gpu, std::move(n));
+        if (pieces > 1) bucket_ready_[gpu].push_back(previous);
+      }
+      exits_[id][gpu] = {previous};
+    }
+  }
+
+  void AddTransfer(NodeId id) {
+    const DagNode& node = dag_.node(id);
+    const bool forward = node.kind == NodeKind::kCommForward;
+    const auto& bt = setup_.boundaries[node.virtual_stage];
+    const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
+    for (const sim::executor::BoundaryFlow& f : flows) {
+      const int32_t tag = next_tag_++;
+      const std::string name =
+          absl::StrFormat("%s mb%d vs%d", forward ? "CF" : "CB", node.microbatch, node.virtual_stage);
+      for (const bool send : {true, false}) {
+        const GpuId rank = send ? f.src : f.dst;
+        Node n;
+        n.set_name(absl::StrCat(name, send ? " send" : " recv"));
+        n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+        n.add_attr()->CopyFrom(Int32Attr(kCommSrc, f.src));
+        n.add_attr()->CopyFrom(Int32Attr(kCommDst, f.dst));
+        n.add_attr()->CopyFrom(Int64Attr(kCommSize, f.bytes));
+        n.add_attr()->CopyFrom(Int32Attr(kCommTag, tag));
+        n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+        AddDeps(id, rank, n);
+        pending_exits_.emplace_back(rank, Add(rank, std::move(n)));
+      }
+    }
+    // Added after every flow: the flows of one transfer never depend on each other.
+    for (const auto& [rank, nid] : pending_exits_) exits_[id][rank].push_back(nid);
+    pending_exits_.clear();
+  }
+
+  // Gradient buckets on every member of each data-parallel group, then the optimizer step and the
+  // ZeRO-1/2 parameter all-gather, as the executor runs them after the stage's last backward.
+  void AddGradSync(int s) {
+    const sim::executor::StageSetup& st = setup_.stages[s];
+    const auto& order = dag_.stage_compute_order()[s];
+    if (order.empty()) return;
+    const NodeId last = order.back();
+    std::vector<std::string> group_names;
+    for (int t = 0; t < st.layout.tensor_parallel && !st.grad_buckets.empty(); ++t) {
+      proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
+      for (GpuId g : st.layout.DataGroup(t)) group.ranks.push_back(g);
+      group_names.push_back(group.name);
+      out_.comm_groups.push_back(std::move(group));
+    }
+    for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
+      const GpuId gpu = st.layout.gpus[i];
+      const int tp_rank = static_cast<int>(i) % st.layout.tensor_parallel;
+      const uint64_t last_backward = exits_[last][gpu][0];
+      std::optional<uint64_t> previous;
+      auto collective = [&](const sim::executor::GradSyncStep& step, const std::string& name, uint64_t data_dep) {
+        Node n;
+        n.set_name(name);
+        n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+        n.add_data_deps(data_dep);
+        if (previous) n.add_ctrl_deps(*previous);
+        n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(step.op)));
+        n.add_attr()->CopyFrom(Int64Attr(kCommSize, step.bytes));
+        n.add_attr()->CopyFrom(StringAttr(kPgName, group_names[tp_rank]));
+        n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+        previous = Add(gpu, std::move(n));
+      };
+      const std::vector<uint64_t>& ready = bucket_ready_[gpu];
+      for (size_t j = 0; j < st.grad_buckets.size(); ++j) {
+        collective(st.grad_buckets[j], absl::StrFormat("grad %s bucket %d", CollectiveOpName(st.grad_buckets[j].op), j),
+                   ready.empty() ? last_backward : ready[j]);
+      }
+      Node opt;
+      opt.set_name("optimizer step");
+      opt.set_type(ChakraProtoMsg::COMP_NODE);
+      opt.set_duration_micros(RoundToMicros(st.optimizer_time));
+      opt.add_data_deps(previous.value_or(last_backward));
+      const auto& m = st.cost.memory;
+      opt.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
+      opt.add_attr()->CopyFrom(
+          Uint64Attr(kTensorSize, static_cast<uint64_t>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)));
+      opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+      const uint64_t step = Add(gpu, std::move(opt));
+      previous.reset();
+      if (st.param_gather) collective(*st.param_gather, "param all-gather", step);
+    }
+  }
+
+  const ExecutionSetup& setup_;
+  const sim::pipeline::PipelineDag& dag_;
+  ChakraExport out_;
+  std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
+  absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> pieces of its last backward
+  std::vector<std::pair<int, uint64_t>> pending_exits_;
+  int32_t next_tag_ = 0;
+};
+
+}  // namespace
+
+uint64_t RoundToMicros(Time t) { return t <= 0 ? 0 : static_cast<uint64_t>((t + kMicrosecond / 2) / kMicrosecond); }
+
+ChakraExport ExportChakra(const ExecutionSetup& setup) { return Exporter(setup).Run(); }
+
+std::string RankFileName(absl::string_view prefix, int rank) { return absl::StrCat(prefix, ".", rank, ".et"); }
+std::string CommGroupsFileName(absl::string_view prefix) { return absl::StrCat(prefix, ".comm_groups.json"); }
+
+absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    files.emplace_back(RankFileName(prefix, static_cast<int>(r)), proto::SerializeChakraStream(out.ranks[r]));
+  }
+  files.emplace_back(CommGroupsFileName(prefix), proto::ChakraCommGroupsJson(out.comm_groups));
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(std::string(dir)), ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrFormat("%s: cannot create the folder: %s", dir, ec.message()));
+  for (const auto& [name, bytes] : files) {
+    HETSIM_RETURN_IF_ERROR(
+        proto::WriteFileAtomically((std::filesystem::path(std::string(dir)) / name).string(), bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hetsim::chakra

@@ -1,0 +1,180 @@
+#include "interop/megatron_export.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "proto/layer_count.h"
+#include "proto/validate_plan.h"
+#include "proto/validate_problems.h"
+
+namespace hetsim::interop {
+namespace {
+
+namespace v1 = hetsim::v1;
+
+std::string GpuTypeOf(const v1::Cluster& c, const std::string& island) {
+  for (const v1::Island& i : c.islands()) {
+    if (i.name() != island) continue;
+    for (const v1::NodeType& n : c.node_types()) {
+      if (n.name() == i.node_type()) return n.gpu_type();
+    }
+  }
+  return "";
+}
+
+// GPUs per node the launch uses: the mesh's when a stage spans nodes, else the node's.
+int64_t RanksPerNode(const v1::Cluster& c, const v1::Mesh& m) {
+  if (m.node_count() > 1) return m.gpus_per_node();
+  for (const v1::Island& i : c.islands()) {
+    if (i.name() != m.island()) continue;
+    for (const v1::NodeType& n : c.node_types()) {
+      if (n.name() == i.node_type()) return n.gpus_per_node();
+    }
+  }
+  return m.gpus_per_node();
+}
+
+// Every stage as stage 0 is, and placed where Megatron's rank order puts it.
+void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks) {
+  const v1::Plan& plan = in.plan;
+  const v1::Stage& s0 = plan.stages(0);
+  const int64_t g = proto::MeshGpuCount(s0.mesh());
+  const int64_t per_node = RanksPerNode(in.cluster, s0.mesh());
+  const int64_t base = s0.mesh().first_node() * per_node + s0.mesh().first_gpu();
+  const std::string gpu0 = GpuTypeOf(in.cluster, s0.mesh().island());
+  const proto::EdgeLayers edges = proto::ModelEdgeLayers(in.model);
+  const int layer_count = proto::LayerCount(in.model);
+  const std::string why = "Megatron's flags give every pipeline stage the same value";
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const v1::Stage& s = plan.stages(i);
+    const std::string at = absl::StrFormat("stages[%d].", i);
+    if (const std::string gpu = GpuTypeOf(in.cluster, s.mesh().island()); gpu != gpu0) {
+      p.Add(at + "mesh.island", "GPU type %s, stage 0 runs on %s: a Megatron launch line cannot say which GPU type a "
+            "rank runs on (one --nproc_per_node and one set of flags for every node)", gpu, gpu0);
+    }
+    if (proto::TensorParallel(s) != proto::TensorParallel(s0)) {
+      p.Add(at + "tensor_parallel", "%d, stage 0 has %d: %s (--tensor-model-parallel-size)", proto::TensorParallel(s),
+            proto::TensorParallel(s0), why);
+    }
+    if (proto::DataParallel(s) != proto::DataParallel(s0)) {
+      p.Add(at + "data_parallel", "%d, stage 0 has %d: %s (data parallel = world / (TP x PP))", proto::DataParallel(s),
+            proto::DataParallel(s0), why);
+    }
+    if (proto::ExpertParallel(s) != proto::ExpertParallel(s0)) {
+      p.Add(at + "expert_parallel", "%d, stage 0 has %d: %s (--expert-model-parallel-size)", proto::ExpertParallel(s),
+            proto::ExpertParallel(s0), why);
+    }
+    if (s.recompute() != s0.recompute()) p.Add(at + "recompute", "differs from stage 0: %s", why);
+    if (s.sequence_parallel() != s0.sequence_parallel()) p.Add(at + "sequence_parallel", "differs from stage 0: %s", why);
+    if (s.zero_stage() != s0.zero_stage()) p.Add(at + "zero_stage", "differs from stage 0: %s", why);
+    if (s.zero_stage() > 1) {
+      p.Add(at + "zero_stage", "%d: Megatron's distributed optimizer shards optimizer state only (ZeRO-1)", s.zero_stage());
+    }
+    if (s.warmup_forwards() != 0) {
+      p.Add(at + "warmup_forwards", "%d: Megatron derives warm-up counts from the schedule; there is no flag",
+            s.warmup_forwards());
+    }
+    const int b = proto::StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers());
+    if (b != blocks) {
+      p.Add(at + "num_layers", "%d blocks, Megatron splits --num-layers evenly (%d per stage)", b, blocks);
+    }
+    const int64_t rank = base + i * g;  // Megatron: pipeline stage i holds ranks [i G, (i + 1) G)
+    const v1::Mesh& m = s.mesh();
+    const bool placed = m.island() == s0.mesh().island() && m.node_count() == s0.mesh().node_count() &&
+                        m.gpus_per_node() == s0.mesh().gpus_per_node() && m.first_node() == rank / per_node &&
+                        m.first_gpu() == rank % per_node;
+    if (i > 0 && !placed) {
+      p.Add(at + "mesh", "is not where Megatron's rank order (TP, CP, DP, then PP) puts pipeline stage %d: node %d, "
+            "GPUs %d.. of each", i, rank / per_node, rank % per_node);
+    }
+  }
+}
+
+std::string Schedule(proto::Problems& p, const v1::Plan& plan, int64_t blocks) {
+  if (plan.schedule() == v1::ONE_F_ONE_B) return "";
+  if (plan.schedule() == v1::INTERLEAVED_1F1B) {
+    const uint32_t v = plan.virtual_stages() > 0 ? plan.virtual_stages() : 1;
+    return v > 1 ? absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d", blocks / v) : "";
+  }
+  p.Add("schedule", "%s: Megatron runs 1F1B or interleaved 1F1B", v1::Schedule_Name(plan.schedule()));
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
+  proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
+  const v1::Plan& plan = in.plan;
+  if (!in.model.has_transformer()) {
+    p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
+    return p.ToStatus();
+  }
+  const v1::Transformer& t = in.model.transformer();
+  const int64_t pp = plan.stages_size();
+  const int64_t blocks = t.num_layers() / pp;
+  if (t.num_layers() % pp != 0) {
+    p.Add("stages", "%d stages do not divide the model's %d blocks: Megatron splits --num-layers evenly", pp,
+          t.num_layers());
+  }
+  CheckStages(p, in, blocks);
+  const std::string interleave = Schedule(p, plan, blocks);
+  if (!p.empty()) return p.ToStatus();
+
+  const v1::Stage& s0 = plan.stages(0);
+  const int64_t tp = proto::TensorParallel(s0), dp = proto::DataParallel(s0);
+  const int64_t world = pp * proto::MeshGpuCount(s0.mesh());
+  const int64_t gpn = std::min(RanksPerNode(in.cluster, s0.mesh()), world);
+  std::vector<std::string> flags;
+  auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
+  add(absl::StrFormat("--num-layers %d", t.num_layers()));
+  add(absl::StrFormat("--hidden-size %d", t.hidden_size()));
+  add(absl::StrFormat("--ffn-hidden-size %d", t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * t.hidden_size()));
+  add(absl::StrFormat("--num-attention-heads %d", t.num_attention_heads()));
+  if (t.num_kv_heads() > 0 && t.num_kv_heads() != t.num_attention_heads()) {
+    add("--group-query-attention");
+    add(absl::StrFormat("--num-query-groups %d", t.num_kv_heads()));
+  }
+  add(absl::StrFormat("--seq-length %d", t.seq_length()));
+  add(absl::StrFormat("--max-position-embeddings %d", t.seq_length()));
+  add(absl::StrFormat("--vocab-size %d", t.vocab_size()));
+  if (t.gated_mlp()) add("--swiglu");
+  if (!t.tied_embeddings()) add("--untie-embeddings-and-output-weights");
+  if (t.num_experts() > 1) {
+    add(absl::StrFormat("--num-experts %d", t.num_experts()));
+    add(absl::StrFormat("--moe-router-topk %d", t.moe_top_k() > 0 ? t.moe_top_k() : 2));
+    if (t.expert_ffn_hidden_size() > 0) add(absl::StrFormat("--moe-ffn-hidden-size %d", t.expert_ffn_hidden_size()));
+  }
+  if (t.attention() == v1::ATTENTION_FLASH) add("--attention-backend flash");
+  switch (in.model.dtype()) {
+    case v1::FP16: add("--fp16"); break;
+    case v1::FP8: add("--bf16"); add("--fp8-format hybrid"); break;
+    case v1::FP32: case v1::TF32: break;
+    default: add("--bf16"); break;  // DTYPE_UNSPECIFIED is BF16
+  }
+  add(absl::StrFormat("--micro-batch-size %d", plan.micro_batch_size() / dp));
+  add(absl::StrFormat("--global-batch-size %d", plan.global_batch_size()));
+  add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
+  add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
+  if (!interleave.empty()) add(interleave);
+  if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
+  if (s0.sequence_parallel()) add("--sequence-parallel");
+  if (s0.recompute() == v1::RECOMPUTE_FULL) add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
+  if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
+  if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
+  if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
+  if (pp > 1 && !plan.blocking_p2p()) add("--overlap-p2p-communication");
+
+  MegatronExport out;
+  out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
+                                    (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
+  if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
+  if (s0.measured_forward_ms() > 0) out.notes.push_back("stages[].measured_*_ms: measurements, not flags");
+  if (in.model.dtype() == v1::TF32) out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
+  return out;
+}
+
+}  // namespace hetsim::interop

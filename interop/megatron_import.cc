@@ -1,0 +1,317 @@
+#include "interop/megatron_import.h"
+
+#include <cstdint>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "proto/inputs.h"
+
+namespace hetsim::interop {
+namespace {
+
+namespace v1 = hetsim::v1;
+
+// GPT-2's BPE vocabulary, what Megatron's GPT examples train with when no --vocab-size is given.
+constexpr int64_t kGpt2Vocab = 50257;
+
+class Reader {
+ public:
+  Reader(const MegatronFlags& flags, absl::string_view source) : flags_(flags), source_(source) {}
+
+  absl::Status Error(absl::string_view message) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", message));
+  }
+  // A positive whole number, `fallback` when absent (0 = required).
+  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback) const {
+    std::optional<std::string> v = flags_.Value(name);
+    if (!v) {
+      if (fallback > 0) return fallback;
+      return Error(absl::StrFormat("--%s: required", name));
+    }
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(*v, &x) || x <= 0) {
+      return Error(absl::StrFormat("--%s: \"%s\" is not a positive whole number", name, *v));
+    }
+    return x;
+  }
+  bool Has(absl::string_view name) const { return flags_.Has(name); }
+  std::string Value(absl::string_view name) const { return flags_.Value(name).value_or(""); }
+  absl::Status Contradict(absl::string_view a, absl::string_view b, absl::string_view why = "") const {
+    return Error(absl::StrFormat("%s and %s contradict each other%s%s", a, b, why.empty() ? "" : ": ", why));
+  }
+
+ private:
+  const MegatronFlags& flags_;
+  std::string source_;
+};
+
+struct Layout {
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1, gpus_per_node = 0, nodes = 0;
+  const v1::Island* island = nullptr;
+};
+
+absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, const v1::Cluster& cluster,
+                                  const MegatronImportRequest& request) {
+  Layout l;
+  HETSIM_ASSIGN_OR_RETURN(l.tp, r.Int("tensor-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.pp, r.Int("pipeline-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.cp, r.Int("context-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.ep, r.Int("expert-model-parallel-size", 1));
+  if (l.cp > 1) {
+    return r.Error(absl::StrFormat(
+        "--context-parallel-size %d: context parallelism is not modelled yet (hetsim plans have no context-parallel "
+        "dimension; issue #15); import the line with --context-parallel-size 1 to simulate it without", l.cp));
+  }
+  for (const v1::Island& i : cluster.islands()) {
+    if (request.island.empty() ? cluster.islands_size() == 1 : i.name() == request.island) l.island = &i;
+  }
+  if (l.island == nullptr) {
+    return r.Error(request.island.empty()
+                       ? absl::StrFormat("--island: required: the cluster has %d islands", cluster.islands_size())
+                       : absl::StrFormat("--island: no island \"%s\" in the cluster", request.island));
+  }
+  int64_t node_gpus = 0;
+  for (const v1::NodeType& n : cluster.node_types()) {
+    if (n.name() == l.island->node_type()) node_gpus = n.gpus_per_node();
+  }
+  l.nodes = request.nodes > 0 ? request.nodes : flags.launcher_nnodes;
+  if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
+  if (l.nodes > l.island->node_count()) {
+    return r.Error(absl::StrFormat("--nodes %d: island \"%s\" has %d nodes", l.nodes, l.island->name(),
+                                   l.island->node_count()));
+  }
+  l.gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node
+                    : flags.launcher_nproc_per_node > 0 ? flags.launcher_nproc_per_node
+                                                        : node_gpus;
+  if (l.gpus_per_node > node_gpus) {
+    return r.Error(absl::StrFormat("--nproc_per_node %d: the nodes of island \"%s\" have %d GPUs", l.gpus_per_node,
+                                   l.island->name(), node_gpus));
+  }
+  const int64_t world = l.nodes * l.gpus_per_node, model_parallel = l.tp * l.cp * l.pp;
+  if (world % model_parallel != 0) {
+    return r.Error(absl::StrFormat(
+        "--tensor-model-parallel-size %d x --context-parallel-size %d x --pipeline-model-parallel-size %d = %d does "
+        "not divide the %d GPUs (%d nodes x %d)", l.tp, l.cp, l.pp, model_parallel, world, l.nodes, l.gpus_per_node));
+  }
+  l.dp = world / model_parallel;
+  return l;
+}
+
+absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
+  if (r.Has("fp16") && r.Has("bf16")) return r.Contradict("--fp16", "--bf16");
+  if (r.Has("fp8-format")) {
+    const std::string f = r.Value("fp8-format");
+    if (f != "hybrid" && f != "e4m3") return r.Error(absl::StrFormat("--fp8-format: \"%s\" is not hybrid or e4m3", f));
+    return v1::FP8;
+  }
+  return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
+}
+
+absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  v1::Model m;
+  HETSIM_ASSIGN_OR_RETURN(v1::DType dtype, ReadDType(r));
+  m.set_dtype(dtype);
+  v1::Transformer& t = *m.mutable_transformer();
+  t.set_granularity(v1::BLOCK);
+  HETSIM_ASSIGN_OR_RETURN(int64_t layers, r.Int("num-layers", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t hidden, r.Int("hidden-size", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t heads, r.Int("num-attention-heads", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t seq, r.Int("seq-length", 0));
+  t.set_num_layers(static_cast<uint32_t>(layers));
+  t.set_hidden_size(hidden);
+  t.set_num_attention_heads(static_cast<uint32_t>(heads));
+  t.set_seq_length(seq);
+  const int64_t default_ffn = r.Has("swiglu") ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;  // Megatron's rule
+  HETSIM_ASSIGN_OR_RETURN(int64_t ffn, r.Int("ffn-hidden-size", default_ffn));
+  t.set_ffn_hidden_size(ffn);
+  t.set_gated_mlp(r.Has("swiglu"));
+  t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
+  if (r.Has("group-query-attention")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
+    if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));  // as many groups as heads: MHA
+  } else if (r.Has("num-query-groups")) {
+    notes.push_back("--num-query-groups: ignored without --group-query-attention, as Megatron does");
+  }
+  if (r.Has("kv-channels")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-channels", 0));
+    if (kv * heads != hidden) {
+      return r.Error(absl::StrFormat("--kv-channels %d: hetsim models heads of hidden-size / num-attention-heads = %d "
+                                     "channels; other head sizes are not modelled", kv, hidden / heads));
+    }
+  }
+  const std::string pe = r.Has("position-embedding-type") ? r.Value("position-embedding-type") : "learned_absolute";
+  if (pe == "learned_absolute" && r.Has("max-position-embeddings")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t max_pos, r.Int("max-position-embeddings", 0));
+    if (max_pos < seq) {
+      return r.Contradict(absl::StrFormat("--seq-length %d", seq), absl::StrFormat("--max-position-embeddings %d", max_pos),
+                          "learned position embeddings must cover the sequence");
+    }
+  }
+  int64_t vocab = kGpt2Vocab;
+  if (r.Has("vocab-size")) {
+    HETSIM_ASSIGN_OR_RETURN(vocab, r.Int("vocab-size", 0));
+  } else {
+    notes.push_back(absl::StrFormat("--vocab-size not given: GPT-2's %d tokens assumed (the tokenizer's size)", vocab));
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t divisible, r.Int("make-vocab-size-divisible-by", 128));
+  const int64_t multiple = divisible * l.tp;  // Megatron pads the vocabulary to a multiple of this
+  t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
+  if (r.Has("num-experts")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("num-experts", 0));
+    HETSIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("moe-router-topk", 2));
+    t.set_num_experts(static_cast<uint32_t>(experts));
+    t.set_moe_top_k(static_cast<uint32_t>(topk));
+    if (r.Has("moe-ffn-hidden-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t expert_ffn, r.Int("moe-ffn-hidden-size", 0));
+      t.set_expert_ffn_hidden_size(expert_ffn);
+    }
+  }
+  if (r.Has("attention-backend")) {
+    const std::string b = r.Value("attention-backend");
+    if (b == "flash" || b == "fused" || b == "auto") {
+      t.set_attention(v1::ATTENTION_FLASH);
+    } else if (b != "unfused" && b != "local") {
+      return r.Error(absl::StrFormat("--attention-backend: \"%s\" is not flash, fused, unfused, local or auto", b));
+    }
+  }
+  if (layers % l.pp != 0) {
+    return r.Error(absl::StrFormat("--num-layers %d is not divisible by --pipeline-model-parallel-size %d", layers, l.pp));
+  }
+  m.set_name(absl::StrFormat("megatron-%dl-%dh", layers, hidden));
+  return m;
+}
+
+absl::StatusOr<v1::Recompute> ReadRecompute(const Reader& r) {
+  const std::string g = r.Value("recompute-granularity");
+  if (r.Has("checkpoint-activations")) {  // the 2021 flag: every layer's activations recomputed
+    if (r.Has("recompute-activations")) return r.Contradict("--checkpoint-activations", "--recompute-activations");
+    if (r.Has("recompute-granularity") && g != "full") {
+      return r.Contradict("--checkpoint-activations", "--recompute-granularity " + g);
+    }
+    return v1::RECOMPUTE_FULL;
+  }
+  if (r.Has("recompute-activations") && r.Has("recompute-granularity") && g != "selective") {
+    return r.Contradict("--recompute-activations", "--recompute-granularity " + g);
+  }
+  if (r.Has("recompute-method") && (g == "selective" || r.Has("recompute-activations"))) {
+    return r.Contradict(absl::StrCat("--recompute-method ", r.Value("recompute-method")),
+                        r.Has("recompute-activations") ? "--recompute-activations" : "--recompute-granularity selective",
+                        "a recompute method applies to full recomputation only");
+  }
+  if (g == "full") return v1::RECOMPUTE_FULL;
+  if (g == "selective" || r.Has("recompute-activations")) return v1::RECOMPUTE_SELECTIVE;
+  if (r.Has("recompute-granularity")) {
+    return r.Error(absl::StrFormat("--recompute-granularity: \"%s\" is not full or selective", g));
+  }
+  return v1::RECOMPUTE_NONE;
+}
+
+// Stage p holds blocks [p L/PP, (p+1) L/PP) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
+// in order.
+absl::Status AddStages(const Reader& r, const Layout& l, const v1::Model& model, const v1::Stage& common,
+                       v1::Plan& plan) {
+  const int64_t blocks = model.transformer().num_layers() / l.pp, g = l.tp * l.cp * l.dp;
+  if (g % l.gpus_per_node != 0 && l.gpus_per_node % g != 0) {
+    return r.Error(absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one; "
+                                   "hetsim meshes are rectangles of nodes x GPUs", g, l.gpus_per_node));
+  }
+  for (int64_t p = 0; p < l.pp; ++p) {
+    v1::Stage& s = *plan.add_stages();
+    s = common;
+    s.set_first_layer(static_cast<uint32_t>(p == 0 ? 0 : p * blocks + 1));
+    s.set_num_layers(static_cast<uint32_t>(blocks + (p == 0) + (p == l.pp - 1)));
+    v1::Mesh& m = *s.mutable_mesh();
+    m.set_island(l.island->name());
+    const int64_t first_rank = p * g;
+    m.set_first_node(static_cast<uint32_t>(first_rank / l.gpus_per_node));
+    m.set_node_count(static_cast<uint32_t>(g >= l.gpus_per_node ? g / l.gpus_per_node : 1));
+    m.set_first_gpu(static_cast<uint32_t>(g >= l.gpus_per_node ? 0 : first_rank % l.gpus_per_node));
+    m.set_gpus_per_node(static_cast<uint32_t>(std::min(g, l.gpus_per_node)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
+                                              const MegatronImportRequest& request, absl::string_view source) {
+  const Reader r(flags, source);
+  MegatronImport out;
+  HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
+  HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
+  HETSIM_ASSIGN_OR_RETURN(v1::Recompute recompute, ReadRecompute(r));
+  if (r.Has("overlap-param-gather") && !r.Has("use-distributed-optimizer")) {
+    return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
+                        "parameters are gathered only by the distributed optimizer");
+  }
+  if (r.Has("tp-comm-overlap") && !r.Has("sequence-parallel")) {
+    return r.Contradict("--tp-comm-overlap", "the absence of --sequence-parallel",
+                        "Megatron overlaps tensor-parallel communication only with sequence parallelism");
+  }
+  v1::Plan& plan = out.plan;
+  HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
+  if (!r.Has("global-batch-size")) {
+    out.notes.push_back(absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
+                                        "Megatron's default", micro * l.dp));
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
+  if (global % (micro * l.dp) != 0) {
+    return r.Contradict(absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
+                        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)",
+                                        micro * l.dp));
+  }
+  plan.set_global_batch_size(global);
+  plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
+  plan.set_schedule(v1::ONE_F_ONE_B);
+  if (r.Has("num-layers-per-virtual-pipeline-stage")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t per_chunk, r.Int("num-layers-per-virtual-pipeline-stage", 0));
+    const int64_t blocks = out.model.transformer().num_layers() / l.pp;
+    if (l.pp == 1) {
+      return r.Contradict(absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d", per_chunk),
+                          "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
+    }
+    if (blocks % per_chunk != 0) {
+      return r.Error(absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d does not divide the %d layers of a "
+                                     "pipeline stage", per_chunk, blocks));
+    }
+    if (blocks / per_chunk > 1) {
+      plan.set_schedule(v1::INTERLEAVED_1F1B);
+      plan.set_virtual_stages(static_cast<uint32_t>(blocks / per_chunk));
+    }
+  }
+  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
+  plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
+  v1::Stage common;
+  common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
+  common.set_data_parallel(static_cast<uint32_t>(l.dp));
+  if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
+  if (r.Has("use-distributed-optimizer")) common.set_zero_stage(1);
+  common.set_recompute(recompute);
+  if (r.Has("sequence-parallel") && l.tp == 1) {
+    out.notes.push_back("--sequence-parallel: no effect with --tensor-model-parallel-size 1 (Megatron turns it off)");
+  }
+  common.set_sequence_parallel(r.Has("sequence-parallel") && l.tp > 1);
+  HETSIM_RETURN_IF_ERROR(AddStages(r, l, out.model, common, plan));
+  plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d-pp%d-dp%d", l.tp, l.pp, l.dp) : request.name);
+  *plan.mutable_model() = out.model;
+
+  if (!flags.no_effect.empty()) {
+    out.notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
+  }
+  for (const std::string& f : flags.not_modelled) out.notes.push_back(absl::StrCat("not modelled (ignored): ", f));
+  for (const std::string& f : flags.unknown) out.notes.push_back(absl::StrCat("unknown (ignored): ", f));
+
+  proto::PlanInputs inputs;
+  inputs.cluster = cluster;
+  inputs.model = out.model;
+  inputs.plan = plan;
+  inputs.plan_path = std::string(source);
+  HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(inputs));
+  return out;
+}
+
+}  // namespace hetsim::interop

@@ -1,0 +1,63 @@
+#include "sim/executor/cp_ring.h"
+
+#include <algorithm>
+
+namespace hetsim::sim::executor {
+
+std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& l, int64_t bytes) {
+  std::vector<BoundaryFlow> flows;
+  if (l.context_parallel <= 1) return flows;
+  flows.reserve(static_cast<size_t>(l.data_parallel) * l.context_parallel * l.tensor_parallel);
+  for (int r = 0; r < l.data_parallel; ++r) {
+    for (int c = 0; c < l.context_parallel; ++c) {
+      for (int t = 0; t < l.tensor_parallel; ++t) {
+        flows.push_back({l.Gpu(r, t, c), l.Gpu(r, t, (c + 1) % l.context_parallel), bytes, {}});
+      }
+    }
+  }
+  return flows;
+}
+
+absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::StepOf(const StageLayout& layout, int64_t bytes) {
+  const auto key = std::make_pair(&layout, bytes);
+  if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
+  std::vector<BoundaryFlow> flows = CpRingStepFlows(layout, bytes);
+  if (auto s = RouteFlows(router_, flows); !s.ok()) return s;
+  Step step;
+  absl::StatusOr<Time> t = FlowsAloneTime(topology_, flows, mode_, &step.load);
+  if (!t.ok()) return t.status();
+  step.time = *t;
+  return &cache_.emplace(key, std::move(step)).first->second;
+}
+
+absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, VirtualStageCost& vs) {
+  const int cp = layout.context_parallel;
+  if (cp <= 1) return absl::OkStatus();
+  const int64_t steps = cp - 1;
+  // The step on the fabric and the part of it the block's attention compute leaves exposed.
+  auto exposed = [&](Time step, double core_s) {
+    return std::max<Time>(0, step - SecondsToTime(core_s / cp)) * steps;
+  };
+  for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
+    absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
+    if (!kv.ok()) return kv.status();
+    absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);
+    if (!kv_grad.ok()) return kv_grad.status();
+    vs.cp_forward_exchange_time += (*kv)->time * steps;
+    vs.cp_forward_exposed_time += exposed((*kv)->time, a.core_forward_s);
+    AddLoad(vs.forward_link_load, (*kv)->load, steps);
+    vs.cp_backward_exchange_time += (*kv_grad)->time * steps;
+    vs.cp_backward_exposed_time += exposed((*kv_grad)->time, a.core_backward_s);
+    AddLoad(vs.backward_link_load, (*kv_grad)->load, steps);
+    vs.cp_bytes += 3 * steps * a.step_bytes;
+    if (a.recomputed) {
+      vs.cp_backward_exchange_time += (*kv)->time * steps;
+      vs.cp_backward_exposed_time += exposed((*kv)->time, a.core_forward_s);
+      AddLoad(vs.backward_link_load, (*kv)->load, steps);
+      vs.cp_bytes += steps * a.step_bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hetsim::sim::executor

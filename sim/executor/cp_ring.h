@@ -1,0 +1,55 @@
+// Context parallelism's ring of key/value blocks (Megatron-LM's context-parallel attention, after
+// Liu et al., "Ring Attention", 2023), priced per virtual stage.
+//
+// Each GPU holds 1/CP of every sample's tokens. In an attention layer's forward it computes its
+// queries against its own K/V block while that block travels to the next CP rank; in each of CP - 1
+// steps it receives the previous rank's block and computes against it, so a step costs
+// max(T_step, core/CP), where core is the layer's attention-core compute on this GPU and T_step the
+// time of one step on the fabric (every CP group of the stage sending at once). The backward passes
+// the K/V blocks and their gradients (twice the bytes) the same way; recompute replays the forward
+// ring. Closed forms, per attention layer, with B the step's bytes and n = CP - 1 (docs/cost-model.md):
+//   bytes sent per GPU = n B (forward) + 2 n B (backward) [+ n B under recompute]
+//   exchange           = n T(B) (forward), n T(2B) [+ n T(B)] (backward)
+//   exposed            = n max(0, T(B) - core_forward/CP), n max(0, T(2B) - core_backward/CP) [+ ...]
+#ifndef HETSIM_SIM_EXECUTOR_CP_RING_H_
+#define HETSIM_SIM_EXECUTOR_CP_RING_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/time.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::sim::executor {
+
+// The flows of one ring step of a stage: CP rank c of every (replica, TP rank) sends `bytes` to CP
+// rank c + 1 (mod CP) of the same replica and TP rank.
+std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& layout, int64_t bytes);
+
+// Times ring steps of one stage on the network, once per step size.
+class CpRingTimer {
+ public:
+  CpRingTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
+      : topology_(topology), router_(router), mode_(mode) {}
+
+  struct Step {
+    Time time = 0;
+    std::vector<LinkLoad> load;  // every group's step, sorted by link
+  };
+  absl::StatusOr<const Step*> StepOf(const StageLayout& layout, int64_t bytes);
+
+ private:
+  const topology::Topology& topology_;
+  topology::Router& router_;
+  NetworkMode mode_;
+  std::map<std::pair<const StageLayout*, int64_t>, Step> cache_;
+};
+
+// Sets the virtual stage's cp_* times and bytes and adds the ring's link load (no-op for CP 1).
+absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, VirtualStageCost& vs);
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_CP_RING_H_

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Writes the Chakra cases of the bad-input corpus (tests/bad_inputs/cases.txt, chakra_*): one folder
+per case holding rank files t.<rank>.et (and t.comm_groups.json when the case needs groups).
+
+The protobuf wire format is encoded by hand (no protobuf module needed); field numbers are those of
+proto/chakra/et_def.proto. Run from anywhere; the output is deterministic and committed."""
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+COMP, SEND, RECV, COLL = 4, 5, 6, 7
+
+
+def varint(n):
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def key(field, wire):
+    return varint(field << 3 | wire)
+
+
+def vfield(field, n):
+    return key(field, 0) + varint(n)
+
+
+def bfield(field, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return key(field, 2) + varint(len(data)) + data
+
+
+def attr(name, value):
+    body = bfield(1, name)
+    if isinstance(value, bool):
+        body += vfield(27, int(value))
+    elif isinstance(value, int):
+        body += vfield(9, value)  # int64_val
+    else:
+        body += bfield(29, value)  # string_val
+    return body
+
+
+def node(id, type, deps=(), data_deps=(), dur=0, name=None, **attrs):
+    body = vfield(1, id) + bfield(2, name or f"n{id}") + vfield(3, type)
+    if deps:
+        body += bfield(4, b"".join(varint(d) for d in deps))
+    if data_deps:
+        body += bfield(5, b"".join(varint(d) for d in data_deps))
+    if dur:
+        body += vfield(7, dur)
+    for k, v in attrs.items():
+        body += bfield(10, attr(k, v))
+    return body
+
+
+def stream(nodes, version="0.0.4"):
+    out = b""
+    for m in [bfield(1, version)] + list(nodes):
+        out += varint(len(m)) + m
+    return out
+
+
+def write(case, ranks, groups=None, raw=None):
+    d = os.path.join(HERE, case)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for r, nodes in ranks.items():
+        data = raw[r] if raw and r in raw else stream(nodes)
+        with open(os.path.join(d, f"t.{r}.et"), "wb") as f:
+            f.write(data)
+    if groups is not None:
+        with open(os.path.join(d, "t.comm_groups.json"), "w") as f:
+            json.dump(groups, f)
+
+
+comp = lambda id, **kw: node(id, COMP, dur=10, **kw)
+
+write("missing_dep", {0: [comp(1), comp(2, data_deps=[99])], 1: [comp(1)]})
+write("cycle", {0: [comp(1, deps=[3]), comp(2, deps=[1]), comp(3, deps=[2])], 1: [comp(1)]})
+write("missing_rank", {0: [comp(1)], 2: [comp(1)]})
+write("too_many_ranks", {r: [comp(1)] for r in range(7)})
+write("duplicate_id", {0: [comp(1), comp(1)], 1: [comp(1)]})
+write("invalid_type", {0: [comp(1), node(2, 0)], 1: [comp(1)]})
+write("storage_type", {0: [comp(1), node(2, 8)], 1: [comp(1)]})
+write("unmatched_send", {0: [comp(1), node(2, SEND, deps=[1], comm_dst=1, comm_size=1024, comm_tag=5)],
+                         1: [comp(1)]})
+write("send_without_dst", {0: [node(1, SEND, comm_size=1024, comm_tag=5)], 1: [node(1, RECV, comm_src=0, comm_size=1024, comm_tag=5)]})
+write("send_to_self", {0: [node(1, SEND, comm_dst=0, comm_size=1024)], 1: [comp(1)]})
+write("peer_out_of_range", {0: [node(1, SEND, comm_dst=9, comm_size=1024)], 1: [comp(1)]})
+write("barrier", {0: [node(1, COLL, comm_type=9, comm_size=0, pg_name="1")],
+                  1: [node(1, COLL, comm_type=9, comm_size=0, pg_name="1")]}, groups={"1": [0, 1]})
+write("unknown_group", {0: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="7")],
+                        1: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="7")]}, groups={"1": [0, 1]})
+write("not_a_member", {0: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="1")],
+                       1: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="2")],
+                       2: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="1")]}, groups={"1": [0, 2], "2": [0, 2]})
+write("collective_count", {0: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="1"),
+                               node(2, COLL, deps=[1], comm_type=0, comm_size=1024, pg_name="1")],
+                           1: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="1")]}, groups={"1": [0, 1]})
+write("collective_size", {0: [node(1, COLL, comm_type=0, comm_size=1024, pg_name="1")],
+                          1: [node(1, COLL, comm_type=0, comm_size=2048, pg_name="1")]}, groups={"1": [0, 1]})
+write("deadlock", {0: [node(1, RECV, comm_src=1, comm_size=64, comm_tag=1),
+                       node(2, SEND, deps=[1], comm_dst=1, comm_size=64, comm_tag=2)],
+                   1: [node(1, RECV, comm_src=0, comm_size=64, comm_tag=2),
+                       node(2, SEND, deps=[1], comm_dst=0, comm_size=64, comm_tag=1)]})
+write("newer_schema", {0: [comp(1)], 1: [comp(1)]}, raw={0: stream([comp(1)], version="2.0.0")})
+write("truncated", {0: [comp(1), comp(2)], 1: [comp(1)]}, raw={0: stream([comp(1), comp(2, deps=[1])])[:-3]})
+write("garbage", {0: [], 1: [comp(1)]}, raw={0: b"\x05\xff\xff\xff\xff\xff"})
+write("empty_file", {0: [], 1: [comp(1)]}, raw={0: b""})
+write("bad_groups_json", {0: [comp(1)], 1: [comp(1)]}, groups={"1": [0, "one"]})
+write("negative_num_ops", {0: [comp(1, num_ops=-5)], 1: [comp(1)]})
+# Two traces in one folder.
+write("two_prefixes", {0: [comp(1)]})
+with open(os.path.join(HERE, "two_prefixes", "u.0.et"), "wb") as f:
+    f.write(stream([comp(1)]))

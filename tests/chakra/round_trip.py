@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""`hetsim export chakra` then `hetsim run --chakra` against `hetsim run` on the plan, through the
+command line as the README shows it: the iteration times agree within 1% (issue 18), and the replay's
+report and trace are byte-identical when run twice.
+Usage: round_trip.py HETSIM PLAN CLUSTER OUT_DIR"""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+hetsim, plan, cluster, out = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+shutil.rmtree(out, ignore_errors=True)
+out.mkdir(parents=True)
+
+
+def run(*args):
+    r = subprocess.run([hetsim, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"hetsim {' '.join(args)}: exit {r.returncode}\n{r.stderr}")
+    return r
+
+
+run("export", "chakra", plan, "--cluster", cluster, "--out", str(out / "traces"), "--prefix", "t", "--quiet")
+for k in (1, 2):
+    r = run("run", "--chakra", str(out / "traces"), "--cluster", cluster, "--report", str(out / f"replay{k}.json"),
+            "--trace", str(out / f"trace{k}.json"), "--no-wall-time", "--quiet")
+    if "warning" in r.stderr:
+        sys.exit(f"the exported traces needed a repair:\n{r.stderr}")
+run("run", plan, "--cluster", cluster, "--report", str(out / "plan.json"), "--no-wall-time", "--quiet")
+replay = json.loads((out / "replay1.json").read_text())["iteration_time_ms"]
+direct = json.loads((out / "plan.json").read_text())["iteration_time_ms"]
+err = abs(replay - direct) / direct
+print(f"{plan}: run {direct:.3f} ms, export + run --chakra {replay:.3f} ms, {100 * err:.4f}% apart")
+for a, b in (("replay1.json", "replay2.json"), ("trace1.json", "trace2.json")):
+    if (out / a).read_bytes() != (out / b).read_bytes():
+        sys.exit(f"{a} and {b} differ: the replay is not deterministic")
+json.loads((out / "trace1.json").read_text())  # the trace is valid JSON
+if err > 0.01:
+    sys.exit(f"round trip off by {100 * err:.3f}% (limit 1%)")
+shutil.rmtree(out)

@@ -1,0 +1,380 @@
+// Chakra execution traces: the stream format, the exporter's nodes against the DAG they come from,
+// the replay against closed forms (compute, one flow, one collective alone), the round trip against
+// the executor, the repairs' warnings and the re-timing of COMP nodes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "chakra/attributes.h"
+#include "chakra/export.h"
+#include "chakra/replay.h"
+#include "chakra/trace.h"
+#include "driver/simulate.h"
+#include "executor_test_util.h"
+#include "proto/chakra_groups.h"
+#include "proto/chakra_stream.h"
+#include "proto/gpu_presets.h"
+#include "proto/inputs.h"
+#include "sim/collectives/simulate.h"
+#include "sim/workload/gpu_compute.h"
+#include "topology/routing.h"
+
+namespace hetsim {
+namespace {
+
+using ChakraProtoMsg::Node;
+using testing::MakeInputs;
+using testing::MakePlan;
+using testing::MakeRun;
+using testing::MakeSetup;
+using testing::TwoIslandCluster;
+
+Node Comp(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = {}) {
+  Node n;
+  n.set_id(id);
+  n.set_name(absl::StrCat("comp", id));
+  n.set_type(ChakraProtoMsg::COMP_NODE);
+  n.set_duration_micros(micros);
+  for (uint64_t d : deps) n.add_data_deps(d);
+  return n;
+}
+
+Node Comm(uint64_t id, ChakraProtoMsg::NodeType type, std::vector<uint64_t> deps, int src, int dst, int64_t bytes) {
+  Node n;
+  n.set_id(id);
+  n.set_type(type);
+  for (uint64_t d : deps) n.add_ctrl_deps(d);
+  n.add_attr()->CopyFrom(chakra::Int32Attr(chakra::kCommSrc, src));
+  n.add_attr()->CopyFrom(chakra::Int32Attr(chakra::kCommDst, dst));
+  n.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kCommSize, bytes));
+  n.add_attr()->CopyFrom(chakra::Int32Attr(chakra::kCommTag, 3));
+  return n;
+}
+
+Node Coll(uint64_t id, std::vector<uint64_t> deps, CollectiveOp op, int64_t bytes, const std::string& pg) {
+  Node n;
+  n.set_id(id);
+  n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+  for (uint64_t d : deps) n.add_data_deps(d);
+  n.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kCommType, chakra::CommTypeOf(op)));
+  n.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kCommSize, bytes));
+  if (!pg.empty()) n.add_attr()->CopyFrom(chakra::StringAttr(chakra::kPgName, pg));
+  return n;
+}
+
+proto::ChakraStream Stream(std::vector<Node> nodes, const std::string& version = "0.0.4") {
+  proto::ChakraStream s;
+  s.metadata.set_version(version);
+  s.nodes = std::move(nodes);
+  return s;
+}
+
+// Converts in-memory rank streams as LoadChakraDir would (without files).
+chakra::ChakraWorkload Workload(const std::vector<proto::ChakraStream>& ranks,
+                                std::vector<proto::ChakraCommGroup> groups = {}) {
+  chakra::ChakraWorkload w;
+  w.groups = std::move(groups);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    auto t = chakra::ConvertRank(ranks[r], absl::StrCat("t.", r, ".et"), static_cast<int>(r),
+                                 static_cast<int>(ranks.size()), &w.groups, &w.warnings);
+    INFO(t.status().message());
+    REQUIRE(t.ok());
+    w.ranks.push_back(*std::move(t));
+  }
+  const absl::Status s = chakra::CheckMatching(w);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return w;
+}
+
+chakra::ReplayResult Replay(const chakra::ChakraWorkload& w, const topology::Topology& topo,
+                            const chakra::ReplayOptions& options = {}) {
+  auto r = chakra::ReplayChakra(w, topo, options);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  return *std::move(r);
+}
+
+topology::Topology Topo(v1::Cluster c) {
+  REQUIRE(proto::ApplyGpuPresets(&c, "c.pbtxt").ok());
+  auto t = topology::Topology::Build(c);
+  REQUIRE(t.ok());
+  return *std::move(t);
+}
+
+std::string TempDir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("hetsim_chakra_test_", name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+TEST_CASE("chakra stream: delimited messages read back, truncation and garbage are errors", "[chakra]") {
+  proto::ChakraStream s = Stream({Comp(1, 5), Comp(2, 7, {1})});
+  s.metadata.add_attr()->CopyFrom(chakra::StringAttr("dtype", "BF16"));
+  const std::string bytes = proto::SerializeChakraStream(s);
+  // Each message is preceded by its size as one varint byte here (all are < 128 bytes).
+  CHECK(static_cast<size_t>(bytes[0]) == s.metadata.ByteSizeLong());
+  auto back = proto::ParseChakraStream(bytes, "t.0.et");
+  REQUIRE(back.ok());
+  CHECK(back->metadata.SerializeAsString() == s.metadata.SerializeAsString());
+  REQUIRE(back->nodes.size() == 2);
+  CHECK(back->nodes[1].duration_micros() == 7);
+  CHECK(back->nodes[1].data_deps(0) == 1);
+  auto cut = proto::ParseChakraStream(bytes.substr(0, bytes.size() - 2), "t.0.et");
+  REQUIRE(!cut.ok());
+  CHECK(cut.status().message().find("t.0.et: message 2 at byte") != std::string::npos);
+  CHECK(cut.status().message().find("truncated") != std::string::npos);
+  CHECK(!proto::ParseChakraStream("", "e.et").ok());
+  CHECK(!proto::ParseChakraStream(std::string("\x03\xff\xff\xff", 4), "g.et").ok());
+}
+
+TEST_CASE("chakra comm groups: JSON read back in numeric order, bad values named", "[chakra]") {
+  const std::vector<proto::ChakraCommGroup> groups = {{"2", {4, 5}}, {"10", {0, 1, 2}}};
+  const std::string json = proto::ChakraCommGroupsJson(groups);
+  auto back = proto::ParseChakraCommGroups(json, "g.json");
+  REQUIRE(back.ok());
+  REQUIRE(back->size() == 2);
+  CHECK((*back)[0].name == "2");
+  CHECK((*back)[1].ranks == std::vector<int64_t>{0, 1, 2});
+  auto bad = proto::ParseChakraCommGroups(R"({"1": [0, 0]})", "g.json");
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message() == "g.json: \"1\"[1]: rank 0 listed twice");
+  CHECK(!proto::ParseChakraCommGroups(R"([1, 2])", "g.json").ok());
+  CHECK(!proto::ParseChakraCommGroups(R"({"1": [1.5]})", "g.json").ok());
+}
+
+TEST_CASE("chakra replay: compute then one flow then compute is the sum of the three", "[chakra]") {
+  // Ideal cluster, 1 us on every link: the flow takes its route's latency plus bytes / bottleneck.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  const topology::Topology topo = Topo(cluster);
+  const int64_t bytes = 8 << 20;
+  // GPU 0 and 2 are in different islands (fast island first: GPUs 0-1 fast, 2-3 slow).
+  const auto w =
+      Workload({Stream({Comp(1, 100), Comm(2, ChakraProtoMsg::COMM_SEND_NODE, {1}, 0, 2, bytes)}), Stream({}),
+                Stream({Comm(1, ChakraProtoMsg::COMM_RECV_NODE, {}, 0, 2, bytes), Comp(2, 50, {1})})});
+  const chakra::ReplayResult r = Replay(w, topo);
+  topology::Router router(topo);
+  auto route = router.GpuRoute(0, 2, 3);  // the flow key is the tag
+  REQUIRE(route.ok());
+  const double flow_s = static_cast<double>(bytes) / router.BottleneckBytesPerSecond(**route);
+  const Time expected = 100 * kMicrosecond + router.Latency(**route) + SecondsToTime(flow_s) + 50 * kMicrosecond;
+  CHECK(std::abs(r.iteration_time - expected) <= 2);  // picoseconds of rounding
+  CHECK(r.node_finish[2][0] == r.node_finish[0][1]);  // the recv ends when the send's last byte arrives
+  CHECK(r.compute_busy[0] == 100 * kMicrosecond);
+}
+
+TEST_CASE("chakra replay: a collective takes what the collective alone takes on hetsim's network", "[chakra]") {
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 100, 1000);
+  const topology::Topology topo = Topo(cluster);
+  const int64_t bytes = 64 << 20;
+  std::vector<proto::ChakraStream> ranks;
+  for (int r = 0; r < 4; ++r) {
+    // Rank r computes r x 10 us first: the collective starts when the last member (rank 3) arrives.
+    ranks.push_back(Stream({Comp(1, 10 * r), Coll(2, {1}, CollectiveOp::kAllReduce, bytes, "1")}));
+  }
+  const auto w = Workload(ranks, {{"1", {0, 1, 2, 3}}});
+  const chakra::ReplayResult r = Replay(w, topo);
+  topology::Router router(topo);
+  sim::CollectiveRequest request;
+  request.op = CollectiveOp::kAllReduce;
+  request.gpus = {0, 1, 2, 3};
+  request.bytes = bytes;
+  auto alone = sim::SimulateCollective(topo, router, request);
+  REQUIRE(alone.ok());
+  CHECK(r.iteration_time == 30 * kMicrosecond + alone->time);
+  CHECK(r.collectives == 1);
+  for (int k = 0; k < 4; ++k) CHECK(r.rank_end[k] == r.iteration_time);
+}
+
+TEST_CASE("chakra export: each rank holds its stage's passes with the DAG's durations, sends match recvs", "[chakra]") {
+  // Two stages of 2 GPUs (DP 2): boundaries of 2 flows each, a gradient all-reduce per stage.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"slow", 0, 0, 2, 1, 2, 1.5, 3.0, 1}}, 4,
+                                 v1::ONE_F_ONE_B, 1 << 20, 2);
+  const auto in = MakeInputs(cluster, plan);
+  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const chakra::ChakraExport out = chakra::ExportChakra(*setup);
+  REQUIRE(out.ranks.size() == 4);
+  REQUIRE(out.comm_groups.size() == 2);
+  CHECK(out.comm_groups[0].ranks == std::vector<int64_t>{0, 1});
+  CHECK(out.comm_groups[1].ranks == std::vector<int64_t>{2, 3});
+  for (int r = 0; r < 4; ++r) {
+    int comp = 0, send = 0, recv = 0, coll = 0;
+    for (const Node& n : out.ranks[r].nodes) {
+      comp += n.type() == ChakraProtoMsg::COMP_NODE;
+      send += n.type() == ChakraProtoMsg::COMM_SEND_NODE;
+      recv += n.type() == ChakraProtoMsg::COMM_RECV_NODE;
+      coll += n.type() == ChakraProtoMsg::COMM_COLL_NODE;
+    }
+    // 4 microbatches: 4 forwards + 4 backwards + the optimizer step; one send or recv per microbatch
+    // and direction (each GPU of a DP-2 stage exchanges with its peer replica), one all-reduce.
+    CHECK(comp == 9);
+    CHECK(send == 4);
+    CHECK(recv == 4);
+    CHECK(coll == 1);
+    CHECK(out.ranks[r].metadata.version() == "0.0.4");
+  }
+  // Forward of stage 0 on rank 0: the measured 1 ms; backward of stage 1 on rank 2: 3 ms.
+  CHECK(out.ranks[0].nodes[0].duration_micros() == 1000);
+  const auto b = std::find_if(out.ranks[2].nodes.begin(), out.ranks[2].nodes.end(),
+                              [](const Node& n) { return n.name().rfind("B ", 0) == 0; });
+  REQUIRE(b != out.ranks[2].nodes.end());
+  CHECK(b->duration_micros() == 3000);
+  CHECK(chakra::RoundToMicros(1499999) == 1);
+  CHECK(chakra::RoundToMicros(1500000) == 2);
+}
+
+// Export, write, read back and replay; the iteration time matches `hetsim run`'s (driver::SimulatePlan).
+void CheckRoundTrip(const proto::PlanInputs& in, const std::string& name, double tolerance) {
+  auto sim = driver::SimulatePlan(in, {});
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  const auto& setup = sim->setup;
+  const sim::executor::ExecutionResult& run = sim->result;
+  const std::string dir = TempDir(name);
+  REQUIRE(chakra::WriteChakraExport(chakra::ExportChakra(*setup), dir, "t").ok());
+  auto w = chakra::LoadChakraDir(dir, setup->topology->num_gpus());
+  INFO(w.status().message());
+  REQUIRE(w.ok());
+  CHECK(w->warnings.empty());
+  const chakra::ReplayResult r = Replay(*w, *setup->topology);
+  INFO("executor " << TimeToMilliseconds(run.iteration_time) << " ms, replay " << TimeToMilliseconds(r.iteration_time)
+                   << " ms");
+  CHECK(std::abs(static_cast<double>(r.iteration_time - run.iteration_time)) <=
+        tolerance * static_cast<double>(run.iteration_time));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("chakra round trip: whole-microsecond passes replay to the executor's time", "[chakra]") {
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  for (v1::Schedule schedule : {v1::GPIPE, v1::ONE_F_ONE_B}) {
+    const v1::Plan plan =
+        MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"slow", 0, 0, 2, 2, 1, 1.5, 3.0, 1}}, 6, schedule, 1 << 20, 2);
+    // Only the optimizer step is not a whole number of microseconds: at most 0.5 us off per stage.
+    const auto in = MakeInputs(cluster, plan);
+    const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+    const Time run = MakeRun(*setup).iteration_time;
+    const auto out = chakra::ExportChakra(*setup);
+    std::vector<proto::ChakraStream> ranks = out.ranks;
+    const auto w = Workload(ranks, out.comm_groups);
+    CHECK(std::abs(Replay(w, *setup->topology).iteration_time - run) <= kMicrosecond);
+  }
+}
+
+TEST_CASE("chakra round trip: the bundled HAPT case study within 1%", "[chakra]") {
+  auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-hapt-case.pbtxt",
+                                  HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
+  REQUIRE(in.ok());
+  CheckRoundTrip(*in, "hapt", 0.01);
+}
+
+TEST_CASE("chakra traces: repairs are warnings that say what was assumed", "[chakra]") {
+  Node odd = Comp(1, 5);
+  odd.add_attr()->CopyFrom(chakra::StringAttr("rf_id", "x"));
+  Node mem;
+  mem.set_id(2);
+  mem.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+  const auto w = Workload({Stream({odd, mem, Comp(3, 5), Coll(4, {}, CollectiveOp::kAllReduce, 1024, "")}, "0.0.3"),
+                           Stream({Coll(1, {}, CollectiveOp::kAllReduce, 1024, "")})});
+  auto has = [&](const std::string& text) {
+    return std::any_of(w.warnings.begin(), w.warnings.end(),
+                       [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  CHECK(has("t.0.et: GlobalMetadata.version \"0.0.3\" is not 0.0.4: read with the 0.0.4 layout"));
+  CHECK(has("t.0.et: attributes hetsim does not read, ignored: rf_id"));
+  CHECK(has("t.0.et: MEM_LOAD_NODE nodes take no time"));
+  CHECK(has("t.0.et: node 4: COMM_COLL_NODE without pg_name: assumed to run over every rank (0..1)"));
+  CHECK(has("t.0.et: 2 GPU kernels no node depends on (first: node 1)"));
+  REQUIRE(w.groups.size() == 1);
+  CHECK(w.groups[0].ranks == std::vector<int64_t>{0, 1});
+  // The loose kernels run one after the other on rank 0's GPU stream: 5 + 5 us.
+  const topology::Topology topo = Topo(TwoIslandCluster(1, 2, 100, 1000));
+  const chakra::ReplayResult r = Replay(w, topo);
+  CHECK(r.compute_busy[0] == 10 * kMicrosecond);
+  CHECK(r.node_start[0][2] == 5 * kMicrosecond);
+}
+
+TEST_CASE("chakra traces: errors name the rank file and the node", "[chakra]") {
+  std::vector<proto::ChakraCommGroup> groups;
+  std::vector<std::string> warnings;
+  auto error = [&](const proto::ChakraStream& s) {
+    auto t = chakra::ConvertRank(s, "t.0.et", 0, 2, &groups, &warnings);
+    REQUIRE(!t.ok());
+    return std::string(t.status().message());
+  };
+  CHECK(error(Stream({Comp(1, 1, {7})})) == "t.0.et: node 1: data_deps: node 7 is not in this file");
+  CHECK(error(Stream({Comp(1, 1, {2}), Comp(2, 1, {1})})).find("dependency cycle: ") != std::string::npos);
+  CHECK(error(Stream({Comp(1, 1), Comp(1, 1)})) == "t.0.et: node 1: a second node with this id");
+  CHECK(error(Stream({Comp(1, 1)}, "3.0.0")).find("GlobalMetadata.version: \"3.0.0\"") != std::string::npos);
+  CHECK(error(Stream({Comm(1, ChakraProtoMsg::COMM_SEND_NODE, {}, 0, 5, 10)})) ==
+        "t.0.et: node 1: comm_dst 5 is not a rank (0..1)");
+  CHECK(error(Stream({Comm(1, ChakraProtoMsg::COMM_RECV_NODE, {}, 1, 1, 10)})) ==
+        "t.0.et: node 1: comm_dst 1 is not this file's rank 0");
+}
+
+TEST_CASE("chakra replay: --retime-compute times num_ops with the GPU type's kernel model", "[chakra]") {
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  const topology::Topology topo = Topo(cluster);
+  Node gemm = Comp(1, 999);
+  gemm.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kNumOps, int64_t{2} << 40));
+  Node untouched = Comp(2, 7, {1});  // no num_ops, no tensor_size: keeps its recorded time
+  std::vector<proto::ChakraStream> ranks(4, Stream({}));
+  ranks[0] = Stream({gemm, untouched});
+  ranks[2] = Stream({gemm});
+  const auto w = Workload(ranks);
+  chakra::ReplayOptions options;
+  options.retime_compute = true;
+  options.dtype = v1::FP16;
+  const chakra::ReplayResult r = Replay(w, topo, options);
+  // Ideal hardware: num_ops / peak, the A100's on rank 0 and the V100's on rank 2 (island "slow").
+  auto seconds = [&](int island) {
+    auto gpu = sim::workload::GpuCompute::Create(topo.gpu_type(island), v1::FP16, "", true);
+    REQUIRE(gpu.ok());
+    return static_cast<double>(int64_t{2} << 40) / gpu->peak_flop_per_s();
+  };
+  CHECK(r.rank_end[0] == SecondsToTime(seconds(0)) + 7 * kMicrosecond);
+  CHECK(r.rank_end[2] == SecondsToTime(seconds(1)));
+  CHECK(r.rank_end[2] > r.rank_end[0]);  // the V100 is slower
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// Gradient buckets overlapped with the last backward, the ZeRO-1 parameter all-gather, interleaved
+// chunks and blocking p2p: each exported shape replays to the executor's time. The passes are whole
+// microseconds; bucket parts and the optimizer step are rounded (a few us in all), and per-rank traces
+// let a GPU go on when its own receives are done (the executor waits for the whole boundary).
+TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p", "[chakra]") {
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  v1::Plan buckets = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 2}, {"slow", 0, 0, 2, 1, 2, 1.5, 3.0, 2}}, 4,
+                              v1::ONE_F_ONE_B, 1 << 20, 2);
+  buckets.set_overlap_grad_reduce(true);
+  buckets.set_grad_bucket_bytes(1 << 20);  // 2 M parameters x 2 bytes per stage: 4 buckets
+  for (v1::Stage& s : *buckets.mutable_stages()) s.set_zero_stage(1);
+  v1::Plan interleaved = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 2}, {"slow", 0, 0, 2, 2, 1, 1.5, 3.0, 2}}, 4,
+                                  v1::INTERLEAVED_1F1B, 1 << 20, 1, 2);
+  interleaved.set_blocking_p2p(true);
+  for (const v1::Plan& plan : {buckets, interleaved}) {
+    const auto in = MakeInputs(cluster, plan);
+    const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+    const Time run = MakeRun(*setup).iteration_time;
+    const auto out = chakra::ExportChakra(*setup);
+    int collectives = 0;
+    for (const Node& n : out.ranks[0].nodes) collectives += n.type() == ChakraProtoMsg::COMM_COLL_NODE;
+    // Rank 0: 4 reduce-scatter buckets and the all-gather with ZeRO-1; none without DP.
+    CHECK(collectives == (plan.overlap_grad_reduce() ? 5 : 0));
+    const auto w = Workload(out.ranks, out.comm_groups);
+    const Time replay = Replay(w, *setup->topology).iteration_time;
+    INFO(plan.schedule() << ": executor " << run << " ps, replay " << replay << " ps");
+    CHECK(std::abs(static_cast<double>(replay - run)) <= 0.002 * static_cast<double>(run));
+  }
+}
+
+}  // namespace
+}  // namespace hetsim

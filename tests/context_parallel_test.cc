@@ -1,0 +1,169 @@
+// Context parallelism (Plan.context_parallel) against closed forms: the K/V ring's bytes per step
+// and per microbatch, its time on the fabric and the part the attention compute hides, the 1/CP of
+// FLOPs and activation memory per GPU, ZeRO sharding over DP x CP, and the rank layout.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "base/units.h"
+#include "sim/executor/cp_ring.h"
+#include "sim/executor/setup.h"
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
+#include "tests/executor_test_util.h"
+#include "tests/topology_clusters.h"
+#include "traces/metrics.h"
+
+namespace hetsim {
+namespace {
+
+using sim::workload::StageConfig;
+using sim::workload::StageCost;
+
+// A Llama-like model: 2 blocks, hidden 4096, 32 query heads and 8 K/V heads (GQA), seq 8192, BF16.
+constexpr double kSeq = 8192, kHidden = 4096, kHeads = 32, kKvHeads = 8;
+
+v1::Model Gqa() {
+  v1::Model m;
+  m.set_name("gqa");
+  m.set_dtype(v1::BF16);
+  v1::Transformer* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(4096);
+  t->set_num_attention_heads(32);
+  t->set_num_kv_heads(8);
+  t->set_seq_length(8192);
+  t->set_vocab_size(32000);
+  t->set_gated_mlp(true);
+  t->set_attention(v1::ATTENTION_FLASH);
+  t->set_granularity(v1::BLOCK);
+  return m;
+}
+
+StageCost BlocksCost(int tp, int dp, int cp, uint64_t b, int zero = 0) {
+  auto model = sim::workload::ModelCost::Create(Gqa(), "model.pbtxt");
+  REQUIRE(model.ok());
+  v1::GpuType g;
+  g.set_name("h100");
+  g.set_peak_tflops_bf16(989);
+  g.set_hbm_gib(80);
+  g.set_hbm_bandwidth_gbytes_per_s(3350);
+  auto gpu = sim::workload::GpuCompute::Create(g, v1::BF16, "cluster.pbtxt", /*ideal=*/true);
+  REQUIRE(gpu.ok());
+  StageConfig c;
+  c.first_layer = 1;  // the two blocks, after the embedding
+  c.num_layers = 2;
+  c.tensor_parallel = tp;
+  c.data_parallel = dp;
+  c.context_parallel = cp;
+  c.micro_batch_size = b;
+  c.zero_stage = zero;
+  auto cost = sim::workload::ComputeStageCost(*model, c, *gpu, "plan.pbtxt: stages[0]");
+  INFO(cost.status().message());
+  REQUIRE(cost.ok());
+  return *std::move(cost);
+}
+
+TEST_CASE("context parallel: ring step bytes, FLOPs and activations per GPU in closed form", "[cp][workload]") {
+  const StageCost one = BlocksCost(2, 1, 1, 1);
+  const StageCost four = BlocksCost(2, 1, 4, 1);
+  CHECK(one.cp_attention.empty());
+  REQUIRE(four.cp_attention.size() == 2);
+  // K and V of this GPU's tokens: 2 tensors x s/CP tokens x (kv heads / TP) x head width x 2 bytes.
+  const double step = 2 * (kSeq / 4) * (kKvHeads / 2) * (kHidden / kHeads) * 2;
+  for (const auto& a : four.cp_attention) {
+    CHECK(static_cast<double>(a.step_bytes) == step);
+    CHECK(a.core_forward_s > 0);
+    CHECK(a.core_backward_s > a.core_forward_s);
+    CHECK_FALSE(a.recomputed);
+  }
+  // Each GPU computes 1/CP of every token's work and keeps 1/CP of the activations.
+  CHECK(four.forward_flop_per_gpu * 4 == Approx(one.forward_flop_per_gpu).epsilon(1e-12));
+  CHECK(four.model_flop_per_gpu * 4 == Approx(one.model_flop_per_gpu).epsilon(1e-12));
+  CHECK(std::abs(static_cast<double>(four.memory.activation_bytes_per_microbatch) * 4 -
+                 static_cast<double>(one.memory.activation_bytes_per_microbatch)) <= 4);
+  // Weights are not split by CP; ZeRO-1 shards the optimizer over DP x CP ranks, as DP 4 would.
+  CHECK(four.memory.param_bytes == one.memory.param_bytes);
+  CHECK(four.grad_sync_bytes == one.grad_sync_bytes);
+  CHECK(BlocksCost(2, 1, 4, 1, 1).memory.optimizer_bytes == BlocksCost(2, 4, 1, 4, 1).memory.optimizer_bytes);
+}
+
+// 4 nodes of 2 GPUs (one 400 Gb/s NIC each, no latency, ideal): one stage of TP 2 x CP 4.
+proto::PlanInputs CpInputs() {
+  v1::Cluster cluster = testing::H100Island(4, v1::SINGLE_SWITCH, 2);
+  cluster.mutable_islands(0)->set_nic_latency_ns(0);
+  cluster.mutable_islands(0)->set_switch_latency_ns(0);
+  cluster.mutable_gpu_types(0)->set_preset("H100-SXM");  // the kernel model's fields (ideal: peak)
+  v1::Plan plan;
+  plan.set_name("cp4");
+  *plan.mutable_model() = Gqa();
+  plan.set_global_batch_size(2);
+  plan.set_micro_batch_size(1);
+  plan.set_schedule(v1::ONE_F_ONE_B);
+  plan.set_context_parallel(4);
+  v1::Stage* st = plan.add_stages();
+  st->set_num_layers(4);
+  st->mutable_mesh()->set_island("a");
+  st->mutable_mesh()->set_node_count(4);
+  st->mutable_mesh()->set_gpus_per_node(2);
+  st->set_tensor_parallel(2);
+  st->set_data_parallel(1);
+  return testing::MakeInputs(cluster, plan);
+}
+
+TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in the report", "[cp][executor]") {
+  const auto setup = testing::MakeSetup(CpInputs(), sim::NetworkMode::kMaxMinFair);
+  const sim::executor::StageLayout& l = setup->stages[0].layout;
+  REQUIRE(l.context_parallel == 4);
+  // Megatron's order: TP innermost, then CP: CP rank c of TP rank t is node c, GPU t.
+  CHECK(l.Gpu(0, 1, 2) == 2 * 2 + 1);
+  CHECK(l.TensorGroup(0, 3) == std::vector<GpuId>{6, 7});
+  CHECK(l.DataGroup(1) == std::vector<GpuId>{1, 3, 5, 7});  // gradients reduce over DP x CP
+  CHECK_FALSE(setup->stages[0].grad_buckets.empty());
+  const auto flows = sim::executor::CpRingStepFlows(l, 100);
+  REQUIRE(flows.size() == 8);
+  CHECK(flows[6].src == 6);
+  CHECK(flows[6].dst == 0);  // the ring closes
+
+  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  REQUIRE(vs.cost.cp_attention.size() == 2);
+  const int64_t step = vs.cost.cp_attention[0].step_bytes;
+  // Every GPU sends on its own NIC: one step of B bytes takes B / 400 Gb/s; CP - 1 = 3 steps per
+  // layer forward, 3 of 2B backward.
+  const double t_step = static_cast<double>(step) / GbpsToBytesPerSecond(400);
+  CHECK(TimeToSeconds(vs.cp_forward_exchange_time) == Approx(2 * 3 * t_step).epsilon(1e-6));
+  CHECK(TimeToSeconds(vs.cp_backward_exchange_time) == Approx(2 * 3 * 2 * t_step).epsilon(1e-6));
+  CHECK(vs.cp_bytes == 2 * 3 * (step + 2 * step));
+  double exposed_fwd = 0, exposed_bwd = 0;
+  for (const auto& a : vs.cost.cp_attention) {
+    exposed_fwd += 3 * std::max(0.0, t_step - a.core_forward_s / 4);
+    exposed_bwd += 3 * std::max(0.0, 2 * t_step - a.core_backward_s / 4);
+  }
+  CHECK(TimeToSeconds(vs.cp_forward_exposed_time) == Approx(exposed_fwd).margin(1e-9));
+  CHECK(TimeToSeconds(vs.cp_backward_exposed_time) == Approx(exposed_bwd).margin(1e-9));
+  CHECK(vs.forward_time() == vs.cost.forward_time + vs.forward_collective_time - vs.forward_hidden_comm_time +
+                                 vs.cp_forward_exposed_time);
+
+  const sim::executor::ExecutionResult run = testing::MakeRun(*setup);
+  const v1::Report built = traces::BuildReport(*setup, run);
+  const v1::Report* report = &built;
+  CHECK(report->context_parallel() == 4);
+  REQUIRE(report->stages_size() == 1);
+  CHECK(report->stages(0).context_parallel() == 4);
+  CHECK(report->stages(0).cp_bytes_per_microbatch() == static_cast<uint64_t>(vs.cp_bytes));
+  CHECK(report->stages(0).cp_exchange_ms() ==
+        Approx(TimeToMilliseconds(vs.cp_forward_exchange_time + vs.cp_backward_exchange_time)));
+  CHECK(report->num_gpus() == 8);
+}
+
+TEST_CASE("context parallel: plans are validated against the model", "[cp][validate]") {
+  proto::PlanInputs in = CpInputs();
+  in.plan.set_context_parallel(3);  // 8192 is not a multiple of 6, and 2 x 3 x 1 != 8 GPUs
+  const absl::Status s = proto::ValidatePlanInputs(in);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("context_parallel") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,132 @@
+// driver::SimulatePlan, the one entry point that simulates a plan: each option does what the chain
+// written out by hand (setup, execute, report) does with the same option, and nothing else.
+#include <chrono>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "driver/simulate.h"
+#include "proto/inputs.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+#include "sim/executor/run_limit.h"
+#include "traces/chrome_trace.h"
+#include "traces/metrics.h"
+
+namespace hetsim::driver {
+namespace {
+
+proto::PlanInputs HaptCase() {
+  const std::string examples = std::string(HETSIM_SOURCE_DIR) + "/examples/";
+  absl::StatusOr<proto::PlanInputs> in =
+      proto::LoadPlanInputs(examples + "plan-hapt-case.pbtxt", examples + "cluster-hapt-case.pbtxt");
+  INFO(in.status().message());
+  REQUIRE(in.ok());
+  return *std::move(in);
+}
+
+// Options with one field set (designated initializers warn about the fields left out).
+template <typename Set>
+SimulateOptions With(Set set) {
+  SimulateOptions options;
+  set(options);
+  return options;
+}
+
+// The chain as every caller wrote it before the driver existed.
+std::string ReportByHand(const proto::PlanInputs& in, sim::NetworkMode mode) {
+  auto setup = sim::executor::BuildExecutionSetup(in, mode);
+  REQUIRE(setup.ok());
+  auto result = sim::executor::Execute(**setup, {});
+  REQUIRE(result.ok());
+  return traces::BuildReport(**setup, *result).SerializeAsString();
+}
+
+TEST_CASE("driver: the report is the hand-written chain's in both network modes", "[driver]") {
+  const proto::PlanInputs in = HaptCase();
+  for (sim::NetworkMode mode : {sim::NetworkMode::kMaxMinFair, sim::NetworkMode::kContentionFree}) {
+    absl::StatusOr<Simulation> sim = SimulatePlan(in, With([&](SimulateOptions& o) { o.network_mode = mode; }));
+    REQUIRE(sim.ok());
+    CHECK(sim->report.SerializeAsString() == ReportByHand(in, mode));
+    CHECK(sim->setup->network_mode == mode);
+    CHECK(sim->report.wall_time_s() == 0);  // no wall clock given: left out
+    CHECK(sim->trace_json.empty());
+    CHECK(sim->faults.empty());
+    CHECK(sim->setup_wall_s >= 0);
+  }
+  absl::StatusOr<hetsim::v1::Report> report = SimulateReport(in);
+  REQUIRE(report.ok());
+  CHECK(report->SerializeAsString() == ReportByHand(in, sim::NetworkMode::kMaxMinFair));
+}
+
+TEST_CASE("driver: ideal sets Cluster.ideal for the run only as a cluster file's ideal: true would", "[driver]") {
+  const proto::PlanInputs in = HaptCase();
+  REQUIRE_FALSE(in.cluster.ideal());
+  absl::StatusOr<Simulation> ideal = SimulatePlan(in, With([&](SimulateOptions& o) { o.ideal = true; }));
+  REQUIRE(ideal.ok());
+  CHECK(ideal->setup->inputs.cluster.ideal());
+  proto::PlanInputs by_file = in;
+  by_file.cluster.set_ideal(true);
+  CHECK(ideal->report.SerializeAsString() == ReportByHand(by_file, sim::NetworkMode::kMaxMinFair));
+  // Line rate and no protocol latency: never slower than the NCCL-achieved default.
+  CHECK(ideal->report.iteration_time_ms() <= SimulateReport(in)->iteration_time_ms());
+}
+
+TEST_CASE("driver: faults are resolved and reported; limits stop the run", "[driver]") {
+  const proto::PlanInputs in = HaptCase();
+  SimulateOptions options;
+  hetsim::v1::Fault* slow = options.faults.add_faults();
+  slow->set_gpu(0);
+  slow->set_kind(hetsim::v1::SLOW);
+  slow->set_factor(2);
+  options.fault_sources = sim::faults::SourcesOf(options.faults, "faults.pbtxt");
+  absl::StatusOr<Simulation> sim = SimulatePlan(in, options);
+  REQUIRE(sim.ok());
+  CHECK_FALSE(sim->faults.empty());
+  REQUIRE(sim->report.faults_size() == 1);
+  // GPU 0 computes at half speed for the whole iteration: the iteration is longer.
+  CHECK(sim->report.iteration_time_ms() > SimulateReport(in)->iteration_time_ms());
+
+  const uint64_t events = SimulatePlan(in)->result.events;
+  absl::StatusOr<Simulation> cut = SimulatePlan(in, With([&](SimulateOptions& o) { o.max_events = events - 1; }));
+  REQUIRE_FALSE(cut.ok());
+  CHECK(sim::executor::IsRunLimit(cut.status()));
+  CHECK(SimulatePlan(in, With([&](SimulateOptions& o) { o.max_events = events; })).ok());
+}
+
+TEST_CASE("driver: a trace is recorded only when asked for and for the GPUs selected", "[driver]") {
+  const proto::PlanInputs in = HaptCase();
+  absl::StatusOr<Simulation> sim =
+      SimulatePlan(in, With([](SimulateOptions& o) { o.trace = traces::TraceSelection{}; }));
+  REQUIRE(sim.ok());
+  CHECK_FALSE(sim->trace_json.empty());
+  CHECK(sim->trace_json.front() == '{');
+  CHECK(static_cast<int>(sim->traced_gpus.size()) >= sim->setup->num_gpus());
+  // Tracing records more (link samples are events of their own) but changes nothing simulated.
+  hetsim::v1::Report traced = sim->report, plain;
+  REQUIRE(plain.ParseFromString(ReportByHand(in, sim::NetworkMode::kMaxMinFair)));
+  CHECK(traced.events_processed() > plain.events_processed());
+  traced.clear_events_processed();
+  plain.clear_events_processed();
+  CHECK(traced.SerializeAsString() == plain.SerializeAsString());
+
+  traces::TraceSelection beyond;
+  beyond.replica = 1000;
+  absl::StatusOr<Simulation> bad = SimulatePlan(in, With([&](SimulateOptions& o) { o.trace = beyond; }));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("--trace-replica"));
+}
+
+TEST_CASE("driver: a wall clock start puts the wall time in the report", "[driver]") {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Simulation> sim =
+      SimulatePlan(HaptCase(), With([&](SimulateOptions& o) { o.wall_clock_start = start; }));
+  REQUIRE(sim.ok());
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(sim->report.wall_time_s() > 0);
+  CHECK(sim->report.wall_time_s() <= elapsed);
+}
+
+}  // namespace
+}  // namespace hetsim::driver

@@ -1,0 +1,7 @@
+# Interop checks (issue 18): the Slurm job array of docs/sweeps.md on a real single-node Slurm
+# (skipped, exit 77, where Slurm cannot start) and the Kubernetes Indexed Job manifest of the same page.
+add_test(NAME interop.slurm_sweep_array
+         COMMAND ${PROJECT_SOURCE_DIR}/scripts/slurm_sweep_test.sh $<TARGET_FILE:hetsim>)
+set_tests_properties(interop.slurm_sweep_array PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE)
+add_test(NAME interop.k8s_manifest COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_k8s_manifest.py
+         ${PROJECT_SOURCE_DIR}/docs/sweeps.md)

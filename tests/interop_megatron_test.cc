@@ -1,0 +1,250 @@
+// hetsim import/export megatron on launch lines written from Megatron-LM's published example scripts
+// (tests/megatron_data/README.md): layouts computed by hand from Megatron's rules (ranks TP innermost,
+// then CP, DP, PP; vocabulary padded to a multiple of 128 x TP; hetsim's microbatch = Megatron's
+// micro-batch x DP), round trips, and every kind of bad line.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "interop/megatron_export.h"
+#include "interop/megatron_flags.h"
+#include "interop/megatron_import.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+
+namespace {
+
+namespace v1 = hetsim::v1;
+using hetsim::interop::ExportMegatron;
+using hetsim::interop::ImportMegatron;
+using hetsim::interop::MegatronImport;
+using hetsim::interop::MegatronImportRequest;
+using hetsim::interop::ParseMegatronLaunchLine;
+
+const std::string kSource = HETSIM_SOURCE_DIR;
+
+v1::Cluster Cluster(const std::string& name) {
+  absl::StatusOr<v1::Cluster> c = hetsim::proto::LoadCluster(kSource + "/examples/cluster-" + name + ".pbtxt");
+  REQUIRE(c.ok());
+  return *c;
+}
+
+std::string Line(const std::string& file) {
+  absl::StatusOr<std::string> text = hetsim::proto::ReadFileToString(kSource + "/tests/megatron_data/" + file);
+  REQUIRE(text.ok());
+  return *text;
+}
+
+absl::StatusOr<MegatronImport> Import(const std::string& line, const v1::Cluster& cluster,
+                                      MegatronImportRequest request = {}) {
+  absl::StatusOr<hetsim::interop::MegatronFlags> flags = ParseMegatronLaunchLine(line, "line.sh");
+  if (!flags.ok()) return flags.status();
+  return ImportMegatron(*flags, cluster, request, "line.sh");
+}
+
+MegatronImportRequest OnNodes(int64_t nodes) {
+  MegatronImportRequest r;
+  r.nodes = nodes;
+  return r;
+}
+
+bool HasNote(const MegatronImport& m, const std::string& text) {
+  for (const std::string& n : m.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// export(plan) imported again on the same cluster gives the plan back.
+void CheckRoundTrip(const MegatronImport& first, const v1::Cluster& cluster, MegatronImportRequest request = {}) {
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = first.model;
+  in.plan = first.plan;
+  REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+  absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+  REQUIRE(line.ok());
+  INFO(line->launch_line);
+  absl::StatusOr<MegatronImport> again = Import(line->launch_line, cluster, request);
+  REQUIRE(again.ok());
+  std::string diff;
+  google::protobuf::util::MessageDifferencer d;
+  d.ReportDifferencesToString(&diff);
+  CHECK(d.Compare(first.plan, again->plan));
+  CHECK(diff == "");
+}
+
+TEST_CASE("GPT-3 175B: TP 8 x PP 16 on 16 nodes", "[interop]") {
+  const v1::Cluster cluster = Cluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(Line("gpt3_175b.sh"), cluster);
+  REQUIRE(m.ok());
+  const v1::Transformer& t = m->model.transformer();
+  CHECK(t.num_layers() == 96);
+  CHECK(t.ffn_hidden_size() == 4 * 12288);
+  CHECK(t.vocab_size() == 51200);  // 50257 up to a multiple of 128 x 8
+  CHECK(t.tied_embeddings());
+  CHECK(t.attention() == v1::ATTENTION_FLASH);  // --attention-backend auto
+  CHECK(m->model.dtype() == v1::FP16);
+  const v1::Plan& p = m->plan;
+  CHECK(p.name() == "megatron-tp8-pp16-dp1");
+  CHECK(p.micro_batch_size() == 1);
+  CHECK(p.global_batch_size() == 1536);
+  CHECK(p.schedule() == v1::ONE_F_ONE_B);
+  CHECK(p.blocking_p2p());
+  REQUIRE(p.stages_size() == 16);
+  // 96 / 16 = 6 blocks per stage; the embedding joins stage 0, the head stage 15; stage p on node p.
+  CHECK(p.stages(0).num_layers() == 7);
+  CHECK(p.stages(1).first_layer() == 7);
+  CHECK(p.stages(1).num_layers() == 6);
+  CHECK(p.stages(15).first_layer() == 91);
+  CHECK(p.stages(15).num_layers() == 7);
+  CHECK(p.stages(15).mesh().first_node() == 15);
+  CHECK(p.stages(15).mesh().node_count() == 1);
+  CHECK(p.stages(3).tensor_parallel() == 8);
+  CHECK(p.stages(3).data_parallel() == 1);
+  CHECK(HasNote(*m, "not modelled (ignored): --rampup-batch-size 16 16 5859375"));
+  CHECK(HasNote(*m, "GPT-2's 50257 tokens assumed"));
+  CHECK(HasNote(*m, "no effect on an iteration's cost: --train-iters 500000"));
+  CHECK_FALSE(HasNote(*m, "unknown"));
+  CheckRoundTrip(*m, cluster);
+}
+
+TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optimizer", "[interop]") {
+  const v1::Cluster cluster = Cluster("512gpu");
+  MegatronImportRequest request;
+  request.island = "h100";
+  absl::StatusOr<MegatronImport> m = Import(Line("llama3_8b_h100_fp8.sh"), cluster, request);
+  REQUIRE(m.ok());
+  const v1::Transformer& t = m->model.transformer();
+  CHECK(m->model.dtype() == v1::FP8);
+  CHECK(t.num_kv_heads() == 8);
+  CHECK(t.gated_mlp());
+  CHECK(t.ffn_hidden_size() == 14336);
+  CHECK_FALSE(t.tied_embeddings());
+  CHECK(t.vocab_size() == 128256);  // already a multiple of 128
+  const v1::Plan& p = m->plan;
+  REQUIRE(p.stages_size() == 1);
+  CHECK(p.stages(0).num_layers() == 34);
+  CHECK(p.stages(0).data_parallel() == 8);
+  CHECK(p.stages(0).zero_stage() == 1);
+  CHECK_FALSE(p.stages(0).sequence_parallel());  // TP 1
+  CHECK(p.stages(0).mesh().island() == "h100");
+  CHECK(p.micro_batch_size() == 8);
+  CHECK(p.overlap_grad_reduce());
+  CHECK_FALSE(p.blocking_p2p());  // no pipeline
+  CHECK(HasNote(*m, "--sequence-parallel: no effect with --tensor-model-parallel-size 1"));
+  CHECK(HasNote(*m, "not modelled (ignored): --overlap-param-gather"));
+  CHECK(HasNote(*m, "not modelled (ignored): --fp8-param-gather"));
+  CHECK_FALSE(HasNote(*m, "unknown"));
+  CheckRoundTrip(*m, cluster, request);
+}
+
+TEST_CASE("Mixtral smoke configuration: 2 experts over EP 2 on 2 GPUs", "[interop]") {
+  const v1::Cluster cluster = Cluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(Line("mixtral_8x7b_small.sh"), cluster);
+  REQUIRE(m.ok());
+  const v1::Transformer& t = m->model.transformer();
+  CHECK(m->model.dtype() == v1::FP32);  // --bf16 is commented out in the script
+  CHECK(t.num_experts() == 2);
+  CHECK(t.moe_top_k() == 2);
+  CHECK(t.vocab_size() == 50304);  // 50257 up to a multiple of 128
+  const v1::Plan& p = m->plan;
+  REQUIRE(p.stages_size() == 1);
+  CHECK(p.stages(0).expert_parallel() == 2);
+  CHECK(p.stages(0).data_parallel() == 2);
+  CHECK(p.stages(0).mesh().gpus_per_node() == 2);
+  CHECK(p.micro_batch_size() == 2);
+  CHECK(HasNote(*m, "not modelled (ignored): --moe-token-dispatcher-type alltoall"));
+  CheckRoundTrip(*m, cluster);
+}
+
+TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]") {
+  const v1::Cluster cluster = Cluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(Line("sc21_39b.sh"), cluster);
+  REQUIRE(m.ok());
+  v1::Plan expected;
+  REQUIRE(hetsim::proto::Load(kSource + "/examples/plan-megatron-39b.pbtxt", &expected).ok());
+  v1::Plan got = m->plan;
+  got.set_name(expected.name());
+  got.mutable_model()->set_name(expected.model().name());
+  std::string diff;
+  google::protobuf::util::MessageDifferencer d;
+  d.ReportDifferencesToString(&diff);
+  CHECK(d.Compare(expected, got));
+  CHECK(diff == "");
+  CheckRoundTrip(*m, cluster);
+}
+
+TEST_CASE("launch lines: shell tokens, --flag=value, interleaving", "[interop]") {
+  using hetsim::interop::ShellTokens;
+  CHECK(ShellTokens("a \\\n  'b c' \"d\" # comment\ne") == std::vector<std::string>{"a", "b c", "d", "e"});
+  const v1::Cluster cluster = Cluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(
+      "--num-layers=24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 2 "
+      "--global-batch-size 64 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+      "--num-layers-per-virtual-pipeline-stage 3 --bf16 --frobnicate 3 --overlap-p2p-communication",
+      cluster, OnNodes(1));
+  REQUIRE(m.ok());
+  // 8 GPUs / (TP 2 x PP 4) = DP 1; 24 / 4 = 6 blocks per stage in chunks of 3: 2 virtual stages; each
+  // stage of 2 GPUs sits on GPUs 2p, 2p + 1 of node 0.
+  CHECK(m->plan.schedule() == v1::INTERLEAVED_1F1B);
+  CHECK(m->plan.virtual_stages() == 2);
+  CHECK(m->plan.stages(3).mesh().first_gpu() == 6);
+  CHECK(m->plan.stages(3).mesh().gpus_per_node() == 2);
+  CHECK_FALSE(m->plan.blocking_p2p());
+  CHECK(HasNote(*m, "unknown (ignored): --frobnicate 3"));
+  CheckRoundTrip(*m, cluster, OnNodes(1));
+}
+
+std::string ImportError(const std::string& line, MegatronImportRequest request = OnNodes(1)) {
+  absl::StatusOr<MegatronImport> m = Import(line, Cluster("a100-512"), request);
+  REQUIRE_FALSE(m.ok());
+  return std::string(m.status().message());
+}
+
+TEST_CASE("bad launch lines name the flags", "[interop]") {
+  const std::string base =
+      "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 ";
+  CHECK(ImportError(base + "--fp16 --bf16") == "line.sh: --fp16 and --bf16 contradict each other");
+  CHECK(ImportError(base + "--num-layers 32") == "line.sh: --num-layers 24 and --num-layers 32 contradict each other");
+  CHECK(ImportError(base + "--context-parallel-size 2").find("context parallelism is not modelled yet") !=
+        std::string::npos);
+  CHECK(ImportError(base + "--overlap-param-gather").find("--overlap-param-gather and the absence of "
+                                                         "--use-distributed-optimizer contradict") != std::string::npos);
+  CHECK(ImportError(base + "--tp-comm-overlap --tensor-model-parallel-size 2").find("--sequence-parallel") !=
+        std::string::npos);
+  CHECK(ImportError(base + "--recompute-granularity selective --recompute-method uniform") ==
+        "line.sh: --recompute-method uniform and --recompute-granularity selective contradict each other: a "
+        "recompute method applies to full recomputation only");
+  CHECK(ImportError(base + "--max-position-embeddings 512").find("--seq-length 1024 and --max-position-embeddings "
+                                                                 "512 contradict") != std::string::npos);
+  CHECK(ImportError(base + "--pipeline-model-parallel-size 5") ==
+        "line.sh: --tensor-model-parallel-size 1 x --context-parallel-size 1 x --pipeline-model-parallel-size 5 = 5 "
+        "does not divide the 8 GPUs (1 nodes x 8)");
+  CHECK(ImportError(base + "--global-batch-size 10 --tensor-model-parallel-size 2").find(
+            "the global batch must be a multiple of micro-batch x data parallel (4)") != std::string::npos);
+  CHECK(ImportError(base + "--tensor-model-parallel-size") == "line.sh: --tensor-model-parallel-size: needs 1 value, got 0");
+  CHECK(ImportError(base + "--tensor-model-parallel-size two") ==
+        "line.sh: --tensor-model-parallel-size: \"two\" is not a positive whole number");
+  CHECK(ImportError("--hidden-size 1024") == "line.sh: --num-layers: required");
+  CHECK(ImportError(base, {}) == "line.sh: --nodes: required (or torchrun's --nnodes in the launch line)");
+  CHECK(ImportError(base + "--num-layers-per-virtual-pipeline-stage 2").find("interleaving needs a pipeline") !=
+        std::string::npos);
+}
+
+TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {
+  absl::StatusOr<hetsim::proto::PlanInputs> in = hetsim::proto::LoadPlanInputs(
+      kSource + "/examples/plan-hapt-case.pbtxt", kSource + "/examples/cluster-hapt-case.pbtxt");
+  REQUIRE(in.ok());
+  absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(*in);
+  REQUIRE_FALSE(e.ok());
+  const std::string m(e.status().message());
+  INFO(m);
+  CHECK(m.find("plan-hapt-case.pbtxt: schedule: H_1F1B: Megatron runs 1F1B or interleaved 1F1B") != std::string::npos);
+  CHECK(m.find("mesh.island: GPU type") != std::string::npos);
+  CHECK(m.find("num_layers") != std::string::npos);
+}
+
+}  // namespace

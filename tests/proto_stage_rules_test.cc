@@ -1,0 +1,84 @@
+// The stage rules both a plan file's stages and the cost model's configurations are checked with
+// (proto/stage_rules.h): each rule's field and message, and that only broken rules are reported.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "proto/stage_rules.h"
+
+namespace {
+
+using hetsim::proto::StageRuleInputs;
+using hetsim::proto::StageRuleProblems;
+
+// A dense transformer stage that breaks no rule: 16 heads, 4 KV heads, FFN 8192, TP 4 x DP 2, mbs 4.
+StageRuleInputs Good() {
+  return {.tensor_parallel = 4, .data_parallel = 2, .micro_batch_size = 4, .num_attention_heads = 16,
+          .num_kv_heads = 4, .ffn_hidden_size = 8192, .num_experts = 1};
+}
+
+// "field: problem" of every problem.
+std::vector<std::string> Problems(const StageRuleInputs& in) {
+  std::vector<std::string> out;
+  for (const auto& p : StageRuleProblems(in)) out.push_back(p.field + ": " + p.problem);
+  return out;
+}
+
+using V = std::vector<std::string>;
+
+TEST_CASE("stage rules: a good stage has none", "[proto][stage_rules]") {
+  CHECK(Problems(Good()).empty());
+  StageRuleInputs layer_list{.tensor_parallel = 3, .data_parallel = 1, .micro_batch_size = 5};
+  CHECK(Problems(layer_list).empty());  // no heads, no FFN: nothing for TP to divide
+}
+
+TEST_CASE("stage rules: tensor parallelism divides heads, then KV heads, then the FFN", "[proto][stage_rules]") {
+  StageRuleInputs in = Good();
+  in.num_attention_heads = 15;
+  CHECK(Problems(in) == V{"tensor_parallel: 4 does not divide num_attention_heads 15"});
+  in = Good();
+  in.num_kv_heads = 2;
+  CHECK(Problems(in) == V{"tensor_parallel: 4 does not divide num_kv_heads 2"});
+  in = Good();
+  in.ffn_hidden_size = 8190;
+  CHECK(Problems(in) == V{"tensor_parallel: 4 does not divide ffn_hidden_size 8190"});
+}
+
+TEST_CASE("stage rules: data, expert parallelism, ZeRO and sequence parallelism", "[proto][stage_rules]") {
+  StageRuleInputs in = Good();
+  in.micro_batch_size = 3;
+  CHECK(Problems(in) == V{"data_parallel: 2 does not divide micro_batch_size 3 (each replica gets an equal share)"});
+  in = Good();
+  in.micro_batch_size = 0;  // not known: its own rule reports it
+  CHECK(Problems(in).empty());
+  in = Good();
+  in.expert_parallel = 2;
+  CHECK(Problems(in) == V{"expert_parallel: 2 needs a mixture-of-experts model (num_experts > 1)"});
+  in.num_experts = 6;
+  in.expert_parallel = 4;
+  CHECK(Problems(in) == V{"expert_parallel: 4 does not divide num_experts 6"});
+  in.num_experts = 8;
+  CHECK(Problems(in) == V{"expert_parallel: 4 does not divide data_parallel 2"});
+  in = Good();
+  in.zero_stage = 4;
+  CHECK(Problems(in) == V{"zero_stage: 4 is outside [0, 3]"});
+  in.zero_stage = -1;
+  CHECK(Problems(in) == V{"zero_stage: -1 is outside [0, 3]"});
+  in = Good();
+  in.tensor_parallel = 1;
+  in.sequence_parallel = true;
+  CHECK(Problems(in) == V{"sequence_parallel: needs tensor_parallel > 1"});
+}
+
+TEST_CASE("stage rules: every broken rule is reported, in order", "[proto][stage_rules]") {
+  StageRuleInputs in = Good();
+  in.num_attention_heads = 15;
+  in.micro_batch_size = 3;
+  in.zero_stage = 5;
+  CHECK(Problems(in) == V{"tensor_parallel: 4 does not divide num_attention_heads 15",
+                          "data_parallel: 2 does not divide micro_batch_size 3 (each replica gets an equal share)",
+                          "zero_stage: 5 is outside [0, 3]"});
+}
+
+}  // namespace

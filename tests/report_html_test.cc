@@ -1,0 +1,112 @@
+// The HTML reports (report/): the run page's schedule holds one row per stage and one block per
+// forward and backward, with hover titles, and is byte-identical across calls; the page is
+// self-contained; chart helpers (ticks, numbers, escaping); the sweep CSV reader and its refusals.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "report/page.h"
+#include "report/run_html.h"
+#include "report/svg.h"
+#include "report/sweep_html.h"
+#include "report/validate_html.h"
+#include "tests/executor_test_util.h"
+#include "traces/metrics.h"
+
+namespace {
+
+using hetsim::testing::MakeInputs;
+using hetsim::testing::MakePlan;
+using hetsim::testing::MakeRun;
+using hetsim::testing::MakeSetup;
+using hetsim::testing::TwoIslandCluster;
+namespace v1 = hetsim::v1;
+
+int Count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("run report: one schedule row per stage, one block per forward and backward", "[report]") {
+  // Two stages of TP 2, 4 microbatches of 1F1B (the chrome trace test's run).
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
+  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 2}, {"fast", 1, 0, 2, 2, 1, 1.0, 2.0, 1}}, 4,
+                                 v1::ONE_F_ONE_B, 1000000);
+  const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
+  const auto run = MakeRun(*setup);
+  const v1::Report report = hetsim::traces::BuildReport(*setup, run);
+  const std::string html = hetsim::report::RunReportHtml({setup.get(), &run, &report, {}});
+  CHECK(Count(html, "<g class=\"stage\"") == 2);
+  CHECK(Count(html, "<rect class=\"b F\"") == 2 * 4);
+  CHECK(Count(html, "<rect class=\"b B\"") == 2 * 4);
+  CHECK(Count(html, "<rect class=\"b O\"") == 2);  // the optimizer step of each stage
+  // Activations 0 -> 1 and gradients 1 -> 0 of each microbatch.
+  CHECK(Count(html, "<rect class=\"b T\"") == 2 * 4);
+  CHECK(Count(html, "<title>F3: forward of microbatch 3 on stage 1\n") == 1);
+  CHECK(html == hetsim::report::RunReportHtml({setup.get(), &run, &report, {}}));
+  // Self-contained: no URL but the SVG namespace, no external script or stylesheet.
+  std::string stripped = html;
+  for (size_t at; (at = stripped.find("http://www.w3.org/2000/svg")) != std::string::npos;) stripped.erase(at, 26);
+  CHECK(stripped.find("http") == std::string::npos);
+  CHECK(stripped.find("<script src") == std::string::npos);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+}
+
+TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
+  using hetsim::report::NiceTicks;
+  CHECK(NiceTicks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
+  CHECK(NiceTicks(0, 3045.6, 8) == std::vector<double>{0, 500, 1000, 1500, 2000, 2500, 3000});
+  CHECK(NiceTicks(0.2, 0.9, 4) == std::vector<double>{0.2, 0.4, 0.6, 0.8});
+  CHECK(hetsim::report::Num(11279.4, 4) == "11279");
+  CHECK(hetsim::report::Num(0.314807, 3) == "0.315");
+  CHECK(hetsim::report::Num(2.5, 4) == "2.5");
+  CHECK(hetsim::report::Coord(-0.01) == "0");
+  CHECK(hetsim::report::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output", "[report]") {
+  using hetsim::report::ParseSweepCsv;
+  const std::string header =
+      "point,cluster.islands[1].node_count,plan.schedule,iteration_time_ms,tokens_per_s,status,message";
+  const std::string csv = header + "\n0,4,H_1F1B,10.5,100,ok,\n1,8,H_1F1B,,,invalid,\"bad, really \"\"bad\"\"\"\n";
+  auto t = ParseSweepCsv(csv, "s.csv");
+  REQUIRE(t.ok());
+  CHECK(t->axes == std::vector<std::string>{"cluster.islands[1].node_count", "plan.schedule"});
+  REQUIRE(t->rows.size() == 2);
+  CHECK(t->rows[1].back() == "bad, really \"bad\"");
+  const std::string html = hetsim::report::SweepReportHtml(*t, "dir/s.pbtxt");
+  CHECK(html.find("hetsim sweep: s.pbtxt") != std::string::npos);
+  CHECK(Count(html, "<svg class=\"chart\"") == 2);  // iteration time and tokens/s
+  CHECK(html == hetsim::report::SweepReportHtml(*t, "dir/s.pbtxt"));
+
+  CHECK(ParseSweepCsv(csv, "s.csv", header).ok());
+  auto other = ParseSweepCsv(csv, "s.csv", std::string("point,plan.num_microbatches,iteration_time_ms,status"));
+  REQUIRE_FALSE(other.ok());
+  CHECK_THAT(std::string(other.status().message()), Catch::StartsWith("s.csv: line 1: header"));
+  auto not_sweep = ParseSweepCsv("name,time_ms\nfoo,1\n", "t.csv");
+  REQUIRE_FALSE(not_sweep.ok());
+  CHECK_THAT(std::string(not_sweep.status().message()), Catch::StartsWith("t.csv: line 1: not a sweep's output"));
+  auto short_row = ParseSweepCsv(header + "\n0,4\n", "s.csv");
+  REQUIRE_FALSE(short_row.ok());
+  CHECK_THAT(std::string(short_row.status().message()), Catch::Contains("line 2: 2 cells"));
+  CHECK_FALSE(ParseSweepCsv("", "e.csv").ok());
+}
+
+TEST_CASE("validate report: a point per stage and plan, error bars per stage", "[report]") {
+  hetsim::report::ValidateData d;
+  d.plan_name = "p";
+  d.cluster_name = "c";
+  d.stages = {{0, 10, 11, 1, 1, 20, 20}, {1, 12, 12, 0, 0, 30, 33}};
+  d.iteration_pred_ms = 100;
+  d.iteration_sim_ms = 110;
+  d.top_plans = {{"rank 1", 90, 95}};
+  d.kendall_tau = 1.0;
+  const std::string html = hetsim::report::ValidateReportHtml(d);
+  CHECK(Count(html, "class=\"identity\"") == 2);  // both scatters have the y = x line
+  CHECK(html.find("stage 0: predicted 10.000 ms, simulated 11.000 ms (-9.1%)") != std::string::npos);
+  CHECK(Count(html, "class=\"errorbar\"") == 2);  // the non-zero errors: stage 0 compute, stage 1 memory
+  CHECK(html.find("Kendall tau 1.00") != std::string::npos);
+}
+
+}  // namespace
