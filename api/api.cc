@@ -12,6 +12,7 @@
 #include "app/lib/check_file.h"
 #include "app/lib/ideal_option.h"
 #include "app/lib/plan_prediction.h"
+#include "app/lib/summary.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
 #include "base/time.h"
@@ -24,11 +25,11 @@
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
-#include "sweep/evaluator.h"
-#include "sweep/runner.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
 #include "sim/network/network.h"
+#include "sweep/evaluator.h"
+#include "sweep/runner.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -152,22 +153,14 @@ absl::StatusOr<std::string> Collective(const Input& cluster_in, const Collective
   return Serialize(out);
 }
 
-absl::StatusOr<std::string> Sweep(const std::string& sweep_path, int jobs) {
-  // The runner writes rows to a file (its resumable format): a private temporary one, read back whole.
-  std::string tmp = (std::filesystem::temp_directory_path() / "hetsim-sweep-XXXXXX.jsonl").string();
-  const int fd = mkstemps(tmp.data(), 6);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create a temporary file like ", tmp));
-  close(fd);
-  sweep::SweepJob job;
-  job.sweep_path = sweep_path;
-  job.output_path = tmp;
-  job.format = sweep::RowFormat::kJsonl;
-  job.jobs = jobs > 0 ? jobs : 1;
+absl::StatusOr<std::string> Sweep(const Input& sweep, int jobs) {
+  v1::Sweep message;
+  HETSIM_RETURN_IF_ERROR(ParseInput(sweep, &message));
   sweep::SimulationEvaluator evaluator;
-  absl::StatusOr<sweep::SweepOutcome> outcome = sweep::RunSweep(job, evaluator);
-  absl::StatusOr<std::string> rows = outcome.ok() ? proto::ReadFileToString(tmp) : outcome.status();
-  std::remove(tmp.c_str());
-  return rows;
+  HETSIM_ASSIGN_OR_RETURN(
+      v1::SweepResult result,
+      sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs > 0 ? jobs : 1, evaluator));
+  return Serialize(result);
 }
 
 absl::StatusOr<std::string> Check(const Input& file, const std::string& type, const Input* cluster) {
@@ -176,32 +169,35 @@ absl::StatusOr<std::string> Check(const Input& file, const std::string& type, co
     HETSIM_ASSIGN_OR_RETURN(proto::MessageType parsed, proto::MessageTypeFromName(type));
     t = parsed;
   }
-  if (!file.is_path) {
-    // A message in memory: its type is the caller's (the binding passes the message's own type).
-    if (!t) return absl::InvalidArgumentError(absl::StrCat(file.name, ": the message type is required"));
-    if (*t == proto::MessageType::kCluster) {
-      HETSIM_ASSIGN_OR_RETURN(v1::Cluster c, LoadClusterInput(file));
-      return absl::StrFormat("%s: valid cluster \"%s\"\n", file.name, c.name());
-    }
-    if (*t == proto::MessageType::kModel) {
-      v1::Model m;
-      HETSIM_RETURN_IF_ERROR(ParseInput(file, &m));
-      HETSIM_RETURN_IF_ERROR(proto::ValidateModel(m, file.name));
-      return absl::StrFormat("%s: valid model \"%s\"\n", file.name, m.name());
-    }
-    if (*t == proto::MessageType::kPlan) {
-      if (cluster == nullptr) return absl::InvalidArgumentError(absl::StrCat(file.name, ": a plan is checked against a cluster"));
-      HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(file, *cluster));
-      return absl::StrFormat("%s: valid plan \"%s\" (%d stages)\n", file.name, in.plan.name(), in.plan.stages_size());
-    }
-    return absl::InvalidArgumentError(absl::StrFormat("%s: check takes clusters, models and plans in memory; "
-                                                      "pass other files by path", file.name));
+  if (cluster != nullptr && !cluster->is_path && (file.is_path || t != proto::MessageType::kPlan)) {
+    return absl::InvalidArgumentError(
+        "cluster: only a plan in memory is checked against a cluster in memory; "
+        "pass the cluster's file");
   }
-  if (cluster != nullptr && !cluster->is_path) {
-    return absl::InvalidArgumentError("cluster: check a file against a cluster file (a path)");
+  if (file.is_path) {
+    HETSIM_ASSIGN_OR_RETURN(proto::AnyMessage m, proto::LoadAnyMessage(file.path, t));
+    app::Checked c = app::CheckOne(m, file.path, cluster != nullptr ? cluster->path : "");
+    if (!c.status.ok()) return c.status;
+    return c.summary;
   }
-  HETSIM_ASSIGN_OR_RETURN(proto::AnyMessage m, proto::LoadAnyMessage(file.path, t));
-  app::Checked c = app::CheckOne(m, file.path, cluster != nullptr ? cluster->path : "");
+  // A message in memory: its type is the caller's (the binding passes the message's own type); the
+  // summary is the one its file would get.
+  if (!t) return absl::InvalidArgumentError(absl::StrCat(file.name, ": the message type is required"));
+  if (*t == proto::MessageType::kCluster) {
+    HETSIM_ASSIGN_OR_RETURN(v1::Cluster c, LoadClusterInput(file));
+    return app::SummarizeCluster(c, file.name);
+  }
+  if (*t == proto::MessageType::kPlan) {
+    if (cluster == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(file.name, ": a plan is checked against a cluster"));
+    }
+    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(file, *cluster));
+    return absl::StrCat(app::SummarizeModel(in.model, in.model_path.empty() ? file.name : in.model_path),
+                        app::SummarizePlan(in));
+  }
+  proto::AnyMessage m{*t, proto::NewMessage(*t)};
+  HETSIM_RETURN_IF_ERROR(ParseInput(file, m.message.get()));
+  app::Checked c = app::CheckOne(m, file.name, cluster != nullptr ? cluster->path : "");
   if (!c.status.ok()) return c.status;
   return c.summary;
 }

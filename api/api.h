@@ -61,11 +61,13 @@ struct CollectiveOptions {
 // `hetsim collective`: one size, as a CollectiveReport.
 absl::StatusOr<std::string> Collective(const Input& cluster, const CollectiveOptions& options);
 
-// `hetsim sweep`: the rows as JSON Lines text (one object per point, in point order).
-absl::StatusOr<std::string> Sweep(const std::string& sweep_path, int jobs);
+// `hetsim sweep`: a SweepResult (every point in point order, with its report). A sweep passed as a
+// message names its files relative to the working directory.
+absl::StatusOr<std::string> Sweep(const Input& sweep, int jobs);
 
-// `hetsim check`: the summary of a valid cluster, model, plan or sweep (type detected, or "cluster",
-// "model", "plan", "sweep"); a plan needs `cluster`.
+// `hetsim check`: the summary of a valid cluster, model, plan, sweep, faults file or report (type
+// detected for files; "cluster", "model", "plan", "sweep", "faults", "report" for a message), the same
+// text for a file and for its message; a plan and a faults file need `cluster`.
 absl::StatusOr<std::string> Check(const Input& file, const std::string& type, const Input* cluster);
 
 }  // namespace hetsim::api

@@ -7,13 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define HETSIM_CHECK(cond, message)                                                               \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      std::fprintf(stderr, "%s:%d: internal error: check failed: %s: %s\n", __FILE__, __LINE__, #cond, \
-                   message);                                                                      \
-      std::abort();                                                                               \
-    }                                                                                             \
+#define HETSIM_CHECK(cond, message)                                                                              \
+  do {                                                                                                           \
+    if (!(cond)) {                                                                                               \
+      std::fprintf(stderr, "%s:%d: internal error: check failed: %s: %s\n", __FILE__, __LINE__, #cond, message); \
+      std::abort();                                                                                              \
+    }                                                                                                            \
   } while (false)
 
 #endif  // HETSIM_BASE_CHECK_H_

@@ -27,9 +27,10 @@ absl::StatusOr<CollectiveOp> ParseCollectiveOp(absl::string_view name) {
   for (CollectiveOp op : kOps) {
     if (name == CollectiveOpName(op)) return op;
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "op: unknown operation \"%s\" (expected send-recv, all-reduce, all-gather, reduce-scatter, all-to-all or broadcast)",
-      name));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("op: unknown operation \"%s\" (expected send-recv, all-reduce, all-gather, reduce-scatter, "
+                      "all-to-all or broadcast)",
+                      name));
 }
 
 }  // namespace hetsim

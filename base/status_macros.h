@@ -16,10 +16,9 @@
 
 // Evaluates `expr` (an absl::Status or StatusOr) once and returns its status from the enclosing
 // function when it is not OK.
-#define HETSIM_RETURN_IF_ERROR(expr)                                                       \
-  do {                                                                                     \
-    if (auto hetsim_status_ = ::hetsim::status_internal::AsStatus(expr); !hetsim_status_.ok()) \
-      return hetsim_status_;                                                               \
+#define HETSIM_RETURN_IF_ERROR(expr)                                                                                  \
+  do {                                                                                                                \
+    if (auto hetsim_status_ = ::hetsim::status_internal::AsStatus(expr); !hetsim_status_.ok()) return hetsim_status_; \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); returns its status when not OK, else moves its value into

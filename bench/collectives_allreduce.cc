@@ -94,7 +94,8 @@ void BM_AllReduceHierTreeInter(benchmark::State& state) {
   AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kTree);
 }
 void BM_AllReduceHierRingInterStepped(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing, sim::RingSteps::kStepped);
+  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing,
+            sim::RingSteps::kStepped);
 }
 void BM_AllReduceFlatRing(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 1); }
 void BM_AllReduceFlatRingStepped(benchmark::State& state) {

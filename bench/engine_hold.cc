@@ -82,8 +82,7 @@ class Mover : public EventHandler {
     if (sim_->IsPending(other)) {
       sim_->Reschedule(other, sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)));
     }
-    ids_[payload] =
-        sim_->Schedule(sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)), this, payload);
+    ids_[payload] = sim_->Schedule(sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)), this, payload);
   }
   std::vector<EventId> ids_;
   SplitMix64 rng_{7};

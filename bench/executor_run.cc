@@ -2,8 +2,8 @@
 // model, DAG), execute one iteration on the max-min fair network, build the report. Issue 5's goal
 // for the bundled 512-GPU example (GPT-39B, H-1F1B, 128 microbatches): under 1 s wall and 1 GiB peak
 // memory. Also 4096 and 16384 homogeneous H100 GPUs (GPT-3 175B, TP 8 x PP 16 x DP 32 / 128).
-// Counters: wall seconds per run (and of it the setup's), events/s, flows, and the process's peak RSS (getrusage; a high
-// water mark, so run one case with --benchmark_filter for its own figure).
+// Counters: wall seconds per run (and of it the setup's), events/s, flows, and the process's peak RSS (getrusage; a
+// high water mark, so run one case with --benchmark_filter for its own figure).
 //
 //   build/bench/bench_executor_run --benchmark_filter=Bundled512
 #include <sys/resource.h>
@@ -201,7 +201,13 @@ void BM_Homogeneous(benchmark::State& state) {
   const hetsim::proto::PlanInputs inputs = Homogeneous(static_cast<int>(state.range(0)) / 8);
   RunWhole(state, inputs);
 }
-BENCHMARK(BM_Homogeneous)->ArgName("gpus")->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Homogeneous)
+    ->ArgName("gpus")
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 void BM_Llama3_405b_16k(benchmark::State& state) { RunWhole(state, Llama3("plan-llama3-405b")); }
 BENCHMARK(BM_Llama3_405b_16k)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);

@@ -105,13 +105,10 @@ void RunAndReport(benchmark::State& state, const FatTree& tree, StartTraffic sta
     total_flows += stats.flows_completed;
     total_events += sim.events_processed();
   }
-  state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(total_flows),
-                                                     benchmark::Counter::kIsRate);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(total_events),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(total_flows), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(total_events), benchmark::Counter::kIsRate);
   state.counters["flows_per_recompute"] =
-      stats.recomputations == 0 ? 0.0
-                                : static_cast<double>(stats.flows_visited) / stats.recomputations;
+      stats.recomputations == 0 ? 0.0 : static_cast<double>(stats.flows_visited) / stats.recomputations;
   state.counters["max_active"] = static_cast<double>(stats.max_active_flows);
 }
 

@@ -53,7 +53,8 @@ void BM_BuildDag(benchmark::State& state) {
     benchmark::DoNotOptimize(dag.topological_order().data());
   }
   state.counters["nodes"] = nodes;
-  state.counters["nodes_per_s"] = benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes_per_s"] =
+      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_LongestPath(benchmark::State& state) {

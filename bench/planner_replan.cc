@@ -21,8 +21,8 @@ using driver::ReplanPlanRequest;
 const proto::PlanInputs& Inputs() {
   static const proto::PlanInputs inputs = [] {
     const std::filesystem::path examples = std::filesystem::path(__FILE__).parent_path().parent_path() / "examples";
-    absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs((examples / "plan-512gpu.pbtxt").string(),
-                                                                 (examples / "cluster-512gpu.pbtxt").string());
+    absl::StatusOr<proto::PlanInputs> in =
+        proto::LoadPlanInputs((examples / "plan-512gpu.pbtxt").string(), (examples / "cluster-512gpu.pbtxt").string());
     if (!in.ok()) std::abort();
     return *in;
   }();
@@ -53,8 +53,10 @@ void BM_FirstPlan(benchmark::State& state) {
   const PlanRequest r = ReplanPlanRequest(Inputs(), PlannerKind::kHapt, 2);
   for (auto _ : state) {
     absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok()) state.SkipWithError(std::string(o.status().message()).c_str());
-    else Report(state, *o);
+    if (!o.ok())
+      state.SkipWithError(std::string(o.status().message()).c_str());
+    else
+      Report(state, *o);
   }
 }
 
@@ -62,8 +64,10 @@ void BM_ReplanCold(benchmark::State& state) {
   const PlanRequest r = SurvivorsRequest(nullptr);
   for (auto _ : state) {
     absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok()) state.SkipWithError(std::string(o.status().message()).c_str());
-    else Report(state, *o);
+    if (!o.ok())
+      state.SkipWithError(std::string(o.status().message()).c_str());
+    else
+      Report(state, *o);
   }
 }
 
@@ -73,8 +77,10 @@ void BM_ReplanWarm(benchmark::State& state) {
   const PlanRequest r = SurvivorsRequest(&cache);
   for (auto _ : state) {
     absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok()) state.SkipWithError(std::string(o.status().message()).c_str());
-    else Report(state, *o);
+    if (!o.ok())
+      state.SkipWithError(std::string(o.status().message()).c_str());
+    else
+      Report(state, *o);
   }
 }
 

@@ -21,24 +21,51 @@ namespace {
 using hetsim::app::BundledExamples;
 
 constexpr char kPlan[] = R"pb(
-name: "gpt39b-64gpu"
-model_path: "model-gpt39b.pbtxt"
-global_batch_size: 128
-micro_batch_size: 4
-schedule: H_1F1B
-overlap_grad_reduce: true
-stages { first_layer: 0 num_layers: 6 mesh { island: "a100" first_node: 0 node_count: 2 gpus_per_node: 8 } tensor_parallel: 8 data_parallel: 2 }
-stages { first_layer: 6 num_layers: 6 mesh { island: "a100" first_node: 2 node_count: 2 gpus_per_node: 8 } tensor_parallel: 8 data_parallel: 2 }
-stages { first_layer: 12 num_layers: 19 mesh { island: "h100" first_node: 0 node_count: 2 gpus_per_node: 8 } tensor_parallel: 8 data_parallel: 2 }
-stages { first_layer: 31 num_layers: 19 mesh { island: "h100" first_node: 2 node_count: 2 gpus_per_node: 8 } tensor_parallel: 8 data_parallel: 2 }
+  name: "gpt39b-64gpu"
+  model_path: "model-gpt39b.pbtxt"
+  global_batch_size: 128
+  micro_batch_size: 4
+  schedule: H_1F1B
+  overlap_grad_reduce: true
+  stages {
+    first_layer: 0
+    num_layers: 6
+    mesh { island: "a100" first_node: 0 node_count: 2 gpus_per_node: 8 }
+    tensor_parallel: 8
+    data_parallel: 2
+  }
+  stages {
+    first_layer: 6
+    num_layers: 6
+    mesh { island: "a100" first_node: 2 node_count: 2 gpus_per_node: 8 }
+    tensor_parallel: 8
+    data_parallel: 2
+  }
+  stages {
+    first_layer: 12
+    num_layers: 19
+    mesh { island: "h100" first_node: 0 node_count: 2 gpus_per_node: 8 }
+    tensor_parallel: 8
+    data_parallel: 2
+  }
+  stages {
+    first_layer: 31
+    num_layers: 19
+    mesh { island: "h100" first_node: 2 node_count: 2 gpus_per_node: 8 }
+    tensor_parallel: 8
+    data_parallel: 2
+  }
 )pb";
 
 constexpr char kSweep[] = R"pb(
-name: "bench-64gpu"
-cluster_path: "cluster.pbtxt"
-plan_path: "plan.pbtxt"
-axes { path: "cluster.inter_island_links[0].bandwidth_gbps" from: 5 to: 100 step: 5 }
-axes { path: "plan.schedule" values: ["ONE_F_ONE_B", "EAGER_1F1B", "H_1F1B"] }
+  name: "bench-64gpu"
+  cluster_path: "cluster.pbtxt"
+  plan_path: "plan.pbtxt"
+  axes { path: "cluster.inter_island_links[0].bandwidth_gbps" from: 5 to: 100 step: 5 }
+  axes {
+    path: "plan.schedule"
+    values: [ "ONE_F_ONE_B", "EAGER_1F1B", "H_1F1B" ]
+  }
 )pb";
 
 // Writes the inputs to a fresh folder and returns the sweep's path.
@@ -51,7 +78,8 @@ std::string WriteInputs() {
     absl::StatusOr<std::string> text = hetsim::proto::SerializeMessage(*e.message, hetsim::proto::FileFormat::kText);
     std::string contents = *text;
     if (e.name == "cluster-512gpu") {
-      contents = absl::StrReplaceAll(contents, {{"node_count: 32", "node_count: 4"}, {"nodes_per_leaf: 8", "nodes_per_leaf: 4"}});
+      contents = absl::StrReplaceAll(contents,
+                                     {{"node_count: 32", "node_count: 4"}, {"nodes_per_leaf: 8", "nodes_per_leaf: 4"}});
     }
     const std::string name = e.name == "cluster-512gpu" ? "cluster.pbtxt" : "model-gpt39b.pbtxt";
     (void)hetsim::proto::WriteFileAtomically((dir / name).string(), contents);

@@ -79,7 +79,10 @@ absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, abs
   }
   const int col_m = table->Column("m"), col_n = table->Column("n"), col_k = table->Column("k"),
             col_dtype = table->Column("dtype");
-  for (auto [col, name] : {std::pair{col_m, "m"}, {col_n, "n"}, {col_k, "k"}, {col_dtype, "dtype"},
+  for (auto [col, name] : {std::pair{col_m, "m"},
+                           {col_n, "n"},
+                           {col_k, "k"},
+                           {col_dtype, "dtype"},
                            {col_time, "time_us (or time_ms, time_s)"}}) {
     if (col < 0) return LineError(file, table->header_line, absl::StrFormat("header: no column \"%s\"", name));
   }
@@ -109,8 +112,8 @@ absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, abs
 absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vector<GemmTiming>& timings,
                                 absl::string_view where) {
   if (gpu.efficiency().sm_count() == 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.efficiency.sm_count: required to fit GEMM timings (set it or use a preset)", where));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.efficiency.sm_count: required to fit GEMM timings (set it or use a preset)", where));
   }
   if (timings.size() < 3) {
     return absl::InvalidArgumentError(
@@ -136,7 +139,8 @@ absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vecto
       plans.push_back(p);
       const double unit = p.waves * 2 * p.tile_m * p.tile_n * sms / (g->peak_flop_per_s() * p.relative_throughput);
       const std::array<double, 3> x = {unit * t.k, unit, 1e-6};
-      const double operands = (t.m * t.k + t.k * t.n + t.m * t.n) * (t.dtype == hetsim::v1::FP32 || t.dtype == hetsim::v1::TF32 ? 4 : 2);
+      const double operands =
+          (t.m * t.k + t.k * t.n + t.m * t.n) * (t.dtype == hetsim::v1::FP32 || t.dtype == hetsim::v1::TF32 ? 4 : 2);
       if (operands / g->hbm_bytes_per_s() >= t.seconds) continue;  // memory-bound: says nothing of the SMs
       const double w = 1 / (t.seconds * t.seconds);
       for (int r = 0; r < 3; ++r) {

@@ -71,7 +71,8 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     for (const NcclRow& row : log->rows) {
       req.bytes = row.bytes;
       absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, req);
-      if (!r.ok()) return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
+      if (!r.ok())
+        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
       out.seconds.push_back(hetsim::TimeToSeconds(r->time));
       out.what.push_back(absl::StrFormat("%s %d B on %d GPUs (%d hosts)", hetsim::CollectiveOpName(log->op), row.bytes,
                                          log->ranks, log->hosts));
@@ -132,7 +133,8 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   for (int i = 0; i < cluster.node_types_size(); ++i) {
     if (cluster.node_types(i).name() == isl->node_type()) node_type = i;
   }
-  if (node_type < 0) return absl::InvalidArgumentError(absl::StrFormat("cluster: islands[%d].node_type: unknown", island));
+  if (node_type < 0)
+    return absl::InvalidArgumentError(absl::StrFormat("cluster: islands[%d].node_type: unknown", island));
   v1::NodeType* nt = cluster.mutable_node_types(node_type);
   for (int i = 0; i < cluster.gpu_types_size(); ++i) {
     if (cluster.gpu_types(i).name() == nt->gpu_type()) gpu_type = i;
@@ -148,9 +150,10 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
     all.push_back(&log);
   }
   SourceFit fit;
-  if (auto s = FitFabric(cluster, island, intra,
-                         [node_type](v1::Cluster& c) { return c.mutable_node_types(node_type)->mutable_nccl(); },
-                         absl::StrFormat("node_types[%d]", node_type), fit.parameters);
+  if (auto s = FitFabric(
+          cluster, island, intra,
+          [node_type](v1::Cluster& c) { return c.mutable_node_types(node_type)->mutable_nccl(); },
+          absl::StrFormat("node_types[%d]", node_type), fit.parameters);
       !s.ok()) {
     return s;
   }
@@ -159,9 +162,9 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   if (!inter.empty() && isl->nccl().launch_latency_ns() <= nt->nccl().launch_latency_ns()) {
     isl->mutable_nccl()->set_launch_latency_ns(nt->nccl().launch_latency_ns() * 11 / 10 + 1);
   }
-  if (auto s = FitFabric(cluster, island, inter,
-                         [island](v1::Cluster& c) { return c.mutable_islands(island)->mutable_nccl(); },
-                         absl::StrFormat("islands[%d]", island), fit.parameters);
+  if (auto s = FitFabric(
+          cluster, island, inter, [island](v1::Cluster& c) { return c.mutable_islands(island)->mutable_nccl(); },
+          absl::StrFormat("islands[%d]", island), fit.parameters);
       !s.ok()) {
     return s;
   }
@@ -170,7 +173,8 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   size_t k = 0;
   for (const NcclLog* log : all) {
     for (const NcclRow& row : log->rows) {
-      fit.points.push_back({absl::StrFormat("%s:%d", log->file, row.line), e->what[k], row.time_us * 1e-6, e->seconds[k]});
+      fit.points.push_back(
+          {absl::StrFormat("%s:%d", log->file, row.line), e->what[k], row.time_us * 1e-6, e->seconds[k]});
       ++k;
     }
   }

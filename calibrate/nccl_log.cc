@@ -92,9 +92,10 @@ absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view f
     log.rows.push_back(row);
   }
   if (!op_known && !FindTest(file, &log.op)) {
-    return LineError(file, 1,
-                     "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and "
-                     "the file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
+    return LineError(
+        file, 1,
+        "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and "
+        "the file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
   }
   if (log.rows.empty()) return LineError(file, line_no, "no table rows");
   if (log.ranks == 0) {

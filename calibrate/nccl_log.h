@@ -17,9 +17,9 @@
 namespace hetsim::calibrate {
 
 struct NcclRow {
-  int line = 0;         // 1-based line number in the log
-  int64_t bytes = 0;    // nccl-tests' size column
-  double time_us = 0;   // out-of-place time
+  int line = 0;        // 1-based line number in the log
+  int64_t bytes = 0;   // nccl-tests' size column
+  double time_us = 0;  // out-of-place time
   double busbw_gbytes_per_s = 0;
 };
 

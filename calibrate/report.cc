@@ -25,13 +25,14 @@ std::string FormatFitReport(const std::vector<SourceFit>& fits) {
   double worst = 0;
   for (const SourceFit& f : fits) {
     out += "# parameters: field, before, after\n";
-    for (const FittedParameter& p : f.parameters) absl::StrAppendFormat(&out, "%s %.6g %.6g\n", p.field, p.before, p.after);
+    for (const FittedParameter& p : f.parameters)
+      absl::StrAppendFormat(&out, "%s %.6g %.6g\n", p.field, p.before, p.after);
     out += "# points: where, what, measured us, predicted us, residual %\n";
     for (const CalibrationPoint& p : f.points) {
       const double residual = 100.0 * (p.predicted - p.measured) / p.measured;
       worst = std::max(worst, std::abs(residual));
-      absl::StrAppendFormat(&out, "%s | %s | %.3f | %.3f | %+.2f\n", p.where, p.what, p.measured * 1e6, p.predicted * 1e6,
-                            residual);
+      absl::StrAppendFormat(&out, "%s | %s | %.3f | %.3f | %+.2f\n", p.where, p.what, p.measured * 1e6,
+                            p.predicted * 1e6, residual);
     }
   }
   absl::StrAppendFormat(&out, "MAPE %.2f %%, max |residual| %.2f %%\n", MeanAbsolutePercentError(fits), worst);

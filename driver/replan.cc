@@ -49,9 +49,9 @@ absl::StatusOr<double> PrimeProfileCache(const proto::PlanInputs& inputs, planne
 std::string PlanSummary(const hetsim::v1::Plan& plan) {
   std::vector<std::string> stages;
   for (const hetsim::v1::Stage& s : plan.stages()) {
-    std::string stage = absl::StrFormat("L%d-%d %s %dx%d@%d", s.first_layer(), s.first_layer() + s.num_layers() - 1,
-                                        s.mesh().island(), s.mesh().node_count(), s.mesh().gpus_per_node(),
-                                        s.mesh().first_node());
+    std::string stage =
+        absl::StrFormat("L%d-%d %s %dx%d@%d", s.first_layer(), s.first_layer() + s.num_layers() - 1, s.mesh().island(),
+                        s.mesh().node_count(), s.mesh().gpus_per_node(), s.mesh().first_node());
     if (s.mesh().first_gpu() != 0) absl::StrAppendFormat(&stage, ".%d", s.mesh().first_gpu());
     absl::StrAppendFormat(&stage, " tp%d dp%d", proto::TensorParallel(s), proto::DataParallel(s));
     stages.push_back(std::move(stage));
@@ -80,9 +80,8 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   absl::StatusOr<planner::PlanOutcome> planned = planner::MakePlan(plan_request);
   out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!planned.ok()) {
-    return absl::Status(planned.status().code(),
-                        absl::StrFormat("re-planning on the %d GPUs left: %s", out.surviving.num_gpus,
-                                        planned.status().message()));
+    return absl::Status(planned.status().code(), absl::StrFormat("re-planning on the %d GPUs left: %s",
+                                                                 out.surviving.num_gpus, planned.status().message()));
   }
   out.profile = planned->profile;
 
@@ -108,7 +107,8 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   r.set_tokens_per_s(out.report.tokens_per_s());
   r.set_samples_per_s(out.report.samples_per_s());
   r.set_plan_summary(PlanSummary(next.plan));
-  if (out.fault_free_samples_per_s > 0) r.set_throughput_ratio(out.report.samples_per_s() / out.fault_free_samples_per_s);
+  if (out.fault_free_samples_per_s > 0)
+    r.set_throughput_ratio(out.report.samples_per_s() / out.fault_free_samples_per_s);
   return out;
 }
 

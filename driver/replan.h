@@ -29,13 +29,13 @@ struct ReplanRequest {
   planner::PlannerKind planner = planner::PlannerKind::kHapt;
   planner::FailedTargets failed;
   planner::ProfileCache* cache = nullptr;  // profiles of earlier planning runs of this model; may be null
-  int threads = 0;  // planner threads, 0 = hardware concurrency (the plan does not depend on it)
+  int threads = 0;                         // planner threads, 0 = hardware concurrency (the plan does not depend on it)
   sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
-  uint64_t max_events = 0;        // per simulation, as hetsim run's limits (0 = none)
+  uint64_t max_events = 0;  // per simulation, as hetsim run's limits (0 = none)
   double max_wall_seconds = 0;
   // Samples/s of the original plan without faults, when the caller already simulated it (0 = simulate).
   double fault_free_samples_per_s = 0;
-  bool record_wall_time = true;   // false: replan_wall_s stays 0 (byte-identical reports)
+  bool record_wall_time = true;  // false: replan_wall_s stays 0 (byte-identical reports)
 };
 
 struct ReplanOutcome {
@@ -45,7 +45,7 @@ struct ReplanOutcome {
   hetsim::v1::ReplanReport summary;
   double fault_free_samples_per_s = 0;
   planner::ProfilerStats profile;  // the re-plan's profiler: cache_hits against stage_mesh_pairs priced anew
-  double planning_seconds = 0;  // wall time of the re-plan alone (also when record_wall_time is false)
+  double planning_seconds = 0;     // wall time of the re-plan alone (also when record_wall_time is false)
 };
 
 // The planner request `hetsim run --replan` makes for `inputs`: the plan's global batch size and

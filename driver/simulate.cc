@@ -11,8 +11,7 @@ namespace hetsim::driver {
 namespace {
 
 // The executor's options for `options`, once the setup exists (faults and trace links need it).
-absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options,
-                                                                 Simulation& out) {
+absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options, Simulation& out) {
   sim::executor::ExecutorOptions run;
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;

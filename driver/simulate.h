@@ -58,12 +58,12 @@ inline constexpr const char* kAggregatedGradSyncApproximation =
 struct Simulation {
   std::unique_ptr<sim::executor::ExecutionSetup> setup;  // setup->inputs: the inputs as simulated
   sim::executor::ExecutionResult result;
-  sim::faults::FaultSet faults;  // the options' faults, resolved
-  hetsim::v1::Report report;     // with the faults' part when there are any
-  std::vector<bool> traced_gpus;  // per global GPU id, when a trace was asked for
-  std::string trace_json;         // the Chrome trace, when asked for
+  sim::faults::FaultSet faults;       // the options' faults, resolved
+  hetsim::v1::Report report;          // with the faults' part when there are any
+  std::vector<bool> traced_gpus;      // per global GPU id, when a trace was asked for
+  std::string trace_json;             // the Chrome trace, when asked for
   std::vector<LinkId> sampled_links;  // the links whose busy time result.link_busy samples
-  double setup_wall_s = 0;        // wall seconds spent building the setup (the executor benchmark)
+  double setup_wall_s = 0;            // wall seconds spent building the setup (the executor benchmark)
 };
 
 // Errors as the pieces report them: InvalidArgument naming file and field for inputs the setup or the
@@ -72,8 +72,7 @@ struct Simulation {
 absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const SimulateOptions& options = {});
 
 // The report alone, for callers that need nothing else (sweeps, calibration, re-planning).
-absl::StatusOr<hetsim::v1::Report> SimulateReport(const proto::PlanInputs& inputs,
-                                                  const SimulateOptions& options = {});
+absl::StatusOr<hetsim::v1::Report> SimulateReport(const proto::PlanInputs& inputs, const SimulateOptions& options = {});
 
 }  // namespace hetsim::driver
 

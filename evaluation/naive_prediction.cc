@@ -45,7 +45,8 @@ absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inpu
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: stages: island \"%s\" has no peak FLOP/s", inputs.plan_path, s.mesh().island()));
     }
-    const double flop = model.ModelFlopPerSample(static_cast<int>(s.first_layer()), static_cast<int>(s.num_layers())) * micro;
+    const double flop =
+        model.ModelFlopPerSample(static_cast<int>(s.first_layer()), static_cast<int>(s.num_layers())) * micro;
     const double seconds = flop / (peak * static_cast<double>(proto::MeshGpuCount(s.mesh())));
     forward_ms.push_back(seconds / 3 * 1e3);
     stage_time.push_back(SecondsToTime(seconds));

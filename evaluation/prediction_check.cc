@@ -90,9 +90,10 @@ std::string Diagnosis(const v1::PlanValidation& v) {
     }
   }
   if (v.predicted_iteration_ms() > 0) {
-    return absl::StrFormat("iteration %s by %.1f%% (no stage terms predicted)",
-                           v.predicted_iteration_ms() < v.simulated_iteration_ms() ? "under-predicted" : "over-predicted",
-                           std::fabs(ErrorPercent(v.predicted_iteration_ms(), v.simulated_iteration_ms())));
+    return absl::StrFormat(
+        "iteration %s by %.1f%% (no stage terms predicted)",
+        v.predicted_iteration_ms() < v.simulated_iteration_ms() ? "under-predicted" : "over-predicted",
+        std::fabs(ErrorPercent(v.predicted_iteration_ms(), v.simulated_iteration_ms())));
   }
   return "";
 }

@@ -104,10 +104,10 @@ void AddMisranked(v1::PlanValidationReport* report, const std::vector<int>& rank
       ++listed;
       const v1::PlanValidation& fast = dp < 0 ? x : y;  // the one the planner prefers
       const v1::PlanValidation& slow = dp < 0 ? y : x;
-      report->add_misranked(absl::StrFormat(
-          "%s before %s: predicted %.3f < %.3f ms, simulated %.3f > %.3f ms%s", fast.plan_name(), slow.plan_name(),
-          fast.predicted_iteration_ms(), slow.predicted_iteration_ms(), fast.simulated_iteration_ms(),
-          slow.simulated_iteration_ms(), WhyMisranked(fast, slow)));
+      report->add_misranked(absl::StrFormat("%s before %s: predicted %.3f < %.3f ms, simulated %.3f > %.3f ms%s",
+                                            fast.plan_name(), slow.plan_name(), fast.predicted_iteration_ms(),
+                                            slow.predicted_iteration_ms(), fast.simulated_iteration_ms(),
+                                            slow.simulated_iteration_ms(), WhyMisranked(fast, slow)));
     }
   }
   if (total > listed) report->add_misranked(absl::StrFormat("... and %d more pairs", total - listed));
@@ -166,8 +166,8 @@ absl::StatusOr<std::string> PredictionChartSvg(const v1::PlanValidationReport& r
   chart.inner_band_percent = 10;
   chart.outer_band_percent = 25;
   chart.summaries.push_back(absl::StrFormat("MAPE %.1f%%, max |error| %.1f%%, Kendall tau %.2f, Spearman rho %.2f",
-                                            report.mape_percent(), report.max_abs_error_percent(),
-                                            report.kendall_tau(), report.spearman_rho()));
+                                            report.mape_percent(), report.max_abs_error_percent(), report.kendall_tau(),
+                                            report.spearman_rho()));
   chart.summaries.push_back(
       report.best_matches()
           ? absl::StrFormat("the planner's best plan, %s, is the simulated best", report.predicted_best())

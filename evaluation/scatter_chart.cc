@@ -6,26 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/html_escape.h"
 
 namespace hetsim::evaluation {
 namespace {
 
 constexpr double kLeft = 90, kTop = 70, kSize = 560;  // plot square, pixels
 constexpr double kWidth = kLeft + kSize + 40, kHeight = kTop + kSize + 70;
-
-std::string Escape(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // 1, 2 or 5 x 10^k: the tick step giving about six ticks over `span`.
 double NiceStep(double span) {
@@ -82,9 +69,10 @@ std::string Ticks(const Axis& a) {
 std::string Legend(const ScatterChart& chart) {
   std::string out;
   const double x = kLeft + 12, y = kTop + 14;
-  absl::StrAppendFormat(&out, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n", x, y, x + 24, y);
+  absl::StrAppendFormat(&out, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n", x, y, x + 24,
+                        y);
   absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.0f\">predicted = %s</text>\n", x + 30, y + 4,
-                        Escape(chart.reference_name));
+                        HtmlEscape(chart.reference_name));
   absl::StrAppendFormat(&out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"24\" height=\"10\" fill=\"#9ecae1\"/>\n", x, y + 12);
   absl::StrAppendFormat(&out, "<text x=\"%.0f\" y=\"%.0f\">within %g%%</text>\n", x + 30, y + 21,
                         chart.inner_band_percent);
@@ -104,44 +92,52 @@ const char* PointColour(const ScatterChart& chart, double error_percent) {
 absl::StatusOr<std::string> ScatterChartSvg(const ScatterChart& chart) {
   if (chart.points.empty()) return absl::InvalidArgumentError("--chart: no point to chart");
   const Axis a = MakeAxis(chart.points);
-  const std::string unit = Escape(chart.unit);
-  const std::string reference = Escape(chart.reference_name);
+  const std::string unit = HtmlEscape(chart.unit);
+  const std::string reference = HtmlEscape(chart.reference_name);
 
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n",
       kWidth, kHeight, kWidth, kHeight);
   absl::StrAppendFormat(&svg, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", kWidth, kHeight);
-  absl::StrAppendFormat(&svg, "<defs><clipPath id=\"plot\"><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>"
-                              "</clipPath></defs>\n", kLeft, kTop, kSize, kSize);
-  absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"24\" font-size=\"15\">hetsim: predicted vs %s %s</text>\n",
-                        kLeft, reference, unit);
+  absl::StrAppendFormat(&svg,
+                        "<defs><clipPath id=\"plot\"><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>"
+                        "</clipPath></defs>\n",
+                        kLeft, kTop, kSize, kSize);
+  absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"24\" font-size=\"15\">hetsim: predicted vs %s %s</text>\n", kLeft,
+                        reference, unit);
   for (size_t i = 0; i < chart.summaries.size() && i < 2; ++i) {
-    absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%d\" fill=\"#555\">%s</text>\n", kLeft, 42 + 16 * static_cast<int>(i),
-                          Escape(chart.summaries[i]));
+    absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%d\" fill=\"#555\">%s</text>\n", kLeft,
+                          42 + 16 * static_cast<int>(i), HtmlEscape(chart.summaries[i]));
   }
   svg += Ticks(a);
   svg += Band(a, chart.outer_band_percent / 100, "#deebf7");
   svg += Band(a, chart.inner_band_percent / 100, "#9ecae1");
-  absl::StrAppendFormat(&svg, "<line clip-path=\"url(#plot)\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-                              "stroke=\"#333\"/>\n", a.X(a.lo), a.Y(a.lo), a.X(a.hi), a.Y(a.hi));
-  absl::StrAppendFormat(&svg, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n",
+  absl::StrAppendFormat(&svg,
+                        "<line clip-path=\"url(#plot)\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                        "stroke=\"#333\"/>\n",
+                        a.X(a.lo), a.Y(a.lo), a.X(a.hi), a.Y(a.hi));
+  absl::StrAppendFormat(&svg,
+                        "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n",
                         kLeft, kTop, kSize, kSize);
-  absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s %s</text>\n",
-                        kLeft + kSize / 2, kTop + kSize + 42, reference, unit);
-  absl::StrAppendFormat(&svg, "<text transform=\"translate(%.0f %.0f) rotate(-90)\" text-anchor=\"middle\">predicted "
-                              "%s</text>\n", kLeft - 52, kTop + kSize / 2, unit);
+  absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s %s</text>\n", kLeft + kSize / 2,
+                        kTop + kSize + 42, reference, unit);
+  absl::StrAppendFormat(&svg,
+                        "<text transform=\"translate(%.0f %.0f) rotate(-90)\" text-anchor=\"middle\">predicted "
+                        "%s</text>\n",
+                        kLeft - 52, kTop + kSize / 2, unit);
   svg += Legend(chart);
   for (size_t i = 0; i < chart.points.size(); ++i) {
     const ScatterPoint& c = chart.points[i];
     const double x = a.X(c.reference), y = a.Y(c.predicted);
-    absl::StrAppendFormat(&svg, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"><title>%s: %s %g, predicted "
-                                "%.1f (%+.1f%%)</title></circle>\n",
-                          x, y, PointColour(chart, c.error_percent), Escape(c.label), reference, c.reference,
+    absl::StrAppendFormat(&svg,
+                          "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"><title>%s: %s %g, predicted "
+                          "%.1f (%+.1f%%)</title></circle>\n",
+                          x, y, PointColour(chart, c.error_percent), HtmlEscape(c.label), reference, c.reference,
                           c.predicted, c.error_percent);
     // Labels alternate above and below their point: neighbours in a table sit close on the chart.
     absl::StrAppendFormat(&svg, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">%s</text>\n", x + 6,
-                          y + (i % 2 == 0 ? -4 : 12), Escape(c.label));
+                          y + (i % 2 == 0 ? -4 : 12), HtmlEscape(c.label));
   }
   svg += "</svg>\n";
   return svg;

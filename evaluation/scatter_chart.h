@@ -16,8 +16,8 @@ namespace hetsim::evaluation {
 
 struct ScatterPoint {
   std::string label;
-  double reference = 0;  // x: measured or simulated
-  double predicted = 0;  // y
+  double reference = 0;      // x: measured or simulated
+  double predicted = 0;      // y
   double error_percent = 0;  // (predicted - reference) / reference x 100, for the colour and tooltip
 };
 

@@ -59,9 +59,10 @@ absl::StatusOr<v1::PlanValidationReport> ValidatePredictions(const std::vector<p
   for (const proto::PlanInputs& inputs : plans) {
     const std::string file = inputs.plan_path.empty() ? inputs.plan.name() : inputs.plan_path;
     if (!inputs.plan.has_prediction()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: prediction: required: the planner's predicted times to compare with the simulation "
-          "(docs/validation-of-planners.md)", file));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: prediction: required: the planner's predicted times to compare with the simulation "
+                          "(docs/validation-of-planners.md)",
+                          file));
     }
     HETSIM_ASSIGN_OR_RETURN(v1::Report simulated, driver::SimulateReport(inputs));
     *report.add_plans() = ComparePrediction(inputs.plan, inputs.microbatches, simulated, file);

@@ -11,8 +11,9 @@ namespace {
 
 void AppendPlan(std::string& out, const v1::PlanValidation& p) {
   absl::StrAppendFormat(&out, "%-24s %10.3f %10.3f %+7.1f%% %4d %4d  %s\n", p.plan_name(), p.predicted_iteration_ms(),
-                        p.simulated_iteration_ms(), ErrorPercent(p.predicted_iteration_ms(), p.simulated_iteration_ms()),
-                        p.predicted_rank(), p.simulated_rank(), p.diagnosis());
+                        p.simulated_iteration_ms(),
+                        ErrorPercent(p.predicted_iteration_ms(), p.simulated_iteration_ms()), p.predicted_rank(),
+                        p.simulated_rank(), p.diagnosis());
 }
 
 void AppendStages(std::string& out, const v1::PlanValidation& p) {
@@ -21,7 +22,8 @@ void AppendStages(std::string& out, const v1::PlanValidation& p) {
     for (const v1::QuantityError& t : s.terms()) {
       absl::StrAppendFormat(&out, " %s %.3f/%.3f", t.quantity(), t.predicted(), t.simulated());
     }
-    if (!s.wrong_term().empty()) absl::StrAppendFormat(&out, "  -> %s (%+.3f ms)", s.wrong_term(), s.wrong_term_error_ms());
+    if (!s.wrong_term().empty())
+      absl::StrAppendFormat(&out, "  -> %s (%+.3f ms)", s.wrong_term(), s.wrong_term_error_ms());
     out += "\n";
   }
 }
@@ -44,8 +46,8 @@ std::string FormatPlanValidation(const v1::PlanValidationReport& report) {
   if (report.predicted_best().empty()) return out;
   absl::StrAppendFormat(&out,
                         "iteration time: MAPE %.1f%%, max |error| %.1f%% (%s); Kendall tau-b %.3f, Spearman rho %.3f\n",
-                        report.mape_percent(), report.max_abs_error_percent(), report.worst_plan(), report.kendall_tau(),
-                        report.spearman_rho());
+                        report.mape_percent(), report.max_abs_error_percent(), report.worst_plan(),
+                        report.kendall_tau(), report.spearman_rho());
   if (report.best_matches()) {
     absl::StrAppendFormat(&out, "best plan: the planner's pick %s is the simulated best\n", report.predicted_best());
   } else {

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "chakra/replay.h"
 #include "chakra/trace.h"
+#include "fuzz/fuzz_cluster.h"
 #include "google/protobuf/text_format.h"
 #include "proto/chakra_groups.h"
 #include "proto/chakra_stream.h"
@@ -23,60 +24,7 @@ namespace {
 
 const hetsim::topology::Topology& Cluster() {
   static const hetsim::topology::Topology* topology = [] {
-    hetsim::v1::Cluster c;
-    constexpr absl::string_view kText = R"pb(
-      gpu_types { name: "a100" preset: "A100-80GB" }
-      gpu_types { name: "v100" preset: "V100-32GB" }
-      node_types {
-        name: "fast"
-        gpu_type: "a100"
-        gpus_per_node: 2
-        intra_node_fabric: NVSWITCH
-        intra_node_bandwidth_gbps: 2400
-        intra_node_latency_ns: 1000
-      }
-      node_types {
-        name: "slow"
-        gpu_type: "v100"
-        gpus_per_node: 2
-        intra_node_fabric: NVSWITCH
-        intra_node_bandwidth_gbps: 1200
-        intra_node_latency_ns: 1000
-      }
-      islands {
-        name: "fast"
-        node_type: "fast"
-        node_count: 2
-        fabric: INFINIBAND
-        topology: SINGLE_SWITCH
-        nics_per_node: 1
-        nic_bandwidth_gbps: 200
-        nic_latency_ns: 1000
-        switch_latency_ns: 130
-      }
-      islands {
-        name: "slow"
-        node_type: "slow"
-        node_count: 1
-        fabric: INFINIBAND
-        topology: SINGLE_SWITCH
-        nics_per_node: 1
-        nic_bandwidth_gbps: 200
-        nic_latency_ns: 1000
-        switch_latency_ns: 130
-      }
-      inter_island_links {
-        island_a: "slow"
-        island_b: "fast"
-        fabric: ETHERNET
-        bandwidth_gbps: 100
-        latency_ns: 5000
-        count: 1
-      }
-    )pb";
-    if (!google::protobuf::TextFormat::ParseFromString(std::string(kText), &c)) std::abort();
-    if (!hetsim::proto::ApplyGpuPresets(&c, "fuzz").ok()) std::abort();
-    auto t = hetsim::topology::Topology::Build(c);
+    auto t = hetsim::topology::Topology::Build(FuzzCluster());
     if (!t.ok()) std::abort();
     return new hetsim::topology::Topology(*std::move(t));
   }();

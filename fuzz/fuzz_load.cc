@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "fuzz/fuzz_cluster.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "proto/any_message.h"
@@ -47,31 +48,6 @@ void CheckRoundTrips(const google::protobuf::Message& message) {
 
 // Two islands of two-GPU nodes (6 GPUs, NVSwitch, InfiniBand, one Ethernet link between them): the
 // cluster that fuzzed Faults are validated against.
-const hetsim::v1::Cluster& FaultsCluster() {
-  static const hetsim::v1::Cluster* cluster = [] {
-    auto* c = new hetsim::v1::Cluster;
-    constexpr absl::string_view kText = R"pb(
-      gpu_types { name: "a100" preset: "A100-80GB" }
-      gpu_types { name: "v100" preset: "V100-32GB" }
-      node_types { name: "fast" gpu_type: "a100" gpus_per_node: 2 intra_node_fabric: NVSWITCH
-                   intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: 1000 }
-      node_types { name: "slow" gpu_type: "v100" gpus_per_node: 2 intra_node_fabric: NVSWITCH
-                   intra_node_bandwidth_gbps: 1200 intra_node_latency_ns: 1000 }
-      islands { name: "fast" node_type: "fast" node_count: 2 fabric: INFINIBAND topology: SINGLE_SWITCH
-                nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 1000 }
-      islands { name: "slow" node_type: "slow" node_count: 1 fabric: INFINIBAND topology: SINGLE_SWITCH
-                nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 1000 }
-      inter_island_links { island_a: "slow" island_b: "fast" fabric: ETHERNET bandwidth_gbps: 25
-                           latency_ns: 5000 count: 1 })pb";
-    if (!hetsim::proto::ParseMessage(kText, FileFormat::kText, "faults-cluster", c).ok() ||
-        !hetsim::proto::ApplyGpuPresets(c, "faults-cluster").ok()) {
-      std::abort();
-    }
-    return c;
-  }();
-  return *cluster;
-}
-
 void Validate(const google::protobuf::Message& message) {
   if (const auto* cluster = dynamic_cast<const hetsim::v1::Cluster*>(&message)) {
     hetsim::v1::Cluster resolved = *cluster;
@@ -83,7 +59,7 @@ void Validate(const google::protobuf::Message& message) {
   } else if (const auto* sweep = dynamic_cast<const hetsim::v1::Sweep*>(&message)) {
     (void)hetsim::proto::ValidateSweep(*sweep, "fuzz");
   } else if (const auto* faults = dynamic_cast<const hetsim::v1::Faults*>(&message)) {
-    (void)hetsim::proto::ValidateFaults(*faults, FaultsCluster(), "fuzz");
+    (void)hetsim::proto::ValidateFaults(*faults, FuzzCluster(), "fuzz");
   }
 }
 

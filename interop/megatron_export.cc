@@ -52,26 +52,30 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks
     const v1::Stage& s = plan.stages(i);
     const std::string at = absl::StrFormat("stages[%d].", i);
     if (const std::string gpu = GpuTypeOf(in.cluster, s.mesh().island()); gpu != gpu0) {
-      p.Add(at + "mesh.island", "GPU type %s, stage 0 runs on %s: a Megatron launch line cannot say which GPU type a "
-            "rank runs on (one --nproc_per_node and one set of flags for every node)", gpu, gpu0);
+      p.Add(at + "mesh.island",
+            "GPU type %s, stage 0 runs on %s: a Megatron launch line cannot say which GPU type a "
+            "rank runs on (one --nproc_per_node and one set of flags for every node)",
+            gpu, gpu0);
     }
     if (proto::TensorParallel(s) != proto::TensorParallel(s0)) {
       p.Add(at + "tensor_parallel", "%d, stage 0 has %d: %s (--tensor-model-parallel-size)", proto::TensorParallel(s),
             proto::TensorParallel(s0), why);
     }
     if (proto::DataParallel(s) != proto::DataParallel(s0)) {
-      p.Add(at + "data_parallel", "%d, stage 0 has %d: %s (data parallel = world / (TP x PP))", proto::DataParallel(s),
-            proto::DataParallel(s0), why);
+      p.Add(at + "data_parallel", "%d, stage 0 has %d: %s (data parallel = world / (TP x CP x PP))",
+            proto::DataParallel(s), proto::DataParallel(s0), why);
     }
     if (proto::ExpertParallel(s) != proto::ExpertParallel(s0)) {
       p.Add(at + "expert_parallel", "%d, stage 0 has %d: %s (--expert-model-parallel-size)", proto::ExpertParallel(s),
             proto::ExpertParallel(s0), why);
     }
     if (s.recompute() != s0.recompute()) p.Add(at + "recompute", "differs from stage 0: %s", why);
-    if (s.sequence_parallel() != s0.sequence_parallel()) p.Add(at + "sequence_parallel", "differs from stage 0: %s", why);
+    if (s.sequence_parallel() != s0.sequence_parallel())
+      p.Add(at + "sequence_parallel", "differs from stage 0: %s", why);
     if (s.zero_stage() != s0.zero_stage()) p.Add(at + "zero_stage", "differs from stage 0: %s", why);
     if (s.zero_stage() > 1) {
-      p.Add(at + "zero_stage", "%d: Megatron's distributed optimizer shards optimizer state only (ZeRO-1)", s.zero_stage());
+      p.Add(at + "zero_stage", "%d: Megatron's distributed optimizer shards optimizer state only (ZeRO-1)",
+            s.zero_stage());
     }
     if (s.warmup_forwards() != 0) {
       p.Add(at + "warmup_forwards", "%d: Megatron derives warm-up counts from the schedule; there is no flag",
@@ -87,8 +91,10 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks
                         m.gpus_per_node() == s0.mesh().gpus_per_node() && m.first_node() == rank / per_node &&
                         m.first_gpu() == rank % per_node;
     if (i > 0 && !placed) {
-      p.Add(at + "mesh", "is not where Megatron's rank order (TP, CP, DP, then PP) puts pipeline stage %d: node %d, "
-            "GPUs %d.. of each", i, rank / per_node, rank % per_node);
+      p.Add(at + "mesh",
+            "is not where Megatron's rank order (TP, CP, DP, then PP) puts pipeline stage %d: node %d, "
+            "GPUs %d.. of each",
+            i, rank / per_node, rank % per_node);
     }
   }
 }
@@ -131,7 +137,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
   add(absl::StrFormat("--num-layers %d", t.num_layers()));
   add(absl::StrFormat("--hidden-size %d", t.hidden_size()));
-  add(absl::StrFormat("--ffn-hidden-size %d", t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * t.hidden_size()));
+  add(absl::StrFormat("--ffn-hidden-size %d", proto::FfnHiddenSize(t)));
   add(absl::StrFormat("--num-attention-heads %d", t.num_attention_heads()));
   if (t.num_kv_heads() > 0 && t.num_kv_heads() != t.num_attention_heads()) {
     add("--group-query-attention");
@@ -150,18 +156,24 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (t.attention() == v1::ATTENTION_FLASH) add("--attention-backend flash");
   switch (in.model.dtype()) {
     case v1::FP16: add("--fp16"); break;
-    case v1::FP8: add("--bf16"); add("--fp8-format hybrid"); break;
-    case v1::FP32: case v1::TF32: break;
+    case v1::FP8:
+      add("--bf16");
+      add("--fp8-format hybrid");
+      break;
+    case v1::FP32:
+    case v1::TF32: break;
     default: add("--bf16"); break;  // DTYPE_UNSPECIFIED is BF16
   }
   add(absl::StrFormat("--micro-batch-size %d", plan.micro_batch_size() / dp));
   add(absl::StrFormat("--global-batch-size %d", plan.global_batch_size()));
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
+  if (plan.context_parallel() > 1) add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
   if (!interleave.empty()) add(interleave);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (s0.sequence_parallel()) add("--sequence-parallel");
-  if (s0.recompute() == v1::RECOMPUTE_FULL) add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  if (s0.recompute() == v1::RECOMPUTE_FULL)
+    add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
@@ -173,7 +185,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
   if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
   if (s0.measured_forward_ms() > 0) out.notes.push_back("stages[].measured_*_ms: measurements, not flags");
-  if (in.model.dtype() == v1::TF32) out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
+  if (in.model.dtype() == v1::TF32)
+    out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
   return out;
 }
 

@@ -15,8 +15,8 @@
 namespace hetsim::interop {
 
 struct MegatronExport {
-  std::string launch_line;          // "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n  --num-layers ..."
-  std::vector<std::string> notes;   // plan settings with no Megatron flag that do not change the layout
+  std::string launch_line;         // "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n  --num-layers ..."
+  std::vector<std::string> notes;  // plan settings with no Megatron flag that do not change the layout
 };
 
 // `inputs` validated. InvalidArgument: one "<plan file>: <field path>: <problem>" line per difference.

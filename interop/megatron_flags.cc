@@ -18,130 +18,150 @@ struct Spec {
   int arity;
 };
 
+struct NamedFlag {
+  const char* name;
+  int arity;
+};
+
+// What hetsim reads into the model or the plan.
+constexpr NamedFlag kModelledFlags[] = {
+    {"num-layers", 1},
+    {"hidden-size", 1},
+    {"ffn-hidden-size", 1},
+    {"num-attention-heads", 1},
+    {"group-query-attention", 0},
+    {"num-query-groups", 1},
+    {"kv-channels", 1},
+    {"seq-length", 1},
+    {"max-position-embeddings", 1},
+    {"position-embedding-type", 1},
+    {"vocab-size", 1},
+    {"make-vocab-size-divisible-by", 1},
+    {"micro-batch-size", 1},
+    {"global-batch-size", 1},
+    {"tensor-model-parallel-size", 1},
+    {"pipeline-model-parallel-size", 1},
+    {"num-layers-per-virtual-pipeline-stage", 1},
+    {"context-parallel-size", 1},
+    {"expert-model-parallel-size", 1},
+    {"sequence-parallel", 0},
+    {"recompute-granularity", 1},
+    {"recompute-activations", 0},
+    {"checkpoint-activations", 0},  // Megatron-LM of 2021: full recomputation
+    {"use-distributed-optimizer", 0},
+    {"fp16", 0},
+    {"bf16", 0},
+    {"fp8-format", 1},
+    {"swiglu", 0},
+    {"num-experts", 1},
+    {"moe-router-topk", 1},
+    {"moe-ffn-hidden-size", 1},
+    {"overlap-grad-reduce", 0},
+    {"tp-comm-overlap", 0},
+    {"untie-embeddings-and-output-weights", 0},
+    {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
+    {"overlap-p2p-communication", 0},
+};
+
+// Would change the cost; hetsim cannot express them yet (reported, not applied).
+constexpr NamedFlag kNotModelledFlags[] = {
+    {"recompute-method", 1},
+    {"recompute-num-layers", 1},
+    {"overlap-param-gather", 0},
+    {"rampup-batch-size", 3},
+    {"grad-reduce-in-bf16", 0},
+    {"fp8-param-gather", 0},
+    {"moe-grouped-gemm", 0},
+    {"moe-token-dispatcher-type", 1},
+    {"decoder-first-pipeline-num-layers", 1},
+    {"decoder-last-pipeline-num-layers", 1},
+    {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},
+    {"empty-unused-memory-level",
+     1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
+};
+
+// Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
+constexpr NamedFlag kNoEffectFlags[] = {
+    {"lr", 1},
+    {"min-lr", 1},
+    {"decoupled-lr", 1},
+    {"decoupled-min-lr", 1},
+    {"lr-decay-style", 1},
+    {"lr-decay-iters", 1},
+    {"lr-decay-samples", 1},
+    {"lr-warmup-fraction", 1},
+    {"lr-warmup-iters", 1},
+    {"lr-warmup-samples", 1},
+    {"train-iters", 1},
+    {"train-samples", 1},
+    {"weight-decay", 1},
+    {"adam-beta1", 1},
+    {"adam-beta2", 1},
+    {"adam-eps", 1},
+    {"clip-grad", 1},
+    {"init-method-std", 1},
+    {"attention-dropout", 1},
+    {"hidden-dropout", 1},
+    {"seed", 1},
+    {"data-path", 1},
+    {"vocab-file", 1},
+    {"merge-file", 1},
+    {"split", 1},
+    {"mock-data", 0},
+    {"tokenizer-type", 1},
+    {"tokenizer-model", 1},
+    {"tiktoken-pattern", 1},
+    {"data-cache-path", 1},
+    {"num-workers", 1},
+    {"no-create-attention-mask-in-dataloader", 0},
+    {"no-mmap-bin-files", 0},
+    {"save", 1},
+    {"load", 1},
+    {"save-interval", 1},
+    {"no-load-optim", 0},
+    {"no-load-rng", 0},
+    {"ckpt-format", 1},
+    {"log-interval", 1},
+    {"log-throughput", 0},
+    {"eval-interval", 1},
+    {"eval-iters", 1},
+    {"tensorboard-dir", 1},
+    {"wandb-project", 1},
+    {"wandb-exp-name", 1},
+    {"profile", 0},
+    {"profile-step-start", 1},
+    {"profile-step-end", 1},
+    {"distributed-backend", 1},
+    {"distributed-timeout-minutes", 1},
+    {"exit-duration-in-mins", 1},
+    {"manual-gc", 0},
+    {"use-mcore-models", 0},
+    {"normalization", 1},
+    {"rotary-base", 1},
+    {"rotary-percent", 1},
+    {"no-position-embedding", 0},
+    {"apply-layernorm-1p", 0},
+    {"no-masked-softmax-fusion", 0},
+    {"no-bias-gelu-fusion", 0},
+    {"no-bias-dropout-fusion", 0},
+    {"fp16-lm-cross-entropy", 0},
+    {"calculate-per-token-loss", 0},
+    {"fp8-amax-history-len", 1},
+    {"fp8-amax-compute-algo", 1},
+    {"moe-router-load-balancing-type", 1},
+    {"moe-aux-loss-coeff", 1},
+    {"DDP-impl", 1},
+};
+
 const absl::flat_hash_map<std::string, Spec>& Table() {
-  static const auto* table = new absl::flat_hash_map<std::string, Spec>{
-      // What hetsim reads into the model or the plan.
-      {"num-layers", {FlagKind::kModelled, 1}},
-      {"hidden-size", {FlagKind::kModelled, 1}},
-      {"ffn-hidden-size", {FlagKind::kModelled, 1}},
-      {"num-attention-heads", {FlagKind::kModelled, 1}},
-      {"group-query-attention", {FlagKind::kModelled, 0}},
-      {"num-query-groups", {FlagKind::kModelled, 1}},
-      {"kv-channels", {FlagKind::kModelled, 1}},
-      {"seq-length", {FlagKind::kModelled, 1}},
-      {"max-position-embeddings", {FlagKind::kModelled, 1}},
-      {"position-embedding-type", {FlagKind::kModelled, 1}},
-      {"vocab-size", {FlagKind::kModelled, 1}},
-      {"make-vocab-size-divisible-by", {FlagKind::kModelled, 1}},
-      {"micro-batch-size", {FlagKind::kModelled, 1}},
-      {"global-batch-size", {FlagKind::kModelled, 1}},
-      {"tensor-model-parallel-size", {FlagKind::kModelled, 1}},
-      {"pipeline-model-parallel-size", {FlagKind::kModelled, 1}},
-      {"num-layers-per-virtual-pipeline-stage", {FlagKind::kModelled, 1}},
-      {"context-parallel-size", {FlagKind::kModelled, 1}},
-      {"expert-model-parallel-size", {FlagKind::kModelled, 1}},
-      {"sequence-parallel", {FlagKind::kModelled, 0}},
-      {"recompute-granularity", {FlagKind::kModelled, 1}},
-      {"recompute-activations", {FlagKind::kModelled, 0}},
-      {"checkpoint-activations", {FlagKind::kModelled, 0}},  // Megatron-LM of 2021: full recomputation
-      {"use-distributed-optimizer", {FlagKind::kModelled, 0}},
-      {"fp16", {FlagKind::kModelled, 0}},
-      {"bf16", {FlagKind::kModelled, 0}},
-      {"fp8-format", {FlagKind::kModelled, 1}},
-      {"swiglu", {FlagKind::kModelled, 0}},
-      {"num-experts", {FlagKind::kModelled, 1}},
-      {"moe-router-topk", {FlagKind::kModelled, 1}},
-      {"moe-ffn-hidden-size", {FlagKind::kModelled, 1}},
-      {"overlap-grad-reduce", {FlagKind::kModelled, 0}},
-      {"tp-comm-overlap", {FlagKind::kModelled, 0}},
-      {"untie-embeddings-and-output-weights", {FlagKind::kModelled, 0}},
-      {"attention-backend", {FlagKind::kModelled, 1}},
-      // Would change the cost; hetsim cannot express them yet (reported, not applied).
-      {"recompute-method", {FlagKind::kNotModelled, 1}},
-      {"recompute-num-layers", {FlagKind::kNotModelled, 1}},
-      {"overlap-param-gather", {FlagKind::kNotModelled, 0}},
-      {"overlap-p2p-communication", {FlagKind::kModelled, 0}},
-      {"rampup-batch-size", {FlagKind::kNotModelled, 3}},
-      {"grad-reduce-in-bf16", {FlagKind::kNotModelled, 0}},
-      {"fp8-param-gather", {FlagKind::kNotModelled, 0}},
-      {"moe-grouped-gemm", {FlagKind::kNotModelled, 0}},
-      {"moe-token-dispatcher-type", {FlagKind::kNotModelled, 1}},
-      {"decoder-first-pipeline-num-layers", {FlagKind::kNotModelled, 1}},
-      {"decoder-last-pipeline-num-layers", {FlagKind::kNotModelled, 1}},
-      {"cross-entropy-loss-fusion", {FlagKind::kNotModelled, 0}},
-      {"disable-bias-linear", {FlagKind::kNotModelled, 0}},
-      {"empty-unused-memory-level", {FlagKind::kNotModelled, 1}},
-      // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
-      {"lr", {FlagKind::kNoEffect, 1}},
-      {"min-lr", {FlagKind::kNoEffect, 1}},
-      {"decoupled-lr", {FlagKind::kNoEffect, 1}},
-      {"decoupled-min-lr", {FlagKind::kNoEffect, 1}},
-      {"lr-decay-style", {FlagKind::kNoEffect, 1}},
-      {"lr-decay-iters", {FlagKind::kNoEffect, 1}},
-      {"lr-decay-samples", {FlagKind::kNoEffect, 1}},
-      {"lr-warmup-fraction", {FlagKind::kNoEffect, 1}},
-      {"lr-warmup-iters", {FlagKind::kNoEffect, 1}},
-      {"lr-warmup-samples", {FlagKind::kNoEffect, 1}},
-      {"train-iters", {FlagKind::kNoEffect, 1}},
-      {"train-samples", {FlagKind::kNoEffect, 1}},
-      {"weight-decay", {FlagKind::kNoEffect, 1}},
-      {"adam-beta1", {FlagKind::kNoEffect, 1}},
-      {"adam-beta2", {FlagKind::kNoEffect, 1}},
-      {"adam-eps", {FlagKind::kNoEffect, 1}},
-      {"clip-grad", {FlagKind::kNoEffect, 1}},
-      {"init-method-std", {FlagKind::kNoEffect, 1}},
-      {"attention-dropout", {FlagKind::kNoEffect, 1}},
-      {"hidden-dropout", {FlagKind::kNoEffect, 1}},
-      {"seed", {FlagKind::kNoEffect, 1}},
-      {"data-path", {FlagKind::kNoEffect, 1}},
-      {"vocab-file", {FlagKind::kNoEffect, 1}},
-      {"merge-file", {FlagKind::kNoEffect, 1}},
-      {"split", {FlagKind::kNoEffect, 1}},
-      {"mock-data", {FlagKind::kNoEffect, 0}},
-      {"tokenizer-type", {FlagKind::kNoEffect, 1}},
-      {"tokenizer-model", {FlagKind::kNoEffect, 1}},
-      {"tiktoken-pattern", {FlagKind::kNoEffect, 1}},
-      {"data-cache-path", {FlagKind::kNoEffect, 1}},
-      {"num-workers", {FlagKind::kNoEffect, 1}},
-      {"no-create-attention-mask-in-dataloader", {FlagKind::kNoEffect, 0}},
-      {"no-mmap-bin-files", {FlagKind::kNoEffect, 0}},
-      {"save", {FlagKind::kNoEffect, 1}},
-      {"load", {FlagKind::kNoEffect, 1}},
-      {"save-interval", {FlagKind::kNoEffect, 1}},
-      {"no-load-optim", {FlagKind::kNoEffect, 0}},
-      {"no-load-rng", {FlagKind::kNoEffect, 0}},
-      {"ckpt-format", {FlagKind::kNoEffect, 1}},
-      {"log-interval", {FlagKind::kNoEffect, 1}},
-      {"log-throughput", {FlagKind::kNoEffect, 0}},
-      {"eval-interval", {FlagKind::kNoEffect, 1}},
-      {"eval-iters", {FlagKind::kNoEffect, 1}},
-      {"tensorboard-dir", {FlagKind::kNoEffect, 1}},
-      {"wandb-project", {FlagKind::kNoEffect, 1}},
-      {"wandb-exp-name", {FlagKind::kNoEffect, 1}},
-      {"profile", {FlagKind::kNoEffect, 0}},
-      {"profile-step-start", {FlagKind::kNoEffect, 1}},
-      {"profile-step-end", {FlagKind::kNoEffect, 1}},
-      {"distributed-backend", {FlagKind::kNoEffect, 1}},
-      {"distributed-timeout-minutes", {FlagKind::kNoEffect, 1}},
-      {"exit-duration-in-mins", {FlagKind::kNoEffect, 1}},
-      {"manual-gc", {FlagKind::kNoEffect, 0}},
-      {"use-mcore-models", {FlagKind::kNoEffect, 0}},
-      {"normalization", {FlagKind::kNoEffect, 1}},
-      {"rotary-base", {FlagKind::kNoEffect, 1}},
-      {"rotary-percent", {FlagKind::kNoEffect, 1}},
-      {"no-position-embedding", {FlagKind::kNoEffect, 0}},
-      {"apply-layernorm-1p", {FlagKind::kNoEffect, 0}},
-      {"no-masked-softmax-fusion", {FlagKind::kNoEffect, 0}},
-      {"no-bias-gelu-fusion", {FlagKind::kNoEffect, 0}},
-      {"no-bias-dropout-fusion", {FlagKind::kNoEffect, 0}},
-      {"fp16-lm-cross-entropy", {FlagKind::kNoEffect, 0}},
-      {"calculate-per-token-loss", {FlagKind::kNoEffect, 0}},
-      {"fp8-amax-history-len", {FlagKind::kNoEffect, 1}},
-      {"fp8-amax-compute-algo", {FlagKind::kNoEffect, 1}},
-      {"moe-router-load-balancing-type", {FlagKind::kNoEffect, 1}},
-      {"moe-aux-loss-coeff", {FlagKind::kNoEffect, 1}},
-      {"DDP-impl", {FlagKind::kNoEffect, 1}},
-  };
+  static const auto* table = [] {
+    auto* t = new absl::flat_hash_map<std::string, Spec>;
+    for (const NamedFlag& f : kModelledFlags) t->emplace(f.name, Spec{FlagKind::kModelled, f.arity});
+    for (const NamedFlag& f : kNotModelledFlags) t->emplace(f.name, Spec{FlagKind::kNotModelled, f.arity});
+    for (const NamedFlag& f : kNoEffectFlags) t->emplace(f.name, Spec{FlagKind::kNoEffect, f.arity});
+    return t;
+  }();
   return *table;
 }
 
@@ -211,8 +231,8 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     for (size_t j = 0; j + 1 < i; ++j) {
       const std::string& t = tokens[j];
       int64_t* target = (t == "--nproc_per_node" || t == "--nproc-per-node") ? &out.launcher_nproc_per_node
-                        : t == "--nnodes"                                   ? &out.launcher_nnodes
-                                                                            : nullptr;
+                        : t == "--nnodes"                                    ? &out.launcher_nnodes
+                                                                             : nullptr;
       if (target != nullptr && !absl::SimpleAtoi(tokens[j + 1], target)) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: %s: \"%s\" is not a whole number", source, t, tokens[j + 1]));
@@ -246,16 +266,17 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
                                                           arity == 1 ? "" : "s", values.size()));
       }
     }
-    const std::string written = values.empty() ? "--" + name : absl::StrCat("--", name, " ", absl::StrJoin(values, " "));
+    const std::string written =
+        values.empty() ? "--" + name : absl::StrCat("--", name, " ", absl::StrJoin(values, " "));
     const FlagKind kind = arity == -1 ? FlagKind::kUnknown : spec->second.kind;
     if (kind == FlagKind::kNoEffect) out.no_effect.push_back(written);
     if (kind == FlagKind::kNotModelled) out.not_modelled.push_back(written);
     if (kind == FlagKind::kUnknown) out.unknown.push_back(written);
     auto [it, inserted] = out.flags.try_emplace(name, FlagValue{values, static_cast<int>(i)});
     if (!inserted && it->second.values != values) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: --%s %s and --%s %s contradict each other", source, name, absl::StrJoin(it->second.values, " "), name,
-          absl::StrJoin(values, " ")));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: --%s %s and --%s %s contradict each other", source, name,
+                                                        absl::StrJoin(it->second.values, " "), name,
+                                                        absl::StrJoin(values, " ")));
     }
   }
   return out;

@@ -60,11 +60,6 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
   HETSIM_ASSIGN_OR_RETURN(l.pp, r.Int("pipeline-model-parallel-size", 1));
   HETSIM_ASSIGN_OR_RETURN(l.cp, r.Int("context-parallel-size", 1));
   HETSIM_ASSIGN_OR_RETURN(l.ep, r.Int("expert-model-parallel-size", 1));
-  if (l.cp > 1) {
-    return r.Error(absl::StrFormat(
-        "--context-parallel-size %d: context parallelism is not modelled yet (hetsim plans have no context-parallel "
-        "dimension; issue #15); import the line with --context-parallel-size 1 to simulate it without", l.cp));
-  }
   for (const v1::Island& i : cluster.islands()) {
     if (request.island.empty() ? cluster.islands_size() == 1 : i.name() == request.island) l.island = &i;
   }
@@ -80,10 +75,10 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
   l.nodes = request.nodes > 0 ? request.nodes : flags.launcher_nnodes;
   if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
   if (l.nodes > l.island->node_count()) {
-    return r.Error(absl::StrFormat("--nodes %d: island \"%s\" has %d nodes", l.nodes, l.island->name(),
-                                   l.island->node_count()));
+    return r.Error(
+        absl::StrFormat("--nodes %d: island \"%s\" has %d nodes", l.nodes, l.island->name(), l.island->node_count()));
   }
-  l.gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node
+  l.gpus_per_node = request.gpus_per_node > 0           ? request.gpus_per_node
                     : flags.launcher_nproc_per_node > 0 ? flags.launcher_nproc_per_node
                                                         : node_gpus;
   if (l.gpus_per_node > node_gpus) {
@@ -94,7 +89,8 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
   if (world % model_parallel != 0) {
     return r.Error(absl::StrFormat(
         "--tensor-model-parallel-size %d x --context-parallel-size %d x --pipeline-model-parallel-size %d = %d does "
-        "not divide the %d GPUs (%d nodes x %d)", l.tp, l.cp, l.pp, model_parallel, world, l.nodes, l.gpus_per_node));
+        "not divide the %d GPUs (%d nodes x %d)",
+        l.tp, l.cp, l.pp, model_parallel, world, l.nodes, l.gpus_per_node));
   }
   l.dp = world / model_parallel;
   return l;
@@ -138,15 +134,18 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   if (r.Has("kv-channels")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-channels", 0));
     if (kv * heads != hidden) {
-      return r.Error(absl::StrFormat("--kv-channels %d: hetsim models heads of hidden-size / num-attention-heads = %d "
-                                     "channels; other head sizes are not modelled", kv, hidden / heads));
+      return r.Error(
+          absl::StrFormat("--kv-channels %d: hetsim models heads of hidden-size / num-attention-heads = %d "
+                          "channels; other head sizes are not modelled",
+                          kv, hidden / heads));
     }
   }
   const std::string pe = r.Has("position-embedding-type") ? r.Value("position-embedding-type") : "learned_absolute";
   if (pe == "learned_absolute" && r.Has("max-position-embeddings")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t max_pos, r.Int("max-position-embeddings", 0));
     if (max_pos < seq) {
-      return r.Contradict(absl::StrFormat("--seq-length %d", seq), absl::StrFormat("--max-position-embeddings %d", max_pos),
+      return r.Contradict(absl::StrFormat("--seq-length %d", seq),
+                          absl::StrFormat("--max-position-embeddings %d", max_pos),
                           "learned position embeddings must cover the sequence");
     }
   }
@@ -178,7 +177,8 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
     }
   }
   if (layers % l.pp != 0) {
-    return r.Error(absl::StrFormat("--num-layers %d is not divisible by --pipeline-model-parallel-size %d", layers, l.pp));
+    return r.Error(
+        absl::StrFormat("--num-layers %d is not divisible by --pipeline-model-parallel-size %d", layers, l.pp));
   }
   m.set_name(absl::StrFormat("megatron-%dl-%dh", layers, hidden));
   return m;
@@ -197,9 +197,10 @@ absl::StatusOr<v1::Recompute> ReadRecompute(const Reader& r) {
     return r.Contradict("--recompute-activations", "--recompute-granularity " + g);
   }
   if (r.Has("recompute-method") && (g == "selective" || r.Has("recompute-activations"))) {
-    return r.Contradict(absl::StrCat("--recompute-method ", r.Value("recompute-method")),
-                        r.Has("recompute-activations") ? "--recompute-activations" : "--recompute-granularity selective",
-                        "a recompute method applies to full recomputation only");
+    return r.Contradict(
+        absl::StrCat("--recompute-method ", r.Value("recompute-method")),
+        r.Has("recompute-activations") ? "--recompute-activations" : "--recompute-granularity selective",
+        "a recompute method applies to full recomputation only");
   }
   if (g == "full") return v1::RECOMPUTE_FULL;
   if (g == "selective" || r.Has("recompute-activations")) return v1::RECOMPUTE_SELECTIVE;
@@ -215,8 +216,10 @@ absl::Status AddStages(const Reader& r, const Layout& l, const v1::Model& model,
                        v1::Plan& plan) {
   const int64_t blocks = model.transformer().num_layers() / l.pp, g = l.tp * l.cp * l.dp;
   if (g % l.gpus_per_node != 0 && l.gpus_per_node % g != 0) {
-    return r.Error(absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one; "
-                                   "hetsim meshes are rectangles of nodes x GPUs", g, l.gpus_per_node));
+    return r.Error(
+        absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one; "
+                        "hetsim meshes are rectangles of nodes x GPUs",
+                        g, l.gpus_per_node));
   }
   for (int64_t p = 0; p < l.pp; ++p) {
     v1::Stage& s = *plan.add_stages();
@@ -254,14 +257,16 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   v1::Plan& plan = out.plan;
   HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
   if (!r.Has("global-batch-size")) {
-    out.notes.push_back(absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
-                                        "Megatron's default", micro * l.dp));
+    out.notes.push_back(
+        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
+                        "Megatron's default",
+                        micro * l.dp));
   }
   HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
   if (global % (micro * l.dp) != 0) {
-    return r.Contradict(absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
-                        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)",
-                                        micro * l.dp));
+    return r.Contradict(
+        absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
+        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)", micro * l.dp));
   }
   plan.set_global_batch_size(global);
   plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
@@ -274,8 +279,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                           "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
     }
     if (blocks % per_chunk != 0) {
-      return r.Error(absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d does not divide the %d layers of a "
-                                     "pipeline stage", per_chunk, blocks));
+      return r.Error(
+          absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d does not divide the %d layers of a "
+                          "pipeline stage",
+                          per_chunk, blocks));
     }
     if (blocks / per_chunk > 1) {
       plan.set_schedule(v1::INTERLEAVED_1F1B);
@@ -295,8 +302,11 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
     out.notes.push_back("--sequence-parallel: no effect with --tensor-model-parallel-size 1 (Megatron turns it off)");
   }
   common.set_sequence_parallel(r.Has("sequence-parallel") && l.tp > 1);
+  if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, out.model, common, plan));
-  plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d-pp%d-dp%d", l.tp, l.pp, l.dp) : request.name);
+  const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
+  plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
+                                     : request.name);
   *plan.mutable_model() = out.model;
 
   if (!flags.no_effect.empty()) {

@@ -26,9 +26,9 @@ struct PipelineCandidate {
 };
 
 struct PlannerContext {
-  Profiler* profiler;           // for the micro-batch size being planned
+  Profiler* profiler;  // for the micro-batch size being planned
   int64_t microbatches;
-  int layers;                   // requested planner layers (0 = planner default)
+  int layers;  // requested planner layers (0 = planner default)
   int threads;
   double epsilon;
   double t_max_relative_gap;

@@ -45,9 +45,8 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.gpus_per_node = t.gpus_per_node(i);
     const hetsim::v1::GpuType& gpu = t.gpu_type(i);
     im.hbm_bytes = static_cast<int64_t>(GibToBytes(gpu.hbm_gib()));
-    absl::StatusOr<sim::workload::GpuCompute> gc =
-        sim::workload::GpuCompute::Create(gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()),
-                                          cluster.ideal());
+    absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(
+        gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()), cluster.ideal());
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
@@ -113,7 +112,7 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
 }
 
 Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
-                                        const std::vector<sim::workload::StageCollective>& collectives) const {
+                                   const std::vector<sim::workload::StageCollective>& collectives) const {
   const IslandModel& im = islands_[island];
   const double bw = im.intra_node.bytes_per_s;
   const double lat = TimeToSeconds(im.intra_node.latency);
@@ -122,19 +121,12 @@ Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
     if (tensor_parallel <= 1 || bw <= 0) continue;
     double seconds = 0;
     switch (c.op) {
-      case CollectiveOp::kAllReduce:
-        seconds = sim::RingAllReduceSeconds(tensor_parallel, c.bytes, bw, lat);
-        break;
+      case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(tensor_parallel, c.bytes, bw, lat); break;
       case CollectiveOp::kAllGather:
-      case CollectiveOp::kReduceScatter:
-        seconds = sim::RingAllGatherSeconds(tensor_parallel, c.bytes, bw, lat);
-        break;
-      case CollectiveOp::kAllToAll:
-        seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat);
-        break;
+      case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(tensor_parallel, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat); break;
       case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
-      case CollectiveOp::kBroadcast:
-        break;
+      case CollectiveOp::kBroadcast: break;
     }
     total += static_cast<Time>(c.count) * SecondsToTime(seconds);
   }
@@ -152,9 +144,9 @@ Time ClusterModel::GradSyncTime(int island, MeshShape shape, int tensor_parallel
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
   const double inter_bw = im.node_nic_bytes_per_s / shape.gpus_per_node;
   const int local = shape.gpus_per_node / std::max(1, tensor_parallel);
-  return SecondsToTime(sim::HierarchicalAllReduceSeconds(
-      local, shape.nodes, bytes, std::max(1.0, im.intra_node.bytes_per_s), intra_lat, inter_bw,
-      TimeToSeconds(im.inter_node.latency)));
+  return SecondsToTime(sim::HierarchicalAllReduceSeconds(local, shape.nodes, bytes,
+                                                         std::max(1.0, im.intra_node.bytes_per_s), intra_lat, inter_bw,
+                                                         TimeToSeconds(im.inter_node.latency)));
 }
 
 }  // namespace hetsim::planner

@@ -45,7 +45,7 @@ std::vector<MeshShape> SubmeshShapes(int nodes, int gpus_per_node);
 
 struct LinkFigures {
   double bytes_per_s = 0;  // bottleneck of the route
-  Time latency = 0;   // whole route
+  Time latency = 0;        // whole route
 };
 
 struct IslandModel {
@@ -55,12 +55,12 @@ struct IslandModel {
   int nodes = 0;
   int gpus_per_node = 0;
   int gpus() const { return nodes * gpus_per_node; }
-  int64_t hbm_bytes = 0;       // per GPU
-  double peak_flop_per_s = 0;  // per GPU, compute dtype
+  int64_t hbm_bytes = 0;                         // per GPU
+  double peak_flop_per_s = 0;                    // per GPU, compute dtype
   std::optional<sim::workload::GpuCompute> gpu;  // always set by ClusterModel::Create
-  LinkFigures intra_node;      // GPU to GPU inside a node (zero when one GPU per node)
-  LinkFigures inter_node;      // GPU to GPU on two nodes (zero when one node)
-  double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
+  LinkFigures intra_node;                        // GPU to GPU inside a node (zero when one GPU per node)
+  LinkFigures inter_node;                        // GPU to GPU on two nodes (zero when one node)
+  double node_nic_bytes_per_s = 0;               // all NICs of a node, one direction
   int nics_per_node = 1;
 };
 
@@ -68,7 +68,7 @@ class ClusterModel {
  public:
   // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
   static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster,
-                                                               hetsim::v1::DType dtype);
+                                                              hetsim::v1::DType dtype);
 
   const hetsim::v1::Cluster& cluster() const { return topology_->cluster(); }
   const topology::Topology& topology() const { return *topology_; }
@@ -83,7 +83,7 @@ class ClusterModel {
 
   // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.
   Time CollectivesTime(int island, int tensor_parallel,
-                            const std::vector<sim::workload::StageCollective>& collectives) const;
+                       const std::vector<sim::workload::StageCollective>& collectives) const;
   // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a
   // node, hierarchical (intra-node reduce-scatter, inter-node rings sharing the node's NICs) across.
   Time GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const;

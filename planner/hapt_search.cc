@@ -19,7 +19,7 @@ struct Entry {
   int32_t src_state;  // -1: this stage is the last one
   int16_t src_entry;
   int16_t shape;
-  int16_t end;        // last planner layer of the stage
+  int16_t end;  // last planner layer of the stage
   int16_t option;
 };
 
@@ -115,7 +115,8 @@ void HaptSearch::BuildIndex() {
   if (options_.t_max_relative_gap > 0) {
     std::vector<Time> kept;
     for (Time t : times) {
-      if (kept.empty() || static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
+      if (kept.empty() ||
+          static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
         kept.push_back(t);
       }
     }
@@ -128,12 +129,9 @@ void HaptSearch::BuildIndex() {
 
 int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
-    case hetsim::v1::EAGER_1F1B:
-      return 2;
-    case hetsim::v1::H_1F1B:
-      return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
-    default:
-      return 1;
+    case hetsim::v1::EAGER_1F1B: return 2;
+    case hetsim::v1::H_1F1B: return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
+    default: return 1;
   }
 }
 
@@ -150,8 +148,13 @@ Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
 // starts there, mask of islands already filled by later stages, units u of island j used).
 struct HaptSearch::DpTable {
   DpTable(int layers, int islands, int units)
-      : L(layers), I(islands), M(1 << islands), U(units), cells(static_cast<size_t>(L) * I * M * U),
-        lo(static_cast<size_t>(L) * I * M, U), hi(static_cast<size_t>(L) * I * M, -1) {}
+      : L(layers),
+        I(islands),
+        M(1 << islands),
+        U(units),
+        cells(static_cast<size_t>(L) * I * M * U),
+        lo(static_cast<size_t>(L) * I * M, U),
+        hi(static_cast<size_t>(L) * I * M, -1) {}
   int Id(int k, int j, int mask, int uu) const { return ((k * I + j) * M + mask) * U + uu; }
   void Touch(int st) {
     const int row = st / U, uu = st % U;
@@ -206,7 +209,8 @@ void HaptSearch::FillTable(Time t_max, DpTable& t) const {
             const int o = pick(1);
             if (o < 0) continue;
             ++t.transitions;
-            Entry x{opts[o].total(), 1, -1, 0, static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
+            Entry x{opts[o].total(),        1, -1, 0, static_cast<int16_t>(s), static_cast<int16_t>(i),
+                    static_cast<int16_t>(o)};
             if (!Insert(t.cells[t.Id(k, j2, 0, g)], x)) ++t.overflow;
             t.Touch(t.Id(k, j2, 0, g));
             continue;
@@ -222,8 +226,13 @@ void HaptSearch::FillTable(Time t_max, DpTable& t) const {
                 const int o = pick(launches);
                 if (o < 0) continue;
                 ++t.transitions;
-                Entry x{from.e[e].cost + opts[o].total() + 2 * c, launches, src, static_cast<int16_t>(e),
-                        static_cast<int16_t>(s), static_cast<int16_t>(i), static_cast<int16_t>(o)};
+                Entry x{from.e[e].cost + opts[o].total() + 2 * c,
+                        launches,
+                        src,
+                        static_cast<int16_t>(e),
+                        static_cast<int16_t>(s),
+                        static_cast<int16_t>(i),
+                        static_cast<int16_t>(o)};
                 if (!Insert(t.cells[dst], x)) ++t.overflow;
                 t.Touch(dst);
               }
@@ -233,7 +242,8 @@ void HaptSearch::FillTable(Time t_max, DpTable& t) const {
                 if (mask & bit2) continue;
                 const int row = ((i + 1) * I + j2) * M + mask;
                 const int last = std::min(t.hi[row], full_units_[j2] - g);
-                for (int uu = std::max(1, t.lo[row]); uu <= last; ++uu) relax(t.Id(i + 1, j2, mask, uu), t.Id(k, j2, mask, uu + g));
+                for (int uu = std::max(1, t.lo[row]); uu <= last; ++uu)
+                  relax(t.Id(i + 1, j2, mask, uu), t.Id(k, j2, mask, uu + g));
               }
             } else {
               const int bit = 1 << j;

@@ -38,11 +38,11 @@ namespace hetsim::planner {
 
 struct SearchOptions {
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;  // decides the launch counts K
-  double epsilon = proto::kDefaultH1f1bEpsilon;                                 // H-1F1B Eq. 2
-  bool communication_aware = true;  // false: C(i) = 0 everywhere (Alpa's DP)
+  double epsilon = proto::kDefaultH1f1bEpsilon;        // H-1F1B Eq. 2
+  bool communication_aware = true;                     // false: C(i) = 0 everywhere (Alpa's DP)
   int threads = 1;
-  int batch = 8;                    // t_max candidates per parallel batch
-  double t_max_relative_gap = 0;    // > 0: skip candidates within this ratio of the last one kept
+  int batch = 8;                      // t_max candidates per parallel batch
+  double t_max_relative_gap = 0;      // > 0: skip candidates within this ratio of the last one kept
   bool bidirectional_pruning = true;  // false: evaluate every candidate (for tests)
 };
 
@@ -54,26 +54,26 @@ struct SearchedStage {
   MeshShape shape;
   StageOption option;
   Time comm_out = 0;  // c_i: boundary to the next stage (0 for the last)
-  int warmup = 1;          // N_i
+  int warmup = 1;     // N_i
 };
 
 struct SearchStats {
-  int64_t candidates = 0;          // distinct t_max values
+  int64_t candidates = 0;  // distinct t_max values
   int64_t candidates_evaluated = 0;
   int64_t dp_runs = 0;
-  int64_t index_entries = 0;       // feasible (stage, mesh) pairs in the sparse index
-  int64_t transitions = 0;         // summed over DP runs
-  int64_t pareto_overflow = 0;     // entries dropped because a state's Pareto set was full
+  int64_t index_entries = 0;    // feasible (stage, mesh) pairs in the sparse index
+  int64_t transitions = 0;      // summed over DP runs
+  int64_t pareto_overflow = 0;  // entries dropped because a state's Pareto set was full
   Time t_start = 0, t_end = 0;
 };
 
 struct SearchResult {
   bool feasible = false;
   std::vector<SearchedStage> stages;
-  Time t_max = 0;      // max_i t_i of the plan
-  Time cycle = 0;      // max(t_max, max_i c_i): the steady-state period
-  Time objective = 0;  // sum_i (t_i + 2 c_i) + (B - 1) cycle  (Eq. 13)
-  Time candidate = 0;  // the t_max candidate whose DP produced the plan
+  Time t_max = 0;         // max_i t_i of the plan
+  Time cycle = 0;         // max(t_max, max_i c_i): the steady-state period
+  Time objective = 0;     // sum_i (t_i + 2 c_i) + (B - 1) cycle  (Eq. 13)
+  Time candidate = 0;     // the t_max candidate whose DP produced the plan
   Time search_value = 0;  // T(candidate) = F + (B - 1) candidate (Eq. 22), what the search minimised
   SearchStats stats;
 };
@@ -86,8 +86,7 @@ struct CandidatePlan {
 
 class HaptSearch {
  public:
-  HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64_t num_microbatches,
-             SearchOptions options);
+  HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64_t num_microbatches, SearchOptions options);
 
   SearchResult Run();
   // The DP at one t_max: the best plan or none.
@@ -114,8 +113,8 @@ class HaptSearch {
   int64_t microbatches_;
   SearchOptions options_;
   int num_islands_ = 0;
-  std::vector<int> unit_;       // per island: GPUs per u step (gcd of its shapes)
-  std::vector<int> full_units_; // per island
+  std::vector<int> unit_;        // per island: GPUs per u step (gcd of its shapes)
+  std::vector<int> full_units_;  // per island
   int max_units_ = 0;
   // index_[(island * max_shapes + shape) * L + k]
   int max_shapes_ = 0;

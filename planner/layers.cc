@@ -68,7 +68,7 @@ std::vector<LayerGroup> Balanced(const sim::workload::ModelCost& cost, int targe
     acc += cost.layer(i).forward_flop_per_sample;
     const int made = static_cast<int>(groups.size());
     const int needed_after = target - made - 1;  // groups still to open after closing this one
-    if (needed_after <= 0) continue;              // the last group takes the rest
+    if (needed_after <= 0) continue;             // the last group takes the rest
     const int left = n - i - 1;
     if (acc >= total * (made + 1) / target || left == needed_after) {
       groups.push_back({first, i - first + 1});

@@ -36,9 +36,9 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     stages.push_back(s);
   }
   for (size_t i = 0; i + 1 < stages.size(); ++i) {
-    stages[i].comm_out = cluster.BoundaryTime(stages[i].island, stages[i + 1].island,
-                                              profiler.BoundaryBytes(stages[i].first_layer + stages[i].num_layers - 1),
-                                              stages[i].shape);
+    stages[i].comm_out =
+        cluster.BoundaryTime(stages[i].island, stages[i + 1].island,
+                             profiler.BoundaryBytes(stages[i].first_layer + stages[i].num_layers - 1), stages[i].shape);
   }
   return stages;
 }
@@ -52,8 +52,8 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Pla
     any = any || s.warmup > 0;
   }
   if (!any) warmups.clear();
-  return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(),
-                 proto::H1f1bEpsilon(plan), warmups, WorkOf(profiler.model(), plan.global_batch_size()));
+  return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(), proto::H1f1bEpsilon(plan),
+                 warmups, WorkOf(profiler.model(), plan.global_batch_size()));
 }
 
 }  // namespace hetsim::planner

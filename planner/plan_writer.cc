@@ -20,15 +20,14 @@ absl::StatusOr<std::vector<hetsim::v1::Mesh>> PlaceMeshes(const ClusterModel& cl
       if (stages[s].island != j) continue;
       (stages[s].shape.gpus_per_node == im.gpus_per_node ? whole : partial).push_back(s);
     }
-    std::stable_sort(partial.begin(), partial.end(), [&](int a, int b) {
-      return stages[a].shape.gpus() > stages[b].shape.gpus();
-    });
+    std::stable_sort(partial.begin(), partial.end(),
+                     [&](int a, int b) { return stages[a].shape.gpus() > stages[b].shape.gpus(); });
     int next_node = 0;
     for (int s : whole) {
       const MeshShape sh = stages[s].shape;
       if (next_node + sh.nodes > im.nodes) {
-        return absl::InternalError(absl::StrFormat("planner: island \"%s\" has no room for a (%d, %d) mesh",
-                                                   im.name, sh.nodes, sh.gpus_per_node));
+        return absl::InternalError(absl::StrFormat("planner: island \"%s\" has no room for a (%d, %d) mesh", im.name,
+                                                   sh.nodes, sh.gpus_per_node));
       }
       hetsim::v1::Mesh& m = meshes[s];
       m.set_island(im.name);
@@ -49,7 +48,8 @@ absl::StatusOr<std::vector<hetsim::v1::Mesh>> PlaceMeshes(const ClusterModel& cl
         }
       }
       if (node < 0) {
-        return absl::InternalError(absl::StrFormat("planner: island \"%s\" has no room for a (1, %d) mesh", im.name, need));
+        return absl::InternalError(
+            absl::StrFormat("planner: island \"%s\" has no room for a (1, %d) mesh", im.name, need));
       }
       hetsim::v1::Mesh& m = meshes[s];
       m.set_island(im.name);
@@ -76,7 +76,8 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
   plan.set_global_batch_size(shape.global_batch_size);
   plan.set_micro_batch_size(shape.micro_batch_size);
   plan.set_schedule(shape.schedule);
-  if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != proto::kDefaultH1f1bEpsilon) plan.set_h1f1b_epsilon(shape.epsilon);
+  if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != proto::kDefaultH1f1bEpsilon)
+    plan.set_h1f1b_epsilon(shape.epsilon);
   for (size_t s = 0; s < stages.size(); ++s) {
     const SearchedStage& st = stages[s];
     hetsim::v1::Stage* out = plan.add_stages();

@@ -21,7 +21,7 @@ absl::StatusOr<std::vector<hetsim::v1::Mesh>> PlaceMeshes(const ClusterModel& cl
 
 struct PlanShape {
   std::string name;
-  hetsim::v1::Model model;   // written inline when model_path is empty
+  hetsim::v1::Model model;  // written inline when model_path is empty
   std::string model_path;
   uint64_t global_batch_size = 0;
   uint64_t micro_batch_size = 0;

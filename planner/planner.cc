@@ -38,8 +38,8 @@ namespace {
 std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa) {
   Profiler& prof = *ctx.profiler;
   const int target = ctx.layers > 0 ? ctx.layers : (alpa ? 8 : 0);
-  std::vector<LayerGroup> groups = BuildPlannerLayers(
-      prof.model(), target, alpa ? LayerConstruction::kBalanced : LayerConstruction::kStructural);
+  std::vector<LayerGroup> groups =
+      BuildPlannerLayers(prof.model(), target, alpa ? LayerConstruction::kBalanced : LayerConstruction::kStructural);
   SearchOptions so;
   so.schedule = alpa ? hetsim::v1::EAGER_1F1B : hetsim::v1::H_1F1B;
   so.epsilon = ctx.epsilon;
@@ -63,7 +63,8 @@ std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa
 // Why nothing fits: the model's states against the cluster's memory.
 absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind) {
   const double params = static_cast<double>(model.TotalParamCount());
-  const double state_bytes = params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
+  const double state_bytes =
+      params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
   double hbm = 0;
   for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
   if (state_bytes > hbm) {
@@ -72,12 +73,12 @@ absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterMode
         "but the cluster has %.1f GiB of HBM in all (%.1f GiB missing before any activation)",
         PlannerName(kind), params, BytesToGib(state_bytes), BytesToGib(hbm), BytesToGib(state_bytes - hbm)));
   }
-  return absl::FailedPreconditionError(absl::StrFormat(
-      "%s: no plan fits: the model's states need %.1f GiB of the cluster's %.1f GiB of HBM, but no "
-      "partition into stages (ZeRO <= 2, recompute, micro-batch sizes up to the limit) fits every GPU "
-      "with the activations of its in-flight microbatches; add GPUs, use a smaller model, a smaller "
-      "micro-batch, or another planner",
-      PlannerName(kind), BytesToGib(state_bytes), BytesToGib(hbm)));
+  return absl::FailedPreconditionError(
+      absl::StrFormat("%s: no plan fits: the model's states need %.1f GiB of the cluster's %.1f GiB of HBM, but no "
+                      "partition into stages (ZeRO <= 2, recompute, micro-batch sizes up to the limit) fits every GPU "
+                      "with the activations of its in-flight microbatches; add GPUs, use a smaller model, a smaller "
+                      "micro-batch, or another planner",
+                      PlannerName(kind), BytesToGib(state_bytes), BytesToGib(hbm)));
 }
 
 // The micro-batch sizes to plan with: the one asked for, or every power of two that divides the
@@ -158,8 +159,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
   HETSIM_ASSIGN_OR_RETURN(sim::workload::ModelCost cost, sim::workload::ModelCost::Create(out.model, "model"));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
-  const int threads = request.threads > 0 ? request.threads
-                                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads =
+      request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
 
@@ -205,8 +206,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   if (!best) return Infeasible(cost, *cluster, request.planner);
 
   PlanShape shape;
-  shape.name = request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name())
-                                    : request.name;
+  shape.name =
+      request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name()) : request.name;
   shape.model = out.model;
   // A refined granularity is not what the model file says: the plan carries the model inline.
   const bool refined = out.model.SerializeAsString() != request.model.SerializeAsString();
@@ -225,11 +226,11 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.prediction = *best_prediction;
   out.notes = best->notes;
   if (refined) {
-    out.notes.push_back(absl::StrFormat("layer sequence refined to SUBLAYER granularity (%d layers) for %d planner layers",
-                                        proto::LayerCount(out.model), request.layers));
+    out.notes.push_back(
+        absl::StrFormat("layer sequence refined to SUBLAYER granularity (%d layers) for %d planner layers",
+                        proto::LayerCount(out.model), request.layers));
   }
-  out.planning_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

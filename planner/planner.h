@@ -28,13 +28,13 @@ struct PlanRequest {
   hetsim::v1::Model model;
   hetsim::v1::Cluster cluster;  // presets applied, valid
   PlannerKind planner = PlannerKind::kHapt;
-  int layers = 0;                 // planner layers; 0 = the planner's default
-  uint64_t global_batch_size = 0; // samples per iteration (required)
-  uint64_t micro_batch_size = 0;  // 0 = searched over powers of two dividing the global batch
+  int layers = 0;                  // planner layers; 0 = the planner's default
+  uint64_t global_batch_size = 0;  // samples per iteration (required)
+  uint64_t micro_batch_size = 0;   // 0 = searched over powers of two dividing the global batch
   uint64_t max_micro_batch_size = 16;
-  int threads = 0;                // 0 = hardware concurrency
-  double epsilon = proto::kDefaultH1f1bEpsilon;           // H-1F1B Eq. 2
-  double t_max_relative_gap = 0;  // see SearchOptions
+  int threads = 0;                               // 0 = hardware concurrency
+  double epsilon = proto::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
+  double t_max_relative_gap = 0;                 // see SearchOptions
   bool bidirectional_pruning = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
   // chosen jointly (otherwise the smallest micro-batch size is used).

@@ -25,9 +25,9 @@ namespace hetsim::planner {
 
 struct StagePrediction {
   Time forward = 0, backward = 0;
-  Time t = 0;       // forward + backward
-  Time comm = 0;    // c_i
-  int warmup = 1;        // launch count as executed
+  Time t = 0;      // forward + backward
+  Time comm = 0;   // c_i
+  int warmup = 1;  // launch count as executed
   int64_t peak_bytes = 0;
   int64_t capacity_bytes = 0;
   Time grad_sync = 0;
@@ -37,10 +37,10 @@ struct Prediction {
   std::vector<StagePrediction> stages;
   int64_t microbatches = 0;
   Time t_max = 0;
-  Time cycle = 0;      // max(t_max, max c_i)
+  Time cycle = 0;  // max(t_max, max c_i)
   Time eq13 = 0;
-  Time pipeline = 0;   // DAG longest path
-  Time iteration = 0;  // pipeline + exposed gradient synchronisation
+  Time pipeline = 0;                        // DAG longest path
+  Time iteration = 0;                       // pipeline + exposed gradient synchronisation
   sim::pipeline::IterationMetrics metrics;  // over `iteration`, bubble over `pipeline`
   bool fits_memory = true;
 };

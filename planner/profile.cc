@@ -16,18 +16,18 @@ namespace {
 // Everything a stage's price on an island depends on besides the model: the GPU, the node, the link
 // figures and the profiler's search options (doubles in hex, so equal keys mean equal values).
 std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im, const ProfilerOptions& o) {
-  return absl::StrCat(cluster.topology().gpu_type(im.index).SerializeAsString(), "|",
-                      absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d", im.gpus_per_node, im.hbm_bytes,
-                                      im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
-                                      im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s,
-                                      static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
-                                      static_cast<int>(o.extrapolate), o.max_tensor_parallel));
+  return absl::StrCat(
+      cluster.topology().gpu_type(im.index).SerializeAsString(), "|",
+      absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d", im.gpus_per_node, im.hbm_bytes, im.intra_node.bytes_per_s,
+                      im.intra_node.latency, im.inter_node.bytes_per_s, im.inter_node.latency, im.nics_per_node,
+                      im.node_nic_bytes_per_s, static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
+                      static_cast<int>(o.extrapolate), o.max_tensor_parallel));
 }
 
 }  // namespace
 
-Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
-                   uint64_t micro_batch_size, ProfilerOptions options)
+Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
+                   ProfilerOptions options)
     : model_(model), cluster_(cluster), micro_batch_size_(micro_batch_size), options_(options) {
   int rows = 0;
   for (const IslandModel& im : cluster.islands()) {
@@ -118,8 +118,8 @@ double Profiler::BoundaryBytes(int last) const {
   return std::ceil(model_.layer(last).output_bytes_per_sample * static_cast<double>(micro_batch_size_));
 }
 
-std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const IntraStageConfig& config,
-                                              int first, int count) {
+std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const IntraStageConfig& config, int first,
+                                              int count) {
   const IslandModel& im = cluster_.island(island);
   sim::workload::StageConfig sc;
   sc.first_layer = first;
@@ -137,7 +137,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   StageOption o;
   o.config = config;
   o.forward = cost->forward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
-  o.backward = cost->backward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  o.backward =
+      cost->backward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   o.state_bytes = cost->memory.ModelStateBytes();
   o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
   o.working_bytes = cost->memory.recompute_working_bytes;
@@ -191,8 +192,8 @@ std::optional<StageOption> Profiler::Price(int island, MeshShape shape, const In
   return result;
 }
 
-std::optional<StageOption> Profiler::PriceDirect(int island, MeshShape shape, const IntraStageConfig& config,
-                                                 int first, int count) {
+std::optional<StageOption> Profiler::PriceDirect(int island, MeshShape shape, const IntraStageConfig& config, int first,
+                                                 int count) {
   std::optional<StageOption> o = PriceRaw(island, shape, config, first, count);
   if (o) Finish(cluster_, island, shape, *o);
   return o;
@@ -236,9 +237,9 @@ const std::vector<StageOption>& Profiler::Options(int island, int shape_index, i
     const MeshShape shape = shapes_[island][shape_index];
     std::string key;
     if (options_.cache != nullptr) {
-      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_,
-                         "|", static_cast<int>(s.embedding), static_cast<int>(s.head), " ", s.phase, " ", s.body,
-                         " ", s.first, " ", s.count);
+      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_, "|",
+                         static_cast<int>(s.embedding), static_cast<int>(s.head), " ", s.phase, " ", s.body, " ",
+                         s.first, " ", s.count);
       if (ProfileCache::Options cached = options_.cache->Find(key)) {
         ++stats_.cache_hits;
         row[id] = std::make_unique<std::vector<StageOption>>(*cached);
@@ -249,7 +250,8 @@ const std::vector<StageOption>& Profiler::Options(int island, int shape_index, i
     ++stats_.stage_mesh_pairs;
     row[id] = std::make_unique<std::vector<StageOption>>(PriceAll(island, shape, s));
     if (row[id]->empty()) ++stats_.infeasible_pairs;
-    if (options_.cache != nullptr) options_.cache->Store(key, std::make_shared<const std::vector<StageOption>>(*row[id]));
+    if (options_.cache != nullptr)
+      options_.cache->Store(key, std::make_shared<const std::vector<StageOption>>(*row[id]));
   }
   return *row[id];
 }

@@ -45,13 +45,13 @@ struct IntraStageConfig {
 // One priced configuration of a stage, per microbatch of `micro_batch_size` samples.
 struct StageOption {
   IntraStageConfig config;
-  Time forward = 0;   // compute + tensor-parallel collectives
-  Time backward = 0;  // compute (recompute included) + collectives
+  Time forward = 0;              // compute + tensor-parallel collectives
+  Time backward = 0;             // compute (recompute included) + collectives
   int64_t state_bytes = 0;       // parameters, gradients, optimizer (per GPU)
   int64_t activation_bytes = 0;  // per in-flight microbatch
   int64_t working_bytes = 0;     // full-recompute working set
   int64_t grad_sync_bytes = 0;   // per GPU, per iteration
-  Time grad_sync = 0;       // estimated data-parallel synchronisation
+  Time grad_sync = 0;            // estimated data-parallel synchronisation
   int max_in_flight = 0;         // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
@@ -73,12 +73,12 @@ struct ProfilerOptions {
 };
 
 struct ProfilerStats {
-  int64_t signatures = 0;         // distinct layer multisets met
-  int64_t stage_mesh_pairs = 0;   // (signature, island, shape) pairs priced
-  int64_t stage_mesh_lookups = 0; // lookups answered (cache hits included)
-  int64_t infeasible_pairs = 0;   // pairs with no configuration that fits the GPU memory
-  int64_t cost_model_calls = 0;   // ComputeStageCost evaluations
-  int64_t cache_hits = 0;         // pairs taken from ProfilerOptions::cache instead of priced
+  int64_t signatures = 0;          // distinct layer multisets met
+  int64_t stage_mesh_pairs = 0;    // (signature, island, shape) pairs priced
+  int64_t stage_mesh_lookups = 0;  // lookups answered (cache hits included)
+  int64_t infeasible_pairs = 0;    // pairs with no configuration that fits the GPU memory
+  int64_t cost_model_calls = 0;    // ComputeStageCost evaluations
+  int64_t cache_hits = 0;          // pairs taken from ProfilerOptions::cache instead of priced
 };
 
 class Profiler {
@@ -97,8 +97,8 @@ class Profiler {
   int SignatureOf(int first, int count);
 
   // Prices one configuration directly (every layer walked); nullopt when the cost model rejects it.
-  std::optional<StageOption> PriceDirect(int island, MeshShape shape, const IntraStageConfig& config,
-                                         int first, int count);
+  std::optional<StageOption> PriceDirect(int island, MeshShape shape, const IntraStageConfig& config, int first,
+                                         int count);
 
   // Activation bytes crossing the boundary after model layer `last` for one whole microbatch.
   double BoundaryBytes(int last) const;
@@ -108,8 +108,8 @@ class Profiler {
  private:
   struct Signature {
     bool embedding = false, head = false;
-    int phase = 0;  // index of the first repeated layer's kind within the period
-    int body = 0;   // repeated layers
+    int phase = 0;              // index of the first repeated layer's kind within the period
+    int body = 0;               // repeated layers
     int first = -1, count = 0;  // explicit range for models without repeated structure
     bool operator==(const Signature&) const = default;
     template <typename H>
@@ -121,8 +121,7 @@ class Profiler {
   // A model range with signature `s` but `body` repeated layers.
   std::pair<int, int> Representative(const Signature& s, int body) const;
   std::vector<IntraStageConfig> Configs(const IslandModel& island, MeshShape shape) const;
-  std::optional<StageOption> Price(int island, MeshShape shape, const IntraStageConfig& config,
-                                   const Signature& s);
+  std::optional<StageOption> Price(int island, MeshShape shape, const IntraStageConfig& config, const Signature& s);
   std::optional<StageOption> PriceRaw(int island, MeshShape shape, const IntraStageConfig& config, int first,
                                       int count);
   std::vector<StageOption> PriceAll(int island, MeshShape shape, const Signature& s);
@@ -138,7 +137,7 @@ class Profiler {
 
   absl::flat_hash_map<Signature, int> signature_ids_;
   std::vector<std::vector<std::unique_ptr<std::vector<StageOption>>>> table_;  // [island*shapes][sig]
-  std::vector<int> table_row_;  // first row of each island
+  std::vector<int> table_row_;                                                 // first row of each island
   std::vector<std::string> island_keys_;  // per island, what prices depend on (with a cache only)
   ProfilerStats stats_;
 };

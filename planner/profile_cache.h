@@ -21,8 +21,8 @@ namespace hetsim::planner {
 struct StageOption;
 
 struct ProfileCacheStats {
-  int64_t hits = 0;     // lookups answered from the cache
-  int64_t misses = 0;   // profiles priced and stored
+  int64_t hits = 0;    // lookups answered from the cache
+  int64_t misses = 0;  // profiles priced and stored
   int64_t entries = 0;
   int64_t rebinds = 0;  // times the cache emptied for another model or options
 };

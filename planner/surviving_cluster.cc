@@ -57,8 +57,8 @@ class Survivors {
 
   absl::Status FailBundle(uint32_t k) {
     if (k >= static_cast<uint32_t>(c_.inter_island_links_size())) {
-      return absl::InvalidArgumentError(absl::StrFormat("failed inter_island_link %d: the cluster has %d", k,
-                                                        c_.inter_island_links_size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("failed inter_island_link %d: the cluster has %d", k, c_.inter_island_links_size()));
     }
     if (bundle_links_[k] == 0) return absl::OkStatus();
     bundle_links_[k] = 0;
@@ -84,10 +84,10 @@ class Survivors {
         return absl::OkStatus();
       }
     }
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "failed link \"%s\": no such link (devices are named like a100/node0/gpu3, a100/node0/nic0, "
-        "a100/gateway0)",
-        name));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("failed link \"%s\": no such link (devices are named like a100/node0/gpu3, a100/node0/nic0, "
+                        "a100/gateway0)",
+                        name));
   }
 
   absl::Status FailClass(const std::string& name) {
@@ -96,8 +96,8 @@ class Survivors {
       if (topology::LinkClassName(static_cast<topology::LinkClass>(k)) == name) found = k;
     }
     if (found < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "failed link_class \"%s\": expected NVLINK, PCIE, INFINIBAND, ROCE or ETHERNET", name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("failed link_class \"%s\": expected NVLINK, PCIE, INFINIBAND, ROCE or ETHERNET", name));
     }
     int count = 0;
     for (LinkId l = 0; l < t_.links().size(); ++l) {
@@ -144,8 +144,9 @@ class Survivors {
     for (int i = 0; i < n; ++i) {
       if (gpus[i] == 0) continue;
       if (root(i) != best) {
-        out.removed.push_back(absl::StrFormat("island %s (%d GPUs left) dropped: cut off from the largest connected part",
-                                              c_.islands(i).name(), gpus[i]));
+        out.removed.push_back(
+            absl::StrFormat("island %s (%d GPUs left) dropped: cut off from the largest connected part",
+                            c_.islands(i).name(), gpus[i]));
         continue;
       }
       hetsim::v1::Island* island = out.cluster.add_islands();
@@ -197,7 +198,8 @@ class Survivors {
         }
         return;
       }
-      if (!quiet) result_.notes.push_back(absl::StrFormat("link %s failed: its inter-island link was already gone", name));
+      if (!quiet)
+        result_.notes.push_back(absl::StrFormat("link %s failed: its inter-island link was already gone", name));
       return;
     }
     const bool to_gateway = src.kind == DeviceKind::kGateway || dst.kind == DeviceKind::kGateway;
@@ -255,7 +257,8 @@ FailedTargets FailedTargetsOf(const hetsim::v1::Faults& faults) {
   return out;
 }
 
-absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster, const FailedTargets& failed) {
+absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster,
+                                                       const FailedTargets& failed) {
   HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
   Survivors s(topo);
   for (uint32_t gpu : failed.gpus) {

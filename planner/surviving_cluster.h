@@ -32,11 +32,11 @@ namespace hetsim::planner {
 
 // The targets of FAIL faults.
 struct FailedTargets {
-  std::vector<uint32_t> gpus;                 // global GPU ids
-  std::vector<hetsim::v1::NodeRef> nodes;     // island name and node index
-  std::vector<uint32_t> inter_island_links;   // indices into Cluster.inter_island_links
-  std::vector<std::string> links;             // one directed link by its devices: "a100/gateway0->h100/gateway0"
-  std::vector<std::string> link_classes;      // NVLINK, PCIE, INFINIBAND, ROCE, ETHERNET
+  std::vector<uint32_t> gpus;                // global GPU ids
+  std::vector<hetsim::v1::NodeRef> nodes;    // island name and node index
+  std::vector<uint32_t> inter_island_links;  // indices into Cluster.inter_island_links
+  std::vector<std::string> links;            // one directed link by its devices: "a100/gateway0->h100/gateway0"
+  std::vector<std::string> link_classes;     // NVLINK, PCIE, INFINIBAND, ROCE, ETHERNET
   bool empty() const {
     return gpus.empty() && nodes.empty() && inter_island_links.empty() && links.empty() && link_classes.empty();
   }
@@ -46,7 +46,7 @@ struct FailedTargets {
 FailedTargets FailedTargetsOf(const hetsim::v1::Faults& faults);
 
 struct SurvivingCluster {
-  hetsim::v1::Cluster cluster;       // valid (presets applied as in the input), connected
+  hetsim::v1::Cluster cluster;  // valid (presets applied as in the input), connected
   int num_gpus = 0;
   std::vector<std::string> removed;  // what went and why, in input order, e.g. "node a100/node1 (GPU 5 failed)"
   std::vector<std::string> notes;    // failures that removed nothing
@@ -54,8 +54,7 @@ struct SurvivingCluster {
 
 // `cluster` with presets applied and valid. InvalidArgument naming the target when one does not exist
 // (GPU id, island, node, link, class); FailedPrecondition when no GPU survives.
-absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster,
-                                                       const FailedTargets& failed);
+absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster, const FailedTargets& failed);
 
 }  // namespace hetsim::planner
 

@@ -171,14 +171,13 @@ class Composer {
     return best;
   }
 
-  Time Tau(Time compute, Time comm) const {
-    return opt_.overlap_aware ? std::max(compute, comm) : compute + comm;
-  }
+  Time Tau(Time compute, Time comm) const { return opt_.overlap_aware ? std::max(compute, comm) : compute + comm; }
 
   // Peak FLOP/s of all GPUs of Tangram island t (an upper bound on what any plan achieves there).
   double PeakRate(int t) const {
     double rate = 0;
-    for (int m : islands_[t].members) rate += prof_.cluster().island(m).peak_flop_per_s * prof_.cluster().island(m).gpus();
+    for (int m : islands_[t].members)
+      rate += prof_.cluster().island(m).peak_flop_per_s * prof_.cluster().island(m).gpus();
     return rate;
   }
 
@@ -214,8 +213,8 @@ class Composer {
     if (opt_.rule_memory) {
       double params = 0;
       for (int i = a; i < b; ++i) params += static_cast<double>(prof_.model().layer(i).param_count);
-      const double bytes = params * (2 * prof_.model().element_bytes() +
-                                     sim::workload::OptimizerBytesPerParam(prof_.model().dtype()));
+      const double bytes =
+          params * (2 * prof_.model().element_bytes() + sim::workload::OptimizerBytesPerParam(prof_.model().dtype()));
       const double capacity = GibToBytes(islands_[t].effective_hbm_gib_per_gpu) * islands_[t].gpus;
       if (bytes > capacity) {
         ++stats_.pruned_memory;
@@ -305,9 +304,9 @@ class Composer {
       InnerPlan inner = Inner(order[k], cut[k], cut[k + 1], after);
       if (!inner.ok) return std::nullopt;
       if (!all.empty()) {
-        inner.stages.back().comm_out = prof_.cluster().BoundaryTime(
-            inner.stages.back().island, all.front().island, prof_.BoundaryBytes(cut[k + 1] - 1),
-            inner.stages.back().shape);
+        inner.stages.back().comm_out =
+            prof_.cluster().BoundaryTime(inner.stages.back().island, all.front().island,
+                                         prof_.BoundaryBytes(cut[k + 1] - 1), inner.stages.back().shape);
       }
       for (const SearchedStage& s : inner.stages) {
         const Time tau = Tau(s.option.total(), s.comm_out);
@@ -347,11 +346,10 @@ std::optional<PipelineCandidate> PlanTangram(const PlannerContext& ctx) {
   c.schedule = hetsim::v1::ONE_F_ONE_B;
   c.explicit_warmups = false;
   c.planner_layers = ctx.profiler->model().num_layers();
-  c.notes.push_back(absl::StrCat("tangram: ", r.stats.islands, " GPU islands, ", r.stats.pairs,
-                                 " (slice, island) pairs, pruned: balance ", r.stats.pruned_balance, ", memory ",
-                                 r.stats.pruned_memory, ", interface ", r.stats.pruned_interface,
-                                 "; inner planner calls ", r.stats.inner_calls, " (", r.stats.dedup_hits,
-                                 " answered by dedup)"));
+  c.notes.push_back(absl::StrCat(
+      "tangram: ", r.stats.islands, " GPU islands, ", r.stats.pairs, " (slice, island) pairs, pruned: balance ",
+      r.stats.pruned_balance, ", memory ", r.stats.pruned_memory, ", interface ", r.stats.pruned_interface,
+      "; inner planner calls ", r.stats.inner_calls, " (", r.stats.dedup_hits, " answered by dedup)"));
   return c;
 }
 

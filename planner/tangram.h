@@ -37,17 +37,17 @@ struct TangramOptions {
   bool rule_balance = true;
   bool rule_memory = true;
   bool rule_interface = true;
-  double beta = 0;  // > 0: also the paper's fixed balance tolerance (2 in the paper)
+  double beta = 0;           // > 0: also the paper's fixed balance tolerance (2 in the paper)
   int max_island_depth = 8;  // largest pipeline depth inside one island
 };
 
 struct TangramStats {
   int64_t islands = 0;
-  int64_t pairs = 0;             // (slice, island, position) pairs considered
+  int64_t pairs = 0;  // (slice, island, position) pairs considered
   int64_t pruned_balance = 0;
   int64_t pruned_memory = 0;
   int64_t pruned_interface = 0;
-  int64_t inner_calls = 0;       // inner planner invocations (after dedup)
+  int64_t inner_calls = 0;  // inner planner invocations (after dedup)
   int64_t dedup_hits = 0;
 };
 

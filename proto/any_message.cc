@@ -27,8 +27,8 @@ std::pair<int, int> ErrorPosition(absl::string_view file, absl::string_view mess
 }  // namespace
 
 const std::vector<MessageType>& AllMessageTypes() {
-  static const std::vector<MessageType> kTypes = {MessageType::kCluster, MessageType::kModel, MessageType::kPlan,
-                                                  MessageType::kSweep, MessageType::kReport, MessageType::kFaults};
+  static const std::vector<MessageType> kTypes = {MessageType::kCluster, MessageType::kModel,  MessageType::kPlan,
+                                                  MessageType::kSweep,   MessageType::kReport, MessageType::kFaults};
   return kTypes;
 }
 
@@ -95,9 +95,10 @@ absl::StatusOr<AnyMessage> LoadAnyMessage(absl::string_view path, std::optional<
     for (const auto& r : rejected) {
       if (ErrorPosition(path, r.second.message()) > ErrorPosition(path, best->second.message())) best = &r;
     }
-    return absl::InvalidArgumentError(absl::StrFormat("%s: not a valid message of any type; read as a %s (the "
-                                                      "type it matches longest; pass --type to choose):\n%s",
-                                                      path, MessageTypeName(best->first), best->second.message()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not a valid message of any type; read as a %s (the "
+                        "type it matches longest; pass --type to choose):\n%s",
+                        path, MessageTypeName(best->first), best->second.message()));
   }
   std::string all;
   for (const auto& [t, s] : rejected) absl::StrAppend(&all, "\nas a ", MessageTypeName(t), ": ", s.message());

@@ -12,13 +12,13 @@ const std::vector<NcclFabricPreset>& NcclFabricPresets() {
   // GTC 2024 large-message busbw over line rate; latencies fitted to published nccl-tests small-size
   // times (docs/network.md).
   static const std::vector<NcclFabricPreset> kPresets = {
-      {"NVLINK2", 0.80, 8000, 300, 500, 1500},     // V100 (estimate: NVLINK3's latencies)
-      {"NVLINK3", 0.775, 8000, 300, 500, 1500},    // A100 NVSwitch: 232 of 300 GB/s
-      {"NVLINK4", 0.825, 8000, 300, 500, 1500},    // H100/H200 NVSwitch: 370 of 450 GB/s
-      {"NVLINK5", 0.825, 8000, 300, 500, 1500},    // B200 (estimate: NVLINK4's)
-      {"PCIE", 0.80, 8000, 800, 2000, 4500},       // NCCL's PCI step latencies
+      {"NVLINK2", 0.80, 8000, 300, 500, 1500},        // V100 (estimate: NVLINK3's latencies)
+      {"NVLINK3", 0.775, 8000, 300, 500, 1500},       // A100 NVSwitch: 232 of 300 GB/s
+      {"NVLINK4", 0.825, 8000, 300, 500, 1500},       // H100/H200 NVSwitch: 370 of 450 GB/s
+      {"NVLINK5", 0.825, 8000, 300, 500, 1500},       // B200 (estimate: NVLINK4's)
+      {"PCIE", 0.80, 8000, 800, 2000, 4500},          // NCCL's PCI step latencies
       {"INFINIBAND", 0.965, 8000, 1000, 1500, 3000},  // 192 of 200 (HDR), 380 of 400 (NDR) GB/s per node
-      {"ROCE", 0.965, 8000, 1000, 1500, 3000},      // 400 Gb/s RDMA: 48 of 50 GB/s
+      {"ROCE", 0.965, 8000, 1000, 1500, 3000},        // 400 Gb/s RDMA: 48 of 50 GB/s
       {"ETHERNET", 0.80, 8000, 10000, 15000, 20000},  // TCP sockets, 100 GbE: 10 of 12.5 GB/s
   };
   return kPresets;

@@ -11,8 +11,8 @@ absl::StatusOr<FileFormat> FileFormatFromPath(absl::string_view path) {
   if (ends(".pb") || ends(".bin")) return FileFormat::kBinary;
   if (ends(".pbtxt") || ends(".textproto") || ends(".txtpb")) return FileFormat::kText;
   if (ends(".json")) return FileFormat::kJson;
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: unknown file extension (expected .pb, .pbtxt, .textproto, .txtpb or .json)", path));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: unknown file extension (expected .pb, .pbtxt, .textproto, .txtpb or .json)", path));
 }
 
 absl::string_view FileFormatName(FileFormat format) {

@@ -30,13 +30,20 @@ const std::vector<GpuPreset>& GpuPresets() {
   // max efficiency, half-eff. GFLOP (legacy, 0), SMs, tile overhead K, HBM efficiency, launch us,
   // host us per kernel, pass overhead us, iteration overhead ms.
   static const std::vector<GpuPreset> kPresets = {
-      {"V100-32GB", 15.7, 0, 0, 125, 0, 32, 900, kV.max_eff, 0, 80, kV.tile_k, kV.hbm, kV.launch, kV.host, kV.pass, kV.iter},
-      {"A100-40GB", 19.5, 156, 312, 312, 0, 40, 1555, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host, kA.pass, kA.iter},
-      {"A100-80GB", 19.5, 156, 312, 312, 0, 80, 2039, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host, kA.pass, kA.iter},
-      {"H100-SXM", 67, 494.5, 989.5, 989.5, 1979, 80, 3350, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host, kH.pass, kH.iter},
-      {"H100-NVL", 60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host, kH.pass, kH.iter},
-      {"H200", 67, 494.5, 989.5, 989.5, 1979, 141, 4800, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host, kH.pass, kH.iter},
-      {"B200", 75, 1125, 2250, 2250, 4500, 180, 8000, kB.max_eff, 0, 148, kB.tile_k, kB.hbm, kB.launch, kB.host, kB.pass, kB.iter},
+      {"V100-32GB", 15.7, 0, 0, 125, 0, 32, 900, kV.max_eff, 0, 80, kV.tile_k, kV.hbm, kV.launch, kV.host, kV.pass,
+       kV.iter},
+      {"A100-40GB", 19.5, 156, 312, 312, 0, 40, 1555, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host,
+       kA.pass, kA.iter},
+      {"A100-80GB", 19.5, 156, 312, 312, 0, 80, 2039, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host,
+       kA.pass, kA.iter},
+      {"H100-SXM", 67, 494.5, 989.5, 989.5, 1979, 80, 3350, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
+       kH.pass, kH.iter},
+      {"H100-NVL", 60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
+       kH.pass, kH.iter},
+      {"H200", 67, 494.5, 989.5, 989.5, 1979, 141, 4800, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
+       kH.pass, kH.iter},
+      {"B200", 75, 1125, 2250, 2250, 4500, 180, 8000, kB.max_eff, 0, 148, kB.tile_k, kB.hbm, kB.launch, kB.host,
+       kB.pass, kB.iter},
   };
   return kPresets;
 }
@@ -56,8 +63,8 @@ absl::Status ApplyGpuPreset(GpuType* gpu, absl::string_view file, absl::string_v
   if (gpu->preset().empty()) return absl::OkStatus();
   const GpuPreset* p = FindGpuPreset(gpu->preset());
   if (p == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: unknown GPU preset \"%s\" (known: %s)", file,
-                                                      field_path, gpu->preset(), GpuPresetNames()));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: unknown GPU preset \"%s\" (known: %s)", file, field_path,
+                                                      gpu->preset(), GpuPresetNames()));
   }
   auto fill = [](double value, double preset_value, auto setter) {
     if (value == 0) setter(preset_value);
@@ -85,7 +92,8 @@ absl::Status ApplyGpuPreset(GpuType* gpu, absl::string_view file, absl::string_v
 
 absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view file) {
   for (int i = 0; i < cluster->gpu_types_size(); ++i) {
-    HETSIM_RETURN_IF_ERROR(ApplyGpuPreset(cluster->mutable_gpu_types(i), file, absl::StrFormat("gpu_types[%d].preset", i)));
+    HETSIM_RETURN_IF_ERROR(
+        ApplyGpuPreset(cluster->mutable_gpu_types(i), file, absl::StrFormat("gpu_types[%d].preset", i)));
   }
   return absl::OkStatus();
 }

@@ -23,10 +23,12 @@ absl::Status ValidatePlanInputs(PlanInputs& in) {
   HETSIM_RETURN_IF_ERROR(ValidateCluster(in.cluster, in.cluster_path));
   HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&in.cluster, in.cluster_path));
   if (in.plan.model_source_case() == hetsim::v1::Plan::MODEL_SOURCE_NOT_SET) {
-    return absl::InvalidArgumentError(absl::StrCat(in.plan_path, ": model: required: a model (inline) or a model_path"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(in.plan_path, ": model: required: a model (inline) or a model_path"));
   }
   const bool inline_model = in.model_path.empty();
-  HETSIM_RETURN_IF_ERROR(ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : ""));
+  HETSIM_RETURN_IF_ERROR(
+      ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : ""));
   HETSIM_RETURN_IF_ERROR(ValidatePlan(in.plan, in.cluster, in.model, in.plan_path));
   in.layer_count = LayerCount(in.model);
   in.microbatches = MicrobatchCount(in.plan);

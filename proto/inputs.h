@@ -19,8 +19,8 @@ struct PlanInputs {
   hetsim::v1::Plan plan;        // as written
   std::string plan_path;
   std::string cluster_path;
-  std::string model_path;  // resolved path of the model file; empty when the model is inline
-  int layer_count = 0;     // LayerCount(model)
+  std::string model_path;    // resolved path of the model file; empty when the model is inline
+  int layer_count = 0;       // LayerCount(model)
   int64_t microbatches = 0;  // global_batch_size / micro_batch_size
 };
 

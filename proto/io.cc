@@ -56,22 +56,21 @@ void CheckField(const pb::Message& message, const pb::FieldDescriptor* field, co
   for (int i = 0; i < count; ++i) {
     const std::string item = repeated ? absl::StrFormat("%s[%d]", path, i) : path;
     if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-      const pb::Message& child = repeated ? reflection->GetRepeatedMessage(message, field, i)
-                                          : reflection->GetMessage(message, field);
+      const pb::Message& child =
+          repeated ? reflection->GetRepeatedMessage(message, field, i) : reflection->GetMessage(message, field);
       CheckMessage(child, item + ".", problems);
     } else if (field->type() == pb::FieldDescriptor::TYPE_STRING) {
       // Text format takes any bytes in a string; binary output of them would not read back.
-      const std::string value = repeated ? reflection->GetRepeatedString(message, field, i)
-                                         : reflection->GetString(message, field);
+      const std::string value =
+          repeated ? reflection->GetRepeatedString(message, field, i) : reflection->GetString(message, field);
       if (!pb::internal::IsStructurallyValidUTF8(value.data(), static_cast<int>(value.size()))) {
         problems->push_back(absl::StrFormat("%s: not valid UTF-8", item));
       }
     } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
-      const int value = repeated ? reflection->GetRepeatedEnumValue(message, field, i)
-                                 : reflection->GetEnumValue(message, field);
+      const int value =
+          repeated ? reflection->GetRepeatedEnumValue(message, field, i) : reflection->GetEnumValue(message, field);
       if (field->enum_type()->FindValueByNumber(value) == nullptr) {
-        problems->push_back(absl::StrFormat("%s: %d is not a value of %s", item, value,
-                                            field->enum_type()->name()));
+        problems->push_back(absl::StrFormat("%s: %d is not a value of %s", item, value, field->enum_type()->name()));
       }
     }
   }
@@ -109,8 +108,7 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
   return buffer.str();
 }
 
-absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file,
-                          pb::Message* message) {
+absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file, pb::Message* message) {
   message->Clear();
   // Protobuf logs some parse failures (invalid UTF-8 in a string) to stderr; we report them ourselves.
   const pb::LogSilencer silence_protobuf_logs;
@@ -120,8 +118,8 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
         return absl::InvalidArgumentError(absl::StrFormat("%s: file too large for a binary message", file));
       }
       if (!message->ParseFromArray(contents.data(), static_cast<int>(contents.size()))) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: not a binary %s (the bytes do not parse)", file, message->GetDescriptor()->full_name()));
+        return absl::InvalidArgumentError(absl::StrFormat("%s: not a binary %s (the bytes do not parse)", file,
+                                                          message->GetDescriptor()->full_name()));
       }
       break;
     }
@@ -131,9 +129,9 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
       parser.RecordErrorsTo(&collector);
       const bool parsed = parser.ParseFromString(std::string(contents), message);
       if (!parsed || !collector.errors().empty()) {
-        std::string text = collector.errors().empty()
-                               ? absl::StrFormat("%s: not a text-format %s", file, message->GetDescriptor()->full_name())
-                               : absl::StrJoin(collector.errors(), "\n");
+        std::string text = collector.errors().empty() ? absl::StrFormat("%s: not a text-format %s", file,
+                                                                        message->GetDescriptor()->full_name())
+                                                      : absl::StrJoin(collector.errors(), "\n");
         return absl::InvalidArgumentError(text);
       }
       break;
@@ -143,8 +141,8 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
       options.ignore_unknown_fields = false;
       const pb::util::Status status = pb::util::JsonStringToMessage(std::string(contents), message, options);
       if (!status.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: not a JSON %s: %s", file, message->GetDescriptor()->full_name(), StatusMessage(status)));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: not a JSON %s: %s", file, message->GetDescriptor()->full_name(), StatusMessage(status)));
       }
       break;
     }

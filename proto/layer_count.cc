@@ -15,11 +15,8 @@ int LayerCount(const hetsim::v1::Model& model) {
       count = t.granularity() == hetsim::v1::SUBLAYER ? 2 * blocks + 2 : blocks + 2;
       break;
     }
-    case hetsim::v1::Model::kLayerList:
-      count = model.layer_list().layers_size();
-      break;
-    case hetsim::v1::Model::ARCHITECTURE_NOT_SET:
-      break;
+    case hetsim::v1::Model::kLayerList: count = model.layer_list().layers_size(); break;
+    case hetsim::v1::Model::ARCHITECTURE_NOT_SET: break;
   }
   return static_cast<int>(std::min<int64_t>(count, INT_MAX));
 }

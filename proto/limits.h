@@ -8,15 +8,15 @@
 
 namespace hetsim::proto::limits {
 
-inline constexpr double kMaxTflops = 1e6;                 // per GPU and dtype
+inline constexpr double kMaxTflops = 1e6;  // per GPU and dtype
 inline constexpr double kMaxHbmGib = 1e6;
 inline constexpr double kMaxHbmGbytesPerS = 1e7;
-inline constexpr double kMinBandwidthGbps = 0.01;          // 10 Mb/s: slower links overflow int64 ps
+inline constexpr double kMinBandwidthGbps = 0.01;  // 10 Mb/s: slower links overflow int64 ps
 inline constexpr double kMaxBandwidthGbps = 1e7;
 inline constexpr int64_t kMaxLatencyNs = 1'000'000'000'000;  // 1000 s
 inline constexpr uint32_t kMaxGpusPerNode = 1024;
 inline constexpr uint32_t kMaxNodesPerIsland = 100'000;
-inline constexpr int64_t kMaxGpus = 1'000'000;             // whole cluster
+inline constexpr int64_t kMaxGpus = 1'000'000;  // whole cluster
 inline constexpr uint32_t kMaxNicsPerNode = 64;
 inline constexpr uint32_t kMaxLinkCount = 1024;
 inline constexpr double kMaxOversubscription = 1024;
@@ -29,15 +29,15 @@ inline constexpr uint64_t kMaxVocabSize = 100'000'000;
 inline constexpr uint32_t kMaxExperts = 100'000;
 inline constexpr int kMaxListLayers = 1'000'000;
 inline constexpr double kMaxGflopPerSample = 1e12;
-inline constexpr double kMaxParams = 1e15;                 // per model; x16 bytes of optimizer state fits int64
-inline constexpr double kMaxBytes = 1e15;                  // any per-sample or per-microbatch size
+inline constexpr double kMaxParams = 1e15;  // per model; x16 bytes of optimizer state fits int64
+inline constexpr double kMaxBytes = 1e15;   // any per-sample or per-microbatch size
 
 inline constexpr uint64_t kMaxGlobalBatch = 1'000'000'000;
 inline constexpr uint64_t kMaxMicrobatches = 1'000'000;
 inline constexpr uint64_t kMaxPipelineTasks = 4'000'000;  // microbatches x virtual stages: about 1.7 GB of DAG
 inline constexpr int kMaxStages = 10'000;
 inline constexpr double kMaxMeasuredMs = 1e7;
-inline constexpr double kMaxSimulatedPs = 4e18;            // about 46 days, half of int64's range
+inline constexpr double kMaxSimulatedPs = 4e18;  // about 46 days, half of int64's range
 inline constexpr uint32_t kMaxVirtualStages = 1024;
 
 inline constexpr double kMaxSweepPoints = 1e7;

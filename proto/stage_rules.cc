@@ -17,9 +17,8 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
     add("tensor_parallel", absl::StrFormat("%d does not divide ffn_hidden_size %d", tp, in.ffn_hidden_size));
   }
   if (in.micro_batch_size != 0 && in.micro_batch_size % dp != 0) {
-    add("data_parallel",
-        absl::StrFormat("%d does not divide micro_batch_size %d (each replica gets an equal share)", dp,
-                        in.micro_batch_size));
+    add("data_parallel", absl::StrFormat("%d does not divide micro_batch_size %d (each replica gets an equal share)",
+                                         dp, in.micro_batch_size));
   }
   if (ep > 1) {
     if (in.num_experts <= 1) {

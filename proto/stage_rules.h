@@ -21,8 +21,8 @@ struct StageRuleInputs {
   uint64_t micro_batch_size = 0;  // 0: not known yet (its own rule reports it)
   // The model (transformer shape; all 0 for a layer list).
   uint32_t num_attention_heads = 0;
-  uint32_t num_kv_heads = 0;      // 0: as many as the attention heads
-  uint64_t ffn_hidden_size = 0;   // resolved (4 x hidden_size when the file leaves it 0)
+  uint32_t num_kv_heads = 0;     // 0: as many as the attention heads
+  uint64_t ffn_hidden_size = 0;  // resolved (4 x hidden_size when the file leaves it 0)
   uint32_t num_experts = 0;
 };
 

@@ -9,8 +9,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "proto/fabric_presets.h"
 #include "base/status_macros.h"
+#include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
 #include "proto/limits.h"
@@ -142,104 +142,78 @@ void CheckNcclFabrics(Problems& p, const Cluster& c) {
   }
 }
 
-}  // namespace
+using NameIndex = absl::flat_hash_map<std::string, int>;
 
-absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
-  Cluster c = written;
-  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&c, file));
-  Problems p(file);
-
-  if (c.gpu_types().empty()) p.Add("gpu_types", "required: at least one GPU type");
-  if (c.node_types().empty()) p.Add("node_types", "required: at least one node type");
-  if (c.islands().empty()) p.Add("islands", "required: at least one island");
-
-  const auto gpus = IndexNames(p, "gpu_types", c.gpu_types_size(), [&](int i) -> const std::string& {
-    return c.gpu_types(i).name();
-  });
-  for (int i = 0; i < c.gpu_types_size(); ++i) CheckGpuType(p, c.gpu_types(i), absl::StrFormat("gpu_types[%d].", i));
-
-  const auto nodes = IndexNames(p, "node_types", c.node_types_size(), [&](int i) -> const std::string& {
-    return c.node_types(i).name();
-  });
-  for (int i = 0; i < c.node_types_size(); ++i) {
-    const NodeType& n = c.node_types(i);
-    const std::string at = absl::StrFormat("node_types[%d].", i);
-    if (n.gpu_type().empty()) {
-      p.Add(at + "gpu_type", "required");
-    } else if (!gpus.contains(n.gpu_type())) {
-      p.Add(at + "gpu_type", "unknown GPU type \"%s\"", n.gpu_type());
-    }
-    if (n.gpus_per_node() == 0) {
-      p.Add(at + "gpus_per_node", "required (must be >= 1)");
-    } else if (n.gpus_per_node() > limits::kMaxGpusPerNode) {
-      p.Add(at + "gpus_per_node", "%d is more than %d", n.gpus_per_node(), limits::kMaxGpusPerNode);
-    }
-    if (n.gpus_per_node() > 1) {
-      if (n.intra_node_fabric() == INTRA_NODE_FABRIC_UNSPECIFIED) {
-        p.Add(at + "intra_node_fabric", "required with more than one GPU per node (NVSWITCH or PCIE)");
-      }
-      CheckBandwidth(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps());
-    } else if (n.intra_node_bandwidth_gbps() != 0) {
-      CheckRange(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps(), limits::kMinBandwidthGbps,
-                 limits::kMaxBandwidthGbps);
-    }
-    CheckLatency(p, at + "intra_node_latency_ns", n.intra_node_latency_ns());
+void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const NameIndex& gpus) {
+  if (n.gpu_type().empty()) {
+    p.Add(at + "gpu_type", "required");
+  } else if (!gpus.contains(n.gpu_type())) {
+    p.Add(at + "gpu_type", "unknown GPU type \"%s\"", n.gpu_type());
   }
-
-  const auto islands = IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& {
-    return c.islands(i).name();
-  });
-  int64_t total_gpus = 0;
-  for (int i = 0; i < c.islands_size(); ++i) {
-    const Island& is = c.islands(i);
-    const std::string at = absl::StrFormat("islands[%d].", i);
-    auto node = nodes.find(is.node_type());
-    if (is.node_type().empty()) {
-      p.Add(at + "node_type", "required");
-    } else if (node == nodes.end()) {
-      p.Add(at + "node_type", "unknown node type \"%s\"", is.node_type());
-    }
-    if (is.node_count() == 0) {
-      p.Add(at + "node_count", "required (must be >= 1)");
-    } else if (is.node_count() > limits::kMaxNodesPerIsland) {
-      p.Add(at + "node_count", "%d is more than %d", is.node_count(), limits::kMaxNodesPerIsland);
-    }
-    if (node != nodes.end()) {
-      total_gpus += int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
-    }
-    const bool networked = is.node_count() > 1;
-    if (networked && is.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) {
-      p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
-    }
-    if (networked && is.topology() == FABRIC_TOPOLOGY_UNSPECIFIED) {
-      p.Add(at + "topology", "required with more than one node (SINGLE_SWITCH, FAT_TREE, RAIL_OPTIMIZED or CLOS)");
-    }
-    if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
-    if (is.nics_per_node() > limits::kMaxNicsPerNode) {
-      p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
-    }
-    if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
-    CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());
-    CheckLatency(p, at + "switch_latency_ns", is.switch_latency_ns());
-    const bool fat_tree = is.topology() == FAT_TREE;
-    if (is.oversubscription() != 0) {
-      if (!fat_tree) {
-        p.Add(at + "oversubscription", "only meaningful with topology FAT_TREE");
-      } else {
-        CheckRange(p, at + "oversubscription", is.oversubscription(), 1, limits::kMaxOversubscription);
-      }
-    }
-    if (is.nodes_per_leaf() != 0) {
-      if (!fat_tree) {
-        p.Add(at + "nodes_per_leaf", "only meaningful with topology FAT_TREE");
-      } else if (is.nodes_per_leaf() > is.node_count()) {
-        p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
-      }
-    }
-    CheckClos(p, is, at);
+  if (n.gpus_per_node() == 0) {
+    p.Add(at + "gpus_per_node", "required (must be >= 1)");
+  } else if (n.gpus_per_node() > limits::kMaxGpusPerNode) {
+    p.Add(at + "gpus_per_node", "%d is more than %d", n.gpus_per_node(), limits::kMaxGpusPerNode);
   }
-  if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
+  if (n.gpus_per_node() > 1) {
+    if (n.intra_node_fabric() == INTRA_NODE_FABRIC_UNSPECIFIED) {
+      p.Add(at + "intra_node_fabric", "required with more than one GPU per node (NVSWITCH or PCIE)");
+    }
+    CheckBandwidth(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps());
+  } else if (n.intra_node_bandwidth_gbps() != 0) {
+    CheckRange(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps(), limits::kMinBandwidthGbps,
+               limits::kMaxBandwidthGbps);
+  }
+  CheckLatency(p, at + "intra_node_latency_ns", n.intra_node_latency_ns());
+}
 
+// The island's own fields; returns its GPU count (0 when its node type is unknown).
+int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::string& at, const NameIndex& nodes) {
+  auto node = nodes.find(is.node_type());
+  if (is.node_type().empty()) {
+    p.Add(at + "node_type", "required");
+  } else if (node == nodes.end()) {
+    p.Add(at + "node_type", "unknown node type \"%s\"", is.node_type());
+  }
+  if (is.node_count() == 0) {
+    p.Add(at + "node_count", "required (must be >= 1)");
+  } else if (is.node_count() > limits::kMaxNodesPerIsland) {
+    p.Add(at + "node_count", "%d is more than %d", is.node_count(), limits::kMaxNodesPerIsland);
+  }
+  const bool networked = is.node_count() > 1;
+  if (networked && is.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) {
+    p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
+  }
+  if (networked && is.topology() == FABRIC_TOPOLOGY_UNSPECIFIED) {
+    p.Add(at + "topology", "required with more than one node (SINGLE_SWITCH, FAT_TREE, RAIL_OPTIMIZED or CLOS)");
+  }
+  if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
+  if (is.nics_per_node() > limits::kMaxNicsPerNode) {
+    p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
+  }
+  if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
+  CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());
+  CheckLatency(p, at + "switch_latency_ns", is.switch_latency_ns());
+  const bool fat_tree = is.topology() == FAT_TREE;
+  if (is.oversubscription() != 0) {
+    if (!fat_tree) {
+      p.Add(at + "oversubscription", "only meaningful with topology FAT_TREE");
+    } else {
+      CheckRange(p, at + "oversubscription", is.oversubscription(), 1, limits::kMaxOversubscription);
+    }
+  }
+  if (is.nodes_per_leaf() != 0) {
+    if (!fat_tree) {
+      p.Add(at + "nodes_per_leaf", "only meaningful with topology FAT_TREE");
+    } else if (is.nodes_per_leaf() > is.node_count()) {
+      p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
+    }
+  }
+  CheckClos(p, is, at);
+  return node == nodes.end() ? 0 : int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
+}
+
+void CheckInterIslandLinks(Problems& p, const Cluster& c, const NameIndex& islands) {
   absl::flat_hash_map<std::pair<std::string, std::string>, int> pairs;
   for (int i = 0; i < c.inter_island_links_size(); ++i) {
     const InterIslandLink& l = c.inter_island_links(i);
@@ -269,6 +243,35 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
     CheckLatency(p, at + "latency_ns", l.latency_ns());
     if (l.count() > limits::kMaxLinkCount) p.Add(at + "count", "%d is more than %d", l.count(), limits::kMaxLinkCount);
   }
+}
+
+}  // namespace
+
+absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
+  Cluster c = written;
+  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&c, file));
+  Problems p(file);
+
+  if (c.gpu_types().empty()) p.Add("gpu_types", "required: at least one GPU type");
+  if (c.node_types().empty()) p.Add("node_types", "required: at least one node type");
+  if (c.islands().empty()) p.Add("islands", "required: at least one island");
+
+  const NameIndex gpus = IndexNames(p, "gpu_types", c.gpu_types_size(),
+                                    [&](int i) -> const std::string& { return c.gpu_types(i).name(); });
+  for (int i = 0; i < c.gpu_types_size(); ++i) CheckGpuType(p, c.gpu_types(i), absl::StrFormat("gpu_types[%d].", i));
+  const NameIndex nodes = IndexNames(p, "node_types", c.node_types_size(),
+                                     [&](int i) -> const std::string& { return c.node_types(i).name(); });
+  for (int i = 0; i < c.node_types_size(); ++i) {
+    CheckNodeType(p, c.node_types(i), absl::StrFormat("node_types[%d].", i), gpus);
+  }
+  const NameIndex islands =
+      IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& { return c.islands(i).name(); });
+  int64_t total_gpus = 0;
+  for (int i = 0; i < c.islands_size(); ++i) {
+    total_gpus += CheckIsland(p, c, c.islands(i), absl::StrFormat("islands[%d].", i), nodes);
+  }
+  if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
+  CheckInterIslandLinks(p, c, islands);
   CheckNcclFabrics(p, c);
   if (p.empty()) CheckConnected(p, c, islands);
   return p.ToStatus();

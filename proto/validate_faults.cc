@@ -38,9 +38,7 @@ void CheckTarget(const Fault& f, const Cluster& c, const std::string& at, Proble
     case Fault::TARGET_NOT_SET:
       p.Add(at + "target", "required: a target (gpu, node, link_class, link or inter_island_link)");
       return;
-    case Fault::kGpu:
-      CheckGpu(p, at + "gpu", f.gpu(), ClusterGpuCount(c));
-      return;
+    case Fault::kGpu: CheckGpu(p, at + "gpu", f.gpu(), ClusterGpuCount(c)); return;
     case Fault::kNode: {
       const Island* island = nullptr;
       for (const Island& i : c.islands()) {
@@ -102,9 +100,7 @@ void ValidateFault(const Fault& f, const Cluster& c, absl::string_view path, Pro
     p.Add(at + (f.period_ms() != 0 ? "period_ms" : "down_ms"), "only FLAP faults take period_ms and down_ms");
   }
   switch (f.kind()) {
-    case SLOW:
-      CheckPositive(p, at + "factor", f.factor(), kMaxFaultFactor);
-      break;
+    case SLOW: CheckPositive(p, at + "factor", f.factor(), kMaxFaultFactor); break;
     case FLAP:
       if (!link) p.Add(at + "kind", "FLAP needs a link target (link_class, link or inter_island_link)");
       if (f.period_ms() == 0) {
@@ -119,9 +115,7 @@ void ValidateFault(const Fault& f, const Cluster& c, absl::string_view path, Pro
     case FAIL:
       if (f.duration_ms() != 0) p.Add(at + "duration_ms", "a FAIL fault is permanent (no duration_ms)");
       break;
-    default:
-      p.Add(at + "kind", "required: SLOW, FLAP or FAIL");
-      break;
+    default: p.Add(at + "kind", "required: SLOW, FLAP or FAIL"); break;
   }
 }
 

@@ -64,7 +64,8 @@ void CheckLayerList(Problems& p, const LayerList& list) {
       p.Add(at + "param_count", "%d is more than %g", l.param_count(), limits::kMaxParams);
     }
     if (static_cast<double>(l.activation_bytes_per_sample()) > limits::kMaxBytes) {
-      p.Add(at + "activation_bytes_per_sample", "%d is more than %g", l.activation_bytes_per_sample(), limits::kMaxBytes);
+      p.Add(at + "activation_bytes_per_sample", "%d is more than %g", l.activation_bytes_per_sample(),
+            limits::kMaxBytes);
     }
     if (static_cast<double>(l.output_bytes_per_sample()) > limits::kMaxBytes) {
       p.Add(at + "output_bytes_per_sample", "%d is more than %g", l.output_bytes_per_sample(), limits::kMaxBytes);
@@ -92,7 +93,7 @@ double ModelParamCount(const Model& model) {
   const double experts = moe ? t.num_experts() : 1;
   const double expert_ffn = moe && t.expert_ffn_hidden_size() ? static_cast<double>(t.expert_ffn_hidden_size()) : ffn;
   const double mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0);  // + router
-  const double block = attention + mlp + 4 * h;                    // two layer norms
+  const double block = attention + mlp + 4 * h;  // two layer norms
   const double embedding = static_cast<double>(t.vocab_size()) * h + static_cast<double>(t.seq_length()) * h;
   const double head = t.tied_embeddings() ? 0 : static_cast<double>(t.vocab_size()) * h;
   return embedding + t.num_layers() * block + head + 2 * h;  // + final layer norm
@@ -106,8 +107,8 @@ absl::Status ValidateModel(const Model& model, absl::string_view file, absl::str
     case Model::ARCHITECTURE_NOT_SET: p.Add("transformer", "required: a transformer or a layer_list"); break;
   }
   if (p.empty() && ModelParamCount(model) > limits::kMaxParams) {
-    p.Add(model.has_transformer() ? "transformer" : "layer_list", "%g parameters, more than %g",
-          ModelParamCount(model), limits::kMaxParams);
+    p.Add(model.has_transformer() ? "transformer" : "layer_list", "%g parameters, more than %g", ModelParamCount(model),
+          limits::kMaxParams);
   }
   return p.ToStatus();
 }

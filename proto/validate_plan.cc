@@ -85,8 +85,10 @@ void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::strin
   if (blocks == static_cast<int>(s.num_layers())) {
     if (blocks % v != 0) p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", blocks, v);
   } else if (blocks == 0 || blocks % v != 0) {
-    p.Add(at + "num_layers", "%d layers hold %d blocks (besides the embedding and head), not a positive multiple "
-          "of virtual_stages %d", s.num_layers(), blocks, v);
+    p.Add(at + "num_layers",
+          "%d layers hold %d blocks (besides the embedding and head), not a positive multiple "
+          "of virtual_stages %d",
+          s.num_layers(), blocks, v);
   }
 }
 
@@ -180,8 +182,9 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     p.Add(at + "data_parallel", "tensor_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, dp,
           int64_t{tp} * dp, gpus);
   } else if (cp > 1 && int64_t{tp} * cp * dp != gpus) {
-    p.Add(at + "data_parallel", "tensor_parallel %d x context_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs",
-          tp, cp, dp, int64_t{tp} * cp * dp, gpus);
+    p.Add(at + "data_parallel",
+          "tensor_parallel %d x context_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, cp, dp,
+          int64_t{tp} * cp * dp, gpus);
   }
   StageRuleInputs rules{.tensor_parallel = tp,
                         .data_parallel = dp,
@@ -193,7 +196,7 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     const Transformer& t = model.transformer();
     rules.num_attention_heads = t.num_attention_heads();
     rules.num_kv_heads = t.num_kv_heads();
-    rules.ffn_hidden_size = t.ffn_hidden_size() == 0 ? 4 * uint64_t{t.hidden_size()} : t.ffn_hidden_size();
+    rules.ffn_hidden_size = FfnHiddenSize(t);
     rules.num_experts = t.num_experts();
   }
   for (const StageRuleProblem& r : StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
@@ -239,8 +242,10 @@ void CheckWarmups(Problems& p, const Plan& plan) {
     const std::string at = absl::StrFormat("stages[%d].warmup_forwards", i);
     if (m > 0 && w > m) p.Add(at, "%d is more than the %d microbatches", w, m);
     if (i > 0 && w > plan.stages(i - 1).warmup_forwards()) {
-      p.Add(at, "%d is more than stages[%d]'s %d (the pipeline would deadlock: warm-up counts must not grow "
-            "along the pipeline)", w, i - 1, plan.stages(i - 1).warmup_forwards());
+      p.Add(at,
+            "%d is more than stages[%d]'s %d (the pipeline would deadlock: warm-up counts must not grow "
+            "along the pipeline)",
+            w, i - 1, plan.stages(i - 1).warmup_forwards());
     }
   }
 }
@@ -254,7 +259,8 @@ double ModelForwardGflopPerSample(const Model& model) {
     return total;
   }
   const Transformer& t = model.transformer();
-  const double attention = 2.0 * t.num_layers() * static_cast<double>(t.seq_length()) * t.seq_length() * t.hidden_size();
+  const double attention =
+      2.0 * t.num_layers() * static_cast<double>(t.seq_length()) * t.seq_length() * t.hidden_size();
   return (2 * ModelParamCount(model) * static_cast<double>(t.seq_length()) + attention) / 1e9;
 }
 
@@ -270,13 +276,15 @@ void CheckTransferTimes(Problems& p, const Plan& plan, const Model& model, const
     }
   };
   for (int i = 0; i < cluster.node_types_size(); ++i) {
-    consider(cluster.node_types(i).intra_node_bandwidth_gbps(), absl::StrFormat("node_types[%d].intra_node_bandwidth_gbps", i));
+    consider(cluster.node_types(i).intra_node_bandwidth_gbps(),
+             absl::StrFormat("node_types[%d].intra_node_bandwidth_gbps", i));
   }
   for (int i = 0; i < cluster.islands_size(); ++i) {
     consider(cluster.islands(i).nic_bandwidth_gbps(), absl::StrFormat("islands[%d].nic_bandwidth_gbps", i));
   }
   for (int i = 0; i < cluster.inter_island_links_size(); ++i) {
-    consider(cluster.inter_island_links(i).bandwidth_gbps(), absl::StrFormat("inter_island_links[%d].bandwidth_gbps", i));
+    consider(cluster.inter_island_links(i).bandwidth_gbps(),
+             absl::StrFormat("inter_island_links[%d].bandwidth_gbps", i));
   }
   if (slowest_path.empty()) return;
   double sample_bytes = 0;
@@ -290,8 +298,10 @@ void CheckTransferTimes(Problems& p, const Plan& plan, const Model& model, const
   const double transfer_ps = sample_bytes * static_cast<double>(plan.micro_batch_size()) * 8e3 / slowest_gbps;
   const double steps = 2.0 * (static_cast<double>(MicrobatchCount(plan)) + plan.stages_size());
   if (steps * transfer_ps > limits::kMaxSimulatedPs) {
-    p.Add("micro_batch_size", "one microbatch's activations take %g s over the cluster's slowest link (%s = %g Gb/s): "
-          "an iteration could last beyond what int64 picoseconds hold", transfer_ps / 1e12, slowest_path, slowest_gbps);
+    p.Add("micro_batch_size",
+          "one microbatch's activations take %g s over the cluster's slowest link (%s = %g Gb/s): "
+          "an iteration could last beyond what int64 picoseconds hold",
+          transfer_ps / 1e12, slowest_path, slowest_gbps);
   }
 }
 
@@ -356,8 +366,8 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
       plan.virtual_stages() <= limits::kMaxVirtualStages &&
       batch / micro * plan.stages_size() * VirtualStages(plan) > limits::kMaxPipelineTasks) {
     p.Add("global_batch_size", "%d microbatches x %d stages x %d virtual stages = %d pipeline tasks, more than %d",
-          batch / micro, plan.stages_size(), VirtualStages(plan), batch / micro * plan.stages_size() * VirtualStages(plan),
-          limits::kMaxPipelineTasks);
+          batch / micro, plan.stages_size(), VirtualStages(plan),
+          batch / micro * plan.stages_size() * VirtualStages(plan), limits::kMaxPipelineTasks);
   }
   CheckLayers(p, plan, LayerCount(model), ModelEdgeLayers(model));
   CheckContextParallel(p, plan, model);
@@ -379,7 +389,8 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
     for (int j = 0; j < i; ++j) {
       const Mesh& a = plan.stages(j).mesh();
       const Mesh& b = s.mesh();
-      if (mesh_ok[j] && a.island() == b.island() && Overlap(a.first_node(), a.node_count(), b.first_node(), b.node_count()) &&
+      if (mesh_ok[j] && a.island() == b.island() &&
+          Overlap(a.first_node(), a.node_count(), b.first_node(), b.node_count()) &&
           Overlap(a.first_gpu(), a.gpus_per_node(), b.first_gpu(), b.gpus_per_node())) {
         p.Add(at + "mesh", "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b.island(), j);
       }

@@ -35,12 +35,18 @@ inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_par
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
+// A transformer's FFN width: 4 x hidden when the file leaves it 0 (GPT's; a gated MLP states its own).
+inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
+  return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};
+}
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
 // H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
 // no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1
 // let a 5 Gb/s boundary of the HAPT case fall back to 1F1B (docs/sweeps.md), 0.01 does not.
 inline constexpr double kDefaultH1f1bEpsilon = 0.01;
-inline double H1f1bEpsilon(const hetsim::v1::Plan& p) { return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : kDefaultH1f1bEpsilon; }
+inline double H1f1bEpsilon(const hetsim::v1::Plan& p) {
+  return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : kDefaultH1f1bEpsilon;
+}
 inline uint32_t VirtualStages(const hetsim::v1::Plan& p) { return p.virtual_stages() ? p.virtual_stages() : 1; }
 // global_batch_size / micro_batch_size; 0 when micro_batch_size is 0.
 inline int64_t MicrobatchCount(const hetsim::v1::Plan& p) {

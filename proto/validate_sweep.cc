@@ -43,7 +43,8 @@ bool IsUnsigned(const pb::FieldDescriptor* f) {
 // "" when `value` suits `field`, otherwise why not.
 std::string CheckValue(const pb::FieldDescriptor* field, absl::string_view value) {
   if (field == nullptr) {  // the planner axis
-    return IsKnownPlanner(value) ? "" : absl::StrFormat("\"%s\" is not a planner (hapt, tangram, megatron, alpa)", value);
+    return IsKnownPlanner(value) ? ""
+                                 : absl::StrFormat("\"%s\" is not a planner (hapt, tangram, megatron, alpa)", value);
   }
   if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
     int number = 0;
@@ -89,7 +90,8 @@ void CheckFilter(Problems& p, const Sweep& sweep) {
     const absl::string_view value = absl::StripAsciiWhitespace(term.substr(at + op.size()));
     bool is_axis = false;
     for (const SweepAxis& axis : sweep.axes()) is_axis = is_axis || axis.path() == path;
-    if (!is_axis) p.Add("filter", "term \"%s\": \"%s\" is not the path of an axis", std::string(term), std::string(path));
+    if (!is_axis)
+      p.Add("filter", "term \"%s\": \"%s\" is not the path of an axis", std::string(term), std::string(path));
     if (value.empty()) p.Add("filter", "term \"%s\" has no value", std::string(term));
   }
 }
@@ -127,7 +129,8 @@ void CheckAxis(Problems& p, const SweepAxis& axis, const std::string& at) {
       p.Add(at + "to", "%g is less than from %g", axis.to(), axis.from());
     } else if ((axis.to() - axis.from()) / axis.step() + 1 > limits::kMaxSweepPoints) {
       p.Add(at + "step", "the range has more than %g points", limits::kMaxSweepPoints);
-    } else if (IsInteger(*field) && (axis.from() != std::floor(axis.from()) || axis.step() != std::floor(axis.step()))) {
+    } else if (IsInteger(*field) &&
+               (axis.from() != std::floor(axis.from()) || axis.step() != std::floor(axis.step()))) {
       p.Add(at + "step", "\"%s\" is an integer field; from and step must be whole numbers", axis.path());
     } else if (IsUnsigned(*field) && axis.from() < 0) {
       p.Add(at + "from", "%g is negative, but \"%s\" is unsigned", axis.from(), axis.path());
@@ -149,8 +152,8 @@ absl::StatusOr<const pb::FieldDescriptor*> ResolveSweepPath(absl::string_view pa
   if (steps[0] == "model") message = Model::descriptor();
   if (steps[0] == "plan") message = Plan::descriptor();
   if (message == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "\"%s\" must start with cluster., model. or plan. (or be \"planner\")", path));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("\"%s\" must start with cluster., model. or plan. (or be \"planner\")", path));
   }
   if (steps.size() < 2) return absl::InvalidArgumentError(absl::StrFormat("\"%s\" names no field", path));
   const pb::FieldDescriptor* field = nullptr;
@@ -172,13 +175,12 @@ absl::StatusOr<const pb::FieldDescriptor*> ResolveSweepPath(absl::string_view pa
     }
     field = message->FindFieldByName(std::string(name));
     if (field == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("\"%s\": %s has no field \"%s\"", path, message->name(), name));
+      return absl::InvalidArgumentError(absl::StrFormat("\"%s\": %s has no field \"%s\"", path, message->name(), name));
     }
     if (indexed != field->is_repeated()) {
-      return absl::InvalidArgumentError(absl::StrFormat("\"%s\": %s %s", path, field->name(),
-                                                        indexed ? "is not a list, remove the [index]"
-                                                                : "is a list, give an [index]"));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("\"%s\": %s %s", path, field->name(),
+                          indexed ? "is not a list, remove the [index]" : "is a list, give an [index]"));
     }
     message = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE ? field->message_type() : nullptr;
   }
@@ -198,7 +200,8 @@ absl::Status ValidateSweep(const Sweep& sweep, absl::string_view file) {
     if (sweep.planner().empty() && !planner_axis) p.Add("planner", "required when plan_path is empty");
     if (sweep.model_path().empty()) p.Add("model_path", "required when plan_path is empty (the planner needs a model)");
   } else {
-    if (!sweep.planner().empty()) p.Add("planner", "set together with plan_path: a sweep simulates a plan or plans, not both");
+    if (!sweep.planner().empty())
+      p.Add("planner", "set together with plan_path: a sweep simulates a plan or plans, not both");
     if (planner_axis) p.Add("axes", "a \"planner\" axis needs plan_path to be empty");
   }
   if (!sweep.planner().empty() && !IsKnownPlanner(sweep.planner())) {

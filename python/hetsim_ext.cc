@@ -103,7 +103,10 @@ void DefineModule(py::module_& m) {
     }
     return ThreadCpuSeconds() - start;
   });
-  m.def("sweep", [](const std::string& path, int jobs) { return Call([&] { return hetsim::api::Sweep(path, jobs); }); });
+  m.def("sweep", [](const py::tuple& sweep, int jobs) {
+    Input s = ToInput("sweep", sweep);
+    return Call([&] { return hetsim::api::Sweep(s, jobs); });
+  });
   m.def("check", [](const py::tuple& file, const std::string& type, const py::object& cluster) {
     Input f = ToInput("file", file);
     std::optional<Input> c;

@@ -103,8 +103,8 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
   }
   for (double t : xt) {
     if (t < xr.lo || t > xr.hi || (spec.integer_x && t != std::floor(t))) continue;
-    absl::StrAppendFormat(&out, R"(<line class="grid" x1="%s" x2="%s" y1="%d" y2="%s"/>)", Coord(X(t)), Coord(X(t)), top,
-                          Coord(top + ph));
+    absl::StrAppendFormat(&out, R"(<line class="grid" x1="%s" x2="%s" y1="%d" y2="%s"/>)", Coord(X(t)), Coord(X(t)),
+                          top, Coord(top + ph));
     absl::StrAppendFormat(&out, R"(<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>)", Coord(X(t)),
                           Coord(top + ph + 14), Num(t));
   }
@@ -112,8 +112,9 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
                         Coord(ph));
   absl::StrAppendFormat(&out, R"(<text class="axis" x="%s" y="%d" text-anchor="middle">%s</text>)",
                         Coord(kLeft + pw / 2), spec.height - 8, HtmlEscape(spec.x_label));
-  absl::StrAppendFormat(&out, R"x(<text class="axis" transform="translate(14 %s) rotate(-90)" text-anchor="middle">%s</text>)x",
-                        Coord(top + ph / 2), HtmlEscape(spec.y_label));
+  absl::StrAppendFormat(
+      &out, R"x(<text class="axis" transform="translate(14 %s) rotate(-90)" text-anchor="middle">%s</text>)x",
+      Coord(top + ph / 2), HtmlEscape(spec.y_label));
   if (spec.identity_line) {
     const double lo = std::max(xr.lo, yr.lo), hi = std::min(xr.hi, yr.hi);
     absl::StrAppendFormat(&out, R"(<line class="identity" x1="%s" y1="%s" x2="%s" y2="%s"><title>y = x</title></line>)",
@@ -125,7 +126,8 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
       std::string path;
       for (size_t i = 0; i < s.points.size(); ++i) {
         const Point& p = s.points[i];
-        if (s.style == SeriesStyle::kStep && i > 0) absl::StrAppend(&path, " ", Coord(X(p.x)), ",", Coord(Y(s.points[i - 1].y)));
+        if (s.style == SeriesStyle::kStep && i > 0)
+          absl::StrAppend(&path, " ", Coord(X(p.x)), ",", Coord(Y(s.points[i - 1].y)));
         absl::StrAppend(&path, i == 0 ? "" : " ", Coord(X(p.x)), ",", Coord(Y(p.y)));
       }
       absl::StrAppendFormat(&out, R"(<polyline class="series" points="%s" stroke="%s"%s><title>%s</title></polyline>)",
@@ -143,9 +145,9 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
                               Coord(X(p.x)), Coord(X(p.x)), Coord(Y(p.y_low)), Coord(Y(p.y_high)), s.color);
       }
       const std::string label = p.label.empty() ? absl::StrCat(s.name, ": ", Num(p.x), ", ", Num(p.y)) : p.label;
-      absl::StrAppendFormat(&out, R"(<circle class="marker" cx="%s" cy="%s" r="%d" fill="%s"><title>%s</title></circle>)",
-                            Coord(X(p.x)), Coord(Y(p.y)), s.style == SeriesStyle::kMarkers ? 5 : 3, s.color,
-                            HtmlEscape(label));
+      absl::StrAppendFormat(
+          &out, R"(<circle class="marker" cx="%s" cy="%s" r="%d" fill="%s"><title>%s</title></circle>)", Coord(X(p.x)),
+          Coord(Y(p.y)), s.style == SeriesStyle::kMarkers ? 5 : 3, s.color, HtmlEscape(label));
     }
   }
   out += "</svg>";

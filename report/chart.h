@@ -23,7 +23,11 @@ enum class SeriesStyle { kLine, kStep, kMarkers, kDashed };
 
 struct Series {
   Series(std::string name, std::string color, SeriesStyle style, std::vector<Point> points = {}, std::string dash = "")
-      : name(std::move(name)), color(std::move(color)), style(style), points(std::move(points)), dash(std::move(dash)) {}
+      : name(std::move(name)),
+        color(std::move(color)),
+        style(style),
+        points(std::move(points)),
+        dash(std::move(dash)) {}
   std::string name;  // in the legend; empty: not listed
   std::string color;
   SeriesStyle style = SeriesStyle::kLine;
@@ -33,7 +37,10 @@ struct Series {
 
 struct ChartSpec {
   ChartSpec(std::string title, std::string x_label, std::string y_label, int width, int height)
-      : title(std::move(title)), x_label(std::move(x_label)), y_label(std::move(y_label)), width(width),
+      : title(std::move(title)),
+        x_label(std::move(x_label)),
+        y_label(std::move(y_label)),
+        width(width),
         height(height) {}
   std::string title;
   std::string x_label, y_label;  // with units, e.g. "time (ms)"
@@ -41,7 +48,7 @@ struct ChartSpec {
   std::optional<double> x_min, x_max, y_min, y_max;
   bool identity_line = false;  // y = x, for predicted vs simulated
   bool legend = true;
-  bool integer_x = false;      // x ticks only at integers (stages, counts)
+  bool integer_x = false;  // x ticks only at integers (stages, counts)
 };
 
 std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series);

@@ -34,11 +34,10 @@ struct StageRows {
 
 double Ms(Time t) { return static_cast<double>(t) / kMillisecond; }
 
-std::string Span(Time a, Time b) {
-  return absl::StrFormat("%.3f - %.3f ms (%.3f ms)", Ms(a), Ms(b), Ms(b - a));
-}
+std::string Span(Time a, Time b) { return absl::StrFormat("%.3f - %.3f ms (%.3f ms)", Ms(a), Ms(b), Ms(b - a)); }
 
-std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup,
+                                   const sim::executor::ExecutionResult& r) {
   const auto& dag = *setup.dag;
   const int S = setup.num_stages();
   const bool interleaved = dag.num_virtual_stages() > S;
@@ -50,16 +49,18 @@ std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, c
       const bool fwd = n.kind == NodeKind::kForward;
       const bool odd = n.microbatch % 2 == 1;
       const std::string chunk = interleaved ? absl::StrFormat(", chunk %d", n.virtual_stage / S) : "";
-      rows[s].compute.push_back(
-          {r.node_start[id], r.node_finish[id], fwd ? "F" : "B", fwd ? (odd ? kSky : kBlue) : (odd ? kOrange : kVermillion), odd,
-           absl::StrCat(n.microbatch),
-           absl::StrFormat("%s%d: %s of microbatch %d on stage %d%s\n%s", fwd ? "F" : "B", n.microbatch,
-                           fwd ? "forward" : "backward", n.microbatch, s, chunk, Span(r.node_start[id], r.node_finish[id]))});
+      rows[s].compute.push_back({r.node_start[id], r.node_finish[id], fwd ? "F" : "B",
+                                 fwd ? (odd ? kSky : kBlue) : (odd ? kOrange : kVermillion), odd,
+                                 absl::StrCat(n.microbatch),
+                                 absl::StrFormat("%s%d: %s of microbatch %d on stage %d%s\n%s", fwd ? "F" : "B",
+                                                 n.microbatch, fwd ? "forward" : "backward", n.microbatch, s, chunk,
+                                                 Span(r.node_start[id], r.node_finish[id]))});
     }
     if (r.optimizer_start[s] >= 0) {
       const Time end = r.optimizer_start[s] + setup.stages[s].optimizer_time;
-      rows[s].compute.push_back({r.optimizer_start[s], end, "O", kGrey, true, "opt",
-                                 absl::StrFormat("optimizer step of stage %d\n%s", s, Span(r.optimizer_start[s], end))});
+      rows[s].compute.push_back(
+          {r.optimizer_start[s], end, "O", kGrey, true, "opt",
+           absl::StrFormat("optimizer step of stage %d\n%s", s, Span(r.optimizer_start[s], end))});
     }
   }
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
@@ -102,8 +103,10 @@ class GanttWriter {
   void AddBlock(const Block& b, double y, int height) {
     const double x0 = X(b.start), x1 = X(b.finish);
     const std::string t = absl::StrFormat("%.4f %.4f", Ms(b.start), Ms(b.finish));
-    absl::StrAppendFormat(&out_, R"(<rect class="b %s" x="%s" y="%s" width="%s" height="%d" fill="%s" data-t="%s"><title>%s</title></rect>)",
-                          b.kind, Coord(x0), Coord(y), Coord(x1 - x0), height, b.fill, t, HtmlEscape(b.title));
+    absl::StrAppendFormat(
+        &out_,
+        R"(<rect class="b %s" x="%s" y="%s" width="%s" height="%d" fill="%s" data-t="%s"><title>%s</title></rect>)",
+        b.kind, Coord(x0), Coord(y), Coord(x1 - x0), height, b.fill, t, HtmlEscape(b.title));
     if (!b.label.empty() && height >= kComputeHeight) {
       const bool fits = x1 - x0 > static_cast<double>(b.label.size()) * 6 + 4;
       absl::StrAppendFormat(&out_, R"(<text class="lbl%s" x="%s" y="%s" text-anchor="middle" data-t="%s"%s>%s</text>)",
@@ -136,10 +139,11 @@ class GanttWriter {
 std::string GanttLegendHtml() {
   std::string out = "<div class=\"legend\">";
   const std::pair<const char*, const char*> items[] = {
-      {kBlue, "forward (even microbatch)"}, {kSky, "forward (odd)"},       {kVermillion, "backward (even)"},
-      {kOrange, "backward (odd)"},          {kGrey, "optimizer step"},     {kGreen, "activations sent (p2p)"},
+      {kBlue, "forward (even microbatch)"}, {kSky, "forward (odd)"},        {kVermillion, "backward (even)"},
+      {kOrange, "backward (odd)"},          {kGrey, "optimizer step"},      {kGreen, "activations sent (p2p)"},
       {kPurple, "gradients sent (p2p)"},    {kYellow, "gradient sync (DP)"}};
-  for (const auto& [color, name] : items) absl::StrAppendFormat(&out, R"(<span><i style="background:%s"></i>%s</span>)", color, name);
+  for (const auto& [color, name] : items)
+    absl::StrAppendFormat(&out, R"(<span><i style="background:%s"></i>%s</span>)", color, name);
   out += "<span>- - - fault</span></div>";
   return out;
 }
@@ -172,17 +176,19 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
   std::string faults;
   for (const auto& e : r.faults.events) {
     const double x = w.X(e.at);
-    absl::StrAppendFormat(&faults,
-                          R"(<line class="fault" x1="%s" x2="%s" y1="%d" y2="%s" data-t="%.4f %.4f"><title>fault %d %s at %.3f ms</title></line>)"
-                          "\n",
-                          Coord(x), Coord(x), kTop - 14, Coord(axis_y), Ms(e.at), Ms(e.at), e.fault, HtmlEscape(e.what),
-                          Ms(e.at));
+    absl::StrAppendFormat(
+        &faults,
+        R"(<line class="fault" x1="%s" x2="%s" y1="%d" y2="%s" data-t="%.4f %.4f"><title>fault %d %s at %.3f ms</title></line>)"
+        "\n",
+        Coord(x), Coord(x), kTop - 14, Coord(axis_y), Ms(e.at), Ms(e.at), e.fault, HtmlEscape(e.what), Ms(e.at));
   }
   std::string ticks;
   for (double t : NiceTicks(0, Ms(w.end()), 8)) {
     const double x = kLeft + t / Ms(w.end()) * kPlotWidth;
-    absl::StrAppendFormat(&ticks, R"(<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#444"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>)",
-                          Coord(x), Coord(x), Coord(axis_y), Coord(axis_y + 5), Coord(x), Coord(axis_y + 17), Num(t, 6));
+    absl::StrAppendFormat(
+        &ticks,
+        R"(<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#444"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>)",
+        Coord(x), Coord(x), Coord(axis_y), Coord(axis_y + 5), Coord(x), Coord(axis_y + 17), Num(t, 6));
   }
   const int height = static_cast<int>(axis_y) + 40;
   return absl::StrCat(
@@ -190,13 +196,14 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
                       R"(data-left="%d" data-width="%d" data-end="%.4f" data-axis="%s" role="img">)",
                       kSvgWidth, height, kLeft, kPlotWidth, Ms(w.end()), Coord(axis_y)),
       "\n<defs><clipPath id=\"gclip\">",
-      absl::StrFormat(R"(<rect x="%d" y="0" width="%d" height="%d"/>)", kLeft, kPlotWidth, height), "</clipPath></defs>\n",
-      w.labels(), "<g clip-path=\"url(#gclip)\">\n", w.out(), faults, "</g>\n",
-      absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#444"/>)", kLeft, kLeft + kPlotWidth, Coord(axis_y),
-                      Coord(axis_y)),
+      absl::StrFormat(R"(<rect x="%d" y="0" width="%d" height="%d"/>)", kLeft, kPlotWidth, height),
+      "</clipPath></defs>\n", w.labels(), "<g clip-path=\"url(#gclip)\">\n", w.out(), faults, "</g>\n",
+      absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#444"/>)", kLeft, kLeft + kPlotWidth,
+                      Coord(axis_y), Coord(axis_y)),
       "<g id=\"gaxis\">", ticks, "</g>",
-      absl::StrFormat(R"(<text class="axis" x="%d" y="%d" text-anchor="middle">time since the iteration started (ms)</text>)",
-                      kLeft + kPlotWidth / 2, height - 4),
+      absl::StrFormat(
+          R"(<text class="axis" x="%d" y="%d" text-anchor="middle">time since the iteration started (ms)</text>)",
+          kLeft + kPlotWidth / 2, height - 4),
       "</svg>");
 }
 

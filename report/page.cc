@@ -86,7 +86,9 @@ void Page::AddFigures(const std::vector<Figure>& figures) {
 }
 
 void Page::AddHeading(const std::string& text) { absl::StrAppend(&body_, "<h2>", HtmlEscape(text), "</h2>\n"); }
-void Page::AddParagraph(const std::string& text) { absl::StrAppend(&body_, "<p class=\"hint\">", HtmlEscape(text), "</p>\n"); }
+void Page::AddParagraph(const std::string& text) {
+  absl::StrAppend(&body_, "<p class=\"hint\">", HtmlEscape(text), "</p>\n");
+}
 void Page::AddRaw(const std::string& html) { absl::StrAppend(&body_, html, "\n"); }
 void Page::AddTable(const Table& table) { absl::StrAppend(&body_, TableHtml(table), "\n"); }
 

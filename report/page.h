@@ -11,9 +11,9 @@
 namespace hetsim::report {
 
 struct Figure {
-  std::string label;  // "iteration time"
-  std::string value;  // "2,934.1 ms"
-  bool alert = false; // drawn in the warning colour (OOM, failure)
+  std::string label;   // "iteration time"
+  std::string value;   // "2,934.1 ms"
+  bool alert = false;  // drawn in the warning colour (OOM, failure)
 };
 
 struct Table {

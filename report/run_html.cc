@@ -92,23 +92,28 @@ std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, con
 Table StageTable(const v1::Report& r) {
   Table t{{"stage", "layers", "GPU type", "GPUs", "TP x DP", "warm-up", "fwd ms", "bwd ms", "busy ms", "comm ms",
            "sync+opt ms", "idle ms", "peak GiB", "capacity GiB", "OOM"},
-          {}, true, "stages"};
+          {},
+          true,
+          "stages"};
   for (const v1::StageReport& s : r.stages()) {
-    t.rows.push_back({absl::StrCat(s.index()), absl::StrFormat("%d-%d", s.first_layer(), s.first_layer() + s.num_layers() - 1),
-                      s.gpu_type(), absl::StrCat(s.num_gpus()),
-                      absl::StrFormat("%d x %d", s.tensor_parallel(), s.data_parallel()), absl::StrCat(s.warmup_forwards()),
-                      absl::StrFormat("%.2f", s.forward_ms_per_microbatch()),
-                      absl::StrFormat("%.2f", s.backward_ms_per_microbatch()), absl::StrFormat("%.1f", s.compute_busy_ms()),
-                      absl::StrFormat("%.1f", s.exposed_comm_ms()), absl::StrFormat("%.1f", s.grad_sync_ms() + s.optimizer_ms()),
-                      absl::StrFormat("%.1f", s.idle_ms()), absl::StrFormat("%.2f", s.peak_memory_gib()),
-                      absl::StrFormat("%.0f", s.memory_capacity_gib()),
-                      s.oom() ? absl::StrFormat("by %.2f GiB", s.oom_excess_gib()) : "no"});
+    t.rows.push_back(
+        {absl::StrCat(s.index()), absl::StrFormat("%d-%d", s.first_layer(), s.first_layer() + s.num_layers() - 1),
+         s.gpu_type(), absl::StrCat(s.num_gpus()), absl::StrFormat("%d x %d", s.tensor_parallel(), s.data_parallel()),
+         absl::StrCat(s.warmup_forwards()), absl::StrFormat("%.2f", s.forward_ms_per_microbatch()),
+         absl::StrFormat("%.2f", s.backward_ms_per_microbatch()), absl::StrFormat("%.1f", s.compute_busy_ms()),
+         absl::StrFormat("%.1f", s.exposed_comm_ms()), absl::StrFormat("%.1f", s.grad_sync_ms() + s.optimizer_ms()),
+         absl::StrFormat("%.1f", s.idle_ms()), absl::StrFormat("%.2f", s.peak_memory_gib()),
+         absl::StrFormat("%.0f", s.memory_capacity_gib()),
+         s.oom() ? absl::StrFormat("by %.2f GiB", s.oom_excess_gib()) : "no"});
   }
   return t;
 }
 
 Table BoundaryTable(const v1::Report& r) {
-  Table t{{"boundary", "MB per microbatch", "transfer ms", "hidden behind compute", "slowest link"}, {}, true, "boundaries"};
+  Table t{{"boundary", "MB per microbatch", "transfer ms", "hidden behind compute", "slowest link"},
+          {},
+          true,
+          "boundaries"};
   for (const v1::BoundaryReport& b : r.boundaries()) {
     t.rows.push_back({absl::StrFormat("%d -> %d", b.from_stage(), b.to_stage()),
                       absl::StrFormat("%.2f", static_cast<double>(b.bytes_per_microbatch()) / 1e6),
@@ -142,8 +147,9 @@ void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::
   const std::string links = LinkChart(setup, r, sampled_links);
   if (!links.empty()) {
     page.AddHeading("Link utilisation over time");
-    page.AddParagraph("Pipeline transfers and gradient synchronisation as simulated flows; tensor-parallel collectives "
-                      "(timed in closed form) count in the table below, not in this chart.");
+    page.AddParagraph(
+        "Pipeline transfers and gradient synchronisation as simulated flows; tensor-parallel collectives "
+        "(timed in closed form) count in the table below, not in this chart.");
     page.AddRaw(links);
   }
 }
@@ -160,8 +166,9 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   if (in.setup != nullptr && in.result != nullptr) {
     AddCharts(*in.setup, *in.result, report, in.sampled_links, page);
   } else {
-    page.AddParagraph("Drawn from a saved report: the schedule, memory and link charts need the simulated "
-                      "iteration (hetsim run PLAN --cluster C --html R.html).");
+    page.AddParagraph(
+        "Drawn from a saved report: the schedule, memory and link charts need the simulated "
+        "iteration (hetsim run PLAN --cluster C --html R.html).");
   }
   page.AddTable(LinkTable(report));
   page.AddHeading("Stages");
@@ -175,8 +182,8 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
     Table t{{"fault", "what", "at ms", "GPUs", "links", "effect"}, {}, false, "faults"};
     for (int i = 0; i < report.faults_size(); ++i) {
       const v1::FaultReport& f = report.faults(i);
-      t.rows.push_back({absl::StrCat(i), f.description(), absl::StrFormat("%.1f", f.at_ms()), absl::StrCat(f.gpus_affected()),
-                        absl::StrCat(f.links_affected()), f.effect()});
+      t.rows.push_back({absl::StrCat(i), f.description(), absl::StrFormat("%.1f", f.at_ms()),
+                        absl::StrCat(f.gpus_affected()), absl::StrCat(f.links_affected()), f.effect()});
     }
     page.AddTable(t);
     if (report.failed()) page.AddParagraph(absl::StrCat("The iteration failed: ", report.lost()));

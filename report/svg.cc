@@ -12,22 +12,6 @@ const char* SeriesColor(int i) {
   return kSeries[((i % 8) + 8) % 8];
 }
 
-std::string HtmlEscape(absl::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string Coord(double v) {
   std::string s = absl::StrFormat("%.1f", v);
   if (s == "-0.0") s = "0.0";
@@ -63,8 +47,8 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
   // Tick k is k * mantissa * 10^exponent, computed from integers so that 3 x 0.2 prints as 0.6.
   const double step = scaled(mantissa);
   std::vector<double> ticks;
-  for (int64_t k = static_cast<int64_t>(std::ceil(lo / step - 1e-9)); scaled(static_cast<double>(k * mantissa)) <= hi + step * 1e-9;
-       ++k) {
+  for (int64_t k = static_cast<int64_t>(std::ceil(lo / step - 1e-9));
+       scaled(static_cast<double>(k * mantissa)) <= hi + step * 1e-9; ++k) {
     ticks.push_back(scaled(static_cast<double>(k * mantissa)));
   }
   return ticks;

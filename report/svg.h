@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/html_escape.h"  // HtmlEscape, for the pages and charts built on this file
 
 namespace hetsim::report {
 
@@ -23,9 +24,6 @@ inline constexpr const char* kYellow = "#F0E442";
 inline constexpr const char* kBlack = "#000000";
 inline constexpr const char* kGrey = "#999999";
 const char* SeriesColor(int i);  // kSeries[i % 8]
-
-// Text for HTML content and attribute values (& < > " ').
-std::string HtmlEscape(absl::string_view s);
 
 // A coordinate: one decimal, "-0.0" printed as "0".
 std::string Coord(double v);

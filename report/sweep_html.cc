@@ -94,7 +94,8 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
   std::map<std::string, std::vector<const std::vector<std::string>*>> rows_of;
   for (const auto& row : t.rows) {
     std::vector<std::string> key;
-    for (size_t a = 2; a < t.axes.size(); ++a) key.push_back(absl::StrCat(t.axes[a], " = ", row[ColumnOf(t, t.axes[a])]));
+    for (size_t a = 2; a < t.axes.size(); ++a)
+      key.push_back(absl::StrCat(t.axes[a], " = ", row[ColumnOf(t, t.axes[a])]));
     const std::string k = absl::StrJoin(key, ", ");
     if (!rows_of.count(k)) panels.push_back(k);
     rows_of[k].push_back(&row);
@@ -105,8 +106,8 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
     std::vector<Series> series;
     for (size_t l = 0; l < lines.values.size(); ++l) {
       static constexpr const char* kDashes[] = {"", "7 3", "2 2", "9 3 2 3"};
-      Series s(line_col >= 0 ? absl::StrCat(t.axes[1], " = ", lines.values[l]) : m.column, SeriesColor(static_cast<int>(l)),
-               SeriesStyle::kLine, {}, kDashes[l % 4]);
+      Series s(line_col >= 0 ? absl::StrCat(t.axes[1], " = ", lines.values[l]) : m.column,
+               SeriesColor(static_cast<int>(l)), SeriesStyle::kLine, {}, kDashes[l % 4]);
       for (const auto* row : rows_of[panel]) {
         if (line_col >= 0 && (*row)[line_col] != lines.values[l]) continue;
         double y = 0;
@@ -143,9 +144,9 @@ absl::StatusOr<SweepTable> ParseSweepCsv(absl::string_view text, absl::string_vi
     }
     if (t.columns.empty()) {
       if (expected_header && line != *expected_header) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: line 1: header \"%s\" is not this sweep's (\"%s\"): the file comes from another sweep", file,
-            line, *expected_header));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: line 1: header \"%s\" is not this sweep's (\"%s\"): the file comes from another sweep",
+                            file, line, *expected_header));
       }
       const auto metrics = std::find(cells.begin(), cells.end(), "iteration_time_ms");
       if (cells.empty() || cells[0] != "point" || metrics == cells.end() || metrics == cells.begin() + 1 ||

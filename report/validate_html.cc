@@ -14,7 +14,9 @@ namespace {
 double RelErrPct(double predicted, double simulated) {
   return simulated != 0 ? 100 * (predicted - simulated) / simulated : 0;
 }
-std::string ErrCell(double predicted, double simulated) { return absl::StrFormat("%+.1f%%", RelErrPct(predicted, simulated)); }
+std::string ErrCell(double predicted, double simulated) {
+  return absl::StrFormat("%+.1f%%", RelErrPct(predicted, simulated));
+}
 
 std::string Scatter(const std::vector<Series>& series, const std::string& title) {
   ChartSpec spec(title, "simulated (ms)", "predicted (ms)", 520, 400);
@@ -39,22 +41,24 @@ std::string ValidateReportHtml(const ValidateData& d) {
                       absl::StrFormat("stage %d: predicted %.3f ms, simulated %.3f ms (%s)", s.stage, s.compute_pred_ms,
                                       s.compute_sim_ms, ErrCell(s.compute_pred_ms, s.compute_sim_ms))});
   }
-  charts += Scatter({{"stage", kBlue, SeriesStyle::kMarkers, stages}},
-                    "stage compute per microbatch (forward + backward)");
-  Series plan{"this plan", kVermillion, SeriesStyle::kMarkers,
-              {{d.iteration_sim_ms, d.iteration_pred_ms, 0, 0,
-                absl::StrFormat("this plan: predicted %.1f ms, simulated %.1f ms", d.iteration_pred_ms,
-                                d.iteration_sim_ms)}}};
+  charts +=
+      Scatter({{"stage", kBlue, SeriesStyle::kMarkers, stages}}, "stage compute per microbatch (forward + backward)");
+  Series plan{
+      "this plan",
+      kVermillion,
+      SeriesStyle::kMarkers,
+      {{d.iteration_sim_ms, d.iteration_pred_ms, 0, 0,
+        absl::StrFormat("this plan: predicted %.1f ms, simulated %.1f ms", d.iteration_pred_ms, d.iteration_sim_ms)}}};
   Series top("the planner's top plans", kBlue, SeriesStyle::kMarkers);
   for (const ValidatePlan& p : d.top_plans) {
-    top.points.push_back({p.simulated_ms, p.predicted_ms, 0, 0,
-                          absl::StrFormat("%s: predicted %.1f ms, simulated %.1f ms", p.label, p.predicted_ms,
-                                          p.simulated_ms)});
+    top.points.push_back(
+        {p.simulated_ms, p.predicted_ms, 0, 0,
+         absl::StrFormat("%s: predicted %.1f ms, simulated %.1f ms", p.label, p.predicted_ms, p.simulated_ms)});
   }
-  charts += Scatter({top, plan},
-                    d.kendall_tau ? absl::StrFormat("iteration time, this plan and the top %d (Kendall tau %.2f)",
-                                                    d.top_plans.size(), *d.kendall_tau)
-                                  : "iteration time");
+  charts += Scatter({top, plan}, d.kendall_tau
+                                     ? absl::StrFormat("iteration time, this plan and the top %d (Kendall tau %.2f)",
+                                                       d.top_plans.size(), *d.kendall_tau)
+                                     : "iteration time");
   page.AddRaw(charts + "</div>");
 
   page.AddHeading("Relative error per stage");
@@ -78,7 +82,9 @@ std::string ValidateReportHtml(const ValidateData& d) {
 
   Table t{{"stage", "compute pred ms", "compute sim ms", "err", "comm pred ms", "comm sim ms", "err", "memory pred GiB",
            "memory sim GiB", "err"},
-          {}, true, "stages"};
+          {},
+          true,
+          "stages"};
   for (const ValidateStage& s : d.stages) {
     t.rows.push_back({absl::StrCat(s.stage), absl::StrFormat("%.3f", s.compute_pred_ms),
                       absl::StrFormat("%.3f", s.compute_sim_ms), ErrCell(s.compute_pred_ms, s.compute_sim_ms),

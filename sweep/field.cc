@@ -68,7 +68,9 @@ absl::StatusOr<AxisValue> ReadBack(const pb::Message& m, const pb::FieldDescript
     case pb::FieldDescriptor::CPPTYPE_ENUM: {
       v.number = v.enum_value;
       const pb::EnumValueDescriptor* e = field->enum_type()->FindValueByNumber(v.enum_value);
-      if (e == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%d is not a value of %s", v.enum_value, field->enum_type()->name()));
+      if (e == nullptr)
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%d is not a value of %s", v.enum_value, field->enum_type()->name()));
       v.text = e->name();
       break;
     }
@@ -101,7 +103,8 @@ absl::StatusOr<FieldTarget> BindFieldPath(const pb::Message& root, absl::string_
   const std::vector<absl::string_view> steps = absl::StrSplit(path_in_root, '.');
   for (size_t i = 0; i < steps.size(); ++i) {
     if (at == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s is not a message, it has no field \"%s\"", walked, steps[i]));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s is not a message, it has no field \"%s\"", walked, steps[i]));
     }
     absl::string_view name;
     int index = -1;
@@ -114,23 +117,23 @@ absl::StatusOr<FieldTarget> BindFieldPath(const pb::Message& root, absl::string_
     const pb::Reflection* r = at->GetReflection();
     const std::string here = absl::StrCat(walked, ".", name);
     if (field->is_repeated() != (index >= 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat(field->is_repeated() ? "%s is a list, give an [index]" : "%s is not a list, remove the [index]", here));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          field->is_repeated() ? "%s is a list, give an [index]" : "%s is not a list, remove the [index]", here));
     }
     if (field->is_repeated()) {
       const int size = r->FieldSize(*at, field);
       if (index >= size) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s[%d]: %s has %d %s (indices 0..%d)", here, index, file, size,
-                                                          field->name(), size - 1));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s[%d]: %s has %d %s (indices 0..%d)", here, index, file, size, field->name(), size - 1));
       }
     }
     const pb::OneofDescriptor* oneof = field->real_containing_oneof();
     if (oneof != nullptr && !r->HasField(*at, field)) {
       const pb::FieldDescriptor* set = r->GetOneofFieldDescriptor(*at, oneof);
-      return absl::InvalidArgumentError(absl::StrFormat("%s: %s sets %s, not %s; a sweep changes values, not which one "
-                                                        "of %s is used",
-                                                        here, file, set == nullptr ? "none of " + oneof->name() : set->name(),
-                                                        name, oneof->name()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s sets %s, not %s; a sweep changes values, not which one "
+                          "of %s is used",
+                          here, file, set == nullptr ? "none of " + oneof->name() : set->name(), name, oneof->name()));
     }
     target.steps.push_back({field, index});
     walked = index >= 0 ? absl::StrFormat("%s[%d]", here, index) : here;
@@ -156,10 +159,10 @@ absl::StatusOr<AxisValue> ParseAxisValue(const pb::FieldDescriptor* field, absl:
   const bool parsed = pb::TextFormat::ParseFieldValueFromString(std::string(text), field, scratch.get());
   // Text format accepts an integer for a double field; it rejects a fraction for an integer field.
   if (!parsed) {
-    const char* kind = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM ? "a value of "
+    const char* kind = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM   ? "a value of "
                        : field->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL ? "true or false"
-                       : IsFloating(field) ? "a number"
-                                           : "an integer in range";
+                       : IsFloating(field)                                      ? "a number"
+                                                                                : "an integer in range";
     return absl::InvalidArgumentError(absl::StrFormat(
         "\"%s\" is not %s%s for %s", text, kind,
         field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM ? field->enum_type()->name() : "", field->name()));

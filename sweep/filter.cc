@@ -38,7 +38,8 @@ absl::StatusOr<SweepFilter> SweepFilter::Parse(absl::string_view text, const std
     for (size_t a = 0; a < axes.size(); ++a) {
       if (axes[a].path == path) t.axis = static_cast<int>(a);
     }
-    if (t.axis < 0) return absl::InvalidArgumentError(absl::StrFormat("term \"%s\": \"%s\" is not the path of an axis", term, path));
+    if (t.axis < 0)
+      return absl::InvalidArgumentError(absl::StrFormat("term \"%s\": \"%s\" is not the path of an axis", term, path));
     const google::protobuf::FieldDescriptor* field = axes[t.axis].field;
     if (field == nullptr) {
       t.value.text = std::string(value);

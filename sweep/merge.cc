@@ -16,7 +16,7 @@ namespace {
 struct MergedRow {
   int64_t point;
   size_t shard;
-  int64_t line;  // from 1, for messages
+  int64_t line;      // from 1, for messages
   std::string text;  // with its '\n'
 };
 
@@ -38,15 +38,16 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
     if (format == RowFormat::kCsv) {
       const size_t end = text.find('\n');
       if (end == absl::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: empty: no CSV header (is it a sweep's output?)", shards[s]));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: empty: no CSV header (is it a sweep's output?)", shards[s]));
       }
       const absl::string_view h = text.substr(0, end + 1);
       if (!have_header) {
         header = std::string(h);
         have_header = true;
       } else if (h != header) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: header differs from %s's: the shards come from different sweeps",
-                                                          shards[s], shards[0]));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: header differs from %s's: the shards come from different sweeps", shards[s], shards[0]));
       }
       text.remove_prefix(end + 1);
       line_number = 1;
@@ -57,7 +58,8 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
       ++line_number;
       absl::StatusOr<int64_t> point = RowPoint(format, line);
       if (!point.ok()) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", shards[s], line_number, point.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s:%d: %s", shards[s], line_number, point.status().message()));
       }
       rows.push_back({*point, s, line_number, std::string(text.substr(0, end + 1))});
       text.remove_prefix(end + 1);
@@ -76,17 +78,18 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
                                                         shards[p.shard], p.line, shards[r.shard], r.line));
     }
     if (r.point != static_cast<int64_t>(k)) {
-      return absl::InvalidArgumentError(absl::StrFormat("point %d is in no shard (a shard is missing or unfinished)", k));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("point %d is in no shard (a shard is missing or unfinished)", k));
     }
     if (expect != nullptr) {
       if (r.point >= expect->total) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: point %d, but the sweep has %d points", shards[r.shard],
-                                                          r.line, r.point, expect->total));
+        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: point %d, but the sweep has %d points",
+                                                          shards[r.shard], r.line, r.point, expect->total));
       }
       const std::string key = expect->formatter->Key(r.point);
       if (!absl::StartsWith(r.text, key)) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: the row of point %d should start \"%s\": not this sweep's",
-                                                          shards[r.shard], r.line, r.point, key));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s:%d: the row of point %d should start \"%s\": not this sweep's", shards[r.shard], r.line, r.point, key));
       }
     }
   }
@@ -95,7 +98,9 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
         "point %d is in no shard: the sweep has %d points, the shards %d (a shard is missing or unfinished)",
         static_cast<int64_t>(rows.size()), expect->total, static_cast<int64_t>(rows.size())));
   }
-  std::string merged = format == RowFormat::kCsv ? (have_header ? header : expect != nullptr ? expect->formatter->Header() : "")
+  std::string merged = format == RowFormat::kCsv ? (have_header         ? header
+                                                    : expect != nullptr ? expect->formatter->Header()
+                                                                        : "")
                                                  : "";
   for (const MergedRow& r : rows) merged += r.text;
   return merged;

@@ -22,7 +22,7 @@ absl::Status Errno(absl::string_view what, absl::string_view path) {
   const int e = errno;
   const std::string message = absl::StrFormat("%s: cannot %s: %s", path, what, std::strerror(e));
   return e == ENOENT || e == EACCES || e == EISDIR || e == ENOTDIR || e == EROFS ? absl::InvalidArgumentError(message)
-                                                                              : absl::InternalError(message);
+                                                                                 : absl::InternalError(message);
 }
 
 absl::StatusOr<int> OpenForAppend(const std::string& path, bool truncate) {
@@ -61,7 +61,8 @@ absl::StatusOr<std::unique_ptr<RowFile>> RowFile::Resume(const std::string& path
   const size_t complete = last_newline == absl::string_view::npos ? 0 : last_newline + 1;
   size_t pos = 0;
   if (!header.empty()) {
-    if (text.size() < header.size() && absl::StartsWith(header, text)) return Create(path, header);  // killed mid-header
+    if (text.size() < header.size() && absl::StartsWith(header, text))
+      return Create(path, header);  // killed mid-header
     if (!absl::StartsWith(text, header)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: --resume: the first line is not this sweep's header (%s): the file comes from another sweep; "

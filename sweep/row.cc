@@ -20,10 +20,20 @@ namespace {
 namespace pb = google::protobuf;
 using hetsim::v1::Report;
 
-constexpr const char* kMetricColumns[] = {"iteration_time_ms", "tokens_per_s", "samples_per_s", "mfu",
-                                          "bubble_ratio",      "eta",          "peak_memory_gib", "oom",
-                                          "num_gpus",          "num_stages",   "num_microbatches", "schedule",
-                                          "status",            "message"};
+constexpr const char* kMetricColumns[] = {"iteration_time_ms",
+                                          "tokens_per_s",
+                                          "samples_per_s",
+                                          "mfu",
+                                          "bubble_ratio",
+                                          "eta",
+                                          "peak_memory_gib",
+                                          "oom",
+                                          "num_gpus",
+                                          "num_stages",
+                                          "num_microbatches",
+                                          "schedule",
+                                          "status",
+                                          "message"};
 constexpr const char kJsonPointPrefix[] = "{\"point\":";
 
 std::string Csv(absl::string_view cell) {
@@ -59,6 +69,8 @@ std::string OneLine(absl::string_view message) {
   return absl::StrJoin(lines, "; ");
 }
 
+}  // namespace
+
 std::string OomMessage(const Report& r) {
   std::vector<std::string> parts;
   for (const hetsim::v1::StageReport& s : r.stages()) {
@@ -68,8 +80,6 @@ std::string OomMessage(const Report& r) {
   }
   return parts.empty() ? "out of memory" : absl::StrJoin(parts, "; ");
 }
-
-}  // namespace
 
 RowFormat RowFormatForPath(absl::string_view path) {
   const std::string lower = absl::AsciiStrToLower(path);
@@ -144,7 +154,8 @@ std::string RowFormatter::Row(int64_t point, const absl::StatusOr<Report>& resul
     const Report& r = *result;
     double peak = 0;
     for (const hetsim::v1::StageReport& s : r.stages()) peak = std::max(peak, s.peak_memory_gib());
-    for (double x : {r.iteration_time_ms(), r.tokens_per_s(), r.samples_per_s(), r.mfu(), r.bubble_ratio(), r.eta(), peak}) {
+    for (double x :
+         {r.iteration_time_ms(), r.tokens_per_s(), r.samples_per_s(), r.mfu(), r.bubble_ratio(), r.eta(), peak}) {
       add(Number(x), false);
     }
     add(r.oom() ? "true" : "false", false);

@@ -32,6 +32,8 @@ absl::StatusOr<RowFormat> RowFormatFromName(absl::string_view name);  // "csv" o
 
 // "ok", "oom", "invalid", "infeasible", "limit" or "error" for a point's outcome.
 std::string PointStatusName(const absl::StatusOr<hetsim::v1::Report>& result);
+// The message of a point that does not fit: which stages exceed their memory, and by how much.
+std::string OomMessage(const hetsim::v1::Report& r);
 
 class RowFormatter {
  public:

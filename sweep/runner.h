@@ -17,12 +17,12 @@ namespace hetsim::sweep {
 
 struct SweepJob {
   std::string sweep_path;
-  std::string output_path;  // empty: standard output (no --resume)
+  std::string output_path;          // empty: standard output (no --resume)
   std::optional<RowFormat> format;  // default: from the output's extension
-  int jobs = 1;              // worker threads, >= 1
+  int jobs = 1;                     // worker threads, >= 1
   bool resume = false;
-  Shard shard;               // default 0/1: every point
-  bool progress = false;     // a progress line on stderr
+  Shard shard;            // default 0/1: every point
+  bool progress = false;  // a progress line on stderr
 };
 
 struct SweepOutcome {
@@ -37,16 +37,29 @@ struct SweepOutcome {
 // point runs), opens or resumes the output and evaluates the missing points of the shard.
 absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator& evaluator);
 
-// The same on inputs already loaded; `points` are point numbers in ascending order and `rows_done`
-// of them already have their rows in `out`.
+// Every point of `sweep` on `jobs` threads, as messages in point order (the rows' content with each
+// point's whole report; the Python package's `hetsim.sweep`). `name` is the sweep's file (or the
+// name of a message in memory): errors name it, and the files the sweep names are relative to its
+// folder (the working directory for a bare name).
+absl::StatusOr<hetsim::v1::SweepResult> RunSweepToMessage(const hetsim::v1::Sweep& sweep, const std::string& name,
+                                                          int jobs, const PointEvaluator& evaluator);
+
+// Receives evaluated points in point order, one call at a time.
+class PointSink {
+ public:
+  virtual ~PointSink() = default;
+  virtual absl::Status Write(int64_t point, const absl::StatusOr<hetsim::v1::Report>& result) = 0;
+};
+
+// Evaluates `points` (point numbers, ascending) from index `first` on, on `jobs` threads, and hands
+// each result to `sink` in order; `first` points were done before (they count in the progress line).
 struct SweepRunContext {
   const SweepSpace* space;
   const SweepBase* base;
   const PointEvaluator* evaluator;
-  const RowFormatter* formatter;
 };
 absl::StatusOr<SweepOutcome> RunSweepPoints(const SweepRunContext& context, const std::vector<int64_t>& points,
-                                            int64_t rows_done, class RowFile* out, int jobs, bool progress);
+                                            int64_t first, PointSink* sink, int jobs, bool progress);
 
 }  // namespace hetsim::sweep
 

@@ -89,8 +89,8 @@ absl::StatusOr<SweepBase> LoadSweepBase(const Sweep& sweep, absl::string_view sw
   } else if (!sweep_model && !base.plan.model_path().empty()) {
     base.model_path = proto::ResolveRelativeTo(base.plan_path, base.plan.model_path());
     if (absl::Status s = proto::Load(base.model_path, &base.model); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(base.plan_path, ": model_path: cannot load \"",
-                                                 base.plan.model_path(), "\":\n", s.message()));
+      return absl::Status(s.code(), absl::StrCat(base.plan_path, ": model_path: cannot load \"", base.plan.model_path(),
+                                                 "\":\n", s.message()));
     }
   }
   return base;
@@ -133,8 +133,9 @@ absl::StatusOr<SweepSpace> SweepSpace::Create(const Sweep& sweep, absl::string_v
           return AxisError(file, a, "path", "plan.model_path cannot be swept: sweep the model's fields (model.*)");
         }
       } else {
-        return AxisError(file, a, "path",
-                         absl::StrFormat("\"%s\" must start with cluster., model. or plan. (or be \"planner\")", axis.path()));
+        return AxisError(
+            file, a, "path",
+            absl::StrFormat("\"%s\" must start with cluster., model. or plan. (or be \"planner\")", axis.path()));
       }
       absl::StatusOr<FieldTarget> target = BindFieldPath(*root, parts[0], parts[1], root_file);
       if (!target.ok()) return AxisError(file, a, "path", target.status().message());
@@ -145,7 +146,8 @@ absl::StatusOr<SweepSpace> SweepSpace::Create(const Sweep& sweep, absl::string_v
     if (!values.ok()) return values.status();
     if (values->empty()) return AxisError(file, a, "values", "no values");
     b.values = *std::move(values);
-    if (static_cast<double>(space.product_size_) * static_cast<double>(b.values.size()) > proto::limits::kMaxSweepPoints) {
+    if (static_cast<double>(space.product_size_) * static_cast<double>(b.values.size()) >
+        proto::limits::kMaxSweepPoints) {
       return AxisError(file, a, "values",
                        absl::StrFormat("the sweep would have more than %g points", proto::limits::kMaxSweepPoints));
     }

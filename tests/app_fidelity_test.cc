@@ -75,8 +75,8 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
 
 TEST_CASE("fidelity: the hand-made set's predictions, errors, MAPE and tau", "[fidelity]") {
   const std::string dir = hetsim::testing::SweepFolder("fidelity");
-  const auto r = Hetsim(dir, "fidelity " + kData + "/hand.pbtxt --check --json " + dir + "/r.json --chart " + dir +
-                                 "/c.svg");
+  const auto r =
+      Hetsim(dir, "fidelity " + kData + "/hand.pbtxt --check --json " + dir + "/r.json --chart " + dir + "/c.svg");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);  // bounds 15% / 25% hold
   v1::FidelityReport report;

@@ -45,7 +45,8 @@ TEST_CASE("options: run and collective accept the same --network spellings", "[c
         dir, absl::StrCat("run ", examples, "plan-hapt-case.pbtxt --cluster ", cluster, " -q --network ", mode));
     CHECK(run.exit_code == 0);
     const testing::Ran collective = testing::Hetsim(
-        dir, absl::StrCat("collective --cluster ", cluster, " --op all-reduce --bytes 1MiB --gpus 0-1 --network ", mode));
+        dir,
+        absl::StrCat("collective --cluster ", cluster, " --op all-reduce --bytes 1MiB --gpus 0-1 --network ", mode));
     CHECK(collective.exit_code == 0);
   }
 }

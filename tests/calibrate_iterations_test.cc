@@ -41,10 +41,11 @@ TEST_CASE("calibrate --iterations recovers the pass and iteration overheads", "[
   const std::string cluster = Read(ex + "cluster-hapt-case.pbtxt");
   Write(dir + "/cluster.pbtxt", cluster);
   Write(dir + "/truth.pbtxt",
-        absl::StrReplaceAll(cluster, {{"preset: \"A100-40GB\"",
-                                       "preset: \"A100-40GB\" efficiency { pass_overhead_us: 700 iteration_overhead_ms: 120 }"},
-                                      {"preset: \"V100-32GB\"",
-                                       "preset: \"V100-32GB\" efficiency { pass_overhead_us: 700 iteration_overhead_ms: 120 }"}}));
+        absl::StrReplaceAll(
+            cluster, {{"preset: \"A100-40GB\"",
+                       "preset: \"A100-40GB\" efficiency { pass_overhead_us: 700 iteration_overhead_ms: 120 }"},
+                      {"preset: \"V100-32GB\"",
+                       "preset: \"V100-32GB\" efficiency { pass_overhead_us: 700 iteration_overhead_ms: 120 }"}}));
   // Two runs with different pass counts: the bundled plan and the same with half the batch.
   const std::string plan = Read(ex + "plan-hapt-case.pbtxt");
   Write(dir + "/a.pbtxt", plan);
@@ -58,8 +59,8 @@ TEST_CASE("calibrate --iterations recovers the pass and iteration overheads", "[
     absl::StrAppend(&csv, p, ".pbtxt,", absl::StrFormat("%.6f", r.iteration_time_ms()), "\n");
   }
   Write(dir + "/runs.csv", csv);
-  REQUIRE(Hetsim(absl::StrCat("calibrate --iterations ", dir, "/runs.csv --cluster ", dir, "/cluster.pbtxt --out ",
-                              dir, "/calibrated.pbtxt --fit-report ", dir, "/fit.txt >/dev/null")) == 0);
+  REQUIRE(Hetsim(absl::StrCat("calibrate --iterations ", dir, "/runs.csv --cluster ", dir, "/cluster.pbtxt --out ", dir,
+                              "/calibrated.pbtxt --fit-report ", dir, "/fit.txt >/dev/null")) == 0);
   hetsim::v1::Cluster calibrated;
   REQUIRE(hetsim::proto::Load(dir + "/calibrated.pbtxt", &calibrated).ok());
   for (const hetsim::v1::GpuType& g : calibrated.gpu_types()) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <google/protobuf/text_format.h>
+#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,13 +27,28 @@ const std::string kData = absl::StrCat(HETSIM_SOURCE_DIR, "/tests/calibrate_data
 
 v1::Cluster DgxA100(int nodes) {
   const std::string text = absl::StrFormat(R"pb(
-    name: "dgx-a100"
-    gpu_types { name: "a100" preset: "A100-80GB" }
-    node_types { name: "dgx" gpu_type: "a100" gpus_per_node: 8 intra_node_fabric: NVSWITCH
-                 intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: 700 }
-    islands { name: "a100" node_type: "dgx" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
-              nics_per_node: 8 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 130 }
-  )pb",
+                                             name: "dgx-a100"
+                                             gpu_types { name: "a100" preset: "A100-80GB" }
+                                             node_types {
+                                               name: "dgx"
+                                               gpu_type: "a100"
+                                               gpus_per_node: 8
+                                               intra_node_fabric: NVSWITCH
+                                               intra_node_bandwidth_gbps: 2400
+                                               intra_node_latency_ns: 700
+                                             }
+                                             islands {
+                                               name: "a100"
+                                               node_type: "dgx"
+                                               node_count: %d
+                                               fabric: INFINIBAND
+                                               topology: SINGLE_SWITCH
+                                               nics_per_node: 8
+                                               nic_bandwidth_gbps: 200
+                                               nic_latency_ns: 1000
+                                               switch_latency_ns: 130
+                                             }
+                                           )pb",
                                            nodes);
   v1::Cluster c;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
@@ -74,7 +89,8 @@ std::string SynthesizedLog(const v1::Cluster& cluster, hetsim::CollectiveOp op, 
     REQUIRE(r.ok());
     const double us = hetsim::TimeToSeconds(r->time) * 1e6;
     const double algbw = bytes / us / 1e3, busbw = r->busbw_bytes_per_s / 1e9;
-    absl::StrAppendFormat(&out, "%12d  %12d     float     sum      -1  %s  %6.2f  %6.2f      0  %s  %6.2f  %6.2f      0\n",
+    absl::StrAppendFormat(&out,
+                          "%12d  %12d     float     sum      -1  %s  %6.2f  %6.2f      0  %s  %6.2f  %6.2f      0\n",
                           bytes, bytes / 4, TimeColumn(us), algbw, busbw, TimeColumn(us), algbw, busbw);
   }
   out += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.3456 \n#\n";
@@ -102,16 +118,20 @@ TEST_CASE("calibrate: nccl-tests logs parse: test, ranks, hosts, rows", "[calibr
 }
 
 TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
-  const std::string head = "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] A100\n";
-  auto error = [&](const std::string& rows) { return std::string(ParseNcclLog(head + rows, "x.log").status().message()); };
+  const std::string head =
+      "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] A100\n";
+  auto error = [&](const std::string& rows) {
+    return std::string(ParseNcclLog(head + rows, "x.log").status().message());
+  };
   CHECK(error("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00\n") ==
         "x.log:3: expected a table row of 13 columns (size count type redop root time algbw busbw #wrong time algbw "
         "busbw #wrong), got 12");
   CHECK(error("  8  2  float  sum  -1  fast  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
         "x.log:3: time: \"fast\" is not a positive time in us");
-  CHECK(ParseNcclLog("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00  0\n", "x.log").status().message() ==
-        "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and the "
-        "file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
+  CHECK(
+      ParseNcclLog("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00  0\n", "x.log").status().message() ==
+      "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and the "
+      "file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
 }
 
 TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within 1%", "[calibrate]") {
@@ -144,7 +164,8 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
   INFO(fit.status().message());
   REQUIRE(fit.ok());
   INFO(FormatFitReport({*fit}));
-  for (const auto& [got, want] : {std::pair{fitted.node_types(0).nccl(), *nv}, std::pair{fitted.islands(0).nccl(), *ib}}) {
+  for (const auto& [got, want] :
+       {std::pair{fitted.node_types(0).nccl(), *nv}, std::pair{fitted.islands(0).nccl(), *ib}}) {
     CHECK(got.bandwidth_efficiency() == Approx(want.bandwidth_efficiency()).epsilon(0.01));
     CHECK(got.launch_latency_ns() == Approx(want.launch_latency_ns()).epsilon(0.01));
     CHECK(got.ll_step_latency_ns() == Approx(want.ll_step_latency_ns()).epsilon(0.01));
@@ -161,13 +182,13 @@ namespace hetsim::calibrate {
 namespace {
 
 TEST_CASE("hetsim calibrate writes the calibrated cluster and the fit report", "[calibrate][cli]") {
-  const std::string dir = (std::filesystem::temp_directory_path() / absl::StrCat("hetsim_calibrate_", ::getpid())).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / absl::StrCat("hetsim_calibrate_", ::getpid())).string();
   std::filesystem::create_directories(dir);
-  const std::string cmd = absl::StrCat(
-      HETSIM_BINARY, " calibrate ", kData, "all_reduce_perf_dgx_a100_1node.txt ", kData,
-      "all_reduce_perf_dgx_a100_2node.txt --cluster ", HETSIM_SOURCE_DIR,
-      "/validation/nccl/cluster-dgx-a100-2node.pbtxt --out ", dir, "/calibrated.pbtxt --fit-report ", dir,
-      "/fit.txt >", dir, "/out.txt 2>&1");
+  const std::string cmd = absl::StrCat(HETSIM_BINARY, " calibrate ", kData, "all_reduce_perf_dgx_a100_1node.txt ",
+                                       kData, "all_reduce_perf_dgx_a100_2node.txt --cluster ", HETSIM_SOURCE_DIR,
+                                       "/validation/nccl/cluster-dgx-a100-2node.pbtxt --out ", dir,
+                                       "/calibrated.pbtxt --fit-report ", dir, "/fit.txt >", dir, "/out.txt 2>&1");
   REQUIRE(std::system(cmd.c_str()) == 0);
   auto report = proto::ReadFileToString(dir + "/fit.txt");
   REQUIRE(report.ok());

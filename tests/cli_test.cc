@@ -103,9 +103,9 @@ TEST_CASE("examples in every format check clean and convert back to the same byt
     REQUIRE(Hetsim(absl::StrCat("example --out ", dir.string(), " --format ", format)).exit_code == 0);
     const std::string ext = absl::StrCat(".", format);
     const auto f = [&](const char* name) { return (dir / absl::StrCat(name, ext)).string(); };
-    Result r = Hetsim(absl::StrCat("check ", f("cluster-512gpu"), " ", f("cluster-hapt-case"),
-                                   " --cluster ", f("cluster-hapt-case"), " ", f("plan-hapt-case"), " ",
-                                   f("sweep-bandwidth"), " ", f("sweep-add-h100"), " ", f("model-gpt39b")));
+    Result r = Hetsim(absl::StrCat("check ", f("cluster-512gpu"), " ", f("cluster-hapt-case"), " --cluster ",
+                                   f("cluster-hapt-case"), " ", f("plan-hapt-case"), " ", f("sweep-bandwidth"), " ",
+                                   f("sweep-add-h100"), " ", f("model-gpt39b")));
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.err, Catch::Equals(""));
     r = Hetsim(absl::StrCat("check ", f("plan-512gpu"), " --cluster ", f("cluster-512gpu")));

@@ -68,8 +68,9 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
   for (int n : {2, 3, 16, 200}) {
     Star s(n);
     INFO("n=" << n);
-    const auto ar = Simulate(s.topo, s.router,
-                             Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
+    const auto ar = Simulate(
+        s.topo, s.router,
+        Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
     CHECK(ar.shape.aggregated_rings);
     CHECK(ar.flows == static_cast<uint64_t>(n));  // one per ring edge (joins are not flows)
     CHECK(TimeToSeconds(ar.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
@@ -79,9 +80,10 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
       CHECK(TimeToSeconds(r.time) == Approx(RingAllGatherSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
     }
     // Contention-free mode: the same form (each edge alone at its bottleneck).
-    const auto cf = Simulate(s.topo, s.router,
-                             Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
-                             NetworkMode::kContentionFree);
+    const auto cf =
+        Simulate(s.topo, s.router,
+                 Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
+                 NetworkMode::kContentionFree);
     CHECK(TimeToSeconds(cf.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
   }
 }
@@ -89,16 +91,19 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
 TEST_CASE("automatic ring steps: stepped up to 128 ranks, aggregated beyond", "[collectives][aggregated]") {
   Star small(128), large(129);
   const int64_t bytes = 64 << 20;
-  const auto stepped = Simulate(small.topo, small.router,
-                                Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
+  const auto stepped =
+      Simulate(small.topo, small.router,
+               Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
   CHECK_FALSE(stepped.shape.aggregated_rings);
   CHECK(stepped.flows == 2u * 127u * 128u);
-  const auto aggregated = Simulate(large.topo, large.router,
-                                   Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
+  const auto aggregated =
+      Simulate(large.topo, large.router,
+               Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
   CHECK(aggregated.shape.aggregated_rings);
   CHECK(aggregated.flows == 129u);
   // Explicit chunks keep the stepped ring (the pipeline the user asked for).
-  CollectiveRequest chunked = Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto);
+  CollectiveRequest chunked =
+      Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto);
   chunked.chunks = 2;
   CHECK_FALSE(Simulate(large.topo, large.router, chunked).shape.aggregated_rings);
 }
@@ -123,19 +128,21 @@ TEST_CASE("aggregated rings match stepped rings within 0.1% when each edge keeps
   const int64_t bytes = int64_t{1} << 30;
   SECTION("hierarchical on a fat tree: 8 rails of rings across 32 nodes, sharing leaf uplinks and spines") {
     const auto topo = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 4, 1));
-    CheckSameTime(topo, Request(CollectiveOp::kAllReduce, Range(256), bytes, CollectiveAlgorithm::kHierarchical,
-                                RingSteps::kAuto),
-                  1e-3);
+    CheckSameTime(
+        topo,
+        Request(CollectiveOp::kAllReduce, Range(256), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto),
+        1e-3);
   }
   SECTION("8-channel flat rings on a 2:1 oversubscribed fat tree") {
     const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 2));
-    CheckSameTime(topo, Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing,
-                                RingSteps::kAuto, 8),
+    CheckSameTime(topo,
+                  Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto, 8),
                   1e-3);
   }
   SECTION("a ring whose edges differ: two islands joined by a slow link") {
     v1::Cluster c = H100Island(3, v1::SINGLE_SWITCH, 1);
-    AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 3, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
+    AddIsland(
+        c, {.name = "b", .node_type = "dgx", .nodes = 3, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
     AddInterIslandLink(c, "a", "b", 100, 20000);
     const auto topo = *topology::Topology::Build(c);
     for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
@@ -152,8 +159,10 @@ struct Overlap {
 
 Overlap RunWithForeignFlow(const topology::Topology& topo, RingSteps steps, int64_t foreign_bytes) {
   topology::Router router(topo);
-  const CollectiveRequest ring = Request(CollectiveOp::kAllReduce, Range(8), 256 << 20, CollectiveAlgorithm::kRing, steps);
-  const CollectiveRequest p2p = Request(CollectiveOp::kSendRecv, {2, 3}, foreign_bytes, CollectiveAlgorithm::kDirect, steps);
+  const CollectiveRequest ring =
+      Request(CollectiveOp::kAllReduce, Range(8), 256 << 20, CollectiveAlgorithm::kRing, steps);
+  const CollectiveRequest p2p =
+      Request(CollectiveOp::kSendRecv, {2, 3}, foreign_bytes, CollectiveAlgorithm::kDirect, steps);
   Simulator sim;
   auto network = Network::Create(&sim, NetworkLinks(topo), NetworkMode::kMaxMinFair);
   REQUIRE(network.ok());
@@ -192,7 +201,8 @@ TEST_CASE("aggregated rings still contend with traffic from outside the ring", "
 
 TEST_CASE("aggregated ring steps refuse pipeline chunks and parse by name", "[collectives][aggregated]") {
   Star s(4);
-  CollectiveRequest req = Request(CollectiveOp::kAllReduce, Range(4), 1 << 20, CollectiveAlgorithm::kRing, RingSteps::kAggregated);
+  CollectiveRequest req =
+      Request(CollectiveOp::kAllReduce, Range(4), 1 << 20, CollectiveAlgorithm::kRing, RingSteps::kAggregated);
   req.chunks = 4;
   const auto r = SimulateCollective(s.topo, s.router, req);
   REQUIRE_FALSE(r.ok());

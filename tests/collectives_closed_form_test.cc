@@ -16,8 +16,8 @@ using testing::H100Island;
 using testing::Range;
 using testing::Star;
 
-CollectiveResult Run(const topology::Topology& topo, topology::Router& router, CollectiveOp op,
-                     std::vector<GpuId> gpus, int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,
+CollectiveResult Run(const topology::Topology& topo, topology::Router& router, CollectiveOp op, std::vector<GpuId> gpus,
+                     int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,
                      NetworkMode mode = NetworkMode::kMaxMinFair) {
   CollectiveRequest req;
   req.op = op;
@@ -66,7 +66,8 @@ TEST_CASE("ring inside one NVSwitch node uses NVLink bandwidth and latency", "[c
   topology::Router router(topo);
   const int64_t bytes = kGiB;
   const auto r = Run(topo, router, CollectiveOp::kAllReduce, Range(8), bytes, CollectiveAlgorithm::kRing);
-  CHECK(TimeToSeconds(r.time) == Approx(RingAllReduceSeconds(8, bytes, GbpsToBytesPerSecond(3600), 1e-6)).epsilon(1e-3));
+  CHECK(TimeToSeconds(r.time) ==
+        Approx(RingAllReduceSeconds(8, bytes, GbpsToBytesPerSecond(3600), 1e-6)).epsilon(1e-3));
 }
 
 TEST_CASE("hierarchical all-reduce: intra-node RS + per-rail inter-node ring + intra-node AG", "[collectives]") {
@@ -144,7 +145,8 @@ TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S
 
 TEST_CASE("a ring across a slow inter-island link is limited by that link", "[collectives]") {
   v1::Cluster c = H100Island(2, v1::SINGLE_SWITCH, 1);
-  AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 2, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
+  AddIsland(c,
+            {.name = "b", .node_type = "dgx", .nodes = 2, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
   AddInterIslandLink(c, "a", "b", 10, 50000);
   auto topo = *topology::Topology::Build(c);
   topology::Router router(topo);

@@ -86,13 +86,15 @@ TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collec
   bad("--op send-recv --bytes 1 --gpus 0-2", "send-recv needs exactly two GPUs");
   bad("--op all-reduce --gpus 0-3", "give exactly one of --bytes and --sizes");
   bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps lumped", "--ring-steps: unknown mode \"lumped\"");
-  bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps aggregated --chunks 4", "--chunks: 4 with aggregated ring steps");
+  bad("--op all-reduce --bytes 1 --gpus 0-3 --ring-steps aggregated --chunks 4",
+      "--chunks: 4 with aggregated ring steps");
 }
 
 TEST_CASE("hetsim collective: NCCL achieved bandwidth by default, line rate with --ideal", "[collectives][cli][nccl]") {
   const std::string cluster = absl::StrCat(HETSIM_SOURCE_DIR, "/validation/nccl/cluster-dgx-a100-1node.pbtxt");
   const Run nccl = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring");
-  const Run ideal = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring --ideal");
+  const Run ideal =
+      Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring --ideal");
   INFO(nccl.err << ideal.err);
   REQUIRE(nccl.exit_code == 0);
   REQUIRE(ideal.exit_code == 0);

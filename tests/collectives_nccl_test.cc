@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <google/protobuf/text_format.h>
+#include <catch2/catch.hpp>
 
 #include "absl/strings/str_format.h"
 #include "proto/fabric_presets.h"
@@ -26,15 +26,31 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 v1::Cluster Cluster(const std::string& gpu_preset, int gpus, const std::string& intra_fabric, double intra_gbps,
                     int nodes, int nics, double nic_gbps, const std::string& fabric, bool ideal = false) {
   const std::string text = absl::StrFormat(R"pb(
-    name: "nccl" ideal: %s
-    gpu_types { name: "gpu" preset: "%s" }
-    node_types { name: "node" gpu_type: "gpu" gpus_per_node: %d intra_node_fabric: %s
-                 intra_node_bandwidth_gbps: %g intra_node_latency_ns: 700 }
-    islands { name: "cluster" node_type: "node" node_count: %d fabric: %s topology: SINGLE_SWITCH
-              nics_per_node: %d nic_bandwidth_gbps: %g nic_latency_ns: 1000 switch_latency_ns: 130 }
-  )pb",
-                                           ideal ? "true" : "false", gpu_preset, gpus, intra_fabric, intra_gbps,
-                                           nodes, fabric, nics, nic_gbps);
+                                             name: "nccl"
+                                             ideal: %s
+                                             gpu_types { name: "gpu" preset: "%s" }
+                                             node_types {
+                                               name: "node"
+                                               gpu_type: "gpu"
+                                               gpus_per_node: %d
+                                               intra_node_fabric: %s
+                                               intra_node_bandwidth_gbps: %g
+                                               intra_node_latency_ns: 700
+                                             }
+                                             islands {
+                                               name: "cluster"
+                                               node_type: "node"
+                                               node_count: %d
+                                               fabric: %s
+                                               topology: SINGLE_SWITCH
+                                               nics_per_node: %d
+                                               nic_bandwidth_gbps: %g
+                                               nic_latency_ns: 1000
+                                               switch_latency_ns: 130
+                                             }
+                                           )pb",
+                                           ideal ? "true" : "false", gpu_preset, gpus, intra_fabric, intra_gbps, nodes,
+                                           fabric, nics, nic_gbps);
   v1::Cluster c;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
   return c;

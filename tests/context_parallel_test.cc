@@ -142,8 +142,8 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
   }
   CHECK(TimeToSeconds(vs.cp_forward_exposed_time) == Approx(exposed_fwd).margin(1e-9));
   CHECK(TimeToSeconds(vs.cp_backward_exposed_time) == Approx(exposed_bwd).margin(1e-9));
-  CHECK(vs.forward_time() == vs.cost.forward_time + vs.forward_collective_time - vs.forward_hidden_comm_time +
-                                 vs.cp_forward_exposed_time);
+  CHECK(vs.forward_time() ==
+        vs.cost.forward_time + vs.forward_collective_time - vs.forward_hidden_comm_time + vs.cp_forward_exposed_time);
 
   const sim::executor::ExecutionResult run = testing::MakeRun(*setup);
   const v1::Report built = traces::BuildReport(*setup, run);

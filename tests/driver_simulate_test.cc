@@ -8,8 +8,8 @@
 #include "driver/simulate.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
 #include "sim/executor/run_limit.h"
+#include "sim/executor/setup.h"
 #include "traces/chrome_trace.h"
 #include "traces/metrics.h"
 

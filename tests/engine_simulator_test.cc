@@ -41,8 +41,7 @@ TEST_CASE("events run in time order", "[engine]") {
   CHECK(sim.events_processed() == times.size());
 }
 
-TEST_CASE("equal times run in insertion order, including events added at the current time",
-          "[engine]") {
+TEST_CASE("equal times run in insertion order, including events added at the current time", "[engine]") {
   Simulator sim;
   Recorder rec(&sim);
   // A handler that, at time 7, schedules two more events at time 7: they must follow 1..4.
@@ -61,8 +60,8 @@ TEST_CASE("equal times run in insertion order, including events added at the cur
   for (uint64_t i = 1; i <= 4; ++i) sim.Schedule(7, &rec, i);
   sim.Schedule(6, &rec, 0);
   sim.Run();
-  const std::vector<std::pair<Time, uint64_t>> expected = {
-      {6, 0}, {7, 100}, {7, 1}, {7, 2}, {7, 3}, {7, 4}, {7, 101}, {7, 102}};
+  const std::vector<std::pair<Time, uint64_t>> expected = {{6, 0}, {7, 100}, {7, 1},   {7, 2},
+                                                           {7, 3}, {7, 4},   {7, 101}, {7, 102}};
   CHECK(rec.log == expected);
 }
 
@@ -94,8 +93,7 @@ TEST_CASE("cancelled events never run and stale ids are refused", "[engine]") {
   CHECK(rec.log.size() == 3);
 }
 
-TEST_CASE("rescheduled events move and queue behind events already at their new time",
-          "[engine]") {
+TEST_CASE("rescheduled events move and queue behind events already at their new time", "[engine]") {
   Simulator sim;
   Recorder rec(&sim);
   const EventId a = sim.Schedule(100, &rec, 1);
@@ -173,7 +171,7 @@ TEST_CASE("the event queue matches a reference ordered map under random operatio
   const int mix = GENERATE(0, 1, 2);
   std::mt19937_64 rng(12345 + mix);
   EventQueue queue;
-  std::map<std::pair<Time, uint64_t>, uint64_t> reference;  // (time, seq) -> payload
+  std::map<std::pair<Time, uint64_t>, uint64_t> reference;          // (time, seq) -> payload
   std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> live;  // id -> reference key
   uint64_t seq = 0;
   Time clock = 0;
@@ -201,8 +199,8 @@ TEST_CASE("the event queue matches a reference ordered map under random operatio
       REQUIRE(popped.at == expected->first.first);
       REQUIRE(popped.payload == expected->second);
       clock = popped.at;
-      const auto it = std::find_if(live.begin(), live.end(),
-                                   [&](const auto& l) { return l.second == expected->first; });
+      const auto it =
+          std::find_if(live.begin(), live.end(), [&](const auto& l) { return l.second == expected->first; });
       REQUIRE(it != live.end());
       REQUIRE_FALSE(queue.IsPending(it->first));
       *it = live.back();
@@ -362,8 +360,7 @@ TEST_CASE("runs are deterministic", "[engine]") {
   CHECK(a.size() > 1000);
   CHECK(a == b);
   CHECK(run(8) != a);
-  CHECK(std::is_sorted(a.begin(), a.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; }));
+  CHECK(std::is_sorted(a.begin(), a.end(), [](const auto& x, const auto& y) { return x.first < y.first; }));
 }
 
 TEST_CASE("time conversions round as documented", "[engine]") {

@@ -51,11 +51,11 @@ TEST_CASE("each predicted quantity against its simulated value", "[evaluation]")
   pred.set_planner("test");
   pred.set_iteration_time_ms(60);  // -25%
   v1::PredictedStage* s0 = pred.add_stages();
-  s0->set_forward_ms(1.2);           // +20%
-  s0->set_backward_ms(2.4);          // -40%
-  s0->set_boundary_transfer_ms(0);   // -100%
-  s0->set_peak_memory_gib(15);       // -25%
-  pred.add_stages();                 // stage 1: nothing predicted
+  s0->set_forward_ms(1.2);          // +20%
+  s0->set_backward_ms(2.4);         // -40%
+  s0->set_boundary_transfer_ms(0);  // -100%
+  s0->set_peak_memory_gib(15);      // -25%
+  pred.add_stages();                // stage 1: nothing predicted
   const v1::PlanValidation v = ComparePrediction(plan, 8, TwoStageReport(), "p.pbtxt");
   REQUIRE(v.errors_size() == 5);
   CHECK(v.errors(0).quantity() == "prediction.iteration_time_ms");

@@ -18,12 +18,28 @@ using testing::MakeSetup;
 // Two DGX A100 (8 GPUs on NVSwitch at 300 GB/s, 700 ns GPU to GPU), 8 x 200 Gb/s NICs per node on one
 // switch (NIC wire 1000 ns, switch 130 ns). Ideal hardware: the closed forms are exact.
 constexpr char kCluster[] = R"pb(
-  name: "dgx-a100-2node" ideal: true
+  name: "dgx-a100-2node"
+  ideal: true
   gpu_types { name: "a100" preset: "A100-80GB" }
-  node_types { name: "dgx" gpu_type: "a100" gpus_per_node: 8 intra_node_fabric: NVSWITCH
-               intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: 700 }
-  islands { name: "a100" node_type: "dgx" node_count: 2 fabric: INFINIBAND topology: SINGLE_SWITCH
-            nics_per_node: 8 nic_bandwidth_gbps: 200 nic_latency_ns: 1000 switch_latency_ns: 130 }
+  node_types {
+    name: "dgx"
+    gpu_type: "a100"
+    gpus_per_node: 8
+    intra_node_fabric: NVSWITCH
+    intra_node_bandwidth_gbps: 2400
+    intra_node_latency_ns: 700
+  }
+  islands {
+    name: "a100"
+    node_type: "dgx"
+    node_count: 2
+    fabric: INFINIBAND
+    topology: SINGLE_SWITCH
+    nics_per_node: 8
+    nic_bandwidth_gbps: 200
+    nic_latency_ns: 1000
+    switch_latency_ns: 130
+  }
 )pb";
 
 // One stage over both nodes, TP 16: a GPT block of hidden 4096, one sample of 2048 tokens.
@@ -31,11 +47,21 @@ v1::Plan CrossNodePlan(bool overlap) {
   v1::Plan plan;
   const std::string text = R"pb(
     name: "tp16"
-    model { name: "gpt" dtype: BF16 transformer { num_layers: 2 hidden_size: 4096 num_attention_heads: 32
-            seq_length: 2048 vocab_size: 51200 } }
-    global_batch_size: 4 micro_batch_size: 1 schedule: GPIPE
-    stages { first_layer: 0 num_layers: 4 tensor_parallel: 16 data_parallel: 1
-             mesh { island: "a100" node_count: 2 gpus_per_node: 8 } }
+    model {
+      name: "gpt"
+      dtype: BF16
+      transformer { num_layers: 2 hidden_size: 4096 num_attention_heads: 32 seq_length: 2048 vocab_size: 51200 }
+    }
+    global_batch_size: 4
+    micro_batch_size: 1
+    schedule: GPIPE
+    stages {
+      first_layer: 0
+      num_layers: 4
+      tensor_parallel: 16
+      data_parallel: 1
+      mesh { island: "a100" node_count: 2 gpus_per_node: 8 }
+    }
   )pb";
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &plan));
   plan.set_tp_comm_overlap(overlap);

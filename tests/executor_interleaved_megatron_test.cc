@@ -14,21 +14,29 @@ namespace v1 = hetsim::v1;
 // 4 blocks on 2 stages of one GPU each (fast island nodes 0 and 1), 2 chunks, 4 microbatches.
 v1::Plan SmallInterleavedGpt() {
   v1::Plan plan;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    name: "small-gpt-interleaved"
-    model {
-      name: "gpt-small"
-      dtype: FP16
-      transformer { num_layers: 4 hidden_size: 256 num_attention_heads: 4 seq_length: 128 vocab_size: 1000 }
-    }
-    global_batch_size: 4
-    micro_batch_size: 1
-    schedule: INTERLEAVED_1F1B
-    virtual_stages: 2
-    stages { num_layers: 3 mesh { island: "fast" node_count: 1 gpus_per_node: 1 } }
-    stages { first_layer: 3 num_layers: 3 mesh { island: "fast" first_node: 1 node_count: 1 gpus_per_node: 1 } }
-  )pb",
-                                                        &plan));
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        name: "small-gpt-interleaved"
+        model {
+          name: "gpt-small"
+          dtype: FP16
+          transformer { num_layers: 4 hidden_size: 256 num_attention_heads: 4 seq_length: 128 vocab_size: 1000 }
+        }
+        global_batch_size: 4
+        micro_batch_size: 1
+        schedule: INTERLEAVED_1F1B
+        virtual_stages: 2
+        stages {
+          num_layers: 3
+          mesh { island: "fast" node_count: 1 gpus_per_node: 1 }
+        }
+        stages {
+          first_layer: 3
+          num_layers: 3
+          mesh { island: "fast" first_node: 1 node_count: 1 gpus_per_node: 1 }
+        }
+      )pb",
+      &plan));
   return plan;
 }
 

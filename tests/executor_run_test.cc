@@ -22,8 +22,8 @@
 namespace {
 
 using hetsim::kMillisecond;
-using hetsim::sim::NetworkMode;
 using hetsim::Time;
+using hetsim::sim::NetworkMode;
 using hetsim::sim::executor::ExecutionResult;
 using hetsim::sim::executor::ExecutionSetup;
 using hetsim::sim::executor::MemoryTimeline;
@@ -110,10 +110,10 @@ struct TwoStage {
 TwoStage RunTwoStage(v1::Schedule schedule, double c_ms) {
   const v1::Cluster cluster = TwoIslandCluster(1, 1, 8, 0);
   const auto bytes = static_cast<uint64_t>(c_ms * 1e6);
-  auto setup = MakeSetup(MakeInputs(cluster, MakePlan({{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
-                                                       {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}},
-                                                      48, schedule, bytes)),
-                         NetworkMode::kMaxMinFair);
+  auto setup = MakeSetup(
+      MakeInputs(cluster, MakePlan({{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 48,
+                                   schedule, bytes)),
+      NetworkMode::kMaxMinFair);
   ExecutionResult run = MakeRun(*setup);
   const Time c = setup->boundaries[0].forward_time;
   return {std::move(setup), std::move(run), c};
@@ -166,9 +166,8 @@ TEST_CASE("executor: HAPT case study warm-ups {3,2,1}, {5,3,1}, {5,2,1}", "[exec
   // Stage 0 -> 1 over 8 Gb/s Ethernet (c = 2 ms, in ((f+b)/2, f+b]), 1 -> 2 over InfiniBand (c = 2.7% of
   // t_max: below eps t_max with the case study's eps = 0.1, above the default 0.01).
   const v1::Cluster cluster = TwoIslandCluster(2, 1, 8, 0);
-  const std::vector<StageSpec> stages = {{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
-                                         {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
-                                         {"fast", 1, 0, 1, 1, 1, 1.0, 2.0, 1}};
+  const std::vector<StageSpec> stages = {
+      {"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"fast", 1, 0, 1, 1, 1, 1.0, 2.0, 1}};
   auto warmups = [&](v1::Schedule schedule) {
     v1::Plan plan = MakePlan(stages, 16, schedule, 2000000);
     plan.set_h1f1b_epsilon(0.1);
@@ -204,9 +203,9 @@ TEST_CASE("executor: GPipe holds m microbatches' activations, 1F1B at most S - i
 TEST_CASE("executor: a transfer over a slow link is slower when two flows share it", "[executor]") {
   // Two data-parallel replicas on each side of one 10 Gb/s Ethernet link.
   const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 1000);
-  const auto in = MakeInputs(cluster, MakePlan({{"slow", 0, 0, 2, 1, 2, 1.0, 2.0, 1},
-                                                {"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}},
-                                               8, v1::ONE_F_ONE_B, 5000000, 2));
+  const auto in =
+      MakeInputs(cluster, MakePlan({{"slow", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}}, 8,
+                                   v1::ONE_F_ONE_B, 5000000, 2));
   const auto alone = MakeSetup(in, NetworkMode::kContentionFree);
   const auto shared = MakeSetup(in, NetworkMode::kMaxMinFair);
   REQUIRE(alone->boundaries[0].forward_flows.size() == 2);
@@ -271,8 +270,7 @@ TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated 
   REQUIRE(runs[2].finish_time() > runs[0].finish_time());
 }
 
-TEST_CASE("executor: gradient synchronisation runs after the last backward, or overlapped in buckets",
-          "[executor]") {
+TEST_CASE("executor: gradient synchronisation runs after the last backward, or overlapped in buckets", "[executor]") {
   const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
   v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"fast", 1, 0, 2, 1, 2, 1.0, 2.0, 1}}, 8,
                            v1::ONE_F_ONE_B, 100000, 2);
@@ -302,8 +300,8 @@ TEST_CASE("executor: gradient synchronisation runs after the last backward, or o
         previous = g.finish;
       }
       // The first bucket starts during the last backward.
-      const auto first = std::find_if(run.grad_syncs.begin(), run.grad_syncs.end(),
-                                      [&](const auto& g) { return g.stage == s; });
+      const auto first =
+          std::find_if(run.grad_syncs.begin(), run.grad_syncs.end(), [&](const auto& g) { return g.stage == s; });
       REQUIRE(first->start < run.last_backward_end[s]);
     }
   }

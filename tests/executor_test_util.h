@@ -24,21 +24,57 @@ namespace hetsim::testing {
 inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gbps, int64_t latency_ns,
                                     int slow_nodes = 1) {
   const std::string text = absl::StrFormat(R"pb(
-    name: "two-islands"
-    ideal: true
-    gpu_types { name: "a100" preset: "A100-80GB" }
-    gpu_types { name: "v100" preset: "V100-32GB" }
-    node_types { name: "fast" gpu_type: "a100" gpus_per_node: %d intra_node_fabric: NVSWITCH
-                 intra_node_bandwidth_gbps: 2400 intra_node_latency_ns: %d }
-    node_types { name: "slow" gpu_type: "v100" gpus_per_node: %d intra_node_fabric: NVSWITCH
-                 intra_node_bandwidth_gbps: 1200 intra_node_latency_ns: %d }
-    islands { name: "fast" node_type: "fast" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
-              nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: %d switch_latency_ns: %d }
-    islands { name: "slow" node_type: "slow" node_count: %d fabric: INFINIBAND topology: SINGLE_SWITCH
-              nics_per_node: 1 nic_bandwidth_gbps: 200 nic_latency_ns: %d switch_latency_ns: %d }
-    inter_island_links { island_a: "slow" island_b: "fast" fabric: ETHERNET bandwidth_gbps: %g
-                         latency_ns: %d count: 1 }
-  )pb",
+                                             name: "two-islands"
+                                             ideal: true
+                                             gpu_types { name: "a100" preset: "A100-80GB" }
+                                             gpu_types { name: "v100" preset: "V100-32GB" }
+                                             node_types {
+                                               name: "fast"
+                                               gpu_type: "a100"
+                                               gpus_per_node: %d
+                                               intra_node_fabric: NVSWITCH
+                                               intra_node_bandwidth_gbps: 2400
+                                               intra_node_latency_ns: %d
+                                             }
+                                             node_types {
+                                               name: "slow"
+                                               gpu_type: "v100"
+                                               gpus_per_node: %d
+                                               intra_node_fabric: NVSWITCH
+                                               intra_node_bandwidth_gbps: 1200
+                                               intra_node_latency_ns: %d
+                                             }
+                                             islands {
+                                               name: "fast"
+                                               node_type: "fast"
+                                               node_count: %d
+                                               fabric: INFINIBAND
+                                               topology: SINGLE_SWITCH
+                                               nics_per_node: 1
+                                               nic_bandwidth_gbps: 200
+                                               nic_latency_ns: %d
+                                               switch_latency_ns: %d
+                                             }
+                                             islands {
+                                               name: "slow"
+                                               node_type: "slow"
+                                               node_count: %d
+                                               fabric: INFINIBAND
+                                               topology: SINGLE_SWITCH
+                                               nics_per_node: 1
+                                               nic_bandwidth_gbps: 200
+                                               nic_latency_ns: %d
+                                               switch_latency_ns: %d
+                                             }
+                                             inter_island_links {
+                                               island_a: "slow"
+                                               island_b: "fast"
+                                               fabric: ETHERNET
+                                               bandwidth_gbps: %g
+                                               latency_ns: %d
+                                               count: 1
+                                             }
+                                           )pb",
                                            gpus, latency_ns, gpus, latency_ns, fast_nodes, latency_ns, latency_ns,
                                            slow_nodes, latency_ns, latency_ns, ethernet_gbps, latency_ns);
   v1::Cluster c;
@@ -112,8 +148,7 @@ inline proto::PlanInputs MakeInputs(const v1::Cluster& cluster, const v1::Plan& 
   return in;
 }
 
-inline std::unique_ptr<sim::executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in,
-                                                                sim::NetworkMode mode) {
+inline std::unique_ptr<sim::executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in, sim::NetworkMode mode) {
   auto setup = sim::executor::BuildExecutionSetup(in, mode);
   INFO(setup.status().message());
   REQUIRE(setup.ok());

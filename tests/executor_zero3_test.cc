@@ -9,8 +9,8 @@
 
 namespace {
 
-using hetsim::sim::NetworkMode;
 using hetsim::Time;
+using hetsim::sim::NetworkMode;
 using hetsim::testing::MakeInputs;
 using hetsim::testing::MakePlan;
 using hetsim::testing::MakeRun;

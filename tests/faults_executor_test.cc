@@ -19,8 +19,8 @@
 namespace {
 
 using hetsim::kMillisecond;
-using hetsim::sim::NetworkMode;
 using hetsim::Time;
+using hetsim::sim::NetworkMode;
 using hetsim::sim::executor::ExecutionResult;
 using hetsim::sim::executor::ExecutionSetup;
 using hetsim::sim::executor::ExecutorOptions;
@@ -109,7 +109,8 @@ TEST_CASE("faults: a straggler window stretches only the part of a task inside i
   // A task that starts inside the window and outlives it: 2x during [0, 0.5) ms does 0.25 ms of F0's
   // work, the other 0.75 ms run at full speed: F0 ends at 1.25 ms, and with one microbatch everything
   // after it moves by 0.25 ms.
-  const ExecutionResult early = RunWith(*setup, Resolve(*setup, "faults { gpu: 0 kind: SLOW factor: 2 duration_ms: 0.5 }"));
+  const ExecutionResult early =
+      RunWith(*setup, Resolve(*setup, "faults { gpu: 0 kind: SLOW factor: 2 duration_ms: 0.5 }"));
   CHECK(early.node_finish[f0] == kMillisecond + kMillisecond / 4);
   CHECK(early.pipeline_end == MakeRun(*setup).pipeline_end + kMillisecond / 4);
 }
@@ -120,10 +121,10 @@ namespace {
 // cross the single 10 Gb/s Ethernet link (1.25e9 B/s: 0.8 ms) forward, and back. No latency.
 std::unique_ptr<ExecutionSetup> TwoStagesOverEthernet(NetworkMode mode) {
   static const v1::Cluster cluster = TwoIslandCluster(1, 1, 10, 0);
-  return MakeSetup(MakeInputs(cluster, MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1},
-                                                 {"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}},
-                                                1, v1::ONE_F_ONE_B, 1000000)),
-                   mode);
+  return MakeSetup(
+      MakeInputs(cluster, MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 1,
+                                   v1::ONE_F_ONE_B, 1000000)),
+      mode);
 }
 
 }  // namespace
@@ -144,7 +145,8 @@ TEST_CASE("faults: a link degraded 2x from t = 0 doubles a transfer's byte time"
     }
     // One direction only, by name: the forward transfer doubles, the backward does not.
     const std::string name = "fast/gateway0->slow/gateway0";
-    const ExecutionResult one = RunWith(*setup, Resolve(*setup, "faults { link: \"" + name + "\" kind: SLOW factor: 2 }"));
+    const ExecutionResult one =
+        RunWith(*setup, Resolve(*setup, "faults { link: \"" + name + "\" kind: SLOW factor: 2 }"));
     CHECK(one.pipeline_end == clean.pipeline_end + 8 * kMillisecond / 10);
   }
 }
@@ -256,13 +258,15 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
   CHECK(a.node_finish == b.node_finish);
   CHECK(a.iteration_time == b.iteration_time);
   CHECK(a.node_finish != clean.node_finish);
-  const ExecutionResult other = RunWith(*setup, Resolve(*setup, "jitter { seed: 8 distribution: LOGNORMAL spread: 0.1 }"));
+  const ExecutionResult other =
+      RunWith(*setup, Resolve(*setup, "jitter { seed: 8 distribution: LOGNORMAL spread: 0.1 }"));
   CHECK(other.node_finish != a.node_finish);
   const ExecutionResult none = RunWith(*setup, Resolve(*setup, "jitter { seed: 7 distribution: UNIFORM spread: 0 }"));
   CHECK(none.node_finish == clean.node_finish);
   CHECK(none.iteration_time == clean.iteration_time);
   // Only the listed GPUs jitter: stage 0 (GPU 0) alone.
-  const ExecutionResult only = RunWith(*setup, Resolve(*setup, "jitter { seed: 7 distribution: NORMAL spread: 0.1 gpus: 0 }"));
+  const ExecutionResult only =
+      RunWith(*setup, Resolve(*setup, "jitter { seed: 7 distribution: NORMAL spread: 0.1 gpus: 0 }"));
   for (int id : setup->dag->stage_compute_order()[1]) {
     CHECK(only.node_finish[id] - only.node_start[id] == clean.node_finish[id] - clean.node_start[id]);
   }

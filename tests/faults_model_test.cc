@@ -52,7 +52,8 @@ TEST_CASE("faults model: a task progresses at the GPU's speed at every instant",
   // 1 ms of work at x2 takes 2 ms (to 4 ms): 4 ms.
   CHECK(model.FinishOn(2, 0, 3 * kMillisecond) == 4 * kMillisecond);
   // 1.5 ms of work from 3 ms: 0.5 ms by 4 ms (x2), 2 ms of x6 do 1/3 ms, 2/3 ms left at x2 from 6 ms.
-  CHECK(std::llabs(model.FinishOn(2, 3 * kMillisecond, 3 * kMillisecond / 2) - (6 * kMillisecond + 4 * kMillisecond / 3)) <= 1);
+  CHECK(std::llabs(model.FinishOn(2, 3 * kMillisecond, 3 * kMillisecond / 2) -
+                   (6 * kMillisecond + 4 * kMillisecond / 3)) <= 1);
   // A GPU without faults, and a stage: the slowest GPU decides.
   CHECK(model.FinishOn(3, kMillisecond, kMillisecond) == 2 * kMillisecond);
   const std::vector<int> gpus = {3, 0};
@@ -122,9 +123,9 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
 
 namespace {
 
+using hetsim::LinkId;
 using hetsim::sim::FlowId;
 using hetsim::sim::FlowObserver;
-using hetsim::LinkId;
 using hetsim::sim::LinkSpec;
 using hetsim::sim::Network;
 using hetsim::sim::NetworkMode;

@@ -177,6 +177,32 @@ TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]")
   CheckRoundTrip(*m, cluster);
 }
 
+TEST_CASE("context parallelism: ranks TP, then CP, then DP inside a stage", "[interop]") {
+  const v1::Cluster cluster = Cluster("a100-512");
+  // Two nodes of 8: TP 4 x CP 2 fills a node, PP 2 over the two nodes, DP 1.
+  absl::StatusOr<MegatronImport> m = Import(
+      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 16384 --max-position-embeddings 16384 --micro-batch-size 1 "
+      "--global-batch-size 64 --tensor-model-parallel-size 4 --context-parallel-size 2 "
+      "--pipeline-model-parallel-size 2 --sequence-parallel --bf16 --use-distributed-optimizer",
+      cluster);
+  REQUIRE(m.ok());
+  const v1::Plan& p = m->plan;
+  CHECK(p.context_parallel() == 2);
+  CHECK(p.name() == "megatron-tp4-cp2-pp2-dp1");
+  CHECK(p.micro_batch_size() == 1);  // CP splits the sequence, not the batch
+  REQUIRE(p.stages_size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(p.stages(i).tensor_parallel() == 4);
+    CHECK(p.stages(i).data_parallel() == 1);
+    CHECK(p.stages(i).mesh().first_node() == static_cast<uint32_t>(i));
+    CHECK(p.stages(i).mesh().node_count() == 1);
+    CHECK(p.stages(i).mesh().gpus_per_node() == 8);
+  }
+  CHECK_FALSE(HasNote(*m, "context-parallel"));
+  CheckRoundTrip(*m, cluster);
+}
+
 TEST_CASE("launch lines: shell tokens, --flag=value, interleaving", "[interop]") {
   using hetsim::interop::ShellTokens;
   CHECK(ShellTokens("a \\\n  'b c' \"d\" # comment\ne") == std::vector<std::string>{"a", "b c", "d", "e"});
@@ -209,23 +235,27 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
       "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 ";
   CHECK(ImportError(base + "--fp16 --bf16") == "line.sh: --fp16 and --bf16 contradict each other");
   CHECK(ImportError(base + "--num-layers 32") == "line.sh: --num-layers 24 and --num-layers 32 contradict each other");
-  CHECK(ImportError(base + "--context-parallel-size 2").find("context parallelism is not modelled yet") !=
-        std::string::npos);
-  CHECK(ImportError(base + "--overlap-param-gather").find("--overlap-param-gather and the absence of "
-                                                         "--use-distributed-optimizer contradict") != std::string::npos);
+  CHECK(ImportError("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1022 "
+                    "--micro-batch-size 1 --context-parallel-size 2") ==
+        "line.sh: context_parallel: 2: seq_length 1022 is not a multiple of 2 x context_parallel = 4");
+  CHECK(ImportError(base + "--overlap-param-gather")
+            .find("--overlap-param-gather and the absence of "
+                  "--use-distributed-optimizer contradict") != std::string::npos);
   CHECK(ImportError(base + "--tp-comm-overlap --tensor-model-parallel-size 2").find("--sequence-parallel") !=
         std::string::npos);
   CHECK(ImportError(base + "--recompute-granularity selective --recompute-method uniform") ==
         "line.sh: --recompute-method uniform and --recompute-granularity selective contradict each other: a "
         "recompute method applies to full recomputation only");
-  CHECK(ImportError(base + "--max-position-embeddings 512").find("--seq-length 1024 and --max-position-embeddings "
-                                                                 "512 contradict") != std::string::npos);
+  CHECK(ImportError(base + "--max-position-embeddings 512")
+            .find("--seq-length 1024 and --max-position-embeddings "
+                  "512 contradict") != std::string::npos);
   CHECK(ImportError(base + "--pipeline-model-parallel-size 5") ==
         "line.sh: --tensor-model-parallel-size 1 x --context-parallel-size 1 x --pipeline-model-parallel-size 5 = 5 "
         "does not divide the 8 GPUs (1 nodes x 8)");
-  CHECK(ImportError(base + "--global-batch-size 10 --tensor-model-parallel-size 2").find(
-            "the global batch must be a multiple of micro-batch x data parallel (4)") != std::string::npos);
-  CHECK(ImportError(base + "--tensor-model-parallel-size") == "line.sh: --tensor-model-parallel-size: needs 1 value, got 0");
+  CHECK(ImportError(base + "--global-batch-size 10 --tensor-model-parallel-size 2")
+            .find("the global batch must be a multiple of micro-batch x data parallel (4)") != std::string::npos);
+  CHECK(ImportError(base + "--tensor-model-parallel-size") ==
+        "line.sh: --tensor-model-parallel-size: needs 1 value, got 0");
   CHECK(ImportError(base + "--tensor-model-parallel-size two") ==
         "line.sh: --tensor-model-parallel-size: \"two\" is not a positive whole number");
   CHECK(ImportError("--hidden-size 1024") == "line.sh: --num-layers: required");

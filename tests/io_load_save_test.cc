@@ -26,9 +26,7 @@ fs::path TempDir(const std::string& name) {
   return dir;
 }
 
-void WriteFile(const fs::path& path, const std::string& contents) {
-  std::ofstream(path, std::ios::binary) << contents;
-}
+void WriteFile(const fs::path& path, const std::string& contents) { std::ofstream(path, std::ios::binary) << contents; }
 
 std::string ReadFile(const fs::path& path) { return *hetsim::proto::ReadFileToString(path.string()); }
 

@@ -28,8 +28,7 @@ std::unique_ptr<sim::executor::ExecutionSetup> HaptCaseSetup() {
   return *std::move(setup);
 }
 
-TEST_CASE("limits: the iteration passes with max-events equal to its event count and stops one below",
-          "[limits]") {
+TEST_CASE("limits: the iteration passes with max-events equal to its event count and stops one below", "[limits]") {
   const auto setup = HaptCaseSetup();
   absl::StatusOr<sim::executor::ExecutionResult> full = sim::executor::Execute(*setup, {});
   REQUIRE(full.ok());
@@ -86,8 +85,7 @@ TEST_CASE("limits: hetsim run exits 2 naming the limit and writes no report or t
   CHECK(Hetsim(dir, absl::StrCat("run ", plan, " --cluster ", cluster, " --max-events 0 -q")).exit_code == 0);
 }
 
-TEST_CASE("limits: a sweep point that reaches a limit is recorded as limit and the sweep goes on",
-          "[limits][cli]") {
+TEST_CASE("limits: a sweep point that reaches a limit is recorded as limit and the sweep goes on", "[limits][cli]") {
   const std::string dir = SweepFolder("limits");
   const std::string sweep = WriteFile(dir, "sweep.pbtxt", kBandwidthScheduleSweep);
   REQUIRE(Hetsim(dir, absl::StrCat("sweep ", sweep, " -o ", dir, "/cut.csv -j 2 --max-events 10")).exit_code == 0);

@@ -52,9 +52,8 @@ constexpr double kGBps = 1e9;  // bytes per second
 TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "[network]") {
   Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{10 * kGBps, 1 * kMicrosecond},
-                                {5 * kGBps, 2 * kMicrosecond},
-                                {20 * kGBps, 3 * kMicrosecond}});
+  auto net = MakeNetwork(
+      &sim, {{10 * kGBps, 1 * kMicrosecond}, {5 * kGBps, 2 * kMicrosecond}, {20 * kGBps, 3 * kMicrosecond}});
   const std::vector<LinkId> route = {0, 1, 2};
   const FlowId f = net->StartFlow(route, 1'000'000, &log, 42);
   CHECK(net->IsActive(f));
@@ -248,8 +247,7 @@ TEST_CASE("an observer can start the next flow from its callback", "[network]") 
   net->StartFlow(chain.route, 2'000'000, &chain, 0);
   sim.Run();
   // Each hop: 1 us + 2e6 / 2e9 s = 1 ms.
-  CHECK(chain.ends == std::vector<Time>{1001 * kMicrosecond, 2002 * kMicrosecond,
-                                        3003 * kMicrosecond});
+  CHECK(chain.ends == std::vector<Time>{1001 * kMicrosecond, 2002 * kMicrosecond, 3003 * kMicrosecond});
   // Busy only while bytes flow: 3 x 1 ms, the latency gaps excluded.
   CHECK(net->link_counters(0).busy_time == 3 * kMillisecond);
 }
@@ -268,8 +266,7 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
     const double fast = variant == 1 && rng() % 3 == 0 ? 20 : 1;
-    specs.push_back({static_cast<double>(1 + rng() % 8) * kGBps * fast,
-                     static_cast<Time>(rng() % 3000)});
+    specs.push_back({static_cast<double>(1 + rng() % 8) * kGBps * fast, static_cast<Time>(rng() % 3000)});
   }
   auto net = MakeNetwork(&sim, specs);
   struct Planned {
@@ -285,19 +282,17 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
       const LinkId l = static_cast<LinkId>(rng() % num_links);
       if (std::find(route.begin(), route.end(), l) == route.end()) route.push_back(l);
     }
-    planned.push_back({static_cast<Time>(rng() % (5 * kMillisecond)), route,
-                       static_cast<int64_t>(1 + rng() % 20'000'000)});
+    planned.push_back(
+        {static_cast<Time>(rng() % (5 * kMillisecond)), route, static_cast<int64_t>(1 + rng() % 20'000'000)});
   }
-  std::sort(planned.begin(), planned.end(),
-            [](const Planned& a, const Planned& b) { return a.start < b.start; });
+  std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) { return a.start < b.start; });
   std::vector<std::pair<FlowId, const Planned*>> started;
   size_t next = 0;
   int checkpoints_with_flows = 0;
   for (Time t = 0; t <= 20 * kMillisecond; t += 97 * kMicrosecond) {
     while (next < planned.size() && planned[next].start <= t) {
       sim.RunUntil(planned[next].start);
-      started.push_back({net->StartFlow(planned[next].route, planned[next].bytes, &log, next),
-                         &planned[next]});
+      started.push_back({net->StartFlow(planned[next].route, planned[next].bytes, &log, next), &planned[next]});
       ++next;
     }
     sim.RunUntil(t);
@@ -363,8 +358,8 @@ TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
 TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", "[network]") {
   Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{4 * kGBps, 1 * kMicrosecond}, {2 * kGBps, 1 * kMicrosecond}},
-                         NetworkMode::kContentionFree);
+  auto net =
+      MakeNetwork(&sim, {{4 * kGBps, 1 * kMicrosecond}, {2 * kGBps, 1 * kMicrosecond}}, NetworkMode::kContentionFree);
   CHECK(net->mode_name() == std::string("contention-free"));
   const std::vector<LinkId> both = {0, 1};
   const std::vector<LinkId> first = {0};
@@ -382,8 +377,7 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
   Simulator sim;
   auto zero = Network::Create(&sim, {{1e9, 0}, {0, 0}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(zero.ok());
-  CHECK_THAT(std::string(zero.status().message()),
-             Catch::Contains("links[1].capacity_bytes_per_s"));
+  CHECK_THAT(std::string(zero.status().message()), Catch::Contains("links[1].capacity_bytes_per_s"));
   auto negative = Network::Create(&sim, {{1e9, -5}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(negative.ok());
   CHECK_THAT(std::string(negative.status().message()), Catch::Contains("links[0].latency"));

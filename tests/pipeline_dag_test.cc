@@ -13,8 +13,7 @@ namespace {
 using hetsim::Time;
 using namespace hetsim::sim::pipeline;
 
-PipelineSchedule Build(hetsim::v1::Schedule kind, int stages, int m, std::vector<int> warmup = {},
-                       int chunks = 1) {
+PipelineSchedule Build(hetsim::v1::Schedule kind, int stages, int m, std::vector<int> warmup = {}, int chunks = 1) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.num_stages = stages;
@@ -52,8 +51,8 @@ Run Analyze(const PipelineSchedule& schedule, const UniformCosts& costs) {
 void CheckKBlock(const Run& run, int K, Time expected) {
   const int m = run.dag.num_microbatches();
   for (int i = m / 4; i + K < 3 * m / 4; ++i) {
-    const Time gap = run.path.earliest_start[run.dag.Forward(i + K, 0)] -
-                     run.path.earliest_start[run.dag.Forward(i, 0)];
+    const Time gap =
+        run.path.earliest_start[run.dag.Forward(i + K, 0)] - run.path.earliest_start[run.dag.Forward(i, 0)];
     INFO("microbatch " << i);
     REQUIRE(gap == expected);
   }
@@ -128,8 +127,7 @@ TEST_CASE("equal stages, free communication: (m+S-1)(f+b) and bubble (S-1)/(m+S-
 }
 
 TEST_CASE("critical path is a chain of binding edges from F(0,0) to the sink", "[pipeline][dag]") {
-  const Run run = Analyze(Build(hetsim::v1::ONE_F_ONE_B, 4, 12),
-                          Equal(4, 5, 11, 3));
+  const Run run = Analyze(Build(hetsim::v1::ONE_F_ONE_B, 4, 12), Equal(4, 5, 11, 3));
   const auto& cp = run.path.critical_path;
   REQUIRE(cp.size() >= 2);
   CHECK(cp.front() == run.dag.Forward(0, 0));
@@ -152,8 +150,7 @@ TEST_CASE("HAPT Lemma 1 and 2: two stages, K launched forwards", "[pipeline][dag
       INFO("K=" << K << " c=" << c);
       // Lemma 1: s(B_i,1) - s(F_i,1) = max{K f + (K-1) b, 2f + b + 2c}.
       for (int i = 16; i < 48; ++i) {
-        REQUIRE(run.path.earliest_start[run.dag.Backward(i, 0)] -
-                    run.path.earliest_start[run.dag.Forward(i, 0)] ==
+        REQUIRE(run.path.earliest_start[run.dag.Backward(i, 0)] - run.path.earliest_start[run.dag.Forward(i, 0)] ==
                 std::max(K * f + (K - 1) * b, 2 * f + b + 2 * c));
       }
       // Lemma 2 (Eq. 7): a K-block lasts max{K(f+b), 2(f+b+c)}.
@@ -219,8 +216,7 @@ TEST_CASE("interleaved 1F1B shrinks the fill-and-drain by the number of chunks",
   for (int S : {2, 4}) {
     for (int v : {1, 2, 3}) {
       for (int m : {S, 2 * S, 4 * S}) {
-        const Run run = Analyze(Build(hetsim::v1::INTERLEAVED_1F1B, S, m, {}, v),
-                                Equal(S * v, f / v, b / v, 0));
+        const Run run = Analyze(Build(hetsim::v1::INTERLEAVED_1F1B, S, m, {}, v), Equal(S * v, f / v, b / v, 0));
         INFO("S=" << S << " v=" << v << " m=" << m);
         CHECK(run.path.iteration_time == m * (f + b) + (S - 1) * (f + b) / v);
       }

@@ -37,12 +37,12 @@ TEST_CASE("iteration metrics of a two-stage iteration worked out by hand", "[pip
   f.stages = {{24 * kMs, 2, 1e15}, {12 * kMs, 1, 2e15}};
   const pl::IterationMetrics m = pl::ComputeIterationMetrics(f);
   CHECK(m.seconds == Approx(0.04).epsilon(1e-15));
-  CHECK(m.samples_per_s == Approx(200).epsilon(1e-15));         // 8 / 0.04
-  CHECK(m.tokens_per_s == Approx(204800).epsilon(1e-15));       // 8 * 1024 / 0.04
+  CHECK(m.samples_per_s == Approx(200).epsilon(1e-15));    // 8 / 0.04
+  CHECK(m.tokens_per_s == Approx(204800).epsilon(1e-15));  // 8 * 1024 / 0.04
   CHECK(m.model_flop == 4.8e12);
-  CHECK(m.mfu == Approx(0.03).epsilon(1e-15));                  // 4.8e12 / (0.04 * 4e15)
-  CHECK(m.model_tflops_per_gpu == Approx(40).epsilon(1e-15));   // 4.8e12 / 0.04 / 3 / 1e12
-  CHECK(m.bubble_ratio == Approx(0.4375).epsilon(1e-15));       // 1 - (24 + 12) / (2 * 32)
+  CHECK(m.mfu == Approx(0.03).epsilon(1e-15));                 // 4.8e12 / (0.04 * 4e15)
+  CHECK(m.model_tflops_per_gpu == Approx(40).epsilon(1e-15));  // 4.8e12 / 0.04 / 3 / 1e12
+  CHECK(m.bubble_ratio == Approx(0.4375).epsilon(1e-15));      // 1 - (24 + 12) / (2 * 32)
   // Eq. 25 over GPUs {24, 24, 12} ms with peaks {1, 1, 2}e15: 1 - 12 * 2 / (24 * 4) = 0.75.
   CHECK(m.eta == Approx(0.75).epsilon(1e-15));
 }

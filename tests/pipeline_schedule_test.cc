@@ -39,8 +39,7 @@ std::string Render(const std::vector<PipelineOp>& ops) {
 
 }  // namespace
 
-TEST_CASE("HAPT case study warm-up counts: 1F1B {3,2,1}, Eager-1F1B {5,3,1}, H-1F1B {5,2,1}",
-          "[pipeline][schedule]") {
+TEST_CASE("HAPT case study warm-up counts: 1F1B {3,2,1}, Eager-1F1B {5,3,1}, H-1F1B {5,2,1}", "[pipeline][schedule]") {
   CHECK(Warmup(Spec(hetsim::v1::ONE_F_ONE_B, 3, 128)) == std::vector<int>{3, 2, 1});
   CHECK(Warmup(Spec(hetsim::v1::EAGER_1F1B, 3, 128)) == std::vector<int>{5, 3, 1});
   // Stage 1 -> 2 crosses the 5 Gbps Ethernet (c between t_max/2 and t_max), 2 -> 3 InfiniBand.
@@ -105,8 +104,7 @@ TEST_CASE("interleaved 1F1B follows Megatron's chunk order", "[pipeline][schedul
   spec.num_microbatches = 5;
   auto bad = BuildSchedule(spec, "plan.pbtxt");
   REQUIRE_FALSE(bad.ok());
-  CHECK(std::string(bad.status().message()).find("multiple of the number of stages (2)") !=
-        std::string::npos);
+  CHECK(std::string(bad.status().message()).find("multiple of the number of stages (2)") != std::string::npos);
 }
 
 TEST_CASE("warm-up counts that deadlock are rejected with the stage", "[pipeline][schedule]") {

@@ -42,7 +42,7 @@ TEST_CASE("interleaved: GPT-3 175B on 8 stages of 3 chunks gets Megatron's 24 ch
   // 3 does not divide. Megatron: 24 chunks of 96 / 24 = 4 blocks.
   const std::vector<LayerRange> r = VirtualStageLayers(MegatronStages(8, 12), 3, {1, 1});
   CheckMegatronLayout(r, 24, 4);
-  CHECK(r[0].first_layer == 0);   // embedding + blocks 0-3 = layers 0..4
+  CHECK(r[0].first_layer == 0);  // embedding + blocks 0-3 = layers 0..4
   CHECK(r[0].num_layers == 5);
   CHECK(r[8].first_layer == 33);  // stage 0's second chunk: blocks 32-35 = layers 33..36
   CHECK(r[8].num_layers == 4);

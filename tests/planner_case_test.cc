@@ -168,7 +168,7 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
       TangramOptions o = none;
       (rule == 0 ? o.rule_dedup : rule == 1 ? o.rule_balance : rule == 2 ? o.rule_memory : o.rule_interface) = true;
       const TangramResult r = run(o);
-      fired[rule] += rule == 0 ? r.stats.dedup_hits
+      fired[rule] += rule == 0   ? r.stats.dedup_hits
                      : rule == 1 ? r.stats.pruned_balance
                      : rule == 2 ? r.stats.pruned_memory
                                  : r.stats.pruned_interface;

@@ -74,8 +74,7 @@ TEST_CASE("replan: a failed node empties its island, which leaves with its links
   CHECK(s.num_gpus == 6);
 }
 
-TEST_CASE("replan: failed inter-island links reduce the count, then disconnect; the largest part stays",
-          "[replan]") {
+TEST_CASE("replan: failed inter-island links reduce the count, then disconnect; the largest part stays", "[replan]") {
   FailedTargets cable;
   cable.links = {"fast/gateway0->slow/gateway0"};
   const planner::SurvivingCluster one_left = Survive(ThreeAndOne(2), cable);
@@ -187,8 +186,7 @@ TEST_CASE("replan: the profile cache answers a second planning run without prici
   CHECK(cache.stats().rebinds == 1);
 }
 
-TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, slower but running",
-          "[replan]") {
+TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, slower but running", "[replan]") {
   const proto::PlanInputs in = HaptCase();
   planner::ProfileCache cache;
   REQUIRE(driver::PrimeProfileCache(in, planner::PlannerKind::kHapt, 2, &cache).ok());

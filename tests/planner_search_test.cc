@@ -20,11 +20,13 @@ constexpr Time kInf = INT64_MAX;
 // Every island-contiguous pipeline over the layers (each island filled), every shape; the fastest
 // configuration that holds the stage's launch count (independent of the configuration) per stage.
 Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B, Time t_max,
-                     const SearchOptions& opt) {
+                const SearchOptions& opt) {
   const ClusterModel& cl = prof.cluster();
   const int L = static_cast<int>(layers.size());
   const int I = cl.num_islands();
-  struct St { int k, i, island, shape; };
+  struct St {
+    int k, i, island, shape;
+  };
   std::vector<St> stack;
   Time best = kInf;
   auto evaluate = [&] {
@@ -41,9 +43,10 @@ Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B
     Time sum = 0;
     int launches = 0;
     for (int s = S - 1; s >= 0; --s) {
-      const int delta = s == S - 1 ? 1
-                        : opt.schedule == v1::H_1F1B ? sim::pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
-                        : opt.schedule == v1::EAGER_1F1B ? 2 : 1;
+      const int delta = s == S - 1                       ? 1
+                        : opt.schedule == v1::H_1F1B     ? sim::pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
+                        : opt.schedule == v1::EAGER_1F1B ? 2
+                                                         : 1;
       launches = static_cast<int>(std::min<int64_t>(B, launches + delta));
       const int first = layers[stack[s].k].first;
       const int count = layers[stack[s].i].first + layers[stack[s].i].count - first;

@@ -14,8 +14,13 @@ using hetsim::proto::StageRuleProblems;
 
 // A dense transformer stage that breaks no rule: 16 heads, 4 KV heads, FFN 8192, TP 4 x DP 2, mbs 4.
 StageRuleInputs Good() {
-  return {.tensor_parallel = 4, .data_parallel = 2, .micro_batch_size = 4, .num_attention_heads = 16,
-          .num_kv_heads = 4, .ffn_hidden_size = 8192, .num_experts = 1};
+  return {.tensor_parallel = 4,
+          .data_parallel = 2,
+          .micro_batch_size = 4,
+          .num_attention_heads = 16,
+          .num_kv_heads = 4,
+          .ffn_hidden_size = 8192,
+          .num_experts = 1};
 }
 
 // "field: problem" of every problem.

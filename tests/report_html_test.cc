@@ -62,7 +62,7 @@ TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
   CHECK(hetsim::report::Num(0.314807, 3) == "0.315");
   CHECK(hetsim::report::Num(2.5, 4) == "2.5");
   CHECK(hetsim::report::Coord(-0.01) == "0");
-  CHECK(hetsim::report::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+  CHECK(hetsim::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
 }
 
 TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output", "[report]") {

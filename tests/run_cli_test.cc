@@ -44,8 +44,8 @@ const std::string kCluster = absl::StrCat(HETSIM_SOURCE_DIR, "/examples/cluster-
 TEST_CASE("run: exit 0, the table on stdout, a report and a trace written", "[cli][run]") {
   const fs::path dir = EmptyDir("ok");
   const fs::path report = dir / "report.json", trace = dir / "trace.json";
-  const RunResult r = HetsimRun(dir, absl::StrCat(kPlan, " --cluster ", kCluster, " --report ", report.string(),
-                                                  " --trace ", trace.string()));
+  const RunResult r = HetsimRun(
+      dir, absl::StrCat(kPlan, " --cluster ", kCluster, " --report ", report.string(), " --trace ", trace.string()));
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("MFU"));

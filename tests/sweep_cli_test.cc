@@ -39,8 +39,12 @@ TEST_CASE("hetsim sweep: jobs, shards and merge give the same file; bad axes exi
   CHECK_THAT(cut.err, Catch::Contains("point 23 is in no shard"));
 
   WriteFile(dir, "bad-axis.pbtxt", R"pb(
-    cluster_path: "cluster-hapt-case.pbtxt" plan_path: "plan-hapt-case.pbtxt"
-    axes { path: "cluster.inter_island_links[1].bandwidth_gbps" values: ["3", "5"] }
+    cluster_path: "cluster-hapt-case.pbtxt"
+    plan_path: "plan-hapt-case.pbtxt"
+    axes {
+      path: "cluster.inter_island_links[1].bandwidth_gbps"
+      values: [ "3", "5" ]
+    }
   )pb");
   const Ran bad = Hetsim(dir, absl::StrCat("sweep ", dir, "/bad-axis.pbtxt -o ", dir, "/never.csv"));
   CHECK(bad.exit_code == 2);
@@ -53,16 +57,24 @@ TEST_CASE("hetsim sweep: jobs, shards and merge give the same file; bad axes exi
 TEST_CASE("hetsim sweep plans each point when the sweep has no plan", "[sweep][cli]") {
   const std::string dir = SweepFolder("cli");
   WriteFile(dir, "planned.pbtxt", R"pb(
-    cluster_path: "cluster-512gpu.pbtxt" model_path: "model-gpt39b.pbtxt"
-    axes { path: "planner" values: ["hapt", "megatron"] }
-    axes { path: "plan.global_batch_size" values: ["256"] }
+    cluster_path: "cluster-512gpu.pbtxt"
+    model_path: "model-gpt39b.pbtxt"
+    axes {
+      path: "planner"
+      values: [ "hapt", "megatron" ]
+    }
+    axes {
+      path: "plan.global_batch_size"
+      values: [ "256" ]
+    }
   )pb");
   REQUIRE(Hetsim(dir, absl::StrCat("sweep ", dir, "/planned.pbtxt -o ", dir, "/planned.jsonl")).exit_code == 0);
   const std::string rows = ReadFile(dir + "/planned.jsonl");
   INFO(rows);
   CHECK(std::count(rows.begin(), rows.end(), '\n') == 2);
   CHECK_THAT(rows, Catch::StartsWith("{\"point\":0,\"planner\":\"hapt\",\"plan.global_batch_size\":256,"));
-  CHECK_THAT(rows, Catch::Contains("\"num_gpus\":512,") && Catch::Contains("\"schedule\":\"H-1F1B\",\"status\":\"ok\"") &&
+  CHECK_THAT(rows, Catch::Contains("\"num_gpus\":512,") &&
+                       Catch::Contains("\"schedule\":\"H-1F1B\",\"status\":\"ok\"") &&
                        Catch::Contains("\"schedule\":\"1F1B\",\"status\":\"ok\""));
 }
 

@@ -20,9 +20,7 @@
 namespace hetsim::testing {
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(text, '\n', absl::SkipEmpty());
-}
+std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n', absl::SkipEmpty()); }
 
 // The file one uninterrupted single-threaded run writes.
 std::string Reference(const std::string& sweep, const std::string& out) {
@@ -48,19 +46,25 @@ TEST_CASE("a sweep writes one row per point with fixed columns", "[sweep]") {
         "samples_per_s,mfu,bubble_ratio,eta,peak_memory_gib,oom,num_gpus,num_stages,num_microbatches,schedule,"
         "status,message");
   // 1000/4 + 2 = 252 ms; 1e6 / 252 tokens/s; peak memory of the last of 3 stages: 12 GiB.
-  CHECK(lines[4] == "3,4,ONE_F_ONE_B,252,3968.253968253968,0,0.25,0.3333333333333333,0.5,12,false,6,3,128,"
-                    "ONE_F_ONE_B,ok,");
+  CHECK(lines[4] ==
+        "3,4,ONE_F_ONE_B,252,3968.253968253968,0,0.25,0.3333333333333333,0.5,12,false,6,3,128,"
+        "ONE_F_ONE_B,ok,");
   CHECK(lines[1 + 13] == "13,7,EAGER_1F1B,,,,,,,,,,,,,infeasible,no plan fits; stage 1 needs 3 GiB more");
-  CHECK(lines[1 + 18] == "18,9,ONE_F_ONE_B,113.11111111111111,8840.864440078585,0,0.25,0.3333333333333333,0.5,45.5,"
-                         "true,6,3,128,ONE_F_ONE_B,oom,\"stage 1 (a100, ): peak 45.50 GiB exceeds 40.00 GiB\"");
+  CHECK(lines[1 + 18] ==
+        "18,9,ONE_F_ONE_B,113.11111111111111,8840.864440078585,0,0.25,0.3333333333333333,0.5,45.5,"
+        "true,6,3,128,ONE_F_ONE_B,oom,\"stage 1 (a100, ): peak 45.50 GiB exceeds 40.00 GiB\"");
 }
 
 TEST_CASE("a point made invalid by its values gets its status and message in its row", "[sweep]") {
   const std::string dir = SweepFolder("rows");
   // The plan's A100 stages use nodes 0 and 1 of island "a100": with one node the plan is invalid.
   const std::string sweep = WriteFile(dir, "sweep.pbtxt", R"pb(
-    cluster_path: "cluster-hapt-case.pbtxt" plan_path: "plan-hapt-case.pbtxt"
-    axes { path: "cluster.islands[0].node_count" values: ["1", "2", "3"] }
+    cluster_path: "cluster-hapt-case.pbtxt"
+    plan_path: "plan-hapt-case.pbtxt"
+    axes {
+      path: "cluster.islands[0].node_count"
+      values: [ "1", "2", "3" ]
+    }
   )pb");
   FakeEvaluator fake;
   absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(sweep, dir + "/out.jsonl"), fake);
@@ -68,10 +72,12 @@ TEST_CASE("a point made invalid by its values gets its status and message in its
   CHECK(fake.calls() == 2);
   const std::vector<std::string> lines = Lines(ReadFile(dir + "/out.jsonl"));
   REQUIRE(lines.size() == 3);
-  CHECK_THAT(lines[0], Catch::StartsWith("{\"point\":0,\"cluster.islands[0].node_count\":1,\"iteration_time_ms\":null,"));
+  CHECK_THAT(lines[0],
+             Catch::StartsWith("{\"point\":0,\"cluster.islands[0].node_count\":1,\"iteration_time_ms\":null,"));
   CHECK_THAT(lines[0], Catch::Contains("\"status\":\"invalid\",\"message\":\"") &&
                            Catch::Contains("plan-hapt-case.pbtxt: stages[2].mesh"));
-  CHECK_THAT(lines[1], Catch::StartsWith("{\"point\":1,\"cluster.islands[0].node_count\":2,\"iteration_time_ms\":204,"));
+  CHECK_THAT(lines[1],
+             Catch::StartsWith("{\"point\":1,\"cluster.islands[0].node_count\":2,\"iteration_time_ms\":204,"));
   CHECK_THAT(lines[1], Catch::EndsWith("\"schedule\":\"H_1F1B\",\"status\":\"ok\",\"message\":\"\"}"));
 }
 
@@ -179,7 +185,8 @@ TEST_CASE("resume cuts an incomplete last row and refuses another sweep's file",
     absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(job, fake);
     REQUIRE_FALSE(run.ok());
     CHECK_THAT(std::string(run.status().message()),
-               Catch::Contains("out.csv: --resume: row 0 (line 2): expected the row of point 0 starting \"0,3,ONE_F_ONE_B,\""));
+               Catch::Contains(
+                   "out.csv: --resume: row 0 (line 2): expected the row of point 0 starting \"0,3,ONE_F_ONE_B,\""));
     CHECK(ReadFile(dir + "/out.csv") == other);
   }
   SECTION("a file with another header is refused") {

@@ -56,12 +56,25 @@ TEST_CASE("sweep points are the product of the axes, first axis slowest", "[swee
 TEST_CASE("sweep values are canonical text-format scalars", "[sweep]") {
   const std::string dir = SweepFolder("space");
   Loaded l = Load(dir, R"pb(
-    cluster_path: "cluster-hapt-case.pbtxt" plan_path: "plan-hapt-case.pbtxt"
-    axes { path: "cluster.inter_island_links[0].latency_ns" values: ["1000", "0x10"] }
-    axes { path: "plan.schedule" values: ["2", "GPIPE"] }
+    cluster_path: "cluster-hapt-case.pbtxt"
+    plan_path: "plan-hapt-case.pbtxt"
+    axes {
+      path: "cluster.inter_island_links[0].latency_ns"
+      values: [ "1000", "0x10" ]
+    }
+    axes {
+      path: "plan.schedule"
+      values: [ "2", "GPIPE" ]
+    }
     axes { path: "cluster.inter_island_links[0].bandwidth_gbps" from: 0.1 to: 0.5 step: 0.1 }
-    axes { path: "plan.overlap_grad_reduce" values: ["true", "f"] }
-    axes { path: "plan.stages[0].mesh.island" values: ["v100"] }
+    axes {
+      path: "plan.overlap_grad_reduce"
+      values: [ "true", "f" ]
+    }
+    axes {
+      path: "plan.stages[0].mesh.island"
+      values: [ "v100" ]
+    }
   )pb");
   REQUIRE(l.space.ok());
   CHECK(Texts(*l.space, 0) == "1000 ONE_F_ONE_B 0.1 true v100 ");
@@ -74,7 +87,9 @@ TEST_CASE("sweep values are canonical text-format scalars", "[sweep]") {
 TEST_CASE("integer ranges step through whole numbers", "[sweep]") {
   const std::string dir = SweepFolder("space");
   Loaded l = Load(dir, R"pb(
-    cluster_path: "cluster-512gpu.pbtxt" model_path: "model-gpt39b.pbtxt" planner: "hapt"
+    cluster_path: "cluster-512gpu.pbtxt"
+    model_path: "model-gpt39b.pbtxt"
+    planner: "hapt"
     axes { path: "cluster.islands[1].node_count" from: 4 to: 32 step: 4 }
   )pb");
   REQUIRE(l.space.ok());
@@ -86,8 +101,8 @@ TEST_CASE("integer ranges step through whole numbers", "[sweep]") {
 TEST_CASE("the sweep filter keeps the points whose axis values pass every term", "[sweep]") {
   const std::string dir = SweepFolder("space");
   Loaded l = Load(dir, absl::StrCat(kBandwidthScheduleSweep, R"pb(
-    filter: "plan.schedule != EAGER_1F1B && cluster.inter_island_links[0].bandwidth_gbps <= 5.0"
-  )pb"));
+                    filter: "plan.schedule != EAGER_1F1B && cluster.inter_island_links[0].bandwidth_gbps <= 5.0"
+                  )pb"));
   REQUIRE(l.space.ok());
   REQUIRE(l.space->size() == 6);
   CHECK(Texts(*l.space, 0) == "3 ONE_F_ONE_B ");
@@ -102,8 +117,9 @@ TEST_CASE("the sweep filter keeps the points whose axis values pass every term",
 
 // The message of the error for an axis `path` (values `values`), from validation or binding.
 std::string AxisError(const std::string& dir, const std::string& axis, const std::string& filter = "") {
-  const std::string text = absl::StrCat(R"pb(cluster_path: "cluster-hapt-case.pbtxt" plan_path: "plan-hapt-case.pbtxt" )pb",
-                                        "axes { ", axis, " } ", filter);
+  const std::string text =
+      absl::StrCat(R"pb(cluster_path: "cluster-hapt-case.pbtxt" plan_path: "plan-hapt-case.pbtxt")pb", "axes { ", axis,
+                   " } ", filter);
   const std::string path = WriteFile(dir, "bad.pbtxt", text);
   FakeEvaluator fake;
   absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(Job(path, dir + "/bad.csv"), fake);
@@ -134,7 +150,8 @@ TEST_CASE("bad sweep axes are rejected before anything runs, naming the field", 
   CHECK_THAT(AxisError(dir, R"(path: "cluster.islands[0].node_count" values: ["2", "2"])"),
              Contains("axes[0].values[1]: 2 appears twice"));
   CHECK_THAT(AxisError(dir, R"(path: "plan.model_path" values: "m.pbtxt")"), Contains("cannot be swept"));
-  CHECK_THAT(AxisError(dir, R"(path: "topology.nodes" values: "2")"), Contains("must start with cluster., model. or plan."));
+  CHECK_THAT(AxisError(dir, R"(path: "topology.nodes" values: "2")"),
+             Contains("must start with cluster., model. or plan."));
   CHECK_THAT(AxisError(dir, R"(path: "plan.schedule" values: "H_1F1B")", R"(filter: "plan.micro_batch_size > 2")"),
              Contains("bad.pbtxt: filter:") && Contains("not the path of an axis"));
 }

@@ -28,8 +28,8 @@ namespace hetsim::testing {
 // A new empty folder holding the bundled examples in text format.
 inline std::string SweepFolder(const std::string& tag) {
   static std::atomic<int> counter{0};
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    absl::StrFormat("hetsim-%s-%d-%d", tag, ::getpid(), counter++);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrFormat("hetsim-%s-%d-%d", tag, ::getpid(), counter++);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   for (const app::Example& e : app::BundledExamples(proto::FileFormat::kText)) {
@@ -69,7 +69,10 @@ inline const char* kBandwidthScheduleSweep = R"pb(
   cluster_path: "cluster-hapt-case.pbtxt"
   plan_path: "plan-hapt-case.pbtxt"
   axes { path: "cluster.inter_island_links[0].bandwidth_gbps" from: 3 to: 10 step: 1 }
-  axes { path: "plan.schedule" values: ["ONE_F_ONE_B", "EAGER_1F1B", "H_1F1B"] }
+  axes {
+    path: "plan.schedule"
+    values: [ "ONE_F_ONE_B", "EAGER_1F1B", "H_1F1B" ]
+  }
 )pb";
 
 // iteration time = 1000 / bandwidth + schedule number; bandwidth 7 with Eager-1F1B has no plan,

@@ -18,8 +18,7 @@ namespace {
 
 // `nodes` nodes of 8 GPUs (8 NICs of 400 Gb/s, no latency), `per_rack` nodes per ToR, `racks` racks
 // per pod, `pod_switches` and `agg` switches in tiers 2 and 3, the aggregation tier at 1:`agg_oversub`.
-v1::Cluster Clos(int nodes, int per_rack, int racks, int pod_switches, int agg, double agg_oversub,
-                 bool rail = false) {
+v1::Cluster Clos(int nodes, int per_rack, int racks, int pod_switches, int agg, double agg_oversub, bool rail = false) {
   v1::Cluster c = testing::H100Island(nodes, v1::CLOS);
   c.mutable_islands(0)->set_nic_latency_ns(0);
   c.mutable_islands(0)->set_switch_latency_ns(0);

@@ -17,8 +17,8 @@ inline void AddGpuType(v1::Cluster& c, const std::string& name, double tflops_bf
   g->set_hbm_bandwidth_gbytes_per_s(hbm_gbytes_per_s);
 }
 
-inline void AddNodeType(v1::Cluster& c, const std::string& name, const std::string& gpu, int gpus,
-                        double intra_gbps, int64_t intra_latency_ns, v1::IntraNodeFabric fabric = v1::NVSWITCH) {
+inline void AddNodeType(v1::Cluster& c, const std::string& name, const std::string& gpu, int gpus, double intra_gbps,
+                        int64_t intra_latency_ns, v1::IntraNodeFabric fabric = v1::NVSWITCH) {
   auto* n = c.add_node_types();
   n->set_name(name);
   n->set_gpu_type(gpu);

@@ -14,10 +14,10 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/executor_test_util.h"
-#include "absl/strings/str_cat.h"
 #include "traces/chrome_trace.h"
 #include "traces/trace_events.h"
 
@@ -83,7 +83,8 @@ TEST_CASE("chrome trace: processes, threads and compute events named like F12 s3
   std::map<Thread, std::string> thread_names;
   for (const Struct& e : t.events) {
     if (Str(e, "ph") != "M") continue;
-    if (Str(e, "name") == "process_name") process_names[ThreadOf(e).first] = Str(Field(e, "args").struct_value(), "name");
+    if (Str(e, "name") == "process_name")
+      process_names[ThreadOf(e).first] = Str(Field(e, "args").struct_value(), "name");
     if (Str(e, "name") == "thread_name") thread_names[ThreadOf(e)] = Str(Field(e, "args").struct_value(), "name");
   }
   // Both nodes (named with island and GPU type) and the network.
@@ -169,7 +170,7 @@ TEST_CASE("chrome trace: flow arrows go from each send to the compute it feeds",
     CHECK(Str(*consumer, "name") == absl::StrCat(m[1].str(), m[2].str(), " s", m[4].str()));
     CHECK(Str(*send, "cat") == (m[1] == "F" ? "forward" : "backward"));
     CHECK(Num(f, "ts") >= Num(*send, "ts") + Num(*send, "dur"));  // the consumer waits for the data
-    CHECK(ThreadOf(*s).first != ThreadOf(f).first);  // stage 0 and 1 are on different nodes
+    CHECK(ThreadOf(*s).first != ThreadOf(f).first);               // stage 0 and 1 are on different nodes
   }
 }
 

@@ -11,8 +11,7 @@
 
 namespace {
 
-TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within 6% of the paper's 44%",
-          "[traces][megatron]") {
+TEST_CASE("Megatron GPT 39.1B on 512 A100: utilisation within 6% of the paper's 44%", "[traces][megatron]") {
   auto in = hetsim::proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-megatron-39b.pbtxt",
                                           HETSIM_SOURCE_DIR "/examples/cluster-a100-512.pbtxt");
   INFO(in.status().message());

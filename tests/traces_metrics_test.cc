@@ -38,7 +38,8 @@ void DropParameters(v1::Plan& plan) {
 TEST_CASE("eta: HAPT Eq. 25 on hand-computed devices", "[traces][metrics]") {
   // td = {4, 2, 4} s, peak = {1, 3, 1}: td_max = 4; sum (td_max - td_i) P_i = 0 + 2*3 + 0 = 6;
   // td_max * sum P_i = 4 * 5 = 20; eta = 1 - 6/20 = 0.7.
-  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) == Approx(0.7).epsilon(1e-15));
+  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) ==
+        Approx(0.7).epsilon(1e-15));
   // The same idle time on the slow device weighs less: P = {3, 1, 3}: 1 - 2*1/(4*7) = 13/14.
   CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{3, 1, 3}) ==
         Approx(13.0 / 14.0).epsilon(1e-15));
@@ -47,15 +48,14 @@ TEST_CASE("eta: HAPT Eq. 25 on hand-computed devices", "[traces][metrics]") {
   CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
 }
 
-TEST_CASE("report: eta, MFU, bubble and throughput of a two-stage 1F1B run worked out by hand",
-          "[traces][metrics]") {
+TEST_CASE("report: eta, MFU, bubble and throughput of a two-stage 1F1B run worked out by hand", "[traces][metrics]") {
   // Stage 0: one V100 at 100 TFLOP/s (FP16), f = 1 ms, b = 2 ms. Stage 1: one A100 at 300 TFLOP/s,
   // f = 2 ms, b = 4 ms. 4 microbatches of 1 sample; free transfers (0 bytes, 0 latency); 1F1B.
   v1::Cluster cluster = TwoIslandCluster(1, 1, 10, 0);
   cluster.mutable_gpu_types(0)->set_peak_tflops_fp16(300);  // a100
   cluster.mutable_gpu_types(1)->set_peak_tflops_fp16(100);  // v100
-  v1::Plan plan = MakePlan({{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"fast", 0, 0, 1, 1, 1, 2.0, 4.0, 1}}, 4,
-                           v1::ONE_F_ONE_B, 0);
+  v1::Plan plan =
+      MakePlan({{"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"fast", 0, 0, 1, 1, 1, 2.0, 4.0, 1}}, 4, v1::ONE_F_ONE_B, 0);
   DropParameters(plan);
   const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
   const v1::Report r = hetsim::traces::BuildReport(*setup, MakeRun(*setup));

@@ -33,7 +33,8 @@ TEST_CASE("cluster: the three lists are required", "[validate]") {
 TEST_CASE("cluster: names are required and unique", "[validate]") {
   Cluster c = Big();
   c.mutable_gpu_types(1)->set_name("a100-80gb");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: gpu_types[1].name: duplicate name \"a100-80gb\" (also gpu_types[0])");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: gpu_types[1].name: duplicate name \"a100-80gb\" (also gpu_types[0])");
   c = Big();
   c.mutable_islands(0)->clear_name();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[0].name: required");
@@ -42,7 +43,8 @@ TEST_CASE("cluster: names are required and unique", "[validate]") {
 TEST_CASE("cluster: an unknown GPU preset is named with the known ones", "[validate]") {
   Cluster c = Big();
   c.mutable_gpu_types(0)->set_preset("A100-90GB");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: gpu_types[0].preset: unknown GPU preset \"A100-90GB\" (known: V100-32GB");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: gpu_types[0].preset: unknown GPU preset \"A100-90GB\" (known: V100-32GB");
 }
 
 TEST_CASE("GPU presets fill only the fields left at zero", "[validate]") {
@@ -110,7 +112,8 @@ TEST_CASE("cluster: a multi-GPU node needs an intra-node fabric and bandwidth", 
 TEST_CASE("cluster: bandwidths below 10 Mb/s are rejected (they would overflow picoseconds)", "[validate]") {
   Cluster c = Big();
   c.mutable_inter_island_links(0)->set_bandwidth_gbps(0.001);
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].bandwidth_gbps: 0.001 is outside [0.01, 1e+07]");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: inter_island_links[0].bandwidth_gbps: 0.001 is outside [0.01, 1e+07]");
 }
 
 TEST_CASE("cluster: latencies are non-negative and bounded", "[validate]") {
@@ -118,7 +121,8 @@ TEST_CASE("cluster: latencies are non-negative and bounded", "[validate]") {
   c.mutable_islands(1)->set_switch_latency_ns(-5);
   c.mutable_node_types(0)->set_intra_node_latency_ns(int64_t{1} << 62);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[1].switch_latency_ns: -5 is outside");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: node_types[0].intra_node_latency_ns: 4611686018427387904 is outside");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: node_types[0].intra_node_latency_ns: 4611686018427387904 is outside");
 }
 
 TEST_CASE("cluster: islands reference a known node type and have nodes", "[validate]") {
@@ -154,10 +158,12 @@ TEST_CASE("cluster: fat-tree settings are checked and only allowed on fat trees"
   c.mutable_islands(0)->set_oversubscription(0.5);
   c.mutable_islands(1)->set_nodes_per_leaf(33);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[0].oversubscription: 0.5 is outside [1, 1024]");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[1].nodes_per_leaf: 33 is more than the island's 32 nodes");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: islands[1].nodes_per_leaf: 33 is more than the island's 32 nodes");
   Cluster h = Hapt();
   h.mutable_islands(0)->set_oversubscription(2);
-  CHECK_PROBLEM(ValidateCluster(h, "c.pbtxt"), "c.pbtxt: islands[0].oversubscription: only meaningful with topology FAT_TREE");
+  CHECK_PROBLEM(ValidateCluster(h, "c.pbtxt"),
+                "c.pbtxt: islands[0].oversubscription: only meaningful with topology FAT_TREE");
 }
 
 TEST_CASE("cluster: inter-island links name two different known islands, once per pair", "[validate]") {
@@ -166,13 +172,15 @@ TEST_CASE("cluster: inter-island links name two different known islands, once pe
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].island_b: unknown island \"h200\"");
   c = Big();
   c.mutable_inter_island_links(0)->set_island_b("a100");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].island_b: links island \"a100\" to itself");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: inter_island_links[0].island_b: links island \"a100\" to itself");
   c = Big();
   auto* dup = c.add_inter_island_links();
   *dup = c.inter_island_links(0);
   dup->set_island_a("h100");
   dup->set_island_b("a100");
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[1].island_b: islands \"h100\" and \"a100\" are already linked");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: inter_island_links[1].island_b: islands \"h100\" and \"a100\" are already linked");
   c = Big();
   c.mutable_inter_island_links(0)->clear_fabric();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].fabric: required");
@@ -181,7 +189,8 @@ TEST_CASE("cluster: inter-island links name two different known islands, once pe
 TEST_CASE("cluster: islands must be connected", "[validate]") {
   Cluster c = Big();
   c.clear_inter_island_links();
-  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[1]: island \"h100\" is not connected to island \"a100\"");
+  CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
+                "c.pbtxt: islands[1]: island \"h100\" is not connected to island \"a100\"");
 }
 
 TEST_CASE("cluster: more than a million GPUs is rejected", "[validate]") {

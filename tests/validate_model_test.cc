@@ -76,10 +76,12 @@ TEST_CASE("model: transformer sizes are required and bounded", "[validate]") {
 TEST_CASE("model: heads divide the hidden size, KV heads divide the heads", "[validate]") {
   Model m = Gpt();
   m.mutable_transformer()->set_num_attention_heads(60);
-  CHECK_PROBLEM(ValidateModel(m, "m.pbtxt"), "m.pbtxt: transformer.num_attention_heads: 60 does not divide hidden_size 8192");
+  CHECK_PROBLEM(ValidateModel(m, "m.pbtxt"),
+                "m.pbtxt: transformer.num_attention_heads: 60 does not divide hidden_size 8192");
   m = Gpt();
   m.mutable_transformer()->set_num_kv_heads(6);
-  CHECK_PROBLEM(ValidateModel(m, "m.pbtxt"), "m.pbtxt: transformer.num_kv_heads: 6 does not divide num_attention_heads 64");
+  CHECK_PROBLEM(ValidateModel(m, "m.pbtxt"),
+                "m.pbtxt: transformer.num_kv_heads: 6 does not divide num_attention_heads 64");
 }
 
 TEST_CASE("model: MoE top-k lies between 1 and the expert count, MoE fields need experts", "[validate]") {

@@ -60,8 +60,9 @@ TEST_CASE("plan: interleaving refuses blocks that do not divide by the chunks", 
   // 12 blocks per stage in 5 chunks: the first stage's message counts blocks besides the embedding,
   // a middle stage's its layers (all blocks), as before.
   const absl::Status s = Check(Gpt175b(8, 5));
-  CHECK_PROBLEM(s, "plan.pbtxt: stages[0].num_layers: 13 layers hold 12 blocks (besides the embedding and head), "
-                   "not a positive multiple of virtual_stages 5");
+  CHECK_PROBLEM(s,
+                "plan.pbtxt: stages[0].num_layers: 13 layers hold 12 blocks (besides the embedding and head), "
+                "not a positive multiple of virtual_stages 5");
   CHECK_PROBLEM(s, "plan.pbtxt: stages[3].num_layers: 12 is not divisible by virtual_stages 5");
   CHECK_PROBLEM(s, "plan.pbtxt: stages[7].num_layers: 13 layers hold 12 blocks");
 }

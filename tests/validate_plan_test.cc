@@ -101,9 +101,11 @@ TEST_CASE("plan: stages cover the layers once and in order", "[validate]") {
 TEST_CASE("plan: stages neither run past nor stop short of the model's layers", "[validate]") {
   Plan p = Big();
   p.mutable_stages(7)->set_num_layers(10);
-  CHECK_PROBLEM(CheckBig(p), "plan.pbtxt: stages[7].num_layers: 10 layers from layer 41 end at 51, past the model's 50 layers");
+  CHECK_PROBLEM(CheckBig(p),
+                "plan.pbtxt: stages[7].num_layers: 10 layers from layer 41 end at 51, past the model's 50 layers");
   p.mutable_stages(7)->set_num_layers(8);
-  CHECK_PROBLEM(CheckBig(p), "plan.pbtxt: stages[7].num_layers: the last stage ends at layer 49, but the model has 50 layers");
+  CHECK_PROBLEM(CheckBig(p),
+                "plan.pbtxt: stages[7].num_layers: the last stage ends at layer 49, but the model has 50 layers");
 }
 
 TEST_CASE("plan: a mesh names a known island", "[validate]") {
@@ -120,7 +122,8 @@ TEST_CASE("plan: a mesh lies inside its island", "[validate]") {
   CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[2].mesh.first_node: 7 is outside island \"a100\" (2 nodes)");
   p = Hapt();
   p.mutable_stages(2)->mutable_mesh()->set_node_count(2);
-  CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[2].mesh.node_count: nodes 1..2 are outside island \"a100\" (2 nodes)");
+  CHECK_PROBLEM(CheckHapt(p),
+                "plan.pbtxt: stages[2].mesh.node_count: nodes 1..2 are outside island \"a100\" (2 nodes)");
   p = Hapt();
   p.mutable_stages(0)->mutable_mesh()->set_first_gpu(1);
   CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[0].mesh.gpus_per_node: GPUs 1..2 are outside the 2 GPUs of a node");
@@ -148,14 +151,17 @@ TEST_CASE("plan: a TP group is part of a node or whole nodes", "[validate]") {
   Plan p = Big();
   p.mutable_stages(0)->mutable_mesh()->set_gpus_per_node(3);
   p.mutable_stages(0)->set_data_parallel(16);
-  CHECK_PROBLEM(CheckBig(p),
-                "plan.pbtxt: stages[0].tensor_parallel: 8 neither divides nor is a multiple of the mesh's gpus_per_node 3");
+  CHECK_PROBLEM(
+      CheckBig(p),
+      "plan.pbtxt: stages[0].tensor_parallel: 8 neither divides nor is a multiple of the mesh's gpus_per_node 3");
 }
 
 TEST_CASE("plan: TP x DP equals the mesh's GPU count", "[validate]") {
   Plan p = Big();
   p.mutable_stages(6)->set_data_parallel(4);
-  CHECK_PROBLEM(CheckBig(p), "plan.pbtxt: stages[6].data_parallel: tensor_parallel 8 x data_parallel 4 = 32, but the mesh has 64 GPUs");
+  CHECK_PROBLEM(
+      CheckBig(p),
+      "plan.pbtxt: stages[6].data_parallel: tensor_parallel 8 x data_parallel 4 = 32, but the mesh has 64 GPUs");
 }
 
 TEST_CASE("plan: TP divides the attention and KV heads", "[validate]") {
@@ -222,7 +228,8 @@ TEST_CASE("plan: explicit warm-up counts are all set or none, bounded and non-in
   CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[1].warmup_forwards: 0, but other stages set theirs");
   p.mutable_stages(1)->set_warmup_forwards(4);
   p.mutable_stages(2)->set_warmup_forwards(1);
-  CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[1].warmup_forwards: 4 is more than stages[0]'s 3 (the pipeline would deadlock");
+  CHECK_PROBLEM(CheckHapt(p),
+                "plan.pbtxt: stages[1].warmup_forwards: 4 is more than stages[0]'s 3 (the pipeline would deadlock");
   p.mutable_stages(0)->set_warmup_forwards(500);
   p.mutable_stages(1)->set_warmup_forwards(2);
   CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[0].warmup_forwards: 500 is more than the 128 microbatches");
@@ -235,7 +242,9 @@ TEST_CASE("plan: explicit warm-up counts are all set or none, bounded and non-in
 TEST_CASE("plan: a stage's GPU needs a peak for the model's dtype", "[validate]") {
   Plan p = Hapt();
   p.mutable_model()->set_dtype(hetsim::v1::BF16);  // V100 has no BF16
-  CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[0].mesh.island: GPU type \"v100\" of island \"v100\" has no peak FLOP/s for the model's dtype BF16");
+  CHECK_PROBLEM(CheckHapt(p),
+                "plan.pbtxt: stages[0].mesh.island: GPU type \"v100\" of island \"v100\" has no peak FLOP/s for the "
+                "model's dtype BF16");
   p.mutable_stages(0)->set_measured_forward_ms(10);
   p.mutable_stages(0)->set_measured_backward_ms(20);
   CHECK(CheckHapt(p).ok());

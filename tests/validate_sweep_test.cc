@@ -26,13 +26,20 @@ TEST_CASE("sweep paths resolve to scalar fields of the schema", "[validate]") {
   CHECK((*ResolveSweepPath("plan.stages[0].mesh.first_node"))->name() == "first_node");
   CHECK((*ResolveSweepPath("model.transformer.hidden_size"))->name() == "hidden_size");
   CHECK(*ResolveSweepPath("planner") == nullptr);
-  CHECK_THAT(std::string(ResolveSweepPath("cluster.islands.node_count").status().message()), Catch::Contains("islands is a list, give an [index]"));
-  CHECK_THAT(std::string(ResolveSweepPath("plan.schedule[0]").status().message()), Catch::Contains("schedule is not a list"));
-  CHECK_THAT(std::string(ResolveSweepPath("plan.stages[x].num_layers").status().message()), Catch::Contains("bad index"));
-  CHECK_THAT(std::string(ResolveSweepPath("plan.stages[0].mesh").status().message()), Catch::Contains("mesh is a message"));
-  CHECK_THAT(std::string(ResolveSweepPath("plan.schedule.x").status().message()), Catch::Contains("schedule is not a message"));
-  CHECK_THAT(std::string(ResolveSweepPath("cluster.islandz[0].node_count").status().message()), Catch::Contains("Cluster has no field \"islandz\""));
-  CHECK_THAT(std::string(ResolveSweepPath("report.mfu").status().message()), Catch::Contains("must start with cluster., model. or plan."));
+  CHECK_THAT(std::string(ResolveSweepPath("cluster.islands.node_count").status().message()),
+             Catch::Contains("islands is a list, give an [index]"));
+  CHECK_THAT(std::string(ResolveSweepPath("plan.schedule[0]").status().message()),
+             Catch::Contains("schedule is not a list"));
+  CHECK_THAT(std::string(ResolveSweepPath("plan.stages[x].num_layers").status().message()),
+             Catch::Contains("bad index"));
+  CHECK_THAT(std::string(ResolveSweepPath("plan.stages[0].mesh").status().message()),
+             Catch::Contains("mesh is a message"));
+  CHECK_THAT(std::string(ResolveSweepPath("plan.schedule.x").status().message()),
+             Catch::Contains("schedule is not a message"));
+  CHECK_THAT(std::string(ResolveSweepPath("cluster.islandz[0].node_count").status().message()),
+             Catch::Contains("Cluster has no field \"islandz\""));
+  CHECK_THAT(std::string(ResolveSweepPath("report.mfu").status().message()),
+             Catch::Contains("must start with cluster., model. or plan."));
 }
 
 TEST_CASE("sweep: base inputs are required", "[validate]") {
@@ -66,7 +73,8 @@ TEST_CASE("sweep: axes are required, each with a resolvable path", "[validate]")
   CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: axes: required: at least one axis");
   s = Bandwidth();
   s.mutable_axes(1)->set_path("plan.scheduel");
-  CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: axes[1].path: \"plan.scheduel\": Plan has no field \"scheduel\"");
+  CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"),
+                "s.pbtxt: axes[1].path: \"plan.scheduel\": Plan has no field \"scheduel\"");
 }
 
 TEST_CASE("sweep: values or a range, not both, not neither", "[validate]") {
@@ -99,7 +107,8 @@ TEST_CASE("sweep: ranges are numeric, increasing, with a positive step", "[valid
   CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: axes[0].to: 1 is less than from 3");
   s = AddH100();
   s.mutable_axes(0)->set_step(0.5);
-  CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: axes[0].step: \"cluster.islands[1].node_count\" is an integer field");
+  CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"),
+                "s.pbtxt: axes[0].step: \"cluster.islands[1].node_count\" is an integer field");
   s = Bandwidth();
   s.mutable_axes(0)->set_step(1e-9);
   CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: axes[0].step: the range has more than 1e+07 points");
@@ -122,7 +131,9 @@ TEST_CASE("sweep: the filter compares axes", "[validate]") {
   s.set_filter("cluster.inter_island_links[0].bandwidth_gbps >= 4 && plan.schedule != GPIPE");
   CHECK(ValidateSweep(s, "s.pbtxt").ok());
   s.set_filter("plan.global_batch_size > 4");
-  CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: filter: term \"plan.global_batch_size > 4\": \"plan.global_batch_size\" is not the path of an axis");
+  CHECK_PROBLEM(
+      ValidateSweep(s, "s.pbtxt"),
+      "s.pbtxt: filter: term \"plan.global_batch_size > 4\": \"plan.global_batch_size\" is not the path of an axis");
   s.set_filter("plan.schedule");
   CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: filter: term \"plan.schedule\" has no comparison");
 }

@@ -31,11 +31,11 @@ inline hetsim::v1::Cluster ResolvedCluster(const std::string& name) {
 
 // The status is an InvalidArgument and one of its lines contains `expected` (typically
 // "file: field.path: problem start").
-#define CHECK_PROBLEM(status_expr, expected)                                        \
-  do {                                                                              \
-    const absl::Status check_problem_status = (status_expr);                        \
-    INFO("status: " << check_problem_status.ToString());                            \
-    CHECK(check_problem_status.code() == absl::StatusCode::kInvalidArgument);       \
+#define CHECK_PROBLEM(status_expr, expected)                                            \
+  do {                                                                                  \
+    const absl::Status check_problem_status = (status_expr);                            \
+    INFO("status: " << check_problem_status.ToString());                                \
+    CHECK(check_problem_status.code() == absl::StatusCode::kInvalidArgument);           \
     CHECK_THAT(std::string(check_problem_status.message()), Catch::Contains(expected)); \
   } while (0)
 

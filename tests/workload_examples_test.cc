@@ -54,7 +54,7 @@ TEST_CASE("bundled plans: every stage prices, FLOPs are conserved across DP x TP
       CHECK(cost->backward_time <= 2.6 * static_cast<double>(cost->forward_time));
       flop += cost->model_flop_per_gpu * config.tensor_parallel * config.data_parallel;
     }
-    CHECK(flop == Approx(model->ModelFlopPerSample() * static_cast<double>(in->plan.micro_batch_size()))
-                      .epsilon(1e-12));
+    CHECK(flop ==
+          Approx(model->ModelFlopPerSample() * static_cast<double>(in->plan.micro_batch_size())).epsilon(1e-12));
   }
 }

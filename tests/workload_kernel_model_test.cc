@@ -118,7 +118,8 @@ TEST_CASE("kernel model: a large A100 GEMM reaches what cuBLAS measures") {
   REQUIRE(gpu.ok());
   const GemmShape s{8192, 8192, 8192};
   const double tflops = s.flop() / gpu->GemmSeconds(s) / 1e12;
-  CHECK(tflops == Approx(2.0 * 8192 * 8192 * 8192 / (19.0 * 2 * 256 * 128 * (8192 + 64) / (312e12 * 0.71 / 108) + 2e-6) / 1e12));
+  CHECK(tflops ==
+        Approx(2.0 * 8192 * 8192 * 8192 / (19.0 * 2 * 256 * 128 * (8192 + 64) / (312e12 * 0.71 / 108) + 2e-6) / 1e12));
   CHECK(tflops > 200);
   CHECK(tflops < 250);
 }

@@ -65,8 +65,7 @@ TEST_CASE("FLOPs per sample: 24sh^2 + 4s^2h per block, Megatron's 72/96 B s l h^
   CHECK(gpt3.layer(1).backward_flop_per_sample == 2 * gpt3.layer(1).forward_flop_per_sample);
   CHECK(gpt3.layer(97).forward_flop_per_sample == 2 * s * h * V);
   // Model FLOPs (MFU): 72 B s l h^2 (1 + s/6h + V/12lh); with full recompute 96 B s l h^2 (1 + s/6h + V/16lh).
-  CHECK(gpt3.ModelFlopPerSample() ==
-        Approx(72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))).epsilon(1e-13));
+  CHECK(gpt3.ModelFlopPerSample() == Approx(72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))).epsilon(1e-13));
   CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::v1::RECOMPUTE_FULL) ==
         Approx(96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))).epsilon(1e-13));
   // Selective recompute runs the attention core (4 s^2 h per block) again.
@@ -87,8 +86,7 @@ TEST_CASE("SUBLAYER granularity splits blocks into attention and MLP with the sa
   CHECK(sub.layer(1).param_count + sub.layer(2).param_count == block.layer(1).param_count);
   CHECK(sub.TotalParamCount() == block.TotalParamCount());
   CHECK(sub.ModelFlopPerSample() == Approx(block.ModelFlopPerSample()).epsilon(1e-15));
-  CHECK(sub.layer(1).activation.total() + sub.layer(2).activation.total() ==
-        block.layer(1).activation.total());
+  CHECK(sub.layer(1).activation.total() + sub.layer(2).activation.total() == block.layer(1).activation.total());
 }
 
 TEST_CASE("GQA, gated MLP and untied head: LLaMA-2 70B has 68.98B parameters", "[workload][model]") {
@@ -120,12 +118,10 @@ TEST_CASE("MoE: top-k expert FLOPs, expert parameters, all-to-all", "[workload][
   const ModelCost dense = Make(Gpt(2, 1024, 16));
   const double s = 2048, h = 1024;
   const double dense_mlp = 16 * s * h * h;
-  CHECK(moe.layer(1).forward_flop_per_sample ==
-        dense.layer(1).forward_flop_per_sample + dense_mlp + 2 * s * h * 8);
+  CHECK(moe.layer(1).forward_flop_per_sample == dense.layer(1).forward_flop_per_sample + dense_mlp + 2 * s * h * 8);
   const uint64_t expert = 8ULL * (2 * 1024 * 4096 + 4096 + 1024);
   CHECK(moe.layer(1).expert_param_count == expert);
-  CHECK(moe.layer(1).param_count == dense.layer(1).param_count - (2 * 1024 * 4096 + 4096 + 1024) +
-                                        expert + 1024 * 8);
+  CHECK(moe.layer(1).param_count == dense.layer(1).param_count - (2 * 1024 * 4096 + 4096 + 1024) + expert + 1024 * 8);
   bool found = false;
   for (const LayerCollective& c : moe.layer(1).collectives) {
     if (c.op == CollectiveOp::kAllToAll) {

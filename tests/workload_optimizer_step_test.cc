@@ -29,7 +29,7 @@ GpuCompute Gpu(hetsim::v1::DType dtype) {
 
 StageMemory States() {
   StageMemory m;
-  m.param_bytes = 2'000'000'000;      // 1e9 parameters in 2 bytes
+  m.param_bytes = 2'000'000'000;  // 1e9 parameters in 2 bytes
   m.grad_bytes = 2'000'000'000;
   m.optimizer_bytes = 12'000'000'000;  // fp32 master, momentum, variance
   return m;

@@ -90,8 +90,9 @@ TEST_CASE("activation bytes per block follow Korthikanti et al. 2022 Table 2", "
   CHECK(act(8, false, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh);  // only the block's input
   CHECK(act(8, true, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh / t);
   // Full recompute rebuilds one block's activations during its backward.
-  CHECK(static_cast<double>(Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_FULL, 2), gpu)
-                                .memory.recompute_working_bytes) == sbh / t * (34 + 5 * as_h));
+  CHECK(static_cast<double>(
+            Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_FULL, 2), gpu).memory.recompute_working_bytes) ==
+        sbh / t * (34 + 5 * as_h));
 
   // Embedding dropout mask sbh/t and output layer 4sbh(1 + v/h)/t with SP (Sec. 4.3).
   StageConfig ends = Layers(0, 1, 2, 8);
@@ -118,7 +119,8 @@ TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 
   CHECK(fp32.optimizer_bytes == 8000);
 }
 
-TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-flight microbatches", "[workload][stage][memory]") {
+TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-flight microbatches",
+          "[workload][stage][memory]") {
   const ModelCost gpt3 = Gpt3();
   const GpuCompute gpu = Compute(Gpu(312, 1, 0));
   StageConfig c = Layers(1, 12, 4, 8, 4);
@@ -171,8 +173,8 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   CHECK(full.backward_flop_per_gpu == Approx(3 * flop));
 
   // Selective: the two attention-core GEMMs and the softmax/dropout traffic run again.
-  const double core_s = (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) +
-                        (4 * B + 1) * a * s * s * b / t / hbm;
+  const double core_s =
+      (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) + (4 * B + 1) * a * s * s * b / t / hbm;
   const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_SELECTIVE, 2), gpu);
   CHECK(std::llabs(selective.backward_time - hetsim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
 
@@ -260,7 +262,8 @@ TEST_CASE("bad stages and GPU types are reported with the field path", "[workloa
   CHECK(error(c) == "plan.pbtxt: stages[2].tensor_parallel: 5 does not divide num_attention_heads 96");
   c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 6);
   c.data_parallel = 4;
-  CHECK(error(c) == "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6 (each replica gets an equal share)");
+  CHECK(error(c) ==
+        "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6 (each replica gets an equal share)");
   c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
   c.first_layer = 90;
   c.num_layers = 10;

@@ -7,8 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "proto/fabric_presets.h"
 #include "base/units.h"
+#include "proto/fabric_presets.h"
 #include "topology/limits.h"
 
 namespace hetsim::topology {
@@ -87,8 +87,7 @@ class Topology::Builder {
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
-  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a,
-                   LinkClass cls) {
+  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a, LinkClass cls) {
     const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
     AddLink(b, a, bytes_per_second, b_to_a, cls);
     return id;
@@ -106,8 +105,8 @@ class Topology::Builder {
 
   Topology& t_;
   std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
-  int32_t fabric_ = -1;                              // the fabric of the links being added
-  int32_t first_link_fabric_ = 0;                    // nccl_fabrics_ index of inter_island_links[0]
+  int32_t fabric_ = -1;                             // the fabric of the links being added
+  int32_t first_link_fabric_ = 0;                   // nccl_fabrics_ index of inter_island_links[0]
 };
 
 absl::Status Topology::Builder::ResolveNcclFabrics() {
@@ -123,7 +122,8 @@ absl::Status Topology::Builder::ResolveNcclFabrics() {
     t.name = std::move(name);
     t.bandwidth_efficiency = f.bandwidth_efficiency();
     t.launch_latency = hetsim::NanosecondsToTime(f.launch_latency_ns());
-    t.step_latency = {hetsim::NanosecondsToTime(f.ll_step_latency_ns()), hetsim::NanosecondsToTime(f.ll128_step_latency_ns()),
+    t.step_latency = {hetsim::NanosecondsToTime(f.ll_step_latency_ns()),
+                      hetsim::NanosecondsToTime(f.ll128_step_latency_ns()),
                       hetsim::NanosecondsToTime(f.simple_step_latency_ns())};
     t_.nccl_fabrics_.push_back(std::move(t));
     return absl::OkStatus();
@@ -184,8 +184,8 @@ absl::Status Topology::Builder::ValidateAndIndex() {
       return absl::InvalidArgumentError(nat + ".intra_node_bandwidth_gbps: must be > 0");
     }
     if (node.intra_node_latency_ns() < 0 || node.intra_node_latency_ns() > kMaxLatencyNs) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s.intra_node_latency_ns: %d is outside [0, %d]", nat, node.intra_node_latency_ns(), kMaxLatencyNs));
+      return absl::InvalidArgumentError(absl::StrFormat("%s.intra_node_latency_ns: %d is outside [0, %d]", nat,
+                                                        node.intra_node_latency_ns(), kMaxLatencyNs));
     }
     if (multi_node) {
       if (isl.nics_per_node() == 0) {
@@ -200,7 +200,8 @@ absl::Status Topology::Builder::ValidateAndIndex() {
       }
     }
     if (isl.oversubscription() != 0 && !(isl.oversubscription() >= 1)) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s.oversubscription: %g must be >= 1", at, isl.oversubscription()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s.oversubscription: %g must be >= 1", at, isl.oversubscription()));
     }
     t_.island_node_type_.push_back(*nt);
     t_.island_gpu_type_.push_back(*gt);
@@ -212,7 +213,8 @@ absl::Status Topology::Builder::ValidateAndIndex() {
     t_.island_first_gpu_.push_back(static_cast<int32_t>(total_gpus));
     total_gpus += int64_t{t_.island_node_count_[i]} * t_.island_gpus_per_node_[i];
     if (total_gpus > kMaxGpus) {
-      return absl::InvalidArgumentError(absl::StrFormat("islands[%d].node_count: the cluster exceeds %d GPUs", i, kMaxGpus));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("islands[%d].node_count: the cluster exceeds %d GPUs", i, kMaxGpus));
     }
   }
   // Inter-island links: known islands, positive bandwidth, and every island reachable.
@@ -227,7 +229,8 @@ absl::Status Topology::Builder::ValidateAndIndex() {
     if (*a == *b) return absl::InvalidArgumentError(at + ".island_b: joins island \"" + l.island_a() + "\" to itself");
     if (!(l.bandwidth_gbps() > 0)) return absl::InvalidArgumentError(at + ".bandwidth_gbps: must be > 0");
     if (l.latency_ns() < 0 || l.latency_ns() > kMaxLatencyNs) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s.latency_ns: %d is outside [0, %d]", at, l.latency_ns(), kMaxLatencyNs));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s.latency_ns: %d is outside [0, %d]", at, l.latency_ns(), kMaxLatencyNs));
     }
     if (l.count() > 4096) return absl::InvalidArgumentError(at + ".count: more than 4096 parallel links");
     boost::add_edge(*a, *b, islands);
@@ -236,9 +239,9 @@ absl::Status Topology::Builder::ValidateAndIndex() {
   if (boost::connected_components(islands, component.data()) > 1) {
     for (int i = 1; i < c.islands_size(); ++i) {
       if (component[i] != component[0]) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "inter_island_links: no path from island \"%s\" to island \"%s\" (disconnected islands)",
-            c.islands(0).name(), c.islands(i).name()));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("inter_island_links: no path from island \"%s\" to island \"%s\" (disconnected islands)",
+                            c.islands(0).name(), c.islands(i).name()));
       }
     }
   }
@@ -332,8 +335,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
       if (nics_per_node == 1) return rail;
       return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
     }
-    case v1::CLOS:
-      return BuildClos(island, cls, wire, hop_from_switch);
+    case v1::CLOS: return BuildClos(island, cls, wire, hop_from_switch);
     default: {  // SINGLE_SWITCH (and unspecified)
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
       for (DeviceId nic : nics) attach(nic, sw);
@@ -355,7 +357,8 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls
   const int32_t pods = (racks + racks_per_pod - 1) / racks_per_pod;
   const int32_t tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
   const int32_t pod_switches = f.pod_switches() > 0 ? static_cast<int32_t>(f.pod_switches()) : nics_per_node;
-  const int32_t agg_switches = f.aggregation_switches() > 0 ? static_cast<int32_t>(f.aggregation_switches()) : pod_switches;
+  const int32_t agg_switches =
+      f.aggregation_switches() > 0 ? static_cast<int32_t>(f.aggregation_switches()) : pod_switches;
   const double rack_oversub = std::max(1.0, f.rack_oversubscription());
   const double agg_oversub = std::max(1.0, f.aggregation_oversubscription());
   // Tier 1: NIC k of node n on ToR (rack of n, k when rail-optimised); a ToR's uplinks to its pod's
@@ -365,7 +368,8 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls
   std::vector<int32_t> tor_nics(tor.size(), 0);
   for (size_t n = 0; n < nics.size(); ++n) {
     const int32_t node = static_cast<int32_t>(n) / nics_per_node;
-    const int32_t t = node / per_rack * tors_per_rack + (f.rail_optimized() ? static_cast<int32_t>(n) % nics_per_node : 0);
+    const int32_t t =
+        node / per_rack * tors_per_rack + (f.rail_optimized() ? static_cast<int32_t>(n) % nics_per_node : 0);
     const LinkId up = AddDuplex(nics[n], tor[t], nic_bps, wire, hop_from_switch, cls);
     t_.nic_up_[nics[n]] = up;
     t_.nic_down_[nics[n]] = up + 1;
@@ -396,7 +400,8 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls
   for (int32_t p = 0; p < pods; ++p) {
     const double link_bps = pod_nic_bps[p] / agg_oversub / (pod_switches * agg_switches);
     for (int32_t s = 0; s < pod_switches; ++s) {
-      for (DeviceId a : agg) AddDuplex(pod_switch[p * pod_switches + s], a, link_bps, hop_from_switch, hop_from_switch, cls);
+      for (DeviceId a : agg)
+        AddDuplex(pod_switch[p * pod_switches + s], a, link_bps, hop_from_switch, hop_from_switch, cls);
     }
   }
   return agg;
@@ -465,9 +470,7 @@ std::string Topology::DeviceName(DeviceId id) const {
   return absl::StrFormat("%s/node%d/%s%d", island, d.node, DeviceKindName(d.kind), d.index);
 }
 
-const v1::NodeType& Topology::node_type(int32_t island) const {
-  return cluster_.node_types(island_node_type_[island]);
-}
+const v1::NodeType& Topology::node_type(int32_t island) const { return cluster_.node_types(island_node_type_[island]); }
 const v1::GpuType& Topology::gpu_type(int32_t island) const { return cluster_.gpu_types(island_gpu_type_[island]); }
 
 absl::StatusOr<int32_t> Topology::IslandIndex(absl::string_view name) const {
@@ -513,15 +516,16 @@ absl::StatusOr<std::vector<GpuId>> Topology::MeshGpus(const v1::Mesh& mesh) cons
                                                       mesh.island(), nodes));
   }
   if (int64_t{mesh.first_gpu()} + mesh.gpus_per_node() > gpus) {
-    return absl::InvalidArgumentError(absl::StrFormat("gpus_per_node: GPUs [%d, %d) are outside a node of island \"%s\" (%d GPUs)",
-                                                      mesh.first_gpu(), int64_t{mesh.first_gpu()} + mesh.gpus_per_node(),
-                                                      mesh.island(), gpus));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("gpus_per_node: GPUs [%d, %d) are outside a node of island \"%s\" (%d GPUs)", mesh.first_gpu(),
+                        int64_t{mesh.first_gpu()} + mesh.gpus_per_node(), mesh.island(), gpus));
   }
   std::vector<GpuId> out;
   out.reserve(static_cast<size_t>(mesh.node_count()) * mesh.gpus_per_node());
   for (uint32_t n = 0; n < mesh.node_count(); ++n) {
     for (uint32_t g = 0; g < mesh.gpus_per_node(); ++g) {
-      out.push_back(*GpuIdOf(*island, static_cast<int32_t>(mesh.first_node() + n), static_cast<int32_t>(mesh.first_gpu() + g)));
+      out.push_back(
+          *GpuIdOf(*island, static_cast<int32_t>(mesh.first_node() + n), static_cast<int32_t>(mesh.first_gpu() + g)));
     }
   }
   return out;
@@ -539,10 +543,8 @@ bool Topology::is_fabric_device(DeviceId d) const {
     case DeviceKind::kTorSwitch:
     case DeviceKind::kPodSwitch:
     case DeviceKind::kAggSwitch:
-    case DeviceKind::kGateway:
-      return true;
-    default:
-      return false;
+    case DeviceKind::kGateway: return true;
+    default: return false;
   }
 }
 

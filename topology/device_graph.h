@@ -15,10 +15,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "proto/hetsim.pb.h"
-#include "topology/nccl_fabric.h"
 #include "base/ids.h"
 #include "base/time.h"
+#include "proto/hetsim.pb.h"
+#include "topology/nccl_fabric.h"
 
 namespace hetsim::topology {
 
@@ -27,8 +27,8 @@ inline constexpr LinkId kNoLink = 0xffffffffu;
 
 enum class DeviceKind : uint8_t {
   kGpu,
-  kNvSwitch,      // intra-node NVSwitch (one logical switch per node)
-  kPcieSwitch,    // intra-node PCIe switch
+  kNvSwitch,    // intra-node NVSwitch (one logical switch per node)
+  kPcieSwitch,  // intra-node PCIe switch
   kNic,
   kIslandSwitch,  // SINGLE_SWITCH fabric
   kLeafSwitch,    // FAT_TREE
@@ -73,8 +73,7 @@ struct EdgeProps {
   LinkId link = kNoLink;
   int64_t route_weight = 0;  // latency in ps, scaled, plus one per hop: "latency, then hops"
 };
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
-                                    EdgeProps>;
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeProps>;
 
 // Multiplier that makes a route's weight order paths by latency first and hop count second.
 inline constexpr int64_t kHopWeightScale = 1024;
@@ -107,8 +106,8 @@ class Topology {
   absl::StatusOr<std::vector<GpuId>> MeshGpus(const v1::Mesh& mesh) const;
 
   DeviceId gpu_device(GpuId gpu) const { return gpu_devices_[gpu]; }
-  DeviceId node_switch(GpuId gpu) const;     // the node's NVSwitch or PCIe switch
-  DeviceId nic_of(GpuId gpu) const;          // the NIC that carries the GPU's inter-node traffic
+  DeviceId node_switch(GpuId gpu) const;  // the node's NVSwitch or PCIe switch
+  DeviceId nic_of(GpuId gpu) const;       // the NIC that carries the GPU's inter-node traffic
   LinkId gpu_to_switch(GpuId gpu) const { return gpu_up_[gpu]; }
   LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu]; }
   LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu]; }
@@ -146,7 +145,7 @@ class Topology {
   std::vector<DeviceId> gpu_switch_;
   std::vector<DeviceId> gpu_nic_;
   std::vector<LinkId> gpu_up_, gpu_down_, gpu_nic_up_, gpu_nic_down_;
-  std::vector<LinkId> nic_up_, nic_down_;  // indexed by device id (kNoLink for non-NICs)
+  std::vector<LinkId> nic_up_, nic_down_;       // indexed by device id (kNoLink for non-NICs)
   std::vector<NcclFabricTiming> nccl_fabrics_;  // node types, then islands, then inter-island links
   std::vector<int32_t> island_node_fabric_, island_net_fabric_;
 };

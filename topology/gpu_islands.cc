@@ -29,7 +29,8 @@ absl::StatusOr<std::vector<Unit>> Units(const v1::Cluster& c) {
       if (n.name() == isl.node_type()) nt = &n;
     }
     if (nt == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat("islands[%d].node_type: no node type named \"%s\"", i, isl.node_type()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("islands[%d].node_type: no node type named \"%s\"", i, isl.node_type()));
     }
     const v1::GpuType* gt = nullptr;
     int gi = 0;
@@ -37,7 +38,8 @@ absl::StatusOr<std::vector<Unit>> Units(const v1::Cluster& c) {
       if (c.gpu_types(k).name() == nt->gpu_type()) gt = &c.gpu_types(gi = k);
     }
     if (gt == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat("node type \"%s\".gpu_type: no GPU type named \"%s\"", nt->name(), nt->gpu_type()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node type \"%s\".gpu_type: no GPU type named \"%s\"", nt->name(), nt->gpu_type()));
     }
     for (auto [field, v] : {std::pair<const char*, double>{"peak_tflops_bf16", gt->peak_tflops_bf16()},
                             {"hbm_gib", gt->hbm_gib()},

@@ -32,17 +32,17 @@ struct IslandThresholds {
 };
 
 struct GpuIsland {
-  std::vector<int32_t> members;  // indices into Cluster.islands, ascending
+  std::vector<int32_t> members;        // indices into Cluster.islands, ascending
   std::vector<std::string> gpu_types;  // distinct, in member order
   int64_t nodes = 0;
   int64_t gpus = 0;
-  double peak_tflops = 0;                  // sum of per-GPU peak BF16
-  double effective_tflops = 0;             // gpus x slowest GPU: what a homogeneous plan can use
-  double hbm_gib = 0;                      // total
-  double effective_hbm_gib_per_gpu = 0;    // min: the parallelizer plans for the smallest HBM
-  double hbm_gbytes_per_s = 0;             // total HBM bandwidth
-  double intra_node_gbps_per_gpu = 0;      // min NVLink / PCIe bandwidth per GPU, per direction
-  double inter_node_gbps_per_node = 0;     // min NIC bandwidth per node (all NICs), per direction
+  double peak_tflops = 0;                // sum of per-GPU peak BF16
+  double effective_tflops = 0;           // gpus x slowest GPU: what a homogeneous plan can use
+  double hbm_gib = 0;                    // total
+  double effective_hbm_gib_per_gpu = 0;  // min: the parallelizer plans for the smallest HBM
+  double hbm_gbytes_per_s = 0;           // total HBM bandwidth
+  double intra_node_gbps_per_gpu = 0;    // min NVLink / PCIe bandwidth per GPU, per direction
+  double inter_node_gbps_per_node = 0;   // min NIC bandwidth per node (all NICs), per direction
 };
 
 struct IslandFormation {

@@ -20,9 +20,9 @@ enum class NcclProtocol : uint8_t { kLL = 0, kLL128 = 1, kSimple = 2 };
 inline constexpr int kNumNcclProtocols = 3;
 
 struct NcclFabricTiming {
-  std::string name;                  // "node type \"dgx\"", "island \"a100\"", ...
-  double bandwidth_efficiency = 1;   // link capacities are line rate x this
-  hetsim::Time launch_latency = 0;      // once per collective
+  std::string name;                                            // "node type \"dgx\"", "island \"a100\"", ...
+  double bandwidth_efficiency = 1;                             // link capacities are line rate x this
+  hetsim::Time launch_latency = 0;                             // once per collective
   std::array<hetsim::Time, kNumNcclProtocols> step_latency{};  // per algorithm step, by NcclProtocol
 };
 

@@ -78,7 +78,8 @@ absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash,
   if (from == to) return absl::OkStatus();
   const std::vector<int64_t>& dist = FabricDistances(from);
   if (dist[fabric_index_[to]] == kUnreachable) {
-    return absl::NotFoundError(absl::StrFormat("no route from %s to %s", topology_.DeviceName(from), topology_.DeviceName(to)));
+    return absl::NotFoundError(
+        absl::StrFormat("no route from %s to %s", topology_.DeviceName(from), topology_.DeviceName(to)));
   }
   // Walk back from `to`; at each device keep the in-links that lie on a shortest path and pick one by
   // hash. Links are visited in id order, so the choice depends only on the cluster and the hash.
@@ -104,7 +105,8 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
   const auto key = std::make_tuple(src, dst, flow_key);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const int32_t n = topology_.num_gpus();
-  if (src < 0 || src >= n) return absl::InvalidArgumentError(absl::StrFormat("source GPU %d is outside [0, %d)", src, n));
+  if (src < 0 || src >= n)
+    return absl::InvalidArgumentError(absl::StrFormat("source GPU %d is outside [0, %d)", src, n));
   if (dst < 0 || dst >= n) {
     return absl::InvalidArgumentError(absl::StrFormat("destination GPU %d is outside [0, %d)", dst, n));
   }

@@ -6,8 +6,8 @@
 // Dijkstra shortest path over the fabric switches and gateways (Boost.Graph on a filtered view of the
 // device graph, indexed compactly over the fabric devices only), computed once per source switch and
 // kept while their total stays under kMaxCachedDistanceBytes (a 100,000-GPU Clos has thousands of
-// ToRs; a recomputed table is identical, so the bound never changes a route). Inside a node every GPU pair is two hops through the
-// node's NVSwitch or PCIe switch, which is the only shortest path.
+// ToRs; a recomputed table is identical, so the bound never changes a route). Inside a node every GPU pair is two hops
+// through the node's NVSwitch or PCIe switch, which is the only shortest path.
 #ifndef HETSIM_TOPOLOGY_ROUTING_H_
 #define HETSIM_TOPOLOGY_ROUTING_H_
 

@@ -91,7 +91,7 @@ constexpr const char* kTrackNames[kNumTracks] = {"compute", "send", "recv", "gra
 struct Slice {
   GpuId gpu;
   Track track;
-  int64_t ts, dur;  // ticks
+  int64_t ts, dur;              // ticks
   std::string name, cat, args;  // args: a JSON object, or empty
   int lane = 0;
 };
@@ -105,7 +105,7 @@ struct Arrow {
 struct TraceContent {
   std::vector<Slice> slices;
   std::vector<Arrow> arrows;
-  std::vector<int> compute_slice;  // per DAG node: its first slice (one per traced GPU of its stage), or -1
+  std::vector<int> compute_slice;              // per DAG node: its first slice (one per traced GPU of its stage), or -1
   std::vector<std::vector<GpuId>> stage_gpus;  // traced GPUs of each stage
 };
 
@@ -122,9 +122,9 @@ void AddContextParallelRing(const sim::executor::VirtualStageCost& vs, bool forw
   const Time ring = forward ? vs.cp_forward_exchange_time : vs.cp_backward_exchange_time;
   if (ring <= 0) return;
   const Time exposed = forward ? vs.cp_forward_exposed_time : vs.cp_backward_exposed_time;
-  AddSlice(c, gpu, kSend, start, start + std::min(ring, finish - start), absl::StrCat("K/V ring ", pass),
-           "context_parallel",
-           absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
+  AddSlice(
+      c, gpu, kSend, start, start + std::min(ring, finish - start), absl::StrCat("K/V ring ", pass), "context_parallel",
+      absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }
 
 // Forward and backward passes on the compute row of every traced GPU of their stage.
@@ -179,11 +179,11 @@ void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const s
     const bool forward = node.kind == NodeKind::kCommForward;
     const auto& bt = setup.boundaries[node.virtual_stage];
     const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
-    const std::string name = absl::StrFormat("%s%d s%d>s%d", forward ? "CF" : "CB", node.microbatch, node.stage,
-                                             node.peer_stage);
+    const std::string name =
+        absl::StrFormat("%s%d s%d>s%d", forward ? "CF" : "CB", node.microbatch, node.stage, node.peer_stage);
     const char* cat = forward ? "forward" : "backward";
-    const NodeId consumer =
-        forward ? dag.Forward(node.microbatch, node.virtual_stage + 1) : dag.Backward(node.microbatch, node.virtual_stage);
+    const NodeId consumer = forward ? dag.Forward(node.microbatch, node.virtual_stage + 1)
+                                    : dag.Backward(node.microbatch, node.virtual_stage);
     for (size_t j = 0; j < flows.size(); ++j) {
       const auto& f = flows[j];
       if (!traced[f.src] && !traced[f.dst]) continue;
@@ -232,8 +232,7 @@ struct TraceLayout {
 };
 
 // Lanes per (GPU, track), then processes (one per node, one for the network) and threads, named.
-TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceContent& c,
-                   TraceEventList& out) {
+TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceContent& c, TraceEventList& out) {
   const topology::Topology& topo = *setup.topology;
   TraceLayout layout;
   layout.place.resize(traced.size());
@@ -275,8 +274,8 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
         const int tid = next_tid[p.pid]++;
         const std::string suffix = lane == 0 ? "" : absl::StrFormat(" #%d", lane + 1);
         out.AddMetadata(absl::StrFormat(
-            R"({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s%s, global %d"}})", p.pid,
-            tid, loc.local, kTrackNames[t], suffix, g));
+            R"({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s%s, global %d"}})", p.pid, tid,
+            loc.local, kTrackNames[t], suffix, g));
         out.AddMetadata(absl::StrFormat(
             R"({"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}})", p.pid, tid, tid));
       }
@@ -309,8 +308,8 @@ void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, Trace
     const auto [from_pid, from_tid] = thread_of(from);
     const auto [to_pid, to_tid] = thread_of(to);
     out.Add(from.ts, 0,
-            absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d})",
-                            c.arrows[a].name, from.cat, a, FormatTicks(from.ts), from_pid, from_tid));
+            absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d})", c.arrows[a].name,
+                            from.cat, a, FormatTicks(from.ts), from_pid, from_tid));
     out.Add(to.ts, 0,
             absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"f","bp":"e","id":%d,"ts":%s,"pid":%d,"tid":%d})",
                             c.arrows[a].name, to.cat, a, FormatTicks(to.ts), to_pid, to_tid));
@@ -330,10 +329,10 @@ void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const Trac
         const auto& [t, bytes] = timeline[i];
         // One sample per time: a free and an allocation at one instant print as the value after both.
         if (i + 1 < timeline.size() && TraceTicks(timeline[i + 1].first) == TraceTicks(t)) continue;
-        out.Add(TraceTicks(t), 0,
-                absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
-                                FormatTicks(TraceTicks(t)), layout.place[gpu].pid,
-                                BytesToGib(static_cast<double>(bytes))));
+        out.Add(
+            TraceTicks(t), 0,
+            absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
+                            FormatTicks(TraceTicks(t)), layout.place[gpu].pid, BytesToGib(static_cast<double>(bytes))));
       }
     }
   }
@@ -355,9 +354,10 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
       if (dt <= 0) continue;
       const Time busy = r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l];
       const int64_t ts = TraceTicks(r.sample_times[i - 1]);
-      out.Add(ts, 0,
-              absl::StrFormat(R"({"name":"%s","ph":"C","ts":%s,"pid":%d,"args":{"busy %%":%.3f}})", name,
-                              FormatTicks(ts), network_pid, 100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
+      out.Add(
+          ts, 0,
+          absl::StrFormat(R"({"name":"%s","ph":"C","ts":%s,"pid":%d,"args":{"busy %%":%.3f}})", name, FormatTicks(ts),
+                          network_pid, 100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
     }
   }
 }
@@ -367,8 +367,9 @@ void AddMarkers(const ExecutionResult& r, int network_pid, TraceEventList& out) 
   // `cat` (with its comma) and `args` are empty for the milestones.
   auto instant = [&](Time t, const std::string& name, const std::string& cat, const std::string& args) {
     const int64_t ts = TraceTicks(t);
-    out.Add(ts, 0, absl::StrFormat(R"({"name":"%s"%s,"ph":"i","s":"g","ts":%s,"pid":%d,"tid":0%s})", name, cat,
-                                   FormatTicks(ts), network_pid, args));
+    out.Add(ts, 0,
+            absl::StrFormat(R"({"name":"%s"%s,"ph":"i","s":"g","ts":%s,"pid":%d,"tid":0%s})", name, cat,
+                            FormatTicks(ts), network_pid, args));
   };
   if (!r.faults.failed || r.pipeline_end > 0) instant(r.pipeline_end, "pipeline end", "", "");
   instant(r.iteration_time, r.faults.failed ? "iteration failed" : "iteration end", "", "");

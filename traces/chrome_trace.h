@@ -32,8 +32,8 @@ namespace hetsim::traces {
 inline constexpr int kTraceAllGpusLimit = 64;
 
 struct TraceSelection {
-  std::optional<int> replica;          // every stage's replica K (K < DP; a stage with fewer: its last)
-  std::vector<GpuId> gpus;   // explicit global GPU ids (used by the plan)
+  std::optional<int> replica;  // every stage's replica K (K < DP; a stage with fewer: its last)
+  std::vector<GpuId> gpus;     // explicit global GPU ids (used by the plan)
 };
 
 // Which GPUs a trace shows (flags per global GPU id). With neither a replica nor GPUs: every GPU of

@@ -71,10 +71,12 @@ void DescribePartialStages(const ExecutionSetup& setup, const ExecutionResult& r
     for (const auto& g : r.grad_syncs) {
       if (g.stage == s) sync += g.finish - g.start;
     }
-    const Time optimizer = r.optimizer_start[s] >= 0 ? std::min(setup.stages[s].optimizer_time, t - r.optimizer_start[s]) : 0;
+    const Time optimizer =
+        r.optimizer_start[s] >= 0 ? std::min(setup.stages[s].optimizer_time, t - r.optimizer_start[s]) : 0;
     out->set_grad_sync_ms(TimeToMilliseconds(sync));
     out->set_optimizer_ms(TimeToMilliseconds(optimizer));
-    out->set_idle_ms(std::max(0.0, TimeToMilliseconds(t - sync - optimizer) - out->compute_busy_ms() - out->exposed_comm_ms()));
+    out->set_idle_ms(
+        std::max(0.0, TimeToMilliseconds(t - sync - optimizer) - out->compute_busy_ms() - out->exposed_comm_ms()));
   }
 }
 
@@ -89,9 +91,9 @@ std::string LostWork(const ExecutionSetup& setup, const ExecutionResult& r) {
   int finished = 0;
   for (int mb = 0; mb < dag.num_microbatches(); ++mb) finished += done(dag.Backward(mb, 0)) ? 1 : 0;
   const int lost = dag.num_microbatches() - finished;
-  std::string out = absl::StrFormat("%d of %d microbatches finished (%d lost, %d samples)", finished,
-                                    dag.num_microbatches(), lost,
-                                    static_cast<int64_t>(lost) * static_cast<int64_t>(setup.inputs.plan.micro_batch_size()));
+  std::string out =
+      absl::StrFormat("%d of %d microbatches finished (%d lost, %d samples)", finished, dag.num_microbatches(), lost,
+                      static_cast<int64_t>(lost) * static_cast<int64_t>(setup.inputs.plan.micro_batch_size()));
   std::vector<int> unsynced;
   for (int s = 0; s < setup.num_stages(); ++s) {
     int forwards = 0, backwards = 0, f_done = 0, b_done = 0, cuts = 0;

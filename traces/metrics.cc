@@ -163,7 +163,8 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
       backward += setup.virtual_stages[k].backward_time();
     }
     const Time optimizer = st.optimizer_time;
-    const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) + (r.stage_end[s] - r.optimizer_start[s] - optimizer);
+    const Time sync =
+        (r.grad_sync_end[s] - r.last_backward_end[s]) + (r.stage_end[s] - r.optimizer_start[s] - optimizer);
     int64_t peak = 0;
     for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) peak = std::max(peak, bytes);
     const int64_t states = st.cost.memory.ModelStateBytes();
@@ -210,7 +211,8 @@ void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const 
   const auto& dag = *setup.dag;
   std::vector<Time> transfer_total(setup.boundaries.size(), 0);
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
-    if (IsTransfer(dag.node(id).kind)) transfer_total[dag.node(id).virtual_stage] += r.node_finish[id] - r.node_start[id];
+    if (IsTransfer(dag.node(id).kind))
+      transfer_total[dag.node(id).virtual_stage] += r.node_finish[id] - r.node_start[id];
   }
   for (size_t k = 0; k < setup.boundaries.size(); ++k) {
     const auto& bt = setup.boundaries[k];
@@ -239,8 +241,7 @@ void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::R
       const auto& counters = link_counters[l];
       bytes += static_cast<double>(counters.bytes);
       if (counters.busy_time > 0 && r.iteration_time > 0) {
-        const double u =
-            std::min(1.0, static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time));
+        const double u = std::min(1.0, static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time));
         ++used;
         utilization_sum += u;
         utilization_max = std::max(utilization_max, u);

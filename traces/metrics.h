@@ -24,7 +24,7 @@ namespace hetsim::traces {
 // prediction calls too.
 
 struct ReportOptions {
-  std::optional<double> wall_time_s;  // left out of the report when unset (deterministic output)
+  std::optional<double> wall_time_s;        // left out of the report when unset (deterministic output)
   std::vector<std::string> approximations;  // opt-in approximations in force, into Report.approximations
 };
 

@@ -13,10 +13,9 @@ std::string FormatReportTable(const v1::Report& r) {
                         r.plan_name(), r.model_name(), r.cluster_name(), r.num_gpus(), r.num_stages(),
                         r.num_microbatches(), r.schedule());
   absl::StrAppendFormat(&out, "network: %s\n", r.network_model());
-  absl::StrAppendFormat(&out,
-                        "iteration %.3f ms (pipeline %.3f ms, critical path %.3f ms)  %.1f samples/s  %.0f tokens/s\n",
-                        r.iteration_time_ms(), r.pipeline_ms(), r.critical_path_ms(), r.samples_per_s(),
-                        r.tokens_per_s());
+  absl::StrAppendFormat(
+      &out, "iteration %.3f ms (pipeline %.3f ms, critical path %.3f ms)  %.1f samples/s  %.0f tokens/s\n",
+      r.iteration_time_ms(), r.pipeline_ms(), r.critical_path_ms(), r.samples_per_s(), r.tokens_per_s());
   absl::StrAppendFormat(&out, "model %.1f TFLOP/s per GPU  MFU %.1f%%  bubble %.1f%%  eta %.1f%%%s\n",
                         r.model_tflops_per_gpu(), 100 * r.mfu(), 100 * r.bubble_ratio(), 100 * r.eta(),
                         r.oom() ? "  OUT OF MEMORY" : "");
@@ -26,13 +25,13 @@ std::string FormatReportTable(const v1::Report& r) {
   absl::StrAppend(&out, "\nstage  layers   gpus  ", absl::StrFormat("%-*s", type_width, "gpu type"),
                   "  TPxDP  warm-up  fwd ms  bwd ms   busy ms  comm ms  sync+opt   idle ms  peak GiB / cap\n");
   for (const v1::StageReport& s : r.stages()) {
-    absl::StrAppendFormat(&out, "%5d  %3d-%-3d  %4d  %-*s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
-                          s.index(), s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_gpus(),
-                          type_width, s.gpu_type(), s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(),
-                          s.forward_ms_per_microbatch(), s.backward_ms_per_microbatch(), s.compute_busy_ms(),
-                          s.exposed_comm_ms(), s.grad_sync_ms() + s.optimizer_ms(), s.idle_ms(), s.peak_memory_gib(),
-                          s.memory_capacity_gib(),
-                          s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
+    absl::StrAppendFormat(
+        &out, "%5d  %3d-%-3d  %4d  %-*s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
+        s.index(), s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_gpus(), type_width, s.gpu_type(),
+        s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(), s.forward_ms_per_microbatch(),
+        s.backward_ms_per_microbatch(), s.compute_busy_ms(), s.exposed_comm_ms(), s.grad_sync_ms() + s.optimizer_ms(),
+        s.idle_ms(), s.peak_memory_gib(), s.memory_capacity_gib(),
+        s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
   if (r.context_parallel() > 1) {
     absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  K/V ring MB/microbatch  ring ms  exposed ms\n",

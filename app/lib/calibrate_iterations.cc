@@ -99,7 +99,8 @@ absl::StatusOr<std::vector<MeasuredIteration>> ParseIterationCsv(absl::string_vi
     m.plan_path = plan[0] == '/' ? plan : absl::StrCat(FolderOf(file), plan);
     double ms = 0;
     if (!absl::SimpleAtod(row.cells[col_time], &ms) || !std::isfinite(ms) || ms <= 0) {
-      return LineError(file, row.line, absl::StrFormat("time_ms: \"%s\" is not a positive number", row.cells[col_time]));
+      return LineError(file, row.line,
+                       absl::StrFormat("time_ms: \"%s\" is not a positive number", row.cells[col_time]));
     }
     m.seconds = ms * 1e-3;
     out.push_back(std::move(m));
@@ -112,7 +113,8 @@ absl::StatusOr<std::vector<MeasuredIteration>> ParseIterationCsv(absl::string_vi
 }
 
 absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) {
-  if (cluster.gpu_types_size() == 0) return absl::InvalidArgumentError(absl::StrCat(file_, ": the cluster has no GPU type"));
+  if (cluster.gpu_types_size() == 0)
+    return absl::InvalidArgumentError(absl::StrCat(file_, ": the cluster has no GPU type"));
   const double before_pass = cluster.gpu_types(0).efficiency().pass_overhead_us();
   const double before_iteration = cluster.gpu_types(0).efficiency().iteration_overhead_ms();
   v1::Cluster off = cluster, probe = cluster;

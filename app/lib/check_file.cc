@@ -49,17 +49,18 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
   absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
   if (!topo.ok()) return {"", topo.status()};
-  absl::StatusOr<sim::faults::FaultSet> set = sim::faults::ResolveFaults(faults, *topo, sim::faults::SourcesOf(faults, path));
+  absl::StatusOr<sim::faults::FaultSet> set =
+      sim::faults::ResolveFaults(faults, *topo, sim::faults::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
   std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
                                         set->faults.size() == 1 ? "" : "s", cluster->name());
   for (const sim::faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
   if (faults.has_jitter()) {
-    absl::StrAppendFormat(&summary, "  jitter %s spread %g, seed %d, %s\n",
-                          hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
-                          faults.jitter().seed(),
-                          faults.jitter().gpus().empty() ? "every GPU"
-                                                         : absl::StrFormat("%d GPUs", faults.jitter().gpus_size()));
+    absl::StrAppendFormat(
+        &summary, "  jitter %s spread %g, seed %d, %s\n",
+        hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
+        faults.jitter().seed(),
+        faults.jitter().gpus().empty() ? "every GPU" : absl::StrFormat("%d GPUs", faults.jitter().gpus_size()));
   }
   return {summary, absl::OkStatus()};
 }
@@ -85,12 +86,11 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
       }
       absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(path, cluster_path);
       if (!in.ok()) return {"", in.status()};
-      return {absl::StrCat(SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path),
-                           SummarizePlan(*in)),
-              absl::OkStatus()};
+      return {
+          absl::StrCat(SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path), SummarizePlan(*in)),
+          absl::OkStatus()};
     }
-    case MessageType::kSweep:
-      return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
+    case MessageType::kSweep: return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
     case MessageType::kFaults:
       return CheckFaults(static_cast<const hetsim::v1::Faults&>(*m.message), path, cluster_path);
     case MessageType::kReport:

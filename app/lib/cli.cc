@@ -23,10 +23,8 @@ int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kPermissionDenied:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAlreadyExists:
-      return kExitBadInput;
-    default:
-      return kExitInternal;
+    case absl::StatusCode::kAlreadyExists: return kExitBadInput;
+    default: return kExitInternal;
   }
 }
 
@@ -72,10 +70,11 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
 }
 
 std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds) {
-  if (max_events < 0) return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
+  if (max_events < 0)
+    return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
   if (!(max_wall_seconds >= 0) || !std::isfinite(max_wall_seconds)) {
-    return UsageError(info, absl::StrFormat("--max-wall-seconds: %g must be finite and >= 0 (0 = no limit)",
-                                            max_wall_seconds));
+    return UsageError(
+        info, absl::StrFormat("--max-wall-seconds: %g must be finite and >= 0 (0 = no limit)", max_wall_seconds));
   }
   return std::nullopt;
 }

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "app/lib/calibrate_iterations.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
-#include "app/lib/calibrate_iterations.h"
 #include "calibrate/gemm_source.h"
 #include "calibrate/nccl_fit.h"
 #include "calibrate/nccl_log.h"
@@ -58,8 +58,8 @@ int Calibrate(const Args& args) {
   }
 
   if (logs.empty() && gemms.empty() && iterations.empty()) {
-    return ReportFailure(kInfo, absl::InvalidArgumentError(
-                                    "nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
+    return ReportFailure(
+        kInfo, absl::InvalidArgumentError("nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
   }
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());

@@ -54,11 +54,10 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
     const char* name;
     int64_t scale;
   };
-  static constexpr Suffix kSuffixes[] = {
-      {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB},
-      {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
-      {"K", kKiB}, {"M", kMiB}, {"G", kGiB}, {"T", kTiB},
-      {"B", 1}};
+  static constexpr Suffix kSuffixes[] = {{"KiB", kKiB}, {"MiB", kMiB},   {"GiB", kGiB},      {"TiB", kTiB},
+                                         {"KB", 1000},  {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
+                                         {"K", kKiB},   {"M", kMiB},     {"G", kGiB},        {"T", kTiB},
+                                         {"B", 1}};
   int64_t scale = 1;
   absl::string_view digits = text;
   for (const Suffix& s : kSuffixes) {
@@ -74,7 +73,8 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s overflows (the limit is 1 PiB)", flag, text));
   }
   if (!absl::SimpleAtoi(digits, &value)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
   }
   if (value > static_cast<uint64_t>(sim::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s is larger than the 1 PiB limit", flag, text));
@@ -115,10 +115,8 @@ void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
 
 int Collective(const Args& args) {
   po::options_description options("options");
-  std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text, algo_name = "auto", inter_name = "auto",
-                                                                          network_name,
-                                                                          ring_steps_name = "auto",
-                                                                          proto_name = "auto";
+  std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text,
+      algo_name = "auto", inter_name = "auto", network_name, ring_steps_name = "auto", proto_name = "auto";
   int32_t channels = 0, chunks = 0;
   bool ideal = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
@@ -170,7 +168,8 @@ int Collective(const Args& args) {
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
   ApplyIdealOption(ideal, &*cluster);
   auto topo = topology::Topology::Build(*cluster);
-  if (!topo.ok()) return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
+  if (!topo.ok())
+    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
   topology::Router router(*topo);
   req.bytes = sizes.front();
   if (absl::Status s = sim::ValidateRequest(*topo, req); !s.ok()) {
@@ -184,8 +183,8 @@ int Collective(const Args& args) {
               sim::NetworkModeName(*mode), topo->nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
               sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
-  std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch",
-              "chunks", "proto", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
+  std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
+              "proto", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
   for (int64_t size : sizes) {
     req.bytes = size;
     const auto wall_start = std::chrono::steady_clock::now();

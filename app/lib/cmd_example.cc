@@ -42,7 +42,8 @@ int WriteExamples(const Args& args) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) {
-    return ReportFailure(kInfo, absl::PermissionDeniedError(absl::StrFormat("%s: cannot create: %s", out, ec.message())));
+    return ReportFailure(kInfo,
+                         absl::PermissionDeniedError(absl::StrFormat("%s: cannot create: %s", out, ec.message())));
   }
   // Serialize everything first so that a failure leaves no file behind.
   std::vector<std::pair<std::string, std::string>> files;

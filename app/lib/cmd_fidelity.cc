@@ -27,8 +27,7 @@ namespace {
 constexpr int kExitBoundsNotMet = 1;
 
 const CommandInfo kInfo = {
-    "fidelity",
-    "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
+    "fidelity", "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
     "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
     "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
     "source tree's validation/ folder) and compares the\n"

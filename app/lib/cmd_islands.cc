@@ -31,26 +31,30 @@ int Islands(const Args& args) {
       "tau-c", po::value(&t.compute)->default_value(t.compute)->value_name("X"), "compute tolerance")(
       "tau-m", po::value(&t.memory)->default_value(t.memory)->value_name("X"), "HBM capacity tolerance")(
       "tau-b", po::value(&t.memory_bandwidth)->default_value(t.memory_bandwidth)->value_name("X"),
-      "HBM bandwidth tolerance")("merge-factor", po::value(&t.merge_factor)->default_value(t.merge_factor)->value_name("X"),
+      "HBM bandwidth tolerance")("merge-factor",
+                                 po::value(&t.merge_factor)->default_value(t.merge_factor)->value_name("X"),
                                  "largest bottleneck increase a merge may cause");
   po::positional_options_description positional;
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
-  for (auto [name, v] : {std::pair<const char*, double>{"--tau-c", t.compute}, {"--tau-m", t.memory},
-                         {"--tau-b", t.memory_bandwidth}}) {
+  for (auto [name, v] :
+       {std::pair<const char*, double>{"--tau-c", t.compute}, {"--tau-m", t.memory}, {"--tau-b", t.memory_bandwidth}}) {
     if (!(v >= 0)) return UsageError(kInfo, absl::StrFormat("%s: %g must be >= 0", name, v));
   }
-  if (!(t.merge_factor >= 1)) return UsageError(kInfo, absl::StrFormat("--merge-factor: %g must be >= 1", t.merge_factor));
+  if (!(t.merge_factor >= 1))
+    return UsageError(kInfo, absl::StrFormat("--merge-factor: %g must be >= 1", t.merge_factor));
 
   auto cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
   auto f = topology::FormGpuIslands(*cluster, t);
-  if (!f.ok()) return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", f.status().message())));
+  if (!f.ok())
+    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", f.status().message())));
 
-  std::printf("cluster %s: %d sub-clusters, %d initial islands, %zu GPU islands (tau_C %.2f, tau_M %.2f, tau_B %.2f, merge factor %.2f, bottleneck %.3f)\n",
-              cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), cluster->islands_size(),
-              f->initial_islands, f->islands.size(), t.compute, t.memory, t.memory_bandwidth, t.merge_factor,
-              f->bottleneck);
+  std::printf(
+      "cluster %s: %d sub-clusters, %d initial islands, %zu GPU islands (tau_C %.2f, tau_M %.2f, tau_B %.2f, merge "
+      "factor %.2f, bottleneck %.3f)\n",
+      cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), cluster->islands_size(),
+      f->initial_islands, f->islands.size(), t.compute, t.memory, t.memory_bandwidth, t.merge_factor, f->bottleneck);
   std::printf("%-6s %-24s %-22s %6s %7s %11s %11s %10s %9s %11s %10s %10s\n", "island", "sub-clusters", "gpu types",
               "nodes", "gpus", "peak TF/s", "eff. TF/s", "HBM GiB", "GiB/GPU", "HBM TB/s", "intra Gb/s", "net Gb/s");
   for (size_t i = 0; i < f->islands.size(); ++i) {

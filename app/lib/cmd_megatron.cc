@@ -36,23 +36,28 @@ int Import(const Args& args) {
   std::string format, line_file, line_text, cluster_path, out;
   interop::MegatronImportRequest request;
   options.add_options()("format", po::value(&format)->required(), "megatron")(
-      "file", po::value(&line_file), "file holding the launch line")(
-      "line", po::value(&line_text)->value_name("FLAGS"), "the launch line itself")(
+      "file", po::value(&line_file), "file holding the launch line")("line", po::value(&line_text)->value_name("FLAGS"),
+                                                                     "the launch line itself")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
       "nodes", po::value(&request.nodes)->value_name("N"), "nodes (default: torchrun's --nnodes)")(
-      "gpus-per-node", po::value(&request.gpus_per_node)->value_name("G"), "default: --nproc_per_node, else the node's")(
-      "island", po::value(&request.island)->value_name("I"), "island (default: the only one)")(
+      "gpus-per-node", po::value(&request.gpus_per_node)->value_name("G"),
+      "default: --nproc_per_node, else the node's")("island", po::value(&request.island)->value_name("I"),
+                                                    "island (default: the only one)")(
       "name", po::value(&request.name)->value_name("NAME"), "plan name")(
-      "strict", "unknown and not-modelled flags are errors")("out,o", po::value(&out)->value_name("PLAN"), "write the plan");
+      "strict", "unknown and not-modelled flags are errors")("out,o", po::value(&out)->value_name("PLAN"),
+                                                             "write the plan");
   po::positional_options_description positional;
   positional.add("format", 1).add("file", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kImportInfo, args, options, positional, &vm)) return *exit;
   if (format != "megatron") return UsageError(kImportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
-  if (line_file.empty() == line_text.empty()) return UsageError(kImportInfo, "give a launch-line file or --line, one of them");
-  if (request.nodes < 0 || request.gpus_per_node < 0) return UsageError(kImportInfo, "--nodes, --gpus-per-node: must be > 0");
+  if (line_file.empty() == line_text.empty())
+    return UsageError(kImportInfo, "give a launch-line file or --line, one of them");
+  if (request.nodes < 0 || request.gpus_per_node < 0)
+    return UsageError(kImportInfo, "--nodes, --gpus-per-node: must be > 0");
   if (!out.empty()) {
-    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok()) return ReportFailure(kImportInfo, f.status());
+    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok())
+      return ReportFailure(kImportInfo, f.status());
   }
   std::string source = line_file.empty() ? "--line" : line_file;
   if (!line_file.empty()) {
@@ -69,8 +74,8 @@ int Import(const Args& args) {
     for (const auto* v : {&flags->not_modelled, &flags->unknown}) {
       for (const std::string& f : *v) absl::StrAppend(&list, list.empty() ? "" : ", ", f);
     }
-    return ReportFailure(kImportInfo, absl::InvalidArgumentError(
-                                          absl::StrFormat("%s: --strict: flags not applied: %s", source, list)));
+    return ReportFailure(
+        kImportInfo, absl::InvalidArgumentError(absl::StrFormat("%s: --strict: flags not applied: %s", source, list)));
   }
   absl::StatusOr<interop::MegatronImport> imported = interop::ImportMegatron(*flags, *cluster, request, source);
   if (!imported.ok()) return ReportFailure(kImportInfo, imported.status());
@@ -79,10 +84,12 @@ int Import(const Args& args) {
   }
   const hetsim::v1::Plan& plan = imported->plan;
   const hetsim::v1::Stage& s0 = plan.stages(0);
-  absl::PrintF("imported \"%s\": %d pipeline stages x TP %d x DP %d on island \"%s\", %s, micro-batch %d per "
-               "replica, global batch %d\n", plan.name(), plan.stages_size(), s0.tensor_parallel(), s0.data_parallel(),
-               s0.mesh().island(), hetsim::v1::Schedule_Name(plan.schedule()),
-               plan.micro_batch_size() / s0.data_parallel(), plan.global_batch_size());
+  absl::PrintF(
+      "imported \"%s\": %d pipeline stages x TP %d x DP %d on island \"%s\", %s, micro-batch %d per "
+      "replica, global batch %d\n",
+      plan.name(), plan.stages_size(), s0.tensor_parallel(), s0.data_parallel(), s0.mesh().island(),
+      hetsim::v1::Schedule_Name(plan.schedule()), plan.micro_batch_size() / s0.data_parallel(),
+      plan.global_batch_size());
   for (const std::string& note : imported->notes) std::printf("  %s\n", note.c_str());
   if (!out.empty()) std::printf("wrote %s\n", out.c_str());
   return kExitOk;
@@ -91,8 +98,8 @@ int Import(const Args& args) {
 int Export(const Args& args) {
   po::options_description options("options");
   std::string format, plan_path, cluster_path, out;
-  options.add_options()("format", po::value(&format)->required(), "megatron")(
-      "plan", po::value(&plan_path)->required(), "plan file")(
+  options.add_options()("format", po::value(&format)->required(), "megatron")("plan", po::value(&plan_path)->required(),
+                                                                              "plan file")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
       "out,o", po::value(&out)->value_name("FILE"), "write the launch line here");
   po::positional_options_description positional;
@@ -105,7 +112,8 @@ int Export(const Args& args) {
   absl::StatusOr<interop::MegatronExport> exported = interop::ExportMegatron(*inputs);
   if (!exported.ok()) return ReportFailure(kExportInfo, exported.status());
   if (!out.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(out, exported->launch_line); !s.ok()) return ReportFailure(kExportInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(out, exported->launch_line); !s.ok())
+      return ReportFailure(kExportInfo, s);
   }
   std::fputs(exported->launch_line.c_str(), stdout);
   for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());

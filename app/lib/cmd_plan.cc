@@ -1,5 +1,6 @@
 // `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
-//  [--global-batch B] [--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a model on a cluster and writes a
+//  [--global-batch B] [--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a
+//  model on a cluster and writes a
 // Plan that `hetsim run` accepts.
 #include <cstdio>
 #include <filesystem>
@@ -107,8 +108,8 @@ int Plan(const Args& args) {
     outcome->prediction = outcome->alternative_predictions[alternative - 1];
   }
   if (!prediction.empty()) {
-    absl::StatusOr<hetsim::v1::PlanPrediction> p = PredictionFor(prediction, outcome->plan, outcome->model, *cluster,
-                                                                 outcome->prediction, planner_name);
+    absl::StatusOr<hetsim::v1::PlanPrediction> p =
+        PredictionFor(prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
     if (!p.ok()) return ReportFailure(kInfo, p.status());
     *outcome->plan.mutable_prediction() = *std::move(p);
   }

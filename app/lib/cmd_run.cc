@@ -37,14 +37,16 @@ const CommandInfo kInfo = {
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
     "           [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
     "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]\n"
-    "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] ...   (Chakra traces: hetsim run --chakra DIR --help)",
+    "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] ...   (Chakra traces: hetsim run --chakra DIR "
+    "--help)",
     "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
     "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
     "share the links (max-min fair), then the optimizer step. Prints a table (iteration time, tokens/s,\n"
     "MFU, bubble ratio, eta, per-stage time and memory, boundaries, link utilisation; see docs/metrics.md).\n"
     "--report writes the Report message (format from the extension, .json usually); --html a self-contained\n"
     "HTML report (pipeline schedule, memory, links, tables; docs/report.md); --trace a Chrome Trace Event\n"
-    "file for Perfetto (ui.perfetto.dev), speedscope or the Chrome DevTools Performance panel. Plans of more than 64 GPUs trace one\n"
+    "file for Perfetto (ui.perfetto.dev), speedscope or the Chrome DevTools Performance panel. Plans of more than 64 "
+    "GPUs trace one\n"
     "data-parallel replica (replica 0) unless --trace-replica or --trace-gpus (global GPU ids, e.g.\n"
     "0,1,8-15) says otherwise. --network contention-free times every flow as if alone (analytical).\n"
     "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
@@ -92,7 +94,8 @@ absl::Status WriteOutputs(const std::string& report_path, const std::string& tra
                           const driver::Simulation& simulated) {
   std::string html;
   if (!html_path.empty()) {
-    html = report::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links});
+    html =
+        report::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links});
   }
   if (!report_path.empty()) HETSIM_RETURN_IF_ERROR(proto::Save(report_path, simulated.report));
   if (!trace_path.empty()) HETSIM_RETURN_IF_ERROR(proto::WriteFileAtomically(trace_path, simulated.trace_json));
@@ -112,7 +115,8 @@ absl::StatusOr<sim::RingSteps> RunRingSteps(const std::string& name) {
 
 int Simulate(const Args& args) {
   po::options_description options("options");
-  std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus, ring_steps_name = "auto";
+  std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus,
+      ring_steps_name = "auto";
   int trace_replica = -1;
   int64_t max_events = 0;
   double max_wall_seconds = 0;

@@ -7,10 +7,10 @@
 #include "absl/strings/str_format.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
-#include "sweep/evaluator.h"
-#include "sweep/progress.h"
 #include "proto/io.h"
 #include "report/sweep_html.h"
+#include "sweep/evaluator.h"
+#include "sweep/progress.h"
 #include "sweep/runner.h"
 
 namespace hetsim::app {
@@ -70,9 +70,8 @@ int Sweep(const Args& args) {
     job.shard = *s;
   }
   if (job.resume && job.output_path.empty()) return UsageError(kInfo, "--resume needs an output file (-o FILE)");
-  if (!html_path.empty() &&
-      (job.output_path.empty() ||
-       job.format.value_or(sweep::RowFormatForPath(job.output_path)) != sweep::RowFormat::kCsv)) {
+  if (!html_path.empty() && (job.output_path.empty() ||
+                             job.format.value_or(sweep::RowFormatForPath(job.output_path)) != sweep::RowFormat::kCsv)) {
     return UsageError(kInfo, "--html needs CSV results in a file (-o FILE.csv)");
   }
   job.progress = sweep::StderrIsTerminal();

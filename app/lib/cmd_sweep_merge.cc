@@ -46,7 +46,8 @@ int Merge(const Args& args) {
       return UsageError(kInfo, absl::StrFormat("%s and %s are not the same format (CSV, or .jsonl)", s, out));
     }
   }
-  if (!html_path.empty() && format != sweep::RowFormat::kCsv) return UsageError(kInfo, "--html needs CSV shards and OUT");
+  if (!html_path.empty() && format != sweep::RowFormat::kCsv)
+    return UsageError(kInfo, "--html needs CSV shards and OUT");
   absl::StatusOr<std::string> merged;
   std::optional<std::string> header;  // the sweep's CSV header, with --sweep
   if (sweep_path.empty()) {

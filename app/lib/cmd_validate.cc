@@ -42,7 +42,8 @@ const CommandInfo kInfo = {
     "the simulated best, and the misranked pairs. --plans takes a folder of plans or a file listing them;\n"
     "--report writes the PlanValidationReport (format from the extension), --chart the predicted vs\n"
     "simulated chart (SVG). docs/validation-of-planners.md.\n"
-    "A single plan without a prediction: prices every stage of PLAN with the planner's cost model (t_i, c_i, memory) and predicts the\n"
+    "A single plan without a prediction: prices every stage of PLAN with the planner's cost model (t_i, c_i, memory) "
+    "and predicts the\n"
     "iteration (HAPT Eq. 13, the pipeline DAG's longest path, plus gradient synchronisation), simulates\n"
     "the plan (max-min fair network), and prints both with relative errors. Boundaries whose transfer\n"
     "exceeds t_max are named with the communication they expose. --top-k K re-plans the plan's model\n"
@@ -51,9 +52,7 @@ const CommandInfo kInfo = {
     "(predicted vs simulated scatter, per-stage errors; docs/report.md)."};
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
-double RelErr(double predicted, double simulated) {
-  return simulated != 0 ? (predicted - simulated) / simulated : 0;
-}
+double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
 
 struct Simulated {
   std::vector<Time> t, comm;
@@ -145,13 +144,14 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
                         "err", "c_pred_ms", "c_sim_ms", "err", "mem_pred", "mem_sim", "err");
   for (size_t i = 0; i < pred->stages.size(); ++i) {
     const planner::StagePrediction& p = pred->stages[i];
-    absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i,
-                          Ms(p.t), Ms(sim->t[i]), 100 * RelErr(Ms(p.t), Ms(sim->t[i])), Ms(p.comm), Ms(sim->comm[i]),
-                          100 * RelErr(Ms(p.comm), Ms(sim->comm[i])), BytesToGib(p.peak_bytes), BytesToGib(sim->peak[i]),
-                          100 * RelErr(p.peak_bytes, sim->peak[i]));
+    absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i, Ms(p.t),
+                          Ms(sim->t[i]), 100 * RelErr(Ms(p.t), Ms(sim->t[i])), Ms(p.comm), Ms(sim->comm[i]),
+                          100 * RelErr(Ms(p.comm), Ms(sim->comm[i])), BytesToGib(p.peak_bytes),
+                          BytesToGib(sim->peak[i]), 100 * RelErr(p.peak_bytes, sim->peak[i]));
   }
-  absl::StrAppendFormat(&out, "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
-                              "(%+.1f%%), simulated %.3f ms (pipeline %.3f ms)\n",
+  absl::StrAppendFormat(&out,
+                        "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
+                        "(%+.1f%%), simulated %.3f ms (pipeline %.3f ms)\n",
                         Ms(pred->eq13), 100 * RelErr(Ms(pred->eq13), Ms(sim->iteration)), Ms(pred->pipeline),
                         Ms(pred->iteration), 100 * RelErr(Ms(pred->iteration), Ms(sim->iteration)), Ms(sim->iteration),
                         Ms(sim->pipeline));
@@ -218,7 +218,8 @@ int Validate(const Args& args) {
   options.add_options()("plan", po::value(&plan_paths), "plan files")(
       "plans", po::value(&plans_source)->value_name("DIR|LIST"), "a folder of plans or a file listing them")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
-      "report,r", po::value(&outputs.report_path)->value_name("R"), "write the PlanValidationReport (.json, .pbtxt, .pb)")(
+      "report,r", po::value(&outputs.report_path)->value_name("R"),
+      "write the PlanValidationReport (.json, .pbtxt, .pb)")(
       "chart", po::value(&outputs.chart_path)->value_name("C.svg"), "write the predicted vs simulated chart (SVG)")(
       "top-k,k", po::value(&top_k)->value_name("K"), "simulate the planner's K best plans")(
       "planner,p", po::value(&planner_name)->value_name("P"), "planner for --top-k (default hapt)")(
@@ -247,7 +248,8 @@ int Validate(const Args& args) {
   if (own) return ValidateOwnPrediction(&*inputs, top_k, planner_name, &*kind, html_path);
   if (top_k > 0) return UsageError(kInfo, "--top-k re-plans a plan without a prediction; these plans carry one");
   if (!html_path.empty()) {
-    return UsageError(kInfo, "--html draws one plan against hetsim's own prediction; use --chart for plans with predictions");
+    return UsageError(kInfo,
+                      "--html draws one plan against hetsim's own prediction; use --chart for plans with predictions");
   }
   return ValidatePredictions(plan_paths, cluster_path, outputs);
 }

@@ -20,9 +20,9 @@ absl::StatusOr<std::string> FidelityChartSvg(const v1::FidelityReport& report) {
   if (cases.empty()) return absl::InvalidArgumentError("--chart: no case to chart");
   for (const v1::FidelityCase* c : cases) {
     if (c->unit() != cases.front()->unit()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--chart: the cases measure different quantities (%s, %s); chart one kind of set at a time",
-          cases.front()->unit(), c->unit()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--chart: the cases measure different quantities (%s, %s); chart one kind of set at a time",
+                          cases.front()->unit(), c->unit()));
     }
     chart.points.push_back({c->name(), c->measured(), c->predicted(), c->error_percent()});
   }

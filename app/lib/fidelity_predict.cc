@@ -9,6 +9,7 @@
 #include "driver/simulate.h"
 #include "proto/inputs.h"
 #include "proto/validate_cluster.h"
+#include "proto/validate_plan.h"
 #include "sim/collectives/simulate.h"
 #include "topology/routing.h"
 #include "traces/metrics.h"
@@ -29,11 +30,12 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
   const std::string field = absl::StrCat(where, ".training_run.flop_count: MEGATRON_EQ3 ");
   if (!model.has_transformer()) return absl::InvalidArgumentError(field + "needs a transformer model");
   const v1::Transformer& t = model.transformer();
-  const bool standard = (t.ffn_hidden_size() == 0 || t.ffn_hidden_size() == 4 * t.hidden_size()) && !t.gated_mlp() &&
+  const bool standard = proto::FfnHiddenSize(t) == 4 * uint64_t{t.hidden_size()} && !t.gated_mlp() &&
                         (t.num_kv_heads() == 0 || t.num_kv_heads() == t.num_attention_heads()) && t.num_experts() <= 1;
   if (!standard) {
-    return absl::InvalidArgumentError(field + "counts a standard GPT (4h MLP, no GQA, no gated MLP, no MoE); "
-                                              "use MODEL_FLOPS for this model");
+    return absl::InvalidArgumentError(field +
+                                      "counts a standard GPT (4h MLP, no GQA, no gated MLP, no MoE); "
+                                      "use MODEL_FLOPS for this model");
   }
   return MegatronEq3Flop(static_cast<double>(plan.global_batch_size()), static_cast<double>(t.seq_length()),
                          t.num_layers(), static_cast<double>(t.hidden_size()), static_cast<double>(t.vocab_size()));
@@ -75,8 +77,9 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(c.cluster());
   if (!cluster.ok()) return InCase(cluster.status(), where, "collective.cluster");
   absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
-  if (!topo.ok()) return InCase(absl::InvalidArgumentError(absl::StrCat(c.cluster(), ": ", topo.status().message())),
-                                where, "collective.cluster");
+  if (!topo.ok())
+    return InCase(absl::InvalidArgumentError(absl::StrCat(c.cluster(), ": ", topo.status().message())), where,
+                  "collective.cluster");
   topology::Router router(*topo);
   sim::CollectiveRequest request;
   request.op = *hetsim::ParseCollectiveOp(c.op());  // checked when the set was loaded
@@ -96,8 +99,7 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
 }  // namespace
 
 double MegatronEq3Flop(double batch, double seq, double blocks, double hidden, double vocab) {
-  return 96 * batch * seq * blocks * hidden * hidden *
-         (1 + seq / (6 * hidden) + vocab / (16 * blocks * hidden));
+  return 96 * batch * seq * blocks * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (16 * blocks * hidden));
 }
 
 absl::StatusOr<v1::FidelityCase> PredictCase(const v1::ValidationCase& validation_case, absl::string_view where) {

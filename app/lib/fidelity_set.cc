@@ -81,7 +81,8 @@ absl::Status ValidateSet(const v1::ValidationSet& set, absl::string_view file) {
     if (i > 0 && c.measurement_case() != v1::ValidationCase::MEASUREMENT_NOT_SET &&
         set.cases(0).measurement_case() != v1::ValidationCase::MEASUREMENT_NOT_SET &&
         c.measurement_case() != set.cases(0).measurement_case()) {
-      p.Add(at.substr(0, at.size() - 1), "a different kind of measurement than cases[0]: a set's cases are ranked "
+      p.Add(at.substr(0, at.size() - 1),
+            "a different kind of measurement than cases[0]: a set's cases are ranked "
             "together, so they measure one quantity (put other kinds in another file)");
     }
   }
@@ -131,7 +132,8 @@ absl::Status ParseCollectiveCsv(absl::string_view path, v1::ValidationSet* set) 
     col->set_cluster(fields[0]);
     col->set_op(fields[1]);
     uint64_t bytes = 0;
-    if (!absl::SimpleAtoi(fields[2], &bytes)) return bad("bytes", absl::StrCat("\"", fields[2], "\" is not a size in bytes"));
+    if (!absl::SimpleAtoi(fields[2], &bytes))
+      return bad("bytes", absl::StrCat("\"", fields[2], "\" is not a size in bytes"));
     col->set_bytes(bytes);
     const std::vector<std::string> ends = absl::StrSplit(fields[3], absl::MaxSplits('-', 1));
     uint32_t first = 0, last = 0;
@@ -177,7 +179,8 @@ absl::StatusOr<std::vector<std::string>> BundledValidationFiles(absl::string_vie
   for (const auto& entry : std::filesystem::directory_iterator(std::string(folder), error)) {
     if (entry.is_regular_file() && entry.path().extension() == ".pbtxt") files.push_back(entry.path().string());
   }
-  if (error) return absl::NotFoundError(absl::StrCat(folder, ": cannot list the bundled validation sets: ", error.message()));
+  if (error)
+    return absl::NotFoundError(absl::StrCat(folder, ": cannot list the bundled validation sets: ", error.message()));
   if (files.empty()) return absl::NotFoundError(absl::StrCat(folder, ": no validation set (*.pbtxt) found"));
   std::sort(files.begin(), files.end());
   return files;

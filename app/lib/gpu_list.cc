@@ -15,8 +15,7 @@ absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text, absl::st
     std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
     int64_t lo = 0, hi = 0;
     if (!absl::SimpleAtoi(ends[0], &lo) || (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &hi))) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: \"%s\" is not a GPU id or range like 0-511", flag, part));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is not a GPU id or range like 0-511", flag, part));
     }
     if (ends.size() == 1) hi = lo;
     if (lo < 0 || hi < lo) {

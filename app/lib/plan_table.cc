@@ -28,11 +28,10 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
       "plan \"%s\": model \"%s\" on cluster \"%s\", planner %s over %d planner layers\n"
       "global batch %d = %d microbatches of %d, schedule %s\n",
       plan.name(), o.model.name(), cluster_name, planner::PlannerName(o.planner), o.planner_layers,
-      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(),
-      sim::pipeline::ScheduleName(plan.schedule()));
+      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(), sim::pipeline::ScheduleName(plan.schedule()));
   absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
-                        "island", "mesh", "TP", "DP", "ZeRO", "recompute", "warmup", "fwd_ms", "bwd_ms", "t_ms",
-                        "c_ms", "mem_GiB/cap");
+                        "island", "mesh", "TP", "DP", "ZeRO", "recompute", "warmup", "fwd_ms", "bwd_ms", "t_ms", "c_ms",
+                        "mem_GiB/cap");
   for (int i = 0; i < plan.stages_size(); ++i) {
     const hetsim::v1::Stage& st = plan.stages(i);
     const planner::StagePrediction& sp = p.stages[i];
@@ -40,9 +39,10 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
     const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh().node_count(), st.mesh().gpus_per_node(),
                                              st.mesh().first_node(), st.mesh().first_gpu());
     absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
-                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(),
-                          st.zero_stage(), RecomputeName(st.recompute()), sp.warmup, Ms(sp.forward), Ms(sp.backward),
-                          Ms(sp.t), Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)), BytesToGib(static_cast<double>(sp.capacity_bytes)));
+                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), st.zero_stage(),
+                          RecomputeName(st.recompute()), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t),
+                          Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
+                          BytesToGib(static_cast<double>(sp.capacity_bytes)));
   }
   absl::StrAppendFormat(&s,
                         "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "

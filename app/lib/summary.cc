@@ -70,8 +70,8 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
                           l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), InterNodeFabric_Name(l.fabric()),
                           Latency(l.latency_ns()));
   }
-  return absl::StrFormat("%s: cluster \"%s\": %d GPUs in %d islands, %.2f PFLOP/s peak\n%s", file, c.name(),
-                         total_gpus, c.islands_size(), total_pflops, lines);
+  return absl::StrFormat("%s: cluster \"%s\": %d GPUs in %d islands, %.2f PFLOP/s peak\n%s", file, c.name(), total_gpus,
+                         c.islands_size(), total_pflops, lines);
 }
 
 std::string SummarizeModel(const Model& m, absl::string_view file) {
@@ -85,8 +85,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
   }
   return absl::StrFormat("%s: model \"%s\": %s, %s, %s parameters, %d layers to place\n", file, m.name(), what,
-                         DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)),
-                         proto::LayerCount(m));
+                         DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)), proto::LayerCount(m));
 }
 
 std::string SummarizePlan(const proto::PlanInputs& in) {
@@ -94,9 +93,9 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   std::string out = absl::StrFormat(
       "%s: plan \"%s\": model \"%s\"%s on cluster \"%s\", %s, global batch %d, microbatch %d -> %d microbatches, "
       "%d stages\n",
-      in.plan_path, p.name(), in.model.name(), in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"),
-      in.cluster.name(), Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches,
-      p.stages_size());
+      in.plan_path, p.name(), in.model.name(),
+      in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"), in.cluster.name(),
+      Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches, p.stages_size());
   absl::flat_hash_map<std::string, const Island*> islands;
   for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
   for (int i = 0; i < p.stages_size(); ++i) {
@@ -113,9 +112,10 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
 }
 
 std::string SummarizeSweep(const Sweep& s, absl::string_view file) {
-  std::string out = absl::StrFormat("%s: sweep \"%s\": cluster %s, %s\n", file, s.name(), s.cluster_path(),
-                                    s.plan_path().empty() ? absl::StrCat("model ", s.model_path(), ", planner ", s.planner())
-                                                          : absl::StrCat("plan ", s.plan_path()));
+  std::string out =
+      absl::StrFormat("%s: sweep \"%s\": cluster %s, %s\n", file, s.name(), s.cluster_path(),
+                      s.plan_path().empty() ? absl::StrCat("model ", s.model_path(), ", planner ", s.planner())
+                                            : absl::StrCat("plan ", s.plan_path()));
   for (const SweepAxis& a : s.axes()) {
     if (a.values().empty()) {
       const int64_t points = static_cast<int64_t>(std::floor((a.to() - a.from()) / a.step() + 1e-9)) + 1;

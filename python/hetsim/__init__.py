@@ -11,7 +11,6 @@ releases the GIL, so threads simulate candidates in parallel. docs/python.md.
     print(report.iteration_time_ms)
 """
 
-import json
 import os
 
 from . import hetsim_pb2
@@ -87,10 +86,10 @@ def collective(cluster, *, op="all-reduce", bytes, gpus, algorithm="auto", netwo
                  op, int(bytes), [int(g) for g in gpus], algorithm, network, bool(ideal))
 
 
-def sweep(sweep_path, *, jobs=1):
-    """`hetsim sweep`: one dict per point (the JSON Lines row), in point order."""
-    text = _call(_hetsim.sweep, None, os.fspath(sweep_path), int(jobs)).decode()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+def sweep(sweep, *, jobs=1):
+    """`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and
+    report (a Sweep message names its files relative to the working directory)."""
+    return _call(_hetsim.sweep, hetsim_pb2.SweepResult, _input(sweep, hetsim_pb2.Sweep, "sweep"), int(jobs))
 
 
 _TYPES = {hetsim_pb2.Cluster: "cluster", hetsim_pb2.Model: "model", hetsim_pb2.Plan: "plan",

@@ -89,24 +89,51 @@ def test_collective_matches_the_cli_table():
     assert f"{r.bus_bandwidth_gbytes_per_s:.2f}" == row[8]
 
 
-def test_sweep_rows_are_the_cli_rows():
+def test_sweep_points_are_the_cli_rows():
     sweep = os.path.join(SOURCE, "python", "tests", "data", "sweep-two-bandwidths.pbtxt")
-    rows = hetsim.sweep(sweep, jobs=2)
+    result = hetsim.sweep(sweep, jobs=2)
+    assert isinstance(result, hetsim_pb2.SweepResult)
+    assert result.name == "two-bandwidths"
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "rows.jsonl")
         code, _, err = cli("sweep", sweep, "-o", out)
         assert code == 0, err
-        assert rows == [json.loads(line) for line in open(out)]
-    assert len(rows) == 2
+        rows = [json.loads(line) for line in open(out)]
+    assert [p.point for p in result.points] == [r["point"] for r in rows] == [0, 1]
+    for p, row in zip(result.points, rows):
+        axis = "cluster.inter_island_links[0].bandwidth_gbps"
+        assert [(v.path, float(v.value)) for v in p.axis_values] == [(axis, row[axis])]
+        assert p.status == row["status"] == "ok"
+        assert p.report.iteration_time_ms == row["iteration_time_ms"]
+        assert p.report.bubble_ratio == row["bubble_ratio"]
+        assert p.report.num_gpus == row["num_gpus"]
+    # Slower link, longer iteration.
+    assert result.points[0].report.iteration_time_ms > result.points[1].report.iteration_time_ms
+
+
+def test_sweep_message_names_files_from_the_working_directory(monkeypatch):
+    sweep = text(os.path.join(SOURCE, "python", "tests", "data", "sweep-two-bandwidths.pbtxt"), hetsim_pb2.Sweep)
+    sweep.cluster_path = "cluster-hapt-case.pbtxt"
+    sweep.plan_path = "plan-hapt-case.pbtxt"
+    monkeypatch.chdir(EX)
+    result = hetsim.sweep(sweep)
+    assert [p.status for p in result.points] == ["ok", "ok"]
+    sweep.axes[0].path = "cluster.no_such_field"
+    with pytest.raises(hetsim.HetsimError) as e:
+        hetsim.sweep(sweep)
+    assert e.value.file == "sweep" and e.value.field_path.startswith("axes[0]")
 
 
 def test_check_paths_and_messages():
     assert "hapt-case-study" in hetsim.check(HAPT_CLUSTER)
     assert "hapt-table1-128-layers" in hetsim.check(HAPT_PLAN, cluster=HAPT_CLUSTER)
-    summary = hetsim.check(text(HAPT_PLAN, hetsim_pb2.Plan), cluster=HAPT_CLUSTER)
-    assert "valid plan" in summary
-
-
+    # A message gets the summary its file gets, under the argument's name.
+    for path, message_type, cluster in [(HAPT_CLUSTER, hetsim_pb2.Cluster, None),
+                                        (HAPT_PLAN, hetsim_pb2.Plan, HAPT_CLUSTER)]:
+        from_file = hetsim.check(path, cluster=cluster)
+        from_message = hetsim.check(text(path, message_type), cluster=cluster)
+        assert from_message.count("\n") == from_file.count("\n") > 1
+        assert from_message.replace("file:", path + ":") == from_file
 def test_bad_input_raises_with_the_field_path():
     plan = text(HAPT_PLAN, hetsim_pb2.Plan)
     plan.stages[0].mesh.first_node = 99

@@ -106,9 +106,8 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
     if (!costs.ok()) return costs.status();
     // A chain, not a ring: drop the edge back to the root.
     if (!costs->empty()) costs->pop_back();
-    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-      return (in.n - 1 + c - 1) * StepSeconds(*costs, in.bytes / c);
-    });
+    std::tie(s.chunks, s.estimated_seconds) =
+        BestChunks(in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(*costs, in.bytes / c); });
     return s;
   }
   std::vector<TransferPath> paths;
@@ -133,9 +132,8 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
     const int32_t depth = HeapTreeDepth(in.n);
-    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-      return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, in.bytes / c);
-    });
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(
+        in.req.chunks, [&](int32_t c) { return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, in.bytes / c); });
     return s;
   }
   std::vector<TransferPath> paths;
@@ -181,12 +179,10 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   if (!tree_costs.ok()) return tree_costs.status();
   const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, in.bytes / g / num_nodes);
   const int32_t depth = DoubleTreeDepth(num_nodes);
-  auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
-    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, in.bytes / g / 2 / c);
-  });
-  const bool use_tree = in.req.inter_node == CollectiveAlgorithm::kAuto
-                            ? tree < ring
-                            : in.req.inter_node == CollectiveAlgorithm::kTree;
+  auto [chunks, tree] = BestChunks(
+      in.req.chunks, [&](int32_t c) { return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, in.bytes / g / 2 / c); });
+  const bool use_tree =
+      in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
   s.aggregated_rings =
@@ -231,7 +227,11 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
 absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
                                              topology::NcclProtocol protocol) {
-  const ShapeInputs in{router, req, protocol, GroupByNode(topology, req.gpus), static_cast<int64_t>(req.gpus.size()),
+  const ShapeInputs in{router,
+                       req,
+                       protocol,
+                       GroupByNode(topology, req.gpus),
+                       static_cast<int64_t>(req.gpus.size()),
                        static_cast<double>(req.bytes)};
   CollectiveShape s;
   s.algorithm = algorithm;
@@ -244,8 +244,7 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
     case CollectiveAlgorithm::kHierarchical: return HierarchicalShape(in, s);
     case CollectiveAlgorithm::kDirect:
     case CollectiveAlgorithm::kPairwise: return DirectShape(in, s);
-    case CollectiveAlgorithm::kAuto:
-      break;
+    case CollectiveAlgorithm::kAuto: break;
   }
   return absl::InternalError("ShapeFor: unresolved algorithm");
 }
@@ -336,8 +335,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         const int64_t seg = SplitBytes(req.bytes, gpn, (i + 1) % gpn);
         const Ready done = s.inter_node == CollectiveAlgorithm::kTree
                                ? AppendDoubleTreeAllReduce(g, rail, seg, s.chunks, kTreeKeyBase + i, start)
-                               : AppendAnyRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i, start,
-                                               s.ring_steps);
+                               : AppendAnyRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i,
+                                               start, s.ring_steps);
         for (size_t j = 0; j < nodes.size(); ++j) after_ar[j][i] = done[j];
       }
       // 3. All-gather inside every node, starting from the segment each rank owns.
@@ -353,11 +352,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendDirectAllToAll(g, req.gpus, req.bytes, 0, none);
       }
       break;
-    case CollectiveAlgorithm::kPairwise:
-      AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none);
-      break;
-    case CollectiveAlgorithm::kAuto:
-      break;
+    case CollectiveAlgorithm::kPairwise: AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none); break;
+    case CollectiveAlgorithm::kAuto: break;
   }
   if (topology.nccl_model()) g.SetNccl(s.protocol, s.launch_latency);
   return g;

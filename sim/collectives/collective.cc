@@ -104,7 +104,8 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
       return absl::InvalidArgumentError(
           absl::StrFormat("gpus[%d]: GPU id %d is outside the cluster's [0, %d)", i, g, topology.num_gpus()));
     }
-    if (!seen.insert(g).second) return absl::InvalidArgumentError(absl::StrFormat("gpus[%d]: GPU %d appears twice", i, g));
+    if (!seen.insert(g).second)
+      return absl::InvalidArgumentError(absl::StrFormat("gpus[%d]: GPU %d appears twice", i, g));
   }
   if (r.bytes < 0 || r.bytes > kMaxCollectiveBytes) {
     return absl::InvalidArgumentError(
@@ -128,7 +129,8 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
   }
   if (!Supports(r.algorithm, r.op)) {
     std::string names;
-    for (CollectiveAlgorithm a : AlgorithmsFor(r.op)) names += absl::StrFormat("%s%s", names.empty() ? "" : ", ", AlgorithmName(a));
+    for (CollectiveAlgorithm a : AlgorithmsFor(r.op))
+      names += absl::StrFormat("%s%s", names.empty() ? "" : ", ", AlgorithmName(a));
     return absl::InvalidArgumentError(absl::StrFormat("algo: %s does not implement %s (use auto or %s)",
                                                       AlgorithmName(r.algorithm), CollectiveOpName(r.op), names));
   }

@@ -40,8 +40,9 @@ struct PathCost {
 };
 // With the NCCL model (Topology::nccl_model()), protocol p adds its step latency to every route and
 // divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h).
-absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
-                                                      topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(
+    topology::Router& router, const std::vector<TransferPath>& paths,
+    topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 

@@ -94,7 +94,8 @@ void CollectiveExecution::OnEvent(uint64_t payload) {
 void CollectiveExecution::StartFlow(TransferIndex t) {
   ++flows_;
   int64_t bytes = graph_->bytes_of(t);
-  if (wire_bytes_per_byte_ != 1.0) bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
+  if (wire_bytes_per_byte_ != 1.0)
+    bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
   network_->StartFlow(routes_[graph_->path_of(t)], bytes, this, static_cast<uint64_t>(t));
 }
 

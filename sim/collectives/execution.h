@@ -38,7 +38,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
  private:
   void OnFlowCompleted(FlowId flow, uint64_t tag) override;
   void OnEvent(uint64_t payload) override;  // a delayed transfer's flow starts now
-  void LaunchRoots();  // the transfers that depend on nothing
+  void LaunchRoots();                       // the transfers that depend on nothing
   void Launch(TransferIndex t);
   void StartFlow(TransferIndex t);
   void Finish(TransferIndex t);

@@ -120,9 +120,7 @@ Ready PipelinedBroadcast(TransferGraph& g, const Ranks& ranks, const std::vector
 
 }  // namespace
 
-int64_t SplitBytes(int64_t total, int64_t parts, int64_t i) {
-  return total / parts + (i < total % parts ? 1 : 0);
-}
+int64_t SplitBytes(int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); }
 
 Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
                  int32_t segment_offset, uint64_t flow_key, const Ready& start) {
@@ -175,8 +173,8 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
   return full * bytes + rest * base + extra;
 }
 
-Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps,
-                           int32_t segment_offset, uint64_t flow_key, const Ready& start) {
+Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t segment_offset,
+                           uint64_t flow_key, const Ready& start) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2 || steps <= 0) {
@@ -192,8 +190,8 @@ Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, 
   const TransferIndex begin = deps.empty() ? kNoTransfer : g.AddJoin(deps);
   std::vector<TransferIndex> flows(n);
   for (int32_t r = 0; r < n; ++r) {
-    flows[r] = g.Add(g.Path(ranks[r], ranks[(r + 1) % n], flow_key),
-                     RingEdgeBytes(bytes, n, r, steps, segment_offset), {begin});
+    flows[r] = g.Add(g.Path(ranks[r], ranks[(r + 1) % n], flow_key), RingEdgeBytes(bytes, n, r, steps, segment_offset),
+                     {begin});
     g.SetLatencyRepeats(flows[r], steps);
   }
   const TransferIndex end = g.AddJoin(flows);
@@ -212,8 +210,8 @@ std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree
   return edges;
 }
 
-Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks,
-                                uint64_t flow_key, const Ready& start) {
+Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                                const Ready& start) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2) {

@@ -30,8 +30,8 @@ Ready AppendRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t st
 // between a join on every rank's start and a join on every flow (each rank's result is ready when the
 // whole ring is). Exact for the ring's completion when each edge keeps one rate throughout (no traffic
 // from outside the ring on its binding links); an approximation otherwise (docs/decisions.md).
-Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps,
-                           int32_t segment_offset, uint64_t flow_key, const Ready& start);
+Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t segment_offset,
+                           uint64_t flow_key, const Ready& start);
 // Bytes rank r sends over `steps` ring steps of AppendRing: sum over k < steps of segment
 // (r + segment_offset - k) mod n of `bytes` split in n.
 int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_t segment_offset);
@@ -39,8 +39,8 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
 // NCCL's double binary tree all-reduce: half of `bytes` on each of two binary trees (the second
 // mirrored or shifted so that one tree's leaves are the other's inner nodes); each chunk is reduced up
 // to the root and broadcast back down, chunks pipelined.
-Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks,
-                                uint64_t flow_key, const Ready& start);
+Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
+                                const Ready& start);
 // Depth (edges on the longest root-to-leaf path) of the trees AppendDoubleTreeAllReduce builds.
 int32_t DoubleTreeDepth(int64_t n);
 // The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of

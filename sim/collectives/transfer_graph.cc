@@ -3,7 +3,8 @@
 namespace hetsim::sim {
 
 int32_t TransferGraph::Path(GpuId src, GpuId dst, uint64_t flow_key) {
-  auto [it, inserted] = path_index_.try_emplace(std::make_tuple(src, dst, flow_key), static_cast<int32_t>(paths_.size()));
+  auto [it, inserted] =
+      path_index_.try_emplace(std::make_tuple(src, dst, flow_key), static_cast<int32_t>(paths_.size()));
   if (inserted) paths_.push_back({src, dst, flow_key});
   return it->second;
 }

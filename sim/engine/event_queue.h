@@ -34,8 +34,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine/event.h"
 #include "base/time.h"
+#include "sim/engine/event.h"
 
 namespace hetsim::sim {
 
@@ -135,7 +135,7 @@ class EventQueue {
     uint64_t payload = 0;
     uint64_t sequence = kFreeSequence;  // of the one live entry; kFreeSequence while free
     uint64_t at = 0;
-    uint32_t generation = 1;            // the EventId's high half
+    uint32_t generation = 1;  // the EventId's high half
     uint32_t next_free = kNone;
   };
   // One entry per pending event, plus dead ones (cancelled, or superseded by a reschedule).
@@ -143,7 +143,7 @@ class EventQueue {
     uint64_t at;
     uint64_t sequence;  // insertion order: breaks ties between equal times
     uint32_t slot;
-    uint32_t next;      // the next entry of a bucket list (nodes_ only)
+    uint32_t next;  // the next entry of a bucket list (nodes_ only)
   };
   // (at, sequence) compared as one 128-bit key: branch-free, where a two-step comparison mispredicts
   // on the bottom's insertion sort of random times.
@@ -155,21 +155,21 @@ class EventQueue {
 
   static constexpr uint64_t kMaxBuckets = uint64_t{1} << 22;
   static constexpr size_t kMaxRungs = 16;
-  static constexpr size_t kEventsPerBucket = 4;  // rung buckets: fewer visits, short sorts
-  static constexpr size_t kBottomMax = 48;  // a larger bucket of distinct times gets its own rung
+  static constexpr size_t kEventsPerBucket = 4;        // rung buckets: fewer visits, short sorts
+  static constexpr size_t kBottomMax = 48;             // a larger bucket of distinct times gets its own rung
   static constexpr size_t kCoarseBucketEvents = 2048;  // a rung of this many fits the L1/L2 cache
   static constexpr uint64_t kMaxCoarseBuckets = 1024;
   static constexpr size_t kDeadSlack = 4096;  // dead entries tolerated beyond the live count
 
   struct Rung {
-    std::vector<Entry> spread;       // the entries the rung was built from, grouped by bucket:
-    std::vector<uint32_t> bounds;    //   bucket b's are spread[bounds[b], bounds[b + 1])
-    std::vector<uint32_t> heads;     // bucket lists (nodes_) of the entries pushed since
+    std::vector<Entry> spread;     // the entries the rung was built from, grouped by bucket:
+    std::vector<uint32_t> bounds;  //   bucket b's are spread[bounds[b], bounds[b + 1])
+    std::vector<uint32_t> heads;   // bucket lists (nodes_) of the entries pushed since
     uint64_t start = 0;
-    uint64_t end = 0;                // events from here on belong to an outer rung or beyond
-    unsigned shift = 0;              // bucket width is 2^shift ps
-    uint32_t cursor = 0;             // next bucket to visit
-    uint32_t prefetched = 0;         // PrefetchAhead's progress
+    uint64_t end = 0;         // events from here on belong to an outer rung or beyond
+    unsigned shift = 0;       // bucket width is 2^shift ps
+    uint32_t cursor = 0;      // next bucket to visit
+    uint32_t prefetched = 0;  // PrefetchAhead's progress
     uint32_t buckets() const { return static_cast<uint32_t>(heads.size()); }
     uint64_t BucketStart(uint32_t b) const { return start + (static_cast<uint64_t>(b) << shift); }
     bool BucketEmpty(uint32_t b) const { return bounds[b] == bounds[b + 1] && heads[b] == kNone; }
@@ -386,8 +386,7 @@ class EventQueue {
   // Makes rung `level` the deepest: a few events per bucket over [lo, hi], with a power-of-two
   // bucket width (a shift, no division), ending at `end_cap` at the latest; spreads `entries` over it
   // with a counting sort.
-  void BuildRung(size_t level, const std::vector<Entry>& entries, uint64_t lo, uint64_t hi,
-                 uint64_t end_cap) {
+  void BuildRung(size_t level, const std::vector<Entry>& entries, uint64_t lo, uint64_t hi, uint64_t end_cap) {
     if (rungs_.size() <= level) rungs_.resize(level + 1);
     Rung& rung = rungs_[level];
     const uint64_t span = hi - lo;
@@ -478,8 +477,7 @@ class EventQueue {
   uint32_t FindSlot(EventId id) const {
     const uint32_t slot = static_cast<uint32_t>(id.value);
     const uint32_t generation = static_cast<uint32_t>(id.value >> 32);
-    if (slot >= slots_.size() || slots_[slot].generation != generation ||
-        slots_[slot].sequence == kFreeSequence) {
+    if (slot >= slots_.size() || slots_[slot].generation != generation || slots_[slot].sequence == kFreeSequence) {
       return kNone;
     }
     return slot;
@@ -527,9 +525,9 @@ class EventQueue {
   std::vector<Entry> bottom_;  // latest first
   uint64_t bottom_end_ = 0;    // events before this time go to the bottom
 
-  std::vector<Rung> rungs_;    // [0, depth_) in use, the deepest last
+  std::vector<Rung> rungs_;  // [0, depth_) in use, the deepest last
   size_t depth_ = 0;
-  std::vector<Entry> nodes_;   // bucket list nodes, with a free list through `next`
+  std::vector<Entry> nodes_;  // bucket list nodes, with a free list through `next`
   uint32_t free_node_ = kNone;
 
   // Between the rungs and the top: a calendar of a few wide buckets, each a vector that pushes
@@ -538,7 +536,7 @@ class EventQueue {
   struct Coarse {
     std::vector<std::vector<Entry>> buckets;
     uint64_t start = 0;
-    uint64_t end = 0;   // events from here on belong to the top
+    uint64_t end = 0;  // events from here on belong to the top
     unsigned shift = 0;
     uint32_t cursor = 0;
     uint64_t BucketStart(uint32_t b) const { return start + (static_cast<uint64_t>(b) << shift); }

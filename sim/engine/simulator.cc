@@ -43,8 +43,8 @@ RunOutcome Simulator::RunUntil(Time end) {
 }
 
 void Simulator::AbortScheduleInPast(Time at) const {
-  std::fprintf(stderr, "hetsim internal error: event scheduled at %" PRId64 " ps, before now (%" PRId64
-               " ps)\n", at, now_);
+  std::fprintf(stderr, "hetsim internal error: event scheduled at %" PRId64 " ps, before now (%" PRId64 " ps)\n", at,
+               now_);
   std::abort();
 }
 

@@ -17,10 +17,10 @@ namespace hetsim::sim {
 
 // Why a run returned.
 enum class RunOutcome {
-  kQueueEmpty,    // no event is pending
-  kTimeLimit,     // the next event is later than RunUntil's end
-  kEventLimit,    // the max-events limit was reached
-  kStopped,       // a handler called Stop()
+  kQueueEmpty,  // no event is pending
+  kTimeLimit,   // the next event is later than RunUntil's end
+  kEventLimit,  // the max-events limit was reached
+  kStopped,     // a handler called Stop()
 };
 const char* RunOutcomeName(RunOutcome outcome);
 

@@ -24,8 +24,8 @@ void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int
       merged.push_back({load[j].link, load[j].bytes * times, load[j].busy_time * times});
       ++j;
     } else {
-      merged.push_back({into[i].link, into[i].bytes + load[j].bytes * times,
-                        into[i].busy_time + load[j].busy_time * times});
+      merged.push_back(
+          {into[i].link, into[i].bytes + load[j].bytes * times, into[i].busy_time + load[j].busy_time * times});
       ++i;
       ++j;
     }
@@ -33,8 +33,9 @@ void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int
   into = std::move(merged);
 }
 
-absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(
-    CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes) {
+absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(CollectiveOp op,
+                                                                        const std::vector<std::vector<GpuId>>& groups,
+                                                                        int64_t bytes) {
   static const Timed kNothing;
   std::vector<std::vector<GpuId>> real;
   for (const auto& g : groups) {
@@ -88,8 +89,9 @@ absl::StatusOr<Time> CollectiveTimer::ConcurrentTimeOf(CollectiveOp op, const st
   return (*t)->time;
 }
 
-absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::ConcurrentLoadOf(
-    CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes) {
+absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::ConcurrentLoadOf(CollectiveOp op,
+                                                                        const std::vector<std::vector<GpuId>>& groups,
+                                                                        int64_t bytes) {
   absl::StatusOr<const Timed*> t = Simulate(op, groups, bytes);
   if (!t.ok()) return t.status();
   return (*t)->load;

@@ -46,15 +46,12 @@ class CollectiveTimer {
   // The collective alone on the network: from its first flow to its last byte. 0 for one GPU.
   absl::StatusOr<Time> TimeOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
   // Its per-link load (sorted by link), mapped from an isomorphic group simulated before when possible.
-  absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
-                                               int64_t bytes);
+  absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
   // The same collective on several disjoint groups at once (a stage's data-parallel groups, one per
   // TP rank, sharing the nodes' NICs): from the first flow to the last byte of any group, and the
   // exact load of all of them.
-  absl::StatusOr<Time> ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
-                                             int64_t bytes);
-  absl::StatusOr<std::vector<LinkLoad>> ConcurrentLoadOf(CollectiveOp op,
-                                                         const std::vector<std::vector<GpuId>>& groups,
+  absl::StatusOr<Time> ConcurrentTimeOf(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
+  absl::StatusOr<std::vector<LinkLoad>> ConcurrentLoadOf(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
                                                          int64_t bytes);
 
  private:
@@ -63,11 +60,10 @@ class CollectiveTimer {
     std::vector<LinkLoad> load;
   };
   using Key = std::tuple<int, int64_t, std::vector<std::vector<GpuId>>>;
-  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
-                                        int64_t bytes);
+  absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
   // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
-  bool MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to,
-               const std::vector<LinkLoad>& load, std::vector<LinkLoad>& out);
+  bool MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to, const std::vector<LinkLoad>& load,
+               std::vector<LinkLoad>& out);
   const absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId>& LinkIndex();
 
   const topology::Topology& topology_;

@@ -35,9 +35,7 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
   if (cp <= 1) return absl::OkStatus();
   const int64_t steps = cp - 1;
   // The step on the fabric and the part of it the block's attention compute leaves exposed.
-  auto exposed = [&](Time step, double core_s) {
-    return std::max<Time>(0, step - SecondsToTime(core_s / cp)) * steps;
-  };
+  auto exposed = [&](Time step, double core_s) { return std::max<Time>(0, step - SecondsToTime(core_s / cp)) * steps; };
   for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
     absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
     if (!kv.ok()) return kv.status();

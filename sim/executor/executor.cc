@@ -28,7 +28,8 @@ uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKi
 
 class Run : private EventHandler, private FlowObserver {
  public:
-  Run(const ExecutionSetup& setup, const ExecutorOptions& options) : setup_(setup), options_(options), dag_(*setup.dag) {}
+  Run(const ExecutionSetup& setup, const ExecutorOptions& options)
+      : setup_(setup), options_(options), dag_(*setup.dag) {}
 
   absl::StatusOr<ExecutionResult> Go() {
     HETSIM_ASSIGN_OR_RETURN(auto network, Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
@@ -47,7 +48,8 @@ class Run : private EventHandler, private FlowObserver {
     r_.node_finish.assign(n, -1);
     if (options_.record_flows) {
       r_.flow_offset.assign(n + 1, 0);
-      for (NodeId id = 0; id < n; ++id) r_.flow_offset[id + 1] = r_.flow_offset[id] + static_cast<int64_t>(Flows(id).size());
+      for (NodeId id = 0; id < n; ++id)
+        r_.flow_offset[id + 1] = r_.flow_offset[id] + static_cast<int64_t>(Flows(id).size());
       r_.flow_finish.assign(r_.flow_offset[n], -1);
     }
     r_.last_backward_end.assign(S, 0);
@@ -186,7 +188,8 @@ class Run : private EventHandler, private FlowObserver {
       case NodeKind::kForward:
       case NodeKind::kBackward: {
         const Time finish = ComputeFinish(id);
-        if (id == last_op_[node.stage] && plan().overlap_grad_reduce()) ScheduleBuckets(node.stage, finish - sim_.now());
+        if (id == last_op_[node.stage] && plan().overlap_grad_reduce())
+          ScheduleBuckets(node.stage, finish - sim_.now());
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
       }
@@ -203,9 +206,7 @@ class Run : private EventHandler, private FlowObserver {
         }
         return;
       }
-      case NodeKind::kSink:
-        Finish(id);
-        return;
+      case NodeKind::kSink: Finish(id); return;
     }
   }
 
@@ -221,7 +222,8 @@ class Run : private EventHandler, private FlowObserver {
 
   void OnFlowCompleted(FlowId, uint64_t tag) override {
     const auto id = static_cast<NodeId>(tag >> 32);
-    if (options_.record_flows) r_.flow_finish[r_.flow_offset[id] + static_cast<int64_t>(tag & 0xffffffffu)] = sim_.now();
+    if (options_.record_flows)
+      r_.flow_finish[r_.flow_offset[id] + static_cast<int64_t>(tag & 0xffffffffu)] = sim_.now();
     if (--flows_left_[id] == 0) Finish(id);
   }
 
@@ -373,8 +375,10 @@ std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup
     const pipeline::DagNode& node = dag.node(id);
     const int64_t bytes = setup.virtual_stages[node.virtual_stage].cost.memory.activation_bytes_per_microbatch;
     // Nodes a failure left unstarted (-1) never allocated nor freed anything.
-    if (node.kind == NodeKind::kForward && result.node_start[id] >= 0) changes.push_back({result.node_start[id], bytes});
-    if (node.kind == NodeKind::kBackward && result.node_finish[id] >= 0) changes.push_back({result.node_finish[id], -bytes});
+    if (node.kind == NodeKind::kForward && result.node_start[id] >= 0)
+      changes.push_back({result.node_start[id], bytes});
+    if (node.kind == NodeKind::kBackward && result.node_finish[id] >= 0)
+      changes.push_back({result.node_finish[id], -bytes});
   }
   std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
     return a.time != b.time ? a.time < b.time : a.delta < b.delta;

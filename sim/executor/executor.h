@@ -28,9 +28,9 @@
 namespace hetsim::sim::executor {
 
 struct ExecutorOptions {
-  uint64_t max_events = 0;        // 0 = no limit; reaching it fails the run (ResourceExhausted)
-  double max_wall_seconds = 0;    // 0 = no limit; checked every few thousand events
-  bool record_flows = false;      // keep every boundary flow's finish time (for traces)
+  uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
+  double max_wall_seconds = 0;  // 0 = no limit; checked every few thousand events
+  bool record_flows = false;    // keep every boundary flow's finish time (for traces)
   // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;
@@ -45,14 +45,14 @@ struct ExecutorOptions {
 // One data-parallel synchronisation step of a stage as it ran.
 struct GradSyncRecord {
   int32_t stage;
-  int32_t step;          // bucket index; the parameter all-gather comes after the buckets
+  int32_t step;  // bucket index; the parameter all-gather comes after the buckets
   bool param_gather;
   Time start;
   Time finish;
 };
 
 struct ExecutionResult {
-  std::vector<Time> node_start;   // per DAG node
+  std::vector<Time> node_start;  // per DAG node
   std::vector<Time> node_finish;
   // Boundary flows' finish times (record_flows): flow j of transfer node n at flow_offset[n] + j.
   std::vector<int64_t> flow_offset;
@@ -64,10 +64,10 @@ struct ExecutionResult {
   std::vector<Time> optimizer_start;    // per stage
   std::vector<Time> stage_end;          // per stage: after the step (and the parameter all-gather)
   std::vector<GradSyncRecord> grad_syncs;
-  Time iteration_time = 0;              // the last stage_end
+  Time iteration_time = 0;  // the last stage_end
 
   uint64_t events = 0;
-  uint64_t flows = 0;                   // every flow started (boundaries and collectives)
+  uint64_t flows = 0;  // every flow started (boundaries and collectives)
   NetworkStats network_stats;
   std::vector<LinkCounters> link_counters;  // per link, at the end of the iteration
 

@@ -8,16 +8,16 @@
 #include <tuple>
 #include <utility>
 
-#include "base/status_macros.h"
-#include "base/units.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
+#include "proto/layer_count.h"
+#include "proto/validate_plan.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 #include "sim/executor/cp_ring.h"
-#include "proto/layer_count.h"
-#include "proto/validate_plan.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::sim::executor {
@@ -190,8 +190,10 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
       const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap) / cp));
       for (int c = 0; c < cp; ++c) {
         for (int j = 0; j < pieces; ++j) {
-          flows.push_back({from.Gpu(r, j % from.tensor_parallel, c), to.Gpu(q, j % to.tensor_parallel, c),
-                           SplitBytes(bytes, pieces, j), {}});
+          flows.push_back({from.Gpu(r, j % from.tensor_parallel, c),
+                           to.Gpu(q, j % to.tensor_parallel, c),
+                           SplitBytes(bytes, pieces, j),
+                           {}});
         }
       }
     }
@@ -232,9 +234,9 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const v
   layout.expert_parallel = std::max<int>(1, static_cast<int>(st.expert_parallel()));
   layout.context_parallel = context_parallel;
   if (static_cast<int>(layout.gpus.size()) != layout.tensor_parallel * layout.context_parallel * layout.data_parallel) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", where,
-        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", where,
+                        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
   }
   return layout;
 }
@@ -256,8 +258,7 @@ void AddGradSync(const v1::Plan& plan, int zero_stage, StageSetup& out) {
 
 // Phase 2: physical stage `s`: layout, GPU compute model, whole-stage cost, memory, optimizer step and
 // gradient synchronisation. `gpu` receives the stage's compute model (the virtual stages reuse it).
-absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
-                                         std::optional<workload::GpuCompute>& gpu) {
+absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std::optional<workload::GpuCompute>& gpu) {
   const proto::PlanInputs& inputs = setup.inputs;
   const v1::Plan& plan = inputs.plan;
   const v1::Stage& st = plan.stages(s);
@@ -274,7 +275,8 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
       gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
   out.peak_flop_per_s = compute->peak_flop_per_s();
   out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
-  const workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+  const workload::StageConfig config =
+      workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
   absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, where);
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
@@ -306,7 +308,8 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
         vs.num_layers = static_cast<int>(st.num_layers());
         continue;
       }
-      workload::StageConfig config = workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+      workload::StageConfig config =
+          workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
       const pipeline::LayerRange& range = ranges[c * S + s];
       // A measured stage time is spread over the chunks by their share of the stage's layers.
       const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
@@ -366,8 +369,8 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   VirtualStageCost& vs = setup.virtual_stages[k];
   const StageLayout& l = setup.stages[k % S].layout;
   Time forward_tp = 0, backward_tp = 0;
-  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
-                                         forward_tp, vs.forward_link_load));
+  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time, forward_tp,
+                                         vs.forward_link_load));
   HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
                                          backward_tp, vs.backward_link_load));
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
@@ -441,8 +444,7 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs,
-                                                                    NetworkMode mode) {
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs, NetworkMode mode) {
   auto setup = std::make_unique<ExecutionSetup>();
   setup->inputs = inputs;
   setup->network_mode = mode;

@@ -118,9 +118,9 @@ struct StageSetup {
   StageLayout layout;
   workload::StageCost cost;  // the whole stage (memory, gradient bytes)
   std::string gpu_type_name;
-  double peak_flop_per_s = 0;      // for the compute dtype
+  double peak_flop_per_s = 0;  // for the compute dtype
   double memory_capacity_bytes = 0;
-  Time optimizer_time = 0;         // Adam step, memory-bound
+  Time optimizer_time = 0;  // Adam step, memory-bound
   // Gradient buckets in launch order (reduce-scatter or all-reduce), then the parameter all-gather
   // that ZeRO >= 1 runs after the optimizer step (empty when none or DP == 1).
   std::vector<GradSyncStep> grad_buckets;
@@ -133,12 +133,12 @@ struct ExecutionSetup {
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<topology::Router> router;
   std::unique_ptr<workload::ModelCost> model;
-  std::vector<StageSetup> stages;               // physical stages
+  std::vector<StageSetup> stages;                // physical stages
   std::vector<VirtualStageCost> virtual_stages;  // k = chunk * S + stage
   std::vector<BoundaryTransfer> boundaries;      // K - 1, between virtual stages k and k+1
   pipeline::H1F1BInputs h1f1b;                   // c_i per physical boundary and t_max
   std::unique_ptr<pipeline::PipelineDag> dag;
-  std::vector<Time> durations;                   // per DAG node, uncontended
+  std::vector<Time> durations;  // per DAG node, uncontended
   int64_t microbatches = 0;
 
   int num_stages() const { return static_cast<int>(stages.size()); }
@@ -147,8 +147,7 @@ struct ExecutionSetup {
 
 // Builds every piece; errors (a stage the cost model rejects, a missing route) name the plan file
 // and the field.
-absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs,
-                                                                    NetworkMode mode);
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs, NetworkMode mode);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch; each overlap with a destination replica moves

@@ -88,9 +88,10 @@ Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
   if (profile_of_[gpu] < 0) return AddClamped(start, static_cast<double>(work));
   const std::vector<Segment>& p = profiles_[profile_of_[gpu]];
   // The segment holding `start`: the last that begins at or before it.
-  size_t i = static_cast<size_t>(std::upper_bound(p.begin(), p.end(), start,
-                                                  [](Time t, const Segment& s) { return t < s.begin; }) -
-                                 p.begin()) - 1;
+  size_t i = static_cast<size_t>(
+                 std::upper_bound(p.begin(), p.end(), start, [](Time t, const Segment& s) { return t < s.begin; }) -
+                 p.begin()) -
+             1;
   Time t = start;
   double remaining = static_cast<double>(work);  // nominal picoseconds still to run
   for (;; ++i) {

@@ -142,8 +142,7 @@ void FaultRuntime::ApplyLinks(const ResolvedFault& f) {
   network_->SetLinkCapacities(changes);
 }
 
-Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work,
-                              uint64_t task) {
+Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work, uint64_t task) {
   const Time finish = compute_.Finish(gpus, start, work, task);
   if (finish == start + work) return finish;
   // Credit every straggler fault on these GPUs whose window the task overlapped, once per task.

@@ -33,16 +33,16 @@ struct FaultEvent {
 
 // What one fault did before the iteration ended (or failed).
 struct FaultEffect {
-  bool started = false;        // its first transition happened
-  int downs = 0;               // FLAP: down periods begun
-  Time down_time = 0;          // FLAP: time down, up to the end
-  int64_t tasks_slowed = 0;    // SLOW on GPUs: compute tasks on its GPUs that overlapped its window
-  Time task_delay = 0;         // their total extra time over fault-free (all stragglers and jitter)
-  std::vector<int> stages;     // stages of those tasks, sorted
+  bool started = false;      // its first transition happened
+  int downs = 0;             // FLAP: down periods begun
+  Time down_time = 0;        // FLAP: time down, up to the end
+  int64_t tasks_slowed = 0;  // SLOW on GPUs: compute tasks on its GPUs that overlapped its window
+  Time task_delay = 0;       // their total extra time over fault-free (all stragglers and jitter)
+  std::vector<int> stages;   // stages of those tasks, sorted
 };
 
 struct FaultOutcome {
-  bool failed = false;       // a FAIL fault stopped the iteration
+  bool failed = false;  // a FAIL fault stopped the iteration
   Time failed_at = 0;
   int failed_fault = -1;
   std::vector<FaultEvent> events;    // in time order

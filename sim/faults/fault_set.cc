@@ -64,8 +64,7 @@ std::string TargetName(const Topology& t, const ResolvedFault& r) {
       return absl::StrFormat("GPU %d (%s)", f.gpu(), t.DeviceName(t.gpu_device(static_cast<int32_t>(f.gpu()))));
     case v1::Fault::kNode:
       return absl::StrFormat("node %s/node%d (%d GPUs)", f.node().island(), f.node().node(), r.gpus.size());
-    case v1::Fault::kLinkClass:
-      return absl::StrFormat("%d %s links", r.links.size(), f.link_class());
+    case v1::Fault::kLinkClass: return absl::StrFormat("%d %s links", r.links.size(), f.link_class());
     case v1::Fault::kLink:
       return r.links.size() == 1 ? absl::StrFormat("link %s", f.link())
                                  : absl::StrFormat("%d parallel links %s", r.links.size(), f.link());
@@ -88,8 +87,7 @@ std::string Describe(const Topology& t, const ResolvedFault& r) {
       return absl::StrFormat("%s bandwidth /%g %s", target, f.factor(), Window(r));
     case v1::FLAP:
       return absl::StrFormat("%s down %g ms of every %g ms %s", target, f.down_ms(), f.period_ms(), Window(r));
-    case v1::FAIL:
-      return absl::StrFormat("%s fails at %g ms", target, f.at_ms());
+    case v1::FAIL: return absl::StrFormat("%s fails at %g ms", target, f.at_ms());
     default: break;
   }
   return target;
@@ -134,8 +132,8 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
       case v1::Fault::kNode: {
         absl::StatusOr<int32_t> island = t.IslandIndex(f.node().island());
         if (!island.ok()) {
-          return absl::InvalidArgumentError(absl::StrFormat("%s: %snode.island: unknown island \"%s\"", src.file,
-                                                            src.path, f.node().island()));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: %snode.island: unknown island \"%s\"", src.file, src.path, f.node().island()));
         }
         for (int32_t g = 0; g < t.gpus_per_node(*island); ++g) {
           absl::StatusOr<GpuId> id = t.GpuIdOf(*island, static_cast<int32_t>(f.node().node()), g);
@@ -148,7 +146,8 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
         if (f.kind() == v1::FAIL) {
           devices.assign(t.devices().size(), false);
           for (size_t d = 0; d < t.devices().size(); ++d) {
-            devices[d] = t.devices()[d].island == *island && t.devices()[d].node == static_cast<int32_t>(f.node().node());
+            devices[d] =
+                t.devices()[d].island == *island && t.devices()[d].node == static_cast<int32_t>(f.node().node());
           }
         }
         break;
@@ -158,8 +157,8 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
           if (topology::LinkClassName(t.links()[l].link_class) == f.link_class()) r.links.push_back(l);
         }
         if (r.links.empty()) {
-          return absl::InvalidArgumentError(absl::StrFormat("%s: %slink_class: the cluster has no %s link", src.file,
-                                                            src.path, f.link_class()));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: %slink_class: the cluster has no %s link", src.file, src.path, f.link_class()));
         }
         break;
       case v1::Fault::kLink: {
@@ -178,8 +177,8 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
       case v1::Fault::kInterIslandLink:
         r.links = BundleLinks(t, f.inter_island_link());
         if (r.links.empty()) {
-          return absl::InvalidArgumentError(absl::StrFormat("%s: %sinter_island_link: %d has no links", src.file,
-                                                            src.path, f.inter_island_link()));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: %sinter_island_link: %d has no links", src.file, src.path, f.inter_island_link()));
         }
         break;
       case v1::Fault::TARGET_NOT_SET:

@@ -29,10 +29,10 @@ std::vector<FaultSource> SourcesOf(const v1::Faults& faults, const std::string& 
 
 struct ResolvedFault {
   v1::Fault fault;
-  std::string text;         // the fault as text format, on one line
-  std::string description;  // "GPU 12 (a100/node1/gpu4) compute x2 from 0 ms"
-  std::vector<GpuId> gpus;  // gpu and node targets, sorted
-  std::vector<LinkId> links;          // link targets; for GPU and node FAIL their links; sorted
+  std::string text;           // the fault as text format, on one line
+  std::string description;    // "GPU 12 (a100/node1/gpu4) compute x2 from 0 ms"
+  std::vector<GpuId> gpus;    // gpu and node targets, sorted
+  std::vector<LinkId> links;  // link targets; for GPU and node FAIL their links; sorted
   Time at = 0;
   Time end = kTimeMax;  // SLOW and FLAP: at + duration (kTimeMax when duration_ms is 0)
   Time period = 0;      // FLAP

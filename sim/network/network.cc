@@ -18,7 +18,6 @@ namespace {
   std::abort();
 }
 
-
 }  // namespace
 
 const char* NetworkModeName(NetworkMode mode) {
@@ -38,18 +37,17 @@ absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name) {
       "unknown network mode \"%s\" (expected \"max-min-fair\", \"max-min\" or \"contention-free\")", name));
 }
 
-absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator,
-                                                         std::vector<LinkSpec> links,
+absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator, std::vector<LinkSpec> links,
                                                          NetworkMode mode) {
   for (size_t i = 0; i < links.size(); ++i) {
     const double capacity = links[i].capacity_bytes_per_s;
     if (!(capacity > 0) || !std::isfinite(capacity)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "links[%d].capacity_bytes_per_s: must be positive and finite, got %g", i, capacity));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("links[%d].capacity_bytes_per_s: must be positive and finite, got %g", i, capacity));
     }
     if (links[i].latency < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "links[%d].latency: must not be negative, got %d ps", i, links[i].latency));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("links[%d].latency: must not be negative, got %d ps", i, links[i].latency));
     }
   }
   if (links.size() >= kNoFlow) {
@@ -114,8 +112,7 @@ void Network::FreeFlow(uint32_t slot) {
   free_flow_ = slot;
 }
 
-FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer,
-                          uint64_t tag) {
+FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer, uint64_t tag) {
   if (bytes < 0) InternalError("flow with negative bytes", static_cast<uint64_t>(bytes));
   const uint32_t slot = AllocateFlow();
   Flow& f = flows_[slot];
@@ -346,8 +343,8 @@ void Network::FillProgressively() {
   double level = 0;
   for (;;) {
     ShareEntry top;
-    if (!share_heap_.empty() && (next_sorted == sorted_shares_.size() ||
-                                 later(sorted_shares_[next_sorted], share_heap_.front()))) {
+    if (!share_heap_.empty() &&
+        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()))) {
       std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
       top = share_heap_.back();
       share_heap_.pop_back();

@@ -22,10 +22,10 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "sim/engine/event.h"
-#include "sim/engine/simulator.h"
 #include "base/ids.h"
 #include "base/time.h"
+#include "sim/engine/event.h"
+#include "sim/engine/simulator.h"
 
 namespace hetsim::sim {
 
@@ -54,25 +54,24 @@ class FlowObserver {
 };
 
 struct LinkCounters {
-  int64_t bytes = 0;     // bytes of completed flows that crossed the link
-  uint64_t flows = 0;    // completed flows that crossed the link
-  Time busy_time = 0;    // time during which at least one flow was transmitting on the link
+  int64_t bytes = 0;   // bytes of completed flows that crossed the link
+  uint64_t flows = 0;  // completed flows that crossed the link
+  Time busy_time = 0;  // time during which at least one flow was transmitting on the link
 };
 
 struct NetworkStats {
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
-  uint64_t recomputations = 0;     // max-min recomputes (at most one per simulated instant)
-  uint64_t flows_rerated = 0;      // flow rates changed by recomputes (completion events moved)
-  uint64_t flows_visited = 0;      // flows in recomputed components, summed over recomputes
-  size_t max_active_flows = 0;     // most flows transmitting at once
+  uint64_t recomputations = 0;  // max-min recomputes (at most one per simulated instant)
+  uint64_t flows_rerated = 0;   // flow rates changed by recomputes (completion events moved)
+  uint64_t flows_visited = 0;   // flows in recomputed components, summed over recomputes
+  size_t max_active_flows = 0;  // most flows transmitting at once
 };
 
 class Network : private EventHandler {
  public:
   // Checks every link (capacity > 0 and finite, latency >= 0); errors name `links[i].field`.
-  static absl::StatusOr<std::unique_ptr<Network>> Create(Simulator* simulator,
-                                                         std::vector<LinkSpec> links,
+  static absl::StatusOr<std::unique_ptr<Network>> Create(Simulator* simulator, std::vector<LinkSpec> links,
                                                          NetworkMode mode);
   ~Network() override;
   Network(const Network&) = delete;
@@ -82,8 +81,7 @@ class Network : private EventHandler {
   // link of this network, at most once (routes come from the topology, which guarantees it; a bad id
   // aborts as an internal error). An empty route or zero bytes completes after the route's latency.
   // `observer` may be null; `tag` is handed back to it untouched.
-  FlowId StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer,
-                   uint64_t tag);
+  FlowId StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer, uint64_t tag);
 
   // Changes link capacities at Simulator::now() (what-if faults: a degraded or flapping link); a
   // capacity of 0 (>= 0, finite) takes a link down: its flows stall at rate 0 until it comes back.
@@ -126,17 +124,17 @@ class Network : private EventHandler {
   struct Flow {
     uint32_t generation = 1;
     FlowState state = FlowState::kFree;
-    bool fixed = false;           // progressive filling: rate decided in this recompute
-    uint32_t visit_epoch = 0;     // component search marker
+    bool fixed = false;        // progressive filling: rate decided in this recompute
+    uint32_t visit_epoch = 0;  // component search marker
     uint32_t next_free = 0;
-    LinkId tightest_link = 0;     // lowest capacity on the route (lowest id among equals)
-    double cap = 0;               // that capacity: no allocation can give the flow more
+    LinkId tightest_link = 0;  // lowest capacity on the route (lowest id among equals)
+    double cap = 0;            // that capacity: no allocation can give the flow more
     int64_t bytes = 0;
-    double remaining_bytes = 0;   // as of rate_since; updated only when the rate changes
-    double rate = 0;              // bytes/s while transmitting
-    double new_rate = 0;          // progressive filling result
+    double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
+    double rate = 0;             // bytes/s while transmitting
+    double new_rate = 0;         // progressive filling result
     Time rate_since = 0;
-    EventId event;                // activation while waiting, completion while transmitting
+    EventId event;  // activation while waiting, completion while transmitting
     FlowObserver* observer = nullptr;
     uint64_t tag = 0;
     // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
@@ -153,10 +151,10 @@ class Network : private EventHandler {
     Time busy_since = 0;
     // Recompute scratch.
     bool dirty = false;
-    bool binds = false;          // its flows' caps add up to more than its capacity
+    bool binds = false;  // its flows' caps add up to more than its capacity
     uint32_t visit_epoch = 0;
-    uint32_t unfixed = 0;        // flows on the link whose rate is not decided yet
-    double residual = 0;         // capacity not yet given to fixed flows
+    uint32_t unfixed = 0;  // flows on the link whose rate is not decided yet
+    double residual = 0;   // capacity not yet given to fixed flows
   };
   struct ShareEntry {
     double share;

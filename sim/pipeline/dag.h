@@ -55,9 +55,8 @@ struct DagEdgeProperty {
 
 class PipelineDag {
  public:
-  using Graph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property,
-                                                   DagEdgeProperty, boost::no_property, NodeId,
-                                                   NodeId>;
+  using Graph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, DagEdgeProperty,
+                                                   boost::no_property, NodeId, NodeId>;
 
   explicit PipelineDag(const PipelineSchedule& schedule);
 
@@ -70,8 +69,12 @@ class PipelineDag {
   // O(1) ids; k is the virtual stage (CF/CB: 0 <= k < K-1).
   NodeId Forward(int microbatch, int k) const { return forward_base_ + microbatch * num_virtual_stages_ + k; }
   NodeId Backward(int microbatch, int k) const { return backward_base_ + microbatch * num_virtual_stages_ + k; }
-  NodeId CommForward(int microbatch, int k) const { return comm_forward_base_ + microbatch * (num_virtual_stages_ - 1) + k; }
-  NodeId CommBackward(int microbatch, int k) const { return comm_backward_base_ + microbatch * (num_virtual_stages_ - 1) + k; }
+  NodeId CommForward(int microbatch, int k) const {
+    return comm_forward_base_ + microbatch * (num_virtual_stages_ - 1) + k;
+  }
+  NodeId CommBackward(int microbatch, int k) const {
+    return comm_backward_base_ + microbatch * (num_virtual_stages_ - 1) + k;
+  }
   NodeId sink() const { return sink_; }
 
   const DagNode& node(NodeId id) const { return nodes_[id]; }
@@ -118,8 +121,8 @@ std::vector<Time> NodeDurations(const PipelineDag& dag, const UniformCosts& cost
 // Static longest-path analysis: earliest start of every node when each starts as soon as all its
 // predecessors have finished (HAPT Eq. 3 with equality on the binding edge).
 struct LongestPath {
-  std::vector<Time> earliest_start;  // per node
-  Time iteration_time = 0;           // earliest start of the sink = finish of the last node
+  std::vector<Time> earliest_start;   // per node
+  Time iteration_time = 0;            // earliest start of the sink = finish of the last node
   std::vector<NodeId> critical_path;  // from a node with no predecessors to the sink
 };
 // `durations` has one entry per node (the sink's is ignored).

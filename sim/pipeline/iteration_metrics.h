@@ -19,16 +19,16 @@ namespace hetsim::sim::pipeline {
 
 // What the model asks of one iteration, independent of how it runs.
 struct IterationWork {
-  uint64_t samples = 0;       // global batch size
-  uint64_t seq_length = 0;    // tokens per sample
-  double model_flop = 0;      // model FLOPs of the iteration (Megatron formula, no recompute)
+  uint64_t samples = 0;     // global batch size
+  uint64_t seq_length = 0;  // tokens per sample
+  double model_flop = 0;    // model FLOPs of the iteration (Megatron formula, no recompute)
 };
 
 // One pipeline stage: how long its GPUs computed during the iteration, and what they could do.
 struct StageLoad {
-  Time busy = 0;                // forward + backward compute of the iteration, per GPU of the stage
+  Time busy = 0;  // forward + backward compute of the iteration, per GPU of the stage
   int gpus = 0;
-  double peak_flop_per_s = 0;   // per GPU
+  double peak_flop_per_s = 0;  // per GPU
 };
 
 struct IterationFigures {
@@ -39,14 +39,14 @@ struct IterationFigures {
 };
 
 struct IterationMetrics {
-  double seconds = 0;            // iteration time
-  double samples_per_s = 0;      // 0 when the iteration took no time
+  double seconds = 0;        // iteration time
+  double samples_per_s = 0;  // 0 when the iteration took no time
   double tokens_per_s = 0;
   double model_flop = 0;
-  double mfu = 0;                // model FLOPs / (seconds x sum of peak FLOP/s)
+  double mfu = 0;  // model FLOPs / (seconds x sum of peak FLOP/s)
   double model_tflops_per_gpu = 0;
-  double bubble_ratio = 0;       // 1 - sum_s busy_s / (stages x span)
-  double eta = 1;                // HAPT Eq. 25 over GPUs, each weighted by its peak FLOP/s
+  double bubble_ratio = 0;  // 1 - sum_s busy_s / (stages x span)
+  double eta = 1;           // HAPT Eq. 25 over GPUs, each weighted by its peak FLOP/s
 };
 
 IterationMetrics ComputeIterationMetrics(const IterationFigures& f);

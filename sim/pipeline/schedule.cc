@@ -11,13 +11,9 @@
 namespace hetsim::sim::pipeline {
 namespace {
 
-bool IsInterleaved(const ScheduleSpec& spec) {
-  return spec.kind == hetsim::v1::INTERLEAVED_1F1B;
-}
+bool IsInterleaved(const ScheduleSpec& spec) { return spec.kind == hetsim::v1::INTERLEAVED_1F1B; }
 
-int ChunksOf(const ScheduleSpec& spec) {
-  return IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1;
-}
+int ChunksOf(const ScheduleSpec& spec) { return IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1; }
 
 absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
   if (spec.num_stages < 1) {
@@ -25,8 +21,7 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
   }
   if (spec.num_microbatches < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: global_batch_size / micro_batch_size: %d microbatches, need at least one", where,
-        spec.num_microbatches));
+        "%s: global_batch_size / micro_batch_size: %d microbatches, need at least one", where, spec.num_microbatches));
   }
   switch (spec.kind) {
     case hetsim::v1::SCHEDULE_UNSPECIFIED:
@@ -34,8 +29,7 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
     case hetsim::v1::ONE_F_ONE_B:
     case hetsim::v1::EAGER_1F1B:
     case hetsim::v1::H_1F1B:
-    case hetsim::v1::INTERLEAVED_1F1B:
-      break;
+    case hetsim::v1::INTERLEAVED_1F1B: break;
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: schedule: unknown value %d", where, static_cast<int>(spec.kind)));
@@ -46,35 +40,33 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
           absl::StrFormat("%s: virtual_stages: %d must be >= 1", where, spec.virtual_stages));
     }
     if (spec.num_microbatches % spec.num_stages != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: schedule: INTERLEAVED_1F1B needs the number of microbatches (%d) to be a multiple of "
-          "the number of stages (%d)",
-          where, spec.num_microbatches, spec.num_stages));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: schedule: INTERLEAVED_1F1B needs the number of microbatches (%d) to be a multiple of "
+                          "the number of stages (%d)",
+                          where, spec.num_microbatches, spec.num_stages));
     }
   }
   // Node ids of the DAG are int32: 4 m K nodes must fit.
   const int64_t nodes = 4 * int64_t{spec.num_microbatches} * spec.num_stages *
                         (IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1);
   if (nodes > int64_t{1} << 30) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d microbatches x %d stages is too large a pipeline (over 2^30 DAG nodes)", where,
-        spec.num_microbatches, spec.num_stages));
-  }
-  if (!spec.warmup_forwards.empty() &&
-      static_cast<int>(spec.warmup_forwards.size()) != spec.num_stages) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: stages[].warmup_forwards: %d counts for %d stages", where,
-                        spec.warmup_forwards.size(), spec.num_stages));
+        absl::StrFormat("%s: %d microbatches x %d stages is too large a pipeline (over 2^30 DAG nodes)", where,
+                        spec.num_microbatches, spec.num_stages));
+  }
+  if (!spec.warmup_forwards.empty() && static_cast<int>(spec.warmup_forwards.size()) != spec.num_stages) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: stages[].warmup_forwards: %d counts for %d stages", where,
+                                                      spec.warmup_forwards.size(), spec.num_stages));
   }
   if (spec.kind == hetsim::v1::H_1F1B) {
     if (static_cast<int>(spec.h1f1b.boundary_comm.size()) != spec.num_stages - 1) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: H_1F1B needs the communication cost of each of the %d stage boundaries, got %d",
-          where, spec.num_stages - 1, spec.h1f1b.boundary_comm.size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: H_1F1B needs the communication cost of each of the %d stage boundaries, got %d", where,
+                          spec.num_stages - 1, spec.h1f1b.boundary_comm.size()));
     }
     if (!(spec.h1f1b.epsilon >= 0) || !std::isfinite(spec.h1f1b.epsilon)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: h1f1b_epsilon: %g must be a finite number >= 0", where, spec.h1f1b.epsilon));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: h1f1b_epsilon: %g must be a finite number >= 0", where, spec.h1f1b.epsilon));
     }
   }
   return absl::OkStatus();
@@ -125,8 +117,7 @@ absl::Status CheckRunsToCompletion(const PipelineSchedule& s, absl::string_view 
           return absl::InvalidArgumentError(absl::StrFormat(
               "%s: stages[%d].warmup_forwards: the schedule deadlocks (stage %d waits forever at "
               "%s of microbatch %d); warm-up counts must not increase from one stage to the next",
-              where, stage, stage, op.kind == OpKind::kForward ? "the forward" : "the backward",
-              op.microbatch));
+              where, stage, stage, op.kind == OpKind::kForward ? "the forward" : "the backward", op.microbatch));
         }
       }
     }
@@ -169,9 +160,9 @@ absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::
     const int given = spec.warmup_forwards[s];
     if (given == 0) continue;
     if (given < 0 || given > forwards) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: stages[%d].warmup_forwards: %d is outside [1, %d] (forwards the stage runs)", where,
-          s, given, forwards));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: stages[%d].warmup_forwards: %d is outside [1, %d] (forwards the stage runs)", where, s,
+                          given, forwards));
     }
     n[s] = given;
   }
@@ -207,14 +198,12 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
   return s;
 }
 
-ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm,
-                                  Time t_max) {
+ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm, Time t_max) {
   ScheduleSpec spec;
   spec.kind = plan.schedule();
   spec.num_stages = plan.stages_size();
-  spec.num_microbatches = plan.micro_batch_size() == 0
-                              ? 0
-                              : static_cast<int>(plan.global_batch_size() / plan.micro_batch_size());
+  spec.num_microbatches =
+      plan.micro_batch_size() == 0 ? 0 : static_cast<int>(plan.global_batch_size() / plan.micro_batch_size());
   spec.virtual_stages = plan.virtual_stages() == 0 ? 1 : static_cast<int>(plan.virtual_stages());
   spec.warmup_forwards.reserve(plan.stages_size());
   for (const hetsim::v1::Stage& stage : plan.stages()) {
@@ -240,8 +229,8 @@ std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_lay
   for (int c = 0; c < chunks; ++c) {
     for (int s = 0; s < S; ++s) {
       const int blocks = stage_num_layers[s] - lead[s] - tail[s];
-      const int size = blocks / chunks + (c < blocks % chunks ? 1 : 0) + (c == 0 ? lead[s] : 0) +
-                       (c == chunks - 1 ? tail[s] : 0);
+      const int size =
+          blocks / chunks + (c < blocks % chunks ? 1 : 0) + (c == 0 ? lead[s] : 0) + (c == chunks - 1 ? tail[s] : 0);
       ranges[static_cast<size_t>(c) * S + s] = {next, size};
       next += size;
     }

@@ -21,9 +21,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/time.h"
 #include "proto/hetsim.pb.h"
 #include "proto/layer_count.h"
-#include "base/time.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
@@ -68,8 +68,8 @@ struct PipelineSchedule {
   int num_stages = 0;
   int num_microbatches = 0;
   int virtual_stages = 1;
-  std::vector<int> warmup_forwards;             // per stage, as executed
-  std::vector<std::vector<PipelineOp>> ops;     // per stage, in execution order
+  std::vector<int> warmup_forwards;          // per stage, as executed
+  std::vector<std::vector<PipelineOp>> ops;  // per stage, in execution order
   // A stage's next operation waits for the send its previous operation issued (Plan.blocking_p2p).
   bool blocking_p2p = false;
 
@@ -83,8 +83,7 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
 // costs: `boundary_comm[i]` the per-microbatch transfer time between stage i and i+1 (activations one
 // way; HAPT's c_i) and `t_max` the largest per-stage forward + backward time (HAPT's t_max). Both are
 // ignored by the other schedules.
-ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm = {},
-                                  Time t_max = 0);
+ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm = {}, Time t_max = 0);
 
 // INTERLEAVED_1F1B: which model layers each virtual stage k = chunk * S + stage runs. The model's
 // layer sequence is dealt to virtual stages in order 0, 1, ..., K-1, and physical stage s keeps its

@@ -68,15 +68,14 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const hetsim::v1::GpuType& gpu, he
                                               absl::string_view where, bool ideal) {
   const double peak = hetsim::proto::PeakTflops(gpu, dtype);
   if (!std::isfinite(peak) || peak <= 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.%s: %g is not a positive number (GPU type \"%s\", needed for the model's dtype)", where,
-        PeakFieldName(dtype), peak, gpu.name()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.%s: %g is not a positive number (GPU type \"%s\", needed for the model's dtype)", where,
+                        PeakFieldName(dtype), peak, gpu.name()));
   }
   const double hbm = gpu.hbm_bandwidth_gbytes_per_s();
   if (!std::isfinite(hbm) || hbm <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")",
-                        where, hbm, gpu.name()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")", where, hbm, gpu.name()));
   }
   const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
   if (absl::Status s = CheckEfficiency(e, where); !s.ok()) return s;
@@ -104,9 +103,7 @@ double GpuCompute::Efficiency(double kernel_flop) const {
   return max_efficiency_ * g / (g + half_efficiency_gflop_);
 }
 
-double GpuCompute::KernelSeconds(double busy_s) const {
-  return std::max(busy_s + launch_s_, host_op_s_);
-}
+double GpuCompute::KernelSeconds(double busy_s) const { return std::max(busy_s + launch_s_, host_op_s_); }
 
 double GpuCompute::GemmSeconds(double kernel_flop, double kernel_count) const {
   if (kernel_flop <= 0 || kernel_count <= 0) return 0;
@@ -137,8 +134,8 @@ double GpuCompute::GemmSeconds(const GemmShape& s) const {
   const double operands = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * element_bytes_;
   const TilePlan t = PlanTiles(s);
   const double sm_flop_per_s = peak_flop_per_s_ * max_efficiency_ / sm_count_;
-  const double tiled = t.waves * 2 * t.tile_m * t.tile_n * (s.k + tile_overhead_k_) /
-                       (sm_flop_per_s * t.relative_throughput);
+  const double tiled =
+      t.waves * 2 * t.tile_m * t.tile_n * (s.k + tile_overhead_k_) / (sm_flop_per_s * t.relative_throughput);
   return KernelSeconds(std::max(tiled, operands / hbm_bytes_per_s_));
 }
 

@@ -72,8 +72,8 @@ class GpuCompute {
   double KernelSeconds(double busy_s) const;  // adds the launch cost, floors at the host's issue time
 
   double peak_flop_per_s_ = 0;
-  double hbm_bytes_per_s_ = 0;       // achieved: datasheet x hbm_efficiency
-  double element_bytes_ = 2;         // of the GEMM operands
+  double hbm_bytes_per_s_ = 0;  // achieved: datasheet x hbm_efficiency
+  double element_bytes_ = 2;    // of the GEMM operands
   double max_efficiency_ = 1;
   double half_efficiency_gflop_ = 0;
   int sm_count_ = 0;

@@ -34,7 +34,7 @@ enum class TpSplit : uint8_t { kNone, kColumns, kRows, kBatch };
 
 // One matrix multiply (or a batch of identical ones launched as one kernel) of the forward pass.
 struct Gemm {
-  const char* name;             // "qkv", "scores", "attn_v", "proj", "fc1", "fc2", "router", "lm_head"...
+  const char* name;                    // "qkv", "scores", "attn_v", "proj", "fc1", "fc2", "router", "lm_head"...
   double forward_flop_per_sample = 0;  // whole layer, all heads/experts, no tensor parallelism
   // Experts' GEMMs: the work is spread over num_experts kernels (tokens routed to each expert).
   bool per_expert = false;

@@ -7,6 +7,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "proto/validate_model.h"
+#include "proto/validate_plan.h"
 #include "sim/workload/transformer_layers.h"
 
 namespace hetsim::sim::workload {
@@ -18,10 +19,8 @@ hetsim::v1::DType EffectiveDType(hetsim::v1::DType dtype) {
 int ElementBytes(hetsim::v1::DType dtype) {
   switch (EffectiveDType(dtype)) {
     case hetsim::v1::FP32:
-    case hetsim::v1::TF32:
-      return 4;
-    default:
-      return 2;
+    case hetsim::v1::TF32: return 4;
+    default: return 2;
   }
 }
 
@@ -35,8 +34,8 @@ absl::Status Invalid(absl::string_view source, absl::string_view field, absl::st
 
 // Not a rule of the file (proto/validate_model.cc has those): an enum value this build does not know.
 absl::Status CheckGranularity(const hetsim::v1::Transformer& t, absl::string_view src) {
-  if (t.granularity() != hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED &&
-      t.granularity() != hetsim::v1::BLOCK && t.granularity() != hetsim::v1::SUBLAYER) {
+  if (t.granularity() != hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED && t.granularity() != hetsim::v1::BLOCK &&
+      t.granularity() != hetsim::v1::SUBLAYER) {
     return Invalid(src, "transformer.granularity", "unknown value");
   }
   return absl::OkStatus();
@@ -44,8 +43,7 @@ absl::Status CheckGranularity(const hetsim::v1::Transformer& t, absl::string_vie
 
 }  // namespace
 
-absl::StatusOr<ModelCost> ModelCost::Create(const hetsim::v1::Model& model,
-                                            absl::string_view source) {
+absl::StatusOr<ModelCost> ModelCost::Create(const hetsim::v1::Model& model, absl::string_view source) {
   ModelCost m;
   m.name_ = model.name();
   m.dtype_ = EffectiveDType(model.dtype());
@@ -67,7 +65,7 @@ absl::StatusOr<ModelCost> ModelCost::Create(const hetsim::v1::Model& model,
       m.hidden_size_ = t.hidden_size();
       m.num_attention_heads_ = t.num_attention_heads();
       m.num_kv_heads_ = t.num_kv_heads() == 0 ? t.num_attention_heads() : t.num_kv_heads();
-      m.ffn_hidden_size_ = t.ffn_hidden_size() == 0 ? 4 * t.hidden_size() : t.ffn_hidden_size();
+      m.ffn_hidden_size_ = proto::FfnHiddenSize(t);
       m.vocab_size_ = t.vocab_size();
       m.num_experts_ = t.num_experts() <= 1 ? 1 : t.num_experts();
       break;
@@ -100,8 +98,7 @@ double ModelCost::ModelFlopPerSample(int first, int count) const {
   return flop;
 }
 
-double ModelCost::HardwareFlopPerSample(int first, int count,
-                                        hetsim::v1::Recompute recompute) const {
+double ModelCost::HardwareFlopPerSample(int first, int count, hetsim::v1::Recompute recompute) const {
   double flop = ModelFlopPerSample(first, count);
   for (int i = first; i < first + count; ++i) {
     const LayerCost& l = layers_[i];

@@ -18,8 +18,7 @@ OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, hetsim::v1::DTy
 
 double OptimizerStepSeconds(const StageMemory& memory, hetsim::v1::DType dtype, const GpuCompute& gpu) {
   const OptimizerStepPasses p = PlanOptimizerStep(memory, dtype);
-  return gpu.MemorySeconds(p.unscale_bytes + p.grad_norm_bytes + p.adam_bytes, p.kernels) +
-         gpu.iteration_overhead_s();
+  return gpu.MemorySeconds(p.unscale_bytes + p.grad_norm_bytes + p.adam_bytes, p.kernels) + gpu.iteration_overhead_s();
 }
 
 }  // namespace hetsim::sim::workload

@@ -10,8 +10,7 @@
 
 namespace hetsim::sim::workload {
 
-StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size,
-                                 uint32_t context_parallel) {
+StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size, uint32_t context_parallel) {
   StageConfig c;
   c.context_parallel = context_parallel == 0 ? 1 : static_cast<int>(context_parallel);
   c.first_layer = static_cast<int>(stage.first_layer());
@@ -28,8 +27,7 @@ StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_
   return c;
 }
 
-StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage,
-                                   int data_parallel) {
+StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage, int data_parallel) {
   const double element = ElementBytes(dtype);
   const double dp = std::max(1, data_parallel);
   double params = param_count * element;
@@ -73,17 +71,17 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
     return Invalid(where, "measured_backward_ms", "must be a finite number >= 0");
   }
   // The parallelism rules a plan file's stages are validated with (proto/stage_rules.h).
-  const std::vector<proto::StageRuleProblem> problems = proto::StageRuleProblems(
-      {.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
-       .data_parallel = static_cast<uint32_t>(c.data_parallel),
-       .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
-       .zero_stage = c.zero_stage,
-       .sequence_parallel = c.sequence_parallel,
-       .micro_batch_size = c.micro_batch_size,
-       .num_attention_heads = model.num_attention_heads(),
-       .num_kv_heads = model.num_kv_heads(),
-       .ffn_hidden_size = model.ffn_hidden_size(),
-       .num_experts = model.num_experts()});
+  const std::vector<proto::StageRuleProblem> problems =
+      proto::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
+                                .data_parallel = static_cast<uint32_t>(c.data_parallel),
+                                .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
+                                .zero_stage = c.zero_stage,
+                                .sequence_parallel = c.sequence_parallel,
+                                .micro_batch_size = c.micro_batch_size,
+                                .num_attention_heads = model.num_attention_heads(),
+                                .num_kv_heads = model.num_kv_heads(),
+                                .ffn_hidden_size = model.ffn_hidden_size(),
+                                .num_experts = model.num_experts()});
   if (!problems.empty()) return Invalid(where, problems.front().field, problems.front().problem);
   return absl::OkStatus();
 }
@@ -132,154 +130,200 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   return t;
 }
 
+// The per-GPU shares of a microbatch on a stage.
+struct StageShares {
+  double tp = 1, ep = 1, experts = 0;
+  double b = 0;                 // local samples (the microbatch over the data-parallel replicas)
+  double bt = 0;                // samples' worth of tokens: context parallelism keeps 1/CP of each sample's tokens,
+                                // and with them 1/CP of every activation, memory-bound pass and TP collective
+  bool sp = false;              // sequence parallelism (nothing without TP)
+  double replicated_split = 1;  // how the TP-replicated parts are split: TP with SP, else not at all
+};
+
+StageShares SharesOf(const ModelCost& model, const StageConfig& c) {
+  StageShares s;
+  s.tp = c.tensor_parallel;
+  s.ep = c.expert_parallel;
+  s.experts = model.num_experts();
+  s.b = static_cast<double>(c.micro_batch_size) / c.data_parallel;
+  s.bt = s.b / c.context_parallel;
+  s.sp = c.sequence_parallel && c.tensor_parallel > 1;
+  s.replicated_split = s.sp ? s.tp : 1;
+  return s;
+}
+
+// One layer's forward and backward on one GPU, recomputation included.
+struct LayerTimes {
+  double forward_s = 0, backward_s = 0;
+  double forward_flop = 0, backward_flop = 0;
+  double model_flop = 0;      // forward + backward without recomputation (MFU counts these)
+  double core_forward_s = 0;  // the attention core's share of the forward (GEMMs and memory passes)
+  double core_memory_s = 0;
+};
+
+LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
+  const bool full = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL;
+  const bool selective = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE;
+  const double backward_ratio =
+      layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
+  double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
+  for (const Gemm& g : layer.gemms) {
+    const GemmTimes t = TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu);
+    gemm_s += t.forward_s;
+    gemm_bwd_s += t.backward_s;
+    flop += t.flop;
+    if (g.attention_core) {
+      core_gemm_s += t.forward_s;
+      core_flop += t.flop;
+    }
+  }
+  const double memory_fwd_s = gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * s.bt / s.replicated_split +
+                                                    layer.memory_bytes_sharded_per_sample * s.bt / s.tp,
+                                                layer.memory_kernels);
+  const double core_bytes = layer.memory_bytes_attention_core_per_sample * s.bt / s.tp;
+  LayerTimes t;
+  t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
+  t.core_forward_s = core_gemm_s + t.core_memory_s;
+  t.forward_s = gemm_s + memory_fwd_s;
+  t.forward_flop = flop;
+  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s;
+  t.backward_flop = backward_ratio * flop;
+  if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
+    const double bwd = layer.backward_flop_per_sample * s.bt / s.tp;
+    t.backward_s += gpu.GemmSeconds(bwd);
+    t.backward_flop += bwd;
+  }
+  t.model_flop = flop + t.backward_flop;
+  if (full) {
+    t.backward_s += t.forward_s;
+    t.backward_flop += flop;
+  } else if (selective) {
+    t.backward_s += t.core_forward_s;
+    t.backward_flop += core_flop;
+  }
+  return t;
+}
+
+// Context parallelism's key/value ring of layer `i`, hidden behind its attention core.
+ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const LayerTimes& t, const StageConfig& c,
+                                       const StageShares& s, const GpuCompute& gpu) {
+  const double backward_ratio =
+      layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
+  double core_bwd_s = 2 * t.core_memory_s;
+  for (const Gemm& g : layer.gemms) {
+    if (g.attention_core) core_bwd_s += TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu).backward_s;
+  }
+  return {i, RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp), t.core_forward_s, core_bwd_s,
+          layer.recomputable && c.recompute != hetsim::v1::RECOMPUTE_NONE};
+}
+
+// Activations kept for the backward pass (Korthikanti et al. 2022), and the working set a fully
+// recomputed layer rebuilds.
+struct KeptActivation {
+  double kept = 0, working = 0;
+};
+
+KeptActivation ActivationOf(const LayerCost& layer, const StageConfig& c, const StageShares& s) {
+  const ActivationBytes& a = layer.activation;
+  const double kept_all = a.tp_replicated * s.bt / s.replicated_split + (a.tp_sharded + a.attention_core) * s.bt / s.tp;
+  if (layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL) {
+    return {std::min(kept_all, a.layer_input * s.bt / s.replicated_split), kept_all};
+  }
+  if (layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE) {
+    return {a.tp_replicated * s.bt / s.replicated_split + a.tp_sharded * s.bt / s.tp, 0};
+  }
+  return {kept_all, 0};
+}
+
+// The layer's collectives, with absolute per-rank bytes for the local microbatch.
+void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, StageCost* cost) {
+  for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
+    if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
+    if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
+    const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt);
+    if (lc.forward_count > 0) cost->forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
+    if (lc.backward_count > 0) cost->backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i});
+  }
+}
+
+// Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
+void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu, const StageShares& s,
+                     double forward_s, double backward_s, double dense_params, double expert_params, StageCost* cost) {
+  // The host's work around each pass (schedule step, pipeline send/receive set-up).
+  cost->forward_time = SecondsToTime(forward_s + gpu.pass_overhead_s());
+  cost->backward_time = SecondsToTime(backward_s + gpu.pass_overhead_s());
+  if (c.measured_forward_ms > 0) {
+    cost->forward_time = SecondsToTime(c.measured_forward_ms * 1e-3);
+    cost->forward_measured = true;
+  }
+  if (c.measured_backward_ms > 0) {
+    cost->backward_time = SecondsToTime(c.measured_backward_ms * 1e-3);
+    cost->backward_measured = true;
+  }
+
+  const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
+  cost->boundary_bytes_per_replica = RoundUpBytes(last.output_bytes_per_sample * s.b);
+  cost->boundary_bytes_per_microbatch =
+      RoundUpBytes(last.output_bytes_per_sample * static_cast<double>(c.micro_batch_size));
+
+  const int element = model.element_bytes();
+  cost->grad_sync_bytes = RoundUpBytes(dense_params * element);
+  cost->expert_grad_sync_bytes = RoundUpBytes(expert_params * element);
+
+  // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
+  // expert states over the DP replicas that hold the same experts (DP / EP of them).
+  const StageMemory dense =
+      ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage, c.data_parallel * c.context_parallel);
+  const StageMemory expert = ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
+                                                    c.data_parallel / c.expert_parallel * c.context_parallel);
+  cost->memory.param_bytes = dense.param_bytes + expert.param_bytes;
+  cost->memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
+  cost->memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+}
+
 }  // namespace
 
-absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c,
-                                           const GpuCompute& gpu, absl::string_view where) {
+absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu,
+                                           absl::string_view where) {
   if (absl::Status st = Validate(model, c, where); !st.ok()) return st;
-
-  const double tp = c.tensor_parallel;
-  const double ep = c.expert_parallel;
-  const double experts = model.num_experts();
-  const double b = static_cast<double>(c.micro_batch_size) / c.data_parallel;  // local samples
-  // Samples' worth of tokens on this GPU: context parallelism keeps 1/CP of each sample's tokens,
-  // and with them 1/CP of every activation, memory-bound pass and TP collective.
-  const double bt = b / c.context_parallel;
-  // Sequence parallelism shards the TP-replicated parts; it means nothing without TP.
-  const bool sp = c.sequence_parallel && c.tensor_parallel > 1;
-  const double replicated_split = sp ? tp : 1;
+  const StageShares s = SharesOf(model, c);
 
   StageCost cost;
   double forward_s = 0, backward_s = 0;
   double dense_params = 0, expert_params = 0;
   double activation = 0, working = 0;
   bool has_embedding = false;
-
   for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
     const LayerCost& layer = model.layer(i);
     if (layer.kind == LayerKind::kEmbedding) has_embedding = true;
-    const bool full = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL;
-    const bool selective = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE;
-
-    const double backward_ratio = layer.forward_flop_per_sample > 0
-                                      ? layer.backward_flop_per_sample / layer.forward_flop_per_sample
-                                      : 0;
-    double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
-    for (const Gemm& g : layer.gemms) {
-      const GemmTimes t = TimeGemm(g, b, c, experts, backward_ratio, gpu);
-      gemm_s += t.forward_s;
-      gemm_bwd_s += t.backward_s;
-      flop += t.flop;
-      if (g.attention_core) {
-        core_gemm_s += t.forward_s;
-        core_flop += t.flop;
-      }
-    }
-    const double memory_fwd_s =
-        gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * bt / replicated_split +
-                              layer.memory_bytes_sharded_per_sample * bt / tp,
-                          layer.memory_kernels);
-    const double core_bytes = layer.memory_bytes_attention_core_per_sample * bt / tp;
-    const double core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
-    const double layer_fwd_s = gemm_s + memory_fwd_s;
-    double layer_bwd_s = gemm_bwd_s + 2 * memory_fwd_s;
-    double layer_bwd_flop = backward_ratio * flop;
-    if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
-      const double bwd = layer.backward_flop_per_sample * bt / tp;
-      layer_bwd_s += gpu.GemmSeconds(bwd);
-      layer_bwd_flop += bwd;
-    }
-    cost.model_flop_per_gpu += flop + layer_bwd_flop;
-    if (full) {
-      layer_bwd_s += layer_fwd_s;
-      layer_bwd_flop += flop;
-    } else if (selective) {
-      layer_bwd_s += core_gemm_s + core_memory_s;
-      layer_bwd_flop += core_flop;
-    }
-    forward_s += layer_fwd_s;
-    backward_s += layer_bwd_s;
-    cost.layer_forward_s.push_back(layer_fwd_s);
-    cost.layer_backward_s.push_back(layer_bwd_s);
+    const LayerTimes t = TimeLayer(layer, c, s, gpu);
+    cost.model_flop_per_gpu += t.model_flop;
+    cost.forward_flop_per_gpu += t.forward_flop;
+    cost.backward_flop_per_gpu += t.backward_flop;
+    forward_s += t.forward_s;
+    backward_s += t.backward_s;
+    cost.layer_forward_s.push_back(t.forward_s);
+    cost.layer_backward_s.push_back(t.backward_s);
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
-      double core_bwd_s = 2 * core_memory_s;
-      for (const Gemm& g : layer.gemms) {
-        if (g.attention_core) core_bwd_s += TimeGemm(g, b, c, experts, backward_ratio, gpu).backward_s;
-      }
-      cost.cp_attention.push_back({i, RoundUpBytes(layer.kv_bytes_per_sample * bt / tp), core_gemm_s + core_memory_s,
-                                   core_bwd_s, full || selective});
+      cost.cp_attention.push_back(CpAttentionOf(layer, i, t, c, s, gpu));
     }
-    cost.forward_flop_per_gpu += flop;
-    cost.backward_flop_per_gpu += layer_bwd_flop;
-
     // Parameters on this GPU: everything split over TP (vocabulary-parallel embedding and head,
     // column/row-parallel GEMMs); experts also over EP.
-    expert_params += static_cast<double>(layer.expert_param_count) / (tp * ep);
-    dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / tp;
-
-    // Activations kept for the backward pass (Korthikanti et al. 2022).
-    const ActivationBytes& a = layer.activation;
-    const double kept_all = a.tp_replicated * bt / replicated_split + (a.tp_sharded + a.attention_core) * bt / tp;
-    if (full) {
-      activation += std::min(kept_all, a.layer_input * bt / replicated_split);
-      working = std::max(working, kept_all);
-    } else if (selective) {
-      activation += a.tp_replicated * bt / replicated_split + a.tp_sharded * bt / tp;
-    } else {
-      activation += kept_all;
-    }
-
-    // Collectives, with absolute per-rank bytes for the local microbatch.
-    for (const LayerCollective& lc : sp ? layer.collectives_seq_par : layer.collectives) {
-      if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
-      if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
-      const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * bt);
-      if (lc.forward_count > 0) {
-        cost.forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
-      }
-      if (lc.backward_count > 0) {
-        cost.backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i});
-      }
-    }
+    expert_params += static_cast<double>(layer.expert_param_count) / (s.tp * s.ep);
+    dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / s.tp;
+    const KeptActivation kept = ActivationOf(layer, c, s);
+    activation += kept.kept;
+    working = std::max(working, kept.working);
+    AddLayerCollectives(layer, i, c, s, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
-  if (last.tied_with_embedding && !has_embedding) {
-    dense_params += static_cast<double>(last.tied_param_count) / tp;
-  }
+  if (last.tied_with_embedding && !has_embedding) dense_params += static_cast<double>(last.tied_param_count) / s.tp;
 
-  // The host's work around each pass (schedule step, pipeline send/receive set-up).
-  cost.forward_time = SecondsToTime(forward_s + gpu.pass_overhead_s());
-  cost.backward_time = SecondsToTime(backward_s + gpu.pass_overhead_s());
-  if (c.measured_forward_ms > 0) {
-    cost.forward_time = SecondsToTime(c.measured_forward_ms * 1e-3);
-    cost.forward_measured = true;
-  }
-  if (c.measured_backward_ms > 0) {
-    cost.backward_time = SecondsToTime(c.measured_backward_ms * 1e-3);
-    cost.backward_measured = true;
-  }
-
-  cost.boundary_bytes_per_replica = RoundUpBytes(last.output_bytes_per_sample * b);
-  cost.boundary_bytes_per_microbatch =
-      RoundUpBytes(last.output_bytes_per_sample * static_cast<double>(c.micro_batch_size));
-
-  const int element = model.element_bytes();
-  cost.grad_sync_bytes = RoundUpBytes(dense_params * element);
-  cost.expert_grad_sync_bytes = RoundUpBytes(expert_params * element);
-
-  // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
-  // expert states over the DP replicas that hold the same experts (DP / EP of them).
-  const StageMemory dense = ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage,
-                                                   c.data_parallel * c.context_parallel);
-  const StageMemory expert = ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
-                                                    c.data_parallel / c.expert_parallel * c.context_parallel);
-  cost.memory.param_bytes = dense.param_bytes + expert.param_bytes;
-  cost.memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
-  cost.memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+  FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
   cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);
   cost.memory.recompute_working_bytes = RoundUpBytes(working);
   return cost;

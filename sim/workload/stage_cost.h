@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "proto/hetsim.pb.h"
 #include "base/time.h"
+#include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/layer_cost.h"
 #include "sim/workload/model_cost.h"
@@ -34,7 +34,7 @@ struct StageConfig {
   int expert_parallel = 1;  // over the data-parallel replicas (must divide data_parallel and experts)
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
-  int zero_stage = 0;       // 0..3
+  int zero_stage = 0;  // 0..3
   hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
   bool sequence_parallel = false;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
@@ -64,9 +64,9 @@ struct ContextParallelAttention {
 struct StageCollective {
   CollectiveOp op;
   CollectiveGroup group;
-  int64_t bytes = 0;   // whole buffer per rank (see LayerCollective::bytes_per_sample)
-  int32_t count = 0;   // consecutive calls of this size
-  int32_t layer = 0;   // model layer index that issues them
+  int64_t bytes = 0;  // whole buffer per rank (see LayerCollective::bytes_per_sample)
+  int32_t count = 0;  // consecutive calls of this size
+  int32_t layer = 0;  // model layer index that issues them
 };
 
 // Memory per GPU of the stage, in bytes.
@@ -127,14 +127,13 @@ struct StageCost {
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // proto/stage_rules.h, the ones plan files are validated with) and prices the stage.
 // `where` prefixes error messages: "plan.pbtxt: stages[2]".
-absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config,
-                                           const GpuCompute& gpu, absl::string_view where);
+absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config, const GpuCompute& gpu,
+                                           absl::string_view where);
 
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
 // (2 + 2 + 12 bytes per parameter for BF16/FP16).
-StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage,
-                                   int data_parallel);
+StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage, int data_parallel);
 
 }  // namespace hetsim::sim::workload
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::sim::workload {
 namespace {
@@ -22,7 +23,7 @@ Shape ShapeOf(const hetsim::v1::Transformer& t, int element_bytes) {
   x.a = t.num_attention_heads();
   const double kv_heads = t.num_kv_heads() == 0 ? x.a : t.num_kv_heads();
   x.kv_h = x.h / x.a * kv_heads;  // width of K (and of V)
-  x.ffn = t.ffn_hidden_size() == 0 ? 4 * x.h : static_cast<double>(t.ffn_hidden_size());
+  x.ffn = static_cast<double>(proto::FfnHiddenSize(t));
   x.vocab = static_cast<double>(t.vocab_size());
   x.experts = t.num_experts() <= 1 ? 1 : t.num_experts();
   x.top_k = x.experts > 1 ? t.moe_top_k() : 1;
@@ -33,8 +34,8 @@ Shape ShapeOf(const hetsim::v1::Transformer& t, int element_bytes) {
 }
 
 // A GEMM of `batch` products (m x k) @ (k x n) per sample, with its FLOPs.
-Gemm MakeGemm(const char* name, double m, double n, double k, double batch, TpSplit split,
-              bool per_expert = false, bool attention_core = false) {
+Gemm MakeGemm(const char* name, double m, double n, double k, double batch, TpSplit split, bool per_expert = false,
+              bool attention_core = false) {
   Gemm g{name, 2 * m * n * k * batch, per_expert, attention_core};
   g.m = m;
   g.n = n;
@@ -55,18 +56,15 @@ double SumGemms(const std::vector<Gemm>& gemms) {
 // (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
 void AddSublayerTpCollectives(LayerCost& layer, double bytes) {
   layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1});
+  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1});
+  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1});
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
   for (const LayerCollective& c : from) {
     bool merged = false;
     for (LayerCollective& existing : into) {
-      if (existing.op == c.op && existing.group == c.group &&
-          existing.bytes_per_sample == c.bytes_per_sample) {
+      if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample) {
         existing.forward_count += c.forward_count;
         existing.backward_count += c.backward_count;
         merged = true;
@@ -96,10 +94,8 @@ LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   // Vocabulary-parallel lookup: partial rows summed over the TP group.
   const double bytes = x.B * x.s * x.h;
   layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 0});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 0});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 0});
+  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 0, 1});
   return layer;
 }
 
@@ -152,7 +148,7 @@ LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int i
   const double s = x.s, h = x.h, B = x.B;
   const bool moe = x.experts > 1;
   const double f = moe ? x.expert_ffn : x.ffn;
-  const double k = x.top_k;          // experts each token visits (1 for a dense MLP)
+  const double k = x.top_k;           // experts each token visits (1 for a dense MLP)
   const double up = x.gated ? 2 : 1;  // gate and up projections of a gated MLP
   // Per expert (or the dense MLP): up-projection(s) and down-projection weights and biases.
   const double mlp_params = up * h * f + up * f + f * h + h;
@@ -170,8 +166,7 @@ LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int i
   // LayerNorm, residual add and dropout on the full width; the activation function on the hidden
   // width (GeLU: read, write; gated: two reads, one write); MoE also permutes tokens in and out.
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
-  layer.memory_bytes_sharded_per_sample =
-      k * (x.gated ? 3 : 2) * B * s * f + (moe ? 2 * 2 * B * k * s * h : 0);
+  layer.memory_bytes_sharded_per_sample = k * (x.gated ? 3 : 2) * B * s * f + (moe ? 2 * 2 * B * k * s * h : 0);
   // Korthikanti: LayerNorm input 2sh, fc1 input 2sh, dropout mask sh (replicated); GeLU input and
   // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert, plus the
   // dispatched tokens.
@@ -221,14 +216,12 @@ LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 0, 1});
   layer.collectives.push_back(ce);
   layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 0});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 0, 1});
   layer.collectives_seq_par.push_back(ce);
   return layer;
 }
 
-LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind,
-                      std::string name) {
+LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name) {
   LayerCost m;
   m.name = std::move(name);
   m.kind = kind;
@@ -239,10 +232,9 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.backward_flop_per_sample = first.backward_flop_per_sample + second.backward_flop_per_sample;
   m.memory_bytes_replicated_per_sample =
       first.memory_bytes_replicated_per_sample + second.memory_bytes_replicated_per_sample;
-  m.memory_bytes_sharded_per_sample =
-      first.memory_bytes_sharded_per_sample + second.memory_bytes_sharded_per_sample;
-  m.memory_bytes_attention_core_per_sample = first.memory_bytes_attention_core_per_sample +
-                                             second.memory_bytes_attention_core_per_sample;
+  m.memory_bytes_sharded_per_sample = first.memory_bytes_sharded_per_sample + second.memory_bytes_sharded_per_sample;
+  m.memory_bytes_attention_core_per_sample =
+      first.memory_bytes_attention_core_per_sample + second.memory_bytes_attention_core_per_sample;
   m.memory_kernels = first.memory_kernels + second.memory_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;

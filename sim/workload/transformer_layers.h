@@ -21,8 +21,7 @@ LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int i
 LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes);
 LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes);
 // Sums two consecutive layers into one (BLOCK granularity = attention + MLP).
-LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind,
-                      std::string name);
+LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name);
 
 }  // namespace hetsim::sim::workload
 

@@ -1,0 +1,74 @@
+// The small heterogeneous cluster the fuzzers run against: two islands (2 nodes of 2 A100, 1 node of
+// 2 V100) joined by Ethernet, GPU presets applied. Aborts if it stops parsing (a fuzzer bug).
+#ifndef HETSIM_FUZZ_FUZZ_CLUSTER_H_
+#define HETSIM_FUZZ_FUZZ_CLUSTER_H_
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "google/protobuf/text_format.h"
+#include "proto/gpu_presets.h"
+#include "proto/hetsim.pb.h"
+
+inline const hetsim::v1::Cluster& FuzzCluster() {
+  static const hetsim::v1::Cluster* cluster = [] {
+    auto* c = new hetsim::v1::Cluster;
+    constexpr absl::string_view kText = R"pb(
+      gpu_types { name: "a100" preset: "A100-80GB" }
+      gpu_types { name: "v100" preset: "V100-32GB" }
+      node_types {
+        name: "fast"
+        gpu_type: "a100"
+        gpus_per_node: 2
+        intra_node_fabric: NVSWITCH
+        intra_node_bandwidth_gbps: 2400
+        intra_node_latency_ns: 1000
+      }
+      node_types {
+        name: "slow"
+        gpu_type: "v100"
+        gpus_per_node: 2
+        intra_node_fabric: NVSWITCH
+        intra_node_bandwidth_gbps: 1200
+        intra_node_latency_ns: 1000
+      }
+      islands {
+        name: "fast"
+        node_type: "fast"
+        node_count: 2
+        fabric: INFINIBAND
+        topology: SINGLE_SWITCH
+        nics_per_node: 1
+        nic_bandwidth_gbps: 200
+        nic_latency_ns: 1000
+        switch_latency_ns: 130
+      }
+      islands {
+        name: "slow"
+        node_type: "slow"
+        node_count: 1
+        fabric: INFINIBAND
+        topology: SINGLE_SWITCH
+        nics_per_node: 1
+        nic_bandwidth_gbps: 200
+        nic_latency_ns: 1000
+        switch_latency_ns: 130
+      }
+      inter_island_links {
+        island_a: "slow"
+        island_b: "fast"
+        fabric: ETHERNET
+        bandwidth_gbps: 100
+        latency_ns: 5000
+        count: 1
+      }
+    )pb";
+    if (!google::protobuf::TextFormat::ParseFromString(std::string(kText), c)) std::abort();
+    if (!hetsim::proto::ApplyGpuPresets(c, "fuzz").ok()) std::abort();
+    return c;
+  }();
+  return *cluster;
+}
+
+#endif  // HETSIM_FUZZ_FUZZ_CLUSTER_H_

@@ -1,0 +1,10 @@
+# The tree's shape rules (docs/architecture.md): no function outside tests over 100 lines, and every
+# C++ file formatted by .clang-format (when clang-format is installed; scripts/setup.sh installs it).
+add_test(NAME style.long_functions COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/long_functions.py --fail
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+find_program(HETSIM_CLANG_FORMAT NAMES clang-format clang-format-14)
+if(HETSIM_CLANG_FORMAT)
+  add_test(NAME style.clang_format
+           COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DCLANG_FORMAT=${HETSIM_CLANG_FORMAT}
+                   -P ${PROJECT_SOURCE_DIR}/cmake/check_format.cmake)
+endif()
