@@ -34,6 +34,8 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   Time start_time() const { return start_time_; }
   Time finish_time() const { return finish_time_; }
   uint64_t flows() const { return flows_; }  // network flows started (joins are not flows)
+  // The routes of the graph's paths (link ids), once Start has run.
+  const std::vector<std::span<const LinkId>>& routes() const { return routes_; }
 
  private:
   void OnFlowCompleted(FlowId flow, uint64_t tag) override;

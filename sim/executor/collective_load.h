@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
+#include "sim/engine/simulator.h"
 #include "sim/network/network.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
@@ -37,6 +39,8 @@ struct LinkLoad {
 
 // Adds `load` x `times` into `into` (sorted by link, one entry per link).
 void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int64_t times);
+// Entries in any order, links repeated: sorted by link, one entry per link.
+std::vector<LinkLoad> SumByLink(std::vector<LinkLoad> loads);
 
 class CollectiveTimer {
  public:
@@ -69,6 +73,8 @@ class CollectiveTimer {
   const topology::Topology& topology_;
   topology::Router& router_;
   NetworkMode mode_;
+  Simulator simulator_;               // the clock of network_, carried on from one collective to the next
+  std::unique_ptr<Network> network_;  // built on first use
   std::map<Key, Timed> cache_;
   // First group simulated per (op, bytes, group size): the template other groups are mapped from.
   std::map<std::tuple<int, int64_t, size_t>, std::vector<GpuId>> templates_;

@@ -74,6 +74,14 @@ LinkCounters Network::link_counters(LinkId id) const {
   return counters;
 }
 
+void Network::ResetLinkCounters(LinkId id) {
+  Link& link = links_[id];
+  if (!link.flows.empty()) InternalError("counters reset on a link that carries flows", id);
+  link.bytes = 0;
+  link.completed_flows = 0;
+  link.busy_time = 0;
+}
+
 uint32_t Network::SlotOf(FlowId flow) const {
   const uint32_t slot = static_cast<uint32_t>(flow);
   const uint32_t generation = static_cast<uint32_t>(flow >> 32);

@@ -100,6 +100,8 @@ class Network : private EventHandler {
   const LinkSpec& link(LinkId id) const { return links_[id].spec; }
   // Counters up to Simulator::now() (busy time includes a busy period still open).
   LinkCounters link_counters(LinkId id) const;
+  // Zeroes a link's counters; the link must carry no flow (a network reused for another run).
+  void ResetLinkCounters(LinkId id);
 
   // Flows started and not yet completed (waiting for latency or transmitting).
   size_t active_flows() const { return active_flows_; }
