@@ -16,6 +16,7 @@ absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const Simulate
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
   run.grad_sync_ring_steps = options.grad_sync_ring_steps;
+  run.boundary_flows = options.boundary_flows;
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     HETSIM_ASSIGN_OR_RETURN(out.faults,
                             sim::faults::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
@@ -55,6 +56,9 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   traces::ReportOptions report_options;
   if (options.grad_sync_ring_steps == sim::RingSteps::kAggregated) {
     report_options.approximations.push_back(kAggregatedGradSyncApproximation);
+  }
+  if (options.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+    report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
   }
   if (options.wall_clock_start.has_value()) {
     report_options.wall_time_s =

@@ -48,12 +48,21 @@ struct SimulateOptions {
   // Gradient-sync rings (ExecutorOptions::grad_sync_ring_steps): kAggregated is the opt-in
   // approximation `run --ring-steps aggregated`, named in Report.approximations.
   sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
+  // Boundary transfers (ExecutorOptions::boundary_flows): kRepresentative is the opt-in
+  // approximation `run --boundary-flows representative`, named in Report.approximations.
+  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
 };
 
 // How the report names the aggregated gradient-sync rings (docs/performance.md measures the error).
 inline constexpr const char* kAggregatedGradSyncApproximation =
     "aggregated ring steps in gradient synchronisation (--ring-steps aggregated; its error against the "
     "full simulation is measured in docs/performance.md)";
+
+// How the report names representative boundary flows.
+inline constexpr const char* kRepresentativeBoundaryFlowsApproximation =
+    "representative boundary flows: one weighted flow per group of replicas' flows in the same role "
+    "(--boundary-flows representative; its error against the full simulation is measured in "
+    "docs/performance.md)";
 
 struct Simulation {
   std::unique_ptr<sim::executor::ExecutionSetup> setup;  // setup->inputs: the inputs as simulated

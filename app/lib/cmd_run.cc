@@ -37,6 +37,7 @@ const CommandInfo kInfo = {
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
     "           [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
     "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]\n"
+    "           [--ring-steps auto|aggregated] [--boundary-flows all|representative]\n"
     "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] ...   (Chakra traces: hetsim run --chakra DIR "
     "--help)",
     "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
@@ -65,7 +66,10 @@ const CommandInfo kInfo = {
     "plan and the re-plan time (report field replan).\n"
     "--ring-steps aggregated (an opt-in approximation, named in the report's approximations): gradient\n"
     "synchronisation rings move each ring edge's bytes of all steps as one flow (docs/performance.md gives\n"
-    "its measured error); auto (default) simulates every step of rings up to 128 ranks."};
+    "its measured error); auto (default) simulates every step of rings up to 128 ranks.\n"
+    "--boundary-flows representative (an opt-in approximation, named in the report's approximations): a\n"
+    "pipeline boundary's flows in the same role in different data-parallel replicas are simulated as one\n"
+    "weighted flow per group (docs/performance.md gives its measured error); all (default) simulates each."};
 
 // --trace-replica K / --trace-gpus LIST as a trace selection (InvalidArgument for a bad GPU list).
 absl::StatusOr<traces::TraceSelection> TraceSelectionOf(std::optional<int> replica, const std::string& gpus) {
@@ -113,10 +117,20 @@ absl::StatusOr<sim::RingSteps> RunRingSteps(const std::string& name) {
   return steps;
 }
 
+// --ring-steps and --boundary-flows, the opt-in approximations, into `options`.
+absl::Status ParseApproximations(const std::string& ring_steps, const std::string& boundary_flows,
+                                 driver::SimulateOptions* options) {
+  HETSIM_ASSIGN_OR_RETURN(options->grad_sync_ring_steps, RunRingSteps(ring_steps));
+  absl::StatusOr<sim::executor::BoundaryFlows> flows = sim::executor::ParseBoundaryFlows(boundary_flows);
+  if (!flows.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flows.status().message()));
+  options->boundary_flows = *flows;
+  return absl::OkStatus();
+}
+
 int Simulate(const Args& args) {
   po::options_description options("options");
   std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus,
-      ring_steps_name = "auto";
+      ring_steps_name = "auto", boundary_flows_name = "all";
   int trace_replica = -1;
   int64_t max_events = 0;
   double max_wall_seconds = 0;
@@ -140,7 +154,8 @@ int Simulate(const Args& args) {
       "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
       "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
       "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default) or aggregated (approximation)")(
-      "plan", po::value(&plan_path)->required(), "plan file");
+      "boundary-flows", po::value(&boundary_flows_name)->value_name("MODE"),
+      "all (default) or representative (approximation)")("plan", po::value(&plan_path)->required(), "plan file");
   AddIdealOption(options, &ideal);
   AddNetworkOption(options, &network);
   po::positional_options_description positional;
@@ -151,8 +166,10 @@ int Simulate(const Args& args) {
   absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
   if (!mode.ok()) return UsageError(kInfo, mode.status().message());
   if (auto exit = CheckRunLimitFlags(kInfo, max_events, max_wall_seconds)) return *exit;
-  absl::StatusOr<sim::RingSteps> ring_steps = RunRingSteps(ring_steps_name);
-  if (!ring_steps.ok()) return UsageError(kInfo, ring_steps.status().message());
+  driver::SimulateOptions sim_options;
+  if (absl::Status s = ParseApproximations(ring_steps_name, boundary_flows_name, &sim_options); !s.ok()) {
+    return UsageError(kInfo, s.message());
+  }
   if (vm.count("trace-replica") && !trace_gpus.empty()) {
     return UsageError(kInfo, "--trace-replica and --trace-gpus exclude each other");
   }
@@ -165,12 +182,10 @@ int Simulate(const Args& args) {
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
-  driver::SimulateOptions sim_options;
   sim_options.network_mode = *mode;
   sim_options.ideal = ideal;
   sim_options.max_events = max_events;
   sim_options.max_wall_seconds = max_wall_seconds;
-  sim_options.grad_sync_ring_steps = *ring_steps;
   if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
   if (!fault_options.empty()) {
     absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);

@@ -14,6 +14,7 @@
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "sim/executor/representative_flows.h"
 #include "sim/executor/run_limit.h"
 
 namespace hetsim::sim::executor {
@@ -156,6 +157,18 @@ class Run : private EventHandler, private FlowObserver {
     return kNone;
   }
 
+  // The representatives of a boundary transfer's flows (--boundary-flows representative), per
+  // boundary and direction, computed when the transfer first runs.
+  const std::vector<RepresentativeFlow>& Representatives(NodeId id) {
+    const pipeline::DagNode& node = dag_.node(id);
+    const auto key = std::make_pair(node.virtual_stage, node.kind == NodeKind::kCommForward);
+    auto it = representatives_.find(key);
+    if (it == representatives_.end()) {
+      it = representatives_.emplace(key, RepresentativeFlows(*setup_.topology, Flows(id))).first;
+    }
+    return it->second;
+  }
+
   // One transfer graph per (stage, collective, bytes, TP rank), built before the run.
   absl::Status PrepareGradSync() {
     for (int s = 0; s < setup_.num_stages(); ++s) {
@@ -200,6 +213,20 @@ class Run : private EventHandler, private FlowObserver {
           sim_.ScheduleAfter(0, this, Payload(kNodeDone, id));
           return;
         }
+        if (options_.boundary_flows == BoundaryFlows::kRepresentative) {
+          const std::vector<RepresentativeFlow>& reps = Representatives(id);
+          flows_left_[id] = static_cast<int32_t>(reps.size());
+          for (size_t k = 0; k < reps.size(); ++k) {
+            const BoundaryFlow& f = flows[reps[k].flow];
+            const uint64_t tag = (uint64_t(id) << 32) | k;
+            if (reps[k].weights.empty()) {
+              network_->StartFlow(f.route, f.bytes, this, tag);
+            } else {
+              network_->StartWeightedFlow(f.route, reps[k].weights, f.bytes, this, tag);
+            }
+          }
+          return;
+        }
         flows_left_[id] = static_cast<int32_t>(flows.size());
         for (size_t j = 0; j < flows.size(); ++j) {
           network_->StartFlow(flows[j].route, flows[j].bytes, this, (uint64_t(id) << 32) | j);
@@ -222,8 +249,12 @@ class Run : private EventHandler, private FlowObserver {
 
   void OnFlowCompleted(FlowId, uint64_t tag) override {
     const auto id = static_cast<NodeId>(tag >> 32);
-    if (options_.record_flows)
-      r_.flow_finish[r_.flow_offset[id] + static_cast<int64_t>(tag & 0xffffffffu)] = sim_.now();
+    const auto j = static_cast<int64_t>(tag & 0xffffffffu);
+    if (options_.record_flows && options_.boundary_flows == BoundaryFlows::kRepresentative) {
+      for (int32_t m : Representatives(id)[j].members) r_.flow_finish[r_.flow_offset[id] + m] = sim_.now();
+    } else if (options_.record_flows) {
+      r_.flow_finish[r_.flow_offset[id] + j] = sim_.now();
+    }
     if (--flows_left_[id] == 0) Finish(id);
   }
 
@@ -350,12 +381,19 @@ class Run : private EventHandler, private FlowObserver {
   std::deque<TransferGraph> graph_store_;
   std::map<std::tuple<int, int, int64_t, int>, const TransferGraph*> graphs_;
   std::deque<CollectiveExecution> executions_;
+  std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;
   std::unique_ptr<faults::FaultRuntime> faults_;
   ExecutionResult r_;
 };
 
 }  // namespace
+
+absl::StatusOr<BoundaryFlows> ParseBoundaryFlows(absl::string_view name) {
+  if (name == "all") return BoundaryFlows::kAll;
+  if (name == "representative") return BoundaryFlows::kRepresentative;
+  return absl::InvalidArgumentError(absl::StrFormat("boundary-flows: \"%s\" is not one of all, representative", name));
+}
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options) {
   Run run(setup, options);

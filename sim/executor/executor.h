@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "base/time.h"
 #include "sim/executor/setup.h"
 #include "sim/faults/fault_runtime.h"
@@ -26,6 +27,10 @@
 #include "sim/network/network.h"
 
 namespace hetsim::sim::executor {
+
+enum class BoundaryFlows { kAll, kRepresentative };
+// "all" or "representative", as `run --boundary-flows` names them.
+absl::StatusOr<BoundaryFlows> ParseBoundaryFlows(absl::string_view name);
 
 struct ExecutorOptions {
   uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
@@ -40,6 +45,10 @@ struct ExecutorOptions {
   // the default) or, opted in with `run --ring-steps aggregated`, one flow per ring edge for all steps
   // (docs/decisions.md "Aggregated ring steps"; its error is measured in docs/performance.md).
   RingSteps grad_sync_ring_steps = RingSteps::kAuto;
+  // Boundary transfers: every flow (the default), or, opted in with `run --boundary-flows
+  // representative`, one weighted flow per group of the replicas' flows in the same role
+  // (sim/executor/representative_flows.h; its error is measured in docs/performance.md).
+  BoundaryFlows boundary_flows = BoundaryFlows::kAll;
 };
 
 // One data-parallel synchronisation step of a stage as it ran.

@@ -116,6 +116,7 @@ void Network::FreeFlow(uint32_t slot) {
   if (++f.generation == 0) f.generation = 1;
   f.observer = nullptr;
   f.hops.clear();
+  f.weights.clear();
   f.next_free = free_flow_;
   free_flow_ = slot;
 }
@@ -155,6 +156,17 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
     f.event = simulator_->Schedule(start, this, (uint64_t{slot} << 2) | kActivate);
   }
   return (uint64_t{f.generation} << 32) | slot;
+}
+
+FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const double> weights, int64_t bytes,
+                                  FlowObserver* observer, uint64_t tag) {
+  if (weights.size() != route.size()) InternalError("weights for a route of another length", weights.size());
+  for (double w : weights) {
+    if (!(w > 0) || !std::isfinite(w)) InternalError("a flow weight that is not positive and finite", 0);
+  }
+  const FlowId id = StartFlow(route, bytes, observer, tag);
+  flows_[static_cast<uint32_t>(id)].weights.assign(weights.begin(), weights.end());
+  return id;
 }
 
 void Network::OnEvent(uint64_t payload) {
@@ -198,6 +210,7 @@ void Network::Join(uint32_t slot) {
     if (link.flows.empty()) link.busy_since = now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
     link.flows.push_back(LinkEntry{slot, h});
+    if (!f.weights.empty()) ++link.weighted_flows;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
   }
   ++transmitting_flows_;
@@ -207,15 +220,22 @@ void Network::Join(uint32_t slot) {
 void Network::Leave(uint32_t slot) {
   Flow& f = flows_[slot];
   const Time now = simulator_->now();
-  for (const Hop& hop : f.hops) {
+  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+    const Hop& hop = f.hops[h];
     Link& link = links_[hop.link];
     // Swap-remove this flow's entry and repoint the entry moved into its place.
     const LinkEntry moved = link.flows.back();
     link.flows[hop.position] = moved;
     flows_[moved.flow].hops[moved.hop].position = hop.position;
     link.flows.pop_back();
-    link.bytes += f.bytes;
-    ++link.completed_flows;
+    if (f.weights.empty()) {
+      link.bytes += f.bytes;
+      ++link.completed_flows;
+    } else {
+      --link.weighted_flows;
+      link.bytes += std::llround(static_cast<double>(f.bytes) * f.weights[h]);
+      link.completed_flows += static_cast<uint64_t>(std::max<long long>(1, std::llround(f.weights[h])));
+    }
     if (link.flows.empty()) link.busy_time += now - link.busy_since;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
   }
@@ -276,7 +296,10 @@ void Network::CollectComponent() {
     link.dirty = false;
     // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
     double caps = 0;
-    for (const LinkEntry& entry : link.flows) caps += flows_[entry.flow].cap;
+    for (const LinkEntry& entry : link.flows) {
+      const Flow& g = flows_[entry.flow];
+      caps += g.weights.empty() ? g.cap : g.cap * g.weights[entry.hop];
+    }
     const bool bound = link.binds;
     link.binds = caps > link.spec.capacity_bytes_per_s;
     if (link.visit_epoch != epoch_) {
@@ -340,7 +363,12 @@ void Network::FillProgressively() {
     Link& link = links_[id];
     link.residual = link.spec.capacity_bytes_per_s;
     link.unfixed = static_cast<uint32_t>(link.flows.size());
-    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed, id, /*is_flow=*/false});
+    link.unfixed_weight = link.unfixed;
+    if (link.weighted_flows > 0) {
+      link.unfixed_weight = 0;
+      for (const LinkEntry& entry : link.flows) link.unfixed_weight += HopWeight(flows_[entry.flow], entry.hop);
+    }
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id, /*is_flow=*/false});
   }
   // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
   // keys gives the same allocation.
@@ -371,7 +399,7 @@ void Network::FillProgressively() {
     if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
     // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
     // flow is ever given less than a bottleneck saturated before it.
-    const double share = std::max(bottleneck.residual / bottleneck.unfixed, level);
+    const double share = std::max(bottleneck.residual / bottleneck.unfixed_weight, level);
     if (share > top.share) {  // stale key: queue again with the current share
       share_heap_.push_back(ShareEntry{share, top.index, /*is_flow=*/false});
       std::push_heap(share_heap_.begin(), share_heap_.end(), later);
@@ -388,11 +416,13 @@ void Network::FixFlow(uint32_t slot, double rate) {
   Flow& f = flows_[slot];
   f.fixed = true;
   f.new_rate = rate;
-  for (const Hop& hop : f.hops) {
-    Link& link = links_[hop.link];
+  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+    Link& link = links_[f.hops[h].link];
     if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
-    link.residual -= rate;
+    const double w = HopWeight(f, h);
+    link.residual -= rate * w;
     --link.unfixed;
+    link.unfixed_weight -= w;
   }
 }
 

@@ -82,6 +82,12 @@ class Network : private EventHandler {
   // aborts as an internal error). An empty route or zero bytes completes after the route's latency.
   // `observer` may be null; `tag` is handed back to it untouched.
   FlowId StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer, uint64_t tag);
+  // A flow that stands for `weights[i]` flows on link route[i] (each > 0 and finite), for an opt-in
+  // approximation that simulates one flow of a symmetric group: on every link it takes its max-min
+  // share per unit of weight (the rate it gets) and consumes rate x weight of the link; the link's
+  // counters grow by bytes x weight. Weights of 1 give exactly StartFlow.
+  FlowId StartWeightedFlow(std::span<const LinkId> route, std::span<const double> weights, int64_t bytes,
+                           FlowObserver* observer, uint64_t tag);
 
   // Changes link capacities at Simulator::now() (what-if faults: a degraded or flapping link); a
   // capacity of 0 (>= 0, finite) takes a link down: its flows stall at rate 0 until it comes back.
@@ -142,6 +148,7 @@ class Network : private EventHandler {
     // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
     // hop on join and leave, and no allocation per flow.
     absl::InlinedVector<Hop, 6> hops;
+    std::vector<double> weights;  // per hop (StartWeightedFlow); empty: 1 on every hop
   };
   struct Link {
     LinkSpec spec;
@@ -155,8 +162,10 @@ class Network : private EventHandler {
     bool dirty = false;
     bool binds = false;  // its flows' caps add up to more than its capacity
     uint32_t visit_epoch = 0;
-    uint32_t unfixed = 0;  // flows on the link whose rate is not decided yet
-    double residual = 0;   // capacity not yet given to fixed flows
+    uint32_t unfixed = 0;         // flows on the link whose rate is not decided yet
+    double unfixed_weight = 0;    // their weights summed (= unfixed without weighted flows)
+    double residual = 0;          // capacity not yet given to fixed flows
+    uint32_t weighted_flows = 0;  // flows on the link started by StartWeightedFlow
   };
   struct ShareEntry {
     double share;
@@ -182,6 +191,7 @@ class Network : private EventHandler {
   void PushBindingLinks(const Flow& f);
   void ApplyNewRates();
   void RefreshCap(Flow& f);  // tightest link and cap from the current capacities
+  static double HopWeight(const Flow& f, uint32_t hop) { return f.weights.empty() ? 1.0 : f.weights[hop]; }
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
 
