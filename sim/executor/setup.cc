@@ -12,8 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "proto/layer_count.h"
-#include "proto/validate_plan.h"
+#include "proto/resolve.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -210,10 +209,11 @@ absl::Status BuildTopologyAndModel(ExecutionSetup& setup) {
   if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", topo.status().message()));
   setup.topology = std::make_unique<topology::Topology>(*std::move(topo));
   setup.router = std::make_unique<topology::Router>(*setup.topology);
-  absl::StatusOr<workload::ModelCost> model = workload::ModelCost::Create(
-      inputs.model, inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path);
-  if (!model.ok()) return model.status();
-  setup.model = std::make_unique<workload::ModelCost>(*std::move(model));
+  HETSIM_ASSIGN_OR_RETURN(
+      setup.model_spec,
+      proto::ResolveModel(inputs.model, inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path));
+  HETSIM_ASSIGN_OR_RETURN(setup.plan, proto::ResolvePlan(inputs.plan, inputs.plan_path));
+  setup.model = std::make_unique<workload::ModelCost>(workload::ModelCost::Create(setup.model_spec));
   return absl::OkStatus();
 }
 
@@ -265,18 +265,19 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std
   const std::string where = absl::StrFormat("%s: stages[%d]", inputs.plan_path, s);
   const topology::Topology& topology = *setup.topology;
   StageSetup out;
-  HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(topology, st, static_cast<int>(proto::ContextParallel(plan)), where));
+  HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(topology, st, setup.plan.context_parallel, where));
   const v1::GpuType& gpu_type = topology.gpu_type(out.layout.island);
   const std::string gpu_where = absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]");
+  HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec gpu_spec, proto::ResolveGpu(gpu_type, gpu_where));
   absl::StatusOr<workload::GpuCompute> compute =
-      workload::GpuCompute::Create(gpu_type, setup.model->dtype(), gpu_where, topology.cluster().ideal());
+      workload::GpuCompute::Create(gpu_spec, setup.model->dtype(), gpu_where, topology.cluster().ideal());
   if (!compute.ok()) return compute.status();
   out.gpu_type_name =
       gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
   out.peak_flop_per_s = compute->peak_flop_per_s();
   out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
   const workload::StageConfig config =
-      workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+      workload::StageConfigOf(setup.plan.stages[s], setup.plan.micro_batch_size, setup.plan.context_parallel);
   absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, where);
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
@@ -297,7 +298,7 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
   std::vector<int> stage_layers;
   for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
   const std::vector<pipeline::LayerRange> ranges =
-      pipeline::VirtualStageLayers(stage_layers, v, proto::ModelEdgeLayers(setup.inputs.model));
+      pipeline::VirtualStageLayers(stage_layers, v, setup.model_spec.edge_layers());
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < S; ++s) {
       const v1::Stage& st = plan.stages(s);
@@ -309,7 +310,7 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
         continue;
       }
       workload::StageConfig config =
-          workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+          workload::StageConfigOf(setup.plan.stages[s], setup.plan.micro_batch_size, setup.plan.context_parallel);
       const pipeline::LayerRange& range = ranges[c * S + s];
       // A measured stage time is spread over the chunks by their share of the stage's layers.
       const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
@@ -411,14 +412,14 @@ void SetH1f1bInputs(ExecutionSetup& setup) {
     const BoundaryTransfer& bt = setup.boundaries[i];
     setup.h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
   }
-  setup.h1f1b.epsilon = proto::H1f1bEpsilon(setup.inputs.plan);
+  setup.h1f1b.epsilon = setup.plan.h1f1b_epsilon;
 }
 
 // Phase 7: the schedule, its DAG and the uncontended duration of every node.
 absl::Status BuildDag(ExecutionSetup& setup, int v) {
   const v1::Plan& plan = setup.inputs.plan;
   pipeline::ScheduleSpec spec;
-  spec.kind = plan.schedule();
+  spec.kind = setup.plan.schedule;
   spec.num_stages = setup.num_stages();
   spec.num_microbatches = static_cast<int>(setup.inputs.microbatches);
   spec.virtual_stages = v;

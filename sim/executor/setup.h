@@ -29,6 +29,8 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -129,6 +131,8 @@ struct StageSetup {
 
 struct ExecutionSetup {
   proto::PlanInputs inputs;
+  spec::PlanSpec plan;         // resolved from inputs.plan
+  spec::ModelSpec model_spec;  // resolved from inputs.model
   NetworkMode network_mode = NetworkMode::kMaxMinFair;
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<topology::Router> router;
