@@ -56,7 +56,8 @@ inline constexpr const char* kAggregatedGradSyncApproximation =
     "full simulation is measured in docs/performance.md)";
 
 struct Simulation {
-  std::unique_ptr<sim::executor::ExecutionSetup> setup;  // setup->inputs: the inputs as simulated
+  proto::PlanInputs inputs;  // the inputs as simulated (the cluster ideal under SimulateOptions.ideal)
+  std::unique_ptr<sim::executor::ExecutionSetup> setup;
   sim::executor::ExecutionResult result;
   sim::faults::FaultSet faults;       // the options' faults, resolved
   hetsim::v1::Report report;          // with the faults' part when there are any

@@ -36,7 +36,7 @@ namespace v1 = hetsim::v1;
 FaultSet Resolve(const ExecutionSetup& setup, const std::string& text) {
   v1::Faults faults;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &faults));
-  const absl::Status valid = hetsim::proto::ValidateFaults(faults, setup.inputs.cluster, "test-faults.pbtxt");
+  const absl::Status valid = hetsim::proto::ValidateFaults(faults, setup.topology->cluster(), "test-faults.pbtxt");
   INFO(valid.message());
   REQUIRE(valid.ok());
   auto set = hetsim::sim::faults::ResolveFaults(faults, *setup.topology,

@@ -93,7 +93,7 @@ std::string LostWork(const ExecutionSetup& setup, const ExecutionResult& r) {
   const int lost = dag.num_microbatches() - finished;
   std::string out =
       absl::StrFormat("%d of %d microbatches finished (%d lost, %d samples)", finished, dag.num_microbatches(), lost,
-                      static_cast<int64_t>(lost) * static_cast<int64_t>(setup.inputs.plan.micro_batch_size()));
+                      static_cast<int64_t>(lost) * static_cast<int64_t>(setup.spec.plan.micro_batch_size));
   std::vector<int> unsynced;
   for (int s = 0; s < setup.num_stages(); ++s) {
     int forwards = 0, backwards = 0, f_done = 0, b_done = 0, cuts = 0;
