@@ -19,7 +19,7 @@ absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const Simulate
   run.grad_sync_ring_steps = options.grad_sync_ring_steps;
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     HETSIM_ASSIGN_OR_RETURN(out.faults,
-                            sim::faults::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
+                            driver::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
   }
   run.faults = &out.faults;
   if (options.trace.has_value()) {

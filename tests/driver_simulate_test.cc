@@ -81,7 +81,7 @@ TEST_CASE("driver: faults are resolved and reported; limits stop the run", "[dri
   slow->set_gpu(0);
   slow->set_kind(hetsim::v1::SLOW);
   slow->set_factor(2);
-  options.fault_sources = sim::faults::SourcesOf(options.faults, "faults.pbtxt");
+  options.fault_sources = driver::SourcesOf(options.faults, "faults.pbtxt");
   absl::StatusOr<Simulation> sim = SimulatePlan(in, options);
   REQUIRE(sim.ok());
   CHECK_FALSE(sim->faults.empty());
