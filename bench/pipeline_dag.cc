@@ -14,7 +14,7 @@ using hetsim::Time;
 
 PipelineSchedule H1F1BSchedule(int stages, int microbatches) {
   ScheduleSpec spec;
-  spec.kind = hetsim::v1::H_1F1B;
+  spec.kind = hetsim::spec::ScheduleKind::kH1F1B;
   spec.num_stages = stages;
   spec.num_microbatches = microbatches;
   const Time t_max = 10'000'000'000;  // 10 ms

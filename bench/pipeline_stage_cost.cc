@@ -2,6 +2,7 @@
 // pair. GPT-39B at SUBLAYER granularity (98 layers), A100 preset-like figures.
 #include <benchmark/benchmark.h>
 
+#include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -21,7 +22,7 @@ const ModelCost& Gpt39b() {
     t->set_vocab_size(51200);
     t->set_tied_embeddings(true);
     t->set_granularity(hetsim::v1::SUBLAYER);
-    return *ModelCost::Create(m, "bench");
+    return ModelCost::Create(*hetsim::proto::ResolveModel(m, "bench"));
   }();
   return model;
 }
@@ -32,14 +33,15 @@ void BM_StageCost(benchmark::State& state) {
   a100.set_hbm_bandwidth_gbytes_per_s(2039);
   a100.mutable_efficiency()->set_max_efficiency(0.8);
   a100.mutable_efficiency()->set_half_efficiency_gflop(0.5);
-  const GpuCompute gpu = *GpuCompute::Create(a100, hetsim::v1::BF16, "bench");
+  const GpuCompute gpu =
+      *GpuCompute::Create(*hetsim::proto::ResolveGpu(a100, "bench"), hetsim::spec::DType::kBf16, "bench");
   StageConfig c;
   c.first_layer = 1;
   c.num_layers = static_cast<int>(state.range(0));
   c.tensor_parallel = 8;
   c.data_parallel = 8;
   c.zero_stage = 1;
-  c.recompute = hetsim::v1::RECOMPUTE_SELECTIVE;
+  c.recompute = hetsim::spec::Recompute::kSelective;
   c.sequence_parallel = true;
   c.micro_batch_size = 8;
   for (auto _ : state) benchmark::DoNotOptimize(ComputeStageCost(Gpt39b(), c, gpu, "bench"));

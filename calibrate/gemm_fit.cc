@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "calibrate/csv_table.h"
+#include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
 
 namespace hetsim::calibrate {
@@ -62,6 +63,15 @@ hetsim::v1::GpuType WithParams(hetsim::v1::GpuType gpu, double eff, double tile_
   e->set_kernel_launch_us(launch_us);
   e->set_host_op_us(0);  // a GEMM microbenchmark times back-to-back launches: the host is ahead
   return gpu;
+}
+
+// The compute model of `gpu` with the fit's parameters so far.
+absl::StatusOr<sim::workload::GpuCompute> FittedGpu(const hetsim::v1::GpuType& gpu, const GemmFit& fit,
+                                                    hetsim::v1::DType dtype, absl::string_view where) {
+  absl::StatusOr<spec::GpuSpec> spec =
+      proto::ResolveGpu(WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us), where);
+  if (!spec.ok()) return spec.status();
+  return sim::workload::GpuCompute::Create(*spec, proto::DTypeOf(dtype), where);
 }
 
 }  // namespace
@@ -131,8 +141,7 @@ absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vecto
     std::array<double, 3> rhs{};
     std::vector<sim::workload::TilePlan> plans;
     for (const GemmTiming& t : timings) {
-      absl::StatusOr<sim::workload::GpuCompute> g = sim::workload::GpuCompute::Create(
-          WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us), t.dtype, where);
+      absl::StatusOr<sim::workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
       if (!g.ok()) return g.status();
       const sim::workload::GemmShape shape{t.m, t.n, t.k};
       const sim::workload::TilePlan p = g->PlanTiles(shape);
@@ -167,8 +176,7 @@ absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vecto
   }
   double sum = 0;
   for (const GemmTiming& t : timings) {
-    absl::StatusOr<sim::workload::GpuCompute> g = sim::workload::GpuCompute::Create(
-        WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us), t.dtype, where);
+    absl::StatusOr<sim::workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
     if (!g.ok()) return g.status();
     GemmFitPoint p{t, g->GemmSeconds(sim::workload::GemmShape{t.m, t.n, t.k}), 0};
     p.error = (p.predicted_s - t.seconds) / t.seconds;

@@ -12,6 +12,7 @@
 #include "chakra/attributes.h"
 #include "proto/io.h"
 #include "sim/pipeline/dag.h"
+#include "spec/dtype.h"
 
 namespace hetsim::chakra {
 namespace {
@@ -31,7 +32,7 @@ class Exporter {
     for (proto::ChakraStream& rank : out_.ranks) {
       rank.metadata.set_version(std::string(kSchemaVersion));
       rank.metadata.add_attr()->CopyFrom(StringAttr("generator", "hetsim export chakra"));
-      rank.metadata.add_attr()->CopyFrom(StringAttr("dtype", v1::DType_Name(setup.inputs.model.dtype())));
+      rank.metadata.add_attr()->CopyFrom(StringAttr("dtype", spec::DTypeName(setup.spec.model.dtype)));
     }
     exits_.resize(dag_.num_nodes());
   }
@@ -85,7 +86,7 @@ class Exporter {
   bool SplitForBuckets(NodeId id) const {
     const DagNode& node = dag_.node(id);
     const auto& order = dag_.stage_compute_order()[node.stage];
-    return setup_.inputs.plan.overlap_grad_reduce() && !order.empty() && order.back() == id &&
+    return setup_.spec.plan.overlap_grad_reduce && !order.empty() && order.back() == id &&
            !setup_.stages[node.stage].grad_buckets.empty();
   }
 

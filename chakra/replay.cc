@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "proto/resolve.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
@@ -97,10 +98,11 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     if (options_.retime_compute) {
       for (int32_t island = 0; island < topology_.num_islands(); ++island) {
         const v1::GpuType& type = topology_.gpu_type(island);
-        HETSIM_ASSIGN_OR_RETURN(
-            sim::workload::GpuCompute gpu,
-            sim::workload::GpuCompute::Create(type, options_.dtype, absl::StrFormat("gpu_types[\"%s\"]", type.name()),
-                                              topology_.cluster().ideal()));
+        const std::string where = absl::StrFormat("gpu_types[\"%s\"]", type.name());
+        HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec spec, proto::ResolveGpu(type, where));
+        HETSIM_ASSIGN_OR_RETURN(sim::workload::GpuCompute gpu,
+                                sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where,
+                                                                  topology_.cluster().ideal()));
         gpus_.push_back(std::move(gpu));
       }
     }

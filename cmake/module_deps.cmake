@@ -5,10 +5,11 @@
 # HETSIM_MODULES (the list is in dependency order: a module uses only modules before it).
 # docs/architecture.md draws the same graph.
 
-set(HETSIM_MODULES base proto engine topology network collectives workload pipeline faults executor
+set(HETSIM_MODULES base spec proto engine topology network collectives workload pipeline faults executor
     traces chakra planner driver sweep calibrate report interop evaluation app_lib api)
 
 set(HETSIM_MODULE_DIR_base base)
+set(HETSIM_MODULE_DIR_spec spec)
 set(HETSIM_MODULE_DIR_proto proto)
 set(HETSIM_MODULE_DIR_engine sim/engine)
 set(HETSIM_MODULE_DIR_topology topology)
@@ -32,19 +33,20 @@ set(HETSIM_MODULE_DIR_api api)
 
 # Modules each module includes (and so links), besides itself.
 set(HETSIM_MODULE_DEPS_base)
-set(HETSIM_MODULE_DEPS_proto base)  # proto/CMakeLists.txt links hetsim_base
+set(HETSIM_MODULE_DEPS_spec)
+set(HETSIM_MODULE_DEPS_proto base spec)  # proto/CMakeLists.txt links hetsim_base and hetsim_spec
 set(HETSIM_MODULE_DEPS_engine base)
 set(HETSIM_MODULE_DEPS_topology base proto)
 set(HETSIM_MODULE_DEPS_network base engine)
 set(HETSIM_MODULE_DEPS_collectives base engine network topology)
-set(HETSIM_MODULE_DEPS_workload base proto)
-set(HETSIM_MODULE_DEPS_pipeline base proto)
-set(HETSIM_MODULE_DEPS_faults base engine network proto topology)
-set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline proto topology workload)
-set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto)
-set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline proto topology workload)
-set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto topology workload)
-set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto traces)
+set(HETSIM_MODULE_DEPS_workload base spec)
+set(HETSIM_MODULE_DEPS_pipeline base spec)
+set(HETSIM_MODULE_DEPS_faults base engine network spec)
+set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline spec topology workload)
+set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto spec)
+set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline proto spec topology workload)
+set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto spec topology workload)
+set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
 set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
@@ -56,6 +58,7 @@ set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network pl
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_spec absl::str_format)
 set(HETSIM_MODULE_LIBS_engine)
 set(HETSIM_MODULE_LIBS_topology Boost::graph absl::flat_hash_map absl::status absl::statusor absl::str_format)
 set(HETSIM_MODULE_LIBS_network absl::inlined_vector absl::status absl::statusor absl::str_format)

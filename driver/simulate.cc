@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "driver/build_setup.h"
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
 
@@ -19,7 +20,7 @@ absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const Simulate
   run.boundary_flows = options.boundary_flows;
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     HETSIM_ASSIGN_OR_RETURN(out.faults,
-                            sim::faults::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
+                            driver::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
   }
   run.faults = &out.faults;
   if (options.trace.has_value()) {
@@ -45,9 +46,11 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   if (options.ideal && !inputs.cluster.ideal()) {
     proto::PlanInputs ideal = inputs;
     ideal.cluster.set_ideal(true);
-    HETSIM_ASSIGN_OR_RETURN(out.setup, sim::executor::BuildExecutionSetup(ideal, options.network_mode));
+    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(ideal, options.network_mode));
+    out.inputs = std::move(ideal);
   } else {
-    HETSIM_ASSIGN_OR_RETURN(out.setup, sim::executor::BuildExecutionSetup(inputs, options.network_mode));
+    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(inputs, options.network_mode));
+    out.inputs = inputs;
   }
   out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   HETSIM_ASSIGN_OR_RETURN(const sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));

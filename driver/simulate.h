@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "driver/resolve_faults.h"
 #include "proto/hetsim.pb.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
@@ -34,7 +35,7 @@ struct SimulateOptions {
   // What-if faults, validated against the cluster (docs/faults.md), and where each came from (for
   // error messages); empty = none. Resolved against the setup's topology here.
   hetsim::v1::Faults faults;
-  std::vector<sim::faults::FaultSource> fault_sources;
+  std::vector<driver::FaultSource> fault_sources;
   uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
   double max_wall_seconds = 0;  // 0 = no limit
   // Set: the run records what a Chrome trace needs and Simulation.trace_json holds it.
@@ -65,7 +66,8 @@ inline constexpr const char* kRepresentativeBoundaryFlowsApproximation =
     "docs/performance.md)";
 
 struct Simulation {
-  std::unique_ptr<sim::executor::ExecutionSetup> setup;  // setup->inputs: the inputs as simulated
+  proto::PlanInputs inputs;  // the inputs as simulated (the cluster ideal under SimulateOptions.ideal)
+  std::unique_ptr<sim::executor::ExecutionSetup> setup;
   sim::executor::ExecutionResult result;
   sim::faults::FaultSet faults;       // the options' faults, resolved
   hetsim::v1::Report report;          // with the faults' part when there are any

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "proto/gpu_presets.h"
+#include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/workload/model_cost.h"
@@ -33,14 +34,15 @@ const v1::GpuType* GpuOfIsland(const v1::Cluster& cluster, const std::string& is
 }  // namespace
 
 absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
-  HETSIM_ASSIGN_OR_RETURN(sim::workload::ModelCost model, sim::workload::ModelCost::Create(inputs.model, "model"));
+  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(inputs.model, "model"));
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
   const v1::Plan& plan = inputs.plan;
   const double micro = static_cast<double>(plan.micro_batch_size());
   std::vector<Time> stage_time;
   std::vector<double> forward_ms;
   for (const v1::Stage& s : plan.stages()) {
     const v1::GpuType* gpu = GpuOfIsland(inputs.cluster, s.mesh().island());
-    const double peak = gpu != nullptr ? proto::PeakTflops(*gpu, model.dtype()) * 1e12 : 0;
+    const double peak = gpu != nullptr ? proto::PeakTflops(*gpu, proto::EffectiveDType(inputs.model)) * 1e12 : 0;
     if (peak <= 0) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: stages: island \"%s\" has no peak FLOP/s", inputs.plan_path, s.mesh().island()));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "driver/resolve_faults.h"
 #include "driver/simulate.h"
 #include "proto/file_format.h"
 #include "proto/inputs.h"
@@ -53,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         !hetsim::proto::ValidateFaults(options.faults, inputs.cluster, "faults.pbtxt").ok()) {
       return 0;
     }
-    options.fault_sources = hetsim::sim::faults::SourcesOf(options.faults, "faults.pbtxt");
+    options.fault_sources = hetsim::driver::SourcesOf(options.faults, "faults.pbtxt");
   }
   (void)hetsim::driver::SimulatePlan(inputs, options);
   return 0;

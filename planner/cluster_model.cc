@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "proto/resolve.h"
 #include "sim/collectives/estimate.h"
 
 namespace hetsim::planner {
@@ -29,7 +30,7 @@ absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuI
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim::v1::Cluster& cluster,
-                                                                   hetsim::v1::DType dtype) {
+                                                                   spec::DType dtype) {
   HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
   std::unique_ptr<ClusterModel> model(new ClusterModel());
   model->topology_ = std::make_unique<topology::Topology>(std::move(topo));
@@ -45,8 +46,10 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.gpus_per_node = t.gpus_per_node(i);
     const hetsim::v1::GpuType& gpu = t.gpu_type(i);
     im.hbm_bytes = static_cast<int64_t>(GibToBytes(gpu.hbm_gib()));
-    absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(
-        gpu, dtype, absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name()), cluster.ideal());
+    const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name());
+    HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec gpu_spec, proto::ResolveGpu(gpu, where));
+    absl::StatusOr<sim::workload::GpuCompute> gc =
+        sim::workload::GpuCompute::Create(gpu_spec, dtype, where, cluster.ideal());
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();

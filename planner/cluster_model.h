@@ -26,6 +26,7 @@
 #include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
+#include "spec/dtype.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -67,8 +68,7 @@ struct IslandModel {
 class ClusterModel {
  public:
   // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
-  static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster,
-                                                              hetsim::v1::DType dtype);
+  static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster, spec::DType dtype);
 
   const hetsim::v1::Cluster& cluster() const { return topology_->cluster(); }
   const topology::Topology& topology() const { return *topology_; }

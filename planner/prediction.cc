@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/status_macros.h"
+#include "proto/resolve.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/iteration_metrics.h"
@@ -18,7 +19,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());
   pl::ScheduleSpec spec;
-  spec.kind = schedule;
+  spec.kind = proto::ScheduleKindOf(schedule);
   spec.num_stages = S;
   spec.num_microbatches = static_cast<int>(microbatches);
   spec.warmup_forwards = explicit_warmups;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/resolve.h"
 
 namespace hetsim::planner {
 
@@ -127,7 +128,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.tensor_parallel = config.tensor_parallel;
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
-  sc.recompute = config.recompute;
+  sc.recompute = proto::RecomputeOf(config.recompute);
   sc.micro_batch_size = micro_batch_size_;
   sc.measured_forward_ms = config.measured_forward_ms;
   sc.measured_backward_ms = config.measured_backward_ms;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "proto/hetsim.pb.h"
+#include "spec/model.h"
 
 namespace hetsim::proto {
 
@@ -22,10 +23,7 @@ int LayerCount(const hetsim::v1::Model& model);
 // whose layers are all alike. Interleaved 1F1B splits a stage's other layers (its blocks) evenly over
 // its model chunks and adds the embedding to the first chunk and the head to the last, as Megatron-LM
 // does (sim/pipeline VirtualStageLayers).
-struct EdgeLayers {
-  int embedding = 0;
-  int head = 0;
-};
+using EdgeLayers = spec::EdgeLayers;
 EdgeLayers ModelEdgeLayers(const hetsim::v1::Model& model);
 
 // Of the `num_layers` layers from `first_layer`, how many are blocks: not the embedding or the head.

@@ -9,10 +9,10 @@
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
-#include "proto/stage_rules.h"
 #include "proto/validate_model.h"
 #include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
+#include "spec/stage_rules.h"
 
 namespace hetsim::proto {
 namespace {
@@ -186,12 +186,12 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
           "tensor_parallel %d x context_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, cp, dp,
           int64_t{tp} * cp * dp, gpus);
   }
-  StageRuleInputs rules{.tensor_parallel = tp,
-                        .data_parallel = dp,
-                        .expert_parallel = ep,
-                        .zero_stage = s.zero_stage(),
-                        .sequence_parallel = s.sequence_parallel(),
-                        .micro_batch_size = plan.micro_batch_size()};
+  spec::StageRuleInputs rules{.tensor_parallel = tp,
+                              .data_parallel = dp,
+                              .expert_parallel = ep,
+                              .zero_stage = s.zero_stage(),
+                              .sequence_parallel = s.sequence_parallel(),
+                              .micro_batch_size = plan.micro_batch_size()};
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
     rules.num_attention_heads = t.num_attention_heads();
@@ -199,7 +199,7 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     rules.ffn_hidden_size = FfnHiddenSize(t);
     rules.num_experts = t.num_experts();
   }
-  for (const StageRuleProblem& r : StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
+  for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
   CheckRange(p, at + "measured_forward_ms", s.measured_forward_ms(), 0, limits::kMaxMeasuredMs);
   CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
 }

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
+#include "spec/plan.h"
 
 namespace hetsim::proto {
 
@@ -40,10 +41,8 @@ inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
   return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};
 }
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
-// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
-// no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1
-// let a 5 Gb/s boundary of the HAPT case fall back to 1F1B (docs/sweeps.md), 0.01 does not.
-inline constexpr double kDefaultH1f1bEpsilon = 0.01;
+// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: spec/plan.h).
+inline constexpr double kDefaultH1f1bEpsilon = spec::kDefaultH1f1bEpsilon;
 inline double H1f1bEpsilon(const hetsim::v1::Plan& p) {
   return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : kDefaultH1f1bEpsilon;
 }

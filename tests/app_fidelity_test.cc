@@ -21,6 +21,7 @@
 #include "evaluation/rank_stats.h"
 #include "proto/io.h"
 #include "sim/workload/model_cost.h"
+#include "tests/spec_test_util.h"
 #include "tests/sweep_test_util.h"
 
 namespace {
@@ -67,9 +68,9 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   t->set_num_attention_heads(64);
   t->set_seq_length(2048);
   t->set_vocab_size(51200);
-  auto cost = hetsim::sim::workload::ModelCost::Create(m, "model");
+  auto cost = hetsim::testing::ModelCostOf(m, "model");
   REQUIRE(cost.ok());
-  const double per_sample = cost->HardwareFlopPerSample(0, 50, v1::RECOMPUTE_FULL);
+  const double per_sample = cost->HardwareFlopPerSample(0, 50, hetsim::spec::Recompute::kFull);
   CHECK(hetsim::app::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
 }
 

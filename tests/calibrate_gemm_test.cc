@@ -8,6 +8,7 @@
 #include "calibrate/gemm_fit.h"
 #include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ hetsim::v1::GpuType A100(double eff, double tile_k, double launch_us) {
 
 TEST_CASE("calibrate gemm: recovers max_efficiency, tile_overhead_k and launch cost") {
   const hetsim::v1::GpuType truth = A100(0.81, 96, 4);
-  auto gpu = hetsim::sim::workload::GpuCompute::Create(truth, hetsim::v1::BF16, "c");
+  auto gpu = hetsim::testing::GpuComputeOf(truth, hetsim::v1::BF16, "c");
   REQUIRE(gpu.ok());
   std::string csv = "# synthesised from the model\nm,n,k,dtype,time_us\n";
   for (double m : {2048.0, 8192.0, 16384.0}) {

@@ -12,6 +12,7 @@
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/executor_test_util.h"
+#include "tests/spec_test_util.h"
 #include "tests/topology_clusters.h"
 #include "traces/metrics.h"
 
@@ -42,14 +43,14 @@ v1::Model Gqa() {
 }
 
 StageCost BlocksCost(int tp, int dp, int cp, uint64_t b, int zero = 0) {
-  auto model = sim::workload::ModelCost::Create(Gqa(), "model.pbtxt");
+  auto model = hetsim::testing::ModelCostOf(Gqa(), "model.pbtxt");
   REQUIRE(model.ok());
   v1::GpuType g;
   g.set_name("h100");
   g.set_peak_tflops_bf16(989);
   g.set_hbm_gib(80);
   g.set_hbm_bandwidth_gbytes_per_s(3350);
-  auto gpu = sim::workload::GpuCompute::Create(g, v1::BF16, "cluster.pbtxt", /*ideal=*/true);
+  auto gpu = hetsim::testing::GpuComputeOf(g, v1::BF16, "cluster.pbtxt", /*ideal=*/true);
   REQUIRE(gpu.ok());
   StageConfig c;
   c.first_layer = 1;  // the two blocks, after the embedding

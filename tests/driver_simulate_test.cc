@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "driver/build_setup.h"
 #include "driver/simulate.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
@@ -35,7 +36,7 @@ SimulateOptions With(Set set) {
 
 // The chain as every caller wrote it before the driver existed.
 std::string ReportByHand(const proto::PlanInputs& in, sim::NetworkMode mode) {
-  auto setup = sim::executor::BuildExecutionSetup(in, mode);
+  auto setup = driver::BuildSetup(in, mode);
   REQUIRE(setup.ok());
   auto result = sim::executor::Execute(**setup, {});
   REQUIRE(result.ok());
@@ -64,7 +65,8 @@ TEST_CASE("driver: ideal sets Cluster.ideal for the run only as a cluster file's
   REQUIRE_FALSE(in.cluster.ideal());
   absl::StatusOr<Simulation> ideal = SimulatePlan(in, With([&](SimulateOptions& o) { o.ideal = true; }));
   REQUIRE(ideal.ok());
-  CHECK(ideal->setup->inputs.cluster.ideal());
+  CHECK(ideal->inputs.cluster.ideal());
+  CHECK(ideal->setup->spec.cluster.ideal);
   proto::PlanInputs by_file = in;
   by_file.cluster.set_ideal(true);
   CHECK(ideal->report.SerializeAsString() == ReportByHand(by_file, sim::NetworkMode::kMaxMinFair));
@@ -79,7 +81,7 @@ TEST_CASE("driver: faults are resolved and reported; limits stop the run", "[dri
   slow->set_gpu(0);
   slow->set_kind(hetsim::v1::SLOW);
   slow->set_factor(2);
-  options.fault_sources = sim::faults::SourcesOf(options.faults, "faults.pbtxt");
+  options.fault_sources = driver::SourcesOf(options.faults, "faults.pbtxt");
   absl::StatusOr<Simulation> sim = SimulatePlan(in, options);
   REQUIRE(sim.ok());
   CHECK_FALSE(sim->faults.empty());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "driver/build_setup.h"
 #include "driver/simulate.h"
 #include "google/protobuf/text_format.h"
 #include "proto/inputs.h"
@@ -149,7 +150,7 @@ inline proto::PlanInputs MakeInputs(const v1::Cluster& cluster, const v1::Plan& 
 }
 
 inline std::unique_ptr<sim::executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in, sim::NetworkMode mode) {
-  auto setup = sim::executor::BuildExecutionSetup(in, mode);
+  auto setup = driver::BuildSetup(in, mode);
   INFO(setup.status().message());
   REQUIRE(setup.ok());
   return *std::move(setup);

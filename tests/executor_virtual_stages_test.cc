@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/build_setup.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 #include "sim/pipeline/dag.h"
@@ -13,8 +14,8 @@
 
 namespace {
 
+using hetsim::driver::BuildSetup;
 using hetsim::sim::NetworkMode;
-using hetsim::sim::executor::BuildExecutionSetup;
 using hetsim::testing::MakePlan;
 using hetsim::testing::StageSpec;
 using hetsim::testing::TwoIslandCluster;
@@ -37,7 +38,7 @@ TEST_CASE("interleaved: virtual stages run the model's layers in order, each onc
   const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
   // 4 + 4 layers, 2 chunks: k = 0..3 run layers 0-1, 2-3, 4-5, 6-7 (stage 0 holds 0-1 and 4-5).
   const auto in = hetsim::testing::MakeInputs(cluster, MakePlan(TwoStages(4, 4), 4, v1::INTERLEAVED_1F1B, 1000, 1, 2));
-  auto setup = BuildExecutionSetup(in, NetworkMode::kContentionFree);
+  auto setup = BuildSetup(in, NetworkMode::kContentionFree);
   REQUIRE(setup.ok());
   const auto& vs = (*setup)->virtual_stages;
   REQUIRE(vs.size() == 4);
@@ -56,7 +57,7 @@ TEST_CASE("interleaved: a stage whose layers do not divide by the chunks loses n
   // 5 + 4 layers, 2 chunks: stage 0 gets chunks of 3 and 2 layers, stage 1 of 2 and 2; in model
   // order k = 0..3 run layers 0-2, 3-4, 5-6, 7-8.
   const auto in = InterleavedAfterValidation(cluster, MakePlan(TwoStages(5, 4), 4, v1::ONE_F_ONE_B, 1000), 2);
-  auto setup = BuildExecutionSetup(in, NetworkMode::kContentionFree);
+  auto setup = BuildSetup(in, NetworkMode::kContentionFree);
   INFO(setup.status().message());
   REQUIRE(setup.ok());
   const auto& vs = (*setup)->virtual_stages;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/resolve_faults.h"
 #include "google/protobuf/text_format.h"
 #include "proto/validate_faults.h"
 #include "sim/executor/executor.h"
@@ -36,11 +37,11 @@ namespace v1 = hetsim::v1;
 FaultSet Resolve(const ExecutionSetup& setup, const std::string& text) {
   v1::Faults faults;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &faults));
-  const absl::Status valid = hetsim::proto::ValidateFaults(faults, setup.inputs.cluster, "test-faults.pbtxt");
+  const absl::Status valid = hetsim::proto::ValidateFaults(faults, setup.topology->cluster(), "test-faults.pbtxt");
   INFO(valid.message());
   REQUIRE(valid.ok());
-  auto set = hetsim::sim::faults::ResolveFaults(faults, *setup.topology,
-                                                hetsim::sim::faults::SourcesOf(faults, "test-faults.pbtxt"));
+  auto set =
+      hetsim::driver::ResolveFaults(faults, *setup.topology, hetsim::driver::SourcesOf(faults, "test-faults.pbtxt"));
   INFO(set.status().message());
   REQUIRE(set.ok());
   return *std::move(set);

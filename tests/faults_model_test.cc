@@ -23,13 +23,13 @@ using hetsim::sim::faults::FaultSet;
 using hetsim::sim::faults::JitterFactor;
 using hetsim::sim::faults::ResolvedFault;
 using hetsim::sim::faults::TaskKey;
-namespace v1 = hetsim::v1;
+using hetsim::spec::JitterDistribution;
+using hetsim::spec::JitterSpec;
 
 ResolvedFault Slow(int gpu, double factor, Time at, Time end = hetsim::kTimeMax) {
   ResolvedFault f;
-  f.fault.set_gpu(gpu);
-  f.fault.set_kind(v1::SLOW);
-  f.fault.set_factor(factor);
+  f.kind = hetsim::spec::FaultKind::kSlow;
+  f.factor = factor;
   f.gpus = {gpu};
   f.at = at;
   f.end = end;
@@ -68,16 +68,16 @@ TEST_CASE("faults model: no faults, no change", "[faults]") {
 }
 
 TEST_CASE("faults model: jitter draws are pure functions of seed, GPU and task", "[faults]") {
-  v1::Jitter j;
-  j.set_seed(42);
-  j.set_distribution(v1::LOGNORMAL);
-  j.set_spread(0.2);
+  JitterSpec j;
+  j.seed = 42;
+  j.distribution = JitterDistribution::kLogNormal;
+  j.spread = 0.2;
   CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) == JitterFactor(j, 3, TaskKey(0, 5, 1)));
   CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 4, TaskKey(0, 5, 1)));
   CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 3, TaskKey(1, 5, 1)));
   CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 3, TaskKey(0, 1, 5)));
-  v1::Jitter k = j;
-  k.set_seed(43);
+  JitterSpec k = j;
+  k.seed = 43;
   CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(k, 3, TaskKey(0, 5, 1)));
 }
 
@@ -87,17 +87,17 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
   // is about ten of them. LOGNORMAL's mean is exp(spread^2 / 2) (its median is 1).
   const double spread = 0.1;
   const struct {
-    v1::JitterDistribution d;
+    JitterDistribution d;
     double mean, min, max;
-  } cases[] = {{v1::UNIFORM, 1.0, 0.9, 1.1},
-               {v1::NORMAL, 1.0, 0.1, 2.0},
-               {v1::LOGNORMAL, std::exp(spread * spread / 2), 0.0, 3.0}};
+  } cases[] = {{JitterDistribution::kUniform, 1.0, 0.9, 1.1},
+               {JitterDistribution::kNormal, 1.0, 0.1, 2.0},
+               {JitterDistribution::kLogNormal, std::exp(spread * spread / 2), 0.0, 3.0}};
   for (const auto& c : cases) {
-    INFO(v1::JitterDistribution_Name(c.d));
-    v1::Jitter j;
-    j.set_seed(12345);
-    j.set_distribution(c.d);
-    j.set_spread(spread);
+    INFO(hetsim::spec::JitterDistributionName(c.d));
+    JitterSpec j;
+    j.seed = 12345;
+    j.distribution = c.d;
+    j.spread = spread;
     double sum = 0, sum_sq = 0;
     int n = 0;
     double lo = 10, hi = 0;
@@ -114,7 +114,7 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
     const double mean = sum / n;
     CHECK(std::abs(mean - c.mean) < 0.002);
     const double sd = std::sqrt(sum_sq / n - mean * mean);
-    const double expected_sd = c.d == v1::UNIFORM ? spread / std::sqrt(3.0) : spread;
+    const double expected_sd = c.d == JitterDistribution::kUniform ? spread / std::sqrt(3.0) : spread;
     CHECK(std::abs(sd - expected_sd) < 0.01 * 1.5);
     CHECK(lo >= c.min);
     CHECK(hi <= c.max);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "app/lib/cli.h"
+#include "driver/build_setup.h"
 #include "proto/inputs.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/run_limit.h"
@@ -23,7 +24,7 @@ std::unique_ptr<sim::executor::ExecutionSetup> HaptCaseSetup() {
   absl::StatusOr<proto::PlanInputs> inputs =
       proto::LoadPlanInputs(examples + "plan-hapt-case.pbtxt", examples + "cluster-hapt-case.pbtxt");
   REQUIRE(inputs.ok());
-  auto setup = sim::executor::BuildExecutionSetup(*inputs, sim::NetworkMode::kMaxMinFair);
+  auto setup = driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
   REQUIRE(setup.ok());
   return *std::move(setup);
 }

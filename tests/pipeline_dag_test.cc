@@ -13,7 +13,8 @@ namespace {
 using hetsim::Time;
 using namespace hetsim::sim::pipeline;
 
-PipelineSchedule Build(hetsim::v1::Schedule kind, int stages, int m, std::vector<int> warmup = {}, int chunks = 1) {
+PipelineSchedule Build(hetsim::spec::ScheduleKind kind, int stages, int m, std::vector<int> warmup = {},
+                       int chunks = 1) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.num_stages = stages;
@@ -78,7 +79,7 @@ bool SteadyPhaseHasNoBubble(const Run& run) {
 }  // namespace
 
 TEST_CASE("DAG shape: node ids, edge kinds, topological order", "[pipeline][dag]") {
-  const PipelineSchedule s = Build(hetsim::v1::ONE_F_ONE_B, 3, 4);
+  const PipelineSchedule s = Build(hetsim::spec::ScheduleKind::kOneFOneB, 3, 4);
   PipelineDag dag(s);
   const int m = 4, K = 3;
   CHECK(dag.num_nodes() == 2 * m * K + 2 * m * (K - 1) + 1);
@@ -113,11 +114,11 @@ TEST_CASE("DAG shape: node ids, edge kinds, topological order", "[pipeline][dag]
 
 TEST_CASE("equal stages, free communication: (m+S-1)(f+b) and bubble (S-1)/(m+S-1)", "[pipeline][dag]") {
   const Time f = 3'000'001, b = 6'999'999;
-  for (auto kind : {hetsim::v1::GPIPE, hetsim::v1::ONE_F_ONE_B}) {
+  for (auto kind : {hetsim::spec::ScheduleKind::kGpipe, hetsim::spec::ScheduleKind::kOneFOneB}) {
     for (int S : {1, 2, 3, 4, 8}) {
       for (int m : {1, 2, 5, 16, 33}) {
         const Run run = Analyze(Build(kind, S, m), Equal(S, f, b, 0));
-        INFO("schedule " << kind << " S=" << S << " m=" << m);
+        INFO("schedule " << static_cast<int>(kind) << " S=" << S << " m=" << m);
         CHECK(run.path.iteration_time == (m + S - 1) * (f + b));
         CHECK(BubbleRatio(run.dag, run.durations, run.path.iteration_time) ==
               Approx(static_cast<double>(S - 1) / (m + S - 1)).epsilon(1e-12));
@@ -127,7 +128,7 @@ TEST_CASE("equal stages, free communication: (m+S-1)(f+b) and bubble (S-1)/(m+S-
 }
 
 TEST_CASE("critical path is a chain of binding edges from F(0,0) to the sink", "[pipeline][dag]") {
-  const Run run = Analyze(Build(hetsim::v1::ONE_F_ONE_B, 4, 12), Equal(4, 5, 11, 3));
+  const Run run = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 4, 12), Equal(4, 5, 11, 3));
   const auto& cp = run.path.critical_path;
   REQUIRE(cp.size() >= 2);
   CHECK(cp.front() == run.dag.Forward(0, 0));
@@ -146,7 +147,7 @@ TEST_CASE("HAPT Lemma 1 and 2: two stages, K launched forwards", "[pipeline][dag
   const Time f = 4'000, b = 8'000;  // ps
   for (int K : {2, 3, 4, 5}) {
     for (Time c = 0; c <= f + b; c += 1'000) {
-      const Run run = Analyze(Build(hetsim::v1::ONE_F_ONE_B, 2, 64, {K, 1}), Equal(2, f, b, c));
+      const Run run = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 2, 64, {K, 1}), Equal(2, f, b, c));
       INFO("K=" << K << " c=" << c);
       // Lemma 1: s(B_i,1) - s(F_i,1) = max{K f + (K-1) b, 2f + b + 2c}.
       for (int i = 16; i < 48; ++i) {
@@ -163,12 +164,12 @@ TEST_CASE("Eager-1F1B hides communication only up to (f+b)/2, H-1F1B up to f+b",
   const Time f = 4'000, b = 8'000, t = f + b;
   for (Time c = 0; c <= t; c += 500) {
     INFO("c=" << c);
-    const Run eager = Analyze(Build(hetsim::v1::EAGER_1F1B, 2, 64), Equal(2, f, b, c));
+    const Run eager = Analyze(Build(hetsim::spec::ScheduleKind::kEager1F1B, 2, 64), Equal(2, f, b, c));
     CHECK(SteadyPhaseHasNoBubble(eager) == (c <= t / 2));
     CheckKBlock(eager, 3, std::max(3 * t, 2 * (t + c)));
 
     ScheduleSpec spec;
-    spec.kind = hetsim::v1::H_1F1B;
+    spec.kind = hetsim::spec::ScheduleKind::kH1F1B;
     spec.num_stages = 2;
     spec.num_microbatches = 64;
     spec.h1f1b = {{c}, t, 0.1};
@@ -191,7 +192,7 @@ TEST_CASE("H-1F1B keeps every stage's steady phase bubble-free on uneven links",
       {t, 0, 0}, {t / 2 + 1, t / 4, 0}, {0, t, t / 3}, {t, t, t}, {2'000, 7'600, 15'000}};
   for (const auto& comm : links) {
     ScheduleSpec spec;
-    spec.kind = hetsim::v1::H_1F1B;
+    spec.kind = hetsim::spec::ScheduleKind::kH1F1B;
     spec.num_stages = 4;
     spec.num_microbatches = 48;
     spec.h1f1b = {comm, t, 0.1};
@@ -204,7 +205,7 @@ TEST_CASE("H-1F1B keeps every stage's steady phase bubble-free on uneven links",
     INFO("c = " << comm[0] << ", " << comm[1] << ", " << comm[2]);
     CHECK(SteadyPhaseHasNoBubble(run));
     // 1F1B on the same links stalls whenever a transfer is not free.
-    const Run classic = Analyze(Build(hetsim::v1::ONE_F_ONE_B, 4, 48), costs);
+    const Run classic = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 4, 48), costs);
     CHECK_FALSE(SteadyPhaseHasNoBubble(classic));
     CHECK(run.path.iteration_time < classic.path.iteration_time);
   }
@@ -216,7 +217,8 @@ TEST_CASE("interleaved 1F1B shrinks the fill-and-drain by the number of chunks",
   for (int S : {2, 4}) {
     for (int v : {1, 2, 3}) {
       for (int m : {S, 2 * S, 4 * S}) {
-        const Run run = Analyze(Build(hetsim::v1::INTERLEAVED_1F1B, S, m, {}, v), Equal(S * v, f / v, b / v, 0));
+        const Run run =
+            Analyze(Build(hetsim::spec::ScheduleKind::kInterleaved1F1B, S, m, {}, v), Equal(S * v, f / v, b / v, 0));
         INFO("S=" << S << " v=" << v << " m=" << m);
         CHECK(run.path.iteration_time == m * (f + b) + (S - 1) * (f + b) / v);
       }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/resolve.h"
 #include "sim/pipeline/schedule.h"
 
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using hetsim::Time;
 using namespace hetsim::sim::pipeline;
 
-ScheduleSpec Spec(hetsim::v1::Schedule kind, int stages, int microbatches) {
+ScheduleSpec Spec(hetsim::spec::ScheduleKind kind, int stages, int microbatches) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.num_stages = stages;
@@ -40,14 +41,14 @@ std::string Render(const std::vector<PipelineOp>& ops) {
 }  // namespace
 
 TEST_CASE("HAPT case study warm-up counts: 1F1B {3,2,1}, Eager-1F1B {5,3,1}, H-1F1B {5,2,1}", "[pipeline][schedule]") {
-  CHECK(Warmup(Spec(hetsim::v1::ONE_F_ONE_B, 3, 128)) == std::vector<int>{3, 2, 1});
-  CHECK(Warmup(Spec(hetsim::v1::EAGER_1F1B, 3, 128)) == std::vector<int>{5, 3, 1});
+  CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kOneFOneB, 3, 128)) == std::vector<int>{3, 2, 1});
+  CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kEager1F1B, 3, 128)) == std::vector<int>{5, 3, 1});
   // Stage 1 -> 2 crosses the 5 Gbps Ethernet (c between t_max/2 and t_max), 2 -> 3 InfiniBand.
-  ScheduleSpec h = Spec(hetsim::v1::H_1F1B, 3, 128);
+  ScheduleSpec h = Spec(hetsim::spec::ScheduleKind::kH1F1B, 3, 128);
   const Time t_max = 110'000'000;
   h.h1f1b = {{Time{70'000'000}, Time{2'000'000}}, t_max, 0.1};
   CHECK(Warmup(h) == std::vector<int>{5, 2, 1});
-  CHECK(Warmup(Spec(hetsim::v1::GPIPE, 3, 128)) == std::vector<int>{128, 128, 128});
+  CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kGpipe, 3, 128)) == std::vector<int>{128, 128, 128});
 }
 
 TEST_CASE("H-1F1B delta follows Eq. 2 at its boundaries, c = 0 launches one more", "[pipeline][schedule]") {
@@ -61,15 +62,15 @@ TEST_CASE("H-1F1B delta follows Eq. 2 at its boundaries, c = 0 launches one more
   CHECK(H1F1BDelta(5000, t, 0.1) == 3);  // beyond t_max: the most H-1F1B launches
 
   // N_S = 1, N_i = N_{i+1} + delta_i, on four stages; epsilon 0 in the plan means 0.1.
-  ScheduleSpec h = Spec(hetsim::v1::H_1F1B, 4, 64);
+  ScheduleSpec h = Spec(hetsim::spec::ScheduleKind::kH1F1B, 4, 64);
   h.h1f1b = {{Time{0}, Time{300}, Time{900}}, t, 0.0};
   CHECK(Warmup(h) == std::vector<int>{7, 6, 4, 1});
 }
 
 TEST_CASE("warm-up counts are capped at the microbatches and explicit counts override", "[pipeline][schedule]") {
-  CHECK(Warmup(Spec(hetsim::v1::ONE_F_ONE_B, 4, 2)) == std::vector<int>{2, 2, 2, 1});
-  CHECK(Warmup(Spec(hetsim::v1::EAGER_1F1B, 4, 4)) == std::vector<int>{4, 4, 3, 1});
-  ScheduleSpec spec = Spec(hetsim::v1::ONE_F_ONE_B, 3, 8);
+  CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kOneFOneB, 4, 2)) == std::vector<int>{2, 2, 2, 1});
+  CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kEager1F1B, 4, 4)) == std::vector<int>{4, 4, 3, 1});
+  ScheduleSpec spec = Spec(hetsim::spec::ScheduleKind::kOneFOneB, 3, 8);
   spec.warmup_forwards = {6, 0, 0};
   CHECK(Warmup(spec) == std::vector<int>{6, 2, 1});
   spec.warmup_forwards = {9, 0, 0};
@@ -80,19 +81,19 @@ TEST_CASE("warm-up counts are capped at the microbatches and explicit counts ove
 }
 
 TEST_CASE("operation orders: warm-up, one backward one forward, drain", "[pipeline][schedule]") {
-  auto s = BuildSchedule(Spec(hetsim::v1::ONE_F_ONE_B, 3, 5), "plan.pbtxt");
+  auto s = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kOneFOneB, 3, 5), "plan.pbtxt");
   REQUIRE(s.ok());
   CHECK(Render(s->ops[0]) == "F0 F1 F2 B0 F3 B1 F4 B2 B3 B4");
   CHECK(Render(s->ops[1]) == "F0 F1 B0 F2 B1 F3 B2 F4 B3 B4");
   CHECK(Render(s->ops[2]) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4");
-  auto g = BuildSchedule(Spec(hetsim::v1::GPIPE, 2, 3), "plan.pbtxt");
+  auto g = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kGpipe, 2, 3), "plan.pbtxt");
   REQUIRE(g.ok());
   CHECK(Render(g->ops[0]) == "F0 F1 F2 B0 B1 B2");
   CHECK(Render(g->ops[1]) == "F0 F1 F2 B0 B1 B2");
 }
 
 TEST_CASE("interleaved 1F1B follows Megatron's chunk order", "[pipeline][schedule]") {
-  ScheduleSpec spec = Spec(hetsim::v1::INTERLEAVED_1F1B, 2, 4);
+  ScheduleSpec spec = Spec(hetsim::spec::ScheduleKind::kInterleaved1F1B, 2, 4);
   spec.virtual_stages = 2;
   auto s = BuildSchedule(spec, "plan.pbtxt");
   REQUIRE(s.ok());
@@ -108,27 +109,27 @@ TEST_CASE("interleaved 1F1B follows Megatron's chunk order", "[pipeline][schedul
 }
 
 TEST_CASE("warm-up counts that deadlock are rejected with the stage", "[pipeline][schedule]") {
-  ScheduleSpec spec = Spec(hetsim::v1::ONE_F_ONE_B, 3, 8);
+  ScheduleSpec spec = Spec(hetsim::spec::ScheduleKind::kOneFOneB, 3, 8);
   spec.warmup_forwards = {1, 3, 1};
   auto s = BuildSchedule(spec, "plan.pbtxt");
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.status().message()).find("plan.pbtxt: stages[0].warmup_forwards: the schedule deadlocks") == 0);
   // H-1F1B needs one communication cost per boundary.
-  ScheduleSpec h = Spec(hetsim::v1::H_1F1B, 3, 8);
+  ScheduleSpec h = Spec(hetsim::spec::ScheduleKind::kH1F1B, 3, 8);
   CHECK_FALSE(BuildSchedule(h, "plan.pbtxt").ok());
 }
 
 TEST_CASE("GPipe holds m microbatches at its peak, 1F1B at most S-i+1 on stage i", "[pipeline][schedule][memory]") {
   for (int stages : {1, 2, 4, 8}) {
     for (int m : {1, 3, 8, 32}) {
-      auto g = BuildSchedule(Spec(hetsim::v1::GPIPE, stages, m), "p");
+      auto g = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kGpipe, stages, m), "p");
       REQUIRE(g.ok());
       for (int peak : PeakInFlight(*g)) CHECK(peak == m);
-      auto o = BuildSchedule(Spec(hetsim::v1::ONE_F_ONE_B, stages, m), "p");
+      auto o = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kOneFOneB, stages, m), "p");
       REQUIRE(o.ok());
       const std::vector<int> peaks = PeakInFlight(*o);
       for (int s = 0; s < stages; ++s) CHECK(peaks[s] == std::min(stages - s, m));
-      auto e = BuildSchedule(Spec(hetsim::v1::EAGER_1F1B, stages, m), "p");
+      auto e = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kEager1F1B, stages, m), "p");
       REQUIRE(e.ok());
       const std::vector<int> eager = PeakInFlight(*e);
       for (int s = 0; s < stages; ++s) CHECK(eager[s] == std::min(2 * (stages - 1 - s) + 1, m));
@@ -142,11 +143,13 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   plan.set_micro_batch_size(4);
   plan.set_schedule(hetsim::v1::H_1F1B);
   for (int s = 0; s < 3; ++s) plan.add_stages()->set_warmup_forwards(0);
-  const ScheduleSpec spec = ScheduleSpecFromPlan(plan, {Time{600}, Time{0}}, 1000);
+  auto resolved = hetsim::proto::ResolvePlan(plan, "plan.pbtxt");
+  REQUIRE(resolved.ok());
+  const ScheduleSpec spec = ScheduleSpecFromPlan(*resolved, {Time{600}, Time{0}}, 1000);
   CHECK(spec.num_microbatches == 64);
   CHECK(spec.num_stages == 3);
   CHECK(spec.virtual_stages == 1);
-  CHECK(spec.h1f1b.epsilon == hetsim::proto::kDefaultH1f1bEpsilon);
+  CHECK(spec.h1f1b.epsilon == hetsim::spec::kDefaultH1f1bEpsilon);
   CHECK(Warmup(spec) == std::vector<int>{5, 2, 1});
 
   // Two stages of 5 and 4 layers, two chunks each: virtual stages 0..3 take the model in order.
@@ -166,7 +169,7 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
 }
 
 TEST_CASE("a pipeline whose DAG would not fit int32 node ids is rejected", "[pipeline][schedule]") {
-  auto s = BuildSchedule(Spec(hetsim::v1::ONE_F_ONE_B, 1024, 1 << 20), "plan.pbtxt");
+  auto s = BuildSchedule(Spec(hetsim::spec::ScheduleKind::kOneFOneB, 1024, 1 << 20), "plan.pbtxt");
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.status().message()) ==
         "plan.pbtxt: 1048576 microbatches x 1024 stages is too large a pipeline (over 2^30 DAG nodes)");

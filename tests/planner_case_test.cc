@@ -12,6 +12,7 @@
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "tests/planner_test_util.h"
+#include "tests/spec_test_util.h"
 
 namespace hetsim::planner {
 namespace {
@@ -153,7 +154,7 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
       model.set_dtype(v1::BF16);
     }
     const v1::Cluster cluster = testing::RandomTwoIslandCluster(rng);
-    auto cost = sim::workload::ModelCost::Create(model, "model");
+    auto cost = hetsim::testing::ModelCostOf(model, "model");
     REQUIRE(cost.ok());
     auto cm = ClusterModel::Create(cluster, cost->dtype());
     REQUIRE(cm.ok());

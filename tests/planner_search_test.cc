@@ -11,6 +11,7 @@
 #include "sim/pipeline/schedule.h"
 #include "sim/workload/model_cost.h"
 #include "tests/planner_test_util.h"
+#include "tests/spec_test_util.h"
 
 namespace hetsim::planner {
 namespace {
@@ -97,7 +98,7 @@ TEST_CASE("HAPT DP equals brute force on random small instances", "[planner][pla
     std::mt19937 rng(seed);
     const int layers = 4 + seed % 3;
     Instance in{testing::RandomLayerListModel(rng, layers), testing::RandomTwoIslandCluster(rng)};
-    auto cost = sim::workload::ModelCost::Create(in.model, "model");
+    auto cost = hetsim::testing::ModelCostOf(in.model, "model");
     REQUIRE(cost.ok());
     auto cluster = ClusterModel::Create(in.cluster, cost->dtype());
     REQUIRE(cluster.ok());
@@ -133,7 +134,7 @@ TEST_CASE("Bidirectional pruning and thread count never change the result", "[pl
   for (int seed = 20; seed < 26; ++seed) {
     std::mt19937 rng(seed);
     Instance in{testing::RandomLayerListModel(rng, 6), testing::RandomTwoIslandCluster(rng)};
-    auto cost = sim::workload::ModelCost::Create(in.model, "model");
+    auto cost = hetsim::testing::ModelCostOf(in.model, "model");
     REQUIRE(cost.ok());
     auto cluster = ClusterModel::Create(in.cluster, cost->dtype());
     REQUIRE(cluster.ok());
@@ -181,7 +182,7 @@ TEST_CASE("Profiler extrapolation of repeated layers equals walking every layer"
   v1::Cluster cluster = testing::RandomTwoIslandCluster(rng);
   for (v1::LayerGranularity g : {v1::BLOCK, v1::SUBLAYER}) {
     const v1::Model model = Gpt(24, g);
-    auto cost = sim::workload::ModelCost::Create(model, "model");
+    auto cost = hetsim::testing::ModelCostOf(model, "model");
     REQUIRE(cost.ok());
     auto cm = ClusterModel::Create(cluster, cost->dtype());
     REQUIRE(cm.ok());
@@ -217,7 +218,7 @@ TEST_CASE("Profiler extrapolation of repeated layers equals walking every layer"
 TEST_CASE("Structural layer construction keeps embedding and head apart and refines to SUBLAYER",
           "[planner][planner-profile]") {
   const v1::Model block = Gpt(12, v1::BLOCK);
-  auto cost = sim::workload::ModelCost::Create(block, "model");
+  auto cost = hetsim::testing::ModelCostOf(block, "model");
   REQUIRE(cost.ok());
   const auto groups = BuildPlannerLayers(*cost, 5, LayerConstruction::kStructural);
   REQUIRE(groups.size() == 5);

@@ -1,16 +1,16 @@
 // The stage rules both a plan file's stages and the cost model's configurations are checked with
-// (proto/stage_rules.h): each rule's field and message, and that only broken rules are reported.
+// (spec/stage_rules.h): each rule's field and message, and that only broken rules are reported.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
-#include "proto/stage_rules.h"
+#include "spec/stage_rules.h"
 
 namespace {
 
-using hetsim::proto::StageRuleInputs;
-using hetsim::proto::StageRuleProblems;
+using hetsim::spec::StageRuleInputs;
+using hetsim::spec::StageRuleProblems;
 
 // A dense transformer stage that breaks no rule: 16 heads, 4 KV heads, FFN 8192, TP 4 x DP 2, mbs 4.
 StageRuleInputs Good() {

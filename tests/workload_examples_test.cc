@@ -8,6 +8,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -34,15 +35,16 @@ TEST_CASE("bundled plans: every stage prices, FLOPs are conserved across DP x TP
     const std::string dir = HETSIM_SOURCE_DIR "/examples/";
     auto in = hetsim::proto::LoadPlanInputs(dir + "plan-" + name + ".pbtxt", dir + "cluster-" + name + ".pbtxt");
     REQUIRE(in.ok());
-    auto model = ModelCost::Create(in->model, "model");
+    auto model = hetsim::testing::ModelCostOf(in->model, "model");
     REQUIRE(model.ok());
     REQUIRE(model->num_layers() == in->layer_count);
     double flop = 0;
     for (int s = 0; s < in->plan.stages_size(); ++s) {
       const hetsim::v1::Stage& stage = in->plan.stages(s);
-      auto gpu = GpuCompute::Create(GpuOfIsland(in->cluster, stage.mesh().island()), model->dtype(), "gpu");
+      auto gpu = hetsim::testing::GpuComputeOf(GpuOfIsland(in->cluster, stage.mesh().island()), model->dtype(), "gpu");
       REQUIRE(gpu.ok());
-      const StageConfig config = StageConfigFromProto(stage, in->plan.micro_batch_size());
+      const StageConfig config =
+          StageConfigOf(hetsim::proto::ResolveStage(stage, "stage"), in->plan.micro_batch_size());
       auto cost = ComputeStageCost(*model, config, *gpu, "stage");
       INFO(name << " stage " << s);
       REQUIRE(cost.ok());

@@ -7,6 +7,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ hetsim::v1::GpuType Gpu(int sms, double tile_k = 0) {
 }
 
 GpuCompute Compute(const hetsim::v1::GpuType& g, bool ideal = false) {
-  auto c = GpuCompute::Create(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
+  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
   REQUIRE(c.ok());
   return *c;
 }
@@ -114,7 +115,7 @@ TEST_CASE("kernel model: a large A100 GEMM reaches what cuBLAS measures") {
   hetsim::v1::GpuType g;
   g.set_preset("A100-80GB");
   REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = GpuCompute::Create(g, hetsim::v1::FP16, "c");
+  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c");
   REQUIRE(gpu.ok());
   const GemmShape s{8192, 8192, 8192};
   const double tflops = s.flop() / gpu->GemmSeconds(s) / 1e12;
@@ -132,7 +133,7 @@ TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardw
   t->set_num_attention_heads(32);
   t->set_seq_length(2048);
   t->set_vocab_size(51200);
-  auto model = ModelCost::Create(m, "model.pbtxt");
+  auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
   hetsim::v1::GpuType g;
   g.set_preset("A100-80GB");
@@ -143,7 +144,7 @@ TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardw
     c.num_layers = 1;
     c.tensor_parallel = tp;
     c.micro_batch_size = 1;
-    auto gpu = GpuCompute::Create(g, hetsim::v1::BF16, "c", ideal);
+    auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "c", ideal);
     REQUIRE(gpu.ok());
     auto cost = ComputeStageCost(*model, c, *gpu, "plan");
     REQUIRE(cost.ok());
@@ -166,7 +167,7 @@ TEST_CASE("kernel model: FlashAttention keeps the FLOPs and drops the s x s traf
     t->set_seq_length(4096);
     t->set_vocab_size(32000);
     t->set_attention(kernel);
-    auto model = ModelCost::Create(m, "model.pbtxt");
+    auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
     REQUIRE(model.ok());
     return *std::move(model);
   };

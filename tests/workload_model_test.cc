@@ -6,6 +6,7 @@
 
 #include "proto/layer_count.h"
 #include "sim/workload/model_cost.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -26,13 +27,13 @@ hetsim::v1::Model Gpt(uint32_t layers, uint64_t hidden, uint32_t heads) {
 }
 
 ModelCost Make(const hetsim::v1::Model& m) {
-  auto cost = ModelCost::Create(m, "model.pbtxt");
+  auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(cost.ok());
   return *std::move(cost);
 }
 
 std::string ErrorOf(const hetsim::v1::Model& m) {
-  auto cost = ModelCost::Create(m, "model.pbtxt");
+  auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE_FALSE(cost.ok());
   return std::string(cost.status().message());
 }
@@ -66,10 +67,10 @@ TEST_CASE("FLOPs per sample: 24sh^2 + 4s^2h per block, Megatron's 72/96 B s l h^
   CHECK(gpt3.layer(97).forward_flop_per_sample == 2 * s * h * V);
   // Model FLOPs (MFU): 72 B s l h^2 (1 + s/6h + V/12lh); with full recompute 96 B s l h^2 (1 + s/6h + V/16lh).
   CHECK(gpt3.ModelFlopPerSample() == Approx(72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))).epsilon(1e-13));
-  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::v1::RECOMPUTE_FULL) ==
+  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::spec::Recompute::kFull) ==
         Approx(96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))).epsilon(1e-13));
   // Selective recompute runs the attention core (4 s^2 h per block) again.
-  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::v1::RECOMPUTE_SELECTIVE) ==
+  CHECK(gpt3.HardwareFlopPerSample(0, 98, hetsim::spec::Recompute::kSelective) ==
         Approx(gpt3.ModelFlopPerSample() + l * 4 * s * s * h).epsilon(1e-13));
 }
 

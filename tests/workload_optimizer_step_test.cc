@@ -5,6 +5,7 @@
 
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/optimizer_step.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ GpuCompute Gpu(hetsim::v1::DType dtype) {
   e->set_kernel_launch_us(4);
   e->set_host_op_us(1e-9);
   e->set_iteration_overhead_ms(30);
-  auto c = GpuCompute::Create(g, dtype, "cluster.pbtxt: gpu_types[0]", /*ideal=*/false);
+  auto c = hetsim::testing::GpuComputeOf(g, dtype, "cluster.pbtxt: gpu_types[0]", /*ideal=*/false);
   REQUIRE(c.ok());
   return *c;
 }
@@ -38,24 +39,25 @@ StageMemory States() {
 }  // namespace
 
 TEST_CASE("optimizer step: BF16 reads the gradients for their norm, then Adam") {
-  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::v1::BF16);
+  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::spec::DType::kBf16);
   CHECK(p.unscale_bytes == 0);
   CHECK(p.grad_norm_bytes == 2e9);
   CHECK(p.adam_bytes == 2e9 + 2e9 + 2 * 12e9);
   CHECK(p.kernels == 2);
   // 30 GB at 1000 GB/s, two launches of 4 us, 30 ms of host work.
-  CHECK(OptimizerStepSeconds(States(), hetsim::v1::BF16, Gpu(hetsim::v1::BF16)) ==
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, Gpu(hetsim::v1::BF16)) ==
         Approx(30e9 / 1000e9 + 8e-6 + 30e-3).epsilon(1e-12));
 }
 
 TEST_CASE("optimizer step: FP16's loss scaler reads and writes the gradients once more") {
-  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::v1::FP16);
+  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::spec::DType::kFp16);
   CHECK(p.unscale_bytes == 4e9);
   CHECK(p.kernels == 3);
-  CHECK(OptimizerStepSeconds(States(), hetsim::v1::FP16, Gpu(hetsim::v1::FP16)) ==
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, Gpu(hetsim::v1::FP16)) ==
         Approx(34e9 / 1000e9 + 12e-6 + 30e-3).epsilon(1e-12));
 }
 
 TEST_CASE("optimizer step: a stage holding no states costs only the host's work") {
-  CHECK(OptimizerStepSeconds(StageMemory{}, hetsim::v1::BF16, Gpu(hetsim::v1::BF16)) == Approx(30e-3).epsilon(1e-12));
+  CHECK(OptimizerStepSeconds(StageMemory{}, hetsim::spec::DType::kBf16, Gpu(hetsim::v1::BF16)) ==
+        Approx(30e-3).epsilon(1e-12));
 }

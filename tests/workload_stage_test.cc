@@ -8,6 +8,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/spec_test_util.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ ModelCost Gpt3(hetsim::v1::LayerGranularity granularity = hetsim::v1::BLOCK) {
   t->set_vocab_size(51200);
   t->set_tied_embeddings(true);
   t->set_granularity(granularity);
-  auto cost = ModelCost::Create(m, "model.pbtxt");
+  auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(cost.ok());
   return *std::move(cost);
 }
@@ -44,7 +45,7 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
 }
 
 GpuCompute Compute(const hetsim::v1::GpuType& g) {
-  auto c = GpuCompute::Create(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]");
+  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]");
   REQUIRE(c.ok());
   return *c;
 }
@@ -65,7 +66,7 @@ StageConfig Layers(int first, int count, uint64_t b, int tp = 1, int dp = 1) {
   return c;
 }
 
-StageConfig OneBlock(int tp, bool sp, hetsim::v1::Recompute recompute, uint64_t b = 1) {
+StageConfig OneBlock(int tp, bool sp, hetsim::spec::Recompute recompute, uint64_t b = 1) {
   StageConfig c = Layers(1, 1, b, tp);
   c.sequence_parallel = sp;
   c.recompute = recompute;
@@ -79,19 +80,19 @@ TEST_CASE("activation bytes per block follow Korthikanti et al. 2022 Table 2", "
   const GpuCompute gpu = Compute(Gpu(312, 1, 0));
   const double b = 2, t = 8;
   const double sbh = kS * b * kH, as_h = kA * kS / kH;
-  auto act = [&](int tp, bool sp, hetsim::v1::Recompute r) {
+  auto act = [&](int tp, bool sp, hetsim::spec::Recompute r) {
     return static_cast<double>(Cost(gpt3, OneBlock(tp, sp, r, 2), gpu).memory.activation_bytes_per_microbatch);
   };
-  CHECK(act(1, false, hetsim::v1::RECOMPUTE_NONE) == sbh * (34 + 5 * as_h));
-  CHECK(act(8, false, hetsim::v1::RECOMPUTE_NONE) == sbh * (10 + 24 / t + 5 * as_h / t));
-  CHECK(act(8, true, hetsim::v1::RECOMPUTE_NONE) == sbh / t * (34 + 5 * as_h));
-  CHECK(act(8, false, hetsim::v1::RECOMPUTE_SELECTIVE) == sbh * (10 + 24 / t));
-  CHECK(act(8, true, hetsim::v1::RECOMPUTE_SELECTIVE) == sbh * 34 / t);
-  CHECK(act(8, false, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh);  // only the block's input
-  CHECK(act(8, true, hetsim::v1::RECOMPUTE_FULL) == 2 * sbh / t);
+  CHECK(act(1, false, hetsim::spec::Recompute::kNone) == sbh * (34 + 5 * as_h));
+  CHECK(act(8, false, hetsim::spec::Recompute::kNone) == sbh * (10 + 24 / t + 5 * as_h / t));
+  CHECK(act(8, true, hetsim::spec::Recompute::kNone) == sbh / t * (34 + 5 * as_h));
+  CHECK(act(8, false, hetsim::spec::Recompute::kSelective) == sbh * (10 + 24 / t));
+  CHECK(act(8, true, hetsim::spec::Recompute::kSelective) == sbh * 34 / t);
+  CHECK(act(8, false, hetsim::spec::Recompute::kFull) == 2 * sbh);  // only the block's input
+  CHECK(act(8, true, hetsim::spec::Recompute::kFull) == 2 * sbh / t);
   // Full recompute rebuilds one block's activations during its backward.
   CHECK(static_cast<double>(
-            Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_FULL, 2), gpu).memory.recompute_working_bytes) ==
+            Cost(gpt3, OneBlock(8, true, hetsim::spec::Recompute::kFull, 2), gpu).memory.recompute_working_bytes) ==
         sbh / t * (34 + 5 * as_h));
 
   // Embedding dropout mask sbh/t and output layer 4sbh(1 + v/h)/t with SP (Sec. 4.3).
@@ -107,13 +108,13 @@ TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 
   const double psi = 7.5e9;
   const int nd = 64;
   auto total = [&](int stage) {
-    return static_cast<double>(ZeroShardedModelStates(psi, hetsim::v1::BF16, stage, nd).ModelStateBytes());
+    return static_cast<double>(ZeroShardedModelStates(psi, hetsim::spec::DType::kBf16, stage, nd).ModelStateBytes());
   };
   CHECK(total(0) == 16 * psi);                 // 120 GB
   CHECK(total(1) == 4 * psi + 12 * psi / nd);  // 31.4 GB
   CHECK(total(2) == 2 * psi + 14 * psi / nd);  // 16.6 GB
   CHECK(total(3) == 16 * psi / nd);            // 1.9 GB
-  const StageMemory fp32 = ZeroShardedModelStates(1000, hetsim::v1::FP32, 0, 1);
+  const StageMemory fp32 = ZeroShardedModelStates(1000, hetsim::spec::DType::kFp32, 0, 1);
   CHECK(fp32.param_bytes == 4000);
   CHECK(fp32.grad_bytes == 4000);
   CHECK(fp32.optimizer_bytes == 8000);
@@ -160,14 +161,14 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   const double replicated = 2 * (7 * B + 1) * s * h * b;
   const double sharded = ((4 * B + 1) * a * s * s + 2 * B * s * 4 * h) * b / t;
   const double memory_s = (replicated + sharded) / hbm;
-  const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kNone, 2), gpu);
   // Within a picosecond: the model sums per-GEMM times, the test the closed form.
   CHECK(std::llabs(none.forward_time - hetsim::SecondsToTime(gemm_s + memory_s)) <= 1);
   CHECK(std::llabs(none.backward_time - 2 * none.forward_time) <= 1);
   CHECK(none.forward_flop_per_gpu == Approx(flop));
   CHECK(none.model_flop_per_gpu == Approx(3 * flop));
 
-  const StageCost full = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_FULL, 2), gpu);
+  const StageCost full = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kFull, 2), gpu);
   CHECK(full.forward_time == none.forward_time);
   CHECK(std::llabs(full.backward_time - 3 * none.forward_time) <= 1);
   CHECK(full.backward_flop_per_gpu == Approx(3 * flop));
@@ -175,18 +176,18 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   // Selective: the two attention-core GEMMs and the softmax/dropout traffic run again.
   const double core_s =
       (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) + (4 * B + 1) * a * s * s * b / t / hbm;
-  const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::v1::RECOMPUTE_SELECTIVE, 2), gpu);
+  const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kSelective, 2), gpu);
   CHECK(std::llabs(selective.backward_time - hetsim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
 
   // Sequence parallelism also splits the replicated traffic over TP.
-  const StageCost sp = Cost(gpt3, OneBlock(4, true, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  const StageCost sp = Cost(gpt3, OneBlock(4, true, hetsim::spec::Recompute::kNone, 2), gpu);
   CHECK(std::llabs(sp.forward_time - hetsim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1);
 }
 
 TEST_CASE("measured times replace the model", "[workload][stage][time]") {
   const ModelCost gpt3 = Gpt3();
   const GpuCompute gpu = Compute(Gpu(312, 0.8, 1));
-  StageConfig c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  StageConfig c = OneBlock(1, false, hetsim::spec::Recompute::kNone);
   c.measured_forward_ms = 12.5;
   c.measured_backward_ms = 30;
   const StageCost cost = Cost(gpt3, c, gpu);
@@ -200,7 +201,7 @@ TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with S
   const GpuCompute gpu = Compute(Gpu(312, 1, 0));
   const int64_t bytes = static_cast<int64_t>(2 * kS * kH * 2);  // b = 2 samples of s*h BF16
   const ModelCost gpt3 = Gpt3();
-  const StageCost plain = Cost(gpt3, OneBlock(8, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  const StageCost plain = Cost(gpt3, OneBlock(8, false, hetsim::spec::Recompute::kNone, 2), gpu);
   REQUIRE(plain.forward_collectives.size() == 1);
   CHECK(plain.forward_collectives[0].op == CollectiveOp::kAllReduce);
   CHECK(plain.forward_collectives[0].group == CollectiveGroup::kTensor);
@@ -209,7 +210,7 @@ TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with S
   REQUIRE(plain.backward_collectives.size() == 1);
   CHECK(plain.backward_collectives[0].count == 2);
 
-  const StageCost sp = Cost(gpt3, OneBlock(8, true, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  const StageCost sp = Cost(gpt3, OneBlock(8, true, hetsim::spec::Recompute::kNone, 2), gpu);
   REQUIRE(sp.forward_collectives.size() == 2);
   CHECK(sp.forward_collectives[0].op == CollectiveOp::kAllGather);
   CHECK(sp.forward_collectives[0].count == 2);
@@ -219,10 +220,10 @@ TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with S
 
   // SUBLAYER: one per sublayer and pass; no TP, no collectives.
   const ModelCost sub = Gpt3(hetsim::v1::SUBLAYER);
-  const StageCost attention = Cost(sub, OneBlock(8, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu);
+  const StageCost attention = Cost(sub, OneBlock(8, false, hetsim::spec::Recompute::kNone, 2), gpu);
   REQUIRE(attention.forward_collectives.size() == 1);
   CHECK(attention.forward_collectives[0].count == 1);
-  CHECK(Cost(gpt3, OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 2), gpu).forward_collectives.empty());
+  CHECK(Cost(gpt3, OneBlock(1, false, hetsim::spec::Recompute::kNone, 2), gpu).forward_collectives.empty());
 }
 
 TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch", "[workload][stage][comm]") {
@@ -235,7 +236,7 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
   t->set_vocab_size(32000);
   t->set_num_experts(8);
   t->set_moe_top_k(2);
-  auto model = ModelCost::Create(m, "model.pbtxt");
+  auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
   const GpuCompute gpu = Compute(Gpu(312, 1, 0));
   StageConfig c = Layers(1, 1, 8, 1, 4);
@@ -258,23 +259,23 @@ TEST_CASE("bad stages and GPU types are reported with the field path", "[workloa
     REQUIRE_FALSE(cost.ok());
     return std::string(cost.status().message());
   };
-  StageConfig c = OneBlock(5, false, hetsim::v1::RECOMPUTE_NONE);
+  StageConfig c = OneBlock(5, false, hetsim::spec::Recompute::kNone);
   CHECK(error(c) == "plan.pbtxt: stages[2].tensor_parallel: 5 does not divide num_attention_heads 96");
-  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE, 6);
+  c = OneBlock(1, false, hetsim::spec::Recompute::kNone, 6);
   c.data_parallel = 4;
   CHECK(error(c) ==
         "plan.pbtxt: stages[2].data_parallel: 4 does not divide micro_batch_size 6 (each replica gets an equal share)");
-  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  c = OneBlock(1, false, hetsim::spec::Recompute::kNone);
   c.first_layer = 90;
   c.num_layers = 10;
   CHECK(error(c) == "plan.pbtxt: stages[2].num_layers: layers [90, 100) go beyond the model's 98 layers");
-  c = OneBlock(1, false, hetsim::v1::RECOMPUTE_NONE);
+  c = OneBlock(1, false, hetsim::spec::Recompute::kNone);
   c.expert_parallel = 2;
   CHECK(error(c) == "plan.pbtxt: stages[2].expert_parallel: 2 needs a mixture-of-experts model (num_experts > 1)");
 
   hetsim::v1::GpuType g = Gpu(0, 1, 0);
   g.set_name("V100");
-  auto bad = GpuCompute::Create(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[1]");
+  auto bad = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[1]");
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) ==
         "cluster.pbtxt: gpu_types[1].peak_tflops_bf16: 0 is not a positive number (GPU type \"V100\", "

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/text_format.h"
 #include "sim/pipeline/dag.h"
+#include "spec/faults.h"
 
 namespace hetsim::traces {
 namespace {
@@ -40,19 +40,19 @@ std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const 
   const std::string ended = absl::StrFormat("the iteration %s at %.3f ms", r.faults.failed ? "failed" : "ended",
                                             TimeToMilliseconds(r.iteration_time));
   if (!e.started) return absl::StrCat("none: ", ended, " before it");
-  switch (f.fault.kind()) {
-    case v1::SLOW:
+  switch (f.kind) {
+    case spec::FaultKind::kSlow:
       if (f.compute()) {
         if (StagesOn(setup, f.gpus).empty()) return "none: the plan runs nothing on its GPUs";
         if (e.tasks_slowed == 0) return "none: no compute task ran on its GPUs while it lasted";
         return absl::StrFormat("%d compute tasks of %s took %.3f ms longer in total", e.tasks_slowed,
                                StageList(e.stages), TimeToMilliseconds(e.task_delay));
       }
-      return absl::StrFormat("bandwidth divided by %g from %.3f ms", f.fault.factor(), TimeToMilliseconds(f.at));
-    case v1::FLAP:
+      return absl::StrFormat("bandwidth divided by %g from %.3f ms", f.factor, TimeToMilliseconds(f.at));
+    case spec::FaultKind::kFlap:
       return absl::StrFormat("down %d time%s, %.3f ms in total", e.downs, e.downs == 1 ? "" : "s",
                              TimeToMilliseconds(e.down_time));
-    case v1::FAIL:
+    case spec::FaultKind::kFail:
       if (r.faults.failed_fault == index) {
         return absl::StrFormat("stopped the iteration at %.3f ms", TimeToMilliseconds(r.faults.failed_at));
       }
@@ -93,7 +93,7 @@ std::string LostWork(const ExecutionSetup& setup, const ExecutionResult& r) {
   const int lost = dag.num_microbatches() - finished;
   std::string out =
       absl::StrFormat("%d of %d microbatches finished (%d lost, %d samples)", finished, dag.num_microbatches(), lost,
-                      static_cast<int64_t>(lost) * static_cast<int64_t>(setup.inputs.plan.micro_batch_size()));
+                      static_cast<int64_t>(lost) * static_cast<int64_t>(setup.spec.plan.micro_batch_size));
   std::vector<int> unsynced;
   for (int s = 0; s < setup.num_stages(); ++s) {
     int forwards = 0, backwards = 0, f_done = 0, b_done = 0, cuts = 0;
@@ -121,24 +121,20 @@ void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, co
     v1::FaultReport* out = report->add_faults();
     out->set_fault(f.text);
     out->set_description(f.description);
-    out->set_at_ms(f.fault.at_ms());
+    out->set_at_ms(f.at_ms);
     out->set_gpus_affected(static_cast<uint32_t>(f.gpus.size()));
     out->set_links_affected(static_cast<uint32_t>(f.links.size()));
     out->set_effect(Effect(setup, r, f, static_cast<int>(i)));
   }
   if (faults.jitter) {
-    const v1::Jitter& j = *faults.jitter;
-    google::protobuf::TextFormat::Printer printer;
-    printer.SetSingleLineMode(true);
-    std::string text;
-    printer.PrintToString(j, &text);
+    const spec::JitterSpec& j = *faults.jitter;
     v1::FaultReport* out = report->add_faults();
-    out->set_fault(absl::StrCat("jitter { ", text, "}"));
+    out->set_fault(absl::StrCat("jitter { ", faults.jitter_text, "}"));
     out->set_description(absl::StrFormat("compute jitter %s, spread %g, seed %d, on %s",
-                                         v1::JitterDistribution_Name(j.distribution()), j.spread(), j.seed(),
-                                         j.gpus().empty() ? "every GPU" : absl::StrFormat("%d GPUs", j.gpus_size())));
-    out->set_gpus_affected(j.gpus().empty() ? static_cast<uint32_t>(setup.topology->num_gpus())
-                                            : static_cast<uint32_t>(j.gpus_size()));
+                                         spec::JitterDistributionName(j.distribution), j.spread, j.seed,
+                                         j.gpus.empty() ? "every GPU" : absl::StrFormat("%d GPUs", j.gpus.size())));
+    out->set_gpus_affected(j.gpus.empty() ? static_cast<uint32_t>(setup.topology->num_gpus())
+                                          : static_cast<uint32_t>(j.gpus.size()));
     out->set_effect("every compute task on these GPUs took its nominal time times an independent draw");
   }
   if (!r.faults.failed) return;

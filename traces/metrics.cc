@@ -10,6 +10,7 @@
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
+#include "spec/plan.h"
 
 namespace hetsim::traces {
 namespace {
@@ -56,13 +57,13 @@ Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::
   return e;
 }
 
-std::string MeshName(const v1::Mesh& m) {
+std::string MeshName(const spec::MeshSpec& m) {
   auto range = [](uint32_t first, uint32_t count) {
     return count == 1 ? absl::StrFormat("%d", first) : absl::StrFormat("%d-%d", first, first + count - 1);
   };
-  return absl::StrFormat("%s node%s %s, GPU%s %s", m.island(), m.node_count() == 1 ? "" : "s",
-                         range(m.first_node(), m.node_count()), m.gpus_per_node() == 1 ? "" : "s",
-                         range(m.first_gpu(), m.gpus_per_node()));
+  return absl::StrFormat("%s node%s %s, GPU%s %s", m.island, m.node_count == 1 ? "" : "s",
+                         range(m.first_node, m.node_count), m.gpus_per_node == 1 ? "" : "s",
+                         range(m.first_gpu, m.gpus_per_node));
 }
 
 }  // namespace
@@ -86,7 +87,7 @@ Time StageBusy(const ExecutionSetup& setup, const ExecutionResult& r, int s) {
 // The executed iteration as the inputs of the shared definitions (sim/pipeline/iteration_metrics.h).
 sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const ExecutionResult& r) {
   sim::pipeline::IterationFigures f;
-  const uint64_t samples = setup.inputs.plan.global_batch_size();
+  const uint64_t samples = setup.spec.plan.global_batch_size;
   f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
   f.iteration_time = r.iteration_time;
   f.span = r.pipeline_end;
@@ -100,9 +101,8 @@ sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const Exe
 // Names, sizes, iteration time, throughput, MFU, bubble ratio and eta.
 void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& dag = *setup.dag;
-  const v1::Plan& plan = setup.inputs.plan;
-  report.set_plan_name(plan.name());
-  report.set_cluster_name(setup.inputs.cluster.name());
+  report.set_plan_name(setup.spec.plan.name);
+  report.set_cluster_name(setup.spec.cluster.name);
   report.set_model_name(setup.model->name());
   report.set_schedule(std::string(sim::pipeline::ScheduleName(dag.schedule().kind)));
   report.set_network_model(NetworkModelDescription(setup.network_mode));
@@ -151,11 +151,11 @@ void AddStageCommDetail(const ExecutionSetup& setup, int s, v1::StageReport& out
 
 void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {
   const auto& dag = *setup.dag;
-  const v1::Plan& plan = setup.inputs.plan;
+  const spec::PlanSpec& plan = setup.spec.plan;
   const int S = setup.num_stages();
   for (int s = 0; s < S; ++s) {
     const auto& st = setup.stages[s];
-    const v1::Stage& ps = plan.stages(s);
+    const spec::StageSpec& ps = plan.stages[s];
     const Time busy = StageBusy(setup, r, s);
     Time forward = 0, backward = 0;
     for (int k = s; k < dag.num_virtual_stages(); k += S) {
@@ -172,10 +172,10 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
 
     v1::StageReport* out = report.add_stages();
     out->set_index(s);
-    out->set_first_layer(ps.first_layer());
-    out->set_num_layers(ps.num_layers());
-    out->set_island(ps.mesh().island());
-    out->set_mesh(MeshName(ps.mesh()));
+    out->set_first_layer(ps.first_layer);
+    out->set_num_layers(ps.num_layers);
+    out->set_island(ps.mesh.island);
+    out->set_mesh(MeshName(ps.mesh));
     out->set_gpu_type(st.gpu_type_name);
     out->set_num_gpus(static_cast<uint32_t>(st.layout.gpus.size()));
     out->set_tensor_parallel(st.layout.tensor_parallel);

@@ -2,7 +2,7 @@
 // throughput, utilisation, balance, per-stage time breakdown and memory, per-boundary transfer
 // overlap and per-link-class utilisation. Definitions are in docs/metrics.md.
 //
-//   auto setup = sim::executor::BuildExecutionSetup(inputs, mode);
+//   auto setup = driver::BuildSetup(inputs, mode);
 //   auto result = sim::executor::Execute(*setup, {});
 //   v1::Report report = BuildReport(*setup, *result, {.wall_time_s = 0.42});
 #ifndef HETSIM_TRACES_METRICS_H_

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/lib/summary.h"
+#include "driver/resolve_faults.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
@@ -49,8 +50,7 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
   absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
   if (!topo.ok()) return {"", topo.status()};
-  absl::StatusOr<sim::faults::FaultSet> set =
-      sim::faults::ResolveFaults(faults, *topo, sim::faults::SourcesOf(faults, path));
+  absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, *topo, driver::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
   std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
                                         set->faults.size() == 1 ? "" : "s", cluster->name());

@@ -7,6 +7,7 @@
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
 #include "chakra/export.h"
+#include "driver/build_setup.h"
 #include "proto/inputs.h"
 #include "sim/executor/setup.h"
 
@@ -48,7 +49,7 @@ int Export(const Args& args) {
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
-      sim::executor::BuildExecutionSetup(*inputs, sim::NetworkMode::kMaxMinFair);
+      driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return ReportFailure(kInfo, setup.status());
   const chakra::ChakraExport out = chakra::ExportChakra(**setup);
   if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kInfo, s);

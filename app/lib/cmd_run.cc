@@ -210,7 +210,7 @@ int Simulate(const Args& args) {
     replan.max_events = max_events;
     replan.max_wall_seconds = max_wall_seconds;
     replan.record_wall_time = !vm.count("no-wall-time");
-    if (absl::Status s = AddReplan(simulated->setup->inputs, sim_options.faults, replan, &report); !s.ok()) {
+    if (absl::Status s = AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
       return ReportFailure(kInfo, s);
     }
   }

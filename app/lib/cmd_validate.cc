@@ -23,6 +23,7 @@
 #include "planner/planner.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "report/validate_html.h"
 #include "sim/executor/executor.h"
@@ -127,12 +128,13 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
 // A plan without a prediction, against hetsim's own planner's cost model.
 int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
                           const planner::PlannerKind* kind, const std::string& html_path) {
-  absl::StatusOr<sim::workload::ModelCost> model = sim::workload::ModelCost::Create(inputs->model, "model");
-  if (!model.ok()) return ReportFailure(kInfo, model.status());
+  absl::StatusOr<spec::ModelSpec> model_spec = proto::ResolveModel(inputs->model, "model");
+  if (!model_spec.ok()) return ReportFailure(kInfo, model_spec.status());
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*model_spec);
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
-      planner::ClusterModel::Create(inputs->cluster, model->dtype());
+      planner::ClusterModel::Create(inputs->cluster, model.dtype());
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
-  planner::Profiler profiler(*model, **cluster, inputs->plan.micro_batch_size());
+  planner::Profiler profiler(model, **cluster, inputs->plan.micro_batch_size());
   absl::StatusOr<planner::Prediction> pred = planner::PredictPlan(profiler, inputs->plan);
   if (!pred.ok()) return ReportFailure(kInfo, pred.status());
   absl::StatusOr<Simulated> sim = Simulate(*inputs);

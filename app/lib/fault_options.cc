@@ -14,7 +14,7 @@ absl::StatusOr<LoadedFaults> LoadFaultOptions(const FaultOptions& options, const
     HETSIM_ASSIGN_OR_RETURN(v1::Faults file, proto::LoadAs<v1::Faults>(options.faults_path));
     HETSIM_RETURN_IF_ERROR(proto::ValidateFaults(file, cluster, options.faults_path));
     out.faults = std::move(file);
-    out.sources = sim::faults::SourcesOf(out.faults, options.faults_path);
+    out.sources = driver::SourcesOf(out.faults, options.faults_path);
   }
   for (const std::string& text : options.fault_texts) {
     const std::string source = absl::StrFormat("--fault '%s'", text);

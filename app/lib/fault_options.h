@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "driver/resolve_faults.h"
 #include "proto/hetsim.pb.h"
 #include "sim/faults/fault_set.h"
 
@@ -21,7 +22,7 @@ struct FaultOptions {
 
 struct LoadedFaults {
   v1::Faults faults;  // the file's faults, then each --fault; --jitter replaces the file's jitter
-  std::vector<sim::faults::FaultSource> sources;  // per fault, for error messages
+  std::vector<driver::FaultSource> sources;  // per fault, for error messages
 };
 
 // InvalidArgument naming the file (or the option and its text) and the field for anything wrong.

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/units.h"
+#include "proto/resolve.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::app {
@@ -28,7 +29,8 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
       "plan \"%s\": model \"%s\" on cluster \"%s\", planner %s over %d planner layers\n"
       "global batch %d = %d microbatches of %d, schedule %s\n",
       plan.name(), o.model.name(), cluster_name, planner::PlannerName(o.planner), o.planner_layers,
-      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(), sim::pipeline::ScheduleName(plan.schedule()));
+      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(),
+      sim::pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())));
   absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
                         "island", "mesh", "TP", "DP", "ZeRO", "recompute", "warmup", "fwd_ms", "bwd_ms", "t_ms", "c_ms",
                         "mem_GiB/cap");

@@ -201,8 +201,7 @@ class Run : private EventHandler, private FlowObserver {
       case NodeKind::kForward:
       case NodeKind::kBackward: {
         const Time finish = ComputeFinish(id);
-        if (id == last_op_[node.stage] && plan().overlap_grad_reduce())
-          ScheduleBuckets(node.stage, finish - sim_.now());
+        if (id == last_op_[node.stage] && plan().overlap_grad_reduce) ScheduleBuckets(node.stage, finish - sim_.now());
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
       }
@@ -289,7 +288,7 @@ class Run : private EventHandler, private FlowObserver {
       BucketsDone(stage);
       return;
     }
-    if (!plan().overlap_grad_reduce()) std::fill(st.ready.begin(), st.ready.end(), true);
+    if (!plan().overlap_grad_reduce) std::fill(st.ready.begin(), st.ready.end(), true);
     TryLaunch(stage);
   }
 
@@ -366,7 +365,7 @@ class Run : private EventHandler, private FlowObserver {
     if (stages_left_ > 0) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
   }
 
-  const v1::Plan& plan() const { return setup_.inputs.plan; }
+  const spec::PlanSpec& plan() const { return setup_.spec.plan; }
 
   const ExecutionSetup& setup_;
   const ExecutorOptions& options_;

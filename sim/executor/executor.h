@@ -9,7 +9,7 @@
 // the optimizer step runs (ZeRO >= 1: reduce-scatter, step, parameter all-gather). The iteration ends
 // when every stage has finished its step.
 //
-//   auto setup = BuildExecutionSetup(inputs, NetworkMode::kMaxMinFair);
+//   auto setup = driver::BuildSetup(inputs, NetworkMode::kMaxMinFair);
 //   auto result = Execute(**setup, ExecutorOptions{});
 //   result->pipeline_end;  // == AnalyzeLongestPath(dag, durations) without contention
 #ifndef HETSIM_SIM_EXECUTOR_EXECUTOR_H_

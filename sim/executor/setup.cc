@@ -12,8 +12,6 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "proto/layer_count.h"
-#include "proto/validate_plan.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -207,51 +205,59 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
 
 namespace {
 
-// Phase 1: the topology, its routes and the model's per-layer costs.
-absl::Status BuildTopologyAndModel(ExecutionSetup& setup) {
-  const proto::PlanInputs& inputs = setup.inputs;
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(inputs.cluster);
-  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", topo.status().message()));
-  setup.topology = std::make_unique<topology::Topology>(*std::move(topo));
+// Phase 1: the routes and the model's per-layer costs.
+void BuildRoutesAndModel(ExecutionSetup& setup) {
   setup.router = std::make_unique<topology::Router>(*setup.topology);
-  absl::StatusOr<workload::ModelCost> model = workload::ModelCost::Create(
-      inputs.model, inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path);
-  if (!model.ok()) return model.status();
-  setup.model = std::make_unique<workload::ModelCost>(*std::move(model));
-  return absl::OkStatus();
+  setup.model = std::make_unique<workload::ModelCost>(workload::ModelCost::Create(setup.spec.model));
+}
+
+// The GPUs of a mesh, node-major (proto/validate_plan.cc checked it against the cluster; GpuIdOf
+// still refuses one outside the island).
+absl::StatusOr<std::vector<GpuId>> MeshGpus(const topology::Topology& topology, int32_t island,
+                                            const spec::MeshSpec& mesh) {
+  std::vector<GpuId> out;
+  out.reserve(static_cast<size_t>(mesh.node_count) * mesh.gpus_per_node);
+  for (uint32_t n = 0; n < mesh.node_count; ++n) {
+    for (uint32_t g = 0; g < mesh.gpus_per_node; ++g) {
+      HETSIM_ASSIGN_OR_RETURN(GpuId id, topology.GpuIdOf(island, static_cast<int32_t>(mesh.first_node + n),
+                                                         static_cast<int32_t>(mesh.first_gpu + g)));
+      out.push_back(id);
+    }
+  }
+  return out;
 }
 
 // The GPUs of stage `st` and how TP, CP (the plan's) and DP split them.
-absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const v1::Stage& st, int context_parallel,
-                                     const std::string& where) {
+absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const spec::StageSpec& st,
+                                     int context_parallel) {
   StageLayout layout;
-  absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh().island());
+  absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh.island);
   if (!island.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ".mesh.island: ", island.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(st.where, ".mesh.island: ", island.status().message()));
   }
-  absl::StatusOr<std::vector<GpuId>> gpus = topology.MeshGpus(st.mesh());
-  if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh: ", gpus.status().message()));
+  absl::StatusOr<std::vector<GpuId>> gpus = MeshGpus(topology, *island, st.mesh);
+  if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(st.where, ".mesh: ", gpus.status().message()));
   layout.gpus = *std::move(gpus);
   layout.island = *island;
-  layout.tensor_parallel = std::max<int>(1, static_cast<int>(st.tensor_parallel()));
-  layout.data_parallel = std::max<int>(1, static_cast<int>(st.data_parallel()));
-  layout.expert_parallel = std::max<int>(1, static_cast<int>(st.expert_parallel()));
+  layout.tensor_parallel = st.tensor_parallel;
+  layout.data_parallel = st.data_parallel;
+  layout.expert_parallel = st.expert_parallel;
   layout.context_parallel = context_parallel;
   if (static_cast<int>(layout.gpus.size()) != layout.tensor_parallel * layout.context_parallel * layout.data_parallel) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", where,
-                        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", st.where,
+        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
   }
   return layout;
 }
 
 // The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
 // optimizer step.
-void AddGradSync(const v1::Plan& plan, int zero_stage, StageSetup& out) {
+void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (out.layout.gradient_group_size() <= 1) return;
   const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
   const CollectiveOp op = zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-  const int64_t bucket = plan.grad_bucket_bytes() > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes()) : bytes;
+  const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
   for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
   // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
   // each layer's before its forward and again before its backward (ZeroThreeGathers).
@@ -263,25 +269,20 @@ void AddGradSync(const v1::Plan& plan, int zero_stage, StageSetup& out) {
 // Phase 2: physical stage `s`: layout, GPU compute model, whole-stage cost, memory, optimizer step and
 // gradient synchronisation. `gpu` receives the stage's compute model (the virtual stages reuse it).
 absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std::optional<workload::GpuCompute>& gpu) {
-  const proto::PlanInputs& inputs = setup.inputs;
-  const v1::Plan& plan = inputs.plan;
-  const v1::Stage& st = plan.stages(s);
-  const std::string where = absl::StrFormat("%s: stages[%d]", inputs.plan_path, s);
-  const topology::Topology& topology = *setup.topology;
+  const spec::PlanSpec& plan = setup.spec.plan;
+  const spec::StageSpec& st = plan.stages[s];
   StageSetup out;
-  HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(topology, st, static_cast<int>(proto::ContextParallel(plan)), where));
-  const v1::GpuType& gpu_type = topology.gpu_type(out.layout.island);
-  const std::string gpu_where = absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu_type.name(), "\"]");
+  HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(*setup.topology, st, plan.context_parallel));
+  const spec::IslandSpec& island = setup.spec.cluster.islands[out.layout.island];
+  const spec::GpuSpec& gpu_spec = island.gpu;
   absl::StatusOr<workload::GpuCompute> compute =
-      workload::GpuCompute::Create(gpu_type, setup.model->dtype(), gpu_where, topology.cluster().ideal());
+      workload::GpuCompute::Create(gpu_spec, setup.model->dtype(), island.gpu_where, setup.spec.cluster.ideal);
   if (!compute.ok()) return compute.status();
-  out.gpu_type_name =
-      gpu_type.preset().empty() ? gpu_type.name() : absl::StrCat(gpu_type.name(), " (", gpu_type.preset(), ")");
+  out.gpu_type_name = gpu_spec.preset.empty() ? gpu_spec.name : absl::StrCat(gpu_spec.name, " (", gpu_spec.preset, ")");
   out.peak_flop_per_s = compute->peak_flop_per_s();
-  out.memory_capacity_bytes = GibToBytes(gpu_type.hbm_gib());
-  const workload::StageConfig config =
-      workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
-  absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, where);
+  out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
+  const workload::StageConfig config = workload::StageConfigOf(st, plan.micro_batch_size, plan.context_parallel);
+  absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, st.where);
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
   // Unscale (FP16), gradient norm and Adam over this GPU's states, then the iteration's host work.
@@ -295,33 +296,32 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std
 // keeping its plan's layer count, its blocks cut into v chunks, the embedding in the first chunk and
 // the head in the last (Megatron-LM's assignment, pipeline::VirtualStageLayers).
 absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload::GpuCompute>& gpus_compute, int v) {
-  const v1::Plan& plan = setup.inputs.plan;
-  const int S = plan.stages_size();
+  const spec::PlanSpec& plan = setup.spec.plan;
+  const int S = static_cast<int>(plan.stages.size());
   setup.virtual_stages.resize(S * v);
   std::vector<int> stage_layers;
-  for (const v1::Stage& st : plan.stages()) stage_layers.push_back(static_cast<int>(st.num_layers()));
+  for (const spec::StageSpec& st : plan.stages) stage_layers.push_back(st.num_layers);
   const std::vector<pipeline::LayerRange> ranges =
-      pipeline::VirtualStageLayers(stage_layers, v, proto::ModelEdgeLayers(setup.inputs.model));
+      pipeline::VirtualStageLayers(stage_layers, v, setup.spec.model.edge_layers());
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < S; ++s) {
-      const v1::Stage& st = plan.stages(s);
+      const spec::StageSpec& st = plan.stages[s];
       VirtualStageCost& vs = setup.virtual_stages[c * S + s];
       if (v == 1) {
         vs.cost = setup.stages[s].cost;
-        vs.first_layer = static_cast<int>(st.first_layer());
-        vs.num_layers = static_cast<int>(st.num_layers());
+        vs.first_layer = st.first_layer;
+        vs.num_layers = st.num_layers;
         continue;
       }
-      workload::StageConfig config =
-          workload::StageConfigFromProto(st, plan.micro_batch_size(), plan.context_parallel());
+      workload::StageConfig config = workload::StageConfigOf(st, plan.micro_batch_size, plan.context_parallel);
       const pipeline::LayerRange& range = ranges[c * S + s];
       // A measured stage time is spread over the chunks by their share of the stage's layers.
-      const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers());
+      const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers);
       config.first_layer = range.first_layer;
       config.num_layers = range.num_layers;
       config.measured_forward_ms *= share;
       config.measured_backward_ms *= share;
-      const std::string where = absl::StrFormat("%s: stages[%d] (chunk %d)", setup.inputs.plan_path, s, c);
+      const std::string where = absl::StrFormat("%s (chunk %d)", st.where, c);
       absl::StatusOr<workload::StageCost> cost =
           workload::ComputeStageCost(*setup.model, config, gpus_compute[s], where);
       if (!cost.ok()) return cost.status();
@@ -335,7 +335,7 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
 
 // Phase 4: the transfers between virtual stages k and k+1, routed and timed alone on the network.
 absl::Status BuildBoundaries(ExecutionSetup& setup) {
-  const v1::Plan& plan = setup.inputs.plan;
+  const spec::PlanSpec& plan = setup.spec.plan;
   const int S = setup.num_stages();
   const int K = static_cast<int>(setup.virtual_stages.size());
   const topology::Topology& topology = *setup.topology;
@@ -348,8 +348,8 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
     bt.bytes_per_microbatch = vs.cost.boundary_bytes_per_microbatch;
     const StageLayout& a = setup.stages[bt.from_stage].layout;
     const StageLayout& b = setup.stages[bt.to_stage].layout;
-    bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size(), bytes_per_sample);
-    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size(), bytes_per_sample);
+    bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size, bytes_per_sample);
+    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size, bytes_per_sample);
     if (auto s = RouteFlows(*setup.router, bt.forward_flows); !s.ok()) return s;
     if (auto s = RouteFlows(*setup.router, bt.backward_flows); !s.ok()) return s;
     absl::StatusOr<Time> fwd = FlowsAloneTime(topology, bt.forward_flows, setup.network_mode);
@@ -367,7 +367,7 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
 // Phase 5: the tensor-/expert-parallel collectives of virtual stage k (with the TP overlap, ZeRO-3's
 // gathers and the all-gathers that reassemble scattered boundary tensors).
 absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k) {
-  const v1::Plan& plan = setup.inputs.plan;
+  const spec::PlanSpec& plan = setup.spec.plan;
   const int S = setup.num_stages();
   const int K = static_cast<int>(setup.virtual_stages.size());
   VirtualStageCost& vs = setup.virtual_stages[k];
@@ -379,16 +379,16 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
                                          backward_tp, vs.backward_link_load));
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
   // they feed, hidden up to the pass's compute time (docs/cost-model.md).
-  if (plan.tp_comm_overlap()) {
+  if (plan.tp_comm_overlap) {
     vs.forward_hidden_comm_time = std::min(forward_tp, vs.cost.forward_time);
     vs.backward_hidden_comm_time = std::min(backward_tp, vs.cost.backward_time);
   }
-  if (plan.stages(k % S).zero_stage() == 3) {
-    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch(), vs));
+  if (plan.stages[k % S].zero_stage == 3) {
+    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));
   }
   HETSIM_RETURN_IF_ERROR(AddContextParallelRing(cp_timer, l, vs));
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
-  const int64_t samples = static_cast<int64_t>(plan.micro_batch_size()) / l.data_parallel;
+  const int64_t samples = static_cast<int64_t>(plan.micro_batch_size) / l.data_parallel;
   const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
   auto gathered_bytes = [&](const VirtualStageCost& at) {
     const double bps = setup.model->layer(at.first_layer + at.num_layers - 1).output_bytes_per_sample;
@@ -415,22 +415,19 @@ void SetH1f1bInputs(ExecutionSetup& setup) {
     const BoundaryTransfer& bt = setup.boundaries[i];
     setup.h1f1b.boundary_comm.push_back(std::max(bt.forward_time, bt.backward_time));
   }
-  setup.h1f1b.epsilon = proto::H1f1bEpsilon(setup.inputs.plan);
+  setup.h1f1b.epsilon = setup.spec.plan.h1f1b_epsilon;
 }
 
 // Phase 7: the schedule, its DAG and the uncontended duration of every node.
 absl::Status BuildDag(ExecutionSetup& setup, int v) {
-  const v1::Plan& plan = setup.inputs.plan;
-  pipeline::ScheduleSpec spec;
-  spec.kind = plan.schedule();
-  spec.num_stages = setup.num_stages();
-  spec.num_microbatches = static_cast<int>(setup.inputs.microbatches);
-  spec.virtual_stages = v;
-  for (const v1::Stage& st : plan.stages()) spec.warmup_forwards.push_back(static_cast<int>(st.warmup_forwards()));
-  spec.h1f1b = setup.h1f1b;
-  absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(spec, setup.inputs.plan_path);
+  const spec::PlanSpec& plan = setup.spec.plan;
+  pipeline::ScheduleSpec schedule_spec = pipeline::ScheduleSpecFromPlan(plan);
+  schedule_spec.num_microbatches = static_cast<int>(setup.microbatches);
+  schedule_spec.virtual_stages = v;
+  schedule_spec.h1f1b = setup.h1f1b;
+  absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(schedule_spec, plan.where);
   if (!schedule.ok()) return schedule.status();
-  schedule->blocking_p2p = plan.blocking_p2p();
+  schedule->blocking_p2p = plan.blocking_p2p;
   setup.dag = std::make_unique<pipeline::PipelineDag>(*schedule);
 
   pipeline::UniformCosts costs;
@@ -448,22 +445,25 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs, NetworkMode mode) {
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
+                                                                    std::unique_ptr<topology::Topology> topology,
+                                                                    NetworkMode mode) {
   auto setup = std::make_unique<ExecutionSetup>();
-  setup->inputs = inputs;
+  setup->spec = std::move(spec);
   setup->network_mode = mode;
-  setup->microbatches = inputs.microbatches;
-  HETSIM_RETURN_IF_ERROR(BuildTopologyAndModel(*setup));
+  setup->microbatches = setup->spec.plan.microbatches;
+  setup->topology = std::move(topology);
+  BuildRoutesAndModel(*setup);
 
-  const v1::Plan& plan = setup->inputs.plan;
+  const spec::PlanSpec& plan = setup->spec.plan;
   std::vector<workload::GpuCompute> gpus_compute;
-  for (int s = 0; s < plan.stages_size(); ++s) {
+  for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {
     std::optional<workload::GpuCompute> gpu;
     HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpu));
     setup->stages.push_back(std::move(stage));
     gpus_compute.push_back(*std::move(gpu));
   }
-  const int v = std::max<int>(1, static_cast<int>(plan.virtual_stages()));
+  const int v = plan.virtual_stages;
   HETSIM_RETURN_IF_ERROR(CostVirtualStages(*setup, gpus_compute, v));
   HETSIM_RETURN_IF_ERROR(BuildBoundaries(*setup));
   CollectiveTimer timer(*setup->topology, *setup->router, mode);

@@ -1,11 +1,11 @@
 // Everything the executor needs before simulating one iteration of a plan, derived once from the
-// validated inputs: the topology and its routes, each stage's GPUs and parallel groups, the cost of
-// every virtual stage, the point-to-point flows of every stage boundary (with resharding), the
-// uncontended boundary transfer times c_i and t_max that H-1F1B derives its warm-up counts from, the
-// schedule, the HAPT DAG and the durations of its nodes.
+// resolved spec (spec/simulation.h) and the cluster's topology: the topology and its routes, each stage's GPUs and
+// parallel groups, the cost of every virtual stage, the point-to-point flows of every stage boundary (with resharding),
+// the uncontended boundary transfer times c_i and t_max that H-1F1B derives its warm-up counts from, the schedule, the
+// HAPT DAG and the durations of its nodes.
 //
-//   auto inputs = proto::LoadPlanInputs("plan.pbtxt", "cluster.pbtxt");
-//   auto setup = BuildExecutionSetup(*inputs, NetworkMode::kMaxMinFair);
+//   auto setup = BuildExecutionSetup(spec, std::move(topology), NetworkMode::kMaxMinFair);
+//   (driver::BuildSetup makes both from validated inputs)
 //   setup->dag->num_nodes(); setup->durations; setup->boundaries[k].forward_flows
 #ifndef HETSIM_SIM_EXECUTOR_SETUP_H_
 #define HETSIM_SIM_EXECUTOR_SETUP_H_
@@ -19,7 +19,6 @@
 
 #include "absl/status/statusor.h"
 #include "base/time.h"
-#include "proto/inputs.h"
 #include "sim/collectives/collective.h"
 #include "sim/executor/collective_load.h"
 #include "sim/executor/point_flows.h"
@@ -29,6 +28,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "spec/simulation.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -128,7 +128,7 @@ struct StageSetup {
 };
 
 struct ExecutionSetup {
-  proto::PlanInputs inputs;
+  spec::SimulationSpec spec;  // what was simulated: plan, model, cluster
   NetworkMode network_mode = NetworkMode::kMaxMinFair;
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<topology::Router> router;
@@ -145,9 +145,11 @@ struct ExecutionSetup {
   int num_gpus() const;
 };
 
-// Builds every piece; errors (a stage the cost model rejects, a missing route) name the plan file
-// and the field.
-absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(const proto::PlanInputs& inputs, NetworkMode mode);
+// Builds every piece on `topology` (the cluster's, island i being spec.cluster.islands[i]); errors (a
+// stage the cost model rejects, a missing route) name the plan file and the field.
+absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
+                                                                    std::unique_ptr<topology::Topology> topology,
+                                                                    NetworkMode mode);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch; each overlap with a destination replica moves

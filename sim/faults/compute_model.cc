@@ -36,15 +36,16 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage) {
          Mix(static_cast<uint64_t>(virtual_stage) + 0x632be59bd9b4e019ULL);
 }
 
-double JitterFactor(const v1::Jitter& jitter, GpuId gpu, uint64_t task) {
-  SplitMix64 g(Mix(Mix(jitter.seed()) ^ (static_cast<uint64_t>(gpu) * 0xd1b54a32d192ed03ULL)) ^ task);
-  const double s = jitter.spread();
-  switch (jitter.distribution()) {
-    case v1::UNIFORM: return 1.0 + s * (2.0 * Uniform(g) - 1.0);
-    case v1::NORMAL: return std::max(0.1, 1.0 + s * StandardNormal(g));
-    case v1::LOGNORMAL: return std::exp(s * StandardNormal(g));
-    default: return 1.0;
+double JitterFactor(const spec::JitterSpec& jitter, GpuId gpu, uint64_t task) {
+  SplitMix64 g(Mix(Mix(jitter.seed) ^ (static_cast<uint64_t>(gpu) * 0xd1b54a32d192ed03ULL)) ^ task);
+  const double s = jitter.spread;
+  switch (jitter.distribution) {
+    case spec::JitterDistribution::kUniform: return 1.0 + s * (2.0 * Uniform(g) - 1.0);
+    case spec::JitterDistribution::kNormal: return std::max(0.1, 1.0 + s * StandardNormal(g));
+    case spec::JitterDistribution::kLogNormal: return std::exp(s * StandardNormal(g));
+    case spec::JitterDistribution::kNone: break;
   }
+  return 1.0;
 }
 
 ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(num_gpus, -1) {
@@ -66,7 +67,7 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
     for (Time begin : cuts) {
       double factor = 1;  // multiplied in fault order: deterministic
       for (const ResolvedFault* f : per_gpu[g]) {
-        if (f->at <= begin && begin < f->end) factor *= f->fault.factor();
+        if (f->at <= begin && begin < f->end) factor *= f->factor;
       }
       if (profile.empty() || profile.back().factor != factor) profile.push_back({begin, factor});
     }
@@ -76,8 +77,8 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
   }
   if (faults.jitter) {
     jitter_ = faults.jitter;
-    jittered_.assign(num_gpus, jitter_->gpus().empty());
-    for (uint32_t g : jitter_->gpus()) {
+    jittered_.assign(num_gpus, jitter_->gpus.empty());
+    for (uint32_t g : jitter_->gpus) {
       if (g < static_cast<uint32_t>(num_gpus)) jittered_[g] = true;
     }
     active_ = true;

@@ -19,9 +19,8 @@
 #include <vector>
 
 #include "base/time.h"
-#include "proto/hetsim.pb.h"
 #include "sim/faults/fault_set.h"
-#include "topology/device_graph.h"
+#include "spec/faults.h"
 
 namespace hetsim::sim::faults {
 
@@ -32,7 +31,7 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage);
 // The jitter factor of `task` on `gpu`: a pure function of (seed, gpu, task). UNIFORM: uniform in
 // [1 - spread, 1 + spread]; NORMAL: 1 + spread * N(0, 1), at least 0.1; LOGNORMAL: exp(spread * N(0, 1))
 // (median 1, mean exp(spread^2 / 2)).
-double JitterFactor(const v1::Jitter& jitter, GpuId gpu, uint64_t task);
+double JitterFactor(const spec::JitterSpec& jitter, GpuId gpu, uint64_t task);
 
 class ComputeModel {
  public:
@@ -55,7 +54,7 @@ class ComputeModel {
   // Straggler profile per GPU: -1 = full speed throughout, else an index into profiles_.
   std::vector<int32_t> profile_of_;
   std::vector<std::vector<Segment>> profiles_;  // each starts at time 0
-  std::optional<v1::Jitter> jitter_;
+  std::optional<spec::JitterSpec> jitter_;
   std::vector<bool> jittered_;  // per GPU
   bool active_ = false;
 };

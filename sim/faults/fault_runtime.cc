@@ -21,7 +21,7 @@ FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simu
     if (f.compute()) {
       for (GpuId g : f.gpus) gpu_faults_[g].push_back(i);
     }
-    if (f.fault.kind() == v1::FAIL) continue;
+    if (f.kind == spec::FaultKind::kFail) continue;
     for (LinkId l : f.links) links_[l].nominal = network->link(l).capacity_bytes_per_s;
   }
 }
@@ -48,12 +48,12 @@ void FaultRuntime::ScheduleNext(int i) {
   Pending& p = pending_[i];
   p.scheduled = false;
   Time at = kTimeMax;
-  switch (f.fault.kind()) {
-    case v1::SLOW:
+  switch (f.kind) {
+    case spec::FaultKind::kSlow:
       if (p.phase == 0) at = f.at;
       if (p.phase == 1) at = f.end;
       break;
-    case v1::FLAP: {
+    case spec::FaultKind::kFlap: {
       // Down period k begins at at + k * period (while before `end`) and lasts `down`.
       const int64_t k = p.phase / 2;
       if (f.period > 0 && k < (kTimeMax - f.at) / f.period - 1) {
@@ -62,7 +62,7 @@ void FaultRuntime::ScheduleNext(int i) {
       }
       break;
     }
-    case v1::FAIL:
+    case spec::FaultKind::kFail:
       if (p.phase == 0) at = f.at;
       break;
     default: break;
@@ -83,8 +83,8 @@ void FaultRuntime::OnEvent(uint64_t payload) {
   Pending& p = pending_[i];
   p.scheduled = false;
   FaultEffect& effect = outcome_.effects[i];
-  switch (f.fault.kind()) {
-    case v1::SLOW: {
+  switch (f.kind) {
+    case spec::FaultKind::kSlow: {
       const bool starts = p.phase == 0;
       for (LinkId l : f.links) {
         std::vector<int>& slowing = links_[l].slowing;
@@ -98,7 +98,7 @@ void FaultRuntime::OnEvent(uint64_t payload) {
       Log(i, starts ? "starts" : "ends");
       break;
     }
-    case v1::FLAP: {
+    case spec::FaultKind::kFlap: {
       const bool down = p.phase % 2 == 0;
       for (LinkId l : f.links) links_[l].down += down ? 1 : -1;
       ApplyLinks(f);
@@ -112,7 +112,7 @@ void FaultRuntime::OnEvent(uint64_t payload) {
       Log(i, down ? "down" : "up");
       break;
     }
-    case v1::FAIL:
+    case spec::FaultKind::kFail:
       Log(i, "fails");
       outcome_.failed = true;
       outcome_.failed_at = simulator_->now();
@@ -134,7 +134,7 @@ void FaultRuntime::ApplyLinks(const ResolvedFault& f) {
     double capacity = 0;
     if (s.down == 0) {
       double factor = 1;  // in fault order: the same product every time
-      for (int j : s.slowing) factor *= set_.faults[j].fault.factor();
+      for (int j : s.slowing) factor *= set_.faults[j].factor;
       capacity = s.nominal / factor;
     }
     changes.emplace_back(l, capacity);

@@ -6,12 +6,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "proto/validate_plan.h"
 
 namespace hetsim::sim::pipeline {
 namespace {
 
-bool IsInterleaved(const ScheduleSpec& spec) { return spec.kind == hetsim::v1::INTERLEAVED_1F1B; }
+// Parameters named `spec` (a ScheduleSpec) hide the namespace.
+using Kind = hetsim::spec::ScheduleKind;
+
+bool IsInterleaved(const ScheduleSpec& spec) { return spec.kind == Kind::kInterleaved1F1B; }
 
 int ChunksOf(const ScheduleSpec& spec) { return IsInterleaved(spec) ? std::max(1, spec.virtual_stages) : 1; }
 
@@ -22,17 +24,6 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
   if (spec.num_microbatches < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: global_batch_size / micro_batch_size: %d microbatches, need at least one", where, spec.num_microbatches));
-  }
-  switch (spec.kind) {
-    case hetsim::v1::SCHEDULE_UNSPECIFIED:
-    case hetsim::v1::GPIPE:
-    case hetsim::v1::ONE_F_ONE_B:
-    case hetsim::v1::EAGER_1F1B:
-    case hetsim::v1::H_1F1B:
-    case hetsim::v1::INTERLEAVED_1F1B: break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: schedule: unknown value %d", where, static_cast<int>(spec.kind)));
   }
   if (IsInterleaved(spec)) {
     if (spec.virtual_stages < 0) {
@@ -58,7 +49,7 @@ absl::Status CheckShape(const ScheduleSpec& spec, absl::string_view where) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: stages[].warmup_forwards: %d counts for %d stages", where,
                                                       spec.warmup_forwards.size(), spec.num_stages));
   }
-  if (spec.kind == hetsim::v1::H_1F1B) {
+  if (spec.kind == Kind::kH1F1B) {
     if (static_cast<int>(spec.h1f1b.boundary_comm.size()) != spec.num_stages - 1) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: H_1F1B needs the communication cost of each of the %d stage boundaries, got %d", where,
@@ -144,14 +135,14 @@ absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::
   for (int s = S - 1; s >= 0; --s) {
     const int after = S - 1 - s;  // stages after this one
     switch (spec.kind) {
-      case hetsim::v1::GPIPE: n[s] = forwards; break;
-      case hetsim::v1::EAGER_1F1B: n[s] = 2 * after + 1; break;
-      case hetsim::v1::H_1F1B: {
-        const double eps = spec.h1f1b.epsilon == 0 ? proto::kDefaultH1f1bEpsilon : spec.h1f1b.epsilon;
+      case Kind::kGpipe: n[s] = forwards; break;
+      case Kind::kEager1F1B: n[s] = 2 * after + 1; break;
+      case Kind::kH1F1B: {
+        const double eps = spec.h1f1b.epsilon == 0 ? hetsim::spec::kDefaultH1f1bEpsilon : spec.h1f1b.epsilon;
         n[s] = s == S - 1 ? 1 : n[s + 1] + H1F1BDelta(spec.h1f1b.boundary_comm[s], spec.h1f1b.t_max, eps);
         break;
       }
-      case hetsim::v1::INTERLEAVED_1F1B: n[s] = 2 * after + (chunks - 1) * S + 1; break;
+      case Kind::kInterleaved1F1B: n[s] = 2 * after + (chunks - 1) * S + 1; break;
       default: n[s] = after + 1; break;  // 1F1B
     }
   }
@@ -173,7 +164,7 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
   absl::StatusOr<std::vector<int>> warmup = WarmupForwards(spec, where);
   if (!warmup.ok()) return warmup.status();
   PipelineSchedule s;
-  s.kind = spec.kind == hetsim::v1::SCHEDULE_UNSPECIFIED ? hetsim::v1::ONE_F_ONE_B : spec.kind;
+  s.kind = spec.kind;
   s.num_stages = spec.num_stages;
   s.num_microbatches = spec.num_microbatches;
   s.virtual_stages = ChunksOf(spec);
@@ -198,25 +189,22 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
   return s;
 }
 
-ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm, Time t_max) {
+ScheduleSpec ScheduleSpecFromPlan(const hetsim::spec::PlanSpec& plan, std::vector<Time> boundary_comm, Time t_max) {
   ScheduleSpec spec;
-  spec.kind = plan.schedule();
-  spec.num_stages = plan.stages_size();
-  spec.num_microbatches =
-      plan.micro_batch_size() == 0 ? 0 : static_cast<int>(plan.global_batch_size() / plan.micro_batch_size());
-  spec.virtual_stages = plan.virtual_stages() == 0 ? 1 : static_cast<int>(plan.virtual_stages());
-  spec.warmup_forwards.reserve(plan.stages_size());
-  for (const hetsim::v1::Stage& stage : plan.stages()) {
-    spec.warmup_forwards.push_back(static_cast<int>(stage.warmup_forwards()));
-  }
+  spec.kind = plan.schedule;
+  spec.num_stages = static_cast<int>(plan.stages.size());
+  spec.num_microbatches = static_cast<int>(plan.microbatches);
+  spec.virtual_stages = plan.virtual_stages;
+  spec.warmup_forwards.reserve(plan.stages.size());
+  for (const hetsim::spec::StageSpec& stage : plan.stages) spec.warmup_forwards.push_back(stage.warmup_forwards);
   spec.h1f1b.boundary_comm = std::move(boundary_comm);
   spec.h1f1b.t_max = t_max;
-  spec.h1f1b.epsilon = proto::H1f1bEpsilon(plan);
+  spec.h1f1b.epsilon = plan.h1f1b_epsilon;
   return spec;
 }
 
 std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
-                                           proto::EdgeLayers edges) {
+                                           spec::EdgeLayers edges) {
   const int S = static_cast<int>(stage_num_layers.size());
   chunks = std::max(1, chunks);
   std::vector<LayerRange> ranges(static_cast<size_t>(S) * chunks);
@@ -250,15 +238,15 @@ std::vector<int> PeakInFlight(const PipelineSchedule& schedule) {
   return peak;
 }
 
-absl::string_view ScheduleName(hetsim::v1::Schedule kind) {
+absl::string_view ScheduleName(hetsim::spec::ScheduleKind kind) {
   switch (kind) {
-    case hetsim::v1::GPIPE: return "GPipe";
-    case hetsim::v1::ONE_F_ONE_B: return "1F1B";
-    case hetsim::v1::EAGER_1F1B: return "Eager-1F1B";
-    case hetsim::v1::H_1F1B: return "H-1F1B";
-    case hetsim::v1::INTERLEAVED_1F1B: return "interleaved 1F1B";
-    default: return "1F1B";
+    case Kind::kGpipe: return "GPipe";
+    case Kind::kOneFOneB: return "1F1B";
+    case Kind::kEager1F1B: return "Eager-1F1B";
+    case Kind::kH1F1B: return "H-1F1B";
+    case Kind::kInterleaved1F1B: return "interleaved 1F1B";
   }
+  return "1F1B";
 }
 
 }  // namespace hetsim::sim::pipeline

@@ -22,9 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/time.h"
-#include "proto/hetsim.pb.h"
-#include "proto/layer_count.h"
-#include "proto/validate_plan.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 
 namespace hetsim::sim::pipeline {
 
@@ -41,7 +40,7 @@ struct PipelineOp {
 struct H1F1BInputs {
   std::vector<Time> boundary_comm;
   Time t_max = 0;
-  double epsilon = proto::kDefaultH1f1bEpsilon;  // the plan's h1f1b_epsilon
+  double epsilon = spec::kDefaultH1f1bEpsilon;  // the plan's h1f1b_epsilon
 };
 
 // HAPT Eq. 2: 1 when c <= epsilon * t_max (c == 0 included), 2 when c <= t_max / 2, else 3
@@ -49,7 +48,7 @@ struct H1F1BInputs {
 int H1F1BDelta(Time comm, Time t_max, double epsilon);
 
 struct ScheduleSpec {
-  hetsim::v1::Schedule kind = hetsim::v1::ONE_F_ONE_B;  // UNSPECIFIED is treated as 1F1B
+  spec::ScheduleKind kind = spec::ScheduleKind::kOneFOneB;
   int num_stages = 1;
   int num_microbatches = 1;
   int virtual_stages = 1;  // INTERLEAVED_1F1B only
@@ -64,7 +63,7 @@ struct ScheduleSpec {
 absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::string_view where);
 
 struct PipelineSchedule {
-  hetsim::v1::Schedule kind = hetsim::v1::ONE_F_ONE_B;
+  spec::ScheduleKind kind = spec::ScheduleKind::kOneFOneB;
   int num_stages = 0;
   int num_microbatches = 0;
   int virtual_stages = 1;
@@ -83,7 +82,7 @@ absl::StatusOr<PipelineSchedule> BuildSchedule(const ScheduleSpec& spec, absl::s
 // costs: `boundary_comm[i]` the per-microbatch transfer time between stage i and i+1 (activations one
 // way; HAPT's c_i) and `t_max` the largest per-stage forward + backward time (HAPT's t_max). Both are
 // ignored by the other schedules.
-ScheduleSpec ScheduleSpecFromPlan(const hetsim::v1::Plan& plan, std::vector<Time> boundary_comm = {}, Time t_max = 0);
+ScheduleSpec ScheduleSpecFromPlan(const spec::PlanSpec& plan, std::vector<Time> boundary_comm = {}, Time t_max = 0);
 
 // INTERLEAVED_1F1B: which model layers each virtual stage k = chunk * S + stage runs. The model's
 // layer sequence is dealt to virtual stages in order 0, 1, ..., K-1, and physical stage s keeps its
@@ -99,14 +98,14 @@ struct LayerRange {
   int num_layers = 0;
 };
 std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
-                                           proto::EdgeLayers edges = {});
+                                           spec::EdgeLayers edges = {});
 
 // Per stage, the largest number of microbatches (chunk-microbatches when interleaved) whose forward
 // has run and whose backward has not, walking the stage's operation order: the activations the
 // stage holds at its peak.
 std::vector<int> PeakInFlight(const PipelineSchedule& schedule);
 
-absl::string_view ScheduleName(hetsim::v1::Schedule kind);
+absl::string_view ScheduleName(spec::ScheduleKind kind);
 
 }  // namespace hetsim::sim::pipeline
 

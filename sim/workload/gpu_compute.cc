@@ -6,18 +6,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "proto/gpu_presets.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::sim::workload {
 
 namespace {
-const char* PeakFieldName(hetsim::v1::DType dtype) {
-  switch (EffectiveDType(dtype)) {
-    case hetsim::v1::FP32: return "peak_tflops_fp32";
-    case hetsim::v1::TF32: return "peak_tflops_tf32";
-    case hetsim::v1::FP16: return "peak_tflops_fp16";
-    case hetsim::v1::FP8: return "peak_tflops_fp8";
+const char* PeakFieldName(spec::DType dtype) {
+  switch (dtype) {
+    case spec::DType::kFp32: return "peak_tflops_fp32";
+    case spec::DType::kTf32: return "peak_tflops_tf32";
+    case spec::DType::kFp16: return "peak_tflops_fp16";
+    case spec::DType::kFp8: return "peak_tflops_fp8";
     default: return "peak_tflops_bf16";
   }
 }
@@ -34,66 +33,36 @@ constexpr Tile kTiles[] = {
     {256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92}, {128, 64, 0.8}, {64, 128, 0.8}, {64, 64, 0.6},
 };
 
-absl::Status CheckFraction(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0 || v > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s.efficiency.%s: %g is outside (0, 1]", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckNonNegative(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s.efficiency.%s: %g must be a finite number >= 0", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckEfficiency(const hetsim::v1::ComputeEfficiency& e, absl::string_view where) {
-  for (absl::Status s : {CheckFraction(where, "max_efficiency", e.max_efficiency()),
-                         CheckFraction(where, "hbm_efficiency", e.hbm_efficiency()),
-                         CheckNonNegative(where, "half_efficiency_gflop", e.half_efficiency_gflop()),
-                         CheckNonNegative(where, "tile_overhead_k", e.tile_overhead_k()),
-                         CheckNonNegative(where, "kernel_launch_us", e.kernel_launch_us()),
-                         CheckNonNegative(where, "host_op_us", e.host_op_us()),
-                         CheckNonNegative(where, "pass_overhead_us", e.pass_overhead_us()),
-                         CheckNonNegative(where, "iteration_overhead_ms", e.iteration_overhead_ms())}) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
 }  // namespace
 
-absl::StatusOr<GpuCompute> GpuCompute::Create(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype,
-                                              absl::string_view where, bool ideal) {
-  const double peak = hetsim::proto::PeakTflops(gpu, dtype);
+absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DType dtype, absl::string_view where,
+                                              bool ideal) {
+  // Messages give the file's units (TFLOP/s, GB/s).
+  const double peak = gpu.peak(dtype);
   if (!std::isfinite(peak) || peak <= 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s.%s: %g is not a positive number (GPU type \"%s\", needed for the model's dtype)", where,
-                        PeakFieldName(dtype), peak, gpu.name()));
+                        PeakFieldName(dtype), peak * 1e-12, gpu.name));
   }
-  const double hbm = gpu.hbm_bandwidth_gbytes_per_s();
+  const double hbm = gpu.hbm_bytes_per_s;
   if (!std::isfinite(hbm) || hbm <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")", where, hbm, gpu.name()));
+        "%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")", where, hbm * 1e-9, gpu.name));
   }
-  const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
-  if (absl::Status s = CheckEfficiency(e, where); !s.ok()) return s;
-
   GpuCompute g;
-  g.peak_flop_per_s_ = peak * 1e12;
-  g.hbm_bytes_per_s_ = hbm * 1e9;
+  g.peak_flop_per_s_ = peak;
+  g.hbm_bytes_per_s_ = hbm;
   g.element_bytes_ = ElementBytes(dtype);
   if (ideal) return g;
-  g.max_efficiency_ = e.max_efficiency() == 0 ? 1.0 : e.max_efficiency();
-  g.half_efficiency_gflop_ = e.half_efficiency_gflop();
-  g.hbm_bytes_per_s_ *= e.hbm_efficiency() == 0 ? 1.0 : e.hbm_efficiency();
-  g.sm_count_ = static_cast<int>(e.sm_count());
-  g.tile_overhead_k_ = e.tile_overhead_k();
-  g.launch_s_ = e.kernel_launch_us() * 1e-6;
-  g.host_op_s_ = e.host_op_us() * 1e-6;
-  g.pass_overhead_s_ = e.pass_overhead_us() * 1e-6;
-  g.iteration_overhead_s_ = e.iteration_overhead_ms() * 1e-3;
+  g.max_efficiency_ = gpu.max_efficiency;
+  g.half_efficiency_gflop_ = gpu.half_efficiency_gflop;
+  g.hbm_bytes_per_s_ *= gpu.hbm_efficiency;
+  g.sm_count_ = gpu.sm_count;
+  g.tile_overhead_k_ = gpu.tile_overhead_k;
+  g.launch_s_ = gpu.kernel_launch_s;
+  g.host_op_s_ = gpu.host_op_s;
+  g.pass_overhead_s_ = gpu.pass_overhead_s;
+  g.iteration_overhead_s_ = gpu.iteration_overhead_s;
   return g;
 }
 

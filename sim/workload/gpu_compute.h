@@ -8,14 +8,15 @@
 // Every kernel then adds kernel_launch_us and lasts at least host_op_us.
 // Without sm_count, the legacy size curve: flop / (peak * max_efficiency * g / (g + half_efficiency_gflop)).
 // Ideal hardware (Cluster.ideal) is flop / peak and bytes / datasheet bandwidth, no overheads.
-// The GpuType is taken as given (presets are resolved by the loader, proto::ApplyGpuPresets); only
-// the fields used are checked. docs/hardware.md gives the sources and the fitted values.
+// The GPU is a resolved spec (proto::ResolveGpu: presets applied, units converted, efficiency fields
+// checked). docs/hardware.md gives the sources and the fitted values.
 #ifndef HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 #define HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "proto/hetsim.pb.h"
+#include "spec/dtype.h"
+#include "spec/gpu.h"
 
 namespace hetsim::sim::workload {
 
@@ -35,11 +36,10 @@ struct TilePlan {
 
 class GpuCompute {
  public:
-  // Fails when the GpuType lacks the peak for `dtype`, the HBM bandwidth, or has an efficiency
-  // field out of range. An unset max_efficiency means 1. `ideal` ignores every efficiency field.
-  // `where` prefixes error messages: "cluster.pbtxt: gpu_types[1]".
-  static absl::StatusOr<GpuCompute> Create(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype,
-                                           absl::string_view where, bool ideal = false);
+  // Fails when the GPU lacks the peak for `dtype` or the HBM bandwidth. `ideal` ignores every
+  // efficiency field. `where` prefixes error messages: "cluster.pbtxt: gpu_types[1]".
+  static absl::StatusOr<GpuCompute> Create(const spec::GpuSpec& gpu, spec::DType dtype, absl::string_view where,
+                                           bool ideal = false);
 
   double peak_flop_per_s() const { return peak_flop_per_s_; }
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }

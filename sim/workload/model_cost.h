@@ -1,11 +1,11 @@
 // The model's layer sequence with the cost of every layer: what plans index with
 // Stage.first_layer / Stage.num_layers and what the planner and the executor price stages with.
 //
-//   auto model = ModelCost::Create(model_proto, "model.pbtxt");
-//   model->num_layers();               // BLOCK: num_layers + 2, SUBLAYER: 2 * num_layers + 2,
+//   ModelCost model = ModelCost::Create(*proto::ResolveModel(model_proto, "model.pbtxt"));
+//   model.num_layers();                 // BLOCK: num_layers + 2, SUBLAYER: 2 * num_layers + 2,
 //                                      // LayerList: as listed
-//   model->layer(i).forward_flop_per_sample;
-//   model->ModelFlopPerSample();       // Megatron formula, for MFU
+//   model.layer(i).forward_flop_per_sample;
+//   model.ModelFlopPerSample();       // Megatron formula, for MFU
 #ifndef HETSIM_SIM_WORKLOAD_MODEL_COST_H_
 #define HETSIM_SIM_WORKLOAD_MODEL_COST_H_
 
@@ -13,31 +13,29 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "proto/hetsim.pb.h"
 #include "sim/workload/layer_cost.h"
+#include "spec/dtype.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 
 namespace hetsim::sim::workload {
 
 // Bytes of one element of weights, gradients and activations for a compute dtype under mixed
 // precision: 4 for FP32/TF32, 2 for BF16/FP16, and 2 for FP8 (FP8 is a GEMM input format; weights,
-// gradients and saved activations stay in BF16). DTYPE_UNSPECIFIED means BF16.
-int ElementBytes(hetsim::v1::DType dtype);
+// gradients and saved activations stay in BF16).
+int ElementBytes(spec::DType dtype);
 // Optimizer state bytes per parameter for mixed-precision Adam: an FP32 master copy, momentum and
 // variance (12), or momentum and variance only (8) when the weights are FP32 already.
-int OptimizerBytesPerParam(hetsim::v1::DType dtype);
-hetsim::v1::DType EffectiveDType(hetsim::v1::DType dtype);  // UNSPECIFIED -> BF16
+int OptimizerBytesPerParam(spec::DType dtype);
 
 class ModelCost {
  public:
-  // Builds the layer sequence. `source` names the input in error messages ("model.pbtxt" or
-  // "plan.pbtxt: model"); every problem is reported with the field path, e.g.
-  // `model.pbtxt: transformer.num_kv_heads: 5 does not divide num_attention_heads 64`.
-  static absl::StatusOr<ModelCost> Create(const hetsim::v1::Model& model, absl::string_view source);
+  // Builds the layer sequence of a resolved model (proto::ResolveModel validated it, so nothing
+  // here can fail).
+  static ModelCost Create(const spec::ModelSpec& model);
 
   const std::string& name() const { return name_; }
-  hetsim::v1::DType dtype() const { return dtype_; }  // never DTYPE_UNSPECIFIED
+  spec::DType dtype() const { return dtype_; }
   int element_bytes() const { return element_bytes_; }
 
   int num_layers() const { return static_cast<int>(layers_.size()); }
@@ -67,13 +65,13 @@ class ModelCost {
   }
   // Hardware FLOPs per sample over a layer range: model FLOPs plus what `recompute` runs again
   // (the whole forward under full recompute, the attention core under selective recompute).
-  double HardwareFlopPerSample(int first, int count, hetsim::v1::Recompute recompute) const;
+  double HardwareFlopPerSample(int first, int count, spec::Recompute recompute) const;
 
  private:
   ModelCost() = default;
 
   std::string name_;
-  hetsim::v1::DType dtype_ = hetsim::v1::BF16;
+  spec::DType dtype_ = spec::DType::kBf16;
   int element_bytes_ = 2;
   std::vector<LayerCost> layers_;
   uint64_t seq_length_ = 0;

@@ -2,10 +2,10 @@
 
 namespace hetsim::sim::workload {
 
-OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, hetsim::v1::DType dtype) {
+OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, spec::DType dtype) {
   const auto grads = static_cast<double>(memory.grad_bytes);
   OptimizerStepPasses p;
-  if (dtype == hetsim::v1::FP16) {
+  if (dtype == spec::DType::kFp16) {
     p.unscale_bytes = 2 * grads;
     ++p.kernels;
   }
@@ -16,7 +16,7 @@ OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, hetsim::v1::DTy
   return p;
 }
 
-double OptimizerStepSeconds(const StageMemory& memory, hetsim::v1::DType dtype, const GpuCompute& gpu) {
+double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu) {
   const OptimizerStepPasses p = PlanOptimizerStep(memory, dtype);
   return gpu.MemorySeconds(p.unscale_bytes + p.grad_norm_bytes + p.adam_bytes, p.kernels) + gpu.iteration_overhead_s();
 }

@@ -4,9 +4,9 @@
 //   auto seconds = OptimizerStepSeconds(stage_cost.memory, dtype, gpu);
 #pragma once
 
-#include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
+#include "spec/dtype.h"
 
 namespace hetsim::sim::workload {
 
@@ -21,9 +21,9 @@ struct OptimizerStepPasses {
   int kernels = 0;  // one multi-tensor kernel per pass
 };
 
-OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, hetsim::v1::DType dtype);
+OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, spec::DType dtype);
 
 // The step's GPU time plus the iteration's own host work (GpuCompute::iteration_overhead_s).
-double OptimizerStepSeconds(const StageMemory& memory, hetsim::v1::DType dtype, const GpuCompute& gpu);
+double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu);
 
 }  // namespace hetsim::sim::workload

@@ -6,28 +6,28 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "proto/stage_rules.h"
+#include "spec/stage_rules.h"
 
 namespace hetsim::sim::workload {
 
-StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size, uint32_t context_parallel) {
+StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel) {
   StageConfig c;
-  c.context_parallel = context_parallel == 0 ? 1 : static_cast<int>(context_parallel);
-  c.first_layer = static_cast<int>(stage.first_layer());
-  c.num_layers = static_cast<int>(stage.num_layers());
-  c.tensor_parallel = stage.tensor_parallel() == 0 ? 1 : static_cast<int>(stage.tensor_parallel());
-  c.data_parallel = stage.data_parallel() == 0 ? 1 : static_cast<int>(stage.data_parallel());
-  c.expert_parallel = stage.expert_parallel() == 0 ? 1 : static_cast<int>(stage.expert_parallel());
-  c.zero_stage = static_cast<int>(stage.zero_stage());
-  c.recompute = stage.recompute();
-  c.sequence_parallel = stage.sequence_parallel();
+  c.context_parallel = context_parallel;
+  c.first_layer = stage.first_layer;
+  c.num_layers = stage.num_layers;
+  c.tensor_parallel = stage.tensor_parallel;
+  c.data_parallel = stage.data_parallel;
+  c.expert_parallel = stage.expert_parallel;
+  c.zero_stage = stage.zero_stage;
+  c.recompute = stage.recompute;
+  c.sequence_parallel = stage.sequence_parallel;
   c.micro_batch_size = micro_batch_size;
-  c.measured_forward_ms = stage.measured_forward_ms();
-  c.measured_backward_ms = stage.measured_backward_ms();
+  c.measured_forward_ms = stage.measured_forward_ms;
+  c.measured_backward_ms = stage.measured_backward_ms;
   return c;
 }
 
-StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage, int data_parallel) {
+StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel) {
   const double element = ElementBytes(dtype);
   const double dp = std::max(1, data_parallel);
   double params = param_count * element;
@@ -70,18 +70,18 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   if (!(c.measured_backward_ms >= 0) || !std::isfinite(c.measured_backward_ms)) {
     return Invalid(where, "measured_backward_ms", "must be a finite number >= 0");
   }
-  // The parallelism rules a plan file's stages are validated with (proto/stage_rules.h).
-  const std::vector<proto::StageRuleProblem> problems =
-      proto::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
-                                .data_parallel = static_cast<uint32_t>(c.data_parallel),
-                                .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
-                                .zero_stage = c.zero_stage,
-                                .sequence_parallel = c.sequence_parallel,
-                                .micro_batch_size = c.micro_batch_size,
-                                .num_attention_heads = model.num_attention_heads(),
-                                .num_kv_heads = model.num_kv_heads(),
-                                .ffn_hidden_size = model.ffn_hidden_size(),
-                                .num_experts = model.num_experts()});
+  // The parallelism rules a plan file's stages are validated with (spec/stage_rules.h).
+  const std::vector<spec::StageRuleProblem> problems =
+      spec::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
+                               .data_parallel = static_cast<uint32_t>(c.data_parallel),
+                               .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
+                               .zero_stage = c.zero_stage,
+                               .sequence_parallel = c.sequence_parallel,
+                               .micro_batch_size = c.micro_batch_size,
+                               .num_attention_heads = model.num_attention_heads(),
+                               .num_kv_heads = model.num_kv_heads(),
+                               .ffn_hidden_size = model.ffn_hidden_size(),
+                               .num_experts = model.num_experts()});
   if (!problems.empty()) return Invalid(where, problems.front().field, problems.front().problem);
   return absl::OkStatus();
 }
@@ -162,8 +162,8 @@ struct LayerTimes {
 };
 
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
-  const bool full = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL;
-  const bool selective = layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE;
+  const bool full = layer.recomputable && c.recompute == spec::Recompute::kFull;
+  const bool selective = layer.recomputable && c.recompute == spec::Recompute::kSelective;
   const double backward_ratio =
       layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
   double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
@@ -214,7 +214,7 @@ ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const Laye
     if (g.attention_core) core_bwd_s += TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu).backward_s;
   }
   return {i, RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp), t.core_forward_s, core_bwd_s,
-          layer.recomputable && c.recompute != hetsim::v1::RECOMPUTE_NONE};
+          layer.recomputable && c.recompute != spec::Recompute::kNone};
 }
 
 // Activations kept for the backward pass (Korthikanti et al. 2022), and the working set a fully
@@ -226,10 +226,10 @@ struct KeptActivation {
 KeptActivation ActivationOf(const LayerCost& layer, const StageConfig& c, const StageShares& s) {
   const ActivationBytes& a = layer.activation;
   const double kept_all = a.tp_replicated * s.bt / s.replicated_split + (a.tp_sharded + a.attention_core) * s.bt / s.tp;
-  if (layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_FULL) {
+  if (layer.recomputable && c.recompute == spec::Recompute::kFull) {
     return {std::min(kept_all, a.layer_input * s.bt / s.replicated_split), kept_all};
   }
-  if (layer.recomputable && c.recompute == hetsim::v1::RECOMPUTE_SELECTIVE) {
+  if (layer.recomputable && c.recompute == spec::Recompute::kSelective) {
     return {a.tp_replicated * s.bt / s.replicated_split + a.tp_sharded * s.bt / s.tp, 0};
   }
   return {kept_all, 0};

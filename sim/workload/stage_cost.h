@@ -2,9 +2,9 @@
 // time, the tensor-/expert-parallel collectives to run on the real fabric, the bytes it hands to the
 // next stage, and its memory (model states sharded by ZeRO, activations per in-flight microbatch).
 //
-//   StageConfig cfg = StageConfigFromProto(plan.stages(s), plan.micro_batch_size());
-//   auto gpu = GpuCompute::Create(gpu_type, model.dtype(), "cluster.pbtxt: gpu_types[0]");
-//   auto cost = ComputeStageCost(model, cfg, *gpu, "plan.pbtxt: stages[2]");
+//   StageConfig cfg = StageConfigOf(plan.stages[s], plan.micro_batch_size, plan.context_parallel);
+//   auto gpu = GpuCompute::Create(gpu_spec, model.dtype(), "cluster.pbtxt: gpu_types[0]");
+//   auto cost = ComputeStageCost(model, cfg, *gpu, plan.stages[s].where);
 //   cost->forward_time, cost->forward_collectives, cost->memory.PeakBytes(in_flight)
 //
 // The compute times exclude the collectives: the executor (or the planner's analytical model) times
@@ -19,10 +19,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/time.h"
-#include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/layer_cost.h"
 #include "sim/workload/model_cost.h"
+#include "spec/dtype.h"
+#include "spec/plan.h"
 
 namespace hetsim::sim::workload {
 
@@ -35,7 +36,7 @@ struct StageConfig {
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
   int zero_stage = 0;  // 0..3
-  hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
+  spec::Recompute recompute = spec::Recompute::kNone;
   bool sequence_parallel = false;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
@@ -43,9 +44,8 @@ struct StageConfig {
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
 };
 
-// Reads a plan's Stage (zeros become the documented defaults: TP/DP/EP/CP 1).
-StageConfig StageConfigFromProto(const hetsim::v1::Stage& stage, uint64_t micro_batch_size,
-                                 uint32_t context_parallel = 1);
+// What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
+StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);
 
 // Context parallelism in one attention layer of the stage, on one GPU per microbatch: the ring
 // passes `step_bytes` (the K and V of this GPU's tokens: b/DP samples, s/CP tokens, kv heads/TP) to
@@ -125,7 +125,7 @@ struct StageCost {
 };
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
-// proto/stage_rules.h, the ones plan files are validated with) and prices the stage.
+// spec/stage_rules.h, the ones plan files are validated with) and prices the stage.
 // `where` prefixes error messages: "plan.pbtxt: stages[2]".
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config, const GpuCompute& gpu,
                                            absl::string_view where);
@@ -133,7 +133,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
 // (2 + 2 + 12 bytes per parameter for BF16/FP16).
-StageMemory ZeroShardedModelStates(double param_count, hetsim::v1::DType dtype, int zero_stage, int data_parallel);
+StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel);
 
 }  // namespace hetsim::sim::workload
 

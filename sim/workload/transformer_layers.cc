@@ -4,31 +4,30 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/validate_plan.h"
 
 namespace hetsim::sim::workload {
 namespace {
 
-// Shape of a transformer with the proto's zero defaults resolved.
+// Shape of a transformer, in doubles.
 struct Shape {
   double s, h, a, kv_h, ffn, vocab, experts, top_k, expert_ffn;
   bool gated;
   double B;  // element bytes
 };
 
-Shape ShapeOf(const hetsim::v1::Transformer& t, int element_bytes) {
+Shape ShapeOf(const spec::TransformerSpec& t, int element_bytes) {
   Shape x;
-  x.s = static_cast<double>(t.seq_length());
-  x.h = static_cast<double>(t.hidden_size());
-  x.a = t.num_attention_heads();
-  const double kv_heads = t.num_kv_heads() == 0 ? x.a : t.num_kv_heads();
+  x.s = static_cast<double>(t.seq_length);
+  x.h = static_cast<double>(t.hidden_size);
+  x.a = t.num_attention_heads;
+  const double kv_heads = t.num_kv_heads;
   x.kv_h = x.h / x.a * kv_heads;  // width of K (and of V)
-  x.ffn = static_cast<double>(proto::FfnHiddenSize(t));
-  x.vocab = static_cast<double>(t.vocab_size());
-  x.experts = t.num_experts() <= 1 ? 1 : t.num_experts();
-  x.top_k = x.experts > 1 ? t.moe_top_k() : 1;
-  x.expert_ffn = t.expert_ffn_hidden_size() == 0 ? x.ffn : static_cast<double>(t.expert_ffn_hidden_size());
-  x.gated = t.gated_mlp();
+  x.ffn = static_cast<double>(t.ffn_hidden_size);
+  x.vocab = static_cast<double>(t.vocab_size);
+  x.experts = t.num_experts;
+  x.top_k = x.experts > 1 ? t.moe_top_k : 1;
+  x.expert_ffn = static_cast<double>(t.expert_ffn_hidden_size);
+  x.gated = t.gated_mlp;
   x.B = element_bytes;
   return x;
 }
@@ -77,7 +76,7 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
 
 }  // namespace
 
-LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes) {
+LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
   const Shape x = ShapeOf(t, element_bytes);
   LayerCost layer;
   layer.name = "embedding";
@@ -99,14 +98,14 @@ LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   return layer;
 }
 
-LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index) {
+LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, int index) {
   const Shape x = ShapeOf(t, element_bytes);
   LayerCost layer;
   layer.name = absl::StrCat("attention", index);
   layer.kind = LayerKind::kAttention;
   const double s = x.s, h = x.h, B = x.B;
   const double d = h / x.a;  // head width
-  const bool flash = t.attention() == hetsim::v1::ATTENTION_FLASH;
+  const bool flash = t.attention == spec::AttentionKernel::kFlash;
   layer.gemms.push_back(MakeGemm("qkv", s, h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
   if (flash) {
     // One fused kernel per head and sample: Q K^T and P V (2 x 2 s^2 d FLOPs) with the scores in SRAM.
@@ -140,7 +139,7 @@ LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes,
   return layer;
 }
 
-LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index) {
+LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int index) {
   const Shape x = ShapeOf(t, element_bytes);
   LayerCost layer;
   layer.name = absl::StrCat("mlp", index);
@@ -184,7 +183,7 @@ LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int i
   return layer;
 }
 
-LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes) {
+LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   const Shape x = ShapeOf(t, element_bytes);
   LayerCost layer;
   layer.name = "head";
@@ -197,9 +196,9 @@ LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes) {
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   const uint64_t vocab_matrix = static_cast<uint64_t>(v * h);
-  layer.tied_with_embedding = t.tied_embeddings();
-  layer.tied_param_count = t.tied_embeddings() ? vocab_matrix : 0;
-  layer.param_count = static_cast<uint64_t>(2 * h) + (t.tied_embeddings() ? 0 : vocab_matrix);
+  layer.tied_with_embedding = t.tied_embeddings;
+  layer.tied_param_count = t.tied_embeddings ? vocab_matrix : 0;
+  layer.param_count = static_cast<uint64_t>(2 * h) + (t.tied_embeddings ? 0 : vocab_matrix);
   // Final LayerNorm on the full width; softmax cross-entropy over FP32 logits on the vocabulary shard.
   layer.memory_bytes_replicated_per_sample = 2 * B * s * h;
   layer.memory_bytes_sharded_per_sample = 2 * 4 * s * v;
@@ -253,12 +252,12 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   return m;
 }
 
-std::vector<LayerCost> BuildTransformerLayers(const hetsim::v1::Transformer& t, int element_bytes) {
+std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, int element_bytes) {
   std::vector<LayerCost> layers;
-  const bool sublayers = t.granularity() == hetsim::v1::SUBLAYER;
-  layers.reserve(sublayers ? 2 * t.num_layers() + 2 : t.num_layers() + 2);
+  const bool sublayers = t.granularity == spec::Granularity::kSublayer;
+  layers.reserve(sublayers ? 2 * t.num_layers + 2 : t.num_layers + 2);
   layers.push_back(EmbeddingLayer(t, element_bytes));
-  for (uint32_t i = 0; i < t.num_layers(); ++i) {
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
     LayerCost attention = AttentionSublayer(t, element_bytes, static_cast<int>(i));
     LayerCost mlp = MlpSublayer(t, element_bytes, static_cast<int>(i));
     if (sublayers) {
@@ -272,24 +271,23 @@ std::vector<LayerCost> BuildTransformerLayers(const hetsim::v1::Transformer& t, 
   return layers;
 }
 
-std::vector<LayerCost> BuildLayerListLayers(const hetsim::v1::LayerList& list) {
+std::vector<LayerCost> BuildLayerListLayers(const std::vector<spec::LayerSpec>& list) {
   std::vector<LayerCost> layers;
-  layers.reserve(list.layers_size());
-  for (int i = 0; i < list.layers_size(); ++i) {
-    const hetsim::v1::Layer& in = list.layers(i);
+  layers.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const spec::LayerSpec& in = list[i];
     LayerCost layer;
-    layer.name = in.name().empty() ? absl::StrCat("layer", i) : in.name();
+    layer.name = in.name;
     layer.kind = LayerKind::kCustom;
-    const double forward = in.forward_gflop_per_sample() * 1e9;
+    const double forward = in.forward_flop_per_sample;
     layer.gemms = {{"layer", forward, false, false}};
     layer.forward_flop_per_sample = forward;
-    layer.backward_flop_per_sample =
-        in.backward_gflop_per_sample() > 0 ? in.backward_gflop_per_sample() * 1e9 : 2 * forward;
-    layer.param_count = in.param_count();
-    layer.activation.tp_sharded = static_cast<double>(in.activation_bytes_per_sample());
-    layer.output_bytes_per_sample = static_cast<double>(in.output_bytes_per_sample());
+    layer.backward_flop_per_sample = in.backward_flop_per_sample;
+    layer.param_count = in.param_count;
+    layer.activation.tp_sharded = static_cast<double>(in.activation_bytes_per_sample);
+    layer.output_bytes_per_sample = static_cast<double>(in.output_bytes_per_sample);
     // Full recompute keeps the layer's input: the previous layer's output (its own for the first).
-    const uint64_t input = i > 0 ? list.layers(i - 1).output_bytes_per_sample() : in.output_bytes_per_sample();
+    const uint64_t input = i > 0 ? list[i - 1].output_bytes_per_sample : in.output_bytes_per_sample;
     layer.activation.layer_input = static_cast<double>(input);
     layers.push_back(std::move(layer));
   }

@@ -1,25 +1,26 @@
 // Builds the per-layer costs of a transformer (Megatron GPT-style: pre-LayerNorm blocks with biases,
 // vocabulary-parallel embedding and LM head, no learned position table) and of an explicit LayerList.
-// Inputs are assumed validated (ModelCost::Create does it).
+// Inputs are resolved specs (proto::ResolveModel validates and resolves them).
 #ifndef HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
 #define HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
 
+#include <string>
 #include <vector>
 
-#include "proto/hetsim.pb.h"
 #include "sim/workload/layer_cost.h"
+#include "spec/model.h"
 
 namespace hetsim::sim::workload {
 
 // `element_bytes`: bytes of one activation / weight element (ElementBytes of the compute dtype).
-std::vector<LayerCost> BuildTransformerLayers(const hetsim::v1::Transformer& t, int element_bytes);
-std::vector<LayerCost> BuildLayerListLayers(const hetsim::v1::LayerList& list);
+std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, int element_bytes);
+std::vector<LayerCost> BuildLayerListLayers(const std::vector<spec::LayerSpec>& list);
 
 // The pieces a block is made of, for SUBLAYER granularity and for tests.
-LayerCost AttentionSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index);
-LayerCost MlpSublayer(const hetsim::v1::Transformer& t, int element_bytes, int index);
-LayerCost EmbeddingLayer(const hetsim::v1::Transformer& t, int element_bytes);
-LayerCost HeadLayer(const hetsim::v1::Transformer& t, int element_bytes);
+LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, int index);
+LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int index);
+LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes);
+LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes);
 // Sums two consecutive layers into one (BLOCK granularity = attention + MLP).
 LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name);
 

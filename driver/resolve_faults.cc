@@ -1,4 +1,4 @@
-#include "sim/faults/fault_set.h"
+#include "driver/resolve_faults.h"
 
 #include <algorithm>
 
@@ -8,8 +8,11 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::driver {
 namespace {
+
+using sim::faults::FaultSet;
+using sim::faults::ResolvedFault;
 
 using topology::DeviceKind;
 using topology::Topology;
@@ -50,15 +53,36 @@ std::vector<LinkId> LinksTouching(const Topology& t, const std::vector<bool>& de
   return out;
 }
 
-std::string Window(const ResolvedFault& r) {
-  const v1::Fault& f = r.fault;
+spec::FaultKind KindOf(v1::FaultKind kind) {
+  switch (kind) {
+    case v1::SLOW: return spec::FaultKind::kSlow;
+    case v1::FLAP: return spec::FaultKind::kFlap;
+    case v1::FAIL: return spec::FaultKind::kFail;
+    default: return spec::FaultKind::kNone;
+  }
+}
+
+spec::JitterSpec JitterOf(const v1::Jitter& j) {
+  spec::JitterSpec out;
+  out.seed = j.seed();
+  switch (j.distribution()) {
+    case v1::UNIFORM: out.distribution = spec::JitterDistribution::kUniform; break;
+    case v1::NORMAL: out.distribution = spec::JitterDistribution::kNormal; break;
+    case v1::LOGNORMAL: out.distribution = spec::JitterDistribution::kLogNormal; break;
+    default: break;
+  }
+  out.spread = j.spread();
+  out.gpus.assign(j.gpus().begin(), j.gpus().end());
+  return out;
+}
+
+std::string Window(const v1::Fault& f) {
   std::string s = absl::StrFormat("from %g ms", f.at_ms());
   if (f.duration_ms() > 0) absl::StrAppendFormat(&s, " for %g ms", f.duration_ms());
   return s;
 }
 
-std::string TargetName(const Topology& t, const ResolvedFault& r) {
-  const v1::Fault& f = r.fault;
+std::string TargetName(const Topology& t, const v1::Fault& f, const ResolvedFault& r) {
   switch (f.target_case()) {
     case v1::Fault::kGpu:
       return absl::StrFormat("GPU %d (%s)", f.gpu(), t.DeviceName(t.gpu_device(static_cast<int32_t>(f.gpu()))));
@@ -78,15 +102,14 @@ std::string TargetName(const Topology& t, const ResolvedFault& r) {
   return "nothing";
 }
 
-std::string Describe(const Topology& t, const ResolvedFault& r) {
-  const v1::Fault& f = r.fault;
-  const std::string target = TargetName(t, r);
+std::string Describe(const Topology& t, const v1::Fault& f, const ResolvedFault& r) {
+  const std::string target = TargetName(t, f, r);
   switch (f.kind()) {
     case v1::SLOW:
-      if (!r.gpus.empty()) return absl::StrFormat("%s compute x%g %s", target, f.factor(), Window(r));
-      return absl::StrFormat("%s bandwidth /%g %s", target, f.factor(), Window(r));
+      if (!r.gpus.empty()) return absl::StrFormat("%s compute x%g %s", target, f.factor(), Window(f));
+      return absl::StrFormat("%s bandwidth /%g %s", target, f.factor(), Window(f));
     case v1::FLAP:
-      return absl::StrFormat("%s down %g ms of every %g ms %s", target, f.down_ms(), f.period_ms(), Window(r));
+      return absl::StrFormat("%s down %g ms of every %g ms %s", target, f.down_ms(), f.period_ms(), Window(f));
     case v1::FAIL: return absl::StrFormat("%s fails at %g ms", target, f.at_ms());
     default: break;
   }
@@ -114,7 +137,9 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
     const v1::Fault& f = faults.faults(i);
     const FaultSource& src = sources.at(i);
     ResolvedFault r;
-    r.fault = f;
+    r.kind = KindOf(f.kind());
+    r.factor = f.factor();
+    r.at_ms = f.at_ms();
     r.text = OneLineText(f);
     r.at = MsToTime(f.at_ms());
     if (f.duration_ms() > 0) r.end = r.at + MsToTime(f.duration_ms());
@@ -191,11 +216,16 @@ absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology&
     if (!devices.empty()) r.links = LinksTouching(t, devices);
     std::sort(r.gpus.begin(), r.gpus.end());
     std::sort(r.links.begin(), r.links.end());
-    r.description = Describe(t, r);
+    r.description = Describe(t, f, r);
     set.faults.push_back(std::move(r));
   }
-  if (faults.has_jitter() && faults.jitter().spread() > 0) set.jitter = faults.jitter();
+  if (faults.has_jitter() && faults.jitter().spread() > 0) {
+    set.jitter = JitterOf(faults.jitter());
+    google::protobuf::TextFormat::Printer printer;
+    printer.SetSingleLineMode(true);
+    printer.PrintToString(faults.jitter(), &set.jitter_text);
+  }
   return set;
 }
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::driver

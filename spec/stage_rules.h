@@ -2,14 +2,14 @@
 // values: proto::ValidatePlan applies them to a plan file's stages (collecting every problem) and
 // workload::ComputeStageCost to any configuration it prices, among them the planner's candidates
 // that no file holds (reporting the first). So each rule has one message and one field name.
-#ifndef HETSIM_PROTO_STAGE_RULES_H_
-#define HETSIM_PROTO_STAGE_RULES_H_
+#ifndef HETSIM_SPEC_STAGE_RULES_H_
+#define HETSIM_SPEC_STAGE_RULES_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace hetsim::proto {
+namespace hetsim::spec {
 
 struct StageRuleInputs {
   // The stage.
@@ -34,6 +34,6 @@ struct StageRuleProblem {
 // Every rule the stage breaks, in a fixed order.
 std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in);
 
-}  // namespace hetsim::proto
+}  // namespace hetsim::spec
 
-#endif  // HETSIM_PROTO_STAGE_RULES_H_
+#endif  // HETSIM_SPEC_STAGE_RULES_H_

@@ -1,8 +1,8 @@
-#include "proto/stage_rules.h"
+#include "spec/stage_rules.h"
 
 #include "absl/strings/str_format.h"
 
-namespace hetsim::proto {
+namespace hetsim::spec {
 
 std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
   std::vector<StageRuleProblem> out;
@@ -34,4 +34,4 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
   return out;
 }
 
-}  // namespace hetsim::proto
+}  // namespace hetsim::spec

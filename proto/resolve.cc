@@ -1,0 +1,216 @@
+#include "proto/resolve.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
+#include "proto/gpu_presets.h"
+#include "proto/validate_model.h"
+#include "proto/validate_plan.h"
+
+namespace hetsim::proto {
+namespace {
+
+absl::Status Invalid(absl::string_view source, absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", source, field, problem));
+}
+
+bool KnownDType(hetsim::v1::DType d) {
+  return d == hetsim::v1::DTYPE_UNSPECIFIED || d == hetsim::v1::FP32 || d == hetsim::v1::TF32 ||
+         d == hetsim::v1::BF16 || d == hetsim::v1::FP16 || d == hetsim::v1::FP8;
+}
+
+spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
+  spec::TransformerSpec s;
+  s.num_layers = t.num_layers();
+  s.hidden_size = t.hidden_size();
+  s.ffn_hidden_size = FfnHiddenSize(t);
+  s.num_attention_heads = t.num_attention_heads();
+  s.num_kv_heads = t.num_kv_heads() == 0 ? t.num_attention_heads() : t.num_kv_heads();
+  s.seq_length = t.seq_length();
+  s.vocab_size = t.vocab_size();
+  s.gated_mlp = t.gated_mlp();
+  s.tied_embeddings = t.tied_embeddings();
+  s.num_experts = t.num_experts() <= 1 ? 1 : t.num_experts();
+  s.moe_top_k = t.moe_top_k();
+  s.expert_ffn_hidden_size = t.expert_ffn_hidden_size() == 0 ? s.ffn_hidden_size : t.expert_ffn_hidden_size();
+  s.granularity = t.granularity() == hetsim::v1::SUBLAYER ? spec::Granularity::kSublayer : spec::Granularity::kBlock;
+  s.attention =
+      t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;
+  return s;
+}
+
+std::vector<spec::LayerSpec> ResolveLayers(const hetsim::v1::LayerList& list) {
+  std::vector<spec::LayerSpec> layers;
+  layers.reserve(list.layers_size());
+  for (int i = 0; i < list.layers_size(); ++i) {
+    const hetsim::v1::Layer& in = list.layers(i);
+    spec::LayerSpec l;
+    l.name = in.name().empty() ? absl::StrCat("layer", i) : in.name();
+    l.forward_flop_per_sample = in.forward_gflop_per_sample() * 1e9;
+    l.backward_flop_per_sample =
+        in.backward_gflop_per_sample() > 0 ? in.backward_gflop_per_sample() * 1e9 : 2 * l.forward_flop_per_sample;
+    l.param_count = in.param_count();
+    l.activation_bytes_per_sample = in.activation_bytes_per_sample();
+    l.output_bytes_per_sample = in.output_bytes_per_sample();
+    layers.push_back(std::move(l));
+  }
+  return layers;
+}
+
+absl::Status CheckFraction(absl::string_view where, const char* field, double v) {
+  if (!std::isfinite(v) || v < 0 || v > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s.efficiency.%s: %g is outside (0, 1]", where, field, v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckNonNegative(absl::string_view where, const char* field, double v) {
+  if (!std::isfinite(v) || v < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.efficiency.%s: %g must be a finite number >= 0", where, field, v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEfficiency(const hetsim::v1::ComputeEfficiency& e, absl::string_view where) {
+  for (absl::Status s : {CheckFraction(where, "max_efficiency", e.max_efficiency()),
+                         CheckFraction(where, "hbm_efficiency", e.hbm_efficiency()),
+                         CheckNonNegative(where, "half_efficiency_gflop", e.half_efficiency_gflop()),
+                         CheckNonNegative(where, "tile_overhead_k", e.tile_overhead_k()),
+                         CheckNonNegative(where, "kernel_launch_us", e.kernel_launch_us()),
+                         CheckNonNegative(where, "host_op_us", e.host_op_us()),
+                         CheckNonNegative(where, "pass_overhead_us", e.pass_overhead_us()),
+                         CheckNonNegative(where, "iteration_overhead_ms", e.iteration_overhead_ms())}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+spec::DType DTypeOf(hetsim::v1::DType dtype) {
+  switch (dtype) {
+    case hetsim::v1::FP32: return spec::DType::kFp32;
+    case hetsim::v1::TF32: return spec::DType::kTf32;
+    case hetsim::v1::FP16: return spec::DType::kFp16;
+    case hetsim::v1::FP8: return spec::DType::kFp8;
+    default: return spec::DType::kBf16;
+  }
+}
+
+spec::Recompute RecomputeOf(hetsim::v1::Recompute recompute) {
+  switch (recompute) {
+    case hetsim::v1::RECOMPUTE_FULL: return spec::Recompute::kFull;
+    case hetsim::v1::RECOMPUTE_SELECTIVE: return spec::Recompute::kSelective;
+    default: return spec::Recompute::kNone;
+  }
+}
+
+spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
+  switch (schedule) {
+    case hetsim::v1::GPIPE: return spec::ScheduleKind::kGpipe;
+    case hetsim::v1::EAGER_1F1B: return spec::ScheduleKind::kEager1F1B;
+    case hetsim::v1::H_1F1B: return spec::ScheduleKind::kH1F1B;
+    case hetsim::v1::INTERLEAVED_1F1B: return spec::ScheduleKind::kInterleaved1F1B;
+    default: return spec::ScheduleKind::kOneFOneB;
+  }
+}
+
+absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
+  if (!KnownDType(model.dtype())) {
+    return Invalid(source, "dtype", absl::StrFormat("unknown value %d", static_cast<int>(model.dtype())));
+  }
+  HETSIM_RETURN_IF_ERROR(ValidateModel(model, source));
+  spec::ModelSpec m;
+  m.name = model.name();
+  m.dtype = DTypeOf(model.dtype());
+  m.where = std::string(source);
+  if (model.has_transformer()) {
+    const hetsim::v1::LayerGranularity g = model.transformer().granularity();
+    // Not a rule of the file (proto/validate_model.cc has those): an enum value this build does not know.
+    if (g != hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED && g != hetsim::v1::BLOCK && g != hetsim::v1::SUBLAYER) {
+      return Invalid(source, "transformer.granularity", "unknown value");
+    }
+    m.transformer = ResolveTransformer(model.transformer());
+  } else {
+    m.layers = ResolveLayers(model.layer_list());
+    m.layer_list_seq_length = model.layer_list().seq_length();
+  }
+  return m;
+}
+
+absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::string_view where) {
+  const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
+  HETSIM_RETURN_IF_ERROR(CheckEfficiency(e, where));
+  spec::GpuSpec g;
+  g.name = gpu.name();
+  g.preset = gpu.preset();
+  for (hetsim::v1::DType d :
+       {hetsim::v1::FP32, hetsim::v1::TF32, hetsim::v1::BF16, hetsim::v1::FP16, hetsim::v1::FP8}) {
+    g.peak_flop_per_s[static_cast<int>(DTypeOf(d))] = PeakTflops(gpu, d) * 1e12;
+  }
+  g.hbm_bytes_per_s = gpu.hbm_bandwidth_gbytes_per_s() * 1e9;
+  g.hbm_capacity_bytes = GibToBytes(gpu.hbm_gib());
+  g.max_efficiency = e.max_efficiency() == 0 ? 1.0 : e.max_efficiency();
+  g.hbm_efficiency = e.hbm_efficiency() == 0 ? 1.0 : e.hbm_efficiency();
+  g.half_efficiency_gflop = e.half_efficiency_gflop();
+  g.sm_count = static_cast<int>(e.sm_count());
+  g.tile_overhead_k = e.tile_overhead_k();
+  g.kernel_launch_s = e.kernel_launch_us() * 1e-6;
+  g.host_op_s = e.host_op_us() * 1e-6;
+  g.pass_overhead_s = e.pass_overhead_us() * 1e-6;
+  g.iteration_overhead_s = e.iteration_overhead_ms() * 1e-3;
+  return g;
+}
+
+spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) {
+  spec::StageSpec s;
+  s.first_layer = static_cast<int>(stage.first_layer());
+  s.num_layers = static_cast<int>(stage.num_layers());
+  s.mesh = {stage.mesh().island(), stage.mesh().first_node(), stage.mesh().node_count(), stage.mesh().first_gpu(),
+            stage.mesh().gpus_per_node()};
+  s.tensor_parallel = static_cast<int>(TensorParallel(stage));
+  s.data_parallel = static_cast<int>(DataParallel(stage));
+  s.expert_parallel = static_cast<int>(ExpertParallel(stage));
+  s.zero_stage = static_cast<int>(stage.zero_stage());
+  s.recompute = RecomputeOf(stage.recompute());
+  s.sequence_parallel = stage.sequence_parallel();
+  s.measured_forward_ms = stage.measured_forward_ms();
+  s.measured_backward_ms = stage.measured_backward_ms();
+  s.warmup_forwards = static_cast<int>(stage.warmup_forwards());
+  s.where = std::move(where);
+  return s;
+}
+
+absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
+  if (!hetsim::v1::Schedule_IsValid(plan.schedule())) {
+    return Invalid(plan_file, "schedule", absl::StrFormat("unknown value %d", static_cast<int>(plan.schedule())));
+  }
+  spec::PlanSpec p;
+  p.name = plan.name();
+  p.global_batch_size = plan.global_batch_size();
+  p.micro_batch_size = plan.micro_batch_size();
+  p.microbatches = MicrobatchCount(plan);
+  p.schedule = ScheduleKindOf(plan.schedule());
+  p.h1f1b_epsilon = H1f1bEpsilon(plan);
+  p.virtual_stages = static_cast<int>(VirtualStages(plan));
+  p.context_parallel = static_cast<int>(ContextParallel(plan));
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    p.stages.push_back(ResolveStage(plan.stages(i), absl::StrFormat("%s: stages[%d]", plan_file, i)));
+  }
+  p.overlap_grad_reduce = plan.overlap_grad_reduce();
+  p.grad_bucket_bytes = plan.grad_bucket_bytes();
+  p.tp_comm_overlap = plan.tp_comm_overlap();
+  p.blocking_p2p = plan.blocking_p2p();
+  p.zero3_prefetch = plan.zero3_prefetch();
+  p.where = std::string(plan_file);
+  return p;
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,68 @@
+// A resolved plan: the schedule an enum of hetsim's own (UNSPECIFIED is 1F1B here), every "0 means"
+// default applied (TP, DP, EP, CP, virtual stages, H-1F1B's epsilon), the microbatch count derived,
+// and a label per stage for messages. Built by proto::ResolvePlan from a validated Plan; the schedule
+// (sim/pipeline) and the cost model (sim/workload) read only this.
+#ifndef HETSIM_SPEC_PLAN_H_
+#define HETSIM_SPEC_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetsim::spec {
+
+enum class ScheduleKind : uint8_t { kGpipe, kOneFOneB, kEager1F1B, kH1F1B, kInterleaved1F1B };
+enum class Recompute : uint8_t { kNone, kSelective, kFull };
+
+// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
+// no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1
+// let a 5 Gb/s boundary of the HAPT case fall back to 1F1B (docs/sweeps.md), 0.01 does not.
+inline constexpr double kDefaultH1f1bEpsilon = 0.01;
+
+// Nodes [first_node, first_node + node_count) of an island and GPUs [first_gpu, first_gpu +
+// gpus_per_node) on each.
+struct MeshSpec {
+  std::string island;
+  uint32_t first_node = 0;
+  uint32_t node_count = 0;
+  uint32_t first_gpu = 0;
+  uint32_t gpus_per_node = 0;
+};
+
+struct StageSpec {
+  int first_layer = 0;
+  int num_layers = 0;
+  MeshSpec mesh;
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  int expert_parallel = 1;
+  int zero_stage = 0;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
+  double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
+  int warmup_forwards = 0;          // 0: derived from the schedule
+  std::string where;                // "plan.pbtxt: stages[3]"
+};
+
+struct PlanSpec {
+  std::string name;
+  uint64_t global_batch_size = 0;
+  uint64_t micro_batch_size = 0;
+  int64_t microbatches = 0;  // global_batch_size / micro_batch_size
+  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  double h1f1b_epsilon = kDefaultH1f1bEpsilon;
+  int virtual_stages = 1;
+  int context_parallel = 1;
+  std::vector<StageSpec> stages;
+  bool overlap_grad_reduce = false;
+  uint64_t grad_bucket_bytes = 0;  // 0: one bucket per stage
+  bool tp_comm_overlap = false;
+  bool blocking_p2p = false;
+  bool zero3_prefetch = false;
+  std::string where;  // the plan file, for messages
+};
+
+}  // namespace hetsim::spec
+
+#endif  // HETSIM_SPEC_PLAN_H_
