@@ -164,12 +164,22 @@ hetsim::proto::PlanInputs Llama3(const char* plan_name, int nodes = 2048) {
   return Validated(std::move(in));
 }
 
-void RunWhole(benchmark::State& state, const hetsim::proto::PlanInputs& inputs) {
+// The two opt-in approximations a frontier-scale what-if uses: aggregated gradient rings and
+// representative boundary flows (docs/performance.md measures their error).
+hetsim::driver::SimulateOptions Approximated() {
+  hetsim::driver::SimulateOptions o;
+  o.grad_sync_ring_steps = hetsim::sim::RingSteps::kAggregated;
+  o.boundary_flows = hetsim::sim::executor::BoundaryFlows::kRepresentative;
+  return o;
+}
+
+void RunWhole(benchmark::State& state, const hetsim::proto::PlanInputs& inputs,
+              const hetsim::driver::SimulateOptions& options = {}) {
   uint64_t events = 0, flows = 0;
   double seconds = 0, setup_seconds = 0, iteration_ms = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<hetsim::driver::Simulation> sim = hetsim::driver::SimulatePlan(inputs);
+    absl::StatusOr<hetsim::driver::Simulation> sim = hetsim::driver::SimulatePlan(inputs, options);
     if (!sim.ok()) {
       state.SkipWithError(std::string(sim.status().message()).c_str());
       return;
@@ -217,5 +227,15 @@ BENCHMARK(BM_Llama3_405b_128k_context)->Unit(benchmark::kMillisecond)->UseRealTi
 
 void BM_Llama3_405b_100k_gpus(benchmark::State& state) { RunWhole(state, Llama3("plan-llama3-405b", 12500)); }
 BENCHMARK(BM_Llama3_405b_100k_gpus)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_Llama3_405b_16k_approximated(benchmark::State& state) {
+  RunWhole(state, Llama3("plan-llama3-405b"), Approximated());
+}
+BENCHMARK(BM_Llama3_405b_16k_approximated)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+void BM_Llama3_405b_100k_gpus_approximated(benchmark::State& state) {
+  RunWhole(state, Llama3("plan-llama3-405b", 12500), Approximated());
+}
+BENCHMARK(BM_Llama3_405b_100k_gpus_approximated)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

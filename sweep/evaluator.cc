@@ -13,6 +13,8 @@ absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, con
   driver::SimulateOptions options;
   options.max_events = limits.max_events;
   options.max_wall_seconds = limits.max_wall_seconds;
+  options.grad_sync_ring_steps = limits.grad_sync_ring_steps;
+  options.boundary_flows = limits.boundary_flows;
   return driver::SimulateReport(inputs, options);
 }
 

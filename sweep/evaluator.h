@@ -9,15 +9,19 @@
 
 #include <cstdint>
 
+#include "sim/executor/executor.h"
 #include "sweep/point.h"
 
 namespace hetsim::sweep {
 
 // Run limits per point (--max-events, --max-wall-seconds; 0 = none): a point that reaches one fails
 // with a status sim::executor::IsRunLimit recognises (row status "limit"); the sweep goes on.
+// How each point runs: its limits, and the opt-in approximations (named in every point's report).
 struct PointLimits {
   uint64_t max_events = 0;
   double max_wall_seconds = 0;
+  sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
+  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
 };
 
 class SimulationEvaluator : public PointEvaluator {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "app/lib/approximation_options.h"
 #include "app/lib/cli.h"
 #include "app/lib/cmd_run_chakra.h"
 #include "app/lib/command_list.h"
@@ -107,30 +108,9 @@ absl::Status WriteOutputs(const std::string& report_path, const std::string& tra
   return absl::OkStatus();
 }
 
-// --ring-steps: auto (every step of rings up to 128 ranks) or aggregated (the opt-in approximation);
-// stepped is `collective`'s alone.
-absl::StatusOr<sim::RingSteps> RunRingSteps(const std::string& name) {
-  absl::StatusOr<sim::RingSteps> steps = sim::ParseRingSteps(name);
-  if (!steps.ok() || *steps == sim::RingSteps::kStepped) {
-    return absl::InvalidArgumentError(absl::StrFormat("--ring-steps: \"%s\" is not auto or aggregated", name));
-  }
-  return steps;
-}
-
-// --ring-steps and --boundary-flows, the opt-in approximations, into `options`.
-absl::Status ParseApproximations(const std::string& ring_steps, const std::string& boundary_flows,
-                                 driver::SimulateOptions* options) {
-  HETSIM_ASSIGN_OR_RETURN(options->grad_sync_ring_steps, RunRingSteps(ring_steps));
-  absl::StatusOr<sim::executor::BoundaryFlows> flows = sim::executor::ParseBoundaryFlows(boundary_flows);
-  if (!flows.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flows.status().message()));
-  options->boundary_flows = *flows;
-  return absl::OkStatus();
-}
-
 int Simulate(const Args& args) {
   po::options_description options("options");
-  std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus,
-      ring_steps_name = "auto", boundary_flows_name = "all";
+  std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus;
   int trace_replica = -1;
   int64_t max_events = 0;
   double max_wall_seconds = 0;
@@ -153,11 +133,11 @@ int Simulate(const Args& args) {
       "jitter", po::value(&fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
       "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
       "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
-      "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default) or aggregated (approximation)")(
-      "boundary-flows", po::value(&boundary_flows_name)->value_name("MODE"),
-      "all (default) or representative (approximation)")("plan", po::value(&plan_path)->required(), "plan file");
+      "plan", po::value(&plan_path)->required(), "plan file");
   AddIdealOption(options, &ideal);
   AddNetworkOption(options, &network);
+  ApproximationNames approximation_names;
+  AddApproximationOptions(options, &approximation_names);
   po::positional_options_description positional;
   positional.add("plan", 1);
   po::variables_map vm;
@@ -167,9 +147,10 @@ int Simulate(const Args& args) {
   if (!mode.ok()) return UsageError(kInfo, mode.status().message());
   if (auto exit = CheckRunLimitFlags(kInfo, max_events, max_wall_seconds)) return *exit;
   driver::SimulateOptions sim_options;
-  if (absl::Status s = ParseApproximations(ring_steps_name, boundary_flows_name, &sim_options); !s.ok()) {
-    return UsageError(kInfo, s.message());
-  }
+  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
+  if (!approximations.ok()) return UsageError(kInfo, approximations.status().message());
+  sim_options.grad_sync_ring_steps = approximations->ring_steps;
+  sim_options.boundary_flows = approximations->boundary_flows;
   if (vm.count("trace-replica") && !trace_gpus.empty()) {
     return UsageError(kInfo, "--trace-replica and --trace-gpus exclude each other");
   }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "app/lib/approximation_options.h"
 #include "app/lib/cli.h"
 #include "app/lib/command_list.h"
 #include "proto/io.h"
@@ -51,6 +52,8 @@ int Sweep(const Args& args) {
       "fail a point whose simulation runs longer than S seconds (0 = no limit)")(
       "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the results (CSV)")(
       "sweep", po::value(&job.sweep_path)->required(), "sweep file");
+  ApproximationNames approximation_names;
+  AddApproximationOptions(options, &approximation_names);
   po::positional_options_description positional;
   positional.add("sweep", 1);
   po::variables_map vm;
@@ -62,6 +65,10 @@ int Sweep(const Args& args) {
   }
   if (auto exit = CheckRunLimitFlags(kInfo, max_events, limits.max_wall_seconds)) return *exit;
   limits.max_events = static_cast<uint64_t>(max_events);
+  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
+  if (!approximations.ok()) return UsageError(kInfo, approximations.status().message());
+  limits.grad_sync_ring_steps = approximations->ring_steps;
+  limits.boundary_flows = approximations->boundary_flows;
   if (vm.count("jobs") && jobs < 1) return UsageError(kInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {
