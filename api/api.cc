@@ -145,7 +145,7 @@ absl::StatusOr<std::string> Collective(const Input& cluster_in, const Collective
   out.set_op(std::string(CollectiveOpName(req.op)));
   out.set_bytes(static_cast<uint64_t>(req.bytes));
   out.set_num_gpus(static_cast<uint32_t>(req.gpus.size()));
-  out.set_algorithm(absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated_rings ? "-agg" : ""));
+  out.set_algorithm(absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : ""));
   out.set_protocol(std::string(sim::ProtocolName(r.shape.protocol)));
   out.set_time_us(TimeToSeconds(r.time) * 1e6);
   out.set_alg_bandwidth_gbytes_per_s(r.algbw_bytes_per_s / 1e9);

@@ -71,7 +71,7 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
     const auto ar = Simulate(
         s.topo, s.router,
         Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
-    CHECK(ar.shape.aggregated_rings);
+    CHECK(ar.shape.aggregated);
     CHECK(ar.flows == static_cast<uint64_t>(n));  // one per ring edge (joins are not flows)
     CHECK(TimeToSeconds(ar.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
     for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
@@ -94,18 +94,18 @@ TEST_CASE("automatic ring steps: stepped up to 128 ranks, aggregated beyond", "[
   const auto stepped =
       Simulate(small.topo, small.router,
                Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
-  CHECK_FALSE(stepped.shape.aggregated_rings);
+  CHECK_FALSE(stepped.shape.aggregated);
   CHECK(stepped.flows == 2u * 127u * 128u);
   const auto aggregated =
       Simulate(large.topo, large.router,
                Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
-  CHECK(aggregated.shape.aggregated_rings);
+  CHECK(aggregated.shape.aggregated);
   CHECK(aggregated.flows == 129u);
   // Explicit chunks keep the stepped ring (the pipeline the user asked for).
   CollectiveRequest chunked =
       Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto);
   chunked.chunks = 2;
-  CHECK_FALSE(Simulate(large.topo, large.router, chunked).shape.aggregated_rings);
+  CHECK_FALSE(Simulate(large.topo, large.router, chunked).shape.aggregated);
 }
 
 // The aggregated and stepped versions of the same request, on the same links.
@@ -117,8 +117,8 @@ void CheckSameTime(const topology::Topology& topo, CollectiveRequest req, double
   const auto aggregated = Simulate(topo, router, req);
   INFO("stepped " << stepped.time << " ps (" << stepped.flows << " flows), aggregated " << aggregated.time << " ps ("
                   << aggregated.flows << " flows), gap " << RelativeGap(stepped.time, aggregated.time));
-  CHECK_FALSE(stepped.shape.aggregated_rings);
-  CHECK(aggregated.shape.aggregated_rings);
+  CHECK_FALSE(stepped.shape.aggregated);
+  CHECK(aggregated.shape.aggregated);
   CHECK(aggregated.flows < stepped.flows);
   CHECK(RelativeGap(stepped.time, aggregated.time) <= tolerance);
 }

@@ -41,9 +41,11 @@ const CommandInfo kInfo = {
     "LIST: global GPU ids (islands, nodes, GPUs in order) as ranges, e.g. 0-511 or 0-7,16-23.\n"
     "A: ring, tree, hier (intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather),\n"
     "direct, pairwise, or auto (default): the fastest by the alpha-beta estimate on the actual links.\n"
-    "--ring-steps: stepped simulates every ring step as flows; aggregated moves each ring edge's bytes of all\n"
-    "steps as one flow that pays every step's latency (exact for a ring alone on its links, docs/decisions.md);\n"
-    "auto (default) aggregates rings of more than 128 ranks. Aggregated rows say \"ring-agg\" or \"hier-agg\".\n"
+    "--ring-steps: stepped simulates every ring step and tree chunk as flows; aggregated moves each ring\n"
+    "edge's bytes of all steps as one flow that pays every step's latency (exact for a ring alone on its\n"
+    "links), and each tree edge's chunks as three flows per direction (first, middle, last chunk; within 1%\n"
+    "of stepped, docs/decisions.md); auto (default) aggregates rings of more than 128 ranks and trees of\n"
+    "more than 65,536 stepped flows. Aggregated rows say \"ring-agg\", \"tree-agg\" or \"hier-agg\".\n"
     "Links run at the bandwidth NCCL reaches on their fabric, and each collective pays NCCL's launch and\n"
     "per-step latencies of its protocol (LL, LL128, Simple; --proto auto picks the fastest estimate, as\n"
     "NCCL's tuner does; docs/network.md). --ideal (or the cluster's `ideal: true`) gives line rate and no\n"
@@ -105,7 +107,7 @@ absl::StatusOr<std::vector<int64_t>> ParseSizes(absl::string_view bytes_text, ab
 // One line of the table: the shape chosen, simulated time, bandwidths, estimate, flows, wall time.
 void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
   const bool hier = r.shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
-  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated_rings ? "-agg" : "");
+  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : "");
   std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
               algo.c_str(), hier ? sim::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
               r.shape.chunks, sim::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,

@@ -66,8 +66,9 @@ const CommandInfo kInfo = {
     "of the full cluster, simulates the new plan and reports its throughput, its ratio to the fault-free\n"
     "plan and the re-plan time (report field replan).\n"
     "--ring-steps aggregated (an opt-in approximation, named in the report's approximations): gradient\n"
-    "synchronisation rings move each ring edge's bytes of all steps as one flow (docs/performance.md gives\n"
-    "its measured error); auto (default) simulates every step of rings up to 128 ranks.\n"
+    "synchronisation rings move each ring edge's bytes of all steps as one flow, and trees each edge's\n"
+    "chunks as three flows (docs/performance.md gives the measured errors); auto (default) simulates every\n"
+    "step of rings up to 128 ranks and every chunk of trees up to 65,536 flows.\n"
     "--boundary-flows representative (an opt-in approximation, named in the report's approximations): a\n"
     "pipeline boundary's flows in the same role in different data-parallel replicas are simulated as one\n"
     "weighted flow per group (docs/performance.md gives its measured error); all (default) simulates each."};

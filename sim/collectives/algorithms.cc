@@ -56,6 +56,18 @@ bool Aggregates(RingSteps mode, int64_t ranks, int32_t chunks) {
   return false;
 }
 
+// Whether `trees` double trees of `ranks` ranks in `chunks` chunks run aggregated (docs/decisions.md):
+// stepped, each is 2 trees x 2 directions x (ranks - 1) edges x chunks flows.
+bool TreesAggregate(RingSteps mode, int64_t trees, int64_t ranks, int32_t chunks) {
+  if (chunks < 3 || ranks < 2) return false;  // nothing to fold: the first and last chunk stay stepped
+  switch (mode) {
+    case RingSteps::kStepped: return false;
+    case RingSteps::kAggregated: return true;
+    case RingSteps::kAuto: return trees * 4 * (ranks - 1) * chunks > kMaxSteppedTreeFlows;
+  }
+  return false;
+}
+
 // A ring, stepped or aggregated.
 Ready AppendAnyRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t steps, int32_t chunks,
                     int32_t segment_offset, uint64_t flow_key, const Ready& start, RingSteps mode) {
@@ -117,7 +129,7 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
   auto costs = in.costs_of(paths);
   if (!costs.ok()) return costs.status();
   const int32_t steps = RingStepCount(in.req.op, in.n);
-  s.aggregated_rings = Aggregates(in.req.ring_steps, in.n, s.chunks);
+  s.aggregated = Aggregates(in.req.ring_steps, in.n, s.chunks);
   s.estimated_seconds =
       in.n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, in.bytes / s.channels / in.n / s.chunks);
   return s;
@@ -144,6 +156,7 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
     return in.n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, in.bytes / s.channels / 2 / c);
   });
+  s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
   return s;
 }
 
@@ -185,8 +198,9 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
       in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
-  s.aggregated_rings =
-      Aggregates(in.req.ring_steps, g, 1) || (!use_tree && Aggregates(in.req.ring_steps, num_nodes, 1));
+  s.aggregated =
+      Aggregates(in.req.ring_steps, g, 1) || (use_tree ? TreesAggregate(in.req.ring_steps, g, num_nodes, chunks)
+                                                       : Aggregates(in.req.ring_steps, num_nodes, 1));
   s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
   return s;
 }
@@ -313,7 +327,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       }
       for (int32_t c = 0; c < s.channels; ++c) {
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
-                                  kTreeKeyBase + c, none);
+                                  kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks));
       }
       break;
     case CollectiveAlgorithm::kHierarchical: {
@@ -334,7 +348,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         }
         const int64_t seg = SplitBytes(req.bytes, gpn, (i + 1) % gpn);
         const Ready done = s.inter_node == CollectiveAlgorithm::kTree
-                               ? AppendDoubleTreeAllReduce(g, rail, seg, s.chunks, kTreeKeyBase + i, start)
+                               ? AppendDoubleTreeAllReduce(
+                                     g, rail, seg, s.chunks, kTreeKeyBase + i, start,
+                                     TreesAggregate(s.ring_steps, gpn, static_cast<int64_t>(nodes.size()), s.chunks))
                                : AppendAnyRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i,
                                                start, s.ring_steps);
         for (size_t j = 0; j < nodes.size(); ++j) after_ar[j][i] = done[j];

@@ -19,9 +19,9 @@ struct CollectiveShape {
   int32_t chunks = 1;
   // Hierarchical only: how nodes all-reduce among themselves (kRing or kTree).
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kRing;
-  // How rings run: kStepped, kAggregated, or kAuto (each ring by its length, see RingSteps).
+  // How rings and trees run: kStepped, kAggregated, or kAuto (by their size, see RingSteps).
   RingSteps ring_steps = RingSteps::kAuto;
-  bool aggregated_rings = false;  // at least one ring of the graph runs aggregated
+  bool aggregated = false;  // at least one ring or tree of the graph runs aggregated
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;

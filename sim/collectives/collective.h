@@ -28,14 +28,20 @@ enum class CollectiveAlgorithm {
   kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
 };
 
-// How rings are simulated (docs/decisions.md, "Aggregated ring steps").
+// How rings and double trees are simulated (docs/decisions.md, "Aggregated ring steps", "Aggregated
+// tree chunks").
 enum class RingSteps {
-  kAuto,        // aggregated for rings of more than kMaxSteppedRingRanks ranks with one chunk, else stepped
+  kAuto,        // aggregated for rings of more than kMaxSteppedRingRanks ranks with one chunk, and for trees
+                // of more than kMaxSteppedTreeFlows flows stepped; else stepped
   kStepped,     // one flow per rank, step and chunk: every step's latency and contention
-  kAggregated,  // one flow per ring edge carrying every step's bytes, paying every step's latency
+  kAggregated,  // one flow per ring edge carrying every step's bytes, paying every step's latency; three
+                // per tree edge and direction (first chunk, the middle ones, last chunk)
 };
 // A ring of this many ranks is 2 x 127 x 128 = 32,512 flows per all-reduce ring when stepped.
 inline constexpr int64_t kMaxSteppedRingRanks = 128;
+// kAuto aggregates a collective's double trees when stepped they would be more flows than this (a
+// 512-GPU hierarchical all-reduce over 64 nodes in 64 chunks: 8 rails x 2 trees x 2 x 63 x 64 = 129,024).
+inline constexpr int64_t kMaxSteppedTreeFlows = 65536;
 
 absl::string_view AlgorithmName(CollectiveAlgorithm algorithm);  // "ring", "tree", "hier", ...
 absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name);
@@ -55,7 +61,7 @@ struct CollectiveRequest {
   int32_t chunks = 0;    // pipeline chunks per channel; 0 = chosen from the size
   // Hierarchical all-reduce: kRing or kTree across nodes; kAuto = the faster estimate.
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kAuto;
-  // Rings (flat, and hierarchical's rings across nodes): stepped or aggregated.
+  // Rings (flat, and hierarchical's rings) and double trees: stepped or aggregated.
   RingSteps ring_steps = RingSteps::kAuto;
   // NCCL protocol (sim/collectives/nccl_model.h); nullopt = the fastest estimate. Ignored when ideal.
   std::optional<topology::NcclProtocol> protocol;

@@ -41,52 +41,96 @@ int32_t Depth(const std::vector<int32_t>& parents) {
   return depth;
 }
 
-// One binary tree's all-reduce: reduce chunks up to `root`, broadcast them back down.
-void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int32_t root,
-                   int32_t tree, int64_t bytes, int32_t chunks, uint64_t key, const Ready& start, Ready& ready) {
-  const int32_t n = static_cast<int32_t>(ranks.size());
-  auto rank_at = [&](int32_t pos) { return TreeRank(n, tree, pos); };
-  std::vector<std::vector<int32_t>> children(n);
-  for (int32_t p = 0; p < n; ++p) {
-    if (parents[p] >= 0) children[parents[p]].push_back(p);
+// A stretch of a tree edge's chunks moved as one transfer: its bytes, the chunk steps (route
+// latencies) it stands for, and whether it waits for the same stretch upstream (every stepped chunk
+// and the first and last chunk of an aggregated edge do; the aggregated middle streams behind the
+// edge's own first chunk).
+struct TreeSegment {
+  int64_t bytes = 0;
+  int32_t steps = 1;
+  bool follows_upstream = true;
+};
+
+// Stepped: one segment per chunk. Aggregated (chunks >= 3): first chunk, the middle chunks as one
+// transfer paying chunks - 2 latencies, last chunk. With every edge at one rate s per chunk step the
+// two end at the same time: the last chunk leaves hop h at (h + chunks - 1) x s either way.
+std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggregated) {
+  std::vector<TreeSegment> segments;
+  if (!aggregated || chunks < 3) {
+    for (int32_t c = 0; c < chunks; ++c) segments.push_back({SplitBytes(bytes, chunks, c), 1, true});
+    return segments;
   }
-  std::vector<TransferIndex> up(static_cast<size_t>(n) * chunks, kNoTransfer), down(up.size(), kNoTransfer);
-  auto at = [n](int32_t c, int32_t pos) { return static_cast<size_t>(c) * n + pos; };
-  // Children before parents: a post-order over positions by decreasing depth.
-  std::vector<int32_t> order(n);
-  std::vector<int32_t> depth(n, 0);
+  int64_t middle = 0;
+  for (int32_t c = 1; c + 1 < chunks; ++c) middle += SplitBytes(bytes, chunks, c);
+  segments.push_back({SplitBytes(bytes, chunks, 0), 1, true});
+  segments.push_back({middle, chunks - 2, false});
+  segments.push_back({SplitBytes(bytes, chunks, chunks - 1), 1, true});
+  return segments;
+}
+
+// The positions of a tree ordered children before parents (by decreasing depth, stable).
+std::vector<int32_t> ChildrenFirst(const std::vector<int32_t>& parents) {
+  const int32_t n = static_cast<int32_t>(parents.size());
+  std::vector<int32_t> order(n), depth(n, 0);
   for (int32_t p = 0; p < n; ++p) {
     for (int32_t q = p; parents[q] >= 0; q = parents[q]) ++depth[p];
     order[p] = p;
   }
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  return order;
+}
+
+// One binary tree's all-reduce: reduce segments up to `root`, broadcast them back down.
+void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int32_t root,
+                   int32_t tree, const std::vector<TreeSegment>& segments, uint64_t key, const Ready& start,
+                   Ready& ready) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  const int32_t count = static_cast<int32_t>(segments.size());
+  auto rank_at = [&](int32_t pos) { return TreeRank(n, tree, pos); };
+  std::vector<std::vector<int32_t>> children(n);
+  for (int32_t p = 0; p < n; ++p) {
+    if (parents[p] >= 0) children[parents[p]].push_back(p);
+  }
+  std::vector<TransferIndex> up(static_cast<size_t>(n) * count, kNoTransfer), down(up.size(), kNoTransfer);
+  auto at = [n](int32_t c, int32_t pos) { return static_cast<size_t>(c) * n + pos; };
+  auto add = [&](int32_t from, int32_t to, const TreeSegment& seg, const std::vector<TransferIndex>& deps) {
+    const TransferIndex t = g.Add(g.Path(ranks[rank_at(from)], ranks[rank_at(to)], key), seg.bytes, deps);
+    if (seg.steps > 1) g.SetLatencyRepeats(t, seg.steps);
+    return t;
+  };
+  const std::vector<int32_t> order = ChildrenFirst(parents);
   std::vector<TransferIndex> deps;
-  for (int32_t c = 0; c < chunks; ++c) {
-    const int64_t chunk = SplitBytes(bytes, chunks, c);
+  for (int32_t c = 0; c < count; ++c) {
+    const TreeSegment& seg = segments[c];
     for (int32_t pos : order) {
       if (parents[pos] < 0) continue;
       deps.assign(StartOf(start, rank_at(pos)).begin(), StartOf(start, rank_at(pos)).end());
-      for (int32_t ch : children[pos]) deps.push_back(up[at(c, ch)]);
+      if (seg.follows_upstream) {
+        for (int32_t ch : children[pos]) deps.push_back(up[at(c, ch)]);
+      }
       if (c > 0) deps.push_back(up[at(c - 1, pos)]);
-      up[at(c, pos)] = g.Add(g.Path(ranks[rank_at(pos)], ranks[rank_at(parents[pos])], key), chunk, deps);
+      up[at(c, pos)] = add(pos, parents[pos], seg, deps);
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const int32_t pos = *it;
       if (parents[pos] < 0) continue;
       const int32_t parent = parents[pos];
+      deps.clear();
       if (parent == root) {
         deps.assign(StartOf(start, rank_at(root)).begin(), StartOf(start, rank_at(root)).end());
-        for (int32_t ch : children[root]) deps.push_back(up[at(c, ch)]);
-      } else {
-        deps.assign({down[at(c, parent)]});
+        if (seg.follows_upstream) {
+          for (int32_t ch : children[root]) deps.push_back(up[at(c, ch)]);
+        }
+      } else if (seg.follows_upstream) {
+        deps.push_back(down[at(c, parent)]);
       }
       if (c > 0) deps.push_back(down[at(c - 1, pos)]);
-      down[at(c, pos)] = g.Add(g.Path(ranks[rank_at(parent)], ranks[rank_at(pos)], key), chunk, deps);
+      down[at(c, pos)] = add(parent, pos, seg, deps);
     }
   }
   for (int32_t pos = 0; pos < n; ++pos) {
     auto& r = ready[rank_at(pos)];
-    for (int32_t c = 0; c < chunks; ++c) {
+    for (int32_t c = 0; c < count; ++c) {
       if (pos == root) {
         for (int32_t ch : children[root]) r.push_back(up[at(c, ch)]);
       } else {
@@ -211,7 +255,7 @@ std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree
 }
 
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start) {
+                                const Ready& start, bool aggregated) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2) {
@@ -220,7 +264,8 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
   }
   const std::vector<int32_t> parents = BinaryTreeParents(n);
   for (int32_t t = 0; t < 2; ++t) {
-    TreeAllReduce(g, ranks, parents, /*root=*/0, t, SplitBytes(bytes, 2, t), chunks, flow_key * 2 + t, start, ready);
+    TreeAllReduce(g, ranks, parents, /*root=*/0, t, TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated),
+                  flow_key * 2 + t, start, ready);
   }
   return ready;
 }

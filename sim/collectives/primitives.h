@@ -38,9 +38,13 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
 
 // NCCL's double binary tree all-reduce: half of `bytes` on each of two binary trees (the second
 // mirrored or shifted so that one tree's leaves are the other's inner nodes); each chunk is reduced up
-// to the root and broadcast back down, chunks pipelined.
+// to the root and broadcast back down, chunks pipelined. `aggregated` (with chunks >= 3) moves each
+// edge's chunks as three transfers per direction instead of `chunks`: the first chunk and the last,
+// stepped through the tree as before, and the chunks between as one transfer that streams behind the
+// first paying their chunks - 2 latencies. Exact when every edge keeps one rate per chunk step; an
+// approximation otherwise (docs/decisions.md, "Aggregated tree chunks").
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start);
+                                const Ready& start, bool aggregated = false);
 // Depth (edges on the longest root-to-leaf path) of the trees AppendDoubleTreeAllReduce builds.
 int32_t DoubleTreeDepth(int64_t n);
 // The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of
