@@ -45,13 +45,13 @@ v1::Cluster FatTreeCluster(int nodes) {
   return c;
 }
 
-void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
-               sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
-               sim::RingSteps ring_steps = sim::RingSteps::kAuto) {
+void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgorithm algorithm, int32_t channels,
+                   sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
+                   sim::RingSteps ring_steps = sim::RingSteps::kAuto) {
   const int gpus = static_cast<int>(state.range(0));
   const auto topo = *topology::Topology::Build(FatTreeCluster(gpus / 8));
   sim::CollectiveRequest req;
-  req.op = CollectiveOp::kAllReduce;
+  req.op = op;
   req.gpus.resize(gpus);
   std::iota(req.gpus.begin(), req.gpus.end(), 0);
   req.bytes = int64_t{1} << 30;
@@ -83,7 +83,23 @@ void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int3
   state.counters["sim_us"] = TimeToSeconds(last.time) * 1e6;
   state.counters["aggregated"] = last.shape.aggregated ? 1 : 0;
   state.counters["inter_tree"] = last.shape.inter_node == sim::CollectiveAlgorithm::kTree ? 1 : 0;
+  state.counters["recomputes"] = static_cast<double>(last.network.recomputations);
+  state.counters["visited"] = static_cast<double>(last.network.flows_visited);
   state.counters["maxrss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
+               sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
+               sim::RingSteps ring_steps = sim::RingSteps::kAuto) {
+  RunCollective(state, CollectiveOp::kAllReduce, algorithm, channels, inter_node, ring_steps);
+}
+
+// All-to-all of a 1 GiB send buffer per rank (2 MiB to each of 512 peers).
+void BM_AllToAllDirect(benchmark::State& state) {
+  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kDirect, 0);
+}
+void BM_AllToAllPairwise(benchmark::State& state) {
+  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kPairwise, 0);
 }
 
 void BM_AllReduceHierarchical(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0); }
@@ -120,6 +136,8 @@ BENCHMARK(BM_AllReduceHierTreeInter)->Arg(512)->Arg(4096)->Unit(benchmark::kMill
 BENCHMARK(BM_AllReduceHierTreeInterStepped)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatTree)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceHierRingInterStepped)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_AllToAllDirect)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_AllToAllPairwise)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatRing)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceFlatRingStepped)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceRing8Channels)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();

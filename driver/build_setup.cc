@@ -29,14 +29,15 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
 }
 
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
-                                                                          sim::NetworkMode mode) {
+                                                                          sim::NetworkMode mode,
+                                                                          sim::executor::ReplicaReuse reuse) {
   absl::StatusOr<topology::Topology> built = topology::Topology::Build(inputs.cluster);
   if (!built.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", built.status().message()));
   }
   auto topology = std::make_unique<topology::Topology>(*std::move(built));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
-  return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode);
+  return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
 }
 
 }  // namespace hetsim::driver

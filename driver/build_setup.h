@@ -25,8 +25,9 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
                                                        const topology::Topology& topology);
 
 // The topology, the spec and the setup; a cluster the topology refuses is named by its file.
-absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
-                                                                          sim::NetworkMode mode);
+absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(
+    const proto::PlanInputs& inputs, sim::NetworkMode mode,
+    sim::executor::ReplicaReuse reuse = sim::executor::ReplicaReuse::kMapped);
 
 }  // namespace hetsim::driver
 

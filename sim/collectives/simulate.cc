@@ -36,6 +36,7 @@ absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& to
   r.busbw_bytes_per_s = r.algbw_bytes_per_s * BusBandwidthFactor(request.op, static_cast<int64_t>(request.gpus.size()));
   r.flows = execution.flows();
   r.events = simulator.events_processed();
+  r.network = (*network)->stats();
   r.network_mode = mode;
   return r;
 }

@@ -25,6 +25,7 @@ struct CollectiveResult {
   double busbw_bytes_per_s = 0;              // algbw x BusBandwidthFactor (nccl-tests' busbw)
   uint64_t flows = 0;
   uint64_t events = 0;
+  NetworkStats network;  // the max-min work: recomputes, flows visited and re-rated
   NetworkMode network_mode = NetworkMode::kMaxMinFair;
 };
 

@@ -125,18 +125,46 @@ absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::ConcurrentLoadOf(Collecti
 
 absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
                                                               int64_t bytes) {
-  if (gpus.size() <= 1 || bytes <= 0) return std::vector<LinkLoad>{};
+  absl::StatusOr<Timed> t = GroupTimed(op, gpus, bytes);
+  if (!t.ok()) return t.status();
+  return std::move(t->load);
+}
+
+absl::StatusOr<CollectiveTimer::Timed> CollectiveTimer::GroupTimed(CollectiveOp op, const std::vector<GpuId>& gpus,
+                                                                   int64_t bytes) {
+  if (gpus.size() <= 1 || bytes <= 0) return Timed{};
   const auto template_key = std::make_tuple(static_cast<int>(op), bytes, gpus.size());
-  if (auto it = templates_.find(template_key); it != templates_.end() && it->second != gpus) {
+  if (auto it = templates_.find(template_key);
+      reuse_ == ReplicaReuse::kMapped && it != templates_.end() && it->second != gpus) {
     absl::StatusOr<const Timed*> base = Simulate(op, {it->second}, bytes);
     if (!base.ok()) return base.status();
-    std::vector<LinkLoad> mapped;
-    if (MapLoad(it->second, gpus, (*base)->load, mapped)) return mapped;
+    Timed mapped{(*base)->time, {}};
+    if (MapLoad(it->second, gpus, (*base)->load, mapped.load)) {
+      ++mapped_groups_;
+      return mapped;
+    }
   }
+  ++simulated_groups_;
   absl::StatusOr<const Timed*> t = Simulate(op, {gpus}, bytes);
   if (!t.ok()) return t.status();
   templates_.emplace(template_key, gpus);
-  return (*t)->load;
+  return **t;
+}
+
+absl::StatusOr<GroupsTiming> CollectiveTimer::EachGroup(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
+                                                        int64_t bytes) {
+  GroupsTiming out;
+  // Gathered and merged at once: merging group by group made the setup quadratic in the replicas
+  // (128 groups per collective at 16K GPUs).
+  std::vector<LinkLoad> all;
+  for (const std::vector<GpuId>& g : groups) {
+    absl::StatusOr<Timed> t = GroupTimed(op, g, bytes);
+    if (!t.ok()) return t.status();
+    out.slowest = std::max(out.slowest, t->time);
+    all.insert(all.end(), t->load.begin(), t->load.end());
+  }
+  out.load = SumByLink(std::move(all));
+  return out;
 }
 
 const absl::flat_hash_map<std::pair<DeviceId, DeviceId>, LinkId>& CollectiveTimer::LinkIndex() {

@@ -37,6 +37,18 @@ struct LinkLoad {
   Time busy_time = 0;
 };
 
+// Whether the timer may copy one group's result to an isomorphic group instead of simulating it
+// (exact: the devices correspond one to one and every link it maps onto has the same capacity and
+// latency); kNone simulates every group, which the tests use to show the reports are byte-identical.
+enum class ReplicaReuse { kMapped, kNone };
+
+// The same collective on every group of a list, each alone: the slowest group's time and the groups'
+// loads summed by link.
+struct GroupsTiming {
+  Time slowest = 0;
+  std::vector<LinkLoad> load;
+};
+
 // Adds `load` x `times` into `into` (sorted by link, one entry per link).
 void AddLoad(std::vector<LinkLoad>& into, const std::vector<LinkLoad>& load, int64_t times);
 // Entries in any order, links repeated: sorted by link, one entry per link.
@@ -44,13 +56,20 @@ std::vector<LinkLoad> SumByLink(std::vector<LinkLoad> loads);
 
 class CollectiveTimer {
  public:
-  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
-      : topology_(topology), router_(router), mode_(mode) {}
+  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode,
+                  ReplicaReuse reuse = ReplicaReuse::kMapped)
+      : topology_(topology), router_(router), mode_(mode), reuse_(reuse) {}
 
   // The collective alone on the network: from its first flow to its last byte. 0 for one GPU.
   absl::StatusOr<Time> TimeOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
   // Its per-link load (sorted by link), mapped from an isomorphic group simulated before when possible.
   absl::StatusOr<std::vector<LinkLoad>> LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
+  // Every group alone (a stage's TP groups, one per replica): groups isomorphic to one simulated
+  // before reuse its time and load (ReplicaReuse::kMapped), the others are simulated.
+  absl::StatusOr<GroupsTiming> EachGroup(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
+  // Groups GroupTimed answered by mapping a template's result, and by simulating the group.
+  int64_t mapped_groups() const { return mapped_groups_; }
+  int64_t simulated_groups() const { return simulated_groups_; }
   // The same collective on several disjoint groups at once (a stage's data-parallel groups, one per
   // TP rank, sharing the nodes' NICs): from the first flow to the last byte of any group, and the
   // exact load of all of them.
@@ -65,6 +84,9 @@ class CollectiveTimer {
   };
   using Key = std::tuple<int, int64_t, std::vector<std::vector<GpuId>>>;
   absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
+  // One group alone: mapped from the template of its (op, bytes, size) when they correspond, else
+  // simulated (and the template when it is the first).
+  absl::StatusOr<Timed> GroupTimed(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
   // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
   bool MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to, const std::vector<LinkLoad>& load,
                std::vector<LinkLoad>& out);
@@ -73,6 +95,9 @@ class CollectiveTimer {
   const topology::Topology& topology_;
   topology::Router& router_;
   NetworkMode mode_;
+  ReplicaReuse reuse_;
+  int64_t mapped_groups_ = 0;
+  int64_t simulated_groups_ = 0;
   Simulator simulator_;               // the clock of network_, carried on from one collective to the next
   std::unique_ptr<Network> network_;  // built on first use
   std::map<Key, Timed> cache_;

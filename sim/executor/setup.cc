@@ -29,7 +29,7 @@ std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, 
 
 // The groups a stage collective runs over: every TP group (of each replica and CP rank), or for
 // expert parallelism every block of `expert_parallel` consecutive replicas at each (CP, TP) rank.
-// The first is the one timed.
+// Each is timed (an isomorphic one by mapping, see CollectiveTimer); the slowest sets the stage's time.
 std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group) {
   std::vector<std::vector<GpuId>> groups;
   if (group == workload::CollectiveGroup::kTensor) {
@@ -46,22 +46,14 @@ std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::Collect
   return groups;
 }
 
-// One collective of a pass, `count` times in a row: adds its time (first group) to `time` and the
-// load of every group to `load`.
+// One collective of a pass, `count` times in a row: adds its time (the slowest group's: the stage's
+// replicas run in step) to `time` and the load of every group to `load`.
 absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
                            int64_t bytes, int64_t count, Time& time, std::vector<LinkLoad>& load) {
-  absl::StatusOr<Time> t = timer.TimeOf(op, groups.front(), bytes);
+  absl::StatusOr<GroupsTiming> t = timer.EachGroup(op, groups, bytes);
   if (!t.ok()) return t.status();
-  time += *t * count;
-  // The groups' loads gathered and merged into `load` at once: merging group by group made the
-  // setup quadratic in the replicas (128 groups per collective at 16K GPUs).
-  std::vector<LinkLoad> all;
-  for (const std::vector<GpuId>& g : groups) {
-    absl::StatusOr<std::vector<LinkLoad>> l = timer.LoadOf(op, g, bytes);
-    if (!l.ok()) return l.status();
-    all.insert(all.end(), l->begin(), l->end());
-  }
-  AddLoad(load, SumByLink(std::move(all)), count);
+  time += t->slowest * count;
+  AddLoad(load, t->load, count);
   return absl::OkStatus();
 }
 
@@ -447,7 +439,7 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::unique_ptr<topology::Topology> topology,
-                                                                    NetworkMode mode) {
+                                                                    NetworkMode mode, ReplicaReuse reuse) {
   auto setup = std::make_unique<ExecutionSetup>();
   setup->spec = std::move(spec);
   setup->network_mode = mode;
@@ -466,11 +458,13 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   const int v = plan.virtual_stages;
   HETSIM_RETURN_IF_ERROR(CostVirtualStages(*setup, gpus_compute, v));
   HETSIM_RETURN_IF_ERROR(BuildBoundaries(*setup));
-  CollectiveTimer timer(*setup->topology, *setup->router, mode);
+  CollectiveTimer timer(*setup->topology, *setup->router, mode, reuse);
   CpRingTimer cp_timer(*setup->topology, *setup->router, mode);
   for (int k = 0; k < static_cast<int>(setup->virtual_stages.size()); ++k) {
     HETSIM_RETURN_IF_ERROR(AddStageCollectives(*setup, timer, cp_timer, k));
   }
+  setup->mapped_collective_groups = timer.mapped_groups();
+  setup->simulated_collective_groups = timer.simulated_groups();
   SetH1f1bInputs(*setup);
   HETSIM_RETURN_IF_ERROR(BuildDag(*setup, v));
   return setup;

@@ -140,16 +140,21 @@ struct ExecutionSetup {
   std::unique_ptr<pipeline::PipelineDag> dag;
   std::vector<Time> durations;  // per DAG node, uncontended
   int64_t microbatches = 0;
+  // Replica collectives timed by mapping an isomorphic group's result, and by simulating them.
+  int64_t mapped_collective_groups = 0;
+  int64_t simulated_collective_groups = 0;
 
   int num_stages() const { return static_cast<int>(stages.size()); }
   int num_gpus() const;
 };
 
 // Builds every piece on `topology` (the cluster's, island i being spec.cluster.islands[i]); errors (a
-// stage the cost model rejects, a missing route) name the plan file and the field.
+// stage the cost model rejects, a missing route) name the plan file and the field. `reuse` kNone
+// times every replica's collectives itself instead of mapping isomorphic ones (the same setup, slower).
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::unique_ptr<topology::Topology> topology,
-                                                                    NetworkMode mode);
+                                                                    NetworkMode mode,
+                                                                    ReplicaReuse reuse = ReplicaReuse::kMapped);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch; each overlap with a destination replica moves
