@@ -9,19 +9,19 @@
 namespace hetsim::sweep {
 namespace {
 
-absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, const PointLimits& limits) {
+absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, const PointOptions& point) {
   driver::SimulateOptions options;
-  options.max_events = limits.max_events;
-  options.max_wall_seconds = limits.max_wall_seconds;
-  options.grad_sync_ring_steps = limits.grad_sync_ring_steps;
-  options.boundary_flows = limits.boundary_flows;
+  options.max_events = point.max_events;
+  options.max_wall_seconds = point.max_wall_seconds;
+  options.grad_sync_ring_steps = point.grad_sync_ring_steps;
+  options.boundary_flows = point.boundary_flows;
   return driver::SimulateReport(inputs, options);
 }
 
 }  // namespace
 
 absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInputs& point) const {
-  if (point.has_plan) return Simulate(point.inputs, limits_);
+  if (point.has_plan) return Simulate(point.inputs, options_);
   HETSIM_ASSIGN_OR_RETURN(planner::PlannerKind kind, planner::ParsePlannerKind(point.planner));
   const hetsim::v1::Plan& settings = point.inputs.plan;
   planner::PlanRequest request;
@@ -42,7 +42,7 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   *planned.plan.mutable_model() = planned.model;
   if (settings.schedule() != hetsim::v1::SCHEDULE_UNSPECIFIED) planned.plan.set_schedule(settings.schedule());
   HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(planned));
-  return Simulate(planned, limits_);
+  return Simulate(planned, options_);
 }
 
 }  // namespace hetsim::sweep

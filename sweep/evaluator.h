@@ -17,7 +17,7 @@ namespace hetsim::sweep {
 // Run limits per point (--max-events, --max-wall-seconds; 0 = none): a point that reaches one fails
 // with a status sim::executor::IsRunLimit recognises (row status "limit"); the sweep goes on.
 // How each point runs: its limits, and the opt-in approximations (named in every point's report).
-struct PointLimits {
+struct PointOptions {
   uint64_t max_events = 0;
   double max_wall_seconds = 0;
   sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
@@ -27,11 +27,11 @@ struct PointLimits {
 class SimulationEvaluator : public PointEvaluator {
  public:
   SimulationEvaluator() = default;
-  explicit SimulationEvaluator(PointLimits limits) : limits_(limits) {}
+  explicit SimulationEvaluator(PointOptions options) : options_(options) {}
   absl::StatusOr<hetsim::v1::Report> Evaluate(const PointInputs& point) const override;
 
  private:
-  PointLimits limits_;
+  PointOptions options_;
 };
 
 }  // namespace hetsim::sweep

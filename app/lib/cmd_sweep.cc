@@ -40,7 +40,7 @@ int Sweep(const Args& args) {
   sweep::SweepJob job;
   std::string format, shard, html_path;
   int jobs = 0;
-  sweep::PointLimits limits;
+  sweep::PointOptions point_options;
   int64_t max_events = 0;
   options.add_options()("out,o", po::value(&job.output_path)->value_name("FILE"), "results file (CSV or .jsonl)")(
       "format", po::value(&format)->value_name("F"), "csv or jsonl (default: from the file's extension)")(
@@ -48,7 +48,7 @@ int Sweep(const Args& args) {
       "resume", po::bool_switch(&job.resume), "continue FILE where a previous run stopped")(
       "shard", po::value(&shard)->value_name("K/N"), "run the K-th of N slices (K from 0)")(
       "max-events", po::value(&max_events)->value_name("N"), "fail a point after N events (0 = no limit)")(
-      "max-wall-seconds", po::value(&limits.max_wall_seconds)->value_name("S"),
+      "max-wall-seconds", po::value(&point_options.max_wall_seconds)->value_name("S"),
       "fail a point whose simulation runs longer than S seconds (0 = no limit)")(
       "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the results (CSV)")(
       "sweep", po::value(&job.sweep_path)->required(), "sweep file");
@@ -63,12 +63,12 @@ int Sweep(const Args& args) {
     if (!f.ok()) return UsageError(kInfo, f.status().message());
     job.format = *f;
   }
-  if (auto exit = CheckRunLimitFlags(kInfo, max_events, limits.max_wall_seconds)) return *exit;
-  limits.max_events = static_cast<uint64_t>(max_events);
+  if (auto exit = CheckRunLimitFlags(kInfo, max_events, point_options.max_wall_seconds)) return *exit;
+  point_options.max_events = static_cast<uint64_t>(max_events);
   absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
   if (!approximations.ok()) return UsageError(kInfo, approximations.status().message());
-  limits.grad_sync_ring_steps = approximations->ring_steps;
-  limits.boundary_flows = approximations->boundary_flows;
+  point_options.grad_sync_ring_steps = approximations->ring_steps;
+  point_options.boundary_flows = approximations->boundary_flows;
   if (vm.count("jobs") && jobs < 1) return UsageError(kInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {
@@ -82,7 +82,7 @@ int Sweep(const Args& args) {
     return UsageError(kInfo, "--html needs CSV results in a file (-o FILE.csv)");
   }
   job.progress = sweep::StderrIsTerminal();
-  const sweep::SimulationEvaluator evaluator(limits);
+  const sweep::SimulationEvaluator evaluator(point_options);
   absl::StatusOr<sweep::SweepOutcome> outcome = sweep::RunSweep(job, evaluator);
   if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
   if (job.progress) {

@@ -213,17 +213,7 @@ class Run : private EventHandler, private FlowObserver {
           return;
         }
         if (options_.boundary_flows == BoundaryFlows::kRepresentative) {
-          const std::vector<RepresentativeFlow>& reps = Representatives(id);
-          flows_left_[id] = static_cast<int32_t>(reps.size());
-          for (size_t k = 0; k < reps.size(); ++k) {
-            const BoundaryFlow& f = flows[reps[k].flow];
-            const uint64_t tag = (uint64_t(id) << 32) | k;
-            if (reps[k].weights.empty()) {
-              network_->StartFlow(f.route, f.bytes, this, tag);
-            } else {
-              network_->StartWeightedFlow(f.route, reps[k].weights, f.bytes, this, tag);
-            }
-          }
+          StartRepresentatives(id, flows);
           return;
         }
         flows_left_[id] = static_cast<int32_t>(flows.size());
@@ -233,6 +223,22 @@ class Run : private EventHandler, private FlowObserver {
         return;
       }
       case NodeKind::kSink: Finish(id); return;
+    }
+  }
+
+  // --boundary-flows representative: one (weighted) flow per group of the transfer's flows; flow tag
+  // k names the group.
+  void StartRepresentatives(NodeId id, const std::vector<BoundaryFlow>& flows) {
+    const std::vector<RepresentativeFlow>& reps = Representatives(id);
+    flows_left_[id] = static_cast<int32_t>(reps.size());
+    for (size_t k = 0; k < reps.size(); ++k) {
+      const BoundaryFlow& f = flows[reps[k].flow];
+      const uint64_t tag = (uint64_t(id) << 32) | k;
+      if (reps[k].weights.empty()) {
+        network_->StartFlow(f.route, f.bytes, this, tag);
+      } else {
+        network_->StartWeightedFlow(f.route, reps[k].weights, f.bytes, this, tag);
+      }
     }
   }
 

@@ -36,21 +36,27 @@ std::vector<RepresentativeFlow> RepresentativeFlows(const topology::Topology& to
   };
 
   std::vector<RepresentativeFlow> reps;
+  std::vector<double> rep_load;  // load(flows[reps[k].flow]), kept with the representative
   absl::flat_hash_map<RoleKey, int32_t> group_of;
   for (int32_t i = 0; i < static_cast<int32_t>(flows.size()); ++i) {
     const BoundaryFlow& f = flows[i];
     if (f.route.empty() || f.bytes == 0) {
       reps.push_back({i, {}, {i}});
+      rep_load.push_back(0);
       continue;
     }
     auto [it, fresh] = group_of.emplace(RoleOf(topology, f), static_cast<int32_t>(reps.size()));
     if (fresh) {
       reps.push_back({i, {}, {i}});
+      rep_load.push_back(load(f));
       continue;
     }
     RepresentativeFlow& r = reps[it->second];
     r.members.push_back(i);
-    if (load(f) > load(flows[r.flow])) r.flow = i;  // strictly more: the first of equals stays
+    if (const double l = load(f); l > rep_load[it->second]) {  // strictly more: the first of equals stays
+      r.flow = i;
+      rep_load[it->second] = l;
+    }
   }
 
   // A link's grouped flows (those of groups of two or more: the others are simulated themselves)
