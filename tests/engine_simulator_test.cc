@@ -290,6 +290,63 @@ TEST_CASE("the event queue stays exact with tens of thousands pending", "[engine
   CHECK(queue.empty());
 }
 
+// A network's pattern at scale: thousands of flows end at one instant (a large bottom), and each starts
+// successors a little later (later than the whole bottom, before the next bucket), some moved or
+// cancelled, with limits checked in between as RunUntil does. Against a reference ordered map, over
+// seeds that start from nothing, from spread events, from bursts at the first instants, and from a few
+// events far apart (wide buckets: the bottom fills with distinct times until it becomes a rung).
+TEST_CASE("the event queue stays exact when a large instant spawns slightly later events", "[engine]") {
+  Recorder unused(nullptr);
+  for (int seed = 0; seed < 180; ++seed) {
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    EventQueue queue;
+    std::map<std::pair<Time, uint64_t>, uint64_t> reference;
+    std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> ids;
+    uint64_t seq = 0;
+    const auto push = [&](Time at) {
+      const uint64_t payload = rng();
+      ids.push_back({queue.Push(at, &unused, payload), {at, seq}});
+      reference[{at, seq++}] = payload;
+    };
+    const int mode = seed % 6;
+    const bool wide = mode >= 4;
+    const int spread = mode == 0 ? 0 : wide ? 3 + static_cast<int>(rng() % 20) : static_cast<int>(rng() % 5000);
+    for (int i = 0; i < spread; ++i) push(static_cast<Time>(rng() % (wide ? 1'000'000'000'000 : 10'000'000)));
+    const int burst = mode == 5 ? 0 : 300 + static_cast<int>(rng() % 3000);
+    for (int i = 0; i < burst; ++i) push(mode == 3 ? 5 : 1000);
+    Time clock = 0;
+    for (int steps = 0; !reference.empty(); ++steps) {
+      const Time limit = rng() % 3 == 0 ? kTimeMax : clock + static_cast<Time>(rng() % 5000);
+      REQUIRE(queue.HasEventNotAfter(limit) == (reference.begin()->first.first <= limit));
+      const EventQueue::Popped popped = queue.Pop();
+      REQUIRE(popped.at == reference.begin()->first.first);
+      REQUIRE(popped.payload == reference.begin()->second);
+      clock = popped.at;
+      reference.erase(reference.begin());
+      if (steps >= 8000) continue;
+      for (int k = static_cast<int>(rng() % 4); k > 0; --k) {
+        push(clock + (rng() % 4 == 0 ? 0 : static_cast<Time>(rng() % 3000)));
+      }
+      if (rng() % 3 != 0) continue;
+      auto& [id, key] = ids[rng() % ids.size()];
+      if (reference.count(key) == 0) continue;
+      if (rng() % 2 == 0) {
+        REQUIRE(queue.Cancel(id));
+        reference.erase(key);
+      } else {
+        const Time at = clock + static_cast<Time>(rng() % 5000);
+        REQUIRE(queue.Reschedule(id, at));
+        const uint64_t payload = reference[key];
+        reference.erase(key);
+        key = {at, seq++};
+        reference[key] = payload;
+      }
+    }
+    CHECK(queue.empty());
+  }
+}
+
 TEST_CASE("a million moves keep the queue exact", "[engine]") {
   EventQueue queue;
   Recorder unused(nullptr);

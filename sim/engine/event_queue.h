@@ -159,7 +159,9 @@ class EventQueue {
   static constexpr size_t kBottomMax = 48;             // a larger bucket of distinct times gets its own rung
   static constexpr size_t kCoarseBucketEvents = 2048;  // a rung of this many fits the L1/L2 cache
   static constexpr uint64_t kMaxCoarseBuckets = 1024;
-  static constexpr size_t kDeadSlack = 4096;  // dead entries tolerated beyond the live count
+  static constexpr size_t kDeadSlack = 4096;      // dead entries tolerated beyond the live count
+  static constexpr size_t kBottomShiftMax = 256;  // a bottom this large is not shifted for a later event
+  static constexpr size_t kBottomSpill = 1024;    // a bottom this large of distinct times becomes a rung
 
   struct Rung {
     std::vector<Entry> spread;     // the entries the rung was built from, grouped by bucket:
@@ -187,6 +189,18 @@ class EventQueue {
 
   void Insert(const Entry& e) {
     if (e.at < bottom_end_) {
+      // A new event is later than every equal-time one, so one at or after the bottom's latest time is
+      // later than the whole bottom: in a large bottom (thousands of flows ending at one instant) it
+      // joins the next bucket instead of shifting every entry. Once one has, every event at or after
+      // it must follow it there, whatever the bottom's size.
+      if ((e.at >= early_min_ || (bottom_.size() > kBottomShiftMax && e.at >= bottom_.front().at)) &&
+          PushToNextBucket(e)) {
+        return;
+      }
+      if (bottom_.size() > kBottomSpill && SpillBottom()) {
+        Insert(e);  // into the new rung, or into the (empty) bottom if earlier than all of it
+        return;
+      }
       // Latest first; a new event is later than every equal-time one, so it goes before them. Events
       // for the current time (the common case) land at the back: nothing to shift.
       bottom_.insert(std::lower_bound(bottom_.begin(), bottom_.end(), e, Later), e);
@@ -212,6 +226,44 @@ class EventQueue {
     top_.push_back(e);
     top_min_ = std::min(top_min_, e.at);
     top_max_ = std::max(top_max_, e.at);
+  }
+
+  // Puts `e`, later than every bottom entry and earlier than bottom_end_, into the bucket the bottom is
+  // refilled from next: the cursor bucket of the deepest rung with buckets left (an outer rung's
+  // cursor stays on the bucket it refined), or else the coarse calendar's. Every other pending entry
+  // is at or after bottom_end_, and the bucket is sorted when taken: every bottom entry is popped
+  // before `e`, and `e` before everything else.
+  bool PushToNextBucket(const Entry& e) {
+    for (size_t r = depth_; r-- > 0;) {
+      Rung& rung = rungs_[r];
+      if (rung.cursor >= rung.buckets()) continue;  // used up: Settle leaves it for the outer one
+      const uint32_t node = AllocateNode();
+      nodes_[node] = e;
+      nodes_[node].next = rung.heads[rung.cursor];
+      rung.heads[rung.cursor] = node;
+      early_min_ = std::min(early_min_, e.at);
+      return true;
+    }
+    if (coarse_.cursor >= coarse_.buckets.size()) return false;  // the top is spread next
+    coarse_.buckets[coarse_.cursor].push_back(e);
+    early_min_ = std::min(early_min_, e.at);
+    return true;
+  }
+
+  // A bottom of more than kBottomSpill entries at distinct times (events pushed before a bottom_end_
+  // far ahead, when the bucket it was filled from was wide) becomes the deepest rung, over [its
+  // earliest time, bottom_end_), as the ladder queue's bottom does when it overflows: pushes stop
+  // shifting it. Not while early entries wait in the next bucket (they precede bottom_end_ too).
+  bool SpillBottom() {
+    const uint64_t lo = bottom_.back().at;
+    if (early_min_ != ~uint64_t{0} || depth_ >= kMaxRungs || bottom_.front().at == lo || bottom_end_ <= lo) {
+      return false;
+    }
+    gathered_.swap(bottom_);
+    bottom_.clear();
+    BuildRung(depth_, gathered_, lo, bottom_end_ - 1, bottom_end_);
+    gathered_.clear();
+    return true;
   }
 
   // Makes bottom_.back() the earliest pending event if its time is at most `limit`; says whether it
@@ -240,8 +292,10 @@ class EventQueue {
         --depth_;  // rung used up: back to the outer rung (whose cursor is still on our bucket)
         continue;
       }
-      if (bottom_end_ > limit) return false;  // the earliest event is in a bucket beyond `limit`
+      // The earliest event is in a bucket beyond `limit` (unless PushToNextBucket put one there early).
+      if (bottom_end_ > limit && early_min_ > limit) return false;
       const uint32_t b = rung.cursor;
+      early_min_ = ~uint64_t{0};  // the bucket is taken now, its early entries with it
       size_t count = rung.bounds[b + 1] - rung.bounds[b];
       for (uint32_t n = rung.heads[b]; n != kNone && count <= kBottomMax; n = nodes_[n].next) ++count;
       if (count > kBottomMax && depth_ < kMaxRungs) {
@@ -258,7 +312,10 @@ class EventQueue {
         }
         if (hi > lo) {
           const uint64_t bucket_end = std::min(rung.BucketStart(b + 1), rung.end);
-          BuildRung(depth_, gathered_, lo, hi, bucket_end);
+          // Spanning at least up to the bucket's start: with early entries (PushToNextBucket) lo is
+          // before it, and an event between the rung's end and the bucket's start would otherwise
+          // land in a drained bucket of this rung.
+          BuildRung(depth_, gathered_, lo, std::max(hi, rung.BucketStart(b)), bucket_end);
           continue;
         }
         AddManyToBottom(gathered_);
@@ -358,7 +415,8 @@ class EventQueue {
     while (c.cursor < buckets && c.buckets[c.cursor].empty()) ++c.cursor;
     bottom_end_ = std::min(c.BucketStart(c.cursor), c.end);
     if (c.cursor == buckets) return true;  // used up: the caller spreads the top
-    if (bottom_end_ > limit) return false;
+    if (bottom_end_ > limit && early_min_ > limit) return false;
+    early_min_ = ~uint64_t{0};  // the bucket is taken now, its early entries with it
     // The bucket's buffer is swapped out, not copied; the cursor stays on it, so that events pushed
     // later between the new rung's end and the bucket's end are still seen in order.
     gathered_.clear();
@@ -370,7 +428,8 @@ class EventQueue {
       hi = std::max(hi, e.at);
     }
     if (gathered_.size() > kBottomMax && hi > lo) {
-      BuildRung(0, gathered_, lo, hi, std::min(c.BucketStart(c.cursor + 1), c.end));
+      // At least up to the bucket's start, as Settle does for rungs (early entries may precede it).
+      BuildRung(0, gathered_, lo, std::max(hi, c.BucketStart(c.cursor)), std::min(c.BucketStart(c.cursor + 1), c.end));
       return true;
     }
     if (gathered_.size() > kBottomMax) {
@@ -469,6 +528,7 @@ class EventQueue {
     top_max_ = 0;
     depth_ = 0;
     bottom_end_ = 0;
+    early_min_ = ~uint64_t{0};
     nodes_.clear();
     free_node_ = kNone;
     dead_ = 0;
@@ -522,8 +582,9 @@ class EventQueue {
   size_t live_ = 0;
   size_t dead_ = 0;  // entries whose event was cancelled or moved, not yet dropped
 
-  std::vector<Entry> bottom_;  // latest first
-  uint64_t bottom_end_ = 0;    // events before this time go to the bottom
+  std::vector<Entry> bottom_;          // latest first
+  uint64_t bottom_end_ = 0;            // events before this time go to the bottom
+  uint64_t early_min_ = ~uint64_t{0};  // earliest PushToNextBucket entry not yet taken (else max)
 
   std::vector<Rung> rungs_;  // [0, depth_) in use, the deepest last
   size_t depth_ = 0;
