@@ -53,6 +53,39 @@ const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
   if (it != distances_.end()) return it->second;
   IndexFabric();
   if ((distances_.size() + 1) * fabric_devices_.size() * sizeof(int64_t) > kMaxCachedDistanceBytes) distances_.clear();
+  std::vector<int64_t> dist = DistancesThroughNeighbours(from);
+  return distances_.emplace(from, std::move(dist)).first->second;
+}
+
+// A shortest path from `from` to any other device leaves by one of its links, so its distance is the
+// smallest (link weight + the neighbour's distance): exact, and in a Clos the ToRs of a pod share their
+// few neighbours (the pod's switches), so one Dijkstra per pod switch replaces one per ToR. Sources
+// with many neighbours, or links leaving the fabric, run their own Dijkstra.
+std::vector<int64_t> Router::DistancesThroughNeighbours(DeviceId from) {
+  const std::vector<LinkId>& out = fabric_out_[fabric_index_[from]];
+  if (out.empty() || out.size() > kMaxDerivingNeighbours) return Dijkstra(from);
+  std::vector<int64_t> dist(fabric_devices_.size(), kUnreachable);
+  for (LinkId l : out) {
+    const DeviceId u = topology_.links()[l].dst;
+    auto it = neighbour_distances_.find(u);
+    if (it == neighbour_distances_.end()) {
+      // A quarter of the tables' budget: a Clos has far fewer pod switches than ToRs.
+      if ((neighbour_distances_.size() + 1) * fabric_devices_.size() * sizeof(int64_t) > kMaxCachedDistanceBytes / 4) {
+        neighbour_distances_.clear();
+      }
+      it = neighbour_distances_.emplace(u, Dijkstra(u)).first;
+    }
+    const std::vector<int64_t>& du = it->second;
+    const int64_t w = RouteWeight(topology_.links()[l]);
+    for (size_t v = 0; v < dist.size(); ++v) {
+      if (du[v] != kUnreachable) dist[v] = std::min(dist[v], du[v] + w);
+    }
+  }
+  dist[fabric_index_[from]] = 0;
+  return dist;
+}
+
+std::vector<int64_t> Router::Dijkstra(DeviceId from) {
   std::vector<int64_t> dist(fabric_devices_.size(), kUnreachable);
   using Entry = std::pair<int64_t, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
@@ -71,7 +104,7 @@ const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
       }
     }
   }
-  return distances_.emplace(from, std::move(dist)).first->second;
+  return dist;
 }
 
 absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out) {

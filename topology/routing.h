@@ -43,6 +43,8 @@ class Router {
   // Distances (route weights) from a fabric switch to every fabric device (by compact index), by
   // Dijkstra over fabric devices.
   const std::vector<int64_t>& FabricDistances(DeviceId from);
+  std::vector<int64_t> DistancesThroughNeighbours(DeviceId from);
+  std::vector<int64_t> Dijkstra(DeviceId from);
   void IndexFabric();
   absl::Status AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out);
 
@@ -50,6 +52,8 @@ class Router {
   absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, const Route*> cache_;
   std::deque<Route> routes_;  // stable addresses for the cache
   absl::flat_hash_map<DeviceId, std::vector<int64_t>> distances_;
+  // Dijkstra tables of the neighbours FabricDistances derived a source's table from (pod switches).
+  absl::flat_hash_map<DeviceId, std::vector<int64_t>> neighbour_distances_;
   // Fabric devices: compact index per device (-1 for GPUs, NICs, node switches), and per fabric
   // device its links to and from other fabric devices, in link id order.
   std::vector<int32_t> fabric_index_;
@@ -60,6 +64,9 @@ class Router {
 // 1 GiB: a 100,000-GPU Clos keeps every table (one per ToR, about 330 MiB); at 256 MiB they were
 // cleared and recomputed throughout the run (the 100K Llama 3 bench: 19.0 s -> 15.1 s wall).
 inline constexpr size_t kMaxCachedDistanceBytes = size_t{1} << 30;
+// A source with at most this many fabric links takes its table from its neighbours' (a ToR: its pod
+// switches); one with more runs Dijkstra itself.
+inline constexpr size_t kMaxDerivingNeighbours = 16;
 
 // Deterministic 64-bit mixing (splitmix64 finalizer); never seeded by the process, unlike absl::Hash.
 uint64_t MixHash(uint64_t x);

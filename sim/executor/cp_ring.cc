@@ -24,7 +24,7 @@ absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::StepOf(const StageLayout& 
   std::vector<BoundaryFlow> flows = CpRingStepFlows(layout, bytes);
   if (auto s = RouteFlows(router_, flows); !s.ok()) return s;
   Step step;
-  absl::StatusOr<Time> t = FlowsAloneTime(topology_, flows, mode_, &step.load);
+  absl::StatusOr<Time> t = flows_.AloneTime(flows, &step.load);
   if (!t.ok()) return t.status();
   step.time = *t;
   return &cache_.emplace(key, std::move(step)).first->second;

@@ -32,7 +32,7 @@ std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& layout, int64_t byt
 class CpRingTimer {
  public:
   CpRingTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
-      : topology_(topology), router_(router), mode_(mode) {}
+      : router_(router), flows_(topology, mode) {}
 
   struct Step {
     Time time = 0;
@@ -41,9 +41,8 @@ class CpRingTimer {
   absl::StatusOr<const Step*> StepOf(const StageLayout& layout, int64_t bytes);
 
  private:
-  const topology::Topology& topology_;
   topology::Router& router_;
-  NetworkMode mode_;
+  PointFlowTimer flows_;
   std::map<std::pair<const StageLayout*, int64_t>, Step> cache_;
 };
 

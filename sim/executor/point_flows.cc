@@ -1,5 +1,7 @@
 #include "sim/executor/point_flows.h"
 
+#include <algorithm>
+
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 
@@ -18,20 +20,31 @@ absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flo
 
 absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows,
                                     NetworkMode mode, std::vector<LinkLoad>* load) {
+  PointFlowTimer timer(topology, mode);
+  return timer.AloneTime(flows, load);
+}
+
+absl::StatusOr<Time> PointFlowTimer::AloneTime(const std::vector<BoundaryFlow>& flows, std::vector<LinkLoad>* load) {
+  if (load != nullptr) load->clear();
   if (flows.empty()) return Time{0};
-  Simulator simulator;
-  auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
-  if (!network.ok()) return network.status();
-  for (const BoundaryFlow& f : flows) (*network)->StartFlow(f.route, f.bytes, nullptr, 0);
-  simulator.Run();
-  if (load != nullptr) {
-    load->clear();
-    for (LinkId l = 0; l < (*network)->num_links(); ++l) {
-      const LinkCounters c = (*network)->link_counters(l);
-      if (c.bytes > 0 || c.busy_time > 0) load->push_back({l, c.bytes, c.busy_time});
-    }
+  if (network_ == nullptr) {
+    auto network = Network::Create(&simulator_, NetworkLinks(topology_), mode_);
+    if (!network.ok()) return network.status();
+    network_ = *std::move(network);
   }
-  return simulator.now();
+  const Time start = simulator_.now();
+  for (const BoundaryFlow& f : flows) network_->StartFlow(f.route, f.bytes, nullptr, 0);
+  simulator_.Run();
+  touched_.clear();
+  for (const BoundaryFlow& f : flows) touched_.insert(touched_.end(), f.route.begin(), f.route.end());
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  for (LinkId l : touched_) {
+    const LinkCounters c = network_->link_counters(l);
+    if (load != nullptr && (c.bytes > 0 || c.busy_time > 0)) load->push_back({l, c.bytes, c.busy_time});
+    network_->ResetLinkCounters(l);
+  }
+  return simulator_.now() - start;
 }
 
 }  // namespace hetsim::sim::executor

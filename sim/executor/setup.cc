@@ -331,6 +331,7 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
   const int S = setup.num_stages();
   const int K = static_cast<int>(setup.virtual_stages.size());
   const topology::Topology& topology = *setup.topology;
+  PointFlowTimer timer(topology, setup.network_mode);
   for (int k = 0; k + 1 < K; ++k) {
     BoundaryTransfer bt;
     bt.from_stage = k % S;
@@ -344,9 +345,9 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
     bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size, bytes_per_sample);
     if (auto s = RouteFlows(*setup.router, bt.forward_flows); !s.ok()) return s;
     if (auto s = RouteFlows(*setup.router, bt.backward_flows); !s.ok()) return s;
-    absl::StatusOr<Time> fwd = FlowsAloneTime(topology, bt.forward_flows, setup.network_mode);
+    absl::StatusOr<Time> fwd = timer.AloneTime(bt.forward_flows);
     if (!fwd.ok()) return fwd.status();
-    absl::StatusOr<Time> bwd = FlowsAloneTime(topology, bt.backward_flows, setup.network_mode);
+    absl::StatusOr<Time> bwd = timer.AloneTime(bt.backward_flows);
     if (!bwd.ok()) return bwd.status();
     bt.forward_time = *fwd;
     bt.backward_time = *bwd;
