@@ -78,8 +78,8 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
     for (const MeshShape& s : shape_of) min_gpn = std::min(min_gpn, s.gpus_per_node);
     for (int tp = 1; tp <= min_gpn; ++tp) {
       if (min_gpn % tp != 0) continue;
-      const int dp = g / tp;
-      if (prof.micro_batch_size() % static_cast<uint64_t>(dp) != 0) continue;
+      const int dp = prof.DataParallelOf(g, tp);
+      if (dp == 0 || prof.micro_batch_size() % static_cast<uint64_t>(dp) != 0) continue;
       for (int zero = 0; zero <= (dp > 1 ? 1 : 0); ++zero) {
         for (hetsim::v1::Recompute rc : {hetsim::v1::RECOMPUTE_NONE, hetsim::v1::RECOMPUTE_FULL}) {
           const IntraStageConfig cfg{tp, dp, zero, rc};

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/candidates.h"
@@ -102,6 +103,34 @@ absl::StatusOr<std::vector<uint64_t>> MicroBatchSizes(const PlanRequest& request
   return sizes;
 }
 
+// Every (CP degree, micro-batch size) pair, CP-major.
+std::vector<std::pair<int, uint64_t>> Pairs(const std::vector<int>& cp_degrees, const std::vector<uint64_t>& sizes) {
+  std::vector<std::pair<int, uint64_t>> pairs;
+  for (int cp : cp_degrees) {
+    for (uint64_t mbs : sizes) pairs.emplace_back(cp, mbs);
+  }
+  return pairs;
+}
+
+// The CP degrees to plan with: the one asked for, or every power of two the sequence splits into.
+absl::StatusOr<std::vector<int>> ContextParallelDegrees(const PlanRequest& request) {
+  const uint64_t seq = request.model.has_transformer() ? request.model.transformer().seq_length() : 0;
+  const auto splits = [&](int cp) { return cp == 1 || (seq > 0 && seq % (2 * static_cast<uint64_t>(cp)) == 0); };
+  if (request.context_parallel > 0) {
+    if (!splits(request.context_parallel)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--context-parallel: %d needs a transformer model whose seq_length (%d) is a multiple of 2 x %d",
+          request.context_parallel, seq, request.context_parallel));
+    }
+    return std::vector<int>{request.context_parallel};
+  }
+  std::vector<int> degrees;
+  for (int cp = 1; cp <= std::max(1, request.max_context_parallel); cp *= 2) {
+    if (splits(cp)) degrees.push_back(cp);
+  }
+  return degrees;
+}
+
 void AddProfilerStats(const ProfilerStats& ps, PlanOutcome& out) {
   out.profile.signatures += ps.signatures;
   out.profile.stage_mesh_pairs += ps.stage_mesh_pairs;
@@ -165,6 +194,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
 
   ProfilerOptions profiler_options;
   if (request.profile_cache != nullptr) {
@@ -176,8 +206,9 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   std::optional<PipelineCandidate> best;
   std::optional<Prediction> best_prediction;
   uint64_t best_mbs = 0;
-  for (uint64_t mbs : sizes) {
-    Profiler profiler(cost, *cluster, mbs, profiler_options);
+  int best_cp = 1;
+  for (const auto& [cp, mbs] : Pairs(cp_degrees, sizes)) {
+    Profiler profiler(cost, *cluster, mbs, profiler_options, cp);
     PlannerContext ctx{&profiler,
                        static_cast<int64_t>(request.global_batch_size / mbs),
                        request.layers,
@@ -203,6 +234,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       best = std::move(c);
       best_prediction = p;
       best_mbs = mbs;
+      best_cp = cp;
     }
   }
   if (!best) return Infeasible(cost, *cluster, request.planner);
@@ -216,6 +248,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.model_path = refined ? "" : request.model_path;
   shape.global_batch_size = request.global_batch_size;
   shape.micro_batch_size = best_mbs;
+  shape.context_parallel = best_cp;
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;
@@ -227,6 +260,12 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.planner_layers = best->planner_layers;
   out.prediction = *best_prediction;
   out.notes = best->notes;
+  if (cp_degrees.size() > 1 || best_cp > 1) {
+    out.notes.push_back(
+        absl::StrFormat("context parallelism %d (of %s searched): every stage splits each sequence "
+                        "over %d GPUs and pays its key/value ring",
+                        best_cp, absl::StrJoin(cp_degrees, ", "), best_cp));
+  }
   if (refined) {
     out.notes.push_back(
         absl::StrFormat("layer sequence refined to SUBLAYER granularity (%d layers) for %d planner layers",

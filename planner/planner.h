@@ -32,6 +32,10 @@ struct PlanRequest {
   uint64_t global_batch_size = 0;  // samples per iteration (required)
   uint64_t micro_batch_size = 0;   // 0 = searched over powers of two dividing the global batch
   uint64_t max_micro_batch_size = 16;
+  // Context parallelism (Plan.context_parallel) of every stage: 1 = none; 0 = searched over the powers
+  // of two up to max_context_parallel that the model's sequence allows (seq_length % (2 CP) == 0).
+  int context_parallel = 1;
+  int max_context_parallel = 16;
   int threads = 0;                               // 0 = hardware concurrency
   double epsilon = proto::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                 // see SearchOptions

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "planner/context_parallel_cost.h"
 #include "proto/resolve.h"
 
 namespace hetsim::planner {
@@ -28,8 +29,12 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
 }  // namespace
 
 Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
-                   ProfilerOptions options)
-    : model_(model), cluster_(cluster), micro_batch_size_(micro_batch_size), options_(options) {
+                   ProfilerOptions options, int context_parallel)
+    : model_(model),
+      cluster_(cluster),
+      micro_batch_size_(micro_batch_size),
+      context_parallel_(std::max(1, context_parallel)),
+      options_(options) {
   int rows = 0;
   for (const IslandModel& im : cluster.islands()) {
     std::vector<MeshShape> shapes = SubmeshShapes(im.nodes, im.gpus_per_node);
@@ -104,8 +109,8 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     } else if (tp > 1) {
       continue;  // explicit layer lists carry no tensor-parallel collectives: TP 1 only
     }
-    const int dp = shape.gpus() / tp;
-    if (micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
+    const int dp = DataParallelOf(shape.gpus(), tp);
+    if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
     for (int zero = 0; zero <= max_zero; ++zero) {
       for (hetsim::v1::Recompute rc : recomputes) configs.push_back({tp, dp, zero, rc});
@@ -129,6 +134,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
   sc.recompute = proto::RecomputeOf(config.recompute);
+  sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   sc.measured_forward_ms = config.measured_forward_ms;
   sc.measured_backward_ms = config.measured_backward_ms;
@@ -137,9 +143,12 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   if (!cost.ok()) return std::nullopt;
   StageOption o;
   o.config = config;
-  o.forward = cost->forward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
-  o.backward =
-      cost->backward_time + cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  const ContextParallelTime cp =
+      ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, cost->cp_attention);
+  o.forward = cost->forward_time + cp.forward_exposed +
+              cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
+  o.backward = cost->backward_time + cp.backward_exposed +
+               cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   o.state_bytes = cost->memory.ModelStateBytes();
   o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
   o.working_bytes = cost->memory.recompute_working_bytes;
@@ -238,9 +247,9 @@ const std::vector<StageOption>& Profiler::Options(int island, int shape_index, i
     const MeshShape shape = shapes_[island][shape_index];
     std::string key;
     if (options_.cache != nullptr) {
-      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_, "|",
-                         static_cast<int>(s.embedding), static_cast<int>(s.head), " ", s.phase, " ", s.body, " ",
-                         s.first, " ", s.count);
+      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_,
+                         "|cp", context_parallel_, "|", static_cast<int>(s.embedding), static_cast<int>(s.head), " ",
+                         s.phase, " ", s.body, " ", s.first, " ", s.count);
       if (ProfileCache::Options cached = options_.cache->Find(key)) {
         ++stats_.cache_hits;
         row[id] = std::make_unique<std::vector<StageOption>>(*cached);

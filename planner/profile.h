@@ -83,10 +83,19 @@ struct ProfilerStats {
 
 class Profiler {
  public:
+  // `context_parallel` is the plan's CP degree (Plan.context_parallel): every stage's mesh holds
+  // tensor_parallel x context_parallel x data_parallel GPUs, and stages pay the key/value ring
+  // (planner/context_parallel_cost.h).
   Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
-           ProfilerOptions options = {});
+           ProfilerOptions options = {}, int context_parallel = 1);
 
   uint64_t micro_batch_size() const { return micro_batch_size_; }
+  int context_parallel() const { return context_parallel_; }
+  // Data-parallel replicas of a `gpus`-GPU stage with this TP degree; 0 when TP x CP does not divide it.
+  int DataParallelOf(int gpus, int tensor_parallel) const {
+    const int group = tensor_parallel * context_parallel_;
+    return gpus % group == 0 ? gpus / group : 0;
+  }
   const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
   const sim::workload::ModelCost& model() const { return model_; }
   const ClusterModel& cluster() const { return cluster_; }
@@ -129,6 +138,7 @@ class Profiler {
   const sim::workload::ModelCost& model_;
   const ClusterModel& cluster_;
   uint64_t micro_batch_size_;
+  int context_parallel_ = 1;
   ProfilerOptions options_;
   std::vector<std::vector<MeshShape>> shapes_;
   // Repeated structure of a transformer: body [body_first_, body_end_), period 1 or 2.

@@ -5,6 +5,7 @@
 #include "base/status_macros.h"
 #include "driver/simulate.h"
 #include "planner/planner.h"
+#include "proto/validate_plan.h"
 
 namespace hetsim::sweep {
 namespace {
@@ -30,6 +31,7 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   request.planner = kind;
   request.global_batch_size = settings.global_batch_size() > 0 ? settings.global_batch_size() : 128;
   request.micro_batch_size = settings.micro_batch_size();
+  request.context_parallel = static_cast<int>(proto::ContextParallel(settings));
   if (settings.h1f1b_epsilon() > 0) request.epsilon = settings.h1f1b_epsilon();
   request.threads = 1;
   HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(request));

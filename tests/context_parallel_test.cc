@@ -11,6 +11,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"
 #include "tests/spec_test_util.h"
 #include "tests/topology_clusters.h"
@@ -25,22 +26,7 @@ using sim::workload::StageCost;
 // A Llama-like model: 2 blocks, hidden 4096, 32 query heads and 8 K/V heads (GQA), seq 8192, BF16.
 constexpr double kSeq = 8192, kHidden = 4096, kHeads = 32, kKvHeads = 8;
 
-v1::Model Gqa() {
-  v1::Model m;
-  m.set_name("gqa");
-  m.set_dtype(v1::BF16);
-  v1::Transformer* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(4096);
-  t->set_num_attention_heads(32);
-  t->set_num_kv_heads(8);
-  t->set_seq_length(8192);
-  t->set_vocab_size(32000);
-  t->set_gated_mlp(true);
-  t->set_attention(v1::ATTENTION_FLASH);
-  t->set_granularity(v1::BLOCK);
-  return m;
-}
+v1::Model Gqa() { return testing::GqaModel(2, 8192); }
 
 StageCost BlocksCost(int tp, int dp, int cp, uint64_t b, int zero = 0) {
   auto model = hetsim::testing::ModelCostOf(Gqa(), "model.pbtxt");
@@ -90,28 +76,7 @@ TEST_CASE("context parallel: ring step bytes, FLOPs and activations per GPU in c
   CHECK(BlocksCost(2, 1, 4, 1, 1).memory.optimizer_bytes == BlocksCost(2, 4, 1, 4, 1).memory.optimizer_bytes);
 }
 
-// 4 nodes of 2 GPUs (one 400 Gb/s NIC each, no latency, ideal): one stage of TP 2 x CP 4.
-proto::PlanInputs CpInputs() {
-  v1::Cluster cluster = testing::H100Island(4, v1::SINGLE_SWITCH, 2);
-  cluster.mutable_islands(0)->set_nic_latency_ns(0);
-  cluster.mutable_islands(0)->set_switch_latency_ns(0);
-  cluster.mutable_gpu_types(0)->set_preset("H100-SXM");  // the kernel model's fields (ideal: peak)
-  v1::Plan plan;
-  plan.set_name("cp4");
-  *plan.mutable_model() = Gqa();
-  plan.set_global_batch_size(2);
-  plan.set_micro_batch_size(1);
-  plan.set_schedule(v1::ONE_F_ONE_B);
-  plan.set_context_parallel(4);
-  v1::Stage* st = plan.add_stages();
-  st->set_num_layers(4);
-  st->mutable_mesh()->set_island("a");
-  st->mutable_mesh()->set_node_count(4);
-  st->mutable_mesh()->set_gpus_per_node(2);
-  st->set_tensor_parallel(2);
-  st->set_data_parallel(1);
-  return testing::MakeInputs(cluster, plan);
-}
+proto::PlanInputs CpInputs() { return testing::CpStageInputs(2); }
 
 TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in the report", "[cp][executor]") {
   const auto setup = testing::MakeSetup(CpInputs(), sim::NetworkMode::kMaxMinFair);

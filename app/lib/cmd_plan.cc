@@ -1,6 +1,6 @@
 // `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
-//  [--global-batch B] [--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a
-//  model on a cluster and writes a
+//  [--global-batch B] [--micro-batch b] [--context-parallel N] [--alternative K] [--prediction hetsim|naive] [--out
+//  plan.pbtxt]`: plans a model on a cluster and writes a
 // Plan that `hetsim run` accepts.
 #include <cstdio>
 #include <filesystem>
@@ -24,13 +24,15 @@ namespace {
 const CommandInfo kInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
-    "[--micro-batch b] [--alternative K] [--prediction hetsim|naive] [--out PLAN]",
+    "[--micro-batch b] [--context-parallel N] [--alternative K] [--prediction hetsim|naive] [--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
     "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
     "and the planning time, and writes it to --out (format from the extension; the model is referenced\n"
     "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
-    "halves; alpa: default 8). --alternative K writes the search's K-th best plan instead (1 = the best).\n"
+    "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
+    "the powers of two up to 16 that the sequence allows). --alternative K writes the search's K-th best plan instead "
+    "(1 = the best).\n"
     "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
     "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};
 
@@ -38,7 +40,7 @@ int Plan(const Args& args) {
   po::options_description options("options");
   std::string model_path, cluster_path, planner_name = "hapt", out, name;
   std::string prediction;
-  int layers = 0, threads = 0, alternative = 1;
+  int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
   double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
   bool no_pruning = false;
@@ -48,6 +50,8 @@ int Plan(const Args& args) {
       "layers,l", po::value(&layers)->value_name("N"), "planner layers (0 = planner default)")(
       "global-batch,b", po::value(&global_batch)->value_name("B"), "samples per iteration (default 128)")(
       "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
+      "context-parallel", po::value(&context_parallel)->value_name("N"),
+      "context-parallel degree of every stage (default 1; 0 = searched)")(
       "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
       "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
       "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.01)")(
@@ -64,6 +68,7 @@ int Plan(const Args& args) {
   if (!kind.ok()) return UsageError(kInfo, kind.status().message());
   if (layers < 0) return UsageError(kInfo, "--layers: must be >= 0");
   if (global_batch == 0) return UsageError(kInfo, "--global-batch: must be > 0");
+  if (context_parallel < 0) return UsageError(kInfo, "--context-parallel: must be >= 0");
   if (alternative < 1) return UsageError(kInfo, "--alternative: must be >= 1");
   if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
     return UsageError(kInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
@@ -83,6 +88,7 @@ int Plan(const Args& args) {
   req.global_batch_size = global_batch;
   req.micro_batch_size = micro_batch;
   req.max_micro_batch_size = max_micro_batch;
+  req.context_parallel = context_parallel;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;

@@ -134,7 +134,8 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
       planner::ClusterModel::Create(inputs->cluster, model.dtype());
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
-  planner::Profiler profiler(model, **cluster, inputs->plan.micro_batch_size());
+  planner::Profiler profiler(model, **cluster, inputs->plan.micro_batch_size(), {},
+                             static_cast<int>(proto::ContextParallel(inputs->plan)));
   absl::StatusOr<planner::Prediction> pred = planner::PredictPlan(profiler, inputs->plan);
   if (!pred.ok()) return ReportFailure(kInfo, pred.status());
   absl::StatusOr<Simulated> sim = Simulate(*inputs);
@@ -179,6 +180,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
     req.planner = *kind;
     req.global_batch_size = inputs->plan.global_batch_size();
     req.micro_batch_size = inputs->plan.micro_batch_size();
+    req.context_parallel = static_cast<int>(proto::ContextParallel(inputs->plan));
     req.bidirectional_pruning = false;
     absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
     if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());

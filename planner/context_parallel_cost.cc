@@ -1,0 +1,66 @@
+#include "planner/context_parallel_cost.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace hetsim::planner {
+namespace {
+
+// The most ring edges that leave one node at a step. The layout repeats every lcm(gpus per node,
+// TP x CP) mesh positions, so one period of nodes covers every case.
+int MaxEdgesLeavingANode(MeshShape shape, int tensor_parallel, int context_parallel) {
+  const int gpn = shape.gpus_per_node;
+  const int group = tensor_parallel * context_parallel;
+  const int period = std::min(shape.gpus(), std::lcm(gpn, group));
+  int most = 0;
+  for (int node_first = 0; node_first < period; node_first += gpn) {
+    int leaving = 0;
+    for (int i = node_first; i < node_first + gpn; ++i) {
+      const int cp_rank = (i / tensor_parallel) % context_parallel;
+      const int next =
+          cp_rank + 1 < context_parallel ? i + tensor_parallel : i - (context_parallel - 1) * tensor_parallel;
+      if (next / gpn != i / gpn) ++leaving;
+    }
+    most = std::max(most, leaving);
+  }
+  return most;
+}
+
+}  // namespace
+
+Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int tensor_parallel, int context_parallel,
+                             double bytes) {
+  if (context_parallel <= 1 || bytes <= 0) return 0;
+  const int leaving = shape.nodes > 1 ? MaxEdgesLeavingANode(shape, tensor_parallel, context_parallel) : 0;
+  if (leaving == 0) return island.intra_node.latency + TransferTime(bytes, island.intra_node.bytes_per_s);
+  const double rate = std::min(island.inter_node.bytes_per_s, island.node_nic_bytes_per_s / leaving);
+  return island.inter_node.latency + TransferTime(bytes, rate);
+}
+
+ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,
+                                        int context_parallel,
+                                        const std::vector<sim::workload::ContextParallelAttention>& attention) {
+  ContextParallelTime out;
+  if (context_parallel <= 1) return out;
+  const int64_t steps = context_parallel - 1;
+  const auto exposed = [&](Time step, double core_s) {
+    return std::max<Time>(0, step - SecondsToTime(core_s / context_parallel)) * steps;
+  };
+  for (const sim::workload::ContextParallelAttention& a : attention) {
+    const Time kv =
+        ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, static_cast<double>(a.step_bytes));
+    const Time kv_grad = ContextParallelStepTime(island, shape, tensor_parallel, context_parallel,
+                                                 2.0 * static_cast<double>(a.step_bytes));
+    out.forward_exchange += kv * steps;
+    out.forward_exposed += exposed(kv, a.core_forward_s);
+    out.backward_exchange += kv_grad * steps;
+    out.backward_exposed += exposed(kv_grad, a.core_backward_s);
+    if (a.recomputed) {
+      out.backward_exchange += kv * steps;
+      out.backward_exposed += exposed(kv, a.core_forward_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace hetsim::planner
