@@ -1,13 +1,69 @@
 #include "planner/plan_reader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "proto/validate_plan.h"
+#include "sim/pipeline/schedule.h"
+#include "spec/model.h"
 
 namespace hetsim::planner {
 
+namespace {
+
+// A stage's option as the sum of its chunks' prices (interleaved plans: the chunks' layers are not
+// contiguous); one chunk is the plan's own range. Per-GPU state and working set add up over chunks as
+// the memory model does; the in-flight limit is the whole stage's.
+std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape shape, const IntraStageConfig& cfg,
+                                       const std::vector<sim::pipeline::LayerRange>& chunks) {
+  std::optional<StageOption> sum;
+  for (const sim::pipeline::LayerRange& r : chunks) {
+    std::optional<StageOption> o = profiler.PriceDirect(island, shape, cfg, r.first_layer, r.num_layers);
+    if (!o) return std::nullopt;
+    if (!sum) {
+      sum = o;
+      continue;
+    }
+    sum->forward += o->forward;
+    sum->backward += o->backward;
+    sum->state_bytes += o->state_bytes;
+    sum->activation_bytes += o->activation_bytes;
+    sum->working_bytes = std::max(sum->working_bytes, o->working_bytes);
+    sum->grad_sync_bytes += o->grad_sync_bytes;
+  }
+  if (sum && chunks.size() > 1) {
+    sum->grad_sync =
+        profiler.cluster().GradSyncTime(island, shape, cfg.tensor_parallel, static_cast<double>(sum->grad_sync_bytes));
+  }
+  return sum;
+}
+
+// Per physical stage, the layer ranges of its chunks (VirtualStageLayers' k = chunk x S + stage).
+std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& profiler, const hetsim::v1::Plan& plan) {
+  const int S = plan.stages_size();
+  const int v = static_cast<int>(proto::VirtualStages(plan));
+  std::vector<std::vector<sim::pipeline::LayerRange>> chunks(S);
+  if (v == 1) {
+    for (int i = 0; i < S; ++i) {
+      chunks[i].push_back(
+          {static_cast<int>(plan.stages(i).first_layer()), static_cast<int>(plan.stages(i).num_layers())});
+    }
+    return chunks;
+  }
+  std::vector<int> counts;
+  for (const hetsim::v1::Stage& st : plan.stages()) counts.push_back(static_cast<int>(st.num_layers()));
+  const spec::EdgeLayers edges = profiler.model().is_transformer() ? spec::EdgeLayers{1, 1} : spec::EdgeLayers{};
+  const std::vector<sim::pipeline::LayerRange> ranges = sim::pipeline::VirtualStageLayers(counts, v, edges);
+  for (size_t k = 0; k < ranges.size(); ++k) chunks[k % S].push_back(ranges[k]);
+  return chunks;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan) {
   const ClusterModel& cluster = profiler.cluster();
+  const std::vector<std::vector<sim::pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
   std::vector<SearchedStage> stages;
   for (int i = 0; i < plan.stages_size(); ++i) {
     const hetsim::v1::Stage& st = plan.stages(i);
@@ -24,9 +80,10 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     cfg.data_parallel = static_cast<int>(proto::DataParallel(st));
     cfg.zero_stage = static_cast<int>(st.zero_stage());
     cfg.recompute = st.recompute();
+    cfg.sequence_parallel = st.sequence_parallel();
     cfg.measured_forward_ms = st.measured_forward_ms();
     cfg.measured_backward_ms = st.measured_backward_ms();
-    std::optional<StageOption> o = profiler.PriceDirect(s.island, s.shape, cfg, s.first_layer, s.num_layers);
+    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i]);
     if (!o) {
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects this stage configuration", i));
@@ -35,10 +92,13 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     s.warmup = static_cast<int>(st.warmup_forwards());
     stages.push_back(s);
   }
-  for (size_t i = 0; i + 1 < stages.size(); ++i) {
+  // Interleaved: the last stage also sends its chunks' outputs back to the first stage.
+  const size_t senders = chunks.front().size() > 1 ? stages.size() : stages.size() - 1;
+  for (size_t i = 0; i < senders; ++i) {
+    const sim::pipeline::LayerRange& out = chunks[i].front();
     stages[i].comm_out =
-        cluster.BoundaryTime(stages[i].island, stages[i + 1].island,
-                             profiler.BoundaryBytes(stages[i].first_layer + stages[i].num_layers - 1), stages[i].shape);
+        cluster.BoundaryTime(stages[i].island, stages[(i + 1) % stages.size()].island,
+                             profiler.BoundaryBytes(out.first_layer + out.num_layers - 1), stages[i].shape);
   }
   return stages;
 }
@@ -53,7 +113,8 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Pla
   }
   if (!any) warmups.clear();
   return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(), proto::H1f1bEpsilon(plan),
-                 warmups, WorkOf(profiler.model(), plan.global_batch_size()));
+                 warmups, WorkOf(profiler.model(), plan.global_batch_size()),
+                 static_cast<int>(proto::VirtualStages(plan)));
 }
 
 }  // namespace hetsim::planner

@@ -13,7 +13,8 @@ namespace hetsim::planner {
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work) {
+                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
+                                   int virtual_stages) {
   namespace pl = sim::pipeline;
   Prediction p;
   p.microbatches = microbatches;
@@ -23,6 +24,8 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   spec.num_stages = S;
   spec.num_microbatches = static_cast<int>(microbatches);
   spec.warmup_forwards = explicit_warmups;
+  const int v = std::max(1, virtual_stages);
+  spec.virtual_stages = v;
   std::vector<Time> stage_time, boundary_comm;
   for (const SearchedStage& s : stages) {
     stage_time.push_back(s.option.total());
@@ -40,10 +43,13 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   const std::vector<int> in_flight = pl::PeakInFlight(sched);
   pl::PipelineDag dag(sched);
   pl::UniformCosts costs;
-  for (int i = 0; i < S; ++i) {
-    costs.forward.push_back(stages[i].option.forward);
-    costs.backward.push_back(stages[i].option.backward);
-    if (i + 1 < S) {
+  // Chunk c of stage i is virtual stage c S + i; chunk 0 takes the remainder so chunks sum to the stage.
+  const auto share = [v](Time t, int chunk) { return t / v + (chunk == 0 ? t % v : 0); };
+  for (int k = 0; k < S * v; ++k) {
+    const int i = k % S, chunk = k / S;
+    costs.forward.push_back(share(stages[i].option.forward, chunk));
+    costs.backward.push_back(share(stages[i].option.backward, chunk));
+    if (k + 1 < S * v) {
       costs.comm_forward.push_back(stages[i].comm_out);
       costs.comm_backward.push_back(stages[i].comm_out);
     }
@@ -64,7 +70,9 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     sp.t = s.option.total();
     sp.comm = s.comm_out;
     sp.warmup = sched.warmup_forwards[i];
-    sp.peak_bytes = s.option.PeakBytes(in_flight[i]);
+    sp.peak_bytes = v == 1 ? s.option.PeakBytes(in_flight[i])
+                           : s.option.state_bytes + in_flight[i] * (s.option.activation_bytes / v) +
+                                 (in_flight[i] > 0 ? s.option.working_bytes : 0);
     sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
     sp.grad_sync = s.option.grad_sync;
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;

@@ -46,10 +46,13 @@ struct Prediction {
 };
 
 // Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks
-// of the iteration (WorkOf).
+// of the iteration (WorkOf). With `virtual_stages` chunks per stage (INTERLEAVED_1F1B) each chunk
+// costs 1/v of its stage's priced times and holds 1/v of its activations; the boundary from the last
+// stage back to the first is the last stage's comm_out.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work);
+                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
+                                   int virtual_stages = 1);
 
 // Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
 sim::pipeline::IterationWork WorkOf(const sim::workload::ModelCost& model, uint64_t global_batch_size);

@@ -134,6 +134,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
   sc.recompute = proto::RecomputeOf(config.recompute);
+  sc.sequence_parallel = config.sequence_parallel;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   sc.measured_forward_ms = config.measured_forward_ms;

@@ -68,8 +68,12 @@ absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
   Simulated s;
   const int S = setup.num_stages();
   for (int i = 0; i < S; ++i) {
-    const sim::executor::VirtualStageCost& v = setup.virtual_stages[i];
-    s.t.push_back(v.forward_time() + v.backward_time());
+    // A physical stage's work: every chunk it runs (k = chunk x S + i), as the planner prices it.
+    Time t = 0;
+    for (size_t k = i; k < setup.virtual_stages.size(); k += S) {
+      t += setup.virtual_stages[k].forward_time() + setup.virtual_stages[k].backward_time();
+    }
+    s.t.push_back(t);
     Time c = 0;
     for (const sim::executor::BoundaryTransfer& b : setup.boundaries) {
       if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
