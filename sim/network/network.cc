@@ -107,6 +107,8 @@ uint32_t Network::AllocateFlow() {
   }
   if (flows_.size() >= kNoFlow) InternalError("too many concurrent flows", flows_.size());
   flows_.emplace_back();
+  flow_epoch_.push_back(0);
+  flow_fixed_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -285,7 +287,7 @@ void Network::Recompute() {
 void Network::CollectComponent() {
   if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
     for (Link& link : links_) link.visit_epoch = 0;
-    for (Flow& f : flows_) f.visit_epoch = 0;
+    std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
     epoch_ = 1;
   }
   component_links_.clear();
@@ -312,11 +314,10 @@ void Network::CollectComponent() {
   dirty_links_.clear();
   // New flows need a rate even when none of their links binds.
   for (uint32_t slot : new_flows_) {
-    Flow& f = flows_[slot];
-    if (f.visit_epoch == epoch_) continue;
-    f.visit_epoch = epoch_;
+    if (flow_epoch_[slot] == epoch_) continue;
+    flow_epoch_[slot] = epoch_;
     component_flows_.push_back(slot);
-    PushBindingLinks(f);
+    PushBindingLinks(flows_[slot]);
   }
   new_flows_.clear();
   while (!stack_.empty()) {
@@ -324,11 +325,10 @@ void Network::CollectComponent() {
     stack_.pop_back();
     if (links_[id].binds) component_links_.push_back(id);
     for (const LinkEntry& entry : links_[id].flows) {
-      Flow& f = flows_[entry.flow];
-      if (f.visit_epoch == epoch_) continue;
-      f.visit_epoch = epoch_;
+      if (flow_epoch_[entry.flow] == epoch_) continue;
+      flow_epoch_[entry.flow] = epoch_;
       component_flows_.push_back(entry.flow);
-      PushBindingLinks(f);
+      PushBindingLinks(flows_[entry.flow]);
     }
   }
   stats_.flows_visited += component_flows_.size();
@@ -355,9 +355,15 @@ void Network::FillProgressively() {
   sorted_shares_.clear();
   share_heap_.clear();
   for (uint32_t slot : component_flows_) {
-    Flow& f = flows_[slot];
-    f.fixed = false;
-    sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
+    flow_fixed_[slot] = 0;
+    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
+    // other flows take some of it), and would reach it only together with the link when they take
+    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
+    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
+    const Flow& f = flows_[slot];
+    if (!f.weights.empty() || !links_[f.tightest_link].binds) {
+      sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
+    }
   }
   for (LinkId id : component_links_) {
     Link& link = links_[id];
@@ -390,7 +396,7 @@ void Network::FillProgressively() {
       break;
     }
     if (top.is_flow) {  // a flow reaches its cap
-      if (flows_[top.index].fixed) continue;
+      if (flow_fixed_[top.index]) continue;
       level = std::max(level, top.share);
       FixFlow(top.index, level);
       continue;
@@ -407,14 +413,14 @@ void Network::FillProgressively() {
     }
     level = share;
     for (const LinkEntry& entry : bottleneck.flows) {
-      if (!flows_[entry.flow].fixed) FixFlow(entry.flow, level);
+      if (!flow_fixed_[entry.flow]) FixFlow(entry.flow, level);
     }
   }
 }
 
 void Network::FixFlow(uint32_t slot, double rate) {
   Flow& f = flows_[slot];
-  f.fixed = true;
+  flow_fixed_[slot] = 1;
   f.new_rate = rate;
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     Link& link = links_[f.hops[h].link];

@@ -132,8 +132,6 @@ class Network : private EventHandler {
   struct Flow {
     uint32_t generation = 1;
     FlowState state = FlowState::kFree;
-    bool fixed = false;        // progressive filling: rate decided in this recompute
-    uint32_t visit_epoch = 0;  // component search marker
     uint32_t next_free = 0;
     LinkId tightest_link = 0;  // lowest capacity on the route (lowest id among equals)
     double cap = 0;            // that capacity: no allocation can give the flow more
@@ -199,6 +197,10 @@ class Network : private EventHandler {
   NetworkMode mode_;
   std::vector<Link> links_;
   std::vector<Flow> flows_;
+  // Per flow slot, the two marks the recompute's inner loops test for every flow of a link, kept
+  // apart from Flow (176 bytes) so that scanning a link with hundreds of flows stays in cache.
+  std::vector<uint32_t> flow_epoch_;  // component search: visited in recompute number flow_epoch_
+  std::vector<uint8_t> flow_fixed_;   // progressive filling: rate decided in this recompute
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;
   size_t transmitting_flows_ = 0;
