@@ -108,6 +108,32 @@ TEST_CASE("automatic ring steps: stepped up to 128 ranks, aggregated beyond", "[
   CHECK_FALSE(Simulate(large.topo, large.router, chunked).shape.aggregated);
 }
 
+TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows is aggregated whole, exactly",
+          "[collectives][aggregated]") {
+  const int64_t bytes = int64_t{1} << 30;
+  // 32 nodes of 8: stepped, 2 x 32 x 8 x 7 intra + 8 x 32 x 2 x 31 inter = 19,456 flows: stays stepped.
+  const auto small = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 16, 1));
+  topology::Router small_router(small);
+  const auto stepped = Simulate(
+      small, small_router,
+      Request(CollectiveOp::kAllReduce, Range(256), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto));
+  CHECK_FALSE(stepped.shape.aggregated);
+  CHECK(stepped.flows == 2u * 32 * 8 * 7 + 8u * 32 * 2 * 31);
+  // 64 nodes: 7,168 + 64,512 = 71,680 stepped flows; auto aggregates intra-node and rail rings alike.
+  const auto large = *topology::Topology::Build(H100Island(64, v1::FAT_TREE, 8, 16, 1));
+  topology::Router router(large);
+  CollectiveRequest req =
+      Request(CollectiveOp::kAllReduce, Range(512), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto);
+  const auto automatic = Simulate(large, router, req);
+  CHECK(automatic.shape.aggregated);
+  CHECK(automatic.flows == 2u * 64 * 8 + 8u * 64);
+  req.ring_steps = RingSteps::kStepped;
+  const auto every_step = Simulate(large, router, req);
+  CHECK(every_step.flows == 71680u);
+  INFO("stepped " << every_step.time << " ps, automatic " << automatic.time << " ps");
+  CHECK(RelativeGap(every_step.time, automatic.time) <= 1e-9);
+}
+
 // The aggregated and stepped versions of the same request, on the same links.
 void CheckSameTime(const topology::Topology& topo, CollectiveRequest req, double tolerance) {
   topology::Router router(topo);

@@ -198,9 +198,15 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
       in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
-  s.aggregated =
-      Aggregates(in.req.ring_steps, g, 1) || (use_tree ? TreesAggregate(in.req.ring_steps, g, num_nodes, chunks)
-                                                       : Aggregates(in.req.ring_steps, num_nodes, 1));
+  // Auto: a hierarchy that stepped would be more flows than a tree may is aggregated whole, its
+  // short intra-node and inter-node rings too (rails in step: exact, docs/decisions.md).
+  const int64_t intra_flows = num_nodes * g * (g - 1) * 2;
+  const int64_t inter_flows = use_tree ? g * 4 * (num_nodes - 1) * chunks : g * num_nodes * 2 * (num_nodes - 1);
+  if (in.req.ring_steps == RingSteps::kAuto && intra_flows + inter_flows > kMaxSteppedTreeFlows) {
+    s.ring_steps = RingSteps::kAggregated;
+  }
+  s.aggregated = Aggregates(s.ring_steps, g, 1) || (use_tree ? TreesAggregate(s.ring_steps, g, num_nodes, chunks)
+                                                             : Aggregates(s.ring_steps, num_nodes, 1));
   s.estimated_seconds = 2 * intra + (use_tree ? tree : ring);
   return s;
 }

@@ -32,7 +32,7 @@ enum class CollectiveAlgorithm {
 // tree chunks").
 enum class RingSteps {
   kAuto,        // aggregated for rings of more than kMaxSteppedRingRanks ranks with one chunk, and for trees
-                // of more than kMaxSteppedTreeFlows flows stepped; else stepped
+                // and hierarchies of more than kMaxSteppedTreeFlows flows stepped; else stepped
   kStepped,     // one flow per rank, step and chunk: every step's latency and contention
   kAggregated,  // one flow per ring edge carrying every step's bytes, paying every step's latency; three
                 // per tree edge and direction (first chunk, the middle ones, last chunk)
