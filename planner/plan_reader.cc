@@ -61,6 +61,12 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
 
 }  // namespace
 
+Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                      const hetsim::v1::Plan& plan) {
+  return Profiler(model, cluster, plan.micro_batch_size(), {.tp_comm_overlap = plan.tp_comm_overlap()},
+                  static_cast<int>(proto::ContextParallel(plan)));
+}
+
 absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan) {
   const ClusterModel& cluster = profiler.cluster();
   const std::vector<std::vector<sim::pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);

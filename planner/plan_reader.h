@@ -14,6 +14,10 @@
 
 namespace hetsim::planner {
 
+// A profiler that prices `plan`'s stages as the simulator runs them: the plan's micro-batch size, CP
+// degree and TP communication overlap.
+Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const hetsim::v1::Plan& plan);
+
 // `plan` already validated against the profiler's cluster and model. Warm-up counts in the result are
 // the plan's explicit ones (0 when derived by the schedule).
 absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan);

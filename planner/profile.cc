@@ -20,10 +20,11 @@ namespace {
 std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im, const ProfilerOptions& o) {
   return absl::StrCat(
       cluster.topology().gpu_type(im.index).SerializeAsString(), "|",
-      absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d", im.gpus_per_node, im.hbm_bytes, im.intra_node.bytes_per_s,
-                      im.intra_node.latency, im.inter_node.bytes_per_s, im.inter_node.latency, im.nics_per_node,
-                      im.node_nic_bytes_per_s, static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
-                      static_cast<int>(o.extrapolate), o.max_tensor_parallel));
+      absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d %d", im.gpus_per_node, im.hbm_bytes,
+                      im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
+                      im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),
+                      static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
+                      static_cast<int>(o.tp_comm_overlap)));
 }
 
 }  // namespace
@@ -146,10 +147,14 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.config = config;
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, cost->cp_attention);
-  o.forward = cost->forward_time + cp.forward_exposed +
-              cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
-  o.backward = cost->backward_time + cp.backward_exposed +
-               cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
+  Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  if (options_.tp_comm_overlap) {
+    forward_comm -= std::min(forward_comm, cost->forward_time);
+    backward_comm -= std::min(backward_comm, cost->backward_time);
+  }
+  o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
+  o.backward = cost->backward_time + cp.backward_exposed + backward_comm;
   o.state_bytes = cost->memory.ModelStateBytes();
   o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
   o.working_bytes = cost->memory.recompute_working_bytes;

@@ -138,8 +138,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
       planner::ClusterModel::Create(inputs->cluster, model.dtype());
   if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
-  planner::Profiler profiler(model, **cluster, inputs->plan.micro_batch_size(), {},
-                             static_cast<int>(proto::ContextParallel(inputs->plan)));
+  planner::Profiler profiler = planner::PlanProfiler(model, **cluster, inputs->plan);
   absl::StatusOr<planner::Prediction> pred = planner::PredictPlan(profiler, inputs->plan);
   if (!pred.ok()) return ReportFailure(kInfo, pred.status());
   absl::StatusOr<Simulated> sim = Simulate(*inputs);
