@@ -24,6 +24,16 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
   return SimulateReport(inputs, options);
 }
 
+// The framework settings of the plan that was running, which a restart on fewer GPUs keeps: gradient
+// overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (TP overlap and CP are priced by the
+// planner through the request).
+void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
+  replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
+  replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
+  replanned.set_blocking_p2p(original.blocking_p2p());
+  replanned.set_zero3_prefetch(original.zero3_prefetch());
+}
+
 }  // namespace
 
 planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads) {
@@ -33,6 +43,7 @@ planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner:
   r.planner = kind;
   r.global_batch_size = inputs.plan.global_batch_size();
   r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
+  r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
   r.threads = threads;
   r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),
@@ -93,6 +104,7 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   next.cluster_path = "the surviving cluster";
   next.model = planned->model;
   next.plan = std::move(planned->plan);
+  KeepRuntimeSwitches(request.original.plan, next.plan);
   next.plan_path = "the re-planned plan";
   *next.plan.mutable_model() = next.model;  // inline: the plan stands alone
   if (absl::Status s = proto::ValidatePlanInputs(next); !s.ok()) {

@@ -197,6 +197,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
 
   ProfilerOptions profiler_options;
+  profiler_options.tp_comm_overlap = request.tp_comm_overlap;
   if (request.profile_cache != nullptr) {
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
@@ -249,6 +250,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.global_batch_size = request.global_batch_size;
   shape.micro_batch_size = best_mbs;
   shape.context_parallel = best_cp;
+  shape.tp_comm_overlap = request.tp_comm_overlap;
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;

@@ -36,6 +36,8 @@ struct PlanRequest {
   // of two up to max_context_parallel that the model's sequence allows (seq_length % (2 CP) == 0).
   int context_parallel = 1;
   int max_context_parallel = 16;
+  // Plan.tp_comm_overlap of the plans to price and write (a framework setting, not searched).
+  bool tp_comm_overlap = false;
   int threads = 0;                               // 0 = hardware concurrency
   double epsilon = proto::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                 // see SearchOptions

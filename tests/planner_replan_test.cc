@@ -227,6 +227,28 @@ TEST_CASE("replan: the HAPT case after a node failure plans on the survivors, sl
   CHECK(cold->profile.cache_hits == 0);
 }
 
+TEST_CASE("replan: the re-planned plan keeps the running plan's framework switches", "[replan]") {
+  proto::PlanInputs in = HaptCase();
+  in.plan.set_overlap_grad_reduce(true);
+  in.plan.set_grad_bucket_bytes(64 << 20);
+  in.plan.set_tp_comm_overlap(true);
+  in.plan.set_blocking_p2p(true);
+  driver::ReplanRequest request;
+  request.original = in;
+  request.threads = 2;
+  request.record_wall_time = false;
+  request.failed.gpus = {1};
+  absl::StatusOr<driver::ReplanOutcome> out = driver::Replan(request);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  const v1::Plan& p = out->replanned.plan;
+  CHECK(p.overlap_grad_reduce());
+  CHECK(p.grad_bucket_bytes() == 64u << 20);
+  CHECK(p.tp_comm_overlap());
+  CHECK(p.blocking_p2p());
+  CHECK_FALSE(p.zero3_prefetch());
+}
+
 TEST_CASE("run --replan: a failed node's re-plan lands in the report", "[replan][cli]") {
   const proto::PlanInputs in = HaptCase();
   v1::Faults faults;
