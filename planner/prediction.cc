@@ -70,9 +70,9 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     sp.t = s.option.total();
     sp.comm = s.comm_out;
     sp.warmup = sched.warmup_forwards[i];
-    sp.peak_bytes = v == 1 ? s.option.PeakBytes(in_flight[i])
-                           : s.option.state_bytes + in_flight[i] * (s.option.activation_bytes / v) +
-                                 (in_flight[i] > 0 ? s.option.working_bytes : 0);
+    StageOption chunk = s.option;  // in_flight counts chunk-microbatches, each 1/v of the activations
+    chunk.activation_bytes /= v;
+    sp.peak_bytes = chunk.PeakBytes(in_flight[i]);
     sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
     sp.grad_sync = s.option.grad_sync;
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
