@@ -7,6 +7,10 @@
 
 namespace hetsim::calibrate {
 
+absl::Status LineError(absl::string_view file, int line, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", file, line, problem));
+}
+
 int CsvTable::Column(absl::string_view name) const {
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i] == name) return static_cast<int>(i);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -24,6 +25,9 @@ struct CsvTable {
   // Index of the column named `name` (lower-case), -1 when there is none.
   int Column(absl::string_view name) const;
 };
+
+// InvalidArgument "FILE:LINE: problem": how every calibration input names a bad line.
+absl::Status LineError(absl::string_view file, int line, absl::string_view problem);
 
 // InvalidArgument "FILE:LINE: problem" for a missing header or a row shorter than the header.
 absl::StatusOr<CsvTable> ParseCsvTable(absl::string_view text, absl::string_view file);

@@ -17,10 +17,6 @@ namespace hetsim::calibrate {
 
 namespace {
 
-absl::Status LineError(absl::string_view file, int line, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", file, line, problem));
-}
-
 bool ParseDType(absl::string_view text, hetsim::v1::DType* out) {
   const std::string t = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
   static const absl::flat_hash_map<std::string, hetsim::v1::DType> kNames = {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "calibrate/csv_table.h"
 
 namespace hetsim::calibrate {
 namespace {
@@ -30,10 +31,6 @@ bool FindTest(absl::string_view text, hetsim::CollectiveOp* op) {
     }
   }
   return false;
-}
-
-absl::Status LineError(absl::string_view file, int line, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", file, line, problem));
 }
 
 // A #wrong column: a count, or N/A when nccl-tests ran without validation (-c 0).

@@ -26,7 +26,7 @@ struct InnerPlan {
   std::vector<SearchedStage> stages;  // comm_out of the last one filled by the composition
 };
 
-struct Cell {
+struct TangramCell {
   bool ok = false;
   Time tau_max = 0, tau_sum = 0;
   int stages = 0;
@@ -231,16 +231,16 @@ class Composer {
   std::optional<std::pair<Time, std::vector<SearchedStage>>> Compose(const std::vector<int>& order) {
     const int L = prof_.model().num_layers();
     const int K = static_cast<int>(order.size());
-    std::vector<std::vector<Cell>> cell(K, std::vector<Cell>(L + 1));
+    std::vector<std::vector<TangramCell>> cell(K, std::vector<TangramCell>(L + 1));
     for (int k = K - 1; k >= 0; --k) {
       const int t = order[k];
       for (int l = 0; l < L; ++l) {
-        Cell& out = cell[k][l];
+        TangramCell& out = cell[k][l];
         Time best_cost = 0;
         const int b_lo = k == K - 1 ? L : l + 1;
         const int b_hi = k == K - 1 ? L : L - (K - 1 - k);
         for (int b = b_lo; b <= b_hi; ++b) {
-          const Cell* next = k == K - 1 ? nullptr : &cell[k + 1][b];
+          const TangramCell* next = k == K - 1 ? nullptr : &cell[k + 1][b];
           if (next && !next->ok) continue;
           if (PrunedByRules(order, k, l, b)) continue;
           InnerPlan inner = Inner(t, l, b, next ? next->stages : 0);
@@ -277,7 +277,7 @@ class Composer {
     std::vector<SearchedStage> stages;
     int l = 0;
     for (int k = 0; k < K; ++k) {
-      const Cell& c = cell[k][l];
+      const TangramCell& c = cell[k][l];
       for (const SearchedStage& s : c.inner.stages) stages.push_back(s);
       l = c.next;
     }
@@ -285,7 +285,7 @@ class Composer {
     for (size_t i = 0; i < stages.size(); ++i) {
       stages[i].warmup = static_cast<int>(std::min<int64_t>(n_, static_cast<int64_t>(stages.size() - i)));
     }
-    const Cell& c0 = cell[0][0];
+    const TangramCell& c0 = cell[0][0];
     return std::make_pair((n_ - 1) * c0.tau_max + c0.tau_sum, stages);
   }
 

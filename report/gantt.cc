@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/time.h"
 #include "report/svg.h"
 #include "sim/pipeline/dag.h"
 #include "traces/trace_events.h"
@@ -15,9 +16,9 @@ namespace {
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
 
-constexpr int kSvgWidth = 1560, kLeft = 170, kRight = 16, kTop = 22;
+constexpr int kSvgWidth = 1560, kGanttLeft = 170, kGanttRight = 16, kGanttTop = 22;
 constexpr int kComputeHeight = 22, kLaneHeight = 9, kLaneGap = 2, kRowGap = 10;
-constexpr int kPlotWidth = kSvgWidth - kLeft - kRight;
+constexpr int kPlotWidth = kSvgWidth - kGanttLeft - kGanttRight;
 
 struct Block {
   Time start, finish;
@@ -32,9 +33,10 @@ struct StageRows {
   std::vector<Block> compute, transfers, syncs;
 };
 
-double Ms(Time t) { return static_cast<double>(t) / kMillisecond; }
-
-std::string Span(Time a, Time b) { return absl::StrFormat("%.3f - %.3f ms (%.3f ms)", Ms(a), Ms(b), Ms(b - a)); }
+std::string Span(Time a, Time b) {
+  return absl::StrFormat("%.3f - %.3f ms (%.3f ms)", TimeToMilliseconds(a), TimeToMilliseconds(b),
+                         TimeToMilliseconds(b - a));
+}
 
 std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup,
                                    const sim::executor::ExecutionResult& r) {
@@ -98,11 +100,11 @@ class GanttWriter {
  public:
   explicit GanttWriter(Time end) : end_(std::max<Time>(end, 1)) {}
 
-  double X(Time t) const { return kLeft + static_cast<double>(t) / static_cast<double>(end_) * kPlotWidth; }
+  double X(Time t) const { return kGanttLeft + static_cast<double>(t) / static_cast<double>(end_) * kPlotWidth; }
 
   void AddBlock(const Block& b, double y, int height) {
     const double x0 = X(b.start), x1 = X(b.finish);
-    const std::string t = absl::StrFormat("%.4f %.4f", Ms(b.start), Ms(b.finish));
+    const std::string t = absl::StrFormat("%.4f %.4f", TimeToMilliseconds(b.start), TimeToMilliseconds(b.finish));
     absl::StrAppendFormat(
         &out_,
         R"(<rect class="b %s" x="%s" y="%s" width="%s" height="%d" fill="%s" data-t="%s"><title>%s</title></rect>)",
@@ -118,7 +120,7 @@ class GanttWriter {
 
   void AddLanes(const std::vector<Block>& blocks, const char* name, double& y) {
     for (const auto& lane : Lanes(blocks)) {
-      absl::StrAppendFormat(&labels_, R"(<text class="lane" x="%d" y="%s" text-anchor="end">%s</text>)", kLeft - 4,
+      absl::StrAppendFormat(&labels_, R"(<text class="lane" x="%d" y="%s" text-anchor="end">%s</text>)", kGanttLeft - 4,
                             Coord(y + kLaneHeight - 1), name);
       for (const Block* b : lane) AddBlock(*b, y, kLaneHeight);
       y += kLaneHeight + kLaneGap;
@@ -152,7 +154,7 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
   const std::vector<StageRows> rows = CollectRows(setup, r);
   const topology::Topology& topo = *setup.topology;
   GanttWriter w(r.iteration_time);
-  double y = kTop;
+  double y = kGanttTop;
   for (int s = 0; s < setup.num_stages(); ++s) {
     const double row_top = y;
     const auto& layout = setup.stages[s].layout;
@@ -166,9 +168,9 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
     w.out() += "</g>\n";
     const std::string label = absl::StrFormat(
         R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="6" y="%s">%s, TP %d x DP %d</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
-        kLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, Coord(row_top + 25),
+        kGanttLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, Coord(row_top + 25),
         HtmlEscape(type.preset().empty() ? type.name() : type.preset()), layout.tensor_parallel, layout.data_parallel,
-        kLeft - 4, Coord(row_top + 15));
+        kGanttLeft - 4, Coord(row_top + 15));
     w.labels() += label + "\n";
     y += kRowGap;
   }
@@ -180,11 +182,12 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
         &faults,
         R"(<line class="fault" x1="%s" x2="%s" y1="%d" y2="%s" data-t="%.4f %.4f"><title>fault %d %s at %.3f ms</title></line>)"
         "\n",
-        Coord(x), Coord(x), kTop - 14, Coord(axis_y), Ms(e.at), Ms(e.at), e.fault, HtmlEscape(e.what), Ms(e.at));
+        Coord(x), Coord(x), kGanttTop - 14, Coord(axis_y), TimeToMilliseconds(e.at), TimeToMilliseconds(e.at), e.fault,
+        HtmlEscape(e.what), TimeToMilliseconds(e.at));
   }
   std::string ticks;
-  for (double t : NiceTicks(0, Ms(w.end()), 8)) {
-    const double x = kLeft + t / Ms(w.end()) * kPlotWidth;
+  for (double t : NiceTicks(0, TimeToMilliseconds(w.end()), 8)) {
+    const double x = kGanttLeft + t / TimeToMilliseconds(w.end()) * kPlotWidth;
     absl::StrAppendFormat(
         &ticks,
         R"(<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#444"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>)",
@@ -194,16 +197,16 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
   return absl::StrCat(
       absl::StrFormat(R"(<svg id="gantt" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="100%%" )"
                       R"(data-left="%d" data-width="%d" data-end="%.4f" data-axis="%s" role="img">)",
-                      kSvgWidth, height, kLeft, kPlotWidth, Ms(w.end()), Coord(axis_y)),
+                      kSvgWidth, height, kGanttLeft, kPlotWidth, TimeToMilliseconds(w.end()), Coord(axis_y)),
       "\n<defs><clipPath id=\"gclip\">",
-      absl::StrFormat(R"(<rect x="%d" y="0" width="%d" height="%d"/>)", kLeft, kPlotWidth, height),
+      absl::StrFormat(R"(<rect x="%d" y="0" width="%d" height="%d"/>)", kGanttLeft, kPlotWidth, height),
       "</clipPath></defs>\n", w.labels(), "<g clip-path=\"url(#gclip)\">\n", w.out(), faults, "</g>\n",
-      absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#444"/>)", kLeft, kLeft + kPlotWidth,
+      absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#444"/>)", kGanttLeft, kGanttLeft + kPlotWidth,
                       Coord(axis_y), Coord(axis_y)),
       "<g id=\"gaxis\">", ticks, "</g>",
       absl::StrFormat(
           R"(<text class="axis" x="%d" y="%d" text-anchor="middle">time since the iteration started (ms)</text>)",
-          kLeft + kPlotWidth / 2, height - 4),
+          kGanttLeft + kPlotWidth / 2, height - 4),
       "</svg>");
 }
 

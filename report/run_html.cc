@@ -18,7 +18,6 @@ namespace {
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
 
-double Ms(Time t) { return static_cast<double>(t) / kMillisecond; }
 std::string Pct(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
 
 std::vector<Figure> HeaderFigures(const v1::Report& r) {
@@ -43,10 +42,13 @@ std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, 
     const double capacity = s < report.stages_size() ? report.stages(s).memory_capacity_gib() : 0;
     Series used{"memory per GPU", kBlue, SeriesStyle::kStep, {}};
     for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) {
-      used.points.push_back({Ms(t), static_cast<double>(bytes) / kGiB});
+      used.points.push_back({TimeToMilliseconds(t), static_cast<double>(bytes) / kGiB});
     }
-    if (!used.points.empty()) used.points.push_back({Ms(r.iteration_time), used.points.back().y});
-    Series cap{"capacity", kVermillion, SeriesStyle::kDashed, {{0, capacity}, {Ms(r.iteration_time), capacity}}};
+    if (!used.points.empty()) used.points.push_back({TimeToMilliseconds(r.iteration_time), used.points.back().y});
+    Series cap{"capacity",
+               kVermillion,
+               SeriesStyle::kDashed,
+               {{0, capacity}, {TimeToMilliseconds(r.iteration_time), capacity}}};
     const bool oom = s < report.stages_size() && report.stages(s).oom();
     ChartSpec spec(absl::StrFormat("stage %d%s", s, oom ? " (OOM)" : ""), "time (ms)", "GiB per GPU", 380, 210);
     spec.x_min = spec.y_min = 0;
@@ -77,8 +79,8 @@ std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, con
       double busy = 0;
       for (size_t l : by_class[c]) busy += static_cast<double>(r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l]);
       const double pct = std::min(100.0, 100.0 * busy / (static_cast<double>(dt) * by_class[c].size()));
-      if (s.points.empty()) s.points.push_back({Ms(r.sample_times[i - 1]), pct});
-      s.points.push_back({Ms(r.sample_times[i]), pct});
+      if (s.points.empty()) s.points.push_back({TimeToMilliseconds(r.sample_times[i - 1]), pct});
+      s.points.push_back({TimeToMilliseconds(r.sample_times[i]), pct});
     }
     series.push_back(std::move(s));
   }

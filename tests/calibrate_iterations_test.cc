@@ -13,8 +13,11 @@
 #include "absl/strings/str_replace.h"
 #include "app/lib/calibrate_iterations.h"
 #include "proto/io.h"
+#include "tests/cli_util.h"
 
 namespace {
+
+using hetsim::testing::RunHetsim;
 
 using hetsim::app::ParseIterationCsv;
 
@@ -27,8 +30,6 @@ std::string Read(const std::string& path) {
 void Write(const std::string& path, const std::string& text) {
   REQUIRE(hetsim::proto::WriteFileAtomically(path, text).ok());
 }
-
-int Hetsim(const std::string& args) { return std::system(absl::StrCat(HETSIM_BINARY, " ", args).c_str()); }
 
 }  // namespace
 
@@ -52,15 +53,17 @@ TEST_CASE("calibrate --iterations recovers the pass and iteration overheads", "[
   Write(dir + "/b.pbtxt", absl::StrReplaceAll(plan, {{"global_batch_size: 128", "global_batch_size: 64"}}));
   std::string csv = "plan,time_ms\n";
   for (const char* p : {"a", "b"}) {
-    REQUIRE(Hetsim(absl::StrCat("run ", dir, "/", p, ".pbtxt --cluster ", dir, "/truth.pbtxt --no-wall-time --report ",
-                                dir, "/", p, ".json >/dev/null")) == 0);
+    REQUIRE(RunHetsim(absl::StrCat("run ", dir, "/", p, ".pbtxt --cluster ", dir,
+                                   "/truth.pbtxt --no-wall-time --report ", dir, "/", p, ".json"))
+                .exit_code == 0);
     hetsim::v1::Report r;
     REQUIRE(hetsim::proto::Load(absl::StrCat(dir, "/", p, ".json"), &r).ok());
     absl::StrAppend(&csv, p, ".pbtxt,", absl::StrFormat("%.6f", r.iteration_time_ms()), "\n");
   }
   Write(dir + "/runs.csv", csv);
-  REQUIRE(Hetsim(absl::StrCat("calibrate --iterations ", dir, "/runs.csv --cluster ", dir, "/cluster.pbtxt --out ", dir,
-                              "/calibrated.pbtxt --fit-report ", dir, "/fit.txt >/dev/null")) == 0);
+  REQUIRE(RunHetsim(absl::StrCat("calibrate --iterations ", dir, "/runs.csv --cluster ", dir, "/cluster.pbtxt --out ",
+                                 dir, "/calibrated.pbtxt --fit-report ", dir, "/fit.txt"))
+              .exit_code == 0);
   hetsim::v1::Cluster calibrated;
   REQUIRE(hetsim::proto::Load(dir + "/calibrated.pbtxt", &calibrated).ok());
   for (const hetsim::v1::GpuType& g : calibrated.gpu_types()) {

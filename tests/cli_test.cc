@@ -10,28 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/io.h"
+#include "tests/cli_util.h"
 
 namespace {
 
+using hetsim::testing::CliRun;
+using hetsim::testing::RunHetsim;
+
 namespace fs = std::filesystem;
-
-struct Result {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// Runs `hetsim ARGS` through the shell with stdout and stderr captured in files.
-Result Hetsim(const std::string& args) {
-  static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / absl::StrCat("hetsim_cli_test_", ::getpid());
-  fs::create_directories(dir);
-  const fs::path out = dir / absl::StrCat(counter, ".out"), err = dir / absl::StrCat(counter++, ".err");
-  const std::string command = absl::StrCat(HETSIM_BINARY, " ", args, " >", out.string(), " 2>", err.string());
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, *hetsim::proto::ReadFileToString(out.string()),
-          *hetsim::proto::ReadFileToString(err.string())};
-}
 
 fs::path FreshDir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / absl::StrCat("hetsim_cli_", name, "_", ::getpid());
@@ -44,15 +30,15 @@ const std::string kExamples = absl::StrCat(HETSIM_SOURCE_DIR, "/examples");
 }  // namespace
 
 TEST_CASE("no command, an unknown command or an unknown flag exit 2 with a usage line", "[cli]") {
-  Result r = Hetsim("");
+  CliRun r = RunHetsim("");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("usage: hetsim <command>"));
-  r = Hetsim("frobnicate");
+  r = RunHetsim("frobnicate");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown command 'frobnicate'"));
   for (const char* command : {"example", "convert", "check"}) {
     INFO(command);
-    r = Hetsim(absl::StrCat(command, " --no-such-flag"));
+    r = RunHetsim(absl::StrCat(command, " --no-such-flag"));
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(absl::StrCat("usage: hetsim ", command)));
     CHECK_THAT(r.err, Catch::Contains("no-such-flag"));
@@ -60,27 +46,27 @@ TEST_CASE("no command, an unknown command or an unknown flag exit 2 with a usage
 }
 
 TEST_CASE("missing or extra arguments are usage errors", "[cli]") {
-  CHECK(Hetsim("example").exit_code == 2);
-  CHECK(Hetsim("convert a.pbtxt").exit_code == 2);
-  CHECK(Hetsim("convert a.pbtxt b.json c.pb").exit_code == 2);
-  CHECK(Hetsim("check").exit_code == 2);
+  CHECK(RunHetsim("example").exit_code == 2);
+  CHECK(RunHetsim("convert a.pbtxt").exit_code == 2);
+  CHECK(RunHetsim("convert a.pbtxt b.json c.pb").exit_code == 2);
+  CHECK(RunHetsim("check").exit_code == 2);
 }
 
 TEST_CASE("--help works on every command and exits 0", "[cli]") {
   for (const char* command : {"example", "convert", "check"}) {
     INFO(command);
-    const Result r = Hetsim(absl::StrCat(command, " --help"));
+    const CliRun r = RunHetsim(absl::StrCat(command, " --help"));
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::StartsWith(absl::StrCat("usage: hetsim ", command)));
     CHECK_THAT(r.out, Catch::Contains("--help"));
   }
-  CHECK(Hetsim("--help").exit_code == 0);
-  CHECK_THAT(Hetsim("--version").out, Catch::StartsWith("hetsim "));
+  CHECK(RunHetsim("--help").exit_code == 0);
+  CHECK_THAT(RunHetsim("--version").out, Catch::StartsWith("hetsim "));
 }
 
 TEST_CASE("examples/ holds exactly what `hetsim example` writes", "[cli]") {
   const fs::path dir = FreshDir("examples");
-  REQUIRE(Hetsim(absl::StrCat("example --out ", dir.string())).exit_code == 0);
+  REQUIRE(RunHetsim(absl::StrCat("example --out ", dir.string())).exit_code == 0);
   int count = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     INFO(entry.path().filename());
@@ -100,29 +86,30 @@ TEST_CASE("examples in every format check clean and convert back to the same byt
   for (const char* format : {"pb", "json", "pbtxt"}) {
     INFO(format);
     const fs::path dir = FreshDir(absl::StrCat("formats_", format));
-    REQUIRE(Hetsim(absl::StrCat("example --out ", dir.string(), " --format ", format)).exit_code == 0);
+    REQUIRE(RunHetsim(absl::StrCat("example --out ", dir.string(), " --format ", format)).exit_code == 0);
     const std::string ext = absl::StrCat(".", format);
     const auto f = [&](const char* name) { return (dir / absl::StrCat(name, ext)).string(); };
-    Result r = Hetsim(absl::StrCat("check ", f("cluster-512gpu"), " ", f("cluster-hapt-case"), " --cluster ",
-                                   f("cluster-hapt-case"), " ", f("plan-hapt-case"), " ", f("sweep-bandwidth"), " ",
-                                   f("sweep-add-h100"), " ", f("model-gpt39b")));
+    CliRun r = RunHetsim(absl::StrCat("check ", f("cluster-512gpu"), " ", f("cluster-hapt-case"), " --cluster ",
+                                      f("cluster-hapt-case"), " ", f("plan-hapt-case"), " ", f("sweep-bandwidth"), " ",
+                                      f("sweep-add-h100"), " ", f("model-gpt39b")));
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.err, Catch::Equals(""));
-    r = Hetsim(absl::StrCat("check ", f("plan-512gpu"), " --cluster ", f("cluster-512gpu")));
+    r = RunHetsim(absl::StrCat("check ", f("plan-512gpu"), " --cluster ", f("cluster-512gpu")));
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("8 stages"));
     for (const char* name : {"cluster-512gpu", "plan-512gpu", "sweep-add-h100"}) {
       const std::string mid = (dir / absl::StrCat(name, ".mid.json")).string();
       const std::string back = (dir / absl::StrCat(name, ".back", ext)).string();
-      REQUIRE(Hetsim(absl::StrCat("convert ", f(name), " ", mid)).exit_code == 0);
-      REQUIRE(Hetsim(absl::StrCat("convert ", mid, " ", back)).exit_code == 0);
+      REQUIRE(RunHetsim(absl::StrCat("convert ", f(name), " ", mid)).exit_code == 0);
+      REQUIRE(RunHetsim(absl::StrCat("convert ", mid, " ", back)).exit_code == 0);
       CHECK(*hetsim::proto::ReadFileToString(back) == *hetsim::proto::ReadFileToString(f(name)));
     }
   }
 }
 
 TEST_CASE("check prints a summary of the 512-GPU example", "[cli]") {
-  const Result r = Hetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt ", kExamples, "/cluster-512gpu.pbtxt"));
+  const CliRun r =
+      RunHetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt ", kExamples, "/cluster-512gpu.pbtxt"));
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("512 GPUs in 2 islands"));
   CHECK_THAT(r.out, Catch::Contains("39.09 B parameters, 50 layers"));
@@ -131,11 +118,11 @@ TEST_CASE("check prints a summary of the 512-GPU example", "[cli]") {
 }
 
 TEST_CASE("check of a plan needs a cluster, and only one", "[cli]") {
-  Result r = Hetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt"));
+  CliRun r = RunHetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt"));
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("a plan is checked against a cluster"));
-  r = Hetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt ", kExamples, "/cluster-512gpu.pbtxt ", kExamples,
-                          "/cluster-hapt-case.pbtxt"));
+  r = RunHetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt ", kExamples, "/cluster-512gpu.pbtxt ", kExamples,
+                             "/cluster-hapt-case.pbtxt"));
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("several clusters given"));
 }
@@ -144,11 +131,11 @@ TEST_CASE("check --out writes the summary only when everything is valid", "[cli]
   const fs::path dir = FreshDir("check_out");
   fs::create_directories(dir);
   const std::string out = (dir / "summary.txt").string();
-  Result r = Hetsim(absl::StrCat("check ", kExamples, "/model-gpt39b.pbtxt --out ", out));
+  CliRun r = RunHetsim(absl::StrCat("check ", kExamples, "/model-gpt39b.pbtxt --out ", out));
   REQUIRE(r.exit_code == 0);
   CHECK(*hetsim::proto::ReadFileToString(out) == r.out.substr(0, r.out.find("OK:")));
   fs::remove(out);
-  r = Hetsim(absl::StrCat("check ", kExamples, "/model-gpt39b.pbtxt ", kExamples, "/plan-512gpu.pbtxt --out ", out));
+  r = RunHetsim(absl::StrCat("check ", kExamples, "/model-gpt39b.pbtxt ", kExamples, "/plan-512gpu.pbtxt --out ", out));
   CHECK(r.exit_code == 2);
   CHECK_FALSE(fs::exists(out));
 }

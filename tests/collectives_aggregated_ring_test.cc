@@ -10,10 +10,14 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "tests/collectives_star.h"
+#include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::sim {
 namespace {
+
+using testing::RelativeGap;
+using testing::SimulateOk;
 
 using testing::AddInterIslandLink;
 using testing::AddIsland;
@@ -32,18 +36,6 @@ CollectiveRequest Request(CollectiveOp op, std::vector<GpuId> gpus, int64_t byte
   req.inter_node = CollectiveAlgorithm::kRing;
   req.ring_steps = steps;
   return req;
-}
-
-CollectiveResult Simulate(const topology::Topology& topo, topology::Router& router, const CollectiveRequest& req,
-                          NetworkMode mode = NetworkMode::kMaxMinFair) {
-  auto r = SimulateCollective(topo, router, req, mode);
-  INFO(r.status().message());
-  REQUIRE(r.ok());
-  return *r;
-}
-
-double RelativeGap(Time a, Time b) {
-  return std::abs(static_cast<double>(a - b)) / static_cast<double>(std::max(a, b));
 }
 
 TEST_CASE("aggregated ring edges carry the bytes of every step of the stepped ring", "[collectives][aggregated]") {
@@ -68,22 +60,22 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
   for (int n : {2, 3, 16, 200}) {
     Star s(n);
     INFO("n=" << n);
-    const auto ar = Simulate(
+    const auto ar = SimulateOk(
         s.topo, s.router,
         Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
     CHECK(ar.shape.aggregated);
     CHECK(ar.flows == static_cast<uint64_t>(n));  // one per ring edge (joins are not flows)
     CHECK(TimeToSeconds(ar.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
     for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
-      const auto r =
-          Simulate(s.topo, s.router, Request(op, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
+      const auto r = SimulateOk(s.topo, s.router,
+                                Request(op, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
       CHECK(TimeToSeconds(r.time) == Approx(RingAllGatherSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
     }
     // Contention-free mode: the same form (each edge alone at its bottleneck).
-    const auto cf =
-        Simulate(s.topo, s.router,
-                 Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
-                 NetworkMode::kContentionFree);
+    const auto cf = SimulateOk(
+        s.topo, s.router,
+        Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
+        NetworkMode::kContentionFree);
     CHECK(TimeToSeconds(cf.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
   }
 }
@@ -92,20 +84,20 @@ TEST_CASE("automatic ring steps: stepped up to 128 ranks, aggregated beyond", "[
   Star small(128), large(129);
   const int64_t bytes = 64 << 20;
   const auto stepped =
-      Simulate(small.topo, small.router,
-               Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
+      SimulateOk(small.topo, small.router,
+                 Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
   CHECK_FALSE(stepped.shape.aggregated);
   CHECK(stepped.flows == 2u * 127u * 128u);
   const auto aggregated =
-      Simulate(large.topo, large.router,
-               Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
+      SimulateOk(large.topo, large.router,
+                 Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto));
   CHECK(aggregated.shape.aggregated);
   CHECK(aggregated.flows == 129u);
   // Explicit chunks keep the stepped ring (the pipeline the user asked for).
   CollectiveRequest chunked =
       Request(CollectiveOp::kAllReduce, Range(129), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto);
   chunked.chunks = 2;
-  CHECK_FALSE(Simulate(large.topo, large.router, chunked).shape.aggregated);
+  CHECK_FALSE(SimulateOk(large.topo, large.router, chunked).shape.aggregated);
 }
 
 TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows is aggregated whole, exactly",
@@ -114,7 +106,7 @@ TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows i
   // 32 nodes of 8: stepped, 2 x 32 x 8 x 7 intra + 8 x 32 x 2 x 31 inter = 19,456 flows: stays stepped.
   const auto small = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 16, 1));
   topology::Router small_router(small);
-  const auto stepped = Simulate(
+  const auto stepped = SimulateOk(
       small, small_router,
       Request(CollectiveOp::kAllReduce, Range(256), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto));
   CHECK_FALSE(stepped.shape.aggregated);
@@ -124,11 +116,11 @@ TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows i
   topology::Router router(large);
   CollectiveRequest req =
       Request(CollectiveOp::kAllReduce, Range(512), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto);
-  const auto automatic = Simulate(large, router, req);
+  const auto automatic = SimulateOk(large, router, req);
   CHECK(automatic.shape.aggregated);
   CHECK(automatic.flows == 2u * 64 * 8 + 8u * 64);
   req.ring_steps = RingSteps::kStepped;
-  const auto every_step = Simulate(large, router, req);
+  const auto every_step = SimulateOk(large, router, req);
   CHECK(every_step.flows == 71680u);
   INFO("stepped " << every_step.time << " ps, automatic " << automatic.time << " ps");
   CHECK(RelativeGap(every_step.time, automatic.time) <= 1e-9);
@@ -138,9 +130,9 @@ TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows i
 void CheckSameTime(const topology::Topology& topo, CollectiveRequest req, double tolerance) {
   topology::Router router(topo);
   req.ring_steps = RingSteps::kStepped;
-  const auto stepped = Simulate(topo, router, req);
+  const auto stepped = SimulateOk(topo, router, req);
   req.ring_steps = RingSteps::kAggregated;
-  const auto aggregated = Simulate(topo, router, req);
+  const auto aggregated = SimulateOk(topo, router, req);
   INFO("stepped " << stepped.time << " ps (" << stepped.flows << " flows), aggregated " << aggregated.time << " ps ("
                   << aggregated.flows << " flows), gap " << RelativeGap(stepped.time, aggregated.time));
   CHECK_FALSE(stepped.shape.aggregated);

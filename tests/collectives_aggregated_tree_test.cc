@@ -10,10 +10,14 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "tests/collectives_star.h"
+#include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::sim {
 namespace {
+
+using testing::RelativeGap;
+using testing::SimulateOk;
 
 using testing::H100Island;
 using testing::Range;
@@ -30,17 +34,6 @@ CollectiveRequest TreeRequest(std::vector<GpuId> gpus, int64_t bytes, RingSteps 
   req.chunks = chunks;
   req.ring_steps = steps;
   return req;
-}
-
-CollectiveResult Simulate(const topology::Topology& topo, topology::Router& router, const CollectiveRequest& req) {
-  auto r = SimulateCollective(topo, router, req, NetworkMode::kMaxMinFair);
-  INFO(r.status().message());
-  REQUIRE(r.ok());
-  return *r;
-}
-
-double RelativeGap(Time a, Time b) {
-  return std::abs(static_cast<double>(a - b)) / static_cast<double>(std::max(a, b));
 }
 
 TEST_CASE("aggregated trees move the stepped trees' bytes in three transfers per edge and direction",
@@ -75,8 +68,8 @@ TEST_CASE("aggregated trees keep the pipelined closed form and the stepped time 
   for (int n : {2, 4, 7, 16}) {
     Star s(n);
     const int chunks = 32;
-    const auto stepped = Simulate(s.topo, s.router, TreeRequest(Range(n), bytes, RingSteps::kStepped, chunks));
-    const auto aggregated = Simulate(s.topo, s.router, TreeRequest(Range(n), bytes, RingSteps::kAggregated, chunks));
+    const auto stepped = SimulateOk(s.topo, s.router, TreeRequest(Range(n), bytes, RingSteps::kStepped, chunks));
+    const auto aggregated = SimulateOk(s.topo, s.router, TreeRequest(Range(n), bytes, RingSteps::kAggregated, chunks));
     INFO("n=" << n << " stepped " << stepped.time << " ps, aggregated " << aggregated.time << " ps");
     CHECK_FALSE(stepped.shape.aggregated);
     CHECK(aggregated.shape.aggregated);
@@ -97,8 +90,8 @@ TEST_CASE("aggregated trees match stepped trees within 1% on a fat tree", "[coll
   const auto topo = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 8, 1));
   topology::Router router(topo);
   for (CollectiveAlgorithm algo : {CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTree}) {
-    const auto stepped = Simulate(topo, router, TreeRequest(Range(256), bytes, RingSteps::kStepped, 64, algo));
-    const auto aggregated = Simulate(topo, router, TreeRequest(Range(256), bytes, RingSteps::kAggregated, 64, algo));
+    const auto stepped = SimulateOk(topo, router, TreeRequest(Range(256), bytes, RingSteps::kStepped, 64, algo));
+    const auto aggregated = SimulateOk(topo, router, TreeRequest(Range(256), bytes, RingSteps::kAggregated, 64, algo));
     INFO(AlgorithmName(algo) << ": stepped " << stepped.time << " ps (" << stepped.flows << " flows), aggregated "
                              << aggregated.time << " ps (" << aggregated.flows << " flows)");
     CHECK(aggregated.shape.aggregated);
@@ -110,7 +103,7 @@ TEST_CASE("aggregated trees match stepped trees within 1% on a fat tree", "[coll
 TEST_CASE("automatic tree chunks: stepped up to 65,536 flows, aggregated beyond", "[collectives][aggregated]") {
   // 4 x (n - 1) x chunks flows per channel: 64 ranks in 64 chunks is 16,128; 8 channels 129,024.
   Star s(64);
-  const auto one = Simulate(s.topo, s.router, [&] {
+  const auto one = SimulateOk(s.topo, s.router, [&] {
     auto req = TreeRequest(Range(64), 64 << 20, RingSteps::kAuto, 64);
     req.channels = 1;
     return req;
@@ -119,11 +112,11 @@ TEST_CASE("automatic tree chunks: stepped up to 65,536 flows, aggregated beyond"
   CHECK(one.flows == 4u * 63u * 64u);
   auto eight = TreeRequest(Range(64), 64 << 20, RingSteps::kAuto, 64);
   eight.channels = 8;
-  const auto many = Simulate(s.topo, s.router, eight);
+  const auto many = SimulateOk(s.topo, s.router, eight);
   CHECK(many.shape.aggregated);
   CHECK(many.flows == 8u * 4u * 63u * 3u);
   eight.ring_steps = RingSteps::kStepped;
-  CHECK_FALSE(Simulate(s.topo, s.router, eight).shape.aggregated);
+  CHECK_FALSE(SimulateOk(s.topo, s.router, eight).shape.aggregated);
 }
 
 TEST_CASE("aggregated ring steps with explicit chunks: refused for rings, kept for trees",

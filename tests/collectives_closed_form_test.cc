@@ -31,8 +31,6 @@ CollectiveResult Run(const topology::Topology& topo, topology::Router& router, C
   return *r;
 }
 
-constexpr int64_t kGiB = int64_t{1} << 30;
-
 TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1)a within 0.1%", "[collectives]") {
   for (int n : {2, 3, 8, 16}) {
     Star s(n);

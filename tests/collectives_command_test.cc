@@ -11,67 +11,57 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "proto/io.h"
+#include "tests/cli_util.h"
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out, err;
-};
-
-Run Hetsim(const std::string& args) {
-  static int n = 0;
-  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("hetsim_collectives_cmd_", ::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string out = (dir / absl::StrCat(n, ".out")).string(), err = (dir / absl::StrCat(n++, ".err")).string();
-  const int status = std::system(absl::StrCat(HETSIM_BINARY, " ", args, " >", out, " 2>", err).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, *hetsim::proto::ReadFileToString(out),
-          *hetsim::proto::ReadFileToString(err)};
-}
+using hetsim::testing::CliRun;
+using hetsim::testing::RunHetsim;
 
 const std::string kCluster = absl::StrCat(HETSIM_SOURCE_DIR, "/examples/cluster-512gpu.pbtxt");
 
 }  // namespace
 
 TEST_CASE("hetsim islands prints Tangram's islands of the example cluster", "[collectives][cli]") {
-  const Run r = Hetsim("islands --cluster " + kCluster);
+  const CliRun r = RunHetsim("islands --cluster " + kCluster);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("2 GPU islands"));
   CHECK_THAT(r.out, Catch::Contains("a100-80gb"));
   CHECK_THAT(r.out, Catch::Contains("h100-sxm"));
   // A loose compute tolerance joins A100 and H100 in phase 1 (HBM and bandwidth permitting).
-  const Run loose = Hetsim("islands --cluster " + kCluster + " --tau-c 0.9 --tau-b 0.9");
+  const CliRun loose = RunHetsim("islands --cluster " + kCluster + " --tau-c 0.9 --tau-b 0.9");
   REQUIRE(loose.exit_code == 0);
   CHECK_THAT(loose.out, Catch::Contains("1 initial islands"));
-  CHECK(Hetsim("islands --cluster " + kCluster + " --merge-factor 0.5").exit_code == 2);
+  CHECK(RunHetsim("islands --cluster " + kCluster + " --merge-factor 0.5").exit_code == 2);
 }
 
 TEST_CASE("hetsim collective prints time, algbw and busbw like nccl-tests", "[collectives][cli]") {
-  const Run r = Hetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring");
+  const CliRun r =
+      RunHetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("busbw(GB/s)"));
   CHECK_THAT(r.out, Catch::Contains("busbw = algbw x 1.8750"));
   CHECK_THAT(r.out, Catch::Contains("67108864 ring"));
-  const Run table = Hetsim("collective --cluster " + kCluster + " --op all-gather --sizes 1KiB:1MiB --gpus 0-7");
+  const CliRun table = RunHetsim("collective --cluster " + kCluster + " --op all-gather --sizes 1KiB:1MiB --gpus 0-7");
   REQUIRE(table.exit_code == 0);
   int rows = 0;
   for (absl::string_view line : absl::StrSplit(table.out, '\n')) rows += !line.empty() && line[0] != '#';
   CHECK(rows == 1 + 11);  // header + 1 KiB .. 1 MiB doubling
-  const Run automatic = Hetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 1GiB --gpus 0-31");
+  const CliRun automatic = RunHetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 1GiB --gpus 0-31");
   REQUIRE(automatic.exit_code == 0);
   CHECK_THAT(automatic.out, Catch::Contains("(chosen)"));
   // Aggregated ring steps are marked in the row: one flow per ring edge instead of 2(n-1) per rank.
-  const Run aggregated = Hetsim("collective --cluster " + kCluster +
-                                " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring --ring-steps aggregated");
+  const CliRun aggregated = RunHetsim("collective --cluster " + kCluster +
+                                      " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring --ring-steps aggregated");
   REQUIRE(aggregated.exit_code == 0);
   CHECK_THAT(aggregated.out, Catch::Contains("67108864 ring-agg"));
 }
 
 TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collectives][cli]") {
   auto bad = [](const std::string& args, const std::string& message) {
-    const Run r = Hetsim("collective --cluster " + kCluster + " " + args);
+    const CliRun r = RunHetsim("collective --cluster " + kCluster + " " + args);
     INFO(args);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(message));
@@ -92,19 +82,22 @@ TEST_CASE("hetsim collective rejects bad groups and sizes with exit 2", "[collec
 
 TEST_CASE("hetsim collective: NCCL achieved bandwidth by default, line rate with --ideal", "[collectives][cli][nccl]") {
   const std::string cluster = absl::StrCat(HETSIM_SOURCE_DIR, "/validation/nccl/cluster-dgx-a100-1node.pbtxt");
-  const Run nccl = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring");
-  const Run ideal =
-      Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring --ideal");
+  const CliRun nccl =
+      RunHetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring");
+  const CliRun ideal =
+      RunHetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --algo ring --ideal");
   INFO(nccl.err << ideal.err);
   REQUIRE(nccl.exit_code == 0);
   REQUIRE(ideal.exit_code == 0);
   CHECK_THAT(nccl.out, Catch::Contains("NCCL achieved bandwidth"));
   CHECK_THAT(nccl.out, Catch::Contains(" Simple "));
   CHECK_THAT(ideal.out, Catch::Contains("ideal (line rate)"));
-  const Run forced = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --proto LL");
+  const CliRun forced =
+      RunHetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1GiB --gpus 0-7 --proto LL");
   REQUIRE(forced.exit_code == 0);
   CHECK_THAT(forced.out, Catch::Contains(" LL "));
-  const Run bad = Hetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1 --gpus 0-7 --proto LL64");
+  const CliRun bad =
+      RunHetsim("collective --cluster " + cluster + " --op all-reduce --bytes 1 --gpus 0-7 --proto LL64");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--proto: unknown protocol \"LL64\""));
 }

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_format.h"
+#include "base/units.h"
 #include "proto/fabric_presets.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/nccl_model.h"
@@ -20,11 +21,9 @@ namespace {
 
 using testing::Range;
 
-constexpr int64_t kGiB = int64_t{1} << 30;
-
 // One island of `nodes` nodes, `gpus` GPUs each; the validation/nccl/ cluster files say the same.
-v1::Cluster Cluster(const std::string& gpu_preset, int gpus, const std::string& intra_fabric, double intra_gbps,
-                    int nodes, int nics, double nic_gbps, const std::string& fabric, bool ideal = false) {
+v1::Cluster NcclTestCluster(const std::string& gpu_preset, int gpus, const std::string& intra_fabric, double intra_gbps,
+                            int nodes, int nics, double nic_gbps, const std::string& fabric, bool ideal = false) {
   const std::string text = absl::StrFormat(R"pb(
                                              name: "nccl"
                                              ideal: %s
@@ -82,14 +81,14 @@ struct Target {
 
 std::vector<Target> Targets() {
   return {
-      {"DGX A100, one node (NVLink3)", Cluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND"), 232},
-      {"DGX H100, one node (NVLink4)", Cluster("H100-SXM", 8, "NVSWITCH", 3600, 1, 8, 400, "INFINIBAND"), 370},
-      {"DGX A100, two nodes (8 x 200 Gb/s HDR)", Cluster("A100-80GB", 8, "NVSWITCH", 2400, 2, 8, 200, "INFINIBAND"),
-       192},
-      {"DGX H100, two nodes (8 x 400 Gb/s NDR)", Cluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND"),
-       380},
-      {"two hosts, one 400 Gb/s RDMA NIC each", Cluster("H100-SXM", 1, "PCIE", 256, 2, 1, 400, "ROCE"), 48},
-      {"two hosts, one 100 GbE NIC each (TCP)", Cluster("H100-SXM", 1, "PCIE", 256, 2, 1, 100, "ETHERNET"), 10},
+      {"DGX A100, one node (NVLink3)", NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND"), 232},
+      {"DGX H100, one node (NVLink4)", NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 1, 8, 400, "INFINIBAND"), 370},
+      {"DGX A100, two nodes (8 x 200 Gb/s HDR)",
+       NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 2, 8, 200, "INFINIBAND"), 192},
+      {"DGX H100, two nodes (8 x 400 Gb/s NDR)",
+       NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND"), 380},
+      {"two hosts, one 400 Gb/s RDMA NIC each", NcclTestCluster("H100-SXM", 1, "PCIE", 256, 2, 1, 400, "ROCE"), 48},
+      {"two hosts, one 100 GbE NIC each (TCP)", NcclTestCluster("H100-SXM", 1, "PCIE", 256, 2, 1, 100, "ETHERNET"), 10},
   };
 }
 
@@ -104,7 +103,7 @@ TEST_CASE("nccl: the six GTC 2024 all-reduce bus bandwidths within 5% at 1 GiB",
 
 TEST_CASE("nccl: a ring's time is launch + 2(n-1)(wire + step latency + S/(n f B eff))", "[collectives][nccl]") {
   // One DGX A100: B = 300 GB/s per GPU, eff = NVLINK3's efficiency, wire = 700 ns GPU to GPU.
-  const v1::Cluster c = Cluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND");
+  const v1::Cluster c = NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND");
   const proto::NcclFabricPreset& nv = *proto::FindNcclFabricPreset("NVLINK3");
   const double B = 300e9 * nv.bandwidth_efficiency, wire = 700e-9, launch = nv.launch_latency_ns * 1e-9;
   struct Case {
@@ -138,13 +137,13 @@ TEST_CASE("nccl: small messages are latency-bound, busbw grows linearly with siz
 }
 
 TEST_CASE("nccl: the tuner picks LL or LL128 for small messages, Simple for large ones", "[collectives][nccl]") {
-  const v1::Cluster c = Cluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND");
+  const v1::Cluster c = NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND");
   CHECK(AllReduce(c, 4 << 10).shape.protocol != topology::NcclProtocol::kSimple);
   CHECK(AllReduce(c, kGiB).shape.protocol == topology::NcclProtocol::kSimple);
 }
 
 TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[collectives][nccl]") {
-  const v1::Cluster c = Cluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND", /*ideal=*/true);
+  const v1::Cluster c = NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND", /*ideal=*/true);
   const CollectiveResult r = AllReduce(c, kGiB, CollectiveAlgorithm::kRing);
   CHECK(TimeToSeconds(r.time) == Approx(RingAllReduceSeconds(8, kGiB, 300e9, 700e-9)).epsilon(1e-3));
   CHECK(r.shape.protocol == topology::NcclProtocol::kSimple);

@@ -25,7 +25,7 @@ using hetsim::interop::ParseMegatronLaunchLine;
 
 const std::string kSource = HETSIM_SOURCE_DIR;
 
-v1::Cluster Cluster(const std::string& name) {
+v1::Cluster ExampleCluster(const std::string& name) {
   absl::StatusOr<v1::Cluster> c = hetsim::proto::LoadCluster(kSource + "/examples/cluster-" + name + ".pbtxt");
   REQUIRE(c.ok());
   return *c;
@@ -77,7 +77,7 @@ void CheckRoundTrip(const MegatronImport& first, const v1::Cluster& cluster, Meg
 }
 
 TEST_CASE("GPT-3 175B: TP 8 x PP 16 on 16 nodes", "[interop]") {
-  const v1::Cluster cluster = Cluster("a100-512");
+  const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(Line("gpt3_175b.sh"), cluster);
   REQUIRE(m.ok());
   const v1::Transformer& t = m->model.transformer();
@@ -112,7 +112,7 @@ TEST_CASE("GPT-3 175B: TP 8 x PP 16 on 16 nodes", "[interop]") {
 }
 
 TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optimizer", "[interop]") {
-  const v1::Cluster cluster = Cluster("512gpu");
+  const v1::Cluster cluster = ExampleCluster("512gpu");
   MegatronImportRequest request;
   request.island = "h100";
   absl::StatusOr<MegatronImport> m = Import(Line("llama3_8b_h100_fp8.sh"), cluster, request);
@@ -142,7 +142,7 @@ TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optim
 }
 
 TEST_CASE("Mixtral smoke configuration: 2 experts over EP 2 on 2 GPUs", "[interop]") {
-  const v1::Cluster cluster = Cluster("a100-512");
+  const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(Line("mixtral_8x7b_small.sh"), cluster);
   REQUIRE(m.ok());
   const v1::Transformer& t = m->model.transformer();
@@ -161,7 +161,7 @@ TEST_CASE("Mixtral smoke configuration: 2 experts over EP 2 on 2 GPUs", "[intero
 }
 
 TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]") {
-  const v1::Cluster cluster = Cluster("a100-512");
+  const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(Line("sc21_39b.sh"), cluster);
   REQUIRE(m.ok());
   v1::Plan expected;
@@ -178,7 +178,7 @@ TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]")
 }
 
 TEST_CASE("context parallelism: ranks TP, then CP, then DP inside a stage", "[interop]") {
-  const v1::Cluster cluster = Cluster("a100-512");
+  const v1::Cluster cluster = ExampleCluster("a100-512");
   // Two nodes of 8: TP 4 x CP 2 fills a node, PP 2 over the two nodes, DP 1.
   absl::StatusOr<MegatronImport> m = Import(
       "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
@@ -206,7 +206,7 @@ TEST_CASE("context parallelism: ranks TP, then CP, then DP inside a stage", "[in
 TEST_CASE("launch lines: shell tokens, --flag=value, interleaving", "[interop]") {
   using hetsim::interop::ShellTokens;
   CHECK(ShellTokens("a \\\n  'b c' \"d\" # comment\ne") == std::vector<std::string>{"a", "b c", "d", "e"});
-  const v1::Cluster cluster = Cluster("a100-512");
+  const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(
       "--num-layers=24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 2 "
       "--global-batch-size 64 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
@@ -225,7 +225,7 @@ TEST_CASE("launch lines: shell tokens, --flag=value, interleaving", "[interop]")
 }
 
 std::string ImportError(const std::string& line, MegatronImportRequest request = OnNodes(1)) {
-  absl::StatusOr<MegatronImport> m = Import(line, Cluster("a100-512"), request);
+  absl::StatusOr<MegatronImport> m = Import(line, ExampleCluster("a100-512"), request);
   REQUIRE_FALSE(m.ok());
   return std::string(m.status().message());
 }

@@ -3,6 +3,8 @@
 #ifndef HETSIM_TESTS_SPEC_TEST_UTIL_H_
 #define HETSIM_TESTS_SPEC_TEST_UTIL_H_
 
+#include <catch2/catch.hpp>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
@@ -31,6 +33,13 @@ inline absl::StatusOr<sim::workload::GpuCompute> GpuComputeOf(const v1::GpuType&
   absl::StatusOr<spec::GpuSpec> spec = proto::ResolveGpu(gpu, where);
   if (!spec.ok()) return spec.status();
   return sim::workload::GpuCompute::Create(*spec, dtype, where, ideal);
+}
+
+// BF16 compute of `gpu` as cluster.pbtxt's first GPU type; the test fails if it does not resolve.
+inline sim::workload::GpuCompute Bf16ComputeOk(const v1::GpuType& gpu, bool ideal = false) {
+  auto c = GpuComputeOf(gpu, v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
+  REQUIRE(c.ok());
+  return *c;
 }
 
 }  // namespace hetsim::testing

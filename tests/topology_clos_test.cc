@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "sim/executor/point_flows.h"
 #include "tests/topology_clusters.h"
+#include "tests/topology_test_util.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -32,11 +33,7 @@ v1::Cluster Clos(int nodes, int per_rack, int racks, int pod_switches, int agg, 
   return c;
 }
 
-int CountKind(const Topology& t, DeviceKind kind) {
-  int n = 0;
-  for (const auto& d : t.devices()) n += d.kind == kind;
-  return n;
-}
+using testing::CountKind;
 
 DeviceKind KindAt(const Topology& t, LinkId l) { return t.devices()[t.links()[l].dst].kind; }
 

@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "tests/topology_clusters.h"
+#include "tests/topology_test_util.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -12,11 +13,7 @@ using testing::AddInterIslandLink;
 using testing::AddIsland;
 using testing::H100Island;
 
-int CountKind(const Topology& t, DeviceKind kind) {
-  int n = 0;
-  for (const auto& d : t.devices()) n += d.kind == kind;
-  return n;
-}
+using testing::CountKind;
 
 TEST_CASE("single-switch island: devices, duplex links, capacities in bytes/s", "[topology]") {
   auto t = Topology::Build(H100Island(2));

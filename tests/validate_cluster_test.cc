@@ -14,14 +14,14 @@ using hetsim::proto::ValidateCluster;
 using hetsim::testing::Example;
 using hetsim::v1::Cluster;
 
-Cluster Big() { return Example<Cluster>("cluster-512gpu"); }
-Cluster Hapt() { return Example<Cluster>("cluster-hapt-case"); }
+using hetsim::testing::BigCluster;
+using hetsim::testing::HaptCluster;
 
 }  // namespace
 
 TEST_CASE("bundled clusters are valid", "[validate]") {
-  CHECK(ValidateCluster(Big(), "c.pbtxt").ok());
-  CHECK(ValidateCluster(Hapt(), "c.pbtxt").ok());
+  CHECK(ValidateCluster(BigCluster(), "c.pbtxt").ok());
+  CHECK(ValidateCluster(HaptCluster(), "c.pbtxt").ok());
 }
 
 TEST_CASE("cluster: the three lists are required", "[validate]") {
@@ -31,17 +31,17 @@ TEST_CASE("cluster: the three lists are required", "[validate]") {
 }
 
 TEST_CASE("cluster: names are required and unique", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_gpu_types(1)->set_name("a100-80gb");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: gpu_types[1].name: duplicate name \"a100-80gb\" (also gpu_types[0])");
-  c = Big();
+  c = BigCluster();
   c.mutable_islands(0)->clear_name();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[0].name: required");
 }
 
 TEST_CASE("cluster: an unknown GPU preset is named with the known ones", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_gpu_types(0)->set_preset("A100-90GB");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: gpu_types[0].preset: unknown GPU preset \"A100-90GB\" (known: V100-32GB");
@@ -67,7 +67,7 @@ TEST_CASE("GPU presets fill only the fields left at zero", "[validate]") {
 }
 
 TEST_CASE("cluster: a GPU type without a preset needs a peak, HBM and an efficiency", "[validate]") {
-  Cluster c = Hapt();
+  Cluster c = HaptCluster();
   c.mutable_gpu_types(1)->clear_preset();
   const auto s = ValidateCluster(c, "c.pbtxt");
   CHECK_PROBLEM(s, "c.pbtxt: gpu_types[1].peak_tflops_bf16: required: at least one peak_tflops_* must be > 0");
@@ -77,7 +77,7 @@ TEST_CASE("cluster: a GPU type without a preset needs a peak, HBM and an efficie
 }
 
 TEST_CASE("cluster: peaks and efficiencies are finite and in range", "[validate]") {
-  Cluster c = Hapt();
+  Cluster c = HaptCluster();
   c.mutable_gpu_types(0)->set_peak_tflops_fp8(std::numeric_limits<double>::quiet_NaN());
   c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(1.5);
   c.mutable_gpu_types(1)->set_peak_tflops_fp32(-1);
@@ -88,13 +88,13 @@ TEST_CASE("cluster: peaks and efficiencies are finite and in range", "[validate]
 }
 
 TEST_CASE("cluster: node types reference a known GPU type", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_node_types(1)->set_gpu_type("h100");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: node_types[1].gpu_type: unknown GPU type \"h100\"");
 }
 
 TEST_CASE("cluster: gpus_per_node is required and bounded", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_node_types(0)->set_gpus_per_node(0);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: node_types[0].gpus_per_node: required");
   c.mutable_node_types(0)->set_gpus_per_node(5000);
@@ -102,7 +102,7 @@ TEST_CASE("cluster: gpus_per_node is required and bounded", "[validate]") {
 }
 
 TEST_CASE("cluster: a multi-GPU node needs an intra-node fabric and bandwidth", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_node_types(0)->clear_intra_node_fabric();
   c.mutable_node_types(0)->clear_intra_node_bandwidth_gbps();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: node_types[0].intra_node_fabric: required");
@@ -110,14 +110,14 @@ TEST_CASE("cluster: a multi-GPU node needs an intra-node fabric and bandwidth", 
 }
 
 TEST_CASE("cluster: bandwidths below 10 Mb/s are rejected (they would overflow picoseconds)", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_inter_island_links(0)->set_bandwidth_gbps(0.001);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: inter_island_links[0].bandwidth_gbps: 0.001 is outside [0.01, 1e+07]");
 }
 
 TEST_CASE("cluster: latencies are non-negative and bounded", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_islands(1)->set_switch_latency_ns(-5);
   c.mutable_node_types(0)->set_intra_node_latency_ns(int64_t{1} << 62);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[1].switch_latency_ns: -5 is outside");
@@ -126,7 +126,7 @@ TEST_CASE("cluster: latencies are non-negative and bounded", "[validate]") {
 }
 
 TEST_CASE("cluster: islands reference a known node type and have nodes", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_islands(0)->set_node_type("dgx-b200");
   c.mutable_islands(1)->set_node_count(0);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[0].node_type: unknown node type \"dgx-b200\"");
@@ -134,7 +134,7 @@ TEST_CASE("cluster: islands reference a known node type and have nodes", "[valid
 }
 
 TEST_CASE("cluster: a multi-node island needs a fabric, a topology and NICs", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_islands(0)->clear_fabric();
   c.mutable_islands(0)->clear_topology();
   c.mutable_islands(0)->clear_nics_per_node();
@@ -145,7 +145,7 @@ TEST_CASE("cluster: a multi-node island needs a fabric, a topology and NICs", "[
   CHECK_PROBLEM(s, "c.pbtxt: islands[0].nics_per_node: required");
   CHECK_PROBLEM(s, "c.pbtxt: islands[0].nic_bandwidth_gbps: required");
   // A single-node island needs none of them.
-  Cluster h = Hapt();
+  Cluster h = HaptCluster();
   h.mutable_islands(1)->clear_fabric();
   h.mutable_islands(1)->clear_topology();
   h.mutable_islands(1)->clear_nics_per_node();
@@ -154,47 +154,47 @@ TEST_CASE("cluster: a multi-node island needs a fabric, a topology and NICs", "[
 }
 
 TEST_CASE("cluster: fat-tree settings are checked and only allowed on fat trees", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_islands(0)->set_oversubscription(0.5);
   c.mutable_islands(1)->set_nodes_per_leaf(33);
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands[0].oversubscription: 0.5 is outside [1, 1024]");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: islands[1].nodes_per_leaf: 33 is more than the island's 32 nodes");
-  Cluster h = Hapt();
+  Cluster h = HaptCluster();
   h.mutable_islands(0)->set_oversubscription(2);
   CHECK_PROBLEM(ValidateCluster(h, "c.pbtxt"),
                 "c.pbtxt: islands[0].oversubscription: only meaningful with topology FAT_TREE");
 }
 
 TEST_CASE("cluster: inter-island links name two different known islands, once per pair", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_inter_island_links(0)->set_island_b("h200");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].island_b: unknown island \"h200\"");
-  c = Big();
+  c = BigCluster();
   c.mutable_inter_island_links(0)->set_island_b("a100");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: inter_island_links[0].island_b: links island \"a100\" to itself");
-  c = Big();
+  c = BigCluster();
   auto* dup = c.add_inter_island_links();
   *dup = c.inter_island_links(0);
   dup->set_island_a("h100");
   dup->set_island_b("a100");
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: inter_island_links[1].island_b: islands \"h100\" and \"a100\" are already linked");
-  c = Big();
+  c = BigCluster();
   c.mutable_inter_island_links(0)->clear_fabric();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: inter_island_links[0].fabric: required");
 }
 
 TEST_CASE("cluster: islands must be connected", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.clear_inter_island_links();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: islands[1]: island \"h100\" is not connected to island \"a100\"");
 }
 
 TEST_CASE("cluster: more than a million GPUs is rejected", "[validate]") {
-  Cluster c = Big();
+  Cluster c = BigCluster();
   c.mutable_node_types(0)->set_gpus_per_node(1024);
   c.mutable_islands(0)->set_node_count(100'000);
   c.mutable_islands(0)->clear_nodes_per_leaf();

@@ -7,16 +7,13 @@
 #include "google/protobuf/text_format.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_faults.h"
+#include "tests/validate_test_util.h"
 
 namespace {
 
 namespace v1 = hetsim::v1;
 
-v1::Cluster HaptCluster() {
-  auto c = hetsim::proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
-  REQUIRE(c.ok());
-  return *c;
-}
+using hetsim::testing::HaptCluster;
 
 absl::Status Validate(const std::string& text) {
   v1::Faults f;

@@ -23,6 +23,10 @@ T Example(const std::string& name) {
   return T();
 }
 
+// The bundled 512-GPU and HAPT case-study clusters.
+inline hetsim::v1::Cluster BigCluster() { return Example<hetsim::v1::Cluster>("cluster-512gpu"); }
+inline hetsim::v1::Cluster HaptCluster() { return Example<hetsim::v1::Cluster>("cluster-hapt-case"); }
+
 inline hetsim::v1::Cluster ResolvedCluster(const std::string& name) {
   hetsim::v1::Cluster c = Example<hetsim::v1::Cluster>(name);
   REQUIRE(proto::ApplyGpuPresets(&c, name).ok());

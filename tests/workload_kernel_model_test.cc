@@ -11,6 +11,8 @@
 
 namespace {
 
+using hetsim::testing::Bf16ComputeOk;
+
 using namespace hetsim::sim::workload;
 
 constexpr double kPeak = 100e12;  // FLOP/s
@@ -28,17 +30,11 @@ hetsim::v1::GpuType Gpu(int sms, double tile_k = 0) {
   return g;
 }
 
-GpuCompute Compute(const hetsim::v1::GpuType& g, bool ideal = false) {
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
-  REQUIRE(c.ok());
-  return *c;
-}
-
 }  // namespace
 
 TEST_CASE("kernel model: one 256x128 tile on one SM runs at the SM's peak") {
   // 256x128 fits exactly; every smaller tile needs more tiles at lower throughput on one SM.
-  const GpuCompute gpu = Compute(Gpu(1));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(1));
   const GemmShape s{256, 128, 1000};
   CHECK(gpu.GemmSeconds(s) == Approx(2 * 256 * 128 * 1000 / kPeak).epsilon(1e-12));
 }
@@ -48,14 +44,14 @@ TEST_CASE("kernel model: one tile more than the SMs costs a whole wave") {
   // takes two waves; 128x128 (10 tiles at 0.92) takes 3 waves of half-size tiles = 1.63 big waves;
   // 128x64 (18 tiles at 0.8) 5 waves of quarter tiles = 1.5625; 64x64 (36 tiles at 0.6) 9 waves of
   // eighth tiles = 1.875. The 128x64 tiles win: 1.5625 x the one-wave time for 0.2% more FLOPs.
-  const GpuCompute gpu = Compute(Gpu(4));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(4));
   const double one_wave = 2 * 256 * 128 * 1000 / (kPeak / 4);
   CHECK(gpu.GemmSeconds(GemmShape{256, 512, 1000}) == Approx(one_wave).epsilon(1e-12));
   CHECK(gpu.GemmSeconds(GemmShape{256, 513, 1000}) == Approx(one_wave * 5 * 0.25 / 0.8).epsilon(1e-12));
 }
 
 TEST_CASE("kernel model: the tile's fixed cost is extra K depth") {
-  const GpuCompute gpu = Compute(Gpu(1, 64));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(1, 64));
   CHECK(gpu.GemmSeconds(GemmShape{256, 128, 128}) == Approx(2 * 256 * 128 * (128 + 64) / kPeak).epsilon(1e-12));
 }
 
@@ -63,7 +59,7 @@ TEST_CASE("kernel model: a thin GEMM is bound by moving its operands") {
   hetsim::v1::GpuType g = Gpu(108);
   g.set_hbm_bandwidth_gbytes_per_s(2000);
   g.mutable_efficiency()->set_hbm_efficiency(0.5);
-  const GpuCompute gpu = Compute(g);
+  const GpuCompute gpu = Bf16ComputeOk(g);
   // k = 1: 2 x 8192 x 8192 FLOPs, but 8192^2 + 2 x 8192 elements of 2 bytes at 1000 GB/s.
   const double bytes = (8192.0 * 8192 + 2 * 8192) * 2;
   CHECK(gpu.GemmSeconds(GemmShape{8192, 8192, 1}) == Approx(bytes / 1000e9).epsilon(1e-12));
@@ -74,7 +70,7 @@ TEST_CASE("kernel model: launch cost per kernel and the host's issue time as a f
   hetsim::v1::GpuType g = Gpu(1);
   g.mutable_efficiency()->set_kernel_launch_us(3);
   g.mutable_efficiency()->set_host_op_us(20);
-  const GpuCompute gpu = Compute(g);
+  const GpuCompute gpu = Bf16ComputeOk(g);
   const double big = 2.0 * 256 * 128 * 100000 / kPeak;  // 65.5 us: longer than the host needs
   CHECK(gpu.GemmSeconds(GemmShape{256, 128, 100000}) == Approx(big + 3e-6).epsilon(1e-12));
   CHECK(gpu.GemmSeconds(GemmShape{64, 64, 64}) == Approx(20e-6).epsilon(1e-12));  // host-bound
@@ -88,7 +84,7 @@ TEST_CASE("kernel model: ideal hardware is FLOPs over peak, whatever the efficie
   g.mutable_efficiency()->set_kernel_launch_us(5);
   g.mutable_efficiency()->set_hbm_efficiency(0.5);
   g.set_hbm_bandwidth_gbytes_per_s(2000);
-  const GpuCompute gpu = Compute(g, /*ideal=*/true);
+  const GpuCompute gpu = Bf16ComputeOk(g, /*ideal=*/true);
   const GemmShape s{1000, 3000, 777};
   CHECK(gpu.GemmSeconds(s) == Approx(s.flop() / kPeak).epsilon(1e-12));
   CHECK(gpu.MemorySeconds(2e9, 7) == Approx(1e-3).epsilon(1e-12));

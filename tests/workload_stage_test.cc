@@ -12,6 +12,8 @@
 
 namespace {
 
+using hetsim::testing::Bf16ComputeOk;
+
 using hetsim::Time;
 using namespace hetsim::sim::workload;
 using hetsim::CollectiveOp;
@@ -44,12 +46,6 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
   return g;
 }
 
-GpuCompute Compute(const hetsim::v1::GpuType& g) {
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "cluster.pbtxt: gpu_types[0]");
-  REQUIRE(c.ok());
-  return *c;
-}
-
 StageCost Cost(const ModelCost& model, const StageConfig& cfg, const GpuCompute& gpu) {
   auto cost = ComputeStageCost(model, cfg, gpu, "plan.pbtxt: stages[0]");
   REQUIRE(cost.ok());
@@ -77,7 +73,7 @@ StageConfig OneBlock(int tp, bool sp, hetsim::spec::Recompute recompute, uint64_
 
 TEST_CASE("activation bytes per block follow Korthikanti et al. 2022 Table 2", "[workload][stage][memory]") {
   const ModelCost gpt3 = Gpt3();
-  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   const double b = 2, t = 8;
   const double sbh = kS * b * kH, as_h = kA * kS / kH;
   auto act = [&](int tp, bool sp, hetsim::spec::Recompute r) {
@@ -123,7 +119,7 @@ TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 
 TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-flight microbatches",
           "[workload][stage][memory]") {
   const ModelCost gpt3 = Gpt3();
-  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   StageConfig c = Layers(1, 12, 4, 8, 4);
   c.zero_stage = 1;
   const StageCost cost = Cost(gpt3, c, gpu);
@@ -148,7 +144,7 @@ TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-fl
 TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM bandwidth", "[workload][stage][time]") {
   const ModelCost gpt3 = Gpt3();
   const double peak = 400e12, max_eff = 0.5, half = 20, hbm = 2000e9;
-  const GpuCompute gpu = Compute(Gpu(400, max_eff, half));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(400, max_eff, half));
   CHECK(gpu.Efficiency(20e9) == Approx(0.25));
   CHECK(gpu.GemmSeconds(60e9) == Approx(60e9 / (peak * max_eff * 60.0 / 80.0)));
 
@@ -186,7 +182,7 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
 
 TEST_CASE("measured times replace the model", "[workload][stage][time]") {
   const ModelCost gpt3 = Gpt3();
-  const GpuCompute gpu = Compute(Gpu(312, 0.8, 1));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 0.8, 1));
   StageConfig c = OneBlock(1, false, hetsim::spec::Recompute::kNone);
   c.measured_forward_ms = 12.5;
   c.measured_backward_ms = 30;
@@ -198,7 +194,7 @@ TEST_CASE("measured times replace the model", "[workload][stage][time]") {
 }
 
 TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with SP", "[workload][stage][comm]") {
-  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   const int64_t bytes = static_cast<int64_t>(2 * kS * kH * 2);  // b = 2 samples of s*h BF16
   const ModelCost gpt3 = Gpt3();
   const StageCost plain = Cost(gpt3, OneBlock(8, false, hetsim::spec::Recompute::kNone, 2), gpu);
@@ -238,7 +234,7 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
   t->set_moe_top_k(2);
   auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
-  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   StageConfig c = Layers(1, 1, 8, 1, 4);
   c.expert_parallel = 4;
   const StageCost cost = Cost(*model, c, gpu);
@@ -253,7 +249,7 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
 
 TEST_CASE("bad stages and GPU types are reported with the field path", "[workload][stage]") {
   const ModelCost gpt3 = Gpt3();
-  const GpuCompute gpu = Compute(Gpu(312, 1, 0));
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   auto error = [&](const StageConfig& c) {
     auto cost = ComputeStageCost(gpt3, c, gpu, "plan.pbtxt: stages[2]");
     REQUIRE_FALSE(cost.ok());

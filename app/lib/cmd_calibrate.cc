@@ -20,7 +20,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
     "                 [--fit-report FILE]",
@@ -52,54 +52,56 @@ int Calibrate(const Args& args) {
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kCalibrateInfo, args, options, positional, &vm)) return *exit;
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {
-    return ReportFailure(kInfo, f.status());
+    return ReportFailure(kCalibrateInfo, f.status());
   }
 
   if (logs.empty() && gemms.empty() && iterations.empty()) {
     return ReportFailure(
-        kInfo, absl::InvalidArgumentError("nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
+        kCalibrateInfo,
+        absl::InvalidArgumentError("nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
   }
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kCalibrateInfo, cluster.status());
   std::vector<calibrate::NcclLog> parsed;
   for (const std::string& path : logs) {
     absl::StatusOr<std::string> text = proto::ReadFileToString(path);
-    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path);
-    if (!log.ok()) return ReportFailure(kInfo, log.status());
+    if (!log.ok()) return ReportFailure(kCalibrateInfo, log.status());
     parsed.push_back(*std::move(log));
   }
   std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
   if (!parsed.empty()) sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
   for (const std::string& path : gemms) {
     absl::StatusOr<std::string> text = proto::ReadFileToString(path);
-    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
-    if (!timings.ok()) return ReportFailure(kInfo, timings.status());
+    if (!timings.ok()) return ReportFailure(kCalibrateInfo, timings.status());
     sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type));
   }
   // Last: the overheads are what remains once the kernels and the collectives are calibrated.
   for (const std::string& path : iterations) {
     absl::StatusOr<std::string> text = proto::ReadFileToString(path);
-    if (!text.ok()) return ReportFailure(kInfo, text.status());
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<MeasuredIteration>> runs = ParseIterationCsv(*text, path);
-    if (!runs.ok()) return ReportFailure(kInfo, runs.status());
+    if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
     sources.push_back(std::make_unique<IterationSource>(*std::move(runs), path, cluster_path));
   }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {
     absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
-    if (!fit.ok()) return ReportFailure(kInfo, fit.status());
+    if (!fit.ok()) return ReportFailure(kCalibrateInfo, fit.status());
     fits.push_back(*std::move(fit));
   }
-  if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kInfo, s);
+  if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   const std::string report = calibrate::FormatFitReport(fits);
   if (!report_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok())
+      return ReportFailure(kCalibrateInfo, s);
   }
-  if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kInfo, s);
+  if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs, %zu GEMM and %zu iteration files\n",
               cluster_path.c_str(), out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(),
               gemms.size(), iterations.size());
@@ -114,7 +116,7 @@ int Calibrate(const Args& args) {
 }  // namespace
 
 int RunCalibrate(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Calibrate(args); });
+  return RunGuarded(kCalibrateInfo, [&] { return Calibrate(args); });
 }
 
 }  // namespace hetsim::app

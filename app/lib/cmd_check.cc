@@ -25,7 +25,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kCheckInfo = {
     "check", "hetsim check FILE... [--cluster CLUSTER] [--type T] [--out SUMMARY]",
     "Loads and validates each FILE (a cluster, model, plan or sweep; the type is detected as `hetsim\n"
     "convert` does, or given by --type for all FILEs) and prints a summary of it. A plan (or a faults file)\n"
@@ -46,16 +46,16 @@ int Check(const Args& args) {
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kCheckInfo, args, options, positional, &vm)) return *exit;
   std::optional<MessageType> type;
-  if (auto exit = ParseTypeOption(kInfo, type_name, &type)) return *exit;
+  if (auto exit = ParseTypeOption(kCheckInfo, type_name, &type)) return *exit;
 
   std::vector<std::optional<proto::AnyMessage>> loaded;
   int failures = 0;
   int worst = kExitOk;
   auto fail = [&](const absl::Status& s) {
     ++failures;
-    worst = std::max(worst, ReportFailure(kInfo, s));  // bad input (2) outranks internal (1)
+    worst = std::max(worst, ReportFailure(kCheckInfo, s));  // bad input (2) outranks internal (1)
   };
   std::vector<std::string> clusters;
   for (const std::string& f : files) {
@@ -91,7 +91,7 @@ int Check(const Args& args) {
   }
   std::printf("OK: %zu file%s valid\n", files.size(), files.size() == 1 ? "" : "s");
   if (!out.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(out, summary); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(out, summary); !s.ok()) return ReportFailure(kCheckInfo, s);
   }
   return kExitOk;
 }
@@ -99,7 +99,7 @@ int Check(const Args& args) {
 }  // namespace
 
 int RunCheck(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Check(args); });
+  return RunGuarded(kCheckInfo, [&] { return Check(args); });
 }
 
 }  // namespace hetsim::app

@@ -27,7 +27,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kCollectiveInfo = {
     "collective",
     "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
     "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]\n"
@@ -137,46 +137,47 @@ int Collective(const Args& args) {
   AddNetworkOption(options, &network_name);
   po::positional_options_description positional;
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kCollectiveInfo, args, options, positional, &vm)) return *exit;
 
   sim::CollectiveRequest req;
   auto op = ParseCollectiveOp(op_name);
-  if (!op.ok()) return UsageError(kInfo, absl::StrCat("--", op.status().message()));
+  if (!op.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", op.status().message()));
   req.op = *op;
   auto algo = sim::ParseAlgorithm(algo_name);
-  if (!algo.ok()) return UsageError(kInfo, absl::StrCat("--", algo.status().message()));
+  if (!algo.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", algo.status().message()));
   req.algorithm = *algo;
   auto inter = sim::ParseAlgorithm(inter_name);
-  if (!inter.ok()) return UsageError(kInfo, absl::StrCat("--inter-node: ", inter.status().message()));
+  if (!inter.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--inter-node: ", inter.status().message()));
   req.inter_node = *inter;
   auto mode = ParseNetworkOption(network_name);
-  if (!mode.ok()) return UsageError(kInfo, mode.status().message());
+  if (!mode.ok()) return UsageError(kCollectiveInfo, mode.status().message());
   auto ring_steps = sim::ParseRingSteps(ring_steps_name);
-  if (!ring_steps.ok()) return UsageError(kInfo, absl::StrCat("--", ring_steps.status().message()));
+  if (!ring_steps.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", ring_steps.status().message()));
   req.ring_steps = *ring_steps;
   auto protocol = sim::ParseProtocol(proto_name);
-  if (!protocol.ok()) return UsageError(kInfo, absl::StrCat("--", protocol.status().message()));
+  if (!protocol.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", protocol.status().message()));
   req.protocol = *protocol;
   req.channels = channels;
   req.chunks = chunks;
   auto gpus = ParseGpuList(gpus_text, "--gpus");
-  if (!gpus.ok()) return UsageError(kInfo, gpus.status().message());
+  if (!gpus.ok()) return UsageError(kCollectiveInfo, gpus.status().message());
   req.gpus = *gpus;
 
   absl::StatusOr<std::vector<int64_t>> parsed_sizes = ParseSizes(bytes_text, sizes_text);
-  if (!parsed_sizes.ok()) return UsageError(kInfo, parsed_sizes.status().message());
+  if (!parsed_sizes.ok()) return UsageError(kCollectiveInfo, parsed_sizes.status().message());
   const std::vector<int64_t>& sizes = *parsed_sizes;
 
   auto cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
   ApplyIdealOption(ideal, &*cluster);
   auto topo = topology::Topology::Build(*cluster);
   if (!topo.ok())
-    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
+    return ReportFailure(kCollectiveInfo,
+                         absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
   topology::Router router(*topo);
   req.bytes = sizes.front();
   if (absl::Status s = sim::ValidateRequest(*topo, req); !s.ok()) {
-    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
+    return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
   }
 
   const size_t nodes = sim::GroupByNode(*topo, req.gpus).size();
@@ -198,7 +199,7 @@ int Collective(const Args& args) {
       const absl::Status s = absl::IsInvalidArgument(r.status())
                                  ? absl::InvalidArgumentError(absl::StrCat("--", r.status().message()))
                                  : r.status();
-      return ReportFailure(kInfo, s);
+      return ReportFailure(kCollectiveInfo, s);
     }
     PrintRow(size, *r, wall_ms);
     if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
@@ -215,7 +216,7 @@ int Collective(const Args& args) {
 }  // namespace
 
 int RunCollective(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Collective(args); });
+  return RunGuarded(kCollectiveInfo, [&] { return Collective(args); });
 }
 
 }  // namespace hetsim::app

@@ -11,7 +11,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kConvertInfo = {
     "convert", "hetsim convert IN OUT [--type cluster|model|plan|sweep|report|faults]",
     "Reads IN and writes the same message to OUT, each in the format its extension names: .pb (binary),\n"
     ".pbtxt/.textproto/.txtpb (text format) or .json. Nothing is validated beyond the schema (use\n"
@@ -27,23 +27,23 @@ int Convert(const Args& args) {
   po::positional_options_description positional;
   positional.add("in", 1).add("out", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kConvertInfo, args, options, positional, &vm)) return *exit;
 
   std::optional<proto::MessageType> type;
-  if (auto exit = ParseTypeOption(kInfo, type_name, &type)) return *exit;
+  if (auto exit = ParseTypeOption(kConvertInfo, type_name, &type)) return *exit;
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok()) {
-    return ReportFailure(kInfo, f.status());
+    return ReportFailure(kConvertInfo, f.status());
   }
   absl::StatusOr<proto::AnyMessage> message = proto::LoadAnyMessage(in, type);
-  if (!message.ok()) return ReportFailure(kInfo, message.status());
-  if (absl::Status s = proto::Save(out, *message->message); !s.ok()) return ReportFailure(kInfo, s);
+  if (!message.ok()) return ReportFailure(kConvertInfo, message.status());
+  if (absl::Status s = proto::Save(out, *message->message); !s.ok()) return ReportFailure(kConvertInfo, s);
   return kExitOk;
 }
 
 }  // namespace
 
 int RunConvert(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Convert(args); });
+  return RunGuarded(kConvertInfo, [&] { return Convert(args); });
 }
 
 }  // namespace hetsim::app

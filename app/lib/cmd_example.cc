@@ -13,7 +13,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kExampleInfo = {
     "example", "hetsim example --out DIR [--format pbtxt|pb|json]",
     "Writes the bundled examples into DIR (created if missing), one file per example, named\n"
     "cluster-512gpu, model-gpt39b, plan-512gpu, cluster-hapt-case, plan-hapt-case, sweep-bandwidth,\n"
@@ -29,7 +29,7 @@ int WriteExamples(const Args& args) {
   options.add_options()("out,o", po::value(&out)->required()->value_name("DIR"), "folder to write into")(
       "format,f", po::value(&format_name)->default_value("pbtxt")->value_name("F"), "pbtxt, pb or json");
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, {}, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kExampleInfo, args, options, {}, &vm)) return *exit;
 
   proto::FileFormat format;
   if (format_name == "pbtxt") {
@@ -39,24 +39,24 @@ int WriteExamples(const Args& args) {
   } else if (format_name == "json") {
     format = proto::FileFormat::kJson;
   } else {
-    return UsageError(kInfo, absl::StrFormat("--format: \"%s\" is not pbtxt, pb or json", format_name));
+    return UsageError(kExampleInfo, absl::StrFormat("--format: \"%s\" is not pbtxt, pb or json", format_name));
   }
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) {
-    return ReportFailure(kInfo,
+    return ReportFailure(kExampleInfo,
                          absl::PermissionDeniedError(absl::StrFormat("%s: cannot create: %s", out, ec.message())));
   }
   // Serialize everything first so that a failure leaves no file behind.
   std::vector<std::pair<std::string, std::string>> files;
   for (const Example& e : BundledExamples(format)) {
     absl::StatusOr<std::string> bytes = proto::SerializeMessage(*e.message, format);
-    if (!bytes.ok()) return ReportFailure(kInfo, bytes.status());
+    if (!bytes.ok()) return ReportFailure(kExampleInfo, bytes.status());
     files.emplace_back((std::filesystem::path(out) / absl::StrCat(e.name, ExampleExtension(format))).string(),
                        *std::move(bytes));
   }
   for (const auto& [path, bytes] : files) {
-    if (absl::Status s = proto::WriteFileAtomically(path, bytes); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(path, bytes); !s.ok()) return ReportFailure(kExampleInfo, s);
   }
   for (const auto& file : files) std::printf("%s\n", file.first.c_str());
   return kExitOk;
@@ -65,7 +65,7 @@ int WriteExamples(const Args& args) {
 }  // namespace
 
 int RunExample(const Args& args) {
-  return RunGuarded(kInfo, [&] { return WriteExamples(args); });
+  return RunGuarded(kExampleInfo, [&] { return WriteExamples(args); });
 }
 
 }  // namespace hetsim::app

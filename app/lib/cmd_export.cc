@@ -14,7 +14,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kExportInfo = {
     "export", "hetsim export chakra PLAN --cluster CLUSTER --out DIR [--prefix P] [--quiet]",
     "Writes one training iteration of PLAN on CLUSTER as Chakra execution traces (schema 0.0.4, the v1.0.0\n"
     "layout of MLCommons Chakra's et_def.proto): DIR/P.<rank>.et for every GPU of the cluster (rank = global\n"
@@ -35,24 +35,24 @@ int Export(const Args& args) {
   po::positional_options_description positional;
   positional.add("format", 1).add("plan", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
-  if (format != "chakra") return UsageError(kInfo, absl::StrFormat("\"%s\" is not a format (chakra)", format));
+  if (auto exit = ParseCommandLine(kExportInfo, args, options, positional, &vm)) return *exit;
+  if (format != "chakra") return UsageError(kExportInfo, absl::StrFormat("\"%s\" is not a format (chakra)", format));
   if (prefix.empty()) {
     const size_t slash = plan_path.find_last_of('/');
     prefix = plan_path.substr(slash == std::string::npos ? 0 : slash + 1);
     if (const size_t dot = prefix.find('.'); dot != std::string::npos && dot > 0) prefix.resize(dot);
   }
   if (prefix.empty() || prefix.find('/') != std::string::npos) {
-    return UsageError(kInfo, absl::StrFormat("--prefix: \"%s\" is not a file name prefix", prefix));
+    return UsageError(kExportInfo, absl::StrFormat("--prefix: \"%s\" is not a file name prefix", prefix));
   }
 
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
-  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  if (!inputs.ok()) return ReportFailure(kExportInfo, inputs.status());
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return ReportFailure(kInfo, setup.status());
+  if (!setup.ok()) return ReportFailure(kExportInfo, setup.status());
   const chakra::ChakraExport out = chakra::ExportChakra(**setup);
-  if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kInfo, s);
+  if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kExportInfo, s);
   if (!vm.count("quiet")) {
     size_t nodes = 0;
     for (const auto& r : out.ranks) nodes += r.nodes.size();
@@ -67,7 +67,7 @@ int Export(const Args& args) {
 int RunExport(const Args& args) {
   // `export megatron PLAN` has its own options (cmd_megatron.cc); every other format is Chakra's.
   if (!args.empty() && args.front() == "megatron") return RunExportMegatron(args);
-  return RunGuarded(kInfo, [&] { return Export(args); });
+  return RunGuarded(kExportInfo, [&] { return Export(args); });
 }
 
 }  // namespace hetsim::app

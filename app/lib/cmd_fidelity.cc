@@ -26,7 +26,7 @@ namespace {
 // Exit code of --check when a set's bounds are not met (the prediction ran; the model is off).
 constexpr int kExitBoundsNotMet = 1;
 
-const CommandInfo kInfo = {
+const CommandInfo kFidelityInfo = {
     "fidelity", "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
     "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
     "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
@@ -80,18 +80,18 @@ int Fidelity(const Args& args) {
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kFidelityInfo, args, options, positional, &vm)) return *exit;
   o.check = vm.count("check") > 0;
   o.timing = vm.count("timing") > 0;
   o.quiet = vm.count("quiet") > 0;
   if (!o.json_path.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(o.json_path); !f.ok()) {
-      return ReportFailure(kInfo, f.status());
+      return ReportFailure(kFidelityInfo, f.status());
     }
   }
   if (o.files.empty()) {
     absl::StatusOr<std::vector<std::string>> bundled = BundledValidationFiles(HETSIM_VALIDATION_DIR);
-    if (!bundled.ok()) return ReportFailure(kInfo, bundled.status());
+    if (!bundled.ok()) return ReportFailure(kFidelityInfo, bundled.status());
     o.files = *std::move(bundled);
   }
 
@@ -99,24 +99,25 @@ int Fidelity(const Args& args) {
   std::vector<LoadedValidationSet> sets;
   for (const std::string& file : o.files) {
     absl::StatusOr<LoadedValidationSet> loaded = LoadValidationSet(file);
-    if (!loaded.ok()) return ReportFailure(kInfo, loaded.status());
+    if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
     sets.push_back(*std::move(loaded));
   }
   absl::StatusOr<v1::FidelityReport> report = PredictAll(sets, o.timing);
-  if (!report.ok()) return ReportFailure(kInfo, report.status());
+  if (!report.ok()) return ReportFailure(kFidelityInfo, report.status());
 
   // Outputs are serialised before any is written, so a failure leaves none behind.
   std::string chart;
   if (!o.chart_path.empty()) {
     absl::StatusOr<std::string> svg = FidelityChartSvg(*report);
-    if (!svg.ok()) return ReportFailure(kInfo, svg.status());
+    if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
     chart = *std::move(svg);
   }
   if (!o.json_path.empty()) {
-    if (absl::Status s = proto::Save(o.json_path, *report); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::Save(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
   }
   if (!o.chart_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(o.chart_path, chart); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(o.chart_path, chart); !s.ok())
+      return ReportFailure(kFidelityInfo, s);
   }
   if (!o.quiet) std::fputs(FormatFidelityTables(*report).c_str(), stdout);
 
@@ -135,7 +136,7 @@ int Fidelity(const Args& args) {
 }  // namespace
 
 int RunFidelity(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Fidelity(args); });
+  return RunGuarded(kFidelityInfo, [&] { return Fidelity(args); });
 }
 
 }  // namespace hetsim::app

@@ -14,7 +14,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kIslandsInfo = {
     "islands", "hetsim islands --cluster CLUSTER [--tau-c X] [--tau-m X] [--tau-b X] [--merge-factor X]",
     "Groups the cluster's nodes into GPU islands with Tangram's Algorithm 1: nodes whose per-GPU peak\n"
     "BF16 FLOP/s, HBM capacity and HBM bandwidth differ by at most tau (relative to the cluster's\n"
@@ -36,19 +36,20 @@ int Islands(const Args& args) {
                                  "largest bottleneck increase a merge may cause");
   po::positional_options_description positional;
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kIslandsInfo, args, options, positional, &vm)) return *exit;
   for (auto [name, v] :
        {std::pair<const char*, double>{"--tau-c", t.compute}, {"--tau-m", t.memory}, {"--tau-b", t.memory_bandwidth}}) {
-    if (!(v >= 0)) return UsageError(kInfo, absl::StrFormat("%s: %g must be >= 0", name, v));
+    if (!(v >= 0)) return UsageError(kIslandsInfo, absl::StrFormat("%s: %g must be >= 0", name, v));
   }
   if (!(t.merge_factor >= 1))
-    return UsageError(kInfo, absl::StrFormat("--merge-factor: %g must be >= 1", t.merge_factor));
+    return UsageError(kIslandsInfo, absl::StrFormat("--merge-factor: %g must be >= 1", t.merge_factor));
 
   auto cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kIslandsInfo, cluster.status());
   auto f = topology::FormGpuIslands(*cluster, t);
   if (!f.ok())
-    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", f.status().message())));
+    return ReportFailure(kIslandsInfo,
+                         absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", f.status().message())));
 
   std::printf(
       "cluster %s: %d sub-clusters, %d initial islands, %zu GPU islands (tau_C %.2f, tau_M %.2f, tau_B %.2f, merge "
@@ -72,7 +73,7 @@ int Islands(const Args& args) {
 }  // namespace
 
 int RunIslands(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Islands(args); });
+  return RunGuarded(kIslandsInfo, [&] { return Islands(args); });
 }
 
 }  // namespace hetsim::app

@@ -16,7 +16,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kImportInfo = {
+const CommandInfo kMegatronImportInfo = {
     "import",
     "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--nodes N] [--island I] [--name NAME] "
     "[--strict] [--out PLAN]",
@@ -26,12 +26,12 @@ const CommandInfo kImportInfo = {
     "iteration's cost, not modelled, unknown. --strict makes unknown and not-modelled flags an error.\n"
     "Contradictory flags are an error naming both. docs/megatron.md."};
 
-const CommandInfo kExportInfo = {
+const CommandInfo kMegatronExportInfo = {
     "export", "hetsim export megatron PLAN --cluster C [--out FILE]",
     "Prints the Megatron-LM launch line (torchrun node counts and training flags) of a homogeneous plan;\n"
     "for a plan Megatron's flags cannot express, lists every difference (exit 2). docs/megatron.md."};
 
-int Import(const Args& args) {
+int MegatronImport(const Args& args) {
   po::options_description options("options");
   std::string format, line_file, line_text, cluster_path, out;
   interop::MegatronImportRequest request;
@@ -49,38 +49,39 @@ int Import(const Args& args) {
   po::positional_options_description positional;
   positional.add("format", 1).add("file", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kImportInfo, args, options, positional, &vm)) return *exit;
-  if (format != "megatron") return UsageError(kImportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
+  if (auto exit = ParseCommandLine(kMegatronImportInfo, args, options, positional, &vm)) return *exit;
+  if (format != "megatron")
+    return UsageError(kMegatronImportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
   if (line_file.empty() == line_text.empty())
-    return UsageError(kImportInfo, "give a launch-line file or --line, one of them");
+    return UsageError(kMegatronImportInfo, "give a launch-line file or --line, one of them");
   if (request.nodes < 0 || request.gpus_per_node < 0)
-    return UsageError(kImportInfo, "--nodes, --gpus-per-node: must be > 0");
+    return UsageError(kMegatronImportInfo, "--nodes, --gpus-per-node: must be > 0");
   if (!out.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok())
-      return ReportFailure(kImportInfo, f.status());
+      return ReportFailure(kMegatronImportInfo, f.status());
   }
   std::string source = line_file.empty() ? "--line" : line_file;
   if (!line_file.empty()) {
     absl::StatusOr<std::string> text = proto::ReadFileToString(line_file);
-    if (!text.ok()) return ReportFailure(kImportInfo, text.status());
+    if (!text.ok()) return ReportFailure(kMegatronImportInfo, text.status());
     line_text = *std::move(text);
   }
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kImportInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kMegatronImportInfo, cluster.status());
   absl::StatusOr<interop::MegatronFlags> flags = interop::ParseMegatronLaunchLine(line_text, source);
-  if (!flags.ok()) return ReportFailure(kImportInfo, flags.status());
+  if (!flags.ok()) return ReportFailure(kMegatronImportInfo, flags.status());
   if (vm.count("strict") && (!flags->unknown.empty() || !flags->not_modelled.empty())) {
     std::string list;
     for (const auto* v : {&flags->not_modelled, &flags->unknown}) {
       for (const std::string& f : *v) absl::StrAppend(&list, list.empty() ? "" : ", ", f);
     }
-    return ReportFailure(
-        kImportInfo, absl::InvalidArgumentError(absl::StrFormat("%s: --strict: flags not applied: %s", source, list)));
+    return ReportFailure(kMegatronImportInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                                  "%s: --strict: flags not applied: %s", source, list)));
   }
   absl::StatusOr<interop::MegatronImport> imported = interop::ImportMegatron(*flags, *cluster, request, source);
-  if (!imported.ok()) return ReportFailure(kImportInfo, imported.status());
+  if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
   if (!out.empty()) {
-    if (absl::Status s = proto::Save(out, imported->plan); !s.ok()) return ReportFailure(kImportInfo, s);
+    if (absl::Status s = proto::Save(out, imported->plan); !s.ok()) return ReportFailure(kMegatronImportInfo, s);
   }
   const hetsim::v1::Plan& plan = imported->plan;
   const hetsim::v1::Stage& s0 = plan.stages(0);
@@ -95,7 +96,7 @@ int Import(const Args& args) {
   return kExitOk;
 }
 
-int Export(const Args& args) {
+int MegatronExport(const Args& args) {
   po::options_description options("options");
   std::string format, plan_path, cluster_path, out;
   options.add_options()("format", po::value(&format)->required(), "megatron")("plan", po::value(&plan_path)->required(),
@@ -105,15 +106,16 @@ int Export(const Args& args) {
   po::positional_options_description positional;
   positional.add("format", 1).add("plan", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kExportInfo, args, options, positional, &vm)) return *exit;
-  if (format != "megatron") return UsageError(kExportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
+  if (auto exit = ParseCommandLine(kMegatronExportInfo, args, options, positional, &vm)) return *exit;
+  if (format != "megatron")
+    return UsageError(kMegatronExportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
-  if (!inputs.ok()) return ReportFailure(kExportInfo, inputs.status());
+  if (!inputs.ok()) return ReportFailure(kMegatronExportInfo, inputs.status());
   absl::StatusOr<interop::MegatronExport> exported = interop::ExportMegatron(*inputs);
-  if (!exported.ok()) return ReportFailure(kExportInfo, exported.status());
+  if (!exported.ok()) return ReportFailure(kMegatronExportInfo, exported.status());
   if (!out.empty()) {
     if (absl::Status s = proto::WriteFileAtomically(out, exported->launch_line); !s.ok())
-      return ReportFailure(kExportInfo, s);
+      return ReportFailure(kMegatronExportInfo, s);
   }
   std::fputs(exported->launch_line.c_str(), stdout);
   for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());
@@ -123,11 +125,11 @@ int Export(const Args& args) {
 }  // namespace
 
 int RunImport(const Args& args) {
-  return RunGuarded(kImportInfo, [&] { return Import(args); });
+  return RunGuarded(kMegatronImportInfo, [&] { return MegatronImport(args); });
 }
 
 int RunExportMegatron(const Args& args) {
-  return RunGuarded(kExportInfo, [&] { return Export(args); });
+  return RunGuarded(kMegatronExportInfo, [&] { return MegatronExport(args); });
 }
 
 }  // namespace hetsim::app

@@ -21,7 +21,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kPlanInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
     "[--micro-batch b] [--context-parallel N] [--alternative K] [--prediction hetsim|naive] [--out PLAN]",
@@ -63,22 +63,22 @@ int Plan(const Args& args) {
       "out,o", po::value(&out)->value_name("PLAN"), "write the plan here");
   po::positional_options_description positional;
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kPlanInfo, args, options, positional, &vm)) return *exit;
   absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
-  if (!kind.ok()) return UsageError(kInfo, kind.status().message());
-  if (layers < 0) return UsageError(kInfo, "--layers: must be >= 0");
-  if (global_batch == 0) return UsageError(kInfo, "--global-batch: must be > 0");
-  if (context_parallel < 0) return UsageError(kInfo, "--context-parallel: must be >= 0");
-  if (alternative < 1) return UsageError(kInfo, "--alternative: must be >= 1");
+  if (!kind.ok()) return UsageError(kPlanInfo, kind.status().message());
+  if (layers < 0) return UsageError(kPlanInfo, "--layers: must be >= 0");
+  if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
+  if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
+  if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
   if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
-    return UsageError(kInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
+    return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
   }
 
   absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
-  if (!model.ok()) return ReportFailure(kInfo, model.status());
-  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kInfo, s);
+  if (!model.ok()) return ReportFailure(kPlanInfo, model.status());
+  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
 
   planner::PlanRequest req;
   req.model = *model;
@@ -100,11 +100,11 @@ int Plan(const Args& args) {
     req.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
   }
   absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
-  if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
+  if (!outcome.ok()) return ReportFailure(kPlanInfo, outcome.status());
   if (alternative > 1) {
     if (static_cast<size_t>(alternative) > outcome->alternatives.size()) {
-      return UsageError(kInfo, absl::StrFormat("--alternative: the search kept %d plans, not %d",
-                                               outcome->alternatives.size(), alternative));
+      return UsageError(kPlanInfo, absl::StrFormat("--alternative: the search kept %d plans, not %d",
+                                                   outcome->alternatives.size(), alternative));
     }
     hetsim::v1::Plan chosen = outcome->alternatives[alternative - 1];
     chosen.set_name(absl::StrCat(outcome->plan.name(), "-alt", alternative));
@@ -116,12 +116,12 @@ int Plan(const Args& args) {
   if (!prediction.empty()) {
     absl::StatusOr<hetsim::v1::PlanPrediction> p =
         PredictionFor(prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
-    if (!p.ok()) return ReportFailure(kInfo, p.status());
+    if (!p.ok()) return ReportFailure(kPlanInfo, p.status());
     *outcome->plan.mutable_prediction() = *std::move(p);
   }
   std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
-    if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kPlanInfo, s);
     std::printf("wrote %s\n", out.c_str());
   }
   return kExitOk;
@@ -130,7 +130,7 @@ int Plan(const Args& args) {
 }  // namespace
 
 int RunPlan(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Plan(args); });
+  return RunGuarded(kPlanInfo, [&] { return Plan(args); });
 }
 
 }  // namespace hetsim::app

@@ -10,7 +10,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kReportInfo = {
     "report", "hetsim report REPORT --html OUT.html",
     "Draws a Report saved by `hetsim run --report` (any encoding) as a self-contained HTML page: the\n"
     "header figures and the stage, boundary, link and fault tables (docs/report.md). The schedule, memory\n"
@@ -25,19 +25,20 @@ int Render(const Args& args) {
   po::positional_options_description positional;
   positional.add("report", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kReportInfo, args, options, positional, &vm)) return *exit;
   absl::StatusOr<v1::Report> report = proto::LoadAs<v1::Report>(in);
-  if (!report.ok()) return ReportFailure(kInfo, report.status());
+  if (!report.ok()) return ReportFailure(kReportInfo, report.status());
   // Every simulated iteration has stages; a message that parses as a Report without them is another
   // file (JSON "{}", an empty file).
   if (report->num_stages() == 0 || report->stages_size() != static_cast<int>(report->num_stages())) {
-    return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrFormat(
-                                    "%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`",
-                                    in, report->stages_size(), report->num_stages())));
+    return ReportFailure(kReportInfo,
+                         absl::InvalidArgumentError(absl::StrFormat(
+                             "%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", in,
+                             report->stages_size(), report->num_stages())));
   }
   if (absl::Status s = proto::WriteFileAtomically(html_path, report::RunReportHtml({nullptr, nullptr, &*report, {}}));
       !s.ok()) {
-    return ReportFailure(kInfo, s);
+    return ReportFailure(kReportInfo, s);
   }
   return kExitOk;
 }
@@ -45,7 +46,7 @@ int Render(const Args& args) {
 }  // namespace
 
 int RunReport(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Render(args); });
+  return RunGuarded(kReportInfo, [&] { return Render(args); });
 }
 
 }  // namespace hetsim::app

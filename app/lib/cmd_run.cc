@@ -31,7 +31,7 @@ namespace {
 // Exit code when --fail-on-oom is given and a stage does not fit in its GPUs' memory.
 constexpr int kExitOutOfMemory = 3;
 
-const CommandInfo kInfo = {
+const CommandInfo kRunInfo = {
     "run",
     "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--html R.html]\n"
     "           [--network max-min-fair|contention-free]\n"
@@ -142,28 +142,28 @@ int Simulate(const Args& args) {
   po::positional_options_description positional;
   positional.add("plan", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kRunInfo, args, options, positional, &vm)) return *exit;
 
   absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
-  if (!mode.ok()) return UsageError(kInfo, mode.status().message());
-  if (auto exit = CheckRunLimitFlags(kInfo, max_events, max_wall_seconds)) return *exit;
+  if (!mode.ok()) return UsageError(kRunInfo, mode.status().message());
+  if (auto exit = CheckRunLimitFlags(kRunInfo, max_events, max_wall_seconds)) return *exit;
   driver::SimulateOptions sim_options;
   absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
-  if (!approximations.ok()) return UsageError(kInfo, approximations.status().message());
+  if (!approximations.ok()) return UsageError(kRunInfo, approximations.status().message());
   sim_options.grad_sync_ring_steps = approximations->ring_steps;
   sim_options.boundary_flows = approximations->boundary_flows;
   if (vm.count("trace-replica") && !trace_gpus.empty()) {
-    return UsageError(kInfo, "--trace-replica and --trace-gpus exclude each other");
+    return UsageError(kRunInfo, "--trace-replica and --trace-gpus exclude each other");
   }
   if ((vm.count("trace-replica") || !trace_gpus.empty()) && trace_path.empty()) {
-    return UsageError(kInfo, "--trace-replica and --trace-gpus need --trace");
+    return UsageError(kRunInfo, "--trace-replica and --trace-gpus need --trace");
   }
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(report_path); !report_path.empty() && !f.ok()) {
-    return ReportFailure(kInfo, f.status());
+    return ReportFailure(kRunInfo, f.status());
   }
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
-  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
   sim_options.network_mode = *mode;
   sim_options.ideal = ideal;
   sim_options.max_events = max_events;
@@ -171,19 +171,19 @@ int Simulate(const Args& args) {
   if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
   if (!fault_options.empty()) {
     absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);
-    if (!loaded.ok()) return ReportFailure(kInfo, loaded.status());
+    if (!loaded.ok()) return ReportFailure(kRunInfo, loaded.status());
     sim_options.faults = std::move(loaded->faults);
     sim_options.fault_sources = std::move(loaded->sources);
   }
   if (!trace_path.empty()) {
     absl::StatusOr<traces::TraceSelection> selection =
         TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(trace_replica) : std::nullopt, trace_gpus);
-    if (!selection.ok()) return UsageError(kInfo, selection.status().message());
+    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
     sim_options.trace = *std::move(selection);
   }
   sim_options.sample_all_links = !html_path.empty();  // the HTML report charts every link class
   absl::StatusOr<driver::Simulation> simulated = driver::SimulatePlan(*inputs, sim_options);
-  if (!simulated.ok()) return ReportFailure(kInfo, simulated.status());
+  if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
   v1::Report& report = simulated->report;
   if (vm.count("replan")) {
     RunReplanOptions replan;
@@ -193,12 +193,12 @@ int Simulate(const Args& args) {
     replan.max_wall_seconds = max_wall_seconds;
     replan.record_wall_time = !vm.count("no-wall-time");
     if (absl::Status s = AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
-      return ReportFailure(kInfo, s);
+      return ReportFailure(kRunInfo, s);
     }
   }
 
   if (absl::Status s = WriteOutputs(report_path, trace_path, html_path, *simulated); !s.ok()) {
-    return ReportFailure(kInfo, s);
+    return ReportFailure(kRunInfo, s);
   }
   if (!vm.count("quiet")) {
     std::fputs(traces::FormatReportTable(report).c_str(), stdout);
@@ -213,7 +213,7 @@ int Simulate(const Args& args) {
 
 int RunRun(const Args& args) {
   if (IsChakraRun(args)) return RunChakraReplay(args);
-  return RunGuarded(kInfo, [&] { return Simulate(args); });
+  return RunGuarded(kRunInfo, [&] { return Simulate(args); });
 }
 
 }  // namespace hetsim::app

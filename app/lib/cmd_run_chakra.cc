@@ -20,7 +20,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kRunChakraInfo = {
     "run",
     "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] [--report R.json] [--trace T.json]\n"
     "           [--network max-min|contention-free] [--max-events N] [--max-wall-seconds S] [--no-wall-time]\n"
@@ -52,31 +52,32 @@ int Replay(const Args& args) {
   AddIdealOption(options, &ideal);
   AddNetworkOption(options, &network);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, po::positional_options_description(), &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kRunChakraInfo, args, options, po::positional_options_description(), &vm))
+    return *exit;
   chakra::ReplayOptions replay;
   absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
-  if (!mode.ok()) return UsageError(kInfo, mode.status().message());
+  if (!mode.ok()) return UsageError(kRunChakraInfo, mode.status().message());
   replay.network_mode = *mode;
-  if (auto exit = CheckRunLimitFlags(kInfo, max_events, max_wall_seconds)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kRunChakraInfo, max_events, max_wall_seconds)) return *exit;
   replay.max_events = static_cast<uint64_t>(max_events);
   replay.max_wall_seconds = max_wall_seconds;
   replay.retime_compute = vm.count("retime-compute") > 0;
   if (!report_path.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(report_path); !f.ok()) {
-      return ReportFailure(kInfo, f.status());
+      return ReportFailure(kRunChakraInfo, f.status());
     }
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kRunChakraInfo, cluster.status());
   ApplyIdealOption(ideal, &*cluster);
   absl::StatusOr<topology::Topology> topology = topology::Topology::Build(*cluster);
   if (!topology.ok())
-    return ReportFailure(
-        kInfo, absl::InvalidArgumentError(absl::StrFormat("%s: %s", cluster_path, topology.status().message())));
+    return ReportFailure(kRunChakraInfo, absl::InvalidArgumentError(
+                                             absl::StrFormat("%s: %s", cluster_path, topology.status().message())));
   absl::StatusOr<chakra::ChakraWorkload> workload = chakra::LoadChakraDir(dir, topology->num_gpus());
-  if (!workload.ok()) return ReportFailure(kInfo, workload.status());
+  if (!workload.ok()) return ReportFailure(kRunChakraInfo, workload.status());
   for (size_t i = 0; i < workload->warnings.size() && i < kMaxWarnings; ++i) {
     std::fprintf(stderr, "hetsim run: warning: %s\n", workload->warnings[i].c_str());
   }
@@ -86,24 +87,25 @@ int Replay(const Args& args) {
   if (replay.retime_compute && !workload->dtype.empty()) {
     v1::DType dtype;
     if (!v1::DType_Parse(workload->dtype, &dtype) || dtype == v1::DTYPE_UNSPECIFIED) {
-      return ReportFailure(kInfo, absl::InvalidArgumentError(absl::StrFormat(
-                                      "%s: GlobalMetadata attribute dtype: \"%s\" is not a hetsim DType",
-                                      workload->ranks[0].file, workload->dtype)));
+      return ReportFailure(kRunChakraInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                               "%s: GlobalMetadata attribute dtype: \"%s\" is not a hetsim DType",
+                                               workload->ranks[0].file, workload->dtype)));
     }
     replay.dtype = dtype;
   }
   absl::StatusOr<chakra::ReplayResult> result = chakra::ReplayChakra(*workload, *topology, replay);
-  if (!result.ok()) return ReportFailure(kInfo, result.status());
+  if (!result.ok()) return ReportFailure(kRunChakraInfo, result.status());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const v1::Report report = chakra::BuildReplayReport(*workload, *result, dir, *cluster, replay.network_mode,
                                                       vm.count("no-wall-time") ? -1 : wall);
   std::string trace_json;
   if (!trace_path.empty()) trace_json = chakra::ReplayChromeTrace(*workload, *result);
   if (!report_path.empty()) {
-    if (absl::Status s = proto::Save(report_path, report); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::Save(report_path, report); !s.ok()) return ReportFailure(kRunChakraInfo, s);
   }
   if (!trace_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(trace_path, trace_json); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(trace_path, trace_json); !s.ok())
+      return ReportFailure(kRunChakraInfo, s);
   }
   if (!vm.count("quiet")) std::fputs(chakra::FormatReplaySummary(*workload, *result, report).c_str(), stdout);
   return kExitOk;
@@ -119,7 +121,7 @@ bool IsChakraRun(const Args& args) {
 }
 
 int RunChakraReplay(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Replay(args); });
+  return RunGuarded(kRunChakraInfo, [&] { return Replay(args); });
 }
 
 }  // namespace hetsim::app

@@ -17,7 +17,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kSweepInfo = {
     "sweep",
     "hetsim sweep SWEEP [-o results.csv] [--format csv|jsonl] [--jobs N] [--resume] [--shard K/N]\n"
     "             [--max-events N] [--max-wall-seconds S] [--html R.html]",
@@ -35,7 +35,7 @@ const CommandInfo kInfo = {
     "against the first axis, a line per value of the second, small multiples for the others) and a\n"
     "sortable table (docs/report.md); it needs CSV results in a file."};
 
-int Sweep(const Args& args) {
+int SweepCommand(const Args& args) {
   po::options_description options("options");
   sweep::SweepJob job;
   std::string format, shard, html_path;
@@ -57,34 +57,34 @@ int Sweep(const Args& args) {
   po::positional_options_description positional;
   positional.add("sweep", 1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = ParseCommandLine(kSweepInfo, args, options, positional, &vm)) return *exit;
   if (!format.empty()) {
     absl::StatusOr<sweep::RowFormat> f = sweep::RowFormatFromName(format);
-    if (!f.ok()) return UsageError(kInfo, f.status().message());
+    if (!f.ok()) return UsageError(kSweepInfo, f.status().message());
     job.format = *f;
   }
-  if (auto exit = CheckRunLimitFlags(kInfo, max_events, point_options.max_wall_seconds)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kSweepInfo, max_events, point_options.max_wall_seconds)) return *exit;
   point_options.max_events = static_cast<uint64_t>(max_events);
   absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
-  if (!approximations.ok()) return UsageError(kInfo, approximations.status().message());
+  if (!approximations.ok()) return UsageError(kSweepInfo, approximations.status().message());
   point_options.grad_sync_ring_steps = approximations->ring_steps;
   point_options.boundary_flows = approximations->boundary_flows;
-  if (vm.count("jobs") && jobs < 1) return UsageError(kInfo, "--jobs: must be at least 1");
+  if (vm.count("jobs") && jobs < 1) return UsageError(kSweepInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {
     absl::StatusOr<sweep::Shard> s = sweep::ParseShard(shard);
-    if (!s.ok()) return UsageError(kInfo, s.status().message());
+    if (!s.ok()) return UsageError(kSweepInfo, s.status().message());
     job.shard = *s;
   }
-  if (job.resume && job.output_path.empty()) return UsageError(kInfo, "--resume needs an output file (-o FILE)");
+  if (job.resume && job.output_path.empty()) return UsageError(kSweepInfo, "--resume needs an output file (-o FILE)");
   if (!html_path.empty() && (job.output_path.empty() ||
                              job.format.value_or(sweep::RowFormatForPath(job.output_path)) != sweep::RowFormat::kCsv)) {
-    return UsageError(kInfo, "--html needs CSV results in a file (-o FILE.csv)");
+    return UsageError(kSweepInfo, "--html needs CSV results in a file (-o FILE.csv)");
   }
   job.progress = sweep::StderrIsTerminal();
   const sweep::SimulationEvaluator evaluator(point_options);
   absl::StatusOr<sweep::SweepOutcome> outcome = sweep::RunSweep(job, evaluator);
-  if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
+  if (!outcome.ok()) return ReportFailure(kSweepInfo, outcome.status());
   if (job.progress) {
     std::fprintf(stderr, "sweep: %lld points in this shard (%lld resumed), %lld not ok\n",
                  static_cast<long long>(outcome->shard_points), static_cast<long long>(outcome->resumed),
@@ -92,11 +92,11 @@ int Sweep(const Args& args) {
   }
   if (!html_path.empty()) {
     absl::StatusOr<std::string> rows = proto::ReadFileToString(job.output_path);
-    if (!rows.ok()) return ReportFailure(kInfo, rows.status());
+    if (!rows.ok()) return ReportFailure(kSweepInfo, rows.status());
     absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*rows, job.output_path);
-    if (!table.ok()) return ReportFailure(kInfo, table.status());
+    if (!table.ok()) return ReportFailure(kSweepInfo, table.status());
     const std::string html = report::SweepReportHtml(*table, job.sweep_path);
-    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepInfo, s);
   }
   return kExitOk;
 }
@@ -104,7 +104,7 @@ int Sweep(const Args& args) {
 }  // namespace
 
 int RunSweep(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Sweep(args); });
+  return RunGuarded(kSweepInfo, [&] { return SweepCommand(args); });
 }
 
 }  // namespace hetsim::app

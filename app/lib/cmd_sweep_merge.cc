@@ -16,7 +16,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kSweepMergeInfo = {
     "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP] [--html R.html]",
     "Merges the output files of the shards of one sweep (hetsim sweep --shard K/N for K = 0..N-1, any\n"
     "order) into OUT: the header once and every point's row in point order, exactly the file one machine\n"
@@ -36,46 +36,47 @@ int Merge(const Args& args) {
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
-  if (files.size() < 2) return UsageError(kInfo, "needs OUT and at least one SHARD");
+  if (auto exit = ParseCommandLine(kSweepMergeInfo, args, options, positional, &vm)) return *exit;
+  if (files.size() < 2) return UsageError(kSweepMergeInfo, "needs OUT and at least one SHARD");
   const std::string out = files[0];
   const std::vector<std::string> shards(files.begin() + 1, files.end());
   const sweep::RowFormat format = sweep::RowFormatForPath(out);
   for (const std::string& s : shards) {
     if (sweep::RowFormatForPath(s) != format) {
-      return UsageError(kInfo, absl::StrFormat("%s and %s are not the same format (CSV, or .jsonl)", s, out));
+      return UsageError(kSweepMergeInfo, absl::StrFormat("%s and %s are not the same format (CSV, or .jsonl)", s, out));
     }
   }
   if (!html_path.empty() && format != sweep::RowFormat::kCsv)
-    return UsageError(kInfo, "--html needs CSV shards and OUT");
+    return UsageError(kSweepMergeInfo, "--html needs CSV shards and OUT");
   absl::StatusOr<std::string> merged;
   std::optional<std::string> header;  // the sweep's CSV header, with --sweep
   if (sweep_path.empty()) {
     merged = sweep::MergeSweepShards(format, shards, nullptr);
   } else {
     absl::StatusOr<hetsim::v1::Sweep> sweep_message = proto::LoadAs<hetsim::v1::Sweep>(sweep_path);
-    if (!sweep_message.ok()) return ReportFailure(kInfo, sweep_message.status());
-    if (absl::Status s = proto::ValidateSweep(*sweep_message, sweep_path); !s.ok()) return ReportFailure(kInfo, s);
+    if (!sweep_message.ok()) return ReportFailure(kSweepMergeInfo, sweep_message.status());
+    if (absl::Status s = proto::ValidateSweep(*sweep_message, sweep_path); !s.ok())
+      return ReportFailure(kSweepMergeInfo, s);
     absl::StatusOr<sweep::SweepBase> base = sweep::LoadSweepBase(*sweep_message, sweep_path);
-    if (!base.ok()) return ReportFailure(kInfo, base.status());
+    if (!base.ok()) return ReportFailure(kSweepMergeInfo, base.status());
     absl::StatusOr<sweep::SweepSpace> space = sweep::SweepSpace::Create(*sweep_message, sweep_path, *base);
-    if (!space.ok()) return ReportFailure(kInfo, space.status());
+    if (!space.ok()) return ReportFailure(kSweepMergeInfo, space.status());
     const sweep::RowFormatter formatter(format, *space);
     header = formatter.Header();
     if (!header->empty() && header->back() == '\n') header->pop_back();
     const sweep::MergeExpectation expect{&formatter, space->size()};
     merged = sweep::MergeSweepShards(format, shards, &expect);
   }
-  if (!merged.ok()) return ReportFailure(kInfo, merged.status());
+  if (!merged.ok()) return ReportFailure(kSweepMergeInfo, merged.status());
   std::string html;
   if (!html_path.empty()) {  // before anything is written: a bad merge leaves neither file
     absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*merged, out, header);
-    if (!table.ok()) return ReportFailure(kInfo, table.status());
+    if (!table.ok()) return ReportFailure(kSweepMergeInfo, table.status());
     html = report::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
   }
-  if (absl::Status s = proto::WriteFileAtomically(out, *merged); !s.ok()) return ReportFailure(kInfo, s);
+  if (absl::Status s = proto::WriteFileAtomically(out, *merged); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
   if (!html_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
   }
   return kExitOk;
 }
@@ -83,7 +84,7 @@ int Merge(const Args& args) {
 }  // namespace
 
 int RunSweepMerge(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Merge(args); });
+  return RunGuarded(kSweepMergeInfo, [&] { return Merge(args); });
 }
 
 }  // namespace hetsim::app

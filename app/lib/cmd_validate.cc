@@ -33,7 +33,7 @@
 namespace hetsim::app {
 namespace {
 
-const CommandInfo kInfo = {
+const CommandInfo kValidateInfo = {
     "validate",
     "hetsim validate PLAN... | --plans DIR|LIST --cluster C [--report R.json] [--chart C.svg]\n"
     "       hetsim validate PLAN --cluster C [--top-k K] [--planner hapt|tangram|megatron|alpa] [--html R.html]",
@@ -112,18 +112,19 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
                         const PredictionOutputs& outputs) {
   if (!outputs.report_path.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(outputs.report_path); !f.ok()) {
-      return ReportFailure(kInfo, f.status());
+      return ReportFailure(kValidateInfo, f.status());
     }
   }
   absl::StatusOr<hetsim::v1::PlanValidationReport> report =
       evaluation::ValidatePredictionFiles(plan_paths, cluster_path, {.chart = !outputs.chart_path.empty()});
-  if (!report.ok()) return ReportFailure(kInfo, report.status());
+  if (!report.ok()) return ReportFailure(kValidateInfo, report.status());
   const std::string svg = report->chart_svg();
   if (!outputs.report_path.empty()) {
-    if (absl::Status s = proto::Save(outputs.report_path, *report); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::Save(outputs.report_path, *report); !s.ok()) return ReportFailure(kValidateInfo, s);
   }
   if (!outputs.chart_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(outputs.chart_path, svg); !s.ok()) return ReportFailure(kInfo, s);
+    if (absl::Status s = proto::WriteFileAtomically(outputs.chart_path, svg); !s.ok())
+      return ReportFailure(kValidateInfo, s);
   }
   std::fputs(evaluation::FormatPlanValidation(*report).c_str(), stdout);
   return kExitOk;
@@ -133,16 +134,16 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
 int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
                           const planner::PlannerKind* kind, const std::string& html_path) {
   absl::StatusOr<spec::ModelSpec> model_spec = proto::ResolveModel(inputs->model, "model");
-  if (!model_spec.ok()) return ReportFailure(kInfo, model_spec.status());
+  if (!model_spec.ok()) return ReportFailure(kValidateInfo, model_spec.status());
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*model_spec);
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
       planner::ClusterModel::Create(inputs->cluster, model.dtype());
-  if (!cluster.ok()) return ReportFailure(kInfo, cluster.status());
+  if (!cluster.ok()) return ReportFailure(kValidateInfo, cluster.status());
   planner::Profiler profiler = planner::PlanProfiler(model, **cluster, inputs->plan);
   absl::StatusOr<planner::Prediction> pred = planner::PredictPlan(profiler, inputs->plan);
-  if (!pred.ok()) return ReportFailure(kInfo, pred.status());
+  if (!pred.ok()) return ReportFailure(kValidateInfo, pred.status());
   absl::StatusOr<Simulated> sim = Simulate(*inputs);
-  if (!sim.ok()) return ReportFailure(kInfo, sim.status());
+  if (!sim.ok()) return ReportFailure(kValidateInfo, sim.status());
 
   std::string out = absl::StrFormat("validate \"%s\" on \"%s\": %d stages, %d microbatches\n", inputs->plan.name(),
                                     inputs->cluster.name(), inputs->plan.stages_size(), pred->microbatches);
@@ -186,7 +187,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
     req.context_parallel = static_cast<int>(proto::ContextParallel(inputs->plan));
     req.bidirectional_pruning = false;
     absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
-    if (!outcome.ok()) return ReportFailure(kInfo, outcome.status());
+    if (!outcome.ok()) return ReportFailure(kValidateInfo, outcome.status());
     std::vector<double> predicted, simulated;
     absl::StrAppendFormat(&out, "top-%d plans of %s:\n%-4s %12s %12s\n", top_k, planner_name, "rank", "pred_ms",
                           "sim_ms");
@@ -195,9 +196,9 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
       alt.plan = outcome->alternatives[a];
       *alt.plan.mutable_model() = outcome->model;
       alt.model = outcome->model;
-      if (absl::Status s = proto::ValidatePlanInputs(alt); !s.ok()) return ReportFailure(kInfo, s);
+      if (absl::Status s = proto::ValidatePlanInputs(alt); !s.ok()) return ReportFailure(kValidateInfo, s);
       absl::StatusOr<Simulated> r = Simulate(alt);
-      if (!r.ok()) return ReportFailure(kInfo, r.status());
+      if (!r.ok()) return ReportFailure(kValidateInfo, r.status());
       predicted.push_back(Ms(outcome->alternative_predictions[a].iteration));
       simulated.push_back(Ms(r->iteration));
       absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, predicted.back(), simulated.back());
@@ -209,7 +210,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
   }
   if (!html_path.empty()) {
     if (absl::Status s = proto::WriteFileAtomically(html_path, report::ValidateReportHtml(html)); !s.ok()) {
-      return ReportFailure(kInfo, s);
+      return ReportFailure(kValidateInfo, s);
     }
   }
   std::fputs(out.c_str(), stdout);
@@ -234,28 +235,30 @@ int Validate(const Args& args) {
   po::positional_options_description positional;
   positional.add("plan", -1);
   po::variables_map vm;
-  if (auto exit = ParseCommandLine(kInfo, args, options, positional, &vm)) return *exit;
-  if (top_k < 0) return UsageError(kInfo, "--top-k: must be >= 0");
+  if (auto exit = ParseCommandLine(kValidateInfo, args, options, positional, &vm)) return *exit;
+  if (top_k < 0) return UsageError(kValidateInfo, "--top-k: must be >= 0");
   absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
-  if (!kind.ok()) return UsageError(kInfo, kind.status().message());
+  if (!kind.ok()) return UsageError(kValidateInfo, kind.status().message());
   if (!plans_source.empty()) {
     absl::StatusOr<std::vector<std::string>> listed = evaluation::PlanFilesOf(plans_source);
-    if (!listed.ok()) return ReportFailure(kInfo, listed.status());
+    if (!listed.ok()) return ReportFailure(kValidateInfo, listed.status());
     plan_paths.insert(plan_paths.end(), listed->begin(), listed->end());
   }
-  if (plan_paths.empty()) return UsageError(kInfo, "a plan file or --plans is required");
+  if (plan_paths.empty()) return UsageError(kValidateInfo, "a plan file or --plans is required");
 
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_paths.front(), cluster_path);
-  if (!inputs.ok()) return ReportFailure(kInfo, inputs.status());
+  if (!inputs.ok()) return ReportFailure(kValidateInfo, inputs.status());
   const bool own = plan_paths.size() == 1 && !inputs->plan.has_prediction();
   if (own && (!outputs.report_path.empty() || !outputs.chart_path.empty())) {
-    return UsageError(kInfo, absl::StrCat(plan_paths.front(),
-                                          ": --report and --chart need plans with a prediction (Plan.prediction)"));
+    return UsageError(
+        kValidateInfo,
+        absl::StrCat(plan_paths.front(), ": --report and --chart need plans with a prediction (Plan.prediction)"));
   }
   if (own) return ValidateOwnPrediction(&*inputs, top_k, planner_name, &*kind, html_path);
-  if (top_k > 0) return UsageError(kInfo, "--top-k re-plans a plan without a prediction; these plans carry one");
+  if (top_k > 0)
+    return UsageError(kValidateInfo, "--top-k re-plans a plan without a prediction; these plans carry one");
   if (!html_path.empty()) {
-    return UsageError(kInfo,
+    return UsageError(kValidateInfo,
                       "--html draws one plan against hetsim's own prediction; use --chart for plans with predictions");
   }
   return ValidatePredictions(plan_paths, cluster_path, outputs);
@@ -264,7 +267,7 @@ int Validate(const Args& args) {
 }  // namespace
 
 int RunValidate(const Args& args) {
-  return RunGuarded(kInfo, [&] { return Validate(args); });
+  return RunGuarded(kValidateInfo, [&] { return Validate(args); });
 }
 
 }  // namespace hetsim::app
