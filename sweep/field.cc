@@ -117,8 +117,8 @@ absl::StatusOr<FieldTarget> BindFieldPath(const pb::Message& root, absl::string_
     const pb::Reflection* r = at->GetReflection();
     const std::string here = absl::StrCat(walked, ".", name);
     if (field->is_repeated() != (index >= 0)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          field->is_repeated() ? "%s is a list, give an [index]" : "%s is not a list, remove the [index]", here));
+      return absl::InvalidArgumentError(absl::StrCat(
+          here, field->is_repeated() ? " is a list, give an [index]" : " is not a list, remove the [index]"));
     }
     if (field->is_repeated()) {
       const int size = r->FieldSize(*at, field);
