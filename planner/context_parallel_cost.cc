@@ -42,23 +42,12 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
                                         const std::vector<sim::workload::ContextParallelAttention>& attention) {
   ContextParallelTime out;
   if (context_parallel <= 1) return out;
-  const int64_t steps = context_parallel - 1;
-  const auto exposed = [&](Time step, double core_s) {
-    return std::max<Time>(0, step - SecondsToTime(core_s / context_parallel)) * steps;
-  };
   for (const sim::workload::ContextParallelAttention& a : attention) {
-    const Time kv =
-        ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, static_cast<double>(a.step_bytes));
-    const Time kv_grad = ContextParallelStepTime(island, shape, tensor_parallel, context_parallel,
-                                                 2.0 * static_cast<double>(a.step_bytes));
-    out.forward_exchange += kv * steps;
-    out.forward_exposed += exposed(kv, a.core_forward_s);
-    out.backward_exchange += kv_grad * steps;
-    out.backward_exposed += exposed(kv_grad, a.core_backward_s);
-    if (a.recomputed) {
-      out.backward_exchange += kv * steps;
-      out.backward_exposed += exposed(kv, a.core_forward_s);
-    }
+    const auto step = [&](double bytes) {
+      return ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, bytes);
+    };
+    const double bytes = static_cast<double>(a.step_bytes);
+    sim::workload::AddAttentionRing(a, context_parallel, step(bytes), step(2.0 * bytes), out);
   }
   return out;
 }

@@ -18,16 +18,12 @@
 
 #include "base/time.h"
 #include "planner/cluster_model.h"
+#include "sim/workload/context_parallel_ring.h"
 #include "sim/workload/stage_cost.h"
 
 namespace hetsim::planner {
 
-struct ContextParallelTime {
-  Time forward_exposed = 0;   // per microbatch, added to the stage's forward
-  Time backward_exposed = 0;  // per microbatch, added to the stage's backward
-  Time forward_exchange = 0;  // the ring steps on the fabric, hidden or not
-  Time backward_exchange = 0;
-};
+using sim::workload::ContextParallelTime;
 
 // One ring step of `bytes` per GPU on a `shape` mesh of `island` with the given TP and CP degrees.
 Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int tensor_parallel, int context_parallel,

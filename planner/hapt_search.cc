@@ -1,6 +1,7 @@
 #include "planner/hapt_search.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <thread>
 
@@ -9,7 +10,8 @@
 
 namespace hetsim::planner {
 
-namespace {
+// The DP table's cell types: named (not anonymous) because HaptSearch::DpTable holds them.
+namespace hapt_dp {
 
 constexpr int kParetoCapacity = 4;
 
@@ -28,6 +30,14 @@ struct Cell {
   Entry e[kParetoCapacity];
 };
 
+}  // namespace hapt_dp
+
+namespace {
+
+using hapt_dp::Cell;
+using hapt_dp::Entry;
+using hapt_dp::kParetoCapacity;
+
 // Adds `x` unless an entry at most as costly with at most as many launches exists; removes entries
 // that `x` dominates. Returns false when the set was full (x dropped).
 bool Insert(Cell& cell, const Entry& x) {
@@ -44,18 +54,18 @@ bool Insert(Cell& cell, const Entry& x) {
   return true;
 }
 
-// Runs body(i) for i in [0, n) over up to `threads` std::threads.
+// Runs body(i, t) for i in [0, n) over up to `threads` std::threads; t < threads names the thread.
 template <typename F>
 void ParallelFor(int n, int threads, F body) {
   threads = std::max(1, std::min(threads, n));
   if (threads == 1) {
-    for (int i = 0; i < n; ++i) body(i);
+    for (int i = 0; i < n; ++i) body(i, 0);
     return;
   }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      for (int i = t; i < n; i += threads) body(i);
+      for (int i = t; i < n; i += threads) body(i, t);
     });
   }
   for (std::thread& th : pool) th.join();
@@ -161,6 +171,16 @@ struct HaptSearch::DpTable {
     lo[row] = std::min(lo[row], uu);
     hi[row] = std::max(hi[row], uu);
   }
+  // Empties the table for the next Solve: only the touched ranges, so that a search reuses one
+  // table per thread instead of allocating and zeroing a fresh one per candidate t_max.
+  void Clear() {
+    for (size_t row = 0; row < lo.size(); ++row) {
+      for (int uu = lo[row]; uu <= hi[row]; ++uu) cells[row * U + uu].count = 0;
+      lo[row] = U;
+      hi[row] = -1;
+    }
+    transitions = overflow = 0;
+  }
 
   const int L, I, M, U;
   std::vector<Cell> cells;
@@ -169,8 +189,14 @@ struct HaptSearch::DpTable {
   int64_t transitions = 0, overflow = 0;
 };
 
-std::optional<CandidatePlan> HaptSearch::Solve(Time t_max, SearchStats* stats) const {
-  DpTable table(static_cast<int>(layers_.size()), num_islands_, max_units_);
+std::optional<CandidatePlan> HaptSearch::Solve(Time t_max, SearchStats* stats,
+                                               std::unique_ptr<DpTable>& scratch) const {
+  if (scratch == nullptr) {
+    scratch = std::make_unique<DpTable>(static_cast<int>(layers_.size()), num_islands_, max_units_);
+  } else {
+    scratch->Clear();
+  }
+  DpTable& table = *scratch;
   FillTable(t_max, table);
   if (stats) {
     stats->transitions += table.transitions;
@@ -318,11 +344,12 @@ SearchResult HaptSearch::Run() {
   std::vector<std::optional<CandidatePlan>> solved(n);
   std::vector<char> done(n, 0);
   std::vector<SearchStats> per(n);
+  std::vector<std::unique_ptr<DpTable>> tables(std::max(1, options_.threads));  // one per thread
   auto evaluate = [&](const std::vector<int>& which) {
-    ParallelFor(static_cast<int>(which.size()), options_.threads, [&](int w) {
+    ParallelFor(static_cast<int>(which.size()), options_.threads, [&](int w, int thread) {
       const int c = which[w];
       if (done[c]) return;
-      solved[c] = Solve(candidates_[c], &per[c]);
+      solved[c] = Solve(candidates_[c], &per[c], tables[thread]);
       done[c] = 1;
     });
   };

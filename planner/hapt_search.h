@@ -26,6 +26,7 @@
 #define HETSIM_PLANNER_HAPT_SEARCH_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/time.h"
@@ -89,8 +90,10 @@ class HaptSearch {
   HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64_t num_microbatches, SearchOptions options);
 
   SearchResult Run();
-  // The DP at one t_max: the best plan or none.
-  std::optional<CandidatePlan> Solve(Time t_max, SearchStats* stats) const;
+  // The DP at one t_max: the best plan or none. `scratch` holds the DP table, allocated on first use
+  // and emptied for each later call (a search reuses one per thread).
+  struct DpTable;
+  std::optional<CandidatePlan> Solve(Time t_max, SearchStats* stats, std::unique_ptr<DpTable>& scratch) const;
   // Best plans of distinct t_max candidates, best first (after Run()).
   const std::vector<CandidatePlan>& evaluated() const { return evaluated_; }
   const std::vector<Time>& candidates() const { return candidates_; }
@@ -101,7 +104,6 @@ class HaptSearch {
     Time fastest;
     const std::vector<StageOption>* options;
   };
-  struct DpTable;
   void BuildIndex();
   void FillTable(Time t_max, DpTable& table) const;
   std::optional<CandidatePlan> BestPlan(const DpTable& table, Time t_max) const;

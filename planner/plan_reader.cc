@@ -53,7 +53,7 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
   }
   std::vector<int> counts;
   for (const hetsim::v1::Stage& st : plan.stages()) counts.push_back(static_cast<int>(st.num_layers()));
-  const spec::EdgeLayers edges = profiler.model().is_transformer() ? spec::EdgeLayers{1, 1} : spec::EdgeLayers{};
+  const spec::EdgeLayers edges = profiler.model().edge_layers();
   const std::vector<sim::pipeline::LayerRange> ranges = sim::pipeline::VirtualStageLayers(counts, v, edges);
   for (size_t k = 0; k < ranges.size(); ++k) chunks[k % S].push_back(ranges[k]);
   return chunks;

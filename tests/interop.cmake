@@ -3,5 +3,9 @@
 add_test(NAME interop.slurm_sweep_array
          COMMAND ${PROJECT_SOURCE_DIR}/scripts/slurm_sweep_test.sh $<TARGET_FILE:hetsim>)
 set_tests_properties(interop.slurm_sweep_array PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE)
+if(HETSIM_SANITIZE)
+  # The cancel-and-resume grid sized for seconds per task at the sanitized build's speed.
+  set_tests_properties(interop.slurm_sweep_array PROPERTIES ENVIRONMENT FINE_STEP=0.02)
+endif()
 add_test(NAME interop.k8s_manifest COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_k8s_manifest.py
          ${PROJECT_SOURCE_DIR}/docs/sweeps.md)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/workload/context_parallel_ring.h"
+
 namespace hetsim::sim::executor {
 
 std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& l, int64_t bytes) {
@@ -34,27 +36,25 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
   const int cp = layout.context_parallel;
   if (cp <= 1) return absl::OkStatus();
   const int64_t steps = cp - 1;
-  // The step on the fabric and the part of it the block's attention compute leaves exposed.
-  auto exposed = [&](Time step, double core_s) { return std::max<Time>(0, step - SecondsToTime(core_s / cp)) * steps; };
+  workload::ContextParallelTime t;
   for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
     absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
     if (!kv.ok()) return kv.status();
     absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);
     if (!kv_grad.ok()) return kv_grad.status();
-    vs.cp_forward_exchange_time += (*kv)->time * steps;
-    vs.cp_forward_exposed_time += exposed((*kv)->time, a.core_forward_s);
+    workload::AddAttentionRing(a, cp, (*kv)->time, (*kv_grad)->time, t);
     AddLoad(vs.forward_link_load, (*kv)->load, steps);
-    vs.cp_backward_exchange_time += (*kv_grad)->time * steps;
-    vs.cp_backward_exposed_time += exposed((*kv_grad)->time, a.core_backward_s);
     AddLoad(vs.backward_link_load, (*kv_grad)->load, steps);
     vs.cp_bytes += 3 * steps * a.step_bytes;
     if (a.recomputed) {
-      vs.cp_backward_exchange_time += (*kv)->time * steps;
-      vs.cp_backward_exposed_time += exposed((*kv)->time, a.core_forward_s);
       AddLoad(vs.backward_link_load, (*kv)->load, steps);
       vs.cp_bytes += steps * a.step_bytes;
     }
   }
+  vs.cp_forward_exchange_time += t.forward_exchange;
+  vs.cp_forward_exposed_time += t.forward_exposed;
+  vs.cp_backward_exchange_time += t.backward_exchange;
+  vs.cp_backward_exposed_time += t.backward_exposed;
   return absl::OkStatus();
 }
 

@@ -21,6 +21,7 @@ ModelCost ModelCost::Create(const spec::ModelSpec& model) {
   m.name_ = model.name;
   m.dtype_ = model.dtype;
   m.element_bytes_ = ElementBytes(m.dtype_);
+  m.edge_layers_ = model.edge_layers();
   if (model.transformer) {
     const spec::TransformerSpec& t = *model.transformer;
     m.is_transformer_ = true;

@@ -44,6 +44,8 @@ class ModelCost {
 
   uint64_t seq_length() const { return seq_length_; }  // tokens per sample
   bool is_transformer() const { return is_transformer_; }
+  // The embedding and output layers at the model's two ends (spec::ModelSpec::edge_layers).
+  spec::EdgeLayers edge_layers() const { return edge_layers_; }
   // Transformer shape (zero for a LayerList); hidden_size is what TP collectives carry.
   uint64_t hidden_size() const { return hidden_size_; }
   uint32_t num_attention_heads() const { return num_attention_heads_; }
@@ -76,6 +78,7 @@ class ModelCost {
   std::vector<LayerCost> layers_;
   uint64_t seq_length_ = 0;
   bool is_transformer_ = false;
+  spec::EdgeLayers edge_layers_;
   uint64_t hidden_size_ = 0;
   uint32_t num_attention_heads_ = 0;
   uint32_t num_kv_heads_ = 0;
