@@ -49,24 +49,36 @@ void Router::IndexFabric() {
 }
 
 const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
-  auto it = distances_.find(from);
-  if (it != distances_.end()) return it->second;
+  if (auto it = distances_.find(from); it != distances_.end()) return *it->second;
   IndexFabric();
-  if ((distances_.size() + 1) * fabric_devices_.size() * sizeof(int64_t) > kMaxCachedDistanceBytes) distances_.clear();
-  std::vector<int64_t> dist = DistancesThroughNeighbours(from);
-  return distances_.emplace(from, std::move(dist)).first->second;
+  if ((tables_.size() + 1) * fabric_devices_.size() * sizeof(int64_t) > kMaxCachedDistanceBytes) {
+    distances_.clear();
+    shared_distances_.clear();
+    tables_.clear();
+  }
+  const std::vector<LinkId>& out = fabric_out_[fabric_index_[from]];
+  if (out.empty() || out.size() > kMaxDerivingNeighbours) {
+    tables_.push_back(Dijkstra(from));
+    return *distances_.emplace(from, &tables_.back()).first->second;
+  }
+  NeighbourSignature signature;
+  for (LinkId l : out) signature.emplace_back(topology_.links()[l].dst, RouteWeight(topology_.links()[l]));
+  std::sort(signature.begin(), signature.end());
+  auto shared = shared_distances_.find(signature);
+  if (shared == shared_distances_.end()) {
+    tables_.push_back(DistancesThroughNeighbours(signature));
+    shared = shared_distances_.emplace(std::move(signature), &tables_.back()).first;
+  }
+  return *distances_.emplace(from, shared->second).first->second;
 }
 
-// A shortest path from `from` to any other device leaves by one of its links, so its distance is the
+// A shortest path from a switch to any other device leaves by one of its links, so its distance is the
 // smallest (link weight + the neighbour's distance): exact, and in a Clos the ToRs of a pod share their
-// few neighbours (the pod's switches), so one Dijkstra per pod switch replaces one per ToR. Sources
-// with many neighbours, or links leaving the fabric, run their own Dijkstra.
-std::vector<int64_t> Router::DistancesThroughNeighbours(DeviceId from) {
-  const std::vector<LinkId>& out = fabric_out_[fabric_index_[from]];
-  if (out.empty() || out.size() > kMaxDerivingNeighbours) return Dijkstra(from);
+// few neighbours (the pod's switches), so one Dijkstra per pod switch, and one table per pod, replace
+// one per ToR. The switch's own entry comes out as a round trip; FabricDistances' callers take 0.
+std::vector<int64_t> Router::DistancesThroughNeighbours(const NeighbourSignature& signature) {
   std::vector<int64_t> dist(fabric_devices_.size(), kUnreachable);
-  for (LinkId l : out) {
-    const DeviceId u = topology_.links()[l].dst;
+  for (const auto& [u, w] : signature) {
     auto it = neighbour_distances_.find(u);
     if (it == neighbour_distances_.end()) {
       // A quarter of the tables' budget: a Clos has far fewer pod switches than ToRs.
@@ -76,12 +88,10 @@ std::vector<int64_t> Router::DistancesThroughNeighbours(DeviceId from) {
       it = neighbour_distances_.emplace(u, Dijkstra(u)).first;
     }
     const std::vector<int64_t>& du = it->second;
-    const int64_t w = RouteWeight(topology_.links()[l]);
     for (size_t v = 0; v < dist.size(); ++v) {
       if (du[v] != kUnreachable) dist[v] = std::min(dist[v], du[v] + w);
     }
   }
-  dist[fabric_index_[from]] = 0;
   return dist;
 }
 
@@ -109,8 +119,10 @@ std::vector<int64_t> Router::Dijkstra(DeviceId from) {
 
 absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out) {
   if (from == to) return absl::OkStatus();
-  const std::vector<int64_t>& dist = FabricDistances(from);
-  if (dist[fabric_index_[to]] == kUnreachable) {
+  const std::vector<int64_t>& table = FabricDistances(from);
+  const int32_t from_index = fabric_index_[from];
+  const auto dist = [&](int32_t index) { return index == from_index ? 0 : table[index]; };
+  if (dist(fabric_index_[to]) == kUnreachable) {
     return absl::NotFoundError(
         absl::StrFormat("no route from %s to %s", topology_.DeviceName(from), topology_.DeviceName(to)));
   }
@@ -120,9 +132,9 @@ absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash,
   std::vector<LinkId> candidates;
   for (DeviceId v = to; v != from;) {
     candidates.clear();
-    const int64_t dv = dist[fabric_index_[v]];
+    const int64_t dv = dist(fabric_index_[v]);
     for (LinkId l : fabric_in_[fabric_index_[v]]) {
-      const int64_t du = dist[fabric_index_[topology_.links()[l].src]];
+      const int64_t du = dist(fabric_index_[topology_.links()[l].src]);
       if (du == kUnreachable) continue;
       if (du + RouteWeight(topology_.links()[l]) == dv) candidates.push_back(l);
     }

@@ -3,17 +3,20 @@
 //
 // GPUs and NICs do not forward traffic (hosts are not routers), so a route leaves a node through the
 // sending GPU's NIC and enters through the receiving GPU's NIC; between the two NICs' switches it is a
-// Dijkstra shortest path over the fabric switches and gateways (Boost.Graph on a filtered view of the
-// device graph, indexed compactly over the fabric devices only), computed once per source switch and
-// kept while their total stays under kMaxCachedDistanceBytes (a 100,000-GPU Clos has thousands of
-// ToRs; a recomputed table is identical, so the bound never changes a route). Inside a node every GPU pair is two hops
-// through the node's NVSwitch or PCIe switch, which is the only shortest path.
+// shortest path over the fabric switches and gateways, indexed compactly over the fabric devices only.
+// Distance tables are kept while their total stays under kMaxCachedDistanceBytes (a recomputed table is
+// identical, so the bound never changes a route). A switch with few fabric links (a ToR) takes its
+// table from its neighbours' (the pod's switches), and switches whose links go to the same neighbours
+// with the same weights (the ToRs of a pod) share one table: a 100,000-GPU Clos has thousands of ToRs
+// and a few dozen such groups. Inside a node every GPU pair is two hops through the node's NVSwitch or
+// PCIe switch, which is the only shortest path.
 #ifndef HETSIM_TOPOLOGY_ROUTING_H_
 #define HETSIM_TOPOLOGY_ROUTING_H_
 
 #include <cstdint>
 #include <deque>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -40,10 +43,13 @@ class Router {
   size_t cached_routes() const { return routes_.size(); }
 
  private:
-  // Distances (route weights) from a fabric switch to every fabric device (by compact index), by
-  // Dijkstra over fabric devices.
+  // Distances (route weights) from a fabric switch to every fabric device (by compact index) other
+  // than itself: the table may be shared with switches of the same neighbours, whose entry for
+  // `from` is not 0 (callers take 0 for `from`).
   const std::vector<int64_t>& FabricDistances(DeviceId from);
-  std::vector<int64_t> DistancesThroughNeighbours(DeviceId from);
+  // The out-links' (neighbour, weight) pairs of a switch that derives its table from its neighbours'.
+  using NeighbourSignature = std::vector<std::pair<DeviceId, int64_t>>;
+  std::vector<int64_t> DistancesThroughNeighbours(const NeighbourSignature& signature);
   std::vector<int64_t> Dijkstra(DeviceId from);
   void IndexFabric();
   absl::Status AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out);
@@ -51,7 +57,10 @@ class Router {
   const Topology& topology_;
   absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, const Route*> cache_;
   std::deque<Route> routes_;  // stable addresses for the cache
-  absl::flat_hash_map<DeviceId, std::vector<int64_t>> distances_;
+  // Per source switch, its table: its own (Dijkstra) or its neighbour signature's, in tables_.
+  absl::flat_hash_map<DeviceId, const std::vector<int64_t>*> distances_;
+  absl::flat_hash_map<NeighbourSignature, const std::vector<int64_t>*> shared_distances_;
+  std::deque<std::vector<int64_t>> tables_;  // stable addresses
   // Dijkstra tables of the neighbours FabricDistances derived a source's table from (pod switches).
   absl::flat_hash_map<DeviceId, std::vector<int64_t>> neighbour_distances_;
   // Fabric devices: compact index per device (-1 for GPUs, NICs, node switches), and per fabric
@@ -61,8 +70,8 @@ class Router {
   std::vector<std::vector<LinkId>> fabric_in_, fabric_out_;
 };
 
-// 1 GiB: a 100,000-GPU Clos keeps every table (one per ToR, about 330 MiB); at 256 MiB they were
-// cleared and recomputed throughout the run (the 100K Llama 3 bench: 19.0 s -> 15.1 s wall).
+// 1 GiB: a 100,000-GPU Clos keeps every table (one per pod since ToRs share theirs; one per ToR took
+// about 330 MiB); at 256 MiB they were cleared and recomputed throughout the run.
 inline constexpr size_t kMaxCachedDistanceBytes = size_t{1} << 30;
 // A source with at most this many fabric links takes its table from its neighbours' (a ToR: its pod
 // switches); one with more runs Dijkstra itself.

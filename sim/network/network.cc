@@ -109,6 +109,7 @@ uint32_t Network::AllocateFlow() {
   flows_.emplace_back();
   flow_epoch_.push_back(0);
   flow_fixed_.push_back(0);
+  flow_rate_.push_back(kNoFloor);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -199,6 +200,7 @@ void Network::Activate(uint32_t slot) {
   } else {
     // Rate 0 until the recompute at this instant gives it a share and a completion event.
     f.rate = 0;
+    flow_rate_[slot] = kNoFloor;
     f.event = EventId{};
     new_flows_.push_back(slot);
   }
@@ -241,6 +243,9 @@ void Network::Leave(uint32_t slot) {
     if (link.flows.empty()) link.busy_time += now - link.busy_since;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
   }
+  // Below its rate, the flow took from each of its links what any flow there took: removing it
+  // changes nothing under that level.
+  refill_floor_ = std::min(refill_floor_, flow_rate_[slot]);
   --transmitting_flows_;
 }
 
@@ -266,194 +271,6 @@ void Network::MarkDirty(LinkId link) {
     // start or end together (a collective step) cost one progressive filling, not one each.
     recompute_scheduled_ = true;
     simulator_->Schedule(simulator_->now(), this, kRecompute);
-  }
-}
-
-void Network::Recompute() {
-  recompute_scheduled_ = false;
-  ++stats_.recomputations;
-  CollectComponent();
-  FillProgressively();
-  ApplyNewRates();
-}
-
-// Which flows to re-rate. A link can only constrain its flows if the caps of the flows crossing it
-// (each flow's tightest link capacity, a bound on its rate) add up to more than its capacity: it
-// "binds". A link that does not bind can be dropped from the problem (the allocation without it fits
-// in it anyway), so it does not couple its flows either: host and NIC links usually carry too few
-// flows to bind, and big fabrics fall apart into small components. Max-min allocations decompose over
-// components of flows connected through binding links; the ones to recompute contain the flows on a
-// dirty link (whose flow set, and so binding status, changed). Everything else keeps its rate.
-void Network::CollectComponent() {
-  if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
-    for (Link& link : links_) link.visit_epoch = 0;
-    std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
-    epoch_ = 1;
-  }
-  component_links_.clear();
-  component_flows_.clear();
-  stack_.clear();
-  for (LinkId id : dirty_links_) {
-    Link& link = links_[id];
-    link.dirty = false;
-    // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
-    double caps = 0;
-    for (const LinkEntry& entry : link.flows) {
-      const Flow& g = flows_[entry.flow];
-      caps += g.weights.empty() ? g.cap : g.cap * g.weights[entry.hop];
-    }
-    const bool bound = link.binds;
-    link.binds = caps > link.spec.capacity_bytes_per_s;
-    if (link.visit_epoch != epoch_) {
-      link.visit_epoch = epoch_;
-      // A link that bound before the change may have held its flows back: re-rate them all. One
-      // that binds neither before nor after constrains nobody, then or now.
-      if (bound || link.binds) stack_.push_back(id);
-    }
-  }
-  dirty_links_.clear();
-  // New flows need a rate even when none of their links binds.
-  for (uint32_t slot : new_flows_) {
-    if (flow_epoch_[slot] == epoch_) continue;
-    flow_epoch_[slot] = epoch_;
-    component_flows_.push_back(slot);
-    PushBindingLinks(flows_[slot]);
-  }
-  new_flows_.clear();
-  while (!stack_.empty()) {
-    const LinkId id = stack_.back();
-    stack_.pop_back();
-    if (links_[id].binds) component_links_.push_back(id);
-    for (const LinkEntry& entry : links_[id].flows) {
-      if (flow_epoch_[entry.flow] == epoch_) continue;
-      flow_epoch_[entry.flow] = epoch_;
-      component_flows_.push_back(entry.flow);
-      PushBindingLinks(flows_[entry.flow]);
-    }
-  }
-  stats_.flows_visited += component_flows_.size();
-}
-
-void Network::PushBindingLinks(const Flow& f) {
-  for (const Hop& hop : f.hops) {
-    Link& next = links_[hop.link];
-    if (next.visit_epoch != epoch_) {
-      next.visit_epoch = epoch_;
-      if (next.binds) stack_.push_back(hop.link);
-    }
-  }
-}
-
-// Progressive filling (water filling) over the binding links and the flows' caps: raise every
-// unfixed flow's rate together; a flow stops at its cap, or when a link's fair share (residual
-// capacity / unfixed flows) is the smallest left, that link saturates and fixes its flows at that
-// share. Fixing a flow elsewhere only raises a link's share, so a link's key is a lower bound and is
-// not updated when its share rises (that would cost a heap operation per hop); when a link comes up
-// with a stale key it is queued again with its current share. The initial keys are sorted once
-// (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
-void Network::FillProgressively() {
-  sorted_shares_.clear();
-  share_heap_.clear();
-  for (uint32_t slot : component_flows_) {
-    flow_fixed_[slot] = 0;
-    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
-    // other flows take some of it), and would reach it only together with the link when they take
-    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
-    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
-    const Flow& f = flows_[slot];
-    if (!f.weights.empty() || !links_[f.tightest_link].binds) {
-      sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
-    }
-  }
-  for (LinkId id : component_links_) {
-    Link& link = links_[id];
-    link.residual = link.spec.capacity_bytes_per_s;
-    link.unfixed = static_cast<uint32_t>(link.flows.size());
-    link.unfixed_weight = link.unfixed;
-    if (link.weighted_flows > 0) {
-      link.unfixed_weight = 0;
-      for (const LinkEntry& entry : link.flows) link.unfixed_weight += HopWeight(flows_[entry.flow], entry.hop);
-    }
-    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id, /*is_flow=*/false});
-  }
-  // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
-  // keys gives the same allocation.
-  std::sort(sorted_shares_.begin(), sorted_shares_.end(),
-            [](const ShareEntry& a, const ShareEntry& b) { return a.share < b.share; });
-  const auto later = [](const ShareEntry& a, const ShareEntry& b) { return a.share > b.share; };
-  size_t next_sorted = 0;
-  double level = 0;
-  for (;;) {
-    ShareEntry top;
-    if (!share_heap_.empty() &&
-        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()))) {
-      std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
-      top = share_heap_.back();
-      share_heap_.pop_back();
-    } else if (next_sorted < sorted_shares_.size()) {
-      top = sorted_shares_[next_sorted++];
-    } else {
-      break;
-    }
-    if (top.is_flow) {  // a flow reaches its cap
-      if (flow_fixed_[top.index]) continue;
-      level = std::max(level, top.share);
-      FixFlow(top.index, level);
-      continue;
-    }
-    Link& bottleneck = links_[top.index];
-    if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
-    // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
-    // flow is ever given less than a bottleneck saturated before it.
-    const double share = std::max(bottleneck.residual / bottleneck.unfixed_weight, level);
-    if (share > top.share) {  // stale key: queue again with the current share
-      share_heap_.push_back(ShareEntry{share, top.index, /*is_flow=*/false});
-      std::push_heap(share_heap_.begin(), share_heap_.end(), later);
-      continue;
-    }
-    level = share;
-    for (const LinkEntry& entry : bottleneck.flows) {
-      if (!flow_fixed_[entry.flow]) FixFlow(entry.flow, level);
-    }
-  }
-}
-
-void Network::FixFlow(uint32_t slot, double rate) {
-  Flow& f = flows_[slot];
-  flow_fixed_[slot] = 1;
-  f.new_rate = rate;
-  for (uint32_t h = 0; h < f.hops.size(); ++h) {
-    Link& link = links_[f.hops[h].link];
-    if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
-    const double w = HopWeight(f, h);
-    link.residual -= rate * w;
-    --link.unfixed;
-    link.unfixed_weight -= w;
-  }
-}
-
-// Moves the completion of every flow whose rate changed. Remaining bytes are brought up to date
-// only here, at a rate change, so they never drift through repeated small updates; a flow ends by
-// its completion event, never by comparing remaining bytes with zero.
-void Network::ApplyNewRates() {
-  const Time now = simulator_->now();
-  for (uint32_t slot : component_flows_) {
-    Flow& f = flows_[slot];
-    if (f.new_rate == f.rate && f.event.valid()) continue;
-    if (f.rate > 0) {
-      const double sent = f.rate * TimeToSeconds(now - f.rate_since);
-      f.remaining_bytes = std::max(0.0, f.remaining_bytes - sent);
-    }
-    f.rate = f.new_rate;
-    f.rate_since = now;
-    const Time duration = TransferTime(f.remaining_bytes, f.rate);
-    const Time at = duration >= kTimeMax - now ? kTimeMax : now + duration;
-    if (f.event.valid()) {
-      simulator_->Reschedule(f.event, at);
-    } else {
-      f.event = simulator_->Schedule(at, this, (uint64_t{slot} << 2) | kComplete);
-    }
-    ++stats_.flows_rerated;
   }
 }
 
@@ -485,6 +302,7 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
       // Its cap changed, so every link it crosses may bind differently: recompute them all.
       for (const Hop& hop : f.hops) MarkDirty(hop.link);
       new_flows_.push_back(slot);  // re-rated even if no link binds
+      refill_floor_ = 0;           // a capacity moves levels from the bottom up
       continue;
     }
     if (f.rate > 0) f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * TimeToSeconds(now - f.rate_since));

@@ -6,7 +6,8 @@
 // mode every transmitting flow gets its max-min fair share of every directed link on its route
 // (progressive filling). Rates are recomputed incrementally: a flow starting or ending marks its links
 // dirty, and one recompute per simulated instant re-rates only the flows connected to the dirty links
-// through shared links that can saturate, moving their completion events on the engine (details and
+// through shared links that can saturate, and of those only the ones whose rate is at or above the
+// lowest level the change can move, moving their completion events on the engine (details, proof and
 // reasons in docs/decisions.md). In the contention-free mode each flow behaves as if alone:
 // latency + bytes / bottleneck capacity.
 #ifndef HETSIM_SIM_NETWORK_NETWORK_H_
@@ -14,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <utility>
@@ -160,9 +162,10 @@ class Network : private EventHandler {
     bool dirty = false;
     bool binds = false;  // its flows' caps add up to more than its capacity
     uint32_t visit_epoch = 0;
+    uint32_t level_epoch = 0;     // saturation level already taken into this recompute's floor
     uint32_t unfixed = 0;         // flows on the link whose rate is not decided yet
     double unfixed_weight = 0;    // their weights summed (= unfixed without weighted flows)
-    double residual = 0;          // capacity not yet given to fixed flows
+    double residual = 0;          // capacity not yet given to fixed or frozen flows
     uint32_t weighted_flows = 0;  // flows on the link started by StartWeightedFlow
   };
   struct ShareEntry {
@@ -184,6 +187,9 @@ class Network : private EventHandler {
   void MarkDirty(LinkId link);
   void Recompute();
   void CollectComponent();
+  void LowerFloorForNewFlows();
+  double SaturationLevel(const Link& link);
+  void ScanComponentLink(LinkId id, double threshold);
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
   void PushBindingLinks(const Flow& f);
@@ -201,6 +207,9 @@ class Network : private EventHandler {
   // apart from Flow (176 bytes) so that scanning a link with hundreds of flows stays in cache.
   std::vector<uint32_t> flow_epoch_;  // component search: visited in recompute number flow_epoch_
   std::vector<uint8_t> flow_fixed_;   // progressive filling: rate decided in this recompute
+  // The flow's max-min rate as of the last recompute; infinity until its first one. Flows below the
+  // recompute's floor keep their rate without being visited.
+  std::vector<double> flow_rate_;
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;
   size_t transmitting_flows_ = 0;
@@ -208,6 +217,11 @@ class Network : private EventHandler {
 
   // Incremental max-min state and reusable scratch (no allocation once grown).
   bool recompute_scheduled_ = false;
+  // No flow whose rate is below this level can change at the next recompute (docs/decisions.md,
+  // "Incremental max-min"): the lowest rate of the flows that left since the last one, lowered by
+  // the level at which a new flow's link saturates, 0 after a capacity change.
+  static constexpr double kNoFloor = std::numeric_limits<double>::infinity();
+  double refill_floor_ = kNoFloor;
   uint32_t epoch_ = 0;
   std::vector<LinkId> dirty_links_;
   std::vector<uint32_t> new_flows_;  // started transmitting since the last recompute
@@ -216,6 +230,7 @@ class Network : private EventHandler {
   std::vector<LinkId> stack_;
   std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
+  std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
 };
 
 }  // namespace hetsim::sim

@@ -1,0 +1,267 @@
+// The max-min recompute of Network: which flows to re-rate after flows start or end at an instant,
+// and their progressive filling. Split from network.cc, which keeps the flows' life cycle.
+#include <algorithm>
+#include <cmath>
+
+#include "sim/network/network.h"
+
+namespace hetsim::sim {
+
+void Network::Recompute() {
+  recompute_scheduled_ = false;
+  ++stats_.recomputations;
+  CollectComponent();
+  FillProgressively();
+  ApplyNewRates();
+}
+
+// Which flows to re-rate. A link can only constrain its flows if the caps of the flows crossing it
+// (each flow's tightest link capacity, a bound on its rate) add up to more than its capacity: it
+// "binds". A link that does not bind can be dropped from the problem (the allocation without it fits
+// in it anyway), so it does not couple its flows either: host and NIC links usually carry too few
+// flows to bind, and big fabrics fall apart into small components. Max-min allocations decompose over
+// components of flows connected through binding links; the ones to recompute contain the flows on a
+// dirty link (whose flow set, and so binding status, changed). Everything else keeps its rate.
+//
+// Within a component, progressive filling up to the floor (refill_floor_) is the same before and after
+// the change, so flows rated below it keep their rates: they are frozen, count on their links as fixed
+// load, and do not couple the flows around them (proof in docs/decisions.md, "Incremental max-min").
+// When the fastest flows of a congested fabric finish, only the few at their level are re-rated.
+void Network::CollectComponent() {
+  if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
+    for (Link& link : links_) link.visit_epoch = link.level_epoch = 0;
+    std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
+    epoch_ = 1;
+  }
+  component_links_.clear();
+  component_flows_.clear();
+  stack_.clear();
+  for (LinkId id : dirty_links_) {
+    Link& link = links_[id];
+    link.dirty = false;
+    // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
+    double caps = 0;
+    for (const LinkEntry& entry : link.flows) {
+      const Flow& g = flows_[entry.flow];
+      caps += g.weights.empty() ? g.cap : g.cap * g.weights[entry.hop];
+    }
+    const bool bound = link.binds;
+    link.binds = caps > link.spec.capacity_bytes_per_s;
+    if (link.visit_epoch != epoch_) {
+      link.visit_epoch = epoch_;
+      // A link that bound before the change may have held its flows back: re-rate them all. One
+      // that binds neither before nor after constrains nobody, then or now.
+      if (bound || link.binds) stack_.push_back(id);
+    }
+  }
+  dirty_links_.clear();
+  LowerFloorForNewFlows();
+  // Rounding can leave two flows held by one level a few ulps apart: freezing a little less than the
+  // floor allows re-rates more flows, which is always exact (their rates come out unchanged).
+  const double threshold = refill_floor_ * (1 - 1e-9);
+  refill_floor_ = kNoFloor;
+  // New flows need a rate even when none of their links binds.
+  for (uint32_t slot : new_flows_) {
+    if (flow_epoch_[slot] == epoch_) continue;
+    flow_epoch_[slot] = epoch_;
+    component_flows_.push_back(slot);
+    PushBindingLinks(flows_[slot]);
+  }
+  new_flows_.clear();
+  while (!stack_.empty()) {
+    const LinkId id = stack_.back();
+    stack_.pop_back();
+    ScanComponentLink(id, threshold);
+  }
+  stats_.flows_visited += component_flows_.size();
+}
+
+// A new flow adds load x at every level x on its links, so a link it joins may saturate below the
+// floor: the floor drops to the level at which the link saturates with its new flow set.
+void Network::LowerFloorForNewFlows() {
+  for (uint32_t slot : new_flows_) {
+    for (const Hop& hop : flows_[slot].hops) {
+      Link& link = links_[hop.link];
+      if (!link.binds || link.level_epoch == epoch_) continue;
+      link.level_epoch = epoch_;
+      refill_floor_ = std::min(refill_floor_, SaturationLevel(link));
+    }
+  }
+}
+
+// The water level at which `link` saturates when every flow on it keeps its current rate where that
+// is lower: consumption(x) = sum of weight x min(rate, x), with a new flow's rate taken as its cap.
+double Network::SaturationLevel(const Link& link) {
+  level_scratch_.clear();
+  double weight_left = 0;
+  for (const LinkEntry& entry : link.flows) {
+    const Flow& f = flows_[entry.flow];
+    const double rate = std::isinf(flow_rate_[entry.flow]) ? f.cap : flow_rate_[entry.flow];
+    const double weight = HopWeight(f, entry.hop);
+    level_scratch_.emplace_back(rate, weight);
+    weight_left += weight;
+  }
+  std::sort(level_scratch_.begin(), level_scratch_.end());
+  double used = 0;
+  for (const auto& [rate, weight] : level_scratch_) {
+    const double level = (link.spec.capacity_bytes_per_s - used) / weight_left;
+    if (level <= rate) return level;
+    used += rate * weight;
+    weight_left -= weight;
+  }
+  return kNoFloor;  // every flow stops below the capacity
+}
+
+// Adds the flows of a link popped from the search: those at or above `threshold` join the component
+// (and their binding links the search); the others are frozen. A binding link enters the filling with
+// the capacity its frozen flows leave and the count and weight of the others.
+void Network::ScanComponentLink(LinkId id, double threshold) {
+  Link& link = links_[id];
+  double frozen_load = 0;
+  uint32_t frozen = 0;
+  double frozen_weight = 0;
+  for (const LinkEntry& entry : link.flows) {
+    if (flow_epoch_[entry.flow] != epoch_) {
+      const double rate = flow_rate_[entry.flow];
+      if (rate < threshold) {
+        const double w = link.weighted_flows > 0 ? HopWeight(flows_[entry.flow], entry.hop) : 1.0;
+        frozen_load += rate * w;
+        ++frozen;
+        frozen_weight += w;
+        continue;
+      }
+      flow_epoch_[entry.flow] = epoch_;
+      component_flows_.push_back(entry.flow);
+      PushBindingLinks(flows_[entry.flow]);
+    }
+  }
+  if (!link.binds) return;
+  link.residual = link.spec.capacity_bytes_per_s - frozen_load;
+  link.unfixed = static_cast<uint32_t>(link.flows.size()) - frozen;
+  if (link.unfixed == 0) return;  // nothing left to share it
+  link.unfixed_weight = link.unfixed;
+  if (link.weighted_flows > 0) {
+    link.unfixed_weight = -frozen_weight;
+    for (const LinkEntry& entry : link.flows) link.unfixed_weight += HopWeight(flows_[entry.flow], entry.hop);
+  }
+  component_links_.push_back(id);
+}
+
+void Network::PushBindingLinks(const Flow& f) {
+  for (const Hop& hop : f.hops) {
+    Link& next = links_[hop.link];
+    if (next.visit_epoch != epoch_) {
+      next.visit_epoch = epoch_;
+      if (next.binds) stack_.push_back(hop.link);
+    }
+  }
+}
+
+// Progressive filling (water filling) over the binding links and the flows' caps: raise every
+// unfixed flow's rate together; a flow stops at its cap, or when a link's fair share (residual
+// capacity / unfixed flows) is the smallest left, that link saturates and fixes its flows at that
+// share. Fixing a flow elsewhere only raises a link's share, so a link's key is a lower bound and is
+// not updated when its share rises (that would cost a heap operation per hop); when a link comes up
+// with a stale key it is queued again with its current share. The initial keys are sorted once
+// (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
+void Network::FillProgressively() {
+  sorted_shares_.clear();
+  share_heap_.clear();
+  for (uint32_t slot : component_flows_) {
+    flow_fixed_[slot] = 0;
+    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
+    // other flows take some of it), and would reach it only together with the link when they take
+    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
+    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
+    const Flow& f = flows_[slot];
+    if (!f.weights.empty() || !links_[f.tightest_link].binds) {
+      sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
+    }
+  }
+  for (LinkId id : component_links_) {
+    const Link& link = links_[id];
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id, /*is_flow=*/false});
+  }
+  // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
+  // keys gives the same allocation.
+  std::sort(sorted_shares_.begin(), sorted_shares_.end(),
+            [](const ShareEntry& a, const ShareEntry& b) { return a.share < b.share; });
+  const auto later = [](const ShareEntry& a, const ShareEntry& b) { return a.share > b.share; };
+  size_t next_sorted = 0;
+  double level = 0;
+  for (;;) {
+    ShareEntry top;
+    if (!share_heap_.empty() &&
+        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()))) {
+      std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
+      top = share_heap_.back();
+      share_heap_.pop_back();
+    } else if (next_sorted < sorted_shares_.size()) {
+      top = sorted_shares_[next_sorted++];
+    } else {
+      break;
+    }
+    if (top.is_flow) {  // a flow reaches its cap
+      if (flow_fixed_[top.index]) continue;
+      level = std::max(level, top.share);
+      FixFlow(top.index, level);
+      continue;
+    }
+    Link& bottleneck = links_[top.index];
+    if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
+    // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
+    // flow is ever given less than a bottleneck saturated before it.
+    const double share = std::max(bottleneck.residual / bottleneck.unfixed_weight, level);
+    if (share > top.share) {  // stale key: queue again with the current share
+      share_heap_.push_back(ShareEntry{share, top.index, /*is_flow=*/false});
+      std::push_heap(share_heap_.begin(), share_heap_.end(), later);
+      continue;
+    }
+    level = share;
+    for (const LinkEntry& entry : bottleneck.flows) {
+      if (!flow_fixed_[entry.flow]) FixFlow(entry.flow, level);
+    }
+  }
+}
+
+void Network::FixFlow(uint32_t slot, double rate) {
+  Flow& f = flows_[slot];
+  flow_fixed_[slot] = 1;
+  f.new_rate = rate;
+  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+    Link& link = links_[f.hops[h].link];
+    if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
+    const double w = HopWeight(f, h);
+    link.residual -= rate * w;
+    --link.unfixed;
+    link.unfixed_weight -= w;
+  }
+}
+
+// Moves the completion of every flow whose rate changed. Remaining bytes are brought up to date
+// only here, at a rate change, so they never drift through repeated small updates; a flow ends by
+// its completion event, never by comparing remaining bytes with zero.
+void Network::ApplyNewRates() {
+  const Time now = simulator_->now();
+  for (uint32_t slot : component_flows_) {
+    Flow& f = flows_[slot];
+    if (f.new_rate == f.rate && f.event.valid()) continue;
+    if (f.rate > 0) {
+      const double sent = f.rate * TimeToSeconds(now - f.rate_since);
+      f.remaining_bytes = std::max(0.0, f.remaining_bytes - sent);
+    }
+    f.rate = f.new_rate;
+    flow_rate_[slot] = f.rate;
+    f.rate_since = now;
+    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time at = duration >= kTimeMax - now ? kTimeMax : now + duration;
+    if (f.event.valid()) {
+      simulator_->Reschedule(f.event, at);
+    } else {
+      f.event = simulator_->Schedule(at, this, (uint64_t{slot} << 2) | kComplete);
+    }
+    ++stats_.flows_rerated;
+  }
+}
+
+}  // namespace hetsim::sim
