@@ -110,6 +110,7 @@ uint32_t Network::AllocateFlow() {
   flow_epoch_.push_back(0);
   flow_fixed_.push_back(0);
   flow_rate_.push_back(kNoFloor);
+  flow_cap_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -146,6 +147,7 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
     }
   }
   f.cap = route.empty() ? 0 : links_[f.tightest_link].spec.capacity_bytes_per_s;
+  flow_cap_[slot] = f.cap;
   ++stats_.flows_started;
   ++active_flows_;
   const Time now = simulator_->now();
@@ -322,6 +324,7 @@ void Network::RefreshCap(Flow& f) {
     if (capacity < tightest || (capacity == tightest && hop.link < f.tightest_link)) f.tightest_link = hop.link;
   }
   f.cap = links_[f.tightest_link].spec.capacity_bytes_per_s;
+  flow_cap_[static_cast<size_t>(&f - flows_.data())] = f.cap;
 }
 
 }  // namespace hetsim::sim

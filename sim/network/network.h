@@ -210,6 +210,7 @@ class Network : private EventHandler {
   // The flow's max-min rate as of the last recompute; infinity until its first one. Flows below the
   // recompute's floor keep their rate without being visited.
   std::vector<double> flow_rate_;
+  std::vector<double> flow_cap_;  // Flow::cap, for the binding test's sum over a link's flows
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;
   size_t transmitting_flows_ = 0;

@@ -41,9 +41,11 @@ void Network::CollectComponent() {
     link.dirty = false;
     // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
     double caps = 0;
-    for (const LinkEntry& entry : link.flows) {
-      const Flow& g = flows_[entry.flow];
-      caps += g.weights.empty() ? g.cap : g.cap * g.weights[entry.hop];
+    if (link.weighted_flows == 0) {
+      for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow];
+    } else {
+      for (const LinkEntry& entry : link.flows)
+        caps += flow_cap_[entry.flow] * HopWeight(flows_[entry.flow], entry.hop);
     }
     const bool bound = link.binds;
     link.binds = caps > link.spec.capacity_bytes_per_s;
