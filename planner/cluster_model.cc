@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "planner/ecmp_collisions.h"
 #include "proto/resolve.h"
 #include "sim/collectives/estimate.h"
 
@@ -25,6 +26,23 @@ namespace {
 absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuId b) {
   HETSIM_ASSIGN_OR_RETURN(const topology::Route* route, router.GpuRoute(a, b));
   return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
+}
+
+// The ToR tier of a CLOS island as topology/device_graph.cc builds it; none for other fabrics or a
+// single ToR.
+std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& isl, int nodes) {
+  if (isl.topology() != hetsim::v1::CLOS) return std::nullopt;
+  const hetsim::v1::ClosFabric& f = isl.clos();
+  IslandModel::TorUplinks u;
+  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+  u.nodes_per_rack = static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()));
+  u.tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
+  if ((nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * u.tors_per_rack <= 1) return std::nullopt;
+  u.uplinks = f.pod_switches() > 0 ? static_cast<int>(f.pod_switches()) : nics_per_node;
+  const int nics_per_tor = u.nodes_per_rack * nics_per_node / u.tors_per_rack;
+  u.uplink_bytes_per_s = nics_per_tor * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) /
+                         std::max(1.0, f.rack_oversubscription()) / u.uplinks;
+  return u;
 }
 
 }  // namespace
@@ -55,6 +73,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
     im.nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
     im.node_nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
+    im.tor_uplinks = TorUplinksOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
     if (im.gpus_per_node > 1) {
       HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + 1));
@@ -111,7 +130,24 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     paths = sender.gpus();
   }
   paths = std::max(1, std::min(paths, sender.gpus()));
-  return f.latency + TransferTime(bytes, f.bytes_per_s * paths);
+  Time transfer = TransferTime(bytes, f.bytes_per_s * paths);
+  // ECMP over the ToR uplinks, when the sender fills whole racks (its successor is then on others).
+  if (from == to && im.tor_uplinks && sender.nodes >= im.tor_uplinks->nodes_per_rack) {
+    const IslandModel::TorUplinks& u = *im.tor_uplinks;
+    const int tors_used = std::min(u.tors_per_rack, sender.gpus_per_node);
+    const int flows_per_tor = u.nodes_per_rack * ((sender.gpus_per_node + tors_used - 1) / tors_used);
+    const int tors = (sender.nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * tors_used;
+    const double busiest = CachedMaxLoad(flows_per_tor, u.uplinks, tors);
+    transfer = std::max(transfer, TransferTime(bytes / sender.gpus() * busiest, u.uplink_bytes_per_s));
+  }
+  return f.latency + transfer;
+}
+
+double ClusterModel::CachedMaxLoad(int flows, int bins, int groups) const {
+  std::lock_guard<std::mutex> lock(max_load_mu_);
+  const auto key = std::make_tuple(flows, bins, groups);
+  if (auto it = max_load_.find(key); it != max_load_.end()) return it->second;
+  return max_load_[key] = ExpectedMaxLoad(flows, bins, groups);
 }
 
 Time ClusterModel::CollectivesTime(int island, int tensor_parallel,

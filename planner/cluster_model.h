@@ -12,15 +12,23 @@
 // paths in parallel: the inter-island links between two islands, the sending mesh's NICs inside an
 // island (its GPUs when the island is one node):
 //   c = route latency + bytes / (p x route bottleneck bandwidth).
+// Inside a CLOS island whose sending mesh fills whole racks, the flows (one per sending GPU) also hash
+// over their ToR's uplinks, and the transfer waits for the busiest uplink of all the sending ToRs:
+//   c = route latency + max(bytes / (p x bottleneck), bytes / flows x E[max load] / uplink bandwidth),
+// E[max load] from balls into bins (ecmp_collisions.h). Pod-tier crossings are not modelled: the DP
+// does not know where the receiving stage sits.
 #ifndef HETSIM_PLANNER_CLUSTER_MODEL_H_
 #define HETSIM_PLANNER_CLUSTER_MODEL_H_
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "base/time.h"
 #include "proto/hetsim.pb.h"
@@ -63,6 +71,14 @@ struct IslandModel {
   LinkFigures inter_node;                        // GPU to GPU on two nodes (zero when one node)
   double node_nic_bytes_per_s = 0;               // all NICs of a node, one direction
   int nics_per_node = 1;
+  // A CLOS island with more than one ToR: what a boundary's flows hash over on their way up.
+  struct TorUplinks {
+    int nodes_per_rack = 1;
+    int tors_per_rack = 1;          // nics_per_node when rail-optimised
+    int uplinks = 1;                // per ToR (pod switches)
+    double uplink_bytes_per_s = 0;  // each
+  };
+  std::optional<TorUplinks> tor_uplinks;
 };
 
 class ClusterModel {
@@ -94,6 +110,10 @@ class ClusterModel {
   std::vector<IslandModel> islands_;
   std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
   std::vector<int> parallel_links_;    // num_islands^2: inter-island links joining the pair (>= 1)
+  // ExpectedMaxLoad by (flows, bins, groups): the DP asks for the same few shapes from many threads.
+  double CachedMaxLoad(int flows, int bins, int groups) const;
+  mutable std::mutex max_load_mu_;
+  mutable absl::flat_hash_map<std::tuple<int, int, int>, double> max_load_;
 };
 
 }  // namespace hetsim::planner

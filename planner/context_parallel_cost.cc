@@ -42,10 +42,10 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
                                         const std::vector<sim::workload::ContextParallelAttention>& attention) {
   ContextParallelTime out;
   if (context_parallel <= 1) return out;
+  const auto step = [&](double bytes) {
+    return ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, bytes);
+  };
   for (const sim::workload::ContextParallelAttention& a : attention) {
-    const auto step = [&](double bytes) {
-      return ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, bytes);
-    };
     const double bytes = static_cast<double>(a.step_bytes);
     sim::workload::AddAttentionRing(a, context_parallel, step(bytes), step(2.0 * bytes), out);
   }

@@ -8,8 +8,8 @@
 # 1. The documented array script, taken from docs/sweeps.md as it is, runs a bundled sweep
 #    (examples/sweep-bandwidth.pbtxt) as 4 array tasks; `hetsim sweep-merge` joins the shards and the
 #    result must equal, byte for byte, the sweep run on this machine in one go.
-# 2. The same script on a finer grid of the same sweep (bandwidth step 0.002 instead of 1: 10,503
-#    points, seconds per task, so that a task can be caught mid-way): task 1 is cancelled (scancel)
+# 2. The same script on a finer grid of the same sweep (bandwidth step FINE_STEP, 0.002 by default,
+#    instead of 1: 10,503 points, seconds per task, so that a task can be caught mid-way): task 1 is cancelled (scancel)
 #    once it has written some rows, the others finish; task 1 alone is submitted again (SHARDS=4,
 #    --resume in the script): the merged file must equal the one-machine file (no row lost, none
 #    twice; sweep-merge also checks both).

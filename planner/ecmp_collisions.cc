@@ -1,0 +1,48 @@
+#include "planner/ecmp_collisions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace hetsim::planner {
+namespace {
+
+// P(no bin of `bins` holds more than `t`) when `flows` flows land uniformly: the first bin takes j
+// flows (binomial with p = 1/b), the other b - 1 bins share the rest uniformly.
+double ProbabilityMaxAtMost(int flows, int bins, int t, const std::vector<double>& log_factorial) {
+  std::vector<double> fit(flows + 1, 0.0), next(flows + 1);  // fit[r]: r flows over b bins all <= t
+  fit[0] = 1.0;
+  for (int b = 1; b <= bins; ++b) {
+    const double p = 1.0 / b;
+    for (int r = 0; r <= flows; ++r) {
+      double sum = 0;
+      for (int j = 0; j <= std::min(t, r); ++j) {
+        if (fit[r - j] == 0) continue;
+        const double log_choose = log_factorial[r] - log_factorial[j] - log_factorial[r - j];
+        const double stay = r - j == 0 ? 0.0 : (b == 1 ? -INFINITY : (r - j) * std::log1p(-p));
+        sum += std::exp(log_choose + j * std::log(p) + stay) * fit[r - j];
+      }
+      next[r] = sum;
+    }
+    fit.swap(next);
+  }
+  return fit[flows];
+}
+
+}  // namespace
+
+double ExpectedMaxLoad(int flows, int bins, int groups) {
+  if (flows <= 0) return 0;
+  if (bins <= 1) return flows;
+  std::vector<double> log_factorial(flows + 1, 0.0);
+  for (int i = 1; i <= flows; ++i) log_factorial[i] = log_factorial[i - 1] + std::log(static_cast<double>(i));
+  double expected = 0;
+  for (int t = 0; t < flows; ++t) {
+    const double above = 1.0 - std::pow(ProbabilityMaxAtMost(flows, bins, t, log_factorial), groups);
+    expected += above;
+    if (above < 1e-12) break;  // later terms are smaller still
+  }
+  return expected;
+}
+
+}  // namespace hetsim::planner

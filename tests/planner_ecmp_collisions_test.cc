@@ -1,0 +1,96 @@
+// The planner's ECMP term (planner/ecmp_collisions.h) against closed forms of balls into bins, and its
+// boundary model on a Clos against the simulated transfer: without it the planner priced a stage
+// boundary at NIC speed, a quarter to a tenth of what the fabric delivers (docs/planner.md).
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "base/units.h"
+#include "planner/cluster_model.h"
+#include "planner/ecmp_collisions.h"
+#include "sim/executor/point_flows.h"
+#include "tests/topology_clusters.h"
+#include "topology/routing.h"
+
+namespace hetsim::planner {
+namespace {
+
+TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ecmp]") {
+  CHECK(ExpectedMaxLoad(0, 8, 1) == 0);
+  CHECK(ExpectedMaxLoad(1, 8, 5) == Approx(1).epsilon(1e-12));
+  CHECK(ExpectedMaxLoad(7, 1, 3) == 7);
+  // 2 flows, 2 bins: both in one bin with probability 1/2.
+  CHECK(ExpectedMaxLoad(2, 2, 1) == Approx(1.5).epsilon(1e-12));
+  // Two such groups: the busiest is 1 only if both split (1/4).
+  CHECK(ExpectedMaxLoad(2, 2, 2) == Approx(1.75).epsilon(1e-12));
+  // 3 flows, 3 bins: max 1 with 6/27, 3 with 3/27, else 2: 51/27.
+  CHECK(ExpectedMaxLoad(3, 3, 1) == Approx(51.0 / 27).epsilon(1e-12));
+  // A rack of 2 nodes x 8 GPUs over 8 ToR uplinks, the busiest of 64 racks (exact rational arithmetic:
+  // 6.791323285176176).
+  CHECK(ExpectedMaxLoad(16, 8, 64) == Approx(6.791323285176176).epsilon(1e-9));
+  // More groups never lower the maximum; more bins never raise it.
+  CHECK(ExpectedMaxLoad(16, 8, 64) > ExpectedMaxLoad(16, 8, 8));
+  CHECK(ExpectedMaxLoad(16, 16, 8) < ExpectedMaxLoad(16, 8, 8));
+}
+
+// 64 nodes of 8 GPUs (8 NICs of 400 Gb/s), 2 nodes per ToR, one pod of 8 pod switches at full
+// bisection: each ToR has 8 uplinks of 2 NICs' bandwidth.
+v1::Cluster OnePodClos() {
+  v1::Cluster c = testing::H100Island(64, v1::CLOS);
+  v1::ClosFabric* f = c.mutable_islands(0)->mutable_clos();
+  f->set_nodes_per_rack(2);
+  f->set_racks_per_pod(32);
+  f->set_pod_switches(8);
+  f->set_aggregation_switches(8);
+  f->set_aggregation_oversubscription(1);
+  return c;
+}
+
+TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]") {
+  const v1::Cluster cluster = OnePodClos();
+  auto model = ClusterModel::Create(cluster, spec::DType::kBf16);
+  REQUIRE(model.ok());
+  const IslandModel& island = (*model)->island(0);
+  REQUIRE(island.tor_uplinks.has_value());
+  CHECK(island.tor_uplinks->uplinks == 8);
+  CHECK(island.tor_uplinks->uplink_bytes_per_s == Approx(GbpsToBytesPerSecond(800)).epsilon(1e-12));
+
+  // Stage on nodes 0-31 to a stage on nodes 32-63: 256 flows of 16 MiB, one per GPU.
+  const double bytes = 256.0 * (16 << 20);
+  const MeshShape sender{32, 8};
+  const Time c = (*model)->BoundaryTime(0, 0, bytes, sender);
+  const LinkFigures& route = (*model)->BoundaryLink(0, 0);
+  const Time at_nic_speed = route.latency + TransferTime(bytes, route.bytes_per_s * 256);
+  const double busiest = ExpectedMaxLoad(16, 8, 16);
+  CHECK(c == route.latency + TransferTime(bytes / 256 * busiest, GbpsToBytesPerSecond(800)));
+  CHECK(c > 2 * at_nic_speed);  // busiest ~5.9 flows on an uplink of 2 NICs
+
+  // The simulated transfer on the same fabric (the executor's flows: GPU g to GPU g + 256).
+  topology::Router router((*model)->topology());
+  std::vector<sim::executor::BoundaryFlow> flows;
+  for (GpuId g = 0; g < 256; ++g) flows.push_back({g, g + 256, int64_t{16} << 20, {}});
+  REQUIRE(sim::executor::RouteFlows(router, flows).ok());
+  auto simulated = sim::executor::FlowsAloneTime((*model)->topology(), flows, sim::NetworkMode::kMaxMinFair);
+  REQUIRE(simulated.ok());
+  INFO("planner " << TimeToSeconds(c) << " s, simulated " << TimeToSeconds(*simulated) << " s, NIC speed "
+                  << TimeToSeconds(at_nic_speed) << " s");
+  // The NIC-speed figure is a third of the simulated transfer; the ECMP term within 15% (0.2% here).
+  CHECK(TimeToSeconds(at_nic_speed) < 0.5 * TimeToSeconds(*simulated));
+  CHECK(TimeToSeconds(c) == Approx(TimeToSeconds(*simulated)).epsilon(0.15));
+
+  // A stage smaller than a rack may send inside its rack: no ECMP term.
+  const MeshShape one_node{1, 8};
+  CHECK((*model)->BoundaryTime(0, 0, bytes, one_node) == route.latency + TransferTime(bytes, route.bytes_per_s * 8));
+}
+
+TEST_CASE("fabrics other than Clos keep the NIC-speed boundary", "[planner][ecmp]") {
+  auto model = ClusterModel::Create(testing::H100Island(8, v1::FAT_TREE, 8, 2, 2), spec::DType::kBf16);
+  REQUIRE(model.ok());
+  CHECK_FALSE((*model)->island(0).tor_uplinks.has_value());
+  const LinkFigures& route = (*model)->BoundaryLink(0, 0);
+  CHECK((*model)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) ==
+        route.latency + TransferTime(1e9, route.bytes_per_s * 32));
+}
+
+}  // namespace
+}  // namespace hetsim::planner
