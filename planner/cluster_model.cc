@@ -28,20 +28,28 @@ absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuI
   return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
 }
 
-// The ToR tier of a CLOS island as topology/device_graph.cc builds it; none for other fabrics or a
-// single ToR.
+// The first switch tier above the NICs as topology/device_graph.cc builds it: a CLOS island's ToRs
+// (to its pod switches), a FAT_TREE island's leaves (to one spine per NIC index). None for other
+// fabrics or a single switch.
 std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& isl, int nodes) {
+  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+  const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  IslandModel::TorUplinks u;
+  if (isl.topology() == hetsim::v1::FAT_TREE) {
+    u.nodes_per_rack = isl.nodes_per_leaf() == 0 ? nodes : std::min(nodes, static_cast<int>(isl.nodes_per_leaf()));
+    if (u.nodes_per_rack >= nodes) return std::nullopt;
+    u.uplinks = nics_per_node;
+    u.uplink_bytes_per_s = u.nodes_per_rack * nic_bps / std::max(1.0, isl.oversubscription());
+    return u;
+  }
   if (isl.topology() != hetsim::v1::CLOS) return std::nullopt;
   const hetsim::v1::ClosFabric& f = isl.clos();
-  IslandModel::TorUplinks u;
-  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
   u.nodes_per_rack = static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()));
   u.tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
   if ((nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * u.tors_per_rack <= 1) return std::nullopt;
   u.uplinks = f.pod_switches() > 0 ? static_cast<int>(f.pod_switches()) : nics_per_node;
   const int nics_per_tor = u.nodes_per_rack * nics_per_node / u.tors_per_rack;
-  u.uplink_bytes_per_s = nics_per_tor * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) /
-                         std::max(1.0, f.rack_oversubscription()) / u.uplinks;
+  u.uplink_bytes_per_s = nics_per_tor * nic_bps / std::max(1.0, f.rack_oversubscription()) / u.uplinks;
   return u;
 }
 

@@ -12,8 +12,9 @@
 // paths in parallel: the inter-island links between two islands, the sending mesh's NICs inside an
 // island (its GPUs when the island is one node):
 //   c = route latency + bytes / (p x route bottleneck bandwidth).
-// Inside a CLOS island whose sending mesh fills whole racks, the flows (one per sending GPU) also hash
-// over their ToR's uplinks, and the transfer waits for the busiest uplink of all the sending ToRs:
+// Inside a CLOS or FAT_TREE island whose sending mesh fills whole racks (leaves), the flows (one per
+// sending GPU) also hash over their ToR's (leaf's) uplinks, and the transfer waits for the busiest
+// uplink of all the sending ToRs:
 //   c = route latency + max(bytes / (p x bottleneck), bytes / flows x E[max load] / uplink bandwidth),
 // E[max load] from balls into bins (ecmp_collisions.h). Pod-tier crossings are not modelled: the DP
 // does not know where the receiving stage sits.
@@ -71,7 +72,8 @@ struct IslandModel {
   LinkFigures inter_node;                        // GPU to GPU on two nodes (zero when one node)
   double node_nic_bytes_per_s = 0;               // all NICs of a node, one direction
   int nics_per_node = 1;
-  // A CLOS island with more than one ToR: what a boundary's flows hash over on their way up.
+  // A CLOS or FAT_TREE island with more than one ToR (leaf): what a boundary's flows hash over on
+  // their way up.
   struct TorUplinks {
     int nodes_per_rack = 1;
     int tors_per_rack = 1;          // nics_per_node when rail-optimised

@@ -3,6 +3,7 @@
 // boundary at NIC speed, a quarter to a tenth of what the fabric delivers (docs/planner.md).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "base/units.h"
@@ -83,13 +84,27 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
   CHECK((*model)->BoundaryTime(0, 0, bytes, one_node) == route.latency + TransferTime(bytes, route.bytes_per_s * 8));
 }
 
-TEST_CASE("fabrics other than Clos keep the NIC-speed boundary", "[planner][ecmp]") {
+TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch does not", "[planner][ecmp]") {
+  // 8 nodes, 2 per leaf, 2:1: each leaf has 8 uplinks (one per spine) of 2 NICs / 2 = 50 GB/s.
   auto model = ClusterModel::Create(testing::H100Island(8, v1::FAT_TREE, 8, 2, 2), spec::DType::kBf16);
   REQUIRE(model.ok());
-  CHECK_FALSE((*model)->island(0).tor_uplinks.has_value());
+  const IslandModel& island = (*model)->island(0);
+  REQUIRE(island.tor_uplinks.has_value());
+  CHECK(island.tor_uplinks->nodes_per_rack == 2);
+  CHECK(island.tor_uplinks->uplinks == 8);
+  CHECK(island.tor_uplinks->uplink_bytes_per_s == Approx(GbpsToBytesPerSecond(400)).epsilon(1e-12));
   const LinkFigures& route = (*model)->BoundaryLink(0, 0);
-  CHECK((*model)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) ==
-        route.latency + TransferTime(1e9, route.bytes_per_s * 32));
+  const Time nic_speed = TransferTime(1e9, route.bytes_per_s * 32);
+  const Time busiest = TransferTime(1e9 / 32 * ExpectedMaxLoad(16, 8, 2), GbpsToBytesPerSecond(400));
+  CHECK((*model)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) == route.latency + std::max(nic_speed, busiest));
+  CHECK(busiest > nic_speed);
+
+  auto flat = ClusterModel::Create(testing::H100Island(8, v1::SINGLE_SWITCH), spec::DType::kBf16);
+  REQUIRE(flat.ok());
+  CHECK_FALSE((*flat)->island(0).tor_uplinks.has_value());
+  const LinkFigures& one_switch = (*flat)->BoundaryLink(0, 0);
+  CHECK((*flat)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) ==
+        one_switch.latency + TransferTime(1e9, one_switch.bytes_per_s * 32));
 }
 
 }  // namespace
