@@ -1,6 +1,7 @@
 #include "planner/cluster_model.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -53,6 +54,23 @@ std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& is
   return u;
 }
 
+// The aggregation tier of a CLOS island of more than one pod, as topology/device_graph.cc builds it.
+std::optional<IslandModel::PodTier> PodTierOf(const hetsim::v1::Island& isl, int nodes) {
+  if (isl.topology() != hetsim::v1::CLOS) return std::nullopt;
+  const hetsim::v1::ClosFabric& f = isl.clos();
+  IslandModel::PodTier tier;
+  tier.nodes_per_pod =
+      static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()) * std::max<uint32_t>(1, f.racks_per_pod()));
+  if (nodes <= tier.nodes_per_pod) return std::nullopt;
+  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+  const int pod_switches = f.pod_switches() > 0 ? static_cast<int>(f.pod_switches()) : nics_per_node;
+  const int agg_switches = f.aggregation_switches() > 0 ? static_cast<int>(f.aggregation_switches()) : pod_switches;
+  tier.links = pod_switches * agg_switches;
+  tier.node_bytes_per_s = nics_per_node * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  tier.oversubscription = std::max(1.0, f.aggregation_oversubscription());
+  return tier;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim::v1::Cluster& cluster,
@@ -82,6 +100,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     im.nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
     im.node_nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
     im.tor_uplinks = TorUplinksOf(isl, im.nodes);
+    im.pod_tier = PodTierOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
     if (im.gpus_per_node > 1) {
       HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + 1));
@@ -149,6 +168,36 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     transfer = std::max(transfer, TransferTime(bytes / sender.gpus() * busiest, u.uplink_bytes_per_s));
   }
   return f.latency + transfer;
+}
+
+Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh sender, PlacedMesh receiver) const {
+  const Time unplaced = BoundaryTime(from, to, bytes, sender.shape);
+  const IslandModel& im = islands_[from];
+  const int flows = sender.shape.gpus();
+  if (from != to || !im.pod_tier || bytes <= 0 || flows <= 0 || receiver.shape.gpus() <= 0) return unplaced;
+  const IslandModel::PodTier& tier = *im.pod_tier;
+  // Flow k goes from the k-th GPU of the sending mesh to the matching GPU of the receiving one; count
+  // the flows leaving and entering each pod.
+  const int pods = (im.nodes + tier.nodes_per_pod - 1) / tier.nodes_per_pod;
+  std::vector<int> up(pods, 0), down(pods, 0);
+  for (int k = 0; k < flows; ++k) {
+    const int s = (sender.first_node + k / sender.shape.gpus_per_node) / tier.nodes_per_pod;
+    const int r_gpu = static_cast<int>(static_cast<int64_t>(k) * receiver.shape.gpus() / flows);
+    const int r = (receiver.first_node + r_gpu / receiver.shape.gpus_per_node) / tier.nodes_per_pod;
+    if (s == r || s >= pods || r >= pods) continue;
+    ++up[s];
+    ++down[r];
+  }
+  Time busiest = 0;
+  for (int p = 0; p < pods; ++p) {
+    const int pod_nodes = std::min(tier.nodes_per_pod, im.nodes - p * tier.nodes_per_pod);
+    const double link_bps = pod_nodes * tier.node_bytes_per_s / tier.oversubscription / tier.links;
+    for (int count : {up[p], down[p]}) {
+      if (count == 0) continue;
+      busiest = std::max(busiest, TransferTime(bytes / flows * CachedMaxLoad(count, tier.links, 1), link_bps));
+    }
+  }
+  return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
 }
 
 double ClusterModel::CachedMaxLoad(int flows, int bins, int groups) const {

@@ -16,8 +16,8 @@
 // sending GPU) also hash over their ToR's (leaf's) uplinks, and the transfer waits for the busiest
 // uplink of all the sending ToRs:
 //   c = route latency + max(bytes / (p x bottleneck), bytes / flows x E[max load] / uplink bandwidth),
-// E[max load] from balls into bins (ecmp_collisions.h). Pod-tier crossings are not modelled: the DP
-// does not know where the receiving stage sits.
+// E[max load] from balls into bins (ecmp_collisions.h). Pod-tier crossings need the stages' placement,
+// which the DP does not know: PlacedBoundaryTime prices them for a given plan.
 #ifndef HETSIM_PLANNER_CLUSTER_MODEL_H_
 #define HETSIM_PLANNER_CLUSTER_MODEL_H_
 
@@ -81,6 +81,20 @@ struct IslandModel {
     double uplink_bytes_per_s = 0;  // each
   };
   std::optional<TorUplinks> tor_uplinks;
+  // A CLOS island of more than one pod: the aggregation tier a boundary between pods crosses.
+  struct PodTier {
+    int nodes_per_pod = 1;
+    int links = 1;                // per pod, pod switches x aggregation switches
+    double node_bytes_per_s = 0;  // a node's NICs; a pod's links carry its nodes' / oversubscription
+    double oversubscription = 1;
+  };
+  std::optional<PodTier> pod_tier;
+};
+
+// Where a stage sits, for pricing a boundary of a given plan (the DP does not know it).
+struct PlacedMesh {
+  MeshShape shape;
+  int first_node = 0;
 };
 
 class ClusterModel {
@@ -97,6 +111,10 @@ class ClusterModel {
 
   // Activation transfer of `bytes` from a stage on `sender` of island `from` to one on island `to`.
   Time BoundaryTime(int from, int to, double bytes, MeshShape sender) const;
+  // The same for a placed pair of stages: inside a CLOS island, flows between pods also wait for the
+  // busiest aggregation link of the sending pod (up) and of the receiving pod (down), a partial pod
+  // having fewer nodes' bandwidth behind its links.
+  Time PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh sender, PlacedMesh receiver) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
 
   // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.

@@ -102,9 +102,13 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   const size_t senders = chunks.front().size() > 1 ? stages.size() : stages.size() - 1;
   for (size_t i = 0; i < senders; ++i) {
     const sim::pipeline::LayerRange& out = chunks[i].front();
+    const size_t next = (i + 1) % stages.size();
+    const PlacedMesh sender{stages[i].shape, static_cast<int>(plan.stages(static_cast<int>(i)).mesh().first_node())};
+    const PlacedMesh receiver{stages[next].shape,
+                              static_cast<int>(plan.stages(static_cast<int>(next)).mesh().first_node())};
     stages[i].comm_out =
-        cluster.BoundaryTime(stages[i].island, stages[(i + 1) % stages.size()].island,
-                             profiler.BoundaryBytes(out.first_layer + out.num_layers - 1), stages[i].shape);
+        cluster.PlacedBoundaryTime(stages[i].island, stages[next].island,
+                                   profiler.BoundaryBytes(out.first_layer + out.num_layers - 1), sender, receiver);
   }
   return stages;
 }
