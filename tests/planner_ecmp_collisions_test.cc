@@ -34,18 +34,21 @@ TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ec
   CHECK(ExpectedMaxLoad(16, 16, 8) < ExpectedMaxLoad(16, 8, 8));
 }
 
-// 64 nodes of 8 GPUs (8 NICs of 400 Gb/s), 2 nodes per ToR, one pod of 8 pod switches at full
-// bisection: each ToR has 8 uplinks of 2 NICs' bandwidth.
-v1::Cluster OnePodClos() {
-  v1::Cluster c = testing::H100Island(64, v1::CLOS);
+// `nodes` nodes of 8 GPUs (8 NICs of 400 Gb/s), 2 nodes per ToR, `racks` racks per pod, `switches`
+// pod switches and as many aggregation switches, the aggregation tier at 1:`agg_oversub`.
+v1::Cluster EcmpClos(int nodes, int racks, int switches, double agg_oversub) {
+  v1::Cluster c = testing::H100Island(nodes, v1::CLOS);
   v1::ClosFabric* f = c.mutable_islands(0)->mutable_clos();
   f->set_nodes_per_rack(2);
-  f->set_racks_per_pod(32);
-  f->set_pod_switches(8);
-  f->set_aggregation_switches(8);
-  f->set_aggregation_oversubscription(1);
+  f->set_racks_per_pod(racks);
+  f->set_pod_switches(switches);
+  f->set_aggregation_switches(switches);
+  f->set_aggregation_oversubscription(agg_oversub);
   return c;
 }
+
+// 64 nodes in one pod of 8 pod switches at full bisection: each ToR has 8 uplinks of 2 NICs.
+v1::Cluster OnePodClos() { return EcmpClos(64, 32, 8, 1); }
 
 TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]") {
   const v1::Cluster cluster = OnePodClos();
@@ -84,18 +87,9 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
   CHECK((*model)->BoundaryTime(0, 0, bytes, one_node) == route.latency + TransferTime(bytes, route.bytes_per_s * 8));
 }
 
-// 12 nodes: pods of 8 nodes (2 per rack, 4 racks) and a partial pod of 4; 4 pod switches and 4
-// aggregation switches (16 links per pod) at 1:4.
-v1::Cluster TwoPodClos() {
-  v1::Cluster c = testing::H100Island(12, v1::CLOS);
-  v1::ClosFabric* f = c.mutable_islands(0)->mutable_clos();
-  f->set_nodes_per_rack(2);
-  f->set_racks_per_pod(4);
-  f->set_pod_switches(4);
-  f->set_aggregation_switches(4);
-  f->set_aggregation_oversubscription(4);
-  return c;
-}
+// 12 nodes: pods of 8 nodes (4 racks) and a partial pod of 4; 4 pod switches and 4 aggregation
+// switches (16 links per pod) at 1:4.
+v1::Cluster TwoPodClos() { return EcmpClos(12, 4, 4, 4); }
 
 TEST_CASE("a placed boundary between pods waits for the busiest aggregation link", "[planner][ecmp]") {
   auto model = ClusterModel::Create(TwoPodClos(), spec::DType::kBf16);
