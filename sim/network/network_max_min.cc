@@ -58,8 +58,9 @@ void Network::CollectComponent() {
   }
   dirty_links_.clear();
   LowerFloorForNewFlows();
-  // Rounding can leave two flows held by one level a few ulps apart: freezing a little less than the
-  // floor allows re-rates more flows, which is always exact (their rates come out unchanged).
+  // Rounding can leave two flows held by one level a few ulps apart: freezing only below a level a
+  // hair under the floor re-rates a few more flows, which is always exact (their rates come out the
+  // same).
   const double threshold = refill_floor_ * (1 - 1e-9);
   refill_floor_ = kNoFloor;
   // New flows need a rate even when none of their links binds.
