@@ -29,11 +29,18 @@ absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuI
   return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
 }
 
+int NicsPerNode(const hetsim::v1::Island& isl) { return static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node())); }
+
+// A CLOS island's switches per pod (tier 2), with the builder's default.
+int PodSwitches(const hetsim::v1::Island& isl) {
+  return isl.clos().pod_switches() > 0 ? static_cast<int>(isl.clos().pod_switches()) : NicsPerNode(isl);
+}
+
 // The first switch tier above the NICs as topology/device_graph.cc builds it: a CLOS island's ToRs
 // (to its pod switches), a FAT_TREE island's leaves (to one spine per NIC index). None for other
 // fabrics or a single switch.
 std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& isl, int nodes) {
-  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+  const int nics_per_node = NicsPerNode(isl);
   const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
   IslandModel::TorUplinks u;
   if (isl.topology() == hetsim::v1::FAT_TREE) {
@@ -48,7 +55,7 @@ std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& is
   u.nodes_per_rack = static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()));
   u.tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
   if ((nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * u.tors_per_rack <= 1) return std::nullopt;
-  u.uplinks = f.pod_switches() > 0 ? static_cast<int>(f.pod_switches()) : nics_per_node;
+  u.uplinks = PodSwitches(isl);
   const int nics_per_tor = u.nodes_per_rack * nics_per_node / u.tors_per_rack;
   u.uplink_bytes_per_s = nics_per_tor * nic_bps / std::max(1.0, f.rack_oversubscription()) / u.uplinks;
   return u;
@@ -62,11 +69,10 @@ std::optional<IslandModel::PodTier> PodTierOf(const hetsim::v1::Island& isl, int
   tier.nodes_per_pod =
       static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()) * std::max<uint32_t>(1, f.racks_per_pod()));
   if (nodes <= tier.nodes_per_pod) return std::nullopt;
-  const int nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
-  const int pod_switches = f.pod_switches() > 0 ? static_cast<int>(f.pod_switches()) : nics_per_node;
+  const int pod_switches = PodSwitches(isl);
   const int agg_switches = f.aggregation_switches() > 0 ? static_cast<int>(f.aggregation_switches()) : pod_switches;
   tier.links = pod_switches * agg_switches;
-  tier.node_bytes_per_s = nics_per_node * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  tier.node_bytes_per_s = NicsPerNode(isl) * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
   tier.oversubscription = std::max(1.0, f.aggregation_oversubscription());
   return tier;
 }
@@ -97,7 +103,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
-    im.nics_per_node = static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node()));
+    im.nics_per_node = NicsPerNode(isl);
     im.node_nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
     im.tor_uplinks = TorUplinksOf(isl, im.nodes);
     im.pod_tier = PodTierOf(isl, im.nodes);

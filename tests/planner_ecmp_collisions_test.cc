@@ -34,6 +34,17 @@ TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ec
   CHECK(ExpectedMaxLoad(16, 16, 8) < ExpectedMaxLoad(16, 8, 8));
 }
 
+// `count` flows of 16 MiB, GPU first_src + k to GPU first_dst + k, started together on an idle network
+// of `topology`: when the last one ends (max-min fair).
+absl::StatusOr<Time> SimulatedTransfer(const topology::Topology& topology, GpuId first_src, GpuId first_dst,
+                                       int count) {
+  topology::Router router(topology);
+  std::vector<sim::executor::BoundaryFlow> flows;
+  for (GpuId k = 0; k < count; ++k) flows.push_back({first_src + k, first_dst + k, int64_t{16} << 20, {}});
+  if (absl::Status s = sim::executor::RouteFlows(router, flows); !s.ok()) return s;
+  return sim::executor::FlowsAloneTime(topology, flows, sim::NetworkMode::kMaxMinFair);
+}
+
 // `nodes` nodes of 8 GPUs (8 NICs of 400 Gb/s), 2 nodes per ToR, `racks` racks per pod, `switches`
 // pod switches and as many aggregation switches, the aggregation tier at 1:`agg_oversub`.
 v1::Cluster EcmpClos(int nodes, int racks, int switches, double agg_oversub) {
@@ -70,11 +81,7 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
   CHECK(c > 2 * at_nic_speed);  // busiest ~5.9 flows on an uplink of 2 NICs
 
   // The simulated transfer on the same fabric (the executor's flows: GPU g to GPU g + 256).
-  topology::Router router((*model)->topology());
-  std::vector<sim::executor::BoundaryFlow> flows;
-  for (GpuId g = 0; g < 256; ++g) flows.push_back({g, g + 256, int64_t{16} << 20, {}});
-  REQUIRE(sim::executor::RouteFlows(router, flows).ok());
-  auto simulated = sim::executor::FlowsAloneTime((*model)->topology(), flows, sim::NetworkMode::kMaxMinFair);
+  const absl::StatusOr<Time> simulated = SimulatedTransfer((*model)->topology(), 0, 256, 256);
   REQUIRE(simulated.ok());
   INFO("planner " << TimeToSeconds(c) << " s, simulated " << TimeToSeconds(*simulated) << " s, NIC speed "
                   << TimeToSeconds(at_nic_speed) << " s");
@@ -110,11 +117,7 @@ TEST_CASE("a placed boundary between pods waits for the busiest aggregation link
                                                4 * 8 * GbpsToBytesPerSecond(400) / 4 / 16));
   CHECK(placed > 2 * unplaced);
 
-  topology::Router router((*model)->topology());
-  std::vector<sim::executor::BoundaryFlow> flows;
-  for (GpuId g = 32; g < 64; ++g) flows.push_back({g, g + 32, int64_t{16} << 20, {}});
-  REQUIRE(sim::executor::RouteFlows(router, flows).ok());
-  auto simulated = sim::executor::FlowsAloneTime((*model)->topology(), flows, sim::NetworkMode::kMaxMinFair);
+  const absl::StatusOr<Time> simulated = SimulatedTransfer((*model)->topology(), 32, 64, 32);
   REQUIRE(simulated.ok());
   INFO("placed " << TimeToSeconds(placed) << " s, unplaced " << TimeToSeconds(unplaced) << " s, simulated "
                  << TimeToSeconds(*simulated) << " s");

@@ -146,8 +146,7 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
       f.tightest_link = link;
     }
   }
-  f.cap = route.empty() ? 0 : links_[f.tightest_link].spec.capacity_bytes_per_s;
-  flow_cap_[slot] = f.cap;
+  flow_cap_[slot] = route.empty() ? 0 : links_[f.tightest_link].spec.capacity_bytes_per_s;
   ++stats_.flows_started;
   ++active_flows_;
   const Time now = simulator_->now();
@@ -298,7 +297,7 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
       return std::binary_search(changed.begin(), changed.end(), h.link);
     });
     if (!crosses) continue;
-    RefreshCap(f);
+    RefreshCap(slot);
     if (f.state != FlowState::kTransmitting || f.bytes == 0) continue;  // waiting: rated when it starts
     if (mode_ == NetworkMode::kMaxMinFair) {
       // Its cap changed, so every link it crosses may bind differently: recompute them all.
@@ -308,7 +307,7 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
       continue;
     }
     if (f.rate > 0) f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * TimeToSeconds(now - f.rate_since));
-    f.rate = f.cap;
+    f.rate = flow_cap_[slot];
     f.rate_since = now;
     const Time duration = TransferTime(f.remaining_bytes, f.rate);
     simulator_->Reschedule(f.event, duration >= kTimeMax - now ? kTimeMax : now + duration);
@@ -316,15 +315,15 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
   }
 }
 
-void Network::RefreshCap(Flow& f) {
+void Network::RefreshCap(uint32_t slot) {
+  Flow& f = flows_[slot];
   f.tightest_link = f.hops.front().link;
   for (const Hop& hop : f.hops) {
     const double capacity = links_[hop.link].spec.capacity_bytes_per_s;
     const double tightest = links_[f.tightest_link].spec.capacity_bytes_per_s;
     if (capacity < tightest || (capacity == tightest && hop.link < f.tightest_link)) f.tightest_link = hop.link;
   }
-  f.cap = links_[f.tightest_link].spec.capacity_bytes_per_s;
-  flow_cap_[static_cast<size_t>(&f - flows_.data())] = f.cap;
+  flow_cap_[slot] = links_[f.tightest_link].spec.capacity_bytes_per_s;
 }
 
 }  // namespace hetsim::sim

@@ -135,8 +135,7 @@ class Network : private EventHandler {
     uint32_t generation = 1;
     FlowState state = FlowState::kFree;
     uint32_t next_free = 0;
-    LinkId tightest_link = 0;  // lowest capacity on the route (lowest id among equals)
-    double cap = 0;            // that capacity: no allocation can give the flow more
+    LinkId tightest_link = 0;  // lowest capacity on the route (lowest id among equals); flow_cap_
     int64_t bytes = 0;
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
@@ -194,7 +193,7 @@ class Network : private EventHandler {
   void FixFlow(uint32_t slot, double rate);
   void PushBindingLinks(const Flow& f);
   void ApplyNewRates();
-  void RefreshCap(Flow& f);  // tightest link and cap from the current capacities
+  void RefreshCap(uint32_t slot);  // tightest link and cap from the current capacities
   static double HopWeight(const Flow& f, uint32_t hop) { return f.weights.empty() ? 1.0 : f.weights[hop]; }
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
@@ -210,7 +209,9 @@ class Network : private EventHandler {
   // The flow's max-min rate as of the last recompute; infinity until its first one. Flows below the
   // recompute's floor keep their rate without being visited.
   std::vector<double> flow_rate_;
-  std::vector<double> flow_cap_;  // Flow::cap, for the binding test's sum over a link's flows
+  // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
+  // for the binding test's sum over a link's flows.
+  std::vector<double> flow_cap_;
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;
   size_t transmitting_flows_ = 0;

@@ -98,9 +98,8 @@ double Network::SaturationLevel(const Link& link) {
   level_scratch_.clear();
   double weight_left = 0;
   for (const LinkEntry& entry : link.flows) {
-    const Flow& f = flows_[entry.flow];
-    const double rate = std::isinf(flow_rate_[entry.flow]) ? f.cap : flow_rate_[entry.flow];
-    const double weight = HopWeight(f, entry.hop);
+    const double rate = std::isinf(flow_rate_[entry.flow]) ? flow_cap_[entry.flow] : flow_rate_[entry.flow];
+    const double weight = link.weighted_flows > 0 ? HopWeight(flows_[entry.flow], entry.hop) : 1.0;
     level_scratch_.emplace_back(rate, weight);
     weight_left += weight;
   }
@@ -178,7 +177,7 @@ void Network::FillProgressively() {
     // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
     const Flow& f = flows_[slot];
     if (!f.weights.empty() || !links_[f.tightest_link].binds) {
-      sorted_shares_.push_back(ShareEntry{f.cap, slot, /*is_flow=*/true});
+      sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
     }
   }
   for (LinkId id : component_links_) {
