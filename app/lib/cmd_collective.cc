@@ -31,7 +31,7 @@ const CommandInfo kCollectiveInfo = {
     "collective",
     "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
     "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]\n"
-    "       [--ring-steps auto|stepped|aggregated] [--proto auto|LL|LL128|Simple] [--ideal]",
+    "       [--ring-steps auto|stepped|aggregated] [--proto auto|LL|LL128|Simple] [--representative] [--ideal]",
     "Simulates one collective alone on the cluster's flow-level network and prints, like nccl-tests, the\n"
     "simulated time, the algorithm bandwidth (size / time) and the bus bandwidth (algbw x 2(n-1)/n for\n"
     "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send-recv).\n"
@@ -47,6 +47,10 @@ const CommandInfo kCollectiveInfo = {
     "of stepped, docs/decisions.md); auto (default) aggregates rings of more than 128 ranks, and trees\n"
     "and hierarchies of more than 65,536 stepped flows. Aggregated rows say \"ring-agg\", \"tree-agg\" or "
     "\"hier-agg\".\n"
+    "--representative (an opt-in approximation; rows say \"-rep\"): channels that are rotations of each other\n"
+    "(as many channels as GPUs per node) run one channel, a hierarchy one rail, a direct all-to-all 8 node\n"
+    "shifts, as weighted flows; each link class carries the full collective's mean load (ECMP spread\n"
+    "evenly; docs/decisions.md, \"Representative collectives\", has the measured error).\n"
     "Links run at the bandwidth NCCL reaches on their fabric, and each collective pays NCCL's launch and\n"
     "per-step latencies of its protocol (LL, LL128, Simple; --proto auto picks the fastest estimate, as\n"
     "NCCL's tuner does; docs/network.md). --ideal (or the cluster's `ideal: true`) gives line rate and no\n"
@@ -108,7 +112,8 @@ absl::StatusOr<std::vector<int64_t>> ParseSizes(absl::string_view bytes_text, ab
 // One line of the table: the shape chosen, simulated time, bandwidths, estimate, flows, wall time.
 void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
   const bool hier = r.shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
-  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : "");
+  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : "",
+                                        r.shape.representative ? "-rep" : "");
   std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
               algo.c_str(), hier ? sim::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
               r.shape.chunks, sim::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,
@@ -121,7 +126,7 @@ int Collective(const Args& args) {
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text,
       algo_name = "auto", inter_name = "auto", network_name, ring_steps_name = "auto", proto_name = "auto";
   int32_t channels = 0, chunks = 0;
-  bool ideal = false;
+  bool ideal = false, representative = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "op", po::value(&op_name)->required()->value_name("OP"), "collective operation")(
       "bytes", po::value(&bytes_text)->value_name("SIZE"), "size (nccl-tests convention)")(
@@ -132,7 +137,8 @@ int Collective(const Args& args) {
       "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
       "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
       "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
-      "proto", po::value(&proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple");
+      "proto", po::value(&proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple")(
+      "representative", po::bool_switch(&representative), "simulate symmetric parts once (approximation)");
   AddIdealOption(options, &ideal);
   AddNetworkOption(options, &network_name);
   po::positional_options_description positional;
@@ -159,6 +165,7 @@ int Collective(const Args& args) {
   req.protocol = *protocol;
   req.channels = channels;
   req.chunks = chunks;
+  req.representative = representative;
   auto gpus = ParseGpuList(gpus_text, "--gpus");
   if (!gpus.ok()) return UsageError(kCollectiveInfo, gpus.status().message());
   req.gpus = *gpus;

@@ -7,6 +7,7 @@
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/primitives.h"
+#include "sim/collectives/representative.h"
 
 namespace hetsim::sim {
 namespace {
@@ -105,10 +106,23 @@ struct ShapeInputs {
   std::vector<Ranks> nodes;
   int64_t n = 0;
   double bytes = 0;
-  absl::StatusOr<std::vector<PathCost>> costs_of(const std::vector<TransferPath>& paths) const {
-    return ConcurrentCosts(router, paths, protocol);
+  absl::StatusOr<std::vector<PathCost>> costs_of(const std::vector<TransferPath>& paths,
+                                                 std::span<const double> multiplicity = {}) const {
+    return ConcurrentCosts(router, paths, protocol, multiplicity);
+  }
+  // Channels that are rotations of one another over every GPU of each node (ChannelOrder), which the
+  // representative approximation simulates one of (representative.h).
+  bool RepresentativeChannels(int32_t channels) const {
+    return req.representative && channels > 1 && nodes.size() >= 2 && EvenNodes(nodes) &&
+           channels == static_cast<int32_t>(nodes.front().size());
   }
 };
+
+// Per path of a representative shape's estimate: the parts each stands for (channels or rails).
+std::vector<double> Multiplicities(const CollectiveShape& s, size_t paths) {
+  if (!s.representative) return {};
+  return std::vector<double>(paths, static_cast<double>(s.channels));
+}
 
 // Rings over every channel (a chain for broadcast), chunks pipelined.
 absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape s) {
@@ -122,11 +136,12 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
         BestChunks(in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(*costs, in.bytes / c); });
     return s;
   }
+  s.representative = in.RepresentativeChannels(s.channels);
   std::vector<TransferPath> paths;
-  for (int32_t c = 0; c < s.channels; ++c) {
+  for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
     for (const auto& p : RingPaths(ChannelOrder(in.nodes, c), c)) paths.push_back(p);
   }
-  auto costs = in.costs_of(paths);
+  auto costs = in.costs_of(paths, Multiplicities(s, paths.size()));
   if (!costs.ok()) return costs.status();
   const int32_t steps = RingStepCount(in.req.op, in.n);
   s.aggregated = Aggregates(in.req.ring_steps, in.n, s.chunks);
@@ -148,9 +163,12 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
         in.req.chunks, [&](int32_t c) { return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, in.bytes / c); });
     return s;
   }
+  s.representative = in.RepresentativeChannels(s.channels);
   std::vector<TransferPath> paths;
-  for (int32_t c = 0; c < s.channels; ++c) AppendTreePaths(ChannelOrder(in.nodes, c), kTreeKeyBase + c, paths);
-  auto costs = in.costs_of(paths);
+  for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
+    AppendTreePaths(ChannelOrder(in.nodes, c), kTreeKeyBase + c, paths);
+  }
+  auto costs = in.costs_of(paths, Multiplicities(s, paths.size()));
   if (!costs.ok()) return costs.status();
   const int32_t depth = DoubleTreeDepth(in.n);
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
@@ -179,16 +197,17 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
     if (!costs.ok()) return costs.status();
     intra = (g - 1) * StepSeconds(*costs, in.bytes / g);
   }
+  s.representative = in.req.representative && g > 1;
   std::vector<TransferPath> ring_paths, tree_paths;
-  for (int64_t i = 0; i < g; ++i) {
+  for (int64_t i = s.representative ? g - 1 : 0; i < g; ++i) {
     Ranks rail;
     for (const Ranks& node : in.nodes) rail.push_back(node[i]);
     for (const auto& p : RingPaths(rail, i)) ring_paths.push_back(p);
     AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
   }
-  auto ring_costs = in.costs_of(ring_paths);
+  auto ring_costs = in.costs_of(ring_paths, Multiplicities(s, ring_paths.size()));
   if (!ring_costs.ok()) return ring_costs.status();
-  auto tree_costs = in.costs_of(tree_paths);
+  auto tree_costs = in.costs_of(tree_paths, Multiplicities(s, tree_paths.size()));
   if (!tree_costs.ok()) return tree_costs.status();
   const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, in.bytes / g / num_nodes);
   const int32_t depth = DoubleTreeDepth(num_nodes);
@@ -219,6 +238,20 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     auto costs = in.costs_of({{in.req.gpus[0], in.req.gpus[1], 0}});
     if (!costs.ok()) return costs.status();
     s.estimated_seconds = StepSeconds(*costs, in.bytes);
+    return s;
+  }
+  s.representative = s.algorithm == CollectiveAlgorithm::kDirect && in.req.representative && in.n >= 2 &&
+                     EvenNodes(in.nodes);
+  if (s.representative) {
+    std::vector<TransferPath> paths;
+    std::vector<double> multiplicity;
+    for (const RepresentativePath& r : RepresentativeAllToAllPaths(in.nodes)) {
+      paths.push_back(r.path);
+      multiplicity.push_back(r.multiplicity);
+    }
+    auto costs = in.costs_of(paths, multiplicity);
+    if (!costs.ok()) return costs.status();
+    s.estimated_seconds = StepSeconds(*costs, in.bytes / in.n);
     return s;
   }
   if (s.algorithm == CollectiveAlgorithm::kDirect) {
@@ -321,20 +354,22 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendChainBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
         break;
       }
-      for (int32_t c = 0; c < s.channels; ++c) {
+      for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
         AppendAnyRing(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), RingStepCount(req.op, n),
                       s.chunks, 0, c, none, s.ring_steps);
       }
+      if (s.representative) MarkRepresentative(g, 0, s.channels);
       break;
     case CollectiveAlgorithm::kTree:
       if (req.op == CollectiveOp::kBroadcast) {
         AppendTreeBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
         break;
       }
-      for (int32_t c = 0; c < s.channels; ++c) {
+      for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
                                   kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks));
       }
+      if (s.representative) MarkRepresentative(g, 0, s.channels);
       break;
     case CollectiveAlgorithm::kHierarchical: {
       const int32_t gpn = static_cast<int32_t>(nodes.front().size());
@@ -344,8 +379,10 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         after_rs.push_back(AppendAnyRing(g, node, req.bytes, gpn - 1, 1, 0, 0, none, s.ring_steps));
       }
       // 2. All-reduce of that segment across nodes, one ring or tree per local rank.
+      // Representative: only the last rail (segment 0, the largest), standing for every rail.
       std::vector<Ready> after_ar(nodes.size(), Ready(gpn));
-      for (int32_t i = 0; i < gpn; ++i) {
+      for (int32_t i = s.representative ? gpn - 1 : 0; i < gpn; ++i) {
+        const size_t first_path = g.paths().size();
         Ranks rail;
         Ready start;
         for (size_t j = 0; j < nodes.size(); ++j) {
@@ -359,7 +396,10 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
                                      TreesAggregate(s.ring_steps, gpn, static_cast<int64_t>(nodes.size()), s.chunks))
                                : AppendAnyRing(g, rail, seg, 2 * (static_cast<int32_t>(rail.size()) - 1), 1, 0, i,
                                                start, s.ring_steps);
-        for (size_t j = 0; j < nodes.size(); ++j) after_ar[j][i] = done[j];
+        if (s.representative) MarkRepresentative(g, first_path, gpn);
+        for (size_t j = 0; j < nodes.size(); ++j) {
+          for (int32_t r = s.representative ? 0 : i; r <= i; ++r) after_ar[j][r] = done[j];
+        }
       }
       // 3. All-gather inside every node, starting from the segment each rank owns.
       for (size_t j = 0; j < nodes.size(); ++j) {
@@ -370,6 +410,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
     case CollectiveAlgorithm::kDirect:
       if (req.op == CollectiveOp::kSendRecv) {
         g.Add(g.Path(req.gpus[0], req.gpus[1], 0), req.bytes, {});
+      } else if (s.representative) {
+        AppendRepresentativeAllToAll(g, nodes, req.bytes);
       } else {
         AppendDirectAllToAll(g, req.gpus, req.bytes, 0, none);
       }

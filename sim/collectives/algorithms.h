@@ -22,6 +22,7 @@ struct CollectiveShape {
   // How rings and trees run: kStepped, kAggregated, or kAuto (by their size, see RingSteps).
   RingSteps ring_steps = RingSteps::kAuto;
   bool aggregated = false;  // at least one ring or tree of the graph runs aggregated
+  bool representative = false;  // requested, and the group is symmetric enough (representative.h)
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;

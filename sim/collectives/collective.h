@@ -65,6 +65,9 @@ struct CollectiveRequest {
   RingSteps ring_steps = RingSteps::kAuto;
   // NCCL protocol (sim/collectives/nccl_model.h); nullopt = the fastest estimate. Ignored when ideal.
   std::optional<topology::NcclProtocol> protocol;
+  // Opt-in approximation (representative.h): simulate one channel of channels that are rotations of
+  // each other, one rail of a hierarchy, a few shifts of a direct all-to-all, as weighted flows.
+  bool representative = false;
 };
 
 // Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/collectives/nccl_model.h"
+#include "sim/collectives/representative.h"
 
 namespace hetsim::sim {
 
@@ -40,29 +41,38 @@ double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double
 }
 
 absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
-                                                      topology::NcclProtocol protocol) {
+                                                      topology::NcclProtocol protocol,
+                                                      std::span<const double> multiplicity) {
   const topology::Topology& topology = router.topology();
   const auto& links = topology.links();
   const double wire_per_byte = 1.0 / ProtocolBandwidthFraction(protocol);
   std::vector<const topology::Route*> routes;
+  std::vector<std::span<const LinkId>> spans;
   routes.reserve(paths.size());
-  std::vector<int32_t> load(links.size(), 0);
+  spans.reserve(paths.size());
   for (const TransferPath& p : paths) {
     auto r = router.GpuRoute(p.src, p.dst, p.flow_key);
     if (!r.ok()) return r.status();
     routes.push_back(*r);
-    for (LinkId l : **r) ++load[l];
+    spans.emplace_back((*r)->data(), (*r)->size());
+  }
+  // Representatives load their classes' canonical links (representative.h).
+  const std::vector<RepresentativeRoute> rep = RepresentativeRoutes(topology, spans, multiplicity);
+  for (size_t p = 0; p < rep.size(); ++p) {
+    if (!rep[p].links.empty()) spans[p] = rep[p].links;
+  }
+  std::vector<double> load(links.size(), 0);
+  for (size_t p = 0; p < spans.size(); ++p) {
+    for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h]] += rep[p].links.empty() ? 1.0 : rep[p].weights[h];
   }
   std::vector<PathCost> costs;
   costs.reserve(paths.size());
-  for (const topology::Route* r : routes) {
+  for (size_t p = 0; p < routes.size(); ++p) {
     PathCost c{0, 0};
-    for (LinkId l : *r) {
-      c.latency_s += TimeToSeconds(links[l].latency);
-      c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
-    }
+    for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l].latency);
+    for (LinkId l : spans[p]) c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
     if (topology.nccl_model()) {
-      c.latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *r, protocol));
+      c.latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *routes[p], protocol));
       c.seconds_per_byte *= wire_per_byte;
     }
     costs.push_back(c);

@@ -8,6 +8,7 @@
 #define HETSIM_SIM_COLLECTIVES_ESTIMATE_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,10 +40,11 @@ struct PathCost {
   double seconds_per_byte;  // max over the route's links of (transfers on the link) / capacity
 };
 // With the NCCL model (Topology::nccl_model()), protocol p adds its step latency to every route and
-// divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h).
+// divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h). With `multiplicity`
+// (per path, TransferGraph::multiplicities()), representatives load links with their pooled weights.
 absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(
     topology::Router& router, const std::vector<TransferPath>& paths,
-    topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
+    topology::NcclProtocol protocol = topology::NcclProtocol::kSimple, std::span<const double> multiplicity = {});
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 

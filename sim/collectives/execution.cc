@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/collectives/nccl_model.h"
+#include "sim/collectives/representative.h"
 
 namespace hetsim::sim {
 namespace {
@@ -37,6 +38,11 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
     for (LinkId l : routes_.back()) latency += network_->link(l).latency;
     route_latency_.push_back(latency);
     step_latency_.push_back(graph_->nccl() ? RouteStepLatency(topology, routes_.back(), graph_->protocol()) : 0);
+  }
+  // Representatives run on their classes' canonical links; latencies stay the physical route's.
+  representative_ = RepresentativeRoutes(topology, routes_, graph_->multiplicities());
+  for (size_t p = 0; p < representative_.size(); ++p) {
+    if (!representative_[p].links.empty()) routes_[p] = representative_[p].links;
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
@@ -96,7 +102,12 @@ void CollectiveExecution::StartFlow(TransferIndex t) {
   int64_t bytes = graph_->bytes_of(t);
   if (wire_bytes_per_byte_ != 1.0)
     bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
-  network_->StartFlow(routes_[graph_->path_of(t)], bytes, this, static_cast<uint64_t>(t));
+  const int32_t path = graph_->path_of(t);
+  if (!representative_[path].links.empty()) {
+    network_->StartWeightedFlow(routes_[path], representative_[path].weights, bytes, this, static_cast<uint64_t>(t));
+    return;
+  }
+  network_->StartFlow(routes_[path], bytes, this, static_cast<uint64_t>(t));
 }
 
 void CollectiveExecution::OnFlowCompleted(FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sim/collectives/representative.h"
 #include "sim/collectives/transfer_graph.h"
 #include "sim/network/network.h"
 #include "topology/routing.h"
@@ -20,6 +21,7 @@ namespace hetsim::sim {
 // waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one). A graph
 // run with an NCCL protocol (TransferGraph::nccl()) first waits its launch latency, every transfer
 // also waits k step latencies of its route, and moves bytes / ProtocolBandwidthFraction on the wire.
+// A representative path (TransferGraph::SetMultiplicity) runs as weighted flows (representative.h).
 class CollectiveExecution : private FlowObserver, private EventHandler {
  public:
   // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
@@ -34,7 +36,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   Time start_time() const { return start_time_; }
   Time finish_time() const { return finish_time_; }
   uint64_t flows() const { return flows_; }  // network flows started (joins are not flows)
-  // The routes of the graph's paths (link ids), once Start has run.
+  // The routes of the graph's paths (link ids; a representative's on canonical links), once Start has run.
   const std::vector<std::span<const LinkId>>& routes() const { return routes_; }
 
  private:
@@ -53,6 +55,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   std::vector<std::span<const LinkId>> routes_;  // per path
   std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
   std::vector<Time> step_latency_;               // per path: the NCCL protocol's step latency (or 0)
+  std::vector<RepresentativeRoute> representative_;  // per path: a representative's route and weights
   double wire_bytes_per_byte_ = 1;               // 1 / ProtocolBandwidthFraction (1 without NCCL)
   std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
   size_t remaining_ = 0;

@@ -5,7 +5,10 @@ namespace hetsim::sim {
 int32_t TransferGraph::Path(GpuId src, GpuId dst, uint64_t flow_key) {
   auto [it, inserted] =
       path_index_.try_emplace(std::make_tuple(src, dst, flow_key), static_cast<int32_t>(paths_.size()));
-  if (inserted) paths_.push_back({src, dst, flow_key});
+  if (inserted) {
+    paths_.push_back({src, dst, flow_key});
+    if (!multiplicity_.empty()) multiplicity_.push_back(0);
+  }
   return it->second;
 }
 
@@ -29,6 +32,11 @@ void TransferGraph::SetLatencyRepeats(TransferIndex t, int32_t repeats) {
   if (repeats == 1 && static_cast<size_t>(t) >= latency_repeats_.size()) return;
   if (latency_repeats_.size() <= static_cast<size_t>(t)) latency_repeats_.resize(t + 1, 1);
   latency_repeats_[t] = repeats;
+}
+
+void TransferGraph::SetMultiplicity(int32_t path, double multiplicity) {
+  multiplicity_.resize(paths_.size(), 0);
+  multiplicity_[path] = multiplicity;
 }
 
 void TransferGraph::BuildSuccessors() const {

@@ -4,6 +4,8 @@
 // Two additions serve aggregated rings (docs/decisions.md): a join is a transfer without a path that
 // completes as soon as its dependencies have (a barrier, n + n edges instead of n x n), and a transfer
 // may pay its route's latency several times (the latency of the ring steps it stands for).
+// The opt-in representative approximation (representative.h) marks paths that stand for several
+// symmetric paths of the full collective: their flows run weighted.
 #ifndef HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
 #define HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_H_
 
@@ -41,6 +43,11 @@ class TransferGraph {
   TransferIndex AddJoin(std::span<const TransferIndex> deps) { return Add(kNoPath, 0, deps); }
   // Transfer `t` waits for its route's latency `repeats` (>= 1) times in all before its bytes flow.
   void SetLatencyRepeats(TransferIndex t, int32_t repeats);
+  // Path `path` is a representative standing for `multiplicity` (>= 1) symmetric paths, itself
+  // included (representative.h); the execution weights its flows per hop.
+  void SetMultiplicity(int32_t path, double multiplicity);
+  // Per path: 0 for an ordinary path, else its multiplicity; empty when the graph has no representative.
+  const std::vector<double>& multiplicities() const { return multiplicity_; }
   // Runs the graph with NCCL protocol `protocol`: the execution scales bytes, adds the protocol's step
   // latency to every route and waits `launch_latency` before the first transfer (nccl_model.h).
   void SetNccl(topology::NcclProtocol protocol, Time launch_latency) {
@@ -73,6 +80,7 @@ class TransferGraph {
   std::vector<int64_t> bytes_;
   std::vector<int32_t> num_deps_;
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
+  std::vector<double> multiplicity_;      // per path once a representative is set (0: ordinary)
   std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)
   int64_t total_bytes_ = 0;
   bool nccl_ = false;

@@ -1,0 +1,65 @@
+// The opt-in approximation `hetsim collective --representative`: a collective made of symmetric parts
+// (NCCL's channels, which are rotations of one another inside every node; hierarchical's rails; the
+// shifts of an all-to-all) simulates a few of them, each standing for `multiplicity` parts, as weighted
+// flows (Network::StartWeightedFlow).
+//
+// Links are pooled per class: links that the symmetry maps onto one another (the same kinds of devices
+// at both ends, the same islands, inside one node for links that touch a node; the fabric's links
+// between the devices the representatives visit). In the full collective, the parts active on one link
+// of a class at an instant are the images of the representatives active on any link of the class: a
+// channel's flow on GPU l's port meets the other channels' images of the representative's flows on
+// GPU l - c's port, whatever they are doing then. So every representative hop moves to one canonical
+// link of its class, at the link's own capacity, with weight multiplicity / (links in the class): a
+// class of g ports under g rotated channels gives weight 1 and, at every instant, exactly the flows the
+// full collective has on each port. On a symmetric group (channels equal to the GPUs per node, the
+// same node type on every node) a node's links are exact; in the fabric the load is that of ECMP
+// spread perfectly, which the full collective's many flows approach and the representatives' own hash
+// collisions would exaggerate. Error measured in docs/decisions.md ("Representative collectives"),
+// bounded by tests/collectives_representative_test.cc.
+#ifndef HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
+#define HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/collectives/primitives.h"
+#include "sim/collectives/transfer_graph.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::sim {
+
+// Inter-node shifts an all-to-all's representative simulates (strata of the node distances).
+inline constexpr int32_t kRepresentativeShifts = 8;
+
+// Per path, the route its flows take and their per-hop weights: empty for an ordinary path
+// (multiplicity 0); for a representative, every hop moved to its class's canonical link with weight
+// multiplicity / (links in the class). `multiplicity` is TransferGraph::multiplicities() (empty: no
+// representative, every result empty).
+struct RepresentativeRoute {
+  std::vector<LinkId> links;
+  std::vector<double> weights;
+};
+std::vector<RepresentativeRoute> RepresentativeRoutes(const topology::Topology& topology,
+                                                      std::span<const std::span<const LinkId>> routes,
+                                                      std::span<const double> multiplicity);
+
+// A direct all-to-all over `nodes` (every node the same number g of GPUs) as representative paths:
+// GPU (a, l) sends to (a, l + 1) standing for its g - 1 peers in the node, and for each of
+// min(kRepresentativeShifts, N - 1) strata of the node shifts 1..N-1, to (a + d, l + j) with d the
+// stratum's middle shift and j its index, standing for the stratum's shifts times g local peers.
+// Every GPU's NIC then carries exactly the full all-to-all's message count.
+struct RepresentativePath {
+  TransferPath path;
+  double multiplicity;
+};
+std::vector<RepresentativePath> RepresentativeAllToAllPaths(const std::vector<Ranks>& nodes);
+// The same paths as transfers of `bytes` / n each (the largest message), marked representative.
+void AppendRepresentativeAllToAll(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes);
+
+// Marks every path registered in `g` from index `first` on as standing for `multiplicity` paths.
+void MarkRepresentative(TransferGraph& g, size_t first, double multiplicity);
+
+}  // namespace hetsim::sim
+
+#endif  // HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
