@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "planner/ecmp_collisions.h"
+#include "base/ecmp_collisions.h"
 #include "proto/resolve.h"
 #include "sim/collectives/estimate.h"
 

@@ -1,4 +1,4 @@
-// The planner's ECMP term (planner/ecmp_collisions.h) against closed forms of balls into bins, and its
+// The planner's ECMP term (base/ecmp_collisions.h) against closed forms of balls into bins, and its
 // boundary model on a Clos against the simulated transfer: without it the planner priced a stage
 // boundary at NIC speed, a quarter to a tenth of what the fabric delivers (docs/planner.md).
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 
 #include "base/units.h"
 #include "planner/cluster_model.h"
-#include "planner/ecmp_collisions.h"
+#include "base/ecmp_collisions.h"
 #include "sim/executor/point_flows.h"
 #include "tests/topology_clusters.h"
 #include "topology/routing.h"

@@ -3,19 +3,20 @@
 // shifts of an all-to-all) simulates a few of them, each standing for `multiplicity` parts, as weighted
 // flows (Network::StartWeightedFlow).
 //
-// Links are pooled per class: links that the symmetry maps onto one another (the same kinds of devices
-// at both ends, the same islands, inside one node for links that touch a node; the fabric's links
-// between the devices the representatives visit). In the full collective, the parts active on one link
-// of a class at an instant are the images of the representatives active on any link of the class: a
-// channel's flow on GPU l's port meets the other channels' images of the representative's flows on
-// GPU l - c's port, whatever they are doing then. So every representative hop moves to one canonical
-// link of its class, at the link's own capacity, with weight multiplicity / (links in the class): a
-// class of g ports under g rotated channels gives weight 1 and, at every instant, exactly the flows the
-// full collective has on each port. On a symmetric group (channels equal to the GPUs per node, the
-// same node type on every node) a node's links are exact; in the fabric the load is that of ECMP
-// spread perfectly, which the full collective's many flows approach and the representatives' own hash
-// collisions would exaggerate. Error measured in docs/decisions.md ("Representative collectives"),
-// bounded by tests/collectives_representative_test.cc.
+// Links are pooled per class: links the symmetry maps onto one another (the same kinds of devices at
+// both ends, the same islands and capacity; inside one node for links that touch a node; in the
+// fabric, one switch's uplinks, or the links down into one switch). In the full collective, the parts
+// active on one link of a node's class at an instant are the images of the representatives active on
+// any link of the class: a channel's flow on GPU l's port meets the other channels' images of the
+// representative's flows on GPU l - c's port, whatever they are doing then. So every representative
+// hop moves to one canonical link of its class, at the link's own capacity, with weight
+//   multiplicity x (the full collective's load on the class's busiest link) / (its load on the class):
+// for g ports under g rotated channels, weight 1 and, at every instant, exactly the flows the full
+// collective has on each port. A fabric switch's links take the parts as ECMP hashes them: the
+// busiest carries the expected maximum of balls into bins (base/ecmp_collisions.h), which is what the
+// slowest part of the full collective waits for (an expectation: the full simulation's own hashes may
+// collide more or less). Error measured in docs/decisions.md ("Representative collectives"), bounded
+// by tests/collectives_representative_test.cc.
 #ifndef HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 #define HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 
@@ -33,8 +34,8 @@ namespace hetsim::sim {
 inline constexpr int32_t kRepresentativeShifts = 8;
 
 // Per path, the route its flows take and their per-hop weights: empty for an ordinary path
-// (multiplicity 0); for a representative, every hop moved to its class's canonical link with weight
-// multiplicity / (links in the class). `multiplicity` is TransferGraph::multiplicities() (empty: no
+// (multiplicity 0); for a representative, every hop moved to its class's canonical link, weighted as
+// above. `multiplicity` is TransferGraph::multiplicities() (empty: no
 // representative, every result empty).
 struct RepresentativeRoute {
   std::vector<LinkId> links;

@@ -1,10 +1,10 @@
-#include "planner/ecmp_collisions.h"
+#include "base/ecmp_collisions.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace hetsim::planner {
+namespace hetsim {
 namespace {
 
 // P(no bin of `bins` holds more than `t`) when `flows` flows land uniformly: the first bin takes j
@@ -45,4 +45,22 @@ double ExpectedMaxLoad(int flows, int bins, int groups) {
   return expected;
 }
 
-}  // namespace hetsim::planner
+double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
+  if (flows <= kExactBusiestFlows || bins <= 1) return ExpectedMaxLoad(static_cast<int>(flows), bins, groups);
+  // Each bin's load is Binomial(flows, 1 / bins); taken as independent, P(max <= t) = cdf(t)^(bins groups).
+  const double f = static_cast<double>(flows), p = 1.0 / bins;
+  const double mean = f * p, sd = std::sqrt(f * p * (1 - p));
+  const auto first = static_cast<int64_t>(std::max(0.0, std::floor(mean - 40 * sd)));  // below: cdf < 1e-300
+  const double log_norm = std::lgamma(f + 1);
+  double cdf = 0, expected = static_cast<double>(first);  // max >= first with certainty
+  for (int64_t t = first; t < flows; ++t) {
+    const double k = static_cast<double>(t);
+    cdf += std::exp(log_norm - std::lgamma(k + 1) - std::lgamma(f - k + 1) + k * std::log(p) + (f - k) * std::log1p(-p));
+    const double above = 1.0 - std::pow(std::min(cdf, 1.0), static_cast<double>(bins) * groups);
+    expected += above;
+    if (above < 1e-12 && k > mean) break;
+  }
+  return expected;
+}
+
+}  // namespace hetsim
