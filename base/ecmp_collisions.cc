@@ -48,17 +48,21 @@ double ExpectedMaxLoad(int flows, int bins, int groups) {
 double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
   if (flows <= kExactBusiestFlows || bins <= 1) return ExpectedMaxLoad(static_cast<int>(flows), bins, groups);
   // Each bin's load is Binomial(flows, 1 / bins); taken as independent, P(max <= t) = cdf(t)^(bins groups).
+  // The sum starts 12 standard deviations below the mean (the cdf there is below 1e-30).
   const double f = static_cast<double>(flows), p = 1.0 / bins;
   const double mean = f * p, sd = std::sqrt(f * p * (1 - p));
-  const auto first = static_cast<int64_t>(std::max(0.0, std::floor(mean - 40 * sd)));  // below: cdf < 1e-300
-  const double log_norm = std::lgamma(f + 1);
-  double cdf = 0, expected = static_cast<double>(first);  // max >= first with certainty
+  const auto first = static_cast<int64_t>(std::max(0.0, std::floor(mean - 12 * sd)));
+  const double k0 = static_cast<double>(first);
+  double pmf = std::exp(std::lgamma(f + 1) - std::lgamma(k0 + 1) - std::lgamma(f - k0 + 1) + k0 * std::log(p) +
+                        (f - k0) * std::log1p(-p));
+  const double odds = p / (1 - p), exponent = static_cast<double>(bins) * groups;
+  double cdf = 0, expected = k0;  // the busiest bin holds at least `first` with certainty
   for (int64_t t = first; t < flows; ++t) {
-    const double k = static_cast<double>(t);
-    cdf += std::exp(log_norm - std::lgamma(k + 1) - std::lgamma(f - k + 1) + k * std::log(p) + (f - k) * std::log1p(-p));
-    const double above = 1.0 - std::pow(std::min(cdf, 1.0), static_cast<double>(bins) * groups);
+    cdf = std::min(1.0, cdf + pmf);
+    const double above = cdf <= 0 ? 1.0 : -std::expm1(exponent * std::log(cdf));
     expected += above;
-    if (above < 1e-12 && k > mean) break;
+    if (above < 1e-12 && static_cast<double>(t) > mean) break;
+    pmf *= static_cast<double>(flows - t) / static_cast<double>(t + 1) * odds;  // pmf(t + 1)
   }
   return expected;
 }

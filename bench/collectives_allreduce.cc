@@ -47,7 +47,7 @@ v1::Cluster FatTreeCluster(int nodes) {
 
 void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgorithm algorithm, int32_t channels,
                    sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
-                   sim::RingSteps ring_steps = sim::RingSteps::kAuto) {
+                   sim::RingSteps ring_steps = sim::RingSteps::kAuto, bool representative = false) {
   const int gpus = static_cast<int>(state.range(0));
   const auto topo = *topology::Topology::Build(FatTreeCluster(gpus / 8));
   sim::CollectiveRequest req;
@@ -59,6 +59,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   req.channels = channels;
   req.inter_node = inter_node;
   req.ring_steps = ring_steps;
+  req.representative = representative;
   uint64_t flows = 0, events = 0;
   sim::CollectiveResult last;
   for (auto _ : state) {
@@ -82,6 +83,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   state.counters["chunks"] = last.shape.chunks;
   state.counters["sim_us"] = TimeToSeconds(last.time) * 1e6;
   state.counters["aggregated"] = last.shape.aggregated ? 1 : 0;
+  state.counters["representative"] = last.shape.representative ? 1 : 0;
   state.counters["inter_tree"] = last.shape.inter_node == sim::CollectiveAlgorithm::kTree ? 1 : 0;
   state.counters["recomputes"] = static_cast<double>(last.network.recomputations);
   state.counters["visited"] = static_cast<double>(last.network.flows_visited);
@@ -90,13 +92,23 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
 
 void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
                sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
-               sim::RingSteps ring_steps = sim::RingSteps::kAuto) {
-  RunCollective(state, CollectiveOp::kAllReduce, algorithm, channels, inter_node, ring_steps);
+               sim::RingSteps ring_steps = sim::RingSteps::kAuto, bool representative = false) {
+  RunCollective(state, CollectiveOp::kAllReduce, algorithm, channels, inter_node, ring_steps, representative);
+}
+// The opt-in representative approximation (sim/collectives/representative.h): one channel of eight, one
+// rail of a hierarchy, eight node-shift strata of an all-to-all, as weighted flows.
+void AllReduceRepresentative(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
+                             sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto) {
+  AllReduce(state, algorithm, channels, inter_node, sim::RingSteps::kAuto, true);
 }
 
 // All-to-all of a 1 GiB send buffer per rank (2 MiB to each of 512 peers).
 void BM_AllToAllDirect(benchmark::State& state) {
   RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kDirect, 0);
+}
+void BM_AllToAllDirectRepresentative(benchmark::State& state) {
+  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kDirect, 0, sim::CollectiveAlgorithm::kAuto,
+                sim::RingSteps::kAuto, true);
 }
 void BM_AllToAllPairwise(benchmark::State& state) {
   RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kPairwise, 0);
@@ -118,6 +130,18 @@ void BM_AllReduceHierTreeInterStepped(benchmark::State& state) {
             sim::RingSteps::kStepped);
 }
 void BM_AllReduceFlatTree(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kTree, 0); }
+void BM_AllReduceFlatTreeRepresentative(benchmark::State& state) {
+  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kTree, 0);
+}
+void BM_AllReduceHierTreeInterRepresentative(benchmark::State& state) {
+  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kTree);
+}
+void BM_AllReduceHierRingInterRepresentative(benchmark::State& state) {
+  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing);
+}
+void BM_AllReduceRing8ChannelsRepresentative(benchmark::State& state) {
+  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kRing, 8);
+}
 void BM_AllReduceFlatRing(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 1); }
 void BM_AllReduceFlatRingStepped(benchmark::State& state) {
   AllReduce(state, sim::CollectiveAlgorithm::kRing, 1, sim::CollectiveAlgorithm::kAuto, sim::RingSteps::kStepped);
@@ -136,6 +160,11 @@ BENCHMARK(BM_AllReduceHierTreeInter)->Arg(512)->Arg(4096)->Unit(benchmark::kMill
 BENCHMARK(BM_AllReduceHierTreeInterStepped)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatTree)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceHierRingInterStepped)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_AllReduceFlatTreeRepresentative)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceHierTreeInterRepresentative)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceHierRingInterRepresentative)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceRing8ChannelsRepresentative)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllToAllDirectRepresentative)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllToAllDirect)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllToAllPairwise)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatRing)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -57,13 +57,15 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, 
     spans.emplace_back((*r)->data(), (*r)->size());
   }
   // Representatives load their classes' canonical links (representative.h).
-  const std::vector<RepresentativeRoute> rep = RepresentativeRoutes(topology, spans, multiplicity);
-  for (size_t p = 0; p < rep.size(); ++p) {
-    if (!rep[p].links.empty()) spans[p] = rep[p].links;
-  }
+  const RepresentativeRoutes rep = RouteRepresentatives(topology, spans, multiplicity);
   std::vector<double> load(links.size(), 0);
   for (size_t p = 0; p < spans.size(); ++p) {
-    for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h]] += rep[p].links.empty() ? 1.0 : rep[p].weights[h];
+    if (!rep.is_representative(p)) {
+      for (LinkId l : spans[p]) load[l] += 1.0;
+      continue;
+    }
+    spans[p] = rep.route(p);
+    for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h]] += rep.route_weights(p)[h];
   }
   std::vector<PathCost> costs;
   costs.reserve(paths.size());

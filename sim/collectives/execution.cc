@@ -40,9 +40,9 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
     step_latency_.push_back(graph_->nccl() ? RouteStepLatency(topology, routes_.back(), graph_->protocol()) : 0);
   }
   // Representatives run on their classes' canonical links; latencies stay the physical route's.
-  representative_ = RepresentativeRoutes(topology, routes_, graph_->multiplicities());
-  for (size_t p = 0; p < representative_.size(); ++p) {
-    if (!representative_[p].links.empty()) routes_[p] = representative_[p].links;
+  representative_ = RouteRepresentatives(topology, routes_, graph_->multiplicities());
+  for (size_t p = 0; p < routes_.size(); ++p) {
+    if (representative_.is_representative(p)) routes_[p] = representative_.route(p);
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
@@ -103,8 +103,9 @@ void CollectiveExecution::StartFlow(TransferIndex t) {
   if (wire_bytes_per_byte_ != 1.0)
     bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
   const int32_t path = graph_->path_of(t);
-  if (!representative_[path].links.empty()) {
-    network_->StartWeightedFlow(routes_[path], representative_[path].weights, bytes, this, static_cast<uint64_t>(t));
+  if (representative_.is_representative(path)) {
+    network_->StartWeightedFlow(routes_[path], representative_.route_weights(path), bytes, this,
+                                static_cast<uint64_t>(t));
     return;
   }
   network_->StartFlow(routes_[path], bytes, this, static_cast<uint64_t>(t));

@@ -1,7 +1,9 @@
 #include "sim/collectives/representative.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <mutex>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -30,86 +32,112 @@ int Tier(DeviceKind kind) {
 
 // Links the symmetry maps onto one another: kinds and islands of both ends and the capacity; the node
 // of a link that touches one; in the fabric, the lower switch of the link (a switch's uplinks are one
-// ECMP choice, the links down into a switch one convergence).
-using ClassKey = std::tuple<uint8_t, uint8_t, int32_t, int32_t, int32_t, topology::DeviceId, double>;
+// ECMP choice, the links down into a switch one convergence). Packed: kinds and islands, node and
+// switch (one of them -1), capacity bits.
+using ClassKey = std::tuple<uint64_t, uint64_t, uint64_t>;
 
 ClassKey KeyOf(const topology::Topology& topology, LinkId id) {
   const topology::Link& link = topology.links()[id];
   const topology::Device& a = topology.devices()[link.src];
   const topology::Device& b = topology.devices()[link.dst];
-  const int32_t node = InsideNode(a.kind) ? a.node : InsideNode(b.kind) ? b.node : -1;
-  const topology::DeviceId pivot = node >= 0 ? -1 : Tier(b.kind) < Tier(a.kind) ? link.dst : link.src;
-  return {static_cast<uint8_t>(a.kind), static_cast<uint8_t>(b.kind), a.island, b.island, node, pivot,
-          link.bytes_per_second};
+  const int64_t node = InsideNode(a.kind) ? a.node : InsideNode(b.kind) ? b.node : -1;
+  const int64_t pivot = node >= 0 ? -1 : Tier(b.kind) < Tier(a.kind) ? link.dst : link.src;
+  const uint64_t ends = static_cast<uint64_t>(a.kind) | static_cast<uint64_t>(b.kind) << 8 |
+                        static_cast<uint64_t>(static_cast<uint32_t>(a.island)) << 16 |
+                        static_cast<uint64_t>(static_cast<uint32_t>(b.island)) << 40;
+  return {ends, static_cast<uint64_t>(node + 1) << 32 | static_cast<uint64_t>(pivot + 1),
+          std::bit_cast<uint64_t>(link.bytes_per_second)};
 }
+bool InFabric(const ClassKey& key) { return (std::get<1>(key) >> 32) == 0; }
 
 struct LinkClass {
-  double load = 0;                        // representative multiplicity crossing the class's links
-  int64_t links = 0;                      // links in the class
-  LinkId canonical = topology::kNoLink;   // the class's lowest link id: where its representatives meet
-  double busiest = 0;                     // the full collective's load on the class's busiest link
+  double load = 0;                       // representative multiplicity crossing the class's links
+  int64_t links = 0;                     // links in the class
+  LinkId canonical = topology::kNoLink;  // the class's lowest link id: where its representatives meet
+  double busiest = 0;                    // the full collective's load on the class's busiest link
+  bool hashed = false;                   // a fabric switch's links (ECMP)
 };
+
+// ExpectedBusiestLoad, computed once per process for each (parts, links, groups).
+double CachedBusiestLoad(int64_t parts, int64_t links, int groups) {
+  static std::mutex mutex;
+  static absl::flat_hash_map<std::tuple<int64_t, int64_t, int>, double> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace(std::make_tuple(parts, links, groups), 0.0);
+  if (inserted) it->second = ExpectedBusiestLoad(parts, static_cast<int>(links), groups);
+  return it->second;
+}
 
 // What the full collective puts on the busiest link of each class: a node's links share the rotated
 // parts evenly; a fabric switch's links take them as ECMP hashes them, and the collective waits for
 // the busiest link of all the switches that see the same number of parts: the expected maximum of
 // balls into bins over those groups (base/ecmp_collisions.h).
-void SetBusiest(absl::flat_hash_map<ClassKey, LinkClass>& classes) {
+void SetBusiest(std::vector<LinkClass>& classes) {
   using Shape = std::pair<int64_t, int64_t>;  // (parts, links) of a fabric class
   auto shape_of = [](const LinkClass& c) { return Shape{std::llround(c.load), c.links}; };
-  auto hashed = [](const ClassKey& key, const LinkClass& c) { return std::get<4>(key) < 0 && c.links > 1; };
   absl::flat_hash_map<Shape, int> groups;
-  for (const auto& [key, c] : classes) {
-    if (hashed(key, c)) ++groups[shape_of(c)];
+  for (const LinkClass& c : classes) {
+    if (c.hashed) ++groups[shape_of(c)];
   }
-  absl::flat_hash_map<Shape, double> busiest;
-  for (const auto& [shape, count] : groups) {
-    busiest[shape] = ExpectedBusiestLoad(shape.first, static_cast<int>(shape.second), count);
-  }
-  for (auto& [key, c] : classes) {
-    if (!hashed(key, c)) {
+  for (LinkClass& c : classes) {
+    if (!c.hashed) {
       c.busiest = c.load / static_cast<double>(c.links);
       continue;
     }
     const Shape shape = shape_of(c);
-    c.busiest = busiest.at(shape) * c.load / static_cast<double>(std::max<int64_t>(shape.first, 1));
+    c.busiest = CachedBusiestLoad(shape.first, shape.second, groups.at(shape)) * c.load /
+                static_cast<double>(std::max<int64_t>(shape.first, 1));
   }
 }
 
 }  // namespace
 
-std::vector<RepresentativeRoute> RepresentativeRoutes(const topology::Topology& topology,
-                                                      std::span<const std::span<const LinkId>> routes,
-                                                      std::span<const double> multiplicity) {
-  std::vector<RepresentativeRoute> out(routes.size());
+RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
+                                          std::span<const std::span<const LinkId>> routes,
+                                          std::span<const double> multiplicity) {
+  RepresentativeRoutes out;
   if (multiplicity.empty()) return out;
-  absl::flat_hash_map<LinkId, double> load;  // per link crossed by a representative
+  const size_t num_links = topology.links().size();
+  std::vector<double> load(num_links, 0);  // representative multiplicity per link
+  std::vector<int32_t> class_of(num_links, -1);
+  absl::flat_hash_map<ClassKey, int32_t> index;
+  std::vector<LinkClass> classes;
   for (size_t p = 0; p < routes.size(); ++p) {
     if (multiplicity[p] <= 0) continue;
-    for (LinkId l : routes[p]) load[l] += multiplicity[p];
-  }
-  absl::flat_hash_map<ClassKey, LinkClass> classes;
-  for (const auto& [l, m] : load) classes[KeyOf(topology, l)].load += m;
-  for (LinkId l = 0; l < static_cast<LinkId>(topology.links().size()); ++l) {
-    auto it = classes.find(KeyOf(topology, l));
-    if (it != classes.end() && it->second.links++ == 0) it->second.canonical = l;
-  }
-  SetBusiest(classes);
-  for (size_t p = 0; p < routes.size(); ++p) {
-    if (multiplicity[p] <= 0) continue;
-    RepresentativeRoute& r = out[p];
     for (LinkId l : routes[p]) {
-      const LinkClass& c = classes.at(KeyOf(topology, l));
-      // This representative's share of the busiest link's load.
-      const double weight = multiplicity[p] * c.busiest / c.load;
-      if (std::find(r.links.begin(), r.links.end(), c.canonical) == r.links.end()) {
-        r.links.push_back(c.canonical);
-      } else {  // two hops of one class (nested PCIe switches): this one keeps its own link
-        r.links.push_back(l);
-      }
-      r.weights.push_back(weight);
+      load[l] += multiplicity[p];
+      if (class_of[l] >= 0) continue;
+      const ClassKey key = KeyOf(topology, l);
+      auto [it, inserted] = index.try_emplace(key, static_cast<int32_t>(classes.size()));
+      if (inserted) classes.push_back({.hashed = InFabric(key)});
+      class_of[l] = it->second;
     }
   }
+  for (LinkId l = 0; l < num_links; ++l) {
+    if (class_of[l] >= 0) continue;
+    if (auto it = index.find(KeyOf(topology, l)); it != index.end()) class_of[l] = it->second;
+  }
+  for (LinkId l = 0; l < num_links; ++l) {
+    if (class_of[l] < 0) continue;
+    LinkClass& c = classes[class_of[l]];
+    c.load += load[l];
+    if (c.links++ == 0) c.canonical = l;
+  }
+  for (LinkClass& c : classes) c.hashed = c.hashed && c.links > 1;
+  SetBusiest(classes);
+  out.begin.reserve(routes.size() + 1);
+  for (size_t p = 0; p < routes.size(); ++p) {
+    out.begin.push_back(out.links.size());
+    if (multiplicity[p] <= 0) continue;
+    for (LinkId l : routes[p]) {
+      const LinkClass& c = classes[class_of[l]];
+      const auto first = out.links.begin() + static_cast<std::ptrdiff_t>(out.begin.back());
+      const bool repeated = std::find(first, out.links.end(), c.canonical) != out.links.end();
+      out.links.push_back(repeated ? l : c.canonical);  // nested PCIe switches: one class twice on a route
+      out.weights.push_back(multiplicity[p] * c.busiest / c.load);  // this part's share of the busiest link
+    }
+  }
+  out.begin.push_back(out.links.size());
   return out;
 }
 

@@ -33,17 +33,24 @@ namespace hetsim::sim {
 // Inter-node shifts an all-to-all's representative simulates (strata of the node distances).
 inline constexpr int32_t kRepresentativeShifts = 8;
 
-// Per path, the route its flows take and their per-hop weights: empty for an ordinary path
-// (multiplicity 0); for a representative, every hop moved to its class's canonical link, weighted as
-// above. `multiplicity` is TransferGraph::multiplicities() (empty: no
-// representative, every result empty).
-struct RepresentativeRoute {
+// The routes representatives' flows take and their per-hop weights, every hop moved to its class's
+// canonical link and weighted as above; flat: path p's hops are [begin[p], begin[p + 1]). An ordinary
+// path (multiplicity 0) has none.
+struct RepresentativeRoutes {
+  std::vector<size_t> begin;  // per path, and one past the last
   std::vector<LinkId> links;
   std::vector<double> weights;
+  bool is_representative(size_t p) const { return !begin.empty() && begin[p + 1] > begin[p]; }
+  std::span<const LinkId> route(size_t p) const { return {links.data() + begin[p], begin[p + 1] - begin[p]}; }
+  std::span<const double> route_weights(size_t p) const {
+    return {weights.data() + begin[p], begin[p + 1] - begin[p]};
+  }
 };
-std::vector<RepresentativeRoute> RepresentativeRoutes(const topology::Topology& topology,
-                                                      std::span<const std::span<const LinkId>> routes,
-                                                      std::span<const double> multiplicity);
+// `routes` are the paths' physical routes; `multiplicity` is TransferGraph::multiplicities() (empty:
+// no representative, an empty result).
+RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
+                                          std::span<const std::span<const LinkId>> routes,
+                                          std::span<const double> multiplicity);
 
 // A direct all-to-all over `nodes` (every node the same number g of GPUs) as representative paths:
 // GPU (a, l) sends to (a, l + 1) standing for its g - 1 peers in the node, and for each of
