@@ -65,6 +65,9 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
 
 void CollectiveExecution::LaunchRoots() {
   const auto n = static_cast<TransferIndex>(graph_->size());
+  size_t roots = 0;
+  for (TransferIndex t = 0; t < n; ++t) roots += graph_->num_deps(t) == 0 ? 1 : 0;
+  network_->ReserveFlows(roots);
   for (TransferIndex t = 0; t < n; ++t) {
     if (graph_->num_deps(t) == 0) Launch(t);
   }

@@ -152,9 +152,11 @@ std::vector<RepresentativePath> RepresentativeAllToAllPaths(const std::vector<Ra
   for (int64_t j = 0; j < strata; ++j) {
     const int64_t lo = 1 + j * (num_nodes - 1) / strata;
     const int64_t hi = 1 + (j + 1) * (num_nodes - 1) / strata;  // exclusive
-    const int64_t shift = (lo + hi - 1) / 2;
     for (int64_t a = 0; a < num_nodes; ++a) {
       for (int64_t l = 0; l < g; ++l) {
+        // The node's GPUs spread over the stratum's shifts (each shift a permutation of the nodes), so
+        // the parts crossing each tier of the fabric keep their share.
+        const int64_t shift = g > 1 ? lo + l * (hi - lo) / g : (lo + hi - 1) / 2;
         out.push_back({{nodes[a][l], nodes[(a + shift) % num_nodes][(l + j) % g], 0}, double((hi - lo) * g)});
       }
     }

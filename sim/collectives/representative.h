@@ -31,7 +31,7 @@
 namespace hetsim::sim {
 
 // Inter-node shifts an all-to-all's representative simulates (strata of the node distances).
-inline constexpr int32_t kRepresentativeShifts = 8;
+inline constexpr int32_t kRepresentativeShifts = 4;
 
 // The routes representatives' flows take and their per-hop weights, every hop moved to its class's
 // canonical link and weighted as above; flat: path p's hops are [begin[p], begin[p + 1]). An ordinary
@@ -53,10 +53,11 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
                                           std::span<const double> multiplicity);
 
 // A direct all-to-all over `nodes` (every node the same number g of GPUs) as representative paths:
-// GPU (a, l) sends to (a, l + 1) standing for its g - 1 peers in the node, and for each of
-// min(kRepresentativeShifts, N - 1) strata of the node shifts 1..N-1, to (a + d, l + j) with d the
-// stratum's middle shift and j its index, standing for the stratum's shifts times g local peers.
-// Every GPU's NIC then carries exactly the full all-to-all's message count.
+// GPU (a, l) sends to (a, l + 1), standing for its g - 1 peers in the node, and for each stratum j of
+// min(kRepresentativeShifts, N - 1) strata [lo, hi) of the node shifts 1..N-1, to
+// (a + lo + l (hi - lo) / g, l + j), standing for the stratum's shifts times g local peers: every
+// GPU's NIC sends and receives exactly the full all-to-all's parts, and a node's GPUs spread over
+// the stratum's node distances, so each tier of the fabric carries close to its share.
 struct RepresentativePath {
   TransferPath path;
   double multiplicity;

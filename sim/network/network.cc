@@ -114,6 +114,15 @@ uint32_t Network::AllocateFlow() {
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
+void Network::ReserveFlows(size_t flows) {
+  const size_t want = flows_.size() + flows;
+  flows_.reserve(want);
+  flow_epoch_.reserve(want);
+  flow_fixed_.reserve(want);
+  flow_rate_.reserve(want);
+  flow_cap_.reserve(want);
+}
+
 void Network::FreeFlow(uint32_t slot) {
   Flow& f = flows_[slot];
   f.state = FlowState::kFree;
