@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/ecmp_collisions.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "base/ecmp_collisions.h"
 #include "proto/resolve.h"
 #include "sim/collectives/estimate.h"
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/ecmp_collisions.h"
 #include "base/units.h"
 #include "planner/cluster_model.h"
-#include "base/ecmp_collisions.h"
 #include "sim/executor/point_flows.h"
 #include "tests/topology_clusters.h"
 #include "topology/routing.h"

@@ -240,8 +240,8 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     s.estimated_seconds = StepSeconds(*costs, in.bytes);
     return s;
   }
-  s.representative = s.algorithm == CollectiveAlgorithm::kDirect && in.req.representative && in.n >= 2 &&
-                     EvenNodes(in.nodes);
+  s.representative =
+      s.algorithm == CollectiveAlgorithm::kDirect && in.req.representative && in.n >= 2 && EvenNodes(in.nodes);
   if (s.representative) {
     std::vector<TransferPath> paths;
     std::vector<double> multiplicity;

@@ -21,7 +21,7 @@ struct CollectiveShape {
   CollectiveAlgorithm inter_node = CollectiveAlgorithm::kRing;
   // How rings and trees run: kStepped, kAggregated, or kAuto (by their size, see RingSteps).
   RingSteps ring_steps = RingSteps::kAuto;
-  bool aggregated = false;  // at least one ring or tree of the graph runs aggregated
+  bool aggregated = false;      // at least one ring or tree of the graph runs aggregated
   bool representative = false;  // requested, and the group is symmetric enough (representative.h)
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;

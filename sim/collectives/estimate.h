@@ -42,9 +42,9 @@ struct PathCost {
 // With the NCCL model (Topology::nccl_model()), protocol p adds its step latency to every route and
 // divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h). With `multiplicity`
 // (per path, TransferGraph::multiplicities()), representatives load links with their pooled weights.
-absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(
-    topology::Router& router, const std::vector<TransferPath>& paths,
-    topology::NcclProtocol protocol = topology::NcclProtocol::kSimple, std::span<const double> multiplicity = {});
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
+                                                      topology::NcclProtocol protocol = topology::NcclProtocol::kSimple,
+                                                      std::span<const double> multiplicity = {});
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 

@@ -55,7 +55,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   std::vector<std::span<const LinkId>> routes_;  // per path
   std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
   std::vector<Time> step_latency_;               // per path: the NCCL protocol's step latency (or 0)
-  RepresentativeRoutes representative_;  // representatives' routes and weights (representative.h)
+  RepresentativeRoutes representative_;          // representatives' routes and weights (representative.h)
   double wire_bytes_per_byte_ = 1;               // 1 / ProtocolBandwidthFraction (1 without NCCL)
   std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
   size_t remaining_ = 0;

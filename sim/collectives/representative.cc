@@ -133,7 +133,7 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
       const LinkClass& c = classes[class_of[l]];
       const auto first = out.links.begin() + static_cast<std::ptrdiff_t>(out.begin.back());
       const bool repeated = std::find(first, out.links.end(), c.canonical) != out.links.end();
-      out.links.push_back(repeated ? l : c.canonical);  // nested PCIe switches: one class twice on a route
+      out.links.push_back(repeated ? l : c.canonical);              // nested PCIe switches: one class twice on a route
       out.weights.push_back(multiplicity[p] * c.busiest / c.load);  // this part's share of the busiest link
     }
   }

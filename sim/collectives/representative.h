@@ -42,9 +42,7 @@ struct RepresentativeRoutes {
   std::vector<double> weights;
   bool is_representative(size_t p) const { return !begin.empty() && begin[p + 1] > begin[p]; }
   std::span<const LinkId> route(size_t p) const { return {links.data() + begin[p], begin[p + 1] - begin[p]}; }
-  std::span<const double> route_weights(size_t p) const {
-    return {weights.data() + begin[p], begin[p + 1] - begin[p]};
-  }
+  std::span<const double> route_weights(size_t p) const { return {weights.data() + begin[p], begin[p + 1] - begin[p]}; }
 };
 // `routes` are the paths' physical routes; `multiplicity` is TransferGraph::multiplicities() (empty:
 // no representative, an empty result).
