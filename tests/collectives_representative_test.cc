@@ -108,6 +108,22 @@ TEST_CASE("channels rotated over NVSwitch nodes on a full-bisection fabric: the 
   CheckChannelCases(*topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 1)), 0.005);
 }
 
+TEST_CASE("a group on half of each node's GPUs rotates its channels over those GPUs' ports only",
+          "[collectives][representative]") {
+  // GPUs 0-3 of each of 8 nodes, 4 channels: a node's class of ports counts the group's 4, not all 8.
+  const auto topo = *topology::Topology::Build(H100Island(8, v1::FAT_TREE, 8, 4, 1));
+  for (const Case& c : kCases) {
+    CollectiveRequest req = Request(c.op, 0, c.algo, true, c.inter);
+    for (GpuId node = 0; node < 8; ++node) {
+      for (GpuId local = 0; local < 4; ++local) req.gpus.push_back(node * 8 + local);
+    }
+    const auto [full, rep] = FullAndRepresentative(topo, req);
+    INFO(c.name << ": full " << full.time << " ps, representative " << rep.time << " ps");
+    CHECK(rep.shape.representative);
+    CHECK(RelativeGap(full.time, rep.time) < 0.005);
+  }
+}
+
 TEST_CASE("representative collectives on an oversubscribed fat tree stay within the measured bound",
           "[collectives][representative]") {
   // 4:1 oversubscription, 4 nodes per leaf: a leaf's 8 uplinks carry the 8 channels as ECMP hashes

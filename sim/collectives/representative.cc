@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "base/ecmp_collisions.h"
 
 namespace hetsim::sim {
@@ -90,6 +91,28 @@ void SetBusiest(std::vector<LinkClass>& classes) {
   }
 }
 
+// The devices a node's classes rotate over: the group's GPUs (the ends of every route) and their NICs.
+// A class inside a node counts only its links that touch them (or that a representative crosses): a
+// group on 4 of a node's 8 GPUs rotates its channels over those 4 ports, not 8.
+absl::flat_hash_set<topology::DeviceId> OrbitDevices(const topology::Topology& topology,
+                                                     std::span<const std::span<const LinkId>> routes) {
+  absl::flat_hash_set<topology::DeviceId> gpus;
+  for (std::span<const LinkId> route : routes) {
+    if (route.empty()) continue;
+    gpus.insert(topology.links()[route.front()].src);
+    gpus.insert(topology.links()[route.back()].dst);
+  }
+  absl::flat_hash_set<topology::DeviceId> orbit = gpus;
+  const topology::Graph& graph = topology.graph();
+  for (topology::DeviceId gpu : gpus) {
+    for (auto [e, end] = boost::out_edges(gpu, graph); e != end; ++e) {
+      const auto next = static_cast<topology::DeviceId>(boost::target(*e, graph));
+      if (topology.devices()[next].kind == DeviceKind::kNic) orbit.insert(next);
+    }
+  }
+  return orbit;
+}
+
 }  // namespace
 
 RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
@@ -117,9 +140,12 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
     if (class_of[l] >= 0) continue;
     if (auto it = index.find(KeyOf(topology, l)); it != index.end()) class_of[l] = it->second;
   }
+  const absl::flat_hash_set<topology::DeviceId> orbit = OrbitDevices(topology, routes);
   for (LinkId l = 0; l < num_links; ++l) {
     if (class_of[l] < 0) continue;
     LinkClass& c = classes[class_of[l]];
+    const topology::Link& link = topology.links()[l];
+    if (!c.hashed && load[l] == 0 && !orbit.contains(link.src) && !orbit.contains(link.dst)) continue;
     c.load += load[l];
     if (c.links++ == 0) c.canonical = l;
   }
