@@ -52,10 +52,11 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
 
 // A direct all-to-all over `nodes` (every node the same number g of GPUs) as representative paths:
 // GPU (a, l) sends to (a, l + 1), standing for its g - 1 peers in the node, and for each stratum j of
-// min(kRepresentativeShifts, N - 1) strata [lo, hi) of the node shifts 1..N-1, to
-// (a + lo + l (hi - lo) / g, l + j), standing for the stratum's shifts times g local peers: every
-// GPU's NIC sends and receives exactly the full all-to-all's parts, and a node's GPUs spread over
-// the stratum's node distances, so each tier of the fabric carries close to its share.
+// min(kRepresentativeShifts, N - 1) strata [lo, hi) of the node shifts 1..N-1, to (a + d, l + j) with
+// d the stratum's first quartile for even l and its third for odd l, standing for the stratum's
+// shifts times g local peers: every GPU's NIC sends and receives exactly the full all-to-all's parts,
+// and the node distances of each stratum are sampled at two points, so each tier of the fabric
+// carries close to its share.
 struct RepresentativePath {
   TransferPath path;
   double multiplicity;
