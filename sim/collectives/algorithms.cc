@@ -80,19 +80,27 @@ Ready AppendAnyRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t
 
 absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
-                                             topology::NcclProtocol protocol);
+                                             topology::NcclProtocol protocol, ConcurrentCostCache& cache);
+
+// ShapeFor with the link costs of earlier protocols' pricing.
+absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topology, topology::Router& router,
+                                               const CollectiveRequest& req, CollectiveAlgorithm algorithm,
+                                               topology::NcclProtocol protocol, ConcurrentCostCache& cache) {
+  absl::StatusOr<CollectiveShape> s = ShapeOnLinks(topology, router, req, algorithm, protocol, cache);
+  if (!s.ok()) return s;
+  s->protocol = protocol;
+  s->launch_latency = LaunchLatency(topology, req.gpus);
+  s->estimated_seconds += TimeToSeconds(s->launch_latency);
+  return s;
+}
 
 }  // namespace
 
 absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, topology::Router& router,
                                          const CollectiveRequest& req, CollectiveAlgorithm algorithm,
                                          topology::NcclProtocol protocol) {
-  absl::StatusOr<CollectiveShape> s = ShapeOnLinks(topology, router, req, algorithm, protocol);
-  if (!s.ok()) return s;
-  s->protocol = protocol;
-  s->launch_latency = LaunchLatency(topology, req.gpus);
-  s->estimated_seconds += TimeToSeconds(s->launch_latency);
-  return s;
+  ConcurrentCostCache cache;
+  return CachedShapeFor(topology, router, req, algorithm, protocol, cache);
 }
 
 namespace {
@@ -106,9 +114,10 @@ struct ShapeInputs {
   std::vector<Ranks> nodes;
   int64_t n = 0;
   double bytes = 0;
+  ConcurrentCostCache& cache;
   absl::StatusOr<std::vector<PathCost>> costs_of(const std::vector<TransferPath>& paths,
                                                  std::span<const double> multiplicity = {}) const {
-    return ConcurrentCosts(router, paths, protocol, multiplicity);
+    return cache.Costs(router, paths, protocol, multiplicity);
   }
   // Channels that are rotations of one another over every GPU of each node (ChannelOrder), which the
   // representative approximation simulates one of (representative.h).
@@ -279,13 +288,14 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
 
 absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
-                                             topology::NcclProtocol protocol) {
+                                             topology::NcclProtocol protocol, ConcurrentCostCache& cache) {
   const ShapeInputs in{router,
                        req,
                        protocol,
                        GroupByNode(topology, req.gpus),
                        static_cast<int64_t>(req.gpus.size()),
-                       static_cast<double>(req.bytes)};
+                       static_cast<double>(req.bytes),
+                       cache};
   CollectiveShape s;
   s.algorithm = algorithm;
   s.channels = req.channels > 0 ? req.channels : DefaultChannels(topology, in.nodes);
@@ -306,8 +316,9 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
 absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topology, topology::Router& router,
                                                 const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
   std::optional<CollectiveShape> best;
+  ConcurrentCostCache cache;  // every protocol prices the same transfer sets
   for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
-    auto s = ShapeFor(topology, router, req, algorithm, p);
+    auto s = CachedShapeFor(topology, router, req, algorithm, p, cache);
     if (!s.ok()) return s.status();
     if (!best.has_value() || s->estimated_seconds < best->estimated_seconds) best = *s;
   }

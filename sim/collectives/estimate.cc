@@ -40,13 +40,15 @@ double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double
   return latency_s + (n - 1) * bytes / n / bytes_per_s;
 }
 
-absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
-                                                      topology::NcclProtocol protocol,
-                                                      std::span<const double> multiplicity) {
+namespace {
+
+// Routes every transfer and prices it on the links without a protocol: the links' latency, and the
+// most loaded link's load / capacity (representatives on their classes' canonical links).
+absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>& paths,
+                       std::span<const double> multiplicity, std::vector<const topology::Route*>& routes,
+                       std::vector<PathCost>& costs) {
   const topology::Topology& topology = router.topology();
   const auto& links = topology.links();
-  const double wire_per_byte = 1.0 / ProtocolBandwidthFraction(protocol);
-  std::vector<const topology::Route*> routes;
   std::vector<std::span<const LinkId>> spans;
   routes.reserve(paths.size());
   spans.reserve(paths.size());
@@ -67,19 +69,60 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, 
     spans[p] = rep.route(p);
     for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h]] += rep.route_weights(p)[h];
   }
-  std::vector<PathCost> costs;
   costs.reserve(paths.size());
   for (size_t p = 0; p < routes.size(); ++p) {
     PathCost c{0, 0};
     for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l].latency);
     for (LinkId l : spans[p]) c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
-    if (topology.nccl_model()) {
-      c.latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *routes[p], protocol));
-      c.seconds_per_byte *= wire_per_byte;
-    }
     costs.push_back(c);
   }
+  return absl::OkStatus();
+}
+
+// The link costs under NCCL protocol `protocol`: its step latency on every route, its wire bytes.
+std::vector<PathCost> WithProtocol(const topology::Topology& topology,
+                                   const std::vector<const topology::Route*>& routes, std::vector<PathCost> costs,
+                                   topology::NcclProtocol protocol) {
+  if (!topology.nccl_model()) return costs;
+  const double wire_per_byte = 1.0 / ProtocolBandwidthFraction(protocol);
+  for (size_t p = 0; p < routes.size(); ++p) {
+    costs[p].latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *routes[p], protocol));
+    costs[p].seconds_per_byte *= wire_per_byte;
+  }
   return costs;
+}
+
+bool SamePaths(const std::vector<TransferPath>& a, const std::vector<TransferPath>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TransferPath& x, const TransferPath& y) {
+    return x.src == y.src && x.dst == y.dst && x.flow_key == y.flow_key;
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
+                                                      topology::NcclProtocol protocol,
+                                                      std::span<const double> multiplicity) {
+  std::vector<const topology::Route*> routes;
+  std::vector<PathCost> costs;
+  if (absl::Status s = LinkCosts(router, paths, multiplicity, routes, costs); !s.ok()) return s;
+  return WithProtocol(router.topology(), routes, std::move(costs), protocol);
+}
+
+absl::StatusOr<std::vector<PathCost>> ConcurrentCostCache::Costs(topology::Router& router,
+                                                                 const std::vector<TransferPath>& paths,
+                                                                 topology::NcclProtocol protocol,
+                                                                 std::span<const double> multiplicity) {
+  for (const Entry& e : entries_) {
+    if (SamePaths(e.paths, paths) &&
+        std::equal(e.multiplicity.begin(), e.multiplicity.end(), multiplicity.begin(), multiplicity.end())) {
+      return WithProtocol(router.topology(), e.routes, e.costs, protocol);
+    }
+  }
+  Entry e{paths, std::vector<double>(multiplicity.begin(), multiplicity.end()), {}, {}};
+  if (absl::Status s = LinkCosts(router, paths, multiplicity, e.routes, e.costs); !s.ok()) return s;
+  entries_.push_back(std::move(e));
+  return WithProtocol(router.topology(), entries_.back().routes, entries_.back().costs, protocol);
 }
 
 double StepSeconds(const std::vector<PathCost>& costs, double bytes) {

@@ -45,6 +45,25 @@ struct PathCost {
 absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
                                                       topology::NcclProtocol protocol = topology::NcclProtocol::kSimple,
                                                       std::span<const double> multiplicity = {});
+// ConcurrentCosts for the sets of one algorithm priced under several protocols: each set is routed
+// and its links loaded once (the protocol only adds step latency and wire bytes). Sets are compared
+// whole; an algorithm prices a handful of them.
+class ConcurrentCostCache {
+ public:
+  absl::StatusOr<std::vector<PathCost>> Costs(topology::Router& router, const std::vector<TransferPath>& paths,
+                                              topology::NcclProtocol protocol,
+                                              std::span<const double> multiplicity = {});
+
+ private:
+  struct Entry {
+    std::vector<TransferPath> paths;
+    std::vector<double> multiplicity;
+    std::vector<const topology::Route*> routes;
+    std::vector<PathCost> costs;  // without a protocol
+  };
+  std::vector<Entry> entries_;
+};
+
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 
