@@ -59,8 +59,9 @@ const Case kCases[] = {
     {"all-gather ring", CollectiveOp::kAllGather, CollectiveAlgorithm::kRing},
 };
 
-// Every case of kCases on 128 GPUs, full and representative, within `bound` of each other.
-void CheckChannelCases(const topology::Topology& topo, double bound) {
+// Every case of kCases on 128 GPUs, full and representative, within `bound` of each other; with
+// `same_estimate`, their alpha-beta estimates too (and so the chunks they choose).
+void CheckChannelCases(const topology::Topology& topo, double bound, bool same_estimate) {
   for (const Case& c : kCases) {
     const auto [full, rep] = FullAndRepresentative(topo, Request(c.op, 128, c.algo, true, c.inter));
     INFO(c.name << ": full " << full.time << " ps, representative " << rep.time << " ps");
@@ -68,6 +69,10 @@ void CheckChannelCases(const topology::Topology& topo, double bound) {
     CHECK(rep.shape.representative);
     CHECK(rep.flows < full.flows);
     CHECK(RelativeGap(full.time, rep.time) < bound);
+    if (same_estimate) {
+      CHECK(rep.shape.estimated_seconds == Approx(full.shape.estimated_seconds).epsilon(bound));
+      CHECK(rep.shape.chunks == full.shape.chunks);
+    }
   }
 }
 
@@ -105,7 +110,7 @@ TEST_CASE("channels rotated over NVSwitch nodes on a full-bisection fabric: the 
           "[collectives][representative]") {
   // 16 nodes of 8 GPUs, 4 per leaf, full bisection: the NICs bind, and the hashed fabric only where
   // several flows collide on one uplink (0.27% for the flat trees here; 0 at 512 GPUs, docs/decisions.md).
-  CheckChannelCases(*topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 1)), 0.005);
+  CheckChannelCases(*topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 1)), 0.005, true);
 }
 
 TEST_CASE("a group on half of each node's GPUs rotates its channels over those GPUs' ports only",
@@ -131,7 +136,7 @@ TEST_CASE("representative collectives on an oversubscribed fat tree stay within 
   // draw. Measured here: ring and all-gather +14.8%, hierarchies +8.9% / -8.0%, tree -6.7%,
   // all-to-all -3.4% (docs/decisions.md has 256 and 512 GPUs and a Clos).
   const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 4));
-  CheckChannelCases(topo, 0.16);
+  CheckChannelCases(topo, 0.16, false);
   const auto [full, rep] =
       FullAndRepresentative(topo, Request(CollectiveOp::kAllToAll, 128, CollectiveAlgorithm::kDirect, true));
   INFO("all-to-all: full " << full.time << " ps, representative " << rep.time << " ps");
@@ -186,7 +191,7 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
     routes.emplace_back(route->data(), route->size());
   }
   const std::vector<double> multiplicity(routes.size(), 8.0);
-  const RepresentativeRoutes rep = RouteRepresentatives(topo, routes, multiplicity);
+  const RepresentativeRoutes rep = RouteRepresentatives(topo, routes, multiplicity, order);
   for (size_t p = 0; p < routes.size(); ++p) {
     REQUIRE(rep.is_representative(p));
     REQUIRE(rep.route(p).size() == routes[p].size());
@@ -200,7 +205,7 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
     }
   }
   // No multiplicities: nothing is a representative.
-  CHECK_FALSE(RouteRepresentatives(topo, routes, {}).is_representative(0));
+  CHECK_FALSE(RouteRepresentatives(topo, routes, {}, order).is_representative(0));
 }
 
 TEST_CASE("expected busiest bin for many flows: the independent-bins form within 2.5% of exact",

@@ -117,7 +117,7 @@ struct ShapeInputs {
   ConcurrentCostCache& cache;
   absl::StatusOr<std::vector<PathCost>> costs_of(const std::vector<TransferPath>& paths,
                                                  std::span<const double> multiplicity = {}) const {
-    return cache.Costs(router, paths, protocol, multiplicity);
+    return cache.Costs(router, paths, protocol, multiplicity, req.gpus);
   }
   // Channels that are rotations of one another over every GPU of each node (ChannelOrder), which the
   // representative approximation simulates one of (representative.h).
@@ -430,6 +430,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
     case CollectiveAlgorithm::kPairwise: AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none); break;
     case CollectiveAlgorithm::kAuto: break;
   }
+  if (s.representative) g.SetGroup(req.gpus);
   if (topology.nccl_model()) g.SetNccl(s.protocol, s.launch_latency);
   return g;
 }

@@ -45,8 +45,8 @@ namespace {
 // Routes every transfer and prices it on the links without a protocol: the links' latency, and the
 // most loaded link's load / capacity (representatives on their classes' canonical links).
 absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>& paths,
-                       std::span<const double> multiplicity, std::vector<const topology::Route*>& routes,
-                       std::vector<PathCost>& costs) {
+                       std::span<const double> multiplicity, std::span<const GpuId> group,
+                       std::vector<const topology::Route*>& routes, std::vector<PathCost>& costs) {
   const topology::Topology& topology = router.topology();
   const auto& links = topology.links();
   std::vector<std::span<const LinkId>> spans;
@@ -59,7 +59,7 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
     spans.emplace_back((*r)->data(), (*r)->size());
   }
   // Representatives load their classes' canonical links (representative.h).
-  const RepresentativeRoutes rep = RouteRepresentatives(topology, spans, multiplicity);
+  const RepresentativeRoutes rep = RouteRepresentatives(topology, spans, multiplicity, group);
   std::vector<double> load(links.size(), 0);
   for (size_t p = 0; p < spans.size(); ++p) {
     if (!rep.is_representative(p)) {
@@ -102,25 +102,27 @@ bool SamePaths(const std::vector<TransferPath>& a, const std::vector<TransferPat
 
 absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
                                                       topology::NcclProtocol protocol,
-                                                      std::span<const double> multiplicity) {
+                                                      std::span<const double> multiplicity,
+                                                      std::span<const GpuId> group) {
   std::vector<const topology::Route*> routes;
   std::vector<PathCost> costs;
-  if (absl::Status s = LinkCosts(router, paths, multiplicity, routes, costs); !s.ok()) return s;
+  if (absl::Status s = LinkCosts(router, paths, multiplicity, group, routes, costs); !s.ok()) return s;
   return WithProtocol(router.topology(), routes, std::move(costs), protocol);
 }
 
 absl::StatusOr<std::vector<PathCost>> ConcurrentCostCache::Costs(topology::Router& router,
                                                                  const std::vector<TransferPath>& paths,
                                                                  topology::NcclProtocol protocol,
-                                                                 std::span<const double> multiplicity) {
+                                                                 std::span<const double> multiplicity,
+                                                                 std::span<const GpuId> group) {
   for (const Entry& e : entries_) {
-    if (SamePaths(e.paths, paths) &&
-        std::equal(e.multiplicity.begin(), e.multiplicity.end(), multiplicity.begin(), multiplicity.end())) {
+    if (SamePaths(e.paths, paths) && std::ranges::equal(e.multiplicity, multiplicity) &&
+        std::ranges::equal(e.group, group)) {
       return WithProtocol(router.topology(), e.routes, e.costs, protocol);
     }
   }
-  Entry e{paths, std::vector<double>(multiplicity.begin(), multiplicity.end()), {}, {}};
-  if (absl::Status s = LinkCosts(router, paths, multiplicity, e.routes, e.costs); !s.ok()) return s;
+  Entry e{paths, {multiplicity.begin(), multiplicity.end()}, {group.begin(), group.end()}, {}, {}};
+  if (absl::Status s = LinkCosts(router, paths, multiplicity, group, e.routes, e.costs); !s.ok()) return s;
   entries_.push_back(std::move(e));
   return WithProtocol(router.topology(), entries_.back().routes, entries_.back().costs, protocol);
 }

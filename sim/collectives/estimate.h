@@ -52,12 +52,14 @@ class ConcurrentCostCache {
  public:
   absl::StatusOr<std::vector<PathCost>> Costs(topology::Router& router, const std::vector<TransferPath>& paths,
                                               topology::NcclProtocol protocol,
-                                              std::span<const double> multiplicity = {});
+                                              std::span<const double> multiplicity = {},
+                                              std::span<const GpuId> group = {});
 
  private:
   struct Entry {
     std::vector<TransferPath> paths;
     std::vector<double> multiplicity;
+    std::vector<GpuId> group;
     std::vector<const topology::Route*> routes;
     std::vector<PathCost> costs;  // without a protocol
   };

@@ -40,7 +40,7 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
     step_latency_.push_back(graph_->nccl() ? RouteStepLatency(topology, routes_.back(), graph_->protocol()) : 0);
   }
   // Representatives run on their classes' canonical links; latencies stay the physical route's.
-  representative_ = RouteRepresentatives(topology, routes_, graph_->multiplicities());
+  representative_ = RouteRepresentatives(topology, routes_, graph_->multiplicities(), graph_->group());
   for (size_t p = 0; p < routes_.size(); ++p) {
     if (representative_.is_representative(p)) routes_[p] = representative_.route(p);
   }

@@ -91,21 +91,16 @@ void SetBusiest(std::vector<LinkClass>& classes) {
   }
 }
 
-// The devices a node's classes rotate over: the group's GPUs (the ends of every route) and their NICs.
-// A class inside a node counts only its links that touch them (or that a representative crosses): a
-// group on 4 of a node's 8 GPUs rotates its channels over those 4 ports, not 8.
-absl::flat_hash_set<topology::DeviceId> OrbitDevices(const topology::Topology& topology,
-                                                     std::span<const std::span<const LinkId>> routes) {
-  absl::flat_hash_set<topology::DeviceId> gpus;
-  for (std::span<const LinkId> route : routes) {
-    if (route.empty()) continue;
-    gpus.insert(topology.links()[route.front()].src);
-    gpus.insert(topology.links()[route.back()].dst);
-  }
-  absl::flat_hash_set<topology::DeviceId> orbit = gpus;
+// The devices a node's classes rotate over: the group's GPUs and their NICs. A class inside a node
+// counts only its links that touch them (or that a representative crosses): a group on 4 of a node's
+// 8 GPUs rotates its channels over those 4 ports, not 8.
+absl::flat_hash_set<topology::DeviceId> OrbitDevices(const topology::Topology& topology, std::span<const GpuId> group) {
+  absl::flat_hash_set<topology::DeviceId> orbit;
   const topology::Graph& graph = topology.graph();
-  for (topology::DeviceId gpu : gpus) {
-    for (auto [e, end] = boost::out_edges(gpu, graph); e != end; ++e) {
+  for (GpuId gpu : group) {
+    const topology::DeviceId device = topology.gpu_device(gpu);
+    orbit.insert(device);
+    for (auto [e, end] = boost::out_edges(device, graph); e != end; ++e) {
       const auto next = static_cast<topology::DeviceId>(boost::target(*e, graph));
       if (topology.devices()[next].kind == DeviceKind::kNic) orbit.insert(next);
     }
@@ -117,7 +112,7 @@ absl::flat_hash_set<topology::DeviceId> OrbitDevices(const topology::Topology& t
 
 RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
                                           std::span<const std::span<const LinkId>> routes,
-                                          std::span<const double> multiplicity) {
+                                          std::span<const double> multiplicity, std::span<const GpuId> group) {
   RepresentativeRoutes out;
   if (multiplicity.empty()) return out;
   const size_t num_links = topology.links().size();
@@ -140,7 +135,7 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
     if (class_of[l] >= 0) continue;
     if (auto it = index.find(KeyOf(topology, l)); it != index.end()) class_of[l] = it->second;
   }
-  const absl::flat_hash_set<topology::DeviceId> orbit = OrbitDevices(topology, routes);
+  const absl::flat_hash_set<topology::DeviceId> orbit = OrbitDevices(topology, group);
   for (LinkId l = 0; l < num_links; ++l) {
     if (class_of[l] < 0) continue;
     LinkClass& c = classes[class_of[l]];

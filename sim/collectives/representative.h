@@ -45,10 +45,11 @@ struct RepresentativeRoutes {
   std::span<const double> route_weights(size_t p) const { return {weights.data() + begin[p], begin[p + 1] - begin[p]}; }
 };
 // `routes` are the paths' physical routes; `multiplicity` is TransferGraph::multiplicities() (empty:
-// no representative, an empty result).
+// no representative, an empty result); `group` the collective's GPUs (TransferGraph::group()), whose
+// ports and NICs a node's classes rotate over.
 RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
                                           std::span<const std::span<const LinkId>> routes,
-                                          std::span<const double> multiplicity);
+                                          std::span<const double> multiplicity, std::span<const GpuId> group);
 
 // A direct all-to-all over `nodes` (every node the same number g of GPUs) as representative paths:
 // GPU (a, l) sends to (a, l + 1), standing for its g - 1 peers in the node, and for each stratum j of

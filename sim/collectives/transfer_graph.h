@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,6 +49,9 @@ class TransferGraph {
   void SetMultiplicity(int32_t path, double multiplicity);
   // Per path: 0 for an ordinary path, else its multiplicity; empty when the graph has no representative.
   const std::vector<double>& multiplicities() const { return multiplicity_; }
+  // The collective's GPUs, whose ports and NICs representatives' link classes rotate over.
+  void SetGroup(std::vector<GpuId> gpus) { group_ = std::move(gpus); }
+  const std::vector<GpuId>& group() const { return group_; }
   // Runs the graph with NCCL protocol `protocol`: the execution scales bytes, adds the protocol's step
   // latency to every route and waits `launch_latency` before the first transfer (nccl_model.h).
   void SetNccl(topology::NcclProtocol protocol, Time launch_latency) {
@@ -81,6 +85,7 @@ class TransferGraph {
   std::vector<int32_t> num_deps_;
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
   std::vector<double> multiplicity_;      // per path once a representative is set (0: ordinary)
+  std::vector<GpuId> group_;              // set with representatives
   std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)
   int64_t total_bytes_ = 0;
   bool nccl_ = false;
