@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace hetsim {
@@ -45,8 +48,17 @@ double ExpectedMaxLoad(int flows, int bins, int groups) {
   return expected;
 }
 
+double CachedExpectedMaxLoad(int flows, int bins, int groups) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int>, double> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace(std::make_tuple(flows, bins, groups), 0.0);
+  if (inserted) it->second = ExpectedMaxLoad(flows, bins, groups);
+  return it->second;
+}
+
 double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
-  if (flows <= kExactBusiestFlows || bins <= 1) return ExpectedMaxLoad(static_cast<int>(flows), bins, groups);
+  if (flows <= kExactBusiestFlows || bins <= 1) return CachedExpectedMaxLoad(static_cast<int>(flows), bins, groups);
   // Each bin's load is Binomial(flows, 1 / bins); taken as independent, P(max <= t) = cdf(t)^(bins groups).
   // The sum starts 12 standard deviations below the mean (the cdf there is below 1e-30).
   const double f = static_cast<double>(flows), p = 1.0 / bins;

@@ -12,6 +12,10 @@ namespace hetsim {
 // uniformly at random into `bins` bins (flows >= 0, bins >= 1, groups >= 1): balls into bins, exactly
 // (P(max <= t) by a recurrence over bins, E[max] = sum over t of 1 - P(max <= t)^groups).
 double ExpectedMaxLoad(int flows, int bins, int groups);
+// ExpectedMaxLoad computed once per process for each (flows, bins, groups): it costs bins x flows x
+// the busiest load squared, and the planner and the representative collectives ask for few shapes
+// many times.
+double CachedExpectedMaxLoad(int flows, int bins, int groups);
 
 // The same for any number of flows: exact up to kExactBusiestFlows flows; above, with the bins'
 // binomial loads taken as independent (P(max <= t) = P(load <= t)^(bins x groups); within 2.5% of

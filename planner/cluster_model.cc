@@ -170,7 +170,7 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     const int tors_used = std::min(u.tors_per_rack, sender.gpus_per_node);
     const int flows_per_tor = u.nodes_per_rack * ((sender.gpus_per_node + tors_used - 1) / tors_used);
     const int tors = (sender.nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * tors_used;
-    const double busiest = CachedMaxLoad(flows_per_tor, u.uplinks, tors);
+    const double busiest = CachedExpectedMaxLoad(flows_per_tor, u.uplinks, tors);
     transfer = std::max(transfer, TransferTime(bytes / sender.gpus() * busiest, u.uplink_bytes_per_s));
   }
   return f.latency + transfer;
@@ -200,17 +200,10 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
     const double link_bps = pod_nodes * tier.node_bytes_per_s / tier.oversubscription / tier.links;
     for (int count : {up[p], down[p]}) {
       if (count == 0) continue;
-      busiest = std::max(busiest, TransferTime(bytes / flows * CachedMaxLoad(count, tier.links, 1), link_bps));
+      busiest = std::max(busiest, TransferTime(bytes / flows * CachedExpectedMaxLoad(count, tier.links, 1), link_bps));
     }
   }
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
-}
-
-double ClusterModel::CachedMaxLoad(int flows, int bins, int groups) const {
-  std::lock_guard<std::mutex> lock(max_load_mu_);
-  const auto key = std::make_tuple(flows, bins, groups);
-  if (auto it = max_load_.find(key); it != max_load_.end()) return it->second;
-  return max_load_[key] = ExpectedMaxLoad(flows, bins, groups);
 }
 
 Time ClusterModel::CollectivesTime(int island, int tensor_parallel,

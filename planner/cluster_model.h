@@ -23,13 +23,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "base/time.h"
 #include "proto/hetsim.pb.h"
@@ -130,10 +127,6 @@ class ClusterModel {
   std::vector<IslandModel> islands_;
   std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
   std::vector<int> parallel_links_;    // num_islands^2: inter-island links joining the pair (>= 1)
-  // ExpectedMaxLoad by (flows, bins, groups): the DP asks for the same few shapes from many threads.
-  double CachedMaxLoad(int flows, int bins, int groups) const;
-  mutable std::mutex max_load_mu_;
-  mutable absl::flat_hash_map<std::tuple<int, int, int>, double> max_load_;
 };
 
 }  // namespace hetsim::planner

@@ -92,12 +92,6 @@ std::vector<PathCost> WithProtocol(const topology::Topology& topology,
   return costs;
 }
 
-bool SamePaths(const std::vector<TransferPath>& a, const std::vector<TransferPath>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TransferPath& x, const TransferPath& y) {
-    return x.src == y.src && x.dst == y.dst && x.flow_key == y.flow_key;
-  });
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<PathCost>> ConcurrentCosts(topology::Router& router, const std::vector<TransferPath>& paths,
@@ -116,8 +110,7 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCostCache::Costs(topology::Route
                                                                  std::span<const double> multiplicity,
                                                                  std::span<const GpuId> group) {
   for (const Entry& e : entries_) {
-    if (SamePaths(e.paths, paths) && std::ranges::equal(e.multiplicity, multiplicity) &&
-        std::ranges::equal(e.group, group)) {
+    if (e.paths == paths && std::ranges::equal(e.multiplicity, multiplicity) && std::ranges::equal(e.group, group)) {
       return WithProtocol(router.topology(), e.routes, e.costs, protocol);
     }
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <mutex>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -59,16 +58,6 @@ struct LinkClass {
   bool hashed = false;                   // a fabric switch's links (ECMP)
 };
 
-// ExpectedBusiestLoad, computed once per process for each (parts, links, groups).
-double CachedBusiestLoad(int64_t parts, int64_t links, int groups) {
-  static std::mutex mutex;
-  static absl::flat_hash_map<std::tuple<int64_t, int64_t, int>, double> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = cache.try_emplace(std::make_tuple(parts, links, groups), 0.0);
-  if (inserted) it->second = ExpectedBusiestLoad(parts, static_cast<int>(links), groups);
-  return it->second;
-}
-
 // What the full collective puts on the busiest link of each class: a node's links share the rotated
 // parts evenly; a fabric switch's links take them as ECMP hashes them, and the collective waits for
 // the busiest link of all the switches that see the same number of parts: the expected maximum of
@@ -86,7 +75,7 @@ void SetBusiest(std::vector<LinkClass>& classes) {
       continue;
     }
     const Shape shape = shape_of(c);
-    c.busiest = CachedBusiestLoad(shape.first, shape.second, groups.at(shape)) * c.load /
+    c.busiest = ExpectedBusiestLoad(shape.first, static_cast<int>(shape.second), groups.at(shape)) * c.load /
                 static_cast<double>(std::max<int64_t>(shape.first, 1));
   }
 }

@@ -28,6 +28,7 @@ struct TransferPath {
   GpuId src;
   GpuId dst;
   uint64_t flow_key;  // picks among equal-cost routes (a channel, a tree)
+  friend bool operator==(const TransferPath&, const TransferPath&) = default;
 };
 
 class TransferGraph {
