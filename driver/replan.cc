@@ -44,6 +44,7 @@ planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner:
   r.global_batch_size = inputs.plan.global_batch_size();
   r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
   r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
+  r.tp_backward_overlap = inputs.plan.tp_backward_overlap();
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
   r.threads = threads;
   r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),

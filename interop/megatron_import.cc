@@ -291,6 +291,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
+  // Megatron-LM reduces input gradients asynchronously (v2.6 on) unless told not to; a line with the
+  // 2021 flag --checkpoint-activations is taken as the 2021 code, which did not (the SC'21 artifact).
+  plan.set_tp_backward_overlap(l.tp > 1 && !r.Has("no-async-tensor-model-parallel-allreduce") &&
+                               !r.Has("checkpoint-activations"));
   plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
   v1::Stage common;
   common.set_tensor_parallel(static_cast<uint32_t>(l.tp));

@@ -25,8 +25,9 @@ struct PlanShape {
   std::string model_path;
   uint64_t global_batch_size = 0;
   uint64_t micro_batch_size = 0;
-  int context_parallel = 1;      // Plan.context_parallel (written when > 1)
-  bool tp_comm_overlap = false;  // Plan.tp_comm_overlap
+  int context_parallel = 1;          // Plan.context_parallel (written when > 1)
+  bool tp_comm_overlap = false;      // Plan.tp_comm_overlap
+  bool tp_backward_overlap = false;  // Plan.tp_backward_overlap
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;
   double epsilon = proto::kDefaultH1f1bEpsilon;
   bool explicit_warmups = true;  // write SearchedStage::warmup into Stage.warmup_forwards

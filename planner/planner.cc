@@ -198,6 +198,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
 
   ProfilerOptions profiler_options;
   profiler_options.tp_comm_overlap = request.tp_comm_overlap;
+  profiler_options.tp_backward_overlap = request.tp_backward_overlap;
   if (request.profile_cache != nullptr) {
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
@@ -251,6 +252,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.micro_batch_size = best_mbs;
   shape.context_parallel = best_cp;
   shape.tp_comm_overlap = request.tp_comm_overlap;
+  shape.tp_backward_overlap = request.tp_backward_overlap;
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;

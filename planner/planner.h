@@ -38,6 +38,7 @@ struct PlanRequest {
   int max_context_parallel = 16;
   // Plan.tp_comm_overlap of the plans to price and write (a framework setting, not searched).
   bool tp_comm_overlap = false;
+  bool tp_backward_overlap = false;              // Plan.tp_backward_overlap, likewise
   int threads = 0;                               // 0 = hardware concurrency
   double epsilon = proto::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                 // see SearchOptions

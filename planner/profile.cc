@@ -24,7 +24,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
                       im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),
                       static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
-                      static_cast<int>(o.tp_comm_overlap)));
+                      static_cast<int>(o.tp_comm_overlap)),
+      o.tp_backward_overlap ? " tp-backward-overlap" : "");
 }
 
 }  // namespace
@@ -152,6 +153,13 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   if (options_.tp_comm_overlap) {
     forward_comm -= std::min(forward_comm, cost->forward_time);
     backward_comm -= std::min(backward_comm, cost->backward_time);
+  } else if (options_.tp_backward_overlap) {
+    std::vector<sim::workload::StageCollective> reductions;
+    for (const sim::workload::StageCollective& c : cost->backward_collectives) {
+      if (sim::workload::IsInputGradientReduction(c)) reductions.push_back(c);
+    }
+    const Time hideable = cluster_.CollectivesTime(island, config.tensor_parallel, reductions);
+    backward_comm -= std::min({hideable, backward_comm, cost->column_weight_grad_time});
   }
   o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
   o.backward = cost->backward_time + cp.backward_exposed + backward_comm;

@@ -68,6 +68,9 @@ struct ProfilerOptions {
   // Plan.tp_comm_overlap of a plan being priced (not searched): the stage's collectives hide behind
   // its compute, up to the compute time, as the simulator runs them.
   bool tp_comm_overlap = false;
+  // Plan.tp_backward_overlap of a plan being priced: the backward's input-gradient reductions hide
+  // behind the column-parallel weight gradients, as the simulator runs them.
+  bool tp_backward_overlap = false;
   // Islands with more nodes than this use whole-node submeshes (n, M) only: a stage on part of one node
   // of a large island is never worth the state it adds to the search (u then counts whole nodes).
   int partial_node_shapes_max_nodes = 8;

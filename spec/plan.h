@@ -58,6 +58,7 @@ struct PlanSpec {
   bool overlap_grad_reduce = false;
   uint64_t grad_bucket_bytes = 0;  // 0: one bucket per stage
   bool tp_comm_overlap = false;
+  bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
   std::string where;  // the plan file, for messages

@@ -1,6 +1,7 @@
-// Tensor parallelism across nodes (TP 16 on two 8-GPU DGX A100 nodes) and Plan.tp_comm_overlap: the
-// TP all-reduces run over the NICs at the closed form of the algorithm the estimate picks, and the
-// overlap hides them behind the pass's compute up to the compute time.
+// Tensor parallelism across nodes (TP 16 on two 8-GPU DGX A100 nodes), Plan.tp_comm_overlap and
+// Plan.tp_backward_overlap: the TP all-reduces run over the NICs at the closed form of the algorithm the
+// estimate picks, the overlap hides them behind the pass's compute up to the compute time, and the
+// asynchronous backward hides the input-gradient reductions behind the column-parallel weight gradients.
 #include <algorithm>
 #include <string>
 
@@ -43,7 +44,7 @@ constexpr char kCluster[] = R"pb(
 )pb";
 
 // One stage over both nodes, TP 16: a GPT block of hidden 4096, one sample of 2048 tokens.
-v1::Plan CrossNodePlan(bool overlap) {
+v1::Plan CrossNodePlan(bool overlap, int tensor_parallel = 16, bool sequence_parallel = false) {
   v1::Plan plan;
   const std::string text = R"pb(
     name: "tp16"
@@ -65,6 +66,10 @@ v1::Plan CrossNodePlan(bool overlap) {
   )pb";
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &plan));
   plan.set_tp_comm_overlap(overlap);
+  v1::Stage& stage = *plan.mutable_stages(0);
+  stage.set_tensor_parallel(static_cast<uint32_t>(tensor_parallel));
+  stage.mutable_mesh()->set_node_count(static_cast<uint32_t>(tensor_parallel / 8));
+  stage.set_sequence_parallel(sequence_parallel);
   return plan;
 }
 
@@ -116,6 +121,53 @@ TEST_CASE("tp_comm_overlap hides the TP collectives behind the compute, up to th
     CHECK(b.backward_hidden_comm_time == std::min(a.backward_collective_time, a.cost.backward_time));
     CHECK(b.forward_time() == std::max(a.cost.forward_time, a.forward_collective_time));
     CHECK(b.backward_time() == std::max(a.cost.backward_time, a.backward_collective_time));
+  }
+}
+
+// Column-parallel GEMMs (QKV, FC1, the vocabulary-parallel head) of the TP-16 plan: their weight
+// gradients take 2 x tokens x inputs x outputs / TP FLOPs, at peak on ideal hardware.
+double ColumnWeightGradSeconds(int tensor_parallel) {
+  const double tokens = 2048, h = 4096, vocab = 51200, blocks = 2;
+  const double flop = 2 * tokens * (blocks * (h * 3 * h + h * 4 * h) + h * vocab) / tensor_parallel;
+  return flop / 312e12;  // A100 dense BF16
+}
+
+TEST_CASE("tp_backward_overlap hides the backward's input-gradient reductions behind the weight gradients",
+          "[executor][tp]") {
+  for (const bool sp : {false, true}) {
+    for (const int tp : {8, 16}) {
+      INFO("TP " << tp << (sp ? " with" : " without") << " sequence parallelism");
+      v1::Plan plan = CrossNodePlan(false, tp, sp);
+      const auto plain = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+      plan.set_tp_backward_overlap(true);
+      const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+      const executor::VirtualStageCost& a = plain->virtual_stages.at(0);
+      const executor::VirtualStageCost& b = async->virtual_stages.at(0);
+      CHECK(TimeToSeconds(b.cost.column_weight_grad_time) == Approx(ColumnWeightGradSeconds(tp)).epsilon(1e-6));
+      // The reductions: every backward all-reduce without SP; the reduce-scatters with it (the
+      // all-gathers stay exposed). Each one alone on the NVSwitch ring (TP 8) or the NICs (TP 16).
+      double reductions = 0;
+      int all_gathers = 0;
+      for (const workload::StageCollective& c : a.cost.backward_collectives) {
+        if (c.op == hetsim::CollectiveOp::kAllGather) all_gathers += c.count;
+        if (!workload::IsInputGradientReduction(c)) continue;
+        const double bytes = static_cast<double>(c.bytes);
+        reductions += c.count * (sp        ? RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
+                                 : tp == 8 ? RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
+                                           : AllReduceSeconds(bytes));
+      }
+      CHECK(all_gathers == (sp ? 2 * 2 + 1 : 0));  // two per block and the embedding's
+      if (!sp || tp == 8) {
+        CHECK(TimeToSeconds(b.backward_hidden_comm_time) ==
+              Approx(std::min(reductions, ColumnWeightGradSeconds(tp))).epsilon(0.01));
+      }
+      CHECK(b.backward_hidden_comm_time > 0);
+      CHECK(b.backward_hidden_comm_time <= b.cost.column_weight_grad_time);
+      if (sp) CHECK(b.backward_hidden_comm_time < b.backward_collective_time);  // the all-gathers stay
+      CHECK(b.forward_hidden_comm_time == 0);
+      CHECK(b.forward_time() == a.forward_time());
+      CHECK(b.backward_time() == a.backward_time() - b.backward_hidden_comm_time);
+    }
   }
 }
 

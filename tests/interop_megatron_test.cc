@@ -93,6 +93,7 @@ TEST_CASE("GPT-3 175B: TP 8 x PP 16 on 16 nodes", "[interop]") {
   CHECK(p.global_batch_size() == 1536);
   CHECK(p.schedule() == v1::ONE_F_ONE_B);
   CHECK(p.blocking_p2p());
+  CHECK(p.tp_backward_overlap());  // Megatron-LM's asynchronous input-gradient reductions (v2.6 on)
   REQUIRE(p.stages_size() == 16);
   // 96 / 16 = 6 blocks per stage; the embedding joins stage 0, the head stage 15; stage p on node p.
   CHECK(p.stages(0).num_layers() == 7);
@@ -175,6 +176,26 @@ TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]")
   CHECK(d.Compare(expected, got));
   CHECK(diff == "");
   CheckRoundTrip(*m, cluster);
+}
+
+TEST_CASE("the asynchronous TP backward: on from Megatron-LM v2.6, off when switched off or in 2021's code",
+          "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 8 --hidden-size 4096 --num-attention-heads "
+      "32 --seq-length 2048 "
+      "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 8 --bf16 ";
+  auto overlap = [&](const std::string& flags) {
+    absl::StatusOr<MegatronImport> m = Import(base + flags, cluster);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    CheckRoundTrip(*m, cluster);
+    return m->plan.tp_backward_overlap();
+  };
+  CHECK(overlap("--tensor-model-parallel-size 8"));
+  CHECK_FALSE(overlap("--tensor-model-parallel-size 8 --no-async-tensor-model-parallel-allreduce"));
+  CHECK_FALSE(overlap("--tensor-model-parallel-size 8 --checkpoint-activations"));
+  CHECK_FALSE(overlap("--tensor-model-parallel-size 1"));  // nothing to reduce
 }
 
 TEST_CASE("context parallelism: ranks TP, then CP, then DP inside a stage", "[interop]") {

@@ -105,5 +105,21 @@ TEST_CASE("plan reader: an interleaved stage is the sum of its chunks, with the 
   CHECK(TimeToSeconds(plain.predicted_iteration) == Approx(TimeToSeconds(plain.simulated_iteration)).epsilon(0.10));
 }
 
+TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation hides", "[planner][validate][tp]") {
+  proto::PlanInputs in = InterleavedInputs();
+  const StageFigures plain = BothSides(in);
+  in.plan.set_tp_backward_overlap(true);
+  const StageFigures async = BothSides(in);
+  for (int i = 0; i < 2; ++i) {
+    INFO("stage " << i);
+    // The reduce-scatters of the backward (sequence parallelism), under the column-parallel weight
+    // gradients: alpha-beta rings on the planner's side, routed flows in the simulation.
+    const double hidden_predicted = TimeToSeconds(plain.predicted_t[i] - async.predicted_t[i]);
+    const double hidden_simulated = TimeToSeconds(plain.simulated_t[i] - async.simulated_t[i]);
+    CHECK(hidden_simulated > 0);
+    CHECK(hidden_predicted == Approx(hidden_simulated).epsilon(0.02));
+  }
+}
+
 }  // namespace
 }  // namespace hetsim::planner

@@ -57,17 +57,23 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
   return absl::OkStatus();
 }
 
-// Adds the list's collectives to `time` and `load`, and the tensor-parallel ones' time also to
-// `tensor_time` (what Plan.tp_comm_overlap may hide).
+// The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
+struct TensorTime {
+  Time all = 0;                   // every TP collective (Plan.tp_comm_overlap)
+  Time input_grad_reduction = 0;  // input-gradient reductions (Plan.tp_backward_overlap)
+};
+
+// Adds the list's collectives to `time` and `load`, and the tensor-parallel ones' time also to `tensor`.
 absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
-                             const std::vector<workload::StageCollective>& list, Time& time, Time& tensor_time,
+                             const std::vector<workload::StageCollective>& list, Time& time, TensorTime& tensor,
                              std::vector<LinkLoad>& load) {
   for (const workload::StageCollective& c : list) {
     const Time before = time;
     if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
-    if (c.group == workload::CollectiveGroup::kTensor) tensor_time += time - before;
+    if (c.group == workload::CollectiveGroup::kTensor) tensor.all += time - before;
+    if (workload::IsInputGradientReduction(c)) tensor.input_grad_reduction += time - before;
   }
   return absl::OkStatus();
 }
@@ -365,16 +371,19 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   const int K = static_cast<int>(setup.virtual_stages.size());
   VirtualStageCost& vs = setup.virtual_stages[k];
   const StageLayout& l = setup.stages[k % S].layout;
-  Time forward_tp = 0, backward_tp = 0;
+  TensorTime forward_tp, backward_tp;
   HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time, forward_tp,
                                          vs.forward_link_load));
   HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
                                          backward_tp, vs.backward_link_load));
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
-  // they feed, hidden up to the pass's compute time (docs/cost-model.md).
+  // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
+  // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
   if (plan.tp_comm_overlap) {
-    vs.forward_hidden_comm_time = std::min(forward_tp, vs.cost.forward_time);
-    vs.backward_hidden_comm_time = std::min(backward_tp, vs.cost.backward_time);
+    vs.forward_hidden_comm_time = std::min(forward_tp.all, vs.cost.forward_time);
+    vs.backward_hidden_comm_time = std::min(backward_tp.all, vs.cost.backward_time);
+  } else if (plan.tp_backward_overlap) {
+    vs.backward_hidden_comm_time = std::min(backward_tp.input_grad_reduction, vs.cost.column_weight_grad_time);
   }
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));

@@ -81,7 +81,9 @@ struct VirtualStageCost {
   Time forward_collective_time = 0;
   Time backward_collective_time = 0;
   // Plan.tp_comm_overlap: the part of the tensor-parallel collective time hidden behind the pass's
-  // compute (at most the TP collective time and at most the compute time); 0 otherwise.
+  // compute (at most the TP collective time and at most the compute time); Plan.tp_backward_overlap:
+  // the backward's input-gradient reductions hidden behind the column-parallel weight gradients
+  // (at most either); 0 otherwise.
   Time forward_hidden_comm_time = 0;
   Time backward_hidden_comm_time = 0;
   // The links those collectives load per microbatch (every replica's group, each as if alone; sorted

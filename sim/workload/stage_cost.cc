@@ -90,7 +90,8 @@ int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes
 
 struct GemmTimes {
   double forward_s = 0, backward_s = 0;
-  double flop = 0;  // forward FLOPs on this GPU
+  double weight_grad_s = 0;  // the weight-gradient GEMM's share of backward_s
+  double flop = 0;           // forward FLOPs on this GPU
 };
 
 // One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
@@ -108,6 +109,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   if (!gpu.shape_aware() || g.m <= 0) {
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
     t.backward_s = backward_ratio * t.forward_s;
+    t.weight_grad_s = t.backward_s / 2;  // input and weight gradients: the same FLOPs
     return t;
   }
   GemmShape f{g.m, g.n, g.k, g.batch};
@@ -125,8 +127,8 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     case TpSplit::kNone: break;
   }
   t.forward_s = kernels * gpu.GemmSeconds(f);
-  t.backward_s = kernels * (gpu.GemmSeconds(GemmShape{f.m, f.k, f.n, f.batch}) +
-                            gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch}));
+  t.weight_grad_s = kernels * gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch});
+  t.backward_s = kernels * gpu.GemmSeconds(GemmShape{f.m, f.k, f.n, f.batch}) + t.weight_grad_s;
   return t;
 }
 
@@ -159,6 +161,7 @@ struct LayerTimes {
   double model_flop = 0;      // forward + backward without recomputation (MFU counts these)
   double core_forward_s = 0;  // the attention core's share of the forward (GEMMs and memory passes)
   double core_memory_s = 0;
+  double column_weight_grad_s = 0;  // weight-gradient GEMMs of column-parallel linears
 };
 
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
@@ -166,11 +169,12 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   const bool selective = layer.recomputable && c.recompute == spec::Recompute::kSelective;
   const double backward_ratio =
       layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
-  double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0;
+  double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0, column_wgrad_s = 0;
   for (const Gemm& g : layer.gemms) {
     const GemmTimes t = TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu);
     gemm_s += t.forward_s;
     gemm_bwd_s += t.backward_s;
+    if (g.split == TpSplit::kColumns && !g.attention_core) column_wgrad_s += t.weight_grad_s;
     flop += t.flop;
     if (g.attention_core) {
       core_gemm_s += t.forward_s;
@@ -184,6 +188,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   LayerTimes t;
   t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
   t.core_forward_s = core_gemm_s + t.core_memory_s;
+  t.column_weight_grad_s = column_wgrad_s;
   t.forward_s = gemm_s + memory_fwd_s;
   t.forward_flop = flop;
   t.backward_s = gemm_bwd_s + 2 * memory_fwd_s;
@@ -291,7 +296,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   StageCost cost;
   double forward_s = 0, backward_s = 0;
   double dense_params = 0, expert_params = 0;
-  double activation = 0, working = 0;
+  double activation = 0, working = 0, column_weight_grad_s = 0;
   bool has_embedding = false;
   for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
     const LayerCost& layer = model.layer(i);
@@ -304,6 +309,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     backward_s += t.backward_s;
     cost.layer_forward_s.push_back(t.forward_s);
     cost.layer_backward_s.push_back(t.backward_s);
+    column_weight_grad_s += t.column_weight_grad_s;
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
       cost.cp_attention.push_back(CpAttentionOf(layer, i, t, c, s, gpu));
     }
@@ -326,6 +332,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
   cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);
   cost.memory.recompute_working_bytes = RoundUpBytes(working);
+  cost.column_weight_grad_time = SecondsToTime(column_weight_grad_s);
   return cost;
 }
 

@@ -69,6 +69,14 @@ struct StageCollective {
   int32_t layer = 0;  // model layer index that issues them
 };
 
+// A backward tensor-parallel all-reduce (sequence parallel: reduce-scatter) reduces the input gradient of
+// a column-parallel linear, the conjugate of its forward identity (all-gather); Megatron-LM overlaps it
+// with that linear's weight-gradient GEMM (Plan.tp_backward_overlap).
+inline bool IsInputGradientReduction(const StageCollective& c) {
+  return c.group == CollectiveGroup::kTensor &&
+         (c.op == CollectiveOp::kAllReduce || c.op == CollectiveOp::kReduceScatter);
+}
+
 // Memory per GPU of the stage, in bytes.
 struct StageMemory {
   int64_t param_bytes = 0;      // weights, after TP/EP split and ZeRO-3 sharding
@@ -120,6 +128,9 @@ struct StageCost {
   // what ZeRO-3's prefetched parameter gathers hide behind.
   std::vector<double> layer_forward_s;
   std::vector<double> layer_backward_s;
+  // The backward's weight-gradient GEMMs of column-parallel linears (QKV, FC1, the head): what their
+  // input-gradient reductions run under with Plan.tp_backward_overlap (IsInputGradientReduction).
+  Time column_weight_grad_time = 0;
 
   StageMemory memory;
 };
