@@ -141,6 +141,16 @@ TEST_CASE("fidelity: a collective case is predicted in nccl-tests' bus bandwidth
   CHECK(c.error_percent() == Approx((c.predicted() - 240) / 240 * 100));
 }
 
+TEST_CASE("fidelity: a training run measured in tokens per second per GPU", "[fidelity]") {
+  // plan-a: 4 samples of 1024 tokens in 4 x (1 + 1.5) ms on one GPU, 409,600 tokens/s.
+  const v1::FidelityReport report = FidelityJson("tokens.pbtxt");
+  const v1::FidelityCase& c = report.sets(0).cases(0);
+  CHECK(c.unit() == "tokens/s per GPU");
+  CHECK(c.measured() == 400000);
+  CHECK(c.predicted() == Approx(409600).epsilon(1e-9));
+  CHECK(c.error_percent() == Approx(2.4).epsilon(1e-9));
+}
+
 TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
   const v1::FidelityReport report = FidelityJson("nccl.csv");
   const v1::FidelityCase& c = report.sets(0).cases(0);

@@ -277,3 +277,29 @@ TEST_CASE("bad stages and GPU types are reported with the field path", "[workloa
         "cluster.pbtxt: gpu_types[1].peak_tflops_bf16: 0 is not a positive number (GPU type \"V100\", "
         "needed for the model's dtype)");
 }
+
+TEST_CASE("FP8 runs the blocks' linear layers at the FP8 peak; attention core and LM head stay 16-bit",
+          "[workload][stage][fp8]") {
+  // A GPT-3-shaped model, one block plus the head, on ideal hardware (GEMMs at peak): between BF16
+  // and FP8 only the FP8 GEMMs change, by their FLOPs x (1 / BF16 peak - 1 / FP8 peak).
+  hetsim::v1::GpuType gpu = Gpu(989, 1, 0);
+  gpu.set_peak_tflops_fp8(1979);
+  const GpuCompute bf16 = Bf16ComputeOk(gpu, /*ideal=*/true);
+  auto fp8 = hetsim::testing::GpuComputeOf(gpu, hetsim::v1::FP8, "cluster.pbtxt: gpu_types[0]", true);
+  REQUIRE(fp8.ok());
+  CHECK(fp8->SixteenBit().peak_flop_per_s() == 989e12);
+  CHECK(&bf16.SixteenBit() == &bf16);
+  const ModelCost gpt3 = Gpt3();
+  const int head = gpt3.num_layers() - 1;
+  const double b = 2;
+  // Per sample: QKV, projection and the two MLP GEMMs, 2 s (3h^2 + h^2 + 8h^2) forward, twice that backward.
+  const double linear = 2 * kS * 12 * kH * kH * b;
+  const double saved = linear * 3 * (1 / 989e12 - 1 / 1979e12);
+  const StageCost block16 = Cost(gpt3, Layers(1, 1, 2), bf16), block8 = Cost(gpt3, Layers(1, 1, 2), *fp8);
+  CHECK(hetsim::TimeToSeconds(block16.forward_time + block16.backward_time - block8.forward_time -
+                              block8.backward_time) == Approx(saved).epsilon(1e-6));
+  // The head (Megatron's own output layer) and the attention core take as long as in BF16.
+  const StageCost head16 = Cost(gpt3, Layers(head, 1, 2), bf16), head8 = Cost(gpt3, Layers(head, 1, 2), *fp8);
+  CHECK(head8.forward_time == head16.forward_time);
+  CHECK(head8.backward_time == head16.backward_time);
+}

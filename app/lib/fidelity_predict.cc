@@ -66,10 +66,23 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
   }
   v1::FidelityCase out;
   out.set_setup(TrainingSetup(inputs->plan, report));
+  out.set_predicted_time_ms(report.iteration_time_ms());
+  if (run.measured_tokens_per_second_per_gpu() != 0) {
+    const v1::Model& model = inputs->model;
+    const uint64_t seq = model.has_transformer() ? model.transformer().seq_length() : model.layer_list().seq_length();
+    if (seq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ".training_run.measured_tokens_per_second_per_gpu: the model has no sequence length to count tokens"));
+    }
+    out.set_unit("tokens/s per GPU");
+    out.set_measured(run.measured_tokens_per_second_per_gpu());
+    out.set_predicted(static_cast<double>(inputs->plan.global_batch_size() * seq) /
+                      (report.iteration_time_ms() * 1e-3 * report.num_gpus()));
+    return out;
+  }
   out.set_unit("TFLOP/s per GPU");
   out.set_measured(run.measured_tflops_per_gpu());
   out.set_predicted(flop / (report.iteration_time_ms() * 1e-3 * report.num_gpus()) / 1e12);
-  out.set_predicted_time_ms(report.iteration_time_ms());
   return out;
 }
 

@@ -33,6 +33,17 @@ void RequirePath(proto::Problems& p, const std::string& at, const std::string& v
 void CheckTrainingRun(proto::Problems& p, const std::string& at, const v1::ValidationTrainingRun& run) {
   RequirePath(p, at + "plan", run.plan());
   RequirePath(p, at + "cluster", run.cluster());
+  if (run.measured_tokens_per_second_per_gpu() != 0) {
+    proto::CheckPositive(p, at + "measured_tokens_per_second_per_gpu", run.measured_tokens_per_second_per_gpu(),
+                         kMaxMeasured);
+    if (run.measured_tflops_per_gpu() != 0) {
+      p.Add(at + "measured_tflops_per_gpu", "set with measured_tokens_per_second_per_gpu: give one measurement");
+    }
+    if (run.flop_count() != v1::VALIDATION_FLOP_COUNT_UNSPECIFIED) {
+      p.Add(at + "flop_count", "set with measured_tokens_per_second_per_gpu, which counts no FLOPs");
+    }
+    return;
+  }
   proto::CheckPositive(p, at + "measured_tflops_per_gpu", run.measured_tflops_per_gpu(), kMaxMeasured);
   if (run.flop_count() == v1::VALIDATION_FLOP_COUNT_UNSPECIFIED) {
     p.Add(at + "flop_count", "required (MEGATRON_EQ3 or MODEL_FLOPS: how the measured TFLOP/s count FLOPs)");
@@ -55,6 +66,11 @@ void CheckCollective(proto::Problems& p, const std::string& at, const v1::Valida
 void CheckBounds(proto::Problems& p, const v1::ValidationBounds& b) {
   proto::CheckRange(p, "bounds.max_mape_percent", b.max_mape_percent(), 0, 1000);
   proto::CheckRange(p, "bounds.max_abs_error_percent", b.max_abs_error_percent(), 0, 1000);
+}
+
+// A training run measured in tokens per second rather than TFLOP/s: another quantity.
+bool CountsTokens(const v1::ValidationCase& c) {
+  return c.has_training_run() && c.training_run().measured_tokens_per_second_per_gpu() != 0;
 }
 
 absl::Status ValidateSet(const v1::ValidationSet& set, absl::string_view file) {
@@ -80,7 +96,7 @@ absl::Status ValidateSet(const v1::ValidationSet& set, absl::string_view file) {
     }
     if (i > 0 && c.measurement_case() != v1::ValidationCase::MEASUREMENT_NOT_SET &&
         set.cases(0).measurement_case() != v1::ValidationCase::MEASUREMENT_NOT_SET &&
-        c.measurement_case() != set.cases(0).measurement_case()) {
+        (c.measurement_case() != set.cases(0).measurement_case() || CountsTokens(c) != CountsTokens(set.cases(0)))) {
       p.Add(at.substr(0, at.size() - 1),
             "a different kind of measurement than cases[0]: a set's cases are ranked "
             "together, so they measure one quantity (put other kinds in another file)");

@@ -50,6 +50,11 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
         "%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")", where, hbm * 1e-9, gpu.name));
   }
   GpuCompute g;
+  if (dtype == spec::DType::kFp8) {
+    absl::StatusOr<GpuCompute> bf16 = Create(gpu, spec::DType::kBf16, where, ideal);
+    if (!bf16.ok()) return bf16.status();
+    g.sixteen_bit_ = std::make_shared<const GpuCompute>(*std::move(bf16));
+  }
   g.peak_flop_per_s_ = peak;
   g.hbm_bytes_per_s_ = hbm;
   g.element_bytes_ = ElementBytes(dtype);

@@ -13,6 +13,8 @@
 #ifndef HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 #define HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 
+#include <memory>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "spec/dtype.h"
@@ -42,6 +44,9 @@ class GpuCompute {
                                            bool ideal = false);
 
   double peak_flop_per_s() const { return peak_flop_per_s_; }
+  // The GPU for the GEMMs an FP8 model keeps in 16 bits (Gemm::fp8 false): the same GPU at its BF16
+  // peak when the dtype is FP8, this one otherwise.
+  const GpuCompute& SixteenBit() const { return sixteen_bit_ ? *sixteen_bit_ : *this; }
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double max_efficiency() const { return max_efficiency_; }
   double half_efficiency_gflop() const { return half_efficiency_gflop_; }
@@ -82,6 +87,7 @@ class GpuCompute {
   double host_op_s_ = 0;
   double pass_overhead_s_ = 0;
   double iteration_overhead_s_ = 0;
+  std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };
 
 }  // namespace hetsim::sim::workload

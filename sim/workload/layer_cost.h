@@ -41,6 +41,10 @@ struct Gemm {
   // The attention core (scores and attention over values): recomputed under selective recompute.
   // Its matrices are per sample and per head (batch), not stacked along m.
   bool attention_core = false;
+  // Runs in FP8 when the model trains in FP8: Transformer Engine's linear layers of a block (QKV,
+  // projection, MLP). The attention core (FlashAttention in BF16 unless FP8 attention is asked for),
+  // the LM head and the MoE router (Megatron's own layers) stay in 16 bits.
+  bool fp8 = true;
   // Shape per sample before tensor parallelism: (m x k) @ (k x n), `batch` times; m counts the rows
   // one sample contributes (tokens; for experts, token visits over all experts). m = 0: no shape
   // known (timed from the FLOPs alone).

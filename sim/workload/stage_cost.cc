@@ -98,7 +98,8 @@ struct GemmTimes {
 // (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples of which this GPU
 // holds 1/CP of the tokens (an attention core: its queries against all keys).
 GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts, double backward_ratio,
-                   const GpuCompute& gpu) {
+                   const GpuCompute& model_gpu) {
+  const GpuCompute& gpu = g.fp8 ? model_gpu : model_gpu.SixteenBit();
   const double tp = c.tensor_parallel;
   // Experts: this GPU holds experts / EP of them and computes the tokens routed to them from the
   // whole EP group, on average b s k EP / experts per expert.

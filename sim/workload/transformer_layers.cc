@@ -35,7 +35,7 @@ Shape ShapeOf(const spec::TransformerSpec& t, int element_bytes) {
 // A GEMM of `batch` products (m x k) @ (k x n) per sample, with its FLOPs.
 Gemm MakeGemm(const char* name, double m, double n, double k, double batch, TpSplit split, bool per_expert = false,
               bool attention_core = false) {
-  Gemm g{name, 2 * m * n * k * batch, per_expert, attention_core};
+  Gemm g{name, 2 * m * n * k * batch, per_expert, attention_core, /*fp8=*/!attention_core};
   g.m = m;
   g.n = n;
   g.k = k;
@@ -153,6 +153,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   const double mlp_params = up * h * f + up * f + f * h + h;
   if (moe) {
     layer.gemms.push_back(MakeGemm("router", s, x.experts, h, 1, TpSplit::kNone));
+    layer.gemms.back().fp8 = false;
   }
   layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
   layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
@@ -191,6 +192,7 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   layer.recomputable = false;
   const double s = x.s, h = x.h, B = x.B, v = x.vocab;
   layer.gemms = {MakeGemm("lm_head", s, v, h, 1, TpSplit::kColumns)};
+  layer.gemms.back().fp8 = false;  // Megatron's output layer, not a Transformer Engine module
   // Final LayerNorm; vocabulary-parallel cross-entropy (max, subtract, exp, sum, log, target pick).
   layer.memory_kernels = 8;
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
