@@ -178,15 +178,20 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
+  // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
-  if (sync_backward) add("--no-async-tensor-model-parallel-allreduce");
+  if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");
   if (pp > 1 && !plan.blocking_p2p()) add("--overlap-p2p-communication");
 
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
   if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
-  if (sync_backward) {
+  if (sync_backward && s0.sequence_parallel()) {
+    out.notes.push_back(
+        "tp_backward_overlap false: not expressible with --sequence-parallel (Megatron-LM always reduce-scatters "
+        "input gradients under the weight gradients)");
+  } else if (sync_backward) {
     out.notes.push_back(
         "--no-async-tensor-model-parallel-allreduce (tp_backward_overlap false): Megatron-LM 2022-23's switch; "
         "later releases always reduce input gradients under the weight gradients (drop it there)");

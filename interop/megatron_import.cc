@@ -291,10 +291,19 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
-  // Megatron-LM reduces input gradients asynchronously (v2.6 on) unless told not to; a line with the
-  // 2021 flag --checkpoint-activations is taken as the 2021 code, which did not (the SC'21 artifact).
-  plan.set_tp_backward_overlap(l.tp > 1 && !r.Has("no-async-tensor-model-parallel-allreduce") &&
-                               !r.Has("checkpoint-activations"));
+  // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
+  // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
+  // reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
+  // of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap.
+  const bool sp = r.Has("sequence-parallel");
+  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
+                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
+  if (code_2021 && l.tp > 1) {
+    out.notes.push_back(
+        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
+        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
+  }
   plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
   v1::Stage common;
   common.set_tensor_parallel(static_cast<uint32_t>(l.tp));

@@ -154,12 +154,12 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
     forward_comm -= std::min(forward_comm, cost->forward_time);
     backward_comm -= std::min(backward_comm, cost->backward_time);
   } else if (options_.tp_backward_overlap) {
-    std::vector<sim::workload::StageCollective> reductions;
+    std::vector<std::pair<int, Time>> reductions;
     for (const sim::workload::StageCollective& c : cost->backward_collectives) {
-      if (sim::workload::IsInputGradientReduction(c)) reductions.push_back(c);
+      if (c.async_backward)
+        reductions.emplace_back(c.layer, cluster_.CollectivesTime(island, config.tensor_parallel, {c}));
     }
-    const Time hideable = cluster_.CollectivesTime(island, config.tensor_parallel, reductions);
-    backward_comm -= std::min({hideable, backward_comm, cost->column_weight_grad_time});
+    backward_comm -= std::min(backward_comm, sim::workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
   }
   o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
   o.backward = cost->backward_time + cp.backward_exposed + backward_comm;

@@ -124,15 +124,16 @@ TEST_CASE("tp_comm_overlap hides the TP collectives behind the compute, up to th
   }
 }
 
-// Column-parallel GEMMs (QKV, FC1, the vocabulary-parallel head) of the TP-16 plan: their weight
-// gradients take 2 x tokens x inputs x outputs / TP FLOPs, at peak on ideal hardware.
-double ColumnWeightGradSeconds(int tensor_parallel) {
-  const double tokens = 2048, h = 4096, vocab = 51200, blocks = 2;
-  const double flop = 2 * tokens * (blocks * (h * 3 * h + h * 4 * h) + h * vocab) / tensor_parallel;
-  return flop / 312e12;  // A100 dense BF16
+// The weight gradients of the column-parallel GEMMs of layer `layer` of the TP plan (0 the embedding,
+// 1-2 the blocks: QKV and FC1, 3 the vocabulary-parallel head): 2 x tokens x inputs x outputs / TP
+// FLOPs, at peak on ideal hardware.
+double ColumnWeightGradSeconds(int layer, int tensor_parallel) {
+  const double tokens = 2048, h = 4096, vocab = 51200;
+  const double outputs = layer == 0 ? 0 : layer == 3 ? vocab : 3 * h + 4 * h;
+  return 2 * tokens * h * outputs / tensor_parallel / 312e12;  // A100 dense BF16
 }
 
-TEST_CASE("tp_backward_overlap hides the backward's input-gradient reductions behind the weight gradients",
+TEST_CASE("tp_backward_overlap hides each layer's input-gradient reductions behind its weight gradients",
           "[executor][tp]") {
   for (const bool sp : {false, true}) {
     for (const int tp : {8, 16}) {
@@ -143,32 +144,62 @@ TEST_CASE("tp_backward_overlap hides the backward's input-gradient reductions be
       const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
       const executor::VirtualStageCost& a = plain->virtual_stages.at(0);
       const executor::VirtualStageCost& b = async->virtual_stages.at(0);
-      CHECK(TimeToSeconds(b.cost.column_weight_grad_time) == Approx(ColumnWeightGradSeconds(tp)).epsilon(1e-6));
-      // The reductions: every backward all-reduce without SP; the reduce-scatters with it (the
-      // all-gathers stay exposed). Each one alone on the NVSwitch ring (TP 8) or the NICs (TP 16).
-      double reductions = 0;
-      int all_gathers = 0;
-      for (const workload::StageCollective& c : a.cost.backward_collectives) {
-        if (c.op == hetsim::CollectiveOp::kAllGather) all_gathers += c.count;
-        if (!workload::IsInputGradientReduction(c)) continue;
-        const double bytes = static_cast<double>(c.bytes);
-        reductions += c.count * (sp        ? RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
-                                 : tp == 8 ? RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
-                                           : AllReduceSeconds(bytes));
+      REQUIRE(b.cost.layer_column_weight_grad_s.size() == 4);
+      for (int layer = 0; layer < 4; ++layer) {
+        CHECK(b.cost.layer_column_weight_grad_s[layer] == Approx(ColumnWeightGradSeconds(layer, tp)).epsilon(1e-9));
       }
-      CHECK(all_gathers == (sp ? 2 * 2 + 1 : 0));  // two per block and the embedding's
-      if (!sp || tp == 8) {
-        CHECK(TimeToSeconds(b.backward_hidden_comm_time) ==
-              Approx(std::min(reductions, ColumnWeightGradSeconds(tp))).epsilon(0.01));
+      // The reductions, written out: the input gradient of QKV and of FC1 in each block, and of the
+      // head; all-reduces without SP, reduce-scatters with it, of one sample's 2048 x 4096 BF16 each.
+      const double bytes = 2048.0 * 4096 * 2;
+      const double one = sp        ? RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
+                         : tp == 8 ? RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
+                                   : AllReduceSeconds(bytes);
+      int reductions = 0;
+      for (const workload::StageCollective& c : b.cost.backward_collectives) {
+        if (!c.async_backward) continue;
+        CHECK(c.op == (sp ? hetsim::CollectiveOp::kReduceScatter : hetsim::CollectiveOp::kAllReduce));
+        CHECK(c.bytes == static_cast<int64_t>(bytes));
+        reductions += c.count;
       }
+      CHECK(reductions == 2 * 2 + 1);
+      // Layer by layer: a block hides its two reductions (all of them, here), the head its one; the
+      // head's surplus does not hide the blocks'.
+      double expected = 0;
+      for (int layer = 1; layer < 4; ++layer) {
+        expected += std::min((layer == 3 ? 1 : 2) * one, ColumnWeightGradSeconds(layer, tp));
+      }
+      if (!sp || tp == 8) CHECK(TimeToSeconds(b.backward_hidden_comm_time) == Approx(expected).epsilon(0.01));
       CHECK(b.backward_hidden_comm_time > 0);
-      CHECK(b.backward_hidden_comm_time <= b.cost.column_weight_grad_time);
       if (sp) CHECK(b.backward_hidden_comm_time < b.backward_collective_time);  // the all-gathers stay
       CHECK(b.forward_hidden_comm_time == 0);
       CHECK(b.forward_time() == a.forward_time());
       CHECK(b.backward_time() == a.backward_time() - b.backward_hidden_comm_time);
     }
   }
+}
+
+TEST_CASE("tp_backward_overlap with a measured backward hides no more than the backward, nor than tp_comm_overlap",
+          "[executor][tp]") {
+  v1::Plan plan = CrossNodePlan(false, 16, false);
+  plan.mutable_stages(0)->set_measured_forward_ms(0.1);
+  plan.mutable_stages(0)->set_measured_backward_ms(0.1);
+  plan.set_tp_backward_overlap(true);
+  const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+  plan.set_tp_backward_overlap(false);
+  plan.set_tp_comm_overlap(true);
+  const auto full = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+  const executor::VirtualStageCost& b = async->virtual_stages.at(0);
+  // The weight gradients scale with the measurement: 0.1 ms of backward against its modelled time.
+  double modelled_wgrad = 0, scaled_wgrad = 0;
+  for (int layer = 0; layer < 4; ++layer) {
+    modelled_wgrad += ColumnWeightGradSeconds(layer, 16);
+    scaled_wgrad += b.cost.layer_column_weight_grad_s[layer];
+  }
+  CHECK(scaled_wgrad < modelled_wgrad);
+  CHECK(scaled_wgrad < 0.1e-3);
+  CHECK(b.backward_hidden_comm_time > 0);
+  CHECK(b.backward_hidden_comm_time <= b.cost.backward_time);
+  CHECK(b.backward_hidden_comm_time <= full->virtual_stages.at(0).backward_hidden_comm_time);
 }
 
 }  // namespace

@@ -196,6 +196,10 @@ TEST_CASE("the asynchronous TP backward: on from Megatron-LM v2.6, off when swit
   CHECK_FALSE(overlap("--tensor-model-parallel-size 8 --no-async-tensor-model-parallel-allreduce"));
   CHECK_FALSE(overlap("--tensor-model-parallel-size 8 --checkpoint-activations"));
   CHECK_FALSE(overlap("--tensor-model-parallel-size 1"));  // nothing to reduce
+  // Under sequence parallelism the reduce-scatter is asynchronous whatever the switch says.
+  CHECK(overlap("--tensor-model-parallel-size 8 --sequence-parallel --no-async-tensor-model-parallel-allreduce"));
+  // --checkpoint-activations beside a later flag is 2022's code, which still accepted it.
+  CHECK(overlap("--tensor-model-parallel-size 8 --checkpoint-activations --use-distributed-optimizer"));
 }
 
 TEST_CASE("context parallelism: ranks TP, then CP, then DP inside a stage", "[interop]") {

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -44,6 +46,22 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
   g.mutable_efficiency()->set_max_efficiency(max_eff);
   g.mutable_efficiency()->set_half_efficiency_gflop(half_gflop);
   return g;
+}
+
+// Two blocks of hidden 1024 with 8 experts, 2 per token.
+std::optional<ModelCost> SmallMoe() {
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(1024);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(32000);
+  t->set_num_experts(8);
+  t->set_moe_top_k(2);
+  auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
 }
 
 StageCost Cost(const ModelCost& model, const StageConfig& cfg, const GpuCompute& gpu) {
@@ -223,17 +241,7 @@ TEST_CASE("TP collectives: two all-reduces per block and pass, or AG + RS with S
 }
 
 TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch", "[workload][stage][comm]") {
-  hetsim::v1::Model m;
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(1024);
-  t->set_vocab_size(32000);
-  t->set_num_experts(8);
-  t->set_moe_top_k(2);
-  auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
-  REQUIRE(model.ok());
+  const auto model = SmallMoe();
   const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
   StageConfig c = Layers(1, 1, 8, 1, 4);
   c.expert_parallel = 4;
@@ -302,4 +310,48 @@ TEST_CASE("FP8 runs the blocks' linear layers at the FP8 peak; attention core an
   const StageCost head16 = Cost(gpt3, Layers(head, 1, 2), bf16), head8 = Cost(gpt3, Layers(head, 1, 2), *fp8);
   CHECK(head8.forward_time == head16.forward_time);
   CHECK(head8.backward_time == head16.backward_time);
+}
+
+TEST_CASE("weight gradients of column-parallel linears: the (k x n/TP) output over the tokens, per layer",
+          "[workload][stage][tp]") {
+  // A100 preset (shape-aware kernels): a GPT-3 block at TP 8, 2 samples; dW = X^T dY is a
+  // (h x tokens) @ (tokens x n/TP) GEMM for QKV (n = 3h) and FC1 (n = 4h).
+  hetsim::v1::GpuType a100;
+  a100.set_name("a100");
+  a100.set_preset("A100-80GB");
+  REQUIRE(hetsim::proto::ApplyGpuPreset(&a100, "c", "gpu").ok());
+  const GpuCompute gpu = Bf16ComputeOk(a100);
+  REQUIRE(gpu.shape_aware());
+  const double tokens = 2 * kS;
+  const double expected =
+      gpu.GemmSeconds(GemmShape{kH, 3 * kH / 8, tokens}) + gpu.GemmSeconds(GemmShape{kH, 4 * kH / 8, tokens});
+  const StageCost cost = Cost(Gpt3(), Layers(1, 2, 2, 8), gpu);
+  REQUIRE(cost.layer_column_weight_grad_s.size() == 2);
+  CHECK(cost.layer_column_weight_grad_s[0] == Approx(expected).epsilon(1e-12));
+  CHECK(cost.layer_column_weight_grad_s[1] == Approx(expected).epsilon(1e-12));
+  // A measured backward scales them with it.
+  StageConfig measured = Layers(1, 2, 2, 8);
+  const StageCost modelled = cost;
+  measured.measured_backward_ms = hetsim::TimeToSeconds(modelled.backward_time) * 1e3 / 2;
+  const StageCost halved = Cost(Gpt3(), measured, gpu);
+  CHECK(halved.layer_column_weight_grad_s[0] == Approx(expected / 2).epsilon(1e-3));
+}
+
+TEST_CASE("asynchronous backward reductions: dense sublayers and the head, not MoE sublayers",
+          "[workload][stage][tp]") {
+  const auto moe = SmallMoe();
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0), /*ideal=*/true);
+  const int head = moe->num_layers() - 1;
+  StageConfig c = Layers(1, head, 1, 2);
+  c.expert_parallel = 2;
+  c.data_parallel = 2;
+  c.micro_batch_size = 2;
+  const StageCost cost = Cost(*moe, c, gpu);
+  // Per block, the attention's input gradient only (the MoE MLP's goes through the dispatcher); the head's.
+  int async = 0;
+  for (const StageCollective& sc : cost.backward_collectives) async += sc.async_backward ? sc.count : 0;
+  CHECK(async == 2 + 1);
+  // A block's column-parallel weight gradients: QKV only, the experts' FC1 excluded (1 local sample).
+  const double qkv = 2 * 1024.0 * 1024 * 3 * 1024 / 2 / 312e12;
+  CHECK(cost.layer_column_weight_grad_s[0] == Approx(qkv).epsilon(1e-9));
 }

@@ -59,8 +59,8 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 
 // The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
 struct TensorTime {
-  Time all = 0;                   // every TP collective (Plan.tp_comm_overlap)
-  Time input_grad_reduction = 0;  // input-gradient reductions (Plan.tp_backward_overlap)
+  Time all = 0;                                      // every TP collective (Plan.tp_comm_overlap)
+  std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
 };
 
 // Adds the list's collectives to `time` and `load`, and the tensor-parallel ones' time also to `tensor`.
@@ -73,7 +73,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
       return s;
     }
     if (c.group == workload::CollectiveGroup::kTensor) tensor.all += time - before;
-    if (workload::IsInputGradientReduction(c)) tensor.input_grad_reduction += time - before;
+    if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
 }
@@ -383,7 +383,7 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
     vs.forward_hidden_comm_time = std::min(forward_tp.all, vs.cost.forward_time);
     vs.backward_hidden_comm_time = std::min(backward_tp.all, vs.cost.backward_time);
   } else if (plan.tp_backward_overlap) {
-    vs.backward_hidden_comm_time = std::min(backward_tp.input_grad_reduction, vs.cost.column_weight_grad_time);
+    vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);
   }
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));

@@ -83,6 +83,10 @@ struct LayerCollective {
   double bytes_per_sample = 0;
   int32_t forward_count = 0;   // calls in the forward pass
   int32_t backward_count = 0;  // calls in the backward pass
+  // The backward calls reduce a column-parallel linear's input gradient (QKV, FC1, the LM head),
+  // which Megatron-LM overlaps with that linear's weight gradient (Plan.tp_backward_overlap). Not
+  // the MoE sublayer's: expert linears communicate explicitly, around the token dispatcher.
+  bool async_backward = false;
 };
 
 struct LayerCost {

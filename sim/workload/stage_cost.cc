@@ -175,7 +175,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
     const GemmTimes t = TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu);
     gemm_s += t.forward_s;
     gemm_bwd_s += t.backward_s;
-    if (g.split == TpSplit::kColumns && !g.attention_core) column_wgrad_s += t.weight_grad_s;
+    if (g.split == TpSplit::kColumns && !g.attention_core && !g.per_expert) column_wgrad_s += t.weight_grad_s;
     flop += t.flop;
     if (g.attention_core) {
       core_gemm_s += t.forward_s;
@@ -248,7 +248,9 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
     const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt);
     if (lc.forward_count > 0) cost->forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
-    if (lc.backward_count > 0) cost->backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i});
+    if (lc.backward_count > 0) {
+      cost->backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward});
+    }
   }
 }
 
@@ -297,7 +299,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   StageCost cost;
   double forward_s = 0, backward_s = 0;
   double dense_params = 0, expert_params = 0;
-  double activation = 0, working = 0, column_weight_grad_s = 0;
+  double activation = 0, working = 0;
   bool has_embedding = false;
   for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
     const LayerCost& layer = model.layer(i);
@@ -310,7 +312,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     backward_s += t.backward_s;
     cost.layer_forward_s.push_back(t.forward_s);
     cost.layer_backward_s.push_back(t.backward_s);
-    column_weight_grad_s += t.column_weight_grad_s;
+    cost.layer_column_weight_grad_s.push_back(t.column_weight_grad_s);
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
       cost.cp_attention.push_back(CpAttentionOf(layer, i, t, c, s, gpu));
     }
@@ -333,8 +335,25 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
   cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);
   cost.memory.recompute_working_bytes = RoundUpBytes(working);
-  cost.column_weight_grad_time = SecondsToTime(column_weight_grad_s);
+  // A measured backward stands for the modelled one: its weight gradients scale with it.
+  if (cost.backward_measured) {
+    const double modelled = backward_s + gpu.pass_overhead_s();
+    const double scale = modelled > 0 ? TimeToSeconds(cost.backward_time) / modelled : 0;
+    for (double& s : cost.layer_column_weight_grad_s) s *= scale;
+  }
   return cost;
+}
+
+Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<const std::pair<int, Time>> reductions) {
+  const std::vector<double>& wgrad = cost.layer_column_weight_grad_s;
+  std::vector<Time> by_layer(wgrad.size(), 0);
+  for (const auto& [layer, time] : reductions) {
+    const auto i = static_cast<size_t>(layer - first_layer);
+    if (i < by_layer.size()) by_layer[i] += time;
+  }
+  Time hidden = 0;
+  for (size_t i = 0; i < by_layer.size(); ++i) hidden += std::min(by_layer[i], SecondsToTime(wgrad[i]));
+  return hidden;
 }
 
 }  // namespace hetsim::sim::workload

@@ -14,6 +14,8 @@
 #define HETSIM_SIM_WORKLOAD_STAGE_COST_H_
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -67,15 +69,9 @@ struct StageCollective {
   int64_t bytes = 0;  // whole buffer per rank (see LayerCollective::bytes_per_sample)
   int32_t count = 0;  // consecutive calls of this size
   int32_t layer = 0;  // model layer index that issues them
+  // Backward only: reduces a column-parallel linear's input gradient (LayerCollective::async_backward).
+  bool async_backward = false;
 };
-
-// A backward tensor-parallel all-reduce (sequence parallel: reduce-scatter) reduces the input gradient of
-// a column-parallel linear, the conjugate of its forward identity (all-gather); Megatron-LM overlaps it
-// with that linear's weight-gradient GEMM (Plan.tp_backward_overlap).
-inline bool IsInputGradientReduction(const StageCollective& c) {
-  return c.group == CollectiveGroup::kTensor &&
-         (c.op == CollectiveOp::kAllReduce || c.op == CollectiveOp::kReduceScatter);
-}
 
 // Memory per GPU of the stage, in bytes.
 struct StageMemory {
@@ -128,12 +124,20 @@ struct StageCost {
   // what ZeRO-3's prefetched parameter gathers hide behind.
   std::vector<double> layer_forward_s;
   std::vector<double> layer_backward_s;
-  // The backward's weight-gradient GEMMs of column-parallel linears (QKV, FC1, the head): what their
-  // input-gradient reductions run under with Plan.tp_backward_overlap (IsInputGradientReduction).
-  Time column_weight_grad_time = 0;
+  // Per layer, in layer order: the backward's weight-gradient GEMMs of the column-parallel linears
+  // (QKV, FC1, the head; not experts), what the layer's input-gradient reductions run under with
+  // Plan.tp_backward_overlap (HiddenByAsyncBackward); scaled with a measured backward time.
+  std::vector<double> layer_column_weight_grad_s;
 
   StageMemory memory;
 };
+
+// Plan.tp_backward_overlap: each layer's asynchronous input-gradient reductions (`reductions`: the
+// model layer and the time of each async_backward collective of the backward) run under that layer's
+// own column-parallel weight gradients: sum over layers of min(reductions, weight gradients). Layer by
+// layer, not pooled: the head's large weight gradient runs first in the backward and cannot hide the
+// blocks' reductions that come after it.
+Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<const std::pair<int, Time>> reductions);
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // spec/stage_rules.h, the ones plan files are validated with) and prices the stage.

@@ -53,17 +53,21 @@ double SumGemms(const std::vector<Gemm>& gemms) {
 // Megatron's TP pattern around one sublayer (attention or MLP) of width h:
 // no SP: all-reduce after the row-parallel GEMM (forward) and before the column-parallel one
 // (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
-void AddSublayerTpCollectives(LayerCost& layer, double bytes) {
-  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1});
+// The backward all-reduce (SP: reduce-scatter) reduces the column-parallel input gradient:
+// `async_backward` unless the sublayer is MoE (LayerCollective::async_backward).
+void AddSublayerTpCollectives(LayerCost& layer, double bytes, bool async_backward) {
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1, async_backward});
   layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1});
-  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1, async_backward});
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
   for (const LayerCollective& c : from) {
     bool merged = false;
     for (LayerCollective& existing : into) {
-      if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample) {
+      if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
+          existing.async_backward == c.async_backward) {
         existing.forward_count += c.forward_count;
         existing.backward_count += c.backward_count;
         merged = true;
@@ -135,7 +139,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = 2 * B * s * x.kv_h;
-  AddSublayerTpCollectives(layer, B * s * h);
+  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true);
   return layer;
 }
 
@@ -174,7 +178,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.activation.tp_sharded = k * (x.gated ? 3 : 2) * B * s * f + (moe ? B * k * s * h : 0);
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
-  AddSublayerTpCollectives(layer, B * s * h);
+  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/!moe);
   if (moe) {
     // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
     const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
@@ -214,10 +218,10 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   const LayerCollective ce{CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 4 * s, 3, 0};
   // The head's input is copied to every TP rank (identity forward, all-reduce backward); with SP it
   // is gathered forward and reduce-scattered backward.
-  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 0, 1, true});
   layer.collectives.push_back(ce);
   layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 0});
-  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 0, 1});
+  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 0, 1, true});
   layer.collectives_seq_par.push_back(ce);
   return layer;
 }
