@@ -11,4 +11,7 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.megatron_mlsys23_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-mlsys23.pbtxt)
   set_tests_properties(fidelity.megatron_mlsys23_bounds PROPERTIES TIMEOUT 300)
+  add_test(NAME fidelity.nemo_h100_fp8_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-h100-fp8.pbtxt)
+  set_tests_properties(fidelity.nemo_h100_fp8_bounds PROPERTIES TIMEOUT 300)
 endif()
