@@ -76,7 +76,10 @@ void CheckSchedule(Problems& p, const Plan& plan) {
 
 // Interleaved 1F1B cuts a stage's blocks into virtual_stages equal chunks, the embedding riding with
 // the first chunk and the head with the last (Megatron-LM's rule: its layers per pipeline stage,
-// which count blocks only, must divide by the virtual stages).
+// which count blocks only, must divide by the virtual stages), or, when the blocks alone do not
+// divide, the stage's layers with the embedding and the head counted as layers (Megatron-LM's
+// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: Llama 3.1 405B's
+// 126 blocks on 8 stages of 8 chunks, 16 layers a stage).
 void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const EdgeLayers& edges,
                  int layer_count) {
   const uint32_t v = VirtualStages(plan);
@@ -84,10 +87,10 @@ void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::strin
   const int blocks = StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers());
   if (blocks == static_cast<int>(s.num_layers())) {
     if (blocks % v != 0) p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", blocks, v);
-  } else if (blocks == 0 || blocks % v != 0) {
+  } else if (blocks == 0 || (blocks % v != 0 && s.num_layers() % v != 0)) {
     p.Add(at + "num_layers",
-          "%d layers hold %d blocks (besides the embedding and head), not a positive multiple "
-          "of virtual_stages %d",
+          "%d layers hold %d blocks (besides the embedding and head): neither they nor the layers are a "
+          "positive multiple of virtual_stages %d",
           s.num_layers(), blocks, v);
   }
 }

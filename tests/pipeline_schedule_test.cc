@@ -163,6 +163,14 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   CHECK(r[2].num_layers == 2);
   CHECK(r[3].first_layer == 7);  // stage 1, chunk 1: 2 layers
   CHECK(r[3].num_layers == 2);
+  // Megatron's split with the embedding and the head counted as layers: 3 stages of 4 layers (the
+  // embedding and 3 blocks, 4 blocks, 3 blocks and the head), 2 chunks of 2 layers each.
+  const std::vector<LayerRange> edges = VirtualStageLayers({4, 4, 4}, 2, {.embedding = 1, .head = 1});
+  REQUIRE(edges.size() == 6);
+  for (int k = 0; k < 6; ++k) {
+    CHECK(edges[k].first_layer == 2 * k);
+    CHECK(edges[k].num_layers == 2);
+  }
   const std::vector<LayerRange> plain = VirtualStageLayers({5, 4}, 1);
   CHECK(plain[1].first_layer == 5);
   CHECK(plain[1].num_layers == 4);

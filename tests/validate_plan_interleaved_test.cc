@@ -10,13 +10,15 @@ namespace {
 using hetsim::v1::Plan;
 
 // GPT-3 175B (96 blocks) on the bundled 64-node DGX A100 cluster: `stages` stages of 96 / stages
-// blocks, TP 8 on one node each, the embedding on the first stage and the head on the last.
-Plan Gpt175b(int stages, int chunks) {
+// blocks, TP 8 on one node each, the embedding on the first stage and the head on the last; or, with
+// `blocks` 126, Llama 3.1 405B's depth split as Megatron does with the embedding and the loss counted
+// as layers (128 / stages layers a stage, the first and last with one block less).
+Plan Gpt175b(int stages, int chunks, int blocks = 96) {
   Plan p;
   p.set_name("gpt-175b");
   auto* t = p.mutable_model()->mutable_transformer();
   p.mutable_model()->set_dtype(hetsim::v1::FP16);
-  t->set_num_layers(96);
+  t->set_num_layers(blocks);
   t->set_hidden_size(12288);
   t->set_num_attention_heads(96);
   t->set_seq_length(2048);
@@ -28,7 +30,8 @@ Plan Gpt175b(int stages, int chunks) {
   uint32_t first = 0;
   for (int s = 0; s < stages; ++s) {
     auto* st = p.add_stages();
-    const uint32_t layers = 96 / stages + (s == 0 ? 1 : 0) + (s == stages - 1 ? 1 : 0);
+    const uint32_t layers =
+        blocks == 96 ? 96 / stages + (s == 0 ? 1 : 0) + (s == stages - 1 ? 1 : 0) : (blocks + 2) / stages;
     st->set_first_layer(first);
     st->set_num_layers(layers);
     first += layers;
@@ -56,13 +59,26 @@ TEST_CASE("plan: Megatron's GPT-3 175B interleaved layouts are accepted", "[vali
   CHECK(pp12.ok());
 }
 
+TEST_CASE("plan: Megatron's split counting the embedding and the loss as layers is accepted",
+          "[validate][interleaved]") {
+  // 126 blocks, 8 stages of 16 layers (15 blocks and the embedding, 16 blocks, 15 blocks and the head),
+  // 8 chunks of 2 layers: the first and last stages' blocks do not divide by 8, their layers do.
+  const absl::Status llama = Check(Gpt175b(8, 8, 126));
+  INFO(llama.message());
+  CHECK(llama.ok());
+  // 7 chunks divide neither 15 blocks nor 16 layers.
+  CHECK_PROBLEM(Check(Gpt175b(8, 7, 126)),
+                "plan.pbtxt: stages[0].num_layers: 16 layers hold 15 blocks (besides the embedding and head): "
+                "neither they nor the layers are a positive multiple of virtual_stages 7");
+}
+
 TEST_CASE("plan: interleaving refuses blocks that do not divide by the chunks", "[validate][interleaved]") {
   // 12 blocks per stage in 5 chunks: the first stage's message counts blocks besides the embedding,
   // a middle stage's its layers (all blocks), as before.
   const absl::Status s = Check(Gpt175b(8, 5));
   CHECK_PROBLEM(s,
-                "plan.pbtxt: stages[0].num_layers: 13 layers hold 12 blocks (besides the embedding and head), "
-                "not a positive multiple of virtual_stages 5");
+                "plan.pbtxt: stages[0].num_layers: 13 layers hold 12 blocks (besides the embedding and head): "
+                "neither they nor the layers are a positive multiple of virtual_stages 5");
   CHECK_PROBLEM(s, "plan.pbtxt: stages[3].num_layers: 12 is not divisible by virtual_stages 5");
   CHECK_PROBLEM(s, "plan.pbtxt: stages[7].num_layers: 13 layers hold 12 blocks");
 }

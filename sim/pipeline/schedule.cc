@@ -217,8 +217,11 @@ std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_lay
   for (int c = 0; c < chunks; ++c) {
     for (int s = 0; s < S; ++s) {
       const int blocks = stage_num_layers[s] - lead[s] - tail[s];
-      const int size =
-          blocks / chunks + (c < blocks % chunks ? 1 : 0) + (c == 0 ? lead[s] : 0) + (c == chunks - 1 ? tail[s] : 0);
+      // Blocks that do not divide, in layers that do: the embedding and the head count as layers.
+      const bool edges_count = blocks % chunks != 0 && stage_num_layers[s] % chunks == 0;
+      const int size = edges_count ? stage_num_layers[s] / chunks
+                                   : blocks / chunks + (c < blocks % chunks ? 1 : 0) + (c == 0 ? lead[s] : 0) +
+                                         (c == chunks - 1 ? tail[s] : 0);
       ranges[static_cast<size_t>(c) * S + s] = {next, size};
       next += size;
     }

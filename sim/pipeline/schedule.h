@@ -90,8 +90,12 @@ ScheduleSpec ScheduleSpecFromPlan(const spec::PlanSpec& plan, std::vector<Time> 
 // head, `edges`) are cut into `chunks` equal chunks; the embedding rides with the first chunk of stage
 // 0 (virtual stage 0) and the head with the last chunk of the last stage (virtual stage K-1). GPT-3
 // 175B on 8 stages of 3 chunks: 24 chunks of 4 blocks, the first with the embedding in front, the last
-// with the head behind. Blocks that do not divide (the validator refuses them; unvalidated callers
-// may pass them) give near-equal chunks, the first blocks % chunks one block longer. Without
+// with the head behind. When the blocks do not divide but the stage's layers do, the embedding and
+// the head count as layers (Megatron-LM's --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split): Llama 3.1 405B on 8 stages of 8 chunks, 16 layers a stage,
+// every chunk 2 layers, stage 0's first the embedding and one block. Blocks that do not divide
+// otherwise (the validator refuses them; unvalidated callers may pass them) give near-equal chunks,
+// the first blocks % chunks one block longer. Without
 // interleaving (chunks == 1) this is the plan's own ranges.
 struct LayerRange {
   int first_layer = 0;
