@@ -103,6 +103,14 @@ std::string Schedule(proto::Problems& p, const v1::Plan& plan, int64_t blocks) {
   if (plan.schedule() == v1::ONE_F_ONE_B) return "";
   if (plan.schedule() == v1::INTERLEAVED_1F1B) {
     const uint32_t v = plan.virtual_stages() > 0 ? plan.virtual_stages() : 1;
+    if (v > 1 && blocks % v != 0) {
+      p.Add("virtual_stages",
+            "%d chunks do not divide a stage's %d blocks: the plan counts the embedding and the head as layers "
+            "(Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split), "
+            "which the export does not write",
+            v, blocks);
+      return "";
+    }
     return v > 1 ? absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d", blocks / v) : "";
   }
   p.Add("schedule", "%s: Megatron runs 1F1B or interleaved 1F1B", v1::Schedule_Name(plan.schedule()));

@@ -388,6 +388,11 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
     if (!measured && PeakTflops(gpu, dtype) <= 0) {
       p.Add(at + "mesh.island", "GPU type \"%s\" of island \"%s\" has no peak FLOP/s for the model's dtype %s",
             gpu.name(), s.mesh().island(), DType_Name(dtype));
+    } else if (!measured && dtype == FP8 && PeakTflops(gpu, BF16) <= 0 && PeakTflops(gpu, FP16) <= 0) {
+      p.Add(at + "mesh.island",
+            "GPU type \"%s\" of island \"%s\" has no BF16 or FP16 peak FLOP/s: an FP8 model's attention core, "
+            "LM head and router run in 16 bits",
+            gpu.name(), s.mesh().island());
     }
     for (int j = 0; j < i; ++j) {
       const Mesh& a = plan.stages(j).mesh();

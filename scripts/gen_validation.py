@@ -180,12 +180,12 @@ def write_nemo_h100(root):
     cluster = f"clusters/dgx-h100-{H100_NODES * GPUS_PER_NODE}.pbtxt"
     with open(os.path.join(root, cluster), "w") as f:
         f.write(H100_CLUSTER)
-    cases = []
+    cases = {"": [], "-405b": []}  # the 405B runs in their own file, with their own bounds
     for (name, model, gpus, batch, mbs, tp, pp, cp, vp, fsdp, tokens, source) in CASES_NEMO_H100:
         plan = f"plans/nemo-h100-{name}.pbtxt"
         with open(os.path.join(root, plan), "w") as f:
             f.write(llama_plan_text(name, model, gpus, batch, mbs, tp, pp, cp, vp, fsdp, source))
-        cases.append(f"""cases {{
+        cases["-405b" if "405b" in model else ""].append(f"""cases {{
   name: "{name}"
   source: "{source}: {model} FP8, {gpus} GPUs, {tokens} tokens/s per GPU"
   training_run {{
@@ -197,10 +197,16 @@ def write_nemo_h100(root):
 """)
     # Held out: the bounds guard against regressions (the measured figures plus a margin), not a fit.
     write_set(root, "nemo-h100-fp8",
-              f"""# {NEMO}: Llama 3 pre-training in FP8 on DGX-H100, tokens per second per GPU, held out from the
-# calibration (docs/validation.md). Format: validation/README.md.""",
-              "Megatron-Bridge (NeMo) Llama 3 8B, 70B and 405B FP8 pre-training on 8 to 1024 H100, tokens/s per GPU",
-              (11, 23), cases)
+              f"""# {NEMO}: Llama 3 8B and 70B pre-training in FP8 on DGX-H100, tokens per second per GPU,
+# held out from the calibration (docs/validation.md). Format: validation/README.md.""",
+              "Megatron-Bridge (NeMo) Llama 3 8B and 70B FP8 pre-training on 8 and 64 H100, tokens/s per GPU",
+              (5, 6), cases[""])
+    write_set(root, "nemo-h100-fp8-405b",
+              f"""# {NEMO}: Llama 3.1 405B pre-training in FP8 on 1024 DGX-H100 GPUs (TP 8, PP 8, CP 2, VP 8),
+# tokens per second per GPU, held out from the calibration; 18-21% optimistic, an open gap
+# (docs/validation.md). Format: validation/README.md.""",
+              "Megatron-Bridge (NeMo) Llama 3.1 405B FP8 pre-training on 1024 H100, tokens/s per GPU",
+              (22, 23), cases["-405b"])
 
 
 PAPER = ("Narayanan et al., SC'21, \"Efficient large-scale language model training on GPU clusters "

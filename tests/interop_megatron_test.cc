@@ -289,6 +289,29 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
         std::string::npos);
 }
 
+TEST_CASE("interleaving that counts the embedding and the head as layers is not exported", "[interop]") {
+  // 10 blocks on 2 stages of 6 layers (the embedding and 5 blocks, 5 blocks and the head), 3 chunks of
+  // 2 layers: the plan runs, but --num-layers-per-virtual-pipeline-stage cannot say it.
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(
+      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 10 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 8 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --bf16",
+      cluster);
+  REQUIRE(m.ok());
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m->model;
+  in.plan = m->plan;
+  in.plan.set_schedule(v1::INTERLEAVED_1F1B);
+  in.plan.set_virtual_stages(3);
+  REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+  absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(std::string(e.status().message()),
+             Catch::Contains("virtual_stages: 3 chunks do not divide a stage's 5 blocks"));
+}
+
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {
   absl::StatusOr<hetsim::proto::PlanInputs> in = hetsim::proto::LoadPlanInputs(
       kSource + "/examples/plan-hapt-case.pbtxt", kSource + "/examples/cluster-hapt-case.pbtxt");

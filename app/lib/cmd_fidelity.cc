@@ -102,6 +102,15 @@ int Fidelity(const Args& args) {
     if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
     sets.push_back(*std::move(loaded));
   }
+  // A chart has one pair of axes: refuse sets of different units before simulating anything.
+  for (const LoadedValidationSet& s : sets) {
+    if (!o.chart_path.empty() && s.unit != sets.front().unit) {
+      return ReportFailure(kFidelityInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                              "--chart: the cases measure different quantities (%s, %s); chart "
+                                              "one kind of set at a time",
+                                              sets.front().unit, s.unit)));
+    }
+  }
   absl::StatusOr<v1::FidelityReport> report = PredictAll(sets, o.timing);
   if (!report.ok()) return ReportFailure(kFidelityInfo, report.status());
 

@@ -265,8 +265,9 @@ Model Llama3_405b(uint64_t seq_length) {
 // per batch, 16 sequences per data-parallel group per batch. Short context: seq 8192, DP 128, 2,048
 // sequences. Long context: seq 131072, CP 16, DP 8, 128 sequences. Each of the 16 stages runs on 128
 // consecutive nodes; interleaved 1F1B with 2 model chunks per stage (the paper gives the first and
-// last stage one block less; hetsim's interleaving needs equal chunks, so the first stage has two
-// blocks less), one sequence per replica per microbatch (16 microbatches), sequence
+// last stage one block less, to balance the embedding and the head: 8 layers a stage, chunks of 4
+// layers with the embedding and the head counted as layers, as Megatron's
+// --account-for-embedding/loss-in-pipeline-split), one sequence per replica per microbatch (16 microbatches), sequence
 // parallelism, TP communication overlapped with the GEMMs, ZeRO-1 over the DP (x CP) ranks with the
 // gradient reduce-scatter overlapped with the backward in 1 GiB buckets.
 Plan PlanLlama3_405b(bool long_context) {
@@ -283,12 +284,10 @@ Plan PlanLlama3_405b(bool long_context) {
   p.set_grad_bucket_bytes(uint64_t{1} << 30);
   p.set_tp_comm_overlap(true);
   if (long_context) p.set_context_parallel(cp);
-  // Layers: stage 0 the embedding and 6 blocks (it holds the most microbatches in flight), stages 1-14
-  // 8 blocks, stage 15 8 blocks and the head (interleaving needs each stage's blocks to be a multiple
-  // of its 2 chunks).
+  // Layers: stage 0 the embedding and 7 blocks, stages 1-14 8 blocks, stage 15 7 blocks and the head.
   int layer = 0;
   for (int s = 0; s < 16; ++s) {
-    const int layers = s == 0 ? 7 : s == 15 ? 9 : 8;
+    const int layers = 8;
     Stage st = MakeStage(layer, layers, "h100", 128 * s, 128, 8, 8);
     layer += layers;
     st.set_data_parallel(dp);

@@ -1,5 +1,7 @@
 #include "app/lib/fidelity_predict.h"
 
+#include "app/lib/fidelity_set.h"
+
 #include <string>
 #include <utility>
 
@@ -43,9 +45,10 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
 
 std::string TrainingSetup(const v1::Plan& plan, const v1::Report& report) {
   const v1::Stage& first = plan.stages(0);
-  std::string s = absl::StrFormat("%d GPUs: TP %d x PP %d x DP %d, %d mb", report.num_gpus(),
-                                  std::max<uint32_t>(1, first.tensor_parallel()), plan.stages_size(),
-                                  std::max<uint32_t>(1, first.data_parallel()), report.num_microbatches());
+  std::string s = absl::StrFormat("%d GPUs: TP %d x PP %d", report.num_gpus(),
+                                  std::max<uint32_t>(1, first.tensor_parallel()), plan.stages_size());
+  if (plan.context_parallel() > 1) absl::StrAppend(&s, " x CP ", plan.context_parallel());
+  absl::StrAppendFormat(&s, " x DP %d, %d mb", std::max<uint32_t>(1, first.data_parallel()), report.num_microbatches());
   if (plan.virtual_stages() > 1) absl::StrAppend(&s, ", v ", plan.virtual_stages());
   if (report.oom()) absl::StrAppend(&s, ", OOM");
   return s;
@@ -57,6 +60,10 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
   absl::StatusOr<v1::Report> simulated = driver::SimulateReport(*inputs);
   if (!simulated.ok()) return InCase(simulated.status(), where, "training_run.plan");
   const v1::Report& report = *simulated;
+  if (!(report.iteration_time_ms() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".training_run.plan: the simulated iteration takes no time (",
+                                                   report.iteration_time_ms(), " ms): nothing to compare"));
+  }
 
   double flop = report.model_flop_per_iteration();
   if (run.flop_count() == v1::MEGATRON_EQ3) {
@@ -74,13 +81,13 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
       return absl::InvalidArgumentError(absl::StrCat(
           where, ".training_run.measured_tokens_per_second_per_gpu: the model has no sequence length to count tokens"));
     }
-    out.set_unit("tokens/s per GPU");
+    out.set_unit(kTokensUnit);
     out.set_measured(run.measured_tokens_per_second_per_gpu());
     out.set_predicted(static_cast<double>(inputs->plan.global_batch_size() * seq) /
                       (report.iteration_time_ms() * 1e-3 * report.num_gpus()));
     return out;
   }
-  out.set_unit("TFLOP/s per GPU");
+  out.set_unit(kTflopsUnit);
   out.set_measured(run.measured_tflops_per_gpu());
   out.set_predicted(flop / (report.iteration_time_ms() * 1e-3 * report.num_gpus()) / 1e12);
   return out;
@@ -102,7 +109,7 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
   if (!r.ok()) return InCase(r.status(), where, "collective");
   v1::FidelityCase out;
   out.set_setup(absl::StrFormat("%s %d B, %d GPUs from %d", c.op(), c.bytes(), c.num_gpus(), c.first_gpu()));
-  out.set_unit("GB/s bus bandwidth");
+  out.set_unit(kBusBandwidthUnit);
   out.set_measured(c.measured_bus_bandwidth_gbytes_per_s());
   out.set_predicted(r->busbw_bytes_per_s / 1e9);
   out.set_predicted_time_ms(hetsim::TimeToSeconds(r->time) * 1e3);

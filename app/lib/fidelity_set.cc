@@ -186,6 +186,8 @@ absl::StatusOr<LoadedValidationSet> LoadValidationSet(absl::string_view path) {
   }
   if (absl::Status s = ValidateSet(out.set, path); !s.ok()) return s;
   ResolvePaths(out.set, path);
+  const v1::ValidationCase& first = out.set.cases(0);
+  out.unit = first.has_collective() ? kBusBandwidthUnit : CountsTokens(first) ? kTokensUnit : kTflopsUnit;
   return out;
 }
 

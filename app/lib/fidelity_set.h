@@ -14,9 +14,15 @@
 namespace hetsim::app {
 
 // A set as loaded: the message with every plan and cluster path made relative to the working folder.
+// What a set's cases measure, as reports and charts name it.
+inline constexpr char kTflopsUnit[] = "TFLOP/s per GPU";
+inline constexpr char kTokensUnit[] = "tokens/s per GPU";
+inline constexpr char kBusBandwidthUnit[] = "GB/s bus bandwidth";
+
 struct LoadedValidationSet {
   std::string path;
   hetsim::v1::ValidationSet set;
+  std::string unit;  // what its cases measure: "TFLOP/s per GPU", "tokens/s per GPU", "GB/s bus bandwidth"
 };
 
 // Reads and validates one set file: a ValidationSet in any encoding, or (a .csv file) the nccl-tests

@@ -51,9 +51,17 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   }
   GpuCompute g;
   if (dtype == spec::DType::kFp8) {
-    absl::StatusOr<GpuCompute> bf16 = Create(gpu, spec::DType::kBf16, where, ideal);
-    if (!bf16.ok()) return bf16.status();
-    g.sixteen_bit_ = std::make_shared<const GpuCompute>(*std::move(bf16));
+    // The attention core, LM head and router of an FP8 model run in BF16 (FP16 on a GPU without it).
+    const spec::DType sixteen = gpu.peak(spec::DType::kBf16) > 0 ? spec::DType::kBf16 : spec::DType::kFp16;
+    if (!(gpu.peak(sixteen) > 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.peak_tflops_bf16: needed besides peak_tflops_fp8 (GPU type \"%s\"): an FP8 model's attention core, "
+          "LM head and router run in 16 bits",
+          where, gpu.name));
+    }
+    absl::StatusOr<GpuCompute> sixteen_bit = Create(gpu, sixteen, where, ideal);
+    if (!sixteen_bit.ok()) return sixteen_bit.status();
+    g.sixteen_bit_ = std::make_shared<const GpuCompute>(*std::move(sixteen_bit));
   }
   g.peak_flop_per_s_ = peak;
   g.hbm_bytes_per_s_ = hbm;

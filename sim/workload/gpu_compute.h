@@ -45,7 +45,7 @@ class GpuCompute {
 
   double peak_flop_per_s() const { return peak_flop_per_s_; }
   // The GPU for the GEMMs an FP8 model keeps in 16 bits (Gemm::fp8 false): the same GPU at its BF16
-  // peak when the dtype is FP8, this one otherwise.
+  // peak (FP16 without one) when the dtype is FP8, this one otherwise.
   const GpuCompute& SixteenBit() const { return sixteen_bit_ ? *sixteen_bit_ : *this; }
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double max_efficiency() const { return max_efficiency_; }
