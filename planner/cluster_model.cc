@@ -206,25 +206,27 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
 }
 
-Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
-                                   const std::vector<sim::workload::StageCollective>& collectives) const {
+Time ClusterModel::CollectiveTime(int island, int tensor_parallel, const sim::workload::StageCollective& c) const {
   const IslandModel& im = islands_[island];
   const double bw = im.intra_node.bytes_per_s;
   const double lat = TimeToSeconds(im.intra_node.latency);
-  Time total = 0;
-  for (const sim::workload::StageCollective& c : collectives) {
-    if (tensor_parallel <= 1 || bw <= 0) continue;
-    double seconds = 0;
-    switch (c.op) {
-      case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(tensor_parallel, c.bytes, bw, lat); break;
-      case CollectiveOp::kAllGather:
-      case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(tensor_parallel, c.bytes, bw, lat); break;
-      case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat); break;
-      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
-      case CollectiveOp::kBroadcast: break;
-    }
-    total += static_cast<Time>(c.count) * SecondsToTime(seconds);
+  if (tensor_parallel <= 1 || bw <= 0) return 0;
+  double seconds = 0;
+  switch (c.op) {
+    case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(tensor_parallel, c.bytes, bw, lat); break;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(tensor_parallel, c.bytes, bw, lat); break;
+    case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat); break;
+    case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+    case CollectiveOp::kBroadcast: break;
   }
+  return static_cast<Time>(c.count) * SecondsToTime(seconds);
+}
+
+Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
+                                   const std::vector<sim::workload::StageCollective>& collectives) const {
+  Time total = 0;
+  for (const sim::workload::StageCollective& c : collectives) total += CollectiveTime(island, tensor_parallel, c);
   return total;
 }
 

@@ -114,7 +114,9 @@ class ClusterModel {
   Time PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh sender, PlacedMesh receiver) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
 
-  // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward.
+  // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward;
+  // CollectiveTime prices one entry (all its calls).
+  Time CollectiveTime(int island, int tensor_parallel, const sim::workload::StageCollective& collective) const;
   Time CollectivesTime(int island, int tensor_parallel,
                        const std::vector<sim::workload::StageCollective>& collectives) const;
   // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a

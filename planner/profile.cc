@@ -157,7 +157,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
     std::vector<std::pair<int, Time>> reductions;
     for (const sim::workload::StageCollective& c : cost->backward_collectives) {
       if (c.async_backward)
-        reductions.emplace_back(c.layer, cluster_.CollectivesTime(island, config.tensor_parallel, {c}));
+        reductions.emplace_back(c.layer, cluster_.CollectiveTime(island, config.tensor_parallel, c));
     }
     backward_comm -= std::min(backward_comm, sim::workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
   }

@@ -103,12 +103,12 @@ int Fidelity(const Args& args) {
     sets.push_back(*std::move(loaded));
   }
   // A chart has one pair of axes: refuse sets of different units before simulating anything.
-  for (const LoadedValidationSet& s : sets) {
-    if (!o.chart_path.empty() && s.unit != sets.front().unit) {
+  for (size_t i = 1; !o.chart_path.empty() && i < sets.size(); ++i) {
+    if (sets[i].unit != sets.front().unit) {
       return ReportFailure(kFidelityInfo, absl::InvalidArgumentError(absl::StrFormat(
                                               "--chart: the cases measure different quantities (%s, %s); chart "
                                               "one kind of set at a time",
-                                              sets.front().unit, s.unit)));
+                                              sets.front().unit, sets[i].unit)));
     }
   }
   absl::StatusOr<v1::FidelityReport> report = PredictAll(sets, o.timing);

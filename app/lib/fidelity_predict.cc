@@ -76,11 +76,8 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
   out.set_predicted_time_ms(report.iteration_time_ms());
   if (run.measured_tokens_per_second_per_gpu() != 0) {
     const v1::Model& model = inputs->model;
+    // Validated plans always have a sequence length (transformer or layer_list).
     const uint64_t seq = model.has_transformer() ? model.transformer().seq_length() : model.layer_list().seq_length();
-    if (seq == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ".training_run.measured_tokens_per_second_per_gpu: the model has no sequence length to count tokens"));
-    }
     out.set_unit(kTokensUnit);
     out.set_measured(run.measured_tokens_per_second_per_gpu());
     out.set_predicted(static_cast<double>(inputs->plan.global_batch_size() * seq) /
