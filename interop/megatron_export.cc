@@ -70,6 +70,9 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks
             proto::ExpertParallel(s0), why);
     }
     if (s.recompute() != s0.recompute()) p.Add(at + "recompute", "differs from stage 0: %s", why);
+    if (s.recompute_num_layers() != s0.recompute_num_layers()) {
+      p.Add(at + "recompute_num_layers", "differs from stage 0: %s", why);
+    }
     if (s.sequence_parallel() != s0.sequence_parallel())
       p.Add(at + "sequence_parallel", "differs from stage 0: %s", why);
     if (s.zero_stage() != s0.zero_stage()) p.Add(at + "zero_stage", "differs from stage 0: %s", why);
@@ -180,8 +183,12 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (!interleave.empty()) add(interleave);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (s0.sequence_parallel()) add("--sequence-parallel");
-  if (s0.recompute() == v1::RECOMPUTE_FULL)
+  if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
+    add(absl::StrFormat("--recompute-granularity full --recompute-method block --recompute-num-layers %d",
+                        s0.recompute_num_layers()));
+  } else if (s0.recompute() == v1::RECOMPUTE_FULL) {
     add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  }
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");

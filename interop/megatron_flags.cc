@@ -62,12 +62,12 @@ constexpr NamedFlag kModelledFlags[] = {
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
     {"no-async-tensor-model-parallel-allreduce", 0},  // Megatron-LM 2022-23: the 2021 backward
+    {"recompute-method", 1},
+    {"recompute-num-layers", 1},
 };
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"recompute-method", 1},
-    {"recompute-num-layers", 1},
     {"overlap-param-gather", 0},
     {"rampup-batch-size", 3},
     {"grad-reduce-in-bf16", 0},

@@ -184,7 +184,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   return m;
 }
 
-absl::StatusOr<v1::Recompute> ReadRecompute(const Reader& r) {
+absl::StatusOr<v1::Recompute> ReadGranularity(const Reader& r) {
   const std::string g = r.Value("recompute-granularity");
   if (r.Has("checkpoint-activations")) {  // the 2021 flag: every layer's activations recomputed
     if (r.Has("recompute-activations")) return r.Contradict("--checkpoint-activations", "--recompute-activations");
@@ -208,6 +208,67 @@ absl::StatusOr<v1::Recompute> ReadRecompute(const Reader& r) {
     return r.Error(absl::StrFormat("--recompute-granularity: \"%s\" is not full or selective", g));
   }
   return v1::RECOMPUTE_NONE;
+}
+
+struct RecomputeChoice {
+  v1::Recompute recompute = v1::RECOMPUTE_NONE;
+  uint32_t num_layers = 0;  // Stage.recompute_num_layers: the block method's N; 0 = every block
+};
+
+// Full recomputation's method: `block` recomputes the first --recompute-num-layers blocks of each
+// model chunk and keeps the others' activations; `uniform` (and no method) recomputes every block,
+// checkpointing groups of N (hetsim keeps one input per block: the compute is the same, the group's
+// memory saving is not modelled).
+absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, int64_t stage_blocks, std::vector<std::string>& notes) {
+  RecomputeChoice out;
+  HETSIM_ASSIGN_OR_RETURN(out.recompute, ReadGranularity(r));
+  const std::string method = r.Value("recompute-method");
+  if (r.Has("recompute-method") && method != "block" && method != "uniform") {
+    return r.Error(absl::StrFormat("--recompute-method: \"%s\" is not block or uniform", method));
+  }
+  if (out.recompute != v1::RECOMPUTE_FULL) {
+    if (r.Has("recompute-num-layers")) {
+      return r.Contradict(absl::StrCat("--recompute-num-layers ", r.Value("recompute-num-layers")),
+                          out.recompute == v1::RECOMPUTE_NONE ? "the absence of --recompute-granularity full"
+                                                              : "selective recomputation",
+                          "it counts the layers of full recomputation");
+    }
+    if (r.Has("recompute-method")) {
+      notes.push_back(absl::StrFormat("--recompute-method %s: no effect without --recompute-granularity full", method));
+    }
+    return out;
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t n, r.Int("recompute-num-layers", 1));
+  if (method == "block") {
+    if (n > stage_blocks) {
+      return r.Error(
+          absl::StrFormat("--recompute-num-layers %d: more than the %d layers of a pipeline stage", n, stage_blocks));
+    }
+    out.num_layers = static_cast<uint32_t>(n);
+  } else if (n > 1) {
+    notes.push_back(
+        absl::StrFormat("--recompute-method uniform --recompute-num-layers %d: every block recomputed; the memory of "
+                        "checkpointing %d blocks as one group is taken as one input per block",
+                        n, n));
+  }
+  return out;
+}
+
+// What every stage shares: parallelism degrees, ZeRO, recomputation, sequence parallelism.
+v1::Stage CommonStage(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
+                      std::vector<std::string>& notes) {
+  v1::Stage common;
+  common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
+  common.set_data_parallel(static_cast<uint32_t>(l.dp));
+  if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
+  if (r.Has("use-distributed-optimizer")) common.set_zero_stage(1);
+  common.set_recompute(recompute.recompute);
+  if (recompute.num_layers > 0) common.set_recompute_num_layers(recompute.num_layers);
+  if (r.Has("sequence-parallel") && l.tp == 1) {
+    notes.push_back("--sequence-parallel: no effect with --tensor-model-parallel-size 1 (Megatron turns it off)");
+  }
+  common.set_sequence_parallel(r.Has("sequence-parallel") && l.tp > 1);
+  return common;
 }
 
 // Stage p holds blocks [p L/PP, (p+1) L/PP) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
@@ -245,7 +306,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   MegatronImport out;
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
-  HETSIM_ASSIGN_OR_RETURN(v1::Recompute recompute, ReadRecompute(r));
+  HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute,
+                          ReadRecompute(r, out.model.transformer().num_layers() / l.pp, out.notes));
   if (r.Has("overlap-param-gather") && !r.Has("use-distributed-optimizer")) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
                         "parameters are gathered only by the distributed optimizer");
@@ -305,16 +367,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
   }
   plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
-  v1::Stage common;
-  common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
-  common.set_data_parallel(static_cast<uint32_t>(l.dp));
-  if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
-  if (r.Has("use-distributed-optimizer")) common.set_zero_stage(1);
-  common.set_recompute(recompute);
-  if (r.Has("sequence-parallel") && l.tp == 1) {
-    out.notes.push_back("--sequence-parallel: no effect with --tensor-model-parallel-size 1 (Megatron turns it off)");
-  }
-  common.set_sequence_parallel(r.Has("sequence-parallel") && l.tp > 1);
+  const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, out.model, common, plan));
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";

@@ -87,6 +87,7 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     cfg.data_parallel = static_cast<int>(proto::DataParallel(st));
     cfg.zero_stage = static_cast<int>(st.zero_stage());
     cfg.recompute = st.recompute();
+    cfg.recompute_num_layers = static_cast<int>(st.recompute_num_layers());
     cfg.sequence_parallel = st.sequence_parallel();
     cfg.measured_forward_ms = st.measured_forward_ms();
     cfg.measured_backward_ms = st.measured_backward_ms();

@@ -91,6 +91,7 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
     out->set_data_parallel(st.option.config.data_parallel);
     out->set_zero_stage(st.option.config.zero_stage);
     out->set_recompute(st.option.config.recompute);
+    if (st.option.config.recompute_num_layers > 0) out->set_recompute_num_layers(st.option.config.recompute_num_layers);
     if (st.option.config.sequence_parallel) out->set_sequence_parallel(true);
     if (shape.explicit_warmups) out->set_warmup_forwards(st.warmup);
   }

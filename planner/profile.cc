@@ -136,6 +136,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
   sc.recompute = proto::RecomputeOf(config.recompute);
+  sc.recompute_num_layers = config.recompute_num_layers;
   sc.sequence_parallel = config.sequence_parallel;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;

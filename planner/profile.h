@@ -37,6 +37,7 @@ struct IntraStageConfig {
   int data_parallel = 1;
   int zero_stage = 0;
   hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
+  int recompute_num_layers = 0;    // not searched; a hand-written plan's Stage.recompute_num_layers
   bool sequence_parallel = false;  // not searched; a hand-written plan's Stage.sequence_parallel
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
   double measured_forward_ms = 0;

@@ -180,6 +180,7 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) 
   s.expert_parallel = static_cast<int>(ExpertParallel(stage));
   s.zero_stage = static_cast<int>(stage.zero_stage());
   s.recompute = RecomputeOf(stage.recompute());
+  s.recompute_num_layers = static_cast<int>(stage.recompute_num_layers());
   s.sequence_parallel = stage.sequence_parallel();
   s.measured_forward_ms = stage.measured_forward_ms();
   s.measured_backward_ms = stage.measured_backward_ms();

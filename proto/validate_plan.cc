@@ -207,6 +207,19 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
   CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
 }
 
+// Megatron-LM's block method: recompute the first N blocks of each chunk, so N needs full recompute
+// and at most the stage's layers (a chunk has fewer; Megatron then recomputes all of them).
+void CheckRecomputeLayers(Problems& p, const Stage& s, const std::string& at) {
+  const uint32_t n = s.recompute_num_layers();
+  if (n == 0) return;
+  if (s.recompute() != hetsim::v1::RECOMPUTE_FULL) {
+    p.Add(at + "recompute_num_layers",
+          "%d is set, but recompute is not RECOMPUTE_FULL (only full recompute counts layers)", n);
+  } else if (n > s.num_layers()) {
+    p.Add(at + "recompute_num_layers", "%d is more than the stage's %d layers", n, s.num_layers());
+  }
+}
+
 // Megatron-LM cuts each sample's sequence into 2 x CP chunks (rank r takes chunks r and 2 CP - 1 - r,
 // which balances the causal mask) and rings the key/value blocks of attention: a transformer's.
 void CheckContextParallel(Problems& p, const Plan& plan, const Model& model) {
@@ -383,6 +396,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
     mesh_ok[i] = CheckMesh(p, s.mesh(), at + "mesh.", islands);
     if (!mesh_ok[i]) continue;
     CheckParallelism(p, plan, s, at, model);
+    CheckRecomputeLayers(p, s, at);
     const GpuType& gpu = *islands.at(s.mesh().island()).gpu;
     const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
     if (!measured && PeakTflops(gpu, dtype) <= 0) {

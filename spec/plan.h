@@ -38,6 +38,7 @@ struct StageSpec {
   int expert_parallel = 1;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
+  int recompute_num_layers = 0;  // kFull: the first N blocks of each chunk; 0 = every block
   bool sequence_parallel = false;
   double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time

@@ -255,6 +255,41 @@ std::string ImportError(const std::string& line, MegatronImportRequest request =
   return std::string(m.status().message());
 }
 
+TEST_CASE("full recomputation's methods: block recomputes the first N blocks of each chunk, uniform every block",
+          "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 16 --hidden-size 4096 --num-attention-heads "
+      "32 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 16 --bf16 "
+      "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --recompute-granularity full ";
+  auto stage = [&](const std::string& flags) {
+    absl::StatusOr<MegatronImport> m = Import(base + flags, cluster);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    CHECK_FALSE(HasNote(*m, "not modelled"));
+    CheckRoundTrip(*m, cluster);
+    return m->plan.stages(1);
+  };
+  const v1::Stage block = stage("--recompute-method block --recompute-num-layers 3");
+  CHECK(block.recompute() == v1::RECOMPUTE_FULL);
+  CHECK(block.recompute_num_layers() == 3);
+  const v1::Stage uniform = stage("--recompute-method uniform --recompute-num-layers 1");
+  CHECK(uniform.recompute() == v1::RECOMPUTE_FULL);
+  CHECK(uniform.recompute_num_layers() == 0);
+  absl::StatusOr<MegatronImport> grouped =
+      Import(base + "--recompute-method uniform --recompute-num-layers 4", cluster);
+  REQUIRE(grouped.ok());
+  CHECK(grouped->plan.stages(0).recompute_num_layers() == 0);
+  CHECK(HasNote(*grouped, "--recompute-method uniform --recompute-num-layers 4: every block recomputed"));
+
+  CHECK(ImportError(base + "--recompute-method block --recompute-num-layers 9", {}) ==
+        "line.sh: --recompute-num-layers 9: more than the 8 layers of a pipeline stage");
+  CHECK(ImportError(base + "--recompute-method first_n --recompute-num-layers 2", {}) ==
+        "line.sh: --recompute-method: \"first_n\" is not block or uniform");
+  CHECK(ImportError(base + "--recompute-method block --recompute-num-layers 0", {}) ==
+        "line.sh: --recompute-num-layers: \"0\" is not a positive whole number");
+}
+
 TEST_CASE("bad launch lines name the flags", "[interop]") {
   const std::string base =
       "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 ";
@@ -271,6 +306,9 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
   CHECK(ImportError(base + "--recompute-granularity selective --recompute-method uniform") ==
         "line.sh: --recompute-method uniform and --recompute-granularity selective contradict each other: a "
         "recompute method applies to full recomputation only");
+  CHECK(ImportError(base + "--recompute-activations --recompute-num-layers 2") ==
+        "line.sh: --recompute-num-layers 2 and selective recomputation contradict each other: it counts the layers "
+        "of full recomputation");
   CHECK(ImportError(base + "--max-position-embeddings 512")
             .find("--seq-length 1024 and --max-position-embeddings "
                   "512 contradict") != std::string::npos);

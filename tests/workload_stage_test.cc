@@ -355,3 +355,55 @@ TEST_CASE("asynchronous backward reductions: dense sublayers and the head, not M
   const double qkv = 2 * 1024.0 * 1024 * 3 * 1024 / 2 / 312e12;
   CHECK(cost.layer_column_weight_grad_s[0] == Approx(qkv).epsilon(1e-9));
 }
+
+TEST_CASE("partial full recompute (Megatron's block method): only the first N blocks recompute",
+          "[workload][stage][recompute]") {
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
+  const double b = 2, t = 8;
+  const double sbh = kS * b * kH, as_h = kA * kS / kH;
+  for (const auto granularity : {hetsim::v1::BLOCK, hetsim::v1::SUBLAYER}) {
+    CAPTURE(static_cast<int>(granularity));
+    const ModelCost gpt3 = Gpt3(granularity);
+    const int per_block = granularity == hetsim::v1::BLOCK ? 1 : 2;
+    // Five blocks after the embedding, N = 2 of them recomputed.
+    StageConfig cfg = Layers(1, 5 * per_block, 2, 8);
+    cfg.recompute = hetsim::spec::Recompute::kFull;
+    cfg.recompute_num_layers = 2;
+    const StageCost partial = Cost(gpt3, cfg, gpu);
+    cfg.recompute = hetsim::spec::Recompute::kNone;
+    cfg.recompute_num_layers = 0;
+    const StageCost none = Cost(gpt3, cfg, gpu);
+    const Time one_block_forward = none.forward_time / 5;  // five identical blocks (pass overhead 0 here)
+    CHECK(partial.forward_time == none.forward_time);
+    CHECK(std::llabs(partial.backward_time - (none.backward_time + 2 * one_block_forward)) <= 4);
+    CHECK(partial.backward_flop_per_gpu == Approx(none.backward_flop_per_gpu + 2.0 / 5 * none.forward_flop_per_gpu));
+    CHECK(partial.model_flop_per_gpu == Approx(none.model_flop_per_gpu));
+    // N at least the blocks of the range: every block recomputes, as with N = 0.
+    cfg.recompute = hetsim::spec::Recompute::kFull;
+    cfg.recompute_num_layers = 5;
+    const StageCost all = Cost(gpt3, cfg, gpu);
+    cfg.recompute_num_layers = 0;
+    const StageCost full = Cost(gpt3, cfg, gpu);
+    CHECK(all.backward_time == full.backward_time);
+    CHECK(all.memory.activation_bytes_per_microbatch == full.memory.activation_bytes_per_microbatch);
+    // Two blocks' worth of full recompute's memory, three of none's; the same rebuilt working set.
+    const auto kept = [](const StageCost& c) { return static_cast<double>(c.memory.activation_bytes_per_microbatch); };
+    CHECK(kept(partial) == Approx(kept(full) * 2 / 5 + kept(none) * 3 / 5));
+    CHECK(partial.memory.recompute_working_bytes == full.memory.recompute_working_bytes);
+    if (granularity == hetsim::v1::BLOCK) {  // Korthikanti et al. Table 2 without SP
+      CHECK(kept(partial) == Approx(2 * 2 * sbh + 3 * sbh * (10 + 24 / t + 5 * as_h / t)));
+      CHECK(static_cast<double>(partial.memory.recompute_working_bytes) == Approx(sbh * (10 + 24 / t + 5 * as_h / t)));
+    }
+  }
+}
+
+TEST_CASE("recompute_num_layers needs full recompute", "[workload][stage][recompute]") {
+  const ModelCost gpt3 = Gpt3();
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
+  StageConfig cfg = OneBlock(1, false, hetsim::spec::Recompute::kSelective);
+  cfg.recompute_num_layers = 1;
+  auto cost = ComputeStageCost(gpt3, cfg, gpu, "plan.pbtxt: stages[0]");
+  REQUIRE_FALSE(cost.ok());
+  CHECK(std::string(cost.status().message()) ==
+        "plan.pbtxt: stages[0].recompute_num_layers: only full recompute (RECOMPUTE_FULL) counts layers");
+}

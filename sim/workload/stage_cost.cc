@@ -20,6 +20,7 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_siz
   c.expert_parallel = stage.expert_parallel;
   c.zero_stage = stage.zero_stage;
   c.recompute = stage.recompute;
+  c.recompute_num_layers = stage.recompute_num_layers;
   c.sequence_parallel = stage.sequence_parallel;
   c.micro_batch_size = micro_batch_size;
   c.measured_forward_ms = stage.measured_forward_ms;
@@ -64,6 +65,10 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
     return Invalid(where, "context_parallel", "needs a transformer model");
   }
   if (c.micro_batch_size == 0) return Invalid(where, "micro_batch_size", "must be > 0");
+  if (c.recompute_num_layers < 0) return Invalid(where, "recompute_num_layers", "must be >= 0");
+  if (c.recompute_num_layers > 0 && c.recompute != spec::Recompute::kFull) {
+    return Invalid(where, "recompute_num_layers", "only full recompute (RECOMPUTE_FULL) counts layers");
+  }
   if (!(c.measured_forward_ms >= 0) || !std::isfinite(c.measured_forward_ms)) {
     return Invalid(where, "measured_forward_ms", "must be a finite number >= 0");
   }
@@ -223,6 +228,13 @@ ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const Laye
           layer.recomputable && c.recompute != spec::Recompute::kNone};
 }
 
+// Whether `layer` begins a transformer block (what Megatron's --recompute-num-layers counts): a whole
+// block, the attention half of one, or a recomputable layer of a layer list.
+bool StartsBlock(const LayerCost& layer) {
+  return layer.recomputable &&
+         (layer.kind == LayerKind::kBlock || layer.kind == LayerKind::kAttention || layer.kind == LayerKind::kCustom);
+}
+
 // Activations kept for the backward pass (Korthikanti et al. 2022), and the working set a fully
 // recomputed layer rebuilds.
 struct KeptActivation {
@@ -301,10 +313,17 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   double dense_params = 0, expert_params = 0;
   double activation = 0, working = 0;
   bool has_embedding = false;
+  // Megatron's block method: the first recompute_num_layers blocks recompute, the rest keep everything.
+  StageConfig layer_config = c;
+  int blocks_seen = 0;
   for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
     const LayerCost& layer = model.layer(i);
     if (layer.kind == LayerKind::kEmbedding) has_embedding = true;
-    const LayerTimes t = TimeLayer(layer, c, s, gpu);
+    if (StartsBlock(layer)) ++blocks_seen;
+    layer_config.recompute =
+        c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers ? spec::Recompute::kNone : c.recompute;
+    const StageConfig& lc = layer_config;
+    const LayerTimes t = TimeLayer(layer, lc, s, gpu);
     cost.model_flop_per_gpu += t.model_flop;
     cost.forward_flop_per_gpu += t.forward_flop;
     cost.backward_flop_per_gpu += t.backward_flop;
@@ -314,13 +333,13 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     cost.layer_backward_s.push_back(t.backward_s);
     cost.layer_column_weight_grad_s.push_back(t.column_weight_grad_s);
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
-      cost.cp_attention.push_back(CpAttentionOf(layer, i, t, c, s, gpu));
+      cost.cp_attention.push_back(CpAttentionOf(layer, i, t, lc, s, gpu));
     }
     // Parameters on this GPU: everything split over TP (vocabulary-parallel embedding and head,
     // column/row-parallel GEMMs); experts also over EP.
     expert_params += static_cast<double>(layer.expert_param_count) / (s.tp * s.ep);
     dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / s.tp;
-    const KeptActivation kept = ActivationOf(layer, c, s);
+    const KeptActivation kept = ActivationOf(layer, lc, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
     AddLayerCollectives(layer, i, c, s, &cost);

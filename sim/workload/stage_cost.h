@@ -39,6 +39,10 @@ struct StageConfig {
   int context_parallel = 1;
   int zero_stage = 0;  // 0..3
   spec::Recompute recompute = spec::Recompute::kNone;
+  // kFull only: recompute the first N transformer blocks of the config's layers (Megatron-LM's
+  // --recompute-method block: the first N of each model chunk); the others keep their activations.
+  // 0 = every block.
+  int recompute_num_layers = 0;
   bool sequence_parallel = false;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
