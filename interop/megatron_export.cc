@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "interop/megatron_split.h"
 #include "proto/layer_count.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
@@ -38,15 +39,13 @@ int64_t RanksPerNode(const v1::Cluster& c, const v1::Mesh& m) {
 }
 
 // Every stage as stage 0 is, and placed where Megatron's rank order puts it.
-void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks) {
+void CheckStages(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Plan& plan = in.plan;
   const v1::Stage& s0 = plan.stages(0);
   const int64_t g = proto::MeshGpuCount(s0.mesh());
   const int64_t per_node = RanksPerNode(in.cluster, s0.mesh());
   const int64_t base = s0.mesh().first_node() * per_node + s0.mesh().first_gpu();
   const std::string gpu0 = GpuTypeOf(in.cluster, s0.mesh().island());
-  const proto::EdgeLayers edges = proto::ModelEdgeLayers(in.model);
-  const int layer_count = proto::LayerCount(in.model);
   const std::string why = "Megatron's flags give every pipeline stage the same value";
   for (int i = 0; i < plan.stages_size(); ++i) {
     const v1::Stage& s = plan.stages(i);
@@ -84,10 +83,6 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks
       p.Add(at + "warmup_forwards", "%d: Megatron derives warm-up counts from the schedule; there is no flag",
             s.warmup_forwards());
     }
-    const int b = proto::StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers());
-    if (b != blocks) {
-      p.Add(at + "num_layers", "%d blocks, Megatron splits --num-layers evenly (%d per stage)", b, blocks);
-    }
     const int64_t rank = base + i * g;  // Megatron: pipeline stage i holds ranks [i G, (i + 1) G)
     const v1::Mesh& m = s.mesh();
     const bool placed = m.island() == s0.mesh().island() && m.node_count() == s0.mesh().node_count() &&
@@ -102,22 +97,38 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in, int64_t blocks
   }
 }
 
-std::string Schedule(proto::Problems& p, const v1::Plan& plan, int64_t blocks) {
-  if (plan.schedule() == v1::ONE_F_ONE_B) return "";
+// The pipeline split's and the interleaving's flags, or problems when Megatron cannot say the plan's.
+std::string Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
+  const v1::Plan& plan = in.plan;
+  const int64_t num_layers = in.model.transformer().num_layers(), pp = plan.stages_size();
+  int64_t v = 1;
   if (plan.schedule() == v1::INTERLEAVED_1F1B) {
-    const uint32_t v = plan.virtual_stages() > 0 ? plan.virtual_stages() : 1;
-    if (v > 1 && blocks % v != 0) {
-      p.Add("virtual_stages",
-            "%d chunks do not divide a stage's %d blocks: the plan counts the embedding and the head as layers "
-            "(Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split), "
-            "which the export does not write",
-            v, blocks);
-      return "";
-    }
-    return v > 1 ? absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d", blocks / v) : "";
+    v = plan.virtual_stages() > 0 ? plan.virtual_stages() : 1;
+  } else if (plan.schedule() != v1::ONE_F_ONE_B) {
+    p.Add("schedule", "%s: Megatron runs 1F1B or interleaved 1F1B", v1::Schedule_Name(plan.schedule()));
   }
-  p.Add("schedule", "%s: Megatron runs 1F1B or interleaved 1F1B", v1::Schedule_Name(plan.schedule()));
-  return "";
+  const proto::EdgeLayers edges = proto::ModelEdgeLayers(in.model);
+  const int layer_count = proto::LayerCount(in.model);
+  std::vector<int64_t> blocks;
+  for (const v1::Stage& s : plan.stages()) {
+    blocks.push_back(proto::StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers()));
+  }
+  const std::optional<MegatronSplit> split = SplitOf(blocks, num_layers, v);
+  if (!split) {
+    p.Add("stages",
+          "blocks per stage %s%s: no Megatron split gives them (even, --account-for-embedding/loss-in-pipeline-split, "
+          "--decoder-first/last-pipeline-num-layers)",
+          absl::StrJoin(blocks, ", "), v > 1 ? absl::StrFormat(" in %d chunks", v) : "");
+    return "";
+  }
+  std::string flags = SplitFlags(*split);
+  if (v > 1) {
+    absl::StrAppend(&flags, flags.empty() ? "" : " ",
+                    split->uneven() ? absl::StrFormat("--num-virtual-stages-per-pipeline-rank %d", v)
+                                    : absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d",
+                                                      split->LayersPerStage(num_layers, pp) / v));
+  }
+  return flags;
 }
 
 }  // namespace
@@ -131,13 +142,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   }
   const v1::Transformer& t = in.model.transformer();
   const int64_t pp = plan.stages_size();
-  const int64_t blocks = t.num_layers() / pp;
-  if (t.num_layers() % pp != 0) {
-    p.Add("stages", "%d stages do not divide the model's %d blocks: Megatron splits --num-layers evenly", pp,
-          t.num_layers());
-  }
-  CheckStages(p, in, blocks);
-  const std::string interleave = Schedule(p, plan, blocks);
+  CheckStages(p, in);
+  const std::string pipeline = Pipeline(p, in);
   if (!p.empty()) return p.ToStatus();
 
   const v1::Stage& s0 = plan.stages(0);
@@ -180,7 +186,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
   if (plan.context_parallel() > 1) add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
-  if (!interleave.empty()) add(interleave);
+  if (!pipeline.empty()) add(pipeline);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (s0.sequence_parallel()) add("--sequence-parallel");
   if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {

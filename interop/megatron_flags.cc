@@ -64,22 +64,21 @@ constexpr NamedFlag kModelledFlags[] = {
     {"no-async-tensor-model-parallel-allreduce", 0},  // Megatron-LM 2022-23: the 2021 backward
     {"recompute-method", 1},
     {"recompute-num-layers", 1},
+    {"decoder-first-pipeline-num-layers", 1},
+    {"decoder-last-pipeline-num-layers", 1},
+    {"account-for-embedding-in-pipeline-split", 0},
+    {"account-for-loss-in-pipeline-split", 0},
+    {"num-virtual-stages-per-pipeline-rank", 1},
 };
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"overlap-param-gather", 0},
-    {"rampup-batch-size", 3},
-    {"grad-reduce-in-bf16", 0},
-    {"fp8-param-gather", 0},
-    {"moe-grouped-gemm", 0},
-    {"moe-token-dispatcher-type", 1},
-    {"decoder-first-pipeline-num-layers", 1},
-    {"decoder-last-pipeline-num-layers", 1},
-    {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},
-    {"empty-unused-memory-level",
-     1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
+    {"overlap-param-gather", 0},      {"rampup-batch-size", 3},
+    {"grad-reduce-in-bf16", 0},       {"fp8-param-gather", 0},
+    {"moe-grouped-gemm", 0},          {"moe-token-dispatcher-type", 1},
+    {"cross-entropy-loss-fusion", 0}, {"disable-bias-linear", 0},
+    {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
+                                       // same.
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.

@@ -1,5 +1,6 @@
 #include "interop/megatron_import.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/numbers.h"
@@ -7,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "interop/megatron_split.h"
 #include "proto/inputs.h"
 
 namespace hetsim::interop {
@@ -176,10 +178,6 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
       return r.Error(absl::StrFormat("--attention-backend: \"%s\" is not flash, fused, unfused, local or auto", b));
     }
   }
-  if (layers % l.pp != 0) {
-    return r.Error(
-        absl::StrFormat("--num-layers %d is not divisible by --pipeline-model-parallel-size %d", layers, l.pp));
-  }
   m.set_name(absl::StrFormat("megatron-%dl-%dh", layers, hidden));
   return m;
 }
@@ -271,22 +269,68 @@ v1::Stage CommonStage(const Reader& r, const Layout& l, const RecomputeChoice& r
   return common;
 }
 
-// Stage p holds blocks [p L/PP, (p+1) L/PP) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
-// in order.
-absl::Status AddStages(const Reader& r, const Layout& l, const v1::Model& model, const v1::Stage& common,
+// The split's flags (megatron_split.h), checked against each other and the model.
+absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers,
+                                               MegatronSplit& split) {
+  if (r.Has("decoder-first-pipeline-num-layers")) {
+    HETSIM_ASSIGN_OR_RETURN(split.first_blocks, r.Int("decoder-first-pipeline-num-layers", 0));
+  }
+  if (r.Has("decoder-last-pipeline-num-layers")) {
+    HETSIM_ASSIGN_OR_RETURN(split.last_blocks, r.Int("decoder-last-pipeline-num-layers", 0));
+  }
+  split.account_embedding = r.Has("account-for-embedding-in-pipeline-split");
+  split.account_loss = r.Has("account-for-loss-in-pipeline-split");
+  absl::StatusOr<std::vector<int64_t>> blocks = StageBlocks(split, num_layers, l.pp);
+  if (!blocks.ok()) return r.Error(blocks.status().message());
+  return blocks;
+}
+
+// Interleaving: --num-layers-per-virtual-pipeline-stage N (layers of a chunk, the embedding and loss
+// counted when the split accounts for them) or --num-virtual-stages-per-pipeline-rank V (chunks); 1 =
+// not interleaved.
+absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, const MegatronSplit& split,
+                                          int64_t num_layers) {
+  const bool per_chunk_given = r.Has("num-layers-per-virtual-pipeline-stage");
+  const bool chunks_given = r.Has("num-virtual-stages-per-pipeline-rank");
+  if (!per_chunk_given && !chunks_given) return 1;
+  if (per_chunk_given && chunks_given) {
+    return r.Contradict("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank");
+  }
+  const std::string flag =
+      per_chunk_given ? "num-layers-per-virtual-pipeline-stage" : "num-virtual-stages-per-pipeline-rank";
+  const std::string given = absl::StrCat("--", flag, " ", r.Value(flag));
+  if (l.pp == 1) return r.Contradict(given, "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
+  if (chunks_given) return r.Int("num-virtual-stages-per-pipeline-rank", 0);
+  HETSIM_ASSIGN_OR_RETURN(int64_t per_chunk, r.Int("num-layers-per-virtual-pipeline-stage", 0));
+  if (split.uneven()) {
+    return r.Contradict(given, "--decoder-first/last-pipeline-num-layers",
+                        "Megatron counts an uneven pipeline's chunks with --num-virtual-stages-per-pipeline-rank");
+  }
+  const int64_t per_stage = split.LayersPerStage(num_layers, l.pp);
+  if (per_stage % per_chunk != 0) {
+    return r.Error(absl::StrFormat("%s does not divide the %d layers of a pipeline stage", given, per_stage));
+  }
+  return per_stage / per_chunk;
+}
+
+// Stage p holds its blocks (megatron_split.h) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
+// in order; the embedding joins the first stage and the head the last.
+absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64_t>& blocks, const v1::Stage& common,
                        v1::Plan& plan) {
-  const int64_t blocks = model.transformer().num_layers() / l.pp, g = l.tp * l.cp * l.dp;
+  const int64_t g = l.tp * l.cp * l.dp;
   if (g % l.gpus_per_node != 0 && l.gpus_per_node % g != 0) {
     return r.Error(
         absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one; "
                         "hetsim meshes are rectangles of nodes x GPUs",
                         g, l.gpus_per_node));
   }
+  int64_t first_layer = 0;
   for (int64_t p = 0; p < l.pp; ++p) {
     v1::Stage& s = *plan.add_stages();
     s = common;
-    s.set_first_layer(static_cast<uint32_t>(p == 0 ? 0 : p * blocks + 1));
-    s.set_num_layers(static_cast<uint32_t>(blocks + (p == 0) + (p == l.pp - 1)));
+    s.set_first_layer(static_cast<uint32_t>(first_layer));
+    s.set_num_layers(static_cast<uint32_t>(blocks[p] + (p == 0) + (p == l.pp - 1)));
+    first_layer += s.num_layers();
     v1::Mesh& m = *s.mutable_mesh();
     m.set_island(l.island->name());
     const int64_t first_rank = p * g;
@@ -306,8 +350,11 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   MegatronImport out;
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
+  MegatronSplit split;
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
+                          ReadSplit(r, l, out.model.transformer().num_layers(), split));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute,
-                          ReadRecompute(r, out.model.transformer().num_layers() / l.pp, out.notes));
+                          ReadRecompute(r, *std::max_element(stage_blocks.begin(), stage_blocks.end()), out.notes));
   if (r.Has("overlap-param-gather") && !r.Has("use-distributed-optimizer")) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
                         "parameters are gathered only by the distributed optimizer");
@@ -333,23 +380,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_global_batch_size(global);
   plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
   plan.set_schedule(v1::ONE_F_ONE_B);
-  if (r.Has("num-layers-per-virtual-pipeline-stage")) {
-    HETSIM_ASSIGN_OR_RETURN(int64_t per_chunk, r.Int("num-layers-per-virtual-pipeline-stage", 0));
-    const int64_t blocks = out.model.transformer().num_layers() / l.pp;
-    if (l.pp == 1) {
-      return r.Contradict(absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d", per_chunk),
-                          "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
-    }
-    if (blocks % per_chunk != 0) {
-      return r.Error(
-          absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d does not divide the %d layers of a "
-                          "pipeline stage",
-                          per_chunk, blocks));
-    }
-    if (blocks / per_chunk > 1) {
-      plan.set_schedule(v1::INTERLEAVED_1F1B);
-      plan.set_virtual_stages(static_cast<uint32_t>(blocks / per_chunk));
-    }
+  HETSIM_ASSIGN_OR_RETURN(const int64_t chunks, ReadVirtualStages(r, l, split, out.model.transformer().num_layers()));
+  if (chunks > 1) {
+    plan.set_schedule(v1::INTERLEAVED_1F1B);
+    plan.set_virtual_stages(static_cast<uint32_t>(chunks));
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
@@ -369,7 +403,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
   const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
-  HETSIM_RETURN_IF_ERROR(AddStages(r, l, out.model, common, plan));
+  HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan));
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

@@ -327,15 +327,15 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
         std::string::npos);
 }
 
-TEST_CASE("interleaving that counts the embedding and the head as layers is not exported", "[interop]") {
+TEST_CASE("interleaving that counts the embedding and the head as layers: the accounting flags", "[interop]") {
   // 10 blocks on 2 stages of 6 layers (the embedding and 5 blocks, 5 blocks and the head), 3 chunks of
-  // 2 layers: the plan runs, but --num-layers-per-virtual-pipeline-stage cannot say it.
+  // 2 layers: Megatron's --account-for-embedding/loss-in-pipeline-split with 2 layers a chunk.
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  absl::StatusOr<MegatronImport> m = Import(
+  const std::string line =
       "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 10 --hidden-size 1024 "
       "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
-      "--global-batch-size 8 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --bf16",
-      cluster);
+      "--global-batch-size 8 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --bf16 ";
+  absl::StatusOr<MegatronImport> m = Import(line, cluster);
   REQUIRE(m.ok());
   hetsim::proto::PlanInputs in;
   in.cluster = cluster;
@@ -343,11 +343,74 @@ TEST_CASE("interleaving that counts the embedding and the head as layers is not 
   in.plan = m->plan;
   in.plan.set_schedule(v1::INTERLEAVED_1F1B);
   in.plan.set_virtual_stages(3);
+  in.plan.set_blocking_p2p(false);
   REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
   absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
-  REQUIRE_FALSE(e.ok());
-  CHECK_THAT(std::string(e.status().message()),
-             Catch::Contains("virtual_stages: 3 chunks do not divide a stage's 5 blocks"));
+  REQUIRE(e.ok());
+  CHECK_THAT(e->launch_line, Catch::Contains("--account-for-embedding-in-pipeline-split "
+                                             "--account-for-loss-in-pipeline-split "
+                                             "--num-layers-per-virtual-pipeline-stage 2"));
+  absl::StatusOr<MegatronImport> again = Import(e->launch_line, cluster);
+  REQUIRE(again.ok());
+  google::protobuf::util::MessageDifferencer d;
+  CHECK(d.Compare(in.plan, again->plan));
+}
+
+TEST_CASE("uneven pipelines: Megatron's first/last stage counts and its accounting of the embedding and loss",
+          "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 30 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 "
+      "--global-batch-size 32 --bf16 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 ";
+  auto blocks_of = [&](const std::string& flags) {
+    absl::StatusOr<MegatronImport> m = Import(base + flags, cluster);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    CHECK_FALSE(HasNote(*m, "not modelled"));
+    CheckRoundTrip(*m, cluster);
+    std::vector<int64_t> blocks;
+    for (const v1::Stage& s : m->plan.stages()) blocks.push_back(s.num_layers());
+    blocks.front() -= 1;  // the embedding
+    blocks.back() -= 1;   // the head
+    return std::make_pair(blocks, m->plan.virtual_stages());
+  };
+  using Blocks = std::vector<int64_t>;
+  CHECK(blocks_of("--decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6").first ==
+        Blocks{6, 9, 9, 6});
+  CHECK(blocks_of("--decoder-first-pipeline-num-layers 3").first == Blocks{3, 9, 9, 9});
+  CHECK(blocks_of("--decoder-last-pipeline-num-layers 6").first == Blocks{8, 8, 8, 6});
+  CHECK(blocks_of("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split").first ==
+        Blocks{7, 8, 8, 7});
+  // Interleaved: layers a chunk counting the embedding and loss, or chunks a stage when uneven.
+  CHECK(blocks_of("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split "
+                  "--num-layers-per-virtual-pipeline-stage 4") == std::make_pair(Blocks{7, 8, 8, 7}, 2u));
+  CHECK(blocks_of("--decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6 "
+                  "--num-virtual-stages-per-pipeline-rank 3") == std::make_pair(Blocks{6, 9, 9, 6}, 3u));
+}
+
+TEST_CASE("uneven pipelines Megatron refuses", "[interop]") {
+  const std::string base =
+      "--num-layers 30 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 "
+      "--pipeline-model-parallel-size 4 ";
+  CHECK(ImportError(base) == "line.sh: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4");
+  CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 5") ==
+        "line.sh: --num-layers 30 minus the first and last stages' 5 leaves 25 blocks, which do not split evenly "
+        "over the other 3 stages");
+  CHECK(ImportError(base + "--account-for-loss-in-pipeline-split") ==
+        "line.sh: --num-layers 30 (31 counting the embedding/loss) is not divisible by --pipeline-model-parallel-size "
+        "4");
+  CHECK(ImportError(base + "--account-for-loss-in-pipeline-split --decoder-first-pipeline-num-layers 3")
+            .find("contradict each other") != std::string::npos);
+  CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6 "
+                           "--num-layers-per-virtual-pipeline-stage 3")
+            .find("--num-virtual-stages-per-pipeline-rank") != std::string::npos);
+  CHECK(ImportError(base + "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split "
+                           "--num-layers-per-virtual-pipeline-stage 3") ==
+        "line.sh: --num-layers-per-virtual-pipeline-stage 3 does not divide the 8 layers of a pipeline stage");
+  CHECK(ImportError("--num-layers 30 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                    "--micro-batch-size 1 --decoder-first-pipeline-num-layers 6") ==
+        "line.sh: --decoder-first/last-pipeline-num-layers need --pipeline-model-parallel-size of at least 2");
 }
 
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {
@@ -360,7 +423,10 @@ TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]")
   INFO(m);
   CHECK(m.find("plan-hapt-case.pbtxt: schedule: H_1F1B: Megatron runs 1F1B or interleaved 1F1B") != std::string::npos);
   CHECK(m.find("mesh.island: GPU type") != std::string::npos);
-  CHECK(m.find("num_layers") != std::string::npos);
+  CHECK(m.find("stages[1].mesh: is not where Megatron's rank order") != std::string::npos);
+  // Its uneven blocks (21, 53, 52) are --decoder-first/last-pipeline-num-layers: not a problem.
+  CHECK(m.find("num_layers") == std::string::npos);
+  CHECK(m.find("split") == std::string::npos);
 }
 
 }  // namespace
