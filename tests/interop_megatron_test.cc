@@ -142,6 +142,36 @@ TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optim
   CheckRoundTrip(*m, cluster, request);
 }
 
+TEST_CASE("Llama 3.1 405B's FP8 recipe gives the stages of the NeMo validation plan", "[interop]") {
+  absl::StatusOr<v1::Cluster> cluster =
+      hetsim::proto::LoadCluster(kSource + "/validation/clusters/dgx-h100-1024.pbtxt");
+  REQUIRE(cluster.ok());
+  absl::StatusOr<MegatronImport> m = Import(Line("llama31_405b_h100_fp8.sh"), *cluster);
+  INFO(m.status().message());
+  REQUIRE(m.ok());
+  absl::StatusOr<hetsim::proto::PlanInputs> nemo =
+      hetsim::proto::LoadPlanInputs(kSource + "/validation/plans/nemo-h100-llama3.1-405b-fp8.pbtxt",
+                                    kSource + "/validation/clusters/dgx-h100-1024.pbtxt");
+  REQUIRE(nemo.ok());
+  const v1::Plan& p = m->plan;
+  const v1::Plan& want = nemo->plan;
+  CHECK(p.schedule() == v1::INTERLEAVED_1F1B);
+  CHECK(p.virtual_stages() == want.virtual_stages());
+  CHECK(p.context_parallel() == want.context_parallel());
+  CHECK(p.micro_batch_size() == want.micro_batch_size());
+  CHECK(p.tp_comm_overlap() == want.tp_comm_overlap());
+  CHECK(p.tp_backward_overlap() == want.tp_backward_overlap());
+  CHECK(p.blocking_p2p() == want.blocking_p2p());
+  REQUIRE(p.stages_size() == want.stages_size());
+  google::protobuf::util::MessageDifferencer d;
+  for (int i = 0; i < p.stages_size(); ++i) {
+    INFO("stage " << i);
+    CHECK(d.Compare(p.stages(i), want.stages(i)));  // 16 layers each: the embedding and 15 blocks, ...
+  }
+  CHECK_FALSE(HasNote(*m, "unknown"));
+  CheckRoundTrip(*m, *cluster);
+}
+
 TEST_CASE("Mixtral smoke configuration: 2 experts over EP 2 on 2 GPUs", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(Line("mixtral_8x7b_small.sh"), cluster);
