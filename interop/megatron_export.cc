@@ -202,7 +202,16 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
   if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");
-  if (pp > 1 && !plan.blocking_p2p()) add("--overlap-p2p-communication");
+  // Lines with the later releases' split flags take their default: interleaved sends overlap.
+  const bool later = pipeline.find("--decoder-") != std::string::npos ||
+                     pipeline.find("--account-for-") != std::string::npos ||
+                     pipeline.find("--num-virtual-stages-per-pipeline-rank") != std::string::npos;
+  const bool interleaved = pipeline.find("virtual") != std::string::npos;
+  if (later && interleaved) {
+    if (plan.blocking_p2p()) add("--no-overlap-p2p-communication");
+  } else if (pp > 1 && !plan.blocking_p2p()) {
+    add("--overlap-p2p-communication");
+  }
 
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,

@@ -61,6 +61,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"untie-embeddings-and-output-weights", 0},
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
+    {"no-overlap-p2p-communication", 0},
     {"no-async-tensor-model-parallel-allreduce", 0},  // Megatron-LM 2022-23: the 2021 backward
     {"recompute-method", 1},
     {"recompute-num-layers", 1},

@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "interop/megatron_split.h"
 #include "proto/inputs.h"
+#include "proto/limits.h"
 
 namespace hetsim::interop {
 namespace {
@@ -217,7 +218,7 @@ struct RecomputeChoice {
 // model chunk and keeps the others' activations; `uniform` (and no method) recomputes every block,
 // checkpointing groups of N (hetsim keeps one input per block: the compute is the same, the group's
 // memory saving is not modelled).
-absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, int64_t stage_blocks, std::vector<std::string>& notes) {
+absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, std::vector<std::string>& notes) {
   RecomputeChoice out;
   HETSIM_ASSIGN_OR_RETURN(out.recompute, ReadGranularity(r));
   const std::string method = r.Value("recompute-method");
@@ -236,12 +237,18 @@ absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, int64_t stage_blo
     }
     return out;
   }
+  if (!r.Has("recompute-method") && !r.Has("checkpoint-activations")) {
+    notes.push_back("--recompute-granularity full without --recompute-method: every block recomputed (uniform)");
+  }
+  if (method == "block" && !r.Has("recompute-num-layers")) {
+    notes.push_back("--recompute-method block without --recompute-num-layers: the first block of each chunk");
+  }
   HETSIM_ASSIGN_OR_RETURN(int64_t n, r.Int("recompute-num-layers", 1));
+  if (n > proto::limits::kMaxListLayers) {
+    return r.Error(absl::StrFormat("--recompute-num-layers %d: more than %d", n, proto::limits::kMaxListLayers));
+  }
   if (method == "block") {
-    if (n > stage_blocks) {
-      return r.Error(
-          absl::StrFormat("--recompute-num-layers %d: more than the %d layers of a pipeline stage", n, stage_blocks));
-    }
+    // At or above a chunk's blocks every block recomputes, as Megatron does.
     out.num_layers = static_cast<uint32_t>(n);
   } else if (n > 1) {
     notes.push_back(
@@ -250,6 +257,25 @@ absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, int64_t stage_blo
                         n, n));
   }
   return out;
+}
+
+// Pipeline sends: Megatron-LM of 2023 overlapped them with --overlap-p2p-communication (off by
+// default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
+// flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
+// takes the later default.
+bool BlockingP2p(const Reader& r, int64_t chunks, std::vector<std::string>& notes) {
+  if (r.Has("overlap-p2p-communication")) return false;
+  if (r.Has("no-overlap-p2p-communication")) return true;
+  const bool later = r.Has("decoder-first-pipeline-num-layers") || r.Has("decoder-last-pipeline-num-layers") ||
+                     r.Has("account-for-embedding-in-pipeline-split") || r.Has("account-for-loss-in-pipeline-split") ||
+                     r.Has("num-virtual-stages-per-pipeline-rank");
+  if (later && chunks > 1) {
+    notes.push_back(
+        "pipeline sends overlap the interleaved schedule's compute (blocking_p2p false): Megatron-LM's default "
+        "since the release that has this line's pipeline-split flags");
+    return false;
+  }
+  return true;
 }
 
 // What every stage shares: parallelism degrees, ZeRO, recomputation, sequence parallelism.
@@ -289,7 +315,7 @@ absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l,
 // counted when the split accounts for them) or --num-virtual-stages-per-pipeline-rank V (chunks); 1 =
 // not interleaved.
 absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, const MegatronSplit& split,
-                                          int64_t num_layers) {
+                                          int64_t num_layers, const std::vector<int64_t>& stage_blocks) {
   const bool per_chunk_given = r.Has("num-layers-per-virtual-pipeline-stage");
   const bool chunks_given = r.Has("num-virtual-stages-per-pipeline-rank");
   if (!per_chunk_given && !chunks_given) return 1;
@@ -300,7 +326,18 @@ absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, cons
       per_chunk_given ? "num-layers-per-virtual-pipeline-stage" : "num-virtual-stages-per-pipeline-rank";
   const std::string given = absl::StrCat("--", flag, " ", r.Value(flag));
   if (l.pp == 1) return r.Contradict(given, "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
-  if (chunks_given) return r.Int("num-virtual-stages-per-pipeline-rank", 0);
+  if (chunks_given) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t chunks, r.Int("num-virtual-stages-per-pipeline-rank", 0));
+    // Megatron cuts every stage's share evenly: the uneven split's blocks, or the layers a stage holds.
+    for (size_t p = 0; p < stage_blocks.size(); ++p) {
+      const int64_t share = split.uneven() ? stage_blocks[p] : split.LayersPerStage(num_layers, l.pp);
+      if (share % chunks != 0) {
+        return r.Error(absl::StrFormat("%s does not divide the %d %s of pipeline stage %d", given, share,
+                                       split.uneven() ? "blocks" : "layers", p));
+      }
+    }
+    return chunks;
+  }
   HETSIM_ASSIGN_OR_RETURN(int64_t per_chunk, r.Int("num-layers-per-virtual-pipeline-stage", 0));
   if (split.uneven()) {
     return r.Contradict(given, "--decoder-first/last-pipeline-num-layers",
@@ -353,8 +390,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   MegatronSplit split;
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
                           ReadSplit(r, l, out.model.transformer().num_layers(), split));
-  HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute,
-                          ReadRecompute(r, *std::max_element(stage_blocks.begin(), stage_blocks.end()), out.notes));
+  HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   if (r.Has("overlap-param-gather") && !r.Has("use-distributed-optimizer")) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
                         "parameters are gathered only by the distributed optimizer");
@@ -380,7 +416,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_global_batch_size(global);
   plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
   plan.set_schedule(v1::ONE_F_ONE_B);
-  HETSIM_ASSIGN_OR_RETURN(const int64_t chunks, ReadVirtualStages(r, l, split, out.model.transformer().num_layers()));
+  HETSIM_ASSIGN_OR_RETURN(const int64_t chunks,
+                          ReadVirtualStages(r, l, split, out.model.transformer().num_layers(), stage_blocks));
   if (chunks > 1) {
     plan.set_schedule(v1::INTERLEAVED_1F1B);
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
@@ -400,7 +437,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
         "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
   }
-  plan.set_blocking_p2p(l.pp > 1 && !r.Has("overlap-p2p-communication"));
+  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, chunks, out.notes));
   const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan));

@@ -15,14 +15,29 @@ absl::StatusOr<std::vector<int64_t>> UnevenBlocks(const MegatronSplit& split, in
         "--decoder-first/last-pipeline-num-layers need --pipeline-model-parallel-size of at least 2");
   }
   const int64_t first = split.first_blocks, last = split.last_blocks;
+  // Megatron wants each count above 0; both at most --num-layers before any arithmetic on them.
+  for (const auto& [flag, n] : {std::pair{"first", first}, std::pair{"last", last}}) {
+    if (n == 0 || n > num_layers) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--decoder-%s-pipeline-num-layers %d: not between 1 and --num-layers %d", flag, n, num_layers));
+    }
+  }
   const int64_t fixed = (first >= 0) + (last >= 0);
-  const int64_t rest = num_layers - std::max<int64_t>(first, 0) - std::max<int64_t>(last, 0);
-  const int64_t middle = pp - fixed;
+  const int64_t given = std::max<int64_t>(first, 0) + std::max<int64_t>(last, 0);
+  const int64_t rest = num_layers - given, middle = pp - fixed;
+  const char* which = first >= 0 && last >= 0 ? "first and last stages'"
+                      : first >= 0            ? "first stage's"
+                                              : "last stage's";
   if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && rest % middle != 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--num-layers %d minus the %s %d leaves %d blocks, which do not split evenly over the "
+                        "other %d stages",
+                        num_layers, which, given, rest, middle));
+  }
+  if (middle > 0 && rest == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--num-layers %d minus the first and last stages' %d leaves %d blocks, which do not split evenly over the "
-        "other %d stages",
-        num_layers, num_layers - rest, rest, middle));
+        "--num-layers %d minus the %s %d leaves no block for the other %d stages (a hetsim stage holds at least one)",
+        num_layers, which, given, middle));
   }
   std::vector<int64_t> blocks(pp, middle > 0 ? rest / middle : 0);
   if (first >= 0) blocks.front() = first;

@@ -207,16 +207,16 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
   CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
 }
 
-// Megatron-LM's block method: recompute the first N blocks of each chunk, so N needs full recompute
-// and at most the stage's layers (a chunk has fewer; Megatron then recomputes all of them).
+// Megatron-LM's block method: recompute the first N blocks of each chunk, so N needs full recompute.
+// N at or above a chunk's blocks recomputes all of them (Megatron accepts it, and one N serves every
+// stage of an uneven split).
 void CheckRecomputeLayers(Problems& p, const Stage& s, const std::string& at) {
   const uint32_t n = s.recompute_num_layers();
-  if (n == 0) return;
-  if (s.recompute() != hetsim::v1::RECOMPUTE_FULL) {
+  if (n > 0 && s.recompute() != hetsim::v1::RECOMPUTE_FULL) {
     p.Add(at + "recompute_num_layers",
           "%d is set, but recompute is not RECOMPUTE_FULL (only full recompute counts layers)", n);
-  } else if (n > s.num_layers()) {
-    p.Add(at + "recompute_num_layers", "%d is more than the stage's %d layers", n, s.num_layers());
+  } else if (n > static_cast<uint32_t>(limits::kMaxListLayers)) {
+    p.Add(at + "recompute_num_layers", "%d is more than %d", n, limits::kMaxListLayers);
   }
 }
 

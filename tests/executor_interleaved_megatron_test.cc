@@ -3,6 +3,8 @@
 // validates, takes Megatron's chunks and runs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "google/protobuf/text_format.h"
 #include "sim/pipeline/dag.h"
 #include "tests/executor_test_util.h"
@@ -61,4 +63,43 @@ TEST_CASE("interleaved: a GPT plan with the embedding and head on 3-layer stages
   CHECK(run.pipeline_end > 0);
   // Without contention the simulation is the DAG's longest path.
   CHECK(run.pipeline_end == hetsim::sim::pipeline::AnalyzeLongestPath(*setup->dag, setup->durations).iteration_time);
+}
+
+TEST_CASE("interleaved with partial recompute: each chunk recomputes its own first block", "[executor][interleaved]") {
+  v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 1, 100, 1000);
+  cluster.set_ideal(true);
+  // 8 blocks on 2 stages of 4, 2 chunks of 2 blocks (the embedding in chunk 0, the head in chunk 3).
+  v1::Plan plan = SmallInterleavedGpt();
+  plan.mutable_model()->mutable_transformer()->set_num_layers(8);
+  plan.mutable_stages(0)->set_num_layers(5);
+  plan.mutable_stages(1)->set_first_layer(5);
+  plan.mutable_stages(1)->set_num_layers(5);
+  plan.set_global_batch_size(8);
+  const auto none = hetsim::testing::MakeSimulation(hetsim::testing::MakeInputs(cluster, plan));
+  for (v1::Stage& s : *plan.mutable_stages()) {
+    s.set_recompute(v1::RECOMPUTE_FULL);
+    s.set_recompute_num_layers(1);
+  }
+  const auto partial = hetsim::testing::MakeSimulation(hetsim::testing::MakeInputs(cluster, plan));
+  const auto& a = none.setup->virtual_stages;
+  const auto& b = partial.setup->virtual_stages;
+  REQUIRE(b.size() == 4);
+  // The middle chunks (k = 1, 2) hold two identical blocks: one of them runs its forward again.
+  for (int k : {1, 2}) {
+    INFO("virtual stage " << k);
+    CHECK(std::llabs(b[k].cost.backward_time - (a[k].cost.backward_time + a[k].cost.forward_time / 2)) <= 2);
+    CHECK(b[k].cost.memory.activation_bytes_per_microbatch < a[k].cost.memory.activation_bytes_per_microbatch);
+  }
+  // In flight: the report divides the live activations by a microbatch's, summed over the chunks.
+  for (int s = 0; s < 2; ++s) {
+    INFO("stage " << s);
+    const v1::StageReport& r = partial.report.stages(s);
+    int64_t per_microbatch = 0;
+    for (int k = s; k < 4; k += 2) per_microbatch += b[k].cost.memory.activation_bytes_per_microbatch;
+    const double states = static_cast<double>(partial.setup->stages[s].cost.memory.ModelStateBytes());
+    const double working = static_cast<double>(partial.setup->stages[s].cost.memory.recompute_working_bytes);
+    const double live = r.peak_memory_gib() * (1 << 30) - states - working;
+    CHECK(r.num_microbatches_in_flight() == static_cast<uint32_t>(std::llround(live) / per_microbatch));
+    CHECK(r.num_microbatches_in_flight() >= 1);
+  }
 }

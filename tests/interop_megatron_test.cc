@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "absl/strings/str_format.h"
+
 #include "google/protobuf/util/message_differencer.h"
 #include "interop/megatron_export.h"
 #include "interop/megatron_flags.h"
@@ -312,8 +314,10 @@ TEST_CASE("full recomputation's methods: block recomputes the first N blocks of 
   CHECK(grouped->plan.stages(0).recompute_num_layers() == 0);
   CHECK(HasNote(*grouped, "--recompute-method uniform --recompute-num-layers 4: every block recomputed"));
 
-  CHECK(ImportError(base + "--recompute-method block --recompute-num-layers 9", {}) ==
-        "line.sh: --recompute-num-layers 9: more than the 8 layers of a pipeline stage");
+  // More than a stage's 8 blocks: every block recomputes, as in Megatron (and one N serves uneven stages).
+  CHECK(stage("--recompute-method block --recompute-num-layers 9").recompute_num_layers() == 9);
+  CHECK(stage("--decoder-first-pipeline-num-layers 2 --recompute-method block --recompute-num-layers 4")
+            .recompute_num_layers() == 4);
   CHECK(ImportError(base + "--recompute-method first_n --recompute-num-layers 2", {}) ==
         "line.sh: --recompute-method: \"first_n\" is not block or uniform");
   CHECK(ImportError(base + "--recompute-method block --recompute-num-layers 0", {}) ==
@@ -425,7 +429,7 @@ TEST_CASE("uneven pipelines Megatron refuses", "[interop]") {
       "--pipeline-model-parallel-size 4 ";
   CHECK(ImportError(base) == "line.sh: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4");
   CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 5") ==
-        "line.sh: --num-layers 30 minus the first and last stages' 5 leaves 25 blocks, which do not split evenly "
+        "line.sh: --num-layers 30 minus the first stage's 5 leaves 25 blocks, which do not split evenly "
         "over the other 3 stages");
   CHECK(ImportError(base + "--account-for-loss-in-pipeline-split") ==
         "line.sh: --num-layers 30 (31 counting the embedding/loss) is not divisible by --pipeline-model-parallel-size "
@@ -441,6 +445,52 @@ TEST_CASE("uneven pipelines Megatron refuses", "[interop]") {
   CHECK(ImportError("--num-layers 30 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
                     "--micro-batch-size 1 --decoder-first-pipeline-num-layers 6") ==
         "line.sh: --decoder-first/last-pipeline-num-layers need --pipeline-model-parallel-size of at least 2");
+  CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 9223372036854775807 "
+                           "--decoder-last-pipeline-num-layers 9223372036854775807") ==
+        "line.sh: --decoder-first-pipeline-num-layers 9223372036854775807: not between 1 and --num-layers 30");
+  CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 15 --decoder-last-pipeline-num-layers 15") ==
+        "line.sh: --num-layers 30 minus the first and last stages' 30 leaves no block for the other 2 stages (a "
+        "hetsim stage holds at least one)");
+  // --num-virtual-stages-per-pipeline-rank must cut every stage's share evenly, as Megatron checks.
+  const auto line = [](int layers, int pp, const std::string& flags) {
+    return absl::StrFormat(
+        "--num-layers %d --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 "
+        "--tensor-model-parallel-size 8 --pipeline-model-parallel-size %d %s",
+        layers, pp, flags);
+  };
+  CHECK(ImportError(line(6, 2, "--num-virtual-stages-per-pipeline-rank 4"), OnNodes(2)) ==
+        "line.sh: --num-virtual-stages-per-pipeline-rank 4 does not divide the 3 layers of pipeline stage 0");
+  CHECK(ImportError(line(5, 2, "--account-for-embedding-in-pipeline-split --num-virtual-stages-per-pipeline-rank 2"),
+                    OnNodes(2)) ==
+        "line.sh: --num-virtual-stages-per-pipeline-rank 2 does not divide the 3 layers of pipeline stage 0");
+  CHECK(ImportError(line(9, 3, "--decoder-first-pipeline-num-layers 1 --num-virtual-stages-per-pipeline-rank 2"),
+                    OnNodes(3)) ==
+        "line.sh: --num-virtual-stages-per-pipeline-rank 2 does not divide the 1 blocks of pipeline stage 0");
+}
+
+TEST_CASE("export: a stage of only the embedding has no first-stage count Megatron takes", "[interop]") {
+  // Blocks 0, 5, 3: --decoder-first-pipeline-num-layers 0 is refused by Megatron, and no other split
+  // gives them.
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(
+      "torchrun --nproc_per_node 8 --nnodes 3 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 8 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 3 --bf16 "
+      "--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 3",
+      cluster);
+  REQUIRE(m.ok());
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m->model;
+  in.plan = m->plan;
+  // Stage 0 keeps only the embedding; stage 1 takes its 2 blocks (6 blocks, stage 2 as before).
+  in.plan.mutable_stages(0)->set_num_layers(1);
+  in.plan.mutable_stages(1)->set_first_layer(1);
+  in.plan.mutable_stages(1)->set_num_layers(5);
+  REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+  absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(std::string(e.status().message()), Catch::Contains("stages: blocks per stage 0, 5, 3: no Megatron split"));
 }
 
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {

@@ -158,9 +158,12 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     const spec::StageSpec& ps = plan.stages[s];
     const Time busy = StageBusy(setup, r, s);
     Time forward = 0, backward = 0;
+    // What one microbatch keeps: its chunks' activations (each chunk recomputes its own first N blocks).
+    int64_t per_microbatch = 0;
     for (int k = s; k < dag.num_virtual_stages(); k += S) {
       forward += setup.virtual_stages[k].forward_time();
       backward += setup.virtual_stages[k].backward_time();
+      per_microbatch += setup.virtual_stages[k].cost.memory.activation_bytes_per_microbatch;
     }
     const Time optimizer = st.optimizer_time;
     const Time sync =
@@ -168,7 +171,6 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     int64_t peak = 0;
     for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) peak = std::max(peak, bytes);
     const int64_t states = st.cost.memory.ModelStateBytes();
-    const int64_t per_microbatch = st.cost.memory.activation_bytes_per_microbatch;
 
     v1::StageReport* out = report.add_stages();
     out->set_index(s);

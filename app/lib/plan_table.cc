@@ -12,10 +12,12 @@ namespace {
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
 
-const char* RecomputeName(hetsim::v1::Recompute r) {
-  switch (r) {
+// "full/N" when only the first N blocks of each chunk recompute.
+std::string RecomputeName(const hetsim::v1::Stage& st) {
+  switch (st.recompute()) {
     case hetsim::v1::RECOMPUTE_SELECTIVE: return "selective";
-    case hetsim::v1::RECOMPUTE_FULL: return "full";
+    case hetsim::v1::RECOMPUTE_FULL:
+      return st.recompute_num_layers() > 0 ? absl::StrFormat("full/%d", st.recompute_num_layers()) : "full";
     default: return "none";
   }
 }
@@ -42,8 +44,8 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
                                              st.mesh().first_node(), st.mesh().first_gpu());
     absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
                           layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), st.zero_stage(),
-                          RecomputeName(st.recompute()), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t),
-                          Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
+                          RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
+                          BytesToGib(static_cast<double>(sp.peak_bytes)),
                           BytesToGib(static_cast<double>(sp.capacity_bytes)));
   }
   absl::StrAppendFormat(&s,

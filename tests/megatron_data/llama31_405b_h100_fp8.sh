@@ -11,7 +11,7 @@ torchrun --nproc_per_node 8 --nnodes 128 pretrain_gpt.py \
     --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 --context-parallel-size 2 \
     --num-layers-per-virtual-pipeline-stage 2 \
     --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split \
-    --sequence-parallel --tp-comm-overlap --overlap-p2p-communication \
+    --sequence-parallel --tp-comm-overlap \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
     --attention-backend fused --cross-entropy-loss-fusion --manual-gc \
     --mock-data --tokenizer-type NullTokenizer
