@@ -350,17 +350,43 @@ absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, cons
   return per_stage / per_chunk;
 }
 
+// A stage's mesh: `node_count` nodes x `gpus_per_node` GPUs, stages tiled side by side on each node.
+struct StageTiling {
+  int64_t node_count = 1, gpus_per_node = 1;
+};
+
+// Megatron's rank order puts stage p on ranks [p G, (p+1) G): whole nodes, or part of one. A stage of
+// G GPUs that does neither (TP 4 x DP 3 = 12 on 8-GPU nodes: 1.5 nodes) is not a rectangle of nodes x
+// GPUs, which a hetsim mesh is: it is placed on G / d nodes x d GPUs instead (d the largest divisor of
+// the node holding whole TP x CP groups and tiling the stages), noted. Tensor-parallel groups stay
+// inside nodes as in Megatron; pipeline and data-parallel transfers take other links.
+absl::StatusOr<StageTiling> TileStages(const Reader& r, const Layout& l, int64_t g, std::vector<std::string>& notes) {
+  const int64_t gpn = l.gpus_per_node;
+  if (g % gpn == 0) return StageTiling{g / gpn, gpn};
+  if (gpn % g == 0) return StageTiling{1, g};
+  for (int64_t d = gpn; d >= 1; --d) {
+    const int64_t group = l.tp * l.cp;  // ranks that stay together, innermost in Megatron's order
+    const bool whole_groups = group <= d ? d % group == 0 : false;
+    if (gpn % d != 0 || g % d != 0 || !whole_groups || l.pp % (gpn / d) != 0) continue;
+    notes.push_back(absl::StrFormat(
+        "a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one (Megatron puts stage p "
+        "on ranks p x %d ..): placed on %d nodes x %d GPUs, %d stages side by side, which hetsim meshes can "
+        "say; tensor-parallel groups stay inside nodes",
+        g, gpn, g, g / d, d, gpn / d));
+    return StageTiling{g / d, d};
+  }
+  return r.Error(
+      absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one, and no "
+                      "rectangle of nodes x GPUs holds it with whole tensor-parallel groups",
+                      g, gpn));
+}
+
 // Stage p holds its blocks (megatron_split.h) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
 // in order; the embedding joins the first stage and the head the last.
 absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64_t>& blocks, const v1::Stage& common,
-                       v1::Plan& plan) {
+                       v1::Plan& plan, std::vector<std::string>& notes) {
   const int64_t g = l.tp * l.cp * l.dp;
-  if (g % l.gpus_per_node != 0 && l.gpus_per_node % g != 0) {
-    return r.Error(
-        absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one; "
-                        "hetsim meshes are rectangles of nodes x GPUs",
-                        g, l.gpus_per_node));
-  }
+  HETSIM_ASSIGN_OR_RETURN(const StageTiling tiling, TileStages(r, l, g, notes));
   int64_t first_layer = 0;
   for (int64_t p = 0; p < l.pp; ++p) {
     v1::Stage& s = *plan.add_stages();
@@ -370,11 +396,11 @@ absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64
     first_layer += s.num_layers();
     v1::Mesh& m = *s.mutable_mesh();
     m.set_island(l.island->name());
-    const int64_t first_rank = p * g;
-    m.set_first_node(static_cast<uint32_t>(first_rank / l.gpus_per_node));
-    m.set_node_count(static_cast<uint32_t>(g >= l.gpus_per_node ? g / l.gpus_per_node : 1));
-    m.set_first_gpu(static_cast<uint32_t>(g >= l.gpus_per_node ? 0 : first_rank % l.gpus_per_node));
-    m.set_gpus_per_node(static_cast<uint32_t>(std::min(g, l.gpus_per_node)));
+    const int64_t slots = l.gpus_per_node / tiling.gpus_per_node;  // stages side by side on the same nodes
+    m.set_first_node(static_cast<uint32_t>(p / slots * tiling.node_count));
+    m.set_node_count(static_cast<uint32_t>(tiling.node_count));
+    m.set_first_gpu(static_cast<uint32_t>(p % slots * tiling.gpus_per_node));
+    m.set_gpus_per_node(static_cast<uint32_t>(tiling.gpus_per_node));
   }
   return absl::OkStatus();
 }
@@ -440,7 +466,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, chunks, out.notes));
   const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
-  HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan));
+  HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

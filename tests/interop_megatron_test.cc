@@ -324,6 +324,35 @@ TEST_CASE("full recomputation's methods: block recomputes the first N blocks of 
         "line.sh: --recompute-num-layers: \"0\" is not a positive whole number");
 }
 
+TEST_CASE("a stage of 1.5 nodes (TP 4 x DP 3 on 8-GPU nodes) is tiled as 3 nodes x 4 GPUs", "[interop]") {
+  // Megatron-LM's GPT-3 175B strong-scaling start: 96 H100, TP 4, PP 8, so DP 3 and 12 GPUs a stage.
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(
+      "torchrun --nproc_per_node 8 --nnodes 12 pretrain_gpt.py --num-layers 96 --hidden-size 12288 "
+      "--num-attention-heads 96 --seq-length 4096 --max-position-embeddings 4096 --vocab-size 131072 "
+      "--micro-batch-size 1 --global-batch-size 1152 --bf16 --tensor-model-parallel-size 4 "
+      "--pipeline-model-parallel-size 8 --sequence-parallel",
+      cluster);
+  INFO(m.status().message());
+  REQUIRE(m.ok());
+  REQUIRE(m->plan.stages_size() == 8);
+  for (int p = 0; p < 8; ++p) {
+    INFO("stage " << p);
+    const v1::Mesh& mesh = m->plan.stages(p).mesh();
+    CHECK(mesh.first_node() == static_cast<uint32_t>(p / 2 * 3));
+    CHECK(mesh.node_count() == 3);
+    CHECK(mesh.first_gpu() == static_cast<uint32_t>(p % 2 * 4));
+    CHECK(mesh.gpus_per_node() == 4);
+    CHECK(m->plan.stages(p).data_parallel() == 3);
+  }
+  CHECK(HasNote(*m, "placed on 3 nodes x 4 GPUs, 2 stages side by side"));
+  // With TP 3 no rectangle of whole TP groups tiles 12-GPU stages on 8-GPU nodes.
+  CHECK(ImportError("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 4096 "
+                    "--micro-batch-size 1 --tensor-model-parallel-size 3 --pipeline-model-parallel-size 8",
+                    OnNodes(12))
+            .find("no rectangle of nodes x GPUs holds it") != std::string::npos);
+}
+
 TEST_CASE("bad launch lines name the flags", "[interop]") {
   const std::string base =
       "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 ";
