@@ -17,4 +17,7 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.nemo_h100_fp8_405b_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-h100-fp8-405b.pbtxt)
   set_tests_properties(fidelity.nemo_h100_fp8_405b_bounds PROPERTIES TIMEOUT 300)
+  add_test(NAME fidelity.nemo_b200_fp8_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-b200-fp8.pbtxt)
+  set_tests_properties(fidelity.nemo_b200_fp8_bounds PROPERTIES TIMEOUT 300)
 endif()
