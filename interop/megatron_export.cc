@@ -156,6 +156,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--hidden-size %d", t.hidden_size()));
   add(absl::StrFormat("--ffn-hidden-size %d", proto::FfnHiddenSize(t)));
   add(absl::StrFormat("--num-attention-heads %d", t.num_attention_heads()));
+  if (t.head_dim() > 0) add(absl::StrFormat("--kv-channels %d", t.head_dim()));
   if (t.num_kv_heads() > 0 && t.num_kv_heads() != t.num_attention_heads()) {
     add("--group-query-attention");
     add(absl::StrFormat("--num-query-groups %d", t.num_kv_heads()));

@@ -136,12 +136,10 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   }
   if (r.Has("kv-channels")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-channels", 0));
-    if (kv * heads != hidden) {
-      return r.Error(
-          absl::StrFormat("--kv-channels %d: hetsim models heads of hidden-size / num-attention-heads = %d "
-                          "channels; other head sizes are not modelled",
-                          kv, hidden / heads));
+    if (kv > proto::limits::kMaxHiddenSize) {
+      return r.Error(absl::StrFormat("--kv-channels %d: more than %d", kv, proto::limits::kMaxHiddenSize));
     }
+    t.set_head_dim(static_cast<uint32_t>(kv));
   }
   const std::string pe = r.Has("position-embedding-type") ? r.Value("position-embedding-type") : "learned_absolute";
   if (pe == "learned_absolute" && r.Has("max-position-embeddings")) {

@@ -27,8 +27,11 @@ void CheckTransformer(Problems& p, const Transformer& t) {
     p.Add(at + "ffn_hidden_size", "%d is more than %d", t.ffn_hidden_size(), limits::kMaxFfnHiddenSize);
   }
   CheckCount(p, at + "num_attention_heads", t.num_attention_heads(), limits::kMaxHiddenSize);
-  if (t.num_attention_heads() > 0 && t.hidden_size() % t.num_attention_heads() != 0) {
-    p.Add(at + "num_attention_heads", "%d does not divide hidden_size %d", t.num_attention_heads(), t.hidden_size());
+  if (t.head_dim() > limits::kMaxHiddenSize) {
+    p.Add(at + "head_dim", "%d is more than %d", t.head_dim(), limits::kMaxHiddenSize);
+  } else if (t.head_dim() == 0 && t.num_attention_heads() > 0 && t.hidden_size() % t.num_attention_heads() != 0) {
+    p.Add(at + "num_attention_heads", "%d does not divide hidden_size %d (or set head_dim)", t.num_attention_heads(),
+          t.hidden_size());
   }
   if (t.num_kv_heads() > 0 && t.num_attention_heads() > 0 && t.num_attention_heads() % t.num_kv_heads() != 0) {
     p.Add(at + "num_kv_heads", "%d does not divide num_attention_heads %d", t.num_kv_heads(), t.num_attention_heads());
@@ -87,7 +90,8 @@ double ModelParamCount(const Model& model) {
   const double ffn = t.ffn_hidden_size() ? static_cast<double>(t.ffn_hidden_size()) : 4 * h;
   const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;
   const double kv = t.num_kv_heads() ? t.num_kv_heads() : heads;
-  const double attention = 2 * h * h + 2 * h * (h / heads * kv) + 4 * h;  // Q, O; K, V; biases
+  const double d = t.head_dim() ? t.head_dim() : h / heads;
+  const double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + 4 * h;  // Q, O; K, V; biases
   const double mlp_mats = t.gated_mlp() ? 3 : 2;
   const bool moe = t.num_experts() > 1;
   const double experts = moe ? t.num_experts() : 1;

@@ -31,6 +31,7 @@ struct TransformerSpec {
   uint64_t expert_ffn_hidden_size = 0;  // resolved: ffn_hidden_size when the file leaves it 0
   Granularity granularity = Granularity::kBlock;
   AttentionKernel attention = AttentionKernel::kStandard;
+  uint32_t head_dim = 0;  // resolved: hidden_size / num_attention_heads when the file leaves it 0
 };
 
 struct LayerSpec {

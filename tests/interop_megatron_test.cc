@@ -46,6 +46,14 @@ absl::StatusOr<MegatronImport> Import(const std::string& line, const v1::Cluster
   return ImportMegatron(*flags, cluster, request, "line.sh");
 }
 
+// Import that must succeed; the failure's message is shown when it does not.
+MegatronImport ImportOk(const std::string& line, const v1::Cluster& cluster) {
+  absl::StatusOr<MegatronImport> m = Import(line, cluster);
+  INFO(m.status().message());
+  REQUIRE(m.ok());
+  return *std::move(m);
+}
+
 MegatronImportRequest OnNodes(int64_t nodes) {
   MegatronImportRequest r;
   r.nodes = nodes;
@@ -327,30 +335,41 @@ TEST_CASE("full recomputation's methods: block recomputes the first N blocks of 
 TEST_CASE("a stage of 1.5 nodes (TP 4 x DP 3 on 8-GPU nodes) is tiled as 3 nodes x 4 GPUs", "[interop]") {
   // Megatron-LM's GPT-3 175B strong-scaling start: 96 H100, TP 4, PP 8, so DP 3 and 12 GPUs a stage.
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  absl::StatusOr<MegatronImport> m = Import(
+  const MegatronImport m = ImportOk(
       "torchrun --nproc_per_node 8 --nnodes 12 pretrain_gpt.py --num-layers 96 --hidden-size 12288 "
       "--num-attention-heads 96 --seq-length 4096 --max-position-embeddings 4096 --vocab-size 131072 "
       "--micro-batch-size 1 --global-batch-size 1152 --bf16 --tensor-model-parallel-size 4 "
       "--pipeline-model-parallel-size 8 --sequence-parallel",
       cluster);
-  INFO(m.status().message());
-  REQUIRE(m.ok());
-  REQUIRE(m->plan.stages_size() == 8);
+  REQUIRE(m.plan.stages_size() == 8);
   for (int p = 0; p < 8; ++p) {
     INFO("stage " << p);
-    const v1::Mesh& mesh = m->plan.stages(p).mesh();
+    const v1::Mesh& mesh = m.plan.stages(p).mesh();
     CHECK(mesh.first_node() == static_cast<uint32_t>(p / 2 * 3));
     CHECK(mesh.node_count() == 3);
     CHECK(mesh.first_gpu() == static_cast<uint32_t>(p % 2 * 4));
     CHECK(mesh.gpus_per_node() == 4);
-    CHECK(m->plan.stages(p).data_parallel() == 3);
+    CHECK(m.plan.stages(p).data_parallel() == 3);
   }
-  CHECK(HasNote(*m, "placed on 3 nodes x 4 GPUs, 2 stages side by side"));
+  CHECK(HasNote(m, "placed on 3 nodes x 4 GPUs, 2 stages side by side"));
   // With TP 3 no rectangle of whole TP groups tiles 12-GPU stages on 8-GPU nodes.
   CHECK(ImportError("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 4096 "
                     "--micro-batch-size 1 --tensor-model-parallel-size 3 --pipeline-model-parallel-size 8",
                     OnNodes(12))
             .find("no rectangle of nodes x GPUs holds it") != std::string::npos);
+}
+
+TEST_CASE("Megatron kv-channels sets head_dim: heads wider than hidden / heads, as in Qwen3", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport m = ImportOk(
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 48 --hidden-size 2048 "
+      "--num-attention-heads 32 --group-query-attention --num-query-groups 4 --kv-channels 128 --swiglu "
+      "--ffn-hidden-size 6144 --seq-length 4096 --max-position-embeddings 4096 --position-embedding-type rope "
+      "--micro-batch-size 1 --global-batch-size 64 --bf16 --tensor-model-parallel-size 2",
+      cluster);
+  CHECK(m.model.transformer().head_dim() == 128);
+  CHECK(m.model.transformer().num_kv_heads() == 4);
+  CheckRoundTrip(m, cluster);
 }
 
 TEST_CASE("bad launch lines name the flags", "[interop]") {

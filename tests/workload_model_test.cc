@@ -110,6 +110,42 @@ TEST_CASE("GQA, gated MLP and untied head: LLaMA-2 70B has 68.98B parameters", "
         2 * s * h * (h + 2048) + 4 * s * s * h + 2 * s * h * h + 3 * 2 * s * h * f);
 }
 
+TEST_CASE("head_dim apart from hidden / heads: Qwen3-8B's 8.19B parameters and its attention widths",
+          "[workload][model]") {
+  // Qwen3-8B: 36 blocks of hidden 4096, 32 query heads and 8 KV heads of 128 channels, gated MLP 12288,
+  // vocabulary 151,936 (untied). Hugging Face's count is 8.19B; 4096 / 32 = 128 as well, so the head
+  // width here is set apart (Qwen3-30B-A3B-like: hidden 2048, 32 heads of 128) to check the widths.
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(36);
+  t->set_hidden_size(4096);
+  t->set_num_attention_heads(32);
+  t->set_num_kv_heads(8);
+  t->set_head_dim(128);
+  t->set_ffn_hidden_size(12288);
+  t->set_gated_mlp(true);
+  t->set_seq_length(4096);
+  t->set_vocab_size(151936);
+  // Biases and LayerNorm biases Qwen3 does not have (and its QK norms, which hetsim does not count).
+  CHECK(static_cast<double>(Make(m).TotalParamCount()) == Approx(8.19e9).epsilon(0.01));
+
+  t->set_hidden_size(2048);
+  t->set_ffn_hidden_size(6144);
+  const ModelCost wide = Make(m);
+  const double s = 4096, h = 2048, q = 32 * 128, kv = 8 * 128, f = 6144;
+  // QKV (h -> q + 2 kv), the attention core over 32 heads of 128, projection (q -> h), gated MLP.
+  CHECK(wide.layer(1).forward_flop_per_sample ==
+        2 * s * h * (q + 2 * kv) + 4 * s * s * q + 2 * s * q * h + 3 * 2 * s * h * f);
+  const double attention_params = h * (q + 2 * kv) + (q + 2 * kv) + q * h + h + 2 * h;
+  const double mlp_params = 2 * h * f + 2 * f + f * h + h + 2 * h;
+  CHECK(static_cast<double>(wide.layer(1).param_count) == attention_params + mlp_params);
+  CHECK(wide.layer(1).kv_bytes_per_sample == 2 * 2 * s * kv);  // K and V, BF16
+  // Without head_dim the heads are 2048 / 32 = 64 wide.
+  t->set_head_dim(0);
+  CHECK(Make(m).layer(1).forward_flop_per_sample ==
+        2 * s * h * (h + 2 * 8 * 64) + 4 * s * s * h + 2 * s * h * h + 3 * 2 * s * h * f);
+}
+
 TEST_CASE("MoE: top-k expert FLOPs, expert parameters, all-to-all", "[workload][model]") {
   hetsim::v1::Model m = Gpt(2, 1024, 16);
   auto* t = m.mutable_transformer();
@@ -160,7 +196,8 @@ TEST_CASE("bad models are reported with the validator's field path", "[workload]
   m.mutable_transformer()->set_num_kv_heads(5);
   CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_kv_heads: 5 does not divide num_attention_heads 16");
   m = Gpt(2, 1000, 16);
-  CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_attention_heads: 16 does not divide hidden_size 1000");
+  CHECK(ErrorOf(m) ==
+        "model.pbtxt: transformer.num_attention_heads: 16 does not divide hidden_size 1000 (or set head_dim)");
   m = Gpt(2, 1024, 16);
   m.mutable_transformer()->set_num_experts(4);
   m.mutable_transformer()->set_moe_top_k(5);

@@ -10,7 +10,7 @@ namespace {
 
 // Shape of a transformer, in doubles.
 struct Shape {
-  double s, h, a, kv_h, ffn, vocab, experts, top_k, expert_ffn;
+  double s, h, a, d, q_h, kv_h, ffn, vocab, experts, top_k, expert_ffn;
   bool gated;
   double B;  // element bytes
 };
@@ -20,8 +20,9 @@ Shape ShapeOf(const spec::TransformerSpec& t, int element_bytes) {
   x.s = static_cast<double>(t.seq_length);
   x.h = static_cast<double>(t.hidden_size);
   x.a = t.num_attention_heads;
-  const double kv_heads = t.num_kv_heads;
-  x.kv_h = x.h / x.a * kv_heads;  // width of K (and of V)
+  x.d = t.head_dim;               // channels of one head
+  x.q_h = x.a * x.d;              // width of Q and of the attention output (h unless head_dim says)
+  x.kv_h = x.d * t.num_kv_heads;  // width of K (and of V)
   x.ffn = static_cast<double>(t.ffn_hidden_size);
   x.vocab = static_cast<double>(t.vocab_size);
   x.experts = t.num_experts;
@@ -108,9 +109,9 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.name = absl::StrCat("attention", index);
   layer.kind = LayerKind::kAttention;
   const double s = x.s, h = x.h, B = x.B;
-  const double d = h / x.a;  // head width
+  const double d = x.d, q = x.q_h;  // head width; query and attention-output width
   const bool flash = t.attention == spec::AttentionKernel::kFlash;
-  layer.gemms.push_back(MakeGemm("qkv", s, h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
+  layer.gemms.push_back(MakeGemm("qkv", s, q + 2 * x.kv_h, h, 1, TpSplit::kColumns));
   if (flash) {
     // One fused kernel per head and sample: Q K^T and P V (2 x 2 s^2 d FLOPs) with the scores in SRAM.
     layer.gemms.push_back(MakeGemm("flash_attn", s, s, 2 * d, x.a, TpSplit::kBatch, false, true));
@@ -118,11 +119,11 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
     layer.gemms.push_back(MakeGemm("scores", s, s, d, x.a, TpSplit::kBatch, false, true));  // Q K^T
     layer.gemms.push_back(MakeGemm("attn_v", s, d, s, x.a, TpSplit::kBatch, false, true));  // P V
   }
-  layer.gemms.push_back(MakeGemm("proj", s, h, h, 1, TpSplit::kRows));
+  layer.gemms.push_back(MakeGemm("proj", s, h, q, 1, TpSplit::kRows));
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of QKV and the projection, LayerNorm scale and bias.
-  layer.param_count = static_cast<uint64_t>(h * (h + 2 * x.kv_h) + (h + 2 * x.kv_h) + h * h + h + 2 * h);
+  layer.param_count = static_cast<uint64_t>(h * (q + 2 * x.kv_h) + (q + 2 * x.kv_h) + q * h + h + 2 * h);
   // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
   // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
@@ -131,9 +132,10 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
   layer.memory_kernels = flash ? 3 : 5;
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated);
-  // Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded); 5as^2 attention core.
+  // Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded; a head_dim apart from
+  // h / a scales Q and the projection input); 5as^2 attention core.
   layer.activation.tp_replicated = (2 * B + 1) * s * h;
-  layer.activation.tp_sharded = B * s * (2 * h + 2 * x.kv_h);
+  layer.activation.tp_sharded = B * s * (2 * q + 2 * x.kv_h);
   // FlashAttention keeps only the softmax statistics (FP32 per head and token).
   layer.activation.attention_core = flash ? 4 * x.a * s : (2 * B + 1) * x.a * s * s;
   layer.activation.layer_input = B * s * h;
