@@ -80,6 +80,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
     const Transformer& t = m.transformer();
     what = absl::StrFormat("transformer, %d blocks, hidden %d, %d heads, seq %d, vocab %d", t.num_layers(),
                            t.hidden_size(), t.num_attention_heads(), t.seq_length(), t.vocab_size());
+    if (t.head_dim() > 0) absl::StrAppendFormat(&what, ", head_dim %d", t.head_dim());
     if (t.num_experts() > 1) absl::StrAppendFormat(&what, ", %d experts top-%d", t.num_experts(), t.moe_top_k());
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
