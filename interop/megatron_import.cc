@@ -360,11 +360,12 @@ struct StageTiling {
 // inside nodes as in Megatron; pipeline and data-parallel transfers take other links.
 absl::StatusOr<StageTiling> TileStages(const Reader& r, const Layout& l, int64_t g, std::vector<std::string>& notes) {
   const int64_t gpn = l.gpus_per_node;
-  if (g % gpn == 0) return StageTiling{g / gpn, gpn};
+  const int64_t group = l.tp * l.cp;  // ranks that stay together, innermost in Megatron's order
+  if (g % gpn == 0 && (group % gpn == 0 || gpn % group == 0)) return StageTiling{g / gpn, gpn};
   if (gpn % g == 0) return StageTiling{1, g};
   for (int64_t d = gpn; d >= 1; --d) {
-    const int64_t group = l.tp * l.cp;  // ranks that stay together, innermost in Megatron's order
-    const bool whole_groups = group <= d ? d % group == 0 : false;
+    // Whole groups inside a node row, or groups of whole rows (TP 12 as 3 x 4 GPUs; not one GPU a node).
+    const bool whole_groups = group <= d ? d % group == 0 : d > 1 && group % d == 0;
     if (gpn % d != 0 || g % d != 0 || !whole_groups || l.pp % (gpn / d) != 0) continue;
     notes.push_back(absl::StrFormat(
         "a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one (Megatron puts stage p "

@@ -91,7 +91,7 @@ double ModelParamCount(const Model& model) {
   const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;
   const double kv = t.num_kv_heads() ? t.num_kv_heads() : heads;
   const double d = t.head_dim() ? t.head_dim() : h / heads;
-  const double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + 4 * h;  // Q, O; K, V; biases
+  const double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + (heads * d + 2 * kv * d + h);  // + biases
   const double mlp_mats = t.gated_mlp() ? 3 : 2;
   const bool moe = t.num_experts() > 1;
   const double experts = moe ? t.num_experts() : 1;

@@ -266,6 +266,12 @@ void CheckWarmups(Problems& p, const Plan& plan) {
   }
 }
 
+// Width of Q and of the attention output: heads x head_dim (hidden_size unless head_dim says).
+double QueryWidth(const Transformer& t) {
+  return t.head_dim() > 0 ? static_cast<double>(t.head_dim()) * t.num_attention_heads()
+                          : static_cast<double>(t.hidden_size());
+}
+
 // Forward GFLOP of one sample through the whole model (a rough 2 * params * tokens for transformers):
 // only used to keep simulated time inside int64 picoseconds.
 double ModelForwardGflopPerSample(const Model& model) {
@@ -275,8 +281,7 @@ double ModelForwardGflopPerSample(const Model& model) {
     return total;
   }
   const Transformer& t = model.transformer();
-  const double attention =
-      2.0 * t.num_layers() * static_cast<double>(t.seq_length()) * t.seq_length() * t.hidden_size();
+  const double attention = 2.0 * t.num_layers() * static_cast<double>(t.seq_length()) * t.seq_length() * QueryWidth(t);
   return (2 * ModelParamCount(model) * static_cast<double>(t.seq_length()) + attention) / 1e9;
 }
 
@@ -327,7 +332,9 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model,
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
     const double seq = static_cast<double>(t.seq_length());
-    const double bytes = mb * seq * (34.0 * t.hidden_size() + 5.0 * t.num_attention_heads() * seq);
+    // Korthikanti's 34 s h, with Q and the projection input (4 of the 34) a x head_dim wide.
+    const double h = static_cast<double>(t.hidden_size());
+    const double bytes = mb * seq * (30.0 * h + 4.0 * QueryWidth(t) + 5.0 * t.num_attention_heads() * seq);
     if (bytes > limits::kMaxBytes) {
       p.Add("micro_batch_size", "the activations of one block for one microbatch would be %g bytes, more than %g",
             bytes, limits::kMaxBytes);

@@ -352,6 +352,15 @@ TEST_CASE("a stage of 1.5 nodes (TP 4 x DP 3 on 8-GPU nodes) is tiled as 3 nodes
     CHECK(m.plan.stages(p).data_parallel() == 3);
   }
   CHECK(HasNote(m, "placed on 3 nodes x 4 GPUs, 2 stages side by side"));
+  // TP 12 (1.5 nodes in Megatron's order) spans 3 node rows of 4 GPUs.
+  const MegatronImport wide = ImportOk(
+      "torchrun --nproc_per_node 8 --nnodes 12 pretrain_gpt.py --num-layers 96 --hidden-size 12288 "
+      "--num-attention-heads 96 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --bf16 "
+      "--tensor-model-parallel-size 12 --pipeline-model-parallel-size 8",
+      cluster);
+  CHECK(wide.plan.stages(1).mesh().node_count() == 3);
+  CHECK(wide.plan.stages(1).mesh().gpus_per_node() == 4);
+  CHECK(wide.plan.stages(1).tensor_parallel() == 12);
   // With TP 3 no rectangle of whole TP groups tiles 12-GPU stages on 8-GPU nodes.
   CHECK(ImportError("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 4096 "
                     "--micro-batch-size 1 --tensor-model-parallel-size 3 --pipeline-model-parallel-size 8",
