@@ -97,8 +97,14 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in) {
   }
 }
 
-// The pipeline split's and the interleaving's flags, or problems when Megatron cannot say the plan's.
-std::string Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
+// The pipeline split and the interleaving's flags, or problems when Megatron cannot say the plan's.
+struct PipelineFlags {
+  std::string flags;
+  MegatronSplit split;
+  int64_t chunks = 1;
+};
+
+PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Plan& plan = in.plan;
   const int64_t num_layers = in.model.transformer().num_layers(), pp = plan.stages_size();
   int64_t v = 1;
@@ -119,7 +125,7 @@ std::string Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
           "blocks per stage %s%s: no Megatron split gives them (even, --account-for-embedding/loss-in-pipeline-split, "
           "--decoder-first/last-pipeline-num-layers)",
           absl::StrJoin(blocks, ", "), v > 1 ? absl::StrFormat(" in %d chunks", v) : "");
-    return "";
+    return {};
   }
   std::string flags = SplitFlags(*split);
   if (v > 1) {
@@ -128,7 +134,7 @@ std::string Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
                                     : absl::StrFormat("--num-layers-per-virtual-pipeline-stage %d",
                                                       split->LayersPerStage(num_layers, pp) / v));
   }
-  return flags;
+  return {flags, *split, v};
 }
 
 }  // namespace
@@ -143,7 +149,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   const v1::Transformer& t = in.model.transformer();
   const int64_t pp = plan.stages_size();
   CheckStages(p, in);
-  const std::string pipeline = Pipeline(p, in);
+  const PipelineFlags pipeline = Pipeline(p, in);
   if (!p.empty()) return p.ToStatus();
 
   const v1::Stage& s0 = plan.stages(0);
@@ -187,7 +193,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
   if (plan.context_parallel() > 1) add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
-  if (!pipeline.empty()) add(pipeline);
+  if (!pipeline.flags.empty()) add(pipeline.flags);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (s0.sequence_parallel()) add("--sequence-parallel");
   if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
@@ -204,11 +210,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
   if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");
   // Lines with the later releases' split flags take their default: interleaved sends overlap.
-  const bool later = pipeline.find("--decoder-") != std::string::npos ||
-                     pipeline.find("--account-for-") != std::string::npos ||
-                     pipeline.find("--num-virtual-stages-per-pipeline-rank") != std::string::npos;
-  const bool interleaved = pipeline.find("virtual") != std::string::npos;
-  if (later && interleaved) {
+  if (pipeline.split.later_releases() && pipeline.chunks > 1) {
     if (plan.blocking_p2p()) add("--no-overlap-p2p-communication");
   } else if (pp > 1 && !plan.blocking_p2p()) {
     add("--overlap-p2p-communication");

@@ -1,6 +1,5 @@
 #include "interop/megatron_import.h"
 
-#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/numbers.h"
@@ -261,12 +260,10 @@ absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, std::vector<std::
 // default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
 // flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
 // takes the later default.
-bool BlockingP2p(const Reader& r, int64_t chunks, std::vector<std::string>& notes) {
+bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, std::vector<std::string>& notes) {
   if (r.Has("overlap-p2p-communication")) return false;
   if (r.Has("no-overlap-p2p-communication")) return true;
-  const bool later = r.Has("decoder-first-pipeline-num-layers") || r.Has("decoder-last-pipeline-num-layers") ||
-                     r.Has("account-for-embedding-in-pipeline-split") || r.Has("account-for-loss-in-pipeline-split") ||
-                     r.Has("num-virtual-stages-per-pipeline-rank");
+  const bool later = split.later_releases() || r.Has("num-virtual-stages-per-pipeline-rank");
   if (later && chunks > 1) {
     notes.push_back(
         "pipeline sends overlap the interleaved schedule's compute (blocking_p2p false): Megatron-LM's default "
@@ -381,7 +378,8 @@ absl::StatusOr<StageTiling> TileStages(const Reader& r, const Layout& l, int64_t
 }
 
 // Stage p holds its blocks (megatron_split.h) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
-// in order; the embedding joins the first stage and the head the last.
+// in order (tiled where that is not a rectangle: TileStages); the embedding joins the first stage and
+// the head the last.
 absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64_t>& blocks, const v1::Stage& common,
                        v1::Plan& plan, std::vector<std::string>& notes) {
   const int64_t g = l.tp * l.cp * l.dp;
@@ -462,7 +460,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
         "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
   }
-  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, chunks, out.notes));
+  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
   const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));

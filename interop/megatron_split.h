@@ -28,6 +28,8 @@ struct MegatronSplit {
   bool account_loss = false;
 
   bool uneven() const { return first_blocks >= 0 || last_blocks >= 0; }
+  // Flags only Megatron-LM's 2024 releases know, whose defaults a line using them takes.
+  bool later_releases() const { return uneven() || account_embedding || account_loss; }
   // The layers a stage holds in Megatron's count when the split is even or accounted: L (+1) (+1) / PP.
   int64_t LayersPerStage(int64_t num_layers, int64_t pp) const {
     return (num_layers + account_embedding + account_loss) / pp;

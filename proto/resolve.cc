@@ -42,9 +42,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.granularity = t.granularity() == hetsim::v1::SUBLAYER ? spec::Granularity::kSublayer : spec::Granularity::kBlock;
   s.attention =
       t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;
-  s.head_dim = t.head_dim() != 0             ? t.head_dim()
-               : t.num_attention_heads() > 0 ? static_cast<uint32_t>(t.hidden_size() / t.num_attention_heads())
-                                             : 0;
+  s.head_dim = HeadDim(t);
   return s;
 }
 

@@ -40,6 +40,11 @@ inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_pa
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
   return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};
 }
+// Channels of one attention head: hidden / heads when the file leaves head_dim 0.
+inline uint32_t HeadDim(const hetsim::v1::Transformer& t) {
+  if (t.head_dim() > 0) return t.head_dim();
+  return t.num_attention_heads() > 0 ? static_cast<uint32_t>(t.hidden_size() / t.num_attention_heads()) : 0;
+}
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
 // H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: spec/plan.h).
 inline constexpr double kDefaultH1f1bEpsilon = spec::kDefaultH1f1bEpsilon;

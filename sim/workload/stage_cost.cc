@@ -322,8 +322,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     if (StartsBlock(layer)) ++blocks_seen;
     layer_config.recompute =
         c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers ? spec::Recompute::kNone : c.recompute;
-    const StageConfig& lc = layer_config;
-    const LayerTimes t = TimeLayer(layer, lc, s, gpu);
+    const LayerTimes t = TimeLayer(layer, layer_config, s, gpu);
     cost.model_flop_per_gpu += t.model_flop;
     cost.forward_flop_per_gpu += t.forward_flop;
     cost.backward_flop_per_gpu += t.backward_flop;
@@ -333,13 +332,13 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     cost.layer_backward_s.push_back(t.backward_s);
     cost.layer_column_weight_grad_s.push_back(t.column_weight_grad_s);
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
-      cost.cp_attention.push_back(CpAttentionOf(layer, i, t, lc, s, gpu));
+      cost.cp_attention.push_back(CpAttentionOf(layer, i, t, layer_config, s, gpu));
     }
     // Parameters on this GPU: everything split over TP (vocabulary-parallel embedding and head,
     // column/row-parallel GEMMs); experts also over EP.
     expert_params += static_cast<double>(layer.expert_param_count) / (s.tp * s.ep);
     dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / s.tp;
-    const KeptActivation kept = ActivationOf(layer, lc, s);
+    const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
     AddLayerCollectives(layer, i, c, s, &cost);
