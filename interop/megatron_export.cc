@@ -229,6 +229,11 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
         "--no-async-tensor-model-parallel-allreduce (tp_backward_overlap false): Megatron-LM 2022-23's switch; "
         "later releases always reduce input gradients under the weight gradients (drop it there)");
   }
+  if (plan.tp_comm_overlap_aggregate()) {
+    out.notes.push_back(
+        "tp_comm_overlap_aggregate: a userbuffers setting (aggregate: 1 on qkv_fprop, fc1_fprop, proj_dgrad and "
+        "fc2_dgrad in the YAML of --tp-comm-overlap-cfg), not a flag");
+  }
   if (s0.measured_forward_ms() > 0) out.notes.push_back("stages[].measured_*_ms: measurements, not flags");
   if (in.model.dtype() == v1::TF32)
     out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");

@@ -64,7 +64,9 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
 Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
                       const hetsim::v1::Plan& plan) {
   return Profiler(model, cluster, plan.micro_batch_size(),
-                  {.tp_comm_overlap = plan.tp_comm_overlap(), .tp_backward_overlap = plan.tp_backward_overlap()},
+                  {.tp_comm_overlap = plan.tp_comm_overlap(),
+                   .tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate(),
+                   .tp_backward_overlap = plan.tp_backward_overlap()},
                   static_cast<int>(proto::ContextParallel(plan)));
 }
 

@@ -25,7 +25,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),
                       static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
                       static_cast<int>(o.tp_comm_overlap)),
-      o.tp_backward_overlap ? " tp-backward-overlap" : "");
+      o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "");
 }
 
 }  // namespace
@@ -138,6 +138,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.recompute = proto::RecomputeOf(config.recompute);
   sc.recompute_num_layers = config.recompute_num_layers;
   sc.sequence_parallel = config.sequence_parallel;
+  sc.tp_comm_overlap = options_.tp_comm_overlap;
+  sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   sc.measured_forward_ms = config.measured_forward_ms;
@@ -152,7 +154,13 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
-    forward_comm -= std::min(forward_comm, cost->forward_time);
+    Time reduce_scatter = 0;  // the forward's reduce-scatters, whose last chunk stays exposed
+    for (const sim::workload::StageCollective& c : cost->forward_collectives) {
+      if (c.group == sim::workload::CollectiveGroup::kTensor && c.op == CollectiveOp::kReduceScatter) {
+        reduce_scatter += cluster_.CollectiveTime(island, config.tensor_parallel, c);
+      }
+    }
+    forward_comm -= sim::workload::HiddenByUserbuffers(forward_comm, reduce_scatter, cost->forward_time);
     backward_comm -= std::min(backward_comm, cost->backward_time);
   } else if (options_.tp_backward_overlap) {
     std::vector<std::pair<int, Time>> reductions;

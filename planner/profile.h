@@ -69,6 +69,7 @@ struct ProfilerOptions {
   // Plan.tp_comm_overlap of a plan being priced (not searched): the stage's collectives hide behind
   // its compute, up to the compute time, as the simulator runs them.
   bool tp_comm_overlap = false;
+  bool tp_comm_overlap_aggregate = false;  // Plan.tp_comm_overlap_aggregate: its GEMM chunks
   // Plan.tp_backward_overlap of a plan being priced: the backward's input-gradient reductions hide
   // behind the column-parallel weight gradients, as the simulator runs them.
   bool tp_backward_overlap = false;

@@ -209,6 +209,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   p.overlap_grad_reduce = plan.overlap_grad_reduce();
   p.grad_bucket_bytes = plan.grad_bucket_bytes();
   p.tp_comm_overlap = plan.tp_comm_overlap();
+  p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();
   p.tp_backward_overlap = plan.tp_backward_overlap();
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();

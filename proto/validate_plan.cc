@@ -69,6 +69,9 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.virtual_stages() > limits::kMaxVirtualStages) {
     p.Add("virtual_stages", "%d is more than %d", plan.virtual_stages(), limits::kMaxVirtualStages);
   }
+  if (plan.tp_comm_overlap_aggregate() && !plan.tp_comm_overlap()) {
+    p.Add("tp_comm_overlap_aggregate", "needs tp_comm_overlap (it is a setting of that overlap)");
+  }
   if (static_cast<double>(plan.grad_bucket_bytes()) > limits::kMaxBytes) {
     p.Add("grad_bucket_bytes", "%d is more than %g", plan.grad_bucket_bytes(), limits::kMaxBytes);
   }

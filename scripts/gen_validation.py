@@ -163,6 +163,10 @@ def llama_plan_text(system, name, model, gpus, batch, mbs, tp, pp, cp, vp, fsdp,
     out.append("overlap_grad_reduce: true")
     if tp > 1:
         out += ["tp_comm_overlap: true", "tp_backward_overlap: true"]
+        if model == "llama3.1-405b":
+            # The recipes' userbuffers configs for 405B (NeMo's tp_overlap_configs, h16384 tp8/tp4 cp2)
+            # set aggregate on the ring-exchange overlaps; the 70B ones (h8192 tp4) do not.
+            out.append("tp_comm_overlap_aggregate: true")
     if fsdp:
         out.append("zero3_prefetch: true")
     first = 0

@@ -59,6 +59,7 @@ struct PlanSpec {
   bool overlap_grad_reduce = false;
   uint64_t grad_bucket_bytes = 0;  // 0: one bucket per stage
   bool tp_comm_overlap = false;
+  bool tp_comm_overlap_aggregate = false;
   bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;

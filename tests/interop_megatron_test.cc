@@ -550,6 +550,28 @@ TEST_CASE("export: a stage of only the embedding has no first-stage count Megatr
   CHECK_THAT(std::string(e.status().message()), Catch::Contains("stages: blocks per stage 0, 5, 3: no Megatron split"));
 }
 
+TEST_CASE("export: the userbuffers aggregate is a note, not a flag", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport m = ImportOk(
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 8 --tensor-model-parallel-size 8 --sequence-parallel --tp-comm-overlap --bf16",
+      cluster);
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m.model;
+  in.plan = m.plan;
+  REQUIRE(in.plan.tp_comm_overlap());
+  in.plan.set_tp_comm_overlap_aggregate(true);
+  REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+  absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
+  REQUIRE(e.ok());
+  CHECK_THAT(e->launch_line, Catch::Contains("--tp-comm-overlap"));
+  bool noted = false;
+  for (const std::string& n : e->notes) noted |= n.find("tp_comm_overlap_aggregate") != std::string::npos;
+  CHECK(noted);
+}
+
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {
   absl::StatusOr<hetsim::proto::PlanInputs> in = hetsim::proto::LoadPlanInputs(
       kSource + "/examples/plan-hapt-case.pbtxt", kSource + "/examples/cluster-hapt-case.pbtxt");

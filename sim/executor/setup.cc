@@ -60,6 +60,7 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 // The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
 struct TensorTime {
   Time all = 0;                                      // every TP collective (Plan.tp_comm_overlap)
+  Time reduce_scatter = 0;                           // the TP reduce-scatters among them
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
 };
 
@@ -72,7 +73,10 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
-    if (c.group == workload::CollectiveGroup::kTensor) tensor.all += time - before;
+    if (c.group == workload::CollectiveGroup::kTensor) {
+      tensor.all += time - before;
+      if (c.op == CollectiveOp::kReduceScatter) tensor.reduce_scatter += time - before;
+    }
     if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
@@ -279,7 +283,7 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std
   out.gpu_type_name = gpu_spec.preset.empty() ? gpu_spec.name : absl::StrCat(gpu_spec.name, " (", gpu_spec.preset, ")");
   out.peak_flop_per_s = compute->peak_flop_per_s();
   out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
-  const workload::StageConfig config = workload::StageConfigOf(st, plan.micro_batch_size, plan.context_parallel);
+  const workload::StageConfig config = workload::StageConfigOf(st, plan);
   absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, st.where);
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
@@ -311,7 +315,7 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
         vs.num_layers = st.num_layers;
         continue;
       }
-      workload::StageConfig config = workload::StageConfigOf(st, plan.micro_batch_size, plan.context_parallel);
+      workload::StageConfig config = workload::StageConfigOf(st, plan);
       const pipeline::LayerRange& range = ranges[c * S + s];
       // A measured stage time is spread over the chunks by their share of the stage's layers.
       const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers);
@@ -380,7 +384,8 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
   if (plan.tp_comm_overlap) {
-    vs.forward_hidden_comm_time = std::min(forward_tp.all, vs.cost.forward_time);
+    vs.forward_hidden_comm_time =
+        workload::HiddenByUserbuffers(forward_tp.all, forward_tp.reduce_scatter, vs.cost.forward_time);
     vs.backward_hidden_comm_time = std::min(backward_tp.all, vs.cost.backward_time);
   } else if (plan.tp_backward_overlap) {
     vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);

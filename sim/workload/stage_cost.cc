@@ -28,6 +28,27 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_siz
   return c;
 }
 
+StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& plan) {
+  StageConfig c = StageConfigOf(stage, plan.micro_batch_size, plan.context_parallel);
+  c.tp_comm_overlap = plan.tp_comm_overlap;
+  c.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
+  return c;
+}
+
+OverlapChunks UserbufferChunks(const Gemm& gemm, const StageConfig& config) {
+  // Megatron-LM enables the userbuffers overlap only with sequence parallelism; it covers Transformer
+  // Engine's linear layers of a block, not the experts' grouped GEMMs or Megatron's own output layer.
+  const int tp = config.tensor_parallel;
+  if (!config.tp_comm_overlap || !config.sequence_parallel || tp <= 1) return {};
+  if (gemm.attention_core || gemm.per_expert || !gemm.fp8) return {};
+  const double ring = config.tp_comm_overlap_aggregate ? (tp + 1) / 2 : tp;
+  switch (gemm.split) {
+    case TpSplit::kColumns: return {ring, 1};                  // QKV, FC1: all-gather of the input into the GEMM
+    case TpSplit::kRows: return {kReduceScatterSplits, ring};  // projection, FC2: GEMM into a reduce-scatter
+    default: return {};
+  }
+}
+
 StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel) {
   const double element = ElementBytes(dtype);
   const double dp = std::max(1, data_parallel);
@@ -132,9 +153,12 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     case TpSplit::kBatch: f.batch /= tp; break;
     case TpSplit::kNone: break;
   }
-  t.forward_s = kernels * gpu.GemmSeconds(f);
+  // Chunks split the rows (tokens): each is priced as its own GEMM, and loses more to its last wave.
+  const OverlapChunks chunks = UserbufferChunks(g, c);
+  t.forward_s = kernels * chunks.forward * gpu.GemmSeconds(GemmShape{f.m / chunks.forward, f.n, f.k, f.batch});
   t.weight_grad_s = kernels * gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch});
-  t.backward_s = kernels * gpu.GemmSeconds(GemmShape{f.m, f.k, f.n, f.batch}) + t.weight_grad_s;
+  t.backward_s = kernels * chunks.input_grad * gpu.GemmSeconds(GemmShape{f.m / chunks.input_grad, f.k, f.n, f.batch}) +
+                 t.weight_grad_s;
   return t;
 }
 
@@ -372,6 +396,10 @@ Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<con
   Time hidden = 0;
   for (size_t i = 0; i < by_layer.size(); ++i) hidden += std::min(by_layer[i], SecondsToTime(wgrad[i]));
   return hidden;
+}
+
+Time HiddenByUserbuffers(Time all, Time reduce_scatter, Time compute) {
+  return std::min(all - reduce_scatter / kReduceScatterSplits, compute);
 }
 
 }  // namespace hetsim::sim::workload

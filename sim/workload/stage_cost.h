@@ -44,6 +44,11 @@ struct StageConfig {
   // 0 = every block.
   int recompute_num_layers = 0;
   bool sequence_parallel = false;
+  // Plan.tp_comm_overlap and Plan.tp_comm_overlap_aggregate: with sequence parallelism, Transformer
+  // Engine's userbuffers overlap runs the block linears' GEMMs in chunks as their TP collectives stream
+  // in or out (UserbufferChunks).
+  bool tp_comm_overlap = false;
+  bool tp_comm_overlap_aggregate = false;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
   double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
@@ -52,6 +57,20 @@ struct StageConfig {
 
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);
+// The same with every plan-wide setting the cost model reads (micro-batch size, CP, the TP overlap).
+StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& plan);
+
+// Transformer Engine's userbuffers overlap of a block's linear layers (docs/cost-model.md): the GEMM
+// that consumes an all-gather runs one chunk per arriving shard (a ring exchange; pairs of shards with
+// `aggregate`), the GEMM that feeds a reduce-scatter runs in kReduceScatterSplits chunks whose
+// reductions follow it (the last one exposed). `forward` chunks the forward GEMM, `input_grad` the
+// backward's input-gradient GEMM (a row-parallel layer's, which consumes the gathered output
+// gradient); 1 is the whole GEMM.
+inline constexpr int kReduceScatterSplits = 4;  // TE's "pipeline" method, num_splits
+struct OverlapChunks {
+  double forward = 1, input_grad = 1;
+};
+OverlapChunks UserbufferChunks(const Gemm& gemm, const StageConfig& config);
 
 // Context parallelism in one attention layer of the stage, on one GPU per microbatch: the ring
 // passes `step_bytes` (the K and V of this GPU's tokens: b/DP samples, s/CP tokens, kv heads/TP) to
@@ -142,6 +161,12 @@ struct StageCost {
 // layer, not pooled: the head's large weight gradient runs first in the backward and cannot hide the
 // blocks' reductions that come after it.
 Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<const std::pair<int, Time>> reductions);
+
+// Plan.tp_comm_overlap: of a pass's tensor-parallel collectives (`all`, of which `reduce_scatter` are
+// the reduce-scatters that follow a GEMM), what Transformer Engine's userbuffers hide behind the
+// pass's compute: everything up to the compute time, except the last chunk of each reduce-scatter,
+// which starts only when the GEMM's last chunk ends (1 / kReduceScatterSplits of it).
+Time HiddenByUserbuffers(Time all, Time reduce_scatter, Time compute);
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // spec/stage_rules.h, the ones plan files are validated with) and prices the stage.
