@@ -394,7 +394,10 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));
   }
   HETSIM_RETURN_IF_ERROR(AddContextParallelRing(cp_timer, l, vs));
-  // Scattered boundary tensors are reassembled over the receiving replica's TP ranks.
+  // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
+  // runs sequence parallelism: its blocks take their input, and its output gradient, as the
+  // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).
+  if (plan.stages[k % S].sequence_parallel) return absl::OkStatus();
   const int64_t samples = static_cast<int64_t>(plan.micro_batch_size) / l.data_parallel;
   const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
   auto gathered_bytes = [&](const VirtualStageCost& at) {
