@@ -50,7 +50,7 @@ set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner prot
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
 set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
-set(HETSIM_MODULE_DEPS_interop base proto)
+set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver pipeline proto workload)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults interop network
     pipeline planner proto report sweep topology traces workload)

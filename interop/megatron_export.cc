@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "interop/megatron_moe_layout.h"
 #include "interop/megatron_split.h"
 #include "proto/layer_count.h"
 #include "proto/validate_plan.h"
@@ -139,24 +140,9 @@ PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
 
 }  // namespace
 
-absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
-  proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
-  const v1::Plan& plan = in.plan;
-  if (!in.model.has_transformer()) {
-    p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
-    return p.ToStatus();
-  }
-  const v1::Transformer& t = in.model.transformer();
-  const int64_t pp = plan.stages_size();
-  CheckStages(p, in);
-  const PipelineFlags pipeline = Pipeline(p, in);
-  if (!p.empty()) return p.ToStatus();
-
-  const v1::Stage& s0 = plan.stages(0);
-  const int64_t tp = proto::TensorParallel(s0), dp = proto::DataParallel(s0);
-  const int64_t world = pp * proto::MeshGpuCount(s0.mesh());
-  const int64_t gpn = std::min(RanksPerNode(in.cluster, s0.mesh()), world);
-  std::vector<std::string> flags;
+// The flags that describe the model: its shape, MoE layout, attention kernel and dtype.
+void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
+  const v1::Transformer& t = model.transformer();
   auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
   add(absl::StrFormat("--num-layers %d", t.num_layers()));
   add(absl::StrFormat("--hidden-size %d", t.hidden_size()));
@@ -176,9 +162,16 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     add(absl::StrFormat("--num-experts %d", t.num_experts()));
     add(absl::StrFormat("--moe-router-topk %d", t.moe_top_k() > 0 ? t.moe_top_k() : 2));
     if (t.expert_ffn_hidden_size() > 0) add(absl::StrFormat("--moe-ffn-hidden-size %d", t.expert_ffn_hidden_size()));
+    if (t.moe_shared_expert_ffn_hidden_size() > 0) {
+      add(absl::StrFormat("--moe-shared-expert-intermediate-size %d", t.moe_shared_expert_ffn_hidden_size()));
+    }
+    if (t.moe_first_dense_layers() > 0 || t.moe_layer_freq() > 1) {
+      const MoeLayout layout{t.moe_first_dense_layers(), std::max<uint32_t>(1, t.moe_layer_freq())};
+      add(absl::StrFormat("--moe-layer-freq '%s'", MoeLayerFreqValue(layout, t.num_layers())));
+    }
   }
   if (t.attention() == v1::ATTENTION_FLASH) add("--attention-backend flash");
-  switch (in.model.dtype()) {
+  switch (model.dtype()) {
     case v1::FP16: add("--fp16"); break;
     case v1::FP8:
       add("--bf16");
@@ -188,6 +181,27 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     case v1::TF32: break;
     default: add("--bf16"); break;  // DTYPE_UNSPECIFIED is BF16
   }
+}
+
+absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
+  proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
+  const v1::Plan& plan = in.plan;
+  if (!in.model.has_transformer()) {
+    p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
+    return p.ToStatus();
+  }
+  const int64_t pp = plan.stages_size();
+  CheckStages(p, in);
+  const PipelineFlags pipeline = Pipeline(p, in);
+  if (!p.empty()) return p.ToStatus();
+
+  const v1::Stage& s0 = plan.stages(0);
+  const int64_t tp = proto::TensorParallel(s0), dp = proto::DataParallel(s0);
+  const int64_t world = pp * proto::MeshGpuCount(s0.mesh());
+  const int64_t gpn = std::min(RanksPerNode(in.cluster, s0.mesh()), world);
+  std::vector<std::string> flags;
+  auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
+  ModelFlags(in.model, flags);
   add(absl::StrFormat("--micro-batch-size %d", plan.micro_batch_size() / dp));
   add(absl::StrFormat("--global-batch-size %d", plan.global_batch_size()));
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));

@@ -56,6 +56,8 @@ constexpr NamedFlag kModelledFlags[] = {
     {"num-experts", 1},
     {"moe-router-topk", 1},
     {"moe-ffn-hidden-size", 1},
+    {"moe-shared-expert-intermediate-size", 1},
+    {"moe-layer-freq", 1},
     {"overlap-grad-reduce", 0},
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
@@ -74,10 +76,22 @@ constexpr NamedFlag kModelledFlags[] = {
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"overlap-param-gather", 0},      {"rampup-batch-size", 3},
-    {"grad-reduce-in-bf16", 0},       {"fp8-param-gather", 0},
-    {"moe-grouped-gemm", 0},          {"moe-token-dispatcher-type", 1},
-    {"cross-entropy-loss-fusion", 0}, {"disable-bias-linear", 0},
+    {"overlap-param-gather", 0},
+    {"rampup-batch-size", 3},
+    {"grad-reduce-in-bf16", 0},
+    {"fp8-param-gather", 0},
+    {"moe-grouped-gemm", 0},
+    {"moe-token-dispatcher-type", 1},
+    {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},
+    // DeepSeek's multi-latent attention and multi-token prediction: hetsim prices standard attention.
+    {"multi-latent-attention", 0},
+    {"q-lora-rank", 1},
+    {"kv-lora-rank", 1},
+    {"qk-head-dim", 1},
+    {"qk-pos-emb-head-dim", 1},
+    {"v-head-dim", 1},
+    {"mtp-num-layers", 1},
     {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
                                        // same.
 };

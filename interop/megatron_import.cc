@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "interop/megatron_moe_layout.h"
 #include "interop/megatron_split.h"
 #include "proto/inputs.h"
 #include "proto/limits.h"
@@ -135,7 +136,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   }
   if (r.Has("kv-channels")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-channels", 0));
-    if (kv > proto::limits::kMaxHiddenSize) {
+    if (static_cast<uint64_t>(kv) > proto::limits::kMaxHiddenSize) {
       return r.Error(absl::StrFormat("--kv-channels %d: more than %d", kv, proto::limits::kMaxHiddenSize));
     }
     t.set_head_dim(static_cast<uint32_t>(kv));
@@ -166,6 +167,16 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
     if (r.Has("moe-ffn-hidden-size")) {
       HETSIM_ASSIGN_OR_RETURN(int64_t expert_ffn, r.Int("moe-ffn-hidden-size", 0));
       t.set_expert_ffn_hidden_size(expert_ffn);
+    }
+    if (r.Has("moe-shared-expert-intermediate-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t shared, r.Int("moe-shared-expert-intermediate-size", 0));
+      t.set_moe_shared_expert_ffn_hidden_size(shared);
+    }
+    if (r.Has("moe-layer-freq")) {
+      absl::StatusOr<MoeLayout> layout = ParseMoeLayerFreq(r.Value("moe-layer-freq"), t.num_layers());
+      if (!layout.ok()) return r.Error(layout.status().message());
+      t.set_moe_first_dense_layers(layout->first_dense);
+      t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
     }
   }
   if (r.Has("attention-backend")) {

@@ -52,7 +52,8 @@ Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cl
     for (const IslandModel& im : cluster.islands()) island_keys_.push_back(IslandPricingKey(cluster, im, options_));
   }
   const int n = model.num_layers();
-  if (model.is_transformer() && n >= 3 && model.layer(0).kind == LayerKind::kEmbedding &&
+  // Repeated-layer pricing needs every block alike: not so with dense blocks among MoE ones.
+  if (model.is_transformer() && model.uniform_blocks() && n >= 3 && model.layer(0).kind == LayerKind::kEmbedding &&
       model.layer(n - 1).kind == LayerKind::kHead) {
     structured_ = true;
     body_first_ = 1;

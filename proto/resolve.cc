@@ -1,5 +1,6 @@
 #include "proto/resolve.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -43,6 +44,9 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.attention =
       t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;
   s.head_dim = HeadDim(t);
+  s.moe_shared_expert_ffn_hidden_size = t.moe_shared_expert_ffn_hidden_size();
+  s.moe_first_dense_layers = t.moe_first_dense_layers();
+  s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
   return s;
 }
 

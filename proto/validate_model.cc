@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "proto/limits.h"
 #include "proto/validate_problems.h"
+#include "spec/model.h"
 
 namespace hetsim::proto {
 namespace {
@@ -16,6 +17,38 @@ void CheckCount(Problems& p, absl::string_view path, uint64_t value, uint64_t ma
     p.Add(path, "required (must be >= 1)");
   } else if (value > max) {
     p.Add(path, "%d is more than %d", value, max);
+  }
+}
+
+// Shared experts and which blocks are MoE: only for a model with experts, and with at least one MoE block.
+void CheckMoeLayout(Problems& p, const Transformer& t, const std::string& at) {
+  const bool moe = t.num_experts() > 1;
+  const uint64_t shared = t.moe_shared_expert_ffn_hidden_size();
+  if (shared > limits::kMaxFfnHiddenSize) {
+    p.Add(at + "moe_shared_expert_ffn_hidden_size", "%d is more than %d", shared, limits::kMaxFfnHiddenSize);
+  }
+  if (!moe) {
+    if (shared != 0) p.Add(at + "moe_shared_expert_ffn_hidden_size", "set but num_experts <= 1");
+    if (t.moe_first_dense_layers() != 0) p.Add(at + "moe_first_dense_layers", "set but num_experts <= 1");
+    if (t.moe_layer_freq() > 1) p.Add(at + "moe_layer_freq", "set but num_experts <= 1");
+    return;
+  }
+  if (t.moe_first_dense_layers() >= t.num_layers() && t.num_layers() > 0) {
+    p.Add(at + "moe_first_dense_layers", "%d leaves none of the %d blocks MoE", t.moe_first_dense_layers(),
+          t.num_layers());
+    return;
+  }
+  if (t.moe_layer_freq() > t.num_layers() && t.num_layers() > 0) {
+    p.Add(at + "moe_layer_freq", "%d is more than the %d blocks", t.moe_layer_freq(), t.num_layers());
+    return;
+  }
+  bool any = false;
+  for (uint32_t i = 0; i < t.num_layers() && !any; ++i) {
+    any = spec::TransformerSpec::IsMoeBlockOf(i, t.num_experts(), t.moe_first_dense_layers(), t.moe_layer_freq());
+  }
+  if (!any && t.num_layers() > 0) {
+    p.Add(at + "moe_layer_freq", "%d with moe_first_dense_layers %d leaves none of the %d blocks MoE",
+          t.moe_layer_freq(), t.moe_first_dense_layers(), t.num_layers());
   }
 }
 
@@ -50,6 +83,7 @@ void CheckTransformer(Problems& p, const Transformer& t) {
   if (t.expert_ffn_hidden_size() > limits::kMaxFfnHiddenSize) {
     p.Add(at + "expert_ffn_hidden_size", "%d is more than %d", t.expert_ffn_hidden_size(), limits::kMaxFfnHiddenSize);
   }
+  CheckMoeLayout(p, t, at);
 }
 
 void CheckLayerList(Problems& p, const LayerList& list) {
@@ -96,11 +130,19 @@ double ModelParamCount(const Model& model) {
   const bool moe = t.num_experts() > 1;
   const double experts = moe ? t.num_experts() : 1;
   const double expert_ffn = moe && t.expert_ffn_hidden_size() ? static_cast<double>(t.expert_ffn_hidden_size()) : ffn;
-  const double mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0);  // + router
-  const double block = attention + mlp + 4 * h;  // two layer norms
+  const double shared = static_cast<double>(t.moe_shared_expert_ffn_hidden_size());
+  const double moe_mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0) +
+                         (shared > 0 ? mlp_mats * h * shared + shared + h : 0);  // + router, shared experts
+  const double dense_mlp = mlp_mats * h * ffn + ffn + h;
+  double blocks = 0;
+  for (uint32_t i = 0; i < t.num_layers(); ++i) {
+    const bool expert_block =
+        spec::TransformerSpec::IsMoeBlockOf(i, t.num_experts(), t.moe_first_dense_layers(), t.moe_layer_freq());
+    blocks += attention + (expert_block ? moe_mlp : dense_mlp) + 4 * h;  // two layer norms
+  }
   const double embedding = static_cast<double>(t.vocab_size()) * h + static_cast<double>(t.seq_length()) * h;
   const double head = t.tied_embeddings() ? 0 : static_cast<double>(t.vocab_size()) * h;
-  return embedding + t.num_layers() * block + head + 2 * h;  // + final layer norm
+  return embedding + blocks + head + 2 * h;  // + final layer norm
 }
 
 absl::Status ValidateModel(const Model& model, absl::string_view file, absl::string_view prefix) {

@@ -32,6 +32,18 @@ struct TransformerSpec {
   Granularity granularity = Granularity::kBlock;
   AttentionKernel attention = AttentionKernel::kStandard;
   uint32_t head_dim = 0;  // resolved: hidden_size / num_attention_heads when the file leaves it 0
+  uint64_t moe_shared_expert_ffn_hidden_size = 0;  // 0: no shared experts
+  uint32_t moe_first_dense_layers = 0;
+  uint32_t moe_layer_freq = 1;  // resolved: 1 when the file leaves it 0
+
+  // Whether block `i` (0-based) runs experts: the model has them, i is past the first dense blocks and
+  // on the MoE frequency counted from there (Megatron-LM's --moe-layer-freq).
+  bool IsMoeBlock(uint32_t i) const { return IsMoeBlockOf(i, num_experts, moe_first_dense_layers, moe_layer_freq); }
+  static bool IsMoeBlockOf(uint32_t i, uint32_t experts, uint32_t first_dense, uint32_t freq) {
+    return experts > 1 && i >= first_dense && (freq <= 1 || (i - first_dense) % freq == 0);
+  }
+  // Every block alike (the planner's repeated-layer pricing assumes it).
+  bool UniformBlocks() const { return num_experts <= 1 || (moe_first_dense_layers == 0 && moe_layer_freq <= 1); }
 };
 
 struct LayerSpec {

@@ -12,6 +12,7 @@
 #include "interop/megatron_export.h"
 #include "interop/megatron_flags.h"
 #include "interop/megatron_import.h"
+#include "interop/megatron_moe_layout.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
@@ -586,6 +587,63 @@ TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]")
   // Its uneven blocks (21, 53, 52) are --decoder-first/last-pipeline-num-layers: not a problem.
   CHECK(m.find("num_layers") == std::string::npos);
   CHECK(m.find("split") == std::string::npos);
+}
+
+TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, alternate blocks; what hetsim cannot say",
+          "[interop]") {
+  using hetsim::interop::MoeLayerFreqValue;
+  using hetsim::interop::ParseMoeLayerFreq;
+  auto layout = [](const std::string& v, uint32_t n) {
+    absl::StatusOr<hetsim::interop::MoeLayout> l = ParseMoeLayerFreq(v, n);
+    INFO(l.status().message());
+    REQUIRE(l.ok());
+    return std::pair<uint32_t, uint32_t>{l->first_dense, l->freq};
+  };
+  CHECK(layout("2", 8) == std::pair<uint32_t, uint32_t>{0, 2});              // Megatron: i % 2 == 0
+  CHECK(layout("([0]*3+[1]*5)", 8) == std::pair<uint32_t, uint32_t>{3, 1});  // DeepSeek-V3's form
+  CHECK(layout("[0, 1]*4", 8) == std::pair<uint32_t, uint32_t>{1, 2});       // Llama 4's alternate blocks
+  CHECK(layout("[1,0,1,0]", 4) == std::pair<uint32_t, uint32_t>{0, 2});
+  CHECK(layout("[0]*2+[1,0,0]*2", 8) == std::pair<uint32_t, uint32_t>{2, 3});
+  auto error = [](const std::string& v, uint32_t n) {
+    absl::StatusOr<hetsim::interop::MoeLayout> l = ParseMoeLayerFreq(v, n);
+    REQUIRE_FALSE(l.ok());
+    return std::string(l.status().message());
+  };
+  CHECK_THAT(error("[1,1,0,1]", 4), Catch::Contains("cannot say it"));
+  CHECK_THAT(error("[0,2]", 2), Catch::Contains("\"2\" is not 0 or 1"));
+  CHECK_THAT(error("([0]*3+[1]*4)", 8), Catch::Contains("7 entries for 8 blocks"));
+  CHECK_THAT(error("[0]*4", 4), Catch::Contains("no block is MoE"));
+  CHECK_THAT(error("9", 8), Catch::Contains("not in [1, 8]"));
+  CHECK_THAT(error("[0,1]*x", 8), Catch::Contains("repeat count"));
+  // The export's value reads back as the same layout.
+  for (const auto& [first, freq] : std::vector<std::pair<uint32_t, uint32_t>>{{0, 1}, {0, 3}, {3, 1}, {1, 2}, {2, 3}}) {
+    INFO(first << " " << freq);
+    CHECK(layout(MoeLayerFreqValue({first, freq}, 8), 8) == std::pair<uint32_t, uint32_t>{first, freq});
+  }
+}
+
+TEST_CASE("a DeepSeek-like MoE line: shared experts and dense first blocks; MLA is not modelled", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 8 --expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 "
+      "--moe-ffn-hidden-size 512 --moe-shared-expert-intermediate-size 1024 --moe-layer-freq '([0]*1+[1]*3)' "
+      "--swiglu --bf16 --multi-latent-attention --kv-lora-rank 512",
+      cluster);
+  INFO(m.status().message());
+  REQUIRE(m.ok());
+  const v1::Transformer& t = m->model.transformer();
+  CHECK(t.moe_shared_expert_ffn_hidden_size() == 1024);
+  CHECK(t.moe_first_dense_layers() == 1);
+  CHECK(t.moe_layer_freq() == 0);
+  CHECK(HasNote(*m, "not modelled (ignored): --multi-latent-attention"));
+  CheckRoundTrip(*m, cluster);
+  CHECK_THAT(ImportError("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+                         "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 8 "
+                         "--num-experts 16 --moe-layer-freq '[1,1,0,1]'",
+                         OnNodes(1)),
+             Catch::Contains("line.sh: --moe-layer-freq \"[1,1,0,1]\""));
 }
 
 }  // namespace

@@ -172,6 +172,58 @@ TEST_CASE("MoE: top-k expert FLOPs, expert parameters, all-to-all", "[workload][
   CHECK(found);
 }
 
+TEST_CASE("MoE layouts: Qwen1.5-MoE-A2.7B's 14.3B parameters with its shared experts", "[workload][model]") {
+  // 24 blocks of hidden 2048, 16 heads, 60 experts of gated FFN 1408 (top 4) and shared experts of
+  // 5632 in every block, vocabulary 151,936 untied: Qwen's model card counts 14.3B.
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(24);
+  t->set_hidden_size(2048);
+  t->set_num_attention_heads(16);
+  t->set_ffn_hidden_size(5632);
+  t->set_gated_mlp(true);
+  t->set_seq_length(4096);
+  t->set_vocab_size(151936);
+  t->set_num_experts(60);
+  t->set_moe_top_k(4);
+  t->set_expert_ffn_hidden_size(1408);
+  t->set_moe_shared_expert_ffn_hidden_size(5632);
+  const ModelCost qwen = Make(m);
+  CHECK(static_cast<double>(qwen.TotalParamCount()) == Approx(14.3e9).epsilon(0.01));
+  // The shared experts are a dense gated MLP every token runs: 3 GEMMs of s x h x 5632, not experts'.
+  const double s = 4096, h = 2048;
+  t->set_moe_shared_expert_ffn_hidden_size(0);
+  const ModelCost routed = Make(m);
+  CHECK(qwen.layer(1).forward_flop_per_sample - routed.layer(1).forward_flop_per_sample == 3 * 2 * s * h * 5632);
+  CHECK(qwen.layer(1).expert_param_count == routed.layer(1).expert_param_count);
+  CHECK(qwen.layer(1).param_count - routed.layer(1).param_count == 2 * h * 5632 + 2 * 5632 + 5632 * h + h);
+  CHECK(qwen.uniform_blocks());
+}
+
+TEST_CASE("MoE layouts: dense first blocks, then every K-th block MoE", "[workload][model]") {
+  hetsim::v1::Model m = Gpt(5, 1024, 16);
+  auto* t = m.mutable_transformer();
+  t->set_num_experts(8);
+  t->set_moe_top_k(2);
+  t->set_moe_first_dense_layers(1);
+  t->set_moe_layer_freq(2);
+  const ModelCost mixed = Make(m);
+  const ModelCost dense = Make(Gpt(5, 1024, 16));
+  t->set_moe_first_dense_layers(0);
+  t->set_moe_layer_freq(0);
+  const ModelCost all_moe = Make(m);
+  // Layer 0 is the embedding: blocks 1 and 3 (layers 2 and 4) are MoE, blocks 0, 2 and 4 dense.
+  for (int block = 0; block < 5; ++block) {
+    INFO("block " << block);
+    const ModelCost& like = block % 2 == 1 ? all_moe : dense;
+    CHECK(mixed.layer(block + 1).forward_flop_per_sample == like.layer(block + 1).forward_flop_per_sample);
+    CHECK(mixed.layer(block + 1).param_count == like.layer(block + 1).param_count);
+    CHECK(mixed.layer(block + 1).expert_param_count == like.layer(block + 1).expert_param_count);
+  }
+  CHECK_FALSE(mixed.uniform_blocks());
+  CHECK(all_moe.uniform_blocks());
+}
+
 TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") {
   hetsim::v1::Model m = Gpt(7, 512, 8);
   CHECK(Make(m).num_layers() == hetsim::proto::LayerCount(m));

@@ -33,6 +33,7 @@ ModelCost ModelCost::Create(const spec::ModelSpec& model) {
     m.ffn_hidden_size_ = t.ffn_hidden_size;
     m.vocab_size_ = t.vocab_size;
     m.num_experts_ = t.num_experts;
+    m.uniform_blocks_ = t.UniformBlocks();
   } else {
     m.layers_ = BuildLayerListLayers(model.layers);
     m.seq_length_ = model.layer_list_seq_length;

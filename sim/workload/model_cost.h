@@ -53,6 +53,8 @@ class ModelCost {
   uint64_t ffn_hidden_size() const { return ffn_hidden_size_; }
   uint64_t vocab_size() const { return vocab_size_; }
   uint32_t num_experts() const { return num_experts_; }  // 1 for a dense model
+  // Every transformer block alike (no dense blocks among MoE ones): what repeated-layer pricing needs.
+  bool uniform_blocks() const { return uniform_blocks_; }
 
   uint64_t TotalParamCount() const;  // a tied LM head counted once
 
@@ -85,6 +87,7 @@ class ModelCost {
   uint64_t ffn_hidden_size_ = 0;
   uint64_t vocab_size_ = 0;
   uint32_t num_experts_ = 1;
+  bool uniform_blocks_ = true;
 };
 
 }  // namespace hetsim::sim::workload

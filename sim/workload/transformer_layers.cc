@@ -10,7 +10,7 @@ namespace {
 
 // Shape of a transformer, in doubles.
 struct Shape {
-  double s, h, a, d, q_h, kv_h, ffn, vocab, experts, top_k, expert_ffn;
+  double s, h, a, d, q_h, kv_h, ffn, vocab, experts, top_k, expert_ffn, shared_ffn;
   bool gated;
   double B;  // element bytes
 };
@@ -28,6 +28,7 @@ Shape ShapeOf(const spec::TransformerSpec& t, int element_bytes) {
   x.experts = t.num_experts;
   x.top_k = x.experts > 1 ? t.moe_top_k : 1;
   x.expert_ffn = static_cast<double>(t.expert_ffn_hidden_size);
+  x.shared_ffn = static_cast<double>(t.moe_shared_expert_ffn_hidden_size);
   x.gated = t.gated_mlp;
   x.B = element_bytes;
   return x;
@@ -151,33 +152,40 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.name = absl::StrCat("mlp", index);
   layer.kind = LayerKind::kMlp;
   const double s = x.s, h = x.h, B = x.B;
-  const bool moe = x.experts > 1;
+  const bool moe = t.IsMoeBlock(static_cast<uint32_t>(index));  // dense blocks of an MoE model use ffn
   const double f = moe ? x.expert_ffn : x.ffn;
-  const double k = x.top_k;           // experts each token visits (1 for a dense MLP)
-  const double up = x.gated ? 2 : 1;  // gate and up projections of a gated MLP
+  const double k = moe ? x.top_k : 1;            // experts each token visits (1 for a dense MLP)
+  const double up = x.gated ? 2 : 1;             // gate and up projections of a gated MLP
+  const double shared = moe ? x.shared_ffn : 0;  // shared experts: a dense MLP beside the routed ones
   // Per expert (or the dense MLP): up-projection(s) and down-projection weights and biases.
-  const double mlp_params = up * h * f + up * f + f * h + h;
+  auto mlp_params = [&](double width) { return up * h * width + up * width + width * h + h; };
   if (moe) {
     layer.gemms.push_back(MakeGemm("router", s, x.experts, h, 1, TpSplit::kNone));
     layer.gemms.back().fp8 = false;
   }
   layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
   layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
-  layer.memory_kernels = 3;  // LayerNorm, bias-activation, bias-dropout-add
+  if (shared > 0) {
+    layer.gemms.push_back(MakeGemm("shared_fc1", s, shared * up, h, 1, TpSplit::kColumns));
+    layer.gemms.push_back(MakeGemm("shared_fc2", s, h, shared, 1, TpSplit::kRows));
+  }
+  layer.memory_kernels = shared > 0 ? 4 : 3;  // LayerNorm, bias-activation (each MLP), bias-dropout-add
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
-  const double expert_params = moe ? x.experts * mlp_params : 0;
-  layer.param_count = static_cast<uint64_t>((moe ? expert_params + h * x.experts : mlp_params) + 2 * h);
+  const double expert_params = moe ? x.experts * mlp_params(f) : 0;
+  const double dense_params = moe ? h * x.experts + (shared > 0 ? mlp_params(shared) : 0) : mlp_params(f);
+  layer.param_count = static_cast<uint64_t>(expert_params + dense_params + 2 * h);
   layer.expert_param_count = static_cast<uint64_t>(expert_params);
   // LayerNorm, residual add and dropout on the full width; the activation function on the hidden
   // width (GeLU: read, write; gated: two reads, one write); MoE also permutes tokens in and out.
+  const double act = x.gated ? 3 : 2;
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
-  layer.memory_bytes_sharded_per_sample = k * (x.gated ? 3 : 2) * B * s * f + (moe ? 2 * 2 * B * k * s * h : 0);
+  layer.memory_bytes_sharded_per_sample = (k * f + shared) * act * B * s + (moe ? 2 * 2 * B * k * s * h : 0);
   // Korthikanti: LayerNorm input 2sh, fc1 input 2sh, dropout mask sh (replicated); GeLU input and
-  // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert, plus the
-  // dispatched tokens.
+  // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert and for the
+  // shared experts, plus the dispatched tokens.
   layer.activation.tp_replicated = (2 * B + 1) * s * h;
-  layer.activation.tp_sharded = k * (x.gated ? 3 : 2) * B * s * f + (moe ? B * k * s * h : 0);
+  layer.activation.tp_sharded = (k * f + shared) * act * B * s + (moe ? B * k * s * h : 0);
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/!moe);
