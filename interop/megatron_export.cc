@@ -170,6 +170,13 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
       add(absl::StrFormat("--moe-layer-freq '%s'", MoeLayerFreqValue(layout, t.num_layers())));
     }
   }
+  if (t.has_mla()) {
+    const v1::MultiLatentAttention& mla = t.mla();
+    add("--multi-latent-attention");
+    if (mla.q_lora_rank() > 0) add(absl::StrFormat("--q-lora-rank %d", mla.q_lora_rank()));
+    add(absl::StrFormat("--kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
+                        mla.kv_lora_rank(), mla.qk_head_dim(), mla.qk_pos_emb_head_dim(), mla.v_head_dim()));
+  }
   if (t.attention() == v1::ATTENTION_FLASH) add("--attention-backend flash");
   switch (model.dtype()) {
     case v1::FP16: add("--fp16"); break;

@@ -58,6 +58,12 @@ constexpr NamedFlag kModelledFlags[] = {
     {"moe-ffn-hidden-size", 1},
     {"moe-shared-expert-intermediate-size", 1},
     {"moe-layer-freq", 1},
+    {"multi-latent-attention", 0},
+    {"q-lora-rank", 1},
+    {"kv-lora-rank", 1},
+    {"qk-head-dim", 1},
+    {"qk-pos-emb-head-dim", 1},
+    {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
@@ -84,14 +90,7 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"moe-token-dispatcher-type", 1},
     {"cross-entropy-loss-fusion", 0},
     {"disable-bias-linear", 0},
-    // DeepSeek's multi-latent attention and multi-token prediction: hetsim prices standard attention.
-    {"multi-latent-attention", 0},
-    {"q-lora-rank", 1},
-    {"kv-lora-rank", 1},
-    {"qk-head-dim", 1},
-    {"qk-pos-emb-head-dim", 1},
-    {"v-head-dim", 1},
-    {"mtp-num-layers", 1},
+    {"mtp-num-layers", 1},             // DeepSeek's multi-token prediction modules
     {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
                                        // same.
 };

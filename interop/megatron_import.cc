@@ -109,6 +109,34 @@ absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
   return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
 }
 
+// DeepSeek's multi-latent attention (--multi-latent-attention and its widths) into `t`.
+absl::Status ReadMla(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
+  if (r.Has("multi-latent-attention")) {
+    // Megatron-LM's defaults for the widths the line leaves out (no Q compression without --q-lora-rank).
+    v1::MultiLatentAttention& mla = *t.mutable_mla();
+    auto width = [](int64_t v) { return static_cast<uint32_t>(std::min<int64_t>(v, UINT32_MAX)); };
+    if (r.Has("q-lora-rank")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t q, r.Int("q-lora-rank", 0));
+      mla.set_q_lora_rank(width(q));
+    }
+    HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-lora-rank", 32));
+    HETSIM_ASSIGN_OR_RETURN(int64_t qk, r.Int("qk-head-dim", 128));
+    HETSIM_ASSIGN_OR_RETURN(int64_t pos, r.Int("qk-pos-emb-head-dim", 64));
+    HETSIM_ASSIGN_OR_RETURN(int64_t v, r.Int("v-head-dim", 128));
+    mla.set_kv_lora_rank(width(kv));
+    mla.set_qk_head_dim(width(qk));
+    mla.set_qk_pos_emb_head_dim(width(pos));
+    mla.set_v_head_dim(width(v));
+    t.clear_num_kv_heads();
+    t.clear_head_dim();
+  } else {
+    for (const char* flag : {"q-lora-rank", "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim"}) {
+      if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --multi-latent-attention", flag));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
   v1::Model m;
   HETSIM_ASSIGN_OR_RETURN(v1::DType dtype, ReadDType(r));
@@ -179,6 +207,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
       t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
     }
   }
+  HETSIM_RETURN_IF_ERROR(ReadMla(r, t, notes));
   if (r.Has("attention-backend")) {
     const std::string b = r.Value("attention-backend");
     if (b == "flash" || b == "fused" || b == "auto") {

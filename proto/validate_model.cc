@@ -20,6 +20,26 @@ void CheckCount(Problems& p, absl::string_view path, uint64_t value, uint64_t ma
   }
 }
 
+// Multi-latent attention: its widths positive and bounded; no KV groups or head_dim beside it.
+void CheckMla(Problems& p, const Transformer& t, const std::string& at) {
+  if (!t.has_mla()) return;
+  const MultiLatentAttention& m = t.mla();
+  const std::string mla = at + "mla.";
+  auto width = [&](const char* field, uint32_t v, bool required) {
+    if (required && v == 0) p.Add(mla + field, "required: > 0");
+    if (v > limits::kMaxHiddenSize) p.Add(mla + field, "%d is more than %d", v, limits::kMaxHiddenSize);
+  };
+  width("q_lora_rank", m.q_lora_rank(), false);
+  width("kv_lora_rank", m.kv_lora_rank(), true);
+  width("qk_head_dim", m.qk_head_dim(), true);
+  width("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim(), false);
+  width("v_head_dim", m.v_head_dim(), true);
+  if (t.num_kv_heads() != 0 && t.num_kv_heads() != t.num_attention_heads()) {
+    p.Add(at + "num_kv_heads", "%d: multi-latent attention has no KV groups (leave it 0)", t.num_kv_heads());
+  }
+  if (t.head_dim() != 0) p.Add(at + "head_dim", "set beside mla (its qk_head_dim and v_head_dim say the widths)");
+}
+
 // Shared experts and which blocks are MoE: only for a model with experts, and with at least one MoE block.
 void CheckMoeLayout(Problems& p, const Transformer& t, const std::string& at) {
   const bool moe = t.num_experts() > 1;
@@ -62,7 +82,8 @@ void CheckTransformer(Problems& p, const Transformer& t) {
   CheckCount(p, at + "num_attention_heads", t.num_attention_heads(), limits::kMaxHiddenSize);
   if (t.head_dim() > limits::kMaxHiddenSize) {
     p.Add(at + "head_dim", "%d is more than %d", t.head_dim(), limits::kMaxHiddenSize);
-  } else if (t.head_dim() == 0 && t.num_attention_heads() > 0 && t.hidden_size() % t.num_attention_heads() != 0) {
+  } else if (t.head_dim() == 0 && !t.has_mla() && t.num_attention_heads() > 0 &&
+             t.hidden_size() % t.num_attention_heads() != 0) {
     p.Add(at + "num_attention_heads", "%d does not divide hidden_size %d (or set head_dim)", t.num_attention_heads(),
           t.hidden_size());
   }
@@ -84,6 +105,7 @@ void CheckTransformer(Problems& p, const Transformer& t) {
     p.Add(at + "expert_ffn_hidden_size", "%d is more than %d", t.expert_ffn_hidden_size(), limits::kMaxFfnHiddenSize);
   }
   CheckMoeLayout(p, t, at);
+  CheckMla(p, t, at);
 }
 
 void CheckLayerList(Problems& p, const LayerList& list) {
@@ -125,7 +147,14 @@ double ModelParamCount(const Model& model) {
   const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;
   const double kv = t.num_kv_heads() ? t.num_kv_heads() : heads;
   const double d = t.head_dim() ? t.head_dim() : h / heads;
-  const double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + (heads * d + 2 * kv * d + h);  // + biases
+  double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + (heads * d + 2 * kv * d + h);  // + biases
+  if (t.has_mla()) {
+    const MultiLatentAttention& m = t.mla();
+    const double qk = m.qk_head_dim() + m.qk_pos_emb_head_dim(), q_lora = m.q_lora_rank(), kv_lora = m.kv_lora_rank();
+    attention = (q_lora > 0 ? h * q_lora + q_lora + q_lora * heads * qk : h * heads * qk) +
+                h * (kv_lora + m.qk_pos_emb_head_dim()) + kv_lora +
+                kv_lora * heads * (m.qk_head_dim() + m.v_head_dim()) + heads * m.v_head_dim() * h;
+  }
   const double mlp_mats = t.gated_mlp() ? 3 : 2;
   const bool moe = t.num_experts() > 1;
   const double experts = moe ? t.num_experts() : 1;

@@ -271,6 +271,8 @@ void CheckWarmups(Problems& p, const Plan& plan) {
 
 // Width of Q and of the attention output: heads x head_dim (hidden_size unless head_dim says).
 double QueryWidth(const Transformer& t) {
+  if (t.has_mla())
+    return static_cast<double>(t.mla().qk_head_dim() + t.mla().qk_pos_emb_head_dim()) * t.num_attention_heads();
   return t.head_dim() > 0 ? static_cast<double>(t.head_dim()) * t.num_attention_heads()
                           : static_cast<double>(t.hidden_size());
 }

@@ -16,6 +16,15 @@ namespace hetsim::spec {
 enum class Granularity : uint8_t { kBlock, kSublayer };
 enum class AttentionKernel : uint8_t { kStandard, kFlash };
 
+// Transformer.mla (proto/hetsim.proto, MultiLatentAttention).
+struct MlaSpec {
+  uint32_t q_lora_rank = 0;
+  uint32_t kv_lora_rank = 0;
+  uint32_t qk_head_dim = 0;
+  uint32_t qk_pos_emb_head_dim = 0;
+  uint32_t v_head_dim = 0;
+};
+
 struct TransformerSpec {
   uint32_t num_layers = 0;  // transformer blocks
   uint64_t hidden_size = 0;
@@ -35,6 +44,7 @@ struct TransformerSpec {
   uint64_t moe_shared_expert_ffn_hidden_size = 0;  // 0: no shared experts
   uint32_t moe_first_dense_layers = 0;
   uint32_t moe_layer_freq = 1;  // resolved: 1 when the file leaves it 0
+  std::optional<MlaSpec> mla;   // multi-latent attention instead of MHA / GQA
 
   // Whether block `i` (0-based) runs experts: the model has them, i is past the first dense blocks and
   // on the MoE frequency counted from there (Megatron-LM's --moe-layer-freq).

@@ -622,7 +622,7 @@ TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, altern
   }
 }
 
-TEST_CASE("a DeepSeek-like MoE line: shared experts and dense first blocks; MLA is not modelled", "[interop]") {
+TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-latent attention", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(
       "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
@@ -637,7 +637,12 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts and dense first blocks; MLA 
   CHECK(t.moe_shared_expert_ffn_hidden_size() == 1024);
   CHECK(t.moe_first_dense_layers() == 1);
   CHECK(t.moe_layer_freq() == 0);
-  CHECK(HasNote(*m, "not modelled (ignored): --multi-latent-attention"));
+  REQUIRE(t.has_mla());
+  CHECK(t.mla().kv_lora_rank() == 512);
+  CHECK(t.mla().q_lora_rank() == 0);  // not given: no Q compression
+  CHECK(t.mla().qk_head_dim() == 128);
+  CHECK(t.mla().qk_pos_emb_head_dim() == 64);
+  CHECK(t.mla().v_head_dim() == 128);
   CheckRoundTrip(*m, cluster);
   CHECK_THAT(ImportError("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
                          "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 8 "

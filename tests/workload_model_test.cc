@@ -2,6 +2,8 @@
 // published formulas (Narayanan et al. 2021), and the layer count shared with proto/.
 #include <catch2/catch.hpp>
 
+#include "proto/validate_model.h"
+
 #include <string>
 
 #include "proto/layer_count.h"
@@ -222,6 +224,47 @@ TEST_CASE("MoE layouts: dense first blocks, then every K-th block MoE", "[worklo
   }
   CHECK_FALSE(mixed.uniform_blocks());
   CHECK(all_moe.uniform_blocks());
+}
+
+TEST_CASE("multi-latent attention: DeepSeek-V3's 671B parameters and MLA's GEMMs", "[workload][model]") {
+  // 61 blocks of hidden 7168, 128 heads of MLA (Q latent 1536, KV latent 512, 128 + 64 rotary QK
+  // channels, 128 V channels), the first 3 dense (gated FFN 18432), then 256 experts of 2048 (top 8)
+  // and one shared expert of 2048; vocabulary 129,280 untied: DeepSeek's report counts 671B (without
+  // the multi-token-prediction module).
+  hetsim::v1::Model m;
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(61);
+  t->set_hidden_size(7168);
+  t->set_num_attention_heads(128);
+  t->set_ffn_hidden_size(18432);
+  t->set_gated_mlp(true);
+  t->set_seq_length(4096);
+  t->set_vocab_size(129280);
+  t->set_num_experts(256);
+  t->set_moe_top_k(8);
+  t->set_expert_ffn_hidden_size(2048);
+  t->set_moe_shared_expert_ffn_hidden_size(2048);
+  t->set_moe_first_dense_layers(3);
+  auto* mla = t->mutable_mla();
+  mla->set_q_lora_rank(1536);
+  mla->set_kv_lora_rank(512);
+  mla->set_qk_head_dim(128);
+  mla->set_qk_pos_emb_head_dim(64);
+  mla->set_v_head_dim(128);
+  const ModelCost v3 = Make(m);
+  CHECK(static_cast<double>(v3.TotalParamCount()) == Approx(671e9).epsilon(0.01));
+  CHECK(hetsim::proto::ModelParamCount(m) == Approx(static_cast<double>(v3.TotalParamCount())).epsilon(1e-3));
+
+  // The attention's GEMMs per sample: Q down (s x 1536 x h) and up (s x 128*192 x 1536), KV down
+  // (s x 576 x h) and up (s x 128*256 x 512), the core over 192-wide scores and 128-wide values, the
+  // output projection (s x h x 128*128).
+  const double s = 4096, h = 7168, a = 128;
+  const double expected = 2 * s * 1536 * h + 2 * s * a * 192 * 1536 + 2 * s * 576 * h + 2 * s * a * 256 * 512 +
+                          2 * s * s * a * 192 + 2 * s * s * a * 128 + 2 * s * h * a * 128;
+  CHECK(v3.layer(1).forward_flop_per_sample ==
+        Approx(expected + 3 * 2 * s * h * 18432).epsilon(1e-12));  // block 0: dense MLP
+  // K and V as the context-parallel ring passes them: 128 heads of 192 and of 128 channels.
+  CHECK(v3.layer(1).kv_bytes_per_sample == 2 * s * a * (192 + 128));
 }
 
 TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") {

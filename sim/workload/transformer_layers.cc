@@ -104,27 +104,63 @@ LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
   return layer;
 }
 
+// The projections that feed the attention core, pushed onto `layer`, and the widths (over all heads)
+// they leave: Q's and K's (the scores' depth), V's and the attention output's, K's and V's as kept.
+struct Projections {
+  double qk = 0, v = 0;           // per-head widths summed over the heads
+  double kept_k = 0, kept_v = 0;  // K and V as stored (GQA: the KV heads only)
+  double params = 0;              // weights and biases of the input projections
+  double latent = 0;              // MLA's low-rank latents per token, kept for the backward
+};
+
+Projections InputProjections(const spec::TransformerSpec& t, const Shape& x, LayerCost& layer) {
+  const double s = x.s, h = x.h, a = x.a;
+  if (!t.mla) {
+    layer.gemms.push_back(MakeGemm("qkv", s, x.q_h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
+    return {x.q_h, x.q_h, x.kv_h, x.kv_h, h * (x.q_h + 2 * x.kv_h) + (x.q_h + 2 * x.kv_h), 0};
+  }
+  // Multi-latent attention (Megatron-core's MLASelfAttention): the down projections run whole on every
+  // TP rank, the up projections split the heads.
+  const spec::MlaSpec& m = *t.mla;
+  const double nope = m.qk_head_dim, pos = m.qk_pos_emb_head_dim, v = m.v_head_dim;
+  const double q_lora = m.q_lora_rank, kv_lora = m.kv_lora_rank;
+  Projections p{a * (nope + pos), a * v, a * (nope + pos), a * v, 0, kv_lora + pos};
+  if (q_lora > 0) {
+    layer.gemms.push_back(MakeGemm("q_down", s, q_lora, h, 1, TpSplit::kNone));
+    layer.gemms.push_back(MakeGemm("q_up", s, a * (nope + pos), q_lora, 1, TpSplit::kColumns));
+    p.params += h * q_lora + q_lora + q_lora * a * (nope + pos);  // with the latent's norm
+    p.latent += q_lora;
+  } else {
+    layer.gemms.push_back(MakeGemm("q", s, a * (nope + pos), h, 1, TpSplit::kColumns));
+    p.params += h * a * (nope + pos);
+  }
+  layer.gemms.push_back(MakeGemm("kv_down", s, kv_lora + pos, h, 1, TpSplit::kNone));
+  layer.gemms.push_back(MakeGemm("kv_up", s, a * (nope + v), kv_lora, 1, TpSplit::kColumns));
+  p.params += h * (kv_lora + pos) + kv_lora + kv_lora * a * (nope + v);
+  return p;
+}
+
 LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, int index) {
   const Shape x = ShapeOf(t, element_bytes);
   LayerCost layer;
   layer.name = absl::StrCat("attention", index);
   layer.kind = LayerKind::kAttention;
   const double s = x.s, h = x.h, B = x.B;
-  const double d = x.d, q = x.q_h;  // head width; query and attention-output width
   const bool flash = t.attention == spec::AttentionKernel::kFlash;
-  layer.gemms.push_back(MakeGemm("qkv", s, q + 2 * x.kv_h, h, 1, TpSplit::kColumns));
+  const Projections p = InputProjections(t, x, layer);
+  const double head_qk = p.qk / x.a, head_v = p.v / x.a;  // one head's widths
   if (flash) {
-    // One fused kernel per head and sample: Q K^T and P V (2 x 2 s^2 d FLOPs) with the scores in SRAM.
-    layer.gemms.push_back(MakeGemm("flash_attn", s, s, 2 * d, x.a, TpSplit::kBatch, false, true));
+    // One fused kernel per head and sample: Q K^T and P V (2 s^2 (d_qk + d_v) FLOPs) with the scores in SRAM.
+    layer.gemms.push_back(MakeGemm("flash_attn", s, s, head_qk + head_v, x.a, TpSplit::kBatch, false, true));
   } else {
-    layer.gemms.push_back(MakeGemm("scores", s, s, d, x.a, TpSplit::kBatch, false, true));  // Q K^T
-    layer.gemms.push_back(MakeGemm("attn_v", s, d, s, x.a, TpSplit::kBatch, false, true));  // P V
+    layer.gemms.push_back(MakeGemm("scores", s, s, head_qk, x.a, TpSplit::kBatch, false, true));  // Q K^T
+    layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
   }
-  layer.gemms.push_back(MakeGemm("proj", s, h, q, 1, TpSplit::kRows));
+  layer.gemms.push_back(MakeGemm("proj", s, h, p.v, 1, TpSplit::kRows));
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
-  // Weights and biases of QKV and the projection, LayerNorm scale and bias.
-  layer.param_count = static_cast<uint64_t>(h * (q + 2 * x.kv_h) + (q + 2 * x.kv_h) + q * h + h + 2 * h);
+  // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
+  layer.param_count = static_cast<uint64_t>(p.params + p.v * h + h + 2 * h);
   // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
   // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
@@ -132,16 +168,16 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
   layer.memory_kernels = flash ? 3 : 5;
-  // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated);
-  // Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded; a head_dim apart from
-  // h / a scales Q and the projection input); 5as^2 attention core.
-  layer.activation.tp_replicated = (2 * B + 1) * s * h;
-  layer.activation.tp_sharded = B * s * (2 * q + 2 * x.kv_h);
+  // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated; MLA's
+  // latents too); Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded; a head_dim
+  // apart from h / a, or MLA's widths, scale them); 5as^2 attention core.
+  layer.activation.tp_replicated = (2 * B + 1) * s * h + B * s * p.latent;
+  layer.activation.tp_sharded = B * s * (p.qk + p.kept_k + p.kept_v + p.v);
   // FlashAttention keeps only the softmax statistics (FP32 per head and token).
   layer.activation.attention_core = flash ? 4 * x.a * s : (2 * B + 1) * x.a * s * s;
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
-  layer.kv_bytes_per_sample = 2 * B * s * x.kv_h;
+  layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
   AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true);
   return layer;
 }
