@@ -109,6 +109,36 @@ absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
   return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
 }
 
+// Mixture of experts: the experts, their router and widths, shared experts, which blocks are MoE.
+absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
+  if (r.Has("num-experts")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("num-experts", 0));
+    HETSIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("moe-router-topk", 2));
+    t.set_num_experts(static_cast<uint32_t>(experts));
+    t.set_moe_top_k(static_cast<uint32_t>(topk));
+    if (r.Has("moe-ffn-hidden-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t expert_ffn, r.Int("moe-ffn-hidden-size", 0));
+      t.set_expert_ffn_hidden_size(expert_ffn);
+    }
+    if (r.Has("moe-shared-expert-intermediate-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t shared, r.Int("moe-shared-expert-intermediate-size", 0));
+      t.set_moe_shared_expert_ffn_hidden_size(shared);
+    }
+    if (r.Has("moe-layer-freq")) {
+      absl::StatusOr<MoeLayout> layout = ParseMoeLayerFreq(r.Value("moe-layer-freq"), t.num_layers());
+      if (!layout.ok()) return r.Error(layout.status().message());
+      t.set_moe_first_dense_layers(layout->first_dense);
+      t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
+    }
+  } else {
+    for (const char* flag :
+         {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size", "moe-layer-freq"}) {
+      if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --num-experts", flag));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // DeepSeek's multi-latent attention (--multi-latent-attention and its widths) into `t`.
 absl::Status ReadMla(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
   if (r.Has("multi-latent-attention")) {
@@ -187,26 +217,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   HETSIM_ASSIGN_OR_RETURN(int64_t divisible, r.Int("make-vocab-size-divisible-by", 128));
   const int64_t multiple = divisible * l.tp;  // Megatron pads the vocabulary to a multiple of this
   t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
-  if (r.Has("num-experts")) {
-    HETSIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("num-experts", 0));
-    HETSIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("moe-router-topk", 2));
-    t.set_num_experts(static_cast<uint32_t>(experts));
-    t.set_moe_top_k(static_cast<uint32_t>(topk));
-    if (r.Has("moe-ffn-hidden-size")) {
-      HETSIM_ASSIGN_OR_RETURN(int64_t expert_ffn, r.Int("moe-ffn-hidden-size", 0));
-      t.set_expert_ffn_hidden_size(expert_ffn);
-    }
-    if (r.Has("moe-shared-expert-intermediate-size")) {
-      HETSIM_ASSIGN_OR_RETURN(int64_t shared, r.Int("moe-shared-expert-intermediate-size", 0));
-      t.set_moe_shared_expert_ffn_hidden_size(shared);
-    }
-    if (r.Has("moe-layer-freq")) {
-      absl::StatusOr<MoeLayout> layout = ParseMoeLayerFreq(r.Value("moe-layer-freq"), t.num_layers());
-      if (!layout.ok()) return r.Error(layout.status().message());
-      t.set_moe_first_dense_layers(layout->first_dense);
-      t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
-    }
-  }
+  HETSIM_RETURN_IF_ERROR(ReadMoe(r, t, notes));
   HETSIM_RETURN_IF_ERROR(ReadMla(r, t, notes));
   if (r.Has("attention-backend")) {
     const std::string b = r.Value("attention-backend");

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,16 +25,17 @@ absl::Status Bad(absl::string_view value, absl::string_view why) {
 absl::Status AppendTerm(absl::string_view value, absl::string_view term, std::vector<int>& pattern) {
   int64_t repeat = 1;
   if (const size_t star = term.rfind('*'); star != absl::string_view::npos) {
-    if (!absl::SimpleAtoi(term.substr(star + 1), &repeat) || repeat < 0 || repeat > kMaxRepeat) {
+    if (!absl::SimpleAtoi(term.substr(star + 1), &repeat) || repeat < 0) {
       return Bad(value, absl::StrCat("\"", term, "\": the repeat count is not a whole number"));
     }
+    if (repeat > kMaxRepeat) return Bad(value, "the list is longer than any model");
     term = term.substr(0, star);
   }
   if (!absl::ConsumePrefix(&term, "[") || !absl::ConsumeSuffix(&term, "]")) {
     return Bad(value, absl::StrCat("\"", term, "\" is not a bracketed list of 0 and 1"));
   }
   std::vector<int> items;
-  for (absl::string_view item : absl::StrSplit(term, ',', absl::SkipEmpty())) {
+  for (absl::string_view item : absl::StrSplit(term, ',')) {
     if (item != "0" && item != "1") return Bad(value, absl::StrCat("\"", item, "\" is not 0 or 1"));
     items.push_back(item == "1" ? 1 : 0);
   }
@@ -59,10 +61,11 @@ absl::StatusOr<MoeLayout> ParseMoeLayerFreq(absl::string_view value, uint32_t nu
     }
     return MoeLayout{0, static_cast<uint32_t>(freq)};
   }
-  while (absl::ConsumePrefix(&v, "(") && absl::ConsumeSuffix(&v, ")")) {
-  }
   std::vector<int> pattern;
   for (absl::string_view term : absl::StrSplit(v, '+')) {
+    // Python's grouping: "([0]*3+[1]*5)" and "([0]*1)+([1]*3)" alike.
+    while (absl::StartsWith(term, "(")) term.remove_prefix(1);
+    while (absl::EndsWith(term, ")")) term.remove_suffix(1);
     if (absl::Status s = AppendTerm(value, term, pattern); !s.ok()) return s;
   }
   if (pattern.size() != num_layers) {
@@ -71,6 +74,8 @@ absl::StatusOr<MoeLayout> ParseMoeLayerFreq(absl::string_view value, uint32_t nu
   MoeLayout layout;
   while (layout.first_dense < num_layers && pattern[layout.first_dense] == 0) ++layout.first_dense;
   if (layout.first_dense == num_layers) return Bad(value, "no block is MoE");
+  // The spacing to the second MoE block; with only one, a spacing that reaches past the last block.
+  layout.freq = num_layers - layout.first_dense;
   for (uint32_t i = layout.first_dense + 1; i < num_layers; ++i) {
     if (pattern[i] == 1) {
       layout.freq = i - layout.first_dense;

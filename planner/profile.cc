@@ -155,14 +155,22 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
-    Time reduce_scatter = 0;  // the forward's reduce-scatters, whose last chunk stays exposed
-    for (const sim::workload::StageCollective& c : cost->forward_collectives) {
-      if (c.group == sim::workload::CollectiveGroup::kTensor && c.op == CollectiveOp::kReduceScatter) {
-        reduce_scatter += cluster_.CollectiveTime(island, config.tensor_parallel, c);
+    // What Transformer Engine's chunks leave exposed, from the pass's userbuffers collectives (as the
+    // simulator's setup does).
+    auto exposed = [&](const std::vector<sim::workload::StageCollective>& list, bool forward) {
+      Time rs = 0, ag = 0;
+      for (const sim::workload::StageCollective& c : list) {
+        if (!c.userbuffers) continue;
+        if (c.op == CollectiveOp::kReduceScatter) rs += cluster_.CollectiveTime(island, config.tensor_parallel, c);
+        if (c.op == CollectiveOp::kAllGather) ag += cluster_.CollectiveTime(island, config.tensor_parallel, c);
       }
-    }
-    forward_comm -= sim::workload::HiddenByUserbuffers(forward_comm, reduce_scatter, cost->forward_time);
-    backward_comm -= std::min(backward_comm, cost->backward_time);
+      return sim::workload::UserbufferExposed(rs, ag, config.tensor_parallel, options_.tp_comm_overlap_aggregate,
+                                              forward);
+    };
+    forward_comm -=
+        sim::workload::HiddenByUserbuffers(forward_comm, exposed(cost->forward_collectives, true), cost->forward_time);
+    backward_comm -= sim::workload::HiddenByUserbuffers(backward_comm, exposed(cost->backward_collectives, false),
+                                                        cost->backward_time);
   } else if (options_.tp_backward_overlap) {
     std::vector<std::pair<int, Time>> reductions;
     for (const sim::workload::StageCollective& c : cost->backward_collectives) {

@@ -604,6 +604,9 @@ TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, altern
   CHECK(layout("[0, 1]*4", 8) == std::pair<uint32_t, uint32_t>{1, 2});       // Llama 4's alternate blocks
   CHECK(layout("[1,0,1,0]", 4) == std::pair<uint32_t, uint32_t>{0, 2});
   CHECK(layout("[0]*2+[1,0,0]*2", 8) == std::pair<uint32_t, uint32_t>{2, 3});
+  CHECK(layout("([0]*1)+([1]*3)", 4) == std::pair<uint32_t, uint32_t>{1, 1});  // Python's grouping
+  CHECK(layout("[1,0,0,0]", 4) == std::pair<uint32_t, uint32_t>{0, 4});        // one MoE block
+  CHECK(layout("[0,0,0,1]", 4) == std::pair<uint32_t, uint32_t>{3, 1});
   auto error = [](const std::string& v, uint32_t n) {
     absl::StatusOr<hetsim::interop::MoeLayout> l = ParseMoeLayerFreq(v, n);
     REQUIRE_FALSE(l.ok());
@@ -615,8 +618,11 @@ TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, altern
   CHECK_THAT(error("[0]*4", 4), Catch::Contains("no block is MoE"));
   CHECK_THAT(error("9", 8), Catch::Contains("not in [1, 8]"));
   CHECK_THAT(error("[0,1]*x", 8), Catch::Contains("repeat count"));
+  CHECK_THAT(error("[1,,0,1]", 4), Catch::Contains("\"\" is not 0 or 1"));
+  CHECK_THAT(error("[1]*99999999", 8), Catch::Contains("longer than any model"));
   // The export's value reads back as the same layout.
-  for (const auto& [first, freq] : std::vector<std::pair<uint32_t, uint32_t>>{{0, 1}, {0, 3}, {3, 1}, {1, 2}, {2, 3}}) {
+  for (const auto& [first, freq] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{0, 1}, {0, 3}, {3, 1}, {1, 2}, {2, 3}, {2, 6}, {0, 8}}) {
     INFO(first << " " << freq);
     CHECK(layout(MoeLayerFreqValue({first, freq}, 8), 8) == std::pair<uint32_t, uint32_t>{first, freq});
   }

@@ -199,6 +199,15 @@ TEST_CASE("MoE layouts: Qwen1.5-MoE-A2.7B's 14.3B parameters with its shared exp
   CHECK(qwen.layer(1).forward_flop_per_sample - routed.layer(1).forward_flop_per_sample == 3 * 2 * s * h * 5632);
   CHECK(qwen.layer(1).expert_param_count == routed.layer(1).expert_param_count);
   CHECK(qwen.layer(1).param_count - routed.layer(1).param_count == 2 * h * 5632 + 2 * 5632 + 5632 * h + h);
+  // The shared experts' MLP gathers its input and reduce-scatters its output itself (sequence parallel).
+  auto tp_calls = [](const ModelCost& m) {
+    int calls = 0;
+    for (const LayerCollective& c : m.layer(1).collectives_seq_par) {
+      if (c.group == CollectiveGroup::kTensor) calls += c.forward_count;
+    }
+    return calls;
+  };
+  CHECK(tp_calls(qwen) == tp_calls(routed) + 2);
   CHECK(qwen.uniform_blocks());
 }
 

@@ -122,7 +122,8 @@ TEST_CASE("userbuffers: a block's compute grows by exactly its chunked GEMMs' ex
         ++linears;
       } else if (g.split == TpSplit::kRows) {
         f.k /= tp;
-        forward += 4 * run.GemmSeconds(GemmShape{f.m / 4, f.n, f.k, 1}) - run.GemmSeconds(f);
+        // The pipeline into the reduce-scatter cuts the output columns.
+        forward += 4 * run.GemmSeconds(GemmShape{f.m, f.n / 4, f.k, 1}) - run.GemmSeconds(f);
         backward += ring * run.GemmSeconds(GemmShape{f.m / ring, f.k, f.n, 1}) - run.GemmSeconds({f.m, f.k, f.n, 1});
         ++linears;
       }
@@ -155,17 +156,37 @@ TEST_CASE("userbuffers: experts' GEMMs stay whole") {
     const double chunks = g.split == TpSplit::kColumns ? 4 : kReduceScatterSplits;
     if (g.split == TpSplit::kColumns) f.n /= 4;
     if (g.split == TpSplit::kRows) f.k /= 4;
-    forward += chunks * gpu.GemmSeconds(GemmShape{f.m / chunks, f.n, f.k, 1}) - gpu.GemmSeconds(f);
+    const GemmShape chunk =
+        g.split == TpSplit::kRows ? GemmShape{f.m, f.n / chunks, f.k, 1} : GemmShape{f.m / chunks, f.n, f.k, 1};
+    forward += chunks * gpu.GemmSeconds(chunk) - gpu.GemmSeconds(f);
   }
   CHECK(static_cast<double>(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
 }
 
-TEST_CASE("userbuffers: the last chunk of each reduce-scatter stays exposed") {
-  using hetsim::Time;
-  // 40 of TP collectives, 16 of them reduce-scatters: 4 exposed behind ample compute.
-  CHECK(HiddenByUserbuffers(40, 16, 1000) == 36);
-  // Compute still caps what hides.
-  CHECK(HiddenByUserbuffers(40, 16, 10) == 10);
-  // No reduce-scatter (no sequence parallelism): everything up to the compute, as before.
-  CHECK(HiddenByUserbuffers(40, 0, 1000) == 40);
+TEST_CASE("userbuffers: the last reduce-scatter chunk, and with aggregate the first exchange, stay exposed") {
+  // Forward: 16 of reduce-scatter, 21 of all-gather at TP 8: a quarter of the reduce-scatter (4);
+  // with aggregate also one shard of the seven the ring all-gather exchanges (3).
+  CHECK(UserbufferExposed(16, 21, 8, false, true) == 4);
+  CHECK(UserbufferExposed(16, 21, 8, true, true) == 4 + 3);
+  // Backward: the reduce-scatters are bulk overlaps beside whole GEMMs; only aggregate's first exchange.
+  CHECK(UserbufferExposed(16, 21, 8, false, false) == 0);
+  CHECK(UserbufferExposed(16, 21, 8, true, false) == 3);
+  // Of 40 TP collectives with 7 exposed: 33 hide behind ample compute; compute still caps what hides.
+  CHECK(HiddenByUserbuffers(40, 7, 1000) == 33);
+  CHECK(HiddenByUserbuffers(40, 7, 10) == 10);
+  // No sequence parallelism, no userbuffers collectives: everything up to the compute, as before.
+  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 8, true, true), 1000) == 40);
+}
+
+TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer Engine's") {
+  // A block with an MoE MLP and shared experts: the attention's and the shared experts' gather and
+  // reduce-scatter are userbuffers collectives, the routed experts' are not.
+  const ModelCost model = Llama(8);
+  int userbuffers = 0, routed = 0;
+  for (const LayerCollective& c : model.layer(1).collectives_seq_par) {
+    if (c.group != CollectiveGroup::kTensor) continue;
+    (c.userbuffers ? userbuffers : routed) += c.forward_count;
+  }
+  CHECK(userbuffers == 2);  // the attention's all-gather and reduce-scatter
+  CHECK(routed == 2);       // the routed MLP's
 }

@@ -60,7 +60,7 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 // The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
 struct TensorTime {
   Time all = 0;                                      // every TP collective (Plan.tp_comm_overlap)
-  Time reduce_scatter = 0;                           // the TP reduce-scatters among them
+  Time userbuffer_rs = 0, userbuffer_ag = 0;         // reduce-scatters and all-gathers TE's overlap pipelines
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
 };
 
@@ -75,7 +75,8 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     }
     if (c.group == workload::CollectiveGroup::kTensor) {
       tensor.all += time - before;
-      if (c.op == CollectiveOp::kReduceScatter) tensor.reduce_scatter += time - before;
+      if (c.userbuffers && c.op == CollectiveOp::kReduceScatter) tensor.userbuffer_rs += time - before;
+      if (c.userbuffers && c.op == CollectiveOp::kAllGather) tensor.userbuffer_ag += time - before;
     }
     if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
   }
@@ -384,9 +385,16 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
   if (plan.tp_comm_overlap) {
-    vs.forward_hidden_comm_time =
-        workload::HiddenByUserbuffers(forward_tp.all, forward_tp.reduce_scatter, vs.cost.forward_time);
-    vs.backward_hidden_comm_time = std::min(backward_tp.all, vs.cost.backward_time);
+    const int tp = l.tensor_parallel;
+    const bool aggregate = plan.tp_comm_overlap_aggregate;
+    vs.forward_hidden_comm_time = workload::HiddenByUserbuffers(
+        forward_tp.all,
+        workload::UserbufferExposed(forward_tp.userbuffer_rs, forward_tp.userbuffer_ag, tp, aggregate, true),
+        vs.cost.forward_time);
+    vs.backward_hidden_comm_time = workload::HiddenByUserbuffers(
+        backward_tp.all,
+        workload::UserbufferExposed(backward_tp.userbuffer_rs, backward_tp.userbuffer_ag, tp, aggregate, false),
+        vs.cost.backward_time);
   } else if (plan.tp_backward_overlap) {
     vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);
   }

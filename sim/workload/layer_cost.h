@@ -87,6 +87,10 @@ struct LayerCollective {
   // which Megatron-LM overlaps with that linear's weight gradient (Plan.tp_backward_overlap). Not
   // the MoE sublayer's: expert linears communicate explicitly, around the token dispatcher.
   bool async_backward = false;
+  // Runs around a Transformer Engine block linear (a dense attention or MLP sublayer, shared experts):
+  // what the userbuffers overlap of Plan.tp_comm_overlap pipelines with the GEMMs in chunks. Not the
+  // embedding's, the head's or the routed experts'.
+  bool userbuffers = false;
 };
 
 struct LayerCost {

@@ -155,7 +155,11 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   }
   // Chunks split the rows (tokens): each is priced as its own GEMM, and loses more to its last wave.
   const OverlapChunks chunks = UserbufferChunks(g, c);
-  t.forward_s = kernels * chunks.forward * gpu.GemmSeconds(GemmShape{f.m / chunks.forward, f.n, f.k, f.batch});
+  // A ring exchange cuts the tokens; the pipeline into a reduce-scatter cuts the output columns (TE's
+  // split_overlap_rs: each chunk is a slice of the weight's outputs, reduce-scattered over the tokens).
+  const GemmShape forward_chunk = g.split == TpSplit::kRows ? GemmShape{f.m, f.n / chunks.forward, f.k, f.batch}
+                                                            : GemmShape{f.m / chunks.forward, f.n, f.k, f.batch};
+  t.forward_s = kernels * chunks.forward * gpu.GemmSeconds(forward_chunk);
   t.weight_grad_s = kernels * gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch});
   t.backward_s = kernels * chunks.input_grad * gpu.GemmSeconds(GemmShape{f.m / chunks.input_grad, f.k, f.n, f.batch}) +
                  t.weight_grad_s;
@@ -283,9 +287,12 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
     if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
     const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt);
-    if (lc.forward_count > 0) cost->forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i});
+    if (lc.forward_count > 0) {
+      cost->forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers});
+    }
     if (lc.backward_count > 0) {
-      cost->backward_collectives.push_back({lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward});
+      cost->backward_collectives.push_back(
+          {lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward, lc.userbuffers});
     }
   }
 }
@@ -398,8 +405,14 @@ Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<con
   return hidden;
 }
 
-Time HiddenByUserbuffers(Time all, Time reduce_scatter, Time compute) {
-  return std::min(all - reduce_scatter / kReduceScatterSplits, compute);
+Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward) {
+  Time exposed = forward ? reduce_scatter / kReduceScatterSplits : 0;
+  if (aggregate && tensor_parallel > 1) exposed += all_gather / (tensor_parallel - 1);
+  return exposed;
+}
+
+Time HiddenByUserbuffers(Time all, Time exposed, Time compute) {
+  return std::max<Time>(0, std::min(all - exposed, compute));
 }
 
 }  // namespace hetsim::sim::workload

@@ -94,6 +94,7 @@ struct StageCollective {
   int32_t layer = 0;  // model layer index that issues them
   // Backward only: reduces a column-parallel linear's input gradient (LayerCollective::async_backward).
   bool async_backward = false;
+  bool userbuffers = false;  // LayerCollective::userbuffers
 };
 
 // Memory per GPU of the stage, in bytes.
@@ -162,11 +163,15 @@ struct StageCost {
 // blocks' reductions that come after it.
 Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<const std::pair<int, Time>> reductions);
 
-// Plan.tp_comm_overlap: of a pass's tensor-parallel collectives (`all`, of which `reduce_scatter` are
-// the reduce-scatters that follow a GEMM), what Transformer Engine's userbuffers hide behind the
-// pass's compute: everything up to the compute time, except the last chunk of each reduce-scatter,
-// which starts only when the GEMM's last chunk ends (1 / kReduceScatterSplits of it).
-Time HiddenByUserbuffers(Time all, Time reduce_scatter, Time compute);
+// Plan.tp_comm_overlap: what of a pass's userbuffers collectives (LayerCollective::userbuffers; their
+// reduce-scatter and all-gather times) Transformer Engine cannot hide: in the forward the last chunk
+// of each reduce-scatter, which starts when the GEMM's last chunk ends (1 / kReduceScatterSplits of
+// it); with `aggregate`, in both passes, the first exchange of each ring all-gather, which the first
+// GEMM (on two shards) waits for (one shard of TP - 1).
+Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward);
+// Of a pass's tensor-parallel collectives (`all`), what hides behind its compute: all but `exposed`,
+// up to the compute time.
+Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // spec/stage_rules.h, the ones plan files are validated with) and prices the stage.

@@ -57,11 +57,14 @@ double SumGemms(const std::vector<Gemm>& gemms) {
 // (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
 // The backward all-reduce (SP: reduce-scatter) reduces the column-parallel input gradient:
 // `async_backward` unless the sublayer is MoE (LayerCollective::async_backward).
-void AddSublayerTpCollectives(LayerCost& layer, double bytes, bool async_backward) {
-  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1, async_backward});
-  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1});
+// `userbuffers`: around Transformer Engine block linears (LayerCollective::userbuffers).
+void AddSublayerTpCollectives(LayerCost& layer, double bytes, bool async_backward, bool userbuffers) {
+  layer.collectives.push_back(
+      {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1, async_backward, userbuffers});
   layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1, async_backward});
+      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1, false, userbuffers});
+  layer.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1, async_backward, userbuffers});
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
@@ -69,7 +72,7 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
     bool merged = false;
     for (LayerCollective& existing : into) {
       if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
-          existing.async_backward == c.async_backward) {
+          existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers) {
         existing.forward_count += c.forward_count;
         existing.backward_count += c.backward_count;
         merged = true;
@@ -178,7 +181,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
-  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true);
+  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
   return layer;
 }
 
@@ -224,7 +227,10 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.activation.tp_sharded = (k * f + shared) * act * B * s + (moe ? B * k * s * h : 0);
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
-  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/!moe);
+  // The routed experts' linears communicate around the token dispatcher; shared experts are an MLP of
+  // their own, with their own gather and reduce-scatter (Megatron-core's SharedExpertMLP).
+  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/!moe, /*userbuffers=*/!moe);
+  if (shared > 0) AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
   if (moe) {
     // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
     const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
