@@ -157,6 +157,9 @@ absl::Status ReadMla(const Reader& r, v1::Transformer& t, std::vector<std::strin
     mla.set_qk_head_dim(width(qk));
     mla.set_qk_pos_emb_head_dim(width(pos));
     mla.set_v_head_dim(width(v));
+    if (t.num_kv_heads() != 0 || t.head_dim() != 0) {
+      notes.push_back("--num-query-groups / --kv-channels: no effect with --multi-latent-attention (its widths say)");
+    }
     t.clear_num_kv_heads();
     t.clear_head_dim();
   } else {

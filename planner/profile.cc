@@ -155,22 +155,24 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
-    // What Transformer Engine's chunks leave exposed, from the pass's userbuffers collectives (as the
-    // simulator's setup does).
-    auto exposed = [&](const std::vector<sim::workload::StageCollective>& list, bool forward) {
-      Time rs = 0, ag = 0;
+    // What Transformer Engine's overlap hides of the pass's collectives around its linears, all but the
+    // chunks it leaves exposed (as the simulator's setup does); the others stay exposed.
+    auto hidden = [&](const std::vector<sim::workload::StageCollective>& list, Time compute, bool forward) {
+      Time userbuffers = 0, rs = 0, ag = 0;
       for (const sim::workload::StageCollective& c : list) {
         if (!c.userbuffers) continue;
-        if (c.op == CollectiveOp::kReduceScatter) rs += cluster_.CollectiveTime(island, config.tensor_parallel, c);
-        if (c.op == CollectiveOp::kAllGather) ag += cluster_.CollectiveTime(island, config.tensor_parallel, c);
+        const Time t = cluster_.CollectiveTime(island, config.tensor_parallel, c);
+        userbuffers += t;
+        if (c.op == CollectiveOp::kReduceScatter) rs += t;
+        if (c.op == CollectiveOp::kAllGather) ag += t;
       }
-      return sim::workload::UserbufferExposed(rs, ag, config.tensor_parallel, options_.tp_comm_overlap_aggregate,
-                                              forward);
+      return sim::workload::HiddenByUserbuffers(
+          userbuffers,
+          sim::workload::UserbufferExposed(rs, ag, config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward),
+          compute);
     };
-    forward_comm -=
-        sim::workload::HiddenByUserbuffers(forward_comm, exposed(cost->forward_collectives, true), cost->forward_time);
-    backward_comm -= sim::workload::HiddenByUserbuffers(backward_comm, exposed(cost->backward_collectives, false),
-                                                        cost->backward_time);
+    forward_comm -= hidden(cost->forward_collectives, cost->forward_time, true);
+    backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);
   } else if (options_.tp_backward_overlap) {
     std::vector<std::pair<int, Time>> reductions;
     for (const sim::workload::StageCollective& c : cost->backward_collectives) {

@@ -32,7 +32,7 @@ void CheckMla(Problems& p, const Transformer& t, const std::string& at) {
   width("q_lora_rank", m.q_lora_rank(), false);
   width("kv_lora_rank", m.kv_lora_rank(), true);
   width("qk_head_dim", m.qk_head_dim(), true);
-  width("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim(), false);
+  width("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim(), true);  // Megatron always ropes that part
   width("v_head_dim", m.v_head_dim(), true);
   if (t.num_kv_heads() != 0 && t.num_kv_heads() != t.num_attention_heads()) {
     p.Add(at + "num_kv_heads", "%d: multi-latent attention has no KV groups (leave it 0)", t.num_kv_heads());

@@ -274,6 +274,17 @@ TEST_CASE("multi-latent attention: DeepSeek-V3's 671B parameters and MLA's GEMMs
         Approx(expected + 3 * 2 * s * h * 18432).epsilon(1e-12));  // block 0: dense MLP
   // K and V as the context-parallel ring passes them: 128 heads of 192 and of 128 channels.
   CHECK(v3.layer(1).kv_bytes_per_sample == 2 * s * a * (192 + 128));
+  // The down projections and latent norms sit whole on every TP rank; block 3's router too.
+  CHECK(v3.layer(1).tp_replicated_param_count == h * 1536 + 1536 + h * 576 + 512);
+  CHECK(v3.layer(4).tp_replicated_param_count == h * 1536 + 1536 + h * 576 + 512 + h * 256);
+  // Under SP the attention gathers its latents (1536 + 576 per token), not h, and reduce-scatters h.
+  double gathered = 0, scattered = 0;
+  for (const LayerCollective& c : v3.layer(1).collectives_seq_par) {
+    if (c.op == CollectiveOp::kAllGather && c.forward_count > 0 && c.userbuffers) gathered += c.bytes_per_sample;
+    if (c.op == CollectiveOp::kReduceScatter && c.forward_count > 0 && c.userbuffers) scattered += c.bytes_per_sample;
+  }
+  CHECK(gathered == 2 * s * (1536 + 576) + 2 * s * h);  // the attention's latents, the dense MLP's input
+  CHECK(scattered == 2 * 2 * s * h);                    // the projection's and the MLP's outputs
 }
 
 TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") {

@@ -34,12 +34,13 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
   const v1::Transformer& t = model.transformer();
   const bool standard = proto::FfnHiddenSize(t) == 4 * uint64_t{t.hidden_size()} && !t.gated_mlp() &&
                         (t.num_kv_heads() == 0 || t.num_kv_heads() == t.num_attention_heads()) &&
-                        t.num_experts() <= 1 &&
+                        t.num_experts() <= 1 && !t.has_mla() &&
                         (t.head_dim() == 0 || uint64_t{t.head_dim()} * t.num_attention_heads() == t.hidden_size());
   if (!standard) {
-    return absl::InvalidArgumentError(field +
-                                      "counts a standard GPT (4h MLP, no GQA, no gated MLP, no MoE, heads of h / a); "
-                                      "use MODEL_FLOPS for this model");
+    return absl::InvalidArgumentError(
+        field +
+        "counts a standard GPT (4h MLP, no GQA or MLA, no gated MLP, no MoE, heads of h / a); "
+        "use MODEL_FLOPS for this model");
   }
   return MegatronEq3Flop(static_cast<double>(plan.global_batch_size()), static_cast<double>(t.seq_length()),
                          t.num_layers(), static_cast<double>(t.hidden_size()), static_cast<double>(t.vocab_size()));

@@ -59,8 +59,9 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 
 // The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
 struct TensorTime {
-  Time all = 0;                                      // every TP collective (Plan.tp_comm_overlap)
-  Time userbuffer_rs = 0, userbuffer_ag = 0;         // reduce-scatters and all-gathers TE's overlap pipelines
+  Time all = 0;                                      // every TP collective
+  Time userbuffers = 0;                              // of which around TE's linears (Plan.tp_comm_overlap hides)
+  Time userbuffer_rs = 0, userbuffer_ag = 0;         // their reduce-scatters and all-gathers
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
 };
 
@@ -75,6 +76,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     }
     if (c.group == workload::CollectiveGroup::kTensor) {
       tensor.all += time - before;
+      if (c.userbuffers) tensor.userbuffers += time - before;
       if (c.userbuffers && c.op == CollectiveOp::kReduceScatter) tensor.userbuffer_rs += time - before;
       if (c.userbuffers && c.op == CollectiveOp::kAllGather) tensor.userbuffer_ag += time - before;
     }
@@ -384,15 +386,17 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
   // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
+  vs.forward_userbuffers_comm_time = forward_tp.userbuffers;
+  vs.backward_userbuffers_comm_time = backward_tp.userbuffers;
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
     vs.forward_hidden_comm_time = workload::HiddenByUserbuffers(
-        forward_tp.all,
+        forward_tp.userbuffers,
         workload::UserbufferExposed(forward_tp.userbuffer_rs, forward_tp.userbuffer_ag, tp, aggregate, true),
         vs.cost.forward_time);
     vs.backward_hidden_comm_time = workload::HiddenByUserbuffers(
-        backward_tp.all,
+        backward_tp.userbuffers,
         workload::UserbufferExposed(backward_tp.userbuffer_rs, backward_tp.userbuffer_ag, tp, aggregate, false),
         vs.cost.backward_time);
   } else if (plan.tp_backward_overlap) {

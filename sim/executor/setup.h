@@ -86,6 +86,10 @@ struct VirtualStageCost {
   // (at most either); 0 otherwise.
   Time forward_hidden_comm_time = 0;
   Time backward_hidden_comm_time = 0;
+  // Of the TP collectives, those around Transformer Engine's linears: all the TP overlap may hide
+  // (LayerCollective::userbuffers; the embedding's, head's and routed experts' stay exposed).
+  Time forward_userbuffers_comm_time = 0;
+  Time backward_userbuffers_comm_time = 0;
   // The links those collectives load per microbatch (every replica's group, each as if alone; sorted
   // by link): the flows never run them, so the report adds them (collective_load.h).
   std::vector<LinkLoad> forward_link_load;

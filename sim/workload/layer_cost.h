@@ -116,6 +116,9 @@ struct LayerCost {
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)
+  // The part of param_count every TP rank holds whole (not split over TP): MLA's down projections and
+  // latent norms, the MoE router.
+  uint64_t tp_replicated_param_count = 0;
   // A tied LM head: its vocabulary matrix is the embedding table and is not in param_count. A stage
   // that holds the head without the embedding keeps its own copy (tied_param_count parameters).
   bool tied_with_embedding = false;

@@ -151,7 +151,11 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     case TpSplit::kColumns: f.n /= tp; break;
     case TpSplit::kRows: f.k /= tp; break;
     case TpSplit::kBatch: f.batch /= tp; break;
-    case TpSplit::kNone: break;
+    case TpSplit::kNone:
+      // Duplicated on every TP rank (the router, MLA's down projections): under sequence parallelism
+      // each rank runs it on its own tokens only.
+      if (c.sequence_parallel && tp > 1) f.m /= tp;
+      break;
   }
   // Chunks split the rows (tokens): each is priced as its own GEMM, and loses more to its last wave.
   const OverlapChunks chunks = UserbufferChunks(g, c);
@@ -365,10 +369,12 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
       cost.cp_attention.push_back(CpAttentionOf(layer, i, t, layer_config, s, gpu));
     }
-    // Parameters on this GPU: everything split over TP (vocabulary-parallel embedding and head,
-    // column/row-parallel GEMMs); experts also over EP.
+    // Parameters on this GPU: split over TP (vocabulary-parallel embedding and head, column/row-parallel
+    // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts also over EP.
     expert_params += static_cast<double>(layer.expert_param_count) / (s.tp * s.ep);
-    dense_params += static_cast<double>(layer.param_count - layer.expert_param_count) / s.tp;
+    const double replicated = static_cast<double>(layer.tp_replicated_param_count);
+    dense_params +=
+        (static_cast<double>(layer.param_count - layer.expert_param_count) - replicated) / s.tp + replicated;
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);

@@ -57,14 +57,27 @@ double SumGemms(const std::vector<Gemm>& gemms) {
 // (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
 // The backward all-reduce (SP: reduce-scatter) reduces the column-parallel input gradient:
 // `async_backward` unless the sublayer is MoE (LayerCollective::async_backward).
-// `userbuffers`: around Transformer Engine block linears (LayerCollective::userbuffers).
-void AddSublayerTpCollectives(LayerCost& layer, double bytes, bool async_backward, bool userbuffers) {
-  layer.collectives.push_back(
-      {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 1, 1, async_backward, userbuffers});
+// `userbuffers`: around Transformer Engine block linears (LayerCollective::userbuffers). `input_bytes`
+// is what the column-parallel side gathers (forward) and reduces (backward); `output_bytes` what the
+// row-parallel side reduces (forward) and gathers (backward): both b s h but for MLA, which gathers
+// its latents.
+void AddSublayerTpCollectives(LayerCost& layer, double input_bytes, double output_bytes, bool async_backward,
+                              bool userbuffers) {
+  constexpr CollectiveGroup kTp = CollectiveGroup::kTensor;
+  if (input_bytes == output_bytes) {
+    const double bytes = input_bytes;
+    layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, bytes, 1, 1, async_backward, userbuffers});
+    layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, bytes, 1, 1, false, userbuffers});
+    layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, kTp, bytes, 1, 1, async_backward, userbuffers});
+    return;
+  }
+  layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, output_bytes, 1, 0, false, userbuffers});
+  layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, input_bytes, 0, 1, async_backward, userbuffers});
+  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, input_bytes, 1, 0, false, userbuffers});
+  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, output_bytes, 0, 1, false, userbuffers});
+  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, kTp, output_bytes, 1, 0, false, userbuffers});
   layer.collectives_seq_par.push_back(
-      {CollectiveOp::kAllGather, CollectiveGroup::kTensor, bytes, 1, 1, false, userbuffers});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bytes, 1, 1, async_backward, userbuffers});
+      {CollectiveOp::kReduceScatter, kTp, input_bytes, 0, 1, async_backward, userbuffers});
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
@@ -113,33 +126,41 @@ struct Projections {
   double qk = 0, v = 0;           // per-head widths summed over the heads
   double kept_k = 0, kept_v = 0;  // K and V as stored (GQA: the KV heads only)
   double params = 0;              // weights and biases of the input projections
+  double replicated_params = 0;   // of which every TP rank holds whole (MLA's down projections)
   double latent = 0;              // MLA's low-rank latents per token, kept for the backward
+  double gathered = 0;            // per token, what SP gathers for the column-parallel projections
 };
 
 Projections InputProjections(const spec::TransformerSpec& t, const Shape& x, LayerCost& layer) {
   const double s = x.s, h = x.h, a = x.a;
   if (!t.mla) {
     layer.gemms.push_back(MakeGemm("qkv", s, x.q_h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
-    return {x.q_h, x.q_h, x.kv_h, x.kv_h, h * (x.q_h + 2 * x.kv_h) + (x.q_h + 2 * x.kv_h), 0};
+    return {x.q_h, x.q_h, x.kv_h, x.kv_h, h * (x.q_h + 2 * x.kv_h) + (x.q_h + 2 * x.kv_h), 0, 0, h};
   }
   // Multi-latent attention (Megatron-core's MLASelfAttention): the down projections run whole on every
   // TP rank, the up projections split the heads.
   const spec::MlaSpec& m = *t.mla;
   const double nope = m.qk_head_dim, pos = m.qk_pos_emb_head_dim, v = m.v_head_dim;
   const double q_lora = m.q_lora_rank, kv_lora = m.kv_lora_rank;
-  Projections p{a * (nope + pos), a * v, a * (nope + pos), a * v, 0, kv_lora + pos};
+  // Under SP the down projections run on each rank's tokens and their latents are gathered (the hidden
+  // state itself for Q without a latent).
+  Projections p{a * (nope + pos), a * v, a * (nope + pos), a * v, 0, 0, kv_lora + pos, kv_lora + pos};
   if (q_lora > 0) {
     layer.gemms.push_back(MakeGemm("q_down", s, q_lora, h, 1, TpSplit::kNone));
     layer.gemms.push_back(MakeGemm("q_up", s, a * (nope + pos), q_lora, 1, TpSplit::kColumns));
     p.params += h * q_lora + q_lora + q_lora * a * (nope + pos);  // with the latent's norm
+    p.replicated_params += h * q_lora + q_lora;
     p.latent += q_lora;
+    p.gathered += q_lora;
   } else {
     layer.gemms.push_back(MakeGemm("q", s, a * (nope + pos), h, 1, TpSplit::kColumns));
     p.params += h * a * (nope + pos);
+    p.gathered += h;
   }
   layer.gemms.push_back(MakeGemm("kv_down", s, kv_lora + pos, h, 1, TpSplit::kNone));
   layer.gemms.push_back(MakeGemm("kv_up", s, a * (nope + v), kv_lora, 1, TpSplit::kColumns));
   p.params += h * (kv_lora + pos) + kv_lora + kv_lora * a * (nope + v);
+  p.replicated_params += h * (kv_lora + pos) + kv_lora;
   return p;
 }
 
@@ -164,6 +185,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
   layer.param_count = static_cast<uint64_t>(p.params + p.v * h + h + 2 * h);
+  layer.tp_replicated_param_count = static_cast<uint64_t>(p.replicated_params);
   // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
   // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
@@ -181,7 +203,8 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
-  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
+  // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.
+  AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
   return layer;
 }
 
@@ -215,6 +238,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   const double dense_params = moe ? h * x.experts + (shared > 0 ? mlp_params(shared) : 0) : mlp_params(f);
   layer.param_count = static_cast<uint64_t>(expert_params + dense_params + 2 * h);
   layer.expert_param_count = static_cast<uint64_t>(expert_params);
+  layer.tp_replicated_param_count = static_cast<uint64_t>(moe ? h * x.experts : 0);  // the router
   // LayerNorm, residual add and dropout on the full width; the activation function on the hidden
   // width (GeLU: read, write; gated: two reads, one write); MoE also permutes tokens in and out.
   const double act = x.gated ? 3 : 2;
@@ -229,8 +253,8 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.output_bytes_per_sample = B * s * h;
   // The routed experts' linears communicate around the token dispatcher; shared experts are an MLP of
   // their own, with their own gather and reduce-scatter (Megatron-core's SharedExpertMLP).
-  AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/!moe, /*userbuffers=*/!moe);
-  if (shared > 0) AddSublayerTpCollectives(layer, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
+  AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/!moe, /*userbuffers=*/!moe);
+  if (shared > 0) AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
   if (moe) {
     // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
     const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
@@ -295,6 +319,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.memory_kernels = first.memory_kernels + second.memory_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
+  m.tp_replicated_param_count = first.tp_replicated_param_count + second.tp_replicated_param_count;
   m.tied_with_embedding = first.tied_with_embedding || second.tied_with_embedding;
   m.tied_param_count = first.tied_param_count + second.tied_param_count;
   m.activation.tp_replicated = first.activation.tp_replicated + second.activation.tp_replicated;
