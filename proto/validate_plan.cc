@@ -269,7 +269,8 @@ void CheckWarmups(Problems& p, const Plan& plan) {
   }
 }
 
-// Width of Q and of the attention output: heads x head_dim (hidden_size unless head_dim says).
+// Width of Q (and of the attention output, but for MLA's, heads x v_head_dim): heads x head_dim
+// (hidden_size unless head_dim says); MLA's heads x (qk_head_dim + qk_pos_emb_head_dim).
 double QueryWidth(const Transformer& t) {
   if (t.has_mla())
     return static_cast<double>(t.mla().qk_head_dim() + t.mla().qk_pos_emb_head_dim()) * t.num_attention_heads();

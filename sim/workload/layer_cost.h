@@ -132,8 +132,8 @@ struct LayerCost {
   // the next pipeline stage when a stage ends at this layer.
   double output_bytes_per_sample = 0;
 
-  // Keys and values of one sample (2 s kv_h bytes per element): what context parallelism passes
-  // around its ring, a 1/CP block per step. 0 for layers without attention.
+  // Keys and values of one sample (s (k + v) elements: 2 s kv_h with GQA, s heads (d_qk + d_v) with
+  // MLA): what context parallelism passes around its ring, a 1/CP block per step. 0 without attention.
   double kv_bytes_per_sample = 0;
   std::vector<LayerCollective> collectives;          // without sequence parallelism
   std::vector<LayerCollective> collectives_seq_par;  // with sequence parallelism
