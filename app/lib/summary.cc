@@ -81,7 +81,19 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
     what = absl::StrFormat("transformer, %d blocks, hidden %d, %d heads, seq %d, vocab %d", t.num_layers(),
                            t.hidden_size(), t.num_attention_heads(), t.seq_length(), t.vocab_size());
     if (t.head_dim() > 0) absl::StrAppendFormat(&what, ", head_dim %d", t.head_dim());
-    if (t.num_experts() > 1) absl::StrAppendFormat(&what, ", %d experts top-%d", t.num_experts(), t.moe_top_k());
+    if (t.has_mla()) {
+      absl::StrAppendFormat(&what, ", MLA (latents Q %d, KV %d; QK %d+%d, V %d)", t.mla().q_lora_rank(),
+                            t.mla().kv_lora_rank(), t.mla().qk_head_dim(), t.mla().qk_pos_emb_head_dim(),
+                            t.mla().v_head_dim());
+    }
+    if (t.num_experts() > 1) {
+      absl::StrAppendFormat(&what, ", %d experts top-%d", t.num_experts(), t.moe_top_k());
+      if (t.moe_shared_expert_ffn_hidden_size() > 0) {
+        absl::StrAppendFormat(&what, " + shared %d", t.moe_shared_expert_ffn_hidden_size());
+      }
+      if (t.moe_first_dense_layers() > 0) absl::StrAppendFormat(&what, ", first %d dense", t.moe_first_dense_layers());
+      if (t.moe_layer_freq() > 1) absl::StrAppendFormat(&what, ", MoE every %d", t.moe_layer_freq());
+    }
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
   }
