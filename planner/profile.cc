@@ -158,18 +158,11 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
     // What Transformer Engine's overlap hides of the pass's collectives around its linears, all but the
     // chunks it leaves exposed (as the simulator's setup does); the others stay exposed.
     auto hidden = [&](const std::vector<sim::workload::StageCollective>& list, Time compute, bool forward) {
-      Time userbuffers = 0, rs = 0, ag = 0;
+      sim::workload::UserbufferTimes times;
       for (const sim::workload::StageCollective& c : list) {
-        if (!c.userbuffers) continue;
-        const Time t = cluster_.CollectiveTime(island, config.tensor_parallel, c);
-        userbuffers += t;
-        if (c.op == CollectiveOp::kReduceScatter) rs += t;
-        if (c.op == CollectiveOp::kAllGather) ag += t;
+        if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, config.tensor_parallel, c));
       }
-      return sim::workload::HiddenByUserbuffers(
-          userbuffers,
-          sim::workload::UserbufferExposed(rs, ag, config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward),
-          compute);
+      return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute);
     };
     forward_comm -= hidden(cost->forward_collectives, cost->forward_time, true);
     backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);

@@ -59,13 +59,11 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 
 // The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
 struct TensorTime {
-  Time all = 0;                                      // every TP collective
-  Time userbuffers = 0;                              // of which around TE's linears (Plan.tp_comm_overlap hides)
-  Time userbuffer_rs = 0, userbuffer_ag = 0;         // their reduce-scatters and all-gathers
+  workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
 };
 
-// Adds the list's collectives to `time` and `load`, and the tensor-parallel ones' time also to `tensor`.
+// Adds the list's collectives to `time` and `load`, and what the TP overlaps may hide to `tensor`.
 absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
                              const std::vector<workload::StageCollective>& list, Time& time, TensorTime& tensor,
                              std::vector<LinkLoad>& load) {
@@ -74,12 +72,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
-    if (c.group == workload::CollectiveGroup::kTensor) {
-      tensor.all += time - before;
-      if (c.userbuffers) tensor.userbuffers += time - before;
-      if (c.userbuffers && c.op == CollectiveOp::kReduceScatter) tensor.userbuffer_rs += time - before;
-      if (c.userbuffers && c.op == CollectiveOp::kAllGather) tensor.userbuffer_ag += time - before;
-    }
+    tensor.userbuffers.Add(c, time - before);
     if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
@@ -386,19 +379,13 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
   // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
-  vs.forward_userbuffers_comm_time = forward_tp.userbuffers;
-  vs.backward_userbuffers_comm_time = backward_tp.userbuffers;
+  vs.forward_userbuffers_comm_time = forward_tp.userbuffers.all;
+  vs.backward_userbuffers_comm_time = backward_tp.userbuffers.all;
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
-    vs.forward_hidden_comm_time = workload::HiddenByUserbuffers(
-        forward_tp.userbuffers,
-        workload::UserbufferExposed(forward_tp.userbuffer_rs, forward_tp.userbuffer_ag, tp, aggregate, true),
-        vs.cost.forward_time);
-    vs.backward_hidden_comm_time = workload::HiddenByUserbuffers(
-        backward_tp.userbuffers,
-        workload::UserbufferExposed(backward_tp.userbuffer_rs, backward_tp.userbuffer_ag, tp, aggregate, false),
-        vs.cost.backward_time);
+    vs.forward_hidden_comm_time = forward_tp.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time);
+    vs.backward_hidden_comm_time = backward_tp.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time);
   } else if (plan.tp_backward_overlap) {
     vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);
   }

@@ -157,7 +157,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
       if (c.sequence_parallel && tp > 1) f.m /= tp;
       break;
   }
-  // Chunks split the rows (tokens): each is priced as its own GEMM, and loses more to its last wave.
+  // Each chunk is priced as its own GEMM, and loses more to its last wave than the whole did.
   const OverlapChunks chunks = UserbufferChunks(g, c);
   // A ring exchange cuts the tokens; the pipeline into a reduce-scatter cuts the output columns (TE's
   // split_overlap_rs: each chunk is a slice of the weight's outputs, reduce-scattered over the tokens).
@@ -419,6 +419,18 @@ Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel
 
 Time HiddenByUserbuffers(Time all, Time exposed, Time compute) {
   return std::max<Time>(0, std::min(all - exposed, compute));
+}
+
+void UserbufferTimes::Add(const StageCollective& c, Time time) {
+  if (!c.userbuffers) return;
+  all += time;
+  if (c.op == CollectiveOp::kReduceScatter) reduce_scatter += time;
+  if (c.op == CollectiveOp::kAllGather) all_gather += time;
+}
+
+Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute) const {
+  return HiddenByUserbuffers(all, UserbufferExposed(reduce_scatter, all_gather, tensor_parallel, aggregate, forward),
+                             compute);
 }
 
 }  // namespace hetsim::sim::workload

@@ -173,6 +173,16 @@ Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel
 // up to the compute time.
 Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
 
+// One pass's userbuffers collectives as they are timed (the simulator's setup and the planner each time
+// them their own way), and what the overlap hides of them: one accounting for both, so they agree.
+struct UserbufferTimes {
+  Time all = 0, reduce_scatter = 0, all_gather = 0;
+  // Counts collective `c`, which took `time`, when it is a userbuffers collective.
+  void Add(const StageCollective& c, Time time);
+  // UserbufferExposed and HiddenByUserbuffers of these times.
+  Time Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute) const;
+};
+
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // spec/stage_rules.h, the ones plan files are validated with) and prices the stage.
 // `where` prefixes error messages: "plan.pbtxt: stages[2]".
