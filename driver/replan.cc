@@ -32,8 +32,13 @@ void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& rep
   replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
   replanned.set_blocking_p2p(original.blocking_p2p());
   replanned.set_zero3_prefetch(original.zero3_prefetch());
-  // A setting of the TP overlap, which the planner carries over itself.
-  if (replanned.tp_comm_overlap()) replanned.set_tp_comm_overlap_aggregate(original.tp_comm_overlap_aggregate());
+  // Settings of the TP overlap, which the planner carries over itself.
+  if (replanned.tp_comm_overlap()) {
+    replanned.set_tp_comm_overlap_aggregate(original.tp_comm_overlap_aggregate());
+    if (original.has_tp_comm_overlap_config()) {
+      *replanned.mutable_tp_comm_overlap_config() = original.tp_comm_overlap_config();
+    }
+  }
 }
 
 }  // namespace

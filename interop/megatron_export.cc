@@ -255,6 +255,11 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
         "tp_comm_overlap_aggregate: a userbuffers setting (aggregate: 1 on qkv_fprop, fc1_fprop, proj_dgrad and "
         "fc2_dgrad in the YAML of --tp-comm-overlap-cfg), not a flag");
   }
+  if (plan.has_tp_comm_overlap_config()) {
+    out.notes.push_back(
+        "tp_comm_overlap_config: userbuffers settings (method, num_sm and set_sm_margin per GEMM in the YAML of "
+        "--tp-comm-overlap-cfg), not flags; without that file Transformer Engine runs its defaults");
+  }
   if (s0.measured_forward_ms() > 0) out.notes.push_back("stages[].measured_*_ms: measurements, not flags");
   if (in.model.dtype() == v1::TF32)
     out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");

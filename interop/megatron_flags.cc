@@ -67,6 +67,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"overlap-grad-reduce", 0},
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
+    {"use-flash-attn", 0},
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
     {"no-overlap-p2p-communication", 0},
@@ -86,6 +87,7 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"rampup-batch-size", 3},
     {"grad-reduce-in-bf16", 0},
     {"fp8-param-gather", 0},
+    {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
     {"moe-grouped-gemm", 0},
     {"moe-token-dispatcher-type", 1},
     {"cross-entropy-loss-fusion", 0},

@@ -228,8 +228,12 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
       t.set_attention(v1::ATTENTION_FLASH);
     } else if (b != "unfused" && b != "local") {
       return r.Error(absl::StrFormat("--attention-backend: \"%s\" is not flash, fused, unfused, local or auto", b));
+    } else if (r.Has("use-flash-attn")) {
+      return r.Contradict("--use-flash-attn", absl::StrCat("--attention-backend ", b));
     }
   }
+  // The switch of Megatron-LM before --attention-backend (still read by its later releases).
+  if (r.Has("use-flash-attn")) t.set_attention(v1::ATTENTION_FLASH);
   m.set_name(absl::StrFormat("megatron-%dl-%dh", layers, hidden));
   return m;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
 #include "spec/model.h"
@@ -66,6 +67,7 @@ Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel&
   return Profiler(model, cluster, plan.micro_batch_size(),
                   {.tp_comm_overlap = plan.tp_comm_overlap(),
                    .tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate(),
+                   .tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(plan),
                    .tp_backward_overlap = plan.tp_backward_overlap()},
                   static_cast<int>(proto::ContextParallel(plan)));
 }

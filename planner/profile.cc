@@ -15,6 +15,13 @@ using sim::workload::LayerKind;
 
 namespace {
 
+// Plan.tp_comm_overlap_config's methods and SM margins, in a pricing key.
+std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
+  return absl::StrFormat(" te %d %d %d %d %d %d %d %d", static_cast<int>(te.proj_fprop), static_cast<int>(te.fc2_fprop),
+                         te.proj_fprop_sm_margin, te.fc2_fprop_sm_margin, te.qkv_dgrad_sm_margin,
+                         te.qkv_wgrad_sm_margin, te.fc1_dgrad_sm_margin, te.fc1_wgrad_sm_margin);
+}
+
 // Everything a stage's price on an island depends on besides the model: the GPU, the node, the link
 // figures and the profiler's search options (doubles in hex, so equal keys mean equal values).
 std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im, const ProfilerOptions& o) {
@@ -25,7 +32,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),
                       static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
                       static_cast<int>(o.tp_comm_overlap)),
-      o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "");
+      o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
+      TpCommOverlapKey(o.tp_comm_overlap_config));
 }
 
 }  // namespace
@@ -141,6 +149,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.sequence_parallel = config.sequence_parallel;
   sc.tp_comm_overlap = options_.tp_comm_overlap;
   sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
+  sc.tp_comm_overlap_config = options_.tp_comm_overlap_config;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   sc.measured_forward_ms = config.measured_forward_ms;
@@ -162,7 +171,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
       for (const sim::workload::StageCollective& c : list) {
         if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, config.tensor_parallel, c));
       }
-      return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute);
+      return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute,
+                          options_.tp_comm_overlap_config);
     };
     forward_comm -= hidden(cost->forward_collectives, cost->forward_time, true);
     backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);

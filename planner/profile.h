@@ -29,6 +29,7 @@
 #include "planner/profile_cache.h"
 #include "proto/hetsim.pb.h"
 #include "sim/workload/model_cost.h"
+#include "spec/plan.h"
 
 namespace hetsim::planner {
 
@@ -69,7 +70,8 @@ struct ProfilerOptions {
   // Plan.tp_comm_overlap of a plan being priced (not searched): the stage's collectives hide behind
   // its compute, up to the compute time, as the simulator runs them.
   bool tp_comm_overlap = false;
-  bool tp_comm_overlap_aggregate = false;  // Plan.tp_comm_overlap_aggregate: its GEMM chunks
+  bool tp_comm_overlap_aggregate = false;          // Plan.tp_comm_overlap_aggregate: its GEMM chunks
+  spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
   // Plan.tp_backward_overlap of a plan being priced: the backward's input-gradient reductions hide
   // behind the column-parallel weight gradients, as the simulator runs them.
   bool tp_backward_overlap = false;

@@ -15,6 +15,7 @@ inline constexpr double kMinBandwidthGbps = 0.01;  // 10 Mb/s: slower links over
 inline constexpr double kMaxBandwidthGbps = 1e7;
 inline constexpr int64_t kMaxLatencyNs = 1'000'000'000'000;  // 1000 s
 inline constexpr uint32_t kMaxGpusPerNode = 1024;
+inline constexpr uint32_t kMaxSmCount = 1'000'000;  // streaming multiprocessors per GPU
 inline constexpr uint32_t kMaxNodesPerIsland = 100'000;
 inline constexpr int64_t kMaxGpus = 1'000'000;  // whole cluster
 inline constexpr uint32_t kMaxNicsPerNode = 64;

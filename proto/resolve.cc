@@ -198,6 +198,31 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) 
   return s;
 }
 
+spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan) {
+  spec::TpCommOverlapSpec s;
+  if (!plan.has_tp_comm_overlap_config()) return s;
+  const hetsim::v1::TpCommOverlapConfig& c = plan.tp_comm_overlap_config();
+  auto method = [](hetsim::v1::TpOverlapMethod m) {
+    return m == hetsim::v1::TP_OVERLAP_RING_EXCHANGE ? spec::TpOverlapMethod::kRingExchange
+                                                     : spec::TpOverlapMethod::kPipeline;
+  };
+  // A ring exchange runs on copy engines: Transformer Engine holds no SMs for it unless told to.
+  auto fprop_margin = [](spec::TpOverlapMethod m, bool has, uint32_t sms) {
+    if (has) return static_cast<int>(sms);
+    return m == spec::TpOverlapMethod::kPipeline ? spec::kTeDefaultOverlapSms : 0;
+  };
+  auto bulk_margin = [](bool has, uint32_t sms) { return has ? static_cast<int>(sms) : spec::kTeDefaultOverlapSms; };
+  s.proj_fprop = method(c.proj_fprop_method());
+  s.fc2_fprop = method(c.fc2_fprop_method());
+  s.proj_fprop_sm_margin = fprop_margin(s.proj_fprop, c.has_proj_fprop_sm_margin(), c.proj_fprop_sm_margin());
+  s.fc2_fprop_sm_margin = fprop_margin(s.fc2_fprop, c.has_fc2_fprop_sm_margin(), c.fc2_fprop_sm_margin());
+  s.qkv_dgrad_sm_margin = bulk_margin(c.has_qkv_dgrad_sm_margin(), c.qkv_dgrad_sm_margin());
+  s.qkv_wgrad_sm_margin = bulk_margin(c.has_qkv_wgrad_sm_margin(), c.qkv_wgrad_sm_margin());
+  s.fc1_dgrad_sm_margin = bulk_margin(c.has_fc1_dgrad_sm_margin(), c.fc1_dgrad_sm_margin());
+  s.fc1_wgrad_sm_margin = bulk_margin(c.has_fc1_wgrad_sm_margin(), c.fc1_wgrad_sm_margin());
+  return s;
+}
+
 absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
   if (!hetsim::v1::Schedule_IsValid(plan.schedule())) {
     return Invalid(plan_file, "schedule", absl::StrFormat("unknown value %d", static_cast<int>(plan.schedule())));
@@ -218,6 +243,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   p.grad_bucket_bytes = plan.grad_bucket_bytes();
   p.tp_comm_overlap = plan.tp_comm_overlap();
   p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();
+  p.tp_comm_overlap_config = ResolveTpCommOverlapConfig(plan);
   p.tp_backward_overlap = plan.tp_backward_overlap();
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();

@@ -34,6 +34,9 @@ absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::s
 // One stage of a plan (`where` its label). Zeros become the documented defaults.
 spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where);
 
+// Plan.tp_comm_overlap_config with Transformer Engine's defaults where a field is absent.
+spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan);
+
 // A plan whose stages are labelled "<plan_file>: stages[i]"; refuses a schedule value this build
 // does not know.
 absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file);

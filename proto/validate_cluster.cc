@@ -100,7 +100,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   }
   const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
   CheckRange(p, at + "efficiency.half_efficiency_gflop", e.half_efficiency_gflop(), 0, 1e9);
-  CheckRange(p, at + "efficiency.sm_count", e.sm_count(), 0, 1e6);
+  CheckRange(p, at + "efficiency.sm_count", e.sm_count(), 0, limits::kMaxSmCount);
   CheckRange(p, at + "efficiency.tile_overhead_k", e.tile_overhead_k(), 0, 1e6);
   CheckRange(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency(), 0, 1);
   CheckRange(p, at + "efficiency.kernel_launch_us", e.kernel_launch_us(), 0, 1e6);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
@@ -57,6 +58,32 @@ void CheckBatch(Problems& p, const Plan& plan) {
   }
 }
 
+// Transformer Engine's userbuffers settings: a setting of tp_comm_overlap, known methods, SM counts no
+// GPU reaches (each GPU's own count is checked with the cost model).
+void CheckTpCommOverlapConfig(Problems& p, const Plan& plan) {
+  if (!plan.has_tp_comm_overlap_config()) return;
+  if (!plan.tp_comm_overlap()) {
+    p.Add("tp_comm_overlap_config", "needs tp_comm_overlap (it is a setting of that overlap)");
+  }
+  const TpCommOverlapConfig& c = plan.tp_comm_overlap_config();
+  for (const auto& [name, method] : {std::pair<const char*, int>{"proj_fprop_method", c.proj_fprop_method()},
+                                     std::pair<const char*, int>{"fc2_fprop_method", c.fc2_fprop_method()}}) {
+    if (!TpOverlapMethod_IsValid(method)) {
+      p.Add(absl::StrCat("tp_comm_overlap_config.", name), "unknown value %d", method);
+    }
+  }
+  const std::pair<const char*, uint32_t> margins[] = {
+      {"proj_fprop_sm_margin", c.proj_fprop_sm_margin()}, {"fc2_fprop_sm_margin", c.fc2_fprop_sm_margin()},
+      {"qkv_dgrad_sm_margin", c.qkv_dgrad_sm_margin()},   {"qkv_wgrad_sm_margin", c.qkv_wgrad_sm_margin()},
+      {"fc1_dgrad_sm_margin", c.fc1_dgrad_sm_margin()},   {"fc1_wgrad_sm_margin", c.fc1_wgrad_sm_margin()}};
+  for (const auto& [name, sms] : margins) {
+    if (sms > limits::kMaxSmCount) {
+      p.Add(absl::StrCat("tp_comm_overlap_config.", name), "%d SMs is more than any GPU has (%d)", sms,
+            limits::kMaxSmCount);
+    }
+  }
+}
+
 void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.schedule() == SCHEDULE_UNSPECIFIED) {
     p.Add("schedule", "required (GPIPE, ONE_F_ONE_B, EAGER_1F1B, H_1F1B or INTERLEAVED_1F1B)");
@@ -72,6 +99,7 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.tp_comm_overlap_aggregate() && !plan.tp_comm_overlap()) {
     p.Add("tp_comm_overlap_aggregate", "needs tp_comm_overlap (it is a setting of that overlap)");
   }
+  CheckTpCommOverlapConfig(p, plan);
   if (static_cast<double>(plan.grad_bucket_bytes()) > limits::kMaxBytes) {
     p.Add("grad_bucket_bytes", "%d is more than %g", plan.grad_bucket_bytes(), limits::kMaxBytes);
   }

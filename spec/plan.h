@@ -29,6 +29,25 @@ struct MeshSpec {
   uint32_t gpus_per_node = 0;
 };
 
+// Transformer Engine's userbuffers settings that change what the overlapped GEMMs cost
+// (Plan.tp_comm_overlap_config); the initial values are Transformer Engine's defaults (initialize_ub).
+enum class TpOverlapMethod : uint8_t {
+  kPipeline,      // the GEMM in kReduceScatterSplits chunks of its output columns, each reduce-scattered
+  kRingExchange,  // one chunk per TP rank's tokens, the partial sums passed around the ring
+};
+inline constexpr int kTeDefaultOverlapSms = 16;  // num_sm of TE's "pipeline" and "bulk" overlaps
+struct TpCommOverlapSpec {
+  TpOverlapMethod proj_fprop = TpOverlapMethod::kPipeline;
+  TpOverlapMethod fc2_fprop = TpOverlapMethod::kPipeline;
+  // SMs each overlap's communication kernel holds while its GEMM runs on the others.
+  int proj_fprop_sm_margin = kTeDefaultOverlapSms;
+  int fc2_fprop_sm_margin = kTeDefaultOverlapSms;
+  int qkv_dgrad_sm_margin = kTeDefaultOverlapSms;
+  int qkv_wgrad_sm_margin = kTeDefaultOverlapSms;
+  int fc1_dgrad_sm_margin = kTeDefaultOverlapSms;
+  int fc1_wgrad_sm_margin = kTeDefaultOverlapSms;
+};
+
 struct StageSpec {
   int first_layer = 0;
   int num_layers = 0;
@@ -60,6 +79,7 @@ struct PlanSpec {
   uint64_t grad_bucket_bytes = 0;  // 0: one bucket per stage
   bool tp_comm_overlap = false;
   bool tp_comm_overlap_aggregate = false;
+  TpCommOverlapSpec tp_comm_overlap_config;
   bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;

@@ -386,6 +386,8 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
   const std::string base =
       "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 ";
   CHECK(ImportError(base + "--fp16 --bf16") == "line.sh: --fp16 and --bf16 contradict each other");
+  CHECK(ImportError(base + "--use-flash-attn --attention-backend unfused") ==
+        "line.sh: --use-flash-attn and --attention-backend unfused contradict each other");
   CHECK(ImportError(base + "--num-layers 32") == "line.sh: --num-layers 24 and --num-layers 32 contradict each other");
   CHECK(ImportError("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1022 "
                     "--micro-batch-size 1 --context-parallel-size 2") ==
@@ -551,26 +553,33 @@ TEST_CASE("export: a stage of only the embedding has no first-stage count Megatr
   CHECK_THAT(std::string(e.status().message()), Catch::Contains("stages: blocks per stage 0, 5, 3: no Megatron split"));
 }
 
-TEST_CASE("export: the userbuffers aggregate is a note, not a flag", "[interop]") {
+TEST_CASE("export: userbuffers settings are notes, not flags; --use-flash-attn is read", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   const MegatronImport m = ImportOk(
       "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
       "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
-      "--global-batch-size 8 --tensor-model-parallel-size 8 --sequence-parallel --tp-comm-overlap --bf16",
+      "--global-batch-size 8 --tensor-model-parallel-size 8 --sequence-parallel --tp-comm-overlap --bf16 "
+      "--use-flash-attn",
       cluster);
+  // The switch of Megatron-LM before --attention-backend: read, not listed as ignored.
+  CHECK(m.model.transformer().attention() == v1::ATTENTION_FLASH);
+  for (const std::string& n : m.notes) CHECK(n.find("use-flash-attn") == std::string::npos);
   hetsim::proto::PlanInputs in;
   in.cluster = cluster;
   in.model = m.model;
   in.plan = m.plan;
   REQUIRE(in.plan.tp_comm_overlap());
   in.plan.set_tp_comm_overlap_aggregate(true);
+  in.plan.mutable_tp_comm_overlap_config()->set_fc2_fprop_method(v1::TP_OVERLAP_RING_EXCHANGE);
   REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
   absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
   REQUIRE(e.ok());
   CHECK_THAT(e->launch_line, Catch::Contains("--tp-comm-overlap"));
-  bool noted = false;
-  for (const std::string& n : e->notes) noted |= n.find("tp_comm_overlap_aggregate") != std::string::npos;
-  CHECK(noted);
+  for (const char* setting : {"tp_comm_overlap_aggregate", "tp_comm_overlap_config"}) {
+    bool noted = false;
+    for (const std::string& n : e->notes) noted |= n.find(setting) != std::string::npos;
+    CHECK(noted);
+  }
 }
 
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {

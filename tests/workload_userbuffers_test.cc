@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "proto/gpu_presets.h"
+#include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -13,19 +14,32 @@ namespace {
 
 using namespace hetsim::sim::workload;
 
-StageConfig Overlapped(int tp, bool aggregate = false) {
+using hetsim::spec::TpCommOverlapSpec;
+using hetsim::spec::TpOverlapMethod;
+
+// Transformer Engine's pipelined reduce-scatters with no SMs held: the chunks alone.
+TpCommOverlapSpec NoMargins() {
+  TpCommOverlapSpec te;
+  te.proj_fprop_sm_margin = te.fc2_fprop_sm_margin = 0;
+  te.qkv_dgrad_sm_margin = te.qkv_wgrad_sm_margin = te.fc1_dgrad_sm_margin = te.fc1_wgrad_sm_margin = 0;
+  return te;
+}
+
+StageConfig Overlapped(int tp, bool aggregate = false, TpCommOverlapSpec te = NoMargins()) {
   StageConfig c;
   c.tensor_parallel = tp;
   c.sequence_parallel = true;
   c.tp_comm_overlap = true;
   c.tp_comm_overlap_aggregate = aggregate;
+  c.tp_comm_overlap_config = te;
   return c;
 }
 
-Gemm Linear(TpSplit split) {
+Gemm Linear(TeLinear role) {
   Gemm g{"linear", 1};
   g.m = g.n = g.k = 1024;
-  g.split = split;
+  g.split = role == TeLinear::kQkv || role == TeLinear::kFc1 ? TpSplit::kColumns : TpSplit::kRows;
+  g.te_linear = role;
   return g;
 }
 
@@ -63,35 +77,38 @@ GpuCompute H100() {
 }  // namespace
 
 TEST_CASE("userbuffers: the ring exchange chunks per shard, the reduce-scatter pipeline in four") {
-  const OverlapChunks column = UserbufferChunks(Linear(TpSplit::kColumns), Overlapped(8));
+  const UserbufferOverlap column = UserbufferOverlapOf(Linear(TeLinear::kQkv), Overlapped(8));
   CHECK(column.forward == 8);  // QKV, FC1: one chunk per arriving shard
   CHECK(column.input_grad == 1);
-  const OverlapChunks row = UserbufferChunks(Linear(TpSplit::kRows), Overlapped(8));
+  const UserbufferOverlap row = UserbufferOverlapOf(Linear(TeLinear::kProj), Overlapped(8));
   CHECK(row.forward == kReduceScatterSplits);
   CHECK(row.input_grad == 8);  // the gathered output gradient arrives shard by shard
   // aggregate: pairs of shards.
-  CHECK(UserbufferChunks(Linear(TpSplit::kColumns), Overlapped(8, true)).forward == 4);
-  CHECK(UserbufferChunks(Linear(TpSplit::kRows), Overlapped(8, true)).input_grad == 4);
-  CHECK(UserbufferChunks(Linear(TpSplit::kColumns), Overlapped(3, true)).forward == 2);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kQkv), Overlapped(8, true)).forward == 4);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kProj), Overlapped(8, true)).input_grad == 4);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kQkv), Overlapped(3, true)).forward == 2);
 }
 
 TEST_CASE("userbuffers: whole GEMMs without the overlap, without SP, for experts, attention and the head") {
   StageConfig no_sp = Overlapped(8);
   no_sp.sequence_parallel = false;
-  CHECK(UserbufferChunks(Linear(TpSplit::kColumns), no_sp).forward == 1);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kQkv), no_sp).forward == 1);
   StageConfig off = Overlapped(8);
   off.tp_comm_overlap = false;
-  CHECK(UserbufferChunks(Linear(TpSplit::kRows), off).forward == 1);
-  CHECK(UserbufferChunks(Linear(TpSplit::kRows), Overlapped(1)).forward == 1);
-  Gemm expert = Linear(TpSplit::kColumns);
-  expert.per_expert = true;
-  CHECK(UserbufferChunks(expert, Overlapped(8)).forward == 1);
-  Gemm head = Linear(TpSplit::kColumns);
-  head.fp8 = false;  // Megatron's output layer
-  CHECK(UserbufferChunks(head, Overlapped(8)).forward == 1);
-  Gemm core = Linear(TpSplit::kBatch);
-  core.attention_core = true;
-  CHECK(UserbufferChunks(core, Overlapped(8)).forward == 1);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kProj), off).forward == 1);
+  CHECK(UserbufferOverlapOf(Linear(TeLinear::kProj), Overlapped(1)).forward == 1);
+  // The layer builder marks only the dense sublayers' linears; experts, the head and the core are kNone.
+  Gemm other = Linear(TeLinear::kQkv);
+  other.te_linear = TeLinear::kNone;
+  CHECK(UserbufferOverlapOf(other, Overlapped(8)).forward == 1);
+  const ModelCost model = Llama(8);
+  for (int layer : {0, 1, 2, 3}) {
+    for (const Gemm& g : model.layer(layer).gemms) {
+      const bool te = g.te_linear != TeLinear::kNone;
+      CHECK(te == (!g.per_expert && !g.attention_core && g.fp8 &&
+                   (g.split == TpSplit::kColumns || g.split == TpSplit::kRows)));
+    }
+  }
 }
 
 TEST_CASE("userbuffers: a block's compute grows by exactly its chunked GEMMs' extra time") {
@@ -166,16 +183,16 @@ TEST_CASE("userbuffers: experts' GEMMs stay whole") {
 TEST_CASE("userbuffers: the last reduce-scatter chunk, and with aggregate the first exchange, stay exposed") {
   // Forward: 16 of reduce-scatter, 21 of all-gather at TP 8: a quarter of the reduce-scatter (4);
   // with aggregate also one shard of the seven the ring all-gather exchanges (3).
-  CHECK(UserbufferExposed(16, 21, 8, false, true) == 4);
-  CHECK(UserbufferExposed(16, 21, 8, true, true) == 4 + 3);
+  CHECK(UserbufferExposed(16, 21, 8, false, true, NoMargins()) == 4);
+  CHECK(UserbufferExposed(16, 21, 8, true, true, NoMargins()) == 4 + 3);
   // Backward: the reduce-scatters are bulk overlaps beside whole GEMMs; only aggregate's first exchange.
-  CHECK(UserbufferExposed(16, 21, 8, false, false) == 0);
-  CHECK(UserbufferExposed(16, 21, 8, true, false) == 3);
+  CHECK(UserbufferExposed(16, 21, 8, false, false, NoMargins()) == 0);
+  CHECK(UserbufferExposed(16, 21, 8, true, false, NoMargins()) == 3);
   // Of 40 TP collectives with 7 exposed: 33 hide behind ample compute; compute still caps what hides.
   CHECK(HiddenByUserbuffers(40, 7, 1000) == 33);
   CHECK(HiddenByUserbuffers(40, 7, 10) == 10);
   // No sequence parallelism, no userbuffers collectives: everything up to the compute, as before.
-  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 8, true, true), 1000) == 40);
+  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 8, true, true, NoMargins()), 1000) == 40);
 }
 
 TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer Engine's") {
@@ -189,4 +206,105 @@ TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer
   }
   CHECK(userbuffers == 2);  // the attention's all-gather and reduce-scatter
   CHECK(routed == 2);       // the routed MLP's
+}
+
+TEST_CASE("userbuffers: a ring-exchange reduce-scatter cuts the tokens, one chunk per TP rank") {
+  TpCommOverlapSpec te = NoMargins();
+  te.fc2_fprop = TpOverlapMethod::kRingExchange;
+  const UserbufferOverlap fc2 = UserbufferOverlapOf(Linear(TeLinear::kFc2), Overlapped(8, true, te));
+  CHECK(fc2.forward == 8);  // aggregate pairs the all-gathers' shards only
+  CHECK_FALSE(fc2.forward_cuts_columns);
+  CHECK(fc2.input_grad == 4);
+  const UserbufferOverlap proj = UserbufferOverlapOf(Linear(TeLinear::kProj), Overlapped(8, true, te));
+  CHECK(proj.forward == kReduceScatterSplits);
+  CHECK(proj.forward_cuts_columns);
+  // Exposed in the forward: the last of TP chunks (ring) and of 4 (pipeline), each on half the bytes.
+  CHECK(UserbufferExposed(64, 0, 8, false, true, te) == 64 / 16 + 64 / 8);
+  te.proj_fprop = TpOverlapMethod::kRingExchange;
+  CHECK(UserbufferExposed(64, 0, 8, false, true, te) == 64 / 8);
+}
+
+TEST_CASE("userbuffers: the SMs an overlap holds are the GEMM's: 16 of 132 held, 132/116 the waves") {
+  const GpuCompute gpu = H100();
+  REQUIRE(gpu.sm_count() == 132);
+  // Every tile shape cuts this GEMM into a multiple of 132 x 116 tiles, so each needs exactly 132/116
+  // times the waves on 116 SMs; compute-bound (1,024 FLOP per operand byte).
+  const GemmShape shape{256.0 * 132 * 116, 512, 8192, 1};
+  const TilePlan all = gpu.PlanTiles(shape), rest = gpu.PlanTiles(shape, 132 - 16);
+  CHECK(rest.waves * 116 == all.waves * 132);
+  const double launch = gpu.kernel_launch_s();
+  CHECK(gpu.GemmSeconds(shape, 16) - launch == Approx((gpu.GemmSeconds(shape) - launch) * 132 / 116).epsilon(1e-12));
+  CHECK(gpu.GemmSeconds(shape, 0) == gpu.GemmSeconds(shape));
+}
+
+TEST_CASE("userbuffers: Transformer Engine's default margins slow exactly the GEMMs beside the SM-bound overlaps") {
+  const ModelCost model = Llama();
+  const GpuCompute gpu = H100();
+  const int tp = 8;
+  StageConfig held = Overlapped(tp, false, TpCommOverlapSpec{});  // TE's defaults: 16 SMs, six GEMMs
+  held.first_layer = 1;
+  held.num_layers = 1;
+  held.micro_batch_size = 1;
+  StageConfig free = held;
+  free.tp_comm_overlap_config = NoMargins();
+  auto with = ComputeStageCost(model, held, gpu, "plan");
+  auto without = ComputeStageCost(model, free, gpu, "plan");
+  REQUIRE(with.ok());
+  REQUIRE(without.ok());
+  // Written out: the projection's and FC2's forward chunks (columns), the QKV's and FC1's input and
+  // weight gradients, each on 116 SMs instead of 132.
+  double forward = 0, backward = 0;
+  for (const Gemm& g : model.layer(1).gemms) {
+    GemmShape f{g.m, g.n, g.k, g.batch};
+    if (g.te_linear == TeLinear::kProj || g.te_linear == TeLinear::kFc2) {
+      f.k /= tp;
+      const GemmShape chunk{f.m, f.n / 4, f.k, 1};
+      forward += 4 * (gpu.GemmSeconds(chunk, 16) - gpu.GemmSeconds(chunk));
+    } else if (g.te_linear == TeLinear::kQkv || g.te_linear == TeLinear::kFc1) {
+      f.n /= tp;
+      const GemmShape dgrad{f.m, f.k, f.n, 1}, wgrad{f.k, f.n, f.m, 1};
+      backward +=
+          gpu.GemmSeconds(dgrad, 16) - gpu.GemmSeconds(dgrad) + gpu.GemmSeconds(wgrad, 16) - gpu.GemmSeconds(wgrad);
+    }
+  }
+  CHECK(forward > 0);
+  CHECK(backward > 0);
+  CHECK(static_cast<double>(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(static_cast<double>(with->backward_time - without->backward_time) == Approx(backward * 1e12).margin(2));
+}
+
+TEST_CASE("userbuffers: margins that leave a GPU no SMs are refused, naming the field") {
+  const ModelCost model = Llama();
+  TpCommOverlapSpec te;
+  te.fc1_wgrad_sm_margin = 132;
+  StageConfig c = Overlapped(8, false, te);
+  c.first_layer = 1;
+  c.num_layers = 1;
+  c.micro_batch_size = 1;
+  auto cost = ComputeStageCost(model, c, H100(), "plan.pbtxt: stages[0]");
+  REQUIRE_FALSE(cost.ok());
+  CHECK_THAT(std::string(cost.status().message()),
+             Catch::Contains("tp_comm_overlap_config.fc1_wgrad_sm_margin") && Catch::Contains("132"));
+}
+
+TEST_CASE("userbuffers: an absent setting is Transformer Engine's default") {
+  hetsim::v1::Plan plan;
+  plan.set_tp_comm_overlap(true);
+  TpCommOverlapSpec te = hetsim::proto::ResolveTpCommOverlapConfig(plan);
+  CHECK(te.proj_fprop == TpOverlapMethod::kPipeline);
+  CHECK(te.proj_fprop_sm_margin == 16);
+  CHECK(te.fc1_wgrad_sm_margin == 16);
+  // Megatron-Bridge's FP8 Llama configs: ring-exchange reduce-scatters holding 1 SM, bulk overlaps
+  // without a margin; a ring exchange left without num_sm holds none.
+  auto* c = plan.mutable_tp_comm_overlap_config();
+  c->set_proj_fprop_method(hetsim::v1::TP_OVERLAP_RING_EXCHANGE);
+  c->set_proj_fprop_sm_margin(1);
+  c->set_fc2_fprop_method(hetsim::v1::TP_OVERLAP_RING_EXCHANGE);
+  c->set_qkv_dgrad_sm_margin(0);
+  te = hetsim::proto::ResolveTpCommOverlapConfig(plan);
+  CHECK(te.proj_fprop == TpOverlapMethod::kRingExchange);
+  CHECK(te.proj_fprop_sm_margin == 1);
+  CHECK(te.fc2_fprop_sm_margin == 0);
+  CHECK(te.qkv_dgrad_sm_margin == 0);
+  CHECK(te.qkv_wgrad_sm_margin == 16);
 }

@@ -384,8 +384,9 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
-    vs.forward_hidden_comm_time = forward_tp.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time);
-    vs.backward_hidden_comm_time = backward_tp.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time);
+    const spec::TpCommOverlapSpec& te = plan.tp_comm_overlap_config;
+    vs.forward_hidden_comm_time = forward_tp.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time, te);
+    vs.backward_hidden_comm_time = backward_tp.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time, te);
   } else if (plan.tp_backward_overlap) {
     vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);
   }

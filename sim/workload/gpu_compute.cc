@@ -95,12 +95,13 @@ double GpuCompute::GemmSeconds(double kernel_flop, double kernel_count) const {
   return KernelSeconds(busy) * kernel_count;
 }
 
-TilePlan GpuCompute::PlanTiles(const GemmShape& s) const {
+TilePlan GpuCompute::PlanTiles(const GemmShape& s, int sms) const {
+  const double slots = sms > 0 ? sms : sm_count_;
   TilePlan best;
   double best_cost = std::numeric_limits<double>::infinity();
   for (const Tile& t : kTiles) {
     const double tiles = s.batch * std::ceil(s.m / t.m) * std::ceil(s.n / t.n);
-    const double waves = std::ceil(tiles / sm_count_);
+    const double waves = std::ceil(tiles / slots);
     const double cost = waves * t.m * t.n * (s.k + tile_overhead_k_) / t.relative_throughput;
     if (cost < best_cost) {
       best_cost = cost;
@@ -110,11 +111,13 @@ TilePlan GpuCompute::PlanTiles(const GemmShape& s) const {
   return best;
 }
 
-double GpuCompute::GemmSeconds(const GemmShape& s) const {
+double GpuCompute::GemmSeconds(const GemmShape& s, int sm_margin) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return 0;
   if (!shape_aware()) return GemmSeconds(s.flop());
   const double operands = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * element_bytes_;
-  const TilePlan t = PlanTiles(s);
+  // Each SM keeps its rate; the GEMM has fewer of them per wave (ComputeStageCost refuses margins that
+  // leave none).
+  const TilePlan t = PlanTiles(s, std::max(1, sm_count_ - std::max(0, sm_margin)));
   const double sm_flop_per_s = peak_flop_per_s_ * max_efficiency_ / sm_count_;
   const double tiled =
       t.waves * 2 * t.tile_m * t.tile_n * (s.k + tile_overhead_k_) / (sm_flop_per_s * t.relative_throughput);

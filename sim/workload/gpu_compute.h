@@ -57,11 +57,14 @@ class GpuCompute {
   // Seconds for `kernel_count` identical kernels of `kernel_flop` FLOPs each whose shape is unknown
   // (LayerList layers): the size curve, plus the per-kernel overheads.
   double GemmSeconds(double kernel_flop, double kernel_count = 1) const;
-  // Seconds for one GEMM kernel of this shape (the size curve on its FLOPs without sm_count).
-  double GemmSeconds(const GemmShape& shape) const;
-  // The tiles of the fastest tile shape for `shape` (shape-aware GPUs only); the GEMM's compute time
-  // is waves x 2 tile_m tile_n (k + tile_overhead_k) / (peak x max_efficiency / SMs x relative).
-  TilePlan PlanTiles(const GemmShape& shape) const;
+  // Seconds for one GEMM kernel of this shape (the size curve on its FLOPs without sm_count), with
+  // `sm_margin` of the SMs held by a kernel running beside it (a shape-aware GPU's GEMM runs its tiles
+  // in waves over the others; the size curve has no SMs to hold).
+  double GemmSeconds(const GemmShape& shape, int sm_margin = 0) const;
+  // The tiles of the fastest tile shape for `shape` (shape-aware GPUs only) on `sms` SMs (0: all);
+  // the GEMM's compute time is waves x 2 tile_m tile_n (k + tile_overhead_k) / (peak x max_efficiency
+  // / SMs x relative).
+  TilePlan PlanTiles(const GemmShape& shape, int sms = 0) const;
   int sm_count() const { return sm_count_; }
   double tile_overhead_k() const { return tile_overhead_k_; }
   double kernel_launch_s() const { return launch_s_; }

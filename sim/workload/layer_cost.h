@@ -32,6 +32,12 @@ absl::string_view LayerKindName(LayerKind kind);
 // attention heads, the vocabulary-parallel head).
 enum class TpSplit : uint8_t { kNone, kColumns, kRows, kBatch };
 
+// Which of a block's Transformer Engine linears a GEMM is, for the userbuffers overlap
+// (Plan.tp_comm_overlap): QKV (MLA's Q and KV up projections too) and FC1 take an all-gather of their
+// input, the projection and FC2 feed a reduce-scatter. kNone: everything else (attention core, routed
+// experts, router, MLA's down projections, the head).
+enum class TeLinear : uint8_t { kNone, kQkv, kProj, kFc1, kFc2 };
+
 // One matrix multiply (or a batch of identical ones launched as one kernel) of the forward pass.
 struct Gemm {
   const char* name;                    // "qkv", "scores", "attn_v", "proj", "fc1", "fc2", "router", "lm_head"...
@@ -50,6 +56,7 @@ struct Gemm {
   // known (timed from the FLOPs alone).
   double m = 0, n = 0, k = 0, batch = 1;
   TpSplit split = TpSplit::kNone;
+  TeLinear te_linear = TeLinear::kNone;
 };
 
 // Bytes of activations kept for the backward pass, per sample, per layer, no parallelism.

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "spec/stage_rules.h"
 
@@ -32,21 +34,43 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& pl
   StageConfig c = StageConfigOf(stage, plan.micro_batch_size, plan.context_parallel);
   c.tp_comm_overlap = plan.tp_comm_overlap;
   c.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
+  c.tp_comm_overlap_config = plan.tp_comm_overlap_config;
   return c;
 }
 
-OverlapChunks UserbufferChunks(const Gemm& gemm, const StageConfig& config) {
+UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& config) {
   // Megatron-LM enables the userbuffers overlap only with sequence parallelism; it covers Transformer
   // Engine's linear layers of a block, not the experts' grouped GEMMs or Megatron's own output layer.
   const int tp = config.tensor_parallel;
   if (!config.tp_comm_overlap || !config.sequence_parallel || tp <= 1) return {};
-  if (gemm.attention_core || gemm.per_expert || !gemm.fp8) return {};
+  const spec::TpCommOverlapSpec& te = config.tp_comm_overlap_config;
   const double ring = config.tp_comm_overlap_aggregate ? (tp + 1) / 2 : tp;
-  switch (gemm.split) {
-    case TpSplit::kColumns: return {ring, 1};                  // QKV, FC1: all-gather of the input into the GEMM
-    case TpSplit::kRows: return {kReduceScatterSplits, ring};  // projection, FC2: GEMM into a reduce-scatter
-    default: return {};
+  // The GEMM that feeds a reduce-scatter; its input gradient consumes a ring all-gather (no SMs held).
+  auto into_reduce_scatter = [&](spec::TpOverlapMethod method, int margin) {
+    const bool pipeline = method == spec::TpOverlapMethod::kPipeline;
+    UserbufferOverlap o;
+    o.forward = pipeline ? kReduceScatterSplits : tp;  // aggregate pairs only the all-gathers' shards
+    o.forward_cuts_columns = pipeline;
+    o.forward_sm_margin = margin;
+    o.input_grad = ring;
+    return o;
+  };
+  // The GEMM fed by a ring all-gather (no SMs held); its backward GEMMs run beside bulk overlaps.
+  auto from_all_gather = [&](int dgrad_margin, int wgrad_margin) {
+    UserbufferOverlap o;
+    o.forward = ring;
+    o.input_grad_sm_margin = dgrad_margin;
+    o.weight_grad_sm_margin = wgrad_margin;
+    return o;
+  };
+  switch (gemm.te_linear) {
+    case TeLinear::kQkv: return from_all_gather(te.qkv_dgrad_sm_margin, te.qkv_wgrad_sm_margin);
+    case TeLinear::kFc1: return from_all_gather(te.fc1_dgrad_sm_margin, te.fc1_wgrad_sm_margin);
+    case TeLinear::kProj: return into_reduce_scatter(te.proj_fprop, te.proj_fprop_sm_margin);
+    case TeLinear::kFc2: return into_reduce_scatter(te.fc2_fprop, te.fc2_fprop_sm_margin);
+    case TeLinear::kNone: return {};
   }
+  return {};
 }
 
 StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel) {
@@ -112,6 +136,25 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   return absl::OkStatus();
 }
 
+// The SMs Transformer Engine's overlaps hold must leave the stage's GPU some for the GEMMs.
+absl::Status CheckSmMargins(const StageConfig& c, const GpuCompute& gpu, absl::string_view where) {
+  if (!gpu.shape_aware() || !c.tp_comm_overlap || !c.sequence_parallel || c.tensor_parallel <= 1) {
+    return absl::OkStatus();
+  }
+  const spec::TpCommOverlapSpec& te = c.tp_comm_overlap_config;
+  const std::pair<const char*, int> margins[] = {
+      {"proj_fprop_sm_margin", te.proj_fprop_sm_margin}, {"fc2_fprop_sm_margin", te.fc2_fprop_sm_margin},
+      {"qkv_dgrad_sm_margin", te.qkv_dgrad_sm_margin},   {"qkv_wgrad_sm_margin", te.qkv_wgrad_sm_margin},
+      {"fc1_dgrad_sm_margin", te.fc1_dgrad_sm_margin},   {"fc1_wgrad_sm_margin", te.fc1_wgrad_sm_margin}};
+  for (const auto& [name, sms] : margins) {
+    if (sms >= gpu.sm_count()) {
+      return Invalid(where, absl::StrCat("tp_comm_overlap_config.", name),
+                     absl::StrFormat("%d SMs leave none of the GPU's %d for the GEMM", sms, gpu.sm_count()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
 struct GemmTimes {
@@ -157,15 +200,17 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
       if (c.sequence_parallel && tp > 1) f.m /= tp;
       break;
   }
-  // Each chunk is priced as its own GEMM, and loses more to its last wave than the whole did.
-  const OverlapChunks chunks = UserbufferChunks(g, c);
+  // Each chunk is priced as its own GEMM, and loses more to its last wave than the whole did; each GEMM
+  // runs on the SMs the overlap's communication leaves it.
+  const UserbufferOverlap ub = UserbufferOverlapOf(g, c);
   // A ring exchange cuts the tokens; the pipeline into a reduce-scatter cuts the output columns (TE's
   // split_overlap_rs: each chunk is a slice of the weight's outputs, reduce-scattered over the tokens).
-  const GemmShape forward_chunk = g.split == TpSplit::kRows ? GemmShape{f.m, f.n / chunks.forward, f.k, f.batch}
-                                                            : GemmShape{f.m / chunks.forward, f.n, f.k, f.batch};
-  t.forward_s = kernels * chunks.forward * gpu.GemmSeconds(forward_chunk);
-  t.weight_grad_s = kernels * gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch});
-  t.backward_s = kernels * chunks.input_grad * gpu.GemmSeconds(GemmShape{f.m / chunks.input_grad, f.k, f.n, f.batch}) +
+  const GemmShape forward_chunk = ub.forward_cuts_columns ? GemmShape{f.m, f.n / ub.forward, f.k, f.batch}
+                                                          : GemmShape{f.m / ub.forward, f.n, f.k, f.batch};
+  t.forward_s = kernels * ub.forward * gpu.GemmSeconds(forward_chunk, ub.forward_sm_margin);
+  t.weight_grad_s = kernels * gpu.GemmSeconds(GemmShape{f.k, f.n, f.m, f.batch}, ub.weight_grad_sm_margin);
+  t.backward_s = kernels * ub.input_grad *
+                     gpu.GemmSeconds(GemmShape{f.m / ub.input_grad, f.k, f.n, f.batch}, ub.input_grad_sm_margin) +
                  t.weight_grad_s;
   return t;
 }
@@ -341,6 +386,7 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu,
                                            absl::string_view where) {
   if (absl::Status st = Validate(model, c, where); !st.ok()) return st;
+  if (absl::Status st = CheckSmMargins(c, gpu, where); !st.ok()) return st;
   const StageShares s = SharesOf(model, c);
 
   StageCost cost;
@@ -411,8 +457,15 @@ Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<con
   return hidden;
 }
 
-Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward) {
-  Time exposed = forward ? reduce_scatter / kReduceScatterSplits : 0;
+Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward,
+                       const spec::TpCommOverlapSpec& config) {
+  auto last_chunk = [&](spec::TpOverlapMethod m) {
+    return m == spec::TpOverlapMethod::kPipeline ? kReduceScatterSplits : std::max(1, tensor_parallel);
+  };
+  // The projection's and FC2's reduce-scatters move the same [s, b, h] tensor: half the time each.
+  const int proj = last_chunk(config.proj_fprop), fc2 = last_chunk(config.fc2_fprop);
+  Time exposed = 0;
+  if (forward) exposed = proj == fc2 ? reduce_scatter / proj : reduce_scatter / (2 * proj) + reduce_scatter / (2 * fc2);
   if (aggregate && tensor_parallel > 1) exposed += all_gather / (tensor_parallel - 1);
   return exposed;
 }
@@ -428,9 +481,10 @@ void UserbufferTimes::Add(const StageCollective& c, Time time) {
   if (c.op == CollectiveOp::kAllGather) all_gather += time;
 }
 
-Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute) const {
-  return HiddenByUserbuffers(all, UserbufferExposed(reduce_scatter, all_gather, tensor_parallel, aggregate, forward),
-                             compute);
+Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute,
+                             const spec::TpCommOverlapSpec& config) const {
+  return HiddenByUserbuffers(
+      all, UserbufferExposed(reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config), compute);
 }
 
 }  // namespace hetsim::sim::workload

@@ -49,6 +49,7 @@ struct StageConfig {
   // in or out (UserbufferChunks).
   bool tp_comm_overlap = false;
   bool tp_comm_overlap_aggregate = false;
+  spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
   double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
@@ -62,15 +63,18 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& pl
 
 // Transformer Engine's userbuffers overlap of a block's linear layers (docs/cost-model.md): the GEMM
 // that consumes an all-gather runs one chunk per arriving shard (a ring exchange; pairs of shards with
-// `aggregate`), the GEMM that feeds a reduce-scatter runs in kReduceScatterSplits chunks whose
-// reductions follow it (the last one exposed). `forward` chunks the forward GEMM, `input_grad` the
-// backward's input-gradient GEMM (a row-parallel layer's, which consumes the gathered output
-// gradient); 1 is the whole GEMM.
+// `aggregate`); the GEMM that feeds a reduce-scatter runs in kReduceScatterSplits chunks of its output
+// columns (TE's "pipeline") or one chunk per TP rank's tokens (its "ring_exchange"). `forward` chunks
+// the forward GEMM, `input_grad` the backward's input-gradient GEMM (a row-parallel layer's, which
+// consumes the gathered output gradient); 1 is the whole GEMM. The SM margins are the SMs the
+// overlap's communication kernel holds while each GEMM runs (TpCommOverlapSpec).
 inline constexpr int kReduceScatterSplits = 4;  // TE's "pipeline" method, num_splits
-struct OverlapChunks {
+struct UserbufferOverlap {
   double forward = 1, input_grad = 1;
+  bool forward_cuts_columns = false;  // the pipeline into a reduce-scatter: chunks of output columns
+  int forward_sm_margin = 0, input_grad_sm_margin = 0, weight_grad_sm_margin = 0;
 };
-OverlapChunks UserbufferChunks(const Gemm& gemm, const StageConfig& config);
+UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& config);
 
 // Context parallelism in one attention layer of the stage, on one GPU per microbatch: the ring
 // passes `step_bytes` (the K and V of this GPU's tokens: b/DP samples, s/CP tokens, kv heads/TP) to
@@ -166,9 +170,11 @@ Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<con
 // Plan.tp_comm_overlap: what of a pass's userbuffers collectives (LayerCollective::userbuffers; their
 // reduce-scatter and all-gather times) Transformer Engine cannot hide: in the forward the last chunk
 // of each reduce-scatter, which starts when the GEMM's last chunk ends (1 / kReduceScatterSplits of
-// it); with `aggregate`, in both passes, the first exchange of each ring all-gather, which the first
-// GEMM (on two shards) waits for (one shard of TP - 1).
-Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward);
+// it pipelined, 1 / TP as a ring exchange; the projection's and FC2's reduce-scatters move the same
+// bytes, so each method takes half); with `aggregate`, in both passes, the first exchange of each ring
+// all-gather, which the first GEMM (on two shards) waits for (one shard of TP - 1).
+Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward,
+                       const spec::TpCommOverlapSpec& config);
 // Of a pass's tensor-parallel collectives (`all`), what hides behind its compute: all but `exposed`,
 // up to the compute time.
 Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
@@ -180,7 +186,8 @@ struct UserbufferTimes {
   // Counts collective `c`, which took `time`, when it is a userbuffers collective.
   void Add(const StageCollective& c, Time time);
   // UserbufferExposed and HiddenByUserbuffers of these times.
-  Time Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute) const;
+  Time Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute,
+              const spec::TpCommOverlapSpec& config) const;
 };
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of

@@ -120,6 +120,16 @@ LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
   return layer;
 }
 
+// Marks the sublayer's Transformer Engine linears (the dense column- and row-parallel GEMMs that run
+// in FP8 when the model does) as `columns` and `rows` for the userbuffers overlap.
+void MarkTeLinears(LayerCost& layer, TeLinear columns, TeLinear rows) {
+  for (Gemm& g : layer.gemms) {
+    if (g.attention_core || g.per_expert || !g.fp8) continue;
+    if (g.split == TpSplit::kColumns) g.te_linear = columns;
+    if (g.split == TpSplit::kRows) g.te_linear = rows;
+  }
+}
+
 // The projections that feed the attention core, pushed onto `layer`, and the widths (over all heads)
 // they leave: Q's and K's (the scores' depth), V's and the attention output's, K's and V's as kept.
 struct Projections {
@@ -181,6 +191,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
   }
   layer.gemms.push_back(MakeGemm("proj", s, h, p.v, 1, TpSplit::kRows));
+  MarkTeLinears(layer, TeLinear::kQkv, TeLinear::kProj);
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
@@ -231,6 +242,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
     layer.gemms.push_back(MakeGemm("shared_fc1", s, shared * up, h, 1, TpSplit::kColumns));
     layer.gemms.push_back(MakeGemm("shared_fc2", s, h, shared, 1, TpSplit::kRows));
   }
+  MarkTeLinears(layer, TeLinear::kFc1, TeLinear::kFc2);
   layer.memory_kernels = shared > 0 ? 4 : 3;  // LayerNorm, bias-activation (each MLP), bias-dropout-add
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
