@@ -58,6 +58,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"moe-ffn-hidden-size", 1},
     {"moe-shared-expert-intermediate-size", 1},
     {"moe-layer-freq", 1},
+    {"moe-grouped-gemm", 0},
     {"multi-latent-attention", 0},
     {"q-lora-rank", 1},
     {"kv-lora-rank", 1},
@@ -83,16 +84,11 @@ constexpr NamedFlag kModelledFlags[] = {
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"overlap-param-gather", 0},
-    {"rampup-batch-size", 3},
-    {"grad-reduce-in-bf16", 0},
-    {"fp8-param-gather", 0},
+    {"overlap-param-gather", 0},      {"rampup-batch-size", 3},
+    {"grad-reduce-in-bf16", 0},       {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
-    {"moe-grouped-gemm", 0},
-    {"moe-token-dispatcher-type", 1},
-    {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},
-    {"mtp-num-layers", 1},             // DeepSeek's multi-token prediction modules
+    {"moe-token-dispatcher-type", 1}, {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},       {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
     {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
                                        // same.
 };

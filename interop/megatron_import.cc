@@ -130,9 +130,10 @@ absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::strin
       t.set_moe_first_dense_layers(layout->first_dense);
       t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
     }
+    t.set_moe_grouped_gemm(r.Has("moe-grouped-gemm"));
   } else {
-    for (const char* flag :
-         {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size", "moe-layer-freq"}) {
+    for (const char* flag : {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
+                             "moe-layer-freq", "moe-grouped-gemm"}) {
       if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --num-experts", flag));
     }
   }

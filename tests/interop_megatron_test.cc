@@ -644,11 +644,12 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-l
       "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
       "--global-batch-size 8 --expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 "
       "--moe-ffn-hidden-size 512 --moe-shared-expert-intermediate-size 1024 --moe-layer-freq '([0]*1+[1]*3)' "
-      "--swiglu --bf16 --multi-latent-attention --kv-lora-rank 512",
+      "--swiglu --bf16 --multi-latent-attention --kv-lora-rank 512 --moe-grouped-gemm",
       cluster);
   INFO(m.status().message());
   REQUIRE(m.ok());
   const v1::Transformer& t = m->model.transformer();
+  CHECK(t.moe_grouped_gemm());
   CHECK(t.moe_shared_expert_ffn_hidden_size() == 1024);
   CHECK(t.moe_first_dense_layers() == 1);
   CHECK(t.moe_layer_freq() == 0);

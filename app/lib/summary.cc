@@ -93,6 +93,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
       }
       if (t.moe_first_dense_layers() > 0) absl::StrAppendFormat(&what, ", first %d dense", t.moe_first_dense_layers());
       if (t.moe_layer_freq() > 1) absl::StrAppendFormat(&what, ", MoE every %d", t.moe_layer_freq());
+      if (t.moe_grouped_gemm()) what += ", grouped GEMM";
     }
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());

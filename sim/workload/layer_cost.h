@@ -44,6 +44,8 @@ struct Gemm {
   double forward_flop_per_sample = 0;  // whole layer, all heads/experts, no tensor parallelism
   // Experts' GEMMs: the work is spread over num_experts kernels (tokens routed to each expert).
   bool per_expert = false;
+  // per_expert only: a GPU's experts run as one grouped kernel (Transformer.moe_grouped_gemm).
+  bool grouped = false;
   // The attention core (scores and attention over values): recomputed under selective recompute.
   // Its matrices are per sample and per head (batch), not stacked along m.
   bool attention_core = false;

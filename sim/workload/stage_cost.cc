@@ -172,7 +172,9 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   const double tp = c.tensor_parallel;
   // Experts: this GPU holds experts / EP of them and computes the tokens routed to them from the
   // whole EP group, on average b s k EP / experts per expert.
-  const double kernels = g.per_expert ? experts / c.expert_parallel : 1;
+  const double local_experts = g.per_expert ? experts / c.expert_parallel : 1;
+  // A grouped GEMM is one kernel whose tiles are all the local experts' (a batch of them).
+  const double kernels = g.grouped ? 1 : local_experts;
   GemmTimes t;
   const double cp = c.context_parallel;
   t.flop = g.forward_flop_per_sample * b / tp / cp;
@@ -190,6 +192,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     f.m *= b / cp;  // samples (this rank's tokens of them) stack along the rows
   }
   if (g.per_expert) f.m *= c.expert_parallel / experts;
+  if (g.grouped) f.batch *= local_experts;
   switch (g.split) {
     case TpSplit::kColumns: f.n /= tp; break;
     case TpSplit::kRows: f.k /= tp; break;

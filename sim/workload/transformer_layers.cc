@@ -37,7 +37,11 @@ Shape ShapeOf(const spec::TransformerSpec& t, int element_bytes) {
 // A GEMM of `batch` products (m x k) @ (k x n) per sample, with its FLOPs.
 Gemm MakeGemm(const char* name, double m, double n, double k, double batch, TpSplit split, bool per_expert = false,
               bool attention_core = false) {
-  Gemm g{name, 2 * m * n * k * batch, per_expert, attention_core, /*fp8=*/!attention_core};
+  Gemm g{.name = name,
+         .forward_flop_per_sample = 2 * m * n * k * batch,
+         .per_expert = per_expert,
+         .attention_core = attention_core,
+         .fp8 = !attention_core};
   g.m = m;
   g.n = n;
   g.k = k;
@@ -238,6 +242,9 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   }
   layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
   layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
+  if (moe && t.moe_grouped_gemm) {
+    for (Gemm* g : {&layer.gemms[layer.gemms.size() - 2], &layer.gemms.back()}) g->grouped = true;
+  }
   if (shared > 0) {
     layer.gemms.push_back(MakeGemm("shared_fc1", s, shared * up, h, 1, TpSplit::kColumns));
     layer.gemms.push_back(MakeGemm("shared_fc2", s, h, shared, 1, TpSplit::kRows));
