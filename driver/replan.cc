@@ -25,20 +25,13 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
 }
 
 // The framework settings of the plan that was running, which a restart on fewer GPUs keeps: gradient
-// overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (TP overlap and CP are priced by the
-// planner through the request).
+// overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (the TP overlap and its settings, and
+// CP, are priced and written by the planner through the request).
 void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
   replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
   replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
   replanned.set_blocking_p2p(original.blocking_p2p());
   replanned.set_zero3_prefetch(original.zero3_prefetch());
-  // Settings of the TP overlap, which the planner carries over itself.
-  if (replanned.tp_comm_overlap()) {
-    replanned.set_tp_comm_overlap_aggregate(original.tp_comm_overlap_aggregate());
-    if (original.has_tp_comm_overlap_config()) {
-      *replanned.mutable_tp_comm_overlap_config() = original.tp_comm_overlap_config();
-    }
-  }
 }
 
 }  // namespace
@@ -52,6 +45,8 @@ planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner:
   r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
   r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
   r.tp_backward_overlap = inputs.plan.tp_backward_overlap();
+  r.tp_comm_overlap_aggregate = inputs.plan.tp_comm_overlap_aggregate();
+  if (inputs.plan.has_tp_comm_overlap_config()) r.tp_comm_overlap_config = inputs.plan.tp_comm_overlap_config();
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
   r.threads = threads;
   r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),

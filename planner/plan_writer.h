@@ -4,6 +4,7 @@
 #ifndef HETSIM_PLANNER_PLAN_WRITER_H_
 #define HETSIM_PLANNER_PLAN_WRITER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@ struct PlanShape {
   std::string model_path;
   uint64_t global_batch_size = 0;
   uint64_t micro_batch_size = 0;
-  int context_parallel = 1;          // Plan.context_parallel (written when > 1)
-  bool tp_comm_overlap = false;      // Plan.tp_comm_overlap
-  bool tp_backward_overlap = false;  // Plan.tp_backward_overlap
+  int context_parallel = 1;                                               // Plan.context_parallel (written when > 1)
+  bool tp_comm_overlap = false;                                           // Plan.tp_comm_overlap
+  bool tp_backward_overlap = false;                                       // Plan.tp_backward_overlap
+  bool tp_comm_overlap_aggregate = false;                                 // Plan.tp_comm_overlap_aggregate
+  std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config;  // Plan.tp_comm_overlap_config
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;
   double epsilon = proto::kDefaultH1f1bEpsilon;
   bool explicit_warmups = true;  // write SearchedStage::warmup into Stage.warmup_forwards

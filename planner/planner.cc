@@ -179,6 +179,18 @@ void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best,
   }
 }
 
+// The framework settings a plan is priced with (not searched): the TP overlap and its settings.
+ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
+  ProfilerOptions o;
+  o.tp_comm_overlap = request.tp_comm_overlap;
+  o.tp_backward_overlap = request.tp_backward_overlap;
+  o.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
+  if (request.tp_comm_overlap_config) {
+    o.tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(*request.tp_comm_overlap_config);
+  }
+  return o;
+}
+
 }  // namespace
 
 absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
@@ -196,9 +208,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
 
-  ProfilerOptions profiler_options;
-  profiler_options.tp_comm_overlap = request.tp_comm_overlap;
-  profiler_options.tp_backward_overlap = request.tp_backward_overlap;
+  ProfilerOptions profiler_options = FrameworkProfilerOptions(request);
   if (request.profile_cache != nullptr) {
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
@@ -253,6 +263,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.context_parallel = best_cp;
   shape.tp_comm_overlap = request.tp_comm_overlap;
   shape.tp_backward_overlap = request.tp_backward_overlap;
+  shape.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
+  shape.tp_comm_overlap_config = request.tp_comm_overlap_config;
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;

@@ -7,6 +7,7 @@
 #define HETSIM_PLANNER_PLANNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,12 @@ struct PlanRequest {
   int max_context_parallel = 16;
   // Plan.tp_comm_overlap of the plans to price and write (a framework setting, not searched).
   bool tp_comm_overlap = false;
-  bool tp_backward_overlap = false;              // Plan.tp_backward_overlap, likewise
-  int threads = 0;                               // 0 = hardware concurrency
-  double epsilon = proto::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
-  double t_max_relative_gap = 0;                 // see SearchOptions
+  bool tp_backward_overlap = false;                                       // Plan.tp_backward_overlap, likewise
+  bool tp_comm_overlap_aggregate = false;                                 // Plan.tp_comm_overlap_aggregate, likewise
+  std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config;  // Plan.tp_comm_overlap_config
+  int threads = 0;                                                        // 0 = hardware concurrency
+  double epsilon = proto::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
+  double t_max_relative_gap = 0;                                          // see SearchOptions
   bool bidirectional_pruning = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
   // chosen jointly (otherwise the smallest micro-batch size is used).

@@ -200,27 +200,28 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) 
 }
 
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan) {
+  if (!plan.has_tp_comm_overlap_config()) return {};
+  return ResolveTpCommOverlapConfig(plan.tp_comm_overlap_config());
+}
+
+spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& c) {
   spec::TpCommOverlapSpec s;
-  if (!plan.has_tp_comm_overlap_config()) return s;
-  const hetsim::v1::TpCommOverlapConfig& c = plan.tp_comm_overlap_config();
   auto method = [](hetsim::v1::TpOverlapMethod m) {
     return m == hetsim::v1::TP_OVERLAP_RING_EXCHANGE ? spec::TpOverlapMethod::kRingExchange
                                                      : spec::TpOverlapMethod::kPipeline;
   };
-  // A ring exchange runs on copy engines: Transformer Engine holds no SMs for it unless told to.
-  auto fprop_margin = [](spec::TpOverlapMethod m, bool has, uint32_t sms) {
-    if (has) return static_cast<int>(sms);
-    return m == spec::TpOverlapMethod::kPipeline ? spec::kTeDefaultOverlapSms : 0;
-  };
-  auto bulk_margin = [](bool has, uint32_t sms) { return has ? static_cast<int>(sms) : spec::kTeDefaultOverlapSms; };
+  // Transformer Engine starts every GEMM's settings from those of its default method (a pipeline for the
+  // projection and FC2, a bulk overlap for the QKV and FC1 backward: 16 SMs held) and overlays what the
+  // configuration gives, so a method changed alone keeps the 16 SMs.
+  auto margin = [](bool has, uint32_t sms) { return has ? static_cast<int>(sms) : spec::kTeDefaultOverlapSms; };
   s.proj_fprop = method(c.proj_fprop_method());
   s.fc2_fprop = method(c.fc2_fprop_method());
-  s.proj_fprop_sm_margin = fprop_margin(s.proj_fprop, c.has_proj_fprop_sm_margin(), c.proj_fprop_sm_margin());
-  s.fc2_fprop_sm_margin = fprop_margin(s.fc2_fprop, c.has_fc2_fprop_sm_margin(), c.fc2_fprop_sm_margin());
-  s.qkv_dgrad_sm_margin = bulk_margin(c.has_qkv_dgrad_sm_margin(), c.qkv_dgrad_sm_margin());
-  s.qkv_wgrad_sm_margin = bulk_margin(c.has_qkv_wgrad_sm_margin(), c.qkv_wgrad_sm_margin());
-  s.fc1_dgrad_sm_margin = bulk_margin(c.has_fc1_dgrad_sm_margin(), c.fc1_dgrad_sm_margin());
-  s.fc1_wgrad_sm_margin = bulk_margin(c.has_fc1_wgrad_sm_margin(), c.fc1_wgrad_sm_margin());
+  s.proj_fprop_sm_margin = margin(c.has_proj_fprop_sm_margin(), c.proj_fprop_sm_margin());
+  s.fc2_fprop_sm_margin = margin(c.has_fc2_fprop_sm_margin(), c.fc2_fprop_sm_margin());
+  s.qkv_dgrad_sm_margin = margin(c.has_qkv_dgrad_sm_margin(), c.qkv_dgrad_sm_margin());
+  s.qkv_wgrad_sm_margin = margin(c.has_qkv_wgrad_sm_margin(), c.qkv_wgrad_sm_margin());
+  s.fc1_dgrad_sm_margin = margin(c.has_fc1_dgrad_sm_margin(), c.fc1_dgrad_sm_margin());
+  s.fc1_wgrad_sm_margin = margin(c.has_fc1_wgrad_sm_margin(), c.fc1_wgrad_sm_margin());
   return s;
 }
 

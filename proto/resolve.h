@@ -36,6 +36,7 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where);
 
 // Plan.tp_comm_overlap_config with Transformer Engine's defaults where a field is absent.
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan);
+spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& config);
 
 // A plan whose stages are labelled "<plan_file>: stages[i]"; refuses a schedule value this build
 // does not know.

@@ -164,8 +164,9 @@ def llama_plan_text(system, name, model, gpus, batch, mbs, tp, pp, cp, vp, fsdp,
     if tp > 1:
         out += ["tp_comm_overlap: true", "tp_backward_overlap: true"]
         # The recipes' userbuffers configs (Megatron-Bridge's comm_overlap.py, the FP8 Llama 3 70B and
-        # 3.1 405B ones on H100 and B200, which its performance scripts set): every overlap a ring
-        # exchange without aggregate, the reduce-scatters' holding 1 SM, the bulk overlaps none.
+        # 3.1 405B ones on H100 and B200, which its performance scripts set): the forward's overlaps
+        # ring exchanges without aggregate, the reduce-scatters holding 1 SM, the bulk overlaps of the
+        # backward without a margin.
         out += ["tp_comm_overlap_config {",
                 "  proj_fprop_method: TP_OVERLAP_RING_EXCHANGE", "  fc2_fprop_method: TP_OVERLAP_RING_EXCHANGE",
                 "  proj_fprop_sm_margin: 1", "  fc2_fprop_sm_margin: 1",

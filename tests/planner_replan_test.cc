@@ -232,7 +232,14 @@ TEST_CASE("replan: the re-planned plan keeps the running plan's framework switch
   in.plan.set_overlap_grad_reduce(true);
   in.plan.set_grad_bucket_bytes(64 << 20);
   in.plan.set_tp_comm_overlap(true);
+  in.plan.set_tp_comm_overlap_aggregate(true);
+  in.plan.mutable_tp_comm_overlap_config()->set_fc2_fprop_sm_margin(4);
   in.plan.set_blocking_p2p(true);
+  // The planner prices the re-plan with the running plan's TP overlap settings.
+  const planner::PlanRequest priced = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  CHECK(priced.tp_comm_overlap_aggregate);
+  REQUIRE(priced.tp_comm_overlap_config.has_value());
+  CHECK(priced.tp_comm_overlap_config->fc2_fprop_sm_margin() == 4);
   driver::ReplanRequest request;
   request.original = in;
   request.threads = 2;
@@ -245,6 +252,8 @@ TEST_CASE("replan: the re-planned plan keeps the running plan's framework switch
   CHECK(p.overlap_grad_reduce());
   CHECK(p.grad_bucket_bytes() == 64u << 20);
   CHECK(p.tp_comm_overlap());
+  CHECK(p.tp_comm_overlap_aggregate());
+  CHECK(p.tp_comm_overlap_config().fc2_fprop_sm_margin() == 4);
   CHECK(p.blocking_p2p());
   CHECK_FALSE(p.zero3_prefetch());
 }

@@ -277,13 +277,17 @@ TEST_CASE("multi-latent attention: DeepSeek-V3's 671B parameters and MLA's GEMMs
   // The down projections and latent norms sit whole on every TP rank; block 3's router too.
   CHECK(v3.layer(1).tp_replicated_param_count == h * 1536 + 1536 + h * 576 + 512);
   CHECK(v3.layer(4).tp_replicated_param_count == h * 1536 + 1536 + h * 576 + 512 + h * 256);
-  // Under SP the attention gathers its latents (1536 + 576 per token), not h, and reduce-scatters h.
-  double gathered = 0, scattered = 0;
+  // Under SP the attention gathers its latents (1536 + 576 per token), not h, and reduce-scatters h;
+  // Transformer Engine's userbuffers do not serve MLA's up projections, so only h-sized ones overlap.
+  double gathered = 0, scattered = 0, overlapped_gathers = 0;
   for (const LayerCollective& c : v3.layer(1).collectives_seq_par) {
-    if (c.op == CollectiveOp::kAllGather && c.forward_count > 0 && c.userbuffers) gathered += c.bytes_per_sample;
+    if (c.op == CollectiveOp::kAllGather && c.forward_count > 0) gathered += c.bytes_per_sample;
+    if (c.op == CollectiveOp::kAllGather && c.forward_count > 0 && c.userbuffers)
+      overlapped_gathers += c.bytes_per_sample;
     if (c.op == CollectiveOp::kReduceScatter && c.forward_count > 0 && c.userbuffers) scattered += c.bytes_per_sample;
   }
   CHECK(gathered == 2 * s * (1536 + 576) + 2 * s * h);  // the attention's latents, the dense MLP's input
+  CHECK(overlapped_gathers == 2 * s * h);               // the MLP's only
   CHECK(scattered == 2 * 2 * s * h);                    // the projection's and the MLP's outputs
 }
 

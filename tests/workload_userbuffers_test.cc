@@ -3,6 +3,9 @@
 // (each chunk priced as its own GEMM, written out by hand here), and what stays exposed.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
 #include "proto/gpu_presets.h"
 #include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
@@ -43,7 +46,7 @@ Gemm Linear(TeLinear role) {
   return g;
 }
 
-ModelCost Llama(int experts = 0) {
+ModelCost Llama(int experts = 0, uint64_t shared = 0, bool mla = false) {
   hetsim::v1::Model m;
   m.set_dtype(hetsim::v1::FP8);
   auto* t = m.mutable_transformer();
@@ -59,6 +62,14 @@ ModelCost Llama(int experts = 0) {
   if (experts > 0) {
     t->set_num_experts(experts);
     t->set_moe_top_k(2);
+    t->set_moe_shared_expert_ffn_hidden_size(shared);
+  }
+  if (mla) {
+    t->set_num_kv_heads(0);
+    t->mutable_mla()->set_kv_lora_rank(512);
+    t->mutable_mla()->set_qk_head_dim(128);
+    t->mutable_mla()->set_qk_pos_emb_head_dim(64);
+    t->mutable_mla()->set_v_head_dim(128);
   }
   auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
@@ -72,6 +83,17 @@ GpuCompute H100() {
   auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP8, "c", false);
   REQUIRE(gpu.ok());
   return *std::move(gpu);
+}
+
+// The cost of block 1 alone (one sample) with the overlap at TP `tp` and settings `te`.
+StageCost BlockCost(const ModelCost& model, const GpuCompute& gpu, int tp, TpCommOverlapSpec te) {
+  StageConfig c = Overlapped(tp, false, te);
+  c.first_layer = 1;
+  c.num_layers = 1;
+  c.micro_batch_size = 1;
+  auto cost = ComputeStageCost(model, c, gpu, "plan");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
 }
 
 }  // namespace
@@ -101,13 +123,39 @@ TEST_CASE("userbuffers: whole GEMMs without the overlap, without SP, for experts
   Gemm other = Linear(TeLinear::kQkv);
   other.te_linear = TeLinear::kNone;
   CHECK(UserbufferOverlapOf(other, Overlapped(8)).forward == 1);
-  const ModelCost model = Llama(8);
-  for (int layer : {0, 1, 2, 3}) {
-    for (const Gemm& g : model.layer(layer).gemms) {
-      const bool te = g.te_linear != TeLinear::kNone;
-      CHECK(te == (!g.per_expert && !g.attention_core && g.fp8 &&
-                   (g.split == TpSplit::kColumns || g.split == TpSplit::kRows)));
+}
+
+TEST_CASE("userbuffers: which GEMM is which Transformer Engine linear") {
+  auto roles = [](const ModelCost& model) {
+    std::map<std::string, TeLinear> by_name;
+    for (int l = 0; l < model.num_layers(); ++l) {
+      for (const Gemm& g : model.layer(l).gemms) by_name[g.name] = g.te_linear;
     }
+    return by_name;
+  };
+  const auto moe = roles(Llama(8, /*shared=*/1024));
+  const std::map<std::string, TeLinear> expected = {
+      {"qkv", TeLinear::kQkv},        {"proj", TeLinear::kProj},      {"flash_attn", TeLinear::kNone},
+      {"router", TeLinear::kNone},    {"fc1", TeLinear::kNone},       {"fc2", TeLinear::kNone},  // routed experts
+      {"shared_fc1", TeLinear::kFc1}, {"shared_fc2", TeLinear::kFc2}, {"lm_head", TeLinear::kNone}};
+  CHECK(moe == expected);
+  const auto dense = roles(Llama());
+  CHECK(dense.at("fc1") == TeLinear::kFc1);
+  CHECK(dense.at("fc2") == TeLinear::kFc2);
+  // MLA's projections are not among the layers Transformer Engine's userbuffers serve; its output
+  // projection is, and only that side's collectives hide.
+  const ModelCost mla = Llama(0, 0, /*mla=*/true);
+  for (const auto& [name, role] : roles(mla))
+    CHECK(role == (name == "proj"  ? TeLinear::kProj
+                   : name == "fc1" ? TeLinear::kFc1
+                   : name == "fc2" ? TeLinear::kFc2
+                                   : TeLinear::kNone));
+  // MLA's block (SUBLAYER would separate them; BLOCK merges equal collectives): the latents' gather and
+  // the input gradients' reduction are not userbuffers collectives, the b s h ones are.
+  const double h_bytes = mla.layer(1).output_bytes_per_sample;  // b s h
+  for (const LayerCollective& c : mla.layer(1).collectives_seq_par) {
+    if (c.group != CollectiveGroup::kTensor) continue;
+    CHECK(c.userbuffers == (c.bytes_per_sample == h_bytes));
   }
 }
 
@@ -183,16 +231,16 @@ TEST_CASE("userbuffers: experts' GEMMs stay whole") {
 TEST_CASE("userbuffers: the last reduce-scatter chunk, and with aggregate the first exchange, stay exposed") {
   // Forward: 16 of reduce-scatter, 21 of all-gather at TP 8: a quarter of the reduce-scatter (4);
   // with aggregate also one shard of the seven the ring all-gather exchanges (3).
-  CHECK(UserbufferExposed(16, 21, 8, false, true, NoMargins()) == 4);
-  CHECK(UserbufferExposed(16, 21, 8, true, true, NoMargins()) == 4 + 3);
+  CHECK(UserbufferExposed(16, 8, 21, 8, false, true, NoMargins()) == 4);
+  CHECK(UserbufferExposed(16, 8, 21, 8, true, true, NoMargins()) == 4 + 3);
   // Backward: the reduce-scatters are bulk overlaps beside whole GEMMs; only aggregate's first exchange.
-  CHECK(UserbufferExposed(16, 21, 8, false, false, NoMargins()) == 0);
-  CHECK(UserbufferExposed(16, 21, 8, true, false, NoMargins()) == 3);
+  CHECK(UserbufferExposed(16, 8, 21, 8, false, false, NoMargins()) == 0);
+  CHECK(UserbufferExposed(16, 8, 21, 8, true, false, NoMargins()) == 3);
   // Of 40 TP collectives with 7 exposed: 33 hide behind ample compute; compute still caps what hides.
   CHECK(HiddenByUserbuffers(40, 7, 1000) == 33);
   CHECK(HiddenByUserbuffers(40, 7, 10) == 10);
   // No sequence parallelism, no userbuffers collectives: everything up to the compute, as before.
-  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 8, true, true, NoMargins()), 1000) == 40);
+  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 0, 8, true, true, NoMargins()), 1000) == 40);
 }
 
 TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer Engine's") {
@@ -218,10 +266,12 @@ TEST_CASE("userbuffers: a ring-exchange reduce-scatter cuts the tokens, one chun
   const UserbufferOverlap proj = UserbufferOverlapOf(Linear(TeLinear::kProj), Overlapped(8, true, te));
   CHECK(proj.forward == kReduceScatterSplits);
   CHECK(proj.forward_cuts_columns);
-  // Exposed in the forward: the last of TP chunks (ring) and of 4 (pipeline), each on half the bytes.
-  CHECK(UserbufferExposed(64, 0, 8, false, true, te) == 64 / 16 + 64 / 8);
+  // Exposed in the forward: the last of TP chunks of FC2's (ring, 32 of the 64) and of 4 of the
+  // projection's (pipeline, the other 32); an MoE block's MLP reduces nothing through userbuffers.
+  CHECK(UserbufferExposed(64, 32, 0, 8, false, true, te) == 32 / 4 + 32 / 8);
+  CHECK(UserbufferExposed(64, 0, 0, 8, false, true, te) == 64 / 4);
   te.proj_fprop = TpOverlapMethod::kRingExchange;
-  CHECK(UserbufferExposed(64, 0, 8, false, true, te) == 64 / 8);
+  CHECK(UserbufferExposed(64, 32, 0, 8, false, true, te) == 64 / 8);
 }
 
 TEST_CASE("userbuffers: the SMs an overlap holds are the GEMM's: 16 of 132 held, 132/116 the waves") {
@@ -241,16 +291,8 @@ TEST_CASE("userbuffers: Transformer Engine's default margins slow exactly the GE
   const ModelCost model = Llama();
   const GpuCompute gpu = H100();
   const int tp = 8;
-  StageConfig held = Overlapped(tp, false, TpCommOverlapSpec{});  // TE's defaults: 16 SMs, six GEMMs
-  held.first_layer = 1;
-  held.num_layers = 1;
-  held.micro_batch_size = 1;
-  StageConfig free = held;
-  free.tp_comm_overlap_config = NoMargins();
-  auto with = ComputeStageCost(model, held, gpu, "plan");
-  auto without = ComputeStageCost(model, free, gpu, "plan");
-  REQUIRE(with.ok());
-  REQUIRE(without.ok());
+  const StageCost with = BlockCost(model, gpu, tp, TpCommOverlapSpec{});  // TE's defaults: 16 SMs, six GEMMs
+  const StageCost without = BlockCost(model, gpu, tp, NoMargins());
   // Written out: the projection's and FC2's forward chunks (columns), the QKV's and FC1's input and
   // weight gradients, each on 116 SMs instead of 132.
   double forward = 0, backward = 0;
@@ -269,8 +311,8 @@ TEST_CASE("userbuffers: Transformer Engine's default margins slow exactly the GE
   }
   CHECK(forward > 0);
   CHECK(backward > 0);
-  CHECK(static_cast<double>(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
-  CHECK(static_cast<double>(with->backward_time - without->backward_time) == Approx(backward * 1e12).margin(2));
+  CHECK(static_cast<double>(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(static_cast<double>(with.backward_time - without.backward_time) == Approx(backward * 1e12).margin(2));
 }
 
 TEST_CASE("userbuffers: margins that leave a GPU no SMs are refused, naming the field") {
@@ -295,7 +337,8 @@ TEST_CASE("userbuffers: an absent setting is Transformer Engine's default") {
   CHECK(te.proj_fprop_sm_margin == 16);
   CHECK(te.fc1_wgrad_sm_margin == 16);
   // Megatron-Bridge's FP8 Llama configs: ring-exchange reduce-scatters holding 1 SM, bulk overlaps
-  // without a margin; a ring exchange left without num_sm holds none.
+  // without a margin. A method changed alone keeps its GEMM's default 16 SMs, as Transformer Engine
+  // overlays a configuration on the default method's settings.
   auto* c = plan.mutable_tp_comm_overlap_config();
   c->set_proj_fprop_method(hetsim::v1::TP_OVERLAP_RING_EXCHANGE);
   c->set_proj_fprop_sm_margin(1);
@@ -304,7 +347,27 @@ TEST_CASE("userbuffers: an absent setting is Transformer Engine's default") {
   te = hetsim::proto::ResolveTpCommOverlapConfig(plan);
   CHECK(te.proj_fprop == TpOverlapMethod::kRingExchange);
   CHECK(te.proj_fprop_sm_margin == 1);
-  CHECK(te.fc2_fprop_sm_margin == 0);
+  CHECK(te.fc2_fprop_sm_margin == 16);
   CHECK(te.qkv_dgrad_sm_margin == 0);
   CHECK(te.qkv_wgrad_sm_margin == 16);
+}
+
+TEST_CASE("userbuffers: a ring-exchange FC2 with SMs held: TP token chunks, each on the SMs left") {
+  const ModelCost model = Llama();
+  const GpuCompute gpu = H100();
+  const int tp = 8;
+  TpCommOverlapSpec te = NoMargins();
+  te.fc2_fprop = TpOverlapMethod::kRingExchange;
+  te.fc2_fprop_sm_margin = 16;
+  const StageCost with = BlockCost(model, gpu, tp, te);
+  const StageCost without = BlockCost(model, gpu, tp, NoMargins());
+  double forward = 0;
+  for (const Gemm& g : model.layer(1).gemms) {
+    if (g.te_linear != TeLinear::kFc2) continue;
+    const GemmShape f{g.m, g.n, g.k / tp, 1};
+    forward += tp * gpu.GemmSeconds(GemmShape{f.m / tp, f.n, f.k, 1}, 16) - 4 * gpu.GemmSeconds({f.m, f.n / 4, f.k, 1});
+  }
+  CHECK(forward != 0);
+  CHECK(static_cast<double>(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(with.backward_time == without.backward_time);  // its input gradient was a ring exchange already
 }

@@ -100,6 +100,9 @@ struct LayerCollective {
   // what the userbuffers overlap of Plan.tp_comm_overlap pipelines with the GEMMs in chunks. Not the
   // embedding's, the head's or the routed experts'.
   bool userbuffers = false;
+  // Of forward_count, the calls around an MLP's FC2 (the others, the attention projection's): whose
+  // reduce-scatter method decides what of it stays exposed (UserbufferExposed).
+  int32_t fc2_forward_count = 0;
 };
 
 struct LayerCost {

@@ -148,8 +148,11 @@ absl::Status CheckSmMargins(const StageConfig& c, const GpuCompute& gpu, absl::s
       {"fc1_dgrad_sm_margin", te.fc1_dgrad_sm_margin},   {"fc1_wgrad_sm_margin", te.fc1_wgrad_sm_margin}};
   for (const auto& [name, sms] : margins) {
     if (sms >= gpu.sm_count()) {
-      return Invalid(where, absl::StrCat("tp_comm_overlap_config.", name),
-                     absl::StrFormat("%d SMs leave none of the GPU's %d for the GEMM", sms, gpu.sm_count()));
+      // A plan field, checked against this stage's GPU.
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tp_comm_overlap_config.%s (a plan field): %d SMs leave none of this stage's GPU's %d "
+                          "for the GEMM",
+                          where, name, sms, gpu.sm_count()));
     }
   }
   return absl::OkStatus();
@@ -340,7 +343,8 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
     const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt);
     if (lc.forward_count > 0) {
-      cost->forward_collectives.push_back({lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers});
+      cost->forward_collectives.push_back(
+          {lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});
     }
     if (lc.backward_count > 0) {
       cost->backward_collectives.push_back(
@@ -460,15 +464,17 @@ Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<con
   return hidden;
 }
 
-Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward,
-                       const spec::TpCommOverlapSpec& config) {
+Time UserbufferExposed(Time reduce_scatter, Time fc2_reduce_scatter, Time all_gather, int tensor_parallel,
+                       bool aggregate, bool forward, const spec::TpCommOverlapSpec& config) {
   auto last_chunk = [&](spec::TpOverlapMethod m) {
     return m == spec::TpOverlapMethod::kPipeline ? kReduceScatterSplits : std::max(1, tensor_parallel);
   };
-  // The projection's and FC2's reduce-scatters move the same [s, b, h] tensor: half the time each.
   const int proj = last_chunk(config.proj_fprop), fc2 = last_chunk(config.fc2_fprop);
   Time exposed = 0;
-  if (forward) exposed = proj == fc2 ? reduce_scatter / proj : reduce_scatter / (2 * proj) + reduce_scatter / (2 * fc2);
+  if (forward) {
+    exposed =
+        proj == fc2 ? reduce_scatter / proj : (reduce_scatter - fc2_reduce_scatter) / proj + fc2_reduce_scatter / fc2;
+  }
   if (aggregate && tensor_parallel > 1) exposed += all_gather / (tensor_parallel - 1);
   return exposed;
 }
@@ -481,13 +487,18 @@ void UserbufferTimes::Add(const StageCollective& c, Time time) {
   if (!c.userbuffers) return;
   all += time;
   if (c.op == CollectiveOp::kReduceScatter) reduce_scatter += time;
+  if (c.op == CollectiveOp::kReduceScatter && c.fc2_count > 0 && c.count > 0) {
+    fc2_reduce_scatter += time * c.fc2_count / c.count;
+  }
   if (c.op == CollectiveOp::kAllGather) all_gather += time;
 }
 
 Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute,
                              const spec::TpCommOverlapSpec& config) const {
   return HiddenByUserbuffers(
-      all, UserbufferExposed(reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config), compute);
+      all,
+      UserbufferExposed(reduce_scatter, fc2_reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config),
+      compute);
 }
 
 }  // namespace hetsim::sim::workload

@@ -99,6 +99,7 @@ struct StageCollective {
   // Backward only: reduces a column-parallel linear's input gradient (LayerCollective::async_backward).
   bool async_backward = false;
   bool userbuffers = false;  // LayerCollective::userbuffers
+  int32_t fc2_count = 0;     // of count, LayerCollective::fc2_forward_count (forward)
 };
 
 // Memory per GPU of the stage, in bytes.
@@ -168,13 +169,15 @@ struct StageCost {
 Time HiddenByAsyncBackward(const StageCost& cost, int first_layer, std::span<const std::pair<int, Time>> reductions);
 
 // Plan.tp_comm_overlap: what of a pass's userbuffers collectives (LayerCollective::userbuffers; their
-// reduce-scatter and all-gather times) Transformer Engine cannot hide: in the forward the last chunk
-// of each reduce-scatter, which starts when the GEMM's last chunk ends (1 / kReduceScatterSplits of
-// it pipelined, 1 / TP as a ring exchange; the projection's and FC2's reduce-scatters move the same
-// bytes, so each method takes half); with `aggregate`, in both passes, the first exchange of each ring
-// all-gather, which the first GEMM (on two shards) waits for (one shard of TP - 1).
-Time UserbufferExposed(Time reduce_scatter, Time all_gather, int tensor_parallel, bool aggregate, bool forward,
-                       const spec::TpCommOverlapSpec& config);
+// reduce-scatter time, of which `fc2_reduce_scatter` the MLPs', the rest the attention projections',
+// and their all-gather time) Transformer Engine cannot hide: in the forward the last chunk of each
+// reduce-scatter, which starts when the GEMM's last chunk ends (1 / kReduceScatterSplits of it
+// pipelined; as a ring exchange, 1/TP, one send's share: an estimate, Transformer Engine sends each
+// chunk to its owner and reduces the received partial sums after the last GEMM chunk); with
+// `aggregate`, in both passes, the first exchange of each ring all-gather, which the first GEMM (on two
+// shards) waits for (one shard of TP - 1).
+Time UserbufferExposed(Time reduce_scatter, Time fc2_reduce_scatter, Time all_gather, int tensor_parallel,
+                       bool aggregate, bool forward, const spec::TpCommOverlapSpec& config);
 // Of a pass's tensor-parallel collectives (`all`), what hides behind its compute: all but `exposed`,
 // up to the compute time.
 Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
@@ -182,7 +185,7 @@ Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
 // One pass's userbuffers collectives as they are timed (the simulator's setup and the planner each time
 // them their own way), and what the overlap hides of them: one accounting for both, so they agree.
 struct UserbufferTimes {
-  Time all = 0, reduce_scatter = 0, all_gather = 0;
+  Time all = 0, reduce_scatter = 0, fc2_reduce_scatter = 0, all_gather = 0;
   // Counts collective `c`, which took `time`, when it is a userbuffers collective.
   void Add(const StageCollective& c, Time time);
   // UserbufferExposed and HiddenByUserbuffers of these times.

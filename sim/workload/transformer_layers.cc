@@ -61,27 +61,33 @@ double SumGemms(const std::vector<Gemm>& gemms) {
 // (backward); SP: all-gather before, reduce-scatter after, and their conjugates in the backward.
 // The backward all-reduce (SP: reduce-scatter) reduces the column-parallel input gradient:
 // `async_backward` unless the sublayer is MoE (LayerCollective::async_backward).
-// `userbuffers`: around Transformer Engine block linears (LayerCollective::userbuffers). `input_bytes`
-// is what the column-parallel side gathers (forward) and reduces (backward); `output_bytes` what the
-// row-parallel side reduces (forward) and gathers (backward): both b s h but for MLA, which gathers
-// its latents.
+// `input_linear` and `output_linear`: the sublayer's Transformer Engine linears on the column-parallel
+// (input) and row-parallel (output) side, kNone where a side's collectives are not userbuffers overlaps
+// (LayerCollective::userbuffers); an FC2 output side marks its forward calls as FC2's
+// (LayerCollective::fc2_forward_count). `input_bytes` is what the column-parallel side gathers (forward) and reduces
+// (backward); `output_bytes` what the row-parallel side reduces (forward) and gathers (backward): both b s h but for
+// MLA, which gathers its latents.
 void AddSublayerTpCollectives(LayerCost& layer, double input_bytes, double output_bytes, bool async_backward,
-                              bool userbuffers) {
+                              TeLinear input_linear, TeLinear output_linear) {
   constexpr CollectiveGroup kTp = CollectiveGroup::kTensor;
-  if (input_bytes == output_bytes) {
+  const bool in_ub = input_linear != TeLinear::kNone, out_ub = output_linear != TeLinear::kNone;
+  auto add = [&](std::vector<LayerCollective>& to, CollectiveOp op, double bytes, int32_t fwd, int32_t bwd, bool async,
+                 bool userbuffers) {
+    to.push_back({op, kTp, bytes, fwd, bwd, async, userbuffers, output_linear == TeLinear::kFc2 ? fwd : 0});
+  };
+  if (input_bytes == output_bytes && in_ub == out_ub) {
     const double bytes = input_bytes;
-    layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, bytes, 1, 1, async_backward, userbuffers});
-    layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, bytes, 1, 1, false, userbuffers});
-    layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, kTp, bytes, 1, 1, async_backward, userbuffers});
+    add(layer.collectives, CollectiveOp::kAllReduce, bytes, 1, 1, async_backward, out_ub);
+    add(layer.collectives_seq_par, CollectiveOp::kAllGather, bytes, 1, 1, false, out_ub);
+    add(layer.collectives_seq_par, CollectiveOp::kReduceScatter, bytes, 1, 1, async_backward, out_ub);
     return;
   }
-  layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, output_bytes, 1, 0, false, userbuffers});
-  layer.collectives.push_back({CollectiveOp::kAllReduce, kTp, input_bytes, 0, 1, async_backward, userbuffers});
-  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, input_bytes, 1, 0, false, userbuffers});
-  layer.collectives_seq_par.push_back({CollectiveOp::kAllGather, kTp, output_bytes, 0, 1, false, userbuffers});
-  layer.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, kTp, output_bytes, 1, 0, false, userbuffers});
-  layer.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, kTp, input_bytes, 0, 1, async_backward, userbuffers});
+  add(layer.collectives, CollectiveOp::kAllReduce, output_bytes, 1, 0, false, out_ub);
+  add(layer.collectives, CollectiveOp::kAllReduce, input_bytes, 0, 1, async_backward, in_ub);
+  add(layer.collectives_seq_par, CollectiveOp::kAllGather, input_bytes, 1, 0, false, in_ub);
+  add(layer.collectives_seq_par, CollectiveOp::kAllGather, output_bytes, 0, 1, false, out_ub);
+  add(layer.collectives_seq_par, CollectiveOp::kReduceScatter, output_bytes, 1, 0, false, out_ub);
+  add(layer.collectives_seq_par, CollectiveOp::kReduceScatter, input_bytes, 0, 1, async_backward, in_ub);
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
@@ -91,6 +97,7 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
       if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
           existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers) {
         existing.forward_count += c.forward_count;
+        existing.fc2_forward_count += c.fc2_forward_count;
         existing.backward_count += c.backward_count;
         merged = true;
         break;
@@ -195,7 +202,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
   }
   layer.gemms.push_back(MakeGemm("proj", s, h, p.v, 1, TpSplit::kRows));
-  MarkTeLinears(layer, TeLinear::kQkv, TeLinear::kProj);
+  MarkTeLinears(layer, t.mla ? TeLinear::kNone : TeLinear::kQkv, TeLinear::kProj);
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
@@ -219,7 +226,10 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
   // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.
-  AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
+  // Transformer Engine overlaps the QKV and projection linears; MLA's up projections are not among the
+  // layers its userbuffers serve (initialize_ub), so their gathers and reductions stay exposed.
+  AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true,
+                           t.mla ? TeLinear::kNone : TeLinear::kQkv, TeLinear::kProj);
   return layer;
 }
 
@@ -272,8 +282,10 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.output_bytes_per_sample = B * s * h;
   // The routed experts' linears communicate around the token dispatcher; shared experts are an MLP of
   // their own, with their own gather and reduce-scatter (Megatron-core's SharedExpertMLP).
-  AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/!moe, /*userbuffers=*/!moe);
-  if (shared > 0) AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, /*userbuffers=*/true);
+  const TeLinear fc1 = moe ? TeLinear::kNone : TeLinear::kFc1, fc2 = moe ? TeLinear::kNone : TeLinear::kFc2;
+  AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/!moe, fc1, fc2);
+  if (shared > 0)
+    AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, TeLinear::kFc1, TeLinear::kFc2);
   if (moe) {
     // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
     const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
