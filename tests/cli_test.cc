@@ -121,18 +121,19 @@ TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts,
   const fs::path dir = FreshDir("check_deepseek");
   fs::create_directories(dir);
   const std::string model = (dir / "deepseek-v3.pbtxt").string();
-  REQUIRE(hetsim::proto::WriteFileAtomically(
-              model,
-              "name: \"deepseek-v3\" dtype: FP8 transformer { num_layers: 61 hidden_size: 7168 "
-              "num_attention_heads: 128 ffn_hidden_size: 18432 gated_mlp: true seq_length: 4096 vocab_size: 129280 "
-              "num_experts: 256 moe_top_k: 8 expert_ffn_hidden_size: 2048 moe_shared_expert_ffn_hidden_size: 2048 "
-              "moe_first_dense_layers: 3 mla { q_lora_rank: 1536 kv_lora_rank: 512 qk_head_dim: 128 "
-              "qk_pos_emb_head_dim: 64 v_head_dim: 128 } }")
-              .ok());
+  REQUIRE(
+      hetsim::proto::WriteFileAtomically(
+          model,
+          "name: \"deepseek-v3\" dtype: FP8 transformer { num_layers: 61 hidden_size: 7168 "
+          "num_attention_heads: 128 ffn_hidden_size: 18432 gated_mlp: true seq_length: 4096 vocab_size: 129280 "
+          "num_experts: 256 moe_top_k: 8 expert_ffn_hidden_size: 2048 moe_shared_expert_ffn_hidden_size: 2048 "
+          "moe_first_dense_layers: 3 moe_grouped_gemm: true mla { q_lora_rank: 1536 kv_lora_rank: 512 qk_head_dim: 128 "
+          "qk_pos_emb_head_dim: 64 v_head_dim: 128 } }")
+          .ok());
   const CliRun r = RunHetsim(absl::StrCat("check ", model));
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("MLA (latents Q 1536, KV 512; QK 128+64, V 128)"));
-  CHECK_THAT(r.out, Catch::Contains("256 experts top-8 + shared 2048, first 3 dense"));
+  CHECK_THAT(r.out, Catch::Contains("256 experts top-8 + shared 2048, first 3 dense, grouped GEMM"));
   CHECK_THAT(r.out, Catch::Contains("671.19 B parameters"));
 }
 
