@@ -17,9 +17,9 @@ namespace {
 
 // Plan.tp_comm_overlap_config's methods and SM margins, in a pricing key.
 std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
-  return absl::StrFormat(" te %d %d %d %d %d %d %d %d", static_cast<int>(te.proj_fprop), static_cast<int>(te.fc2_fprop),
-                         te.proj_fprop_sm_margin, te.fc2_fprop_sm_margin, te.qkv_dgrad_sm_margin,
-                         te.qkv_wgrad_sm_margin, te.fc1_dgrad_sm_margin, te.fc1_wgrad_sm_margin);
+  std::string key = absl::StrFormat(" te %d %d", static_cast<int>(te.proj_fprop), static_cast<int>(te.fc2_fprop));
+  for (const auto& [name, sms] : te.Margins()) absl::StrAppendFormat(&key, " %d", sms);
+  return key;
 }
 
 // Everything a stage's price on an island depends on besides the model: the GPU, the node, the link

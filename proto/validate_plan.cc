@@ -7,6 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
@@ -72,13 +74,15 @@ void CheckTpCommOverlapConfig(Problems& p, const Plan& plan) {
       p.Add(absl::StrCat("tp_comm_overlap_config.", name), "unknown value %d", method);
     }
   }
-  const std::pair<const char*, uint32_t> margins[] = {
-      {"proj_fprop_sm_margin", c.proj_fprop_sm_margin()}, {"fc2_fprop_sm_margin", c.fc2_fprop_sm_margin()},
-      {"qkv_dgrad_sm_margin", c.qkv_dgrad_sm_margin()},   {"qkv_wgrad_sm_margin", c.qkv_wgrad_sm_margin()},
-      {"fc1_dgrad_sm_margin", c.fc1_dgrad_sm_margin()},   {"fc1_wgrad_sm_margin", c.fc1_wgrad_sm_margin()}};
-  for (const auto& [name, sms] : margins) {
+  // Every SM count of the message (its uint32 fields), by reflection: a margin added later is checked too.
+  const google::protobuf::Descriptor* d = c.GetDescriptor();
+  const google::protobuf::Reflection* r = c.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT32) continue;
+    const uint32_t sms = r->GetUInt32(c, f);
     if (sms > limits::kMaxSmCount) {
-      p.Add(absl::StrCat("tp_comm_overlap_config.", name), "%d SMs is more than any GPU has (%d)", sms,
+      p.Add(absl::StrCat("tp_comm_overlap_config.", f->name()), "%d SMs is more than any GPU has (%d)", sms,
             limits::kMaxSmCount);
     }
   }

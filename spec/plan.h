@@ -5,8 +5,10 @@
 #ifndef HETSIM_SPEC_PLAN_H_
 #define HETSIM_SPEC_PLAN_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hetsim::spec {
@@ -46,6 +48,16 @@ struct TpCommOverlapSpec {
   int qkv_wgrad_sm_margin = kTeDefaultOverlapSms;
   int fc1_dgrad_sm_margin = kTeDefaultOverlapSms;
   int fc1_wgrad_sm_margin = kTeDefaultOverlapSms;
+
+  // The six margins by their Plan.tp_comm_overlap_config field names, for checks and keys.
+  std::array<std::pair<const char*, int>, 6> Margins() const {
+    return {{{"proj_fprop_sm_margin", proj_fprop_sm_margin},
+             {"fc2_fprop_sm_margin", fc2_fprop_sm_margin},
+             {"qkv_dgrad_sm_margin", qkv_dgrad_sm_margin},
+             {"qkv_wgrad_sm_margin", qkv_wgrad_sm_margin},
+             {"fc1_dgrad_sm_margin", fc1_dgrad_sm_margin},
+             {"fc1_wgrad_sm_margin", fc1_wgrad_sm_margin}}};
+  }
 };
 
 struct StageSpec {

@@ -33,9 +33,9 @@ absl::string_view LayerKindName(LayerKind kind);
 enum class TpSplit : uint8_t { kNone, kColumns, kRows, kBatch };
 
 // Which of a block's Transformer Engine linears a GEMM is, for the userbuffers overlap
-// (Plan.tp_comm_overlap): QKV (MLA's Q and KV up projections too) and FC1 take an all-gather of their
-// input, the projection and FC2 feed a reduce-scatter. kNone: everything else (attention core, routed
-// experts, router, MLA's down projections, the head).
+// (Plan.tp_comm_overlap): QKV and FC1 take an all-gather of their input, the projection and FC2 feed a
+// reduce-scatter (shared experts' too). kNone: everything else (attention core, routed experts, router,
+// MLA's projections but the output one, which TE's userbuffers do not serve, the head).
 enum class TeLinear : uint8_t { kNone, kQkv, kProj, kFc1, kFc2 };
 
 // One matrix multiply (or a batch of identical ones launched as one kernel) of the forward pass.

@@ -141,12 +141,7 @@ absl::Status CheckSmMargins(const StageConfig& c, const GpuCompute& gpu, absl::s
   if (!gpu.shape_aware() || !c.tp_comm_overlap || !c.sequence_parallel || c.tensor_parallel <= 1) {
     return absl::OkStatus();
   }
-  const spec::TpCommOverlapSpec& te = c.tp_comm_overlap_config;
-  const std::pair<const char*, int> margins[] = {
-      {"proj_fprop_sm_margin", te.proj_fprop_sm_margin}, {"fc2_fprop_sm_margin", te.fc2_fprop_sm_margin},
-      {"qkv_dgrad_sm_margin", te.qkv_dgrad_sm_margin},   {"qkv_wgrad_sm_margin", te.qkv_wgrad_sm_margin},
-      {"fc1_dgrad_sm_margin", te.fc1_dgrad_sm_margin},   {"fc1_wgrad_sm_margin", te.fc1_wgrad_sm_margin}};
-  for (const auto& [name, sms] : margins) {
+  for (const auto& [name, sms] : c.tp_comm_overlap_config.Margins()) {
     if (sms >= gpu.sm_count()) {
       // A plan field, checked against this stage's GPU.
       return absl::InvalidArgumentError(

@@ -202,7 +202,11 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
   }
   layer.gemms.push_back(MakeGemm("proj", s, h, p.v, 1, TpSplit::kRows));
-  MarkTeLinears(layer, t.mla ? TeLinear::kNone : TeLinear::kQkv, TeLinear::kProj);
+  // Transformer Engine overlaps the QKV and projection linears; MLA's up projections are not among the
+  // layers its userbuffers serve (initialize_ub), so they run whole and their gathers and reductions
+  // stay exposed.
+  const TeLinear input_linear = t.mla ? TeLinear::kNone : TeLinear::kQkv;
+  MarkTeLinears(layer, input_linear, TeLinear::kProj);
   layer.forward_flop_per_sample = SumGemms(layer.gemms);
   layer.backward_flop_per_sample = 2 * layer.forward_flop_per_sample;
   // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
@@ -226,10 +230,8 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
   // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.
-  // Transformer Engine overlaps the QKV and projection linears; MLA's up projections are not among the
-  // layers its userbuffers serve (initialize_ub), so their gathers and reductions stay exposed.
-  AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true,
-                           t.mla ? TeLinear::kNone : TeLinear::kQkv, TeLinear::kProj);
+  AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true, input_linear,
+                           TeLinear::kProj);
   return layer;
 }
 
@@ -252,9 +254,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   }
   layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
   layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
-  if (moe && t.moe_grouped_gemm) {
-    for (Gemm* g : {&layer.gemms[layer.gemms.size() - 2], &layer.gemms.back()}) g->grouped = true;
-  }
+  for (Gemm& g : layer.gemms) g.grouped = g.per_expert && t.moe_grouped_gemm;
   if (shared > 0) {
     layer.gemms.push_back(MakeGemm("shared_fc1", s, shared * up, h, 1, TpSplit::kColumns));
     layer.gemms.push_back(MakeGemm("shared_fc2", s, h, shared, 1, TpSplit::kRows));
