@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 
 namespace hetsim::sim {
 namespace {
@@ -130,6 +132,7 @@ void Network::FreeFlow(uint32_t slot) {
   f.observer = nullptr;
   f.hops.clear();
   f.weights.clear();
+  f.riders.clear();
   f.next_free = free_flow_;
   free_flow_ = slot;
 }
@@ -177,9 +180,49 @@ FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const
   for (double w : weights) {
     if (!(w > 0) || !std::isfinite(w)) InternalError("a flow weight that is not positive and finite", 0);
   }
+  const Time now = simulator_->now();
+  if (merge_instant_ != now) {
+    merge_instant_ = now;
+    merge_index_.clear();
+    merge_weights_.clear();
+  }
+  const uint64_t key = absl::HashOf(bytes, absl::MakeConstSpan(route.data(), route.size()),
+                                    absl::MakeConstSpan(weights.data(), weights.size()));
+  if (const uint32_t host = IdenticalWaitingFlow(key, route, weights, bytes); host != kNoFlow) {
+    Flow& f = flows_[host];
+    for (size_t h = 0; h < weights.size(); ++h) f.weights[h] += weights[h];
+    f.riders.emplace_back(observer, tag);
+    ++stats_.flows_started;
+    ++stats_.flows_merged;
+    return (uint64_t{f.generation} << 32) | host;
+  }
   const FlowId id = StartFlow(route, bytes, observer, tag);
-  flows_[static_cast<uint32_t>(id)].weights.assign(weights.begin(), weights.end());
+  const auto slot = static_cast<uint32_t>(id);
+  flows_[slot].weights.assign(weights.begin(), weights.end());
+  if (flows_[slot].state == FlowState::kWaitingLatency) {
+    merge_index_[key] = {slot, merge_weights_.size()};
+    merge_weights_.insert(merge_weights_.end(), weights.begin(), weights.end());
+  }
   return id;
+}
+
+uint32_t Network::IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> route, std::span<const double> weights,
+                                       int64_t bytes) {
+  const auto it = merge_index_.find(key);
+  if (it == merge_index_.end()) return kNoFlow;
+  const auto [slot, first_weight] = it->second;
+  const Flow& f = flows_[slot];
+  // Started at this instant (the index is cleared when time moves), so the slot cannot have been
+  // reused by a flow of another instant; it may have activated (zero latency) or hash-collided.
+  if (f.state != FlowState::kWaitingLatency || f.bytes != bytes || f.hops.size() != route.size()) return kNoFlow;
+  for (size_t h = 0; h < route.size(); ++h) {
+    if (f.hops[h].link != route[h]) return kNoFlow;
+  }
+  // The flow's weights are the sums of what merged: compare with its first part's.
+  if (!std::equal(weights.begin(), weights.end(), merge_weights_.begin() + static_cast<std::ptrdiff_t>(first_weight))) {
+    return kNoFlow;
+  }
+  return slot;
 }
 
 void Network::OnEvent(uint64_t payload) {
@@ -265,10 +308,14 @@ void Network::Complete(uint32_t slot) {
   const FlowId id = (uint64_t{f.generation} << 32) | slot;
   FlowObserver* observer = f.observer;
   const uint64_t tag = f.tag;
+  std::vector<std::pair<FlowObserver*, uint64_t>> riders = std::move(f.riders);
   FreeFlow(slot);
   --active_flows_;
-  ++stats_.flows_completed;
+  stats_.flows_completed += 1 + riders.size();
   if (observer != nullptr) observer->OnFlowCompleted(id, tag);
+  for (const auto& [rider, rider_tag] : riders) {
+    if (rider != nullptr) rider->OnFlowCompleted(id, rider_tag);
+  }
 }
 
 void Network::MarkDirty(LinkId link) {

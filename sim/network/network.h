@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -67,6 +68,7 @@ struct NetworkStats {
   uint64_t recomputations = 0;  // max-min recomputes (at most one per simulated instant)
   uint64_t flows_rerated = 0;   // flow rates changed by recomputes (completion events moved)
   uint64_t flows_visited = 0;   // flows in recomputed components, summed over recomputes
+  uint64_t flows_merged = 0;    // weighted starts folded into an identical flow (StartWeightedFlow)
   size_t max_active_flows = 0;  // most flows transmitting at once
 };
 
@@ -88,6 +90,12 @@ class Network : private EventHandler {
   // approximation that simulates one flow of a symmetric group: on every link it takes its max-min
   // share per unit of weight (the rate it gets) and consumes rate x weight of the link; the link's
   // counters grow by bytes x weight. Weights of 1 give exactly StartFlow.
+  //
+  // Weighted flows started at one instant on the same route with the same bytes and weights are one
+  // flow of the summed weights (max-min gives identical flows identical rates, so k of weight w are
+  // one of weight k w, up to rounding): the call returns the first one's id and its completion
+  // notifies every caller, in the order they started it. Representatives often coincide (a class's
+  // parts meet on its canonical links), and each merge is a flow less to re-rate.
   FlowId StartWeightedFlow(std::span<const LinkId> route, std::span<const double> weights, int64_t bytes,
                            FlowObserver* observer, uint64_t tag);
 
@@ -152,6 +160,8 @@ class Network : private EventHandler {
     // hop on join and leave, and no allocation per flow.
     absl::InlinedVector<Hop, 6> hops;
     std::vector<double> weights;  // per hop (StartWeightedFlow); empty: 1 on every hop
+    // Further callers of identical weighted flows merged into this one, told at its completion.
+    std::vector<std::pair<FlowObserver*, uint64_t>> riders;
   };
   struct Link {
     LinkSpec spec;
@@ -197,7 +207,11 @@ class Network : private EventHandler {
   void FixFlow(uint32_t slot, double rate);
   void PushBindingLinks(const Flow& f);
   void ApplyNewRates();
-  void RefreshCap(uint32_t slot);  // tightest link and cap from the current capacities
+  void RefreshCap(uint32_t slot);
+  // A weighted flow started at this instant, still waiting for its latency, with this route, bytes and
+  // weights; kNoFlow if none.
+  uint32_t IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> route, std::span<const double> weights,
+                                int64_t bytes);  // tightest link and cap from the current capacities
   static double HopWeight(const Flow& f, uint32_t hop) { return f.weights.empty() ? 1.0 : f.weights[hop]; }
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
@@ -237,6 +251,11 @@ class Network : private EventHandler {
   std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
+  // Weighted flows started at merge_instant_, by a hash of route, bytes and weights (StartWeightedFlow).
+  Time merge_instant_ = -1;
+  // Value: the flow slot and where its first part's weights start in merge_weights_.
+  absl::flat_hash_map<uint64_t, std::pair<uint32_t, size_t>> merge_index_;
+  std::vector<double> merge_weights_;
 };
 
 }  // namespace hetsim::sim
