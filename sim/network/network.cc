@@ -112,6 +112,9 @@ uint32_t Network::AllocateFlow() {
   flow_epoch_.push_back(0);
   flow_fixed_.push_back(0);
   flow_rate_.push_back(kNoFloor);
+  flow_new_rate_.push_back(0);
+  flow_check_epoch_.push_back(0);
+  flow_check_result_.push_back(0);
   flow_cap_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
@@ -122,6 +125,9 @@ void Network::ReserveFlows(size_t flows) {
   flow_epoch_.reserve(want);
   flow_fixed_.reserve(want);
   flow_rate_.reserve(want);
+  flow_new_rate_.reserve(want);
+  flow_check_epoch_.reserve(want);
+  flow_check_result_.reserve(want);
   flow_cap_.reserve(want);
 }
 
@@ -266,7 +272,7 @@ void Network::Join(uint32_t slot) {
     Link& link = links_[f.hops[h].link];
     if (link.flows.empty()) link.busy_since = now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
-    link.flows.push_back(LinkEntry{slot, h});
+    link.flows.push_back(LinkEntry{slot, h, HopWeight(f, h)});
     if (!f.weights.empty()) ++link.weighted_flows;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
   }

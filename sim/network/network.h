@@ -142,6 +142,7 @@ class Network : private EventHandler {
   struct LinkEntry {
     uint32_t flow;  // flow slot
     uint32_t hop;   // index into that flow's hops
+    double weight;  // the flow's weight on this link (1 unless weighted), kept here for the scans
   };
   struct Flow {
     uint32_t generation = 1;
@@ -151,7 +152,6 @@ class Network : private EventHandler {
     int64_t bytes = 0;
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
-    double new_rate = 0;         // progressive filling result
     Time rate_since = 0;
     EventId event;  // activation while waiting, completion while transmitting
     FlowObserver* observer = nullptr;
@@ -180,6 +180,10 @@ class Network : private EventHandler {
     double unfixed_weight = 0;    // their weights summed (= unfixed without weighted flows)
     double residual = 0;          // capacity not yet given to fixed or frozen flows
     uint32_t weighted_flows = 0;  // flows on the link started by StartWeightedFlow
+    // Bottleneck check of a recompute round: the link's load and its flows' largest share.
+    uint32_t check_epoch = 0;
+    double check_load = 0;
+    double check_top_share = 0;
   };
   struct ShareEntry {
     double share;
@@ -199,13 +203,19 @@ class Network : private EventHandler {
   void Leave(uint32_t slot);
   void MarkDirty(LinkId link);
   void Recompute();
-  void CollectComponent();
+  double CollectSeeds();
+  void NextEpoch();
+  bool AddToComponent(uint32_t slot);
   void LowerFloorForNewFlows();
   double SaturationLevel(const Link& link);
-  void ScanComponentLink(LinkId id, double threshold);
+  void ScanComponentLinks();
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
-  void PushBindingLinks(const Flow& f);
+  bool AddFlowsWithoutBottleneck();
+  double CurrentRate(uint32_t slot) const;  // this round's filling for the component, else the last rate
+  bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
+  bool CheckBottleneck(uint32_t slot);
+  bool CloseComponent(double threshold);
   void ApplyNewRates();
   void RefreshCap(uint32_t slot);
   // A weighted flow started at this instant, still waiting for its latency, with this route, bytes and
@@ -227,6 +237,10 @@ class Network : private EventHandler {
   // The flow's max-min rate as of the last recompute; infinity until its first one. Flows below the
   // recompute's floor keep their rate without being visited.
   std::vector<double> flow_rate_;
+  std::vector<double> flow_new_rate_;  // progressive filling's result, for the flows it re-rates
+  // Bottleneck checks of a recompute round: checked in round flow_check_epoch_, with this result.
+  std::vector<uint32_t> flow_check_epoch_;
+  std::vector<uint8_t> flow_check_result_;
   // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
   // for the binding test's sum over a link's flows.
   std::vector<double> flow_cap_;
@@ -243,11 +257,14 @@ class Network : private EventHandler {
   static constexpr double kNoFloor = std::numeric_limits<double>::infinity();
   double refill_floor_ = kNoFloor;
   uint32_t epoch_ = 0;
+  // Rounds of bottleneck checks a recompute tries before it re-rates the whole component.
+  static constexpr int kMaxLocalRounds = 4;
   std::vector<LinkId> dirty_links_;
   std::vector<uint32_t> new_flows_;  // started transmitting since the last recompute
   std::vector<LinkId> component_links_;
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
+  std::vector<uint32_t> violators_;  // flows found without a bottleneck (AddFlowsWithoutBottleneck)
   std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows

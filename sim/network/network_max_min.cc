@@ -10,30 +10,37 @@ namespace hetsim::sim {
 void Network::Recompute() {
   recompute_scheduled_ = false;
   ++stats_.recomputations;
-  CollectComponent();
-  FillProgressively();
+  const double threshold = CollectSeeds();
+  for (int round = 1;; ++round) {
+    ScanComponentLinks();
+    FillProgressively();
+    if (round == kMaxLocalRounds) {
+      // Still spreading: take the whole component through binding links, whose filling is exact
+      // without a check.
+      if (CloseComponent(threshold)) {
+        ScanComponentLinks();
+        FillProgressively();
+      }
+      break;
+    }
+    if (!AddFlowsWithoutBottleneck()) break;
+  }
+  stats_.flows_visited += component_flows_.size();
   ApplyNewRates();
 }
 
-// Which flows to re-rate. A link can only constrain its flows if the caps of the flows crossing it
-// (each flow's tightest link capacity, a bound on its rate) add up to more than its capacity: it
+// Which flows to re-rate first. A link can only constrain its flows if the caps of the flows crossing
+// it (each flow's tightest link capacity, a bound on its rate) add up to more than its capacity: it
 // "binds". A link that does not bind can be dropped from the problem (the allocation without it fits
-// in it anyway), so it does not couple its flows either: host and NIC links usually carry too few
-// flows to bind, and big fabrics fall apart into small components. Max-min allocations decompose over
-// components of flows connected through binding links; the ones to recompute contain the flows on a
-// dirty link (whose flow set, and so binding status, changed). Everything else keeps its rate.
+// in it anyway). The seeds are the new flows and the flows on dirty links (whose flow set, and so
+// binding status, changed) that bind or bound.
 //
-// Within a component, progressive filling up to the floor (refill_floor_) is the same before and after
-// the change, so flows rated below it keep their rates: they are frozen, count on their links as fixed
-// load, and do not couple the flows around them (proof in docs/decisions.md, "Incremental max-min").
-// When the fastest flows of a congested fabric finish, only the few at their level are re-rated.
-void Network::CollectComponent() {
-  if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
-    for (Link& link : links_) link.visit_epoch = link.level_epoch = 0;
-    std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
-    epoch_ = 1;
-  }
-  component_links_.clear();
+// Progressive filling up to the floor (refill_floor_) is the same before and after the change, so
+// flows rated below it keep their rates: they are frozen and count on their links as fixed load
+// (proof in docs/decisions.md, "Incremental max-min"). Returns the threshold below which flows are
+// frozen.
+double Network::CollectSeeds() {
+  NextEpoch();
   component_flows_.clear();
   stack_.clear();
   for (LinkId id : dirty_links_) {
@@ -41,20 +48,12 @@ void Network::CollectComponent() {
     link.dirty = false;
     // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
     double caps = 0;
-    if (link.weighted_flows == 0) {
-      for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow];
-    } else {
-      for (const LinkEntry& entry : link.flows)
-        caps += flow_cap_[entry.flow] * HopWeight(flows_[entry.flow], entry.hop);
-    }
+    for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * entry.weight;
     const bool bound = link.binds;
     link.binds = caps > link.spec.capacity_bytes_per_s;
-    if (link.visit_epoch != epoch_) {
-      link.visit_epoch = epoch_;
-      // A link that bound before the change may have held its flows back: re-rate them all. One
-      // that binds neither before nor after constrains nobody, then or now.
-      if (bound || link.binds) stack_.push_back(id);
-    }
+    // A link that bound before the change may have held its flows back: re-rate them all. One that
+    // binds neither before nor after constrains nobody, then or now.
+    if (bound || link.binds) stack_.push_back(id);
   }
   dirty_links_.clear();
   LowerFloorForNewFlows();
@@ -64,19 +63,146 @@ void Network::CollectComponent() {
   const double threshold = refill_floor_ * (1 - 1e-9);
   refill_floor_ = kNoFloor;
   // New flows need a rate even when none of their links binds.
-  for (uint32_t slot : new_flows_) {
-    if (flow_epoch_[slot] == epoch_) continue;
-    flow_epoch_[slot] = epoch_;
-    component_flows_.push_back(slot);
-    PushBindingLinks(flows_[slot]);
-  }
+  for (uint32_t slot : new_flows_) AddToComponent(slot);
   new_flows_.clear();
-  while (!stack_.empty()) {
-    const LinkId id = stack_.back();
-    stack_.pop_back();
-    ScanComponentLink(id, threshold);
+  for (LinkId id : stack_) {
+    for (const LinkEntry& entry : links_[id].flows) {
+      if (flow_rate_[entry.flow] >= threshold) AddToComponent(entry.flow);
+    }
   }
-  stats_.flows_visited += component_flows_.size();
+  stack_.clear();
+  return threshold;
+}
+
+void Network::NextEpoch() {
+  if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
+    for (Link& link : links_) link.visit_epoch = link.level_epoch = link.check_epoch = 0;
+    std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
+    std::fill(flow_check_epoch_.begin(), flow_check_epoch_.end(), 0);
+    epoch_ = 1;
+  }
+}
+
+bool Network::AddToComponent(uint32_t slot) {
+  if (flow_epoch_[slot] == epoch_) return false;
+  flow_epoch_[slot] = epoch_;
+  component_flows_.push_back(slot);
+  return true;
+}
+
+// The binding links of the component's flows, each with the capacity the other flows (frozen, or
+// simply not re-rated in this round) leave and the count and weight of the component's flows on it.
+void Network::ScanComponentLinks() {
+  // A fresh epoch per round: links are marked anew; the component's flows keep their marks.
+  NextEpoch();
+  for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
+  component_links_.clear();
+  for (uint32_t slot : component_flows_) {
+    for (const Hop& hop : flows_[slot].hops) {
+      Link& link = links_[hop.link];
+      if (!link.binds || link.visit_epoch == epoch_) continue;
+      link.visit_epoch = epoch_;
+      double others_load = 0;
+      uint32_t others = 0;
+      double weight = 0;
+      for (const LinkEntry& entry : link.flows) {
+        if (flow_epoch_[entry.flow] != epoch_) {
+          others_load += flow_rate_[entry.flow] * entry.weight;
+          ++others;
+        } else {
+          weight += entry.weight;
+        }
+      }
+      link.residual = link.spec.capacity_bytes_per_s - others_load;
+      link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
+      link.unfixed_weight = weight;
+      component_links_.push_back(hop.link);
+    }
+  }
+}
+
+// Max-min is the one feasible allocation in which every flow has a bottleneck: it runs at its cap, or
+// crosses a saturated link on which no flow gets a larger share. The filling gives the component's
+// flows one against the others' current rates; where some flow on the component's links now lacks a
+// bottleneck, the flows that hold it back (itself, if it is not in the component; else the other
+// flows on its links) join the component and the filling runs again. When none lacks one, the
+// allocation is max-min over the whole network: flows away from the component's links kept their
+// links' loads and rates. Returns whether the component grew.
+bool Network::AddFlowsWithoutBottleneck() {
+  // Checked first, added after: a flow added now would read as re-rated in the checks that follow.
+  violators_.clear();
+  for (LinkId id : component_links_) {
+    for (const LinkEntry& entry : links_[id].flows) {
+      if (!HasBottleneck(entry.flow)) violators_.push_back(entry.flow);
+    }
+  }
+  bool grew = false;
+  for (uint32_t slot : violators_) {
+    if (flow_epoch_[slot] != epoch_) {
+      grew |= AddToComponent(slot);
+      continue;
+    }
+    for (const Hop& hop : flows_[slot].hops) {
+      if (!links_[hop.link].binds) continue;
+      for (const LinkEntry& entry : links_[hop.link].flows) grew |= AddToComponent(entry.flow);
+    }
+  }
+  return grew;
+}
+
+double Network::CurrentRate(uint32_t slot) const {
+  return flow_epoch_[slot] == epoch_ ? flow_new_rate_[slot] : flow_rate_[slot];
+}
+
+bool Network::HasBottleneck(uint32_t slot) {
+  if (flow_check_epoch_[slot] == epoch_) return flow_check_result_[slot] != 0;
+  flow_check_epoch_[slot] = epoch_;
+  flow_check_result_[slot] = CheckBottleneck(slot) ? 1 : 0;
+  return flow_check_result_[slot] != 0;
+}
+
+bool Network::CheckBottleneck(uint32_t slot) {
+  constexpr double kSlack = 1 - 1e-9;  // rounding of sums and shares
+  const double rate = CurrentRate(slot);
+  if (rate >= flow_cap_[slot] * kSlack) return true;
+  for (const Hop& hop : flows_[slot].hops) {
+    Link& link = links_[hop.link];
+    if (!link.binds) continue;  // cannot saturate unless every flow on it runs at its cap
+    if (link.check_epoch != epoch_) {
+      link.check_epoch = epoch_;
+      link.check_load = 0;
+      link.check_top_share = 0;
+      for (const LinkEntry& entry : link.flows) {
+        const double r = CurrentRate(entry.flow);
+        link.check_load += r * entry.weight;
+        link.check_top_share = std::max(link.check_top_share, r);
+      }
+    }
+    if (link.check_load >= link.spec.capacity_bytes_per_s * kSlack && rate >= link.check_top_share * kSlack) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The whole component: every flow at or above `threshold` connected to the current one through
+// binding links. Returns whether it grew.
+bool Network::CloseComponent(double threshold) {
+  const size_t before = component_flows_.size();
+  stack_.clear();
+  NextEpoch();
+  for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
+  for (size_t i = 0; i < component_flows_.size(); ++i) {
+    for (const Hop& hop : flows_[component_flows_[i]].hops) {
+      Link& link = links_[hop.link];
+      if (!link.binds || link.visit_epoch == epoch_) continue;
+      link.visit_epoch = epoch_;
+      for (const LinkEntry& entry : link.flows) {
+        if (flow_rate_[entry.flow] >= threshold || std::isinf(flow_rate_[entry.flow])) AddToComponent(entry.flow);
+      }
+    }
+  }
+  return component_flows_.size() > before;
 }
 
 // A new flow adds load x at every level x on its links, so a link it joins may saturate below the
@@ -99,7 +225,7 @@ double Network::SaturationLevel(const Link& link) {
   double weight_left = 0;
   for (const LinkEntry& entry : link.flows) {
     const double rate = std::isinf(flow_rate_[entry.flow]) ? flow_cap_[entry.flow] : flow_rate_[entry.flow];
-    const double weight = link.weighted_flows > 0 ? HopWeight(flows_[entry.flow], entry.hop) : 1.0;
+    const double weight = entry.weight;
     level_scratch_.emplace_back(rate, weight);
     weight_left += weight;
   }
@@ -112,51 +238,6 @@ double Network::SaturationLevel(const Link& link) {
     weight_left -= weight;
   }
   return kNoFloor;  // every flow stops below the capacity
-}
-
-// Adds the flows of a link popped from the search: those at or above `threshold` join the component
-// (and their binding links the search); the others are frozen. A binding link enters the filling with
-// the capacity its frozen flows leave and the count and weight of the others.
-void Network::ScanComponentLink(LinkId id, double threshold) {
-  Link& link = links_[id];
-  double frozen_load = 0;
-  uint32_t frozen = 0;
-  double frozen_weight = 0;
-  for (const LinkEntry& entry : link.flows) {
-    if (flow_epoch_[entry.flow] != epoch_) {
-      const double rate = flow_rate_[entry.flow];
-      if (rate < threshold) {
-        const double w = link.weighted_flows > 0 ? HopWeight(flows_[entry.flow], entry.hop) : 1.0;
-        frozen_load += rate * w;
-        ++frozen;
-        frozen_weight += w;
-        continue;
-      }
-      flow_epoch_[entry.flow] = epoch_;
-      component_flows_.push_back(entry.flow);
-      PushBindingLinks(flows_[entry.flow]);
-    }
-  }
-  if (!link.binds) return;
-  link.residual = link.spec.capacity_bytes_per_s - frozen_load;
-  link.unfixed = static_cast<uint32_t>(link.flows.size()) - frozen;
-  if (link.unfixed == 0) return;  // nothing left to share it
-  link.unfixed_weight = link.unfixed;
-  if (link.weighted_flows > 0) {
-    link.unfixed_weight = -frozen_weight;
-    for (const LinkEntry& entry : link.flows) link.unfixed_weight += HopWeight(flows_[entry.flow], entry.hop);
-  }
-  component_links_.push_back(id);
-}
-
-void Network::PushBindingLinks(const Flow& f) {
-  for (const Hop& hop : f.hops) {
-    Link& next = links_[hop.link];
-    if (next.visit_epoch != epoch_) {
-      next.visit_epoch = epoch_;
-      if (next.binds) stack_.push_back(hop.link);
-    }
-  }
 }
 
 // Progressive filling (water filling) over the binding links and the flows' caps: raise every
@@ -229,7 +310,7 @@ void Network::FillProgressively() {
 void Network::FixFlow(uint32_t slot, double rate) {
   Flow& f = flows_[slot];
   flow_fixed_[slot] = 1;
-  f.new_rate = rate;
+  flow_new_rate_[slot] = rate;
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     Link& link = links_[f.hops[h].link];
     if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
@@ -247,12 +328,12 @@ void Network::ApplyNewRates() {
   const Time now = simulator_->now();
   for (uint32_t slot : component_flows_) {
     Flow& f = flows_[slot];
-    if (f.new_rate == f.rate && f.event.valid()) continue;
+    if (flow_new_rate_[slot] == f.rate && f.event.valid()) continue;
     if (f.rate > 0) {
       const double sent = f.rate * TimeToSeconds(now - f.rate_since);
       f.remaining_bytes = std::max(0.0, f.remaining_bytes - sent);
     }
-    f.rate = f.new_rate;
+    f.rate = flow_new_rate_[slot];
     flow_rate_[slot] = f.rate;
     f.rate_since = now;
     const Time duration = TransferTime(f.remaining_bytes, f.rate);
