@@ -115,6 +115,7 @@ uint32_t Network::AllocateFlow() {
   flow_new_rate_.push_back(0);
   flow_check_epoch_.push_back(0);
   flow_check_result_.push_back(0);
+  flow_bottleneck_.push_back(kAtCap);
   flow_cap_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
@@ -128,6 +129,7 @@ void Network::ReserveFlows(size_t flows) {
   flow_new_rate_.reserve(want);
   flow_check_epoch_.reserve(want);
   flow_check_result_.reserve(want);
+  flow_bottleneck_.reserve(want);
   flow_cap_.reserve(want);
 }
 

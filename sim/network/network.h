@@ -65,11 +65,12 @@ struct LinkCounters {
 struct NetworkStats {
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
-  uint64_t recomputations = 0;  // max-min recomputes (at most one per simulated instant)
-  uint64_t flows_rerated = 0;   // flow rates changed by recomputes (completion events moved)
-  uint64_t flows_visited = 0;   // flows in recomputed components, summed over recomputes
-  uint64_t flows_merged = 0;    // weighted starts folded into an identical flow (StartWeightedFlow)
-  size_t max_active_flows = 0;  // most flows transmitting at once
+  uint64_t recomputations = 0;      // max-min recomputes (at most one per simulated instant)
+  uint64_t flows_rerated = 0;       // flow rates changed by recomputes (completion events moved)
+  uint64_t flows_visited = 0;       // flows in recomputed components, summed over recomputes
+  uint64_t component_closures = 0;  // recomputes that re-rated a whole component after local rounds
+  uint64_t flows_merged = 0;        // weighted starts folded into an identical flow (StartWeightedFlow)
+  size_t max_active_flows = 0;      // most flows transmitting at once
 };
 
 class Network : private EventHandler {
@@ -215,6 +216,7 @@ class Network : private EventHandler {
   double CurrentRate(uint32_t slot) const;  // this round's filling for the component, else the last rate
   bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
   bool CheckBottleneck(uint32_t slot);
+  bool IsBottleneckOf(LinkId link, double rate);
   bool CloseComponent(double threshold);
   void ApplyNewRates();
   void RefreshCap(uint32_t slot);
@@ -241,6 +243,10 @@ class Network : private EventHandler {
   // Bottleneck checks of a recompute round: checked in round flow_check_epoch_, with this result.
   std::vector<uint32_t> flow_check_epoch_;
   std::vector<uint8_t> flow_check_result_;
+  // The link whose saturation fixed the flow's rate at its last filling, or kAtCap.
+  static constexpr LinkId kAtCap = 0xffffffffu;
+  std::vector<LinkId> flow_bottleneck_;
+  static constexpr double kBottleneckSlack = 1 - 1e-9;  // rounding of sums and shares in the checks
   // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
   // for the binding test's sum over a link's flows.
   std::vector<double> flow_cap_;

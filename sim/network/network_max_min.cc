@@ -18,6 +18,7 @@ void Network::Recompute() {
       // Still spreading: take the whole component through binding links, whose filling is exact
       // without a check.
       if (CloseComponent(threshold)) {
+        ++stats_.component_closures;
         ScanComponentLinks();
         FillProgressively();
       }
@@ -161,35 +162,51 @@ bool Network::HasBottleneck(uint32_t slot) {
   return flow_check_result_[slot] != 0;
 }
 
+// The link that held the flow at its last filling comes first: a link no re-rated flow crosses kept
+// its load and rates, so it still holds the flow (a flow below the floor keeps its level's link
+// saturated: docs/decisions.md). Only when that fails are the flow's other links looked at.
 bool Network::CheckBottleneck(uint32_t slot) {
-  constexpr double kSlack = 1 - 1e-9;  // rounding of sums and shares
   const double rate = CurrentRate(slot);
-  if (rate >= flow_cap_[slot] * kSlack) return true;
+  if (rate >= flow_cap_[slot] * kBottleneckSlack) {
+    flow_bottleneck_[slot] = kAtCap;
+    return true;
+  }
+  const LinkId last = flow_bottleneck_[slot];
+  if (last != kAtCap && links_[last].binds) {
+    if (links_[last].visit_epoch != epoch_) return true;
+    if (IsBottleneckOf(last, rate)) return true;
+  }
   for (const Hop& hop : flows_[slot].hops) {
-    Link& link = links_[hop.link];
-    if (!link.binds) continue;  // cannot saturate unless every flow on it runs at its cap
-    if (link.check_epoch != epoch_) {
-      link.check_epoch = epoch_;
-      link.check_load = 0;
-      link.check_top_share = 0;
-      for (const LinkEntry& entry : link.flows) {
-        const double r = CurrentRate(entry.flow);
-        link.check_load += r * entry.weight;
-        link.check_top_share = std::max(link.check_top_share, r);
-      }
-    }
-    if (link.check_load >= link.spec.capacity_bytes_per_s * kSlack && rate >= link.check_top_share * kSlack) {
+    if (hop.link != last && IsBottleneckOf(hop.link, rate)) {
+      flow_bottleneck_[slot] = hop.link;  // what holds it now: the next recompute looks here first
       return true;
     }
   }
   return false;
 }
 
+// Whether `link` is saturated and no flow on it gets more than `rate` per unit of weight.
+bool Network::IsBottleneckOf(LinkId id, double rate) {
+  Link& link = links_[id];
+  if (!link.binds) return false;  // cannot saturate unless every flow on it runs at its cap
+  if (link.check_epoch != epoch_) {
+    link.check_epoch = epoch_;
+    link.check_load = 0;
+    link.check_top_share = 0;
+    for (const LinkEntry& entry : link.flows) {
+      const double r = CurrentRate(entry.flow);
+      link.check_load += r * entry.weight;
+      link.check_top_share = std::max(link.check_top_share, r);
+    }
+  }
+  return link.check_load >= link.spec.capacity_bytes_per_s * kBottleneckSlack &&
+         rate >= link.check_top_share * kBottleneckSlack;
+}
+
 // The whole component: every flow at or above `threshold` connected to the current one through
 // binding links. Returns whether it grew.
 bool Network::CloseComponent(double threshold) {
   const size_t before = component_flows_.size();
-  stack_.clear();
   NextEpoch();
   for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
   for (size_t i = 0; i < component_flows_.size(); ++i) {
@@ -288,6 +305,7 @@ void Network::FillProgressively() {
       if (flow_fixed_[top.index]) continue;
       level = std::max(level, top.share);
       FixFlow(top.index, level);
+      flow_bottleneck_[top.index] = kAtCap;
       continue;
     }
     Link& bottleneck = links_[top.index];
@@ -302,7 +320,9 @@ void Network::FillProgressively() {
     }
     level = share;
     for (const LinkEntry& entry : bottleneck.flows) {
-      if (!flow_fixed_[entry.flow]) FixFlow(entry.flow, level);
+      if (flow_fixed_[entry.flow]) continue;
+      FixFlow(entry.flow, level);
+      flow_bottleneck_[entry.flow] = top.index;
     }
   }
 }
