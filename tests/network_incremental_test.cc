@@ -211,6 +211,41 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
   CHECK((*net)->stats().flows_visited < (*net)->stats().recomputations * (*net)->stats().max_active_flows);
 }
 
+// A parking lot whose rates climb along the chain: link i + 1 (capacity 2i + 3 GB/s) carries flows
+// A_i and A_{i+1}, so A_i runs at i + 1 GB/s, each held by the link where it is the larger. A flow
+// joining link 0 halves A_0, which lets A_1 grow, which squeezes A_2, and so on to the end: the
+// recompute's local rounds follow the ripple and, past kMaxLocalRounds, re-rate the whole chain. Both
+// ways give the oracle's completions.
+TEST_CASE("a change that ripples along a chain is followed to its end", "[network]") {
+  const int chain = GENERATE(3, 12);
+  std::vector<LinkSpec> specs{{1e9, 0}};
+  for (int i = 0; i < chain; ++i) specs.push_back({(2.0 * i + 3) * 1e9, 0});
+  std::vector<double> capacity, latency_s(specs.size(), 0);
+  for (const LinkSpec& l : specs) capacity.push_back(l.capacity_bytes_per_s);
+  std::vector<OracleFlow> flows;
+  for (int i = 0; i < chain; ++i) {
+    flows.push_back({0, {static_cast<LinkId>(i), static_cast<LinkId>(i + 1)}, {1, 1}, 40e6 * (i + 1)});
+  }
+  flows.push_back({1e-3, {0}, {1}, 0.5e6});  // joins link 0 at 1 ms, gone 1 ms later
+  Simulator sim;
+  Completions completions(&sim, flows.size());
+  auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
+  REQUIRE(net.ok());
+  for (size_t i = 0; i + 1 < flows.size(); ++i) {
+    (*net)->StartFlow(flows[i].route, static_cast<int64_t>(flows[i].bytes), &completions, i);
+  }
+  sim.RunUntil(kMillisecond);
+  (*net)->StartFlow(flows.back().route, static_cast<int64_t>(flows.back().bytes), &completions, flows.size() - 1);
+  sim.Run();
+  const std::vector<double> expected = OracleCompletions(flows, capacity, latency_s, {});
+  for (size_t i = 0; i < flows.size(); ++i) {
+    INFO("flow " << i);
+    CHECK(std::abs(TimeToSeconds(completions.at[i]) - expected[i]) <= 1e-9 + 1e-7 * expected[i]);
+  }
+  // The joining flow's ripple reaches the end of a long chain only through the whole component.
+  CHECK(((*net)->stats().component_closures > 0) == (chain > 4));
+}
+
 // 100 slow flows share link S (each gets 1/100 of it) and each also crosses its own link L_i, which
 // it shares with one fast flow F_i. When the F_i end one after another, a search through binding
 // links reaches all 100 slow flows through S every time; the slow flows are below the floor (the fast

@@ -140,7 +140,6 @@ void Network::FreeFlow(uint32_t slot) {
   f.observer = nullptr;
   f.hops.clear();
   f.weights.clear();
-  f.riders.clear();
   f.next_free = free_flow_;
   free_flow_ = slot;
 }
@@ -274,7 +273,7 @@ void Network::Join(uint32_t slot) {
     Link& link = links_[f.hops[h].link];
     if (link.flows.empty()) link.busy_since = now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
-    link.flows.push_back(LinkEntry{slot, h, HopWeight(f, h)});
+    link.flows.push_back(LinkEntry{slot, h});
     if (!f.weights.empty()) ++link.weighted_flows;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
   }
@@ -316,7 +315,8 @@ void Network::Complete(uint32_t slot) {
   const FlowId id = (uint64_t{f.generation} << 32) | slot;
   FlowObserver* observer = f.observer;
   const uint64_t tag = f.tag;
-  std::vector<std::pair<FlowObserver*, uint64_t>> riders = std::move(f.riders);
+  std::vector<std::pair<FlowObserver*, uint64_t>> riders;
+  if (!f.riders.empty()) riders.swap(f.riders);  // merged weighted flows only: no move on the common path
   FreeFlow(slot);
   --active_flows_;
   stats_.flows_completed += 1 + riders.size();

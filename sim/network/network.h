@@ -143,7 +143,6 @@ class Network : private EventHandler {
   struct LinkEntry {
     uint32_t flow;  // flow slot
     uint32_t hop;   // index into that flow's hops
-    double weight;  // the flow's weight on this link (1 unless weighted), kept here for the scans
   };
   struct Flow {
     uint32_t generation = 1;
@@ -178,6 +177,7 @@ class Network : private EventHandler {
     uint32_t visit_epoch = 0;
     uint32_t level_epoch = 0;     // saturation level already taken into this recompute's floor
     uint32_t unfixed = 0;         // flows on the link whose rate is not decided yet
+    uint32_t others = 0;          // flows on the link outside the component (frozen or not re-rated)
     double unfixed_weight = 0;    // their weights summed (= unfixed without weighted flows)
     double residual = 0;          // capacity not yet given to fixed or frozen flows
     uint32_t weighted_flows = 0;  // flows on the link started by StartWeightedFlow
@@ -206,7 +206,12 @@ class Network : private EventHandler {
   void Recompute();
   double CollectSeeds();
   void NextEpoch();
-  bool AddToComponent(uint32_t slot);
+  bool AddToComponent(uint32_t slot) {  // false if already in
+    if (flow_epoch_[slot] == epoch_) return false;
+    flow_epoch_[slot] = epoch_;
+    component_flows_.push_back(slot);
+    return true;
+  }
   void LowerFloorForNewFlows();
   double SaturationLevel(const Link& link);
   void ScanComponentLinks();
@@ -225,6 +230,10 @@ class Network : private EventHandler {
   uint32_t IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> route, std::span<const double> weights,
                                 int64_t bytes);  // tightest link and cap from the current capacities
   static double HopWeight(const Flow& f, uint32_t hop) { return f.weights.empty() ? 1.0 : f.weights[hop]; }
+  // The weight of a link's entry: 1 on a link without weighted flows (no look into the flow).
+  double EntryWeight(const Link& link, const LinkEntry& entry) const {
+    return link.weighted_flows == 0 ? 1.0 : HopWeight(flows_[entry.flow], entry.hop);
+  }
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
 

@@ -49,7 +49,7 @@ double Network::CollectSeeds() {
     link.dirty = false;
     // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
     double caps = 0;
-    for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * entry.weight;
+    for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * EntryWeight(link, entry);
     const bool bound = link.binds;
     link.binds = caps > link.spec.capacity_bytes_per_s;
     // A link that bound before the change may have held its flows back: re-rate them all. One that
@@ -84,13 +84,6 @@ void Network::NextEpoch() {
   }
 }
 
-bool Network::AddToComponent(uint32_t slot) {
-  if (flow_epoch_[slot] == epoch_) return false;
-  flow_epoch_[slot] = epoch_;
-  component_flows_.push_back(slot);
-  return true;
-}
-
 // The binding links of the component's flows, each with the capacity the other flows (frozen, or
 // simply not re-rated in this round) leave and the count and weight of the component's flows on it.
 void Network::ScanComponentLinks() {
@@ -108,13 +101,14 @@ void Network::ScanComponentLinks() {
       double weight = 0;
       for (const LinkEntry& entry : link.flows) {
         if (flow_epoch_[entry.flow] != epoch_) {
-          others_load += flow_rate_[entry.flow] * entry.weight;
+          others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
           ++others;
         } else {
-          weight += entry.weight;
+          weight += EntryWeight(link, entry);
         }
       }
       link.residual = link.spec.capacity_bytes_per_s - others_load;
+      link.others = others;
       link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
       link.unfixed_weight = weight;
       component_links_.push_back(hop.link);
@@ -133,6 +127,8 @@ bool Network::AddFlowsWithoutBottleneck() {
   // Checked first, added after: a flow added now would read as re-rated in the checks that follow.
   violators_.clear();
   for (LinkId id : component_links_) {
+    // Only the component's flows on it: the filling saturated it for them, fair among them.
+    if (links_[id].others == 0) continue;
     for (const LinkEntry& entry : links_[id].flows) {
       if (!HasBottleneck(entry.flow)) violators_.push_back(entry.flow);
     }
@@ -173,7 +169,8 @@ bool Network::CheckBottleneck(uint32_t slot) {
   }
   const LinkId last = flow_bottleneck_[slot];
   if (last != kAtCap && links_[last].binds) {
-    if (links_[last].visit_epoch != epoch_) return true;
+    // Untouched by the filling, or filled by the component's flows alone.
+    if (links_[last].visit_epoch != epoch_ || links_[last].others == 0) return true;
     if (IsBottleneckOf(last, rate)) return true;
   }
   for (const Hop& hop : flows_[slot].hops) {
@@ -195,7 +192,7 @@ bool Network::IsBottleneckOf(LinkId id, double rate) {
     link.check_top_share = 0;
     for (const LinkEntry& entry : link.flows) {
       const double r = CurrentRate(entry.flow);
-      link.check_load += r * entry.weight;
+      link.check_load += r * EntryWeight(link, entry);
       link.check_top_share = std::max(link.check_top_share, r);
     }
   }
@@ -242,7 +239,7 @@ double Network::SaturationLevel(const Link& link) {
   double weight_left = 0;
   for (const LinkEntry& entry : link.flows) {
     const double rate = std::isinf(flow_rate_[entry.flow]) ? flow_cap_[entry.flow] : flow_rate_[entry.flow];
-    const double weight = entry.weight;
+    const double weight = EntryWeight(link, entry);
     level_scratch_.emplace_back(rate, weight);
     weight_left += weight;
   }
