@@ -32,33 +32,19 @@ double ProbabilityMaxAtMost(int flows, int bins, int t, const std::vector<double
   return fit[flows];
 }
 
-}  // namespace
-
-double ExpectedMaxLoad(int flows, int bins, int groups) {
-  if (flows <= 0) return 0;
-  if (bins <= 1) return flows;
-  std::vector<double> log_factorial(flows + 1, 0.0);
-  for (int i = 1; i <= flows; ++i) log_factorial[i] = log_factorial[i - 1] + std::log(static_cast<double>(i));
-  double expected = 0;
-  for (int t = 0; t < flows; ++t) {
-    const double above = 1.0 - std::pow(ProbabilityMaxAtMost(flows, bins, t, log_factorial), groups);
-    expected += above;
-    if (above < 1e-12) break;  // later terms are smaller still
-  }
-  return expected;
-}
-
-double CachedExpectedMaxLoad(int flows, int bins, int groups) {
+// `compute()` once per process for each key (one cache per call site: each lambda is its own type).
+template <typename Key, typename Compute>
+double Memoized(const Key& key, Compute compute) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, int>, double> cache;
+  static std::map<Key, double> cache;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = cache.try_emplace(std::make_tuple(flows, bins, groups), 0.0);
-  if (inserted) it->second = ExpectedMaxLoad(flows, bins, groups);
+  auto [it, inserted] = cache.try_emplace(key, 0.0);
+  if (inserted) it->second = compute();
   return it->second;
 }
 
-double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
-  if (flows <= kExactBusiestFlows || bins <= 1) return CachedExpectedMaxLoad(static_cast<int>(flows), bins, groups);
+// Above kExactBusiestFlows: the bins' binomial loads taken as independent.
+double IndependentBinsBusiestLoad(int64_t flows, int bins, int groups) {
   // Each bin's load is Binomial(flows, 1 / bins); taken as independent, P(max <= t) = cdf(t)^(bins groups).
   // The sum starts 12 standard deviations below the mean (the cdf there is below 1e-30).
   const double f = static_cast<double>(flows), p = 1.0 / bins;
@@ -77,6 +63,34 @@ double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
     pmf *= static_cast<double>(flows - t) / static_cast<double>(t + 1) * odds;  // pmf(t + 1)
   }
   return expected;
+}
+
+}  // namespace
+
+double ExpectedMaxLoad(int flows, int bins, int groups) {
+  if (flows <= 0) return 0;
+  if (bins <= 1) return flows;
+  std::vector<double> log_factorial(flows + 1, 0.0);
+  for (int i = 1; i <= flows; ++i) log_factorial[i] = log_factorial[i - 1] + std::log(static_cast<double>(i));
+  double expected = 0;
+  for (int t = 0; t < flows; ++t) {
+    const double above = 1.0 - std::pow(ProbabilityMaxAtMost(flows, bins, t, log_factorial), groups);
+    expected += above;
+    if (above < 1e-12) break;  // later terms are smaller still
+  }
+  return expected;
+}
+
+double CachedExpectedMaxLoad(int flows, int bins, int groups) {
+  return Memoized(std::make_tuple(flows, bins, groups), [&] { return ExpectedMaxLoad(flows, bins, groups); });
+}
+
+// Memoized like CachedExpectedMaxLoad: a 2,048-GPU representative all-to-all asks for thousands of
+// classes of a few shapes, each a sum over thousands of loads.
+double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
+  if (flows <= kExactBusiestFlows || bins <= 1) return CachedExpectedMaxLoad(static_cast<int>(flows), bins, groups);
+  return Memoized(std::make_tuple(flows, bins, groups),
+                  [&] { return IndependentBinsBusiestLoad(flows, bins, groups); });
 }
 
 }  // namespace hetsim
