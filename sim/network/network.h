@@ -5,10 +5,11 @@
 // A flow first waits for the sum of its route's per-hop latencies, then transmits. In the max-min
 // mode every transmitting flow gets its max-min fair share of every directed link on its route
 // (progressive filling). Rates are recomputed incrementally: a flow starting or ending marks its links
-// dirty, and one recompute per simulated instant re-rates only the flows connected to the dirty links
-// through shared links that can saturate, and of those only the ones whose rate is at or above the
-// lowest level the change can move, moving their completion events on the engine (details, proof and
-// reasons in docs/decisions.md). In the contention-free mode each flow behaves as if alone:
+// dirty, and one recompute per simulated instant re-rates the flows on the dirty links whose rate is at
+// or above the lowest level the change can move, then, while some flow on the links it touched has
+// lost its bottleneck, the flows around it (the whole component through links that can saturate after
+// a few rounds), moving their completion events on the engine (details, proof and reasons in
+// docs/decisions.md). In the contention-free mode each flow behaves as if alone:
 // latency + bytes / bottleneck capacity.
 #ifndef HETSIM_SIM_NETWORK_NETWORK_H_
 #define HETSIM_SIM_NETWORK_NETWORK_H_
