@@ -89,6 +89,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   state.counters["visited"] = static_cast<double>(last.network.flows_visited);
   state.counters["rerated"] = static_cast<double>(last.network.flows_rerated);
   state.counters["closures"] = static_cast<double>(last.network.component_closures);
+  state.counters["merged"] = static_cast<double>(last.network.flows_merged);
   state.counters["maxrss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
