@@ -387,5 +387,28 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
   CHECK_FALSE(ParseNetworkMode("fluid").ok());
 }
 
+// Three identical weighted flows started at one instant run as one flow of the summed weights, and
+// every caller hears of the completion. The links count them as three flows of the parts' weights:
+// 1001 bytes at weight 0.5 is 501 bytes per part (half rounds away from zero), not the 1502 of the
+// merged 1.5; at weight 2.5 each part counts 3 flows and 2503 bytes.
+TEST_CASE("merged weighted flows count on their links as the flows that merged", "[network]") {
+  Simulator sim;
+  auto net = Network::Create(&sim, {{1e9, kMicrosecond}, {1e9, kMicrosecond}}, NetworkMode::kMaxMinFair);
+  REQUIRE(net.ok());
+  Log log(&sim);
+  const std::vector<LinkId> route{0, 1};
+  const std::vector<double> weights{0.5, 2.5};
+  for (uint64_t tag = 0; tag < 3; ++tag) (*net)->StartWeightedFlow(route, weights, 1001, &log, tag);
+  sim.Run();
+  CHECK((*net)->stats().flows_merged == 2);
+  CHECK((*net)->stats().flows_completed == 3);
+  REQUIRE(log.done.size() == 3);
+  for (uint64_t tag = 0; tag < 3; ++tag) CHECK(log.done[tag].tag == tag);
+  CHECK((*net)->link_counters(0).bytes == 3 * 501);
+  CHECK((*net)->link_counters(0).flows == 3);
+  CHECK((*net)->link_counters(1).bytes == 3 * 2503);
+  CHECK((*net)->link_counters(1).flows == 3 * 3);
+}
+
 }  // namespace
 }  // namespace hetsim::sim

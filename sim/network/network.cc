@@ -191,14 +191,14 @@ FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const
   if (merge_instant_ != now) {
     merge_instant_ = now;
     merge_index_.clear();
-    merge_weights_.clear();
   }
   const uint64_t key = absl::HashOf(bytes, absl::MakeConstSpan(route.data(), route.size()),
                                     absl::MakeConstSpan(weights.data(), weights.size()));
   if (const uint32_t host = IdenticalWaitingFlow(key, route, weights, bytes); host != kNoFlow) {
     Flow& f = flows_[host];
+    if (f.merged == nullptr) f.merged = std::make_unique<MergedParts>(MergedParts{f.weights, {}});
     for (size_t h = 0; h < weights.size(); ++h) f.weights[h] += weights[h];
-    f.riders.emplace_back(observer, tag);
+    f.merged->riders.emplace_back(observer, tag);
     ++stats_.flows_started;
     ++stats_.flows_merged;
     return (uint64_t{f.generation} << 32) | host;
@@ -206,10 +206,7 @@ FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const
   const FlowId id = StartFlow(route, bytes, observer, tag);
   const auto slot = static_cast<uint32_t>(id);
   flows_[slot].weights.assign(weights.begin(), weights.end());
-  if (flows_[slot].state == FlowState::kWaitingLatency) {
-    merge_index_[key] = {slot, merge_weights_.size()};
-    merge_weights_.insert(merge_weights_.end(), weights.begin(), weights.end());
-  }
+  if (flows_[slot].state == FlowState::kWaitingLatency) merge_index_[key] = slot;
   return id;
 }
 
@@ -217,7 +214,7 @@ uint32_t Network::IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> rou
                                        int64_t bytes) {
   const auto it = merge_index_.find(key);
   if (it == merge_index_.end()) return kNoFlow;
-  const auto [slot, first_weight] = it->second;
+  const uint32_t slot = it->second;
   const Flow& f = flows_[slot];
   // Started at this instant (the index is cleared when time moves), so the slot cannot have been
   // reused by a flow of another instant; it may have activated (zero latency) or hash-collided.
@@ -225,10 +222,9 @@ uint32_t Network::IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> rou
   for (size_t h = 0; h < route.size(); ++h) {
     if (f.hops[h].link != route[h]) return kNoFlow;
   }
-  // The flow's weights are the sums of what merged: compare with its first part's.
-  if (!std::equal(weights.begin(), weights.end(), merge_weights_.begin() + static_cast<std::ptrdiff_t>(first_weight))) {
-    return kNoFlow;
-  }
+  // A merged flow's weights are its parts' sums: compare with one part's.
+  const std::vector<double>& part = f.merged == nullptr ? f.weights : f.merged->part_weights;
+  if (!std::equal(weights.begin(), weights.end(), part.begin())) return kNoFlow;
   return slot;
 }
 
@@ -296,9 +292,12 @@ void Network::Leave(uint32_t slot) {
       link.bytes += f.bytes;
       ++link.completed_flows;
     } else {
+      // Each part counts as if it had run alone, whatever merged.
       --link.weighted_flows;
-      link.bytes += std::llround(static_cast<double>(f.bytes) * f.weights[h]);
-      link.completed_flows += static_cast<uint64_t>(std::max<long long>(1, std::llround(f.weights[h])));
+      const uint64_t parts = f.merged == nullptr ? 1 : 1 + f.merged->riders.size();
+      const double w = f.merged == nullptr ? f.weights[h] : f.merged->part_weights[h];
+      link.bytes += static_cast<int64_t>(parts) * std::llround(static_cast<double>(f.bytes) * w);
+      link.completed_flows += parts * static_cast<uint64_t>(std::max<long long>(1, std::llround(w)));
     }
     if (link.flows.empty()) link.busy_time += now - link.busy_since;
     if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
@@ -315,13 +314,13 @@ void Network::Complete(uint32_t slot) {
   const FlowId id = (uint64_t{f.generation} << 32) | slot;
   FlowObserver* observer = f.observer;
   const uint64_t tag = f.tag;
-  std::vector<std::pair<FlowObserver*, uint64_t>> riders;
-  if (!f.riders.empty()) riders.swap(f.riders);  // merged weighted flows only: no move on the common path
+  const std::unique_ptr<MergedParts> merged = std::move(f.merged);
   FreeFlow(slot);
   --active_flows_;
-  stats_.flows_completed += 1 + riders.size();
+  stats_.flows_completed += 1 + (merged == nullptr ? 0 : merged->riders.size());
   if (observer != nullptr) observer->OnFlowCompleted(id, tag);
-  for (const auto& [rider, rider_tag] : riders) {
+  if (merged == nullptr) return;
+  for (const auto& [rider, rider_tag] : merged->riders) {
     if (rider != nullptr) rider->OnFlowCompleted(id, rider_tag);
   }
 }

@@ -145,6 +145,12 @@ class Network : private EventHandler {
     uint32_t flow;  // flow slot
     uint32_t hop;   // index into that flow's hops
   };
+  // A weighted flow that stands for several identical ones started at one instant: its weights are
+  // the parts' sums; the links count each part's bytes and flows as if it had run alone.
+  struct MergedParts {
+    std::vector<double> part_weights;                        // every part's (they are identical)
+    std::vector<std::pair<FlowObserver*, uint64_t>> riders;  // the parts after the first, in start order
+  };
   struct Flow {
     uint32_t generation = 1;
     FlowState state = FlowState::kFree;
@@ -161,8 +167,8 @@ class Network : private EventHandler {
     // hop on join and leave, and no allocation per flow.
     absl::InlinedVector<Hop, 6> hops;
     std::vector<double> weights;  // per hop (StartWeightedFlow); empty: 1 on every hop
-    // Further callers of identical weighted flows merged into this one, told at its completion.
-    std::vector<std::pair<FlowObserver*, uint64_t>> riders;
+    // Identical weighted flows merged into this one (StartWeightedFlow); null when none.
+    std::unique_ptr<MergedParts> merged;
   };
   struct Link {
     LinkSpec spec;
@@ -219,6 +225,7 @@ class Network : private EventHandler {
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
   bool AddFlowsWithoutBottleneck();
+  void RefreshBottlenecks();
   double CurrentRate(uint32_t slot) const;  // this round's filling for the component, else the last rate
   bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
   bool CheckBottleneck(uint32_t slot);
@@ -286,9 +293,8 @@ class Network : private EventHandler {
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
   // Weighted flows started at merge_instant_, by a hash of route, bytes and weights (StartWeightedFlow).
   Time merge_instant_ = -1;
-  // Value: the flow slot and where its first part's weights start in merge_weights_.
-  absl::flat_hash_map<uint64_t, std::pair<uint32_t, size_t>> merge_index_;
-  std::vector<double> merge_weights_;
+  // Value: the flow slot.
+  absl::flat_hash_map<uint64_t, uint32_t> merge_index_;
 };
 
 }  // namespace hetsim::sim

@@ -22,6 +22,8 @@ void Network::Recompute() {
         ScanComponentLinks();
         FillProgressively();
       }
+      // No check follows this filling: make every record it (or an earlier round) left true again.
+      RefreshBottlenecks();
       break;
     }
     if (!AddFlowsWithoutBottleneck()) break;
@@ -145,6 +147,22 @@ bool Network::AddFlowsWithoutBottleneck() {
     }
   }
   return grew;
+}
+
+// After a filling that no check follows (the last round, or the closure), a flow's recorded link may
+// not hold it: the filling records the link that fixed a flow even where flows outside the component
+// (frozen ones included) run faster, and an earlier round's check may have moved a record to a link
+// that held the flow only at that round's rates. The next recompute would accept such a record
+// unchecked when its link is untouched, so re-check every flow on a link shared with flows outside
+// the component; one left without a bottleneck (rounding) gets none, which makes the next check
+// look at all its links.
+void Network::RefreshBottlenecks() {
+  for (LinkId id : component_links_) {
+    if (links_[id].others == 0) continue;
+    for (const LinkEntry& entry : links_[id].flows) {
+      if (!HasBottleneck(entry.flow)) flow_bottleneck_[entry.flow] = kAtCap;
+    }
+  }
 }
 
 double Network::CurrentRate(uint32_t slot) const {
