@@ -83,11 +83,14 @@ class Exporter {
     }
   }
 
-  bool SplitForBuckets(NodeId id) const {
-    const DagNode& node = dag_.node(id);
-    const auto& order = dag_.stage_compute_order()[node.stage];
-    return setup_.spec.plan.overlap_grad_reduce && !order.empty() && order.back() == id &&
-           !setup_.stages[node.stage].grad_buckets.empty();
+  // The first gradient bucket an overlapped reduction fills during compute node `id`, or -1.
+  int FirstBucketOf(NodeId id) const {
+    if (!setup_.spec.plan.overlap_grad_reduce) return -1;
+    const std::vector<sim::executor::BucketReady>& ready = setup_.stages[dag_.node(id).stage].bucket_ready;
+    for (size_t j = 0; j < ready.size(); ++j) {
+      if (ready[j].node == id && ready[j].piece == 0) return static_cast<int>(j);
+    }
+    return -1;
   }
 
   void AddCompute(NodeId id) {
@@ -96,8 +99,10 @@ class Exporter {
     const auto& vs = setup_.virtual_stages[node.virtual_stage];
     const double flop = forward ? vs.cost.forward_flop_per_gpu : vs.cost.backward_flop_per_gpu;
     const Time d = setup_.durations[id];
-    // An overlapped reduction's buckets become ready (j+1)/n of the way through the last backward.
-    const int pieces = SplitForBuckets(id) ? static_cast<int>(setup_.stages[node.stage].grad_buckets.size()) : 1;
+    // An overlapped reduction's buckets become ready (j+1)/n of the way through the last backward of
+    // their model chunk.
+    const int first_bucket = FirstBucketOf(id);
+    const int pieces = first_bucket < 0 ? 1 : setup_.stages[node.stage].bucket_ready[first_bucket].pieces;
     for (GpuId gpu : setup_.stages[node.stage].layout.gpus) {
       uint64_t previous = 0;
       for (int j = 0; j < pieces; ++j) {
@@ -117,7 +122,11 @@ class Exporter {
           n.add_ctrl_deps(previous);
         }
         previous = Add(gpu, std::move(n));
-        if (pieces > 1) bucket_ready_[gpu].push_back(previous);
+        if (first_bucket >= 0) {
+          std::vector<uint64_t>& ready = bucket_ready_[gpu];
+          ready.resize(setup_.stages[node.stage].grad_buckets.size());
+          ready[first_bucket + j] = previous;
+        }
       }
       exits_[id][gpu] = {previous};
     }
@@ -207,7 +216,7 @@ class Exporter {
   const sim::pipeline::PipelineDag& dag_;
   ChakraExport out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
-  absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> pieces of its last backward
+  absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it
   std::vector<std::pair<int, uint64_t>> pending_exits_;
   int32_t next_tag_ = 0;
 };

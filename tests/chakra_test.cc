@@ -347,9 +347,9 @@ TEST_CASE("chakra replay: --retime-compute times num_ops with the GPU type's ker
 namespace hetsim {
 namespace {
 
-// Gradient buckets overlapped with the last backward, the ZeRO-1 parameter all-gather, interleaved
-// chunks and blocking p2p: each exported shape replays to the executor's time. The passes are whole
-// microseconds; bucket parts and the optimizer step are rounded (a few us in all), and per-rank traces
+// Gradient buckets overlapped with the last backward (of each chunk, when interleaved), the ZeRO-1
+// parameter all-gather, interleaved chunks and blocking p2p: each exported shape replays to the executor's time. The
+// passes are whole microseconds; bucket parts and the optimizer step are rounded (a few us in all), and per-rank traces
 // let a GPU go on when its own receives are done (the executor waits for the whole boundary).
 TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p", "[chakra]") {
   const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
@@ -361,7 +361,13 @@ TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p
   v1::Plan interleaved = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 2}, {"slow", 0, 0, 2, 2, 1, 1.5, 3.0, 2}}, 4,
                                   v1::INTERLEAVED_1F1B, 1 << 20, 1, 2);
   interleaved.set_blocking_p2p(true);
-  for (const v1::Plan& plan : {buckets, interleaved}) {
+  // Interleaved with buckets: each chunk's two buckets follow the chunk's own last backward.
+  v1::Plan chunked = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 2}, {"slow", 0, 0, 2, 1, 2, 1.5, 3.0, 2}}, 4,
+                              v1::INTERLEAVED_1F1B, 1 << 20, 2, 2);
+  chunked.set_overlap_grad_reduce(true);
+  chunked.set_grad_bucket_bytes(1 << 20);
+  for (v1::Stage& s : *chunked.mutable_stages()) s.set_zero_stage(1);
+  for (const v1::Plan& plan : {buckets, interleaved, chunked}) {
     const auto in = MakeInputs(cluster, plan);
     const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
     const Time run = MakeRun(*setup).iteration_time;

@@ -26,6 +26,8 @@ using hetsim::Time;
 using hetsim::sim::NetworkMode;
 using hetsim::sim::executor::ExecutionResult;
 using hetsim::sim::executor::ExecutionSetup;
+using hetsim::sim::pipeline::NodeId;
+namespace executor = hetsim::sim::executor;
 using hetsim::sim::executor::MemoryTimeline;
 using hetsim::sim::pipeline::AnalyzeLongestPath;
 using hetsim::testing::MakeInputs;
@@ -304,6 +306,50 @@ TEST_CASE("executor: gradient synchronisation runs after the last backward, or o
           std::find_if(run.grad_syncs.begin(), run.grad_syncs.end(), [&](const auto& g) { return g.stage == s; });
       REQUIRE(first->start < run.last_backward_end[s]);
     }
+  }
+}
+
+// Interleaving: each model chunk has its own buckets, of its own gradients, ready through the chunk's
+// own last backward (Megatron-LM's per-chunk DDP), so every chunk but the last to finish reduces
+// while the stage still computes. 4 layers of 1M FP16 parameters a stage, 2 chunks of 2 layers: 4 MB
+// of gradients a chunk, two 2 MB buckets each.
+TEST_CASE("executor: under interleaving each chunk's gradient buckets follow its own last backward", "[executor]") {
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
+  v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 4}, {"fast", 1, 0, 2, 1, 2, 1.0, 2.0, 4}}, 8,
+                           v1::INTERLEAVED_1F1B, 100000, 2, 2);
+  plan.set_overlap_grad_reduce(true);
+  plan.set_grad_bucket_bytes(2000000);
+  const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+  const ExecutionResult run = MakeRun(*setup);
+  const int S = setup->num_stages();
+  for (int s = 0; s < S; ++s) {
+    INFO("stage " << s);
+    const executor::StageSetup& st = setup->stages[s];
+    const auto& order = setup->dag->stage_compute_order()[s];
+    REQUIRE(st.grad_buckets.size() == 4);
+    REQUIRE(st.bucket_ready.size() == 4);
+    // Chunk 1's last operation comes first in the schedule; chunk 0's is the stage's last.
+    const NodeId chunk1_end = st.bucket_ready[0].node;
+    CHECK(setup->dag->node(chunk1_end).virtual_stage == S + s);
+    CHECK(st.bucket_ready[2].node == order.back());
+    CHECK(setup->dag->node(order.back()).virtual_stage == s);
+    for (int j = 0; j < 4; ++j) {
+      CHECK(st.grad_buckets[j].bytes == 2000000);
+      CHECK(st.bucket_ready[j].node == (j < 2 ? chunk1_end : order.back()));
+      CHECK(st.bucket_ready[j].piece == j % 2);
+      CHECK(st.bucket_ready[j].pieces == 2);
+    }
+    // The first bucket launches half-way through chunk 1's last backward, on a network still free of
+    // gradient traffic, long before the stage's last operation starts.
+    std::vector<executor::GradSyncRecord> syncs;
+    for (const auto& g : run.grad_syncs) {
+      if (g.stage == s) syncs.push_back(g);
+    }
+    REQUIRE(syncs.size() == 4);
+    CHECK(syncs[0].start == run.node_start[chunk1_end] + setup->durations[chunk1_end] / 2);
+    CHECK(syncs[1].finish <= run.node_start[order.back()]);
+    // Chunk 0's buckets fill through the stage's last backward.
+    CHECK(syncs[2].start >= run.node_start[order.back()] + setup->durations[order.back()] / 2);
   }
 }
 

@@ -59,10 +59,15 @@ class Run : private EventHandler, private FlowObserver {
     r_.stage_end.assign(S, 0);
     stages_.resize(S);
     last_op_.assign(S, -1);
+    first_bucket_.assign(n, -1);
     for (int s = 0; s < S; ++s) {
       const auto& order = dag_.stage_compute_order()[s];
       if (!order.empty()) last_op_[s] = order.back();
       stages_[s].ready.assign(setup_.stages[s].grad_buckets.size(), false);
+      const std::vector<BucketReady>& ready = setup_.stages[s].bucket_ready;
+      for (size_t j = 0; j < ready.size(); ++j) {
+        if (ready[j].piece == 0) first_bucket_[ready[j].node] = static_cast<int32_t>(j);
+      }
     }
     stages_left_ = S;
 
@@ -201,7 +206,9 @@ class Run : private EventHandler, private FlowObserver {
       case NodeKind::kForward:
       case NodeKind::kBackward: {
         const Time finish = ComputeFinish(id);
-        if (id == last_op_[node.stage] && plan().overlap_grad_reduce) ScheduleBuckets(node.stage, finish - sim_.now());
+        if (first_bucket_[id] >= 0 && plan().overlap_grad_reduce) {
+          ScheduleBuckets(node.stage, first_bucket_[id], finish - sim_.now());
+        }
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
       }
@@ -278,11 +285,12 @@ class Run : private EventHandler, private FlowObserver {
     }
   }
 
-  // Overlapped reduction: bucket j of n is ready (j+1)/n of the way through the last backward.
-  void ScheduleBuckets(int stage, Time d) {
-    const size_t n = setup_.stages[stage].grad_buckets.size();
-    for (size_t j = 0; j < n; ++j) {
-      const Time at = sim_.now() + d * static_cast<Time>(j + 1) / static_cast<Time>(n);
+  // Overlapped reduction: the buckets a compute of duration `d` fills, from `first` on, are ready
+  // (piece + 1) / pieces of the way through it.
+  void ScheduleBuckets(int stage, int first, Time d) {
+    const std::vector<BucketReady>& ready = setup_.stages[stage].bucket_ready;
+    for (size_t j = first; j < ready.size() && ready[j].node == ready[first].node; ++j) {
+      const Time at = sim_.now() + d * static_cast<Time>(ready[j].piece + 1) / static_cast<Time>(ready[j].pieces);
       sim_.Schedule(at, this, Payload(kBucketReady, (uint64_t(stage) << 32) | j));
     }
   }
@@ -381,6 +389,7 @@ class Run : private EventHandler, private FlowObserver {
   std::vector<int32_t> pending_;
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
+  std::vector<int32_t> first_bucket_;  // per DAG node: the first gradient bucket its compute fills, or -1
   std::vector<StageState> stages_;
   int stages_left_ = 0;
   std::deque<TransferGraph> graph_store_;

@@ -251,12 +251,17 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
 
 // The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
 // optimizer step.
+// `bytes` of gradients in buckets of Plan.grad_bucket_bytes (one bucket when 0).
+void AppendBuckets(const spec::PlanSpec& plan, CollectiveOp op, int64_t bytes, std::vector<GradSyncStep>& out) {
+  const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
+  for (int64_t done = 0; done < bytes; done += bucket) out.push_back({op, std::min(bucket, bytes - done)});
+}
+
 void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (out.layout.gradient_group_size() <= 1) return;
   const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
   const CollectiveOp op = zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-  const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
-  for (int64_t done = 0; done < bytes; done += bucket) out.grad_buckets.push_back({op, std::min(bucket, bytes - done)});
+  AppendBuckets(plan, op, bytes, out.grad_buckets);
   // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
   // each layer's before its forward and again before its backward (ZeroThreeGathers).
   if ((zero_stage == 1 || zero_stage == 2) && bytes > 0) {
@@ -453,6 +458,42 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
   return absl::OkStatus();
 }
 
+// Phase 6: when each gradient bucket is ready (StageSetup::bucket_ready). Without interleaving the
+// stage's buckets fill through its last operation. With v chunks each chunk has its own buckets, of
+// its own gradients, filling through the chunk's last operation on the stage: Megatron-LM wraps each
+// model chunk in its own DDP module and launches a chunk's reductions when its last microbatch's
+// backward has produced them. Chunks launch in the order those operations come in the schedule.
+void AssignGradBuckets(ExecutionSetup& setup, int v) {
+  const int S = setup.num_stages();
+  for (int s = 0; s < S; ++s) {
+    StageSetup& st = setup.stages[s];
+    const std::vector<pipeline::NodeId>& order = setup.dag->stage_compute_order()[s];
+    if (st.grad_buckets.empty() || order.empty()) continue;
+    std::vector<int> chunk_end(v, -1);  // position in `order` of each chunk's last operation
+    for (size_t i = 0; i < order.size(); ++i)
+      chunk_end[setup.dag->node(order[i]).virtual_stage / S] = static_cast<int>(i);
+    std::vector<int> chunks;
+    for (int c = 0; c < v; ++c) {
+      if (chunk_end[c] >= 0) chunks.push_back(c);
+    }
+    std::sort(chunks.begin(), chunks.end(), [&](int a, int b) { return chunk_end[a] < chunk_end[b]; });
+    if (v > 1) {
+      const CollectiveOp op = st.grad_buckets.front().op;
+      st.grad_buckets.clear();
+      for (int c : chunks) {
+        const workload::StageCost& cost = setup.virtual_stages[c * S + s].cost;
+        const size_t first = st.grad_buckets.size();
+        AppendBuckets(setup.spec.plan, op, cost.grad_sync_bytes + cost.expert_grad_sync_bytes, st.grad_buckets);
+        const int pieces = static_cast<int>(st.grad_buckets.size() - first);
+        for (int j = 0; j < pieces; ++j) st.bucket_ready.push_back({order[chunk_end[c]], j, pieces});
+      }
+      continue;
+    }
+    const int pieces = static_cast<int>(st.grad_buckets.size());
+    for (int j = 0; j < pieces; ++j) st.bucket_ready.push_back({order.back(), j, pieces});
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
@@ -485,6 +526,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   setup->simulated_collective_groups = timer.simulated_groups();
   SetH1f1bInputs(*setup);
   HETSIM_RETURN_IF_ERROR(BuildDag(*setup, v));
+  AssignGradBuckets(*setup, v);
   return setup;
 }
 

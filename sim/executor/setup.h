@@ -120,6 +120,15 @@ struct GradSyncStep {
   int64_t bytes;  // per GPU, as nccl-tests counts it
 };
 
+// Where an overlapped reduction's bucket becomes ready: `piece + 1` of `pieces` equal parts into the
+// compute of `node`, the last operation of the bucket's model chunk on its stage (Megatron-LM reduces
+// each chunk's gradients as soon as its last backward has produced them).
+struct BucketReady {
+  pipeline::NodeId node = -1;
+  int piece = 0;
+  int pieces = 1;
+};
+
 struct StageSetup {
   StageLayout layout;
   workload::StageCost cost;  // the whole stage (memory, gradient bytes)
@@ -128,8 +137,10 @@ struct StageSetup {
   double memory_capacity_bytes = 0;
   Time optimizer_time = 0;  // Adam step, memory-bound
   // Gradient buckets in launch order (reduce-scatter or all-reduce), then the parameter all-gather
-  // that ZeRO >= 1 runs after the optimizer step (empty when none or DP == 1).
+  // that ZeRO >= 1 runs after the optimizer step (empty when none or DP == 1). Under interleaving each
+  // model chunk has its own buckets, chunks in the order their last backwards end.
   std::vector<GradSyncStep> grad_buckets;
+  std::vector<BucketReady> bucket_ready;  // per bucket: when an overlapped reduction may launch it
   std::optional<GradSyncStep> param_gather;
 };
 
