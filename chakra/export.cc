@@ -38,6 +38,7 @@ class Exporter {
   }
 
   ChakraExport Run() {
+    for (int s = 0; s < setup_.num_stages(); ++s) AddEarlyGathers(s);
     for (NodeId id : dag_.topological_order()) {
       const DagNode& node = dag_.node(id);
       if (IsCompute(node.kind)) {
@@ -118,6 +119,7 @@ class Exporter {
         n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
         if (j == 0) {
           AddDeps(id, gpu, n);
+          if (const auto it = early_gather_.find({gpu, id}); it != early_gather_.end()) n.add_data_deps(it->second);
         } else {
           n.add_ctrl_deps(previous);
         }
@@ -160,6 +162,50 @@ class Exporter {
     pending_exits_.clear();
   }
 
+  // The communicator of each data-parallel group of stage `s` (one per TP rank), created once.
+  const std::vector<std::string>& DataGroups(int s) {
+    const sim::executor::StageSetup& st = setup_.stages[s];
+    auto [it, inserted] = data_groups_.try_emplace(s);
+    for (int t = 0; inserted && t < st.layout.tensor_parallel && !st.grad_buckets.empty(); ++t) {
+      proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
+      for (GpuId g : st.layout.DataGroup(t)) group.ranks.push_back(g);
+      it->second.push_back(group.name);
+      out_.comm_groups.push_back(std::move(group));
+    }
+    return it->second;
+  }
+
+  // Plan.overlap_param_gather: the step before's parameter all-gathers open the trace, chunk by chunk,
+  // and each chunk's first forward depends on its own (AddCompute), as the executor runs them.
+  void AddEarlyGathers(int s) {
+    const sim::executor::StageSetup& st = setup_.stages[s];
+    if (st.early_param_gathers.empty()) return;
+    const std::vector<std::string>& group_names = DataGroups(s);
+    for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
+      const GpuId gpu = st.layout.gpus[i];
+      std::optional<uint64_t> previous;
+      for (size_t c = 0; c < st.early_param_gathers.size(); ++c) {
+        Node n = CollectiveNode(st.early_param_gathers[c], absl::StrFormat("param all-gather chunk %d", c),
+                                group_names[static_cast<int>(i) % st.layout.tensor_parallel]);
+        if (previous) n.add_ctrl_deps(*previous);
+        previous = Add(gpu, std::move(n));
+        early_gather_[{gpu, dag_.Forward(0, static_cast<int>(c) * setup_.num_stages() + s)}] = *previous;
+      }
+    }
+  }
+
+  static Node CollectiveNode(const sim::executor::GradSyncStep& step, const std::string& name,
+                             const std::string& group) {
+    Node n;
+    n.set_name(name);
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(step.op)));
+    n.add_attr()->CopyFrom(Int64Attr(kCommSize, step.bytes));
+    n.add_attr()->CopyFrom(StringAttr(kPgName, group));
+    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+    return n;
+  }
+
   // Gradient buckets on every member of each data-parallel group, then the optimizer step and the
   // ZeRO-1/2 parameter all-gather, as the executor runs them after the stage's last backward.
   void AddGradSync(int s) {
@@ -167,28 +213,16 @@ class Exporter {
     const auto& order = dag_.stage_compute_order()[s];
     if (order.empty()) return;
     const NodeId last = order.back();
-    std::vector<std::string> group_names;
-    for (int t = 0; t < st.layout.tensor_parallel && !st.grad_buckets.empty(); ++t) {
-      proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
-      for (GpuId g : st.layout.DataGroup(t)) group.ranks.push_back(g);
-      group_names.push_back(group.name);
-      out_.comm_groups.push_back(std::move(group));
-    }
+    const std::vector<std::string>& group_names = DataGroups(s);
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
       const int tp_rank = static_cast<int>(i) % st.layout.tensor_parallel;
       const uint64_t last_backward = exits_[last][gpu][0];
       std::optional<uint64_t> previous;
       auto collective = [&](const sim::executor::GradSyncStep& step, const std::string& name, uint64_t data_dep) {
-        Node n;
-        n.set_name(name);
-        n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+        Node n = CollectiveNode(step, name, group_names[tp_rank]);
         n.add_data_deps(data_dep);
         if (previous) n.add_ctrl_deps(*previous);
-        n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(step.op)));
-        n.add_attr()->CopyFrom(Int64Attr(kCommSize, step.bytes));
-        n.add_attr()->CopyFrom(StringAttr(kPgName, group_names[tp_rank]));
-        n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
         previous = Add(gpu, std::move(n));
       };
       const std::vector<uint64_t>& ready = bucket_ready_[gpu];
@@ -208,7 +242,7 @@ class Exporter {
       opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
       const uint64_t step = Add(gpu, std::move(opt));
       previous.reset();
-      if (st.param_gather) collective(*st.param_gather, "param all-gather", step);
+      if (st.param_gather && st.early_param_gathers.empty()) collective(*st.param_gather, "param all-gather", step);
     }
   }
 
@@ -217,6 +251,8 @@ class Exporter {
   ChakraExport out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
   absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it
+  absl::flat_hash_map<int, std::vector<std::string>> data_groups_;      // stage -> DataGroups
+  absl::flat_hash_map<std::pair<int, NodeId>, uint64_t> early_gather_;  // (rank, first forward) -> its gather
   std::vector<std::pair<int, uint64_t>> pending_exits_;
   int32_t next_tag_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "driver/replan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -25,10 +26,15 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
 }
 
 // The framework settings of the plan that was running, which a restart on fewer GPUs keeps: gradient
-// overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (the TP overlap and its settings, and
-// CP, are priced and written by the planner through the request).
+// and parameter-gather overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (the TP overlap and its settings,
+// and CP, are priced and written by the planner through the request).
 void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
   replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
+  // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
+  replanned.set_overlap_param_gather(
+      original.overlap_param_gather() &&
+      std::any_of(replanned.stages().begin(), replanned.stages().end(),
+                  [](const hetsim::v1::Stage& s) { return s.zero_stage() == 1 || s.zero_stage() == 2; }));
   replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
   replanned.set_blocking_p2p(original.blocking_p2p());
   replanned.set_zero3_prefetch(original.zero3_prefetch());

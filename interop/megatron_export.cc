@@ -227,6 +227,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
+  if (plan.overlap_param_gather()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();

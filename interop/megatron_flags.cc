@@ -66,6 +66,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"qk-pos-emb-head-dim", 1},
     {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
+    {"overlap-param-gather", 0},
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
     {"use-flash-attn", 0},
@@ -84,11 +85,14 @@ constexpr NamedFlag kModelledFlags[] = {
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"overlap-param-gather", 0},      {"rampup-batch-size", 3},
-    {"grad-reduce-in-bf16", 0},       {"fp8-param-gather", 0},
+    {"rampup-batch-size", 3},
+    {"grad-reduce-in-bf16", 0},
+    {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
-    {"moe-token-dispatcher-type", 1}, {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},       {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
+    {"moe-token-dispatcher-type", 1},
+    {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},
+    {"mtp-num-layers", 1},             // DeepSeek's multi-token prediction modules
     {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
                                        // same.
 };

@@ -505,6 +505,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_overlap_param_gather(r.Has("overlap-param-gather"));
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
   // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
   // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose

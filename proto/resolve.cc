@@ -242,6 +242,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
     p.stages.push_back(ResolveStage(plan.stages(i), absl::StrFormat("%s: stages[%d]", plan_file, i)));
   }
   p.overlap_grad_reduce = plan.overlap_grad_reduce();
+  p.overlap_param_gather = plan.overlap_param_gather();
   p.grad_bucket_bytes = plan.grad_bucket_bytes();
   p.tp_comm_overlap = plan.tp_comm_overlap();
   p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();

@@ -88,7 +88,8 @@ struct PlanSpec {
   int context_parallel = 1;
   std::vector<StageSpec> stages;
   bool overlap_grad_reduce = false;
-  uint64_t grad_bucket_bytes = 0;  // 0: one bucket per stage
+  bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
+  uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
   bool tp_comm_overlap = false;
   bool tp_comm_overlap_aggregate = false;
   TpCommOverlapSpec tp_comm_overlap_config;

@@ -367,15 +367,19 @@ TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p
   chunked.set_overlap_grad_reduce(true);
   chunked.set_grad_bucket_bytes(1 << 20);
   for (v1::Stage& s : *chunked.mutable_stages()) s.set_zero_stage(1);
-  for (const v1::Plan& plan : {buckets, interleaved, chunked}) {
+  // The same with the parameter gathers at the start (Plan.overlap_param_gather), one per chunk.
+  v1::Plan early = chunked;
+  early.set_overlap_param_gather(true);
+  for (const v1::Plan& plan : {buckets, interleaved, chunked, early}) {
     const auto in = MakeInputs(cluster, plan);
     const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
     const Time run = MakeRun(*setup).iteration_time;
     const auto out = chakra::ExportChakra(*setup);
     int collectives = 0;
     for (const Node& n : out.ranks[0].nodes) collectives += n.type() == ChakraProtoMsg::COMM_COLL_NODE;
-    // Rank 0: 4 reduce-scatter buckets and the all-gather with ZeRO-1; none without DP.
-    CHECK(collectives == (plan.overlap_grad_reduce() ? 5 : 0));
+    // Rank 0: 4 reduce-scatter buckets and the all-gather with ZeRO-1 (one per chunk when it opens
+    // the iteration); none without DP.
+    CHECK(collectives == (plan.overlap_grad_reduce() ? (plan.overlap_param_gather() ? 6 : 5) : 0));
     const auto w = Workload(out.ranks, out.comm_groups);
     const Time replay = Replay(w, *setup->topology).iteration_time;
     INFO(plan.schedule() << ": executor " << run << " ps, replay " << replay << " ps");

@@ -309,18 +309,41 @@ TEST_CASE("executor: gradient synchronisation runs after the last backward, or o
   }
 }
 
+// Two stages of 4 layers (1M FP16 parameters each), DP 2 on 2 GPUs, interleaved in 2 chunks.
+v1::Plan InterleavedDpPlan() {
+  return MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 4}, {"fast", 1, 0, 2, 1, 2, 1.0, 2.0, 4}}, 8, v1::INTERLEAVED_1F1B,
+                  100000, 2, 2);
+}
+
+// A plan on the two-island test cluster, set up and run with max-min sharing.
+struct Ran {
+  std::unique_ptr<ExecutionSetup> setup;
+  ExecutionResult run;
+};
+Ran RunOnTestCluster(const v1::Plan& plan) {
+  auto setup = MakeSetup(MakeInputs(TwoIslandCluster(2, 2, 10, 1000), plan), NetworkMode::kMaxMinFair);
+  ExecutionResult run = MakeRun(*setup);
+  return {std::move(setup), std::move(run)};
+}
+
+// Stage `stage`'s gradient buckets, or its parameter gathers, in the order they ran.
+std::vector<executor::GradSyncRecord> SyncsOf(const ExecutionResult& run, int stage, bool param_gather) {
+  std::vector<executor::GradSyncRecord> out;
+  for (const auto& g : run.grad_syncs) {
+    if (g.stage == stage && g.param_gather == param_gather) out.push_back(g);
+  }
+  return out;
+}
+
 // Interleaving: each model chunk has its own buckets, of its own gradients, ready through the chunk's
 // own last backward (Megatron-LM's per-chunk DDP), so every chunk but the last to finish reduces
 // while the stage still computes. 4 layers of 1M FP16 parameters a stage, 2 chunks of 2 layers: 4 MB
 // of gradients a chunk, two 2 MB buckets each.
 TEST_CASE("executor: under interleaving each chunk's gradient buckets follow its own last backward", "[executor]") {
-  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
-  v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 4}, {"fast", 1, 0, 2, 1, 2, 1.0, 2.0, 4}}, 8,
-                           v1::INTERLEAVED_1F1B, 100000, 2, 2);
+  v1::Plan plan = InterleavedDpPlan();
   plan.set_overlap_grad_reduce(true);
   plan.set_grad_bucket_bytes(2000000);
-  const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
-  const ExecutionResult run = MakeRun(*setup);
+  const auto [setup, run] = RunOnTestCluster(plan);
   const int S = setup->num_stages();
   for (int s = 0; s < S; ++s) {
     INFO("stage " << s);
@@ -341,16 +364,46 @@ TEST_CASE("executor: under interleaving each chunk's gradient buckets follow its
     }
     // The first bucket launches half-way through chunk 1's last backward, on a network still free of
     // gradient traffic, long before the stage's last operation starts.
-    std::vector<executor::GradSyncRecord> syncs;
-    for (const auto& g : run.grad_syncs) {
-      if (g.stage == s) syncs.push_back(g);
-    }
+    const std::vector<executor::GradSyncRecord> syncs = SyncsOf(run, s, false);
     REQUIRE(syncs.size() == 4);
     CHECK(syncs[0].start == run.node_start[chunk1_end] + setup->durations[chunk1_end] / 2);
     CHECK(syncs[1].finish <= run.node_start[order.back()]);
     // Chunk 0's buckets fill through the stage's last backward.
     CHECK(syncs[2].start >= run.node_start[order.back()] + setup->durations[order.back()] / 2);
   }
+}
+
+// Plan.overlap_param_gather: the ZeRO-1 parameter all-gather of the step before runs at the
+// iteration's start, one per model chunk in forward order, and each chunk's first forward waits for
+// its own; nothing is gathered after the optimizer step. Stage 0's first forward has no other
+// predecessor, so it starts exactly when chunk 0's gather ends.
+TEST_CASE("executor: overlapped parameter gathers run at the start, chunk by chunk", "[executor]") {
+  v1::Plan plan = InterleavedDpPlan();
+  for (v1::Stage& st : *plan.mutable_stages()) st.set_zero_stage(1);
+  const Time late = RunOnTestCluster(plan).run.iteration_time;
+  plan.set_overlap_param_gather(true);
+  const auto [setup, run] = RunOnTestCluster(plan);
+  const int S = setup->num_stages();
+  for (int s = 0; s < S; ++s) {
+    INFO("stage " << s);
+    const executor::StageSetup& st = setup->stages[s];
+    REQUIRE(st.early_param_gathers.size() == 2);
+    // 2 layers of 1M FP16 parameters a chunk.
+    for (const auto& g : st.early_param_gathers) CHECK(g.bytes == 4000000);
+    const std::vector<executor::GradSyncRecord> gathers = SyncsOf(run, s, true);
+    REQUIRE(gathers.size() == 2);
+    CHECK(gathers[0].start == 0);
+    CHECK(gathers[1].start == gathers[0].finish);
+    for (int c = 0; c < 2; ++c) {
+      CHECK(gathers[c].step == c);
+      CHECK(run.node_start[setup->dag->Forward(0, c * S + s)] >= gathers[c].finish);
+    }
+    // The step ends the stage: no gather after it.
+    CHECK(run.stage_end[s] == run.optimizer_start[s] + st.optimizer_time);
+  }
+  CHECK(run.node_start[setup->dag->Forward(0, 0)] == run.grad_syncs.front().finish);
+  // The gather moved off the end of the iteration: it ends sooner than with the gather after the step.
+  CHECK(run.iteration_time < late);
 }
 
 }  // namespace

@@ -147,7 +147,8 @@ TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optim
   CHECK(p.overlap_grad_reduce());
   CHECK_FALSE(p.blocking_p2p());  // no pipeline
   CHECK(HasNote(*m, "--sequence-parallel: no effect with --tensor-model-parallel-size 1"));
-  CHECK(HasNote(*m, "not modelled (ignored): --overlap-param-gather"));
+  CHECK(p.overlap_param_gather());
+  CHECK_FALSE(HasNote(*m, "not modelled (ignored): --overlap-param-gather"));
   CHECK(HasNote(*m, "not modelled (ignored): --fp8-param-gather"));
   CHECK_FALSE(HasNote(*m, "unknown"));
   CheckRoundTrip(*m, cluster, request);

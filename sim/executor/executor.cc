@@ -73,6 +73,7 @@ class Run : private EventHandler, private FlowObserver {
 
     for (NodeId id = 0; id < n; ++id) pending_[id] = static_cast<int32_t>(dag_.predecessors(id).size());
     if (faults_) faults_->Start();  // first: a failure wins a tie with work ending at its time
+    for (int s = 0; s < S; ++s) StartEarlyGathers(s);
     for (NodeId id = 0; id < n; ++id) {
       if (pending_[id] == 0) Start(id);
     }
@@ -117,6 +118,7 @@ class Run : private EventHandler, private FlowObserver {
     int groups_left = 0;
     Time step_start = 0;
     bool optimizer_started = false;
+    int early_done = 0;  // early parameter gathers ended (Plan.overlap_param_gather)
   };
 
   // When compute node `id`, starting now, ends: its stage's compute stretched by stragglers and
@@ -180,6 +182,7 @@ class Run : private EventHandler, private FlowObserver {
       const StageSetup& st = setup_.stages[s];
       std::vector<GradSyncStep> steps = st.grad_buckets;
       if (st.param_gather) steps.push_back(*st.param_gather);
+      steps.insert(steps.end(), st.early_param_gathers.begin(), st.early_param_gathers.end());
       for (const GradSyncStep& step : steps) {
         for (int t = 0; t < st.layout.tensor_parallel; ++t) {
           auto key = std::make_tuple(s, static_cast<int>(step.op), step.bytes, t);
@@ -295,6 +298,30 @@ class Run : private EventHandler, private FlowObserver {
     }
   }
 
+  // Plan.overlap_param_gather: the step before's parameter all-gather, chunk by chunk in forward
+  // order; each chunk's first forward waits for its own.
+  void StartEarlyGathers(int stage) {
+    const std::vector<GradSyncStep>& gathers = setup_.stages[stage].early_param_gathers;
+    if (gathers.empty()) return;
+    for (size_t c = 0; c < gathers.size(); ++c) ++pending_[FirstForward(stage, static_cast<int>(c))];
+    LaunchStep(stage, gathers[0]);
+  }
+
+  NodeId FirstForward(int stage, int chunk) const { return dag_.Forward(0, chunk * setup_.num_stages() + stage); }
+
+  // An early gather ended: its chunk may start; the next chunk's gather goes out.
+  void EarlyGatherDone(int stage) {
+    StageState& st = stages_[stage];
+    const std::vector<GradSyncStep>& gathers = setup_.stages[stage].early_param_gathers;
+    const int chunk = st.early_done++;
+    r_.grad_syncs.push_back({stage, chunk, true, st.step_start, sim_.now()});
+    if (st.early_done < static_cast<int>(gathers.size())) LaunchStep(stage, gathers[st.early_done]);
+    const NodeId first = FirstForward(stage, chunk);
+    if (--pending_[first] == 0) Start(first);
+    // A bucket that became ready meanwhile waited for the network (one collective at a time).
+    if (st.early_done == static_cast<int>(gathers.size())) TryLaunch(stage);
+  }
+
   void LastOpDone(int stage) {
     r_.last_backward_end[stage] = sim_.now();
     StageState& st = stages_[stage];
@@ -309,7 +336,10 @@ class Run : private EventHandler, private FlowObserver {
   void TryLaunch(int stage) {
     StageState& st = stages_[stage];
     const StageSetup& setup = setup_.stages[stage];
-    if (st.in_flight || st.next >= static_cast<int>(setup.grad_buckets.size()) || !st.ready[st.next]) return;
+    if (st.in_flight || st.early_done < static_cast<int>(setup.early_param_gathers.size()) ||
+        st.next >= static_cast<int>(setup.grad_buckets.size()) || !st.ready[st.next]) {
+      return;
+    }
     LaunchStep(stage, setup.grad_buckets[st.next]);
   }
 
@@ -332,6 +362,10 @@ class Run : private EventHandler, private FlowObserver {
     if (--st.groups_left > 0) return;
     st.in_flight = false;
     const StageSetup& setup = setup_.stages[stage];
+    if (st.early_done < static_cast<int>(setup.early_param_gathers.size())) {
+      EarlyGatherDone(stage);
+      return;
+    }
     const int buckets = static_cast<int>(setup.grad_buckets.size());
     const bool gather = st.next >= buckets;
     r_.grad_syncs.push_back({stage, st.next, gather, st.step_start, sim_.now()});
@@ -360,7 +394,7 @@ class Run : private EventHandler, private FlowObserver {
 
   void OptimizerDone(int stage) {
     const StageSetup& setup = setup_.stages[stage];
-    if (setup.param_gather) {
+    if (setup.param_gather && setup.early_param_gathers.empty()) {
       LaunchStep(stage, *setup.param_gather);
       return;
     }

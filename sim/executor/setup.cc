@@ -463,6 +463,9 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
 // its own gradients, filling through the chunk's last operation on the stage: Megatron-LM wraps each
 // model chunk in its own DDP module and launches a chunk's reductions when its last microbatch's
 // backward has produced them. Chunks launch in the order those operations come in the schedule.
+// With Plan.overlap_param_gather, the ZeRO parameter all-gather of the step before runs per chunk at
+// the iteration's start (Megatron-LM's distributed optimizer gathers a bucket when the forward first
+// needs it; hetsim's grain is the chunk).
 void AssignGradBuckets(ExecutionSetup& setup, int v) {
   const int S = setup.num_stages();
   for (int s = 0; s < S; ++s) {
@@ -477,6 +480,13 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
       if (chunk_end[c] >= 0) chunks.push_back(c);
     }
     std::sort(chunks.begin(), chunks.end(), [&](int a, int b) { return chunk_end[a] < chunk_end[b]; });
+    if (st.param_gather && setup.spec.plan.overlap_param_gather) {
+      for (int c = 0; c < v; ++c) {
+        const workload::StageCost& cost = v == 1 ? st.cost : setup.virtual_stages[c * S + s].cost;
+        st.early_param_gathers.push_back(
+            {CollectiveOp::kAllGather, cost.grad_sync_bytes + cost.expert_grad_sync_bytes});
+      }
+    }
     if (v > 1) {
       const CollectiveOp op = st.grad_buckets.front().op;
       st.grad_buckets.clear();

@@ -142,6 +142,9 @@ struct StageSetup {
   std::vector<GradSyncStep> grad_buckets;
   std::vector<BucketReady> bucket_ready;  // per bucket: when an overlapped reduction may launch it
   std::optional<GradSyncStep> param_gather;
+  // Plan.overlap_param_gather: the parameter all-gather per model chunk in forward order, run at the
+  // iteration's start instead of param_gather after the step; chunk c's first forward waits for it.
+  std::vector<GradSyncStep> early_param_gathers;
 };
 
 struct ExecutionSetup {
