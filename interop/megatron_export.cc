@@ -227,7 +227,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
-  if (plan.overlap_param_gather()) add("--overlap-param-gather");
+  if (plan.overlap_param_gather() && plan.overlap_grad_reduce()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
@@ -243,6 +243,9 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
   if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
+  if (plan.overlap_param_gather() && !plan.overlap_grad_reduce()) {
+    out.notes.push_back("overlap_param_gather: not exported (Megatron needs --overlap-grad-reduce with it)");
+  }
   if (sync_backward && s0.sequence_parallel()) {
     out.notes.push_back(
         "tp_backward_overlap false: not expressible with --sequence-parallel (Megatron-LM always reduce-scatters "

@@ -477,6 +477,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
                         "parameters are gathered only by the distributed optimizer");
   }
+  if (r.Has("overlap-param-gather") && !r.Has("overlap-grad-reduce")) {
+    return r.Contradict("--overlap-param-gather", "the absence of --overlap-grad-reduce",
+                        "Megatron overlaps the parameter gather only with the gradient reduce overlapped");
+  }
   if (r.Has("tp-comm-overlap") && !r.Has("sequence-parallel")) {
     return r.Contradict("--tp-comm-overlap", "the absence of --sequence-parallel",
                         "Megatron overlaps tensor-parallel communication only with sequence parallelism");

@@ -401,9 +401,20 @@ TEST_CASE("executor: overlapped parameter gathers run at the start, chunk by chu
     // The step ends the stage: no gather after it.
     CHECK(run.stage_end[s] == run.optimizer_start[s] + st.optimizer_time);
   }
-  CHECK(run.node_start[setup->dag->Forward(0, 0)] == run.grad_syncs.front().finish);
+  const Time first_gather_end = run.grad_syncs.front().finish;
+  CHECK(run.node_start[setup->dag->Forward(0, 0)] == first_gather_end);
   // The gather moved off the end of the iteration: it ends sooner than with the gather after the step.
   CHECK(run.iteration_time < late);
+  // Stage 0's first forward waited for its whole gather: that is sync, and the pipeline starts after
+  // it. Stage 1 gathered behind the pipeline fill: nothing exposed.
+  CHECK(run.pipeline_start == first_gather_end);
+  CHECK(executor::EarlyGatherWait(*setup, run, 0) >= first_gather_end);
+  CHECK(executor::EarlyGatherWait(*setup, run, 1) == 0);
+  // Without contention the pipeline after its start is the DAG's longest path, as without the gathers.
+  const auto free = MakeSetup(MakeInputs(TwoIslandCluster(2, 2, 10, 1000), plan), NetworkMode::kContentionFree);
+  const ExecutionResult free_run = MakeRun(*free);
+  CHECK(free_run.pipeline_end - free_run.pipeline_start ==
+        AnalyzeLongestPath(*free->dag, free->durations).iteration_time);
 }
 
 }  // namespace

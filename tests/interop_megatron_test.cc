@@ -396,6 +396,8 @@ TEST_CASE("bad launch lines name the flags", "[interop]") {
   CHECK(ImportError(base + "--overlap-param-gather")
             .find("--overlap-param-gather and the absence of "
                   "--use-distributed-optimizer contradict") != std::string::npos);
+  CHECK(ImportError(base + "--overlap-param-gather --use-distributed-optimizer")
+            .find("--overlap-param-gather and the absence of --overlap-grad-reduce contradict") != std::string::npos);
   CHECK(ImportError(base + "--tp-comm-overlap --tensor-model-parallel-size 2").find("--sequence-parallel") !=
         std::string::npos);
   CHECK(ImportError(base + "--recompute-granularity selective --recompute-method uniform") ==

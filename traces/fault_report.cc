@@ -67,9 +67,10 @@ void DescribePartialStages(const ExecutionSetup& setup, const ExecutionResult& r
   for (int s = 0; s < setup.num_stages() && s < report->stages_size(); ++s) {
     if (r.stage_end[s] > 0) continue;  // finished before the failure: as computed
     v1::StageReport* out = report->mutable_stages(s);
-    Time sync = 0;
+    // The early parameter gathers count by what the first forwards waited for, as in a full run.
+    Time sync = sim::executor::EarlyGatherWait(setup, r, s);
     for (const auto& g : r.grad_syncs) {
-      if (g.stage == s) sync += g.finish - g.start;
+      if (g.stage == s && !g.at_start) sync += g.finish - g.start;
     }
     const Time optimizer =
         r.optimizer_start[s] >= 0 ? std::min(setup.stages[s].optimizer_time, t - r.optimizer_start[s]) : 0;

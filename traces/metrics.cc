@@ -90,7 +90,7 @@ sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const Exe
   const uint64_t samples = setup.spec.plan.global_batch_size;
   f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
   f.iteration_time = r.iteration_time;
-  f.span = r.pipeline_end;
+  f.span = r.pipeline_end - r.pipeline_start;
   for (int s = 0; s < setup.num_stages(); ++s) {
     const auto& st = setup.stages[s];
     f.stages.push_back({StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s});
@@ -114,7 +114,7 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));
 
   report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
-  report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end));
+  report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end - r.pipeline_start));
   report.set_critical_path_ms(
       TimeToMilliseconds(sim::pipeline::AnalyzeLongestPath(dag, setup.durations).iteration_time));
   const sim::pipeline::IterationMetrics m = MetricsOf(setup, r);
@@ -166,8 +166,8 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
       per_microbatch += setup.virtual_stages[k].cost.memory.activation_bytes_per_microbatch;
     }
     const Time optimizer = st.optimizer_time;
-    const Time sync =
-        (r.grad_sync_end[s] - r.last_backward_end[s]) + (r.stage_end[s] - r.optimizer_start[s] - optimizer);
+    const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) +
+                      (r.stage_end[s] - r.optimizer_start[s] - optimizer) + sim::executor::EarlyGatherWait(setup, r, s);
     int64_t peak = 0;
     for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) peak = std::max(peak, bytes);
     const int64_t states = st.cost.memory.ModelStateBytes();

@@ -84,7 +84,7 @@ absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
     s.peak.push_back(peak);
   }
   s.iteration = run.iteration_time;
-  s.pipeline = run.pipeline_end;
+  s.pipeline = run.pipeline_end - run.pipeline_start;
   return s;
 }
 

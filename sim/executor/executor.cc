@@ -208,6 +208,8 @@ class Run : private EventHandler, private FlowObserver {
     switch (node.kind) {
       case NodeKind::kForward:
       case NodeKind::kBackward: {
+        if (!computed_) r_.pipeline_start = sim_.now();  // events come in time order: the first is the earliest
+        computed_ = true;
         const Time finish = ComputeFinish(id);
         if (first_bucket_[id] >= 0 && plan().overlap_grad_reduce) {
           ScheduleBuckets(node.stage, first_bucket_[id], finish - sim_.now());
@@ -314,7 +316,7 @@ class Run : private EventHandler, private FlowObserver {
     StageState& st = stages_[stage];
     const std::vector<GradSyncStep>& gathers = setup_.stages[stage].early_param_gathers;
     const int chunk = st.early_done++;
-    r_.grad_syncs.push_back({stage, chunk, true, st.step_start, sim_.now()});
+    r_.grad_syncs.push_back({stage, chunk, true, st.step_start, sim_.now(), /*at_start=*/true});
     if (st.early_done < static_cast<int>(gathers.size())) LaunchStep(stage, gathers[st.early_done]);
     const NodeId first = FirstForward(stage, chunk);
     if (--pending_[first] == 0) Start(first);
@@ -423,6 +425,7 @@ class Run : private EventHandler, private FlowObserver {
   std::vector<int32_t> pending_;
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
+  bool computed_ = false;              // a compute node has started
   std::vector<int32_t> first_bucket_;  // per DAG node: the first gradient bucket its compute fills, or -1
   std::vector<StageState> stages_;
   int stages_left_ = 0;
@@ -446,6 +449,22 @@ absl::StatusOr<BoundaryFlows> ParseBoundaryFlows(absl::string_view name) {
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options) {
   Run run(setup, options);
   return run.Go();
+}
+
+Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage) {
+  const pipeline::PipelineDag& dag = *setup.dag;
+  Time wait = 0;
+  for (const GradSyncRecord& g : result.grad_syncs) {
+    if (g.stage != stage || !g.at_start) continue;
+    Time others = 0;  // when the forward's DAG predecessors had all ended
+    bool all_ended = true;
+    for (NodeId p : dag.predecessors(dag.Forward(0, g.step * setup.num_stages() + stage))) {
+      all_ended = all_ended && result.node_finish[p] >= 0;
+      others = std::max(others, result.node_finish[p]);
+    }
+    if (all_ended) wait += std::max<Time>(0, g.finish - others);
+  }
+  return wait;
 }
 
 std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,

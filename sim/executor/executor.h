@@ -54,10 +54,11 @@ struct ExecutorOptions {
 // One data-parallel synchronisation step of a stage as it ran.
 struct GradSyncRecord {
   int32_t stage;
-  int32_t step;  // bucket index; the parameter all-gather comes after the buckets
+  int32_t step;  // bucket index; the parameter all-gather comes after the buckets (its chunk at the start)
   bool param_gather;
   Time start;
   Time finish;
+  bool at_start = false;  // an early parameter gather (Plan.overlap_param_gather): `step` is its chunk
 };
 
 struct ExecutionResult {
@@ -67,7 +68,10 @@ struct ExecutionResult {
   std::vector<int64_t> flow_offset;
   std::vector<Time> flow_finish;
 
-  Time pipeline_end = 0;                // the DAG's sink
+  // The first compute's start (0, unless every first forward waited for an early parameter gather,
+  // Plan.overlap_param_gather) and the DAG's sink: the pipeline runs between them.
+  Time pipeline_start = 0;
+  Time pipeline_end = 0;
   std::vector<Time> last_backward_end;  // per stage
   std::vector<Time> grad_sync_end;      // per stage: buckets done (== last_backward_end when DP == 1)
   std::vector<Time> optimizer_start;    // per stage
@@ -93,6 +97,10 @@ struct ExecutionResult {
 };
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);
+
+// How long stage `stage`'s first forwards waited for their chunks' early parameter gathers
+// (Plan.overlap_param_gather) after everything else they wait for had ended: the gathers' exposed part.
+Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage);
 
 // Memory of one GPU of `stage` over the iteration: (time, bytes) after each change, starting with
 // the model states at time 0. Activations of a (chunk-)microbatch are allocated when its forward
