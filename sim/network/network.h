@@ -225,7 +225,7 @@ class Network : private EventHandler {
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
   bool AddFlowsWithoutBottleneck();
-  void RefreshBottlenecks();
+  void RefreshBottlenecks(double threshold);
   double CurrentRate(uint32_t slot) const;  // this round's filling for the component, else the last rate
   bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
   bool CheckBottleneck(uint32_t slot);
@@ -263,6 +263,7 @@ class Network : private EventHandler {
   // The link whose saturation fixed the flow's rate at its last filling, or kAtCap.
   static constexpr LinkId kAtCap = 0xffffffffu;
   std::vector<LinkId> flow_bottleneck_;
+  std::vector<uint32_t> moved_records_;                 // flows whose record a check of this recompute moved
   static constexpr double kBottleneckSlack = 1 - 1e-9;  // rounding of sums and shares in the checks
   // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
   // for the binding test's sum over a link's flows.

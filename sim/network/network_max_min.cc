@@ -23,7 +23,7 @@ void Network::Recompute() {
         FillProgressively();
       }
       // No check follows this filling: make every record it (or an earlier round) left true again.
-      RefreshBottlenecks();
+      RefreshBottlenecks(threshold);
       break;
     }
     if (!AddFlowsWithoutBottleneck()) break;
@@ -45,6 +45,7 @@ void Network::Recompute() {
 double Network::CollectSeeds() {
   NextEpoch();
   component_flows_.clear();
+  moved_records_.clear();
   stack_.clear();
   for (LinkId id : dirty_links_) {
     Link& link = links_[id];
@@ -149,19 +150,25 @@ bool Network::AddFlowsWithoutBottleneck() {
   return grew;
 }
 
-// After a filling that no check follows (the last round, or the closure), a flow's recorded link may
-// not hold it: the filling records the link that fixed a flow even where flows outside the component
-// (frozen ones included) run faster, and an earlier round's check may have moved a record to a link
-// that held the flow only at that round's rates. The next recompute would accept such a record
-// unchecked when its link is untouched, so re-check every flow on a link shared with flows outside
-// the component; one left without a bottleneck (rounding) gets none, which makes the next check
-// look at all its links.
-void Network::RefreshBottlenecks() {
-  for (LinkId id : component_links_) {
-    if (links_[id].others == 0) continue;
-    for (const LinkEntry& entry : links_[id].flows) {
-      if (!HasBottleneck(entry.flow)) flow_bottleneck_[entry.flow] = kAtCap;
-    }
+// After a filling that no check follows (the closure's), a record may be false, and the next
+// recompute would accept it unchecked when its link is untouched. Two kinds can be: a component
+// flow's, when the link that fixed it also carries flows outside the component that run faster; and
+// an outside flow's that an earlier round's check moved to a link holding it only at that round's
+// interim rates. Both are checked again; one left without a bottleneck (rounding) keeps no record,
+// so its next check looks at all its links. Every other record stands: the filling fixed the flow at
+// its cap, or on a link the component fills alone, or at or above `threshold`, where every outside
+// flow on a component link is slower (the closure took in all that were not); or the flow is frozen
+// below the floor with the record it had (docs/decisions.md). So only flows the local rounds pulled
+// in below the floor are checked, and the few records the rounds moved.
+void Network::RefreshBottlenecks(double threshold) {
+  for (uint32_t slot : component_flows_) {
+    const LinkId id = flow_bottleneck_[slot];
+    if (id == kAtCap || links_[id].others == 0 || flow_new_rate_[slot] >= threshold) continue;
+    if (!HasBottleneck(slot)) flow_bottleneck_[slot] = kAtCap;
+  }
+  for (uint32_t slot : moved_records_) {
+    if (flow_epoch_[slot] == epoch_) continue;  // in the component: recorded afresh
+    if (!HasBottleneck(slot)) flow_bottleneck_[slot] = kAtCap;
   }
 }
 
@@ -194,6 +201,7 @@ bool Network::CheckBottleneck(uint32_t slot) {
   for (const Hop& hop : flows_[slot].hops) {
     if (hop.link != last && IsBottleneckOf(hop.link, rate)) {
       flow_bottleneck_[slot] = hop.link;  // what holds it now: the next recompute looks here first
+      moved_records_.push_back(slot);
       return true;
     }
   }
