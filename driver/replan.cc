@@ -1,6 +1,5 @@
 #include "driver/replan.h"
 
-#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -31,10 +30,7 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
 void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
   replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
   // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
-  replanned.set_overlap_param_gather(
-      original.overlap_param_gather() &&
-      std::any_of(replanned.stages().begin(), replanned.stages().end(),
-                  [](const hetsim::v1::Stage& s) { return s.zero_stage() == 1 || s.zero_stage() == 2; }));
+  replanned.set_overlap_param_gather(original.overlap_param_gather() && proto::ShardsOptimizer(replanned));
   replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
   replanned.set_blocking_p2p(original.blocking_p2p());
   replanned.set_zero3_prefetch(original.zero3_prefetch());

@@ -107,9 +107,7 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   if (static_cast<double>(plan.grad_bucket_bytes()) > limits::kMaxBytes) {
     p.Add("grad_bucket_bytes", "%d is more than %g", plan.grad_bucket_bytes(), limits::kMaxBytes);
   }
-  const bool sharded_optimizer = std::any_of(plan.stages().begin(), plan.stages().end(),
-                                             [](const Stage& s) { return s.zero_stage() == 1 || s.zero_stage() == 2; });
-  if (plan.overlap_param_gather() && !sharded_optimizer) {
+  if (plan.overlap_param_gather() && !ShardsOptimizer(plan)) {
     p.Add("overlap_param_gather", "needs a stage with zero_stage 1 or 2 (only a sharded optimizer gathers parameters)");
   }
 }

@@ -45,6 +45,14 @@ inline uint32_t HeadDim(const hetsim::v1::Transformer& t) {
   if (t.head_dim() > 0) return t.head_dim();
   return t.num_attention_heads() > 0 ? static_cast<uint32_t>(t.hidden_size() / t.num_attention_heads()) : 0;
 }
+// Whether some stage shards its optimizer states (ZeRO-1/2), whose parameter all-gather
+// Plan.overlap_param_gather overlaps.
+inline bool ShardsOptimizer(const hetsim::v1::Plan& p) {
+  for (const hetsim::v1::Stage& s : p.stages()) {
+    if (s.zero_stage() == 1 || s.zero_stage() == 2) return true;
+  }
+  return false;
+}
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
 // H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: spec/plan.h).
 inline constexpr double kDefaultH1f1bEpsilon = spec::kDefaultH1f1bEpsilon;

@@ -249,13 +249,14 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
   return layout;
 }
 
-// The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
-// optimizer step.
 // `bytes` of gradients in buckets of Plan.grad_bucket_bytes (one bucket when 0).
 void AppendBuckets(const spec::PlanSpec& plan, CollectiveOp op, int64_t bytes, std::vector<GradSyncStep>& out) {
   const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
   for (int64_t done = 0; done < bytes; done += bucket) out.push_back({op, std::min(bucket, bytes - done)});
 }
+
+// The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
+// optimizer step.
 
 void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (out.layout.gradient_group_size() <= 1) return;

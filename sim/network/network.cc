@@ -222,9 +222,10 @@ uint32_t Network::IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> rou
   for (size_t h = 0; h < route.size(); ++h) {
     if (f.hops[h].link != route[h]) return kNoFlow;
   }
-  // A merged flow's weights are its parts' sums: compare with one part's.
+  // A merged flow's weights are its parts' sums: compare with one part's. A plain flow (no weights)
+  // that took a freed slot at this instant never matches.
   const std::vector<double>& part = f.merged == nullptr ? f.weights : f.merged->part_weights;
-  if (!std::equal(weights.begin(), weights.end(), part.begin())) return kNoFlow;
+  if (!std::ranges::equal(weights, part)) return kNoFlow;
   return slot;
 }
 
