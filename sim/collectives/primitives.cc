@@ -1,6 +1,10 @@
 #include "sim/collectives/primitives.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace hetsim::sim {
 namespace {
@@ -68,6 +72,61 @@ std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggreg
   return segments;
 }
 
+// Per position of tree `tree`: -1 where the position's edge to its parent is simulated, else the
+// position whose transfers stand for it (the same local rank of the node representing its class).
+// Nodes of `node_size` consecutive ranks fall in one class when every local rank has, in both trees,
+// the same depth, the same parent inside the node (or one outside), and as many children outside;
+// the class's first node is simulated and stands for the others' edges inside their nodes. Their edges
+// between nodes are all simulated, waiting for the representative's edges inside. A stand-in sits at
+// the same depth as the position it stands for, so children-first order creates it in time.
+using TreeStandIns = std::array<std::vector<int32_t>, 2>;
+TreeStandIns NodeClassStandIns(const std::vector<int32_t>& parents, int32_t node_size) {
+  const auto n = static_cast<int32_t>(parents.size());
+  TreeStandIns out;
+  if (node_size < 2 || n % node_size != 0 || n / node_size < 3) return out;
+  std::vector<int32_t> depth(n, 0), outside_children(2 * static_cast<size_t>(n), 0);
+  for (int32_t p = 0; p < n; ++p) {
+    for (int32_t q = p; parents[q] >= 0; q = parents[q]) ++depth[p];
+  }
+  const auto position_of = [n](int32_t tree, int32_t rank) {
+    if (tree == 0) return rank;
+    return n % 2 == 0 ? n - 1 - rank : (rank - 1 + n) % n;
+  };
+  const auto node_of = [&](int32_t tree, int32_t pos) { return TreeRank(n, tree, pos) / node_size; };
+  for (int32_t t = 0; t < 2; ++t) {
+    for (int32_t p = 0; p < n; ++p) {
+      if (parents[p] >= 0 && node_of(t, p) != node_of(t, parents[p])) ++outside_children[t * n + parents[p]];
+    }
+  }
+  // Per local rank and tree: depth, parent's local rank (-1 outside, -2 the root), children outside.
+  absl::flat_hash_map<std::vector<int32_t>, int32_t> first_of;
+  std::vector<int32_t> representative(n / node_size);
+  std::vector<int32_t> key;
+  for (int32_t a = 0; a < n / node_size; ++a) {
+    key.clear();
+    for (int32_t t = 0; t < 2; ++t) {
+      for (int32_t r = a * node_size; r < (a + 1) * node_size; ++r) {
+        const int32_t p = position_of(t, r);
+        const int32_t up = parents[p];
+        key.push_back(depth[p]);
+        key.push_back(up < 0 ? -2 : node_of(t, up) == a ? TreeRank(n, t, up) - a * node_size : -1);
+        key.push_back(outside_children[t * n + p]);
+      }
+    }
+    representative[a] = first_of.try_emplace(key, a).first->second;
+  }
+  if (first_of.size() == representative.size()) return out;
+  for (int32_t t = 0; t < 2; ++t) {
+    out[t].assign(n, -1);
+    for (int32_t p = 0; p < n; ++p) {
+      const int32_t a = node_of(t, p);
+      if (parents[p] < 0 || representative[a] == a || node_of(t, parents[p]) != a) continue;
+      out[t][p] = position_of(t, TreeRank(n, t, p) + (representative[a] - a) * node_size);
+    }
+  }
+  return out;
+}
+
 // The positions of a tree ordered children before parents (by decreasing depth, stable).
 std::vector<int32_t> ChildrenFirst(const std::vector<int32_t>& parents) {
   const int32_t n = static_cast<int32_t>(parents.size());
@@ -81,9 +140,11 @@ std::vector<int32_t> ChildrenFirst(const std::vector<int32_t>& parents) {
 }
 
 // One binary tree's all-reduce: reduce segments up to `root`, broadcast them back down.
+// `stand_in` (empty: none) lists the positions whose edges other positions' transfers stand for
+// (NodeClassStandIns): those edges are not simulated, and what waits for them waits for the stand-in.
 void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int32_t root,
                    int32_t tree, const std::vector<TreeSegment>& segments, uint64_t key, const Ready& start,
-                   Ready& ready) {
+                   std::span<const int32_t> stand_in, Ready& ready) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   const int32_t count = static_cast<int32_t>(segments.size());
   auto rank_at = [&](int32_t pos) { return TreeRank(n, tree, pos); };
@@ -98,31 +159,33 @@ void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32
     if (seg.steps > 1) g.SetLatencyRepeats(t, seg.steps);
     return t;
   };
+  const auto stands_in = [&](int32_t pos) { return !stand_in.empty() && stand_in[pos] >= 0; };
+  const auto edge = [&](int32_t pos) { return stands_in(pos) ? stand_in[pos] : pos; };
   const std::vector<int32_t> order = ChildrenFirst(parents);
   std::vector<TransferIndex> deps;
   for (int32_t c = 0; c < count; ++c) {
     const TreeSegment& seg = segments[c];
     for (int32_t pos : order) {
-      if (parents[pos] < 0) continue;
+      if (parents[pos] < 0 || stands_in(pos)) continue;
       deps.assign(StartOf(start, rank_at(pos)).begin(), StartOf(start, rank_at(pos)).end());
       if (seg.follows_upstream) {
-        for (int32_t ch : children[pos]) deps.push_back(up[at(c, ch)]);
+        for (int32_t ch : children[pos]) deps.push_back(up[at(c, edge(ch))]);
       }
       if (c > 0) deps.push_back(up[at(c - 1, pos)]);
       up[at(c, pos)] = add(pos, parents[pos], seg, deps);
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const int32_t pos = *it;
-      if (parents[pos] < 0) continue;
+      if (parents[pos] < 0 || stands_in(pos)) continue;
       const int32_t parent = parents[pos];
       deps.clear();
       if (parent == root) {
         deps.assign(StartOf(start, rank_at(root)).begin(), StartOf(start, rank_at(root)).end());
         if (seg.follows_upstream) {
-          for (int32_t ch : children[root]) deps.push_back(up[at(c, ch)]);
+          for (int32_t ch : children[root]) deps.push_back(up[at(c, edge(ch))]);
         }
       } else if (seg.follows_upstream) {
-        deps.push_back(down[at(c, parent)]);
+        deps.push_back(down[at(c, edge(parent))]);
       }
       if (c > 0) deps.push_back(down[at(c - 1, pos)]);
       down[at(c, pos)] = add(parent, pos, seg, deps);
@@ -132,9 +195,9 @@ void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32
     auto& r = ready[rank_at(pos)];
     for (int32_t c = 0; c < count; ++c) {
       if (pos == root) {
-        for (int32_t ch : children[root]) r.push_back(up[at(c, ch)]);
+        for (int32_t ch : children[root]) r.push_back(up[at(c, edge(ch))]);
       } else {
-        r.push_back(down[at(c, pos)]);
+        r.push_back(down[at(c, edge(pos))]);
       }
     }
   }
@@ -255,7 +318,7 @@ std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree
 }
 
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start, bool aggregated) {
+                                const Ready& start, bool aggregated, int32_t node_classes) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2) {
@@ -263,9 +326,10 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
     return ready;
   }
   const std::vector<int32_t> parents = BinaryTreeParents(n);
+  const TreeStandIns stand_ins = NodeClassStandIns(parents, node_classes);
   for (int32_t t = 0; t < 2; ++t) {
     TreeAllReduce(g, ranks, parents, /*root=*/0, t, TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated),
-                  flow_key * 2 + t, start, ready);
+                  flow_key * 2 + t, start, stand_ins[t], ready);
   }
   return ready;
 }
