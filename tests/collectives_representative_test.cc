@@ -8,10 +8,13 @@
 #include <map>
 
 #include "base/ecmp_collisions.h"
+#include "sim/collectives/execution.h"
 #include "sim/collectives/layout.h"
+#include "sim/collectives/primitives.h"
 #include "sim/collectives/representative.h"
 #include "sim/collectives/simulate.h"
 #include "tests/cli_util.h"
+#include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
 
@@ -206,6 +209,57 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
   }
   // No multiplicities: nothing is a representative.
   CHECK_FALSE(RouteRepresentatives(topo, routes, {}, order).is_representative(0));
+}
+
+// Channel 0 of a flat double tree over `gpus` (whole nodes), standing for 8 channels, with or without
+// node classes: its time alone on the network.
+Time RepresentativeTreeTime(const topology::Topology& topo, const std::vector<GpuId>& gpus, bool classes,
+                            size_t* transfers) {
+  topology::Router router(topo);
+  const std::vector<Ranks> nodes = GroupByNode(topo, gpus);
+  TransferGraph g;
+  AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, 0), int64_t{32} << 20, 64, 1, {}, /*aggregated=*/true,
+                            classes ? static_cast<int32_t>(nodes.front().size()) : 0);
+  MarkRepresentative(g, 0, 8);
+  g.SetGroup(gpus);
+  *transfers = g.size();
+  Simulator sim;
+  auto network = Network::Create(&sim, NetworkLinks(topo), NetworkMode::kMaxMinFair);
+  REQUIRE(network.ok());
+  CollectiveExecution run(network->get(), &router, &g);
+  REQUIRE(run.Start(&sim).ok());
+  sim.Run();
+  REQUIRE(run.done());
+  return run.finish_time() - run.start_time();
+}
+
+TEST_CASE("a representative flat tree simulates one node per class of nodes placed alike in both trees",
+          "[collectives][representative]") {
+  // 64 nodes of 8 ranks under NCCL's two mirrored trees fall in 12 classes (same depths, parents inside
+  // the node and children outside, for every local rank in both trees). 190 edges join nodes; the 12
+  // classes' first nodes keep 156 edges inside their nodes: 346 edges x 2 directions x 3 transfers,
+  // against 2 x 511 x 2 x 3 (counted independently of the implementation while writing it).
+  TransferGraph all, classes;
+  AppendDoubleTreeAllReduce(all, testing::Range(512), int64_t{1} << 30, 64, 1, {}, true);
+  AppendDoubleTreeAllReduce(classes, testing::Range(512), int64_t{1} << 30, 64, 1, {}, true, 8);
+  CHECK(all.size() == 6132);
+  CHECK(classes.size() == 2076);
+  // Ranks that do not split into equal nodes, or nodes all alike or all different: nothing to share.
+  TransferGraph odd;
+  AppendDoubleTreeAllReduce(odd, testing::Range(13), 1000, 64, 1, {}, true, 8);
+  CHECK(odd.size() == static_cast<size_t>(4 * 12 * 3));
+  // The nodes of a class see the same timing at their edges to other nodes here (full bisection, and a
+  // 4:1 tree whose fabric binds), so sharing their inner edges changes the completion by no more than
+  // rounding.
+  for (int oversubscription : {1, 4}) {
+    const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, oversubscription));
+    size_t every = 0, shared = 0;
+    const Time full = RepresentativeTreeTime(topo, testing::Range(128), false, &every);
+    const Time rep = RepresentativeTreeTime(topo, testing::Range(128), true, &shared);
+    INFO("oversubscription " << oversubscription << ": " << full << " ps, with classes " << rep << " ps");
+    CHECK(shared < every);
+    CHECK(RelativeGap(full, rep) < 1e-9);
+  }
 }
 
 TEST_CASE("expected busiest bin for many flows: the independent-bins form within 2.5% of exact",
