@@ -85,14 +85,7 @@ class Exporter {
   }
 
   // The first gradient bucket an overlapped reduction fills during compute node `id`, or -1.
-  int FirstBucketOf(NodeId id) const {
-    if (!setup_.spec.plan.overlap_grad_reduce) return -1;
-    const std::vector<sim::executor::BucketReady>& ready = setup_.stages[dag_.node(id).stage].bucket_ready;
-    for (size_t j = 0; j < ready.size(); ++j) {
-      if (ready[j].node == id && ready[j].piece == 0) return static_cast<int>(j);
-    }
-    return -1;
-  }
+  int FirstBucketOf(NodeId id) const { return setup_.spec.plan.overlap_grad_reduce ? setup_.first_bucket[id] : -1; }
 
   void AddCompute(NodeId id) {
     const DagNode& node = dag_.node(id);

@@ -59,15 +59,10 @@ class Run : private EventHandler, private FlowObserver {
     r_.stage_end.assign(S, 0);
     stages_.resize(S);
     last_op_.assign(S, -1);
-    first_bucket_.assign(n, -1);
     for (int s = 0; s < S; ++s) {
       const auto& order = dag_.stage_compute_order()[s];
       if (!order.empty()) last_op_[s] = order.back();
       stages_[s].ready.assign(setup_.stages[s].grad_buckets.size(), false);
-      const std::vector<BucketReady>& ready = setup_.stages[s].bucket_ready;
-      for (size_t j = 0; j < ready.size(); ++j) {
-        if (ready[j].piece == 0) first_bucket_[ready[j].node] = static_cast<int32_t>(j);
-      }
     }
     stages_left_ = S;
 
@@ -211,8 +206,8 @@ class Run : private EventHandler, private FlowObserver {
         if (!computed_) r_.pipeline_start = sim_.now();  // events come in time order: the first is the earliest
         computed_ = true;
         const Time finish = ComputeFinish(id);
-        if (first_bucket_[id] >= 0 && plan().overlap_grad_reduce) {
-          ScheduleBuckets(node.stage, first_bucket_[id], finish - sim_.now());
+        if (setup_.first_bucket[id] >= 0 && plan().overlap_grad_reduce) {
+          ScheduleBuckets(node.stage, setup_.first_bucket[id], finish - sim_.now());
         }
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
@@ -425,8 +420,7 @@ class Run : private EventHandler, private FlowObserver {
   std::vector<int32_t> pending_;
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
-  bool computed_ = false;              // a compute node has started
-  std::vector<int32_t> first_bucket_;  // per DAG node: the first gradient bucket its compute fills, or -1
+  bool computed_ = false;  // a compute node has started
   std::vector<StageState> stages_;
   int stages_left_ = 0;
   std::deque<TransferGraph> graph_store_;

@@ -466,7 +466,8 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
 // backward has produced them. Chunks launch in the order those operations come in the schedule.
 // With Plan.overlap_param_gather, the ZeRO parameter all-gather of the step before runs per chunk at
 // the iteration's start (Megatron-LM's distributed optimizer gathers a bucket when the forward first
-// needs it; hetsim's grain is the chunk).
+// needs it; hetsim's grain is the chunk). ExecutionSetup::first_bucket indexes the buckets by the node
+// that fills them, for the executor and the Chakra export alike.
 void AssignGradBuckets(ExecutionSetup& setup, int v) {
   const int S = setup.num_stages();
   for (int s = 0; s < S; ++s) {
@@ -502,6 +503,12 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
     }
     const int pieces = static_cast<int>(st.grad_buckets.size());
     for (int j = 0; j < pieces; ++j) st.bucket_ready.push_back({order.back(), j, pieces});
+  }
+  setup.first_bucket.assign(setup.dag->num_nodes(), -1);
+  for (const StageSetup& st : setup.stages) {
+    for (size_t j = 0; j < st.bucket_ready.size(); ++j) {
+      if (st.bucket_ready[j].piece == 0) setup.first_bucket[st.bucket_ready[j].node] = static_cast<int32_t>(j);
+    }
   }
 }
 

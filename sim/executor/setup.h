@@ -159,6 +159,9 @@ struct ExecutionSetup {
   pipeline::H1F1BInputs h1f1b;                   // c_i per physical boundary and t_max
   std::unique_ptr<pipeline::PipelineDag> dag;
   std::vector<Time> durations;  // per DAG node, uncontended
+  // Per DAG node: the index in its stage's bucket_ready of the first gradient bucket its compute fills,
+  // or -1 (the node ends no model chunk's backward, or the stage reduces nothing).
+  std::vector<int32_t> first_bucket;
   int64_t microbatches = 0;
   // Replica collectives timed by mapping an isomorphic group's result, and by simulating them.
   int64_t mapped_collective_groups = 0;
