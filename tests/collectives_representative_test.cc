@@ -53,17 +53,21 @@ struct Case {
   CollectiveOp op;
   CollectiveAlgorithm algo;
   CollectiveAlgorithm inter = CollectiveAlgorithm::kAuto;
+  // The least bound the case is held to: the flat tree's timed chunk ends take no bandwidth from the
+  // flows they meet (docs/decisions.md), 0.6-0.7% fast at full bisection.
+  double least_bound = 0;
 };
 const Case kCases[] = {
     {"ring", CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing},
-    {"tree", CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree},
+    {"tree", CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kAuto, 0.01},
     {"hier-tree", CollectiveOp::kAllReduce, CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTree},
     {"hier-ring", CollectiveOp::kAllReduce, CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kRing},
     {"all-gather ring", CollectiveOp::kAllGather, CollectiveAlgorithm::kRing},
 };
 
-// Every case of kCases on 128 GPUs, full and representative, within `bound` of each other; with
-// `same_estimate`, their alpha-beta estimates too (and so the chunks they choose).
+// Every case of kCases on 128 GPUs, full and representative, within `bound` (or the case's least
+// bound) of each other; with `same_estimate`, their alpha-beta estimates within `bound` too (and so
+// the chunks they choose).
 void CheckChannelCases(const topology::Topology& topo, double bound, bool same_estimate) {
   for (const Case& c : kCases) {
     const auto [full, rep] = FullAndRepresentative(topo, Request(c.op, 128, c.algo, true, c.inter));
@@ -71,7 +75,7 @@ void CheckChannelCases(const topology::Topology& topo, double bound, bool same_e
     CHECK_FALSE(full.shape.representative);
     CHECK(rep.shape.representative);
     CHECK(rep.flows < full.flows);
-    CHECK(RelativeGap(full.time, rep.time) < bound);
+    CHECK(RelativeGap(full.time, rep.time) < std::max(bound, c.least_bound));
     if (same_estimate) {
       CHECK(rep.shape.estimated_seconds == Approx(full.shape.estimated_seconds).epsilon(bound));
       CHECK(rep.shape.chunks == full.shape.chunks);
@@ -211,6 +215,49 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
   CHECK_FALSE(RouteRepresentatives(topo, routes, {}, order).is_representative(0));
 }
 
+// `g` alone on a fresh network of `topo`, from its start to its last transfer's end.
+Time RunGraph(const topology::Topology& topo, topology::Router& router, const TransferGraph& g,
+              NetworkMode mode = NetworkMode::kMaxMinFair) {
+  Simulator sim;
+  auto network = Network::Create(&sim, NetworkLinks(topo), mode);
+  REQUIRE(network.ok());
+  CollectiveExecution run(network->get(), &router, &g);
+  REQUIRE(run.Start(&sim).ok());
+  sim.Run();
+  REQUIRE(run.done());
+  return run.finish_time() - run.start_time();
+}
+
+TEST_CASE("timed transfers take the rate they would get when their bytes start, shared fairly",
+          "[collectives][representative]") {
+  // Star: every GPU pair is one path of B = 50 GB/s and latency a; GPU 1's downlink is shared.
+  testing::Star s(3);
+  const int64_t bytes = int64_t{64} << 20;
+  const Time alone = SecondsToTime(s.a) + SecondsToTime(bytes / s.B);
+  const Time shared = SecondsToTime(s.a) + SecondsToTime(bytes / (s.B / 2));
+  TransferGraph one;
+  one.SetTimed(one.Add(one.Path(0, 1, 0), bytes, {}));
+  CHECK(std::abs(RunGraph(s.topo, s.router, one) - alone) <= 2);
+  // Two into GPU 1 at once: priced together, half the link each (not the first the whole link).
+  TransferGraph two;
+  two.SetTimed(two.Add(two.Path(0, 1, 0), bytes, {}));
+  two.SetTimed(two.Add(two.Path(2, 1, 0), bytes, {}));
+  CHECK(std::abs(RunGraph(s.topo, s.router, two) - shared) <= 2);
+  CHECK(std::abs(RunGraph(s.topo, s.router, two, NetworkMode::kContentionFree) - alone) <= 2);
+  // Beside a flow whose bytes start at the same instant (priced after the network rates it, whichever
+  // was launched first): a fair share, held after the flow has gone, and the flow keeps its rate (what
+  // the approximation gives up): the flow of half the bytes ends as if alone, the timed transfer at
+  // half the link.
+  for (bool timed_first : {false, true}) {
+    TransferGraph beside;
+    if (timed_first) beside.SetTimed(beside.Add(beside.Path(2, 1, 0), bytes, {}));
+    beside.Add(beside.Path(0, 1, 0), bytes / 2, {});
+    if (!timed_first) beside.SetTimed(beside.Add(beside.Path(2, 1, 0), bytes, {}));
+    INFO("timed launched first: " << timed_first);
+    CHECK(std::abs(RunGraph(s.topo, s.router, beside) - shared) <= 2);
+  }
+}
+
 // Channel 0 of a flat double tree over `gpus` (whole nodes), standing for 8 channels, with or without
 // node classes: its time alone on the network.
 Time RepresentativeTreeTime(const topology::Topology& topo, const std::vector<GpuId>& gpus, bool classes,
@@ -223,14 +270,7 @@ Time RepresentativeTreeTime(const topology::Topology& topo, const std::vector<Gp
   MarkRepresentative(g, 0, 8);
   g.SetGroup(gpus);
   *transfers = g.size();
-  Simulator sim;
-  auto network = Network::Create(&sim, NetworkLinks(topo), NetworkMode::kMaxMinFair);
-  REQUIRE(network.ok());
-  CollectiveExecution run(network->get(), &router, &g);
-  REQUIRE(run.Start(&sim).ok());
-  sim.Run();
-  REQUIRE(run.done());
-  return run.finish_time() - run.start_time();
+  return RunGraph(topo, router, g);
 }
 
 TEST_CASE("a representative flat tree simulates one node per class of nodes placed alike in both trees",

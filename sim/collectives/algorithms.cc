@@ -379,7 +379,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
                                   kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks),
-                                  s.representative ? static_cast<int32_t>(nodes.front().size()) : 0);
+                                  s.representative ? static_cast<int32_t>(nodes.front().size()) : 0,
+                                  /*timed_ends=*/s.representative);
       }
       if (s.representative) MarkRepresentative(g, 0, s.channels);
       break;

@@ -12,6 +12,11 @@ namespace {
 
 // OnEvent payload of the launch latency's end (transfer indices are int32).
 constexpr uint64_t kLaunchDone = std::numeric_limits<uint64_t>::max();
+// OnEvent payloads of timed transfers (TransferGraph::SetTimed): pricing those whose bytes start at
+// this instant; one's bytes starting after its route's latency, and ending (bits above the index).
+constexpr uint64_t kPriceTimed = std::numeric_limits<uint64_t>::max() - 1;
+constexpr uint64_t kTimedEnd = uint64_t{1} << 32;
+constexpr uint64_t kTimedBytes = uint64_t{1} << 33;
 
 Time SaturatingMultiply(int64_t times, Time t) { return t > 0 && times > kTimeMax / t ? kTimeMax : times * t; }
 
@@ -46,6 +51,12 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
+  timed_load_.assign(network_->num_links(), 0);
+  timed_weight_.assign(network_->num_links(), 0);
+  timed_rate_.assign(n, 0);
+  pending_weight_.assign(network_->num_links(), 0);
+  timed_as_flow_.assign(n, 0);
+  pending_timed_.clear();
   pending_.resize(n);
   for (TransferIndex t = 0; t < n; ++t) pending_[t] = graph_->num_deps(t);
   remaining_ = n;
@@ -97,21 +108,115 @@ void CollectiveExecution::OnEvent(uint64_t payload) {
     LaunchRoots();
     return;
   }
+  if (payload == kPriceTimed) {
+    PriceTimed();
+    return;
+  }
+  if ((payload & kTimedBytes) != 0) {
+    // Priced once every transfer whose bytes start at this instant is known, so that they share fairly.
+    if (pending_timed_.empty()) simulator_->Schedule(simulator_->now(), this, kPriceTimed);
+    pending_timed_.push_back(static_cast<TransferIndex>(payload & (kTimedEnd - 1)));
+    return;
+  }
+  if ((payload & kTimedEnd) != 0) {
+    const auto t = static_cast<TransferIndex>(payload & (kTimedEnd - 1));
+    const int32_t path = graph_->path_of(t);
+    HoldTimed(t, routes_[path], WeightsOf(path), -timed_rate_[t]);
+    Finish(t);
+    return;
+  }
   StartFlow(static_cast<TransferIndex>(payload));
 }
 
+int64_t CollectiveExecution::WireBytes(TransferIndex t) const {
+  const int64_t bytes = graph_->bytes_of(t);
+  return wire_bytes_per_byte_ == 1.0
+             ? bytes
+             : static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
+}
+
 void CollectiveExecution::StartFlow(TransferIndex t) {
-  ++flows_;
-  int64_t bytes = graph_->bytes_of(t);
-  if (wire_bytes_per_byte_ != 1.0)
-    bytes = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_bytes_per_byte_));
+  const int64_t bytes = WireBytes(t);
   const int32_t path = graph_->path_of(t);
+  if (graph_->timed(t) && !timed_as_flow_[t]) {
+    // Its bytes start after the route's latency, as a flow's would.
+    simulator_->ScheduleAfter(route_latency_[path], this, static_cast<uint64_t>(t) | kTimedBytes);
+    return;
+  }
+  ++flows_;
   if (representative_.is_representative(path)) {
     network_->StartWeightedFlow(routes_[path], representative_.route_weights(path), bytes, this,
                                 static_cast<uint64_t>(t));
     return;
   }
   network_->StartFlow(routes_[path], bytes, this, static_cast<uint64_t>(t));
+}
+
+std::span<const double> CollectiveExecution::WeightsOf(int32_t path) const {
+  return representative_.is_representative(path) ? representative_.route_weights(path) : std::span<const double>{};
+}
+
+// The timed transfers starting at this instant, together: each at a rate per unit of its weight that
+// on each link is the larger of its share of the capacity the flows and the held timed transfers
+// leave, and a fair share of the capacity among all of them; the smallest over its route, at most its
+// tightest link's capacity (contention-free: that capacity). A rate of 0 (a link down) makes it a
+// flow, which waits for the link.
+void CollectiveExecution::PriceTimed() {
+  if (!network_->rates_settled()) {  // after the network's recompute of this instant
+    simulator_->Schedule(simulator_->now(), this, kPriceTimed);
+    return;
+  }
+  std::vector<TransferIndex> pending;
+  pending.swap(pending_timed_);
+  const bool contention_free = network_->mode() == NetworkMode::kContentionFree;
+  for (TransferIndex t : pending) {
+    const int32_t path = graph_->path_of(t);
+    const std::span<const double> weights = WeightsOf(path);
+    for (size_t h = 0; h < routes_[path].size(); ++h)
+      pending_weight_[routes_[path][h]] += weights.empty() ? 1.0 : weights[h];
+  }
+  std::vector<double> rates;
+  for (TransferIndex t : pending) {
+    const int32_t path = graph_->path_of(t);
+    double cap = std::numeric_limits<double>::infinity(), rate = cap;
+    for (LinkId l : routes_[path]) {
+      const double capacity = network_->link(l).capacity_bytes_per_s;
+      cap = std::min(cap, capacity);
+      if (contention_free) continue;
+      const Network::LinkUse use = network_->link_use(l);
+      const double left = capacity - use.bytes_per_s - timed_load_[l];
+      const double others = use.weight + timed_weight_[l];
+      rate = std::min(rate, std::max(left / pending_weight_[l], capacity / (others + pending_weight_[l])));
+    }
+    rates.push_back(routes_[path].empty() ? 0 : std::min(rate, cap));
+  }
+  for (TransferIndex t : pending) {
+    for (LinkId l : routes_[graph_->path_of(t)]) pending_weight_[l] = 0;
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const TransferIndex t = pending[i];
+    const int32_t path = graph_->path_of(t);
+    if (!(rates[i] > 0)) {  // a link down: a flow, which waits for it (and pays the latency again)
+      timed_as_flow_[t] = 1;
+      StartFlow(t);
+      continue;
+    }
+    HoldTimed(t, routes_[path], WeightsOf(path), rates[i]);
+    simulator_->ScheduleAfter(SecondsToTime(static_cast<double>(WireBytes(t)) / rates[i]), this,
+                              static_cast<uint64_t>(t) | kTimedEnd);
+  }
+}
+
+// Adds (rate > 0) or takes back (rate < 0) a timed transfer's hold on its links.
+void CollectiveExecution::HoldTimed(TransferIndex t, std::span<const LinkId> route, std::span<const double> weights,
+                                    double rate) {
+  const double sign = rate > 0 ? 1.0 : -1.0;
+  for (size_t h = 0; h < route.size(); ++h) {
+    const double w = weights.empty() ? 1.0 : weights[h];
+    timed_load_[route[h]] = std::max(0.0, timed_load_[route[h]] + rate * w);
+    timed_weight_[route[h]] = std::max(0.0, timed_weight_[route[h]] + sign * w);
+  }
+  if (rate > 0) timed_rate_[t] = rate;
 }
 
 void CollectiveExecution::OnFlowCompleted(FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }

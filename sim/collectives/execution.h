@@ -35,7 +35,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   bool done() const { return remaining_ == 0 && started_; }
   Time start_time() const { return start_time_; }
   Time finish_time() const { return finish_time_; }
-  uint64_t flows() const { return flows_; }  // network flows started (joins are not flows)
+  uint64_t flows() const { return flows_; }  // network flows started (joins and timed transfers are not)
   // The routes of the graph's paths (link ids; a representative's on canonical links), once Start has run.
   const std::vector<std::span<const LinkId>>& routes() const { return routes_; }
 
@@ -46,6 +46,10 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   void Launch(TransferIndex t);
   void StartFlow(TransferIndex t);
   void Finish(TransferIndex t);
+  std::span<const double> WeightsOf(int32_t path) const;  // a representative's per-hop weights, else empty
+  int64_t WireBytes(TransferIndex t) const;               // its bytes on the wire (NCCL's protocol)
+  void PriceTimed();
+  void HoldTimed(TransferIndex t, std::span<const LinkId> route, std::span<const double> weights, double rate);
 
   Network* network_;
   topology::Router* router_;
@@ -56,8 +60,14 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
   std::vector<Time> step_latency_;               // per path: the NCCL protocol's step latency (or 0)
   RepresentativeRoutes representative_;          // representatives' routes and weights (representative.h)
-  double wire_bytes_per_byte_ = 1;               // 1 / ProtocolBandwidthFraction (1 without NCCL)
-  std::vector<int32_t> pending_;                 // unfinished dependencies per transfer
+  // Timed transfers (TransferGraph::SetTimed) held now: per link, their rate x weight and weight; per
+  // transfer, the rate it holds.
+  std::vector<double> timed_load_, timed_weight_, timed_rate_;
+  std::vector<TransferIndex> pending_timed_;  // timed transfers whose bytes start now, not yet priced
+  std::vector<double> pending_weight_;        // per link, scratch of PriceTimed
+  std::vector<uint8_t> timed_as_flow_;        // per transfer: timed, but run as a flow (a link was down)
+  double wire_bytes_per_byte_ = 1;            // 1 / ProtocolBandwidthFraction (1 without NCCL)
+  std::vector<int32_t> pending_;              // unfinished dependencies per transfer
   size_t remaining_ = 0;
   bool started_ = false;
   Time start_time_ = 0;

@@ -53,12 +53,14 @@ struct TreeSegment {
   int64_t bytes = 0;
   int32_t steps = 1;
   bool follows_upstream = true;
+  bool timed = false;  // priced without a flow (TransferGraph::SetTimed)
 };
 
 // Stepped: one segment per chunk. Aggregated (chunks >= 3): first chunk, the middle chunks as one
 // transfer paying chunks - 2 latencies, last chunk. With every edge at one rate s per chunk step the
 // two end at the same time: the last chunk leaves hop h at (h + chunks - 1) x s either way.
-std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggregated) {
+// `timed_ends`: the aggregated first and last chunks are timed transfers.
+std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggregated, bool timed_ends) {
   std::vector<TreeSegment> segments;
   if (!aggregated || chunks < 3) {
     for (int32_t c = 0; c < chunks; ++c) segments.push_back({SplitBytes(bytes, chunks, c), 1, true});
@@ -66,9 +68,9 @@ std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggreg
   }
   int64_t middle = 0;
   for (int32_t c = 1; c + 1 < chunks; ++c) middle += SplitBytes(bytes, chunks, c);
-  segments.push_back({SplitBytes(bytes, chunks, 0), 1, true});
+  segments.push_back({SplitBytes(bytes, chunks, 0), 1, true, timed_ends});
   segments.push_back({middle, chunks - 2, false});
-  segments.push_back({SplitBytes(bytes, chunks, chunks - 1), 1, true});
+  segments.push_back({SplitBytes(bytes, chunks, chunks - 1), 1, true, timed_ends});
   return segments;
 }
 
@@ -157,6 +159,7 @@ void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32
   auto add = [&](int32_t from, int32_t to, const TreeSegment& seg, const std::vector<TransferIndex>& deps) {
     const TransferIndex t = g.Add(g.Path(ranks[rank_at(from)], ranks[rank_at(to)], key), seg.bytes, deps);
     if (seg.steps > 1) g.SetLatencyRepeats(t, seg.steps);
+    if (seg.timed) g.SetTimed(t);
     return t;
   };
   const auto stands_in = [&](int32_t pos) { return !stand_in.empty() && stand_in[pos] >= 0; };
@@ -318,7 +321,7 @@ std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree
 }
 
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start, bool aggregated, int32_t node_classes) {
+                                const Ready& start, bool aggregated, int32_t node_classes, bool timed_ends) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2) {
@@ -328,8 +331,9 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
   const std::vector<int32_t> parents = BinaryTreeParents(n);
   const TreeStandIns stand_ins = NodeClassStandIns(parents, node_classes);
   for (int32_t t = 0; t < 2; ++t) {
-    TreeAllReduce(g, ranks, parents, /*root=*/0, t, TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated),
-                  flow_key * 2 + t, start, stand_ins[t], ready);
+    TreeAllReduce(g, ranks, parents, /*root=*/0, t,
+                  TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated, timed_ends), flow_key * 2 + t, start,
+                  stand_ins[t], ready);
   }
   return ready;
 }

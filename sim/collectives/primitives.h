@@ -48,8 +48,11 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
 // node, children outside) form a class: only its first node's edges inside the node are simulated,
 // standing for the others'; every edge between nodes is simulated. Exact when the class's nodes see
 // the same timing at their edges to other nodes; an approximation otherwise (docs/decisions.md).
+// `timed_ends` (aggregated only): each edge's first and last chunk are timed transfers
+// (TransferGraph::SetTimed), the representative's: the pipeline's fill and drain without a flow each.
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start, bool aggregated = false, int32_t node_classes = 0);
+                                const Ready& start, bool aggregated = false, int32_t node_classes = 0,
+                                bool timed_ends = false);
 // Depth (edges on the longest root-to-leaf path) of the trees AppendDoubleTreeAllReduce builds.
 int32_t DoubleTreeDepth(int64_t n);
 // The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of

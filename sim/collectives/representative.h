@@ -16,7 +16,8 @@
 // busiest carries the expected maximum of balls into bins (base/ecmp_collisions.h), which is what the
 // slowest part of the full collective waits for (an expectation: the full simulation's own hashes may
 // collide more or less). A flat double tree also simulates the edges inside a node for one node per
-// class of nodes placed alike in both trees (AppendDoubleTreeAllReduce's `node_classes`). Error
+// class of nodes placed alike in both trees (AppendDoubleTreeAllReduce's `node_classes`), and times
+// each edge's first and last chunk without a flow (`timed_ends`, TransferGraph::SetTimed). Error
 // measured in docs/decisions.md ("Representative collectives"), bounded by
 // tests/collectives_representative_test.cc.
 #ifndef HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_

@@ -34,6 +34,11 @@ void TransferGraph::SetLatencyRepeats(TransferIndex t, int32_t repeats) {
   latency_repeats_[t] = repeats;
 }
 
+void TransferGraph::SetTimed(TransferIndex t) {
+  if (timed_.size() <= static_cast<size_t>(t)) timed_.resize(t + 1, 0);
+  timed_[t] = 1;
+}
+
 void TransferGraph::SetMultiplicity(int32_t path, double multiplicity) {
   multiplicity_.resize(paths_.size(), 0);
   multiplicity_[path] = multiplicity;

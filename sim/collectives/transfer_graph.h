@@ -45,6 +45,11 @@ class TransferGraph {
   TransferIndex AddJoin(std::span<const TransferIndex> deps) { return Add(kNoPath, 0, deps); }
   // Transfer `t` waits for its route's latency `repeats` (>= 1) times in all before its bytes flow.
   void SetLatencyRepeats(TransferIndex t, int32_t repeats);
+  // Transfer `t` is priced without a flow (an opt-in approximation for short transfers): it takes its
+  // route's latency plus its bytes at the rate it would get on arrival (Network::ArrivalRate), held,
+  // and takes no bandwidth from the flows it meets.
+  void SetTimed(TransferIndex t);
+  bool timed(TransferIndex t) const { return static_cast<size_t>(t) < timed_.size() && timed_[t] != 0; }
   // Path `path` is a representative standing for `multiplicity` (>= 1) symmetric paths, itself
   // included (representative.h); the execution weights its flows per hop.
   void SetMultiplicity(int32_t path, double multiplicity);
@@ -85,6 +90,7 @@ class TransferGraph {
   std::vector<int64_t> bytes_;
   std::vector<int32_t> num_deps_;
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
+  std::vector<uint8_t> timed_;            // grown only when a transfer is timed (else 0)
   std::vector<double> multiplicity_;      // per path once a representative is set (0: ordinary)
   std::vector<GpuId> group_;              // set with representatives
   std::vector<std::pair<TransferIndex, TransferIndex>> edges_;  // (dependency, dependent)

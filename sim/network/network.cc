@@ -101,6 +101,17 @@ double Network::FlowRate(FlowId flow) const {
   return flows_[slot].rate;
 }
 
+Network::LinkUse Network::link_use(LinkId id) const {
+  LinkUse use;
+  const Link& link = links_[id];
+  for (const LinkEntry& entry : link.flows) {
+    const double w = EntryWeight(link, entry);
+    use.bytes_per_s += flows_[entry.flow].rate * w;
+    use.weight += w;
+  }
+  return use;
+}
+
 uint32_t Network::AllocateFlow() {
   if (free_flow_ != kNoFlow) {
     const uint32_t slot = free_flow_;

@@ -131,6 +131,16 @@ class Network : private EventHandler {
   // Current rate in bytes/s of a transmitting flow; 0 while it waits for latency or once it is done.
   // In max-min mode rates settle at the end of the current instant (after the pending recompute).
   double FlowRate(FlowId flow) const;
+  // What a link's transmitting flows take now: the sum of rate x weight, and of their weights (each
+  // plain flow 1). In max-min mode, as FlowRate, the rates of the current instant's pending recompute
+  // are not in yet.
+  struct LinkUse {
+    double bytes_per_s = 0;
+    double weight = 0;
+  };
+  LinkUse link_use(LinkId id) const;
+  // False while a recompute is pending at this instant: rates (FlowRate, link_use) are about to change.
+  bool rates_settled() const { return !recompute_scheduled_; }
   const NetworkStats& stats() const { return stats_; }
 
  private:
