@@ -202,7 +202,7 @@ void CollectiveExecution::PriceTimed() {
       continue;
     }
     HoldTimed(t, routes_[path], WeightsOf(path), rates[i]);
-    simulator_->ScheduleAfter(SecondsToTime(static_cast<double>(WireBytes(t)) / rates[i]), this,
+    simulator_->ScheduleAfter(TransferTime(static_cast<double>(WireBytes(t)), rates[i]), this,
                               static_cast<uint64_t>(t) | kTimedEnd);
   }
 }

@@ -329,7 +329,9 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
     return ready;
   }
   const std::vector<int32_t> parents = BinaryTreeParents(n);
-  const TreeStandIns stand_ins = NodeClassStandIns(parents, node_classes);
+  // A stand-in's start dependencies would be lost with its edges: classes only for a tree that starts
+  // at once.
+  const TreeStandIns stand_ins = NodeClassStandIns(parents, start.empty() ? node_classes : 0);
   for (int32_t t = 0; t < 2; ++t) {
     TreeAllReduce(g, ranks, parents, /*root=*/0, t,
                   TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated, timed_ends), flow_key * 2 + t, start,

@@ -43,13 +43,12 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
 // stepped through the tree as before, and the chunks between as one transfer that streams behind the
 // first paying their chunks - 2 latencies. Exact when every edge keeps one rate per chunk step; an
 // approximation otherwise (docs/decisions.md, "Aggregated tree chunks").
-// `node_classes` > 1 (the representative approximation, representative.h): `ranks` are nodes of that
-// many consecutive ranks, and nodes whose ranks sit alike in both trees (depths, parents inside the
-// node, children outside) form a class: only its first node's edges inside the node are simulated,
-// standing for the others'; every edge between nodes is simulated. Exact when the class's nodes see
-// the same timing at their edges to other nodes; an approximation otherwise (docs/decisions.md).
-// `timed_ends` (aggregated only): each edge's first and last chunk are timed transfers
-// (TransferGraph::SetTimed), the representative's: the pipeline's fill and drain without a flow each.
+// `node_classes` > 1 (the representative approximation, representative.h; with `start` empty): `ranks` are nodes of
+// that many consecutive ranks, and nodes whose ranks sit alike in both trees (depths, parents inside the node, children
+// outside) form a class: only its first node's edges inside the node are simulated, standing for the others'; every
+// edge between nodes is simulated. Exact when the class's nodes see the same timing at their edges to other nodes; an
+// approximation otherwise (docs/decisions.md). `timed_ends` (aggregated only): each edge's first and last chunk are
+// timed transfers (TransferGraph::SetTimed), the representative's: the pipeline's fill and drain without a flow each.
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
                                 const Ready& start, bool aggregated = false, int32_t node_classes = 0,
                                 bool timed_ends = false);

@@ -46,8 +46,10 @@ class TransferGraph {
   // Transfer `t` waits for its route's latency `repeats` (>= 1) times in all before its bytes flow.
   void SetLatencyRepeats(TransferIndex t, int32_t repeats);
   // Transfer `t` is priced without a flow (an opt-in approximation for short transfers): it takes its
-  // route's latency plus its bytes at the rate it would get on arrival (Network::ArrivalRate), held,
-  // and takes no bandwidth from the flows it meets.
+  // route's latency plus its bytes at the rate it would get then (CollectiveExecution::PriceTimed),
+  // held to its end, taking no bandwidth from the flows it meets. Its execution alone sees it: not
+  // other executions on the same network, not the links' counters, not later capacity changes. Used by
+  // `hetsim collective --representative` only, which runs one collective on its own network.
   void SetTimed(TransferIndex t);
   bool timed(TransferIndex t) const { return static_cast<size_t>(t) < timed_.size() && timed_[t] != 0; }
   // Path `path` is a representative standing for `multiplicity` (>= 1) symmetric paths, itself
