@@ -10,6 +10,9 @@
 namespace hetsim::sim {
 namespace {
 
+// The weight of hop `h` of a route with per-hop `weights` (empty: every hop 1).
+double WeightAt(std::span<const double> weights, size_t h) { return weights.empty() ? 1.0 : weights[h]; }
+
 // OnEvent payload of the launch latency's end (transfer indices are int32).
 constexpr uint64_t kLaunchDone = std::numeric_limits<uint64_t>::max();
 // OnEvent payloads of timed transfers (TransferGraph::SetTimed): pricing those whose bytes start at
@@ -51,11 +54,15 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
-  timed_load_.assign(network_->num_links(), 0);
-  timed_weight_.assign(network_->num_links(), 0);
-  timed_rate_.assign(n, 0);
-  pending_weight_.assign(network_->num_links(), 0);
-  timed_as_flow_.assign(n, 0);
+  // Per-link and per-transfer state of timed transfers, only for a graph that has some: executions
+  // start by the thousand in an iteration, on networks of a hundred thousand links.
+  const size_t timed_links = graph_->has_timed() ? network_->num_links() : 0;
+  const size_t timed_transfers = graph_->has_timed() ? static_cast<size_t>(n) : 0;
+  timed_load_.assign(timed_links, 0);
+  timed_weight_.assign(timed_links, 0);
+  pending_weight_.assign(timed_links, 0);
+  timed_rate_.assign(timed_transfers, 0);
+  timed_as_flow_.assign(timed_transfers, 0);
   pending_timed_.clear();
   pending_.resize(n);
   for (TransferIndex t = 0; t < n; ++t) pending_[t] = graph_->num_deps(t);
@@ -120,8 +127,7 @@ void CollectiveExecution::OnEvent(uint64_t payload) {
   }
   if ((payload & kTimedEnd) != 0) {
     const auto t = static_cast<TransferIndex>(payload & (kTimedEnd - 1));
-    const int32_t path = graph_->path_of(t);
-    HoldTimed(t, routes_[path], WeightsOf(path), -timed_rate_[t]);
+    HoldTimed(t, -1);
     Finish(t);
     return;
   }
@@ -138,7 +144,7 @@ int64_t CollectiveExecution::WireBytes(TransferIndex t) const {
 void CollectiveExecution::StartFlow(TransferIndex t) {
   const int64_t bytes = WireBytes(t);
   const int32_t path = graph_->path_of(t);
-  if (graph_->timed(t) && !timed_as_flow_[t]) {
+  if (graph_->timed(t) && !timed_as_flow_[t]) {  // timed_as_flow_ is sized whenever a transfer is timed
     // Its bytes start after the route's latency, as a flow's would.
     simulator_->ScheduleAfter(route_latency_[path], this, static_cast<uint64_t>(t) | kTimedBytes);
     return;
@@ -172,8 +178,7 @@ void CollectiveExecution::PriceTimed() {
   for (TransferIndex t : pending) {
     const int32_t path = graph_->path_of(t);
     const std::span<const double> weights = WeightsOf(path);
-    for (size_t h = 0; h < routes_[path].size(); ++h)
-      pending_weight_[routes_[path][h]] += weights.empty() ? 1.0 : weights[h];
+    for (size_t h = 0; h < routes_[path].size(); ++h) pending_weight_[routes_[path][h]] += WeightAt(weights, h);
   }
   std::vector<double> rates;
   for (TransferIndex t : pending) {
@@ -201,22 +206,23 @@ void CollectiveExecution::PriceTimed() {
       StartFlow(t);
       continue;
     }
-    HoldTimed(t, routes_[path], WeightsOf(path), rates[i]);
+    timed_rate_[t] = rates[i];
+    HoldTimed(t, +1);
     simulator_->ScheduleAfter(TransferTime(static_cast<double>(WireBytes(t)), rates[i]), this,
                               static_cast<uint64_t>(t) | kTimedEnd);
   }
 }
 
-// Adds (rate > 0) or takes back (rate < 0) a timed transfer's hold on its links.
-void CollectiveExecution::HoldTimed(TransferIndex t, std::span<const LinkId> route, std::span<const double> weights,
-                                    double rate) {
-  const double sign = rate > 0 ? 1.0 : -1.0;
+// Adds (sign +1) or takes back (-1) timed transfer `t`'s hold of timed_rate_[t] on its links.
+void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
+  const int32_t path = graph_->path_of(t);
+  const std::span<const LinkId> route = routes_[path];
+  const std::span<const double> weights = WeightsOf(path);
   for (size_t h = 0; h < route.size(); ++h) {
-    const double w = weights.empty() ? 1.0 : weights[h];
-    timed_load_[route[h]] = std::max(0.0, timed_load_[route[h]] + rate * w);
+    const double w = WeightAt(weights, h);
+    timed_load_[route[h]] = std::max(0.0, timed_load_[route[h]] + sign * timed_rate_[t] * w);
     timed_weight_[route[h]] = std::max(0.0, timed_weight_[route[h]] + sign * w);
   }
-  if (rate > 0) timed_rate_[t] = rate;
 }
 
 void CollectiveExecution::OnFlowCompleted(FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }

@@ -49,7 +49,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   std::span<const double> WeightsOf(int32_t path) const;  // a representative's per-hop weights, else empty
   int64_t WireBytes(TransferIndex t) const;               // its bytes on the wire (NCCL's protocol)
   void PriceTimed();
-  void HoldTimed(TransferIndex t, std::span<const LinkId> route, std::span<const double> weights, double rate);
+  void HoldTimed(TransferIndex t, double sign);
 
   Network* network_;
   topology::Router* router_;

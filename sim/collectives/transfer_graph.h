@@ -52,6 +52,7 @@ class TransferGraph {
   // `hetsim collective --representative` only, which runs one collective on its own network.
   void SetTimed(TransferIndex t);
   bool timed(TransferIndex t) const { return static_cast<size_t>(t) < timed_.size() && timed_[t] != 0; }
+  bool has_timed() const { return !timed_.empty(); }
   // Path `path` is a representative standing for `multiplicity` (>= 1) symmetric paths, itself
   // included (representative.h); the execution weights its flows per hop.
   void SetMultiplicity(int32_t path, double multiplicity);

@@ -257,7 +257,6 @@ void AppendBuckets(const spec::PlanSpec& plan, CollectiveOp op, int64_t bytes, s
 
 // The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
 // optimizer step.
-
 void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (out.layout.gradient_group_size() <= 1) return;
   const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
