@@ -23,6 +23,7 @@ namespace {
 
 using testing::H100Island;
 using testing::RelativeGap;
+using testing::RunGraph;
 using testing::SimulateOk;
 
 CollectiveRequest Request(CollectiveOp op, int gpus, CollectiveAlgorithm algo, bool representative,
@@ -216,21 +217,6 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
   }
   // No multiplicities: nothing is a representative.
   CHECK_FALSE(RouteRepresentatives(topo, routes, {}, order).is_representative(0));
-}
-
-// `g` alone on a fresh network of `topo`, from its start to its last transfer's end; `flows`, when
-// given, receives the network flows it started.
-Time RunGraph(const topology::Topology& topo, topology::Router& router, const TransferGraph& g,
-              NetworkMode mode = NetworkMode::kMaxMinFair, uint64_t* flows = nullptr) {
-  Simulator sim;
-  auto network = Network::Create(&sim, NetworkLinks(topo), mode);
-  REQUIRE(network.ok());
-  CollectiveExecution run(network->get(), &router, &g);
-  REQUIRE(run.Start(&sim).ok());
-  sim.Run();
-  REQUIRE(run.done());
-  if (flows != nullptr) *flows = run.flows();
-  return run.finish_time() - run.start_time();
 }
 
 TEST_CASE("timed transfers take the rate they would get when their bytes start, shared fairly",

@@ -373,20 +373,27 @@ void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, u
 void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key,
                             const Ready& start) {
   const int32_t n = static_cast<int32_t>(ranks.size());
-  std::vector<TransferIndex> prev(n, kNoTransfer), cur(n, kNoTransfer);
+  // done[r]: what rank r waits for before round k: its own send and its receive of round k - 1.
+  std::vector<std::array<TransferIndex, 2>> done(n, {kNoTransfer, kNoTransfer});
+  std::vector<TransferIndex> sends(n, kNoTransfer);
   std::vector<TransferIndex> deps;
   for (int32_t k = 1; k < n; ++k) {
     for (int32_t r = 0; r < n; ++r) {
       const int32_t to = (r + k) % n;
-      // The rank's own previous send and the previous round's arrival into it.
-      if (k == 1) {
-        deps.assign(StartOf(start, r).begin(), StartOf(start, r).end());
-      } else {
-        deps.assign({prev[r], prev[(r - (k - 1) + n) % n]});
+      // Rendezvous: the bytes move once both the sender and the receiver have reached round k.
+      deps.clear();
+      for (int32_t side : {r, to}) {
+        if (k == 1) {
+          deps.insert(deps.end(), StartOf(start, side).begin(), StartOf(start, side).end());
+        } else {
+          deps.insert(deps.end(), done[side].begin(), done[side].end());
+        }
       }
-      cur[r] = g.Add(g.Path(ranks[r], ranks[to], flow_key), SplitBytes(bytes, n, to), deps);
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      sends[r] = g.Add(g.Path(ranks[r], ranks[to], flow_key), SplitBytes(bytes, n, to), deps);
     }
-    std::swap(prev, cur);
+    for (int32_t r = 0; r < n; ++r) done[r] = {sends[r], sends[(r - k + n) % n]};
   }
 }
 

@@ -67,7 +67,9 @@ Ready AppendTreeBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, i
 int32_t HeapTreeDepth(int64_t n);
 
 // All-to-all: every rank sends SplitBytes(bytes, n, j) to rank j, all at once (direct) or in n-1
-// rounds where round k pairs r with r+k (pairwise).
+// rounds where round k pairs r with r+k (pairwise). A pairwise round's bytes move once both its sender
+// and its receiver have finished round k - 1 (MPI's sendrecv of a message above the eager limit, or
+// NCCL's send waiting for the peer's posted receive), so a rank never receives two rounds at once.
 void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
 void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
 
