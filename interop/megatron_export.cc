@@ -226,6 +226,12 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   }
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
+  // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
+  const v1::DType dtype = in.model.dtype();
+  const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;
+  const bool bf16_gradients = bf16_run && !plan.grad_reduce_in_fp32();
+  if (bf16_gradients) add("--grad-reduce-in-bf16");
+  if (dtype == v1::FP16 && plan.grad_reduce_in_fp32()) add("--accumulate-allreduce-grads-in-fp32");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
   if (plan.overlap_param_gather() && plan.overlap_grad_reduce()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
@@ -243,6 +249,11 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
   if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
+  if (bf16_gradients) {
+    out.notes.push_back(
+        "--grad-reduce-in-bf16 (grad_reduce_in_fp32 false): Megatron-LM's flag since 2024; earlier releases always "
+        "reduce BF16 gradients in FP32 (drop it there, and set grad_reduce_in_fp32 to price them)");
+  }
   if (plan.overlap_param_gather() && !plan.overlap_grad_reduce()) {
     out.notes.push_back("overlap_param_gather: not exported (Megatron needs --overlap-grad-reduce with it)");
   }

@@ -49,6 +49,8 @@ constexpr NamedFlag kModelledFlags[] = {
     {"recompute-activations", 0},
     {"checkpoint-activations", 0},  // Megatron-LM of 2021: full recomputation
     {"use-distributed-optimizer", 0},
+    {"grad-reduce-in-bf16", 0},
+    {"accumulate-allreduce-grads-in-fp32", 0},
     {"fp16", 0},
     {"bf16", 0},
     {"fp8-format", 1},
@@ -85,14 +87,10 @@ constexpr NamedFlag kModelledFlags[] = {
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"rampup-batch-size", 3},
-    {"grad-reduce-in-bf16", 0},
-    {"fp8-param-gather", 0},
+    {"rampup-batch-size", 3},         {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
-    {"moe-token-dispatcher-type", 1},
-    {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},
-    {"mtp-num-layers", 1},             // DeepSeek's multi-token prediction modules
+    {"moe-token-dispatcher-type", 1}, {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},       {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
     {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
                                        // same.
 };

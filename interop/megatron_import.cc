@@ -109,6 +109,17 @@ absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
   return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
 }
 
+// Megatron-LM accumulates and reduces a BF16 run's gradients in FP32 unless --grad-reduce-in-bf16 (its
+// arguments.py sets --accumulate-allreduce-grads-in-fp32 for --bf16; FP8 runs are --bf16 runs); FP16
+// and FP32 runs only with --accumulate-allreduce-grads-in-fp32.
+absl::StatusOr<bool> ReadGradReduceInFp32(const Reader& r, v1::DType dtype) {
+  if (r.Has("grad-reduce-in-bf16") && r.Has("accumulate-allreduce-grads-in-fp32")) {
+    return r.Contradict("--grad-reduce-in-bf16", "--accumulate-allreduce-grads-in-fp32");
+  }
+  if (r.Has("accumulate-allreduce-grads-in-fp32")) return true;
+  return (dtype == v1::BF16 || dtype == v1::FP8) && !r.Has("grad-reduce-in-bf16");
+}
+
 // Mixture of experts: the experts, their router and widths, shared experts, which blocks are MoE.
 absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
   if (r.Has("num-experts")) {
@@ -510,6 +521,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   plan.set_overlap_param_gather(r.Has("overlap-param-gather"));
+  HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r, out.model.dtype()));
+  plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
   // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
   // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose

@@ -80,6 +80,7 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
   plan.set_tp_backward_overlap(shape.tp_backward_overlap);
   plan.set_tp_comm_overlap_aggregate(shape.tp_comm_overlap_aggregate);
   if (shape.tp_comm_overlap_config) *plan.mutable_tp_comm_overlap_config() = *shape.tp_comm_overlap_config;
+  plan.set_grad_reduce_in_fp32(shape.grad_reduce_in_fp32);
   plan.set_schedule(shape.schedule);
   if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != proto::kDefaultH1f1bEpsilon)
     plan.set_h1f1b_epsilon(shape.epsilon);

@@ -33,7 +33,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
                       static_cast<int>(o.tp_comm_overlap)),
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
-      TpCommOverlapKey(o.tp_comm_overlap_config));
+      o.grad_reduce_in_fp32 ? " fp32-gradients" : "", TpCommOverlapKey(o.tp_comm_overlap_config));
 }
 
 }  // namespace
@@ -149,6 +149,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.sequence_parallel = config.sequence_parallel;
   sc.tp_comm_overlap = options_.tp_comm_overlap;
   sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
+  sc.grad_reduce_in_fp32 = options_.grad_reduce_in_fp32;
   sc.tp_comm_overlap_config = options_.tp_comm_overlap_config;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;

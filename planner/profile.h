@@ -75,6 +75,8 @@ struct ProfilerOptions {
   // Plan.tp_backward_overlap of a plan being priced: the backward's input-gradient reductions hide
   // behind the column-parallel weight gradients, as the simulator runs them.
   bool tp_backward_overlap = false;
+  // Plan.grad_reduce_in_fp32 of the plans priced: FP32 gradient buffers (memory) and reduction.
+  bool grad_reduce_in_fp32 = false;
   // Islands with more nodes than this use whole-node submeshes (n, M) only: a stage on part of one node
   // of a large island is never worth the state it adds to the search (u then counts whole nodes).
   int partial_node_shapes_max_nodes = 8;

@@ -243,6 +243,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   }
   p.overlap_grad_reduce = plan.overlap_grad_reduce();
   p.overlap_param_gather = plan.overlap_param_gather();
+  p.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32();
   p.grad_bucket_bytes = plan.grad_bucket_bytes();
   p.tp_comm_overlap = plan.tp_comm_overlap();
   p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();

@@ -89,6 +89,7 @@ struct PlanSpec {
   std::vector<StageSpec> stages;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
+  bool grad_reduce_in_fp32 = false;   // gradient buffers and their reduction in FP32
   uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
   bool tp_comm_overlap = false;
   bool tp_comm_overlap_aggregate = false;

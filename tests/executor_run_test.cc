@@ -417,4 +417,27 @@ TEST_CASE("executor: overlapped parameter gathers run at the start, chunk by chu
         AnalyzeLongestPath(*free->dag, free->durations).iteration_time);
 }
 
+// Plan.grad_reduce_in_fp32 on the FP16 plan above: each chunk's 2M gradients reduce in 8 MB (4 bytes
+// each) where the parameters still gather in 4 MB, and the gradient buffers take 4 bytes a parameter.
+TEST_CASE("executor: FP32 gradients double the reduction and the buffers, not the parameter gathers", "[executor]") {
+  v1::Plan plan = InterleavedDpPlan();
+  for (v1::Stage& st : *plan.mutable_stages()) st.set_zero_stage(1);
+  const auto [base, base_run] = RunOnTestCluster(plan);
+  plan.set_grad_reduce_in_fp32(true);
+  const auto [setup, run] = RunOnTestCluster(plan);
+  for (int s = 0; s < setup->num_stages(); ++s) {
+    INFO("stage " << s);
+    const executor::StageSetup& st = setup->stages[s];
+    REQUIRE(st.grad_buckets.size() == 2);  // one per chunk
+    for (const auto& b : st.grad_buckets) CHECK(b.bytes == 8000000);
+    for (const auto& b : base->stages[s].grad_buckets) CHECK(b.bytes == 4000000);
+    REQUIRE(st.param_gather.has_value());
+    CHECK(st.param_gather->bytes == 8000000);  // the stage's 4M parameters, 2 bytes each
+    CHECK(st.param_gather->bytes == base->stages[s].param_gather->bytes);
+    CHECK(st.cost.memory.grad_bytes == 2 * base->stages[s].cost.memory.grad_bytes);
+    CHECK(st.cost.memory.param_bytes == base->stages[s].cost.memory.param_bytes);
+  }
+  CHECK(run.iteration_time > base_run.iteration_time);  // more bytes to reduce after the last backward
+}
+
 }  // namespace

@@ -150,6 +150,7 @@ TEST_CASE("Llama 3 8B FP8 on one H100 node: DP 8, GQA, SwiGLU, distributed optim
   CHECK(p.overlap_param_gather());
   CHECK_FALSE(HasNote(*m, "not modelled (ignored): --overlap-param-gather"));
   CHECK(HasNote(*m, "not modelled (ignored): --fp8-param-gather"));
+  CHECK_FALSE(p.grad_reduce_in_fp32());  // the line says --grad-reduce-in-bf16
   CHECK_FALSE(HasNote(*m, "unknown"));
   CheckRoundTrip(*m, cluster, request);
 }
@@ -180,6 +181,7 @@ TEST_CASE("Llama 3.1 405B's FP8 recipe gives the stages of the NeMo validation p
     INFO("stage " << i);
     CHECK(d.Compare(p.stages(i), want.stages(i)));  // 16 layers each: the embedding and 15 blocks, ...
   }
+  CHECK(p.grad_reduce_in_fp32());  // --bf16 without --grad-reduce-in-bf16
   CHECK_FALSE(HasNote(*m, "unknown"));
   CheckRoundTrip(*m, *cluster);
 }
@@ -220,19 +222,19 @@ TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]")
   CheckRoundTrip(*m, cluster);
 }
 
+// An 8-block model on one A100 node, to which a test adds the flags it is about.
+const std::string kSmallLine =
+    "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 8 --hidden-size 4096 --num-attention-heads "
+    "32 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 8 ";
+
 TEST_CASE("the asynchronous TP backward: on from Megatron-LM v2.6, off when switched off or in 2021's code",
           "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  const std::string base =
-      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 8 --hidden-size 4096 --num-attention-heads "
-      "32 --seq-length 2048 "
-      "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 8 --bf16 ";
+  const std::string base = kSmallLine + "--bf16 ";
   auto overlap = [&](const std::string& flags) {
-    absl::StatusOr<MegatronImport> m = Import(base + flags, cluster);
-    INFO(m.status().message());
-    REQUIRE(m.ok());
-    CheckRoundTrip(*m, cluster);
-    return m->plan.tp_backward_overlap();
+    const MegatronImport m = ImportOk(base + flags, cluster);
+    CheckRoundTrip(m, cluster);
+    return m.plan.tp_backward_overlap();
   };
   CHECK(overlap("--tensor-model-parallel-size 8"));
   CHECK_FALSE(overlap("--tensor-model-parallel-size 8 --no-async-tensor-model-parallel-allreduce"));
@@ -381,6 +383,41 @@ TEST_CASE("Megatron kv-channels sets head_dim: heads wider than hidden / heads, 
   CHECK(m.model.transformer().head_dim() == 128);
   CHECK(m.model.transformer().num_kv_heads() == 4);
   CheckRoundTrip(m, cluster);
+}
+
+TEST_CASE("gradients: --bf16 runs reduce in FP32 unless --grad-reduce-in-bf16, FP16 runs only when asked",
+          "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base = kSmallLine + "--use-distributed-optimizer ";
+  auto fp32 = [&](const std::string& flags) {
+    const MegatronImport m = ImportOk(base + flags, cluster);
+    CHECK_FALSE(HasNote(m, "--grad-reduce-in-bf16"));  // read, not ignored
+    CheckRoundTrip(m, cluster);
+    return m.plan.grad_reduce_in_fp32();
+  };
+  CHECK(fp32("--bf16"));
+  CHECK_FALSE(fp32("--bf16 --grad-reduce-in-bf16"));
+  CHECK(fp32("--bf16 --accumulate-allreduce-grads-in-fp32"));
+  CHECK_FALSE(fp32("--fp16"));
+  CHECK(fp32("--fp16 --accumulate-allreduce-grads-in-fp32"));
+  CHECK_FALSE(fp32(""));  // FP32 run: the flag says nothing more
+  CHECK(ImportError(base + "--bf16 --grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32") ==
+        "line.sh: --grad-reduce-in-bf16 and --accumulate-allreduce-grads-in-fp32 contradict each other");
+
+  // Export writes what Megatron needs to be told.
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  const MegatronImport bf16 = ImportOk(base + "--bf16 --grad-reduce-in-bf16", cluster);
+  in.model = bf16.model;
+  in.plan = bf16.plan;
+  absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+  REQUIRE(line.ok());
+  CHECK(line->launch_line.find("--grad-reduce-in-bf16") != std::string::npos);
+  in.plan.set_grad_reduce_in_fp32(true);
+  line = ExportMegatron(in);
+  REQUIRE(line.ok());
+  CHECK(line->launch_line.find("--grad-reduce-in-bf16") == std::string::npos);
+  CHECK(line->launch_line.find("--accumulate-allreduce-grads-in-fp32") == std::string::npos);
 }
 
 TEST_CASE("bad launch lines name the flags", "[interop]") {

@@ -135,6 +135,25 @@ TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 
   CHECK(fp32.optimizer_bytes == 8000);
 }
 
+TEST_CASE("FP32 gradients: Megatron-LM's bytes per parameter for BF16 runs (18; 6 + 12/d distributed)",
+          "[workload][stage][memory]") {
+  // Megatron-LM's distributed-optimizer guide: "bf16 param, fp32 grads" take 18 bytes per parameter
+  // with the plain optimizer, 6 + 12/d with the distributed one (ZeRO-1 over d ranks).
+  const double psi = 1e9;
+  const int d = 16;
+  auto total = [&](int stage) {
+    return static_cast<double>(
+        ZeroShardedModelStates(psi, hetsim::spec::DType::kBf16, stage, d, /*fp32_gradients=*/true).ModelStateBytes());
+  };
+  CHECK(total(0) == 18 * psi);
+  CHECK(total(1) == 6 * psi + 12 * psi / d);
+  CHECK(total(2) == 2 * psi + 16 * psi / d);
+  CHECK(ZeroShardedModelStates(psi, hetsim::spec::DType::kBf16, 1, d, true).grad_bytes == 4 * psi);
+  // An FP32 model's gradients are 4 bytes either way.
+  CHECK(ZeroShardedModelStates(psi, hetsim::spec::DType::kFp32, 1, d, true).ModelStateBytes() ==
+        ZeroShardedModelStates(psi, hetsim::spec::DType::kFp32, 1, d, false).ModelStateBytes());
+}
+
 TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-flight microbatches",
           "[workload][stage][memory]") {
   const ModelCost gpt3 = Gpt3();
@@ -147,7 +166,17 @@ TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-fl
   CHECK(static_cast<double>(cost.memory.grad_bytes) == 2 * per_gpu);
   CHECK(static_cast<double>(cost.memory.optimizer_bytes) == 12 * per_gpu / 4);
   CHECK(static_cast<double>(cost.grad_sync_bytes) == 2 * per_gpu);
+  CHECK(static_cast<double>(cost.param_sync_bytes) == 2 * per_gpu);
   CHECK(cost.memory.PeakBytes(3) == cost.memory.ModelStateBytes() + 3 * cost.memory.activation_bytes_per_microbatch);
+  // Plan.grad_reduce_in_fp32: the gradient buffers and their reduction in FP32, the gathers in BF16.
+  StageConfig fp32 = c;
+  fp32.grad_reduce_in_fp32 = true;
+  const StageCost wide = Cost(gpt3, fp32, gpu);
+  CHECK(static_cast<double>(wide.memory.grad_bytes) == 4 * per_gpu);
+  CHECK(static_cast<double>(wide.grad_sync_bytes) == 4 * per_gpu);
+  CHECK(wide.param_sync_bytes == cost.param_sync_bytes);
+  CHECK(wide.memory.param_bytes == cost.memory.param_bytes);
+  CHECK(wide.memory.optimizer_bytes == cost.memory.optimizer_bytes);
   // Each replica takes b / DP = 1 sample: boundary b/DP * s * h * 2 bytes.
   CHECK(static_cast<double>(cost.boundary_bytes_per_replica) == kS * kH * 2);
   CHECK(static_cast<double>(cost.boundary_bytes_per_microbatch) == 4 * kS * kH * 2);

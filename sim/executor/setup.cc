@@ -97,14 +97,14 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
 
 // ZeRO-3: each layer's weights, sharded over the DP group, are all-gathered before the layer's
 // forward and again before its backward (DeepSpeed and FSDP free them in between), by every TP rank's
-// DP group at once; each layer gathers its share of the virtual stage's dense gradient bytes by
+// DP group at once; each layer gathers its share of the virtual stage's dense parameter bytes by
 // parameter count, timed alone on the network. Without prefetch every gather is on the critical path
 // of the pass. With Plan.zero3_prefetch the gather of the next layer (in pass order) is issued when a
 // layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
 // the compute time of the layer before it.
 absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
                               bool prefetch, VirtualStageCost& vs) {
-  if (l.gradient_group_size() <= 1 || vs.cost.grad_sync_bytes <= 0) return absl::OkStatus();
+  if (l.gradient_group_size() <= 1 || vs.cost.param_sync_bytes <= 0) return absl::OkStatus();
   std::vector<std::vector<GpuId>> groups;
   for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
   std::vector<double> weight;
@@ -116,7 +116,7 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
     total += weight.back();
   }
   if (total <= 0) return absl::OkStatus();
-  const double all = static_cast<double>(vs.cost.grad_sync_bytes);
+  const double all = static_cast<double>(vs.cost.param_sync_bytes);
   double cumulative = 0;
   int64_t done = 0;
   std::vector<Time> gather(weight.size(), 0);
@@ -264,8 +264,9 @@ void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   AppendBuckets(plan, op, bytes, out.grad_buckets);
   // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
   // each layer's before its forward and again before its backward (ZeroThreeGathers).
-  if ((zero_stage == 1 || zero_stage == 2) && bytes > 0) {
-    out.param_gather = GradSyncStep{CollectiveOp::kAllGather, bytes};
+  const int64_t params = out.cost.param_sync_bytes + out.cost.expert_param_sync_bytes;
+  if ((zero_stage == 1 || zero_stage == 2) && params > 0) {
+    out.param_gather = GradSyncStep{CollectiveOp::kAllGather, params};
   }
 }
 
@@ -485,7 +486,7 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
       for (int c = 0; c < v; ++c) {
         const workload::StageCost& cost = v == 1 ? st.cost : setup.virtual_stages[c * S + s].cost;
         st.early_param_gathers.push_back(
-            {CollectiveOp::kAllGather, cost.grad_sync_bytes + cost.expert_grad_sync_bytes});
+            {CollectiveOp::kAllGather, cost.param_sync_bytes + cost.expert_param_sync_bytes});
       }
     }
     if (v > 1) {

@@ -32,6 +32,7 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_siz
 
 StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& plan) {
   StageConfig c = StageConfigOf(stage, plan.micro_batch_size, plan.context_parallel);
+  c.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32;
   c.tp_comm_overlap = plan.tp_comm_overlap;
   c.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
   c.tp_comm_overlap_config = plan.tp_comm_overlap_config;
@@ -73,11 +74,14 @@ UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& confi
   return {};
 }
 
-StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel) {
+int GradientBytes(spec::DType dtype, bool fp32_gradients) { return fp32_gradients ? 4 : ElementBytes(dtype); }
+
+StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel,
+                                   bool fp32_gradients) {
   const double element = ElementBytes(dtype);
   const double dp = std::max(1, data_parallel);
   double params = param_count * element;
-  double grads = param_count * element;
+  double grads = param_count * GradientBytes(dtype, fp32_gradients);
   double optimizer = param_count * OptimizerBytesPerParam(dtype);
   if (zero_stage >= 1) optimizer /= dp;
   if (zero_stage >= 2) grads /= dp;
@@ -369,15 +373,19 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
       RoundUpBytes(last.output_bytes_per_sample * static_cast<double>(c.micro_batch_size));
 
   const int element = model.element_bytes();
-  cost->grad_sync_bytes = RoundUpBytes(dense_params * element);
-  cost->expert_grad_sync_bytes = RoundUpBytes(expert_params * element);
+  const int gradient = GradientBytes(model.dtype(), c.grad_reduce_in_fp32);
+  cost->grad_sync_bytes = RoundUpBytes(dense_params * gradient);
+  cost->expert_grad_sync_bytes = RoundUpBytes(expert_params * gradient);
+  cost->param_sync_bytes = RoundUpBytes(dense_params * element);
+  cost->expert_param_sync_bytes = RoundUpBytes(expert_params * element);
 
   // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
   // expert states over the DP replicas that hold the same experts (DP / EP of them).
-  const StageMemory dense =
-      ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage, c.data_parallel * c.context_parallel);
-  const StageMemory expert = ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
-                                                    c.data_parallel / c.expert_parallel * c.context_parallel);
+  const StageMemory dense = ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage,
+                                                   c.data_parallel * c.context_parallel, c.grad_reduce_in_fp32);
+  const StageMemory expert =
+      ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
+                             c.data_parallel / c.expert_parallel * c.context_parallel, c.grad_reduce_in_fp32);
   cost->memory.param_bytes = dense.param_bytes + expert.param_bytes;
   cost->memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
   cost->memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;

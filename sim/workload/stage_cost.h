@@ -44,6 +44,7 @@ struct StageConfig {
   // 0 = every block.
   int recompute_num_layers = 0;
   bool sequence_parallel = false;
+  bool grad_reduce_in_fp32 = false;  // Plan.grad_reduce_in_fp32: FP32 gradient buffers and reduction
   // Plan.tp_comm_overlap and Plan.tp_comm_overlap_aggregate: with sequence parallelism, Transformer
   // Engine's userbuffers overlap runs the block linears' GEMMs in chunks as their TP collectives stream
   // in or out (UserbufferChunks).
@@ -146,6 +147,10 @@ struct StageCost {
   // (all-reduce for ZeRO 0-1, reduce-scatter for ZeRO 2-3; ZeRO-3 also all-gathers parameters).
   int64_t grad_sync_bytes = 0;
   int64_t expert_grad_sync_bytes = 0;  // expert parameters: synchronised over DP / EP replicas only
+  // Parameter bytes the ZeRO all-gathers move (ZeRO-1/2 after the step, ZeRO-3 per layer): the model's
+  // element type, whatever precision the gradients are reduced in.
+  int64_t param_sync_bytes = 0;
+  int64_t expert_param_sync_bytes = 0;
 
   // Context parallelism (context_parallel > 1): one entry per attention layer, in layer order.
   std::vector<ContextParallelAttention> cp_attention;
@@ -201,8 +206,12 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
 
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
-// (2 + 2 + 12 bytes per parameter for BF16/FP16).
-StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel);
+// (2 + 2 + 12 bytes per parameter for BF16/FP16; with `fp32_gradients` the gradients take 4, as in
+// Megatron-LM's BF16 runs: 2 + 4 + 12).
+StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel,
+                                   bool fp32_gradients = false);
+// Bytes of one gradient: the model's element type, or 4 under Plan.grad_reduce_in_fp32.
+int GradientBytes(spec::DType dtype, bool fp32_gradients);
 
 }  // namespace hetsim::sim::workload
 
