@@ -158,6 +158,7 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
   add(absl::StrFormat("--vocab-size %d", t.vocab_size()));
   if (t.gated_mlp()) add("--swiglu");
   if (!t.tied_embeddings()) add("--untie-embeddings-and-output-weights");
+  if (t.mtp_num_layers() > 0) add(absl::StrFormat("--mtp-num-layers %d", t.mtp_num_layers()));
   if (t.num_experts() > 1) {
     add(absl::StrFormat("--num-experts %d", t.num_experts()));
     add(absl::StrFormat("--moe-router-topk %d", t.moe_top_k() > 0 ? t.moe_top_k() : 2));

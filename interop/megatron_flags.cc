@@ -83,6 +83,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"account-for-embedding-in-pipeline-split", 0},
     {"account-for-loss-in-pipeline-split", 0},
     {"num-virtual-stages-per-pipeline-rank", 1},
+    {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
 };
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
@@ -90,9 +91,7 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"rampup-batch-size", 3},         {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
     {"moe-token-dispatcher-type", 1}, {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},       {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
-    {"empty-unused-memory-level", 1},  // Learning rate, data, checkpoints, logging, numerics: an iteration costs the
-                                       // same.
+    {"disable-bias-linear", 0},       {"empty-unused-memory-level", 1},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.

@@ -48,6 +48,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
   s.moe_grouped_gemm = t.moe_grouped_gemm();
+  s.mtp_num_layers = t.mtp_num_layers();
   if (t.has_mla()) {
     const hetsim::v1::MultiLatentAttention& m = t.mla();
     s.mla = spec::MlaSpec{m.q_lora_rank(), m.kv_lora_rank(), m.qk_head_dim(), m.qk_pos_emb_head_dim(), m.v_head_dim()};

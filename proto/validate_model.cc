@@ -107,6 +107,9 @@ void CheckTransformer(Problems& p, const Transformer& t) {
   }
   CheckMoeLayout(p, t, at);
   CheckMla(p, t, at);
+  if (t.mtp_num_layers() > t.num_layers()) {
+    p.Add(at + "mtp_num_layers", "%d is more than the %d blocks", t.mtp_num_layers(), t.num_layers());
+  }
 }
 
 void CheckLayerList(Problems& p, const LayerList& list) {
@@ -164,15 +167,18 @@ double ModelParamCount(const Model& model) {
   const double moe_mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0) +
                          (shared > 0 ? mlp_mats * h * shared + shared + h : 0);  // + router, shared experts
   const double dense_mlp = mlp_mats * h * ffn + ffn + h;
-  double blocks = 0;
-  for (uint32_t i = 0; i < t.num_layers(); ++i) {
+  auto block = [&](uint32_t i) {
     const bool expert_block =
         spec::TransformerSpec::IsMoeBlockOf(i, t.num_experts(), t.moe_first_dense_layers(), t.moe_layer_freq());
-    blocks += attention + (expert_block ? moe_mlp : dense_mlp) + 4 * h;  // two layer norms
-  }
+    return attention + (expert_block ? moe_mlp : dense_mlp) + 4 * h;  // two layer norms
+  };
+  double blocks = 0;
+  for (uint32_t i = 0; i < t.num_layers(); ++i) blocks += block(i);
+  // Multi-token prediction: a block like the last, eh_proj (2h x h) and three norms each.
+  const double mtp = t.num_layers() == 0 ? 0 : t.mtp_num_layers() * (block(t.num_layers() - 1) + 2 * h * h + 3 * h);
   const double embedding = static_cast<double>(t.vocab_size()) * h + static_cast<double>(t.seq_length()) * h;
   const double head = t.tied_embeddings() ? 0 : static_cast<double>(t.vocab_size()) * h;
-  return embedding + blocks + head + 2 * h;  // + final layer norm
+  return embedding + blocks + mtp + head + 2 * h;  // + final layer norm
 }
 
 absl::Status ValidateModel(const Model& model, absl::string_view file, absl::string_view prefix) {

@@ -46,6 +46,7 @@ struct TransformerSpec {
   uint32_t moe_layer_freq = 1;    // resolved: 1 when the file leaves it 0
   std::optional<MlaSpec> mla;     // multi-latent attention instead of MHA / GQA
   bool moe_grouped_gemm = false;  // a GPU's routed experts as one grouped GEMM per projection
+  uint32_t mtp_num_layers = 0;    // multi-token prediction modules after the head
 
   // Whether block `i` (0-based) runs experts: the model has them, i is past the first dense blocks and
   // on the MoE frequency counted from there (Megatron-LM's --moe-layer-freq).

@@ -684,7 +684,7 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-l
       "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
       "--global-batch-size 8 --expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 "
       "--moe-ffn-hidden-size 512 --moe-shared-expert-intermediate-size 1024 --moe-layer-freq '([0]*1+[1]*3)' "
-      "--swiglu --bf16 --multi-latent-attention --kv-lora-rank 512 --moe-grouped-gemm",
+      "--swiglu --bf16 --multi-latent-attention --kv-lora-rank 512 --moe-grouped-gemm --mtp-num-layers 1",
       cluster);
   INFO(m.status().message());
   REQUIRE(m.ok());
@@ -699,7 +699,11 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-l
   CHECK(t.mla().qk_head_dim() == 128);
   CHECK(t.mla().qk_pos_emb_head_dim() == 64);
   CHECK(t.mla().v_head_dim() == 128);
+  CHECK(t.mtp_num_layers() == 1);
+  CHECK_FALSE(HasNote(*m, "--mtp-num-layers"));
   CheckRoundTrip(*m, cluster);
+  CHECK(ImportError("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 "
+                    "--mtp-num-layers 5") == "line.sh: --mtp-num-layers 5: more modules than the 4 blocks");
   CHECK_THAT(ImportError("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
                          "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 8 "
                          "--num-experts 16 --moe-layer-freq '[1,1,0,1]'",

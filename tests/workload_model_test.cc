@@ -289,6 +289,44 @@ TEST_CASE("multi-latent attention: DeepSeek-V3's 671B parameters and MLA's GEMMs
   CHECK(gathered == 2 * s * (1536 + 576) + 2 * s * h);  // the attention's latents, the dense MLP's input
   CHECK(overlapped_gathers == 2 * s * h);               // the MLP's only
   CHECK(scattered == 2 * 2 * s * h);                    // the projection's and the MLP's outputs
+
+  // With its multi-token prediction module DeepSeek's checkpoint holds 685B (671B + 14B): the module's
+  // own parameters, and copies of the embedding and the output head that hetsim counts once.
+  m.mutable_transformer()->set_mtp_num_layers(1);
+  const ModelCost with_mtp = Make(m);
+  CHECK(static_cast<double>(with_mtp.TotalParamCount()) + 2 * 129280 * h == Approx(685e9).epsilon(0.01));
+}
+
+TEST_CASE("multi-token prediction: each module adds eh_proj, a block like the last and a head pass to the head",
+          "[workload][model]") {
+  hetsim::v1::Model m = Gpt(4, 1024, 16);
+  m.mutable_transformer()->set_tied_embeddings(false);
+  const ModelCost plain = Make(m);
+  m.mutable_transformer()->set_mtp_num_layers(2);
+  const ModelCost mtp = Make(m);
+  REQUIRE(mtp.num_layers() == plain.num_layers());  // merged into the head: the plan's layers do not move
+  const LayerCost& head0 = plain.layer(plain.num_layers() - 1);
+  const LayerCost& head = mtp.layer(mtp.num_layers() - 1);
+  const LayerCost& last_block = plain.layer(plain.num_layers() - 2);
+  const double s = 2048, h = 1024, V = 51200;
+  // Forward FLOPs per module: eh_proj (s x h x 2h), the block, the head's GEMM again.
+  const double module_flop = 2 * s * h * 2 * h + last_block.forward_flop_per_sample + 2 * s * h * V;
+  CHECK(head.forward_flop_per_sample == Approx(head0.forward_flop_per_sample + 2 * module_flop).epsilon(1e-12));
+  CHECK(head.backward_flop_per_sample == Approx(2 * head.forward_flop_per_sample).epsilon(1e-12));
+  // Parameters per module: eh_proj and its two norms, the block, the module's final norm; the output
+  // matrix and the embedding are the model's. An untied model's last stage holds the embedding's copy.
+  const double module_params = 2 * h * h + 2 * h + static_cast<double>(last_block.param_count) + h;
+  CHECK(static_cast<double>(head.param_count) == static_cast<double>(head0.param_count) + 2 * module_params);
+  CHECK(head.tied_with_embedding);
+  CHECK(head.tied_param_count == static_cast<uint64_t>(V * h));
+  hetsim::v1::Model without = m;
+  without.mutable_transformer()->set_mtp_num_layers(0);
+  CHECK(hetsim::proto::ModelParamCount(m) - hetsim::proto::ModelParamCount(without) ==
+        static_cast<double>(mtp.TotalParamCount() - plain.TotalParamCount()));
+  // Each module's block keeps its activations and runs its collectives beside the head's.
+  CHECK(head.activation.tp_sharded > head0.activation.tp_sharded + 2 * last_block.activation.tp_sharded - 1);
+  CHECK(head.collectives.size() > head0.collectives.size());
+  CHECK_FALSE(head.recomputable);
 }
 
 TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") {

@@ -95,6 +95,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
       if (t.moe_layer_freq() > 1) absl::StrAppendFormat(&what, ", MoE every %d", t.moe_layer_freq());
       if (t.moe_grouped_gemm()) what += ", grouped GEMM";
     }
+    if (t.mtp_num_layers() > 0) absl::StrAppendFormat(&what, ", %d MTP modules", t.mtp_num_layers());
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
   }

@@ -333,6 +333,47 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   return layer;
 }
 
+// Multi-token prediction module `depth` (DeepSeek-V3; Megatron-core's MultiTokenPredictionLayer): the
+// RMSNorms of the hidden state from the depth before and of the embedding of the token `depth` ahead,
+// their concatenation projected back to h (eh_proj, column-parallel, its output gathered over TP),
+// one transformer block built like the model's last, and the output head shared with the model, with
+// its own loss. The embedding and the head are the model's: they add work, not parameters.
+LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes, uint32_t depth) {
+  const Shape x = ShapeOf(t, element_bytes);
+  const double s = x.s, h = x.h, B = x.B;
+  LayerCost proj;
+  proj.name = absl::StrCat("mtp", depth);
+  proj.kind = LayerKind::kHead;
+  proj.recomputable = false;
+  proj.gemms = {MakeGemm("mtp_proj", s, h, 2 * h, 1, TpSplit::kColumns)};
+  proj.forward_flop_per_sample = SumGemms(proj.gemms);
+  proj.backward_flop_per_sample = 2 * proj.forward_flop_per_sample;
+  proj.param_count = static_cast<uint64_t>(2 * h * h + 2 * h);  // eh_proj, enorm and hnorm
+  // The shifted tokens' embedding lookup (read, write), the two RMSNorms (read, write each).
+  proj.memory_bytes_replicated_per_sample = 3 * 2 * B * s * h;
+  proj.memory_kernels = 3;
+  // The norms' inputs, and eh_proj's input (the two normalised states side by side).
+  proj.activation.tp_replicated = 2 * B * s * h + 2 * B * s * h;
+  proj.activation.layer_input = B * s * h;
+  proj.output_bytes_per_sample = B * s * h;
+  // eh_proj's output gathered over TP; its input, like any column-parallel linear's, copied forward and
+  // its gradient all-reduced backward (with SP gathered along the sequence, reduce-scattered back).
+  proj.collectives.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, B * s * h, 1, 0});
+  proj.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 2 * B * s * h, 0, 1, true});
+  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, B * s * h, 1, 0});
+  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, 2 * B * s * h, 1, 0});
+  proj.collectives_seq_par.push_back(
+      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, 2 * B * s * h, 0, 1, true});
+  const int last = static_cast<int>(t.num_layers) - 1;  // the block is built like the model's last
+  const LayerCost block = MergeLayers(AttentionSublayer(t, element_bytes, last), MlpSublayer(t, element_bytes, last),
+                                      LayerKind::kBlock, "block");
+  LayerCost head = HeadLayer(t, element_bytes);
+  head.param_count = static_cast<uint64_t>(h);  // its own final norm; the output matrix is the model's
+  head.tied_with_embedding = false;
+  head.tied_param_count = 0;
+  return MergeLayers(MergeLayers(proj, block, LayerKind::kHead, proj.name), head, LayerKind::kHead, proj.name);
+}
+
 LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name) {
   LayerCost m;
   m.name = std::move(name);
@@ -381,7 +422,19 @@ std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, in
       layers.push_back(MergeLayers(attention, mlp, LayerKind::kBlock, absl::StrCat("block", i)));
     }
   }
-  layers.push_back(HeadLayer(t, element_bytes));
+  // The multi-token prediction modules run after the head, on its stage (Megatron places them on the
+  // last pipeline stage): one layer with it. Their embedding lookups need the embedding matrix there,
+  // which an untied model's last stage then holds a copy of, as it does a tied model's.
+  LayerCost head = HeadLayer(t, element_bytes);
+  for (uint32_t d = 1; d <= t.mtp_num_layers; ++d) {
+    head = MergeLayers(head, MtpModule(t, element_bytes, d), LayerKind::kHead, "head");
+  }
+  if (t.mtp_num_layers > 0 && !t.tied_embeddings) {
+    head.tied_with_embedding = true;
+    head.tied_param_count =
+        static_cast<uint64_t>(static_cast<double>(t.vocab_size) * static_cast<double>(t.hidden_size));
+  }
+  layers.push_back(std::move(head));
   return layers;
 }
 
