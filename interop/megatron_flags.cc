@@ -51,6 +51,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"use-distributed-optimizer", 0},
     {"grad-reduce-in-bf16", 0},
     {"accumulate-allreduce-grads-in-fp32", 0},
+    {"main-grads-dtype", 1},
     {"fp16", 0},
     {"bf16", 0},
     {"fp8-format", 1},

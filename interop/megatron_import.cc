@@ -109,15 +109,26 @@ absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
   return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
 }
 
-// Megatron-LM accumulates and reduces a BF16 run's gradients in FP32 unless --grad-reduce-in-bf16 (its
-// arguments.py sets --accumulate-allreduce-grads-in-fp32 for --bf16; FP8 runs are --bf16 runs); FP16
-// and FP32 runs only with --accumulate-allreduce-grads-in-fp32.
-absl::StatusOr<bool> ReadGradReduceInFp32(const Reader& r, v1::DType dtype) {
-  if (r.Has("grad-reduce-in-bf16") && r.Has("accumulate-allreduce-grads-in-fp32")) {
-    return r.Contradict("--grad-reduce-in-bf16", "--accumulate-allreduce-grads-in-fp32");
+// Megatron-LM's arguments.py for a --bf16 run (an FP8 run with --bf16 too): --grad-reduce-in-bf16 keeps
+// the gradients in BF16 whatever else the line says; otherwise it accumulates and reduces them in FP32
+// unless --main-grads-dtype bf16. An FP16 run does so only with --accumulate-allreduce-grads-in-fp32;
+// an FP32 run's gradients are 4 bytes anyway (the field stays off, as export writes it).
+absl::StatusOr<bool> ReadGradReduceInFp32(const Reader& r) {
+  std::string main_grads = "fp32";
+  if (r.Has("main-grads-dtype")) {
+    main_grads = r.Value("main-grads-dtype");
+    if (main_grads != "fp32" && main_grads != "bf16") {
+      return r.Error(absl::StrFormat("--main-grads-dtype: \"%s\" is not fp32 or bf16", main_grads));
+    }
   }
-  if (r.Has("accumulate-allreduce-grads-in-fp32")) return true;
-  return (dtype == v1::BF16 || dtype == v1::FP8) && !r.Has("grad-reduce-in-bf16");
+  if (r.Has("bf16")) {
+    if (r.Has("grad-reduce-in-bf16")) return false;
+    if (r.Has("accumulate-allreduce-grads-in-fp32") && main_grads == "bf16") {
+      return r.Contradict("--accumulate-allreduce-grads-in-fp32", "--main-grads-dtype bf16");
+    }
+    return r.Has("accumulate-allreduce-grads-in-fp32") || main_grads == "fp32";
+  }
+  return r.Has("fp16") && r.Has("accumulate-allreduce-grads-in-fp32");
 }
 
 // Mixture of experts: the experts, their router and widths, shared experts, which blocks are MoE.
@@ -528,7 +539,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   plan.set_overlap_param_gather(r.Has("overlap-param-gather"));
-  HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r, out.model.dtype()));
+  HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
   // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's

@@ -13,6 +13,7 @@
 #include "proto/layer_count.h"
 #include "proto/resolve.h"
 #include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
 
 namespace hetsim::planner {
 
@@ -63,10 +64,10 @@ std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa
 }
 
 // Why nothing fits: the model's states against the cluster's memory.
-absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind) {
+absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind,
+                        bool fp32_gradients) {
   const double params = static_cast<double>(model.TotalParamCount());
-  const double state_bytes =
-      params * (2 * model.element_bytes() + sim::workload::OptimizerBytesPerParam(model.dtype()));
+  const double state_bytes = params * sim::workload::ModelStateBytesPerParam(model.dtype(), fp32_gradients);
   double hbm = 0;
   for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
   if (state_bytes > hbm) {
@@ -250,7 +251,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       best_cp = cp;
     }
   }
-  if (!best) return Infeasible(cost, *cluster, request.planner);
+  if (!best) return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
 
   PlanShape shape;
   shape.name =

@@ -190,7 +190,12 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.state_bytes = cost->memory.ModelStateBytes();
   o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
   o.working_bytes = cost->memory.recompute_working_bytes;
-  o.grad_sync_bytes = cost->grad_sync_bytes + cost->expert_grad_sync_bytes;
+  // ZeRO reduce-scatters the gradients and all-gathers the weights: on a ring the bandwidth of an
+  // all-reduce of their mean (each half of an all-reduce moves its buffer once), which is the gradient
+  // bytes unless Plan.grad_reduce_in_fp32 makes them twice the weights.
+  const int64_t gradients = cost->grad_sync_bytes + cost->expert_grad_sync_bytes;
+  const int64_t weights = cost->param_sync_bytes + cost->expert_param_sync_bytes;
+  o.grad_sync_bytes = config.zero_stage >= 1 ? (gradients + weights) / 2 : gradients;
   return o;
 }
 

@@ -53,7 +53,7 @@ struct StageOption {
   int64_t state_bytes = 0;       // parameters, gradients, optimizer (per GPU)
   int64_t activation_bytes = 0;  // per in-flight microbatch
   int64_t working_bytes = 0;     // full-recompute working set
-  int64_t grad_sync_bytes = 0;   // per GPU, per iteration
+  int64_t grad_sync_bytes = 0;   // per GPU, per iteration: the bytes of the all-reduce it is priced as
   Time grad_sync = 0;            // estimated data-parallel synchronisation
   int max_in_flight = 0;         // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
@@ -112,6 +112,7 @@ class Profiler {
   const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
   const sim::workload::ModelCost& model() const { return model_; }
   const ClusterModel& cluster() const { return cluster_; }
+  const ProfilerOptions& options() const { return options_; }
 
   // Configurations of model layers [first, first + count) on `shape_index` of `island`, fastest
   // first; empty when nothing fits. Thread-compatible (not thread-safe): fill before sharing.

@@ -10,6 +10,7 @@
 #include "planner/candidates.h"
 #include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
+#include "sim/workload/stage_cost.h"
 #include "topology/gpu_islands.h"
 
 namespace hetsim::planner {
@@ -217,7 +218,7 @@ class Composer {
       double params = 0;
       for (int i = a; i < b; ++i) params += static_cast<double>(prof_.model().layer(i).param_count);
       const double bytes =
-          params * (2 * prof_.model().element_bytes() + sim::workload::OptimizerBytesPerParam(prof_.model().dtype()));
+          params * sim::workload::ModelStateBytesPerParam(prof_.model().dtype(), prof_.options().grad_reduce_in_fp32);
       const double capacity = GibToBytes(islands_[t].effective_hbm_gib_per_gpu) * islands_[t].gpus;
       if (bytes > capacity) {
         ++stats_.pruned_memory;

@@ -144,41 +144,49 @@ TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S
 }
 
 TEST_CASE("a pairwise round moves once its sender and its receiver have both finished the last one", "[collectives]") {
-  // Three ranks on GPUs 0-2 of a star; rank 0 starts after a transfer 3 -> 4 of one round's time T
-  // (same bytes and latency). Round 1: 1 -> 2 runs at once, 0 -> 1 and 2 -> 0 wait for rank 0 (T).
-  // Round 2 starts for everyone at 2T and ends at 3T. Were sends eager, 0 -> 1 would share rank 1's
-  // downlink with round 2's 2 -> 1 (rank 2 done at T), and the last transfer would end S/B later.
+  // Three ranks on GPUs 0-2 of a star; T is one round's time (a transfer of `share` bytes).
   Star s(5);
   const int64_t share = 64 << 20;
-  TransferGraph g;
-  const TransferIndex delay = g.Add(g.Path(3, 4, 0), share, {});
-  AppendPairwiseAllToAll(g, {0, 1, 2}, 3 * share, 0, {{delay}, {}, {}});
-  REQUIRE(g.size() == 7);
   const double round = s.a + share / s.B;
-  CHECK(TimeToSeconds(testing::RunGraph(s.topo, s.router, g)) == Approx(3 * round).epsilon(1e-6));
+  // Rank 0 starts after a transfer 3 -> 4 of time T. Round 1: 1 -> 2 runs at once, 0 -> 1 and 2 -> 0
+  // wait for rank 0 (T); round 2 starts for everyone at 2T and ends at 3T. Were sends eager, 0 -> 1
+  // would share rank 1's downlink with round 2's 2 -> 1 (rank 2 done at T) and end S/B later.
+  TransferGraph sender_late;
+  const TransferIndex delay = sender_late.Add(sender_late.Path(3, 4, 0), share, {});
+  AppendPairwiseAllToAll(sender_late, {0, 1, 2}, 3 * share, 0, {{delay}, {}, {}});
+  REQUIRE(sender_late.size() == 7);
+  CHECK(TimeToSeconds(testing::RunGraph(s.topo, s.router, sender_late)) == Approx(3 * round).epsilon(1e-6));
+  // Rank 1 starts after a transfer 4 -> 1 into its own downlink. Round 1's 0 -> 1 waits for it rather
+  // than share that link (which would end both at 2T and everything a round later): 3T again.
+  TransferGraph receiver_late;
+  const TransferIndex into = receiver_late.Add(receiver_late.Path(4, 1, 0), share, {});
+  AppendPairwiseAllToAll(receiver_late, {0, 1, 2}, 3 * share, 0, {{}, {into}, {}});
+  CHECK(TimeToSeconds(testing::RunGraph(s.topo, s.router, receiver_late)) == Approx(3 * round).epsilon(1e-6));
 
   // Every later round's transfer r -> r + k waits for exactly the round k - 1 transfers out of and
-  // into both r and r + k.
-  TransferGraph big;
-  const int n = 6;
-  AppendPairwiseAllToAll(big, Range(n), n << 20, 0, {});
-  REQUIRE(big.size() == static_cast<size_t>(n * (n - 1)));
-  std::vector<std::vector<TransferIndex>> deps(big.size());
-  for (TransferIndex t = 0; t < static_cast<TransferIndex>(big.size()); ++t) {
-    for (TransferIndex next : big.successors(t)) deps[next].push_back(t);
-  }
-  for (int k = 2; k < n; ++k) {
-    for (int r = 0; r < n; ++r) {
-      const auto index = [&](int round, int from) {
-        return static_cast<TransferIndex>((round - 1) * n + (from + n) % n);
-      };
-      std::vector<TransferIndex> expected = {index(k - 1, r), index(k - 1, r - (k - 1)), index(k - 1, r + k),
-                                             index(k - 1, r + 1)};
-      std::sort(expected.begin(), expected.end());
-      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-      INFO("round " << k << " rank " << r);
-      std::sort(deps[index(k, r)].begin(), deps[index(k, r)].end());
-      CHECK(deps[index(k, r)] == expected);
+  // into both r and r + k (fewer when they coincide, as for n = 3).
+  for (const int n : {3, 6}) {
+    TransferGraph big;
+    AppendPairwiseAllToAll(big, Range(n), n << 20, 0, {});
+    REQUIRE(big.size() == static_cast<size_t>(n * (n - 1)));
+    std::vector<std::vector<TransferIndex>> deps(big.size());
+    for (TransferIndex t = 0; t < static_cast<TransferIndex>(big.size()); ++t) {
+      for (TransferIndex next : big.successors(t)) deps[next].push_back(t);
+    }
+    const auto index = [&](int round, int from) {
+      return static_cast<TransferIndex>((round - 1) * n + (from + n) % n);
+    };
+    for (int r = 0; r < n; ++r) CHECK(deps[index(1, r)].empty());
+    for (int k = 2; k < n; ++k) {
+      for (int r = 0; r < n; ++r) {
+        std::vector<TransferIndex> expected = {index(k - 1, r), index(k - 1, r - (k - 1)), index(k - 1, r + k),
+                                               index(k - 1, r + 1)};
+        std::sort(expected.begin(), expected.end());
+        expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+        std::sort(deps[index(k, r)].begin(), deps[index(k, r)].end());
+        INFO("n " << n << " round " << k << " rank " << r);
+        CHECK(deps[index(k, r)] == expected);
+      }
     }
   }
 }

@@ -397,12 +397,31 @@ TEST_CASE("gradients: --bf16 runs reduce in FP32 unless --grad-reduce-in-bf16, F
   };
   CHECK(fp32("--bf16"));
   CHECK_FALSE(fp32("--bf16 --grad-reduce-in-bf16"));
+  CHECK_FALSE(fp32("--bf16 --grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32"));  // Megatron: bf16 wins
+  CHECK_FALSE(fp32("--bf16 --main-grads-dtype bf16"));
+  CHECK(fp32("--bf16 --main-grads-dtype fp32"));
   CHECK(fp32("--bf16 --accumulate-allreduce-grads-in-fp32"));
   CHECK_FALSE(fp32("--fp16"));
+  CHECK_FALSE(fp32("--fp16 --grad-reduce-in-bf16"));  // ignored by Megatron for FP16
   CHECK(fp32("--fp16 --accumulate-allreduce-grads-in-fp32"));
-  CHECK_FALSE(fp32(""));  // FP32 run: the flag says nothing more
-  CHECK(ImportError(base + "--bf16 --grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32") ==
-        "line.sh: --grad-reduce-in-bf16 and --accumulate-allreduce-grads-in-fp32 contradict each other");
+  CHECK_FALSE(fp32(""));                                      // FP32 run: 4-byte gradients anyway
+  CHECK_FALSE(fp32("--accumulate-allreduce-grads-in-fp32"));  // nor does the flag change that
+  CHECK(ImportError(base + "--bf16 --accumulate-allreduce-grads-in-fp32 --main-grads-dtype bf16") ==
+        "line.sh: --accumulate-allreduce-grads-in-fp32 and --main-grads-dtype bf16 contradict each other");
+  // FP8 runs follow their --bf16 or --fp16 (on H100s, which have FP8).
+  MegatronImportRequest h100;
+  h100.island = "h100";
+  auto fp8 = [&](const std::string& flags) {
+    absl::StatusOr<MegatronImport> m = Import(base + flags, ExampleCluster("512gpu"), h100);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    CHECK(m->model.dtype() == v1::FP8);
+    return m->plan.grad_reduce_in_fp32();
+  };
+  CHECK(fp8("--bf16 --fp8-format hybrid"));
+  CHECK_FALSE(fp8("--fp16 --fp8-format hybrid"));
+  CHECK(ImportError(base + "--bf16 --main-grads-dtype fp16") ==
+        "line.sh: --main-grads-dtype: \"fp16\" is not fp32 or bf16");
 
   // Export writes what Megatron needs to be told.
   hetsim::proto::PlanInputs in;

@@ -121,5 +121,33 @@ TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation h
   }
 }
 
+// Plan.grad_reduce_in_fp32 as the planner prices it: 4-byte gradient buffers, and the data-parallel
+// sync as the all-reduce it is priced as. ZeRO-1 reduce-scatters the 4-byte gradients and gathers the
+// 2-byte weights: an all-reduce of 3 bytes a parameter; without ZeRO an all-reduce of 4.
+TEST_CASE("plan reader: FP32 gradients in the memory and the sync the planner prices", "[planner][validate]") {
+  proto::PlanInputs in = InterleavedInputs();
+  auto spec = proto::ResolveModel(in.model, "model");
+  REQUIRE(spec.ok());
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  auto cluster = ClusterModel::Create(in.cluster, model.dtype());
+  REQUIRE(cluster.ok());
+  in.plan.set_micro_batch_size(8);  // a sample per data-parallel replica
+  Profiler plain = PlanProfiler(model, **cluster, in.plan);
+  in.plan.set_grad_reduce_in_fp32(true);
+  Profiler fp32 = PlanProfiler(model, **cluster, in.plan);
+  for (const int zero : {0, 1}) {
+    INFO("ZeRO " << zero);
+    const IntraStageConfig cfg{.tensor_parallel = 1, .data_parallel = 8, .zero_stage = zero};
+    const auto a = plain.PriceDirect(0, {1, 8}, cfg, 0, 5);
+    const auto b = fp32.PriceDirect(0, {1, 8}, cfg, 0, 5);
+    REQUIRE(a.has_value());
+    REQUIRE(b.has_value());
+    const double params = static_cast<double>(a->grad_sync_bytes) / 2;  // BF16: 2 bytes a parameter
+    CHECK(static_cast<double>(b->grad_sync_bytes) == Approx((zero == 0 ? 4 : 3) * params).epsilon(1e-9));
+    CHECK(static_cast<double>(b->state_bytes - a->state_bytes) == Approx(2 * params).epsilon(1e-9));
+    CHECK(b->grad_sync > a->grad_sync);
+  }
+}
+
 }  // namespace
 }  // namespace hetsim::planner

@@ -76,6 +76,10 @@ UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& confi
 
 int GradientBytes(spec::DType dtype, bool fp32_gradients) { return fp32_gradients ? 4 : ElementBytes(dtype); }
 
+int ModelStateBytesPerParam(spec::DType dtype, bool fp32_gradients) {
+  return ElementBytes(dtype) + GradientBytes(dtype, fp32_gradients) + OptimizerBytesPerParam(dtype);
+}
+
 StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int zero_stage, int data_parallel,
                                    bool fp32_gradients) {
   const double element = ElementBytes(dtype);

@@ -212,6 +212,8 @@ StageMemory ZeroShardedModelStates(double param_count, spec::DType dtype, int ze
                                    bool fp32_gradients = false);
 // Bytes of one gradient: the model's element type, or 4 under Plan.grad_reduce_in_fp32.
 int GradientBytes(spec::DType dtype, bool fp32_gradients);
+// Weights, gradients and Adam states of one parameter, unsharded (16 for BF16, 18 with FP32 gradients).
+int ModelStateBytesPerParam(spec::DType dtype, bool fp32_gradients);
 
 }  // namespace hetsim::sim::workload
 
