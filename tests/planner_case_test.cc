@@ -138,6 +138,31 @@ TEST_CASE("An infeasible model says how much memory is missing", "[planner][plan
   REQUIRE(!out.ok());
   CHECK(out.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(out.status().message()).find("GiB missing") != std::string::npos);
+  // With FP32 gradients the states need 18 bytes a parameter instead of 16 (the model is FP16).
+  const std::string plain(out.status().message());
+  req.grad_reduce_in_fp32 = true;
+  out = MakePlan(req);
+  REQUIRE(!out.ok());
+  const auto need = [](const std::string& message) {
+    const size_t at = message.find(" GiB of weights");
+    const size_t from = message.rfind("need ", at) + 5;
+    return std::stod(message.substr(from, at - from));
+  };
+  CHECK(need(std::string(out.status().message())) == Approx(need(plain) * 18 / 16).epsilon(1e-3));
+}
+
+TEST_CASE("A plan made with FP32 gradients says so, and the simulation prices them", "[planner][planner-case]") {
+  PlanRequest req;
+  req.model = CaseModel();
+  req.cluster = CaseCluster();
+  req.global_batch_size = 128;
+  req.micro_batch_size = 1;
+  req.threads = 1;
+  req.grad_reduce_in_fp32 = true;
+  absl::StatusOr<PlanOutcome> out = MakePlan(req);
+  REQUIRE(out.ok());
+  CHECK(out->plan.grad_reduce_in_fp32());
+  CHECK(Simulate(*out) > 0);
 }
 
 TEST_CASE("Tangram pruning rules never remove the optimum on random instances", "[planner][planner-tangram]") {

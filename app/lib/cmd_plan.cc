@@ -1,6 +1,6 @@
 // `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
-//  [--global-batch B] [--micro-batch b] [--context-parallel N] [--alternative K] [--prediction hetsim|naive] [--out
-//  plan.pbtxt]`: plans a model on a cluster and writes a
+//  [--global-batch B] [--micro-batch b] [--context-parallel N] [--grad-reduce-in-fp32] [--alternative K]
+//  [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a model on a cluster and writes a
 // Plan that `hetsim run` accepts.
 #include <cstdio>
 #include <filesystem>
@@ -24,15 +24,17 @@ namespace {
 const CommandInfo kPlanInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
-    "[--micro-batch b] [--context-parallel N] [--alternative K] [--prediction hetsim|naive] [--out PLAN]",
+    "[--micro-batch b] [--context-parallel N] [--grad-reduce-in-fp32] [--alternative K] [--prediction hetsim|naive] "
+    "[--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
     "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
     "and the planning time, and writes it to --out (format from the extension; the model is referenced\n"
     "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
     "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
-    "the powers of two up to 16 that the sequence allows). --alternative K writes the search's K-th best plan instead "
-    "(1 = the best).\n"
+    "the powers of two up to 16 that the sequence allows). --grad-reduce-in-fp32 prices FP32 gradient buffers\n"
+    "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter)\n"
+    "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
     "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
     "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};
 
@@ -43,7 +45,7 @@ int Plan(const Args& args) {
   int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
   double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
-  bool no_pruning = false;
+  bool no_pruning = false, fp32_gradients = false;
   options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
       "planner,p", po::value(&planner_name)->value_name("P"), "hapt (default), tangram, megatron or alpa")(
@@ -52,6 +54,7 @@ int Plan(const Args& args) {
       "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
       "context-parallel", po::value(&context_parallel)->value_name("N"),
       "context-parallel degree of every stage (default 1; 0 = searched)")(
+      "grad-reduce-in-fp32", po::bool_switch(&fp32_gradients), "FP32 gradients (Plan.grad_reduce_in_fp32)")(
       "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
       "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
       "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.01)")(
@@ -89,6 +92,7 @@ int Plan(const Args& args) {
   req.micro_batch_size = micro_batch;
   req.max_micro_batch_size = max_micro_batch;
   req.context_parallel = context_parallel;
+  req.grad_reduce_in_fp32 = fp32_gradients;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;
