@@ -177,6 +177,14 @@ TEST_CASE("stage memory: TP split, ZeRO over DP, tied head copy, peak with in-fl
   CHECK(wide.param_sync_bytes == cost.param_sync_bytes);
   CHECK(wide.memory.param_bytes == cost.memory.param_bytes);
   CHECK(wide.memory.optimizer_bytes == cost.memory.optimizer_bytes);
+  // The distributed optimizer steps this rank's quarter of everything (DP 4); without ZeRO all of it.
+  CHECK(static_cast<double>(cost.optimizer_shard.grad_bytes) == 2 * per_gpu / 4);
+  CHECK(static_cast<double>(cost.optimizer_shard.param_bytes) == 2 * per_gpu / 4);
+  CHECK(cost.optimizer_shard.optimizer_bytes == cost.memory.optimizer_bytes);
+  StageConfig plain = c;
+  plain.zero_stage = 0;
+  const StageCost replicated = Cost(gpt3, plain, gpu);
+  CHECK(replicated.optimizer_shard.ModelStateBytes() == replicated.memory.ModelStateBytes());
   // Each replica takes b / DP = 1 sample: boundary b/DP * s * h * 2 bytes.
   CHECK(static_cast<double>(cost.boundary_bytes_per_replica) == kS * kH * 2);
   CHECK(static_cast<double>(cost.boundary_bytes_per_microbatch) == 4 * kS * kH * 2);

@@ -290,7 +290,8 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
   // Unscale (FP16), gradient norm and Adam over this GPU's states, then the iteration's host work.
-  out.optimizer_time = SecondsToTime(workload::OptimizerStepSeconds(out.cost.memory, setup.model->dtype(), *compute));
+  out.optimizer_time =
+      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), *compute));
   AddGradSync(plan, config.zero_stage, out);
   gpu = *std::move(compute);
   return out;

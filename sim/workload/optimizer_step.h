@@ -1,7 +1,7 @@
 // The optimizer step at the end of an iteration, as Megatron-LM runs it on one GPU: memory-bound
 // passes over that GPU's share of the model states.
 //
-//   auto seconds = OptimizerStepSeconds(stage_cost.memory, dtype, gpu);
+//   auto seconds = OptimizerStepSeconds(stage_cost.optimizer_shard, dtype, gpu);
 #pragma once
 
 #include "sim/workload/gpu_compute.h"

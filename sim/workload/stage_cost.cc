@@ -385,14 +385,25 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
 
   // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
   // expert states over the DP replicas that hold the same experts (DP / EP of them).
-  const StageMemory dense = ZeroShardedModelStates(dense_params, model.dtype(), c.zero_stage,
-                                                   c.data_parallel * c.context_parallel, c.grad_reduce_in_fp32);
-  const StageMemory expert =
-      ZeroShardedModelStates(expert_params, model.dtype(), c.zero_stage,
-                             c.data_parallel / c.expert_parallel * c.context_parallel, c.grad_reduce_in_fp32);
-  cost->memory.param_bytes = dense.param_bytes + expert.param_bytes;
-  cost->memory.grad_bytes = dense.grad_bytes + expert.grad_bytes;
-  cost->memory.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+  const int dense_group = c.data_parallel * c.context_parallel;
+  const int expert_group = c.data_parallel / c.expert_parallel * c.context_parallel;
+  auto states = [&](int zero_stage) {
+    const StageMemory dense =
+        ZeroShardedModelStates(dense_params, model.dtype(), zero_stage, dense_group, c.grad_reduce_in_fp32);
+    const StageMemory expert =
+        ZeroShardedModelStates(expert_params, model.dtype(), zero_stage, expert_group, c.grad_reduce_in_fp32);
+    StageMemory m;
+    m.param_bytes = dense.param_bytes + expert.param_bytes;
+    m.grad_bytes = dense.grad_bytes + expert.grad_bytes;
+    m.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+    return m;
+  };
+  const StageMemory held = states(c.zero_stage);
+  cost->memory.param_bytes = held.param_bytes;
+  cost->memory.grad_bytes = held.grad_bytes;
+  cost->memory.optimizer_bytes = held.optimizer_bytes;
+  // Every ZeRO stage steps a 1/N shard of everything, as ZeRO-3 holds it.
+  cost->optimizer_shard = states(c.zero_stage >= 1 ? 3 : 0);
 }
 
 }  // namespace

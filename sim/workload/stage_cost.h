@@ -151,6 +151,10 @@ struct StageCost {
   // element type, whatever precision the gradients are reduced in.
   int64_t param_sync_bytes = 0;
   int64_t expert_param_sync_bytes = 0;
+  // The states this GPU's optimizer step passes over: under ZeRO (Megatron's distributed optimizer)
+  // its shard of the reduced gradients, weights and Adam states, whose weights the parameter all-gather
+  // then spreads; without ZeRO all of them (OptimizerStepSeconds).
+  StageMemory optimizer_shard;
 
   // Context parallelism (context_parallel > 1): one entry per attention layer, in layer order.
   std::vector<ContextParallelAttention> cp_attention;
