@@ -12,6 +12,7 @@
 #include "chakra/attributes.h"
 #include "proto/io.h"
 #include "sim/pipeline/dag.h"
+#include "sim/workload/optimizer_step.h"
 #include "spec/dtype.h"
 
 namespace hetsim::chakra {
@@ -228,10 +229,12 @@ class Exporter {
       opt.set_type(ChakraProtoMsg::COMP_NODE);
       opt.set_duration_micros(RoundToMicros(st.optimizer_time));
       opt.add_data_deps(previous.value_or(last_backward));
-      const auto& m = st.cost.memory;
+      // The HBM traffic of the step's passes over this GPU's shard, as the executor times them.
+      const sim::workload::OptimizerStepPasses passes =
+          sim::workload::PlanOptimizerStep(st.cost.optimizer_shard, setup_.model->dtype());
       opt.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
-      opt.add_attr()->CopyFrom(
-          Uint64Attr(kTensorSize, static_cast<uint64_t>(m.grad_bytes + m.param_bytes + 2 * m.optimizer_bytes)));
+      opt.add_attr()->CopyFrom(Uint64Attr(
+          kTensorSize, static_cast<uint64_t>(passes.unscale_bytes + passes.grad_norm_bytes + passes.adam_bytes)));
       opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
       const uint64_t step = Add(gpu, std::move(opt));
       previous.reset();

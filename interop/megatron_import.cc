@@ -245,7 +245,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
   HETSIM_RETURN_IF_ERROR(ReadMoe(r, t, notes));
   HETSIM_RETURN_IF_ERROR(ReadMla(r, t, notes));
-  if (r.Has("mtp-num-layers")) {
+  if (r.Has("mtp-num-layers") && r.Value("mtp-num-layers") != "0") {  // Megatron takes 0 as off
     HETSIM_ASSIGN_OR_RETURN(const int64_t mtp, r.Int("mtp-num-layers", 1));
     if (mtp > t.num_layers()) {
       return r.Error(absl::StrFormat("--mtp-num-layers %d: more modules than the %d blocks", mtp, t.num_layers()));

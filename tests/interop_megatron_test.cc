@@ -723,6 +723,7 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-l
   CheckRoundTrip(*m, cluster);
   CHECK(ImportError("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 "
                     "--mtp-num-layers 5") == "line.sh: --mtp-num-layers 5: more modules than the 4 blocks");
+  CHECK(ImportOk(kSmallLine + "--bf16 --mtp-num-layers 0", cluster).model.transformer().mtp_num_layers() == 0);
   CHECK_THAT(ImportError("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
                          "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 8 "
                          "--num-experts 16 --moe-layer-freq '[1,1,0,1]'",

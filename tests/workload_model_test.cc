@@ -325,7 +325,17 @@ TEST_CASE("multi-token prediction: each module adds eh_proj, a block like the la
         static_cast<double>(mtp.TotalParamCount() - plain.TotalParamCount()));
   // Each module's block keeps its activations and runs its collectives beside the head's.
   CHECK(head.activation.tp_sharded > head0.activation.tp_sharded + 2 * last_block.activation.tp_sharded - 1);
-  CHECK(head.collectives.size() > head0.collectives.size());
+  // Forward TP traffic per module: the vocabulary-parallel lookup's all-reduce and eh_proj's output
+  // gather (s h each, 2 bytes), the block's and the head's own.
+  const auto forward_tp = [](const LayerCost& l) {
+    double bytes = 0;
+    for (const LayerCollective& c : l.collectives) {
+      if (c.group == CollectiveGroup::kTensor) bytes += c.bytes_per_sample * c.forward_count;
+    }
+    return bytes;
+  };
+  CHECK(forward_tp(head) ==
+        Approx(forward_tp(head0) + 2 * (2 * 2 * s * h + forward_tp(last_block) + forward_tp(head0))).epsilon(1e-12));
   CHECK_FALSE(head.recomputable);
 }
 

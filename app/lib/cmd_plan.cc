@@ -33,7 +33,8 @@ const CommandInfo kPlanInfo = {
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
     "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
     "the powers of two up to 16 that the sequence allows). --grad-reduce-in-fp32 prices FP32 gradient buffers\n"
-    "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter)\n"
+    "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter\n"
+    "of a 16-bit model instead of 16)\n"
     "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
     "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
     "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};

@@ -356,14 +356,20 @@ LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes, uint32_t 
   proj.activation.tp_replicated = 2 * B * s * h + 2 * B * s * h;
   proj.activation.layer_input = B * s * h;
   proj.output_bytes_per_sample = B * s * h;
-  // eh_proj's output gathered over TP; its input, like any column-parallel linear's, copied forward and
-  // its gradient all-reduced backward (with SP gathered along the sequence, reduce-scattered back).
-  proj.collectives.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, B * s * h, 1, 0});
-  proj.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 2 * B * s * h, 0, 1, true});
-  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, B * s * h, 1, 0});
-  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, 2 * B * s * h, 1, 0});
-  proj.collectives_seq_par.push_back(
-      {CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, 2 * B * s * h, 0, 1, true});
+  // The lookup is the model's vocabulary-parallel embedding: partial rows summed over TP (with SP
+  // reduce-scattered, gathered back in the backward). eh_proj's output is gathered over TP (a split
+  // backward); its input, like any column-parallel linear's, is copied forward and its gradient
+  // all-reduced backward (with SP gathered along the sequence and reduce-scattered back, and the
+  // gathered output scattered to the sequence again, gathered in the backward).
+  const double bsh = B * s * h;
+  proj.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bsh, 1, 0});
+  proj.collectives.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bsh, 1, 0});
+  proj.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 2 * bsh, 0, 1, true});
+  proj.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, bsh, 1, 0});
+  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bsh, 0, 1});
+  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, bsh, 1, 1});
+  proj.collectives_seq_par.push_back({CollectiveOp::kAllGather, CollectiveGroup::kTensor, 2 * bsh, 1, 0});
+  proj.collectives_seq_par.push_back({CollectiveOp::kReduceScatter, CollectiveGroup::kTensor, 2 * bsh, 0, 1, true});
   const int last = static_cast<int>(t.num_layers) - 1;  // the block is built like the model's last
   const LayerCost block = MergeLayers(AttentionSublayer(t, element_bytes, last), MlpSublayer(t, element_bytes, last),
                                       LayerKind::kBlock, "block");
