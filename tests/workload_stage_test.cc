@@ -48,8 +48,8 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
   return g;
 }
 
-// Two blocks of hidden 1024 with 8 experts, 2 per token.
-std::optional<ModelCost> SmallMoe(bool grouped_gemm = false) {
+// Two blocks of hidden 1024, 16 heads, sequence 1024.
+hetsim::v1::Model SmallGpt() {
   hetsim::v1::Model m;
   auto* t = m.mutable_transformer();
   t->set_num_layers(2);
@@ -57,6 +57,13 @@ std::optional<ModelCost> SmallMoe(bool grouped_gemm = false) {
   t->set_num_attention_heads(16);
   t->set_seq_length(1024);
   t->set_vocab_size(32000);
+  return m;
+}
+
+// SmallGpt with 8 experts, 2 per token.
+std::optional<ModelCost> SmallMoe(bool grouped_gemm = false) {
+  hetsim::v1::Model m = SmallGpt();
+  auto* t = m.mutable_transformer();
   t->set_num_experts(8);
   t->set_moe_top_k(2);
   t->set_moe_grouped_gemm(grouped_gemm);
@@ -474,4 +481,30 @@ TEST_CASE("grouped expert GEMMs: one kernel whose waves hold every local expert'
   CHECK(forward < 0);  // one launch and shared waves: never slower here
   CHECK(static_cast<double>(together.forward_time - one_by_one.forward_time) == Approx(forward * 1e12).margin(2));
   CHECK(static_cast<double>(together.backward_time - one_by_one.backward_time) == Approx(backward * 1e12).margin(2));
+}
+
+TEST_CASE("multi-token prediction blocks in the head recompute their attention core selectively",
+          "[workload][stage][memory]") {
+  // SmallGpt with one MTP module in its head.
+  hetsim::v1::Model m = SmallGpt();
+  m.mutable_transformer()->set_tied_embeddings(true);
+  m.mutable_transformer()->set_mtp_num_layers(1);
+  auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
+  REQUIRE(model.ok());
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
+  StageConfig head = Layers(3, 1, 1);  // the head layer alone
+  const StageCost none = Cost(*model, head, gpu);
+  head.recompute = hetsim::spec::Recompute::kSelective;
+  const StageCost selective = Cost(*model, head, gpu);
+  // The module's block drops its 5 a s^2 scores (2-byte softmax and dropout output, 1-byte mask) and
+  // runs its attention core again in the backward; the head's own parts are untouched.
+  const double scores = 5.0 * 16 * 1024 * 1024;
+  CHECK(static_cast<double>(none.memory.activation_bytes_per_microbatch -
+                            selective.memory.activation_bytes_per_microbatch) == scores);
+  const double core_flop = 2 * 2.0 * 1024 * 1024 * 1024;  // Q K^T and P V: 2 s^2 h each
+  CHECK(selective.backward_flop_per_gpu - none.backward_flop_per_gpu == Approx(core_flop).epsilon(1e-12));
+  // Full recompute leaves the head, and with it the module, as it is (Megatron recomputes the module
+  // with the uniform method: docs/cost-model.md).
+  head.recompute = hetsim::spec::Recompute::kFull;
+  CHECK(Cost(*model, head, gpu).memory.activation_bytes_per_microbatch == none.memory.activation_bytes_per_microbatch);
 }

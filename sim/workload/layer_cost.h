@@ -138,6 +138,9 @@ struct LayerCost {
   // Whether full/selective recompute applies (transformer blocks and LayerList layers; not the
   // embedding or the head, as in Megatron).
   bool recomputable = true;
+  // Selective recompute applies to the layer's attention core although the layer is not recomputable
+  // (the head with multi-token prediction modules, whose blocks Megatron recomputes selectively).
+  bool attention_core_recomputable = false;
 
   ActivationBytes activation;
   // Activation bytes per sample handed to the next layer (b*s*h*bytes for a transformer); sent to

@@ -256,9 +256,15 @@ struct LayerTimes {
   double column_weight_grad_s = 0;  // weight-gradient GEMMs of column-parallel linears
 };
 
+// Whether selective recompute reruns the layer's attention core: a recomputable layer's, or the head's
+// multi-token prediction blocks' (LayerCost::attention_core_recomputable).
+bool SelectivelyRecomputed(const LayerCost& layer, spec::Recompute recompute) {
+  return recompute == spec::Recompute::kSelective && (layer.recomputable || layer.attention_core_recomputable);
+}
+
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
   const bool full = layer.recomputable && c.recompute == spec::Recompute::kFull;
-  const bool selective = layer.recomputable && c.recompute == spec::Recompute::kSelective;
+  const bool selective = SelectivelyRecomputed(layer, c.recompute);
   const double backward_ratio =
       layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
   double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0, column_wgrad_s = 0;
@@ -311,7 +317,7 @@ ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const Laye
     if (g.attention_core) core_bwd_s += TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu).backward_s;
   }
   return {i, RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp), t.core_forward_s, core_bwd_s,
-          layer.recomputable && c.recompute != spec::Recompute::kNone};
+          (layer.recomputable && c.recompute != spec::Recompute::kNone) || SelectivelyRecomputed(layer, c.recompute)};
 }
 
 // Whether `layer` begins a transformer block (what Megatron's --recompute-num-layers counts): a whole
@@ -333,7 +339,7 @@ KeptActivation ActivationOf(const LayerCost& layer, const StageConfig& c, const 
   if (layer.recomputable && c.recompute == spec::Recompute::kFull) {
     return {std::min(kept_all, a.layer_input * s.bt / s.replicated_split), kept_all};
   }
-  if (layer.recomputable && c.recompute == spec::Recompute::kSelective) {
+  if (SelectivelyRecomputed(layer, c.recompute)) {
     return {a.tp_replicated * s.bt / s.replicated_split + a.tp_sharded * s.bt / s.tp, 0};
   }
   return {kept_all, 0};

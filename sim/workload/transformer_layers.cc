@@ -398,6 +398,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
   m.tp_replicated_param_count = first.tp_replicated_param_count + second.tp_replicated_param_count;
+  m.attention_core_recomputable = first.attention_core_recomputable || second.attention_core_recomputable;
   m.tied_with_embedding = first.tied_with_embedding || second.tied_with_embedding;
   m.tied_param_count = first.tied_param_count + second.tied_param_count;
   m.activation.tp_replicated = first.activation.tp_replicated + second.activation.tp_replicated;
@@ -435,6 +436,7 @@ std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, in
   for (uint32_t d = 1; d <= t.mtp_num_layers; ++d) {
     head = MergeLayers(head, MtpModule(t, element_bytes, d), LayerKind::kHead, "head");
   }
+  head.attention_core_recomputable = t.mtp_num_layers > 0;
   if (t.mtp_num_layers > 0 && !t.tied_embeddings) {
     head.tied_with_embedding = true;
     head.tied_param_count =
