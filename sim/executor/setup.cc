@@ -289,7 +289,7 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std
   absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, st.where);
   if (!cost.ok()) return cost.status();
   out.cost = *std::move(cost);
-  // Unscale (FP16), gradient norm and Adam over this GPU's states, then the iteration's host work.
+  // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states, then the iteration's host work.
   out.optimizer_time =
       SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), *compute));
   AddGradSync(plan, config.zero_stage, out);

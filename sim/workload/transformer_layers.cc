@@ -333,16 +333,16 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   return layer;
 }
 
-// Multi-token prediction module `depth` (DeepSeek-V3; Megatron-core's MultiTokenPredictionLayer): the
-// RMSNorms of the hidden state from the depth before and of the embedding of the token `depth` ahead,
+// One multi-token prediction module (DeepSeek-V3; Megatron-core's MultiTokenPredictionLayer; every depth
+// costs the same): the RMSNorms of the hidden state from the depth before and of the next token's embedding,
 // their concatenation projected back to h (eh_proj, column-parallel, its output gathered over TP),
 // one transformer block built like the model's last, and the output head shared with the model, with
 // its own loss. The embedding and the head are the model's: they add work, not parameters.
-LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes, uint32_t depth) {
+LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes) {
   const Shape x = ShapeOf(t, element_bytes);
   const double s = x.s, h = x.h, B = x.B;
   LayerCost proj;
-  proj.name = absl::StrCat("mtp", depth);
+  proj.name = "mtp";
   proj.kind = LayerKind::kHead;
   proj.recomputable = false;
   proj.gemms = {MakeGemm("mtp_proj", s, h, 2 * h, 1, TpSplit::kColumns)};
@@ -433,8 +433,9 @@ std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, in
   // last pipeline stage): one layer with it. Their embedding lookups need the embedding matrix there,
   // which an untied model's last stage then holds a copy of, as it does a tied model's.
   LayerCost head = HeadLayer(t, element_bytes);
-  for (uint32_t d = 1; d <= t.mtp_num_layers; ++d) {
-    head = MergeLayers(head, MtpModule(t, element_bytes, d), LayerKind::kHead, "head");
+  if (t.mtp_num_layers > 0) {
+    const LayerCost module = MtpModule(t, element_bytes);
+    for (uint32_t d = 0; d < t.mtp_num_layers; ++d) head = MergeLayers(head, module, LayerKind::kHead, "head");
   }
   head.attention_core_recomputable = t.mtp_num_layers > 0;
   if (t.mtp_num_layers > 0 && !t.tied_embeddings) {

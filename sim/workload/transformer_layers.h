@@ -21,8 +21,8 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
 LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int index);
 LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes);
 LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes);
-// Multi-token prediction module `depth` (1-based), which BuildTransformerLayers merges into the head.
-LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes, uint32_t depth);
+// One multi-token prediction module, which BuildTransformerLayers merges into the head once per depth.
+LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes);
 // Sums two consecutive layers into one (BLOCK granularity = attention + MLP).
 LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name);
 
