@@ -50,6 +50,7 @@ planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner:
   r.tp_comm_overlap_aggregate = inputs.plan.tp_comm_overlap_aggregate();
   if (inputs.plan.has_tp_comm_overlap_config()) r.tp_comm_overlap_config = inputs.plan.tp_comm_overlap_config();
   r.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
+  r.cp_comm = proto::ContextParallelCommOf(inputs.plan);
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
   r.threads = threads;
   r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),

@@ -215,7 +215,10 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--global-batch-size %d", plan.global_batch_size()));
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
-  if (plan.context_parallel() > 1) add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
+  if (plan.context_parallel() > 1) {
+    add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
+    if (plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER) add("--cp-comm-type allgather");
+  }
   if (!pipeline.flags.empty()) add(pipeline.flags);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (s0.sequence_parallel()) add("--sequence-parallel");

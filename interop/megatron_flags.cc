@@ -23,6 +23,9 @@ struct NamedFlag {
   int arity;
 };
 
+// The arity of argparse's nargs='+': one value or more, up to the next flag.
+constexpr int kOneOrMore = -2;
+
 // What hetsim reads into the model or the plan.
 constexpr NamedFlag kModelledFlags[] = {
     {"num-layers", 1},
@@ -43,6 +46,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"pipeline-model-parallel-size", 1},
     {"num-layers-per-virtual-pipeline-stage", 1},
     {"context-parallel-size", 1},
+    {"cp-comm-type", kOneOrMore},  // one type, or one per layer
     {"expert-model-parallel-size", 1},
     {"sequence-parallel", 0},
     {"recompute-granularity", 1},
@@ -268,9 +272,12 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     }
     auto spec = Table().find(name);
     const int arity = spec == Table().end() ? -1 : spec->second.arity;
-    if (arity == -1) {
+    if (arity == -1 || arity == kOneOrMore) {
       // Unknown: its value, if any, is every following token up to the next flag.
       while (i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) values.push_back(tokens[++i]);
+      if (arity == kOneOrMore && values.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs at least one value", source, name));
+      }
     } else {
       while (static_cast<int>(values.size()) < arity && i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) {
         values.push_back(tokens[++i]);

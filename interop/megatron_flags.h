@@ -35,6 +35,11 @@ struct MegatronFlags {
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.
   std::optional<std::string> Value(absl::string_view name) const;
+  // Every value of `name` (a list flag); empty when absent.
+  std::vector<std::string> Values(absl::string_view name) const {
+    auto it = flags.find(std::string(name));
+    return it == flags.end() ? std::vector<std::string>{} : it->second.values;
+  }
 };
 
 // The kind of a Megatron flag name (without "--").

@@ -41,6 +41,7 @@ class Reader {
     return x;
   }
   bool Has(absl::string_view name) const { return flags_.Has(name); }
+  std::vector<std::string> Values(absl::string_view name) const { return flags_.Values(name); }
   std::string Value(absl::string_view name) const { return flags_.Value(name).value_or(""); }
   absl::Status Contradict(absl::string_view a, absl::string_view b, absl::string_view why = "") const {
     return Error(absl::StrFormat("%s and %s contradict each other%s%s", a, b, why.empty() ? "" : ": ", why));
@@ -348,6 +349,30 @@ absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, std::vector<std::
 // default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
 // flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
 // takes the later default.
+// --cp-comm-type: one type for every layer, or one per layer (all the same here: a plan has one).
+absl::StatusOr<v1::ContextParallelComm> ReadCpCommType(const Reader& r, int64_t cp, std::vector<std::string>& notes) {
+  const std::vector<std::string> types = r.Values("cp-comm-type");
+  if (types.empty()) return v1::CP_COMM_P2P;
+  for (const std::string& t : types) {
+    if (t == "a2a" || t == "a2a+p2p") {
+      return r.Error(
+          absl::StrFormat("--cp-comm-type %s: not modelled (hetsim prices p2p, the K/V ring, and allgather)", t));
+    }
+    if (t != "p2p" && t != "allgather") {
+      return r.Error(absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, allgather, a2a or a2a+p2p", t));
+    }
+    if (t != types.front()) {
+      return r.Error(absl::StrFormat("--cp-comm-type %s: one type per layer, mixed, is not modelled (a plan has one)",
+                                     absl::StrJoin(types, " ")));
+    }
+  }
+  if (cp <= 1) {
+    notes.push_back(absl::StrFormat("--cp-comm-type %s: no effect with --context-parallel-size 1", types.front()));
+    return v1::CP_COMM_P2P;
+  }
+  return types.front() == "allgather" ? v1::CP_COMM_ALL_GATHER : v1::CP_COMM_P2P;
+}
+
 bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, std::vector<std::string>& notes) {
   if (r.Has("overlap-p2p-communication")) return false;
   if (r.Has("no-overlap-p2p-communication")) return true;
@@ -558,6 +583,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
   const v1::Stage common = CommonStage(r, l, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
+  HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
+  plan.set_cp_comm_type(cp_comm);
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)

@@ -38,7 +38,7 @@ Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int ten
 }
 
 ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,
-                                        int context_parallel,
+                                        int context_parallel, spec::ContextParallelComm comm,
                                         const std::vector<sim::workload::ContextParallelAttention>& attention) {
   ContextParallelTime out;
   if (context_parallel <= 1) return out;
@@ -47,7 +47,7 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
   };
   for (const sim::workload::ContextParallelAttention& a : attention) {
     const double bytes = static_cast<double>(a.step_bytes);
-    sim::workload::AddAttentionRing(a, context_parallel, step(bytes), step(2.0 * bytes), out);
+    sim::workload::AddAttentionExchange(a, context_parallel, comm, step(bytes), step(2.0 * bytes), out);
   }
   return out;
 }

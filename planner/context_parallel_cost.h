@@ -29,9 +29,10 @@ using sim::workload::ContextParallelTime;
 Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int tensor_parallel, int context_parallel,
                              double bytes);
 
-// Every attention layer's ring of a stage (StageCost::cp_attention); zero when context_parallel <= 1.
+// Every attention layer's exchange of a stage (`comm`: the ring, or the exposed all-gathers) (StageCost::cp_attention);
+// zero when context_parallel <= 1.
 ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,
-                                        int context_parallel,
+                                        int context_parallel, spec::ContextParallelComm comm,
                                         const std::vector<sim::workload::ContextParallelAttention>& attention);
 
 }  // namespace hetsim::planner

@@ -69,7 +69,8 @@ Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel&
                    .tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate(),
                    .tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(plan),
                    .tp_backward_overlap = plan.tp_backward_overlap(),
-                   .grad_reduce_in_fp32 = plan.grad_reduce_in_fp32()},
+                   .grad_reduce_in_fp32 = plan.grad_reduce_in_fp32(),
+                   .cp_comm = proto::ContextParallelCommOf(plan)},
                   static_cast<int>(proto::ContextParallel(plan)));
 }
 

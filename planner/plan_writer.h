@@ -32,6 +32,7 @@ struct PlanShape {
   bool tp_comm_overlap_aggregate = false;                                 // Plan.tp_comm_overlap_aggregate
   std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config;  // Plan.tp_comm_overlap_config
   bool grad_reduce_in_fp32 = false;                                       // Plan.grad_reduce_in_fp32
+  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;   // Plan.cp_comm_type (written with CP)
   hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;
   double epsilon = proto::kDefaultH1f1bEpsilon;
   bool explicit_warmups = true;  // write SearchedStage::warmup into Stage.warmup_forwards

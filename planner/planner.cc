@@ -187,6 +187,7 @@ ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
   o.tp_backward_overlap = request.tp_backward_overlap;
   o.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
   o.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
+  o.cp_comm = request.cp_comm;
   if (request.tp_comm_overlap_config) {
     o.tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(*request.tp_comm_overlap_config);
   }
@@ -268,6 +269,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   shape.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
   shape.tp_comm_overlap_config = request.tp_comm_overlap_config;
   shape.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
+  shape.cp_comm = request.cp_comm;
   shape.schedule = best->schedule;
   shape.epsilon = request.epsilon;
   shape.explicit_warmups = best->explicit_warmups;

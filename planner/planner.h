@@ -43,6 +43,7 @@ struct PlanRequest {
   bool tp_comm_overlap_aggregate = false;                                 // Plan.tp_comm_overlap_aggregate, likewise
   std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config;  // Plan.tp_comm_overlap_config
   bool grad_reduce_in_fp32 = false;                                       // Plan.grad_reduce_in_fp32, likewise
+  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;   // Plan.cp_comm_type, likewise
   int threads = 0;                                                        // 0 = hardware concurrency
   double epsilon = proto::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                                          // see SearchOptions

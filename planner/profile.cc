@@ -33,7 +33,9 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
                       static_cast<int>(o.tp_comm_overlap)),
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
-      o.grad_reduce_in_fp32 ? " fp32-gradients" : "", TpCommOverlapKey(o.tp_comm_overlap_config));
+      o.grad_reduce_in_fp32 ? " fp32-gradients" : "",
+      o.cp_comm == spec::ContextParallelComm::kAllGather ? " cp-all-gather" : "",
+      TpCommOverlapKey(o.tp_comm_overlap_config));
 }
 
 }  // namespace
@@ -161,7 +163,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   StageOption o;
   o.config = config;
   const ContextParallelTime cp =
-      ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, cost->cp_attention);
+      ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
   Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
   if (options_.tp_comm_overlap) {

@@ -77,6 +77,8 @@ struct ProfilerOptions {
   bool tp_backward_overlap = false;
   // Plan.grad_reduce_in_fp32 of the plans priced: FP32 gradient buffers (memory) and reduction.
   bool grad_reduce_in_fp32 = false;
+  // Plan.cp_comm_type of the plans priced: how context parallelism moves K and V.
+  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;
   // Islands with more nodes than this use whole-node submeshes (n, M) only: a stage on part of one node
   // of a large island is never worth the state it adds to the search (u then counts whole nodes).
   int partial_node_shapes_max_nodes = 8;

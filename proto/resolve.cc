@@ -239,6 +239,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   p.h1f1b_epsilon = H1f1bEpsilon(plan);
   p.virtual_stages = static_cast<int>(VirtualStages(plan));
   p.context_parallel = static_cast<int>(ContextParallel(plan));
+  p.cp_comm = ContextParallelCommOf(plan);
   for (int i = 0; i < plan.stages_size(); ++i) {
     p.stages.push_back(ResolveStage(plan.stages(i), absl::StrFormat("%s: stages[%d]", plan_file, i)));
   }

@@ -261,6 +261,9 @@ void CheckRecomputeLayers(Problems& p, const Stage& s, const std::string& at) {
 // Megatron-LM cuts each sample's sequence into 2 x CP chunks (rank r takes chunks r and 2 CP - 1 - r,
 // which balances the causal mask) and rings the key/value blocks of attention: a transformer's.
 void CheckContextParallel(Problems& p, const Plan& plan, const Model& model) {
+  if (!ContextParallelComm_IsValid(plan.cp_comm_type())) {
+    p.Add("cp_comm_type", "unknown value %d", static_cast<int>(plan.cp_comm_type()));
+  }
   const uint32_t cp = plan.context_parallel();
   if (cp <= 1) return;
   if (cp > limits::kMaxGpusPerNode * 1024) {

@@ -36,6 +36,10 @@ inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_par
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
+inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
+  return p.cp_comm_type() == hetsim::v1::CP_COMM_ALL_GATHER ? spec::ContextParallelComm::kAllGather
+                                                            : spec::ContextParallelComm::kRing;
+}
 // A transformer's FFN width: 4 x hidden when the file leaves it 0 (GPT's; a gated MLP states its own).
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
   return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};

@@ -77,6 +77,12 @@ struct StageSpec {
   std::string where;                // "plan.pbtxt: stages[3]"
 };
 
+// Plan.cp_comm_type: how context parallelism moves K and V.
+enum class ContextParallelComm : uint8_t {
+  kRing,       // p2p: a ring of K/V blocks, each step hidden behind the attention of the block in hand
+  kAllGather,  // allgather: K/V gathered before the attention and their gradients reduce-scattered, exposed
+};
+
 struct PlanSpec {
   std::string name;
   uint64_t global_batch_size = 0;
@@ -86,6 +92,7 @@ struct PlanSpec {
   double h1f1b_epsilon = kDefaultH1f1bEpsilon;
   int virtual_stages = 1;
   int context_parallel = 1;
+  ContextParallelComm cp_comm = ContextParallelComm::kRing;
   std::vector<StageSpec> stages;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward

@@ -33,6 +33,7 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   request.micro_batch_size = settings.micro_batch_size();
   request.context_parallel = static_cast<int>(proto::ContextParallel(settings));
   request.grad_reduce_in_fp32 = settings.grad_reduce_in_fp32();
+  request.cp_comm = proto::ContextParallelCommOf(settings);
   if (settings.h1f1b_epsilon() > 0) request.epsilon = settings.h1f1b_epsilon();
   request.threads = 1;
   HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(request));

@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "sim/executor/cp_ring.h"
 #include "sim/executor/setup.h"
+#include "sim/workload/context_parallel_ring.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -78,6 +79,12 @@ TEST_CASE("context parallel: ring step bytes, FLOPs and activations per GPU in c
 
 proto::PlanInputs CpInputs() { return testing::CpStageInputs(2); }
 
+// One ring step of the stage's K/V block (two attention layers) on a GPU's own 400 Gb/s NIC, in seconds.
+double NicStepSeconds(const sim::executor::VirtualStageCost& vs) {
+  REQUIRE(vs.cost.cp_attention.size() == 2);
+  return static_cast<double>(vs.cost.cp_attention[0].step_bytes) / GbpsToBytesPerSecond(400);
+}
+
 TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in the report", "[cp][executor]") {
   const auto setup = testing::MakeSetup(CpInputs(), sim::NetworkMode::kMaxMinFair);
   const sim::executor::StageLayout& l = setup->stages[0].layout;
@@ -93,11 +100,10 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
   CHECK(flows[6].dst == 0);  // the ring closes
 
   const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
-  REQUIRE(vs.cost.cp_attention.size() == 2);
-  const int64_t step = vs.cost.cp_attention[0].step_bytes;
   // Every GPU sends on its own NIC: one step of B bytes takes B / 400 Gb/s; CP - 1 = 3 steps per
   // layer forward, 3 of 2B backward.
-  const double t_step = static_cast<double>(step) / GbpsToBytesPerSecond(400);
+  const double t_step = NicStepSeconds(vs);
+  const int64_t step = vs.cost.cp_attention[0].step_bytes;
   CHECK(TimeToSeconds(vs.cp_forward_exchange_time) == Approx(2 * 3 * t_step).epsilon(1e-6));
   CHECK(TimeToSeconds(vs.cp_backward_exchange_time) == Approx(2 * 3 * 2 * t_step).epsilon(1e-6));
   CHECK(vs.cp_bytes == 2 * 3 * (step + 2 * step));
@@ -121,6 +127,48 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
   CHECK(report->stages(0).cp_exchange_ms() ==
         Approx(TimeToMilliseconds(vs.cp_forward_exchange_time + vs.cp_backward_exchange_time)));
   CHECK(report->num_gpus() == 8);
+}
+
+TEST_CASE("context parallel: the all-gather exchange is the same steps, all exposed", "[cp][executor]") {
+  proto::PlanInputs in = CpInputs();
+  const auto ring_setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  in.plan.set_cp_comm_type(v1::CP_COMM_ALL_GATHER);
+  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const sim::executor::VirtualStageCost& ring = ring_setup->virtual_stages[0];
+  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  // NCCL's ring all-gather of K and V: CP - 1 = 3 steps of B per layer in the forward; in the backward
+  // K and V are gathered again and their gradients reduce-scattered, 2 x 3 steps of B. Nothing hides.
+  const double t_step = NicStepSeconds(vs);
+  CHECK(TimeToSeconds(vs.cp_forward_exchange_time) == Approx(2 * 3 * t_step).epsilon(1e-6));
+  CHECK(TimeToSeconds(vs.cp_backward_exchange_time) == Approx(2 * 2 * 3 * t_step).epsilon(1e-6));
+  CHECK(vs.cp_forward_exposed_time == vs.cp_forward_exchange_time);
+  CHECK(vs.cp_backward_exposed_time == vs.cp_backward_exchange_time);
+  // The same bytes leave every GPU as around the ring, and the ring hid more of them.
+  CHECK(vs.cp_bytes == ring.cp_bytes);
+  CHECK(vs.cp_forward_exposed_time > ring.cp_forward_exposed_time);
+  CHECK(vs.forward_time() - ring.forward_time() == vs.cp_forward_exposed_time - ring.cp_forward_exposed_time);
+  const sim::executor::ExecutionResult run = testing::MakeRun(*setup);
+  const v1::Report report = traces::BuildReport(*setup, run);
+  CHECK(report.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
+  CHECK(report.stages(0).cp_exposed_ms() == Approx(report.stages(0).cp_exchange_ms()));
+}
+
+TEST_CASE("context parallel: an all-gather under recompute gathers K and V a third time", "[cp][workload]") {
+  sim::workload::ContextParallelAttention a;
+  a.core_forward_s = 1;  // far longer than a step: the ring would hide everything
+  a.core_backward_s = 2;
+  const Time step = 1000;
+  for (const bool recomputed : {false, true}) {
+    a.recomputed = recomputed;
+    sim::workload::ContextParallelTime ring, gather;
+    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, step, 2 * step, ring);
+    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, step, 2 * step, gather);
+    CHECK(ring.forward_exposed == 0);
+    CHECK(ring.backward_exposed == 0);
+    CHECK(gather.forward_exposed == 7 * step);
+    CHECK(gather.backward_exposed == (recomputed ? 3 : 2) * 7 * step);
+    CHECK(gather.backward_exchange == ring.backward_exchange);  // n T(2B) [+ n T(B)] at a linear step time
+  }
 }
 
 TEST_CASE("context parallel: plans are validated against the model", "[cp][validate]") {

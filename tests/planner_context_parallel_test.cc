@@ -54,16 +54,30 @@ TEST_CASE("planner CP: exposed ring time = (CP - 1) x max(0, step - core / CP), 
   a.core_backward_s = 1e-2;  // hides the backward's steps entirely
   const MeshShape shape{4, 8};
   const double step = 5e-6 + 5e7 / GbpsToBytesPerSecond(400);  // TP 8 x CP 4: every edge leaves its node
-  const ContextParallelTime t = ContextParallelCost(im, shape, 8, 4, {a, a});
+  const ContextParallelTime t = ContextParallelCost(im, shape, 8, 4, spec::ContextParallelComm::kRing, {a, a});
   CHECK(TimeToSeconds(t.forward_exchange) == Approx(2 * 3 * step).epsilon(1e-9));
   CHECK(TimeToSeconds(t.forward_exposed) == Approx(2 * 3 * (step - 1e-3 / 4)).epsilon(1e-9));
   const double grad_step = 5e-6 + 1e8 / GbpsToBytesPerSecond(400);
   CHECK(TimeToSeconds(t.backward_exchange) == Approx(2 * 3 * grad_step).epsilon(1e-9));
   CHECK(t.backward_exposed == 0);
   a.recomputed = true;  // the forward ring runs again in the backward
-  const ContextParallelTime r = ContextParallelCost(im, shape, 8, 4, {a});
+  const ContextParallelTime r = ContextParallelCost(im, shape, 8, 4, spec::ContextParallelComm::kRing, {a});
   CHECK(r.backward_exposed == t.forward_exposed / 2);
-  CHECK(ContextParallelCost(im, shape, 8, 1, {a}).forward_exchange == 0);
+  CHECK(ContextParallelCost(im, shape, 8, 1, spec::ContextParallelComm::kRing, {a}).forward_exchange == 0);
+}
+
+TEST_CASE("planner CP: all-gathered K/V cost (CP - 1) steps forward, 2 (CP - 1) backward, all exposed",
+          "[planner][cp]") {
+  const IslandModel im = Figures(8, 3600, 400, 3200);
+  sim::workload::ContextParallelAttention a;
+  a.step_bytes = 50'000'000;
+  a.core_forward_s = 1;  // would hide a ring entirely
+  a.core_backward_s = 2;
+  const double step = 5e-6 + 5e7 / GbpsToBytesPerSecond(400);
+  const ContextParallelTime t = ContextParallelCost(im, {4, 8}, 8, 4, spec::ContextParallelComm::kAllGather, {a, a});
+  CHECK(TimeToSeconds(t.forward_exposed) == Approx(2 * 3 * step).epsilon(1e-9));
+  CHECK(TimeToSeconds(t.backward_exposed) == Approx(2 * 2 * 3 * step).epsilon(1e-9));
+  CHECK(t.forward_exchange == t.forward_exposed);
 }
 
 TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where each GPU has its NIC",
@@ -84,7 +98,8 @@ TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where
   sc.context_parallel = 4;
   auto stage = sim::workload::ComputeStageCost(model, sc, *(*cluster)->island(0).gpu, "stage");
   REQUIRE(stage.ok());
-  const ContextParallelTime t = ContextParallelCost((*cluster)->island(0), {4, 2}, 2, 4, stage->cp_attention);
+  const ContextParallelTime t =
+      ContextParallelCost((*cluster)->island(0), {4, 2}, 2, 4, spec::ContextParallelComm::kRing, stage->cp_attention);
   CHECK(TimeToSeconds(t.forward_exchange) == Approx(TimeToSeconds(vs.cp_forward_exchange_time)).epsilon(1e-6));
   CHECK(TimeToSeconds(t.backward_exchange) == Approx(TimeToSeconds(vs.cp_backward_exchange_time)).epsilon(1e-6));
   CHECK(TimeToSeconds(t.forward_exposed) == Approx(TimeToSeconds(vs.cp_forward_exposed_time)).margin(1e-9));

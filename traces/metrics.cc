@@ -109,6 +109,9 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
   report.set_num_gpus(setup.num_gpus());
   if (setup.num_stages() > 0 && setup.stages[0].layout.context_parallel > 1) {
     report.set_context_parallel(static_cast<uint32_t>(setup.stages[0].layout.context_parallel));
+    if (setup.spec.plan.cp_comm == spec::ContextParallelComm::kAllGather) {
+      report.set_cp_comm_type(v1::CP_COMM_ALL_GATHER);
+    }
   }
   report.set_num_stages(setup.num_stages());
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));

@@ -24,7 +24,8 @@ namespace {
 const CommandInfo kPlanInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
-    "[--micro-batch b] [--context-parallel N] [--grad-reduce-in-fp32] [--alternative K] [--prediction hetsim|naive] "
+    "[--micro-batch b] [--context-parallel N] [--cp-comm-type p2p|allgather] [--grad-reduce-in-fp32] [--alternative K] "
+    "[--prediction hetsim|naive] "
     "[--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
     "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
@@ -32,7 +33,9 @@ const CommandInfo kPlanInfo = {
     "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
     "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
-    "the powers of two up to 16 that the sequence allows). --grad-reduce-in-fp32 prices FP32 gradient buffers\n"
+    "the powers of two up to 16 that the sequence allows); --cp-comm-type how it moves K and V (Megatron's\n"
+    "--cp-comm-type: p2p, the ring hidden behind the attention, the default; allgather, exposed all-gathers\n"
+    "and reduce-scatters, Plan.cp_comm_type). --grad-reduce-in-fp32 prices FP32 gradient buffers\n"
     "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter\n"
     "of a 16-bit model instead of 16)\n"
     "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
@@ -42,7 +45,7 @@ const CommandInfo kPlanInfo = {
 int Plan(const Args& args) {
   po::options_description options("options");
   std::string model_path, cluster_path, planner_name = "hapt", out, name;
-  std::string prediction;
+  std::string prediction, cp_comm_type = "p2p";
   int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
   double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
@@ -55,6 +58,7 @@ int Plan(const Args& args) {
       "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
       "context-parallel", po::value(&context_parallel)->value_name("N"),
       "context-parallel degree of every stage (default 1; 0 = searched)")(
+      "cp-comm-type", po::value(&cp_comm_type)->value_name("T"), "p2p (default) or allgather")(
       "grad-reduce-in-fp32", po::bool_switch(&fp32_gradients), "FP32 gradients (Plan.grad_reduce_in_fp32)")(
       "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
       "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
@@ -74,6 +78,9 @@ int Plan(const Args& args) {
   if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
   if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
   if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
+  if (cp_comm_type != "p2p" && cp_comm_type != "allgather") {
+    return UsageError(kPlanInfo, absl::StrFormat("--cp-comm-type: \"%s\" is not p2p or allgather", cp_comm_type));
+  }
   if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
     return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
   }
@@ -94,6 +101,7 @@ int Plan(const Args& args) {
   req.max_micro_batch_size = max_micro_batch;
   req.context_parallel = context_parallel;
   req.grad_reduce_in_fp32 = fp32_gradients;
+  req.cp_comm = cp_comm_type == "allgather" ? spec::ContextParallelComm::kAllGather : spec::ContextParallelComm::kRing;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;

@@ -186,6 +186,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
     req.micro_batch_size = inputs->plan.micro_batch_size();
     req.context_parallel = static_cast<int>(proto::ContextParallel(inputs->plan));
     req.grad_reduce_in_fp32 = inputs->plan.grad_reduce_in_fp32();
+    req.cp_comm = proto::ContextParallelCommOf(inputs->plan);
     req.bidirectional_pruning = false;
     absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
     if (!outcome.ok()) return ReportFailure(kValidateInfo, outcome.status());

@@ -264,12 +264,14 @@ Model Llama3_405b(uint64_t seq_length) {
 // Llama 3 405B pre-training on 16,384 H100 as the paper's Table 4 lists it: TP 8, PP 16, 16M tokens
 // per batch, 16 sequences per data-parallel group per batch. Short context: seq 8192, DP 128, 2,048
 // sequences. Long context: seq 131072, CP 16, DP 8, 128 sequences. Each of the 16 stages runs on 128
-// consecutive nodes; interleaved 1F1B with 2 model chunks per stage (the paper gives the first and
-// last stage one block less, to balance the embedding and the head: 8 layers a stage, chunks of 4
+// consecutive nodes; interleaved 1F1B with 4 model chunks per stage (the paper gives the first and
+// last stage one block less, to balance the embedding and the head: 8 layers a stage, chunks of 2
 // layers with the embedding and the head counted as layers, as Megatron's
-// --account-for-embedding/loss-in-pipeline-split), one sequence per replica per microbatch (16 microbatches), sequence
-// parallelism, TP communication overlapped with the GEMMs, ZeRO-1 over the DP (x CP) ranks with the
-// gradient reduce-scatter overlapped with the backward in 1 GiB buckets.
+// --account-for-embedding/loss-in-pipeline-split; the paper does not give the chunk count, 2-layer
+// chunks are NVIDIA's Llama 3.1 405B recipes', docs/llama3.md), one sequence per replica per
+// microbatch (16 microbatches), sequence parallelism, TP communication overlapped with the GEMMs,
+// ZeRO-1 over the DP (x CP) ranks with the gradient reduce-scatter overlapped with the backward in
+// 1 GiB buckets. Long context all-gathers K and V (the paper's Sec. 3.3.2), exposed.
 Plan PlanLlama3_405b(bool long_context) {
   Plan p;
   const int cp = long_context ? 16 : 1;
@@ -279,11 +281,14 @@ Plan PlanLlama3_405b(bool long_context) {
   p.set_global_batch_size(16 * dp);
   p.set_micro_batch_size(dp);
   p.set_schedule(INTERLEAVED_1F1B);
-  p.set_virtual_stages(2);
+  p.set_virtual_stages(4);
   p.set_overlap_grad_reduce(true);
   p.set_grad_bucket_bytes(uint64_t{1} << 30);
   p.set_tp_comm_overlap(true);
-  if (long_context) p.set_context_parallel(cp);
+  if (long_context) {
+    p.set_context_parallel(cp);
+    p.set_cp_comm_type(CP_COMM_ALL_GATHER);
+  }
   // Layers: stage 0 the embedding and 7 blocks, stages 1-14 8 blocks, stage 15 7 blocks and the head.
   int layer = 0;
   for (int s = 0; s < 16; ++s) {

@@ -32,7 +32,8 @@ absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::StepOf(const StageLayout& 
   return &cache_.emplace(key, std::move(step)).first->second;
 }
 
-absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, VirtualStageCost& vs) {
+absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
+                                    VirtualStageCost& vs) {
   const int cp = layout.context_parallel;
   if (cp <= 1) return absl::OkStatus();
   const int64_t steps = cp - 1;
@@ -40,11 +41,14 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
   for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
     absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
     if (!kv.ok()) return kv.status();
-    absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);
+    // The all-gather's backward is two collectives of B-byte steps (K/V again, then their gradients);
+    // the ring's is one of 2B-byte steps (K/V with their gradients).
+    const bool all_gather = comm == spec::ContextParallelComm::kAllGather;
+    absl::StatusOr<const CpRingTimer::Step*> kv_grad = all_gather ? kv : timer.StepOf(layout, 2 * a.step_bytes);
     if (!kv_grad.ok()) return kv_grad.status();
-    workload::AddAttentionRing(a, cp, (*kv)->time, (*kv_grad)->time, t);
+    workload::AddAttentionExchange(a, cp, comm, (*kv)->time, (*kv_grad)->time, t);
     AddLoad(vs.forward_link_load, (*kv)->load, steps);
-    AddLoad(vs.backward_link_load, (*kv_grad)->load, steps);
+    AddLoad(vs.backward_link_load, (*kv_grad)->load, all_gather ? 2 * steps : steps);
     vs.cp_bytes += 3 * steps * a.step_bytes;
     if (a.recomputed) {
       AddLoad(vs.backward_link_load, (*kv)->load, steps);

@@ -46,8 +46,11 @@ class CpRingTimer {
   std::map<std::pair<const StageLayout*, int64_t>, Step> cache_;
 };
 
-// Sets the virtual stage's cp_* times and bytes and adds the ring's link load (no-op for CP 1).
-absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, VirtualStageCost& vs);
+// Sets the virtual stage's cp_* times and bytes and adds the exchange's link load (no-op for CP 1):
+// the ring, or (ContextParallelComm::kAllGather) NCCL's ring all-gathers and reduce-scatters, the same
+// steps of the same flows, exposed (sim/workload/context_parallel_ring.h).
+absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
+                                    VirtualStageCost& vs);
 
 }  // namespace hetsim::sim::executor
 
