@@ -136,12 +136,18 @@ absl::StatusOr<CollectiveTimer::Timed> CollectiveTimer::GroupTimed(CollectiveOp 
   const auto template_key = std::make_tuple(static_cast<int>(op), bytes, gpus.size());
   if (auto it = templates_.find(template_key);
       reuse_ == ReplicaReuse::kMapped && it != templates_.end() && it->second != gpus) {
+    // Virtual stages of one stage ask again for the same groups: map each once.
+    const auto mapped_key = std::make_tuple(static_cast<int>(op), bytes, gpus);
+    if (auto m = mapped_.find(mapped_key); m != mapped_.end()) {
+      ++mapped_groups_;
+      return m->second;
+    }
     absl::StatusOr<const Timed*> base = Simulate(op, {it->second}, bytes);
     if (!base.ok()) return base.status();
     Timed mapped{(*base)->time, {}};
     if (MapLoad(it->second, gpus, (*base)->load, mapped.load)) {
       ++mapped_groups_;
-      return mapped;
+      return mapped_.emplace(mapped_key, std::move(mapped)).first->second;
     }
   }
   ++simulated_groups_;

@@ -103,6 +103,8 @@ class CollectiveTimer {
   std::map<Key, Timed> cache_;
   // First group simulated per (op, bytes, group size): the template other groups are mapped from.
   std::map<std::tuple<int, int64_t, size_t>, std::vector<GpuId>> templates_;
+  // Groups answered by mapping a template's result, by (op, bytes, group).
+  absl::flat_hash_map<std::tuple<int, int64_t, std::vector<GpuId>>, Timed> mapped_;
   // Directed links by their devices; pairs joined by several parallel links are left out (unmappable).
   absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId> link_index_;
   bool link_index_built_ = false;
