@@ -217,7 +217,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
   if (plan.context_parallel() > 1) {
     add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
-    if (plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER) add("--cp-comm-type allgather");
+    if (plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER) add("--cp-comm-type all_gather");
+    if (plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL) add("--cp-comm-type a2a");
   }
   if (!pipeline.flags.empty()) add(pipeline.flags);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));

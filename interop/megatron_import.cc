@@ -345,34 +345,39 @@ absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, std::vector<std::
   return out;
 }
 
-// Pipeline sends: Megatron-LM of 2023 overlapped them with --overlap-p2p-communication (off by
-// default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
-// flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
-// takes the later default.
 // --cp-comm-type: one type for every layer, or one per layer (all the same here: a plan has one).
+// Transformer Engine takes "all_gather"; Megatron's help text spells it "allgather": both are read.
 absl::StatusOr<v1::ContextParallelComm> ReadCpCommType(const Reader& r, int64_t cp, std::vector<std::string>& notes) {
   const std::vector<std::string> types = r.Values("cp-comm-type");
   if (types.empty()) return v1::CP_COMM_P2P;
+  const auto known = [](const std::string& t) {
+    return t == "p2p" || t == "all_gather" || t == "allgather" || t == "a2a" || t == "a2a+p2p";
+  };
   for (const std::string& t : types) {
-    if (t == "a2a" || t == "a2a+p2p") {
-      return r.Error(
-          absl::StrFormat("--cp-comm-type %s: not modelled (hetsim prices p2p, the K/V ring, and allgather)", t));
-    }
-    if (t != "p2p" && t != "allgather") {
-      return r.Error(absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, allgather, a2a or a2a+p2p", t));
+    if (!known(t)) {
+      return r.Error(absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, all_gather, a2a or a2a+p2p", t));
     }
     if (t != types.front()) {
       return r.Error(absl::StrFormat("--cp-comm-type %s: one type per layer, mixed, is not modelled (a plan has one)",
                                      absl::StrJoin(types, " ")));
     }
   }
-  if (cp <= 1) {
-    notes.push_back(absl::StrFormat("--cp-comm-type %s: no effect with --context-parallel-size 1", types.front()));
+  const std::string& type = types.front();
+  if (cp <= 1) {  // Megatron uses the type only with context parallelism
+    notes.push_back(absl::StrFormat("--cp-comm-type %s: no effect with --context-parallel-size 1", type));
     return v1::CP_COMM_P2P;
   }
-  return types.front() == "allgather" ? v1::CP_COMM_ALL_GATHER : v1::CP_COMM_P2P;
+  if (type == "a2a+p2p") {
+    return r.Error("--cp-comm-type a2a+p2p: not modelled (hetsim prices p2p, all_gather and a2a)");
+  }
+  if (type == "a2a") return v1::CP_COMM_ALL_TO_ALL;
+  return type == "p2p" ? v1::CP_COMM_P2P : v1::CP_COMM_ALL_GATHER;
 }
 
+// Pipeline sends: Megatron-LM of 2023 overlapped them with --overlap-p2p-communication (off by
+// default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
+// flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
+// takes the later default.
 bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, std::vector<std::string>& notes) {
   if (r.Has("overlap-p2p-communication")) return false;
   if (r.Has("no-overlap-p2p-communication")) return true;

@@ -45,9 +45,17 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
   const auto step = [&](double bytes) {
     return ContextParallelStepTime(island, shape, tensor_parallel, context_parallel, bytes);
   };
+  // An all-to-all sends (CP - 1) / CP of its bytes from every GPU at once, over the same edges a ring
+  // step uses: priced as one step of that many bytes.
+  const double a2a_share = static_cast<double>(context_parallel - 1) / context_parallel;
   for (const sim::workload::ContextParallelAttention& a : attention) {
     const double bytes = static_cast<double>(a.step_bytes);
-    sim::workload::AddAttentionExchange(a, context_parallel, comm, step(bytes), step(2.0 * bytes), out);
+    sim::workload::ContextParallelSteps steps;
+    steps.kv = step(bytes);
+    steps.kv_grad = step(2.0 * bytes);
+    steps.qkv_a2a = step(a2a_share * static_cast<double>(a.query_bytes + a.step_bytes));
+    steps.context_a2a = step(a2a_share * static_cast<double>(a.context_bytes));
+    sim::workload::AddAttentionExchange(a, context_parallel, comm, steps, out);
   }
   return out;
 }

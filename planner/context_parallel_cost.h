@@ -10,7 +10,9 @@
 // behind 1/CP of the attention core's compute; what sticks out is on the critical path:
 //   exposed = (CP - 1) x max(0, step - core / CP).
 // The forward passes K and V; the backward K, V and their gradients (twice the bytes), plus the
-// forward's ring again when the attention core is recomputed.
+// forward's ring again when the attention core is recomputed. The all-gather (Plan.cp_comm_type) runs
+// the same steps exposed; an all-to-all of X bytes is priced as one step of (CP - 1) X / CP bytes on
+// the same edges, exposed (the simulator routes its flows to every peer).
 #ifndef HETSIM_PLANNER_CONTEXT_PARALLEL_COST_H_
 #define HETSIM_PLANNER_CONTEXT_PARALLEL_COST_H_
 

@@ -81,9 +81,7 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
   plan.set_tp_comm_overlap_aggregate(shape.tp_comm_overlap_aggregate);
   if (shape.tp_comm_overlap_config) *plan.mutable_tp_comm_overlap_config() = *shape.tp_comm_overlap_config;
   plan.set_grad_reduce_in_fp32(shape.grad_reduce_in_fp32);
-  if (shape.context_parallel > 1 && shape.cp_comm == spec::ContextParallelComm::kAllGather) {
-    plan.set_cp_comm_type(hetsim::v1::CP_COMM_ALL_GATHER);
-  }
+  if (shape.context_parallel > 1) plan.set_cp_comm_type(proto::ContextParallelCommProto(shape.cp_comm));
   plan.set_schedule(shape.schedule);
   if (shape.schedule == hetsim::v1::H_1F1B && shape.epsilon != proto::kDefaultH1f1bEpsilon)
     plan.set_h1f1b_epsilon(shape.epsilon);

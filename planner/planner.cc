@@ -194,6 +194,17 @@ ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
   return o;
 }
 
+// The plan's note on context parallelism: the degree, those searched, and the exchange it pays.
+std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const std::vector<int>& searched) {
+  const char* exchange = comm == spec::ContextParallelComm::kAllGather  ? "key/value all-gathers"
+                         : comm == spec::ContextParallelComm::kAllToAll ? "query/key/value all-to-alls"
+                                                                        : "key/value ring";
+  return absl::StrFormat(
+      "context parallelism %d (of %s searched): every stage splits each sequence over %d GPUs "
+      "and pays its %s",
+      cp, absl::StrJoin(searched, ", "), cp, exchange);
+}
+
 }  // namespace
 
 absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
@@ -282,10 +293,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.prediction = *best_prediction;
   out.notes = best->notes;
   if (cp_degrees.size() > 1 || best_cp > 1) {
-    out.notes.push_back(
-        absl::StrFormat("context parallelism %d (of %s searched): every stage splits each sequence "
-                        "over %d GPUs and pays its key/value ring",
-                        best_cp, absl::StrJoin(cp_degrees, ", "), best_cp));
+    out.notes.push_back(ContextParallelNote(request.cp_comm, best_cp, cp_degrees));
   }
   if (refined) {
     out.notes.push_back(

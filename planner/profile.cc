@@ -34,7 +34,9 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       static_cast<int>(o.tp_comm_overlap)),
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
       o.grad_reduce_in_fp32 ? " fp32-gradients" : "",
-      o.cp_comm == spec::ContextParallelComm::kAllGather ? " cp-all-gather" : "",
+      o.cp_comm == spec::ContextParallelComm::kAllGather  ? " cp-all-gather"
+      : o.cp_comm == spec::ContextParallelComm::kAllToAll ? " cp-all-to-all"
+                                                          : "",
       TpCommOverlapKey(o.tp_comm_overlap_config));
 }
 

@@ -241,6 +241,17 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     rules.num_experts = t.num_experts();
   }
   for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
+  if (cp > 1 && plan.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL && model.has_transformer()) {
+    // The all-to-all hands each CP rank 1/CP of the TP rank's heads, queries and keys/values alike.
+    const Transformer& t = model.transformer();
+    const uint32_t heads = t.num_attention_heads(), kv_heads = t.num_kv_heads() ? t.num_kv_heads() : heads;
+    if (heads % tp == 0 && kv_heads % tp == 0 && ((heads / tp) % cp != 0 || (kv_heads / tp) % cp != 0)) {
+      p.Add(at + "tensor_parallel",
+            "%d leaves %d query and %d key/value heads per TP rank, which context_parallel %d with cp_comm_type "
+            "CP_COMM_ALL_TO_ALL must divide (each CP rank takes 1/CP of them)",
+            tp, heads / tp, kv_heads / tp, cp);
+    }
+  }
   CheckRange(p, at + "measured_forward_ms", s.measured_forward_ms(), 0, limits::kMaxMeasuredMs);
   CheckRange(p, at + "measured_backward_ms", s.measured_backward_ms(), 0, limits::kMaxMeasuredMs);
 }

@@ -36,9 +36,20 @@ inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_par
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
+inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextParallelComm c) {
+  switch (c) {
+    case spec::ContextParallelComm::kAllGather: return hetsim::v1::CP_COMM_ALL_GATHER;
+    case spec::ContextParallelComm::kAllToAll: return hetsim::v1::CP_COMM_ALL_TO_ALL;
+    case spec::ContextParallelComm::kRing: break;
+  }
+  return hetsim::v1::CP_COMM_P2P;
+}
 inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
-  return p.cp_comm_type() == hetsim::v1::CP_COMM_ALL_GATHER ? spec::ContextParallelComm::kAllGather
-                                                            : spec::ContextParallelComm::kRing;
+  switch (p.cp_comm_type()) {
+    case hetsim::v1::CP_COMM_ALL_GATHER: return spec::ContextParallelComm::kAllGather;
+    case hetsim::v1::CP_COMM_ALL_TO_ALL: return spec::ContextParallelComm::kAllToAll;
+    default: return spec::ContextParallelComm::kRing;
+  }
 }
 // A transformer's FFN width: 4 x hidden when the file leaves it 0 (GPT's; a gated MLP states its own).
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {

@@ -81,6 +81,7 @@ struct StageSpec {
 enum class ContextParallelComm : uint8_t {
   kRing,       // p2p: a ring of K/V blocks, each step hidden behind the attention of the block in hand
   kAllGather,  // allgather: K/V gathered before the attention and their gradients reduce-scattered, exposed
+  kAllToAll,   // a2a: Q/K/V and the attention output exchanged by all-to-alls (a head split), exposed
 };
 
 struct PlanSpec {

@@ -153,22 +153,64 @@ TEST_CASE("context parallel: the all-gather exchange is the same steps, all expo
   CHECK(report.stages(0).cp_exposed_ms() == Approx(report.stages(0).cp_exchange_ms()));
 }
 
-TEST_CASE("context parallel: an all-gather under recompute gathers K and V a third time", "[cp][workload]") {
+TEST_CASE("context parallel: under recompute an all-gather gathers K and V a third time, an a2a runs twice",
+          "[cp][workload]") {
   sim::workload::ContextParallelAttention a;
   a.core_forward_s = 1;  // far longer than a step: the ring would hide everything
   a.core_backward_s = 2;
   const Time step = 1000;
   for (const bool recomputed : {false, true}) {
     a.recomputed = recomputed;
-    sim::workload::ContextParallelTime ring, gather;
-    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, step, 2 * step, ring);
-    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, step, 2 * step, gather);
+    sim::workload::ContextParallelTime ring, gather, a2a;
+    const sim::workload::ContextParallelSteps steps{.kv = step, .kv_grad = 2 * step, .qkv_a2a = 5, .context_a2a = 3};
+    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, steps, ring);
+    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, steps, gather);
+    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllToAll, steps, a2a);
+    CHECK(a2a.forward_exposed == 8);  // Q, K and V in, the output back
+    CHECK(a2a.backward_exposed == (recomputed ? 16 : 8));
+    CHECK(a2a.backward_exchange == a2a.backward_exposed);
     CHECK(ring.forward_exposed == 0);
     CHECK(ring.backward_exposed == 0);
     CHECK(gather.forward_exposed == 7 * step);
     CHECK(gather.backward_exposed == (recomputed ? 3 : 2) * 7 * step);
     CHECK(gather.backward_exchange == ring.backward_exchange);  // n T(2B) [+ n T(B)] at a linear step time
   }
+}
+
+TEST_CASE("context parallel: the all-to-all (Ulysses) exchange in closed form", "[cp][executor]") {
+  proto::PlanInputs in = CpInputs();
+  in.plan.set_cp_comm_type(v1::CP_COMM_ALL_TO_ALL);
+  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const sim::executor::StageLayout& l = setup->stages[0].layout;
+  CHECK(sim::executor::CpAllToAllFlows(l, 400).size() == 2 * 4 * 3);  // TP ranks x CP ranks x peers
+  CHECK(sim::executor::CpAllToAllFlows(l, 400)[0].bytes == 100);
+  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  NicStepSeconds(vs);  // two attention layers
+  const sim::workload::ContextParallelAttention& a = vs.cost.cp_attention[0];
+  // This GPU's queries: s/CP tokens x (heads / TP) x head width x 2 bytes; the attention output likewise.
+  CHECK(static_cast<double>(a.query_bytes) == (kSeq / 4) * (kHeads / 2) * (kHidden / kHeads) * 2);
+  CHECK(a.context_bytes == a.query_bytes);
+  // Each GPU keeps a quarter of each buffer and sends a quarter to each of its 3 peers, all on other
+  // nodes, over its own NIC: 3/4 of the bytes at 400 Gb/s. Forward: Q, K and V, then the output; the
+  // backward the same bytes the other way. Nothing hides.
+  const double rate = GbpsToBytesPerSecond(400);
+  const double pass = 2 * 0.75 * static_cast<double>(a.query_bytes + a.step_bytes + a.context_bytes) / rate;
+  CHECK(TimeToSeconds(vs.cp_forward_exchange_time) == Approx(pass).epsilon(1e-6));
+  CHECK(TimeToSeconds(vs.cp_backward_exchange_time) == Approx(pass).epsilon(1e-6));
+  CHECK(vs.cp_forward_exposed_time == vs.cp_forward_exchange_time);
+  CHECK(vs.cp_backward_exposed_time == vs.cp_backward_exchange_time);
+  CHECK(vs.cp_bytes == 2 * 2 * 3 * ((a.query_bytes + a.step_bytes) / 4 + a.context_bytes / 4));
+  const v1::Report report = traces::BuildReport(*setup, testing::MakeRun(*setup));
+  CHECK(report.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
+
+  // Each CP rank takes a quarter of a TP rank's heads: 2 K/V heads over TP 2 leave one, which 4 cannot split.
+  in.model.mutable_transformer()->set_num_kv_heads(2);
+  const absl::Status s = proto::ValidatePlanInputs(in);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message())
+            .find("stages[0].tensor_parallel: 2 leaves 16 query and 1 key/value heads per TP "
+                  "rank, which context_parallel 4 with cp_comm_type CP_COMM_ALL_TO_ALL must "
+                  "divide") != std::string::npos);
 }
 
 TEST_CASE("context parallel: plans are validated against the model", "[cp][validate]") {

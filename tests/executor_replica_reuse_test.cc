@@ -70,6 +70,34 @@ TEST_CASE("replica reuse: byte-identical report and trace on a 2:1 fat tree", "[
   CheckIdentical(testing::Gpt256(testing::H100Island(32, v1::FAT_TREE, 8, 8, 2)));
 }
 
+// Interleaved: every chunk of a stage asks again for the same TP groups' collectives, which the timer
+// answers from its mapped results; and the same with context parallelism's all-gathers.
+proto::PlanInputs InterleavedGpt256(bool context_parallel) {
+  proto::PlanInputs in = testing::Gpt256(testing::H100Island(32, v1::FAT_TREE, 8, 8, 2));
+  in.model.mutable_transformer()->set_num_layers(14);  // 16 layers with the embedding and the head
+  *in.plan.mutable_model() = in.model;
+  in.plan.set_schedule(v1::INTERLEAVED_1F1B);
+  in.plan.set_virtual_stages(2);
+  for (int s = 0; s < 2; ++s) {
+    in.plan.mutable_stages(s)->set_first_layer(8 * s);
+    in.plan.mutable_stages(s)->set_num_layers(8);
+    if (context_parallel) in.plan.mutable_stages(s)->set_data_parallel(8);
+  }
+  if (context_parallel) {
+    in.plan.set_context_parallel(2);
+    in.plan.set_cp_comm_type(v1::CP_COMM_ALL_GATHER);
+  }
+  in.layer_count = 16;
+  REQUIRE(proto::ValidatePlanInputs(in).ok());
+  return in;
+}
+
+TEST_CASE("replica reuse: byte-identical report and trace under interleaving, with and without CP",
+          "[executor][reuse]") {
+  CheckIdentical(InterleavedGpt256(false));
+  CheckIdentical(InterleavedGpt256(true));
+}
+
 TEST_CASE("replica reuse: byte-identical report and trace on the 512-GPU heterogeneous example", "[executor][reuse]") {
   auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-512gpu.pbtxt",
                                   HETSIM_SOURCE_DIR "/examples/cluster-512gpu.pbtxt");

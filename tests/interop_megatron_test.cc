@@ -301,27 +301,43 @@ std::string ImportError(const std::string& line, MegatronImportRequest request =
 
 TEST_CASE("context parallelism: --cp-comm-type, one type or one per layer", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  const std::string line =
-      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 4 --hidden-size 4096 "
-      "--num-attention-heads 32 --seq-length 16384 --max-position-embeddings 16384 --micro-batch-size 1 "
-      "--global-batch-size 64 --tensor-model-parallel-size 4 --context-parallel-size 2 "
-      "--pipeline-model-parallel-size 2 --bf16 ";
-  absl::StatusOr<MegatronImport> m = Import(line + "--cp-comm-type allgather", cluster);
+  const std::string flags =
+      "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length 16384 "
+      "--max-position-embeddings 16384 --micro-batch-size 1 --global-batch-size 64 "
+      "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --bf16 ";
+  const std::string line = "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --context-parallel-size 2 " + flags;
+  // Transformer Engine's spelling, and the help text's.
+  for (const char* type : {"--cp-comm-type all_gather", "--cp-comm-type=allgather"}) {
+    absl::StatusOr<MegatronImport> m = Import(line + type, cluster);
+    REQUIRE(m.ok());
+    CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
+    CheckRoundTrip(*m, cluster);
+    hetsim::proto::PlanInputs in;
+    in.cluster = cluster;
+    in.model = m->model;
+    in.plan = m->plan;
+    absl::StatusOr<hetsim::interop::MegatronExport> exported = ExportMegatron(in);
+    REQUIRE(exported.ok());
+    CHECK(exported->launch_line.find("--cp-comm-type all_gather") != std::string::npos);
+  }
+  absl::StatusOr<MegatronImport> m = Import(line + "--cp-comm-type a2a a2a a2a a2a --sequence-parallel", cluster);
   REQUIRE(m.ok());
-  CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
+  CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
   CheckRoundTrip(*m, cluster);
-  m = Import(line + "--cp-comm-type allgather allgather allgather allgather --sequence-parallel", cluster);
-  REQUIRE(m.ok());
-  CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
   m = Import(line + "--cp-comm-type p2p", cluster);
   REQUIRE(m.ok());
   CHECK(m->plan.cp_comm_type() == v1::CP_COMM_P2P);
-  CHECK(ImportError(line + "--cp-comm-type a2a", OnNodes(2)) ==
-        "line.sh: --cp-comm-type a2a: not modelled (hetsim prices p2p, the K/V ring, and allgather)");
-  CHECK(ImportError(line + "--cp-comm-type p2p allgather p2p p2p", OnNodes(2)) ==
-        "line.sh: --cp-comm-type p2p allgather p2p p2p: one type per layer, mixed, is not modelled (a plan has one)");
+  // Without context parallelism Megatron ignores the type, even one hetsim does not price.
+  m = Import("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py " + flags + "--cp-comm-type a2a+p2p", cluster);
+  REQUIRE(m.ok());
+  CHECK(HasNote(*m, "--cp-comm-type a2a+p2p: no effect with --context-parallel-size 1"));
+  CHECK(ImportError(line + "--cp-comm-type a2a+p2p", OnNodes(2)) ==
+        "line.sh: --cp-comm-type a2a+p2p: not modelled (hetsim prices p2p, all_gather and a2a)");
+  CHECK(ImportError(line + "--cp-comm-type p2p all_gather p2p p2p", OnNodes(2)) ==
+        "line.sh: --cp-comm-type p2p all_gather p2p p2p: one type per layer, mixed, is not modelled (a plan has "
+        "one)");
   CHECK(ImportError(line + "--cp-comm-type ring", OnNodes(2)) ==
-        "line.sh: --cp-comm-type: \"ring\" is not p2p, allgather, a2a or a2a+p2p");
+        "line.sh: --cp-comm-type: \"ring\" is not p2p, all_gather, a2a or a2a+p2p");
   CHECK(ImportError(line + "--cp-comm-type --bf16", OnNodes(2)) == "line.sh: --cp-comm-type: needs at least one value");
 }
 

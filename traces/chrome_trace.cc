@@ -124,7 +124,10 @@ void AddContextParallelRing(const sim::executor::VirtualStageCost& vs, spec::Con
   const Time exposed = forward ? vs.cp_forward_exposed_time : vs.cp_backward_exposed_time;
   AddSlice(
       c, gpu, kSend, start, start + std::min(ring, finish - start),
-      absl::StrCat(comm == spec::ContextParallelComm::kAllGather ? "K/V all-gather " : "K/V ring ", pass),
+      absl::StrCat(comm == spec::ContextParallelComm::kAllGather  ? "K/V all-gather "
+                   : comm == spec::ContextParallelComm::kAllToAll ? "Q/K/V/O all-to-all "
+                                                                  : "K/V ring ",
+                   pass),
       "context_parallel",
       absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/units.h"
+#include "proto/validate_plan.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
@@ -109,9 +110,7 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
   report.set_num_gpus(setup.num_gpus());
   if (setup.num_stages() > 0 && setup.stages[0].layout.context_parallel > 1) {
     report.set_context_parallel(static_cast<uint32_t>(setup.stages[0].layout.context_parallel));
-    if (setup.spec.plan.cp_comm == spec::ContextParallelComm::kAllGather) {
-      report.set_cp_comm_type(v1::CP_COMM_ALL_GATHER);
-    }
+    report.set_cp_comm_type(proto::ContextParallelCommProto(setup.spec.plan.cp_comm));
   }
   report.set_num_stages(setup.num_stages());
   report.set_num_microbatches(static_cast<uint32_t>(setup.microbatches));

@@ -34,10 +34,10 @@ std::string FormatReportTable(const v1::Report& r) {
         s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
   if (r.context_parallel() > 1) {
-    // The all-gathers' columns keep the ring's widths, so scripts reading either find the same columns.
-    const bool all_gather = r.cp_comm_type() == v1::CP_COMM_ALL_GATHER;
-    absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  K/V %s MB/microbatch  %s ms  exposed ms\n",
-                          r.context_parallel(), all_gather ? "all-gather" : "ring", all_gather ? "gathers" : "ring");
+    const char* header = r.cp_comm_type() == v1::CP_COMM_ALL_GATHER   ? "K/V all-gather MB/microbatch  exchange ms"
+                         : r.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL ? "Q/K/V/O all-to-all MB/microbatch  exchange ms"
+                                                                      : "K/V ring MB/microbatch  ring ms";
+    absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  %s  exposed ms\n", r.context_parallel(), header);
     for (const v1::StageReport& s : r.stages()) {
       absl::StrAppendFormat(&out, "%25d  %22.2f  %7.2f  %10.3f\n", s.index(),
                             static_cast<double>(s.cp_bytes_per_microbatch()) / 1e6, s.cp_exchange_ms(),

@@ -24,7 +24,8 @@ namespace {
 const CommandInfo kPlanInfo = {
     "plan",
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
-    "[--micro-batch b] [--context-parallel N] [--cp-comm-type p2p|allgather] [--grad-reduce-in-fp32] [--alternative K] "
+    "[--micro-batch b] [--context-parallel N] [--cp-comm-type p2p|all_gather|a2a] [--grad-reduce-in-fp32] "
+    "[--alternative K] "
     "[--prediction hetsim|naive] "
     "[--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
@@ -34,8 +35,9 @@ const CommandInfo kPlanInfo = {
     "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
     "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
     "the powers of two up to 16 that the sequence allows); --cp-comm-type how it moves K and V (Megatron's\n"
-    "--cp-comm-type: p2p, the ring hidden behind the attention, the default; allgather, exposed all-gathers\n"
-    "and reduce-scatters, Plan.cp_comm_type). --grad-reduce-in-fp32 prices FP32 gradient buffers\n"
+    "--cp-comm-type: p2p, the ring hidden behind the attention, the default; all_gather, exposed all-gathers\n"
+    "and reduce-scatters; a2a, exposed all-to-alls of a head split; Plan.cp_comm_type). --grad-reduce-in-fp32 prices "
+    "FP32 gradient buffers\n"
     "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter\n"
     "of a 16-bit model instead of 16)\n"
     "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
@@ -58,7 +60,7 @@ int Plan(const Args& args) {
       "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
       "context-parallel", po::value(&context_parallel)->value_name("N"),
       "context-parallel degree of every stage (default 1; 0 = searched)")(
-      "cp-comm-type", po::value(&cp_comm_type)->value_name("T"), "p2p (default) or allgather")(
+      "cp-comm-type", po::value(&cp_comm_type)->value_name("T"), "p2p (default), all_gather or a2a")(
       "grad-reduce-in-fp32", po::bool_switch(&fp32_gradients), "FP32 gradients (Plan.grad_reduce_in_fp32)")(
       "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
       "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
@@ -78,8 +80,9 @@ int Plan(const Args& args) {
   if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
   if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
   if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
-  if (cp_comm_type != "p2p" && cp_comm_type != "allgather") {
-    return UsageError(kPlanInfo, absl::StrFormat("--cp-comm-type: \"%s\" is not p2p or allgather", cp_comm_type));
+  if (cp_comm_type == "allgather") cp_comm_type = "all_gather";  // Megatron's help text spells it so
+  if (cp_comm_type != "p2p" && cp_comm_type != "all_gather" && cp_comm_type != "a2a") {
+    return UsageError(kPlanInfo, absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, all_gather or a2a", cp_comm_type));
   }
   if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
     return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
@@ -101,7 +104,9 @@ int Plan(const Args& args) {
   req.max_micro_batch_size = max_micro_batch;
   req.context_parallel = context_parallel;
   req.grad_reduce_in_fp32 = fp32_gradients;
-  req.cp_comm = cp_comm_type == "allgather" ? spec::ContextParallelComm::kAllGather : spec::ContextParallelComm::kRing;
+  req.cp_comm = cp_comm_type == "all_gather" ? spec::ContextParallelComm::kAllGather
+                : cp_comm_type == "a2a"      ? spec::ContextParallelComm::kAllToAll
+                                             : spec::ContextParallelComm::kRing;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;

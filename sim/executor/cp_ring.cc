@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "sim/workload/context_parallel_ring.h"
 
 namespace hetsim::sim::executor {
@@ -20,16 +21,59 @@ std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& l, int64_t bytes) {
   return flows;
 }
 
+std::vector<BoundaryFlow> CpAllToAllFlows(const StageLayout& l, int64_t bytes) {
+  std::vector<BoundaryFlow> flows;
+  const int cp = l.context_parallel;
+  if (cp <= 1) return flows;
+  const int64_t part = bytes / cp;
+  flows.reserve(static_cast<size_t>(l.data_parallel) * l.tensor_parallel * cp * (cp - 1));
+  for (int r = 0; r < l.data_parallel; ++r) {
+    for (int t = 0; t < l.tensor_parallel; ++t) {
+      for (int c = 0; c < cp; ++c) {
+        for (int d = 1; d < cp; ++d) flows.push_back({l.Gpu(r, t, c), l.Gpu(r, t, (c + d) % cp), part, {}});
+      }
+    }
+  }
+  return flows;
+}
+
 absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::StepOf(const StageLayout& layout, int64_t bytes) {
-  const auto key = std::make_pair(&layout, bytes);
+  return Timed(layout, bytes, /*all_to_all=*/false);
+}
+
+absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::AllToAllOf(const StageLayout& layout, int64_t bytes) {
+  return Timed(layout, bytes, /*all_to_all=*/true);
+}
+
+absl::StatusOr<const CpRingTimer::Step*> CpRingTimer::Timed(const StageLayout& layout, int64_t bytes, bool all_to_all) {
+  const auto key = std::make_tuple(&layout, bytes, all_to_all);
   if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
-  std::vector<BoundaryFlow> flows = CpRingStepFlows(layout, bytes);
+  std::vector<BoundaryFlow> flows = all_to_all ? CpAllToAllFlows(layout, bytes) : CpRingStepFlows(layout, bytes);
   if (auto s = RouteFlows(router_, flows); !s.ok()) return s;
   Step step;
   absl::StatusOr<Time> t = flows_.AloneTime(flows, &step.load);
   if (!t.ok()) return t.status();
   step.time = *t;
   return &cache_.emplace(key, std::move(step)).first->second;
+}
+
+// One layer's all-to-alls (Q with K and V, then the output), their time and their load.
+absl::Status AddAllToAlls(CpRingTimer& timer, const StageLayout& layout, const workload::ContextParallelAttention& a,
+                          workload::ContextParallelSteps& steps, VirtualStageCost& vs) {
+  absl::StatusOr<const CpRingTimer::Step*> qkv = timer.AllToAllOf(layout, a.query_bytes + a.step_bytes);
+  if (!qkv.ok()) return qkv.status();
+  absl::StatusOr<const CpRingTimer::Step*> context = timer.AllToAllOf(layout, a.context_bytes);
+  if (!context.ok()) return context.status();
+  steps.qkv_a2a = (*qkv)->time;
+  steps.context_a2a = (*context)->time;
+  const int64_t passes = a.recomputed ? 2 : 1;  // the recomputed forward's all-to-alls run in the backward
+  for (const std::vector<LinkLoad>* load : {&(*qkv)->load, &(*context)->load}) {
+    AddLoad(vs.forward_link_load, *load, 1);
+    AddLoad(vs.backward_link_load, *load, passes);
+  }
+  const int cp = layout.context_parallel;
+  vs.cp_bytes += (passes + 1) * (cp - 1) * ((a.query_bytes + a.step_bytes) / cp + a.context_bytes / cp);
+  return absl::OkStatus();
 }
 
 absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
@@ -39,6 +83,12 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
   const int64_t steps = cp - 1;
   workload::ContextParallelTime t;
   for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
+    workload::ContextParallelSteps step;
+    if (comm == spec::ContextParallelComm::kAllToAll) {
+      HETSIM_RETURN_IF_ERROR(AddAllToAlls(timer, layout, a, step, vs));
+      workload::AddAttentionExchange(a, cp, comm, step, t);
+      continue;
+    }
     absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
     if (!kv.ok()) return kv.status();
     // The all-gather's backward is two collectives of B-byte steps (K/V again, then their gradients);
@@ -46,7 +96,9 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
     const bool all_gather = comm == spec::ContextParallelComm::kAllGather;
     absl::StatusOr<const CpRingTimer::Step*> kv_grad = all_gather ? kv : timer.StepOf(layout, 2 * a.step_bytes);
     if (!kv_grad.ok()) return kv_grad.status();
-    workload::AddAttentionExchange(a, cp, comm, (*kv)->time, (*kv_grad)->time, t);
+    step.kv = (*kv)->time;
+    step.kv_grad = (*kv_grad)->time;
+    workload::AddAttentionExchange(a, cp, comm, step, t);
     AddLoad(vs.forward_link_load, (*kv)->load, steps);
     AddLoad(vs.backward_link_load, (*kv_grad)->load, all_gather ? 2 * steps : steps);
     vs.cp_bytes += 3 * steps * a.step_bytes;

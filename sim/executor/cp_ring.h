@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,10 @@ namespace hetsim::sim::executor {
 // The flows of one ring step of a stage: CP rank c of every (replica, TP rank) sends `bytes` to CP
 // rank c + 1 (mod CP) of the same replica and TP rank.
 std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& layout, int64_t bytes);
+// The flows of an all-to-all of `bytes` per GPU over every CP group of a stage at once (NCCL's: a send
+// to every peer at the same time): CP rank c sends bytes / CP to each other CP rank of its replica and
+// TP rank.
+std::vector<BoundaryFlow> CpAllToAllFlows(const StageLayout& layout, int64_t bytes);
 
 // Times ring steps of one stage on the network, once per step size.
 class CpRingTimer {
@@ -39,16 +44,20 @@ class CpRingTimer {
     std::vector<LinkLoad> load;  // every group's step, sorted by link
   };
   absl::StatusOr<const Step*> StepOf(const StageLayout& layout, int64_t bytes);
+  absl::StatusOr<const Step*> AllToAllOf(const StageLayout& layout, int64_t bytes);
 
  private:
+  absl::StatusOr<const Step*> Timed(const StageLayout& layout, int64_t bytes, bool all_to_all);
+
   topology::Router& router_;
   PointFlowTimer flows_;
-  std::map<std::pair<const StageLayout*, int64_t>, Step> cache_;
+  std::map<std::tuple<const StageLayout*, int64_t, bool>, Step> cache_;
 };
 
 // Sets the virtual stage's cp_* times and bytes and adds the exchange's link load (no-op for CP 1):
-// the ring, or (ContextParallelComm::kAllGather) NCCL's ring all-gathers and reduce-scatters, the same
-// steps of the same flows, exposed (sim/workload/context_parallel_ring.h).
+// the ring; NCCL's ring all-gathers and reduce-scatters (ContextParallelComm::kAllGather), the same
+// steps of the same flows, exposed; or the all-to-alls of a head split (kAllToAll), exposed
+// (sim/workload/context_parallel_ring.h).
 absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
                                     VirtualStageCost& vs);
 

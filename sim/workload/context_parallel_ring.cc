@@ -6,28 +6,36 @@
 namespace hetsim::sim::workload {
 
 void AddAttentionExchange(const ContextParallelAttention& a, int context_parallel, spec::ContextParallelComm comm,
-                          Time kv_step, Time kv_grad_step, ContextParallelTime& out) {
-  const int64_t steps = context_parallel - 1;
-  if (comm == spec::ContextParallelComm::kAllGather) {
-    // Each collective waits on the critical path: the attention needs all of K and V first.
-    const int64_t backward_collectives = a.recomputed ? 3 : 2;
-    out.forward_exchange += kv_step * steps;
-    out.forward_exposed += kv_step * steps;
-    out.backward_exchange += kv_step * steps * backward_collectives;
-    out.backward_exposed += kv_step * steps * backward_collectives;
-    return;
+                          const ContextParallelSteps& steps, ContextParallelTime& out) {
+  const int64_t n = context_parallel - 1;
+  // The collective exchanges wait on the critical path: the attention needs their result first.
+  const auto exposed_pass = [&](Time forward, Time backward) {
+    if (a.recomputed) backward += forward;
+    out.forward_exchange += forward;
+    out.forward_exposed += forward;
+    out.backward_exchange += backward;
+    out.backward_exposed += backward;
+  };
+  switch (comm) {
+    case spec::ContextParallelComm::kAllGather: exposed_pass(steps.kv * n, 2 * steps.kv * n); return;
+    case spec::ContextParallelComm::kAllToAll: {
+      const Time pass = steps.qkv_a2a + steps.context_a2a;
+      exposed_pass(pass, pass);
+      return;
+    }
+    case spec::ContextParallelComm::kRing: break;
   }
   // Each step hides behind 1/CP of the attention core; what sticks out is on the critical path.
   const auto exposed = [&](Time step, double core_s) {
-    return std::max<Time>(0, step - SecondsToTime(core_s / context_parallel)) * steps;
+    return std::max<Time>(0, step - SecondsToTime(core_s / context_parallel)) * n;
   };
-  out.forward_exchange += kv_step * steps;
-  out.forward_exposed += exposed(kv_step, a.core_forward_s);
-  out.backward_exchange += kv_grad_step * steps;
-  out.backward_exposed += exposed(kv_grad_step, a.core_backward_s);
+  out.forward_exchange += steps.kv * n;
+  out.forward_exposed += exposed(steps.kv, a.core_forward_s);
+  out.backward_exchange += steps.kv_grad * n;
+  out.backward_exposed += exposed(steps.kv_grad, a.core_backward_s);
   if (a.recomputed) {
-    out.backward_exchange += kv_step * steps;
-    out.backward_exposed += exposed(kv_step, a.core_forward_s);
+    out.backward_exchange += steps.kv * n;
+    out.backward_exposed += exposed(steps.kv, a.core_forward_s);
   }
 }
 

@@ -1,8 +1,9 @@
-// The times of context parallelism's key/value exchange for one attention layer, given how long one
-// ring step takes on the fabric: the arithmetic the simulator (sim/executor/cp_ring.cc, steps from
-// routed flows) and the planner (planner/context_parallel_cost.cc, steps from link figures) share.
+// The times of context parallelism's exchange for one attention layer, given how long its
+// collectives take on the fabric: the arithmetic the simulator (sim/executor/cp_ring.cc, from routed
+// flows) and the planner (planner/context_parallel_cost.cc, from link figures) share.
 //
-// With n = CP - 1 steps, T(B) a step of the layer's B bytes and core its attention-core compute:
+// With n = CP - 1, T(B) a ring step of the layer's K/V block of B bytes, A(X) an all-to-all of X bytes
+// per GPU over the CP ranks and core the layer's attention-core compute:
 // - ring (p2p):
 //     forward:  exchange n T(B),  exposed n max(0, T(B) - core_forward / CP)
 //     backward: exchange n T(2B), exposed n max(0, T(2B) - core_backward / CP) (K, V and gradients)
@@ -10,6 +11,9 @@
 //   rank, and nothing runs beside them:
 //     forward:  exchange = exposed = n T(B)  (K and V gathered)
 //     backward: exchange = exposed = 2 n T(B) (K and V gathered again, their gradients reduce-scattered)
+// - all-to-all (Ulysses), Q the queries' and O the output's bytes, nothing beside them either:
+//     forward:  exchange = exposed = A(Q + B) + A(O)
+//     backward: exchange = exposed = A(O) + A(Q + B)  (the output's gradient, then Q's, K's and V's)
 // Recompute adds the forward's exchange to the backward.
 #ifndef HETSIM_SIM_WORKLOAD_CONTEXT_PARALLEL_RING_H_
 #define HETSIM_SIM_WORKLOAD_CONTEXT_PARALLEL_RING_H_
@@ -23,14 +27,21 @@ namespace hetsim::sim::workload {
 struct ContextParallelTime {
   Time forward_exposed = 0;   // per microbatch, added to the stage's forward
   Time backward_exposed = 0;  // per microbatch, added to the stage's backward
-  Time forward_exchange = 0;  // the exchange's steps on the fabric, hidden or not
+  Time forward_exchange = 0;  // the exchange's collectives on the fabric, hidden or not
   Time backward_exchange = 0;
 };
 
-// Adds layer `a`'s exchange to `out`: `kv_step` is T(B), `kv_grad_step` T(2B) (unused by the
-// all-gather); context_parallel > 1.
+// One layer's collectives on the fabric; only those of the plan's exchange need be set.
+struct ContextParallelSteps {
+  Time kv = 0;           // T(B): ring and all-gather
+  Time kv_grad = 0;      // T(2B): ring
+  Time qkv_a2a = 0;      // A(Q + B): all-to-all
+  Time context_a2a = 0;  // A(O): all-to-all
+};
+
+// Adds layer `a`'s exchange to `out`; context_parallel > 1.
 void AddAttentionExchange(const ContextParallelAttention& a, int context_parallel, spec::ContextParallelComm comm,
-                          Time kv_step, Time kv_grad_step, ContextParallelTime& out);
+                          const ContextParallelSteps& steps, ContextParallelTime& out);
 
 }  // namespace hetsim::sim::workload
 

@@ -150,6 +150,10 @@ struct LayerCost {
   // Keys and values of one sample (s (k + v) elements: 2 s kv_h with GQA, s heads (d_qk + d_v) with
   // MLA): what context parallelism passes around its ring, a 1/CP block per step. 0 without attention.
   double kv_bytes_per_sample = 0;
+  // Queries and the attention's output (the projection's input) of one sample: what a Ulysses-style
+  // context parallelism (Plan.cp_comm_type a2a) exchanges besides K and V. 0 without attention.
+  double query_bytes_per_sample = 0;
+  double context_bytes_per_sample = 0;
   std::vector<LayerCollective> collectives;          // without sequence parallelism
   std::vector<LayerCollective> collectives_seq_par;  // with sequence parallelism
 };

@@ -316,7 +316,12 @@ ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const Laye
   for (const Gemm& g : layer.gemms) {
     if (g.attention_core) core_bwd_s += TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu).backward_s;
   }
-  return {i, RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp), t.core_forward_s, core_bwd_s,
+  return {i,
+          RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp),
+          RoundUpBytes(layer.query_bytes_per_sample * s.bt / s.tp),
+          RoundUpBytes(layer.context_bytes_per_sample * s.bt / s.tp),
+          t.core_forward_s,
+          core_bwd_s,
           (layer.recomputable && c.recompute != spec::Recompute::kNone) || SelectivelyRecomputed(layer, c.recompute)};
 }
 

@@ -83,7 +83,9 @@ UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& confi
 // in each of the backward's; every step hides behind 1/CP of the attention core's compute.
 struct ContextParallelAttention {
   int32_t layer = 0;
-  int64_t step_bytes = 0;
+  int64_t step_bytes = 0;     // this GPU's K and V: one ring step
+  int64_t query_bytes = 0;    // this GPU's queries (an a2a exchanges them with K and V)
+  int64_t context_bytes = 0;  // this GPU's attention output (an a2a returns it to the sequence split)
   double core_forward_s = 0;
   double core_backward_s = 0;
   // Full or selective recompute runs the attention core, and so its forward ring, again in the backward.

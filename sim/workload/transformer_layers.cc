@@ -229,6 +229,8 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
+  layer.query_bytes_per_sample = B * s * p.qk;
+  layer.context_bytes_per_sample = B * s * p.v;
   // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.
   AddSublayerTpCollectives(layer, B * s * p.gathered, B * s * h, /*async_backward=*/true, input_linear,
                            TeLinear::kProj);
@@ -407,6 +409,8 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.activation.layer_input = first.activation.layer_input;  // the merged layer's input
   m.output_bytes_per_sample = second.output_bytes_per_sample;
   m.kv_bytes_per_sample = first.kv_bytes_per_sample + second.kv_bytes_per_sample;
+  m.query_bytes_per_sample = first.query_bytes_per_sample + second.query_bytes_per_sample;
+  m.context_bytes_per_sample = first.context_bytes_per_sample + second.context_bytes_per_sample;
   m.collectives = first.collectives;
   MergeCollectives(m.collectives, second.collectives);
   m.collectives_seq_par = first.collectives_seq_par;
