@@ -76,9 +76,8 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in) {
     if (s.sequence_parallel() != s0.sequence_parallel())
       p.Add(at + "sequence_parallel", "differs from stage 0: %s", why);
     if (s.zero_stage() != s0.zero_stage()) p.Add(at + "zero_stage", "differs from stage 0: %s", why);
-    if (s.zero_stage() > 1) {
-      p.Add(at + "zero_stage", "%d: Megatron's distributed optimizer shards optimizer state only (ZeRO-1)",
-            s.zero_stage());
+    if (s.zero_stage() == 3 && !plan.zero3_prefetch()) {
+      p.Add(at + "zero_stage", "3 without zero3_prefetch: Megatron-FSDP always prefetches the next layer's parameters");
     }
     if (s.warmup_forwards() != 0) {
       p.Add(at + "warmup_forwards", "%d: Megatron derives warm-up counts from the schedule; there is no flag",
@@ -231,6 +230,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   }
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
   if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
+  if (s0.zero_stage() == 2) add("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads");
+  if (s0.zero_stage() == 3) add("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params");
   // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
   const v1::DType dtype = in.model.dtype();
   const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;

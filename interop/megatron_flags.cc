@@ -53,6 +53,10 @@ constexpr NamedFlag kModelledFlags[] = {
     {"recompute-activations", 0},
     {"checkpoint-activations", 0},  // Megatron-LM of 2021: full recomputation
     {"use-distributed-optimizer", 0},
+    {"use-megatron-fsdp", 0},
+    {"use-custom-fsdp", 0},  // Megatron-FSDP's earlier name
+    {"data-parallel-sharding-strategy", 1},
+    {"use-torch-fsdp2", 0},
     {"grad-reduce-in-bf16", 0},
     {"accumulate-allreduce-grads-in-fp32", 0},
     {"main-grads-dtype", 1},
@@ -245,6 +249,8 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
   size_t start = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!absl::EndsWith(tokens[i], ".py")) continue;
+    const size_t slash = tokens[i].find_last_of('/');
+    out.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
     // The launcher's own flags: torchrun --nproc_per_node N --nnodes M (also --nproc-per-node).
     for (size_t j = 0; j + 1 < i; ++j) {
       const std::string& t = tokens[j];

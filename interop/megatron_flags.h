@@ -30,6 +30,7 @@ struct MegatronFlags {
   std::map<std::string, FlagValue> flags;  // by name without the leading "--"
   int64_t launcher_nproc_per_node = 0;     // 0 = not given
   int64_t launcher_nnodes = 0;
+  std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
   std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }

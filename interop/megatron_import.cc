@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -391,14 +392,41 @@ bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, st
   return true;
 }
 
+// The ZeRO stage of the data-parallel sharding: Megatron's distributed optimizer shards the optimizer
+// state (1); Megatron-FSDP shards what --data-parallel-sharding-strategy says (its default no_shard
+// keeps the distributed optimizer's sharding if that is on); PyTorch FSDP2 shards everything (3).
+absl::StatusOr<int> ReadZeroStage(const Reader& r, std::vector<std::string>& notes) {
+  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
+  const int distributed_optimizer = r.Has("use-distributed-optimizer") ? 1 : 0;
+  if (r.Has("use-torch-fsdp2")) {
+    if (megatron_fsdp) return r.Contradict("--use-torch-fsdp2", "--use-megatron-fsdp");
+    return 3;
+  }
+  if (!megatron_fsdp) {
+    if (r.Has("data-parallel-sharding-strategy")) {
+      notes.push_back(absl::StrFormat("--data-parallel-sharding-strategy %s: no effect without --use-megatron-fsdp",
+                                      r.Value("data-parallel-sharding-strategy")));
+    }
+    return distributed_optimizer;
+  }
+  const std::string strategy =
+      r.Has("data-parallel-sharding-strategy") ? r.Value("data-parallel-sharding-strategy") : "no_shard";
+  if (strategy == "no_shard") return distributed_optimizer;
+  if (strategy == "optim") return 1;
+  if (strategy == "optim_grads") return 2;
+  if (strategy == "optim_grads_params") return 3;
+  return r.Error(absl::StrFormat(
+      "--data-parallel-sharding-strategy: \"%s\" is not no_shard, optim, optim_grads or optim_grads_params", strategy));
+}
+
 // What every stage shares: parallelism degrees, ZeRO, recomputation, sequence parallelism.
-v1::Stage CommonStage(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
+v1::Stage CommonStage(const Reader& r, const Layout& l, int zero_stage, const RecomputeChoice& recompute,
                       std::vector<std::string>& notes) {
   v1::Stage common;
   common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
   common.set_data_parallel(static_cast<uint32_t>(l.dp));
   if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
-  if (r.Has("use-distributed-optimizer")) common.set_zero_stage(1);
+  common.set_zero_stage(static_cast<uint32_t>(zero_stage));
   common.set_recompute(recompute.recompute);
   if (recompute.num_layers > 0) common.set_recompute_num_layers(recompute.num_layers);
   if (r.Has("sequence-parallel") && l.tp == 1) {
@@ -522,9 +550,24 @@ absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64
 
 }  // namespace
 
+// Models hetsim cannot describe: pricing them as transformers would be silently wrong.
+absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
+  if (flags.script == "pretrain_mamba.py") {
+    return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
+  }
+  for (const auto& [name, value] : flags.flags) {
+    if (absl::StartsWith(name, "mamba-") || absl::StartsWith(name, "hybrid-") || name == "is-hybrid-model") {
+      return r.Error(
+          absl::StrFormat("--%s: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)", name));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
+  HETSIM_RETURN_IF_ERROR(RefuseOtherModels(r, flags));
   MegatronImport out;
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
@@ -532,9 +575,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
                           ReadSplit(r, l, out.model.transformer().num_layers(), split));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
-  if (r.Has("overlap-param-gather") && !r.Has("use-distributed-optimizer")) {
+  HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, out.notes));
+  if (r.Has("overlap-param-gather") && zero_stage == 0) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
-                        "parameters are gathered only by the distributed optimizer");
+                        "parameters are gathered only by the distributed optimizer (or a sharded FSDP)");
   }
   if (r.Has("overlap-param-gather") && !r.Has("overlap-grad-reduce")) {
     return r.Contradict("--overlap-param-gather", "the absence of --overlap-grad-reduce",
@@ -568,7 +612,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
-  plan.set_overlap_param_gather(r.Has("overlap-param-gather"));
+  // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
+  // FSDPs prefetch): ZeRO-3's own gathers, not the distributed optimizer's after the step.
+  plan.set_overlap_param_gather(r.Has("overlap-param-gather") && zero_stage < 3);
+  plan.set_zero3_prefetch(zero_stage == 3);
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
@@ -586,7 +633,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
   }
   plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
-  const v1::Stage common = CommonStage(r, l, recompute, out.notes);
+  const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
   plan.set_cp_comm_type(cp_comm);

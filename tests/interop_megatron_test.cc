@@ -341,6 +341,46 @@ TEST_CASE("context parallelism: --cp-comm-type, one type or one per layer", "[in
   CHECK(ImportError(line + "--cp-comm-type --bf16", OnNodes(2)) == "line.sh: --cp-comm-type: needs at least one value");
 }
 
+TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO stages", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string line =
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --overlap-grad-reduce ";
+  const struct {
+    const char* flags;
+    uint32_t zero;
+  } cases[] = {
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --overlap-param-gather", 3},
+      {"--use-custom-fsdp --data-parallel-sharding-strategy optim_grads --overlap-param-gather", 2},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim", 1},
+      {"--use-megatron-fsdp --use-distributed-optimizer", 1},  // no_shard, Megatron's default strategy
+      {"--use-megatron-fsdp", 0},
+      {"--use-torch-fsdp2", 3},
+  };
+  for (const auto& c : cases) {
+    INFO(c.flags);
+    absl::StatusOr<MegatronImport> m = Import(line + c.flags, cluster);
+    REQUIRE(m.ok());
+    CHECK(m->plan.stages(0).zero_stage() == c.zero);
+    // Sharded parameters are ZeRO-3's per-layer gathers, prefetched; not the optimizer's after the step.
+    CHECK(m->plan.zero3_prefetch() == (c.zero == 3));
+    const bool gathers_after_step =
+        (c.zero == 1 || c.zero == 2) && std::string(c.flags).find("overlap-param") != std::string::npos;
+    CHECK(m->plan.overlap_param_gather() == gathers_after_step);
+    CheckRoundTrip(*m, cluster);
+  }
+  absl::StatusOr<MegatronImport> m = Import(line + "--data-parallel-sharding-strategy optim_grads", cluster);
+  REQUIRE(m.ok());
+  CHECK(m->plan.stages(0).zero_stage() == 0);
+  CHECK(HasNote(*m, "--data-parallel-sharding-strategy optim_grads: no effect without --use-megatron-fsdp"));
+  CHECK(ImportError(line + "--use-megatron-fsdp --data-parallel-sharding-strategy full") ==
+        "line.sh: --data-parallel-sharding-strategy: \"full\" is not no_shard, optim, optim_grads or "
+        "optim_grads_params");
+  CHECK(ImportError(line + "--use-megatron-fsdp --use-torch-fsdp2") ==
+        "line.sh: --use-torch-fsdp2 and --use-megatron-fsdp contradict each other");
+}
+
 TEST_CASE("full recomputation's methods: block recomputes the first N blocks of each chunk, uniform every block",
           "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
