@@ -299,6 +299,15 @@ std::string ImportError(const std::string& line, MegatronImportRequest request =
   return std::string(m.status().message());
 }
 
+// Imports `line`, which must succeed, and checks that its export imports back to the same plan.
+MegatronImport ImportRoundTrip(const std::string& line, const v1::Cluster& cluster) {
+  INFO(line);
+  absl::StatusOr<MegatronImport> m = Import(line, cluster);
+  REQUIRE(m.ok());
+  CheckRoundTrip(*m, cluster);
+  return *std::move(m);
+}
+
 TEST_CASE("context parallelism: --cp-comm-type, one type or one per layer", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   const std::string flags =
@@ -308,23 +317,19 @@ TEST_CASE("context parallelism: --cp-comm-type, one type or one per layer", "[in
   const std::string line = "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --context-parallel-size 2 " + flags;
   // Transformer Engine's spelling, and the help text's.
   for (const char* type : {"--cp-comm-type all_gather", "--cp-comm-type=allgather"}) {
-    absl::StatusOr<MegatronImport> m = Import(line + type, cluster);
-    REQUIRE(m.ok());
-    CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
-    CheckRoundTrip(*m, cluster);
+    const MegatronImport m = ImportRoundTrip(line + type, cluster);
+    CHECK(m.plan.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
     hetsim::proto::PlanInputs in;
     in.cluster = cluster;
-    in.model = m->model;
-    in.plan = m->plan;
+    in.model = m.model;
+    in.plan = m.plan;
     absl::StatusOr<hetsim::interop::MegatronExport> exported = ExportMegatron(in);
     REQUIRE(exported.ok());
     CHECK(exported->launch_line.find("--cp-comm-type all_gather") != std::string::npos);
   }
-  absl::StatusOr<MegatronImport> m = Import(line + "--cp-comm-type a2a a2a a2a a2a --sequence-parallel", cluster);
-  REQUIRE(m.ok());
-  CHECK(m->plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
-  CheckRoundTrip(*m, cluster);
-  m = Import(line + "--cp-comm-type p2p", cluster);
+  CHECK(ImportRoundTrip(line + "--cp-comm-type a2a a2a a2a a2a --sequence-parallel", cluster).plan.cp_comm_type() ==
+        v1::CP_COMM_ALL_TO_ALL);
+  absl::StatusOr<MegatronImport> m = Import(line + "--cp-comm-type p2p", cluster);
   REQUIRE(m.ok());
   CHECK(m->plan.cp_comm_type() == v1::CP_COMM_P2P);
   // Without context parallelism Megatron ignores the type, even one hetsim does not price.
@@ -359,16 +364,13 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
       {"--use-torch-fsdp2", 3},
   };
   for (const auto& c : cases) {
-    INFO(c.flags);
-    absl::StatusOr<MegatronImport> m = Import(line + c.flags, cluster);
-    REQUIRE(m.ok());
-    CHECK(m->plan.stages(0).zero_stage() == c.zero);
+    const MegatronImport m = ImportRoundTrip(line + c.flags, cluster);
+    CHECK(m.plan.stages(0).zero_stage() == c.zero);
     // Sharded parameters are ZeRO-3's per-layer gathers, prefetched; not the optimizer's after the step.
-    CHECK(m->plan.zero3_prefetch() == (c.zero == 3));
+    CHECK(m.plan.zero3_prefetch() == (c.zero == 3));
     const bool gathers_after_step =
         (c.zero == 1 || c.zero == 2) && std::string(c.flags).find("overlap-param") != std::string::npos;
-    CHECK(m->plan.overlap_param_gather() == gathers_after_step);
-    CheckRoundTrip(*m, cluster);
+    CHECK(m.plan.overlap_param_gather() == gathers_after_step);
   }
   absl::StatusOr<MegatronImport> m = Import(line + "--data-parallel-sharding-strategy optim_grads", cluster);
   REQUIRE(m.ok());
