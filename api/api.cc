@@ -108,6 +108,13 @@ absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in,
   req.global_batch_size = options.global_batch_size;
   req.micro_batch_size = options.micro_batch_size;
   req.threads = options.threads;
+  if (options.context_parallel < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("context_parallel: %d must be >= 0 (0 = searched)", options.context_parallel));
+  }
+  req.context_parallel = options.context_parallel;
+  HETSIM_ASSIGN_OR_RETURN(req.cp_comm, planner::ParseCpCommType(options.cp_comm_type));
+  req.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(req));
   *outcome.plan.mutable_model() = outcome.model;
   if (!options.prediction.empty()) {

@@ -40,7 +40,10 @@ struct PlanOptions {
   uint64_t micro_batch_size = 0;  // 0 = searched
   int layers = 0;
   int threads = 1;
-  std::string prediction;  // "", "hetsim" or "naive": stored in Plan.prediction
+  std::string prediction;            // "", "hetsim" or "naive": stored in Plan.prediction
+  int context_parallel = 1;          // Plan.context_parallel of every stage; 0 = searched
+  std::string cp_comm_type = "p2p";  // Plan.cp_comm_type: "p2p", "all_gather" or "a2a"
+  bool grad_reduce_in_fp32 = false;  // Plan.grad_reduce_in_fp32
 };
 
 // `hetsim plan`: the plan (model inline).

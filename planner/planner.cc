@@ -26,6 +26,14 @@ absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name) {
       absl::StrFormat("--planner: \"%s\" is not one of hapt, tangram, megatron, alpa", std::string(name)));
 }
 
+absl::StatusOr<spec::ContextParallelComm> ParseCpCommType(absl::string_view name) {
+  if (name == "p2p") return spec::ContextParallelComm::kRing;
+  if (name == "all_gather" || name == "allgather") return spec::ContextParallelComm::kAllGather;
+  if (name == "a2a") return spec::ContextParallelComm::kAllToAll;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, all_gather or a2a", std::string(name)));
+}
+
 absl::string_view PlannerName(PlannerKind kind) {
   switch (kind) {
     case PlannerKind::kHapt: return "hapt";

@@ -23,6 +23,8 @@ namespace hetsim::planner {
 
 enum class PlannerKind { kHapt, kTangram, kMegatron, kAlpa };
 absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
+// Megatron's --cp-comm-type names: "p2p", "all_gather" (or its help text's "allgather"), "a2a".
+absl::StatusOr<spec::ContextParallelComm> ParseCpCommType(absl::string_view name);
 absl::string_view PlannerName(PlannerKind kind);
 
 struct PlanRequest {

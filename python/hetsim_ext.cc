@@ -73,8 +73,10 @@ void DefineModule(py::module_& m) {
     return Call([&] { return hetsim::api::Run(p, c, o); });
   });
   m.def("plan", [](const py::tuple& model, const py::tuple& cluster, const std::string& planner, uint64_t global_batch,
-                   uint64_t micro_batch, int layers, int threads, const std::string& prediction) {
-    hetsim::api::PlanOptions o{planner, global_batch, micro_batch, layers, threads, prediction};
+                   uint64_t micro_batch, int layers, int threads, const std::string& prediction, int context_parallel,
+                   const std::string& cp_comm_type, bool grad_reduce_in_fp32) {
+    hetsim::api::PlanOptions o{planner,          global_batch, micro_batch,        layers, threads, prediction,
+                               context_parallel, cp_comm_type, grad_reduce_in_fp32};
     Input md = ToInput("model", model), c = ToInput("cluster", cluster);
     return Call([&] { return hetsim::api::Plan(md, c, o); });
   });

@@ -80,10 +80,8 @@ int Plan(const Args& args) {
   if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
   if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
   if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
-  if (cp_comm_type == "allgather") cp_comm_type = "all_gather";  // Megatron's help text spells it so
-  if (cp_comm_type != "p2p" && cp_comm_type != "all_gather" && cp_comm_type != "a2a") {
-    return UsageError(kPlanInfo, absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, all_gather or a2a", cp_comm_type));
-  }
+  absl::StatusOr<spec::ContextParallelComm> cp_comm = planner::ParseCpCommType(cp_comm_type);
+  if (!cp_comm.ok()) return UsageError(kPlanInfo, cp_comm.status().message());
   if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
     return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
   }
@@ -104,9 +102,7 @@ int Plan(const Args& args) {
   req.max_micro_batch_size = max_micro_batch;
   req.context_parallel = context_parallel;
   req.grad_reduce_in_fp32 = fp32_gradients;
-  req.cp_comm = cp_comm_type == "all_gather" ? spec::ContextParallelComm::kAllGather
-                : cp_comm_type == "a2a"      ? spec::ContextParallelComm::kAllToAll
-                                             : spec::ContextParallelComm::kRing;
+  req.cp_comm = *cp_comm;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;

@@ -64,11 +64,16 @@ def run(plan, cluster, *, network="max-min", ideal=False, max_events=0, max_wall
 
 
 def plan(model, cluster, *, planner="hapt", global_batch_size=128, micro_batch_size=0, layers=0, threads=1,
-         prediction=""):
-    """`hetsim plan`: a Plan (model inline); prediction "hetsim" or "naive" fills Plan.prediction."""
+         prediction="", context_parallel=1, cp_comm_type="p2p", grad_reduce_in_fp32=False):
+    """`hetsim plan`: a Plan (model inline); prediction "hetsim" or "naive" fills Plan.prediction.
+
+    context_parallel splits every sequence over that many GPUs (0 searches the powers of two),
+    cp_comm_type is how ("p2p", "all_gather" or "a2a"; Plan.cp_comm_type), grad_reduce_in_fp32 prices
+    FP32 gradients (Plan.grad_reduce_in_fp32), as `hetsim plan`'s flags of the same names."""
     return _call(_hetsim.plan, hetsim_pb2.Plan, _input(model, hetsim_pb2.Model, "model"),
                  _input(cluster, hetsim_pb2.Cluster, "cluster"), planner, int(global_batch_size),
-                 int(micro_batch_size), int(layers), int(threads), prediction)
+                 int(micro_batch_size), int(layers), int(threads), prediction, int(context_parallel),
+                 str(cp_comm_type), bool(grad_reduce_in_fp32))
 
 
 def validate(plans, cluster, *, chart=False):

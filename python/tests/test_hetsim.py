@@ -212,3 +212,22 @@ def test_search_loop_example():
                        text=True, env={**os.environ})
     assert r.returncode == 0, r.stderr
     assert "best: tp" in r.stdout
+
+
+def test_plan_takes_context_parallelism_and_fp32_gradients():
+    model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
+    plan = hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="all_gather",
+                       grad_reduce_in_fp32=True)
+    assert plan.context_parallel == 2
+    assert plan.cp_comm_type == hetsim_pb2.CP_COMM_ALL_GATHER
+    assert plan.grad_reduce_in_fp32
+    # The CLI's flags of the same names write the same plan.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "plan.pbtxt")
+        code, _, err = cli("plan", "--model", model, "--cluster", HAPT_CLUSTER, "--micro-batch", "1",
+                           "--context-parallel", "2", "--cp-comm-type", "all_gather", "--grad-reduce-in-fp32",
+                           "--threads", "1", "--out", out)
+        assert code == 0, err
+        assert [s.mesh for s in text(out, hetsim_pb2.Plan).stages] == [s.mesh for s in plan.stages]
+    with pytest.raises(hetsim.HetsimError, match="cp-comm-type"):
+        hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="ring")
