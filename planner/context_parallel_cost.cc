@@ -51,7 +51,8 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
   for (const sim::workload::ContextParallelAttention& a : attention) {
     const double bytes = static_cast<double>(a.step_bytes);
     sim::workload::ContextParallelSteps steps;
-    steps.kv = step(bytes);
+    // The all-gather's K and V are a collective each (Transformer Engine): two steps of B/2.
+    steps.kv = comm == spec::ContextParallelComm::kAllGather ? 2 * step(bytes / 2) : step(bytes);
     steps.kv_grad = step(2.0 * bytes);
     steps.qkv_a2a = step(a2a_share * static_cast<double>(a.query_bytes + a.step_bytes));
     steps.context_a2a = step(a2a_share * static_cast<double>(a.context_bytes));

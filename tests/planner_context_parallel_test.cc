@@ -73,7 +73,8 @@ TEST_CASE("planner CP: all-gathered K/V cost (CP - 1) steps forward, 2 (CP - 1) 
   a.step_bytes = 50'000'000;
   a.core_forward_s = 1;  // would hide a ring entirely
   a.core_backward_s = 2;
-  const double step = 5e-6 + 5e7 / GbpsToBytesPerSecond(400);
+  // K and V a collective each: two steps of B/2, each with its latency.
+  const double step = 2 * (5e-6 + 2.5e7 / GbpsToBytesPerSecond(400));
   const ContextParallelTime t = ContextParallelCost(im, {4, 8}, 8, 4, spec::ContextParallelComm::kAllGather, {a, a});
   CHECK(TimeToSeconds(t.forward_exposed) == Approx(2 * 3 * step).epsilon(1e-9));
   CHECK(TimeToSeconds(t.backward_exposed) == Approx(2 * 2 * 3 * step).epsilon(1e-9));

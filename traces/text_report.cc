@@ -34,14 +34,20 @@ std::string FormatReportTable(const v1::Report& r) {
         s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
   if (r.context_parallel() > 1) {
-    const char* header = r.cp_comm_type() == v1::CP_COMM_ALL_GATHER   ? "K/V all-gather MB/microbatch  exchange ms"
-                         : r.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL ? "Q/K/V/O all-to-all MB/microbatch  exchange ms"
-                                                                      : "K/V ring MB/microbatch  ring ms";
-    absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  %s  exposed ms\n", r.context_parallel(), header);
+    // Each value as wide as its column's label, whichever exchange names it.
+    const std::string bytes_label = r.cp_comm_type() == v1::CP_COMM_ALL_GATHER   ? "K/V all-gather MB/microbatch"
+                                    : r.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL ? "Q/K/V/O all-to-all MB/microbatch"
+                                                                                 : "K/V ring MB/microbatch";
+    const std::string time_label = r.cp_comm_type() == v1::CP_COMM_P2P ? "ring ms" : "exchange ms";
+    const int stage_width =
+        static_cast<int>(absl::StrFormat("context parallel %d: stage", r.context_parallel()).size());
+    absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  %s  %s  exposed ms\n", r.context_parallel(), bytes_label,
+                          time_label);
     for (const v1::StageReport& s : r.stages()) {
-      absl::StrAppendFormat(&out, "%25d  %22.2f  %7.2f  %10.3f\n", s.index(),
-                            static_cast<double>(s.cp_bytes_per_microbatch()) / 1e6, s.cp_exchange_ms(),
-                            s.cp_exposed_ms());
+      absl::StrAppendFormat(&out, "%*d  %*.2f  %*.2f  %10.3f\n", stage_width, s.index(),
+                            static_cast<int>(bytes_label.size()),
+                            static_cast<double>(s.cp_bytes_per_microbatch()) / 1e6, static_cast<int>(time_label.size()),
+                            s.cp_exchange_ms(), s.cp_exposed_ms());
     }
   }
   for (const std::string& a : r.approximations()) absl::StrAppendFormat(&out, "approximation: %s\n", a);

@@ -76,6 +76,22 @@ absl::Status AddAllToAlls(CpRingTimer& timer, const StageLayout& layout, const w
   return absl::OkStatus();
 }
 
+// One layer's all-gathers. Transformer Engine gathers K and V (and reduce-scatters their gradients) as
+// a collective each, B/2 bytes per GPU: one "step" of the exchange is two ring steps of B/2.
+absl::Status AddAllGathers(CpRingTimer& timer, const StageLayout& layout, const workload::ContextParallelAttention& a,
+                           workload::ContextParallelSteps& steps, VirtualStageCost& vs) {
+  const int64_t half = a.step_bytes / 2;
+  absl::StatusOr<const CpRingTimer::Step*> ring_step = timer.StepOf(layout, half);
+  if (!ring_step.ok()) return ring_step.status();
+  steps.kv = 2 * (*ring_step)->time;
+  const int64_t n = layout.context_parallel - 1;
+  const int64_t backward = a.recomputed ? 3 : 2;  // gathered again, gradients reduce-scattered [, recompute]
+  AddLoad(vs.forward_link_load, (*ring_step)->load, 2 * n);
+  AddLoad(vs.backward_link_load, (*ring_step)->load, 2 * n * backward);
+  vs.cp_bytes += (1 + backward) * n * 2 * half;
+  return absl::OkStatus();
+}
+
 absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
                                     VirtualStageCost& vs) {
   const int cp = layout.context_parallel;
@@ -89,18 +105,20 @@ absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layou
       workload::AddAttentionExchange(a, cp, comm, step, t);
       continue;
     }
+    if (comm == spec::ContextParallelComm::kAllGather) {
+      HETSIM_RETURN_IF_ERROR(AddAllGathers(timer, layout, a, step, vs));
+      workload::AddAttentionExchange(a, cp, comm, step, t);
+      continue;
+    }
     absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
     if (!kv.ok()) return kv.status();
-    // The all-gather's backward is two collectives of B-byte steps (K/V again, then their gradients);
-    // the ring's is one of 2B-byte steps (K/V with their gradients).
-    const bool all_gather = comm == spec::ContextParallelComm::kAllGather;
-    absl::StatusOr<const CpRingTimer::Step*> kv_grad = all_gather ? kv : timer.StepOf(layout, 2 * a.step_bytes);
+    absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);  // K/V and gradients
     if (!kv_grad.ok()) return kv_grad.status();
     step.kv = (*kv)->time;
     step.kv_grad = (*kv_grad)->time;
     workload::AddAttentionExchange(a, cp, comm, step, t);
     AddLoad(vs.forward_link_load, (*kv)->load, steps);
-    AddLoad(vs.backward_link_load, (*kv_grad)->load, all_gather ? 2 * steps : steps);
+    AddLoad(vs.backward_link_load, (*kv_grad)->load, steps);
     vs.cp_bytes += 3 * steps * a.step_bytes;
     if (a.recomputed) {
       AddLoad(vs.backward_link_load, (*kv)->load, steps);

@@ -7,8 +7,8 @@
 // - ring (p2p):
 //     forward:  exchange n T(B),  exposed n max(0, T(B) - core_forward / CP)
 //     backward: exchange n T(2B), exposed n max(0, T(2B) - core_backward / CP) (K, V and gradients)
-// - all-gather: NCCL's ring all-gather and reduce-scatter are the same n steps of B to the next CP
-//   rank, and nothing runs beside them:
+// - all-gather: NCCL's ring all-gather and reduce-scatter are the same n steps to the next CP rank,
+//   K and V one collective each (T(B) below is then 2 T(B/2)), and nothing runs beside them:
 //     forward:  exchange = exposed = n T(B)  (K and V gathered)
 //     backward: exchange = exposed = 2 n T(B) (K and V gathered again, their gradients reduce-scattered)
 // - all-to-all (Ulysses), Q the queries' and O the output's bytes, nothing beside them either:
@@ -33,7 +33,7 @@ struct ContextParallelTime {
 
 // One layer's collectives on the fabric; only those of the plan's exchange need be set.
 struct ContextParallelSteps {
-  Time kv = 0;           // T(B): ring and all-gather
+  Time kv = 0;           // T(B): ring; all-gather: 2 T(B/2), K and V a collective each
   Time kv_grad = 0;      // T(2B): ring
   Time qkv_a2a = 0;      // A(Q + B): all-to-all
   Time context_a2a = 0;  // A(O): all-to-all
