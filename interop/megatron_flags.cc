@@ -63,6 +63,9 @@ constexpr NamedFlag kModelledFlags[] = {
     {"fp16", 0},
     {"bf16", 0},
     {"fp8-format", 1},
+    {"fp8-recipe", 1},                   // noted unless per-tensor scaling
+    {"expert-tensor-parallel-size", 1},  // noted unless equal to TP
+    {"recompute-modules", kOneOrMore},   // noted unless Megatron's default, core_attn
     {"swiglu", 0},
     {"num-experts", 1},
     {"moe-router-topk", 1},

@@ -550,6 +550,41 @@ absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64
 
 }  // namespace
 
+// Flags hetsim prices only at one value: that value says nothing, any other is noted as not modelled
+// with what hetsim prices instead.
+void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
+                                 std::vector<std::string>& notes) {
+  if (r.Has("fp8-recipe")) {
+    const std::string recipe = r.Value("fp8-recipe");
+    if (!r.Has("fp8-format")) {
+      notes.push_back(absl::StrFormat("--fp8-recipe %s: no effect without --fp8-format", recipe));
+    } else if (recipe != "tensorwise" && recipe != "delayed") {
+      notes.push_back(absl::StrFormat(
+          "not modelled: --fp8-recipe %s (its block scales' quantization; priced as per-tensor FP8)", recipe));
+    }
+  }
+  if (r.Has("expert-tensor-parallel-size")) {
+    const std::string etp = r.Value("expert-tensor-parallel-size");
+    if (!r.Has("num-experts")) {
+      notes.push_back(absl::StrFormat("--expert-tensor-parallel-size %s: no effect without --num-experts", etp));
+    } else if (etp != absl::StrCat(l.tp)) {
+      notes.push_back(absl::StrFormat(
+          "not modelled: --expert-tensor-parallel-size %s (experts priced as split over the %d TP ranks)", etp, l.tp));
+    }
+  }
+  const std::vector<std::string> modules = r.Values("recompute-modules");
+  if (!modules.empty()) {
+    const std::string list = absl::StrJoin(modules, " ");
+    if (recompute.recompute != v1::RECOMPUTE_SELECTIVE) {
+      notes.push_back(
+          absl::StrFormat("--recompute-modules %s: no effect without --recompute-granularity selective", list));
+    } else if (list != "core_attn") {
+      notes.push_back(absl::StrFormat(
+          "not modelled: --recompute-modules %s (priced as Megatron's default, the attention core)", list));
+    }
+  }
+}
+
 // Models hetsim cannot describe: pricing them as transformers would be silently wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (flags.script == "pretrain_mamba.py") {
@@ -575,6 +610,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
                           ReadSplit(r, l, out.model.transformer().num_layers(), split));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
+  NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
   HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, out.notes));
   if (r.Has("overlap-param-gather") && zero_stage == 0) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 #include "google/protobuf/util/message_differencer.h"
 #include "interop/megatron_export.h"
@@ -381,6 +382,38 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
         "optim_grads_params");
   CHECK(ImportError(line + "--use-megatron-fsdp --use-torch-fsdp2") ==
         "line.sh: --use-torch-fsdp2 and --use-megatron-fsdp contradict each other");
+}
+
+TEST_CASE("settings priced at one value only: the others are noted with what is priced instead", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("16k-h100");  // FP8
+  const std::string line =
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --tensor-model-parallel-size 2 --num-experts 8 --expert-model-parallel-size 4 ";
+  const auto notes = [&](const std::string& flags) {
+    absl::StatusOr<MegatronImport> m = Import(line + flags, cluster);
+    REQUIRE(m.ok());
+    return absl::StrJoin(m->notes, "\n");
+  };
+  // What hetsim prices: no note.
+  CHECK(notes("--fp8-format hybrid --fp8-recipe tensorwise --expert-tensor-parallel-size 2 "
+              "--recompute-granularity selective --recompute-modules core_attn")
+            .find("not modelled") == std::string::npos);
+  const std::string other = notes(
+      "--fp8-format hybrid --fp8-recipe blockwise --expert-tensor-parallel-size 1 --recompute-granularity selective "
+      "--recompute-modules mlp moe_act");
+  CHECK(other.find("not modelled: --fp8-recipe blockwise (its block scales' quantization; priced as per-tensor "
+                   "FP8)") != std::string::npos);
+  CHECK(other.find("not modelled: --expert-tensor-parallel-size 1 (experts priced as split over the 2 TP ranks)") !=
+        std::string::npos);
+  CHECK(other.find("not modelled: --recompute-modules mlp moe_act (priced as Megatron's default, the attention "
+                   "core)") != std::string::npos);
+  CHECK(notes("--fp8-recipe mxfp8 --recompute-modules mlp")
+            .find("--fp8-recipe mxfp8: no effect without "
+                  "--fp8-format") != std::string::npos);
+  CHECK(notes("--recompute-modules mlp")
+            .find("--recompute-modules mlp: no effect without --recompute-granularity "
+                  "selective") != std::string::npos);
 }
 
 TEST_CASE("full recomputation's methods: block recomputes the first N blocks of each chunk, uniform every block",
