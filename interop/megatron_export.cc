@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "interop/megatron_layout.h"
 #include "interop/megatron_moe_layout.h"
 #include "interop/megatron_split.h"
 #include "proto/layer_count.h"
@@ -104,6 +105,30 @@ struct PipelineFlags {
   int64_t chunks = 1;
 };
 
+// The plan's virtual stages as Megatron's letters: the explicit layout (Plan.virtual_stage_layers), or
+// one virtual stage a pipeline stage. nullopt for a model without an embedding and a head (a layer list).
+std::optional<std::string> LayoutOf(const proto::PlanInputs& in) {
+  const proto::EdgeLayers edges = proto::ModelEdgeLayers(in.model);
+  const int layer_count = proto::LayerCount(in.model);
+  if (edges.embedding != 1 || edges.head != 1) return std::nullopt;
+  std::vector<int64_t> sizes(in.plan.virtual_stage_layers().begin(), in.plan.virtual_stage_layers().end());
+  if (sizes.empty()) {
+    for (const v1::Stage& s : in.plan.stages()) sizes.push_back(s.num_layers());
+  }
+  std::vector<LayoutStage> stages;
+  int64_t first = 0;
+  for (int64_t size : sizes) {
+    LayoutStage s;
+    s.embedding = first == 0 ? 1 : 0;
+    s.loss = first + size == layer_count ? 1 : 0;
+    s.blocks = size - s.embedding - s.loss;
+    s.mtp = s.loss * in.model.transformer().mtp_num_layers();
+    stages.push_back(s);
+    first += size;
+  }
+  return FormatPipelineLayout(stages);
+}
+
 PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Plan& plan = in.plan;
   const int64_t num_layers = in.model.transformer().num_layers(), pp = plan.stages_size();
@@ -119,8 +144,18 @@ PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
   for (const v1::Stage& s : plan.stages()) {
     blocks.push_back(proto::StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers()));
   }
-  const std::optional<MegatronSplit> split = SplitOf(blocks, num_layers, v);
+  // A plan's own layout, or a split no pair of flags gives: Megatron's layout of letters says it.
+  const std::optional<MegatronSplit> split =
+      plan.virtual_stage_layers_size() > 0 ? std::nullopt : SplitOf(blocks, num_layers, v);
   if (!split) {
+    if (const std::optional<std::string> layout = LayoutOf(in)) {
+      MegatronSplit from_layout;  // a layout is a later release's flag (PipelineFlags::split)
+      from_layout.layout_layers.assign(plan.virtual_stage_layers().begin(), plan.virtual_stage_layers().end());
+      for (const v1::Stage& s : plan.stages()) {
+        if (plan.virtual_stage_layers_size() == 0) from_layout.layout_layers.push_back(s.num_layers());
+      }
+      return {absl::StrFormat("--pipeline-model-parallel-layout '%s'", *layout), from_layout, v};
+    }
     p.Add("stages",
           "blocks per stage %s%s: no Megatron split gives them (even, --account-for-embedding/loss-in-pipeline-split, "
           "--decoder-first/last-pipeline-num-layers)",

@@ -46,6 +46,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"pipeline-model-parallel-size", 1},
     {"num-layers-per-virtual-pipeline-stage", 1},
     {"context-parallel-size", 1},
+    {"pipeline-model-parallel-layout", 1},
     {"cp-comm-type", kOneOrMore},  // one type, or one per layer
     {"expert-model-parallel-size", 1},
     {"sequence-parallel", 0},

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "interop/megatron_layout.h"
 #include "interop/megatron_moe_layout.h"
 #include "interop/megatron_split.h"
 #include "proto/inputs.h"
@@ -437,8 +438,63 @@ v1::Stage CommonStage(const Reader& r, const Layout& l, int zero_stage, const Re
 }
 
 // The split's flags (megatron_split.h), checked against each other and the model.
-absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers,
+// --pipeline-model-parallel-layout: Megatron's own checks (the embedding first, the loss last, each
+// once, every block placed, PP dividing the virtual stages) and hetsim's (the MTP modules with the loss,
+// whose layer holds them; no virtual stage without a layer); the blocks of each pipeline stage.
+absl::StatusOr<std::vector<int64_t>> ReadLayout(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
+                                                MegatronSplit& split) {
+  const std::string layout = r.Value("pipeline-model-parallel-layout");
+  for (const char* other : {"decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers",
+                            "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
+                            "num-layers-per-virtual-pipeline-stage", "num-virtual-stages-per-pipeline-rank"}) {
+    if (r.Has(other)) return r.Contradict("--pipeline-model-parallel-layout", absl::StrCat("--", other));
+  }
+  absl::StatusOr<std::vector<LayoutStage>> stages = ParsePipelineLayout(layout);
+  if (!stages.ok()) return r.Error(stages.status().message());
+  const auto fail = [&](const std::string& problem) {
+    return r.Error(absl::StrFormat("--pipeline-model-parallel-layout %s: %s", layout, problem));
+  };
+  const int64_t k_total = static_cast<int64_t>(stages->size());
+  if (k_total % l.pp != 0) {
+    return fail(absl::StrFormat("%d virtual stages do not divide by --pipeline-model-parallel-size %d", k_total, l.pp));
+  }
+  if (l.pp == 1 && k_total > 1) return fail("interleaving needs a pipeline (--pipeline-model-parallel-size 1)");
+  LayoutStage sum;
+  std::vector<int64_t> blocks(static_cast<size_t>(l.pp), 0);
+  for (int64_t k = 0; k < k_total; ++k) {
+    const LayoutStage& s = (*stages)[static_cast<size_t>(k)];
+    sum.embedding += s.embedding, sum.blocks += s.blocks, sum.mtp += s.mtp, sum.loss += s.loss;
+    blocks[static_cast<size_t>(k % l.pp)] += s.blocks;
+    if (s.Layers() == 0) {
+      return fail(
+          absl::StrFormat("virtual stage %d has no embedding, block or loss (not modelled: hetsim's "
+                          "virtual stages hold a layer at least)",
+                          k));
+    }
+    split.layout_layers.push_back(s.Layers());
+  }
+  const LayoutStage& first = stages->front();
+  const LayoutStage& last = stages->back();
+  if (sum.embedding != 1 || !first.embedding_first) return fail("the embedding (E) must come once, first");
+  if (sum.loss != 1 || !last.loss_last) return fail("the loss (L) must come once, last");
+  if (sum.blocks != num_layers) {
+    return fail(absl::StrFormat("%d blocks (t), but --num-layers %d", sum.blocks, num_layers));
+  }
+  if (sum.mtp != mtp) return fail(absl::StrFormat("%d MTP modules (m), but --mtp-num-layers %d", sum.mtp, mtp));
+  if (last.mtp != mtp) {
+    return fail("MTP modules (m) apart from the loss: not modelled (hetsim runs them in the head's layer)");
+  }
+  for (int64_t p = 0; p < l.pp; ++p) {
+    if (blocks[static_cast<size_t>(p)] + (p == 0) + (p == l.pp - 1) == 0) {
+      return fail(absl::StrFormat("pipeline stage %d holds no layer", p));
+    }
+  }
+  return blocks;
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
                                                MegatronSplit& split) {
+  if (r.Has("pipeline-model-parallel-layout")) return ReadLayout(r, l, num_layers, mtp, split);
   if (r.Has("decoder-first-pipeline-num-layers")) {
     HETSIM_ASSIGN_OR_RETURN(split.first_blocks, r.Int("decoder-first-pipeline-num-layers", 0));
   }
@@ -457,6 +513,7 @@ absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l,
 // not interleaved.
 absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, const MegatronSplit& split,
                                           int64_t num_layers, const std::vector<int64_t>& stage_blocks) {
+  if (!split.layout_layers.empty()) return static_cast<int64_t>(split.layout_layers.size()) / l.pp;
   const bool per_chunk_given = r.Has("num-layers-per-virtual-pipeline-stage");
   const bool chunks_given = r.Has("num-virtual-stages-per-pipeline-rank");
   if (!per_chunk_given && !chunks_given) return 1;
@@ -607,8 +664,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
   MegatronSplit split;
-  HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
-                          ReadSplit(r, l, out.model.transformer().num_layers(), split));
+  HETSIM_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> stage_blocks,
+      ReadSplit(r, l, out.model.transformer().num_layers(), out.model.transformer().mtp_num_layers(), split));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
   HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, out.notes));
@@ -646,6 +704,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   if (chunks > 1) {
     plan.set_schedule(v1::INTERLEAVED_1F1B);
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
+    for (int64_t layers : split.layout_layers) plan.add_virtual_stage_layers(static_cast<uint32_t>(layers));
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both

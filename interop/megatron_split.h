@@ -26,10 +26,13 @@ struct MegatronSplit {
   int64_t last_blocks = -1;   // --decoder-last-pipeline-num-layers; -1 = not given
   bool account_embedding = false;
   bool account_loss = false;
+  // --pipeline-model-parallel-layout: hetsim's layers of each virtual stage (k = chunk x PP + stage),
+  // the embedding and the head counted; empty without the flag.
+  std::vector<int64_t> layout_layers;
 
   bool uneven() const { return first_blocks >= 0 || last_blocks >= 0; }
   // Flags only Megatron-LM's 2024 releases know, whose defaults a line using them takes.
-  bool later_releases() const { return uneven() || account_embedding || account_loss; }
+  bool later_releases() const { return uneven() || account_embedding || account_loss || !layout_layers.empty(); }
   // The layers a stage holds in Megatron's count when the split is even or accounted: L (+1) (+1) / PP.
   int64_t LayersPerStage(int64_t num_layers, int64_t pp) const {
     return (num_layers + account_embedding + account_loss) / pp;

@@ -55,7 +55,11 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
   std::vector<int> counts;
   for (const hetsim::v1::Stage& st : plan.stages()) counts.push_back(static_cast<int>(st.num_layers()));
   const spec::EdgeLayers edges = profiler.model().edge_layers();
-  const std::vector<sim::pipeline::LayerRange> ranges = sim::pipeline::VirtualStageLayers(counts, v, edges);
+  const std::vector<sim::pipeline::LayerRange> ranges =
+      plan.virtual_stage_layers_size() == 0
+          ? sim::pipeline::VirtualStageLayers(counts, v, edges)
+          : sim::pipeline::DealtVirtualStageLayers(
+                {plan.virtual_stage_layers().begin(), plan.virtual_stage_layers().end()});
   for (size_t k = 0; k < ranges.size(); ++k) chunks[k % S].push_back(ranges[k]);
   return chunks;
 }

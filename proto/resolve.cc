@@ -240,6 +240,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   p.virtual_stages = static_cast<int>(VirtualStages(plan));
   p.context_parallel = static_cast<int>(ContextParallel(plan));
   p.cp_comm = ContextParallelCommOf(plan);
+  p.virtual_stage_layers.assign(plan.virtual_stage_layers().begin(), plan.virtual_stage_layers().end());
   for (int i = 0; i < plan.stages_size(); ++i) {
     p.stages.push_back(ResolveStage(plan.stages(i), absl::StrFormat("%s: stages[%d]", plan_file, i)));
   }

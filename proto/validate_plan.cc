@@ -121,7 +121,7 @@ void CheckSchedule(Problems& p, const Plan& plan) {
 void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const EdgeLayers& edges,
                  int layer_count) {
   const uint32_t v = VirtualStages(plan);
-  if (v <= 1 || s.num_layers() == 0) return;
+  if (v <= 1 || s.num_layers() == 0 || plan.virtual_stage_layers_size() > 0) return;
   const int blocks = StageBlockLayers(edges, layer_count, s.first_layer(), s.num_layers());
   if (blocks == static_cast<int>(s.num_layers())) {
     if (blocks % v != 0) p.Add(at + "num_layers", "%d is not divisible by virtual_stages %d", blocks, v);
@@ -130,6 +130,38 @@ void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::strin
           "%d layers hold %d blocks (besides the embedding and head): neither they nor the layers are a "
           "positive multiple of virtual_stages %d",
           s.num_layers(), blocks, v);
+  }
+}
+
+// Plan.virtual_stage_layers: one entry per virtual stage, none empty, each stage's adding up to its layers.
+void CheckVirtualStageLayers(Problems& p, const Plan& plan) {
+  const int n = plan.virtual_stage_layers_size();
+  if (n == 0) return;
+  const int S = plan.stages_size(), v = static_cast<int>(VirtualStages(plan));
+  if (plan.schedule() != INTERLEAVED_1F1B) {
+    p.Add("virtual_stage_layers", "set, but the schedule is not INTERLEAVED_1F1B (it lays out virtual stages)");
+    return;
+  }
+  if (n != S * v) {
+    p.Add("virtual_stage_layers", "%d entries, but %d stages x %d virtual_stages = %d virtual stages", n, S, v, S * v);
+    return;
+  }
+  std::vector<int64_t> per_stage(S, 0);
+  for (int k = 0; k < n; ++k) {
+    const uint32_t layers = plan.virtual_stage_layers(k);
+    if (layers == 0 || layers > static_cast<uint32_t>(limits::kMaxListLayers)) {
+      p.Add(absl::StrFormat("virtual_stage_layers[%d]", k),
+            "%d is outside [1, %d] (virtual stage %d: stage %d, chunk %d)", layers, limits::kMaxListLayers, k, k % S,
+            k / S);
+      return;
+    }
+    per_stage[k % S] += layers;
+  }
+  for (int s = 0; s < S; ++s) {
+    if (per_stage[s] != plan.stages(s).num_layers()) {
+      p.Add(absl::StrFormat("stages[%d].num_layers", s),
+            "%d, but its virtual stages' virtual_stage_layers add up to %d", plan.stages(s).num_layers(), per_stage[s]);
+    }
   }
 }
 
@@ -449,6 +481,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   }
   CheckLayers(p, plan, LayerCount(model), ModelEdgeLayers(model));
   CheckContextParallel(p, plan, model);
+  CheckVirtualStageLayers(p, plan);
   const auto islands = IndexIslands(cluster);
   const DType dtype = EffectiveDType(model);
   std::vector<bool> mesh_ok(plan.stages_size());

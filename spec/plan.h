@@ -94,6 +94,7 @@ struct PlanSpec {
   int virtual_stages = 1;
   int context_parallel = 1;
   ContextParallelComm cp_comm = ContextParallelComm::kRing;
+  std::vector<int> virtual_stage_layers;  // Plan.virtual_stage_layers; empty: equal chunks
   std::vector<StageSpec> stages;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward

@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "proto/layer_count.h"
+#include "tests/executor_test_util.h"
 
 #include "google/protobuf/util/message_differencer.h"
 #include "interop/megatron_export.h"
@@ -704,9 +706,9 @@ TEST_CASE("uneven pipelines Megatron refuses", "[interop]") {
         "line.sh: --num-virtual-stages-per-pipeline-rank 2 does not divide the 1 blocks of pipeline stage 0");
 }
 
-TEST_CASE("export: a stage of only the embedding has no first-stage count Megatron takes", "[interop]") {
+TEST_CASE("export: a split no pair of flags gives is written as Megatron's layout of letters", "[interop]") {
   // Blocks 0, 5, 3: --decoder-first-pipeline-num-layers 0 is refused by Megatron, and no other split
-  // gives them.
+  // flag gives them; --pipeline-model-parallel-layout does.
   const v1::Cluster cluster = ExampleCluster("a100-512");
   absl::StatusOr<MegatronImport> m = Import(
       "torchrun --nproc_per_node 8 --nnodes 3 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
@@ -725,8 +727,69 @@ TEST_CASE("export: a stage of only the embedding has no first-stage count Megatr
   in.plan.mutable_stages(1)->set_num_layers(5);
   REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
   absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
-  REQUIRE_FALSE(e.ok());
-  CHECK_THAT(std::string(e.status().message()), Catch::Contains("stages: blocks per stage 0, 5, 3: no Megatron split"));
+  REQUIRE(e.ok());
+  CHECK_THAT(e->launch_line, Catch::Contains("--pipeline-model-parallel-layout 'E|ttttt|tttL'"));
+  absl::StatusOr<MegatronImport> again = Import(e->launch_line, cluster);
+  REQUIRE(again.ok());
+  CHECK(again->plan.stages(0).num_layers() == 1);
+  CHECK(again->plan.stages(1).num_layers() == 5);
+  CHECK(again->plan.stages(2).num_layers() == 4);
+  CHECK(again->plan.virtual_stage_layers_size() == 0);  // not interleaved: the stages say it
+}
+
+TEST_CASE("Megatron's pipeline layout of letters: DeepSeek-V3's uneven chunks, MTP with the loss", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  // 7 blocks and one MTP module on PP 2 x 2 chunks: virtual stages E t | t t t | t t | t m L.
+  const std::string line =
+      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 7 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 16 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --bf16 "
+      "--mtp-num-layers 1 ";
+  const MegatronImport m = ImportRoundTrip(line + "--pipeline-model-parallel-layout 'Et|t*3|(t)*2,|tmL'", cluster);
+  const v1::Plan& p = m.plan;
+  CHECK(p.schedule() == v1::INTERLEAVED_1F1B);
+  CHECK(p.virtual_stages() == 2);
+  // hetsim's layers (the embedding and the head counted) of virtual stages k = chunk x 2 + stage.
+  CHECK(std::vector<uint32_t>(p.virtual_stage_layers().begin(), p.virtual_stage_layers().end()) ==
+        std::vector<uint32_t>{2, 3, 2, 2});
+  CHECK(p.stages(0).num_layers() == 4);  // virtual stages 0 and 2
+  CHECK(p.stages(1).num_layers() == 5);  // 1 and 3
+  // The simulator runs exactly those chunks.
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m.model;
+  in.plan = p;
+  in.layer_count = hetsim::proto::LayerCount(m.model);
+  REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+  const auto setup = hetsim::testing::MakeSetup(in, hetsim::sim::NetworkMode::kContentionFree);
+  REQUIRE(setup->virtual_stages.size() == 4);
+  const std::vector<std::pair<int, int>> expected = {{0, 2}, {2, 3}, {5, 2}, {7, 2}};
+  for (size_t k = 0; k < 4; ++k) {
+    CHECK(setup->virtual_stages[k].first_layer == expected[k].first);
+    CHECK(setup->virtual_stages[k].num_layers == expected[k].second);
+  }
+  const auto bad = [&](const std::string& layout) { return ImportError(line + layout, OnNodes(2)); };
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|ttt|tt|tmL' --num-virtual-stages-per-pipeline-rank 2") ==
+        "line.sh: --pipeline-model-parallel-layout and --num-virtual-stages-per-pipeline-rank contradict each other");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|ttt|ttmL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|ttt|ttmL: 3 virtual stages do not divide by "
+        "--pipeline-model-parallel-size 2");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|ttt|tt|tL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|ttt|tt|tL: 0 MTP modules (m), but --mtp-num-layers 1");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|tttm|tt|tL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|tttm|tt|tL: MTP modules (m) apart from the loss: not modelled "
+        "(hetsim runs them in the head's layer)");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|tt|tt|tmL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|tt|tt|tmL: 6 blocks (t), but --num-layers 7");
+  CHECK(bad("--pipeline-model-parallel-layout 'tE|ttt|tt|tmL'") ==
+        "line.sh: --pipeline-model-parallel-layout tE|ttt|tt|tmL: the embedding (E) must come once, first");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|tttt||ttmL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|tttt||ttmL: virtual stage 2 has no embedding, block or loss "
+        "(not modelled: hetsim's virtual stages hold a layer at least)");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|tx|tt|tmL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|tx|tt|tmL: 'x' is not a layer letter (E, t, m, L)");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|(tt|tt|tmL'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|(tt|tt|tmL: a '(' is not closed");
 }
 
 TEST_CASE("export: userbuffers settings are notes, not flags; --use-flash-attn is read", "[interop]") {

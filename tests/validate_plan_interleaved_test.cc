@@ -91,3 +91,30 @@ TEST_CASE("plan: an interleaved stage of only the embedding has no block to spli
   p.mutable_stages(1)->set_num_layers(24);
   CHECK_PROBLEM(Check(p), "plan.pbtxt: stages[0].num_layers: 1 layers hold 0 blocks");
 }
+
+TEST_CASE("plan: virtual_stage_layers lays out chunks of any size, each stage's adding up to its layers",
+          "[validate][interleaved]") {
+  // 8 stages x 5 chunks: 12 blocks a stage do not divide by 5, but an explicit layout may cut them
+  // (3, 3, 2, 2, 2), the embedding and the head counted with the first and last chunks.
+  Plan p = Gpt175b(8, 5);
+  for (int c = 0; c < 5; ++c) {
+    for (int s = 0; s < 8; ++s) {
+      const uint32_t blocks = c < 2 ? 3 : 2;
+      p.add_virtual_stage_layers(blocks + (c == 0 && s == 0) + (c == 4 && s == 7));
+    }
+  }
+  const absl::Status ok = Check(p);
+  INFO(ok.message());
+  CHECK(ok.ok());
+  p.set_virtual_stage_layers(3, 4);  // stage 3's chunks now hold 13 layers
+  CHECK_PROBLEM(Check(p),
+                "plan.pbtxt: stages[3].num_layers: 12, but its virtual stages' virtual_stage_layers add up "
+                "to 13");
+  p.set_virtual_stage_layers(3, 0);
+  CHECK_PROBLEM(Check(p), "plan.pbtxt: virtual_stage_layers[3]: 0 is outside [1, ");
+  p.mutable_virtual_stage_layers()->RemoveLast();
+  CHECK_PROBLEM(Check(p), "plan.pbtxt: virtual_stage_layers: 39 entries, but 8 stages x 5 virtual_stages = 40");
+  p.set_schedule(hetsim::v1::ONE_F_ONE_B);
+  p.set_virtual_stages(0);
+  CHECK_PROBLEM(Check(p), "plan.pbtxt: virtual_stage_layers: set, but the schedule is not INTERLEAVED_1F1B");
+}

@@ -307,7 +307,8 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
   std::vector<int> stage_layers;
   for (const spec::StageSpec& st : plan.stages) stage_layers.push_back(st.num_layers);
   const std::vector<pipeline::LayerRange> ranges =
-      pipeline::VirtualStageLayers(stage_layers, v, setup.spec.model.edge_layers());
+      plan.virtual_stage_layers.empty() ? pipeline::VirtualStageLayers(stage_layers, v, setup.spec.model.edge_layers())
+                                        : pipeline::DealtVirtualStageLayers(plan.virtual_stage_layers);
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < S; ++s) {
       const spec::StageSpec& st = plan.stages[s];

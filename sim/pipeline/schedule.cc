@@ -229,6 +229,17 @@ std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_lay
   return ranges;
 }
 
+std::vector<LayerRange> DealtVirtualStageLayers(const std::vector<int>& sizes) {
+  std::vector<LayerRange> ranges;
+  ranges.reserve(sizes.size());
+  int next = 0;
+  for (int size : sizes) {
+    ranges.push_back({next, size});
+    next += size;
+  }
+  return ranges;
+}
+
 std::vector<int> PeakInFlight(const PipelineSchedule& schedule) {
   std::vector<int> peak(schedule.num_stages, 0);
   for (int stage = 0; stage < schedule.num_stages; ++stage) {

@@ -103,6 +103,8 @@ struct LayerRange {
 };
 std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
                                            spec::EdgeLayers edges = {});
+// The plan's own layout (Plan.virtual_stage_layers): virtual stage k takes the next sizes[k] layers.
+std::vector<LayerRange> DealtVirtualStageLayers(const std::vector<int>& sizes);
 
 // Per stage, the largest number of microbatches (chunk-microbatches when interleaved) whose forward
 // has run and whose backward has not, walking the stage's operation order: the activations the
