@@ -106,13 +106,15 @@ struct PipelineFlags {
 };
 
 // The plan's virtual stages as Megatron's letters: the explicit layout (Plan.virtual_stage_layers), or
-// one virtual stage a pipeline stage. nullopt for a model without an embedding and a head (a layer list).
+// one virtual stage a pipeline stage. nullopt for a model without an embedding and a head (a layer list)
+// and for equal chunks of an interleaved plan (the split flags say those, or nothing does).
 std::optional<std::string> LayoutOf(const proto::PlanInputs& in) {
   const proto::EdgeLayers edges = proto::ModelEdgeLayers(in.model);
   const int layer_count = proto::LayerCount(in.model);
   if (edges.embedding != 1 || edges.head != 1) return std::nullopt;
   std::vector<int64_t> sizes(in.plan.virtual_stage_layers().begin(), in.plan.virtual_stage_layers().end());
-  if (sizes.empty()) {
+  if (sizes.empty()) {  // one virtual stage a pipeline stage: a plan that does not interleave
+    if (in.plan.schedule() == v1::INTERLEAVED_1F1B && proto::VirtualStages(in.plan) > 1) return std::nullopt;
     for (const v1::Stage& s : in.plan.stages()) sizes.push_back(s.num_layers());
   }
   std::vector<LayoutStage> stages;
@@ -150,10 +152,7 @@ PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
   if (!split) {
     if (const std::optional<std::string> layout = LayoutOf(in)) {
       MegatronSplit from_layout;  // a layout is a later release's flag (PipelineFlags::split)
-      from_layout.layout_layers.assign(plan.virtual_stage_layers().begin(), plan.virtual_stage_layers().end());
-      for (const v1::Stage& s : plan.stages()) {
-        if (plan.virtual_stage_layers_size() == 0) from_layout.layout_layers.push_back(s.num_layers());
-      }
+      from_layout.layout_layers.push_back(1);
       return {absl::StrFormat("--pipeline-model-parallel-layout '%s'", *layout), from_layout, v};
     }
     p.Add("stages",
@@ -170,6 +169,15 @@ PipelineFlags Pipeline(proto::Problems& p, const proto::PlanInputs& in) {
                                                       split->LayersPerStage(num_layers, pp) / v));
   }
   return {flags, *split, v};
+}
+
+// A ZeRO stage's flags: the distributed optimizer, or Megatron-FSDP's strategy beside the distributed
+// optimizer and the checkpoint format it requires.
+std::string ShardingFlags(uint32_t zero_stage) {
+  if (zero_stage == 1) return "--use-distributed-optimizer";
+  return absl::StrFormat(
+      "--use-megatron-fsdp --data-parallel-sharding-strategy %s --use-distributed-optimizer --ckpt-format fsdp_dtensor",
+      zero_stage == 2 ? "optim_grads" : "optim_grads_params");
 }
 
 }  // namespace
@@ -264,9 +272,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   }
   if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
-  if (s0.zero_stage() == 1) add("--use-distributed-optimizer");
-  if (s0.zero_stage() == 2) add("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads");
-  if (s0.zero_stage() == 3) add("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params");
+  if (s0.zero_stage() > 0) add(ShardingFlags(s0.zero_stage()));
   // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
   const v1::DType dtype = in.model.dtype();
   const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;

@@ -395,12 +395,19 @@ bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, st
 
 // The ZeRO stage of the data-parallel sharding: Megatron's distributed optimizer shards the optimizer
 // state (1); Megatron-FSDP shards what --data-parallel-sharding-strategy says (its default no_shard
-// keeps the distributed optimizer's sharding if that is on); PyTorch FSDP2 shards everything (3).
-absl::StatusOr<int> ReadZeroStage(const Reader& r, std::vector<std::string>& notes) {
+// shards nothing: gradients all-reduced, though Megatron-FSDP wants --use-distributed-optimizer too);
+// PyTorch FSDP2 shards everything (3), and Megatron refuses it beside its own optimizer, pipelines and
+// experts.
+absl::StatusOr<int> ReadZeroStage(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
   const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
   const int distributed_optimizer = r.Has("use-distributed-optimizer") ? 1 : 0;
   if (r.Has("use-torch-fsdp2")) {
     if (megatron_fsdp) return r.Contradict("--use-torch-fsdp2", "--use-megatron-fsdp");
+    for (const char* other : {"use-distributed-optimizer", "overlap-param-gather"}) {
+      if (r.Has(other)) return r.Contradict("--use-torch-fsdp2", absl::StrCat("--", other));
+    }
+    if (l.pp > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--pipeline-model-parallel-size %d", l.pp));
+    if (l.ep > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--expert-model-parallel-size %d", l.ep));
     return 3;
   }
   if (!megatron_fsdp) {
@@ -412,7 +419,7 @@ absl::StatusOr<int> ReadZeroStage(const Reader& r, std::vector<std::string>& not
   }
   const std::string strategy =
       r.Has("data-parallel-sharding-strategy") ? r.Value("data-parallel-sharding-strategy") : "no_shard";
-  if (strategy == "no_shard") return distributed_optimizer;
+  if (strategy == "no_shard") return 0;
   if (strategy == "optim") return 1;
   if (strategy == "optim_grads") return 2;
   if (strategy == "optim_grads_params") return 3;
@@ -484,12 +491,7 @@ absl::StatusOr<std::vector<int64_t>> ReadLayout(const Reader& r, const Layout& l
   if (last.mtp != mtp) {
     return fail("MTP modules (m) apart from the loss: not modelled (hetsim runs them in the head's layer)");
   }
-  for (int64_t p = 0; p < l.pp; ++p) {
-    if (blocks[static_cast<size_t>(p)] + (p == 0) + (p == l.pp - 1) == 0) {
-      return fail(absl::StrFormat("pipeline stage %d holds no layer", p));
-    }
-  }
-  return blocks;
+  return blocks;  // every pipeline stage holds a layer: no virtual stage is empty
 }
 
 absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
@@ -648,7 +650,8 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
     return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
   }
   for (const auto& [name, value] : flags.flags) {
-    if (absl::StartsWith(name, "mamba-") || absl::StartsWith(name, "hybrid-") || name == "is-hybrid-model") {
+    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
+        name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
       return r.Error(
           absl::StrFormat("--%s: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)", name));
     }
@@ -669,8 +672,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
       ReadSplit(r, l, out.model.transformer().num_layers(), out.model.transformer().mtp_num_layers(), split));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
-  HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, out.notes));
-  if (r.Has("overlap-param-gather") && zero_stage == 0) {
+  HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, l, out.notes));
+  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
+  if (r.Has("overlap-param-gather") && zero_stage == 0 && !megatron_fsdp) {
     return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
                         "parameters are gathered only by the distributed optimizer (or a sharded FSDP)");
   }
@@ -709,7 +713,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
   // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
   // FSDPs prefetch): ZeRO-3's own gathers, not the distributed optimizer's after the step.
-  plan.set_overlap_param_gather(r.Has("overlap-param-gather") && zero_stage < 3);
+  plan.set_overlap_param_gather(r.Has("overlap-param-gather") && (zero_stage == 1 || zero_stage == 2));
   plan.set_zero3_prefetch(zero_stage == 3);
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);

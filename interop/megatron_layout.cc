@@ -1,6 +1,8 @@
 #include "interop/megatron_layout.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -16,60 +18,51 @@ absl::Status LayoutError(absl::string_view layout, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrFormat("--pipeline-model-parallel-layout %s: %s", layout, problem));
 }
 
-// The count after a '*' at `pos`, advancing `pos` past it.
-absl::StatusOr<int64_t> RepeatCount(absl::string_view layout, const std::string& text, size_t& pos) {
-  if (pos >= text.size() || text[pos] != '*') return LayoutError(layout, "a '(...)' group needs '*N' after it");
-  ++pos;
-  int64_t n = 0;
+// The count of the digits at `pos`, advancing `pos` past them; nullopt without a digit there.
+std::optional<int64_t> Count(const std::string& text, size_t& pos) {
   const size_t start = pos;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) && n <= kMaxExpandedLength) {
-    n = n * 10 + (text[pos++] - '0');
+  int64_t n = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+    n = std::min<int64_t>(n * 10 + (text[pos++] - '0'), kMaxExpandedLength + 1);
   }
-  if (pos == start) return LayoutError(layout, "'*' needs a count after it");
-  if (n > kMaxExpandedLength) return LayoutError(layout, "a repetition count is too large");
+  if (pos == start) return std::nullopt;
   return n;
 }
 
-// Writes the repetitions out: "(ab|)*2" -> "ab|ab|", "t*3" -> "ttt" (Megatron expands groups first,
-// which hold no parentheses, then single letters).
-absl::StatusOr<std::string> Expand(absl::string_view layout) {
-  std::string text;
-  for (char c : layout) {
-    if (c != ',' && !std::isspace(static_cast<unsigned char>(c))) text.push_back(c);
-  }
+// Megatron's two rewrites, each left to right over the whole text like Python's re.sub: first
+// "(group)*N" (a group holds no ')'), then "x*N" (x any one character). What is left unmatched stays,
+// for the letter check to name.
+absl::StatusOr<std::string> Rewrite(absl::string_view layout, const std::string& text, bool groups) {
   std::string out;
-  for (size_t pos = 0; pos < text.size();) {
-    std::string piece;
-    if (text[pos] == '(') {
-      const size_t close = text.find(')', pos);
-      if (close == std::string::npos) return LayoutError(layout, "a '(' is not closed");
-      piece = text.substr(pos + 1, close - pos - 1);
-      if (piece.empty() || piece.find('(') != std::string::npos) {
-        return LayoutError(layout, "a '(...)' group must hold letters (groups do not nest)");
-      }
-      pos = close + 1;
-      absl::StatusOr<int64_t> n = RepeatCount(layout, text, pos);
-      if (!n.ok()) return n.status();
-      if (static_cast<int64_t>(piece.size()) * *n > kMaxExpandedLength) {
-        return LayoutError(layout, "too long once its repetitions are written out");
-      }
-      std::string repeated;
-      for (int64_t i = 0; i < *n; ++i) repeated += piece;
-      piece = std::move(repeated);
-    } else {
-      piece = std::string(1, text[pos++]);
-      if (pos < text.size() && text[pos] == '*') {
-        absl::StatusOr<int64_t> n = RepeatCount(layout, text, pos);
-        if (!n.ok()) return n.status();
-        if (*n > kMaxExpandedLength) return LayoutError(layout, "too long once its repetitions are written out");
-        piece = std::string(static_cast<size_t>(*n), piece[0]);
-      }
-    }
-    // A letter repeated inside a group ("(t*2|)*3") is written out after the group, as Megatron does.
-    out += piece;
-    if (static_cast<int64_t>(out.size()) > kMaxExpandedLength) {
+  const auto append = [&](absl::string_view piece, int64_t times) -> absl::Status {
+    if (static_cast<int64_t>(out.size()) + static_cast<int64_t>(piece.size()) * times > kMaxExpandedLength) {
       return LayoutError(layout, "too long once its repetitions are written out");
     }
+    for (int64_t k = 0; k < times; ++k) out.append(piece.data(), piece.size());
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < text.size();) {
+    size_t end = i;
+    absl::string_view piece;
+    if (groups && text[i] == '(') {
+      const size_t close = text.find(')', i);
+      if (close != std::string::npos && close > i + 1) {
+        piece = absl::string_view(text).substr(i + 1, close - i - 1);
+        end = close + 1;
+      }
+    } else if (!groups) {
+      piece = absl::string_view(text).substr(i, 1);
+      end = i + 1;
+    }
+    if (!piece.empty() && end < text.size() && text[end] == '*') {
+      size_t digits = end + 1;
+      if (const std::optional<int64_t> n = Count(text, digits)) {
+        if (absl::Status s = append(piece, *n); !s.ok()) return s;
+        i = digits;
+        continue;
+      }
+    }
+    out.push_back(text[i++]);
   }
   return out;
 }
@@ -77,19 +70,29 @@ absl::StatusOr<std::string> Expand(absl::string_view layout) {
 }  // namespace
 
 absl::StatusOr<std::vector<LayoutStage>> ParsePipelineLayout(absl::string_view layout) {
-  absl::StatusOr<std::string> once = Expand(layout);
-  if (!once.ok()) return once.status();
-  // Letters repeated inside groups ("(t*2|)*3" -> "t*2|t*2|t*2|") are expanded in a second pass.
-  absl::StatusOr<std::string> text = Expand(*once);
-  if (!text.ok()) return text.status();
+  std::string text;
+  for (char c : layout) {
+    if (c != ',') text.push_back(c);  // Megatron's commas are cosmetic
+  }
+  absl::StatusOr<std::string> grouped = Rewrite(layout, text, /*groups=*/true);
+  if (!grouped.ok()) return grouped.status();
+  absl::StatusOr<std::string> expanded = Rewrite(layout, *grouped, /*groups=*/false);
+  if (!expanded.ok()) return expanded.status();
   std::vector<LayoutStage> stages;
-  for (absl::string_view stage : absl::StrSplit(*text, '|')) {
+  bool seen_mtp = false;
+  for (absl::string_view stage : absl::StrSplit(*expanded, '|')) {
     LayoutStage s;
     for (char c : stage) {
       switch (c) {
         case 'E': ++s.embedding; break;
-        case 't': ++s.blocks; break;
-        case 'm': ++s.mtp; break;
+        case 't':
+          if (seen_mtp) return LayoutError(layout, "the blocks (t) must come before the MTP modules (m)");
+          ++s.blocks;
+          break;
+        case 'm':
+          seen_mtp = true;
+          ++s.mtp;
+          break;
         case 'L': ++s.loss; break;
         default: return LayoutError(layout, absl::StrFormat("'%c' is not a layer letter (E, t, m, L)", c));
       }

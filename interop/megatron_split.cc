@@ -74,13 +74,21 @@ absl::StatusOr<std::vector<int64_t>> StageBlocks(const MegatronSplit& split, int
 std::optional<MegatronSplit> SplitOf(const std::vector<int64_t>& blocks, int64_t num_layers, int64_t chunks) {
   const auto pp = static_cast<int64_t>(blocks.size());
   std::vector<MegatronSplit> candidates;
+  const auto split = [](int64_t first, int64_t last, bool embedding, bool loss) {
+    MegatronSplit s;
+    s.first_blocks = first;
+    s.last_blocks = last;
+    s.account_embedding = embedding;
+    s.account_loss = loss;
+    return s;
+  };
   for (const bool embedding : {false, true}) {
-    for (const bool loss : {false, true}) candidates.push_back({.account_embedding = embedding, .account_loss = loss});
+    for (const bool loss : {false, true}) candidates.push_back(split(-1, -1, embedding, loss));
   }
   if (pp >= 2) {
-    candidates.push_back({.first_blocks = blocks.front()});
-    candidates.push_back({.last_blocks = blocks.back()});
-    candidates.push_back({.first_blocks = blocks.front(), .last_blocks = blocks.back()});
+    candidates.push_back(split(blocks.front(), -1, false, false));
+    candidates.push_back(split(-1, blocks.back(), false, false));
+    candidates.push_back(split(blocks.front(), blocks.back(), false, false));
   }
   for (const MegatronSplit& s : candidates) {
     absl::StatusOr<std::vector<int64_t>> b = StageBlocks(s, num_layers, pp);

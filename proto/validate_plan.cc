@@ -137,7 +137,7 @@ void CheckChunks(Problems& p, const Plan& plan, const Stage& s, const std::strin
 void CheckVirtualStageLayers(Problems& p, const Plan& plan) {
   const int n = plan.virtual_stage_layers_size();
   if (n == 0) return;
-  const int S = plan.stages_size(), v = static_cast<int>(VirtualStages(plan));
+  const int64_t S = plan.stages_size(), v = VirtualStages(plan);
   if (plan.schedule() != INTERLEAVED_1F1B) {
     p.Add("virtual_stage_layers", "set, but the schedule is not INTERLEAVED_1F1B (it lays out virtual stages)");
     return;

@@ -362,7 +362,7 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
       {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --overlap-param-gather", 3},
       {"--use-custom-fsdp --data-parallel-sharding-strategy optim_grads --overlap-param-gather", 2},
       {"--use-megatron-fsdp --data-parallel-sharding-strategy optim", 1},
-      {"--use-megatron-fsdp --use-distributed-optimizer", 1},  // no_shard, Megatron's default strategy
+      {"--use-megatron-fsdp --use-distributed-optimizer", 0},  // no_shard, Megatron's default: nothing sharded
       {"--use-megatron-fsdp", 0},
       {"--use-torch-fsdp2", 3},
   };
@@ -776,9 +776,11 @@ TEST_CASE("Megatron's pipeline layout of letters: DeepSeek-V3's uneven chunks, M
         "--pipeline-model-parallel-size 2");
   CHECK(bad("--pipeline-model-parallel-layout 'Et|ttt|tt|tL'") ==
         "line.sh: --pipeline-model-parallel-layout Et|ttt|tt|tL: 0 MTP modules (m), but --mtp-num-layers 1");
-  CHECK(bad("--pipeline-model-parallel-layout 'Et|tttm|tt|tL'") ==
-        "line.sh: --pipeline-model-parallel-layout Et|tttm|tt|tL: MTP modules (m) apart from the loss: not modelled "
-        "(hetsim runs them in the head's layer)");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|ttt|tt|tm|L'") ==
+        "line.sh: --pipeline-model-parallel-layout Et|ttt|tt|tm|L: 5 virtual stages do not divide by "
+        "--pipeline-model-parallel-size 2");
+  CHECK(bad("--pipeline-model-parallel-layout 'Et|tt|tt|tm|L|E'").find("the embedding (E) must come once") !=
+        std::string::npos);
   CHECK(bad("--pipeline-model-parallel-layout 'Et|tt|tt|tmL'") ==
         "line.sh: --pipeline-model-parallel-layout Et|tt|tt|tmL: 6 blocks (t), but --num-layers 7");
   CHECK(bad("--pipeline-model-parallel-layout 'tE|ttt|tt|tmL'") ==
@@ -789,7 +791,7 @@ TEST_CASE("Megatron's pipeline layout of letters: DeepSeek-V3's uneven chunks, M
   CHECK(bad("--pipeline-model-parallel-layout 'Et|tx|tt|tmL'") ==
         "line.sh: --pipeline-model-parallel-layout Et|tx|tt|tmL: 'x' is not a layer letter (E, t, m, L)");
   CHECK(bad("--pipeline-model-parallel-layout 'Et|(tt|tt|tmL'") ==
-        "line.sh: --pipeline-model-parallel-layout Et|(tt|tt|tmL: a '(' is not closed");
+        "line.sh: --pipeline-model-parallel-layout Et|(tt|tt|tmL: '(' is not a layer letter (E, t, m, L)");
 }
 
 TEST_CASE("export: userbuffers settings are notes, not flags; --use-flash-attn is read", "[interop]") {
