@@ -56,6 +56,12 @@ struct SearchedStage {
   StageOption option;
   Time comm_out = 0;  // c_i: boundary to the next stage (0 for the last)
   int warmup = 1;     // N_i
+  // An interleaved plan's chunks priced one by one (plan reader), in chunk order; empty from the search.
+  struct Chunk {
+    Time forward = 0, backward = 0;
+    int64_t activation_bytes = 0;
+  };
+  std::vector<Chunk> chunks;
 };
 
 struct SearchStats {

@@ -17,11 +17,13 @@ namespace {
 // contiguous); one chunk is the plan's own range. Per-GPU state and working set add up over chunks as
 // the memory model does; the in-flight limit is the whole stage's.
 std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape shape, const IntraStageConfig& cfg,
-                                       const std::vector<sim::pipeline::LayerRange>& chunks) {
+                                       const std::vector<sim::pipeline::LayerRange>& chunks,
+                                       std::vector<SearchedStage::Chunk>& priced) {
   std::optional<StageOption> sum;
   for (const sim::pipeline::LayerRange& r : chunks) {
     std::optional<StageOption> o = profiler.PriceDirect(island, shape, cfg, r.first_layer, r.num_layers);
     if (!o) return std::nullopt;
+    if (chunks.size() > 1) priced.push_back({o->forward, o->backward, o->activation_bytes});
     if (!sum) {
       sum = o;
       continue;
@@ -101,7 +103,7 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     cfg.sequence_parallel = st.sequence_parallel();
     cfg.measured_forward_ms = st.measured_forward_ms();
     cfg.measured_backward_ms = st.measured_backward_ms();
-    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i]);
+    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i], s.chunks);
     if (!o) {
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects this stage configuration", i));

@@ -43,12 +43,26 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   const std::vector<int> in_flight = pl::PeakInFlight(sched);
   pl::PipelineDag dag(sched);
   pl::UniformCosts costs;
-  // Chunk c of stage i is virtual stage c S + i; chunk 0 takes the remainder so chunks sum to the stage.
-  const auto share = [v](Time t, int chunk) { return t / v + (chunk == 0 ? t % v : 0); };
+  // Chunk c of stage i is virtual stage c S + i. Its share of the stage's time is its priced share (the
+  // stage's total may be measured); without priced chunks 1/v, chunk 0 taking the remainder.
+  const auto share = [v](Time t, Time part, Time whole, int chunk) {
+    if (whole > 0)
+      return static_cast<Time>(static_cast<double>(t) * static_cast<double>(part) / static_cast<double>(whole));
+    return t / v + (chunk == 0 ? t % v : 0);
+  };
+  const auto priced = [&](int i) { return static_cast<int>(stages[i].chunks.size()) == v; };
+  std::vector<Time> forward_whole(S, 0), backward_whole(S, 0);
+  for (int i = 0; i < S; ++i) {
+    for (const SearchedStage::Chunk& c : priced(i) ? stages[i].chunks : std::vector<SearchedStage::Chunk>{}) {
+      forward_whole[i] += c.forward;
+      backward_whole[i] += c.backward;
+    }
+  }
   for (int k = 0; k < S * v; ++k) {
     const int i = k % S, chunk = k / S;
-    costs.forward.push_back(share(stages[i].option.forward, chunk));
-    costs.backward.push_back(share(stages[i].option.backward, chunk));
+    const SearchedStage::Chunk c = priced(i) ? stages[i].chunks[chunk] : SearchedStage::Chunk{};
+    costs.forward.push_back(share(stages[i].option.forward, c.forward, forward_whole[i], chunk));
+    costs.backward.push_back(share(stages[i].option.backward, c.backward, backward_whole[i], chunk));
     if (k + 1 < S * v) {
       costs.comm_forward.push_back(stages[i].comm_out);
       costs.comm_backward.push_back(stages[i].comm_out);
@@ -73,6 +87,16 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     StageOption chunk = s.option;  // in_flight counts chunk-microbatches, each 1/v of the activations
     chunk.activation_bytes /= v;
     sp.peak_bytes = chunk.PeakBytes(in_flight[i]);
+    if (priced(i)) {  // the stage's own order over its chunks' activations: the most it holds at once
+      int64_t live = 0, most = 0;
+      for (const pl::PipelineOp& op : sched.ops[i]) {
+        const int64_t bytes = s.chunks[static_cast<size_t>(op.chunk)].activation_bytes;
+        live += op.kind == pl::OpKind::kForward ? bytes : -bytes;
+        most = std::max(most, live);
+      }
+      chunk.activation_bytes = 0;
+      sp.peak_bytes = chunk.PeakBytes(0) + most + (in_flight[i] > 0 ? chunk.working_bytes : 0);
+    }
     sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
     sp.grad_sync = s.option.grad_sync;
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;

@@ -47,8 +47,10 @@ struct Prediction {
 
 // Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks
 // of the iteration (WorkOf). With `virtual_stages` chunks per stage (INTERLEAVED_1F1B) each chunk
-// costs 1/v of its stage's priced times and holds 1/v of its activations; the boundary from the last
-// stage back to the first is the last stage's comm_out.
+// costs its share of its stage's priced times as priced alone (SearchedStage::chunks, from the plan
+// reader; 1/v without them) and holds that share of its activations (the largest chunk's for the
+// chunk-microbatches in flight); the boundary from the last stage back to the first is the last
+// stage's comm_out.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,

@@ -105,6 +105,28 @@ TEST_CASE("plan reader: an interleaved stage is the sum of its chunks, with the 
   CHECK(TimeToSeconds(plain.predicted_iteration) == Approx(TimeToSeconds(plain.simulated_iteration)).epsilon(0.10));
 }
 
+TEST_CASE("plan reader: explicit chunk sizes share the stage's time and memory as laid out", "[planner][validate]") {
+  proto::PlanInputs in = InterleavedInputs();
+  const StageFigures equal = BothSides(in);
+  // The same chunks written out (the embedding and 2 blocks, 2 blocks | 2 blocks, 2 blocks and the head)
+  // predict the same; a skewed layout (1 + 4 | 4 + 1) keeps the stage totals and moves the pipeline.
+  for (uint32_t layers : {3, 2, 2, 3}) in.plan.add_virtual_stage_layers(layers);
+  const StageFigures written = BothSides(in);
+  CHECK(written.predicted_iteration == equal.predicted_iteration);
+  CHECK(written.simulated_iteration == equal.simulated_iteration);
+  in.plan.clear_virtual_stage_layers();
+  for (uint32_t layers : {1, 4, 4, 1}) in.plan.add_virtual_stage_layers(layers);
+  const StageFigures skewed = BothSides(in);
+  CHECK(skewed.simulated_iteration != equal.simulated_iteration);
+  // Before the prediction read the sizes it cut every stage into equal chunks, 20-25% off here.
+  CHECK(TimeToSeconds(skewed.predicted_iteration) == Approx(TimeToSeconds(skewed.simulated_iteration)).epsilon(0.10));
+  for (int i = 0; i < 2; ++i) {
+    INFO("stage " << i);
+    CHECK(static_cast<double>(skewed.predicted_peak[i]) ==
+          Approx(static_cast<double>(skewed.simulated_peak[i])).epsilon(0.10));
+  }
+}
+
 TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation hides", "[planner][validate][tp]") {
   proto::PlanInputs in = InterleavedInputs();
   const StageFigures plain = BothSides(in);
