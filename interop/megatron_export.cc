@@ -209,6 +209,8 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
       add(absl::StrFormat("--moe-shared-expert-intermediate-size %d", t.moe_shared_expert_ffn_hidden_size()));
     }
     if (t.moe_grouped_gemm()) add("--moe-grouped-gemm");
+    add(absl::StrCat("--moe-token-dispatcher-type ",
+                     t.moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_GATHER ? "allgather" : "alltoall"));
     if (t.moe_first_dense_layers() > 0 || t.moe_layer_freq() > 1) {
       const MoeLayout layout{t.moe_first_dense_layers(), std::max<uint32_t>(1, t.moe_layer_freq())};
       add(absl::StrFormat("--moe-layer-freq '%s'", MoeLayerFreqValue(layout, t.num_layers())));

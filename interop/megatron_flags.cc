@@ -70,6 +70,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"swiglu", 0},
     {"num-experts", 1},
     {"moe-router-topk", 1},
+    {"moe-token-dispatcher-type", 1},
     {"moe-ffn-hidden-size", 1},
     {"moe-shared-expert-intermediate-size", 1},
     {"moe-layer-freq", 1},
@@ -103,8 +104,8 @@ constexpr NamedFlag kModelledFlags[] = {
 constexpr NamedFlag kNotModelledFlags[] = {
     {"rampup-batch-size", 3},         {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
-    {"moe-token-dispatcher-type", 1}, {"cross-entropy-loss-fusion", 0},
-    {"disable-bias-linear", 0},       {"empty-unused-memory-level", 1},
+    {"cross-entropy-loss-fusion", 0}, {"disable-bias-linear", 0},
+    {"empty-unused-memory-level", 1},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.

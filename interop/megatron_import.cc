@@ -156,9 +156,20 @@ absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::strin
       t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
     }
     t.set_moe_grouped_gemm(r.Has("moe-grouped-gemm"));
+    // Megatron's default dispatcher gathers; DeepEP's flex dispatcher sends each token once per node.
+    const std::string dispatcher =
+        r.Has("moe-token-dispatcher-type") ? r.Value("moe-token-dispatcher-type") : "allgather";
+    if (dispatcher == "allgather") {
+      t.set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_GATHER);
+    } else if (dispatcher == "flex") {
+      notes.push_back("not modelled: --moe-token-dispatcher-type flex (priced as alltoall)");
+    } else if (dispatcher != "alltoall") {
+      return r.Error(
+          absl::StrFormat("--moe-token-dispatcher-type: \"%s\" is not allgather, alltoall or flex", dispatcher));
+    }
   } else {
     for (const char* flag : {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
-                             "moe-layer-freq", "moe-grouped-gemm"}) {
+                             "moe-layer-freq", "moe-grouped-gemm", "moe-token-dispatcher-type"}) {
       if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --num-experts", flag));
     }
   }

@@ -48,6 +48,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
   s.moe_grouped_gemm = t.moe_grouped_gemm();
+  s.moe_allgather_dispatcher = t.moe_token_dispatcher() == hetsim::v1::MOE_DISPATCHER_ALL_GATHER;
   s.mtp_num_layers = t.mtp_num_layers();
   if (t.has_mla()) {
     const hetsim::v1::MultiLatentAttention& m = t.mla();

@@ -52,6 +52,9 @@ void CheckMoeLayout(Problems& p, const Transformer& t, const std::string& at) {
     if (t.moe_first_dense_layers() != 0) p.Add(at + "moe_first_dense_layers", "set but num_experts <= 1");
     if (t.moe_layer_freq() > 1) p.Add(at + "moe_layer_freq", "set but num_experts <= 1");
     if (t.moe_grouped_gemm()) p.Add(at + "moe_grouped_gemm", "set but num_experts <= 1");
+    if (t.moe_token_dispatcher() != hetsim::v1::MOE_DISPATCHER_ALL_TO_ALL) {
+      p.Add(at + "moe_token_dispatcher", "set but num_experts <= 1");
+    }
     return;
   }
   if (t.moe_first_dense_layers() >= t.num_layers() && t.num_layers() > 0) {

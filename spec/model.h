@@ -43,10 +43,11 @@ struct TransformerSpec {
   uint32_t head_dim = 0;  // resolved: hidden_size / num_attention_heads when the file leaves it 0
   uint64_t moe_shared_expert_ffn_hidden_size = 0;  // 0: no shared experts
   uint32_t moe_first_dense_layers = 0;
-  uint32_t moe_layer_freq = 1;    // resolved: 1 when the file leaves it 0
-  std::optional<MlaSpec> mla;     // multi-latent attention instead of MHA / GQA
-  bool moe_grouped_gemm = false;  // a GPU's routed experts as one grouped GEMM per projection
-  uint32_t mtp_num_layers = 0;    // multi-token prediction modules after the head
+  uint32_t moe_layer_freq = 1;            // resolved: 1 when the file leaves it 0
+  std::optional<MlaSpec> mla;             // multi-latent attention instead of MHA / GQA
+  bool moe_grouped_gemm = false;          // a GPU's routed experts as one grouped GEMM per projection
+  bool moe_allgather_dispatcher = false;  // Transformer.moe_token_dispatcher: all-gather, else all-to-all
+  uint32_t mtp_num_layers = 0;            // multi-token prediction modules after the head
 
   // Whether block `i` (0-based) runs experts: the model has them, i is past the first dense blocks and
   // on the MoE frequency counted from there (Megatron-LM's --moe-layer-freq).

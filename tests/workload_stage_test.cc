@@ -61,12 +61,14 @@ hetsim::v1::Model SmallGpt() {
 }
 
 // SmallGpt with 8 experts, 2 per token.
-std::optional<ModelCost> SmallMoe(bool grouped_gemm = false) {
+std::optional<ModelCost> SmallMoe(bool grouped_gemm = false,
+                                  hetsim::v1::MoeTokenDispatcher dispatcher = hetsim::v1::MOE_DISPATCHER_ALL_TO_ALL) {
   hetsim::v1::Model m = SmallGpt();
   auto* t = m.mutable_transformer();
   t->set_num_experts(8);
   t->set_moe_top_k(2);
   t->set_moe_grouped_gemm(grouped_gemm);
+  t->set_moe_token_dispatcher(dispatcher);
   auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(cost.ok());
   return *std::move(cost);
@@ -298,6 +300,23 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
   CHECK(cost.forward_collectives[0].count == 2);
   const double expert = 8.0 * (2 * 1024 * 4096 + 4096 + 1024) / 4;
   CHECK(static_cast<double>(cost.expert_grad_sync_bytes) == 2 * expert);
+
+  // Megatron's all-gather dispatcher: each rank gathers the 4 ranks' tokens (b/DP = 2 samples of 1024
+  // tokens, BF16, hidden 1024) and reduce-scatters the outputs, whatever top-k; the same way back.
+  const StageCost gathered = Cost(*SmallMoe(false, hetsim::v1::MOE_DISPATCHER_ALL_GATHER), c, gpu);
+  REQUIRE(gathered.forward_collectives.size() == 2);
+  REQUIRE(gathered.backward_collectives.size() == 2);
+  for (const auto& collectives : {gathered.forward_collectives, gathered.backward_collectives}) {
+    // One all-gather and one reduce-scatter a pass (the backward lists them in its own order).
+    CHECK(collectives[0].op != collectives[1].op);
+    for (const auto& coll : collectives) {
+      CHECK((coll.op == CollectiveOp::kAllGather || coll.op == CollectiveOp::kReduceScatter));
+      CHECK(coll.group == CollectiveGroup::kExpert);
+      CHECK(coll.bytes == 4 * 2 * 1024 * 1024 * 2);  // EP x b/DP x s x h x 2 bytes: the gathered buffer
+      CHECK(coll.count == 1);
+    }
+  }
+  CHECK(gathered.forward_flop_per_gpu == cost.forward_flop_per_gpu);  // the experts compute the same tokens
 }
 
 TEST_CASE("bad stages and GPU types are reported with the field path", "[workload][stage]") {

@@ -103,6 +103,9 @@ struct LayerCollective {
   // Of forward_count, the calls around an MLP's FC2 (the others, the attention projection's): whose
   // reduce-scatter method decides what of it stays exposed (UserbufferExposed).
   int32_t fc2_forward_count = 0;
+  // The buffer is the group's: bytes_per_sample x the group's size (an all-gather of every rank's
+  // tokens, the reduce-scatter of their outputs).
+  bool times_group_size = false;
 };
 
 struct LayerCost {

@@ -355,7 +355,9 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
     if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
-    const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt);
+    const double group =
+        lc.times_group_size ? (lc.group == CollectiveGroup::kExpert ? c.expert_parallel : c.tensor_parallel) : 1;
+    const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt * group);
     if (lc.forward_count > 0) {
       cost->forward_collectives.push_back(
           {lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});

@@ -95,7 +95,8 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
     bool merged = false;
     for (LayerCollective& existing : into) {
       if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
-          existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers) {
+          existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers &&
+          existing.times_group_size == c.times_group_size) {
         existing.forward_count += c.forward_count;
         existing.fc2_forward_count += c.fc2_forward_count;
         existing.backward_count += c.backward_count;
@@ -288,7 +289,17 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/!moe, fc1, fc2);
   if (shared > 0)
     AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, TeLinear::kFc1, TeLinear::kFc2);
-  if (moe) {
+  if (moe && t.moe_allgather_dispatcher) {
+    // Megatron's all-gather dispatcher: every rank gathers the group's tokens (forward; their gradients
+    // reduce-scattered in the backward) and reduce-scatters the experts' outputs back (forward; their
+    // gradients gathered in the backward).
+    for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      LayerCollective c{op, CollectiveGroup::kExpert, B * s * h, 1, 1};
+      c.times_group_size = true;
+      layer.collectives.push_back(c);
+      layer.collectives_seq_par.push_back(c);
+    }
+  } else if (moe) {
     // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
     const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
     layer.collectives.push_back(a2a);
