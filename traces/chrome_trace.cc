@@ -117,8 +117,8 @@ void AddSlice(TraceContent& c, GpuId gpu, Track track, Time start, Time finish, 
 
 // Context parallelism: the pass's K/V ring (or all-gathers) on the GPU's send row, from the pass's
 // start for the time its steps take on the fabric (clipped to the pass), with its exposed share.
-void AddContextParallelRing(const sim::executor::VirtualStageCost& vs, spec::ContextParallelComm comm, bool forward,
-                            const std::string& pass, Time start, Time finish, GpuId gpu, TraceContent& c) {
+void AddContextParallelExchange(const sim::executor::VirtualStageCost& vs, spec::ContextParallelComm comm, bool forward,
+                                const std::string& pass, Time start, Time finish, GpuId gpu, TraceContent& c) {
   const Time ring = forward ? vs.cp_forward_exchange_time : vs.cp_backward_exchange_time;
   if (ring <= 0) return;
   const Time exposed = forward ? vs.cp_forward_exposed_time : vs.cp_backward_exposed_time;
@@ -155,7 +155,8 @@ void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceCont
         AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id], name, forward ? "forward" : "backward", args);
       }
       for (GpuId g : c.stage_gpus[s]) {
-        AddContextParallelRing(vs, setup.spec.plan.cp_comm, forward, name, r.node_start[id], r.node_finish[id], g, c);
+        AddContextParallelExchange(vs, setup.spec.plan.cp_comm, forward, name, r.node_start[id], r.node_finish[id], g,
+                                   c);
       }
     }
   }

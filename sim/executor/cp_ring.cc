@@ -92,8 +92,8 @@ absl::Status AddAllGathers(CpRingTimer& timer, const StageLayout& layout, const 
   return absl::OkStatus();
 }
 
-absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
-                                    VirtualStageCost& vs) {
+absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
+                                        VirtualStageCost& vs) {
   const int cp = layout.context_parallel;
   if (cp <= 1) return absl::OkStatus();
   const int64_t steps = cp - 1;

@@ -11,6 +11,9 @@
 //   bytes sent per GPU = n B (forward) + 2 n B (backward) [+ n B under recompute]
 //   exchange           = n T(B) (forward), n T(2B) [+ n T(B)] (backward)
 //   exposed            = n max(0, T(B) - core_forward/CP), n max(0, T(2B) - core_backward/CP) [+ ...]
+// Plan.cp_comm_type's other exchanges run on the same timer, exposed: the all-gathers (the ring's
+// flows, K and V one collective each) and the all-to-alls (CpAllToAllFlows);
+// sim/workload/context_parallel_ring.h has their closed forms.
 #ifndef HETSIM_SIM_EXECUTOR_CP_RING_H_
 #define HETSIM_SIM_EXECUTOR_CP_RING_H_
 
@@ -58,8 +61,8 @@ class CpRingTimer {
 // the ring; NCCL's ring all-gathers and reduce-scatters (ContextParallelComm::kAllGather), the same
 // steps of the same flows, exposed; or the all-to-alls of a head split (kAllToAll), exposed
 // (sim/workload/context_parallel_ring.h).
-absl::Status AddContextParallelRing(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
-                                    VirtualStageCost& vs);
+absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
+                                        VirtualStageCost& vs);
 
 }  // namespace hetsim::sim::executor
 

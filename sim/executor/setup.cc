@@ -401,7 +401,7 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));
   }
-  HETSIM_RETURN_IF_ERROR(AddContextParallelRing(cp_timer, l, plan.cp_comm, vs));
+  HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs));
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
   // runs sequence parallelism: its blocks take their input, and its output gradient, as the
   // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).
