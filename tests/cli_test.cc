@@ -117,6 +117,13 @@ TEST_CASE("check prints a summary of the 512-GPU example", "[cli]") {
   CHECK_THAT(r.out, Catch::Contains("OK: 2 files valid"));
 }
 
+TEST_CASE("check prints the long-context Llama 3 plan's context parallelism and its exchange", "[cli]") {
+  const CliRun r = RunHetsim(
+      absl::StrCat("check ", kExamples, "/plan-llama3-405b-128k.pbtxt ", kExamples, "/cluster-16k-h100.pbtxt"));
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("  context parallel 16 (K/V all-gathered)\n"));
+}
+
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {
   const fs::path dir = FreshDir("check_deepseek");
   fs::create_directories(dir);
