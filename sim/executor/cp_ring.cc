@@ -92,38 +92,44 @@ absl::Status AddAllGathers(CpRingTimer& timer, const StageLayout& layout, const 
   return absl::OkStatus();
 }
 
+// One layer's ring: CP - 1 steps of K/V forward, of K/V and their gradients (2B) backward, the
+// forward's again under recompute.
+absl::Status AddRingSteps(CpRingTimer& timer, const StageLayout& layout, const workload::ContextParallelAttention& a,
+                          workload::ContextParallelSteps& steps, VirtualStageCost& vs) {
+  absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
+  if (!kv.ok()) return kv.status();
+  absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);
+  if (!kv_grad.ok()) return kv_grad.status();
+  steps.kv = (*kv)->time;
+  steps.kv_grad = (*kv_grad)->time;
+  const int64_t n = layout.context_parallel - 1;
+  AddLoad(vs.forward_link_load, (*kv)->load, n);
+  AddLoad(vs.backward_link_load, (*kv_grad)->load, n);
+  vs.cp_bytes += 3 * n * a.step_bytes;
+  if (a.recomputed) {
+    AddLoad(vs.backward_link_load, (*kv)->load, n);
+    vs.cp_bytes += n * a.step_bytes;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
                                         VirtualStageCost& vs) {
   const int cp = layout.context_parallel;
   if (cp <= 1) return absl::OkStatus();
-  const int64_t steps = cp - 1;
   workload::ContextParallelTime t;
   for (const workload::ContextParallelAttention& a : vs.cost.cp_attention) {
-    workload::ContextParallelSteps step;
-    if (comm == spec::ContextParallelComm::kAllToAll) {
-      HETSIM_RETURN_IF_ERROR(AddAllToAlls(timer, layout, a, step, vs));
-      workload::AddAttentionExchange(a, cp, comm, step, t);
-      continue;
+    workload::ContextParallelSteps steps;
+    switch (comm) {
+      case spec::ContextParallelComm::kRing: HETSIM_RETURN_IF_ERROR(AddRingSteps(timer, layout, a, steps, vs)); break;
+      case spec::ContextParallelComm::kAllGather:
+        HETSIM_RETURN_IF_ERROR(AddAllGathers(timer, layout, a, steps, vs));
+        break;
+      case spec::ContextParallelComm::kAllToAll:
+        HETSIM_RETURN_IF_ERROR(AddAllToAlls(timer, layout, a, steps, vs));
+        break;
     }
-    if (comm == spec::ContextParallelComm::kAllGather) {
-      HETSIM_RETURN_IF_ERROR(AddAllGathers(timer, layout, a, step, vs));
-      workload::AddAttentionExchange(a, cp, comm, step, t);
-      continue;
-    }
-    absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
-    if (!kv.ok()) return kv.status();
-    absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);  // K/V and gradients
-    if (!kv_grad.ok()) return kv_grad.status();
-    step.kv = (*kv)->time;
-    step.kv_grad = (*kv_grad)->time;
-    workload::AddAttentionExchange(a, cp, comm, step, t);
-    AddLoad(vs.forward_link_load, (*kv)->load, steps);
-    AddLoad(vs.backward_link_load, (*kv_grad)->load, steps);
-    vs.cp_bytes += 3 * steps * a.step_bytes;
-    if (a.recomputed) {
-      AddLoad(vs.backward_link_load, (*kv)->load, steps);
-      vs.cp_bytes += steps * a.step_bytes;
-    }
+    workload::AddAttentionExchange(a, cp, comm, steps, t);
   }
   vs.cp_forward_exchange_time += t.forward_exchange;
   vs.cp_forward_exposed_time += t.forward_exposed;
