@@ -70,6 +70,10 @@ void CheckStages(proto::Problems& p, const proto::PlanInputs& in) {
       p.Add(at + "expert_parallel", "%d, stage 0 has %d: %s (--expert-model-parallel-size)", proto::ExpertParallel(s),
             proto::ExpertParallel(s0), why);
     }
+    if (proto::ExpertTensorParallel(s) != proto::ExpertTensorParallel(s0)) {
+      p.Add(at + "expert_tensor_parallel", "%d, stage 0 has %d: %s (--expert-tensor-parallel-size)",
+            proto::ExpertTensorParallel(s), proto::ExpertTensorParallel(s0), why);
+    }
     if (s.recompute() != s0.recompute()) p.Add(at + "recompute", "differs from stage 0: %s", why);
     if (s.recompute_num_layers() != s0.recompute_num_layers()) {
       p.Add(at + "recompute_num_layers", "differs from stage 0: %s", why);
@@ -266,6 +270,9 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   }
   if (!pipeline.flags.empty()) add(pipeline.flags);
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
+  if (proto::ExpertTensorParallel(s0) != proto::TensorParallel(s0)) {
+    add(absl::StrFormat("--expert-tensor-parallel-size %d", proto::ExpertTensorParallel(s0)));
+  }
   if (s0.sequence_parallel()) add("--sequence-parallel");
   if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
     add(absl::StrFormat("--recompute-granularity full --recompute-method block --recompute-num-layers %d",

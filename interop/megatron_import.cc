@@ -55,7 +55,7 @@ class Reader {
 };
 
 struct Layout {
-  int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1, gpus_per_node = 0, nodes = 0;
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, dp = 1, gpus_per_node = 0, nodes = 0;
   const v1::Island* island = nullptr;
 };
 
@@ -66,6 +66,7 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
   HETSIM_ASSIGN_OR_RETURN(l.pp, r.Int("pipeline-model-parallel-size", 1));
   HETSIM_ASSIGN_OR_RETURN(l.cp, r.Int("context-parallel-size", 1));
   HETSIM_ASSIGN_OR_RETURN(l.ep, r.Int("expert-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.etp, r.Int("expert-tensor-parallel-size", l.tp));  // Megatron's default: TP
   for (const v1::Island& i : cluster.islands()) {
     if (request.island.empty() ? cluster.islands_size() == 1 : i.name() == request.island) l.island = &i;
   }
@@ -99,6 +100,22 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
         l.tp, l.cp, l.pp, model_parallel, world, l.nodes, l.gpus_per_node));
   }
   l.dp = world / model_parallel;
+  // MoE parallel folding (Megatron-LM's initialize_model_parallel): the experts lay each stage's
+  // TP x CP x DP GPUs out again as ETP x EP x expert-DP.
+  const int64_t stage_gpus = l.tp * l.cp * l.dp;
+  if (r.Has("num-experts") && stage_gpus % (l.ep * l.etp) != 0) {
+    return r.Error(absl::StrFormat(
+        "--expert-model-parallel-size %d x --expert-tensor-parallel-size %d does not divide a pipeline stage's %d GPUs "
+        "(--tensor-model-parallel-size %d x --context-parallel-size %d x data-parallel %d)",
+        l.ep, l.etp, stage_gpus, l.tp, l.cp, l.dp));
+  }
+  if (r.Has("num-experts") && l.etp != l.tp && l.tp > 1 && !r.Has("sequence-parallel")) {
+    return r.Error(
+        absl::StrFormat("--expert-tensor-parallel-size %d with --tensor-model-parallel-size %d needs "
+                        "--sequence-parallel (Megatron-LM's "
+                        "MoE layer refuses tensor parallelism without it)",
+                        l.etp, l.tp));
+  }
   return l;
 }
 
@@ -445,6 +462,7 @@ v1::Stage CommonStage(const Reader& r, const Layout& l, int zero_stage, const Re
   common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
   common.set_data_parallel(static_cast<uint32_t>(l.dp));
   if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
+  if (r.Has("num-experts") && l.etp != l.tp) common.set_expert_tensor_parallel(static_cast<uint32_t>(l.etp));
   common.set_zero_stage(static_cast<uint32_t>(zero_stage));
   common.set_recompute(recompute.recompute);
   if (recompute.num_layers > 0) common.set_recompute_num_layers(recompute.num_layers);
@@ -633,14 +651,8 @@ void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const Recompu
           "not modelled: --fp8-recipe %s (its block scales' quantization; priced as per-tensor FP8)", recipe));
     }
   }
-  if (r.Has("expert-tensor-parallel-size")) {
-    const std::string etp = r.Value("expert-tensor-parallel-size");
-    if (!r.Has("num-experts")) {
-      notes.push_back(absl::StrFormat("--expert-tensor-parallel-size %s: no effect without --num-experts", etp));
-    } else if (etp != absl::StrCat(l.tp)) {
-      notes.push_back(absl::StrFormat(
-          "not modelled: --expert-tensor-parallel-size %s (experts priced as split over the %d TP ranks)", etp, l.tp));
-    }
+  if (r.Has("expert-tensor-parallel-size") && !r.Has("num-experts")) {
+    notes.push_back(absl::StrFormat("--expert-tensor-parallel-size %d: no effect without --num-experts", l.etp));
   }
   const std::vector<std::string> modules = r.Values("recompute-modules");
   if (!modules.empty()) {

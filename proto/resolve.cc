@@ -190,6 +190,7 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) 
   s.tensor_parallel = static_cast<int>(TensorParallel(stage));
   s.data_parallel = static_cast<int>(DataParallel(stage));
   s.expert_parallel = static_cast<int>(ExpertParallel(stage));
+  s.expert_tensor_parallel = static_cast<int>(ExpertTensorParallel(stage));
   s.zero_stage = static_cast<int>(stage.zero_stage());
   s.recompute = RecomputeOf(stage.recompute());
   s.recompute_num_layers = static_cast<int>(stage.recompute_num_layers());

@@ -262,6 +262,8 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
   spec::StageRuleInputs rules{.tensor_parallel = tp,
                               .data_parallel = dp,
                               .expert_parallel = ep,
+                              .expert_tensor_parallel = s.expert_tensor_parallel(),
+                              .context_parallel = cp,
                               .zero_stage = s.zero_stage(),
                               .sequence_parallel = s.sequence_parallel(),
                               .micro_batch_size = plan.micro_batch_size()};
@@ -271,6 +273,8 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     rules.num_kv_heads = t.num_kv_heads();
     rules.ffn_hidden_size = FfnHiddenSize(t);
     rules.num_experts = t.num_experts();
+    rules.expert_ffn_hidden_size =
+        t.num_experts() > 1 && t.expert_ffn_hidden_size() ? t.expert_ffn_hidden_size() : FfnHiddenSize(t);
   }
   for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
   if (cp > 1 && plan.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL && model.has_transformer()) {

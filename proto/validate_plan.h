@@ -35,6 +35,9 @@ absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluste
 inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_parallel() ? s.tensor_parallel() : 1; }
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
+inline uint32_t ExpertTensorParallel(const hetsim::v1::Stage& s) {
+  return s.expert_tensor_parallel() ? s.expert_tensor_parallel() : TensorParallel(s);
+}
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
 inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextParallelComm c) {
   switch (c) {

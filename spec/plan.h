@@ -67,6 +67,7 @@ struct StageSpec {
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;
+  int expert_tensor_parallel = 0;  // TP inside the experts (MoE parallel folding); 0 = tensor_parallel
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   int recompute_num_layers = 0;  // kFull: the first N blocks of each chunk; 0 = every block

@@ -1,5 +1,7 @@
 #include "spec/stage_rules.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace hetsim::spec {
@@ -20,14 +22,38 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
     add("data_parallel", absl::StrFormat("%d does not divide micro_batch_size %d (each replica gets an equal share)",
                                          dp, in.micro_batch_size));
   }
+  // MoE parallel folding: ETP x EP GPUs of the stage's TP x CP x DP hold one copy of the experts.
+  const uint32_t etp = in.expert_tensor_parallel ? in.expert_tensor_parallel : tp;
+  const uint64_t stage_gpus = uint64_t{tp} * std::max<uint32_t>(in.context_parallel, 1) * dp;
   if (ep > 1) {
     if (in.num_experts <= 1) {
       add("expert_parallel", absl::StrFormat("%d needs a mixture-of-experts model (num_experts > 1)", ep));
     } else if (in.num_experts % ep != 0) {
       add("expert_parallel", absl::StrFormat("%d does not divide num_experts %d", ep, in.num_experts));
-    } else if (dp % ep != 0) {
-      add("expert_parallel", absl::StrFormat("%d does not divide data_parallel %d", ep, dp));
+    } else if (stage_gpus % (uint64_t{ep} * etp) != 0) {
+      add("expert_parallel",
+          absl::StrFormat("%d x expert_tensor_parallel %d does not divide the stage's tensor_parallel x "
+                          "context_parallel x data_parallel %d GPUs",
+                          ep, etp, stage_gpus));
     }
+  }
+  if (etp != tp) {
+    if (in.num_experts <= 1) {
+      add("expert_tensor_parallel", absl::StrFormat("%d needs a mixture-of-experts model (num_experts > 1)", etp));
+    } else if (tp > 1 && !in.sequence_parallel) {
+      add("expert_tensor_parallel",
+          absl::StrFormat("%d differs from tensor_parallel %d, which needs sequence_parallel (Megatron-LM requires it "
+                          "for MoE with TP)",
+                          etp, tp));
+    } else if (ep == 1 && stage_gpus % etp != 0) {
+      add("expert_tensor_parallel",
+          absl::StrFormat("%d does not divide the stage's tensor_parallel x context_parallel x data_parallel %d GPUs",
+                          etp, stage_gpus));
+    }
+  }
+  if (in.num_experts > 1 && in.expert_ffn_hidden_size != 0 && in.expert_ffn_hidden_size % etp != 0) {
+    add("expert_tensor_parallel",
+        absl::StrFormat("%d does not divide expert_ffn_hidden_size %d", etp, in.expert_ffn_hidden_size));
   }
   if (in.zero_stage < 0 || in.zero_stage > 3) add("zero_stage", absl::StrFormat("%d is outside [0, 3]", in.zero_stage));
   if (in.sequence_parallel && tp == 1) add("sequence_parallel", "needs tensor_parallel > 1");

@@ -16,6 +16,8 @@ struct StageRuleInputs {
   uint32_t tensor_parallel = 1;
   uint32_t data_parallel = 1;
   uint32_t expert_parallel = 1;
+  uint32_t expert_tensor_parallel = 0;  // 0: tensor_parallel
+  uint32_t context_parallel = 1;        // the plan's: the experts fold over TP x CP x DP
   int64_t zero_stage = 0;
   bool sequence_parallel = false;
   uint64_t micro_batch_size = 0;  // 0: not known yet (its own rule reports it)
@@ -24,6 +26,7 @@ struct StageRuleInputs {
   uint32_t num_kv_heads = 0;     // 0: as many as the attention heads
   uint64_t ffn_hidden_size = 0;  // resolved (4 x hidden_size when the file leaves it 0)
   uint32_t num_experts = 0;
+  uint64_t expert_ffn_hidden_size = 0;  // resolved (ffn_hidden_size when the file leaves it 0)
 };
 
 struct StageRuleProblem {

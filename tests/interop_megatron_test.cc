@@ -411,12 +411,11 @@ TEST_CASE("settings priced at one value only: the others are noted with what is 
               "--recompute-granularity selective --recompute-modules core_attn")
             .find("not modelled") == std::string::npos);
   const std::string other = notes(
-      "--fp8-format hybrid --fp8-recipe blockwise --expert-tensor-parallel-size 1 --recompute-granularity selective "
-      "--recompute-modules mlp moe_act");
+      "--fp8-format hybrid --fp8-recipe blockwise --expert-tensor-parallel-size 1 --sequence-parallel "
+      "--recompute-granularity selective --recompute-modules mlp moe_act");
   CHECK(other.find("not modelled: --fp8-recipe blockwise (its block scales' quantization; priced as per-tensor "
                    "FP8)") != std::string::npos);
-  CHECK(other.find("not modelled: --expert-tensor-parallel-size 1 (experts priced as split over the 2 TP ranks)") !=
-        std::string::npos);
+  CHECK(other.find("expert-tensor-parallel") == std::string::npos);  // priced since session 21
   CHECK(other.find("not modelled: --recompute-modules mlp moe_act (priced as Megatron's default, the attention "
                    "core)") != std::string::npos);
   CHECK(notes("--fp8-recipe mxfp8 --recompute-modules mlp")

@@ -64,7 +64,11 @@ TEST_CASE("stage rules: data, expert parallelism, ZeRO and sequence parallelism"
   in.expert_parallel = 4;
   CHECK(Problems(in) == V{"expert_parallel: 4 does not divide num_experts 6"});
   in.num_experts = 8;
-  CHECK(Problems(in) == V{"expert_parallel: 4 does not divide data_parallel 2"});
+  // EP x ETP (here TP's 4) GPUs must divide the stage's TP x CP x DP = 8.
+  CHECK(Problems(in) == V{"expert_parallel: 4 x expert_tensor_parallel 4 does not divide the stage's "
+                          "tensor_parallel x context_parallel x data_parallel 8 GPUs"});
+  in.context_parallel = 2;  // 16 GPUs: EP folds over TP, CP and DP
+  CHECK(Problems(in).empty());
   in = Good();
   in.zero_stage = 4;
   CHECK(Problems(in) == V{"zero_stage: 4 is outside [0, 3]"});
@@ -87,3 +91,27 @@ TEST_CASE("stage rules: every broken rule is reported, in order", "[proto][stage
 }
 
 }  // namespace
+
+TEST_CASE("stage rules: expert tensor parallelism (MoE parallel folding)", "[proto][stage_rules]") {
+  StageRuleInputs in = Good();
+  in.expert_tensor_parallel = 1;
+  CHECK(Problems(in) == V{"expert_tensor_parallel: 1 needs a mixture-of-experts model (num_experts > 1)"});
+  in.num_experts = 8;
+  in.expert_ffn_hidden_size = 1536;
+  CHECK(Problems(in) == V{"expert_tensor_parallel: 1 differs from tensor_parallel 4, which needs sequence_parallel "
+                          "(Megatron-LM requires it for MoE with TP)"});
+  in.sequence_parallel = true;
+  CHECK(Problems(in).empty());
+  in.expert_parallel = 8;  // 8 x 1 GPUs hold the experts once: all of TP 4 x DP 2
+  CHECK(Problems(in).empty());
+  in.expert_tensor_parallel = 2;  // 8 x 2 > 8 GPUs
+  CHECK(Problems(in) == V{"expert_parallel: 8 x expert_tensor_parallel 2 does not divide the stage's "
+                          "tensor_parallel x context_parallel x data_parallel 8 GPUs"});
+  in.expert_parallel = 1;
+  in.expert_ffn_hidden_size = 1535;
+  CHECK(Problems(in) == V{"expert_tensor_parallel: 2 does not divide expert_ffn_hidden_size 1535"});
+  in.expert_ffn_hidden_size = 1536;
+  in.expert_tensor_parallel = 3;
+  CHECK(Problems(in) == V{"expert_tensor_parallel: 3 does not divide the stage's tensor_parallel x "
+                          "context_parallel x data_parallel 8 GPUs"});
+}

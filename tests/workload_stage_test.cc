@@ -319,6 +319,71 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
   CHECK(gathered.forward_flop_per_gpu == cost.forward_flop_per_gpu);  // the experts compute the same tokens
 }
 
+TEST_CASE("MoE parallel folding: experts over ETP x EP of the stage's TP x DP GPUs", "[workload][stage][comm]") {
+  // SmallMoe's block: hidden 1024, sequence 1024, 8 experts of FFN 4096, top-2, BF16; 4 samples over
+  // TP 2 x DP 4 = 8 GPUs with sequence parallelism (each GPU's attention holds 512 of a sample's tokens).
+  const auto model = SmallMoe();
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
+  StageConfig c = Layers(1, 1, 4, 2, 4);
+  c.sequence_parallel = true;
+  c.zero_stage = 1;
+  auto of = [&](CollectiveGroup group, const std::vector<StageCollective>& list) {
+    std::vector<StageCollective> out;
+    for (const StageCollective& s : list) {
+      if (s.group == group) out.push_back(s);
+    }
+    return out;
+  };
+  const double bsh = 1024.0 * 1024 * 2;                 // one sample's hidden states, BF16
+  const double expert = 2 * 1024 * 4096 + 4096 + 1024;  // one expert's weights and biases
+
+  // ETP = TP = 2, EP 4: each GPU dispatches its own 512 tokens' 2 copies over EP, then the TP pair
+  // gathers what both received (and reduce-scatters the outputs); no all-gather over TP before it.
+  c.expert_parallel = 4;
+  const StageCost tp_experts = Cost(*model, c, gpu);
+  const auto a2a = of(CollectiveGroup::kExpert, tp_experts.forward_collectives);
+  REQUIRE(a2a.size() == 1);
+  CHECK(a2a[0].op == CollectiveOp::kAllToAll);
+  CHECK(a2a[0].bytes == 2 * bsh / 2);  // top-2 x b/DP = 1 sample / TP 2
+  CHECK(a2a[0].count == 2);            // dispatch and combine
+  const auto inner = of(CollectiveGroup::kExpertTensor, tp_experts.forward_collectives);
+  REQUIRE(inner.size() == 2);
+  CHECK(inner[0].op == CollectiveOp::kAllGather);
+  CHECK(inner[1].op == CollectiveOp::kReduceScatter);
+  CHECK(inner[0].bytes == 2 * bsh);  // both GPUs' dispatched tokens
+  CHECK(inner[1].bytes == 2 * bsh);
+  CHECK(of(CollectiveGroup::kExpertTensor, tp_experts.backward_collectives).size() == 2);
+  // The attention keeps its TP gather and reduce-scatter; the routed MLP has none over TP.
+  CHECK(of(CollectiveGroup::kTensor, tp_experts.forward_collectives).size() == 2);
+  // 8 experts over ETP 2 x EP 4: 2 experts on each GPU, half of each.
+  CHECK(static_cast<double>(tp_experts.expert_grad_sync_bytes) == Approx(2 * 8 * expert / 8).margin(1));
+
+  // ETP 1, EP 8: one expert whole on each GPU, the EP group all 8 GPUs (TP folded into it).
+  c.expert_tensor_parallel = 1;
+  c.expert_parallel = 8;
+  const StageCost folded = Cost(*model, c, gpu);
+  const auto folded_a2a = of(CollectiveGroup::kExpert, folded.forward_collectives);
+  REQUIRE(folded_a2a.size() == 1);
+  CHECK(folded_a2a[0].bytes == 2 * bsh / 2);
+  CHECK(of(CollectiveGroup::kExpertTensor, folded.forward_collectives).empty());  // ETP 1: nothing to gather
+  CHECK(static_cast<double>(folded.expert_grad_sync_bytes) == Approx(2 * expert).margin(1));
+  // Every GPU of the stage computes an equal share of the routed tokens either way.
+  CHECK(folded.forward_flop_per_gpu == Approx(tp_experts.forward_flop_per_gpu));
+  // ZeRO-1 shards an expert's optimizer states over the GPUs that hold the same shard, TP x DP / (ETP x
+  // EP) of them: EP 2 keeps 4 experts on each GPU, in 4 copies over the stage, so its states take what
+  // EP 8's one expert's do; without ZeRO they take 4 times as much (Adam: 12 bytes a BF16 parameter).
+  c.expert_parallel = 2;
+  const StageCost copies = Cost(*model, c, gpu);
+  CHECK(static_cast<double>(copies.expert_grad_sync_bytes) == Approx(2 * 4 * expert).margin(1));
+  CHECK(static_cast<double>(copies.memory.optimizer_bytes - folded.memory.optimizer_bytes) == Approx(0).margin(2));
+  c.zero_stage = 0;
+  const StageCost copies_whole = Cost(*model, c, gpu);
+  c.expert_parallel = 8;
+  const StageCost folded_whole = Cost(*model, c, gpu);
+  CHECK(static_cast<double>(copies_whole.memory.optimizer_bytes - folded_whole.memory.optimizer_bytes) ==
+        Approx(12 * 3 * expert).margin(2));
+}
+
 TEST_CASE("bad stages and GPU types are reported with the field path", "[workload][stage]") {
   const ModelCost gpt3 = Gpt3();
   const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));

@@ -245,15 +245,22 @@ TEST_CASE("userbuffers: the last reduce-scatter chunk, and with aggregate the fi
 
 TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer Engine's") {
   // A block with an MoE MLP and shared experts: the attention's and the shared experts' gather and
-  // reduce-scatter are userbuffers collectives, the routed experts' are not.
+  // reduce-scatter are userbuffers collectives, the routed experts' (over the expert-TP group, after
+  // the dispatch) are not.
   const ModelCost model = Llama(8);
-  int userbuffers = 0, routed = 0;
+  int userbuffers = 0, tensor = 0, routed = 0;
   for (const LayerCollective& c : model.layer(1).collectives_seq_par) {
-    if (c.group != CollectiveGroup::kTensor) continue;
-    (c.userbuffers ? userbuffers : routed) += c.forward_count;
+    if (c.group == CollectiveGroup::kExpert) continue;
+    if (c.group == CollectiveGroup::kExpertTensor) {
+      CHECK_FALSE(c.userbuffers);
+      routed += c.forward_count;
+    } else {
+      (c.userbuffers ? userbuffers : tensor) += c.forward_count;
+    }
   }
   CHECK(userbuffers == 2);  // the attention's all-gather and reduce-scatter
-  CHECK(routed == 2);       // the routed MLP's
+  CHECK(tensor == 0);       // the routed MLP gathers nothing over TP
+  CHECK(routed == 2);       // it gathers and reduce-scatters the dispatched tokens over the expert-TP group
 }
 
 TEST_CASE("userbuffers: a ring-exchange reduce-scatter cuts the tokens, one chunk per TP rank") {

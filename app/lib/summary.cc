@@ -129,6 +129,9 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
                           s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_layers(), m.island(),
                           m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
                           m.first_gpu() + m.gpus_per_node() - 1, proto::TensorParallel(s), proto::DataParallel(s));
+    if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != proto::TensorParallel(s)) {
+      absl::StrAppendFormat(&out, " EP %d ETP %d", proto::ExpertParallel(s), proto::ExpertTensorParallel(s));
+    }
     if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
     out += "\n";
   }

@@ -27,9 +27,8 @@ std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, 
   return out;
 }
 
-// The groups a stage collective runs over: every TP group (of each replica and CP rank), or for
-// expert parallelism every block of `expert_parallel` consecutive replicas at each (CP, TP) rank.
-// Each is timed (an isomorphic one by mapping, see CollectiveTimer); the slowest sets the stage's time.
+}  // namespace
+
 std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group) {
   std::vector<std::vector<GpuId>> groups;
   if (group == workload::CollectiveGroup::kTensor) {
@@ -38,13 +37,22 @@ std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::Collect
     }
     return groups;
   }
-  for (int first = 0; first + l.expert_parallel <= l.data_parallel; first += l.expert_parallel) {
-    for (int c = 0; c < l.context_parallel; ++c) {
-      for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(Slice(l, first, l.expert_parallel, t, c));
+  const int etp = l.ExpertTensorParallel(), ep = l.expert_parallel;
+  const int gpus = static_cast<int>(l.gpus.size());
+  for (int first = 0; first + etp * ep <= gpus; first += etp * ep) {
+    for (int r = 0; r < (group == workload::CollectiveGroup::kExpertTensor ? ep : etp); ++r) {
+      std::vector<GpuId>& g = groups.emplace_back();
+      if (group == workload::CollectiveGroup::kExpertTensor) {
+        for (int i = 0; i < etp; ++i) g.push_back(l.gpus[first + r * etp + i]);  // ETP consecutive GPUs
+      } else {
+        for (int j = 0; j < ep; ++j) g.push_back(l.gpus[first + j * etp + r]);  // EP GPUs, ETP apart
+      }
     }
   }
   return groups;
 }
+
+namespace {
 
 // One collective of a pass, `count` times in a row: adds its time (the slowest group's: the stage's
 // replicas run in step) to `time` and the load of every group to `load`.
@@ -240,6 +248,7 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
   layout.tensor_parallel = st.tensor_parallel;
   layout.data_parallel = st.data_parallel;
   layout.expert_parallel = st.expert_parallel;
+  layout.expert_tensor_parallel = st.expert_tensor_parallel;
   layout.context_parallel = context_parallel;
   if (static_cast<int>(layout.gpus.size()) != layout.tensor_parallel * layout.context_parallel * layout.data_parallel) {
     return absl::InvalidArgumentError(absl::StrFormat(

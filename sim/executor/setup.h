@@ -42,8 +42,11 @@ struct StageLayout {
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;
+  int expert_tensor_parallel = 0;  // 0: tensor_parallel
   int context_parallel = 1;
   int32_t island = 0;
+
+  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
 
   GpuId Gpu(int replica, int tp_rank, int cp_rank = 0) const {
     return gpus[(replica * context_parallel + cp_rank) * tensor_parallel + tp_rank];
@@ -53,6 +56,13 @@ struct StageLayout {
   std::vector<GpuId> DataGroup(int tp_rank) const;
   int gradient_group_size() const { return data_parallel * context_parallel; }
 };
+
+// The groups a stage's collectives over `group` run on: every TP group (of each replica and CP rank),
+// or for the experts (MoE parallel folding: Megatron-LM's expert rank order tp-ep-dp laid over the
+// stage's GPUs in their dense order tp-cp-dp) every expert-TP group of ETP consecutive GPUs, or every
+// EP group of GPUs ETP apart within each block of ETP x EP. Each is timed (an isomorphic one by
+// mapping, see CollectiveTimer); the slowest sets the stage's time.
+std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group);
 
 // The transfers between virtual stages k and k+1 of one microbatch: activations forward (k -> k+1)
 // and their gradients backward (k+1 -> k), resharded between the two stages' (DP, TP) layouts.

@@ -80,8 +80,9 @@ struct ActivationBytes {
 };
 
 enum class CollectiveGroup : uint8_t {
-  kTensor,  // the stage's tensor-parallel group (GPUs of one model replica's shard set)
-  kExpert,  // the stage's expert-parallel group
+  kTensor,        // the stage's tensor-parallel group (GPUs of one model replica's shard set)
+  kExpert,        // the stage's expert-parallel group
+  kExpertTensor,  // the stage's expert-tensor-parallel group (the GPUs sharing one expert's weights)
 };
 
 struct LayerCollective {
@@ -106,6 +107,11 @@ struct LayerCollective {
   // The buffer is the group's: bytes_per_sample x the group's size (an all-gather of every rank's
   // tokens, the reduce-scatter of their outputs).
   bool times_group_size = false;
+  // Under sequence parallelism the buffer is this GPU's own tokens, 1/TP of the replica's (the MoE
+  // dispatch of Megatron-LM's token dispatchers, which run before any gather over TP).
+  bool sequence_split = false;
+  // The buffer is also EP times larger: a gather over the expert-TP group of what EP ranks gathered.
+  bool times_expert_parallel = false;
 };
 
 struct LayerCost {

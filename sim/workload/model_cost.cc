@@ -33,6 +33,7 @@ ModelCost ModelCost::Create(const spec::ModelSpec& model) {
     m.ffn_hidden_size_ = t.ffn_hidden_size;
     m.vocab_size_ = t.vocab_size;
     m.num_experts_ = t.num_experts;
+    if (t.num_experts > 1) m.expert_ffn_hidden_size_ = t.expert_ffn_hidden_size;
     m.uniform_blocks_ = t.UniformBlocks();
   } else {
     m.layers_ = BuildLayerListLayers(model.layers);

@@ -52,7 +52,8 @@ class ModelCost {
   uint32_t num_kv_heads() const { return num_kv_heads_; }
   uint64_t ffn_hidden_size() const { return ffn_hidden_size_; }
   uint64_t vocab_size() const { return vocab_size_; }
-  uint32_t num_experts() const { return num_experts_; }  // 1 for a dense model
+  uint32_t num_experts() const { return num_experts_; }                        // 1 for a dense model
+  uint64_t expert_ffn_hidden_size() const { return expert_ffn_hidden_size_; }  // 0 for a dense model
   // Every transformer block alike (no dense blocks among MoE ones): what repeated-layer pricing needs.
   bool uniform_blocks() const { return uniform_blocks_; }
 
@@ -87,6 +88,7 @@ class ModelCost {
   uint64_t ffn_hidden_size_ = 0;
   uint64_t vocab_size_ = 0;
   uint32_t num_experts_ = 1;
+  uint64_t expert_ffn_hidden_size_ = 0;
   bool uniform_blocks_ = true;
 };
 

@@ -20,6 +20,7 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_siz
   c.tensor_parallel = stage.tensor_parallel;
   c.data_parallel = stage.data_parallel;
   c.expert_parallel = stage.expert_parallel;
+  c.expert_tensor_parallel = stage.expert_tensor_parallel;
   c.zero_stage = stage.zero_stage;
   c.recompute = stage.recompute;
   c.recompute_num_layers = stage.recompute_num_layers;
@@ -113,6 +114,7 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   if (c.tensor_parallel < 1) return Invalid(where, "tensor_parallel", "must be >= 1");
   if (c.data_parallel < 1) return Invalid(where, "data_parallel", "must be >= 1");
   if (c.expert_parallel < 1) return Invalid(where, "expert_parallel", "must be >= 1");
+  if (c.expert_tensor_parallel < 0) return Invalid(where, "expert_tensor_parallel", "must be >= 0");
   if (c.context_parallel < 1) return Invalid(where, "context_parallel", "must be >= 1");
   if (c.context_parallel > 1 && !model.is_transformer()) {
     return Invalid(where, "context_parallel", "needs a transformer model");
@@ -133,13 +135,16 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
       spec::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
                                .data_parallel = static_cast<uint32_t>(c.data_parallel),
                                .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
+                               .expert_tensor_parallel = static_cast<uint32_t>(c.ExpertTensorParallel()),
+                               .context_parallel = static_cast<uint32_t>(c.context_parallel),
                                .zero_stage = c.zero_stage,
                                .sequence_parallel = c.sequence_parallel,
                                .micro_batch_size = c.micro_batch_size,
                                .num_attention_heads = model.num_attention_heads(),
                                .num_kv_heads = model.num_kv_heads(),
                                .ffn_hidden_size = model.ffn_hidden_size(),
-                               .num_experts = model.num_experts()});
+                               .num_experts = model.num_experts(),
+                               .expert_ffn_hidden_size = model.expert_ffn_hidden_size()});
   if (!problems.empty()) return Invalid(where, problems.front().field, problems.front().problem);
   return absl::OkStatus();
 }
@@ -175,15 +180,17 @@ struct GemmTimes {
 GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts, double backward_ratio,
                    const GpuCompute& model_gpu) {
   const GpuCompute& gpu = g.fp8 ? model_gpu : model_gpu.SixteenBit();
-  const double tp = c.tensor_parallel;
+  // Experts split their weights over ETP instead of TP.
+  const double tp = g.per_expert ? c.ExpertTensorParallel() : c.tensor_parallel;
   // Experts: this GPU holds experts / EP of them and computes the tokens routed to them from the
-  // whole EP group, on average b s k EP / experts per expert.
+  // whole EP group, on average b s k EP / experts per expert (times ETP / TP: its expert-TP group
+  // gathers ETP GPUs' tokens, each GPU's attention holds 1/TP of them).
   const double local_experts = g.per_expert ? experts / c.expert_parallel : 1;
   // A grouped GEMM is one kernel whose tiles are all the local experts' (a batch of them).
   const double kernels = g.grouped ? 1 : local_experts;
   GemmTimes t;
   const double cp = c.context_parallel;
-  t.flop = g.forward_flop_per_sample * b / tp / cp;
+  t.flop = g.forward_flop_per_sample * b / c.tensor_parallel / cp;  // every GPU of the stage an equal share
   if (!gpu.shape_aware() || g.m <= 0) {
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
     t.backward_s = backward_ratio * t.forward_s;
@@ -197,7 +204,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   } else {
     f.m *= b / cp;  // samples (this rank's tokens of them) stack along the rows
   }
-  if (g.per_expert) f.m *= c.expert_parallel / experts;
+  if (g.per_expert) f.m *= c.expert_parallel / experts * tp / c.tensor_parallel;
   if (g.grouped) f.batch *= local_experts;
   switch (g.split) {
     case TpSplit::kColumns: f.n /= tp; break;
@@ -350,14 +357,25 @@ KeptActivation ActivationOf(const LayerCost& layer, const StageConfig& c, const 
   return {kept_all, 0};
 }
 
+int GroupSize(CollectiveGroup group, const StageConfig& c) {
+  switch (group) {
+    case CollectiveGroup::kTensor: return c.tensor_parallel;
+    case CollectiveGroup::kExpert: return c.expert_parallel;
+    case CollectiveGroup::kExpertTensor: return c.ExpertTensorParallel();
+  }
+  return 1;
+}
+
 // The layer's collectives, with absolute per-rank bytes for the local microbatch.
 void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, StageCost* cost) {
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
-    if (lc.group == CollectiveGroup::kTensor && c.tensor_parallel <= 1) continue;
-    if (lc.group == CollectiveGroup::kExpert && c.expert_parallel <= 1) continue;
-    const double group =
-        lc.times_group_size ? (lc.group == CollectiveGroup::kExpert ? c.expert_parallel : c.tensor_parallel) : 1;
-    const int64_t bytes = RoundUpBytes(lc.bytes_per_sample * s.bt * group);
+    const int group_size = GroupSize(lc.group, c);
+    if (group_size <= 1) continue;
+    double buffer = lc.bytes_per_sample * s.bt;
+    if (lc.times_group_size) buffer *= group_size;
+    if (lc.times_expert_parallel) buffer *= c.expert_parallel;
+    if (lc.sequence_split && s.sp) buffer /= s.tp;
+    const int64_t bytes = RoundUpBytes(buffer);
     if (lc.forward_count > 0) {
       cost->forward_collectives.push_back(
           {lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});
@@ -397,9 +415,10 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
   cost->expert_param_sync_bytes = RoundUpBytes(expert_params * element);
 
   // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
-  // expert states over the DP replicas that hold the same experts (DP / EP of them).
+  // expert states over the GPUs that hold the same expert shard (TP x CP x DP / (ETP x EP) of them).
   const int dense_group = c.data_parallel * c.context_parallel;
-  const int expert_group = c.data_parallel / c.expert_parallel * c.context_parallel;
+  const int expert_group =
+      c.tensor_parallel * c.context_parallel * c.data_parallel / (c.ExpertTensorParallel() * c.expert_parallel);
   auto states = [&](int zero_stage) {
     const StageMemory dense =
         ZeroShardedModelStates(dense_params, model.dtype(), zero_stage, dense_group, c.grad_reduce_in_fp32);
@@ -454,8 +473,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
       cost.cp_attention.push_back(CpAttentionOf(layer, i, t, layer_config, s, gpu));
     }
     // Parameters on this GPU: split over TP (vocabulary-parallel embedding and head, column/row-parallel
-    // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts also over EP.
-    expert_params += static_cast<double>(layer.expert_param_count) / (s.tp * s.ep);
+    // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts over ETP x EP.
+    expert_params += static_cast<double>(layer.expert_param_count) / (c.ExpertTensorParallel() * s.ep);
     const double replicated = static_cast<double>(layer.tp_replicated_param_count);
     dense_params +=
         (static_cast<double>(layer.param_count - layer.expert_param_count) - replicated) / s.tp + replicated;

@@ -34,7 +34,11 @@ struct StageConfig {
   int num_layers = 0;
   int tensor_parallel = 1;
   int data_parallel = 1;
-  int expert_parallel = 1;  // over the data-parallel replicas (must divide data_parallel and experts)
+  // MoE parallel folding: the stage's TP x CP x DP GPUs laid out again for the experts, ETP consecutive
+  // GPUs sharing an expert's weights, EP such groups holding distinct experts (EP divides the experts).
+  int expert_parallel = 1;
+  int expert_tensor_parallel = 0;  // 0: tensor_parallel (Megatron's default)
+  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
   int zero_stage = 0;  // 0..3

@@ -90,13 +90,52 @@ void AddSublayerTpCollectives(LayerCost& layer, double input_bytes, double outpu
   add(layer.collectives_seq_par, CollectiveOp::kReduceScatter, input_bytes, 0, 1, async_backward, in_ub);
 }
 
+// The routed experts' collectives around Megatron-LM's token dispatchers, for `bsh` bytes of hidden
+// states per sample and `k` experts per token. Under sequence parallelism a GPU routes its own tokens
+// (1/TP of the replica's): the dispatcher moves them over the EP group, then gathers them over the
+// expert-TP group that shares the experts' weights, and after the experts reduce-scatters and returns
+// them (MoE parallel folding; docs/cost-model.md, "Experts"). Without it (TP = ETP) every TP rank
+// holds the replica's tokens, all-reduced after the experts as a dense MLP's output is.
+void AddRoutedExpertCollectives(LayerCost& layer, const spec::TransformerSpec& t, double bsh, double k) {
+  auto both = [&](LayerCollective c, bool sequence_split_only) {
+    if (!sequence_split_only) layer.collectives.push_back(c);
+    c.sequence_split = true;
+    layer.collectives_seq_par.push_back(c);
+  };
+  auto gathered = [](CollectiveOp op, CollectiveGroup group, double bytes) {
+    LayerCollective c{op, group, bytes, 1, 1};
+    c.times_group_size = true;  // the gather's output: every rank's tokens
+    return c;
+  };
+  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bsh, 1, 1});
+  if (t.moe_allgather_dispatcher) {
+    // Megatron's all-gather dispatcher gathers the group's tokens (forward; their gradients
+    // reduce-scattered in the backward) and reduce-scatters the experts' outputs back (forward; their
+    // gradients gathered in the backward): over EP, then over the expert-TP group.
+    for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      both(gathered(op, CollectiveGroup::kExpert, bsh), false);
+      LayerCollective inner = gathered(op, CollectiveGroup::kExpertTensor, bsh);
+      inner.times_expert_parallel = true;  // the EP group's tokens, gathered again over the expert-TP group
+      both(inner, true);
+    }
+    return;
+  }
+  // Dispatch and combine, each way: every token's hidden state goes to its k experts and back; the
+  // expert-TP group gathers what it received and reduce-scatters the experts' outputs.
+  both({CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * bsh, 2, 2}, false);
+  for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    both(gathered(op, CollectiveGroup::kExpertTensor, k * bsh), true);
+  }
+}
+
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
   for (const LayerCollective& c : from) {
     bool merged = false;
     for (LayerCollective& existing : into) {
       if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
           existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers &&
-          existing.times_group_size == c.times_group_size) {
+          existing.times_group_size == c.times_group_size && existing.sequence_split == c.sequence_split &&
+          existing.times_expert_parallel == c.times_expert_parallel) {
         existing.forward_count += c.forward_count;
         existing.fc2_forward_count += c.fc2_forward_count;
         existing.backward_count += c.backward_count;
@@ -283,27 +322,15 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.activation.tp_sharded = (k * f + shared) * act * B * s + (moe ? B * k * s * h : 0);
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
-  // The routed experts' linears communicate around the token dispatcher; shared experts are an MLP of
-  // their own, with their own gather and reduce-scatter (Megatron-core's SharedExpertMLP).
-  const TeLinear fc1 = moe ? TeLinear::kNone : TeLinear::kFc1, fc2 = moe ? TeLinear::kNone : TeLinear::kFc2;
-  AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/!moe, fc1, fc2);
-  if (shared > 0)
+  if (!moe) {
     AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, TeLinear::kFc1, TeLinear::kFc2);
-  if (moe && t.moe_allgather_dispatcher) {
-    // Megatron's all-gather dispatcher: every rank gathers the group's tokens (forward; their gradients
-    // reduce-scattered in the backward) and reduce-scatters the experts' outputs back (forward; their
-    // gradients gathered in the backward).
-    for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
-      LayerCollective c{op, CollectiveGroup::kExpert, B * s * h, 1, 1};
-      c.times_group_size = true;
-      layer.collectives.push_back(c);
-      layer.collectives_seq_par.push_back(c);
+  } else {
+    AddRoutedExpertCollectives(layer, t, B * s * h, k);
+    // Shared experts are an MLP of their own, with their own gather and reduce-scatter (Megatron-core's
+    // SharedExpertMLP).
+    if (shared > 0) {
+      AddSublayerTpCollectives(layer, B * s * h, B * s * h, /*async_backward=*/true, TeLinear::kFc1, TeLinear::kFc2);
     }
-  } else if (moe) {
-    // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
-    const LayerCollective a2a{CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * B * s * h, 2, 2};
-    layer.collectives.push_back(a2a);
-    layer.collectives_seq_par.push_back(a2a);
   }
   return layer;
 }

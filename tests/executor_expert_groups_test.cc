@@ -1,0 +1,55 @@
+// The GPU groups of a stage's expert collectives under MoE parallel folding (sim/executor/setup.h):
+// Megatron-LM lays the stage's TP x CP x DP GPUs out again for the experts in the order tp-ep-dp.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <vector>
+
+#include "sim/executor/setup.h"
+
+namespace {
+
+using hetsim::GpuId;
+using hetsim::sim::executor::GroupsOf;
+using hetsim::sim::executor::StageLayout;
+using hetsim::sim::workload::CollectiveGroup;
+using Groups = std::vector<std::vector<GpuId>>;
+
+// A stage of TP x CP x DP GPUs numbered 100, 101, ... in the mesh's order.
+StageLayout Stage(int tp, int cp, int dp, int ep, int etp) {
+  StageLayout l;
+  l.gpus.resize(static_cast<size_t>(tp * cp * dp));
+  std::iota(l.gpus.begin(), l.gpus.end(), GpuId{100});
+  l.tensor_parallel = tp;
+  l.context_parallel = cp;
+  l.data_parallel = dp;
+  l.expert_parallel = ep;
+  l.expert_tensor_parallel = etp;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("expert groups: with ETP = TP, EP takes consecutive replicas at each TP rank", "[executor][experts]") {
+  const StageLayout l = Stage(2, 1, 4, 2, 0);  // ETP 0: as TP
+  CHECK(GroupsOf(l, CollectiveGroup::kExpert) == Groups{{100, 102}, {101, 103}, {104, 106}, {105, 107}});
+  CHECK(GroupsOf(l, CollectiveGroup::kExpertTensor) == GroupsOf(l, CollectiveGroup::kTensor));
+}
+
+TEST_CASE("expert groups: EP folds over TP, CP and DP when ETP is 1", "[executor][experts]") {
+  // Qwen3-235B's shape in small: TP 2 x CP 2 x DP 2 = 8 GPUs, EP 8, ETP 1: one EP group of all of them.
+  const StageLayout l = Stage(2, 2, 2, 8, 1);
+  CHECK(GroupsOf(l, CollectiveGroup::kExpert) == Groups{{100, 101, 102, 103, 104, 105, 106, 107}});
+  CHECK(GroupsOf(l, CollectiveGroup::kExpertTensor).size() == 8);  // singletons: no collective runs
+  // EP 4: two expert-data-parallel copies of the experts, each on 4 consecutive GPUs.
+  CHECK(GroupsOf(Stage(2, 2, 2, 4, 1), CollectiveGroup::kExpert) == Groups{{100, 101, 102, 103}, {104, 105, 106, 107}});
+}
+
+TEST_CASE("expert groups: ETP consecutive GPUs share an expert, EP groups stride by ETP", "[executor][experts]") {
+  // TP 4 x DP 4 = 16 GPUs with ETP 2 x EP 4: blocks of 8 GPUs hold the experts once.
+  const StageLayout l = Stage(4, 1, 4, 4, 2);
+  CHECK(GroupsOf(l, CollectiveGroup::kExpertTensor) ==
+        Groups{{100, 101}, {102, 103}, {104, 105}, {106, 107}, {108, 109}, {110, 111}, {112, 113}, {114, 115}});
+  CHECK(GroupsOf(l, CollectiveGroup::kExpert) ==
+        Groups{{100, 102, 104, 106}, {101, 103, 105, 107}, {108, 110, 112, 114}, {109, 111, 113, 115}});
+}
