@@ -20,4 +20,7 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.nemo_b200_fp8_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-b200-fp8.pbtxt)
   set_tests_properties(fidelity.nemo_b200_fp8_bounds PROPERTIES TIMEOUT 300)
+  add_test(NAME fidelity.moe_folding_h100_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/moe-folding-h100.pbtxt)
+  set_tests_properties(fidelity.moe_folding_h100_bounds PROPERTIES TIMEOUT 300)
 endif()
