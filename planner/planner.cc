@@ -204,13 +204,10 @@ ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
 
 // The plan's note on context parallelism: the degree, those searched, and the exchange it pays.
 std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const std::vector<int>& searched) {
-  const char* exchange = comm == spec::ContextParallelComm::kAllGather  ? "key/value all-gathers"
-                         : comm == spec::ContextParallelComm::kAllToAll ? "query/key/value all-to-alls"
-                                                                        : "key/value ring";
   return absl::StrFormat(
       "context parallelism %d (of %s searched): every stage splits each sequence over %d GPUs "
       "and pays its %s",
-      cp, absl::StrJoin(searched, ", "), cp, exchange);
+      cp, absl::StrJoin(searched, ", "), cp, spec::ContextParallelExchangeName(comm));
 }
 
 }  // namespace

@@ -47,12 +47,15 @@ inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextPar
   }
   return hetsim::v1::CP_COMM_P2P;
 }
-inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
-  switch (p.cp_comm_type()) {
+inline spec::ContextParallelComm ContextParallelCommOf(hetsim::v1::ContextParallelComm c) {
+  switch (c) {
     case hetsim::v1::CP_COMM_ALL_GATHER: return spec::ContextParallelComm::kAllGather;
     case hetsim::v1::CP_COMM_ALL_TO_ALL: return spec::ContextParallelComm::kAllToAll;
     default: return spec::ContextParallelComm::kRing;
   }
+}
+inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
+  return ContextParallelCommOf(p.cp_comm_type());
 }
 // A transformer's FFN width: 4 x hidden when the file leaves it 0 (GPT's; a gated MLP states its own).
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {

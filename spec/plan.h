@@ -84,6 +84,15 @@ enum class ContextParallelComm : uint8_t {
   kAllGather,  // allgather: K/V gathered before the attention and their gradients reduce-scattered, exposed
   kAllToAll,   // a2a: Q/K/V and the attention output exchanged by all-to-alls (a head split), exposed
 };
+// The exchange as reports, traces, `check` and the planner's notes name it.
+inline const char* ContextParallelExchangeName(ContextParallelComm c) {
+  switch (c) {
+    case ContextParallelComm::kAllGather: return "K/V all-gather";
+    case ContextParallelComm::kAllToAll: return "Q/K/V/O all-to-all";
+    case ContextParallelComm::kRing: break;
+  }
+  return "K/V ring";
+}
 
 struct PlanSpec {
   std::string name;

@@ -121,7 +121,7 @@ TEST_CASE("check prints the long-context Llama 3 plan's context parallelism and 
   const CliRun r = RunHetsim(
       absl::StrCat("check ", kExamples, "/plan-llama3-405b-128k.pbtxt ", kExamples, "/cluster-16k-h100.pbtxt"));
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("  context parallel 16 (K/V all-gathered)\n"));
+  CHECK_THAT(r.out, Catch::Contains("  context parallel 16 (K/V all-gather)\n"));
 }
 
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {

@@ -124,11 +124,7 @@ void AddContextParallelExchange(const sim::executor::VirtualStageCost& vs, spec:
   const Time exposed = forward ? vs.cp_forward_exposed_time : vs.cp_backward_exposed_time;
   AddSlice(
       c, gpu, kSend, start, start + std::min(ring, finish - start),
-      absl::StrCat(comm == spec::ContextParallelComm::kAllGather  ? "K/V all-gather "
-                   : comm == spec::ContextParallelComm::kAllToAll ? "Q/K/V/O all-to-all "
-                                                                  : "K/V ring ",
-                   pass),
-      "context_parallel",
+      absl::StrCat(spec::ContextParallelExchangeName(comm), " ", pass), "context_parallel",
       absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }
 

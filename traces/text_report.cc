@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/validate_plan.h"
+#include "spec/plan.h"
 
 namespace hetsim::traces {
 
@@ -35,9 +37,8 @@ std::string FormatReportTable(const v1::Report& r) {
   }
   if (r.context_parallel() > 1) {
     // Each value as wide as its column's label, whichever exchange names it.
-    const std::string bytes_label = r.cp_comm_type() == v1::CP_COMM_ALL_GATHER   ? "K/V all-gather MB/microbatch"
-                                    : r.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL ? "Q/K/V/O all-to-all MB/microbatch"
-                                                                                 : "K/V ring MB/microbatch";
+    const std::string bytes_label = absl::StrCat(
+        spec::ContextParallelExchangeName(proto::ContextParallelCommOf(r.cp_comm_type())), " MB/microbatch");
     const std::string time_label = r.cp_comm_type() == v1::CP_COMM_P2P ? "ring ms" : "exchange ms";
     const int stage_width =
         static_cast<int>(absl::StrFormat("context parallel %d: stage", r.context_parallel()).size());

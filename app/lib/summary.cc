@@ -112,10 +112,8 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
       in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"), in.cluster.name(),
       Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches, p.stages_size());
   if (proto::ContextParallel(p) > 1) {
-    const char* exchange = p.cp_comm_type() == hetsim::v1::CP_COMM_ALL_GATHER   ? "K/V all-gathered"
-                           : p.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL ? "Q/K/V all-to-all"
-                                                                                : "K/V ring";
-    absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p), exchange);
+    absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
+                          spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
   }
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));
