@@ -289,6 +289,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (bf16_gradients) add("--grad-reduce-in-bf16");
   if (dtype == v1::FP16 && plan.grad_reduce_in_fp32()) add("--accumulate-allreduce-grads-in-fp32");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
+  if (plan.moe_a2a_overlap()) add("--overlap-moe-expert-parallel-comm");
   if (plan.overlap_param_gather() && plan.overlap_grad_reduce()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.

@@ -83,6 +83,8 @@ constexpr NamedFlag kModelledFlags[] = {
     {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
     {"overlap-param-gather", 0},
+    {"overlap-moe-expert-parallel-comm", 0},
+    {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
     {"use-flash-attn", 0},

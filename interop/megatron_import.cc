@@ -109,12 +109,11 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
         "(--tensor-model-parallel-size %d x --context-parallel-size %d x data-parallel %d)",
         l.ep, l.etp, stage_gpus, l.tp, l.cp, l.dp));
   }
-  if (r.Has("num-experts") && l.etp != l.tp && l.tp > 1 && !r.Has("sequence-parallel")) {
-    return r.Error(
-        absl::StrFormat("--expert-tensor-parallel-size %d with --tensor-model-parallel-size %d needs "
-                        "--sequence-parallel (Megatron-LM's "
-                        "MoE layer refuses tensor parallelism without it)",
-                        l.etp, l.tp));
+  if (r.Has("num-experts") && l.tp > 1 && !r.Has("sequence-parallel")) {
+    return r.Error(absl::StrFormat(
+        "--num-experts with --tensor-model-parallel-size %d needs --sequence-parallel (Megatron-LM's MoE layer "
+        "refuses tensor parallelism without it)",
+        l.tp));
   }
   return l;
 }
@@ -640,8 +639,30 @@ absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64
 
 // Flags hetsim prices only at one value: that value says nothing, any other is noted as not modelled
 // with what hetsim prices instead.
+// Megatron's checks on --overlap-moe-expert-parallel-comm (combined 1F1B), by flag.
+absl::Status CheckMoeOverlap(const Reader& r, const Layout& l, int64_t chunks, const v1::Model& model) {
+  if (l.ep <= 1) {
+    return r.Error("--overlap-moe-expert-parallel-comm: needs --expert-model-parallel-size > 1");
+  }
+  if (model.transformer().moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_GATHER) {
+    return r.Error(
+        "--overlap-moe-expert-parallel-comm: needs --moe-token-dispatcher-type alltoall or flex (allgather is "
+        "Megatron's default)");
+  }
+  if (l.pp > 1 && chunks <= 1) {
+    return r.Error(absl::StrFormat(
+        "--overlap-moe-expert-parallel-comm: needs a virtual pipeline with --pipeline-model-parallel-size %d", l.pp));
+  }
+  return absl::OkStatus();
+}
+
 void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
                                  std::vector<std::string>& notes) {
+  if (r.Has("delay-wgrad-compute")) {
+    notes.push_back(
+        "not modelled: --delay-wgrad-compute (the weight gradients it defers would hide more of the experts' "
+        "dispatch under --overlap-moe-expert-parallel-comm)");
+  }
   if (r.Has("fp8-recipe")) {
     const std::string recipe = r.Value("fp8-recipe");
     if (!r.Has("fp8-format")) {
@@ -734,6 +755,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
     for (int64_t layers : split.layout_layers) plan.add_virtual_stage_layers(static_cast<uint32_t>(layers));
   }
   plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_moe_a2a_overlap(r.Has("overlap-moe-expert-parallel-comm"));
+  if (plan.moe_a2a_overlap()) HETSIM_RETURN_IF_ERROR(CheckMoeOverlap(r, l, chunks, out.model));
   // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
   // FSDPs prefetch): ZeRO-3's own gathers, not the distributed optimizer's after the step.
   plan.set_overlap_param_gather(r.Has("overlap-param-gather") && (zero_stage == 1 || zero_stage == 2));

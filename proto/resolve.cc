@@ -256,6 +256,7 @@ absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::s
   p.tp_backward_overlap = plan.tp_backward_overlap();
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();
+  p.moe_a2a_overlap = plan.moe_a2a_overlap();
   p.where = std::string(plan_file);
   return p;
 }

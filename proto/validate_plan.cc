@@ -323,6 +323,22 @@ void CheckContextParallel(Problems& p, const Plan& plan, const Model& model) {
   }
 }
 
+// Megatron-LM's combined 1F1B pairs passes of an interleaved pipeline (or of a single stage) and hides
+// the all-to-all dispatch; it refuses the all-gather dispatcher and plain pipelines.
+void CheckMoeOverlap(Problems& p, const Plan& plan, const Model& model) {
+  if (!plan.moe_a2a_overlap()) return;
+  const bool expert_parallel =
+      std::any_of(plan.stages().begin(), plan.stages().end(), [](const Stage& s) { return ExpertParallel(s) > 1; });
+  if (!expert_parallel) {
+    p.Add("moe_a2a_overlap", "needs a stage with expert_parallel > 1 (it hides the experts' token dispatch)");
+  } else if (model.has_transformer() &&
+             model.transformer().moe_token_dispatcher() == hetsim::v1::MOE_DISPATCHER_ALL_GATHER) {
+    p.Add("moe_a2a_overlap", "needs the all-to-all dispatcher (the model's moe_token_dispatcher is all-gather)");
+  } else if (plan.stages_size() > 1 && plan.schedule() != INTERLEAVED_1F1B) {
+    p.Add("moe_a2a_overlap", "needs schedule INTERLEAVED_1F1B when there are several stages (%d)", plan.stages_size());
+  }
+}
+
 void CheckWarmups(Problems& p, const Plan& plan) {
   int set = 0;
   for (const Stage& s : plan.stages()) set += s.warmup_forwards() != 0;
@@ -485,6 +501,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   }
   CheckLayers(p, plan, LayerCount(model), ModelEdgeLayers(model));
   CheckContextParallel(p, plan, model);
+  CheckMoeOverlap(p, plan, model);
   CheckVirtualStageLayers(p, plan);
   const auto islands = IndexIslands(cluster);
   const DType dtype = EffectiveDType(model);

@@ -116,7 +116,8 @@ struct PlanSpec {
   bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
-  std::string where;  // the plan file, for messages
+  bool moe_a2a_overlap = false;  // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
+  std::string where;             // the plan file, for messages
 };
 
 }  // namespace hetsim::spec

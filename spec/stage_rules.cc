@@ -40,11 +40,6 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
   if (etp != tp) {
     if (in.num_experts <= 1) {
       add("expert_tensor_parallel", absl::StrFormat("%d needs a mixture-of-experts model (num_experts > 1)", etp));
-    } else if (tp > 1 && !in.sequence_parallel) {
-      add("expert_tensor_parallel",
-          absl::StrFormat("%d differs from tensor_parallel %d, which needs sequence_parallel (Megatron-LM requires it "
-                          "for MoE with TP)",
-                          etp, tp));
     } else if (ep == 1 && stage_gpus % etp != 0) {
       add("expert_tensor_parallel",
           absl::StrFormat("%d does not divide the stage's tensor_parallel x context_parallel x data_parallel %d GPUs",
@@ -57,6 +52,12 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
   }
   if (in.zero_stage < 0 || in.zero_stage > 3) add("zero_stage", absl::StrFormat("%d is outside [0, 3]", in.zero_stage));
   if (in.sequence_parallel && tp == 1) add("sequence_parallel", "needs tensor_parallel > 1");
+  if (!in.sequence_parallel && tp > 1 && in.num_experts > 1) {
+    add("sequence_parallel",
+        absl::StrFormat("an MoE model with tensor_parallel %d needs it (Megatron-LM's MoE layer refuses tensor "
+                        "parallelism without sequence parallelism)",
+                        tp));
+  }
   return out;
 }
 

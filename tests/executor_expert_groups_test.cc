@@ -53,3 +53,12 @@ TEST_CASE("expert groups: ETP consecutive GPUs share an expert, EP groups stride
   CHECK(GroupsOf(l, CollectiveGroup::kExpert) ==
         Groups{{100, 102, 104, 106}, {101, 103, 105, 107}, {108, 110, 112, 114}, {109, 111, 113, 115}});
 }
+
+TEST_CASE("expert groups: with CP, EP groups fold over the CP ranks as Megatron-LM does today", "[executor][experts]") {
+  // TP 2 x CP 2 x DP 2, ETP = TP, EP 2: the mesh's order is tp-cp-dp, the experts' tp-ep-dp, so an EP
+  // group is a TP rank's two CP ranks of one replica (before MoE parallel folding Megatron took EP
+  // over the replicas only).
+  const StageLayout l = Stage(2, 2, 2, 2, 0);
+  CHECK(GroupsOf(l, CollectiveGroup::kExpert) == Groups{{100, 102}, {101, 103}, {104, 106}, {105, 107}});
+  CHECK(GroupsOf(l, CollectiveGroup::kExpertAndTensor) == Groups{{100, 101, 102, 103}, {104, 105, 106, 107}});
+}

@@ -400,7 +400,8 @@ TEST_CASE("settings priced at one value only: the others are noted with what is 
   const std::string line =
       "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
       "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
-      "--global-batch-size 16 --bf16 --tensor-model-parallel-size 2 --num-experts 8 --expert-model-parallel-size 4 ";
+      "--global-batch-size 16 --bf16 --tensor-model-parallel-size 2 --sequence-parallel --num-experts 8 "
+      "--expert-model-parallel-size 4 ";
   const auto notes = [&](const std::string& flags) {
     absl::StatusOr<MegatronImport> m = Import(line + flags, cluster);
     REQUIRE(m.ok());
@@ -411,7 +412,7 @@ TEST_CASE("settings priced at one value only: the others are noted with what is 
               "--recompute-granularity selective --recompute-modules core_attn")
             .find("not modelled") == std::string::npos);
   const std::string other = notes(
-      "--fp8-format hybrid --fp8-recipe blockwise --expert-tensor-parallel-size 1 --sequence-parallel "
+      "--fp8-format hybrid --fp8-recipe blockwise --expert-tensor-parallel-size 1 "
       "--recompute-granularity selective --recompute-modules mlp moe_act");
   CHECK(other.find("not modelled: --fp8-recipe blockwise (its block scales' quantization; priced as per-tensor "
                    "FP8)") != std::string::npos);
@@ -922,3 +923,50 @@ TEST_CASE("a DeepSeek-like MoE line: shared experts, dense first blocks, multi-l
 }
 
 }  // namespace
+
+TEST_CASE("MoE parallel folding and combined 1F1B: a Qwen3-235B-like line imports and round-trips", "[interop]") {
+  // Qwen3-235B's layout in small: TP 2 with sequence parallelism, PP 2 with virtual stages, EP 16 over
+  // a stage's TP 2 x DP 8 GPUs with expert TP 1, the dispatch overlapped (combined 1F1B).
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --group-query-attention --num-query-groups 4 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --bf16 --num-experts 32 "
+      "--moe-router-topk 8 --moe-ffn-hidden-size 256 --moe-grouped-gemm --tensor-model-parallel-size 2 "
+      "--pipeline-model-parallel-size 2 --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 ";
+  const std::string line = base +
+                           "--moe-token-dispatcher-type alltoall --sequence-parallel "
+                           "--num-layers-per-virtual-pipeline-stage 2 --overlap-moe-expert-parallel-comm "
+                           "--delay-wgrad-compute";
+  const MegatronImport m = ImportRoundTrip(line, cluster);
+  REQUIRE(m.plan.stages_size() == 2);
+  for (const v1::Stage& s : m.plan.stages()) {
+    CHECK(s.tensor_parallel() == 2);
+    CHECK(s.data_parallel() == 8);
+    CHECK(s.expert_parallel() == 16);
+    CHECK(s.expert_tensor_parallel() == 1);
+  }
+  CHECK(m.plan.moe_a2a_overlap());
+  CHECK(HasNote(m, "not modelled: --delay-wgrad-compute"));
+  CHECK_FALSE(HasNote(m, "expert-tensor-parallel"));
+  // Megatron's refusals, by flag.
+  auto error = [&](const std::string& l) {
+    absl::StatusOr<MegatronImport> bad = Import(l, cluster);
+    REQUIRE_FALSE(bad.ok());
+    return std::string(bad.status().message());
+  };
+  CHECK(error(base + "--moe-token-dispatcher-type alltoall --num-layers-per-virtual-pipeline-stage 2") ==
+        "line.sh: --num-experts with --tensor-model-parallel-size 2 needs --sequence-parallel (Megatron-LM's MoE "
+        "layer refuses tensor parallelism without it)");
+  CHECK(error(base + "--sequence-parallel --num-layers-per-virtual-pipeline-stage 2 "
+                     "--overlap-moe-expert-parallel-comm") ==
+        "line.sh: --overlap-moe-expert-parallel-comm: needs --moe-token-dispatcher-type alltoall or flex (allgather "
+        "is Megatron's default)");
+  CHECK(error(base + "--moe-token-dispatcher-type alltoall --sequence-parallel --overlap-moe-expert-parallel-comm") ==
+        "line.sh: --overlap-moe-expert-parallel-comm: needs a virtual pipeline with --pipeline-model-parallel-size 2");
+  std::string ep32 = line;
+  ep32.replace(ep32.find("--expert-model-parallel-size 16"), 31, "--expert-model-parallel-size 32");
+  CHECK_THAT(error(ep32),
+             Catch::Contains("--expert-model-parallel-size 32 x --expert-tensor-parallel-size 1 does not divide a "
+                             "pipeline stage's 16 GPUs"));
+}

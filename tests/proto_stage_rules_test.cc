@@ -60,6 +60,7 @@ TEST_CASE("stage rules: data, expert parallelism, ZeRO and sequence parallelism"
   in = Good();
   in.expert_parallel = 2;
   CHECK(Problems(in) == V{"expert_parallel: 2 needs a mixture-of-experts model (num_experts > 1)"});
+  in.sequence_parallel = true;  // an MoE model with TP 4 needs it
   in.num_experts = 6;
   in.expert_parallel = 4;
   CHECK(Problems(in) == V{"expert_parallel: 4 does not divide num_experts 6"});
@@ -98,8 +99,8 @@ TEST_CASE("stage rules: expert tensor parallelism (MoE parallel folding)", "[pro
   CHECK(Problems(in) == V{"expert_tensor_parallel: 1 needs a mixture-of-experts model (num_experts > 1)"});
   in.num_experts = 8;
   in.expert_ffn_hidden_size = 1536;
-  CHECK(Problems(in) == V{"expert_tensor_parallel: 1 differs from tensor_parallel 4, which needs sequence_parallel "
-                          "(Megatron-LM requires it for MoE with TP)"});
+  CHECK(Problems(in) == V{"sequence_parallel: an MoE model with tensor_parallel 4 needs it (Megatron-LM's MoE layer "
+                          "refuses tensor parallelism without sequence parallelism)"});
   in.sequence_parallel = true;
   CHECK(Problems(in).empty());
   in.expert_parallel = 8;  // 8 x 1 GPUs hold the experts once: all of TP 4 x DP 2

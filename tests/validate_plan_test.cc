@@ -204,15 +204,14 @@ TEST_CASE("plan: expert parallelism needs experts and divides them and DP", "[va
   CHECK_PROBLEM(CheckBig(p, moe),
                 "plan.pbtxt: stages[0].expert_parallel: 16 x expert_tensor_parallel 8 does not "
                 "divide the stage's tensor_parallel x context_parallel x data_parallel 64 GPUs");
-  // MoE parallel folding: one expert per GPU over TP 8 x DP 8 needs expert_tensor_parallel 1, which
-  // needs sequence parallelism with TP 8.
+  // MoE parallel folding: one expert per GPU over TP 8 x DP 8 with expert_tensor_parallel 1; an MoE
+  // model with TP 8 needs sequence parallelism on every stage (Megatron's MoE layer refuses TP without).
   moe.mutable_transformer()->set_num_experts(64);
   p.mutable_stages(0)->set_expert_parallel(64);
   p.mutable_stages(0)->set_expert_tensor_parallel(1);
   CHECK_PROBLEM(CheckBig(p, moe),
-                "plan.pbtxt: stages[0].expert_tensor_parallel: 1 differs from tensor_parallel 8, "
-                "which needs sequence_parallel");
-  p.mutable_stages(0)->set_sequence_parallel(true);
+                "plan.pbtxt: stages[0].sequence_parallel: an MoE model with tensor_parallel 8 needs it");
+  for (hetsim::v1::Stage& s : *p.mutable_stages()) s.set_sequence_parallel(true);
   CHECK(CheckBig(p, moe).ok());
 }
 

@@ -311,8 +311,8 @@ TEST_CASE("MoE stage: expert parallel splits experts, all-to-all per microbatch"
     CHECK(collectives[0].op != collectives[1].op);
     for (const auto& coll : collectives) {
       CHECK((coll.op == CollectiveOp::kAllGather || coll.op == CollectiveOp::kReduceScatter));
-      CHECK(coll.group == CollectiveGroup::kExpert);
-      CHECK(coll.bytes == 4 * 2 * 1024 * 1024 * 2);  // EP x b/DP x s x h x 2 bytes: the gathered buffer
+      CHECK(coll.group == CollectiveGroup::kExpertAndTensor);  // ETP (TP 1) x EP 4 GPUs
+      CHECK(coll.bytes == 4 * 2 * 1024 * 1024 * 2);            // EP x b/DP x s x h x 2 bytes: the gathered buffer
       CHECK(coll.count == 1);
     }
   }
@@ -369,6 +369,11 @@ TEST_CASE("MoE parallel folding: experts over ETP x EP of the stage's TP x DP GP
   CHECK(static_cast<double>(folded.expert_grad_sync_bytes) == Approx(2 * expert).margin(1));
   // Every GPU of the stage computes an equal share of the routed tokens either way.
   CHECK(folded.forward_flop_per_gpu == Approx(tp_experts.forward_flop_per_gpu));
+  // A GPU keeps the dispatched tokens its expert-TP group gathered: its own 512 tokens' 2 copies with
+  // ETP 1, both GPUs' with ETP 2 (BF16, hidden 1024), so ETP 2 keeps one GPU's more; the experts'
+  // hidden activations are the same.
+  CHECK(tp_experts.memory.activation_bytes_per_microbatch - folded.memory.activation_bytes_per_microbatch ==
+        512 * 2 * 1024 * 2);
   // ZeRO-1 shards an expert's optimizer states over the GPUs that hold the same shard, TP x DP / (ETP x
   // EP) of them: EP 2 keeps 4 experts on each GPU, in 4 copies over the stage, so its states take what
   // EP 8's one expert's do; without ZeRO they take 4 times as much (Adam: 12 bytes a BF16 parameter).
@@ -378,6 +383,15 @@ TEST_CASE("MoE parallel folding: experts over ETP x EP of the stage's TP x DP GP
   CHECK(static_cast<double>(copies.memory.optimizer_bytes - folded.memory.optimizer_bytes) == Approx(0).margin(2));
   c.zero_stage = 0;
   const StageCost copies_whole = Cost(*model, c, gpu);
+  // Without TP the expert-TP group still gathers: TP 1 x DP 8, ETP 2 x EP 4, each GPU's 1 sample.
+  StageConfig no_tp = Layers(1, 1, 8, 1, 8);
+  no_tp.expert_parallel = 4;
+  no_tp.expert_tensor_parallel = 2;
+  const StageCost etp2 = Cost(*model, no_tp, gpu);
+  const auto etp2_inner = of(CollectiveGroup::kExpertTensor, etp2.forward_collectives);
+  REQUIRE(etp2_inner.size() == 2);
+  CHECK(etp2_inner[0].bytes == 2 * 2 * bsh);  // top-2 x 1 sample x ETP 2
+  CHECK(of(CollectiveGroup::kExpert, etp2.forward_collectives).front().bytes == 2 * bsh);
   c.expert_parallel = 8;
   const StageCost folded_whole = Cost(*model, c, gpu);
   CHECK(static_cast<double>(copies_whole.memory.optimizer_bytes - folded_whole.memory.optimizer_bytes) ==
@@ -475,6 +489,7 @@ TEST_CASE("asynchronous backward reductions: dense sublayers and the head, not M
   c.expert_parallel = 2;
   c.data_parallel = 2;
   c.micro_batch_size = 2;
+  c.sequence_parallel = true;  // Megatron runs MoE with TP only under sequence parallelism
   const StageCost cost = Cost(*moe, c, gpu);
   // Per block, the attention's input gradient only (the MoE MLP's goes through the dispatcher); the head's.
   int async = 0;

@@ -39,6 +39,12 @@ std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::Collect
   }
   const int etp = l.ExpertTensorParallel(), ep = l.expert_parallel;
   const int gpus = static_cast<int>(l.gpus.size());
+  if (group == workload::CollectiveGroup::kExpertAndTensor) {
+    for (int first = 0; first + etp * ep <= gpus; first += etp * ep) {
+      groups.emplace_back(l.gpus.begin() + first, l.gpus.begin() + first + etp * ep);
+    }
+    return groups;
+  }
   for (int first = 0; first + etp * ep <= gpus; first += etp * ep) {
     for (int r = 0; r < (group == workload::CollectiveGroup::kExpertTensor ? ep : etp); ++r) {
       std::vector<GpuId>& g = groups.emplace_back();
@@ -65,10 +71,11 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
   return absl::OkStatus();
 }
 
-// The tensor-parallel share of a pass's collective time: what the TP overlaps may hide.
+// The shares of a pass's collective time the overlaps may hide.
 struct TensorTime {
   workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
+  Time experts = 0;                                  // the MoE dispatch's (what Plan.moe_a2a_overlap hides)
 };
 
 // Adds the list's collectives to `time` and `load`, and what the TP overlaps may hide to `tensor`.
@@ -82,6 +89,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     }
     tensor.userbuffers.Add(c, time - before);
     if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
+    if (c.group != workload::CollectiveGroup::kTensor) tensor.experts += time - before;
   }
   return absl::OkStatus();
 }
@@ -398,6 +406,8 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
   vs.forward_userbuffers_comm_time = forward_tp.userbuffers.all;
   vs.backward_userbuffers_comm_time = backward_tp.userbuffers.all;
+  vs.forward_expert_comm_time = forward_tp.experts;
+  vs.backward_expert_comm_time = backward_tp.experts;
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
@@ -445,6 +455,35 @@ void SetH1f1bInputs(ExecutionSetup& setup) {
   setup.h1f1b.epsilon = setup.spec.plan.h1f1b_epsilon;
 }
 
+// Plan.moe_a2a_overlap, Megatron-LM's combined 1F1B: a forward and a backward of different
+// microbatches adjacent in a stage's order run as one step, each pass's expert dispatch and combine
+// hidden behind the other pass's compute (up to it). Pairs are taken left to right and do not share a
+// node: in the steady state every forward pairs with the backward beside it; the warm-up's forwards
+// and the cool-down's backwards run alone, as do adjacent passes of one microbatch (the backward
+// needs the forward's output).
+void PairMoeDispatch(ExecutionSetup& setup) {
+  const pipeline::PipelineDag& dag = *setup.dag;
+  auto compute = [&](const pipeline::DagNode& n) {
+    const VirtualStageCost& vs = setup.virtual_stages[n.virtual_stage];
+    return n.kind == pipeline::NodeKind::kForward ? vs.cost.forward_time : vs.cost.backward_time;
+  };
+  auto dispatch = [&](const pipeline::DagNode& n) {
+    const VirtualStageCost& vs = setup.virtual_stages[n.virtual_stage];
+    return n.kind == pipeline::NodeKind::kForward ? vs.forward_expert_comm_time : vs.backward_expert_comm_time;
+  };
+  for (int s = 0; s < dag.num_stages(); ++s) {
+    const std::vector<pipeline::NodeId>& order = dag.stage_compute_order()[s];
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      const pipeline::DagNode& a = dag.node(order[i]);
+      const pipeline::DagNode& b = dag.node(order[i + 1]);
+      if (a.kind == b.kind || a.microbatch == b.microbatch) continue;
+      setup.durations[order[i]] -= std::min(dispatch(a), compute(b));
+      setup.durations[order[i + 1]] -= std::min(dispatch(b), compute(a));
+      ++i;  // b is taken
+    }
+  }
+}
+
 // Phase 7: the schedule, its DAG and the uncontended duration of every node.
 absl::Status BuildDag(ExecutionSetup& setup, int v) {
   const spec::PlanSpec& plan = setup.spec.plan;
@@ -467,6 +506,7 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
     costs.comm_backward.push_back(bt.backward_time);
   }
   setup.durations = pipeline::NodeDurations(*setup.dag, costs);
+  if (plan.moe_a2a_overlap) PairMoeDispatch(setup);
   return absl::OkStatus();
 }
 

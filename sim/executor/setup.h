@@ -59,8 +59,8 @@ struct StageLayout {
 
 // The groups a stage's collectives over `group` run on: every TP group (of each replica and CP rank),
 // or for the experts (MoE parallel folding: Megatron-LM's expert rank order tp-ep-dp laid over the
-// stage's GPUs in their dense order tp-cp-dp) every expert-TP group of ETP consecutive GPUs, or every
-// EP group of GPUs ETP apart within each block of ETP x EP. Each is timed (an isomorphic one by
+// stage's GPUs in their dense order tp-cp-dp) every expert-TP group of ETP consecutive GPUs, every
+// EP group of GPUs ETP apart within each block of ETP x EP, or every such block. Each is timed (an isomorphic one by
 // mapping, see CollectiveTimer); the slowest sets the stage's time.
 std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::CollectiveGroup group);
 
@@ -100,6 +100,10 @@ struct VirtualStageCost {
   // (LayerCollective::userbuffers; the embedding's, head's and routed experts' stay exposed).
   Time forward_userbuffers_comm_time = 0;
   Time backward_userbuffers_comm_time = 0;
+  // Of the collectives, the experts' (the token dispatch and combine over EP, the gathers over the
+  // expert-TP group): what Plan.moe_a2a_overlap may hide behind a paired pass's compute.
+  Time forward_expert_comm_time = 0;
+  Time backward_expert_comm_time = 0;
   // The links those collectives load per microbatch (every replica's group, each as if alone; sorted
   // by link): the flows never run them, so the report adds them (collective_load.h).
   std::vector<LinkLoad> forward_link_load;

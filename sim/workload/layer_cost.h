@@ -69,6 +69,9 @@ struct ActivationBytes {
   double tp_replicated = 0;
   // Q, K, V, projection inputs, MLP hidden activations: always split over the TP ranks.
   double tp_sharded = 0;
+  // The routed experts' dispatched tokens (k hidden states a token): a GPU keeps what its expert-TP
+  // group gathered, ETP / TP of the replica's.
+  double expert_tokens = 0;
   // Softmax output, its dropout mask and dropout output (5as^2 per block for 2-byte activations):
   // split over TP ranks, not kept (recomputed) under selective recompute.
   double attention_core = 0;
@@ -76,13 +79,14 @@ struct ActivationBytes {
   // with sequence parallelism.
   double layer_input = 0;
 
-  double total() const { return tp_replicated + tp_sharded + attention_core; }
+  double total() const { return tp_replicated + tp_sharded + expert_tokens + attention_core; }
 };
 
 enum class CollectiveGroup : uint8_t {
-  kTensor,        // the stage's tensor-parallel group (GPUs of one model replica's shard set)
-  kExpert,        // the stage's expert-parallel group
-  kExpertTensor,  // the stage's expert-tensor-parallel group (the GPUs sharing one expert's weights)
+  kTensor,           // the stage's tensor-parallel group (GPUs of one model replica's shard set)
+  kExpert,           // the stage's expert-parallel group
+  kExpertTensor,     // the stage's expert-tensor-parallel group (the GPUs sharing one expert's weights)
+  kExpertAndTensor,  // expert TP x EP: the GPUs that hold one copy of all the experts
 };
 
 struct LayerCollective {
@@ -110,8 +114,6 @@ struct LayerCollective {
   // Under sequence parallelism the buffer is this GPU's own tokens, 1/TP of the replica's (the MoE
   // dispatch of Megatron-LM's token dispatchers, which run before any gather over TP).
   bool sequence_split = false;
-  // The buffer is also EP times larger: a gather over the expert-TP group of what EP ranks gathered.
-  bool times_expert_parallel = false;
 };
 
 struct LayerCost {

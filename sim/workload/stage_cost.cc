@@ -233,7 +233,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
 
 // The per-GPU shares of a microbatch on a stage.
 struct StageShares {
-  double tp = 1, ep = 1, experts = 0;
+  double tp = 1, ep = 1, etp = 1, experts = 0;
   double b = 0;                 // local samples (the microbatch over the data-parallel replicas)
   double bt = 0;                // samples' worth of tokens: context parallelism keeps 1/CP of each sample's tokens,
                                 // and with them 1/CP of every activation, memory-bound pass and TP collective
@@ -245,6 +245,7 @@ StageShares SharesOf(const ModelCost& model, const StageConfig& c) {
   StageShares s;
   s.tp = c.tensor_parallel;
   s.ep = c.expert_parallel;
+  s.etp = c.ExpertTensorParallel();
   s.experts = model.num_experts();
   s.b = static_cast<double>(c.micro_batch_size) / c.data_parallel;
   s.bt = s.b / c.context_parallel;
@@ -347,12 +348,13 @@ struct KeptActivation {
 
 KeptActivation ActivationOf(const LayerCost& layer, const StageConfig& c, const StageShares& s) {
   const ActivationBytes& a = layer.activation;
-  const double kept_all = a.tp_replicated * s.bt / s.replicated_split + (a.tp_sharded + a.attention_core) * s.bt / s.tp;
+  const double sharded = a.tp_sharded * s.bt / s.tp + a.expert_tokens * s.bt / s.tp * s.etp;
+  const double kept_all = a.tp_replicated * s.bt / s.replicated_split + sharded + a.attention_core * s.bt / s.tp;
   if (layer.recomputable && c.recompute == spec::Recompute::kFull) {
     return {std::min(kept_all, a.layer_input * s.bt / s.replicated_split), kept_all};
   }
   if (SelectivelyRecomputed(layer, c.recompute)) {
-    return {a.tp_replicated * s.bt / s.replicated_split + a.tp_sharded * s.bt / s.tp, 0};
+    return {a.tp_replicated * s.bt / s.replicated_split + sharded, 0};
   }
   return {kept_all, 0};
 }
@@ -362,6 +364,7 @@ int GroupSize(CollectiveGroup group, const StageConfig& c) {
     case CollectiveGroup::kTensor: return c.tensor_parallel;
     case CollectiveGroup::kExpert: return c.expert_parallel;
     case CollectiveGroup::kExpertTensor: return c.ExpertTensorParallel();
+    case CollectiveGroup::kExpertAndTensor: return c.ExpertTensorParallel() * c.expert_parallel;
   }
   return 1;
 }
@@ -373,7 +376,6 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (group_size <= 1) continue;
     double buffer = lc.bytes_per_sample * s.bt;
     if (lc.times_group_size) buffer *= group_size;
-    if (lc.times_expert_parallel) buffer *= c.expert_parallel;
     if (lc.sequence_split && s.sp) buffer /= s.tp;
     const int64_t bytes = RoundUpBytes(buffer);
     if (lc.forward_count > 0) {

@@ -91,41 +91,32 @@ void AddSublayerTpCollectives(LayerCost& layer, double input_bytes, double outpu
 }
 
 // The routed experts' collectives around Megatron-LM's token dispatchers, for `bsh` bytes of hidden
-// states per sample and `k` experts per token. Under sequence parallelism a GPU routes its own tokens
-// (1/TP of the replica's): the dispatcher moves them over the EP group, then gathers them over the
-// expert-TP group that shares the experts' weights, and after the experts reduce-scatters and returns
-// them (MoE parallel folding; docs/cost-model.md, "Experts"). Without it (TP = ETP) every TP rank
-// holds the replica's tokens, all-reduced after the experts as a dense MLP's output is.
+// states per sample and `k` experts per token. A GPU routes its own tokens (1/TP of the replica's:
+// Megatron runs MoE with TP > 1 only under sequence parallelism): the all-to-all dispatcher moves them
+// over the EP group, then gathers them over the expert-TP group that shares the experts' weights, and
+// after the experts reduce-scatters and returns them; the all-gather dispatcher gathers every token of
+// the expert-TP x EP group and reduce-scatters the outputs over it (MoE parallel folding;
+// docs/cost-model.md, "Experts"). The same list serves both passes' lists (with TP 1 there is nothing
+// to split).
 void AddRoutedExpertCollectives(LayerCost& layer, const spec::TransformerSpec& t, double bsh, double k) {
-  auto both = [&](LayerCollective c, bool sequence_split_only) {
-    if (!sequence_split_only) layer.collectives.push_back(c);
+  auto add = [&](CollectiveOp op, CollectiveGroup group, double bytes, int32_t count, bool gathered) {
+    LayerCollective c{op, group, bytes, count, count};
+    c.times_group_size = gathered;  // a gather's output: every rank's tokens
     c.sequence_split = true;
+    layer.collectives.push_back(c);
     layer.collectives_seq_par.push_back(c);
   };
-  auto gathered = [](CollectiveOp op, CollectiveGroup group, double bytes) {
-    LayerCollective c{op, group, bytes, 1, 1};
-    c.times_group_size = true;  // the gather's output: every rank's tokens
-    return c;
-  };
-  layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bsh, 1, 1});
   if (t.moe_allgather_dispatcher) {
-    // Megatron's all-gather dispatcher gathers the group's tokens (forward; their gradients
-    // reduce-scattered in the backward) and reduce-scatters the experts' outputs back (forward; their
-    // gradients gathered in the backward): over EP, then over the expert-TP group.
-    for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
-      both(gathered(op, CollectiveGroup::kExpert, bsh), false);
-      LayerCollective inner = gathered(op, CollectiveGroup::kExpertTensor, bsh);
-      inner.times_expert_parallel = true;  // the EP group's tokens, gathered again over the expert-TP group
-      both(inner, true);
-    }
+    // Gather the tokens (forward; their gradients reduce-scattered in the backward), reduce-scatter the
+    // experts' outputs (forward; their gradients gathered in the backward).
+    add(CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor, bsh, 1, true);
+    add(CollectiveOp::kReduceScatter, CollectiveGroup::kExpertAndTensor, bsh, 1, true);
     return;
   }
-  // Dispatch and combine, each way: every token's hidden state goes to its k experts and back; the
-  // expert-TP group gathers what it received and reduce-scatters the experts' outputs.
-  both({CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * bsh, 2, 2}, false);
-  for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
-    both(gathered(op, CollectiveGroup::kExpertTensor, k * bsh), true);
-  }
+  // Dispatch and combine, each way: every token's hidden state goes to its k experts and back.
+  add(CollectiveOp::kAllToAll, CollectiveGroup::kExpert, k * bsh, 2, false);
+  add(CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor, k * bsh, 1, true);
+  add(CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor, k * bsh, 1, true);
 }
 
 void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<LayerCollective>& from) {
@@ -134,8 +125,7 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
     for (LayerCollective& existing : into) {
       if (existing.op == c.op && existing.group == c.group && existing.bytes_per_sample == c.bytes_per_sample &&
           existing.async_backward == c.async_backward && existing.userbuffers == c.userbuffers &&
-          existing.times_group_size == c.times_group_size && existing.sequence_split == c.sequence_split &&
-          existing.times_expert_parallel == c.times_expert_parallel) {
+          existing.times_group_size == c.times_group_size && existing.sequence_split == c.sequence_split) {
         existing.forward_count += c.forward_count;
         existing.fc2_forward_count += c.fc2_forward_count;
         existing.backward_count += c.backward_count;
@@ -319,7 +309,8 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert and for the
   // shared experts, plus the dispatched tokens.
   layer.activation.tp_replicated = (2 * B + 1) * s * h;
-  layer.activation.tp_sharded = (k * f + shared) * act * B * s + (moe ? B * k * s * h : 0);
+  layer.activation.tp_sharded = (k * f + shared) * act * B * s;
+  layer.activation.expert_tokens = moe ? B * k * s * h : 0;
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   if (!moe) {
@@ -443,6 +434,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.tied_param_count = first.tied_param_count + second.tied_param_count;
   m.activation.tp_replicated = first.activation.tp_replicated + second.activation.tp_replicated;
   m.activation.tp_sharded = first.activation.tp_sharded + second.activation.tp_sharded;
+  m.activation.expert_tokens = first.activation.expert_tokens + second.activation.expert_tokens;
   m.activation.attention_core = first.activation.attention_core + second.activation.attention_core;
   m.activation.layer_input = first.activation.layer_input;  // the merged layer's input
   m.output_bytes_per_sample = second.output_bytes_per_sample;
