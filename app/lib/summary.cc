@@ -115,6 +115,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
     absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
   }
+  if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));
   }
