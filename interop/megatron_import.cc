@@ -653,6 +653,10 @@ absl::Status CheckMoeOverlap(const Reader& r, const Layout& l, int64_t chunks, c
     return r.Error(absl::StrFormat(
         "--overlap-moe-expert-parallel-comm: needs a virtual pipeline with --pipeline-model-parallel-size %d", l.pp));
   }
+  if (r.Has("recompute-granularity") && r.Value("recompute-granularity") == "full") {
+    return r.Contradict("--overlap-moe-expert-parallel-comm", "--recompute-granularity full",
+                        "Megatron's combined 1F1B does not run with full recomputation");
+  }
   return absl::OkStatus();
 }
 

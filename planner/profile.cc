@@ -127,8 +127,16 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     const int dp = DataParallelOf(shape.gpus(), tp);
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
+    // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h).
+    const bool sequence_parallel = tp > 1 && model_.num_experts() > 1;
     for (int zero = 0; zero <= max_zero; ++zero) {
-      for (hetsim::v1::Recompute rc : recomputes) configs.push_back({tp, dp, zero, rc});
+      for (hetsim::v1::Recompute rc : recomputes) {
+        configs.push_back({.tensor_parallel = tp,
+                           .data_parallel = dp,
+                           .zero_stage = zero,
+                           .recompute = rc,
+                           .sequence_parallel = sequence_parallel});
+      }
     }
   }
   (void)island;

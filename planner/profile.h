@@ -38,8 +38,10 @@ struct IntraStageConfig {
   int data_parallel = 1;
   int zero_stage = 0;
   hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
-  int recompute_num_layers = 0;    // not searched; a hand-written plan's Stage.recompute_num_layers
-  bool sequence_parallel = false;  // not searched; a hand-written plan's Stage.sequence_parallel
+  int recompute_num_layers = 0;  // not searched; a hand-written plan's Stage.recompute_num_layers
+  // Not searched: a hand-written plan's Stage.sequence_parallel, or on for an MoE model with TP > 1
+  // (Megatron's MoE layer requires it).
+  bool sequence_parallel = false;
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
   double measured_forward_ms = 0;
   double measured_backward_ms = 0;

@@ -334,8 +334,18 @@ void CheckMoeOverlap(Problems& p, const Plan& plan, const Model& model) {
   } else if (model.has_transformer() &&
              model.transformer().moe_token_dispatcher() == hetsim::v1::MOE_DISPATCHER_ALL_GATHER) {
     p.Add("moe_a2a_overlap", "needs the all-to-all dispatcher (the model's moe_token_dispatcher is all-gather)");
-  } else if (plan.stages_size() > 1 && plan.schedule() != INTERLEAVED_1F1B) {
-    p.Add("moe_a2a_overlap", "needs schedule INTERLEAVED_1F1B when there are several stages (%d)", plan.stages_size());
+  } else if (plan.stages_size() > 1 && (plan.schedule() != INTERLEAVED_1F1B || VirtualStages(plan) <= 1)) {
+    p.Add("moe_a2a_overlap",
+          "needs schedule INTERLEAVED_1F1B with virtual_stages > 1 when there are several stages (%d)",
+          plan.stages_size());
+  } else if (plan.stages_size() == 1 && plan.schedule() != ONE_F_ONE_B && plan.schedule() != INTERLEAVED_1F1B) {
+    p.Add("moe_a2a_overlap",
+          "needs schedule ONE_F_ONE_B or INTERLEAVED_1F1B (Megatron pairs a backward with the next forward)");
+  } else if (model.dtype() == hetsim::v1::FP32) {
+    p.Add("moe_a2a_overlap", "needs a 16-bit model (Megatron refuses it in FP32)");
+  } else if (std::any_of(plan.stages().begin(), plan.stages().end(),
+                         [](const Stage& s) { return s.recompute() == RECOMPUTE_FULL; })) {
+    p.Add("moe_a2a_overlap", "cannot run with full recomputation (Megatron refuses the pair)");
   }
 }
 

@@ -17,9 +17,9 @@ using hetsim::sim::NetworkMode;
 using hetsim::sim::pipeline::NodeKind;
 namespace v1 = hetsim::v1;
 
-// A 2-block MoE (8 experts, top 2, all-to-all dispatch) on one node of 8 GPUs: DP 8 x EP 8, 4
-// microbatches of 8 samples, 1F1B.
-v1::Plan MoePlan(bool overlap) {
+// A 2-block MoE (8 experts, top 2, all-to-all dispatch) on `nodes` nodes of 8 GPUs: DP x EP over all of
+// them, 4 microbatches of one sample per GPU, 1F1B.
+v1::Plan MoePlan(bool overlap, int nodes = 1) {
   v1::Plan p;
   p.set_name("moe");
   v1::Model* m = p.mutable_model();
@@ -31,54 +31,77 @@ v1::Plan MoePlan(bool overlap) {
   t->set_num_attention_heads(16);
   t->set_seq_length(1024);
   t->set_vocab_size(32000);
-  t->set_num_experts(8);
+  t->set_num_experts(8 * nodes);
   t->set_moe_top_k(2);
   t->set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_TO_ALL);
   t->set_granularity(v1::BLOCK);
-  p.set_micro_batch_size(8);
-  p.set_global_batch_size(32);
+  p.set_micro_batch_size(8 * nodes);
+  p.set_global_batch_size(32 * nodes);
   p.set_schedule(v1::ONE_F_ONE_B);
   p.set_moe_a2a_overlap(overlap);
   v1::Stage* st = p.add_stages();
   st->set_num_layers(4);  // embedding, 2 blocks, head
   st->mutable_mesh()->set_island("fast");
-  st->mutable_mesh()->set_node_count(1);
+  st->mutable_mesh()->set_node_count(nodes);
   st->mutable_mesh()->set_gpus_per_node(8);
-  st->set_data_parallel(8);
-  st->set_expert_parallel(8);
+  st->set_data_parallel(8 * nodes);
+  st->set_expert_parallel(8 * nodes);
   return p;
+}
+
+// sum over j of min(pass[j] dispatch, partner[j] compute): the j-th MoE layers run side by side.
+Time Hidden(const std::vector<hetsim::sim::executor::MoeLayerTimes>& pass,
+            const std::vector<hetsim::sim::executor::MoeLayerTimes>& partner) {
+  REQUIRE(pass.size() == partner.size());
+  Time t = 0;
+  for (size_t j = 0; j < pass.size(); ++j) t += std::min(pass[j].dispatch, partner[j].compute);
+  return t;
 }
 
 }  // namespace
 
-TEST_CASE("combined 1F1B: paired passes hide each other's expert dispatch, up to the other's compute",
+TEST_CASE("combined 1F1B: a backward and the next forward hide each other's dispatch, layer by layer",
           "[executor][moe]") {
-  const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(1, 8, 10, 1000);
-  const auto plain =
-      hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, MoePlan(false)), NetworkMode::kContentionFree);
-  const auto paired =
-      hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, MoePlan(true)), NetworkMode::kContentionFree);
-  const hetsim::sim::executor::VirtualStageCost& vs = plain->virtual_stages[0];
-  const Time a_f = vs.forward_expert_comm_time, a_b = vs.backward_expert_comm_time;
-  const Time c_f = vs.cost.forward_time, c_b = vs.cost.backward_time;
-  REQUIRE(a_f > 0);  // the dispatch and combine all-to-alls over the 8 GPUs
-  REQUIRE(a_b > 0);
-  CHECK(a_f <= vs.forward_collective_time);
-  // One stage runs F0 B0 F1 B1 ... B3: B0 pairs with F1, B1 with F2, B2 with F3 (F0 and B0 are one
-  // microbatch: the backward needs the forward's output).
-  const std::vector<hetsim::sim::pipeline::NodeId>& order = plain->dag->stage_compute_order()[0];
-  REQUIRE(order.size() == 8);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const bool forward = plain->dag->node(order[i]).kind == NodeKind::kForward;
-    const bool alone = i == 0 || i + 1 == order.size();
-    const Time hidden = alone ? 0 : forward ? std::min(a_f, c_b) : std::min(a_b, c_f);
-    INFO("node " << i);
-    CHECK(paired->durations[order[i]] == plain->durations[order[i]] - hidden);
+  for (int nodes : {1, 2}) {  // all-to-alls inside a node (shorter than a layer), and over the fabric (longer)
+    INFO(nodes << " nodes");
+    const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
+    // Max-min sharing: the 8 GPUs of a node share its one NIC.
+    const auto plain = hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, MoePlan(false, nodes)),
+                                                  NetworkMode::kMaxMinFair);
+    const auto paired = hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, MoePlan(true, nodes)),
+                                                   NetworkMode::kMaxMinFair);
+    const hetsim::sim::executor::VirtualStageCost& vs = plain->virtual_stages[0];
+    // The two blocks (layers 1 and 2), forward in order, backward last first, each with its compute.
+    REQUIRE(vs.forward_moe_layers.size() == 2);
+    REQUIRE(vs.backward_moe_layers.size() == 2);
+    CHECK(vs.forward_moe_layers[0].layer == 1);
+    CHECK(vs.backward_moe_layers[0].layer == 2);
+    CHECK(vs.forward_moe_layers[0].compute == hetsim::SecondsToTime(vs.cost.layer_forward_s[1]));
+    CHECK(vs.backward_moe_layers[0].compute == hetsim::SecondsToTime(vs.cost.layer_backward_s[2]));
+    bool clamped = false;
+    for (const auto& l : vs.forward_moe_layers) {
+      CHECK(l.dispatch > 0);
+      clamped = clamped || l.dispatch > vs.backward_moe_layers[0].compute;
+    }
+    INFO("dispatch " << vs.forward_moe_layers[0].dispatch << " compute " << vs.backward_moe_layers[0].compute);
+    CHECK(clamped == (nodes == 2));  // over the fabric the dispatch outlasts the partner layer's compute
+    // One stage runs F0 B0 F1 B1 F2 B2 F3 B3: B0 pairs with F1, B1 with F2, B2 with F3; F0 and B3 run
+    // alone (and B0 cannot pair with F0: same microbatch).
+    const Time hide_f = Hidden(vs.forward_moe_layers, vs.backward_moe_layers);
+    const Time hide_b = Hidden(vs.backward_moe_layers, vs.forward_moe_layers);
+    REQUIRE(hide_f > 0);
+    const std::vector<hetsim::sim::pipeline::NodeId>& order = plain->dag->stage_compute_order()[0];
+    REQUIRE(order.size() == 8);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const bool forward = plain->dag->node(order[i]).kind == NodeKind::kForward;
+      const bool alone = i == 0 || i + 1 == order.size();
+      INFO("node " << i);
+      CHECK(paired->durations[order[i]] == plain->durations[order[i]] - (alone ? 0 : forward ? hide_f : hide_b));
+    }
+    const auto before = hetsim::sim::pipeline::AnalyzeLongestPath(*plain->dag, plain->durations);
+    const auto after = hetsim::sim::pipeline::AnalyzeLongestPath(*paired->dag, paired->durations);
+    CHECK(after.iteration_time == before.iteration_time - 3 * (hide_f + hide_b));
   }
-  const Time saved = 3 * (std::min(a_f, c_b) + std::min(a_b, c_f));
-  const auto before = hetsim::sim::pipeline::AnalyzeLongestPath(*plain->dag, plain->durations);
-  const auto after = hetsim::sim::pipeline::AnalyzeLongestPath(*paired->dag, paired->durations);
-  CHECK(after.iteration_time == before.iteration_time - saved);
 }
 
 TEST_CASE("combined 1F1B needs expert parallelism, the all-to-all dispatcher and an interleaved pipeline",
@@ -99,4 +122,20 @@ TEST_CASE("combined 1F1B needs expert parallelism, the all-to-all dispatcher and
   p = MoePlan(true);
   p.mutable_model()->mutable_transformer()->set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_GATHER);
   CHECK_THAT(problem(p), Catch::Contains("moe_a2a_overlap: needs the all-to-all dispatcher"));
+  p = MoePlan(true);
+  p.set_schedule(v1::GPIPE);
+  CHECK_THAT(problem(p), Catch::Contains("moe_a2a_overlap: needs schedule ONE_F_ONE_B or INTERLEAVED_1F1B"));
+  p = MoePlan(true);
+  p.mutable_stages(0)->set_recompute(v1::RECOMPUTE_FULL);
+  CHECK_THAT(problem(p), Catch::Contains("moe_a2a_overlap: cannot run with full recomputation"));
+  // Two stages need an interleaved pipeline with more than one chunk a stage.
+  p = MoePlan(true);
+  v1::Stage second = p.stages(0);
+  p.mutable_stages(0)->set_num_layers(2);
+  second.set_first_layer(2);
+  second.set_num_layers(2);
+  second.mutable_mesh()->set_first_node(1);
+  *p.add_stages() = second;
+  CHECK_THAT(problem(p), Catch::Contains("moe_a2a_overlap: needs schedule INTERLEAVED_1F1B with virtual_stages > 1 "
+                                         "when there are several stages (2)"));
 }

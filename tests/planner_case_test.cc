@@ -1,15 +1,19 @@
 // HAPT's case study (Sec. 2.2.2, Table 1) and the planners compared on it, predicted and simulated;
 // Tangram's pruning rules on random instances; infeasible inputs.
 #include <random>
+#include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "driver/simulate.h"
+#include "planner/cluster_model.h"
 #include "planner/planner.h"
+#include "planner/profile.h"
 #include "planner/tangram.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/resolve.h"
 #include "proto/validate_cluster.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
@@ -207,6 +211,44 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
   for (int rule = 0; rule < 4; ++rule) {
     INFO("rule " << rule + 1);
     CHECK(fired[rule] > 0);
+  }
+}
+
+TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatron's MoE rule)",
+          "[planner][planner-case]") {
+  v1::Model moe = CaseModel();
+  moe.mutable_transformer()->set_num_experts(8);
+  moe.mutable_transformer()->set_moe_top_k(2);
+  moe.mutable_transformer()->set_expert_ffn_hidden_size(2048);  // 8 experts of 1/4 the FFN
+  // The profiler prices every TP degree of a node's mesh, each with sequence parallelism (until
+  // session 21 every TP > 1 candidate of an MoE model failed the rule and no planner could use one).
+  auto spec = proto::ResolveModel(moe, "model");
+  REQUIRE(spec.ok());
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  auto cluster = ClusterModel::Create(CaseCluster(), model.dtype());
+  REQUIRE(cluster.ok());
+  Profiler profiler(model, **cluster, 8);
+  std::set<int> degrees;
+  for (size_t shape = 0; shape < profiler.shapes()[0].size(); ++shape) {
+    for (const StageOption& o : profiler.Options(0, static_cast<int>(shape), 1, 2)) {
+      CHECK(o.config.sequence_parallel == (o.config.tensor_parallel > 1));
+      degrees.insert(o.config.tensor_parallel);
+    }
+  }
+  CHECK(degrees.size() > 1);  // TP > 1 priced, not refused
+  // And the planners' plans validate and run.
+  PlanRequest req;
+  req.model = moe;
+  req.cluster = CaseCluster();
+  req.global_batch_size = 128;
+  req.threads = 1;
+  for (PlannerKind kind : {PlannerKind::kHapt, PlannerKind::kMegatron}) {
+    req.planner = kind;
+    absl::StatusOr<PlanOutcome> out = MakePlan(req);
+    INFO(out.status().message());
+    REQUIRE(out.ok());
+    for (const auto& s : out->plan.stages()) CHECK(s.sequence_parallel() == (s.tensor_parallel() > 1));
+    CHECK(Simulate(*out) > 0);
   }
 }
 

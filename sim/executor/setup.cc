@@ -75,7 +75,7 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 struct TensorTime {
   workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
-  Time experts = 0;                                  // the MoE dispatch's (what Plan.moe_a2a_overlap hides)
+  std::vector<std::pair<int, Time>> dispatch;        // (layer, time) of each EP all-to-all (Plan.moe_a2a_overlap)
 };
 
 // Adds the list's collectives to `time` and `load`, and what the TP overlaps may hide to `tensor`.
@@ -89,7 +89,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     }
     tensor.userbuffers.Add(c, time - before);
     if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
-    if (c.group != workload::CollectiveGroup::kTensor) tensor.experts += time - before;
+    if (c.group == workload::CollectiveGroup::kExpert) tensor.dispatch.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
 }
@@ -388,6 +388,18 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
   return absl::OkStatus();
 }
 
+// The pass's MoE layers in the order it runs them, each with its EP all-to-all time and its compute.
+void SetMoeLayers(const std::vector<std::pair<int, Time>>& dispatch, const std::vector<double>& layer_seconds,
+                  int first_layer, std::vector<MoeLayerTimes>& out) {
+  for (const auto& [layer, time] : dispatch) {
+    if (out.empty() || out.back().layer != layer) {
+      const auto i = static_cast<size_t>(layer - first_layer);
+      out.push_back({layer, 0, i < layer_seconds.size() ? SecondsToTime(layer_seconds[i]) : 0});
+    }
+    out.back().dispatch += time;
+  }
+}
+
 // Phase 5: the tensor-/expert-parallel collectives of virtual stage k (with the TP overlap, ZeRO-3's
 // gathers and the all-gathers that reassemble scattered boundary tensors).
 absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k) {
@@ -406,8 +418,8 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
   vs.forward_userbuffers_comm_time = forward_tp.userbuffers.all;
   vs.backward_userbuffers_comm_time = backward_tp.userbuffers.all;
-  vs.forward_expert_comm_time = forward_tp.experts;
-  vs.backward_expert_comm_time = backward_tp.experts;
+  SetMoeLayers(forward_tp.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
+  SetMoeLayers(backward_tp.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
@@ -455,31 +467,36 @@ void SetH1f1bInputs(ExecutionSetup& setup) {
   setup.h1f1b.epsilon = setup.spec.plan.h1f1b_epsilon;
 }
 
-// Plan.moe_a2a_overlap, Megatron-LM's combined 1F1B: a forward and a backward of different
-// microbatches adjacent in a stage's order run as one step, each pass's expert dispatch and combine
-// hidden behind the other pass's compute (up to it). Pairs are taken left to right and do not share a
-// node: in the steady state every forward pairs with the backward beside it; the warm-up's forwards
-// and the cool-down's backwards run alone, as do adjacent passes of one microbatch (the backward
-// needs the forward's output).
+// Plan.moe_a2a_overlap, Megatron-LM's combined 1F1B: in its steady state a stage runs a backward and
+// the forward after it (of another microbatch) as one step, layer by layer on two streams: the j-th
+// MoE layer of each pass beside the other pass's j-th, each layer's EP all-to-alls hidden behind the
+// other's layer compute (up to it; Megatron's windows are sub-layers, so this is an upper bound). The
+// warm-up's forwards and the cool-down's backwards run alone, and so do a forward and the backward of
+// its own microbatch (the backward needs the forward's output). Pairs are taken left to right.
+Time HiddenDispatch(const std::vector<MoeLayerTimes>& pass, const std::vector<MoeLayerTimes>& partner) {
+  Time hidden = 0;
+  for (size_t j = 0; j < std::min(pass.size(), partner.size()); ++j) {
+    hidden += std::min(pass[j].dispatch, partner[j].compute);
+  }
+  return hidden;
+}
+
 void PairMoeDispatch(ExecutionSetup& setup) {
   const pipeline::PipelineDag& dag = *setup.dag;
-  auto compute = [&](const pipeline::DagNode& n) {
-    const VirtualStageCost& vs = setup.virtual_stages[n.virtual_stage];
-    return n.kind == pipeline::NodeKind::kForward ? vs.cost.forward_time : vs.cost.backward_time;
-  };
-  auto dispatch = [&](const pipeline::DagNode& n) {
-    const VirtualStageCost& vs = setup.virtual_stages[n.virtual_stage];
-    return n.kind == pipeline::NodeKind::kForward ? vs.forward_expert_comm_time : vs.backward_expert_comm_time;
-  };
   for (int s = 0; s < dag.num_stages(); ++s) {
     const std::vector<pipeline::NodeId>& order = dag.stage_compute_order()[s];
     for (size_t i = 0; i + 1 < order.size(); ++i) {
-      const pipeline::DagNode& a = dag.node(order[i]);
-      const pipeline::DagNode& b = dag.node(order[i + 1]);
-      if (a.kind == b.kind || a.microbatch == b.microbatch) continue;
-      setup.durations[order[i]] -= std::min(dispatch(a), compute(b));
-      setup.durations[order[i + 1]] -= std::min(dispatch(b), compute(a));
-      ++i;  // b is taken
+      const pipeline::DagNode& b = dag.node(order[i]);
+      const pipeline::DagNode& f = dag.node(order[i + 1]);
+      if (b.kind != pipeline::NodeKind::kBackward || f.kind != pipeline::NodeKind::kForward ||
+          b.microbatch == f.microbatch) {
+        continue;
+      }
+      const VirtualStageCost& bv = setup.virtual_stages[b.virtual_stage];
+      const VirtualStageCost& fv = setup.virtual_stages[f.virtual_stage];
+      setup.durations[order[i]] -= HiddenDispatch(bv.backward_moe_layers, fv.forward_moe_layers);
+      setup.durations[order[i + 1]] -= HiddenDispatch(fv.forward_moe_layers, bv.backward_moe_layers);
+      ++i;  // f is taken
     }
   }
 }

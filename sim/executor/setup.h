@@ -79,6 +79,13 @@ struct BoundaryTransfer {
   topology::LinkClass slowest_link_class = topology::LinkClass::kNvlink;
 };
 
+// One MoE layer of a pass: its expert-parallel all-to-alls (dispatch and combine) and its compute.
+struct MoeLayerTimes {
+  int layer = 0;
+  Time dispatch = 0;
+  Time compute = 0;
+};
+
 // The cost of one virtual stage (a physical stage, or one model chunk of it when interleaved).
 struct VirtualStageCost {
   workload::StageCost cost;
@@ -100,10 +107,10 @@ struct VirtualStageCost {
   // (LayerCollective::userbuffers; the embedding's, head's and routed experts' stay exposed).
   Time forward_userbuffers_comm_time = 0;
   Time backward_userbuffers_comm_time = 0;
-  // Of the collectives, the experts' (the token dispatch and combine over EP, the gathers over the
-  // expert-TP group): what Plan.moe_a2a_overlap may hide behind a paired pass's compute.
-  Time forward_expert_comm_time = 0;
-  Time backward_expert_comm_time = 0;
+  // The MoE layers in each pass's order, with their EP all-to-alls' time and their compute: what
+  // Plan.moe_a2a_overlap may hide behind a paired pass (PairMoeDispatch).
+  std::vector<MoeLayerTimes> forward_moe_layers;
+  std::vector<MoeLayerTimes> backward_moe_layers;
   // The links those collectives load per microbatch (every replica's group, each as if alone; sorted
   // by link): the flows never run them, so the report adds them (collective_load.h).
   std::vector<LinkLoad> forward_link_load;
