@@ -82,7 +82,11 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
       if (dp == 0 || prof.micro_batch_size() % static_cast<uint64_t>(dp) != 0) continue;
       for (int zero = 0; zero <= (dp > 1 ? 1 : 0); ++zero) {
         for (hetsim::v1::Recompute rc : {hetsim::v1::RECOMPUTE_NONE, hetsim::v1::RECOMPUTE_FULL}) {
-          const IntraStageConfig cfg{tp, dp, zero, rc};
+          const IntraStageConfig cfg{.tensor_parallel = tp,
+                                     .data_parallel = dp,
+                                     .zero_stage = zero,
+                                     .recompute = rc,
+                                     .sequence_parallel = prof.SequenceParallelFor(tp)};
           Time sum = 0, t_max = 0;
           bool fits = true;
           PipelineCandidate cand;

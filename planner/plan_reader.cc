@@ -101,6 +101,8 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     cfg.recompute = st.recompute();
     cfg.recompute_num_layers = static_cast<int>(st.recompute_num_layers());
     cfg.sequence_parallel = st.sequence_parallel();
+    cfg.expert_parallel = static_cast<int>(proto::ExpertParallel(st));
+    cfg.expert_tensor_parallel = static_cast<int>(st.expert_tensor_parallel());
     cfg.measured_forward_ms = st.measured_forward_ms();
     cfg.measured_backward_ms = st.measured_backward_ms();
     std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i], s.chunks);

@@ -127,8 +127,7 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     const int dp = DataParallelOf(shape.gpus(), tp);
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
-    // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h).
-    const bool sequence_parallel = tp > 1 && model_.num_experts() > 1;
+    const bool sequence_parallel = SequenceParallelFor(tp);
     for (int zero = 0; zero <= max_zero; ++zero) {
       for (hetsim::v1::Recompute rc : recomputes) {
         configs.push_back({.tensor_parallel = tp,
@@ -159,6 +158,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.recompute = proto::RecomputeOf(config.recompute);
   sc.recompute_num_layers = config.recompute_num_layers;
   sc.sequence_parallel = config.sequence_parallel;
+  sc.expert_parallel = config.expert_parallel;
+  sc.expert_tensor_parallel = config.expert_tensor_parallel;
   sc.tp_comm_overlap = options_.tp_comm_overlap;
   sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
   sc.grad_reduce_in_fp32 = options_.grad_reduce_in_fp32;

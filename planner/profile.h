@@ -42,6 +42,9 @@ struct IntraStageConfig {
   // Not searched: a hand-written plan's Stage.sequence_parallel, or on for an MoE model with TP > 1
   // (Megatron's MoE layer requires it).
   bool sequence_parallel = false;
+  // Not searched: a hand-written plan's Stage.expert_parallel and expert_tensor_parallel (0 = TP).
+  int expert_parallel = 1;
+  int expert_tensor_parallel = 0;
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
   double measured_forward_ms = 0;
   double measured_backward_ms = 0;
@@ -115,6 +118,9 @@ class Profiler {
   }
   const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
   const sim::workload::ModelCost& model() const { return model_; }
+  // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h): every
+  // candidate with TP > 1 of an MoE model turns it on.
+  bool SequenceParallelFor(int tensor_parallel) const { return tensor_parallel > 1 && model_.num_experts() > 1; }
   const ClusterModel& cluster() const { return cluster_; }
   const ProfilerOptions& options() const { return options_; }
 
