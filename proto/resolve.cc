@@ -39,7 +39,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.tied_embeddings = t.tied_embeddings();
   s.num_experts = t.num_experts() <= 1 ? 1 : t.num_experts();
   s.moe_top_k = t.moe_top_k();
-  s.expert_ffn_hidden_size = t.expert_ffn_hidden_size() == 0 ? s.ffn_hidden_size : t.expert_ffn_hidden_size();
+  s.expert_ffn_hidden_size = ExpertFfnHiddenSize(t);
   s.granularity = t.granularity() == hetsim::v1::SUBLAYER ? spec::Granularity::kSublayer : spec::Granularity::kBlock;
   s.attention =
       t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;

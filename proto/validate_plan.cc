@@ -273,8 +273,7 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     rules.num_kv_heads = t.num_kv_heads();
     rules.ffn_hidden_size = FfnHiddenSize(t);
     rules.num_experts = t.num_experts();
-    rules.expert_ffn_hidden_size =
-        t.num_experts() > 1 && t.expert_ffn_hidden_size() ? t.expert_ffn_hidden_size() : FfnHiddenSize(t);
+    rules.expert_ffn_hidden_size = ExpertFfnHiddenSize(t);
   }
   for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
   if (cp > 1 && plan.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL && model.has_transformer()) {

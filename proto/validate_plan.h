@@ -61,6 +61,10 @@ inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
   return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};
 }
+// An expert's FFN width: the model's FFN width when the file leaves it 0 (only MoE models may set it).
+inline uint64_t ExpertFfnHiddenSize(const hetsim::v1::Transformer& t) {
+  return t.expert_ffn_hidden_size() ? t.expert_ffn_hidden_size() : FfnHiddenSize(t);
+}
 // Channels of one attention head: hidden / heads when the file leaves head_dim 0.
 inline uint32_t HeadDim(const hetsim::v1::Transformer& t) {
   if (t.head_dim() > 0) return t.head_dim();
