@@ -72,24 +72,24 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 }
 
 // The shares of a pass's collective time the overlaps may hide.
-struct TensorTime {
+struct HideableTime {
   workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
   std::vector<std::pair<int, Time>> dispatch;        // (layer, time) of each EP all-to-all (Plan.moe_a2a_overlap)
 };
 
-// Adds the list's collectives to `time` and `load`, and what the TP overlaps may hide to `tensor`.
+// Adds the list's collectives to `time` and `load`, and what the overlaps may hide to `hideable`.
 absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
-                             const std::vector<workload::StageCollective>& list, Time& time, TensorTime& tensor,
+                             const std::vector<workload::StageCollective>& list, Time& time, HideableTime& hideable,
                              std::vector<LinkLoad>& load) {
   for (const workload::StageCollective& c : list) {
     const Time before = time;
     if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
-    tensor.userbuffers.Add(c, time - before);
-    if (c.async_backward) tensor.async_backward.emplace_back(c.layer, time - before);
-    if (c.group == workload::CollectiveGroup::kExpert) tensor.dispatch.emplace_back(c.layer, time - before);
+    hideable.userbuffers.Add(c, time - before);
+    if (c.async_backward) hideable.async_backward.emplace_back(c.layer, time - before);
+    if (c.group == workload::CollectiveGroup::kExpert) hideable.dispatch.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
 }
@@ -408,26 +408,28 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   const int K = static_cast<int>(setup.virtual_stages.size());
   VirtualStageCost& vs = setup.virtual_stages[k];
   const StageLayout& l = setup.stages[k % S].layout;
-  TensorTime forward_tp, backward_tp;
-  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time, forward_tp,
-                                         vs.forward_link_load));
+  HideableTime forward_hideable, backward_hideable;
+  HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
+                                         forward_hideable, vs.forward_link_load));
   HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.backward_collectives, vs.backward_collective_time,
-                                         backward_tp, vs.backward_link_load));
+                                         backward_hideable, vs.backward_link_load));
   // Transformer Engine's userbuffers overlap: the TP all-gathers/reduce-scatters run under the GEMMs
   // they feed, hidden up to the pass's compute time; Megatron-LM's asynchronous backward: the
   // input-gradient reductions run under the column-parallel weight gradients (docs/cost-model.md).
-  vs.forward_userbuffers_comm_time = forward_tp.userbuffers.all;
-  vs.backward_userbuffers_comm_time = backward_tp.userbuffers.all;
-  SetMoeLayers(forward_tp.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
-  SetMoeLayers(backward_tp.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
+  vs.forward_userbuffers_comm_time = forward_hideable.userbuffers.all;
+  vs.backward_userbuffers_comm_time = backward_hideable.userbuffers.all;
+  SetMoeLayers(forward_hideable.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
+  SetMoeLayers(backward_hideable.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
   if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
     const spec::TpCommOverlapSpec& te = plan.tp_comm_overlap_config;
-    vs.forward_hidden_comm_time = forward_tp.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time, te);
-    vs.backward_hidden_comm_time = backward_tp.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time, te);
+    vs.forward_hidden_comm_time = forward_hideable.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time, te);
+    vs.backward_hidden_comm_time =
+        backward_hideable.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time, te);
   } else if (plan.tp_backward_overlap) {
-    vs.backward_hidden_comm_time = workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_tp.async_backward);
+    vs.backward_hidden_comm_time =
+        workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_hideable.async_backward);
   }
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));
