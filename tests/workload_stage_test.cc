@@ -607,3 +607,35 @@ TEST_CASE("multi-token prediction blocks in the head recompute their attention c
   head.recompute = hetsim::spec::Recompute::kFull;
   CHECK(Cost(*model, head, gpu).memory.activation_bytes_per_microbatch == none.memory.activation_bytes_per_microbatch);
 }
+
+TEST_CASE("the all-to-all dispatcher sorts the tokens it received by local expert, and back",
+          "[workload][stage][time]") {
+  // SmallMoe's block (hidden 1024, sequence 1024, 8 experts, top-2, BF16, grouped GEMMs), 8 GPUs, one
+  // sample per replica. Megatron's sort_chunks_by_idxs reads and writes the received copies before the
+  // experts and after them when a GPU holds several experts: 4 x 2 bytes x top-2 x 1024 x 1024 a
+  // sample, two kernels; its gradient is the inverse sort, the same traffic again (not twice).
+  const GpuCompute gpu = Bf16ComputeOk(Gpu(312, 1, 0));
+  const double sort_bytes = 4 * 2 * 2 * 1024.0 * 1024;
+  auto stage = [&](hetsim::v1::MoeTokenDispatcher dispatcher, int tp, int ep, int etp) {
+    StageConfig c = Layers(1, 1, 8 / tp, tp, 8 / tp);
+    c.sequence_parallel = tp > 1;
+    c.expert_parallel = ep;
+    c.expert_tensor_parallel = etp;
+    return Cost(*SmallMoe(/*grouped_gemm=*/true, dispatcher), c, gpu);
+  };
+  auto sort_time = [&](double bytes) { return hetsim::SecondsToTime(gpu.MemorySeconds(bytes, 2)); };
+  const auto a2a = hetsim::v1::MOE_DISPATCHER_ALL_TO_ALL;
+  const StageCost one_expert = stage(a2a, 1, 8, 1);  // 8 experts over EP 8: nothing to sort
+  const StageCost two_experts = stage(a2a, 1, 4, 1);
+  CHECK(sort_time(sort_bytes) > 0);
+  CHECK(std::llabs(two_experts.forward_time - one_expert.forward_time - sort_time(sort_bytes)) <= 1);
+  CHECK(std::llabs(two_experts.backward_time - one_expert.backward_time - sort_time(sort_bytes)) <= 1);
+  // The all-gather dispatcher has no such sort.
+  const auto gather = hetsim::v1::MOE_DISPATCHER_ALL_GATHER;
+  CHECK(stage(gather, 1, 4, 1).forward_time == stage(gather, 1, 8, 1).forward_time);
+  // TP 2 with SP: each GPU dispatches its own 512 tokens. With ETP 1 it sorts what it received (half a
+  // sample's copies); with ETP 2 the pair gathers first and each GPU sorts both GPUs' copies.
+  const StageCost tp_one_expert = stage(a2a, 2, 8, 1);
+  CHECK(std::llabs(stage(a2a, 2, 4, 1).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes / 2)) <= 1);
+  CHECK(std::llabs(stage(a2a, 2, 4, 2).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes)) <= 1);
+}

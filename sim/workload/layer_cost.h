@@ -133,6 +133,10 @@ struct LayerCost {
   // The part of the sharded traffic that belongs to the attention core (softmax, attention dropout):
   // run again under selective recompute.
   double memory_bytes_attention_core_per_sample = 0;
+  // Megatron's all-to-all dispatcher sorts the tokens it received by local expert before the expert
+  // GEMMs and back after them (sort_chunks_by_idxs, run when a GPU holds more than one expert): bytes
+  // per sample over the dispatched token copies, of which a GPU holds ETP / TP of the replica's share.
+  double memory_bytes_dispatched_per_sample = 0;
   // Memory-bound kernels the forward pass launches (norms, fused bias/activation/dropout, softmax,
   // copies); the backward launches twice as many. Each pays the GPU's per-kernel costs.
   double memory_kernels = 0;

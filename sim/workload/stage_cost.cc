@@ -290,14 +290,20 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   const double memory_fwd_s = gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * s.bt / s.replicated_split +
                                                     layer.memory_bytes_sharded_per_sample * s.bt / s.tp,
                                                 layer.memory_kernels);
+  // The dispatched copies a GPU holds: its own tokens' k copies on average, gathered over its expert-TP
+  // group. They are sorted only when the GPU holds several experts: two copy kernels, and two in the
+  // backward (a sort's gradient is the inverse sort, not twice the traffic).
+  const bool sorts_dispatched = layer.memory_bytes_dispatched_per_sample > 0 && s.experts > s.ep;
+  const double sort_s =
+      sorts_dispatched ? gpu.MemorySeconds(layer.memory_bytes_dispatched_per_sample * s.bt * s.etp / s.tp, 2) : 0;
   const double core_bytes = layer.memory_bytes_attention_core_per_sample * s.bt / s.tp;
   LayerTimes t;
   t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
   t.core_forward_s = core_gemm_s + t.core_memory_s;
   t.column_weight_grad_s = column_wgrad_s;
-  t.forward_s = gemm_s + memory_fwd_s;
+  t.forward_s = gemm_s + memory_fwd_s + sort_s;
   t.forward_flop = flop;
-  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s;
+  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + sort_s;
   t.backward_flop = backward_ratio * flop;
   if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
     const double bwd = layer.backward_flop_per_sample * s.bt / s.tp;

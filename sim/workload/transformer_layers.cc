@@ -305,6 +305,8 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   const double act = x.gated ? 3 : 2;
   layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
   layer.memory_bytes_sharded_per_sample = (k * f + shared) * act * B * s + (moe ? 2 * 2 * B * k * s * h : 0);
+  // The all-to-all dispatcher's sort of the received copies by local expert and back (read, write each).
+  if (moe && !t.moe_allgather_dispatcher) layer.memory_bytes_dispatched_per_sample = 2 * 2 * B * k * s * h;
   // Korthikanti: LayerNorm input 2sh, fc1 input 2sh, dropout mask sh (replicated); GeLU input and
   // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert and for the
   // shared experts, plus the dispatched tokens.
@@ -425,6 +427,8 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.memory_bytes_sharded_per_sample = first.memory_bytes_sharded_per_sample + second.memory_bytes_sharded_per_sample;
   m.memory_bytes_attention_core_per_sample =
       first.memory_bytes_attention_core_per_sample + second.memory_bytes_attention_core_per_sample;
+  m.memory_bytes_dispatched_per_sample =
+      first.memory_bytes_dispatched_per_sample + second.memory_bytes_dispatched_per_sample;
   m.memory_kernels = first.memory_kernels + second.memory_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
