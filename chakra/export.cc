@@ -113,7 +113,9 @@ class Exporter {
         n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
         if (j == 0) {
           AddDeps(id, gpu, n);
-          if (const auto it = early_gather_.find({gpu, id}); it != early_gather_.end()) n.add_data_deps(it->second);
+          if (const auto it = early_gather_.find({gpu, id}); it != early_gather_.end()) {
+            for (uint64_t g : it->second) n.add_data_deps(g);
+          }
         } else {
           n.add_ctrl_deps(previous);
         }
@@ -156,17 +158,38 @@ class Exporter {
     pending_exits_.clear();
   }
 
-  // The communicator of each data-parallel group of stage `s` (one per TP rank), created once.
-  const std::vector<std::string>& DataGroups(int s) {
+  // The communicators of stage `s`'s data-parallel groups (one per TP rank) or, `experts`, of its
+  // expert-data-parallel groups (SyncGroupsOf), created once.
+  const std::vector<std::string>& SyncGroups(int s, bool experts) {
     const sim::executor::StageSetup& st = setup_.stages[s];
-    auto [it, inserted] = data_groups_.try_emplace(s);
-    for (int t = 0; inserted && t < st.layout.tensor_parallel && !st.grad_buckets.empty(); ++t) {
+    auto [it, inserted] = sync_groups_.try_emplace({s, experts});
+    if (!inserted) return it->second;
+    for (const std::vector<GpuId>& gpus : sim::executor::SyncGroupsOf(st.layout, experts)) {
       proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
-      for (GpuId g : st.layout.DataGroup(t)) group.ranks.push_back(g);
+      for (GpuId g : gpus) group.ranks.push_back(g);
       it->second.push_back(group.name);
       out_.comm_groups.push_back(std::move(group));
     }
     return it->second;
+  }
+
+  // The collectives of one synchronisation step on the stage's `i`-th GPU: its dense part on the GPU's
+  // data-parallel group and its experts' part on its expert-data-parallel group, side by side, each
+  // after `deps` (data) and `after` (control). Returns their ids (none for an empty step).
+  std::vector<uint64_t> AddSyncStep(int s, size_t i, const sim::executor::GradSyncStep& step, const std::string& name,
+                                    const std::vector<uint64_t>& deps, const std::vector<uint64_t>& after) {
+    const sim::executor::StageLayout& l = setup_.stages[s].layout;
+    std::vector<uint64_t> ids;
+    for (const bool experts : {false, true}) {
+      const int64_t bytes = experts ? step.expert_bytes : step.bytes;
+      if (bytes <= 0) continue;
+      const int group = static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel));
+      Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name, SyncGroups(s, experts)[group]);
+      for (uint64_t d : deps) n.add_data_deps(d);
+      for (uint64_t d : after) n.add_ctrl_deps(d);
+      ids.push_back(Add(l.gpus[i], std::move(n)));
+    }
+    return ids;
   }
 
   // Plan.overlap_param_gather: the step before's parameter all-gathers open the trace, chunk by chunk,
@@ -174,27 +197,24 @@ class Exporter {
   void AddEarlyGathers(int s) {
     const sim::executor::StageSetup& st = setup_.stages[s];
     if (st.early_param_gathers.empty()) return;
-    const std::vector<std::string>& group_names = DataGroups(s);
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
-      std::optional<uint64_t> previous;
+      std::vector<uint64_t> previous;
       for (size_t c = 0; c < st.early_param_gathers.size(); ++c) {
-        Node n = CollectiveNode(st.early_param_gathers[c], absl::StrFormat("param all-gather chunk %d", c),
-                                group_names[static_cast<int>(i) % st.layout.tensor_parallel]);
-        if (previous) n.add_ctrl_deps(*previous);
-        previous = Add(gpu, std::move(n));
-        early_gather_[{gpu, dag_.Forward(0, static_cast<int>(c) * setup_.num_stages() + s)}] = *previous;
+        std::vector<uint64_t> ids =
+            AddSyncStep(s, i, st.early_param_gathers[c], absl::StrFormat("param all-gather chunk %d", c), {}, previous);
+        if (!ids.empty()) previous = std::move(ids);
+        early_gather_[{gpu, dag_.Forward(0, static_cast<int>(c) * setup_.num_stages() + s)}] = previous;
       }
     }
   }
 
-  static Node CollectiveNode(const sim::executor::GradSyncStep& step, const std::string& name,
-                             const std::string& group) {
+  static Node CollectiveNode(CollectiveOp op, int64_t bytes, const std::string& name, const std::string& group) {
     Node n;
     n.set_name(name);
     n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(step.op)));
-    n.add_attr()->CopyFrom(Int64Attr(kCommSize, step.bytes));
+    n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(op)));
+    n.add_attr()->CopyFrom(Int64Attr(kCommSize, bytes));
     n.add_attr()->CopyFrom(StringAttr(kPgName, group));
     n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
     return n;
@@ -207,28 +227,24 @@ class Exporter {
     const auto& order = dag_.stage_compute_order()[s];
     if (order.empty()) return;
     const NodeId last = order.back();
-    const std::vector<std::string>& group_names = DataGroups(s);
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
-      const int tp_rank = static_cast<int>(i) % st.layout.tensor_parallel;
       const uint64_t last_backward = exits_[last][gpu][0];
-      std::optional<uint64_t> previous;
-      auto collective = [&](const sim::executor::GradSyncStep& step, const std::string& name, uint64_t data_dep) {
-        Node n = CollectiveNode(step, name, group_names[tp_rank]);
-        n.add_data_deps(data_dep);
-        if (previous) n.add_ctrl_deps(*previous);
-        previous = Add(gpu, std::move(n));
-      };
+      std::vector<uint64_t> previous;
       const std::vector<uint64_t>& ready = bucket_ready_[gpu];
       for (size_t j = 0; j < st.grad_buckets.size(); ++j) {
-        collective(st.grad_buckets[j], absl::StrFormat("grad %s bucket %d", CollectiveOpName(st.grad_buckets[j].op), j),
-                   ready.empty() ? last_backward : ready[j]);
+        const sim::executor::GradSyncStep& bucket = st.grad_buckets[j];
+        std::vector<uint64_t> ids =
+            AddSyncStep(s, i, bucket, absl::StrFormat("grad %s bucket %d", CollectiveOpName(bucket.op), j),
+                        {ready.empty() ? last_backward : ready[j]}, previous);
+        if (!ids.empty()) previous = std::move(ids);
       }
       Node opt;
       opt.set_name("optimizer step");
       opt.set_type(ChakraProtoMsg::COMP_NODE);
       opt.set_duration_micros(RoundToMicros(st.optimizer_time));
-      opt.add_data_deps(previous.value_or(last_backward));
+      if (previous.empty()) previous = {last_backward};
+      for (uint64_t d : previous) opt.add_data_deps(d);
       // The HBM traffic of the step's passes over this GPU's shard, as the executor times them.
       const sim::workload::OptimizerStepPasses passes =
           sim::workload::PlanOptimizerStep(st.cost.optimizer_shard, setup_.model->dtype());
@@ -237,8 +253,9 @@ class Exporter {
           kTensorSize, static_cast<uint64_t>(passes.unscale_bytes + passes.grad_norm_bytes + passes.adam_bytes)));
       opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
       const uint64_t step = Add(gpu, std::move(opt));
-      previous.reset();
-      if (st.param_gather && st.early_param_gathers.empty()) collective(*st.param_gather, "param all-gather", step);
+      if (st.param_gather && st.early_param_gathers.empty()) {
+        AddSyncStep(s, i, *st.param_gather, "param all-gather", {step}, {});
+      }
     }
   }
 
@@ -247,8 +264,9 @@ class Exporter {
   ChakraExport out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
   absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it
-  absl::flat_hash_map<int, std::vector<std::string>> data_groups_;      // stage -> DataGroups
-  absl::flat_hash_map<std::pair<int, NodeId>, uint64_t> early_gather_;  // (rank, first forward) -> its gather
+  absl::flat_hash_map<std::pair<int, bool>, std::vector<std::string>> sync_groups_;  // (stage, experts)
+  // (rank, first forward) -> the gathers it waits for
+  absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
   int32_t next_tag_ = 0;
 };

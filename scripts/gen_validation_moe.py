@@ -137,7 +137,7 @@ def main():
             'name: "moe-folding-h100"',
             'description: "Megatron-Core MoE (Mixtral 8x22B, its fine-grained G8T8, Qwen2-57B-A14B, Llama3-8x70B) '
             'on 64 to 1024 H100, with and without MoE Parallel Folding, model TFLOP/s per GPU"',
-            "bounds {", "  max_mape_percent: 11", "  max_abs_error_percent: 25", "}"]
+            "bounds {", "  max_mape_percent: 11", "  max_abs_error_percent: 28", "}"]
     for name, model, gpus, seq, gbs, mapping, fp8, tflops, source in cases():
         line_file = os.path.join(LINES, f"{name}.sh")
         with open(os.path.join(root, line_file), "w") as f:

@@ -62,3 +62,24 @@ TEST_CASE("expert groups: with CP, EP groups fold over the CP ranks as Megatron-
   CHECK(GroupsOf(l, CollectiveGroup::kExpert) == Groups{{100, 102}, {101, 103}, {104, 106}, {105, 107}});
   CHECK(GroupsOf(l, CollectiveGroup::kExpertAndTensor) == Groups{{100, 101, 102, 103}, {104, 105, 106, 107}});
 }
+
+TEST_CASE("expert-data-parallel groups: the GPUs holding the same expert shard, ETP x EP apart",
+          "[executor][experts]") {
+  using hetsim::sim::executor::SyncGroupsOf;
+  // TP 2 x DP 8 = 16 GPUs, EP 8, ETP 1: each GPU holds its own experts, and GPU i shares them with
+  // GPU i + 8 (Megatron's expert rank order tp-ep-dp: the expert-DP rank varies slowest).
+  const StageLayout folded = Stage(2, 1, 8, 8, 1);
+  CHECK(folded.expert_data_groups() == 8);
+  CHECK(folded.expert_gradient_group_size() == 2);
+  CHECK(folded.ExpertDataGroup(0) == std::vector<GpuId>{100, 108});
+  CHECK(folded.ExpertDataGroup(7) == std::vector<GpuId>{107, 115});
+  CHECK(SyncGroupsOf(folded, true).size() == 8);
+  // The dense parameters keep their DP x CP group of each TP rank.
+  CHECK(SyncGroupsOf(folded, false) == Groups{folded.DataGroup(0), folded.DataGroup(1)});
+  CHECK(folded.DataGroup(0) == std::vector<GpuId>{100, 102, 104, 106, 108, 110, 112, 114});
+  // ETP = TP = 2, EP 2 over TP 2 x CP 2 x DP 2: blocks of 4 GPUs, each shard in 2 copies 4 apart.
+  const StageLayout coupled = Stage(2, 2, 2, 2, 0);
+  CHECK(SyncGroupsOf(coupled, true) == Groups{{100, 104}, {101, 105}, {102, 106}, {103, 107}});
+  // EP x ETP = the stage: every expert shard is on one GPU only, nothing to synchronise.
+  CHECK(Stage(2, 2, 2, 8, 1).expert_gradient_group_size() == 1);
+}

@@ -164,6 +164,24 @@ inline sim::executor::ExecutionResult MakeRun(const sim::executor::ExecutionSetu
   return *std::move(result);
 }
 
+// A 2-block MoE model (hidden 1024, 16 heads, sequence 1024, `experts` experts, top 2, all-to-all
+// dispatch, BF16) as a plan's inline model; its one stage holds 4 layers (embedding, 2 blocks, head).
+inline void SetSmallMoeModel(v1::Plan& p, int experts) {
+  v1::Model* m = p.mutable_model();
+  m->set_name("moe-2l");
+  m->set_dtype(v1::BF16);
+  v1::Transformer* t = m->mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(1024);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(32000);
+  t->set_num_experts(experts);
+  t->set_moe_top_k(2);
+  t->set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_TO_ALL);
+  t->set_granularity(v1::BLOCK);
+}
+
 // A 16-block GPT on 2 stages of TP 8 x DP 16 (nodes 0-15 and 16-31 of island "a", 8 GPUs each), 8
 // microbatches, ZeRO-1, gradient reduction overlapped with the backward in 64 MiB buckets, on
 // `c` with its GPU type made an H100 preset (NCCL's achieved bandwidth and latencies): 256 GPUs, small

@@ -171,7 +171,7 @@ class Run : private EventHandler, private FlowObserver {
     return it->second;
   }
 
-  // One transfer graph per (stage, collective, bytes, TP rank), built before the run.
+  // One transfer graph per (stage, collective, bytes, group: SyncGroupsOf), built before the run.
   absl::Status PrepareGradSync() {
     for (int s = 0; s < setup_.num_stages(); ++s) {
       const StageSetup& st = setup_.stages[s];
@@ -179,18 +179,23 @@ class Run : private EventHandler, private FlowObserver {
       if (st.param_gather) steps.push_back(*st.param_gather);
       steps.insert(steps.end(), st.early_param_gathers.begin(), st.early_param_gathers.end());
       for (const GradSyncStep& step : steps) {
-        for (int t = 0; t < st.layout.tensor_parallel; ++t) {
-          auto key = std::make_tuple(s, static_cast<int>(step.op), step.bytes, t);
-          if (graphs_.contains(key)) continue;
-          CollectiveRequest request;
-          request.op = step.op;
-          request.gpus = st.layout.DataGroup(t);
-          request.bytes = step.bytes;
-          request.ring_steps = options_.grad_sync_ring_steps;
-          HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
-          HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
-          graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));
-          graphs_.emplace(key, &graph_store_.back());
+        for (const bool experts : {false, true}) {
+          const int64_t bytes = experts ? step.expert_bytes : step.bytes;
+          if (bytes <= 0) continue;
+          const std::vector<std::vector<GpuId>> groups = SyncGroupsOf(st.layout, experts);
+          for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+            auto key = std::make_tuple(s, static_cast<int>(step.op), bytes, experts, g);
+            if (graphs_.contains(key)) continue;
+            CollectiveRequest request;
+            request.op = step.op;
+            request.gpus = groups[g];
+            request.bytes = bytes;
+            request.ring_steps = options_.grad_sync_ring_steps;
+            HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
+            HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
+            graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));
+            graphs_.emplace(key, &graph_store_.back());
+          }
         }
       }
     }
@@ -345,10 +350,21 @@ class Run : private EventHandler, private FlowObserver {
     const StageSetup& setup = setup_.stages[stage];
     st.in_flight = true;
     st.step_start = sim_.now();
-    st.groups_left = setup.layout.tensor_parallel;
-    for (int t = 0; t < setup.layout.tensor_parallel; ++t) {
-      const TransferGraph* graph = graphs_.at(std::make_tuple(stage, static_cast<int>(step.op), step.bytes, t));
-      executions_.emplace_back(network_.get(), setup_.router.get(), graph, [this, stage](Time) { GroupDone(stage); });
+    // Both parts at once, every group of each: the dense parameters' and the experts'.
+    const int dense = step.bytes > 0 ? setup.layout.tensor_parallel : 0;
+    const int expert = step.expert_bytes > 0 ? setup.layout.expert_data_groups() : 0;
+    if (dense + expert == 0) {  // a model chunk with nothing to gather (its first forward still waits)
+      st.groups_left = 1;
+      GroupDone(stage);
+      return;
+    }
+    st.groups_left = dense + expert;
+    for (int g = 0; g < dense + expert; ++g) {
+      const bool experts = g >= dense;
+      const auto key = std::make_tuple(stage, static_cast<int>(step.op), experts ? step.expert_bytes : step.bytes,
+                                       experts, experts ? g - dense : g);
+      executions_.emplace_back(network_.get(), setup_.router.get(), graphs_.at(key),
+                               [this, stage](Time) { GroupDone(stage); });
       // Routes were checked when the transfer graphs were built; Start cannot fail on them now.
       if (absl::Status s = executions_.back().Start(&sim_); !s.ok()) failure_ = s;
     }
@@ -424,7 +440,8 @@ class Run : private EventHandler, private FlowObserver {
   std::vector<StageState> stages_;
   int stages_left_ = 0;
   std::deque<TransferGraph> graph_store_;
-  std::map<std::tuple<int, int, int64_t, int>, const TransferGraph*> graphs_;
+  // (stage, op, bytes, experts, group index) -> the group's transfer graph (SyncGroupsOf).
+  std::map<std::tuple<int, int, int64_t, bool, int>, const TransferGraph*> graphs_;
   std::deque<CollectiveExecution> executions_;
   std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;

@@ -183,6 +183,22 @@ std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const {
   return out;
 }
 
+std::vector<GpuId> StageLayout::ExpertDataGroup(int index) const {
+  std::vector<GpuId> out;
+  for (size_t i = index; i < gpus.size(); i += expert_data_groups()) out.push_back(gpus[i]);
+  return out;
+}
+
+std::vector<std::vector<GpuId>> SyncGroupsOf(const StageLayout& l, bool experts) {
+  std::vector<std::vector<GpuId>> groups;
+  if (experts) {
+    for (int e = 0; e < l.expert_data_groups(); ++e) groups.push_back(l.ExpertDataGroup(e));
+  } else {
+    for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
+  }
+  return groups;
+}
+
 int ExecutionSetup::num_gpus() const {
   int n = 0;
   for (const StageSetup& s : stages) n += static_cast<int>(s.layout.gpus.size());
@@ -266,25 +282,43 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
   return layout;
 }
 
-// `bytes` of gradients in buckets of Plan.grad_bucket_bytes (one bucket when 0).
-void AppendBuckets(const spec::PlanSpec& plan, CollectiveOp op, int64_t bytes, std::vector<GradSyncStep>& out) {
-  const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
-  for (int64_t done = 0; done < bytes; done += bucket) out.push_back({op, std::min(bucket, bytes - done)});
+// What a stage synchronises of `dense` and `expert` bytes: nothing over groups of one GPU.
+GradSyncStep SyncStep(const StageLayout& l, CollectiveOp op, int64_t dense, int64_t expert) {
+  return {op, l.gradient_group_size() > 1 ? dense : 0, l.expert_gradient_group_size() > 1 ? expert : 0};
+}
+
+// The gradients of a stage (or of one model chunk on it) in buckets of Plan.grad_bucket_bytes (one
+// bucket when 0): the dense parameters' over the DP x CP groups, then the experts' over the expert-
+// data-parallel groups.
+void AppendBuckets(const spec::PlanSpec& plan, const StageLayout& l, CollectiveOp op, const workload::StageCost& cost,
+                   std::vector<GradSyncStep>& out) {
+  const GradSyncStep all = SyncStep(l, op, cost.grad_sync_bytes, cost.expert_grad_sync_bytes);
+  for (int64_t GradSyncStep::*part : {&GradSyncStep::bytes, &GradSyncStep::expert_bytes}) {
+    const int64_t bytes = all.*part;
+    const int64_t bucket = plan.grad_bucket_bytes > 0 ? static_cast<int64_t>(plan.grad_bucket_bytes) : bytes;
+    for (int64_t done = 0; done < bytes; done += bucket) {
+      GradSyncStep& step = out.emplace_back(GradSyncStep{op});
+      step.*part = std::min(bucket, bytes - done);
+    }
+  }
+}
+
+// The parameter all-gather of a ZeRO-1/2 stage (or model chunk), both parts at once; nullopt when
+// there is nothing to gather.
+std::optional<GradSyncStep> ParamGather(const StageLayout& l, const workload::StageCost& cost) {
+  const GradSyncStep step = SyncStep(l, CollectiveOp::kAllGather, cost.param_sync_bytes, cost.expert_param_sync_bytes);
+  if (step.bytes <= 0 && step.expert_bytes <= 0) return std::nullopt;
+  return step;
 }
 
 // The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
 // optimizer step.
 void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
-  if (out.layout.gradient_group_size() <= 1) return;
-  const int64_t bytes = out.cost.grad_sync_bytes + out.cost.expert_grad_sync_bytes;
   const CollectiveOp op = zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-  AppendBuckets(plan, op, bytes, out.grad_buckets);
+  AppendBuckets(plan, out.layout, op, out.cost, out.grad_buckets);
   // ZeRO-1/2 all-gather the updated weights after the step; ZeRO-3 keeps them sharded and gathers
   // each layer's before its forward and again before its backward (ZeroThreeGathers).
-  const int64_t params = out.cost.param_sync_bytes + out.cost.expert_param_sync_bytes;
-  if ((zero_stage == 1 || zero_stage == 2) && params > 0) {
-    out.param_gather = GradSyncStep{CollectiveOp::kAllGather, params};
-  }
+  if (zero_stage == 1 || zero_stage == 2) out.param_gather = ParamGather(out.layout, out.cost);
 }
 
 // Phase 2: physical stage `s`: layout, GPU compute model, whole-stage cost, memory, optimizer step and
@@ -555,8 +589,8 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
     if (st.param_gather && setup.spec.plan.overlap_param_gather) {
       for (int c = 0; c < v; ++c) {
         const workload::StageCost& cost = v == 1 ? st.cost : setup.virtual_stages[c * S + s].cost;
-        st.early_param_gathers.push_back(
-            {CollectiveOp::kAllGather, cost.param_sync_bytes + cost.expert_param_sync_bytes});
+        // One per chunk, which its first forward waits for, even when it has nothing to gather.
+        st.early_param_gathers.push_back(ParamGather(st.layout, cost).value_or(GradSyncStep{CollectiveOp::kAllGather}));
       }
     }
     if (v > 1) {
@@ -565,7 +599,7 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
       for (int c : chunks) {
         const workload::StageCost& cost = setup.virtual_stages[c * S + s].cost;
         const size_t first = st.grad_buckets.size();
-        AppendBuckets(setup.spec.plan, op, cost.grad_sync_bytes + cost.expert_grad_sync_bytes, st.grad_buckets);
+        AppendBuckets(setup.spec.plan, st.layout, op, cost, st.grad_buckets);
         const int pieces = static_cast<int>(st.grad_buckets.size() - first);
         for (int j = 0; j < pieces; ++j) st.bucket_ready.push_back({order[chunk_end[c]], j, pieces});
       }

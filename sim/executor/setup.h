@@ -55,6 +55,12 @@ struct StageLayout {
   // One TP rank across the replicas and their CP ranks: the gradient reduction group (DP x CP GPUs).
   std::vector<GpuId> DataGroup(int tp_rank) const;
   int gradient_group_size() const { return data_parallel * context_parallel; }
+  // The GPUs that hold the same shard of the same experts, Megatron-LM's expert-data-parallel group:
+  // expert rank `index` (< ETP x EP) of every block of ETP x EP GPUs. The experts' gradients reduce,
+  // and their ZeRO shards gather, over it.
+  std::vector<GpuId> ExpertDataGroup(int index) const;
+  int expert_data_groups() const { return ExpertTensorParallel() * expert_parallel; }
+  int expert_gradient_group_size() const { return static_cast<int>(gpus.size()) / expert_data_groups(); }
 };
 
 // The groups a stage's collectives over `group` run on: every TP group (of each replica and CP rank),
@@ -134,12 +140,20 @@ struct VirtualStageCost {
   }
 };
 
-// A data-parallel gradient synchronisation step of one stage: one collective per DP group, run
-// concurrently (TP of them), for a bucket of the stage's gradients.
+// A data-parallel synchronisation step of one stage, for a bucket of its gradients or its parameter
+// all-gather: one collective per data-parallel group (TP of them) of the dense parameters' `bytes`,
+// and beside them one per expert-data-parallel group (ETP x EP of them) of the experts' `expert_bytes`
+// (Megatron-LM keeps the experts in their own buffers, on their own communicators). A part whose
+// groups are single GPUs is 0. Bytes per GPU, as nccl-tests counts them.
 struct GradSyncStep {
   CollectiveOp op;
-  int64_t bytes;  // per GPU, as nccl-tests counts it
+  int64_t bytes = 0;
+  int64_t expert_bytes = 0;
 };
+
+// The groups each part of a GradSyncStep runs on: the DP x CP group of every TP rank (`experts`
+// false), or every expert-data-parallel group.
+std::vector<std::vector<GpuId>> SyncGroupsOf(const StageLayout& l, bool experts);
 
 // Where an overlapped reduction's bucket becomes ready: `piece + 1` of `pieces` equal parts into the
 // compute of `node`, the last operation of the bucket's model chunk on its stage (Megatron-LM reduces

@@ -1,0 +1,111 @@
+// The experts' gradients reduce, and their ZeRO shards gather, over Megatron-LM's expert-data-parallel
+// groups (the GPUs holding the same expert shard), beside the dense parameters' DP x CP groups
+// (sim/executor/setup.h GradSyncStep, SyncGroupsOf), in the executor and in the Chakra export.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "chakra/export.h"
+#include "sim/collectives/simulate.h"
+#include "sim/executor/setup.h"
+#include "tests/executor_test_util.h"
+
+namespace {
+
+using hetsim::CollectiveOp;
+using hetsim::sim::NetworkMode;
+using hetsim::sim::executor::GradSyncStep;
+namespace v1 = hetsim::v1;
+
+// A 2-block MoE (8 experts, top 2, all-to-all dispatch) on one node of 8 GPUs as TP x DP, EP x ETP,
+// with the distributed optimizer (ZeRO-1), 4 microbatches, 1F1B.
+v1::Plan MoePlan(int tp, int ep, int etp) {
+  v1::Plan p;
+  p.set_name("moe");
+  hetsim::testing::SetSmallMoeModel(p, 8);
+  const int dp = 8 / tp;
+  p.set_micro_batch_size(dp);
+  p.set_global_batch_size(4 * dp);
+  p.set_schedule(v1::ONE_F_ONE_B);
+  v1::Stage* st = p.add_stages();
+  st->set_num_layers(4);  // embedding, 2 blocks, head
+  st->mutable_mesh()->set_island("fast");
+  st->mutable_mesh()->set_node_count(1);
+  st->mutable_mesh()->set_gpus_per_node(8);
+  st->set_tensor_parallel(tp);
+  st->set_sequence_parallel(tp > 1);
+  st->set_data_parallel(dp);
+  st->set_expert_parallel(ep);
+  st->set_expert_tensor_parallel(etp);
+  st->set_zero_stage(1);
+  return p;
+}
+
+std::unique_ptr<hetsim::sim::executor::ExecutionSetup> Setup(const v1::Plan& plan) {
+  const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(1, 8, 10, 1000);
+  return hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+}
+
+}  // namespace
+
+TEST_CASE("expert gradients: dense buckets over DP, expert buckets over the expert-data-parallel groups",
+          "[executor][experts]") {
+  // TP 2 x DP 4, EP 4 x ETP 1: each expert lives on 2 GPUs, 4 apart.
+  const auto setup = Setup(MoePlan(2, 4, 1));
+  const auto& st = setup->stages[0];
+  REQUIRE(st.grad_buckets.size() == 2);
+  CHECK(st.grad_buckets[0].op == CollectiveOp::kReduceScatter);
+  CHECK(st.grad_buckets[0].bytes == st.cost.grad_sync_bytes);
+  CHECK(st.grad_buckets[0].expert_bytes == 0);
+  CHECK(st.grad_buckets[1].bytes == 0);
+  CHECK(st.grad_buckets[1].expert_bytes == st.cost.expert_grad_sync_bytes);
+  CHECK(st.cost.expert_grad_sync_bytes > 0);
+  // ZeRO-1 gathers both parts at once after the step.
+  REQUIRE(st.param_gather.has_value());
+  CHECK(st.param_gather->bytes == st.cost.param_sync_bytes);
+  CHECK(st.param_gather->expert_bytes == st.cost.expert_param_sync_bytes);
+
+  // The expert bucket takes what a reduce-scatter over one group of 2 GPUs takes alone: the 4 groups
+  // run side by side on the NVSwitch's separate ports, after the dense bucket.
+  const hetsim::sim::executor::ExecutionResult run = hetsim::testing::MakeRun(*setup);
+  const hetsim::sim::executor::GradSyncRecord* expert = nullptr;
+  for (const auto& g : run.grad_syncs) {
+    if (!g.param_gather && g.step == 1) expert = &g;
+  }
+  REQUIRE(expert != nullptr);
+  hetsim::topology::Router router(*setup->topology);
+  hetsim::sim::CollectiveRequest request;
+  request.op = CollectiveOp::kReduceScatter;
+  request.gpus = st.layout.ExpertDataGroup(0);
+  request.bytes = st.cost.expert_grad_sync_bytes;
+  CHECK(request.gpus == std::vector<hetsim::GpuId>{st.layout.gpus[0], st.layout.gpus[4]});
+  const auto alone = hetsim::sim::SimulateCollective(*setup->topology, router, request);
+  REQUIRE(alone.ok());
+  CHECK(expert->finish - expert->start == alone->time);
+}
+
+TEST_CASE("expert gradients: nothing over groups of one GPU, and a reduction even without data parallelism",
+          "[executor][experts]") {
+  // EP 8 x ETP 1 over TP 2 x DP 4: every expert is on one GPU only, so only the dense bucket runs.
+  const auto whole = Setup(MoePlan(2, 8, 1));
+  REQUIRE(whole->stages[0].grad_buckets.size() == 1);
+  CHECK(whole->stages[0].grad_buckets[0].expert_bytes == 0);
+  CHECK(whole->stages[0].param_gather->expert_bytes == 0);
+  // TP 8, DP 1, EP 4 x ETP 1: no data parallelism for the dense weights, but every expert on 2 GPUs,
+  // whose gradients Megatron still reduces (before session 22 hetsim ran nothing).
+  const auto no_dp = Setup(MoePlan(8, 4, 1));
+  const auto& st = no_dp->stages[0];
+  REQUIRE(st.grad_buckets.size() == 1);
+  CHECK(st.grad_buckets[0].bytes == 0);
+  CHECK(st.grad_buckets[0].expert_bytes == st.cost.expert_grad_sync_bytes);
+  CHECK(st.layout.ExpertDataGroup(1) == std::vector<hetsim::GpuId>{st.layout.gpus[1], st.layout.gpus[5]});
+  const auto run = hetsim::testing::MakeRun(*no_dp);
+  CHECK(run.grad_sync_end[0] > run.last_backward_end[0]);
+
+  // The Chakra export holds the dense groups (one per TP rank) and the 4 expert-data-parallel groups,
+  // and each GPU's expert bucket on its own group.
+  const hetsim::chakra::ChakraExport out = hetsim::chakra::ExportChakra(*Setup(MoePlan(2, 4, 1)));
+  REQUIRE(out.comm_groups.size() == 2 + 4);
+  CHECK(out.comm_groups[2].ranks == std::vector<int64_t>{0, 4});
+  CHECK(out.comm_groups[5].ranks == std::vector<int64_t>{3, 7});
+}
