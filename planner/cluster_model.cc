@@ -206,27 +206,74 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
 }
 
-Time ClusterModel::CollectiveTime(int island, int tensor_parallel, const sim::workload::StageCollective& c) const {
+int StageGroups::Size(sim::workload::CollectiveGroup group) const {
+  const int etp = expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  switch (group) {
+    case sim::workload::CollectiveGroup::kTensor: return tensor_parallel;
+    case sim::workload::CollectiveGroup::kExpert: return expert_parallel;
+    case sim::workload::CollectiveGroup::kExpertTensor: return etp;
+    case sim::workload::CollectiveGroup::kExpertAndTensor: return etp * expert_parallel;
+  }
+  return 1;
+}
+
+int StageGroups::Span(sim::workload::CollectiveGroup group) const {
+  const int etp = expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  return group == sim::workload::CollectiveGroup::kExpert ? etp * expert_parallel : Size(group);
+}
+
+Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
+                                  const sim::workload::StageCollective& c) const {
   const IslandModel& im = islands_[island];
+  const int n = groups.Size(c.group);
   const double bw = im.intra_node.bytes_per_s;
   const double lat = TimeToSeconds(im.intra_node.latency);
-  if (tensor_parallel <= 1 || bw <= 0) return 0;
+  const int per_node = std::max(1, groups.shape.gpus_per_node);
+  // Every GPU of a node runs its own group's collective at once: they share the node's NICs.
+  const double nic_bw = im.node_nic_bytes_per_s / per_node;
+  if (n <= 1) return 0;
   double seconds = 0;
+  if (groups.Span(c.group) <= per_node || nic_bw <= 0) {
+    if (bw <= 0) return 0;
+    switch (c.op) {
+      case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllGather:
+      case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+      case CollectiveOp::kBroadcast: break;
+    }
+    return static_cast<Time>(c.count) * SecondsToTime(seconds);
+  }
+  // Across nodes: `local` members in each of `nodes` nodes. Rings reduce or gather inside the node and
+  // run one inter-node ring per local rank (a gather or reduce-scatter is half an all-reduce); an
+  // all-to-all sends (local - 1)/n of its buffer over NVLink and the rest over the GPU's NIC share.
+  const int local = std::max(1, n * per_node / groups.Span(c.group));
+  const int nodes = std::max(1, n / local);
+  const double intra_bw = std::max(1.0, bw);
+  const double inter_lat = TimeToSeconds(im.inter_node.latency);
   switch (c.op) {
-    case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(tensor_parallel, c.bytes, bw, lat); break;
+    case CollectiveOp::kAllReduce:
+      seconds = sim::HierarchicalAllReduceSeconds(local, nodes, c.bytes, intra_bw, lat, nic_bw, inter_lat);
+      break;
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(tensor_parallel, c.bytes, bw, lat); break;
-    case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(tensor_parallel, c.bytes, bw, lat); break;
-    case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+    case CollectiveOp::kReduceScatter:
+      seconds = sim::RingAllGatherSeconds(local, c.bytes, intra_bw, lat) +
+                sim::RingAllGatherSeconds(nodes, c.bytes / local, nic_bw, inter_lat);
+      break;
+    case CollectiveOp::kAllToAll:
+      seconds = inter_lat + std::max(c.bytes * (local - 1) / n / intra_bw, c.bytes * (n - local) / n / nic_bw);
+      break;
+    case CollectiveOp::kSendRecv:
     case CollectiveOp::kBroadcast: break;
   }
   return static_cast<Time>(c.count) * SecondsToTime(seconds);
 }
 
-Time ClusterModel::CollectivesTime(int island, int tensor_parallel,
+Time ClusterModel::CollectivesTime(int island, const StageGroups& groups,
                                    const std::vector<sim::workload::StageCollective>& collectives) const {
   Time total = 0;
-  for (const sim::workload::StageCollective& c : collectives) total += CollectiveTime(island, tensor_parallel, c);
+  for (const sim::workload::StageCollective& c : collectives) total += CollectiveTime(island, groups, c);
   return total;
 }
 

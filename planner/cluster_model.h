@@ -94,6 +94,19 @@ struct PlacedMesh {
   int first_node = 0;
 };
 
+// How a stage's mesh forms the groups of its layer collectives, as the simulator lays them out
+// (sim/executor/setup.h GroupsOf): TP consecutive GPUs; for the experts ETP consecutive GPUs sharing
+// an expert, EP groups of GPUs ETP apart, and blocks of ETP x EP holding every expert once.
+struct StageGroups {
+  MeshShape shape;
+  int tensor_parallel = 1;
+  int expert_parallel = 1;
+  int expert_tensor_parallel = 0;  // 0: tensor_parallel
+  // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
+  int Size(sim::workload::CollectiveGroup group) const;
+  int Span(sim::workload::CollectiveGroup group) const;
+};
+
 class ClusterModel {
  public:
   // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
@@ -114,10 +127,10 @@ class ClusterModel {
   Time PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh sender, PlacedMesh receiver) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
 
-  // Tensor-parallel collectives of a stage (tensor_parallel GPUs inside one node), forward or backward;
-  // CollectiveTime prices one entry (all its calls).
-  Time CollectiveTime(int island, int tensor_parallel, const sim::workload::StageCollective& collective) const;
-  Time CollectivesTime(int island, int tensor_parallel,
+  // A stage's layer collectives, forward or backward, each on its group (StageGroups); CollectiveTime
+  // prices one entry (all its calls).
+  Time CollectiveTime(int island, const StageGroups& groups, const sim::workload::StageCollective& collective) const;
+  Time CollectivesTime(int island, const StageGroups& groups,
                        const std::vector<sim::workload::StageCollective>& collectives) const;
   // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a
   // node, hierarchical (intra-node reduce-scatter, inter-node rings sharing the node's NICs) across.

@@ -175,15 +175,16 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.config = config;
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
-  Time forward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->forward_collectives);
-  Time backward_comm = cluster_.CollectivesTime(island, config.tensor_parallel, cost->backward_collectives);
+  const StageGroups groups{shape, config.tensor_parallel, config.expert_parallel, config.expert_tensor_parallel};
+  Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
+  Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
     // What Transformer Engine's overlap hides of the pass's collectives around its linears, all but the
     // chunks it leaves exposed (as the simulator's setup does); the others stay exposed.
     auto hidden = [&](const std::vector<sim::workload::StageCollective>& list, Time compute, bool forward) {
       sim::workload::UserbufferTimes times;
       for (const sim::workload::StageCollective& c : list) {
-        if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, config.tensor_parallel, c));
+        if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, groups, c));
       }
       return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute,
                           options_.tp_comm_overlap_config);
@@ -193,8 +194,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   } else if (options_.tp_backward_overlap) {
     std::vector<std::pair<int, Time>> reductions;
     for (const sim::workload::StageCollective& c : cost->backward_collectives) {
-      if (c.async_backward)
-        reductions.emplace_back(c.layer, cluster_.CollectiveTime(island, config.tensor_parallel, c));
+      if (c.async_backward) reductions.emplace_back(c.layer, cluster_.CollectiveTime(island, groups, c));
     }
     backward_comm -= std::min(backward_comm, sim::workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
   }

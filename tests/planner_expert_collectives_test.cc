@@ -1,0 +1,76 @@
+// The planners' analytical time of a stage's layer collectives on their own groups (planner/
+// cluster_model.h StageGroups): expert collectives over EP, ETP and ETP x EP GPUs, inside a node or
+// across nodes, in closed form; before session 22 every one was priced as an intra-node TP collective
+// (and as free at TP 1).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "planner/cluster_model.h"
+#include "proto/gpu_presets.h"
+#include "sim/collectives/estimate.h"
+#include "tests/executor_test_util.h"
+
+namespace {
+
+using hetsim::CollectiveOp;
+using hetsim::SecondsToTime;
+using hetsim::TimeToSeconds;
+using hetsim::planner::ClusterModel;
+using hetsim::planner::StageGroups;
+using hetsim::sim::workload::CollectiveGroup;
+using hetsim::sim::workload::StageCollective;
+
+StageCollective Coll(CollectiveOp op, CollectiveGroup group, int64_t bytes) {
+  StageCollective c{};
+  c.op = op;
+  c.group = group;
+  c.bytes = bytes;
+  c.count = 2;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("planner: expert collectives are priced on their own groups, inside or across nodes", "[planner]") {
+  hetsim::v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
+  REQUIRE(hetsim::proto::ApplyGpuPresets(&cluster, "cluster.pbtxt").ok());
+  auto cm = ClusterModel::Create(cluster, hetsim::spec::DType::kFp16);
+  INFO(cm.status().message());
+  REQUIRE(cm.ok());
+  const auto& im = (*cm)->island(0);  // 2 nodes of 8 GPUs
+  const double intra = im.intra_node.bytes_per_s, lat = TimeToSeconds(im.intra_node.latency);
+  const double nic = im.node_nic_bytes_per_s / 8, inter_lat = TimeToSeconds(im.inter_node.latency);
+  REQUIRE(intra > 0);
+  REQUIRE(nic > 0);
+  const int64_t S = 64 << 20;
+  auto time = [&](StageGroups g, CollectiveOp op, CollectiveGroup group) {
+    return (*cm)->CollectiveTime(0, g, Coll(op, group, S));
+  };
+  const StageGroups node{{1, 8}, 2, 8, 1};  // TP 2, EP 8, ETP 1 on one node
+  CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(2, S, intra, lat)));
+  CHECK(time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(hetsim::sim::DirectAllToAllSeconds(8, S, intra, lat)));
+  CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor) == 0);  // ETP 1: no group
+  // TP 1 still dispatches over EP (it was free before).
+  CHECK(time(StageGroups{{1, 8}, 1, 8, 1}, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert));
+
+  // EP 16 over both nodes: 8 members in each, 7/16 of the buffer over NVLink, 8/16 over the GPU's NIC.
+  const StageGroups two{{2, 8}, 2, 16, 1};
+  CHECK(time(two, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(inter_lat + std::max(S * 7.0 / 16 / intra, S * 8.0 / 16 / nic)));
+  // ETP 4 x EP 4: an EP group is 4 GPUs 4 apart, 2 in each node; an expert-TP group 4 consecutive GPUs.
+  const StageGroups spread{{2, 8}, 4, 4, 4};
+  CHECK(time(spread, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(inter_lat + std::max(S * 1.0 / 4 / intra, S * 2.0 / 4 / nic)));
+  CHECK(time(spread, CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(4, S, intra, lat)));
+  // The ETP x EP block of 16 (the all-gather dispatcher's group): rings inside each node, then across.
+  CHECK(time(spread, CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(8, S, intra, lat) +
+                          hetsim::sim::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
+  CHECK(time(spread, CollectiveOp::kAllReduce, CollectiveGroup::kExpertAndTensor) ==
+        2 * SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
+}
