@@ -51,7 +51,7 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
   const int total = cl.total_gpus();
   const int64_t B = ctx.microbatches;
   const IslandModel& ref = cl.island(0);
-  std::optional<std::tuple<Time, int, int, int, int>> best_key;
+  std::optional<std::tuple<Time, int, int, int, int, int>> best_key;
   std::optional<PipelineCandidate> best;
   for (int pp = 1; pp <= std::min(total, model.num_layers()); ++pp) {
     if (total % pp != 0) continue;
@@ -82,49 +82,53 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
       if (dp == 0 || prof.micro_batch_size() % static_cast<uint64_t>(dp) != 0) continue;
       for (int zero = 0; zero <= (dp > 1 ? 1 : 0); ++zero) {
         for (hetsim::v1::Recompute rc : {hetsim::v1::RECOMPUTE_NONE, hetsim::v1::RECOMPUTE_FULL}) {
-          const IntraStageConfig cfg{.tensor_parallel = tp,
-                                     .data_parallel = dp,
-                                     .zero_stage = zero,
-                                     .recompute = rc,
-                                     .sequence_parallel = prof.SequenceParallelFor(tp)};
-          Time sum = 0, t_max = 0;
-          bool fits = true;
-          PipelineCandidate cand;
-          for (int s = 0; s < pp && fits; ++s) {
-            const int launches = static_cast<int>(std::min<int64_t>(pp - s, B));
-            const auto [first, count] = ranges[s];
-            // As the grid search sees it: the first island's GPU everywhere.
-            std::optional<StageOption> homo = prof.PriceDirect(0, ref_shape.value_or(shape_of[s]), cfg, first, count);
-            std::optional<StageOption> real = prof.PriceDirect(island_of[s], shape_of[s], cfg, first, count);
-            if (!homo || !real || homo->max_in_flight < launches || real->max_in_flight < launches) {
-              fits = false;
-              break;
+          for (const auto& [ep, etp] : prof.ExpertLayouts(g)) {
+            const IntraStageConfig cfg{.tensor_parallel = tp,
+                                       .data_parallel = dp,
+                                       .zero_stage = zero,
+                                       .recompute = rc,
+                                       .sequence_parallel = prof.SequenceParallelFor(tp),
+                                       .expert_parallel = ep,
+                                       .expert_tensor_parallel = etp};
+            Time sum = 0, t_max = 0;
+            bool fits = true;
+            PipelineCandidate cand;
+            for (int s = 0; s < pp && fits; ++s) {
+              const int launches = static_cast<int>(std::min<int64_t>(pp - s, B));
+              const auto [first, count] = ranges[s];
+              // As the grid search sees it: the first island's GPU everywhere.
+              std::optional<StageOption> homo = prof.PriceDirect(0, ref_shape.value_or(shape_of[s]), cfg, first, count);
+              std::optional<StageOption> real = prof.PriceDirect(island_of[s], shape_of[s], cfg, first, count);
+              if (!homo || !real || homo->max_in_flight < launches || real->max_in_flight < launches) {
+                fits = false;
+                break;
+              }
+              const double bytes = prof.BoundaryBytes(first + count - 1);
+              const Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes, ref_shape.value_or(shape_of[s])) : 0;
+              sum += homo->total() + 2 * c_homo;
+              t_max = std::max(t_max, homo->total());
+              SearchedStage st;
+              st.first_group = st.first_layer = first;
+              st.last_group = first + count - 1;
+              st.num_layers = count;
+              st.island = island_of[s];
+              st.shape = shape_of[s];
+              st.option = *real;
+              st.comm_out = s + 1 < pp ? cl.BoundaryTime(island_of[s], island_of[s + 1], bytes, shape_of[s]) : 0;
+              st.warmup = launches;
+              cand.stages.push_back(st);
             }
-            const double bytes = prof.BoundaryBytes(first + count - 1);
-            const Time c_homo = s + 1 < pp ? cl.BoundaryTime(0, 0, bytes, ref_shape.value_or(shape_of[s])) : 0;
-            sum += homo->total() + 2 * c_homo;
-            t_max = std::max(t_max, homo->total());
-            SearchedStage st;
-            st.first_group = st.first_layer = first;
-            st.last_group = first + count - 1;
-            st.num_layers = count;
-            st.island = island_of[s];
-            st.shape = shape_of[s];
-            st.option = *real;
-            st.comm_out = s + 1 < pp ? cl.BoundaryTime(island_of[s], island_of[s + 1], bytes, shape_of[s]) : 0;
-            st.warmup = launches;
-            cand.stages.push_back(st);
-          }
-          if (!fits) continue;
-          const auto key = std::make_tuple(sum + (B - 1) * t_max, pp, tp, zero, static_cast<int>(rc));
-          if (!best_key || key < *best_key) {
-            best_key = key;
-            cand.schedule = hetsim::v1::ONE_F_ONE_B;
-            cand.explicit_warmups = false;
-            cand.planner_layers = model.num_layers();
-            cand.notes.push_back("grid search over PP, TP, DP, ZeRO 0-1, recompute as if every GPU were a " +
-                                 ref.gpu_type);
-            best = std::move(cand);
+            if (!fits) continue;
+            const auto key = std::make_tuple(sum + (B - 1) * t_max, pp, tp, zero, static_cast<int>(rc), ep);
+            if (!best_key || key < *best_key) {
+              best_key = key;
+              cand.schedule = hetsim::v1::ONE_F_ONE_B;
+              cand.explicit_warmups = false;
+              cand.planner_layers = model.num_layers();
+              cand.notes.push_back(
+                  "grid search over PP, TP, DP, EP (MoE), ZeRO 0-1, recompute as if every GPU were a " + ref.gpu_type);
+              best = std::move(cand);
+            }
           }
         }
       }

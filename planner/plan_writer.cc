@@ -97,6 +97,10 @@ absl::StatusOr<hetsim::v1::Plan> WritePlan(const ClusterModel& cluster, const st
     out->set_recompute(st.option.config.recompute);
     if (st.option.config.recompute_num_layers > 0) out->set_recompute_num_layers(st.option.config.recompute_num_layers);
     if (st.option.config.sequence_parallel) out->set_sequence_parallel(true);
+    if (st.option.config.expert_parallel > 1) out->set_expert_parallel(st.option.config.expert_parallel);
+    if (st.option.config.expert_tensor_parallel > 0) {
+      out->set_expert_tensor_parallel(st.option.config.expert_tensor_parallel);
+    }
     if (shape.explicit_warmups) out->set_warmup_forwards(st.warmup);
   }
   return plan;

@@ -106,6 +106,15 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
   return {body_first_ + s.phase, body};
 }
 
+std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus) const {
+  std::vector<std::pair<int, int>> layouts = {{1, 0}};
+  const int experts = static_cast<int>(model_.num_experts());
+  for (int ep = 2; experts > 1 && ep <= std::min(experts, stage_gpus); ep *= 2) {
+    if (experts % ep == 0 && stage_gpus % ep == 0) layouts.emplace_back(ep, 1);
+  }
+  return layouts;
+}
+
 std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshShape shape) const {
   std::vector<IntraStageConfig> configs;
   const int max_tp = options_.max_tensor_parallel > 0 ? options_.max_tensor_parallel : shape.gpus_per_node;
@@ -128,13 +137,17 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
-    for (int zero = 0; zero <= max_zero; ++zero) {
-      for (hetsim::v1::Recompute rc : recomputes) {
-        configs.push_back({.tensor_parallel = tp,
-                           .data_parallel = dp,
-                           .zero_stage = zero,
-                           .recompute = rc,
-                           .sequence_parallel = sequence_parallel});
+    for (const auto& [ep, etp] : ExpertLayouts(shape.gpus())) {
+      for (int zero = 0; zero <= max_zero; ++zero) {
+        for (hetsim::v1::Recompute rc : recomputes) {
+          configs.push_back({.tensor_parallel = tp,
+                             .data_parallel = dp,
+                             .zero_stage = zero,
+                             .recompute = rc,
+                             .sequence_parallel = sequence_parallel,
+                             .expert_parallel = ep,
+                             .expert_tensor_parallel = etp});
+        }
       }
     }
   }

@@ -42,7 +42,8 @@ struct IntraStageConfig {
   // Not searched: a hand-written plan's Stage.sequence_parallel, or on for an MoE model with TP > 1
   // (Megatron's MoE layer requires it).
   bool sequence_parallel = false;
-  // Not searched: a hand-written plan's Stage.expert_parallel and expert_tensor_parallel (0 = TP).
+  // Stage.expert_parallel and expert_tensor_parallel (0 = TP): searched for MoE models (ExpertLayouts),
+  // else a hand-written plan's.
   int expert_parallel = 1;
   int expert_tensor_parallel = 0;
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
@@ -121,6 +122,11 @@ class Profiler {
   // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h): every
   // candidate with TP > 1 of an MoE model turns it on.
   bool SequenceParallelFor(int tensor_parallel) const { return tensor_parallel > 1 && model_.num_experts() > 1; }
+  // The expert layouts the planners try on a stage of `stage_gpus` GPUs, as (EP, ETP): every expert on
+  // every GPU split over TP (1, 0), the only one of a dense model; for an MoE model also MoE parallel
+  // folding's ETP 1 with each power-of-two EP that divides the experts and the stage's GPUs (Megatron's
+  // advice: EP before expert TP).
+  std::vector<std::pair<int, int>> ExpertLayouts(int stage_gpus) const;
   const ClusterModel& cluster() const { return cluster_; }
   const ProfilerOptions& options() const { return options_; }
 

@@ -214,6 +214,26 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
   }
 }
 
+// The HAPT and Megatron planners' plans of `model` on the HAPT case (global batch 128), each checked
+// to simulate.
+std::vector<PlanOutcome> HaptAndMegatronPlans(const v1::Model& model) {
+  PlanRequest req;
+  req.model = model;
+  req.cluster = CaseCluster();
+  req.global_batch_size = 128;
+  req.threads = 1;
+  std::vector<PlanOutcome> plans;
+  for (PlannerKind kind : {PlannerKind::kHapt, PlannerKind::kMegatron}) {
+    req.planner = kind;
+    absl::StatusOr<PlanOutcome> out = MakePlan(req);
+    INFO(out.status().message());
+    REQUIRE(out.ok());
+    CHECK(Simulate(*out) > 0);
+    plans.push_back(*std::move(out));
+  }
+  return plans;
+}
+
 TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatron's MoE rule)",
           "[planner][planner-case]") {
   v1::Model moe = CaseModel();
@@ -237,18 +257,42 @@ TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatro
   }
   CHECK(degrees.size() > 1);  // TP > 1 priced, not refused
   // And the planners' plans validate and run.
-  PlanRequest req;
-  req.model = moe;
-  req.cluster = CaseCluster();
-  req.global_batch_size = 128;
-  req.threads = 1;
-  for (PlannerKind kind : {PlannerKind::kHapt, PlannerKind::kMegatron}) {
-    req.planner = kind;
-    absl::StatusOr<PlanOutcome> out = MakePlan(req);
-    INFO(out.status().message());
-    REQUIRE(out.ok());
-    for (const auto& s : out->plan.stages()) CHECK(s.sequence_parallel() == (s.tensor_parallel() > 1));
-    CHECK(Simulate(*out) > 0);
+  for (const PlanOutcome& out : HaptAndMegatronPlans(moe)) {
+    for (const auto& s : out.plan.stages()) CHECK(s.sequence_parallel() == (s.tensor_parallel() > 1));
+  }
+}
+
+TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a power of two)",
+          "[planner][planner-case]") {
+  v1::Model moe = CaseModel();
+  moe.mutable_transformer()->set_num_layers(14);
+  moe.mutable_transformer()->set_num_experts(8);
+  moe.mutable_transformer()->set_moe_top_k(2);
+  moe.mutable_transformer()->set_expert_ffn_hidden_size(8192);
+  auto spec = proto::ResolveModel(moe, "model");
+  REQUIRE(spec.ok());
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  auto cluster = ClusterModel::Create(CaseCluster(), model.dtype());
+  REQUIRE(cluster.ok());
+  const Profiler profiler(model, **cluster, 8);
+  using Layouts = std::vector<std::pair<int, int>>;
+  CHECK(profiler.ExpertLayouts(4) == Layouts{{1, 0}, {2, 1}, {4, 1}});
+  CHECK(profiler.ExpertLayouts(2) == Layouts{{1, 0}, {2, 1}});
+  CHECK(profiler.ExpertLayouts(6) == Layouts{{1, 0}, {2, 1}});  // 4 does not divide 6 GPUs
+  const sim::workload::ModelCost dense = sim::workload::ModelCost::Create(*proto::ResolveModel(CaseModel(), "model"));
+  CHECK(Profiler(dense, **cluster, 8).ExpertLayouts(4) == Layouts{{1, 0}});
+  // On the HAPT case's 6 GPUs both planners hold these experts over EP 2 (before session 22 they could
+  // not: every plan kept all 8 experts on every GPU); the plans carry EP and ETP and run.
+  for (const PlanOutcome& out : HaptAndMegatronPlans(moe)) {
+    bool experts_split = false;
+    for (const auto& s : out.plan.stages()) {
+      if (s.expert_parallel() > 1) {
+        experts_split = true;
+        CHECK(s.expert_tensor_parallel() == 1);
+        CHECK((s.tensor_parallel() * s.data_parallel()) % s.expert_parallel() == 0);
+      }
+    }
+    CHECK(experts_split);
   }
 }
 
