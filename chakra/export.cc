@@ -243,7 +243,9 @@ class Exporter {
       opt.set_name("optimizer step");
       opt.set_type(ChakraProtoMsg::COMP_NODE);
       opt.set_duration_micros(RoundToMicros(st.optimizer_time));
-      if (previous.empty()) previous = {last_backward};
+      // After the last bucket and the stage's last backward: under interleaving the buckets may all
+      // be of chunks that ended before it.
+      opt.add_data_deps(last_backward);
       for (uint64_t d : previous) opt.add_data_deps(d);
       // The HBM traffic of the step's passes over this GPU's shard, as the executor times them.
       const sim::workload::OptimizerStepPasses passes =

@@ -277,20 +277,19 @@ Time ClusterModel::CollectivesTime(int island, const StageGroups& groups,
   return total;
 }
 
-Time ClusterModel::GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const {
-  const int dp = shape.gpus() / std::max(1, tensor_parallel);
+Time ClusterModel::GradSyncTime(int island, MeshShape shape, int stride, double bytes) const {
+  const int dp = shape.gpus() / std::max(1, stride);
   if (dp <= 1 || bytes <= 0) return 0;
   const IslandModel& im = islands_[island];
   const double intra_lat = TimeToSeconds(im.intra_node.latency);
-  if (shape.nodes == 1) {
-    return SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
-  }
+  // A group's members in one node, and the nodes it spans.
+  const int local = std::max(1, shape.gpus_per_node / std::max(1, stride));
+  const int nodes = std::max(1, dp / local);
+  if (nodes == 1) return SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
   const double inter_bw = im.node_nic_bytes_per_s / shape.gpus_per_node;
-  const int local = shape.gpus_per_node / std::max(1, tensor_parallel);
-  return SecondsToTime(sim::HierarchicalAllReduceSeconds(local, shape.nodes, bytes,
-                                                         std::max(1.0, im.intra_node.bytes_per_s), intra_lat, inter_bw,
-                                                         TimeToSeconds(im.inter_node.latency)));
+  return SecondsToTime(sim::HierarchicalAllReduceSeconds(local, nodes, bytes, std::max(1.0, im.intra_node.bytes_per_s),
+                                                         intra_lat, inter_bw, TimeToSeconds(im.inter_node.latency)));
 }
 
 }  // namespace hetsim::planner

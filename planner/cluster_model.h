@@ -132,9 +132,11 @@ class ClusterModel {
   Time CollectiveTime(int island, const StageGroups& groups, const sim::workload::StageCollective& collective) const;
   Time CollectivesTime(int island, const StageGroups& groups,
                        const std::vector<sim::workload::StageCollective>& collectives) const;
-  // Data-parallel gradient synchronisation of `bytes` per GPU over the stage's replicas: ring inside a
-  // node, hierarchical (intra-node reduce-scatter, inter-node rings sharing the node's NICs) across.
-  Time GradSyncTime(int island, MeshShape shape, int tensor_parallel, double bytes) const;
+  // Data-parallel gradient synchronisation of `bytes` per GPU over groups of the stage's GPUs `stride`
+  // apart (TP for the dense parameters' DP x CP groups, ETP x EP for the experts' expert-data-parallel
+  // groups), every group at once: ring inside a node, hierarchical (intra-node reduce-scatter,
+  // inter-node rings sharing the node's NICs) across.
+  Time GradSyncTime(int island, MeshShape shape, int stride, double bytes) const;
 
  private:
   ClusterModel() = default;

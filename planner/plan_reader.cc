@@ -34,11 +34,9 @@ std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape
     sum->activation_bytes += o->activation_bytes;
     sum->working_bytes = std::max(sum->working_bytes, o->working_bytes);
     sum->grad_sync_bytes += o->grad_sync_bytes;
+    sum->expert_grad_sync_bytes += o->expert_grad_sync_bytes;
   }
-  if (sum && chunks.size() > 1) {
-    sum->grad_sync =
-        profiler.cluster().GradSyncTime(island, shape, cfg.tensor_parallel, static_cast<double>(sum->grad_sync_bytes));
-  }
+  if (sum && chunks.size() > 1) sum->grad_sync = SyncTimeOf(profiler.cluster(), island, shape, *sum);
   return sum;
 }
 

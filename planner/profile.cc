@@ -106,6 +106,13 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
   return {body_first_ + s.phase, body};
 }
 
+Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o) {
+  const int etp = o.config.expert_tensor_parallel > 0 ? o.config.expert_tensor_parallel : o.config.tensor_parallel;
+  return cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes)) +
+         cluster.GradSyncTime(island, shape, etp * o.config.expert_parallel,
+                              static_cast<double>(o.expert_grad_sync_bytes));
+}
+
 std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus) const {
   std::vector<std::pair<int, int>> layouts = {{1, 0}};
   const int experts = static_cast<int>(model_.num_experts());
@@ -219,9 +226,11 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   // ZeRO reduce-scatters the gradients and all-gathers the weights: on a ring the bandwidth of an
   // all-reduce of their mean (each half of an all-reduce moves its buffer once), which is the gradient
   // bytes unless Plan.grad_reduce_in_fp32 makes them twice the weights.
-  const int64_t gradients = cost->grad_sync_bytes + cost->expert_grad_sync_bytes;
-  const int64_t weights = cost->param_sync_bytes + cost->expert_param_sync_bytes;
-  o.grad_sync_bytes = config.zero_stage >= 1 ? (gradients + weights) / 2 : gradients;
+  auto all_reduce_bytes = [&](int64_t gradients, int64_t weights) {
+    return config.zero_stage >= 1 ? (gradients + weights) / 2 : gradients;
+  };
+  o.grad_sync_bytes = all_reduce_bytes(cost->grad_sync_bytes, cost->param_sync_bytes);
+  o.expert_grad_sync_bytes = all_reduce_bytes(cost->expert_grad_sync_bytes, cost->expert_param_sync_bytes);
   return o;
 }
 
@@ -229,7 +238,7 @@ namespace {
 
 // Fills the fields derived from the others: synchronisation time and the in-flight limit.
 void Finish(const ClusterModel& cluster, int island, MeshShape shape, StageOption& o) {
-  o.grad_sync = cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes));
+  o.grad_sync = SyncTimeOf(cluster, island, shape, o);
   const int64_t free_bytes = cluster.island(island).hbm_bytes - o.state_bytes - o.working_bytes;
   if (free_bytes < o.activation_bytes) {
     o.max_in_flight = 0;
@@ -266,6 +275,7 @@ std::optional<StageOption> Profiler::Price(int island, MeshShape shape, const In
     result->activation_bytes = Extrapolate(a->activation_bytes, b->activation_bytes, steps);
     result->working_bytes = Extrapolate(a->working_bytes, b->working_bytes, steps);
     result->grad_sync_bytes = Extrapolate(a->grad_sync_bytes, b->grad_sync_bytes, steps);
+    result->expert_grad_sync_bytes = Extrapolate(a->expert_grad_sync_bytes, b->expert_grad_sync_bytes, steps);
   }
   if (result) Finish(cluster_, island, shape, *result);
   return result;

@@ -54,19 +54,25 @@ struct IntraStageConfig {
 // One priced configuration of a stage, per microbatch of `micro_batch_size` samples.
 struct StageOption {
   IntraStageConfig config;
-  Time forward = 0;              // compute + tensor-parallel collectives
-  Time backward = 0;             // compute (recompute included) + collectives
-  int64_t state_bytes = 0;       // parameters, gradients, optimizer (per GPU)
-  int64_t activation_bytes = 0;  // per in-flight microbatch
-  int64_t working_bytes = 0;     // full-recompute working set
-  int64_t grad_sync_bytes = 0;   // per GPU, per iteration: the bytes of the all-reduce it is priced as
-  Time grad_sync = 0;            // estimated data-parallel synchronisation
-  int max_in_flight = 0;         // largest in-flight count that fits the GPU (>= 1)
+  Time forward = 0;                    // compute + tensor-parallel collectives
+  Time backward = 0;                   // compute (recompute included) + collectives
+  int64_t state_bytes = 0;             // parameters, gradients, optimizer (per GPU)
+  int64_t activation_bytes = 0;        // per in-flight microbatch
+  int64_t working_bytes = 0;           // full-recompute working set
+  int64_t grad_sync_bytes = 0;         // per GPU, per iteration: the bytes of the all-reduce it is priced as
+  int64_t expert_grad_sync_bytes = 0;  // the same for the experts, over their expert-data-parallel groups
+  Time grad_sync = 0;                  // estimated data-parallel synchronisation
+  int max_in_flight = 0;               // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
     return state_bytes + static_cast<int64_t>(in_flight) * activation_bytes + (in_flight > 0 ? working_bytes : 0);
   }
 };
+
+// The estimated data-parallel synchronisation of an option on `shape` of `island`: the dense
+// parameters over DP x CP, then the experts over their expert-data-parallel groups (as the simulator's
+// buckets run them).
+Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o);
 
 struct ProfilerOptions {
   bool search_zero = true;       // ZeRO 1 and 2 when data_parallel > 1

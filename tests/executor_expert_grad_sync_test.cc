@@ -17,6 +17,22 @@ using hetsim::sim::NetworkMode;
 using hetsim::sim::executor::GradSyncStep;
 namespace v1 = hetsim::v1;
 
+// A stage of one node of 8 GPUs (island "fast", node `node`) as TP x DP with EP x ETP, ZeRO-1.
+v1::Stage* AddStage(v1::Plan& p, int node, int tp, int ep, int etp) {
+  v1::Stage* st = p.add_stages();
+  st->mutable_mesh()->set_island("fast");
+  st->mutable_mesh()->set_first_node(node);
+  st->mutable_mesh()->set_node_count(1);
+  st->mutable_mesh()->set_gpus_per_node(8);
+  st->set_tensor_parallel(tp);
+  st->set_sequence_parallel(tp > 1);
+  st->set_data_parallel(8 / tp);
+  st->set_expert_parallel(ep);
+  st->set_expert_tensor_parallel(etp);
+  st->set_zero_stage(1);
+  return st;
+}
+
 // A 2-block MoE (8 experts, top 2, all-to-all dispatch) on one node of 8 GPUs as TP x DP, EP x ETP,
 // with the distributed optimizer (ZeRO-1), 4 microbatches, 1F1B.
 v1::Plan MoePlan(int tp, int ep, int etp) {
@@ -27,17 +43,7 @@ v1::Plan MoePlan(int tp, int ep, int etp) {
   p.set_micro_batch_size(dp);
   p.set_global_batch_size(4 * dp);
   p.set_schedule(v1::ONE_F_ONE_B);
-  v1::Stage* st = p.add_stages();
-  st->set_num_layers(4);  // embedding, 2 blocks, head
-  st->mutable_mesh()->set_island("fast");
-  st->mutable_mesh()->set_node_count(1);
-  st->mutable_mesh()->set_gpus_per_node(8);
-  st->set_tensor_parallel(tp);
-  st->set_sequence_parallel(tp > 1);
-  st->set_data_parallel(dp);
-  st->set_expert_parallel(ep);
-  st->set_expert_tensor_parallel(etp);
-  st->set_zero_stage(1);
+  AddStage(p, 0, tp, ep, etp)->set_num_layers(4);  // embedding, 2 blocks, head
   return p;
 }
 
@@ -108,4 +114,68 @@ TEST_CASE("expert gradients: nothing over groups of one GPU, and a reduction eve
   REQUIRE(out.comm_groups.size() == 2 + 4);
   CHECK(out.comm_groups[2].ranks == std::vector<int64_t>{0, 4});
   CHECK(out.comm_groups[5].ranks == std::vector<int64_t>{3, 7});
+}
+
+namespace {
+
+// Two stages of TP 8 (DP 1; EP 4 x ETP 1, so every expert has a copy 4 GPUs away), interleaved over 2
+// chunks of [2, 1 | 1, 2] layers: stage 0 holds the embedding and block 0, then block 2; stage 1 block
+// 1, then block 3 and the head. The first `dense` blocks have no experts.
+v1::Plan InterleavedMoePlan(int dense) {
+  v1::Plan p;
+  p.set_name("moe-chunks");
+  hetsim::testing::SetSmallMoeModel(p, 8);
+  p.mutable_model()->mutable_transformer()->set_num_layers(4);
+  p.mutable_model()->mutable_transformer()->set_moe_first_dense_layers(dense);
+  p.set_global_batch_size(8);
+  p.set_micro_batch_size(1);
+  p.set_schedule(v1::INTERLEAVED_1F1B);
+  p.set_virtual_stages(2);
+  p.set_overlap_grad_reduce(true);
+  p.set_overlap_param_gather(true);
+  for (int layers : {2, 1, 1, 2}) p.add_virtual_stage_layers(layers);
+  for (int s = 0; s < 2; ++s) {
+    v1::Stage* st = AddStage(p, s, 8, 4, 1);
+    st->set_first_layer(3 * s);
+    st->set_num_layers(3);
+  }
+  return p;
+}
+
+std::unique_ptr<hetsim::sim::executor::ExecutionSetup> TwoNodeSetup(const v1::Plan& plan) {
+  const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
+  return hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+}
+
+}  // namespace
+
+TEST_CASE("expert gradients under interleaving: the chunks' layers decide, the optimizer waits for all",
+          "[executor][experts]") {
+  // Blocks 0 and 1 dense: stage 0's contiguous layers (embedding, blocks 0, 1) hold no expert, but its
+  // second chunk holds block 2's, which it must reduce (a review found it skipped).
+  const auto setup = TwoNodeSetup(InterleavedMoePlan(2));
+  const auto& s0 = setup->stages[0];
+  REQUIRE(s0.grad_buckets.size() == 1);
+  CHECK(s0.grad_buckets[0].bytes == 0);  // DP 1
+  CHECK(s0.grad_buckets[0].expert_bytes == setup->virtual_stages[2].cost.expert_grad_sync_bytes);
+  // Stage 1's parameter gathers are its chunks' (blocks 1 and 3), one per chunk at the start.
+  const auto& s1 = setup->stages[1];
+  REQUIRE(s1.early_param_gathers.size() == 2);
+  CHECK(s1.early_param_gathers[0].expert_bytes == setup->virtual_stages[1].cost.expert_param_sync_bytes);
+  CHECK(s1.early_param_gathers[1].expert_bytes == setup->virtual_stages[3].cost.expert_param_sync_bytes);
+  // Stage 0's first chunk gathers nothing (no experts, DP 1): an empty step its first forward waits for.
+  CHECK(s0.early_param_gathers[0].bytes == 0);
+  CHECK(s0.early_param_gathers[0].expert_bytes == 0);
+
+  // Block 0 dense only: stage 0's buckets are all its second chunk's, which ends before the first
+  // chunk's last backward; the optimizer step still starts after that backward.
+  for (int dense : {1, 2}) {
+    INFO(dense << " dense blocks");
+    const auto s = TwoNodeSetup(InterleavedMoePlan(dense));
+    const auto run = hetsim::testing::MakeRun(*s);
+    for (int stage = 0; stage < 2; ++stage) {
+      CHECK(run.optimizer_start[stage] >= run.last_backward_end[stage]);
+      CHECK(run.grad_sync_end[stage] >= run.last_backward_end[stage]);
+    }
+  }
 }

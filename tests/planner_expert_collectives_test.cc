@@ -73,4 +73,12 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
                           hetsim::sim::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
   CHECK(time(spread, CollectiveOp::kAllReduce, CollectiveGroup::kExpertAndTensor) ==
         2 * SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
+
+  // Gradient synchronisation over groups `stride` apart: TP 2's DP groups hold 4 GPUs in each node;
+  // an expert-data-parallel group ETP x EP = 8 apart holds one, every GPU's gradients crossing its NIC.
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 2, S) ==
+        SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(4, 2, S, intra, lat, nic, inter_lat)));
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, nic, inter_lat)));
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 16, S) == 0);  // one GPU per group: nothing to reduce
+  CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, intra, lat)));
 }

@@ -16,6 +16,7 @@ namespace {
 
 using sim::executor::ExecutionResult;
 using sim::executor::ExecutionSetup;
+using sim::executor::GradSyncStep;
 using sim::pipeline::NodeId;
 using sim::pipeline::NodeKind;
 
@@ -208,8 +209,13 @@ void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const s
 // Gradient synchronisation (its own rows) and the optimizer step (on the compute row).
 void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult& r, TraceContent& c) {
   for (const auto& g : r.grad_syncs) {
-    const std::string name = g.param_gather ? absl::StrFormat("param all-gather s%d", g.stage)
-                                            : absl::StrFormat("grad sync s%d bucket %d", g.stage, g.step);
+    std::string name = g.param_gather ? absl::StrFormat("param all-gather s%d", g.stage)
+                                      : absl::StrFormat("grad sync s%d bucket %d", g.stage, g.step);
+    // An MoE stage's expert buckets reduce over the expert-data-parallel groups.
+    const std::vector<GradSyncStep>& buckets = setup.stages[g.stage].grad_buckets;
+    if (!g.param_gather && g.step < static_cast<int>(buckets.size()) && buckets[g.step].bytes == 0) {
+      absl::StrAppend(&name, " (experts)");
+    }
     for (GpuId gpu : c.stage_gpus[g.stage]) AddSlice(c, gpu, kSync, g.start, g.finish, name, "grad_sync");
   }
   for (int s = 0; s < setup.num_stages(); ++s) {

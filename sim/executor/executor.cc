@@ -23,7 +23,9 @@ namespace {
 using pipeline::NodeId;
 using pipeline::NodeKind;
 
-enum EventKind : uint64_t { kNodeDone = 0, kBucketReady = 1, kOptimizerDone = 2, kSample = 3 };
+// kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to
+// gather) ends at the instant it starts, as an event, never inside the call that started it.
+enum EventKind : uint64_t { kNodeDone = 0, kBucketReady = 1, kOptimizerDone = 2, kSample = 3, kEmptyStepDone = 4 };
 constexpr int kKindShift = 56;
 uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
 
@@ -113,6 +115,10 @@ class Run : private EventHandler, private FlowObserver {
     int groups_left = 0;
     Time step_start = 0;
     bool optimizer_started = false;
+    // The optimizer step starts once the stage's last operation and every bucket have ended: under
+    // interleaving a chunk with nothing to reduce may end after the buckets of the others.
+    bool last_op_done = false;
+    bool buckets_done = false;
     int early_done = 0;  // early parameter gathers ended (Plan.overlap_param_gather)
   };
 
@@ -287,6 +293,7 @@ class Run : private EventHandler, private FlowObserver {
       }
       case kOptimizerDone: OptimizerDone(static_cast<int>(value)); return;
       case kSample: Sample(); return;
+      case kEmptyStepDone: GroupDone(static_cast<int>(value)); return;
     }
   }
 
@@ -327,12 +334,11 @@ class Run : private EventHandler, private FlowObserver {
   void LastOpDone(int stage) {
     r_.last_backward_end[stage] = sim_.now();
     StageState& st = stages_[stage];
-    if (setup_.stages[stage].grad_buckets.empty()) {
-      BucketsDone(stage);
-      return;
-    }
+    st.last_op_done = true;
+    if (setup_.stages[stage].grad_buckets.empty()) st.buckets_done = true;
     if (!plan().overlap_grad_reduce) std::fill(st.ready.begin(), st.ready.end(), true);
     TryLaunch(stage);
+    StartOptimizerWhenDone(stage);
   }
 
   void TryLaunch(int stage) {
@@ -355,7 +361,7 @@ class Run : private EventHandler, private FlowObserver {
     const int expert = step.expert_bytes > 0 ? setup.layout.expert_data_groups() : 0;
     if (dense + expert == 0) {  // a model chunk with nothing to gather (its first forward still waits)
       st.groups_left = 1;
-      GroupDone(stage);
+      sim_.Schedule(sim_.now(), this, Payload(kEmptyStepDone, stage));
       return;
     }
     st.groups_left = dense + expert;
@@ -387,13 +393,16 @@ class Run : private EventHandler, private FlowObserver {
       return;
     }
     if (++st.next == buckets) {
-      BucketsDone(stage);
+      st.buckets_done = true;
+      StartOptimizerWhenDone(stage);
     } else {
       TryLaunch(stage);
     }
   }
 
-  void BucketsDone(int stage) {
+  void StartOptimizerWhenDone(int stage) {
+    StageState& st = stages_[stage];
+    if (!st.last_op_done || !st.buckets_done || st.optimizer_started) return;
     r_.grad_sync_end[stage] = sim_.now();
     r_.optimizer_start[stage] = sim_.now();
     stages_[stage].optimizer_started = true;

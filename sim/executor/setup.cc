@@ -313,6 +313,7 @@ std::optional<GradSyncStep> ParamGather(const StageLayout& l, const workload::St
 
 // The data-parallel gradient buckets of a stage and, for ZeRO-1/2, the parameter all-gather after the
 // optimizer step.
+// Under interleaving AssignGradBuckets replaces both with the model chunks'.
 void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   const CollectiveOp op = zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   AppendBuckets(plan, out.layout, op, out.cost, out.grad_buckets);
@@ -577,7 +578,18 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
   for (int s = 0; s < S; ++s) {
     StageSetup& st = setup.stages[s];
     const std::vector<pipeline::NodeId>& order = setup.dag->stage_compute_order()[s];
-    if (st.grad_buckets.empty() || order.empty()) continue;
+    if (order.empty()) continue;
+    const int zero = setup.spec.plan.stages[s].zero_stage;
+    if (v > 1 && (zero == 1 || zero == 2)) {
+      // The parameters a stage gathers are its chunks' layers, not its contiguous range's (which may
+      // hold no expert where a chunk does).
+      workload::StageCost held;
+      for (int c = 0; c < v; ++c) {
+        held.param_sync_bytes += setup.virtual_stages[c * S + s].cost.param_sync_bytes;
+        held.expert_param_sync_bytes += setup.virtual_stages[c * S + s].cost.expert_param_sync_bytes;
+      }
+      st.param_gather = ParamGather(st.layout, held);
+    }
     std::vector<int> chunk_end(v, -1);  // position in `order` of each chunk's last operation
     for (size_t i = 0; i < order.size(); ++i)
       chunk_end[setup.dag->node(order[i]).virtual_stage / S] = static_cast<int>(i);
@@ -594,7 +606,7 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
       }
     }
     if (v > 1) {
-      const CollectiveOp op = st.grad_buckets.front().op;
+      const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       st.grad_buckets.clear();
       for (int c : chunks) {
         const workload::StageCost& cost = setup.virtual_stages[c * S + s].cost;
