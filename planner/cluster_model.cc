@@ -1,6 +1,7 @@
 #include "planner/cluster_model.h"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -222,18 +223,34 @@ int StageGroups::Span(sim::workload::CollectiveGroup group) const {
   return group == sim::workload::CollectiveGroup::kExpert ? etp * expert_parallel : Size(group);
 }
 
+int StageGroups::MembersPerNode(sim::workload::CollectiveGroup group) const {
+  const int n = Size(group), span = Span(group);
+  // Blocks of `span` GPUs start at multiples of span, nodes at multiples of gpus_per_node: a node cuts
+  // a block into pieces that are multiples of their gcd, the smallest piece being the gcd itself.
+  const int piece = std::gcd(span, std::max(1, shape.gpus_per_node));
+  return piece == span ? n : std::max(1, piece * n / span);
+}
+
+double ClusterModel::NicShare(const IslandModel& im, int mesh_gpus_per_node) const {
+  // GPU g of a node is wired to NIC g x nics / gpus (topology/device_graph.cc); a mesh on the first
+  // GPUs of each node shares each NIC among the mesh's GPUs wired to it.
+  const int nics = std::max(1, im.nics_per_node);
+  const int gpus_per_nic = std::max(1, im.gpus_per_node / nics);
+  return im.node_nic_bytes_per_s / nics / std::max(1, std::min(mesh_gpus_per_node, gpus_per_nic));
+}
+
 Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
                                   const sim::workload::StageCollective& c) const {
   const IslandModel& im = islands_[island];
   const int n = groups.Size(c.group);
   const double bw = im.intra_node.bytes_per_s;
   const double lat = TimeToSeconds(im.intra_node.latency);
-  const int per_node = std::max(1, groups.shape.gpus_per_node);
   // Every GPU of a node runs its own group's collective at once: they share the node's NICs.
-  const double nic_bw = im.node_nic_bytes_per_s / per_node;
+  const double nic_bw = NicShare(im, groups.shape.gpus_per_node);
   if (n <= 1) return 0;
   double seconds = 0;
-  if (groups.Span(c.group) <= per_node || nic_bw <= 0) {
+  const int local = groups.MembersPerNode(c.group);
+  if (local >= n || nic_bw <= 0) {
     if (bw <= 0) return 0;
     switch (c.op) {
       case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(n, c.bytes, bw, lat); break;
@@ -245,10 +262,10 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
     }
     return static_cast<Time>(c.count) * SecondsToTime(seconds);
   }
-  // Across nodes: `local` members in each of `nodes` nodes. Rings reduce or gather inside the node and
-  // run one inter-node ring per local rank (a gather or reduce-scatter is half an all-reduce); an
-  // all-to-all sends (local - 1)/n of its buffer over NVLink and the rest over the GPU's NIC share.
-  const int local = std::max(1, n * per_node / groups.Span(c.group));
+  // Across nodes: `local` members in each of `nodes` nodes (the fewest a node holds of one group, which
+  // sets its pace). Rings reduce or gather inside the node and run one inter-node ring per local rank
+  // (a gather or reduce-scatter is half an all-reduce); an all-to-all sends (local - 1)/n of its buffer
+  // over NVLink and the rest over the GPU's NIC share.
   const int nodes = std::max(1, n / local);
   const double intra_bw = std::max(1.0, bw);
   const double inter_lat = TimeToSeconds(im.inter_node.latency);
@@ -282,12 +299,14 @@ Time ClusterModel::GradSyncTime(int island, MeshShape shape, int stride, double 
   if (dp <= 1 || bytes <= 0) return 0;
   const IslandModel& im = islands_[island];
   const double intra_lat = TimeToSeconds(im.intra_node.latency);
-  // A group's members in one node, and the nodes it spans.
-  const int local = std::max(1, shape.gpus_per_node / std::max(1, stride));
+  // A group's members in one node (one where the stride does not divide the node: some node then
+  // holds a single member), and the nodes it spans.
+  const int gpn = std::max(1, shape.gpus_per_node);
+  const int local = gpn % std::max(1, stride) == 0 ? gpn / std::max(1, stride) : 1;
   const int nodes = std::max(1, dp / local);
   if (nodes == 1) return SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
-  const double inter_bw = im.node_nic_bytes_per_s / shape.gpus_per_node;
+  const double inter_bw = NicShare(im, shape.gpus_per_node);
   return SecondsToTime(sim::HierarchicalAllReduceSeconds(local, nodes, bytes, std::max(1.0, im.intra_node.bytes_per_s),
                                                          intra_lat, inter_bw, TimeToSeconds(im.inter_node.latency)));
 }

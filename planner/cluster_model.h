@@ -105,6 +105,8 @@ struct StageGroups {
   // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
   int Size(sim::workload::CollectiveGroup group) const;
   int Span(sim::workload::CollectiveGroup group) const;
+  // The fewest members of one group of `group` in one node: Size when every group fits in a node.
+  int MembersPerNode(sim::workload::CollectiveGroup group) const;
 };
 
 class ClusterModel {
@@ -137,6 +139,9 @@ class ClusterModel {
   // groups), every group at once: ring inside a node, hierarchical (intra-node reduce-scatter,
   // inter-node rings sharing the node's NICs) across.
   Time GradSyncTime(int island, MeshShape shape, int stride, double bytes) const;
+  // The inter-node bandwidth each GPU of a mesh with `mesh_gpus_per_node` GPUs in each node of `im`
+  // gets when all of them send at once: its NIC's, shared with the mesh's other GPUs wired to it.
+  double NicShare(const IslandModel& im, int mesh_gpus_per_node) const;
 
  private:
   ClusterModel() = default;

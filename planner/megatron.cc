@@ -82,7 +82,13 @@ std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
       if (dp == 0 || prof.micro_batch_size() % static_cast<uint64_t>(dp) != 0) continue;
       for (int zero = 0; zero <= (dp > 1 ? 1 : 0); ++zero) {
         for (hetsim::v1::Recompute rc : {hetsim::v1::RECOMPUTE_NONE, hetsim::v1::RECOMPUTE_FULL}) {
-          for (const auto& [ep, etp] : prof.ExpertLayouts(g)) {
+          for (const auto& [ep, etp] : prof.ExpertLayouts(g, min_gpn)) {
+            // Every stage's node size must keep the expert blocks inside nodes (or whole nodes).
+            if (std::any_of(shape_of.begin(), shape_of.end(), [ep = ep](const MeshShape& sh) {
+                  return sh.gpus_per_node % ep != 0 && ep % sh.gpus_per_node != 0;
+                })) {
+              continue;
+            }
             const IntraStageConfig cfg{.tensor_parallel = tp,
                                        .data_parallel = dp,
                                        .zero_stage = zero,

@@ -113,11 +113,13 @@ Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const 
                               static_cast<double>(o.expert_grad_sync_bytes));
 }
 
-std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus) const {
+std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpus_per_node) const {
   std::vector<std::pair<int, int>> layouts = {{1, 0}};
   const int experts = static_cast<int>(model_.num_experts());
+  const int gpn = std::max(1, gpus_per_node);
   for (int ep = 2; experts > 1 && ep <= std::min(experts, stage_gpus); ep *= 2) {
-    if (experts % ep == 0 && stage_gpus % ep == 0) layouts.emplace_back(ep, 1);
+    const bool aligned = gpn % ep == 0 || ep % gpn == 0;
+    if (experts % ep == 0 && stage_gpus % ep == 0 && aligned) layouts.emplace_back(ep, 1);
   }
   return layouts;
 }
@@ -144,7 +146,7 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
-    for (const auto& [ep, etp] : ExpertLayouts(shape.gpus())) {
+    for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {
         for (hetsim::v1::Recompute rc : recomputes) {
           configs.push_back({.tensor_parallel = tp,

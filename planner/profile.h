@@ -128,11 +128,12 @@ class Profiler {
   // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h): every
   // candidate with TP > 1 of an MoE model turns it on.
   bool SequenceParallelFor(int tensor_parallel) const { return tensor_parallel > 1 && model_.num_experts() > 1; }
-  // The expert layouts the planners try on a stage of `stage_gpus` GPUs, as (EP, ETP): every expert on
-  // every GPU split over TP (1, 0), the only one of a dense model; for an MoE model also MoE parallel
-  // folding's ETP 1 with each power-of-two EP that divides the experts and the stage's GPUs (Megatron's
-  // advice: EP before expert TP).
-  std::vector<std::pair<int, int>> ExpertLayouts(int stage_gpus) const;
+  // The expert layouts the planners try on a stage of `stage_gpus` GPUs, `gpus_per_node` in each node,
+  // as (EP, ETP): every expert on every GPU split over TP (1, 0), the only one of a dense model; for an
+  // MoE model also MoE parallel folding's ETP 1 with each power-of-two EP that divides the experts and
+  // the stage's GPUs (Megatron's advice: EP before expert TP) and whose blocks do not straddle nodes
+  // (EP divides the node's GPUs or is a multiple of them).
+  std::vector<std::pair<int, int>> ExpertLayouts(int stage_gpus, int gpus_per_node) const;
   const ClusterModel& cluster() const { return cluster_; }
   const ProfilerOptions& options() const { return options_; }
 

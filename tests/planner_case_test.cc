@@ -276,11 +276,14 @@ TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a po
   REQUIRE(cluster.ok());
   const Profiler profiler(model, **cluster, 8);
   using Layouts = std::vector<std::pair<int, int>>;
-  CHECK(profiler.ExpertLayouts(4) == Layouts{{1, 0}, {2, 1}, {4, 1}});
-  CHECK(profiler.ExpertLayouts(2) == Layouts{{1, 0}, {2, 1}});
-  CHECK(profiler.ExpertLayouts(6) == Layouts{{1, 0}, {2, 1}});  // 4 does not divide 6 GPUs
+  CHECK(profiler.ExpertLayouts(4, 2) == Layouts{{1, 0}, {2, 1}, {4, 1}});
+  CHECK(profiler.ExpertLayouts(2, 2) == Layouts{{1, 0}, {2, 1}});
+  CHECK(profiler.ExpertLayouts(6, 2) == Layouts{{1, 0}, {2, 1}});  // 4 does not divide 6 GPUs
+  // 12 GPUs in nodes of 6: EP 4's blocks would straddle nodes (GPUs 4-7), so only EP 2.
+  CHECK(profiler.ExpertLayouts(12, 6) == Layouts{{1, 0}, {2, 1}});
+  CHECK(profiler.ExpertLayouts(16, 8) == Layouts{{1, 0}, {2, 1}, {4, 1}, {8, 1}});
   const sim::workload::ModelCost dense = sim::workload::ModelCost::Create(*proto::ResolveModel(CaseModel(), "model"));
-  CHECK(Profiler(dense, **cluster, 8).ExpertLayouts(4) == Layouts{{1, 0}});
+  CHECK(Profiler(dense, **cluster, 8).ExpertLayouts(4, 2) == Layouts{{1, 0}});
   // On the HAPT case's 6 GPUs both planners hold these experts over EP 2 (before session 22 they could
   // not: every plan kept all 8 experts on every GPU); the plans carry EP and ETP and run.
   for (const PlanOutcome& out : HaptAndMegatronPlans(moe)) {

@@ -5,10 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "planner/cluster_model.h"
 #include "proto/gpu_presets.h"
 #include "sim/collectives/estimate.h"
+#include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
 
 namespace {
@@ -43,6 +46,9 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   const double nic = im.node_nic_bytes_per_s / 8, inter_lat = TimeToSeconds(im.inter_node.latency);
   REQUIRE(intra > 0);
   REQUIRE(nic > 0);
+  // The node's one NIC is shared by the GPUs a mesh uses in it: 8 of a whole node, 4 of half of one.
+  CHECK((*cm)->NicShare(im, 8) == Approx(nic));
+  CHECK((*cm)->NicShare(im, 4) == Approx(2 * nic));
   const int64_t S = 64 << 20;
   auto time = [&](StageGroups g, CollectiveOp op, CollectiveGroup group) {
     return (*cm)->CollectiveTime(0, g, Coll(op, group, S));
@@ -81,4 +87,40 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, nic, inter_lat)));
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 16, S) == 0);  // one GPU per group: nothing to reduce
   CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, intra, lat)));
+}
+
+TEST_CASE("planner: a group's fewest members in one node is the simulator's, on any node size", "[planner]") {
+  // The simulator's groups (GroupsOf) of a stage of nodes x gpn GPUs numbered node-major, against the
+  // planner's StageGroups::MembersPerNode: the fewest GPUs one group has in one node.
+  auto fewest = [](const std::vector<std::vector<hetsim::GpuId>>& groups, int gpn) {
+    int least = 1 << 30;
+    for (const auto& g : groups) {
+      std::map<int, int> per_node;
+      for (hetsim::GpuId gpu : g) ++per_node[static_cast<int>(gpu) / gpn];
+      for (const auto& [node, count] : per_node) least = std::min(least, count);
+    }
+    return least;
+  };
+  struct Case {
+    int nodes, gpn, tp, ep, etp;
+  };
+  for (const Case& c : {Case{2, 8, 2, 8, 1}, Case{2, 8, 2, 16, 1}, Case{2, 8, 4, 4, 4}, Case{2, 6, 1, 4, 1},
+                        Case{4, 6, 2, 8, 1}, Case{2, 6, 2, 2, 2}, Case{4, 4, 2, 8, 2}}) {
+    INFO(c.nodes << " x " << c.gpn << ", TP " << c.tp << ", EP " << c.ep << ", ETP " << c.etp);
+    hetsim::sim::executor::StageLayout l;
+    for (int g = 0; g < c.nodes * c.gpn; ++g) l.gpus.push_back(g);
+    l.tensor_parallel = c.tp;
+    l.data_parallel = c.nodes * c.gpn / c.tp;
+    l.expert_parallel = c.ep;
+    l.expert_tensor_parallel = c.etp;
+    const StageGroups groups{{c.nodes, c.gpn}, c.tp, c.ep, c.etp};
+    for (CollectiveGroup kind : {CollectiveGroup::kTensor, CollectiveGroup::kExpert, CollectiveGroup::kExpertTensor,
+                                 CollectiveGroup::kExpertAndTensor}) {
+      INFO("group kind " << static_cast<int>(kind));
+      const auto sim_groups = hetsim::sim::executor::GroupsOf(l, kind);
+      REQUIRE_FALSE(sim_groups.empty());
+      CHECK(static_cast<int>(sim_groups[0].size()) == groups.Size(kind));
+      CHECK(fewest(sim_groups, c.gpn) == groups.MembersPerNode(kind));
+    }
+  }
 }
