@@ -35,6 +35,7 @@ std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape
     sum->working_bytes = std::max(sum->working_bytes, o->working_bytes);
     sum->grad_sync_bytes += o->grad_sync_bytes;
     sum->expert_grad_sync_bytes += o->expert_grad_sync_bytes;
+    sum->optimizer_passes += o->optimizer_passes;
   }
   if (sum && chunks.size() > 1) sum->grad_sync = SyncTimeOf(profiler.cluster(), island, shape, *sum);
   return sum;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "planner/context_parallel_cost.h"
 #include "proto/resolve.h"
+#include "sim/workload/optimizer_step.h"
 
 namespace hetsim::planner {
 
@@ -110,7 +111,8 @@ Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const 
   const int etp = o.config.expert_tensor_parallel > 0 ? o.config.expert_tensor_parallel : o.config.tensor_parallel;
   return cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes)) +
          cluster.GradSyncTime(island, shape, etp * o.config.expert_parallel,
-                              static_cast<double>(o.expert_grad_sync_bytes));
+                              static_cast<double>(o.expert_grad_sync_bytes)) +
+         o.optimizer_passes + SecondsToTime(cluster.island(island).gpu->iteration_overhead_s());
 }
 
 std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpus_per_node) const {
@@ -233,6 +235,10 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   };
   o.grad_sync_bytes = all_reduce_bytes(cost->grad_sync_bytes, cost->param_sync_bytes);
   o.expert_grad_sync_bytes = all_reduce_bytes(cost->expert_grad_sync_bytes, cost->expert_param_sync_bytes);
+  // The host work of the step is the iteration's, added once per stage (SyncTimeOf).
+  o.optimizer_passes =
+      SecondsToTime(sim::workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu) -
+                    im.gpu->iteration_overhead_s());
   return o;
 }
 
@@ -278,6 +284,7 @@ std::optional<StageOption> Profiler::Price(int island, MeshShape shape, const In
     result->working_bytes = Extrapolate(a->working_bytes, b->working_bytes, steps);
     result->grad_sync_bytes = Extrapolate(a->grad_sync_bytes, b->grad_sync_bytes, steps);
     result->expert_grad_sync_bytes = Extrapolate(a->expert_grad_sync_bytes, b->expert_grad_sync_bytes, steps);
+    result->optimizer_passes = Extrapolate(a->optimizer_passes, b->optimizer_passes, steps);
   }
   if (result) Finish(cluster_, island, shape, *result);
   return result;

@@ -61,7 +61,8 @@ struct StageOption {
   int64_t working_bytes = 0;           // full-recompute working set
   int64_t grad_sync_bytes = 0;         // per GPU, per iteration: the bytes of the all-reduce it is priced as
   int64_t expert_grad_sync_bytes = 0;  // the same for the experts, over their expert-data-parallel groups
-  Time grad_sync = 0;                  // estimated data-parallel synchronisation
+  Time optimizer_passes = 0;           // the optimizer step's memory-bound passes over this GPU's shard
+  Time grad_sync = 0;                  // estimated data-parallel synchronisation and optimizer step
   int max_in_flight = 0;               // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
@@ -69,9 +70,10 @@ struct StageOption {
   }
 };
 
-// The estimated data-parallel synchronisation of an option on `shape` of `island`: the dense
-// parameters over DP x CP, then the experts over their expert-data-parallel groups (as the simulator's
-// buckets run them).
+// What follows a stage's last backward, as the simulator runs it (PredictedStage.grad_sync_ms): the
+// data-parallel synchronisation of an option on `shape` of `island`, the dense parameters over DP x CP,
+// then the experts over their expert-data-parallel groups, and the optimizer step (its passes over the
+// shard, then the iteration's host work).
 Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o);
 
 struct ProfilerOptions {
