@@ -1,5 +1,6 @@
 // Planning time of the HAPT planner versus the number of planner layers (GPT on the 512-GPU two-island
-// A100 + H100 example) and versus cluster size (64, 512, 4096 GPUs, two islands of 8-GPU nodes).
+// A100 + H100 example), versus cluster size (64, 512, 4096 GPUs, two islands of 8-GPU nodes), and
+// versus the experts of an MoE variant (the search adds 1 + log2(E) expert layouts per option).
 //   bench_planner_search --benchmark_filter=Layers
 #include <benchmark/benchmark.h>
 
@@ -49,9 +50,14 @@ v1::Cluster TwoIslands(int gpus) {
   return c;
 }
 
-void Run(benchmark::State& state, int gpus, int blocks, int layers) {
+void Run(benchmark::State& state, int gpus, int blocks, int layers, int experts = 1) {
   PlanRequest req;
   req.model = Gpt(blocks);
+  if (experts > 1) {  // top-2 of `experts` experts holding twice the dense FFN's width between them
+    req.model.mutable_transformer()->set_num_experts(static_cast<uint32_t>(experts));
+    req.model.mutable_transformer()->set_moe_top_k(2);
+    req.model.mutable_transformer()->set_expert_ffn_hidden_size(static_cast<uint32_t>(65536 / experts));
+  }
   req.cluster = TwoIslands(gpus);
   req.layers = layers;
   req.global_batch_size = 1024;
@@ -81,6 +87,10 @@ BENCHMARK(BM_ClusterSize)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillis
 // The goal: a 512-GPU two-island cluster at about 150 layers in under 10 s.
 void BM_Goal512Gpus150Layers(benchmark::State& state) { Run(state, 512, 148, 150); }
 BENCHMARK(BM_Goal512Gpus150Layers)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// An MoE variant at 32 layers on 512 GPUs: 1 (dense), 8 and 64 experts.
+void BM_MoeExperts(benchmark::State& state) { Run(state, 512, 126, 32, static_cast<int>(state.range(0))); }
+BENCHMARK(BM_MoeExperts)->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace hetsim::planner
