@@ -19,3 +19,12 @@ add_test(NAME planner_cli.infeasible_model
                  -DMODEL=${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-too-big.pbtxt -DCLUSTER=${hetsim_case_cluster}
                  -DOUT=${hetsim_planner_out}/planner_cli_infeasible.pbtxt
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/expect_infeasible.cmake)
+# An MoE model: the table shows each stage's experts' layout (EP x ETP), and the written plan runs.
+add_test(NAME planner_cli.plan_moe_prints_expert_layout
+         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/moe-hapt-case.pbtxt
+                 --cluster ${hetsim_case_cluster} --micro-batch 1 --out ${hetsim_planner_out}/planner_cli_moe.pbtxt)
+set_tests_properties(planner_cli.plan_moe_prints_expert_layout PROPERTIES FIXTURES_SETUP planner_moe_plan
+                     PASS_REGULAR_EXPRESSION "DP EPxETP ZeRO.*\n0 [^\n]* [248]x1 ")
+add_test(NAME planner_cli.run_moe_plan
+         COMMAND $<TARGET_FILE:hetsim> run ${hetsim_planner_out}/planner_cli_moe.pbtxt --cluster ${hetsim_case_cluster})
+set_tests_properties(planner_cli.run_moe_plan PROPERTIES FIXTURES_REQUIRED planner_moe_plan)

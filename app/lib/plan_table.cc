@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "base/units.h"
 #include "proto/resolve.h"
+#include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::app {
@@ -33,19 +34,26 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
       plan.name(), o.model.name(), cluster_name, planner::PlannerName(o.planner), o.planner_layers,
       plan.global_batch_size(), p.microbatches, plan.micro_batch_size(),
       sim::pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())));
-  absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
-                        "island", "mesh", "TP", "DP", "ZeRO", "recompute", "warmup", "fwd_ms", "bwd_ms", "t_ms", "c_ms",
-                        "mem_GiB/cap");
+  // MoE models add the experts' layout, EP x ETP (dense plans print as before).
+  const bool moe = o.model.has_transformer() && o.model.transformer().num_experts() > 1;
+  absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %s%4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
+                        "island", "mesh", "TP", "DP", moe ? "EPxETP " : "", "ZeRO", "recompute", "warmup", "fwd_ms",
+                        "bwd_ms", "t_ms", "c_ms", "mem_GiB/cap");
   for (int i = 0; i < plan.stages_size(); ++i) {
     const hetsim::v1::Stage& st = plan.stages(i);
     const planner::StagePrediction& sp = p.stages[i];
     const std::string layers = absl::StrFormat("%d-%d", st.first_layer(), st.first_layer() + st.num_layers() - 1);
     const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh().node_count(), st.mesh().gpus_per_node(),
                                              st.mesh().first_node(), st.mesh().first_gpu());
-    absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
-                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), st.zero_stage(),
-                          RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
-                          BytesToGib(static_cast<double>(sp.peak_bytes)),
+    const std::string experts =
+        moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", proto::ExpertParallel(st),
+                                                       st.expert_tensor_parallel() > 0 ? st.expert_tensor_parallel()
+                                                                                       : st.tensor_parallel()))
+            : "";
+    absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
+                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), experts,
+                          st.zero_stage(), RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t),
+                          Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
                           BytesToGib(static_cast<double>(sp.capacity_bytes)));
   }
   absl::StrAppendFormat(&s,
