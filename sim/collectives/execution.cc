@@ -200,7 +200,6 @@ void CollectiveExecution::PriceTimed() {
   }
   for (size_t i = 0; i < pending.size(); ++i) {
     const TransferIndex t = pending[i];
-    const int32_t path = graph_->path_of(t);
     if (!(rates[i] > 0)) {  // a link down: a flow, which waits for it (and pays the latency again)
       timed_as_flow_[t] = 1;
       StartFlow(t);
