@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "chakra/export.h"
+#include "driver/simulate.h"
 #include "sim/collectives/simulate.h"
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
+#include "traces/text_report.h"
 
 namespace {
 
@@ -178,4 +180,33 @@ TEST_CASE("expert gradients under interleaving: the chunks' layers decide, the o
       CHECK(run.grad_sync_end[stage] >= run.last_backward_end[stage]);
     }
   }
+}
+
+TEST_CASE("the run report gives an MoE stage's experts' layout, and a dense one's table is unchanged",
+          "[executor][experts]") {
+  const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(1, 8, 10, 1000);
+  const absl::StatusOr<v1::Report> moe =
+      hetsim::driver::SimulateReport(hetsim::testing::MakeInputs(cluster, MoePlan(2, 4, 1)));
+  REQUIRE(moe.ok());
+  CHECK(moe->stages(0).expert_parallel() == 4);
+  CHECK(moe->stages(0).expert_tensor_parallel() == 1);
+  const std::string table = hetsim::traces::FormatReportTable(*moe);
+  CHECK(table.find("TPxDP  EPxETP  warm-up") != std::string::npos);
+  CHECK(table.find(" 2x4    4x1   ") != std::string::npos);
+  // ETP unset resolves to TP.
+  const absl::StatusOr<v1::Report> coupled =
+      hetsim::driver::SimulateReport(hetsim::testing::MakeInputs(cluster, MoePlan(2, 2, 0)));
+  REQUIRE(coupled.ok());
+  CHECK(coupled->stages(0).expert_tensor_parallel() == 2);
+  // A dense model: the fields stay unset, the table has no such column.
+  v1::Plan dense = MoePlan(2, 1, 0);
+  dense.mutable_model()->mutable_transformer()->set_num_experts(0);
+  dense.mutable_model()->mutable_transformer()->set_moe_top_k(0);
+  dense.mutable_model()->mutable_transformer()->clear_moe_token_dispatcher();
+  dense.mutable_stages(0)->clear_expert_parallel();
+  dense.mutable_stages(0)->clear_expert_tensor_parallel();
+  const absl::StatusOr<v1::Report> plain = hetsim::driver::SimulateReport(hetsim::testing::MakeInputs(cluster, dense));
+  REQUIRE(plain.ok());
+  CHECK(plain->stages(0).expert_parallel() == 0);
+  CHECK(hetsim::traces::FormatReportTable(*plain).find("EPxETP") == std::string::npos);
 }

@@ -184,6 +184,10 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     out->set_num_gpus(static_cast<uint32_t>(st.layout.gpus.size()));
     out->set_tensor_parallel(st.layout.tensor_parallel);
     out->set_data_parallel(st.layout.data_parallel);
+    if (setup.model->num_experts() > 1) {
+      out->set_expert_parallel(static_cast<uint32_t>(st.layout.expert_parallel));
+      out->set_expert_tensor_parallel(static_cast<uint32_t>(st.layout.ExpertTensorParallel()));
+    }
     AddStageCommDetail(setup, s, *out);
     out->set_warmup_forwards(dag.schedule().warmup_forwards[s]);
     out->set_forward_ms_per_microbatch(TimeToMilliseconds(forward));

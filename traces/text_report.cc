@@ -24,13 +24,18 @@ std::string FormatReportTable(const v1::Report& r) {
   // The GPU-type column is as wide as its longest entry ("a100-80gb (A100-80GB)"), never cut.
   int type_width = 8;
   for (const v1::StageReport& s : r.stages()) type_width = std::max(type_width, static_cast<int>(s.gpu_type().size()));
-  absl::StrAppend(&out, "\nstage  layers   gpus  ", absl::StrFormat("%-*s", type_width, "gpu type"),
-                  "  TPxDP  warm-up  fwd ms  bwd ms   busy ms  comm ms  sync+opt   idle ms  peak GiB / cap\n");
+  // An MoE model's stages also show their experts' layout, EP x ETP (dense tables print as before).
+  const bool moe = !r.stages().empty() && r.stages(0).expert_parallel() > 0;
+  absl::StrAppend(&out, "\nstage  layers   gpus  ", absl::StrFormat("%-*s", type_width, "gpu type"), "  TPxDP  ",
+                  moe ? "EPxETP  " : "",
+                  "warm-up  fwd ms  bwd ms   busy ms  comm ms  sync+opt   idle ms  peak GiB / cap\n");
   for (const v1::StageReport& s : r.stages()) {
+    const std::string experts =
+        moe ? absl::StrFormat("%-6s  ", absl::StrFormat("%dx%d", s.expert_parallel(), s.expert_tensor_parallel())) : "";
     absl::StrAppendFormat(
-        &out, "%5d  %3d-%-3d  %4d  %-*s  %2dx%-3d  %7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
+        &out, "%5d  %3d-%-3d  %4d  %-*s  %2dx%-3d  %s%7d  %6.2f  %6.2f  %8.1f  %7.1f  %8.1f  %8.1f  %6.1f / %.0f%s\n",
         s.index(), s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_gpus(), type_width, s.gpu_type(),
-        s.tensor_parallel(), s.data_parallel(), s.warmup_forwards(), s.forward_ms_per_microbatch(),
+        s.tensor_parallel(), s.data_parallel(), experts, s.warmup_forwards(), s.forward_ms_per_microbatch(),
         s.backward_ms_per_microbatch(), s.compute_busy_ms(), s.exposed_comm_ms(), s.grad_sync_ms() + s.optimizer_ms(),
         s.idle_ms(), s.peak_memory_gib(), s.memory_capacity_gib(),
         s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
