@@ -181,7 +181,7 @@ class Exporter {
     const sim::executor::StageLayout& l = setup_.stages[s].layout;
     std::vector<uint64_t> ids;
     for (const bool experts : {false, true}) {
-      const int64_t bytes = experts ? step.expert_bytes : step.bytes;
+      const int64_t bytes = step.BytesOf(experts);
       if (bytes <= 0) continue;
       const int group = static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel));
       Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name, SyncGroups(s, experts)[group]);

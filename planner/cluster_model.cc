@@ -208,7 +208,7 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
 }
 
 int StageGroups::Size(sim::workload::CollectiveGroup group) const {
-  const int etp = expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  const int etp = ExpertTensorParallel();
   switch (group) {
     case sim::workload::CollectiveGroup::kTensor: return tensor_parallel;
     case sim::workload::CollectiveGroup::kExpert: return expert_parallel;
@@ -219,8 +219,7 @@ int StageGroups::Size(sim::workload::CollectiveGroup group) const {
 }
 
 int StageGroups::Span(sim::workload::CollectiveGroup group) const {
-  const int etp = expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
-  return group == sim::workload::CollectiveGroup::kExpert ? etp * expert_parallel : Size(group);
+  return group == sim::workload::CollectiveGroup::kExpert ? ExpertTensorParallel() * expert_parallel : Size(group);
 }
 
 int StageGroups::MembersPerNode(sim::workload::CollectiveGroup group) const {

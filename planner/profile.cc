@@ -108,9 +108,8 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
 }
 
 Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o) {
-  const int etp = o.config.expert_tensor_parallel > 0 ? o.config.expert_tensor_parallel : o.config.tensor_parallel;
   return cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes)) +
-         cluster.GradSyncTime(island, shape, etp * o.config.expert_parallel,
+         cluster.GradSyncTime(island, shape, o.config.ExpertTensorParallel() * o.config.expert_parallel,
                               static_cast<double>(o.expert_grad_sync_bytes)) +
          o.optimizer_passes + SecondsToTime(cluster.island(island).gpu->iteration_overhead_s());
 }

@@ -46,6 +46,7 @@ struct IntraStageConfig {
   // else a hand-written plan's.
   int expert_parallel = 1;
   int expert_tensor_parallel = 0;
+  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
   double measured_forward_ms = 0;
   double measured_backward_ms = 0;

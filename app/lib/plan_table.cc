@@ -45,11 +45,9 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
     const std::string layers = absl::StrFormat("%d-%d", st.first_layer(), st.first_layer() + st.num_layers() - 1);
     const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh().node_count(), st.mesh().gpus_per_node(),
                                              st.mesh().first_node(), st.mesh().first_gpu());
-    const std::string experts =
-        moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", proto::ExpertParallel(st),
-                                                       st.expert_tensor_parallel() > 0 ? st.expert_tensor_parallel()
-                                                                                       : st.tensor_parallel()))
-            : "";
+    const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", proto::ExpertParallel(st),
+                                                                               proto::ExpertTensorParallel(st)))
+                                    : "";
     absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
                           layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), experts,
                           st.zero_stage(), RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t),

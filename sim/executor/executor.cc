@@ -186,7 +186,7 @@ class Run : private EventHandler, private FlowObserver {
       steps.insert(steps.end(), st.early_param_gathers.begin(), st.early_param_gathers.end());
       for (const GradSyncStep& step : steps) {
         for (const bool experts : {false, true}) {
-          const int64_t bytes = experts ? step.expert_bytes : step.bytes;
+          const int64_t bytes = step.BytesOf(experts);
           if (bytes <= 0) continue;
           const std::vector<std::vector<GpuId>> groups = SyncGroupsOf(st.layout, experts);
           for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
@@ -367,8 +367,8 @@ class Run : private EventHandler, private FlowObserver {
     st.groups_left = dense + expert;
     for (int g = 0; g < dense + expert; ++g) {
       const bool experts = g >= dense;
-      const auto key = std::make_tuple(stage, static_cast<int>(step.op), experts ? step.expert_bytes : step.bytes,
-                                       experts, experts ? g - dense : g);
+      const auto key =
+          std::make_tuple(stage, static_cast<int>(step.op), step.BytesOf(experts), experts, experts ? g - dense : g);
       executions_.emplace_back(network_.get(), setup_.router.get(), graphs_.at(key),
                                [this, stage](Time) { GroupDone(stage); });
       // Routes were checked when the transfer graphs were built; Start cannot fail on them now.

@@ -149,6 +149,7 @@ struct GradSyncStep {
   CollectiveOp op;
   int64_t bytes = 0;
   int64_t expert_bytes = 0;
+  int64_t BytesOf(bool experts) const { return experts ? expert_bytes : bytes; }
 };
 
 // The groups each part of a GradSyncStep runs on: the DP x CP group of every TP rank (`experts`
