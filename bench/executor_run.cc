@@ -15,9 +15,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "app/lib/examples.h"
-#include "driver/simulate.h"
+#include "app/cli/examples.h"
 #include "proto/inputs.h"
+#include "service/driver/simulate.h"
 
 namespace {
 

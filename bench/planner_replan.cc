@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
-#include "driver/replan.h"
 #include "proto/inputs.h"
+#include "service/driver/replan.h"
 
 namespace hetsim::planner {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "app/lib/examples.h"
+#include "app/cli/examples.h"
 #include "proto/io.h"
-#include "sweep/evaluator.h"
-#include "sweep/runner.h"
+#include "service/sweep/evaluator.h"
+#include "service/sweep/runner.h"
 
 namespace {
 

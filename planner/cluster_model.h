@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/dtype.h"
 #include "base/time.h"
 #include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
-#include "spec/dtype.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 

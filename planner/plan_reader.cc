@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "base/spec/model.h"
 #include "base/status_macros.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
-#include "spec/model.h"
 
 namespace hetsim::planner {
 

@@ -24,12 +24,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/profile_cache.h"
 #include "proto/hetsim.pb.h"
 #include "sim/workload/model_cost.h"
-#include "spec/plan.h"
 
 namespace hetsim::planner {
 
@@ -128,7 +128,7 @@ class Profiler {
   }
   const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
   const sim::workload::ModelCost& model() const { return model_; }
-  // Megatron runs an MoE model with TP only under sequence parallelism (spec/stage_rules.h): every
+  // Megatron runs an MoE model with TP only under sequence parallelism (base/spec/stage_rules.h): every
   // candidate with TP > 1 of an MoE model turns it on.
   bool SequenceParallelFor(int tensor_parallel) const { return tensor_parallel > 1 && model_.num_experts() > 1; }
   // The expert layouts the planners try on a stage of `stage_gpus` GPUs, `gpus_per_node` in each node,

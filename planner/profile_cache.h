@@ -1,6 +1,6 @@
 // Stage profiles kept across planning runs: what the profiler priced for one model on one kind of
 // island (GPU, node shape, link figures) stays valid for any cluster that has such an island, so a
-// re-plan after a failure (driver/replan.h) prices only what it has not seen. A profile is keyed by
+// re-plan after a failure (service/driver/replan.h) prices only what it has not seen. A profile is keyed by
 // the island's pricing figures (never its name, index or node count), the submesh shape, the
 // micro-batch size and the stage's layer multiset; the cache is bound to one model and one set of
 // profiler options and empties itself when either changes. Thread-safe.

@@ -3,7 +3,7 @@
 // delimited-message format, what Chakra's protolib and ASTRA-sim's feeder read and write).
 //
 // This layer only frames and parses; what the nodes mean, and whether a trace makes sense, is the
-// chakra module's (chakra/trace.h).
+// chakra module's (service/chakra/trace.h).
 #ifndef HETSIM_PROTO_CHAKRA_STREAM_H_
 #define HETSIM_PROTO_CHAKRA_STREAM_H_
 

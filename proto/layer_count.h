@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
+#include "base/spec/model.h"
 #include "proto/hetsim.pb.h"
-#include "spec/model.h"
 
 namespace hetsim::proto {
 

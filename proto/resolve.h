@@ -1,5 +1,5 @@
 // The one conversion from validated messages to the typed, resolved spec the simulator reads
-// (spec/): defaults applied, units converted, enums mapped to hetsim's own. Below this line nothing
+// (base/spec/): defaults applied, units converted, enums mapped to hetsim's own. Below this line nothing
 // (sim/workload, sim/pipeline) sees a message or a file path; the labels in the spec ("plan.pbtxt:
 // stages[3]") are what its messages name.
 //
@@ -11,11 +11,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/dtype.h"
+#include "base/spec/gpu.h"
+#include "base/spec/model.h"
+#include "base/spec/plan.h"
 #include "proto/hetsim.pb.h"
-#include "spec/dtype.h"
-#include "spec/gpu.h"
-#include "spec/model.h"
-#include "spec/plan.h"
 
 namespace hetsim::proto {
 

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "base/spec/model.h"
 #include "proto/limits.h"
 #include "proto/validate_problems.h"
-#include "spec/model.h"
 
 namespace hetsim::proto {
 namespace {

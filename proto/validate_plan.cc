@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/spec/stage_rules.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "proto/gpu_presets.h"
@@ -15,7 +16,6 @@
 #include "proto/validate_model.h"
 #include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
-#include "spec/stage_rules.h"
 
 namespace hetsim::proto {
 namespace {

@@ -21,8 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/plan.h"
 #include "proto/hetsim.pb.h"
-#include "spec/plan.h"
 
 namespace hetsim::proto {
 
@@ -79,7 +79,7 @@ inline bool ShardsOptimizer(const hetsim::v1::Plan& p) {
   return false;
 }
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
-// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: spec/plan.h).
+// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: base/spec/plan.h).
 inline constexpr double kDefaultH1f1bEpsilon = spec::kDefaultH1f1bEpsilon;
 inline double H1f1bEpsilon(const hetsim::v1::Plan& p) {
   return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : kDefaultH1f1bEpsilon;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (${FUZZ_BUILD_DIR:-build-fuzz}) and fuzzes each one, one at a
 # time, for SECONDS (default 600). New interesting inputs go to ${FUZZ_WORK:-/tmp/hetsim-fuzz}/<target>;
-# crashes, leaks and timeouts are written to fuzz/regressions/<target>/ to be fixed and kept as
+# crashes, leaks and timeouts are written to tests/fuzz/regressions/<target>/ to be fixed and kept as
 # regression inputs. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +16,9 @@ CXX=${CXX_FUZZ:-clang++} cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelW
   -DHETSIM_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
 for t in "${targets[@]}"; do
-  mkdir -p "$work/$t" "fuzz/regressions/$t"
+  mkdir -p "$work/$t" "tests/fuzz/regressions/$t"
   echo "fuzz: $t for ${seconds}s" >&2
   "$build/fuzz/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-    -dict=fuzz/hetsim.dict -artifact_prefix="fuzz/regressions/$t/" "$work/$t" "fuzz/corpus/$t" \
+    -dict=tests/fuzz/hetsim.dict -artifact_prefix="tests/fuzz/regressions/$t/" "$work/$t" "tests/fuzz/corpus/$t" \
     2>&1 | tee "$work/$t.log" | grep -E "^#[0-9]+.*(DONE|pulse)|stat::|ERROR|SUMMARY" || true
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates examples/validate-naive/: plans for HAPT's case-study cluster (the best plan of each of
 # hetsim's four planners, and HAPT's runners-up), each carrying the prediction of the deliberately
-# naive cost model (evaluation/naive_prediction.h: FLOPs over peak, free communication). Deterministic:
+# naive cost model (service/evaluation/naive_prediction.h: FLOPs over peak, free communication). Deterministic:
 # one search thread, fixed micro-batch. Then `hetsim validate --plans examples/validate-naive/plans.txt
 # --cluster examples/cluster-hapt-case.pbtxt` shows which plans the naive model misranks and why
 # (docs/validation-of-planners.md).

@@ -16,10 +16,10 @@
 #include <cmath>
 #include <string>
 
-#include "app/lib/fidelity_predict.h"
-#include "app/lib/fidelity_stats.h"
-#include "evaluation/rank_stats.h"
+#include "app/cli/fidelity_predict.h"
+#include "app/cli/fidelity_stats.h"
 #include "proto/io.h"
+#include "service/evaluation/rank_stats.h"
 #include "sim/workload/model_cost.h"
 #include "tests/spec_test_util.h"
 #include "tests/sweep_test_util.h"

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "app/lib/gpu_list.h"
-#include "app/lib/network_option.h"
+#include "app/cli/gpu_list.h"
+#include "app/cli/network_option.h"
 #include "tests/sweep_test_util.h"
 
 namespace hetsim::app {

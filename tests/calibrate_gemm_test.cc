@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "calibrate/gemm_fit.h"
 #include "proto/gpu_presets.h"
+#include "service/calibrate/gemm_fit.h"
 #include "sim/workload/gpu_compute.h"
 #include "tests/spec_test_util.h"
 

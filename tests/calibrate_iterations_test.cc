@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "app/lib/calibrate_iterations.h"
+#include "app/cli/calibrate_iterations.h"
 #include "proto/io.h"
 #include "tests/cli_util.h"
 

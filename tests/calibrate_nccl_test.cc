@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "calibrate/nccl_fit.h"
-#include "calibrate/nccl_log.h"
-#include "calibrate/report.h"
 #include "proto/io.h"
+#include "service/calibrate/nccl_fit.h"
+#include "service/calibrate/nccl_log.h"
+#include "service/calibrate/report.h"
 #include "sim/collectives/simulate.h"
 #include "tests/collectives_star.h"
 

@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "driver/build_setup.h"
-#include "driver/simulate.h"
 #include "proto/inputs.h"
+#include "service/driver/build_setup.h"
+#include "service/driver/simulate.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/run_limit.h"
 #include "sim/executor/setup.h"

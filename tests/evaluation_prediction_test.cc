@@ -1,12 +1,12 @@
-// evaluation/prediction_check and prediction_set on hand-made plans and reports: every expected value
+// service/evaluation/prediction_check and prediction_set on hand-made plans and reports: every expected value
 // is computed in the comments from the numbers in the test.
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "evaluation/prediction_check.h"
-#include "evaluation/prediction_set.h"
-#include "evaluation/validation_text.h"
+#include "service/evaluation/prediction_check.h"
+#include "service/evaluation/prediction_set.h"
+#include "service/evaluation/validation_text.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-// evaluation/rank_stats: Spearman's rho and average ranks against hand computation.
+// service/evaluation/rank_stats: Spearman's rho and average ranks against hand computation.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <vector>
 
-#include "evaluation/rank_stats.h"
+#include "service/evaluation/rank_stats.h"
 
 namespace {
 

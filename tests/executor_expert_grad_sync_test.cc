@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "chakra/export.h"
-#include "driver/simulate.h"
+#include "service/chakra/export.h"
+#include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"

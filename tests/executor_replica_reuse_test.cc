@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "driver/build_setup.h"
 #include "proto/inputs.h"
+#include "service/driver/build_setup.h"
 #include "sim/executor/executor.h"
 #include "tests/executor_test_util.h"
 #include "tests/topology_clusters.h"

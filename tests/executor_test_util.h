@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "driver/build_setup.h"
-#include "driver/simulate.h"
 #include "google/protobuf/text_format.h"
 #include "proto/inputs.h"
+#include "service/driver/build_setup.h"
+#include "service/driver/simulate.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 
@@ -222,7 +222,7 @@ inline proto::PlanInputs Gpt256(v1::Cluster c) {
   return MakeInputs(c, p);
 }
 
-// Setup, execution and report through the one entry point (driver/simulate.h), as `hetsim run` does.
+// Setup, execution and report through the one entry point (service/driver/simulate.h), as `hetsim run` does.
 inline driver::Simulation MakeSimulation(const proto::PlanInputs& in, const driver::SimulateOptions& options = {}) {
   absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(in, options);
   INFO(sim.status().message());

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/build_setup.h"
+#include "service/driver/build_setup.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 #include "sim/pipeline/dag.h"

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "driver/resolve_faults.h"
 #include "google/protobuf/text_format.h"
 #include "proto/validate_faults.h"
+#include "service/driver/resolve_faults.h"
 #include "sim/executor/executor.h"
 #include "sim/faults/compute_model.h"
 #include "sim/faults/fault_set.h"

@@ -1,11 +1,11 @@
-// Megatron's --pipeline-model-parallel-layout grammar (interop/megatron_layout.h) against Megatron's
+// Megatron's --pipeline-model-parallel-layout grammar (service/interop/megatron_layout.h) against Megatron's
 // own rewrites: commas dropped, "(group)*N" expanded first, then "x*N", '|' between virtual stages.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
-#include "interop/megatron_layout.h"
+#include "service/interop/megatron_layout.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include "tests/executor_test_util.h"
 
 #include "google/protobuf/util/message_differencer.h"
-#include "interop/megatron_export.h"
-#include "interop/megatron_flags.h"
-#include "interop/megatron_import.h"
-#include "interop/megatron_moe_layout.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
+#include "service/interop/megatron_export.h"
+#include "service/interop/megatron_flags.h"
+#include "service/interop/megatron_import.h"
+#include "service/interop/megatron_moe_layout.h"
 
 namespace {
 

@@ -7,13 +7,13 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "app/lib/cli.h"
-#include "driver/build_setup.h"
+#include "app/cli/cli.h"
 #include "proto/inputs.h"
+#include "service/driver/build_setup.h"
+#include "service/sweep/row.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/run_limit.h"
 #include "sim/executor/setup.h"
-#include "sweep/row.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {

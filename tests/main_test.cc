@@ -1,7 +1,7 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
-#include "app/lib/commands.h"
+#include "app/cli/commands.h"
 
 TEST_CASE("every subcommand has a name, a summary and an entry point") {
   for (const auto& c : hetsim::app::AllCommands()) {

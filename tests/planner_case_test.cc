@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "driver/simulate.h"
 #include "planner/cluster_model.h"
 #include "planner/planner.h"
 #include "planner/profile.h"
@@ -15,6 +14,7 @@
 #include "proto/io.h"
 #include "proto/resolve.h"
 #include "proto/validate_cluster.h"
+#include "service/driver/simulate.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
 

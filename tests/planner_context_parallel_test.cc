@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include "base/units.h"
-#include "driver/simulate.h"
 #include "planner/context_parallel_cost.h"
 #include "planner/planner.h"
 #include "planner/profile.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
+#include "service/driver/simulate.h"
 #include "sim/workload/model_cost.h"
 #include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"

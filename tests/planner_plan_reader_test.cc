@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "driver/simulate.h"
 #include "planner/plan_reader.h"
 #include "proto/resolve.h"
+#include "service/driver/simulate.h"
 #include "sim/executor/executor.h"
 #include "sim/workload/model_cost.h"
 #include "tests/context_parallel_util.h"

@@ -2,20 +2,20 @@
 // its last cable disconnects an island, the largest connected part is kept), the profile cache (a
 // second planning run prices nothing and plans the same), and a re-plan of the HAPT case after a
 // node failure (valid on the survivors, slower than fault-free but > 0, deterministic); hetsim run's
-// --replan step (app/lib/run_replan.h) filling Report.replan.
+// --replan step (app/cli/run_replan.h) filling Report.replan.
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_join.h"
-#include "app/lib/run_replan.h"
-#include "driver/replan.h"
+#include "app/cli/run_replan.h"
 #include "executor_test_util.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
 #include "planner/surviving_cluster.h"
 #include "proto/inputs.h"
 #include "proto/validate_plan.h"
+#include "service/driver/replan.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {

@@ -1,11 +1,11 @@
 // The stage rules both a plan file's stages and the cost model's configurations are checked with
-// (spec/stage_rules.h): each rule's field and message, and that only broken rules are reported.
+// (base/spec/stage_rules.h): each rule's field and message, and that only broken rules are reported.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
-#include "spec/stage_rules.h"
+#include "base/spec/stage_rules.h"
 
 namespace {
 

@@ -1,16 +1,16 @@
-// The HTML reports (report/): the run page's schedule holds one row per stage and one block per
+// The HTML reports (traces/html/): the run page's schedule holds one row per stage and one block per
 // forward and backward, with hover titles, and is byte-identical across calls; the page is
 // self-contained; chart helpers (ticks, numbers, escaping); the sweep CSV reader and its refusals.
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "report/page.h"
-#include "report/run_html.h"
-#include "report/svg.h"
-#include "report/sweep_html.h"
-#include "report/validate_html.h"
 #include "tests/executor_test_util.h"
+#include "traces/html/page.h"
+#include "traces/html/run_html.h"
+#include "traces/html/svg.h"
+#include "traces/html/sweep_html.h"
+#include "traces/html/validate_html.h"
 #include "traces/metrics.h"
 
 namespace {

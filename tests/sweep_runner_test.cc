@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "sweep/merge.h"
+#include "service/sweep/merge.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {

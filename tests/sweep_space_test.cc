@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "proto/validate_sweep.h"
-#include "sweep/space.h"
+#include "service/sweep/space.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {

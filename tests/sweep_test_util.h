@@ -18,10 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "app/lib/examples.h"
+#include "app/cli/examples.h"
 #include "proto/io.h"
-#include "sweep/point.h"
-#include "sweep/runner.h"
+#include "service/sweep/point.h"
+#include "service/sweep/runner.h"
 
 namespace hetsim::testing {
 

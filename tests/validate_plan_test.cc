@@ -176,7 +176,7 @@ TEST_CASE("plan: TP divides the attention and KV heads", "[validate]") {
                 "plan.pbtxt: stages[0].tensor_parallel: 8 does not divide num_attention_heads 4");
 }
 
-TEST_CASE("plan: TP divides the FFN, as the cost model requires (spec/stage_rules.h)", "[validate]") {
+TEST_CASE("plan: TP divides the FFN, as the cost model requires (base/spec/stage_rules.h)", "[validate]") {
   // Before the stage rules had one home only the cost model checked this, under its own message.
   Model m = Example<Model>("model-gpt39b");
   m.mutable_transformer()->set_ffn_hidden_size(8 * 1000 + 4);

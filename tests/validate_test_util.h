@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/status/status.h"
-#include "app/lib/examples.h"
+#include "app/cli/examples.h"
 #include "proto/gpu_presets.h"
 #include "proto/hetsim.pb.h"
 

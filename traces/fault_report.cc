@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/spec/faults.h"
 #include "sim/pipeline/dag.h"
-#include "spec/faults.h"
 
 namespace hetsim::traces {
 namespace {

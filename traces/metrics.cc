@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/spec/plan.h"
 #include "base/units.h"
 #include "proto/validate_plan.h"
 #include "sim/executor/link_counters.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
-#include "spec/plan.h"
 
 namespace hetsim::traces {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/spec/plan.h"
 #include "proto/validate_plan.h"
-#include "spec/plan.h"
 
 namespace hetsim::traces {
 

@@ -1,5 +1,5 @@
 // Everything the executor needs before simulating one iteration of a plan, derived once from the
-// resolved spec (spec/simulation.h) and the cluster's topology: the topology and its routes, each stage's GPUs and
+// resolved spec (base/spec/simulation.h) and the cluster's topology: the topology and its routes, each stage's GPUs and
 // parallel groups, the cost of every virtual stage, the point-to-point flows of every stage boundary (with resharding),
 // the uncontended boundary transfer times c_i and t_max that H-1F1B derives its warm-up counts from, the schedule, the
 // HAPT DAG and the durations of its nodes.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/simulation.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
 #include "sim/executor/collective_load.h"
@@ -28,7 +29,6 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
-#include "spec/simulation.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 

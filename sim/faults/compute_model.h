@@ -18,9 +18,9 @@
 #include <span>
 #include <vector>
 
+#include "base/spec/faults.h"
 #include "base/time.h"
 #include "sim/faults/fault_set.h"
-#include "spec/faults.h"
 
 namespace hetsim::sim::faults {
 

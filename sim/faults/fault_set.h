@@ -1,6 +1,6 @@
 // What-if faults resolved against a cluster's device graph: each fault's GPUs or links by id and its
 // times in picoseconds, ready for the compute model (compute_model.h) and the runtime
-// (fault_runtime.h). Semantics are in docs/faults.md; driver/resolve_faults.h makes them from a
+// (fault_runtime.h). Semantics are in docs/faults.md; service/driver/resolve_faults.h makes them from a
 // validated Faults message.
 //
 //   set.faults[0].gpus;  set.faults[0].links;  set.jitter
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "base/spec/faults.h"
 #include "base/time.h"
 #include "sim/network/network.h"
-#include "spec/faults.h"
 
 namespace hetsim::sim::faults {
 

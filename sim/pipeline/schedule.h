@@ -21,9 +21,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/model.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
-#include "spec/model.h"
-#include "spec/plan.h"
 
 namespace hetsim::sim::pipeline {
 

@@ -18,9 +18,9 @@
 #ifndef HETSIM_SIM_WORKLOAD_CONTEXT_PARALLEL_RING_H_
 #define HETSIM_SIM_WORKLOAD_CONTEXT_PARALLEL_RING_H_
 
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "sim/workload/stage_cost.h"
-#include "spec/plan.h"
 
 namespace hetsim::sim::workload {
 

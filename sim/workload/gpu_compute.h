@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "spec/dtype.h"
-#include "spec/gpu.h"
+#include "base/spec/dtype.h"
+#include "base/spec/gpu.h"
 
 namespace hetsim::sim::workload {
 

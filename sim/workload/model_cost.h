@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/spec/dtype.h"
+#include "base/spec/model.h"
+#include "base/spec/plan.h"
 #include "sim/workload/layer_cost.h"
-#include "spec/dtype.h"
-#include "spec/model.h"
-#include "spec/plan.h"
 
 namespace hetsim::sim::workload {
 

@@ -4,9 +4,9 @@
 //   auto seconds = OptimizerStepSeconds(stage_cost.optimizer_shard, dtype, gpu);
 #pragma once
 
+#include "base/spec/dtype.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
-#include "spec/dtype.h"
 
 namespace hetsim::sim::workload {
 

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "spec/stage_rules.h"
+#include "base/spec/stage_rules.h"
 
 namespace hetsim::sim::workload {
 
@@ -130,7 +130,7 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   if (!(c.measured_backward_ms >= 0) || !std::isfinite(c.measured_backward_ms)) {
     return Invalid(where, "measured_backward_ms", "must be a finite number >= 0");
   }
-  // The parallelism rules a plan file's stages are validated with (spec/stage_rules.h).
+  // The parallelism rules a plan file's stages are validated with (base/spec/stage_rules.h).
   const std::vector<spec::StageRuleProblem> problems =
       spec::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
                                .data_parallel = static_cast<uint32_t>(c.data_parallel),

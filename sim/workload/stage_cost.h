@@ -20,12 +20,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/dtype.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/layer_cost.h"
 #include "sim/workload/model_cost.h"
-#include "spec/dtype.h"
-#include "spec/plan.h"
 
 namespace hetsim::sim::workload {
 
@@ -209,7 +209,7 @@ struct UserbufferTimes {
 };
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
-// spec/stage_rules.h, the ones plan files are validated with) and prices the stage.
+// base/spec/stage_rules.h, the ones plan files are validated with) and prices the stage.
 // `where` prefixes error messages: "plan.pbtxt: stages[2]".
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config, const GpuCompute& gpu,
                                            absl::string_view where);

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/spec/model.h"
 #include "sim/workload/layer_cost.h"
-#include "spec/model.h"
 
 namespace hetsim::sim::workload {
 

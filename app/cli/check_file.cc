@@ -1,0 +1,104 @@
+#include "app/cli/check_file.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "app/cli/summary.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "proto/validate_faults.h"
+#include "proto/validate_model.h"
+#include "proto/validate_sweep.h"
+#include "service/driver/resolve_faults.h"
+#include "sim/faults/fault_set.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::app {
+
+using proto::MessageType;
+
+namespace {
+
+Checked CheckSweep(const hetsim::v1::Sweep& sweep, const std::string& path) {
+  if (absl::Status s = proto::ValidateSweep(sweep, path); !s.ok()) return {"", s};
+  std::string summary = SummarizeSweep(sweep, path);
+  const std::string cluster = proto::ResolveRelativeTo(path, sweep.cluster_path());
+  if (!sweep.plan_path().empty()) {
+    absl::StatusOr<proto::PlanInputs> in =
+        proto::LoadPlanInputs(proto::ResolveRelativeTo(path, sweep.plan_path()), cluster);
+    if (!in.ok()) return {"", in.status()};
+  } else {
+    if (absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(cluster); !c.ok()) return {"", c.status()};
+  }
+  if (!sweep.model_path().empty()) {
+    const std::string model_path = proto::ResolveRelativeTo(path, sweep.model_path());
+    absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+    if (!model.ok()) return {"", model.status()};
+    if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return {"", s};
+  }
+  return {summary, absl::OkStatus()};
+}
+
+// A faults file against the cluster it is meant for: fields, then link names on the device graph.
+Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, const std::string& cluster_path) {
+  if (cluster_path.empty()) {
+    return {"", absl::InvalidArgumentError(absl::StrFormat(
+                    "%s: faults are checked against a cluster: pass --cluster, or give one cluster file", path))};
+  }
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return {"", cluster.status()};
+  if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
+  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
+  if (!topo.ok()) return {"", topo.status()};
+  absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, *topo, driver::SourcesOf(faults, path));
+  if (!set.ok()) return {"", set.status()};
+  std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
+                                        set->faults.size() == 1 ? "" : "s", cluster->name());
+  for (const sim::faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
+  if (faults.has_jitter()) {
+    absl::StrAppendFormat(
+        &summary, "  jitter %s spread %g, seed %d, %s\n",
+        hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
+        faults.jitter().seed(),
+        faults.jitter().gpus().empty() ? "every GPU" : absl::StrFormat("%d GPUs", faults.jitter().gpus_size()));
+  }
+  return {summary, absl::OkStatus()};
+}
+
+}  // namespace
+
+Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std::string& cluster_path) {
+  switch (m.type) {
+    case MessageType::kCluster: {
+      absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(path);
+      if (!c.ok()) return {"", c.status()};
+      return {SummarizeCluster(*c, path), absl::OkStatus()};
+    }
+    case MessageType::kModel: {
+      const auto& model = static_cast<const hetsim::v1::Model&>(*m.message);
+      if (absl::Status s = proto::ValidateModel(model, path); !s.ok()) return {"", s};
+      return {SummarizeModel(model, path), absl::OkStatus()};
+    }
+    case MessageType::kPlan: {
+      if (cluster_path.empty()) {
+        return {"", absl::InvalidArgumentError(absl::StrFormat(
+                        "%s: a plan is checked against a cluster: pass --cluster, or give one cluster file", path))};
+      }
+      absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(path, cluster_path);
+      if (!in.ok()) return {"", in.status()};
+      return {
+          absl::StrCat(SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path), SummarizePlan(*in)),
+          absl::OkStatus()};
+    }
+    case MessageType::kSweep: return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
+    case MessageType::kFaults:
+      return CheckFaults(static_cast<const hetsim::v1::Faults&>(*m.message), path, cluster_path);
+    case MessageType::kReport:
+      return {absl::StrFormat("%s: report of plan \"%s\" (reports are not validated)\n", path,
+                              static_cast<const hetsim::v1::Report&>(*m.message).plan_name()),
+              absl::OkStatus()};
+  }
+  return {"", absl::InternalError("unhandled message type")};
+}
+
+}  // namespace hetsim::app

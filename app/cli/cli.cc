@@ -1,0 +1,93 @@
+#include "app/cli/cli.h"
+
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "sim/executor/run_limit.h"
+
+namespace hetsim::app {
+
+int ExitCodeFor(const absl::Status& status) {
+  // A user's --max-events / --max-wall-seconds reached: the command line asked for it, not a bug.
+  if (sim::executor::IsRunLimit(status)) return kExitBadInput;
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists: return kExitBadInput;
+    default: return kExitInternal;
+  }
+}
+
+int ReportFailure(const CommandInfo& info, const absl::Status& status) {
+  const bool internal = ExitCodeFor(status) == kExitInternal;
+  for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
+    std::fprintf(stderr, "hetsim %s: %s%.*s\n", info.name, internal ? "internal error: " : "",
+                 static_cast<int>(line.size()), line.data());
+  }
+  const int code = ExitCodeFor(status);
+  return code == kExitOk ? kExitInternal : code;  // an OK status here is itself a bug
+}
+
+int UsageError(const CommandInfo& info, absl::string_view message) {
+  std::fprintf(stderr, "hetsim %s: %.*s\nusage: %s\n(hetsim %s --help for the options)\n", info.name,
+               static_cast<int>(message.size()), message.data(), info.usage, info.name);
+  return kExitBadInput;
+}
+
+std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, po::options_description& options,
+                                    const po::positional_options_description& positional, po::variables_map* vm) {
+  options.add_options()("help,h", "print this help and exit");
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), *vm);
+    if (vm->count("help")) {
+      std::cout << "usage: " << info.usage << "\n\n" << info.description << "\n\n" << options << std::flush;
+      return kExitOk;
+    }
+    po::notify(*vm);  // checks required options after --help had its chance
+  } catch (const po::error& e) {
+    return UsageError(info, e.what());
+  }
+  return std::nullopt;
+}
+
+std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& name,
+                                   std::optional<proto::MessageType>* type) {
+  if (name.empty()) return std::nullopt;
+  absl::StatusOr<proto::MessageType> t = proto::MessageTypeFromName(name);
+  if (!t.ok()) return UsageError(info, absl::StrCat("--type: ", t.status().message()));
+  *type = *t;
+  return std::nullopt;
+}
+
+std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds) {
+  if (max_events < 0)
+    return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
+  if (!(max_wall_seconds >= 0) || !std::isfinite(max_wall_seconds)) {
+    return UsageError(
+        info, absl::StrFormat("--max-wall-seconds: %g must be finite and >= 0 (0 = no limit)", max_wall_seconds));
+  }
+  return std::nullopt;
+}
+
+int RunGuarded(const CommandInfo& info, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hetsim %s: internal error: %s\n", info.name, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "hetsim %s: internal error: unknown exception\n", info.name);
+  }
+  return kExitInternal;
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,122 @@
+// `hetsim calibrate LOG... --cluster C --out CALIBRATED [--fit-report FILE] [--island NAME]`: fits the
+// cluster's NCCL fabric parameters to nccl-tests logs and writes the calibrated cluster and a fit
+// report. Each input kind is a calibrate::CalibrationSource (service/calibrate/source.h).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "app/cli/calibrate_iterations.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "service/calibrate/gemm_source.h"
+#include "service/calibrate/nccl_fit.h"
+#include "service/calibrate/nccl_log.h"
+#include "service/calibrate/report.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kCalibrateInfo = {
+    "calibrate",
+    "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
+    "                 [--fit-report FILE]",
+    "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
+    "Simple step latencies) to nccl-tests logs as they are printed (all_reduce_perf, all_gather_perf,\n"
+    "reduce_scatter_perf, sendrecv_perf, alltoall_perf): single-host logs fit the island's node type,\n"
+    "multi-host logs its inter-node fabric, by least squares on the relative time residual of every row\n"
+    "(out-of-place time). Each log runs on the first hosts x GPUs of the island (--island, default the\n"
+    "first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
+    "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
+    "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
+    "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) fits the\n"
+    "pass and iteration overheads to measured iteration times. A malformed log exits 2\n"
+    "naming the file and line; nothing is written then."};
+
+int Calibrate(const Args& args) {
+  po::options_description options("options");
+  std::string cluster_path, out_path, report_path, island;
+  std::vector<std::string> logs, gemms, iterations;
+  std::string gpu_type;
+  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
+      "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
+      "island", po::value(&island)->value_name("NAME"), "island the logs ran on (default: the first)")(
+      "gemm", po::value(&gemms)->value_name("CSV"), "GEMM timings m,n,k,dtype,time_us (repeatable)")(
+      "iterations", po::value(&iterations)->value_name("CSV"), "measured iterations plan,time_ms (repeatable)")(
+      "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
+      "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)");
+  po::positional_options_description positional;
+  positional.add("log", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kCalibrateInfo, args, options, positional, &vm)) return *exit;
+  if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {
+    return ReportFailure(kCalibrateInfo, f.status());
+  }
+
+  if (logs.empty() && gemms.empty() && iterations.empty()) {
+    return ReportFailure(
+        kCalibrateInfo,
+        absl::InvalidArgumentError("nothing to fit: give nccl-tests logs, --gemm CSV and/or --iterations CSV"));
+  }
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kCalibrateInfo, cluster.status());
+  std::vector<calibrate::NcclLog> parsed;
+  for (const std::string& path : logs) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
+    absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path);
+    if (!log.ok()) return ReportFailure(kCalibrateInfo, log.status());
+    parsed.push_back(*std::move(log));
+  }
+  std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
+  if (!parsed.empty()) sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
+  for (const std::string& path : gemms) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
+    absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
+    if (!timings.ok()) return ReportFailure(kCalibrateInfo, timings.status());
+    sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type));
+  }
+  // Last: the overheads are what remains once the kernels and the collectives are calibrated.
+  for (const std::string& path : iterations) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
+    absl::StatusOr<std::vector<MeasuredIteration>> runs = ParseIterationCsv(*text, path);
+    if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
+    sources.push_back(std::make_unique<IterationSource>(*std::move(runs), path, cluster_path));
+  }
+  std::vector<calibrate::SourceFit> fits;
+  for (auto& source : sources) {
+    absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
+    if (!fit.ok()) return ReportFailure(kCalibrateInfo, fit.status());
+    fits.push_back(*std::move(fit));
+  }
+  if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kCalibrateInfo, s);
+  const std::string report = calibrate::FormatFitReport(fits);
+  if (!report_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok())
+      return ReportFailure(kCalibrateInfo, s);
+  }
+  if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kCalibrateInfo, s);
+  std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs, %zu GEMM and %zu iteration files\n",
+              cluster_path.c_str(), out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(),
+              gemms.size(), iterations.size());
+  for (const calibrate::SourceFit& f : fits) {
+    for (const calibrate::FittedParameter& p : f.parameters) {
+      std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCalibrate(const Args& args) {
+  return RunGuarded(kCalibrateInfo, [&] { return Calibrate(args); });
+}
+
+}  // namespace hetsim::app

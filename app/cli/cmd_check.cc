@@ -1,0 +1,105 @@
+// `hetsim check FILE... [--cluster C] [--type T] [--out SUMMARY]`: loads and validates inputs and prints
+// what they describe.
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "app/cli/check_file.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "app/cli/summary.h"
+#include "proto/any_message.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "proto/validate_faults.h"
+#include "proto/validate_model.h"
+#include "proto/validate_sweep.h"
+#include "sim/faults/fault_set.h"
+#include "topology/device_graph.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kCheckInfo = {
+    "check", "hetsim check FILE... [--cluster CLUSTER] [--type T] [--out SUMMARY]",
+    "Loads and validates each FILE (a cluster, model, plan or sweep; the type is detected as `hetsim\n"
+    "convert` does, or given by --type for all FILEs) and prints a summary of it. A plan (or a faults file)\n"
+    "is checked against its model and a cluster: --cluster, or the one cluster among the FILEs. A sweep's base\n"
+    "inputs are loaded and checked too. Every problem is printed as <file>: <field path>: <problem>;\n"
+    "the exit code is 2 if any file has one. --out also writes the summary to a file (only on success)."};
+
+using proto::MessageType;
+
+int Check(const Args& args) {
+  po::options_description options("options");
+  std::vector<std::string> files;
+  std::string cluster_path, type_name, out;
+  options.add_options()("cluster,c", po::value(&cluster_path)->value_name("CLUSTER"), "cluster for the plans")(
+      "type,t", po::value(&type_name)->value_name("T"), "message type of every FILE (else detected)")(
+      "out,o", po::value(&out)->value_name("SUMMARY"), "also write the summary to this file")(
+      "files", po::value(&files)->required(), "files to check");
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kCheckInfo, args, options, positional, &vm)) return *exit;
+  std::optional<MessageType> type;
+  if (auto exit = ParseTypeOption(kCheckInfo, type_name, &type)) return *exit;
+
+  std::vector<std::optional<proto::AnyMessage>> loaded;
+  int failures = 0;
+  int worst = kExitOk;
+  auto fail = [&](const absl::Status& s) {
+    ++failures;
+    worst = std::max(worst, ReportFailure(kCheckInfo, s));  // bad input (2) outranks internal (1)
+  };
+  std::vector<std::string> clusters;
+  for (const std::string& f : files) {
+    absl::StatusOr<proto::AnyMessage> m = proto::LoadAnyMessage(f, type);
+    if (!m.ok()) {
+      fail(m.status());
+      loaded.emplace_back();
+      continue;
+    }
+    if (m->type == MessageType::kCluster) clusters.push_back(f);
+    loaded.emplace_back(*std::move(m));
+  }
+  if (cluster_path.empty() && clusters.size() == 1) cluster_path = clusters[0];
+  std::string summary;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!loaded[i]) continue;
+    const bool ambiguous_cluster = (loaded[i]->type == MessageType::kPlan || loaded[i]->type == MessageType::kFaults) &&
+                                   cluster_path.empty() && clusters.size() > 1;
+    Checked c = ambiguous_cluster
+                    ? Checked{"", absl::InvalidArgumentError(absl::StrFormat(
+                                      "%s: several clusters given; choose the plan's with --cluster", files[i]))}
+                    : CheckOne(*loaded[i], files[i], cluster_path);
+    if (!c.status.ok()) {
+      fail(c.status);
+    } else {
+      summary += c.summary;
+    }
+  }
+  std::fputs(summary.c_str(), stdout);
+  if (failures > 0) {
+    std::fprintf(stderr, "hetsim check: %d of %zu files have problems\n", failures, files.size());
+    return worst;
+  }
+  std::printf("OK: %zu file%s valid\n", files.size(), files.size() == 1 ? "" : "s");
+  if (!out.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(out, summary); !s.ok()) return ReportFailure(kCheckInfo, s);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCheck(const Args& args) {
+  return RunGuarded(kCheckInfo, [&] { return Check(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,151 @@
+// `hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check]`: predicts every case of the
+// validation sets (validation/*.pbtxt by default) and compares the predictions with the published
+// measurements: a table per set, MAPE, max |error| and Kendall's tau, and the set's bounds.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "app/cli/fidelity_chart.h"
+#include "app/cli/fidelity_predict.h"
+#include "app/cli/fidelity_set.h"
+#include "app/cli/fidelity_stats.h"
+#include "app/cli/fidelity_table.h"
+#include "proto/io.h"
+
+#ifndef HETSIM_VALIDATION_DIR
+#define HETSIM_VALIDATION_DIR "validation"
+#endif
+
+namespace hetsim::app {
+namespace {
+
+// Exit code of --check when a set's bounds are not met (the prediction ran; the model is off).
+constexpr int kExitBoundsNotMet = 1;
+
+const CommandInfo kFidelityInfo = {
+    "fidelity", "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
+    "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
+    "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
+    "source tree's validation/ folder) and compares the\n"
+    "predictions with the published measurements: per case the measured and predicted value and the error\n"
+    "(predicted - measured) / measured, > 0 when hetsim is optimistic; per set the mean absolute error\n"
+    "(MAPE), the largest |error| and Kendall's tau-b of the predicted ranking against the measured one.\n"
+    "Training runs are simulated as `hetsim run` does and compared in TFLOP/s per GPU, FLOPs counted as\n"
+    "the publication counted them; collectives as `hetsim collective` in nccl-tests' bus bandwidth.\n"
+    "--chart writes a predicted-vs-measured scatter chart (SVG), --json the results (FidelityReport).\n"
+    "--check exits 1 when a set breaks its bounds (bounds in the set file) and prints which.\n"
+    "--timing prints each case's wall time on stderr. Bad input exits 2 naming the file and field, before\n"
+    "anything is printed or written."};
+
+struct Options {
+  std::vector<std::string> files;
+  std::string chart_path, json_path;
+  bool check = false, timing = false, quiet = false;
+};
+
+absl::StatusOr<v1::FidelityReport> PredictAll(const std::vector<LoadedValidationSet>& sets, bool timing) {
+  v1::FidelityReport report;
+  for (const LoadedValidationSet& loaded : sets) {
+    v1::FidelitySet* out = report.add_sets();
+    out->set_file(loaded.path);
+    out->set_name(loaded.set.name().empty() ? loaded.path : loaded.set.name());
+    *out->mutable_bounds() = loaded.set.bounds();
+    for (int i = 0; i < loaded.set.cases_size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<v1::FidelityCase> c =
+          PredictCase(loaded.set.cases(i), absl::StrFormat("%s: cases[%d]", loaded.path, i));
+      if (!c.ok()) return c.status();
+      *out->add_cases() = *std::move(c);
+      if (timing) {
+        std::fprintf(stderr, "hetsim fidelity: %s: %.3f s\n", loaded.set.cases(i).name().c_str(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    }
+    SummarizeSet(out);
+  }
+  return report;
+}
+
+int Fidelity(const Args& args) {
+  po::options_description options("options");
+  Options o;
+  options.add_options()("chart", po::value(&o.chart_path)->value_name("C.svg"), "write the scatter chart (SVG)")(
+      "json", po::value(&o.json_path)->value_name("R.json"), "write the results (FidelityReport)")(
+      "check", "exit 1 when a set's bounds are not met")("timing", "print each case's wall time on stderr")(
+      "quiet,q", "do not print the tables")("files", po::value(&o.files)->multitoken(), "validation sets");
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kFidelityInfo, args, options, positional, &vm)) return *exit;
+  o.check = vm.count("check") > 0;
+  o.timing = vm.count("timing") > 0;
+  o.quiet = vm.count("quiet") > 0;
+  if (!o.json_path.empty()) {
+    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(o.json_path); !f.ok()) {
+      return ReportFailure(kFidelityInfo, f.status());
+    }
+  }
+  if (o.files.empty()) {
+    absl::StatusOr<std::vector<std::string>> bundled = BundledValidationFiles(HETSIM_VALIDATION_DIR);
+    if (!bundled.ok()) return ReportFailure(kFidelityInfo, bundled.status());
+    o.files = *std::move(bundled);
+  }
+
+  // Every set is read and checked before anything is simulated: a typo in the last file costs nothing.
+  std::vector<LoadedValidationSet> sets;
+  for (const std::string& file : o.files) {
+    absl::StatusOr<LoadedValidationSet> loaded = LoadValidationSet(file);
+    if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
+    sets.push_back(*std::move(loaded));
+  }
+  // A chart has one pair of axes: refuse sets of different units before simulating anything.
+  for (size_t i = 1; !o.chart_path.empty() && i < sets.size(); ++i) {
+    if (sets[i].unit != sets.front().unit) {
+      return ReportFailure(kFidelityInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                              "--chart: the cases measure different quantities (%s, %s); chart "
+                                              "one kind of set at a time",
+                                              sets.front().unit, sets[i].unit)));
+    }
+  }
+  absl::StatusOr<v1::FidelityReport> report = PredictAll(sets, o.timing);
+  if (!report.ok()) return ReportFailure(kFidelityInfo, report.status());
+
+  // Outputs are serialised before any is written, so a failure leaves none behind.
+  std::string chart;
+  if (!o.chart_path.empty()) {
+    absl::StatusOr<std::string> svg = FidelityChartSvg(*report);
+    if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
+    chart = *std::move(svg);
+  }
+  if (!o.json_path.empty()) {
+    if (absl::Status s = proto::Save(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
+  }
+  if (!o.chart_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(o.chart_path, chart); !s.ok())
+      return ReportFailure(kFidelityInfo, s);
+  }
+  if (!o.quiet) std::fputs(FormatFidelityTables(*report).c_str(), stdout);
+
+  bool met = true;
+  for (const v1::FidelitySet& set : report->sets()) {
+    if (set.violations().empty()) continue;
+    met = false;
+    if (!o.check) continue;
+    for (const std::string& v : set.violations()) {
+      std::fprintf(stderr, "hetsim fidelity: %s: bounds not met: %s\n", set.file().c_str(), v.c_str());
+    }
+  }
+  return o.check && !met ? kExitBoundsNotMet : kExitOk;
+}
+
+}  // namespace
+
+int RunFidelity(const Args& args) {
+  return RunGuarded(kFidelityInfo, [&] { return Fidelity(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,135 @@
+// `hetsim import megatron` and `hetsim export megatron`: Megatron-LM launch lines to plans and back
+// (service/interop/megatron_*.h, docs/megatron.md).
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "service/interop/megatron_export.h"
+#include "service/interop/megatron_flags.h"
+#include "service/interop/megatron_import.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kMegatronImportInfo = {
+    "import",
+    "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--nodes N] [--island I] [--name NAME] "
+    "[--strict] [--out PLAN]",
+    "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it) and\n"
+    "writes the plan (model inline) on the cluster's island, ranks laid out as Megatron does (TP innermost,\n"
+    "then CP, DP, PP). Prints the plan's layout and every flag it did not apply: no effect on an\n"
+    "iteration's cost, not modelled, unknown. --strict makes unknown and not-modelled flags an error.\n"
+    "Contradictory flags are an error naming both. docs/megatron.md."};
+
+const CommandInfo kMegatronExportInfo = {
+    "export", "hetsim export megatron PLAN --cluster C [--out FILE]",
+    "Prints the Megatron-LM launch line (torchrun node counts and training flags) of a homogeneous plan;\n"
+    "for a plan Megatron's flags cannot express, lists every difference (exit 2). docs/megatron.md."};
+
+int MegatronImport(const Args& args) {
+  po::options_description options("options");
+  std::string format, line_file, line_text, cluster_path, out;
+  interop::MegatronImportRequest request;
+  options.add_options()("format", po::value(&format)->required(), "megatron")(
+      "file", po::value(&line_file), "file holding the launch line")("line", po::value(&line_text)->value_name("FLAGS"),
+                                                                     "the launch line itself")(
+      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "nodes", po::value(&request.nodes)->value_name("N"), "nodes (default: torchrun's --nnodes)")(
+      "gpus-per-node", po::value(&request.gpus_per_node)->value_name("G"),
+      "default: --nproc_per_node, else the node's")("island", po::value(&request.island)->value_name("I"),
+                                                    "island (default: the only one)")(
+      "name", po::value(&request.name)->value_name("NAME"), "plan name")(
+      "strict", "unknown and not-modelled flags are errors")("out,o", po::value(&out)->value_name("PLAN"),
+                                                             "write the plan");
+  po::positional_options_description positional;
+  positional.add("format", 1).add("file", 1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kMegatronImportInfo, args, options, positional, &vm)) return *exit;
+  if (format != "megatron")
+    return UsageError(kMegatronImportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
+  if (line_file.empty() == line_text.empty())
+    return UsageError(kMegatronImportInfo, "give a launch-line file or --line, one of them");
+  if (request.nodes < 0 || request.gpus_per_node < 0)
+    return UsageError(kMegatronImportInfo, "--nodes, --gpus-per-node: must be > 0");
+  if (!out.empty()) {
+    if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out); !f.ok())
+      return ReportFailure(kMegatronImportInfo, f.status());
+  }
+  std::string source = line_file.empty() ? "--line" : line_file;
+  if (!line_file.empty()) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(line_file);
+    if (!text.ok()) return ReportFailure(kMegatronImportInfo, text.status());
+    line_text = *std::move(text);
+  }
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kMegatronImportInfo, cluster.status());
+  absl::StatusOr<interop::MegatronFlags> flags = interop::ParseMegatronLaunchLine(line_text, source);
+  if (!flags.ok()) return ReportFailure(kMegatronImportInfo, flags.status());
+  if (vm.count("strict") && (!flags->unknown.empty() || !flags->not_modelled.empty())) {
+    std::string list;
+    for (const auto* v : {&flags->not_modelled, &flags->unknown}) {
+      for (const std::string& f : *v) absl::StrAppend(&list, list.empty() ? "" : ", ", f);
+    }
+    return ReportFailure(kMegatronImportInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                                  "%s: --strict: flags not applied: %s", source, list)));
+  }
+  absl::StatusOr<interop::MegatronImport> imported = interop::ImportMegatron(*flags, *cluster, request, source);
+  if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
+  if (!out.empty()) {
+    if (absl::Status s = proto::Save(out, imported->plan); !s.ok()) return ReportFailure(kMegatronImportInfo, s);
+  }
+  const hetsim::v1::Plan& plan = imported->plan;
+  const hetsim::v1::Stage& s0 = plan.stages(0);
+  absl::PrintF(
+      "imported \"%s\": %d pipeline stages x TP %d x DP %d on island \"%s\", %s, micro-batch %d per "
+      "replica, global batch %d\n",
+      plan.name(), plan.stages_size(), s0.tensor_parallel(), s0.data_parallel(), s0.mesh().island(),
+      hetsim::v1::Schedule_Name(plan.schedule()), plan.micro_batch_size() / s0.data_parallel(),
+      plan.global_batch_size());
+  for (const std::string& note : imported->notes) std::printf("  %s\n", note.c_str());
+  if (!out.empty()) std::printf("wrote %s\n", out.c_str());
+  return kExitOk;
+}
+
+int MegatronExport(const Args& args) {
+  po::options_description options("options");
+  std::string format, plan_path, cluster_path, out;
+  options.add_options()("format", po::value(&format)->required(), "megatron")("plan", po::value(&plan_path)->required(),
+                                                                              "plan file")(
+      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "out,o", po::value(&out)->value_name("FILE"), "write the launch line here");
+  po::positional_options_description positional;
+  positional.add("format", 1).add("plan", 1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kMegatronExportInfo, args, options, positional, &vm)) return *exit;
+  if (format != "megatron")
+    return UsageError(kMegatronExportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
+  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
+  if (!inputs.ok()) return ReportFailure(kMegatronExportInfo, inputs.status());
+  absl::StatusOr<interop::MegatronExport> exported = interop::ExportMegatron(*inputs);
+  if (!exported.ok()) return ReportFailure(kMegatronExportInfo, exported.status());
+  if (!out.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(out, exported->launch_line); !s.ok())
+      return ReportFailure(kMegatronExportInfo, s);
+  }
+  std::fputs(exported->launch_line.c_str(), stdout);
+  for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunImport(const Args& args) {
+  return RunGuarded(kMegatronImportInfo, [&] { return MegatronImport(args); });
+}
+
+int RunExportMegatron(const Args& args) {
+  return RunGuarded(kMegatronExportInfo, [&] { return MegatronExport(args); });
+}
+
+}  // namespace hetsim::app

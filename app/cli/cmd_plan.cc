@@ -1,0 +1,150 @@
+// `hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N]
+//  [--global-batch B] [--micro-batch b] [--context-parallel N] [--grad-reduce-in-fp32] [--alternative K]
+//  [--prediction hetsim|naive] [--out plan.pbtxt]`: plans a model on a cluster and writes a
+// Plan that `hetsim run` accepts.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "app/cli/plan_prediction.h"
+#include "app/cli/plan_table.h"
+#include "planner/planner.h"
+#include "proto/io.h"
+#include "proto/validate_cluster.h"
+#include "proto/validate_model.h"
+#include "proto/validate_plan.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kPlanInfo = {
+    "plan",
+    "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
+    "[--micro-batch b] [--context-parallel N] [--cp-comm-type p2p|all_gather|a2a] [--grad-reduce-in-fp32] "
+    "[--alternative K] "
+    "[--prediction hetsim|naive] "
+    "[--out PLAN]",
+    "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
+    "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
+    "and the planning time, and writes it to --out (format from the extension; the model is referenced\n"
+    "by a path relative to the plan, or carried inline when the planner refined its granularity).\n"
+    "--layers sets the planner's layer count (hapt: more than the model's blocks switches to attention/MLP\n"
+    "halves; alpa: default 8). --context-parallel splits every sequence over N GPUs (Megatron's CP; 0 searches\n"
+    "the powers of two up to 16 that the sequence allows); --cp-comm-type how it moves K and V (Megatron's\n"
+    "--cp-comm-type: p2p, the ring hidden behind the attention, the default; all_gather, exposed all-gathers\n"
+    "and reduce-scatters; a2a, exposed all-to-alls of a head split; Plan.cp_comm_type). --grad-reduce-in-fp32 prices "
+    "FP32 gradient buffers\n"
+    "and reductions (Plan.grad_reduce_in_fp32: Megatron-LM's BF16 runs; 18 bytes of model state a parameter\n"
+    "of a 16-bit model instead of 16)\n"
+    "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
+    "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
+    "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};
+
+int Plan(const Args& args) {
+  po::options_description options("options");
+  std::string model_path, cluster_path, planner_name = "hapt", out, name;
+  std::string prediction, cp_comm_type = "p2p";
+  int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
+  uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
+  double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
+  bool no_pruning = false, fp32_gradients = false;
+  options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
+      "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "planner,p", po::value(&planner_name)->value_name("P"), "hapt (default), tangram, megatron or alpa")(
+      "layers,l", po::value(&layers)->value_name("N"), "planner layers (0 = planner default)")(
+      "global-batch,b", po::value(&global_batch)->value_name("B"), "samples per iteration (default 128)")(
+      "micro-batch", po::value(&micro_batch)->value_name("b"), "samples per microbatch (default: searched)")(
+      "context-parallel", po::value(&context_parallel)->value_name("N"),
+      "context-parallel degree of every stage (default 1; 0 = searched)")(
+      "cp-comm-type", po::value(&cp_comm_type)->value_name("T"), "p2p (default), all_gather or a2a")(
+      "grad-reduce-in-fp32", po::bool_switch(&fp32_gradients), "FP32 gradients (Plan.grad_reduce_in_fp32)")(
+      "max-micro-batch", po::value(&max_micro_batch)->value_name("b"), "largest micro-batch searched (default 16)")(
+      "threads,j", po::value(&threads)->value_name("N"), "search threads (default: all cores)")(
+      "epsilon", po::value(&epsilon)->value_name("E"), "H-1F1B epsilon of Eq. 2 (default 0.01)")(
+      "t-max-gap", po::value(&gap)->value_name("R"), "skip t_max candidates within this ratio (default 0: exact)")(
+      "no-pruning", po::bool_switch(&no_pruning), "evaluate every t_max candidate")(
+      "name", po::value(&name)->value_name("NAME"), "plan name")(
+      "alternative", po::value(&alternative)->value_name("K"), "write the K-th best plan (default 1)")(
+      "prediction", po::value(&prediction)->value_name("hetsim|naive"), "store a prediction in the plan")(
+      "out,o", po::value(&out)->value_name("PLAN"), "write the plan here");
+  po::positional_options_description positional;
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kPlanInfo, args, options, positional, &vm)) return *exit;
+  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
+  if (!kind.ok()) return UsageError(kPlanInfo, kind.status().message());
+  if (layers < 0) return UsageError(kPlanInfo, "--layers: must be >= 0");
+  if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
+  if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
+  if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
+  absl::StatusOr<spec::ContextParallelComm> cp_comm = planner::ParseCpCommType(cp_comm_type);
+  if (!cp_comm.ok()) return UsageError(kPlanInfo, cp_comm.status().message());
+  if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
+    return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
+  }
+
+  absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+  if (!model.ok()) return ReportFailure(kPlanInfo, model.status());
+  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
+
+  planner::PlanRequest req;
+  req.model = *model;
+  req.cluster = *cluster;
+  req.planner = *kind;
+  req.layers = layers;
+  req.global_batch_size = global_batch;
+  req.micro_batch_size = micro_batch;
+  req.max_micro_batch_size = max_micro_batch;
+  req.context_parallel = context_parallel;
+  req.grad_reduce_in_fp32 = fp32_gradients;
+  req.cp_comm = *cp_comm;
+  req.threads = threads;
+  req.epsilon = epsilon;
+  req.t_max_relative_gap = gap;
+  req.bidirectional_pruning = !no_pruning;
+  req.name = name;
+  if (!out.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::absolute(fs::path(out)).parent_path();
+    req.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
+  }
+  absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
+  if (!outcome.ok()) return ReportFailure(kPlanInfo, outcome.status());
+  if (alternative > 1) {
+    if (static_cast<size_t>(alternative) > outcome->alternatives.size()) {
+      return UsageError(kPlanInfo, absl::StrFormat("--alternative: the search kept %d plans, not %d",
+                                                   outcome->alternatives.size(), alternative));
+    }
+    hetsim::v1::Plan chosen = outcome->alternatives[alternative - 1];
+    chosen.set_name(absl::StrCat(outcome->plan.name(), "-alt", alternative));
+    if (outcome->plan.has_model()) *chosen.mutable_model() = outcome->plan.model();
+    if (!outcome->plan.model_path().empty()) chosen.set_model_path(outcome->plan.model_path());
+    outcome->plan = std::move(chosen);
+    outcome->prediction = outcome->alternative_predictions[alternative - 1];
+  }
+  if (!prediction.empty()) {
+    absl::StatusOr<hetsim::v1::PlanPrediction> p =
+        PredictionFor(prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
+    if (!p.ok()) return ReportFailure(kPlanInfo, p.status());
+    *outcome->plan.mutable_prediction() = *std::move(p);
+  }
+  std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
+  if (!out.empty()) {
+    if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kPlanInfo, s);
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunPlan(const Args& args) {
+  return RunGuarded(kPlanInfo, [&] { return Plan(args); });
+}
+
+}  // namespace hetsim::app

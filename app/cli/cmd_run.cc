@@ -1,0 +1,219 @@
+// `hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] ...`: simulates one training
+// iteration of a plan and reports how fast it trains, where the time goes and whether it fits.
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "app/cli/approximation_options.h"
+#include "app/cli/cli.h"
+#include "app/cli/cmd_run_chakra.h"
+#include "app/cli/command_list.h"
+#include "app/cli/fault_options.h"
+#include "app/cli/gpu_list.h"
+#include "app/cli/ideal_option.h"
+#include "app/cli/network_option.h"
+#include "app/cli/run_replan.h"
+#include "base/status_macros.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "service/driver/simulate.h"
+#include "traces/chrome_trace.h"
+#include "traces/fault_report.h"
+#include "traces/html/run_html.h"
+#include "traces/text_report.h"
+
+namespace hetsim::app {
+namespace {
+
+// Exit code when --fail-on-oom is given and a stage does not fit in its GPUs' memory.
+constexpr int kExitOutOfMemory = 3;
+
+const CommandInfo kRunInfo = {
+    "run",
+    "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--html R.html]\n"
+    "           [--network max-min-fair|contention-free]\n"
+    "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
+    "           [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
+    "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]\n"
+    "           [--ring-steps auto|aggregated] [--boundary-flows all|representative]\n"
+    "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] ...   (Chakra traces: hetsim run --chakra DIR "
+    "--help)",
+    "Simulates one training iteration of PLAN on CLUSTER: the pipeline DAG of the plan's schedule, with\n"
+    "compute on every stage, boundary transfers and data-parallel gradient synchronisation as flows that\n"
+    "share the links (max-min fair), then the optimizer step. Prints a table (iteration time, tokens/s,\n"
+    "MFU, bubble ratio, eta, per-stage time and memory, boundaries, link utilisation; see docs/metrics.md).\n"
+    "--report writes the Report message (format from the extension, .json usually); --html a self-contained\n"
+    "HTML report (pipeline schedule, memory, links, tables; docs/report.md); --trace a Chrome Trace Event\n"
+    "file for Perfetto (ui.perfetto.dev), speedscope or the Chrome DevTools Performance panel. Plans of more than 64 "
+    "GPUs trace one\n"
+    "data-parallel replica (replica 0) unless --trace-replica or --trace-gpus (global GPU ids, e.g.\n"
+    "0,1,8-15) says otherwise. --network contention-free times every flow as if alone (analytical).\n"
+    "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
+    "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds.\n"
+    "--max-events / --max-wall-seconds stop a simulation that runs too long: exit 2 with a message naming\n"
+    "the limit, no output written.\n"
+    "What-if faults (docs/faults.md): --faults FILE (a Faults message) and --fault 'TEXT' (one Fault in text\n"
+    "format, repeatable), e.g. --fault 'gpu: 3 kind: SLOW factor: 2' (a straggler from 0 ms),\n"
+    "--fault 'inter_island_link: 0 kind: FLAP at_ms: 5 period_ms: 20 down_ms: 2', --fault 'node { island:\n"
+    "\"a100\" node: 1 } kind: FAIL at_ms: 40' (the iteration stops there; the report says what was lost).\n"
+    "--jitter 'seed: 7 distribution: LOGNORMAL spread: 0.05' draws every compute task's time (replaces the\n"
+    "file's jitter). Faults appear in the table, the report (faults, failed, lost) and the trace.\n"
+    "--replan [PLANNER] (hapt by default; tangram, megatron, alpa) re-plans on what the FAIL faults leave\n"
+    "(a failed GPU takes its node out; docs/faults.md, Re-planning), reusing the profiles of a first plan\n"
+    "of the full cluster, simulates the new plan and reports its throughput, its ratio to the fault-free\n"
+    "plan and the re-plan time (report field replan).\n"
+    "--ring-steps aggregated (an opt-in approximation, named in the report's approximations): gradient\n"
+    "synchronisation rings move each ring edge's bytes of all steps as one flow, and trees each edge's\n"
+    "chunks as three flows (docs/performance.md gives the measured errors); auto (default) simulates every\n"
+    "step of rings up to 128 ranks and every chunk of trees up to 65,536 flows.\n"
+    "--boundary-flows representative (an opt-in approximation, named in the report's approximations): a\n"
+    "pipeline boundary's flows in the same role in different data-parallel replicas are simulated as one\n"
+    "weighted flow per group (docs/performance.md gives its measured error); all (default) simulates each."};
+
+// --trace-replica K / --trace-gpus LIST as a trace selection (InvalidArgument for a bad GPU list).
+absl::StatusOr<traces::TraceSelection> TraceSelectionOf(std::optional<int> replica, const std::string& gpus) {
+  traces::TraceSelection selection;
+  selection.replica = replica;
+  if (!gpus.empty()) {
+    HETSIM_ASSIGN_OR_RETURN(selection.gpus, ParseGpuList(gpus, "--trace-gpus"));
+  }
+  return selection;
+}
+
+// One line per stage that does not fit in its GPUs' memory, on stderr; whether there was one.
+bool PrintOom(const v1::Report& report) {
+  for (const v1::StageReport& s : report.stages()) {
+    if (!s.oom()) continue;
+    std::fprintf(stderr, "hetsim run: stage %u (%s, %s) needs %.2f GiB per GPU, %.2f GiB more than its %.0f GiB\n",
+                 s.index(), s.mesh().c_str(), s.gpu_type().c_str(), s.peak_memory_gib(), s.oom_excess_gib(),
+                 s.memory_capacity_gib());
+  }
+  return report.oom();
+}
+
+// --report, --trace and --html, each when asked for. Everything is serialised before anything is
+// written, and each file is written whole or not at all: a failure leaves no output behind.
+absl::Status WriteOutputs(const std::string& report_path, const std::string& trace_path, const std::string& html_path,
+                          const driver::Simulation& simulated) {
+  std::string html;
+  if (!html_path.empty()) {
+    html =
+        report::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links});
+  }
+  if (!report_path.empty()) HETSIM_RETURN_IF_ERROR(proto::Save(report_path, simulated.report));
+  if (!trace_path.empty()) HETSIM_RETURN_IF_ERROR(proto::WriteFileAtomically(trace_path, simulated.trace_json));
+  if (!html_path.empty()) HETSIM_RETURN_IF_ERROR(proto::WriteFileAtomically(html_path, html));
+  return absl::OkStatus();
+}
+
+int Simulate(const Args& args) {
+  po::options_description options("options");
+  std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus;
+  int trace_replica = -1;
+  int64_t max_events = 0;
+  double max_wall_seconds = 0;
+  FaultOptions fault_options;
+  std::string replan_planner;
+  bool ideal = false;
+  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
+      "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
+      "html", po::value(&html_path)->value_name("R.html"), "write a self-contained HTML report")(
+      "trace-replica", po::value(&trace_replica)->value_name("K"), "trace data-parallel replica K only")(
+      "trace-gpus", po::value(&trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
+      "max-events", po::value(&max_events)->value_name("N"), "stop and exit 2 after N events (0 = no limit)")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"),
+      "stop and exit 2 after S seconds of simulation (0 = no limit)")(
+      "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
+      "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
+      "faults", po::value(&fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
+      "fault", po::value(&fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
+      "jitter", po::value(&fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
+      "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
+      "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
+      "plan", po::value(&plan_path)->required(), "plan file");
+  AddIdealOption(options, &ideal);
+  AddNetworkOption(options, &network);
+  ApproximationNames approximation_names;
+  AddApproximationOptions(options, &approximation_names);
+  po::positional_options_description positional;
+  positional.add("plan", 1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kRunInfo, args, options, positional, &vm)) return *exit;
+
+  absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
+  if (!mode.ok()) return UsageError(kRunInfo, mode.status().message());
+  if (auto exit = CheckRunLimitFlags(kRunInfo, max_events, max_wall_seconds)) return *exit;
+  driver::SimulateOptions sim_options;
+  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
+  if (!approximations.ok()) return UsageError(kRunInfo, approximations.status().message());
+  sim_options.grad_sync_ring_steps = approximations->ring_steps;
+  sim_options.boundary_flows = approximations->boundary_flows;
+  if (vm.count("trace-replica") && !trace_gpus.empty()) {
+    return UsageError(kRunInfo, "--trace-replica and --trace-gpus exclude each other");
+  }
+  if ((vm.count("trace-replica") || !trace_gpus.empty()) && trace_path.empty()) {
+    return UsageError(kRunInfo, "--trace-replica and --trace-gpus need --trace");
+  }
+  if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(report_path); !report_path.empty() && !f.ok()) {
+    return ReportFailure(kRunInfo, f.status());
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
+  if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
+  sim_options.network_mode = *mode;
+  sim_options.ideal = ideal;
+  sim_options.max_events = max_events;
+  sim_options.max_wall_seconds = max_wall_seconds;
+  if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
+  if (!fault_options.empty()) {
+    absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);
+    if (!loaded.ok()) return ReportFailure(kRunInfo, loaded.status());
+    sim_options.faults = std::move(loaded->faults);
+    sim_options.fault_sources = std::move(loaded->sources);
+  }
+  if (!trace_path.empty()) {
+    absl::StatusOr<traces::TraceSelection> selection =
+        TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(trace_replica) : std::nullopt, trace_gpus);
+    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
+    sim_options.trace = *std::move(selection);
+  }
+  sim_options.sample_all_links = !html_path.empty();  // the HTML report charts every link class
+  absl::StatusOr<driver::Simulation> simulated = driver::SimulatePlan(*inputs, sim_options);
+  if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
+  v1::Report& report = simulated->report;
+  if (vm.count("replan")) {
+    RunReplanOptions replan;
+    replan.planner = replan_planner;
+    replan.network_mode = *mode;
+    replan.max_events = max_events;
+    replan.max_wall_seconds = max_wall_seconds;
+    replan.record_wall_time = !vm.count("no-wall-time");
+    if (absl::Status s = AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
+      return ReportFailure(kRunInfo, s);
+    }
+  }
+
+  if (absl::Status s = WriteOutputs(report_path, trace_path, html_path, *simulated); !s.ok()) {
+    return ReportFailure(kRunInfo, s);
+  }
+  if (!vm.count("quiet")) {
+    std::fputs(traces::FormatReportTable(report).c_str(), stdout);
+    std::fputs(traces::FormatFaultTable(report).c_str(), stdout);
+    if (report.has_replan()) std::fputs(FormatReplan(report.replan()).c_str(), stdout);
+  }
+  if (PrintOom(report) && vm.count("fail-on-oom")) return kExitOutOfMemory;
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRun(const Args& args) {
+  if (IsChakraRun(args)) return RunChakraReplay(args);
+  return RunGuarded(kRunInfo, [&] { return Simulate(args); });
+}
+
+}  // namespace hetsim::app

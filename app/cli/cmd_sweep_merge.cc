@@ -1,0 +1,90 @@
+// `hetsim sweep-merge OUT SHARD... [--sweep SWEEP]`: combines the outputs of `hetsim sweep --shard K/N`
+// into the file one unsharded run writes.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "app/cli/cli.h"
+#include "app/cli/command_list.h"
+#include "proto/io.h"
+#include "proto/validate_sweep.h"
+#include "service/sweep/merge.h"
+#include "service/sweep/space.h"
+#include "traces/html/sweep_html.h"
+
+namespace hetsim::app {
+namespace {
+
+const CommandInfo kSweepMergeInfo = {
+    "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP] [--html R.html]",
+    "Merges the output files of the shards of one sweep (hetsim sweep --shard K/N for K = 0..N-1, any\n"
+    "order) into OUT: the header once and every point's row in point order, exactly the file one machine\n"
+    "running the whole sweep writes. Shards that disagree on the header, hold a point twice, miss a point\n"
+    "or end in an incomplete line are refused (exit 2). With --sweep, the rows are also checked against\n"
+    "the sweep's points, which catches a shard that lost its last rows. OUT is written atomically; its\n"
+    "format (CSV, or JSON Lines for .jsonl) must be the shards'. --html also writes the merged sweep as\n"
+    "charts and a sortable table (CSV only; docs/report.md)."};
+
+int Merge(const Args& args) {
+  po::options_description options("options");
+  std::vector<std::string> files;
+  std::string sweep_path, html_path;
+  options.add_options()("sweep", po::value(&sweep_path)->value_name("SWEEP"), "check against this sweep's points")(
+      "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the merged sweep")(
+      "files", po::value(&files)->multitoken(), "OUT SHARD...");
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kSweepMergeInfo, args, options, positional, &vm)) return *exit;
+  if (files.size() < 2) return UsageError(kSweepMergeInfo, "needs OUT and at least one SHARD");
+  const std::string out = files[0];
+  const std::vector<std::string> shards(files.begin() + 1, files.end());
+  const sweep::RowFormat format = sweep::RowFormatForPath(out);
+  for (const std::string& s : shards) {
+    if (sweep::RowFormatForPath(s) != format) {
+      return UsageError(kSweepMergeInfo, absl::StrFormat("%s and %s are not the same format (CSV, or .jsonl)", s, out));
+    }
+  }
+  if (!html_path.empty() && format != sweep::RowFormat::kCsv)
+    return UsageError(kSweepMergeInfo, "--html needs CSV shards and OUT");
+  absl::StatusOr<std::string> merged;
+  std::optional<std::string> header;  // the sweep's CSV header, with --sweep
+  if (sweep_path.empty()) {
+    merged = sweep::MergeSweepShards(format, shards, nullptr);
+  } else {
+    absl::StatusOr<hetsim::v1::Sweep> sweep_message = proto::LoadAs<hetsim::v1::Sweep>(sweep_path);
+    if (!sweep_message.ok()) return ReportFailure(kSweepMergeInfo, sweep_message.status());
+    if (absl::Status s = proto::ValidateSweep(*sweep_message, sweep_path); !s.ok())
+      return ReportFailure(kSweepMergeInfo, s);
+    absl::StatusOr<sweep::SweepBase> base = sweep::LoadSweepBase(*sweep_message, sweep_path);
+    if (!base.ok()) return ReportFailure(kSweepMergeInfo, base.status());
+    absl::StatusOr<sweep::SweepSpace> space = sweep::SweepSpace::Create(*sweep_message, sweep_path, *base);
+    if (!space.ok()) return ReportFailure(kSweepMergeInfo, space.status());
+    const sweep::RowFormatter formatter(format, *space);
+    header = formatter.Header();
+    if (!header->empty() && header->back() == '\n') header->pop_back();
+    const sweep::MergeExpectation expect{&formatter, space->size()};
+    merged = sweep::MergeSweepShards(format, shards, &expect);
+  }
+  if (!merged.ok()) return ReportFailure(kSweepMergeInfo, merged.status());
+  std::string html;
+  if (!html_path.empty()) {  // before anything is written: a bad merge leaves neither file
+    absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*merged, out, header);
+    if (!table.ok()) return ReportFailure(kSweepMergeInfo, table.status());
+    html = report::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
+  }
+  if (absl::Status s = proto::WriteFileAtomically(out, *merged); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
+  if (!html_path.empty()) {
+    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunSweepMerge(const Args& args) {
+  return RunGuarded(kSweepMergeInfo, [&] { return Merge(args); });
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,31 @@
+#include "app/cli/commands.h"
+
+#include "app/cli/command_list.h"
+
+namespace hetsim::app {
+
+const std::vector<Command>& AllCommands() {
+  static const std::vector<Command> kCommands = {
+      // Each entry is declared in command_list.h and defined in its own cmd_<name>.cc.
+      {"example", "write the bundled example inputs", RunExample},
+      {"convert", "convert a file between binary, text format and JSON", RunConvert},
+      {"check", "validate inputs and summarize them", RunCheck},
+      {"islands", "group the cluster's GPUs into islands (Tangram Algorithm 1)", RunIslands},
+      {"collective", "simulate one collective and print nccl-tests figures", RunCollective},
+      {"plan", "find a parallel plan (hapt, tangram, megatron, alpa) and predict its iteration", RunPlan},
+      {"validate", "compare a plan's predicted stage and iteration times with a simulation", RunValidate},
+      {"run", "simulate one training iteration of a plan: report and trace", RunRun},
+      {"report", "draw a saved report as an HTML page", RunReport},
+      {"export",
+       "write a plan as Chakra execution traces (export chakra) or a Megatron-LM launch line (export megatron)",
+       RunExport},
+      {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
+      {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},
+      {"fidelity", "predict published measurements (validation/) and report the errors", RunFidelity},
+      {"calibrate", "fit the cluster's NCCL parameters to nccl-tests logs", RunCalibrate},
+      {"import", "read a Megatron-LM launch line into a plan (import megatron)", RunImport},
+  };
+  return kCommands;
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,14 @@
+#include "app/cli/ideal_option.h"
+
+namespace hetsim::app {
+
+void AddIdealOption(boost::program_options::options_description& options, bool* ideal) {
+  options.add_options()("ideal", boost::program_options::bool_switch(ideal),
+                        "ideal hardware (Cluster.ideal): links at line rate, no NCCL protocol latency, ideal compute");
+}
+
+void ApplyIdealOption(bool ideal, hetsim::v1::Cluster* cluster) {
+  if (ideal) cluster->set_ideal(true);
+}
+
+}  // namespace hetsim::app

@@ -1,0 +1,158 @@
+#include "app/cli/summary.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "proto/gpu_presets.h"
+#include "proto/layer_count.h"
+#include "proto/validate_model.h"
+#include "proto/validate_plan.h"
+
+namespace hetsim::app {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+// The dtype a cluster summary quotes for a GPU: BF16, or FP16 when the GPU has no BF16 (V100).
+std::pair<double, const char*> HeadlineTflops(const GpuType& g) {
+  if (g.peak_tflops_bf16() > 0) return {g.peak_tflops_bf16(), "BF16"};
+  if (g.peak_tflops_fp16() > 0) return {g.peak_tflops_fp16(), "FP16"};
+  return {g.peak_tflops_fp32(), "FP32"};
+}
+
+std::string Bandwidth(double gbps) {
+  return gbps >= 1000 ? absl::StrFormat("%g Tb/s", gbps / 1000) : absl::StrFormat("%g Gb/s", gbps);
+}
+
+std::string Latency(int64_t ns) {
+  return ns >= 1000 ? absl::StrFormat("%g us", ns / 1000.0) : absl::StrFormat("%d ns", ns);
+}
+
+std::string Params(double n) {
+  if (n >= 1e9) return absl::StrFormat("%.2f B", n / 1e9);
+  if (n >= 1e6) return absl::StrFormat("%.2f M", n / 1e6);
+  return absl::StrFormat("%.0f", n);
+}
+
+}  // namespace
+
+std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
+  absl::flat_hash_map<std::string, const NodeType*> nodes;
+  absl::flat_hash_map<std::string, const GpuType*> gpus;
+  for (const NodeType& n : c.node_types()) nodes[n.name()] = &n;
+  for (const GpuType& g : c.gpu_types()) gpus[g.name()] = &g;
+  std::string lines;
+  int64_t total_gpus = 0;
+  double total_pflops = 0;
+  for (const Island& is : c.islands()) {
+    const NodeType& n = *nodes.at(is.node_type());
+    const GpuType& g = *gpus.at(n.gpu_type());
+    const int64_t count = int64_t{is.node_count()} * n.gpus_per_node();
+    const auto [tflops, dtype] = HeadlineTflops(g);
+    total_gpus += count;
+    total_pflops += count * tflops / 1000;
+    absl::StrAppendFormat(&lines, "  island %-10s %4d nodes x %d %-12s = %5d GPUs  %8.2f PFLOP/s %s  %4g GiB HBM",
+                          is.name(), is.node_count(), n.gpus_per_node(), g.name(), count, count * tflops / 1000, dtype,
+                          g.hbm_gib());
+    absl::StrAppendFormat(&lines, "  %s %s", IntraNodeFabric_Name(n.intra_node_fabric()),
+                          Bandwidth(n.intra_node_bandwidth_gbps()));
+    if (is.node_count() > 1 || is.nics_per_node() > 0) {
+      absl::StrAppendFormat(&lines, ", %s %s %d x %s", InterNodeFabric_Name(is.fabric()),
+                            FabricTopology_Name(is.topology()), is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
+    }
+    lines += "\n";
+  }
+  for (const InterIslandLink& l : c.inter_island_links()) {
+    absl::StrAppendFormat(&lines, "  link   %s <-> %s: %d x %s %s, %s\n", l.island_a(), l.island_b(),
+                          l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), InterNodeFabric_Name(l.fabric()),
+                          Latency(l.latency_ns()));
+  }
+  return absl::StrFormat("%s: cluster \"%s\": %d GPUs in %d islands, %.2f PFLOP/s peak\n%s", file, c.name(), total_gpus,
+                         c.islands_size(), total_pflops, lines);
+}
+
+std::string SummarizeModel(const Model& m, absl::string_view file) {
+  std::string what;
+  if (m.has_transformer()) {
+    const Transformer& t = m.transformer();
+    what = absl::StrFormat("transformer, %d blocks, hidden %d, %d heads, seq %d, vocab %d", t.num_layers(),
+                           t.hidden_size(), t.num_attention_heads(), t.seq_length(), t.vocab_size());
+    if (t.head_dim() > 0) absl::StrAppendFormat(&what, ", head_dim %d", t.head_dim());
+    if (t.has_mla()) {
+      absl::StrAppendFormat(&what, ", MLA (latents Q %d, KV %d; QK %d+%d, V %d)", t.mla().q_lora_rank(),
+                            t.mla().kv_lora_rank(), t.mla().qk_head_dim(), t.mla().qk_pos_emb_head_dim(),
+                            t.mla().v_head_dim());
+    }
+    if (t.num_experts() > 1) {
+      absl::StrAppendFormat(&what, ", %d experts top-%d", t.num_experts(), t.moe_top_k());
+      if (t.moe_shared_expert_ffn_hidden_size() > 0) {
+        absl::StrAppendFormat(&what, " + shared %d", t.moe_shared_expert_ffn_hidden_size());
+      }
+      if (t.moe_first_dense_layers() > 0) absl::StrAppendFormat(&what, ", first %d dense", t.moe_first_dense_layers());
+      if (t.moe_layer_freq() > 1) absl::StrAppendFormat(&what, ", MoE every %d", t.moe_layer_freq());
+      if (t.moe_grouped_gemm()) what += ", grouped GEMM";
+    }
+    if (t.mtp_num_layers() > 0) absl::StrAppendFormat(&what, ", %d MTP modules", t.mtp_num_layers());
+  } else {
+    what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
+  }
+  return absl::StrFormat("%s: model \"%s\": %s, %s, %s parameters, %d layers to place\n", file, m.name(), what,
+                         DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)), proto::LayerCount(m));
+}
+
+std::string SummarizePlan(const proto::PlanInputs& in) {
+  const Plan& p = in.plan;
+  std::string out = absl::StrFormat(
+      "%s: plan \"%s\": model \"%s\"%s on cluster \"%s\", %s, global batch %d, microbatch %d -> %d microbatches, "
+      "%d stages\n",
+      in.plan_path, p.name(), in.model.name(),
+      in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"), in.cluster.name(),
+      Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches, p.stages_size());
+  if (proto::ContextParallel(p) > 1) {
+    absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
+                          spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
+  }
+  if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
+  if (p.virtual_stage_layers_size() > 0) {
+    absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));
+  }
+  absl::flat_hash_map<std::string, const Island*> islands;
+  for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
+  for (int i = 0; i < p.stages_size(); ++i) {
+    const Stage& s = p.stages(i);
+    const Mesh& m = s.mesh();
+    absl::StrAppendFormat(&out, "  stage %-3d layers %4d..%-4d (%3d)  %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d", i,
+                          s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_layers(), m.island(),
+                          m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
+                          m.first_gpu() + m.gpus_per_node() - 1, proto::TensorParallel(s), proto::DataParallel(s));
+    if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != proto::TensorParallel(s)) {
+      absl::StrAppendFormat(&out, " EP %d ETP %d", proto::ExpertParallel(s), proto::ExpertTensorParallel(s));
+    }
+    if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
+    out += "\n";
+  }
+  return out;
+}
+
+std::string SummarizeSweep(const Sweep& s, absl::string_view file) {
+  std::string out =
+      absl::StrFormat("%s: sweep \"%s\": cluster %s, %s\n", file, s.name(), s.cluster_path(),
+                      s.plan_path().empty() ? absl::StrCat("model ", s.model_path(), ", planner ", s.planner())
+                                            : absl::StrCat("plan ", s.plan_path()));
+  for (const SweepAxis& a : s.axes()) {
+    if (a.values().empty()) {
+      const int64_t points = static_cast<int64_t>(std::floor((a.to() - a.from()) / a.step() + 1e-9)) + 1;
+      absl::StrAppendFormat(&out, "  axis %s: %g..%g step %g (%d values)\n", a.path(), a.from(), a.to(), a.step(),
+                            points);
+    } else {
+      absl::StrAppendFormat(&out, "  axis %s: %s\n", a.path(), absl::StrJoin(a.values(), ", "));
+    }
+  }
+  if (!s.filter().empty()) absl::StrAppendFormat(&out, "  filter: %s\n", s.filter());
+  return out;
+}
+
+}  // namespace hetsim::app

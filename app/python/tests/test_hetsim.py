@@ -1,0 +1,233 @@
+"""pytest tests of the Python package (run by ctest as python.pytest, tests/python.cmake): the same
+numbers as the CLI on the bundled examples, messages in and out, errors with field paths, wrong types,
+threads, and the search-loop example."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+from google.protobuf import json_format, text_format
+
+import hetsim
+from hetsim import hetsim_pb2
+
+SOURCE = os.environ.get("HETSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+BINARY = os.environ.get("HETSIM_BINARY", os.path.join(SOURCE, "build", "hetsim"))
+EX = os.path.join(SOURCE, "examples")
+HAPT_PLAN = os.path.join(EX, "plan-hapt-case.pbtxt")
+HAPT_CLUSTER = os.path.join(EX, "cluster-hapt-case.pbtxt")
+NAIVE = os.path.join(EX, "validate-naive")
+
+
+def cli(*args):
+    r = subprocess.run([BINARY, *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def cli_message(message_type, *args):
+    """Runs the CLI with an output file (the last argument names the flag) and reads the message back."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        code, _, err = cli(*args, out)
+        assert code == 0, err
+        return json_format.Parse(open(out).read(), message_type())
+
+
+def text(path, message_type):
+    return text_format.Parse(open(path).read(), message_type())
+
+
+def test_run_gives_the_cli_report():
+    expected = cli_message(hetsim_pb2.Report, "run", HAPT_PLAN, "--cluster", HAPT_CLUSTER, "--no-wall-time",
+                           "--quiet", "--report")
+    assert hetsim.run(HAPT_PLAN, HAPT_CLUSTER) == expected
+
+
+def test_messages_in_give_the_same_report_as_paths():
+    plan, cluster = text(HAPT_PLAN, hetsim_pb2.Plan), text(HAPT_CLUSTER, hetsim_pb2.Cluster)
+    from_messages = hetsim.run(plan, cluster)
+    assert from_messages == hetsim.run(HAPT_PLAN, HAPT_CLUSTER)
+    assert from_messages.iteration_time_ms > 0
+    assert len(from_messages.stages) == len(plan.stages)
+
+
+def test_validate_gives_the_cli_report():
+    plans = [os.path.join(NAIVE, line.strip()) for line in open(os.path.join(NAIVE, "plans.txt"))
+             if line.strip() and not line.startswith("#")]
+    expected = cli_message(hetsim_pb2.PlanValidationReport, "validate", "--plans", os.path.join(NAIVE, "plans.txt"),
+                           "--cluster", HAPT_CLUSTER, "--report")
+    got = hetsim.validate(plans, HAPT_CLUSTER)
+    assert [p.simulated_iteration_ms for p in got.plans] == [p.simulated_iteration_ms for p in expected.plans]
+    assert got.kendall_tau == expected.kendall_tau
+    assert got.spearman_rho == expected.spearman_rho
+    assert got.predicted_best == expected.predicted_best
+    chart = hetsim.validate(plans, HAPT_CLUSTER, chart=True).chart_svg
+    assert chart.startswith("<svg")
+
+
+def test_plan_with_a_naive_prediction():
+    model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
+    plan = hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, prediction="naive")
+    assert len(plan.stages) >= 1
+    assert plan.prediction.HasField("iteration_time_ms")
+    report = hetsim.validate(plan, HAPT_CLUSTER)
+    assert report.plans[0].plan_name == plan.name
+
+
+def test_collective_matches_the_cli_table():
+    code, out, err = cli("collective", "--cluster", HAPT_CLUSTER, "--op", "all-reduce", "--bytes", "64MiB",
+                         "--gpus", "0-3")
+    assert code == 0, err
+    row = [line for line in out.splitlines() if not line.startswith("#")][1].split()
+    r = hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=64 << 20, gpus=range(4))
+    assert r.num_gpus == 4 and r.bytes == 64 << 20
+    assert f"{r.time_us:.2f}" == row[6]
+    assert f"{r.bus_bandwidth_gbytes_per_s:.2f}" == row[8]
+
+
+def test_sweep_points_are_the_cli_rows():
+    sweep = os.path.join(SOURCE, "app", "python", "tests", "data", "sweep-two-bandwidths.pbtxt")
+    result = hetsim.sweep(sweep, jobs=2)
+    assert isinstance(result, hetsim_pb2.SweepResult)
+    assert result.name == "two-bandwidths"
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "rows.jsonl")
+        code, _, err = cli("sweep", sweep, "-o", out)
+        assert code == 0, err
+        rows = [json.loads(line) for line in open(out)]
+    assert [p.point for p in result.points] == [r["point"] for r in rows] == [0, 1]
+    for p, row in zip(result.points, rows):
+        axis = "cluster.inter_island_links[0].bandwidth_gbps"
+        assert [(v.path, float(v.value)) for v in p.axis_values] == [(axis, row[axis])]
+        assert p.status == row["status"] == "ok"
+        assert p.report.iteration_time_ms == row["iteration_time_ms"]
+        assert p.report.bubble_ratio == row["bubble_ratio"]
+        assert p.report.num_gpus == row["num_gpus"]
+    # Slower link, longer iteration.
+    assert result.points[0].report.iteration_time_ms > result.points[1].report.iteration_time_ms
+
+
+def test_sweep_message_names_files_from_the_working_directory(monkeypatch):
+    sweep = text(os.path.join(SOURCE, "app", "python", "tests", "data", "sweep-two-bandwidths.pbtxt"), hetsim_pb2.Sweep)
+    sweep.cluster_path = "cluster-hapt-case.pbtxt"
+    sweep.plan_path = "plan-hapt-case.pbtxt"
+    monkeypatch.chdir(EX)
+    result = hetsim.sweep(sweep)
+    assert [p.status for p in result.points] == ["ok", "ok"]
+    sweep.axes[0].path = "cluster.no_such_field"
+    with pytest.raises(hetsim.HetsimError) as e:
+        hetsim.sweep(sweep)
+    assert e.value.file == "sweep" and e.value.field_path.startswith("axes[0]")
+
+
+def test_check_paths_and_messages():
+    assert "hapt-case-study" in hetsim.check(HAPT_CLUSTER)
+    assert "hapt-table1-128-layers" in hetsim.check(HAPT_PLAN, cluster=HAPT_CLUSTER)
+    # A message gets the summary its file gets, under the argument's name.
+    for path, message_type, cluster in [(HAPT_CLUSTER, hetsim_pb2.Cluster, None),
+                                        (HAPT_PLAN, hetsim_pb2.Plan, HAPT_CLUSTER)]:
+        from_file = hetsim.check(path, cluster=cluster)
+        from_message = hetsim.check(text(path, message_type), cluster=cluster)
+        assert from_message.count("\n") == from_file.count("\n") > 1
+        assert from_message.replace("file:", path + ":") == from_file
+def test_bad_input_raises_with_the_field_path():
+    plan = text(HAPT_PLAN, hetsim_pb2.Plan)
+    plan.stages[0].mesh.first_node = 99
+    with pytest.raises(hetsim.HetsimError) as e:
+        hetsim.run(plan, HAPT_CLUSTER)
+    assert e.value.file == "plan"
+    assert e.value.field_path == "stages[0].mesh.first_node"
+    assert "is outside island" in e.value.problem
+
+
+def test_malformed_prediction_raises():
+    plan = text(HAPT_PLAN, hetsim_pb2.Plan)
+    plan.prediction.iteration_time_ms = -1
+    with pytest.raises(hetsim.HetsimError) as e:
+        hetsim.validate([plan], HAPT_CLUSTER)
+    assert e.value.field_path == "prediction.iteration_time_ms"
+    assert e.value.file == "plans[0]"
+
+
+def test_plan_without_prediction_cannot_be_validated():
+    with pytest.raises(hetsim.HetsimError) as e:
+        hetsim.validate(HAPT_PLAN, HAPT_CLUSTER)
+    assert e.value.field_path == "prediction"
+
+
+def test_wrong_message_types_raise_type_error():
+    cluster = text(HAPT_CLUSTER, hetsim_pb2.Cluster)
+    with pytest.raises(TypeError, match="plan: expected a hetsim_pb2.Plan, got hetsim.v1.Cluster"):
+        hetsim.run(cluster, cluster)
+    with pytest.raises(TypeError, match="cluster: expected a file path or a hetsim_pb2.Cluster, got int"):
+        hetsim.run(HAPT_PLAN, 42)
+    with pytest.raises(TypeError):
+        hetsim.check(hetsim_pb2.FidelityReport())
+
+
+def test_unknown_options_raise():
+    with pytest.raises(hetsim.HetsimError, match="network"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, network="telepathy")
+    with pytest.raises(hetsim.HetsimError):
+        hetsim.collective(HAPT_CLUSTER, op="all-to-nowhere", bytes=1024, gpus=[0, 1])
+    with pytest.raises(hetsim.HetsimError, match="no such file|cannot open|not found|No such"):
+        hetsim.run("/nonexistent/plan.pbtxt", HAPT_CLUSTER)
+
+
+def test_threads_get_the_same_report_and_the_gil_is_released():
+    expected = hetsim.run(HAPT_PLAN, HAPT_CLUSTER)
+    results = [None] * 4
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, hetsim.run(HAPT_PLAN, HAPT_CLUSTER)))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == expected for r in results)
+    # A Python thread keeps counting while hetsim simulates: the call does not hold the GIL.
+    big = os.path.join(EX, "plan-512gpu.pbtxt")
+    count, stop = [0], threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            count[0] += 1
+
+    t = threading.Thread(target=counter)
+    t.start()
+    time.sleep(0.01)
+    before = count[0]
+    hetsim.run(big, os.path.join(EX, "cluster-512gpu.pbtxt"))
+    during = count[0] - before
+    stop.set()
+    t.join()
+    assert during > 1000
+
+
+def test_search_loop_example():
+    r = subprocess.run([sys.executable, os.path.join(EX, "python", "search_loop.py")], cwd=SOURCE, capture_output=True,
+                       text=True, env={**os.environ})
+    assert r.returncode == 0, r.stderr
+    assert "best: tp" in r.stdout
+
+
+def test_plan_takes_context_parallelism_and_fp32_gradients():
+    model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
+    plan = hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="all_gather",
+                       grad_reduce_in_fp32=True)
+    assert plan.context_parallel == 2
+    assert plan.cp_comm_type == hetsim_pb2.CP_COMM_ALL_GATHER
+    assert plan.grad_reduce_in_fp32
+    # The CLI's flags of the same names write the same plan.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "plan.pbtxt")
+        code, _, err = cli("plan", "--model", model, "--cluster", HAPT_CLUSTER, "--micro-batch", "1",
+                           "--context-parallel", "2", "--cp-comm-type", "all_gather", "--grad-reduce-in-fp32",
+                           "--threads", "1", "--out", out)
+        assert code == 0, err
+        assert [s.mesh for s in text(out, hetsim_pb2.Plan).stages] == [s.mesh for s in plan.stages]
+    with pytest.raises(hetsim.HetsimError, match="cp-comm-type"):
+        hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="ring")

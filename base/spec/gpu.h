@@ -1,0 +1,36 @@
+// A resolved GPU type: presets applied, units converted once (FLOP/s, bytes/s, bytes, seconds),
+// unset efficiencies made 1. Built by proto::ResolveGpu; sim/workload's GpuCompute reads only this.
+#ifndef HETSIM_BASE_SPEC_GPU_H_
+#define HETSIM_BASE_SPEC_GPU_H_
+
+#include <array>
+#include <string>
+
+#include "base/spec/dtype.h"
+
+namespace hetsim::spec {
+
+struct GpuSpec {
+  std::string name;
+  std::string preset;  // empty when none
+  // Dense peak per compute dtype, indexed by DType; 0 when the type does not give it.
+  std::array<double, kNumDTypes> peak_flop_per_s{};
+  double hbm_bytes_per_s = 0;  // datasheet
+  double hbm_capacity_bytes = 0;
+  // ComputeEfficiency, resolved (docs/hardware.md).
+  double max_efficiency = 1;
+  double hbm_efficiency = 1;
+  double half_efficiency_gflop = 0;  // the size curve's parameter, in the file's unit
+  int sm_count = 0;
+  double tile_overhead_k = 0;
+  double kernel_launch_s = 0;
+  double host_op_s = 0;
+  double pass_overhead_s = 0;
+  double iteration_overhead_s = 0;
+
+  double peak(DType dtype) const { return peak_flop_per_s[static_cast<int>(dtype)]; }
+};
+
+}  // namespace hetsim::spec
+
+#endif  // HETSIM_BASE_SPEC_GPU_H_

@@ -1,0 +1,125 @@
+// A resolved plan: the schedule an enum of hetsim's own (UNSPECIFIED is 1F1B here), every "0 means"
+// default applied (TP, DP, EP, CP, virtual stages, H-1F1B's epsilon), the microbatch count derived,
+// and a label per stage for messages. Built by proto::ResolvePlan from a validated Plan; the schedule
+// (sim/pipeline) and the cost model (sim/workload) read only this.
+#ifndef HETSIM_BASE_SPEC_PLAN_H_
+#define HETSIM_BASE_SPEC_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hetsim::spec {
+
+enum class ScheduleKind : uint8_t { kGpipe, kOneFOneB, kEager1F1B, kH1F1B, kInterleaved1F1B };
+enum class Recompute : uint8_t { kNone, kSelective, kFull };
+
+// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
+// no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1
+// let a 5 Gb/s boundary of the HAPT case fall back to 1F1B (docs/sweeps.md), 0.01 does not.
+inline constexpr double kDefaultH1f1bEpsilon = 0.01;
+
+// Nodes [first_node, first_node + node_count) of an island and GPUs [first_gpu, first_gpu +
+// gpus_per_node) on each.
+struct MeshSpec {
+  std::string island;
+  uint32_t first_node = 0;
+  uint32_t node_count = 0;
+  uint32_t first_gpu = 0;
+  uint32_t gpus_per_node = 0;
+};
+
+// Transformer Engine's userbuffers settings that change what the overlapped GEMMs cost
+// (Plan.tp_comm_overlap_config); the initial values are Transformer Engine's defaults (initialize_ub).
+enum class TpOverlapMethod : uint8_t {
+  kPipeline,      // the GEMM in kReduceScatterSplits chunks of its output columns, each reduce-scattered
+  kRingExchange,  // one chunk per TP rank's tokens, the partial sums passed around the ring
+};
+inline constexpr int kTeDefaultOverlapSms = 16;  // num_sm of TE's "pipeline" and "bulk" overlaps
+struct TpCommOverlapSpec {
+  TpOverlapMethod proj_fprop = TpOverlapMethod::kPipeline;
+  TpOverlapMethod fc2_fprop = TpOverlapMethod::kPipeline;
+  // SMs each overlap's communication kernel holds while its GEMM runs on the others.
+  int proj_fprop_sm_margin = kTeDefaultOverlapSms;
+  int fc2_fprop_sm_margin = kTeDefaultOverlapSms;
+  int qkv_dgrad_sm_margin = kTeDefaultOverlapSms;
+  int qkv_wgrad_sm_margin = kTeDefaultOverlapSms;
+  int fc1_dgrad_sm_margin = kTeDefaultOverlapSms;
+  int fc1_wgrad_sm_margin = kTeDefaultOverlapSms;
+
+  // The six margins by their Plan.tp_comm_overlap_config field names, for checks and keys.
+  std::array<std::pair<const char*, int>, 6> Margins() const {
+    return {{{"proj_fprop_sm_margin", proj_fprop_sm_margin},
+             {"fc2_fprop_sm_margin", fc2_fprop_sm_margin},
+             {"qkv_dgrad_sm_margin", qkv_dgrad_sm_margin},
+             {"qkv_wgrad_sm_margin", qkv_wgrad_sm_margin},
+             {"fc1_dgrad_sm_margin", fc1_dgrad_sm_margin},
+             {"fc1_wgrad_sm_margin", fc1_wgrad_sm_margin}}};
+  }
+};
+
+struct StageSpec {
+  int first_layer = 0;
+  int num_layers = 0;
+  MeshSpec mesh;
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  int expert_parallel = 1;
+  int expert_tensor_parallel = 0;  // TP inside the experts (MoE parallel folding); 0 = tensor_parallel
+  int zero_stage = 0;
+  Recompute recompute = Recompute::kNone;
+  int recompute_num_layers = 0;  // kFull: the first N blocks of each chunk; 0 = every block
+  bool sequence_parallel = false;
+  double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
+  double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
+  int warmup_forwards = 0;          // 0: derived from the schedule
+  std::string where;                // "plan.pbtxt: stages[3]"
+};
+
+// Plan.cp_comm_type: how context parallelism moves K and V.
+enum class ContextParallelComm : uint8_t {
+  kRing,       // p2p: a ring of K/V blocks, each step hidden behind the attention of the block in hand
+  kAllGather,  // allgather: K/V gathered before the attention and their gradients reduce-scattered, exposed
+  kAllToAll,   // a2a: Q/K/V and the attention output exchanged by all-to-alls (a head split), exposed
+};
+// The exchange as reports, traces, `check` and the planner's notes name it.
+inline const char* ContextParallelExchangeName(ContextParallelComm c) {
+  switch (c) {
+    case ContextParallelComm::kAllGather: return "K/V all-gather";
+    case ContextParallelComm::kAllToAll: return "Q/K/V/O all-to-all";
+    case ContextParallelComm::kRing: break;
+  }
+  return "K/V ring";
+}
+
+struct PlanSpec {
+  std::string name;
+  uint64_t global_batch_size = 0;
+  uint64_t micro_batch_size = 0;
+  int64_t microbatches = 0;  // global_batch_size / micro_batch_size
+  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  double h1f1b_epsilon = kDefaultH1f1bEpsilon;
+  int virtual_stages = 1;
+  int context_parallel = 1;
+  ContextParallelComm cp_comm = ContextParallelComm::kRing;
+  std::vector<int> virtual_stage_layers;  // Plan.virtual_stage_layers; empty: equal chunks
+  std::vector<StageSpec> stages;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
+  bool grad_reduce_in_fp32 = false;   // gradient buffers and their reduction in FP32
+  uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
+  bool tp_comm_overlap = false;
+  bool tp_comm_overlap_aggregate = false;
+  TpCommOverlapSpec tp_comm_overlap_config;
+  bool tp_backward_overlap = false;
+  bool blocking_p2p = false;
+  bool zero3_prefetch = false;
+  bool moe_a2a_overlap = false;  // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
+  std::string where;             // the plan file, for messages
+};
+
+}  // namespace hetsim::spec
+
+#endif  // HETSIM_BASE_SPEC_PLAN_H_

@@ -1,0 +1,184 @@
+#include "service/calibrate/nccl_fit.h"
+
+#include <cmath>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "proto/fabric_presets.h"
+#include "service/calibrate/least_squares.h"
+#include "sim/collectives/simulate.h"
+#include "topology/device_graph.h"
+#include "topology/routing.h"
+
+namespace hetsim::calibrate {
+namespace {
+
+constexpr const char* kFields[] = {"bandwidth_efficiency", "launch_latency_ns", "ll_step_latency_ns",
+                                   "ll128_step_latency_ns", "simple_step_latency_ns"};
+
+// Parameters in fit units: efficiency, then the four latencies in microseconds (all of order 1).
+std::vector<double> ToVector(const v1::NcclFabric& f) {
+  return {f.bandwidth_efficiency(), f.launch_latency_ns() / 1e3, f.ll_step_latency_ns() / 1e3,
+          f.ll128_step_latency_ns() / 1e3, f.simple_step_latency_ns() / 1e3};
+}
+
+void FromVector(const std::vector<double>& x, v1::NcclFabric* f) {
+  // Zero would mean "the preset": a fitted latency is at least 1 ns.
+  auto ns = [](double us) { return std::max<int64_t>(1, std::llround(us * 1e3)); };
+  f->set_bandwidth_efficiency(x[0]);
+  f->set_launch_latency_ns(ns(x[1]));
+  f->set_ll_step_latency_ns(ns(x[2]));
+  f->set_ll128_step_latency_ns(ns(x[3]));
+  f->set_simple_step_latency_ns(ns(x[4]));
+}
+
+double FieldValue(const v1::NcclFabric& f, int i) {
+  const std::vector<double> v = ToVector(f);
+  return i == 0 ? v[0] : v[i] * 1e3;
+}
+
+struct Evaluated {
+  std::vector<double> seconds;  // per row, logs in order
+  std::vector<std::string> what;
+};
+
+// Every row of `logs` simulated on `cluster`: the first log.hosts nodes of island `island`, the first
+// ranks / hosts GPUs of each.
+absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs) {
+  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(cluster);
+  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat("cluster: ", topo.status().message()));
+  topology::Router router(*topo);
+  Evaluated out;
+  for (const NcclLog* log : logs) {
+    const int per_host = log->ranks / log->hosts;
+    if (log->hosts > topo->num_nodes(island) || per_host > topo->gpus_per_node(island)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s:1: %d ranks on %d hosts do not fit island \"%s\" (%d nodes of %d GPUs)", log->file, log->ranks,
+          log->hosts, cluster.islands(island).name(), topo->num_nodes(island), topo->gpus_per_node(island)));
+    }
+    sim::CollectiveRequest req;
+    req.op = log->op;
+    for (int h = 0; h < log->hosts; ++h) {
+      for (int g = 0; g < per_host; ++g) req.gpus.push_back(*topo->GpuIdOf(island, h, g));
+    }
+    // sendrecv_perf pairs neighbours; the pair from the first to the last rank crosses hosts when the
+    // log does.
+    if (req.op == hetsim::CollectiveOp::kSendRecv) req.gpus = {req.gpus.front(), req.gpus.back()};
+    if (req.gpus.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s:1: one rank: nothing to calibrate", log->file));
+    }
+    for (const NcclRow& row : log->rows) {
+      req.bytes = row.bytes;
+      absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, req);
+      if (!r.ok())
+        return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
+      out.seconds.push_back(hetsim::TimeToSeconds(r->time));
+      out.what.push_back(absl::StrFormat("%s %d B on %d GPUs (%d hosts)", hetsim::CollectiveOpName(log->op), row.bytes,
+                                         log->ranks, log->hosts));
+    }
+  }
+  return out;
+}
+
+// Fits the NcclFabric that `target` selects in `cluster` to the rows of `logs`.
+absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
+                       const std::function<v1::NcclFabric*(v1::Cluster&)>& target, const std::string& at,
+                       std::vector<FittedParameter>& fitted) {
+  if (logs.empty()) return absl::OkStatus();
+  std::vector<double> measured;
+  for (const NcclLog* log : logs) {
+    for (const NcclRow& row : log->rows) measured.push_back(row.time_us * 1e-6);
+  }
+  const v1::NcclFabric before = *target(cluster);
+  LeastSquaresProblem problem;
+  problem.start = ToVector(before);
+  problem.lower = {0.01, 0.001, 0.001, 0.001, 0.001};
+  problem.upper = {1.0, 1e6, 1e6, 1e6, 1e6};
+  problem.min_step = {1e-5, 0.005, 0.005, 0.005, 0.005};  // latencies are whole nanoseconds
+  problem.residuals = [&](const std::vector<double>& x) -> absl::StatusOr<std::vector<double>> {
+    v1::Cluster c = cluster;
+    FromVector(x, target(c));
+    absl::StatusOr<Evaluated> e = Predict(c, island, logs);
+    if (!e.ok()) return e.status();
+    std::vector<double> r;
+    for (size_t k = 0; k < measured.size(); ++k) r.push_back((e->seconds[k] - measured[k]) / measured[k]);
+    return r;
+  };
+  absl::StatusOr<LeastSquaresResult> result = SolveLeastSquares(problem);
+  if (!result.ok()) return result.status();
+  FromVector(result->x, target(cluster));
+  for (int i = 0; i < 5; ++i) {
+    fitted.push_back({absl::StrCat(at, ".nccl.", kFields[i]), FieldValue(before, i), FieldValue(*target(cluster), i)});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
+  int island = 0;
+  if (!island_.empty()) {
+    island = -1;
+    for (int i = 0; i < cluster.islands_size(); ++i) {
+      if (cluster.islands(i).name() == island_) island = i;
+    }
+    if (island < 0) return absl::InvalidArgumentError(absl::StrFormat("--island: no island named \"%s\"", island_));
+  }
+  if (cluster.islands_size() == 0) return absl::InvalidArgumentError("cluster: islands: required");
+  cluster.set_ideal(false);  // the parameters only act on non-ideal hardware
+  // Resolve the presets into the fields, so that the fit starts from (and writes) explicit values.
+  v1::Island* isl = cluster.mutable_islands(island);
+  int node_type = -1, gpu_type = -1;
+  for (int i = 0; i < cluster.node_types_size(); ++i) {
+    if (cluster.node_types(i).name() == isl->node_type()) node_type = i;
+  }
+  if (node_type < 0)
+    return absl::InvalidArgumentError(absl::StrFormat("cluster: islands[%d].node_type: unknown", island));
+  v1::NodeType* nt = cluster.mutable_node_types(node_type);
+  for (int i = 0; i < cluster.gpu_types_size(); ++i) {
+    if (cluster.gpu_types(i).name() == nt->gpu_type()) gpu_type = i;
+  }
+  const std::string gpu_preset = gpu_type >= 0 ? cluster.gpu_types(gpu_type).preset() : "";
+  *nt->mutable_nccl() =
+      proto::ResolveNcclFabric(nt->nccl(), proto::IntraNodeFabricPreset(nt->intra_node_fabric(), gpu_preset));
+  *isl->mutable_nccl() = proto::ResolveNcclFabric(isl->nccl(), proto::InterNodeFabricPreset(isl->fabric()));
+
+  std::vector<const NcclLog*> intra, inter, all;
+  for (const NcclLog& log : logs_) {
+    (log.hosts > 1 ? inter : intra).push_back(&log);
+    all.push_back(&log);
+  }
+  SourceFit fit;
+  if (auto s = FitFabric(
+          cluster, island, intra,
+          [node_type](v1::Cluster& c) { return c.mutable_node_types(node_type)->mutable_nccl(); },
+          absl::StrFormat("node_types[%d]", node_type), fit.parameters);
+      !s.ok()) {
+    return s;
+  }
+  // A collective pays the larger of the node type's and the island's launch latency: an island value
+  // below the node type's has no effect (nothing to fit), so the inter-node fit starts above it.
+  if (!inter.empty() && isl->nccl().launch_latency_ns() <= nt->nccl().launch_latency_ns()) {
+    isl->mutable_nccl()->set_launch_latency_ns(nt->nccl().launch_latency_ns() * 11 / 10 + 1);
+  }
+  if (auto s = FitFabric(
+          cluster, island, inter, [island](v1::Cluster& c) { return c.mutable_islands(island)->mutable_nccl(); },
+          absl::StrFormat("islands[%d]", island), fit.parameters);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Evaluated> e = Predict(cluster, island, all);
+  if (!e.ok()) return e.status();
+  size_t k = 0;
+  for (const NcclLog* log : all) {
+    for (const NcclRow& row : log->rows) {
+      fit.points.push_back(
+          {absl::StrFormat("%s:%d", log->file, row.line), e->what[k], row.time_us * 1e-6, e->seconds[k]});
+      ++k;
+    }
+  }
+  return fit;
+}
+
+}  // namespace hetsim::calibrate

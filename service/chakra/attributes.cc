@@ -1,0 +1,114 @@
+#include "service/chakra/attributes.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_format.h"
+
+namespace hetsim::chakra {
+
+using ChakraProtoMsg::AttributeProto;
+
+AttributeProto Int64Attr(absl::string_view name, int64_t value) {
+  AttributeProto a;
+  a.set_name(std::string(name));
+  a.set_int64_val(value);
+  return a;
+}
+
+AttributeProto Int32Attr(absl::string_view name, int32_t value) {
+  AttributeProto a;
+  a.set_name(std::string(name));
+  a.set_int32_val(value);
+  return a;
+}
+
+AttributeProto Uint64Attr(absl::string_view name, uint64_t value) {
+  AttributeProto a;
+  a.set_name(std::string(name));
+  a.set_uint64_val(value);
+  return a;
+}
+
+AttributeProto BoolAttr(absl::string_view name, bool value) {
+  AttributeProto a;
+  a.set_name(std::string(name));
+  a.set_bool_val(value);
+  return a;
+}
+
+AttributeProto StringAttr(absl::string_view name, absl::string_view value) {
+  AttributeProto a;
+  a.set_name(std::string(name));
+  a.set_string_val(std::string(value));
+  return a;
+}
+
+std::optional<int64_t> IntegerValue(const AttributeProto& a) {
+  switch (a.value_case()) {
+    case AttributeProto::kInt32Val: return a.int32_val();
+    case AttributeProto::kInt64Val: return a.int64_val();
+    case AttributeProto::kUint32Val: return a.uint32_val();
+    case AttributeProto::kUint64Val:
+      if (a.uint64_val() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+      return static_cast<int64_t>(a.uint64_val());
+    case AttributeProto::kSint32Val: return a.sint32_val();
+    case AttributeProto::kSint64Val: return a.sint64_val();
+    case AttributeProto::kFixed32Val: return a.fixed32_val();
+    case AttributeProto::kFixed64Val:
+      if (a.fixed64_val() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+      return static_cast<int64_t>(a.fixed64_val());
+    case AttributeProto::kSfixed32Val: return a.sfixed32_val();
+    case AttributeProto::kSfixed64Val: return a.sfixed64_val();
+    case AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
+    case AttributeProto::kDoubleVal:
+    case AttributeProto::kFloatVal: {
+      const double d = a.value_case() == AttributeProto::kDoubleVal ? a.double_val() : a.float_val();
+      if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9e18) return std::nullopt;
+      return static_cast<int64_t>(d);
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<double> NumberValue(const AttributeProto& a) {
+  if (a.value_case() == AttributeProto::kDoubleVal)
+    return std::isfinite(a.double_val()) ? std::optional(a.double_val()) : std::nullopt;
+  if (a.value_case() == AttributeProto::kFloatVal)
+    return std::isfinite(a.float_val()) ? std::optional<double>(a.float_val()) : std::nullopt;
+  if (std::optional<int64_t> i = IntegerValue(a)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+ChakraProtoMsg::CollectiveCommType CommTypeOf(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return ChakraProtoMsg::ALL_REDUCE;
+    case CollectiveOp::kAllGather: return ChakraProtoMsg::ALL_GATHER;
+    case CollectiveOp::kReduceScatter: return ChakraProtoMsg::REDUCE_SCATTER;
+    case CollectiveOp::kAllToAll: return ChakraProtoMsg::ALL_TO_ALL;
+    case CollectiveOp::kBroadcast: return ChakraProtoMsg::BROADCAST;
+    case CollectiveOp::kSendRecv: break;  // a send/recv pair is two nodes, never a COMM_COLL
+  }
+  return ChakraProtoMsg::ALL_REDUCE;
+}
+
+absl::StatusOr<CollectiveOp> CollectiveOpOf(int64_t comm_type) {
+  switch (comm_type) {
+    case ChakraProtoMsg::ALL_REDUCE: return CollectiveOp::kAllReduce;
+    case ChakraProtoMsg::ALL_GATHER: return CollectiveOp::kAllGather;
+    case ChakraProtoMsg::REDUCE_SCATTER: return CollectiveOp::kReduceScatter;
+    case ChakraProtoMsg::ALL_TO_ALL: return CollectiveOp::kAllToAll;
+    case ChakraProtoMsg::BROADCAST: return CollectiveOp::kBroadcast;
+    default: break;
+  }
+  const std::string name =
+      comm_type >= 0 && comm_type <= ChakraProtoMsg::CollectiveCommType_MAX
+          ? ChakraProtoMsg::CollectiveCommType_Name(static_cast<ChakraProtoMsg::CollectiveCommType>(comm_type))
+          : std::string("unknown");
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "comm_type %d (%s) has no collective algorithm in hetsim (it runs ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
+      "ALL_TO_ALL, BROADCAST)",
+      comm_type, name));
+}
+
+}  // namespace hetsim::chakra

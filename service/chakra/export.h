@@ -1,0 +1,50 @@
+// Chakra execution traces of a plan: what each GPU (rank) does in one iteration as hetsim would run
+// it, for ASTRA-sim and the other Chakra consumers (docs/chakra.md).
+//
+// Derived from the execution setup (sim/executor/setup.h), never from a second cost model: every
+// compute node of the HAPT DAG becomes a COMP node on each GPU of its stage with the DAG node's
+// duration (the GPU type's kernel model, tensor-parallel collectives included), every boundary
+// transfer a COMM_SEND / COMM_RECV pair per resharding flow, every gradient bucket and ZeRO parameter
+// all-gather a COMM_COLL node on each member of its data-parallel group, and the optimizer step a
+// COMP node. The DAG's edges become each rank's dependencies: an edge u -> v gives the rank's first
+// nodes of v a dependency on its last nodes of u (data when v consumes u's result, control when it
+// only follows it). An overlapped gradient reduction splits the stage's last backward into one COMP
+// node per bucket so that bucket j starts (j+1)/n of the way through it, as the executor does.
+//
+// Ranks are the cluster's global GPU ids; a GPU the plan does not use gets a trace with no node.
+#ifndef HETSIM_SERVICE_CHAKRA_EXPORT_H_
+#define HETSIM_SERVICE_CHAKRA_EXPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/chakra_groups.h"
+#include "proto/chakra_stream.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::chakra {
+
+struct ChakraExport {
+  std::vector<proto::ChakraStream> ranks;           // index = rank = global GPU id
+  std::vector<proto::ChakraCommGroup> comm_groups;  // pg_name "1", "2", ... of the COMM_COLL nodes
+};
+
+// Microseconds, rounded to the nearest (Chakra's duration_micros).
+uint64_t RoundToMicros(Time t);
+
+ChakraExport ExportChakra(const sim::executor::ExecutionSetup& setup);
+
+// The file names of rank `rank` and of the communicator groups under prefix P: "P.<rank>.et",
+// "P.comm_groups.json".
+std::string RankFileName(absl::string_view prefix, int rank);
+std::string CommGroupsFileName(absl::string_view prefix);
+
+// Writes every rank file and the groups file into `dir` (created if missing). Each file is written
+// atomically; everything is serialised before the first write.
+absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix);
+
+}  // namespace hetsim::chakra
+
+#endif  // HETSIM_SERVICE_CHAKRA_EXPORT_H_

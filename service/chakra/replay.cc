@@ -1,0 +1,365 @@
+#include "service/chakra/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "proto/resolve.h"
+#include "sim/collectives/algorithms.h"
+#include "sim/collectives/execution.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+#include "sim/executor/run_limit.h"
+#include "sim/workload/gpu_compute.h"
+
+namespace hetsim::chakra {
+namespace {
+
+constexpr int kKindShift = 60, kRankShift = 36;
+enum EventKind : uint64_t { kComputeDone = 1 };
+
+struct NodeRef {
+  int32_t rank;
+  int32_t node;
+};
+
+class Replay : private sim::EventHandler, private sim::FlowObserver {
+ public:
+  Replay(const ChakraWorkload& w, const topology::Topology& topology, const ReplayOptions& options)
+      : w_(w), topology_(topology), router_(topology), options_(options) {}
+
+  absl::StatusOr<ReplayResult> Go() {
+    HETSIM_ASSIGN_OR_RETURN(network_, sim::Network::Create(&sim_, sim::NetworkLinks(topology_), options_.network_mode));
+    HETSIM_RETURN_IF_ERROR(Prepare());
+    for (size_t r = 0; r < w_.ranks.size(); ++r) {
+      for (size_t i = 0; i < w_.ranks[r].nodes.size(); ++i) {
+        if (pending_[r][i] == 0) ready_.push_back({static_cast<int32_t>(r), static_cast<int32_t>(i)});
+      }
+    }
+    Drain();
+    HETSIM_RETURN_IF_ERROR(RunEngine());
+    if (!failure_.ok()) return failure_;
+    HETSIM_RETURN_IF_ERROR(CheckAllRan());
+    r_.events = sim_.events_processed();
+    r_.network_stats = network_->stats();
+    for (LinkId l = 0; l < network_->num_links(); ++l) r_.link_counters.push_back(network_->link_counters(l));
+    for (size_t r = 0; r < w_.ranks.size(); ++r) {
+      for (Time t : r_.node_finish[r]) r_.rank_end[r] = std::max(r_.rank_end[r], t);
+      r_.iteration_time = std::max(r_.iteration_time, r_.rank_end[r]);
+    }
+    return std::move(r_);
+  }
+
+ private:
+  struct Stream {
+    std::deque<int32_t> queue;
+    bool busy = false;
+  };
+  struct CollectiveInstance {
+    std::vector<NodeRef> members;
+    const sim::TransferGraph* graph = nullptr;
+  };
+  using MessageKey = std::tuple<int32_t, int32_t, int64_t>;
+  struct Mailbox {
+    std::deque<NodeRef> waiting;  // recvs issued before their message arrived
+    int64_t arrived = 0;          // messages arrived before their recv was issued
+  };
+
+  absl::Status Prepare() {
+    const size_t n = w_.ranks.size();
+    pending_.resize(n);
+    succ_.resize(n);
+    streams_.resize(n);
+    collective_seq_.assign(n, std::vector<int64_t>(w_.groups.size(), 0));
+    r_.node_start.resize(n);
+    r_.node_finish.resize(n);
+    r_.rank_end.assign(n, 0);
+    r_.compute_busy.assign(n, 0);
+    for (size_t r = 0; r < n; ++r) {
+      const auto& nodes = w_.ranks[r].nodes;
+      pending_[r].assign(nodes.size(), 0);
+      succ_[r].assign(nodes.size(), {});
+      r_.node_start[r].assign(nodes.size(), -1);
+      r_.node_finish[r].assign(nodes.size(), -1);
+      streams_[r].resize(2);
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        pending_[r][i] = static_cast<int32_t>(nodes[i].deps.size());
+        for (int32_t d : nodes[i].deps) succ_[r][d].push_back(static_cast<int32_t>(i));
+      }
+    }
+    if (options_.retime_compute) {
+      for (int32_t island = 0; island < topology_.num_islands(); ++island) {
+        const v1::GpuType& type = topology_.gpu_type(island);
+        const std::string where = absl::StrFormat("gpu_types[\"%s\"]", type.name());
+        HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec spec, proto::ResolveGpu(type, where));
+        HETSIM_ASSIGN_OR_RETURN(sim::workload::GpuCompute gpu,
+                                sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where,
+                                                                  topology_.cluster().ideal()));
+        gpus_.push_back(std::move(gpu));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunEngine() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    constexpr uint64_t kSlice = 1 << 16;
+    for (;;) {
+      uint64_t limit = sim_.events_processed() + kSlice;
+      if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
+      sim_.set_max_events(limit);
+      const sim::RunOutcome outcome = sim_.Run();
+      if (outcome == sim::RunOutcome::kQueueEmpty) return absl::OkStatus();
+      if (outcome == sim::RunOutcome::kStopped) return absl::OkStatus();  // failure_ says why
+      if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
+        return sim::executor::EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      if (options_.max_wall_seconds > 0 && wall > options_.max_wall_seconds) {
+        return sim::executor::WallLimitError(options_.max_wall_seconds, TimeToMilliseconds(sim_.now()),
+                                             sim_.events_processed());
+      }
+    }
+  }
+
+  const TraceNode& At(NodeRef ref) const { return w_.ranks[ref.rank].nodes[ref.node]; }
+  const std::string& File(NodeRef ref) const { return w_.ranks[ref.rank].file; }
+
+  void Fail(absl::Status status) {
+    if (failure_.ok()) failure_ = std::move(status);
+    sim_.Stop();
+  }
+
+  // Starts every ready node; nodes that end at once make more nodes ready (no recursion).
+  void Drain() {
+    while (!ready_.empty() && failure_.ok()) {
+      const NodeRef ref = ready_.front();
+      ready_.pop_front();
+      Start(ref);
+    }
+  }
+
+  void Start(NodeRef ref) {
+    r_.node_start[ref.rank][ref.node] = sim_.now();
+    const TraceNode& n = At(ref);
+    switch (n.type) {
+      case TraceNodeType::kCompute: {
+        Stream& s = streams_[ref.rank][n.is_cpu_op ? 1 : 0];
+        s.queue.push_back(ref.node);
+        if (!s.busy) NextCompute(ref.rank, n.is_cpu_op ? 1 : 0);
+        return;
+      }
+      case TraceNodeType::kSend: StartSend(ref); return;
+      case TraceNodeType::kRecv: {
+        Mailbox& box = mail_[MessageKey{n.src, n.dst, n.tag}];
+        if (box.arrived > 0) {
+          --box.arrived;
+          Finish(ref);
+        } else {
+          box.waiting.push_back(ref);
+        }
+        return;
+      }
+      case TraceNodeType::kCollective: JoinCollective(ref); return;
+      case TraceNodeType::kNoOp: Finish(ref); return;
+    }
+  }
+
+  Time ComputeDuration(NodeRef ref) const {
+    const TraceNode& n = At(ref);
+    if (!options_.retime_compute || (n.num_ops <= 0 && n.tensor_size <= 0)) return n.duration;
+    const absl::StatusOr<topology::GpuLocation> where = topology_.Locate(ref.rank);
+    const sim::workload::GpuCompute& gpu = gpus_[where->island];
+    const double s = std::max(n.num_ops > 0 ? gpu.GemmSeconds(n.num_ops) : 0.0,
+                              n.tensor_size > 0 ? gpu.MemorySeconds(static_cast<double>(n.tensor_size), 1) : 0.0);
+    return SecondsToTime(s);
+  }
+
+  void NextCompute(int32_t rank, int stream) {
+    Stream& s = streams_[rank][stream];
+    if (s.queue.empty()) {
+      s.busy = false;
+      return;
+    }
+    s.busy = true;
+    const NodeRef ref{rank, s.queue.front()};
+    s.queue.pop_front();
+    const Time d = ComputeDuration(ref);
+    // A queued node starts when the stream takes it.
+    r_.node_start[rank][ref.node] = sim_.now();
+    // Saturating: a hostile trace's durations may add up past the largest Time.
+    if (stream == 0)
+      r_.compute_busy[rank] = d > kTimeMax - r_.compute_busy[rank] ? kTimeMax : r_.compute_busy[rank] + d;
+    sim_.ScheduleAfter(d, this,
+                       (uint64_t{kComputeDone} << kKindShift) | (uint64_t(rank) << kRankShift) |
+                           (uint64_t(stream) << 35) | uint64_t(ref.node));
+  }
+
+  void OnEvent(uint64_t payload) override {
+    const auto rank = static_cast<int32_t>((payload >> kRankShift) & ((uint64_t{1} << 24) - 1));
+    const int stream = static_cast<int>((payload >> 35) & 1);
+    const auto node = static_cast<int32_t>(payload & ((uint64_t{1} << 35) - 1));
+    Finish({rank, node});
+    NextCompute(rank, stream);
+    Drain();
+  }
+
+  void StartSend(NodeRef ref) {
+    const TraceNode& n = At(ref);
+    absl::StatusOr<const topology::Route*> route = router_.GpuRoute(n.src, n.dst, static_cast<uint64_t>(n.tag));
+    if (!route.ok()) {
+      Fail(absl::InvalidArgumentError(absl::StrFormat("%s: node %d: no route from GPU %d to GPU %d: %s", File(ref),
+                                                      n.id, n.src, n.dst, route.status().message())));
+      return;
+    }
+    sends_.push_back(ref);
+    network_->StartFlow(std::span<const LinkId>((*route)->data(), (*route)->size()), n.comm_bytes, this,
+                        sends_.size() - 1);
+  }
+
+  void OnFlowCompleted(sim::FlowId, uint64_t tag) override {
+    const NodeRef send = sends_[tag];
+    const TraceNode& n = At(send);
+    Finish(send);
+    Mailbox& box = mail_[MessageKey{n.src, n.dst, n.tag}];
+    if (box.waiting.empty()) {
+      ++box.arrived;
+    } else {
+      const NodeRef recv = box.waiting.front();
+      box.waiting.pop_front();
+      Finish(recv);
+    }
+    Drain();
+  }
+
+  void JoinCollective(NodeRef ref) {
+    const TraceNode& n = At(ref);
+    const int64_t seq = collective_seq_[ref.rank][n.group]++;
+    const auto key = std::make_pair(n.group, seq);
+    CollectiveInstance& inst = instances_[key];
+    if (!inst.members.empty()) {
+      const TraceNode& first = At(inst.members[0]);
+      if (first.op != n.op || first.comm_bytes != n.comm_bytes) {
+        Fail(absl::InvalidArgumentError(absl::StrFormat(
+            "%s: node %d: %s of %d bytes is collective %d on group \"%s\", where %s node %d issues %s of %d bytes",
+            File(ref), n.id, CollectiveOpName(n.op), n.comm_bytes, seq, w_.groups[n.group].name, File(inst.members[0]),
+            first.id, CollectiveOpName(first.op), first.comm_bytes)));
+        return;
+      }
+    }
+    inst.members.push_back(ref);
+    const auto& ranks = w_.groups[n.group].ranks;
+    if (inst.members.size() < ranks.size()) return;
+    ++r_.collectives;
+    if (ranks.size() == 1) {
+      Finish(ref);
+      instances_.erase(key);
+      return;
+    }
+    absl::StatusOr<const sim::TransferGraph*> graph = GraphFor(ref);
+    if (!graph.ok()) {
+      Fail(graph.status());
+      return;
+    }
+    executions_.emplace_back(network_.get(), &router_, *graph, [this, key](Time) { CollectiveDone(key); });
+    if (absl::Status s = executions_.back().Start(&sim_); !s.ok()) Fail(s);
+  }
+
+  // One transfer graph per (group, operation, bytes), built when first needed.
+  absl::StatusOr<const sim::TransferGraph*> GraphFor(NodeRef ref) {
+    const TraceNode& n = At(ref);
+    const auto key = std::make_tuple(n.group, static_cast<int>(n.op), n.comm_bytes);
+    if (auto it = graphs_.find(key); it != graphs_.end()) return it->second;
+    sim::CollectiveRequest request;
+    request.op = n.op;
+    for (int64_t r : w_.groups[n.group].ranks) request.gpus.push_back(static_cast<GpuId>(r));
+    request.bytes = n.comm_bytes;
+    auto where = [&](const absl::Status& s) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: node %d: %s on group \"%s\": %s", File(ref), n.id,
+                                                        CollectiveOpName(n.op), w_.groups[n.group].name, s.message()));
+    };
+    if (absl::Status s = sim::ValidateRequest(topology_, request); !s.ok()) return where(s);
+    absl::StatusOr<sim::ShapeChoice> choice = sim::ChooseShape(topology_, router_, request);
+    if (!choice.ok()) return where(choice.status());
+    graph_store_.push_back(sim::BuildTransferGraph(topology_, request, choice->shape));
+    graphs_.emplace(key, &graph_store_.back());
+    return &graph_store_.back();
+  }
+
+  void CollectiveDone(std::pair<int32_t, int64_t> key) {
+    auto it = instances_.find(key);
+    for (NodeRef m : it->second.members) Finish(m);
+    instances_.erase(it);
+    Drain();
+  }
+
+  void Finish(NodeRef ref) {
+    r_.node_finish[ref.rank][ref.node] = sim_.now();
+    for (int32_t s : succ_[ref.rank][ref.node]) {
+      if (--pending_[ref.rank][s] == 0) ready_.push_back({ref.rank, s});
+    }
+  }
+
+  // A node that never ran means the traces wait on each other forever: name the first one and why.
+  absl::Status CheckAllRan() const {
+    for (size_t r = 0; r < w_.ranks.size(); ++r) {
+      const auto& nodes = w_.ranks[r].nodes;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (r_.node_finish[r][i] >= 0) continue;
+        const TraceNode& n = nodes[i];
+        std::string why = "a dependency never finished";
+        if (r_.node_start[r][i] >= 0 && n.type == TraceNodeType::kRecv) {
+          why = absl::StrFormat("its send (rank %d to %d, tag %d) never ran", n.src, n.dst, n.tag);
+        } else if (r_.node_start[r][i] >= 0 && n.type == TraceNodeType::kCollective) {
+          why = absl::StrFormat("a member of group \"%s\" never reached the same collective", w_.groups[n.group].name);
+        }
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: node %d: never completed (deadlock: %s)", w_.ranks[r].file, n.id, why));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const ChakraWorkload& w_;
+  const topology::Topology& topology_;
+  topology::Router router_;
+  const ReplayOptions& options_;
+  sim::Simulator sim_;
+  std::unique_ptr<sim::Network> network_;
+  std::vector<std::vector<int32_t>> pending_;
+  std::vector<std::vector<std::vector<int32_t>>> succ_;
+  std::vector<std::vector<Stream>> streams_;  // [rank][0 GPU, 1 CPU]
+  std::deque<NodeRef> ready_;
+  std::vector<NodeRef> sends_;  // flow tag -> send node
+  std::map<MessageKey, Mailbox> mail_;
+  std::vector<std::vector<int64_t>> collective_seq_;  // [rank][group]: collectives issued so far
+  std::map<std::pair<int32_t, int64_t>, CollectiveInstance> instances_;
+  std::deque<sim::TransferGraph> graph_store_;
+  std::map<std::tuple<int32_t, int, int64_t>, const sim::TransferGraph*> graphs_;
+  std::deque<sim::CollectiveExecution> executions_;
+  std::vector<sim::workload::GpuCompute> gpus_;  // per island, for retime_compute
+  absl::Status failure_;
+  ReplayResult r_;
+};
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> ReplayChakra(const ChakraWorkload& workload, const topology::Topology& topology,
+                                          const ReplayOptions& options) {
+  if (static_cast<int>(workload.ranks.size()) > topology.num_gpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d ranks but the cluster has %d GPUs", workload.ranks.size(), topology.num_gpus()));
+  }
+  Replay replay(workload, topology, options);
+  return replay.Go();
+}
+
+}  // namespace hetsim::chakra

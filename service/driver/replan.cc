@@ -1,0 +1,137 @@
+#include "service/driver/replan.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "proto/resolve.h"
+#include "proto/validate_plan.h"
+#include "service/driver/simulate.h"
+#include "sim/pipeline/schedule.h"
+
+namespace hetsim::driver {
+namespace {
+
+absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs, const ReplanRequest& request) {
+  SimulateOptions options;
+  options.network_mode = request.network_mode;
+  options.max_events = request.max_events;
+  options.max_wall_seconds = request.max_wall_seconds;
+  return SimulateReport(inputs, options);
+}
+
+// The framework settings of the plan that was running, which a restart on fewer GPUs keeps: gradient
+// and parameter-gather overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (the TP overlap and its settings,
+// and CP, are priced and written by the planner through the request).
+void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
+  replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
+  // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
+  replanned.set_overlap_param_gather(original.overlap_param_gather() && proto::ShardsOptimizer(replanned));
+  replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
+  replanned.set_blocking_p2p(original.blocking_p2p());
+  replanned.set_zero3_prefetch(original.zero3_prefetch());
+}
+
+}  // namespace
+
+planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads) {
+  planner::PlanRequest r;
+  r.model = inputs.model;
+  r.cluster = inputs.cluster;
+  r.planner = kind;
+  r.global_batch_size = inputs.plan.global_batch_size();
+  r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
+  r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
+  r.tp_backward_overlap = inputs.plan.tp_backward_overlap();
+  r.tp_comm_overlap_aggregate = inputs.plan.tp_comm_overlap_aggregate();
+  if (inputs.plan.has_tp_comm_overlap_config()) r.tp_comm_overlap_config = inputs.plan.tp_comm_overlap_config();
+  r.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
+  r.cp_comm = proto::ContextParallelCommOf(inputs.plan);
+  r.epsilon = proto::H1f1bEpsilon(inputs.plan);
+  r.threads = threads;
+  r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),
+                           planner::PlannerName(kind));
+  return r;
+}
+
+absl::StatusOr<double> PrimeProfileCache(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads,
+                                         planner::ProfileCache* cache) {
+  planner::PlanRequest r = ReplanPlanRequest(inputs, kind, threads);
+  r.profile_cache = cache;
+  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(r));
+  return outcome.planning_seconds;
+}
+
+std::string PlanSummary(const hetsim::v1::Plan& plan) {
+  std::vector<std::string> stages;
+  for (const hetsim::v1::Stage& s : plan.stages()) {
+    std::string stage =
+        absl::StrFormat("L%d-%d %s %dx%d@%d", s.first_layer(), s.first_layer() + s.num_layers() - 1, s.mesh().island(),
+                        s.mesh().node_count(), s.mesh().gpus_per_node(), s.mesh().first_node());
+    if (s.mesh().first_gpu() != 0) absl::StrAppendFormat(&stage, ".%d", s.mesh().first_gpu());
+    absl::StrAppendFormat(&stage, " tp%d dp%d", proto::TensorParallel(s), proto::DataParallel(s));
+    stages.push_back(std::move(stage));
+  }
+  return absl::StrFormat("%s, mbs %d, %d stages: %s",
+                         sim::pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())), plan.micro_batch_size(),
+                         plan.stages_size(), absl::StrJoin(stages, "; "));
+}
+
+absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
+  ReplanOutcome out;
+  absl::StatusOr<planner::SurvivingCluster> surviving =
+      planner::BuildSurvivingCluster(request.original.cluster, request.failed);
+  if (!surviving.ok()) return surviving.status();
+  out.surviving = *std::move(surviving);
+
+  out.fault_free_samples_per_s = request.fault_free_samples_per_s;
+  if (out.fault_free_samples_per_s <= 0) {
+    HETSIM_ASSIGN_OR_RETURN(hetsim::v1::Report fault_free, SimulateOnce(request.original, request));
+    out.fault_free_samples_per_s = fault_free.samples_per_s();
+  }
+
+  planner::PlanRequest plan_request = ReplanPlanRequest(request.original, request.planner, request.threads);
+  plan_request.cluster = out.surviving.cluster;
+  plan_request.profile_cache = request.cache;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<planner::PlanOutcome> planned = planner::MakePlan(plan_request);
+  out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!planned.ok()) {
+    return absl::Status(planned.status().code(), absl::StrFormat("re-planning on the %d GPUs left: %s",
+                                                                 out.surviving.num_gpus, planned.status().message()));
+  }
+  out.profile = planned->profile;
+
+  proto::PlanInputs& next = out.replanned;
+  next.cluster = out.surviving.cluster;
+  next.cluster_path = "the surviving cluster";
+  next.model = planned->model;
+  next.plan = std::move(planned->plan);
+  KeepRuntimeSwitches(request.original.plan, next.plan);
+  next.plan_path = "the re-planned plan";
+  *next.plan.mutable_model() = next.model;  // inline: the plan stands alone
+  if (absl::Status s = proto::ValidatePlanInputs(next); !s.ok()) {
+    return absl::InternalError(absl::StrFormat("the re-planned plan is not valid: %s", s.message()));
+  }
+  absl::StatusOr<hetsim::v1::Report> report = SimulateOnce(next, request);
+  if (!report.ok()) return report.status();
+  out.report = *std::move(report);
+
+  hetsim::v1::ReplanReport& r = out.summary;
+  r.set_planner(std::string(planner::PlannerName(request.planner)));
+  r.set_num_gpus(static_cast<uint32_t>(out.surviving.num_gpus));
+  if (request.record_wall_time) r.set_replan_wall_s(out.planning_seconds);
+  r.set_iteration_time_ms(out.report.iteration_time_ms());
+  r.set_tokens_per_s(out.report.tokens_per_s());
+  r.set_samples_per_s(out.report.samples_per_s());
+  r.set_plan_summary(PlanSummary(next.plan));
+  if (out.fault_free_samples_per_s > 0)
+    r.set_throughput_ratio(out.report.samples_per_s() / out.fault_free_samples_per_s);
+  return out;
+}
+
+}  // namespace hetsim::driver

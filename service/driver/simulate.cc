@@ -1,0 +1,84 @@
+#include "service/driver/simulate.h"
+
+#include <chrono>
+#include <utility>
+
+#include "base/status_macros.h"
+#include "service/driver/build_setup.h"
+#include "traces/fault_report.h"
+#include "traces/metrics.h"
+
+namespace hetsim::driver {
+namespace {
+
+// The executor's options for `options`, once the setup exists (faults and trace links need it).
+absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options, Simulation& out) {
+  sim::executor::ExecutorOptions run;
+  run.max_events = options.max_events;
+  run.max_wall_seconds = options.max_wall_seconds;
+  run.grad_sync_ring_steps = options.grad_sync_ring_steps;
+  run.boundary_flows = options.boundary_flows;
+  if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
+    HETSIM_ASSIGN_OR_RETURN(out.faults,
+                            driver::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
+  }
+  run.faults = &out.faults;
+  if (options.trace.has_value()) {
+    HETSIM_ASSIGN_OR_RETURN(out.traced_gpus, traces::SelectTracedGpus(*out.setup, *options.trace));
+    run.record_flows = true;
+    run.sampled_links = traces::TraceLinks(*out.setup, out.traced_gpus);
+    run.link_sample_period = traces::TraceSamplePeriod(*out.setup);
+  }
+  if (options.sample_all_links) {
+    run.sampled_links.resize(out.setup->topology->links().size());
+    for (size_t l = 0; l < run.sampled_links.size(); ++l) run.sampled_links[l] = static_cast<LinkId>(l);
+    run.link_sample_period = traces::TraceSamplePeriod(*out.setup);
+  }
+  out.sampled_links = run.sampled_links;
+  return run;
+}
+
+}  // namespace
+
+absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const SimulateOptions& options) {
+  Simulation out;
+  const auto start = std::chrono::steady_clock::now();
+  if (options.ideal && !inputs.cluster.ideal()) {
+    proto::PlanInputs ideal = inputs;
+    ideal.cluster.set_ideal(true);
+    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(ideal, options.network_mode));
+    out.inputs = std::move(ideal);
+  } else {
+    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(inputs, options.network_mode));
+    out.inputs = inputs;
+  }
+  out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  HETSIM_ASSIGN_OR_RETURN(const sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
+  HETSIM_ASSIGN_OR_RETURN(out.result, sim::executor::Execute(*out.setup, run));
+
+  traces::ReportOptions report_options;
+  if (options.grad_sync_ring_steps == sim::RingSteps::kAggregated) {
+    report_options.approximations.push_back(kAggregatedGradSyncApproximation);
+  }
+  if (options.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+    report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
+  }
+  if (options.wall_clock_start.has_value()) {
+    report_options.wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *options.wall_clock_start).count();
+  }
+  out.report = traces::BuildReport(*out.setup, out.result, report_options);
+  if (!out.faults.empty()) traces::AddFaultsToReport(*out.setup, out.result, out.faults, &out.report);
+  if (options.trace.has_value()) {
+    const std::vector<LinkId> trace_links = traces::TraceLinks(*out.setup, out.traced_gpus);
+    out.trace_json = traces::ChromeTraceJson(*out.setup, out.result, out.traced_gpus, run.sampled_links, &trace_links);
+  }
+  return out;
+}
+
+absl::StatusOr<hetsim::v1::Report> SimulateReport(const proto::PlanInputs& inputs, const SimulateOptions& options) {
+  HETSIM_ASSIGN_OR_RETURN(Simulation out, SimulatePlan(inputs, options));
+  return std::move(out.report);
+}
+
+}  // namespace hetsim::driver

@@ -1,0 +1,74 @@
+#include "service/evaluation/naive_prediction.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+
+#include "base/status_macros.h"
+#include "base/time.h"
+#include "proto/gpu_presets.h"
+#include "proto/resolve.h"
+#include "proto/validate_plan.h"
+#include "sim/pipeline/hapt_metrics.h"
+#include "sim/workload/model_cost.h"
+
+namespace hetsim::evaluation {
+namespace {
+
+namespace v1 = hetsim::v1;
+
+const v1::GpuType* GpuOfIsland(const v1::Cluster& cluster, const std::string& island) {
+  for (const v1::Island& i : cluster.islands()) {
+    if (i.name() != island) continue;
+    for (const v1::NodeType& n : cluster.node_types()) {
+      if (n.name() != i.node_type()) continue;
+      for (const v1::GpuType& g : cluster.gpu_types()) {
+        if (g.name() == n.gpu_type()) return &g;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
+  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(inputs.model, "model"));
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
+  const v1::Plan& plan = inputs.plan;
+  const double micro = static_cast<double>(plan.micro_batch_size());
+  std::vector<Time> stage_time;
+  std::vector<double> forward_ms;
+  for (const v1::Stage& s : plan.stages()) {
+    const v1::GpuType* gpu = GpuOfIsland(inputs.cluster, s.mesh().island());
+    const double peak = gpu != nullptr ? proto::PeakTflops(*gpu, proto::EffectiveDType(inputs.model)) * 1e12 : 0;
+    if (peak <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: stages: island \"%s\" has no peak FLOP/s", inputs.plan_path, s.mesh().island()));
+    }
+    const double flop =
+        model.ModelFlopPerSample(static_cast<int>(s.first_layer()), static_cast<int>(s.num_layers())) * micro;
+    const double seconds = flop / (peak * static_cast<double>(proto::MeshGpuCount(s.mesh())));
+    forward_ms.push_back(seconds / 3 * 1e3);
+    stage_time.push_back(SecondsToTime(seconds));
+  }
+  const std::vector<Time> free_comm(stage_time.size(), Time{0});
+  const sim::pipeline::Eq13Terms eq13 = sim::pipeline::Eq13(stage_time, free_comm, inputs.microbatches);
+  v1::PlanPrediction out;
+  out.set_planner("naive: FLOPs / peak FLOP/s, free communication, HAPT Eq. 13");
+  out.set_iteration_time_ms(TimeToMilliseconds(eq13.iteration));
+  for (double f : forward_ms) {
+    v1::PredictedStage* s = out.add_stages();
+    s->set_forward_ms(f);
+    s->set_backward_ms(2 * f);
+    s->set_compute_ms(static_cast<double>(inputs.microbatches) * 3 * f);
+    s->set_exposed_comm_ms(0);
+    s->set_bubble_ms(std::max(0.0, out.iteration_time_ms() - s->compute_ms()));
+    s->set_grad_sync_ms(0);
+  }
+  for (int i = 0; i + 1 < out.stages_size(); ++i) out.mutable_stages(i)->set_boundary_transfer_ms(0);
+  return out;
+}
+
+}  // namespace hetsim::evaluation

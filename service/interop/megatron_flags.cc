@@ -1,0 +1,319 @@
+#include "service/interop/megatron_flags.h"
+
+#include <array>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hetsim::interop {
+namespace {
+
+// name -> (kind, number of values: 0 switch, 1 value, n values).
+struct Spec {
+  FlagKind kind;
+  int arity;
+};
+
+struct NamedFlag {
+  const char* name;
+  int arity;
+};
+
+// The arity of argparse's nargs='+': one value or more, up to the next flag.
+constexpr int kOneOrMore = -2;
+
+// What hetsim reads into the model or the plan.
+constexpr NamedFlag kModelledFlags[] = {
+    {"num-layers", 1},
+    {"hidden-size", 1},
+    {"ffn-hidden-size", 1},
+    {"num-attention-heads", 1},
+    {"group-query-attention", 0},
+    {"num-query-groups", 1},
+    {"kv-channels", 1},
+    {"seq-length", 1},
+    {"max-position-embeddings", 1},
+    {"position-embedding-type", 1},
+    {"vocab-size", 1},
+    {"make-vocab-size-divisible-by", 1},
+    {"micro-batch-size", 1},
+    {"global-batch-size", 1},
+    {"tensor-model-parallel-size", 1},
+    {"pipeline-model-parallel-size", 1},
+    {"num-layers-per-virtual-pipeline-stage", 1},
+    {"context-parallel-size", 1},
+    {"pipeline-model-parallel-layout", 1},
+    {"cp-comm-type", kOneOrMore},  // one type, or one per layer
+    {"expert-model-parallel-size", 1},
+    {"sequence-parallel", 0},
+    {"recompute-granularity", 1},
+    {"recompute-activations", 0},
+    {"checkpoint-activations", 0},  // Megatron-LM of 2021: full recomputation
+    {"use-distributed-optimizer", 0},
+    {"use-megatron-fsdp", 0},
+    {"use-custom-fsdp", 0},  // Megatron-FSDP's earlier name
+    {"data-parallel-sharding-strategy", 1},
+    {"use-torch-fsdp2", 0},
+    {"grad-reduce-in-bf16", 0},
+    {"accumulate-allreduce-grads-in-fp32", 0},
+    {"main-grads-dtype", 1},
+    {"fp16", 0},
+    {"bf16", 0},
+    {"fp8-format", 1},
+    {"fp8-recipe", 1},                   // noted unless per-tensor scaling
+    {"expert-tensor-parallel-size", 1},  // noted unless equal to TP
+    {"recompute-modules", kOneOrMore},   // noted unless Megatron's default, core_attn
+    {"swiglu", 0},
+    {"num-experts", 1},
+    {"moe-router-topk", 1},
+    {"moe-token-dispatcher-type", 1},
+    {"moe-ffn-hidden-size", 1},
+    {"moe-shared-expert-intermediate-size", 1},
+    {"moe-layer-freq", 1},
+    {"moe-grouped-gemm", 0},
+    {"multi-latent-attention", 0},
+    {"q-lora-rank", 1},
+    {"kv-lora-rank", 1},
+    {"qk-head-dim", 1},
+    {"qk-pos-emb-head-dim", 1},
+    {"v-head-dim", 1},
+    {"overlap-grad-reduce", 0},
+    {"overlap-param-gather", 0},
+    {"overlap-moe-expert-parallel-comm", 0},
+    {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out
+    {"tp-comm-overlap", 0},
+    {"untie-embeddings-and-output-weights", 0},
+    {"use-flash-attn", 0},
+    {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
+    {"overlap-p2p-communication", 0},
+    {"no-overlap-p2p-communication", 0},
+    {"no-async-tensor-model-parallel-allreduce", 0},  // Megatron-LM 2022-23: the 2021 backward
+    {"recompute-method", 1},
+    {"recompute-num-layers", 1},
+    {"decoder-first-pipeline-num-layers", 1},
+    {"decoder-last-pipeline-num-layers", 1},
+    {"account-for-embedding-in-pipeline-split", 0},
+    {"account-for-loss-in-pipeline-split", 0},
+    {"num-virtual-stages-per-pipeline-rank", 1},
+    {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
+};
+
+// Would change the cost; hetsim cannot express them yet (reported, not applied).
+constexpr NamedFlag kNotModelledFlags[] = {
+    {"rampup-batch-size", 3},         {"fp8-param-gather", 0},
+    {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
+    {"cross-entropy-loss-fusion", 0}, {"disable-bias-linear", 0},
+    {"empty-unused-memory-level", 1},
+};
+
+// Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
+constexpr NamedFlag kNoEffectFlags[] = {
+    {"lr", 1},
+    {"min-lr", 1},
+    {"decoupled-lr", 1},
+    {"decoupled-min-lr", 1},
+    {"lr-decay-style", 1},
+    {"lr-decay-iters", 1},
+    {"lr-decay-samples", 1},
+    {"lr-warmup-fraction", 1},
+    {"lr-warmup-iters", 1},
+    {"lr-warmup-samples", 1},
+    {"train-iters", 1},
+    {"train-samples", 1},
+    {"weight-decay", 1},
+    {"adam-beta1", 1},
+    {"adam-beta2", 1},
+    {"adam-eps", 1},
+    {"clip-grad", 1},
+    {"init-method-std", 1},
+    {"attention-dropout", 1},
+    {"hidden-dropout", 1},
+    {"seed", 1},
+    {"data-path", 1},
+    {"vocab-file", 1},
+    {"merge-file", 1},
+    {"split", 1},
+    {"mock-data", 0},
+    {"tokenizer-type", 1},
+    {"tokenizer-model", 1},
+    {"tiktoken-pattern", 1},
+    {"data-cache-path", 1},
+    {"num-workers", 1},
+    {"no-create-attention-mask-in-dataloader", 0},
+    {"no-mmap-bin-files", 0},
+    {"save", 1},
+    {"load", 1},
+    {"save-interval", 1},
+    {"no-load-optim", 0},
+    {"no-load-rng", 0},
+    {"ckpt-format", 1},
+    {"log-interval", 1},
+    {"log-throughput", 0},
+    {"eval-interval", 1},
+    {"eval-iters", 1},
+    {"tensorboard-dir", 1},
+    {"wandb-project", 1},
+    {"wandb-exp-name", 1},
+    {"profile", 0},
+    {"profile-step-start", 1},
+    {"profile-step-end", 1},
+    {"distributed-backend", 1},
+    {"distributed-timeout-minutes", 1},
+    {"exit-duration-in-mins", 1},
+    {"manual-gc", 0},
+    {"use-mcore-models", 0},
+    {"normalization", 1},
+    {"rotary-base", 1},
+    {"rotary-percent", 1},
+    {"no-position-embedding", 0},
+    {"apply-layernorm-1p", 0},
+    {"no-masked-softmax-fusion", 0},
+    {"no-bias-gelu-fusion", 0},
+    {"no-bias-dropout-fusion", 0},
+    {"fp16-lm-cross-entropy", 0},
+    {"calculate-per-token-loss", 0},
+    {"fp8-amax-history-len", 1},
+    {"fp8-amax-compute-algo", 1},
+    {"moe-router-load-balancing-type", 1},
+    {"moe-aux-loss-coeff", 1},
+    {"DDP-impl", 1},
+};
+
+const absl::flat_hash_map<std::string, Spec>& Table() {
+  static const auto* table = [] {
+    auto* t = new absl::flat_hash_map<std::string, Spec>;
+    for (const NamedFlag& f : kModelledFlags) t->emplace(f.name, Spec{FlagKind::kModelled, f.arity});
+    for (const NamedFlag& f : kNotModelledFlags) t->emplace(f.name, Spec{FlagKind::kNotModelled, f.arity});
+    for (const NamedFlag& f : kNoEffectFlags) t->emplace(f.name, Spec{FlagKind::kNoEffect, f.arity});
+    return t;
+  }();
+  return *table;
+}
+
+bool IsFlag(absl::string_view token) { return absl::StartsWith(token, "--") && token.size() > 2; }
+
+}  // namespace
+
+FlagKind KindOf(absl::string_view name) {
+  auto it = Table().find(std::string(name));
+  return it == Table().end() ? FlagKind::kUnknown : it->second.kind;
+}
+
+std::optional<std::string> MegatronFlags::Value(absl::string_view name) const {
+  auto it = flags.find(std::string(name));
+  if (it == flags.end() || it->second.values.empty()) return std::nullopt;
+  return it->second.values.front();
+}
+
+std::vector<std::string> ShellTokens(absl::string_view line) {
+  std::vector<std::string> tokens;
+  std::string current;
+  bool in_token = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        current += c;
+      }
+      continue;
+    }
+    if (c == '\\' && i + 1 < line.size() && (line[i + 1] == '\n' || line[i + 1] == '\r')) {
+      ++i;
+      if (line[i] == '\r' && i + 1 < line.size() && line[i + 1] == '\n') ++i;
+      continue;  // a continued line: the shell joins it
+    }
+    if (c == '#' && !in_token) {
+      while (i < line.size() && line[i] != '\n') ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_token) tokens.push_back(std::move(current));
+      current.clear();
+      in_token = false;
+      continue;
+    }
+    in_token = true;
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else {
+      current += c;
+    }
+  }
+  if (in_token) tokens.push_back(std::move(current));
+  return tokens;
+}
+
+absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
+  std::vector<std::string> tokens = ShellTokens(line);
+  MegatronFlags out;
+  size_t start = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!absl::EndsWith(tokens[i], ".py")) continue;
+    const size_t slash = tokens[i].find_last_of('/');
+    out.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
+    // The launcher's own flags: torchrun --nproc_per_node N --nnodes M (also --nproc-per-node).
+    for (size_t j = 0; j + 1 < i; ++j) {
+      const std::string& t = tokens[j];
+      int64_t* target = (t == "--nproc_per_node" || t == "--nproc-per-node") ? &out.launcher_nproc_per_node
+                        : t == "--nnodes"                                    ? &out.launcher_nnodes
+                                                                             : nullptr;
+      if (target != nullptr && !absl::SimpleAtoi(tokens[j + 1], target)) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %s: \"%s\" is not a whole number", source, t, tokens[j + 1]));
+      }
+    }
+    start = i + 1;
+    break;
+  }
+  for (size_t i = start; i < tokens.size(); ++i) {
+    if (!IsFlag(tokens[i])) {
+      out.unknown.push_back(tokens[i]);  // a stray word: not a flag, not a flag's value
+      continue;
+    }
+    std::string name = tokens[i].substr(2);
+    std::vector<std::string> values;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      values.push_back(name.substr(eq + 1));
+      name = name.substr(0, eq);
+    }
+    auto spec = Table().find(name);
+    const int arity = spec == Table().end() ? -1 : spec->second.arity;
+    if (arity == -1 || arity == kOneOrMore) {
+      // Unknown: its value, if any, is every following token up to the next flag.
+      while (i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) values.push_back(tokens[++i]);
+      if (arity == kOneOrMore && values.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs at least one value", source, name));
+      }
+    } else {
+      while (static_cast<int>(values.size()) < arity && i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) {
+        values.push_back(tokens[++i]);
+      }
+      if (static_cast<int>(values.size()) != arity) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs %d value%s, got %d", source, name, arity,
+                                                          arity == 1 ? "" : "s", values.size()));
+      }
+    }
+    const std::string written =
+        values.empty() ? "--" + name : absl::StrCat("--", name, " ", absl::StrJoin(values, " "));
+    const FlagKind kind = arity == -1 ? FlagKind::kUnknown : spec->second.kind;
+    if (kind == FlagKind::kNoEffect) out.no_effect.push_back(written);
+    if (kind == FlagKind::kNotModelled) out.not_modelled.push_back(written);
+    if (kind == FlagKind::kUnknown) out.unknown.push_back(written);
+    auto [it, inserted] = out.flags.try_emplace(name, FlagValue{values, static_cast<int>(i)});
+    if (!inserted && it->second.values != values) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: --%s %s and --%s %s contradict each other", source, name,
+                                                        absl::StrJoin(it->second.values, " "), name,
+                                                        absl::StrJoin(values, " ")));
+    }
+  }
+  return out;
+}
+
+}  // namespace hetsim::interop

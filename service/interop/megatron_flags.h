@@ -1,0 +1,60 @@
+// A Megatron-LM launch line read into flags: `torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py
+// --num-layers 24 --fp16 ...` (backslash-newlines, # comments and quotes as a shell reads them;
+// `--flag=value` too). Tokens before the training script (the first token ending in .py) belong to
+// the launcher: torchrun's --nproc_per_node and --nnodes are kept. Every Megatron flag is looked up in
+// a table: modelled (it changes the plan or the model), no effect (learning rate, data, logging: an
+// iteration costs the same), not modelled (it would change the cost, hetsim cannot express it yet) or
+// unknown. docs/megatron.md lists the table.
+#ifndef HETSIM_SERVICE_INTEROP_MEGATRON_FLAGS_H_
+#define HETSIM_SERVICE_INTEROP_MEGATRON_FLAGS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hetsim::interop {
+
+enum class FlagKind { kModelled, kNoEffect, kNotModelled, kUnknown };
+
+struct FlagValue {
+  std::vector<std::string> values;  // empty for a switch
+  int position = 0;                 // token index, for messages
+};
+
+struct MegatronFlags {
+  std::map<std::string, FlagValue> flags;  // by name without the leading "--"
+  int64_t launcher_nproc_per_node = 0;     // 0 = not given
+  int64_t launcher_nnodes = 0;
+  std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
+  std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
+
+  bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
+  // The single value of `name`; nullopt when absent.
+  std::optional<std::string> Value(absl::string_view name) const;
+  // Every value of `name` (a list flag); empty when absent.
+  std::vector<std::string> Values(absl::string_view name) const {
+    auto it = flags.find(std::string(name));
+    return it == flags.end() ? std::vector<std::string>{} : it->second.values;
+  }
+};
+
+// The kind of a Megatron flag name (without "--").
+FlagKind KindOf(absl::string_view name);
+
+// Splits `line` into tokens and reads the flags. InvalidArgument naming `source` when a flag needs a
+// value and has none, or when one flag is given twice with different values ("--fp16 ... --fp16" is
+// fine; "--num-layers 24 and --num-layers 32 contradict each other").
+absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source);
+
+// Shell-like tokens of `line`: whitespace-separated, quotes group, backslash-newline joins lines, an
+// unquoted # at the start of a token comments out the rest of its line.
+std::vector<std::string> ShellTokens(absl::string_view line);
+
+}  // namespace hetsim::interop
+
+#endif  // HETSIM_SERVICE_INTEROP_MEGATRON_FLAGS_H_

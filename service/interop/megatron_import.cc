@@ -1,0 +1,810 @@
+#include "service/interop/megatron_import.h"
+
+#include <cstdint>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "proto/inputs.h"
+#include "proto/limits.h"
+#include "service/interop/megatron_layout.h"
+#include "service/interop/megatron_moe_layout.h"
+#include "service/interop/megatron_split.h"
+
+namespace hetsim::interop {
+namespace {
+
+namespace v1 = hetsim::v1;
+
+// GPT-2's BPE vocabulary, what Megatron's GPT examples train with when no --vocab-size is given.
+constexpr int64_t kGpt2Vocab = 50257;
+
+class Reader {
+ public:
+  Reader(const MegatronFlags& flags, absl::string_view source) : flags_(flags), source_(source) {}
+
+  absl::Status Error(absl::string_view message) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", message));
+  }
+  // A positive whole number, `fallback` when absent (0 = required).
+  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback) const {
+    std::optional<std::string> v = flags_.Value(name);
+    if (!v) {
+      if (fallback > 0) return fallback;
+      return Error(absl::StrFormat("--%s: required", name));
+    }
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(*v, &x) || x <= 0) {
+      return Error(absl::StrFormat("--%s: \"%s\" is not a positive whole number", name, *v));
+    }
+    return x;
+  }
+  bool Has(absl::string_view name) const { return flags_.Has(name); }
+  std::vector<std::string> Values(absl::string_view name) const { return flags_.Values(name); }
+  std::string Value(absl::string_view name) const { return flags_.Value(name).value_or(""); }
+  absl::Status Contradict(absl::string_view a, absl::string_view b, absl::string_view why = "") const {
+    return Error(absl::StrFormat("%s and %s contradict each other%s%s", a, b, why.empty() ? "" : ": ", why));
+  }
+
+ private:
+  const MegatronFlags& flags_;
+  std::string source_;
+};
+
+struct Layout {
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, dp = 1, gpus_per_node = 0, nodes = 0;
+  const v1::Island* island = nullptr;
+};
+
+absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, const v1::Cluster& cluster,
+                                  const MegatronImportRequest& request) {
+  Layout l;
+  HETSIM_ASSIGN_OR_RETURN(l.tp, r.Int("tensor-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.pp, r.Int("pipeline-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.cp, r.Int("context-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.ep, r.Int("expert-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.etp, r.Int("expert-tensor-parallel-size", l.tp));  // Megatron's default: TP
+  for (const v1::Island& i : cluster.islands()) {
+    if (request.island.empty() ? cluster.islands_size() == 1 : i.name() == request.island) l.island = &i;
+  }
+  if (l.island == nullptr) {
+    return r.Error(request.island.empty()
+                       ? absl::StrFormat("--island: required: the cluster has %d islands", cluster.islands_size())
+                       : absl::StrFormat("--island: no island \"%s\" in the cluster", request.island));
+  }
+  int64_t node_gpus = 0;
+  for (const v1::NodeType& n : cluster.node_types()) {
+    if (n.name() == l.island->node_type()) node_gpus = n.gpus_per_node();
+  }
+  l.nodes = request.nodes > 0 ? request.nodes : flags.launcher_nnodes;
+  if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
+  if (l.nodes > l.island->node_count()) {
+    return r.Error(
+        absl::StrFormat("--nodes %d: island \"%s\" has %d nodes", l.nodes, l.island->name(), l.island->node_count()));
+  }
+  l.gpus_per_node = request.gpus_per_node > 0           ? request.gpus_per_node
+                    : flags.launcher_nproc_per_node > 0 ? flags.launcher_nproc_per_node
+                                                        : node_gpus;
+  if (l.gpus_per_node > node_gpus) {
+    return r.Error(absl::StrFormat("--nproc_per_node %d: the nodes of island \"%s\" have %d GPUs", l.gpus_per_node,
+                                   l.island->name(), node_gpus));
+  }
+  const int64_t world = l.nodes * l.gpus_per_node, model_parallel = l.tp * l.cp * l.pp;
+  if (world % model_parallel != 0) {
+    return r.Error(absl::StrFormat(
+        "--tensor-model-parallel-size %d x --context-parallel-size %d x --pipeline-model-parallel-size %d = %d does "
+        "not divide the %d GPUs (%d nodes x %d)",
+        l.tp, l.cp, l.pp, model_parallel, world, l.nodes, l.gpus_per_node));
+  }
+  l.dp = world / model_parallel;
+  // MoE parallel folding (Megatron-LM's initialize_model_parallel): the experts lay each stage's
+  // TP x CP x DP GPUs out again as ETP x EP x expert-DP.
+  const int64_t stage_gpus = l.tp * l.cp * l.dp;
+  if (r.Has("num-experts") && stage_gpus % (l.ep * l.etp) != 0) {
+    return r.Error(absl::StrFormat(
+        "--expert-model-parallel-size %d x --expert-tensor-parallel-size %d does not divide a pipeline stage's %d GPUs "
+        "(--tensor-model-parallel-size %d x --context-parallel-size %d x data-parallel %d)",
+        l.ep, l.etp, stage_gpus, l.tp, l.cp, l.dp));
+  }
+  if (r.Has("num-experts") && l.tp > 1 && !r.Has("sequence-parallel")) {
+    return r.Error(absl::StrFormat(
+        "--num-experts with --tensor-model-parallel-size %d needs --sequence-parallel (Megatron-LM's MoE layer "
+        "refuses tensor parallelism without it)",
+        l.tp));
+  }
+  return l;
+}
+
+absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
+  if (r.Has("fp16") && r.Has("bf16")) return r.Contradict("--fp16", "--bf16");
+  if (r.Has("fp8-format")) {
+    const std::string f = r.Value("fp8-format");
+    if (f != "hybrid" && f != "e4m3") return r.Error(absl::StrFormat("--fp8-format: \"%s\" is not hybrid or e4m3", f));
+    return v1::FP8;
+  }
+  return r.Has("fp16") ? v1::FP16 : r.Has("bf16") ? v1::BF16 : v1::FP32;
+}
+
+// Megatron-LM's arguments.py for a --bf16 run (an FP8 run with --bf16 too): --grad-reduce-in-bf16 keeps
+// the gradients in BF16 whatever else the line says; otherwise it accumulates and reduces them in FP32
+// unless --main-grads-dtype bf16. An FP16 run does so only with --accumulate-allreduce-grads-in-fp32;
+// an FP32 run's gradients are 4 bytes anyway (the field stays off, as export writes it).
+absl::StatusOr<bool> ReadGradReduceInFp32(const Reader& r) {
+  std::string main_grads = "fp32";
+  if (r.Has("main-grads-dtype")) {
+    main_grads = r.Value("main-grads-dtype");
+    if (main_grads != "fp32" && main_grads != "bf16") {
+      return r.Error(absl::StrFormat("--main-grads-dtype: \"%s\" is not fp32 or bf16", main_grads));
+    }
+  }
+  if (r.Has("bf16")) {
+    if (r.Has("grad-reduce-in-bf16")) return false;
+    if (r.Has("accumulate-allreduce-grads-in-fp32") && main_grads == "bf16") {
+      return r.Contradict("--accumulate-allreduce-grads-in-fp32", "--main-grads-dtype bf16");
+    }
+    return r.Has("accumulate-allreduce-grads-in-fp32") || main_grads == "fp32";
+  }
+  return r.Has("fp16") && r.Has("accumulate-allreduce-grads-in-fp32");
+}
+
+// Mixture of experts: the experts, their router and widths, shared experts, which blocks are MoE.
+absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
+  if (r.Has("num-experts")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("num-experts", 0));
+    HETSIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("moe-router-topk", 2));
+    t.set_num_experts(static_cast<uint32_t>(experts));
+    t.set_moe_top_k(static_cast<uint32_t>(topk));
+    if (r.Has("moe-ffn-hidden-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t expert_ffn, r.Int("moe-ffn-hidden-size", 0));
+      t.set_expert_ffn_hidden_size(expert_ffn);
+    }
+    if (r.Has("moe-shared-expert-intermediate-size")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t shared, r.Int("moe-shared-expert-intermediate-size", 0));
+      t.set_moe_shared_expert_ffn_hidden_size(shared);
+    }
+    if (r.Has("moe-layer-freq")) {
+      absl::StatusOr<MoeLayout> layout = ParseMoeLayerFreq(r.Value("moe-layer-freq"), t.num_layers());
+      if (!layout.ok()) return r.Error(layout.status().message());
+      t.set_moe_first_dense_layers(layout->first_dense);
+      t.set_moe_layer_freq(layout->freq > 1 ? layout->freq : 0);
+    }
+    t.set_moe_grouped_gemm(r.Has("moe-grouped-gemm"));
+    // Megatron's default dispatcher gathers; DeepEP's flex dispatcher sends each token once per node.
+    const std::string dispatcher =
+        r.Has("moe-token-dispatcher-type") ? r.Value("moe-token-dispatcher-type") : "allgather";
+    if (dispatcher == "allgather") {
+      t.set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_GATHER);
+    } else if (dispatcher == "flex") {
+      notes.push_back("not modelled: --moe-token-dispatcher-type flex (priced as alltoall)");
+    } else if (dispatcher != "alltoall") {
+      return r.Error(
+          absl::StrFormat("--moe-token-dispatcher-type: \"%s\" is not allgather, alltoall or flex", dispatcher));
+    }
+  } else {
+    for (const char* flag : {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
+                             "moe-layer-freq", "moe-grouped-gemm", "moe-token-dispatcher-type"}) {
+      if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --num-experts", flag));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// DeepSeek's multi-latent attention (--multi-latent-attention and its widths) into `t`.
+absl::Status ReadMla(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
+  if (r.Has("multi-latent-attention")) {
+    // Megatron-LM's defaults for the widths the line leaves out (no Q compression without --q-lora-rank).
+    v1::MultiLatentAttention& mla = *t.mutable_mla();
+    auto width = [](int64_t v) { return static_cast<uint32_t>(std::min<int64_t>(v, UINT32_MAX)); };
+    if (r.Has("q-lora-rank")) {
+      HETSIM_ASSIGN_OR_RETURN(int64_t q, r.Int("q-lora-rank", 0));
+      mla.set_q_lora_rank(width(q));
+    }
+    HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-lora-rank", 32));
+    HETSIM_ASSIGN_OR_RETURN(int64_t qk, r.Int("qk-head-dim", 128));
+    HETSIM_ASSIGN_OR_RETURN(int64_t pos, r.Int("qk-pos-emb-head-dim", 64));
+    HETSIM_ASSIGN_OR_RETURN(int64_t v, r.Int("v-head-dim", 128));
+    mla.set_kv_lora_rank(width(kv));
+    mla.set_qk_head_dim(width(qk));
+    mla.set_qk_pos_emb_head_dim(width(pos));
+    mla.set_v_head_dim(width(v));
+    if (t.num_kv_heads() != 0 || t.head_dim() != 0) {
+      notes.push_back("--num-query-groups / --kv-channels: no effect with --multi-latent-attention (its widths say)");
+    }
+    t.clear_num_kv_heads();
+    t.clear_head_dim();
+  } else {
+    for (const char* flag : {"q-lora-rank", "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim"}) {
+      if (r.Has(flag)) notes.push_back(absl::StrFormat("--%s: no effect without --multi-latent-attention", flag));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  v1::Model m;
+  HETSIM_ASSIGN_OR_RETURN(v1::DType dtype, ReadDType(r));
+  m.set_dtype(dtype);
+  v1::Transformer& t = *m.mutable_transformer();
+  t.set_granularity(v1::BLOCK);
+  HETSIM_ASSIGN_OR_RETURN(int64_t layers, r.Int("num-layers", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t hidden, r.Int("hidden-size", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t heads, r.Int("num-attention-heads", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t seq, r.Int("seq-length", 0));
+  t.set_num_layers(static_cast<uint32_t>(layers));
+  t.set_hidden_size(hidden);
+  t.set_num_attention_heads(static_cast<uint32_t>(heads));
+  t.set_seq_length(seq);
+  const int64_t default_ffn = r.Has("swiglu") ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;  // Megatron's rule
+  HETSIM_ASSIGN_OR_RETURN(int64_t ffn, r.Int("ffn-hidden-size", default_ffn));
+  t.set_ffn_hidden_size(ffn);
+  t.set_gated_mlp(r.Has("swiglu"));
+  t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
+  if (r.Has("group-query-attention")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
+    if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));  // as many groups as heads: MHA
+  } else if (r.Has("num-query-groups")) {
+    notes.push_back("--num-query-groups: ignored without --group-query-attention, as Megatron does");
+  }
+  if (r.Has("kv-channels")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-channels", 0));
+    if (static_cast<uint64_t>(kv) > proto::limits::kMaxHiddenSize) {
+      return r.Error(absl::StrFormat("--kv-channels %d: more than %d", kv, proto::limits::kMaxHiddenSize));
+    }
+    t.set_head_dim(static_cast<uint32_t>(kv));
+  }
+  const std::string pe = r.Has("position-embedding-type") ? r.Value("position-embedding-type") : "learned_absolute";
+  if (pe == "learned_absolute" && r.Has("max-position-embeddings")) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t max_pos, r.Int("max-position-embeddings", 0));
+    if (max_pos < seq) {
+      return r.Contradict(absl::StrFormat("--seq-length %d", seq),
+                          absl::StrFormat("--max-position-embeddings %d", max_pos),
+                          "learned position embeddings must cover the sequence");
+    }
+  }
+  int64_t vocab = kGpt2Vocab;
+  if (r.Has("vocab-size")) {
+    HETSIM_ASSIGN_OR_RETURN(vocab, r.Int("vocab-size", 0));
+  } else {
+    notes.push_back(absl::StrFormat("--vocab-size not given: GPT-2's %d tokens assumed (the tokenizer's size)", vocab));
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t divisible, r.Int("make-vocab-size-divisible-by", 128));
+  const int64_t multiple = divisible * l.tp;  // Megatron pads the vocabulary to a multiple of this
+  t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
+  HETSIM_RETURN_IF_ERROR(ReadMoe(r, t, notes));
+  HETSIM_RETURN_IF_ERROR(ReadMla(r, t, notes));
+  if (r.Has("mtp-num-layers") && r.Value("mtp-num-layers") != "0") {  // Megatron takes 0 as off
+    HETSIM_ASSIGN_OR_RETURN(const int64_t mtp, r.Int("mtp-num-layers", 1));
+    if (mtp > t.num_layers()) {
+      return r.Error(absl::StrFormat("--mtp-num-layers %d: more modules than the %d blocks", mtp, t.num_layers()));
+    }
+    t.set_mtp_num_layers(static_cast<uint32_t>(mtp));
+  }
+  if (r.Has("attention-backend")) {
+    const std::string b = r.Value("attention-backend");
+    if (b == "flash" || b == "fused" || b == "auto") {
+      t.set_attention(v1::ATTENTION_FLASH);
+    } else if (b != "unfused" && b != "local") {
+      return r.Error(absl::StrFormat("--attention-backend: \"%s\" is not flash, fused, unfused, local or auto", b));
+    } else if (r.Has("use-flash-attn")) {
+      return r.Contradict("--use-flash-attn", absl::StrCat("--attention-backend ", b));
+    }
+  }
+  // The switch of Megatron-LM before --attention-backend (still read by its later releases).
+  if (r.Has("use-flash-attn")) t.set_attention(v1::ATTENTION_FLASH);
+  m.set_name(absl::StrFormat("megatron-%dl-%dh", layers, hidden));
+  return m;
+}
+
+absl::StatusOr<v1::Recompute> ReadGranularity(const Reader& r) {
+  const std::string g = r.Value("recompute-granularity");
+  if (r.Has("checkpoint-activations")) {  // the 2021 flag: every layer's activations recomputed
+    if (r.Has("recompute-activations")) return r.Contradict("--checkpoint-activations", "--recompute-activations");
+    if (r.Has("recompute-granularity") && g != "full") {
+      return r.Contradict("--checkpoint-activations", "--recompute-granularity " + g);
+    }
+    return v1::RECOMPUTE_FULL;
+  }
+  if (r.Has("recompute-activations") && r.Has("recompute-granularity") && g != "selective") {
+    return r.Contradict("--recompute-activations", "--recompute-granularity " + g);
+  }
+  if (r.Has("recompute-method") && (g == "selective" || r.Has("recompute-activations"))) {
+    return r.Contradict(
+        absl::StrCat("--recompute-method ", r.Value("recompute-method")),
+        r.Has("recompute-activations") ? "--recompute-activations" : "--recompute-granularity selective",
+        "a recompute method applies to full recomputation only");
+  }
+  if (g == "full") return v1::RECOMPUTE_FULL;
+  if (g == "selective" || r.Has("recompute-activations")) return v1::RECOMPUTE_SELECTIVE;
+  if (r.Has("recompute-granularity")) {
+    return r.Error(absl::StrFormat("--recompute-granularity: \"%s\" is not full or selective", g));
+  }
+  return v1::RECOMPUTE_NONE;
+}
+
+struct RecomputeChoice {
+  v1::Recompute recompute = v1::RECOMPUTE_NONE;
+  uint32_t num_layers = 0;  // Stage.recompute_num_layers: the block method's N; 0 = every block
+};
+
+// Full recomputation's method: `block` recomputes the first --recompute-num-layers blocks of each
+// model chunk and keeps the others' activations; `uniform` (and no method) recomputes every block,
+// checkpointing groups of N (hetsim keeps one input per block: the compute is the same, the group's
+// memory saving is not modelled).
+absl::StatusOr<RecomputeChoice> ReadRecompute(const Reader& r, std::vector<std::string>& notes) {
+  RecomputeChoice out;
+  HETSIM_ASSIGN_OR_RETURN(out.recompute, ReadGranularity(r));
+  const std::string method = r.Value("recompute-method");
+  if (r.Has("recompute-method") && method != "block" && method != "uniform") {
+    return r.Error(absl::StrFormat("--recompute-method: \"%s\" is not block or uniform", method));
+  }
+  if (out.recompute != v1::RECOMPUTE_FULL) {
+    if (r.Has("recompute-num-layers")) {
+      return r.Contradict(absl::StrCat("--recompute-num-layers ", r.Value("recompute-num-layers")),
+                          out.recompute == v1::RECOMPUTE_NONE ? "the absence of --recompute-granularity full"
+                                                              : "selective recomputation",
+                          "it counts the layers of full recomputation");
+    }
+    if (r.Has("recompute-method")) {
+      notes.push_back(absl::StrFormat("--recompute-method %s: no effect without --recompute-granularity full", method));
+    }
+    return out;
+  }
+  if (!r.Has("recompute-method") && !r.Has("checkpoint-activations")) {
+    notes.push_back("--recompute-granularity full without --recompute-method: every block recomputed (uniform)");
+  }
+  if (method == "block" && !r.Has("recompute-num-layers")) {
+    notes.push_back("--recompute-method block without --recompute-num-layers: the first block of each chunk");
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t n, r.Int("recompute-num-layers", 1));
+  if (n > proto::limits::kMaxListLayers) {
+    return r.Error(absl::StrFormat("--recompute-num-layers %d: more than %d", n, proto::limits::kMaxListLayers));
+  }
+  if (method == "block") {
+    // At or above a chunk's blocks every block recomputes, as Megatron does.
+    out.num_layers = static_cast<uint32_t>(n);
+  } else if (n > 1) {
+    notes.push_back(
+        absl::StrFormat("--recompute-method uniform --recompute-num-layers %d: every block recomputed; the memory of "
+                        "checkpointing %d blocks as one group is taken as one input per block",
+                        n, n));
+  }
+  return out;
+}
+
+// --cp-comm-type: one type for every layer, or one per layer (all the same here: a plan has one).
+// Transformer Engine takes "all_gather"; Megatron's help text spells it "allgather": both are read.
+absl::StatusOr<v1::ContextParallelComm> ReadCpCommType(const Reader& r, int64_t cp, std::vector<std::string>& notes) {
+  const std::vector<std::string> types = r.Values("cp-comm-type");
+  if (types.empty()) return v1::CP_COMM_P2P;
+  const auto known = [](const std::string& t) {
+    return t == "p2p" || t == "all_gather" || t == "allgather" || t == "a2a" || t == "a2a+p2p";
+  };
+  for (const std::string& t : types) {
+    if (!known(t)) {
+      return r.Error(absl::StrFormat("--cp-comm-type: \"%s\" is not p2p, all_gather, a2a or a2a+p2p", t));
+    }
+    if (t != types.front()) {
+      return r.Error(absl::StrFormat("--cp-comm-type %s: one type per layer, mixed, is not modelled (a plan has one)",
+                                     absl::StrJoin(types, " ")));
+    }
+  }
+  const std::string& type = types.front();
+  if (cp <= 1) {  // Megatron uses the type only with context parallelism
+    notes.push_back(absl::StrFormat("--cp-comm-type %s: no effect with --context-parallel-size 1", type));
+    return v1::CP_COMM_P2P;
+  }
+  if (type == "a2a+p2p") {
+    return r.Error("--cp-comm-type a2a+p2p: not modelled (hetsim prices p2p, all_gather and a2a)");
+  }
+  if (type == "a2a") return v1::CP_COMM_ALL_TO_ALL;
+  return type == "p2p" ? v1::CP_COMM_P2P : v1::CP_COMM_ALL_GATHER;
+}
+
+// Pipeline sends: Megatron-LM of 2023 overlapped them with --overlap-p2p-communication (off by
+// default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
+// flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
+// takes the later default.
+bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, std::vector<std::string>& notes) {
+  if (r.Has("overlap-p2p-communication")) return false;
+  if (r.Has("no-overlap-p2p-communication")) return true;
+  const bool later = split.later_releases() || r.Has("num-virtual-stages-per-pipeline-rank");
+  if (later && chunks > 1) {
+    notes.push_back(
+        "pipeline sends overlap the interleaved schedule's compute (blocking_p2p false): Megatron-LM's default "
+        "since the release that has this line's pipeline-split flags");
+    return false;
+  }
+  return true;
+}
+
+// The ZeRO stage of the data-parallel sharding: Megatron's distributed optimizer shards the optimizer
+// state (1); Megatron-FSDP shards what --data-parallel-sharding-strategy says (its default no_shard
+// shards nothing: gradients all-reduced, though Megatron-FSDP wants --use-distributed-optimizer too);
+// PyTorch FSDP2 shards everything (3), and Megatron refuses it beside its own optimizer, pipelines and
+// experts.
+absl::StatusOr<int> ReadZeroStage(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
+  const int distributed_optimizer = r.Has("use-distributed-optimizer") ? 1 : 0;
+  if (r.Has("use-torch-fsdp2")) {
+    if (megatron_fsdp) return r.Contradict("--use-torch-fsdp2", "--use-megatron-fsdp");
+    for (const char* other : {"use-distributed-optimizer", "overlap-param-gather"}) {
+      if (r.Has(other)) return r.Contradict("--use-torch-fsdp2", absl::StrCat("--", other));
+    }
+    if (l.pp > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--pipeline-model-parallel-size %d", l.pp));
+    if (l.ep > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--expert-model-parallel-size %d", l.ep));
+    return 3;
+  }
+  if (!megatron_fsdp) {
+    if (r.Has("data-parallel-sharding-strategy")) {
+      notes.push_back(absl::StrFormat("--data-parallel-sharding-strategy %s: no effect without --use-megatron-fsdp",
+                                      r.Value("data-parallel-sharding-strategy")));
+    }
+    return distributed_optimizer;
+  }
+  const std::string strategy =
+      r.Has("data-parallel-sharding-strategy") ? r.Value("data-parallel-sharding-strategy") : "no_shard";
+  if (strategy == "no_shard") return 0;
+  if (strategy == "optim") return 1;
+  if (strategy == "optim_grads") return 2;
+  if (strategy == "optim_grads_params") return 3;
+  return r.Error(absl::StrFormat(
+      "--data-parallel-sharding-strategy: \"%s\" is not no_shard, optim, optim_grads or optim_grads_params", strategy));
+}
+
+// What every stage shares: parallelism degrees, ZeRO, recomputation, sequence parallelism.
+v1::Stage CommonStage(const Reader& r, const Layout& l, int zero_stage, const RecomputeChoice& recompute,
+                      std::vector<std::string>& notes) {
+  v1::Stage common;
+  common.set_tensor_parallel(static_cast<uint32_t>(l.tp));
+  common.set_data_parallel(static_cast<uint32_t>(l.dp));
+  if (l.ep > 1) common.set_expert_parallel(static_cast<uint32_t>(l.ep));
+  if (r.Has("num-experts") && l.etp != l.tp) common.set_expert_tensor_parallel(static_cast<uint32_t>(l.etp));
+  common.set_zero_stage(static_cast<uint32_t>(zero_stage));
+  common.set_recompute(recompute.recompute);
+  if (recompute.num_layers > 0) common.set_recompute_num_layers(recompute.num_layers);
+  if (r.Has("sequence-parallel") && l.tp == 1) {
+    notes.push_back("--sequence-parallel: no effect with --tensor-model-parallel-size 1 (Megatron turns it off)");
+  }
+  common.set_sequence_parallel(r.Has("sequence-parallel") && l.tp > 1);
+  return common;
+}
+
+// The split's flags (megatron_split.h), checked against each other and the model.
+// --pipeline-model-parallel-layout: Megatron's own checks (the embedding first, the loss last, each
+// once, every block placed, PP dividing the virtual stages) and hetsim's (the MTP modules with the loss,
+// whose layer holds them; no virtual stage without a layer); the blocks of each pipeline stage.
+absl::StatusOr<std::vector<int64_t>> ReadLayout(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
+                                                MegatronSplit& split) {
+  const std::string layout = r.Value("pipeline-model-parallel-layout");
+  for (const char* other : {"decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers",
+                            "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
+                            "num-layers-per-virtual-pipeline-stage", "num-virtual-stages-per-pipeline-rank"}) {
+    if (r.Has(other)) return r.Contradict("--pipeline-model-parallel-layout", absl::StrCat("--", other));
+  }
+  absl::StatusOr<std::vector<LayoutStage>> stages = ParsePipelineLayout(layout);
+  if (!stages.ok()) return r.Error(stages.status().message());
+  const auto fail = [&](const std::string& problem) {
+    return r.Error(absl::StrFormat("--pipeline-model-parallel-layout %s: %s", layout, problem));
+  };
+  const int64_t k_total = static_cast<int64_t>(stages->size());
+  if (k_total % l.pp != 0) {
+    return fail(absl::StrFormat("%d virtual stages do not divide by --pipeline-model-parallel-size %d", k_total, l.pp));
+  }
+  if (l.pp == 1 && k_total > 1) return fail("interleaving needs a pipeline (--pipeline-model-parallel-size 1)");
+  LayoutStage sum;
+  std::vector<int64_t> blocks(static_cast<size_t>(l.pp), 0);
+  for (int64_t k = 0; k < k_total; ++k) {
+    const LayoutStage& s = (*stages)[static_cast<size_t>(k)];
+    sum.embedding += s.embedding, sum.blocks += s.blocks, sum.mtp += s.mtp, sum.loss += s.loss;
+    blocks[static_cast<size_t>(k % l.pp)] += s.blocks;
+    if (s.Layers() == 0) {
+      return fail(
+          absl::StrFormat("virtual stage %d has no embedding, block or loss (not modelled: hetsim's "
+                          "virtual stages hold a layer at least)",
+                          k));
+    }
+    split.layout_layers.push_back(s.Layers());
+  }
+  const LayoutStage& first = stages->front();
+  const LayoutStage& last = stages->back();
+  if (sum.embedding != 1 || !first.embedding_first) return fail("the embedding (E) must come once, first");
+  if (sum.loss != 1 || !last.loss_last) return fail("the loss (L) must come once, last");
+  if (sum.blocks != num_layers) {
+    return fail(absl::StrFormat("%d blocks (t), but --num-layers %d", sum.blocks, num_layers));
+  }
+  if (sum.mtp != mtp) return fail(absl::StrFormat("%d MTP modules (m), but --mtp-num-layers %d", sum.mtp, mtp));
+  if (last.mtp != mtp) {
+    return fail("MTP modules (m) apart from the loss: not modelled (hetsim runs them in the head's layer)");
+  }
+  return blocks;  // every pipeline stage holds a layer: no virtual stage is empty
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
+                                               MegatronSplit& split) {
+  if (r.Has("pipeline-model-parallel-layout")) return ReadLayout(r, l, num_layers, mtp, split);
+  if (r.Has("decoder-first-pipeline-num-layers")) {
+    HETSIM_ASSIGN_OR_RETURN(split.first_blocks, r.Int("decoder-first-pipeline-num-layers", 0));
+  }
+  if (r.Has("decoder-last-pipeline-num-layers")) {
+    HETSIM_ASSIGN_OR_RETURN(split.last_blocks, r.Int("decoder-last-pipeline-num-layers", 0));
+  }
+  split.account_embedding = r.Has("account-for-embedding-in-pipeline-split");
+  split.account_loss = r.Has("account-for-loss-in-pipeline-split");
+  absl::StatusOr<std::vector<int64_t>> blocks = StageBlocks(split, num_layers, l.pp);
+  if (!blocks.ok()) return r.Error(blocks.status().message());
+  return blocks;
+}
+
+// Interleaving: --num-layers-per-virtual-pipeline-stage N (layers of a chunk, the embedding and loss
+// counted when the split accounts for them) or --num-virtual-stages-per-pipeline-rank V (chunks); 1 =
+// not interleaved.
+absl::StatusOr<int64_t> ReadVirtualStages(const Reader& r, const Layout& l, const MegatronSplit& split,
+                                          int64_t num_layers, const std::vector<int64_t>& stage_blocks) {
+  if (!split.layout_layers.empty()) return static_cast<int64_t>(split.layout_layers.size()) / l.pp;
+  const bool per_chunk_given = r.Has("num-layers-per-virtual-pipeline-stage");
+  const bool chunks_given = r.Has("num-virtual-stages-per-pipeline-rank");
+  if (!per_chunk_given && !chunks_given) return 1;
+  if (per_chunk_given && chunks_given) {
+    return r.Contradict("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank");
+  }
+  const std::string flag =
+      per_chunk_given ? "num-layers-per-virtual-pipeline-stage" : "num-virtual-stages-per-pipeline-rank";
+  const std::string given = absl::StrCat("--", flag, " ", r.Value(flag));
+  if (l.pp == 1) return r.Contradict(given, "--pipeline-model-parallel-size 1", "interleaving needs a pipeline");
+  if (chunks_given) {
+    HETSIM_ASSIGN_OR_RETURN(int64_t chunks, r.Int("num-virtual-stages-per-pipeline-rank", 0));
+    // Megatron cuts every stage's share evenly: the uneven split's blocks, or the layers a stage holds.
+    for (size_t p = 0; p < stage_blocks.size(); ++p) {
+      const int64_t share = split.uneven() ? stage_blocks[p] : split.LayersPerStage(num_layers, l.pp);
+      if (share % chunks != 0) {
+        return r.Error(absl::StrFormat("%s does not divide the %d %s of pipeline stage %d", given, share,
+                                       split.uneven() ? "blocks" : "layers", p));
+      }
+    }
+    return chunks;
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t per_chunk, r.Int("num-layers-per-virtual-pipeline-stage", 0));
+  if (split.uneven()) {
+    return r.Contradict(given, "--decoder-first/last-pipeline-num-layers",
+                        "Megatron counts an uneven pipeline's chunks with --num-virtual-stages-per-pipeline-rank");
+  }
+  const int64_t per_stage = split.LayersPerStage(num_layers, l.pp);
+  if (per_stage % per_chunk != 0) {
+    return r.Error(absl::StrFormat("%s does not divide the %d layers of a pipeline stage", given, per_stage));
+  }
+  return per_stage / per_chunk;
+}
+
+// A stage's mesh: `node_count` nodes x `gpus_per_node` GPUs, stages tiled side by side on each node.
+struct StageTiling {
+  int64_t node_count = 1, gpus_per_node = 1;
+};
+
+// Megatron's rank order puts stage p on ranks [p G, (p+1) G): whole nodes, or part of one. A stage of
+// G GPUs that does neither (TP 4 x DP 3 = 12 on 8-GPU nodes: 1.5 nodes) is not a rectangle of nodes x
+// GPUs, which a hetsim mesh is: it is placed on G / d nodes x d GPUs instead (d the largest divisor of
+// the node holding whole TP x CP groups and tiling the stages), noted. Tensor-parallel groups stay
+// inside nodes as in Megatron; pipeline and data-parallel transfers take other links.
+absl::StatusOr<StageTiling> TileStages(const Reader& r, const Layout& l, int64_t g, std::vector<std::string>& notes) {
+  const int64_t gpn = l.gpus_per_node;
+  const int64_t group = l.tp * l.cp;  // ranks that stay together, innermost in Megatron's order
+  if (g % gpn == 0 && (group % gpn == 0 || gpn % group == 0)) return StageTiling{g / gpn, gpn};
+  if (gpn % g == 0) return StageTiling{1, g};
+  for (int64_t d = gpn; d >= 1; --d) {
+    // Whole groups inside a node row, or groups of whole rows (TP 12 as 3 x 4 GPUs; not one GPU a node).
+    const bool whole_groups = group <= d ? d % group == 0 : d > 1 && group % d == 0;
+    if (gpn % d != 0 || g % d != 0 || !whole_groups || l.pp % (gpn / d) != 0) continue;
+    notes.push_back(absl::StrFormat(
+        "a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one (Megatron puts stage p "
+        "on ranks p x %d ..): placed on %d nodes x %d GPUs, %d stages side by side, which hetsim meshes can "
+        "say; tensor-parallel groups stay inside nodes",
+        g, gpn, g, g / d, d, gpn / d));
+    return StageTiling{g / d, d};
+  }
+  return r.Error(
+      absl::StrFormat("a pipeline stage of %d GPUs neither fills whole nodes of %d GPUs nor divides one, and no "
+                      "rectangle of nodes x GPUs holds it with whole tensor-parallel groups",
+                      g, gpn));
+}
+
+// Stage p holds its blocks (megatron_split.h) on ranks [p G, (p+1) G), G = TP CP DP ranks filling nodes
+// in order (tiled where that is not a rectangle: TileStages); the embedding joins the first stage and
+// the head the last.
+absl::Status AddStages(const Reader& r, const Layout& l, const std::vector<int64_t>& blocks, const v1::Stage& common,
+                       v1::Plan& plan, std::vector<std::string>& notes) {
+  const int64_t g = l.tp * l.cp * l.dp;
+  HETSIM_ASSIGN_OR_RETURN(const StageTiling tiling, TileStages(r, l, g, notes));
+  int64_t first_layer = 0;
+  for (int64_t p = 0; p < l.pp; ++p) {
+    v1::Stage& s = *plan.add_stages();
+    s = common;
+    s.set_first_layer(static_cast<uint32_t>(first_layer));
+    s.set_num_layers(static_cast<uint32_t>(blocks[p] + (p == 0) + (p == l.pp - 1)));
+    first_layer += s.num_layers();
+    v1::Mesh& m = *s.mutable_mesh();
+    m.set_island(l.island->name());
+    const int64_t slots = l.gpus_per_node / tiling.gpus_per_node;  // stages side by side on the same nodes
+    m.set_first_node(static_cast<uint32_t>(p / slots * tiling.node_count));
+    m.set_node_count(static_cast<uint32_t>(tiling.node_count));
+    m.set_first_gpu(static_cast<uint32_t>(p % slots * tiling.gpus_per_node));
+    m.set_gpus_per_node(static_cast<uint32_t>(tiling.gpus_per_node));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// Flags hetsim prices only at one value: that value says nothing, any other is noted as not modelled
+// with what hetsim prices instead.
+// Megatron's checks on --overlap-moe-expert-parallel-comm (combined 1F1B), by flag.
+absl::Status CheckMoeOverlap(const Reader& r, const Layout& l, int64_t chunks, const v1::Model& model) {
+  if (l.ep <= 1) {
+    return r.Error("--overlap-moe-expert-parallel-comm: needs --expert-model-parallel-size > 1");
+  }
+  if (model.transformer().moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_GATHER) {
+    return r.Error(
+        "--overlap-moe-expert-parallel-comm: needs --moe-token-dispatcher-type alltoall or flex (allgather is "
+        "Megatron's default)");
+  }
+  if (l.pp > 1 && chunks <= 1) {
+    return r.Error(absl::StrFormat(
+        "--overlap-moe-expert-parallel-comm: needs a virtual pipeline with --pipeline-model-parallel-size %d", l.pp));
+  }
+  if (r.Has("recompute-granularity") && r.Value("recompute-granularity") == "full") {
+    return r.Contradict("--overlap-moe-expert-parallel-comm", "--recompute-granularity full",
+                        "Megatron's combined 1F1B does not run with full recomputation");
+  }
+  return absl::OkStatus();
+}
+
+void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
+                                 std::vector<std::string>& notes) {
+  if (r.Has("delay-wgrad-compute")) {
+    notes.push_back(
+        "not modelled: --delay-wgrad-compute (the weight gradients it defers would hide more of the experts' "
+        "dispatch under --overlap-moe-expert-parallel-comm)");
+  }
+  if (r.Has("fp8-recipe")) {
+    const std::string recipe = r.Value("fp8-recipe");
+    if (!r.Has("fp8-format")) {
+      notes.push_back(absl::StrFormat("--fp8-recipe %s: no effect without --fp8-format", recipe));
+    } else if (recipe != "tensorwise" && recipe != "delayed") {
+      notes.push_back(absl::StrFormat(
+          "not modelled: --fp8-recipe %s (its block scales' quantization; priced as per-tensor FP8)", recipe));
+    }
+  }
+  if (r.Has("expert-tensor-parallel-size") && !r.Has("num-experts")) {
+    notes.push_back(absl::StrFormat("--expert-tensor-parallel-size %d: no effect without --num-experts", l.etp));
+  }
+  const std::vector<std::string> modules = r.Values("recompute-modules");
+  if (!modules.empty()) {
+    const std::string list = absl::StrJoin(modules, " ");
+    if (recompute.recompute != v1::RECOMPUTE_SELECTIVE) {
+      notes.push_back(
+          absl::StrFormat("--recompute-modules %s: no effect without --recompute-granularity selective", list));
+    } else if (list != "core_attn") {
+      notes.push_back(absl::StrFormat(
+          "not modelled: --recompute-modules %s (priced as Megatron's default, the attention core)", list));
+    }
+  }
+}
+
+// Models hetsim cannot describe: pricing them as transformers would be silently wrong.
+absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
+  if (flags.script == "pretrain_mamba.py") {
+    return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
+  }
+  for (const auto& [name, value] : flags.flags) {
+    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
+        name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
+      return r.Error(
+          absl::StrFormat("--%s: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)", name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
+                                              const MegatronImportRequest& request, absl::string_view source) {
+  const Reader r(flags, source);
+  HETSIM_RETURN_IF_ERROR(RefuseOtherModels(r, flags));
+  MegatronImport out;
+  HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
+  HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
+  MegatronSplit split;
+  HETSIM_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> stage_blocks,
+      ReadSplit(r, l, out.model.transformer().num_layers(), out.model.transformer().mtp_num_layers(), split));
+  HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
+  NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
+  HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, l, out.notes));
+  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
+  if (r.Has("overlap-param-gather") && zero_stage == 0 && !megatron_fsdp) {
+    return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
+                        "parameters are gathered only by the distributed optimizer (or a sharded FSDP)");
+  }
+  if (r.Has("overlap-param-gather") && !r.Has("overlap-grad-reduce")) {
+    return r.Contradict("--overlap-param-gather", "the absence of --overlap-grad-reduce",
+                        "Megatron overlaps the parameter gather only with the gradient reduce overlapped");
+  }
+  if (r.Has("tp-comm-overlap") && !r.Has("sequence-parallel")) {
+    return r.Contradict("--tp-comm-overlap", "the absence of --sequence-parallel",
+                        "Megatron overlaps tensor-parallel communication only with sequence parallelism");
+  }
+  v1::Plan& plan = out.plan;
+  HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
+  if (!r.Has("global-batch-size")) {
+    out.notes.push_back(
+        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
+                        "Megatron's default",
+                        micro * l.dp));
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
+  if (global % (micro * l.dp) != 0) {
+    return r.Contradict(
+        absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
+        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)", micro * l.dp));
+  }
+  plan.set_global_batch_size(global);
+  plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
+  plan.set_schedule(v1::ONE_F_ONE_B);
+  HETSIM_ASSIGN_OR_RETURN(const int64_t chunks,
+                          ReadVirtualStages(r, l, split, out.model.transformer().num_layers(), stage_blocks));
+  if (chunks > 1) {
+    plan.set_schedule(v1::INTERLEAVED_1F1B);
+    plan.set_virtual_stages(static_cast<uint32_t>(chunks));
+    for (int64_t layers : split.layout_layers) plan.add_virtual_stage_layers(static_cast<uint32_t>(layers));
+  }
+  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_moe_a2a_overlap(r.Has("overlap-moe-expert-parallel-comm"));
+  if (plan.moe_a2a_overlap()) HETSIM_RETURN_IF_ERROR(CheckMoeOverlap(r, l, chunks, out.model));
+  // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
+  // FSDPs prefetch): ZeRO-3's own gathers, not the distributed optimizer's after the step.
+  plan.set_overlap_param_gather(r.Has("overlap-param-gather") && (zero_stage == 1 || zero_stage == 2));
+  plan.set_zero3_prefetch(zero_stage == 3);
+  HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
+  plan.set_grad_reduce_in_fp32(fp32_gradients);
+  plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
+  // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
+  // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
+  // reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
+  // of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap.
+  const bool sp = r.Has("sequence-parallel");
+  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
+                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
+  if (code_2021 && l.tp > 1) {
+    out.notes.push_back(
+        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
+        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
+  }
+  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
+  const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
+  if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
+  HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
+  plan.set_cp_comm_type(cp_comm);
+  HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
+  const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
+  plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
+                                     : request.name);
+  *plan.mutable_model() = out.model;
+
+  if (!flags.no_effect.empty()) {
+    out.notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
+  }
+  for (const std::string& f : flags.not_modelled) out.notes.push_back(absl::StrCat("not modelled (ignored): ", f));
+  for (const std::string& f : flags.unknown) out.notes.push_back(absl::StrCat("unknown (ignored): ", f));
+
+  proto::PlanInputs inputs;
+  inputs.cluster = cluster;
+  inputs.model = out.model;
+  inputs.plan = plan;
+  inputs.plan_path = std::string(source);
+  HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(inputs));
+  return out;
+}
+
+}  // namespace hetsim::interop

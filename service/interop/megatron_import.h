@@ -1,0 +1,41 @@
+// `hetsim import megatron`: a Megatron-LM launch line (megatron_flags.h) on a cluster's island becomes a
+// Model and a Plan laid out as Megatron lays out ranks: tensor parallel innermost, then context
+// parallel, data parallel, pipeline parallel outermost, ranks filling nodes in order (rank r on GPU
+// r % gpus_per_node of node r / gpus_per_node). docs/megatron.md gives the mapping flag by flag.
+#ifndef HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_
+#define HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+#include "service/interop/megatron_flags.h"
+
+namespace hetsim::interop {
+
+struct MegatronImportRequest {
+  std::string island;         // "" = the cluster's only island
+  int64_t nodes = 0;          // 0 = torchrun's --nnodes
+  int64_t gpus_per_node = 0;  // 0 = torchrun's --nproc_per_node, else the island's node type
+  std::string name;           // plan name; "" = "megatron-tpT-ppP-dpD"
+};
+
+struct MegatronImport {
+  hetsim::v1::Model model;  // also inline in plan.model
+  hetsim::v1::Plan plan;
+  // What the import did not apply, one line each, for the user to read: flags without effect on an
+  // iteration's cost, flags hetsim cannot model yet, unknown flags, defaults it assumed.
+  std::vector<std::string> notes;
+};
+
+// InvalidArgument naming `source` and the flag(s) for missing, malformed or contradictory flags, for a
+// layout that does not fit the island, and for flags hetsim cannot model at all (a context-parallel
+// size above 1). `cluster` has presets applied.
+absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const hetsim::v1::Cluster& cluster,
+                                              const MegatronImportRequest& request, absl::string_view source);
+
+}  // namespace hetsim::interop
+
+#endif  // HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_

@@ -1,0 +1,196 @@
+#include "traces/html/run_html.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/time.h"
+#include "base/units.h"
+#include "topology/device_graph.h"
+#include "traces/html/chart.h"
+#include "traces/html/gantt.h"
+#include "traces/html/page.h"
+#include "traces/html/svg.h"
+
+namespace hetsim::report {
+namespace {
+
+using sim::executor::ExecutionResult;
+using sim::executor::ExecutionSetup;
+
+std::string Pct(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
+
+std::vector<Figure> HeaderFigures(const v1::Report& r) {
+  std::vector<Figure> f = {
+      {"iteration time", absl::StrFormat("%.1f ms", r.iteration_time_ms())},
+      {"tokens/s", absl::StrFormat("%.0f", r.tokens_per_s())},
+      {"samples/s", absl::StrFormat("%.1f", r.samples_per_s())},
+      {"MFU", Pct(r.mfu())},
+      {"TFLOP/s per GPU", absl::StrFormat("%.1f", r.model_tflops_per_gpu())},
+      {"pipeline bubble", Pct(r.bubble_ratio())},
+      {"eta (HAPT Eq. 25)", Pct(r.eta())},
+      {"memory", r.oom() ? "OUT OF MEMORY" : "fits", r.oom()},
+  };
+  if (r.failed()) f.push_back({"iteration", absl::StrFormat("failed at %.1f ms", r.failed_at_ms()), true});
+  return f;
+}
+
+// Memory of one GPU of each stage over the iteration against its capacity, as small multiples.
+std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report) {
+  std::string out = "<div class=\"multiples\">";
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    const double capacity = s < report.stages_size() ? report.stages(s).memory_capacity_gib() : 0;
+    Series used{"memory per GPU", kBlue, SeriesStyle::kStep, {}};
+    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) {
+      used.points.push_back({TimeToMilliseconds(t), static_cast<double>(bytes) / kGiB});
+    }
+    if (!used.points.empty()) used.points.push_back({TimeToMilliseconds(r.iteration_time), used.points.back().y});
+    Series cap{"capacity",
+               kVermillion,
+               SeriesStyle::kDashed,
+               {{0, capacity}, {TimeToMilliseconds(r.iteration_time), capacity}}};
+    const bool oom = s < report.stages_size() && report.stages(s).oom();
+    ChartSpec spec(absl::StrFormat("stage %d%s", s, oom ? " (OOM)" : ""), "time (ms)", "GiB per GPU", 380, 210);
+    spec.x_min = spec.y_min = 0;
+    out += ChartSvg(spec, {used, cap});
+  }
+  return out + "</div>";
+}
+
+// Busy share over time of each link class, averaged over the class's links that carried traffic.
+std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<LinkId>& links) {
+  const size_t L = links.size();
+  const size_t n = r.sample_times.size();
+  if (L == 0 || n < 2) return "";
+  const topology::Topology& topo = *setup.topology;
+  std::vector<std::vector<size_t>> by_class(topology::kNumLinkClasses);
+  for (size_t l = 0; l < L; ++l) {
+    if (r.link_busy[(n - 1) * L + l] > 0) by_class[static_cast<int>(topo.links()[links[l]].link_class)].push_back(l);
+  }
+  std::vector<Series> series;
+  for (int c = 0; c < topology::kNumLinkClasses; ++c) {
+    if (by_class[c].empty()) continue;
+    Series s(absl::StrFormat("%s (%d links)", topology::LinkClassName(static_cast<topology::LinkClass>(c)),
+                             by_class[c].size()),
+             SeriesColor(c), SeriesStyle::kStep);
+    for (size_t i = 1; i < n; ++i) {
+      const Time dt = r.sample_times[i] - r.sample_times[i - 1];
+      if (dt <= 0) continue;
+      double busy = 0;
+      for (size_t l : by_class[c]) busy += static_cast<double>(r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l]);
+      const double pct = std::min(100.0, 100.0 * busy / (static_cast<double>(dt) * by_class[c].size()));
+      if (s.points.empty()) s.points.push_back({TimeToMilliseconds(r.sample_times[i - 1]), pct});
+      s.points.push_back({TimeToMilliseconds(r.sample_times[i]), pct});
+    }
+    series.push_back(std::move(s));
+  }
+  ChartSpec spec("link utilisation per class", "time (ms)", "busy share of the links that carried traffic (%)", 1160,
+                 300);
+  spec.x_min = spec.y_min = 0;
+  spec.y_max = 100;
+  return ChartSvg(spec, series);
+}
+
+Table StageTable(const v1::Report& r) {
+  Table t{{"stage", "layers", "GPU type", "GPUs", "TP x DP", "warm-up", "fwd ms", "bwd ms", "busy ms", "comm ms",
+           "sync+opt ms", "idle ms", "peak GiB", "capacity GiB", "OOM"},
+          {},
+          true,
+          "stages"};
+  for (const v1::StageReport& s : r.stages()) {
+    t.rows.push_back(
+        {absl::StrCat(s.index()), absl::StrFormat("%d-%d", s.first_layer(), s.first_layer() + s.num_layers() - 1),
+         s.gpu_type(), absl::StrCat(s.num_gpus()), absl::StrFormat("%d x %d", s.tensor_parallel(), s.data_parallel()),
+         absl::StrCat(s.warmup_forwards()), absl::StrFormat("%.2f", s.forward_ms_per_microbatch()),
+         absl::StrFormat("%.2f", s.backward_ms_per_microbatch()), absl::StrFormat("%.1f", s.compute_busy_ms()),
+         absl::StrFormat("%.1f", s.exposed_comm_ms()), absl::StrFormat("%.1f", s.grad_sync_ms() + s.optimizer_ms()),
+         absl::StrFormat("%.1f", s.idle_ms()), absl::StrFormat("%.2f", s.peak_memory_gib()),
+         absl::StrFormat("%.0f", s.memory_capacity_gib()),
+         s.oom() ? absl::StrFormat("by %.2f GiB", s.oom_excess_gib()) : "no"});
+  }
+  return t;
+}
+
+Table BoundaryTable(const v1::Report& r) {
+  Table t{{"boundary", "MB per microbatch", "transfer ms", "hidden behind compute", "slowest link"},
+          {},
+          true,
+          "boundaries"};
+  for (const v1::BoundaryReport& b : r.boundaries()) {
+    t.rows.push_back({absl::StrFormat("%d -> %d", b.from_stage(), b.to_stage()),
+                      absl::StrFormat("%.2f", static_cast<double>(b.bytes_per_microbatch()) / 1e6),
+                      absl::StrFormat("%.3f", b.transfer_ms()), Pct(b.overlap_ratio()), b.link_class()});
+  }
+  return t;
+}
+
+Table LinkTable(const v1::Report& r) {
+  Table t{{"link class", "links", "GB moved", "mean utilisation", "max utilisation"}, {}, false, "links"};
+  for (const v1::LinkClassReport& l : r.links()) {
+    t.rows.push_back({l.link_class(), absl::StrCat(l.links()), absl::StrFormat("%.2f", l.bytes() / 1e9),
+                      Pct(l.mean_utilization()), Pct(l.max_utilization())});
+  }
+  return t;
+}
+
+// The schedule, memory and link charts: they need the simulated iteration.
+void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report,
+               const std::vector<LinkId>& sampled_links, Page& page) {
+  page.AddHeading("Pipeline schedule");
+  page.AddParagraph(absl::StrFormat(
+      "One row per stage (every GPU of a stage runs the same schedule). Blocks are numbered by microbatch; hover for "
+      "times. Wheel to zoom, drag to pan, double-click to reset. Pipeline ends at %.1f ms, iteration at %.1f ms.",
+      report.pipeline_ms(), report.iteration_time_ms()));
+  page.AddRaw(GanttLegendHtml());
+  page.AddRaw(GanttSvg(setup, r));
+  page.AddHeading("Memory per stage");
+  page.AddParagraph("One GPU of each stage: model states, plus activations from a forward until its backward ends.");
+  page.AddRaw(MemoryCharts(setup, r, report));
+  const std::string links = LinkChart(setup, r, sampled_links);
+  if (!links.empty()) {
+    page.AddHeading("Link utilisation over time");
+    page.AddParagraph(
+        "Pipeline transfers and gradient synchronisation as simulated flows; tensor-parallel collectives "
+        "(timed in closed form) count in the table below, not in this chart.");
+    page.AddRaw(links);
+  }
+}
+
+}  // namespace
+
+std::string RunReportHtml(const RunHtmlInputs& in) {
+  const v1::Report& report = *in.report;
+  Page page(absl::StrFormat("hetsim: %s", report.plan_name()),
+            absl::StrFormat("model %s on cluster %s: %d GPUs, %d stages, %d microbatches, %s schedule; network %s",
+                            report.model_name(), report.cluster_name(), report.num_gpus(), report.num_stages(),
+                            report.num_microbatches(), report.schedule(), report.network_model()));
+  page.AddFigures(HeaderFigures(report));
+  if (in.setup != nullptr && in.result != nullptr) {
+    AddCharts(*in.setup, *in.result, report, in.sampled_links, page);
+  } else {
+    page.AddParagraph(
+        "Drawn from a saved report: the schedule, memory and link charts need the simulated "
+        "iteration (hetsim run PLAN --cluster C --html R.html).");
+  }
+  page.AddTable(LinkTable(report));
+  page.AddHeading("Stages");
+  page.AddTable(StageTable(report));
+  if (report.boundaries_size() > 0) {
+    page.AddHeading("Stage boundaries");
+    page.AddTable(BoundaryTable(report));
+  }
+  if (report.faults_size() > 0) {
+    page.AddHeading("Faults");
+    Table t{{"fault", "what", "at ms", "GPUs", "links", "effect"}, {}, false, "faults"};
+    for (int i = 0; i < report.faults_size(); ++i) {
+      const v1::FaultReport& f = report.faults(i);
+      t.rows.push_back({absl::StrCat(i), f.description(), absl::StrFormat("%.1f", f.at_ms()),
+                        absl::StrCat(f.gpus_affected()), absl::StrCat(f.links_affected()), f.effect()});
+    }
+    page.AddTable(t);
+    if (report.failed()) page.AddParagraph(absl::StrCat("The iteration failed: ", report.lost()));
+  }
+  return page.Finish();
+}
+
+}  // namespace hetsim::report

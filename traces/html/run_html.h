@@ -1,0 +1,35 @@
+// The HTML report of one simulated iteration (`hetsim run --html FILE`): header figures, the pipeline
+// schedule as a zoomable Gantt chart (one row per stage: forwards and backwards numbered by
+// microbatch, transfers and gradient synchronisation on their own lanes, faults marked), memory per
+// stage against capacity, link utilisation per class over time, the stage, boundary and fault tables.
+// docs/report.md shows it.
+//
+//   auto sim = driver::SimulatePlan(inputs, {.sample_all_links = true});
+//   std::string html = report::RunReportHtml({sim->setup.get(), &sim->result, &sim->report, sim->sampled_links});
+#ifndef HETSIM_TRACES_HTML_RUN_HTML_H_
+#define HETSIM_TRACES_HTML_RUN_HTML_H_
+
+#include <string>
+#include <vector>
+
+#include "base/ids.h"
+#include "proto/hetsim.pb.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::report {
+
+// Without the setup and result (a saved Report alone: `hetsim report`), the page has the figures and
+// tables but no schedule, memory or link chart.
+struct RunHtmlInputs {
+  const sim::executor::ExecutionSetup* setup = nullptr;
+  const sim::executor::ExecutionResult* result = nullptr;
+  const v1::Report* report = nullptr;
+  std::vector<LinkId> sampled_links;  // the run's ExecutorOptions::sampled_links (may be empty)
+};
+
+std::string RunReportHtml(const RunHtmlInputs& in);
+
+}  // namespace hetsim::report
+
+#endif  // HETSIM_TRACES_HTML_RUN_HTML_H_

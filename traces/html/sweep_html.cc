@@ -1,0 +1,204 @@
+#include "traces/html/sweep_html.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "traces/html/chart.h"
+#include "traces/html/page.h"
+#include "traces/html/svg.h"
+
+namespace hetsim::report {
+namespace {
+
+// The metric columns charted, with their axis labels.
+struct Metric {
+  const char* column;
+  const char* label;
+  double scale;  // shares to percent
+};
+constexpr Metric kMetrics[] = {{"tokens_per_s", "throughput (tokens/s)", 1},
+                               {"iteration_time_ms", "iteration time (ms)", 1},
+                               {"mfu", "MFU (%)", 100},
+                               {"bubble_ratio", "pipeline bubble (%)", 100},
+                               {"eta", "eta (%)", 100},
+                               {"peak_memory_gib", "peak memory per GPU (GiB)", 1}};
+
+// One line of CSV into cells; false when a quoted cell does not close.
+bool SplitCsvLine(absl::string_view line, std::vector<std::string>* cells) {
+  cells->clear();
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells->push_back(std::move(cell));
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells->push_back(std::move(cell));
+  return !quoted;
+}
+
+int ColumnOf(const SweepTable& t, absl::string_view name) {
+  const auto it = std::find(t.columns.begin(), t.columns.end(), name);
+  return it == t.columns.end() ? -1 : static_cast<int>(it - t.columns.begin());
+}
+
+// Axis value -> position on x: the number itself, or the value's rank when an axis is not numeric.
+struct AxisValues {
+  std::vector<std::string> values;  // distinct, in first-seen order (the sweep's order)
+  bool numeric = true;
+  double X(const std::string& v) const {
+    double d = 0;
+    if (numeric && absl::SimpleAtod(v, &d)) return d;
+    return static_cast<double>(std::find(values.begin(), values.end(), v) - values.begin());
+  }
+};
+
+AxisValues ValuesOf(const SweepTable& t, int column) {
+  AxisValues a;
+  for (const auto& row : t.rows) {
+    if (std::find(a.values.begin(), a.values.end(), row[column]) == a.values.end()) a.values.push_back(row[column]);
+    double d = 0;
+    if (!absl::SimpleAtod(row[column], &d)) a.numeric = false;
+  }
+  return a;
+}
+
+std::string MetricCharts(const SweepTable& t, const Metric& m) {
+  const int metric = ColumnOf(t, m.column);
+  const int x_col = ColumnOf(t, t.axes[0]);
+  const int line_col = t.axes.size() > 1 ? ColumnOf(t, t.axes[1]) : -1;
+  const AxisValues x_axis = ValuesOf(t, x_col);
+  const AxisValues lines = line_col >= 0 ? ValuesOf(t, line_col) : AxisValues{{""}, false};
+  // The other axes: one small chart per combination of their values, in first-seen order.
+  std::vector<std::string> panels;
+  std::map<std::string, std::vector<const std::vector<std::string>*>> rows_of;
+  for (const auto& row : t.rows) {
+    std::vector<std::string> key;
+    for (size_t a = 2; a < t.axes.size(); ++a)
+      key.push_back(absl::StrCat(t.axes[a], " = ", row[ColumnOf(t, t.axes[a])]));
+    const std::string k = absl::StrJoin(key, ", ");
+    if (!rows_of.count(k)) panels.push_back(k);
+    rows_of[k].push_back(&row);
+  }
+  const bool multiples = panels.size() > 1;
+  std::string out = multiples ? "<div class=\"multiples\">" : "";
+  for (const std::string& panel : panels) {
+    std::vector<Series> series;
+    for (size_t l = 0; l < lines.values.size(); ++l) {
+      static constexpr const char* kDashes[] = {"", "7 3", "2 2", "9 3 2 3"};
+      Series s(line_col >= 0 ? absl::StrCat(t.axes[1], " = ", lines.values[l]) : m.column,
+               SeriesColor(static_cast<int>(l)), SeriesStyle::kLine, {}, kDashes[l % 4]);
+      for (const auto* row : rows_of[panel]) {
+        if (line_col >= 0 && (*row)[line_col] != lines.values[l]) continue;
+        double y = 0;
+        if (!absl::SimpleAtod((*row)[metric], &y)) continue;  // a failed point has no metrics
+        s.points.push_back({x_axis.X((*row)[x_col]), y * m.scale, 0, 0,
+                            absl::StrFormat("%s = %s%s: %s", t.axes[0], (*row)[x_col],
+                                            line_col >= 0 ? absl::StrCat(", ", t.axes[1], " = ", (*row)[line_col]) : "",
+                                            Num(y * m.scale))});
+      }
+      std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+      if (!s.points.empty()) series.push_back(std::move(s));
+    }
+    ChartSpec spec(panel.empty() ? m.label : panel,
+                   x_axis.numeric ? t.axes[0] : absl::StrCat(t.axes[0], " (", absl::StrJoin(x_axis.values, ", "), ")"),
+                   m.label, multiples ? 500 : 740, multiples ? 280 : 330);
+    spec.legend = line_col >= 0;
+    out += ChartSvg(spec, series);
+  }
+  return multiples ? out + "</div>" : out;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepTable> ParseSweepCsv(absl::string_view text, absl::string_view file,
+                                         std::optional<std::string> expected_header) {
+  SweepTable t;
+  int line_no = 0;
+  std::vector<std::string> cells;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    if (line.empty()) continue;
+    if (!SplitCsvLine(line, &cells)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: line %d: a quoted cell does not end", file, line_no));
+    }
+    if (t.columns.empty()) {
+      if (expected_header && line != *expected_header) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: line 1: header \"%s\" is not this sweep's (\"%s\"): the file comes from another sweep",
+                            file, line, *expected_header));
+      }
+      const auto metrics = std::find(cells.begin(), cells.end(), "iteration_time_ms");
+      if (cells.empty() || cells[0] != "point" || metrics == cells.end() || metrics == cells.begin() + 1 ||
+          std::find(cells.begin(), cells.end(), "status") == cells.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: line %d: not a sweep's output (the header must start with point, the axes, then iteration_time_ms)",
+            file, line_no));
+      }
+      t.columns = cells;
+      t.axes.assign(cells.begin() + 1, metrics);
+      continue;
+    }
+    if (cells.size() != t.columns.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: line %d: %d cells, the header has %d", file, line_no, cells.size(), t.columns.size()));
+    }
+    t.rows.push_back(cells);
+  }
+  if (t.columns.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: empty: not a sweep's output", file));
+  return t;
+}
+
+std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
+  int ok = 0;
+  const int status = ColumnOf(t, "status");
+  for (const auto& row : t.rows) ok += status >= 0 && (row[status] == "ok" || row[status] == "oom");
+  const size_t slash = title.find_last_of('/');
+  Page page(absl::StrCat("hetsim sweep: ", slash == std::string::npos ? title : title.substr(slash + 1)),
+            absl::StrFormat("%d points over %s; %d simulated", t.rows.size(), absl::StrJoin(t.axes, " x "), ok));
+  if (t.axes.size() > 1) {
+    page.AddParagraph(absl::StrFormat("x: %s; one line per %s%s. Hover a point for its value.", t.axes[0], t.axes[1],
+                                      t.axes.size() > 2 ? "; one chart per value of the other axes" : ""));
+  }
+  // Up to two axes: one chart per metric, side by side; more: a heading and small multiples each.
+  const bool grid = t.axes.size() <= 2;
+  if (grid) page.AddRaw("<div class=\"multiples\">");
+  for (const Metric& m : kMetrics) {
+    if (ColumnOf(t, m.column) < 0) continue;
+    if (!grid) page.AddHeading(m.label);
+    page.AddRaw(MetricCharts(t, m));
+  }
+  if (grid) page.AddRaw("</div>");
+  page.AddHeading("Every point (click a column to sort)");
+  Table table{t.columns, t.rows, true, "points"};
+  for (auto& row : table.rows) {
+    for (size_t c = 1 + t.axes.size(); c < row.size(); ++c) {  // metrics to 6 significant digits
+      double v = 0;
+      if (absl::SimpleAtod(row[c], &v) && row[c].find_first_of(".eE") != std::string::npos) row[c] = Num(v, 6);
+    }
+  }
+  page.AddTable(table);
+  return page.Finish();
+}
+
+}  // namespace hetsim::report
