@@ -66,7 +66,7 @@ std::unique_ptr<google::protobuf::Message> NewMessage(MessageType type) {
 
 absl::StatusOr<AnyMessage> LoadAnyMessage(absl::string_view path, std::optional<MessageType> type) {
   HETSIM_ASSIGN_OR_RETURN(FileFormat format, FileFormatFromPath(path));
-  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadInputFile(path, InputKind::kReport));
   if (type.has_value()) {
     AnyMessage out{*type, NewMessage(*type)};
     HETSIM_RETURN_IF_ERROR(ParseMessage(contents, format, path, out.message.get()));

@@ -58,7 +58,7 @@ absl::StatusOr<bool> ReadOne(google::protobuf::io::CodedInputStream& in, google:
 
 }  // namespace
 
-absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file) {
+absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file, int64_t max_nodes) {
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: empty file (no GlobalMetadata)", file));
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %d bytes: larger than 2 GiB", file, bytes.size()));
@@ -75,13 +75,17 @@ absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::st
     ChakraProtoMsg::Node node;
     HETSIM_ASSIGN_OR_RETURN(bool more, ReadOne(in, &node, file, index));
     if (!more) break;
+    if (static_cast<int64_t>(stream.nodes.size()) >= max_nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: more than %d nodes, the limit of one rank's trace", file, max_nodes));
+    }
     stream.nodes.push_back(std::move(node));
   }
   return stream;
 }
 
 absl::StatusOr<ChakraStream> ReadChakraStream(absl::string_view path) {
-  HETSIM_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  HETSIM_ASSIGN_OR_RETURN(std::string bytes, ReadInputFile(path, InputKind::kChakraTrace));
   return ParseChakraStream(bytes, path);
 }
 

@@ -23,14 +23,17 @@ struct ChakraStream {
 
 // Largest message accepted in a stream (a Node of a real trace is a few hundred bytes).
 inline constexpr int kMaxChakraMessageBytes = 64 << 20;
+// Most nodes one rank file may hold; parsing stops there, so a hostile file cannot fill memory.
+inline constexpr int64_t kMaxChakraNodesPerRank = 50'000'000;
 
 // The bytes of a rank file: metadata, then the nodes in order. Deterministic.
 std::string SerializeChakraStream(const ChakraStream& stream);
 
 // Parses a rank file's bytes. Errors are InvalidArgument "<file>: message N at byte B: <problem>"
 // (message 0 is the metadata): an empty file, a truncated size or message, a message that does not
-// parse. `file` only names the source.
-absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file);
+// parse, more than `max_nodes` nodes. `file` only names the source.
+absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file,
+                                               int64_t max_nodes = kMaxChakraNodesPerRank);
 
 // Reads and parses `path`.
 absl::StatusOr<ChakraStream> ReadChakraStream(absl::string_view path);

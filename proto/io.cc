@@ -1,16 +1,16 @@
 #include "proto/io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -92,20 +92,92 @@ std::string StatusMessage(const pb::util::Status& status) { return std::string(s
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
-  const std::string p(path);
-  std::error_code ec;
-  if (std::filesystem::is_directory(p, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: is a folder, not a file", path));
+uint64_t MaxInputBytes(InputKind kind) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  switch (kind) {
+    case InputKind::kMessage: return 256 * kMiB;
+    case InputKind::kReport: return 1024 * kMiB;
+    case InputKind::kText: return 64 * kMiB;
+    case InputKind::kRows: return 4096 * kMiB;
+    case InputKind::kChakraTrace: return 1024 * kMiB;
   }
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
+  return 0;  // unreachable: the switch names every kind (-Wswitch)
+}
+
+namespace {
+
+const char* InputKindName(InputKind kind) {
+  switch (kind) {
+    case InputKind::kMessage: return "an input message";
+    case InputKind::kReport: return "a report";
+    case InputKind::kText: return "a text input";
+    case InputKind::kRows: return "sweep rows";
+    case InputKind::kChakraTrace: return "a Chakra trace";
+  }
+  return "";
+}
+
+// Closes a file descriptor on every path out of ReadInputFile.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadInputFile(absl::string_view path, InputKind kind) {
+  const std::string p(path);
+  // Open without blocking so that a FIFO with no writer cannot hang us before the type check.
+  const FdCloser file{::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (file.fd < 0) {
+    if (errno == EISDIR) return absl::InvalidArgumentError(absl::StrFormat("%s: is a folder, not a file", path));
     return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, std::strerror(errno)));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrFormat("%s: read error", path));
-  return buffer.str();
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) {
+    return absl::DataLossError(absl::StrFormat("%s: cannot stat: %s", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(info.st_mode)) return absl::InvalidArgumentError(absl::StrFormat("%s: is a folder, not a file", path));
+  if (!S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not a regular file (a device, FIFO or socket): hetsim reads only files", path));
+  }
+  const uint64_t limit = MaxInputBytes(kind);
+  const auto too_large = [&](uint64_t bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d bytes is larger than %d MiB, the limit for %s (docs/reliability.md)", path, bytes,
+                        limit >> 20, InputKindName(kind)));
+  };
+  if (static_cast<uint64_t>(info.st_size) > limit) return too_large(static_cast<uint64_t>(info.st_size));
+  std::string contents;
+  contents.reserve(static_cast<size_t>(info.st_size));
+  char buffer[1 << 16];
+  for (;;) {  // a file that grows while we read stops at the limit, too
+    const ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::DataLossError(absl::StrFormat("%s: read error: %s", path, std::strerror(errno)));
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+    if (contents.size() > limit) return too_large(contents.size());
+  }
+  if (kind == InputKind::kText || kind == InputKind::kRows) return NormalizeTextInput(std::move(contents));
+  return contents;
+}
+
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path) { return ReadInputFile(path, InputKind::kReport); }
+
+std::string NormalizeTextInput(std::string text) {
+  if (absl::StartsWith(text, "\xEF\xBB\xBF")) text.erase(0, 3);
+  if (text.find('\r') == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+    out.push_back(text[i]);
+  }
+  return out;
 }
 
 absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::string_view file, pb::Message* message) {
@@ -127,7 +199,7 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
       TextErrorCollector collector(file);
       pb::TextFormat::Parser parser;
       parser.RecordErrorsTo(&collector);
-      const bool parsed = parser.ParseFromString(std::string(contents), message);
+      const bool parsed = parser.ParseFromString(NormalizeTextInput(std::string(contents)), message);
       if (!parsed || !collector.errors().empty()) {
         std::string text = collector.errors().empty() ? absl::StrFormat("%s: not a text-format %s", file,
                                                                         message->GetDescriptor()->full_name())
@@ -139,7 +211,8 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
     case FileFormat::kJson: {
       pb::util::JsonParseOptions options;
       options.ignore_unknown_fields = false;
-      const pb::util::Status status = pb::util::JsonStringToMessage(std::string(contents), message, options);
+      const pb::util::Status status =
+          pb::util::JsonStringToMessage(NormalizeTextInput(std::string(contents)), message, options);
       if (!status.ok()) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "%s: not a JSON %s: %s", file, message->GetDescriptor()->full_name(), StatusMessage(status)));
@@ -160,7 +233,8 @@ absl::Status CheckKnownFieldsAndEnums(const pb::Message& message, absl::string_v
 
 absl::Status Load(absl::string_view path, pb::Message* message) {
   HETSIM_ASSIGN_OR_RETURN(FileFormat format, FileFormatFromPath(path));
-  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  const bool report = message->GetDescriptor()->name() == "Report";
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, ReadInputFile(path, report ? InputKind::kReport : InputKind::kMessage));
   return ParseMessage(contents, format, path, message);
 }
 

@@ -13,6 +13,7 @@
 #ifndef HETSIM_PROTO_IO_H_
 #define HETSIM_PROTO_IO_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -49,8 +50,30 @@ absl::StatusOr<std::string> SerializeMessage(const google::protobuf::Message& me
 // "<file>: <field path>: <problem>".
 absl::Status CheckKnownFieldsAndEnums(const google::protobuf::Message& message, absl::string_view file);
 
-// Whole-file read; a missing file, a folder or an unreadable file is an error naming the path.
+// What an input file holds, which sets how large it may be (docs/reliability.md).
+enum class InputKind {
+  kMessage,      // a cluster, model, plan, sweep, faults or validation-set file: 256 MiB
+  kReport,       // a run's report, or a message whose type is detected from its bytes: 1 GiB
+  kText,         // launch lines, configs, nccl-tests logs, CSV tables, plan lists, JSON groups: 64 MiB
+  kRows,         // a sweep's rows (CSV or JSON Lines), read to resume or merge: 4 GiB
+  kChakraTrace,  // one rank's Chakra execution trace: 1 GiB
+};
+
+// The largest file of `kind` hetsim reads.
+uint64_t MaxInputBytes(InputKind kind);
+
+// The one way hetsim reads an input file. Only a regular file is read (a folder, a device such as
+// /dev/zero, a FIFO or a socket is refused, also behind a symbolic link), and only when it is at most
+// MaxInputBytes(kind), checked before reading; the error names the file, the limit and the kind.
+// Text kinds (kText, kRows) come back as people save them read: a leading UTF-8 byte-order mark
+// dropped and CRLF line ends turned into LF.
+absl::StatusOr<std::string> ReadInputFile(absl::string_view path, InputKind kind);
+
+// ReadInputFile with the largest message limit (kReport), bytes as they are: for tools and tests.
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
+
+// `text` without a leading UTF-8 byte-order mark and with CRLF line ends as LF.
+std::string NormalizeTextInput(std::string text);
 
 // Writes `contents` to a temporary file beside `path`, flushes it and renames it to `path`. On any
 // failure the temporary file is removed and `path` is left as it was.

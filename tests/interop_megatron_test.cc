@@ -694,7 +694,10 @@ TEST_CASE("uneven pipelines Megatron refuses", "[interop]") {
         "line.sh: --decoder-first/last-pipeline-num-layers need --pipeline-model-parallel-size of at least 2");
   CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 9223372036854775807 "
                            "--decoder-last-pipeline-num-layers 9223372036854775807") ==
-        "line.sh: --decoder-first-pipeline-num-layers 9223372036854775807: not between 1 and --num-layers 30");
+        "line.sh: --decoder-first-pipeline-num-layers: 9223372036854775807 is larger than 2147483647, the most "
+        "hetsim reads");
+  CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 31") ==
+        "line.sh: --decoder-first-pipeline-num-layers 31: not between 1 and --num-layers 30");
   CHECK(ImportError(base + "--decoder-first-pipeline-num-layers 15 --decoder-last-pipeline-num-layers 15") ==
         "line.sh: --num-layers 30 minus the first and last stages' 30 leaves no block for the other 2 stages (a "
         "hetsim stage holds at least one)");

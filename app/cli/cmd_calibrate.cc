@@ -66,7 +66,7 @@ int Calibrate(const Args& args) {
   if (!cluster.ok()) return ReportFailure(kCalibrateInfo, cluster.status());
   std::vector<calibrate::NcclLog> parsed;
   for (const std::string& path : logs) {
-    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path);
     if (!log.ok()) return ReportFailure(kCalibrateInfo, log.status());
@@ -75,7 +75,7 @@ int Calibrate(const Args& args) {
   std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
   if (!parsed.empty()) sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
   for (const std::string& path : gemms) {
-    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
     if (!timings.ok()) return ReportFailure(kCalibrateInfo, timings.status());
@@ -83,7 +83,7 @@ int Calibrate(const Args& args) {
   }
   // Last: the overheads are what remains once the kernels and the collectives are calibrated.
   for (const std::string& path : iterations) {
-    absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<MeasuredIteration>> runs = ParseIterationCsv(*text, path);
     if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());

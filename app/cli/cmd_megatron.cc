@@ -62,7 +62,7 @@ int MegatronImport(const Args& args) {
   }
   std::string source = line_file.empty() ? "--line" : line_file;
   if (!line_file.empty()) {
-    absl::StatusOr<std::string> text = proto::ReadFileToString(line_file);
+    absl::StatusOr<std::string> text = proto::ReadInputFile(line_file, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kMegatronImportInfo, text.status());
     line_text = *std::move(text);
   }

@@ -91,7 +91,7 @@ int SweepCommand(const Args& args) {
                  static_cast<long long>(outcome->failed));
   }
   if (!html_path.empty()) {
-    absl::StatusOr<std::string> rows = proto::ReadFileToString(job.output_path);
+    absl::StatusOr<std::string> rows = proto::ReadInputFile(job.output_path, proto::InputKind::kRows);
     if (!rows.ok()) return ReportFailure(kSweepInfo, rows.status());
     absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*rows, job.output_path);
     if (!table.ok()) return ReportFailure(kSweepInfo, table.status());

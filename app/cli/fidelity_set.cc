@@ -122,7 +122,7 @@ void ResolvePaths(v1::ValidationSet& set, absl::string_view file) {
 // naming the columns, then cluster,op,bytes,gpus,busbw_gbytes_per_s,source rows, gpus a range "a-b"
 // or one id. Each row becomes a collective case named "<cluster file stem> <op> <bytes> B <gpus>".
 absl::Status ParseCollectiveCsv(absl::string_view path, v1::ValidationSet* set) {
-  absl::StatusOr<std::string> text = proto::ReadFileToString(path);
+  absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kMessage);
   if (!text.ok()) return text.status();
   const std::vector<std::string> kColumns = {"cluster", "op", "bytes", "gpus", "busbw_gbytes_per_s", "source"};
   bool header = false;

@@ -416,7 +416,7 @@ absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus
   }
   const fs::path groups_path = root / CommGroupsFileName(prefix);
   if (fs::exists(groups_path, ec)) {
-    HETSIM_ASSIGN_OR_RETURN(std::string json, proto::ReadFileToString(groups_path.string()));
+    HETSIM_ASSIGN_OR_RETURN(std::string json, proto::ReadInputFile(groups_path.string(), proto::InputKind::kText));
     HETSIM_ASSIGN_OR_RETURN(w.groups, proto::ParseChakraCommGroups(json, groups_path.string()));
     for (const proto::ChakraCommGroup& g : w.groups) {
       for (int64_t r : g.ranks) {

@@ -60,7 +60,7 @@ struct ChakraWorkload {
 
 // Limits that keep a hostile trace from exhausting memory.
 inline constexpr int kMaxRanks = 65536;
-inline constexpr int64_t kMaxNodesPerRank = 50'000'000;
+inline constexpr int64_t kMaxNodesPerRank = proto::kMaxChakraNodesPerRank;
 inline constexpr uint64_t kMaxDurationMicros = uint64_t{1} << 40;  // ~12.7 days
 
 // Checks one parsed rank file (everything that needs no other rank). `groups` resolves pg_name;

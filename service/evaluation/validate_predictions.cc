@@ -35,7 +35,7 @@ absl::StatusOr<std::vector<std::string>> PlanFilesOf(absl::string_view source) {
     }
     return files;
   }
-  HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadFileToString(source));
+  HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(source, proto::InputKind::kText));
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;

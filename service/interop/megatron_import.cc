@@ -29,8 +29,9 @@ class Reader {
   absl::Status Error(absl::string_view message) const {
     return absl::InvalidArgumentError(absl::StrCat(source_, ": ", message));
   }
-  // A positive whole number, `fallback` when absent (0 = required).
-  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback) const {
+  // A positive whole number of at most `max`, `fallback` when absent (0 = required). Every value
+  // lands in a 32-bit plan field, and parallel sizes multiply: the bound keeps products in int64.
+  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback, int64_t max = INT32_MAX) const {
     std::optional<std::string> v = flags_.Value(name);
     if (!v) {
       if (fallback > 0) return fallback;
@@ -40,7 +41,12 @@ class Reader {
     if (!absl::SimpleAtoi(*v, &x) || x <= 0) {
       return Error(absl::StrFormat("--%s: \"%s\" is not a positive whole number", name, *v));
     }
+    if (x > max) return Error(absl::StrFormat("--%s: %d is larger than %d, the most hetsim reads", name, x, max));
     return x;
+  }
+  // A parallel size: at most the most GPUs a cluster may have.
+  absl::StatusOr<int64_t> ParallelSize(absl::string_view name, int64_t fallback) const {
+    return Int(name, fallback, proto::limits::kMaxGpus);
   }
   bool Has(absl::string_view name) const { return flags_.Has(name); }
   std::vector<std::string> Values(absl::string_view name) const { return flags_.Values(name); }
@@ -62,11 +68,11 @@ struct Layout {
 absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, const v1::Cluster& cluster,
                                   const MegatronImportRequest& request) {
   Layout l;
-  HETSIM_ASSIGN_OR_RETURN(l.tp, r.Int("tensor-model-parallel-size", 1));
-  HETSIM_ASSIGN_OR_RETURN(l.pp, r.Int("pipeline-model-parallel-size", 1));
-  HETSIM_ASSIGN_OR_RETURN(l.cp, r.Int("context-parallel-size", 1));
-  HETSIM_ASSIGN_OR_RETURN(l.ep, r.Int("expert-model-parallel-size", 1));
-  HETSIM_ASSIGN_OR_RETURN(l.etp, r.Int("expert-tensor-parallel-size", l.tp));  // Megatron's default: TP
+  HETSIM_ASSIGN_OR_RETURN(l.tp, r.ParallelSize("tensor-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.pp, r.ParallelSize("pipeline-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.cp, r.ParallelSize("context-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.ep, r.ParallelSize("expert-model-parallel-size", 1));
+  HETSIM_ASSIGN_OR_RETURN(l.etp, r.ParallelSize("expert-tensor-parallel-size", l.tp));  // Megatron's default: TP
   for (const v1::Island& i : cluster.islands()) {
     if (request.island.empty() ? cluster.islands_size() == 1 : i.name() == request.island) l.island = &i;
   }
@@ -197,19 +203,18 @@ absl::Status ReadMla(const Reader& r, v1::Transformer& t, std::vector<std::strin
   if (r.Has("multi-latent-attention")) {
     // Megatron-LM's defaults for the widths the line leaves out (no Q compression without --q-lora-rank).
     v1::MultiLatentAttention& mla = *t.mutable_mla();
-    auto width = [](int64_t v) { return static_cast<uint32_t>(std::min<int64_t>(v, UINT32_MAX)); };
     if (r.Has("q-lora-rank")) {
       HETSIM_ASSIGN_OR_RETURN(int64_t q, r.Int("q-lora-rank", 0));
-      mla.set_q_lora_rank(width(q));
+      mla.set_q_lora_rank(static_cast<uint32_t>(q));
     }
     HETSIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("kv-lora-rank", 32));
     HETSIM_ASSIGN_OR_RETURN(int64_t qk, r.Int("qk-head-dim", 128));
     HETSIM_ASSIGN_OR_RETURN(int64_t pos, r.Int("qk-pos-emb-head-dim", 64));
     HETSIM_ASSIGN_OR_RETURN(int64_t v, r.Int("v-head-dim", 128));
-    mla.set_kv_lora_rank(width(kv));
-    mla.set_qk_head_dim(width(qk));
-    mla.set_qk_pos_emb_head_dim(width(pos));
-    mla.set_v_head_dim(width(v));
+    mla.set_kv_lora_rank(static_cast<uint32_t>(kv));
+    mla.set_qk_head_dim(static_cast<uint32_t>(qk));
+    mla.set_qk_pos_emb_head_dim(static_cast<uint32_t>(pos));
+    mla.set_v_head_dim(static_cast<uint32_t>(v));
     if (t.num_kv_heads() != 0 || t.head_dim() != 0) {
       notes.push_back("--num-query-groups / --kv-channels: no effect with --multi-latent-attention (its widths say)");
     }

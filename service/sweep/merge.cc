@@ -28,7 +28,7 @@ absl::StatusOr<std::string> MergeSweepShards(RowFormat format, const std::vector
   bool have_header = false;
   std::vector<MergedRow> rows;
   for (size_t s = 0; s < shards.size(); ++s) {
-    HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadFileToString(shards[s]));
+    HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadInputFile(shards[s], proto::InputKind::kRows));
     absl::string_view text = contents;
     if (!text.empty() && text.back() != '\n') {
       return absl::InvalidArgumentError(absl::StrFormat(

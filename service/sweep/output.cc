@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<RowFile>> RowFile::Resume(const std::string& path
     if (errno == ENOENT) return Create(path, header);
     return Errno("read", path);
   }
-  HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadFileToString(path));
+  HETSIM_ASSIGN_OR_RETURN(std::string contents, proto::ReadInputFile(path, proto::InputKind::kRows));
   const absl::string_view text = contents;
   const size_t last_newline = text.rfind('\n');
   const size_t complete = last_newline == absl::string_view::npos ? 0 : last_newline + 1;
