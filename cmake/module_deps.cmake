@@ -57,7 +57,7 @@ set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluati
 set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner proto sweep topology)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
-set(HETSIM_MODULE_LIBS_base absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_base Threads::Threads absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_spec absl::str_format)
 set(HETSIM_MODULE_LIBS_engine)
 set(HETSIM_MODULE_LIBS_topology Boost::graph absl::flat_hash_map absl::status absl::statusor absl::str_format)

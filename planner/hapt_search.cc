@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
-#include <thread>
 
+#include "base/threads.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
 
@@ -54,7 +54,7 @@ bool Insert(Cell& cell, const Entry& x) {
   return true;
 }
 
-// Runs body(i, t) for i in [0, n) over up to `threads` std::threads; t < threads names the thread.
+// Runs body(i, t) for i in [0, n) over up to `threads` threads (RunOnThreads); t < threads names the thread.
 template <typename F>
 void ParallelFor(int n, int threads, F body) {
   threads = std::max(1, std::min(threads, n));
@@ -62,13 +62,9 @@ void ParallelFor(int n, int threads, F body) {
     for (int i = 0; i < n; ++i) body(i, 0);
     return;
   }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int i = t; i < n; i += threads) body(i, t);
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  RunOnThreads(threads, [&](int t) {
+    for (int i = t; i < n; i += threads) body(i, t);
+  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/threads.h"
 #include "base/units.h"
 #include "planner/candidates.h"
 #include "planner/plan_writer.h"
@@ -215,6 +216,10 @@ std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const st
 absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
+  if (request.threads < 0 || request.threads > kMaxWorkerThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--threads: %d is outside [0, %d] (0 = all cores)", request.threads, kMaxWorkerThreads));
+  }
   PlanOutcome out;
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
-#include <thread>
+
 #include <utility>
 #include <vector>
 
@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/threads.h"
 #include "proto/io.h"
 #include "proto/validate_sweep.h"
 #include "service/sweep/output.h"
@@ -141,6 +142,15 @@ absl::StatusOr<LoadedSweep> LoadSweep(const std::string& path) {
   return CheckSweep(std::move(sweep), path);
 }
 
+// Points run at once: checked before anything is read or written.
+absl::Status CheckJobs(int jobs) {
+  if (jobs > kMaxWorkerThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--jobs: %d is more than %d, the most threads hetsim starts", jobs, kMaxWorkerThreads));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SweepOutcome> RunSweepPoints(const SweepRunContext& context, const std::vector<int64_t>& points,
@@ -149,14 +159,7 @@ absl::StatusOr<SweepOutcome> RunSweepPoints(const SweepRunContext& context, cons
   SweepProgress bar(progress, n, first);
   OrderedWriter writer(context, points, first, sink, std::max(jobs, 1), &bar);
   const int threads = static_cast<int>(std::min<int64_t>(std::max(jobs, 1), std::max<int64_t>(n - first, 1)));
-  if (threads <= 1) {
-    writer.Work();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&writer] { writer.Work(); });
-    for (std::thread& t : pool) t.join();
-  }
+  RunOnThreads(threads, [&writer](int) { writer.Work(); });
   bar.Finish(writer.written());
   if (!writer.error().ok()) return writer.error();
   SweepOutcome outcome;
@@ -168,6 +171,7 @@ absl::StatusOr<SweepOutcome> RunSweepPoints(const SweepRunContext& context, cons
 }
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator& evaluator) {
+  HETSIM_RETURN_IF_ERROR(CheckJobs(job.jobs));
   HETSIM_ASSIGN_OR_RETURN(LoadedSweep loaded, LoadSweep(job.sweep_path));
   const SweepSpace& space = loaded.space;
   if (job.resume && job.output_path.empty()) {
@@ -209,6 +213,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator&
 
 absl::StatusOr<hetsim::v1::SweepResult> RunSweepToMessage(const hetsim::v1::Sweep& sweep, const std::string& name,
                                                           int jobs, const PointEvaluator& evaluator) {
+  HETSIM_RETURN_IF_ERROR(CheckJobs(jobs));
   HETSIM_ASSIGN_OR_RETURN(LoadedSweep loaded, CheckSweep(sweep, name));
   hetsim::v1::SweepResult result;
   result.set_name(loaded.sweep.name());
