@@ -53,11 +53,36 @@ TEST_CASE("run report: one schedule row per stage, one block per forward and bac
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
 }
 
+TEST_CASE("run report: a schedule past the page's block budget draws runs of operations as one block", "[report]") {
+  // 2 stages x 30,000 microbatches: 120,000 forwards and backwards, 60,000 transfers (activations
+  // 0 -> 1, gradients 1 -> 0) and a few gradient syncs, against a budget of 100,000 blocks: 2
+  // operations per drawn block.
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
+  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 1}, {"fast", 1, 0, 2, 2, 1, 1.0, 2.0, 1}}, 30000,
+                                 v1::ONE_F_ONE_B, 1000);
+  const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
+  const auto run = MakeRun(*setup);
+  const v1::Report report = hetsim::traces::BuildReport(*setup, run);
+  const std::string html = hetsim::report::RunReportHtml({setup.get(), &run, &report, {}});
+  CHECK(Count(html, "<rect class=\"b F\"") == 0);
+  CHECK(Count(html, "<rect class=\"b M\"") == (120000 + 60000) / 2);
+  CHECK(Count(html, "<rect class=\"b O\"") == 2);
+  CHECK(Count(html, "<title>2 operations drawn as one block") == (120000 + 60000) / 2);
+  CHECK(html.size() < 40'000'000);
+}
+
 TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
   using hetsim::report::NiceTicks;
   CHECK(NiceTicks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
   CHECK(NiceTicks(0, 3045.6, 8) == std::vector<double>{0, 500, 1000, 1500, 2000, 2500, 3000});
   CHECK(NiceTicks(0.2, 0.9, 4) == std::vector<double>{0.2, 0.4, 0.6, 0.8});
+  // Ranges no chart should see still end, with few ticks: denormals, +-1 around 1e18, the whole
+  // double range (its width overflows), a flat range.
+  CHECK(NiceTicks(0, 1e-310, 6) == std::vector<double>{0, 1e-310});
+  CHECK(NiceTicks(1e18, 1e18 + 1, 6).size() <= 2);
+  CHECK(NiceTicks(-1.7e308, 1.7e308, 6) == std::vector<double>{-1.7e308});
+  CHECK(NiceTicks(5, 5, 6) == std::vector<double>{5});
+  CHECK(NiceTicks(0, 1, 1'000'000'000).size() <= 202);
   CHECK(hetsim::report::Num(11279.4, 4) == "11279");
   CHECK(hetsim::report::Num(0.314807, 3) == "0.315");
   CHECK(hetsim::report::Num(2.5, 4) == "2.5");

@@ -38,26 +38,71 @@ std::string Span(Time a, Time b) {
                          TimeToMilliseconds(b - a));
 }
 
-std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup,
-                                   const sim::executor::ExecutionResult& r) {
+// The most blocks the page draws: about 250 bytes of SVG each, so a page stays near 25 MB however
+// long the schedule. Past it, runs of consecutive operations of a lane are drawn as one block.
+constexpr int64_t kMaxGanttBlocks = 100'000;
+
+// Groups consecutive blocks of one lane `per_block` at a time into one block that spans them, titled
+// with how many it holds (`per_block` = 1 keeps every block). Titles are built only for what is drawn.
+class LaneBuilder {
+ public:
+  LaneBuilder(std::vector<Block>* out, int64_t per_block) : out_(out), per_block_(per_block) {}
+
+  template <typename MakeBlock>
+  void Add(Time start, Time finish, MakeBlock make) {
+    if (per_block_ == 1) {
+      out_->push_back(make());
+      return;
+    }
+    if (count_ == 0) first_ = start;
+    last_ = std::max(last_, finish);
+    if (++count_ == per_block_) Flush();
+  }
+
+  void Flush() {
+    if (count_ == 0) return;
+    out_->push_back({first_, last_, "M", kGrey, true, "",
+                     absl::StrFormat("%d operations drawn as one block (the page draws at most %d; the Chrome trace "
+                                     "has each)\n%s",
+                                     count_, kMaxGanttBlocks, Span(first_, last_))});
+    count_ = 0;
+    last_ = 0;
+  }
+
+ private:
+  std::vector<Block>* out_;
+  int64_t per_block_;
+  int64_t count_ = 0;
+  Time first_ = 0, last_ = 0;
+};
+
+std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+                                   int64_t per_block) {
   const auto& dag = *setup.dag;
   const int S = setup.num_stages();
   const bool interleaved = dag.num_virtual_stages() > S;
   std::vector<StageRows> rows(S);
   for (int s = 0; s < S; ++s) {
+    LaneBuilder compute(&rows[s].compute, per_block);
     for (NodeId id : dag.stage_compute_order()[s]) {
       if (r.node_start[id] < 0) continue;
-      const auto& n = dag.node(id);
-      const bool fwd = n.kind == NodeKind::kForward;
-      const bool odd = n.microbatch % 2 == 1;
-      const std::string chunk = interleaved ? absl::StrFormat(", chunk %d", n.virtual_stage / S) : "";
-      rows[s].compute.push_back({r.node_start[id], r.node_finish[id], fwd ? "F" : "B",
-                                 fwd ? (odd ? kSky : kBlue) : (odd ? kOrange : kVermillion), odd,
-                                 absl::StrCat(n.microbatch),
-                                 absl::StrFormat("%s%d: %s of microbatch %d on stage %d%s\n%s", fwd ? "F" : "B",
-                                                 n.microbatch, fwd ? "forward" : "backward", n.microbatch, s, chunk,
-                                                 Span(r.node_start[id], r.node_finish[id]))});
+      compute.Add(r.node_start[id], r.node_finish[id], [&]() -> Block {
+        const auto& n = dag.node(id);
+        const bool fwd = n.kind == NodeKind::kForward;
+        const bool odd = n.microbatch % 2 == 1;
+        const std::string chunk = interleaved ? absl::StrFormat(", chunk %d", n.virtual_stage / S) : "";
+        return {r.node_start[id],
+                r.node_finish[id],
+                fwd ? "F" : "B",
+                fwd ? (odd ? kSky : kBlue) : (odd ? kOrange : kVermillion),
+                odd,
+                absl::StrCat(n.microbatch),
+                absl::StrFormat("%s%d: %s of microbatch %d on stage %d%s\n%s", fwd ? "F" : "B", n.microbatch,
+                                fwd ? "forward" : "backward", n.microbatch, s, chunk,
+                                Span(r.node_start[id], r.node_finish[id]))};
+      });
     }
+    compute.Flush();
     if (r.optimizer_start[s] >= 0) {
       const Time end = r.optimizer_start[s] + setup.stages[s].optimizer_time;
       rows[s].compute.push_back(
@@ -65,22 +110,38 @@ std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup,
            absl::StrFormat("optimizer step of stage %d\n%s", s, Span(r.optimizer_start[s], end))});
     }
   }
+  std::vector<LaneBuilder> transfers;
+  for (int s = 0; s < S; ++s) transfers.emplace_back(&rows[s].transfers, per_block);
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const auto& n = dag.node(id);
     if ((n.kind != NodeKind::kCommForward && n.kind != NodeKind::kCommBackward) || r.node_start[id] < 0) continue;
-    const bool fwd = n.kind == NodeKind::kCommForward;
-    rows[n.stage].transfers.push_back(
-        {r.node_start[id], r.node_finish[id], "T", fwd ? kGreen : kPurple, false, absl::StrCat(n.microbatch),
-         absl::StrFormat("%s%d: %s of microbatch %d, stage %d -> %d\n%s", fwd ? "CF" : "CB", n.microbatch,
-                         fwd ? "activations" : "gradients", n.microbatch, n.stage, n.peer_stage,
-                         Span(r.node_start[id], r.node_finish[id]))});
+    transfers[n.stage].Add(r.node_start[id], r.node_finish[id], [&]() -> Block {
+      const bool fwd = n.kind == NodeKind::kCommForward;
+      return {r.node_start[id],
+              r.node_finish[id],
+              "T",
+              fwd ? kGreen : kPurple,
+              false,
+              absl::StrCat(n.microbatch),
+              absl::StrFormat("%s%d: %s of microbatch %d, stage %d -> %d\n%s", fwd ? "CF" : "CB", n.microbatch,
+                              fwd ? "activations" : "gradients", n.microbatch, n.stage, n.peer_stage,
+                              Span(r.node_start[id], r.node_finish[id]))};
+    });
   }
+  for (LaneBuilder& lane : transfers) lane.Flush();
   for (const auto& g : r.grad_syncs) {
     const std::string what = g.param_gather ? "parameter all-gather" : absl::StrFormat("gradient bucket %d", g.step);
     rows[g.stage].syncs.push_back({g.start, g.finish, "S", kYellow, true, "",
                                    absl::StrFormat("%s of stage %d\n%s", what, g.stage, Span(g.start, g.finish))});
   }
   return rows;
+}
+
+// Operations per drawn block: 1 unless the schedule has more than kMaxGanttBlocks operations.
+int64_t OperationsPerBlock(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+  int64_t operations = static_cast<int64_t>(r.grad_syncs.size());
+  for (NodeId id = 0; id < setup.dag->num_nodes(); ++id) operations += r.node_start[id] >= 0 ? 1 : 0;
+  return std::max<int64_t>(1, (operations + kMaxGanttBlocks - 1) / kMaxGanttBlocks);
 }
 
 // Blocks split into lanes where they overlap (traces::AssignLanes, the trace's rule).
@@ -151,7 +212,7 @@ std::string GanttLegendHtml() {
 }
 
 std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
-  const std::vector<StageRows> rows = CollectRows(setup, r);
+  const std::vector<StageRows> rows = CollectRows(setup, r, OperationsPerBlock(setup, r));
   const topology::Topology& topo = *setup.topology;
   GanttWriter w(r.iteration_time);
   double y = kGanttTop;

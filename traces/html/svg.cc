@@ -1,5 +1,6 @@
 #include "traces/html/svg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -34,8 +35,12 @@ std::string Num(double v, int digits) {
 }
 
 std::vector<double> NiceTicks(double lo, double hi, int target) {
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
-  const double raw = (hi - lo) / std::max(1, target);
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(hi - lo)) return {lo};
+  target = std::clamp(target, 1, 100);
+  const double raw = (hi - lo) / target;
+  // 10^|exponent| must be a finite double, and tick numbers k must fit int64: a range of denormals
+  // (1e-310) or one far from zero for its width (1e18 +- 1) gets its two ends as ticks.
+  if (!(raw >= 1e-290) || std::max(std::fabs(lo), std::fabs(hi)) / raw > 1e15) return {lo, hi};
   const int exponent = static_cast<int>(std::floor(std::log10(raw)));
   const double power = std::pow(10.0, std::abs(exponent));  // exact for the exponents charts see
   auto scaled = [&](double units) { return exponent >= 0 ? units * power : units / power; };
@@ -48,7 +53,9 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
   const double step = scaled(mantissa);
   std::vector<double> ticks;
   for (int64_t k = static_cast<int64_t>(std::ceil(lo / step - 1e-9));
-       scaled(static_cast<double>(k * mantissa)) <= hi + step * 1e-9; ++k) {
+       scaled(static_cast<double>(k * mantissa)) <= hi + step * 1e-9 &&
+       ticks.size() <= 2 * static_cast<size_t>(target) + 2;
+       ++k) {
     ticks.push_back(scaled(static_cast<double>(k * mantissa)));
   }
   return ticks;
