@@ -127,7 +127,10 @@ TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
         "x.log:3: expected a table row of 13 columns (size count type redop root time algbw busbw #wrong time algbw "
         "busbw #wrong), got 12");
   CHECK(error("  8  2  float  sum  -1  fast  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
-        "x.log:3: time: \"fast\" is not a positive time in us");
+        "x.log:3: time: \"fast\" is not a time of at least 0.001 us");
+  // A denormal time parses as a positive number but would make the fit's MAPE infinite.
+  CHECK(error("  8  2  float  sum  -1  1e-310  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
+        "x.log:3: time: \"1e-310\" is not a time of at least 0.001 us");
   CHECK(
       ParseNcclLog("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00  0\n", "x.log").status().message() ==
       "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and the "

@@ -109,6 +109,9 @@ absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, abs
                        absl::StrFormat("unknown dtype \"%s\" (fp32, tf32, bf16, fp16, fp8)", row.cells[col_dtype]));
     }
     t.seconds = time * time_scale;
+    if (!(t.seconds >= 1e-9)) {  // the fit divides by it: a smaller time is no measurement
+      return LineError(file, row.line, absl::StrFormat("time %s: shorter than 1 ns", row.cells[col_time]));
+    }
     out.push_back(t);
   }
   if (out.empty()) return LineError(file, table->header_line, "no timings after the header");

@@ -75,8 +75,9 @@ absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view f
     if (!absl::SimpleAtoi(t[0], &row.bytes) || row.bytes < 0) return LineError(file, line_no, "size: not a byte count");
     if (!absl::SimpleAtoi(t[1], &count)) return LineError(file, line_no, "count: not an element count");
     if (!absl::SimpleAtoi(t[4], &root)) return LineError(file, line_no, "root: not a rank");
-    if (!absl::SimpleAtod(t[5], &row.time_us) || !(row.time_us > 0) || !std::isfinite(row.time_us)) {
-      return LineError(file, line_no, absl::StrFormat("time: \"%s\" is not a positive time in us", t[5]));
+    // At least 1 ns: a smaller time is no measurement, and the fit divides by it (MAPE inf %).
+    if (!absl::SimpleAtod(t[5], &row.time_us) || !(row.time_us >= 1e-3) || !std::isfinite(row.time_us)) {
+      return LineError(file, line_no, absl::StrFormat("time: \"%s\" is not a time of at least 0.001 us", t[5]));
     }
     if (!absl::SimpleAtod(t[6], &algbw) || !absl::SimpleAtod(t[7], &row.busbw_gbytes_per_s) ||
         !absl::SimpleAtod(t[9], &in_time) || !absl::SimpleAtod(t[10], &in_algbw) ||

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "proto/limits.h"
 #include "proto/resolve.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
@@ -54,6 +55,13 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     for (size_t r = 0; r < w_.ranks.size(); ++r) {
       for (Time t : r_.node_finish[r]) r_.rank_end[r] = std::max(r_.rank_end[r], t);
       r_.iteration_time = std::max(r_.iteration_time, r_.rank_end[r]);
+      // Time saturates rather than wrapping (ScheduleAfter); a saturated end is an error, not a figure.
+      if (static_cast<double>(r_.rank_end[r]) >= proto::limits::kMaxSimulatedPs) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: the rank's operations end after %.0f s, past the %.0f s hetsim can time: a duration in the "
+            "trace is wrong",
+            w_.ranks[r].file, TimeToSeconds(r_.rank_end[r]), proto::limits::kMaxSimulatedPs * 1e-12));
+      }
     }
     return std::move(r_);
   }

@@ -125,3 +125,7 @@ write("negative_num_ops", {0: [comp(1, num_ops=-5)], 1: [comp(1)]})
 write("two_prefixes", {0: [comp(1)]})
 with open(os.path.join(HERE, "two_prefixes", "u.0.et"), "wb") as f:
     f.write(stream([comp(1)]))
+# Four compute nodes of 2^40 us each (the most one node may last) in sequence: 4.4e18 ps, past what
+# hetsim times (time saturates instead of wrapping, and a saturated end must be an error).
+big = lambda id, **kw: node(id, COMP, dur=1 << 40, **kw)
+write("saturated_time", {0: [big(1), big(2, deps=[1]), big(3, deps=[2]), big(4, deps=[3])], 1: [comp(1)]})
