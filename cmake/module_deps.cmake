@@ -68,7 +68,7 @@ set(HETSIM_MODULE_LIBS_workload absl::status absl::statusor absl::str_format abs
 set(HETSIM_MODULE_LIBS_pipeline Boost::graph absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_faults absl::flat_hash_map absl::status absl::statusor absl::str_format)
 set(HETSIM_MODULE_LIBS_executor absl::flat_hash_map absl::status absl::statusor absl::str_format)
-set(HETSIM_MODULE_LIBS_traces absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_traces absl::flat_hash_map absl::inlined_vector absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_chakra absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_planner Threads::Threads absl::flat_hash_map absl::status absl::statusor absl::str_format
     absl::strings)

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "base/spec/plan.h"
 #include "base/units.h"
@@ -33,6 +36,7 @@ struct Exposure {
 Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
   const auto& dag = *setup.dag;
   Exposure e{std::vector<Time>(setup.num_stages(), 0), std::vector<Time>(setup.boundaries.size(), 0)};
+  absl::flat_hash_map<NodeId, absl::InlinedVector<std::pair<Time, Time>, 2>> waits;  // per transfer waited on
   for (int s = 0; s < setup.num_stages(); ++s) {
     Time previous_end = 0;
     for (NodeId id : dag.stage_compute_order()[s]) {
@@ -46,14 +50,27 @@ Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::
         }
       }
       if (binding >= 0 && IsTransfer(dag.node(binding).kind) && start > previous_end) {
-        const Time exposed = start - std::max(previous_end, r.node_start[binding]);
-        if (exposed > 0) {
-          e.stage[s] += exposed;
-          e.boundary[dag.node(binding).virtual_stage] += exposed;
+        const Time waited_from = std::max(previous_end, r.node_start[binding]);
+        if (start > waited_from) {
+          e.stage[s] += start - waited_from;
+          waits[binding].emplace_back(waited_from, std::min(start, r.node_finish[binding]));
         }
       }
       previous_end = r.node_finish[id];
     }
+  }
+  // A boundary's exposed time is, per transfer, the union of the waits on it while it ran: under
+  // interleaving the sender (its batched send blocks) and the receiver may both wait on one
+  // transfer, which counts once, so exposed <= transfer time and the hidden share is >= 0.
+  for (auto& [transfer, intervals] : waits) {
+    std::sort(intervals.begin(), intervals.end());
+    Time covered = 0, reach = std::numeric_limits<Time>::min();
+    for (auto [from, to] : intervals) {
+      from = std::max(from, reach);
+      if (to > from) covered += to - from;
+      reach = std::max(reach, to);
+    }
+    e.boundary[dag.node(transfer).virtual_stage] += covered;
   }
   return e;
 }
