@@ -10,13 +10,13 @@
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "app/cli/command_list.h"
-#include "app/cli/plan_prediction.h"
-#include "app/cli/plan_table.h"
+#include "planner/plan_table.h"
 #include "planner/planner.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
+#include "service/evaluation/plan_prediction.h"
 
 namespace hetsim::app {
 namespace {
@@ -128,12 +128,12 @@ int Plan(const Args& args) {
     outcome->prediction = outcome->alternative_predictions[alternative - 1];
   }
   if (!prediction.empty()) {
-    absl::StatusOr<hetsim::v1::PlanPrediction> p =
-        PredictionFor(prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
+    absl::StatusOr<hetsim::v1::PlanPrediction> p = evaluation::PredictionFor(
+        prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
     if (!p.ok()) return ReportFailure(kPlanInfo, p.status());
     *outcome->plan.mutable_prediction() = *std::move(p);
   }
-  std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
+  std::fputs(planner::RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
     if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kPlanInfo, s);
     std::printf("wrote %s\n", out.c_str());
