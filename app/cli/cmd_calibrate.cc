@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "service/calibrate/gemm_source.h"

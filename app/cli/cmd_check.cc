@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/any_message.h"
 #include "proto/inputs.h"
 #include "proto/io.h"

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "planner/plan_table.h"
 #include "planner/planner.h"
 #include "proto/io.h"

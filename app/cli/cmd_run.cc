@@ -10,7 +10,6 @@
 #include "app/cli/approximation_options.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_run_chakra.h"
-#include "app/cli/command_list.h"
 #include "app/cli/fault_options.h"
 #include "app/cli/gpu_list.h"
 #include "app/cli/ideal_option.h"

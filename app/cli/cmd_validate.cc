@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/plan_reader.h"
