@@ -53,11 +53,11 @@ set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
 set(HETSIM_MODULE_DEPS_calibrate collectives driver proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
-set(HETSIM_MODULE_DEPS_evaluation base driver pipeline planner proto workload)
+set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto workload)
 set(HETSIM_MODULE_DEPS_fidelity collectives driver evaluation proto topology traces)
 set(HETSIM_MODULE_DEPS_planning base evaluation planner)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
-    planner planning proto report sweep topology traces workload)
+    planner planning proto report sweep topology traces)
 set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner planning proto sweep topology)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
