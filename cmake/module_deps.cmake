@@ -6,7 +6,7 @@
 # docs/architecture.md draws the same graph.
 
 set(HETSIM_MODULES base spec proto engine topology network collectives workload pipeline faults executor
-    traces chakra planner driver sweep calibrate report interop evaluation app_lib api)
+    traces chakra planner driver sweep calibrate report interop evaluation fidelity planning app_lib api)
 
 set(HETSIM_MODULE_DIR_base base)
 set(HETSIM_MODULE_DIR_spec base/spec)
@@ -28,6 +28,8 @@ set(HETSIM_MODULE_DIR_calibrate service/calibrate)
 set(HETSIM_MODULE_DIR_report traces/html)
 set(HETSIM_MODULE_DIR_interop service/interop)
 set(HETSIM_MODULE_DIR_evaluation service/evaluation)
+set(HETSIM_MODULE_DIR_fidelity service/fidelity)
+set(HETSIM_MODULE_DIR_planning service/planning)
 set(HETSIM_MODULE_DIR_app_lib app/cli)
 set(HETSIM_MODULE_DIR_api app/api)
 
@@ -48,13 +50,15 @@ set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline 
 set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto spec topology workload)
 set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
-set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
+set(HETSIM_MODULE_DEPS_calibrate collectives driver proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
-set(HETSIM_MODULE_DEPS_evaluation base driver pipeline proto workload)
-set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults interop network
-    pipeline planner proto report sweep topology traces workload)
-set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner proto sweep topology)
+set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto workload)
+set(HETSIM_MODULE_DEPS_fidelity collectives driver evaluation proto topology traces)
+set(HETSIM_MODULE_DEPS_planning base evaluation planner)
+set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
+    planner planning proto report sweep topology traces)
+set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner planning proto sweep topology)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base Threads::Threads absl::status absl::statusor absl::str_format absl::strings)
@@ -78,6 +82,8 @@ set(HETSIM_MODULE_LIBS_calibrate absl::flat_hash_map absl::status absl::statusor
 set(HETSIM_MODULE_LIBS_report absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_interop absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_evaluation absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_fidelity absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_planning absl::cord absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_app_lib Boost::program_options absl::flat_hash_map absl::status absl::statusor
     absl::str_format absl::strings absl::time)
 set(HETSIM_MODULE_LIBS_api absl::status absl::statusor absl::str_format absl::strings)

@@ -16,10 +16,10 @@
 #include <cmath>
 #include <string>
 
-#include "app/cli/fidelity_predict.h"
-#include "app/cli/fidelity_stats.h"
 #include "proto/io.h"
 #include "service/evaluation/rank_stats.h"
+#include "service/fidelity/predict.h"
+#include "service/fidelity/stats.h"
 #include "sim/workload/model_cost.h"
 #include "tests/spec_test_util.h"
 #include "tests/sweep_test_util.h"
@@ -71,7 +71,7 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   auto cost = hetsim::testing::ModelCostOf(m, "model");
   REQUIRE(cost.ok());
   const double per_sample = cost->HardwareFlopPerSample(0, 50, hetsim::spec::Recompute::kFull);
-  CHECK(hetsim::app::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
+  CHECK(hetsim::fidelity::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
 }
 
 TEST_CASE("fidelity: the hand-made set's predictions, errors, MAPE and tau", "[fidelity]") {

@@ -11,15 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "app/cli/calibrate_iterations.h"
 #include "proto/io.h"
+#include "service/calibrate/iteration_source.h"
 #include "tests/cli_util.h"
 
 namespace {
 
 using hetsim::testing::RunHetsim;
 
-using hetsim::app::ParseIterationCsv;
+using hetsim::calibrate::ParseIterationCsv;
 
 std::string Read(const std::string& path) {
   auto text = hetsim::proto::ReadFileToString(path);

@@ -2,13 +2,12 @@
 // its last cable disconnects an island, the largest connected part is kept), the profile cache (a
 // second planning run prices nothing and plans the same), and a re-plan of the HAPT case after a
 // node failure (valid on the survivors, slower than fault-free but > 0, deterministic); hetsim run's
-// --replan step (app/cli/run_replan.h) filling Report.replan.
+// --replan step (service/driver/run_replan.h) filling Report.replan.
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_join.h"
-#include "app/cli/run_replan.h"
 #include "executor_test_util.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
@@ -16,6 +15,7 @@
 #include "proto/inputs.h"
 #include "proto/validate_plan.h"
 #include "service/driver/replan.h"
+#include "service/driver/run_replan.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
@@ -266,10 +266,10 @@ TEST_CASE("run --replan: a failed node's re-plan lands in the report", "[replan]
   f->mutable_node()->set_island("a100");
   f->mutable_node()->set_node(1);
   f->set_at_ms(100);
-  app::RunReplanOptions options;
+  driver::RunReplanOptions options;
   options.record_wall_time = false;
   v1::Report report;
-  const absl::Status s = app::AddReplan(in, faults, options, &report);
+  const absl::Status s = driver::AddReplan(in, faults, options, &report);
   INFO(s.message());
   REQUIRE(s.ok());
   CHECK(report.replan().planner() == "hapt");
@@ -277,17 +277,17 @@ TEST_CASE("run --replan: a failed node's re-plan lands in the report", "[replan]
   CHECK(report.replan().throughput_ratio() > 0);
   CHECK(report.replan().throughput_ratio() < 1);
   CHECK(report.replan().replan_wall_s() == 0);
-  const std::string text = app::FormatReplan(report.replan());
+  const std::string text = driver::FormatReplan(report.replan());
   CHECK_THAT(text, Catch::StartsWith("re-planned (hapt) on the 4 GPUs left: H-1F1B, mbs ") &&
                        Catch::Contains("% of the fault-free throughput"));
 
   v1::Report again;
-  REQUIRE(app::AddReplan(in, faults, options, &again).ok());
+  REQUIRE(driver::AddReplan(in, faults, options, &again).ok());
   CHECK(again.SerializeAsString() == report.SerializeAsString());
 
   options.planner = "megatron";
   v1::Report megatron;
-  REQUIRE(app::AddReplan(in, faults, options, &megatron).ok());
+  REQUIRE(driver::AddReplan(in, faults, options, &megatron).ok());
   CHECK(megatron.replan().planner() == "megatron");
 }
 
@@ -299,14 +299,14 @@ TEST_CASE("run --replan: refused without a FAIL fault or with an unknown planner
   slow->set_gpu(0);
   slow->set_factor(2);
   v1::Report report;
-  absl::Status s = app::AddReplan(in, faults, {}, &report);
+  absl::Status s = driver::AddReplan(in, faults, {}, &report);
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(s.message()), Catch::Contains("no FAIL fault"));
 
   slow->set_kind(v1::FAIL);
-  app::RunReplanOptions options;
+  driver::RunReplanOptions options;
   options.planner = "oracle";
-  s = app::AddReplan(in, faults, options, &report);
+  s = driver::AddReplan(in, faults, options, &report);
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(s.message()), Catch::Contains("--replan: --planner: \"oracle\""));
   CHECK_FALSE(report.has_replan());

@@ -9,10 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "app/cli/check_file.h"
 #include "app/cli/ideal_option.h"
-#include "app/cli/plan_prediction.h"
-#include "app/cli/summary.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
 #include "base/time.h"
@@ -21,10 +18,13 @@
 #include "proto/gpu_presets.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/summary.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
+#include "service/driver/check_file.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
+#include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/runner.h"
 #include "sim/collectives/nccl_model.h"
@@ -95,33 +95,23 @@ absl::StatusOr<std::string> Run(const Input& plan, const Input& cluster, const R
 }
 
 absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in, const PlanOptions& options) {
-  HETSIM_ASSIGN_OR_RETURN(planner::PlannerKind kind, planner::ParsePlannerKind(options.planner));
-  v1::Model model;
-  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &model));
-  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(model, model_in.is_path ? model_in.path : model_in.name));
-  HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, LoadClusterInput(cluster_in));
-  planner::PlanRequest req;
-  req.model = model;
-  req.cluster = cluster;
-  req.planner = kind;
+  planning::PlanCommand command;
+  command.planner_name = options.planner;
+  command.cp_comm_type = options.cp_comm_type;
+  command.prediction = options.prediction;
+  planner::PlanRequest& req = command.request;
   req.layers = options.layers;
   req.global_batch_size = options.global_batch_size;
   req.micro_batch_size = options.micro_batch_size;
   req.threads = options.threads;
-  if (options.context_parallel < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("context_parallel: %d must be >= 0 (0 = searched)", options.context_parallel));
-  }
   req.context_parallel = options.context_parallel;
-  HETSIM_ASSIGN_OR_RETURN(req.cp_comm, planner::ParseCpCommType(options.cp_comm_type));
   req.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
-  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(req));
+  HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
+  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &req.model));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(req.model, model_in.is_path ? model_in.path : model_in.name));
+  HETSIM_ASSIGN_OR_RETURN(req.cluster, LoadClusterInput(cluster_in));
+  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planning::PlanWith(command));
   *outcome.plan.mutable_model() = outcome.model;
-  if (!options.prediction.empty()) {
-    HETSIM_ASSIGN_OR_RETURN(*outcome.plan.mutable_prediction(),
-                            app::PredictionFor(options.prediction, outcome.plan, outcome.model, cluster,
-                                               outcome.prediction, options.planner));
-  }
   return Serialize(outcome.plan);
 }
 
@@ -183,7 +173,7 @@ absl::StatusOr<std::string> Check(const Input& file, const std::string& type, co
   }
   if (file.is_path) {
     HETSIM_ASSIGN_OR_RETURN(proto::AnyMessage m, proto::LoadAnyMessage(file.path, t));
-    app::Checked c = app::CheckOne(m, file.path, cluster != nullptr ? cluster->path : "");
+    driver::Checked c = driver::CheckOne(m, file.path, cluster != nullptr ? cluster->path : "");
     if (!c.status.ok()) return c.status;
     return c.summary;
   }
@@ -192,19 +182,19 @@ absl::StatusOr<std::string> Check(const Input& file, const std::string& type, co
   if (!t) return absl::InvalidArgumentError(absl::StrCat(file.name, ": the message type is required"));
   if (*t == proto::MessageType::kCluster) {
     HETSIM_ASSIGN_OR_RETURN(v1::Cluster c, LoadClusterInput(file));
-    return app::SummarizeCluster(c, file.name);
+    return proto::SummarizeCluster(c, file.name);
   }
   if (*t == proto::MessageType::kPlan) {
     if (cluster == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(file.name, ": a plan is checked against a cluster"));
     }
     HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(file, *cluster));
-    return absl::StrCat(app::SummarizeModel(in.model, in.model_path.empty() ? file.name : in.model_path),
-                        app::SummarizePlan(in));
+    return absl::StrCat(proto::SummarizeModel(in.model, in.model_path.empty() ? file.name : in.model_path),
+                        proto::SummarizePlan(in));
   }
   proto::AnyMessage m{*t, proto::NewMessage(*t)};
   HETSIM_RETURN_IF_ERROR(ParseInput(file, m.message.get()));
-  app::Checked c = app::CheckOne(m, file.name, cluster != nullptr ? cluster->path : "");
+  driver::Checked c = driver::CheckOne(m, file.name, cluster != nullptr ? cluster->path : "");
   if (!c.status.ok()) return c.status;
   return c.summary;
 }

@@ -7,12 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "app/cli/calibrate_iterations.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "service/calibrate/gemm_source.h"
+#include "service/calibrate/iteration_source.h"
 #include "service/calibrate/nccl_fit.h"
 #include "service/calibrate/nccl_log.h"
 #include "service/calibrate/report.h"
@@ -85,9 +84,9 @@ int Calibrate(const Args& args) {
   for (const std::string& path : iterations) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<std::vector<MeasuredIteration>> runs = ParseIterationCsv(*text, path);
+    absl::StatusOr<std::vector<calibrate::MeasuredIteration>> runs = calibrate::ParseIterationCsv(*text, path);
     if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
-    sources.push_back(std::make_unique<IterationSource>(*std::move(runs), path, cluster_path));
+    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path));
   }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {

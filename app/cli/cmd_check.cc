@@ -8,17 +8,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "app/cli/check_file.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
-#include "app/cli/summary.h"
 #include "proto/any_message.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/summary.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_faults.h"
 #include "proto/validate_model.h"
 #include "proto/validate_sweep.h"
+#include "service/driver/check_file.h"
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
@@ -74,10 +73,11 @@ int Check(const Args& args) {
     if (!loaded[i]) continue;
     const bool ambiguous_cluster = (loaded[i]->type == MessageType::kPlan || loaded[i]->type == MessageType::kFaults) &&
                                    cluster_path.empty() && clusters.size() > 1;
-    Checked c = ambiguous_cluster
-                    ? Checked{"", absl::InvalidArgumentError(absl::StrFormat(
+    driver::Checked c =
+        ambiguous_cluster
+            ? driver::Checked{"", absl::InvalidArgumentError(absl::StrFormat(
                                       "%s: several clusters given; choose the plan's with --cluster", files[i]))}
-                    : CheckOne(*loaded[i], files[i], cluster_path);
+            : driver::CheckOne(*loaded[i], files[i], cluster_path);
     if (!c.status.ok()) {
       fail(c.status);
     } else {

@@ -11,7 +11,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "app/cli/gpu_list.h"
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"

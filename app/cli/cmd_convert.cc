@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/any_message.h"
 #include "proto/io.h"
 

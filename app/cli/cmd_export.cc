@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
+#include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
 #include "service/chakra/export.h"
 #include "service/driver/build_setup.h"

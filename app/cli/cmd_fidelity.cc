@@ -1,24 +1,17 @@
 // `hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check]`: predicts every case of the
 // validation sets (validation/*.pbtxt by default) and compares the predictions with the published
 // measurements: a table per set, MAPE, max |error| and Kendall's tau, and the set's bounds.
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
-#include "app/cli/fidelity_chart.h"
-#include "app/cli/fidelity_predict.h"
-#include "app/cli/fidelity_set.h"
-#include "app/cli/fidelity_stats.h"
-#include "app/cli/fidelity_table.h"
 #include "proto/io.h"
-
-#ifndef HETSIM_VALIDATION_DIR
-#define HETSIM_VALIDATION_DIR "validation"
-#endif
+#include "service/fidelity/chart.h"
+#include "service/fidelity/fidelity_report.h"
+#include "service/fidelity/table.h"
+#include "service/fidelity/validation_set.h"
 
 namespace hetsim::app {
 namespace {
@@ -47,29 +40,6 @@ struct Options {
   bool check = false, timing = false, quiet = false;
 };
 
-absl::StatusOr<v1::FidelityReport> PredictAll(const std::vector<LoadedValidationSet>& sets, bool timing) {
-  v1::FidelityReport report;
-  for (const LoadedValidationSet& loaded : sets) {
-    v1::FidelitySet* out = report.add_sets();
-    out->set_file(loaded.path);
-    out->set_name(loaded.set.name().empty() ? loaded.path : loaded.set.name());
-    *out->mutable_bounds() = loaded.set.bounds();
-    for (int i = 0; i < loaded.set.cases_size(); ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      absl::StatusOr<v1::FidelityCase> c =
-          PredictCase(loaded.set.cases(i), absl::StrFormat("%s: cases[%d]", loaded.path, i));
-      if (!c.ok()) return c.status();
-      *out->add_cases() = *std::move(c);
-      if (timing) {
-        std::fprintf(stderr, "hetsim fidelity: %s: %.3f s\n", loaded.set.cases(i).name().c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
-    }
-    SummarizeSet(out);
-  }
-  return report;
-}
-
 int Fidelity(const Args& args) {
   po::options_description options("options");
   Options o;
@@ -90,15 +60,15 @@ int Fidelity(const Args& args) {
     }
   }
   if (o.files.empty()) {
-    absl::StatusOr<std::vector<std::string>> bundled = BundledValidationFiles(HETSIM_VALIDATION_DIR);
+    absl::StatusOr<std::vector<std::string>> bundled = fidelity::BundledValidationFiles();
     if (!bundled.ok()) return ReportFailure(kFidelityInfo, bundled.status());
     o.files = *std::move(bundled);
   }
 
   // Every set is read and checked before anything is simulated: a typo in the last file costs nothing.
-  std::vector<LoadedValidationSet> sets;
+  std::vector<fidelity::LoadedValidationSet> sets;
   for (const std::string& file : o.files) {
-    absl::StatusOr<LoadedValidationSet> loaded = LoadValidationSet(file);
+    absl::StatusOr<fidelity::LoadedValidationSet> loaded = fidelity::LoadValidationSet(file);
     if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
     sets.push_back(*std::move(loaded));
   }
@@ -111,13 +81,19 @@ int Fidelity(const Args& args) {
                                               sets.front().unit, sets[i].unit)));
     }
   }
-  absl::StatusOr<v1::FidelityReport> report = PredictAll(sets, o.timing);
+  fidelity::CaseTimer timer;
+  if (o.timing) {
+    timer = [](const v1::ValidationCase& c, double seconds) {
+      std::fprintf(stderr, "hetsim fidelity: %s: %.3f s\n", c.name().c_str(), seconds);
+    };
+  }
+  absl::StatusOr<v1::FidelityReport> report = fidelity::PredictSets(sets, timer);
   if (!report.ok()) return ReportFailure(kFidelityInfo, report.status());
 
   // Outputs are serialised before any is written, so a failure leaves none behind.
   std::string chart;
   if (!o.chart_path.empty()) {
-    absl::StatusOr<std::string> svg = FidelityChartSvg(*report);
+    absl::StatusOr<std::string> svg = fidelity::FidelityChartSvg(*report);
     if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
     chart = *std::move(svg);
   }
@@ -128,7 +104,7 @@ int Fidelity(const Args& args) {
     if (absl::Status s = proto::WriteFileAtomically(o.chart_path, chart); !s.ok())
       return ReportFailure(kFidelityInfo, s);
   }
-  if (!o.quiet) std::fputs(FormatFidelityTables(*report).c_str(), stdout);
+  if (!o.quiet) std::fputs(fidelity::FormatFidelityTables(*report).c_str(), stdout);
 
   bool met = true;
   for (const v1::FidelitySet& set : report->sets()) {

@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/validate_cluster.h"
 #include "topology/gpu_islands.h"
 

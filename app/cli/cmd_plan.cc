@@ -9,14 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
-#include "app/cli/plan_prediction.h"
-#include "app/cli/plan_table.h"
+#include "planner/plan_table.h"
 #include "planner/planner.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
+#include "service/planning/plan_command.h"
 
 namespace hetsim::app {
 namespace {
@@ -74,66 +73,43 @@ int Plan(const Args& args) {
   po::positional_options_description positional;
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kPlanInfo, args, options, positional, &vm)) return *exit;
-  absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
-  if (!kind.ok()) return UsageError(kPlanInfo, kind.status().message());
-  if (layers < 0) return UsageError(kPlanInfo, "--layers: must be >= 0");
-  if (global_batch == 0) return UsageError(kPlanInfo, "--global-batch: must be > 0");
-  if (context_parallel < 0) return UsageError(kPlanInfo, "--context-parallel: must be >= 0");
-  if (alternative < 1) return UsageError(kPlanInfo, "--alternative: must be >= 1");
-  absl::StatusOr<spec::ContextParallelComm> cp_comm = planner::ParseCpCommType(cp_comm_type);
-  if (!cp_comm.ok()) return UsageError(kPlanInfo, cp_comm.status().message());
-  if (!prediction.empty() && prediction != "hetsim" && prediction != "naive") {
-    return UsageError(kPlanInfo, absl::StrFormat("--prediction: \"%s\" is not hetsim or naive", prediction));
-  }
-
-  absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
-  if (!model.ok()) return ReportFailure(kPlanInfo, model.status());
-  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
-  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
-
-  planner::PlanRequest req;
-  req.model = *model;
-  req.cluster = *cluster;
-  req.planner = *kind;
+  planning::PlanCommand command;
+  command.planner_name = planner_name;
+  command.cp_comm_type = cp_comm_type;
+  command.alternative = alternative;
+  command.prediction = prediction;
+  planner::PlanRequest& req = command.request;
   req.layers = layers;
   req.global_batch_size = global_batch;
   req.micro_batch_size = micro_batch;
   req.max_micro_batch_size = max_micro_batch;
   req.context_parallel = context_parallel;
   req.grad_reduce_in_fp32 = fp32_gradients;
-  req.cp_comm = *cp_comm;
   req.threads = threads;
   req.epsilon = epsilon;
   req.t_max_relative_gap = gap;
   req.bidirectional_pruning = !no_pruning;
   req.name = name;
+  if (absl::Status s = planning::CheckPlanCommand(command); !s.ok()) return UsageError(kPlanInfo, s.message());
+
+  absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+  if (!model.ok()) return ReportFailure(kPlanInfo, model.status());
+  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+  if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
+  req.model = *std::move(model);
+  req.cluster = *cluster;
   if (!out.empty()) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::absolute(fs::path(out)).parent_path();
     req.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
   }
-  absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
-  if (!outcome.ok()) return ReportFailure(kPlanInfo, outcome.status());
-  if (alternative > 1) {
-    if (static_cast<size_t>(alternative) > outcome->alternatives.size()) {
-      return UsageError(kPlanInfo, absl::StrFormat("--alternative: the search kept %d plans, not %d",
-                                                   outcome->alternatives.size(), alternative));
-    }
-    hetsim::v1::Plan chosen = outcome->alternatives[alternative - 1];
-    chosen.set_name(absl::StrCat(outcome->plan.name(), "-alt", alternative));
-    if (outcome->plan.has_model()) *chosen.mutable_model() = outcome->plan.model();
-    if (!outcome->plan.model_path().empty()) chosen.set_model_path(outcome->plan.model_path());
-    outcome->plan = std::move(chosen);
-    outcome->prediction = outcome->alternative_predictions[alternative - 1];
+  absl::StatusOr<planner::PlanOutcome> outcome = planning::PlanWith(command);
+  if (!outcome.ok()) {
+    const absl::Status& s = outcome.status();
+    return planning::IsUsageError(s) ? UsageError(kPlanInfo, s.message()) : ReportFailure(kPlanInfo, s);
   }
-  if (!prediction.empty()) {
-    absl::StatusOr<hetsim::v1::PlanPrediction> p =
-        PredictionFor(prediction, outcome->plan, outcome->model, *cluster, outcome->prediction, planner_name);
-    if (!p.ok()) return ReportFailure(kPlanInfo, p.status());
-    *outcome->plan.mutable_prediction() = *std::move(p);
-  }
-  std::fputs(RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
+  std::fputs(planner::RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
     if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kPlanInfo, s);
     std::printf("wrote %s\n", out.c_str());

@@ -3,7 +3,6 @@
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/io.h"
 #include "traces/html/run_html.h"
 

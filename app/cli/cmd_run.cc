@@ -10,15 +10,14 @@
 #include "app/cli/approximation_options.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_run_chakra.h"
-#include "app/cli/command_list.h"
 #include "app/cli/fault_options.h"
 #include "app/cli/gpu_list.h"
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"
-#include "app/cli/run_replan.h"
 #include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "service/driver/run_replan.h"
 #include "service/driver/simulate.h"
 #include "traces/chrome_trace.h"
 #include "traces/fault_report.h"
@@ -186,13 +185,13 @@ int Simulate(const Args& args) {
   if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
   v1::Report& report = simulated->report;
   if (vm.count("replan")) {
-    RunReplanOptions replan;
+    driver::RunReplanOptions replan;
     replan.planner = replan_planner;
     replan.network_mode = *mode;
     replan.max_events = max_events;
     replan.max_wall_seconds = max_wall_seconds;
     replan.record_wall_time = !vm.count("no-wall-time");
-    if (absl::Status s = AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
+    if (absl::Status s = driver::AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
       return ReportFailure(kRunInfo, s);
     }
   }
@@ -203,7 +202,7 @@ int Simulate(const Args& args) {
   if (!vm.count("quiet")) {
     std::fputs(traces::FormatReportTable(report).c_str(), stdout);
     std::fputs(traces::FormatFaultTable(report).c_str(), stdout);
-    if (report.has_replan()) std::fputs(FormatReplan(report.replan()).c_str(), stdout);
+    if (report.has_replan()) std::fputs(driver::FormatReplan(report.replan()).c_str(), stdout);
   }
   if (PrintOom(report) && vm.count("fail-on-oom")) return kExitOutOfMemory;
   return kExitOk;

@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "app/cli/approximation_options.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/io.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/progress.h"

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
 #include "proto/io.h"
 #include "proto/validate_sweep.h"
 #include "service/sweep/merge.h"

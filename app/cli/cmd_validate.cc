@@ -3,8 +3,6 @@
 // plan without one is compared with hetsim's own planner's prediction, per stage and in total, and
 // with --top-k the planner's K best plans are all simulated and Kendall's tau says whether the cost
 // model ranks plans the way the simulator does.
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,22 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
-#include "app/cli/command_list.h"
-#include "base/status_macros.h"
 #include "base/units.h"
-#include "planner/plan_reader.h"
 #include "planner/planner.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
-#include "proto/resolve.h"
-#include "proto/validate_plan.h"
-#include "service/driver/simulate.h"
+#include "service/evaluation/own_prediction.h"
 #include "service/evaluation/rank_stats.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/evaluation/validation_text.h"
-#include "sim/executor/executor.h"
-#include "sim/executor/setup.h"
-#include "sim/workload/model_cost.h"
 #include "traces/html/validate_html.h"
 
 namespace hetsim::app {
@@ -53,43 +43,9 @@ const CommandInfo kValidateInfo = {
     "(predicted vs simulated scatter, per-stage errors; docs/report.md)."};
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
-double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
-
-struct Simulated {
-  std::vector<Time> t, comm;
-  std::vector<int64_t> peak;
-  Time iteration = 0, pipeline = 0;
-};
-
-absl::StatusOr<Simulated> Simulate(const proto::PlanInputs& inputs) {
-  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs));
-  const sim::executor::ExecutionSetup& setup = *simulated.setup;
-  const sim::executor::ExecutionResult& run = simulated.result;
-  Simulated s;
-  const int S = setup.num_stages();
-  for (int i = 0; i < S; ++i) {
-    // A physical stage's work: every chunk it runs (k = chunk x S + i), as the planner prices it.
-    Time t = 0;
-    for (size_t k = i; k < setup.virtual_stages.size(); k += S) {
-      t += setup.virtual_stages[k].forward_time() + setup.virtual_stages[k].backward_time();
-    }
-    s.t.push_back(t);
-    Time c = 0;
-    for (const sim::executor::BoundaryTransfer& b : setup.boundaries) {
-      if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
-    }
-    s.comm.push_back(c);
-    int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i)) peak = std::max(peak, bytes);
-    s.peak.push_back(peak);
-  }
-  s.iteration = run.iteration_time;
-  s.pipeline = run.pipeline_end - run.pipeline_start;
-  return s;
-}
-
 // What --html draws: the plan's stages, predicted and simulated (top-k plans are added as they run).
-report::ValidateData PageData(const proto::PlanInputs& inputs, const planner::Prediction& pred, const Simulated& sim) {
+report::ValidateData PageData(const proto::PlanInputs& inputs, const planner::Prediction& pred,
+                              const evaluation::SimulatedStages& sim) {
   report::ValidateData data;
   data.plan_name = inputs.plan.name();
   data.cluster_name = inputs.cluster.name();
@@ -133,89 +89,24 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
 // A plan without a prediction, against hetsim's own planner's cost model.
 int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
                           const planner::PlannerKind* kind, const std::string& html_path) {
-  absl::StatusOr<spec::ModelSpec> model_spec = proto::ResolveModel(inputs->model, "model");
-  if (!model_spec.ok()) return ReportFailure(kValidateInfo, model_spec.status());
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*model_spec);
-  absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
-      planner::ClusterModel::Create(inputs->cluster, model.dtype());
-  if (!cluster.ok()) return ReportFailure(kValidateInfo, cluster.status());
-  planner::Profiler profiler = planner::PlanProfiler(model, **cluster, inputs->plan);
-  absl::StatusOr<planner::Prediction> pred = planner::PredictPlan(profiler, inputs->plan);
-  if (!pred.ok()) return ReportFailure(kValidateInfo, pred.status());
-  absl::StatusOr<Simulated> sim = Simulate(*inputs);
-  if (!sim.ok()) return ReportFailure(kValidateInfo, sim.status());
-
-  std::string out = absl::StrFormat("validate \"%s\" on \"%s\": %d stages, %d microbatches\n", inputs->plan.name(),
-                                    inputs->cluster.name(), inputs->plan.stages_size(), pred->microbatches);
-  absl::StrAppendFormat(&out, "%-5s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "stage", "t_pred_ms", "t_sim_ms",
-                        "err", "c_pred_ms", "c_sim_ms", "err", "mem_pred", "mem_sim", "err");
-  for (size_t i = 0; i < pred->stages.size(); ++i) {
-    const planner::StagePrediction& p = pred->stages[i];
-    absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i, Ms(p.t),
-                          Ms(sim->t[i]), 100 * RelErr(Ms(p.t), Ms(sim->t[i])), Ms(p.comm), Ms(sim->comm[i]),
-                          100 * RelErr(Ms(p.comm), Ms(sim->comm[i])), BytesToGib(p.peak_bytes),
-                          BytesToGib(sim->peak[i]), 100 * RelErr(p.peak_bytes, sim->peak[i]));
-  }
-  absl::StrAppendFormat(&out,
-                        "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
-                        "(%+.1f%%), simulated %.3f ms (pipeline %.3f ms)\n",
-                        Ms(pred->eq13), 100 * RelErr(Ms(pred->eq13), Ms(sim->iteration)), Ms(pred->pipeline),
-                        Ms(pred->iteration), 100 * RelErr(Ms(pred->iteration), Ms(sim->iteration)), Ms(sim->iteration),
-                        Ms(sim->pipeline));
-  report::ValidateData html = PageData(*inputs, *pred, *sim);
-  bool exposed = false;
-  for (size_t i = 0; i + 1 < pred->stages.size(); ++i) {
-    const Time c = pred->stages[i].comm;
-    if (c > pred->t_max) {
-      exposed = true;
-      absl::StrAppendFormat(&out,
-                            "boundary %d -> %d: c = %.3f ms > t_max = %.3f ms: about %.3f ms per microbatch cannot "
-                            "hide behind compute (%.3f ms over the iteration); Eq. 13 assumes full overlap\n",
-                            i, i + 1, Ms(c), Ms(pred->t_max), Ms(c - pred->t_max),
-                            Ms((c - pred->t_max) * (pred->microbatches - 1)));
-    }
-  }
-  if (!exposed) absl::StrAppend(&out, "every c_i <= t_max: communication fully overlappable (Eq. 13 applies)\n");
-
-  if (top_k > 0) {
-    planner::PlanRequest req;
-    req.model = inputs->model;
-    req.cluster = inputs->cluster;
-    req.planner = *kind;
-    req.global_batch_size = inputs->plan.global_batch_size();
-    req.micro_batch_size = inputs->plan.micro_batch_size();
-    req.context_parallel = static_cast<int>(proto::ContextParallel(inputs->plan));
-    req.grad_reduce_in_fp32 = inputs->plan.grad_reduce_in_fp32();
-    req.cp_comm = proto::ContextParallelCommOf(inputs->plan);
-    req.bidirectional_pruning = false;
-    absl::StatusOr<planner::PlanOutcome> outcome = planner::MakePlan(req);
-    if (!outcome.ok()) return ReportFailure(kValidateInfo, outcome.status());
-    std::vector<double> predicted, simulated;
-    absl::StrAppendFormat(&out, "top-%d plans of %s:\n%-4s %12s %12s\n", top_k, planner_name, "rank", "pred_ms",
-                          "sim_ms");
-    for (size_t a = 0; a < outcome->alternatives.size() && static_cast<int>(a) < top_k; ++a) {
-      proto::PlanInputs alt = *inputs;
-      alt.plan = outcome->alternatives[a];
-      *alt.plan.mutable_model() = outcome->model;
-      alt.model = outcome->model;
-      if (absl::Status s = proto::ValidatePlanInputs(alt); !s.ok()) return ReportFailure(kValidateInfo, s);
-      absl::StatusOr<Simulated> r = Simulate(alt);
-      if (!r.ok()) return ReportFailure(kValidateInfo, r.status());
-      predicted.push_back(Ms(outcome->alternative_predictions[a].iteration));
-      simulated.push_back(Ms(r->iteration));
-      absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, predicted.back(), simulated.back());
-      html.top_plans.push_back({absl::StrFormat("rank %d", a + 1), predicted.back(), simulated.back()});
-    }
-    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", predicted.size(),
-                          evaluation::KendallTauB(predicted, simulated));
-    html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
-  }
+  absl::StatusOr<evaluation::OwnValidation> v = evaluation::ValidateOwnPrediction(*inputs, top_k, *kind);
+  if (!v.ok()) return ReportFailure(kValidateInfo, v.status());
   if (!html_path.empty()) {
+    report::ValidateData html = PageData(*inputs, v->prediction, v->simulated);
+    if (top_k > 0) {
+      std::vector<double> predicted, simulated;
+      for (size_t a = 0; a < v->top_plans.size(); ++a) {
+        predicted.push_back(v->top_plans[a].predicted_ms);
+        simulated.push_back(v->top_plans[a].simulated_ms);
+        html.top_plans.push_back({absl::StrFormat("rank %d", a + 1), predicted.back(), simulated.back()});
+      }
+      html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
+    }
     if (absl::Status s = proto::WriteFileAtomically(html_path, report::ValidateReportHtml(html)); !s.ok()) {
       return ReportFailure(kValidateInfo, s);
     }
   }
-  std::fputs(out.c_str(), stdout);
+  std::fputs(evaluation::FormatOwnValidation(*inputs, *v, top_k, planner_name).c_str(), stdout);
   return kExitOk;
 }
 

@@ -1,12 +1,28 @@
 #include "app/cli/commands.h"
 
-#include "app/cli/command_list.h"
-
 namespace hetsim::app {
+
+// Each command's entry point, defined in its cmd_<name>.cc. A new command is that file, one line here
+// and one row in the table below: `hetsim --help`, the dispatch in app/main.cc and the test that every
+// command answers --help read the table.
+int RunExample(const Args& args);
+int RunConvert(const Args& args);
+int RunCheck(const Args& args);
+int RunIslands(const Args& args);
+int RunCollective(const Args& args);
+int RunPlan(const Args& args);
+int RunValidate(const Args& args);
+int RunRun(const Args& args);
+int RunReport(const Args& args);
+int RunExport(const Args& args);
+int RunSweep(const Args& args);
+int RunSweepMerge(const Args& args);
+int RunFidelity(const Args& args);
+int RunCalibrate(const Args& args);
+int RunImport(const Args& args);  // cmd_megatron.cc
 
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
-      // Each entry is declared in command_list.h and defined in its own cmd_<name>.cc.
       {"example", "write the bundled example inputs", RunExample},
       {"convert", "convert a file between binary, text format and JSON", RunConvert},
       {"check", "validate inputs and summarize them", RunCheck},

@@ -1,5 +1,5 @@
-// The bundled example inputs, built in C++ so that `hetsim example` needs no data files. examples/
-// holds their text-format output (a test keeps the two equal).
+// The bundled example inputs: the files of examples/, embedded at build time (example_files.h), so
+// that `hetsim example` needs no data files.
 #ifndef HETSIM_APP_CLI_EXAMPLES_H_
 #define HETSIM_APP_CLI_EXAMPLES_H_
 

@@ -231,3 +231,13 @@ def test_plan_takes_context_parallelism_and_fp32_gradients():
         assert [s.mesh for s in text(out, hetsim_pb2.Plan).stages] == [s.mesh for s in plan.stages]
     with pytest.raises(hetsim.HetsimError, match="cp-comm-type"):
         hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="ring")
+
+
+def test_plan_checks_its_settings_as_the_cli_does():
+    # One PlanCommand (service/planning/) behind both: the same checks, the same messages.
+    model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
+    for kwargs, flag in [({"global_batch_size": 0}, "--global-batch"), ({"layers": -1}, "--layers"),
+                         ({"context_parallel": -1}, "--context-parallel"), ({"prediction": "oracle"}, "--prediction")]:
+        with pytest.raises(hetsim.HetsimError) as e:
+            hetsim.plan(model, HAPT_CLUSTER, **kwargs)
+        assert str(e.value).startswith(flag), str(e.value)

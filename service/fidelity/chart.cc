@@ -1,11 +1,11 @@
-#include "app/cli/fidelity_chart.h"
+#include "service/fidelity/chart.h"
 
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "service/evaluation/scatter_chart.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 
 namespace v1 = hetsim::v1;
 
@@ -30,4 +30,4 @@ absl::StatusOr<std::string> FidelityChartSvg(const v1::FidelityReport& report) {
   return evaluation::ScatterChartSvg(chart);
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity

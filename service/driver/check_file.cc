@@ -1,10 +1,10 @@
-#include "app/cli/check_file.h"
+#include "service/driver/check_file.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "app/cli/summary.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/summary.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_faults.h"
 #include "proto/validate_model.h"
@@ -13,7 +13,7 @@
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::app {
+namespace hetsim::driver {
 
 using proto::MessageType;
 
@@ -21,7 +21,7 @@ namespace {
 
 Checked CheckSweep(const hetsim::v1::Sweep& sweep, const std::string& path) {
   if (absl::Status s = proto::ValidateSweep(sweep, path); !s.ok()) return {"", s};
-  std::string summary = SummarizeSweep(sweep, path);
+  std::string summary = proto::SummarizeSweep(sweep, path);
   const std::string cluster = proto::ResolveRelativeTo(path, sweep.cluster_path());
   if (!sweep.plan_path().empty()) {
     absl::StatusOr<proto::PlanInputs> in =
@@ -72,12 +72,12 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
     case MessageType::kCluster: {
       absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(path);
       if (!c.ok()) return {"", c.status()};
-      return {SummarizeCluster(*c, path), absl::OkStatus()};
+      return {proto::SummarizeCluster(*c, path), absl::OkStatus()};
     }
     case MessageType::kModel: {
       const auto& model = static_cast<const hetsim::v1::Model&>(*m.message);
       if (absl::Status s = proto::ValidateModel(model, path); !s.ok()) return {"", s};
-      return {SummarizeModel(model, path), absl::OkStatus()};
+      return {proto::SummarizeModel(model, path), absl::OkStatus()};
     }
     case MessageType::kPlan: {
       if (cluster_path.empty()) {
@@ -86,9 +86,9 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
       }
       absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(path, cluster_path);
       if (!in.ok()) return {"", in.status()};
-      return {
-          absl::StrCat(SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path), SummarizePlan(*in)),
-          absl::OkStatus()};
+      return {absl::StrCat(proto::SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path),
+                           proto::SummarizePlan(*in)),
+              absl::OkStatus()};
     }
     case MessageType::kSweep: return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
     case MessageType::kFaults:
@@ -101,4 +101,4 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
   return {"", absl::InternalError("unhandled message type")};
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::driver

@@ -1,8 +1,8 @@
 // Plan.prediction for a plan `hetsim plan` wrote: from hetsim's own planner (its cost model: t_i, c_i,
 // memory, the DAG's iteration plus gradient synchronisation) or from the naive yardstick model
 // (service/evaluation/naive_prediction.h), so `hetsim validate` can judge either against the simulation.
-#ifndef HETSIM_APP_CLI_PLAN_PREDICTION_H_
-#define HETSIM_APP_CLI_PLAN_PREDICTION_H_
+#ifndef HETSIM_SERVICE_EVALUATION_PLAN_PREDICTION_H_
+#define HETSIM_SERVICE_EVALUATION_PLAN_PREDICTION_H_
 
 #include <string>
 
@@ -11,7 +11,7 @@
 #include "planner/planner.h"
 #include "proto/hetsim.pb.h"
 
-namespace hetsim::app {
+namespace hetsim::evaluation {
 
 // Planner::Prediction in the schema's units (ms, GiB); `planner` names it.
 hetsim::v1::PlanPrediction FromPlannerPrediction(const planner::Prediction& p, absl::string_view planner);
@@ -23,6 +23,6 @@ absl::StatusOr<hetsim::v1::PlanPrediction> PredictionFor(absl::string_view kind,
                                                          const hetsim::v1::Cluster& cluster,
                                                          const planner::Prediction& p, absl::string_view planner);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::evaluation
 
-#endif  // HETSIM_APP_CLI_PLAN_PREDICTION_H_
+#endif  // HETSIM_SERVICE_EVALUATION_PLAN_PREDICTION_H_

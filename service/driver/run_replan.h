@@ -1,7 +1,7 @@
 // `hetsim run --fault ... --replan [PLANNER]`: after the faulty iteration, plan again on what the FAIL
 // faults leave (service/driver/replan.h), simulate the new plan, and put the outcome in Report.replan.
-#ifndef HETSIM_APP_CLI_RUN_REPLAN_H_
-#define HETSIM_APP_CLI_RUN_REPLAN_H_
+#ifndef HETSIM_SERVICE_DRIVER_RUN_REPLAN_H_
+#define HETSIM_SERVICE_DRIVER_RUN_REPLAN_H_
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 #include "proto/inputs.h"
 #include "sim/network/network.h"
 
-namespace hetsim::app {
+namespace hetsim::driver {
 
 struct RunReplanOptions {
   std::string planner = "hapt";  // hapt, tangram, megatron, alpa
@@ -31,6 +31,6 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
 // Lines for the text report: the GPUs left, the new plan, its throughput and the re-plan time.
 std::string FormatReplan(const hetsim::v1::ReplanReport& replan);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::driver
 
-#endif  // HETSIM_APP_CLI_RUN_REPLAN_H_
+#endif  // HETSIM_SERVICE_DRIVER_RUN_REPLAN_H_

@@ -1,4 +1,4 @@
-#include "app/cli/summary.h"
+#include "proto/summary.h"
 
 #include <cmath>
 
@@ -11,7 +11,7 @@
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 
-namespace hetsim::app {
+namespace hetsim::proto {
 namespace {
 
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
@@ -155,4 +155,4 @@ std::string SummarizeSweep(const Sweep& s, absl::string_view file) {
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::proto

@@ -5,14 +5,14 @@
 //   collective    simulate the collective alone (as `hetsim collective`, automatic algorithm) and
 //                 report nccl-tests' bus bandwidth in GB/s.
 // A new kind of case is a new `ValidationCase.measurement` member and one Predict function here.
-#ifndef HETSIM_APP_CLI_FIDELITY_PREDICT_H_
-#define HETSIM_APP_CLI_FIDELITY_PREDICT_H_
+#ifndef HETSIM_SERVICE_FIDELITY_PREDICT_H_
+#define HETSIM_SERVICE_FIDELITY_PREDICT_H_
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 
 // Narayanan et al. SC'21 Eq. 3: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) FLOPs per iteration, B the
 // global batch, s the sequence, l the blocks, h the hidden size, V the vocabulary.
@@ -24,6 +24,6 @@ double MegatronEq3Flop(double batch, double seq, double blocks, double hidden, d
 absl::StatusOr<hetsim::v1::FidelityCase> PredictCase(const hetsim::v1::ValidationCase& validation_case,
                                                      absl::string_view where);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity
 
-#endif  // HETSIM_APP_CLI_FIDELITY_PREDICT_H_
+#endif  // HETSIM_SERVICE_FIDELITY_PREDICT_H_

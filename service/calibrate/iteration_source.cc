@@ -1,4 +1,4 @@
-#include "app/cli/calibrate_iterations.h"
+#include "service/calibrate/iteration_source.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,15 +11,11 @@
 #include "service/calibrate/csv_table.h"
 #include "service/driver/simulate.h"
 
-namespace hetsim::app {
+namespace hetsim::calibrate {
 
 namespace {
 
 namespace v1 = hetsim::v1;
-
-absl::Status LineError(absl::string_view file, int line, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", file, line, problem));
-}
 
 std::string FolderOf(absl::string_view path) {
   const size_t slash = path.rfind('/');
@@ -150,4 +146,4 @@ absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) 
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::calibrate

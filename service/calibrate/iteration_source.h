@@ -8,10 +8,10 @@
 // (plan paths relative to the CSV's folder, every plan on the calibrated cluster). Each run is
 // simulated without the two overheads (t0) and with a 1 ms pass overhead (t1): the iteration grows by
 // a x (t1 - t0) / 1 ms with pass overhead a, and by b with iteration overhead b, so the measured times
-// fit t0 + a (t1 - t0) / 1 ms + b by least squares on relative residuals, with a, b >= 0. The run
-// lives here, not in service/calibrate/, because it simulates whole plans (executor and report).
-#ifndef HETSIM_APP_CLI_CALIBRATE_ITERATIONS_H_
-#define HETSIM_APP_CLI_CALIBRATE_ITERATIONS_H_
+// fit t0 + a (t1 - t0) / 1 ms + b by least squares on relative residuals, with a, b >= 0. The runs are
+// simulated through the driver (driver::SimulateReport), as `hetsim run` simulates them.
+#ifndef HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_
+#define HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_
 
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "service/calibrate/source.h"
 
-namespace hetsim::app {
+namespace hetsim::calibrate {
 
 struct MeasuredIteration {
   std::string plan_path;  // resolved against the CSV's folder
@@ -44,6 +44,6 @@ class IterationSource : public calibrate::CalibrationSource {
   std::string cluster_path_;
 };
 
-}  // namespace hetsim::app
+}  // namespace hetsim::calibrate
 
-#endif  // HETSIM_APP_CLI_CALIBRATE_ITERATIONS_H_
+#endif  // HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_

@@ -1,8 +1,8 @@
 // Validation sets (validation/*.pbtxt, the ValidationSet message): published measurements that
 // `hetsim fidelity` predicts. Loading checks every field once, so prediction never meets a malformed
 // case; file paths inside a set are resolved against the set file's folder here.
-#ifndef HETSIM_APP_CLI_FIDELITY_SET_H_
-#define HETSIM_APP_CLI_FIDELITY_SET_H_
+#ifndef HETSIM_SERVICE_FIDELITY_VALIDATION_SET_H_
+#define HETSIM_SERVICE_FIDELITY_VALIDATION_SET_H_
 
 #include <string>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 
 // A set as loaded: the message with every plan and cluster path made relative to the working folder.
 // What a set's cases measure, as reports and charts name it.
@@ -33,9 +33,9 @@ struct LoadedValidationSet {
 // (their measurements are ranked together), bounds are finite and in [0, 1000] percent.
 absl::StatusOr<LoadedValidationSet> LoadValidationSet(absl::string_view path);
 
-// The bundled sets: every *.pbtxt directly in `folder`, sorted by name.
-absl::StatusOr<std::vector<std::string>> BundledValidationFiles(absl::string_view folder);
+// The bundled sets: every *.pbtxt directly in the source tree's validation/ folder, sorted by name.
+absl::StatusOr<std::vector<std::string>> BundledValidationFiles();
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity
 
-#endif  // HETSIM_APP_CLI_FIDELITY_SET_H_
+#endif  // HETSIM_SERVICE_FIDELITY_VALIDATION_SET_H_

@@ -1,11 +1,11 @@
-#include "app/cli/fidelity_table.h"
+#include "service/fidelity/table.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 namespace {
 
 std::string Bounds(const hetsim::v1::ValidationBounds& b) {
@@ -45,4 +45,4 @@ std::string FormatFidelityTables(const hetsim::v1::FidelityReport& report) {
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity

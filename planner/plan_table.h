@@ -1,16 +1,16 @@
 // Text rendering of a planner outcome for `hetsim plan` (and the per-stage columns `hetsim validate`
 // reuses).
-#ifndef HETSIM_APP_CLI_PLAN_TABLE_H_
-#define HETSIM_APP_CLI_PLAN_TABLE_H_
+#ifndef HETSIM_PLANNER_PLAN_TABLE_H_
+#define HETSIM_PLANNER_PLAN_TABLE_H_
 
 #include <string>
 
 #include "planner/planner.h"
 
-namespace hetsim::app {
+namespace hetsim::planner {
 
 std::string RenderPlanOutcome(const planner::PlanOutcome& outcome, const std::string& cluster_name);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::planner
 
-#endif  // HETSIM_APP_CLI_PLAN_TABLE_H_
+#endif  // HETSIM_PLANNER_PLAN_TABLE_H_

@@ -1,4 +1,4 @@
-#include "app/cli/run_replan.h"
+#include "service/driver/run_replan.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "service/driver/replan.h"
 
-namespace hetsim::app {
+namespace hetsim::driver {
 
 absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults& faults,
                        const RunReplanOptions& options, hetsim::v1::Report* report) {
@@ -48,4 +48,4 @@ std::string FormatReplan(const hetsim::v1::ReplanReport& r) {
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::driver

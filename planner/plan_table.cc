@@ -1,4 +1,4 @@
-#include "app/cli/plan_table.h"
+#include "planner/plan_table.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -7,7 +7,7 @@
 #include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
 
-namespace hetsim::app {
+namespace hetsim::planner {
 
 namespace {
 
@@ -70,4 +70,4 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
   return s;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::planner

@@ -1,4 +1,4 @@
-#include "app/cli/plan_prediction.h"
+#include "service/evaluation/plan_prediction.h"
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -7,7 +7,7 @@
 #include "proto/inputs.h"
 #include "service/evaluation/naive_prediction.h"
 
-namespace hetsim::app {
+namespace hetsim::evaluation {
 
 namespace v1 = hetsim::v1;
 
@@ -43,4 +43,4 @@ absl::StatusOr<v1::PlanPrediction> PredictionFor(absl::string_view kind, const v
   return evaluation::NaivePrediction(inputs);
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::evaluation

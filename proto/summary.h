@@ -1,6 +1,6 @@
 // One-screen, human-readable summaries of validated inputs (`hetsim check`).
-#ifndef HETSIM_APP_CLI_SUMMARY_H_
-#define HETSIM_APP_CLI_SUMMARY_H_
+#ifndef HETSIM_PROTO_SUMMARY_H_
+#define HETSIM_PROTO_SUMMARY_H_
 
 #include <string>
 
@@ -8,7 +8,7 @@
 #include "proto/hetsim.pb.h"
 #include "proto/inputs.h"
 
-namespace hetsim::app {
+namespace hetsim::proto {
 
 // `cluster` with GPU presets applied. Per island: nodes x GPUs, GPU type, peak PFLOP/s (BF16, or FP16
 // where a GPU has no BF16), HBM, fabric; then the inter-island links.
@@ -18,6 +18,6 @@ std::string SummarizeModel(const hetsim::v1::Model& model, absl::string_view fil
 std::string SummarizePlan(const proto::PlanInputs& inputs);
 std::string SummarizeSweep(const hetsim::v1::Sweep& sweep, absl::string_view file);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::proto
 
-#endif  // HETSIM_APP_CLI_SUMMARY_H_
+#endif  // HETSIM_PROTO_SUMMARY_H_

@@ -1,4 +1,4 @@
-#include "app/cli/fidelity_set.h"
+#include "service/fidelity/validation_set.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,7 +17,12 @@
 #include "proto/validate_problems.h"
 #include "sim/collectives/collective.h"
 
-namespace hetsim::app {
+// The top CMakeLists.txt sets it to the source tree's validation/ folder.
+#ifndef HETSIM_VALIDATION_DIR
+#define HETSIM_VALIDATION_DIR "validation"
+#endif
+
+namespace hetsim::fidelity {
 namespace {
 
 namespace v1 = hetsim::v1;
@@ -191,7 +196,8 @@ absl::StatusOr<LoadedValidationSet> LoadValidationSet(absl::string_view path) {
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> BundledValidationFiles(absl::string_view folder) {
+absl::StatusOr<std::vector<std::string>> BundledValidationFiles() {
+  const absl::string_view folder = HETSIM_VALIDATION_DIR;
   std::vector<std::string> files;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(folder), error)) {
@@ -204,4 +210,4 @@ absl::StatusOr<std::vector<std::string>> BundledValidationFiles(absl::string_vie
   return files;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity

@@ -1,11 +1,11 @@
-#include "app/cli/fidelity_stats.h"
+#include "service/fidelity/stats.h"
 
 #include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "service/evaluation/rank_stats.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 
 void SummarizeSet(hetsim::v1::FidelitySet* set) {
   std::vector<double> measured, predicted;
@@ -39,4 +39,4 @@ void SummarizeSet(hetsim::v1::FidelitySet* set) {
   }
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity

@@ -1,6 +1,6 @@
-#include "app/cli/fidelity_predict.h"
+#include "service/fidelity/predict.h"
 
-#include "app/cli/fidelity_set.h"
+#include "service/fidelity/validation_set.h"
 
 #include <string>
 #include <utility>
@@ -16,7 +16,7 @@
 #include "topology/routing.h"
 #include "traces/metrics.h"
 
-namespace hetsim::app {
+namespace hetsim::fidelity {
 namespace {
 
 namespace v1 = hetsim::v1;
@@ -136,4 +136,4 @@ absl::StatusOr<v1::FidelityCase> PredictCase(const v1::ValidationCase& validatio
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::fidelity

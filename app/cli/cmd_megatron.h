@@ -1,0 +1,14 @@
+// `hetsim import megatron` and `hetsim export megatron` (cmd_megatron.cc); `export` hands its
+// `megatron` form here (cmd_export.cc).
+#ifndef HETSIM_APP_CLI_CMD_MEGATRON_H_
+#define HETSIM_APP_CLI_CMD_MEGATRON_H_
+
+#include "app/cli/commands.h"
+
+namespace hetsim::app {
+
+int RunExportMegatron(const Args& args);
+
+}  // namespace hetsim::app
+
+#endif  // HETSIM_APP_CLI_CMD_MEGATRON_H_

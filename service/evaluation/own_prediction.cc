@@ -1,0 +1,150 @@
+#include "service/evaluation/own_prediction.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/units.h"
+#include "planner/plan_reader.h"
+#include "proto/resolve.h"
+#include "proto/validate_plan.h"
+#include "service/driver/simulate.h"
+#include "service/evaluation/rank_stats.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/setup.h"
+#include "sim/workload/model_cost.h"
+
+namespace hetsim::evaluation {
+namespace {
+
+double Ms(Time t) { return TimeToMilliseconds(t); }
+double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
+
+absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
+  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(inputs.model, "model"));
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
+                          planner::ClusterModel::Create(inputs.cluster, model.dtype()));
+  planner::Profiler profiler = planner::PlanProfiler(model, *cluster, inputs.plan);
+  return planner::PredictPlan(profiler, inputs.plan);
+}
+
+// The planner's `top_k` best plans of the model of `inputs`, each predicted and simulated.
+absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& inputs, int top_k,
+                                                     planner::PlannerKind kind) {
+  planner::PlanRequest req;
+  req.model = inputs.model;
+  req.cluster = inputs.cluster;
+  req.planner = kind;
+  req.global_batch_size = inputs.plan.global_batch_size();
+  req.micro_batch_size = inputs.plan.micro_batch_size();
+  req.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));
+  req.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
+  req.cp_comm = proto::ContextParallelCommOf(inputs.plan);
+  req.bidirectional_pruning = false;
+  HETSIM_ASSIGN_OR_RETURN(const planner::PlanOutcome outcome, planner::MakePlan(req));
+  std::vector<RankedPlan> ranked;
+  for (size_t a = 0; a < outcome.alternatives.size() && static_cast<int>(a) < top_k; ++a) {
+    proto::PlanInputs alt = inputs;
+    alt.plan = outcome.alternatives[a];
+    *alt.plan.mutable_model() = outcome.model;
+    alt.model = outcome.model;
+    HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(alt));
+    HETSIM_ASSIGN_OR_RETURN(const SimulatedStages r, SimulateStages(alt));
+    ranked.push_back({Ms(outcome.alternative_predictions[a].iteration), Ms(r.iteration)});
+  }
+  return ranked;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs) {
+  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs));
+  const sim::executor::ExecutionSetup& setup = *simulated.setup;
+  const sim::executor::ExecutionResult& run = simulated.result;
+  SimulatedStages s;
+  const int S = setup.num_stages();
+  for (int i = 0; i < S; ++i) {
+    // A physical stage's work: every chunk it runs (k = chunk x S + i), as the planner prices it.
+    Time t = 0;
+    for (size_t k = i; k < setup.virtual_stages.size(); k += S) {
+      t += setup.virtual_stages[k].forward_time() + setup.virtual_stages[k].backward_time();
+    }
+    s.t.push_back(t);
+    Time c = 0;
+    for (const sim::executor::BoundaryTransfer& b : setup.boundaries) {
+      if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
+    }
+    s.comm.push_back(c);
+    int64_t peak = 0;
+    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i)) peak = std::max(peak, bytes);
+    s.peak.push_back(peak);
+  }
+  s.iteration = run.iteration_time;
+  s.pipeline = run.pipeline_end - run.pipeline_start;
+  return s;
+}
+
+absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
+                                                    planner::PlannerKind planner) {
+  OwnValidation v;
+  HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwn(inputs));
+  HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs));
+  if (top_k > 0) {
+    HETSIM_ASSIGN_OR_RETURN(v.top_plans, RankTopPlans(inputs, top_k, planner));
+  }
+  return v;
+}
+
+std::string FormatOwnValidation(const proto::PlanInputs& inputs, const OwnValidation& v, int top_k,
+                                absl::string_view planner_name) {
+  const planner::Prediction& pred = v.prediction;
+  const SimulatedStages& sim = v.simulated;
+  std::string out = absl::StrFormat("validate \"%s\" on \"%s\": %d stages, %d microbatches\n", inputs.plan.name(),
+                                    inputs.cluster.name(), inputs.plan.stages_size(), pred.microbatches);
+  absl::StrAppendFormat(&out, "%-5s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "stage", "t_pred_ms", "t_sim_ms",
+                        "err", "c_pred_ms", "c_sim_ms", "err", "mem_pred", "mem_sim", "err");
+  for (size_t i = 0; i < pred.stages.size(); ++i) {
+    const planner::StagePrediction& p = pred.stages[i];
+    absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i, Ms(p.t),
+                          Ms(sim.t[i]), 100 * RelErr(Ms(p.t), Ms(sim.t[i])), Ms(p.comm), Ms(sim.comm[i]),
+                          100 * RelErr(Ms(p.comm), Ms(sim.comm[i])), BytesToGib(p.peak_bytes), BytesToGib(sim.peak[i]),
+                          100 * RelErr(p.peak_bytes, sim.peak[i]));
+  }
+  absl::StrAppendFormat(&out,
+                        "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
+                        "(%+.1f%%), simulated %.3f ms (pipeline %.3f ms)\n",
+                        Ms(pred.eq13), 100 * RelErr(Ms(pred.eq13), Ms(sim.iteration)), Ms(pred.pipeline),
+                        Ms(pred.iteration), 100 * RelErr(Ms(pred.iteration), Ms(sim.iteration)), Ms(sim.iteration),
+                        Ms(sim.pipeline));
+  bool exposed = false;
+  for (size_t i = 0; i + 1 < pred.stages.size(); ++i) {
+    const Time c = pred.stages[i].comm;
+    if (c > pred.t_max) {
+      exposed = true;
+      absl::StrAppendFormat(&out,
+                            "boundary %d -> %d: c = %.3f ms > t_max = %.3f ms: about %.3f ms per microbatch cannot "
+                            "hide behind compute (%.3f ms over the iteration); Eq. 13 assumes full overlap\n",
+                            i, i + 1, Ms(c), Ms(pred.t_max), Ms(c - pred.t_max),
+                            Ms((c - pred.t_max) * (pred.microbatches - 1)));
+    }
+  }
+  if (!exposed) absl::StrAppend(&out, "every c_i <= t_max: communication fully overlappable (Eq. 13 applies)\n");
+
+  if (top_k > 0) {
+    std::vector<double> predicted, simulated;
+    absl::StrAppendFormat(&out, "top-%d plans of %s:\n%-4s %12s %12s\n", top_k, planner_name, "rank", "pred_ms",
+                          "sim_ms");
+    for (size_t a = 0; a < v.top_plans.size(); ++a) {
+      predicted.push_back(v.top_plans[a].predicted_ms);
+      simulated.push_back(v.top_plans[a].simulated_ms);
+      absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, predicted.back(), simulated.back());
+    }
+    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", predicted.size(),
+                          KendallTauB(predicted, simulated));
+  }
+  return out;
+}
+
+}  // namespace hetsim::evaluation

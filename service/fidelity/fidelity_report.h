@@ -1,0 +1,24 @@
+// `hetsim fidelity`'s result: every case of the loaded sets predicted (predict.h) and each set
+// summarised (stats.h), as one FidelityReport that the tables, the chart and --json draw.
+#ifndef HETSIM_SERVICE_FIDELITY_FIDELITY_REPORT_H_
+#define HETSIM_SERVICE_FIDELITY_FIDELITY_REPORT_H_
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/hetsim.pb.h"
+#include "service/fidelity/validation_set.h"
+
+namespace hetsim::fidelity {
+
+// Called after each case with its wall time in seconds (`hetsim fidelity --timing`).
+using CaseTimer = std::function<void(const hetsim::v1::ValidationCase& validation_case, double seconds)>;
+
+// The first case that cannot be predicted ends the run with its error (PredictCase's).
+absl::StatusOr<hetsim::v1::FidelityReport> PredictSets(const std::vector<LoadedValidationSet>& sets,
+                                                       const CaseTimer& on_case = nullptr);
+
+}  // namespace hetsim::fidelity
+
+#endif  // HETSIM_SERVICE_FIDELITY_FIDELITY_REPORT_H_
