@@ -276,7 +276,7 @@ absl::Status Save(absl::string_view path, const pb::Message& message) {
   return WriteFileAtomically(path, *bytes);
 }
 
-absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents) {
+absl::StatusOr<std::string> WriteTempBeside(absl::string_view path, absl::string_view contents) {
   static std::atomic<int> counter{0};
   const std::filesystem::path target{std::string(path)};
   if (target.filename().empty()) {
@@ -312,8 +312,21 @@ absl::Status WriteFileAtomically(absl::string_view path, absl::string_view conte
     return fail("flush", error);
   }
   if (::close(fd) != 0) return fail("close", errno);
-  if (::rename(temp.c_str(), target.c_str()) != 0) return fail("rename into place", errno);
+  return temp.string();
+}
+
+absl::Status RenameIntoPlace(const std::string& temp, absl::string_view path) {
+  if (::rename(temp.c_str(), std::string(path).c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    return absl::PermissionDeniedError(absl::StrFormat("%s: cannot rename into place: %s", path, std::strerror(error)));
+  }
   return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents) {
+  HETSIM_ASSIGN_OR_RETURN(std::string temp, WriteTempBeside(path, contents));
+  return RenameIntoPlace(temp, path);
 }
 
 }  // namespace hetsim::proto

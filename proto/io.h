@@ -79,6 +79,12 @@ std::string NormalizeTextInput(std::string text);
 // failure the temporary file is removed and `path` is left as it was.
 absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents);
 
+// The two halves of WriteFileAtomically, for writing several files all or none (output_files.h):
+// `contents` flushed to a new temporary file beside `path` (its name returned; nothing left behind on
+// failure), then that file renamed over `path` (removed on failure).
+absl::StatusOr<std::string> WriteTempBeside(absl::string_view path, absl::string_view contents);
+absl::Status RenameIntoPlace(const std::string& temp, absl::string_view path);
+
 }  // namespace hetsim::proto
 
 #endif  // HETSIM_PROTO_IO_H_

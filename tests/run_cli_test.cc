@@ -116,3 +116,15 @@ TEST_CASE("run: a plan that does not fit is reported OOM; --fail-on-oom exits 3"
 }
 
 }  // namespace
+
+TEST_CASE("run: an output that is an input is refused and the input kept", "[cli][run]") {
+  const fs::path dir = EmptyDir("output_is_input");
+  const std::string plan = (dir / "plan.pbtxt").string();
+  const std::string text = *hetsim::proto::ReadFileToString(kPlan);
+  REQUIRE(hetsim::proto::WriteFileAtomically(plan, text).ok());
+  RunResult r = HetsimRun(dir, absl::StrCat(plan, " --cluster ", kCluster, " --report ", plan, " -q"));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("plan.pbtxt: is also an input of this command"));
+  CHECK(*hetsim::proto::ReadFileToString(plan) == text);
+  fs::remove_all(dir);
+}

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "app/cli/cli.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_cluster.h"
 #include "service/calibrate/gemm_source.h"
 #include "service/calibrate/iteration_source.h"
@@ -96,11 +97,12 @@ int Calibrate(const Args& args) {
   }
   if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   const std::string report = calibrate::FormatFitReport(fits);
-  if (!report_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(report_path, report); !s.ok())
-      return ReportFailure(kCalibrateInfo, s);
-  }
-  if (absl::Status s = proto::Save(out_path, *cluster); !s.ok()) return ReportFailure(kCalibrateInfo, s);
+  std::vector<std::string> inputs = {cluster_path};
+  for (const auto* list : {&logs, &gemms, &iterations}) inputs.insert(inputs.end(), list->begin(), list->end());
+  proto::OutputFiles outputs(std::move(inputs));  // the cluster and the fit report, both or neither
+  if (absl::Status s = outputs.Add(report_path, report); !s.ok()) return ReportFailure(kCalibrateInfo, s);
+  if (absl::Status s = outputs.AddMessage(out_path, *cluster); !s.ok()) return ReportFailure(kCalibrateInfo, s);
+  if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs, %zu GEMM and %zu iteration files\n",
               cluster_path.c_str(), out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(),
               gemms.size(), iterations.size());

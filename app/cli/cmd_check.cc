@@ -12,6 +12,7 @@
 #include "proto/any_message.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/summary.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_faults.h"
@@ -91,7 +92,11 @@ int Check(const Args& args) {
   }
   std::printf("OK: %zu file%s valid\n", files.size(), files.size() == 1 ? "" : "s");
   if (!out.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(out, summary); !s.ok()) return ReportFailure(kCheckInfo, s);
+    std::vector<std::string> inputs = files;
+    inputs.push_back(cluster_path);
+    if (absl::Status s = proto::WriteOutputFile(out, summary, std::move(inputs)); !s.ok()) {
+      return ReportFailure(kCheckInfo, s);
+    }
   }
   return kExitOk;
 }

@@ -6,6 +6,7 @@
 #include "app/cli/cli.h"
 #include "proto/any_message.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 
 namespace hetsim::app {
 namespace {
@@ -35,7 +36,9 @@ int Convert(const Args& args) {
   }
   absl::StatusOr<proto::AnyMessage> message = proto::LoadAnyMessage(in, type);
   if (!message.ok()) return ReportFailure(kConvertInfo, message.status());
-  if (absl::Status s = proto::Save(out, *message->message); !s.ok()) return ReportFailure(kConvertInfo, s);
+  if (absl::Status s = proto::SaveOutputFile(out, *message->message, {in}); !s.ok()) {
+    return ReportFailure(kConvertInfo, s);
+  }
   return kExitOk;
 }
 

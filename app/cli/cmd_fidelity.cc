@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "service/fidelity/chart.h"
 #include "service/fidelity/fidelity_report.h"
 #include "service/fidelity/table.h"
@@ -97,13 +98,10 @@ int Fidelity(const Args& args) {
     if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
     chart = *std::move(svg);
   }
-  if (!o.json_path.empty()) {
-    if (absl::Status s = proto::Save(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
-  }
-  if (!o.chart_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(o.chart_path, chart); !s.ok())
-      return ReportFailure(kFidelityInfo, s);
-  }
+  proto::OutputFiles outputs(o.files);  // the JSON and the chart, both or neither, never over a set
+  if (absl::Status s = outputs.AddMessage(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
+  if (absl::Status s = outputs.Add(o.chart_path, chart); !s.ok()) return ReportFailure(kFidelityInfo, s);
+  if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kFidelityInfo, s);
   if (!o.quiet) std::fputs(fidelity::FormatFidelityTables(*report).c_str(), stdout);
 
   bool met = true;

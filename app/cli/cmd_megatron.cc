@@ -8,6 +8,7 @@
 #include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_cluster.h"
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_flags.h"
@@ -81,7 +82,9 @@ int MegatronImport(const Args& args) {
   absl::StatusOr<interop::MegatronImport> imported = interop::ImportMegatron(*flags, *cluster, request, source);
   if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
   if (!out.empty()) {
-    if (absl::Status s = proto::Save(out, imported->plan); !s.ok()) return ReportFailure(kMegatronImportInfo, s);
+    if (absl::Status s = proto::SaveOutputFile(out, imported->plan, {line_file, cluster_path}); !s.ok()) {
+      return ReportFailure(kMegatronImportInfo, s);
+    }
   }
   const hetsim::v1::Plan& plan = imported->plan;
   const hetsim::v1::Stage& s0 = plan.stages(0);
@@ -114,8 +117,11 @@ int MegatronExport(const Args& args) {
   absl::StatusOr<interop::MegatronExport> exported = interop::ExportMegatron(*inputs);
   if (!exported.ok()) return ReportFailure(kMegatronExportInfo, exported.status());
   if (!out.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(out, exported->launch_line); !s.ok())
+    if (absl::Status s =
+            proto::WriteOutputFile(out, exported->launch_line, {plan_path, cluster_path, inputs->model_path});
+        !s.ok()) {
       return ReportFailure(kMegatronExportInfo, s);
+    }
   }
   std::fputs(exported->launch_line.c_str(), stdout);
   for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());

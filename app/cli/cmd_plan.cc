@@ -12,6 +12,7 @@
 #include "planner/plan_table.h"
 #include "planner/planner.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
@@ -111,7 +112,9 @@ int Plan(const Args& args) {
   }
   std::fputs(planner::RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
-    if (absl::Status s = proto::Save(out, outcome->plan); !s.ok()) return ReportFailure(kPlanInfo, s);
+    if (absl::Status s = proto::SaveOutputFile(out, outcome->plan, {model_path, cluster_path}); !s.ok()) {
+      return ReportFailure(kPlanInfo, s);
+    }
     std::printf("wrote %s\n", out.c_str());
   }
   return kExitOk;

@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "service/driver/run_replan.h"
 #include "service/driver/simulate.h"
 #include "traces/chrome_trace.h"
@@ -93,19 +94,30 @@ bool PrintOom(const v1::Report& report) {
   return report.oom();
 }
 
-// --report, --trace and --html, each when asked for. Everything is serialised before anything is
-// written, and each file is written whole or not at all: a failure leaves no output behind.
-absl::Status WriteOutputs(const std::string& report_path, const std::string& trace_path, const std::string& html_path,
-                          const driver::Simulation& simulated) {
-  std::string html;
+// --report, --trace and --html, each when asked for, all or none (proto::OutputFiles): a failure
+// leaves no output behind, and none of them may be one of the run's inputs.
+absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_path, const std::string& trace_path,
+                          const std::string& html_path, const driver::Simulation& simulated) {
+  HETSIM_RETURN_IF_ERROR(outputs.AddMessage(report_path, simulated.report));
+  HETSIM_RETURN_IF_ERROR(outputs.Add(trace_path, simulated.trace_json));
   if (!html_path.empty()) {
-    html =
-        report::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links});
+    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, report::RunReportHtml({simulated.setup.get(), &simulated.result,
+                                                                         &simulated.report, simulated.sampled_links})));
   }
-  if (!report_path.empty()) HETSIM_RETURN_IF_ERROR(proto::Save(report_path, simulated.report));
-  if (!trace_path.empty()) HETSIM_RETURN_IF_ERROR(proto::WriteFileAtomically(trace_path, simulated.trace_json));
-  if (!html_path.empty()) HETSIM_RETURN_IF_ERROR(proto::WriteFileAtomically(html_path, html));
-  return absl::OkStatus();
+  return outputs.Commit();
+}
+
+// The run's inputs, which no output may overwrite, with every output (and the report's encoding) checked
+// before the simulation.
+absl::StatusOr<proto::OutputFiles> CheckedOutputs(const proto::PlanInputs& inputs, const std::string& faults_path,
+                                                  const std::string& report_path, std::vector<std::string> outputs) {
+  if (!report_path.empty()) HETSIM_RETURN_IF_ERROR(proto::FileFormatFromPath(report_path).status());
+  proto::OutputFiles files({inputs.plan_path, inputs.cluster_path, inputs.model_path, faults_path});
+  outputs.push_back(report_path);
+  for (const std::string& path : outputs) {
+    if (!path.empty()) HETSIM_RETURN_IF_ERROR(files.Check(path));
+  }
+  return files;
 }
 
 int Simulate(const Args& args) {
@@ -157,12 +169,12 @@ int Simulate(const Args& args) {
   if ((vm.count("trace-replica") || !trace_gpus.empty()) && trace_path.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus need --trace");
   }
-  if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(report_path); !report_path.empty() && !f.ok()) {
-    return ReportFailure(kRunInfo, f.status());
-  }
   const auto wall_start = std::chrono::steady_clock::now();
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
+  absl::StatusOr<proto::OutputFiles> outputs =
+      CheckedOutputs(*inputs, fault_options.faults_path, report_path, {trace_path, html_path});
+  if (!outputs.ok()) return ReportFailure(kRunInfo, outputs.status());
   sim_options.network_mode = *mode;
   sim_options.ideal = ideal;
   sim_options.max_events = max_events;
@@ -185,18 +197,17 @@ int Simulate(const Args& args) {
   if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
   v1::Report& report = simulated->report;
   if (vm.count("replan")) {
-    driver::RunReplanOptions replan;
-    replan.planner = replan_planner;
-    replan.network_mode = *mode;
-    replan.max_events = max_events;
-    replan.max_wall_seconds = max_wall_seconds;
-    replan.record_wall_time = !vm.count("no-wall-time");
+    const driver::RunReplanOptions replan{.planner = replan_planner,
+                                          .network_mode = *mode,
+                                          .max_events = static_cast<uint64_t>(max_events),
+                                          .max_wall_seconds = max_wall_seconds,
+                                          .record_wall_time = !vm.count("no-wall-time")};
     if (absl::Status s = driver::AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
       return ReportFailure(kRunInfo, s);
     }
   }
 
-  if (absl::Status s = WriteOutputs(report_path, trace_path, html_path, *simulated); !s.ok()) {
+  if (absl::Status s = WriteOutputs(*std::move(outputs), report_path, trace_path, html_path, *simulated); !s.ok()) {
     return ReportFailure(kRunInfo, s);
   }
   if (!vm.count("quiet")) {

@@ -11,6 +11,7 @@
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_cluster.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/replay_report.h"
@@ -100,13 +101,12 @@ int Replay(const Args& args) {
                                                       vm.count("no-wall-time") ? -1 : wall);
   std::string trace_json;
   if (!trace_path.empty()) trace_json = chakra::ReplayChromeTrace(*workload, *result);
-  if (!report_path.empty()) {
-    if (absl::Status s = proto::Save(report_path, report); !s.ok()) return ReportFailure(kRunChakraInfo, s);
-  }
-  if (!trace_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(trace_path, trace_json); !s.ok())
-      return ReportFailure(kRunChakraInfo, s);
-  }
+  std::vector<std::string> inputs = {cluster_path};
+  for (const chakra::RankTrace& rank : workload->ranks) inputs.push_back(rank.file);
+  proto::OutputFiles outputs(std::move(inputs));  // all or none, and never over a rank file or the cluster
+  if (absl::Status s = outputs.AddMessage(report_path, report); !s.ok()) return ReportFailure(kRunChakraInfo, s);
+  if (absl::Status s = outputs.Add(trace_path, trace_json); !s.ok()) return ReportFailure(kRunChakraInfo, s);
+  if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kRunChakraInfo, s);
   if (!vm.count("quiet")) std::fputs(chakra::FormatReplaySummary(*workload, *result, report).c_str(), stdout);
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_sweep.h"
 #include "service/sweep/merge.h"
 #include "service/sweep/space.h"
@@ -73,10 +74,14 @@ int Merge(const Args& args) {
     if (!table.ok()) return ReportFailure(kSweepMergeInfo, table.status());
     html = report::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
   }
-  if (absl::Status s = proto::WriteFileAtomically(out, *merged); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
+  std::vector<std::string> inputs = shards;
+  inputs.push_back(sweep_path);
+  proto::OutputFiles outputs(std::move(inputs));  // the rows and the page, both or neither
+  if (absl::Status s = outputs.Add(out, *std::move(merged)); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
   if (!html_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
+    if (absl::Status s = outputs.Add(html_path, std::move(html)); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
   }
+  if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kSweepMergeInfo, s);
   return kExitOk;
 }
 

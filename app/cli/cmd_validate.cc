@@ -14,6 +14,7 @@
 #include "planner/planner.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "service/evaluation/own_prediction.h"
 #include "service/evaluation/rank_stats.h"
 #include "service/evaluation/validate_predictions.h"
@@ -74,14 +75,14 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
   absl::StatusOr<hetsim::v1::PlanValidationReport> report =
       evaluation::ValidatePredictionFiles(plan_paths, cluster_path, {.chart = !outputs.chart_path.empty()});
   if (!report.ok()) return ReportFailure(kValidateInfo, report.status());
-  const std::string svg = report->chart_svg();
-  if (!outputs.report_path.empty()) {
-    if (absl::Status s = proto::Save(outputs.report_path, *report); !s.ok()) return ReportFailure(kValidateInfo, s);
+  std::vector<std::string> inputs = plan_paths;
+  inputs.push_back(cluster_path);
+  proto::OutputFiles files(std::move(inputs));  // the report and the chart, both or neither
+  if (absl::Status s = files.AddMessage(outputs.report_path, *report); !s.ok()) return ReportFailure(kValidateInfo, s);
+  if (absl::Status s = files.Add(outputs.chart_path, report->chart_svg()); !s.ok()) {
+    return ReportFailure(kValidateInfo, s);
   }
-  if (!outputs.chart_path.empty()) {
-    if (absl::Status s = proto::WriteFileAtomically(outputs.chart_path, svg); !s.ok())
-      return ReportFailure(kValidateInfo, s);
-  }
+  if (absl::Status s = files.Commit(); !s.ok()) return ReportFailure(kValidateInfo, s);
   std::fputs(evaluation::FormatPlanValidation(*report).c_str(), stdout);
   return kExitOk;
 }
@@ -102,9 +103,11 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
       }
       html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
     }
-    if (absl::Status s = proto::WriteFileAtomically(html_path, report::ValidateReportHtml(html)); !s.ok()) {
+    proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path});
+    if (absl::Status s = files.Add(html_path, report::ValidateReportHtml(html)); !s.ok()) {
       return ReportFailure(kValidateInfo, s);
     }
+    if (absl::Status s = files.Commit(); !s.ok()) return ReportFailure(kValidateInfo, s);
   }
   std::fputs(evaluation::FormatOwnValidation(*inputs, *v, top_k, planner_name).c_str(), stdout);
   return kExitOk;
