@@ -33,7 +33,7 @@ set(HETSIM_MODULE_DIR_api app/api)
 
 # Modules each module includes (and so links), besides itself.
 set(HETSIM_MODULE_DEPS_base)
-set(HETSIM_MODULE_DEPS_spec)
+set(HETSIM_MODULE_DEPS_spec base)
 set(HETSIM_MODULE_DEPS_proto base spec)  # proto/CMakeLists.txt links hetsim_base and hetsim_spec
 set(HETSIM_MODULE_DEPS_engine base)
 set(HETSIM_MODULE_DEPS_topology base proto)
