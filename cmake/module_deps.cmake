@@ -36,7 +36,7 @@ set(HETSIM_MODULE_DEPS_base)
 set(HETSIM_MODULE_DEPS_spec base)
 set(HETSIM_MODULE_DEPS_proto base spec)  # proto/CMakeLists.txt links hetsim_base and hetsim_spec
 set(HETSIM_MODULE_DEPS_engine base)
-set(HETSIM_MODULE_DEPS_topology base proto)
+set(HETSIM_MODULE_DEPS_topology base spec)
 set(HETSIM_MODULE_DEPS_network base engine)
 set(HETSIM_MODULE_DEPS_collectives base engine network topology)
 set(HETSIM_MODULE_DEPS_workload base spec)
@@ -48,13 +48,13 @@ set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline 
 set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto spec topology workload)
 set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
-set(HETSIM_MODULE_DEPS_calibrate collectives proto topology workload)
+set(HETSIM_MODULE_DEPS_calibrate base collectives driver proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver pipeline proto workload)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults interop network
     pipeline planner proto report sweep topology traces workload)
-set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner proto sweep topology)
+set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner proto sweep)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base absl::status absl::statusor absl::str_format absl::strings)

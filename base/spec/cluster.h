@@ -2,7 +2,8 @@
 // enums and the simulator's units (bytes/s, Time picoseconds), each island with its node type and GPU
 // (presets applied), each inter-island link with its islands' indices, NCCL's fabric figures with
 // their presets filled, and labels for messages. Built once by proto::ResolveCluster from a
-// validated Cluster; topology::Topology::Build trusts it (the invariants below are the validator's).
+// validated Cluster, which refuses what breaks the invariants noted below; topology::Topology::Build
+// trusts it.
 #ifndef HETSIM_BASE_SPEC_CLUSTER_H_
 #define HETSIM_BASE_SPEC_CLUSTER_H_
 
