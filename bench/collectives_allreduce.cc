@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
@@ -49,7 +50,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
                    sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
                    sim::RingSteps ring_steps = sim::RingSteps::kAuto, bool representative = false) {
   const int gpus = static_cast<int>(state.range(0));
-  const auto topo = *topology::Topology::Build(FatTreeCluster(gpus / 8));
+  const auto topo = *hetsim::testing::BuildTopology(FatTreeCluster(gpus / 8));
   sim::CollectiveRequest req;
   req.op = op;
   req.gpus.resize(gpus);

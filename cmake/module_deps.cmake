@@ -35,10 +35,10 @@ set(HETSIM_MODULE_DIR_api app/api)
 
 # Modules each module includes (and so links), besides itself.
 set(HETSIM_MODULE_DEPS_base)
-set(HETSIM_MODULE_DEPS_spec)
+set(HETSIM_MODULE_DEPS_spec base)
 set(HETSIM_MODULE_DEPS_proto base spec)  # proto/CMakeLists.txt links hetsim_base and hetsim_spec
 set(HETSIM_MODULE_DEPS_engine base)
-set(HETSIM_MODULE_DEPS_topology base proto)
+set(HETSIM_MODULE_DEPS_topology base spec)
 set(HETSIM_MODULE_DEPS_network base engine)
 set(HETSIM_MODULE_DEPS_collectives base engine network topology)
 set(HETSIM_MODULE_DEPS_workload base spec)
@@ -50,15 +50,15 @@ set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline 
 set(HETSIM_MODULE_DEPS_planner base collectives pipeline proto spec topology workload)
 set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
-set(HETSIM_MODULE_DEPS_calibrate collectives driver proto topology workload)
+set(HETSIM_MODULE_DEPS_calibrate base collectives driver proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto workload)
-set(HETSIM_MODULE_DEPS_fidelity collectives driver evaluation proto topology traces)
+set(HETSIM_MODULE_DEPS_fidelity collectives driver evaluation proto traces)
 set(HETSIM_MODULE_DEPS_planning base evaluation planner)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)
-set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner planning proto sweep topology)
+set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner planning proto sweep)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base Threads::Threads absl::status absl::statusor absl::str_format absl::strings)

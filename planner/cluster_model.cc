@@ -8,7 +8,7 @@
 #include "base/ecmp_collisions.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "proto/resolve.h"
+#include "proto/resolve_cluster.h"
 #include "sim/collectives/estimate.h"
 
 namespace hetsim::planner {
@@ -30,51 +30,43 @@ absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuI
   return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
 }
 
-int NicsPerNode(const hetsim::v1::Island& isl) { return static_cast<int>(std::max<uint32_t>(1, isl.nics_per_node())); }
-
-// A CLOS island's switches per pod (tier 2), with the builder's default.
-int PodSwitches(const hetsim::v1::Island& isl) {
-  return isl.clos().pod_switches() > 0 ? static_cast<int>(isl.clos().pod_switches()) : NicsPerNode(isl);
-}
+int NicsPerNode(const spec::IslandSpec& isl) { return std::max(1, isl.nics_per_node); }
 
 // The first switch tier above the NICs as topology/device_graph.cc builds it: a CLOS island's ToRs
 // (to its pod switches), a FAT_TREE island's leaves (to one spine per NIC index). None for other
 // fabrics or a single switch.
-std::optional<IslandModel::TorUplinks> TorUplinksOf(const hetsim::v1::Island& isl, int nodes) {
+std::optional<IslandModel::TorUplinks> TorUplinksOf(const spec::IslandSpec& isl, int nodes) {
   const int nics_per_node = NicsPerNode(isl);
-  const double nic_bps = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  const double nic_bps = isl.nic_bytes_per_s;
   IslandModel::TorUplinks u;
-  if (isl.topology() == hetsim::v1::FAT_TREE) {
-    u.nodes_per_rack = isl.nodes_per_leaf() == 0 ? nodes : std::min(nodes, static_cast<int>(isl.nodes_per_leaf()));
+  if (isl.topology == spec::FabricTopology::kFatTree) {
+    u.nodes_per_rack = isl.nodes_per_leaf == 0 ? nodes : std::min(nodes, isl.nodes_per_leaf);
     if (u.nodes_per_rack >= nodes) return std::nullopt;
     u.uplinks = nics_per_node;
-    u.uplink_bytes_per_s = u.nodes_per_rack * nic_bps / std::max(1.0, isl.oversubscription());
+    u.uplink_bytes_per_s = u.nodes_per_rack * nic_bps / isl.oversubscription;
     return u;
   }
-  if (isl.topology() != hetsim::v1::CLOS) return std::nullopt;
-  const hetsim::v1::ClosFabric& f = isl.clos();
-  u.nodes_per_rack = static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()));
-  u.tors_per_rack = f.rail_optimized() ? nics_per_node : 1;
+  if (isl.topology != spec::FabricTopology::kClos) return std::nullopt;
+  const spec::ClosSpec& f = isl.clos;
+  u.nodes_per_rack = f.nodes_per_rack;
+  u.tors_per_rack = f.rail_optimized ? nics_per_node : 1;
   if ((nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * u.tors_per_rack <= 1) return std::nullopt;
-  u.uplinks = PodSwitches(isl);
+  u.uplinks = f.pod_switches;
   const int nics_per_tor = u.nodes_per_rack * nics_per_node / u.tors_per_rack;
-  u.uplink_bytes_per_s = nics_per_tor * nic_bps / std::max(1.0, f.rack_oversubscription()) / u.uplinks;
+  u.uplink_bytes_per_s = nics_per_tor * nic_bps / f.rack_oversubscription / u.uplinks;
   return u;
 }
 
 // The aggregation tier of a CLOS island of more than one pod, as topology/device_graph.cc builds it.
-std::optional<IslandModel::PodTier> PodTierOf(const hetsim::v1::Island& isl, int nodes) {
-  if (isl.topology() != hetsim::v1::CLOS) return std::nullopt;
-  const hetsim::v1::ClosFabric& f = isl.clos();
+std::optional<IslandModel::PodTier> PodTierOf(const spec::IslandSpec& isl, int nodes) {
+  if (isl.topology != spec::FabricTopology::kClos) return std::nullopt;
+  const spec::ClosSpec& f = isl.clos;
   IslandModel::PodTier tier;
-  tier.nodes_per_pod =
-      static_cast<int>(std::max<uint32_t>(1, f.nodes_per_rack()) * std::max<uint32_t>(1, f.racks_per_pod()));
+  tier.nodes_per_pod = f.nodes_per_rack * f.racks_per_pod;
   if (nodes <= tier.nodes_per_pod) return std::nullopt;
-  const int pod_switches = PodSwitches(isl);
-  const int agg_switches = f.aggregation_switches() > 0 ? static_cast<int>(f.aggregation_switches()) : pod_switches;
-  tier.links = pod_switches * agg_switches;
-  tier.node_bytes_per_s = NicsPerNode(isl) * GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
-  tier.oversubscription = std::max(1.0, f.aggregation_oversubscription());
+  tier.links = f.pod_switches * f.aggregation_switches;
+  tier.node_bytes_per_s = NicsPerNode(isl) * isl.nic_bytes_per_s;
+  tier.oversubscription = f.aggregation_oversubscription;
   return tier;
 }
 
@@ -82,30 +74,28 @@ std::optional<IslandModel::PodTier> PodTierOf(const hetsim::v1::Island& isl, int
 
 absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim::v1::Cluster& cluster,
                                                                    spec::DType dtype) {
-  HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
+  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));
   std::unique_ptr<ClusterModel> model(new ClusterModel());
-  model->topology_ = std::make_unique<topology::Topology>(std::move(topo));
+  model->topology_ = std::make_unique<topology::Topology>(topology::Topology::Build(std::move(resolved)));
   const topology::Topology& t = *model->topology_;
   topology::Router router(t);
   for (int i = 0; i < t.num_islands(); ++i) {
-    const hetsim::v1::Island& isl = cluster.islands(i);
+    const spec::IslandSpec& isl = t.island(i);
     IslandModel im;
     im.index = i;
-    im.name = isl.name();
-    im.gpu_type = t.node_type(i).gpu_type();
+    im.name = isl.name;
+    im.gpu_type = isl.gpu.name;
     im.nodes = t.num_nodes(i);
     im.gpus_per_node = t.gpus_per_node(i);
-    const hetsim::v1::GpuType& gpu = t.gpu_type(i);
-    im.hbm_bytes = static_cast<int64_t>(GibToBytes(gpu.hbm_gib()));
-    const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name());
-    HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec gpu_spec, proto::ResolveGpu(gpu, where));
+    im.hbm_bytes = static_cast<int64_t>(isl.gpu.hbm_capacity_bytes);
+    const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", isl.gpu.name);
     absl::StatusOr<sim::workload::GpuCompute> gc =
-        sim::workload::GpuCompute::Create(gpu_spec, dtype, where, cluster.ideal());
+        sim::workload::GpuCompute::Create(isl.gpu, dtype, where, t.cluster().ideal);
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
     im.nics_per_node = NicsPerNode(isl);
-    im.node_nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps()) * im.nics_per_node;
+    im.node_nic_bytes_per_s = isl.nic_bytes_per_s * im.nics_per_node;
     im.tor_uplinks = TorUplinksOf(isl, im.nodes);
     im.pod_tier = PodTierOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
@@ -122,11 +112,8 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
   const int n = t.num_islands();
   model->boundary_.resize(n * n);
   model->parallel_links_.assign(n * n, 1);
-  for (const hetsim::v1::InterIslandLink& l : cluster.inter_island_links()) {
-    absl::StatusOr<int32_t> a = t.IslandIndex(l.island_a()), b = t.IslandIndex(l.island_b());
-    if (!a.ok() || !b.ok()) continue;
-    const int count = static_cast<int>(std::max<uint32_t>(1, l.count()));
-    model->parallel_links_[*a * n + *b] = model->parallel_links_[*b * n + *a] = count;
+  for (const spec::InterIslandLinkSpec& l : t.cluster().inter_island_links) {
+    model->parallel_links_[l.island_a * n + l.island_b] = model->parallel_links_[l.island_b * n + l.island_a] = l.count;
   }
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {

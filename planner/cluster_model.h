@@ -115,7 +115,6 @@ class ClusterModel {
   // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
   static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster, spec::DType dtype);
 
-  const hetsim::v1::Cluster& cluster() const { return topology_->cluster(); }
   const topology::Topology& topology() const { return *topology_; }
   const std::vector<IslandModel>& islands() const { return islands_; }
   const IslandModel& island(int i) const { return islands_[i]; }

@@ -23,11 +23,21 @@ std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
   return key;
 }
 
+// Every figure of a resolved GPU (doubles in hex): equal keys mean equal GPUs.
+std::string GpuKey(const spec::GpuSpec& g) {
+  std::string key = absl::StrCat(g.name, "|", g.preset, "|");
+  for (double peak : g.peak_flop_per_s) absl::StrAppendFormat(&key, "%a ", peak);
+  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a", g.hbm_bytes_per_s, g.hbm_capacity_bytes,
+                        g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count, g.tile_overhead_k,
+                        g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s);
+  return key;
+}
+
 // Everything a stage's price on an island depends on besides the model: the GPU, the node, the link
 // figures and the profiler's search options (doubles in hex, so equal keys mean equal values).
 std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im, const ProfilerOptions& o) {
   return absl::StrCat(
-      cluster.topology().gpu_type(im.index).SerializeAsString(), "|",
+      GpuKey(cluster.topology().island(im.index).gpu), "|",
       absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d %d", im.gpus_per_node, im.hbm_bytes,
                       im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
                       im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "base/units.h"
+#include "proto/resolve_cluster.h"
 #include "proto/validate_cluster.h"
 #include "topology/device_graph.h"
 
@@ -20,7 +20,7 @@ using topology::Link;
 
 class Survivors {
  public:
-  explicit Survivors(const topology::Topology& t) : t_(t), c_(t.cluster()) {
+  Survivors(const topology::Topology& t, const hetsim::v1::Cluster& c) : t_(t), c_(c) {
     for (int i = 0; i < t.num_islands(); ++i) alive_.emplace_back(t.num_nodes(i), true);
     isolated_.assign(t.num_islands(), false);
     for (const hetsim::v1::InterIslandLink& l : c_.inter_island_links()) {
@@ -187,7 +187,8 @@ class Survivors {
         const hetsim::v1::InterIslandLink& l = c_.inter_island_links(k);
         const int a = *t_.IslandIndex(l.island_a()), b = *t_.IslandIndex(l.island_b());
         const bool joins = (a == src.island && b == dst.island) || (a == dst.island && b == src.island);
-        if (!joins || bundle_links_[k] == 0 || GbpsToBytesPerSecond(l.bandwidth_gbps()) != link.bytes_per_second ||
+        if (!joins || bundle_links_[k] == 0 ||
+            t_.cluster().inter_island_links[k].bytes_per_s != link.bytes_per_second ||
             hetsim::v1::InterNodeFabric_Name(l.fabric()) != topology::LinkClassName(link.link_class)) {
           continue;
         }
@@ -259,8 +260,9 @@ FailedTargets FailedTargetsOf(const hetsim::v1::Faults& faults) {
 
 absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster,
                                                        const FailedTargets& failed) {
-  HETSIM_ASSIGN_OR_RETURN(topology::Topology topo, topology::Topology::Build(cluster));
-  Survivors s(topo);
+  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));
+  const topology::Topology topo = topology::Topology::Build(std::move(resolved));
+  Survivors s(topo, cluster);
   for (uint32_t gpu : failed.gpus) {
     HETSIM_RETURN_IF_ERROR(s.FailGpu(gpu));
   }

@@ -6,9 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "base/units.h"
 #include "planner/candidates.h"
-#include "proto/resolve.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
 #include "topology/gpu_islands.h"
@@ -43,21 +41,20 @@ class Composer {
     TangramResult result;
     const ClusterModel& cl = prof_.cluster();
     // Algorithm 1 compares BF16 peaks; a GPU without BF16 (V100) is compared at the model's dtype.
-    hetsim::v1::Cluster view = cl.cluster();
-    for (hetsim::v1::GpuType& g : *view.mutable_gpu_types()) {
-      if (g.peak_tflops_bf16() > 0) continue;
-      absl::StatusOr<spec::GpuSpec> gpu = proto::ResolveGpu(g, "");
-      if (!gpu.ok()) continue;
-      absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(*gpu, prof_.model().dtype(), "");
-      if (gc.ok()) g.set_peak_tflops_bf16(gc->peak_flop_per_s() / 1e12);
+    spec::ClusterSpec view = cl.topology().cluster();
+    for (spec::IslandSpec& island : view.islands) {
+      spec::GpuSpec& g = island.gpu;
+      if (g.peak(spec::DType::kBf16) > 0) continue;
+      absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(g, prof_.model().dtype(), "");
+      if (gc.ok()) g.peak_flop_per_s[static_cast<int>(spec::DType::kBf16)] = gc->peak_flop_per_s();
     }
     absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(view);
     if (!f.ok()) return result;
     for (const topology::GpuIsland& gi : f->islands) islands_.push_back(gi);
     stats_.islands = static_cast<int64_t>(islands_.size());
-    double total_tflops = 0;
-    for (const auto& gi : islands_) total_tflops += gi.effective_tflops;
-    for (const auto& gi : islands_) share_.push_back(gi.effective_tflops / total_tflops);
+    double total_flop_per_s = 0;
+    for (const auto& gi : islands_) total_flop_per_s += gi.effective_flop_per_s;
+    for (const auto& gi : islands_) share_.push_back(gi.effective_flop_per_s / total_flop_per_s);
     for (size_t t = 0; t < islands_.size(); ++t) layouts_.push_back(Layouts(islands_[t]));
     const int K = static_cast<int>(islands_.size());
     std::vector<int> order(K);
@@ -219,7 +216,7 @@ class Composer {
       for (int i = a; i < b; ++i) params += static_cast<double>(prof_.model().layer(i).param_count);
       const double bytes =
           params * sim::workload::ModelStateBytesPerParam(prof_.model().dtype(), prof_.options().grad_reduce_in_fp32);
-      const double capacity = GibToBytes(islands_[t].effective_hbm_gib_per_gpu) * islands_[t].gpus;
+      const double capacity = islands_[t].effective_hbm_bytes_per_gpu * islands_[t].gpus;
       if (bytes > capacity) {
         ++stats_.pruned_memory;
         return true;

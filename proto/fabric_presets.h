@@ -1,7 +1,7 @@
 // Built-in NCCL fabric profiles: what NCCL achieves on each kind of fabric (bus-bandwidth efficiency of
 // the Simple protocol, per-collective launch latency, per-step latency per protocol). A NodeType,
 // Island or InterIslandLink leaves NcclFabric fields at zero to take its fabric's preset; the topology
-// resolves them once when it is built (topology/device_graph.cc). Sources and the fit to the GTC 2024
+// resolves them once (proto::ResolveCluster, proto/resolve_cluster.cc). Sources and the fit to the GTC 2024
 // nccl-tests figures: docs/network.md, "NCCL's achieved bandwidth and latency".
 #ifndef HETSIM_PROTO_FABRIC_PRESETS_H_
 #define HETSIM_PROTO_FABRIC_PRESETS_H_

@@ -18,6 +18,11 @@ inline constexpr uint32_t kMaxGpusPerNode = 1024;
 inline constexpr uint32_t kMaxSmCount = 1'000'000;  // streaming multiprocessors per GPU
 inline constexpr uint32_t kMaxNodesPerIsland = 100'000;
 inline constexpr int64_t kMaxGpus = 1'000'000;  // whole cluster
+// What proto::ResolveCluster refuses besides the validator's limits: latencies above one second are
+// certainly typos and keep the topology's route weights (picoseconds x 1024 per hop) in int64; global
+// GPU ids are int32, and a million GPUs is far beyond any cluster the simulator targets.
+inline constexpr int64_t kMaxRouteLatencyNs = 1'000'000'000;
+inline constexpr int64_t kMaxTopologyGpus = 1 << 20;
 inline constexpr uint32_t kMaxNicsPerNode = 64;
 inline constexpr uint32_t kMaxLinkCount = 1024;
 inline constexpr double kMaxOversubscription = 1024;

@@ -18,6 +18,7 @@
 #include "service/calibrate/nccl_log.h"
 #include "service/calibrate/report.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 
 namespace hetsim::calibrate {
@@ -65,7 +66,7 @@ std::string TimeColumn(double us) {
 // A log of `op` over `hosts` x 8 GPUs of `cluster`, 8 B .. 1 GiB, as nccl-tests prints it, with the
 // times hetsim simulates.
 std::string SynthesizedLog(const v1::Cluster& cluster, hetsim::CollectiveOp op, int hosts) {
-  auto topo = topology::Topology::Build(cluster);
+  auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
   topology::Router router(*topo);
   sim::CollectiveRequest req;

@@ -20,6 +20,7 @@
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
 #include "sim/workload/gpu_compute.h"
+#include "tests/build_topology.h"
 #include "tests/spec_test_util.h"
 #include "topology/routing.h"
 
@@ -101,7 +102,7 @@ chakra::ReplayResult Replay(const chakra::ChakraWorkload& w, const topology::Top
 
 topology::Topology Topo(v1::Cluster c) {
   REQUIRE(proto::ApplyGpuPresets(&c, "c.pbtxt").ok());
-  auto t = topology::Topology::Build(c);
+  auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   return *std::move(t);
 }
@@ -332,7 +333,7 @@ TEST_CASE("chakra replay: --retime-compute times num_ops with the GPU type's ker
   const chakra::ReplayResult r = Replay(w, topo, options);
   // Ideal hardware: num_ops / peak, the A100's on rank 0 and the V100's on rank 2 (island "slow").
   auto seconds = [&](int island) {
-    auto gpu = hetsim::testing::GpuComputeOf(topo.gpu_type(island), v1::FP16, "", true);
+    auto gpu = sim::workload::GpuCompute::Create(topo.island(island).gpu, spec::DType::kFp16, "", true);
     REQUIRE(gpu.ok());
     return static_cast<double>(int64_t{2} << 40) / gpu->peak_flop_per_s();
   };

@@ -9,6 +9,7 @@
 #include "sim/collectives/execution.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
@@ -104,7 +105,7 @@ TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows i
           "[collectives][aggregated]") {
   const int64_t bytes = int64_t{1} << 30;
   // 32 nodes of 8: stepped, 2 x 32 x 8 x 7 intra + 8 x 32 x 2 x 31 inter = 19,456 flows: stays stepped.
-  const auto small = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 16, 1));
+  const auto small = *hetsim::testing::BuildTopology(H100Island(32, v1::FAT_TREE, 8, 16, 1));
   topology::Router small_router(small);
   const auto stepped = SimulateOk(
       small, small_router,
@@ -112,7 +113,7 @@ TEST_CASE("automatic ring steps: a hierarchy of more than 65,536 stepped flows i
   CHECK_FALSE(stepped.shape.aggregated);
   CHECK(stepped.flows == 2u * 32 * 8 * 7 + 8u * 32 * 2 * 31);
   // 64 nodes: 7,168 + 64,512 = 71,680 stepped flows; auto aggregates intra-node and rail rings alike.
-  const auto large = *topology::Topology::Build(H100Island(64, v1::FAT_TREE, 8, 16, 1));
+  const auto large = *hetsim::testing::BuildTopology(H100Island(64, v1::FAT_TREE, 8, 16, 1));
   topology::Router router(large);
   CollectiveRequest req =
       Request(CollectiveOp::kAllReduce, Range(512), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto);
@@ -145,14 +146,14 @@ TEST_CASE("aggregated rings match stepped rings within 0.1% when each edge keeps
           "[collectives][aggregated]") {
   const int64_t bytes = int64_t{1} << 30;
   SECTION("hierarchical on a fat tree: 8 rails of rings across 32 nodes, sharing leaf uplinks and spines") {
-    const auto topo = *topology::Topology::Build(H100Island(32, v1::FAT_TREE, 8, 4, 1));
+    const auto topo = *hetsim::testing::BuildTopology(H100Island(32, v1::FAT_TREE, 8, 4, 1));
     CheckSameTime(
         topo,
         Request(CollectiveOp::kAllReduce, Range(256), bytes, CollectiveAlgorithm::kHierarchical, RingSteps::kAuto),
         1e-3);
   }
   SECTION("8-channel flat rings on a 2:1 oversubscribed fat tree") {
-    const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 2));
+    const auto topo = *hetsim::testing::BuildTopology(H100Island(16, v1::FAT_TREE, 8, 4, 2));
     CheckSameTime(topo,
                   Request(CollectiveOp::kAllReduce, Range(128), bytes, CollectiveAlgorithm::kRing, RingSteps::kAuto, 8),
                   1e-3);
@@ -162,7 +163,7 @@ TEST_CASE("aggregated rings match stepped rings within 0.1% when each edge keeps
     AddIsland(
         c, {.name = "b", .node_type = "dgx", .nodes = 3, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
     AddInterIslandLink(c, "a", "b", 100, 20000);
-    const auto topo = *topology::Topology::Build(c);
+    const auto topo = *hetsim::testing::BuildTopology(c);
     for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
       CheckSameTime(topo, Request(op, Range(6), 256 << 20, CollectiveAlgorithm::kRing, RingSteps::kAuto), 1e-3);
     }

@@ -9,6 +9,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
@@ -87,7 +88,7 @@ TEST_CASE("aggregated trees match stepped trees within 1% on a fat tree", "[coll
   const int64_t bytes = int64_t{1} << 30;
   // 16 nodes of 8 H100 on a full-bisection fat tree (4 nodes per leaf): both trees' flows share the
   // NICs, the leaf uplinks and the spines.
-  const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 1));
+  const auto topo = *hetsim::testing::BuildTopology(H100Island(16, v1::FAT_TREE, 8, 4, 1));
   topology::Router router(topo);
   for (CollectiveAlgorithm algo : {CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTree}) {
     const auto stepped = SimulateOk(topo, router, TreeRequest(Range(128), bytes, RingSteps::kStepped, 64, algo));

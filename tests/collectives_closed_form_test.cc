@@ -5,6 +5,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
 #include "tests/topology_clusters.h"
@@ -62,7 +63,7 @@ TEST_CASE("ring all-gather and reduce-scatter: (n-1)/n S/B + (n-1)a within 0.1%"
 }
 
 TEST_CASE("ring inside one NVSwitch node uses NVLink bandwidth and latency", "[collectives]") {
-  auto topo = *topology::Topology::Build(H100Island(1));
+  auto topo = *hetsim::testing::BuildTopology(H100Island(1));
   topology::Router router(topo);
   const int64_t bytes = kGiB;
   const auto r = Run(topo, router, CollectiveOp::kAllReduce, Range(8), bytes, CollectiveAlgorithm::kRing);
@@ -71,7 +72,7 @@ TEST_CASE("ring inside one NVSwitch node uses NVLink bandwidth and latency", "[c
 }
 
 TEST_CASE("hierarchical all-reduce: intra-node RS + per-rail inter-node ring + intra-node AG", "[collectives]") {
-  auto topo = *topology::Topology::Build(H100Island(4));
+  auto topo = *hetsim::testing::BuildTopology(H100Island(4));
   topology::Router router(topo);
   const int64_t bytes = kGiB;
   CollectiveRequest req;
@@ -196,7 +197,7 @@ TEST_CASE("a ring across a slow inter-island link is limited by that link", "[co
   AddIsland(c,
             {.name = "b", .node_type = "dgx", .nodes = 2, .nics = 1, .nic_latency_ns = 500, .switch_latency_ns = 200});
   AddInterIslandLink(c, "a", "b", 10, 50000);
-  auto topo = *topology::Topology::Build(c);
+  auto topo = *hetsim::testing::BuildTopology(c);
   topology::Router router(topo);
   const int64_t bytes = 256 << 20;
   const auto r = Run(topo, router, CollectiveOp::kAllReduce, Range(4), bytes, CollectiveAlgorithm::kRing);
@@ -210,7 +211,7 @@ TEST_CASE("a ring across a slow inter-island link is limited by that link", "[co
 }
 
 TEST_CASE("automatic choice: the fastest estimate wins and is reported", "[collectives]") {
-  auto topo = *topology::Topology::Build(H100Island(4));
+  auto topo = *hetsim::testing::BuildTopology(H100Island(4));
   topology::Router router(topo);
   CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
@@ -266,7 +267,7 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   CHECK(error(req).rfind("gpus: all-to-all over 2049 GPUs would be 4196352 flows", 0) == 0);
   req.op = CollectiveOp::kAllReduce;
   req.algorithm = CollectiveAlgorithm::kHierarchical;
-  auto single = *topology::Topology::Build(H100Island(1));
+  auto single = *hetsim::testing::BuildTopology(H100Island(1));
   topology::Router router(single);
   req.gpus = {0, 1, 2};
   auto r = SimulateCollective(single, router, req);

@@ -14,6 +14,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 
 namespace hetsim::sim {
@@ -58,7 +59,7 @@ v1::Cluster NcclTestCluster(const std::string& gpu_preset, int gpus, const std::
 CollectiveResult AllReduce(const v1::Cluster& cluster, int64_t bytes,
                            CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto,
                            std::optional<topology::NcclProtocol> protocol = std::nullopt) {
-  auto topo = topology::Topology::Build(cluster);
+  auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
   topology::Router router(*topo);
   CollectiveRequest req;

@@ -13,6 +13,7 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/representative.h"
 #include "sim/collectives/simulate.h"
+#include "tests/build_topology.h"
 #include "tests/cli_util.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
@@ -121,13 +122,13 @@ TEST_CASE(
   // 16 nodes of 8 GPUs, 4 per leaf, full bisection: the NICs bind, and the hashed fabric only where
   // several flows collide on one uplink; the flat tree's timed chunk ends take no bandwidth from the
   // flows (-0.56% here, -0.7% at 512 GPUs; docs/decisions.md).
-  CheckChannelCases(*topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 1)), 0.005, true);
+  CheckChannelCases(*hetsim::testing::BuildTopology(H100Island(16, v1::FAT_TREE, 8, 4, 1)), 0.005, true);
 }
 
 TEST_CASE("a group on half of each node's GPUs rotates its channels over those GPUs' ports only",
           "[collectives][representative]") {
   // GPUs 0-3 of each of 8 nodes, 4 channels: a node's class of ports counts the group's 4, not all 8.
-  const auto topo = *topology::Topology::Build(H100Island(8, v1::FAT_TREE, 8, 4, 1));
+  const auto topo = *hetsim::testing::BuildTopology(H100Island(8, v1::FAT_TREE, 8, 4, 1));
   for (const Case& c : kCases) {
     CollectiveRequest req = Request(c.op, 0, c.algo, true, c.inter);
     for (GpuId node = 0; node < 8; ++node) {
@@ -146,7 +147,7 @@ TEST_CASE("representative collectives on an oversubscribed fat tree stay within 
   // them; the representative takes the expected busiest uplink, the full simulation its own hashes'
   // draw. Measured here: ring and all-gather +14.8%, hierarchies +8.9% / -8.0%, tree -6.7%,
   // all-to-all -3.4% (docs/decisions.md has 256 and 512 GPUs and a Clos).
-  const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, 4));
+  const auto topo = *hetsim::testing::BuildTopology(H100Island(16, v1::FAT_TREE, 8, 4, 4));
   CheckChannelCases(topo, 0.16, false);
   const auto [full, rep] =
       FullAndRepresentative(topo, Request(CollectiveOp::kAllToAll, 128, CollectiveAlgorithm::kDirect, true));
@@ -163,7 +164,7 @@ TEST_CASE("representative all-to-all across two islands joined by one slow link"
   b.oversubscription = 1;
   testing::AddIsland(c, b);
   testing::AddInterIslandLink(c, "a", "b", 100, 5000);
-  const auto topo = *topology::Topology::Build(c);
+  const auto topo = *hetsim::testing::BuildTopology(c);
   const auto [full, rep] =
       FullAndRepresentative(topo, Request(CollectiveOp::kAllToAll, 64, CollectiveAlgorithm::kDirect, true));
   INFO("full " << full.time << " ps, representative " << rep.time << " ps");
@@ -172,7 +173,7 @@ TEST_CASE("representative all-to-all across two islands joined by one slow link"
 }
 
 TEST_CASE("the representative applies only where the parts are symmetric", "[collectives][representative]") {
-  const auto topo = *topology::Topology::Build(H100Island(4, v1::FAT_TREE, 8, 2, 1));
+  const auto topo = *hetsim::testing::BuildTopology(H100Island(4, v1::FAT_TREE, 8, 2, 1));
   topology::Router router(topo);
   // Four channels over eight GPUs per node are not rotations over every port: the full collective.
   CollectiveRequest ring = Request(CollectiveOp::kAllReduce, 32, CollectiveAlgorithm::kRing, true);
@@ -192,7 +193,7 @@ TEST_CASE("the representative applies only where the parts are symmetric", "[col
 
 TEST_CASE("a class of g ports under g rotated channels weighs each representative hop 1",
           "[collectives][representative]") {
-  const auto topo = *topology::Topology::Build(H100Island(2, v1::SINGLE_SWITCH, 8));
+  const auto topo = *hetsim::testing::BuildTopology(H100Island(2, v1::SINGLE_SWITCH, 8));
   topology::Router router(topo);
   // Channel 0 of a ring over two nodes, standing for 8 channels.
   const Ranks order = ChannelOrder(GroupByNode(topo, Request(CollectiveOp::kAllReduce, 16, {}, true).gpus), 0);
@@ -297,7 +298,7 @@ TEST_CASE("a representative flat tree simulates one node per class of nodes plac
   // 4:1 tree whose fabric binds), so sharing their inner edges changes the completion by no more than
   // rounding.
   for (int oversubscription : {1, 4}) {
-    const auto topo = *topology::Topology::Build(H100Island(16, v1::FAT_TREE, 8, 4, oversubscription));
+    const auto topo = *hetsim::testing::BuildTopology(H100Island(16, v1::FAT_TREE, 8, 4, oversubscription));
     size_t every = 0, shared = 0;
     const Time full = RepresentativeTreeTime(topo, testing::Range(128), false, &every);
     const Time rep = RepresentativeTreeTime(topo, testing::Range(128), true, &shared);

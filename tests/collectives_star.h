@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "tests/build_topology.h"
 #include "tests/topology_clusters.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
@@ -22,7 +23,7 @@ inline std::vector<GpuId> Range(int n, int first = 0) {
 // n nodes with one GPU and one 400 Gb/s NIC on one switch: every GPU pair is a uniform path with
 // B = 50 GB/s and a = 500 + (500 + 200) ns.
 struct Star {
-  explicit Star(int n) : topo(*topology::Topology::Build(H100Island(n, v1::SINGLE_SWITCH, 1))), router(topo) {}
+  explicit Star(int n) : topo(*hetsim::testing::BuildTopology(H100Island(n, v1::SINGLE_SWITCH, 1))), router(topo) {}
   topology::Topology topo;
   topology::Router router;
   const double B = GbpsToBytesPerSecond(400);

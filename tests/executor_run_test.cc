@@ -17,6 +17,7 @@
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 #include "sim/pipeline/dag.h"
+#include "tests/build_topology.h"
 #include "tests/executor_test_util.h"
 
 namespace {
@@ -231,7 +232,7 @@ TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated 
   using namespace hetsim::sim;
   using hetsim::CollectiveOp;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
-  auto topo = hetsim::topology::Topology::Build(cluster);
+  auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
   hetsim::topology::Router router(*topo);
   auto request = [](CollectiveOp op, std::vector<int> gpus, int64_t bytes) {

@@ -34,10 +34,11 @@ using hetsim::testing::StageSpec;
 using hetsim::testing::TwoIslandCluster;
 namespace v1 = hetsim::v1;
 
-FaultSet Resolve(const ExecutionSetup& setup, const std::string& text) {
+// `text` checked against `cluster` (the one `setup` was built from), then resolved on its topology.
+FaultSet Resolve(const ExecutionSetup& setup, const v1::Cluster& cluster, const std::string& text) {
   v1::Faults faults;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &faults));
-  const absl::Status valid = hetsim::proto::ValidateFaults(faults, setup.topology->cluster(), "test-faults.pbtxt");
+  const absl::Status valid = hetsim::proto::ValidateFaults(faults, cluster, "test-faults.pbtxt");
   INFO(valid.message());
   REQUIRE(valid.ok());
   auto set =
@@ -55,8 +56,13 @@ ExecutionResult RunWith(const ExecutionSetup& setup, const FaultSet& faults, boo
 }
 
 // Four equal stages (F 1 ms, B 2 ms), one GPU each (global GPUs 0-3), free transfers, 1F1B.
-std::unique_ptr<ExecutionSetup> EqualPipeline(int microbatches) {
+const v1::Cluster& EqualPipelineCluster() {
   static const v1::Cluster cluster = TwoIslandCluster(4, 1, 10, 0);
+  return cluster;
+}
+
+std::unique_ptr<ExecutionSetup> EqualPipeline(int microbatches) {
+  const v1::Cluster& cluster = EqualPipelineCluster();
   std::vector<StageSpec> stages;
   for (int n = 0; n < 4; ++n) stages.push_back({"fast", n, 0, 1, 1, 1, 1.0, 2.0, 1});
   return MakeSetup(MakeInputs(cluster, MakePlan(stages, microbatches, v1::ONE_F_ONE_B, 0)), NetworkMode::kMaxMinFair);
@@ -74,7 +80,7 @@ TEST_CASE("faults: a 2x straggler on the last stage of an equal 1F1B pipeline ad
   const auto setup = EqualPipeline(8);
   const ExecutionResult clean = MakeRun(*setup);
   REQUIRE(clean.pipeline_end == 33 * kMillisecond);
-  const FaultSet faults = Resolve(*setup, "faults { gpu: 3 kind: SLOW factor: 2 }");
+  const FaultSet faults = Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 3 kind: SLOW factor: 2 }");
   const ExecutionResult slow = RunWith(*setup, faults);
   CHECK(slow.pipeline_end == 57 * kMillisecond);
   CHECK(slow.pipeline_end - clean.pipeline_end == 8 * 3 * kMillisecond);
@@ -89,9 +95,11 @@ TEST_CASE("faults: a 2x straggler on the last stage of an equal 1F1B pipeline ad
 
 TEST_CASE("faults: a node slowdown equals the slowdown of its GPUs", "[faults]") {
   const auto setup = EqualPipeline(8);
-  const ExecutionResult by_gpu = RunWith(*setup, Resolve(*setup, "faults { gpu: 3 kind: SLOW factor: 2 }"));
-  const ExecutionResult by_node =
-      RunWith(*setup, Resolve(*setup, "faults { node { island: \"fast\" node: 3 } kind: SLOW factor: 2 }"));
+  const ExecutionResult by_gpu =
+      RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 3 kind: SLOW factor: 2 }"));
+  const ExecutionResult by_node = RunWith(
+      *setup,
+      Resolve(*setup, EqualPipelineCluster(), "faults { node { island: \"fast\" node: 3 } kind: SLOW factor: 2 }"));
   CHECK(by_node.node_finish == by_gpu.node_finish);
   CHECK(by_node.iteration_time == by_gpu.iteration_time);
 }
@@ -102,16 +110,17 @@ TEST_CASE("faults: a straggler window stretches only the part of a task inside i
   // 0.25 ms of window doing 0.25 / 3 ms of work, then the remaining 0.5 - 0.08333 ms at full speed:
   // the forward ends at 1 ms + 0.25 ms x (1 - 1/3) = 1.1666... ms.
   const auto setup = EqualPipeline(1);
-  const ExecutionResult r =
-      RunWith(*setup, Resolve(*setup, "faults { gpu: 0 kind: SLOW factor: 3 at_ms: 0.5 duration_ms: 0.25 }"));
+  const ExecutionResult r = RunWith(
+      *setup,
+      Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 0 kind: SLOW factor: 3 at_ms: 0.5 duration_ms: 0.25 }"));
   const int f0 = setup->dag->Forward(0, 0);
   CHECK(r.node_start[f0] == 0);
   CHECK(std::llabs(r.node_finish[f0] - (kMillisecond + kMillisecond / 6)) <= 1);
   // A task that starts inside the window and outlives it: 2x during [0, 0.5) ms does 0.25 ms of F0's
   // work, the other 0.75 ms run at full speed: F0 ends at 1.25 ms, and with one microbatch everything
   // after it moves by 0.25 ms.
-  const ExecutionResult early =
-      RunWith(*setup, Resolve(*setup, "faults { gpu: 0 kind: SLOW factor: 2 duration_ms: 0.5 }"));
+  const ExecutionResult early = RunWith(
+      *setup, Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 0 kind: SLOW factor: 2 duration_ms: 0.5 }"));
   CHECK(early.node_finish[f0] == kMillisecond + kMillisecond / 4);
   CHECK(early.pipeline_end == MakeRun(*setup).pipeline_end + kMillisecond / 4);
 }
@@ -120,8 +129,13 @@ namespace {
 
 // Stage 0 on the fast island's GPU 0, stage 1 on the slow island's GPU 1; 10^6 bytes per microbatch
 // cross the single 10 Gb/s Ethernet link (1.25e9 B/s: 0.8 ms) forward, and back. No latency.
-std::unique_ptr<ExecutionSetup> TwoStagesOverEthernet(NetworkMode mode) {
+const v1::Cluster& EthernetCluster() {
   static const v1::Cluster cluster = TwoIslandCluster(1, 1, 10, 0);
+  return cluster;
+}
+
+std::unique_ptr<ExecutionSetup> TwoStagesOverEthernet(NetworkMode mode) {
+  const v1::Cluster& cluster = EthernetCluster();
   return MakeSetup(
       MakeInputs(cluster, MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}, {"slow", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 1,
                                    v1::ONE_F_ONE_B, 1000000)),
@@ -139,15 +153,15 @@ TEST_CASE("faults: a link degraded 2x from t = 0 doubles a transfer's byte time"
     REQUIRE(clean.pipeline_end == 76 * kMillisecond / 10);
     for (const char* target : {"inter_island_link: 0", "link_class: \"ETHERNET\""}) {
       INFO(target);
-      const ExecutionResult slow =
-          RunWith(*setup, Resolve(*setup, std::string("faults { ") + target + " kind: SLOW factor: 2 }"));
+      const ExecutionResult slow = RunWith(
+          *setup, Resolve(*setup, EthernetCluster(), std::string("faults { ") + target + " kind: SLOW factor: 2 }"));
       // Each direction's 0.8 ms becomes 1.6 ms.
       CHECK(slow.pipeline_end == clean.pipeline_end + 2 * 8 * kMillisecond / 10);
     }
     // One direction only, by name: the forward transfer doubles, the backward does not.
     const std::string name = "fast/gateway0->slow/gateway0";
     const ExecutionResult one =
-        RunWith(*setup, Resolve(*setup, "faults { link: \"" + name + "\" kind: SLOW factor: 2 }"));
+        RunWith(*setup, Resolve(*setup, EthernetCluster(), "faults { link: \"" + name + "\" kind: SLOW factor: 2 }"));
     CHECK(one.pipeline_end == clean.pipeline_end + 8 * kMillisecond / 10);
   }
 }
@@ -159,16 +173,18 @@ TEST_CASE("faults: a flapping link delays a transfer by the down time it overlap
     // The forward transfer runs [1, 1.8) ms. The link goes down at 1.2 ms for 0.3 ms (then every
     // 10 ms, after the iteration): the transfer stalls 0.3 ms, and so does everything after it.
     // (Within 2 ps: remaining bytes are doubles, and transfer times round up to the picosecond.)
-    const ExecutionResult flap = RunWith(
-        *setup, Resolve(*setup, "faults { inter_island_link: 0 kind: FLAP at_ms: 1.2 period_ms: 10 down_ms: 0.3 }"));
+    const ExecutionResult flap =
+        RunWith(*setup, Resolve(*setup, EthernetCluster(),
+                                "faults { inter_island_link: 0 kind: FLAP at_ms: 1.2 period_ms: 10 down_ms: 0.3 }"));
     CHECK(std::llabs(flap.pipeline_end - (clean.pipeline_end + 3 * kMillisecond / 10)) <= 2);
     CHECK(flap.faults.effects[0].downs == 1);
     CHECK(flap.faults.effects[0].down_time == 3 * kMillisecond / 10);
     // Down periods that miss every transfer change nothing. Fault-free, the link carries CF0 during
     // [1, 1.8) ms and CB0 during [4.8, 5.6) ms; down for 0.5 ms every 2 ms from 0.1 ms: [0.1, 0.6),
     // [2.1, 2.6), [4.1, 4.6), [6.1, 6.6), ... all while it is idle.
-    const ExecutionResult idle = RunWith(
-        *setup, Resolve(*setup, "faults { inter_island_link: 0 kind: FLAP at_ms: 0.1 period_ms: 2 down_ms: 0.5 }"));
+    const ExecutionResult idle =
+        RunWith(*setup, Resolve(*setup, EthernetCluster(),
+                                "faults { inter_island_link: 0 kind: FLAP at_ms: 0.1 period_ms: 2 down_ms: 0.5 }"));
     CHECK(idle.pipeline_end == clean.pipeline_end);
     CHECK(idle.faults.effects[0].downs >= 4);
   }
@@ -178,7 +194,8 @@ TEST_CASE("faults: a GPU failure stops the iteration at its time and keeps the f
   const auto setup = EqualPipeline(8);
   const ExecutionResult clean = MakeRun(*setup);
   const Time t = 9 * kMillisecond + kMillisecond / 2;
-  const ExecutionResult failed = RunWith(*setup, Resolve(*setup, "faults { gpu: 3 kind: FAIL at_ms: 9.5 }"), true);
+  const ExecutionResult failed =
+      RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 3 kind: FAIL at_ms: 9.5 }"), true);
   REQUIRE(failed.faults.failed);
   CHECK(failed.faults.failed_at == t);
   CHECK(failed.faults.failed_fault == 0);
@@ -225,7 +242,7 @@ TEST_CASE("faults: a GPU failure stops the iteration at its time and keeps the f
 TEST_CASE("faults: a link failure while flows stall on a down link ends cleanly", "[faults]") {
   const auto setup = TwoStagesOverEthernet(NetworkMode::kMaxMinFair);
   // Down from 1.2 ms for 5 ms of every 10; the link fails at 2 ms, the forward transfer stalled.
-  const ExecutionResult r = RunWith(*setup, Resolve(*setup, R"pb(
+  const ExecutionResult r = RunWith(*setup, Resolve(*setup, EthernetCluster(), R"pb(
     faults { inter_island_link: 0 kind: FLAP at_ms: 1.2 period_ms: 10 down_ms: 5 }
     faults { link_class: "ETHERNET" kind: FAIL at_ms: 2 })pb"));
   REQUIRE(r.faults.failed);
@@ -238,7 +255,7 @@ TEST_CASE("faults: a link failure while flows stall on a down link ends cleanly"
 TEST_CASE("faults: faults after the iteration change nothing", "[faults]") {
   const auto setup = EqualPipeline(4);
   const ExecutionResult clean = MakeRun(*setup);
-  const ExecutionResult late = RunWith(*setup, Resolve(*setup, R"pb(
+  const ExecutionResult late = RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), R"pb(
     faults { gpu: 1 kind: FAIL at_ms: 1000 }
     faults { link_class: "NVLINK" kind: FLAP at_ms: 500 period_ms: 1 down_ms: 0.5 }
     faults { gpu: 2 kind: SLOW factor: 5 at_ms: 900 })pb"));
@@ -253,21 +270,22 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
   const auto setup = EqualPipeline(16);
   const ExecutionResult clean = MakeRun(*setup);
   const std::string jitter = "jitter { seed: 7 distribution: LOGNORMAL spread: 0.1 }";
-  const ExecutionResult a = RunWith(*setup, Resolve(*setup, jitter));
-  const ExecutionResult b = RunWith(*setup, Resolve(*setup, jitter));
+  const ExecutionResult a = RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), jitter));
+  const ExecutionResult b = RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), jitter));
   CHECK(a.node_start == b.node_start);
   CHECK(a.node_finish == b.node_finish);
   CHECK(a.iteration_time == b.iteration_time);
   CHECK(a.node_finish != clean.node_finish);
-  const ExecutionResult other =
-      RunWith(*setup, Resolve(*setup, "jitter { seed: 8 distribution: LOGNORMAL spread: 0.1 }"));
+  const ExecutionResult other = RunWith(
+      *setup, Resolve(*setup, EqualPipelineCluster(), "jitter { seed: 8 distribution: LOGNORMAL spread: 0.1 }"));
   CHECK(other.node_finish != a.node_finish);
-  const ExecutionResult none = RunWith(*setup, Resolve(*setup, "jitter { seed: 7 distribution: UNIFORM spread: 0 }"));
+  const ExecutionResult none =
+      RunWith(*setup, Resolve(*setup, EqualPipelineCluster(), "jitter { seed: 7 distribution: UNIFORM spread: 0 }"));
   CHECK(none.node_finish == clean.node_finish);
   CHECK(none.iteration_time == clean.iteration_time);
   // Only the listed GPUs jitter: stage 0 (GPU 0) alone.
-  const ExecutionResult only =
-      RunWith(*setup, Resolve(*setup, "jitter { seed: 7 distribution: NORMAL spread: 0.1 gpus: 0 }"));
+  const ExecutionResult only = RunWith(
+      *setup, Resolve(*setup, EqualPipelineCluster(), "jitter { seed: 7 distribution: NORMAL spread: 0.1 gpus: 0 }"));
   for (int id : setup->dag->stage_compute_order()[1]) {
     CHECK(only.node_finish[id] - only.node_start[id] == clean.node_finish[id] - clean.node_start[id]);
   }
@@ -275,7 +293,7 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
 
 TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
   const auto setup = EqualPipeline(8);
-  const FaultSet faults = Resolve(*setup, R"pb(
+  const FaultSet faults = Resolve(*setup, EqualPipelineCluster(), R"pb(
     faults { gpu: 3 kind: SLOW factor: 2 }
     faults { gpu: 0 kind: FAIL at_ms: 20 }
     faults { gpu: 1 kind: FAIL at_ms: 30 }

@@ -9,6 +9,7 @@
 
 #include "base/units.h"
 #include "sim/executor/point_flows.h"
+#include "tests/build_topology.h"
 #include "tests/topology_clusters.h"
 #include "tests/topology_test_util.h"
 #include "topology/device_graph.h"
@@ -39,7 +40,7 @@ DeviceKind KindAt(const Topology& t, LinkId l) { return t.devices()[t.links()[l]
 
 TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[topology][clos]") {
   // 8 nodes, 1 per rack, 2 racks per pod: 8 ToRs, 4 pods of 4 pod switches, 2 aggregation switches.
-  auto t = Topology::Build(Clos(8, 1, 2, 4, 2, 4));
+  auto t = hetsim::testing::BuildTopology(Clos(8, 1, 2, 4, 2, 4));
   REQUIRE(t.ok());
   CHECK(CountKind(*t, DeviceKind::kTorSwitch) == 8);
   CHECK(CountKind(*t, DeviceKind::kPodSwitch) == 16);
@@ -63,7 +64,7 @@ TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[
 }
 
 TEST_CASE("clos: routes take the fewest tiers", "[topology][clos]") {
-  auto t = Topology::Build(Clos(8, 2, 2, 4, 2, 7));
+  auto t = hetsim::testing::BuildTopology(Clos(8, 2, 2, 4, 2, 7));
   REQUIRE(t.ok());
   Router r(*t);
   // Same rack (nodes 0 and 1): GPU, NIC, ToR, NIC, GPU.
@@ -90,7 +91,7 @@ TEST_CASE("clos: routes take the fewest tiers", "[topology][clos]") {
 }
 
 TEST_CASE("clos: ECMP spreads flows evenly and deterministically over the equal-cost switches", "[topology][clos]") {
-  auto t = Topology::Build(Clos(8, 2, 2, 4, 2, 7));
+  auto t = hetsim::testing::BuildTopology(Clos(8, 2, 2, 4, 2, 7));
   REQUIRE(t.ok());
   Router r(*t);
   constexpr int kFlows = 800;
@@ -116,7 +117,7 @@ TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between p
   // One pod switch and one aggregation switch, so every flow between pods 0 and 1 crosses the same
   // pod-to-aggregation link: 2 nodes x 3200 Gb/s / 4 = 1600 Gb/s shared by 16 flows.
   const v1::Cluster c = Clos(4, 1, 2, 1, 1, 4);
-  auto t = Topology::Build(c);
+  auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   Router r(*t);
   std::vector<sim::executor::BoundaryFlow> flows;
@@ -138,7 +139,7 @@ TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between p
 }
 
 TEST_CASE("clos: rail-optimised ToRs keep a rail's traffic under one ToR", "[topology][clos]") {
-  auto t = Topology::Build(Clos(4, 2, 2, 2, 2, 1, /*rail=*/true));
+  auto t = hetsim::testing::BuildTopology(Clos(4, 2, 2, 2, 2, 1, /*rail=*/true));
   REQUIRE(t.ok());
   // 2 racks x 8 rail ToRs; GPU 3 of node 0 and GPU 3 of node 1 (same rack, same rail): one ToR.
   CHECK(CountKind(*t, DeviceKind::kTorSwitch) == 16);

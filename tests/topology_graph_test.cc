@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/units.h"
+#include "tests/build_topology.h"
 #include "tests/topology_clusters.h"
 #include "tests/topology_test_util.h"
 #include "topology/device_graph.h"
@@ -16,7 +17,7 @@ using testing::H100Island;
 using testing::CountKind;
 
 TEST_CASE("single-switch island: devices, duplex links, capacities in bytes/s", "[topology]") {
-  auto t = Topology::Build(H100Island(2));
+  auto t = hetsim::testing::BuildTopology(H100Island(2));
   REQUIRE(t.ok());
   CHECK(t->num_gpus() == 16);
   CHECK(CountKind(*t, DeviceKind::kGpu) == 16);
@@ -39,7 +40,7 @@ TEST_CASE("global GPU ids: islands, nodes, GPUs in order, and meshes", "[topolog
   v1::Cluster c = H100Island(2);
   AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 3});
   AddInterIslandLink(c, "a", "b", 100, 10000);
-  auto t = Topology::Build(c);
+  auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   CHECK(t->num_gpus() == 40);
   CHECK(*t->GpuIdOf(1, 0, 0) == 16);
@@ -58,26 +59,21 @@ TEST_CASE("global GPU ids: islands, nodes, GPUs in order, and meshes", "[topolog
   CHECK_FALSE(t->GpuIdOf(1, 3, 0).ok());
   CHECK_FALSE(t->GpuIdOf(0, 0, 8).ok());
 
-  v1::Mesh m;
-  m.set_island("b");
-  m.set_first_node(1);
-  m.set_node_count(2);
-  m.set_first_gpu(4);
-  m.set_gpus_per_node(2);
+  spec::MeshSpec m{.island = "b", .first_node = 1, .node_count = 2, .first_gpu = 4, .gpus_per_node = 2};
   auto gpus = t->MeshGpus(m);
   REQUIRE(gpus.ok());
   CHECK(*gpus == std::vector<GpuId>{28, 29, 36, 37});
-  m.set_node_count(3);
+  m.node_count = 3;
   auto bad = t->MeshGpus(m);
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()).find("node_count") != std::string::npos);
-  m.set_node_count(1);
-  m.set_island("zz");
+  m.node_count = 1;
+  m.island = "zz";
   CHECK_FALSE(t->MeshGpus(m).ok());
 }
 
 TEST_CASE("routes: intra-node through NVSwitch, inter-node through NICs and the switch", "[topology]") {
-  auto t = Topology::Build(H100Island(2));
+  auto t = hetsim::testing::BuildTopology(H100Island(2));
   REQUIRE(t.ok());
   Router r(*t);
   auto intra = r.GpuRoute(0, 5);
@@ -105,7 +101,7 @@ TEST_CASE("routes: intra-node through NVSwitch, inter-node through NICs and the 
 }
 
 TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, deterministic ECMP", "[topology]") {
-  auto t = Topology::Build(H100Island(8, v1::FAT_TREE, 8, /*nodes_per_leaf=*/2, /*oversubscription=*/2));
+  auto t = hetsim::testing::BuildTopology(H100Island(8, v1::FAT_TREE, 8, /*nodes_per_leaf=*/2, /*oversubscription=*/2));
   REQUIRE(t.ok());
   CHECK(CountKind(*t, DeviceKind::kLeafSwitch) == 4);
   CHECK(CountKind(*t, DeviceKind::kSpineSwitch) == 8);
@@ -132,7 +128,7 @@ TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, determinis
 }
 
 TEST_CASE("rail-optimized: same rail stays on the rail switch, other rails cross a spine", "[topology]") {
-  auto t = Topology::Build(H100Island(4, v1::RAIL_OPTIMIZED));
+  auto t = hetsim::testing::BuildTopology(H100Island(4, v1::RAIL_OPTIMIZED));
   REQUIRE(t.ok());
   CHECK(CountKind(*t, DeviceKind::kRailSwitch) == 8);
   Router r(*t);
@@ -146,7 +142,7 @@ TEST_CASE("islands: gateways, parallel links with ECMP, slow link is the bottlen
   v1::Cluster c = H100Island(2);
   AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 2});
   AddInterIslandLink(c, "a", "b", 100, 20000, /*count=*/2);
-  auto t = Topology::Build(c);
+  auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   CHECK(CountKind(*t, DeviceKind::kGateway) == 2);
   Router r(*t);
@@ -169,7 +165,7 @@ TEST_CASE("routes prefer lower latency, then fewer hops", "[topology]") {
     AddInterIslandLink(c, "a", "b", 100, ab_ns);
     AddInterIslandLink(c, "a", "c", 100, 1000);
     AddInterIslandLink(c, "c", "b", 100, 1000);
-    return *Topology::Build(c);
+    return *hetsim::testing::BuildTopology(c);
   };
   auto count_ethernet = [](const Topology& t, const Route& route) {
     int n = 0;
@@ -187,7 +183,7 @@ TEST_CASE("routes prefer lower latency, then fewer hops", "[topology]") {
 }
 
 TEST_CASE("bad clusters name the field", "[topology]") {
-  auto message = [](const v1::Cluster& c) { return std::string(Topology::Build(c).status().message()); };
+  auto message = [](const v1::Cluster& c) { return std::string(hetsim::testing::BuildTopology(c).status().message()); };
   v1::Cluster c = H100Island(2);
   AddIsland(c, {.name = "b", .node_type = "dgx", .nodes = 2});
   CHECK(message(c).find("disconnected") != std::string::npos);

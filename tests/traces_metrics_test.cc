@@ -9,6 +9,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/executor/collective_load.h"
 #include "sim/pipeline/hapt_metrics.h"
+#include "tests/build_topology.h"
 #include "tests/executor_test_util.h"
 #include "traces/metrics.h"
 
@@ -106,7 +107,7 @@ TEST_CASE("collective load: another replica's group gets the load it would have 
   using hetsim::sim::executor::CollectiveTimer;
   using hetsim::sim::executor::LinkLoad;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
-  auto topo = hetsim::topology::Topology::Build(cluster);
+  auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
   auto same = [](const std::vector<LinkLoad>& a, const std::vector<LinkLoad>& b) {
     if (a.size() != b.size()) return false;

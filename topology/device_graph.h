@@ -16,8 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/ids.h"
+#include "base/spec/cluster.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
-#include "proto/hetsim.pb.h"
 #include "topology/nccl_fabric.h"
 
 namespace hetsim::topology {
@@ -48,7 +49,7 @@ absl::string_view LinkClassName(LinkClass link_class);  // "NVLINK", "PCIE", ...
 
 struct Device {
   DeviceKind kind;
-  int32_t island;  // index into Cluster.islands
+  int32_t island;  // index into ClusterSpec.islands
   int32_t node;    // node within the island, -1 for fabric devices
   int32_t index;   // GPU/NIC index within the node, or switch index within its tier
 };
@@ -59,7 +60,7 @@ struct Link {
   double bytes_per_second;
   Time latency;
   LinkClass link_class;
-  int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with Cluster.ideal
+  int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with ClusterSpec.ideal
 };
 
 // Where a global GPU id sits.
@@ -80,11 +81,12 @@ inline constexpr int64_t kHopWeightScale = 1024;
 
 class Topology {
  public:
-  // Builds the graph; returns InvalidArgument naming the field (e.g. "islands[1].node_type") for
-  // dangling references, zero bandwidths, missing NICs, or islands that no inter-island link joins.
-  static absl::StatusOr<Topology> Build(const v1::Cluster& cluster);
+  // Builds the graph of a resolved cluster (proto::ResolveCluster refused what cannot be built; the
+  // topology checks only its own invariants).
+  static Topology Build(spec::ClusterSpec cluster);
 
-  const v1::Cluster& cluster() const { return cluster_; }
+  const spec::ClusterSpec& cluster() const { return cluster_; }
+  const spec::IslandSpec& island(int32_t island) const { return cluster_.islands[island]; }
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Link>& links() const { return links_; }
   const Graph& graph() const { return graph_; }
@@ -92,18 +94,16 @@ class Topology {
 
   int32_t num_gpus() const { return static_cast<int32_t>(gpu_devices_.size()); }
   int32_t num_islands() const { return static_cast<int32_t>(island_first_gpu_.size()); }
-  int32_t num_nodes(int32_t island) const { return island_node_count_[island]; }
-  int32_t gpus_per_node(int32_t island) const { return island_gpus_per_node_[island]; }
-  // Index into Cluster.node_types / gpu_types of an island.
-  const v1::NodeType& node_type(int32_t island) const;
-  const v1::GpuType& gpu_type(int32_t island) const;
+  int32_t num_nodes(int32_t island) const { return cluster_.islands[island].node_count; }
+  int32_t gpus_per_node(int32_t island) const { return cluster_.islands[island].node.gpus_per_node; }
   absl::StatusOr<int32_t> IslandIndex(absl::string_view name) const;
 
   // (island, node, local GPU) <-> global GPU id. Out-of-range arguments give InvalidArgument.
   absl::StatusOr<GpuId> GpuIdOf(int32_t island, int32_t node, int32_t local) const;
   absl::StatusOr<GpuLocation> Locate(GpuId gpu) const;
-  // The GPUs of a plan mesh, node-major (all GPUs of the first node first).
-  absl::StatusOr<std::vector<GpuId>> MeshGpus(const v1::Mesh& mesh) const;
+  // The GPUs of a plan mesh, node-major (all GPUs of the first node first); InvalidArgument naming the
+  // mesh's field when it leaves its island.
+  absl::StatusOr<std::vector<GpuId>> MeshGpus(const spec::MeshSpec& mesh) const;
 
   DeviceId gpu_device(GpuId gpu) const { return gpu_devices_[gpu]; }
   DeviceId node_switch(GpuId gpu) const;  // the node's NVSwitch or PCIe switch
@@ -117,13 +117,13 @@ class Topology {
   LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
   bool is_fabric_device(DeviceId d) const;  // switches and gateways that may forward traffic
 
-  // NCCL's achieved bandwidth and latency (docs/network.md): false with Cluster.ideal, and then link
+  // NCCL's achieved bandwidth and latency (docs/network.md): false with ClusterSpec.ideal, and then link
   // capacities are line rates and nccl_fabrics() is empty. Otherwise every link's capacity is its line
   // rate x its fabric's bandwidth_efficiency.
   bool nccl_model() const { return !nccl_fabrics_.empty(); }
   const std::vector<NcclFabricTiming>& nccl_fabrics() const { return nccl_fabrics_; }
   // The fabric of the GPUs' node type, of their island's inter-node fabric (island_fabric), and of an
-  // inter-island link (link_fabric); -1 with Cluster.ideal.
+  // inter-island link (link_fabric); -1 with ClusterSpec.ideal.
   int32_t node_fabric(int32_t island) const { return nccl_model() ? island_node_fabric_[island] : -1; }
   int32_t island_fabric(int32_t island) const { return nccl_model() ? island_net_fabric_[island] : -1; }
 
@@ -132,15 +132,11 @@ class Topology {
   friend class Builder;
   Topology() = default;
 
-  v1::Cluster cluster_;
+  spec::ClusterSpec cluster_;
   std::vector<Device> devices_;
   std::vector<Link> links_;
   Graph graph_;
   std::vector<int32_t> island_first_gpu_;
-  std::vector<int32_t> island_node_count_;
-  std::vector<int32_t> island_gpus_per_node_;
-  std::vector<int32_t> island_node_type_;
-  std::vector<int32_t> island_gpu_type_;
   std::vector<DeviceId> gpu_devices_;
   std::vector<DeviceId> gpu_switch_;
   std::vector<DeviceId> gpu_nic_;

@@ -13,48 +13,31 @@
 namespace hetsim::topology {
 namespace {
 
-// Per-GPU metrics of one Cluster.islands entry (a set of identical nodes).
+// Per-GPU metrics of one ClusterSpec.islands entry (a set of identical nodes).
 struct Unit {
-  double tflops, hbm_gib, hbm_gbytes_per_s, intra_gbps, node_net_gbps;
+  double flop_per_s, hbm_bytes, hbm_bytes_per_s, intra_bytes_per_s, node_net_bytes_per_s;
   int64_t nodes, gpus;
   std::string gpu_type;
 };
 
-absl::StatusOr<std::vector<Unit>> Units(const v1::Cluster& c) {
+absl::StatusOr<std::vector<Unit>> Units(const spec::ClusterSpec& c) {
   std::vector<Unit> units;
-  for (int i = 0; i < c.islands_size(); ++i) {
-    const v1::Island& isl = c.islands(i);
-    const v1::NodeType* nt = nullptr;
-    for (const auto& n : c.node_types()) {
-      if (n.name() == isl.node_type()) nt = &n;
-    }
-    if (nt == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("islands[%d].node_type: no node type named \"%s\"", i, isl.node_type()));
-    }
-    const v1::GpuType* gt = nullptr;
-    int gi = 0;
-    for (int k = 0; k < c.gpu_types_size(); ++k) {
-      if (c.gpu_types(k).name() == nt->gpu_type()) gt = &c.gpu_types(gi = k);
-    }
-    if (gt == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("node type \"%s\".gpu_type: no GPU type named \"%s\"", nt->name(), nt->gpu_type()));
-    }
-    for (auto [field, v] : {std::pair<const char*, double>{"peak_tflops_bf16", gt->peak_tflops_bf16()},
-                            {"hbm_gib", gt->hbm_gib()},
-                            {"hbm_bandwidth_gbytes_per_s", gt->hbm_bandwidth_gbytes_per_s()}}) {
-      if (!(v > 0)) return absl::InvalidArgumentError(absl::StrFormat("gpu_types[%d].%s: must be > 0", gi, field));
+  for (const spec::IslandSpec& isl : c.islands) {
+    const spec::GpuSpec& gpu = isl.gpu;
+    for (auto [field, v] : {std::pair<const char*, double>{"peak_tflops_bf16", gpu.peak(spec::DType::kBf16)},
+                            {"hbm_gib", gpu.hbm_capacity_bytes},
+                            {"hbm_bandwidth_gbytes_per_s", gpu.hbm_bytes_per_s}}) {
+      if (!(v > 0)) return absl::InvalidArgumentError(absl::StrFormat("%s.%s: must be > 0", isl.gpu_where, field));
     }
     Unit u;
-    u.tflops = gt->peak_tflops_bf16();
-    u.hbm_gib = gt->hbm_gib();
-    u.hbm_gbytes_per_s = gt->hbm_bandwidth_gbytes_per_s();
-    u.intra_gbps = nt->intra_node_bandwidth_gbps();
-    u.node_net_gbps = isl.nics_per_node() * isl.nic_bandwidth_gbps();
-    u.nodes = isl.node_count();
-    u.gpus = int64_t{isl.node_count()} * nt->gpus_per_node();
-    u.gpu_type = gt->name();
+    u.flop_per_s = gpu.peak(spec::DType::kBf16);
+    u.hbm_bytes = gpu.hbm_capacity_bytes;
+    u.hbm_bytes_per_s = gpu.hbm_bytes_per_s;
+    u.intra_bytes_per_s = isl.node.bytes_per_s;
+    u.node_net_bytes_per_s = isl.nics_per_node * isl.nic_bytes_per_s;
+    u.nodes = isl.node_count;
+    u.gpus = isl.gpus();
+    u.gpu_type = gpu.name;
     units.push_back(u);
   }
   return units;
@@ -63,8 +46,9 @@ absl::StatusOr<std::vector<Unit>> Units(const v1::Cluster& c) {
 // Phase 1 similarity: every metric within its tolerance of the cluster-wide maximum.
 bool Similar(const Unit& a, const Unit& b, const Unit& max, const IslandThresholds& t) {
   auto close = [](double x, double y, double m, double tol) { return m <= 0 || std::abs(x - y) / m <= tol; };
-  return close(a.tflops, b.tflops, max.tflops, t.compute) && close(a.hbm_gib, b.hbm_gib, max.hbm_gib, t.memory) &&
-         close(a.hbm_gbytes_per_s, b.hbm_gbytes_per_s, max.hbm_gbytes_per_s, t.memory_bandwidth);
+  return close(a.flop_per_s, b.flop_per_s, max.flop_per_s, t.compute) &&
+         close(a.hbm_bytes, b.hbm_bytes, max.hbm_bytes, t.memory) &&
+         close(a.hbm_bytes_per_s, b.hbm_bytes_per_s, max.hbm_bytes_per_s, t.memory_bandwidth);
 }
 
 using Partition = std::vector<std::vector<int32_t>>;
@@ -76,10 +60,10 @@ double Bottleneck(const Partition& p, const std::vector<Unit>& u) {
     double min_c = std::numeric_limits<double>::infinity(), min_b = min_c;
     for (int32_t m : island) {
       gpus += u[m].gpus;
-      peak_c += u[m].gpus * u[m].tflops;
-      peak_b += u[m].gpus * u[m].hbm_gbytes_per_s;
-      min_c = std::min(min_c, u[m].tflops);
-      min_b = std::min(min_b, u[m].hbm_gbytes_per_s);
+      peak_c += u[m].gpus * u[m].flop_per_s;
+      peak_b += u[m].gpus * u[m].hbm_bytes_per_s;
+      min_c = std::min(min_c, u[m].flop_per_s);
+      min_b = std::min(min_b, u[m].hbm_bytes_per_s);
     }
     eff_c += gpus * min_c;
     eff_b += gpus * min_b;
@@ -91,39 +75,39 @@ GpuIsland Describe(const std::vector<int32_t>& members, const std::vector<Unit>&
   GpuIsland g;
   g.members = members;
   double min_c = std::numeric_limits<double>::infinity();
-  g.effective_hbm_gib_per_gpu = min_c;
-  g.intra_node_gbps_per_gpu = min_c;
-  g.inter_node_gbps_per_node = min_c;
+  g.effective_hbm_bytes_per_gpu = min_c;
+  g.intra_node_bytes_per_s_per_gpu = min_c;
+  g.inter_node_bytes_per_s_per_node = min_c;
   for (int32_t m : members) {
     if (std::find(g.gpu_types.begin(), g.gpu_types.end(), u[m].gpu_type) == g.gpu_types.end()) {
       g.gpu_types.push_back(u[m].gpu_type);
     }
     g.nodes += u[m].nodes;
     g.gpus += u[m].gpus;
-    g.peak_tflops += u[m].gpus * u[m].tflops;
-    g.hbm_gib += u[m].gpus * u[m].hbm_gib;
-    g.hbm_gbytes_per_s += u[m].gpus * u[m].hbm_gbytes_per_s;
-    min_c = std::min(min_c, u[m].tflops);
-    g.effective_hbm_gib_per_gpu = std::min(g.effective_hbm_gib_per_gpu, u[m].hbm_gib);
-    g.intra_node_gbps_per_gpu = std::min(g.intra_node_gbps_per_gpu, u[m].intra_gbps);
-    g.inter_node_gbps_per_node = std::min(g.inter_node_gbps_per_node, u[m].node_net_gbps);
+    g.peak_flop_per_s += u[m].gpus * u[m].flop_per_s;
+    g.hbm_bytes += u[m].gpus * u[m].hbm_bytes;
+    g.hbm_bytes_per_s += u[m].gpus * u[m].hbm_bytes_per_s;
+    min_c = std::min(min_c, u[m].flop_per_s);
+    g.effective_hbm_bytes_per_gpu = std::min(g.effective_hbm_bytes_per_gpu, u[m].hbm_bytes);
+    g.intra_node_bytes_per_s_per_gpu = std::min(g.intra_node_bytes_per_s_per_gpu, u[m].intra_bytes_per_s);
+    g.inter_node_bytes_per_s_per_node = std::min(g.inter_node_bytes_per_s_per_node, u[m].node_net_bytes_per_s);
   }
-  g.effective_tflops = g.gpus * min_c;
+  g.effective_flop_per_s = g.gpus * min_c;
   return g;
 }
 
 }  // namespace
 
-absl::StatusOr<IslandFormation> FormGpuIslands(const v1::Cluster& cluster, const IslandThresholds& t) {
+absl::StatusOr<IslandFormation> FormGpuIslands(const spec::ClusterSpec& cluster, const IslandThresholds& t) {
   auto units = Units(cluster);
   if (!units.ok()) return units.status();
   const std::vector<Unit>& u = *units;
   if (u.empty()) return absl::InvalidArgumentError("islands: the cluster has no island");
   Unit max = u[0];
   for (const Unit& x : u) {
-    max.tflops = std::max(max.tflops, x.tflops);
-    max.hbm_gib = std::max(max.hbm_gib, x.hbm_gib);
-    max.hbm_gbytes_per_s = std::max(max.hbm_gbytes_per_s, x.hbm_gbytes_per_s);
+    max.flop_per_s = std::max(max.flop_per_s, x.flop_per_s);
+    max.hbm_bytes = std::max(max.hbm_bytes, x.hbm_bytes);
+    max.hbm_bytes_per_s = std::max(max.hbm_bytes_per_s, x.hbm_bytes_per_s);
   }
   // Phase 1: connected components of the similarity graph (numbered in order of first member).
   boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS> similar(u.size());

@@ -3,7 +3,7 @@
 //
 // Phase 1 joins two nodes when their per-GPU peak BF16 FLOP/s, HBM capacity and HBM bandwidth each
 // differ by at most a tolerance relative to the cluster-wide maximum; the initial islands are the
-// connected components. Nodes of one Cluster.islands entry are identical, so the comparison runs over
+// connected components. Nodes of one ClusterSpec.islands entry are identical, so the comparison runs over
 // those entries (O(K^2) instead of O(N^2) with the same components).
 // Phase 2 greedily merges the pair of islands whose merge raises the estimated pipeline bottleneck
 // least, while the bottleneck stays within merge_factor times the current one.
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/hetsim.pb.h"
+#include "base/spec/cluster.h"
 
 namespace hetsim::topology {
 
@@ -31,18 +31,19 @@ struct IslandThresholds {
   double merge_factor = 1.05;     // t_merge: largest accepted bottleneck increase of one merge
 };
 
+// Figures in the spec's units (FLOP/s, bytes, bytes/s).
 struct GpuIsland {
-  std::vector<int32_t> members;        // indices into Cluster.islands, ascending
+  std::vector<int32_t> members;        // indices into ClusterSpec.islands, ascending
   std::vector<std::string> gpu_types;  // distinct, in member order
   int64_t nodes = 0;
   int64_t gpus = 0;
-  double peak_tflops = 0;                // sum of per-GPU peak BF16
-  double effective_tflops = 0;           // gpus x slowest GPU: what a homogeneous plan can use
-  double hbm_gib = 0;                    // total
-  double effective_hbm_gib_per_gpu = 0;  // min: the parallelizer plans for the smallest HBM
-  double hbm_gbytes_per_s = 0;           // total HBM bandwidth
-  double intra_node_gbps_per_gpu = 0;    // min NVLink / PCIe bandwidth per GPU, per direction
-  double inter_node_gbps_per_node = 0;   // min NIC bandwidth per node (all NICs), per direction
+  double peak_flop_per_s = 0;                  // sum of per-GPU peak BF16
+  double effective_flop_per_s = 0;             // gpus x slowest GPU: what a homogeneous plan can use
+  double hbm_bytes = 0;                        // total
+  double effective_hbm_bytes_per_gpu = 0;      // min: the parallelizer plans for the smallest HBM
+  double hbm_bytes_per_s = 0;                  // total HBM bandwidth
+  double intra_node_bytes_per_s_per_gpu = 0;   // min NVLink / PCIe bandwidth per GPU, per direction
+  double inter_node_bytes_per_s_per_node = 0;  // min NIC bandwidth per node (all NICs), per direction
 };
 
 struct IslandFormation {
@@ -51,9 +52,10 @@ struct IslandFormation {
   double bottleneck = 1.0;      // estimate for the final partition
 };
 
-// InvalidArgument naming the field when an island's node or GPU type is missing or a GPU type has no
-// peak_tflops_bf16 / hbm_gib / hbm_bandwidth_gbytes_per_s (resolve presets before calling).
-absl::StatusOr<IslandFormation> FormGpuIslands(const v1::Cluster& cluster, const IslandThresholds& thresholds = {});
+// InvalidArgument naming the GPU type (IslandSpec.gpu_where) when it has no BF16 peak, HBM capacity or
+// HBM bandwidth.
+absl::StatusOr<IslandFormation> FormGpuIslands(const spec::ClusterSpec& cluster,
+                                               const IslandThresholds& thresholds = {});
 
 }  // namespace hetsim::topology
 

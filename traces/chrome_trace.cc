@@ -268,9 +268,8 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
     p.lanes[kCompute] = std::max(p.lanes[kCompute], 1);  // a GPU always shows its compute row
     if (next_tid[p.pid] < 0) {
       next_tid[p.pid] = 0;
-      const v1::GpuType& type = topo.gpu_type(loc.island);
-      const std::string name = absl::StrFormat("%s node %d (%s)", topo.cluster().islands(loc.island).name(), loc.node,
-                                               type.preset().empty() ? type.name() : type.preset());
+      const spec::IslandSpec& island = topo.island(loc.island);
+      const std::string name = absl::StrFormat("%s node %d (%s)", island.name, loc.node, island.gpu.short_name());
       out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"%s"}})",
                                       p.pid, JsonEscape(name)));
       out.AddMetadata(absl::StrFormat(

@@ -22,6 +22,7 @@
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
 #include "service/driver/check_file.h"
+#include "service/driver/cluster_topology.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/planning/plan_command.h"
@@ -30,8 +31,6 @@
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
 #include "sim/network/network.h"
-#include "topology/device_graph.h"
-#include "topology/routing.h"
 
 namespace hetsim::api {
 namespace {
@@ -134,10 +133,9 @@ absl::StatusOr<std::string> Collective(const Input& cluster_in, const Collective
   app::ApplyIdealOption(options.ideal, &cluster);
   for (int64_t g : options.gpus) req.gpus.push_back(GpuId{static_cast<int32_t>(g)});
   req.bytes = options.bytes;
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(cluster);
-  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat(cluster_in.name, ": ", topo.status().message()));
-  topology::Router router(*topo);
-  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, sim::SimulateCollective(*topo, router, req, mode));
+  HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, cluster_in.name));
+  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r,
+                          sim::SimulateCollective(*network.topology, *network.router, req, mode));
   v1::CollectiveReport out;
   out.set_op(std::string(CollectiveOpName(req.op)));
   out.set_bytes(static_cast<uint64_t>(req.bytes));

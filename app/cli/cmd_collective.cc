@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/validate_cluster.h"
+#include "service/driver/cluster_topology.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
@@ -179,21 +180,20 @@ int Collective(const Args& args) {
   auto cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
   ApplyIdealOption(ideal, &*cluster);
-  auto topo = topology::Topology::Build(*cluster);
-  if (!topo.ok())
-    return ReportFailure(kCollectiveInfo,
-                         absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", topo.status().message())));
-  topology::Router router(*topo);
+  absl::StatusOr<driver::ClusterNetwork> network = driver::BuildClusterNetwork(*cluster, cluster_path);
+  if (!network.ok()) return ReportFailure(kCollectiveInfo, network.status());
+  const topology::Topology& topo = *network->topology;
+  topology::Router& router = *network->router;
   req.bytes = sizes.front();
-  if (absl::Status s = sim::ValidateRequest(*topo, req); !s.ok()) {
+  if (absl::Status s = sim::ValidateRequest(topo, req); !s.ok()) {
     return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
   }
 
-  const size_t nodes = sim::GroupByNode(*topo, req.gpus).size();
+  const size_t nodes = sim::GroupByNode(topo, req.gpus).size();
   std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s; %s\n",
               CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
-              cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo->num_gpus(),
-              sim::NetworkModeName(*mode), topo->nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
+              cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo.num_gpus(),
+              sim::NetworkModeName(*mode), topo.nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
               sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
   std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
@@ -201,7 +201,7 @@ int Collective(const Args& args) {
   for (int64_t size : sizes) {
     req.bytes = size;
     const auto wall_start = std::chrono::steady_clock::now();
-    auto r = sim::SimulateCollective(*topo, router, req, *mode);
+    auto r = sim::SimulateCollective(topo, router, req, *mode);
     const double wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
     if (!r.ok()) {

@@ -7,6 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "app/cli/cli.h"
+#include "base/units.h"
+#include "proto/resolve_cluster.h"
 #include "proto/validate_cluster.h"
 #include "topology/gpu_islands.h"
 
@@ -45,10 +47,10 @@ int Islands(const Args& args) {
 
   auto cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kIslandsInfo, cluster.status());
-  auto f = topology::FormGpuIslands(*cluster, t);
-  if (!f.ok())
-    return ReportFailure(kIslandsInfo,
-                         absl::InvalidArgumentError(absl::StrCat(cluster_path, ": ", f.status().message())));
+  absl::StatusOr<spec::ClusterSpec> resolved = proto::ResolveCluster(*cluster, cluster_path);
+  if (!resolved.ok()) return ReportFailure(kIslandsInfo, resolved.status());
+  absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(*resolved, t);
+  if (!f.ok()) return ReportFailure(kIslandsInfo, f.status());
 
   std::printf(
       "cluster %s: %d sub-clusters, %d initial islands, %zu GPU islands (tau_C %.2f, tau_M %.2f, tau_B %.2f, merge "
@@ -63,8 +65,10 @@ int Islands(const Args& args) {
     for (int32_t m : g.members) names.push_back(cluster->islands(m).name());
     std::printf("%-6zu %-24s %-22s %6d %7d %11.1f %11.1f %10.1f %9.1f %11.2f %10.0f %10.0f\n", i,
                 absl::StrJoin(names, ",").c_str(), absl::StrJoin(g.gpu_types, ",").c_str(), static_cast<int>(g.nodes),
-                static_cast<int>(g.gpus), g.peak_tflops, g.effective_tflops, g.hbm_gib, g.effective_hbm_gib_per_gpu,
-                g.hbm_gbytes_per_s / 1000.0, g.intra_node_gbps_per_gpu, g.inter_node_gbps_per_node);
+                static_cast<int>(g.gpus), g.peak_flop_per_s / 1e12, g.effective_flop_per_s / 1e12,
+                BytesToGib(g.hbm_bytes), BytesToGib(g.effective_hbm_bytes_per_gpu), g.hbm_bytes_per_s / 1e12,
+                BytesPerSecondToGbps(g.intra_node_bytes_per_s_per_gpu),
+                BytesPerSecondToGbps(g.inter_node_bytes_per_s_per_node));
   }
   return kExitOk;
 }

@@ -16,6 +16,7 @@
 #include "service/chakra/replay.h"
 #include "service/chakra/replay_report.h"
 #include "service/chakra/trace.h"
+#include "service/driver/cluster_topology.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::app {
@@ -73,11 +74,10 @@ int Replay(const Args& args) {
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kRunChakraInfo, cluster.status());
   ApplyIdealOption(ideal, &*cluster);
-  absl::StatusOr<topology::Topology> topology = topology::Topology::Build(*cluster);
-  if (!topology.ok())
-    return ReportFailure(kRunChakraInfo, absl::InvalidArgumentError(
-                                             absl::StrFormat("%s: %s", cluster_path, topology.status().message())));
-  absl::StatusOr<chakra::ChakraWorkload> workload = chakra::LoadChakraDir(dir, topology->num_gpus());
+  absl::StatusOr<std::unique_ptr<topology::Topology>> built = driver::BuildTopology(*cluster, cluster_path);
+  if (!built.ok()) return ReportFailure(kRunChakraInfo, built.status());
+  const topology::Topology& topology = **built;
+  absl::StatusOr<chakra::ChakraWorkload> workload = chakra::LoadChakraDir(dir, topology.num_gpus());
   if (!workload.ok()) return ReportFailure(kRunChakraInfo, workload.status());
   for (size_t i = 0; i < workload->warnings.size() && i < kMaxWarnings; ++i) {
     std::fprintf(stderr, "hetsim run: warning: %s\n", workload->warnings[i].c_str());
@@ -94,7 +94,7 @@ int Replay(const Args& args) {
     }
     replay.dtype = dtype;
   }
-  absl::StatusOr<chakra::ReplayResult> result = chakra::ReplayChakra(*workload, *topology, replay);
+  absl::StatusOr<chakra::ReplayResult> result = chakra::ReplayChakra(*workload, topology, replay);
   if (!result.ok()) return ReportFailure(kRunChakraInfo, result.status());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const v1::Report report = chakra::BuildReplayReport(*workload, *result, dir, *cluster, replay.network_mode,

@@ -1,26 +1,95 @@
-// A resolved cluster as the executor reads it besides its topology: each island's GPU (presets
-// applied, units converted), whether the hardware is ideal, and labels for messages. The topology
-// itself (topology::Topology) is built from the validated Cluster message, below the simulator.
+// A resolved cluster: every field the topology, the executor and the commands read, in hetsim's own
+// enums and the simulator's units (bytes/s, Time picoseconds), each island with its node type and GPU
+// (presets applied), each inter-island link with its islands' indices, NCCL's fabric figures with
+// their presets filled, and labels for messages. Built once by proto::ResolveCluster from a
+// validated Cluster, which refuses what breaks the invariants noted below; topology::Topology::Build
+// trusts it.
 #ifndef HETSIM_BASE_SPEC_CLUSTER_H_
 #define HETSIM_BASE_SPEC_CLUSTER_H_
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/spec/gpu.h"
+#include "base/time.h"
 
 namespace hetsim::spec {
+
+enum class IntraNodeFabric : uint8_t { kNvSwitch, kPcie };                               // UNSPECIFIED is NVSwitch
+enum class InterNodeFabric : uint8_t { kInfiniband, kRoce, kEthernet };                  // UNSPECIFIED is InfiniBand
+enum class FabricTopology : uint8_t { kSingleSwitch, kFatTree, kRailOptimized, kClos };  // UNSPECIFIED: single
+
+// NCCL's protocols: LL (8-byte lines with a flag, lowest latency), LL128 (128-byte lines, 120 bytes of
+// payload), Simple (large chunks and fences, full bandwidth, highest latency).
+enum class NcclProtocol : uint8_t { kLL = 0, kLL128 = 1, kSimple = 2 };
+inline constexpr int kNumNcclProtocols = 3;
+
+// NCCL's achieved bandwidth and latency on one fabric (a node type's, an island's or an inter-island
+// link's), the fabric's preset filling what the file leaves at zero. docs/network.md.
+struct NcclFabricTiming {
+  std::string name;                                    // "node type \"dgx\"", "island \"a100\"", ...
+  double bandwidth_efficiency = 1;                     // link capacities are line rate x this
+  Time launch_latency = 0;                             // once per collective
+  std::array<Time, kNumNcclProtocols> step_latency{};  // per algorithm step, by NcclProtocol
+};
+
+struct NodeTypeSpec {
+  std::string name;
+  int32_t gpus_per_node = 1;  // >= 1
+  IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
+  double bytes_per_s = 0;  // per GPU and direction into the node's switch
+  Time latency = 0;        // GPU to GPU through the switch
+  NcclFabricTiming nccl;   // unused with ClusterSpec.ideal
+};
+
+// Island.clos with its "0 means" defaults applied.
+struct ClosSpec {
+  int32_t nodes_per_rack = 1;
+  int32_t racks_per_pod = 1;
+  bool rail_optimized = false;
+  int32_t pod_switches = 1;          // 0 in the file: one per NIC of a node
+  int32_t aggregation_switches = 1;  // 0 in the file: as many as pod_switches
+  double rack_oversubscription = 1;  // >= 1
+  double aggregation_oversubscription = 1;
+};
 
 struct IslandSpec {
   std::string name;
   GpuSpec gpu;
   std::string gpu_where;  // "cluster.pbtxt: gpu_types[\"A100\"]"
+  NodeTypeSpec node;
+  int32_t node_count = 1;     // >= 1
+  int32_t nics_per_node = 0;  // >= 1 when the island's nodes talk to other nodes
+  double nic_bytes_per_s = 0;
+  Time nic_latency = 0;     // NIC to its switch
+  Time switch_latency = 0;  // added on every hop out of a switch
+  InterNodeFabric fabric = InterNodeFabric::kInfiniband;
+  FabricTopology topology = FabricTopology::kSingleSwitch;
+  int32_t nodes_per_leaf = 0;   // FAT_TREE; 0 = every node on one leaf
+  double oversubscription = 1;  // FAT_TREE, >= 1
+  ClosSpec clos;                // CLOS
+  NcclFabricTiming nccl;        // unused with ClusterSpec.ideal
+
+  int64_t gpus() const { return int64_t{node_count} * node.gpus_per_node; }
+};
+
+struct InterIslandLinkSpec {
+  int32_t island_a = 0;  // indices into ClusterSpec.islands, different
+  int32_t island_b = 0;
+  InterNodeFabric fabric = InterNodeFabric::kInfiniband;
+  double bytes_per_s = 0;  // each of the `count` parallel links
+  Time latency = 0;
+  int32_t count = 1;      // >= 1
+  NcclFabricTiming nccl;  // unused with ClusterSpec.ideal
 };
 
 struct ClusterSpec {
   std::string name;
-  bool ideal = false;               // flop / peak and bytes / datasheet bandwidth, no overheads
-  std::vector<IslandSpec> islands;  // in the order of Cluster.islands (the topology's island index)
+  bool ideal = false;                                   // flop / peak and bytes / datasheet bandwidth, no overheads
+  std::vector<IslandSpec> islands;                      // in the order of Cluster.islands (the topology's island index)
+  std::vector<InterIslandLinkSpec> inter_island_links;  // in file order; they join every island
 };
 
 }  // namespace hetsim::spec

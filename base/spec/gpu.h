@@ -29,6 +29,8 @@ struct GpuSpec {
   double iteration_overhead_s = 0;
 
   double peak(DType dtype) const { return peak_flop_per_s[static_cast<int>(dtype)]; }
+  // The preset's name when there is one ("H100"), else the type's: how traces and charts label it.
+  const std::string& short_name() const { return preset.empty() ? name : preset; }
 };
 
 }  // namespace hetsim::spec

@@ -5,11 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "proto/fabric_presets.h"
 #include "service/calibrate/least_squares.h"
+#include "service/driver/cluster_topology.h"
 #include "sim/collectives/simulate.h"
 #include "topology/device_graph.h"
-#include "topology/routing.h"
 
 namespace hetsim::calibrate {
 namespace {
@@ -46,21 +47,20 @@ struct Evaluated {
 // Every row of `logs` simulated on `cluster`: the first log.hosts nodes of island `island`, the first
 // ranks / hosts GPUs of each.
 absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs) {
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(cluster);
-  if (!topo.ok()) return absl::InvalidArgumentError(absl::StrCat("cluster: ", topo.status().message()));
-  topology::Router router(*topo);
+  HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, "cluster"));
+  const topology::Topology& topo = *network.topology;
   Evaluated out;
   for (const NcclLog* log : logs) {
     const int per_host = log->ranks / log->hosts;
-    if (log->hosts > topo->num_nodes(island) || per_host > topo->gpus_per_node(island)) {
+    if (log->hosts > topo.num_nodes(island) || per_host > topo.gpus_per_node(island)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s:1: %d ranks on %d hosts do not fit island \"%s\" (%d nodes of %d GPUs)", log->file, log->ranks,
-          log->hosts, cluster.islands(island).name(), topo->num_nodes(island), topo->gpus_per_node(island)));
+          log->hosts, cluster.islands(island).name(), topo.num_nodes(island), topo.gpus_per_node(island)));
     }
     sim::CollectiveRequest req;
     req.op = log->op;
     for (int h = 0; h < log->hosts; ++h) {
-      for (int g = 0; g < per_host; ++g) req.gpus.push_back(*topo->GpuIdOf(island, h, g));
+      for (int g = 0; g < per_host; ++g) req.gpus.push_back(*topo.GpuIdOf(island, h, g));
     }
     // sendrecv_perf pairs neighbours; the pair from the first to the last rank crosses hosts when the
     // log does.
@@ -70,7 +70,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     }
     for (const NcclRow& row : log->rows) {
       req.bytes = row.bytes;
-      absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, req);
+      absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(topo, *network.router, req);
       if (!r.ok())
         return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
       out.seconds.push_back(hetsim::TimeToSeconds(r->time));

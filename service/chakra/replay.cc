@@ -105,12 +105,11 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     }
     if (options_.retime_compute) {
       for (int32_t island = 0; island < topology_.num_islands(); ++island) {
-        const v1::GpuType& type = topology_.gpu_type(island);
-        const std::string where = absl::StrFormat("gpu_types[\"%s\"]", type.name());
-        HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec spec, proto::ResolveGpu(type, where));
-        HETSIM_ASSIGN_OR_RETURN(sim::workload::GpuCompute gpu,
-                                sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where,
-                                                                  topology_.cluster().ideal()));
+        const spec::GpuSpec& spec = topology_.island(island).gpu;
+        const std::string where = absl::StrFormat("gpu_types[\"%s\"]", spec.name);
+        HETSIM_ASSIGN_OR_RETURN(
+            sim::workload::GpuCompute gpu,
+            sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where, topology_.cluster().ideal));
         gpus_.push_back(std::move(gpu));
       }
     }

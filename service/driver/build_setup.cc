@@ -3,39 +3,32 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "base/spec/simulation.h"
 #include "base/status_macros.h"
 #include "proto/resolve.h"
+#include "service/driver/cluster_topology.h"
 
 namespace hetsim::driver {
+namespace {
 
+// The spec of validated inputs; the cluster's part is the one `topology` was built from.
 absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& inputs,
                                                        const topology::Topology& topology) {
   spec::SimulationSpec s;
   const std::string model_where = inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path;
   HETSIM_ASSIGN_OR_RETURN(s.model, proto::ResolveModel(inputs.model, model_where));
   HETSIM_ASSIGN_OR_RETURN(s.plan, proto::ResolvePlan(inputs.plan, inputs.plan_path));
-  s.cluster.name = inputs.cluster.name();
-  s.cluster.ideal = inputs.cluster.ideal();
-  for (int32_t i = 0; i < topology.num_islands(); ++i) {
-    const hetsim::v1::GpuType& gpu = topology.gpu_type(i);
-    spec::IslandSpec island;
-    island.name = inputs.cluster.islands(i).name();
-    island.gpu_where = absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu.name(), "\"]");
-    HETSIM_ASSIGN_OR_RETURN(island.gpu, proto::ResolveGpu(gpu, island.gpu_where));
-    s.cluster.islands.push_back(std::move(island));
-  }
+  s.cluster = topology.cluster();
   return s;
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
                                                                           sim::NetworkMode mode,
                                                                           sim::executor::ReplicaReuse reuse) {
-  absl::StatusOr<topology::Topology> built = topology::Topology::Build(inputs.cluster);
-  if (!built.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(inputs.cluster_path, ": ", built.status().message()));
-  }
-  auto topology = std::make_unique<topology::Topology>(*std::move(built));
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
+                          BuildTopology(inputs.cluster, inputs.cluster_path));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
   return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
 }

@@ -1,5 +1,5 @@
 // The edge between the files and the simulator: validated inputs (proto::PlanInputs) become the
-// cluster's topology and the resolved spec (base/spec/simulation.h: plan, model and each island's GPU),
+// cluster's topology and the resolved spec (base/spec/simulation.h: plan, model and the cluster),
 // and the executor's setup is built from those two. Below this call nothing sees a message or a
 // file path; the spec's labels ("plan.pbtxt: stages[3]") name the files in messages.
 //
@@ -11,18 +11,12 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "base/spec/simulation.h"
 #include "proto/inputs.h"
 #include "sim/executor/setup.h"
 #include "sim/network/network.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::driver {
-
-// The spec of validated inputs; `topology` is the one built from inputs.cluster (its islands give
-// each island's GPU type).
-absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& inputs,
-                                                       const topology::Topology& topology);
 
 // The topology, the spec and the setup; a cluster the topology refuses is named by its file.
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(

@@ -9,6 +9,7 @@
 #include "proto/validate_faults.h"
 #include "proto/validate_model.h"
 #include "proto/validate_sweep.h"
+#include "service/driver/cluster_topology.h"
 #include "service/driver/resolve_faults.h"
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
@@ -48,9 +49,9 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return {"", cluster.status()};
   if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
+  absl::StatusOr<std::unique_ptr<topology::Topology>> topo = driver::BuildTopology(*cluster, cluster_path);
   if (!topo.ok()) return {"", topo.status()};
-  absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, *topo, driver::SourcesOf(faults, path));
+  absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, **topo, driver::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
   std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
                                         set->faults.size() == 1 ? "" : "s", cluster->name());

@@ -38,8 +38,8 @@ std::vector<LinkId> BundleLinks(const Topology& t, uint32_t k) {
     }
   }
   size_t first = 0;
-  for (uint32_t b = 0; b < k; ++b) first += 2 * std::max<uint32_t>(1, t.cluster().inter_island_links(b).count());
-  const size_t n = 2 * std::max<uint32_t>(1, t.cluster().inter_island_links(k).count());
+  for (uint32_t b = 0; b < k; ++b) first += 2 * t.cluster().inter_island_links[b].count;
+  const size_t n = 2 * t.cluster().inter_island_links[k].count;
   if (first + n > gateway_links.size()) return {};
   return {gateway_links.begin() + first, gateway_links.begin() + first + n};
 }
@@ -93,9 +93,9 @@ std::string TargetName(const Topology& t, const v1::Fault& f, const ResolvedFaul
       return r.links.size() == 1 ? absl::StrFormat("link %s", f.link())
                                  : absl::StrFormat("%d parallel links %s", r.links.size(), f.link());
     case v1::Fault::kInterIslandLink: {
-      const v1::InterIslandLink& l = t.cluster().inter_island_links(static_cast<int>(f.inter_island_link()));
-      return absl::StrFormat("inter-island link %d (%s <-> %s, %d links)", f.inter_island_link(), l.island_a(),
-                             l.island_b(), r.links.size());
+      const spec::InterIslandLinkSpec& l = t.cluster().inter_island_links[f.inter_island_link()];
+      return absl::StrFormat("inter-island link %d (%s <-> %s, %d links)", f.inter_island_link(),
+                             t.island(l.island_a).name, t.island(l.island_b).name, r.links.size());
     }
     case v1::Fault::TARGET_NOT_SET: break;
   }

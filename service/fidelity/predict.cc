@@ -11,9 +11,9 @@
 #include "proto/inputs.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_plan.h"
+#include "service/driver/cluster_topology.h"
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
-#include "topology/routing.h"
 #include "traces/metrics.h"
 
 namespace hetsim::fidelity {
@@ -96,16 +96,13 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
 absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollective& c, absl::string_view where) {
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(c.cluster());
   if (!cluster.ok()) return InCase(cluster.status(), where, "collective.cluster");
-  absl::StatusOr<topology::Topology> topo = topology::Topology::Build(*cluster);
-  if (!topo.ok())
-    return InCase(absl::InvalidArgumentError(absl::StrCat(c.cluster(), ": ", topo.status().message())), where,
-                  "collective.cluster");
-  topology::Router router(*topo);
+  absl::StatusOr<driver::ClusterNetwork> network = driver::BuildClusterNetwork(*cluster, c.cluster());
+  if (!network.ok()) return InCase(network.status(), where, "collective.cluster");
   sim::CollectiveRequest request;
   request.op = *hetsim::ParseCollectiveOp(c.op());  // checked when the set was loaded
   request.bytes = static_cast<int64_t>(std::min<uint64_t>(c.bytes(), sim::kMaxCollectiveBytes + 1));
   for (uint32_t g = 0; g < c.num_gpus(); ++g) request.gpus.push_back(static_cast<hetsim::GpuId>(c.first_gpu() + g));
-  absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*topo, router, request);
+  absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*network->topology, *network->router, request);
   if (!r.ok()) return InCase(r.status(), where, "collective");
   v1::FidelityCase out;
   out.set_setup(absl::StrFormat("%s %d B, %d GPUs from %d", c.op(), c.bytes(), c.num_gpus(), c.first_gpu()));

@@ -32,7 +32,7 @@ int32_t DefaultChannels(const topology::Topology& topology, const std::vector<Ra
   int64_t channels = 1 << 20;
   for (const Ranks& node : nodes) {
     const auto loc = topology.Locate(node.front());
-    const int64_t nics = topology.cluster().islands(loc->island).nics_per_node();
+    const int64_t nics = topology.island(loc->island).nics_per_node;
     channels = std::min<int64_t>(channels, std::min<int64_t>(nics, static_cast<int64_t>(node.size())));
   }
   return static_cast<int32_t>(std::max<int64_t>(1, channels));

@@ -17,6 +17,7 @@
 #include "proto/gpu_presets.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"
+#include "tests/build_topology.h"
 #include "tests/fuzz/fuzz_cluster.h"
 #include "topology/device_graph.h"
 
@@ -24,7 +25,7 @@ namespace {
 
 const hetsim::topology::Topology& Cluster() {
   static const hetsim::topology::Topology* topology = [] {
-    auto t = hetsim::topology::Topology::Build(FuzzCluster());
+    auto t = hetsim::testing::BuildTopology(FuzzCluster());
     if (!t.ok()) std::abort();
     return new hetsim::topology::Topology(*std::move(t));
   }();

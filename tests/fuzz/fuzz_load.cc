@@ -20,8 +20,8 @@
 #include "proto/validate_faults.h"
 #include "proto/validate_model.h"
 #include "proto/validate_sweep.h"
+#include "service/driver/cluster_topology.h"
 #include "tests/fuzz/fuzz_cluster.h"
-#include "topology/device_graph.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ void Validate(const google::protobuf::Message& message) {
     hetsim::v1::Cluster resolved = *cluster;
     if (!hetsim::proto::ApplyGpuPresets(&resolved, "fuzz").ok()) return;
     if (!hetsim::proto::ValidateCluster(resolved, "fuzz").ok()) return;
-    (void)hetsim::topology::Topology::Build(resolved);
+    (void)hetsim::driver::BuildTopology(resolved, "fuzz");
   } else if (const auto* model = dynamic_cast<const hetsim::v1::Model*>(&message)) {
     (void)hetsim::proto::ValidateModel(*model, "fuzz");
   } else if (const auto* sweep = dynamic_cast<const hetsim::v1::Sweep*>(&message)) {

@@ -219,7 +219,7 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
   for (int s = 0; s < setup.num_stages(); ++s) {
     const double row_top = y;
     const auto& layout = setup.stages[s].layout;
-    const v1::GpuType& type = topo.gpu_type(layout.island);
+    const spec::GpuSpec& gpu = topo.island(layout.island).gpu;
     w.out() += absl::StrFormat(R"(<g class="stage" data-stage="%d">)", s);
     for (const Block& b : rows[s].compute) w.AddBlock(b, y, kComputeHeight);
     y += kComputeHeight + kLaneGap;
@@ -230,8 +230,8 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
     const std::string label = absl::StrFormat(
         R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="6" y="%s">%s, TP %d x DP %d</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
         kGanttLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, Coord(row_top + 25),
-        HtmlEscape(type.preset().empty() ? type.name() : type.preset()), layout.tensor_parallel, layout.data_parallel,
-        kGanttLeft - 4, Coord(row_top + 15));
+        HtmlEscape(gpu.short_name()), layout.tensor_parallel, layout.data_parallel, kGanttLeft - 4,
+        Coord(row_top + 15));
     w.labels() += label + "\n";
     y += kRowGap;
   }
