@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/gpu_presets.h"
@@ -26,6 +27,53 @@ bool KnownDType(hetsim::v1::DType d) {
          d == hetsim::v1::BF16 || d == hetsim::v1::FP16 || d == hetsim::v1::FP8;
 }
 
+spec::Granularity GranularityOf(hetsim::v1::LayerGranularity g) {
+  switch (g) {
+    case hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED:
+    case hetsim::v1::BLOCK: return spec::Granularity::kBlock;
+    case hetsim::v1::SUBLAYER: return spec::Granularity::kSublayer;
+    case hetsim::v1::LayerGranularity_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::LayerGranularity_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a LayerGranularity number outside the schema (proto::Load refuses them)");
+  return spec::Granularity::kBlock;
+}
+
+spec::AttentionKernel AttentionKernelOf(hetsim::v1::AttentionKernel a) {
+  switch (a) {
+    case hetsim::v1::ATTENTION_UNFUSED: return spec::AttentionKernel::kStandard;
+    case hetsim::v1::ATTENTION_FLASH: return spec::AttentionKernel::kFlash;
+    case hetsim::v1::AttentionKernel_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::AttentionKernel_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "an AttentionKernel number outside the schema (proto::Load refuses them)");
+  return spec::AttentionKernel::kStandard;
+}
+
+// Whether the MoE layer gathers every rank's tokens (Megatron's "allgather") rather than sending each
+// token to its experts' ranks ("alltoall").
+bool IsAllGatherDispatcher(hetsim::v1::MoeTokenDispatcher d) {
+  switch (d) {
+    case hetsim::v1::MOE_DISPATCHER_ALL_TO_ALL: return false;
+    case hetsim::v1::MOE_DISPATCHER_ALL_GATHER: return true;
+    case hetsim::v1::MoeTokenDispatcher_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::MoeTokenDispatcher_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a MoeTokenDispatcher number outside the schema (proto::Load refuses them)");
+  return false;
+}
+
+spec::TpOverlapMethod TpOverlapMethodOf(hetsim::v1::TpOverlapMethod m) {
+  switch (m) {
+    case hetsim::v1::TP_OVERLAP_PIPELINE: return spec::TpOverlapMethod::kPipeline;
+    case hetsim::v1::TP_OVERLAP_RING_EXCHANGE: return spec::TpOverlapMethod::kRingExchange;
+    case hetsim::v1::TpOverlapMethod_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::TpOverlapMethod_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a TpOverlapMethod number outside the schema (proto::Load refuses them)");
+  return spec::TpOverlapMethod::kPipeline;
+}
+
 spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   spec::TransformerSpec s;
   s.num_layers = t.num_layers();
@@ -40,15 +88,14 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.num_experts = t.num_experts() <= 1 ? 1 : t.num_experts();
   s.moe_top_k = t.moe_top_k();
   s.expert_ffn_hidden_size = ExpertFfnHiddenSize(t);
-  s.granularity = t.granularity() == hetsim::v1::SUBLAYER ? spec::Granularity::kSublayer : spec::Granularity::kBlock;
-  s.attention =
-      t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;
+  s.granularity = GranularityOf(t.granularity());
+  s.attention = AttentionKernelOf(t.attention());
   s.head_dim = HeadDim(t);
   s.moe_shared_expert_ffn_hidden_size = t.moe_shared_expert_ffn_hidden_size();
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
   s.moe_grouped_gemm = t.moe_grouped_gemm();
-  s.moe_allgather_dispatcher = t.moe_token_dispatcher() == hetsim::v1::MOE_DISPATCHER_ALL_GATHER;
+  s.moe_allgather_dispatcher = IsAllGatherDispatcher(t.moe_token_dispatcher());
   s.mtp_num_layers = t.mtp_num_layers();
   if (t.has_mla()) {
     const hetsim::v1::MultiLatentAttention& m = t.mla();
@@ -112,16 +159,25 @@ spec::DType DTypeOf(hetsim::v1::DType dtype) {
     case hetsim::v1::TF32: return spec::DType::kTf32;
     case hetsim::v1::FP16: return spec::DType::kFp16;
     case hetsim::v1::FP8: return spec::DType::kFp8;
-    default: return spec::DType::kBf16;
+    case hetsim::v1::DTYPE_UNSPECIFIED:  // the schema's default dtype (EffectiveDType)
+    case hetsim::v1::BF16: return spec::DType::kBf16;
+    case hetsim::v1::DType_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::DType_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a DType number outside the schema (proto::Load refuses them)");
+  return spec::DType::kBf16;
 }
 
 spec::Recompute RecomputeOf(hetsim::v1::Recompute recompute) {
   switch (recompute) {
     case hetsim::v1::RECOMPUTE_FULL: return spec::Recompute::kFull;
     case hetsim::v1::RECOMPUTE_SELECTIVE: return spec::Recompute::kSelective;
-    default: return spec::Recompute::kNone;
+    case hetsim::v1::RECOMPUTE_NONE: return spec::Recompute::kNone;
+    case hetsim::v1::Recompute_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Recompute_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Recompute number outside the schema (proto::Load refuses them)");
+  return spec::Recompute::kNone;
 }
 
 spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
@@ -130,8 +186,13 @@ spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
     case hetsim::v1::EAGER_1F1B: return spec::ScheduleKind::kEager1F1B;
     case hetsim::v1::H_1F1B: return spec::ScheduleKind::kH1F1B;
     case hetsim::v1::INTERLEAVED_1F1B: return spec::ScheduleKind::kInterleaved1F1B;
-    default: return spec::ScheduleKind::kOneFOneB;
+    case hetsim::v1::SCHEDULE_UNSPECIFIED:  // refused by ValidatePlan; 1F1B, as resolve.h says
+    case hetsim::v1::ONE_F_ONE_B: return spec::ScheduleKind::kOneFOneB;
+    case hetsim::v1::Schedule_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Schedule_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Schedule number outside the schema (proto::Load refuses them)");
+  return spec::ScheduleKind::kOneFOneB;
 }
 
 absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
@@ -209,16 +270,12 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan)
 
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& c) {
   spec::TpCommOverlapSpec s;
-  auto method = [](hetsim::v1::TpOverlapMethod m) {
-    return m == hetsim::v1::TP_OVERLAP_RING_EXCHANGE ? spec::TpOverlapMethod::kRingExchange
-                                                     : spec::TpOverlapMethod::kPipeline;
-  };
   // Transformer Engine starts every GEMM's settings from those of its default method (a pipeline for the
   // projection and FC2, a bulk overlap for the QKV and FC1 backward: 16 SMs held) and overlays what the
   // configuration gives, so a method changed alone keeps the 16 SMs.
   auto margin = [](bool has, uint32_t sms) { return has ? static_cast<int>(sms) : spec::kTeDefaultOverlapSms; };
-  s.proj_fprop = method(c.proj_fprop_method());
-  s.fc2_fprop = method(c.fc2_fprop_method());
+  s.proj_fprop = TpOverlapMethodOf(c.proj_fprop_method());
+  s.fc2_fprop = TpOverlapMethodOf(c.fc2_fprop_method());
   s.proj_fprop_sm_margin = margin(c.has_proj_fprop_sm_margin(), c.proj_fprop_sm_margin());
   s.fc2_fprop_sm_margin = margin(c.has_fc2_fprop_sm_margin(), c.fc2_fprop_sm_margin());
   s.qkv_dgrad_sm_margin = margin(c.has_qkv_dgrad_sm_margin(), c.qkv_dgrad_sm_margin());

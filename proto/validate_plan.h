@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "base/spec/plan.h"
 #include "proto/hetsim.pb.h"
 
@@ -51,8 +52,12 @@ inline spec::ContextParallelComm ContextParallelCommOf(hetsim::v1::ContextParall
   switch (c) {
     case hetsim::v1::CP_COMM_ALL_GATHER: return spec::ContextParallelComm::kAllGather;
     case hetsim::v1::CP_COMM_ALL_TO_ALL: return spec::ContextParallelComm::kAllToAll;
-    default: return spec::ContextParallelComm::kRing;
+    case hetsim::v1::CP_COMM_P2P: return spec::ContextParallelComm::kRing;
+    case hetsim::v1::ContextParallelComm_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::ContextParallelComm_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a ContextParallelComm number outside the schema (proto::Load refuses them)");
+  return spec::ContextParallelComm::kRing;
 }
 inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
   return ContextParallelCommOf(p.cp_comm_type());

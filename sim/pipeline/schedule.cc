@@ -143,7 +143,7 @@ absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::
         break;
       }
       case Kind::kInterleaved1F1B: n[s] = 2 * after + (chunks - 1) * S + 1; break;
-      default: n[s] = after + 1; break;  // 1F1B
+      case Kind::kOneFOneB: n[s] = after + 1; break;
     }
   }
   for (int s = 0; s < S; ++s) n[s] = std::min(n[s], forwards);
