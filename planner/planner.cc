@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/candidates.h"
@@ -241,7 +242,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   for (const auto& [cp, mbs] : Pairs(cp_degrees, sizes)) {
     Profiler profiler(cost, *cluster, mbs, profiler_options, cp);
     PlannerContext ctx{&profiler,
-                       static_cast<int64_t>(request.global_batch_size / mbs),
+                       spec::MicrobatchCount(request.global_batch_size, mbs),
                        request.layers,
                        threads,
                        request.epsilon,

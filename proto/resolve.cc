@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/gpu_presets.h"
@@ -80,7 +81,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.hidden_size = t.hidden_size();
   s.ffn_hidden_size = FfnHiddenSize(t);
   s.num_attention_heads = t.num_attention_heads();
-  s.num_kv_heads = t.num_kv_heads() == 0 ? t.num_attention_heads() : t.num_kv_heads();
+  s.num_kv_heads = KvHeads(t);
   s.seq_length = t.seq_length();
   s.vocab_size = t.vocab_size();
   s.gated_mlp = t.gated_mlp();
@@ -230,8 +231,8 @@ absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::s
   }
   g.hbm_bytes_per_s = gpu.hbm_bandwidth_gbytes_per_s() * 1e9;
   g.hbm_capacity_bytes = GibToBytes(gpu.hbm_gib());
-  g.max_efficiency = e.max_efficiency() == 0 ? 1.0 : e.max_efficiency();
-  g.hbm_efficiency = e.hbm_efficiency() == 0 ? 1.0 : e.hbm_efficiency();
+  g.max_efficiency = spec::EfficiencyOrOne(e.max_efficiency());
+  g.hbm_efficiency = spec::EfficiencyOrOne(e.hbm_efficiency());
   g.half_efficiency_gflop = e.half_efficiency_gflop();
   g.sm_count = static_cast<int>(e.sm_count());
   g.tile_overhead_k = e.tile_overhead_k();
