@@ -98,7 +98,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim:
     const hetsim::v1::GpuType& gpu = t.gpu_type(i);
     im.hbm_bytes = static_cast<int64_t>(GibToBytes(gpu.hbm_gib()));
     const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", gpu.name());
-    HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec gpu_spec, proto::ResolveGpu(gpu, where));
+    const spec::GpuSpec gpu_spec = proto::ResolveGpu(gpu);
     absl::StatusOr<sim::workload::GpuCompute> gc =
         sim::workload::GpuCompute::Create(gpu_spec, dtype, where, cluster.ideal());
     if (!gc.ok()) return gc.status();

@@ -219,8 +219,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   PlanOutcome out;
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
-  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(out.model, "model"));
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(model_spec);
+  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(out.model, "model"));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -46,9 +46,8 @@ class Composer {
     hetsim::v1::Cluster view = cl.cluster();
     for (hetsim::v1::GpuType& g : *view.mutable_gpu_types()) {
       if (g.peak_tflops_bf16() > 0) continue;
-      absl::StatusOr<spec::GpuSpec> gpu = proto::ResolveGpu(g, "");
-      if (!gpu.ok()) continue;
-      absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(*gpu, prof_.model().dtype(), "");
+      absl::StatusOr<sim::workload::GpuCompute> gc =
+          sim::workload::GpuCompute::Create(proto::ResolveGpu(g), prof_.model().dtype(), "");
       if (gc.ok()) g.set_peak_tflops_bf16(gc->peak_flop_per_s() / 1e12);
     }
     absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(view);

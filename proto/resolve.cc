@@ -19,15 +19,6 @@
 namespace hetsim::proto {
 namespace {
 
-absl::Status Invalid(absl::string_view source, absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", source, field, problem));
-}
-
-bool KnownDType(hetsim::v1::DType d) {
-  return d == hetsim::v1::DTYPE_UNSPECIFIED || d == hetsim::v1::FP32 || d == hetsim::v1::TF32 ||
-         d == hetsim::v1::BF16 || d == hetsim::v1::FP16 || d == hetsim::v1::FP8;
-}
-
 spec::Granularity GranularityOf(hetsim::v1::LayerGranularity g) {
   switch (g) {
     case hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED:
@@ -123,35 +114,6 @@ std::vector<spec::LayerSpec> ResolveLayers(const hetsim::v1::LayerList& list) {
   return layers;
 }
 
-absl::Status CheckFraction(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0 || v > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s.efficiency.%s: %g is outside (0, 1]", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckNonNegative(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s.efficiency.%s: %g must be a finite number >= 0", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckEfficiency(const hetsim::v1::ComputeEfficiency& e, absl::string_view where) {
-  for (absl::Status s : {CheckFraction(where, "max_efficiency", e.max_efficiency()),
-                         CheckFraction(where, "hbm_efficiency", e.hbm_efficiency()),
-                         CheckNonNegative(where, "half_efficiency_gflop", e.half_efficiency_gflop()),
-                         CheckNonNegative(where, "tile_overhead_k", e.tile_overhead_k()),
-                         CheckNonNegative(where, "kernel_launch_us", e.kernel_launch_us()),
-                         CheckNonNegative(where, "host_op_us", e.host_op_us()),
-                         CheckNonNegative(where, "pass_overhead_us", e.pass_overhead_us()),
-                         CheckNonNegative(where, "iteration_overhead_ms", e.iteration_overhead_ms())}) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 spec::DType DTypeOf(hetsim::v1::DType dtype) {
@@ -196,21 +158,12 @@ spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
   return spec::ScheduleKind::kOneFOneB;
 }
 
-absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
-  if (!KnownDType(model.dtype())) {
-    return Invalid(source, "dtype", absl::StrFormat("unknown value %d", static_cast<int>(model.dtype())));
-  }
-  HETSIM_RETURN_IF_ERROR(ValidateModel(model, source));
+spec::ModelSpec ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
   spec::ModelSpec m;
   m.name = model.name();
   m.dtype = DTypeOf(model.dtype());
   m.where = std::string(source);
   if (model.has_transformer()) {
-    const hetsim::v1::LayerGranularity g = model.transformer().granularity();
-    // Not a rule of the file (proto/validate_model.cc has those): an enum value this build does not know.
-    if (g != hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED && g != hetsim::v1::BLOCK && g != hetsim::v1::SUBLAYER) {
-      return Invalid(source, "transformer.granularity", "unknown value");
-    }
     m.transformer = ResolveTransformer(model.transformer());
   } else {
     m.layers = ResolveLayers(model.layer_list());
@@ -219,9 +172,8 @@ absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, abs
   return m;
 }
 
-absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::string_view where) {
+spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
-  HETSIM_RETURN_IF_ERROR(CheckEfficiency(e, where));
   spec::GpuSpec g;
   g.name = gpu.name();
   g.preset = gpu.preset();
@@ -286,10 +238,7 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverl
   return s;
 }
 
-absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
-  if (!hetsim::v1::Schedule_IsValid(plan.schedule())) {
-    return Invalid(plan_file, "schedule", absl::StrFormat("unknown value %d", static_cast<int>(plan.schedule())));
-  }
+spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
   spec::PlanSpec p;
   p.name = plan.name();
   p.global_batch_size = plan.global_batch_size();

@@ -133,9 +133,7 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
 // A plan without a prediction, against hetsim's own planner's cost model.
 int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
                           const planner::PlannerKind* kind, const std::string& html_path) {
-  absl::StatusOr<spec::ModelSpec> model_spec = proto::ResolveModel(inputs->model, "model");
-  if (!model_spec.ok()) return ReportFailure(kValidateInfo, model_spec.status());
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*model_spec);
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(inputs->model, "model"));
   absl::StatusOr<std::unique_ptr<planner::ClusterModel>> cluster =
       planner::ClusterModel::Create(inputs->cluster, model.dtype());
   if (!cluster.ok()) return ReportFailure(kValidateInfo, cluster.status());

@@ -1,7 +1,7 @@
 // A resolved plan: the schedule an enum of hetsim's own (UNSPECIFIED is 1F1B here), every "0 means"
 // default applied (TP, DP, EP, ETP, CP, virtual stages, H-1F1B's epsilon: base/spec/defaults.h), the
-// microbatch count derived, and a label per stage for messages. Built by proto::ResolvePlan from a validated Plan; the
-// schedule (sim/pipeline) and the cost model (sim/workload) read only this.
+// microbatch count derived, and a label per stage for messages. Built by proto::ResolvePlan from a
+// validated Plan; the schedule (sim/pipeline) and the cost model (sim/workload) read only this.
 #ifndef HETSIM_BASE_SPEC_PLAN_H_
 #define HETSIM_BASE_SPEC_PLAN_H_
 

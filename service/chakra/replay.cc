@@ -99,7 +99,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
       for (int32_t island = 0; island < topology_.num_islands(); ++island) {
         const v1::GpuType& type = topology_.gpu_type(island);
         const std::string where = absl::StrFormat("gpu_types[\"%s\"]", type.name());
-        HETSIM_ASSIGN_OR_RETURN(const spec::GpuSpec spec, proto::ResolveGpu(type, where));
+        const spec::GpuSpec spec = proto::ResolveGpu(type);
         HETSIM_ASSIGN_OR_RETURN(sim::workload::GpuCompute gpu,
                                 sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where,
                                                                   topology_.cluster().ideal()));

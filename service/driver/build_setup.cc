@@ -13,8 +13,8 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
                                                        const topology::Topology& topology) {
   spec::SimulationSpec s;
   const std::string model_where = inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path;
-  HETSIM_ASSIGN_OR_RETURN(s.model, proto::ResolveModel(inputs.model, model_where));
-  HETSIM_ASSIGN_OR_RETURN(s.plan, proto::ResolvePlan(inputs.plan, inputs.plan_path));
+  s.model = proto::ResolveModel(inputs.model, model_where);
+  s.plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
   s.cluster.name = inputs.cluster.name();
   s.cluster.ideal = inputs.cluster.ideal();
   for (int32_t i = 0; i < topology.num_islands(); ++i) {
@@ -22,7 +22,7 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
     spec::IslandSpec island;
     island.name = inputs.cluster.islands(i).name();
     island.gpu_where = absl::StrCat(inputs.cluster_path, ": gpu_types[\"", gpu.name(), "\"]");
-    HETSIM_ASSIGN_OR_RETURN(island.gpu, proto::ResolveGpu(gpu, island.gpu_where));
+    island.gpu = proto::ResolveGpu(gpu);
     s.cluster.islands.push_back(std::move(island));
   }
   return s;
