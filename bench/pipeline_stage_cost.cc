@@ -22,7 +22,7 @@ const ModelCost& Gpt39b() {
     t->set_vocab_size(51200);
     t->set_tied_embeddings(true);
     t->set_granularity(hetsim::v1::SUBLAYER);
-    return ModelCost::Create(*hetsim::proto::ResolveModel(m, "bench"));
+    return ModelCost::Create(hetsim::proto::ResolveModel(m, "bench"));
   }();
   return model;
 }
@@ -33,8 +33,7 @@ void BM_StageCost(benchmark::State& state) {
   a100.set_hbm_bandwidth_gbytes_per_s(2039);
   a100.mutable_efficiency()->set_max_efficiency(0.8);
   a100.mutable_efficiency()->set_half_efficiency_gflop(0.5);
-  const GpuCompute gpu =
-      *GpuCompute::Create(*hetsim::proto::ResolveGpu(a100, "bench"), hetsim::spec::DType::kBf16, "bench");
+  const GpuCompute gpu = *GpuCompute::Create(hetsim::proto::ResolveGpu(a100), hetsim::spec::DType::kBf16, "bench");
   StageConfig c;
   c.first_layer = 1;
   c.num_layers = static_cast<int>(state.range(0));

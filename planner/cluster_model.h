@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/defaults.h"
 #include "base/spec/dtype.h"
 #include "base/time.h"
 #include "proto/hetsim.pb.h"
@@ -102,7 +103,7 @@ struct StageGroups {
   int tensor_parallel = 1;
   int expert_parallel = 1;
   int expert_tensor_parallel = 0;  // 0: tensor_parallel
-  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
+  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
   int Size(sim::workload::CollectiveGroup group) const;
   int Span(sim::workload::CollectiveGroup group) const;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <numeric>
 
+#include "base/check.h"
 #include "base/threads.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
@@ -137,8 +138,15 @@ int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
     case hetsim::v1::EAGER_1F1B: return 2;
     case hetsim::v1::H_1F1B: return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
-    default: return 1;
+    case hetsim::v1::SCHEDULE_UNSPECIFIED:
+    case hetsim::v1::GPIPE:
+    case hetsim::v1::ONE_F_ONE_B:
+    case hetsim::v1::INTERLEAVED_1F1B: return 1;
+    case hetsim::v1::Schedule_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Schedule_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Schedule number outside the schema (proto::Load refuses them)");
+  return 1;
 }
 
 Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {

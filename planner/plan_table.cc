@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
 #include "base/units.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
@@ -19,8 +20,12 @@ std::string RecomputeName(const hetsim::v1::Stage& st) {
     case hetsim::v1::RECOMPUTE_SELECTIVE: return "selective";
     case hetsim::v1::RECOMPUTE_FULL:
       return st.recompute_num_layers() > 0 ? absl::StrFormat("full/%d", st.recompute_num_layers()) : "full";
-    default: return "none";
+    case hetsim::v1::RECOMPUTE_NONE: return "none";
+    case hetsim::v1::Recompute_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Recompute_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Recompute number outside the schema (proto::Load refuses them)");
+  return "none";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "base/units.h"
@@ -223,8 +224,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   PlanOutcome out;
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
-  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(out.model, "model"));
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(model_spec);
+  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(out.model, "model"));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -246,7 +246,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   for (const auto& [cp, mbs] : Pairs(cp_degrees, sizes)) {
     Profiler profiler(cost, *cluster, mbs, profiler_options, cp);
     PlannerContext ctx{&profiler,
-                       static_cast<int64_t>(request.global_batch_size / mbs),
+                       spec::MicrobatchCount(request.global_batch_size, mbs),
                        request.layers,
                        threads,
                        request.epsilon,

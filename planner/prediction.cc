@@ -10,22 +10,84 @@
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
+namespace {
+
+namespace pl = sim::pipeline;
+
+// Whether stage i's chunks are priced one by one (else its time splits evenly over the v chunks).
+bool ChunksPriced(const SearchedStage& s, int v) { return static_cast<int>(s.chunks.size()) == v; }
+
+// Each virtual stage's forward and backward time and the boundary after it. Chunk c of stage i is
+// virtual stage c S + i. Its share of the stage's time is its priced share (the stage's total may be
+// measured); without priced chunks 1/v, chunk 0 taking the remainder.
+pl::UniformCosts ChunkCosts(const std::vector<SearchedStage>& stages, int v) {
+  const int S = static_cast<int>(stages.size());
+  const auto share = [v](Time t, Time part, Time whole, int chunk) {
+    if (whole > 0)
+      return static_cast<Time>(static_cast<double>(t) * static_cast<double>(part) / static_cast<double>(whole));
+    return t / v + (chunk == 0 ? t % v : 0);
+  };
+  std::vector<Time> forward_whole(S, 0), backward_whole(S, 0);
+  for (int i = 0; i < S; ++i) {
+    if (!ChunksPriced(stages[i], v)) continue;
+    for (const SearchedStage::Chunk& c : stages[i].chunks) {
+      forward_whole[i] += c.forward;
+      backward_whole[i] += c.backward;
+    }
+  }
+  pl::UniformCosts costs;
+  for (int k = 0; k < S * v; ++k) {
+    const int i = k % S, chunk = k / S;
+    const SearchedStage::Chunk c = ChunksPriced(stages[i], v) ? stages[i].chunks[chunk] : SearchedStage::Chunk{};
+    costs.forward.push_back(share(stages[i].option.forward, c.forward, forward_whole[i], chunk));
+    costs.backward.push_back(share(stages[i].option.backward, c.backward, backward_whole[i], chunk));
+    if (k + 1 < S * v) {
+      costs.comm_forward.push_back(stages[i].comm_out);
+      costs.comm_backward.push_back(stages[i].comm_out);
+    }
+  }
+  return costs;
+}
+
+// Stage `i`'s times, warm-up and memory: `in_flight` chunk-microbatches at its peak, each 1/v of the
+// activations, or with priced chunks the most its own order over them holds at once.
+StagePrediction PredictStage(const ClusterModel& cluster, const SearchedStage& s, const pl::PipelineSchedule& sched,
+                             int i, int in_flight, int v) {
+  StagePrediction sp;
+  sp.forward = s.option.forward;
+  sp.backward = s.option.backward;
+  sp.t = s.option.total();
+  sp.comm = s.comm_out;
+  sp.warmup = sched.warmup_forwards[i];
+  StageOption chunk = s.option;
+  chunk.activation_bytes /= v;
+  sp.peak_bytes = chunk.PeakBytes(in_flight);
+  if (ChunksPriced(s, v)) {
+    int64_t live = 0, most = 0;
+    for (const pl::PipelineOp& op : sched.ops[i]) {
+      const int64_t bytes = s.chunks[static_cast<size_t>(op.chunk)].activation_bytes;
+      live += op.kind == pl::OpKind::kForward ? bytes : -bytes;
+      most = std::max(most, live);
+    }
+    chunk.activation_bytes = 0;
+    sp.peak_bytes = chunk.PeakBytes(0) + most + (in_flight > 0 ? chunk.working_bytes : 0);
+  }
+  sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
+  sp.grad_sync = s.option.grad_sync;
+  return sp;
+}
+
+}  // namespace
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
                                    int virtual_stages) {
-  namespace pl = sim::pipeline;
   Prediction p;
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());
-  pl::ScheduleSpec spec;
-  spec.kind = proto::ScheduleKindOf(schedule);
-  spec.num_stages = S;
-  spec.num_microbatches = static_cast<int>(microbatches);
-  spec.warmup_forwards = explicit_warmups;
   const int v = std::max(1, virtual_stages);
-  spec.virtual_stages = v;
+  // HAPT Eq. 13 over the stages' times and boundaries.
   std::vector<Time> stage_time, boundary_comm;
   for (const SearchedStage& s : stages) {
     stage_time.push_back(s.option.total());
@@ -35,70 +97,32 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   p.t_max = eq13.t_max;
   p.cycle = eq13.cycle;
   p.eq13 = eq13.iteration;
+
+  // The schedule and the longest path of its DAG.
+  pl::ScheduleSpec spec;
+  spec.kind = proto::ScheduleKindOf(schedule);
+  spec.num_stages = S;
+  spec.num_microbatches = static_cast<int>(microbatches);
+  spec.warmup_forwards = explicit_warmups;
+  spec.virtual_stages = v;
   for (int i = 0; i + 1 < S; ++i) spec.h1f1b.boundary_comm.push_back(stages[i].comm_out);
   spec.h1f1b.t_max = p.t_max;
   spec.h1f1b.epsilon = epsilon;
-
   HETSIM_ASSIGN_OR_RETURN(pl::PipelineSchedule sched, pl::BuildSchedule(spec, "planner"));
   const std::vector<int> in_flight = pl::PeakInFlight(sched);
   pl::PipelineDag dag(sched);
-  pl::UniformCosts costs;
-  // Chunk c of stage i is virtual stage c S + i. Its share of the stage's time is its priced share (the
-  // stage's total may be measured); without priced chunks 1/v, chunk 0 taking the remainder.
-  const auto share = [v](Time t, Time part, Time whole, int chunk) {
-    if (whole > 0)
-      return static_cast<Time>(static_cast<double>(t) * static_cast<double>(part) / static_cast<double>(whole));
-    return t / v + (chunk == 0 ? t % v : 0);
-  };
-  const auto priced = [&](int i) { return static_cast<int>(stages[i].chunks.size()) == v; };
-  std::vector<Time> forward_whole(S, 0), backward_whole(S, 0);
-  for (int i = 0; i < S; ++i) {
-    for (const SearchedStage::Chunk& c : priced(i) ? stages[i].chunks : std::vector<SearchedStage::Chunk>{}) {
-      forward_whole[i] += c.forward;
-      backward_whole[i] += c.backward;
-    }
-  }
-  for (int k = 0; k < S * v; ++k) {
-    const int i = k % S, chunk = k / S;
-    const SearchedStage::Chunk c = priced(i) ? stages[i].chunks[chunk] : SearchedStage::Chunk{};
-    costs.forward.push_back(share(stages[i].option.forward, c.forward, forward_whole[i], chunk));
-    costs.backward.push_back(share(stages[i].option.backward, c.backward, backward_whole[i], chunk));
-    if (k + 1 < S * v) {
-      costs.comm_forward.push_back(stages[i].comm_out);
-      costs.comm_backward.push_back(stages[i].comm_out);
-    }
-  }
-  const std::vector<Time> durations = pl::NodeDurations(dag, costs);
+  const std::vector<Time> durations = pl::NodeDurations(dag, ChunkCosts(stages, v));
   const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations);
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
+  // Each stage, its gradient synchronization after its last backward, and the figures.
   pl::IterationFigures figures;
   figures.work = work;
   figures.span = p.pipeline;
   for (int i = 0; i < S; ++i) {
     const SearchedStage& s = stages[i];
-    StagePrediction sp;
-    sp.forward = s.option.forward;
-    sp.backward = s.option.backward;
-    sp.t = s.option.total();
-    sp.comm = s.comm_out;
-    sp.warmup = sched.warmup_forwards[i];
-    StageOption chunk = s.option;  // in_flight counts chunk-microbatches, each 1/v of the activations
-    chunk.activation_bytes /= v;
-    sp.peak_bytes = chunk.PeakBytes(in_flight[i]);
-    if (priced(i)) {  // the stage's own order over its chunks' activations: the most it holds at once
-      int64_t live = 0, most = 0;
-      for (const pl::PipelineOp& op : sched.ops[i]) {
-        const int64_t bytes = s.chunks[static_cast<size_t>(op.chunk)].activation_bytes;
-        live += op.kind == pl::OpKind::kForward ? bytes : -bytes;
-        most = std::max(most, live);
-      }
-      chunk.activation_bytes = 0;
-      sp.peak_bytes = chunk.PeakBytes(0) + most + (in_flight[i] > 0 ? chunk.working_bytes : 0);
-    }
-    sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
-    sp.grad_sync = s.option.grad_sync;
+    const StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     const pl::NodeId last = dag.stage_compute_order()[i].back();
     p.iteration = std::max(p.iteration, lp.earliest_start[last] + durations[last] + sp.grad_sync);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/spec/defaults.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
 #include "planner/cluster_model.h"
@@ -46,7 +47,7 @@ struct IntraStageConfig {
   // else a hand-written plan's.
   int expert_parallel = 1;
   int expert_tensor_parallel = 0;
-  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
+  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
   double measured_forward_ms = 0;
   double measured_backward_ms = 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
 
 namespace hetsim::proto {
 
@@ -49,8 +50,13 @@ const NcclFabricPreset& InterNodeFabricPreset(hetsim::v1::InterNodeFabric fabric
   switch (fabric) {
     case hetsim::v1::ROCE: return *FindNcclFabricPreset("ROCE");
     case hetsim::v1::ETHERNET: return *FindNcclFabricPreset("ETHERNET");
-    default: return *FindNcclFabricPreset("INFINIBAND");
+    case hetsim::v1::INTER_NODE_FABRIC_UNSPECIFIED:  // the schema's default fabric
+    case hetsim::v1::INFINIBAND: return *FindNcclFabricPreset("INFINIBAND");
+    case hetsim::v1::InterNodeFabric_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::InterNodeFabric_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "an InterNodeFabric number outside the schema (proto::Load refuses them)");
+  return *FindNcclFabricPreset("INFINIBAND");
 }
 
 hetsim::v1::NcclFabric ResolveNcclFabric(const hetsim::v1::NcclFabric& given, const NcclFabricPreset& preset) {

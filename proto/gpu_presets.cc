@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 
 namespace hetsim::proto {
@@ -108,10 +109,13 @@ double PeakTflops(const GpuType& gpu, DType dtype) {
     case hetsim::v1::TF32: return gpu.peak_tflops_tf32();
     case hetsim::v1::FP16: return gpu.peak_tflops_fp16();
     case hetsim::v1::FP8: return gpu.peak_tflops_fp8();
-    case hetsim::v1::BF16:
-    case hetsim::v1::DTYPE_UNSPECIFIED:
-    default: return gpu.peak_tflops_bf16();
+    case hetsim::v1::DTYPE_UNSPECIFIED:  // the schema's default dtype
+    case hetsim::v1::BF16: return gpu.peak_tflops_bf16();
+    case hetsim::v1::DType_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::DType_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a DType number outside the schema (proto::Load refuses them)");
+  return gpu.peak_tflops_bf16();
 }
 
 }  // namespace hetsim::proto

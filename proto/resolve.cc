@@ -8,6 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
+#include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/gpu_presets.h"
@@ -17,13 +19,51 @@
 namespace hetsim::proto {
 namespace {
 
-absl::Status Invalid(absl::string_view source, absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", source, field, problem));
+spec::Granularity GranularityOf(hetsim::v1::LayerGranularity g) {
+  switch (g) {
+    case hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED:
+    case hetsim::v1::BLOCK: return spec::Granularity::kBlock;
+    case hetsim::v1::SUBLAYER: return spec::Granularity::kSublayer;
+    case hetsim::v1::LayerGranularity_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::LayerGranularity_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a LayerGranularity number outside the schema (proto::Load refuses them)");
+  return spec::Granularity::kBlock;
 }
 
-bool KnownDType(hetsim::v1::DType d) {
-  return d == hetsim::v1::DTYPE_UNSPECIFIED || d == hetsim::v1::FP32 || d == hetsim::v1::TF32 ||
-         d == hetsim::v1::BF16 || d == hetsim::v1::FP16 || d == hetsim::v1::FP8;
+spec::AttentionKernel AttentionKernelOf(hetsim::v1::AttentionKernel a) {
+  switch (a) {
+    case hetsim::v1::ATTENTION_UNFUSED: return spec::AttentionKernel::kStandard;
+    case hetsim::v1::ATTENTION_FLASH: return spec::AttentionKernel::kFlash;
+    case hetsim::v1::AttentionKernel_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::AttentionKernel_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "an AttentionKernel number outside the schema (proto::Load refuses them)");
+  return spec::AttentionKernel::kStandard;
+}
+
+// Whether the MoE layer gathers every rank's tokens (Megatron's "allgather") rather than sending each
+// token to its experts' ranks ("alltoall").
+bool IsAllGatherDispatcher(hetsim::v1::MoeTokenDispatcher d) {
+  switch (d) {
+    case hetsim::v1::MOE_DISPATCHER_ALL_TO_ALL: return false;
+    case hetsim::v1::MOE_DISPATCHER_ALL_GATHER: return true;
+    case hetsim::v1::MoeTokenDispatcher_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::MoeTokenDispatcher_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a MoeTokenDispatcher number outside the schema (proto::Load refuses them)");
+  return false;
+}
+
+spec::TpOverlapMethod TpOverlapMethodOf(hetsim::v1::TpOverlapMethod m) {
+  switch (m) {
+    case hetsim::v1::TP_OVERLAP_PIPELINE: return spec::TpOverlapMethod::kPipeline;
+    case hetsim::v1::TP_OVERLAP_RING_EXCHANGE: return spec::TpOverlapMethod::kRingExchange;
+    case hetsim::v1::TpOverlapMethod_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::TpOverlapMethod_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  HETSIM_CHECK(false, "a TpOverlapMethod number outside the schema (proto::Load refuses them)");
+  return spec::TpOverlapMethod::kPipeline;
 }
 
 spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
@@ -32,7 +72,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.hidden_size = t.hidden_size();
   s.ffn_hidden_size = FfnHiddenSize(t);
   s.num_attention_heads = t.num_attention_heads();
-  s.num_kv_heads = t.num_kv_heads() == 0 ? t.num_attention_heads() : t.num_kv_heads();
+  s.num_kv_heads = KvHeads(t);
   s.seq_length = t.seq_length();
   s.vocab_size = t.vocab_size();
   s.gated_mlp = t.gated_mlp();
@@ -40,15 +80,14 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.num_experts = t.num_experts() <= 1 ? 1 : t.num_experts();
   s.moe_top_k = t.moe_top_k();
   s.expert_ffn_hidden_size = ExpertFfnHiddenSize(t);
-  s.granularity = t.granularity() == hetsim::v1::SUBLAYER ? spec::Granularity::kSublayer : spec::Granularity::kBlock;
-  s.attention =
-      t.attention() == hetsim::v1::ATTENTION_FLASH ? spec::AttentionKernel::kFlash : spec::AttentionKernel::kStandard;
+  s.granularity = GranularityOf(t.granularity());
+  s.attention = AttentionKernelOf(t.attention());
   s.head_dim = HeadDim(t);
   s.moe_shared_expert_ffn_hidden_size = t.moe_shared_expert_ffn_hidden_size();
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
   s.moe_grouped_gemm = t.moe_grouped_gemm();
-  s.moe_allgather_dispatcher = t.moe_token_dispatcher() == hetsim::v1::MOE_DISPATCHER_ALL_GATHER;
+  s.moe_allgather_dispatcher = IsAllGatherDispatcher(t.moe_token_dispatcher());
   s.mtp_num_layers = t.mtp_num_layers();
   if (t.has_mla()) {
     const hetsim::v1::MultiLatentAttention& m = t.mla();
@@ -75,35 +114,6 @@ std::vector<spec::LayerSpec> ResolveLayers(const hetsim::v1::LayerList& list) {
   return layers;
 }
 
-absl::Status CheckFraction(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0 || v > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s.efficiency.%s: %g is outside (0, 1]", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckNonNegative(absl::string_view where, const char* field, double v) {
-  if (!std::isfinite(v) || v < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s.efficiency.%s: %g must be a finite number >= 0", where, field, v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckEfficiency(const hetsim::v1::ComputeEfficiency& e, absl::string_view where) {
-  for (absl::Status s : {CheckFraction(where, "max_efficiency", e.max_efficiency()),
-                         CheckFraction(where, "hbm_efficiency", e.hbm_efficiency()),
-                         CheckNonNegative(where, "half_efficiency_gflop", e.half_efficiency_gflop()),
-                         CheckNonNegative(where, "tile_overhead_k", e.tile_overhead_k()),
-                         CheckNonNegative(where, "kernel_launch_us", e.kernel_launch_us()),
-                         CheckNonNegative(where, "host_op_us", e.host_op_us()),
-                         CheckNonNegative(where, "pass_overhead_us", e.pass_overhead_us()),
-                         CheckNonNegative(where, "iteration_overhead_ms", e.iteration_overhead_ms())}) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 spec::DType DTypeOf(hetsim::v1::DType dtype) {
@@ -112,16 +122,25 @@ spec::DType DTypeOf(hetsim::v1::DType dtype) {
     case hetsim::v1::TF32: return spec::DType::kTf32;
     case hetsim::v1::FP16: return spec::DType::kFp16;
     case hetsim::v1::FP8: return spec::DType::kFp8;
-    default: return spec::DType::kBf16;
+    case hetsim::v1::DTYPE_UNSPECIFIED:  // the schema's default dtype (EffectiveDType)
+    case hetsim::v1::BF16: return spec::DType::kBf16;
+    case hetsim::v1::DType_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::DType_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a DType number outside the schema (proto::Load refuses them)");
+  return spec::DType::kBf16;
 }
 
 spec::Recompute RecomputeOf(hetsim::v1::Recompute recompute) {
   switch (recompute) {
     case hetsim::v1::RECOMPUTE_FULL: return spec::Recompute::kFull;
     case hetsim::v1::RECOMPUTE_SELECTIVE: return spec::Recompute::kSelective;
-    default: return spec::Recompute::kNone;
+    case hetsim::v1::RECOMPUTE_NONE: return spec::Recompute::kNone;
+    case hetsim::v1::Recompute_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Recompute_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Recompute number outside the schema (proto::Load refuses them)");
+  return spec::Recompute::kNone;
 }
 
 spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
@@ -130,25 +149,21 @@ spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule) {
     case hetsim::v1::EAGER_1F1B: return spec::ScheduleKind::kEager1F1B;
     case hetsim::v1::H_1F1B: return spec::ScheduleKind::kH1F1B;
     case hetsim::v1::INTERLEAVED_1F1B: return spec::ScheduleKind::kInterleaved1F1B;
-    default: return spec::ScheduleKind::kOneFOneB;
+    case hetsim::v1::SCHEDULE_UNSPECIFIED:  // refused by ValidatePlan; 1F1B, as resolve.h says
+    case hetsim::v1::ONE_F_ONE_B: return spec::ScheduleKind::kOneFOneB;
+    case hetsim::v1::Schedule_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::Schedule_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a Schedule number outside the schema (proto::Load refuses them)");
+  return spec::ScheduleKind::kOneFOneB;
 }
 
-absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
-  if (!KnownDType(model.dtype())) {
-    return Invalid(source, "dtype", absl::StrFormat("unknown value %d", static_cast<int>(model.dtype())));
-  }
-  HETSIM_RETURN_IF_ERROR(ValidateModel(model, source));
+spec::ModelSpec ResolveModel(const hetsim::v1::Model& model, absl::string_view source) {
   spec::ModelSpec m;
   m.name = model.name();
   m.dtype = DTypeOf(model.dtype());
   m.where = std::string(source);
   if (model.has_transformer()) {
-    const hetsim::v1::LayerGranularity g = model.transformer().granularity();
-    // Not a rule of the file (proto/validate_model.cc has those): an enum value this build does not know.
-    if (g != hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED && g != hetsim::v1::BLOCK && g != hetsim::v1::SUBLAYER) {
-      return Invalid(source, "transformer.granularity", "unknown value");
-    }
     m.transformer = ResolveTransformer(model.transformer());
   } else {
     m.layers = ResolveLayers(model.layer_list());
@@ -157,9 +172,8 @@ absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, abs
   return m;
 }
 
-absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::string_view where) {
+spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
-  HETSIM_RETURN_IF_ERROR(CheckEfficiency(e, where));
   spec::GpuSpec g;
   g.name = gpu.name();
   g.preset = gpu.preset();
@@ -169,8 +183,8 @@ absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::s
   }
   g.hbm_bytes_per_s = gpu.hbm_bandwidth_gbytes_per_s() * 1e9;
   g.hbm_capacity_bytes = GibToBytes(gpu.hbm_gib());
-  g.max_efficiency = e.max_efficiency() == 0 ? 1.0 : e.max_efficiency();
-  g.hbm_efficiency = e.hbm_efficiency() == 0 ? 1.0 : e.hbm_efficiency();
+  g.max_efficiency = spec::EfficiencyOrOne(e.max_efficiency());
+  g.hbm_efficiency = spec::EfficiencyOrOne(e.hbm_efficiency());
   g.half_efficiency_gflop = e.half_efficiency_gflop();
   g.sm_count = static_cast<int>(e.sm_count());
   g.tile_overhead_k = e.tile_overhead_k();
@@ -209,16 +223,12 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan)
 
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& c) {
   spec::TpCommOverlapSpec s;
-  auto method = [](hetsim::v1::TpOverlapMethod m) {
-    return m == hetsim::v1::TP_OVERLAP_RING_EXCHANGE ? spec::TpOverlapMethod::kRingExchange
-                                                     : spec::TpOverlapMethod::kPipeline;
-  };
   // Transformer Engine starts every GEMM's settings from those of its default method (a pipeline for the
   // projection and FC2, a bulk overlap for the QKV and FC1 backward: 16 SMs held) and overlays what the
   // configuration gives, so a method changed alone keeps the 16 SMs.
   auto margin = [](bool has, uint32_t sms) { return has ? static_cast<int>(sms) : spec::kTeDefaultOverlapSms; };
-  s.proj_fprop = method(c.proj_fprop_method());
-  s.fc2_fprop = method(c.fc2_fprop_method());
+  s.proj_fprop = TpOverlapMethodOf(c.proj_fprop_method());
+  s.fc2_fprop = TpOverlapMethodOf(c.fc2_fprop_method());
   s.proj_fprop_sm_margin = margin(c.has_proj_fprop_sm_margin(), c.proj_fprop_sm_margin());
   s.fc2_fprop_sm_margin = margin(c.has_fc2_fprop_sm_margin(), c.fc2_fprop_sm_margin());
   s.qkv_dgrad_sm_margin = margin(c.has_qkv_dgrad_sm_margin(), c.qkv_dgrad_sm_margin());
@@ -228,10 +238,7 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverl
   return s;
 }
 
-absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
-  if (!hetsim::v1::Schedule_IsValid(plan.schedule())) {
-    return Invalid(plan_file, "schedule", absl::StrFormat("unknown value %d", static_cast<int>(plan.schedule())));
-  }
+spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
   spec::PlanSpec p;
   p.name = plan.name();
   p.global_batch_size = plan.global_batch_size();

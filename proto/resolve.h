@@ -3,13 +3,18 @@
 // (sim/workload, sim/pipeline) sees a message or a file path; the labels in the spec ("plan.pbtxt:
 // stages[3]") are what its messages name.
 //
-//   auto model = proto::ResolveModel(inputs.model, "model.pbtxt");
-//   auto plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
-//   auto gpu = proto::ResolveGpu(cluster.gpu_types(0), "cluster.pbtxt: gpu_types[\"A100\"]");
+//   spec::ModelSpec model = proto::ResolveModel(inputs.model, "model.pbtxt");
+//   spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
+//   spec::GpuSpec gpu = proto::ResolveGpu(cluster.gpu_types(0));
+//
+// Precondition of every function here: the message passed its check (proto::ValidateModel,
+// ValidatePlan, ValidateCluster: proto::LoadPlanInputs and ValidatePlanInputs run them), and came
+// through proto::Load or ParseMessage, which refuse enum numbers outside the schema. The resolver
+// trusts that and checks nothing again (issue 38: validate once); an enum number outside the schema
+// is a programming error (HETSIM_CHECK).
 #ifndef HETSIM_PROTO_RESOLVE_H_
 #define HETSIM_PROTO_RESOLVE_H_
 
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/spec/dtype.h"
 #include "base/spec/gpu.h"
@@ -23,13 +28,13 @@ spec::DType DTypeOf(hetsim::v1::DType dtype);  // DTYPE_UNSPECIFIED (and unknown
 spec::Recompute RecomputeOf(hetsim::v1::Recompute recompute);
 spec::ScheduleKind ScheduleKindOf(hetsim::v1::Schedule schedule);  // SCHEDULE_UNSPECIFIED -> 1F1B
 
-// Applies proto::ValidateModel (the model's rules have one home) and refuses enum values this build
-// does not know; `source` names the model in messages ("model.pbtxt" or "plan.pbtxt: model").
-absl::StatusOr<spec::ModelSpec> ResolveModel(const hetsim::v1::Model& model, absl::string_view source);
+// `model` passed proto::ValidateModel; `source` names the model in the spec's messages
+// ("model.pbtxt" or "plan.pbtxt: model").
+spec::ModelSpec ResolveModel(const hetsim::v1::Model& model, absl::string_view source);
 
-// Checks the efficiency fields it reads (a GPU type need not come from a validated file: calibration
-// fits build them); `where` prefixes messages ("cluster.pbtxt: gpu_types[\"A100\"]").
-absl::StatusOr<spec::GpuSpec> ResolveGpu(const hetsim::v1::GpuType& gpu, absl::string_view where);
+// `gpu` is one of a validated cluster's GPU types (presets applied), or a calibration fit's, whose
+// fitted efficiencies are kept in the same ranges (service/calibrate/gemm_fit.cc clamps them).
+spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu);
 
 // One stage of a plan (`where` its label). Zeros become the documented defaults.
 spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where);
@@ -38,9 +43,8 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where);
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan);
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& config);
 
-// A plan whose stages are labelled "<plan_file>: stages[i]"; refuses a schedule value this build
-// does not know.
-absl::StatusOr<spec::PlanSpec> ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file);
+// A validated plan, its stages labelled "<plan_file>: stages[i]".
+spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file);
 
 }  // namespace hetsim::proto
 

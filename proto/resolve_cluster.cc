@@ -230,7 +230,7 @@ absl::Status ResolveGpus(const Cluster& c, const std::vector<int32_t>& node_type
     const hetsim::v1::GpuType& gpu = GpuTypeOf(c, c.node_types(node_type[i]));
     spec::IslandSpec& island = s.islands[i];
     island.gpu_where = absl::StrCat(file, file.empty() ? "" : ": ", "gpu_types[\"", gpu.name(), "\"]");
-    HETSIM_ASSIGN_OR_RETURN(island.gpu, ResolveGpu(gpu, island.gpu_where));
+    island.gpu = ResolveGpu(gpu);
   }
   return absl::OkStatus();
 }

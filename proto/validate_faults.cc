@@ -115,7 +115,9 @@ void ValidateFault(const Fault& f, const Cluster& c, absl::string_view path, Pro
     case FAIL:
       if (f.duration_ms() != 0) p.Add(at + "duration_ms", "a FAIL fault is permanent (no duration_ms)");
       break;
-    default: p.Add(at + "kind", "required: SLOW, FLAP or FAIL"); break;
+    case FAULT_KIND_UNSPECIFIED: p.Add(at + "kind", "required: SLOW, FLAP or FAIL"); break;
+    case FaultKind_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case FaultKind_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "base/spec/defaults.h"
 #include "base/spec/model.h"
 #include "proto/limits.h"
 #include "proto/validate_problems.h"
@@ -150,9 +151,10 @@ double ModelParamCount(const Model& model) {
   if (!model.has_transformer()) return 0;
   const Transformer& t = model.transformer();
   const double h = static_cast<double>(t.hidden_size());
-  const double ffn = t.ffn_hidden_size() ? static_cast<double>(t.ffn_hidden_size()) : 4 * h;
-  const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;
-  const double kv = t.num_kv_heads() ? t.num_kv_heads() : heads;
+  const uint64_t ffn_width = spec::FfnHiddenSizeOr(t.ffn_hidden_size(), t.hidden_size());
+  const double ffn = static_cast<double>(ffn_width);
+  const double heads = t.num_attention_heads() ? t.num_attention_heads() : 1;  // 0 is refused; no division by it
+  const double kv = spec::KvHeadsOr<double>(t.num_kv_heads(), heads);
   const double d = t.head_dim() ? t.head_dim() : h / heads;
   double attention = 2 * h * (heads * d) + 2 * h * (d * kv) + (heads * d + 2 * kv * d + h);  // + biases
   if (t.has_mla()) {
@@ -165,7 +167,8 @@ double ModelParamCount(const Model& model) {
   const double mlp_mats = t.gated_mlp() ? 3 : 2;
   const bool moe = t.num_experts() > 1;
   const double experts = moe ? t.num_experts() : 1;
-  const double expert_ffn = moe && t.expert_ffn_hidden_size() ? static_cast<double>(t.expert_ffn_hidden_size()) : ffn;
+  const double expert_ffn =
+      moe ? static_cast<double>(spec::ExpertFfnHiddenSizeOr(t.expert_ffn_hidden_size(), ffn_width)) : ffn;
   const double shared = static_cast<double>(t.moe_shared_expert_ffn_hidden_size());
   const double moe_mlp = experts * (mlp_mats * h * expert_ffn + expert_ffn + h) + (moe ? h * experts : 0) +
                          (shared > 0 ? mlp_mats * h * shared + shared + h : 0);  // + router, shared experts

@@ -279,7 +279,7 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
   if (cp > 1 && plan.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL && model.has_transformer()) {
     // The all-to-all hands each CP rank 1/CP of the TP rank's heads, queries and keys/values alike.
     const Transformer& t = model.transformer();
-    const uint32_t heads = t.num_attention_heads(), kv_heads = t.num_kv_heads() ? t.num_kv_heads() : heads;
+    const uint32_t heads = t.num_attention_heads(), kv_heads = KvHeads(t);
     if (heads % tp == 0 && kv_heads % tp == 0 && ((heads / tp) % cp != 0 || (kv_heads / tp) % cp != 0)) {
       p.Add(at + "tensor_parallel",
             "%d leaves %d query and %d key/value heads per TP rank, which context_parallel %d with cp_comm_type "

@@ -21,6 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/check.h"
+#include "base/spec/defaults.h"
 #include "base/spec/plan.h"
 #include "proto/hetsim.pb.h"
 
@@ -31,14 +33,15 @@ namespace hetsim::proto {
 absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluster& cluster,
                           const hetsim::v1::Model& model, absl::string_view plan_file);
 
-// Defaults of the schema's "0 means" fields, in one place.
-inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return s.tensor_parallel() ? s.tensor_parallel() : 1; }
-inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return s.data_parallel() ? s.data_parallel() : 1; }
-inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return s.expert_parallel() ? s.expert_parallel() : 1; }
+// The schema's "0 means" fields read with their defaults (each default's one home is
+// base/spec/defaults.h), for code that reads the message rather than the resolved spec.
+inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.tensor_parallel()); }
+inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.data_parallel()); }
+inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.expert_parallel()); }
 inline uint32_t ExpertTensorParallel(const hetsim::v1::Stage& s) {
-  return s.expert_tensor_parallel() ? s.expert_tensor_parallel() : TensorParallel(s);
+  return spec::ExpertTensorParallelOr(s.expert_tensor_parallel(), TensorParallel(s));
 }
-inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return p.context_parallel() ? p.context_parallel() : 1; }
+inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return spec::DegreeOrOne(p.context_parallel()); }
 inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextParallelComm c) {
   switch (c) {
     case spec::ContextParallelComm::kAllGather: return hetsim::v1::CP_COMM_ALL_GATHER;
@@ -51,24 +54,27 @@ inline spec::ContextParallelComm ContextParallelCommOf(hetsim::v1::ContextParall
   switch (c) {
     case hetsim::v1::CP_COMM_ALL_GATHER: return spec::ContextParallelComm::kAllGather;
     case hetsim::v1::CP_COMM_ALL_TO_ALL: return spec::ContextParallelComm::kAllToAll;
-    default: return spec::ContextParallelComm::kRing;
+    case hetsim::v1::CP_COMM_P2P: return spec::ContextParallelComm::kRing;
+    case hetsim::v1::ContextParallelComm_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::ContextParallelComm_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a ContextParallelComm number outside the schema (proto::Load refuses them)");
+  return spec::ContextParallelComm::kRing;
 }
 inline spec::ContextParallelComm ContextParallelCommOf(const hetsim::v1::Plan& p) {
   return ContextParallelCommOf(p.cp_comm_type());
 }
-// A transformer's FFN width: 4 x hidden when the file leaves it 0 (GPT's; a gated MLP states its own).
 inline uint64_t FfnHiddenSize(const hetsim::v1::Transformer& t) {
-  return t.ffn_hidden_size() ? t.ffn_hidden_size() : 4 * uint64_t{t.hidden_size()};
+  return spec::FfnHiddenSizeOr(t.ffn_hidden_size(), t.hidden_size());
 }
-// An expert's FFN width: the model's FFN width when the file leaves it 0 (only MoE models may set it).
 inline uint64_t ExpertFfnHiddenSize(const hetsim::v1::Transformer& t) {
-  return t.expert_ffn_hidden_size() ? t.expert_ffn_hidden_size() : FfnHiddenSize(t);
+  return spec::ExpertFfnHiddenSizeOr(t.expert_ffn_hidden_size(), FfnHiddenSize(t));
 }
-// Channels of one attention head: hidden / heads when the file leaves head_dim 0.
+inline uint32_t KvHeads(const hetsim::v1::Transformer& t) {
+  return spec::KvHeadsOr(t.num_kv_heads(), t.num_attention_heads());
+}
 inline uint32_t HeadDim(const hetsim::v1::Transformer& t) {
-  if (t.head_dim() > 0) return t.head_dim();
-  return t.num_attention_heads() > 0 ? static_cast<uint32_t>(t.hidden_size() / t.num_attention_heads()) : 0;
+  return spec::HeadDimOr(t.head_dim(), t.hidden_size(), t.num_attention_heads());
 }
 // Whether some stage shards its optimizer states (ZeRO-1/2), whose parameter all-gather
 // Plan.overlap_param_gather overlaps.
@@ -79,15 +85,13 @@ inline bool ShardsOptimizer(const hetsim::v1::Plan& p) {
   return false;
 }
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }
-// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: base/spec/plan.h).
+// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0 (why 0.01: base/spec/defaults.h).
 inline constexpr double kDefaultH1f1bEpsilon = spec::kDefaultH1f1bEpsilon;
-inline double H1f1bEpsilon(const hetsim::v1::Plan& p) {
-  return p.h1f1b_epsilon() != 0 ? p.h1f1b_epsilon() : kDefaultH1f1bEpsilon;
-}
-inline uint32_t VirtualStages(const hetsim::v1::Plan& p) { return p.virtual_stages() ? p.virtual_stages() : 1; }
+inline double H1f1bEpsilon(const hetsim::v1::Plan& p) { return spec::H1f1bEpsilonOr(p.h1f1b_epsilon()); }
+inline uint32_t VirtualStages(const hetsim::v1::Plan& p) { return spec::DegreeOrOne(p.virtual_stages()); }
 // global_batch_size / micro_batch_size; 0 when micro_batch_size is 0.
 inline int64_t MicrobatchCount(const hetsim::v1::Plan& p) {
-  return p.micro_batch_size() ? static_cast<int64_t>(p.global_batch_size() / p.micro_batch_size()) : 0;
+  return spec::MicrobatchCount(p.global_batch_size(), p.micro_batch_size());
 }
 
 }  // namespace hetsim::proto

@@ -27,8 +27,12 @@ bool IsNumeric(const pb::FieldDescriptor* f) {
     case pb::FieldDescriptor::CPPTYPE_UINT64:
     case pb::FieldDescriptor::CPPTYPE_DOUBLE:
     case pb::FieldDescriptor::CPPTYPE_FLOAT: return true;
-    default: return false;
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+    case pb::FieldDescriptor::CPPTYPE_ENUM:
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE: return false;
   }
+  return false;  // no field has another C++ type
 }
 
 bool IsInteger(const pb::FieldDescriptor* f) {

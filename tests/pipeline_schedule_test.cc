@@ -143,9 +143,8 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   plan.set_micro_batch_size(4);
   plan.set_schedule(hetsim::v1::H_1F1B);
   for (int s = 0; s < 3; ++s) plan.add_stages()->set_warmup_forwards(0);
-  auto resolved = hetsim::proto::ResolvePlan(plan, "plan.pbtxt");
-  REQUIRE(resolved.ok());
-  const ScheduleSpec spec = ScheduleSpecFromPlan(*resolved, {Time{600}, Time{0}}, 1000);
+  const hetsim::spec::PlanSpec resolved = hetsim::proto::ResolvePlan(plan, "plan.pbtxt");
+  const ScheduleSpec spec = ScheduleSpecFromPlan(resolved, {Time{600}, Time{0}}, 1000);
   CHECK(spec.num_microbatches == 64);
   CHECK(spec.num_stages == 3);
   CHECK(spec.virtual_stages == 1);

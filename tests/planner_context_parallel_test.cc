@@ -88,9 +88,7 @@ TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where
   const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
   REQUIRE(vs.cp_forward_exchange_time > 0);
 
-  auto spec = proto::ResolveModel(in.model, "model");
-  REQUIRE(spec.ok());
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = ClusterModel::Create(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   sim::workload::StageConfig sc;

@@ -51,9 +51,7 @@ struct StageFigures {
 
 // `hetsim validate`'s two sides of `in`: the plan reader's prediction and the simulation, per stage.
 StageFigures BothSides(const proto::PlanInputs& in) {
-  auto spec = proto::ResolveModel(in.model, "model");
-  REQUIRE(spec.ok());
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = ClusterModel::Create(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   Profiler profiler = PlanProfiler(model, **cluster, in.plan);
@@ -148,9 +146,7 @@ TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation h
 // 2-byte weights: an all-reduce of 3 bytes a parameter; without ZeRO an all-reduce of 4.
 TEST_CASE("plan reader: FP32 gradients in the memory and the sync the planner prices", "[planner][validate]") {
   proto::PlanInputs in = InterleavedInputs();
-  auto spec = proto::ResolveModel(in.model, "model");
-  REQUIRE(spec.ok());
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(*spec);
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = ClusterModel::Create(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   in.plan.set_micro_batch_size(8);  // a sample per data-parallel replica

@@ -9,30 +9,27 @@
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 #include "proto/resolve.h"
+#include "proto/validate_model.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::testing {
 
+// A model read as the edge reads one: checked (proto::ValidateModel), then resolved.
 inline absl::StatusOr<sim::workload::ModelCost> ModelCostOf(const v1::Model& model, absl::string_view source) {
-  absl::StatusOr<spec::ModelSpec> spec = proto::ResolveModel(model, source);
-  if (!spec.ok()) return spec.status();
-  return sim::workload::ModelCost::Create(*spec);
+  if (absl::Status s = proto::ValidateModel(model, source); !s.ok()) return s;
+  return sim::workload::ModelCost::Create(proto::ResolveModel(model, source));
 }
 
 inline absl::StatusOr<sim::workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, v1::DType dtype,
                                                               absl::string_view where, bool ideal = false) {
-  absl::StatusOr<spec::GpuSpec> spec = proto::ResolveGpu(gpu, where);
-  if (!spec.ok()) return spec.status();
-  return sim::workload::GpuCompute::Create(*spec, proto::DTypeOf(dtype), where, ideal);
+  return sim::workload::GpuCompute::Create(proto::ResolveGpu(gpu), proto::DTypeOf(dtype), where, ideal);
 }
 
 // The same with the model's (resolved) dtype.
 inline absl::StatusOr<sim::workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, spec::DType dtype,
                                                               absl::string_view where, bool ideal = false) {
-  absl::StatusOr<spec::GpuSpec> spec = proto::ResolveGpu(gpu, where);
-  if (!spec.ok()) return spec.status();
-  return sim::workload::GpuCompute::Create(*spec, dtype, where, ideal);
+  return sim::workload::GpuCompute::Create(proto::ResolveGpu(gpu), dtype, where, ideal);
 }
 
 // BF16 compute of `gpu` as cluster.pbtxt's first GPU type; the test fails if it does not resolve.

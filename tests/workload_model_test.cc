@@ -358,7 +358,8 @@ TEST_CASE("the layer count agrees with proto::LayerCount", "[workload][model]") 
 }
 
 TEST_CASE("bad models are reported with the validator's field path", "[workload][model]") {
-  // ModelCost applies proto::ValidateModel's rules, so a message is the same wherever the model is read.
+  // A model is checked once, at the edge (ModelCostOf does as proto::LoadPlanInputs does), with
+  // proto::ValidateModel's field paths; the resolver and ModelCost trust it.
   hetsim::v1::Model m = Gpt(2, 1024, 16);
   m.mutable_transformer()->set_num_kv_heads(5);
   CHECK(ErrorOf(m) == "model.pbtxt: transformer.num_kv_heads: 5 does not divide num_attention_heads 16");

@@ -57,7 +57,7 @@ std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const 
         return absl::StrFormat("stopped the iteration at %.3f ms", TimeToMilliseconds(r.faults.failed_at));
       }
       return "none: an earlier failure stopped the iteration";
-    default: break;
+    case spec::FaultKind::kNone: break;  // does nothing (base/spec/faults.h)
   }
   return "";
 }

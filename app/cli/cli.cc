@@ -24,8 +24,20 @@ int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kAlreadyExists: return kExitBadInput;
-    default: return kExitInternal;
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kUnauthenticated: return kExitInternal;
+    // Abseil's placeholder for codes it may add; it is never a status's code.
+    case absl::StatusCode::kDoNotUseReservedForFutureExpansionUseDefaultInSwitchInstead_: break;
   }
+  return kExitInternal;  // a code newer than this build's Abseil: not the input's fault
 }
 
 int ReportFailure(const CommandInfo& info, const absl::Status& status) {

@@ -1,7 +1,7 @@
 // A resolved plan: the schedule an enum of hetsim's own (UNSPECIFIED is 1F1B here), every "0 means"
-// default applied (TP, DP, EP, CP, virtual stages, H-1F1B's epsilon), the microbatch count derived,
-// and a label per stage for messages. Built by proto::ResolvePlan from a validated Plan; the schedule
-// (sim/pipeline) and the cost model (sim/workload) read only this.
+// default applied (TP, DP, EP, ETP, CP, virtual stages, H-1F1B's epsilon: base/spec/defaults.h), the
+// microbatch count derived, and a label per stage for messages. Built by proto::ResolvePlan from a
+// validated Plan; the schedule (sim/pipeline) and the cost model (sim/workload) read only this.
 #ifndef HETSIM_BASE_SPEC_PLAN_H_
 #define HETSIM_BASE_SPEC_PLAN_H_
 
@@ -11,15 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/spec/defaults.h"
+
 namespace hetsim::spec {
 
 enum class ScheduleKind : uint8_t { kGpipe, kOneFOneB, kEager1F1B, kH1F1B, kInterleaved1F1B };
 enum class Recompute : uint8_t { kNone, kSelective, kFull };
-
-// H-1F1B's epsilon (HAPT Eq. 2) when the plan leaves it at 0. Below epsilon * t_max a boundary gets
-// no extra warm-up forward, which costs up to epsilon of the steady state (docs/schedules.md); 0.1
-// let a 5 Gb/s boundary of the HAPT case fall back to 1F1B (docs/sweeps.md), 0.01 does not.
-inline constexpr double kDefaultH1f1bEpsilon = 0.01;
 
 // Nodes [first_node, first_node + node_count) of an island and GPUs [first_gpu, first_gpu +
 // gpus_per_node) on each.
@@ -67,7 +64,9 @@ struct StageSpec {
   int tensor_parallel = 1;
   int data_parallel = 1;
   int expert_parallel = 1;
-  int expert_tensor_parallel = 0;  // TP inside the experts (MoE parallel folding); 0 = tensor_parallel
+  // TP inside the experts (MoE parallel folding); the resolver writes the value, a hand-built spec may
+  // leave 0 = tensor_parallel (ExpertTensorParallelOr).
+  int expert_tensor_parallel = 0;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   int recompute_num_layers = 0;  // kFull: the first N blocks of each chunk; 0 = every block

@@ -1,8 +1,7 @@
 #include "base/spec/stage_rules.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_format.h"
+#include "base/spec/defaults.h"
 
 namespace hetsim::spec {
 
@@ -23,8 +22,8 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in) {
                                          dp, in.micro_batch_size));
   }
   // MoE parallel folding: ETP x EP GPUs of the stage's TP x CP x DP hold one copy of the experts.
-  const uint32_t etp = in.expert_tensor_parallel ? in.expert_tensor_parallel : tp;
-  const uint64_t stage_gpus = uint64_t{tp} * std::max<uint32_t>(in.context_parallel, 1) * dp;
+  const uint32_t etp = ExpertTensorParallelOr(in.expert_tensor_parallel, tp);
+  const uint64_t stage_gpus = uint64_t{tp} * DegreeOrOne(in.context_parallel) * dp;
   if (ep > 1) {
     if (in.num_experts <= 1) {
       add("expert_parallel", absl::StrFormat("%d needs a mixture-of-experts model (num_experts > 1)", ep));

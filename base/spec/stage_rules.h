@@ -17,7 +17,7 @@ struct StageRuleInputs {
   uint32_t data_parallel = 1;
   uint32_t expert_parallel = 1;
   uint32_t expert_tensor_parallel = 0;  // 0: tensor_parallel
-  uint32_t context_parallel = 1;        // the plan's: the experts fold over TP x CP x DP
+  uint32_t context_parallel = 1;        // the plan's (0: 1): the experts fold over TP x CP x DP
   int64_t zero_stage = 0;
   bool sequence_parallel = false;
   uint64_t micro_batch_size = 0;  // 0: not known yet (its own rule reports it)

@@ -64,10 +64,9 @@ hetsim::v1::GpuType WithParams(hetsim::v1::GpuType gpu, double eff, double tile_
 // The compute model of `gpu` with the fit's parameters so far.
 absl::StatusOr<sim::workload::GpuCompute> FittedGpu(const hetsim::v1::GpuType& gpu, const GemmFit& fit,
                                                     hetsim::v1::DType dtype, absl::string_view where) {
-  absl::StatusOr<spec::GpuSpec> spec =
-      proto::ResolveGpu(WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us), where);
-  if (!spec.ok()) return spec.status();
-  return sim::workload::GpuCompute::Create(*spec, proto::DTypeOf(dtype), where);
+  const spec::GpuSpec spec =
+      proto::ResolveGpu(WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us));
+  return sim::workload::GpuCompute::Create(spec, proto::DTypeOf(dtype), where);
 }
 
 }  // namespace

@@ -67,8 +67,26 @@ std::optional<int64_t> IntegerValue(const AttributeProto& a) {
       if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9e18) return std::nullopt;
       return static_cast<int64_t>(d);
     }
-    default: return std::nullopt;
+    case AttributeProto::kStringVal:
+    case AttributeProto::kBytesVal:
+    case AttributeProto::kDoubleList:
+    case AttributeProto::kFloatList:
+    case AttributeProto::kInt32List:
+    case AttributeProto::kInt64List:
+    case AttributeProto::kUint32List:
+    case AttributeProto::kUint64List:
+    case AttributeProto::kSint32List:
+    case AttributeProto::kSint64List:
+    case AttributeProto::kFixed32List:
+    case AttributeProto::kFixed64List:
+    case AttributeProto::kSfixed32List:
+    case AttributeProto::kSfixed64List:
+    case AttributeProto::kBoolList:
+    case AttributeProto::kStringList:
+    case AttributeProto::kBytesList:
+    case AttributeProto::VALUE_NOT_SET: return std::nullopt;  // not one integer
   }
+  return std::nullopt;  // a value case newer than et_def.proto (oneof cases have no sentinels)
 }
 
 std::optional<double> NumberValue(const AttributeProto& a) {

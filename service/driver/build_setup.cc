@@ -16,8 +16,8 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
                                                        const topology::Topology& topology) {
   spec::SimulationSpec s;
   const std::string model_where = inputs.model_path.empty() ? inputs.plan_path + ": model" : inputs.model_path;
-  HETSIM_ASSIGN_OR_RETURN(s.model, proto::ResolveModel(inputs.model, model_where));
-  HETSIM_ASSIGN_OR_RETURN(s.plan, proto::ResolvePlan(inputs.plan, inputs.plan_path));
+  s.model = proto::ResolveModel(inputs.model, model_where);
+  s.plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
   s.cluster = topology.cluster();
   return s;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "base/check.h"
 #include "google/protobuf/text_format.h"
 
 namespace hetsim::driver {
@@ -58,8 +59,12 @@ spec::FaultKind KindOf(v1::FaultKind kind) {
     case v1::SLOW: return spec::FaultKind::kSlow;
     case v1::FLAP: return spec::FaultKind::kFlap;
     case v1::FAIL: return spec::FaultKind::kFail;
-    default: return spec::FaultKind::kNone;
+    case v1::FAULT_KIND_UNSPECIFIED: return spec::FaultKind::kNone;  // refused by ValidateFaults
+    case v1::FaultKind_INT_MIN_SENTINEL_DO_NOT_USE_:                 // protoc's range markers, never a value
+    case v1::FaultKind_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  HETSIM_CHECK(false, "a FaultKind number outside the schema (proto::Load refuses them)");
+  return spec::FaultKind::kNone;
 }
 
 spec::JitterSpec JitterOf(const v1::Jitter& j) {
@@ -69,7 +74,9 @@ spec::JitterSpec JitterOf(const v1::Jitter& j) {
     case v1::UNIFORM: out.distribution = spec::JitterDistribution::kUniform; break;
     case v1::NORMAL: out.distribution = spec::JitterDistribution::kNormal; break;
     case v1::LOGNORMAL: out.distribution = spec::JitterDistribution::kLogNormal; break;
-    default: break;
+    case v1::JITTER_DISTRIBUTION_UNSPECIFIED: break;           // kNone
+    case v1::JitterDistribution_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case v1::JitterDistribution_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
   out.spread = j.spread();
   out.gpus.assign(j.gpus().begin(), j.gpus().end());
@@ -111,7 +118,9 @@ std::string Describe(const Topology& t, const v1::Fault& f, const ResolvedFault&
     case v1::FLAP:
       return absl::StrFormat("%s down %g ms of every %g ms %s", target, f.down_ms(), f.period_ms(), Window(f));
     case v1::FAIL: return absl::StrFormat("%s fails at %g ms", target, f.at_ms());
-    default: break;
+    case v1::FAULT_KIND_UNSPECIFIED: break;
+    case v1::FaultKind_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case v1::FaultKind_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
   return target;
 }

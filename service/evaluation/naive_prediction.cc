@@ -34,8 +34,7 @@ const v1::GpuType* GpuOfIsland(const v1::Cluster& cluster, const std::string& is
 }  // namespace
 
 absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
-  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(inputs.model, "model"));
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
+  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(inputs.model, "model"));
   const v1::Plan& plan = inputs.plan;
   const double micro = static_cast<double>(plan.micro_batch_size());
   std::vector<Time> stage_time;

@@ -22,7 +22,7 @@ double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
 
 absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
-  HETSIM_ASSIGN_OR_RETURN(const spec::ModelSpec model_spec, proto::ResolveModel(inputs.model, "model"));
+  const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
                           planner::ClusterModel::Create(inputs.cluster, model.dtype()));

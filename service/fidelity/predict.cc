@@ -33,8 +33,7 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
   if (!model.has_transformer()) return absl::InvalidArgumentError(field + "needs a transformer model");
   const v1::Transformer& t = model.transformer();
   const bool standard = proto::FfnHiddenSize(t) == 4 * uint64_t{t.hidden_size()} && !t.gated_mlp() &&
-                        (t.num_kv_heads() == 0 || t.num_kv_heads() == t.num_attention_heads()) &&
-                        t.num_experts() <= 1 && !t.has_mla() &&
+                        proto::KvHeads(t) == t.num_attention_heads() && t.num_experts() <= 1 && !t.has_mla() &&
                         (t.head_dim() == 0 || uint64_t{t.head_dim()} * t.num_attention_heads() == t.hidden_size());
   if (!standard) {
     return absl::InvalidArgumentError(

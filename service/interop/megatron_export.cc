@@ -236,7 +236,10 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
       break;
     case v1::FP32:
     case v1::TF32: break;
-    default: add("--bf16"); break;  // DTYPE_UNSPECIFIED is BF16
+    case v1::DTYPE_UNSPECIFIED:  // the schema's default dtype
+    case v1::BF16: add("--bf16"); break;
+    case v1::DType_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case v1::DType_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
 }
 

@@ -48,7 +48,9 @@ absl::StatusOr<AxisValue> ReadBack(const pb::Message& m, const pb::FieldDescript
     case pb::FieldDescriptor::CPPTYPE_FLOAT: v.double_value = r->GetFloat(m, field); break;
     case pb::FieldDescriptor::CPPTYPE_BOOL: v.bool_value = r->GetBool(m, field); break;
     case pb::FieldDescriptor::CPPTYPE_ENUM: v.enum_value = r->GetEnumValue(m, field); break;
-    default: return absl::InternalError("ReadBack: not a numeric, bool or enum field");
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      return absl::InternalError("ReadBack: not a numeric, bool or enum field");
   }
   switch (field->cpp_type()) {
     case pb::FieldDescriptor::CPPTYPE_INT32:
@@ -74,10 +76,14 @@ absl::StatusOr<AxisValue> ReadBack(const pb::Message& m, const pb::FieldDescript
       v.text = e->name();
       break;
     }
-    default:  // floating point
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
       if (!std::isfinite(v.double_value)) return absl::InvalidArgumentError("not a finite number");
       v.number = v.double_value;
       v.text = ShortestDouble(v.double_value);
+      break;
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE: break;  // returned by the first switch
   }
   return v;
 }

@@ -101,8 +101,22 @@ std::string PointStatusName(const absl::StatusOr<Report>& result) {
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kNotFound: return "infeasible";
-    default: return "error";
+    case absl::StatusCode::kOk:  // never here: result was not ok
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kUnauthenticated: return "error";
+    // Abseil's placeholder for codes it may add; it is never a status's code.
+    case absl::StatusCode::kDoNotUseReservedForFutureExpansionUseDefaultInSwitchInstead_: break;
   }
+  return "error";  // a code newer than this build's Abseil
 }
 
 RowFormatter::RowFormatter(RowFormat format, const SweepSpace& space) : format_(format), space_(&space) {
@@ -114,7 +128,12 @@ RowFormatter::RowFormatter(RowFormat format, const SweepSpace& space) : format_(
         case pb::FieldDescriptor::CPPTYPE_ENUM:
         case pb::FieldDescriptor::CPPTYPE_STRING:
         case pb::FieldDescriptor::CPPTYPE_MESSAGE: kind = Kind::kString; break;
-        default: kind = Kind::kNumber;
+        case pb::FieldDescriptor::CPPTYPE_INT32:
+        case pb::FieldDescriptor::CPPTYPE_INT64:
+        case pb::FieldDescriptor::CPPTYPE_UINT32:
+        case pb::FieldDescriptor::CPPTYPE_UINT64:
+        case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+        case pb::FieldDescriptor::CPPTYPE_FLOAT: kind = Kind::kNumber; break;
       }
     }
     kinds_.push_back(kind);

@@ -26,8 +26,16 @@ int Tier(DeviceKind kind) {
     case DeviceKind::kPodSwitch: return 2;
     case DeviceKind::kAggSwitch: return 3;
     case DeviceKind::kGateway: return 4;
-    default: return 1;  // island, leaf, rail and ToR switches
+    case DeviceKind::kIslandSwitch:
+    case DeviceKind::kLeafSwitch:
+    case DeviceKind::kRailSwitch:
+    case DeviceKind::kTorSwitch: return 1;
+    case DeviceKind::kGpu:  // inside a node: the tier of the node's own links
+    case DeviceKind::kNvSwitch:
+    case DeviceKind::kPcieSwitch:
+    case DeviceKind::kNic: return 1;
   }
+  return 1;
 }
 
 // Links the symmetry maps onto one another: kinds and islands of both ends and the capacity; the node

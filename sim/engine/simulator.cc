@@ -1,9 +1,5 @@
 #include "sim/engine/simulator.h"
 
-#include <cinttypes>
-#include <cstdio>
-#include <cstdlib>
-
 namespace hetsim::sim {
 
 const char* RunOutcomeName(RunOutcome outcome) {
@@ -40,12 +36,6 @@ RunOutcome Simulator::RunUntil(Time end) {
   }
   if (end != kTimeMax && end > now_) now_ = end;
   return outcome;
-}
-
-void Simulator::AbortScheduleInPast(Time at) const {
-  std::fprintf(stderr, "hetsim internal error: event scheduled at %" PRId64 " ps, before now (%" PRId64 " ps)\n", at,
-               now_);
-  std::abort();
 }
 
 }  // namespace hetsim::sim

@@ -6,9 +6,11 @@
 #ifndef HETSIM_SIM_ENGINE_SIMULATOR_H_
 #define HETSIM_SIM_ENGINE_SIMULATOR_H_
 
+#include <cinttypes>
 #include <cstddef>
 #include <cstdint>
 
+#include "base/check.h"
 #include "base/time.h"
 #include "sim/engine/event.h"
 #include "sim/engine/event_queue.h"
@@ -35,7 +37,7 @@ class Simulator {
   // Schedules `handler->OnEvent(payload)` at absolute time `at`, which must not be in the past
   // (a programming error: the process aborts with a message).
   EventId Schedule(Time at, EventHandler* handler, uint64_t payload) {
-    if (at < now_) AbortScheduleInPast(at);
+    HETSIM_CHECK(at >= now_, "event scheduled at %" PRId64 " ps, before now (%" PRId64 " ps)", at, now_);
     return queue_.Push(at, handler, payload);
   }
   EventId ScheduleAfter(Time delay, EventHandler* handler, uint64_t payload) {
@@ -47,7 +49,7 @@ class Simulator {
   // Moves a pending event to `at` (not in the past); it then runs after the events already scheduled
   // for `at`. False when the event is no longer pending.
   bool Reschedule(EventId id, Time at) {
-    if (at < now_) AbortScheduleInPast(at);
+    HETSIM_CHECK(at >= now_, "event rescheduled to %" PRId64 " ps, before now (%" PRId64 " ps)", at, now_);
     return queue_.Reschedule(id, at);
   }
   bool IsPending(EventId id) const { return queue_.IsPending(id); }
@@ -70,8 +72,6 @@ class Simulator {
   void ReserveEvents(size_t n) { queue_.Reserve(n); }
 
  private:
-  [[noreturn]] void AbortScheduleInPast(Time at) const;
-
   EventQueue queue_;
   Time now_ = 0;
   uint64_t events_processed_ = 0;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/defaults.h"
 #include "base/spec/simulation.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
@@ -46,7 +47,7 @@ struct StageLayout {
   int context_parallel = 1;
   int32_t island = 0;
 
-  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
+  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
 
   GpuId Gpu(int replica, int tp_rank, int cp_rank = 0) const {
     return gpus[(replica * context_parallel + cp_rank) * tensor_parallel + tp_rank];

@@ -65,7 +65,7 @@ void FaultRuntime::ScheduleNext(int i) {
     case spec::FaultKind::kFail:
       if (p.phase == 0) at = f.at;
       break;
-    default: break;
+    case spec::FaultKind::kNone: break;  // does nothing (base/spec/faults.h)
   }
   if (at == kTimeMax) return;
   p.event = simulator_->Schedule(std::max(at, simulator_->now()), this, static_cast<uint64_t>(i));
@@ -120,7 +120,7 @@ void FaultRuntime::OnEvent(uint64_t payload) {
       ++p.phase;
       on_fail_(i);
       return;
-    default: return;
+    case spec::FaultKind::kNone: return;  // does nothing (base/spec/faults.h)
   }
   ++p.phase;
   ScheduleNext(i);

@@ -3,24 +3,15 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 
 namespace hetsim::sim {
-namespace {
-
-[[noreturn]] void InternalError(const char* what, uint64_t value) {
-  std::fprintf(stderr, "hetsim internal error: network: %s (%" PRIu64 ")\n", what, value);
-  std::abort();
-}
-
-}  // namespace
 
 const char* NetworkModeName(NetworkMode mode) {
   switch (mode) {
@@ -78,7 +69,7 @@ LinkCounters Network::link_counters(LinkId id) const {
 
 void Network::ResetLinkCounters(LinkId id) {
   Link& link = links_[id];
-  if (!link.flows.empty()) InternalError("counters reset on a link that carries flows", id);
+  HETSIM_CHECK(link.flows.empty(), "counters reset on link %u, which carries flows", id);
   link.bytes = 0;
   link.completed_flows = 0;
   link.busy_time = 0;
@@ -118,7 +109,7 @@ uint32_t Network::AllocateFlow() {
     free_flow_ = flows_[slot].next_free;
     return slot;
   }
-  if (flows_.size() >= kNoFlow) InternalError("too many concurrent flows", flows_.size());
+  HETSIM_CHECK(flows_.size() < kNoFlow, "too many concurrent flows (%zu)", flows_.size());
   flows_.emplace_back();
   flow_epoch_.push_back(0);
   flow_fixed_.push_back(0);
@@ -156,7 +147,7 @@ void Network::FreeFlow(uint32_t slot) {
 }
 
 FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer, uint64_t tag) {
-  if (bytes < 0) InternalError("flow with negative bytes", static_cast<uint64_t>(bytes));
+  HETSIM_CHECK(bytes >= 0, "flow of %" PRId64 " bytes", bytes);
   const uint32_t slot = AllocateFlow();
   Flow& f = flows_[slot];
   f.bytes = bytes;
@@ -167,7 +158,7 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
   Time latency = 0;
   f.tightest_link = route.empty() ? 0 : route.front();
   for (LinkId link : route) {
-    if (link >= links_.size()) InternalError("route names an unknown link", link);
+    HETSIM_CHECK(link < links_.size(), "route names unknown link %u", link);
     latency += links_[link].spec.latency;
     f.hops.push_back(Hop{link, 0});
     const double capacity = links_[link].spec.capacity_bytes_per_s;
@@ -194,9 +185,9 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
 
 FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const double> weights, int64_t bytes,
                                   FlowObserver* observer, uint64_t tag) {
-  if (weights.size() != route.size()) InternalError("weights for a route of another length", weights.size());
+  HETSIM_CHECK(weights.size() == route.size(), "%zu weights for a route of %zu links", weights.size(), route.size());
   for (double w : weights) {
-    if (!(w > 0) || !std::isfinite(w)) InternalError("a flow weight that is not positive and finite", 0);
+    HETSIM_CHECK(w > 0 && std::isfinite(w), "flow weight %g is not positive and finite", w);
   }
   const Time now = simulator_->now();
   if (merge_instant_ != now) {
@@ -242,12 +233,13 @@ uint32_t Network::IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> rou
 
 void Network::OnEvent(uint64_t payload) {
   const uint32_t slot = static_cast<uint32_t>(payload >> 2);
-  switch (payload & 3) {
-    case kActivate: Activate(slot); break;
-    case kComplete: Complete(slot); break;
-    case kRecompute: Recompute(); break;
-    default: InternalError("unknown network event", payload);
+  const auto kind = static_cast<EventKind>(payload & 3);
+  switch (kind) {
+    case kActivate: Activate(slot); return;
+    case kComplete: Complete(slot); return;
+    case kRecompute: Recompute(); return;
   }
+  HETSIM_CHECK(false, "unknown network event %" PRIu64, payload);
 }
 
 void Network::Activate(uint32_t slot) {
@@ -355,8 +347,8 @@ void Network::MarkDirty(LinkId link) {
 void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> changes) {
   std::vector<LinkId> changed;
   for (const auto& [id, capacity] : changes) {
-    if (id >= links_.size()) InternalError("capacity change of an unknown link", id);
-    if (!(capacity >= 0) || !std::isfinite(capacity)) InternalError("negative or infinite capacity for link", id);
+    HETSIM_CHECK(id < links_.size(), "capacity change of unknown link %u", id);
+    HETSIM_CHECK(capacity >= 0 && std::isfinite(capacity), "capacity %g for link %u", capacity, id);
     if (links_[id].spec.capacity_bytes_per_s == capacity) continue;
     links_[id].spec.capacity_bytes_per_s = capacity;
     changed.push_back(id);

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "base/spec/defaults.h"
 
 namespace hetsim::sim::pipeline {
 namespace {
@@ -138,12 +139,12 @@ absl::StatusOr<std::vector<int>> WarmupForwards(const ScheduleSpec& spec, absl::
       case Kind::kGpipe: n[s] = forwards; break;
       case Kind::kEager1F1B: n[s] = 2 * after + 1; break;
       case Kind::kH1F1B: {
-        const double eps = spec.h1f1b.epsilon == 0 ? hetsim::spec::kDefaultH1f1bEpsilon : spec.h1f1b.epsilon;
+        const double eps = hetsim::spec::H1f1bEpsilonOr(spec.h1f1b.epsilon);
         n[s] = s == S - 1 ? 1 : n[s + 1] + H1F1BDelta(spec.h1f1b.boundary_comm[s], spec.h1f1b.t_max, eps);
         break;
       }
       case Kind::kInterleaved1F1B: n[s] = 2 * after + (chunks - 1) * S + 1; break;
-      default: n[s] = after + 1; break;  // 1F1B
+      case Kind::kOneFOneB: n[s] = after + 1; break;
     }
   }
   for (int s = 0; s < S; ++s) n[s] = std::min(n[s], forwards);

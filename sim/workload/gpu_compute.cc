@@ -17,8 +17,9 @@ const char* PeakFieldName(spec::DType dtype) {
     case spec::DType::kTf32: return "peak_tflops_tf32";
     case spec::DType::kFp16: return "peak_tflops_fp16";
     case spec::DType::kFp8: return "peak_tflops_fp8";
-    default: return "peak_tflops_bf16";
+    case spec::DType::kBf16: return "peak_tflops_bf16";
   }
+  return "peak_tflops_bf16";
 }
 
 // Output tile shapes a GEMM library chooses from, with the fraction of the largest tiles' throughput

@@ -8,8 +8,8 @@
 // Every kernel then adds kernel_launch_us and lasts at least host_op_us.
 // Without sm_count, the legacy size curve: flop / (peak * max_efficiency * g / (g + half_efficiency_gflop)).
 // Ideal hardware (Cluster.ideal) is flop / peak and bytes / datasheet bandwidth, no overheads.
-// The GPU is a resolved spec (proto::ResolveGpu: presets applied, units converted, efficiency fields
-// checked). docs/hardware.md gives the sources and the fitted values.
+// The GPU is a resolved spec (proto::ResolveGpu of a checked GPU type: presets applied, units
+// converted). docs/hardware.md gives the sources and the fitted values.
 #ifndef HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 #define HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_
 

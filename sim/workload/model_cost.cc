@@ -10,8 +10,11 @@ int ElementBytes(spec::DType dtype) {
   switch (dtype) {
     case spec::DType::kFp32:
     case spec::DType::kTf32: return 4;
-    default: return 2;
+    case spec::DType::kBf16:
+    case spec::DType::kFp16:
+    case spec::DType::kFp8: return 2;  // FP8 is the GEMMs' input format only (docs/cost-model.md)
   }
+  return 2;
 }
 
 int OptimizerBytesPerParam(spec::DType dtype) { return ElementBytes(dtype) == 4 ? 8 : 12; }

@@ -1,7 +1,7 @@
 // The model's layer sequence with the cost of every layer: what plans index with
 // Stage.first_layer / Stage.num_layers and what the planner and the executor price stages with.
 //
-//   ModelCost model = ModelCost::Create(*proto::ResolveModel(model_proto, "model.pbtxt"));
+//   ModelCost model = ModelCost::Create(proto::ResolveModel(model_proto, "model.pbtxt"));
 //   model.num_layers();                 // BLOCK: num_layers + 2, SUBLAYER: 2 * num_layers + 2,
 //                                      // LayerList: as listed
 //   model.layer(i).forward_flop_per_sample;
@@ -30,8 +30,8 @@ int OptimizerBytesPerParam(spec::DType dtype);
 
 class ModelCost {
  public:
-  // Builds the layer sequence of a resolved model (proto::ResolveModel validated it, so nothing
-  // here can fail).
+  // Builds the layer sequence of a resolved model (proto::ValidateModel checked the message before
+  // proto::ResolveModel converted it, so nothing here can fail).
   static ModelCost Create(const spec::ModelSpec& model);
 
   const std::string& name() const { return name_; }

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
 #include "base/spec/stage_rules.h"
 
 namespace hetsim::sim::workload {
@@ -119,7 +120,10 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   if (c.context_parallel > 1 && !model.is_transformer()) {
     return Invalid(where, "context_parallel", "needs a transformer model");
   }
-  if (c.micro_batch_size == 0) return Invalid(where, "micro_batch_size", "must be > 0");
+  // Not a check of a hand-built configuration: ValidatePlan requires the plan's micro-batch size and
+  // the planner searches sizes from 1 (planner.cc MicroBatchSizes), so 0 is a programming error.
+  HETSIM_CHECK(c.micro_batch_size > 0, "%.*s: micro_batch_size 0 reached the cost model",
+               static_cast<int>(where.size()), where.data());
   if (c.recompute_num_layers < 0) return Invalid(where, "recompute_num_layers", "must be >= 0");
   if (c.recompute_num_layers > 0 && c.recompute != spec::Recompute::kFull) {
     return Invalid(where, "recompute_num_layers", "only full recompute (RECOMPUTE_FULL) counts layers");

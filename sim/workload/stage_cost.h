@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/defaults.h"
 #include "base/spec/dtype.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
@@ -38,7 +39,7 @@ struct StageConfig {
   // GPUs sharing an expert's weights, EP such groups holding distinct experts (EP divides the experts).
   int expert_parallel = 1;
   int expert_tensor_parallel = 0;  // 0: tensor_parallel (Megatron's default)
-  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
+  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
   int zero_stage = 0;  // 0..3

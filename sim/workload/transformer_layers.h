@@ -1,6 +1,6 @@
 // Builds the per-layer costs of a transformer (Megatron GPT-style: pre-LayerNorm blocks with biases,
 // vocabulary-parallel embedding and LM head, no learned position table) and of an explicit LayerList.
-// Inputs are resolved specs (proto::ResolveModel validates and resolves them).
+// Inputs are resolved specs (proto::ResolveModel of a model proto::ValidateModel checked).
 #ifndef HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
 #define HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_H_
 
