@@ -534,6 +534,15 @@ TEST_CASE("chakra traces from PyTorch: missing control dependencies and host-sid
   CHECK(looped.ranks[0].nodes[0].deps.empty());
   CHECK(looped.ranks[0].nodes[2].deps == std::vector<int32_t>{1});
   CHECK(Replay(looped, Topo(TwoIslandCluster(1, 2, 100, 1000))).iteration_time == 13 * kMicrosecond);
+  // pg_name "0" (PyTorch's default process group) is ASTRA-sim's default group of every rank, unless the
+  // groups file names a group "0".
+  const auto pg0 = Workload({Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")}),
+                             Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")})});
+  CHECK(pg0.groups.back().name == "(all ranks)");
+  CHECK(pg0.ranks[1].nodes[0].group == static_cast<int32_t>(pg0.groups.size()) - 1);
+  const auto named0 =
+      Workload({Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")}), Stream({}), Stream({})}, {{"0", {0}}});
+  CHECK(named0.ranks[0].nodes[0].group == 0);
   // A cycle of data dependencies stays an error (bad input chakra_cycle), and so does a data dependency
   // on a missing node: Chakra's feeder would wait for either forever.
   Node lost = Comp(1, 5, {99});

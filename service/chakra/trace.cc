@@ -83,6 +83,39 @@ absl::StatusOr<int32_t> RankAttr(const Attributes& a, absl::string_view name, ab
   return static_cast<int32_t>(v);
 }
 
+// The communicator group of a COMM_COLL node. As ASTRA-sim's Workload::extract_comm_group reads it, a
+// missing, empty or "0" pg_name is the default group of every rank (unless the groups file names a
+// group "0"): hetsim adds it to `groups` as "(all ranks)", once, with a warning.
+absl::StatusOr<std::string> GroupName(const Attributes& a, absl::string_view file, uint64_t id, int num_ranks,
+                                      std::vector<proto::ChakraCommGroup>* groups, std::vector<std::string>* warnings) {
+  auto pg = a.known.find(std::string(kPgName));
+  std::string name;
+  if (pg == a.known.end()) {
+    name = "";
+  } else if (pg->second->value_case() == AttributeProto::kStringVal) {
+    name = pg->second->string_val();
+  } else if (std::optional<int64_t> v = IntegerValue(*pg->second)) {
+    name = absl::StrCat(*v);
+  } else {
+    return NodeError(file, id, "attribute pg_name: not a string");
+  }
+  const auto named = [&](const std::string& n) {
+    return std::any_of(groups->begin(), groups->end(), [&](const auto& g) { return g.name == n; });
+  };
+  if ((name != "" && name != "0") || named(name)) return name;
+  const std::string all = "(all ranks)";
+  if (!named(all)) {
+    proto::ChakraCommGroup every{all, {}};
+    for (int r = 0; r < num_ranks; ++r) every.ranks.push_back(r);
+    groups->push_back(std::move(every));
+    warnings->push_back(absl::StrFormat(
+        "%s: node %d: COMM_COLL_NODE %s: assumed to run over every rank (0..%d), ASTRA-sim's default group", file, id,
+        pg == a.known.end() ? std::string("without pg_name") : absl::StrFormat("with pg_name \"%s\"", name),
+        num_ranks - 1));
+  }
+  return all;
+}
+
 absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int rank, int num_ranks,
                                std::vector<proto::ChakraCommGroup>* groups, std::vector<std::string>* warnings,
                                TraceNode& n) {
@@ -98,25 +131,7 @@ absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int 
     absl::StatusOr<CollectiveOp> op = CollectiveOpOf(comm_type);
     if (!op.ok()) return NodeError(file, n.id, op.status().message());
     n.op = *op;
-    auto pg = a.known.find(std::string(kPgName));
-    std::string name;
-    if (pg == a.known.end()) {
-      name = "(all ranks)";
-      if (std::none_of(groups->begin(), groups->end(), [&](const auto& g) { return g.name == name; })) {
-        proto::ChakraCommGroup all{name, {}};
-        for (int r = 0; r < num_ranks; ++r) all.ranks.push_back(r);
-        groups->push_back(std::move(all));
-        warnings->push_back(
-            absl::StrFormat("%s: node %d: COMM_COLL_NODE without pg_name: assumed to run over every rank (0..%d)", file,
-                            n.id, num_ranks - 1));
-      }
-    } else if (pg->second->value_case() == AttributeProto::kStringVal) {
-      name = pg->second->string_val();
-    } else if (std::optional<int64_t> v = IntegerValue(*pg->second)) {
-      name = absl::StrCat(*v);
-    } else {
-      return NodeError(file, n.id, "attribute pg_name: not a string");
-    }
+    HETSIM_ASSIGN_OR_RETURN(const std::string name, GroupName(a, file, n.id, num_ranks, groups, warnings));
     auto g = std::find_if(groups->begin(), groups->end(), [&](const auto& x) { return x.name == name; });
     if (g == groups->end()) {
       return NodeError(file, n.id,

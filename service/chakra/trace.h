@@ -9,11 +9,12 @@
 // and collectives that some member of the group never issues.
 // Repairs (a warning saying what was assumed, docs/chakra.md): unknown attributes and unknown fields
 // are ignored; a schema version other than 0.0.4 (or differing between files) is read with the 0.0.4
-// layout; control dependencies on nodes not in the file (or on the node itself, or all of a file's when
-// they close cycles) are dropped, as Chakra's feeder drops them; CPU-side communication nodes without comm_size are
-// skipped (no time); METADATA / MEM_LOAD / MEM_STORE nodes take no time; a COMM_COLL without pg_name runs on every
-// rank; fewer ranks than GPUs leave the rest idle; GPU kernels no node depends on run on the rank's compute stream in
-// issue order and the rank ends when they end.
+// layout; control dependencies on nodes not in the file (or on the node itself, or all of a file's
+// when they close cycles) are dropped, as Chakra's feeder drops them; CPU-side communication nodes
+// without comm_size are skipped (no time); METADATA / MEM_LOAD / MEM_STORE nodes take no time; a
+// COMM_COLL without pg_name (or with "" or "0", unless the groups file names it) runs on every rank;
+// fewer ranks than GPUs leave the rest idle; GPU kernels no node depends on run on the rank's compute
+// stream in issue order and the rank ends when they end.
 #ifndef HETSIM_SERVICE_CHAKRA_TRACE_H_
 #define HETSIM_SERVICE_CHAKRA_TRACE_H_
 
