@@ -1,5 +1,6 @@
 #include "proto/chakra_stream.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -56,9 +57,7 @@ absl::StatusOr<bool> ReadOne(google::protobuf::io::CodedInputStream& in, google:
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file, int64_t max_nodes) {
+absl::StatusOr<ChakraStream> ParseDelimited(absl::string_view bytes, absl::string_view file, int64_t max_nodes) {
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: empty file (no GlobalMetadata)", file));
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %d bytes: larger than 2 GiB", file, bytes.size()));
@@ -80,6 +79,33 @@ absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::st
           absl::StrFormat("%s: more than %d nodes, the limit of one rank's trace", file, max_nodes));
     }
     stream.nodes.push_back(std::move(node));
+  }
+  return stream;
+}
+
+}  // namespace
+
+std::optional<std::string> DescribeJsonTrace(absl::string_view bytes) {
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first == absl::string_view::npos || (bytes[first] != '{' && bytes[first] != '[')) return std::nullopt;
+  const absl::string_view head = bytes.substr(0, 4096);
+  if (absl::StrContains(head, "\"workload_graph\"")) {
+    return "a Chakra workload graph in JSON (what Chakra's feeder reads in its JSON mode), while hetsim reads the "
+           "protobuf traces <prefix>.<rank>.et that chakra_converter writes";
+  }
+  if (absl::StrContains(head, "\"schema\"") && absl::StrContains(head, "\"nodes\"")) {
+    return "a PyTorch execution trace (JSON), not a Chakra trace: link it with its Kineto trace "
+           "(chakra_trace_link) and convert the result with chakra_converter PyTorch into <prefix>.<rank>.et";
+  }
+  return "JSON, not a Chakra protobuf trace (chakra_jsonizer's printout?): run hetsim on the .et files it was "
+         "printed from, or convert a PyTorch execution trace with chakra_trace_link and chakra_converter";
+}
+
+absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file, int64_t max_nodes) {
+  absl::StatusOr<ChakraStream> stream = ParseDelimited(bytes, file, max_nodes);
+  if (stream.ok()) return stream;
+  if (std::optional<std::string> json = DescribeJsonTrace(bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s (docs/chakra.md)", file, *json));
   }
   return stream;
 }

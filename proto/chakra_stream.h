@@ -7,6 +7,7 @@
 #ifndef HETSIM_PROTO_CHAKRA_STREAM_H_
 #define HETSIM_PROTO_CHAKRA_STREAM_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ std::string SerializeChakraStream(const ChakraStream& stream);
 // parse, more than `max_nodes` nodes. `file` only names the source.
 absl::StatusOr<ChakraStream> ParseChakraStream(absl::string_view bytes, absl::string_view file,
                                                int64_t max_nodes = kMaxChakraNodesPerRank);
+
+// When `bytes` is JSON (its first character past white space is '{' or '['): what kind of JSON trace it
+// seems to be and how to get a protobuf trace from it, for the error message. nullopt otherwise.
+// Only consulted when the bytes do not parse as a stream: a stream's first size byte can be '{'.
+std::optional<std::string> DescribeJsonTrace(absl::string_view bytes);
 
 // Reads and parses `path`.
 absl::StatusOr<ChakraStream> ReadChakraStream(absl::string_view path);

@@ -11,3 +11,24 @@ if(NOT HETSIM_SANITIZE)
                    ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/512gpu)
   set_tests_properties(chakra.round_trip.512gpu PROPERTIES TIMEOUT 600)
 endif()
+# A plan that leaves a node idle, with ZeRO-1 all-gathers: every rank file is one ASTRA-sim accepts.
+add_test(NAME chakra.round_trip.idle_gpus
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/plan-idle-gpus.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt
+                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/idle_gpus)
+# ASTRA-sim's own all-gather and reduce-scatter traces, rebuilt byte for byte: comm_size read as ASTRA-sim reads it.
+add_test(NAME chakra.astra_microbenchmarks
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>
+                 ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${CMAKE_CURRENT_BINARY_DIR}/chakra_astra_microbenchmarks)
+# Real traces converted from PyTorch by Chakra's tools (tests/chakra/real_traces.py lists them and their
+# sources): kept outside the repository, run when their folder is there.
+set(HETSIM_CHAKRA_REAL_TRACES "${PROJECT_SOURCE_DIR}/../shared/chakra-real-traces"
+    CACHE PATH "folder of the real Chakra traces tests/chakra/real_traces.py lists")
+if(EXISTS "${HETSIM_CHAKRA_REAL_TRACES}")
+  add_test(NAME chakra.real_traces
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/real_traces.py $<TARGET_FILE:hetsim>
+                   ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${HETSIM_CHAKRA_REAL_TRACES}
+                   ${CMAKE_CURRENT_BINARY_DIR}/chakra_real_traces)
+else()
+  message(STATUS "chakra.real_traces not run: no folder ${HETSIM_CHAKRA_REAL_TRACES} (tests/chakra/real_traces.py)")
+endif()

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "proto/chakra_stream.h"
 #include "proto/gpu_presets.h"
 #include "proto/inputs.h"
+#include "proto/io.h"
 #include "service/chakra/attributes.h"
 #include "service/chakra/export.h"
 #include "service/chakra/replay.h"
@@ -191,11 +193,16 @@ TEST_CASE("chakra replay: a collective takes what the collective alone takes on 
   for (int k = 0; k < 4; ++k) CHECK(r.rank_end[k] == r.iteration_time);
 }
 
+// Two stages of 2 GPUs with DP 2, the fast island's first node then the slow one's, 4 microbatches.
+v1::Plan TwoStageDpPlan() {
+  return MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"slow", 0, 0, 2, 1, 2, 1.5, 3.0, 1}}, 4, v1::ONE_F_ONE_B,
+                  1 << 20, 2);
+}
+
 TEST_CASE("chakra export: each rank holds its stage's passes with the DAG's durations, sends match recvs", "[chakra]") {
   // Two stages of 2 GPUs (DP 2): boundaries of 2 flows each, a gradient all-reduce per stage.
   const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
-  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"slow", 0, 0, 2, 1, 2, 1.5, 3.0, 1}}, 4,
-                                 v1::ONE_F_ONE_B, 1 << 20, 2);
+  const v1::Plan plan = TwoStageDpPlan();
   const auto in = MakeInputs(cluster, plan);
   const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
   const chakra::ChakraExport out = chakra::ExportChakra(*setup);
@@ -386,6 +393,184 @@ TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p
     INFO(plan.schedule() << ": executor " << run << " ps, replay " << replay << " ps");
     CHECK(std::abs(static_cast<double>(replay - run)) <= 0.002 * static_cast<double>(run));
   }
+}
+
+// ASTRA-sim's microbenchmark traces (examples/workload/microbenchmarks/*/4npus_1MB): one COMM_COLL
+// node per rank, no pg_name, comm_size 1 MiB, the nodes as its generator scripts write them
+// (tests/chakra/astra_microbenchmarks.py checks the bytes against its files).
+std::vector<proto::ChakraStream> AstraMicrobenchmark(ChakraProtoMsg::CollectiveCommType type, const std::string& name) {
+  std::vector<proto::ChakraStream> ranks;
+  for (int npu = 0; npu < 4; ++npu) {
+    Node n;
+    n.set_id(npu);
+    n.set_name(name + "_4npus_1MB");
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    n.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, false));
+    n.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kCommType, type));
+    n.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kCommSize, 1 << 20));
+    ranks.push_back(Stream({n}));
+  }
+  return ranks;
+}
+
+TEST_CASE("chakra comm_size: each rank's input, as ASTRA-sim reads it (an all-gather's n times smaller)", "[chakra]") {
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 100, 1000);
+  const topology::Topology topo = Topo(cluster);
+  topology::Router router(topo);
+  // ASTRA-sim's Ring: an all-gather of comm_size S sends S per step and ends with 4 S; a
+  // reduce-scatter of S sends S / 4 per step. hetsim's bytes (nccl-tests): the output, the input.
+  const struct {
+    ChakraProtoMsg::CollectiveCommType type;
+    std::string name;
+    CollectiveOp op;
+    int64_t hetsim_bytes;
+  } cases[] = {{ChakraProtoMsg::ALL_GATHER, "all_gather", CollectiveOp::kAllGather, 4 << 20},
+               {ChakraProtoMsg::REDUCE_SCATTER, "reduce_scatter", CollectiveOp::kReduceScatter, 1 << 20}};
+  for (const auto& c : cases) {
+    const auto w = Workload(AstraMicrobenchmark(c.type, c.name));
+    CHECK(w.ranks[0].nodes[0].comm_bytes == c.hetsim_bytes);
+    sim::CollectiveRequest request;
+    request.op = c.op;
+    request.gpus = {0, 1, 2, 3};
+    request.bytes = c.hetsim_bytes;
+    auto alone = sim::SimulateCollective(topo, router, request);
+    REQUIRE(alone.ok());
+    CHECK(Replay(w, topo).iteration_time == alone->time);
+  }
+  CHECK(chakra::CommSizeOf(CollectiveOp::kAllGather, 4 << 20, 4) == 1 << 20);
+  CHECK(chakra::CommSizeOf(CollectiveOp::kAllGather, 10, 4) == 3);  // rounded to the nearest byte
+  CHECK(chakra::CommSizeOf(CollectiveOp::kReduceScatter, 4 << 20, 4) == 4 << 20);
+  CHECK(chakra::CollectiveBytesOf(CollectiveOp::kAllGather, int64_t{1} << 40, 1 << 12, int64_t{1} << 50) ==
+        std::nullopt);
+
+  // The export writes a ZeRO-1 parameter all-gather's comm_size as its gathered bytes over the group.
+  v1::Plan plan = TwoStageDpPlan();
+  for (v1::Stage& s : *plan.mutable_stages()) s.set_zero_stage(1);
+  const auto in = MakeInputs(TwoIslandCluster(1, 2, 100, 1000), plan);
+  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const chakra::ChakraExport out = chakra::ExportChakra(*setup);
+  REQUIRE(setup->stages[0].param_gather);
+  const int64_t gathered = setup->stages[0].param_gather->BytesOf(false);
+  const auto gather = std::find_if(out.ranks[0].nodes.begin(), out.ranks[0].nodes.end(),
+                                   [](const Node& n) { return n.name() == "param all-gather"; });
+  REQUIRE(gather != out.ranks[0].nodes.end());
+  const auto size = std::find_if(gather->attr().begin(), gather->attr().end(),
+                                 [](const auto& a) { return a.name() == chakra::kCommSize; });
+  REQUIRE(size != gather->attr().end());
+  CHECK(size->int64_val() == (gathered + 1) / 2);
+  // Read back, it is the executor's all-gather again.
+  const auto w = Workload(out.ranks, out.comm_groups);
+  const auto back = std::find_if(w.ranks[0].nodes.begin(), w.ranks[0].nodes.end(),
+                                 [](const chakra::TraceNode& n) { return n.name == "param all-gather"; });
+  REQUIRE(back != w.ranks[0].nodes.end());
+  CHECK(std::abs(back->comm_bytes - gathered) <= 1);
+}
+
+TEST_CASE("chakra export: a GPU the plan leaves idle gets one COMP node of no time, for ASTRA-sim", "[chakra]") {
+  // Two fast nodes and one slow: the plan uses fast node 0 and the slow node, fast node 1 (GPUs 2, 3)
+  // is idle.
+  const v1::Cluster cluster = TwoIslandCluster(2, 2, 100, 1000);
+  const v1::Plan plan = TwoStageDpPlan();
+  const auto in = MakeInputs(cluster, plan);
+  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const chakra::ChakraExport out = chakra::ExportChakra(*setup);
+  REQUIRE(out.ranks.size() == 6);
+  for (int r : {2, 3}) {
+    REQUIRE(out.ranks[r].nodes.size() == 1);
+    const Node& idle = out.ranks[r].nodes[0];
+    CHECK(idle.type() == ChakraProtoMsg::COMP_NODE);
+    CHECK(idle.duration_micros() == 0);
+    CHECK(idle.data_deps().empty());
+    CHECK(idle.ctrl_deps().empty());
+  }
+  CHECK(out.ranks[0].nodes.size() > 1);
+  // hetsim replays it as before: the idle ranks end at once, the iteration is the executor's.
+  const auto w = Workload(out.ranks, out.comm_groups);
+  CHECK(w.warnings.empty());
+  const chakra::ReplayResult r = Replay(w, *setup->topology);
+  CHECK(r.rank_end[2] == 0);
+  const Time run = MakeRun(*setup).iteration_time;
+  CHECK(std::abs(static_cast<double>(r.iteration_time - run)) <= 0.002 * static_cast<double>(run));
+}
+
+TEST_CASE("chakra traces from PyTorch: missing control dependencies and host-side collectives are skipped",
+          "[chakra]") {
+  // As Chakra's converter writes them: a host op with ctrl_deps on the (left out) thread node 3, the
+  // host side of a broadcast (c10d::broadcast_, on the CPU, no comm_size) and its GPU kernel.
+  Node host = Comp(10, 5);
+  host.add_ctrl_deps(3);
+  Node c10d;
+  c10d.set_id(11);
+  c10d.set_name("c10d::broadcast_(0)");
+  c10d.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+  c10d.add_ctrl_deps(3);
+  c10d.add_ctrl_deps(11);  // a node after itself, as in Chakra's own feeder test trace
+  c10d.add_data_deps(10);
+  c10d.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, true));
+  Node kernel = Coll(12, {11}, CollectiveOp::kBroadcast, 4096, "");
+  kernel.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, false));
+  const auto w = Workload({Stream({host, c10d, kernel})});
+  const chakra::RankTrace& t = w.ranks[0];
+  CHECK(t.skipped_ctrl_deps == 2);
+  CHECK(t.skipped_self_ctrl_deps == 1);
+  CHECK(t.skipped_cpu_comm_ops == 1);
+  CHECK(t.nodes[1].type == chakra::TraceNodeType::kNoOp);
+  CHECK(t.nodes[2].type == chakra::TraceNodeType::kCollective);
+  CHECK(t.nodes[1].deps == std::vector<int32_t>{0});
+  auto has = [&](const std::string& text) {
+    return std::any_of(w.warnings.begin(), w.warnings.end(),
+                       [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  CHECK(has("t.0.et: 2 control dependencies on nodes not in this file and 1 on the node itself: ignored"));
+  CHECK(has("t.0.et: 1 CPU-side communication nodes without comm_size"));
+  // A host op ordered after the GPU kernel it launches (which data-depends on it), as the converter
+  // writes it: the control dependencies close a cycle, so all of them go.
+  Node launch = Comp(1, 5);
+  launch.add_ctrl_deps(2);
+  Node launched = Comp(2, 7, {1});
+  Node next = Comp(3, 1, {2});
+  next.add_ctrl_deps(1);
+  const auto looped = Workload({Stream({launch, launched, next})});
+  CHECK(looped.ranks[0].skipped_cyclic_ctrl_deps == 2);
+  CHECK(looped.ranks[0].nodes[0].deps.empty());
+  CHECK(looped.ranks[0].nodes[2].deps == std::vector<int32_t>{1});
+  CHECK(Replay(looped, Topo(TwoIslandCluster(1, 2, 100, 1000))).iteration_time == 13 * kMicrosecond);
+  // pg_name "0" (PyTorch's default process group) is ASTRA-sim's default group of every rank, unless the
+  // groups file names a group "0".
+  const auto pg0 = Workload({Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")}),
+                             Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")})});
+  CHECK(pg0.groups.back().name == "(all ranks)");
+  CHECK(pg0.ranks[1].nodes[0].group == static_cast<int32_t>(pg0.groups.size()) - 1);
+  const auto named0 =
+      Workload({Stream({Coll(1, {}, CollectiveOp::kAllReduce, 64, "0")}), Stream({}), Stream({})}, {{"0", {0}}});
+  CHECK(named0.ranks[0].nodes[0].group == 0);
+  // A cycle of data dependencies stays an error (bad input chakra_cycle), and so does a data dependency
+  // on a missing node: Chakra's feeder would wait for either forever.
+  Node lost = Comp(1, 5, {99});
+  std::vector<proto::ChakraCommGroup> groups;
+  std::vector<std::string> warnings;
+  CHECK(!chakra::ConvertRank(Stream({lost}), "t.0.et", 0, 1, &groups, &warnings).ok());
+}
+
+TEST_CASE("chakra traces: JSON is named as JSON, with how to get a protobuf trace", "[chakra]") {
+  const auto message = [](const std::string& bytes) {
+    return std::string(proto::ParseChakraStream(bytes, "t.0.et").status().message());
+  };
+  CHECK(message("{\n  \"workload_graph\": []\n}").find("t.0.et: a Chakra workload graph in JSON") == 0);
+  CHECK(message(" {\"schema\": \"1.0.2-chakra.0.0.4\", \"nodes\": []}").find("a PyTorch execution trace (JSON)") !=
+        std::string::npos);
+  CHECK(message("{\"version\": \"0.0.4\"}{\"id\": \"1\"}").find("chakra_jsonizer") != std::string::npos);
+  CHECK(message("\x05\xff\xff").find("JSON") == std::string::npos);
+  // A folder holding only JSON, or a JSON file given for the folder.
+  const std::string dir = TempDir("json");
+  std::filesystem::create_directories(dir);
+  const std::string json = (std::filesystem::path(dir) / "pytorch_et_0.json").string();
+  REQUIRE(proto::WriteFileAtomically(json, "{\"schema\": \"1.0.2-chakra.0.0.4\", \"nodes\": []}").ok());
+  for (const std::string& path : {dir, json}) {
+    const auto w = chakra::LoadChakraDir(path, 4);
+    CHECK(std::string(w.status().message()).find("pytorch_et_0.json: a PyTorch execution trace") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "service/chakra/attributes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -108,6 +109,17 @@ ChakraProtoMsg::CollectiveCommType CommTypeOf(CollectiveOp op) {
     case CollectiveOp::kSendRecv: break;  // a send/recv pair is two nodes, never a COMM_COLL
   }
   return ChakraProtoMsg::ALL_REDUCE;
+}
+
+int64_t CommSizeOf(CollectiveOp op, int64_t bytes, int group_size) {
+  if (op != CollectiveOp::kAllGather || group_size <= 1) return bytes;
+  return (bytes + group_size / 2) / group_size;
+}
+
+std::optional<int64_t> CollectiveBytesOf(CollectiveOp op, int64_t comm_size, int group_size, int64_t max_bytes) {
+  const int64_t n = op == CollectiveOp::kAllGather ? std::max(group_size, 1) : 1;
+  if (comm_size > max_bytes / n) return std::nullopt;
+  return comm_size * n;
 }
 
 absl::StatusOr<CollectiveOp> CollectiveOpOf(int64_t comm_type) {

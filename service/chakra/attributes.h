@@ -14,8 +14,8 @@
 
 namespace hetsim::chakra {
 
-// Attribute names (Chakra's spelling). comm_size is in bytes (nccl-tests' convention per operation,
-// sim/collectives/collective.h); num_ops in floating-point operations; tensor_size in bytes.
+// Attribute names (Chakra's spelling). comm_size is in bytes, each rank's input as ASTRA-sim reads it
+// (CommSizeOf below); num_ops in floating-point operations; tensor_size in bytes.
 inline constexpr absl::string_view kCommType = "comm_type";
 inline constexpr absl::string_view kCommSize = "comm_size";
 inline constexpr absl::string_view kCommSrc = "comm_src";
@@ -43,6 +43,15 @@ std::optional<int64_t> IntegerValue(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<double> NumberValue(const ChakraProtoMsg::AttributeProto& attr);
 
 ChakraProtoMsg::CollectiveCommType CommTypeOf(CollectiveOp op);
+
+// A collective's comm_size is each rank's input buffer, as ASTRA-sim's collectives read it (its Ring
+// all-gather sends comm_size per step and ends with n x comm_size) and as Chakra's generators and
+// PyTorch converter write it (docs/chakra.md). hetsim's `bytes` follow nccl-tests
+// (sim/collectives/collective.h), which differ for one operation only: an all-gather's `bytes` is the
+// gathered output, n x comm_size. CommSizeOf rounds to the nearest byte.
+int64_t CommSizeOf(CollectiveOp op, int64_t bytes, int group_size);
+// The reverse; nullopt when the result would exceed `max_bytes`.
+std::optional<int64_t> CollectiveBytesOf(CollectiveOp op, int64_t comm_size, int group_size, int64_t max_bytes);
 // InvalidArgument for the types hetsim has no algorithm for (REDUCE, GATHER, SCATTER, BARRIER, ...).
 absl::StatusOr<CollectiveOp> CollectiveOpOf(int64_t comm_type);
 

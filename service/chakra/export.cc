@@ -49,10 +49,27 @@ class Exporter {
       }
     }
     for (int s = 0; s < setup_.num_stages(); ++s) AddGradSync(s);
+    for (int r = 0; r < static_cast<int>(out_.ranks.size()); ++r) {
+      if (out_.ranks[r].nodes.empty()) Add(r, IdleNode());
+    }
     return std::move(out_);
   }
 
  private:
+  // What a GPU the plan leaves idle runs: ASTRA-sim's workload layer needs a file per NPU and its
+  // feeder refuses a file without a dependency-free node, so the rank gets one COMP node of no time
+  // (ASTRA-sim replays it in 1 ns; with its roofline on, tensor_size 0 makes it skip the node).
+  static Node IdleNode() {
+    Node n;
+    n.set_name("idle (the plan gives this GPU no work)");
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(0);
+    n.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
+    n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, 0));
+    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+    return n;
+  }
+
   // Appends `node` to `rank`'s trace with the next id of that rank.
   uint64_t Add(int rank, Node node) {
     auto& nodes = out_.ranks[rank].nodes;
@@ -159,15 +176,15 @@ class Exporter {
   }
 
   // The communicators of stage `s`'s data-parallel groups (one per TP rank) or, `experts`, of its
-  // expert-data-parallel groups (SyncGroupsOf), created once.
-  const std::vector<std::string>& SyncGroups(int s, bool experts) {
+  // expert-data-parallel groups (SyncGroupsOf), created once: indices into out_.comm_groups.
+  const std::vector<size_t>& SyncGroups(int s, bool experts) {
     const sim::executor::StageSetup& st = setup_.stages[s];
     auto [it, inserted] = sync_groups_.try_emplace({s, experts});
     if (!inserted) return it->second;
     for (const std::vector<GpuId>& gpus : sim::executor::SyncGroupsOf(st.layout, experts)) {
       proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
       for (GpuId g : gpus) group.ranks.push_back(g);
-      it->second.push_back(group.name);
+      it->second.push_back(out_.comm_groups.size());
       out_.comm_groups.push_back(std::move(group));
     }
     return it->second;
@@ -184,7 +201,8 @@ class Exporter {
       const int64_t bytes = step.BytesOf(experts);
       if (bytes <= 0) continue;
       const int group = static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel));
-      Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name, SyncGroups(s, experts)[group]);
+      Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name,
+                              out_.comm_groups[SyncGroups(s, experts)[group]]);
       for (uint64_t d : deps) n.add_data_deps(d);
       for (uint64_t d : after) n.add_ctrl_deps(d);
       ids.push_back(Add(l.gpus[i], std::move(n)));
@@ -209,13 +227,15 @@ class Exporter {
     }
   }
 
-  static Node CollectiveNode(CollectiveOp op, int64_t bytes, const std::string& name, const std::string& group) {
+  // comm_size is each rank's input (attributes.h): an all-gather's `bytes` over the group's size.
+  static Node CollectiveNode(CollectiveOp op, int64_t bytes, const std::string& name,
+                             const proto::ChakraCommGroup& group) {
     Node n;
     n.set_name(name);
     n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
     n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(op)));
-    n.add_attr()->CopyFrom(Int64Attr(kCommSize, bytes));
-    n.add_attr()->CopyFrom(StringAttr(kPgName, group));
+    n.add_attr()->CopyFrom(Int64Attr(kCommSize, CommSizeOf(op, bytes, static_cast<int>(group.ranks.size()))));
+    n.add_attr()->CopyFrom(StringAttr(kPgName, group.name));
     n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
     return n;
   }
@@ -266,7 +286,7 @@ class Exporter {
   ChakraExport out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
   absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it
-  absl::flat_hash_map<std::pair<int, bool>, std::vector<std::string>> sync_groups_;  // (stage, experts)
+  absl::flat_hash_map<std::pair<int, bool>, std::vector<size_t>> sync_groups_;  // (stage, experts)
   // (rank, first forward) -> the gathers it waits for
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;

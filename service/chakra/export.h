@@ -11,7 +11,8 @@
 // only follows it). An overlapped gradient reduction splits the stage's last backward into one COMP
 // node per bucket so that bucket j starts (j+1)/n of the way through it, as the executor does.
 //
-// Ranks are the cluster's global GPU ids; a GPU the plan does not use gets a trace with no node.
+// Ranks are the cluster's global GPU ids; a GPU the plan does not use gets a trace of one COMP node of
+// no time (ASTRA-sim refuses a trace without a node it can start: docs/chakra.md).
 #ifndef HETSIM_SERVICE_CHAKRA_EXPORT_H_
 #define HETSIM_SERVICE_CHAKRA_EXPORT_H_
 

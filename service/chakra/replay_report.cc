@@ -64,6 +64,19 @@ std::string FormatReplaySummary(const ChakraWorkload& workload, const ReplayResu
   absl::StrAppendFormat(&out, "network: %s\n", report.network_model());
   absl::StrAppendFormat(&out, "iteration %.3f ms  %d collectives  %d flows  %d events\n", report.iteration_time_ms(),
                         result.collectives, report.flows(), report.events_processed());
+  int64_t ctrl = 0, self = 0, cyclic = 0, cpu_comm = 0;
+  for (const RankTrace& t : workload.ranks) {
+    ctrl += t.skipped_ctrl_deps;
+    self += t.skipped_self_ctrl_deps;
+    cyclic += t.skipped_cyclic_ctrl_deps;
+    cpu_comm += t.skipped_cpu_comm_ops;
+  }
+  if (ctrl + self + cyclic + cpu_comm > 0) {
+    absl::StrAppendFormat(&out,
+                          "skipped: %d control dependencies on nodes not in their file, %d on the node itself, %d "
+                          "closing cycles; %d CPU-side communication nodes without comm_size\n",
+                          ctrl, self, cyclic, cpu_comm);
+  }
   if (!workload.ranks.empty()) {
     const auto slowest = std::max_element(result.rank_end.begin(), result.rank_end.end()) - result.rank_end.begin();
     Time busy_max = 0;

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,6 +24,8 @@ namespace {
 
 using ChakraProtoMsg::AttributeProto;
 using ChakraProtoMsg::Node;
+
+constexpr int64_t kMaxCommBytes = int64_t{1} << 50;
 
 absl::Status NodeError(absl::string_view file, uint64_t id, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: node %d: %s", file, id, problem));
@@ -80,6 +83,39 @@ absl::StatusOr<int32_t> RankAttr(const Attributes& a, absl::string_view name, ab
   return static_cast<int32_t>(v);
 }
 
+// The communicator group of a COMM_COLL node. As ASTRA-sim's Workload::extract_comm_group reads it, a
+// missing, empty or "0" pg_name is the default group of every rank (unless the groups file names a
+// group "0"): hetsim adds it to `groups` as "(all ranks)", once, with a warning.
+absl::StatusOr<std::string> GroupName(const Attributes& a, absl::string_view file, uint64_t id, int num_ranks,
+                                      std::vector<proto::ChakraCommGroup>* groups, std::vector<std::string>* warnings) {
+  auto pg = a.known.find(std::string(kPgName));
+  std::string name;
+  if (pg == a.known.end()) {
+    name = "";
+  } else if (pg->second->value_case() == AttributeProto::kStringVal) {
+    name = pg->second->string_val();
+  } else if (std::optional<int64_t> v = IntegerValue(*pg->second)) {
+    name = absl::StrCat(*v);
+  } else {
+    return NodeError(file, id, "attribute pg_name: not a string");
+  }
+  const auto named = [&](const std::string& n) {
+    return std::any_of(groups->begin(), groups->end(), [&](const auto& g) { return g.name == n; });
+  };
+  if ((name != "" && name != "0") || named(name)) return name;
+  const std::string all = "(all ranks)";
+  if (!named(all)) {
+    proto::ChakraCommGroup every{all, {}};
+    for (int r = 0; r < num_ranks; ++r) every.ranks.push_back(r);
+    groups->push_back(std::move(every));
+    warnings->push_back(absl::StrFormat(
+        "%s: node %d: COMM_COLL_NODE %s: assumed to run over every rank (0..%d), ASTRA-sim's default group", file, id,
+        pg == a.known.end() ? std::string("without pg_name") : absl::StrFormat("with pg_name \"%s\"", name),
+        num_ranks - 1));
+  }
+  return all;
+}
+
 absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int rank, int num_ranks,
                                std::vector<proto::ChakraCommGroup>* groups, std::vector<std::string>* warnings,
                                TraceNode& n) {
@@ -87,7 +123,7 @@ absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int 
   const absl::string_view type =
       n.type == TraceNodeType::kCollective ? "COMM_COLL_NODE" : (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE");
   HETSIM_ASSIGN_OR_RETURN(n.comm_bytes, RequiredInt(a, kCommSize, file, n.id, type));
-  if (n.comm_bytes < 0 || n.comm_bytes > (int64_t{1} << 50)) {
+  if (n.comm_bytes < 0 || n.comm_bytes > kMaxCommBytes) {
     return NodeError(file, n.id, absl::StrFormat("comm_size %d is outside 0..2^50 bytes", n.comm_bytes));
   }
   if (n.type == TraceNodeType::kCollective) {
@@ -95,25 +131,7 @@ absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int 
     absl::StatusOr<CollectiveOp> op = CollectiveOpOf(comm_type);
     if (!op.ok()) return NodeError(file, n.id, op.status().message());
     n.op = *op;
-    auto pg = a.known.find(std::string(kPgName));
-    std::string name;
-    if (pg == a.known.end()) {
-      name = "(all ranks)";
-      if (std::none_of(groups->begin(), groups->end(), [&](const auto& g) { return g.name == name; })) {
-        proto::ChakraCommGroup all{name, {}};
-        for (int r = 0; r < num_ranks; ++r) all.ranks.push_back(r);
-        groups->push_back(std::move(all));
-        warnings->push_back(
-            absl::StrFormat("%s: node %d: COMM_COLL_NODE without pg_name: assumed to run over every rank (0..%d)", file,
-                            n.id, num_ranks - 1));
-      }
-    } else if (pg->second->value_case() == AttributeProto::kStringVal) {
-      name = pg->second->string_val();
-    } else if (std::optional<int64_t> v = IntegerValue(*pg->second)) {
-      name = absl::StrCat(*v);
-    } else {
-      return NodeError(file, n.id, "attribute pg_name: not a string");
-    }
+    HETSIM_ASSIGN_OR_RETURN(const std::string name, GroupName(a, file, n.id, num_ranks, groups, warnings));
     auto g = std::find_if(groups->begin(), groups->end(), [&](const auto& x) { return x.name == name; });
     if (g == groups->end()) {
       return NodeError(file, n.id,
@@ -123,6 +141,15 @@ absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int 
       return NodeError(file, n.id, absl::StrFormat("pg_name \"%s\": rank %d is not a member of the group", name, rank));
     }
     n.group = static_cast<int32_t>(g - groups->begin());
+    // comm_size is each rank's input (attributes.h); hetsim's bytes are the gathered output.
+    const std::optional<int64_t> bytes =
+        CollectiveBytesOf(n.op, n.comm_bytes, static_cast<int>(g->ranks.size()), kMaxCommBytes);
+    if (!bytes) {
+      return NodeError(file, n.id,
+                       absl::StrFormat("all-gather of comm_size %d over %d ranks gathers more than 2^50 bytes",
+                                       n.comm_bytes, g->ranks.size()));
+    }
+    n.comm_bytes = *bytes;
     return absl::OkStatus();
   }
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> tag, OptionalInt(a, kCommTag, file, n.id));
@@ -200,6 +227,132 @@ TraceNodeType TypeOf(int type) {
   }
 }
 
+// What a rank file holds that hetsim does not read, for its warnings.
+struct Unread {
+  std::set<std::string> attributes;
+  std::set<int> no_op_types;
+  bool fields = false;
+};
+
+// The node's dependencies as indices into the rank's nodes. A data dependency on a node not in the file
+// is an error; a control dependency on a node not in the file, or on the node itself, is dropped and
+// counted: Chakra's feeder (mlcommons/chakra src/feeder/et_feeder.cpp) resolves data_deps only, and
+// traces converted from PyTorch carry control dependencies on host operations the converter left out.
+absl::Status ReadDeps(const Node& node, const absl::flat_hash_map<uint64_t, int32_t>& index, absl::string_view file,
+                      TraceNode& n, RankTrace& t) {
+  for (uint64_t d : node.ctrl_deps()) {
+    auto it = index.find(d);
+    if (it == index.end() || d == node.id()) {
+      ++(d == node.id() ? t.skipped_self_ctrl_deps : t.skipped_ctrl_deps);
+      continue;
+    }
+    n.deps.push_back(it->second);
+  }
+  for (uint64_t d : node.data_deps()) {
+    auto it = index.find(d);
+    if (it == index.end()) return NodeError(file, n.id, absl::StrFormat("data_deps: node %d is not in this file", d));
+    n.deps.push_back(it->second);
+  }
+  std::sort(n.deps.begin(), n.deps.end());
+  n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
+  return absl::OkStatus();
+}
+
+// When the dependencies form a cycle that the data dependencies alone do not, the file's control
+// dependencies are dropped, all of them, as Chakra's feeder (which reads data_deps only) drops them:
+// Chakra's PyTorch converter orders a host op after the GPU kernel it launches. `cycle` is the error
+// kept when there is no control dependency to drop.
+absl::Status DropControlDeps(const proto::ChakraStream& stream, const absl::flat_hash_map<uint64_t, int32_t>& index,
+                             RankTrace& t, const absl::Status& cycle) {
+  int64_t kept = 0;
+  for (const Node& node : stream.nodes) {
+    for (uint64_t d : node.ctrl_deps()) kept += d != node.id() && index.contains(d);
+  }
+  if (kept == 0) return cycle;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    std::vector<int32_t>& deps = t.nodes[i].deps;
+    deps.clear();
+    for (uint64_t d : stream.nodes[i].data_deps()) deps.push_back(index.at(d));
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  }
+  t.skipped_cyclic_ctrl_deps = kept;
+  return CheckAcyclic(t);
+}
+
+absl::Status ReadCompute(const Attributes& a, absl::string_view file, TraceNode& n) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> cpu, OptionalInt(a, kIsCpuOp, file, n.id));
+  n.is_cpu_op = cpu.value_or(0) != 0;
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> size, OptionalInt(a, kTensorSize, file, n.id));
+  n.tensor_size = size.value_or(0);
+  if (auto it = a.known.find(std::string(kNumOps)); it != a.known.end()) {
+    std::optional<double> ops = NumberValue(*it->second);
+    if (!ops || *ops < 0) return NodeError(file, n.id, "attribute num_ops: not a non-negative number");
+    n.num_ops = *ops;
+  }
+  if (n.tensor_size < 0) return NodeError(file, n.id, "attribute tensor_size: negative");
+  return absl::OkStatus();
+}
+
+// A communication node on the CPU without comm_size: the host side of a collective (c10d::allreduce_
+// and the like) that Chakra's PyTorch converter keeps beside the GPU kernel that does the transfer.
+bool IsCpuCommWithoutSize(const Attributes& a, TraceNodeType type) {
+  if (type != TraceNodeType::kSend && type != TraceNodeType::kRecv && type != TraceNodeType::kCollective) return false;
+  auto cpu = a.known.find(std::string(kIsCpuOp));
+  return cpu != a.known.end() && IntegerValue(*cpu->second).value_or(0) != 0 &&
+         a.known.find(std::string(kCommSize)) == a.known.end();
+}
+
+void AddRankWarnings(const RankTrace& t, const Unread& unread, std::vector<std::string>* warnings) {
+  const absl::string_view file = t.file;
+  if (!unread.attributes.empty()) {
+    warnings->push_back(absl::StrFormat("%s: attributes hetsim does not read, ignored: %s", file,
+                                        absl::StrJoin(unread.attributes, ", ")));
+  }
+  if (unread.fields) {
+    warnings->push_back(absl::StrFormat("%s: fields outside the 0.0.4 schema (a later Chakra?), ignored", file));
+  }
+  for (int type : unread.no_op_types) {
+    warnings->push_back(absl::StrFormat("%s: %s nodes take no time (hetsim has no memory model for them)", file,
+                                        ChakraProtoMsg::NodeType_Name(static_cast<ChakraProtoMsg::NodeType>(type))));
+  }
+  if (t.skipped_ctrl_deps + t.skipped_self_ctrl_deps > 0) {
+    warnings->push_back(absl::StrFormat(
+        "%s: %d control dependencies on nodes not in this file and %d on the node itself: ignored, as Chakra's feeder "
+        "ignores them",
+        file, t.skipped_ctrl_deps, t.skipped_self_ctrl_deps));
+  }
+  if (t.skipped_cyclic_ctrl_deps > 0) {
+    warnings->push_back(absl::StrFormat(
+        "%s: the control dependencies close cycles that the data dependencies do not: all %d dropped, as Chakra's "
+        "feeder (data_deps only) drops them",
+        file, t.skipped_cyclic_ctrl_deps));
+  }
+  if (t.skipped_cpu_comm_ops > 0) {
+    warnings->push_back(absl::StrFormat(
+        "%s: %d CPU-side communication nodes without comm_size (the host side of a collective): skipped, taking no "
+        "time; their GPU kernels carry the transfer",
+        file, t.skipped_cpu_comm_ops));
+  }
+  // GPU kernels that nothing depends on: several of them is the mark of a trace that lost its stream
+  // order; they run one at a time on the rank's compute stream, and the rank ends after them.
+  std::vector<bool> has_succ(t.nodes.size(), false);
+  for (const TraceNode& n : t.nodes) {
+    for (int32_t d : n.deps) has_succ[d] = true;
+  }
+  std::vector<uint64_t> loose;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    if (!has_succ[i] && t.nodes[i].type == TraceNodeType::kCompute && !t.nodes[i].is_cpu_op)
+      loose.push_back(t.nodes[i].id);
+  }
+  if (loose.size() > 1) {
+    warnings->push_back(absl::StrFormat(
+        "%s: %d GPU kernels no node depends on (first: node %d): assumed to run one at a time on the rank's compute "
+        "stream in issue order, the rank ending when the last one ends",
+        file, loose.size(), loose[0]));
+  }
+}
+
 // "0.0.4" reads silently; other 0.x and 1.x versions read with the 0.0.4 layout and a warning;
 // a later major version is refused.
 absl::Status CheckVersion(const std::string& version, absl::string_view file, std::vector<std::string>* warnings) {
@@ -214,6 +367,32 @@ absl::Status CheckVersion(const std::string& version, absl::string_view file, st
   warnings->push_back(absl::StrFormat("%s: GlobalMetadata.version \"%s\" is not %s: read with the %s layout", file,
                                       version, kSchemaVersion, kSchemaVersion));
   return absl::OkStatus();
+}
+
+// Why `path` holds no trace to run: not a folder, or a folder without <prefix>.<rank>.et; a JSON trace
+// given instead (a file, or the folder's *.json other than the groups file) is named as such.
+absl::Status NotATraceFolder(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  const bool folder = fs::is_directory(path, ec);
+  if (!folder && fs::is_regular_file(path, ec)) candidates.push_back(path);
+  if (folder) {
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+      const std::string name = e.path().filename().string();
+      if (absl::EndsWith(name, ".json") && !absl::EndsWith(name, ".comm_groups.json")) candidates.push_back(e.path());
+    }
+    std::sort(candidates.begin(), candidates.end());
+  }
+  for (const fs::path& file : candidates) {
+    absl::StatusOr<std::string> bytes = proto::ReadInputFile(file.string(), proto::InputKind::kChakraTrace);
+    if (!bytes.ok()) continue;
+    if (std::optional<std::string> json = proto::DescribeJsonTrace(*bytes)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: %s (docs/chakra.md)", file.string(), *json));
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat(folder ? "%s: no <prefix>.<rank>.et file" : "%s: not a folder", path.string()));
 }
 
 }  // namespace
@@ -234,9 +413,8 @@ absl::StatusOr<RankTrace> ConvertRank(const proto::ChakraStream& stream, absl::s
       return NodeError(file, node.id(), "a second node with this id");
     }
   }
-  std::set<std::string> unknown_attributes;
-  std::set<int> no_op_types;
-  bool unknown_fields = !stream.metadata.GetReflection()->GetUnknownFields(stream.metadata).empty();
+  Unread unread;
+  unread.fields = !stream.metadata.GetReflection()->GetUnknownFields(stream.metadata).empty();
   for (const Node& node : stream.nodes) {
     TraceNode n;
     n.id = node.id();
@@ -248,72 +426,30 @@ absl::StatusOr<RankTrace> ConvertRank(const proto::ChakraStream& stream, absl::s
                                        type == 0 ? "INVALID_NODE" : "not in the 0.0.4 schema"));
     }
     n.type = TypeOf(type);
-    if (n.type == TraceNodeType::kNoOp) no_op_types.insert(type);
-    unknown_fields = unknown_fields || !node.GetReflection()->GetUnknownFields(node).empty();
-    for (const auto* deps : {&node.ctrl_deps(), &node.data_deps()}) {
-      const char* field = deps == &node.ctrl_deps() ? "ctrl_deps" : "data_deps";
-      for (uint64_t d : *deps) {
-        auto it = index.find(d);
-        if (it == index.end()) {
-          return NodeError(file, n.id, absl::StrFormat("%s: node %d is not in this file", field, d));
-        }
-        n.deps.push_back(it->second);
-      }
-    }
-    std::sort(n.deps.begin(), n.deps.end());
-    n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
+    if (n.type == TraceNodeType::kNoOp) unread.no_op_types.insert(type);
+    unread.fields = unread.fields || !node.GetReflection()->GetUnknownFields(node).empty();
+    HETSIM_RETURN_IF_ERROR(ReadDeps(node, index, file, n, t));
     if (node.duration_micros() > kMaxDurationMicros) {
       return NodeError(file, n.id,
                        absl::StrFormat("duration_micros %d exceeds the limit of 2^40", node.duration_micros()));
     }
     const Attributes a = ReadAttributes(node);
-    unknown_attributes.insert(a.unknown.begin(), a.unknown.end());
+    unread.attributes.insert(a.unknown.begin(), a.unknown.end());
     if (n.type == TraceNodeType::kCompute) {
       n.duration = static_cast<Time>(node.duration_micros()) * kMicrosecond;
-      HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> cpu, OptionalInt(a, kIsCpuOp, file, n.id));
-      n.is_cpu_op = cpu.value_or(0) != 0;
-      HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> size, OptionalInt(a, kTensorSize, file, n.id));
-      n.tensor_size = size.value_or(0);
-      if (auto it = a.known.find(std::string(kNumOps)); it != a.known.end()) {
-        std::optional<double> ops = NumberValue(*it->second);
-        if (!ops || *ops < 0) return NodeError(file, n.id, "attribute num_ops: not a non-negative number");
-        n.num_ops = *ops;
-      }
-      if (n.tensor_size < 0) return NodeError(file, n.id, "attribute tensor_size: negative");
+      HETSIM_RETURN_IF_ERROR(ReadCompute(a, file, n));
+    } else if (IsCpuCommWithoutSize(a, n.type)) {
+      n.type = TraceNodeType::kNoOp;
+      ++t.skipped_cpu_comm_ops;
     } else if (n.type != TraceNodeType::kNoOp) {
       HETSIM_RETURN_IF_ERROR(ReadCommunication(a, file, rank, num_ranks, groups, warnings, n));
     }
     t.nodes.push_back(std::move(n));
   }
-  HETSIM_RETURN_IF_ERROR(CheckAcyclic(t));
-  if (!unknown_attributes.empty()) {
-    warnings->push_back(absl::StrFormat("%s: attributes hetsim does not read, ignored: %s", file,
-                                        absl::StrJoin(unknown_attributes, ", ")));
+  if (absl::Status acyclic = CheckAcyclic(t); !acyclic.ok()) {
+    HETSIM_RETURN_IF_ERROR(DropControlDeps(stream, index, t, acyclic));
   }
-  if (unknown_fields) {
-    warnings->push_back(absl::StrFormat("%s: fields outside the 0.0.4 schema (a later Chakra?), ignored", file));
-  }
-  for (int type : no_op_types) {
-    warnings->push_back(absl::StrFormat("%s: %s nodes take no time (hetsim has no memory model for them)", file,
-                                        ChakraProtoMsg::NodeType_Name(static_cast<ChakraProtoMsg::NodeType>(type))));
-  }
-  // GPU kernels that nothing depends on: several of them is the mark of a trace that lost its stream
-  // order; they run one at a time on the rank's compute stream, and the rank ends after them.
-  std::vector<bool> has_succ(t.nodes.size(), false);
-  for (const TraceNode& n : t.nodes) {
-    for (int32_t d : n.deps) has_succ[d] = true;
-  }
-  std::vector<uint64_t> loose;
-  for (size_t i = 0; i < t.nodes.size(); ++i) {
-    if (!has_succ[i] && t.nodes[i].type == TraceNodeType::kCompute && !t.nodes[i].is_cpu_op)
-      loose.push_back(t.nodes[i].id);
-  }
-  if (loose.size() > 1) {
-    warnings->push_back(absl::StrFormat(
-        "%s: %d GPU kernels no node depends on (first: node %d): assumed to run one at a time on the rank's compute "
-        "stream in issue order, the rank ending when the last one ends",
-        file, loose.size(), loose[0]));
-  }
+  AddRankWarnings(t, unread, warnings);
   return t;
 }
 
@@ -373,7 +509,7 @@ absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus
   namespace fs = std::filesystem;
   const fs::path root{std::string(dir)};
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return absl::InvalidArgumentError(absl::StrFormat("%s: not a folder", dir));
+  if (!fs::is_directory(root, ec)) return NotATraceFolder(root);
   std::map<std::string, std::set<int64_t>> by_prefix;
   for (const fs::directory_entry& e : fs::directory_iterator(root, ec)) {
     const std::string name = e.path().filename().string();
@@ -388,7 +524,7 @@ absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus
     by_prefix[stem.substr(0, dot)].insert(rank);
   }
   if (ec) return absl::InvalidArgumentError(absl::StrFormat("%s: cannot list the folder: %s", dir, ec.message()));
-  if (by_prefix.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: no <prefix>.<rank>.et file", dir));
+  if (by_prefix.empty()) return NotATraceFolder(root);
   if (by_prefix.size() > 1) {
     std::vector<std::string> names;
     for (const auto& [p, r] : by_prefix) names.push_back(absl::StrCat("\"", p, "\""));

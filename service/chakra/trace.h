@@ -1,16 +1,20 @@
 // A directory of Chakra execution traces, read and checked, as plain structs the replay runs
 // (service/chakra/replay.h). Every problem names the rank file and the node id:
 //   "dir/t.3.et: node 17: data_deps: node 99 is not in this file"
-// Errors (InvalidArgument, exit 2): unreadable or truncated files, a missing rank in 0..N-1, more ranks
-// than the cluster has GPUs, duplicate node ids, dependencies on missing nodes, cycles, node types
+// Errors (InvalidArgument, exit 2): unreadable or truncated files, JSON files (named as such), a missing
+// rank in 0..N-1, more ranks than the cluster has GPUs, duplicate node ids, data dependencies on missing
+// nodes, cycles, node types
 // hetsim cannot run, communication nodes without their attributes or with peers out of range,
 // COMM_COLL groups unknown to the groups file or not containing the rank, unmatched send/recv pairs
 // and collectives that some member of the group never issues.
 // Repairs (a warning saying what was assumed, docs/chakra.md): unknown attributes and unknown fields
 // are ignored; a schema version other than 0.0.4 (or differing between files) is read with the 0.0.4
-// layout; METADATA / MEM_LOAD / MEM_STORE nodes take no time; a COMM_COLL without pg_name runs on
-// every rank; fewer ranks than GPUs leave the rest idle; GPU kernels no node depends on run on the
-// rank's compute stream in issue order and the rank ends when they end.
+// layout; control dependencies on nodes not in the file (or on the node itself, or all of a file's
+// when they close cycles) are dropped, as Chakra's feeder drops them; CPU-side communication nodes
+// without comm_size are skipped (no time); METADATA / MEM_LOAD / MEM_STORE nodes take no time; a
+// COMM_COLL without pg_name (or with "" or "0", unless the groups file names it) runs on every rank;
+// fewer ranks than GPUs leave the rest idle; GPU kernels no node depends on run on the rank's compute
+// stream in issue order and the rank ends when they end.
 #ifndef HETSIM_SERVICE_CHAKRA_TRACE_H_
 #define HETSIM_SERVICE_CHAKRA_TRACE_H_
 
@@ -49,6 +53,13 @@ struct TraceNode {
 struct RankTrace {
   std::string file;
   std::vector<TraceNode> nodes;
+  // What the reading dropped (a warning says each): control dependencies on nodes not in the file, on
+  // the node itself, and all the others when they close a cycle the data dependencies do not; and
+  // CPU-side communication nodes without comm_size (run as no-ops).
+  int64_t skipped_ctrl_deps = 0;
+  int64_t skipped_self_ctrl_deps = 0;
+  int64_t skipped_cyclic_ctrl_deps = 0;
+  int64_t skipped_cpu_comm_ops = 0;
 };
 
 struct ChakraWorkload {

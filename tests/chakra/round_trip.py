@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """`hetsim export chakra` then `hetsim run --chakra` against `hetsim run` on the plan, through the
-command line as the README shows it: the iteration times agree within 1% (issue 18), and the replay's
-report and trace are byte-identical when run twice.
+command line as the README shows it: every rank file is one ASTRA-sim accepts (astra_rules.py, rules
+read from its source), the iteration times agree within 1% (issue 18), and the replay's report and
+trace are byte-identical when run twice.
 Usage: round_trip.py HETSIM PLAN CLUSTER OUT_DIR"""
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from astra_rules import check as astra_problems  # noqa: E402
 
 hetsim, plan, cluster, out = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
 shutil.rmtree(out, ignore_errors=True)
@@ -22,6 +27,9 @@ def run(*args):
 
 
 run("export", "chakra", plan, "--cluster", cluster, "--out", str(out / "traces"), "--prefix", "t", "--quiet")
+problems = astra_problems(str(out / "traces"), "t")
+if problems:
+    sys.exit("the export breaks ASTRA-sim's rules:\n" + "\n".join(problems[:20]))
 for k in (1, 2):
     r = run("run", "--chakra", str(out / "traces"), "--cluster", cluster, "--report", str(out / f"replay{k}.json"),
             "--trace", str(out / f"trace{k}.json"), "--no-wall-time", "--quiet")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/fuzz/corpus/fuzz_chakra: every Chakra case of the bad-input corpus, and a few valid traces
-(pipeline send/recv, an all-reduce, loose kernels, MEM nodes, unknown attributes), each as one input:
+(pipeline send/recv, an all-reduce, loose kernels, MEM nodes, unknown attributes, a trace as Chakra's
+PyTorch converter writes it), each as one input:
 the groups JSON, then the rank files, joined by "\\n--rank--\\n" (tests/fuzz/fuzz_chakra.cc)."""
 import glob
 import json
@@ -8,7 +9,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "bad_inputs", "chakra"))
+sys.path.insert(0, os.path.join(HERE, "..", "bad_inputs", "chakra"))
 sys.dont_write_bytecode = True
 import generate as g  # noqa: E402  (writes the bad-input folders again, identically)
 
@@ -41,4 +42,13 @@ put("valid_allreduce", {"1": [0, 1, 2, 3]}, [
 put("valid_repairs", None, [
     g.stream([g.comp(1, rf_id=7), g.node(2, 2), g.comp(3), g.node(4, COLL, comm_type=2, comm_size=4096)], version="0.0.3"),
     g.stream([g.node(1, COLL, comm_type=2, comm_size=4096)]),
+])
+# As Chakra's PyTorch converter writes a rank: control dependencies on a left-out node (3) and on the
+# node itself, a host op ordered after the kernel it launches (a control cycle), the host side of a
+# collective without comm_size.
+put("valid_pytorch_converted", None, [
+    g.stream([g.comp(10, deps=[3, 12], is_cpu_op=True),
+              g.node(11, COLL, deps=[3, 11], data_deps=[10], is_cpu_op=True),
+              g.node(12, COLL, data_deps=[10, 11], is_cpu_op=False, comm_type=5, comm_size=4096),
+              g.comp(13, data_deps=[12])], version=""),
 ])

@@ -2,74 +2,17 @@
 """Writes the Chakra cases of the bad-input corpus (tests/bad_inputs/cases.txt, chakra_*): one folder
 per case holding rank files t.<rank>.et (and t.comm_groups.json when the case needs groups).
 
-The protobuf wire format is encoded by hand (no protobuf module needed); field numbers are those of
-proto/chakra/et_def.proto. Run from anywhere; the output is deterministic and committed."""
+The protobuf wire format is encoded by hand (tests/chakra/chakra_wire.py, no protobuf module needed).
+Run from anywhere; the output is deterministic and committed."""
 import json
 import os
 import shutil
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-COMP, SEND, RECV, COLL = 4, 5, 6, 7
-
-
-def varint(n):
-    if n < 0:
-        n += 1 << 64
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def key(field, wire):
-    return varint(field << 3 | wire)
-
-
-def vfield(field, n):
-    return key(field, 0) + varint(n)
-
-
-def bfield(field, data):
-    if isinstance(data, str):
-        data = data.encode()
-    return key(field, 2) + varint(len(data)) + data
-
-
-def attr(name, value):
-    body = bfield(1, name)
-    if isinstance(value, bool):
-        body += vfield(27, int(value))
-    elif isinstance(value, int):
-        body += vfield(9, value)  # int64_val
-    else:
-        body += bfield(29, value)  # string_val
-    return body
-
-
-def node(id, type, deps=(), data_deps=(), dur=0, name=None, **attrs):
-    body = vfield(1, id) + bfield(2, name or f"n{id}") + vfield(3, type)
-    if deps:
-        body += bfield(4, b"".join(varint(d) for d in deps))
-    if data_deps:
-        body += bfield(5, b"".join(varint(d) for d in data_deps))
-    if dur:
-        body += vfield(7, dur)
-    for k, v in attrs.items():
-        body += bfield(10, attr(k, v))
-    return body
-
-
-def stream(nodes, version="0.0.4"):
-    out = b""
-    for m in [bfield(1, version)] + list(nodes):
-        out += varint(len(m)) + m
-    return out
+sys.path.insert(0, os.path.join(HERE, "..", "..", "chakra"))
+from chakra_wire import COLL, COMP, RECV, SEND, node, stream  # noqa: E402
 
 
 def write(case, ranks, groups=None, raw=None):
@@ -88,7 +31,8 @@ def write(case, ranks, groups=None, raw=None):
 comp = lambda id, **kw: node(id, COMP, dur=10, **kw)
 
 write("missing_dep", {0: [comp(1), comp(2, data_deps=[99])], 1: [comp(1)]})
-write("cycle", {0: [comp(1, deps=[3]), comp(2, deps=[1]), comp(3, deps=[2])], 1: [comp(1)]})
+# Data dependencies: a cycle of control dependencies alone is repaired (they are dropped, docs/chakra.md).
+write("cycle", {0: [comp(1, data_deps=[3]), comp(2, data_deps=[1]), comp(3, data_deps=[2])], 1: [comp(1)]})
 write("missing_rank", {0: [comp(1)], 2: [comp(1)]})
 write("too_many_ranks", {r: [comp(1)] for r in range(7)})
 write("duplicate_id", {0: [comp(1), comp(1)], 1: [comp(1)]})
@@ -129,3 +73,10 @@ with open(os.path.join(HERE, "two_prefixes", "u.0.et"), "wb") as f:
 # hetsim times (time saturates instead of wrapping, and a saturated end must be an error).
 big = lambda id, **kw: node(id, COMP, dur=1 << 40, **kw)
 write("saturated_time", {0: [big(1), big(2, deps=[1]), big(3, deps=[2]), big(4, deps=[3])], 1: [comp(1)]})
+# JSON where a protobuf trace belongs: a Chakra workload graph named .et, and a folder holding only a
+# PyTorch execution trace (what chakra_trace_link and chakra_converter take).
+write("json_as_et", {0: [comp(1)]}, raw={0: b'{\n  "workload_graph": [\n    {"Id": 1, "NodeType": 4}\n  ]\n}\n'})
+shutil.rmtree(os.path.join(HERE, "json_only"), ignore_errors=True)
+os.makedirs(os.path.join(HERE, "json_only"))
+with open(os.path.join(HERE, "json_only", "pytorch_et_0.json"), "w") as f:
+    json.dump({"schema": "1.0.2-chakra.0.0.4", "pid": 1, "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|thread]"}]}, f)
