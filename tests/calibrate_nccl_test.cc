@@ -1,5 +1,6 @@
 // hetsim calibrate's nccl-tests part: the log parser on logs written the way nccl-tests prints them,
 // and the fit recovering a known NCCL profile from logs synthesised with it.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -120,22 +121,36 @@ TEST_CASE("calibrate: nccl-tests logs parse: test, ranks, hosts, rows", "[calibr
 
 TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
   const std::string head =
-      "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] A100\n";
+      "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] A100\n"
+      "#  Rank  1 Group  0 Pid 2 on h device  1 [0x0f] A100\n"
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n";
   auto error = [&](const std::string& rows) {
     return std::string(ParseNcclLog(head + rows, "x.log").status().message());
   };
   CHECK(error("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00\n") ==
-        "x.log:3: expected a table row of 13 columns (size count type redop root time algbw busbw #wrong time algbw "
-        "busbw #wrong), got 12");
+        "x.log:5: expected a table row of 13 columns (size count type redop root time algbw busbw #wrong time algbw "
+        "busbw #wrong) as the column header names, got 12");
   CHECK(error("  8  2  float  sum  -1  fast  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
-        "x.log:3: time: \"fast\" is not a time of at least 0.001 us");
+        "x.log:5: time: \"fast\" is not a time of at least 0.001 us");
   // A denormal time parses as a positive number but would make the fit's MAPE infinite.
   CHECK(error("  8  2  float  sum  -1  1e-310  0.00  0.00  0  12.0  0.00  0.00  0\n") ==
-        "x.log:3: time: \"1e-310\" is not a time of at least 0.001 us");
+        "x.log:5: time: \"1e-310\" is not a time of at least 0.001 us");
+  // Without a column header, 11 to 13 columns: every format since nccl-tests 2.0.
+  CHECK(std::string(ParseNcclLog("#  Rank  0 Pid 1 on h device  0 [0x07] A100\n  8  2  float  12.1  0.00  0.00\n",
+                                 "all_gather_perf.log")
+                        .status()
+                        .message()) ==
+        "all_gather_perf.log:2: expected a table row of 11 to 13 columns (size count type [redop] [root] time algbw "
+        "busbw #wrong time algbw busbw #wrong), got 6");
   CHECK(
-      ParseNcclLog("  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  0.00  0.00  0\n", "x.log").status().message() ==
-      "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and the "
-      "file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
+      ParseNcclLog("#  Rank  0 Pid 1 on h device  0 [0x07] A100\n  8  2  float  sum  -1  12.1  0.00  0.00  0  12.0  "
+                   "0.00  0.00  0\n",
+                   "x.log")
+          .status()
+          .message() ==
+      "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line or X_perf "
+      "command before the table, the file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, "
+      "alltoall, broadcast, and the table's busbw / algbw is no all-reduce's or reduce-scatter's)");
 }
 
 TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within 1%", "[calibrate]") {
@@ -163,7 +178,7 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
     logs.push_back(*std::move(log));
   }
   v1::Cluster fitted = DgxA100(2);  // the presets
-  NcclTestsSource source(std::move(logs), "");
+  NcclTestsSource source(std::move(logs), NcclFitOptions{});
   auto fit = source.Fit(fitted);
   INFO(fit.status().message());
   REQUIRE(fit.ok());
@@ -177,6 +192,26 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
     CHECK(got.simple_step_latency_ns() == Approx(want.simple_step_latency_ns()).epsilon(0.01));
   }
   CHECK(MeanAbsolutePercentError({*fit}) < 0.5);
+  CHECK(fit->warnings.empty());
+  CHECK(fit->problems.empty());
+}
+
+TEST_CASE("calibrate: a log faster than the links can carry is refused, never fitted above efficiency 1",
+          "[calibrate]") {
+  // What NVLink SHARP looks like to the fit: an all-reduce whose busbw the island's NVLink cannot reach,
+  // here synthesised on NVLink of twice the cluster's bandwidth.
+  v1::Cluster fast = DgxA100(1);
+  fast.mutable_node_types(0)->set_intra_node_bandwidth_gbps(4800);
+  auto log = ParseNcclLog(SynthesizedLog(fast, hetsim::CollectiveOp::kAllReduce, 1), "all_reduce_perf_nvls.txt");
+  REQUIRE(log.ok());
+  std::vector<NcclLog> logs = {*std::move(log)};
+  v1::Cluster cluster = DgxA100(1);
+  auto fit = NcclTestsSource(std::move(logs), NcclFitOptions{}).Fit(cluster);
+  REQUIRE_FALSE(fit.ok());
+  CHECK_THAT(std::string(fit.status().message()),
+             Catch::StartsWith("all_reduce_perf_nvls.txt:") &&
+                 Catch::Contains("faster than island \"a100\"'s links carry at 100% NCCL efficiency with no latency: "
+                                 "NVLink SHARP (NVLS) or CollNet in-network reduction, which hetsim does not model"));
 }
 
 }  // namespace
@@ -189,17 +224,34 @@ TEST_CASE("hetsim calibrate writes the calibrated cluster and the fit report", "
   const std::string dir =
       (std::filesystem::temp_directory_path() / absl::StrCat("hetsim_calibrate_", ::getpid())).string();
   std::filesystem::create_directories(dir);
-  const std::string cmd = absl::StrCat(HETSIM_BINARY, " calibrate ", kData, "all_reduce_perf_dgx_a100_1node.txt ",
-                                       kData, "all_reduce_perf_dgx_a100_2node.txt --cluster ", HETSIM_SOURCE_DIR,
-                                       "/validation/nccl/cluster-dgx-a100-2node.pbtxt --out ", dir,
-                                       "/calibrated.pbtxt --fit-report ", dir, "/fit.txt >", dir, "/out.txt 2>&1");
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  // The hand-written DGX logs are faster at small sizes than the model's LL and LL128 steps allow: the fit
+  // drives those latencies to their 1 ns bound, a poor fit that is refused (exit 2, nothing written)...
+  const std::string base = absl::StrCat(HETSIM_BINARY, " calibrate ", kData, "all_reduce_perf_dgx_a100_1node.txt ",
+                                        kData, "all_reduce_perf_dgx_a100_2node.txt --cluster ", HETSIM_SOURCE_DIR,
+                                        "/validation/nccl/cluster-dgx-a100-2node.pbtxt --out ", dir,
+                                        "/calibrated.pbtxt --fit-report ", dir, "/fit.txt");
+  const std::string refused = absl::StrCat(base, " >", dir, "/out.txt 2>", dir, "/err.txt");
+  CHECK(WEXITSTATUS(std::system(refused.c_str())) == 2);
+  CHECK_FALSE(std::filesystem::exists(dir + "/calibrated.pbtxt"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/fit.txt"));
+  auto err = proto::ReadFileToString(dir + "/err.txt");
+  REQUIRE(err.ok());
+  CHECK_THAT(*err, Catch::Contains("poor fit, nothing written (--accept-poor-fit writes it)"));
+  CHECK_THAT(*err, Catch::Contains("node_types[0].nccl.ll_step_latency_ns = 1 ns is at the fit's bound"));
+  // ... unless accepted: then written, the problems in the fit report and on stderr.
+  const std::string accepted = absl::StrCat(base, " --accept-poor-fit >", dir, "/out.txt 2>", dir, "/err.txt");
+  REQUIRE(std::system(accepted.c_str()) == 0);
   auto report = proto::ReadFileToString(dir + "/fit.txt");
   REQUIRE(report.ok());
   CHECK_THAT(*report, Catch::Contains("node_types[0].nccl.bandwidth_efficiency"));
   CHECK_THAT(*report, Catch::Contains("islands[0].nccl.simple_step_latency_ns"));
   CHECK_THAT(*report, Catch::Contains("all_reduce_perf_dgx_a100_2node.txt:53 | all-reduce 1073741824 B on 16 GPUs"));
   CHECK_THAT(*report, Catch::Contains("MAPE"));
+  CHECK_THAT(*report,
+             Catch::Contains("# poor fit, accepted with --accept-poor-fit\nnode_types[0].nccl.ll_step_latency_ns"));
+  err = proto::ReadFileToString(dir + "/err.txt");
+  REQUIRE(err.ok());
+  CHECK_THAT(*err, Catch::Contains("hetsim calibrate: warning: poor fit: node_types[0].nccl.ll_step_latency_ns"));
   v1::Cluster calibrated;
   REQUIRE(proto::Load(dir + "/calibrated.pbtxt", &calibrated).ok());
   CHECK(calibrated.node_types(0).nccl().bandwidth_efficiency() > 0);

@@ -1,12 +1,15 @@
 // `hetsim calibrate LOG... --cluster C --out CALIBRATED [--fit-report FILE] [--island NAME]`: fits the
 // cluster's NCCL fabric parameters to nccl-tests logs and writes the calibrated cluster and a fit
 // report. Each input kind is a calibrate::CalibrationSource (service/calibrate/source.h).
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "app/cli/cli.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
@@ -14,6 +17,7 @@
 #include "service/calibrate/gemm_source.h"
 #include "service/calibrate/iteration_source.h"
 #include "service/calibrate/nccl_fit.h"
+#include "service/calibrate/nccl_fit_guards.h"
 #include "service/calibrate/nccl_log.h"
 #include "service/calibrate/report.h"
 
@@ -23,24 +27,47 @@ namespace {
 const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
-    "                 [--fit-report FILE]",
+    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
-    "Simple step latencies) to nccl-tests logs as they are printed (all_reduce_perf, all_gather_perf,\n"
-    "reduce_scatter_perf, sendrecv_perf, alltoall_perf): single-host logs fit the island's node type,\n"
-    "multi-host logs its inter-node fabric, by least squares on the relative time residual of every row\n"
-    "(out-of-place time). Each log runs on the first hosts x GPUs of the island (--island, default the\n"
-    "first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
+    "Simple step latencies) to nccl-tests logs as pasted (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+    "sendrecv_perf, alltoall_perf, broadcast_perf; one run per file, with its \"#  Rank\" lines; markdown, the\n"
+    "command line, NCCL's INFO lines and launcher prefixes around it are skipped): single-host logs fit the\n"
+    "island's node type, multi-host logs its inter-node fabric, by least squares on the relative time residual\n"
+    "of every row (out-of-place time). Each log runs on the first hosts x GPUs of the island (--island,\n"
+    "default the first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
     "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
     "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
     "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) fits the\n"
-    "pass and iteration overheads to measured iteration times. A malformed log exits 2\n"
-    "naming the file and line; nothing is written then."};
+    "pass and iteration overheads to measured iteration times. A malformed log, one of another GPU or more\n"
+    "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line; so\n"
+    "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
+    "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
+
+// Prints the fits' warnings on stderr. A poor fit is refused (exit 2, like any input that does not
+// calibrate the cluster: the user acts on the logs or the cluster) unless `accept`, then its problems
+// are warnings too.
+absl::Status CheckFitQuality(const std::vector<calibrate::SourceFit>& fits, bool accept) {
+  std::vector<std::string> problems;
+  for (const calibrate::SourceFit& f : fits) {
+    for (const std::string& w : f.warnings) std::fprintf(stderr, "hetsim calibrate: warning: %s\n", w.c_str());
+    problems.insert(problems.end(), f.problems.begin(), f.problems.end());
+  }
+  if (problems.empty()) return absl::OkStatus();
+  if (accept) {
+    for (const std::string& p : problems) std::fprintf(stderr, "hetsim calibrate: warning: poor fit: %s\n", p.c_str());
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("poor fit, nothing written (--accept-poor-fit writes it):\n", absl::StrJoin(problems, "\n")));
+}
 
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
   std::vector<std::string> logs, gemms, iterations;
   std::string gpu_type;
+  double max_mape = calibrate::kDefaultMaxMapePercent;
+  bool accept_poor_fit = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
       "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
@@ -48,7 +75,9 @@ int Calibrate(const Args& args) {
       "gemm", po::value(&gemms)->value_name("CSV"), "GEMM timings m,n,k,dtype,time_us (repeatable)")(
       "iterations", po::value(&iterations)->value_name("CSV"), "measured iterations plan,time_ms (repeatable)")(
       "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
-      "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)");
+      "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)")(
+      "max-mape", po::value(&max_mape)->value_name("PCT"), "largest MAPE of the nccl-tests fit, percent (default 15)")(
+      "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -57,6 +86,10 @@ int Calibrate(const Args& args) {
     return ReportFailure(kCalibrateInfo, f.status());
   }
 
+  if (!(max_mape > 0) || !std::isfinite(max_mape)) {
+    return ReportFailure(kCalibrateInfo, absl::InvalidArgumentError(
+                                             absl::StrFormat("--max-mape: %g is not a positive percentage", max_mape)));
+  }
   if (logs.empty() && gemms.empty() && iterations.empty()) {
     return ReportFailure(
         kCalibrateInfo,
@@ -73,7 +106,9 @@ int Calibrate(const Args& args) {
     parsed.push_back(*std::move(log));
   }
   std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
-  if (!parsed.empty()) sources.push_back(std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), island));
+  if (!parsed.empty())
+    sources.push_back(
+        std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), calibrate::NcclFitOptions{island, max_mape}));
   for (const std::string& path : gemms) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
@@ -95,6 +130,7 @@ int Calibrate(const Args& args) {
     if (!fit.ok()) return ReportFailure(kCalibrateInfo, fit.status());
     fits.push_back(*std::move(fit));
   }
+  if (absl::Status s = CheckFitQuality(fits, accept_poor_fit); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   const std::string report = calibrate::FormatFitReport(fits);
   std::vector<std::string> inputs = {cluster_path};

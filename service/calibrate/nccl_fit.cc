@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "proto/fabric_presets.h"
 #include "service/calibrate/least_squares.h"
+#include "service/calibrate/nccl_cluster_match.h"
+#include "service/calibrate/report.h"
 #include "service/driver/cluster_topology.h"
 #include "sim/collectives/simulate.h"
 #include "topology/device_graph.h"
@@ -93,8 +96,9 @@ absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const
   const v1::NcclFabric before = *target(cluster);
   LeastSquaresProblem problem;
   problem.start = ToVector(before);
-  problem.lower = {0.01, 0.001, 0.001, 0.001, 0.001};
-  problem.upper = {1.0, 1e6, 1e6, 1e6, 1e6};
+  constexpr double kMinUs = kMinFittedLatencyNs / 1e3, kMaxUs = kMaxFittedLatencyNs / 1e3;
+  problem.lower = {kMinBandwidthEfficiency, kMinUs, kMinUs, kMinUs, kMinUs};
+  problem.upper = {kMaxBandwidthEfficiency, kMaxUs, kMaxUs, kMaxUs, kMaxUs};
   problem.min_step = {1e-5, 0.005, 0.005, 0.005, 0.005};  // latencies are whole nanoseconds
   problem.residuals = [&](const std::vector<double>& x) -> absl::StatusOr<std::vector<double>> {
     v1::Cluster c = cluster;
@@ -114,61 +118,111 @@ absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
-  int island = 0;
-  if (!island_.empty()) {
-    island = -1;
-    for (int i = 0; i < cluster.islands_size(); ++i) {
-      if (cluster.islands(i).name() == island_) island = i;
-    }
-    if (island < 0) return absl::InvalidArgumentError(absl::StrFormat("--island: no island named \"%s\"", island_));
-  }
+// The index of island `name` (empty: the first).
+absl::StatusOr<int> FindIsland(const v1::Cluster& cluster, const std::string& name) {
   if (cluster.islands_size() == 0) return absl::InvalidArgumentError("cluster: islands: required");
+  if (name.empty()) return 0;
+  for (int i = 0; i < cluster.islands_size(); ++i) {
+    if (cluster.islands(i).name() == name) return i;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("--island: no island named \"%s\"", name));
+}
+
+// Resolves the presets of island `island`'s node type and inter-node fabric into the fields, so that
+// the fit starts from (and writes) explicit values. Returns the node type's index.
+absl::StatusOr<int> ResolveFabricPresets(v1::Cluster& cluster, int island) {
   cluster.set_ideal(false);  // the parameters only act on non-ideal hardware
-  // Resolve the presets into the fields, so that the fit starts from (and writes) explicit values.
   v1::Island* isl = cluster.mutable_islands(island);
-  int node_type = -1, gpu_type = -1;
+  int node_type = -1;
   for (int i = 0; i < cluster.node_types_size(); ++i) {
     if (cluster.node_types(i).name() == isl->node_type()) node_type = i;
   }
-  if (node_type < 0)
+  if (node_type < 0) {
     return absl::InvalidArgumentError(absl::StrFormat("cluster: islands[%d].node_type: unknown", island));
-  v1::NodeType* nt = cluster.mutable_node_types(node_type);
-  for (int i = 0; i < cluster.gpu_types_size(); ++i) {
-    if (cluster.gpu_types(i).name() == nt->gpu_type()) gpu_type = i;
   }
-  const std::string gpu_preset = gpu_type >= 0 ? cluster.gpu_types(gpu_type).preset() : "";
+  v1::NodeType* nt = cluster.mutable_node_types(node_type);
+  std::string gpu_preset;
+  for (const v1::GpuType& g : cluster.gpu_types()) {
+    if (g.name() == nt->gpu_type()) gpu_preset = g.preset();
+  }
   *nt->mutable_nccl() =
       proto::ResolveNcclFabric(nt->nccl(), proto::IntraNodeFabricPreset(nt->intra_node_fabric(), gpu_preset));
   *isl->mutable_nccl() = proto::ResolveNcclFabric(isl->nccl(), proto::InterNodeFabricPreset(isl->fabric()));
+  return node_type;
+}
 
-  std::vector<const NcclLog*> intra, inter, all;
-  for (const NcclLog& log : logs_) {
-    (log.hosts > 1 ? inter : intra).push_back(&log);
-    all.push_back(&log);
+// A row more than this much faster than the island's links at 100% efficiency with no latency ran what
+// the links alone cannot: an in-network reduction. Above nccl-tests' run-to-run noise (~1%).
+constexpr double kFasterThanLinksTolerance = 0.03;
+
+absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node_type,
+                                const std::vector<const NcclLog*>& logs) {
+  v1::Cluster best = cluster;
+  const std::vector<double> fastest = {kMaxBandwidthEfficiency, kMinFittedLatencyNs / 1e3, kMinFittedLatencyNs / 1e3,
+                                       kMinFittedLatencyNs / 1e3, kMinFittedLatencyNs / 1e3};
+  FromVector(fastest, best.mutable_node_types(node_type)->mutable_nccl());
+  FromVector(fastest, best.mutable_islands(island)->mutable_nccl());
+  absl::StatusOr<Evaluated> e = Predict(best, island, logs);
+  if (!e.ok()) return e.status();
+  size_t k = 0;
+  double worst = 0;
+  const NcclLog* worst_log = nullptr;
+  const NcclRow* worst_row = nullptr;
+  for (const NcclLog* log : logs) {
+    for (const NcclRow& row : log->rows) {
+      const double faster = 1 - row.time_us * 1e-6 / e->seconds[k++];
+      if (faster > worst) std::tie(worst, worst_log, worst_row) = std::tuple(faster, log, &row);
+    }
   }
-  SourceFit fit;
-  if (auto s = FitFabric(
+  if (worst <= kFasterThanLinksTolerance) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s:%d: %d B in %.2f us (busbw %.2f GB/s) is %.1f%% faster than island \"%s\"'s links carry at 100%% NCCL "
+      "efficiency with no latency: NVLink SHARP (NVLS) or CollNet in-network reduction, which hetsim does not model "
+      "(rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0), or link bandwidths in the cluster below the hardware's",
+      worst_log->file, worst_row->line, worst_row->bytes, worst_row->time_us, worst_row->busbw_gbytes_per_s,
+      100 * worst, cluster.islands(island).name()));
+}
+
+// Single-host logs fit the node type, then multi-host logs the island's inter-node fabric.
+absl::Status FitIntraThenInter(v1::Cluster& cluster, int island, int node_type,
+                               const std::vector<const NcclLog*>& intra, const std::vector<const NcclLog*>& inter,
+                               std::vector<FittedParameter>& fitted) {
+  if (absl::Status s = FitFabric(
           cluster, island, intra,
           [node_type](v1::Cluster& c) { return c.mutable_node_types(node_type)->mutable_nccl(); },
-          absl::StrFormat("node_types[%d]", node_type), fit.parameters);
+          absl::StrFormat("node_types[%d]", node_type), fitted);
       !s.ok()) {
     return s;
   }
   // A collective pays the larger of the node type's and the island's launch latency: an island value
   // below the node type's has no effect (nothing to fit), so the inter-node fit starts above it.
-  if (!inter.empty() && isl->nccl().launch_latency_ns() <= nt->nccl().launch_latency_ns()) {
-    isl->mutable_nccl()->set_launch_latency_ns(nt->nccl().launch_latency_ns() * 11 / 10 + 1);
+  v1::Island* isl = cluster.mutable_islands(island);
+  const int64_t node_launch = cluster.node_types(node_type).nccl().launch_latency_ns();
+  if (!inter.empty() && isl->nccl().launch_latency_ns() <= node_launch) {
+    isl->mutable_nccl()->set_launch_latency_ns(node_launch * 11 / 10 + 1);
   }
-  if (auto s = FitFabric(
-          cluster, island, inter, [island](v1::Cluster& c) { return c.mutable_islands(island)->mutable_nccl(); },
-          absl::StrFormat("islands[%d]", island), fit.parameters);
-      !s.ok()) {
-    return s;
+  return FitFabric(
+      cluster, island, inter, [island](v1::Cluster& c) { return c.mutable_islands(island)->mutable_nccl(); },
+      absl::StrFormat("islands[%d]", island), fitted);
+}
+
+}  // namespace
+
+absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
+  absl::StatusOr<int> island = FindIsland(cluster, options_.island);
+  if (!island.ok()) return island.status();
+  SourceFit fit;
+  std::vector<const NcclLog*> intra, inter, all;
+  for (const NcclLog& log : logs_) {
+    if (absl::Status s = CheckLogAgainstIsland(log, cluster, *island, fit.warnings); !s.ok()) return s;
+    (log.hosts > 1 ? inter : intra).push_back(&log);
+    all.push_back(&log);
   }
-  absl::StatusOr<Evaluated> e = Predict(cluster, island, all);
+  absl::StatusOr<int> node_type = ResolveFabricPresets(cluster, *island);
+  if (!node_type.ok()) return node_type.status();
+  if (absl::Status s = CheckLinksCanCarry(cluster, *island, *node_type, all); !s.ok()) return s;
+  if (absl::Status s = FitIntraThenInter(cluster, *island, *node_type, intra, inter, fit.parameters); !s.ok()) return s;
+  absl::StatusOr<Evaluated> e = Predict(cluster, *island, all);
   if (!e.ok()) return e.status();
   size_t k = 0;
   for (const NcclLog* log : all) {
@@ -178,6 +232,7 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
       ++k;
     }
   }
+  fit.problems = NcclFitProblems(fit.parameters, MeanAbsolutePercentError({fit}), options_.max_mape_percent);
   return fit;
 }
 

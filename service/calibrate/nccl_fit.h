@@ -3,25 +3,38 @@
 // first, so the inter fit sees the fitted NVLink), by least squares on the relative time residual
 // (t_hetsim - t_measured) / t_measured of every row (out-of-place time), each row simulated with
 // `hetsim collective`'s algorithm and protocol choice on the first hosts x GPUs of the island.
+//
+// Before fitting: each log against the island (nccl_cluster_match.h), and every row against the
+// island's links at 100% efficiency with no latency: a log faster than that (by more than 3%, above
+// nccl-tests' noise) ran in-network reductions (NVLink SHARP, CollNet), which hetsim does not model,
+// and is refused, never fitted as an efficiency above 1. After: the fit's guards (nccl_fit_guards.h).
 #ifndef HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 #define HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "service/calibrate/nccl_fit_guards.h"
 #include "service/calibrate/nccl_log.h"
 #include "service/calibrate/source.h"
 
 namespace hetsim::calibrate {
 
+struct NcclFitOptions {
+  std::string island;  // empty: the first island
+  double max_mape_percent = kDefaultMaxMapePercent;
+};
+
 class NcclTestsSource : public CalibrationSource {
  public:
-  NcclTestsSource(std::vector<NcclLog> logs, std::string island) : logs_(std::move(logs)), island_(std::move(island)) {}
+  NcclTestsSource(std::vector<NcclLog> logs, NcclFitOptions options)
+      : logs_(std::move(logs)), options_(std::move(options)) {}
   absl::StatusOr<SourceFit> Fit(hetsim::v1::Cluster& cluster) override;
 
  private:
   std::vector<NcclLog> logs_;
-  std::string island_;  // empty: the first island
+  NcclFitOptions options_;
 };
 
 }  // namespace hetsim::calibrate

@@ -1,14 +1,19 @@
 #include "service/calibrate/nccl_log.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
+#include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "service/calibrate/csv_table.h"
+#include "service/calibrate/nccl_log_lines.h"
 
 namespace hetsim::calibrate {
 namespace {
@@ -21,91 +26,254 @@ constexpr TestName kTests[] = {{"all_reduce", hetsim::CollectiveOp::kAllReduce},
                                {"all_gather", hetsim::CollectiveOp::kAllGather},
                                {"reduce_scatter", hetsim::CollectiveOp::kReduceScatter},
                                {"sendrecv", hetsim::CollectiveOp::kSendRecv},
-                               {"alltoall", hetsim::CollectiveOp::kAllToAll}};
+                               {"alltoall", hetsim::CollectiveOp::kAllToAll},
+                               {"broadcast", hetsim::CollectiveOp::kBroadcast}};
+// nccl-tests' other tests: named so that a log of one is refused for what it is.
+constexpr const char* kUnmodelledTests[] = {"alltoallv", "reduce", "gather", "scatter", "hypercube"};
 
-bool FindTest(absl::string_view text, hetsim::CollectiveOp* op) {
+const TestName* FindTest(absl::string_view name) {
   for (const TestName& t : kTests) {
-    if (absl::StrContains(text, t.name)) {
-      *op = t.op;
-      return true;
-    }
+    if (name == t.name) return &t;
   }
-  return false;
+  return nullptr;
 }
 
-// A #wrong column: a count, or N/A when nccl-tests ran without validation (-c 0).
-bool IsWrongCount(absl::string_view s) {
-  int64_t v = 0;
-  return s == "N/A" || absl::SimpleAtoi(s, &v);
+bool IsUnmodelledTest(absl::string_view name) { return absl::c_linear_search(kUnmodelledTests, name); }
+
+// The test a file name names, spelled with or without underscores ("all_reduce_perf.log",
+// "nccl_allreduce.log"); "alltoallv" before "alltoall".
+std::string TestInFileName(absl::string_view file) {
+  constexpr std::pair<const char*, const char*> kSpellings[] = {
+      {"alltoallv", "alltoallv"},          {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
+      {"reducescatter", "reduce_scatter"}, {"sendrecv", "sendrecv"},    {"alltoall", "alltoall"},
+      {"broadcast", "broadcast"}};
+  const std::string name =
+      absl::StrReplaceAll(absl::AsciiStrToLower(file.substr(file.find_last_of('/') + 1)), {{"_", ""}, {"-", ""}});
+  for (const auto& [spelled, test] : kSpellings) {
+    if (absl::StrContains(name, spelled)) return test;
+  }
+  return "";
+}
+
+// Collects what the lines of one log say, then checks it as a whole.
+class LogScanner {
+ public:
+  explicit LogScanner(absl::string_view file) : file_(file) {}
+
+  absl::Status Line(absl::string_view raw, int line_no);
+  absl::StatusOr<NcclLog> Finish(int last_line);
+
+ private:
+  absl::Status RankLineSeen(const RankLine& rank, int line_no);
+  absl::Status HeaderSeen(std::vector<std::string> names, int line_no);
+  absl::Status RowSeen(const std::vector<absl::string_view>& tokens, int line_no);
+  void TestSeen(absl::string_view text, int line_no);
+  absl::Status CheckRanks(NcclLog& log) const;
+  absl::Status ResolveTest(NcclLog& log) const;
+  std::string TestFromColumns() const;
+
+  std::string file_;
+  std::vector<RankLine> ranks_;
+  absl::flat_hash_map<int, int> rank_line_;  // rank -> its line
+  int header_line_ = 0;
+  TableLayout layout_;
+  std::vector<NcclRow> rows_;
+  int empty_rows_ = 0;
+  int table_end_ = 0;  // the trailer's line
+  std::string test_;   // named before the table
+  int test_line_ = 0;
+  bool test_from_header_ = false;
+  std::string in_network_;  // what shows in-network reduction, and where
+  int in_network_line_ = 0;
+  // For telling the test from the table: the first row's reduction and root, the row of largest algbw.
+  std::string redop_;
+  bool rooted_ = false;
+  double algbw_ = 0, busbw_ = 0;
+};
+
+absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
+  if (in_network_.empty()) {
+    in_network_ = InNetworkReductionIn(raw);
+    in_network_line_ = line_no;
+  }
+  const absl::string_view text = StripLauncherPrefix(raw);
+  if (text.empty()) return absl::OkStatus();
+  if (rows_.empty()) TestSeen(text, line_no);
+  if (std::optional<RankLine> rank = ParseRankLine(text)) return RankLineSeen(*rank, line_no);
+  if (auto names = ParseColumnHeader(text)) return HeaderSeen(*std::move(names), line_no);
+  if (IsTrailer(text)) {
+    if (!rows_.empty() && table_end_ == 0) table_end_ = line_no;
+    return absl::OkStatus();
+  }
+  const std::vector<absl::string_view> tokens = Tokens(text);
+  if (text[0] != '#' && LooksLikeRow(tokens)) return RowSeen(tokens, line_no);
+  return absl::OkStatus();  // prose, commands, NCCL's INFO lines, nccl-tests' other '#' lines
+}
+
+void LogScanner::TestSeen(absl::string_view text, int line_no) {
+  bool header = false;
+  std::string name = TestNamedIn(text, &header);
+  // Only nccl-tests' own names: "run_perf" in the prose is none.
+  if ((FindTest(name) == nullptr && !IsUnmodelledTest(name)) || (test_from_header_ && !header)) return;
+  test_ = std::move(name);
+  test_line_ = line_no;
+  test_from_header_ = header;
+}
+
+absl::Status LogScanner::RankLineSeen(const RankLine& rank, int line_no) {
+  if (auto [it, inserted] = rank_line_.try_emplace(rank.rank, line_no); !inserted) {
+    return LineError(file_, line_no,
+                     absl::StrFormat("rank %d again (first at line %d): the processes ran as separate one-rank jobs "
+                                     "(nccl-tests built without MPI=1 under mpirun?) or two logs are pasted together",
+                                     rank.rank, it->second));
+  }
+  ranks_.push_back(rank);
+  return absl::OkStatus();
+}
+
+absl::Status LogScanner::HeaderSeen(std::vector<std::string> names, int line_no) {
+  if (header_line_ != 0 || !rows_.empty()) {
+    return LineError(file_, line_no,
+                     absl::StrFormat("a second table (the first starts at line %d): give one nccl-tests run per file",
+                                     header_line_ != 0 ? header_line_ : rows_.front().line));
+  }
+  header_line_ = line_no;
+  layout_ = LayoutFromHeader(std::move(names));
+  return absl::OkStatus();
+}
+
+absl::Status LogScanner::RowSeen(const std::vector<absl::string_view>& tokens, int line_no) {
+  if (table_end_ != 0) {
+    return LineError(
+        file_, line_no,
+        absl::StrFormat("a table row after the table ended at line %d: give one nccl-tests run per file", table_end_));
+  }
+  const RowFigures row = ParseRow(tokens, layout_);
+  if (!row.problem.empty()) return LineError(file_, line_no, row.problem);
+  if (rows_.empty() && empty_rows_ == 0) {
+    redop_ = row.redop;
+    rooted_ = row.rooted;
+  }
+  if (row.bytes == 0) {
+    ++empty_rows_;
+    return absl::OkStatus();
+  }
+  if (row.algbw > algbw_) {
+    algbw_ = row.algbw;
+    busbw_ = row.busbw;
+  }
+  rows_.push_back({line_no, row.bytes, row.time_us, row.busbw});
+  return absl::OkStatus();
+}
+
+// nccl-tests' busbw is algbw times 2 (n - 1) / n for all-reduce and (n - 1) / n for reduce-scatter (and
+// for all-gather and all-to-all, which cannot be told apart this way): with a reduction, no root and a
+// row fast enough for two significant digits, the ratio tells the two reductions apart.
+std::string LogScanner::TestFromColumns() const {
+  const double n = static_cast<double>(ranks_.size());
+  if (n < 2 || redop_.empty() || redop_ == "none" || rooted_ || algbw_ < 1.0) return "";
+  const double ratio = busbw_ / algbw_;
+  if (std::abs(ratio / (2 * (n - 1) / n) - 1) < 0.02) return "all_reduce";
+  if (std::abs(ratio / ((n - 1) / n) - 1) < 0.02) return "reduce_scatter";
+  return "";
+}
+
+absl::Status LogScanner::ResolveTest(NcclLog& log) const {
+  log.test = test_;
+  log.test_from = absl::StrFormat("line %d", test_line_);
+  if (log.test.empty()) {
+    log.test = TestInFileName(file_);
+    log.test_from = "the file name";
+  }
+  if (log.test.empty()) {
+    log.test = TestFromColumns();
+    log.test_from = "the table's busbw / algbw";
+  }
+  if (log.test.empty()) {
+    return LineError(file_, 1,
+                     "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line or "
+                     "X_perf command before the table, the file name names none of all_reduce, all_gather, "
+                     "reduce_scatter, sendrecv, alltoall, broadcast, and the table's busbw / algbw is no all-reduce's "
+                     "or reduce-scatter's)");
+  }
+  const TestName* test = FindTest(log.test);
+  if (test == nullptr) {
+    return LineError(file_, log.test_from == "the file name" ? 1 : test_line_,
+                     absl::StrFormat("%s_perf (from %s): hetsim models all_reduce, all_gather, reduce_scatter, "
+                                     "sendrecv, alltoall and broadcast, not %s",
+                                     log.test, log.test_from, IsUnmodelledTest(log.test) ? log.test : "this test"));
+  }
+  log.op = test->op;
+  return absl::OkStatus();
+}
+
+absl::Status LogScanner::CheckRanks(NcclLog& log) const {
+  if (ranks_.empty()) {
+    return LineError(file_, rows_.front().line,
+                     "a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown "
+                     "(paste the log from nccl-tests' first line)");
+  }
+  int max_rank = 0;
+  std::set<std::string> hosts;
+  for (const RankLine& r : ranks_) {
+    max_rank = std::max(max_rank, r.rank);
+    hosts.insert(r.host);
+    if (r.gpu_model != ranks_.front().gpu_model) {
+      return LineError(file_, rank_line_.at(r.rank),
+                       absl::StrFormat("rank %d runs on \"%s\", rank %d on \"%s\": an island has one GPU model; "
+                                       "calibrate each island from its own logs",
+                                       r.rank, r.gpu_model, ranks_.front().rank, ranks_.front().gpu_model));
+    }
+  }
+  if (max_rank + 1 != static_cast<int>(ranks_.size())) {
+    return LineError(file_, rank_line_.at(max_rank),
+                     absl::StrFormat("%d \"#  Rank\" lines, but rank %d: lines were cut (paste the log from "
+                                     "nccl-tests' first line)",
+                                     ranks_.size(), max_rank));
+  }
+  log.ranks = static_cast<int>(ranks_.size());
+  log.hosts = static_cast<int>(hosts.size());
+  log.gpu_model = ranks_.front().gpu_model;
+  log.rank_line = rank_line_.at(ranks_.front().rank);
+  if (log.ranks % log.hosts != 0) {
+    return LineError(file_, rows_.front().line,
+                     absl::StrFormat("%d ranks are not spread evenly over %d hosts", log.ranks, log.hosts));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
+  if (rows_.empty()) {
+    return LineError(file_, last_line, empty_rows_ > 0 ? "only 0-byte table rows" : "no table rows");
+  }
+  NcclLog log;
+  log.file = file_;
+  log.rows = rows_;
+  log.empty_rows = empty_rows_;
+  if (absl::Status s = CheckRanks(log); !s.ok()) return s;
+  if (absl::Status s = ResolveTest(log); !s.ok()) return s;
+  const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
+                                    log.op == hetsim::CollectiveOp::kAllGather ||
+                                    log.op == hetsim::CollectiveOp::kReduceScatter;
+  if (!in_network_.empty() && reduction_in_network) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which hetsim "
+                                     "does not model; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
+                                     in_network_));
+  }
+  return log;
 }
 
 }  // namespace
 
 absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file) {
-  NcclLog log;
-  log.file = std::string(file);
-  bool op_known = false;
-  std::set<std::string> hosts;
+  LogScanner scanner(file);
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;
-    line = absl::StripAsciiWhitespace(line);
-    if (line.empty()) continue;
-    std::vector<absl::string_view> t = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    if (line[0] == '#') {
-      if (absl::StrContains(line, "Collective test starting:")) op_known = FindTest(line, &log.op);
-      if (t.size() >= 2 && (t[1] == "Rank" || (t[0] == "#Rank"))) {
-        ++log.ranks;
-        for (size_t i = 0; i + 1 < t.size(); ++i) {
-          if (t[i] == "on") hosts.insert(std::string(t[i + 1]));
-        }
-      }
-      continue;
-    }
-    if (t.size() != 13) {
-      return LineError(file, line_no,
-                       absl::StrFormat("expected a table row of 13 columns (size count type redop root time algbw "
-                                       "busbw #wrong time algbw busbw #wrong), got %d",
-                                       t.size()));
-    }
-    NcclRow row;
-    row.line = line_no;
-    int64_t count = 0, root = 0;
-    double algbw = 0, in_time = 0, in_algbw = 0, in_busbw = 0;
-    if (!absl::SimpleAtoi(t[0], &row.bytes) || row.bytes < 0) return LineError(file, line_no, "size: not a byte count");
-    if (!absl::SimpleAtoi(t[1], &count)) return LineError(file, line_no, "count: not an element count");
-    if (!absl::SimpleAtoi(t[4], &root)) return LineError(file, line_no, "root: not a rank");
-    // At least 1 ns: a smaller time is no measurement, and the fit divides by it (MAPE inf %).
-    if (!absl::SimpleAtod(t[5], &row.time_us) || !(row.time_us >= 1e-3) || !std::isfinite(row.time_us)) {
-      return LineError(file, line_no, absl::StrFormat("time: \"%s\" is not a time of at least 0.001 us", t[5]));
-    }
-    if (!absl::SimpleAtod(t[6], &algbw) || !absl::SimpleAtod(t[7], &row.busbw_gbytes_per_s) ||
-        !absl::SimpleAtod(t[9], &in_time) || !absl::SimpleAtod(t[10], &in_algbw) ||
-        !absl::SimpleAtod(t[11], &in_busbw)) {
-      return LineError(file, line_no, "time, algbw and busbw columns must be numbers");
-    }
-    if (!IsWrongCount(t[8]) || !IsWrongCount(t[12])) {
-      return LineError(file, line_no, "#wrong: not a count or N/A");
-    }
-    log.rows.push_back(row);
+    if (absl::Status s = scanner.Line(line, line_no); !s.ok()) return s;
   }
-  if (!op_known && !FindTest(file, &log.op)) {
-    return LineError(
-        file, 1,
-        "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line, and "
-        "the file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, alltoall)");
-  }
-  if (log.rows.empty()) return LineError(file, line_no, "no table rows");
-  if (log.ranks == 0) {
-    return LineError(file, log.rows.front().line,
-                     "a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown");
-  }
-  log.hosts = std::max<int>(1, static_cast<int>(hosts.size()));
-  if (log.ranks % log.hosts != 0) {
-    return LineError(file, line_no,
-                     absl::StrFormat("%d ranks are not spread evenly over %d hosts", log.ranks, log.hosts));
-  }
-  return log;
+  return scanner.Finish(line_no);
 }
 
 }  // namespace hetsim::calibrate

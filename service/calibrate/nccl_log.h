@@ -1,8 +1,9 @@
-// nccl-tests output logs as they are printed (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
-// sendrecv_perf, alltoall_perf): the '#' header with one "#  Rank r ... on HOST device d ..." line per
-// GPU, the table "size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
-// (out-of-place, then in-place), and the '#' trailer. Which test printed it comes from the
-// "# Collective test starting: X_perf" line or, failing that, the file name.
+// nccl-tests logs as users paste them (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
+// sendrecv_perf, alltoall_perf): whatever surrounds the table (markdown and prose, the mpirun / srun /
+// kubectl command and its chatter, NCCL's "NCCL version" and "NCCL INFO" lines), launcher prefixes on
+// every line, and every table format since nccl-tests 2.0 (nccl_log_lines.h). Read from it: the test,
+// the "#  Rank r ... on HOST device d [busid] MODEL" lines (GPU count, hosts, GPU model) and the
+// out-of-place time of every row of the one table.
 #ifndef HETSIM_SERVICE_CALIBRATE_NCCL_LOG_H_
 #define HETSIM_SERVICE_CALIBRATE_NCCL_LOG_H_
 
@@ -26,14 +27,21 @@ struct NcclRow {
 struct NcclLog {
   std::string file;
   hetsim::CollectiveOp op = hetsim::CollectiveOp::kAllReduce;
-  int ranks = 0;  // "# Rank" lines
-  int hosts = 0;  // distinct host names among them
+  std::string test;       // "all_reduce"
+  std::string test_from;  // where the test was read: "line 2", "the file name", "the table's busbw / algbw"
+  int ranks = 0;          // "# Rank" lines
+  int hosts = 0;          // distinct host names among them
+  std::string gpu_model;  // as the Rank lines print it: "NVIDIA A100-SXM4-80GB"
+  int rank_line = 0;      // the first "#  Rank" line
   std::vector<NcclRow> rows;
+  int empty_rows = 0;  // 0-byte rows (nothing moves, nothing to fit): left out of `rows`
 };
 
 // Parses `text` read from `file`. InvalidArgument "<file>:<line>: <problem>" for a table row that is
-// not 13 columns of the right kinds, a log without Rank lines or rows, ranks not spread evenly over
-// hosts, or a test that cannot be told.
+// not one of nccl-tests' formats, a log without Rank lines or rows, more than one table (one run per
+// file), Rank lines cut or repeated (separate one-rank jobs), ranks on different GPU models or not
+// spread evenly over hosts, a test that cannot be told or that hetsim does not model, and a log that
+// shows NVLink SHARP or CollNet reductions (NCCL_ALGO, NCCL's INFO lines), which hetsim does not model.
 absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file);
 
 }  // namespace hetsim::calibrate

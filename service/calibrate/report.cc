@@ -7,6 +7,22 @@
 #include "absl/strings/str_format.h"
 
 namespace hetsim::calibrate {
+namespace {
+
+// Every source's `notes` under `heading`; nothing when there are none (a clean fit's report is as before).
+void AppendNotes(const std::vector<SourceFit>& fits, std::vector<std::string> SourceFit::*notes,
+                 absl::string_view heading, std::string& out) {
+  bool any = false;
+  for (const SourceFit& f : fits) {
+    for (const std::string& note : f.*notes) {
+      if (!any) absl::StrAppend(&out, heading);
+      any = true;
+      absl::StrAppend(&out, note, "\n");
+    }
+  }
+}
+
+}  // namespace
 
 double MeanAbsolutePercentError(const std::vector<SourceFit>& fits) {
   double sum = 0;
@@ -36,6 +52,8 @@ std::string FormatFitReport(const std::vector<SourceFit>& fits) {
     }
   }
   absl::StrAppendFormat(&out, "MAPE %.2f %%, max |residual| %.2f %%\n", MeanAbsolutePercentError(fits), worst);
+  AppendNotes(fits, &SourceFit::warnings, "# warnings\n", out);
+  AppendNotes(fits, &SourceFit::problems, "# poor fit, accepted with --accept-poor-fit\n", out);
   return out;
 }
 

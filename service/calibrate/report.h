@@ -1,5 +1,6 @@
 // The fit report of `hetsim calibrate`: the fitted parameters (before -> after), every measured point
-// with its prediction and relative residual, and the mean absolute percentage error (MAPE).
+// with its prediction and relative residual, the mean absolute percentage error (MAPE), the warnings
+// and the problems of a poor fit the user accepted.
 #ifndef HETSIM_SERVICE_CALIBRATE_REPORT_H_
 #define HETSIM_SERVICE_CALIBRATE_REPORT_H_
 
@@ -13,7 +14,8 @@ namespace hetsim::calibrate {
 // MAPE in percent over every point of `fits` (0 without points).
 double MeanAbsolutePercentError(const std::vector<SourceFit>& fits);
 
-// Plain text, one section per source, deterministic.
+// Plain text, one section per source, deterministic; then the sources' warnings and (accepted) poor-fit
+// problems, when there are any.
 std::string FormatFitReport(const std::vector<SourceFit>& fits);
 
 }  // namespace hetsim::calibrate

@@ -32,6 +32,11 @@ struct FittedParameter {
 struct SourceFit {
   std::vector<CalibrationPoint> points;
   std::vector<FittedParameter> parameters;
+  // Worth knowing, the fit stands: printed on stderr and in the fit report.
+  std::vector<std::string> warnings;
+  // A poor fit (a parameter at its bound, one no hardware has, a MAPE above the threshold): the command
+  // writes nothing unless told to accept it (--accept-poor-fit), then reports them as warnings do.
+  std::vector<std::string> problems;
 };
 
 class CalibrationSource {

@@ -1,0 +1,57 @@
+#include "service/calibrate/nccl_fit_guards.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+
+namespace hetsim::calibrate {
+namespace {
+
+// The fit's bounds and the range a fabric can have, of the parameter `field` names.
+struct Ranges {
+  double min, max;                      // the fit's bounds
+  double plausible_min, plausible_max;  // what a fabric does
+  const char* unit;
+};
+
+Ranges RangesOf(absl::string_view field) {
+  if (absl::EndsWith(field, "bandwidth_efficiency")) {
+    return {kMinBandwidthEfficiency, kMaxBandwidthEfficiency, kMinBandwidthEfficiency, kMaxBandwidthEfficiency, ""};
+  }
+  if (absl::EndsWith(field, "launch_latency_ns")) {
+    return {kMinFittedLatencyNs, kMaxFittedLatencyNs, kMinLaunchLatencyNs, kMaxLaunchLatencyNs, " ns"};
+  }
+  return {kMinFittedLatencyNs, kMaxFittedLatencyNs, kMinStepLatencyNs, kMaxStepLatencyNs, " ns"};
+}
+
+bool AtBound(double value, double bound) { return std::abs(value - bound) <= 1e-6 * std::max(1.0, std::abs(bound)); }
+
+}  // namespace
+
+std::vector<std::string> NcclFitProblems(const std::vector<FittedParameter>& fitted, double mape_percent,
+                                         double max_mape_percent) {
+  std::vector<std::string> problems;
+  for (const FittedParameter& p : fitted) {
+    const Ranges r = RangesOf(p.field);
+    if (AtBound(p.after, r.min) || AtBound(p.after, r.max)) {
+      problems.push_back(absl::StrFormat(
+          "%s = %g%s is at the fit's bound [%g, %g]: the logs show what the model cannot (other hardware than the "
+          "cluster's, an algorithm hetsim does not model)",
+          p.field, p.after, r.unit, r.min, r.max));
+    } else if (p.after < r.plausible_min || p.after > r.plausible_max) {
+      problems.push_back(absl::StrFormat(
+          "%s = %g%s is outside what a fabric does [%g, %g]%s: the fit absorbs what the model cannot explain", p.field,
+          p.after, r.unit, r.plausible_min, r.plausible_max, r.unit));
+    }
+  }
+  if (mape_percent > max_mape_percent) {
+    problems.push_back(
+        absl::StrFormat("MAPE %.2f %% is above %g %% (--max-mape): the calibrated cluster does not reproduce the logs",
+                        mape_percent, max_mape_percent));
+  }
+  return problems;
+}
+
+}  // namespace hetsim::calibrate

@@ -1,0 +1,101 @@
+// The corpus of published nccl-tests logs (sources and SHA-256 in tests/calibrate_data/real/README.md;
+// the files themselves live in the steering repo's shared/nccl-tests-logs/, beside the clone, because
+// fetched public material is not committed here): what
+// ParseNcclLog reads from each, or the refusal and its reason. Row counts are the rows of nonzero size
+// in the published table, counted by eye from the file (0-byte rows move nothing and are left out).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "proto/io.h"
+#include "service/calibrate/nccl_log.h"
+
+namespace hetsim::calibrate {
+namespace {
+
+const std::string kReal = absl::StrCat(HETSIM_SHARED_DIR, "/nccl-tests-logs/");
+
+// The corpus is there (CI and developers get shared/ beside the clone once the steering session has
+// placed it); without it the tests say so and check nothing.
+bool CorpusPresent() {
+  std::error_code ec;
+  if (std::filesystem::is_directory(kReal, ec)) return true;
+  WARN("no " << kReal << ": the published nccl-tests logs are not in shared/ yet; corpus not checked");
+  return false;
+}
+
+struct Expected {
+  const char* file;
+  const char* test;  // "" for a refusal
+  int ranks, hosts;
+  const char* gpu_model;
+  int rows;
+  const char* refusal;  // the error's text after "<file>:"
+};
+
+const std::vector<Expected> kCorpus = {
+    {"superbench_nccl_allreduce.log", "all_reduce", 8, 1, "A100-SXM4-40GB", 32, ""},
+    {"superbench_nccl_allgather.log", "all_gather", 8, 1, "A100-SXM4-40GB", 29, ""},
+    {"superbench_nccl_alltoall.log", "alltoall", 8, 1, "A100-SXM4-40GB", 29, ""},
+    {"superbench_nccl_reducescatter.log", "reduce_scatter", 8, 1, "A100-SXM4-40GB", 29, ""},
+    {"superbench_nccl_broadcast.log", "broadcast", 8, 1, "A100-SXM4-40GB", 32, ""},
+    {"a3mega_h100_2node_result.markdown", "all_reduce", 16, 2, "NVIDIA H100 80GB HBM3", 31, ""},
+    {"eks_blueprints_efa_t4_README.md", "all_reduce", 2, 2, "Tesla T4", 29, ""},
+    {"aws_do_eks_nccl_test_p5_README.md", "", 0, 0, "", 0,
+     "97: a second table (the first starts at line 84): give one nccl-tests run per file"},
+    {"awsome_distributed_training_nccl_tests_README.md", "", 0, 0, "", 0,
+     "192: a second table (the first starts at line 157): give one nccl-tests run per file"},
+    {"coreweave_nccl_tests_README.md", "", 0, 0, "", 0,
+     "266: a second table (the first starts at line 147): give one nccl-tests run per file"},
+    {"deepops_nvidia_network_operator.md", "", 0, 0, "", 0,
+     "244: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown (paste the "
+     "log from nccl-tests' first line)"},
+    {"dstack_lambda_clusters.md", "", 0, 0, "", 0,
+     "179: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown (paste the "
+     "log from nccl-tests' first line)"},
+};
+
+TEST_CASE("calibrate: the corpus of published nccl-tests logs", "[calibrate][corpus]") {
+  if (!CorpusPresent()) return;
+  int parsed = 0;
+  for (const Expected& e : kCorpus) {
+    INFO(e.file);
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + e.file);
+    REQUIRE(text.ok());
+    absl::StatusOr<NcclLog> log = ParseNcclLog(*text, e.file);
+    if (std::string(e.refusal).empty()) {
+      INFO(log.status().message());
+      REQUIRE(log.ok());
+      CHECK(log->test == e.test);
+      CHECK(log->ranks == e.ranks);
+      CHECK(log->hosts == e.hosts);
+      CHECK(log->gpu_model == e.gpu_model);
+      CHECK(log->rows.size() == static_cast<size_t>(e.rows));
+      ++parsed;
+    } else {
+      REQUIRE_FALSE(log.ok());
+      CHECK(std::string(log.status().message()) == absl::StrCat(e.file, ":", e.refusal));
+    }
+  }
+  CHECK(parsed == 7);  // of 12; before issue 41, none
+}
+
+TEST_CASE("calibrate: where the corpus's tests were read from", "[calibrate][corpus]") {
+  if (!CorpusPresent()) return;
+  for (const auto& [file, from] : {std::pair{"a3mega_h100_2node_result.markdown", "line 7"},
+                                   std::pair{"superbench_nccl_allgather.log", "the file name"},
+                                   std::pair{"eks_blueprints_efa_t4_README.md", "the table's busbw / algbw"}}) {
+    INFO(file);
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + file);
+    REQUIRE(text.ok());
+    absl::StatusOr<NcclLog> log = ParseNcclLog(*text, file);
+    REQUIRE(log.ok());
+    CHECK(log->test_from == from);
+  }
+}
+
+}  // namespace
+}  // namespace hetsim::calibrate
