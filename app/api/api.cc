@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "app/cli/gpu_list.h"
 #include "app/cli/ideal_option.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
@@ -131,7 +132,7 @@ absl::StatusOr<std::string> Collective(const Input& cluster_in, const Collective
   HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(options.network));
   HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, LoadClusterInput(cluster_in));
   app::ApplyIdealOption(options.ideal, &cluster);
-  for (int64_t g : options.gpus) req.gpus.push_back(GpuId{static_cast<int32_t>(g)});
+  HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(options.gpus, "gpus"));
   req.bytes = options.bytes;
   HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, cluster_in.name));
   HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r,

@@ -30,4 +30,16 @@ absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text, absl::st
   return out;
 }
 
+absl::StatusOr<std::vector<GpuId>> GpuIdsOf(const std::vector<int64_t>& ids, absl::string_view name) {
+  std::vector<GpuId> out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s[%d]: %d is not a GPU id", name, i, ids[i]));
+    }
+    out.push_back(static_cast<GpuId>(ids[i]));
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: empty list", name));
+  return out;
+}
+
 }  // namespace hetsim::app

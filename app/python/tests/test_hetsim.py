@@ -178,6 +178,14 @@ def test_unknown_options_raise():
         hetsim.run("/nonexistent/plan.pbtxt", HAPT_CLUSTER)
 
 
+def test_gpu_ids_are_checked_as_the_cli_checks_them():
+    # 2**32 + 1 used to wrap to GPU 1 in the binding's narrowing cast.
+    with pytest.raises(hetsim.HetsimError, match=r"gpus\[1\]: 4294967297 is not a GPU id"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[0, 2**32 + 1])
+    with pytest.raises(hetsim.HetsimError, match=r"gpus\[0\]: -1 is not a GPU id"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[-1, 0])
+
+
 def test_threads_get_the_same_report_and_the_gil_is_released():
     expected = hetsim.run(HAPT_PLAN, HAPT_CLUSTER)
     results = [None] * 4
