@@ -973,3 +973,22 @@ TEST_CASE("MoE parallel folding and combined 1F1B: a Qwen3-235B-like line import
              Catch::Contains("--expert-model-parallel-size 32 x --expert-tensor-parallel-size 1 does not divide a "
                              "pipeline stage's 16 GPUs"));
 }
+
+TEST_CASE("2021-2022 recompute flags are read under today's names, with a note", "[interop]") {
+  // Megatron-LM's own SC'21 scripts: --activations-checkpoint-method alone meant full recomputation
+  // (renamed --recompute-method in 2022, with --recompute-granularity full); read as unknown before,
+  // they were priced without recomputation.
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport uniform = ImportOk(kSmallLine + "--fp16 --activations-checkpoint-method uniform", cluster);
+  CHECK(uniform.plan.stages(0).recompute() == v1::RECOMPUTE_FULL);
+  CHECK(uniform.plan.stages(0).recompute_num_layers() == 0);
+  CHECK(std::find(uniform.notes.begin(), uniform.notes.end(),
+                  "read as renamed: --activations-checkpoint-method (today --recompute-method)") !=
+        uniform.notes.end());
+  const MegatronImport block = ImportOk(
+      kSmallLine + "--fp16 --activations-checkpoint-method block --activations-checkpoint-num-layers 3", cluster);
+  CHECK(block.plan.stages(0).recompute() == v1::RECOMPUTE_FULL);
+  CHECK(block.plan.stages(0).recompute_num_layers() == 3);
+  const MegatronImport none = ImportOk(kSmallLine + "--fp16", cluster);
+  CHECK(none.plan.stages(0).recompute() == v1::RECOMPUTE_NONE);
+}

@@ -392,7 +392,7 @@ absl::Status NotATraceFolder(const std::filesystem::path& path) {
     }
   }
   return absl::InvalidArgumentError(
-      absl::StrFormat(folder ? "%s: no <prefix>.<rank>.et file" : "%s: not a folder", path.string()));
+      absl::StrCat(path.string(), folder ? ": no <prefix>.<rank>.et file" : ": not a folder"));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "service/interop/megatron_flags.h"
 
+#include <map>
+
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
@@ -104,9 +106,12 @@ constexpr NamedFlag kModelledFlags[] = {
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
 constexpr NamedFlag kNotModelledFlags[] = {
-    {"rampup-batch-size", 3},         {"fp8-param-gather", 0},
+    {"distribute-saved-activations", 0},  // saved activations split over TP ranks (memory only)
+    {"rampup-batch-size", 3},
+    {"fp8-param-gather", 0},
     {"tp-comm-overlap-cfg", 1},  // a YAML file: Plan.tp_comm_overlap_config says what it sets
-    {"cross-entropy-loss-fusion", 0}, {"disable-bias-linear", 0},
+    {"cross-entropy-loss-fusion", 0},
+    {"disable-bias-linear", 0},
     {"empty-unused-memory-level", 1},
 };
 
@@ -282,6 +287,18 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     if (const size_t eq = name.find('='); eq != std::string::npos) {
       values.push_back(name.substr(eq + 1));
       name = name.substr(0, eq);
+    }
+    // Flags Megatron-LM renamed in 2022, still in published scripts (its own SC'21 ones): read under
+    // today's names. Then, a recompute method alone meant full recomputation.
+    static const std::map<std::string, std::string, std::less<>> kRenamed = {
+        {"activations-checkpoint-method", "recompute-method"},
+        {"activations-checkpoint-num-layers", "recompute-num-layers"},
+        {"distribute-checkpointed-activations", "distribute-saved-activations"}};
+    if (auto renamed = kRenamed.find(name); renamed != kRenamed.end()) {
+      out.renamed.push_back(absl::StrFormat("--%s (today --%s)", name, renamed->second));
+      if (name == "activations-checkpoint-method")
+        out.flags.try_emplace("recompute-granularity", FlagValue{{"full"}, 0});
+      name = renamed->second;
     }
     auto spec = Table().find(name);
     const int arity = spec == Table().end() ? -1 : spec->second.arity;

@@ -32,6 +32,7 @@ struct MegatronFlags {
   int64_t launcher_nnodes = 0;
   std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
   std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
+  std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.

@@ -797,6 +797,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                                      : request.name);
   *plan.mutable_model() = out.model;
 
+  for (const std::string& f : flags.renamed) out.notes.push_back(absl::StrCat("read as renamed: ", f));
   if (!flags.no_effect.empty()) {
     out.notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
   }
