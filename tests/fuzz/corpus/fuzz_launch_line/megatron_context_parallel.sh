@@ -1,0 +1,1 @@
+--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1020 --micro-batch-size 1 --context-parallel-size 4

@@ -1,0 +1,1 @@
+--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et|tt|t|tL*2

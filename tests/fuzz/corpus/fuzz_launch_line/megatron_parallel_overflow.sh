@@ -1,0 +1,1 @@
+--tensor-model-parallel-size 4294967296 --pipeline-model-parallel-size 4294967296 --context-parallel-size 4294967296 --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1
