@@ -37,6 +37,20 @@ std::string Params(double n) {
   return absl::StrFormat("%.0f", n);
 }
 
+// A fabric as the summary names it, with what NCCL runs over it: ETHERNET is NCCL's TCP socket
+// transport, not RoCE, and users choosing between the two should see it (docs/network.md).
+std::string FabricName(InterNodeFabric fabric) {
+  switch (fabric) {
+    case INFINIBAND: return "INFINIBAND (NCCL over IB verbs, RDMA)";
+    case ROCE: return "ROCE (NCCL over IB verbs on Ethernet, RDMA)";
+    case ETHERNET: return "ETHERNET (NCCL over TCP sockets, no RDMA; RoCE is ROCE)";
+    case INTER_NODE_FABRIC_UNSPECIFIED:
+    case InterNodeFabric_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case InterNodeFabric_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  return InterNodeFabric_Name(fabric);
+}
+
 }  // namespace
 
 std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
@@ -60,14 +74,14 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     absl::StrAppendFormat(&lines, "  %s %s", IntraNodeFabric_Name(n.intra_node_fabric()),
                           Bandwidth(n.intra_node_bandwidth_gbps()));
     if (is.node_count() > 1 || is.nics_per_node() > 0) {
-      absl::StrAppendFormat(&lines, ", %s %s %d x %s", InterNodeFabric_Name(is.fabric()),
-                            FabricTopology_Name(is.topology()), is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
+      absl::StrAppendFormat(&lines, ", %s %s %d x %s", FabricName(is.fabric()), FabricTopology_Name(is.topology()),
+                            is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
     }
     lines += "\n";
   }
   for (const InterIslandLink& l : c.inter_island_links()) {
     absl::StrAppendFormat(&lines, "  link   %s <-> %s: %d x %s %s, %s\n", l.island_a(), l.island_b(),
-                          l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), InterNodeFabric_Name(l.fabric()),
+                          l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), FabricName(l.fabric()),
                           Latency(l.latency_ns()));
   }
   return absl::StrFormat("%s: cluster \"%s\": %d GPUs in %d islands, %.2f PFLOP/s peak\n%s", file, c.name(), total_gpus,

@@ -113,6 +113,9 @@ TEST_CASE("check prints a summary of the 512-GPU example", "[cli]") {
       RunHetsim(absl::StrCat("check ", kExamples, "/plan-512gpu.pbtxt ", kExamples, "/cluster-512gpu.pbtxt"));
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("512 GPUs in 2 islands"));
+  // What each fabric means to NCCL: the example's islands are InfiniBand, their link slow Ethernet.
+  CHECK_THAT(r.out, Catch::Contains("INFINIBAND (NCCL over IB verbs, RDMA)"));
+  CHECK_THAT(r.out, Catch::Contains("ETHERNET (NCCL over TCP sockets, no RDMA; RoCE is ROCE)"));
   CHECK_THAT(r.out, Catch::Contains("39.09 B parameters, 50 layers"));
   CHECK_THAT(r.out, Catch::Contains("128 microbatches, 8 stages"));
   CHECK_THAT(r.out, Catch::Contains("OK: 2 files valid"));
