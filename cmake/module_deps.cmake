@@ -54,7 +54,7 @@ set(HETSIM_MODULE_DEPS_calibrate base collectives driver proto topology workload
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto workload)
-set(HETSIM_MODULE_DEPS_fidelity collectives driver evaluation proto traces)
+set(HETSIM_MODULE_DEPS_fidelity calibrate collectives driver evaluation proto traces)
 set(HETSIM_MODULE_DEPS_planning base evaluation planner)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)
@@ -82,7 +82,7 @@ set(HETSIM_MODULE_LIBS_calibrate absl::flat_hash_map absl::status absl::statusor
 set(HETSIM_MODULE_LIBS_report absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_interop absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_evaluation absl::status absl::statusor absl::str_format absl::strings)
-set(HETSIM_MODULE_LIBS_fidelity absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_fidelity absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_planning absl::cord absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_app_lib Boost::program_options absl::flat_hash_map absl::status absl::statusor
     absl::str_format absl::strings absl::time)

@@ -16,8 +16,10 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "proto/io.h"
 #include "service/evaluation/rank_stats.h"
+#include "service/fidelity/calibration.h"
 #include "service/fidelity/predict.h"
 #include "service/fidelity/stats.h"
 #include "sim/workload/model_cost.h"
@@ -168,4 +170,91 @@ TEST_CASE("fidelity: sets that measure different quantities cannot share a chart
   CHECK_FALSE(std::filesystem::exists(dir + "/c.svg"));
   CHECK_FALSE(std::filesystem::exists(dir + "/r.json"));
   CHECK(ReadFile(dir + "/stdout.txt").empty());
+}
+
+namespace {
+
+// A case of a hand-built set: measured and predicted throughput, and the probes of a run whose time is
+// exactly linear in the calibrated values (calibrate::OverheadProbe): `gemm_s` of GEMM time and
+// `passes` passes, predicted at `time_s`.
+hetsim::v1::FidelityCase HandCase(const std::string& name, const std::string& group, double measured,
+                                  double predicted) {
+  hetsim::v1::FidelityCase c;
+  c.set_name(name);
+  c.set_group(group);
+  c.set_measured(measured);
+  c.set_predicted(predicted);
+  c.set_error_percent((predicted - measured) / measured * 100);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("fidelity: groups rank their plans, and the pick's regret is measured", "[fidelity]") {
+  v1::FidelitySet set;
+  // Group g1: measured best c (130), predicted best b (wrong: b measured 120, 1 - 120/130 = 7.69% regret).
+  *set.add_cases() = HandCase("a", "g1", 100, 100);
+  *set.add_cases() = HandCase("b", "g1", 120, 140);
+  *set.add_cases() = HandCase("c", "g1", 130, 135);
+  // Group g2: right pick; a lone case in g3 is no group.
+  *set.add_cases() = HandCase("d", "g2", 50, 55);
+  *set.add_cases() = HandCase("e", "g2", 60, 62);
+  *set.add_cases() = HandCase("f", "g3", 10, 12);
+  hetsim::fidelity::SummarizeSet(&set);
+  REQUIRE(set.groups_size() == 2);
+  CHECK(set.groups(0).name() == "g1");
+  CHECK(set.groups(0).measured_best() == "c");
+  CHECK(set.groups(0).predicted_best() == "b");
+  CHECK_FALSE(set.groups(0).top1_agrees());
+  CHECK(set.groups(0).regret_percent() == Approx((1 - 120.0 / 130) * 100));
+  CHECK(set.groups(0).kendall_tau() == Approx(1.0 / 3));  // (a,b), (a,c) concordant, (b,c) discordant
+  CHECK(set.groups(1).top1_agrees());
+  CHECK(set.groups(1).regret_percent() == 0);
+  CHECK(set.top1_agreement() == Approx(0.5));
+  CHECK(set.group_kendall_tau() == Approx((1.0 / 3 + 1) / 2));
+  CHECK(set.mean_regret_percent() == Approx((1 - 120.0 / 130) * 50));
+  double signed_sum = 0;
+  for (const auto& c : set.cases()) signed_sum += c.error_percent();
+  CHECK(set.signed_error_percent() == Approx(signed_sum / 6));
+}
+
+TEST_CASE("fidelity: calibration from k runs predicts the held-out runs of a set the values explain",
+          "[fidelity][calibrate]") {
+  // Eight runs measured on a machine whose GEMMs are 6% slower and whose iterations cost 40 ms more
+  // than the simulation's: predictions before calibration are 3-9% optimistic.
+  v1::FidelitySet set;
+  set.mutable_bounds()->set_max_calibrated_mape_percent(1);
+  for (int i = 0; i < 8; ++i) {
+    const double t = 1.0 + 0.3 * i, gemm_s = 0.4 + 0.25 * i, passes = 16 + 8 * (i % 3);
+    const double measured_s = t + 0.06 * gemm_s + 0.04;
+    v1::FidelityCase c = HandCase(absl::StrCat("r", i), "g", 100 / measured_s, 100 / t);
+    c.set_predicted_time_ms(t * 1e3);
+    c.set_measured_time_ms(measured_s * 1e3);
+    c.set_gemm_probe_time_ms((t + 0.1 * gemm_s) * 1e3);
+    c.set_pass_probe_time_ms((t + 1e-3 * passes) * 1e3);
+    c.set_gemm_scale_min(-0.3);
+    c.set_iteration_overhead_ms(20);
+    c.set_pass_overhead_us(30);
+    *set.add_cases() = c;
+  }
+  hetsim::fidelity::EvaluateCalibration(&set);
+  hetsim::fidelity::SummarizeSet(&set);
+  REQUIRE(set.calibrations_size() == 3);
+  CHECK(set.mape_percent() > 3);
+  for (const v1::FidelityCalibration& c : set.calibrations()) {
+    INFO("k " << c.k());
+    CHECK(c.choices() == (c.k() == 1 ? 8 : c.k() == 2 ? 28 : 56));
+    CHECK(c.mape_percent() < set.mape_percent());
+    CHECK(c.gemm_scale() > 0);
+  }
+  // Three runs that agree bring the held-out MAPE under 1%: the bound holds.
+  CHECK(set.calibrations(2).mape_percent() < 1);
+  CHECK(set.violations().empty());
+  // Without probes (a plain `hetsim fidelity` run) there is nothing to evaluate, and the bound says so.
+  for (auto& c : *set.mutable_cases()) c.clear_gemm_probe_time_ms();
+  hetsim::fidelity::EvaluateCalibration(&set);
+  hetsim::fidelity::SummarizeSet(&set);
+  CHECK(set.calibrations().empty());
+  REQUIRE(set.violations_size() == 1);
+  CHECK_THAT(set.violations(0), Catch::Contains("not evaluated"));
 }

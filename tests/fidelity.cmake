@@ -6,21 +6,21 @@
 if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.megatron_sc21_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-sc21.pbtxt)
-  set_tests_properties(fidelity.megatron_sc21_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.megatron_sc21_bounds PROPERTIES TIMEOUT 900)
   # The held-out set (docs/validation.md): bounds that guard against regressions, not a fit.
   add_test(NAME fidelity.megatron_mlsys23_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-mlsys23.pbtxt)
-  set_tests_properties(fidelity.megatron_mlsys23_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.megatron_mlsys23_bounds PROPERTIES TIMEOUT 900)
   add_test(NAME fidelity.nemo_h100_fp8_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-h100-fp8.pbtxt)
-  set_tests_properties(fidelity.nemo_h100_fp8_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.nemo_h100_fp8_bounds PROPERTIES TIMEOUT 900)
   add_test(NAME fidelity.nemo_h100_fp8_405b_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-h100-fp8-405b.pbtxt)
-  set_tests_properties(fidelity.nemo_h100_fp8_405b_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.nemo_h100_fp8_405b_bounds PROPERTIES TIMEOUT 900)
   add_test(NAME fidelity.nemo_b200_fp8_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/nemo-b200-fp8.pbtxt)
-  set_tests_properties(fidelity.nemo_b200_fp8_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.nemo_b200_fp8_bounds PROPERTIES TIMEOUT 900)
   add_test(NAME fidelity.moe_folding_h100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/moe-folding-h100.pbtxt)
-  set_tests_properties(fidelity.moe_folding_h100_bounds PROPERTIES TIMEOUT 300)
+  set_tests_properties(fidelity.moe_folding_h100_bounds PROPERTIES TIMEOUT 900)
 endif()

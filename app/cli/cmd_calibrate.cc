@@ -37,8 +37,9 @@ const CommandInfo kCalibrateInfo = {
     "default the first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
     "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
     "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
-    "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) fits the\n"
-    "pass and iteration overheads to measured iteration times. A malformed log, one of another GPU or more\n"
+    "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) moves every\n"
+    "GPU type's GEMM efficiency and pass and iteration overheads towards measured iteration times, as far\n"
+    "as the runs agree (the presets are the prior; docs/validation.md). A malformed log, one of another GPU or more\n"
     "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line; so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};

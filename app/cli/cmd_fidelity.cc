@@ -21,7 +21,8 @@ namespace {
 constexpr int kExitBoundsNotMet = 1;
 
 const CommandInfo kFidelityInfo = {
-    "fidelity", "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--timing] [--quiet]",
+    "fidelity",
+    "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--calibration] [--timing] [--quiet]",
     "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
     "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
     "source tree's validation/ folder) and compares the\n"
@@ -31,6 +32,11 @@ const CommandInfo kFidelityInfo = {
     "Training runs are simulated as `hetsim run` does and compared in TFLOP/s per GPU, FLOPs counted as\n"
     "the publication counted them; collectives as `hetsim collective` in nccl-tests' bus bandwidth.\n"
     "--chart writes a predicted-vs-measured scatter chart (SVG), --json the results (FidelityReport).\n"
+    "--calibration also proves calibration from a few runs: for k = 1, 2, 3, every choice of k training\n"
+    "runs of a set calibrates what `hetsim calibrate --iterations` fits (GEMM efficiency, iteration and\n"
+    "pass overheads) and the other runs are predicted with it (two more simulations per case).\n"
+    "Per set, also the signed mean error, and per group of plans (one model on one cluster) tau, whether\n"
+    "hetsim's top plan is the measured top plan, and the measured cost of its pick.\n"
     "--check exits 1 when a set breaks its bounds (bounds in the set file) and prints which.\n"
     "--timing prints each case's wall time on stderr. Bad input exits 2 naming the file and field, before\n"
     "anything is printed or written."};
@@ -38,7 +44,7 @@ const CommandInfo kFidelityInfo = {
 struct Options {
   std::vector<std::string> files;
   std::string chart_path, json_path;
-  bool check = false, timing = false, quiet = false;
+  bool check = false, timing = false, quiet = false, calibration = false;
 };
 
 int Fidelity(const Args& args) {
@@ -46,8 +52,10 @@ int Fidelity(const Args& args) {
   Options o;
   options.add_options()("chart", po::value(&o.chart_path)->value_name("C.svg"), "write the scatter chart (SVG)")(
       "json", po::value(&o.json_path)->value_name("R.json"), "write the results (FidelityReport)")(
-      "check", "exit 1 when a set's bounds are not met")("timing", "print each case's wall time on stderr")(
-      "quiet,q", "do not print the tables")("files", po::value(&o.files)->multitoken(), "validation sets");
+      "check", "exit 1 when a set's bounds are not met")(
+      "calibration", "also calibrate on k = 1, 2, 3 runs of each training set and predict the others")(
+      "timing", "print each case's wall time on stderr")("quiet,q", "do not print the tables")(
+      "files", po::value(&o.files)->multitoken(), "validation sets");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -55,6 +63,7 @@ int Fidelity(const Args& args) {
   o.check = vm.count("check") > 0;
   o.timing = vm.count("timing") > 0;
   o.quiet = vm.count("quiet") > 0;
+  o.calibration = vm.count("calibration") > 0;
   if (!o.json_path.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(o.json_path); !f.ok()) {
       return ReportFailure(kFidelityInfo, f.status());
@@ -88,7 +97,7 @@ int Fidelity(const Args& args) {
       std::fprintf(stderr, "hetsim fidelity: %s: %.3f s\n", c.name().c_str(), seconds);
     };
   }
-  absl::StatusOr<v1::FidelityReport> report = fidelity::PredictSets(sets, timer);
+  absl::StatusOr<v1::FidelityReport> report = fidelity::PredictSets(sets, o.calibration, timer);
   if (!report.ok()) return ReportFailure(kFidelityInfo, report.status());
 
   // Outputs are serialised before any is written, so a failure leaves none behind.

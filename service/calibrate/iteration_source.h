@@ -1,15 +1,15 @@
-// `hetsim calibrate --iterations CSV`: measured iteration times of real runs fit the framework
-// overheads of the kernel model (ComputeEfficiency.pass_overhead_us and iteration_overhead_ms, on every
-// GPU type of the cluster: the framework is the cluster's). The CSV lists the runs:
+// `hetsim calibrate --iterations CSV`: measured iteration times of real runs calibrate the values a
+// few runs can pin down, on every GPU type of the cluster (the framework is the cluster's): the GEMM
+// efficiency (max_efficiency), the per-iteration and the per-pass overhead (overhead_fit.h). The CSV
+// lists the runs:
 //
 //   plan,time_ms
 //   runs/gpt-7b-tp2.pbtxt,5321.0
 //
 // (plan paths relative to the CSV's folder, every plan on the calibrated cluster). Each run is
-// simulated without the two overheads (t0) and with a 1 ms pass overhead (t1): the iteration grows by
-// a x (t1 - t0) / 1 ms with pass overhead a, and by b with iteration overhead b, so the measured times
-// fit t0 + a (t1 - t0) / 1 ms + b by least squares on relative residuals, with a, b >= 0. The runs are
-// simulated through the driver (driver::SimulateReport), as `hetsim run` simulates them.
+// simulated three times through the driver, as `hetsim run` simulates it (overhead_probe.h), and the
+// values fitted with the presets as prior (overhead_fit.h): a few runs move them as far as the runs
+// agree. A value pinned at its bound, or a fit that explains little, is a problem (--accept-poor-fit).
 #ifndef HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_
 #define HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_
 

@@ -14,8 +14,9 @@ double SumOfSquares(const std::vector<double>& r) {
   return s;
 }
 
-// Solves the n x n system a x = b by Gaussian elimination with partial pivoting; false when singular.
-bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
+}  // namespace
+
+bool SolveLinearSystem(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
   const size_t n = b.size();
   for (size_t c = 0; c < n; ++c) {
     size_t p = c;
@@ -39,8 +40,6 @@ bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
   }
   return true;
 }
-
-}  // namespace
 
 absl::StatusOr<LeastSquaresResult> SolveLeastSquares(const LeastSquaresProblem& p) {
   const size_t n = p.start.size();
@@ -85,7 +84,7 @@ absl::StatusOr<LeastSquaresResult> SolveLeastSquares(const LeastSquaresProblem& 
         a[i][i] += lambda * std::max(jtj[i][i], 1e-12) + 1e-300;
         b[i] = -jtr[i];
       }
-      if (!Solve(a, b, dx)) {
+      if (!SolveLinearSystem(a, b, dx)) {
         lambda *= 10;
         continue;
       }

@@ -29,6 +29,9 @@ struct LeastSquaresResult {
   int iterations = 0;
 };
 
+// Solves the n x n system a x = b by Gaussian elimination with partial pivoting; false when singular.
+bool SolveLinearSystem(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x);
+
 // Minimizes the sum of squared residuals within the bounds (a step leaving them is clipped).
 absl::StatusOr<LeastSquaresResult> SolveLeastSquares(const LeastSquaresProblem& problem);
 

@@ -15,9 +15,11 @@ namespace hetsim::fidelity {
 // Called after each case with its wall time in seconds (`hetsim fidelity --timing`).
 using CaseTimer = std::function<void(const hetsim::v1::ValidationCase& validation_case, double seconds)>;
 
-// The first case that cannot be predicted ends the run with its error (PredictCase's).
+// The first case that cannot be predicted ends the run with its error (PredictCase's). With
+// `calibration` (or for a set that bounds its calibrated MAPE), training sets also get their
+// calibration from k = 1, 2, 3 runs (calibration.h), at two more simulations per case.
 absl::StatusOr<hetsim::v1::FidelityReport> PredictSets(const std::vector<LoadedValidationSet>& sets,
-                                                       const CaseTimer& on_case = nullptr);
+                                                       bool calibration = false, const CaseTimer& on_case = nullptr);
 
 }  // namespace hetsim::fidelity
 

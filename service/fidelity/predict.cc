@@ -2,6 +2,7 @@
 
 #include "service/fidelity/validation_set.h"
 
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "proto/inputs.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_plan.h"
+#include "service/calibrate/overhead_probe.h"
 #include "service/driver/cluster_topology.h"
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
@@ -56,9 +58,38 @@ std::string TrainingSetup(const v1::Plan& plan, const v1::Report& report) {
   return s;
 }
 
-absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTrainingRun& run, absl::string_view where) {
+// The group a case ranks in when its set names none: one model on one cluster.
+std::string DefaultGroup(const v1::ValidationTrainingRun& run, const proto::PlanInputs& inputs) {
+  const std::string model = !inputs.model_path.empty()     ? inputs.model_path
+                            : !inputs.model.name().empty() ? inputs.model.name()
+                                                           : inputs.plan_path;
+  return absl::StrCat(std::filesystem::path(run.cluster()).filename().string(), " / ",
+                      std::filesystem::path(model).filename().string());
+}
+
+// The probes of calibration.h: the measurement as an iteration time, and two more simulations.
+absl::Status AddCalibrationProbes(const proto::PlanInputs& inputs, absl::string_view where, v1::FidelityCase& out) {
+  // Throughput is work over time, the same work measured and predicted.
+  const double measured_s = out.predicted_time_ms() * 1e-3 * out.predicted() / out.measured();
+  absl::StatusOr<calibrate::OverheadProbe> probe =
+      calibrate::ProbeRun(inputs, out.predicted_time_ms() * 1e-3, measured_s);
+  if (!probe.ok()) return InCase(probe.status(), where, "training_run.plan");
+  out.set_measured_time_ms(measured_s * 1e3);
+  out.set_gemm_probe_time_ms(probe->gemm_probe * 1e3);
+  out.set_pass_probe_time_ms(probe->pass_probe * 1e3);
+  const calibrate::OverheadBounds bounds = calibrate::BoundsOf(inputs.cluster);
+  out.set_gemm_scale_min(bounds.gemm_min);
+  out.set_iteration_overhead_ms(bounds.iteration_s * 1e3);
+  out.set_pass_overhead_us(bounds.pass_s * 1e6);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTrainingRun& run, absl::string_view where,
+                                                    const PredictOptions& options) {
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(run.plan(), run.cluster());
   if (!inputs.ok()) return InCase(inputs.status(), where, "training_run.plan");
+  v1::FidelityCase out;
+  out.set_group(DefaultGroup(run, *inputs));
   absl::StatusOr<v1::Report> simulated = driver::SimulateReport(*inputs);
   if (!simulated.ok()) return InCase(simulated.status(), where, "training_run.plan");
   const v1::Report& report = *simulated;
@@ -73,7 +104,6 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
     if (!eq3.ok()) return eq3.status();
     flop = *eq3;
   }
-  v1::FidelityCase out;
   out.set_setup(TrainingSetup(inputs->plan, report));
   out.set_predicted_time_ms(report.iteration_time_ms());
   if (run.measured_tokens_per_second_per_gpu() != 0) {
@@ -84,11 +114,14 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
     out.set_measured(run.measured_tokens_per_second_per_gpu());
     out.set_predicted(static_cast<double>(inputs->plan.global_batch_size() * seq) /
                       (report.iteration_time_ms() * 1e-3 * report.num_gpus()));
-    return out;
+  } else {
+    out.set_unit(kTflopsUnit);
+    out.set_measured(run.measured_tflops_per_gpu());
+    out.set_predicted(flop / (report.iteration_time_ms() * 1e-3 * report.num_gpus()) / 1e12);
   }
-  out.set_unit(kTflopsUnit);
-  out.set_measured(run.measured_tflops_per_gpu());
-  out.set_predicted(flop / (report.iteration_time_ms() * 1e-3 * report.num_gpus()) / 1e12);
+  if (options.calibration_probes) {
+    if (absl::Status s = AddCalibrationProbes(*inputs, where, out); !s.ok()) return s;
+  }
   return out;
 }
 
@@ -105,6 +138,7 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
   if (!r.ok()) return InCase(r.status(), where, "collective");
   v1::FidelityCase out;
   out.set_setup(absl::StrFormat("%s %d B, %d GPUs from %d", c.op(), c.bytes(), c.num_gpus(), c.first_gpu()));
+  out.set_group(absl::StrCat(std::filesystem::path(c.cluster()).filename().string(), " / ", c.op()));
   out.set_unit(kBusBandwidthUnit);
   out.set_measured(c.measured_bus_bandwidth_gbytes_per_s());
   out.set_predicted(r->busbw_bytes_per_s / 1e9);
@@ -118,16 +152,20 @@ double MegatronEq3Flop(double batch, double seq, double blocks, double hidden, d
   return 96 * batch * seq * blocks * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (16 * blocks * hidden));
 }
 
-absl::StatusOr<v1::FidelityCase> PredictCase(const v1::ValidationCase& validation_case, absl::string_view where) {
+absl::StatusOr<v1::FidelityCase> PredictCase(const v1::ValidationCase& validation_case, absl::string_view where,
+                                             const PredictOptions& options) {
   absl::StatusOr<v1::FidelityCase> out;
   switch (validation_case.measurement_case()) {
-    case v1::ValidationCase::kTrainingRun: out = PredictTrainingRun(validation_case.training_run(), where); break;
+    case v1::ValidationCase::kTrainingRun:
+      out = PredictTrainingRun(validation_case.training_run(), where, options);
+      break;
     case v1::ValidationCase::kCollective: out = PredictCollective(validation_case.collective(), where); break;
     case v1::ValidationCase::MEASUREMENT_NOT_SET:
       return absl::InvalidArgumentError(absl::StrCat(where, ": no measurement"));
   }
   if (!out.ok()) return out.status();
   out->set_name(validation_case.name());
+  if (!validation_case.group().empty()) out->set_group(validation_case.group());
   out->set_error_percent((out->predicted() - out->measured()) / out->measured() * 100);
   return out;
 }

@@ -18,11 +18,19 @@ namespace hetsim::fidelity {
 // global batch, s the sequence, l the blocks, h the hidden size, V the vocabulary.
 double MegatronEq3Flop(double batch, double seq, double blocks, double hidden, double vocab);
 
-// The case predicted: every FidelityCase field set (error_percent from predicted and measured).
+// What to predict besides the case itself.
+struct PredictOptions {
+  // Training runs: also simulate the calibration probes (two more simulations per case), so that the
+  // set's calibration from a few runs can be evaluated (calibration.h).
+  bool calibration_probes = false;
+};
+
+// The case predicted: every FidelityCase field set (error_percent from predicted and measured; the
+// probe fields only with options.calibration_probes).
 // `where` names the case in errors ("set.pbtxt: cases[3]"); a plan, cluster or collective the
 // simulator refuses is an InvalidArgument naming `where`, the field and the file's own problem.
 absl::StatusOr<hetsim::v1::FidelityCase> PredictCase(const hetsim::v1::ValidationCase& validation_case,
-                                                     absl::string_view where);
+                                                     absl::string_view where, const PredictOptions& options = {});
 
 }  // namespace hetsim::fidelity
 

@@ -12,7 +12,10 @@ namespace hetsim::fidelity {
 
 // Fills the set's mape_percent, max_abs_error_percent, worst_case (first case with the largest
 // |error|), kendall_tau (predicted against measured) and violations (one line per bound broken:
-// "MAPE 25.1% > 3%", "case X: |error| 59.0% > 6%") from its cases and bounds.
+// "MAPE 25.1% > 3%", "case X: |error| 59.0% > 6%") from its cases and bounds; the signed mean error;
+// per group of at least two cases (FidelityCase.group) tau, the measured and predicted best and the
+// regret of the pick, and their means. The calibrated-MAPE bound reads set->calibrations, so
+// EvaluateCalibration (calibration.h) runs first.
 void SummarizeSet(hetsim::v1::FidelitySet* set);
 
 }  // namespace hetsim::fidelity

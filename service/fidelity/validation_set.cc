@@ -71,6 +71,7 @@ void CheckCollective(proto::Problems& p, const std::string& at, const v1::Valida
 void CheckBounds(proto::Problems& p, const v1::ValidationBounds& b) {
   proto::CheckRange(p, "bounds.max_mape_percent", b.max_mape_percent(), 0, 1000);
   proto::CheckRange(p, "bounds.max_abs_error_percent", b.max_abs_error_percent(), 0, 1000);
+  proto::CheckRange(p, "bounds.max_calibrated_mape_percent", b.max_calibrated_mape_percent(), 0, 1000);
 }
 
 // A training run measured in tokens per second rather than TFLOP/s: another quantity.

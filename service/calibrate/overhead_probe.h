@@ -1,0 +1,34 @@
+// The simulations behind an overhead fit (overhead_fit.h): a run simulated as its cluster stands and
+// twice more with one value moved, and the cluster-wide values written into a cluster.
+#ifndef HETSIM_SERVICE_CALIBRATE_OVERHEAD_PROBE_H_
+#define HETSIM_SERVICE_CALIBRATE_OVERHEAD_PROBE_H_
+
+#include <array>
+
+#include "absl/status/statusor.h"
+#include "proto/hetsim.pb.h"
+#include "proto/inputs.h"
+#include "service/calibrate/overhead_fit.h"
+
+namespace hetsim::calibrate {
+
+// Moves every GPU type of `cluster` by `x` (c, db, da: overhead_fit.h): max_efficiency / (1 + c),
+// iteration_overhead_ms + db, pass_overhead_us + da. The cluster's presets must already be applied
+// (proto::LoadCluster does); a value that ends at 0 is written as a tiny positive one, since 0 means
+// "the preset's".
+void ApplyOverheadValues(hetsim::v1::Cluster& cluster, const std::array<double, kOverheadValues>& x);
+
+// How far the values may move on `cluster` (presets applied): max_efficiency / (1 + c) <= 1 on every GPU
+// type, and neither overhead below 0 on any.
+OverheadBounds BoundsOf(const hetsim::v1::Cluster& cluster);
+
+// One simulated iteration of validated `inputs` with the cluster moved by `x`, in seconds.
+absl::StatusOr<double> SimulatedSeconds(const proto::PlanInputs& inputs, const std::array<double, kOverheadValues>& x);
+
+// The probe of a run measured at `measured_s` whose simulation as the cluster stands took
+// `simulated_s`: two more simulations (GEMMs kGemmProbe slower, passes kPassProbe dearer).
+absl::StatusOr<OverheadProbe> ProbeRun(const proto::PlanInputs& inputs, double simulated_s, double measured_s);
+
+}  // namespace hetsim::calibrate
+
+#endif  // HETSIM_SERVICE_CALIBRATE_OVERHEAD_PROBE_H_
