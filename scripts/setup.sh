@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libabsl-dev
           libprotobuf-dev protobuf-compiler catch2 libbenchmark-dev clang clang-format libclang-rt-14-dev
           python3 python3-matplotlib python3-yaml chromium slurm-wlm munge pybind11-dev python3-protobuf
-          python3-pytest python3-dev)
+          python3-pytest python3-dev libtomlplusplus-dev libyaml-cpp-dev)
 # node and npm: Debian's unless a node (with its npm) is installed already, e.g. from NodeSource.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -2,6 +2,9 @@
 // (service/interop/megatron_*.h, docs/megatron.md).
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
@@ -13,6 +16,7 @@
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/torchtitan_import.h"
 
 namespace hetsim::app {
 namespace {
@@ -20,17 +24,53 @@ namespace {
 const CommandInfo kMegatronImportInfo = {
     "import",
     "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--nodes N] [--island I] [--name NAME] "
-    "[--strict] [--out PLAN]",
-    "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it) and\n"
-    "writes the plan (model inline) on the cluster's island, ranks laid out as Megatron does (TP innermost,\n"
-    "then CP, DP, PP). Prints the plan's layout and every flag it did not apply: no effect on an\n"
-    "iteration's cost, not modelled, unknown. --strict makes unknown and not-modelled flags an error.\n"
-    "Contradictory flags are an error naming both. docs/megatron.md."};
+    "[--strict] [--out PLAN]\n"
+    "       hetsim import torchtitan CONFIG.toml --cluster C [--nodes N] [--island I] [--name NAME] [--strict] "
+    "[--out PLAN]",
+    "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it), or\n"
+    "a torchtitan training config (its TOML train_configs, llama3 flavors), and writes the plan (model\n"
+    "inline) on the cluster's island, ranks laid out as the framework does (TP innermost, then CP, DP,\n"
+    "PP). Prints the plan's layout and every flag or key it did not apply: no effect on an iteration's\n"
+    "cost, not modelled, unknown. --strict makes unknown and not-modelled ones an error. Contradictory\n"
+    "flags are an error naming both. docs/megatron.md, docs/frameworks.md."};
 
 const CommandInfo kMegatronExportInfo = {
     "export", "hetsim export megatron PLAN --cluster C [--out FILE]",
     "Prints the Megatron-LM launch line (torchrun node counts and training flags) of a homogeneous plan;\n"
     "for a plan Megatron's flags cannot express, lists every difference (exit 2). docs/megatron.md."};
+
+// Writes an imported plan (when asked) and prints its layout and the importer's notes. With `strict`,
+// notes of keys not applied are an error (the Megatron path checks its flags itself, before importing).
+int WriteImported(const hetsim::v1::Plan& plan, const std::vector<std::string>& notes, bool strict,
+                  const std::string& source, const std::string& out, std::vector<std::string> inputs) {
+  if (strict) {
+    std::string list;
+    for (const std::string& n : notes) {
+      if (absl::StartsWith(n, "not applied") || absl::StartsWith(n, "torch.compile")) {
+        absl::StrAppend(&list, list.empty() ? "" : "; ", n);
+      }
+    }
+    if (!list.empty()) {
+      return ReportFailure(kMegatronImportInfo,
+                           absl::InvalidArgumentError(absl::StrFormat("%s: --strict: not applied: %s", source, list)));
+    }
+  }
+  if (!out.empty()) {
+    if (absl::Status s = proto::SaveOutputFile(out, plan, std::move(inputs)); !s.ok()) {
+      return ReportFailure(kMegatronImportInfo, s);
+    }
+  }
+  const hetsim::v1::Stage& s0 = plan.stages(0);
+  absl::PrintF(
+      "imported \"%s\": %d pipeline stages x TP %d x DP %d on island \"%s\", %s, micro-batch %d per "
+      "replica, global batch %d\n",
+      plan.name(), plan.stages_size(), s0.tensor_parallel(), s0.data_parallel(), s0.mesh().island(),
+      hetsim::v1::Schedule_Name(plan.schedule()), plan.micro_batch_size() / s0.data_parallel(),
+      plan.global_batch_size());
+  for (const std::string& note : notes) std::printf("  %s\n", note.c_str());
+  if (!out.empty()) std::printf("wrote %s\n", out.c_str());
+  return kExitOk;
+}
 
 int MegatronImport(const Args& args) {
   po::options_description options("options");
@@ -51,8 +91,10 @@ int MegatronImport(const Args& args) {
   positional.add("format", 1).add("file", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kMegatronImportInfo, args, options, positional, &vm)) return *exit;
-  if (format != "megatron")
-    return UsageError(kMegatronImportInfo, absl::StrFormat("\"%s\": only megatron is known", format));
+  if (format != "megatron" && format != "torchtitan")
+    return UsageError(kMegatronImportInfo, absl::StrFormat("\"%s\": only megatron and torchtitan are known", format));
+  if (format == "torchtitan" && !line_text.empty())
+    return UsageError(kMegatronImportInfo, "--line: a launch line is Megatron's; give the torchtitan config file");
   if (line_file.empty() == line_text.empty())
     return UsageError(kMegatronImportInfo, "give a launch-line file or --line, one of them");
   if (request.nodes < 0 || request.gpus_per_node < 0)
@@ -69,6 +111,13 @@ int MegatronImport(const Args& args) {
   }
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kMegatronImportInfo, cluster.status());
+  if (format == "torchtitan") {
+    absl::StatusOr<interop::TorchtitanImport> imported =
+        interop::ImportTorchtitan(line_text, *cluster, request, source);
+    if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
+    return WriteImported(imported->plan, imported->notes, vm.count("strict") > 0, source, out,
+                         {line_file, cluster_path});
+  }
   absl::StatusOr<interop::MegatronFlags> flags = interop::ParseMegatronLaunchLine(line_text, source);
   if (!flags.ok()) return ReportFailure(kMegatronImportInfo, flags.status());
   if (vm.count("strict") && (!flags->unknown.empty() || !flags->not_modelled.empty())) {
@@ -81,22 +130,7 @@ int MegatronImport(const Args& args) {
   }
   absl::StatusOr<interop::MegatronImport> imported = interop::ImportMegatron(*flags, *cluster, request, source);
   if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
-  if (!out.empty()) {
-    if (absl::Status s = proto::SaveOutputFile(out, imported->plan, {line_file, cluster_path}); !s.ok()) {
-      return ReportFailure(kMegatronImportInfo, s);
-    }
-  }
-  const hetsim::v1::Plan& plan = imported->plan;
-  const hetsim::v1::Stage& s0 = plan.stages(0);
-  absl::PrintF(
-      "imported \"%s\": %d pipeline stages x TP %d x DP %d on island \"%s\", %s, micro-batch %d per "
-      "replica, global batch %d\n",
-      plan.name(), plan.stages_size(), s0.tensor_parallel(), s0.data_parallel(), s0.mesh().island(),
-      hetsim::v1::Schedule_Name(plan.schedule()), plan.micro_batch_size() / s0.data_parallel(),
-      plan.global_batch_size());
-  for (const std::string& note : imported->notes) std::printf("  %s\n", note.c_str());
-  if (!out.empty()) std::printf("wrote %s\n", out.c_str());
-  return kExitOk;
+  return WriteImported(imported->plan, imported->notes, false, source, out, {line_file, cluster_path});
 }
 
 int MegatronExport(const Args& args) {

@@ -804,13 +804,18 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   for (const std::string& f : flags.not_modelled) out.notes.push_back(absl::StrCat("not modelled (ignored): ", f));
   for (const std::string& f : flags.unknown) out.notes.push_back(absl::StrCat("unknown (ignored): ", f));
 
+  HETSIM_RETURN_IF_ERROR(ValidateImported(cluster, out.model, plan, source));
+  return out;
+}
+
+absl::Status ValidateImported(const v1::Cluster& cluster, const v1::Model& model, const v1::Plan& plan,
+                              absl::string_view source) {
   proto::PlanInputs inputs;
   inputs.cluster = cluster;
-  inputs.model = out.model;
+  inputs.model = model;
   inputs.plan = plan;
   inputs.plan_path = std::string(source);
-  HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(inputs));
-  return out;
+  return proto::ValidatePlanInputs(inputs);
 }
 
 }  // namespace hetsim::interop

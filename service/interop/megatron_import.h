@@ -36,6 +36,10 @@ struct MegatronImport {
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const hetsim::v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source);
 
+// An imported plan checked as `hetsim run` checks it (every importer's last step): problems name `source`.
+absl::Status ValidateImported(const hetsim::v1::Cluster& cluster, const hetsim::v1::Model& model,
+                              const hetsim::v1::Plan& plan, absl::string_view source);
+
 }  // namespace hetsim::interop
 
 #endif  // HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_

@@ -1,6 +1,7 @@
 // libFuzzer target: the text inputs people paste (issue 42's new doors). The bytes are read as a
 // Megatron-LM launch line (HETSIM_FUZZ_TEXT=0: split, flags read, imported against the fuzz cluster
-// with --island fast) or as an nccl-tests log (1: parsed, checked against an island). Every input
+// with --island fast), as an nccl-tests log (1: parsed, checked against an island) or as a torchtitan
+// TOML config (2: parsed by toml++, imported on island fast). Every input
 // must end in a plan, a log or an error status: a crash, a hang or a sanitizer report is the finding.
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "service/calibrate/nccl_log.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/torchtitan_import.h"
 #include "tests/fuzz/fuzz_cluster.h"
 
 namespace {
@@ -24,6 +26,13 @@ void FuzzLaunchLine(absl::string_view text) {
   request.island = "fast";
   request.nodes = 1;
   (void)hetsim::interop::ImportMegatron(*flags, FuzzCluster(), request, "fuzz.sh");
+}
+
+void FuzzTorchtitan(absl::string_view text) {
+  hetsim::interop::MegatronImportRequest request;
+  request.island = "fast";
+  request.nodes = 1;
+  (void)hetsim::interop::ImportTorchtitan(text, FuzzCluster(), request, "fuzz.toml");
 }
 
 void FuzzNcclLog(absl::string_view text) {
@@ -40,8 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = hetsim::proto::NormalizeTextInput(std::string(reinterpret_cast<const char*>(data), size));
   if (HETSIM_FUZZ_TEXT == 0) {
     FuzzLaunchLine(text);
-  } else {
+  } else if (HETSIM_FUZZ_TEXT == 1) {
     FuzzNcclLog(text);
+  } else {
+    FuzzTorchtitan(text);
   }
   return 0;
 }
