@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "planner/context_parallel_cost.h"
-#include "proto/resolve.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::planner {
@@ -138,10 +137,10 @@ std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpu
 std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshShape shape) const {
   std::vector<IntraStageConfig> configs;
   const int max_tp = options_.max_tensor_parallel > 0 ? options_.max_tensor_parallel : shape.gpus_per_node;
-  std::vector<hetsim::v1::Recompute> recomputes = {hetsim::v1::RECOMPUTE_NONE};
+  std::vector<spec::Recompute> recomputes = {spec::Recompute::kNone};
   if (options_.search_recompute) {
-    if (model_.is_transformer()) recomputes.push_back(hetsim::v1::RECOMPUTE_SELECTIVE);
-    recomputes.push_back(hetsim::v1::RECOMPUTE_FULL);
+    if (model_.is_transformer()) recomputes.push_back(spec::Recompute::kSelective);
+    recomputes.push_back(spec::Recompute::kFull);
   }
   for (int tp = 1; tp <= std::min(max_tp, shape.gpus_per_node); ++tp) {
     if (shape.gpus_per_node % tp != 0) continue;
@@ -159,7 +158,7 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {
-        for (hetsim::v1::Recompute rc : recomputes) {
+        for (spec::Recompute rc : recomputes) {
           configs.push_back({.tensor_parallel = tp,
                              .data_parallel = dp,
                              .zero_stage = zero,
@@ -188,7 +187,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.tensor_parallel = config.tensor_parallel;
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
-  sc.recompute = proto::RecomputeOf(config.recompute);
+  sc.recompute = config.recompute;
   sc.recompute_num_layers = config.recompute_num_layers;
   sc.sequence_parallel = config.sequence_parallel;
   sc.expert_parallel = config.expert_parallel;

@@ -107,12 +107,11 @@ absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in,
   req.context_parallel = options.context_parallel;
   req.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
-  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &req.model));
-  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(req.model, model_in.is_path ? model_in.path : model_in.name));
-  HETSIM_ASSIGN_OR_RETURN(req.cluster, LoadClusterInput(cluster_in));
-  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planning::PlanWith(command));
-  *outcome.plan.mutable_model() = outcome.model;
-  return Serialize(outcome.plan);
+  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &command.inputs.model));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(command.inputs.model, model_in.is_path ? model_in.path : model_in.name));
+  HETSIM_ASSIGN_OR_RETURN(command.inputs.cluster, LoadClusterInput(cluster_in));
+  HETSIM_ASSIGN_OR_RETURN(driver::Planned planned, planning::PlanWith(command));
+  return Serialize(planned.plan);
 }
 
 absl::StatusOr<std::string> Validate(const std::vector<Input>& plans, const Input& cluster, bool chart) {
