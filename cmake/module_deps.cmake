@@ -48,7 +48,7 @@ set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline 
 set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto spec)
 set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline proto spec topology workload)
 set(HETSIM_MODULE_DEPS_planner base collectives pipeline spec topology workload)
-set(HETSIM_MODULE_DEPS_driver base executor faults network pipeline planner proto spec topology traces)
+set(HETSIM_MODULE_DEPS_driver base collectives executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
 set(HETSIM_MODULE_DEPS_calibrate base collectives driver proto topology workload)
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)

@@ -61,14 +61,7 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
 }  // namespace
 
 Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan) {
-  return Profiler(model, cluster, plan.micro_batch_size,
-                  {.tp_comm_overlap = plan.tp_comm_overlap,
-                   .tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate,
-                   .tp_comm_overlap_config = plan.tp_comm_overlap_config,
-                   .tp_backward_overlap = plan.tp_backward_overlap,
-                   .grad_reduce_in_fp32 = plan.grad_reduce_in_fp32,
-                   .cp_comm = plan.cp_comm},
-                  plan.context_parallel);
+  return Profiler(model, cluster, plan.micro_batch_size, FrameworkOptionsOf(plan), plan.context_parallel);
 }
 
 absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan) {

@@ -198,16 +198,19 @@ void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best,
   }
 }
 
-// The framework settings a plan is priced with (not searched): the TP overlap and its settings.
-ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
-  ProfilerOptions o;
-  o.tp_comm_overlap = request.tp_comm_overlap;
-  o.tp_backward_overlap = request.tp_backward_overlap;
-  o.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
-  o.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
-  o.cp_comm = request.cp_comm;
-  o.tp_comm_overlap_config = request.tp_comm_overlap_config;
-  return o;
+// The settings of every plan the request prices and writes that no search changes: the batch, the
+// framework's switches (TP overlap and its settings, FP32 gradients, the CP exchange), H-1F1B's epsilon.
+spec::PlanSpec FrameworkSettings(const PlanRequest& request) {
+  spec::PlanSpec plan;
+  plan.global_batch_size = request.global_batch_size;
+  plan.tp_comm_overlap = request.tp_comm_overlap;
+  plan.tp_backward_overlap = request.tp_backward_overlap;
+  plan.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
+  plan.tp_comm_overlap_config = request.tp_comm_overlap_config;
+  plan.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
+  plan.cp_comm = request.cp_comm;
+  plan.h1f1b_epsilon = request.epsilon;
+  return plan;
 }
 
 // The plan's note on context parallelism: the degree, those searched, and the exchange it pays.
@@ -231,7 +234,7 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim:
                                           const std::vector<uint64_t>& sizes, PlanOutcome& out) {
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  ProfilerOptions profiler_options = FrameworkProfilerOptions(request);
+  ProfilerOptions profiler_options = FrameworkOptionsOf(FrameworkSettings(request));
   if (request.profile_cache != nullptr) {
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
@@ -270,21 +273,13 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim:
 
 // The settings of the plan the planner writes (its stages come from the search).
 spec::PlanSpec PlanShapeOf(const PlanRequest& request, const PlanOutcome& out, const BestCandidate& best) {
-  spec::PlanSpec shape;
+  spec::PlanSpec shape = FrameworkSettings(request);
   shape.name =
       request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name) : request.name;
-  shape.global_batch_size = request.global_batch_size;
   shape.micro_batch_size = best.micro_batch_size;
   shape.microbatches = best.prediction->microbatches;
   shape.context_parallel = best.context_parallel;
-  shape.tp_comm_overlap = request.tp_comm_overlap;
-  shape.tp_backward_overlap = request.tp_backward_overlap;
-  shape.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
-  shape.tp_comm_overlap_config = request.tp_comm_overlap_config;
-  shape.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
-  shape.cp_comm = request.cp_comm;
   shape.schedule = best.candidate->schedule;
-  shape.h1f1b_epsilon = request.epsilon;
   return shape;
 }
 

@@ -116,6 +116,17 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
   return {body_first_ + s.phase, body};
 }
 
+ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan) {
+  ProfilerOptions o;
+  o.tp_comm_overlap = plan.tp_comm_overlap;
+  o.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
+  o.tp_comm_overlap_config = plan.tp_comm_overlap_config;
+  o.tp_backward_overlap = plan.tp_backward_overlap;
+  o.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32;
+  o.cp_comm = plan.cp_comm;
+  return o;
+}
+
 Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o) {
   return cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes)) +
          cluster.GradSyncTime(island, shape, o.config.ExpertTensorParallel() * o.config.expert_parallel,

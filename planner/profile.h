@@ -102,6 +102,10 @@ struct ProfilerOptions {
   ProfileCache* cache = nullptr;
 };
 
+// The framework settings of `plan` its stages are priced with (not searched): the TP overlap and its
+// settings, FP32 gradients, the CP exchange.
+ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan);
+
 struct ProfilerStats {
   int64_t signatures = 0;          // distinct layer multisets met
   int64_t stage_mesh_pairs = 0;    // (signature, island, shape) pairs priced

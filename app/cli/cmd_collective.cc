@@ -19,7 +19,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/validate_cluster.h"
-#include "service/driver/cluster_topology.h"
+#include "service/driver/collective_command.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
@@ -196,12 +196,10 @@ void PrintHeader(const sim::CollectiveRequest& req, const topology::Topology& to
 }
 
 // One row per size; with one size and the automatic choice, every algorithm's estimate after it.
-int PrintRows(sim::CollectiveRequest req, const std::vector<int64_t>& sizes, const driver::ClusterNetwork& network,
-              sim::NetworkMode mode) {
+int PrintRows(driver::CollectiveSession& session, const std::vector<int64_t>& sizes) {
   for (int64_t size : sizes) {
-    req.bytes = size;
     const auto wall_start = std::chrono::steady_clock::now();
-    auto r = sim::SimulateCollective(*network.topology, *network.router, req, mode);
+    auto r = session.Simulate(size);
     const double wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
     if (!r.ok()) {
@@ -211,7 +209,7 @@ int PrintRows(sim::CollectiveRequest req, const std::vector<int64_t>& sizes, con
       return ReportFailure(kCollectiveInfo, s);
     }
     PrintRow(size, *r, wall_ms);
-    if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
+    if (session.request().algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
         std::printf("#   estimate %-8s %-6s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(),
                     sim::ProtocolName(e.protocol).data(), e.seconds * 1e6,
@@ -242,15 +240,18 @@ int Collective(const Args& args) {
 
   auto cluster = proto::LoadCluster(f.cluster_path);
   if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
-  ApplyIdealOption(f.ideal, &*cluster);
-  absl::StatusOr<driver::ClusterNetwork> network = driver::BuildClusterNetwork(*cluster, f.cluster_path);
-  if (!network.ok()) return ReportFailure(kCollectiveInfo, network.status());
-  req.bytes = sizes.front();
-  if (absl::Status s = sim::ValidateRequest(*network->topology, req); !s.ok()) {
+  const std::string cluster_name = cluster->name().empty() ? f.cluster_path : cluster->name();
+  absl::StatusOr<driver::CollectiveSession> session = driver::CollectiveSession::Open({.cluster = *std::move(cluster),
+                                                                                       .cluster_file = f.cluster_path,
+                                                                                       .ideal = f.ideal,
+                                                                                       .request = req,
+                                                                                       .mode = *mode});
+  if (!session.ok()) return ReportFailure(kCollectiveInfo, session.status());
+  if (absl::Status s = session->Check(sizes.front()); !s.ok()) {
     return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
   }
-  PrintHeader(req, *network->topology, cluster->name().empty() ? f.cluster_path : cluster->name(), *mode);
-  return PrintRows(req, sizes, *network, *mode);
+  PrintHeader(session->request(), session->topology(), cluster_name, *mode);
+  return PrintRows(*session, sizes);
 }
 
 }  // namespace
