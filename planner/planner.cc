@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 #include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/threads.h"
@@ -236,6 +237,7 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim:
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ProfilerOptions profiler_options = FrameworkOptionsOf(FrameworkSettings(request));
   if (request.profile_cache != nullptr) {
+    HETSIM_CHECK(!request.profile_scope.empty(), "a profile cache needs the model's scope (PlanRequest.profile_scope)");
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
     request.profile_cache->Bind(absl::StrCat(request.profile_scope, out.refined ? "\nSUBLAYER" : ""));
