@@ -15,8 +15,11 @@
 namespace hetsim::planner {
 namespace {
 
+using driver::BuildSurvivingCluster;
+using driver::FailedTargets;
 using driver::PrimeProfileCache;
 using driver::ReplanPlanRequest;
+using driver::SurvivingCluster;
 
 const proto::PlanInputs& Inputs() {
   static const proto::PlanInputs inputs = [] {
@@ -37,10 +40,12 @@ PlanRequest SurvivorsRequest(ProfileCache* cache) {
   failed.nodes.back().set_node(0);
   absl::StatusOr<SurvivingCluster> s = BuildSurvivingCluster(Inputs().cluster, failed);
   if (!s.ok()) std::abort();
-  PlanRequest r = ReplanPlanRequest(Inputs(), PlannerKind::kHapt, 2);
-  r.cluster = s->cluster;
-  r.profile_cache = cache;
-  return r;
+  proto::PlanInputs survivors = Inputs();
+  survivors.cluster = s->cluster;
+  absl::StatusOr<PlanRequest> r = ReplanPlanRequest(survivors, PlannerKind::kHapt, 2);
+  if (!r.ok()) std::abort();
+  r->profile_cache = cache;
+  return *r;
 }
 
 void Report(benchmark::State& state, const PlanOutcome& o) {
@@ -50,7 +55,7 @@ void Report(benchmark::State& state, const PlanOutcome& o) {
 }
 
 void BM_FirstPlan(benchmark::State& state) {
-  const PlanRequest r = ReplanPlanRequest(Inputs(), PlannerKind::kHapt, 2);
+  const PlanRequest r = *ReplanPlanRequest(Inputs(), PlannerKind::kHapt, 2);
   for (auto _ : state) {
     absl::StatusOr<PlanOutcome> o = MakePlan(r);
     if (!o.ok())

@@ -8,6 +8,7 @@
 
 #include "planner/planner.h"
 #include "proto/validate_cluster.h"
+#include "service/driver/plan_messages.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::planner {
@@ -51,25 +52,30 @@ v1::Cluster TwoIslands(int gpus) {
 }
 
 void Run(benchmark::State& state, int gpus, int blocks, int layers, int experts = 1) {
-  PlanRequest req;
-  req.model = Gpt(blocks);
+  driver::PlannerMessages in{.model = Gpt(blocks), .cluster = TwoIslands(gpus)};
   if (experts > 1) {  // top-2 of `experts` experts holding twice the dense FFN's width between them
-    req.model.mutable_transformer()->set_num_experts(static_cast<uint32_t>(experts));
-    req.model.mutable_transformer()->set_moe_top_k(2);
-    req.model.mutable_transformer()->set_expert_ffn_hidden_size(static_cast<uint32_t>(65536 / experts));
+    in.model.mutable_transformer()->set_num_experts(static_cast<uint32_t>(experts));
+    in.model.mutable_transformer()->set_moe_top_k(2);
+    in.model.mutable_transformer()->set_expert_ffn_hidden_size(static_cast<uint32_t>(65536 / experts));
   }
-  req.cluster = TwoIslands(gpus);
-  req.layers = layers;
-  req.global_batch_size = 1024;
-  req.micro_batch_size = 8;
-  req.threads = 2;
+  PlanRequest settings;
+  settings.layers = layers;
+  settings.global_batch_size = 1024;
+  settings.micro_batch_size = 8;
+  settings.threads = 2;
+  absl::StatusOr<PlanRequest> resolved = driver::ResolvePlanRequest(in, settings);
+  if (!resolved.ok()) {
+    state.SkipWithError(std::string(resolved.status().message()).c_str());
+    return;
+  }
+  const PlanRequest& req = *resolved;
   for (auto _ : state) {
     absl::StatusOr<PlanOutcome> out = MakePlan(req);
     if (!out.ok()) {
       state.SkipWithError(std::string(out.status().message()).c_str());
       return;
     }
-    state.counters["stages"] = out->plan.stages_size();
+    state.counters["stages"] = static_cast<double>(out->plan.stages.size());
     state.counters["iteration_ms"] = TimeToMilliseconds(out->prediction.iteration);
     state.counters["dp_runs"] = static_cast<double>(out->search.dp_runs);
     state.counters["candidates"] = static_cast<double>(out->search.candidates);

@@ -1,12 +1,13 @@
 # cmake -DSOURCE_DIR=<repo> -P cmake/check_message_free.cmake
 # Fails when a source below the edge sees a protobuf message: a file in base/, base/spec/, topology/ or
-# sim/ (every subfolder) that includes a proto/ header or a generated *.pb.h, or names v1::. Those
+# sim/ (every subfolder) or planner/ that includes a proto/ header or a generated *.pb.h, or names v1::. Those
 # modules read the typed spec (base/spec/), which proto/resolve*.h makes once from validated messages
-# (docs/architecture.md, "Validate once, at the edge").
+# (docs/architecture.md, "Validate once, at the edge"); the planner returns a spec plan, which the edge
+# writes as a message (proto/plan_message.h, service/driver/plan_messages.h).
 cmake_minimum_required(VERSION 3.25)
 
 set(errors "")
-foreach(dir base topology sim)
+foreach(dir base topology sim planner)
   file(GLOB_RECURSE srcs ${SOURCE_DIR}/${dir}/*.cc ${SOURCE_DIR}/${dir}/*.h)
   foreach(src ${srcs})
     file(RELATIVE_PATH rel ${SOURCE_DIR} ${src})
@@ -24,5 +25,5 @@ foreach(dir base topology sim)
 endforeach()
 
 if(errors)
-  message(FATAL_ERROR "base/, topology/ and sim/ must not see protobuf messages (read base/spec/ instead):\n${errors}")
+  message(FATAL_ERROR "base/, topology/, sim/ and planner/ must not see protobuf messages (read base/spec/ instead):\n${errors}")
 endif()

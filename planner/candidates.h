@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/plan.h"
 #include "planner/hapt_search.h"
 #include "planner/layers.h"
 #include "planner/profile.h"
-#include "proto/hetsim.pb.h"
 
 namespace hetsim::planner {
 
 struct PipelineCandidate {
   std::vector<SearchedStage> stages;
-  hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;
+  spec::ScheduleKind schedule = spec::ScheduleKind::kH1F1B;
   bool explicit_warmups = true;
   int planner_layers = 0;
   SearchStats search;

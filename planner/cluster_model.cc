@@ -8,7 +8,6 @@
 #include "base/ecmp_collisions.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "proto/resolve_cluster.h"
 #include "sim/collectives/estimate.h"
 
 namespace hetsim::planner {
@@ -72,11 +71,9 @@ std::optional<IslandModel::PodTier> PodTierOf(const spec::IslandSpec& isl, int n
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(const hetsim::v1::Cluster& cluster,
-                                                                   spec::DType dtype) {
-  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));
+absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::ClusterSpec cluster, spec::DType dtype) {
   std::unique_ptr<ClusterModel> model(new ClusterModel());
-  model->topology_ = std::make_unique<topology::Topology>(topology::Topology::Build(std::move(resolved)));
+  model->topology_ = std::make_unique<topology::Topology>(topology::Topology::Build(std::move(cluster)));
   const topology::Topology& t = *model->topology_;
   topology::Router router(t);
   for (int i = 0; i < t.num_islands(); ++i) {

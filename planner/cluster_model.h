@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/cluster.h"
 #include "base/spec/defaults.h"
 #include "base/spec/dtype.h"
 #include "base/time.h"
-#include "proto/hetsim.pb.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
 #include "topology/device_graph.h"
@@ -113,8 +113,8 @@ struct StageGroups {
 
 class ClusterModel {
  public:
-  // `cluster` with presets applied and valid. `dtype` is the model's compute dtype.
-  static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(const hetsim::v1::Cluster& cluster, spec::DType dtype);
+  // `cluster` resolved (proto::ResolveCluster at the edge). `dtype` is the model's compute dtype.
+  static absl::StatusOr<std::unique_ptr<ClusterModel>> Create(spec::ClusterSpec cluster, spec::DType dtype);
 
   const topology::Topology& topology() const { return *topology_; }
   const std::vector<IslandModel>& islands() const { return islands_; }

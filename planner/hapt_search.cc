@@ -4,7 +4,6 @@
 #include <memory>
 #include <numeric>
 
-#include "base/check.h"
 #include "base/threads.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/schedule.h"
@@ -136,16 +135,12 @@ void HaptSearch::BuildIndex() {
 
 int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
-    case hetsim::v1::EAGER_1F1B: return 2;
-    case hetsim::v1::H_1F1B: return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
-    case hetsim::v1::SCHEDULE_UNSPECIFIED:
-    case hetsim::v1::GPIPE:
-    case hetsim::v1::ONE_F_ONE_B:
-    case hetsim::v1::INTERLEAVED_1F1B: return 1;
-    case hetsim::v1::Schedule_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
-    case hetsim::v1::Schedule_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+    case spec::ScheduleKind::kEager1F1B: return 2;
+    case spec::ScheduleKind::kH1F1B: return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
+    case spec::ScheduleKind::kGpipe:
+    case spec::ScheduleKind::kOneFOneB:
+    case spec::ScheduleKind::kInterleaved1F1B: break;
   }
-  HETSIM_CHECK(false, "a Schedule number outside the schema (proto::Load refuses them)");
   return 1;
 }
 
@@ -337,35 +332,45 @@ std::optional<CandidatePlan> HaptSearch::BestPlan(const DpTable& t, Time t_max) 
   return plan;
 }
 
-SearchResult HaptSearch::Run() {
-  SearchResult result;
-  SearchStats& stats = result.stats;
-  stats.candidates = static_cast<int64_t>(candidates_.size());
-  for (const auto& list : index_) stats.index_entries += static_cast<int64_t>(list.size());
-  evaluated_.clear();
-  const int n = static_cast<int>(candidates_.size());
-  if (n == 0) return result;
-  std::vector<std::optional<CandidatePlan>> solved(n);
-  std::vector<char> done(n, 0);
-  std::vector<SearchStats> per(n);
-  std::vector<std::unique_ptr<DpTable>> tables(std::max(1, options_.threads));  // one per thread
-  auto evaluate = [&](const std::vector<int>& which) {
-    ParallelFor(static_cast<int>(which.size()), options_.threads, [&](int w, int thread) {
+class CandidateRuns {
+ public:
+  CandidateRuns(const HaptSearch& search, int threads)
+      : search_(search),
+        threads_(threads),
+        solved_(search.candidates().size()),
+        done_(search.candidates().size(), 0),
+        per_(search.candidates().size()),
+        tables_(std::max(1, threads)) {}
+
+  // Runs the DP of each candidate in `which` not run yet.
+  void Evaluate(const std::vector<int>& which) {
+    ParallelFor(static_cast<int>(which.size()), threads_, [&](int w, int thread) {
       const int c = which[w];
-      if (done[c]) return;
-      solved[c] = Solve(candidates_[c], &per[c], tables[thread]);
-      done[c] = 1;
+      if (done_[c]) return;
+      solved_[c] = search_.Solve(search_.candidates()[c], &per_[c], tables_[thread]);
+      done_[c] = 1;
     });
-  };
-  // Smallest feasible candidate: k-ary search, k = threads (feasibility grows with t_max).
-  evaluate({n - 1});
-  if (!solved[n - 1]) {
-    for (const SearchStats& s : per) stats.transitions += s.transitions, stats.dp_runs += s.dp_runs;
-    stats.candidates_evaluated = 1;
-    return result;
   }
+  bool done(int c) const { return done_[c] != 0; }
+  const std::optional<CandidatePlan>& solved(int c) const { return solved_[c]; }
+  const SearchStats& stats(int c) const { return per_[c]; }
+
+ private:
+  const HaptSearch& search_;
+  int threads_;
+  std::vector<std::optional<CandidatePlan>> solved_;
+  std::vector<char> done_;
+  std::vector<SearchStats> per_;
+  std::vector<std::unique_ptr<HaptSearch::DpTable>> tables_;  // one per thread
+};
+
+int HaptSearch::FirstFeasible(CandidateRuns& runs) const {
+  const int n = static_cast<int>(candidates_.size());
   int lo = 0, hi = n - 1;  // hi feasible; everything below lo infeasible
-  if (!options_.bidirectional_pruning) lo = hi = 0, evaluate({0});
+  if (!options_.bidirectional_pruning) {
+    lo = hi = 0;
+    runs.Evaluate({0});
+  }
   while (lo < hi) {
     const int k = std::max(1, options_.threads);
     std::vector<int> probes;
@@ -374,10 +379,10 @@ SearchResult HaptSearch::Run() {
       if (at < hi && (probes.empty() || probes.back() != at)) probes.push_back(at);
     }
     if (probes.empty()) probes.push_back(lo);
-    evaluate(probes);
+    runs.Evaluate(probes);
     int new_lo = lo, new_hi = hi;
     for (int p : probes) {
-      if (solved[p]) {
+      if (runs.solved(p)) {
         new_hi = std::min(new_hi, p);
       } else if (p < new_hi) {
         new_lo = std::max(new_lo, p + 1);
@@ -387,14 +392,18 @@ SearchResult HaptSearch::Run() {
     hi = new_hi;
   }
   int start = options_.bidirectional_pruning ? hi : 0;
-  while (start < n && !done[start]) evaluate({start});
-  while (start < n && !solved[start]) {
+  while (start < n && !runs.done(start)) runs.Evaluate({start});
+  while (start < n && !runs.solved(start)) {
     ++start;
-    if (start < n) evaluate({start});
+    if (start < n) runs.Evaluate({start});
   }
-  if (start >= n) return result;
+  return start;
+}
+
+int HaptSearch::BestFrom(CandidateRuns& runs, int start, SearchStats& stats) const {
+  const int n = static_cast<int>(candidates_.size());
   stats.t_start = candidates_[start];
-  Time best = solved[start]->objective;
+  Time best = runs.solved(start)->objective;
   int best_index = start;
   stats.t_end = options_.bidirectional_pruning ? best / std::max<int64_t>(1, microbatches_ - 1) : candidates_.back();
   // T(t) >= (B - 1) t, so candidates above T(t_S) / (B - 1) cannot win.
@@ -408,24 +417,49 @@ SearchResult HaptSearch::Run() {
       }
       batch.push_back(next);
     }
-    evaluate(batch);
+    runs.Evaluate(batch);
     for (int c : batch) {
-      if (solved[c] && solved[c]->objective < best) {
-        best = solved[c]->objective;
+      if (runs.solved(c) && runs.solved(c)->objective < best) {
+        best = runs.solved(c)->objective;
         best_index = c;
       }
     }
   }
+  return best_index;
+}
+
+SearchResult HaptSearch::Run() {
+  SearchResult result;
+  SearchStats& stats = result.stats;
+  stats.candidates = static_cast<int64_t>(candidates_.size());
+  for (const auto& list : index_) stats.index_entries += static_cast<int64_t>(list.size());
+  evaluated_.clear();
+  const int n = static_cast<int>(candidates_.size());
+  if (n == 0) return result;
+  CandidateRuns runs(*this, options_.threads);
+  // Feasibility grows with t_max: when the largest candidate is infeasible, so is every other.
+  runs.Evaluate({n - 1});
+  if (!runs.solved(n - 1)) {
+    for (int c = 0; c < n; ++c) {
+      stats.transitions += runs.stats(c).transitions;
+      stats.dp_runs += runs.stats(c).dp_runs;
+    }
+    stats.candidates_evaluated = 1;
+    return result;
+  }
+  const int start = FirstFeasible(runs);
+  if (start >= n) return result;
+  const int best_index = BestFrom(runs, start, stats);
   for (int c = 0; c < n; ++c) {
-    stats.transitions += per[c].transitions;
-    stats.pareto_overflow += per[c].pareto_overflow;
-    stats.dp_runs += per[c].dp_runs;
-    if (done[c]) ++stats.candidates_evaluated;
-    if (solved[c]) evaluated_.push_back(*solved[c]);
+    stats.transitions += runs.stats(c).transitions;
+    stats.pareto_overflow += runs.stats(c).pareto_overflow;
+    stats.dp_runs += runs.stats(c).dp_runs;
+    if (runs.done(c)) ++stats.candidates_evaluated;
+    if (runs.solved(c)) evaluated_.push_back(*runs.solved(c));
   }
   std::stable_sort(evaluated_.begin(), evaluated_.end(),
                    [](const CandidatePlan& a, const CandidatePlan& b) { return a.objective < b.objective; });
-  const CandidatePlan& plan = *solved[best_index];
+  const CandidatePlan& plan = *runs.solved(best_index);
   result.feasible = true;
   result.stages = plan.stages;
   result.candidate = candidates_[best_index];

@@ -32,15 +32,13 @@
 #include "base/time.h"
 #include "planner/layers.h"
 #include "planner/profile.h"
-#include "proto/hetsim.pb.h"
-#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
 struct SearchOptions {
-  hetsim::v1::Schedule schedule = hetsim::v1::H_1F1B;  // decides the launch counts K
-  double epsilon = proto::kDefaultH1f1bEpsilon;        // H-1F1B Eq. 2
-  bool communication_aware = true;                     // false: C(i) = 0 everywhere (Alpa's DP)
+  spec::ScheduleKind schedule = spec::ScheduleKind::kH1F1B;  // decides the launch counts K
+  double epsilon = spec::kDefaultH1f1bEpsilon;               // H-1F1B Eq. 2
+  bool communication_aware = true;                           // false: C(i) = 0 everywhere (Alpa's DP)
   int threads = 1;
   int batch = 8;                      // t_max candidates per parallel batch
   double t_max_relative_gap = 0;      // > 0: skip candidates within this ratio of the last one kept
@@ -91,6 +89,8 @@ struct CandidatePlan {
   std::vector<SearchedStage> stages;
 };
 
+class CandidateRuns;  // hapt_search.cc: the DP at each t_max candidate, run once, in parallel batches
+
 class HaptSearch {
  public:
   HaptSearch(Profiler& profiler, std::vector<LayerGroup> layers, int64_t num_microbatches, SearchOptions options);
@@ -114,6 +114,10 @@ class HaptSearch {
   void FillTable(Time t_max, DpTable& table) const;
   std::optional<CandidatePlan> BestPlan(const DpTable& table, Time t_max) const;
   int Delta(Time comm, Time t_max) const;
+  // Run's phases: the smallest feasible candidate (k-ary search from above, then upwards), and the
+  // best candidate from there (batches up to where (B - 1) t_max alone exceeds the best so far).
+  int FirstFeasible(CandidateRuns& runs) const;
+  int BestFrom(CandidateRuns& runs, int start, SearchStats& stats) const;
   Time Score(const std::vector<SearchedStage>& stages) const;
 
   Profiler& profiler_;

@@ -2,19 +2,15 @@
 
 #include <algorithm>
 
-#include "proto/layer_count.h"
-
 namespace hetsim::planner {
 
 using sim::workload::LayerKind;
 
-hetsim::v1::Model RefineGranularity(const hetsim::v1::Model& model, int target_layers) {
-  hetsim::v1::Model refined = model;
-  if (!model.has_transformer()) return refined;
-  const auto g = model.transformer().granularity();
-  const bool block = g == hetsim::v1::BLOCK || g == hetsim::v1::LAYER_GRANULARITY_UNSPECIFIED;
-  if (block && target_layers > proto::LayerCount(model)) {
-    refined.mutable_transformer()->set_granularity(hetsim::v1::SUBLAYER);
+spec::ModelSpec RefineGranularity(const spec::ModelSpec& model, int target_layers) {
+  spec::ModelSpec refined = model;
+  if (!model.transformer || model.transformer->granularity != spec::Granularity::kBlock) return refined;
+  if (target_layers > sim::workload::ModelCost::Create(model).num_layers()) {
+    refined.transformer->granularity = spec::Granularity::kSublayer;
   }
   return refined;
 }

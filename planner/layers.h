@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/hetsim.pb.h"
+#include "base/spec/model.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::planner {
@@ -30,7 +30,7 @@ enum class LayerConstruction { kStructural, kBalanced };
 
 // The model the plan will index: `model` itself, or a SUBLAYER copy of a BLOCK transformer when
 // `target_layers` exceeds the BLOCK layer count. Returns the (possibly) refined model.
-hetsim::v1::Model RefineGranularity(const hetsim::v1::Model& model, int target_layers);
+spec::ModelSpec RefineGranularity(const spec::ModelSpec& model, int target_layers);
 
 // Groups the layers of `cost` into `target_layers` groups (0 or >= the model's layer count: one group
 // per model layer). Never returns an empty group.

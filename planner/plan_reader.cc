@@ -5,8 +5,6 @@
 #include "absl/strings/str_format.h"
 #include "base/spec/model.h"
 #include "base/status_macros.h"
-#include "proto/resolve.h"
-#include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -42,75 +40,62 @@ std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape
 }
 
 // Per physical stage, the layer ranges of its chunks (VirtualStageLayers' k = chunk x S + stage).
-std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& profiler, const hetsim::v1::Plan& plan) {
-  const int S = plan.stages_size();
-  const int v = static_cast<int>(proto::VirtualStages(plan));
+std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& profiler, const spec::PlanSpec& plan) {
+  const int S = static_cast<int>(plan.stages.size());
+  const int v = plan.virtual_stages;
   std::vector<std::vector<sim::pipeline::LayerRange>> chunks(S);
   if (v == 1) {
-    for (int i = 0; i < S; ++i) {
-      chunks[i].push_back(
-          {static_cast<int>(plan.stages(i).first_layer()), static_cast<int>(plan.stages(i).num_layers())});
-    }
+    for (int i = 0; i < S; ++i) chunks[i].push_back({plan.stages[i].first_layer, plan.stages[i].num_layers});
     return chunks;
   }
   std::vector<int> counts;
-  for (const hetsim::v1::Stage& st : plan.stages()) counts.push_back(static_cast<int>(st.num_layers()));
+  for (const spec::StageSpec& st : plan.stages) counts.push_back(st.num_layers);
   const spec::EdgeLayers edges = profiler.model().edge_layers();
   const std::vector<sim::pipeline::LayerRange> ranges =
-      plan.virtual_stage_layers_size() == 0
-          ? sim::pipeline::VirtualStageLayers(counts, v, edges)
-          : sim::pipeline::DealtVirtualStageLayers(
-                {plan.virtual_stage_layers().begin(), plan.virtual_stage_layers().end()});
+      plan.virtual_stage_layers.empty() ? sim::pipeline::VirtualStageLayers(counts, v, edges)
+                                        : sim::pipeline::DealtVirtualStageLayers(plan.virtual_stage_layers);
   for (size_t k = 0; k < ranges.size(); ++k) chunks[k % S].push_back(ranges[k]);
   return chunks;
 }
 
 }  // namespace
 
-Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster,
-                      const hetsim::v1::Plan& plan) {
-  return Profiler(model, cluster, plan.micro_batch_size(),
-                  {.tp_comm_overlap = plan.tp_comm_overlap(),
-                   .tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate(),
-                   .tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(plan),
-                   .tp_backward_overlap = plan.tp_backward_overlap(),
-                   .grad_reduce_in_fp32 = plan.grad_reduce_in_fp32(),
-                   .cp_comm = proto::ContextParallelCommOf(plan)},
-                  static_cast<int>(proto::ContextParallel(plan)));
+Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan) {
+  return Profiler(model, cluster, plan.micro_batch_size, FrameworkOptionsOf(plan), plan.context_parallel);
 }
 
-absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan) {
+absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan) {
   const ClusterModel& cluster = profiler.cluster();
   const std::vector<std::vector<sim::pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
   std::vector<SearchedStage> stages;
-  for (int i = 0; i < plan.stages_size(); ++i) {
-    const hetsim::v1::Stage& st = plan.stages(i);
-    absl::StatusOr<int32_t> island = cluster.topology().IslandIndex(st.mesh().island());
+  for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
+    const spec::StageSpec& st = plan.stages[i];
+    absl::StatusOr<int32_t> island = cluster.topology().IslandIndex(st.mesh.island);
     if (!island.ok()) return island.status();
     SearchedStage s;
-    s.first_layer = s.first_group = static_cast<int>(st.first_layer());
-    s.num_layers = static_cast<int>(st.num_layers());
+    s.first_layer = s.first_group = st.first_layer;
+    s.num_layers = st.num_layers;
     s.last_group = s.first_layer + s.num_layers - 1;
     s.island = *island;
-    s.shape = {static_cast<int>(st.mesh().node_count()), static_cast<int>(st.mesh().gpus_per_node())};
+    s.shape = {static_cast<int>(st.mesh.node_count), static_cast<int>(st.mesh.gpus_per_node)};
     IntraStageConfig cfg;
-    cfg.tensor_parallel = static_cast<int>(proto::TensorParallel(st));
-    cfg.data_parallel = static_cast<int>(proto::DataParallel(st));
-    cfg.zero_stage = static_cast<int>(st.zero_stage());
-    cfg.recompute = st.recompute();
-    cfg.recompute_num_layers = static_cast<int>(st.recompute_num_layers());
-    cfg.sequence_parallel = st.sequence_parallel();
-    cfg.expert_parallel = static_cast<int>(proto::ExpertParallel(st));
-    cfg.expert_tensor_parallel = static_cast<int>(st.expert_tensor_parallel());
-    cfg.measured_forward_ms = st.measured_forward_ms();
-    cfg.measured_backward_ms = st.measured_backward_ms();
+    cfg.tensor_parallel = st.tensor_parallel;
+    cfg.data_parallel = st.data_parallel;
+    cfg.zero_stage = st.zero_stage;
+    cfg.recompute = st.recompute;
+    cfg.recompute_num_layers = st.recompute_num_layers;
+    cfg.sequence_parallel = st.sequence_parallel;
+    cfg.expert_parallel = st.expert_parallel;
+    cfg.expert_tensor_parallel = st.expert_tensor_parallel;
+    cfg.measured_forward_ms = st.measured_forward_ms;
+    cfg.measured_backward_ms = st.measured_backward_ms;
     std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i], s.chunks);
     if (!o) {
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects this stage configuration", i));
     }
     s.option = *o;
-    s.warmup = static_cast<int>(st.warmup_forwards());
+    s.warmup = st.warmup_forwards;
     stages.push_back(s);
   }
   // Interleaved: the last stage also sends its chunks' outputs back to the first stage.
@@ -118,9 +103,8 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   for (size_t i = 0; i < senders; ++i) {
     const sim::pipeline::LayerRange& out = chunks[i].front();
     const size_t next = (i + 1) % stages.size();
-    const PlacedMesh sender{stages[i].shape, static_cast<int>(plan.stages(static_cast<int>(i)).mesh().first_node())};
-    const PlacedMesh receiver{stages[next].shape,
-                              static_cast<int>(plan.stages(static_cast<int>(next)).mesh().first_node())};
+    const PlacedMesh sender{stages[i].shape, static_cast<int>(plan.stages[i].mesh.first_node)};
+    const PlacedMesh receiver{stages[next].shape, static_cast<int>(plan.stages[next].mesh.first_node)};
     stages[i].comm_out =
         cluster.PlacedBoundaryTime(stages[i].island, stages[next].island,
                                    profiler.BoundaryBytes(out.first_layer + out.num_layers - 1), sender, receiver);
@@ -128,7 +112,7 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   return stages;
 }
 
-absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Plan& plan) {
+absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan) {
   HETSIM_ASSIGN_OR_RETURN(std::vector<SearchedStage> stages, StagesOfPlan(profiler, plan));
   std::vector<int> warmups;
   bool any = false;
@@ -137,9 +121,8 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Pla
     any = any || s.warmup > 0;
   }
   if (!any) warmups.clear();
-  return Predict(profiler.cluster(), stages, proto::MicrobatchCount(plan), plan.schedule(), proto::H1f1bEpsilon(plan),
-                 warmups, WorkOf(profiler.model(), plan.global_batch_size()),
-                 static_cast<int>(proto::VirtualStages(plan)));
+  return Predict(profiler.cluster(), stages, plan.microbatches, plan.schedule, plan.h1f1b_epsilon, warmups,
+                 WorkOf(profiler.model(), plan.global_batch_size), plan.virtual_stages);
 }
 
 }  // namespace hetsim::planner

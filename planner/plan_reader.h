@@ -1,5 +1,5 @@
-// The planner's view of an existing plan (any planner's or hand-written): every stage priced with the
-// profiler's cost model (measured stage times honoured), its boundary time and warm-up counts, so that
+// The planner's view of an existing plan (any planner's or hand-written, resolved: proto::ResolvePlan): every stage
+// priced with the profiler's cost model (measured stage times honoured), its boundary time and warm-up counts, so that
 // `hetsim validate` can put the planner's prediction beside the simulation.
 #ifndef HETSIM_PLANNER_PLAN_READER_H_
 #define HETSIM_PLANNER_PLAN_READER_H_
@@ -7,23 +7,23 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/spec/plan.h"
 #include "planner/hapt_search.h"
 #include "planner/prediction.h"
 #include "planner/profile.h"
-#include "proto/hetsim.pb.h"
 
 namespace hetsim::planner {
 
 // A profiler that prices `plan`'s stages as the simulator runs them: the plan's micro-batch size, CP
 // degree and TP communication overlap.
-Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const hetsim::v1::Plan& plan);
+Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan);
 
 // `plan` already validated against the profiler's cluster and model. Warm-up counts in the result are
 // the plan's explicit ones (0 when derived by the schedule).
-absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const hetsim::v1::Plan& plan);
+absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan);
 
 // StagesOfPlan + Predict with the plan's schedule.
-absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const hetsim::v1::Plan& plan);
+absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan);
 
 }  // namespace hetsim::planner
 

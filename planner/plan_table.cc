@@ -2,10 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/check.h"
 #include "base/units.h"
-#include "proto/resolve.h"
-#include "proto/validate_plan.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -15,48 +12,43 @@ namespace {
 double Ms(Time t) { return TimeToMilliseconds(t); }
 
 // "full/N" when only the first N blocks of each chunk recompute.
-std::string RecomputeName(const hetsim::v1::Stage& st) {
-  switch (st.recompute()) {
-    case hetsim::v1::RECOMPUTE_SELECTIVE: return "selective";
-    case hetsim::v1::RECOMPUTE_FULL:
-      return st.recompute_num_layers() > 0 ? absl::StrFormat("full/%d", st.recompute_num_layers()) : "full";
-    case hetsim::v1::RECOMPUTE_NONE: return "none";
-    case hetsim::v1::Recompute_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
-    case hetsim::v1::Recompute_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+std::string RecomputeName(const spec::StageSpec& st) {
+  switch (st.recompute) {
+    case spec::Recompute::kSelective: return "selective";
+    case spec::Recompute::kFull:
+      return st.recompute_num_layers > 0 ? absl::StrFormat("full/%d", st.recompute_num_layers) : "full";
+    case spec::Recompute::kNone: break;
   }
-  HETSIM_CHECK(false, "a Recompute number outside the schema (proto::Load refuses them)");
   return "none";
 }
 
 }  // namespace
 
 std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& cluster_name) {
-  const hetsim::v1::Plan& plan = o.plan;
+  const spec::PlanSpec& plan = o.plan;
   const planner::Prediction& p = o.prediction;
   std::string s = absl::StrFormat(
       "plan \"%s\": model \"%s\" on cluster \"%s\", planner %s over %d planner layers\n"
       "global batch %d = %d microbatches of %d, schedule %s\n",
-      plan.name(), o.model.name(), cluster_name, planner::PlannerName(o.planner), o.planner_layers,
-      plan.global_batch_size(), p.microbatches, plan.micro_batch_size(),
-      sim::pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())));
+      plan.name, o.model.name, cluster_name, planner::PlannerName(o.planner), o.planner_layers, plan.global_batch_size,
+      p.microbatches, plan.micro_batch_size, sim::pipeline::ScheduleName(plan.schedule));
   // MoE models add the experts' layout, EP x ETP (dense plans print as before).
-  const bool moe = o.model.has_transformer() && o.model.transformer().num_experts() > 1;
+  const bool moe = o.model.transformer && o.model.transformer->num_experts > 1;
   absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %s%4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
                         "island", "mesh", "TP", "DP", moe ? "EPxETP " : "", "ZeRO", "recompute", "warmup", "fwd_ms",
                         "bwd_ms", "t_ms", "c_ms", "mem_GiB/cap");
-  for (int i = 0; i < plan.stages_size(); ++i) {
-    const hetsim::v1::Stage& st = plan.stages(i);
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const spec::StageSpec& st = plan.stages[i];
     const planner::StagePrediction& sp = p.stages[i];
-    const std::string layers = absl::StrFormat("%d-%d", st.first_layer(), st.first_layer() + st.num_layers() - 1);
-    const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh().node_count(), st.mesh().gpus_per_node(),
-                                             st.mesh().first_node(), st.mesh().first_gpu());
-    const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", proto::ExpertParallel(st),
-                                                                               proto::ExpertTensorParallel(st)))
-                                    : "";
+    const std::string layers = absl::StrFormat("%d-%d", st.first_layer, st.first_layer + st.num_layers - 1);
+    const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh.node_count, st.mesh.gpus_per_node,
+                                             st.mesh.first_node, st.mesh.first_gpu);
+    const int etp = spec::ExpertTensorParallelOr(st.expert_tensor_parallel, st.tensor_parallel);
+    const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", st.expert_parallel, etp)) : "";
     absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
-                          layers, st.mesh().island(), mesh, st.tensor_parallel(), st.data_parallel(), experts,
-                          st.zero_stage(), RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t),
-                          Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
+                          layers, st.mesh.island, mesh, st.tensor_parallel, st.data_parallel, experts, st.zero_stage,
+                          RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
+                          BytesToGib(static_cast<double>(sp.peak_bytes)),
                           BytesToGib(static_cast<double>(sp.capacity_bytes)));
   }
   absl::StrAppendFormat(&s,

@@ -4,16 +4,16 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 #include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "base/units.h"
 #include "planner/candidates.h"
 #include "planner/plan_writer.h"
-#include "proto/layer_count.h"
-#include "proto/resolve.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 
@@ -54,7 +54,7 @@ std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa
   std::vector<LayerGroup> groups =
       BuildPlannerLayers(prof.model(), target, alpa ? LayerConstruction::kBalanced : LayerConstruction::kStructural);
   SearchOptions so;
-  so.schedule = alpa ? hetsim::v1::EAGER_1F1B : hetsim::v1::H_1F1B;
+  so.schedule = alpa ? spec::ScheduleKind::kEager1F1B : spec::ScheduleKind::kH1F1B;
   so.epsilon = ctx.epsilon;
   so.communication_aware = !alpa;
   so.threads = ctx.threads;
@@ -125,7 +125,7 @@ std::vector<std::pair<int, uint64_t>> Pairs(const std::vector<int>& cp_degrees, 
 
 // The CP degrees to plan with: the one asked for, or every power of two the sequence splits into.
 absl::StatusOr<std::vector<int>> ContextParallelDegrees(const PlanRequest& request) {
-  const uint64_t seq = request.model.has_transformer() ? request.model.transformer().seq_length() : 0;
+  const uint64_t seq = request.model.transformer ? request.model.transformer->seq_length : 0;
   const auto splits = [&](int cp) { return cp == 1 || (seq > 0 && seq % (2 * static_cast<uint64_t>(cp)) == 0); };
   if (request.context_parallel > 0) {
     if (!splits(request.context_parallel)) {
@@ -170,38 +170,48 @@ std::vector<int> ExplicitWarmups(const std::vector<SearchedStage>& stages, bool 
   return warmups;
 }
 
+// Whether two plans of one search have the same stages (their other fields are the search's).
+bool SameStages(const spec::PlanSpec& a, const spec::PlanSpec& b) {
+  const auto fields = [](const spec::StageSpec& s) {
+    return std::tie(s.first_layer, s.num_layers, s.mesh.island, s.mesh.first_node, s.mesh.node_count, s.mesh.first_gpu,
+                    s.mesh.gpus_per_node, s.tensor_parallel, s.data_parallel, s.expert_parallel,
+                    s.expert_tensor_parallel, s.zero_stage, s.recompute, s.recompute_num_layers, s.sequence_parallel,
+                    s.warmup_forwards);
+  };
+  return std::equal(a.stages.begin(), a.stages.end(), b.stages.begin(), b.stages.end(),
+                    [&](const spec::StageSpec& x, const spec::StageSpec& y) { return fields(x) == fields(y); });
+}
+
 // Distinct alternatives with their predictions (the top-k of `hetsim validate`), at most 64.
-void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best, int64_t microbatches,
-                     const PlanShape& shape, double epsilon, const sim::pipeline::IterationWork& work,
-                     PlanOutcome& out) {
-  std::vector<std::string> seen;
+void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best, const spec::PlanSpec& shape,
+                     const sim::pipeline::IterationWork& work, PlanOutcome& out) {
   for (const std::vector<SearchedStage>& alt : best.alternatives) {
     if (out.alternatives.size() >= 64) break;
-    absl::StatusOr<hetsim::v1::Plan> p = WritePlan(cluster, alt, shape);
+    absl::StatusOr<spec::PlanSpec> p = WritePlan(cluster, alt, shape, best.explicit_warmups);
     if (!p.ok()) continue;
-    const std::string bytes = p->SerializeAsString();
-    if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;
-    absl::StatusOr<Prediction> pred =
-        Predict(cluster, alt, microbatches, best.schedule, epsilon, ExplicitWarmups(alt, best.explicit_warmups), work);
+    const auto same = [&](const spec::PlanSpec& seen) { return SameStages(seen, *p); };
+    if (std::any_of(out.alternatives.begin(), out.alternatives.end(), same)) continue;
+    absl::StatusOr<Prediction> pred = Predict(cluster, alt, shape.microbatches, best.schedule, shape.h1f1b_epsilon,
+                                              ExplicitWarmups(alt, best.explicit_warmups), work);
     if (!pred.ok()) continue;
-    seen.push_back(bytes);
     out.alternatives.push_back(*std::move(p));
     out.alternative_predictions.push_back(*std::move(pred));
   }
 }
 
-// The framework settings a plan is priced with (not searched): the TP overlap and its settings.
-ProfilerOptions FrameworkProfilerOptions(const PlanRequest& request) {
-  ProfilerOptions o;
-  o.tp_comm_overlap = request.tp_comm_overlap;
-  o.tp_backward_overlap = request.tp_backward_overlap;
-  o.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
-  o.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
-  o.cp_comm = request.cp_comm;
-  if (request.tp_comm_overlap_config) {
-    o.tp_comm_overlap_config = proto::ResolveTpCommOverlapConfig(*request.tp_comm_overlap_config);
-  }
-  return o;
+// The settings of every plan the request prices and writes that no search changes: the batch, the
+// framework's switches (TP overlap and its settings, FP32 gradients, the CP exchange), H-1F1B's epsilon.
+spec::PlanSpec FrameworkSettings(const PlanRequest& request) {
+  spec::PlanSpec plan;
+  plan.global_batch_size = request.global_batch_size;
+  plan.tp_comm_overlap = request.tp_comm_overlap;
+  plan.tp_backward_overlap = request.tp_backward_overlap;
+  plan.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
+  plan.tp_comm_overlap_config = request.tp_comm_overlap_config;
+  plan.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
+  plan.cp_comm = request.cp_comm;
+  plan.h1f1b_epsilon = request.epsilon;
+  return plan;
 }
 
 // The plan's note on context parallelism: the degree, those searched, and the exchange it pays.
@@ -212,39 +222,29 @@ std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const st
       cp, absl::StrJoin(searched, ", "), cp, spec::ContextParallelExchangeName(comm));
 }
 
-}  // namespace
+// The best candidate over every (CP degree, micro-batch size) pair, by predicted iteration time.
+struct BestCandidate {
+  std::optional<PipelineCandidate> candidate;
+  std::optional<Prediction> prediction;
+  uint64_t micro_batch_size = 0;
+  int context_parallel = 1;
+};
 
-absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
-  if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
-  if (request.threads < 0 || request.threads > kMaxWorkerThreads) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--threads: %d is outside [0, %d] (0 = all cores)", request.threads, kMaxWorkerThreads));
-  }
-  PlanOutcome out;
-  out.planner = request.planner;
-  out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(out.model, "model"));
-  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
+absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim::workload::ModelCost& cost,
+                                          const ClusterModel& cluster, const std::vector<int>& cp_degrees,
+                                          const std::vector<uint64_t>& sizes, PlanOutcome& out) {
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-
-  HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
-  HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
-
-  ProfilerOptions profiler_options = FrameworkProfilerOptions(request);
+  ProfilerOptions profiler_options = FrameworkOptionsOf(FrameworkSettings(request));
   if (request.profile_cache != nullptr) {
+    HETSIM_CHECK(!request.profile_scope.empty(), "a profile cache needs the model's scope (PlanRequest.profile_scope)");
     profiler_options.cache = request.profile_cache;
     // The island keys carry the profiler options; the scope is the model the profiles are of.
-    request.profile_cache->Bind(out.model.SerializeAsString());
+    request.profile_cache->Bind(absl::StrCat(request.profile_scope, out.refined ? "\nSUBLAYER" : ""));
   }
-
-  std::optional<PipelineCandidate> best;
-  std::optional<Prediction> best_prediction;
-  uint64_t best_mbs = 0;
-  int best_cp = 1;
+  BestCandidate best;
   for (const auto& [cp, mbs] : Pairs(cp_degrees, sizes)) {
-    Profiler profiler(cost, *cluster, mbs, profiler_options, cp);
+    Profiler profiler(cost, cluster, mbs, profiler_options, cp);
     PlannerContext ctx{&profiler,
                        spec::MicrobatchCount(request.global_batch_size, mbs),
                        request.layers,
@@ -263,52 +263,63 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     AddProfilerStats(profiler.stats(), out);
     if (!c) continue;
     AddSearchStats(c->search, out);
-    HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(*cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon,
+    HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon,
                                                   ExplicitWarmups(c->stages, c->explicit_warmups),
                                                   WorkOf(cost, request.global_batch_size)));
-    if (!best_prediction || p.iteration < best_prediction->iteration) {
-      best = std::move(c);
-      best_prediction = p;
-      best_mbs = mbs;
-      best_cp = cp;
+    if (!best.prediction || p.iteration < best.prediction->iteration) {
+      best = {std::move(c), p, mbs, cp};
     }
   }
-  if (!best) return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
+  return best;
+}
 
-  PlanShape shape;
+// The settings of the plan the planner writes (its stages come from the search).
+spec::PlanSpec PlanShapeOf(const PlanRequest& request, const PlanOutcome& out, const BestCandidate& best) {
+  spec::PlanSpec shape = FrameworkSettings(request);
   shape.name =
-      request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name()) : request.name;
-  shape.model = out.model;
-  // A refined granularity is not what the model file says: the plan carries the model inline.
-  const bool refined = out.model.SerializeAsString() != request.model.SerializeAsString();
-  shape.model_path = refined ? "" : request.model_path;
-  shape.global_batch_size = request.global_batch_size;
-  shape.micro_batch_size = best_mbs;
-  shape.context_parallel = best_cp;
-  shape.tp_comm_overlap = request.tp_comm_overlap;
-  shape.tp_backward_overlap = request.tp_backward_overlap;
-  shape.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
-  shape.tp_comm_overlap_config = request.tp_comm_overlap_config;
-  shape.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
-  shape.cp_comm = request.cp_comm;
-  shape.schedule = best->schedule;
-  shape.epsilon = request.epsilon;
-  shape.explicit_warmups = best->explicit_warmups;
-  absl::StatusOr<hetsim::v1::Plan> plan = WritePlan(*cluster, best->stages, shape);
-  if (!plan.ok()) return plan.status();
-  out.plan = *std::move(plan);
-  AddAlternatives(*cluster, *best, best_prediction->microbatches, shape, request.epsilon,
-                  WorkOf(cost, request.global_batch_size), out);
-  out.planner_layers = best->planner_layers;
-  out.prediction = *best_prediction;
-  out.notes = best->notes;
-  if (cp_degrees.size() > 1 || best_cp > 1) {
-    out.notes.push_back(ContextParallelNote(request.cp_comm, best_cp, cp_degrees));
+      request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name) : request.name;
+  shape.micro_batch_size = best.micro_batch_size;
+  shape.microbatches = best.prediction->microbatches;
+  shape.context_parallel = best.context_parallel;
+  shape.schedule = best.candidate->schedule;
+  return shape;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
+  if (request.threads < 0 || request.threads > kMaxWorkerThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--threads: %d is outside [0, %d] (0 = all cores)", request.threads, kMaxWorkerThreads));
   }
-  if (refined) {
+  PlanOutcome out;
+  out.planner = request.planner;
+  out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
+  out.refined = out.model.transformer && out.model.transformer->granularity != request.model.transformer->granularity;
+  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(out.model);
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
+
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
+  HETSIM_ASSIGN_OR_RETURN(const BestCandidate best, SearchPairs(request, cost, *cluster, cp_degrees, sizes, out));
+  if (!best.candidate) return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
+
+  const spec::PlanSpec shape = PlanShapeOf(request, out, best);
+  HETSIM_ASSIGN_OR_RETURN(out.plan,
+                          WritePlan(*cluster, best.candidate->stages, shape, best.candidate->explicit_warmups));
+  AddAlternatives(*cluster, *best.candidate, shape, WorkOf(cost, request.global_batch_size), out);
+  out.planner_layers = best.candidate->planner_layers;
+  out.prediction = *best.prediction;
+  out.notes = best.candidate->notes;
+  if (cp_degrees.size() > 1 || best.context_parallel > 1) {
+    out.notes.push_back(ContextParallelNote(request.cp_comm, best.context_parallel, cp_degrees));
+  }
+  if (out.refined) {
     out.notes.push_back(
         absl::StrFormat("layer sequence refined to SUBLAYER granularity (%d layers) for %d planner layers",
-                        proto::LayerCount(out.model), request.layers));
+                        cost.num_layers(), request.layers));
   }
   out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -2,7 +2,9 @@
 // (equal layers per stage, one TP/PP/DP everywhere, grid search blind to heterogeneity) and alpa (the
 // inter-op DP with C(i) = 0 on coarse layers, Eager-1F1B). Every planner prices stages with the shared
 // cost model (profile.h) and reports its plan with the same prediction (prediction.h), so their
-// outputs compare directly and `hetsim validate` checks any of them against the simulator.
+// outputs compare directly and `hetsim validate` checks any of them against the simulator. The planner
+// reads the resolved spec and returns a spec plan; the edge (service/driver/plan_messages.h) resolves the
+// files' messages for it and writes its plans as messages.
 #ifndef HETSIM_PLANNER_PLANNER_H_
 #define HETSIM_PLANNER_PLANNER_H_
 
@@ -13,11 +15,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/cluster.h"
+#include "base/spec/model.h"
+#include "base/spec/plan.h"
 #include "planner/hapt_search.h"
 #include "planner/prediction.h"
 #include "planner/profile_cache.h"
-#include "proto/hetsim.pb.h"
-#include "proto/validate_plan.h"
 
 namespace hetsim::planner {
 
@@ -28,8 +31,8 @@ absl::StatusOr<spec::ContextParallelComm> ParseCpCommType(absl::string_view name
 absl::string_view PlannerName(PlannerKind kind);
 
 struct PlanRequest {
-  hetsim::v1::Model model;
-  hetsim::v1::Cluster cluster;  // presets applied, valid
+  spec::ModelSpec model;
+  spec::ClusterSpec cluster;
   PlannerKind planner = PlannerKind::kHapt;
   int layers = 0;                  // planner layers; 0 = the planner's default
   uint64_t global_batch_size = 0;  // samples per iteration (required)
@@ -41,31 +44,33 @@ struct PlanRequest {
   int max_context_parallel = 16;
   // Plan.tp_comm_overlap of the plans to price and write (a framework setting, not searched).
   bool tp_comm_overlap = false;
-  bool tp_backward_overlap = false;                                       // Plan.tp_backward_overlap, likewise
-  bool tp_comm_overlap_aggregate = false;                                 // Plan.tp_comm_overlap_aggregate, likewise
-  std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config;  // Plan.tp_comm_overlap_config
-  bool grad_reduce_in_fp32 = false;                                       // Plan.grad_reduce_in_fp32, likewise
-  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;   // Plan.cp_comm_type, likewise
-  int threads = 0;                                                        // 0 = hardware concurrency
-  double epsilon = proto::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
-  double t_max_relative_gap = 0;                                          // see SearchOptions
+  bool tp_backward_overlap = false;                                      // Plan.tp_backward_overlap, likewise
+  bool tp_comm_overlap_aggregate = false;                                // Plan.tp_comm_overlap_aggregate, likewise
+  spec::TpCommOverlapSpec tp_comm_overlap_config;                        // Plan.tp_comm_overlap_config
+  bool grad_reduce_in_fp32 = false;                                      // Plan.grad_reduce_in_fp32, likewise
+  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;  // Plan.cp_comm_type, likewise
+  int threads = 0;                                                       // 0 = hardware concurrency
+  double epsilon = spec::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
+  double t_max_relative_gap = 0;                                         // see SearchOptions
   bool bidirectional_pruning = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
   // chosen jointly (otherwise the smallest micro-batch size is used).
   bool tangram_overlap_aware = true;
   bool tangram_joint_microbatch = true;
-  // How the written plan names its model: a path relative to the plan (empty = the model inline).
-  std::string model_path;
   std::string name;  // plan name; empty = "<planner>-<model>"
   // Stage profiles kept between planning runs of this model (a re-plan after a failure reuses what the
   // first plan priced); not owned, may be null. The plan is the same with or without it.
   ProfileCache* profile_cache = nullptr;
+  // What identifies the model to `profile_cache` (the edge passes the model message's bytes); the
+  // cache empties itself when it changes.
+  std::string profile_scope;
 };
 
 struct PlanOutcome {
   PlannerKind planner = PlannerKind::kHapt;
-  hetsim::v1::Plan plan;
-  hetsim::v1::Model model;  // the model the plan indexes (granularity may be refined)
+  spec::PlanSpec plan;
+  spec::ModelSpec model;  // the model the plan indexes (granularity may be refined)
+  bool refined = false;   // `model` is the request's at SUBLAYER granularity (RefineGranularity)
   int planner_layers = 0;
   Prediction prediction;
   SearchStats search;
@@ -73,7 +78,7 @@ struct PlanOutcome {
   double planning_seconds = 0;
   std::vector<std::string> notes;  // what the planner decided and why (printed by `hetsim plan`)
   // Best alternative plans seen by the search, best first (with the chosen plan first).
-  std::vector<hetsim::v1::Plan> alternatives;
+  std::vector<spec::PlanSpec> alternatives;
   std::vector<Prediction> alternative_predictions;  // same order
 };
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/status_macros.h"
-#include "proto/resolve.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/iteration_metrics.h"
@@ -80,7 +79,7 @@ StagePrediction PredictStage(const ClusterModel& cluster, const SearchedStage& s
 }  // namespace
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
-                                   int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
+                                   int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
                                    int virtual_stages) {
   Prediction p;
@@ -100,7 +99,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
 
   // The schedule and the longest path of its DAG.
   pl::ScheduleSpec spec;
-  spec.kind = proto::ScheduleKindOf(schedule);
+  spec.kind = schedule;
   spec.num_stages = S;
   spec.num_microbatches = static_cast<int>(microbatches);
   spec.warmup_forwards = explicit_warmups;

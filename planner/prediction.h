@@ -17,7 +17,6 @@
 #include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/hapt_search.h"
-#include "proto/hetsim.pb.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/workload/model_cost.h"
 
@@ -52,7 +51,7 @@ struct Prediction {
 // chunk-microbatches in flight); the boundary from the last stage back to the first is the last
 // stage's comm_out.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
-                                   int64_t microbatches, hetsim::v1::Schedule schedule, double epsilon,
+                                   int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
                                    int virtual_stages = 1);
 

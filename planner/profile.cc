@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "planner/context_parallel_cost.h"
-#include "proto/resolve.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::planner {
@@ -117,6 +116,17 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
   return {body_first_ + s.phase, body};
 }
 
+ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan) {
+  ProfilerOptions o;
+  o.tp_comm_overlap = plan.tp_comm_overlap;
+  o.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
+  o.tp_comm_overlap_config = plan.tp_comm_overlap_config;
+  o.tp_backward_overlap = plan.tp_backward_overlap;
+  o.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32;
+  o.cp_comm = plan.cp_comm;
+  return o;
+}
+
 Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o) {
   return cluster.GradSyncTime(island, shape, o.config.tensor_parallel, static_cast<double>(o.grad_sync_bytes)) +
          cluster.GradSyncTime(island, shape, o.config.ExpertTensorParallel() * o.config.expert_parallel,
@@ -138,10 +148,10 @@ std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpu
 std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshShape shape) const {
   std::vector<IntraStageConfig> configs;
   const int max_tp = options_.max_tensor_parallel > 0 ? options_.max_tensor_parallel : shape.gpus_per_node;
-  std::vector<hetsim::v1::Recompute> recomputes = {hetsim::v1::RECOMPUTE_NONE};
+  std::vector<spec::Recompute> recomputes = {spec::Recompute::kNone};
   if (options_.search_recompute) {
-    if (model_.is_transformer()) recomputes.push_back(hetsim::v1::RECOMPUTE_SELECTIVE);
-    recomputes.push_back(hetsim::v1::RECOMPUTE_FULL);
+    if (model_.is_transformer()) recomputes.push_back(spec::Recompute::kSelective);
+    recomputes.push_back(spec::Recompute::kFull);
   }
   for (int tp = 1; tp <= std::min(max_tp, shape.gpus_per_node); ++tp) {
     if (shape.gpus_per_node % tp != 0) continue;
@@ -159,7 +169,7 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {
-        for (hetsim::v1::Recompute rc : recomputes) {
+        for (spec::Recompute rc : recomputes) {
           configs.push_back({.tensor_parallel = tp,
                              .data_parallel = dp,
                              .zero_stage = zero,
@@ -188,7 +198,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.tensor_parallel = config.tensor_parallel;
   sc.data_parallel = config.data_parallel;
   sc.zero_stage = config.zero_stage;
-  sc.recompute = proto::RecomputeOf(config.recompute);
+  sc.recompute = config.recompute;
   sc.recompute_num_layers = config.recompute_num_layers;
   sc.sequence_parallel = config.sequence_parallel;
   sc.expert_parallel = config.expert_parallel;

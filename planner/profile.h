@@ -29,7 +29,6 @@
 #include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/profile_cache.h"
-#include "proto/hetsim.pb.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::planner {
@@ -38,7 +37,7 @@ struct IntraStageConfig {
   int tensor_parallel = 1;
   int data_parallel = 1;
   int zero_stage = 0;
-  hetsim::v1::Recompute recompute = hetsim::v1::RECOMPUTE_NONE;
+  spec::Recompute recompute = spec::Recompute::kNone;
   int recompute_num_layers = 0;  // not searched; a hand-written plan's Stage.recompute_num_layers
   // Not searched: a hand-written plan's Stage.sequence_parallel, or on for an MoE model with TP > 1
   // (Megatron's MoE layer requires it).
@@ -102,6 +101,10 @@ struct ProfilerOptions {
   // The caller binds it to the model and these options.
   ProfileCache* cache = nullptr;
 };
+
+// The framework settings of `plan` its stages are priced with (not searched): the TP overlap and its
+// settings, FP32 gradients, the CP exchange.
+ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan);
 
 struct ProfilerStats {
   int64_t signatures = 0;          // distinct layer multisets met

@@ -344,7 +344,7 @@ std::optional<PipelineCandidate> PlanTangram(const PlannerContext& ctx) {
   if (!r.feasible) return std::nullopt;
   PipelineCandidate c;
   c.stages = r.stages;
-  c.schedule = hetsim::v1::ONE_F_ONE_B;
+  c.schedule = spec::ScheduleKind::kOneFOneB;
   c.explicit_warmups = false;
   c.planner_layers = ctx.profiler->model().num_layers();
   c.notes.push_back(absl::StrCat(

@@ -41,17 +41,21 @@ absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::str
   in.cluster_path = std::string(cluster_path);
   HETSIM_RETURN_IF_ERROR(Load(cluster_path, &in.cluster));
   HETSIM_RETURN_IF_ERROR(Load(plan_path, &in.plan));
+  HETSIM_RETURN_IF_ERROR(ReadModelAndValidate(in, ResolveRelativeTo(plan_path, in.plan.model_path())));
+  return in;
+}
+
+absl::Status ReadModelAndValidate(PlanInputs& in, absl::string_view model_path) {
   if (in.plan.has_model()) {
     in.model = in.plan.model();
   } else if (!in.plan.model_path().empty()) {
-    in.model_path = ResolveRelativeTo(plan_path, in.plan.model_path());
+    in.model_path = std::string(model_path);
     if (absl::Status s = Load(in.model_path, &in.model); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(plan_path, ": model_path: cannot load \"", in.plan.model_path(),
+      return absl::Status(s.code(), absl::StrCat(in.plan_path, ": model_path: cannot load \"", in.plan.model_path(),
                                                  "\":\n", s.message()));
     }
   }  // else ValidatePlan reports the missing model
-  HETSIM_RETURN_IF_ERROR(ValidatePlanInputs(in));
-  return in;
+  return ValidatePlanInputs(in);
 }
 
 }  // namespace hetsim::proto

@@ -31,6 +31,11 @@ std::string ResolveRelativeTo(absl::string_view file, absl::string_view relative
 // decides the returned InvalidArgument (all of that file's problems, one per line).
 absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::string_view cluster_path);
 
+// The plan's model into `inputs` (the plan's inline one, or the file at `model_path`: its model_path
+// as the caller resolves it, relative to the plan's folder or, for a plan in memory, as written), then
+// ValidatePlanInputs. The step LoadPlanInputs and app/api (plans passed as bytes) share.
+absl::Status ReadModelAndValidate(PlanInputs& inputs, absl::string_view model_path);
+
 // The same checks for messages already in memory (sweeps substitute values and re-validate):
 // `inputs.cluster` may still carry presets; they are applied in place.
 absl::Status ValidatePlanInputs(PlanInputs& inputs);

@@ -42,27 +42,24 @@ v1::Cluster CaseCluster() {
   return *c;
 }
 
-PlanOutcome Plan(PlannerKind kind, int layers, int threads = 1) {
+driver::Planned Plan(PlannerKind kind, int layers, int threads = 1) {
   PlanRequest req;
-  req.model = CaseModel();
-  req.cluster = CaseCluster();
   req.planner = kind;
   req.layers = layers;
   req.global_batch_size = 128;
   req.micro_batch_size = 1;
   req.threads = threads;
-  absl::StatusOr<PlanOutcome> out = MakePlan(req);
+  absl::StatusOr<driver::Planned> out = testing::PlanOf(CaseModel(), CaseCluster(), req);
   REQUIRE(out.ok());
   return *out;
 }
 
 // Simulated iteration time of a planned Plan (the model inline).
-Time Simulate(const PlanOutcome& o) {
+Time Simulate(const driver::Planned& o) {
   proto::PlanInputs in;
   in.cluster = CaseCluster();
   in.model = o.model;
   in.plan = o.plan;
-  *in.plan.mutable_model() = o.model;
   REQUIRE(proto::ValidatePlanInputs(in).ok());
   absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(in);
   REQUIRE(sim.ok());
@@ -72,8 +69,8 @@ Time Simulate(const PlanOutcome& o) {
 TEST_CASE("prediction: the report's figures from the predicted times", "[planner][planner-case]") {
   // The case model: 128 samples of 1024 tokens; every stage computes t_i for each of the B
   // microbatches; throughput and MFU over the predicted iteration, the bubble over the pipeline.
-  const PlanOutcome o = Plan(PlannerKind::kHapt, 8);
-  const Prediction& p = o.prediction;
+  const driver::Planned o = Plan(PlannerKind::kHapt, 8);
+  const Prediction& p = o.outcome.prediction;
   REQUIRE(p.iteration > 0);
   const double seconds = static_cast<double>(p.iteration) * 1e-12;
   CHECK(p.metrics.samples_per_s == Approx(128 / seconds).epsilon(1e-12));
@@ -88,15 +85,17 @@ TEST_CASE("prediction: the report's figures from the predicted times", "[planner
 }
 
 TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[planner][planner-case]") {
-  const PlanOutcome fine = Plan(PlannerKind::kHapt, 0);
-  const PlanOutcome coarse = Plan(PlannerKind::kHapt, 8);
+  const driver::Planned fine_plan = Plan(PlannerKind::kHapt, 0);
+  const driver::Planned coarse_plan = Plan(PlannerKind::kHapt, 8);
+  const PlanOutcome& fine = fine_plan.outcome;
+  const PlanOutcome& coarse = coarse_plan.outcome;
   CHECK(fine.planner_layers == 128);
   CHECK(coarse.planner_layers == 8);
   CHECK(fine.prediction.metrics.eta > coarse.prediction.metrics.eta);
   CHECK(fine.prediction.t_max < coarse.prediction.t_max);
   CHECK(fine.prediction.metrics.eta > 0.95);
   // The slow V100 pair gets a smaller share of the layers than of the stages.
-  const Time fine_sim = Simulate(fine), coarse_sim = Simulate(coarse);
+  const Time fine_sim = Simulate(fine_plan), coarse_sim = Simulate(coarse_plan);
   CHECK(fine_sim < coarse_sim);
   // Every c_i <= t_max here: the prediction is within 5% of the simulation.
   for (const StagePrediction& s : fine.prediction.stages) REQUIRE(s.comm <= fine.prediction.t_max);
@@ -105,47 +104,46 @@ TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[plann
 }
 
 TEST_CASE("HAPT beats the megatron and alpa baselines across a slow link", "[planner][planner-case]") {
-  const PlanOutcome hapt = Plan(PlannerKind::kHapt, 0);
-  const PlanOutcome megatron = Plan(PlannerKind::kMegatron, 0);
-  const PlanOutcome alpa = Plan(PlannerKind::kAlpa, 0);
-  CHECK(alpa.planner_layers == 8);
+  const driver::Planned hapt = Plan(PlannerKind::kHapt, 0);
+  const driver::Planned megatron = Plan(PlannerKind::kMegatron, 0);
+  const driver::Planned alpa = Plan(PlannerKind::kAlpa, 0);
+  CHECK(alpa.outcome.planner_layers == 8);
   CHECK(alpa.plan.schedule() == v1::EAGER_1F1B);
   CHECK(megatron.plan.schedule() == v1::ONE_F_ONE_B);
-  CHECK(hapt.prediction.iteration < megatron.prediction.iteration);
-  CHECK(hapt.prediction.iteration < alpa.prediction.iteration);
+  CHECK(hapt.outcome.prediction.iteration < megatron.outcome.prediction.iteration);
+  CHECK(hapt.outcome.prediction.iteration < alpa.outcome.prediction.iteration);
   const Time h = Simulate(hapt);
   CHECK(h < Simulate(megatron));
   CHECK(h < Simulate(alpa));
 }
 
 TEST_CASE("Planning is deterministic across thread counts", "[planner][planner-case]") {
-  const PlanOutcome one = Plan(PlannerKind::kHapt, 0, 1);
-  const PlanOutcome two = Plan(PlannerKind::kHapt, 0, 2);
+  const driver::Planned one = Plan(PlannerKind::kHapt, 0, 1);
+  const driver::Planned two = Plan(PlannerKind::kHapt, 0, 2);
   CHECK(one.plan.SerializeAsString() == two.plan.SerializeAsString());
-  CHECK(one.prediction.iteration == two.prediction.iteration);
+  CHECK(one.outcome.prediction.iteration == two.outcome.prediction.iteration);
 }
 
 TEST_CASE("Tangram plans the case study and its plan runs", "[planner][planner-case]") {
-  const PlanOutcome t = Plan(PlannerKind::kTangram, 0);
+  const driver::Planned t = Plan(PlannerKind::kTangram, 0);
   CHECK(t.plan.stages_size() >= 2);
   CHECK(Simulate(t) > 0);
 }
 
 TEST_CASE("An infeasible model says how much memory is missing", "[planner][planner-case]") {
   PlanRequest req;
-  req.model = CaseModel();
-  req.model.mutable_transformer()->set_hidden_size(8192);
-  req.model.mutable_transformer()->set_num_attention_heads(64);
-  req.cluster = CaseCluster();
+  v1::Model model = CaseModel();
+  model.mutable_transformer()->set_hidden_size(8192);
+  model.mutable_transformer()->set_num_attention_heads(64);
   req.global_batch_size = 128;
-  absl::StatusOr<PlanOutcome> out = MakePlan(req);
+  absl::StatusOr<driver::Planned> out = testing::PlanOf(model, CaseCluster(), req);
   REQUIRE(!out.ok());
   CHECK(out.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(out.status().message()).find("GiB missing") != std::string::npos);
   // With FP32 gradients the states need 18 bytes a parameter instead of 16 (the model is FP16).
   const std::string plain(out.status().message());
   req.grad_reduce_in_fp32 = true;
-  out = MakePlan(req);
+  out = testing::PlanOf(model, CaseCluster(), req);
   REQUIRE(!out.ok());
   const auto need = [](const std::string& message) {
     const size_t at = message.find(" GiB of weights");
@@ -157,13 +155,11 @@ TEST_CASE("An infeasible model says how much memory is missing", "[planner][plan
 
 TEST_CASE("A plan made with FP32 gradients says so, and the simulation prices them", "[planner][planner-case]") {
   PlanRequest req;
-  req.model = CaseModel();
-  req.cluster = CaseCluster();
   req.global_batch_size = 128;
   req.micro_batch_size = 1;
   req.threads = 1;
   req.grad_reduce_in_fp32 = true;
-  absl::StatusOr<PlanOutcome> out = MakePlan(req);
+  absl::StatusOr<driver::Planned> out = testing::PlanOf(CaseModel(), CaseCluster(), req);
   REQUIRE(out.ok());
   CHECK(out->plan.grad_reduce_in_fp32());
   CHECK(Simulate(*out) > 0);
@@ -185,7 +181,7 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
     const v1::Cluster cluster = testing::RandomTwoIslandCluster(rng);
     auto cost = hetsim::testing::ModelCostOf(model, "model");
     REQUIRE(cost.ok());
-    auto cm = ClusterModel::Create(cluster, cost->dtype());
+    auto cm = testing::ClusterModelOf(cluster, cost->dtype());
     REQUIRE(cm.ok());
     auto run = [&](TangramOptions o) {
       Profiler prof(*cost, **cm, 2);
@@ -216,16 +212,14 @@ TEST_CASE("Tangram pruning rules never remove the optimum on random instances", 
 
 // The HAPT and Megatron planners' plans of `model` on the HAPT case (global batch 128), each checked
 // to simulate.
-std::vector<PlanOutcome> HaptAndMegatronPlans(const v1::Model& model) {
+std::vector<driver::Planned> HaptAndMegatronPlans(const v1::Model& model) {
   PlanRequest req;
-  req.model = model;
-  req.cluster = CaseCluster();
   req.global_batch_size = 128;
   req.threads = 1;
-  std::vector<PlanOutcome> plans;
+  std::vector<driver::Planned> plans;
   for (PlannerKind kind : {PlannerKind::kHapt, PlannerKind::kMegatron}) {
     req.planner = kind;
-    absl::StatusOr<PlanOutcome> out = MakePlan(req);
+    absl::StatusOr<driver::Planned> out = testing::PlanOf(model, CaseCluster(), req);
     INFO(out.status().message());
     REQUIRE(out.ok());
     CHECK(Simulate(*out) > 0);
@@ -243,7 +237,7 @@ TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatro
   // The profiler prices every TP degree of a node's mesh, each with sequence parallelism (until
   // session 21 every TP > 1 candidate of an MoE model failed the rule and no planner could use one).
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
-  auto cluster = ClusterModel::Create(CaseCluster(), model.dtype());
+  auto cluster = testing::ClusterModelOf(CaseCluster(), model.dtype());
   REQUIRE(cluster.ok());
   Profiler profiler(model, **cluster, 8);
   std::set<int> degrees;
@@ -255,7 +249,7 @@ TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatro
   }
   CHECK(degrees.size() > 1);  // TP > 1 priced, not refused
   // And the planners' plans validate and run.
-  for (const PlanOutcome& out : HaptAndMegatronPlans(moe)) {
+  for (const driver::Planned& out : HaptAndMegatronPlans(moe)) {
     for (const auto& s : out.plan.stages()) CHECK(s.sequence_parallel() == (s.tensor_parallel() > 1));
   }
 }
@@ -268,7 +262,7 @@ TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a po
   moe.mutable_transformer()->set_moe_top_k(2);
   moe.mutable_transformer()->set_expert_ffn_hidden_size(8192);
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
-  auto cluster = ClusterModel::Create(CaseCluster(), model.dtype());
+  auto cluster = testing::ClusterModelOf(CaseCluster(), model.dtype());
   REQUIRE(cluster.ok());
   const Profiler profiler(model, **cluster, 8);
   using Layouts = std::vector<std::pair<int, int>>;
@@ -282,7 +276,7 @@ TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a po
   CHECK(Profiler(dense, **cluster, 8).ExpertLayouts(4, 2) == Layouts{{1, 0}});
   // On the HAPT case's 6 GPUs both planners hold these experts over EP 2 (before session 22 they could
   // not: every plan kept all 8 experts on every GPU); the plans carry EP and ETP and run.
-  for (const PlanOutcome& out : HaptAndMegatronPlans(moe)) {
+  for (const driver::Planned& out : HaptAndMegatronPlans(moe)) {
     bool experts_split = false;
     for (const auto& s : out.plan.stages()) {
       if (s.expert_parallel() > 1) {

@@ -13,6 +13,7 @@
 #include "sim/workload/model_cost.h"
 #include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"
+#include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
 #include "tests/topology_clusters.h"
 
@@ -89,7 +90,7 @@ TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where
   REQUIRE(vs.cp_forward_exchange_time > 0);
 
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
-  auto cluster = ClusterModel::Create(in.cluster, model.dtype());
+  auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   sim::workload::StageConfig sc;
   sc.num_layers = 6;
@@ -115,40 +116,38 @@ TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where
   CHECK(with_cp.DataParallelOf(8, 4) == 0);  // TP x CP = 16 does not divide 8 GPUs
 }
 
-// The planned plan with its model inline, simulated: iteration time in seconds.
-double Simulated(const v1::Cluster& cluster, const PlanOutcome& o) {
-  v1::Plan p = o.plan;
-  *p.mutable_model() = o.model;
-  auto sim = driver::SimulatePlan(testing::MakeInputs(cluster, p));
+// The planned plan (its model inline), simulated: iteration time in seconds.
+double Simulated(const v1::Cluster& cluster, const driver::Planned& o) {
+  auto sim = driver::SimulatePlan(testing::MakeInputs(cluster, o.plan));
   REQUIRE(sim.ok());
   return TimeToSeconds(sim->result.iteration_time);
 }
 
 TEST_CASE("planner CP: the search splits a 128K-token sequence, and the simulation agrees it pays", "[planner][cp]") {
   PlanRequest req;
-  req.model = Gqa(131072);
-  req.cluster = testing::H100Island(4, v1::SINGLE_SWITCH, 8);
-  req.cluster.mutable_gpu_types(0)->set_preset("H100-SXM");
+  const v1::Model model = Gqa(131072);
+  v1::Cluster cluster = testing::H100Island(4, v1::SINGLE_SWITCH, 8);
+  cluster.mutable_gpu_types(0)->set_preset("H100-SXM");
   req.global_batch_size = 8;
   req.micro_batch_size = 1;
   req.threads = 1;
-  auto without = MakePlan(req);
+  auto without = testing::PlanOf(model, cluster, req);
   REQUIRE(without.ok());
   CHECK(without->plan.context_parallel() == 0);
   req.context_parallel = 0;
-  auto searched = MakePlan(req);
+  auto searched = testing::PlanOf(model, cluster, req);
   INFO(searched.status().message());
   REQUIRE(searched.ok());
   // Eight samples on 32 GPUs: without CP each is a pipeline's microbatch on TP 8; with CP the
   // attention of one sample spreads over more GPUs than one node's TP group could.
   CHECK(proto::ContextParallel(searched->plan) > 1);
-  CHECK(searched->prediction.iteration < without->prediction.iteration);
-  const double with_cp = Simulated(req.cluster, *searched);
-  CHECK(with_cp < Simulated(req.cluster, *without));
+  CHECK(searched->outcome.prediction.iteration < without->outcome.prediction.iteration);
+  const double with_cp = Simulated(cluster, *searched);
+  CHECK(with_cp < Simulated(cluster, *without));
   // The planner's iteration (its CP ring priced from link figures) is within 10% of the simulation.
-  CHECK(TimeToSeconds(searched->prediction.iteration) == Approx(with_cp).epsilon(0.10));
+  CHECK(TimeToSeconds(searched->outcome.prediction.iteration) == Approx(with_cp).epsilon(0.10));
   req.context_parallel = 3;
-  CHECK(absl::IsInvalidArgument(MakePlan(req).status()));  // 131072 is not a multiple of 6
+  CHECK(absl::IsInvalidArgument(testing::PlanOf(model, cluster, req).status()));  // 131072 is not a multiple of 6
 }
 
 }  // namespace

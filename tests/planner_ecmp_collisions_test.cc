@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "planner/cluster_model.h"
 #include "sim/executor/point_flows.h"
+#include "tests/planner_test_util.h"
 #include "tests/topology_clusters.h"
 #include "topology/routing.h"
 
@@ -63,7 +64,7 @@ v1::Cluster OnePodClos() { return EcmpClos(64, 32, 8, 1); }
 
 TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]") {
   const v1::Cluster cluster = OnePodClos();
-  auto model = ClusterModel::Create(cluster, spec::DType::kBf16);
+  auto model = testing::ClusterModelOf(cluster, spec::DType::kBf16);
   REQUIRE(model.ok());
   const IslandModel& island = (*model)->island(0);
   REQUIRE(island.tor_uplinks.has_value());
@@ -99,7 +100,7 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
 v1::Cluster TwoPodClos() { return EcmpClos(12, 4, 4, 4); }
 
 TEST_CASE("a placed boundary between pods waits for the busiest aggregation link", "[planner][ecmp]") {
-  auto model = ClusterModel::Create(TwoPodClos(), spec::DType::kBf16);
+  auto model = testing::ClusterModelOf(TwoPodClos(), spec::DType::kBf16);
   REQUIRE(model.ok());
   const IslandModel& island = (*model)->island(0);
   REQUIRE(island.pod_tier.has_value());
@@ -129,7 +130,7 @@ TEST_CASE("a placed boundary between pods waits for the busiest aggregation link
 
 TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch does not", "[planner][ecmp]") {
   // 8 nodes, 2 per leaf, 2:1: each leaf has 8 uplinks (one per spine) of 2 NICs / 2 = 50 GB/s.
-  auto model = ClusterModel::Create(testing::H100Island(8, v1::FAT_TREE, 8, 2, 2), spec::DType::kBf16);
+  auto model = testing::ClusterModelOf(testing::H100Island(8, v1::FAT_TREE, 8, 2, 2), spec::DType::kBf16);
   REQUIRE(model.ok());
   const IslandModel& island = (*model)->island(0);
   REQUIRE(island.tor_uplinks.has_value());
@@ -142,7 +143,7 @@ TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch doe
   CHECK((*model)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) == route.latency + std::max(nic_speed, busiest));
   CHECK(busiest > nic_speed);
 
-  auto flat = ClusterModel::Create(testing::H100Island(8, v1::SINGLE_SWITCH), spec::DType::kBf16);
+  auto flat = testing::ClusterModelOf(testing::H100Island(8, v1::SINGLE_SWITCH), spec::DType::kBf16);
   REQUIRE(flat.ok());
   CHECK_FALSE((*flat)->island(0).tor_uplinks.has_value());
   const LinkFigures& one_switch = (*flat)->BoundaryLink(0, 0);

@@ -13,6 +13,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
+#include "tests/planner_test_util.h"
 
 namespace {
 
@@ -38,7 +39,7 @@ StageCollective Coll(CollectiveOp op, CollectiveGroup group, int64_t bytes) {
 TEST_CASE("planner: expert collectives are priced on their own groups, inside or across nodes", "[planner]") {
   hetsim::v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
   REQUIRE(hetsim::proto::ApplyGpuPresets(&cluster, "cluster.pbtxt").ok());
-  auto cm = ClusterModel::Create(cluster, hetsim::spec::DType::kFp16);
+  auto cm = hetsim::testing::ClusterModelOf(cluster, hetsim::spec::DType::kFp16);
   INFO(cm.status().message());
   REQUIRE(cm.ok());
   const auto& im = (*cm)->island(0);  // 2 nodes of 8 GPUs

@@ -12,6 +12,7 @@
 #include "sim/workload/model_cost.h"
 #include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"
+#include "tests/planner_test_util.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::planner {
@@ -52,10 +53,11 @@ struct StageFigures {
 // `hetsim validate`'s two sides of `in`: the plan reader's prediction and the simulation, per stage.
 StageFigures BothSides(const proto::PlanInputs& in) {
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
-  auto cluster = ClusterModel::Create(in.cluster, model.dtype());
+  auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
-  Profiler profiler = PlanProfiler(model, **cluster, in.plan);
-  auto pred = PredictPlan(profiler, in.plan);
+  const spec::PlanSpec plan = proto::ResolvePlan(in.plan, "plan");
+  Profiler profiler = PlanProfiler(model, **cluster, plan);
+  auto pred = PredictPlan(profiler, plan);
   INFO(pred.status().message());
   REQUIRE(pred.ok());
   auto sim = driver::SimulatePlan(in);
@@ -147,12 +149,12 @@ TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation h
 TEST_CASE("plan reader: FP32 gradients in the memory and the sync the planner prices", "[planner][validate]") {
   proto::PlanInputs in = InterleavedInputs();
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
-  auto cluster = ClusterModel::Create(in.cluster, model.dtype());
+  auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   in.plan.set_micro_batch_size(8);  // a sample per data-parallel replica
-  Profiler plain = PlanProfiler(model, **cluster, in.plan);
+  Profiler plain = PlanProfiler(model, **cluster, proto::ResolvePlan(in.plan, "plan"));
   in.plan.set_grad_reduce_in_fp32(true);
-  Profiler fp32 = PlanProfiler(model, **cluster, in.plan);
+  Profiler fp32 = PlanProfiler(model, **cluster, proto::ResolvePlan(in.plan, "plan"));
   for (const int zero : {0, 1}) {
     INFO("ZeRO " << zero);
     const IntraStageConfig cfg{.tensor_parallel = 1, .data_parallel = 8, .zero_stage = zero};

@@ -11,18 +11,19 @@
 #include "executor_test_util.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
-#include "planner/surviving_cluster.h"
 #include "proto/inputs.h"
+#include "proto/plan_message.h"
 #include "proto/validate_plan.h"
 #include "service/driver/replan.h"
 #include "service/driver/run_replan.h"
+#include "service/driver/surviving_cluster.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
 namespace {
 
-using planner::BuildSurvivingCluster;
-using planner::FailedTargets;
+using driver::BuildSurvivingCluster;
+using driver::FailedTargets;
 
 // Island "fast" of 3 nodes then island "slow" of 1 node, 2 GPUs per node: GPUs 0-5 fast, 6-7 slow.
 v1::Cluster ThreeAndOne(uint32_t ethernet_links = 1) {
@@ -31,8 +32,8 @@ v1::Cluster ThreeAndOne(uint32_t ethernet_links = 1) {
   return c;
 }
 
-planner::SurvivingCluster Survive(const v1::Cluster& c, const FailedTargets& f) {
-  absl::StatusOr<planner::SurvivingCluster> s = BuildSurvivingCluster(c, f);
+driver::SurvivingCluster Survive(const v1::Cluster& c, const FailedTargets& f) {
+  absl::StatusOr<driver::SurvivingCluster> s = BuildSurvivingCluster(c, f);
   INFO(s.status().message());
   REQUIRE(s.ok());
   return *std::move(s);
@@ -47,7 +48,7 @@ std::string Islands(const v1::Cluster& c) {
 TEST_CASE("replan: a failed GPU takes its whole node out", "[replan]") {
   FailedTargets f;
   f.gpus = {3};  // fast/node1/gpu1
-  const planner::SurvivingCluster s = Survive(ThreeAndOne(), f);
+  const driver::SurvivingCluster s = Survive(ThreeAndOne(), f);
   CHECK(Islands(s.cluster) == "fast:2,slow:1");
   CHECK(s.num_gpus == 6);
   REQUIRE(s.removed.size() == 1);
@@ -58,7 +59,7 @@ TEST_CASE("replan: a failed GPU takes its whole node out", "[replan]") {
   f.nodes.push_back(v1::NodeRef());
   f.nodes.back().set_island("fast");
   f.nodes.back().set_node(2);
-  const planner::SurvivingCluster two = Survive(ThreeAndOne(), f);
+  const driver::SurvivingCluster two = Survive(ThreeAndOne(), f);
   CHECK(Islands(two.cluster) == "fast:1,slow:1");
   CHECK(two.removed.size() == 2);
 }
@@ -68,7 +69,7 @@ TEST_CASE("replan: a failed node empties its island, which leaves with its links
   f.nodes.push_back(v1::NodeRef());
   f.nodes.back().set_island("slow");
   f.nodes.back().set_node(0);
-  const planner::SurvivingCluster s = Survive(ThreeAndOne(), f);
+  const driver::SurvivingCluster s = Survive(ThreeAndOne(), f);
   CHECK(Islands(s.cluster) == "fast:3");
   CHECK(s.cluster.inter_island_links_size() == 0);
   CHECK(s.num_gpus == 6);
@@ -77,14 +78,14 @@ TEST_CASE("replan: a failed node empties its island, which leaves with its links
 TEST_CASE("replan: failed inter-island links reduce the count, then disconnect; the largest part stays", "[replan]") {
   FailedTargets cable;
   cable.links = {"fast/gateway0->slow/gateway0"};
-  const planner::SurvivingCluster one_left = Survive(ThreeAndOne(2), cable);
+  const driver::SurvivingCluster one_left = Survive(ThreeAndOne(2), cable);
   CHECK(Islands(one_left.cluster) == "fast:3,slow:1");
   REQUIRE(one_left.cluster.inter_island_links_size() == 1);
   CHECK(one_left.cluster.inter_island_links(0).count() == 1);
   CHECK(one_left.removed[0] == "one link of inter-island link 0 (slow-fast) failed: 1 left");
 
   cable.links.push_back("slow/gateway0->fast/gateway0");  // the other cable: none left
-  const planner::SurvivingCluster cut = Survive(ThreeAndOne(2), cable);
+  const driver::SurvivingCluster cut = Survive(ThreeAndOne(2), cable);
   CHECK(Islands(cut.cluster) == "fast:3");
   CHECK(cut.removed.back() == "island slow (2 GPUs left) dropped: cut off from the largest connected part");
 
@@ -108,7 +109,7 @@ TEST_CASE("replan: links of a node cordon it, the single gateway link isolates i
 
   FailedTargets gateway;
   gateway.links = {"slow/switch0->slow/gateway0"};
-  const planner::SurvivingCluster s = Survive(ThreeAndOne(), gateway);
+  const driver::SurvivingCluster s = Survive(ThreeAndOne(), gateway);
   CHECK(Islands(s.cluster) == "fast:3");
   CHECK(s.removed[0] == "island slow cut off from the other islands (link slow/switch0->slow/gateway0 failed)");
 }
@@ -116,7 +117,7 @@ TEST_CASE("replan: links of a node cordon it, the single gateway link isolates i
 TEST_CASE("replan: unknown targets are refused by name, and nothing left is an error", "[replan]") {
   FailedTargets f;
   f.gpus = {8};
-  absl::StatusOr<planner::SurvivingCluster> s = BuildSurvivingCluster(ThreeAndOne(), f);
+  absl::StatusOr<driver::SurvivingCluster> s = BuildSurvivingCluster(ThreeAndOne(), f);
   CHECK(s.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(s.status().message()), Catch::Contains("failed gpu 8: no such GPU (the cluster has 8)"));
 
@@ -144,7 +145,7 @@ TEST_CASE("replan: FAIL faults become failed targets, other kinds do not", "[rep
   v1::Fault* link = faults.add_faults();
   link->set_kind(v1::FAIL);
   link->set_inter_island_link(0);
-  const FailedTargets f = planner::FailedTargetsOf(faults);
+  const FailedTargets f = driver::FailedTargetsOf(faults);
   CHECK(f.gpus == std::vector<uint32_t>{5});
   CHECK(f.inter_island_links == std::vector<uint32_t>{0});
   CHECK(f.nodes.empty());
@@ -160,7 +161,9 @@ proto::PlanInputs HaptCase() {
 
 TEST_CASE("replan: the profile cache answers a second planning run without pricing, same plan", "[replan]") {
   const proto::PlanInputs in = HaptCase();
-  planner::PlanRequest request = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  absl::StatusOr<planner::PlanRequest> resolved = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  REQUIRE(resolved.ok());
+  planner::PlanRequest request = *resolved;
   absl::StatusOr<planner::PlanOutcome> plain = planner::MakePlan(request);
   REQUIRE(plain.ok());
   planner::ProfileCache cache;
@@ -174,13 +177,17 @@ TEST_CASE("replan: the profile cache answers a second planning run without prici
   CHECK(second->profile.stage_mesh_pairs == 0);
   CHECK(second->profile.cost_model_calls == 0);
   CHECK(second->profile.cache_hits == first->profile.stage_mesh_pairs);
-  CHECK(first->plan.SerializeAsString() == plain->plan.SerializeAsString());
-  CHECK(second->plan.SerializeAsString() == plain->plan.SerializeAsString());
+  const std::string plain_plan = proto::PlanMessage(plain->plan).SerializeAsString();
+  CHECK(proto::PlanMessage(first->plan).SerializeAsString() == plain_plan);
+  CHECK(proto::PlanMessage(second->plan).SerializeAsString() == plain_plan);
 
   // Another model empties the cache rather than answering with the wrong profiles.
-  planner::PlanRequest other = request;
-  other.model.mutable_transformer()->set_hidden_size(1024);
-  absl::StatusOr<planner::PlanOutcome> third = planner::MakePlan(other);
+  proto::PlanInputs other_inputs = in;
+  other_inputs.model.mutable_transformer()->set_hidden_size(1024);
+  absl::StatusOr<planner::PlanRequest> other = driver::ReplanPlanRequest(other_inputs, planner::PlannerKind::kHapt, 2);
+  REQUIRE(other.ok());
+  other->profile_cache = &cache;
+  absl::StatusOr<planner::PlanOutcome> third = planner::MakePlan(*other);
   REQUIRE(third.ok());
   CHECK(third->profile.cache_hits == 0);
   CHECK(cache.stats().rebinds == 1);
@@ -236,10 +243,10 @@ TEST_CASE("replan: the re-planned plan keeps the running plan's framework switch
   in.plan.mutable_tp_comm_overlap_config()->set_fc2_fprop_sm_margin(4);
   in.plan.set_blocking_p2p(true);
   // The planner prices the re-plan with the running plan's TP overlap settings.
-  const planner::PlanRequest priced = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
-  CHECK(priced.tp_comm_overlap_aggregate);
-  REQUIRE(priced.tp_comm_overlap_config.has_value());
-  CHECK(priced.tp_comm_overlap_config->fc2_fprop_sm_margin() == 4);
+  const absl::StatusOr<planner::PlanRequest> priced = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  REQUIRE(priced.ok());
+  CHECK(priced->tp_comm_overlap_aggregate);
+  CHECK(priced->tp_comm_overlap_config.fc2_fprop_sm_margin == 4);
   driver::ReplanRequest request;
   request.original = in;
   request.threads = 2;

@@ -44,10 +44,11 @@ Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B
     Time sum = 0;
     int launches = 0;
     for (int s = S - 1; s >= 0; --s) {
-      const int delta = s == S - 1                       ? 1
-                        : opt.schedule == v1::H_1F1B     ? sim::pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
-                        : opt.schedule == v1::EAGER_1F1B ? 2
-                                                         : 1;
+      const int delta = s == S - 1 ? 1
+                        : opt.schedule == spec::ScheduleKind::kH1F1B
+                            ? sim::pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
+                        : opt.schedule == spec::ScheduleKind::kEager1F1B ? 2
+                                                                         : 1;
       launches = static_cast<int>(std::min<int64_t>(B, launches + delta));
       const int first = layers[stack[s].k].first;
       const int count = layers[stack[s].i].first + layers[stack[s].i].count - first;
@@ -100,15 +101,15 @@ TEST_CASE("HAPT DP equals brute force on random small instances", "[planner][pla
     Instance in{testing::RandomLayerListModel(rng, layers), testing::RandomTwoIslandCluster(rng)};
     auto cost = hetsim::testing::ModelCostOf(in.model, "model");
     REQUIRE(cost.ok());
-    auto cluster = ClusterModel::Create(in.cluster, cost->dtype());
+    auto cluster = testing::ClusterModelOf(in.cluster, cost->dtype());
     REQUIRE(cluster.ok());
     const int64_t B = 8;
-    for (v1::Schedule schedule : {v1::H_1F1B, v1::EAGER_1F1B}) {
+    for (spec::ScheduleKind schedule : {spec::ScheduleKind::kH1F1B, spec::ScheduleKind::kEager1F1B}) {
       Profiler prof(*cost, **cluster, 2);
       std::vector<LayerGroup> groups = BuildPlannerLayers(*cost, 0, LayerConstruction::kStructural);
       SearchOptions opt;
       opt.schedule = schedule;
-      opt.communication_aware = schedule == v1::H_1F1B;
+      opt.communication_aware = schedule == spec::ScheduleKind::kH1F1B;
       opt.bidirectional_pruning = seed % 2 == 0;  // both paths must find the optimum
       HaptSearch search(prof, groups, B, opt);
       const SearchResult r = search.Run();
@@ -117,7 +118,7 @@ TEST_CASE("HAPT DP equals brute force on random small instances", "[planner][pla
         const Time f = BruteForce(prof, groups, B, t, opt);
         if (f != kInf) expected = std::min(expected, f + (B - 1) * t);
       }
-      INFO("seed " << seed << " schedule " << schedule);
+      INFO("seed " << seed << " schedule " << static_cast<int>(schedule));
       REQUIRE(r.stats.pareto_overflow == 0);
       REQUIRE(r.feasible == (expected != kInf));
       if (r.feasible) {
@@ -136,7 +137,7 @@ TEST_CASE("Bidirectional pruning and thread count never change the result", "[pl
     Instance in{testing::RandomLayerListModel(rng, 6), testing::RandomTwoIslandCluster(rng)};
     auto cost = hetsim::testing::ModelCostOf(in.model, "model");
     REQUIRE(cost.ok());
-    auto cluster = ClusterModel::Create(in.cluster, cost->dtype());
+    auto cluster = testing::ClusterModelOf(in.cluster, cost->dtype());
     REQUIRE(cluster.ok());
     std::vector<SearchResult> results;
     for (auto [pruning, threads] : {std::pair{false, 1}, std::pair{true, 1}, std::pair{true, 2}, std::pair{true, 3}}) {
@@ -186,7 +187,7 @@ TEST_CASE("Profiler extrapolation of repeated layers equals walking every layer"
     const v1::Model model = Gpt(24, g);
     auto cost = hetsim::testing::ModelCostOf(model, "model");
     REQUIRE(cost.ok());
-    auto cm = ClusterModel::Create(cluster, cost->dtype());
+    auto cm = testing::ClusterModelOf(cluster, cost->dtype());
     REQUIRE(cm.ok());
     ProfilerOptions walk;
     walk.extrapolate = false;
@@ -231,9 +232,9 @@ TEST_CASE("Structural layer construction keeps embedding and head apart and refi
   CHECK(groups.back().count == 1);
   CHECK(groups[1].count == 4);
   CHECK(groups[3].count == 4);
-  const v1::Model refined = RefineGranularity(block, 20);
-  CHECK(refined.transformer().granularity() == v1::SUBLAYER);
-  CHECK(RefineGranularity(block, 8).transformer().granularity() == v1::BLOCK);
+  const spec::ModelSpec block_spec = proto::ResolveModel(block, "model");
+  CHECK(RefineGranularity(block_spec, 20).transformer->granularity == spec::Granularity::kSublayer);
+  CHECK(RefineGranularity(block_spec, 8).transformer->granularity == spec::Granularity::kBlock);
   const auto balanced = BuildPlannerLayers(*cost, 4, LayerConstruction::kBalanced);
   REQUIRE(balanced.size() == 4);
   int covered = 0;

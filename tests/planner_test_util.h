@@ -1,12 +1,20 @@
 // Small random planning instances for the planner tests: explicit layer-list models and two-island
-// clusters whose GPUs, memory and cross-island bandwidth vary with the seed.
+// clusters whose GPUs, memory and cross-island bandwidth vary with the seed; and the planner's views of
+// hand-built messages, resolved as the edge resolves them.
 #ifndef HETSIM_TESTS_PLANNER_TEST_UTIL_H_
 #define HETSIM_TESTS_PLANNER_TEST_UTIL_H_
 
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 
+#include "absl/status/statusor.h"
+#include "base/status_macros.h"
+#include "planner/cluster_model.h"
 #include "proto/hetsim.pb.h"
+#include "proto/resolve_cluster.h"
+#include "service/driver/plan_messages.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::testing {
@@ -50,6 +58,19 @@ inline v1::Cluster RandomTwoIslandCluster(std::mt19937& rng) {
   AddIsland(c, b);
   AddInterIslandLink(c, "a", "b", link(rng), 50000);
   return c;
+}
+
+// The planner's cluster model of a hand-built (valid) Cluster message.
+inline absl::StatusOr<std::unique_ptr<planner::ClusterModel>> ClusterModelOf(const v1::Cluster& cluster,
+                                                                             spec::DType dtype) {
+  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));
+  return planner::ClusterModel::Create(std::move(resolved), dtype);
+}
+
+// `settings`' plan of `model` on `cluster`, written as `hetsim plan` writes it (the model inline).
+inline absl::StatusOr<driver::Planned> PlanOf(const v1::Model& model, const v1::Cluster& cluster,
+                                              const planner::PlanRequest& settings) {
+  return driver::PlanOnMessages({.model = model, .cluster = cluster}, settings);
 }
 
 }  // namespace hetsim::testing

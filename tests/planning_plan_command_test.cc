@@ -16,8 +16,8 @@ using hetsim::planning::PlanCommand;
 PlanCommand HaptCase() {
   PlanCommand command;
   const hetsim::v1::Plan plan = hetsim::testing::Example<hetsim::v1::Plan>("plan-hapt-case");
-  command.request.model = plan.model();
-  command.request.cluster = hetsim::testing::ResolvedCluster("cluster-hapt-case");
+  command.inputs.model = plan.model();
+  command.inputs.cluster = hetsim::testing::ResolvedCluster("cluster-hapt-case");
   command.request.global_batch_size = 128;
   command.request.micro_batch_size = 1;
   command.request.threads = 1;
@@ -50,12 +50,12 @@ TEST_CASE("plan command: each setting no search can take is a usage error in the
 TEST_CASE("plan command: plans, keeps an alternative and stores the prediction", "[planning]") {
   PlanCommand command = HaptCase();
   command.prediction = "hetsim";
-  absl::StatusOr<hetsim::planner::PlanOutcome> best = hetsim::planning::PlanWith(command);
+  absl::StatusOr<hetsim::driver::Planned> best = hetsim::planning::PlanWith(command);
   REQUIRE(best.ok());
   CHECK(best->plan.prediction().planner() == "hetsim hapt planner");
   CHECK(best->plan.prediction().stages_size() == best->plan.stages_size());
   command.alternative = 1000;
-  absl::StatusOr<hetsim::planner::PlanOutcome> beyond = hetsim::planning::PlanWith(command);
+  absl::StatusOr<hetsim::driver::Planned> beyond = hetsim::planning::PlanWith(command);
   REQUIRE_FALSE(beyond.ok());
   CHECK(IsUsageError(beyond.status()));
   CHECK_THAT(std::string(beyond.status().message()), Catch::StartsWith("--alternative: the search kept"));

@@ -36,7 +36,7 @@ TEST_CASE("run report: one schedule row per stage, one block per forward and bac
   const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
   const auto run = MakeRun(*setup);
   const v1::Report report = hetsim::traces::BuildReport(*setup, run);
-  const std::string html = hetsim::report::RunReportHtml({setup.get(), &run, &report, {}});
+  const std::string html = hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
   CHECK(Count(html, "<g class=\"stage\"") == 2);
   CHECK(Count(html, "<rect class=\"b F\"") == 2 * 4);
   CHECK(Count(html, "<rect class=\"b B\"") == 2 * 4);
@@ -44,7 +44,7 @@ TEST_CASE("run report: one schedule row per stage, one block per forward and bac
   // Activations 0 -> 1 and gradients 1 -> 0 of each microbatch.
   CHECK(Count(html, "<rect class=\"b T\"") == 2 * 4);
   CHECK(Count(html, "<title>F3: forward of microbatch 3 on stage 1\n") == 1);
-  CHECK(html == hetsim::report::RunReportHtml({setup.get(), &run, &report, {}}));
+  CHECK(html == hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}}));
   // Self-contained: no URL but the SVG namespace, no external script or stylesheet.
   std::string stripped = html;
   for (size_t at; (at = stripped.find("http://www.w3.org/2000/svg")) != std::string::npos;) stripped.erase(at, 26);
@@ -63,7 +63,7 @@ TEST_CASE("run report: a schedule past the page's block budget draws runs of ope
   const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
   const auto run = MakeRun(*setup);
   const v1::Report report = hetsim::traces::BuildReport(*setup, run);
-  const std::string html = hetsim::report::RunReportHtml({setup.get(), &run, &report, {}});
+  const std::string html = hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
   CHECK(Count(html, "<rect class=\"b F\"") == 0);
   CHECK(Count(html, "<rect class=\"b M\"") == (120000 + 60000) / 2);
   CHECK(Count(html, "<rect class=\"b O\"") == 2);
@@ -72,7 +72,7 @@ TEST_CASE("run report: a schedule past the page's block budget draws runs of ope
 }
 
 TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
-  using hetsim::report::NiceTicks;
+  using hetsim::traces::html::NiceTicks;
   CHECK(NiceTicks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
   CHECK(NiceTicks(0, 3045.6, 8) == std::vector<double>{0, 500, 1000, 1500, 2000, 2500, 3000});
   CHECK(NiceTicks(0.2, 0.9, 4) == std::vector<double>{0.2, 0.4, 0.6, 0.8});
@@ -83,15 +83,15 @@ TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
   CHECK(NiceTicks(-1.7e308, 1.7e308, 6) == std::vector<double>{-1.7e308});
   CHECK(NiceTicks(5, 5, 6) == std::vector<double>{5});
   CHECK(NiceTicks(0, 1, 1'000'000'000).size() <= 202);
-  CHECK(hetsim::report::Num(11279.4, 4) == "11279");
-  CHECK(hetsim::report::Num(0.314807, 3) == "0.315");
-  CHECK(hetsim::report::Num(2.5, 4) == "2.5");
-  CHECK(hetsim::report::Coord(-0.01) == "0");
+  CHECK(hetsim::traces::html::Num(11279.4, 4) == "11279");
+  CHECK(hetsim::traces::html::Num(0.314807, 3) == "0.315");
+  CHECK(hetsim::traces::html::Num(2.5, 4) == "2.5");
+  CHECK(hetsim::traces::html::Coord(-0.01) == "0");
   CHECK(hetsim::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
 }
 
 TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output", "[report]") {
-  using hetsim::report::ParseSweepCsv;
+  using hetsim::traces::html::ParseSweepCsv;
   const std::string header =
       "point,cluster.islands[1].node_count,plan.schedule,iteration_time_ms,tokens_per_s,status,message";
   const std::string csv = header + "\n0,4,H_1F1B,10.5,100,ok,\n1,8,H_1F1B,,,invalid,\"bad, really \"\"bad\"\"\"\n";
@@ -100,10 +100,10 @@ TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output",
   CHECK(t->axes == std::vector<std::string>{"cluster.islands[1].node_count", "plan.schedule"});
   REQUIRE(t->rows.size() == 2);
   CHECK(t->rows[1].back() == "bad, really \"bad\"");
-  const std::string html = hetsim::report::SweepReportHtml(*t, "dir/s.pbtxt");
+  const std::string html = hetsim::traces::html::SweepReportHtml(*t, "dir/s.pbtxt");
   CHECK(html.find("hetsim sweep: s.pbtxt") != std::string::npos);
   CHECK(Count(html, "<svg class=\"chart\"") == 2);  // iteration time and tokens/s
-  CHECK(html == hetsim::report::SweepReportHtml(*t, "dir/s.pbtxt"));
+  CHECK(html == hetsim::traces::html::SweepReportHtml(*t, "dir/s.pbtxt"));
 
   CHECK(ParseSweepCsv(csv, "s.csv", header).ok());
   auto other = ParseSweepCsv(csv, "s.csv", std::string("point,plan.num_microbatches,iteration_time_ms,status"));
@@ -119,7 +119,7 @@ TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output",
 }
 
 TEST_CASE("validate report: a point per stage and plan, error bars per stage", "[report]") {
-  hetsim::report::ValidateData d;
+  hetsim::traces::html::ValidateData d;
   d.plan_name = "p";
   d.cluster_name = "c";
   d.stages = {{0, 10, 11, 1, 1, 20, 20}, {1, 12, 12, 0, 0, 30, 33}};
@@ -127,7 +127,7 @@ TEST_CASE("validate report: a point per stage and plan, error bars per stage", "
   d.iteration_sim_ms = 110;
   d.top_plans = {{"rank 1", 90, 95}};
   d.kendall_tau = 1.0;
-  const std::string html = hetsim::report::ValidateReportHtml(d);
+  const std::string html = hetsim::traces::html::ValidateReportHtml(d);
   CHECK(Count(html, "class=\"identity\"") == 2);  // both scatters have the y = x line
   CHECK(html.find("stage 0: predicted 10.000 ms, simulated 11.000 ms (-9.1%)") != std::string::npos);
   CHECK(Count(html, "class=\"errorbar\"") == 2);  // the non-zero errors: stage 0 compute, stage 1 memory

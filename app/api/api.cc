@@ -10,10 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/gpu_list.h"
-#include "app/cli/ideal_option.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
-#include "base/time.h"
 #include "planner/planner.h"
 #include "proto/any_message.h"
 #include "proto/gpu_presets.h"
@@ -23,13 +21,12 @@
 #include "proto/validate_cluster.h"
 #include "proto/validate_model.h"
 #include "service/driver/check_file.h"
-#include "service/driver/cluster_topology.h"
+#include "service/driver/collective_command.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/runner.h"
-#include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
 #include "sim/network/network.h"
 
@@ -61,16 +58,9 @@ absl::StatusOr<proto::PlanInputs> LoadPlanInput(const Input& plan, const Input& 
   in.cluster_path = cluster.is_path ? cluster.path : cluster.name;
   HETSIM_ASSIGN_OR_RETURN(in.cluster, LoadClusterInput(cluster));
   HETSIM_RETURN_IF_ERROR(ParseInput(plan, &in.plan));
-  if (in.plan.has_model()) {
-    in.model = in.plan.model();
-  } else if (!in.plan.model_path().empty()) {
-    in.model_path = plan.is_path ? proto::ResolveRelativeTo(plan.path, in.plan.model_path()) : in.plan.model_path();
-    if (absl::Status s = proto::Load(in.model_path, &in.model); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(in.plan_path, ": model_path: cannot load \"", in.plan.model_path(),
-                                                 "\":\n", s.message()));
-    }
-  }
-  HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(in));
+  const std::string& model_path = in.plan.model_path();
+  HETSIM_RETURN_IF_ERROR(
+      proto::ReadModelAndValidate(in, plan.is_path ? proto::ResolveRelativeTo(plan.path, model_path) : model_path));
   return in;
 }
 
@@ -107,12 +97,11 @@ absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in,
   req.context_parallel = options.context_parallel;
   req.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
-  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &req.model));
-  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(req.model, model_in.is_path ? model_in.path : model_in.name));
-  HETSIM_ASSIGN_OR_RETURN(req.cluster, LoadClusterInput(cluster_in));
-  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planning::PlanWith(command));
-  *outcome.plan.mutable_model() = outcome.model;
-  return Serialize(outcome.plan);
+  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &command.inputs.model));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(command.inputs.model, model_in.is_path ? model_in.path : model_in.name));
+  HETSIM_ASSIGN_OR_RETURN(command.inputs.cluster, LoadClusterInput(cluster_in));
+  HETSIM_ASSIGN_OR_RETURN(driver::Planned planned, planning::PlanWith(command));
+  return Serialize(planned.plan);
 }
 
 absl::StatusOr<std::string> Validate(const std::vector<Input>& plans, const Input& cluster, bool chart) {
@@ -131,22 +120,15 @@ absl::StatusOr<std::string> Collective(const Input& cluster_in, const Collective
   HETSIM_ASSIGN_OR_RETURN(req.algorithm, sim::ParseAlgorithm(options.algorithm));
   HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(options.network));
   HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, LoadClusterInput(cluster_in));
-  app::ApplyIdealOption(options.ideal, &cluster);
   HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(options.gpus, "gpus"));
-  req.bytes = options.bytes;
-  HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, cluster_in.name));
-  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r,
-                          sim::SimulateCollective(*network.topology, *network.router, req, mode));
-  v1::CollectiveReport out;
-  out.set_op(std::string(CollectiveOpName(req.op)));
-  out.set_bytes(static_cast<uint64_t>(req.bytes));
-  out.set_num_gpus(static_cast<uint32_t>(req.gpus.size()));
-  out.set_algorithm(absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : ""));
-  out.set_protocol(std::string(sim::ProtocolName(r.shape.protocol)));
-  out.set_time_us(TimeToSeconds(r.time) * 1e6);
-  out.set_alg_bandwidth_gbytes_per_s(r.algbw_bytes_per_s / 1e9);
-  out.set_bus_bandwidth_gbytes_per_s(r.busbw_bytes_per_s / 1e9);
-  return Serialize(out);
+  HETSIM_ASSIGN_OR_RETURN(driver::CollectiveSession session,
+                          driver::CollectiveSession::Open({.cluster = std::move(cluster),
+                                                           .cluster_file = cluster_in.name,
+                                                           .ideal = options.ideal,
+                                                           .request = req,
+                                                           .mode = mode}));
+  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(options.bytes));
+  return Serialize(driver::CollectiveReportOf(session.request(), r));
 }
 
 absl::StatusOr<std::string> Sweep(const Input& sweep, int jobs) {

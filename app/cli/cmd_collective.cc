@@ -2,7 +2,9 @@
 // simulates one collective on the cluster's network and prints nccl-tests' time, algbw and busbw.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -17,7 +19,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "proto/validate_cluster.h"
-#include "service/driver/cluster_topology.h"
+#include "service/driver/collective_command.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
@@ -124,84 +126,80 @@ void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
               static_cast<unsigned long long>(r.flows), wall_ms);
 }
 
-int Collective(const Args& args) {
-  po::options_description options("options");
+// The flags of `hetsim collective`.
+struct CollectiveFlags {
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text,
       algo_name = "auto", inter_name = "auto", network_name, ring_steps_name = "auto", proto_name = "auto";
   int32_t channels = 0, chunks = 0;
   bool ideal = false, representative = false;
-  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
-      "op", po::value(&op_name)->required()->value_name("OP"), "collective operation")(
-      "bytes", po::value(&bytes_text)->value_name("SIZE"), "size (nccl-tests convention)")(
-      "sizes", po::value(&sizes_text)->value_name("MIN:MAX"), "table of sizes, doubling")(
-      "gpus", po::value(&gpus_text)->required()->value_name("LIST"), "group of global GPU ids")(
-      "algo", po::value(&algo_name)->value_name("A"), "algorithm (default auto)")(
-      "inter-node", po::value(&inter_name)->value_name("A"), "hier: ring, tree or auto across nodes")(
-      "channels", po::value(&channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
-      "chunks", po::value(&chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
-      "ring-steps", po::value(&ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
-      "proto", po::value(&proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple")(
-      "representative", po::bool_switch(&representative), "simulate symmetric parts once (approximation)");
-  AddIdealOption(options, &ideal);
-  AddNetworkOption(options, &network_name);
-  po::positional_options_description positional;
-  po::variables_map vm;
-  if (auto exit = ParseCommandLine(kCollectiveInfo, args, options, positional, &vm)) return *exit;
+};
 
+void AddCollectiveOptions(po::options_description& options, CollectiveFlags& f) {
+  options.add_options()("cluster,c", po::value(&f.cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "op", po::value(&f.op_name)->required()->value_name("OP"), "collective operation")(
+      "bytes", po::value(&f.bytes_text)->value_name("SIZE"), "size (nccl-tests convention)")(
+      "sizes", po::value(&f.sizes_text)->value_name("MIN:MAX"), "table of sizes, doubling")(
+      "gpus", po::value(&f.gpus_text)->required()->value_name("LIST"), "group of global GPU ids")(
+      "algo", po::value(&f.algo_name)->value_name("A"), "algorithm (default auto)")(
+      "inter-node", po::value(&f.inter_name)->value_name("A"), "hier: ring, tree or auto across nodes")(
+      "channels", po::value(&f.channels)->value_name("N"), "parallel rings/trees (0 = NICs per node)")(
+      "chunks", po::value(&f.chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
+      "ring-steps", po::value(&f.ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
+      "proto", po::value(&f.proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple")(
+      "representative", po::bool_switch(&f.representative), "simulate symmetric parts once (approximation)");
+  AddIdealOption(options, &f.ideal);
+  AddNetworkOption(options, &f.network_name);
+}
+
+// The request the flags name (its bytes are set per size), or the usage error's exit code.
+std::variant<sim::CollectiveRequest, int> RequestOf(const CollectiveFlags& f) {
   sim::CollectiveRequest req;
-  auto op = ParseCollectiveOp(op_name);
+  auto op = ParseCollectiveOp(f.op_name);
   if (!op.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", op.status().message()));
   req.op = *op;
-  auto algo = sim::ParseAlgorithm(algo_name);
+  auto algo = sim::ParseAlgorithm(f.algo_name);
   if (!algo.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", algo.status().message()));
   req.algorithm = *algo;
-  auto inter = sim::ParseAlgorithm(inter_name);
+  auto inter = sim::ParseAlgorithm(f.inter_name);
   if (!inter.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--inter-node: ", inter.status().message()));
   req.inter_node = *inter;
-  auto mode = ParseNetworkOption(network_name);
-  if (!mode.ok()) return UsageError(kCollectiveInfo, mode.status().message());
-  auto ring_steps = sim::ParseRingSteps(ring_steps_name);
+  return req;
+}
+
+// The rest of the request, after the network mode (checked in between, as the flags are listed).
+std::optional<int> CompleteRequest(const CollectiveFlags& f, sim::CollectiveRequest& req) {
+  auto ring_steps = sim::ParseRingSteps(f.ring_steps_name);
   if (!ring_steps.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", ring_steps.status().message()));
   req.ring_steps = *ring_steps;
-  auto protocol = sim::ParseProtocol(proto_name);
+  auto protocol = sim::ParseProtocol(f.proto_name);
   if (!protocol.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", protocol.status().message()));
   req.protocol = *protocol;
-  req.channels = channels;
-  req.chunks = chunks;
-  req.representative = representative;
-  auto gpus = ParseGpuList(gpus_text, "--gpus");
+  req.channels = f.channels;
+  req.chunks = f.chunks;
+  req.representative = f.representative;
+  auto gpus = ParseGpuList(f.gpus_text, "--gpus");
   if (!gpus.ok()) return UsageError(kCollectiveInfo, gpus.status().message());
   req.gpus = *gpus;
+  return std::nullopt;
+}
 
-  absl::StatusOr<std::vector<int64_t>> parsed_sizes = ParseSizes(bytes_text, sizes_text);
-  if (!parsed_sizes.ok()) return UsageError(kCollectiveInfo, parsed_sizes.status().message());
-  const std::vector<int64_t>& sizes = *parsed_sizes;
-
-  auto cluster = proto::LoadCluster(cluster_path);
-  if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
-  ApplyIdealOption(ideal, &*cluster);
-  absl::StatusOr<driver::ClusterNetwork> network = driver::BuildClusterNetwork(*cluster, cluster_path);
-  if (!network.ok()) return ReportFailure(kCollectiveInfo, network.status());
-  const topology::Topology& topo = *network->topology;
-  topology::Router& router = *network->router;
-  req.bytes = sizes.front();
-  if (absl::Status s = sim::ValidateRequest(topo, req); !s.ok()) {
-    return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
-  }
-
+void PrintHeader(const sim::CollectiveRequest& req, const topology::Topology& topo, const std::string& cluster_name,
+                 sim::NetworkMode mode) {
   const size_t nodes = sim::GroupByNode(topo, req.gpus).size();
   std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s; %s\n",
-              CollectiveOpName(req.op).data(), req.gpus.size(), nodes,
-              cluster->name().empty() ? cluster_path.c_str() : cluster->name().c_str(), topo.num_gpus(),
-              sim::NetworkModeName(*mode), topo.nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
+              CollectiveOpName(req.op).data(), req.gpus.size(), nodes, cluster_name.c_str(), topo.num_gpus(),
+              sim::NetworkModeName(mode), topo.nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
               sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
   std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
               "proto", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
+}
+
+// One row per size; with one size and the automatic choice, every algorithm's estimate after it.
+int PrintRows(driver::CollectiveSession& session, const std::vector<int64_t>& sizes) {
   for (int64_t size : sizes) {
-    req.bytes = size;
     const auto wall_start = std::chrono::steady_clock::now();
-    auto r = sim::SimulateCollective(topo, router, req, *mode);
+    auto r = session.Simulate(size);
     const double wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
     if (!r.ok()) {
@@ -211,7 +209,7 @@ int Collective(const Args& args) {
       return ReportFailure(kCollectiveInfo, s);
     }
     PrintRow(size, *r, wall_ms);
-    if (req.algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
+    if (session.request().algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
         std::printf("#   estimate %-8s %-6s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(),
                     sim::ProtocolName(e.protocol).data(), e.seconds * 1e6,
@@ -220,6 +218,40 @@ int Collective(const Args& args) {
     }
   }
   return kExitOk;
+}
+
+int Collective(const Args& args) {
+  po::options_description options("options");
+  CollectiveFlags f;
+  AddCollectiveOptions(options, f);
+  po::positional_options_description positional;
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kCollectiveInfo, args, options, positional, &vm)) return *exit;
+
+  std::variant<sim::CollectiveRequest, int> parsed = RequestOf(f);
+  if (const int* exit = std::get_if<int>(&parsed)) return *exit;
+  sim::CollectiveRequest& req = std::get<sim::CollectiveRequest>(parsed);
+  auto mode = ParseNetworkOption(f.network_name);
+  if (!mode.ok()) return UsageError(kCollectiveInfo, mode.status().message());
+  if (auto exit = CompleteRequest(f, req)) return *exit;
+  absl::StatusOr<std::vector<int64_t>> parsed_sizes = ParseSizes(f.bytes_text, f.sizes_text);
+  if (!parsed_sizes.ok()) return UsageError(kCollectiveInfo, parsed_sizes.status().message());
+  const std::vector<int64_t>& sizes = *parsed_sizes;
+
+  auto cluster = proto::LoadCluster(f.cluster_path);
+  if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
+  const std::string cluster_name = cluster->name().empty() ? f.cluster_path : cluster->name();
+  absl::StatusOr<driver::CollectiveSession> session = driver::CollectiveSession::Open({.cluster = *std::move(cluster),
+                                                                                       .cluster_file = f.cluster_path,
+                                                                                       .ideal = f.ideal,
+                                                                                       .request = req,
+                                                                                       .mode = *mode});
+  if (!session.ok()) return ReportFailure(kCollectiveInfo, session.status());
+  if (absl::Status s = session->Check(sizes.front()); !s.ok()) {
+    return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
+  }
+  PrintHeader(session->request(), session->topology(), cluster_name, *mode);
+  return PrintRows(*session, sizes);
 }
 
 }  // namespace

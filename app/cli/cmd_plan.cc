@@ -98,21 +98,21 @@ int Plan(const Args& args) {
   if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
-  req.model = *std::move(model);
-  req.cluster = *cluster;
+  command.inputs.model = *std::move(model);
+  command.inputs.cluster = *cluster;
   if (!out.empty()) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::absolute(fs::path(out)).parent_path();
-    req.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
+    command.inputs.model_path = fs::absolute(fs::path(model_path)).lexically_relative(dir).string();
   }
-  absl::StatusOr<planner::PlanOutcome> outcome = planning::PlanWith(command);
-  if (!outcome.ok()) {
-    const absl::Status& s = outcome.status();
+  absl::StatusOr<driver::Planned> planned = planning::PlanWith(command);
+  if (!planned.ok()) {
+    const absl::Status& s = planned.status();
     return planning::IsUsageError(s) ? UsageError(kPlanInfo, s.message()) : ReportFailure(kPlanInfo, s);
   }
-  std::fputs(planner::RenderPlanOutcome(*outcome, cluster->name()).c_str(), stdout);
+  std::fputs(planner::RenderPlanOutcome(planned->outcome, cluster->name()).c_str(), stdout);
   if (!out.empty()) {
-    if (absl::Status s = proto::SaveOutputFile(out, outcome->plan, {model_path, cluster_path}); !s.ok()) {
+    if (absl::Status s = proto::SaveOutputFile(out, planned->plan, {model_path, cluster_path}); !s.ok()) {
       return ReportFailure(kPlanInfo, s);
     }
     std::printf("wrote %s\n", out.c_str());

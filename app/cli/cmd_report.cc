@@ -35,7 +35,8 @@ int Render(const Args& args) {
                              "%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", in,
                              report->stages_size(), report->num_stages())));
   }
-  if (absl::Status s = proto::WriteFileAtomically(html_path, report::RunReportHtml({nullptr, nullptr, &*report, {}}));
+  if (absl::Status s =
+          proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}}));
       !s.ok()) {
     return ReportFailure(kReportInfo, s);
   }

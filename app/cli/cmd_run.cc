@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -101,8 +102,9 @@ absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_
   HETSIM_RETURN_IF_ERROR(outputs.AddMessage(report_path, simulated.report));
   HETSIM_RETURN_IF_ERROR(outputs.Add(trace_path, simulated.trace_json));
   if (!html_path.empty()) {
-    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, report::RunReportHtml({simulated.setup.get(), &simulated.result,
-                                                                         &simulated.report, simulated.sampled_links})));
+    HETSIM_RETURN_IF_ERROR(
+        outputs.Add(html_path, traces::html::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report,
+                                                            simulated.sampled_links})));
   }
   return outputs.Commit();
 }
@@ -120,8 +122,8 @@ absl::StatusOr<proto::OutputFiles> CheckedOutputs(const proto::PlanInputs& input
   return files;
 }
 
-int Simulate(const Args& args) {
-  po::options_description options("options");
+// The flags of `hetsim run`.
+struct RunFlags {
   std::string plan_path, cluster_path, report_path, trace_path, html_path, network, trace_gpus;
   int trace_replica = -1;
   int64_t max_events = 0;
@@ -129,85 +131,75 @@ int Simulate(const Args& args) {
   FaultOptions fault_options;
   std::string replan_planner;
   bool ideal = false;
-  options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
-      "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
-      "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
-      "html", po::value(&html_path)->value_name("R.html"), "write a self-contained HTML report")(
-      "trace-replica", po::value(&trace_replica)->value_name("K"), "trace data-parallel replica K only")(
-      "trace-gpus", po::value(&trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
-      "max-events", po::value(&max_events)->value_name("N"), "stop and exit 2 after N events (0 = no limit)")(
-      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"),
+  ApproximationNames approximation_names;
+};
+
+void AddRunOptions(po::options_description& options, RunFlags& f) {
+  options.add_options()("cluster,c", po::value(&f.cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "report,r", po::value(&f.report_path)->value_name("R.json"), "write the report message")(
+      "trace,t", po::value(&f.trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
+      "html", po::value(&f.html_path)->value_name("R.html"), "write a self-contained HTML report")(
+      "trace-replica", po::value(&f.trace_replica)->value_name("K"), "trace data-parallel replica K only")(
+      "trace-gpus", po::value(&f.trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
+      "max-events", po::value(&f.max_events)->value_name("N"), "stop and exit 2 after N events (0 = no limit)")(
+      "max-wall-seconds", po::value(&f.max_wall_seconds)->value_name("S"),
       "stop and exit 2 after S seconds of simulation (0 = no limit)")(
       "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
       "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
-      "faults", po::value(&fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
-      "fault", po::value(&fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
-      "jitter", po::value(&fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
-      "replan", po::value(&replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
+      "faults", po::value(&f.fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
+      "fault", po::value(&f.fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
+      "jitter", po::value(&f.fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
+      "replan", po::value(&f.replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
       "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
-      "plan", po::value(&plan_path)->required(), "plan file");
-  AddIdealOption(options, &ideal);
-  AddNetworkOption(options, &network);
-  ApproximationNames approximation_names;
-  AddApproximationOptions(options, &approximation_names);
-  po::positional_options_description positional;
-  positional.add("plan", 1);
-  po::variables_map vm;
-  if (auto exit = ParseCommandLine(kRunInfo, args, options, positional, &vm)) return *exit;
+      "plan", po::value(&f.plan_path)->required(), "plan file");
+  AddIdealOption(options, &f.ideal);
+  AddNetworkOption(options, &f.network);
+  AddApproximationOptions(options, &f.approximation_names);
+}
 
-  absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
+// The simulation's options from the flags alone, checked before any file is read (an exit code on a
+// usage error).
+std::variant<driver::SimulateOptions, int> FlagOptions(const RunFlags& f, const po::variables_map& vm) {
+  absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(f.network);
   if (!mode.ok()) return UsageError(kRunInfo, mode.status().message());
-  if (auto exit = CheckRunLimitFlags(kRunInfo, max_events, max_wall_seconds)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kRunInfo, f.max_events, f.max_wall_seconds)) return *exit;
   driver::SimulateOptions sim_options;
-  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
+  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(f.approximation_names);
   if (!approximations.ok()) return UsageError(kRunInfo, approximations.status().message());
   sim_options.grad_sync_ring_steps = approximations->ring_steps;
   sim_options.boundary_flows = approximations->boundary_flows;
-  if (vm.count("trace-replica") && !trace_gpus.empty()) {
+  if (vm.count("trace-replica") && !f.trace_gpus.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus exclude each other");
   }
-  if ((vm.count("trace-replica") || !trace_gpus.empty()) && trace_path.empty()) {
+  if ((vm.count("trace-replica") || !f.trace_gpus.empty()) && f.trace_path.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus need --trace");
   }
-  const auto wall_start = std::chrono::steady_clock::now();
-  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
-  if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
-  absl::StatusOr<proto::OutputFiles> outputs =
-      CheckedOutputs(*inputs, fault_options.faults_path, report_path, {trace_path, html_path});
-  if (!outputs.ok()) return ReportFailure(kRunInfo, outputs.status());
   sim_options.network_mode = *mode;
-  sim_options.ideal = ideal;
-  sim_options.max_events = max_events;
-  sim_options.max_wall_seconds = max_wall_seconds;
-  if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
-  if (!fault_options.empty()) {
-    absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(fault_options, inputs->cluster);
-    if (!loaded.ok()) return ReportFailure(kRunInfo, loaded.status());
-    sim_options.faults = std::move(loaded->faults);
-    sim_options.fault_sources = std::move(loaded->sources);
-  }
-  if (!trace_path.empty()) {
-    absl::StatusOr<traces::TraceSelection> selection =
-        TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(trace_replica) : std::nullopt, trace_gpus);
-    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
-    sim_options.trace = *std::move(selection);
-  }
-  sim_options.sample_all_links = !html_path.empty();  // the HTML report charts every link class
-  absl::StatusOr<driver::Simulation> simulated = driver::SimulatePlan(*inputs, sim_options);
+  sim_options.ideal = f.ideal;
+  sim_options.max_events = f.max_events;
+  sim_options.max_wall_seconds = f.max_wall_seconds;
+  sim_options.sample_all_links = !f.html_path.empty();  // the HTML report charts every link class
+  return sim_options;
+}
+
+// Simulates, re-plans when asked, writes the outputs and prints the tables.
+int SimulateAndWrite(const RunFlags& f, const po::variables_map& vm, const proto::PlanInputs& inputs,
+                     proto::OutputFiles outputs, const driver::SimulateOptions& sim_options) {
+  absl::StatusOr<driver::Simulation> simulated = driver::SimulatePlan(inputs, sim_options);
   if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
   v1::Report& report = simulated->report;
   if (vm.count("replan")) {
-    const driver::RunReplanOptions replan{.planner = replan_planner,
-                                          .network_mode = *mode,
-                                          .max_events = static_cast<uint64_t>(max_events),
-                                          .max_wall_seconds = max_wall_seconds,
+    const driver::RunReplanOptions replan{.planner = f.replan_planner,
+                                          .network_mode = sim_options.network_mode,
+                                          .max_events = static_cast<uint64_t>(f.max_events),
+                                          .max_wall_seconds = f.max_wall_seconds,
                                           .record_wall_time = !vm.count("no-wall-time")};
     if (absl::Status s = driver::AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
       return ReportFailure(kRunInfo, s);
     }
   }
-
-  if (absl::Status s = WriteOutputs(*std::move(outputs), report_path, trace_path, html_path, *simulated); !s.ok()) {
+  if (absl::Status s = WriteOutputs(std::move(outputs), f.report_path, f.trace_path, f.html_path, *simulated);
+      !s.ok()) {
     return ReportFailure(kRunInfo, s);
   }
   if (!vm.count("quiet")) {
@@ -217,6 +209,40 @@ int Simulate(const Args& args) {
   }
   if (PrintOom(report) && vm.count("fail-on-oom")) return kExitOutOfMemory;
   return kExitOk;
+}
+
+int Simulate(const Args& args) {
+  po::options_description options("options");
+  RunFlags f;
+  AddRunOptions(options, f);
+  po::positional_options_description positional;
+  positional.add("plan", 1);
+  po::variables_map vm;
+  if (auto exit = ParseCommandLine(kRunInfo, args, options, positional, &vm)) return *exit;
+  std::variant<driver::SimulateOptions, int> flag_options = FlagOptions(f, vm);
+  if (const int* exit = std::get_if<int>(&flag_options)) return *exit;
+  driver::SimulateOptions& sim_options = std::get<driver::SimulateOptions>(flag_options);
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(f.plan_path, f.cluster_path);
+  if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
+  absl::StatusOr<proto::OutputFiles> outputs =
+      CheckedOutputs(*inputs, f.fault_options.faults_path, f.report_path, {f.trace_path, f.html_path});
+  if (!outputs.ok()) return ReportFailure(kRunInfo, outputs.status());
+  if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
+  if (!f.fault_options.empty()) {
+    absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(f.fault_options, inputs->cluster);
+    if (!loaded.ok()) return ReportFailure(kRunInfo, loaded.status());
+    sim_options.faults = std::move(loaded->faults);
+    sim_options.fault_sources = std::move(loaded->sources);
+  }
+  if (!f.trace_path.empty()) {
+    absl::StatusOr<traces::TraceSelection> selection =
+        TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(f.trace_replica) : std::nullopt, f.trace_gpus);
+    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
+    sim_options.trace = *std::move(selection);
+  }
+  return SimulateAndWrite(f, vm, *inputs, *std::move(outputs), sim_options);
 }
 
 }  // namespace

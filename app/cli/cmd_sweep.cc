@@ -92,9 +92,9 @@ int SweepCommand(const Args& args) {
   if (!html_path.empty()) {
     absl::StatusOr<std::string> rows = proto::ReadInputFile(job.output_path, proto::InputKind::kRows);
     if (!rows.ok()) return ReportFailure(kSweepInfo, rows.status());
-    absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*rows, job.output_path);
+    absl::StatusOr<traces::html::SweepTable> table = traces::html::ParseSweepCsv(*rows, job.output_path);
     if (!table.ok()) return ReportFailure(kSweepInfo, table.status());
-    const std::string html = report::SweepReportHtml(*table, job.sweep_path);
+    const std::string html = traces::html::SweepReportHtml(*table, job.sweep_path);
     if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepInfo, s);
   }
   return kExitOk;

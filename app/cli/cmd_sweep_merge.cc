@@ -70,9 +70,9 @@ int Merge(const Args& args) {
   if (!merged.ok()) return ReportFailure(kSweepMergeInfo, merged.status());
   std::string html;
   if (!html_path.empty()) {  // before anything is written: a bad merge leaves neither file
-    absl::StatusOr<report::SweepTable> table = report::ParseSweepCsv(*merged, out, header);
+    absl::StatusOr<traces::html::SweepTable> table = traces::html::ParseSweepCsv(*merged, out, header);
     if (!table.ok()) return ReportFailure(kSweepMergeInfo, table.status());
-    html = report::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
+    html = traces::html::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
   }
   std::vector<std::string> inputs = shards;
   inputs.push_back(sweep_path);

@@ -45,9 +45,9 @@ const CommandInfo kValidateInfo = {
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
 // What --html draws: the plan's stages, predicted and simulated (top-k plans are added as they run).
-report::ValidateData PageData(const proto::PlanInputs& inputs, const planner::Prediction& pred,
-                              const evaluation::SimulatedStages& sim) {
-  report::ValidateData data;
+traces::html::ValidateData PageData(const proto::PlanInputs& inputs, const planner::Prediction& pred,
+                                    const evaluation::SimulatedStages& sim) {
+  traces::html::ValidateData data;
   data.plan_name = inputs.plan.name();
   data.cluster_name = inputs.cluster.name();
   data.iteration_pred_ms = Ms(pred.iteration);
@@ -93,7 +93,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
   absl::StatusOr<evaluation::OwnValidation> v = evaluation::ValidateOwnPrediction(*inputs, top_k, *kind);
   if (!v.ok()) return ReportFailure(kValidateInfo, v.status());
   if (!html_path.empty()) {
-    report::ValidateData html = PageData(*inputs, v->prediction, v->simulated);
+    traces::html::ValidateData html = PageData(*inputs, v->prediction, v->simulated);
     if (top_k > 0) {
       std::vector<double> predicted, simulated;
       for (size_t a = 0; a < v->top_plans.size(); ++a) {
@@ -104,7 +104,7 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
       html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
     }
     proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path});
-    if (absl::Status s = files.Add(html_path, report::ValidateReportHtml(html)); !s.ok()) {
+    if (absl::Status s = files.Add(html_path, traces::html::ValidateReportHtml(html)); !s.ok()) {
       return ReportFailure(kValidateInfo, s);
     }
     if (absl::Status s = files.Commit(); !s.ok()) return ReportFailure(kValidateInfo, s);

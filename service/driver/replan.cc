@@ -38,17 +38,20 @@ void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& rep
 
 }  // namespace
 
-planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads) {
+PlannerMessages ReplanMessages(const proto::PlanInputs& inputs) {
+  PlannerMessages m{.model = inputs.model, .cluster = inputs.cluster};
+  if (inputs.plan.has_tp_comm_overlap_config()) m.tp_comm_overlap_config = inputs.plan.tp_comm_overlap_config();
+  return m;
+}
+
+planner::PlanRequest ReplanSettings(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads) {
   planner::PlanRequest r;
-  r.model = inputs.model;
-  r.cluster = inputs.cluster;
   r.planner = kind;
   r.global_batch_size = inputs.plan.global_batch_size();
   r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
   r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
   r.tp_backward_overlap = inputs.plan.tp_backward_overlap();
   r.tp_comm_overlap_aggregate = inputs.plan.tp_comm_overlap_aggregate();
-  if (inputs.plan.has_tp_comm_overlap_config()) r.tp_comm_overlap_config = inputs.plan.tp_comm_overlap_config();
   r.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
   r.cp_comm = proto::ContextParallelCommOf(inputs.plan);
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
@@ -58,9 +61,14 @@ planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner:
   return r;
 }
 
+absl::StatusOr<planner::PlanRequest> ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind,
+                                                       int threads) {
+  return ResolvePlanRequest(ReplanMessages(inputs), ReplanSettings(inputs, kind, threads));
+}
+
 absl::StatusOr<double> PrimeProfileCache(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads,
                                          planner::ProfileCache* cache) {
-  planner::PlanRequest r = ReplanPlanRequest(inputs, kind, threads);
+  HETSIM_ASSIGN_OR_RETURN(planner::PlanRequest r, ReplanPlanRequest(inputs, kind, threads));
   r.profile_cache = cache;
   HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(r));
   return outcome.planning_seconds;
@@ -83,8 +91,8 @@ std::string PlanSummary(const hetsim::v1::Plan& plan) {
 
 absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   ReplanOutcome out;
-  absl::StatusOr<planner::SurvivingCluster> surviving =
-      planner::BuildSurvivingCluster(request.original.cluster, request.failed);
+  absl::StatusOr<driver::SurvivingCluster> surviving =
+      driver::BuildSurvivingCluster(request.original.cluster, request.failed);
   if (!surviving.ok()) return surviving.status();
   out.surviving = *std::move(surviving);
 
@@ -94,11 +102,14 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
     out.fault_free_samples_per_s = fault_free.samples_per_s();
   }
 
-  planner::PlanRequest plan_request = ReplanPlanRequest(request.original, request.planner, request.threads);
-  plan_request.cluster = out.surviving.cluster;
-  plan_request.profile_cache = request.cache;
+  PlannerMessages messages = ReplanMessages(request.original);
+  messages.cluster = out.surviving.cluster;
+  planner::PlanRequest settings = ReplanSettings(request.original, request.planner, request.threads);
+  settings.profile_cache = request.cache;
+  absl::StatusOr<planner::PlanRequest> plan_request = ResolvePlanRequest(messages, settings);
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<planner::PlanOutcome> planned = planner::MakePlan(plan_request);
+  absl::StatusOr<planner::PlanOutcome> planned =
+      plan_request.ok() ? planner::MakePlan(*plan_request) : plan_request.status();
   out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!planned.ok()) {
     return absl::Status(planned.status().code(), absl::StrFormat("re-planning on the %d GPUs left: %s",
@@ -109,11 +120,10 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   proto::PlanInputs& next = out.replanned;
   next.cluster = out.surviving.cluster;
   next.cluster_path = "the surviving cluster";
-  next.model = planned->model;
-  next.plan = std::move(planned->plan);
+  next.model = PlannedModel(messages, *planned);
+  next.plan = PlanMessageOf(planned->plan, messages, *planned);  // the model inline: the plan stands alone
   KeepRuntimeSwitches(request.original.plan, next.plan);
   next.plan_path = "the re-planned plan";
-  *next.plan.mutable_model() = next.model;  // inline: the plan stands alone
   if (absl::Status s = proto::ValidatePlanInputs(next); !s.ok()) {
     return absl::InternalError(absl::StrFormat("the re-planned plan is not valid: %s", s.message()));
   }

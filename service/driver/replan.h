@@ -1,5 +1,5 @@
 // Re-planning after a failure (`hetsim run --fault ... --replan [PLANNER]`): the planner plans again on
-// what survives (planner/surviving_cluster.h), reusing the stage profiles it priced for the original
+// what survives (service/driver/surviving_cluster.h), reusing the stage profiles it priced for the original
 // cluster (planner/profile_cache.h), and the new plan is simulated for one iteration (service/driver/simulate.h).
 // It lives in the driver, above the planner, because it simulates: the planner itself never does.
 //
@@ -17,9 +17,10 @@
 #include "absl/status/statusor.h"
 #include "planner/planner.h"
 #include "planner/profile_cache.h"
-#include "planner/surviving_cluster.h"
 #include "proto/hetsim.pb.h"
 #include "proto/inputs.h"
+#include "service/driver/plan_messages.h"
+#include "service/driver/surviving_cluster.h"
 #include "sim/network/network.h"
 
 namespace hetsim::driver {
@@ -27,7 +28,7 @@ namespace hetsim::driver {
 struct ReplanRequest {
   proto::PlanInputs original;  // validated: cluster (presets applied), model, the plan that was running
   planner::PlannerKind planner = planner::PlannerKind::kHapt;
-  planner::FailedTargets failed;
+  driver::FailedTargets failed;
   planner::ProfileCache* cache = nullptr;  // profiles of earlier planning runs of this model; may be null
   int threads = 0;                         // planner threads, 0 = hardware concurrency (the plan does not depend on it)
   sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
@@ -39,7 +40,7 @@ struct ReplanRequest {
 };
 
 struct ReplanOutcome {
-  planner::SurvivingCluster surviving;
+  driver::SurvivingCluster surviving;
   proto::PlanInputs replanned;  // the surviving cluster, the planner's model and plan, validated
   hetsim::v1::Report report;    // the new plan's iteration, simulated
   hetsim::v1::ReplanReport summary;
@@ -48,9 +49,14 @@ struct ReplanOutcome {
   double planning_seconds = 0;     // wall time of the re-plan alone (also when record_wall_time is false)
 };
 
-// The planner request `hetsim run --replan` makes for `inputs`: the plan's global batch size and
-// H-1F1B epsilon, micro-batch size searched. The same for the first plan and the re-plan.
-planner::PlanRequest ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads);
+// What `hetsim run --replan` plans with for `inputs`: its model and the running plan's TP-overlap
+// settings (the model inline in the new plan), and the search's settings: the plan's global batch
+// size, CP and H-1F1B epsilon, micro-batch size searched. The same for the first plan and the re-plan.
+PlannerMessages ReplanMessages(const proto::PlanInputs& inputs);
+planner::PlanRequest ReplanSettings(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads);
+// Both, resolved: the planner's request for `inputs`' own cluster.
+absl::StatusOr<planner::PlanRequest> ReplanPlanRequest(const proto::PlanInputs& inputs, planner::PlannerKind kind,
+                                                       int threads);
 
 // Plans `inputs`' cluster as the first planning run would, filling `cache`; returns its wall seconds.
 absl::StatusOr<double> PrimeProfileCache(const proto::PlanInputs& inputs, planner::PlannerKind kind, int threads,

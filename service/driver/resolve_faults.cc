@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/check.h"
+#include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
 
 namespace hetsim::driver {
@@ -138,91 +139,107 @@ std::string LinkName(const Topology& t, LinkId id) {
   return absl::StrCat(t.DeviceName(l.src), "->", t.DeviceName(l.dst));
 }
 
+namespace {
+
+// The GPUs and links `f` targets, into `r` (a failed GPU or node takes the links touching it too);
+// `by_name` is the links by name, built on first use.
+absl::Status ResolveTarget(const v1::Fault& f, const Topology& t, const FaultSource& src,
+                           absl::flat_hash_map<std::string, std::vector<LinkId>>& by_name, ResolvedFault& r) {
+  std::vector<bool> devices;  // FAIL of GPUs and nodes: their links too
+  switch (f.target_case()) {
+    case v1::Fault::kGpu:
+      if (f.gpu() >= static_cast<uint32_t>(t.num_gpus())) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: %sgpu: GPU %d is outside the cluster's %d GPUs",
+                                                          src.file, src.path, f.gpu(), t.num_gpus()));
+      }
+      r.gpus.push_back(static_cast<GpuId>(f.gpu()));
+      break;
+    case v1::Fault::kNode: {
+      absl::StatusOr<int32_t> island = t.IslandIndex(f.node().island());
+      if (!island.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %snode.island: unknown island \"%s\"", src.file, src.path, f.node().island()));
+      }
+      for (int32_t g = 0; g < t.gpus_per_node(*island); ++g) {
+        absl::StatusOr<GpuId> id = t.GpuIdOf(*island, static_cast<int32_t>(f.node().node()), g);
+        if (!id.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: %snode.node: %s", src.file, src.path, id.status().message()));
+        }
+        r.gpus.push_back(*id);
+      }
+      if (f.kind() == v1::FAIL) {
+        devices.assign(t.devices().size(), false);
+        for (size_t d = 0; d < t.devices().size(); ++d) {
+          devices[d] = t.devices()[d].island == *island && t.devices()[d].node == static_cast<int32_t>(f.node().node());
+        }
+      }
+      break;
+    }
+    case v1::Fault::kLinkClass:
+      for (LinkId l = 0; l < t.links().size(); ++l) {
+        if (topology::LinkClassName(t.links()[l].link_class) == f.link_class()) r.links.push_back(l);
+      }
+      if (r.links.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %slink_class: the cluster has no %s link", src.file, src.path, f.link_class()));
+      }
+      break;
+    case v1::Fault::kLink: {
+      if (by_name.empty()) {
+        for (LinkId l = 0; l < t.links().size(); ++l) by_name[LinkName(t, l)].push_back(l);
+      }
+      auto it = by_name.find(f.link());
+      if (it == by_name.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: %slink: \"%s\" is no link of the cluster (links are named \"<device>-><device>\" like \"%s\")",
+            src.file, src.path, f.link(), LinkName(t, 0)));
+      }
+      r.links = it->second;
+      break;
+    }
+    case v1::Fault::kInterIslandLink:
+      r.links = BundleLinks(t, f.inter_island_link());
+      if (r.links.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %sinter_island_link: %d has no links", src.file, src.path, f.inter_island_link()));
+      }
+      break;
+    case v1::Fault::TARGET_NOT_SET:
+      return absl::InvalidArgumentError(absl::StrFormat("%s: %starget: required", src.file, src.path));
+  }
+  if (f.kind() == v1::FAIL && f.target_case() == v1::Fault::kGpu) {
+    devices.assign(t.devices().size(), false);
+    devices[t.gpu_device(r.gpus[0])] = true;
+  }
+  if (!devices.empty()) r.links = LinksTouching(t, devices);
+  return absl::OkStatus();
+}
+
+// The fault's kind, factor and times, in the simulator's units.
+ResolvedFault TimesOf(const v1::Fault& f) {
+  ResolvedFault r;
+  r.kind = KindOf(f.kind());
+  r.factor = f.factor();
+  r.at_ms = f.at_ms();
+  r.text = OneLineText(f);
+  r.at = MsToTime(f.at_ms());
+  if (f.duration_ms() > 0) r.end = r.at + MsToTime(f.duration_ms());
+  r.period = MsToTime(f.period_ms());
+  r.down = MsToTime(f.down_ms());
+  return r;
+}
+
+}  // namespace
+
 absl::StatusOr<FaultSet> ResolveFaults(const v1::Faults& faults, const Topology& t,
                                        const std::vector<FaultSource>& sources) {
   FaultSet set;
   absl::flat_hash_map<std::string, std::vector<LinkId>> by_name;  // built on first use
   for (int i = 0; i < faults.faults_size(); ++i) {
     const v1::Fault& f = faults.faults(i);
-    const FaultSource& src = sources.at(i);
-    ResolvedFault r;
-    r.kind = KindOf(f.kind());
-    r.factor = f.factor();
-    r.at_ms = f.at_ms();
-    r.text = OneLineText(f);
-    r.at = MsToTime(f.at_ms());
-    if (f.duration_ms() > 0) r.end = r.at + MsToTime(f.duration_ms());
-    r.period = MsToTime(f.period_ms());
-    r.down = MsToTime(f.down_ms());
-    std::vector<bool> devices;  // FAIL of GPUs and nodes: their links too
-    switch (f.target_case()) {
-      case v1::Fault::kGpu:
-        if (f.gpu() >= static_cast<uint32_t>(t.num_gpus())) {
-          return absl::InvalidArgumentError(absl::StrFormat("%s: %sgpu: GPU %d is outside the cluster's %d GPUs",
-                                                            src.file, src.path, f.gpu(), t.num_gpus()));
-        }
-        r.gpus.push_back(static_cast<GpuId>(f.gpu()));
-        break;
-      case v1::Fault::kNode: {
-        absl::StatusOr<int32_t> island = t.IslandIndex(f.node().island());
-        if (!island.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrFormat("%s: %snode.island: unknown island \"%s\"", src.file, src.path, f.node().island()));
-        }
-        for (int32_t g = 0; g < t.gpus_per_node(*island); ++g) {
-          absl::StatusOr<GpuId> id = t.GpuIdOf(*island, static_cast<int32_t>(f.node().node()), g);
-          if (!id.ok()) {
-            return absl::InvalidArgumentError(
-                absl::StrFormat("%s: %snode.node: %s", src.file, src.path, id.status().message()));
-          }
-          r.gpus.push_back(*id);
-        }
-        if (f.kind() == v1::FAIL) {
-          devices.assign(t.devices().size(), false);
-          for (size_t d = 0; d < t.devices().size(); ++d) {
-            devices[d] =
-                t.devices()[d].island == *island && t.devices()[d].node == static_cast<int32_t>(f.node().node());
-          }
-        }
-        break;
-      }
-      case v1::Fault::kLinkClass:
-        for (LinkId l = 0; l < t.links().size(); ++l) {
-          if (topology::LinkClassName(t.links()[l].link_class) == f.link_class()) r.links.push_back(l);
-        }
-        if (r.links.empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrFormat("%s: %slink_class: the cluster has no %s link", src.file, src.path, f.link_class()));
-        }
-        break;
-      case v1::Fault::kLink: {
-        if (by_name.empty()) {
-          for (LinkId l = 0; l < t.links().size(); ++l) by_name[LinkName(t, l)].push_back(l);
-        }
-        auto it = by_name.find(f.link());
-        if (it == by_name.end()) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "%s: %slink: \"%s\" is no link of the cluster (links are named \"<device>-><device>\" like \"%s\")",
-              src.file, src.path, f.link(), LinkName(t, 0)));
-        }
-        r.links = it->second;
-        break;
-      }
-      case v1::Fault::kInterIslandLink:
-        r.links = BundleLinks(t, f.inter_island_link());
-        if (r.links.empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrFormat("%s: %sinter_island_link: %d has no links", src.file, src.path, f.inter_island_link()));
-        }
-        break;
-      case v1::Fault::TARGET_NOT_SET:
-        return absl::InvalidArgumentError(absl::StrFormat("%s: %starget: required", src.file, src.path));
-    }
-    if (f.kind() == v1::FAIL && f.target_case() == v1::Fault::kGpu) {
-      devices.assign(t.devices().size(), false);
-      devices[t.gpu_device(r.gpus[0])] = true;
-    }
-    if (!devices.empty()) r.links = LinksTouching(t, devices);
+    ResolvedFault r = TimesOf(f);
+    HETSIM_RETURN_IF_ERROR(ResolveTarget(f, t, sources.at(i), by_name, r));
     std::sort(r.gpus.begin(), r.gpus.end());
     std::sort(r.links.begin(), r.links.end());
     r.description = Describe(t, f, r);

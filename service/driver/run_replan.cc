@@ -15,7 +15,7 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
   driver::ReplanRequest request;
   request.original = inputs;
   request.planner = *kind;
-  request.failed = planner::FailedTargetsOf(faults);
+  request.failed = driver::FailedTargetsOf(faults);
   if (request.failed.empty()) {
     return absl::InvalidArgumentError("--replan: no FAIL fault to re-plan after (give one with --fault or --faults)");
   }

@@ -8,7 +8,9 @@
 #include "base/units.h"
 #include "planner/plan_reader.h"
 #include "proto/resolve.h"
+#include "proto/resolve_cluster.h"
 #include "proto/validate_plan.h"
+#include "service/driver/plan_messages.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/rank_stats.h"
 #include "sim/executor/executor.h"
@@ -24,18 +26,18 @@ double RelErr(double predicted, double simulated) { return simulated != 0 ? (pre
 absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
   const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
+  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
-                          planner::ClusterModel::Create(inputs.cluster, model.dtype()));
-  planner::Profiler profiler = planner::PlanProfiler(model, *cluster, inputs.plan);
-  return planner::PredictPlan(profiler, inputs.plan);
+                          planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
+  const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
+  planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
+  return planner::PredictPlan(profiler, plan);
 }
 
 // The planner's `top_k` best plans of the model of `inputs`, each predicted and simulated.
 absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& inputs, int top_k,
                                                      planner::PlannerKind kind) {
   planner::PlanRequest req;
-  req.model = inputs.model;
-  req.cluster = inputs.cluster;
   req.planner = kind;
   req.global_batch_size = inputs.plan.global_batch_size();
   req.micro_batch_size = inputs.plan.micro_batch_size();
@@ -43,13 +45,14 @@ absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& in
   req.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
   req.cp_comm = proto::ContextParallelCommOf(inputs.plan);
   req.bidirectional_pruning = false;
-  HETSIM_ASSIGN_OR_RETURN(const planner::PlanOutcome outcome, planner::MakePlan(req));
+  const driver::PlannerMessages messages{.model = inputs.model, .cluster = inputs.cluster};
+  HETSIM_ASSIGN_OR_RETURN(const planner::PlanRequest request, driver::ResolvePlanRequest(messages, req));
+  HETSIM_ASSIGN_OR_RETURN(const planner::PlanOutcome outcome, planner::MakePlan(request));
   std::vector<RankedPlan> ranked;
   for (size_t a = 0; a < outcome.alternatives.size() && static_cast<int>(a) < top_k; ++a) {
     proto::PlanInputs alt = inputs;
-    alt.plan = outcome.alternatives[a];
-    *alt.plan.mutable_model() = outcome.model;
-    alt.model = outcome.model;
+    alt.plan = driver::PlanMessageOf(outcome.alternatives[a], messages, outcome, /*model_inline=*/true);
+    alt.model = driver::PlannedModel(messages, outcome);
     HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(alt));
     HETSIM_ASSIGN_OR_RETURN(const SimulatedStages r, SimulateStages(alt));
     ranked.push_back({Ms(outcome.alternative_predictions[a].iteration), Ms(r.iteration)});

@@ -243,6 +243,68 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
   }
 }
 
+namespace {
+
+// The flags of the layout inside a stage (every stage has the first one's: CheckStages).
+void StageFlags(const v1::Stage& s0, std::vector<std::string>& flags) {
+  auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
+  if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
+  if (proto::ExpertTensorParallel(s0) != proto::TensorParallel(s0)) {
+    add(absl::StrFormat("--expert-tensor-parallel-size %d", proto::ExpertTensorParallel(s0)));
+  }
+  if (s0.sequence_parallel()) add("--sequence-parallel");
+  if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
+    add(absl::StrFormat("--recompute-granularity full --recompute-method block --recompute-num-layers %d",
+                        s0.recompute_num_layers()));
+  } else if (s0.recompute() == v1::RECOMPUTE_FULL) {
+    add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  }
+  if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
+  if (s0.zero_stage() > 0) add(ShardingFlags(s0.zero_stage()));
+}
+
+// What the line cannot say, or says only for some Megatron-LM releases.
+std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_gradients, bool sync_backward) {
+  const v1::Plan& plan = in.plan;
+  const v1::Stage& s0 = plan.stages(0);
+  std::vector<std::string> notes;
+  if (plan.grad_bucket_bytes() > 0) notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
+  if (bf16_gradients) {
+    notes.push_back(
+        "--grad-reduce-in-bf16 (grad_reduce_in_fp32 false): Megatron-LM's flag since 2024; earlier releases always "
+        "reduce BF16 gradients in FP32 (drop it there, and set grad_reduce_in_fp32 to price them)");
+  }
+  if (plan.overlap_param_gather() && !plan.overlap_grad_reduce()) {
+    notes.push_back("overlap_param_gather: not exported (Megatron needs --overlap-grad-reduce with it)");
+  }
+  if (sync_backward && s0.sequence_parallel()) {
+    notes.push_back(
+        "tp_backward_overlap false: not expressible with --sequence-parallel (Megatron-LM always reduce-scatters "
+        "input gradients under the weight gradients)");
+  } else if (sync_backward) {
+    notes.push_back(
+        "--no-async-tensor-model-parallel-allreduce (tp_backward_overlap false): Megatron-LM 2022-23's switch; "
+        "later releases always reduce input gradients under the weight gradients (drop it there)");
+  }
+  if (plan.tp_comm_overlap_aggregate()) {
+    notes.push_back(
+        "tp_comm_overlap_aggregate: a userbuffers setting (aggregate: 1 on qkv_fprop, fc1_fprop, proj_dgrad and "
+        "fc2_dgrad in the YAML of --tp-comm-overlap-cfg), not a flag");
+  }
+  if (plan.has_tp_comm_overlap_config()) {
+    notes.push_back(
+        "tp_comm_overlap_config: userbuffers settings (method, num_sm and set_sm_margin per GEMM in the YAML of "
+        "--tp-comm-overlap-cfg), not flags; without that file Transformer Engine runs its defaults");
+  }
+  if (s0.measured_forward_ms() > 0) notes.push_back("stages[].measured_*_ms: measurements, not flags");
+  if (in.model.dtype() == v1::TF32) {
+    notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
+  }
+  return notes;
+}
+
+}  // namespace
+
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
   const v1::Plan& plan = in.plan;
@@ -272,19 +334,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     if (plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL) add("--cp-comm-type a2a");
   }
   if (!pipeline.flags.empty()) add(pipeline.flags);
-  if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
-  if (proto::ExpertTensorParallel(s0) != proto::TensorParallel(s0)) {
-    add(absl::StrFormat("--expert-tensor-parallel-size %d", proto::ExpertTensorParallel(s0)));
-  }
-  if (s0.sequence_parallel()) add("--sequence-parallel");
-  if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
-    add(absl::StrFormat("--recompute-granularity full --recompute-method block --recompute-num-layers %d",
-                        s0.recompute_num_layers()));
-  } else if (s0.recompute() == v1::RECOMPUTE_FULL) {
-    add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
-  }
-  if (s0.recompute() == v1::RECOMPUTE_SELECTIVE) add("--recompute-granularity selective");
-  if (s0.zero_stage() > 0) add(ShardingFlags(s0.zero_stage()));
+  StageFlags(s0, flags);
   // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
   const v1::DType dtype = in.model.dtype();
   const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;
@@ -308,37 +358,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
-  if (plan.grad_bucket_bytes() > 0) out.notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
-  if (bf16_gradients) {
-    out.notes.push_back(
-        "--grad-reduce-in-bf16 (grad_reduce_in_fp32 false): Megatron-LM's flag since 2024; earlier releases always "
-        "reduce BF16 gradients in FP32 (drop it there, and set grad_reduce_in_fp32 to price them)");
-  }
-  if (plan.overlap_param_gather() && !plan.overlap_grad_reduce()) {
-    out.notes.push_back("overlap_param_gather: not exported (Megatron needs --overlap-grad-reduce with it)");
-  }
-  if (sync_backward && s0.sequence_parallel()) {
-    out.notes.push_back(
-        "tp_backward_overlap false: not expressible with --sequence-parallel (Megatron-LM always reduce-scatters "
-        "input gradients under the weight gradients)");
-  } else if (sync_backward) {
-    out.notes.push_back(
-        "--no-async-tensor-model-parallel-allreduce (tp_backward_overlap false): Megatron-LM 2022-23's switch; "
-        "later releases always reduce input gradients under the weight gradients (drop it there)");
-  }
-  if (plan.tp_comm_overlap_aggregate()) {
-    out.notes.push_back(
-        "tp_comm_overlap_aggregate: a userbuffers setting (aggregate: 1 on qkv_fprop, fc1_fprop, proj_dgrad and "
-        "fc2_dgrad in the YAML of --tp-comm-overlap-cfg), not a flag");
-  }
-  if (plan.has_tp_comm_overlap_config()) {
-    out.notes.push_back(
-        "tp_comm_overlap_config: userbuffers settings (method, num_sm and set_sm_margin per GEMM in the YAML of "
-        "--tp-comm-overlap-cfg), not flags; without that file Transformer Engine runs its defaults");
-  }
-  if (s0.measured_forward_ms() > 0) out.notes.push_back("stages[].measured_*_ms: measurements, not flags");
-  if (in.model.dtype() == v1::TF32)
-    out.notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
+  out.notes = ExportNotes(in, bf16_gradients, sync_backward);
   return out;
 }
 

@@ -712,6 +712,74 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Overlap flags Megatron honours only with others.
+absl::Status CheckOverlapFlags(const Reader& r, int zero_stage) {
+  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
+  if (r.Has("overlap-param-gather") && zero_stage == 0 && !megatron_fsdp) {
+    return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
+                        "parameters are gathered only by the distributed optimizer (or a sharded FSDP)");
+  }
+  if (r.Has("overlap-param-gather") && !r.Has("overlap-grad-reduce")) {
+    return r.Contradict("--overlap-param-gather", "the absence of --overlap-grad-reduce",
+                        "Megatron overlaps the parameter gather only with the gradient reduce overlapped");
+  }
+  if (r.Has("tp-comm-overlap") && !r.Has("sequence-parallel")) {
+    return r.Contradict("--tp-comm-overlap", "the absence of --sequence-parallel",
+                        "Megatron overlaps tensor-parallel communication only with sequence parallelism");
+  }
+  return absl::OkStatus();
+}
+
+// The global batch and hetsim's microbatch (Megatron's micro-batch on every data-parallel replica).
+absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
+  HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
+  if (!r.Has("global-batch-size")) {
+    notes.push_back(
+        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
+                        "Megatron's default",
+                        micro * l.dp));
+  }
+  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
+  if (global % (micro * l.dp) != 0) {
+    return r.Contradict(
+        absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
+        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)", micro * l.dp));
+  }
+  plan.set_global_batch_size(global);
+  plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
+  return absl::OkStatus();
+}
+
+// Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
+// --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
+// reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
+// of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap.
+void ReadTpBackwardOverlap(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
+  const bool sp = r.Has("sequence-parallel");
+  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
+                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
+  if (code_2021 && l.tp > 1) {
+    notes.push_back(
+        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
+        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
+  }
+}
+
+// What the import did with the flags it did not price.
+void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
+  for (const std::string& f : flags.renamed) notes.push_back(absl::StrCat("read as renamed: ", f));
+  if (!flags.no_effect.empty()) {
+    notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
+  }
+  for (const std::string& f : flags.not_modelled) notes.push_back(absl::StrCat("not modelled (ignored): ", f));
+  for (const std::string& f : flags.unknown) notes.push_back(absl::StrCat("unknown (ignored): ", f));
+}
+
+}  // namespace
+
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
@@ -726,35 +794,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
   HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, l, out.notes));
-  const bool megatron_fsdp = r.Has("use-megatron-fsdp") || r.Has("use-custom-fsdp");
-  if (r.Has("overlap-param-gather") && zero_stage == 0 && !megatron_fsdp) {
-    return r.Contradict("--overlap-param-gather", "the absence of --use-distributed-optimizer",
-                        "parameters are gathered only by the distributed optimizer (or a sharded FSDP)");
-  }
-  if (r.Has("overlap-param-gather") && !r.Has("overlap-grad-reduce")) {
-    return r.Contradict("--overlap-param-gather", "the absence of --overlap-grad-reduce",
-                        "Megatron overlaps the parameter gather only with the gradient reduce overlapped");
-  }
-  if (r.Has("tp-comm-overlap") && !r.Has("sequence-parallel")) {
-    return r.Contradict("--tp-comm-overlap", "the absence of --sequence-parallel",
-                        "Megatron overlaps tensor-parallel communication only with sequence parallelism");
-  }
+  HETSIM_RETURN_IF_ERROR(CheckOverlapFlags(r, zero_stage));
   v1::Plan& plan = out.plan;
-  HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
-  if (!r.Has("global-batch-size")) {
-    out.notes.push_back(
-        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
-                        "Megatron's default",
-                        micro * l.dp));
-  }
-  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
-  if (global % (micro * l.dp) != 0) {
-    return r.Contradict(
-        absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
-        absl::StrFormat("the global batch must be a multiple of micro-batch x data parallel (%d)", micro * l.dp));
-  }
-  plan.set_global_batch_size(global);
-  plan.set_micro_batch_size(micro * l.dp);  // hetsim's microbatch spans the data-parallel replicas
+  HETSIM_RETURN_IF_ERROR(ReadBatch(r, l, plan, out.notes));
   plan.set_schedule(v1::ONE_F_ONE_B);
   HETSIM_ASSIGN_OR_RETURN(const int64_t chunks,
                           ReadVirtualStages(r, l, split, out.model.transformer().num_layers(), stage_blocks));
@@ -773,19 +815,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
-  // Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
-  // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
-  // reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
-  // of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap.
-  const bool sp = r.Has("sequence-parallel");
-  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
-                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
-  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
-  if (code_2021 && l.tp > 1) {
-    out.notes.push_back(
-        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
-        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
-  }
+  ReadTpBackwardOverlap(r, l, plan, out.notes);
   plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
   const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
@@ -797,12 +827,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                                      : request.name);
   *plan.mutable_model() = out.model;
 
-  for (const std::string& f : flags.renamed) out.notes.push_back(absl::StrCat("read as renamed: ", f));
-  if (!flags.no_effect.empty()) {
-    out.notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
-  }
-  for (const std::string& f : flags.not_modelled) out.notes.push_back(absl::StrCat("not modelled (ignored): ", f));
-  for (const std::string& f : flags.unknown) out.notes.push_back(absl::StrCat("unknown (ignored): ", f));
+  AddFlagNotes(flags, out.notes);
 
   HETSIM_RETURN_IF_ERROR(ValidateImported(cluster, out.model, plan, source));
   return out;

@@ -27,10 +27,8 @@ absl::Status ChooseAlternative(int alternative, planner::PlanOutcome* outcome) {
     return UsageError(
         absl::StrFormat("--alternative: the search kept %d plans, not %d", outcome->alternatives.size(), alternative));
   }
-  hetsim::v1::Plan chosen = outcome->alternatives[alternative - 1];
-  chosen.set_name(absl::StrCat(outcome->plan.name(), "-alt", alternative));
-  if (outcome->plan.has_model()) *chosen.mutable_model() = outcome->plan.model();
-  if (!outcome->plan.model_path().empty()) chosen.set_model_path(outcome->plan.model_path());
+  spec::PlanSpec chosen = outcome->alternatives[alternative - 1];
+  chosen.name = absl::StrCat(outcome->plan.name, "-alt", alternative);
   outcome->plan = std::move(chosen);
   outcome->prediction = outcome->alternative_predictions[alternative - 1];
   return absl::OkStatus();
@@ -59,16 +57,21 @@ absl::StatusOr<planner::PlanRequest> CheckedRequest(const PlanCommand& command) 
 
 absl::Status CheckPlanCommand(const PlanCommand& command) { return CheckedRequest(command).status(); }
 
-absl::StatusOr<planner::PlanOutcome> PlanWith(const PlanCommand& command) {
-  HETSIM_ASSIGN_OR_RETURN(const planner::PlanRequest request, CheckedRequest(command));
-  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(request));
-  HETSIM_RETURN_IF_ERROR(ChooseAlternative(command.alternative, &outcome));
+absl::StatusOr<driver::Planned> PlanWith(const PlanCommand& command) {
+  HETSIM_ASSIGN_OR_RETURN(const planner::PlanRequest settings, CheckedRequest(command));
+  HETSIM_ASSIGN_OR_RETURN(const planner::PlanRequest request, driver::ResolvePlanRequest(command.inputs, settings));
+  driver::Planned planned;
+  HETSIM_ASSIGN_OR_RETURN(planned.outcome, planner::MakePlan(request));
+  HETSIM_RETURN_IF_ERROR(ChooseAlternative(command.alternative, &planned.outcome));
+  planned.model = driver::PlannedModel(command.inputs, planned.outcome);
+  planned.plan = driver::PlanMessageOf(planned.outcome.plan, command.inputs, planned.outcome);
   if (!command.prediction.empty()) {
-    HETSIM_ASSIGN_OR_RETURN(*outcome.plan.mutable_prediction(),
-                            evaluation::PredictionFor(command.prediction, outcome.plan, outcome.model, request.cluster,
-                                                      outcome.prediction, command.planner_name));
+    HETSIM_ASSIGN_OR_RETURN(
+        *planned.plan.mutable_prediction(),
+        evaluation::PredictionFor(command.prediction, planned.plan, planned.model, command.inputs.cluster,
+                                  planned.outcome.prediction, command.planner_name));
   }
-  return outcome;
+  return planned;
 }
 
 bool IsUsageError(const absl::Status& status) { return status.GetPayload(kUsagePayload).has_value(); }

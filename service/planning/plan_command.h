@@ -9,12 +9,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "planner/planner.h"
+#include "service/driver/plan_messages.h"
 
 namespace hetsim::planning {
 
 struct PlanCommand {
-  // Model (valid), cluster (valid, presets applied) and the search's settings; its `planner` and
-  // `cp_comm` are read from the two names below.
+  // Model (valid), cluster (valid, presets applied), the TP-overlap settings and the model's path.
+  driver::PlannerMessages inputs;
+  // The search's settings (its model and cluster come from `inputs`); its `planner` and `cp_comm` are
+  // read from the two names below.
   planner::PlanRequest request;
   std::string planner_name = "hapt";  // hapt, tangram, megatron, alpa; also Plan.prediction.planner
   std::string cp_comm_type = "p2p";   // Megatron's --cp-comm-type: p2p, all_gather, a2a
@@ -30,7 +33,7 @@ absl::Status CheckPlanCommand(const PlanCommand& command);
 // Checks the command, plans, keeps the chosen alternative and stores the prediction. Errors in the
 // request (CheckPlanCommand's, and an alternative beyond those the search kept) are usage errors;
 // a model that fits nowhere is the planner's FailedPrecondition.
-absl::StatusOr<planner::PlanOutcome> PlanWith(const PlanCommand& command);
+absl::StatusOr<driver::Planned> PlanWith(const PlanCommand& command);
 
 // True for the errors of the request itself (the command line prints its usage line after them).
 bool IsUsageError(const absl::Status& status);

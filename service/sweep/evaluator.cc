@@ -5,6 +5,7 @@
 #include "base/status_macros.h"
 #include "planner/planner.h"
 #include "proto/validate_plan.h"
+#include "service/driver/plan_messages.h"
 #include "service/driver/simulate.h"
 
 namespace hetsim::sweep {
@@ -26,8 +27,6 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   HETSIM_ASSIGN_OR_RETURN(planner::PlannerKind kind, planner::ParsePlannerKind(point.planner));
   const hetsim::v1::Plan& settings = point.inputs.plan;
   planner::PlanRequest request;
-  request.model = point.inputs.model;
-  request.cluster = point.inputs.cluster;
   request.planner = kind;
   request.global_batch_size = settings.global_batch_size() > 0 ? settings.global_batch_size() : 128;
   request.micro_batch_size = settings.micro_batch_size();
@@ -36,14 +35,15 @@ absl::StatusOr<hetsim::v1::Report> SimulationEvaluator::Evaluate(const PointInpu
   request.cp_comm = proto::ContextParallelCommOf(settings);
   if (settings.h1f1b_epsilon() > 0) request.epsilon = settings.h1f1b_epsilon();
   request.threads = 1;
-  HETSIM_ASSIGN_OR_RETURN(planner::PlanOutcome outcome, planner::MakePlan(request));
+  HETSIM_ASSIGN_OR_RETURN(
+      driver::Planned outcome,
+      driver::PlanOnMessages({.model = point.inputs.model, .cluster = point.inputs.cluster}, request));
   proto::PlanInputs planned;
   planned.cluster = point.inputs.cluster;
   planned.cluster_path = point.inputs.cluster_path;
   planned.model = std::move(outcome.model);
-  planned.plan = std::move(outcome.plan);
+  planned.plan = std::move(outcome.plan);  // the model inline: PlannerMessages names no path
   planned.plan_path = "the planned plan";
-  *planned.plan.mutable_model() = planned.model;
   if (settings.schedule() != hetsim::v1::SCHEDULE_UNSPECIFIED) planned.plan.set_schedule(settings.schedule());
   HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(planned));
   return Simulate(planned, options_);

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "traces/html/svg.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 constexpr int kLeft = 64, kRight = 16, kTop = 30, kBottom = 44;
@@ -154,4 +154,4 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
   return out;
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 struct Point {
   Point(double x, double y, double y_low = 0, double y_high = 0, std::string label = "")
@@ -53,6 +53,6 @@ struct ChartSpec {
 
 std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_CHART_H_

@@ -10,7 +10,7 @@
 #include "traces/html/svg.h"
 #include "traces/trace_events.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 using sim::pipeline::NodeId;
@@ -271,4 +271,4 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
       "</svg>");
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -10,12 +10,12 @@
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 // The legend (HTML) and the chart (SVG, id "gantt").
 std::string GanttLegendHtml();
 std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_GANTT_H_

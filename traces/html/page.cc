@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "traces/html/svg.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 constexpr const char* kStyle = R"css(
@@ -112,4 +112,4 @@ std::string Page::Finish() const {
                       "</style></head>\n<body>\n", body_, "<script>", kScript, "</script>\n</body></html>\n");
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

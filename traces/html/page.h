@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 struct Figure {
   std::string label;   // "iteration time"
@@ -39,6 +39,6 @@ class Page {
 
 std::string TableHtml(const Table& table);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_PAGE_H_

@@ -12,7 +12,7 @@
 #include "traces/html/page.h"
 #include "traces/html/svg.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 using sim::executor::ExecutionResult;
@@ -193,4 +193,4 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   return page.Finish();
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -5,7 +5,7 @@
 // docs/report.md shows it.
 //
 //   auto sim = driver::SimulatePlan(inputs, {.sample_all_links = true});
-//   std::string html = report::RunReportHtml({sim->setup.get(), &sim->result, &sim->report, sim->sampled_links});
+//   std::string html = traces::html::RunReportHtml({sim->setup.get(), &sim->result, &sim->report, sim->sampled_links});
 #ifndef HETSIM_TRACES_HTML_RUN_HTML_H_
 #define HETSIM_TRACES_HTML_RUN_HTML_H_
 
@@ -17,7 +17,7 @@
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 // Without the setup and result (a saved Report alone: `hetsim report`), the page has the figures and
 // tables but no schedule, memory or link chart.
@@ -30,6 +30,6 @@ struct RunHtmlInputs {
 
 std::string RunReportHtml(const RunHtmlInputs& in);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_RUN_HTML_H_

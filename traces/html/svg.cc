@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 const char* SeriesColor(int i) {
   static constexpr const char* kSeries[] = {kBlue, kOrange, kGreen, kVermillion, kPurple, kSky, kYellow, kBlack};
@@ -61,4 +61,4 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
   return ticks;
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "base/html_escape.h"  // HtmlEscape, for the pages and charts built on this file
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 // Okabe & Ito's palette (Color Universal Design), distinguishable with every common colour-vision
 // deficiency. kSeries orders them for lines: blue, orange, bluish green, vermillion, reddish purple,
@@ -33,6 +33,6 @@ std::string Num(double v, int digits = 4);
 // About `target` round tick values (1, 2 or 5 x 10^k apart) covering [lo, hi].
 std::vector<double> NiceTicks(double lo, double hi, int target = 6);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_SVG_H_

@@ -12,7 +12,7 @@
 #include "traces/html/page.h"
 #include "traces/html/svg.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 // The metric columns charted, with their axis labels.
@@ -201,4 +201,4 @@ std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
   return page.Finish();
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 struct SweepTable {
   std::vector<std::string> axes;     // column names between "point" and "iteration_time_ms"
@@ -28,6 +28,6 @@ absl::StatusOr<SweepTable> ParseSweepCsv(absl::string_view text, absl::string_vi
 
 std::string SweepReportHtml(const SweepTable& table, const std::string& title);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_SWEEP_HTML_H_

@@ -8,7 +8,7 @@
 #include "traces/html/page.h"
 #include "traces/html/svg.h"
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 namespace {
 
 double RelErrPct(double predicted, double simulated) {
@@ -104,4 +104,4 @@ std::string ValidateReportHtml(const ValidateData& d) {
   return page.Finish();
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace hetsim::report {
+namespace hetsim::traces::html {
 
 struct ValidateStage {
   int stage = 0;
@@ -34,6 +34,6 @@ struct ValidateData {
 
 std::string ValidateReportHtml(const ValidateData& data);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::traces::html
 
 #endif  // HETSIM_TRACES_HTML_VALIDATE_HTML_H_

@@ -1,4 +1,4 @@
-#include "planner/surviving_cluster.h"
+#include "service/driver/surviving_cluster.h"
 
 #include <algorithm>
 #include <numeric>
@@ -11,7 +11,7 @@
 #include "proto/validate_cluster.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::planner {
+namespace hetsim::driver {
 namespace {
 
 using topology::Device;
@@ -281,4 +281,4 @@ absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster
   return s.Finish();
 }
 
-}  // namespace hetsim::planner
+}  // namespace hetsim::driver

@@ -18,8 +18,8 @@
 //    parts that remain (islands joined by surviving bundles), the one with the most GPUs is kept (ties:
 //    the part with the first island); the others are listed as dropped.
 // Nodes keep their order; an island's surviving nodes are renumbered from 0 (nodes are identical).
-#ifndef HETSIM_PLANNER_SURVIVING_CLUSTER_H_
-#define HETSIM_PLANNER_SURVIVING_CLUSTER_H_
+#ifndef HETSIM_SERVICE_DRIVER_SURVIVING_CLUSTER_H_
+#define HETSIM_SERVICE_DRIVER_SURVIVING_CLUSTER_H_
 
 #include <cstdint>
 #include <string>
@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "proto/hetsim.pb.h"
 
-namespace hetsim::planner {
+namespace hetsim::driver {
 
 // The targets of FAIL faults.
 struct FailedTargets {
@@ -56,6 +56,6 @@ struct SurvivingCluster {
 // (GPU id, island, node, link, class); FailedPrecondition when no GPU survives.
 absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster& cluster, const FailedTargets& failed);
 
-}  // namespace hetsim::planner
+}  // namespace hetsim::driver
 
-#endif  // HETSIM_PLANNER_SURVIVING_CLUSTER_H_
+#endif  // HETSIM_SERVICE_DRIVER_SURVIVING_CLUSTER_H_

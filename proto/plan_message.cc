@@ -1,0 +1,81 @@
+#include "proto/plan_message.h"
+
+#include "proto/validate_plan.h"
+
+namespace hetsim::proto {
+namespace {
+
+hetsim::v1::Schedule ScheduleProto(spec::ScheduleKind kind) {
+  switch (kind) {
+    case spec::ScheduleKind::kGpipe: return hetsim::v1::GPIPE;
+    case spec::ScheduleKind::kEager1F1B: return hetsim::v1::EAGER_1F1B;
+    case spec::ScheduleKind::kH1F1B: return hetsim::v1::H_1F1B;
+    case spec::ScheduleKind::kInterleaved1F1B: return hetsim::v1::INTERLEAVED_1F1B;
+    case spec::ScheduleKind::kOneFOneB: break;
+  }
+  return hetsim::v1::ONE_F_ONE_B;
+}
+
+hetsim::v1::Recompute RecomputeProto(spec::Recompute recompute) {
+  switch (recompute) {
+    case spec::Recompute::kSelective: return hetsim::v1::RECOMPUTE_SELECTIVE;
+    case spec::Recompute::kFull: return hetsim::v1::RECOMPUTE_FULL;
+    case spec::Recompute::kNone: break;
+  }
+  return hetsim::v1::RECOMPUTE_NONE;
+}
+
+void WriteStage(const spec::StageSpec& st, hetsim::v1::Stage& out) {
+  out.set_first_layer(st.first_layer);
+  out.set_num_layers(st.num_layers);
+  hetsim::v1::Mesh& m = *out.mutable_mesh();
+  m.set_island(st.mesh.island);
+  m.set_first_node(st.mesh.first_node);
+  m.set_node_count(st.mesh.node_count);
+  m.set_first_gpu(st.mesh.first_gpu);
+  m.set_gpus_per_node(st.mesh.gpus_per_node);
+  out.set_tensor_parallel(st.tensor_parallel);
+  out.set_data_parallel(st.data_parallel);
+  out.set_zero_stage(st.zero_stage);
+  out.set_recompute(RecomputeProto(st.recompute));
+  out.set_recompute_num_layers(st.recompute_num_layers);
+  out.set_sequence_parallel(st.sequence_parallel);
+  if (st.expert_parallel > 1) out.set_expert_parallel(st.expert_parallel);
+  out.set_expert_tensor_parallel(st.expert_tensor_parallel);  // 0 (TP) stays unwritten
+  out.set_measured_forward_ms(st.measured_forward_ms);
+  out.set_measured_backward_ms(st.measured_backward_ms);
+  out.set_warmup_forwards(st.warmup_forwards);
+}
+
+}  // namespace
+
+hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
+  hetsim::v1::Plan plan;
+  plan.set_name(spec.name);
+  plan.set_global_batch_size(spec.global_batch_size);
+  plan.set_micro_batch_size(spec.micro_batch_size);
+  plan.set_schedule(ScheduleProto(spec.schedule));
+  if (spec.schedule == spec::ScheduleKind::kH1F1B && spec.h1f1b_epsilon != spec::kDefaultH1f1bEpsilon) {
+    plan.set_h1f1b_epsilon(spec.h1f1b_epsilon);
+  }
+  if (spec.virtual_stages > 1) plan.set_virtual_stages(spec.virtual_stages);
+  for (int layers : spec.virtual_stage_layers) plan.add_virtual_stage_layers(layers);
+  if (spec.context_parallel > 1) {
+    plan.set_context_parallel(spec.context_parallel);
+    plan.set_cp_comm_type(ContextParallelCommProto(spec.cp_comm));
+  }
+  for (const spec::StageSpec& st : spec.stages) WriteStage(st, *plan.add_stages());
+  plan.set_overlap_grad_reduce(spec.overlap_grad_reduce);
+  plan.set_overlap_param_gather(spec.overlap_param_gather);
+  plan.set_grad_reduce_in_fp32(spec.grad_reduce_in_fp32);
+  plan.set_grad_bucket_bytes(spec.grad_bucket_bytes);
+  plan.set_tp_comm_overlap(spec.tp_comm_overlap);
+  plan.set_tp_comm_overlap_aggregate(spec.tp_comm_overlap_aggregate);
+  plan.set_tp_backward_overlap(spec.tp_backward_overlap);
+  plan.set_blocking_p2p(spec.blocking_p2p);
+  plan.set_zero3_prefetch(spec.zero3_prefetch);
+  plan.set_moe_a2a_overlap(spec.moe_a2a_overlap);
+  return plan;
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,60 @@
+// `hetsim collective` for every front end (the command line and app/api, so Python): one collective
+// alone on a cluster's network. The network is built once (with --ideal's line rate), the request is
+// checked against it, then each size is simulated; CollectiveReportOf is the answer the API returns.
+//
+//   CollectiveCommand c{.cluster = cluster, .cluster_file = "cluster.pbtxt", .request = request};
+//   absl::StatusOr<CollectiveSession> s = CollectiveSession::Open(std::move(c));
+//   absl::StatusOr<sim::CollectiveResult> r = s->Simulate(1 << 20);
+#ifndef HETSIM_SERVICE_DRIVER_COLLECTIVE_COMMAND_H_
+#define HETSIM_SERVICE_DRIVER_COLLECTIVE_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/hetsim.pb.h"
+#include "service/driver/cluster_topology.h"
+#include "sim/collectives/collective.h"
+#include "sim/collectives/simulate.h"
+#include "sim/network/network.h"
+
+namespace hetsim::driver {
+
+struct CollectiveCommand {
+  hetsim::v1::Cluster cluster = {};  // valid, presets applied
+  std::string cluster_file = {};     // names the cluster in messages
+  bool ideal = false;                // --ideal: Cluster.ideal (line rate, no protocol latency)
+  sim::CollectiveRequest request = {};
+  sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair;
+};
+
+class CollectiveSession {
+ public:
+  // Builds the cluster's network (BuildClusterNetwork's errors); the request is not checked yet.
+  static absl::StatusOr<CollectiveSession> Open(CollectiveCommand command);
+
+  // sim::ValidateRequest of the request at `bytes` against the cluster: InvalidArgument naming the
+  // request's field ("gpus: ...").
+  absl::Status Check(int64_t bytes) const;
+  // The request at `bytes`, simulated (Check's errors included).
+  absl::StatusOr<sim::CollectiveResult> Simulate(int64_t bytes);
+
+  const hetsim::v1::Cluster& cluster() const { return command_.cluster; }
+  const sim::CollectiveRequest& request() const { return command_.request; }
+  sim::NetworkMode mode() const { return command_.mode; }
+  const topology::Topology& topology() const { return *network_.topology; }
+
+ private:
+  CollectiveSession(CollectiveCommand command, ClusterNetwork network)
+      : command_(std::move(command)), network_(std::move(network)) {}
+  CollectiveCommand command_;
+  ClusterNetwork network_;
+};
+
+// One size's result as the CollectiveReport message.
+hetsim::v1::CollectiveReport CollectiveReportOf(const sim::CollectiveRequest& request,
+                                                const sim::CollectiveResult& result);
+
+}  // namespace hetsim::driver
+
+#endif  // HETSIM_SERVICE_DRIVER_COLLECTIVE_COMMAND_H_
