@@ -195,6 +195,44 @@ TEST_CASE("Identical replica groups run exactly as the plain stage", "[executor]
   CHECK(hetsim::traces::ChromeTraceJson(*a, ra, traced, {}) == std::regex_replace(mixed, group_fields, ""));
 }
 
+// The stage's mesh of one node, TP 1, cut into one replica group per GPU with equal shares.
+void SplitIntoGroups(v1::Stage& st, uint64_t micro_batch_size) {
+  const v1::Mesh mesh = st.mesh();
+  for (uint32_t g = 0; g < mesh.gpus_per_node(); ++g) {
+    v1::ReplicaGroup* rg = st.add_replica_groups();
+    *rg->mutable_mesh() = mesh;
+    rg->mutable_mesh()->set_first_gpu(mesh.first_gpu() + g);
+    rg->mutable_mesh()->set_gpus_per_node(1);
+    rg->set_micro_batch_share(micro_batch_size / mesh.gpus_per_node());
+  }
+  st.clear_mesh();
+  st.clear_tensor_parallel();
+  st.clear_data_parallel();
+}
+
+TEST_CASE("Identical replica groups run exactly as the plain stages under the interleaved schedule",
+          "[executor][replicas]") {
+  // Two stages (A100s, then V100s) of 2 layers in 2 chunks each, DP 2: the chunks of each group are
+  // priced on their own, and with groups alike the stages' passes are the plain ones.
+  v1::Plan plain = MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 2}, {"slow", 0, 0, 2, 1, 2, 1.0, 2.0, 2}}, 4,
+                            v1::INTERLEAVED_1F1B, 1000, 4, 2);
+  for (v1::Stage& st : *plain.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  v1::Plan mixed = plain;
+  for (v1::Stage& st : *mixed.mutable_stages()) SplitIntoGroups(st, 4);
+  const v1::Cluster cluster = MixedCluster();
+  const auto a = MakeSetup(MakeInputs(cluster, plain), NetworkMode::kMaxMinFair);
+  const auto b = MakeSetup(MakeInputs(cluster, mixed), NetworkMode::kMaxMinFair);
+  REQUIRE(b->virtual_stages.size() == 4);
+  CHECK(b->virtual_stages[2].replica_groups.size() == 2);
+  CHECK(a->durations == b->durations);
+  const auto ra = MakeRun(*a), rb = MakeRun(*b);
+  CHECK(ra.iteration_time == rb.iteration_time);
+  CHECK(ra.node_finish == rb.node_finish);
+}
+
 TEST_CASE("ZeRO shards a mixed stage's states over all its replicas, each group's GPUs by their TP",
           "[executor][replicas][zero]") {
   // ZeRO-1 over 3 replicas: FP16 weights and gradients whole on every GPU (2 + 2 bytes per parameter
