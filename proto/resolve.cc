@@ -195,12 +195,38 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   return g;
 }
 
+namespace {
+
+spec::MeshSpec ResolveMesh(const hetsim::v1::Mesh& m) {
+  return {m.island(), m.first_node(), m.node_count(), m.first_gpu(), m.gpus_per_node()};
+}
+
+// A mixed stage's groups; its own mesh, TP and DP become the first group's mesh, the largest TP and
+// all groups' replicas (spec::StageSpec::replica_groups).
+void ResolveReplicaGroups(const hetsim::v1::Stage& stage, spec::StageSpec& s) {
+  if (stage.replica_groups().empty()) return;
+  s.tensor_parallel = 1;
+  s.data_parallel = 0;
+  for (const hetsim::v1::ReplicaGroup& g : stage.replica_groups()) {
+    spec::ReplicaGroupSpec& out = s.replica_groups.emplace_back();
+    out.mesh = ResolveMesh(g.mesh());
+    out.tensor_parallel = static_cast<int>(spec::DegreeOrOne(g.tensor_parallel()));
+    out.data_parallel = static_cast<int>(spec::DegreeOrOne(g.data_parallel()));
+    out.micro_batch_share = g.micro_batch_share();
+    s.tensor_parallel = std::max(s.tensor_parallel, out.tensor_parallel);
+    s.data_parallel += out.data_parallel;
+  }
+  s.mesh = s.replica_groups.front().mesh;
+  s.expert_tensor_parallel = s.tensor_parallel;
+}
+
+}  // namespace
+
 spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) {
   spec::StageSpec s;
   s.first_layer = static_cast<int>(stage.first_layer());
   s.num_layers = static_cast<int>(stage.num_layers());
-  s.mesh = {stage.mesh().island(), stage.mesh().first_node(), stage.mesh().node_count(), stage.mesh().first_gpu(),
-            stage.mesh().gpus_per_node()};
+  s.mesh = ResolveMesh(stage.mesh());
   s.tensor_parallel = static_cast<int>(TensorParallel(stage));
   s.data_parallel = static_cast<int>(DataParallel(stage));
   s.expert_parallel = static_cast<int>(ExpertParallel(stage));
@@ -213,6 +239,7 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where) 
   s.measured_backward_ms = stage.measured_backward_ms();
   s.warmup_forwards = static_cast<int>(stage.warmup_forwards());
   s.where = std::move(where);
+  ResolveReplicaGroups(stage, s);
   return s;
 }
 

@@ -51,6 +51,21 @@ std::string FabricName(InterNodeFabric fabric) {
   return InterNodeFabric_Name(fabric);
 }
 
+// A mixed stage: its layers, then a line per replica group (mesh, TP, DP, share of each microbatch).
+void AppendMixedStage(const Stage& s, int i, std::string& out) {
+  absl::StrAppendFormat(&out, "  stage %-3d layers %4d..%-4d (%3d)  %d replica groups", i, s.first_layer(),
+                        s.first_layer() + s.num_layers() - 1, s.num_layers(), s.replica_groups_size());
+  if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
+  out += "\n";
+  for (const ReplicaGroup& g : s.replica_groups()) {
+    const Mesh& m = g.mesh();
+    absl::StrAppendFormat(&out, "    group %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d  share %d\n", m.island(),
+                          m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
+                          m.first_gpu() + m.gpus_per_node() - 1, spec::DegreeOrOne(g.tensor_parallel()),
+                          spec::DegreeOrOne(g.data_parallel()), g.micro_batch_share());
+  }
+}
+
 }  // namespace
 
 std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
@@ -137,6 +152,10 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
   for (int i = 0; i < p.stages_size(); ++i) {
     const Stage& s = p.stages(i);
+    if (!s.replica_groups().empty()) {
+      AppendMixedStage(s, i, out);
+      continue;
+    }
     const Mesh& m = s.mesh();
     absl::StrAppendFormat(&out, "  stage %-3d layers %4d..%-4d (%3d)  %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d", i,
                           s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_layers(), m.island(),

@@ -13,33 +13,16 @@
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
+#include "proto/plan_meshes.h"
 #include "proto/validate_model.h"
 #include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
+#include "proto/validate_replica_groups.h"
 
 namespace hetsim::proto {
 namespace {
 
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
-
-struct IslandInfo {
-  const Island* island;
-  const NodeType* node;
-  const GpuType* gpu;
-};
-
-absl::flat_hash_map<std::string, IslandInfo> IndexIslands(const Cluster& c) {
-  absl::flat_hash_map<std::string, const NodeType*> nodes;
-  absl::flat_hash_map<std::string, const GpuType*> gpus;
-  for (const NodeType& n : c.node_types()) nodes.emplace(n.name(), &n);
-  for (const GpuType& g : c.gpu_types()) gpus.emplace(g.name(), &g);
-  absl::flat_hash_map<std::string, IslandInfo> out;
-  for (const Island& is : c.islands()) {
-    const NodeType* n = nodes.at(is.node_type());
-    out.emplace(is.name(), IslandInfo{&is, n, gpus.at(n->gpu_type())});
-  }
-  return out;
-}
 
 void CheckBatch(Problems& p, const Plan& plan) {
   if (plan.global_batch_size() == 0) {
@@ -194,71 +177,32 @@ void CheckLayers(Problems& p, const Plan& plan, int layer_count, const EdgeLayer
   }
 }
 
-// The mesh lies inside its island; returns false when the island is unknown or the mesh is outside.
-bool CheckMesh(Problems& p, const Mesh& m, const std::string& at,
-               const absl::flat_hash_map<std::string, IslandInfo>& islands) {
-  if (m.island().empty()) {
-    p.Add(at + "island", "required");
-    return false;
+// No GPU of stages[i] (its mesh, or its replica groups' meshes) is in an earlier stage or another of its groups.
+void CheckSharedGpus(Problems& p, const Plan& plan, int i, const std::vector<bool>& mesh_ok) {
+  const auto mine = StageMeshes(plan.stages(i), i);
+  for (size_t m = 0; m < mine.size(); ++m) {
+    const auto& [b, path] = mine[m];
+    for (size_t n = 0; n < m; ++n) {
+      if (MeshesOverlap(*mine[n].first, *b)) {
+        p.Add(path, "shares GPUs of island \"%s\" with %s (no GPU may be in two replica groups)", b->island(),
+              mine[n].second);
+      }
+    }
+    for (int j = 0; j < i; ++j) {
+      if (!mesh_ok[j]) continue;
+      for (const auto& [a, unused] : StageMeshes(plan.stages(j), j)) {
+        if (MeshesOverlap(*a, *b)) {
+          p.Add(path, "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b->island(), j);
+          break;
+        }
+      }
+    }
   }
-  auto it = islands.find(m.island());
-  if (it == islands.end()) {
-    p.Add(at + "island", "unknown island \"%s\"", m.island());
-    return false;
-  }
-  const uint32_t nodes = it->second.island->node_count();
-  const uint32_t gpus = it->second.node->gpus_per_node();
-  bool ok = true;
-  if (m.node_count() == 0) {
-    p.Add(at + "node_count", "required (must be >= 1)");
-    ok = false;
-  }
-  if (m.gpus_per_node() == 0) {
-    p.Add(at + "gpus_per_node", "required (must be >= 1)");
-    ok = false;
-  }
-  if (m.first_node() >= nodes) {
-    p.Add(at + "first_node", "%d is outside island \"%s\" (%d nodes)", m.first_node(), m.island(), nodes);
-    ok = false;
-  } else if (int64_t{m.first_node()} + m.node_count() > nodes) {
-    p.Add(at + "node_count", "nodes %d..%d are outside island \"%s\" (%d nodes)", m.first_node(),
-          int64_t{m.first_node()} + m.node_count() - 1, m.island(), nodes);
-    ok = false;
-  }
-  if (m.first_gpu() >= gpus) {
-    p.Add(at + "first_gpu", "%d is outside the %d GPUs of a node of island \"%s\"", m.first_gpu(), gpus, m.island());
-    ok = false;
-  } else if (int64_t{m.first_gpu()} + m.gpus_per_node() > gpus) {
-    p.Add(at + "gpus_per_node", "GPUs %d..%d are outside the %d GPUs of a node of island \"%s\"", m.first_gpu(),
-          int64_t{m.first_gpu()} + m.gpus_per_node() - 1, gpus, m.island());
-    ok = false;
-  }
-  return ok;
-}
-
-bool Overlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_count) {
-  return int64_t{a_first} < int64_t{b_first} + b_count && int64_t{b_first} < int64_t{a_first} + a_count;
 }
 
 void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
   const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s), cp = ContextParallel(plan);
-  const int64_t gpus = MeshGpuCount(s.mesh());
-  // A TP group is `tp` consecutive GPUs of the mesh (node-major): within a node, or whole nodes when it
-  // spans several (its collectives then cross the inter-node fabric).
-  const uint32_t gpn = s.mesh().gpus_per_node();
-  if (gpn > 0 && gpn % tp != 0 && tp % gpn != 0) {
-    p.Add(at + "tensor_parallel",
-          "%d neither divides nor is a multiple of the mesh's gpus_per_node %d (a TP group is part of a node or "
-          "whole nodes)",
-          tp, gpn);
-  } else if (cp == 1 && int64_t{tp} * dp != gpus) {
-    p.Add(at + "data_parallel", "tensor_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, dp,
-          int64_t{tp} * dp, gpus);
-  } else if (cp > 1 && int64_t{tp} * cp * dp != gpus) {
-    p.Add(at + "data_parallel",
-          "tensor_parallel %d x context_parallel %d x data_parallel %d = %d, but the mesh has %d GPUs", tp, cp, dp,
-          int64_t{tp} * cp * dp, gpus);
-  }
+  CheckMeshDegrees(p, s.mesh(), tp, cp, dp, at);
   spec::StageRuleInputs rules{.tensor_parallel = tp,
                               .data_parallel = dp,
                               .expert_parallel = ep,
@@ -442,8 +386,7 @@ void CheckTransferTimes(Problems& p, const Plan& plan, const Model& model, const
   }
 }
 
-void CheckSizes(Problems& p, const Plan& plan, const Model& model,
-                const absl::flat_hash_map<std::string, IslandInfo>& islands) {
+void CheckSizes(Problems& p, const Plan& plan, const Model& model, const IslandIndex& islands) {
   const double mb = static_cast<double>(plan.micro_batch_size());
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
@@ -473,11 +416,17 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model,
   for (int i = 0; i < plan.stages_size(); ++i) {
     const Stage& s = plan.stages(i);
     double stage_ms = s.measured_forward_ms() + s.measured_backward_ms();
-    auto it = islands.find(s.mesh().island());
-    if (it != islands.end() && s.measured_forward_ms() == 0 && MeshGpuCount(s.mesh()) > 0) {
+    // A mixed stage's groups each compute their replicas' shares: the slowest bounds the stage.
+    double compute_ms = 0;
+    for (const auto& [mesh, unused] : StageMeshes(s, i)) {
+      auto it = islands.find(mesh->island());
+      if (it == islands.end() || s.measured_forward_ms() != 0 || MeshGpuCount(*mesh) <= 0) continue;
       const double tflops = PeakTflops(*it->second.gpu, dtype) * it->second.gpu->efficiency().max_efficiency();
-      if (tflops > 0) stage_ms += gflop / (tflops * 1e3 * static_cast<double>(MeshGpuCount(s.mesh()))) * 1e3;
+      if (tflops > 0) {
+        compute_ms = std::max(compute_ms, gflop / (tflops * 1e3 * static_cast<double>(MeshGpuCount(*mesh))) * 1e3);
+      }
     }
+    stage_ms += compute_ms;
     if (steps * stage_ms * 1e9 > limits::kMaxSimulatedPs) {
       p.Add(absl::StrFormat("stages[%d]", i), "one iteration could last %g s, beyond what int64 picoseconds hold",
             steps * stage_ms / 1e3);
@@ -518,30 +467,18 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   for (int i = 0; i < plan.stages_size(); ++i) {
     const Stage& s = plan.stages(i);
     const std::string at = absl::StrFormat("stages[%d].", i);
-    mesh_ok[i] = CheckMesh(p, s.mesh(), at + "mesh.", islands);
-    if (!mesh_ok[i]) continue;
-    CheckParallelism(p, plan, s, at, model);
-    CheckRecomputeLayers(p, s, at);
-    const GpuType& gpu = *islands.at(s.mesh().island()).gpu;
-    const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
-    if (!measured && PeakTflops(gpu, dtype) <= 0) {
-      p.Add(at + "mesh.island", "GPU type \"%s\" of island \"%s\" has no peak FLOP/s for the model's dtype %s",
-            gpu.name(), s.mesh().island(), DType_Name(dtype));
-    } else if (!measured && dtype == FP8 && PeakTflops(gpu, BF16) <= 0 && PeakTflops(gpu, FP16) <= 0) {
-      p.Add(at + "mesh.island",
-            "GPU type \"%s\" of island \"%s\" has no BF16 or FP16 peak FLOP/s: an FP8 model's attention core, "
-            "LM head and router run in 16 bits",
-            gpu.name(), s.mesh().island());
+    if (!s.replica_groups().empty()) {
+      mesh_ok[i] = CheckReplicaGroups(p, plan, model, i, islands);
+      CheckRecomputeLayers(p, s, at);
+    } else {
+      mesh_ok[i] = CheckMesh(p, s.mesh(), at + "mesh.", islands);
+      if (!mesh_ok[i]) continue;
+      CheckParallelism(p, plan, s, at, model);
+      CheckRecomputeLayers(p, s, at);
+      const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
+      CheckIslandGpu(p, islands.at(s.mesh().island()), at + "mesh.island", dtype, measured);
     }
-    for (int j = 0; j < i; ++j) {
-      const Mesh& a = plan.stages(j).mesh();
-      const Mesh& b = s.mesh();
-      if (mesh_ok[j] && a.island() == b.island() &&
-          Overlap(a.first_node(), a.node_count(), b.first_node(), b.node_count()) &&
-          Overlap(a.first_gpu(), a.gpus_per_node(), b.first_gpu(), b.gpus_per_node())) {
-        p.Add(at + "mesh", "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b.island(), j);
-      }
-    }
+    if (mesh_ok[i]) CheckSharedGpus(p, plan, i, mesh_ok);
   }
   CheckWarmups(p, plan);
   CheckPrediction(p, plan);

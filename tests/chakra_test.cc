@@ -280,6 +280,15 @@ TEST_CASE("chakra round trip: the bundled HAPT case study within 1%", "[chakra]"
   CheckRoundTrip(*in, "hapt", 0.01);
 }
 
+TEST_CASE("chakra round trip: the mixed A100 + L40S replicas example within 1%", "[chakra][replicas]") {
+  // Each rank holds its own replica group's passes; a coarse (TP 4) GPU joins every finest-shard
+  // communicator of its stage; the waits for the slowest group come back from the dependencies.
+  auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-mixed-replicas.pbtxt",
+                                  HETSIM_SOURCE_DIR "/examples/cluster-a100-l40s.pbtxt");
+  REQUIRE(in.ok());
+  CheckRoundTrip(*in, "mixed", 0.01);
+}
+
 TEST_CASE("chakra traces: repairs are warnings that say what was assumed", "[chakra]") {
   Node odd = Comp(1, 5);
   odd.add_attr()->CopyFrom(chakra::StringAttr("rf_id", "x"));

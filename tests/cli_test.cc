@@ -77,7 +77,7 @@ TEST_CASE("examples/ holds exactly what `hetsim example` writes", "[cli]") {
           *hetsim::proto::ReadFileToString(committed.string()));
     ++count;
   }
-  CHECK(count == 13);
+  CHECK(count == 15);
   int committed_count = 0;
   for (const auto& entry : fs::directory_iterator(kExamples)) committed_count += entry.path().extension() == ".pbtxt";
   CHECK(committed_count == count);
@@ -126,6 +126,19 @@ TEST_CASE("check prints the long-context Llama 3 plan's context parallelism and 
       absl::StrCat("check ", kExamples, "/plan-llama3-405b-128k.pbtxt ", kExamples, "/cluster-16k-h100.pbtxt"));
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("  context parallel 16 (K/V all-gather)\n"));
+}
+
+TEST_CASE("check and run show the replica groups of the mixed A100 + L40S example", "[cli][replicas]") {
+  const std::string inputs =
+      absl::StrCat(kExamples, "/plan-mixed-replicas.pbtxt --cluster ", kExamples, "/cluster-a100-l40s.pbtxt");
+  const CliRun check = RunHetsim(absl::StrCat("check ", inputs));
+  CHECK(check.exit_code == 0);
+  CHECK_THAT(check.out, Catch::Contains("2 replica groups"));
+  CHECK_THAT(check.out, Catch::Contains("group l40s     nodes 0..0 GPUs 0..7  TP 4 DP 2  share 4"));
+  const CliRun run = RunHetsim(absl::StrCat("run ", inputs));
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("replica groups: stage"));
+  CHECK_THAT(run.out, Catch::Contains("a100 (A100-80GB) + l40s"));
 }
 
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {

@@ -47,11 +47,16 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
     return absl::InvalidArgumentError(
         absl::StrFormat("--trace-replica: %d is outside [0, %d) (the plan's largest data_parallel)", *replica, max_dp));
   }
-  for (const auto& st : setup.stages) {
-    const int r = std::min(*replica, st.layout.data_parallel - 1);
-    for (int c = 0; c < st.layout.context_parallel; ++c) {
-      for (GpuId g : st.layout.TensorGroup(r, c)) traced[g] = true;
+  // A mixed stage shows the replica of each of its groups: a lane per GPU type and share.
+  auto trace = [&](const sim::executor::StageLayout& l) {
+    const int r = std::min(*replica, l.data_parallel - 1);
+    for (int c = 0; c < l.context_parallel; ++c) {
+      for (GpuId g : l.TensorGroup(r, c)) traced[g] = true;
     }
+  };
+  for (const auto& st : setup.stages) {
+    if (!st.layout.mixed()) trace(st.layout);
+    for (const auto& group : st.layout.replica_groups) trace(group);
   }
   return traced;
 }
@@ -129,6 +134,27 @@ void AddContextParallelExchange(const sim::executor::VirtualStageCost& vs, spec:
       absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }
 
+// On a GPU of a mixed stage's replica group: how much shorter its own pass is than the stage's (it
+// waits that long for the slowest group) and the group's fields for the slice's args.
+struct GroupPass {
+  Time wait = 0;
+  std::string args;  // ,"replica_group":..., or empty for a plain stage
+};
+GroupPass GroupPassOn(const ExecutionSetup& setup, const sim::executor::VirtualStageCost& vs, int s, GpuId g,
+                      bool forward) {
+  const auto& st = setup.stages[s];
+  if (!st.layout.mixed()) return {};
+  const auto it = std::find(st.layout.gpus.begin(), st.layout.gpus.end(), g);
+  const int group = st.layout.GroupOfGpu(static_cast<size_t>(it - st.layout.gpus.begin()));
+  const auto& own = vs.replica_groups[group];
+  GroupPass out;
+  out.wait = forward ? vs.forward_time() - own.forward_time() : vs.backward_time() - own.backward_time();
+  out.args = absl::StrFormat(R"(,"replica_group":%d,"gpu_type":"%s","micro_batch_share":%d,"wait_ms":%.6g)", group,
+                             JsonEscape(st.replica_groups[group].gpu_type_name),
+                             st.layout.replica_groups[group].micro_batch_share, TimeToMilliseconds(out.wait));
+  return out;
+}
+
 // Forward and backward passes on the compute row of every traced GPU of their stage.
 void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceContent& c) {
   const auto& dag = *setup.dag;
@@ -149,7 +175,10 @@ void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceCont
                           s, node.virtual_stage / S, vs.first_layer, vs.first_layer + vs.num_layers - 1, gflop);
       c.compute_slice[id] = static_cast<int>(c.slices.size());
       for (GpuId g : c.stage_gpus[s]) {
-        AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id], name, forward ? "forward" : "backward", args);
+        const GroupPass pass = GroupPassOn(setup, vs, s, g, forward);
+        AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id] - pass.wait, name,
+                 forward ? "forward" : "backward",
+                 pass.args.empty() ? args : absl::StrCat(args.substr(0, args.size() - 1), pass.args, "}"));
       }
       for (GpuId g : c.stage_gpus[s]) {
         AddContextParallelExchange(vs, setup.spec.plan.cp_comm, forward, name, r.node_start[id], r.node_finish[id], g,
@@ -329,8 +358,15 @@ void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const Trac
   const topology::Topology& topo = *setup.topology;
   for (int s = 0; s < setup.num_stages(); ++s) {
     if (c.stage_gpus[s].empty()) continue;
-    const auto timeline = sim::executor::MemoryTimeline(setup, r, s);
+    const auto& layout_s = setup.stages[s].layout;
+    const auto stage_timeline = sim::executor::MemoryTimeline(setup, r, s);
     for (GpuId gpu : c.stage_gpus[s]) {
+      // A mixed stage's GPU holds its own replica group's states and activations.
+      const auto at = std::find(layout_s.gpus.begin(), layout_s.gpus.end(), gpu);
+      const auto timeline = layout_s.mixed()
+                                ? sim::executor::MemoryTimeline(
+                                      setup, r, s, layout_s.GroupOfGpu(static_cast<size_t>(at - layout_s.gpus.begin())))
+                                : stage_timeline;
       const topology::GpuLocation loc = *topo.Locate(gpu);
       for (size_t i = 0; i < timeline.size(); ++i) {
         const auto& [t, bytes] = timeline[i];

@@ -15,6 +15,7 @@
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
+#include "traces/replica_group_report.h"
 
 namespace hetsim::traces {
 namespace {
@@ -75,15 +76,6 @@ Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::
   return e;
 }
 
-std::string MeshName(const spec::MeshSpec& m) {
-  auto range = [](uint32_t first, uint32_t count) {
-    return count == 1 ? absl::StrFormat("%d", first) : absl::StrFormat("%d-%d", first, first + count - 1);
-  };
-  return absl::StrFormat("%s node%s %s, GPU%s %s", m.island, m.node_count == 1 ? "" : "s",
-                         range(m.first_node, m.node_count), m.gpus_per_node == 1 ? "" : "s",
-                         range(m.first_gpu, m.gpus_per_node));
-}
-
 }  // namespace
 
 const char* NetworkModelDescription(sim::NetworkMode mode) {
@@ -111,7 +103,14 @@ sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const Exe
   f.span = r.pipeline_end - r.pipeline_start;
   for (int s = 0; s < setup.num_stages(); ++s) {
     const auto& st = setup.stages[s];
-    f.stages.push_back({StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s});
+    sim::pipeline::StageLoad& load =
+        f.stages.emplace_back(StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s);
+    // A mixed stage's groups each busy only for their own passes: eta sees the wait as idle GPU time.
+    for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
+      load.replica_groups.push_back({std::max<Time>(0, load.busy - GroupIdle(setup, s, g)),
+                                     static_cast<int>(st.layout.replica_groups[g].gpus.size()),
+                                     st.replica_groups[g].peak_flop_per_s});
+    }
   }
   return sim::pipeline::ComputeIterationMetrics(f);
 }
@@ -146,6 +145,36 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
   report.set_eta(m.eta);
 }
 
+// Peak memory of one GPU of stage s (of replica group `group` of a mixed stage, -1 for a plain one),
+// what it holds, and OOM against its capacity.
+void AddStageMemory(const ExecutionSetup& setup, const ExecutionResult& r, int s, int group, v1::StageReport& out,
+                    v1::Report& report) {
+  const auto& st = setup.stages[s];
+  const sim::workload::StageCost& cost = group < 0 ? st.cost : st.replica_groups[group].cost;
+  const double capacity = group < 0 ? st.memory_capacity_bytes : st.replica_groups[group].memory_capacity_bytes;
+  // What one microbatch keeps: its chunks' activations (each chunk recomputes its own first N blocks).
+  int64_t per_microbatch = 0;
+  for (size_t k = static_cast<size_t>(s); k < setup.virtual_stages.size(); k += setup.stages.size()) {
+    const auto& vs = setup.virtual_stages[k];
+    per_microbatch += (group < 0 ? vs.cost : vs.replica_groups[group].cost).memory.activation_bytes_per_microbatch;
+  }
+  const int64_t peak = PeakMemory(setup, r, s, group);
+  const int64_t states = cost.memory.ModelStateBytes();
+  out.set_peak_memory_gib(BytesToGib(static_cast<double>(peak)));
+  out.set_memory_capacity_gib(BytesToGib(capacity));
+  out.set_param_memory_gib(BytesToGib(static_cast<double>(states)));
+  out.set_activation_memory_gib(BytesToGib(static_cast<double>(peak - states)));
+  if (per_microbatch > 0) {
+    out.set_num_microbatches_in_flight(static_cast<uint32_t>(
+        (peak - states - (peak > states ? cost.memory.recompute_working_bytes : 0)) / per_microbatch));
+  }
+  if (static_cast<double>(peak) > capacity) {
+    out.set_oom(true);
+    out.set_oom_excess_gib(BytesToGib(static_cast<double>(peak) - capacity));
+    report.set_oom(true);
+  }
+}
+
 // Per stage: time breakdown and memory.
 // Context parallelism's ring and ZeRO-3's exposed parameter gathers of physical stage s, per
 // microbatch (its virtual stages summed); left unset when zero, so plans without them read as before.
@@ -177,20 +206,13 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     const spec::StageSpec& ps = plan.stages[s];
     const Time busy = StageBusy(setup, r, s);
     Time forward = 0, backward = 0;
-    // What one microbatch keeps: its chunks' activations (each chunk recomputes its own first N blocks).
-    int64_t per_microbatch = 0;
     for (int k = s; k < dag.num_virtual_stages(); k += S) {
       forward += setup.virtual_stages[k].forward_time();
       backward += setup.virtual_stages[k].backward_time();
-      per_microbatch += setup.virtual_stages[k].cost.memory.activation_bytes_per_microbatch;
     }
     const Time optimizer = st.optimizer_time;
     const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) +
                       (r.stage_end[s] - r.optimizer_start[s] - optimizer) + sim::executor::EarlyGatherWait(setup, r, s);
-    int64_t peak = 0;
-    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) peak = std::max(peak, bytes);
-    const int64_t states = st.cost.memory.ModelStateBytes();
-
     v1::StageReport* out = report.add_stages();
     out->set_index(s);
     out->set_first_layer(ps.first_layer);
@@ -214,18 +236,11 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     out->set_grad_sync_ms(TimeToMilliseconds(sync));
     out->set_optimizer_ms(TimeToMilliseconds(optimizer));
     out->set_idle_ms(std::max(0.0, TimeToMilliseconds(r.iteration_time - busy - exposure.stage[s] - sync - optimizer)));
-    out->set_peak_memory_gib(BytesToGib(static_cast<double>(peak)));
-    out->set_memory_capacity_gib(BytesToGib(st.memory_capacity_bytes));
-    out->set_param_memory_gib(BytesToGib(static_cast<double>(states)));
-    out->set_activation_memory_gib(BytesToGib(static_cast<double>(peak - states)));
-    if (per_microbatch > 0) {
-      out->set_num_microbatches_in_flight(static_cast<uint32_t>(
-          (peak - states - (peak > states ? st.cost.memory.recompute_working_bytes : 0)) / per_microbatch));
-    }
-    if (static_cast<double>(peak) > st.memory_capacity_bytes) {
-      out->set_oom(true);
-      out->set_oom_excess_gib(BytesToGib(static_cast<double>(peak) - st.memory_capacity_bytes));
-      report.set_oom(true);
+    AddStageMemory(setup, r, s, TightestGroup(setup, r, s), *out, report);
+    if (st.layout.mixed()) {
+      out->set_island(MixedIslands(setup, s));
+      out->set_mesh(MixedMeshName(ps));
+      AddReplicaGroupReports(setup, r, s, busy, *out);
     }
   }
 }

@@ -9,6 +9,34 @@
 
 namespace hetsim::traces {
 
+namespace {
+
+// Mixed stages (replica groups on different GPU types): a line per group, what it computes and how
+// long it waits for the stage's slowest group.
+void AppendReplicaGroups(const v1::Report& r, std::string& out) {
+  bool any = false;
+  for (const v1::StageReport& s : r.stages()) any = any || s.replica_groups_size() > 0;
+  if (!any) return;
+  int type_width = 8;
+  for (const v1::StageReport& s : r.stages()) {
+    for (const v1::ReplicaGroupReport& g : s.replica_groups()) {
+      type_width = std::max(type_width, static_cast<int>(g.gpu_type().size()));
+    }
+  }
+  absl::StrAppend(&out, "\nreplica groups: stage  ", absl::StrFormat("%-*s", type_width, "gpu type"),
+                  "  TPxDP  share  fwd ms  bwd ms   busy ms   idle ms  peak GiB\n");
+  for (const v1::StageReport& s : r.stages()) {
+    for (const v1::ReplicaGroupReport& g : s.replica_groups()) {
+      absl::StrAppendFormat(&out, "%21d  %-*s  %2dx%-3d  %5d  %6.2f  %6.2f  %8.1f  %8.1f  %8.1f%s\n", s.index(),
+                            type_width, g.gpu_type(), g.tensor_parallel(), g.data_parallel(), g.micro_batch_share(),
+                            g.forward_ms_per_microbatch(), g.backward_ms_per_microbatch(), g.compute_busy_ms(),
+                            g.idle_ms(), g.peak_memory_gib(), g.oom() ? "  OOM" : "");
+    }
+  }
+}
+
+}  // namespace
+
 std::string FormatReportTable(const v1::Report& r) {
   std::string out;
   absl::StrAppendFormat(&out, "plan %s: model %s on cluster %s, %d GPUs, %d stages, %d microbatches, %s\n",
@@ -40,6 +68,7 @@ std::string FormatReportTable(const v1::Report& r) {
         s.idle_ms(), s.peak_memory_gib(), s.memory_capacity_gib(),
         s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
+  AppendReplicaGroups(r, out);
   if (r.context_parallel() > 1) {
     // Each value as wide as its column's label, whichever exchange names it.
     const std::string bytes_label = absl::StrCat(

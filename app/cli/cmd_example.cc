@@ -19,7 +19,8 @@ const CommandInfo kExampleInfo = {
     "sweep-add-h100, cluster-a100-512 and plan-megatron-39b (Megatron-LM's GPT 39.1B on 512 A100, see\n"
     "docs/metrics.md), faults-straggler (docs/faults.md), cluster-16k-h100, plan-llama3-405b and\n"
     "plan-llama3-405b-128k (Llama 3 405B on 16,384 H100 on a three-tier Clos, 8K and 128K context;\n"
-    "docs/llama3.md) with the format's extension. Paths inside them are relative to DIR. Existing files\n"
+    "docs/llama3.md), cluster-a100-l40s and plan-mixed-replicas (replicas of a stage on A100 and L40S,\n"
+    "docs/cost-model.md) with the format's extension. Paths inside them are relative to DIR. Existing files\n"
     "of those names are replaced."};
 
 int WriteExamples(const Args& args) {

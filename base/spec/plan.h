@@ -5,6 +5,7 @@
 #ifndef HETSIM_BASE_SPEC_PLAN_H_
 #define HETSIM_BASE_SPEC_PLAN_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -57,6 +58,15 @@ struct TpCommOverlapSpec {
   }
 };
 
+// Data-parallel replicas of a stage on one mesh (Stage.replica_groups): data_parallel replicas of
+// tensor_parallel GPUs, each computing micro_batch_share samples of every microbatch.
+struct ReplicaGroupSpec {
+  MeshSpec mesh;
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  uint64_t micro_batch_share = 0;
+};
+
 struct StageSpec {
   int first_layer = 0;
   int num_layers = 0;
@@ -75,6 +85,18 @@ struct StageSpec {
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
   int warmup_forwards = 0;          // 0: derived from the schedule
   std::string where;                // "plan.pbtxt: stages[3]"
+  // A mixed stage's groups (Stage.replica_groups, in file order); empty for a plain stage, which is the
+  // one group of mesh, tensor_parallel, data_parallel (ReplicaGroups). For a mixed stage the resolver
+  // sets mesh to the first group's, tensor_parallel to the largest TP (the finest shard the gradients
+  // reduce by) and data_parallel to the replicas of all groups (what ZeRO shards over).
+  std::vector<ReplicaGroupSpec> replica_groups;
+
+  bool mixed() const { return !replica_groups.empty(); }
+  // Every replica group of the stage: its own, or the plain stage's one group of equal shares.
+  std::vector<ReplicaGroupSpec> ReplicaGroups(uint64_t micro_batch_size) const {
+    if (mixed()) return replica_groups;
+    return {{mesh, tensor_parallel, data_parallel, micro_batch_size / std::max(1, data_parallel)}};
+  }
 };
 
 // Plan.cp_comm_type: how context parallelism moves K and V.

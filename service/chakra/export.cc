@@ -1,5 +1,6 @@
 #include "service/chakra/export.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -108,14 +109,21 @@ class Exporter {
   void AddCompute(NodeId id) {
     const DagNode& node = dag_.node(id);
     const bool forward = node.kind == NodeKind::kForward;
-    const auto& vs = setup_.virtual_stages[node.virtual_stage];
-    const double flop = forward ? vs.cost.forward_flop_per_gpu : vs.cost.backward_flop_per_gpu;
-    const Time d = setup_.durations[id];
+    const auto& layout = setup_.stages[node.stage].layout;
     // An overlapped reduction's buckets become ready (j+1)/n of the way through the last backward of
     // their model chunk.
     const int first_bucket = FirstBucketOf(id);
     const int pieces = first_bucket < 0 ? 1 : setup_.stages[node.stage].bucket_ready[first_bucket].pieces;
-    for (GpuId gpu : setup_.stages[node.stage].layout.gpus) {
+    for (size_t i = 0; i < layout.gpus.size(); ++i) {
+      const GpuId gpu = layout.gpus[i];
+      // A mixed stage's rank does its own group's work; the wait for the slowest group is left to the
+      // replay (the next dependency holds it).
+      const auto& stage_vs = setup_.virtual_stages[node.virtual_stage];
+      const auto& vs = layout.mixed() ? stage_vs.replica_groups[layout.GroupOfGpu(i)] : stage_vs;
+      const double flop = forward ? vs.cost.forward_flop_per_gpu : vs.cost.backward_flop_per_gpu;
+      const Time wait =
+          forward ? stage_vs.forward_time() - vs.forward_time() : stage_vs.backward_time() - vs.backward_time();
+      const Time d = setup_.durations[id] - wait;
       uint64_t previous = 0;
       for (int j = 0; j < pieces; ++j) {
         const Time begin = d * j / pieces, end = d * (j + 1) / pieces;
@@ -190,6 +198,21 @@ class Exporter {
     return it->second;
   }
 
+  // The synchronisation groups the stage's `i`-th GPU joins: one (its TP rank's, or its expert rank's),
+  // or in a mixed stage every finest shard's group its own shard covers (StageLayout::DataGroup).
+  std::vector<int> SyncGroupsOfGpu(int s, size_t i, bool experts) const {
+    const sim::executor::StageLayout& l = setup_.stages[s].layout;
+    if (!l.mixed() || experts) {
+      return {static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel))};
+    }
+    std::vector<int> out;
+    for (int t = 0; t < l.tensor_parallel; ++t) {
+      const std::vector<GpuId> group = l.DataGroup(t);
+      if (std::find(group.begin(), group.end(), l.gpus[i]) != group.end()) out.push_back(t);
+    }
+    return out;
+  }
+
   // The collectives of one synchronisation step on the stage's `i`-th GPU: its dense part on the GPU's
   // data-parallel group and its experts' part on its expert-data-parallel group, side by side, each
   // after `deps` (data) and `after` (control). Returns their ids (none for an empty step).
@@ -200,12 +223,13 @@ class Exporter {
     for (const bool experts : {false, true}) {
       const int64_t bytes = step.BytesOf(experts);
       if (bytes <= 0) continue;
-      const int group = static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel));
-      Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name,
-                              out_.comm_groups[SyncGroups(s, experts)[group]]);
-      for (uint64_t d : deps) n.add_data_deps(d);
-      for (uint64_t d : after) n.add_ctrl_deps(d);
-      ids.push_back(Add(l.gpus[i], std::move(n)));
+      for (const int group : SyncGroupsOfGpu(s, i, experts)) {
+        Node n = CollectiveNode(step.op, bytes, experts ? name + " (experts)" : name,
+                                out_.comm_groups[SyncGroups(s, experts)[group]]);
+        for (uint64_t d : deps) n.add_data_deps(d);
+        for (uint64_t d : after) n.add_ctrl_deps(d);
+        ids.push_back(Add(l.gpus[i], std::move(n)));
+      }
     }
     return ids;
   }

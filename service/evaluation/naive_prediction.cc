@@ -1,6 +1,7 @@
 #include "service/evaluation/naive_prediction.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -31,6 +32,17 @@ const v1::GpuType* GpuOfIsland(const v1::Cluster& cluster, const std::string& is
   return nullptr;
 }
 
+// The meshes of a stage with the samples of a microbatch each computes: the stage's mesh all of them,
+// or each replica group's mesh its replicas' shares.
+std::vector<std::pair<const v1::Mesh*, double>> StageWork(const v1::Stage& s, double micro) {
+  std::vector<std::pair<const v1::Mesh*, double>> out;
+  if (s.replica_groups().empty()) out.emplace_back(&s.mesh(), micro);
+  for (const v1::ReplicaGroup& g : s.replica_groups()) {
+    out.emplace_back(&g.mesh(), static_cast<double>(g.micro_batch_share() * spec::DegreeOrOne(g.data_parallel())));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
@@ -40,15 +52,19 @@ absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inpu
   std::vector<Time> stage_time;
   std::vector<double> forward_ms;
   for (const v1::Stage& s : plan.stages()) {
-    const v1::GpuType* gpu = GpuOfIsland(inputs.cluster, s.mesh().island());
-    const double peak = gpu != nullptr ? proto::PeakTflops(*gpu, proto::EffectiveDType(inputs.model)) * 1e12 : 0;
-    if (peak <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: stages: island \"%s\" has no peak FLOP/s", inputs.plan_path, s.mesh().island()));
+    const double per_sample =
+        model.ModelFlopPerSample(static_cast<int>(s.first_layer()), static_cast<int>(s.num_layers()));
+    // A mixed stage lasts as long as its slowest replica group: its replicas' samples on its GPUs.
+    double seconds = 0;
+    for (const auto& [mesh, samples] : StageWork(s, micro)) {
+      const v1::GpuType* gpu = GpuOfIsland(inputs.cluster, mesh->island());
+      const double peak = gpu != nullptr ? proto::PeakTflops(*gpu, proto::EffectiveDType(inputs.model)) * 1e12 : 0;
+      if (peak <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: stages: island \"%s\" has no peak FLOP/s", inputs.plan_path, mesh->island()));
+      }
+      seconds = std::max(seconds, per_sample * samples / (peak * static_cast<double>(proto::MeshGpuCount(*mesh))));
     }
-    const double flop =
-        model.ModelFlopPerSample(static_cast<int>(s.first_layer()), static_cast<int>(s.num_layers())) * micro;
-    const double seconds = flop / (peak * static_cast<double>(proto::MeshGpuCount(s.mesh())));
     forward_ms.push_back(seconds / 3 * 1e3);
     stage_time.push_back(SecondsToTime(seconds));
   }

@@ -40,6 +40,17 @@ int64_t RanksPerNode(const v1::Cluster& c, const v1::Mesh& m) {
   return m.gpus_per_node();
 }
 
+// A stage with replica groups (different TP degrees and shares): true, with the problem added.
+bool RefuseMixedStage(proto::Problems& p, const v1::Plan& plan) {
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    if (plan.stages(i).replica_groups().empty()) continue;
+    p.Add(absl::StrFormat("stages[%d].replica_groups", i),
+          "Megatron-LM runs every replica of a stage with one TP degree and an equal share of the batch");
+    return true;
+  }
+  return false;
+}
+
 // Every stage as stage 0 is, and placed where Megatron's rank order puts it.
 void CheckStages(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Plan& plan = in.plan;
@@ -312,6 +323,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
     return p.ToStatus();
   }
+  if (RefuseMixedStage(p, plan)) return p.ToStatus();
   const int64_t pp = plan.stages_size();
   CheckStages(p, in);
   const PipelineFlags pipeline = Pipeline(p, in);

@@ -488,9 +488,10 @@ Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result,
 }
 
 std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,
-                                                     int stage) {
+                                                     int stage, int group) {
   const pipeline::PipelineDag& dag = *setup.dag;
-  const workload::StageMemory& memory = setup.stages[stage].cost.memory;
+  const workload::StageMemory& memory =
+      group < 0 ? setup.stages[stage].cost.memory : setup.stages[stage].replica_groups[group].cost.memory;
   struct Change {
     Time time;
     int64_t delta;
@@ -498,7 +499,8 @@ std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup
   std::vector<Change> changes;
   for (NodeId id : dag.stage_compute_order()[stage]) {
     const pipeline::DagNode& node = dag.node(id);
-    const int64_t bytes = setup.virtual_stages[node.virtual_stage].cost.memory.activation_bytes_per_microbatch;
+    const VirtualStageCost& vs = setup.virtual_stages[node.virtual_stage];
+    const int64_t bytes = (group < 0 ? vs.cost : vs.replica_groups[group].cost).memory.activation_bytes_per_microbatch;
     // Nodes a failure left unstarted (-1) never allocated nor freed anything.
     if (node.kind == NodeKind::kForward && result.node_start[id] >= 0)
       changes.push_back({result.node_start[id], bytes});

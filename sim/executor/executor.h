@@ -104,9 +104,10 @@ Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result,
 
 // Memory of one GPU of `stage` over the iteration: (time, bytes) after each change, starting with
 // the model states at time 0. Activations of a (chunk-)microbatch are allocated when its forward
-// starts and freed when its backward ends (frees first at equal times).
+// starts and freed when its backward ends (frees first at equal times). For a mixed stage, `group`
+// names the replica group whose GPU it is (its states and activations); -1 is the stage's own cost.
 std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,
-                                                     int stage);
+                                                     int stage, int group = -1);
 
 }  // namespace hetsim::sim::executor
 

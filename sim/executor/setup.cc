@@ -16,6 +16,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 #include "sim/executor/cp_ring.h"
+#include "sim/executor/replica_groups.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::sim::executor {
@@ -118,9 +119,11 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
 // of the pass. With Plan.zero3_prefetch the gather of the next layer (in pass order) is issued when a
 // layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
 // the compute time of the layer before it.
+// `l` is the stage's layout (a mixed stage gathers over all its replicas, per shard of the finest TP
+// split) and `param_bytes` what each of its groups gathers of the virtual stage.
 absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
-                              bool prefetch, VirtualStageCost& vs) {
-  if (l.gradient_group_size() <= 1 || vs.cost.param_sync_bytes <= 0) return absl::OkStatus();
+                              bool prefetch, int64_t param_bytes, VirtualStageCost& vs) {
+  if (l.gradient_group_size() <= 1 || param_bytes <= 0) return absl::OkStatus();
   std::vector<std::vector<GpuId>> groups;
   for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
   std::vector<double> weight;
@@ -132,7 +135,7 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
     total += weight.back();
   }
   if (total <= 0) return absl::OkStatus();
-  const double all = static_cast<double>(vs.cost.param_sync_bytes);
+  const double all = static_cast<double>(param_bytes);
   double cumulative = 0;
   int64_t done = 0;
   std::vector<Time> gather(weight.size(), 0);
@@ -170,11 +173,23 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
 }  // namespace
 
 std::vector<GpuId> StageLayout::TensorGroup(int replica, int cp_rank) const {
+  if (mixed()) {
+    const StageLayout& g = GroupOfReplica(replica);
+    return g.TensorGroup(replica, cp_rank);
+  }
   const auto first = gpus.begin() + (replica * context_parallel + cp_rank) * tensor_parallel;
   return std::vector<GpuId>(first, first + tensor_parallel);
 }
 
 std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const {
+  if (mixed()) {
+    std::vector<GpuId> out;
+    for (const StageLayout& g : replica_groups) {
+      const int rank = tp_rank * g.tensor_parallel / tensor_parallel;
+      for (int r = 0; r < g.data_parallel; ++r) out.push_back(g.Gpu(r, rank));
+    }
+    return out;
+  }
   if (context_parallel == 1) return Slice(*this, 0, data_parallel, tp_rank, 0);
   std::vector<GpuId> out;
   for (int r = 0; r < data_parallel; ++r) {
@@ -208,24 +223,24 @@ int ExecutionSetup::num_gpus() const {
 std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
                                        double bytes_per_sample) {
   std::vector<BoundaryFlow> flows;
-  const int64_t b = static_cast<int64_t>(micro_batch_size);
-  const int64_t per_from = b / from.data_parallel;
-  const int64_t per_to = b / to.data_parallel;
-  const int pieces = std::max(from.tensor_parallel, to.tensor_parallel);
+  const std::vector<int64_t> from_starts = from.ReplicaSampleStarts(micro_batch_size);
+  const std::vector<int64_t> to_starts = to.ReplicaSampleStarts(micro_batch_size);
   // Context parallelism (the same on both sides): CP rank c hands its 1/CP of the tokens to CP rank c.
   const int cp = std::min(from.context_parallel, to.context_parallel);
+  int first_q = 0;  // the first destination replica that still ends after the source replica begins
   for (int r = 0; r < from.data_parallel; ++r) {
-    const int64_t lo = r * per_from, hi = lo + per_from;
-    for (int q = static_cast<int>(lo / per_to); q < to.data_parallel && q * per_to < hi; ++q) {
-      const int64_t overlap = std::min(hi, (q + 1) * per_to) - std::max(lo, q * per_to);
+    const int64_t lo = from_starts[r], hi = from_starts[r + 1];
+    const int from_tp = from.ReplicaTensorParallel(r);
+    while (first_q < to.data_parallel && to_starts[first_q + 1] <= lo) ++first_q;
+    for (int q = first_q; q < to.data_parallel && to_starts[q] < hi; ++q) {
+      const int64_t overlap = std::min(hi, to_starts[q + 1]) - std::max(lo, to_starts[q]);
       if (overlap <= 0) continue;
+      const int to_tp = to.ReplicaTensorParallel(q);
+      const int pieces = std::max(from_tp, to_tp);
       const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap) / cp));
       for (int c = 0; c < cp; ++c) {
         for (int j = 0; j < pieces; ++j) {
-          flows.push_back({from.Gpu(r, j % from.tensor_parallel, c),
-                           to.Gpu(q, j % to.tensor_parallel, c),
-                           SplitBytes(bytes, pieces, j),
-                           {}});
+          flows.push_back({from.Gpu(r, j % from_tp, c), to.Gpu(q, j % to_tp, c), SplitBytes(bytes, pieces, j), {}});
         }
       }
     }
@@ -257,28 +272,49 @@ absl::StatusOr<std::vector<GpuId>> MeshGpus(const topology::Topology& topology, 
   return out;
 }
 
-// The GPUs of stage `st` and how TP, CP (the plan's) and DP split them.
-absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const spec::StageSpec& st,
-                                     int context_parallel) {
+// The GPUs of a mesh and how TP, CP (the plan's) and DP split them; `where` names the stage or group.
+absl::StatusOr<StageLayout> MeshLayout(const topology::Topology& topology, const spec::MeshSpec& mesh,
+                                       int tensor_parallel, int data_parallel, int context_parallel,
+                                       const std::string& where) {
   StageLayout layout;
-  absl::StatusOr<int32_t> island = topology.IslandIndex(st.mesh.island);
+  absl::StatusOr<int32_t> island = topology.IslandIndex(mesh.island);
   if (!island.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(st.where, ".mesh.island: ", island.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(where, ".mesh.island: ", island.status().message()));
   }
-  absl::StatusOr<std::vector<GpuId>> gpus = MeshGpus(topology, *island, st.mesh);
-  if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(st.where, ".mesh: ", gpus.status().message()));
+  absl::StatusOr<std::vector<GpuId>> gpus = MeshGpus(topology, *island, mesh);
+  if (!gpus.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".mesh: ", gpus.status().message()));
   layout.gpus = *std::move(gpus);
   layout.island = *island;
-  layout.tensor_parallel = st.tensor_parallel;
-  layout.data_parallel = st.data_parallel;
-  layout.expert_parallel = st.expert_parallel;
-  layout.expert_tensor_parallel = st.expert_tensor_parallel;
+  layout.tensor_parallel = tensor_parallel;
+  layout.data_parallel = data_parallel;
   layout.context_parallel = context_parallel;
   if (static_cast<int>(layout.gpus.size()) != layout.tensor_parallel * layout.context_parallel * layout.data_parallel) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", st.where,
-        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: tensor_parallel %d x context_parallel %d x data_parallel %d != %d GPUs in the mesh", where,
+                        layout.tensor_parallel, layout.context_parallel, layout.data_parallel, layout.gpus.size()));
   }
+  return layout;
+}
+
+// The GPUs of stage `st` and how TP, CP (the plan's) and DP split them; a mixed stage's per group.
+absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const spec::StageSpec& st,
+                                     int context_parallel) {
+  if (st.mixed()) {
+    std::vector<StageLayout> groups;
+    for (size_t g = 0; g < st.replica_groups.size(); ++g) {
+      const spec::ReplicaGroupSpec& group = st.replica_groups[g];
+      HETSIM_ASSIGN_OR_RETURN(StageLayout layout,
+                              MeshLayout(topology, group.mesh, group.tensor_parallel, group.data_parallel,
+                                         context_parallel, absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
+      layout.micro_batch_share = group.micro_batch_share;
+      groups.push_back(std::move(layout));
+    }
+    return MixedLayout(std::move(groups));
+  }
+  HETSIM_ASSIGN_OR_RETURN(StageLayout layout, MeshLayout(topology, st.mesh, st.tensor_parallel, st.data_parallel,
+                                                         context_parallel, st.where));
+  layout.expert_parallel = st.expert_parallel;
+  layout.expert_tensor_parallel = st.expert_tensor_parallel;
   return layout;
 }
 
@@ -322,37 +358,116 @@ void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (zero_stage == 1 || zero_stage == 2) out.param_gather = ParamGather(out.layout, out.cost);
 }
 
+// What a stage's replicas (or a mixed stage's group) on island `island` cost under `config`, with the
+// island's GPU compute model.
+struct PricedGroup {
+  ReplicaGroupSetup group;
+  workload::GpuCompute compute;
+};
+absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t island_index,
+                                          const workload::StageConfig& config, const std::string& where) {
+  const spec::IslandSpec& island = setup.spec.cluster.islands[island_index];
+  const spec::GpuSpec& gpu_spec = island.gpu;
+  HETSIM_ASSIGN_OR_RETURN(
+      workload::GpuCompute compute,
+      workload::GpuCompute::Create(gpu_spec, setup.model->dtype(), island.gpu_where, setup.spec.cluster.ideal));
+  ReplicaGroupSetup out;
+  out.gpu_type_name = gpu_spec.preset.empty() ? gpu_spec.name : absl::StrCat(gpu_spec.name, " (", gpu_spec.preset, ")");
+  out.peak_flop_per_s = compute.peak_flop_per_s();
+  out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
+  HETSIM_ASSIGN_OR_RETURN(out.cost, workload::ComputeStageCost(*setup.model, config, compute, where));
+  // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states, then the iteration's host work.
+  out.optimizer_time =
+      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), compute));
+  return PricedGroup{std::move(out), std::move(compute)};
+}
+
+// What the cost model prices of replica group `g` of a mixed stage: its TP, its replicas' share, and
+// ZeRO's shards over all the stage's replicas (data_parallel, the resolver's sum of the groups').
+workload::StageConfig GroupConfig(const spec::StageSpec& st, const spec::PlanSpec& plan, int g) {
+  workload::StageConfig config = workload::StageConfigOf(st, plan);
+  const spec::ReplicaGroupSpec& group = st.replica_groups[g];
+  config.tensor_parallel = group.tensor_parallel;
+  config.expert_tensor_parallel = 0;
+  config.micro_batch_size = group.micro_batch_share * static_cast<uint64_t>(st.data_parallel);
+  return config;
+}
+
+int64_t MicrobatchBytes(double bytes_per_sample, uint64_t micro_batch_size) {
+  return static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(micro_batch_size)));
+}
+
+// The groups of a mixed stage priced, and the stage's figures from them (StageSetup::replica_groups).
+absl::Status PriceMixedStage(const ExecutionSetup& setup, const spec::StageSpec& st, StageSetup& out,
+                             std::vector<workload::GpuCompute>& computes) {
+  std::vector<VirtualStageCost> passes;
+  double peak_sum = 0;
+  for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
+    const StageLayout& layout = out.layout.replica_groups[g];
+    HETSIM_ASSIGN_OR_RETURN(PricedGroup priced, PriceOnIsland(setup, layout.island, GroupConfig(st, setup.spec.plan, g),
+                                                              absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
+    peak_sum += priced.group.peak_flop_per_s * static_cast<double>(layout.gpus.size());
+    out.gpu_type_name += (g == 0 ? "" : " + ") + priced.group.gpu_type_name;
+    out.optimizer_time = std::max(out.optimizer_time, priced.group.optimizer_time);
+    passes.emplace_back().cost = priced.group.cost;
+    out.replica_groups.push_back(std::move(priced.group));
+    computes.push_back(std::move(priced.compute));
+  }
+  std::vector<const workload::StageCost*> costs;
+  for (const ReplicaGroupSetup& g : out.replica_groups) costs.push_back(&g.cost);
+  const double sample_bytes = setup.model->layer(st.first_layer + st.num_layers - 1).output_bytes_per_sample;
+  out.cost = MixedStageCost(costs, SlowestGroup(passes), FinestGroup(out.layout),
+                            MicrobatchBytes(sample_bytes, setup.spec.plan.micro_batch_size));
+  out.peak_flop_per_s = peak_sum / static_cast<double>(out.layout.gpus.size());
+  out.memory_capacity_bytes = out.replica_groups[SlowestGroup(passes)].memory_capacity_bytes;
+  return absl::OkStatus();
+}
+
 // Phase 2: physical stage `s`: layout, GPU compute model, whole-stage cost, memory, optimizer step and
-// gradient synchronisation. `gpu` receives the stage's compute model (the virtual stages reuse it).
-absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s, std::optional<workload::GpuCompute>& gpu) {
+// gradient synchronisation. `computes` receives the stage's compute model, one per replica group of a
+// mixed stage (the virtual stages reuse them).
+absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
+                                         std::vector<workload::GpuCompute>& computes) {
   const spec::PlanSpec& plan = setup.spec.plan;
   const spec::StageSpec& st = plan.stages[s];
   StageSetup out;
   HETSIM_ASSIGN_OR_RETURN(out.layout, LayoutOf(*setup.topology, st, plan.context_parallel));
-  const spec::IslandSpec& island = setup.spec.cluster.islands[out.layout.island];
-  const spec::GpuSpec& gpu_spec = island.gpu;
-  absl::StatusOr<workload::GpuCompute> compute =
-      workload::GpuCompute::Create(gpu_spec, setup.model->dtype(), island.gpu_where, setup.spec.cluster.ideal);
-  if (!compute.ok()) return compute.status();
-  out.gpu_type_name = gpu_spec.preset.empty() ? gpu_spec.name : absl::StrCat(gpu_spec.name, " (", gpu_spec.preset, ")");
-  out.peak_flop_per_s = compute->peak_flop_per_s();
-  out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
-  const workload::StageConfig config = workload::StageConfigOf(st, plan);
-  absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(*setup.model, config, *compute, st.where);
-  if (!cost.ok()) return cost.status();
-  out.cost = *std::move(cost);
-  // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states, then the iteration's host work.
-  out.optimizer_time =
-      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), *compute));
-  AddGradSync(plan, config.zero_stage, out);
-  gpu = *std::move(compute);
+  if (st.mixed()) {
+    HETSIM_RETURN_IF_ERROR(PriceMixedStage(setup, st, out, computes));
+  } else {
+    HETSIM_ASSIGN_OR_RETURN(PricedGroup priced,
+                            PriceOnIsland(setup, out.layout.island, workload::StageConfigOf(st, plan), st.where));
+    out.cost = std::move(priced.group.cost);
+    out.gpu_type_name = std::move(priced.group.gpu_type_name);
+    out.peak_flop_per_s = priced.group.peak_flop_per_s;
+    out.memory_capacity_bytes = priced.group.memory_capacity_bytes;
+    out.optimizer_time = priced.group.optimizer_time;
+    computes.push_back(std::move(priced.compute));
+  }
+  AddGradSync(plan, st.zero_stage, out);
   return out;
+}
+
+// A chunk of stage `st`'s layers (range) priced under `config`; a measured stage time is spread over
+// the chunks by their share of the stage's layers.
+absl::StatusOr<workload::StageCost> ChunkCost(const ExecutionSetup& setup, const spec::StageSpec& st,
+                                              workload::StageConfig config, const pipeline::LayerRange& range,
+                                              const workload::GpuCompute& compute, const std::string& where) {
+  const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers);
+  config.first_layer = range.first_layer;
+  config.num_layers = range.num_layers;
+  config.measured_forward_ms *= share;
+  config.measured_backward_ms *= share;
+  return workload::ComputeStageCost(*setup.model, config, compute, where);
 }
 
 // Phase 3: virtual stages: the model's layers dealt in order to k = chunk * S + stage, each stage
 // keeping its plan's layer count, its blocks cut into v chunks, the embedding in the first chunk and
-// the head in the last (Megatron-LM's assignment, pipeline::VirtualStageLayers).
-absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload::GpuCompute>& gpus_compute, int v) {
+// the head in the last (Megatron-LM's assignment, pipeline::VirtualStageLayers). A mixed stage's
+// chunks are priced per replica group (VirtualStageCost::replica_groups); CombineReplicaGroups makes
+// the chunk's own figures once its collectives are timed.
+absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<std::vector<workload::GpuCompute>>& computes,
+                               int v) {
   const spec::PlanSpec& plan = setup.spec.plan;
   const int S = static_cast<int>(plan.stages.size());
   setup.virtual_stages.resize(S * v);
@@ -365,27 +480,29 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<workload
     for (int s = 0; s < S; ++s) {
       const spec::StageSpec& st = plan.stages[s];
       VirtualStageCost& vs = setup.virtual_stages[c * S + s];
+      const pipeline::LayerRange range =
+          v == 1 ? pipeline::LayerRange{st.first_layer, st.num_layers} : ranges[c * S + s];
+      vs.first_layer = range.first_layer;
+      vs.num_layers = range.num_layers;
+      const std::string where = v == 1 ? st.where : absl::StrFormat("%s (chunk %d)", st.where, c);
+      for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
+        VirtualStageCost& group = vs.replica_groups.emplace_back();
+        group.first_layer = range.first_layer;
+        group.num_layers = range.num_layers;
+        if (v == 1) {
+          group.cost = setup.stages[s].replica_groups[g].cost;
+          continue;
+        }
+        HETSIM_ASSIGN_OR_RETURN(group.cost, ChunkCost(setup, st, GroupConfig(st, plan, g), range, computes[s][g],
+                                                      absl::StrFormat("%s.replica_groups[%d]", where, g)));
+      }
       if (v == 1) {
         vs.cost = setup.stages[s].cost;
-        vs.first_layer = st.first_layer;
-        vs.num_layers = st.num_layers;
         continue;
       }
-      workload::StageConfig config = workload::StageConfigOf(st, plan);
-      const pipeline::LayerRange& range = ranges[c * S + s];
-      // A measured stage time is spread over the chunks by their share of the stage's layers.
-      const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers);
-      config.first_layer = range.first_layer;
-      config.num_layers = range.num_layers;
-      config.measured_forward_ms *= share;
-      config.measured_backward_ms *= share;
-      const std::string where = absl::StrFormat("%s (chunk %d)", st.where, c);
-      absl::StatusOr<workload::StageCost> cost =
-          workload::ComputeStageCost(*setup.model, config, gpus_compute[s], where);
-      if (!cost.ok()) return cost.status();
-      vs.cost = *std::move(cost);
-      vs.first_layer = config.first_layer;
-      vs.num_layers = config.num_layers;
+      if (st.mixed()) continue;
+      HETSIM_ASSIGN_OR_RETURN(vs.cost,
+                              ChunkCost(setup, st, workload::StageConfigOf(st, plan), range, computes[s][0], where));
     }
   }
   return absl::OkStatus();
@@ -404,7 +521,9 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
     bt.to_stage = (k + 1) % S;
     const VirtualStageCost& vs = setup.virtual_stages[k];
     const double bytes_per_sample = setup.model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
-    bt.bytes_per_microbatch = vs.cost.boundary_bytes_per_microbatch;
+    // A mixed stage's own cost is made with its collectives (phase 5); the microbatch is the same.
+    bt.bytes_per_microbatch = vs.replica_groups.empty() ? vs.cost.boundary_bytes_per_microbatch
+                                                        : MicrobatchBytes(bytes_per_sample, plan.micro_batch_size);
     const StageLayout& a = setup.stages[bt.from_stage].layout;
     const StageLayout& b = setup.stages[bt.to_stage].layout;
     bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size, bytes_per_sample);
@@ -435,14 +554,24 @@ void SetMoeLayers(const std::vector<std::pair<int, Time>>& dispatch, const std::
   }
 }
 
-// Phase 5: the tensor-/expert-parallel collectives of virtual stage k (with the TP overlap, ZeRO-3's
-// gathers and the all-gathers that reassemble scattered boundary tensors).
-absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k) {
+// The replicas of virtual stage k whose collectives AddPassCollectives times: `l` their layout (the
+// stage's, or one replica group's), `samples` what each computes of a microbatch, and for ZeRO-3 the
+// stage's layout and the parameter bytes each of its gather groups moves.
+struct PassReplicas {
+  const StageLayout* l = nullptr;
+  int64_t samples = 0;
+  const StageLayout* stage = nullptr;
+  int64_t zero3_bytes = 0;
+};
+
+// The tensor-/expert-parallel collectives of virtual stage k on `on`'s replicas (with the TP overlap,
+// ZeRO-3's gathers and the all-gathers that reassemble scattered boundary tensors), into `vs`.
+absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k,
+                                const PassReplicas& on, VirtualStageCost& vs) {
   const spec::PlanSpec& plan = setup.spec.plan;
   const int S = setup.num_stages();
   const int K = static_cast<int>(setup.virtual_stages.size());
-  VirtualStageCost& vs = setup.virtual_stages[k];
-  const StageLayout& l = setup.stages[k % S].layout;
+  const StageLayout& l = *on.l;
   HideableTime forward_hideable, backward_hideable;
   HETSIM_RETURN_IF_ERROR(CollectivesTime(timer, l, vs.cost.forward_collectives, vs.forward_collective_time,
                                          forward_hideable, vs.forward_link_load));
@@ -467,14 +596,14 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
         workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_hideable.async_backward);
   }
   if (plan.stages[k % S].zero_stage == 3) {
-    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, l, plan.zero3_prefetch, vs));
+    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, vs));
   }
   HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs));
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
   // runs sequence parallelism: its blocks take their input, and its output gradient, as the
   // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).
   if (plan.stages[k % S].sequence_parallel) return absl::OkStatus();
-  const int64_t samples = static_cast<int64_t>(plan.micro_batch_size) / l.data_parallel;
+  const int64_t samples = on.samples;
   const auto tensor_groups = GroupsOf(l, workload::CollectiveGroup::kTensor);
   auto gathered_bytes = [&](const VirtualStageCost& at) {
     const double bps = setup.model->layer(at.first_layer + at.num_layers - 1).output_bytes_per_sample;
@@ -489,6 +618,28 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
     HETSIM_RETURN_IF_ERROR(AddCollective(timer, CollectiveOp::kAllGather, tensor_groups, gathered_bytes(vs), 1,
                                          vs.backward_collective_time, vs.backward_link_load));
   }
+  return absl::OkStatus();
+}
+
+// Phase 5: the tensor-/expert-parallel collectives of virtual stage k; a mixed stage's per replica
+// group, then the stage's figures from the groups' (CombineReplicaGroups).
+absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k) {
+  const uint64_t micro = setup.spec.plan.micro_batch_size;
+  VirtualStageCost& vs = setup.virtual_stages[k];
+  const StageLayout& l = setup.stages[k % setup.num_stages()].layout;
+  if (!l.mixed()) {
+    const PassReplicas on{&l, static_cast<int64_t>(micro) / l.data_parallel, &l, vs.cost.param_sync_bytes};
+    return AddPassCollectives(setup, timer, cp_timer, k, on, vs);
+  }
+  const int finest = FinestGroup(l);
+  const int64_t zero3_bytes = vs.replica_groups[finest].cost.param_sync_bytes;
+  for (size_t g = 0; g < l.replica_groups.size(); ++g) {
+    const StageLayout& group = l.replica_groups[g];
+    const PassReplicas on{&group, static_cast<int64_t>(group.micro_batch_share), &l, zero3_bytes};
+    HETSIM_RETURN_IF_ERROR(AddPassCollectives(setup, timer, cp_timer, k, on, vs.replica_groups[g]));
+  }
+  const double sample_bytes = setup.model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
+  CombineReplicaGroups(vs, finest, MicrobatchBytes(sample_bytes, micro));
   return absl::OkStatus();
 }
 
@@ -641,12 +792,10 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   BuildRoutesAndModel(*setup);
 
   const spec::PlanSpec& plan = setup->spec.plan;
-  std::vector<workload::GpuCompute> gpus_compute;
+  std::vector<std::vector<workload::GpuCompute>> gpus_compute(plan.stages.size());
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {
-    std::optional<workload::GpuCompute> gpu;
-    HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpu));
+    HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpus_compute[s]));
     setup->stages.push_back(std::move(stage));
-    gpus_compute.push_back(*std::move(gpu));
   }
   const int v = plan.virtual_stages;
   HETSIM_RETURN_IF_ERROR(CostVirtualStages(*setup, gpus_compute, v));

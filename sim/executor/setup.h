@@ -46,14 +46,36 @@ struct StageLayout {
   int expert_tensor_parallel = 0;  // 0: tensor_parallel
   int context_parallel = 1;
   int32_t island = 0;
+  // A mixed stage (Stage.replica_groups): its groups, each a plain layout (island, TP, DP, its replicas'
+  // share of every microbatch), replicas numbered group after group; gpus is theirs in that order,
+  // tensor_parallel the largest TP (the finest shard the gradients reduce by), data_parallel the
+  // replicas of every group, island the first group's. Empty for a plain stage.
+  std::vector<StageLayout> replica_groups;
+  uint64_t micro_batch_share = 0;  // a group's: samples of each microbatch one of its replicas computes
 
   int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
+  bool mixed() const { return !replica_groups.empty(); }
 
   GpuId Gpu(int replica, int tp_rank, int cp_rank = 0) const {
+    if (mixed()) {
+      const StageLayout& g = GroupOfReplica(replica);
+      return g.Gpu(replica, tp_rank, cp_rank);
+    }
     return gpus[(replica * context_parallel + cp_rank) * tensor_parallel + tp_rank];
   }
+  // The group of replica `replica` of a mixed stage, which becomes its index inside the group.
+  const StageLayout& GroupOfReplica(int& replica) const;
+  // The replica group of the stage's `index`-th GPU (an index into gpus); 0 for a plain stage.
+  int GroupOfGpu(size_t index) const;
+  int ReplicaTensorParallel(int replica) const {
+    return mixed() ? GroupOfReplica(replica).tensor_parallel : tensor_parallel;
+  }
+  // Where each replica's samples of a microbatch of `micro_batch_size` begin, and the end (DP + 1 values).
+  std::vector<int64_t> ReplicaSampleStarts(uint64_t micro_batch_size) const;
   std::vector<GpuId> TensorGroup(int replica, int cp_rank = 0) const;  // one TP group of a replica
-  // One TP rank across the replicas and their CP ranks: the gradient reduction group (DP x CP GPUs).
+  // One TP rank across the replicas and their CP ranks: the gradient reduction group (DP x CP GPUs). In a
+  // mixed stage, shard `tp_rank` of the finest TP split: a GPU of a replica with TP t holds shard
+  // tp_rank x t / tensor_parallel, and so joins tensor_parallel / t of these groups.
   std::vector<GpuId> DataGroup(int tp_rank) const;
   int gradient_group_size() const { return data_parallel * context_parallel; }
   // The GPUs that hold the same shard of the same experts, Megatron-LM's expert-data-parallel group:
@@ -133,11 +155,19 @@ struct VirtualStageCost {
   // of the collective times above.
   Time forward_gather_exposed_time = 0;
   Time backward_gather_exposed_time = 0;
+  // A mixed stage: each replica group's own costs and pass times (StageLayout::replica_groups' order).
+  // The fields above are the slowest group's (by forward + backward), whose costs the stage reports;
+  // the waits make each pass as long as its slowest group's, since every replica runs in lockstep.
+  std::vector<VirtualStageCost> replica_groups;
+  Time forward_wait_time = 0;
+  Time backward_wait_time = 0;
   Time forward_time() const {
-    return cost.forward_time + forward_collective_time - forward_hidden_comm_time + cp_forward_exposed_time;
+    return cost.forward_time + forward_collective_time - forward_hidden_comm_time + cp_forward_exposed_time +
+           forward_wait_time;
   }
   Time backward_time() const {
-    return cost.backward_time + backward_collective_time - backward_hidden_comm_time + cp_backward_exposed_time;
+    return cost.backward_time + backward_collective_time - backward_hidden_comm_time + cp_backward_exposed_time +
+           backward_wait_time;
   }
 };
 
@@ -166,8 +196,21 @@ struct BucketReady {
   int pieces = 1;
 };
 
+// What one replica group of a mixed stage runs on and holds (StageSetup::replica_groups).
+struct ReplicaGroupSetup {
+  workload::StageCost cost;  // its replicas' whole-stage cost (its TP, its share; ZeRO over the stage)
+  std::string gpu_type_name;
+  double peak_flop_per_s = 0;
+  double memory_capacity_bytes = 0;
+  Time optimizer_time = 0;
+};
+
 struct StageSetup {
   StageLayout layout;
+  // A mixed stage's groups; then cost is the slowest group's (its gradient and parameter bytes those of
+  // the finest TP shard), optimizer_time the slowest group's step, peak_flop_per_s the mean over the
+  // stage's GPUs and gpu_type_name the groups' names joined by " + ".
+  std::vector<ReplicaGroupSetup> replica_groups;
   workload::StageCost cost;  // the whole stage (memory, gradient bytes)
   std::string gpu_type_name;
   double peak_flop_per_s = 0;  // for the compute dtype
@@ -217,9 +260,10 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
                                                                     ReplicaReuse reuse = ReplicaReuse::kMapped);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
-// [r b/DP_s, (r+1) b/DP_s) of the microbatch; each overlap with a destination replica moves
-// `bytes_per_sample` per sample, split into max(TP_s, TP_t) pieces, piece j from source TP rank
-// j mod TP_s to destination TP rank j mod TP_t (Megatron's scatter/gather over the TP ranks).
+// [r b/DP_s, (r+1) b/DP_s) of the microbatch (in a mixed stage, its group's share after the replicas
+// before it); each overlap with a destination replica moves `bytes_per_sample` per sample, split into
+// max(TP_r, TP_q) pieces of the two replicas' TP degrees, piece j from source TP rank j mod TP_r to
+// destination TP rank j mod TP_q (Megatron's scatter/gather over the TP ranks).
 std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
                                        double bytes_per_sample);
 

@@ -25,11 +25,15 @@ IterationMetrics ComputeIterationMetrics(const IterationFigures& f) {
   int gpus = 0;
   std::vector<double> busy_ms, device_busy_ms, device_peak;
   for (const StageLoad& s : f.stages) {
-    peak_sum += s.peak_flop_per_s * static_cast<double>(s.gpus);
-    gpus += s.gpus;
     busy_ms.push_back(TimeToMilliseconds(s.busy));
-    device_busy_ms.insert(device_busy_ms.end(), s.gpus, busy_ms.back());
-    device_peak.insert(device_peak.end(), s.gpus, s.peak_flop_per_s);
+    std::span<const GpuLoad> kinds(static_cast<const GpuLoad*>(&s), 1);
+    if (!s.replica_groups.empty()) kinds = s.replica_groups;
+    for (const GpuLoad& k : kinds) {
+      peak_sum += k.peak_flop_per_s * static_cast<double>(k.gpus);
+      gpus += k.gpus;
+      device_busy_ms.insert(device_busy_ms.end(), k.gpus, TimeToMilliseconds(k.busy));
+      device_peak.insert(device_peak.end(), k.gpus, k.peak_flop_per_s);
+    }
   }
   if (m.seconds > 0) {
     m.samples_per_s = samples / m.seconds;

@@ -24,11 +24,20 @@ struct IterationWork {
   double model_flop = 0;    // model FLOPs of the iteration (Megatron formula, no recompute)
 };
 
-// One pipeline stage: how long its GPUs computed during the iteration, and what they could do.
-struct StageLoad {
-  Time busy = 0;  // forward + backward compute of the iteration, per GPU of the stage
+// GPUs of one kind and how long each computed during the iteration.
+struct GpuLoad {
+  Time busy = 0;
   int gpus = 0;
   double peak_flop_per_s = 0;  // per GPU
+};
+
+// One pipeline stage: how long its GPUs computed during the iteration, and what they could do. A mixed
+// stage (replica groups on different GPU types) lists its groups: each computes only its own share and
+// waits for the slowest, so MFU and eta count its GPUs by group; the bubble ratio keeps the stage's busy.
+struct StageLoad : GpuLoad {
+  std::vector<GpuLoad> replica_groups;
+  StageLoad() = default;
+  StageLoad(Time busy, int gpus, double peak) : GpuLoad{busy, gpus, peak} {}
 };
 
 struct IterationFigures {

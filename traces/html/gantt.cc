@@ -197,6 +197,17 @@ class GanttWriter {
   std::string out_, labels_;
 };
 
+std::string MixedStageLane(const sim::executor::ExecutionSetup& setup, int s) {
+  const auto& layout = setup.stages[s].layout;
+  std::string out;
+  for (const auto& g : layout.replica_groups) {
+    absl::StrAppendFormat(&out, "%s%s TP %d x DP %d, %d/mb", out.empty() ? "" : " + ",
+                          setup.topology->island(g.island).gpu.short_name(), g.tensor_parallel, g.data_parallel,
+                          g.micro_batch_share);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string GanttLegendHtml() {
@@ -227,11 +238,14 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
     w.AddLanes(rows[s].syncs, "sync", y);
     const double row_height = y - row_top;
     w.out() += "</g>\n";
+    // A mixed stage names each replica group: its GPU type, TP x DP and share of every microbatch.
+    const std::string lane = layout.mixed() ? MixedStageLane(setup, s)
+                                            : absl::StrFormat("%s, TP %d x DP %d", gpu.short_name(),
+                                                              layout.tensor_parallel, layout.data_parallel);
     const std::string label = absl::StrFormat(
-        R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="6" y="%s">%s, TP %d x DP %d</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
+        R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="6" y="%s">%s</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
         kGanttLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, Coord(row_top + 25),
-        HtmlEscape(gpu.short_name()), layout.tensor_parallel, layout.data_parallel, kGanttLeft - 4,
-        Coord(row_top + 15));
+        HtmlEscape(lane), kGanttLeft - 4, Coord(row_top + 15));
     w.labels() += label + "\n";
     y += kRowGap;
   }

@@ -11,6 +11,7 @@
 #include "traces/html/gantt.h"
 #include "traces/html/page.h"
 #include "traces/html/svg.h"
+#include "traces/replica_group_report.h"
 
 namespace hetsim::traces::html {
 namespace {
@@ -41,7 +42,8 @@ std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, 
   for (int s = 0; s < setup.num_stages(); ++s) {
     const double capacity = s < report.stages_size() ? report.stages(s).memory_capacity_gib() : 0;
     Series used{"memory per GPU", kBlue, SeriesStyle::kStep, {}};
-    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s)) {
+    // A mixed stage's chart is its tightest replica group's, as the report's memory line is.
+    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s, traces::TightestGroup(setup, r, s))) {
       used.points.push_back({TimeToMilliseconds(t), static_cast<double>(bytes) / kGiB});
     }
     if (!used.points.empty()) used.points.push_back({TimeToMilliseconds(r.iteration_time), used.points.back().y});

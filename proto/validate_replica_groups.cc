@@ -1,0 +1,129 @@
+#include "proto/validate_replica_groups.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "base/spec/defaults.h"
+#include "base/spec/stage_rules.h"
+#include "proto/gpu_presets.h"
+#include "proto/validate_plan.h"
+
+namespace hetsim::proto {
+namespace {
+
+using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
+
+// A mixed stage leaves its own mesh and degrees to its groups, and holds what mixed groups support.
+void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, const Stage& s, const std::string& at) {
+  if (s.has_mesh() || s.tensor_parallel() != 0 || s.data_parallel() != 0) {
+    p.Add(at + (s.has_mesh()               ? "mesh"
+                : s.tensor_parallel() != 0 ? "tensor_parallel"
+                                           : "data_parallel"),
+          "a stage with replica_groups leaves mesh, tensor_parallel and data_parallel unset (each group has its own)");
+  }
+  if (s.measured_forward_ms() > 0 || s.measured_backward_ms() > 0) {
+    p.Add(at + (s.measured_forward_ms() > 0 ? "measured_forward_ms" : "measured_backward_ms"),
+          "a stage with replica_groups is modelled per group (its GPU type, TP and share), not measured");
+  }
+  if (ContextParallel(plan) > 1) {
+    p.Add(at + "replica_groups", "mixed replica groups do not take context_parallel %d yet (it must be 1)",
+          ContextParallel(plan));
+  }
+  if (s.expert_parallel() > 1 || s.expert_tensor_parallel() != 0 ||
+      (model.has_transformer() && model.transformer().num_experts() > 0)) {
+    p.Add(at + "replica_groups", "mixed replica groups do not take MoE experts yet (a dense model only)");
+  }
+}
+
+// One group's degrees against its mesh and the stage rules (ZeRO shards over all `replicas` of the stage).
+void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint32_t replicas,
+                       const std::string& stage_at, const std::string& at) {
+  const uint32_t tp = spec::DegreeOrOne(g.tensor_parallel()), dp = spec::DegreeOrOne(g.data_parallel());
+  CheckMeshDegrees(p, g.mesh(), tp, 1, dp, at);
+  if (g.micro_batch_share() == 0) {
+    p.Add(at + "micro_batch_share", "required (samples of each microbatch each replica computes, >= 1)");
+    return;
+  }
+  spec::StageRuleInputs rules{.tensor_parallel = tp,
+                              .data_parallel = replicas,
+                              .zero_stage = s.zero_stage(),
+                              .sequence_parallel = s.sequence_parallel(),
+                              .micro_batch_size = g.micro_batch_share() * replicas};
+  if (model.has_transformer()) {
+    const Transformer& t = model.transformer();
+    rules.num_attention_heads = t.num_attention_heads();
+    rules.num_kv_heads = t.num_kv_heads();
+    rules.ffn_hidden_size = FfnHiddenSize(t);
+  }
+  for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) {
+    const bool own = r.field == "tensor_parallel" || r.field == "data_parallel";
+    p.Add((own ? at : stage_at) + r.field, r.problem);
+  }
+}
+
+// The shares add up to the micro-batch, every TP degree divides the largest, and replicas on more than
+// one node can reach each other (a node without a NIC has no route out of it).
+void CheckGroupsTogether(Problems& p, const Plan& plan, const Stage& s, const std::string& at,
+                         const IslandIndex& islands) {
+  uint64_t samples = 0;
+  uint32_t max_tp = 1;
+  for (const ReplicaGroup& g : s.replica_groups()) {
+    samples += g.micro_batch_share() * spec::DegreeOrOne(g.data_parallel());
+    max_tp = std::max(max_tp, spec::DegreeOrOne(g.tensor_parallel()));
+  }
+  if (samples != plan.micro_batch_size()) {
+    p.Add(at + "replica_groups",
+          "the groups' data_parallel x micro_batch_share add up to %d samples, but micro_batch_size is %d", samples,
+          plan.micro_batch_size());
+  }
+  for (int i = 0; i < s.replica_groups_size(); ++i) {
+    const uint32_t tp = spec::DegreeOrOne(s.replica_groups(i).tensor_parallel());
+    if (max_tp % tp != 0) {
+      p.Add(absl::StrFormat("%sreplica_groups[%d].tensor_parallel", at, i),
+            "%d does not divide %d, the largest of the stage's groups (gradients reduce per shard of the finest "
+            "split)",
+            tp, max_tp);
+    }
+  }
+  const bool one_node = s.replica_groups_size() == 1 && s.replica_groups(0).mesh().node_count() == 1;
+  if (one_node) return;
+  for (int i = 0; i < s.replica_groups_size(); ++i) {
+    const Mesh& m = s.replica_groups(i).mesh();
+    const IslandInfo& island = islands.at(m.island());
+    if (island.island->nics_per_node() == 0) {
+      p.Add(absl::StrFormat("%sreplica_groups[%d].mesh.island", at, i),
+            "island \"%s\" has no NIC (nics_per_node 0): no route joins this group's replicas to the stage's other "
+            "replicas",
+            m.island());
+    }
+  }
+}
+
+}  // namespace
+
+bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int index, const IslandIndex& islands) {
+  const Stage& s = plan.stages(index);
+  const std::string at = absl::StrFormat("stages[%d].", index);
+  CheckMixedStageFields(p, plan, model, s, at);
+  uint32_t replicas = 0;
+  for (const ReplicaGroup& g : s.replica_groups()) replicas += spec::DegreeOrOne(g.data_parallel());
+  const DType dtype = EffectiveDType(model);
+  const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
+  bool meshes_ok = true;
+  for (int i = 0; i < s.replica_groups_size(); ++i) {
+    const ReplicaGroup& g = s.replica_groups(i);
+    const std::string group_at = absl::StrFormat("%sreplica_groups[%d].", at, i);
+    if (!CheckMesh(p, g.mesh(), group_at + "mesh.", islands)) {
+      meshes_ok = false;
+      continue;
+    }
+    CheckGroupDegrees(p, model, s, g, replicas, at, group_at);
+    CheckIslandGpu(p, islands.at(g.mesh().island()), group_at + "mesh.island", dtype, measured);
+  }
+  if (meshes_ok) CheckGroupsTogether(p, plan, s, at, islands);
+  return meshes_ok;
+}
+
+}  // namespace hetsim::proto

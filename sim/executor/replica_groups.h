@@ -1,0 +1,43 @@
+// Mixed replica groups in a stage (Stage.replica_groups; docs/cost-model.md, "Mixed replica groups"):
+// data-parallel replicas of one stage on different GPU types, each group with its own TP degree and
+// its own share of every microbatch. All replicas run every microbatch in lockstep, so the DAG keeps
+// one node per stage and pass: a pass lasts as long as its slowest group's (compute + its TP
+// collectives), the faster groups idle the difference. Gradients reduce per shard of the finest TP
+// split over every replica of the stage; ZeRO shards over all of them.
+#ifndef HETSIM_SIM_EXECUTOR_REPLICA_GROUPS_H_
+#define HETSIM_SIM_EXECUTOR_REPLICA_GROUPS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/time.h"
+#include "sim/executor/setup.h"
+#include "sim/workload/stage_cost.h"
+
+namespace hetsim::sim::executor {
+
+// The layout of a mixed stage from its groups' layouts (each with its micro_batch_share set).
+StageLayout MixedLayout(std::vector<StageLayout> groups);
+
+// The group whose passes (forward + backward) take longest, and the group of the largest TP.
+int SlowestGroup(const std::vector<VirtualStageCost>& groups);
+int FinestGroup(const StageLayout& mixed);
+
+// The stage's cost from its groups': the slowest group's, with the gradient and parameter bytes of the
+// finest TP shard (what each of the stage's gradient reduction groups carries) and the boundary bytes
+// of the whole microbatch.
+workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>& groups, int slowest, int finest,
+                                   int64_t boundary_bytes_per_microbatch);
+
+// Fills a mixed virtual stage's fields from its replica_groups (already costed, collectives included):
+// the slowest group's figures, every group's link loads, and the waits that make each pass last as long
+// as the slowest group's. `finest` is the group of the largest TP.
+void CombineReplicaGroups(VirtualStageCost& vs, int finest, int64_t boundary_bytes_per_microbatch);
+
+// Per microbatch: how long group g waits in each pass for the slowest (forward + backward), summed
+// over the stage's virtual stages `ks`.
+Time GroupWaitPerMicrobatch(const std::vector<VirtualStageCost>& virtual_stages, const std::vector<int>& ks, int g);
+
+}  // namespace hetsim::sim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_REPLICA_GROUPS_H_
