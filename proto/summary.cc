@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/validate_model.h"
@@ -133,6 +134,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
     absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
   }
+  out += DescribeFramework(p);
   if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));
