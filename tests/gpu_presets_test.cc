@@ -8,8 +8,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "proto/gpu_presets.h"
+#include "proto/io.h"
 #include "proto/resolve.h"
 #include "proto/summary.h"
 #include "proto/validate_cluster.h"
@@ -180,4 +184,31 @@ TEST_CASE("cluster: a sustained clock fraction outside [0, 1] is refused", "[val
   c.mutable_gpu_types(0)->set_sustained_clock_fraction(1.5);
   CHECK_PROBLEM(hetsim::proto::ValidateCluster(c, "c.pbtxt"),
                 "c.pbtxt: gpu_types[0].sustained_clock_fraction: 1.5 is outside [0, 1]");
+}
+
+TEST_CASE("docs/hardware.md's preset table says what the presets hold", "[presets]") {
+  // Rows "| name | architecture | FP32 | TF32 | BF16 | FP16 | FP8 | GiB | GB/s | SMs | boost | sustained |
+  // source |"; "-" and blank cells are 0.
+  absl::StatusOr<std::string> doc = hetsim::proto::ReadFileToString(HETSIM_SOURCE_DIR "/docs/hardware.md");
+  REQUIRE(doc.ok());
+  int rows = 0;
+  for (absl::string_view line : absl::StrSplit(*doc, '\n')) {
+    const std::vector<std::string> cells = absl::StrSplit(line, '|');
+    if (cells.size() != 15) continue;  // 13 cells between 14 bars, and the empty ends
+    const hetsim::proto::GpuPreset* p = FindGpuPreset(absl::StripAsciiWhitespace(cells[1]));
+    if (p == nullptr) continue;
+    INFO(line);
+    ++rows;
+    const double documented[] = {p->peak_tflops_fp32,           p->peak_tflops_tf32, p->peak_tflops_bf16,
+                                 p->peak_tflops_fp16,           p->peak_tflops_fp8,  p->hbm_gib,
+                                 p->hbm_bandwidth_gbytes_per_s, p->sm_count,         p->boost_clock_mhz,
+                                 p->sustained_clock_mhz};
+    for (int k = 0; k < 10; ++k) {
+      const std::string cell(absl::StripAsciiWhitespace(cells[3 + k]));
+      double value = 0;
+      if (cell != "-" && !cell.empty()) REQUIRE(absl::SimpleAtod(cell, &value));
+      CHECK(value == documented[k]);
+    }
+  }
+  CHECK(rows == static_cast<int>(GpuPresets().size()));
 }
