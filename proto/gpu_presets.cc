@@ -11,40 +11,68 @@ using hetsim::v1::DType;
 using hetsim::v1::GpuType;
 
 namespace {
-// The kernel model's values per GPU generation. Ampere's are fitted to the published Megatron-LM
-// runs of validation/ (one set for every case); the others scale from published microbenchmarks
-// (docs/hardware.md, "The kernel model").
+// The kernel model's values per GPU family. A100's max_efficiency is fitted to the published
+// Megatron-LM runs of validation/ (0.71: in-framework GEMMs reach 84% of the 0.85 of peak a cuBLAS
+// microbenchmark reaches); every other family applies the same 84% to the fraction of its peak a
+// published GEMM benchmark reaches (docs/hardware.md, "The kernel model", gives each figure and its
+// source). The host-side values are the same everywhere: they belong to the framework, not the card.
 struct KernelModelValues {
   double max_eff, tile_k, hbm, launch, host, pass, iter;
 };
-// max_efficiency: A100's is the fit (0.71: in-framework GEMMs reach 84% of the 0.85 a cuBLAS
-// microbenchmark reaches); the other generations apply the same 84% to their microbenchmark figure
-// (V100 0.80, H100 0.78, B200 0.72).
-constexpr KernelModelValues kV{0.67, 64, 0.85, 2, 10, 300, 50};
-constexpr KernelModelValues kA{0.71, 64, 0.85, 2, 10, 300, 50};
-constexpr KernelModelValues kH{0.65, 64, 0.88, 2, 10, 300, 50};
-constexpr KernelModelValues kB{0.60, 64, 0.88, 2, 10, 300, 50};
+constexpr KernelModelValues Family(double max_eff, double hbm) { return {max_eff, 64, hbm, 2, 10, 300, 50}; }
+constexpr KernelModelValues kVolta = Family(0.67, 0.85);    // V100 0.80 of peak; Turing T4 shares it
+constexpr KernelModelValues kGa100 = Family(0.71, 0.85);    // A100: fitted
+constexpr KernelModelValues kGa102 = Family(0.68, 0.85);    // A40 0.82, RTX A6000 0.80; A10 by family
+constexpr KernelModelValues kA10g = Family(0.83, 0.85);     // 0.99 of its GeForce-rate peak
+constexpr KernelModelValues kRtx3090 = Family(0.91, 0.85);  // 1.08: runs above its rated boost clock
+constexpr KernelModelValues kRtx4090 = Family(0.84, 0.85);  // 1.00
+constexpr KernelModelValues kAda = Family(0.62, 0.85);      // L40S 0.74; L4 by family
+constexpr KernelModelValues kHopper = Family(0.65, 0.88);   // H100 0.78
+constexpr KernelModelValues kH20 = Family(0.80, 0.88);      // 0.96: its compute is capped, not its HBM
+constexpr KernelModelValues kBlackwell = Family(0.60, 0.88);
+constexpr KernelModelValues kCdna = Family(0.60, 0.85);  // MI250X one GCD 0.66-0.77; MI300X by family
+
+// One card's datasheet: dense TFLOP/s FP32, TF32, BF16, FP16, FP8 (0: no such mode), memory GiB and
+// GB/s, boost and sustained clock MHz (0: not published / holds its boost clock), SMs (CUs on AMD).
+struct Datasheet {
+  double fp32, tf32, bf16, fp16, fp8, gib, gbps, boost_mhz, sustained_mhz, sms;
+};
+
+GpuPreset Preset(const char* name, const Datasheet& d, const KernelModelValues& k) {
+  return {name,      d.fp32, d.tf32, d.bf16,   d.fp16, d.fp8,    d.gib,  d.gbps, d.boost_mhz, d.sustained_mhz,
+          k.max_eff, 0,      d.sms,  k.tile_k, k.hbm,  k.launch, k.host, k.pass, k.iter};
+}
 }  // namespace
 
 const std::vector<GpuPreset>& GpuPresets() {
-  // name, FP32, TF32, BF16, FP16, FP8 (dense TFLOP/s), HBM GiB, HBM GB/s; then the kernel model:
-  // max efficiency, half-eff. GFLOP (legacy, 0), SMs, tile overhead K, HBM efficiency, launch us,
-  // host us per kernel, pass overhead us, iteration overhead ms.
+  // Dense figures; GeForce cards' BF16/FP16/FP8 at the FP32-accumulate rate training uses (half the
+  // FP16-accumulate figure); MI250X is one GCD, the device PyTorch sees. docs/hardware.md: sources.
   static const std::vector<GpuPreset> kPresets = {
-      {"V100-32GB", 15.7, 0, 0, 125, 0, 32, 900, kV.max_eff, 0, 80, kV.tile_k, kV.hbm, kV.launch, kV.host, kV.pass,
-       kV.iter},
-      {"A100-40GB", 19.5, 156, 312, 312, 0, 40, 1555, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host,
-       kA.pass, kA.iter},
-      {"A100-80GB", 19.5, 156, 312, 312, 0, 80, 2039, kA.max_eff, 0, 108, kA.tile_k, kA.hbm, kA.launch, kA.host,
-       kA.pass, kA.iter},
-      {"H100-SXM", 67, 494.5, 989.5, 989.5, 1979, 80, 3350, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
-       kH.pass, kH.iter},
-      {"H100-NVL", 60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
-       kH.pass, kH.iter},
-      {"H200", 67, 494.5, 989.5, 989.5, 1979, 141, 4800, kH.max_eff, 0, 132, kH.tile_k, kH.hbm, kH.launch, kH.host,
-       kH.pass, kH.iter},
-      {"B200", 75, 1125, 2250, 2250, 4500, 180, 8000, kB.max_eff, 0, 148, kB.tile_k, kB.hbm, kB.launch, kB.host,
-       kB.pass, kB.iter},
+      Preset("V100-32GB", {15.7, 0, 0, 125, 0, 32, 900, 1530, 0, 80}, kVolta),
+      Preset("V100-16GB", {15.7, 0, 0, 125, 0, 16, 900, 1530, 0, 80}, kVolta),
+      Preset("V100-PCIe-32GB", {14, 0, 0, 112, 0, 32, 900, 1380, 0, 80}, kVolta),
+      Preset("V100-PCIe-16GB", {14, 0, 0, 112, 0, 16, 900, 1380, 0, 80}, kVolta),
+      Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kVolta),
+      Preset("A100-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
+      Preset("A100-80GB", {19.5, 156, 312, 312, 0, 80, 2039, 1410, 0, 108}, kGa100),
+      Preset("A100-PCIe-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
+      Preset("A100-PCIe-80GB", {19.5, 156, 312, 312, 0, 80, 1935, 1410, 0, 108}, kGa100),
+      Preset("A10", {31.2, 62.5, 125, 125, 0, 24, 600, 1695, 0, 72}, kGa102),
+      Preset("A10G", {35, 35, 70, 70, 0, 24, 600, 1710, 0, 80}, kA10g),
+      Preset("A40", {37.4, 74.8, 149.7, 149.7, 0, 48, 696, 1740, 0, 84}, kGa102),
+      Preset("RTX-A6000", {38.7, 77.4, 154.8, 154.8, 0, 48, 768, 1800, 0, 84}, kGa102),
+      Preset("RTX-3090", {35.6, 35.6, 71, 71, 0, 24, 936, 1695, 0, 82}, kRtx3090),
+      Preset("RTX-4090", {82.6, 82.6, 165.2, 165.2, 330.3, 24, 1008, 2520, 0, 128}, kRtx4090),
+      Preset("L4", {30.3, 60, 121, 121, 242.5, 24, 300, 2040, 1300, 58}, kAda),
+      Preset("L40S", {91.6, 183, 362.05, 362.05, 733, 48, 864, 2520, 0, 142}, kAda),
+      Preset("H100-SXM", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper),
+      Preset("H100-NVL", {60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, 0, 0, 132}, kHopper),
+      Preset("H800", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper),
+      Preset("H20", {44, 74, 148, 148, 296, 96, 4000, 0, 0, 78}, kH20),
+      Preset("H200", {67, 494.5, 989.5, 989.5, 1979, 141, 4800, 1830, 0, 132}, kHopper),
+      Preset("B200", {75, 1125, 2250, 2250, 4500, 180, 8000, 0, 0, 148}, kBlackwell),
+      Preset("MI250X", {47.85, 0, 191.5, 191.5, 0, 64, 1638.4, 1700, 0, 110}, kCdna),
+      Preset("MI300X", {163.4, 653.7, 1307.4, 1307.4, 2614.9, 192, 5300, 2100, 0, 304}, kCdna),
   };
   return kPresets;
 }
@@ -78,6 +106,10 @@ absl::Status ApplyGpuPreset(GpuType* gpu, absl::string_view file, absl::string_v
   fill(gpu->hbm_gib(), p->hbm_gib, [&](double v) { gpu->set_hbm_gib(v); });
   fill(gpu->hbm_bandwidth_gbytes_per_s(), p->hbm_bandwidth_gbytes_per_s,
        [&](double v) { gpu->set_hbm_bandwidth_gbytes_per_s(v); });
+  if (p->sustained_clock_mhz > 0) {
+    fill(gpu->sustained_clock_fraction(), p->sustained_clock_mhz / p->boost_clock_mhz,
+         [&](double v) { gpu->set_sustained_clock_fraction(v); });
+  }
   auto* eff = gpu->mutable_efficiency();
   fill(eff->max_efficiency(), p->max_efficiency, [&](double v) { eff->set_max_efficiency(v); });
   fill(eff->half_efficiency_gflop(), p->half_efficiency_gflop, [&](double v) { eff->set_half_efficiency_gflop(v); });
@@ -103,14 +135,19 @@ DType EffectiveDType(const hetsim::v1::Model& model) {
   return model.dtype() == hetsim::v1::DTYPE_UNSPECIFIED ? hetsim::v1::BF16 : model.dtype();
 }
 
+double SustainedClockFraction(const GpuType& gpu) {
+  return gpu.sustained_clock_fraction() > 0 ? gpu.sustained_clock_fraction() : 1.0;
+}
+
 double PeakTflops(const GpuType& gpu, DType dtype) {
+  const double clock = SustainedClockFraction(gpu);
   switch (dtype) {
-    case hetsim::v1::FP32: return gpu.peak_tflops_fp32();
-    case hetsim::v1::TF32: return gpu.peak_tflops_tf32();
-    case hetsim::v1::FP16: return gpu.peak_tflops_fp16();
-    case hetsim::v1::FP8: return gpu.peak_tflops_fp8();
+    case hetsim::v1::FP32: return gpu.peak_tflops_fp32() * clock;
+    case hetsim::v1::TF32: return gpu.peak_tflops_tf32() * clock;
+    case hetsim::v1::FP16: return gpu.peak_tflops_fp16() * clock;
+    case hetsim::v1::FP8: return gpu.peak_tflops_fp8() * clock;
     case hetsim::v1::DTYPE_UNSPECIFIED:  // the schema's default dtype
-    case hetsim::v1::BF16: return gpu.peak_tflops_bf16();
+    case hetsim::v1::BF16: return gpu.peak_tflops_bf16() * clock;
     case hetsim::v1::DType_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
     case hetsim::v1::DType_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }

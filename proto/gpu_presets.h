@@ -1,5 +1,7 @@
-// Built-in GPU types (NVIDIA datasheet figures, dense, no sparsity; sources in docs/hardware.md).
-// A GpuType that names a preset gets the preset's value in every field it leaves at zero.
+// Built-in GPU types (datasheet figures, dense, no sparsity; sources in docs/hardware.md). A GpuType
+// that names a preset gets the preset's value in every field it leaves at zero. A power-capped card
+// (T4 at 70 W, L4 at 72 W) does not hold its boost clock: its preset sets
+// GpuType.sustained_clock_fraction, which PeakTflops applies to every datasheet peak.
 #ifndef HETSIM_PROTO_GPU_PRESETS_H_
 #define HETSIM_PROTO_GPU_PRESETS_H_
 
@@ -20,6 +22,10 @@ struct GpuPreset {
   double peak_tflops_fp8;
   double hbm_gib;
   double hbm_bandwidth_gbytes_per_s;
+  // The clock the datasheet peaks are quoted at, and the one the card sustains under a training load
+  // (0: it holds the boost clock); documentation except for their ratio, sustained_clock_fraction.
+  double boost_clock_mhz;
+  double sustained_clock_mhz;
   // The kernel model (ComputeEfficiency; docs/hardware.md gives sources and the fit).
   double max_efficiency;
   double half_efficiency_gflop;
@@ -51,7 +57,11 @@ absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view fil
 // The compute dtype of a model (DTYPE_UNSPECIFIED means BF16).
 hetsim::v1::DType EffectiveDType(const hetsim::v1::Model& model);
 
-// Peak dense TFLOP/s of `gpu` in `dtype` (DTYPE_UNSPECIFIED means BF16); 0 when not given.
+// The fraction of the datasheet peak a card sustains: GpuType.sustained_clock_fraction, 0 meaning 1.
+double SustainedClockFraction(const hetsim::v1::GpuType& gpu);
+
+// Peak dense TFLOP/s of `gpu` in `dtype` (DTYPE_UNSPECIFIED means BF16) at its sustained clock (the
+// datasheet figure x SustainedClockFraction); 0 when not given.
 double PeakTflops(const hetsim::v1::GpuType& gpu, hetsim::v1::DType dtype);
 
 }  // namespace hetsim::proto

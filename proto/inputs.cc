@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
 #include "proto/layer_count.h"
@@ -29,6 +30,7 @@ absl::Status ValidatePlanInputs(PlanInputs& in) {
   const bool inline_model = in.model_path.empty();
   HETSIM_RETURN_IF_ERROR(
       ValidateModel(in.model, inline_model ? in.plan_path : in.model_path, inline_model ? "model." : ""));
+  ApplyFrameworkProfile(&in.plan, in.model);  // before the checks: they judge the plan that runs
   HETSIM_RETURN_IF_ERROR(ValidatePlan(in.plan, in.cluster, in.model, in.plan_path));
   in.layer_count = LayerCount(in.model);
   in.microbatches = MicrobatchCount(in.plan);

@@ -12,6 +12,7 @@
 #include "base/spec/defaults.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
@@ -291,6 +292,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
+  p.framework = FrameworkOf(plan.framework());
+  p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());
   p.where = std::string(plan_file);
   return p;
 }

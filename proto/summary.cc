@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/validate_model.h"
@@ -16,11 +17,12 @@ namespace {
 
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
 
-// The dtype a cluster summary quotes for a GPU: BF16, or FP16 when the GPU has no BF16 (V100).
+// The dtype a cluster summary quotes for a GPU: BF16, or FP16 when the GPU has no BF16 (V100), at
+// the clock the GPU sustains (PeakTflops).
 std::pair<double, const char*> HeadlineTflops(const GpuType& g) {
-  if (g.peak_tflops_bf16() > 0) return {g.peak_tflops_bf16(), "BF16"};
-  if (g.peak_tflops_fp16() > 0) return {g.peak_tflops_fp16(), "FP16"};
-  return {g.peak_tflops_fp32(), "FP32"};
+  if (g.peak_tflops_bf16() > 0) return {PeakTflops(g, BF16), "BF16"};
+  if (g.peak_tflops_fp16() > 0) return {PeakTflops(g, FP16), "FP16"};
+  return {PeakTflops(g, FP32), "FP32"};
 }
 
 std::string Bandwidth(double gbps) {
@@ -86,6 +88,9 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     absl::StrAppendFormat(&lines, "  island %-10s %4d nodes x %d %-12s = %5d GPUs  %8.2f PFLOP/s %s  %4g GiB HBM",
                           is.name(), is.node_count(), n.gpus_per_node(), g.name(), count, count * tflops / 1000, dtype,
                           g.hbm_gib());
+    if (g.sustained_clock_fraction() > 0) {
+      absl::StrAppendFormat(&lines, " (at %.0f%% of the boost clock)", 100 * g.sustained_clock_fraction());
+    }
     absl::StrAppendFormat(&lines, "  %s %s", IntraNodeFabric_Name(n.intra_node_fabric()),
                           Bandwidth(n.intra_node_bandwidth_gbps()));
     if (is.node_count() > 1 || is.nics_per_node() > 0) {
@@ -144,6 +149,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
     absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
   }
+  out += DescribeFramework(p);
   if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));

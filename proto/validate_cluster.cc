@@ -90,6 +90,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
     any_peak = any_peak || peaks[k] > 0;
   }
   if (!any_peak) p.Add(at + "peak_tflops_bf16", "required: at least one peak_tflops_* must be > 0 (or set a preset)");
+  CheckRange(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction(), 0, 1);
   CheckPositive(p, at + "hbm_gib", gpu.hbm_gib(), limits::kMaxHbmGib);
   CheckPositive(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMaxHbmGbytesPerS);
   const double max_eff = gpu.efficiency().max_efficiency();

@@ -10,6 +10,7 @@
 #include "base/spec/stage_rules.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
+#include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
@@ -442,6 +443,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   if (plan.model_source_case() == Plan::MODEL_SOURCE_NOT_SET) p.Add("model", "required: a model or a model_path");
   CheckBatch(p, plan);
   CheckSchedule(p, plan);
+  CheckFrameworkOff(p, plan);
   if (plan.stages().empty()) p.Add("stages", "required: at least one stage");
   if (plan.stages_size() > limits::kMaxStages) {
     p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);

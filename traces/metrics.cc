@@ -15,6 +15,7 @@
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/pipeline/schedule.h"
+#include "traces/framework_report.h"
 #include "traces/replica_group_report.h"
 
 namespace hetsim::traces {
@@ -303,6 +304,7 @@ v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::ex
                        const ReportOptions& options) {
   v1::Report report;
   AddIterationFigures(setup, r, report);
+  AddFrameworkProfile(setup.spec, report);
   const Exposure exposure = ComputeExposure(setup, r);
   AddStages(setup, r, exposure, report);
   AddBoundaries(setup, r, exposure, report);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/spec/plan.h"
 #include "proto/validate_plan.h"
+#include "traces/framework_report.h"
 
 namespace hetsim::traces {
 
@@ -43,6 +44,7 @@ std::string FormatReportTable(const v1::Report& r) {
                         r.plan_name(), r.model_name(), r.cluster_name(), r.num_gpus(), r.num_stages(),
                         r.num_microbatches(), r.schedule());
   absl::StrAppendFormat(&out, "network: %s\n", r.network_model());
+  out += FormatFramework(r);
   absl::StrAppendFormat(
       &out, "iteration %.3f ms (pipeline %.3f ms, critical path %.3f ms)  %.1f samples/s  %.0f tokens/s\n",
       r.iteration_time_ms(), r.pipeline_ms(), r.critical_path_ms(), r.samples_per_s(), r.tokens_per_s());

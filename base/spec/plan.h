@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/spec/defaults.h"
+#include "base/spec/framework.h"
 
 namespace hetsim::spec {
 
@@ -138,7 +139,11 @@ struct PlanSpec {
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
   bool moe_a2a_overlap = false;  // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
-  std::string where;             // the plan file, for messages
+  // The software that runs the plan, whose profile is already applied to the behaviours above
+  // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
+  Framework framework = Framework::kUnspecified;
+  std::vector<std::string> framework_off;
+  std::string where;  // the plan file, for messages
 };
 
 }  // namespace hetsim::spec

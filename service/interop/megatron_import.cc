@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "proto/framework_profile.h"
 #include "proto/inputs.h"
 #include "proto/limits.h"
 #include "service/interop/megatron_layout.h"
@@ -697,6 +698,78 @@ void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const Recompu
   }
 }
 
+// Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
+// --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
+// reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
+// of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap. Pipeline
+// sends block as BlockingP2p says. Returns whether the line was read as 2021's code.
+bool SetPassOverlaps(const Reader& r, const Layout& l, const MegatronSplit& split, int64_t chunks, v1::Plan& plan,
+                     std::vector<std::string>& notes) {
+  const bool sp = r.Has("sequence-parallel");
+  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
+                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
+  if (code_2021 && l.tp > 1) {
+    notes.push_back(
+        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
+        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
+  }
+  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, notes));
+  return code_2021;
+}
+
+// Flags only Megatron-Core's releases (2023 on) know, and flags of 2022's (sequence parallelism,
+// selective recomputation, the distributed optimizer): the version clues Plan.framework is read from.
+constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
+                                      "overlap-param-gather",
+                                      "use-mcore-models",
+                                      "tp-comm-overlap",
+                                      "context-parallel-size",
+                                      "use-torch-fsdp2",
+                                      "use-megatron-fsdp",
+                                      "use-custom-fsdp",
+                                      "overlap-p2p-communication",
+                                      "no-overlap-p2p-communication",
+                                      "num-virtual-stages-per-pipeline-rank",
+                                      "grad-reduce-in-bf16",
+                                      "main-grads-dtype",
+                                      "overlap-moe-expert-parallel-comm",
+                                      "expert-model-parallel-size",
+                                      "num-experts",
+                                      "fp8-format"};
+constexpr const char* k2022Flags[] = {"sequence-parallel", "recompute-activations", "recompute-granularity",
+                                      "use-distributed-optimizer", "no-async-tensor-model-parallel-allreduce"};
+
+// Plan.framework from the line's version clues (docs/frameworks.md): 2021's code as SetPassOverlaps
+// reads it, Megatron-Core for a line with a flag of its releases (or none of 2022's: today's Megatron),
+// Megatron-LM 2022 otherwise. The profile's behaviours the flags leave off go into framework_off, so the
+// plan runs exactly as the flags say.
+void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, const v1::Model& model, v1::Plan& plan,
+                  std::vector<std::string>& notes) {
+  const auto any = [&](const auto& flags) {
+    for (const char* f : flags) {
+      if (r.Has(f)) return true;
+    }
+    return false;
+  };
+  const bool core = split.later_releases() || any(kCoreFlags);
+  plan.set_framework(code_2021                  ? v1::MEGATRON_LM_2021
+                     : core || !any(k2022Flags) ? v1::MEGATRON_CORE
+                                                : v1::MEGATRON_LM_2022);
+  const spec::FrameworkProfile& profile = spec::ProfileOf(proto::FrameworkOf(plan.framework()));
+  const spec::ProfileContext context = proto::ProfileContextOf(plan, model);
+  const google::protobuf::Reflection& reflection = *plan.GetReflection();
+  for (const auto& [field, value] : profile.Behaviours()) {
+    const google::protobuf::FieldDescriptor* f = v1::Plan::descriptor()->FindFieldByName(field);
+    if (spec::ProfileTurnsOn(field, value, context) && !reflection.GetBool(plan, f)) plan.add_framework_off(field);
+  }
+  notes.push_back(
+      absl::StrFormat("framework %s (%s), read from the line's flags%s", profile.name, profile.enum_name,
+                      plan.framework_off().empty()
+                          ? ""
+                          : absl::StrCat("; the flags switch off ", absl::StrJoin(plan.framework_off(), ", "))));
+}
+
 // Models hetsim cannot describe: pricing them as transformers would be silently wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (flags.script == "pretrain_mamba.py") {
@@ -752,22 +825,6 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
   return absl::OkStatus();
 }
 
-// Megatron-LM reduces input gradients asynchronously from v2.6 on. 2022-23's
-// --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
-// reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
-// of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap.
-void ReadTpBackwardOverlap(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
-  const bool sp = r.Has("sequence-parallel");
-  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
-                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
-  plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
-  if (code_2021 && l.tp > 1) {
-    notes.push_back(
-        "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
-        "overlap the tensor-parallel reductions (tp_backward_overlap false)");
-  }
-}
-
 // What the import did with the flags it did not price.
 void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
   for (const std::string& f : flags.renamed) notes.push_back(absl::StrCat("read as renamed: ", f));
@@ -815,13 +872,13 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
-  ReadTpBackwardOverlap(r, l, plan, out.notes);
-  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, out.notes));
+  const bool code_2021 = SetPassOverlaps(r, l, split, chunks, plan, out.notes);
   const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
   plan.set_cp_comm_type(cp_comm);
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
+  SetFramework(r, split, code_2021, out.model, plan, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

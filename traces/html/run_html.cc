@@ -135,6 +135,15 @@ Table LinkTable(const v1::Report& r) {
   return t;
 }
 
+// The plan's framework profile (docs/frameworks.md): each behaviour as the run had it, and its source.
+Table FrameworkTable(const v1::Report& r) {
+  Table t{{"behaviour", "in this run", "set by", "profile", "source"}, {}, false, "framework"};
+  for (const v1::FrameworkBehaviourReport& b : r.framework_behaviours()) {
+    t.rows.push_back({b.field(), b.on() ? "on" : "off", b.set_by(), b.profile(), b.source()});
+  }
+  return t;
+}
+
 // The schedule, memory and link charts: they need the simulated iteration.
 void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report,
                const std::vector<LinkId>& sampled_links, Page& page) {
@@ -177,6 +186,10 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   page.AddTable(LinkTable(report));
   page.AddHeading("Stages");
   page.AddTable(StageTable(report));
+  if (!report.framework().empty()) {
+    page.AddHeading(absl::StrCat("Framework: ", report.framework()));
+    page.AddTable(FrameworkTable(report));
+  }
   if (report.boundaries_size() > 0) {
     page.AddHeading("Stage boundaries");
     page.AddTable(BoundaryTable(report));

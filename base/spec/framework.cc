@@ -1,0 +1,112 @@
+#include "base/spec/framework.h"
+
+namespace hetsim::spec {
+namespace {
+
+// Sources: the framework's own code at a tagged release (or the commit that changed a default), so a
+// reader can check each value. docs/frameworks.md explains each behaviour and its validation rows.
+constexpr const char* kMcoreArgs =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/training/arguments.py";
+constexpr const char* kMcoreLayers =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/tensor_parallel/layers.py";
+constexpr const char* kMcoreFsdp =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/custom_fsdp/"
+    "fully_sharded_data_parallel.py";
+constexpr const char* kMlm22P2p =
+    "https://github.com/NVIDIA/Megatron-LM/blob/3f652469118b658515feed36cd914323eba13163/megatron/p2p_communication.py";
+constexpr const char* kMlm22Args =
+    "https://github.com/NVIDIA/Megatron-LM/blob/3f652469118b658515feed36cd914323eba13163/megatron/arguments.py";
+constexpr const char* kMlm25Layers = "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/mpu/layers.py";
+constexpr const char* kMlm25P2p = "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/p2p_communication.py";
+constexpr const char* kMlm25Args = "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/arguments.py";
+constexpr const char* kMlm25Ddp = "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/model/distributed.py";
+constexpr const char* kMlmAsyncTp =
+    "https://github.com/NVIDIA/Megatron-LM/commit/3f652469118b658515feed36cd914323eba13163";
+constexpr const char* kMlmOverlapGrad =
+    "https://github.com/NVIDIA/Megatron-LM/commit/2d5220a424f7c52d597e06e47934d6467294a559";
+constexpr const char* kMdsArgs = "https://github.com/microsoft/Megatron-DeepSpeed/blob/main/megatron/arguments.py";
+constexpr const char* kDsP2p = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/p2p.py";
+constexpr const char* kDsSchedule =
+    "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/schedule.py";
+constexpr const char* kDsBf16 =
+    "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/bf16_optimizer.py";
+constexpr const char* kDsZero = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/zero/config.py";
+constexpr const char* kTorchPipelining =
+    "https://github.com/pytorch/pytorch/blob/main/torch/distributed/pipelining/schedules.py";
+constexpr const char* kTitanTp =
+    "https://github.com/pytorch/torchtitan/blob/main/torchtitan/models/llama3/infra/parallelize.py";
+constexpr const char* kTitanConfig = "https://github.com/pytorch/torchtitan/blob/main/torchtitan/config/job_config.py";
+constexpr const char* kFsdp2 = "https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html";
+
+constexpr ProfileValue Off(const char* source) { return {When::kNever, source}; }
+constexpr ProfileValue On(const char* source) { return {When::kAlways, source}; }
+constexpr ProfileValue Bf16(const char* source) { return {When::kBf16Models, source}; }
+constexpr ProfileValue UnlessInterleaved(const char* source) { return {When::kUnlessInterleaved, source}; }
+
+// Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
+// overlap_param_gather, zero3_prefetch.
+constexpr FrameworkProfile kProfiles[] = {
+    {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
+     Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp)},
+    {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
+     Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args)},
+    {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
+     Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args)},
+    {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
+     On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero)},
+    {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
+     Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2)},
+};
+
+constexpr FrameworkProfile kNone{};
+
+}  // namespace
+
+std::span<const FrameworkProfile> FrameworkProfiles() { return kProfiles; }
+
+const FrameworkProfile& ProfileOf(Framework framework) {
+  for (const FrameworkProfile& p : kProfiles) {
+    if (p.framework == framework) return p;
+  }
+  return kNone;
+}
+
+bool Applies(When when, const ProfileContext& context) {
+  switch (when) {
+    case When::kNever: return false;
+    case When::kAlways: return true;
+    case When::kBf16Models: return context.bf16_model;
+    case When::kUnlessInterleaved: return !context.interleaved;
+  }
+  return false;
+}
+
+ProfileContext ProfileContextFor(DType model_dtype, bool interleaved) {
+  ProfileContext c;
+  c.bf16_model = model_dtype == DType::kBf16 || model_dtype == DType::kFp8;
+  c.interleaved = interleaved;
+  return c;
+}
+
+void AddStage(ProfileContext& context, int zero_stage) {
+  context.shards_optimizer = context.shards_optimizer || zero_stage == 1 || zero_stage == 2;
+  context.shards_parameters = context.shards_parameters || zero_stage == 3;
+}
+
+bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context) {
+  if (field == "overlap_param_gather" && !context.shards_optimizer) return false;
+  if (field == "zero3_prefetch" && !context.shards_parameters) return false;
+  return Applies(value.when, context);
+}
+
+std::string_view WhenName(When when) {
+  switch (when) {
+    case When::kNever: return "off";
+    case When::kAlways: return "on";
+    case When::kBf16Models: return "on for BF16 and FP8 models";
+    case When::kUnlessInterleaved: return "on unless interleaved";
+  }
+  return "off";
+}
+
+}  // namespace hetsim::spec

@@ -1,0 +1,95 @@
+// The software that runs a plan, as a profile of documented behaviours (Plan.framework;
+// docs/frameworks.md). One row per framework, each behaviour with the source that shows it (a URL to
+// the framework's code or docs). A profile fills the plan's behaviour fields the plan leaves off
+// (proto::ApplyFrameworkProfile, when the inputs are validated): a field the plan sets on wins, and
+// Plan.framework_off names the profile's behaviours the plan switches off. kUnspecified is no profile:
+// the plan's fields alone, as before frameworks were an input.
+#ifndef HETSIM_BASE_SPEC_FRAMEWORK_H_
+#define HETSIM_BASE_SPEC_FRAMEWORK_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "base/spec/dtype.h"
+
+namespace hetsim::spec {
+
+enum class Framework : uint8_t {
+  kUnspecified,
+  kMegatronCore,       // Megatron-LM with Megatron-Core, from its 2023 releases on
+  kMegatronLm2022,     // Megatron-LM from September 2021 (asynchronous TP backward) to mid-2023
+  kMegatronLm2021,     // Megatron-LM before September 2021: the SC'21 artifact's code
+  kMegatronDeepSpeed,  // Megatron-DeepSpeed on DeepSpeed's pipeline engine and ZeRO
+  kFsdp2Torchtitan,    // PyTorch FSDP2 as torchtitan runs it
+};
+
+// When a profile turns a behaviour on.
+enum class When : uint8_t {
+  kNever,
+  kAlways,
+  kBf16Models,         // only for BF16 and FP8 models, whose parameters are BF16 (Megatron's --bf16 rule)
+  kUnlessInterleaved,  // every schedule but INTERLEAVED_1F1B
+};
+
+struct ProfileValue {
+  When when = When::kNever;
+  const char* source = "";  // where the framework does it: a URL to its code or docs
+};
+
+// One framework's behaviours, by the Plan field each one sets. A behaviour that needs a parallelism
+// the plan lacks (overlap_param_gather: ZeRO-1/2; zero3_prefetch: ZeRO-3) is applied only with it.
+struct FrameworkProfile {
+  Framework framework = Framework::kUnspecified;
+  const char* name = "";       // "Megatron-Core", as reports print it
+  const char* enum_name = "";  // "MEGATRON_CORE", as plans write it
+  ProfileValue blocking_p2p;
+  ProfileValue tp_backward_overlap;
+  ProfileValue grad_reduce_in_fp32;
+  ProfileValue overlap_grad_reduce;
+  ProfileValue overlap_param_gather;
+  ProfileValue zero3_prefetch;
+
+  // The behaviours with their Plan field names, in the order reports list them.
+  std::array<std::pair<const char*, ProfileValue>, 6> Behaviours() const {
+    return {{{"blocking_p2p", blocking_p2p},
+             {"tp_backward_overlap", tp_backward_overlap},
+             {"grad_reduce_in_fp32", grad_reduce_in_fp32},
+             {"overlap_grad_reduce", overlap_grad_reduce},
+             {"overlap_param_gather", overlap_param_gather},
+             {"zero3_prefetch", zero3_prefetch}}};
+  }
+};
+
+// Every profile but kUnspecified's, in the order docs/frameworks.md lists them.
+std::span<const FrameworkProfile> FrameworkProfiles();
+
+// The profile of `framework`; kUnspecified's turns nothing on.
+const FrameworkProfile& ProfileOf(Framework framework);
+
+// What a profile's rules depend on in the plan.
+struct ProfileContext {
+  bool bf16_model = false;  // BF16 or FP8 (FP8 runs keep BF16 parameters: Megatron's --bf16 --fp8-format)
+  bool interleaved = false;
+  bool shards_optimizer = false;   // a stage with ZeRO-1/2 (overlap_param_gather needs one)
+  bool shards_parameters = false;  // a stage with ZeRO-3 (zero3_prefetch acts only there)
+};
+bool Applies(When when, const ProfileContext& context);
+
+// The context of a plan, from its parts: the model's dtype, whether the schedule is interleaved, and
+// each stage's ZeRO stage (AddStage once per stage).
+ProfileContext ProfileContextFor(DType model_dtype, bool interleaved);
+void AddStage(ProfileContext& context, int zero_stage);
+
+// Whether the profile switches behaviour `field` (a FrameworkProfile::Behaviours() name) on in this
+// context: its When applies, and the plan has the parallelism the behaviour acts on.
+bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context);
+
+// "on", "off", "on for BF16 models", "on unless interleaved": how docs and reports say a When.
+std::string_view WhenName(When when);
+
+}  // namespace hetsim::spec
+
+#endif  // HETSIM_BASE_SPEC_FRAMEWORK_H_
