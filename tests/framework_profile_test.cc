@@ -170,9 +170,9 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "framework Megatron-LM 2021 (SC'21): blocking_p2p off (framework_off), tp_backward_overlap off, "
         "grad_reduce_in_fp32 on, overlap_grad_reduce on (plan), overlap_param_gather off, zero3_prefetch off\n");
   // The HTML page has the profile's table, sources included.
-  hetsim::report::RunHtmlInputs html;
+  hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;
-  const std::string page = hetsim::report::RunReportHtml(html);
+  const std::string page = hetsim::traces::html::RunReportHtml(html);
   CHECK_THAT(page, Catch::Contains("Framework: Megatron-LM 2021 (SC&#39;21)") ||
                        Catch::Contains("Framework: Megatron-LM 2021 (SC'21)"));
   CHECK_THAT(page, Catch::Contains("https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/p2p_communication.py"));
