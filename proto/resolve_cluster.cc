@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "proto/cluster_networks.h"
 #include "proto/fabric_presets.h"
 #include "proto/limits.h"
 #include "proto/resolve.h"
@@ -78,7 +79,8 @@ absl::StatusOr<int32_t> CheckIsland(const Cluster& c, int i, bool multi_node) {
   return nt;
 }
 
-// Inter-island links join known, different islands with positive bandwidth, and every island.
+// Inter-island links join known, different islands with positive bandwidth, and with the shared
+// networks (whose members agree on their fabric fields) every island.
 absl::Status CheckInterIslandLinks(const Cluster& c) {
   std::vector<int> parent(c.islands_size());
   std::iota(parent.begin(), parent.end(), 0);
@@ -86,6 +88,15 @@ absl::Status CheckInterIslandLinks(const Cluster& c) {
     while (parent[x] != x) x = parent[x];
     return x;
   };
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) {
+      if (std::string field = DifferingFabricField(c.islands(n.islands.front()), c.islands(i)); !field.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("islands[%d].%s: differs from the first island of network \"%s\"", i, field, n.name));
+      }
+      parent[root(i)] = root(n.islands.front());
+    }
+  }
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const InterIslandLink& l = c.inter_island_links(k);
     const std::string at = absl::StrFormat("inter_island_links[%d]", k);
@@ -271,6 +282,10 @@ absl::StatusOr<spec::ClusterSpec> ResolveCluster(const Cluster& c, absl::string_
   s.ideal = c.ideal();
   for (int i = 0; i < c.islands_size(); ++i) s.islands.push_back(ResolveIsland(c, i, (*node_type)[i]));
   for (const InterIslandLink& l : c.inter_island_links()) s.inter_island_links.push_back(ResolveInterIslandLink(c, l));
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) s.islands[i].network = static_cast<int32_t>(s.networks.size());
+    s.networks.push_back({n.name, {n.islands.begin(), n.islands.end()}});
+  }
   if (!s.ideal) HETSIM_RETURN_IF_ERROR(InFile(ResolveNcclFabrics(c, *node_type, s), file));
   HETSIM_RETURN_IF_ERROR(ResolveGpus(c, *node_type, file, s));
   return s;

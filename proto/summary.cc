@@ -77,6 +77,7 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
       absl::StrAppendFormat(&lines, ", %s %s %d x %s", FabricName(is.fabric()), FabricTopology_Name(is.topology()),
                             is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
     }
+    if (!is.network().empty()) absl::StrAppendFormat(&lines, ", shared network \"%s\"", is.network());
     lines += "\n";
   }
   for (const InterIslandLink& l : c.inter_island_links()) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "proto/cluster_networks.h"
 #include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
 #include "proto/io.h"
@@ -54,7 +55,7 @@ void CheckBandwidth(Problems& p, absl::string_view path, double gbps) {
 
 // Island.clos: set exactly when the topology is CLOS, with racks and pods of at least one, switch
 // counts within the NIC limit and oversubscriptions in [1, kMaxOversubscription] (0 = 1).
-void CheckClos(Problems& p, const Island& is, const std::string& at) {
+void CheckClos(Problems& p, const Island& is, const std::string& at, int64_t network_nodes) {
   if (is.topology() != CLOS) {
     if (is.has_clos()) p.Add(at + "clos", "only meaningful with topology CLOS");
     return;
@@ -63,8 +64,9 @@ void CheckClos(Problems& p, const Island& is, const std::string& at) {
   const ClosFabric& f = is.clos();
   if (f.nodes_per_rack() == 0) {
     p.Add(c + "nodes_per_rack", "required (must be >= 1)");
-  } else if (f.nodes_per_rack() > is.node_count()) {
-    p.Add(c + "nodes_per_rack", "%d is more than the island's %d nodes", f.nodes_per_rack(), is.node_count());
+  } else if (f.nodes_per_rack() > network_nodes) {
+    p.Add(c + "nodes_per_rack", "%d is more than the %s's %d nodes", f.nodes_per_rack(),
+          is.network().empty() ? "island" : "network", network_nodes);
   }
   if (f.racks_per_pod() == 0) p.Add(c + "racks_per_pod", "required (must be >= 1)");
   if (f.pod_switches() > limits::kMaxNicsPerNode) {
@@ -109,11 +111,15 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
 }
 
-// Islands must form one connected graph through inter_island_links, or some stages could never talk.
+// Islands must form one connected graph through inter_island_links and shared networks, or some
+// stages could never talk.
 void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std::string, int>& islands) {
   std::vector<int> parent(c.islands_size());
   std::iota(parent.begin(), parent.end(), 0);
   std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) parent[root(i)] = root(n.islands.front());
+  }
   for (const InterIslandLink& link : c.inter_island_links()) {
     auto a = islands.find(link.island_a());
     auto b = islands.find(link.island_b());
@@ -121,7 +127,8 @@ void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std
   }
   for (int i = 1; i < c.islands_size(); ++i) {
     if (root(i) != root(0)) {
-      p.Add(absl::StrFormat("islands[%d]", i), "island \"%s\" is not connected to island \"%s\" by inter_island_links",
+      p.Add(absl::StrFormat("islands[%d]", i),
+            "island \"%s\" is not connected to island \"%s\" by inter_island_links or a shared network",
             c.islands(i).name(), c.islands(0).name());
     }
   }
@@ -168,7 +175,10 @@ void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const 
 }
 
 // The island's own fields; returns its GPU count (0 when its node type is unknown).
-int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::string& at, const NameIndex& nodes) {
+int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes) {
+  const Island& is = c.islands(i);
+  const std::string at = absl::StrFormat("islands[%d].", i);
+  const int64_t network_nodes = NetworkNodeCount(c, i);
   auto node = nodes.find(is.node_type());
   if (is.node_type().empty()) {
     p.Add(at + "node_type", "required");
@@ -180,7 +190,7 @@ int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::
   } else if (is.node_count() > limits::kMaxNodesPerIsland) {
     p.Add(at + "node_count", "%d is more than %d", is.node_count(), limits::kMaxNodesPerIsland);
   }
-  const bool networked = is.node_count() > 1;
+  const bool networked = network_nodes > 1;
   if (networked && is.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) {
     p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
   }
@@ -205,11 +215,12 @@ int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::
   if (is.nodes_per_leaf() != 0) {
     if (!fat_tree) {
       p.Add(at + "nodes_per_leaf", "only meaningful with topology FAT_TREE");
-    } else if (is.nodes_per_leaf() > is.node_count()) {
-      p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
+    } else if (is.nodes_per_leaf() > network_nodes) {
+      p.Add(at + "nodes_per_leaf", "%d is more than the %s's %d nodes", is.nodes_per_leaf(),
+            is.network().empty() ? "island" : "network", network_nodes);
     }
   }
-  CheckClos(p, is, at);
+  CheckClos(p, is, at, network_nodes);
   return node == nodes.end() ? 0 : int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
 }
 
@@ -268,11 +279,12 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
       IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& { return c.islands(i).name(); });
   int64_t total_gpus = 0;
   for (int i = 0; i < c.islands_size(); ++i) {
-    total_gpus += CheckIsland(p, c, c.islands(i), absl::StrFormat("islands[%d].", i), nodes);
+    total_gpus += CheckIsland(p, c, i, nodes);
   }
   if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
   CheckInterIslandLinks(p, c, islands);
   CheckNcclFabrics(p, c);
+  CheckNetworks(p, c);
   if (p.empty()) CheckConnected(p, c, islands);
   return p.ToStatus();
 }

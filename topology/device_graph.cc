@@ -87,10 +87,15 @@ class Topology::Builder {
   // and inter-island link, in that order.
   void CollectNcclFabrics();
   void BuildNodes(int32_t island);
-  // The island's switches; returns the devices a gateway attaches to (its top tier).
-  std::vector<DeviceId> BuildFabric(int32_t island);
+  // The switches of a network described by island `island`'s fabric fields, for `nics` (node-major)
+  // of `nodes` nodes: the island's own, or a shared network's (every member's, in member order).
+  // Returns the devices a gateway attaches to (its top tier).
+  std::vector<DeviceId> BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes);
   // CLOS: ToRs, pod switches, aggregation switches (Island.clos); returns the top tier.
-  std::vector<DeviceId> BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch);
+  std::vector<DeviceId> BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes, LinkClass cls,
+                                  Time wire, Time hop_from_switch);
+  // The fabric of island i's network once its last member's nodes exist; empty before.
+  std::vector<DeviceId> BuildNetworkOf(int32_t i);
 
   Topology& t_;
   std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
@@ -167,9 +172,8 @@ void Topology::Builder::BuildNodes(int32_t island) {
   }
 }
 
-std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
+std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
-  const std::vector<DeviceId>& nics = island_nics_[island];
   if (nics.empty()) return {};
   fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric);
@@ -177,7 +181,6 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   const Time wire = isl.nic_latency;
   const Time hop_from_switch = wire + isl.switch_latency;
   const double oversub = isl.oversubscription;
-  const int32_t nodes = isl.node_count;
   const int32_t nics_per_node = isl.nics_per_node;
   auto attach = [&](DeviceId nic, DeviceId sw) {
     const LinkId up = AddDuplex(nic, sw, nic_bps, wire, hop_from_switch, cls);
@@ -211,7 +214,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
       if (nics_per_node == 1) return rail;
       return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
     }
-    case spec::FabricTopology::kClos: return BuildClos(island, cls, wire, hop_from_switch);
+    case spec::FabricTopology::kClos: return BuildClos(island, nics, nodes, cls, wire, hop_from_switch);
     case spec::FabricTopology::kSingleSwitch: {
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
       for (DeviceId nic : nics) attach(nic, sw);
@@ -220,12 +223,11 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   }
 }
 
-std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch) {
+std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes,
+                                                   LinkClass cls, Time wire, Time hop_from_switch) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
   const spec::ClosSpec& f = isl.clos;
-  const std::vector<DeviceId>& nics = island_nics_[island];
   const double nic_bps = isl.nic_bytes_per_s;
-  const int32_t nodes = isl.node_count;
   const int32_t nics_per_node = isl.nics_per_node;
   const int32_t per_rack = f.nodes_per_rack;
   const int32_t racks_per_pod = f.racks_per_pod;
@@ -282,6 +284,20 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls
   return agg;
 }
 
+std::vector<DeviceId> Topology::Builder::BuildNetworkOf(int32_t i) {
+  const spec::ClusterSpec& c = t_.cluster_;
+  if (c.islands[i].network < 0) return BuildFabric(i, island_nics_[i], c.islands[i].node_count);
+  const spec::NetworkSpec& net = c.networks[c.islands[i].network];
+  if (net.islands.back() != i) return {};
+  std::vector<DeviceId> nics;
+  int32_t nodes = 0;
+  for (int32_t m : net.islands) {
+    nics.insert(nics.end(), island_nics_[m].begin(), island_nics_[m].end());
+    nodes += c.islands[m].node_count;
+  }
+  return BuildFabric(net.islands.front(), nics, nodes);
+}
+
 void Topology::Builder::Run() {
   Index();
   CollectNcclFabrics();
@@ -291,7 +307,9 @@ void Topology::Builder::Run() {
   std::vector<std::vector<DeviceId>> tops(islands);
   for (int32_t i = 0; i < islands; ++i) {
     BuildNodes(i);
-    tops[i] = BuildFabric(i);
+    tops[i] = BuildNetworkOf(i);
+    if (c.islands[i].network < 0 || tops[i].empty()) continue;
+    for (int32_t m : c.networks[c.islands[i].network].islands) tops[m] = tops[i];
   }
   if (islands == 1) return;
   // A gateway per island, attached to the island's top tier by links that never limit the
@@ -305,6 +323,7 @@ void Topology::Builder::Run() {
   std::vector<DeviceId> gateway(islands);
   for (int32_t i = 0; i < islands; ++i) {
     const spec::IslandSpec& isl = c.islands[i];
+    if (island_external_bps[i] == 0) continue;  // joined to the others by its shared network only
     HETSIM_CHECK(!tops[i].empty(), "an island joined to others has NICs");
     gateway[i] = AddDevice(DeviceKind::kGateway, i, -1, 0);
     fabric_ = -1;  // never the bottleneck, not derated; routes through it cross an inter-island link
@@ -331,7 +350,10 @@ Topology Topology::Build(spec::ClusterSpec cluster) {
 
 std::string Topology::DeviceName(DeviceId id) const {
   const Device& d = devices_[id];
-  const std::string& island = cluster_.islands[d.island].name;
+  const spec::IslandSpec& isl = cluster_.islands[d.island];
+  // A shared network's switches are named by the network, its gateways by their island.
+  const std::string& island =
+      d.node < 0 && d.kind != DeviceKind::kGateway && isl.network >= 0 ? cluster_.networks[isl.network].name : isl.name;
   if (d.node < 0) return absl::StrFormat("%s/%s%d", island, DeviceKindName(d.kind), d.index);
   if (d.kind == DeviceKind::kNvSwitch || d.kind == DeviceKind::kPcieSwitch) {
     return absl::StrFormat("%s/node%d/%s", island, d.node, DeviceKindName(d.kind));

@@ -71,6 +71,7 @@ struct IslandSpec {
   double oversubscription = 1;  // FAT_TREE, >= 1
   ClosSpec clos;                // CLOS
   NcclFabricTiming nccl;        // unused with ClusterSpec.ideal
+  int32_t network = -1;         // index into ClusterSpec.networks; -1: the island's own network
 
   int64_t gpus() const { return int64_t{node_count} * node.gpus_per_node; }
 };
@@ -85,11 +86,19 @@ struct InterIslandLinkSpec {
   NcclFabricTiming nccl;  // unused with ClusterSpec.ideal
 };
 
+// Islands on one flat network (Island.network): their NICs under the same switches, sized by the
+// first island's fabric fields, which every member repeats (checked). Nodes in member order.
+struct NetworkSpec {
+  std::string name;
+  std::vector<int32_t> islands;  // indices into ClusterSpec.islands, ascending, at least one
+};
+
 struct ClusterSpec {
   std::string name;
   bool ideal = false;                                   // flop / peak and bytes / datasheet bandwidth, no overheads
   std::vector<IslandSpec> islands;                      // in the order of Cluster.islands (the topology's island index)
-  std::vector<InterIslandLinkSpec> inter_island_links;  // in file order; they join every island
+  std::vector<InterIslandLinkSpec> inter_island_links;  // in file order; with the networks they join every island
+  std::vector<NetworkSpec> networks;                    // in order of their first island
 };
 
 }  // namespace hetsim::spec
