@@ -13,6 +13,7 @@
 #include "proto/cluster_networks.h"
 #include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
+#include "proto/intra_node_layout.h"
 #include "proto/io.h"
 #include "proto/limits.h"
 #include "proto/validate_problems.h"
@@ -164,7 +165,8 @@ void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const 
   }
   if (n.gpus_per_node() > 1) {
     if (n.intra_node_fabric() == INTRA_NODE_FABRIC_UNSPECIFIED) {
-      p.Add(at + "intra_node_fabric", "required with more than one GPU per node (NVSWITCH or PCIE)");
+      p.Add(at + "intra_node_fabric",
+            "required with more than one GPU per node (NVSWITCH, PCIE, PCIE_TREE, NVLINK_BRIDGE or HYBRID_CUBE_MESH)");
     }
     CheckBandwidth(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps());
   } else if (n.intra_node_bandwidth_gbps() != 0) {
@@ -172,6 +174,7 @@ void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const 
                limits::kMaxBandwidthGbps);
   }
   CheckLatency(p, at + "intra_node_latency_ns", n.intra_node_latency_ns());
+  for (const auto& [field, problem] : IntraNodeLayoutProblems(n)) p.Add(at + field, problem);
 }
 
 // The island's own fields; returns its GPU count (0 when its node type is unknown).

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "topology/topology_builder.h"
 
 namespace hetsim::topology {
 
@@ -23,6 +24,8 @@ absl::string_view DeviceKindName(DeviceKind kind) {
     case DeviceKind::kPodSwitch: return "pod-switch";
     case DeviceKind::kAggSwitch: return "agg";
     case DeviceKind::kGateway: return "gateway";
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kHostMemory: return "host-memory";
   }
   return "?";
 }
@@ -50,58 +53,6 @@ LinkClass ClassOfFabric(spec::InterNodeFabric fabric) {
 }
 
 }  // namespace
-
-// Adds devices and links in a fixed order, so that ids are deterministic for a given cluster.
-class Topology::Builder {
- public:
-  explicit Builder(Topology& t) : t_(t) {}
-
-  void Run();
-
- private:
-  DeviceId AddDevice(DeviceKind kind, int32_t island, int32_t node, int32_t index) {
-    t_.devices_.push_back({kind, island, node, index});
-    boost::add_vertex(t_.graph_);
-    t_.nic_up_.push_back(kNoLink);
-    t_.nic_down_.push_back(kNoLink);
-    return static_cast<DeviceId>(t_.devices_.size() - 1);
-  }
-  // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
-  // derates the line rate, once, here.
-  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
-    const auto id = static_cast<LinkId>(t_.links_.size());
-    if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
-    t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
-    boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, t_.graph_);
-    return id;
-  }
-  // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
-  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a, LinkClass cls) {
-    const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
-    AddLink(b, a, bytes_per_second, b_to_a, cls);
-    return id;
-  }
-
-  void Index();
-  // ClusterSpec.ideal: nothing. Otherwise the NCCL figures of every node type (per island), island
-  // and inter-island link, in that order.
-  void CollectNcclFabrics();
-  void BuildNodes(int32_t island);
-  // The switches of a network described by island `island`'s fabric fields, for `nics` (node-major)
-  // of `nodes` nodes: the island's own, or a shared network's (every member's, in member order).
-  // Returns the devices a gateway attaches to (its top tier).
-  std::vector<DeviceId> BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes);
-  // CLOS: ToRs, pod switches, aggregation switches (Island.clos); returns the top tier.
-  std::vector<DeviceId> BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes, LinkClass cls,
-                                  Time wire, Time hop_from_switch);
-  // The fabric of island i's network once its last member's nodes exist; empty before.
-  std::vector<DeviceId> BuildNetworkOf(int32_t i);
-
-  Topology& t_;
-  std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
-  int32_t fabric_ = -1;                             // the fabric of the links being added
-  int32_t first_link_fabric_ = 0;                   // nccl_fabrics_ index of inter_island_links[0]
-};
 
 void Topology::Builder::CollectNcclFabrics() {
   const spec::ClusterSpec& c = t_.cluster_;
@@ -142,7 +93,17 @@ void Topology::Builder::BuildNodes(int32_t island) {
   const double nic_bps = isl.nic_bytes_per_s;
   const int32_t gpus = nt.gpus_per_node;
   const int32_t nics = isl.nics_per_node;
+  const bool tree = nt.fabric == spec::IntraNodeFabric::kPcieTree ||
+                    nt.fabric == spec::IntraNodeFabric::kNvlinkBridge ||
+                    nt.fabric == spec::IntraNodeFabric::kHybridCubeMesh;
   for (int32_t node = 0; node < isl.node_count; ++node) {
+    if (tree) {
+      std::vector<DeviceId> node_nics;
+      for (int32_t k = 0; k < nics; ++k) node_nics.push_back(AddDevice(DeviceKind::kNic, island, node, k));
+      island_nics_[island].insert(island_nics_[island].end(), node_nics.begin(), node_nics.end());
+      BuildTreeNode(island, node, node_nics);
+      continue;
+    }
     const DeviceId sw = AddDevice(pcie ? DeviceKind::kPcieSwitch : DeviceKind::kNvSwitch, island, node, 0);
     std::vector<DeviceId> node_nics;
     for (int32_t k = 0; k < nics; ++k) node_nics.push_back(AddDevice(DeviceKind::kNic, island, node, k));
@@ -156,20 +117,27 @@ void Topology::Builder::BuildNodes(int32_t island) {
       fabric_ = t_.island_fabric(island);
       t_.gpu_up_.push_back(up);
       t_.gpu_down_.push_back(up + 1);
-      if (nics == 0) {
-        t_.gpu_nic_.push_back(-1);
-        t_.gpu_nic_up_.push_back(kNoLink);
-        t_.gpu_nic_down_.push_back(kNoLink);
-        continue;
-      }
-      // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.
-      const DeviceId nic = node_nics[static_cast<int64_t>(g) * nics / gpus];
-      const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
-      t_.gpu_nic_.push_back(nic);
-      t_.gpu_nic_up_.push_back(nic_up);
-      t_.gpu_nic_down_.push_back(nic_up + 1);
+      t_.intra_route_base_.push_back(-1);
+      AttachNic(gpu, g, node_nics, nic_bps);
     }
   }
+}
+
+void Topology::Builder::AttachNic(DeviceId gpu, int32_t local, const std::vector<DeviceId>& node_nics, double nic_bps) {
+  const auto nics = static_cast<int64_t>(node_nics.size());
+  if (nics == 0) {
+    t_.gpu_nic_.push_back(-1);
+    t_.gpu_nic_up_.push_back(kNoLink);
+    t_.gpu_nic_down_.push_back(kNoLink);
+    return;
+  }
+  // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.
+  const int32_t gpus = t_.cluster_.islands[t_.devices_[gpu].island].node.gpus_per_node;
+  const DeviceId nic = node_nics[local * nics / gpus];
+  const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
+  t_.gpu_nic_.push_back(nic);
+  t_.gpu_nic_up_.push_back(nic_up);
+  t_.gpu_nic_down_.push_back(nic_up + 1);
 }
 
 std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes) {
@@ -355,7 +323,9 @@ std::string Topology::DeviceName(DeviceId id) const {
   const std::string& island =
       d.node < 0 && d.kind != DeviceKind::kGateway && isl.network >= 0 ? cluster_.networks[isl.network].name : isl.name;
   if (d.node < 0) return absl::StrFormat("%s/%s%d", island, DeviceKindName(d.kind), d.index);
-  if (d.kind == DeviceKind::kNvSwitch || d.kind == DeviceKind::kPcieSwitch) {
+  // A one-switch node's switch has no index; a PCIe tree's switches do.
+  if (d.kind == DeviceKind::kNvSwitch ||
+      (d.kind == DeviceKind::kPcieSwitch && isl.node.fabric == spec::IntraNodeFabric::kPcie)) {
     return absl::StrFormat("%s/node%d/%s", island, d.node, DeviceKindName(d.kind));
   }
   return absl::StrFormat("%s/node%d/%s%d", island, d.node, DeviceKindName(d.kind), d.index);
@@ -420,6 +390,12 @@ absl::StatusOr<std::vector<GpuId>> Topology::MeshGpus(const spec::MeshSpec& mesh
 }
 
 DeviceId Topology::node_switch(GpuId gpu) const { return gpu_switch_[gpu]; }
+
+const std::vector<LinkId>* Topology::intra_node_route(GpuId src, GpuId dst) const {
+  const int64_t base = intra_route_base_[src];
+  if (base < 0) return nullptr;
+  return &intra_routes_[base + devices_[gpu_devices_[dst]].index];
+}
 DeviceId Topology::nic_of(GpuId gpu) const { return gpu_nic_[gpu]; }
 
 bool Topology::is_fabric_device(DeviceId d) const {
