@@ -16,6 +16,7 @@
 #include "proto/intra_node_layout.h"
 #include "proto/limits.h"
 #include "proto/resolve.h"
+#include "proto/socket_transport.h"
 
 namespace hetsim::proto {
 namespace {
@@ -237,6 +238,8 @@ absl::Status ResolveNcclFabrics(const Cluster& c, const std::vector<int32_t>& no
     HETSIM_ASSIGN_OR_RETURN(s.islands[i].nccl, ResolveNccl(isl.nccl(), InterNodeFabricPreset(isl.fabric()),
                                                            absl::StrFormat("islands[%d]", i),
                                                            absl::StrFormat("island \"%s\"", isl.name())));
+    double& efficiency = s.islands[i].nccl.bandwidth_efficiency;
+    efficiency = std::min(efficiency, SocketStreamsShare(isl));
   }
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const InterIslandLink& l = c.inter_island_links(k);

@@ -10,6 +10,7 @@
 #include "proto/gpu_presets.h"
 #include "proto/intra_node_layout.h"
 #include "proto/layer_count.h"
+#include "proto/socket_transport.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 
@@ -92,6 +93,10 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     if (is.node_count() > 1 || is.nics_per_node() > 0) {
       absl::StrAppendFormat(&lines, ", %s %s %d x %s", FabricName(is.fabric()), FabricTopology_Name(is.topology()),
                             is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
+    }
+    if (is.tcp_stream_gbps() > 0) {
+      absl::StrAppendFormat(&lines, ", NCCL sockets %d threads x %d x %s", SocketThreads(is), SocketsPerThread(is),
+                            Bandwidth(is.tcp_stream_gbps()));
     }
     if (!is.network().empty()) absl::StrAppendFormat(&lines, ", shared network \"%s\"", is.network());
     lines += "\n";

@@ -16,6 +16,7 @@
 #include "proto/intra_node_layout.h"
 #include "proto/io.h"
 #include "proto/limits.h"
+#include "proto/socket_transport.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {
@@ -203,6 +204,11 @@ int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes
   if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
   if (is.nics_per_node() > limits::kMaxNicsPerNode) {
     p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
+  } else if (node != nodes.end() && is.nics_per_node() > c.node_types(node->second).gpus_per_node()) {
+    // GPU g of n sends through NIC floor(g x nics / n): with more NICs than GPUs some carry nothing.
+    const uint32_t gpus = c.node_types(node->second).gpus_per_node();
+    p.Add(at + "nics_per_node", "%d NICs for %d GPUs per node: each GPU uses one NIC, so %d would carry nothing",
+          is.nics_per_node(), gpus, is.nics_per_node() - gpus);
   }
   if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
   CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());
@@ -224,6 +230,7 @@ int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes
     }
   }
   CheckClos(p, is, at, network_nodes);
+  for (const auto& [field, problem] : SocketTransportProblems(is)) p.Add(at + field, problem);
   return node == nodes.end() ? 0 : int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
 }
 
