@@ -78,6 +78,24 @@ TEST_CASE("a shared fat tree places the islands' nodes on leaves in island order
   CHECK((*r.GpuRoute(far, l40s))->size() == 6);  // up to a spine and down
 }
 
+TEST_CASE("a shared Clos counts racks and pods across the islands' nodes", "[topology][shared-network]") {
+  // 2 + 2 nodes, one per rack, two racks per pod: pod 0 holds the A100 nodes, pod 1 the L40S nodes.
+  v1::Cluster c = MixedRegion(2, 2, v1::CLOS);
+  for (auto& i : *c.mutable_islands()) {
+    i.mutable_clos()->set_nodes_per_rack(1);
+    i.mutable_clos()->set_racks_per_pod(2);
+  }
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  auto t = hetsim::testing::BuildTopology(c);
+  REQUIRE(t.ok());
+  CHECK(CountKind(*t, DeviceKind::kTorSwitch) == 4);
+  CHECK(CountKind(*t, DeviceKind::kPodSwitch) == 2);
+  CHECK(CountKind(*t, DeviceKind::kAggSwitch) == 1);
+  Router r(*t);
+  CHECK((*r.GpuRoute(*t->GpuIdOf(0, 0, 0), *t->GpuIdOf(0, 1, 0)))->size() == 6);  // inside pod 0
+  CHECK((*r.GpuRoute(*t->GpuIdOf(0, 0, 0), *t->GpuIdOf(1, 1, 0)))->size() == 8);  // across pods
+}
+
 TEST_CASE("an all-reduce between an A100 node and an L40S node is limited by the nodes' one shared NIC",
           "[topology][shared-network][collectives]") {
   auto t = hetsim::testing::BuildTopology(MixedRegion(1, 1));
