@@ -34,8 +34,8 @@ const NcclFabricPreset* FindNcclFabricPreset(absl::string_view name) {
 
 const NcclFabricPreset& IntraNodeFabricPreset(hetsim::v1::IntraNodeFabric fabric, absl::string_view gpu_preset) {
   const char* name = "NVLINK4";
-  if (fabric == hetsim::v1::PCIE) {
-    name = "PCIE";
+  if (fabric == hetsim::v1::PCIE || fabric == hetsim::v1::PCIE_TREE || fabric == hetsim::v1::NVLINK_BRIDGE) {
+    name = "PCIE";  // a bridged pair's NVLink too: one preset per node type, and most of its pairs are PCIe
   } else if (absl::StartsWith(gpu_preset, "V100")) {
     name = "NVLINK2";
   } else if (absl::StartsWith(gpu_preset, "A100")) {

@@ -24,6 +24,7 @@ inline constexpr int64_t kMaxGpus = 1'000'000;  // whole cluster
 inline constexpr int64_t kMaxRouteLatencyNs = 1'000'000'000;
 inline constexpr int64_t kMaxTopologyGpus = 1 << 20;
 inline constexpr uint32_t kMaxNicsPerNode = 64;
+inline constexpr uint32_t kMaxSockets = 64;  // CPU sockets of a node (NodeType.pcie)
 inline constexpr uint32_t kMaxLinkCount = 1024;
 inline constexpr double kMaxOversubscription = 1024;
 

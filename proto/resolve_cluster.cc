@@ -11,9 +11,12 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "proto/cluster_networks.h"
 #include "proto/fabric_presets.h"
+#include "proto/intra_node_layout.h"
 #include "proto/limits.h"
 #include "proto/resolve.h"
+#include "proto/socket_transport.h"
 
 namespace hetsim::proto {
 namespace {
@@ -63,6 +66,9 @@ absl::StatusOr<int32_t> CheckIsland(const Cluster& c, int i, bool multi_node) {
     return absl::InvalidArgumentError(nat + ".intra_node_bandwidth_gbps: must be > 0");
   }
   HETSIM_RETURN_IF_ERROR(CheckLatency(nat, "intra_node_latency_ns", node.intra_node_latency_ns()));
+  if (const auto problems = IntraNodeLayoutProblems(node); !problems.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(nat, ".", problems[0].first, ": ", problems[0].second));
+  }
   if (multi_node) {
     if (isl.nics_per_node() == 0) {
       return absl::InvalidArgumentError(at + ".nics_per_node: must be at least 1 when nodes talk to each other");
@@ -78,7 +84,8 @@ absl::StatusOr<int32_t> CheckIsland(const Cluster& c, int i, bool multi_node) {
   return nt;
 }
 
-// Inter-island links join known, different islands with positive bandwidth, and every island.
+// Inter-island links join known, different islands with positive bandwidth, and with the shared
+// networks (whose members agree on their fabric fields) every island.
 absl::Status CheckInterIslandLinks(const Cluster& c) {
   std::vector<int> parent(c.islands_size());
   std::iota(parent.begin(), parent.end(), 0);
@@ -86,6 +93,15 @@ absl::Status CheckInterIslandLinks(const Cluster& c) {
     while (parent[x] != x) x = parent[x];
     return x;
   };
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) {
+      if (std::string field = DifferingFabricField(c.islands(n.islands.front()), c.islands(i)); !field.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("islands[%d].%s: differs from the first island of network \"%s\"", i, field, n.name));
+      }
+      parent[root(i)] = root(n.islands.front());
+    }
+  }
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const InterIslandLink& l = c.inter_island_links(k);
     const std::string at = absl::StrFormat("inter_island_links[%d]", k);
@@ -151,6 +167,16 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
   s.fabric = IntraNodeFabricOf(n.intra_node_fabric());
   s.bytes_per_s = GbpsToBytesPerSecond(n.intra_node_bandwidth_gbps());
   s.latency = NanosecondsToTime(n.intra_node_latency_ns());
+  if (IsPcieTreeFabric(n.intra_node_fabric())) {
+    const hetsim::v1::PcieTree& p = n.pcie();
+    s.pcie.gpus_per_switch = p.gpus_per_switch() > 1 ? static_cast<int32_t>(p.gpus_per_switch()) : 0;
+    s.pcie.sockets = std::max<int32_t>(1, static_cast<int32_t>(p.sockets()));
+    s.pcie.socket_bytes_per_s = GbpsToBytesPerSecond(p.inter_socket_bandwidth_gbps());
+    s.pcie.socket_latency = NanosecondsToTime(p.inter_socket_latency_ns());
+    s.pcie.no_p2p = p.no_p2p();
+    s.pcie.host_memory_bytes_per_s = p.host_memory_bandwidth_gbytes_per_s() * 1e9;
+  }
+  s.nvlink_bytes_per_s = GbpsToBytesPerSecond(n.nvlink_bandwidth_gbps());
   return s;
 }
 
@@ -212,6 +238,8 @@ absl::Status ResolveNcclFabrics(const Cluster& c, const std::vector<int32_t>& no
     HETSIM_ASSIGN_OR_RETURN(s.islands[i].nccl, ResolveNccl(isl.nccl(), InterNodeFabricPreset(isl.fabric()),
                                                            absl::StrFormat("islands[%d]", i),
                                                            absl::StrFormat("island \"%s\"", isl.name())));
+    double& efficiency = s.islands[i].nccl.bandwidth_efficiency;
+    efficiency = std::min(efficiency, SocketStreamsShare(isl));
   }
   for (int k = 0; k < c.inter_island_links_size(); ++k) {
     const InterIslandLink& l = c.inter_island_links(k);
@@ -243,7 +271,17 @@ absl::Status InFile(absl::Status s, absl::string_view file) {
 }  // namespace
 
 spec::IntraNodeFabric IntraNodeFabricOf(hetsim::v1::IntraNodeFabric fabric) {
-  return fabric == hetsim::v1::PCIE ? spec::IntraNodeFabric::kPcie : spec::IntraNodeFabric::kNvSwitch;
+  switch (fabric) {
+    case hetsim::v1::PCIE: return spec::IntraNodeFabric::kPcie;
+    case hetsim::v1::PCIE_TREE: return spec::IntraNodeFabric::kPcieTree;
+    case hetsim::v1::NVLINK_BRIDGE: return spec::IntraNodeFabric::kNvlinkBridge;
+    case hetsim::v1::HYBRID_CUBE_MESH: return spec::IntraNodeFabric::kHybridCubeMesh;
+    case hetsim::v1::INTRA_NODE_FABRIC_UNSPECIFIED:
+    case hetsim::v1::NVSWITCH: return spec::IntraNodeFabric::kNvSwitch;
+    case hetsim::v1::IntraNodeFabric_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::IntraNodeFabric_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  return spec::IntraNodeFabric::kNvSwitch;  // a number outside the schema: proto::Load refuses them
 }
 
 spec::InterNodeFabric InterNodeFabricOf(hetsim::v1::InterNodeFabric fabric) {
@@ -271,6 +309,10 @@ absl::StatusOr<spec::ClusterSpec> ResolveCluster(const Cluster& c, absl::string_
   s.ideal = c.ideal();
   for (int i = 0; i < c.islands_size(); ++i) s.islands.push_back(ResolveIsland(c, i, (*node_type)[i]));
   for (const InterIslandLink& l : c.inter_island_links()) s.inter_island_links.push_back(ResolveInterIslandLink(c, l));
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) s.islands[i].network = static_cast<int32_t>(s.networks.size());
+    s.networks.push_back({n.name, {n.islands.begin(), n.islands.end()}});
+  }
   if (!s.ideal) HETSIM_RETURN_IF_ERROR(InFile(ResolveNcclFabrics(c, *node_type, s), file));
   HETSIM_RETURN_IF_ERROR(ResolveGpus(c, *node_type, file, s));
   return s;

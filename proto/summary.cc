@@ -1,5 +1,6 @@
 #include "proto/summary.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
@@ -8,7 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
+#include "proto/intra_node_layout.h"
 #include "proto/layer_count.h"
+#include "proto/socket_transport.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 
@@ -68,6 +71,19 @@ void AppendMixedStage(const Stage& s, int i, std::string& out) {
   }
 }
 
+// A PCIe tree's shape and NVLinks, after the fabric's name and PCIe rate; empty for one switch.
+std::string IntraNodeLayout(const NodeType& n) {
+  std::string out;
+  if (n.nvlink_bandwidth_gbps() > 0) absl::StrAppendFormat(&out, " + NVLink %s", Bandwidth(n.nvlink_bandwidth_gbps()));
+  if (!IsPcieTreeFabric(n.intra_node_fabric())) return out;
+  const PcieTree& p = n.pcie();
+  absl::StrAppendFormat(&out, " (%d socket%s", std::max<uint32_t>(1, p.sockets()), p.sockets() > 1 ? "s" : "");
+  if (p.gpus_per_switch() > 1) absl::StrAppendFormat(&out, ", %d GPUs per PCIe switch", p.gpus_per_switch());
+  if (p.no_p2p())
+    absl::StrAppendFormat(&out, ", no P2P: through host memory %g GB/s", p.host_memory_bandwidth_gbytes_per_s());
+  return out + ")";
+}
+
 }  // namespace
 
 std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
@@ -93,10 +109,16 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     }
     absl::StrAppendFormat(&lines, "  %s %s", IntraNodeFabric_Name(n.intra_node_fabric()),
                           Bandwidth(n.intra_node_bandwidth_gbps()));
+    lines += IntraNodeLayout(n);
     if (is.node_count() > 1 || is.nics_per_node() > 0) {
       absl::StrAppendFormat(&lines, ", %s %s %d x %s", FabricName(is.fabric()), FabricTopology_Name(is.topology()),
                             is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
     }
+    if (is.tcp_stream_gbps() > 0) {
+      absl::StrAppendFormat(&lines, ", NCCL sockets %d threads x %d x %s", SocketThreads(is), SocketsPerThread(is),
+                            Bandwidth(is.tcp_stream_gbps()));
+    }
+    if (!is.network().empty()) absl::StrAppendFormat(&lines, ", shared network \"%s\"", is.network());
     lines += "\n";
   }
   for (const InterIslandLink& l : c.inter_island_links()) {

@@ -10,10 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "proto/cluster_networks.h"
 #include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
+#include "proto/intra_node_layout.h"
 #include "proto/io.h"
 #include "proto/limits.h"
+#include "proto/socket_transport.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {
@@ -54,7 +57,7 @@ void CheckBandwidth(Problems& p, absl::string_view path, double gbps) {
 
 // Island.clos: set exactly when the topology is CLOS, with racks and pods of at least one, switch
 // counts within the NIC limit and oversubscriptions in [1, kMaxOversubscription] (0 = 1).
-void CheckClos(Problems& p, const Island& is, const std::string& at) {
+void CheckClos(Problems& p, const Island& is, const std::string& at, int64_t network_nodes) {
   if (is.topology() != CLOS) {
     if (is.has_clos()) p.Add(at + "clos", "only meaningful with topology CLOS");
     return;
@@ -63,8 +66,9 @@ void CheckClos(Problems& p, const Island& is, const std::string& at) {
   const ClosFabric& f = is.clos();
   if (f.nodes_per_rack() == 0) {
     p.Add(c + "nodes_per_rack", "required (must be >= 1)");
-  } else if (f.nodes_per_rack() > is.node_count()) {
-    p.Add(c + "nodes_per_rack", "%d is more than the island's %d nodes", f.nodes_per_rack(), is.node_count());
+  } else if (f.nodes_per_rack() > network_nodes) {
+    p.Add(c + "nodes_per_rack", "%d is more than the %s's %d nodes", f.nodes_per_rack(),
+          is.network().empty() ? "island" : "network", network_nodes);
   }
   if (f.racks_per_pod() == 0) p.Add(c + "racks_per_pod", "required (must be >= 1)");
   if (f.pod_switches() > limits::kMaxNicsPerNode) {
@@ -110,11 +114,15 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
 }
 
-// Islands must form one connected graph through inter_island_links, or some stages could never talk.
+// Islands must form one connected graph through inter_island_links and shared networks, or some
+// stages could never talk.
 void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std::string, int>& islands) {
   std::vector<int> parent(c.islands_size());
   std::iota(parent.begin(), parent.end(), 0);
   std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    for (int i : n.islands) parent[root(i)] = root(n.islands.front());
+  }
   for (const InterIslandLink& link : c.inter_island_links()) {
     auto a = islands.find(link.island_a());
     auto b = islands.find(link.island_b());
@@ -122,7 +130,8 @@ void CheckConnected(Problems& p, const Cluster& c, const absl::flat_hash_map<std
   }
   for (int i = 1; i < c.islands_size(); ++i) {
     if (root(i) != root(0)) {
-      p.Add(absl::StrFormat("islands[%d]", i), "island \"%s\" is not connected to island \"%s\" by inter_island_links",
+      p.Add(absl::StrFormat("islands[%d]", i),
+            "island \"%s\" is not connected to island \"%s\" by inter_island_links or a shared network",
             c.islands(i).name(), c.islands(0).name());
     }
   }
@@ -158,7 +167,8 @@ void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const 
   }
   if (n.gpus_per_node() > 1) {
     if (n.intra_node_fabric() == INTRA_NODE_FABRIC_UNSPECIFIED) {
-      p.Add(at + "intra_node_fabric", "required with more than one GPU per node (NVSWITCH or PCIE)");
+      p.Add(at + "intra_node_fabric",
+            "required with more than one GPU per node (NVSWITCH, PCIE, PCIE_TREE, NVLINK_BRIDGE or HYBRID_CUBE_MESH)");
     }
     CheckBandwidth(p, at + "intra_node_bandwidth_gbps", n.intra_node_bandwidth_gbps());
   } else if (n.intra_node_bandwidth_gbps() != 0) {
@@ -166,10 +176,14 @@ void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const 
                limits::kMaxBandwidthGbps);
   }
   CheckLatency(p, at + "intra_node_latency_ns", n.intra_node_latency_ns());
+  for (const auto& [field, problem] : IntraNodeLayoutProblems(n)) p.Add(at + field, problem);
 }
 
 // The island's own fields; returns its GPU count (0 when its node type is unknown).
-int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::string& at, const NameIndex& nodes) {
+int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes) {
+  const Island& is = c.islands(i);
+  const std::string at = absl::StrFormat("islands[%d].", i);
+  const int64_t network_nodes = NetworkNodeCount(c, i);
   auto node = nodes.find(is.node_type());
   if (is.node_type().empty()) {
     p.Add(at + "node_type", "required");
@@ -181,7 +195,7 @@ int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::
   } else if (is.node_count() > limits::kMaxNodesPerIsland) {
     p.Add(at + "node_count", "%d is more than %d", is.node_count(), limits::kMaxNodesPerIsland);
   }
-  const bool networked = is.node_count() > 1;
+  const bool networked = network_nodes > 1;
   if (networked && is.fabric() == INTER_NODE_FABRIC_UNSPECIFIED) {
     p.Add(at + "fabric", "required with more than one node (INFINIBAND, ROCE or ETHERNET)");
   }
@@ -191,6 +205,11 @@ int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::
   if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
   if (is.nics_per_node() > limits::kMaxNicsPerNode) {
     p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
+  } else if (node != nodes.end() && is.nics_per_node() > c.node_types(node->second).gpus_per_node()) {
+    // GPU g of n sends through NIC floor(g x nics / n): with more NICs than GPUs some carry nothing.
+    const uint32_t gpus = c.node_types(node->second).gpus_per_node();
+    p.Add(at + "nics_per_node", "%d NICs for %d GPUs per node: each GPU uses one NIC, so %d would carry nothing",
+          is.nics_per_node(), gpus, is.nics_per_node() - gpus);
   }
   if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
   CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());
@@ -206,11 +225,13 @@ int64_t CheckIsland(Problems& p, const Cluster& c, const Island& is, const std::
   if (is.nodes_per_leaf() != 0) {
     if (!fat_tree) {
       p.Add(at + "nodes_per_leaf", "only meaningful with topology FAT_TREE");
-    } else if (is.nodes_per_leaf() > is.node_count()) {
-      p.Add(at + "nodes_per_leaf", "%d is more than the island's %d nodes", is.nodes_per_leaf(), is.node_count());
+    } else if (is.nodes_per_leaf() > network_nodes) {
+      p.Add(at + "nodes_per_leaf", "%d is more than the %s's %d nodes", is.nodes_per_leaf(),
+            is.network().empty() ? "island" : "network", network_nodes);
     }
   }
-  CheckClos(p, is, at);
+  CheckClos(p, is, at, network_nodes);
+  for (const auto& [field, problem] : SocketTransportProblems(is)) p.Add(at + field, problem);
   return node == nodes.end() ? 0 : int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
 }
 
@@ -269,11 +290,12 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
       IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& { return c.islands(i).name(); });
   int64_t total_gpus = 0;
   for (int i = 0; i < c.islands_size(); ++i) {
-    total_gpus += CheckIsland(p, c, c.islands(i), absl::StrFormat("islands[%d].", i), nodes);
+    total_gpus += CheckIsland(p, c, i, nodes);
   }
   if (total_gpus > limits::kMaxGpus) p.Add("islands", "%d GPUs in total, more than %d", total_gpus, limits::kMaxGpus);
   CheckInterIslandLinks(p, c, islands);
   CheckNcclFabrics(p, c);
+  CheckNetworks(p, c);
   if (p.empty()) CheckConnected(p, c, islands);
   return p.ToStatus();
 }

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "topology/topology_builder.h"
 
 namespace hetsim::topology {
 
@@ -23,6 +24,8 @@ absl::string_view DeviceKindName(DeviceKind kind) {
     case DeviceKind::kPodSwitch: return "pod-switch";
     case DeviceKind::kAggSwitch: return "agg";
     case DeviceKind::kGateway: return "gateway";
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kHostMemory: return "host-memory";
   }
   return "?";
 }
@@ -50,53 +53,6 @@ LinkClass ClassOfFabric(spec::InterNodeFabric fabric) {
 }
 
 }  // namespace
-
-// Adds devices and links in a fixed order, so that ids are deterministic for a given cluster.
-class Topology::Builder {
- public:
-  explicit Builder(Topology& t) : t_(t) {}
-
-  void Run();
-
- private:
-  DeviceId AddDevice(DeviceKind kind, int32_t island, int32_t node, int32_t index) {
-    t_.devices_.push_back({kind, island, node, index});
-    boost::add_vertex(t_.graph_);
-    t_.nic_up_.push_back(kNoLink);
-    t_.nic_down_.push_back(kNoLink);
-    return static_cast<DeviceId>(t_.devices_.size() - 1);
-  }
-  // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
-  // derates the line rate, once, here.
-  LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
-    const auto id = static_cast<LinkId>(t_.links_.size());
-    if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
-    t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
-    boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, t_.graph_);
-    return id;
-  }
-  // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
-  LinkId AddDuplex(DeviceId a, DeviceId b, double bytes_per_second, Time a_to_b, Time b_to_a, LinkClass cls) {
-    const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
-    AddLink(b, a, bytes_per_second, b_to_a, cls);
-    return id;
-  }
-
-  void Index();
-  // ClusterSpec.ideal: nothing. Otherwise the NCCL figures of every node type (per island), island
-  // and inter-island link, in that order.
-  void CollectNcclFabrics();
-  void BuildNodes(int32_t island);
-  // The island's switches; returns the devices a gateway attaches to (its top tier).
-  std::vector<DeviceId> BuildFabric(int32_t island);
-  // CLOS: ToRs, pod switches, aggregation switches (Island.clos); returns the top tier.
-  std::vector<DeviceId> BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch);
-
-  Topology& t_;
-  std::vector<std::vector<DeviceId>> island_nics_;  // per island, node-major
-  int32_t fabric_ = -1;                             // the fabric of the links being added
-  int32_t first_link_fabric_ = 0;                   // nccl_fabrics_ index of inter_island_links[0]
-};
 
 void Topology::Builder::CollectNcclFabrics() {
   const spec::ClusterSpec& c = t_.cluster_;
@@ -137,7 +93,17 @@ void Topology::Builder::BuildNodes(int32_t island) {
   const double nic_bps = isl.nic_bytes_per_s;
   const int32_t gpus = nt.gpus_per_node;
   const int32_t nics = isl.nics_per_node;
+  const bool tree = nt.fabric == spec::IntraNodeFabric::kPcieTree ||
+                    nt.fabric == spec::IntraNodeFabric::kNvlinkBridge ||
+                    nt.fabric == spec::IntraNodeFabric::kHybridCubeMesh;
   for (int32_t node = 0; node < isl.node_count; ++node) {
+    if (tree) {
+      std::vector<DeviceId> node_nics;
+      for (int32_t k = 0; k < nics; ++k) node_nics.push_back(AddDevice(DeviceKind::kNic, island, node, k));
+      island_nics_[island].insert(island_nics_[island].end(), node_nics.begin(), node_nics.end());
+      BuildTreeNode(island, node, node_nics);
+      continue;
+    }
     const DeviceId sw = AddDevice(pcie ? DeviceKind::kPcieSwitch : DeviceKind::kNvSwitch, island, node, 0);
     std::vector<DeviceId> node_nics;
     for (int32_t k = 0; k < nics; ++k) node_nics.push_back(AddDevice(DeviceKind::kNic, island, node, k));
@@ -151,25 +117,31 @@ void Topology::Builder::BuildNodes(int32_t island) {
       fabric_ = t_.island_fabric(island);
       t_.gpu_up_.push_back(up);
       t_.gpu_down_.push_back(up + 1);
-      if (nics == 0) {
-        t_.gpu_nic_.push_back(-1);
-        t_.gpu_nic_up_.push_back(kNoLink);
-        t_.gpu_nic_down_.push_back(kNoLink);
-        continue;
-      }
-      // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.
-      const DeviceId nic = node_nics[static_cast<int64_t>(g) * nics / gpus];
-      const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
-      t_.gpu_nic_.push_back(nic);
-      t_.gpu_nic_up_.push_back(nic_up);
-      t_.gpu_nic_down_.push_back(nic_up + 1);
+      t_.intra_route_base_.push_back(-1);
+      AttachNic(gpu, g, node_nics, nic_bps);
     }
   }
 }
 
-std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
+void Topology::Builder::AttachNic(DeviceId gpu, int32_t local, const std::vector<DeviceId>& node_nics, double nic_bps) {
+  const auto nics = static_cast<int64_t>(node_nics.size());
+  if (nics == 0) {
+    t_.gpu_nic_.push_back(-1);
+    t_.gpu_nic_up_.push_back(kNoLink);
+    t_.gpu_nic_down_.push_back(kNoLink);
+    return;
+  }
+  // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.
+  const int32_t gpus = t_.cluster_.islands[t_.devices_[gpu].island].node.gpus_per_node;
+  const DeviceId nic = node_nics[local * nics / gpus];
+  const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
+  t_.gpu_nic_.push_back(nic);
+  t_.gpu_nic_up_.push_back(nic_up);
+  t_.gpu_nic_down_.push_back(nic_up + 1);
+}
+
+std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
-  const std::vector<DeviceId>& nics = island_nics_[island];
   if (nics.empty()) return {};
   fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric);
@@ -177,7 +149,6 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   const Time wire = isl.nic_latency;
   const Time hop_from_switch = wire + isl.switch_latency;
   const double oversub = isl.oversubscription;
-  const int32_t nodes = isl.node_count;
   const int32_t nics_per_node = isl.nics_per_node;
   auto attach = [&](DeviceId nic, DeviceId sw) {
     const LinkId up = AddDuplex(nic, sw, nic_bps, wire, hop_from_switch, cls);
@@ -211,7 +182,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
       if (nics_per_node == 1) return rail;
       return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
     }
-    case spec::FabricTopology::kClos: return BuildClos(island, cls, wire, hop_from_switch);
+    case spec::FabricTopology::kClos: return BuildClos(island, nics, nodes, cls, wire, hop_from_switch);
     case spec::FabricTopology::kSingleSwitch: {
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
       for (DeviceId nic : nics) attach(nic, sw);
@@ -220,12 +191,11 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island) {
   }
 }
 
-std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls, Time wire, Time hop_from_switch) {
+std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes,
+                                                   LinkClass cls, Time wire, Time hop_from_switch) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
   const spec::ClosSpec& f = isl.clos;
-  const std::vector<DeviceId>& nics = island_nics_[island];
   const double nic_bps = isl.nic_bytes_per_s;
-  const int32_t nodes = isl.node_count;
   const int32_t nics_per_node = isl.nics_per_node;
   const int32_t per_rack = f.nodes_per_rack;
   const int32_t racks_per_pod = f.racks_per_pod;
@@ -282,6 +252,20 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, LinkClass cls
   return agg;
 }
 
+std::vector<DeviceId> Topology::Builder::BuildNetworkOf(int32_t i) {
+  const spec::ClusterSpec& c = t_.cluster_;
+  if (c.islands[i].network < 0) return BuildFabric(i, island_nics_[i], c.islands[i].node_count);
+  const spec::NetworkSpec& net = c.networks[c.islands[i].network];
+  if (net.islands.back() != i) return {};
+  std::vector<DeviceId> nics;
+  int32_t nodes = 0;
+  for (int32_t m : net.islands) {
+    nics.insert(nics.end(), island_nics_[m].begin(), island_nics_[m].end());
+    nodes += c.islands[m].node_count;
+  }
+  return BuildFabric(net.islands.front(), nics, nodes);
+}
+
 void Topology::Builder::Run() {
   Index();
   CollectNcclFabrics();
@@ -291,7 +275,9 @@ void Topology::Builder::Run() {
   std::vector<std::vector<DeviceId>> tops(islands);
   for (int32_t i = 0; i < islands; ++i) {
     BuildNodes(i);
-    tops[i] = BuildFabric(i);
+    tops[i] = BuildNetworkOf(i);
+    if (c.islands[i].network < 0 || tops[i].empty()) continue;
+    for (int32_t m : c.networks[c.islands[i].network].islands) tops[m] = tops[i];
   }
   if (islands == 1) return;
   // A gateway per island, attached to the island's top tier by links that never limit the
@@ -305,6 +291,7 @@ void Topology::Builder::Run() {
   std::vector<DeviceId> gateway(islands);
   for (int32_t i = 0; i < islands; ++i) {
     const spec::IslandSpec& isl = c.islands[i];
+    if (island_external_bps[i] == 0) continue;  // joined to the others by its shared network only
     HETSIM_CHECK(!tops[i].empty(), "an island joined to others has NICs");
     gateway[i] = AddDevice(DeviceKind::kGateway, i, -1, 0);
     fabric_ = -1;  // never the bottleneck, not derated; routes through it cross an inter-island link
@@ -331,9 +318,14 @@ Topology Topology::Build(spec::ClusterSpec cluster) {
 
 std::string Topology::DeviceName(DeviceId id) const {
   const Device& d = devices_[id];
-  const std::string& island = cluster_.islands[d.island].name;
+  const spec::IslandSpec& isl = cluster_.islands[d.island];
+  // A shared network's switches are named by the network, its gateways by their island.
+  const std::string& island =
+      d.node < 0 && d.kind != DeviceKind::kGateway && isl.network >= 0 ? cluster_.networks[isl.network].name : isl.name;
   if (d.node < 0) return absl::StrFormat("%s/%s%d", island, DeviceKindName(d.kind), d.index);
-  if (d.kind == DeviceKind::kNvSwitch || d.kind == DeviceKind::kPcieSwitch) {
+  // A one-switch node's switch has no index; a PCIe tree's switches do.
+  if (d.kind == DeviceKind::kNvSwitch ||
+      (d.kind == DeviceKind::kPcieSwitch && isl.node.fabric == spec::IntraNodeFabric::kPcie)) {
     return absl::StrFormat("%s/node%d/%s", island, d.node, DeviceKindName(d.kind));
   }
   return absl::StrFormat("%s/node%d/%s%d", island, d.node, DeviceKindName(d.kind), d.index);
@@ -398,6 +390,12 @@ absl::StatusOr<std::vector<GpuId>> Topology::MeshGpus(const spec::MeshSpec& mesh
 }
 
 DeviceId Topology::node_switch(GpuId gpu) const { return gpu_switch_[gpu]; }
+
+const std::vector<LinkId>* Topology::intra_node_route(GpuId src, GpuId dst) const {
+  const int64_t base = intra_route_base_[src];
+  if (base < 0) return nullptr;
+  return &intra_routes_[base + devices_[gpu_devices_[dst]].index];
+}
 DeviceId Topology::nic_of(GpuId gpu) const { return gpu_nic_[gpu]; }
 
 bool Topology::is_fabric_device(DeviceId d) const {

@@ -39,6 +39,8 @@ enum class DeviceKind : uint8_t {
   kPodSwitch,     // CLOS tier 2: joins the ToRs of one pod
   kAggSwitch,     // CLOS tier 3: joins the pods
   kGateway,       // one per island, end of the inter-island links
+  kCpu,           // a PCIe-tree node's CPU socket (its root complex); index = socket
+  kHostMemory,    // a socket's DRAM, through which GPUs without PCIe peer-to-peer exchange data
 };
 
 enum class LinkClass : uint8_t { kNvlink, kPcie, kInfiniband, kRoce, kEthernet };
@@ -112,6 +114,11 @@ class Topology {
   LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu]; }
   LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu]; }
   LinkId nic_to_gpu(GpuId gpu) const { return gpu_nic_down_[gpu]; }
+  // On a PCIe-tree node (PCIE_TREE, NVLINK_BRIDGE, HYBRID_CUBE_MESH) the links from GPU `src` to GPU
+  // `dst` of the same node (src != dst): an NVLink, the PCIe tree, or through host memory; nullptr on
+  // a node with one switch, whose route is gpu_to_switch(src), switch_to_gpu(dst). There
+  // node_switch() is the node's first CPU socket and gpu_to_switch() the GPU's first PCIe hop.
+  const std::vector<LinkId>* intra_node_route(GpuId src, GpuId dst) const;
   // The NIC's link into the fabric and back (kNoLink for devices that are not NICs).
   LinkId nic_uplink(DeviceId nic) const { return nic_up_[nic]; }
   LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
@@ -141,8 +148,10 @@ class Topology {
   std::vector<DeviceId> gpu_switch_;
   std::vector<DeviceId> gpu_nic_;
   std::vector<LinkId> gpu_up_, gpu_down_, gpu_nic_up_, gpu_nic_down_;
-  std::vector<LinkId> nic_up_, nic_down_;       // indexed by device id (kNoLink for non-NICs)
-  std::vector<NcclFabricTiming> nccl_fabrics_;  // node types, then islands, then inter-island links
+  std::vector<LinkId> nic_up_, nic_down_;          // indexed by device id (kNoLink for non-NICs)
+  std::vector<std::vector<LinkId>> intra_routes_;  // PCIe-tree nodes: per GPU, its route to each GPU of its node
+  std::vector<int64_t> intra_route_base_;          // per GPU: index of its route to local GPU 0; -1: one switch
+  std::vector<NcclFabricTiming> nccl_fabrics_;     // node types, then islands, then inter-island links
   std::vector<int32_t> island_node_fabric_, island_net_fabric_;
 };
 

@@ -158,7 +158,8 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
   if (src == dst) return absl::InvalidArgumentError(absl::StrFormat("GPU %d sends to itself", src));
   Route route;
   if (topology_.node_switch(src) == topology_.node_switch(dst)) {
-    route = {topology_.gpu_to_switch(src), topology_.switch_to_gpu(dst)};
+    const std::vector<LinkId>* tree = topology_.intra_node_route(src, dst);
+    route = tree != nullptr ? *tree : Route{topology_.gpu_to_switch(src), topology_.switch_to_gpu(dst)};
   } else {
     const DeviceId nic_src = topology_.nic_of(src);
     const DeviceId nic_dst = topology_.nic_of(dst);

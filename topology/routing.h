@@ -9,7 +9,8 @@
 // table from its neighbours' (the pod's switches), and switches whose links go to the same neighbours
 // with the same weights (the ToRs of a pod) share one table: a 100,000-GPU Clos has thousands of ToRs
 // and a few dozen such groups. Inside a node every GPU pair is two hops through the node's NVSwitch or
-// PCIe switch, which is the only shortest path.
+// PCIe switch, which is the only shortest path; on a PCIe-tree node (NVLink bridges, the cube-mesh)
+// it is the route the topology built for the pair (Topology::intra_node_route).
 #ifndef HETSIM_TOPOLOGY_ROUTING_H_
 #define HETSIM_TOPOLOGY_ROUTING_H_
 

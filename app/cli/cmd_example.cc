@@ -20,8 +20,10 @@ const CommandInfo kExampleInfo = {
     "docs/metrics.md), faults-straggler (docs/faults.md), cluster-16k-h100, plan-llama3-405b and\n"
     "plan-llama3-405b-128k (Llama 3 405B on 16,384 H100 on a three-tier Clos, 8K and 128K context;\n"
     "docs/llama3.md), cluster-a100-l40s and plan-mixed-replicas (replicas of a stage on A100 and L40S,\n"
-    "docs/cost-model.md) with the format's extension. Paths inside them are relative to DIR. Existing files\n"
-    "of those names are replaced."};
+    "docs/cost-model.md), cluster-mixed-cloud (A100 and L40S nodes on one flat 100 Gb/s Ethernet network,\n"
+    "one NIC per node) and cluster-lab-pcie (RTX 4090 nodes on PCIe without P2P, RTX A6000 nodes with NVLink\n"
+    "bridges; docs/network.md) with the format's extension. Paths inside them are relative to DIR.\n"
+    "Existing files of those names are replaced."};
 
 int WriteExamples(const Args& args) {
   po::options_description options("options");

@@ -17,7 +17,9 @@
 
 namespace hetsim::spec {
 
-enum class IntraNodeFabric : uint8_t { kNvSwitch, kPcie };                               // UNSPECIFIED is NVSwitch
+// UNSPECIFIED is NVSwitch; kNvSwitch and kPcie are one switch per node, the others a PCIe tree
+// (NodeTypeSpec.pcie) with, for the last two, NVLinks between GPU pairs.
+enum class IntraNodeFabric : uint8_t { kNvSwitch, kPcie, kPcieTree, kNvlinkBridge, kHybridCubeMesh };
 enum class InterNodeFabric : uint8_t { kInfiniband, kRoce, kEthernet };                  // UNSPECIFIED is InfiniBand
 enum class FabricTopology : uint8_t { kSingleSwitch, kFatTree, kRailOptimized, kClos };  // UNSPECIFIED: single
 
@@ -35,13 +37,26 @@ struct NcclFabricTiming {
   std::array<Time, kNumNcclProtocols> step_latency{};  // per algorithm step, by NcclProtocol
 };
 
+// NodeType.pcie with its defaults applied: GPUs in order split evenly over `sockets`, and under a
+// socket `gpus_per_switch` per PCIe switch (dividing the socket's GPUs; 0: each on a root port).
+struct PcieTreeSpec {
+  int32_t gpus_per_switch = 0;
+  int32_t sockets = 1;            // >= 1, divides gpus_per_node
+  double socket_bytes_per_s = 0;  // between two sockets, per direction (> 0 with sockets > 1)
+  Time socket_latency = 0;
+  bool no_p2p = false;                 // through the sending socket's memory (NCCL's SHM transport)
+  double host_memory_bytes_per_s = 0;  // a socket's DRAM bandwidth, reads plus writes (> 0 with no_p2p)
+};
+
 struct NodeTypeSpec {
   std::string name;
   int32_t gpus_per_node = 1;  // >= 1
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
-  double bytes_per_s = 0;  // per GPU and direction into the node's switch
-  Time latency = 0;        // GPU to GPU through the switch
-  NcclFabricTiming nccl;   // unused with ClusterSpec.ideal
+  double bytes_per_s = 0;         // per GPU and direction into the node's switch (a tree: its PCIe link)
+  Time latency = 0;               // GPU to GPU through the switch (a tree: under one PCIe switch; an NVLink)
+  PcieTreeSpec pcie;              // kPcieTree, kNvlinkBridge, kHybridCubeMesh
+  double nvlink_bytes_per_s = 0;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
+  NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
 };
 
 // Island.clos with its "0 means" defaults applied.
@@ -71,6 +86,7 @@ struct IslandSpec {
   double oversubscription = 1;  // FAT_TREE, >= 1
   ClosSpec clos;                // CLOS
   NcclFabricTiming nccl;        // unused with ClusterSpec.ideal
+  int32_t network = -1;         // index into ClusterSpec.networks; -1: the island's own network
 
   int64_t gpus() const { return int64_t{node_count} * node.gpus_per_node; }
 };
@@ -85,11 +101,19 @@ struct InterIslandLinkSpec {
   NcclFabricTiming nccl;  // unused with ClusterSpec.ideal
 };
 
+// Islands on one flat network (Island.network): their NICs under the same switches, sized by the
+// first island's fabric fields, which every member repeats (checked). Nodes in member order.
+struct NetworkSpec {
+  std::string name;
+  std::vector<int32_t> islands;  // indices into ClusterSpec.islands, ascending, at least one
+};
+
 struct ClusterSpec {
   std::string name;
   bool ideal = false;                                   // flop / peak and bytes / datasheet bandwidth, no overheads
   std::vector<IslandSpec> islands;                      // in the order of Cluster.islands (the topology's island index)
-  std::vector<InterIslandLinkSpec> inter_island_links;  // in file order; they join every island
+  std::vector<InterIslandLinkSpec> inter_island_links;  // in file order; with the networks they join every island
+  std::vector<NetworkSpec> networks;                    // in order of their first island
 };
 
 }  // namespace hetsim::spec

@@ -16,7 +16,7 @@ using topology::DeviceKind;
 
 bool InsideNode(DeviceKind kind) {
   return kind == DeviceKind::kGpu || kind == DeviceKind::kNvSwitch || kind == DeviceKind::kPcieSwitch ||
-         kind == DeviceKind::kNic;
+         kind == DeviceKind::kNic || kind == DeviceKind::kCpu || kind == DeviceKind::kHostMemory;
 }
 
 // Fabric tiers, bottom up: where a link's ECMP choice is made (up) or its flows converge (down).
@@ -33,6 +33,8 @@ int Tier(DeviceKind kind) {
     case DeviceKind::kGpu:  // inside a node: the tier of the node's own links
     case DeviceKind::kNvSwitch:
     case DeviceKind::kPcieSwitch:
+    case DeviceKind::kCpu:
+    case DeviceKind::kHostMemory:
     case DeviceKind::kNic: return 1;
   }
   return 1;
