@@ -284,7 +284,7 @@ TEST_CASE("chakra round trip: the mixed A100 + L40S replicas example within 1%",
   // Each rank holds its own replica group's passes; a coarse (TP 4) GPU joins every finest-shard
   // communicator of its stage; the waits for the slowest group come back from the dependencies.
   auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-mixed-replicas.pbtxt",
-                                  HETSIM_SOURCE_DIR "/examples/cluster-a100-l40s.pbtxt");
+                                  HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
   REQUIRE(in.ok());
   CheckRoundTrip(*in, "mixed", 0.01);
 }

@@ -77,7 +77,7 @@ TEST_CASE("examples/ holds exactly what `hetsim example` writes", "[cli]") {
           *hetsim::proto::ReadFileToString(committed.string()));
     ++count;
   }
-  CHECK(count == 15);
+  CHECK(count == 16);
   int committed_count = 0;
   for (const auto& entry : fs::directory_iterator(kExamples)) committed_count += entry.path().extension() == ".pbtxt";
   CHECK(committed_count == count);
@@ -130,7 +130,7 @@ TEST_CASE("check prints the long-context Llama 3 plan's context parallelism and 
 
 TEST_CASE("check and run show the replica groups of the mixed A100 + L40S example", "[cli][replicas]") {
   const std::string inputs =
-      absl::StrCat(kExamples, "/plan-mixed-replicas.pbtxt --cluster ", kExamples, "/cluster-a100-l40s.pbtxt");
+      absl::StrCat(kExamples, "/plan-mixed-replicas.pbtxt --cluster ", kExamples, "/cluster-mixed-cloud.pbtxt");
   const CliRun check = RunHetsim(absl::StrCat("check ", inputs));
   CHECK(check.exit_code == 0);
   CHECK_THAT(check.out, Catch::Contains("2 replica groups"));

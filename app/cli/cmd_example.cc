@@ -19,9 +19,9 @@ const CommandInfo kExampleInfo = {
     "sweep-add-h100, cluster-a100-512 and plan-megatron-39b (Megatron-LM's GPT 39.1B on 512 A100, see\n"
     "docs/metrics.md), faults-straggler (docs/faults.md), cluster-16k-h100, plan-llama3-405b and\n"
     "plan-llama3-405b-128k (Llama 3 405B on 16,384 H100 on a three-tier Clos, 8K and 128K context;\n"
-    "docs/llama3.md), cluster-a100-l40s and plan-mixed-replicas (replicas of a stage on A100 and L40S,\n"
-    "docs/cost-model.md), cluster-mixed-cloud (A100 and L40S nodes on one flat 100 Gb/s Ethernet network,\n"
-    "one NIC per node) and cluster-lab-pcie (RTX 4090 nodes on PCIe without P2P, RTX A6000 nodes with NVLink\n"
+    "docs/llama3.md), cluster-mixed-cloud (A100 and L40S nodes on one flat 100 Gb/s Ethernet network, one\n"
+    "NIC per node) with plan-mixed-replicas (replicas of a stage on A100 and L40S, docs/cost-model.md),\n"
+    "and cluster-lab-pcie (RTX 4090 nodes on PCIe without P2P, RTX A6000 nodes with NVLink\n"
     "bridges; docs/network.md) with the format's extension. Paths inside them are relative to DIR.\n"
     "Existing files of those names are replaced."};
 
