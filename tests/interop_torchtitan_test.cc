@@ -71,6 +71,7 @@ TEST_CASE("import torchtitan: the 2025 layout, FSDP x TP with float8 and async T
   CHECK(p.grad_reduce_in_fp32());  // mixed_precision_reduce's default float32
   CHECK(p.tp_comm_overlap());      // async TP
   CHECK_FALSE(p.tp_backward_overlap());
+  CHECK(p.framework() == v1::FSDP2_TORCHTITAN);
   const v1::Transformer& t = r->model.transformer();
   CHECK(r->model.dtype() == v1::FP8);
   CHECK(t.num_layers() == 32);

@@ -756,13 +756,7 @@ void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, c
   plan.set_framework(code_2021                  ? v1::MEGATRON_LM_2021
                      : core || !any(k2022Flags) ? v1::MEGATRON_CORE
                                                 : v1::MEGATRON_LM_2022);
-  const spec::FrameworkProfile& profile = spec::ProfileOf(proto::FrameworkOf(plan.framework()));
-  const spec::ProfileContext context = proto::ProfileContextOf(plan, model);
-  const google::protobuf::Reflection& reflection = *plan.GetReflection();
-  for (const auto& [field, value] : profile.Behaviours()) {
-    const google::protobuf::FieldDescriptor* f = v1::Plan::descriptor()->FindFieldByName(field);
-    if (spec::ProfileTurnsOn(field, value, context) && !reflection.GetBool(plan, f)) plan.add_framework_off(field);
-  }
+  const spec::FrameworkProfile& profile = KeepBehavioursUnderFramework(plan.framework(), model, plan);
   notes.push_back(
       absl::StrFormat("framework %s (%s), read from the line's flags%s", profile.name, profile.enum_name,
                       plan.framework_off().empty()
@@ -888,6 +882,19 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
 
   HETSIM_RETURN_IF_ERROR(ValidateImported(cluster, out.model, plan, source));
   return out;
+}
+
+const spec::FrameworkProfile& KeepBehavioursUnderFramework(v1::Framework framework, const v1::Model& model,
+                                                           v1::Plan& plan) {
+  plan.set_framework(framework);
+  const spec::FrameworkProfile& profile = spec::ProfileOf(proto::FrameworkOf(framework));
+  const spec::ProfileContext context = proto::ProfileContextOf(plan, model);
+  const google::protobuf::Reflection& reflection = *plan.GetReflection();
+  for (const auto& [field, value] : profile.Behaviours()) {
+    const google::protobuf::FieldDescriptor* f = v1::Plan::descriptor()->FindFieldByName(field);
+    if (spec::ProfileTurnsOn(field, value, context) && !reflection.GetBool(plan, f)) plan.add_framework_off(field);
+  }
+  return profile;
 }
 
 absl::Status ValidateImported(const v1::Cluster& cluster, const v1::Model& model, const v1::Plan& plan,

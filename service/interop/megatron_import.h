@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/framework.h"
 #include "proto/hetsim.pb.h"
 #include "service/interop/megatron_flags.h"
 
@@ -35,6 +36,12 @@ struct MegatronImport {
 // size above 1). `cluster` has presets applied.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const hetsim::v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source);
+
+// Names `framework` on an imported plan whose behaviour fields are already set as the framework ran:
+// every behaviour the profile would turn on and the plan leaves off goes to framework_off, so the plan
+// runs as imported and the report says which framework it was. Returns the profile.
+const spec::FrameworkProfile& KeepBehavioursUnderFramework(hetsim::v1::Framework framework,
+                                                           const hetsim::v1::Model& model, hetsim::v1::Plan& plan);
 
 // An imported plan checked as `hetsim run` checks it (every importer's last step): problems name `source`.
 absl::Status ValidateImported(const hetsim::v1::Cluster& cluster, const hetsim::v1::Model& model,

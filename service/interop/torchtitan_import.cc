@@ -460,7 +460,8 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
   }
   for (const std::string& n : imported.notes) {
     // The Megatron importer's notes name flags the user never wrote; keep those about the layout.
-    if (absl::StrContains(n, "not given") || absl::StartsWith(n, "no effect") || absl::StartsWith(n, "unknown"))
+    if (absl::StrContains(n, "not given") || absl::StartsWith(n, "no effect") || absl::StartsWith(n, "unknown") ||
+        absl::StartsWith(n, "framework "))
       continue;
     out.notes.push_back(n);
   }
@@ -469,6 +470,13 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
     out.notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(no_effect, ", ")));
   for (const std::string& k : unread) out.notes.push_back(absl::StrCat("not applied (unknown to this importer): ", k));
 
+  plan.clear_framework_off();  // the Megatron import's, for Megatron's profile
+  KeepBehavioursUnderFramework(v1::FSDP2_TORCHTITAN, out.model, plan);
+  out.notes.push_back(
+      absl::StrCat("framework FSDP2 / torchtitan",
+                   plan.framework_off().empty()
+                       ? ""
+                       : absl::StrCat("; the config switches off ", absl::StrJoin(plan.framework_off(), ", "))));
   HETSIM_RETURN_IF_ERROR(ValidateImported(cluster, out.model, plan, source));
   return out;
 }
