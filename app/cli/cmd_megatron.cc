@@ -16,6 +16,7 @@
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 
 namespace hetsim::app {
@@ -26,9 +27,11 @@ const CommandInfo kMegatronImportInfo = {
     "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--nodes N] [--island I] [--name NAME] "
     "[--strict] [--out PLAN]\n"
     "       hetsim import torchtitan CONFIG.toml --cluster C [--nodes N] [--island I] [--name NAME] [--strict] "
-    "[--out PLAN]",
-    "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it), or\n"
-    "a torchtitan training config (its TOML train_configs, llama3 flavors), and writes the plan (model\n"
+    "[--out PLAN]\n"
+    "       hetsim import nemo CONFIG.yaml --cluster C [--nodes N] [--island I] [--name NAME] [--out PLAN]",
+    "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it), a\n"
+    "torchtitan training config (its TOML train_configs, llama flavors) or a NeMo 1.x config (its Hydra\n"
+    "YAML, megatron_gpt_config.yaml and the launcher's), and writes the plan (model\n"
     "inline) on the cluster's island, ranks laid out as the framework does (TP innermost, then CP, DP,\n"
     "PP). Prints the plan's layout and every flag or key it did not apply: no effect on an iteration's\n"
     "cost, not modelled, unknown. --strict makes unknown and not-modelled ones an error. Contradictory\n"
@@ -91,10 +94,11 @@ int MegatronImport(const Args& args) {
   positional.add("format", 1).add("file", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kMegatronImportInfo, args, options, positional, &vm)) return *exit;
-  if (format != "megatron" && format != "torchtitan")
-    return UsageError(kMegatronImportInfo, absl::StrFormat("\"%s\": only megatron and torchtitan are known", format));
-  if (format == "torchtitan" && !line_text.empty())
-    return UsageError(kMegatronImportInfo, "--line: a launch line is Megatron's; give the torchtitan config file");
+  if (format != "megatron" && format != "torchtitan" && format != "nemo")
+    return UsageError(kMegatronImportInfo,
+                      absl::StrFormat("\"%s\": only megatron, torchtitan and nemo are known", format));
+  if (format != "megatron" && !line_text.empty())
+    return UsageError(kMegatronImportInfo, "--line: a launch line is Megatron's; give the config file");
   if (line_file.empty() == line_text.empty())
     return UsageError(kMegatronImportInfo, "give a launch-line file or --line, one of them");
   if (request.nodes < 0 || request.gpus_per_node < 0)
@@ -111,6 +115,11 @@ int MegatronImport(const Args& args) {
   }
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kMegatronImportInfo, cluster.status());
+  if (format == "nemo") {
+    absl::StatusOr<interop::MegatronImport> imported = interop::ImportNemo(line_text, *cluster, request, source);
+    if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
+    return WriteImported(imported->plan, imported->notes, false, source, out, {line_file, cluster_path});
+  }
   if (format == "torchtitan") {
     absl::StatusOr<interop::TorchtitanImport> imported =
         interop::ImportTorchtitan(line_text, *cluster, request, source);

@@ -1,7 +1,7 @@
 // libFuzzer target: the text inputs people paste (issue 42's new doors). The bytes are read as a
 // Megatron-LM launch line (HETSIM_FUZZ_TEXT=0: split, flags read, imported against the fuzz cluster
-// with --island fast), as an nccl-tests log (1: parsed, checked against an island) or as a torchtitan
-// TOML config (2: parsed by toml++, imported on island fast). Every input
+// with --island fast), as an nccl-tests log (1: parsed, checked against an island), as a torchtitan
+// TOML config (2: parsed by toml++, imported on island fast) or as a NeMo YAML config (3: yaml-cpp). Every input
 // must end in a plan, a log or an error status: a crash, a hang or a sanitizer report is the finding.
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "service/calibrate/nccl_log.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 #include "tests/fuzz/fuzz_cluster.h"
 
@@ -35,6 +36,13 @@ void FuzzTorchtitan(absl::string_view text) {
   (void)hetsim::interop::ImportTorchtitan(text, FuzzCluster(), request, "fuzz.toml");
 }
 
+void FuzzNemo(absl::string_view text) {
+  hetsim::interop::MegatronImportRequest request;
+  request.island = "fast";
+  request.nodes = 1;
+  (void)hetsim::interop::ImportNemo(text, FuzzCluster(), request, "fuzz.yaml");
+}
+
 void FuzzNcclLog(absl::string_view text) {
   absl::StatusOr<hetsim::calibrate::NcclLog> log = hetsim::calibrate::ParseNcclLog(text, "fuzz.log");
   if (!log.ok()) return;
@@ -51,8 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzLaunchLine(text);
   } else if (HETSIM_FUZZ_TEXT == 1) {
     FuzzNcclLog(text);
-  } else {
+  } else if (HETSIM_FUZZ_TEXT == 2) {
     FuzzTorchtitan(text);
+  } else {
+    FuzzNemo(text);
   }
   return 0;
 }

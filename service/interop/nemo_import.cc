@@ -1,0 +1,316 @@
+#include "service/interop/nemo_import.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+#include "service/interop/megatron_flags.h"
+
+namespace hetsim::interop {
+namespace {
+
+constexpr int kMaxInterpolationDepth = 16;
+
+// The config's values by dotted key, with OmegaConf's key interpolations followed.
+class YamlConfig {
+ public:
+  YamlConfig(YAML::Node root, YAML::Node model, YAML::Node trainer, std::string model_path, std::string source)
+      : root_(std::move(root)),
+        model_(std::move(model)),
+        trainer_(std::move(trainer)),
+        model_path_(std::move(model_path)),
+        source_(std::move(source)) {}
+
+  absl::Status Error(absl::string_view key, absl::string_view problem) const {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", source_, key, problem));
+  }
+  // The scalar at `key` of the model ("model.x") or the trainer ("trainer.x") section; nullopt when
+  // absent or null.
+  absl::StatusOr<std::optional<std::string>> Scalar(absl::string_view key) const {
+    const std::vector<std::string> parts = absl::StrSplit(key, '.');
+    // yaml-cpp's Node::operator= (and reset() from a missing key) writes into the node it refers to:
+    // walk by constructing a fresh node at each step.
+    std::optional<YAML::Node> node(parts[0] == "trainer" ? trainer_ : model_);
+    for (size_t i = 1; i < parts.size() && node->IsDefined(); ++i) {
+      if (!node->IsMap()) return Error(key, "not a section");
+      const YAML::Node child = (*node)[parts[i]];
+      node.emplace(child);
+    }
+    return Resolve(*node, key, 0);
+  }
+  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key) const {
+    HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Scalar(key));
+    if (!v) return std::nullopt;
+    int64_t out = 0;
+    if (!absl::SimpleAtoi(*v, &out)) return Error(key, absl::StrFormat("\"%s\" is not an integer", *v));
+    return out;
+  }
+  absl::StatusOr<bool> Bool(absl::string_view key) const {
+    HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Scalar(key));
+    if (!v) return false;
+    bool out = false;
+    if (!absl::SimpleAtob(*v, &out)) return Error(key, absl::StrFormat("\"%s\" is not true or false", *v));
+    return out;
+  }
+
+ private:
+  absl::StatusOr<std::optional<std::string>> Resolve(const YAML::Node& node, absl::string_view key, int depth) const {
+    if (!node.IsDefined() || node.IsNull()) return std::nullopt;
+    if (!node.IsScalar()) return Error(key, "not a single value");
+    const std::string v = node.Scalar();
+    if (v == "???") return Error(key, "??? (a value the config leaves to the command line): give it in the file");
+    if (!absl::StartsWith(v, "${") || !absl::EndsWith(v, "}")) return v;
+    if (depth > kMaxInterpolationDepth) return Error(key, "interpolations nest too deep (a cycle?)");
+    // ${.x}: a key of the same section; ${a.b.c}: from the root. Resolvers (${multiply:...}) are not.
+    const std::string target = v.substr(2, v.size() - 3);
+    if (absl::StartsWith(target, "multiply:")) return Multiply(target.substr(9), key, depth);
+    if (absl::StrContains(target, ":")) {
+      return Error(key, absl::StrFormat("%s: an OmegaConf resolver hetsim does not know; write the value instead", v));
+    }
+    std::optional<YAML::Node> next;
+    if (absl::StartsWith(target, ".")) {
+      const YAML::Node in_model = model_[target.substr(1)], in_trainer = trainer_[target.substr(1)];
+      next.emplace(in_model.IsDefined() ? in_model : in_trainer);
+    } else {
+      next.emplace(root_);
+      for (absl::string_view part : absl::StrSplit(target, '.')) {
+        if (!next->IsMap()) return Error(key, absl::StrFormat("%s: no such key", v));
+        const YAML::Node child = (*next)[std::string(part)];
+        next.emplace(child);
+        if (!next->IsDefined()) break;
+      }
+    }
+    if (!next->IsDefined()) return Error(key, absl::StrFormat("%s: no such key", v));
+    return Resolve(*next, key, depth + 1);
+  }
+
+  // NeMo's `multiply` resolver: the product of its arguments, each a number or an interpolation.
+  absl::StatusOr<std::optional<std::string>> Multiply(absl::string_view args, absl::string_view key, int depth) const {
+    std::vector<std::string> parts;
+    int nesting = 0;
+    std::string current;
+    for (char ch : args) {
+      nesting += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+      if (ch == ',' && nesting == 0) {
+        parts.push_back(std::string(absl::StripAsciiWhitespace(current)));
+        current.clear();
+      } else {
+        current += ch;
+      }
+    }
+    parts.push_back(std::string(absl::StripAsciiWhitespace(current)));
+    double product = 1;
+    for (const std::string& part : parts) {
+      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Resolve(YAML::Node(part), key, depth + 1));
+      double x = 0;
+      if (!v || !absl::SimpleAtod(*v, &x)) {
+        return Error(key, absl::StrFormat("${multiply:%s}: \"%s\" is not a number", args, part));
+      }
+      product *= x;
+    }
+    return absl::StrCat(product);
+  }
+
+  YAML::Node root_, model_, trainer_;
+  std::string model_path_, source_;
+};
+
+// A NeMo model key and the Megatron flag it is: `value` copies its value; a switch is set when true.
+struct KeyFlag {
+  const char* key;
+  const char* flag;
+  bool value;
+};
+constexpr KeyFlag kKeyFlags[] = {
+    {"model.num_layers", "num-layers", true},
+    {"model.hidden_size", "hidden-size", true},
+    {"model.ffn_hidden_size", "ffn-hidden-size", true},
+    {"model.num_attention_heads", "num-attention-heads", true},
+    {"model.kv_channels", "kv-channels", true},
+    {"model.max_position_embeddings", "max-position-embeddings", true},
+    {"model.micro_batch_size", "micro-batch-size", true},
+    {"model.global_batch_size", "global-batch-size", true},
+    {"model.tensor_model_parallel_size", "tensor-model-parallel-size", true},
+    {"model.pipeline_model_parallel_size", "pipeline-model-parallel-size", true},
+    {"model.context_parallel_size", "context-parallel-size", true},
+    {"model.expert_model_parallel_size", "expert-model-parallel-size", true},
+    {"model.num_moe_experts", "num-experts", true},
+    {"model.moe_router_topk", "moe-router-topk", true},
+    {"model.make_vocab_size_divisible_by", "make-vocab-size-divisible-by", true},
+    {"model.sequence_parallel", "sequence-parallel", false},
+    {"model.ub_tp_comm_overlap", "tp-comm-overlap", false},
+    {"model.use_flash_attention", "use-flash-attn", false},
+    {"model.overlap_p2p_comm", "overlap-p2p-communication", false},
+    {"model.optim.overlap_grad_sync", "overlap-grad-reduce", false},
+    {"model.optim.overlap_param_sync", "overlap-param-gather", false},
+};
+
+// The vocabulary: NeMo reads it from the tokenizer, which the config names (GPT-2's BPE, a Hugging
+// Face model, a SentencePiece file); the known tokenizers' sizes, else GPT-2's with a note.
+absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std::string>& notes) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> library, c.Scalar("model.tokenizer.library"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> type, c.Scalar("model.tokenizer.type"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> file, c.Scalar("model.tokenizer.model"));
+  const std::string name = absl::AsciiStrToLower(absl::StrCat(type.value_or(""), " ", file.value_or("")));
+  struct Known {
+    const char* clue;
+    int vocab;
+  };
+  // Llama 3's tiktoken vocabulary; Llama 1/2's and Mistral's SentencePiece models; GPT-2's BPE.
+  for (const Known& k : {Known{"llama-3", 128256}, Known{"llama3", 128256}, Known{"mixtral", 32000},
+                         Known{"mistral", 32000}, Known{"llama", 32000}, Known{"gpt2", 50257}}) {
+    if (absl::StrContains(name, k.clue)) return absl::StrCat(" --vocab-size ", k.vocab);
+  }
+  notes.push_back(absl::StrFormat("model.tokenizer (%s %s): size unknown to hetsim, GPT-2's 50257 assumed",
+                                  library.value_or("?"), type.value_or(file.value_or("?"))));
+  return absl::StrCat(" --vocab-size 50257");
+}
+
+// The values NeMo spells differently from Megatron.
+absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std::string>& notes) {
+  std::string line;
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> seq, c.Scalar("model.encoder_seq_length"));
+  if (!seq) {
+    HETSIM_ASSIGN_OR_RETURN(seq, c.Scalar("model.seq_length"));
+  }
+  if (seq) absl::StrAppend(&line, " --seq-length ", *seq);
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> groups, c.Int("model.num_query_groups"));
+  if (groups) absl::StrAppend(&line, " --group-query-attention --num-query-groups ", *groups);
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> norm, c.Scalar("model.normalization"));
+  if (norm && (*norm == "rmsnorm" || *norm == "RMSNorm")) absl::StrAppend(&line, " --normalization RMSNorm");
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> activation, c.Scalar("model.activation"));
+  if (activation && absl::StrContains(*activation, "swiglu")) absl::StrAppend(&line, " --swiglu");
+  if (activation && *activation != "gelu" && !absl::StrContains(*activation, "swiglu")) {
+    notes.push_back(absl::StrFormat("model.activation %s: priced as GeLU's FLOPs", *activation));
+  }
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Scalar("model.position_embedding_type"));
+  if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> shared, c.Scalar("model.share_embeddings_and_output_weights"));
+  if (shared && *shared == "false") absl::StrAppend(&line, " --untie-embeddings-and-output-weights");
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> bias, c.Scalar("model.bias"));
+  if (bias && *bias == "false") absl::StrAppend(&line, " --disable-bias-linear");
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> precision, c.Scalar("trainer.precision"));
+  const std::string p = precision.value_or("32");
+  if (absl::StartsWith(p, "bf16")) absl::StrAppend(&line, " --bf16");
+  if (p == "16" || absl::StartsWith(p, "16-")) absl::StrAppend(&line, " --fp16");
+  HETSIM_ASSIGN_OR_RETURN(const bool fp8, c.Bool("model.fp8"));
+  HETSIM_ASSIGN_OR_RETURN(const bool fp8_hybrid, c.Bool("model.fp8_hybrid"));
+  if (fp8) absl::StrAppend(&line, " --fp8-format ", fp8_hybrid ? "hybrid" : "e4m3");
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> optimizer, c.Scalar("model.optim.name"));
+  if (optimizer && (*optimizer == "distributed_fused_adam" || *optimizer == "mcore_distributed_optim")) {
+    absl::StrAppend(&line, " --use-distributed-optimizer");
+  }
+  HETSIM_ASSIGN_OR_RETURN(const std::string vocab, VocabularyFlag(c, notes));
+  absl::StrAppend(&line, vocab);
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> grad_dtype, c.Scalar("model.optim.grad_sync_dtype"));
+  if (grad_dtype && *grad_dtype == "bf16") absl::StrAppend(&line, " --grad-reduce-in-bf16");
+  return line;
+}
+
+// activations_checkpoint_* as Megatron's recompute flags; the virtual pipeline size as layers per chunk.
+absl::StatusOr<std::string> RecomputeAndChunks(const YamlConfig& c) {
+  std::string line;
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> granularity, c.Scalar("model.activations_checkpoint_granularity"));
+  if (granularity) {
+    absl::StrAppend(&line, " --recompute-granularity ", *granularity);
+    if (*granularity == "full") {
+      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> method, c.Scalar("model.activations_checkpoint_method"));
+      HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> layers, c.Int("model.activations_checkpoint_num_layers"));
+      absl::StrAppend(&line, " --recompute-method ", method.value_or("uniform"), " --recompute-num-layers ",
+                      layers.value_or(1));
+    }
+  }
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> chunks, c.Int("model.virtual_pipeline_model_parallel_size"));
+  if (chunks && *chunks > 1) {
+    HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> layers, c.Int("model.num_layers"));
+    HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> pp, c.Int("model.pipeline_model_parallel_size"));
+    const int64_t per = layers.value_or(0) / (pp.value_or(1) * *chunks);
+    if (per < 1 || per * pp.value_or(1) * *chunks != layers.value_or(0)) {
+      return c.Error("model.virtual_pipeline_model_parallel_size",
+                     absl::StrFormat("%d chunks per stage do not split model.num_layers %d over %d stages evenly",
+                                     *chunks, layers.value_or(0), pp.value_or(1)));
+    }
+    absl::StrAppend(&line, " --num-layers-per-virtual-pipeline-stage ", per);
+  }
+  return line;
+}
+
+absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap())
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not a NeMo config (no mapping at the top)"));
+  // The launcher's conf/training/*.yaml nest the run under `training:`.
+  YAML::Node base = root["model"] ? root : root["training"];
+  if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
+  }
+  YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
+  return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
+}
+
+absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, const hetsim::v1::Cluster& cluster,
+                                                const MegatronImportRequest& request, absl::string_view source) {
+  HETSIM_ASSIGN_OR_RETURN(const YamlConfig config, ParseConfig(yaml_text, source));
+  std::vector<std::string> notes;
+  std::string line = "pretrain_gpt.py";
+  for (const KeyFlag& k : kKeyFlags) {
+    if (k.value) {
+      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Scalar(k.key));
+      if (v) absl::StrAppend(&line, " --", k.flag, " ", *v);
+    } else {
+      HETSIM_ASSIGN_OR_RETURN(const bool on, config.Bool(k.key));
+      if (on) absl::StrAppend(&line, " --", k.flag);
+    }
+  }
+  HETSIM_ASSIGN_OR_RETURN(const std::string translated, TranslatedFlags(config, notes));
+  HETSIM_ASSIGN_OR_RETURN(const std::string recompute, RecomputeAndChunks(config));
+  absl::StrAppend(&line, translated, recompute);
+  MegatronImportRequest placed = request;
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> nodes, config.Int("trainer.num_nodes"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> devices, config.Int("trainer.devices"));
+  if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
+  if (placed.gpus_per_node <= 0 && devices) placed.gpus_per_node = *devices;
+  HETSIM_ASSIGN_OR_RETURN(const MegatronFlags flags, ParseMegatronLaunchLine(line, source));
+  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, ImportMegatron(flags, cluster, placed, source));
+  // The Megatron importer's notes name flags; say which NeMo keys they came from.
+  std::vector<std::string> kept;
+  for (const std::string& n : out.notes) {
+    if (absl::StartsWith(n, "no effect") || absl::StartsWith(n, "unknown")) continue;
+    kept.push_back(n);
+  }
+  kept.insert(kept.end(), notes.begin(), notes.end());
+  kept.push_back(absl::StrCat("read as the Megatron flags:", line.substr(std::string("pretrain_gpt.py").size())));
+  out.notes = std::move(kept);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<MegatronImport> ImportNemo(absl::string_view yaml_text, const hetsim::v1::Cluster& cluster,
+                                          const MegatronImportRequest& request, absl::string_view source) {
+  // yaml-cpp reports a wrong shape (a list where a value should be) by throwing.
+  try {
+    return ImportNemoConfig(yaml_text, cluster, request, source);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d:%d: not a NeMo config: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+}  // namespace hetsim::interop
