@@ -67,8 +67,15 @@ struct IslandModel {
   double peak_flop_per_s = 0;                    // per GPU, compute dtype
   std::optional<sim::workload::GpuCompute> gpu;  // always set by ClusterModel::Create
   LinkFigures intra_node;                        // GPU to GPU inside a node (zero when one GPU per node)
-  LinkFigures inter_node;                        // GPU to GPU on two nodes (zero when one node)
-  double node_nic_bytes_per_s = 0;               // all NICs of a node, one direction
+  // PCIe-tree nodes (NVLink bridges, the hybrid cube-mesh, no_p2p) only, where pairs differ: per ring
+  // size k and GPUs busy per node m, [k * (gpus_per_node + 1) + m], what each hop of a ring over k
+  // consecutive GPUs reaches while the m / k rings over the node's first m GPUs run at once (its slowest
+  // hop; links the rings share, as no_p2p's host memory, split). Empty elsewhere: every pair is alike.
+  std::vector<LinkFigures> intra_rings;
+  // The figure a ring of `members` consecutive GPUs runs at with `busy_gpus` GPUs of the node busy.
+  const LinkFigures& IntraRing(int members, int busy_gpus) const;
+  LinkFigures inter_node;           // GPU to GPU on two nodes (zero when one node)
+  double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
   int nics_per_node = 1;
   // A CLOS or FAT_TREE island with more than one ToR (leaf): what a boundary's flows hash over on
   // their way up.
