@@ -155,6 +155,13 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
   for (const spec::InterIslandLinkSpec& l : t.cluster().inter_island_links) {
     model->parallel_links_[l.island_a * n + l.island_b] = model->parallel_links_[l.island_b * n + l.island_a] = l.count;
   }
+  model->shared_network_.assign(n * n, false);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const int net = t.island(a).network;
+      model->shared_network_[a * n + b] = a != b && net >= 0 && net == t.island(b).network;
+    }
+  }
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       const IslandModel& ia = model->islands_[a];
@@ -187,10 +194,12 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
   const LinkFigures& f = BoundaryLink(from, to);
   if (bytes <= 0 || f.bytes_per_s <= 0) return 0;
   const IslandModel& im = islands_[from];
+  // Islands on one flat network reach each other as nodes of one island do: through every sending NIC.
+  const bool through_nics = from == to ? im.nodes > 1 : shared_network_[from * num_islands() + to];
   int paths;
-  if (from != to) {
+  if (from != to && !through_nics) {
     paths = parallel_links_[from * num_islands() + to];
-  } else if (im.nodes > 1) {
+  } else if (through_nics) {
     paths = sender.nodes * std::min(sender.gpus_per_node, im.nics_per_node);
   } else {
     paths = sender.gpus();

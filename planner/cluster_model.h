@@ -10,7 +10,8 @@
 // islands (for one island: between two of its nodes, or inside the node when it has only one), over
 //   p = min(sending GPUs, parallel paths)
 // paths in parallel: the inter-island links between two islands, the sending mesh's NICs inside an
-// island (its GPUs when the island is one node):
+// island or between two islands on one flat network (Island.network), its GPUs when the island is one
+// node:
 //   c = route latency + bytes / (p x route bottleneck bandwidth).
 // Inside a CLOS or FAT_TREE island whose sending mesh fills whole racks (leaves), the flows (one per
 // sending GPU) also hash over their ToR's (leaf's) uplinks, and the transfer waits for the busiest
@@ -157,6 +158,7 @@ class ClusterModel {
   std::vector<IslandModel> islands_;
   std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
   std::vector<int> parallel_links_;    // num_islands^2: inter-island links joining the pair (>= 1)
+  std::vector<bool> shared_network_;   // num_islands^2: two islands on one flat network (Island.network)
 };
 
 }  // namespace hetsim::planner

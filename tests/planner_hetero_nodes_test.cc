@@ -1,6 +1,6 @@
 // The planner's figures on the cluster shapes of issue 39 against closed forms: a ring over a node
 // with NVLink bridges waits for its PCIe hops; on a no_p2p node the rings share the host memory
-// (min(B_PCIe, M / 2n)).
+// (min(B_PCIe, M / 2n)); two islands on one flat network reach each other through every sending NIC.
 #include <catch2/catch.hpp>
 
 #include "base/units.h"
@@ -77,6 +77,17 @@ TEST_CASE("hetero nodes: the TP all-reduce matches the simulated ring", "[planne
   REQUIRE(model.ok());
   for (int tp : {2, 4, 8}) CheckTensorAllReduceAgainstRing(**model, 0, 0, tp);
   for (int tp : {2, 4}) CheckTensorAllReduceAgainstRing(**model, 1, 16, tp);
+}
+
+TEST_CASE("hetero nodes: islands on one network cross through every sending NIC", "[planner][hetero]") {
+  auto model = LabPcieModel();
+  REQUIRE(model.ok());
+  const LinkFigures& route = (*model)->BoundaryLink(0, 1);
+  CHECK(route.bytes_per_s == Approx(100e9 / 8).epsilon(1e-12));
+  const double bytes = 64.0 * (1 << 20);
+  // Two sending nodes of one NIC each: two paths (one without the shared network).
+  CHECK((*model)->BoundaryTime(0, 1, bytes, {2, 8}) == route.latency + TransferTime(bytes, route.bytes_per_s * 2));
+  CHECK((*model)->BoundaryTime(1, 0, bytes, {1, 4}) == route.latency + TransferTime(bytes, route.bytes_per_s));
 }
 
 }  // namespace
