@@ -1,9 +1,11 @@
 #include "planner/cluster_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "base/ecmp_collisions.h"
 #include "base/status_macros.h"
@@ -27,6 +29,45 @@ namespace {
 absl::StatusOr<LinkFigures> RouteFigures(topology::Router& router, GpuId a, GpuId b) {
   HETSIM_ASSIGN_OR_RETURN(const topology::Route* route, router.GpuRoute(a, b));
   return LinkFigures{router.BottleneckBytesPerSecond(*route), router.Latency(*route)};
+}
+
+// The rings over the first `busy` GPUs of a node, `members` consecutive GPUs each, all running: every hop
+// is one flow and gets the smallest capacity / flows over the links its ring crosses (the ring waits for
+// its slowest hop, as the simulator's does); the latency is the longest hop's.
+absl::StatusOr<LinkFigures> ConcurrentRingFigures(topology::Router& router, GpuId g0, int members, int busy) {
+  absl::flat_hash_map<LinkId, int> flows;
+  Time latency = 0;
+  for (int first = 0; first + members <= busy; first += members) {
+    for (int i = 0; i < members; ++i) {
+      const GpuId from = g0 + first + i, to = g0 + first + (i + 1) % members;
+      HETSIM_ASSIGN_OR_RETURN(const topology::Route* route, router.GpuRoute(from, to));
+      latency = std::max(latency, router.Latency(*route));
+      for (LinkId l : *route) ++flows[l];
+    }
+  }
+  double rate = std::numeric_limits<double>::infinity();
+  for (const auto& [l, count] : flows) rate = std::min(rate, router.topology().links()[l].bytes_per_second / count);
+  return LinkFigures{rate, latency};
+}
+
+// IslandModel::intra_rings for a node whose GPU pairs differ (topology/intra_node.cc); empty for
+// NVSwitch and single-switch PCIe nodes.
+absl::StatusOr<std::vector<LinkFigures>> IntraRingTable(topology::Router& router, const spec::IslandSpec& isl,
+                                                        GpuId g0) {
+  const spec::IntraNodeFabric f = isl.node.fabric;
+  const int gpus = isl.node.gpus_per_node;
+  std::vector<LinkFigures> table;
+  if (f != spec::IntraNodeFabric::kPcieTree && f != spec::IntraNodeFabric::kNvlinkBridge &&
+      f != spec::IntraNodeFabric::kHybridCubeMesh) {
+    return table;
+  }
+  table.resize((gpus + 1) * (gpus + 1));
+  for (int k = 2; k <= gpus; ++k) {
+    for (int m = k; m <= gpus; ++m) {
+      HETSIM_ASSIGN_OR_RETURN(table[k * (gpus + 1) + m], ConcurrentRingFigures(router, g0, k, m));
+    }
+  }
+  return table;
 }
 
 int NicsPerNode(const spec::IslandSpec& isl) { return std::max(1, isl.nics_per_node); }
@@ -99,6 +140,8 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     if (im.gpus_per_node > 1) {
       HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + 1));
       im.intra_node = f;
+      HETSIM_ASSIGN_OR_RETURN(im.intra_rings, IntraRingTable(router, isl, g0));
+      im.intra_node = im.IntraRing(im.gpus_per_node, im.gpus_per_node);
     }
     if (im.nodes > 1) {
       HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + im.gpus_per_node));
@@ -111,6 +154,13 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
   model->parallel_links_.assign(n * n, 1);
   for (const spec::InterIslandLinkSpec& l : t.cluster().inter_island_links) {
     model->parallel_links_[l.island_a * n + l.island_b] = model->parallel_links_[l.island_b * n + l.island_a] = l.count;
+  }
+  model->shared_network_.assign(n * n, false);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const int net = t.island(a).network;
+      model->shared_network_[a * n + b] = a != b && net >= 0 && net == t.island(b).network;
+    }
   }
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
@@ -129,6 +179,11 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
   return model;
 }
 
+const LinkFigures& IslandModel::IntraRing(int members, int busy_gpus) const {
+  if (intra_rings.empty() || members < 2 || members > gpus_per_node) return intra_node;
+  return intra_rings[members * (gpus_per_node + 1) + std::clamp(busy_gpus, members, gpus_per_node)];
+}
+
 int ClusterModel::total_gpus() const {
   int total = 0;
   for (const IslandModel& i : islands_) total += i.gpus();
@@ -139,10 +194,12 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
   const LinkFigures& f = BoundaryLink(from, to);
   if (bytes <= 0 || f.bytes_per_s <= 0) return 0;
   const IslandModel& im = islands_[from];
+  // Islands on one flat network reach each other as nodes of one island do: through every sending NIC.
+  const bool through_nics = from == to ? im.nodes > 1 : shared_network_[from * num_islands() + to];
   int paths;
-  if (from != to) {
+  if (from != to && !through_nics) {
     paths = parallel_links_[from * num_islands() + to];
-  } else if (im.nodes > 1) {
+  } else if (through_nics) {
     paths = sender.nodes * std::min(sender.gpus_per_node, im.nics_per_node);
   } else {
     paths = sender.gpus();
@@ -226,13 +283,15 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
                                   const sim::workload::StageCollective& c) const {
   const IslandModel& im = islands_[island];
   const int n = groups.Size(c.group);
-  const double bw = im.intra_node.bytes_per_s;
-  const double lat = TimeToSeconds(im.intra_node.latency);
-  // Every GPU of a node runs its own group's collective at once: they share the node's NICs.
+  const int local = groups.MembersPerNode(c.group);
+  // Every GPU of a node runs its own group's collective at once: they share the node's NICs (and, on a
+  // PCIe-tree node, what the rings inside it cross).
+  const LinkFigures& ring = im.IntraRing(std::min(n, local), groups.shape.gpus_per_node);
+  const double bw = ring.bytes_per_s;
+  const double lat = TimeToSeconds(ring.latency);
   const double nic_bw = NicShare(im, groups.shape.gpus_per_node);
   if (n <= 1) return 0;
   double seconds = 0;
-  const int local = groups.MembersPerNode(c.group);
   if (local >= n || nic_bw <= 0) {
     if (bw <= 0) return 0;
     switch (c.op) {

@@ -10,7 +10,8 @@
 // islands (for one island: between two of its nodes, or inside the node when it has only one), over
 //   p = min(sending GPUs, parallel paths)
 // paths in parallel: the inter-island links between two islands, the sending mesh's NICs inside an
-// island (its GPUs when the island is one node):
+// island or between two islands on one flat network (Island.network), its GPUs when the island is one
+// node:
 //   c = route latency + bytes / (p x route bottleneck bandwidth).
 // Inside a CLOS or FAT_TREE island whose sending mesh fills whole racks (leaves), the flows (one per
 // sending GPU) also hash over their ToR's (leaf's) uplinks, and the transfer waits for the busiest
@@ -67,8 +68,15 @@ struct IslandModel {
   double peak_flop_per_s = 0;                    // per GPU, compute dtype
   std::optional<sim::workload::GpuCompute> gpu;  // always set by ClusterModel::Create
   LinkFigures intra_node;                        // GPU to GPU inside a node (zero when one GPU per node)
-  LinkFigures inter_node;                        // GPU to GPU on two nodes (zero when one node)
-  double node_nic_bytes_per_s = 0;               // all NICs of a node, one direction
+  // PCIe-tree nodes (NVLink bridges, the hybrid cube-mesh, no_p2p) only, where pairs differ: per ring
+  // size k and GPUs busy per node m, [k * (gpus_per_node + 1) + m], what each hop of a ring over k
+  // consecutive GPUs reaches while the m / k rings over the node's first m GPUs run at once (its slowest
+  // hop; links the rings share, as no_p2p's host memory, split). Empty elsewhere: every pair is alike.
+  std::vector<LinkFigures> intra_rings;
+  // The figure a ring of `members` consecutive GPUs runs at with `busy_gpus` GPUs of the node busy.
+  const LinkFigures& IntraRing(int members, int busy_gpus) const;
+  LinkFigures inter_node;           // GPU to GPU on two nodes (zero when one node)
+  double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
   int nics_per_node = 1;
   // A CLOS or FAT_TREE island with more than one ToR (leaf): what a boundary's flows hash over on
   // their way up.
@@ -150,6 +158,7 @@ class ClusterModel {
   std::vector<IslandModel> islands_;
   std::vector<LinkFigures> boundary_;  // num_islands^2, row = from
   std::vector<int> parallel_links_;    // num_islands^2: inter-island links joining the pair (>= 1)
+  std::vector<bool> shared_network_;   // num_islands^2: two islands on one flat network (Island.network)
 };
 
 }  // namespace hetsim::planner
