@@ -8,9 +8,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "proto/io.h"
-#include "proto/validate_cluster.h"
 #include "service/interop/nemo_import.h"
+#include "tests/interop_test_util.h"
 
 namespace {
 
@@ -20,20 +19,8 @@ using hetsim::interop::MegatronImportRequest;
 
 const std::string kNemoData = std::string(HETSIM_SOURCE_DIR) + "/tests/nemo_data/";
 
-v1::Cluster NemoCluster() {
-  auto c = hetsim::proto::LoadCluster(std::string(HETSIM_SOURCE_DIR) + "/examples/cluster-16k-h100.pbtxt");
-  REQUIRE(c.ok());
-  return *c;
-}
-
-std::string NemoText(const std::string& path) {
-  auto text = hetsim::proto::ReadFileToString(path);
-  REQUIRE(text.ok());
-  return *text;
-}
-
 std::string NemoRefusal(const std::string& yaml) {
-  auto r = ImportNemo(yaml, NemoCluster(), {}, "bad.yaml");
+  auto r = ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, "bad.yaml");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
   return std::string(r.status().message());
@@ -42,7 +29,8 @@ std::string NemoRefusal(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("import nemo: the launcher's GPT 5B, interpolations and resolvers followed", "[interop][nemo]") {
-  auto r = ImportNemo(NemoText(kNemoData + "gpt_5b_launcher.yaml"), NemoCluster(), {}, "gpt_5b_launcher.yaml");
+  auto r = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "gpt_5b_launcher.yaml"),
+                      hetsim::testing::ImportTestCluster(), {}, "gpt_5b_launcher.yaml");
   INFO(r.status());
   REQUIRE(r.ok());
   const v1::Plan& p = r->plan;
@@ -65,7 +53,8 @@ TEST_CASE("import nemo: the launcher's GPT 5B, interpolations and resolvers foll
 }
 
 TEST_CASE("import nemo: a Llama 70B under training:, GQA, SwiGLU, an interleaved pipeline", "[interop][nemo]") {
-  auto r = ImportNemo(NemoText(kNemoData + "llama_70b_launcher.yaml"), NemoCluster(), {}, "llama_70b_launcher.yaml");
+  auto r = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "llama_70b_launcher.yaml"),
+                      hetsim::testing::ImportTestCluster(), {}, "llama_70b_launcher.yaml");
   INFO(r.status());
   REQUIRE(r.ok());
   const v1::Plan& p = r->plan;
@@ -84,7 +73,8 @@ TEST_CASE("import nemo: a Llama 70B under training:, GQA, SwiGLU, an interleaved
   // The nodes given on the command line win over trainer.num_nodes.
   MegatronImportRequest eight;
   eight.nodes = 8;
-  auto wider = ImportNemo(NemoText(kNemoData + "llama_70b_launcher.yaml"), NemoCluster(), eight, "l.yaml");
+  auto wider = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "llama_70b_launcher.yaml"),
+                          hetsim::testing::ImportTestCluster(), eight, "l.yaml");
   REQUIRE(wider.ok());
   CHECK(wider->plan.stages(0).data_parallel() == 4);
 }
@@ -118,7 +108,8 @@ TEST_CASE("import nemo: the launcher's published configs import and validate", "
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".yaml") continue;
     INFO(entry.path().filename().string());
-    auto r = ImportNemo(NemoText(entry.path().string()), NemoCluster(), {}, entry.path().filename().string());
+    auto r = ImportNemo(hetsim::testing::ImportTestText(entry.path().string()), hetsim::testing::ImportTestCluster(),
+                        {}, entry.path().filename().string());
     CHECK(r.ok());
     imported += r.ok();
   }

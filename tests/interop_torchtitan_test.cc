@@ -10,9 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "proto/io.h"
-#include "proto/validate_cluster.h"
 #include "service/interop/torchtitan_import.h"
+#include "tests/interop_test_util.h"
 
 namespace {
 
@@ -22,28 +21,9 @@ using hetsim::interop::MegatronImportRequest;
 
 const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/torchtitan_data/";
 
-v1::Cluster H100Cluster() {
-  auto c = hetsim::proto::LoadCluster(std::string(HETSIM_SOURCE_DIR) + "/examples/cluster-16k-h100.pbtxt");
-  REQUIRE(c.ok());
-  return *c;
-}
-
-std::string ReadData(const std::string& path) {
-  auto text = hetsim::proto::ReadFileToString(path);
-  REQUIRE(text.ok());
-  return *text;
-}
-
-bool HasNote(const std::vector<std::string>& notes, const std::string& part) {
-  for (const std::string& n : notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // The status message of a config that must be refused.
 std::string Refusal(const std::string& toml, MegatronImportRequest request = {}) {
-  auto r = ImportTorchtitan(toml, H100Cluster(), request, "bad.toml");
+  auto r = ImportTorchtitan(toml, hetsim::testing::ImportTestCluster(), request, "bad.toml");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
   return std::string(r.status().message());
@@ -54,7 +34,8 @@ std::string Refusal(const std::string& toml, MegatronImportRequest request = {})
 TEST_CASE("import torchtitan: the 2025 layout, FSDP x TP with float8 and async TP", "[interop][torchtitan]") {
   MegatronImportRequest request;
   request.nodes = 2;  // 16 GPUs: shard -1 takes 16 / TP 2 = 8
-  auto r = ImportTorchtitan(ReadData(kData + "llama3_8b_2025.toml"), H100Cluster(), request, "llama3_8b_2025.toml");
+  auto r = ImportTorchtitan(hetsim::testing::ImportTestText(kData + "llama3_8b_2025.toml"),
+                            hetsim::testing::ImportTestCluster(), request, "llama3_8b_2025.toml");
   INFO(r.status());
   REQUIRE(r.ok());
   const v1::Plan& p = r->plan;
@@ -82,14 +63,16 @@ TEST_CASE("import torchtitan: the 2025 layout, FSDP x TP with float8 and async T
   CHECK(t.vocab_size() == 128256);
   CHECK(t.seq_length() == 8192);
   CHECK_FALSE(t.tied_embeddings());
-  CHECK(HasNote(r->notes, "torch.compile: not modelled"));
-  CHECK(HasNote(r->notes, "enable_fsdp_float8_all_gather: not modelled"));
-  CHECK(HasNote(r->notes, "not applied (unknown to this importer): some_new_section.new_knob"));
-  CHECK(HasNote(r->notes, "no effect on an iteration's cost: job.description, job.dump_folder, metrics.log_freq"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "torch.compile: not modelled"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "enable_fsdp_float8_all_gather: not modelled"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "not applied (unknown to this importer): some_new_section.new_knob"));
+  CHECK(hetsim::testing::HasImportNote(
+      r->notes, "no effect on an iteration's cost: job.description, job.dump_folder, metrics.log_freq"));
 }
 
 TEST_CASE("import torchtitan: the 2024 layout, an interleaved 3D plan from split points", "[interop][torchtitan]") {
-  auto r = ImportTorchtitan(ReadData(kData + "llama3_70b_pp_2024.toml"), H100Cluster(), {}, "llama3_70b_pp_2024.toml");
+  auto r = ImportTorchtitan(hetsim::testing::ImportTestText(kData + "llama3_70b_pp_2024.toml"),
+                            hetsim::testing::ImportTestCluster(), {}, "llama3_70b_pp_2024.toml");
   INFO(r.status());
   REQUIRE(r.ok());
   const v1::Plan& p = r->plan;
@@ -106,8 +89,8 @@ TEST_CASE("import torchtitan: the 2024 layout, an interleaved 3D plan from split
   CHECK_FALSE(p.blocking_p2p());
   CHECK(r->model.dtype() == v1::BF16);
   CHECK(r->model.transformer().ffn_hidden_size() == 28672);
-  CHECK(HasNote(r->notes, "pipeline_parallel_split_points: 8 stages"));
-  CHECK(HasNote(r->notes, "selective (op)"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "pipeline_parallel_split_points: 8 stages"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "selective (op)"));
 }
 
 TEST_CASE("import torchtitan: bad configs name the file, the key and the problem", "[interop][torchtitan]") {
@@ -153,7 +136,8 @@ TEST_CASE("import torchtitan: torchtitan's published llama3 configs import and v
     INFO(name);
     MegatronImportRequest request;
     request.nodes = 64;  // 512 GPUs: every published layout divides them
-    auto r = ImportTorchtitan(ReadData(entry.path().string()), H100Cluster(), request, name);
+    auto r = ImportTorchtitan(hetsim::testing::ImportTestText(entry.path().string()),
+                              hetsim::testing::ImportTestCluster(), request, name);
     // Only llama3 configs are known to this importer; the others must be refused by name, not crash.
     if (name.rfind("llama", 0) == 0 || name == "debug_model.toml") {
       CHECK(r.ok());
