@@ -18,6 +18,7 @@ using sim::pipeline::NodeKind;
 
 constexpr int kSvgWidth = 1560, kGanttLeft = 170, kGanttRight = 16, kGanttTop = 22;
 constexpr int kComputeHeight = 22, kLaneHeight = 9, kLaneGap = 2, kRowGap = 10;
+constexpr double kLaneNameTop = 25, kLaneNameStep = 11;  // the stage's GPU lines under its name
 constexpr int kPlotWidth = kSvgWidth - kGanttLeft - kGanttRight;
 
 struct Block {
@@ -197,13 +198,19 @@ class GanttWriter {
   std::string out_, labels_;
 };
 
-std::string MixedStageLane(const sim::executor::ExecutionSetup& setup, int s) {
+// The lines under a stage's name: its GPU type and TP x DP, or for a mixed stage one line per replica
+// group with its share of every microbatch.
+std::vector<std::string> StageLaneNames(const sim::executor::ExecutionSetup& setup, int s) {
   const auto& layout = setup.stages[s].layout;
-  std::string out;
+  if (!layout.mixed()) {
+    return {absl::StrFormat("%s, TP %d x DP %d", setup.topology->island(layout.island).gpu.short_name(),
+                            layout.tensor_parallel, layout.data_parallel)};
+  }
+  std::vector<std::string> out;
   for (const auto& g : layout.replica_groups) {
-    absl::StrAppendFormat(&out, "%s%s TP %d x DP %d, %d/mb", out.empty() ? "" : " + ",
-                          setup.topology->island(g.island).gpu.short_name(), g.tensor_parallel, g.data_parallel,
-                          g.micro_batch_share);
+    // Short: the lines share the left margin with the lanes' names.
+    out.push_back(absl::StrFormat("%s %dx%d, %d/mb", setup.topology->island(g.island).gpu.short_name(),
+                                  g.tensor_parallel, g.data_parallel, g.micro_batch_share));
   }
   return out;
 }
@@ -224,28 +231,29 @@ std::string GanttLegendHtml() {
 
 std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
   const std::vector<StageRows> rows = CollectRows(setup, r, OperationsPerBlock(setup, r));
-  const topology::Topology& topo = *setup.topology;
   GanttWriter w(r.iteration_time);
   double y = kGanttTop;
   for (int s = 0; s < setup.num_stages(); ++s) {
     const double row_top = y;
-    const auto& layout = setup.stages[s].layout;
-    const spec::GpuSpec& gpu = topo.island(layout.island).gpu;
     w.out() += absl::StrFormat(R"(<g class="stage" data-stage="%d">)", s);
     for (const Block& b : rows[s].compute) w.AddBlock(b, y, kComputeHeight);
     y += kComputeHeight + kLaneGap;
     w.AddLanes(rows[s].transfers, "p2p", y);
     w.AddLanes(rows[s].syncs, "sync", y);
+    // A mixed stage names each replica group on a line of its own: its GPU type, TP x DP and share.
+    const std::vector<std::string> lanes = StageLaneNames(setup, s);
+    y = std::max(y, row_top + kLaneNameTop + kLaneNameStep * static_cast<double>(lanes.size() - 1) + 4);
     const double row_height = y - row_top;
     w.out() += "</g>\n";
-    // A mixed stage names each replica group: its GPU type, TP x DP and share of every microbatch.
-    const std::string lane = layout.mixed() ? MixedStageLane(setup, s)
-                                            : absl::StrFormat("%s, TP %d x DP %d", gpu.short_name(),
-                                                              layout.tensor_parallel, layout.data_parallel);
-    const std::string label = absl::StrFormat(
-        R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="6" y="%s">%s</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
-        kGanttLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, Coord(row_top + 25),
-        HtmlEscape(lane), kGanttLeft - 4, Coord(row_top + 15));
+    std::string label = absl::StrFormat(
+        R"(<rect class="row" x="%d" y="%s" width="%d" height="%s"/><text class="rowname" x="6" y="%s">stage %d</text><text class="lane" x="%d" y="%s" text-anchor="end">F/B</text>)",
+        kGanttLeft, Coord(row_top - 2), kPlotWidth, Coord(row_height + 2), Coord(row_top + 12), s, kGanttLeft - 4,
+        Coord(row_top + 15));
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      absl::StrAppendFormat(&label, R"(<text class="lane" x="6" y="%s">%s</text>)",
+                            Coord(row_top + kLaneNameTop + kLaneNameStep * static_cast<double>(i)),
+                            HtmlEscape(lanes[i]));
+    }
     w.labels() += label + "\n";
     y += kRowGap;
   }
