@@ -98,18 +98,13 @@ TEST_CASE("import nemo: bad configs name the file, the key and the problem", "[i
 }
 
 TEST_CASE("import nemo: the launcher's published configs import and validate", "[interop][nemo]") {
-  const std::string dir = absl::StrCat(HETSIM_SHARED_DIR, "/nemo-configs/");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    WARN("no " << dir << ": NeMo's published configs are not in shared/ yet; corpus not checked");
-    return;
-  }
+  const auto corpus = hetsim::testing::SharedCorpus("nemo-configs", ".yaml");
+  if (!corpus) return;
   int imported = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".yaml") continue;
-    INFO(entry.path().filename().string());
-    auto r = ImportNemo(hetsim::testing::ImportTestText(entry.path().string()), hetsim::testing::ImportTestCluster(),
-                        {}, entry.path().filename().string());
+  for (const std::filesystem::path& path : *corpus) {
+    INFO(path.filename().string());
+    auto r = ImportNemo(hetsim::testing::ImportTestText(path.string()), hetsim::testing::ImportTestCluster(), {},
+                        path.filename().string());
     CHECK(r.ok());
     imported += r.ok();
   }

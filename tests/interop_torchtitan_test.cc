@@ -123,21 +123,16 @@ TEST_CASE("import torchtitan: bad configs name the file, the key and the problem
 }
 
 TEST_CASE("import torchtitan: torchtitan's published llama3 configs import and validate", "[interop][torchtitan]") {
-  const std::string dir = absl::StrCat(HETSIM_SHARED_DIR, "/torchtitan-configs/");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    WARN("no " << dir << ": torchtitan's published configs are not in shared/ yet; corpus not checked");
-    return;
-  }
+  const auto corpus = hetsim::testing::SharedCorpus("torchtitan-configs", ".toml");
+  if (!corpus) return;
   int imported = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".toml") continue;
-    const std::string name = entry.path().filename().string();
+  for (const std::filesystem::path& path : *corpus) {
+    const std::string name = path.filename().string();
     INFO(name);
     MegatronImportRequest request;
     request.nodes = 64;  // 512 GPUs: every published layout divides them
-    auto r = ImportTorchtitan(hetsim::testing::ImportTestText(entry.path().string()),
-                              hetsim::testing::ImportTestCluster(), request, name);
+    auto r = ImportTorchtitan(hetsim::testing::ImportTestText(path.string()), hetsim::testing::ImportTestCluster(),
+                              request, name);
     // Only llama3 configs are known to this importer; the others must be refused by name, not crash.
     if (name.rfind("llama", 0) == 0 || name == "debug_model.toml") {
       CHECK(r.ok());

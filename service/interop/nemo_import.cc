@@ -231,14 +231,17 @@ absl::StatusOr<std::string> RecomputeAndChunks(const YamlConfig& c) {
     }
   }
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> chunks, c.Int("model.virtual_pipeline_model_parallel_size"));
-  if (chunks && *chunks > 1) {
-    HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> layers, c.Int("model.num_layers"));
-    HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> pp, c.Int("model.pipeline_model_parallel_size"));
-    const int64_t per = layers.value_or(0) / (pp.value_or(1) * *chunks);
-    if (per < 1 || per * pp.value_or(1) * *chunks != layers.value_or(0)) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> layers, c.Int("model.num_layers"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> pp, c.Int("model.pipeline_model_parallel_size"));
+  // Without num_layers, or with a pipeline size below 1, the Megatron importer names the flag at fault.
+  if (chunks && *chunks > 1 && layers && pp.value_or(1) >= 1) {
+    const int64_t stages = pp.value_or(1);
+    // Checked by division first: the product of two values from the file could overflow.
+    const int64_t per = *chunks > *layers / stages ? 0 : *layers / (stages * *chunks);
+    if (per < 1 || per * stages * *chunks != *layers) {
       return c.Error("model.virtual_pipeline_model_parallel_size",
                      absl::StrFormat("%d chunks per stage do not split model.num_layers %d over %d stages evenly",
-                                     *chunks, layers.value_or(0), pp.value_or(1)));
+                                     *chunks, *layers, stages));
     }
     absl::StrAppend(&line, " --num-layers-per-virtual-pipeline-stage ", per);
   }
