@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "service/interop/launch_script.h"
 
 namespace hetsim::interop {
 namespace {
@@ -102,6 +104,12 @@ constexpr NamedFlag kModelledFlags[] = {
     {"account-for-loss-in-pipeline-split", 0},
     {"num-virtual-stages-per-pipeline-rank", 1},
     {"mtp-num-layers", 1},  // DeepSeek's multi-token prediction modules
+    // Megatron-DeepSpeed (deepspeed_config.h): the engine, its JSON config and its ZeRO stage.
+    {"deepspeed", 0},
+    {"deepspeed_config", 1},
+    {"deepspeed-config", 1},
+    {"zero-stage", 1},
+    {"no-pipeline-parallel", 0},
 };
 
 // Would change the cost; hetsim cannot express them yet (reported, not applied).
@@ -113,6 +121,12 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"cross-entropy-loss-fusion", 0},
     {"disable-bias-linear", 0},
     {"empty-unused-memory-level", 1},
+    {"cpu-optimizer", 0},          // Megatron-DeepSpeed: the optimizer step on the host
+    {"partition-activations", 0},  // DeepSpeed's checkpoints split over TP ranks (memory only)
+    {"contigious-checkpointing", 0},
+    {"checkpoint-in-cpu", 0},
+    {"pp-partition-method", 1},        // DeepSpeed's layer split: hetsim splits the blocks evenly
+    {"ds-sequence-parallel-size", 1},  // DeepSpeed-Ulysses
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
@@ -186,6 +200,14 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"moe-router-load-balancing-type", 1},
     {"moe-aux-loss-coeff", 1},
     {"DDP-impl", 1},
+    {"loss-scale", 1},
+    {"initial-loss-scale", 1},
+    {"loss-scale-window", 1},
+    {"hysteresis", 1},
+    {"min-loss-scale", 1},
+    {"exit-interval", 1},
+    {"data-impl", 1},
+    {"deepspeed-activation-checkpointing", 0},  // whose checkpointing runs, not whether: --checkpoint-activations says
 };
 
 const absl::flat_hash_map<std::string, Spec>& Table() {
@@ -255,25 +277,72 @@ std::vector<std::string> ShellTokens(absl::string_view line) {
   return tokens;
 }
 
+namespace {
+
+// The launcher's own flags before the training script, "--flag value" or "--flag=value": torchrun's
+// (and torch.distributed.launch's) --nproc_per_node and --nnodes, deepspeed's --num_gpus and
+// --num_nodes, srun's --ntasks-per-node and --nodes/-N. An elastic range "1:4" reads its largest; a
+// value that is not a number (`gpu`, an unset variable) is noted and left to --nodes or the island.
+void ReadLauncher(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
+  for (size_t j = 0; j < script; ++j) {
+    std::string name = tokens[j], value;
+    if (const size_t eq = name.find('='); eq != std::string::npos && absl::StartsWith(name, "-")) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (j + 1 < script) {
+      value = tokens[j + 1];
+    }
+    int64_t* target = nullptr;
+    for (const char* n : {"--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus", "--ntasks-per-node"}) {
+      if (name == n) target = &out.launcher_nproc_per_node;
+    }
+    for (const char* n : {"--nnodes", "--num_nodes", "--num-nodes", "--nodes", "-N"}) {
+      if (name == n) target = &out.launcher_nnodes;
+    }
+    if (target == nullptr) continue;
+    absl::string_view number = value;
+    if (const size_t colon = number.find(':'); colon != absl::string_view::npos) {
+      number = number.substr(colon + 1);
+      out.launch_notes.push_back(
+          absl::StrFormat("%s %s: an elastic range; its largest, %s, is read", name, value, number));
+    }
+    if (!absl::SimpleAtoi(number, target) || *target <= 0) {
+      *target = 0;
+      out.launch_notes.push_back(
+          absl::StrFormat("%s %s: not a number of GPUs or nodes; --nodes or the island's node decides", name, value));
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
-  std::vector<std::string> tokens = ShellTokens(line);
+  HETSIM_ASSIGN_OR_RETURN(RenderedLaunch rendered, RenderLaunchScript(line, source));
+  if (rendered.words.empty()) {
+    // No command runs a .py script: a line of flags alone, or a script whose launch is out of reach.
+    std::vector<std::string> tokens = ShellTokens(line);
+    if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: no command of the script runs a Python training script (pretrain_gpt.py ...)%s%s; render the "
+        "command it runs (bash -x %s 2>&1 | grep pretrain) and import that line",
+        source, rendered.notes.empty() ? "" : ": ", absl::StrJoin(rendered.notes, "; "), source));
+  }
+  HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronWords(rendered.words, source));
+  for (auto it = rendered.notes.rbegin(); it != rendered.notes.rend(); ++it) {
+    flags.launch_notes.insert(flags.launch_notes.begin(), absl::StrCat("script ", *it));
+  }
+  flags.written_files = std::move(rendered.written_files);
+  return flags;
+}
+
+absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>& tokens, absl::string_view source) {
   MegatronFlags out;
   size_t start = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!absl::EndsWith(tokens[i], ".py")) continue;
     const size_t slash = tokens[i].find_last_of('/');
     out.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
-    // The launcher's own flags: torchrun --nproc_per_node N --nnodes M (also --nproc-per-node).
-    for (size_t j = 0; j + 1 < i; ++j) {
-      const std::string& t = tokens[j];
-      int64_t* target = (t == "--nproc_per_node" || t == "--nproc-per-node") ? &out.launcher_nproc_per_node
-                        : t == "--nnodes"                                    ? &out.launcher_nnodes
-                                                                             : nullptr;
-      if (target != nullptr && !absl::SimpleAtoi(tokens[j + 1], target)) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: %s: \"%s\" is not a whole number", source, t, tokens[j + 1]));
-      }
-    }
+    ReadLauncher(tokens, i, out);
     start = i + 1;
     break;
   }
@@ -311,6 +380,12 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     } else {
       while (static_cast<int>(values.size()) < arity && i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) {
         values.push_back(tokens[++i]);
+      }
+      // A flag without effect on the cost whose value is missing (a placeholder path the script
+      // leaves empty) is noted, not refused: its value changes nothing.
+      if (static_cast<int>(values.size()) != arity && spec->second.kind == FlagKind::kNoEffect) {
+        out.no_effect.push_back(absl::StrFormat("--%s (without its value)", name));
+        continue;
       }
       if (static_cast<int>(values.size()) != arity) {
         return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs %d value%s, got %d", source, name, arity,

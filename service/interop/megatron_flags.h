@@ -33,6 +33,10 @@ struct MegatronFlags {
   std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
   std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
   std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
+  // What reading a script (launch_script.h) and its launcher could not decide, one line each.
+  std::vector<std::string> launch_notes;
+  // Files the script writes before it launches (a DeepSpeed config in a here document), by path.
+  std::map<std::string, std::string> written_files;
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.
@@ -47,10 +51,15 @@ struct MegatronFlags {
 // The kind of a Megatron flag name (without "--").
 FlagKind KindOf(absl::string_view name);
 
-// Splits `line` into tokens and reads the flags. InvalidArgument naming `source` when a flag needs a
+// Renders `line` as a launch script (launch_script.h: variables, arrays, if branches, here documents)
+// and reads the flags of the command that runs the training script; a line without one (flags alone)
+// is split as written. InvalidArgument naming `source` when a flag needs a
 // value and has none, or when one flag is given twice with different values ("--fp16 ... --fp16" is
 // fine; "--num-layers 24 and --num-layers 32 contradict each other").
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source);
+
+// The flags of a command already split into words, launcher first.
+absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>& tokens, absl::string_view source);
 
 // Shell-like tokens of `line`: whitespace-separated, quotes group, backslash-newline joins lines, an
 // unquoted # at the start of a token comments out the rest of its line.

@@ -11,6 +11,7 @@
 #include "proto/framework_profile.h"
 #include "proto/inputs.h"
 #include "proto/limits.h"
+#include "service/interop/deepspeed_config.h"
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
 #include "service/interop/megatron_split.h"
@@ -426,6 +427,27 @@ bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, st
   return true;
 }
 
+// Megatron-DeepSpeed: the stage of DeepSpeed's ZeRO (--zero-stage, or the config's); with pipelines,
+// DeepSpeed's pipeline engine, which runs ZeRO stages 0 and 1 only.
+absl::StatusOr<int> ReadDeepSpeedZeroStage(const Reader& r, const Layout& l) {
+  int64_t stage = 0;
+  if (r.Has("zero-stage") && (!absl::SimpleAtoi(r.Value("zero-stage"), &stage) || stage < 0 || stage > 3)) {
+    return r.Error(absl::StrFormat("--zero-stage: \"%s\" is not 0, 1, 2 or 3", r.Value("zero-stage")));
+  }
+  if (r.Has("no-pipeline-parallel") && l.pp > 1) {
+    return r.Contradict("--no-pipeline-parallel", absl::StrFormat("--pipeline-model-parallel-size %d", l.pp));
+  }
+  if (l.pp > 1 && stage > 1) {
+    return r.Contradict(absl::StrFormat("ZeRO stage %d", stage),
+                        absl::StrFormat("--pipeline-model-parallel-size %d", l.pp),
+                        "DeepSpeed's pipeline engine runs ZeRO stages 0 and 1 only");
+  }
+  for (const char* megatron : {"use-distributed-optimizer", "use-torch-fsdp2", "use-megatron-fsdp"}) {
+    if (r.Has(megatron)) return r.Contradict("--deepspeed", absl::StrCat("--", megatron));
+  }
+  return static_cast<int>(stage);
+}
+
 // The ZeRO stage of the data-parallel sharding: Megatron's distributed optimizer shards the optimizer
 // state (1); Megatron-FSDP shards what --data-parallel-sharding-strategy says (its default no_shard
 // shards nothing: gradients all-reduced, though Megatron-FSDP wants --use-distributed-optimizer too);
@@ -443,6 +465,7 @@ absl::StatusOr<int> ReadZeroStage(const Reader& r, const Layout& l, std::vector<
     if (l.ep > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--expert-model-parallel-size %d", l.ep));
     return 3;
   }
+  if (r.Has("deepspeed")) return ReadDeepSpeedZeroStage(r, l);
   if (!megatron_fsdp) {
     if (r.Has("data-parallel-sharding-strategy")) {
       notes.push_back(absl::StrFormat("--data-parallel-sharding-strategy %s: no effect without --use-megatron-fsdp",
@@ -753,10 +776,14 @@ void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, c
     return false;
   };
   const bool core = split.later_releases() || any(kCoreFlags);
-  plan.set_framework(code_2021                  ? v1::MEGATRON_LM_2021
+  plan.set_framework(r.Has("deepspeed")         ? v1::MEGATRON_DEEPSPEED
+                     : code_2021                ? v1::MEGATRON_LM_2021
                      : core || !any(k2022Flags) ? v1::MEGATRON_CORE
                                                 : v1::MEGATRON_LM_2022);
-  const spec::FrameworkProfile& profile = KeepBehavioursUnderFramework(plan.framework(), model, plan);
+  // Megatron-DeepSpeed's behaviours are its engine's, not flags of the line: its profile applies whole.
+  const spec::FrameworkProfile& profile = plan.framework() == v1::MEGATRON_DEEPSPEED
+                                              ? spec::ProfileOf(proto::FrameworkOf(plan.framework()))
+                                              : KeepBehavioursUnderFramework(plan.framework(), model, plan);
   notes.push_back(
       absl::StrFormat("framework %s (%s), read from the line's flags%s", profile.name, profile.enum_name,
                       plan.framework_off().empty()
@@ -768,6 +795,28 @@ void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, c
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (flags.script == "pretrain_mamba.py") {
     return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
+  }
+  // Megatron's other entry points train models that are not GPT decoders; pricing them as one would be
+  // silently wrong.
+  static constexpr std::pair<const char*, const char*> kOtherEntryPoints[] = {
+      {"pretrain_bert.py", "trains BERT (an encoder with bidirectional attention and its MLM and NSP heads)"},
+      {"pretrain_t5.py", "trains T5 (an encoder-decoder with cross-attention)"},
+      {"pretrain_ict.py", "trains the inverse cloze task's two BERT towers"},
+      {"pretrain_retro.py", "trains RETRO (a decoder with chunked cross-attention to retrieved neighbours)"},
+      {"pretrain_vlm.py", "trains a vision-language model"},
+      {"pretrain_vision_classify.py", "trains a vision transformer"},
+      {"pretrain_vision_dino.py", "trains a vision transformer"},
+      {"pretrain_vision_inpaint.py", "trains a vision transformer"},
+      {"run_text_generation_server.py", "serves a model for inference"},
+      {"main.py", "runs a fine-tuning or evaluation task (tasks/main.py)"},
+  };
+  for (const auto& [script, what] : kOtherEntryPoints) {
+    if (flags.script == script) {
+      return r.Error(
+          absl::StrFormat("%s %s, which hetsim does not model (it prices GPT-style decoders, "
+                          "pretrain_gpt.py)",
+                          script, what));
+    }
   }
   for (const auto& [name, value] : flags.flags) {
     if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
@@ -808,7 +857,15 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
                         "Megatron's default",
                         micro * l.dp));
   }
-  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp));
+  // DeepSpeed's config may give the accumulation steps instead of the batch.
+  HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
+  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp * accumulation));
+  if (r.Has("gradient-accumulation-steps") && global != micro * l.dp * accumulation) {
+    return r.Contradict(absl::StrFormat("the global batch %d", global),
+                        absl::StrFormat("the DeepSpeed config's gradient_accumulation_steps %d", accumulation),
+                        absl::StrFormat("micro-batch %d x data parallel %d x %d steps = %d", micro, l.dp, accumulation,
+                                        micro * l.dp * accumulation));
+  }
   if (global % (micro * l.dp) != 0) {
     return r.Contradict(
         absl::StrFormat("--global-batch-size %d", global), absl::StrFormat("--micro-batch-size %d", micro),
@@ -821,6 +878,7 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
 
 // What the import did with the flags it did not price.
 void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
+  for (const std::string& n : flags.launch_notes) notes.push_back(n);
   for (const std::string& f : flags.renamed) notes.push_back(absl::StrCat("read as renamed: ", f));
   if (!flags.no_effect.empty()) {
     notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
@@ -829,10 +887,8 @@ void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
   for (const std::string& f : flags.unknown) notes.push_back(absl::StrCat("unknown (ignored): ", f));
 }
 
-}  // namespace
-
-absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
-                                              const MegatronImportRequest& request, absl::string_view source) {
+absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1::Cluster& cluster,
+                                           const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
   HETSIM_RETURN_IF_ERROR(RefuseOtherModels(r, flags));
   MegatronImport out;
@@ -882,6 +938,19 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
 
   HETSIM_RETURN_IF_ERROR(ValidateImported(cluster, out.model, plan, source));
   return out;
+}
+
+}  // namespace
+
+// A refusal also says what the script left undecided: the unset variable or the command not run is
+// usually why a flag's value is missing.
+absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
+                                              const MegatronImportRequest& request, absl::string_view source) {
+  HETSIM_ASSIGN_OR_RETURN(const MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
+  absl::StatusOr<MegatronImport> out = ImportFlags(with_config, cluster, request, source);
+  if (out.ok() || flags.launch_notes.empty()) return out;
+  return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
+                                                        absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));
 }
 
 const spec::FrameworkProfile& KeepBehavioursUnderFramework(v1::Framework framework, const v1::Model& model,

@@ -1,0 +1,171 @@
+#include "service/interop/deepspeed_config.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+
+namespace hetsim::interop {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+const Value* Find(const Struct& s, absl::string_view key) {
+  auto it = s.fields().find(std::string(key));
+  return it == s.fields().end() ? nullptr : &it->second;
+}
+
+const Struct* Section(const Struct& s, absl::string_view key) {
+  const Value* v = Find(s, key);
+  return v != nullptr && v->has_struct_value() ? &v->struct_value() : nullptr;
+}
+
+// A whole number at `key` ("auto", as Hugging Face's integration writes, is left to the flags).
+absl::StatusOr<std::optional<int64_t>> WholeNumber(const Struct& s, absl::string_view key, absl::string_view path,
+                                                   int64_t min, absl::string_view source, DeepSpeedConfig& out) {
+  const Value* v = Find(s, key);
+  if (v == nullptr) return std::nullopt;
+  if (v->has_string_value() && v->string_value() == "auto") {
+    out.notes.push_back(absl::StrFormat("%s: \"auto\": left to the launch line's flags", path));
+    return std::nullopt;
+  }
+  const double d = v->has_number_value() ? v->number_value() : NAN;
+  if (!(d >= static_cast<double>(min) && d <= INT32_MAX && std::floor(d) == d)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s: must be a whole number of at least %d", source, path, min));
+  }
+  return static_cast<int64_t>(d);
+}
+
+bool Enabled(const Struct& s, absl::string_view key) {
+  const Struct* section = Section(s, key);
+  const Value* enabled = section == nullptr ? nullptr : Find(*section, "enabled");
+  return enabled != nullptr && enabled->has_bool_value() && enabled->bool_value();
+}
+
+void NoteOffload(const Struct& zero, absl::string_view key, DeepSpeedConfig& out) {
+  const Struct* offload = Section(zero, key);
+  const Value* device = offload == nullptr ? nullptr : Find(*offload, "device");
+  if (device != nullptr && device->has_string_value() && device->string_value() != "none") {
+    out.notes.push_back(
+        absl::StrFormat("not modelled (ignored): zero_optimization.%s.device \"%s\"", key, device->string_value()));
+  }
+}
+
+// One value the config sets into the flags: absent there, it is added; equal, nothing; else both named.
+absl::Status Fold(MegatronFlags& flags, absl::string_view flag, int64_t value, absl::string_view key,
+                  absl::string_view source) {
+  const std::string text = absl::StrCat(value);
+  auto it = flags.flags.find(std::string(flag));
+  if (it == flags.flags.end()) {
+    flags.flags.emplace(std::string(flag), FlagValue{{text}, 0});
+    return absl::OkStatus();
+  }
+  if (it->second.values.size() == 1 && it->second.values[0] == text) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: --%s %s and the DeepSpeed config's %s %d contradict each other", source, flag,
+                      absl::StrJoin(it->second.values, " "), key, value));
+}
+
+}  // namespace
+
+absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, absl::string_view source) {
+  Struct root;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  // Protobuf 3.21 has a Status of its own.
+  if (auto s = google::protobuf::util::JsonStringToMessage(std::string(json), &root, options); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: not a JSON object: %s", source, std::string(s.message())));
+  }
+  DeepSpeedConfig out;
+  HETSIM_ASSIGN_OR_RETURN(out.train_batch_size,
+                          WholeNumber(root, "train_batch_size", "train_batch_size", 1, source, out));
+  HETSIM_ASSIGN_OR_RETURN(out.micro_batch_per_gpu, WholeNumber(root, "train_micro_batch_size_per_gpu",
+                                                               "train_micro_batch_size_per_gpu", 1, source, out));
+  HETSIM_ASSIGN_OR_RETURN(out.gradient_accumulation_steps, WholeNumber(root, "gradient_accumulation_steps",
+                                                                       "gradient_accumulation_steps", 1, source, out));
+  if (const Struct* zero = Section(root, "zero_optimization")) {
+    HETSIM_ASSIGN_OR_RETURN(out.zero_stage, WholeNumber(*zero, "stage", "zero_optimization.stage", 0, source, out));
+    if (out.zero_stage && *out.zero_stage > 3) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: zero_optimization.stage: %d is not 0, 1, 2 or 3", source, *out.zero_stage));
+    }
+    NoteOffload(*zero, "offload_optimizer", out);
+    NoteOffload(*zero, "offload_param", out);
+  }
+  out.fp16 = Enabled(root, "fp16");
+  out.bf16 = Enabled(root, "bf16") || Enabled(root, "bfloat16");
+  if (out.fp16 && out.bf16) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: fp16.enabled and bf16.enabled contradict each other", source));
+  }
+  if (const Struct* ac = Section(root, "activation_checkpointing")) {
+    const Value* partition = Find(*ac, "partition_activations");
+    if (partition != nullptr && partition->has_bool_value() && partition->bool_value()) {
+      out.notes.push_back("not modelled (ignored): activation_checkpointing.partition_activations");
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, absl::string_view source) {
+  if (!flags.Has("deepspeed")) return flags;
+  std::optional<std::string> path = flags.Value("deepspeed_config");
+  if (!path) path = flags.Value("deepspeed-config");
+  MegatronFlags out = flags;
+  if (!path) {
+    out.launch_notes.push_back(
+        "--deepspeed without --deepspeed_config: the batch, ZeRO stage and precision come from the flags");
+    return out;
+  }
+  std::string json, where;
+  if (auto written = flags.written_files.find(*path); written != flags.written_files.end()) {
+    json = written->second;
+    where = absl::StrFormat("%s (written by the script)", *path);
+  } else {
+    where = source == "--line" ? *path : proto::ResolveRelativeTo(source, *path);
+    absl::StatusOr<std::string> text = proto::ReadInputFile(where, proto::InputKind::kText);
+    if (!text.ok()) {
+      // Scripts often make the config at run time from a template (sed ... > ds_config.json): the
+      // flags still say the batch and, with --zero-stage, the ZeRO stage.
+      out.launch_notes.push_back(absl::StrFormat(
+          "--deepspeed_config %s: not written by the script and not readable (%s): the batch, ZeRO stage and "
+          "precision come from the flags; put the JSON beside the script to read it",
+          *path, text.status().message()));
+      return out;
+    }
+    json = *std::move(text);
+  }
+  HETSIM_ASSIGN_OR_RETURN(const DeepSpeedConfig config, ParseDeepSpeedConfig(json, where));
+  if (config.micro_batch_per_gpu) {
+    HETSIM_RETURN_IF_ERROR(
+        Fold(out, "micro-batch-size", *config.micro_batch_per_gpu, "train_micro_batch_size_per_gpu", source));
+  }
+  if (config.train_batch_size) {
+    HETSIM_RETURN_IF_ERROR(Fold(out, "global-batch-size", *config.train_batch_size, "train_batch_size", source));
+  }
+  if (config.gradient_accumulation_steps) {
+    HETSIM_RETURN_IF_ERROR(Fold(out, "gradient-accumulation-steps", *config.gradient_accumulation_steps,
+                                "gradient_accumulation_steps", source));
+  }
+  if (config.zero_stage)
+    HETSIM_RETURN_IF_ERROR(Fold(out, "zero-stage", *config.zero_stage, "zero_optimization.stage", source));
+  for (const char* dtype : {"fp16", "bf16"}) {
+    if ((dtype == std::string("fp16") ? config.fp16 : config.bf16) && !out.Has(dtype)) {
+      out.flags.emplace(dtype, FlagValue{{}, 0});
+    }
+  }
+  out.launch_notes.push_back(absl::StrFormat("DeepSpeed config %s read", where));
+  for (const std::string& n : config.notes) out.launch_notes.push_back(absl::StrCat("DeepSpeed config: ", n));
+  return out;
+}
+
+}  // namespace hetsim::interop
