@@ -118,6 +118,35 @@ TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output",
   CHECK_FALSE(ParseSweepCsv("", "e.csv").ok());
 }
 
+TEST_CASE("sweep page: OOM and failed points as such, categories as categories, axes without effect named",
+          "[report]") {
+  using hetsim::traces::html::ParseSweepCsv;
+  const std::string header = "point,plan.gpu_preset,cluster.islands[1].node_count,iteration_time_ms,status,message";
+  const std::string long_message(120, 'm');
+  // Three GPU presets (categories); node_count moves nothing (a fixed plan); one point out of memory,
+  // one infeasible.
+  const std::string csv = header +
+                          "\n0,A100-80GB,4,10,ok,\n1,A100-80GB,8,10,ok,\n2,H100-SXM,4,6,oom,needs more\n"
+                          "3,H100-SXM,8,6,oom,needs more\n4,L40S,4,,infeasible," +
+                          long_message + "\n5,L40S,8,,infeasible,x\n";
+  auto t = ParseSweepCsv(csv, "s.csv");
+  REQUIRE(t.ok());
+  const std::string html = hetsim::traces::html::SweepReportHtml(*t, "s.pbtxt");
+  // Category names as ticks, in the sweep's order; not a number line.
+  CHECK(html.find(">A100-80GB</text>") != std::string::npos);
+  CHECK(html.find(">L40S</text>") != std::string::npos);
+  CHECK(html.find("plan.gpu_preset (A100-80GB") == std::string::npos);
+  // The OOM points are a marker series of their own, in the legend; the failed ones are counted.
+  CHECK(Count(html, "(out of memory)</title>") == 2);
+  CHECK(html.find(">out of memory</text>") != std::string::npos);
+  CHECK(html.find("2 points not simulated (2 infeasible)") != std::string::npos);
+  // node_count changes no result: said; the preset does.
+  CHECK(html.find("No result changes with cluster.islands[1].node_count") != std::string::npos);
+  CHECK(html.find("No result changes with plan.gpu_preset") == std::string::npos);
+  // A long message keeps its row one line high and shows whole on hover.
+  CHECK(html.find("<td class=\"long\" title=\"" + long_message) != std::string::npos);
+}
+
 TEST_CASE("validate report: a point per stage and plan, error bars per stage", "[report]") {
   hetsim::traces::html::ValidateData d;
   d.plan_name = "p";

@@ -62,6 +62,41 @@ std::string Legend(const std::vector<Series>& series, int x, int y, int width) {
   return out;
 }
 
+// One series: its line (unless markers only) and, for markers or short lines, a marker per point.
+template <typename ToX, typename ToY>
+std::string SeriesSvg(const Series& s, const ToX& X, const ToY& Y) {
+  std::string out;
+  if (s.points.empty()) return "";
+  if (s.style != SeriesStyle::kMarkers) {
+    std::string path;
+    for (size_t i = 0; i < s.points.size(); ++i) {
+      const Point& p = s.points[i];
+      if (s.style == SeriesStyle::kStep && i > 0)
+        absl::StrAppend(&path, " ", Coord(X(p.x)), ",", Coord(Y(s.points[i - 1].y)));
+      absl::StrAppend(&path, i == 0 ? "" : " ", Coord(X(p.x)), ",", Coord(Y(p.y)));
+    }
+    absl::StrAppendFormat(&out, R"(<polyline class="series" points="%s" stroke="%s"%s><title>%s</title></polyline>)",
+                          path, s.color,
+                          s.style == SeriesStyle::kDashed ? R"( stroke-dasharray="5 3")"
+                          : s.dash.empty()                ? ""
+                                                          : absl::StrCat(" stroke-dasharray=\"", s.dash, "\""),
+                          HtmlEscape(s.name));
+  }
+  const bool markers = s.style == SeriesStyle::kMarkers || (s.style == SeriesStyle::kLine && s.points.size() <= 40);
+  if (!markers) return out;
+  for (const Point& p : s.points) {
+    if (p.y_low < p.y_high) {
+      absl::StrAppendFormat(&out, R"(<line class="errorbar" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>)",
+                            Coord(X(p.x)), Coord(X(p.x)), Coord(Y(p.y_low)), Coord(Y(p.y_high)), s.color);
+    }
+    const std::string label = p.label.empty() ? absl::StrCat(s.name, ": ", Num(p.x), ", ", Num(p.y)) : p.label;
+    absl::StrAppendFormat(&out, R"(<circle class="marker" cx="%s" cy="%s" r="%d" fill="%s"><title>%s</title></circle>)",
+                          Coord(X(p.x)), Coord(Y(p.y)), s.style == SeriesStyle::kMarkers ? 5 : 3, s.color,
+                          HtmlEscape(label));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
@@ -79,7 +114,13 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
   if (spec.identity_line) {
     xr.Add(yr.lo), xr.Add(yr.hi), yr.Add(xr.lo), yr.Add(xr.hi);
   }
-  xr.Fix(spec.x_min, spec.x_max);
+  const bool categorical = !spec.x_categories.empty();
+  if (categorical) {
+    xr.lo = -0.5;
+    xr.hi = static_cast<double>(spec.x_categories.size()) - 0.5;
+  } else {
+    xr.Fix(spec.x_min, spec.x_max);
+  }
   yr.Fix(spec.y_min, spec.y_max);
   const std::vector<double> xt = NiceTicks(xr.lo, xr.hi), yt = NiceTicks(yr.lo, yr.hi, 5);
   if (!spec.y_max && yt.back() > yr.hi) yr.hi = yt.back();
@@ -101,7 +142,15 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
     absl::StrAppendFormat(&out, R"(<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>)", kLeft - 4,
                           Coord(Y(t) + 4), Num(t));
   }
+  for (size_t i = 0; i < spec.x_categories.size(); ++i) {
+    const double t = static_cast<double>(i);
+    absl::StrAppendFormat(&out, R"(<line class="grid" x1="%s" x2="%s" y1="%d" y2="%s"/>)", Coord(X(t)), Coord(X(t)),
+                          top, Coord(top + ph));
+    absl::StrAppendFormat(&out, R"(<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>)", Coord(X(t)),
+                          Coord(top + ph + 14), HtmlEscape(spec.x_categories[i]));
+  }
   for (double t : xt) {
+    if (categorical) break;
     if (t < xr.lo || t > xr.hi || (spec.integer_x && t != std::floor(t))) continue;
     absl::StrAppendFormat(&out, R"(<line class="grid" x1="%s" x2="%s" y1="%d" y2="%s"/>)", Coord(X(t)), Coord(X(t)),
                           top, Coord(top + ph));
@@ -120,36 +169,7 @@ std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series) {
     absl::StrAppendFormat(&out, R"(<line class="identity" x1="%s" y1="%s" x2="%s" y2="%s"><title>y = x</title></line>)",
                           Coord(X(lo)), Coord(Y(lo)), Coord(X(hi)), Coord(Y(hi)));
   }
-  for (const Series& s : series) {
-    if (s.points.empty()) continue;
-    if (s.style != SeriesStyle::kMarkers) {
-      std::string path;
-      for (size_t i = 0; i < s.points.size(); ++i) {
-        const Point& p = s.points[i];
-        if (s.style == SeriesStyle::kStep && i > 0)
-          absl::StrAppend(&path, " ", Coord(X(p.x)), ",", Coord(Y(s.points[i - 1].y)));
-        absl::StrAppend(&path, i == 0 ? "" : " ", Coord(X(p.x)), ",", Coord(Y(p.y)));
-      }
-      absl::StrAppendFormat(&out, R"(<polyline class="series" points="%s" stroke="%s"%s><title>%s</title></polyline>)",
-                            path, s.color,
-                            s.style == SeriesStyle::kDashed ? R"( stroke-dasharray="5 3")"
-                            : s.dash.empty()                ? ""
-                                                            : absl::StrCat(" stroke-dasharray=\"", s.dash, "\""),
-                            HtmlEscape(s.name));
-    }
-    const bool markers = s.style == SeriesStyle::kMarkers || (s.style == SeriesStyle::kLine && s.points.size() <= 40);
-    if (!markers) continue;
-    for (const Point& p : s.points) {
-      if (p.y_low < p.y_high) {
-        absl::StrAppendFormat(&out, R"(<line class="errorbar" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>)",
-                              Coord(X(p.x)), Coord(X(p.x)), Coord(Y(p.y_low)), Coord(Y(p.y_high)), s.color);
-      }
-      const std::string label = p.label.empty() ? absl::StrCat(s.name, ": ", Num(p.x), ", ", Num(p.y)) : p.label;
-      absl::StrAppendFormat(
-          &out, R"(<circle class="marker" cx="%s" cy="%s" r="%d" fill="%s"><title>%s</title></circle>)", Coord(X(p.x)),
-          Coord(Y(p.y)), s.style == SeriesStyle::kMarkers ? 5 : 3, s.color, HtmlEscape(label));
-    }
-  }
+  for (const Series& s : series) out += SeriesSvg(s, X, Y);
   out += "</svg>";
   return out;
 }

@@ -49,6 +49,9 @@ struct ChartSpec {
   bool identity_line = false;  // y = x, for predicted vs simulated
   bool legend = true;
   bool integer_x = false;  // x ticks only at integers (stages, counts)
+  // A categorical x axis (GPU presets, schedules): point i of a series sits at x = i and the tick
+  // there reads x_categories[i].
+  std::vector<std::string> x_categories;
 };
 
 std::string ChartSvg(const ChartSpec& spec, const std::vector<Series>& series);

@@ -15,7 +15,7 @@ h1{font-size:22px;margin:0 0 2px}h2{font-size:17px;margin:22px 0 6px}.sub{color:
 .fig .v{font-size:20px;font-weight:600}.fig .l{color:#555;font-size:12px}.fig.alert{border-color:#D55E00;background:#fbeee6}
 .fig.alert .v{color:#D55E00}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}
-th{background:#f3f3f3;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
+th{background:#f3f3f3;position:sticky;top:0}td{white-space:nowrap}td.long{max-width:32em;overflow:hidden;text-overflow:ellipsis;text-align:left}td:first-child,th:first-child{text-align:left}
 table.sortable th{cursor:pointer}table.sortable th:after{content:" \2195";color:#999}
 svg{font:11px system-ui,sans-serif}svg .title{font-size:13px;font-weight:600}svg .axis{font-size:12px}
 svg .tick{fill:#444}svg .grid{stroke:#e4e4e4}svg .frame{fill:none;stroke:#888}
@@ -92,6 +92,8 @@ void Page::AddParagraph(const std::string& text) {
 void Page::AddRaw(const std::string& html) { absl::StrAppend(&body_, html, "\n"); }
 void Page::AddTable(const Table& table) { absl::StrAppend(&body_, TableHtml(table), "\n"); }
 
+constexpr size_t kLongCell = 40;
+
 std::string TableHtml(const Table& table) {
   std::string out = absl::StrCat("<table", table.id.empty() ? "" : absl::StrCat(" id=\"", table.id, "\""),
                                  table.sortable ? " class=\"sortable\"" : "", "><thead><tr>");
@@ -99,7 +101,15 @@ std::string TableHtml(const Table& table) {
   out += "</tr></thead><tbody>\n";
   for (const auto& row : table.rows) {
     out += "<tr>";
-    for (const std::string& cell : row) absl::StrAppend(&out, "<td>", HtmlEscape(cell), "</td>");
+    for (const std::string& cell : row) {
+      // Rows stay one line high: a long cell (a refusal's message) is cut by the style sheet and
+      // shown whole on hover.
+      if (cell.size() > kLongCell) {
+        absl::StrAppend(&out, "<td class=\"long\" title=\"", HtmlEscape(cell), "\">", HtmlEscape(cell), "</td>");
+      } else {
+        absl::StrAppend(&out, "<td>", HtmlEscape(cell), "</td>");
+      }
+    }
     out += "</tr>\n";
   }
   out += "</tbody></table>";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -101,9 +102,16 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
     rows_of[k].push_back(&row);
   }
   const bool multiples = panels.size() > 1;
+  const int status = ColumnOf(t, "status");
+  auto point_label = [&](const std::vector<std::string>& row, double y) {
+    return absl::StrFormat("%s = %s%s: %s", t.axes[0], row[x_col],
+                           line_col >= 0 ? absl::StrCat(", ", t.axes[1], " = ", row[line_col]) : "", Num(y * m.scale));
+  };
   std::string out = multiples ? "<div class=\"multiples\">" : "";
   for (const std::string& panel : panels) {
     std::vector<Series> series;
+    // Points that do not fit in memory: markers of their own, off the lines of the points that run.
+    Series oom("out of memory", "#d62728", SeriesStyle::kMarkers);
     for (size_t l = 0; l < lines.values.size(); ++l) {
       static constexpr const char* kDashes[] = {"", "7 3", "2 2", "9 3 2 3"};
       Series s(line_col >= 0 ? absl::StrCat(t.axes[1], " = ", lines.values[l]) : m.column,
@@ -112,21 +120,69 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
         if (line_col >= 0 && (*row)[line_col] != lines.values[l]) continue;
         double y = 0;
         if (!absl::SimpleAtod((*row)[metric], &y)) continue;  // a failed point has no metrics
-        s.points.push_back({x_axis.X((*row)[x_col]), y * m.scale, 0, 0,
-                            absl::StrFormat("%s = %s%s: %s", t.axes[0], (*row)[x_col],
-                                            line_col >= 0 ? absl::StrCat(", ", t.axes[1], " = ", (*row)[line_col]) : "",
-                                            Num(y * m.scale))});
+        const bool out_of_memory = status >= 0 && (*row)[status] == "oom";
+        (out_of_memory ? oom : s)
+            .points.push_back({x_axis.X((*row)[x_col]), y * m.scale, 0, 0,
+                               absl::StrCat(point_label(*row, y), out_of_memory ? " (out of memory)" : "")});
       }
       std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
       if (!s.points.empty()) series.push_back(std::move(s));
     }
-    ChartSpec spec(panel.empty() ? m.label : panel,
-                   x_axis.numeric ? t.axes[0] : absl::StrCat(t.axes[0], " (", absl::StrJoin(x_axis.values, ", "), ")"),
-                   m.label, multiples ? 500 : 740, multiples ? 280 : 330);
-    spec.legend = line_col >= 0;
+    if (!oom.points.empty()) series.push_back(std::move(oom));
+    ChartSpec spec(panel.empty() ? m.label : panel, t.axes[0], m.label, multiples ? 500 : 740, multiples ? 280 : 330);
+    if (!x_axis.numeric) spec.x_categories = x_axis.values;
+    spec.legend = line_col >= 0 || series.size() > 1;
     out += ChartSvg(spec, series);
   }
   return multiples ? out + "</div>" : out;
+}
+
+// "3 points not simulated (2 infeasible, 1 limit): their rows say why", or "".
+std::string NotSimulated(const SweepTable& t) {
+  const int status = ColumnOf(t, "status");
+  if (status < 0) return "";
+  std::map<std::string, int> counts;
+  int total = 0;
+  for (const auto& row : t.rows) {
+    if (row[status] == "ok" || row[status] == "oom") continue;
+    ++counts[row[status]];
+    ++total;
+  }
+  if (total == 0) return "";
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : counts) parts.push_back(absl::StrFormat("%d %s", n, name));
+  return absl::StrFormat("%d point%s not simulated (%s): no marker on the charts; the table's message says why.", total,
+                         total == 1 ? "" : "s", absl::StrJoin(parts, ", "));
+}
+
+// The axes along which no metric moves: a cluster grown under a fixed plan, whose meshes never reach
+// the new GPUs, gives the same iteration at every value. Said on the page, or the flat line is read
+// as a finding.
+std::vector<std::string> AxesWithoutEffect(const SweepTable& t) {
+  const int first_metric = 1 + static_cast<int>(t.axes.size());
+  const int status = ColumnOf(t, "status");
+  std::vector<std::string> out;
+  for (size_t a = 0; a < t.axes.size(); ++a) {
+    const int column = ColumnOf(t, t.axes[a]);
+    std::map<std::vector<std::string>, std::vector<std::string>> metrics_of;  // the other axes -> metrics
+    std::map<std::vector<std::string>, std::set<std::string>> values_of;
+    bool moves = false;
+    for (const auto& row : t.rows) {
+      if (status >= 0 && row[status] != "ok" && row[status] != "oom") continue;
+      std::vector<std::string> others;
+      for (int c = 1; c < first_metric; ++c) {
+        if (c != column) others.push_back(row[c]);
+      }
+      const std::vector<std::string> metrics(row.begin() + first_metric, row.end());
+      values_of[others].insert(row[column]);
+      auto [it, inserted] = metrics_of.emplace(others, metrics);
+      if (!inserted && it->second != metrics) moves = true;
+    }
+    const bool varied =
+        std::any_of(values_of.begin(), values_of.end(), [](const auto& v) { return v.second.size() > 1; });
+    if (varied && !moves) out.push_back(t.axes[a]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -180,6 +236,13 @@ std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
     page.AddParagraph(absl::StrFormat("x: %s; one line per %s%s. Hover a point for its value.", t.axes[0], t.axes[1],
                                       t.axes.size() > 2 ? "; one chart per value of the other axes" : ""));
   }
+  for (const std::string& axis : AxesWithoutEffect(t)) {
+    page.AddParagraph(absl::StrFormat(
+        "No result changes with %s: the plan does not use what this axis varies (a plan fixed on a larger "
+        "cluster leaves the added GPUs idle; sweep the planner, or the plan's meshes, with it).",
+        axis));
+  }
+  if (const std::string skipped = NotSimulated(t); !skipped.empty()) page.AddParagraph(skipped);
   // Up to two axes: one chart per metric, side by side; more: a heading and small multiples each.
   const bool grid = t.axes.size() <= 2;
   if (grid) page.AddRaw("<div class=\"multiples\">");
