@@ -48,45 +48,35 @@ PlanRequest SurvivorsRequest(ProfileCache* cache) {
   return *r;
 }
 
-void Report(benchmark::State& state, const PlanOutcome& o) {
-  state.counters["plan_s"] = o.planning_seconds;
-  state.counters["pairs"] = static_cast<double>(o.profile.stage_mesh_pairs);
-  state.counters["hits"] = static_cast<double>(o.profile.cache_hits);
+// Plans `r` once per iteration; the counters are the last plan's time, stage-mesh pairs and cache hits.
+void PlanEachIteration(benchmark::State& state, const PlanRequest& r) {
+  for (auto _ : state) {
+    absl::StatusOr<PlanOutcome> o = MakePlan(r);
+    if (!o.ok()) {
+      state.SkipWithError(std::string(o.status().message()).c_str());
+      continue;
+    }
+    state.counters["plan_s"] = o->planning_seconds;
+    state.counters["pairs"] = static_cast<double>(o->profile.stage_mesh_pairs);
+    state.counters["hits"] = static_cast<double>(o->profile.cache_hits);
+  }
 }
 
 void BM_FirstPlan(benchmark::State& state) {
   const PlanRequest r = *ReplanPlanRequest(Inputs(), PlannerKind::kHapt, 2);
-  for (auto _ : state) {
-    absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok())
-      state.SkipWithError(std::string(o.status().message()).c_str());
-    else
-      Report(state, *o);
-  }
+  PlanEachIteration(state, r);
 }
 
 void BM_ReplanCold(benchmark::State& state) {
   const PlanRequest r = SurvivorsRequest(nullptr);
-  for (auto _ : state) {
-    absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok())
-      state.SkipWithError(std::string(o.status().message()).c_str());
-    else
-      Report(state, *o);
-  }
+  PlanEachIteration(state, r);
 }
 
 void BM_ReplanWarm(benchmark::State& state) {
   ProfileCache cache;
   if (!PrimeProfileCache(Inputs(), PlannerKind::kHapt, 2, &cache).ok()) std::abort();
   const PlanRequest r = SurvivorsRequest(&cache);
-  for (auto _ : state) {
-    absl::StatusOr<PlanOutcome> o = MakePlan(r);
-    if (!o.ok())
-      state.SkipWithError(std::string(o.status().message()).c_str());
-    else
-      Report(state, *o);
-  }
+  PlanEachIteration(state, r);
 }
 
 BENCHMARK(BM_FirstPlan)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -21,41 +21,12 @@
 #include "sim/collectives/simulate.h"
 #include "tests/build_topology.h"
 #include "tests/collectives_star.h"
+#include "tests/topology_clusters.h"
 
 namespace hetsim::calibrate {
 namespace {
 
 const std::string kData = absl::StrCat(HETSIM_SOURCE_DIR, "/tests/calibrate_data/");
-
-v1::Cluster DgxA100(int nodes) {
-  const std::string text = absl::StrFormat(R"pb(
-                                             name: "dgx-a100"
-                                             gpu_types { name: "a100" preset: "A100-80GB" }
-                                             node_types {
-                                               name: "dgx"
-                                               gpu_type: "a100"
-                                               gpus_per_node: 8
-                                               intra_node_fabric: NVSWITCH
-                                               intra_node_bandwidth_gbps: 2400
-                                               intra_node_latency_ns: 700
-                                             }
-                                             islands {
-                                               name: "a100"
-                                               node_type: "dgx"
-                                               node_count: %d
-                                               fabric: INFINIBAND
-                                               topology: SINGLE_SWITCH
-                                               nics_per_node: 8
-                                               nic_bandwidth_gbps: 200
-                                               nic_latency_ns: 1000
-                                               switch_latency_ns: 130
-                                             }
-                                           )pb",
-                                           nodes);
-  v1::Cluster c;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
-  return c;
-}
 
 // nccl-tests' time column: %7.2f below 100 us, %7.1f below 10 ms, %7.0f above.
 std::string TimeColumn(double us) {
@@ -155,7 +126,7 @@ TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
 
 TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within 1%", "[calibrate]") {
   // The truth: far from the presets in every parameter.
-  v1::Cluster truth = DgxA100(2);
+  v1::Cluster truth = testing::DgxA100Cluster(2);
   v1::NcclFabric* nv = truth.mutable_node_types(0)->mutable_nccl();
   nv->set_bandwidth_efficiency(0.70);
   nv->set_launch_latency_ns(11000);
@@ -177,7 +148,7 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
     REQUIRE(log.ok());
     logs.push_back(*std::move(log));
   }
-  v1::Cluster fitted = DgxA100(2);  // the presets
+  v1::Cluster fitted = testing::DgxA100Cluster(2);  // the presets
   NcclTestsSource source(std::move(logs), NcclFitOptions{});
   auto fit = source.Fit(fitted);
   INFO(fit.status().message());
@@ -200,12 +171,12 @@ TEST_CASE("calibrate: a log faster than the links can carry is refused, never fi
           "[calibrate]") {
   // What NVLink SHARP looks like to the fit: an all-reduce whose busbw the island's NVLink cannot reach,
   // here synthesised on NVLink of twice the cluster's bandwidth.
-  v1::Cluster fast = DgxA100(1);
+  v1::Cluster fast = testing::DgxA100Cluster(1);
   fast.mutable_node_types(0)->set_intra_node_bandwidth_gbps(4800);
   auto log = ParseNcclLog(SynthesizedLog(fast, hetsim::CollectiveOp::kAllReduce, 1), "all_reduce_perf_nvls.txt");
   REQUIRE(log.ok());
   std::vector<NcclLog> logs = {*std::move(log)};
-  v1::Cluster cluster = DgxA100(1);
+  v1::Cluster cluster = testing::DgxA100Cluster(1);
   auto fit = NcclTestsSource(std::move(logs), NcclFitOptions{}).Fit(cluster);
   REQUIRE_FALSE(fit.ok());
   CHECK_THAT(std::string(fit.status().message()),

@@ -11,15 +11,8 @@
 
 #include "service/calibrate/overhead_fit.h"
 
+namespace hetsim::calibrate {
 namespace {
-
-using hetsim::calibrate::FitConcerns;
-using hetsim::calibrate::FitOverheadValues;
-using hetsim::calibrate::kGemmProbe;
-using hetsim::calibrate::kPassProbe;
-using hetsim::calibrate::OverheadBounds;
-using hetsim::calibrate::OverheadProbe;
-using hetsim::calibrate::PredictWith;
 
 // A run simulated at `simulated` s, whose GEMMs are `gemm_s` of it and which has `passes` passes on its
 // critical path, measured as if the true values were `truth`.
@@ -103,3 +96,5 @@ TEST_CASE("overhead fit: runs no value can explain are called a weak fit", "[cal
   REQUIRE(!concerns.empty());
   CHECK_THAT(concerns.back(), Catch::Contains("the fit explains"));
 }
+
+}  // namespace hetsim::calibrate

@@ -7,14 +7,8 @@
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
 
+namespace hetsim::testing {
 namespace {
-
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 // Two stages of a layer-list model (no collectives of its own), each TP 2 on GPUs 0-1 of one fast node,
 // 1 MB of activations per sample across the boundary.
@@ -45,3 +39,5 @@ TEST_CASE("boundary: the receiving stage's TP ranks re-gather the scattered tens
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

@@ -9,39 +9,13 @@
 
 #include "sim/collectives/estimate.h"
 #include "tests/executor_test_util.h"
+#include "tests/topology_clusters.h"
 
 namespace hetsim::sim {
 namespace {
 
 using testing::MakeInputs;
 using testing::MakeSetup;
-
-// Two DGX A100 (8 GPUs on NVSwitch at 300 GB/s, 700 ns GPU to GPU), 8 x 200 Gb/s NICs per node on one
-// switch (NIC wire 1000 ns, switch 130 ns). Ideal hardware: the closed forms are exact.
-constexpr char kCluster[] = R"pb(
-  name: "dgx-a100-2node"
-  ideal: true
-  gpu_types { name: "a100" preset: "A100-80GB" }
-  node_types {
-    name: "dgx"
-    gpu_type: "a100"
-    gpus_per_node: 8
-    intra_node_fabric: NVSWITCH
-    intra_node_bandwidth_gbps: 2400
-    intra_node_latency_ns: 700
-  }
-  islands {
-    name: "a100"
-    node_type: "dgx"
-    node_count: 2
-    fabric: INFINIBAND
-    topology: SINGLE_SWITCH
-    nics_per_node: 8
-    nic_bandwidth_gbps: 200
-    nic_latency_ns: 1000
-    switch_latency_ns: 130
-  }
-)pb";
 
 // One stage over both nodes, TP 16: a GPT block of hidden 4096, one sample of 2048 tokens.
 v1::Plan CrossNodePlan(bool overlap, int tensor_parallel = 16, bool sequence_parallel = false) {
@@ -73,9 +47,10 @@ v1::Plan CrossNodePlan(bool overlap, int tensor_parallel = 16, bool sequence_par
   return plan;
 }
 
+// Two DGX A100 nodes (tests/topology_clusters.h). Ideal hardware: the closed forms are exact.
 v1::Cluster DgxCluster() {
-  v1::Cluster c;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(kCluster, &c));
+  v1::Cluster c = testing::DgxA100Cluster(2);
+  c.set_ideal(true);
   return c;
 }
 

@@ -15,16 +15,8 @@
 #include "traces/chrome_trace.h"
 #include "traces/metrics.h"
 
+namespace hetsim::testing {
 namespace {
-
-using hetsim::Time;
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 constexpr double kFastTflops = 250;  // the "fast" island's A100, FP16, made exactly twice the V100's
 constexpr double kSlowTflops = 125;  // the "slow" island's V100-32GB preset, FP16
@@ -265,3 +257,5 @@ TEST_CASE("ZeRO shards a mixed stage's states over all its replicas, each group'
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

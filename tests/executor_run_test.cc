@@ -20,24 +20,13 @@
 #include "tests/build_topology.h"
 #include "tests/executor_test_util.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::kMillisecond;
-using hetsim::Time;
-using hetsim::sim::NetworkMode;
-using hetsim::sim::executor::ExecutionResult;
-using hetsim::sim::executor::ExecutionSetup;
-using hetsim::sim::pipeline::NodeId;
-namespace executor = hetsim::sim::executor;
-using hetsim::sim::executor::MemoryTimeline;
-using hetsim::sim::pipeline::AnalyzeLongestPath;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::StageSpec;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
+using sim::pipeline::NodeId;
+namespace executor = sim::executor;
+using sim::executor::MemoryTimeline;
+using sim::pipeline::AnalyzeLongestPath;
 
 // Three stages with different (TP, DP) layouts on both islands: every boundary reshards.
 v1::Plan ReshardingPlan(v1::Schedule schedule) {
@@ -317,11 +306,11 @@ v1::Plan InterleavedDpPlan() {
 }
 
 // A plan on the two-island test cluster, set up and run with max-min sharing.
-struct Ran {
+struct TestClusterRun {
   std::unique_ptr<ExecutionSetup> setup;
   ExecutionResult run;
 };
-Ran RunOnTestCluster(const v1::Plan& plan) {
+TestClusterRun RunOnTestCluster(const v1::Plan& plan) {
   auto setup = MakeSetup(MakeInputs(TwoIslandCluster(2, 2, 10, 1000), plan), NetworkMode::kMaxMinFair);
   ExecutionResult run = MakeRun(*setup);
   return {std::move(setup), std::move(run)};
@@ -442,3 +431,5 @@ TEST_CASE("executor: FP32 gradients double the reduction and the buffers, not th
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

@@ -16,8 +16,15 @@
 #include "service/driver/simulate.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
+#include "tests/topology_clusters.h"
 
 namespace hetsim::testing {
+
+// The words of the tests that live in this namespace: the setup MakeSetup builds, the result MakeRun
+// returns and the network mode both take.
+using sim::NetworkMode;
+using sim::executor::ExecutionResult;
+using sim::executor::ExecutionSetup;
 
 // Island "slow" (1 node) and island "fast" (`fast_nodes` nodes), `gpus` GPUs per node on NVSwitch,
 // one IB switch per island, one Ethernet link of `ethernet_gbps` between them. `latency_ns` on every
@@ -45,28 +52,6 @@ inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gb
                                                intra_node_bandwidth_gbps: 1200
                                                intra_node_latency_ns: %d
                                              }
-                                             islands {
-                                               name: "fast"
-                                               node_type: "fast"
-                                               node_count: %d
-                                               fabric: INFINIBAND
-                                               topology: SINGLE_SWITCH
-                                               nics_per_node: 1
-                                               nic_bandwidth_gbps: 200
-                                               nic_latency_ns: %d
-                                               switch_latency_ns: %d
-                                             }
-                                             islands {
-                                               name: "slow"
-                                               node_type: "slow"
-                                               node_count: %d
-                                               fabric: INFINIBAND
-                                               topology: SINGLE_SWITCH
-                                               nics_per_node: 1
-                                               nic_bandwidth_gbps: 200
-                                               nic_latency_ns: %d
-                                               switch_latency_ns: %d
-                                             }
                                              inter_island_links {
                                                island_a: "slow"
                                                island_b: "fast"
@@ -76,10 +61,11 @@ inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gb
                                                count: 1
                                              }
                                            )pb",
-                                           gpus, latency_ns, gpus, latency_ns, fast_nodes, latency_ns, latency_ns,
-                                           slow_nodes, latency_ns, latency_ns, ethernet_gbps, latency_ns);
+                                           gpus, latency_ns, gpus, latency_ns, ethernet_gbps, latency_ns);
   v1::Cluster c;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
+  // Each island on one InfiniBand switch, one 200 Gb/s NIC per node.
+  AddIslandsOfNodeTypes(c, {{"fast", fast_nodes}, {"slow", slow_nodes}}, 1, 200, latency_ns, latency_ns);
   return c;
 }
 

@@ -12,14 +12,10 @@
 #include "sim/pipeline/dag.h"
 #include "tests/executor_test_util.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::driver::BuildSetup;
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakePlan;
-using hetsim::testing::StageSpec;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
+using driver::BuildSetup;
 
 // Validated inputs of a plain 1F1B plan turned interleaved afterwards: the plan validation (which
 // today also asks for layer counts divisible by virtual_stages) is not what keeps layers in place.
@@ -82,3 +78,5 @@ TEST_CASE("interleaved: a stage whose layers do not divide by the chunks loses n
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

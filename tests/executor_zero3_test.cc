@@ -7,16 +7,8 @@
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
 
+namespace hetsim::testing {
 namespace {
-
-using hetsim::Time;
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 // One stage of two layers (1e6 FP16 parameters each) on GPU 0 of fast nodes 0 and 1: DP 2, TP 1.
 v1::Plan DataParallelPlan(int zero_stage) {
@@ -63,3 +55,5 @@ TEST_CASE("ZeRO-3 gathers each layer's weights over the DP group before its forw
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

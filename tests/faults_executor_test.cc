@@ -17,22 +17,11 @@
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::kMillisecond;
-using hetsim::Time;
-using hetsim::sim::NetworkMode;
-using hetsim::sim::executor::ExecutionResult;
-using hetsim::sim::executor::ExecutionSetup;
-using hetsim::sim::executor::ExecutorOptions;
-using hetsim::sim::faults::FaultSet;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::StageSpec;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
+using sim::executor::ExecutorOptions;
+using sim::faults::FaultSet;
 
 // `text` checked against `cluster` (the one `setup` was built from), then resolved on its topology.
 FaultSet Resolve(const ExecutionSetup& setup, const v1::Cluster& cluster, const std::string& text) {
@@ -332,3 +321,5 @@ TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
   CHECK(trace.find("\"dur\":-") == std::string::npos);
   CHECK(trace.find("fault 2") == std::string::npos);  // after the failure: never happened
 }
+
+}  // namespace hetsim::testing

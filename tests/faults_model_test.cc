@@ -14,17 +14,11 @@
 #include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
 
+namespace hetsim::sim::faults {
 namespace {
 
-using hetsim::kMillisecond;
-using hetsim::Time;
-using hetsim::sim::faults::ComputeModel;
-using hetsim::sim::faults::FaultSet;
-using hetsim::sim::faults::JitterFactor;
-using hetsim::sim::faults::ResolvedFault;
-using hetsim::sim::faults::TaskKey;
-using hetsim::spec::JitterDistribution;
-using hetsim::spec::JitterSpec;
+using spec::JitterDistribution;
+using spec::JitterSpec;
 
 ResolvedFault Slow(int gpu, double factor, Time at, Time end = hetsim::kTimeMax) {
   ResolvedFault f;
@@ -123,14 +117,6 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
 
 namespace {
 
-using hetsim::LinkId;
-using hetsim::sim::FlowId;
-using hetsim::sim::FlowObserver;
-using hetsim::sim::LinkSpec;
-using hetsim::sim::Network;
-using hetsim::sim::NetworkMode;
-using hetsim::sim::Simulator;
-
 struct Finishes : FlowObserver {
   std::vector<Time> at = std::vector<Time>(8, -1);
   Simulator* sim = nullptr;
@@ -205,3 +191,5 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   CHECK(std::llabs(done.at[0] - 3 * kMillisecond) <= 2);
   CHECK(std::llabs(done.at[1] - 3 * kMillisecond) <= 2);
 }
+
+}  // namespace hetsim::sim::faults

@@ -20,14 +20,8 @@
 #include "service/interop/megatron_import.h"
 #include "service/interop/megatron_moe_layout.h"
 
+namespace hetsim::interop {
 namespace {
-
-namespace v1 = hetsim::v1;
-using hetsim::interop::ExportMegatron;
-using hetsim::interop::ImportMegatron;
-using hetsim::interop::MegatronImport;
-using hetsim::interop::MegatronImportRequest;
-using hetsim::interop::ParseMegatronLaunchLine;
 
 const std::string kSource = HETSIM_SOURCE_DIR;
 
@@ -1005,3 +999,5 @@ TEST_CASE("2021-2022 recompute flags are read under today's names, with a note",
   const MegatronImport none = ImportOk(kSmallLine + "--fp16", cluster);
   CHECK(none.plan.stages(0).recompute() == v1::RECOMPUTE_NONE);
 }
+
+}  // namespace hetsim::interop

@@ -9,14 +9,12 @@
 #include "proto/io.h"
 #include "tests/validate_test_util.h"
 
+namespace hetsim::proto {
 namespace {
 
 namespace fs = std::filesystem;
-using hetsim::proto::FileFormat;
-using hetsim::proto::Load;
-using hetsim::proto::Save;
-using hetsim::v1::Cluster;
-using hetsim::v1::Plan;
+using v1::Cluster;
+using v1::Plan;
 
 // A fresh, empty folder per test case.
 fs::path TempDir(const std::string& name) {
@@ -157,3 +155,5 @@ TEST_CASE("writes are atomic: no temporary file is left, a failed write creates 
   CHECK_FALSE(hetsim::proto::WriteFileAtomically((dir / "taken.txt").string(), "x").ok());
   CHECK(FileCount(dir) == 2);
 }
+
+}  // namespace hetsim::proto

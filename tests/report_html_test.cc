@@ -13,14 +13,8 @@
 #include "traces/html/validate_html.h"
 #include "traces/metrics.h"
 
+namespace hetsim::testing {
 namespace {
-
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 int Count(const std::string& haystack, const std::string& needle) {
   int n = 0;
@@ -28,15 +22,19 @@ int Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-TEST_CASE("run report: one schedule row per stage, one block per forward and backward", "[report]") {
-  // Two stages of TP 2, 4 microbatches of 1F1B (the chrome trace test's run).
-  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
-  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 2}, {"fast", 1, 0, 2, 2, 1, 1.0, 2.0, 1}}, 4,
-                                 v1::ONE_F_ONE_B, 1000000);
-  const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
+// The page of `plan` simulated on the two-island test cluster (max-min sharing).
+std::string RunPageOf(const v1::Plan& plan) {
+  const auto setup = MakeSetup(MakeInputs(TwoIslandCluster(2, 2, 10, 1000), plan), NetworkMode::kMaxMinFair);
   const auto run = MakeRun(*setup);
   const v1::Report report = hetsim::traces::BuildReport(*setup, run);
-  const std::string html = hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
+  return hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
+}
+
+TEST_CASE("run report: one schedule row per stage, one block per forward and backward", "[report]") {
+  // Two stages of TP 2, 4 microbatches of 1F1B (the chrome trace test's run).
+  const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 2}, {"fast", 1, 0, 2, 2, 1, 1.0, 2.0, 1}}, 4,
+                                 v1::ONE_F_ONE_B, 1000000);
+  const std::string html = RunPageOf(plan);
   CHECK(Count(html, "<g class=\"stage\"") == 2);
   CHECK(Count(html, "<rect class=\"b F\"") == 2 * 4);
   CHECK(Count(html, "<rect class=\"b B\"") == 2 * 4);
@@ -44,7 +42,7 @@ TEST_CASE("run report: one schedule row per stage, one block per forward and bac
   // Activations 0 -> 1 and gradients 1 -> 0 of each microbatch.
   CHECK(Count(html, "<rect class=\"b T\"") == 2 * 4);
   CHECK(Count(html, "<title>F3: forward of microbatch 3 on stage 1\n") == 1);
-  CHECK(html == hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}}));
+  CHECK(html == RunPageOf(plan));  // the same run draws the same bytes
   // Self-contained: no URL but the SVG namespace, no external script or stylesheet.
   std::string stripped = html;
   for (size_t at; (at = stripped.find("http://www.w3.org/2000/svg")) != std::string::npos;) stripped.erase(at, 26);
@@ -57,13 +55,9 @@ TEST_CASE("run report: a schedule past the page's block budget draws runs of ope
   // 2 stages x 30,000 microbatches: 120,000 forwards and backwards, 60,000 transfers (activations
   // 0 -> 1, gradients 1 -> 0) and a few gradient syncs, against a budget of 100,000 blocks: 2
   // operations per drawn block.
-  const v1::Cluster cluster = TwoIslandCluster(2, 2, 10, 1000);
   const v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 2, 1, 1.0, 2.0, 1}, {"fast", 1, 0, 2, 2, 1, 1.0, 2.0, 1}}, 30000,
                                  v1::ONE_F_ONE_B, 1000);
-  const auto setup = MakeSetup(MakeInputs(cluster, plan), hetsim::sim::NetworkMode::kMaxMinFair);
-  const auto run = MakeRun(*setup);
-  const v1::Report report = hetsim::traces::BuildReport(*setup, run);
-  const std::string html = hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
+  const std::string html = RunPageOf(plan);
   CHECK(Count(html, "<rect class=\"b F\"") == 0);
   CHECK(Count(html, "<rect class=\"b M\"") == (120000 + 60000) / 2);
   CHECK(Count(html, "<rect class=\"b O\"") == 2);
@@ -164,3 +158,5 @@ TEST_CASE("validate report: a point per stage and plan, error bars per stage", "
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

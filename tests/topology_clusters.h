@@ -2,7 +2,9 @@
 #ifndef HETSIM_TESTS_TOPOLOGY_CLUSTERS_H_
 #define HETSIM_TESTS_TOPOLOGY_CLUSTERS_H_
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "proto/hetsim.pb.h"
 
@@ -57,6 +59,15 @@ inline void AddIsland(v1::Cluster& c, const IslandSpec& s) {
   i->set_nodes_per_leaf(s.nodes_per_leaf);
 }
 
+// One island per (name, node count), of the node type of the same name, on one switch with `nics` NICs
+// of `nic_gbps` a node.
+inline void AddIslandsOfNodeTypes(v1::Cluster& c, std::initializer_list<std::pair<const char*, int>> islands, int nics,
+                                  double nic_gbps, int64_t nic_latency_ns, int64_t switch_latency_ns) {
+  for (const auto& [name, nodes] : islands) {
+    AddIsland(c, {name, name, nodes, v1::SINGLE_SWITCH, nics, nic_gbps, nic_latency_ns, switch_latency_ns});
+  }
+}
+
 inline void AddInterIslandLink(v1::Cluster& c, const std::string& a, const std::string& b, double gbps,
                                int64_t latency_ns, int count = 1, v1::InterNodeFabric fabric = v1::ETHERNET) {
   auto* l = c.add_inter_island_links();
@@ -83,6 +94,20 @@ inline v1::Cluster H100Island(int nodes, v1::FabricTopology topology = v1::SINGL
   s.nodes_per_leaf = nodes_per_leaf;
   s.oversubscription = oversubscription;
   AddIsland(c, s);
+  return c;
+}
+
+// `nodes` DGX A100 (8 GPUs on NVSwitch at 300 GB/s, 700 ns GPU to GPU) with 8 x 200 Gb/s HDR
+// InfiniBand NICs per node on one switch (NIC wire 1000 ns, switch 130 ns), as validation/nccl/'s
+// clusters; island "a100" of node type "dgx", NCCL's figures from the presets.
+inline v1::Cluster DgxA100Cluster(int nodes) {
+  v1::Cluster c;
+  c.set_name("dgx-a100");
+  auto* g = c.add_gpu_types();
+  g->set_name("a100");
+  g->set_preset("A100-80GB");
+  AddNodeType(c, "dgx", "a100", 8, 2400, 700);
+  AddIsland(c, {"a100", "dgx", nodes, v1::SINGLE_SWITCH, 8, 200, 1000, 130});
   return c;
 }
 

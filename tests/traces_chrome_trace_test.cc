@@ -21,17 +21,11 @@
 #include "traces/chrome_trace.h"
 #include "traces/trace_events.h"
 
+namespace hetsim::testing {
 namespace {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 const Value& Field(const Struct& s, const std::string& name) {
   static const Value kNull;
@@ -357,3 +351,5 @@ TEST_CASE("trace lanes: overlapping intervals go to separate lanes, touching one
   CHECK(AssignLanes({{0, 5}, {0, 20}, {20, 30}}) == std::vector<int>{1, 0, 0});
   CHECK(AssignLanes({}).empty());
 }
+
+}  // namespace hetsim::testing

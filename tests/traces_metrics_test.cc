@@ -13,15 +13,8 @@
 #include "tests/executor_test_util.h"
 #include "traces/metrics.h"
 
+namespace hetsim::testing {
 namespace {
-
-using hetsim::sim::NetworkMode;
-using hetsim::testing::MakeInputs;
-using hetsim::testing::MakePlan;
-using hetsim::testing::MakeRun;
-using hetsim::testing::MakeSetup;
-using hetsim::testing::TwoIslandCluster;
-namespace v1 = hetsim::v1;
 
 const v1::LinkClassReport& LinkClass(const v1::Report& r, const std::string& name) {
   for (const auto& l : r.links()) {
@@ -142,3 +135,5 @@ TEST_CASE("collective load: another replica's group gets the load it would have 
 }
 
 }  // namespace
+
+}  // namespace hetsim::testing

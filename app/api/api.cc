@@ -5,11 +5,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/gpu_list.h"
+#include "base/check.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
 #include "planner/planner.h"
@@ -70,32 +73,32 @@ absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> Run(const Input& plan, const Input& cluster, const RunOptions& options) {
-  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(options.network));
-  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, LoadPlanInput(plan, cluster));
+absl::StatusOr<std::string> Run(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
+  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, LoadPlanInput(args.input("plan"), args.input("cluster")));
   driver::SimulateOptions simulate;
   simulate.network_mode = mode;
-  simulate.ideal = options.ideal;
-  simulate.max_events = options.max_events;
-  simulate.max_wall_seconds = options.max_wall_seconds;
+  simulate.ideal = args.flag("ideal");
+  simulate.max_events = static_cast<uint64_t>(args.integer("max_events"));
+  simulate.max_wall_seconds = args.real("max_wall_seconds");
   HETSIM_ASSIGN_OR_RETURN(v1::Report report, driver::SimulateReport(inputs, simulate));
   return Serialize(report);
 }
 
-absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in, const PlanOptions& options) {
+absl::StatusOr<std::string> Plan(const Args& args) {
+  const Input& model_in = args.input("model");
+  const Input& cluster_in = args.input("cluster");
   planning::PlanCommand command;
-  command.planner_name = options.planner;
-  command.cp_comm_type = options.cp_comm_type;
-  command.prediction = options.prediction;
+  command.planner_name = args.str("planner");
+  command.cp_comm_type = args.str("cp_comm_type");
+  command.prediction = args.str("prediction");
   planner::PlanRequest& req = command.request;
-  req.layers = options.layers;
-  req.global_batch_size = options.global_batch_size;
-  req.micro_batch_size = options.micro_batch_size;
-  req.threads = options.threads;
-  req.context_parallel = options.context_parallel;
-  req.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
+  req.layers = static_cast<int>(args.integer("layers"));
+  req.global_batch_size = static_cast<uint64_t>(args.integer("global_batch_size"));
+  req.micro_batch_size = static_cast<uint64_t>(args.integer("micro_batch_size"));
+  req.threads = static_cast<int>(args.integer("threads"));
+  req.context_parallel = static_cast<int>(args.integer("context_parallel"));
+  req.grad_reduce_in_fp32 = args.flag("grad_reduce_in_fp32");
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
   HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &command.inputs.model));
   HETSIM_RETURN_IF_ERROR(proto::ValidateModel(command.inputs.model, model_in.is_path ? model_in.path : model_in.name));
@@ -104,44 +107,52 @@ absl::StatusOr<std::string> Plan(const Input& model_in, const Input& cluster_in,
   return Serialize(planned.plan);
 }
 
-absl::StatusOr<std::string> Validate(const std::vector<Input>& plans, const Input& cluster, bool chart) {
+absl::StatusOr<std::string> Validate(const Args& args) {
   std::vector<proto::PlanInputs> inputs;
-  for (const Input& p : plans) {
-    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(p, cluster));
+  for (const Input& p : args.inputs("plans")) {
+    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(p, args.input("cluster")));
     inputs.push_back(std::move(in));
   }
-  HETSIM_ASSIGN_OR_RETURN(v1::PlanValidationReport report, evaluation::ValidatePredictions(inputs, {.chart = chart}));
+  HETSIM_ASSIGN_OR_RETURN(v1::PlanValidationReport report,
+                          evaluation::ValidatePredictions(inputs, {.chart = args.flag("chart")}));
   return Serialize(report);
 }
 
-absl::StatusOr<std::string> Collective(const Input& cluster_in, const CollectiveOptions& options) {
+absl::StatusOr<std::string> Collective(const Args& args) {
+  const Input& cluster_in = args.input("cluster");
   sim::CollectiveRequest req;
-  HETSIM_ASSIGN_OR_RETURN(req.op, ParseCollectiveOp(options.op));
-  HETSIM_ASSIGN_OR_RETURN(req.algorithm, sim::ParseAlgorithm(options.algorithm));
-  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(options.network));
+  HETSIM_ASSIGN_OR_RETURN(req.op, ParseCollectiveOp(args.str("op")));
+  HETSIM_ASSIGN_OR_RETURN(req.algorithm, sim::ParseAlgorithm(args.str("algorithm")));
+  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
   HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, LoadClusterInput(cluster_in));
-  HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(options.gpus, "gpus"));
+  HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(args.integers("gpus"), "gpus"));
   HETSIM_ASSIGN_OR_RETURN(driver::CollectiveSession session,
                           driver::CollectiveSession::Open({.cluster = std::move(cluster),
                                                            .cluster_file = cluster_in.name,
-                                                           .ideal = options.ideal,
+                                                           .ideal = args.flag("ideal"),
                                                            .request = req,
                                                            .mode = mode}));
-  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(options.bytes));
+  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(args.integer("bytes")));
   return Serialize(driver::CollectiveReportOf(session.request(), r));
 }
 
-absl::StatusOr<std::string> Sweep(const Input& sweep, int jobs) {
+absl::StatusOr<std::string> Sweep(const Args& args) {
+  const Input& sweep = args.input("sweep");
+  const int64_t jobs = args.integer("jobs");
   v1::Sweep message;
   HETSIM_RETURN_IF_ERROR(ParseInput(sweep, &message));
   sweep::SimulationEvaluator evaluator;
-  HETSIM_ASSIGN_OR_RETURN(
-      v1::SweepResult result,
-      sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs > 0 ? jobs : 1, evaluator));
+  HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
+                          sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name,
+                                                   jobs > 0 ? static_cast<int>(jobs) : 1, evaluator));
   return Serialize(result);
 }
 
-absl::StatusOr<std::string> Check(const Input& file, const std::string& type, const Input* cluster) {
+absl::StatusOr<std::string> Check(const Args& args) {
+  const Input& file = args.input("file");
+  const Input* cluster = args.optional_input("cluster");
+  // A message in memory carries its own type; a file's is detected unless `type` names it.
+  const std::string& type = !file.is_path && !file.message_type.empty() ? file.message_type : args.str("type");
   std::optional<proto::MessageType> t;
   if (!type.empty()) {
     HETSIM_ASSIGN_OR_RETURN(proto::MessageType parsed, proto::MessageTypeFromName(type));
@@ -178,6 +189,146 @@ absl::StatusOr<std::string> Check(const Input& file, const std::string& type, co
   driver::Checked c = driver::CheckOne(m, file.name, cluster != nullptr ? cluster->path : "");
   if (!c.status.ok()) return c.status;
   return c.summary;
+}
+
+// Parameters, by how a binding passes them.
+Param InputParam(const char* name, const char* message) { return {name, Kind::kInput, message, false, true, {}}; }
+Param Option(const char* name, Kind kind, Value default_value) {
+  return {name, kind, "", true, false, std::move(default_value)};
+}
+Param RequiredOption(const char* name, Kind kind) { return {name, kind, "", true, true, {}}; }
+Param Text(const char* name, const char* default_value) {
+  return Option(name, Kind::kString, std::string(default_value));
+}
+
+std::vector<Call> MakeCalls() {
+  return {
+      {"run",
+       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.",
+       "Report",
+       {InputParam("plan", "Plan"), InputParam("cluster", "Cluster"), Text("network", "max-min"),
+        Option("ideal", Kind::kBool, false), Option("max_events", Kind::kCount, int64_t{0}),
+        Option("max_wall_seconds", Kind::kDouble, 0.0)},
+       Run},
+      {"plan",
+       "`hetsim plan`: a Plan (model inline); prediction \"hetsim\" or \"naive\" fills Plan.prediction.\n\n"
+       "context_parallel splits every sequence over that many GPUs (0 searches the powers of two),\n"
+       "cp_comm_type is how (\"p2p\", \"all_gather\" or \"a2a\"; Plan.cp_comm_type), grad_reduce_in_fp32 prices\n"
+       "FP32 gradients (Plan.grad_reduce_in_fp32), as `hetsim plan`'s flags of the same names.",
+       "Plan",
+       {InputParam("model", "Model"), InputParam("cluster", "Cluster"), Text("planner", "hapt"),
+        Option("global_batch_size", Kind::kCount, int64_t{128}), Option("micro_batch_size", Kind::kCount, int64_t{0}),
+        Option("layers", Kind::kInt, int64_t{0}), Option("threads", Kind::kInt, int64_t{1}), Text("prediction", ""),
+        Option("context_parallel", Kind::kInt, int64_t{1}), Text("cp_comm_type", "p2p"),
+        Option("grad_reduce_in_fp32", Kind::kBool, false)},
+       Plan},
+      {"validate",
+       "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.",
+       "PlanValidationReport",
+       {{"plans", Kind::kInputs, "Plan", false, true, {}},
+        InputParam("cluster", "Cluster"),
+        Option("chart", Kind::kBool, false)},
+       Validate},
+      {"collective",
+       "`hetsim collective`: one collective of `bytes` over the global GPU ids `gpus`; a CollectiveReport.",
+       "CollectiveReport",
+       {InputParam("cluster", "Cluster"), Text("op", "all-reduce"), RequiredOption("bytes", Kind::kInt),
+        RequiredOption("gpus", Kind::kInts), Text("algorithm", "auto"), Text("network", "max-min"),
+        Option("ideal", Kind::kBool, false)},
+       Collective},
+      {"sweep",
+       "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
+       "report (a Sweep message names its files relative to the working directory).",
+       "SweepResult",
+       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1})},
+       Sweep},
+      {"check",
+       "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",
+       "",
+       {{"file", Kind::kAnyInput, "", false, true, {}},
+        {"cluster", Kind::kOptionalInput, "Cluster", true, false, {}},
+        Text("type", "")},
+       Check},
+  };
+}
+
+// The value's kind as a parameter of `kind` must hold it.
+bool Holds(const Value& v, Kind kind) {
+  switch (kind) {
+    case Kind::kInput:
+    case Kind::kAnyInput: return std::holds_alternative<Input>(v);
+    case Kind::kInputs: return std::holds_alternative<std::vector<Input>>(v);
+    case Kind::kOptionalInput: return std::holds_alternative<Input>(v) || std::holds_alternative<std::monostate>(v);
+    case Kind::kString: return std::holds_alternative<std::string>(v);
+    case Kind::kInt:
+    case Kind::kCount: return std::holds_alternative<int64_t>(v);
+    case Kind::kDouble: return std::holds_alternative<double>(v);
+    case Kind::kBool: return std::holds_alternative<bool>(v);
+    case Kind::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
+  }
+  HETSIM_CHECK(false, "parameter kind %d", static_cast<int>(kind));
+}
+
+}  // namespace
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kInput: return "input";
+    case Kind::kInputs: return "inputs";
+    case Kind::kOptionalInput: return "optional_input";
+    case Kind::kAnyInput: return "any_input";
+    case Kind::kString: return "str";
+    case Kind::kInt: return "int";
+    case Kind::kCount: return "count";
+    case Kind::kDouble: return "float";
+    case Kind::kBool: return "bool";
+    case Kind::kInts: return "ints";
+  }
+  HETSIM_CHECK(false, "parameter kind %d", static_cast<int>(kind));
+}
+
+const Value& Args::At(absl::string_view name) const {
+  for (size_t i = 0; i < call_.params.size(); ++i) {
+    if (call_.params[i].name == name) return values_[i];
+  }
+  HETSIM_CHECK(false, "%s takes no parameter %s", call_.name.c_str(), std::string(name).c_str());
+}
+
+const Input* Args::optional_input(absl::string_view name) const { return std::get_if<Input>(&At(name)); }
+
+const std::vector<Call>& Calls() {
+  static const std::vector<Call>* calls = new std::vector<Call>(MakeCalls());
+  return *calls;
+}
+
+const Call* FindCall(absl::string_view name) {
+  for (const Call& c : Calls()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<Value> DefaultArguments(const Call& call) {
+  std::vector<Value> values;
+  for (const Param& p : call.params) values.push_back(p.default_value);
+  return values;
+}
+
+absl::StatusOr<std::string> Invoke(const Call& call, const std::vector<Value>& values) {
+  if (values.size() != call.params.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s takes %d arguments, not %d", call.name, call.params.size(), values.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Param& p = call.params[i];
+    if (!Holds(values[i], p.kind)) {
+      return absl::InvalidArgumentError(absl::StrCat(p.name, ": expected ", KindName(p.kind)));
+    }
+    if (p.kind == Kind::kCount && std::get<int64_t>(values[i]) < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(p.name, ": ", std::get<int64_t>(values[i]), " is negative"));
+    }
+  }
+  return call.body(Args(call, values));
 }
 
 }  // namespace hetsim::api

@@ -1,16 +1,22 @@
 // hetsim as a library for other languages (the Python package `hetsim`, app/python/): every call takes
 // its inputs as file paths or serialized messages of proto/hetsim.proto and returns a serialized
-// message, so a binding passes bytes and needs no C++ type. Errors are the CLI's: InvalidArgument
-// "<file>: <field path>: <problem>", where a message passed in memory is named by its argument
-// ("plan", "cluster", "plans[2]"). Calls are independent and thread-safe (no shared state).
+// message (or text), so a binding passes bytes and needs no C++ type. Errors are the CLI's:
+// InvalidArgument "<file>: <field path>: <problem>", where a message passed in memory is named by its
+// argument ("plan", "cluster", "plans[2]"). Calls are independent and thread-safe (no shared state).
+//
+// The calls are one table (Calls()): each names its parameters, their kinds and defaults, its result
+// and its docstring, so a binding defines every call from the table and a new call is one row in
+// api.cc (docs/architecture.md, "Where to add").
 #ifndef HETSIM_APP_API_API_H_
 #define HETSIM_APP_API_API_H_
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace hetsim::api {
 
@@ -20,58 +26,82 @@ struct Input {
   std::string path;   // set: read the file (format from its extension)
   std::string bytes;  // else: the binary message
   bool is_path = false;
+  std::string message_type;  // kAnyInput in memory: its type as `hetsim check --type` names it ("plan")
 };
 
-struct RunOptions {
-  std::string network = "max-min";  // or "contention-free"
-  bool ideal = false;               // peak FLOP/s and line rate (`--ideal`)
-  uint64_t max_events = 0;          // 0 = no limit
-  double max_wall_seconds = 0;
+// What a parameter takes; a binding converts its language's values by kind.
+enum class Kind : uint8_t {
+  kInput,          // a path or a message of `Param::message`
+  kInputs,         // a list of those (a single one is a list of one)
+  kOptionalInput,  // an input or nothing
+  kAnyInput,       // a path or a message of any input type (the message's type travels with it)
+  kString,
+  kInt,
+  kCount,  // an integer >= 0
+  kDouble,
+  kBool,
+  kInts,
+};
+const char* KindName(Kind kind);  // "input", "inputs", ..., as a binding reads them
+
+// One argument. std::monostate is "nothing" (an optional input left out, a required one's default).
+using Value =
+    std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, Input, std::vector<Input>>;
+
+struct Param {
+  std::string name;
+  Kind kind = Kind::kString;
+  std::string message;        // inputs: the schema's message ("Plan")
+  bool keyword_only = false;  // Python: after the `*`
+  bool required = false;
+  Value default_value;  // when not required
 };
 
-// `hetsim run`: the Report of one simulated iteration (no wall time, so identical inputs give identical
-// bytes). A plan passed as a message carries its model inline or a model_path relative to the working
-// directory.
-absl::StatusOr<std::string> Run(const Input& plan, const Input& cluster, const RunOptions& options);
+class Args;
 
-struct PlanOptions {
-  std::string planner = "hapt";
-  uint64_t global_batch_size = 128;
-  uint64_t micro_batch_size = 0;  // 0 = searched
-  int layers = 0;
-  int threads = 1;
-  std::string prediction;            // "", "hetsim" or "naive": stored in Plan.prediction
-  int context_parallel = 1;          // Plan.context_parallel of every stage; 0 = searched
-  std::string cp_comm_type = "p2p";  // Plan.cp_comm_type: "p2p", "all_gather" or "a2a"
-  bool grad_reduce_in_fp32 = false;  // Plan.grad_reduce_in_fp32
+struct Call {
+  std::string name;    // the command's name: "run"
+  std::string doc;     // what it does, for the binding's docstring
+  std::string result;  // the message it returns ("Report"); empty: text
+  std::vector<Param> params;
+  absl::StatusOr<std::string> (*body)(const Args&) = nullptr;
 };
 
-// `hetsim plan`: the plan (model inline).
-absl::StatusOr<std::string> Plan(const Input& model, const Input& cluster, const PlanOptions& options);
+// The arguments of one call, in its parameters' order, read by name.
+class Args {
+ public:
+  Args(const Call& call, const std::vector<Value>& values) : call_(call), values_(values) {}
+  const Input& input(absl::string_view name) const { return Get<Input>(name); }
+  const std::vector<Input>& inputs(absl::string_view name) const { return Get<std::vector<Input>>(name); }
+  const Input* optional_input(absl::string_view name) const;  // null when left out
+  const std::string& str(absl::string_view name) const { return Get<std::string>(name); }
+  int64_t integer(absl::string_view name) const { return Get<int64_t>(name); }
+  double real(absl::string_view name) const { return Get<double>(name); }
+  bool flag(absl::string_view name) const { return Get<bool>(name); }
+  const std::vector<int64_t>& integers(absl::string_view name) const { return Get<std::vector<int64_t>>(name); }
 
-// `hetsim validate` on plans that carry predictions: the PlanValidationReport.
-absl::StatusOr<std::string> Validate(const std::vector<Input>& plans, const Input& cluster, bool chart);
-
-struct CollectiveOptions {
-  std::string op = "all-reduce";
-  int64_t bytes = 0;
-  std::vector<int64_t> gpus;
-  std::string algorithm = "auto";
-  std::string network = "max-min";
-  bool ideal = false;
+ private:
+  const Value& At(absl::string_view name) const;
+  template <typename T>
+  const T& Get(absl::string_view name) const {
+    return std::get<T>(At(name));
+  }
+  const Call& call_;
+  const std::vector<Value>& values_;
 };
 
-// `hetsim collective`: one size, as a CollectiveReport.
-absl::StatusOr<std::string> Collective(const Input& cluster, const CollectiveOptions& options);
+// Every call, in the order the binding lists them.
+const std::vector<Call>& Calls();
 
-// `hetsim sweep`: a SweepResult (every point in point order, with its report). A sweep passed as a
-// message names its files relative to the working directory.
-absl::StatusOr<std::string> Sweep(const Input& sweep, int jobs);
+// The call named `name`, or null.
+const Call* FindCall(absl::string_view name);
 
-// `hetsim check`: the summary of a valid cluster, model, plan, sweep, faults file or report (type
-// detected for files; "cluster", "model", "plan", "sweep", "faults", "report" for a message), the same
-// text for a file and for its message; a plan and a faults file need `cluster`.
-absl::StatusOr<std::string> Check(const Input& file, const std::string& type, const Input* cluster);
+// The parameters' defaults (std::monostate for the required ones), to fill in by position.
+std::vector<Value> DefaultArguments(const Call& call);
+
+// Runs `call` on `values` (one a parameter, in order): InvalidArgument naming the parameter when a
+// value is missing, of the wrong kind, or a negative count; otherwise the call's result.
+absl::StatusOr<std::string> Invoke(const Call& call, const std::vector<Value>& values);
 
 }  // namespace hetsim::api
 

@@ -1,30 +1,32 @@
-// The compiled half of the Python package `hetsim` (app/python/hetsim/__init__.py is the other): each
-// function takes inputs as ("path", str) or ("bytes", serialized message) pairs and returns the
-// serialized result, so no C++ type crosses the boundary. The GIL is released while hetsim works, so
-// Python threads simulate in parallel. An error raises hetsim._hetsim.Error with the CLI's message
-// ("<file>: <field path>: <problem>"); __init__.py turns it into hetsim.HetsimError.
+// The compiled half of the Python package `hetsim` (app/python/hetsim/__init__.py is the other): it
+// binds every call of app/api/api.h's table at once. `calls()` describes them (name, docstring, result
+// message, parameters with kind, message and default) and `call(name, args)` runs one on arguments
+// converted by their parameters' kinds: inputs as ("path", str) or ("bytes", serialized message[, its
+// type]) pairs, results as serialized messages or text, so no C++ type crosses the boundary. The GIL
+// is released while hetsim works, so Python threads simulate in parallel. An error raises
+// hetsim._hetsim.Error with the CLI's message ("<file>: <field path>: <problem>"); __init__.py turns it
+// into hetsim.HetsimError and defines one Python function per call from `calls()`.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <time.h>
 
-#include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "app/api/api.h"
 
 namespace py = pybind11;
-using hetsim::api::Input;
+namespace api = hetsim::api;
 
 namespace {
 
-// ("path", "file.pbtxt") or ("bytes", b"...") named `name` in errors.
-Input ToInput(const std::string& name, const py::tuple& t) {
-  Input in;
+// ("path", "file.pbtxt") or ("bytes", b"...") named `name` in errors; a third item is the message's type.
+api::Input ToInput(const std::string& name, const py::tuple& t) {
+  api::Input in;
   in.name = name;
   const std::string kind = t[0].cast<std::string>();
   if (kind == "path") {
@@ -33,19 +35,73 @@ Input ToInput(const std::string& name, const py::tuple& t) {
   } else {
     in.bytes = t[1].cast<std::string>();
   }
+  if (t.size() > 2) in.message_type = t[2].cast<std::string>();
   return in;
 }
 
+// A Python argument as the parameter `p` takes it (__init__.py has converted it to that kind).
+api::Value ToValue(const api::Param& p, const py::handle& v) {
+  switch (p.kind) {
+    case api::Kind::kInput:
+    case api::Kind::kAnyInput: return ToInput(p.name, v.cast<py::tuple>());
+    case api::Kind::kOptionalInput:
+      if (v.is_none()) return std::monostate{};
+      return ToInput(p.name, v.cast<py::tuple>());
+    case api::Kind::kInputs: {
+      std::vector<api::Input> inputs;
+      for (const py::handle& item : v.cast<py::list>()) {
+        inputs.push_back(ToInput(p.name + "[" + std::to_string(inputs.size()) + "]", item.cast<py::tuple>()));
+      }
+      return inputs;
+    }
+    case api::Kind::kString: return v.cast<std::string>();
+    case api::Kind::kInt:
+    case api::Kind::kCount: return v.cast<int64_t>();
+    case api::Kind::kDouble: return v.cast<double>();
+    case api::Kind::kBool: return v.cast<bool>();
+    case api::Kind::kInts: return v.cast<std::vector<int64_t>>();
+  }
+  throw std::logic_error("unknown parameter kind");
+}
+
+py::object ToPython(const api::Value& v) {
+  if (const auto* b = std::get_if<bool>(&v)) return py::bool_(*b);
+  if (const auto* i = std::get_if<int64_t>(&v)) return py::int_(*i);
+  if (const auto* d = std::get_if<double>(&v)) return py::float_(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return py::str(*s);
+  return py::none();  // required parameters and optional inputs have no other default
+}
+
+py::list Describe() {
+  py::list calls;
+  for (const api::Call& c : api::Calls()) {
+    py::list params;
+    for (const api::Param& p : c.params) {
+      params.append(py::dict(py::arg("name") = p.name, py::arg("kind") = api::KindName(p.kind),
+                             py::arg("message") = p.message, py::arg("keyword_only") = p.keyword_only,
+                             py::arg("required") = p.required, py::arg("default") = ToPython(p.default_value)));
+    }
+    calls.append(py::dict(py::arg("name") = c.name, py::arg("doc") = c.doc, py::arg("result") = c.result,
+                          py::arg("params") = params));
+  }
+  return calls;
+}
+
 // Runs `call` without the GIL and raises on error; bytes come back as Python bytes.
-template <typename F>
-py::bytes Call(F&& call) {
+py::bytes InvokeWithoutGil(const api::Call& call, const std::vector<api::Value>& values) {
   absl::StatusOr<std::string> r;
   {
     py::gil_scoped_release release;
-    r = call();
+    r = api::Invoke(call, values);
   }
   if (!r.ok()) throw std::runtime_error(std::string(r.status().message()));
   return py::bytes(*r);
+}
+
+const api::Call& Find(const std::string& name) {
+  const api::Call* call = api::FindCall(name);
+  if (call == nullptr) throw std::invalid_argument("no call " + name);
+  return *call;
 }
 
 double ThreadCpuSeconds() {
@@ -66,54 +122,30 @@ void DefineModule(py::module_& m) {
       error(e.what());
     }
   });
-  m.def("run", [](const py::tuple& plan, const py::tuple& cluster, const std::string& network, bool ideal,
-                  uint64_t max_events, double max_wall_seconds) {
-    hetsim::api::RunOptions o{network, ideal, max_events, max_wall_seconds};
-    Input p = ToInput("plan", plan), c = ToInput("cluster", cluster);
-    return Call([&] { return hetsim::api::Run(p, c, o); });
+  m.def("calls", &Describe);
+  m.def("call", [](const std::string& name, const py::list& args) {
+    const api::Call& call = Find(name);
+    if (args.size() != call.params.size()) throw std::invalid_argument(name + ": wrong number of arguments");
+    std::vector<api::Value> values;
+    for (size_t i = 0; i < call.params.size(); ++i) values.push_back(ToValue(call.params[i], args[i]));
+    return InvokeWithoutGil(call, values);
   });
-  m.def("plan", [](const py::tuple& model, const py::tuple& cluster, const std::string& planner, uint64_t global_batch,
-                   uint64_t micro_batch, int layers, int threads, const std::string& prediction, int context_parallel,
-                   const std::string& cp_comm_type, bool grad_reduce_in_fp32) {
-    hetsim::api::PlanOptions o{planner,          global_batch, micro_batch,        layers, threads, prediction,
-                               context_parallel, cp_comm_type, grad_reduce_in_fp32};
-    Input md = ToInput("model", model), c = ToInput("cluster", cluster);
-    return Call([&] { return hetsim::api::Plan(md, c, o); });
-  });
-  m.def("validate", [](const std::vector<py::tuple>& plans, const py::tuple& cluster, bool chart) {
-    std::vector<Input> ps;
-    for (size_t i = 0; i < plans.size(); ++i) ps.push_back(ToInput("plans[" + std::to_string(i) + "]", plans[i]));
-    Input c = ToInput("cluster", cluster);
-    return Call([&] { return hetsim::api::Validate(ps, c, chart); });
-  });
-  m.def("collective", [](const py::tuple& cluster, const std::string& op, int64_t bytes, std::vector<int64_t> gpus,
-                         const std::string& algorithm, const std::string& network, bool ideal) {
-    hetsim::api::CollectiveOptions o{op, bytes, std::move(gpus), algorithm, network, ideal};
-    Input c = ToInput("cluster", cluster);
-    return Call([&] { return hetsim::api::Collective(c, o); });
-  });
-  // Benchmark hook (bench/python/python_run.py): the CPU time of `repeats` native Run calls on
-  // serialized inputs, in seconds of this thread's CPU (wall time on a shared machine measures the
-  // other processes), so the Python wrapper's cost is measured against the C++ call in one process.
+  // Benchmark hook (bench/python/python_run.py): the CPU time of `repeats` native `run` calls on
+  // serialized inputs with the default options, in seconds of this thread's CPU (wall time on a shared
+  // machine measures the other processes), so the Python wrapper's cost is measured against the C++
+  // call in one process.
   m.def("time_run", [](const py::tuple& plan, const py::tuple& cluster, int repeats) {
-    Input p = ToInput("plan", plan), c = ToInput("cluster", cluster);
+    const api::Call& run = Find("run");
+    std::vector<api::Value> values = api::DefaultArguments(run);
+    values[0] = ToInput("plan", plan);
+    values[1] = ToInput("cluster", cluster);
     py::gil_scoped_release release;
     const double start = ThreadCpuSeconds();
     for (int i = 0; i < repeats; ++i) {
-      absl::StatusOr<std::string> r = hetsim::api::Run(p, c, {});
+      absl::StatusOr<std::string> r = api::Invoke(run, values);
       if (!r.ok()) throw std::runtime_error(std::string(r.status().message()));
     }
     return ThreadCpuSeconds() - start;
-  });
-  m.def("sweep", [](const py::tuple& sweep, int jobs) {
-    Input s = ToInput("sweep", sweep);
-    return Call([&] { return hetsim::api::Sweep(s, jobs); });
-  });
-  m.def("check", [](const py::tuple& file, const std::string& type, const py::object& cluster) {
-    Input f = ToInput("file", file);
-    std::optional<Input> c;
-    if (!cluster.is_none()) c = ToInput("cluster", cluster.cast<py::tuple>());
-    return Call([&] { return hetsim::api::Check(f, type, c ? &*c : nullptr); });
   });
 }
 

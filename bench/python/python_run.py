@@ -1,5 +1,5 @@
 """What the Python layer costs: hetsim.run(plan, cluster) on messages against the same C++ call
-(api::Run on the serialized inputs, timed inside the extension) in the same process, one call of each
+(api::Invoke of the "run" call on the serialized inputs, timed inside the extension) in the same process, one call of each
 in turn. Times are the calling thread's CPU time (hetsim runs in it, GIL released): on a machine shared
 with other builds, wall time measures them. Prints per-call times and their ratio.
 
@@ -45,7 +45,7 @@ own = (time.thread_time() - start) / 2000
 
 print(f"plan {plan.name}: {gpus} GPUs, {len(plan.stages)} stages, {report.num_microbatches} microbatches, "
       f"{report.events_processed} events, iteration {report.iteration_time_ms:.3f} ms")
-print(f"C++ api::Run  median {statistics.median(native) * 1e3:.2f} ms, min {min(native) * 1e3:.2f} ms per call")
+print(f"C++ run call  median {statistics.median(native) * 1e3:.2f} ms, min {min(native) * 1e3:.2f} ms per call")
 print(f"hetsim.run    median {statistics.median(python) * 1e3:.2f} ms, min {min(python) * 1e3:.2f} ms per call")
 print(f"Python-side serialisation per call {own * 1e6:.0f} us ({len(plan_bytes) + len(cluster_bytes)} bytes in, "
       f"{len(report_bytes)} bytes out): {own / statistics.median(native) * 100:.2f}% of the C++ call")

@@ -10,6 +10,7 @@
 #include "google/protobuf/text_format.h"
 #include "proto/gpu_presets.h"
 #include "proto/hetsim.pb.h"
+#include "tests/topology_clusters.h"
 
 inline const hetsim::v1::Cluster& FuzzCluster() {
   static const hetsim::v1::Cluster* cluster = [] {
@@ -33,28 +34,6 @@ inline const hetsim::v1::Cluster& FuzzCluster() {
         intra_node_bandwidth_gbps: 1200
         intra_node_latency_ns: 1000
       }
-      islands {
-        name: "fast"
-        node_type: "fast"
-        node_count: 2
-        fabric: INFINIBAND
-        topology: SINGLE_SWITCH
-        nics_per_node: 1
-        nic_bandwidth_gbps: 200
-        nic_latency_ns: 1000
-        switch_latency_ns: 130
-      }
-      islands {
-        name: "slow"
-        node_type: "slow"
-        node_count: 1
-        fabric: INFINIBAND
-        topology: SINGLE_SWITCH
-        nics_per_node: 1
-        nic_bandwidth_gbps: 200
-        nic_latency_ns: 1000
-        switch_latency_ns: 130
-      }
       inter_island_links {
         island_a: "slow"
         island_b: "fast"
@@ -65,6 +44,8 @@ inline const hetsim::v1::Cluster& FuzzCluster() {
       }
     )pb";
     if (!google::protobuf::TextFormat::ParseFromString(std::string(kText), c)) std::abort();
+    // Each island on one InfiniBand switch (130 ns), one 200 Gb/s NIC per node (1 us).
+    hetsim::testing::AddIslandsOfNodeTypes(*c, {{"fast", 2}, {"slow", 1}}, 1, 200, 1000, 130);
     if (!hetsim::proto::ApplyGpuPresets(c, "fuzz").ok()) std::abort();
     return c;
   }();
