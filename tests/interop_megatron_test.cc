@@ -1000,4 +1000,54 @@ TEST_CASE("2021-2022 recompute flags are read under today's names, with a note",
   CHECK(none.plan.stages(0).recompute() == v1::RECOMPUTE_NONE);
 }
 
+namespace {
+
+// A small Megatron-Core line (--use-mcore-models, with the tokenizer flags appended).
+std::string CoreLineWith(const std::string& extra) {
+  return "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --use-mcore-models --num-layers 4 "
+         "--hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+         "--micro-batch-size 1 --bf16 --tensor-model-parallel-size 2 " +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("the vocabulary from the tokenizer; Megatron-Core's attention backend when the line names none",
+          "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  // Llama 3's 128,256 tokens, padded to a multiple of 128 x TP 2 = 256: 128,256 already is.
+  MegatronImport m = ImportOk(
+      CoreLineWith("--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B"), cluster);
+  CHECK(m.model.transformer().vocab_size() == 128256);
+  CHECK(HasNote(m, "vocabulary: 128256 tokens, the size of HuggingFaceTokenizer meta-llama/Meta-Llama-3-8B"));
+  // Llama 2's 32,000; DeepSeek-V3's 129,280 -> 129,280 (a multiple of 256).
+  CHECK(
+      ImportOk(CoreLineWith("--tokenizer-type Llama2Tokenizer --tokenizer-model /data/llama2/tokenizer.model"), cluster)
+          .model.transformer()
+          .vocab_size() == 32000);
+  CHECK(
+      ImportOk(CoreLineWith("--tokenizer-type HuggingFaceTokenizer --tokenizer-model deepseek-ai/DeepSeek-V3"), cluster)
+          .model.transformer()
+          .vocab_size() == 129280);
+  // --pad-vocab-size-to is Megatron's exact size; below the tokenizer's it is a contradiction.
+  CHECK(ImportOk(CoreLineWith("--vocab-size 50000 --pad-vocab-size-to 50304"), cluster)
+            .model.transformer()
+            .vocab_size() == 50304);
+  absl::StatusOr<MegatronImport> small = Import(CoreLineWith("--vocab-size 50000 --pad-vocab-size-to 1000"), cluster);
+  REQUIRE_FALSE(small.ok());
+  CHECK_THAT(std::string(small.status().message()), Catch::Contains("--pad-vocab-size-to 1000 and the tokenizer's"));
+  // An unknown tokenizer says so and how to fix it; NullTokenizer needs --vocab-size.
+  MegatronImport unknown =
+      ImportOk(CoreLineWith("--tokenizer-type SentencePieceTokenizer --tokenizer-model corp.model"), cluster);
+  CHECK(unknown.model.transformer().vocab_size() == 50432);  // 50,257 padded to 256
+  CHECK(HasNote(unknown, "is not known to hetsim; GPT-2's 50257 tokens assumed: pass --vocab-size N"));
+  CHECK_FALSE(Import(CoreLineWith("--tokenizer-type NullTokenizer"), cluster).ok());
+  // Megatron-Core picks flash or fused attention unless told otherwise; local layers do not.
+  CHECK(m.model.transformer().attention() == v1::ATTENTION_FLASH);
+  CHECK(ImportOk(CoreLineWith("--attention-backend unfused"), cluster).model.transformer().attention() ==
+        v1::ATTENTION_UNFUSED);
+  CHECK(ImportOk(CoreLineWith("--transformer-impl local"), cluster).model.transformer().attention() ==
+        v1::ATTENTION_UNFUSED);
+}
+
 }  // namespace hetsim::interop

@@ -15,6 +15,7 @@
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
 #include "service/interop/megatron_split.h"
+#include "service/interop/tokenizer_vocab.h"
 
 namespace hetsim::interop {
 namespace {
@@ -22,7 +23,6 @@ namespace {
 namespace v1 = hetsim::v1;
 
 // GPT-2's BPE vocabulary, what Megatron's GPT examples train with when no --vocab-size is given.
-constexpr int64_t kGpt2Vocab = 50257;
 
 class Reader {
  public:
@@ -124,6 +124,30 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
         l.tp));
   }
   return l;
+}
+
+// The tokenizer's vocabulary, before padding: --vocab-size (NullTokenizer's), else the size of the
+// tokenizer --tokenizer-type / --tokenizer-model name, else GPT-2's with a note that says why.
+absl::StatusOr<int64_t> ReadVocabulary(const Reader& r, std::vector<std::string>& notes) {
+  if (r.Has("vocab-size")) return r.Int("vocab-size", 0);
+  const std::string type = r.Value("tokenizer-type"), model = r.Value("tokenizer-model");
+  const std::string named = absl::StrCat(type, model.empty() || type.empty() ? "" : " ", model);
+  if (type == "NullTokenizer") return r.Error("--tokenizer-type NullTokenizer: --vocab-size is required");
+  if (named.empty() || type == "GPT2BPETokenizer") {
+    notes.push_back(absl::StrFormat("vocabulary: %s's %d tokens (GPT-2's BPE)",
+                                    named.empty() ? "no --tokenizer-type: Megatron's GPT examples' tokenizer" : type,
+                                    kGpt2Vocab));
+    return kGpt2Vocab;
+  }
+  if (std::optional<int64_t> known = KnownTokenizerVocab(absl::StrCat(type, " ", model))) {
+    notes.push_back(absl::StrFormat("vocabulary: %d tokens, the size of %s", *known, named));
+    return *known;
+  }
+  notes.push_back(
+      absl::StrFormat("vocabulary: the tokenizer %s is not known to hetsim; GPT-2's %d tokens "
+                      "assumed: pass --vocab-size N for the right size",
+                      named, kGpt2Vocab));
+  return kGpt2Vocab;
 }
 
 absl::StatusOr<v1::DType> ReadDType(const Reader& r) {
@@ -271,15 +295,19 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
                           "learned position embeddings must cover the sequence");
     }
   }
-  int64_t vocab = kGpt2Vocab;
-  if (r.Has("vocab-size")) {
-    HETSIM_ASSIGN_OR_RETURN(vocab, r.Int("vocab-size", 0));
+  HETSIM_ASSIGN_OR_RETURN(const int64_t vocab, ReadVocabulary(r, notes));
+  if (r.Has("pad-vocab-size-to")) {  // Megatron's exact size, instead of the multiple below
+    HETSIM_ASSIGN_OR_RETURN(const int64_t padded, r.Int("pad-vocab-size-to", 0));
+    if (padded < vocab) {
+      return r.Contradict(absl::StrFormat("--pad-vocab-size-to %d", padded),
+                          absl::StrFormat("the tokenizer's %d tokens", vocab), "the padded size must hold them");
+    }
+    t.set_vocab_size(static_cast<uint64_t>(padded));
   } else {
-    notes.push_back(absl::StrFormat("--vocab-size not given: GPT-2's %d tokens assumed (the tokenizer's size)", vocab));
+    HETSIM_ASSIGN_OR_RETURN(int64_t divisible, r.Int("make-vocab-size-divisible-by", 128));
+    const int64_t multiple = divisible * l.tp;  // Megatron pads the vocabulary to a multiple of this
+    t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
   }
-  HETSIM_ASSIGN_OR_RETURN(int64_t divisible, r.Int("make-vocab-size-divisible-by", 128));
-  const int64_t multiple = divisible * l.tp;  // Megatron pads the vocabulary to a multiple of this
-  t.set_vocab_size((vocab + multiple - 1) / multiple * multiple);
   HETSIM_RETURN_IF_ERROR(ReadMoe(r, t, notes));
   HETSIM_RETURN_IF_ERROR(ReadMla(r, t, notes));
   if (r.Has("mtp-num-layers") && r.Value("mtp-num-layers") != "0") {  // Megatron takes 0 as off
@@ -791,6 +819,22 @@ void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, c
                           : absl::StrCat("; the flags switch off ", absl::StrJoin(plan.framework_off(), ", "))));
 }
 
+// The attention kernel a line that names none runs: Megatron-Core's layers (Transformer Engine's, the
+// default --transformer-impl) pick flash or fused attention (--attention-backend auto, the default
+// since Megatron-Core 0.10; TE's DotProductAttention chose them before); Megatron's own local layers
+// and the releases before Megatron-Core run the unfused path.
+void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model, std::vector<std::string>& notes) {
+  if (r.Has("attention-backend") || r.Has("use-flash-attn") || framework != v1::MEGATRON_CORE) return;
+  if (r.Value("transformer-impl") == "local") {
+    notes.push_back("attention: --transformer-impl local runs Megatron's unfused attention");
+    return;
+  }
+  model.mutable_transformer()->set_attention(v1::ATTENTION_FLASH);
+  notes.push_back(
+      "attention: Megatron-Core's default, --attention-backend auto (flash or fused attention); "
+      "--attention-backend unfused prices the unfused path");
+}
+
 // Models hetsim cannot describe: pricing them as transformers would be silently wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (flags.script == "pretrain_mamba.py") {
@@ -929,6 +973,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   plan.set_cp_comm_type(cp_comm);
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
   SetFramework(r, split, code_2021, out.model, plan, out.notes);
+  DefaultAttention(r, plan.framework(), out.model, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_flags.h"
+#include "service/interop/tokenizer_vocab.h"
 
 namespace hetsim::interop {
 namespace {
@@ -162,15 +163,7 @@ absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std:
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> type, c.Scalar("model.tokenizer.type"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> file, c.Scalar("model.tokenizer.model"));
   const std::string name = absl::AsciiStrToLower(absl::StrCat(type.value_or(""), " ", file.value_or("")));
-  struct Known {
-    const char* clue;
-    int vocab;
-  };
-  // Llama 3's tiktoken vocabulary; Llama 1/2's and Mistral's SentencePiece models; GPT-2's BPE.
-  for (const Known& k : {Known{"llama-3", 128256}, Known{"llama3", 128256}, Known{"mixtral", 32000},
-                         Known{"mistral", 32000}, Known{"llama", 32000}, Known{"gpt2", 50257}}) {
-    if (absl::StrContains(name, k.clue)) return absl::StrCat(" --vocab-size ", k.vocab);
-  }
+  if (std::optional<int64_t> vocab = KnownTokenizerVocab(name)) return absl::StrCat(" --vocab-size ", *vocab);
   notes.push_back(absl::StrFormat("model.tokenizer (%s %s): size unknown to hetsim, GPT-2's 50257 assumed",
                                   library.value_or("?"), type.value_or(file.value_or("?"))));
   return absl::StrCat(" --vocab-size 50257");
