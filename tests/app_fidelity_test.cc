@@ -218,6 +218,24 @@ TEST_CASE("fidelity: groups rank their plans, and the pick's regret is measured"
   CHECK(set.signed_error_percent() == Approx(signed_sum / 6));
 }
 
+TEST_CASE("fidelity: a set's min_top1_agreement bounds the share of groups whose top plan is right", "[fidelity]") {
+  v1::FidelitySet set;
+  // Group "pair1": the mixed cluster measured slower, predicted slower (right); "pair2": measured
+  // slower, predicted faster (wrong): half the groups right.
+  *set.add_cases() = HandCase("homo1", "pair1", 100, 150);
+  *set.add_cases() = HandCase("het1", "pair1", 90, 140);
+  *set.add_cases() = HandCase("homo2", "pair2", 100, 150);
+  *set.add_cases() = HandCase("het2", "pair2", 90, 160);
+  set.mutable_bounds()->set_min_top1_agreement(0.5);
+  hetsim::fidelity::SummarizeSet(&set);
+  CHECK(set.top1_agreement() == Approx(0.5));
+  CHECK(set.violations().empty());
+  set.mutable_bounds()->set_min_top1_agreement(0.75);
+  hetsim::fidelity::SummarizeSet(&set);
+  REQUIRE(set.violations_size() == 1);
+  CHECK(set.violations(0) == "top plan right in 0.500 of the groups < 0.75");
+}
+
 TEST_CASE("fidelity: calibration from k runs predicts the held-out runs of a set the values explain",
           "[fidelity][calibrate]") {
   // Eight runs measured on a machine whose GEMMs are 6% slower and whose iterations cost 40 ms more
