@@ -153,6 +153,12 @@ TEST_CASE("fidelity: a training run measured in tokens per second per GPU", "[fi
   CHECK(c.error_percent() == Approx(2.4).epsilon(1e-9));
 }
 
+TEST_CASE("fidelity: a mixed stage's setup counts the replicas of every group", "[fidelity]") {
+  // examples/plan-mixed-replicas: 2 stages, each 1 A100 replica of TP 4 and 2 L40S replicas of TP 4.
+  const v1::FidelityReport report = FidelityJson("mixed.pbtxt");
+  CHECK_THAT(report.sets(0).cases(0).setup(), Catch::StartsWith("24 GPUs: TP 4 x PP 2 x DP 3 (mixed), "));
+}
+
 TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
   const v1::FidelityReport report = FidelityJson("nccl.csv");
   const v1::FidelityCase& c = report.sets(0).cases(0);
