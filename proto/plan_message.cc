@@ -75,6 +75,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_blocking_p2p(spec.blocking_p2p);
   plan.set_zero3_prefetch(spec.zero3_prefetch);
   plan.set_moe_a2a_overlap(spec.moe_a2a_overlap);
+  plan.set_tied_embedding_grad_sync(spec.tied_embedding_grad_sync);
   return plan;
 }
 

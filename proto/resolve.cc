@@ -292,6 +292,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
+  p.tied_embedding_grad_sync = plan.tied_embedding_grad_sync();
   p.framework = FrameworkOf(plan.framework());
   p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());
   p.where = std::string(plan_file);

@@ -444,6 +444,11 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   CheckBatch(p, plan);
   CheckSchedule(p, plan);
   CheckFrameworkOff(p, plan);
+  if (plan.tied_embedding_grad_sync() &&
+      !(model.has_transformer() && model.transformer().tied_embeddings() && plan.stages_size() > 1)) {
+    p.Add("tied_embedding_grad_sync",
+          "needs a model with tied_embeddings on more than one stage (no tied copy to sync)");
+  }
   if (plan.stages().empty()) p.Add("stages", "required: at least one stage");
   if (plan.stages_size() > limits::kMaxStages) {
     p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);

@@ -153,6 +153,12 @@ TEST_CASE("fidelity: a training run measured in tokens per second per GPU", "[fi
   CHECK(c.error_percent() == Approx(2.4).epsilon(1e-9));
 }
 
+TEST_CASE("fidelity: a mixed stage's setup counts the replicas of every group", "[fidelity]") {
+  // examples/plan-mixed-replicas: 2 stages, each 1 A100 replica of TP 4 and 2 L40S replicas of TP 4.
+  const v1::FidelityReport report = FidelityJson("mixed.pbtxt");
+  CHECK_THAT(report.sets(0).cases(0).setup(), Catch::StartsWith("24 GPUs: TP 4 x PP 2 x DP 3 (mixed), "));
+}
+
 TEST_CASE("fidelity: reads validation/nccl/measured.csv's list as collective cases", "[fidelity]") {
   const v1::FidelityReport report = FidelityJson("nccl.csv");
   const v1::FidelityCase& c = report.sets(0).cases(0);
@@ -216,6 +222,24 @@ TEST_CASE("fidelity: groups rank their plans, and the pick's regret is measured"
   double signed_sum = 0;
   for (const auto& c : set.cases()) signed_sum += c.error_percent();
   CHECK(set.signed_error_percent() == Approx(signed_sum / 6));
+}
+
+TEST_CASE("fidelity: a set's min_top1_agreement bounds the share of groups whose top plan is right", "[fidelity]") {
+  v1::FidelitySet set;
+  // Group "pair1": the mixed cluster measured slower, predicted slower (right); "pair2": measured
+  // slower, predicted faster (wrong): half the groups right.
+  *set.add_cases() = HandCase("homo1", "pair1", 100, 150);
+  *set.add_cases() = HandCase("het1", "pair1", 90, 140);
+  *set.add_cases() = HandCase("homo2", "pair2", 100, 150);
+  *set.add_cases() = HandCase("het2", "pair2", 90, 160);
+  set.mutable_bounds()->set_min_top1_agreement(0.5);
+  hetsim::fidelity::SummarizeSet(&set);
+  CHECK(set.top1_agreement() == Approx(0.5));
+  CHECK(set.violations().empty());
+  set.mutable_bounds()->set_min_top1_agreement(0.75);
+  hetsim::fidelity::SummarizeSet(&set);
+  REQUIRE(set.violations_size() == 1);
+  CHECK(set.violations(0) == "top plan right in 0.500 of the groups < 0.75");
 }
 
 TEST_CASE("fidelity: calibration from k runs predicts the held-out runs of a set the values explain",

@@ -23,4 +23,11 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.moe_folding_h100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/moe-folding-h100.pbtxt)
   set_tests_properties(fidelity.moe_folding_h100_bounds PROPERTIES TIMEOUT 900)
+  # DeepSpeed's pipeline engine on AWS T4 and V100 + T4 (AMP's artifact, issue 40): today's level as a
+  # regression guard, and the ranking bounds (the fastest cluster and plan picked right).
+  foreach(amp_set cloud mixed-vs-homo choice)
+    add_test(NAME fidelity.deepspeed_amp_${amp_set}_bounds
+             COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/deepspeed-amp-${amp_set}.pbtxt)
+    set_tests_properties(fidelity.deepspeed_amp_${amp_set}_bounds PROPERTIES TIMEOUT 900)
+  endforeach()
 endif()

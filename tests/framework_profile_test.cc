@@ -125,6 +125,25 @@ TEST_CASE("framework: FSDP2 reduce-scatters per block in FP32 and prefetches onl
   CHECK(Applied(in).zero3_prefetch());
 }
 
+TEST_CASE("framework: DeepSpeed's pipeline engine all-reduces a tied embedding across its first and last stage",
+          "[framework]") {
+  hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  CHECK_FALSE(Applied(in).tied_embedding_grad_sync());  // untied: nothing to synchronise
+  in.model.mutable_transformer()->set_tied_embeddings(true);
+  *in.plan.mutable_model() = in.model;
+  CHECK(Applied(in).tied_embedding_grad_sync());
+  CHECK_FALSE(Applied(ProfileInputs(v1::MEGATRON_CORE, v1::FP16)).tied_embedding_grad_sync());
+  hetsim::proto::PlanInputs one = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16, 1);
+  one.model.mutable_transformer()->set_tied_embeddings(true);
+  *one.plan.mutable_model() = one.model;
+  CHECK_FALSE(Applied(one).tied_embedding_grad_sync());  // embedding and head on one stage
+  // Set by hand where it cannot act, it is refused, naming the field.
+  one.plan.set_tied_embedding_grad_sync(true);
+  const absl::Status s = hetsim::proto::ValidatePlanInputs(one);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("plan.pbtxt: tied_embedding_grad_sync: needs a model with "
+                                                       "tied_embeddings on more than one stage"));
+}
+
 TEST_CASE("framework: a field the plan sets on wins; framework_off switches a profile behaviour off", "[framework]") {
   hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_LM_2021, v1::BF16);
   in.plan.set_tp_backward_overlap(true);  // the profile leaves it off; the plan's own field wins
@@ -150,7 +169,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 6);
+  REQUIRE(report.framework_behaviours_size() == 7);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -168,7 +187,8 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   CHECK_THAT(behaviour("blocking_p2p").source(), Catch::StartsWith("https://github.com/NVIDIA/Megatron-LM/blob/v2.5/"));
   CHECK(hetsim::traces::FormatFramework(report) ==
         "framework Megatron-LM 2021 (SC'21): blocking_p2p off (framework_off), tp_backward_overlap off, "
-        "grad_reduce_in_fp32 on, overlap_grad_reduce on (plan), overlap_param_gather off, zero3_prefetch off\n");
+        "grad_reduce_in_fp32 on, overlap_grad_reduce on (plan), overlap_param_gather off, zero3_prefetch off, "
+        "tied_embedding_grad_sync off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

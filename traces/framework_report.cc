@@ -16,6 +16,7 @@ bool BehaviourOn(const spec::PlanSpec& plan, std::string_view field) {
   if (field == "grad_reduce_in_fp32") return plan.grad_reduce_in_fp32;
   if (field == "overlap_grad_reduce") return plan.overlap_grad_reduce;
   if (field == "overlap_param_gather") return plan.overlap_param_gather;
+  if (field == "tied_embedding_grad_sync") return plan.tied_embedding_grad_sync;
   return plan.zero3_prefetch;
 }
 
@@ -23,6 +24,8 @@ spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {
   spec::ProfileContext c =
       spec::ProfileContextFor(spec.model.dtype, spec.plan.schedule == spec::ScheduleKind::kInterleaved1F1B);
   for (const spec::StageSpec& s : spec.plan.stages) spec::AddStage(c, s.zero_stage);
+  c.ties_across_stages =
+      spec.model.transformer && spec.model.transformer->tied_embeddings && spec.plan.stages.size() > 1;
   return c;
 }
 

@@ -37,6 +37,12 @@ constexpr const char* kTitanTp =
     "https://github.com/pytorch/torchtitan/blob/main/torchtitan/models/llama3/infra/parallelize.py";
 constexpr const char* kTitanConfig = "https://github.com/pytorch/torchtitan/blob/main/torchtitan/config/job_config.py";
 constexpr const char* kFsdp2 = "https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html";
+// tied_embedding_grad_sync (issue 40): DeepSpeed's TrainSchedule ends with ReduceTiedGrads before ReduceGrads.
+constexpr const char* kDsTied = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/engine.py";
+// Megatron runs the same all-reduce (_allreduce_embedding_grads); its profiles leave it off until the
+// Megatron validation sets are checked with it (docs/frameworks.md).
+constexpr const char* kMcoreTied =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/finalize_model_grads.py";
 
 constexpr ProfileValue Off(const char* source) { return {When::kNever, source}; }
 constexpr ProfileValue On(const char* source) { return {When::kAlways, source}; }
@@ -44,18 +50,18 @@ constexpr ProfileValue Bf16(const char* source) { return {When::kBf16Models, sou
 constexpr ProfileValue UnlessInterleaved(const char* source) { return {When::kUnlessInterleaved, source}; }
 
 // Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
-// overlap_param_gather, zero3_prefetch.
+// overlap_param_gather, zero3_prefetch, tied_embedding_grad_sync.
 constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
-     Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp)},
+     Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied)},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
-     Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args)},
+     Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied)},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
-     Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args)},
+     Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied)},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
-     On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero)},
+     On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied)},
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
-     Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2)},
+     Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -96,6 +102,7 @@ void AddStage(ProfileContext& context, int zero_stage) {
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context) {
   if (field == "overlap_param_gather" && !context.shards_optimizer) return false;
   if (field == "zero3_prefetch" && !context.shards_parameters) return false;
+  if (field == "tied_embedding_grad_sync" && !context.ties_across_stages) return false;
   return Applies(value.when, context);
 }
 

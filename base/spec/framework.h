@@ -40,7 +40,8 @@ struct ProfileValue {
 };
 
 // One framework's behaviours, by the Plan field each one sets. A behaviour that needs a parallelism
-// the plan lacks (overlap_param_gather: ZeRO-1/2; zero3_prefetch: ZeRO-3) is applied only with it.
+// the plan lacks (overlap_param_gather: ZeRO-1/2; zero3_prefetch: ZeRO-3; tied_embedding_grad_sync: a
+// tied embedding on a pipeline) is applied only with it.
 struct FrameworkProfile {
   Framework framework = Framework::kUnspecified;
   const char* name = "";       // "Megatron-Core", as reports print it
@@ -51,15 +52,17 @@ struct FrameworkProfile {
   ProfileValue overlap_grad_reduce;
   ProfileValue overlap_param_gather;
   ProfileValue zero3_prefetch;
+  ProfileValue tied_embedding_grad_sync;  // appended (issue 40): the tied embedding's all-reduce across stages
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 6> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 7> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
              {"overlap_grad_reduce", overlap_grad_reduce},
              {"overlap_param_gather", overlap_param_gather},
-             {"zero3_prefetch", zero3_prefetch}}};
+             {"zero3_prefetch", zero3_prefetch},
+             {"tied_embedding_grad_sync", tied_embedding_grad_sync}}};
   }
 };
 
@@ -73,8 +76,9 @@ const FrameworkProfile& ProfileOf(Framework framework);
 struct ProfileContext {
   bool bf16_model = false;  // BF16 or FP8 (FP8 runs keep BF16 parameters: Megatron's --bf16 --fp8-format)
   bool interleaved = false;
-  bool shards_optimizer = false;   // a stage with ZeRO-1/2 (overlap_param_gather needs one)
-  bool shards_parameters = false;  // a stage with ZeRO-3 (zero3_prefetch acts only there)
+  bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
+  bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
+  bool ties_across_stages = false;  // tied embeddings and more than one stage (tied_embedding_grad_sync)
 };
 bool Applies(When when, const ProfileContext& context);
 

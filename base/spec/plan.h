@@ -138,7 +138,8 @@ struct PlanSpec {
   bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
-  bool moe_a2a_overlap = false;  // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
+  bool moe_a2a_overlap = false;           // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
+  bool tied_embedding_grad_sync = false;  // first and last stage all-reduce the tied embedding's gradients
   // The software that runs the plan, whose profile is already applied to the behaviours above
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;

@@ -34,6 +34,7 @@ void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& rep
   replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
   replanned.set_blocking_p2p(original.blocking_p2p());
   replanned.set_zero3_prefetch(original.zero3_prefetch());
+  replanned.set_tied_embedding_grad_sync(original.tied_embedding_grad_sync());
 }
 
 }  // namespace

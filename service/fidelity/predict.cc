@@ -49,10 +49,17 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
 
 std::string TrainingSetup(const v1::Plan& plan, const v1::Report& report) {
   const v1::Stage& first = plan.stages(0);
-  std::string s = absl::StrFormat("%d GPUs: TP %d x PP %d", report.num_gpus(),
-                                  std::max<uint32_t>(1, first.tensor_parallel()), plan.stages_size());
+  // A mixed stage's replicas: the largest TP of its groups, its replicas over all of them.
+  uint32_t tp = std::max<uint32_t>(1, first.tensor_parallel()), dp = std::max<uint32_t>(1, first.data_parallel());
+  if (first.replica_groups_size() > 0) tp = dp = 0;
+  for (const v1::ReplicaGroup& g : first.replica_groups()) {
+    tp = std::max<uint32_t>(tp, std::max<uint32_t>(1, g.tensor_parallel()));
+    dp += std::max<uint32_t>(1, g.data_parallel());
+  }
+  std::string s = absl::StrFormat("%d GPUs: TP %d x PP %d", report.num_gpus(), tp, plan.stages_size());
   if (plan.context_parallel() > 1) absl::StrAppend(&s, " x CP ", plan.context_parallel());
-  absl::StrAppendFormat(&s, " x DP %d, %d mb", std::max<uint32_t>(1, first.data_parallel()), report.num_microbatches());
+  absl::StrAppendFormat(&s, " x DP %d%s, %d mb", dp, first.replica_groups_size() > 0 ? " (mixed)" : "",
+                        report.num_microbatches());
   if (plan.virtual_stages() > 1) absl::StrAppend(&s, ", v ", plan.virtual_stages());
   if (report.oom()) absl::StrAppend(&s, ", OOM");
   return s;

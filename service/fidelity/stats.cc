@@ -92,6 +92,10 @@ void SummarizeSet(hetsim::v1::FidelitySet* set) {
       }
     }
   }
+  if (b.min_top1_agreement() > 0 && set->top1_agreement() < b.min_top1_agreement()) {
+    set->add_violations(
+        absl::StrFormat("top plan right in %.3f of the groups < %g", set->top1_agreement(), b.min_top1_agreement()));
+  }
   if (b.max_calibrated_mape_percent() > 0) {
     const v1::FidelityCalibration* three = nullptr;
     for (const v1::FidelityCalibration& c : set->calibrations())

@@ -18,6 +18,10 @@ std::string Bounds(const hetsim::v1::ValidationBounds& b) {
     absl::StrAppend(&out, out.empty() ? "" : ", ",
                     absl::StrFormat("calibrated (k = 3) MAPE <= %g%%", b.max_calibrated_mape_percent()));
   }
+  if (b.min_top1_agreement() > 0) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ",
+                    absl::StrFormat("top plan right in >= %g of the groups", b.min_top1_agreement()));
+  }
   return out.empty() ? "none" : out;
 }
 

@@ -23,9 +23,17 @@ namespace {
 using pipeline::NodeId;
 using pipeline::NodeKind;
 
-// kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to
+// kTiedSyncDone: the tied embedding's gradient all-reduce between the first and last stage ended (value:
+// the stage). kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to
 // gather) ends at the instant it starts, as an event, never inside the call that started it.
-enum EventKind : uint64_t { kNodeDone = 0, kBucketReady = 1, kOptimizerDone = 2, kSample = 3, kEmptyStepDone = 4 };
+enum EventKind : uint64_t {
+  kNodeDone = 0,
+  kBucketReady = 1,
+  kOptimizerDone = 2,
+  kSample = 3,
+  kEmptyStepDone = 4,
+  kTiedSyncDone = 5
+};
 constexpr int kKindShift = 56;
 uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
 
@@ -294,6 +302,7 @@ class Run : private EventHandler, private FlowObserver {
       case kOptimizerDone: OptimizerDone(static_cast<int>(value)); return;
       case kSample: Sample(); return;
       case kEmptyStepDone: GroupDone(static_cast<int>(value)); return;
+      case kTiedSyncDone: AfterLastOp(static_cast<int>(value)); return;
     }
   }
 
@@ -333,6 +342,26 @@ class Run : private EventHandler, private FlowObserver {
 
   void LastOpDone(int stage) {
     r_.last_backward_end[stage] = sim_.now();
+    if (setup_.stages[stage].tied_grad_sync_time > 0) {
+      TiedStageReady(stage);
+      return;
+    }
+    AfterLastOp(stage);
+  }
+
+  // Plan.tied_embedding_grad_sync: the first and the last stage all-reduce the tied embedding's
+  // gradients once both have run their last backward (DeepSpeed's ReduceTiedGrads), then go on.
+  void TiedStageReady(int stage) {
+    if (++tied_ready_ < 2) return;
+    const int last = setup_.num_stages() - 1;
+    const Time end = sim_.now() + setup_.stages[stage].tied_grad_sync_time;
+    sim_.Schedule(end, this, Payload(kTiedSyncDone, 0));
+    sim_.Schedule(end, this, Payload(kTiedSyncDone, last));
+  }
+
+  // After the stage's last operation (and its tied-gradient all-reduce): the gradient reduction and
+  // the optimizer step.
+  void AfterLastOp(int stage) {
     StageState& st = stages_[stage];
     st.last_op_done = true;
     if (setup_.stages[stage].grad_buckets.empty()) st.buckets_done = true;
@@ -448,6 +477,7 @@ class Run : private EventHandler, private FlowObserver {
   bool computed_ = false;  // a compute node has started
   std::vector<StageState> stages_;
   int stages_left_ = 0;
+  int tied_ready_ = 0;  // stages (first, last) whose last backward ended, for the tied all-reduce
   std::deque<TransferGraph> graph_store_;
   // (stage, op, bytes, experts, group index) -> the group's transfer graph (SyncGroupsOf).
   std::map<std::tuple<int, int, int64_t, bool, int>, const TransferGraph*> graphs_;

@@ -779,6 +779,33 @@ void AssignGradBuckets(ExecutionSetup& setup, int v) {
   }
 }
 
+// Plan.tied_embedding_grad_sync: DeepSpeed's ReduceTiedGrads, an all-reduce of the tied embedding's
+// gradients between the first stage (the embedding) and the last (the head) after the last backward,
+// one group per rank (GPU i of the first stage's layout with GPU i of the last; DeepSpeed's stages have
+// equal layouts, of unequal ones the smaller's count pair up), all at once. The gradients are the model's element type,
+// or FP32 for the main gradients of a BF16 run with grad_reduce_in_fp32 (Megatron's); each GPU holds its vocabulary
+// shard (1 / TP of V h).
+absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer) {
+  const int S = setup.num_stages();
+  const spec::PlanSpec& plan = setup.spec.plan;
+  if (!plan.tied_embedding_grad_sync || S < 2) return absl::OkStatus();
+  const workload::LayerCost& head = setup.model->layer(setup.model->num_layers() - 1);
+  if (!head.tied_with_embedding || head.tied_param_count == 0) return absl::OkStatus();
+  const spec::DType dtype = setup.model->dtype();
+  const int element = plan.grad_reduce_in_fp32 && dtype != spec::DType::kFp16 ? 4 : workload::ElementBytes(dtype);
+  const StageLayout& first = setup.stages[0].layout;
+  const StageLayout& last = setup.stages[S - 1].layout;
+  const int64_t bytes =
+      static_cast<int64_t>(head.tied_param_count / static_cast<uint64_t>(first.tensor_parallel)) * element;
+  std::vector<std::vector<GpuId>> groups;
+  for (size_t i = 0; i < std::min(first.gpus.size(), last.gpus.size()); ++i)
+    groups.push_back({first.gpus[i], last.gpus[i]});
+  HETSIM_ASSIGN_OR_RETURN(const Time t, timer.ConcurrentTimeOf(CollectiveOp::kAllReduce, groups, bytes));
+  setup.stages[0].tied_grad_sync_time = t;
+  setup.stages[S - 1].tied_grad_sync_time = t;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
@@ -805,6 +832,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   for (int k = 0; k < static_cast<int>(setup->virtual_stages.size()); ++k) {
     HETSIM_RETURN_IF_ERROR(AddStageCollectives(*setup, timer, cp_timer, k));
   }
+  HETSIM_RETURN_IF_ERROR(AddTiedEmbeddingSync(*setup, timer));
   setup->mapped_collective_groups = timer.mapped_groups();
   setup->simulated_collective_groups = timer.simulated_groups();
   SetH1f1bInputs(*setup);

@@ -216,6 +216,9 @@ struct StageSetup {
   double peak_flop_per_s = 0;  // for the compute dtype
   double memory_capacity_bytes = 0;
   Time optimizer_time = 0;  // Adam step, memory-bound
+  // Plan.tied_embedding_grad_sync, first and last stage only: the tied embedding's gradient all-reduce
+  // between them, alone on the network, which both wait for after their last backward.
+  Time tied_grad_sync_time = 0;
   // Gradient buckets in launch order (reduce-scatter or all-reduce), then the parameter all-gather
   // that ZeRO >= 1 runs after the optimizer step (empty when none or DP == 1). Under interleaving each
   // model chunk has its own buckets, chunks in the order their last backwards end.

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Writes the DeepSpeed-on-cloud validation sets: validation/deepspeed-amp-cloud.pbtxt (every measured
+AMP trial, one group per cluster), validation/deepspeed-amp-mixed-vs-homo.pbtxt (the same strategies on
+the homogeneous and the mixed cluster, one group per strategy: is the mixed cluster slower or faster?),
+validation/deepspeed-amp-choice.pbtxt (every trial in one group: the cluster and plan a user would pick),
+their two clusters (validation/clusters/aws-*.pbtxt) and one plan per trial (validation/plans/amp-*).
+
+Source: Li, Wang, Xing, Zhang, "AMP: Automatically Finding Model Parallel Strategies with Heterogeneity
+Awareness" (NeurIPS'22, arXiv 2210.07297), and its artifact, https://github.com/DachengLi1/AMP (the
+paper's github.com/MccRree177/AMP): src/results/homogeneous_results.txt and
+src/results/het_cluster_results.txt list every strategy AMP tried with its real cost (`r_cost`), the
+mean wall-clock seconds per iteration over iterations 20-40 on rank 0 (megatron/training.py of the
+artifact's DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism). `inf` trials did not run (out of memory
+or hung) and are left out. The runs: GPT-2 (24 layers, hidden 1024, 16 heads, sequence 1024, padded
+vocabulary 52256), global batch 32, FP16 with dynamic loss scaling, `fp32_allreduce: true`
+(examples/ds_config.json), no activation checkpointing, DeepSpeed's pipeline engine (TrainSchedule,
+1F1B) with Megatron-LM v1.1.5's tensor parallelism. Clusters: 4 AWS g4dn.12xlarge (4 T4, 50 Gb/s) and
+3 p3.8xlarge (4 V100-SXM2-16GB on NVLink, 10 Gb/s) + 1 g4dn.12xlarge (het_cluster.py's cluster_info:
+nodes 0-2 at 10 Gb/s, node 3 at 50 Gb/s), in one cluster placement group (the artifact's README).
+
+Each trial is (micro-batch per replica, TP, DP, PP, DeepSpeed's layer partition, seconds). The partition
+indexes DeepSpeed's GPT2ModelPipe layer list of 30: 0 embedding, 1 transpose, 2-25 the 24 blocks, 26
+transpose, 27 final LayerNorm, 28 the tied head, 29 the FP32 cast (megatron/model/gpt2_model.py).
+Ranks follow DeepSpeed's PipeModelDataParallelTopology (pipe, data, model: rank = stage x DP x TP +
+replica x TP + tp rank), four per node in hostfile order, the T4 node last in the mixed cluster.
+
+Run from the repository root: scripts/gen_validation_amp.py (writes files only; needs no build).
+"""
+import os
+
+GBS = 32
+SEQ = 1024
+HOMO = "clusters/aws-g4dn-4x4.pbtxt"
+HET = "clusters/aws-p3-3x4-g4dn-1x4.pbtxt"
+SRC = "https://github.com/DachengLi1/AMP/blob/main/src/results/"
+
+# (micro-batch, TP, DP, PP, partition, measured seconds per iteration): homogeneous_results.txt, in its
+# order (AMP's predicted rank), finite r_cost only.
+HOMO_TRIALS = [
+    (1, 1, 16, 1, [0, 30], 1.32), (1, 1, 8, 2, [0, 15, 30], 1.28), (1, 1, 4, 4, [0, 9, 15, 21, 30], 1.2),
+    (1, 1, 2, 8, [0, 6, 9, 12, 15, 18, 21, 24, 30], 1.23), (2, 1, 8, 2, [0, 15, 30], 1.38),
+    (1, 1, 1, 16, [0, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23, 25, 30], 1.55),
+    (2, 1, 4, 4, [0, 9, 15, 21, 30], 1.41), (2, 1, 2, 8, [0, 5, 9, 12, 15, 18, 21, 24, 30], 1.43),
+    (4, 1, 8, 2, [0, 14, 30], 1.72),
+    (2, 1, 1, 16, [0, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23, 25, 30], 1.76),
+    (1, 2, 8, 1, [0, 30], 1.76), (2, 2, 8, 1, [0, 30], 1.64), (4, 2, 8, 1, [0, 30], 1.55),
+    (1, 2, 4, 2, [0, 14, 30], 1.68), (1, 2, 2, 4, [0, 8, 14, 20, 30], 1.74),
+    (4, 1, 4, 4, [0, 9, 15, 21, 30], 1.85), (1, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 1.95),
+    (2, 2, 4, 2, [0, 14, 30], 1.61), (4, 1, 2, 8, [0, 5, 9, 12, 15, 18, 21, 24, 30], 1.88),
+    (2, 2, 2, 4, [0, 8, 14, 20, 30], 1.66),
+    (4, 1, 1, 16, [0, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23, 25, 30], 2.19),
+    (2, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 1.85), (4, 2, 4, 2, [0, 14, 30], 1.79),
+    (4, 2, 2, 4, [0, 8, 14, 20, 30], 1.89), (1, 4, 4, 1, [0, 30], 2.48), (2, 4, 4, 1, [0, 30], 2.13),
+    (4, 4, 4, 1, [0, 30], 1.98), (8, 4, 4, 1, [0, 30], 1.94), (8, 1, 4, 4, [0, 8, 14, 20, 30], 2.7),
+    (4, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 2.09), (1, 4, 2, 2, [0, 14, 30], 2.61),
+    (8, 2, 4, 2, [0, 14, 30], 2.13), (1, 4, 1, 4, [0, 8, 14, 20, 30], 2.67), (2, 4, 2, 2, [0, 14, 30], 2.12),
+    (8, 1, 2, 8, [0, 5, 9, 12, 15, 18, 21, 24, 30], 2.92), (2, 4, 1, 4, [0, 8, 14, 20, 30], 2.22),
+    (4, 4, 2, 2, [0, 14, 30], 2.1),
+    (8, 1, 1, 16, [0, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23, 25, 30], 3.25),
+    (8, 2, 2, 4, [0, 8, 14, 20, 30], 2.5), (4, 4, 1, 4, [0, 8, 14, 20, 30], 2.24),
+    (8, 4, 2, 2, [0, 14, 30], 2.4), (8, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 2.81),
+    (8, 4, 1, 4, [0, 8, 14, 20, 30], 2.69), (16, 4, 2, 2, [0, 14, 30], 3.03),
+    (16, 2, 2, 4, [0, 8, 14, 20, 30], 3.74), (16, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 4.29),
+    (16, 4, 1, 4, [0, 8, 14, 20, 30], 3.7),
+]
+
+# het_cluster_results.txt, the same way.
+HET_TRIALS = [
+    (1, 1, 4, 4, [0, 7, 14, 20, 30], 1.47), (1, 1, 2, 8, [0, 5, 9, 12, 15, 18, 21, 24, 30], 1.28),
+    (1, 1, 1, 16, [0, 3, 5, 7, 9, 11, 13, 15, 16, 17, 19, 20, 21, 22, 23, 25, 30], 1.52),
+    (2, 1, 4, 4, [0, 7, 14, 20, 30], 1.53), (2, 1, 2, 8, [0, 5, 9, 12, 14, 17, 20, 23, 30], 1.54),
+    (2, 1, 1, 16, [0, 3, 5, 7, 9, 11, 13, 14, 16, 18, 19, 20, 21, 23, 24, 25, 30], 1.58),
+    (4, 1, 4, 4, [0, 6, 13, 20, 30], 1.71), (1, 1, 8, 2, [0, 14, 30], 2.23),
+    (1, 2, 2, 4, [0, 8, 14, 20, 30], 2.8), (4, 1, 2, 8, [0, 3, 7, 11, 14, 17, 20, 23, 30], 1.71),
+    (1, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 3.81), (2, 1, 8, 2, [0, 14, 30], 2.26),
+    (1, 2, 4, 2, [0, 14, 30], 2.89), (2, 2, 2, 4, [0, 8, 14, 20, 30], 2.37), (4, 1, 8, 2, [0, 14, 30], 2.34),
+    (2, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 3.36), (2, 2, 4, 2, [0, 14, 30], 2.5),
+    (1, 2, 8, 1, [0, 30], 3.13), (2, 2, 8, 1, [0, 30], 3.06), (4, 2, 8, 1, [0, 30], 3.03),
+    (1, 1, 16, 1, [0, 30], 2.9), (8, 1, 4, 4, [0, 8, 14, 20, 30], 2.07), (4, 2, 4, 2, [0, 14, 30], 2.41),
+    (4, 2, 2, 4, [0, 8, 14, 20, 30], 1.65), (4, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 1.79),
+    (1, 4, 4, 1, [0, 30], 3.8), (2, 4, 4, 1, [0, 30], 3.56), (4, 4, 4, 1, [0, 30], 3.29),
+    (8, 4, 4, 1, [0, 30], 3.27), (2, 4, 2, 2, [0, 14, 30], 3.29), (2, 4, 1, 4, [0, 8, 14, 20, 30], 3.92),
+    (4, 4, 2, 2, [0, 14, 30], 2.66), (8, 2, 4, 2, [0, 14, 30], 2.45), (4, 4, 1, 4, [0, 8, 14, 20, 30], 2.05),
+    (8, 2, 2, 4, [0, 8, 14, 20, 30], 1.91), (8, 4, 2, 2, [0, 14, 30], 2.71),
+    (8, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 2.12), (8, 4, 1, 4, [0, 8, 14, 20, 30], 2.13),
+    (16, 4, 2, 2, [0, 14, 30], 2.66), (16, 2, 2, 4, [0, 8, 14, 20, 30], 2.33),
+    (16, 4, 1, 4, [0, 8, 14, 20, 30], 2.49), (16, 2, 1, 8, [0, 5, 8, 11, 14, 17, 20, 23, 30], 2.69),
+    (32, 4, 1, 4, [0, 8, 14, 20, 30], 3.13),
+]
+
+MODEL = """model {
+  name: "gpt2-345m"
+  dtype: FP16
+  transformer {
+    num_layers: 24
+    hidden_size: 1024
+    num_attention_heads: 16
+    seq_length: 1024
+    vocab_size: 52256
+    tied_embeddings: true
+    granularity: BLOCK
+  }
+}
+"""
+
+
+def hetsim_boundary(ds_index):
+    """DeepSpeed's layer index -> hetsim's BLOCK layer index (0 embedding, 1-24 blocks, 25 head)."""
+    if ds_index == 0:
+        return 0
+    if ds_index <= 2:
+        return 1  # the transpose after the embedding has no cost
+    if ds_index <= 26:
+        return ds_index - 1
+    if ds_index <= 29:
+        raise ValueError(f"a stage boundary inside the head ({ds_index}) is not in the data")
+    return 26
+
+
+def mesh(island, first_node, node_count, first_gpu, gpus):
+    parts = [f'island: "{island}"']
+    if first_node:
+        parts.append(f"first_node: {first_node}")
+    parts.append(f"node_count: {node_count}")
+    if first_gpu:
+        parts.append(f"first_gpu: {first_gpu}")
+    parts.append(f"gpus_per_node: {gpus}")
+    return "mesh { " + " ".join(parts) + " }"
+
+
+def stage_meshes(stage, tp, dp, het):
+    """(island, first node, node count, first GPU, GPUs per node) pieces of one stage's ranks."""
+    size = tp * dp
+    first_rank = stage * size
+    node, gpu = divmod(first_rank, 4)
+    if size < 4:
+        pieces = [(node, 1, gpu, size)]
+    else:
+        pieces = [(node, size // 4, 0, 4)]
+    if not het:
+        return [("g4dn", n, c, g, k) for (n, c, g, k) in pieces]
+    out = []
+    for (n, c, g, k) in pieces:
+        last = n + c - 1
+        if last <= 2:
+            out.append(("p3", n, c, g, k))
+        elif n == 3:
+            out.append(("g4dn", 0, 1, g, k))
+        else:  # V100 nodes n..2 and the T4 node
+            out.append(("p3", n, 3 - n, g, k))
+            out.append(("g4dn", 0, 1, g, k))
+    return out
+
+
+def stage_text(stage, first, count, mbs, tp, dp, het):
+    pieces = stage_meshes(stage, tp, dp, het)
+    lines = ["stages {"]
+    if first:
+        lines.append(f"  first_layer: {first}")
+    lines.append(f"  num_layers: {count}")
+    if len(pieces) == 1:
+        island, n, c, g, k = pieces[0]
+        lines.append("  " + mesh(island, n, c, g, k))
+        lines.append(f"  tensor_parallel: {tp}")
+        lines.append(f"  data_parallel: {dp}")
+    else:
+        for island, n, c, g, k in pieces:
+            lines.append("  replica_groups {")
+            lines.append("    " + mesh(island, n, c, g, k))
+            lines.append(f"    tensor_parallel: {tp}")
+            lines.append(f"    data_parallel: {c * k // tp}")
+            lines.append(f"    micro_batch_share: {mbs}")
+            lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def case_name(mbs, tp, dp, pp):
+    return f"tp{tp}-dp{dp}-pp{pp}-mb{mbs}"
+
+
+def plan_text(cluster_label, trial, het):
+    mbs, tp, dp, pp, parts, seconds = trial
+    assert tp * dp * pp == 16 and len(parts) == pp + 1 and GBS % (dp * mbs) == 0
+    bounds = [hetsim_boundary(b) for b in parts]
+    name = f"amp-{cluster_label}-{case_name(mbs, tp, dp, pp)}"
+    out = [f"# AMP (NeurIPS'22) artifact, {'het_cluster' if het else 'homogeneous'}_results.txt: TP {tp}, DP {dp}, "
+           f"PP {pp}, micro-batch {mbs} per replica, DeepSpeed partition {parts}; measured {seconds} s per iteration.",
+           "# Generated by scripts/gen_validation_amp.py.", f'name: "{name}"', MODEL.rstrip(),
+           f"global_batch_size: {GBS}", f"micro_batch_size: {dp * mbs}", "schedule: ONE_F_ONE_B",
+           "framework: MEGATRON_DEEPSPEED",
+           '# Megatron-LM v1.1.5 predates the asynchronous TP backward (2021-09): off.',
+           'framework_off: "tp_backward_overlap"',
+           "# ds_config.json: fp32_allreduce: true (FP16 gradients reduced in FP32).",
+           "grad_reduce_in_fp32: true"]
+    text = "\n".join(out) + "\n"
+    for s in range(pp):
+        text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)
+    return name, text
+
+
+def set_case(name, label, trial, cluster, group=None):
+    mbs, tp, dp, pp, parts, seconds = trial
+    tokens = GBS * SEQ / (seconds * 16)
+    src = "het_cluster_results.txt" if "het" in label else "homogeneous_results.txt"
+    lines = ["cases {", f'  name: "{label}-{case_name(mbs, tp, dp, pp)}"',
+             f'  source: "{src}: TP {tp} DP {dp} PP {pp} micro-batch {mbs}, r_cost {seconds} s per iteration"',
+             "  training_run {", f'    plan: "plans/{name}.pbtxt"', f'    cluster: "{cluster}"',
+             f"    measured_tokens_per_second_per_gpu: {tokens:.2f}", "  }"]
+    if group:
+        lines.append(f'  group: "{group}"')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def island(name, node_type, nodes, nic_gbps):
+    # One ENA NIC per instance; NCCL's socket transport opens 2 threads x 8 streams on AWS's ENA
+    # (net_socket.cc), each TCP flow at most 10 Gb/s inside a cluster placement group (AWS docs).
+    return f"""islands {{
+  name: "{name}"
+  node_type: "{node_type}"
+  node_count: {nodes}
+  fabric: ETHERNET
+  topology: SINGLE_SWITCH
+  nics_per_node: 1
+  nic_bandwidth_gbps: {nic_gbps}
+  nccl_socket_threads: 2
+  nccl_sockets_per_thread: 8
+  tcp_stream_gbps: 10
+}}
+"""
+
+
+G4DN_NODE = """node_types {
+  name: "g4dn.12xlarge"
+  gpu_type: "t4"
+  gpus_per_node: 4
+  intra_node_fabric: PCIE_TREE
+  intra_node_bandwidth_gbps: 126
+  intra_node_latency_ns: 2000
+  pcie {
+    sockets: 1
+  }
+}
+"""
+P3_NODE = """node_types {
+  name: "p3.8xlarge"
+  gpu_type: "v100"
+  gpus_per_node: 4
+  intra_node_fabric: NVSWITCH
+  intra_node_bandwidth_gbps: 400
+  intra_node_latency_ns: 1000
+}
+"""
+
+
+def clusters():
+    homo = ("# 4 AWS g4dn.12xlarge (4 T4 on PCIe Gen3, one 50 Gb/s ENA NIC), the homogeneous cluster of AMP "
+            "(NeurIPS'22), Sec. 5.\n# Generated by scripts/gen_validation_amp.py.\n"
+            'name: "aws-g4dn-4x4"\ngpu_types {\n  name: "t4"\n  preset: "T4"\n}\n' + G4DN_NODE +
+            island("g4dn", "g4dn.12xlarge", 4, 50))
+    # p3.8xlarge: 4 V100-SXM2-16GB, each pair joined by NVLink 2 (the 4-GPU half of a DGX-1's cube mesh:
+    # every pair linked, 1 or 2 links of 25 GB/s), taken as a full NVLink crossbar of 50 GB/s per GPU
+    # (400 Gb/s); 10 Gb/s network. The T4 node's 50 Gb/s NIC joins the V100 nodes' switch: the gateway
+    # link is that NIC (each V100 node's own 10 Gb/s NIC stays the slower hop).
+    het = ("# 3 AWS p3.8xlarge (4 V100-SXM2-16GB, 10 Gb/s) + 1 g4dn.12xlarge (4 T4, 50 Gb/s): AMP's heterogeneous "
+           "cluster (het_cluster.py's cluster_info).\n# Generated by scripts/gen_validation_amp.py.\n"
+           'name: "aws-p3-3x4-g4dn-1x4"\ngpu_types {\n  name: "v100"\n  preset: "V100-16GB"\n}\n'
+           'gpu_types {\n  name: "t4"\n  preset: "T4"\n}\n' + P3_NODE + G4DN_NODE +
+           island("p3", "p3.8xlarge", 3, 10) + island("g4dn", "g4dn.12xlarge", 1, 50) +
+           'inter_island_links {\n  island_a: "p3"\n  island_b: "g4dn"\n  fabric: ETHERNET\n'
+           '  bandwidth_gbps: 50\n  latency_ns: 10000\n  count: 1\n}\n')
+    return {HOMO: homo, HET: het}
+
+
+HEADER = """# Generated by scripts/gen_validation_amp.py from the AMP artifact (NeurIPS'22, arXiv 2210.07297),
+# {src}homogeneous_results.txt and het_cluster_results.txt:
+# DeepSpeed's pipeline engine (Megatron-LM v1.1.5 model code, FP16) training GPT-2 345M on AWS.
+# Measured seconds per iteration as tokens/s per GPU (32 x 1024 / (seconds x 16)). Format:
+# validation/README.md; assumptions: docs/validation.md, "DeepSpeed on AWS (AMP)".
+"""
+
+# Bounds at today's level (docs/validation.md, "DeepSpeed on AWS (AMP)"): regression guards, far from
+# issue 40's 6%; the ranking bounds are the point: the fastest cluster and plan picked right.
+BOUNDS = {
+    "cloud": "bounds {\n  max_mape_percent: 90\n  max_abs_error_percent: 340\n  min_top1_agreement: 1\n  max_calibrated_mape_percent: 25\n}\n",
+    "pairs": "bounds {\n  max_mape_percent: 88\n  max_abs_error_percent: 340\n  min_top1_agreement: 0.8\n}\n",
+    "choice": "bounds {\n  max_mape_percent: 90\n  max_abs_error_percent: 340\n  min_top1_agreement: 1\n}\n",
+}
+
+
+def main():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation")
+    for path, text in clusters().items():
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
+    names = {}
+    for label, trials, het in (("homo", HOMO_TRIALS, False), ("het", HET_TRIALS, True)):
+        for trial in trials:
+            name, text = plan_text("t4x16" if not het else "v100x12-t4x4", trial, het)
+            names[(label, trial[:4])] = (name, trial)
+            with open(os.path.join(root, "plans", name + ".pbtxt"), "w") as f:
+                f.write(text)
+    def write_set(name, description, bounds, cases):
+        with open(os.path.join(root, name + ".pbtxt"), "w") as f:
+            f.write(HEADER.format(src=SRC) + f'name: "{name}"\ndescription: "{description}"\n' + bounds + cases)
+
+    def every_trial(group=None):
+        return "".join(set_case(names[(label, t[:4])][0], label, t, cluster, group)
+                       for label, trials, cluster in (("homo", HOMO_TRIALS, HOMO), ("het", HET_TRIALS, HET))
+                       for t in trials)
+
+    write_set("deepspeed-amp-cloud",
+              "DeepSpeed pipeline engine, GPT-2 345M, 16 T4 (4 g4dn.12xlarge, 50 Gb/s) and 12 V100 + 4 T4 "
+              "(3 p3.8xlarge at 10 Gb/s + 1 g4dn.12xlarge): every measured AMP trial (NeurIPS'22 artifact)",
+              BOUNDS["cloud"], every_trial())
+    pairs = ""
+    for trial in HOMO_TRIALS:
+        key = trial[:4]
+        if ("het", key) not in names:
+            continue
+        group = case_name(*key)
+        pairs += set_case(names[("homo", key)][0], "homo", trial, HOMO, group)
+        pairs += set_case(names[("het", key)][0], "het", names[("het", key)][1], HET, group)
+    write_set("deepspeed-amp-mixed-vs-homo",
+              "The same DeepSpeed strategy on 16 T4 and on 12 V100 + 4 T4 at 10 Gb/s: which cluster is faster "
+              "(one group per strategy; AMP NeurIPS'22 artifact)", BOUNDS["pairs"], pairs)
+    write_set("deepspeed-amp-choice",
+              "Every measured AMP trial on either cluster in one group: does hetsim pick the measured fastest "
+              "cluster and plan (16 T4, or 12 V100 + 4 T4 at 10 Gb/s)?", BOUNDS["choice"],
+              every_trial("choose cluster and plan"))
+
+
+if __name__ == "__main__":
+    main()
