@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include "app/cli/examples.h"
+#include "base/check.h"
 #include "proto/inputs.h"
 #include "service/driver/simulate.h"
 
@@ -30,10 +31,8 @@ double PeakRssMiB() {
 }
 
 hetsim::proto::PlanInputs Validated(hetsim::proto::PlanInputs in) {
-  if (absl::Status s = hetsim::proto::ValidatePlanInputs(in); !s.ok()) {
-    std::fprintf(stderr, "bench inputs invalid: %s\n", std::string(s.message()).c_str());
-    std::abort();
-  }
+  const absl::Status s = hetsim::proto::ValidatePlanInputs(in);
+  HETSIM_CHECK(s.ok(), "bench inputs invalid: %s", std::string(s.message()).c_str());
   return in;
 }
 

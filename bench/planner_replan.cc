@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/check.h"
 #include "proto/inputs.h"
 #include "service/driver/replan.h"
 
@@ -26,7 +27,7 @@ const proto::PlanInputs& Inputs() {
     const std::filesystem::path examples = std::filesystem::path(__FILE__).parent_path().parent_path() / "examples";
     absl::StatusOr<proto::PlanInputs> in =
         proto::LoadPlanInputs((examples / "plan-512gpu.pbtxt").string(), (examples / "cluster-512gpu.pbtxt").string());
-    if (!in.ok()) std::abort();
+    HETSIM_CHECK(in.ok(), "the bundled example: %s", in.status().ToString().c_str());
     return *in;
   }();
   return inputs;
@@ -39,11 +40,11 @@ PlanRequest SurvivorsRequest(ProfileCache* cache) {
   failed.nodes.back().set_island("a100");
   failed.nodes.back().set_node(0);
   absl::StatusOr<SurvivingCluster> s = BuildSurvivingCluster(Inputs().cluster, failed);
-  if (!s.ok()) std::abort();
+  HETSIM_CHECK(s.ok(), "surviving cluster: %s", s.status().ToString().c_str());
   proto::PlanInputs survivors = Inputs();
   survivors.cluster = s->cluster;
   absl::StatusOr<PlanRequest> r = ReplanPlanRequest(survivors, PlannerKind::kHapt, 2);
-  if (!r.ok()) std::abort();
+  HETSIM_CHECK(r.ok(), "re-plan request: %s", r.status().ToString().c_str());
   r->profile_cache = cache;
   return *r;
 }
@@ -74,7 +75,8 @@ void BM_ReplanCold(benchmark::State& state) {
 
 void BM_ReplanWarm(benchmark::State& state) {
   ProfileCache cache;
-  if (!PrimeProfileCache(Inputs(), PlannerKind::kHapt, 2, &cache).ok()) std::abort();
+  const absl::StatusOr<double> primed = PrimeProfileCache(Inputs(), PlannerKind::kHapt, 2, &cache);
+  HETSIM_CHECK(primed.ok(), "priming the profile cache: %s", primed.status().ToString().c_str());
   const PlanRequest r = SurvivorsRequest(&cache);
   PlanEachIteration(state, r);
 }

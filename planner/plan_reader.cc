@@ -78,18 +78,7 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     s.last_group = s.first_layer + s.num_layers - 1;
     s.island = *island;
     s.shape = {static_cast<int>(st.mesh.node_count), static_cast<int>(st.mesh.gpus_per_node)};
-    IntraStageConfig cfg;
-    cfg.tensor_parallel = st.tensor_parallel;
-    cfg.data_parallel = st.data_parallel;
-    cfg.zero_stage = st.zero_stage;
-    cfg.recompute = st.recompute;
-    cfg.recompute_num_layers = st.recompute_num_layers;
-    cfg.sequence_parallel = st.sequence_parallel;
-    cfg.expert_parallel = st.expert_parallel;
-    cfg.expert_tensor_parallel = st.expert_tensor_parallel;
-    cfg.measured_forward_ms = st.measured_forward_ms;
-    cfg.measured_backward_ms = st.measured_backward_ms;
-    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, cfg, chunks[i], s.chunks);
+    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, st, chunks[i], s.chunks);
     if (!o) {
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects this stage configuration", i));

@@ -67,19 +67,14 @@ absl::StatusOr<spec::PlanSpec> WritePlan(const ClusterModel& cluster, const std:
   plan.stages.clear();
   for (size_t s = 0; s < stages.size(); ++s) {
     const SearchedStage& st = stages[s];
-    const IntraStageConfig& c = st.option.config;
     spec::StageSpec& out = plan.stages.emplace_back();
+    static_cast<spec::StageParallelism&>(out) = st.option.config;
+    // A written plan is priced by the cost model: the measured times of a plan the planner read stay
+    // with that plan.
+    out.measured_forward_ms = out.measured_backward_ms = 0;
     out.first_layer = st.first_layer;
     out.num_layers = st.num_layers;
     out.mesh = std::move(meshes[s]);
-    out.tensor_parallel = c.tensor_parallel;
-    out.data_parallel = c.data_parallel;
-    out.expert_parallel = c.expert_parallel;
-    out.expert_tensor_parallel = c.expert_tensor_parallel;
-    out.zero_stage = c.zero_stage;
-    out.recompute = c.recompute;
-    out.recompute_num_layers = c.recompute_num_layers;
-    out.sequence_parallel = c.sequence_parallel;
     if (explicit_warmups) out.warmup_forwards = st.warmup;
   }
   return plan;

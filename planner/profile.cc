@@ -193,24 +193,15 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
                                               int count) {
   const IslandModel& im = cluster_.island(island);
   sim::workload::StageConfig sc;
+  static_cast<spec::StageParallelism&>(sc) = config;
   sc.first_layer = first;
   sc.num_layers = count;
-  sc.tensor_parallel = config.tensor_parallel;
-  sc.data_parallel = config.data_parallel;
-  sc.zero_stage = config.zero_stage;
-  sc.recompute = config.recompute;
-  sc.recompute_num_layers = config.recompute_num_layers;
-  sc.sequence_parallel = config.sequence_parallel;
-  sc.expert_parallel = config.expert_parallel;
-  sc.expert_tensor_parallel = config.expert_tensor_parallel;
   sc.tp_comm_overlap = options_.tp_comm_overlap;
   sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
   sc.grad_reduce_in_fp32 = options_.grad_reduce_in_fp32;
   sc.tp_comm_overlap_config = options_.tp_comm_overlap_config;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
-  sc.measured_forward_ms = config.measured_forward_ms;
-  sc.measured_backward_ms = config.measured_backward_ms;
   ++stats_.cost_model_calls;
   absl::StatusOr<sim::workload::StageCost> cost = sim::workload::ComputeStageCost(model_, sc, *im.gpu, "planner");
   if (!cost.ok()) return std::nullopt;

@@ -33,24 +33,11 @@
 
 namespace hetsim::planner {
 
-struct IntraStageConfig {
-  int tensor_parallel = 1;
-  int data_parallel = 1;
-  int zero_stage = 0;
-  spec::Recompute recompute = spec::Recompute::kNone;
-  int recompute_num_layers = 0;  // not searched; a hand-written plan's Stage.recompute_num_layers
-  // Not searched: a hand-written plan's Stage.sequence_parallel, or on for an MoE model with TP > 1
-  // (Megatron's MoE layer requires it).
-  bool sequence_parallel = false;
-  // Stage.expert_parallel and expert_tensor_parallel (0 = TP): searched for MoE models (ExpertLayouts),
-  // else a hand-written plan's.
-  int expert_parallel = 1;
-  int expert_tensor_parallel = 0;
-  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
-  // Measured per-microbatch times of a hand-written plan (0 = cost model), as Stage.measured_*_ms.
-  double measured_forward_ms = 0;
-  double measured_backward_ms = 0;
-};
+// A candidate stage's configuration is a plan stage's parallelism. Searched: TP, DP, ZeRO, recomputation
+// and, for MoE models, EP and ETP (ExpertLayouts). Not searched: recompute_num_layers and the measured
+// times (a hand-written plan's), and sequence parallelism (a hand-written plan's, or on for an MoE model
+// with TP > 1: Megatron's MoE layer requires it).
+using IntraStageConfig = spec::StageParallelism;
 
 // One priced configuration of a stage, per microbatch of `micro_batch_size` samples.
 struct StageOption {

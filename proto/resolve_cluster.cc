@@ -288,8 +288,12 @@ spec::InterNodeFabric InterNodeFabricOf(hetsim::v1::InterNodeFabric fabric) {
   switch (fabric) {
     case hetsim::v1::ROCE: return spec::InterNodeFabric::kRoce;
     case hetsim::v1::ETHERNET: return spec::InterNodeFabric::kEthernet;
-    default: return spec::InterNodeFabric::kInfiniband;
+    case hetsim::v1::INTER_NODE_FABRIC_UNSPECIFIED:  // InfiniBand, the schema's default
+    case hetsim::v1::INFINIBAND: return spec::InterNodeFabric::kInfiniband;
+    case hetsim::v1::InterNodeFabric_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::InterNodeFabric_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  return spec::InterNodeFabric::kInfiniband;  // a number outside the schema: proto::Load refuses them
 }
 
 spec::FabricTopology FabricTopologyOf(hetsim::v1::FabricTopology topology) {
@@ -297,8 +301,12 @@ spec::FabricTopology FabricTopologyOf(hetsim::v1::FabricTopology topology) {
     case hetsim::v1::FAT_TREE: return spec::FabricTopology::kFatTree;
     case hetsim::v1::RAIL_OPTIMIZED: return spec::FabricTopology::kRailOptimized;
     case hetsim::v1::CLOS: return spec::FabricTopology::kClos;
-    default: return spec::FabricTopology::kSingleSwitch;
+    case hetsim::v1::FABRIC_TOPOLOGY_UNSPECIFIED:  // one switch, the schema's default
+    case hetsim::v1::SINGLE_SWITCH: return spec::FabricTopology::kSingleSwitch;
+    case hetsim::v1::FabricTopology_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
+    case hetsim::v1::FabricTopology_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
+  return spec::FabricTopology::kSingleSwitch;  // a number outside the schema: proto::Load refuses them
 }
 
 absl::StatusOr<spec::ClusterSpec> ResolveCluster(const Cluster& c, absl::string_view file) {

@@ -21,13 +21,10 @@
 #include "tests/spec_test_util.h"
 #include "tests/validate_test_util.h"
 
+namespace hetsim::proto {
 namespace {
 
-using hetsim::proto::ApplyGpuPreset;
-using hetsim::proto::FindGpuPreset;
-using hetsim::proto::GpuPresets;
-using hetsim::proto::PeakTflops;
-using hetsim::v1::GpuType;
+using v1::GpuType;
 
 GpuType PresetGpu(const std::string& preset) {
   GpuType g;
@@ -212,3 +209,5 @@ TEST_CASE("docs/hardware.md's preset table says what the presets hold", "[preset
   }
   CHECK(rows == static_cast<int>(GpuPresets().size()));
 }
+
+}  // namespace hetsim::proto

@@ -8,14 +8,11 @@
 #include "proto/validate_cluster.h"
 #include "tests/validate_test_util.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::proto::ValidateCluster;
-using hetsim::testing::Example;
-using hetsim::v1::Cluster;
-
-using hetsim::testing::BigCluster;
-using hetsim::testing::HaptCluster;
+using proto::ValidateCluster;
+using v1::Cluster;
 
 }  // namespace
 
@@ -200,3 +197,5 @@ TEST_CASE("cluster: more than a million GPUs is rejected", "[validate]") {
   c.mutable_islands(0)->clear_nodes_per_leaf();
   CHECK_PROBLEM(ValidateCluster(c, "c.pbtxt"), "c.pbtxt: islands: 102400256 GPUs in total, more than 1000000");
 }
+
+}  // namespace hetsim::testing

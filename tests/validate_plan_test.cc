@@ -4,12 +4,11 @@
 #include "proto/validate_plan.h"
 #include "tests/validate_test_util.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::testing::Example;
-using hetsim::testing::ResolvedCluster;
-using hetsim::v1::Model;
-using hetsim::v1::Plan;
+using v1::Model;
+using v1::Plan;
 
 Plan BigPlan() { return Example<Plan>("plan-512gpu"); }
 Plan HaptPlan() { return Example<Plan>("plan-hapt-case"); }
@@ -276,3 +275,5 @@ TEST_CASE("plan: sizes that would overflow int64 bytes or picoseconds are reject
   p.set_global_batch_size(1'000'000);
   CHECK_PROBLEM(CheckHapt(p), "plan.pbtxt: stages[0]: one iteration could last");
 }
+
+}  // namespace hetsim::testing

@@ -4,12 +4,12 @@
 #include "proto/validate_sweep.h"
 #include "tests/validate_test_util.h"
 
+namespace hetsim::testing {
 namespace {
 
-using hetsim::proto::ResolveSweepPath;
-using hetsim::proto::ValidateSweep;
-using hetsim::testing::Example;
-using hetsim::v1::Sweep;
+using proto::ResolveSweepPath;
+using proto::ValidateSweep;
+using v1::Sweep;
 
 Sweep Bandwidth() { return Example<Sweep>("sweep-bandwidth"); }
 Sweep AddH100() { return Example<Sweep>("sweep-add-h100"); }
@@ -137,3 +137,5 @@ TEST_CASE("sweep: the filter compares axes", "[validate]") {
   s.set_filter("plan.schedule");
   CHECK_PROBLEM(ValidateSweep(s, "s.pbtxt"), "s.pbtxt: filter: term \"plan.schedule\" has no comparison");
 }
+
+}  // namespace hetsim::testing

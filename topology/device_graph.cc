@@ -189,6 +189,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
       return {sw};
     }
   }
+  HETSIM_CHECK(false, "a FabricTopology value outside the enum (%d)", static_cast<int>(isl.topology));
 }
 
 std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes,
@@ -408,8 +409,14 @@ bool Topology::is_fabric_device(DeviceId d) const {
     case DeviceKind::kPodSwitch:
     case DeviceKind::kAggSwitch:
     case DeviceKind::kGateway: return true;
-    default: return false;
+    case DeviceKind::kGpu:
+    case DeviceKind::kNvSwitch:
+    case DeviceKind::kPcieSwitch:
+    case DeviceKind::kNic:
+    case DeviceKind::kCpu:
+    case DeviceKind::kHostMemory: return false;
   }
+  return false;
 }
 
 }  // namespace hetsim::topology

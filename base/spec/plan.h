@@ -68,24 +68,34 @@ struct ReplicaGroupSpec {
   uint64_t micro_batch_share = 0;
 };
 
-struct StageSpec {
-  int first_layer = 0;
-  int num_layers = 0;
-  MeshSpec mesh;
+// How a stage runs on its GPUs, whatever its layers and mesh: its parallel degrees, ZeRO, recomputation
+// and measured times. A plan's stage (StageSpec), a configuration the cost model prices
+// (workload::StageConfig) and a planner's candidate (planner::StageOption) are each this and their
+// own fields, so a stage is copied from one to another whole.
+struct StageParallelism {
   int tensor_parallel = 1;
   int data_parallel = 1;
-  int expert_parallel = 1;
-  // TP inside the experts (MoE parallel folding); the resolver writes the value, a hand-built spec may
-  // leave 0 = tensor_parallel (ExpertTensorParallelOr).
-  int expert_tensor_parallel = 0;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   int recompute_num_layers = 0;  // kFull: the first N blocks of each chunk; 0 = every block
   bool sequence_parallel = false;
+  // MoE parallel folding: the stage's TP x CP x DP GPUs laid out again for the experts, ETP consecutive
+  // GPUs sharing an expert's weights, EP such groups holding distinct experts (EP divides the experts).
+  int expert_parallel = 1;
+  // TP inside the experts; the resolver writes the value, a hand-built one may leave 0 = tensor_parallel.
+  int expert_tensor_parallel = 0;
   double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
-  int warmup_forwards = 0;          // 0: derived from the schedule
-  std::string where;                // "plan.pbtxt: stages[3]"
+
+  int ExpertTensorParallel() const { return ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
+};
+
+struct StageSpec : StageParallelism {
+  int first_layer = 0;
+  int num_layers = 0;
+  MeshSpec mesh;
+  int warmup_forwards = 0;  // 0: derived from the schedule
+  std::string where;        // "plan.pbtxt: stages[3]"
   // A mixed stage's groups (Stage.replica_groups, in file order); empty for a plain stage, which is the
   // one group of mesh, tensor_parallel, data_parallel (ReplicaGroups). For a mixed stage the resolver
   // sets mesh to the first group's, tensor_parallel to the largest TP (the finest shard the gradients

@@ -15,20 +15,11 @@ namespace hetsim::sim::workload {
 
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel) {
   StageConfig c;
+  static_cast<spec::StageParallelism&>(c) = stage;
   c.context_parallel = context_parallel;
   c.first_layer = stage.first_layer;
   c.num_layers = stage.num_layers;
-  c.tensor_parallel = stage.tensor_parallel;
-  c.data_parallel = stage.data_parallel;
-  c.expert_parallel = stage.expert_parallel;
-  c.expert_tensor_parallel = stage.expert_tensor_parallel;
-  c.zero_stage = stage.zero_stage;
-  c.recompute = stage.recompute;
-  c.recompute_num_layers = stage.recompute_num_layers;
-  c.sequence_parallel = stage.sequence_parallel;
   c.micro_batch_size = micro_batch_size;
-  c.measured_forward_ms = stage.measured_forward_ms;
-  c.measured_backward_ms = stage.measured_backward_ms;
   return c;
 }
 

@@ -30,25 +30,14 @@
 
 namespace hetsim::sim::workload {
 
-struct StageConfig {
+// A stage's parallelism (spec::StageParallelism: TP, DP, EP, ETP, ZeRO 0..3, recomputation, whose
+// recompute_num_layers counts from the config's first layer, measured times) over its layers, with
+// the plan-wide settings the cost model reads.
+struct StageConfig : spec::StageParallelism {
   int first_layer = 0;
   int num_layers = 0;
-  int tensor_parallel = 1;
-  int data_parallel = 1;
-  // MoE parallel folding: the stage's TP x CP x DP GPUs laid out again for the experts, ETP consecutive
-  // GPUs sharing an expert's weights, EP such groups holding distinct experts (EP divides the experts).
-  int expert_parallel = 1;
-  int expert_tensor_parallel = 0;  // 0: tensor_parallel (Megatron's default)
-  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
-  int zero_stage = 0;  // 0..3
-  spec::Recompute recompute = spec::Recompute::kNone;
-  // kFull only: recompute the first N transformer blocks of the config's layers (Megatron-LM's
-  // --recompute-method block: the first N of each model chunk); the others keep their activations.
-  // 0 = every block.
-  int recompute_num_layers = 0;
-  bool sequence_parallel = false;
   bool grad_reduce_in_fp32 = false;  // Plan.grad_reduce_in_fp32: FP32 gradient buffers and reduction
   // Plan.tp_comm_overlap and Plan.tp_comm_overlap_aggregate: with sequence parallelism, Transformer
   // Engine's userbuffers overlap runs the block linears' GEMMs in chunks as their TP collectives stream
@@ -58,8 +47,6 @@ struct StageConfig {
   spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
-  double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
-  double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
 };
 
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
