@@ -1,0 +1,20 @@
+#include "proto/pipeline_plans.h"
+
+namespace hetsim::proto {
+
+uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::Pipeline& pipeline) {
+  return pipeline.micro_batch_size() > 0 ? pipeline.micro_batch_size() : plan.micro_batch_size();
+}
+
+hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
+  const hetsim::v1::Pipeline& pipeline = plan.pipelines(p);
+  hetsim::v1::Plan out = plan;
+  out.clear_pipelines();
+  out.clear_prediction();
+  *out.mutable_stages() = pipeline.stages();
+  out.set_global_batch_size(pipeline.batch_share());
+  out.set_micro_batch_size(PipelineMicroBatchSize(plan, pipeline));
+  return out;
+}
+
+}  // namespace hetsim::proto
