@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 
 namespace hetsim::proto {
@@ -16,6 +18,10 @@ uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::
 
 // Pipeline `p` of `plan` as a plan of its own (no pipelines, no prediction).
 hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p);
+
+// OK for a plan of one pipeline; for a plan of pipelines, InvalidArgument naming `plan_file` and saying
+// that `what` takes one pipeline (the commands that build a single setup: export, validate).
+absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what);
 
 }  // namespace hetsim::proto
 
