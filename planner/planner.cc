@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "base/check.h"
 #include "base/spec/defaults.h"
+#include "base/spec/dtype.h"
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "base/units.h"
@@ -285,6 +286,49 @@ spec::PlanSpec PlanShapeOf(const PlanRequest& request, const PlanOutcome& out, c
   return shape;
 }
 
+// On a cluster of more than one GPU type (issue 39), why the plan looks as it does: each island's
+// share of the peak FLOP/s beside its share of the layers and its GPUs in the plan, and what the search
+// does not consider. Empty on a cluster of one GPU type.
+std::vector<std::string> MixedClusterNotes(const spec::ClusterSpec& cluster, const spec::PlanSpec& plan,
+                                           int layer_count, spec::DType dtype) {
+  std::vector<std::string> types;
+  double peak = 0;
+  for (const spec::IslandSpec& is : cluster.islands) {
+    if (std::find(types.begin(), types.end(), is.gpu.name) == types.end()) types.push_back(is.gpu.name);
+    peak += static_cast<double>(is.gpus()) * is.gpu.peak(dtype);
+  }
+  if (types.size() < 2 || peak <= 0) return {};
+  std::vector<std::string> notes;
+  for (const spec::IslandSpec& is : cluster.islands) {
+    int layers = 0, stages = 0, first = -1, last = -1;
+    int64_t gpus = 0;
+    for (const spec::StageSpec& st : plan.stages) {
+      if (st.mesh.island != is.name) continue;
+      ++stages;
+      layers += st.num_layers;
+      gpus += int64_t{st.mesh.node_count} * st.mesh.gpus_per_node;
+      if (first < 0) first = st.first_layer;
+      last = st.first_layer + st.num_layers - 1;
+    }
+    const std::string island = absl::StrFormat(
+        "island %s (%d x %s, %.0f%% of the cluster's peak %s FLOP/s)", is.name, is.gpus(), is.gpu.short_name(),
+        100 * static_cast<double>(is.gpus()) * is.gpu.peak(dtype) / peak, spec::DTypeName(dtype));
+    if (stages == 0) {
+      notes.push_back(absl::StrCat(island, ": unused (no stage on it lowered the predicted iteration)"));
+      continue;
+    }
+    notes.push_back(absl::StrFormat("%s: %d stage%s on %d GPUs, layers %d-%d (%.0f%% of the layers)", island, stages,
+                                    stages == 1 ? "" : "s", gpus, first, last,
+                                    100.0 * layers / std::max(1, layer_count)));
+  }
+  notes.push_back(
+      "mixed cluster: every stage stays inside one island, each island's layers set by its stages' predicted "
+      "times and by the links between islands; the search does not "
+      "propose mixed replica groups (Stage.replica_groups) or pipelines of different shapes (Plan.pipelines): "
+      "write them by hand and compare with `hetsim run` (docs/cost-model.md)");
+  return notes;
+}
+
 }  // namespace
 
 absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
@@ -315,6 +359,9 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.notes = best.candidate->notes;
   if (cp_degrees.size() > 1 || best.context_parallel > 1) {
     out.notes.push_back(ContextParallelNote(request.cp_comm, best.context_parallel, cp_degrees));
+  }
+  for (std::string& n : MixedClusterNotes(request.cluster, out.plan, cost.num_layers(), cost.dtype())) {
+    out.notes.push_back(std::move(n));
   }
   if (out.refined) {
     out.notes.push_back(

@@ -11,6 +11,7 @@
 #include "proto/gpu_presets.h"
 #include "proto/intra_node_layout.h"
 #include "proto/layer_count.h"
+#include "proto/pipeline_plans.h"
 #include "proto/socket_transport.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
@@ -159,14 +160,41 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
                          DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)), proto::LayerCount(m));
 }
 
+namespace {
+
+// A plan's (or a pipeline's) stages, a line each, after `indent`.
+void AppendStages(const google::protobuf::RepeatedPtrField<Stage>& stages, absl::string_view indent, std::string& out) {
+  for (int i = 0; i < stages.size(); ++i) {
+    const Stage& s = stages[i];
+    if (!s.replica_groups().empty()) {
+      AppendMixedStage(s, i, out);
+      continue;
+    }
+    const Mesh& m = s.mesh();
+    absl::StrAppendFormat(&out, "%sstage %-3d layers %4d..%-4d (%3d)  %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d",
+                          indent, i, s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_layers(), m.island(),
+                          m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
+                          m.first_gpu() + m.gpus_per_node() - 1, proto::TensorParallel(s), proto::DataParallel(s));
+    if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != proto::TensorParallel(s)) {
+      absl::StrAppendFormat(&out, " EP %d ETP %d", proto::ExpertParallel(s), proto::ExpertTensorParallel(s));
+    }
+    if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
+    out += "\n";
+  }
+}
+
+}  // namespace
+
 std::string SummarizePlan(const proto::PlanInputs& in) {
   const Plan& p = in.plan;
   std::string out = absl::StrFormat(
       "%s: plan \"%s\": model \"%s\"%s on cluster \"%s\", %s, global batch %d, microbatch %d -> %d microbatches, "
-      "%d stages\n",
+      "%s\n",
       in.plan_path, p.name(), in.model.name(),
       in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"), in.cluster.name(),
-      Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches, p.stages_size());
+      Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches,
+      p.pipelines().empty() ? absl::StrFormat("%d stages", p.stages_size())
+                            : absl::StrFormat("%d pipelines", p.pipelines_size()));
   if (proto::ContextParallel(p) > 1) {
     absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
@@ -178,22 +206,12 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   }
   absl::flat_hash_map<std::string, const Island*> islands;
   for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
-  for (int i = 0; i < p.stages_size(); ++i) {
-    const Stage& s = p.stages(i);
-    if (!s.replica_groups().empty()) {
-      AppendMixedStage(s, i, out);
-      continue;
-    }
-    const Mesh& m = s.mesh();
-    absl::StrAppendFormat(&out, "  stage %-3d layers %4d..%-4d (%3d)  %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d", i,
-                          s.first_layer(), s.first_layer() + s.num_layers() - 1, s.num_layers(), m.island(),
-                          m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
-                          m.first_gpu() + m.gpus_per_node() - 1, proto::TensorParallel(s), proto::DataParallel(s));
-    if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != proto::TensorParallel(s)) {
-      absl::StrAppendFormat(&out, " EP %d ETP %d", proto::ExpertParallel(s), proto::ExpertTensorParallel(s));
-    }
-    if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
-    out += "\n";
+  if (p.pipelines().empty()) AppendStages(p.stages(), "  ", out);
+  for (const Pipeline& pl : p.pipelines()) {
+    const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
+    absl::StrAppendFormat(&out, "  pipeline %s: %d samples, microbatch %d -> %d microbatches, %d stages\n", pl.name(),
+                          pl.batch_share(), micro, micro > 0 ? pl.batch_share() / micro : 0, pl.stages_size());
+    AppendStages(pl.stages(), "    ", out);
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "proto/limits.h"
 #include "proto/plan_meshes.h"
 #include "proto/validate_model.h"
+#include "proto/validate_pipelines.h"
 #include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
 #include "proto/validate_replica_groups.h"
@@ -438,8 +439,10 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model, const IslandI
 
 }  // namespace
 
-absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model& model, absl::string_view plan_file) {
-  Problems p(plan_file);
+absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model& model, absl::string_view plan_file,
+                          absl::string_view field_prefix) {
+  if (!plan.pipelines().empty()) return ValidatePipelines(plan, cluster, model, plan_file);
+  Problems p(plan_file, field_prefix);
   if (plan.model_source_case() == Plan::MODEL_SOURCE_NOT_SET) p.Add("model", "required: a model or a model_path");
   CheckBatch(p, plan);
   CheckSchedule(p, plan);

@@ -29,9 +29,11 @@
 namespace hetsim::proto {
 
 // `cluster` with GPU presets applied and already valid; `model` already valid (inline or loaded from
-// the plan's model_path). Problems are reported against `plan_file`.
+// the plan's model_path). Problems are reported against `plan_file`, their field paths after
+// `field_prefix` (a pipeline's plan: "pipelines[1]."). A plan of pipelines: ValidatePipelines.
 absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluster& cluster,
-                          const hetsim::v1::Model& model, absl::string_view plan_file);
+                          const hetsim::v1::Model& model, absl::string_view plan_file,
+                          absl::string_view field_prefix = "");
 
 // The schema's "0 means" fields read with their defaults (each default's one home is
 // base/spec/defaults.h), for code that reads the message rather than the resolved spec.

@@ -77,7 +77,7 @@ TEST_CASE("examples/ holds exactly what `hetsim example` writes", "[cli]") {
           *hetsim::proto::ReadFileToString(committed.string()));
     ++count;
   }
-  CHECK(count == 16);
+  CHECK(count == 17);
   int committed_count = 0;
   for (const auto& entry : fs::directory_iterator(kExamples)) committed_count += entry.path().extension() == ".pbtxt";
   CHECK(committed_count == count);
@@ -139,6 +139,27 @@ TEST_CASE("check and run show the replica groups of the mixed A100 + L40S exampl
   CHECK(run.exit_code == 0);
   CHECK_THAT(run.out, Catch::Contains("replica groups: stage"));
   CHECK_THAT(run.out, Catch::Contains("a100 (A100-80GB) + l40s"));
+}
+
+TEST_CASE("check and run show the pipelines of different shapes of the lab example", "[cli][pipelines]") {
+  const std::string inputs =
+      absl::StrCat(kExamples, "/plan-lab-pipelines.pbtxt --cluster ", kExamples, "/cluster-lab-pcie.pbtxt");
+  const CliRun check = RunHetsim(absl::StrCat("check ", inputs));
+  CHECK(check.exit_code == 0);
+  CHECK_THAT(check.out, Catch::Contains("6 pipelines"));
+  CHECK_THAT(check.out, Catch::Contains("  pipeline a6000-1: 16 samples, microbatch 2 -> 8 microbatches, 2 stages"));
+  const CliRun run = RunHetsim(absl::StrCat("run ", inputs));
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out,
+             Catch::Contains("pipeline rtx4090-3: 24 samples in 24 microbatches of 1, stages 12-15 on 4 GPUs"));
+  CHECK_THAT(run.out, Catch::Contains("gradient all-reduce per layer range:\n  layers 0-6  6 GPUs x 2 shards"));
+  // A plan of pipelines has no HTML page yet: refused with the reason, nothing written.
+  const fs::path dir = FreshDir("pipelines_html");
+  fs::create_directories(dir);
+  const CliRun html = RunHetsim(absl::StrCat("run ", inputs, " --html ", (dir / "r.html").string()));
+  CHECK(html.exit_code == 2);
+  CHECK_THAT(html.err, Catch::Contains("--html: not supported with Plan.pipelines yet"));
+  CHECK(fs::is_empty(dir));
 }
 
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_join.h"
 #include "planner/cluster_model.h"
 #include "planner/planner.h"
 #include "planner/profile.h"
@@ -64,6 +65,20 @@ Time Simulate(const driver::Planned& o) {
   absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(in);
   REQUIRE(sim.ok());
   return sim->result.iteration_time;
+}
+
+TEST_CASE("plan on a mixed cluster says each island's share of the peak and of the layers", "[planner][planner-case]") {
+  // cluster-hapt-case: 4 A100-40GB and 2 V100-32GB, FP16 peaks 312 and 125 TFLOP/s (presets):
+  // the A100s hold 4 x 312 / (4 x 312 + 2 x 125) = 83% of the peak, the V100s 17%.
+  const driver::Planned o = Plan(PlannerKind::kHapt, 8);
+  const std::string notes = absl::StrJoin(o.outcome.notes, "\n");
+  CHECK_THAT(notes, Catch::Contains("island a100 (4 x A100-40GB, 83% of the cluster's peak FP16 FLOP/s): "));
+  CHECK_THAT(notes, Catch::Contains("island v100 (2 x V100-32GB, 17% of the cluster's peak FP16 FLOP/s)"));
+  CHECK_THAT(notes, Catch::Contains("does not propose mixed replica groups (Stage.replica_groups) or pipelines"));
+  // Every layer is on some island: the shares of the layers the notes give add up to the plan's stages.
+  int layers = 0;
+  for (const auto& st : o.outcome.plan.stages) layers += st.num_layers;
+  CHECK(layers == 128);
 }
 
 TEST_CASE("prediction: the report's figures from the predicted times", "[planner][planner-case]") {

@@ -256,6 +256,14 @@ void AddGradSyncAndOptimizer(const ExecutionSetup& setup, const ExecutionResult&
   }
 }
 
+// How one iteration's processes are numbered and named in a trace that may hold several (a plan of
+// pipelines): pids after pid_base, flow arrow ids after arrow_base, process names after prefix.
+struct TraceNames {
+  int pid_base = 0;
+  int arrow_base = 0;
+  std::string prefix;
+};
+
 // Where each GPU's rows go: its process (cluster node) and the first thread of each track.
 struct GpuPlace {
   int pid = 0;
@@ -269,7 +277,8 @@ struct TraceLayout {
 };
 
 // Lanes per (GPU, track), then processes (one per node, one for the network) and threads, named.
-TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced, TraceContent& c, TraceEventList& out) {
+TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced, const TraceNames& names,
+                   TraceContent& c, TraceEventList& out) {
   const topology::Topology& topo = *setup.topology;
   TraceLayout layout;
   layout.place.resize(traced.size());
@@ -287,18 +296,19 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
   }
   std::vector<int> node_base(topo.num_islands() + 1, 0);
   for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
-  layout.network_pid = node_base.back() + 1;
-  std::vector<int> next_tid(node_base.back() + 2, -1);  // -1: process not named yet
+  layout.network_pid = names.pid_base + node_base.back() + 1;
+  std::vector<int> next_tid(names.pid_base + node_base.back() + 2, -1);  // -1: process not named yet
   for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
     if (!traced[g]) continue;
     const topology::GpuLocation loc = *topo.Locate(g);
     GpuPlace& p = layout.place[g];
-    p.pid = node_base[loc.island] + loc.node + 1;
+    p.pid = names.pid_base + node_base[loc.island] + loc.node + 1;
     p.lanes[kCompute] = std::max(p.lanes[kCompute], 1);  // a GPU always shows its compute row
     if (next_tid[p.pid] < 0) {
       next_tid[p.pid] = 0;
       const spec::IslandSpec& island = topo.island(loc.island);
-      const std::string name = absl::StrFormat("%s node %d (%s)", island.name, loc.node, island.gpu.short_name());
+      const std::string name =
+          absl::StrFormat("%s%s node %d (%s)", names.prefix, island.name, loc.node, island.gpu.short_name());
       out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"%s"}})",
                                       p.pid, JsonEscape(name)));
       out.AddMetadata(absl::StrFormat(
@@ -317,14 +327,14 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
       }
     }
   }
-  out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"network"}})",
-                                  layout.network_pid));
+  out.AddMetadata(absl::StrFormat(R"({"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"%snetwork"}})",
+                                  layout.network_pid, JsonEscape(names.prefix)));
   out.AddMetadata(absl::StrFormat(R"({"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}})",
                                   layout.network_pid, layout.network_pid));
   return layout;
 }
 
-void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, TraceEventList& out) {
+void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, int arrow_base, TraceEventList& out) {
   auto thread_of = [&](const Slice& s) {
     const GpuPlace& p = layout.place[s.gpu];
     return std::pair<int, int>{p.pid, p.tid[s.track] + s.lane};
@@ -345,10 +355,11 @@ void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, Trace
     const auto [to_pid, to_tid] = thread_of(to);
     out.Add(from.ts, 0,
             absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d})", c.arrows[a].name,
-                            from.cat, a, FormatTicks(from.ts), from_pid, from_tid));
+                            from.cat, arrow_base + static_cast<int>(a), FormatTicks(from.ts), from_pid, from_tid));
     out.Add(to.ts, 0,
             absl::StrFormat(R"({"name":"%s","cat":"%s","ph":"f","bp":"e","id":%d,"ts":%s,"pid":%d,"tid":%d})",
-                            c.arrows[a].name, to.cat, a, FormatTicks(to.ts), to_pid, to_tid));
+                            c.arrows[a].name, to.cat, arrow_base + static_cast<int>(a), FormatTicks(to.ts), to_pid,
+                            to_tid));
   }
 }
 
@@ -423,10 +434,10 @@ void AddMarkers(const ExecutionResult& r, int network_pid, TraceEventList& out) 
   }
 }
 
-}  // namespace
-
-std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
-                            const std::vector<LinkId>& sampled_links, const std::vector<LinkId>* shown_links) {
+// Every event of one iteration into `out`, numbered and named by `names`; returns its flow arrows.
+int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                const std::vector<LinkId>& sampled_links, const std::vector<LinkId>* shown_links,
+                const TraceNames& names, TraceEventList& out) {
   TraceContent content;
   content.compute_slice.assign(setup.dag->num_nodes(), -1);
   content.stage_gpus.resize(setup.num_stages());
@@ -438,12 +449,33 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   AddCompute(setup, r, content);
   AddTransfers(setup, r, traced, content);
   AddGradSyncAndOptimizer(setup, r, content);
-  TraceEventList out;
-  const TraceLayout layout = LayOut(setup, traced, content, out);
-  EmitSlicesAndArrows(content, layout, out);
+  const TraceLayout layout = LayOut(setup, traced, names, content, out);
+  EmitSlicesAndArrows(content, layout, names.arrow_base, out);
   AddMemory(setup, r, content, layout, out);
   AddLinkSamples(setup, r, sampled_links, shown_links, layout.network_pid, out);
   AddMarkers(r, layout.network_pid, out);
+  return static_cast<int>(content.arrows.size());
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
+                            const std::vector<LinkId>& sampled_links, const std::vector<LinkId>* shown_links) {
+  TraceEventList out;
+  AppendTrace(setup, r, traced, sampled_links, shown_links, TraceNames{}, out);
+  return out.Finish();
+}
+
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines) {
+  TraceEventList out;
+  TraceNames names;
+  for (const PipelineTrace& p : pipelines) {
+    names.prefix = absl::StrCat(p.name, ": ");
+    names.arrow_base += AppendTrace(*p.setup, *p.result, p.traced, p.sampled_links, &p.sampled_links, names, out);
+    const topology::Topology& topo = *p.setup->topology;
+    for (int i = 0; i < topo.num_islands(); ++i) names.pid_base += topo.num_nodes(i);
+    names.pid_base += 2;  // the pid before the first node's, and the network's
+  }
   return out.Finish();
 }
 

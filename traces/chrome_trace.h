@@ -56,6 +56,21 @@ std::string ChromeTraceJson(const sim::executor::ExecutionSetup& setup, const si
                             const std::vector<bool>& traced, const std::vector<LinkId>& sampled_links,
                             const std::vector<LinkId>* shown_links = nullptr);
 
+// One pipeline of a plan of pipelines (Plan.pipelines) as it ran, for PipelinesTraceJson.
+struct PipelineTrace {
+  std::string name;
+  const sim::executor::ExecutionSetup* setup = nullptr;
+  const sim::executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
+  std::vector<bool> traced;                                // SelectTracedGpus on its setup
+  std::vector<LinkId> sampled_links;                       // its run's (TraceLinks)
+};
+
+// The trace of a plan of pipelines: each pipeline's processes (the nodes of its traced GPUs, its
+// network with its link counters and milestones) named "<pipeline>: ...", numbered after the previous
+// pipeline's; each pipeline ran on a network of its own (docs/cost-model.md, "Pipelines of different
+// shapes"), its layer ranges' all-reduces on its stages' "grad sync" rows ("bucket k" is range k).
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines);
+
 }  // namespace hetsim::traces
 
 #endif  // HETSIM_TRACES_CHROME_TRACE_H_

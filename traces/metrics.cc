@@ -95,25 +95,8 @@ Time StageBusy(const ExecutionSetup& setup, const ExecutionResult& r, int s) {
   return busy;
 }
 
-// The executed iteration as the inputs of the shared definitions (sim/pipeline/iteration_metrics.h).
 sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const ExecutionResult& r) {
-  sim::pipeline::IterationFigures f;
-  const uint64_t samples = setup.spec.plan.global_batch_size;
-  f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
-  f.iteration_time = r.iteration_time;
-  f.span = r.pipeline_end - r.pipeline_start;
-  for (int s = 0; s < setup.num_stages(); ++s) {
-    const auto& st = setup.stages[s];
-    sim::pipeline::StageLoad& load =
-        f.stages.emplace_back(StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s);
-    // A mixed stage's groups each busy only for their own passes: eta sees the wait as idle GPU time.
-    for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
-      load.replica_groups.push_back({std::max<Time>(0, load.busy - GroupIdle(setup, s, g)),
-                                     static_cast<int>(st.layout.replica_groups[g].gpus.size()),
-                                     st.replica_groups[g].peak_flop_per_s});
-    }
-  }
-  return sim::pipeline::ComputeIterationMetrics(f);
+  return sim::pipeline::ComputeIterationMetrics(IterationFiguresOf(setup, r));
 }
 
 // Names, sizes, iteration time, throughput, MFU, bubble ratio and eta.
@@ -299,6 +282,26 @@ void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::R
 }
 
 }  // namespace
+
+sim::pipeline::IterationFigures IterationFiguresOf(const ExecutionSetup& setup, const ExecutionResult& r) {
+  sim::pipeline::IterationFigures f;
+  const uint64_t samples = setup.spec.plan.global_batch_size;
+  f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
+  f.iteration_time = r.iteration_time;
+  f.span = r.pipeline_end - r.pipeline_start;
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    const auto& st = setup.stages[s];
+    sim::pipeline::StageLoad& load =
+        f.stages.emplace_back(StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s);
+    // A mixed stage's groups each busy only for their own passes: eta sees the wait as idle GPU time.
+    for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
+      load.replica_groups.push_back({std::max<Time>(0, load.busy - GroupIdle(setup, s, g)),
+                                     static_cast<int>(st.layout.replica_groups[g].gpus.size()),
+                                     st.replica_groups[g].peak_flop_per_s});
+    }
+  }
+  return f;
+}
 
 v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
                        const ReportOptions& options) {

@@ -16,6 +16,7 @@
 #include "proto/hetsim.pb.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
+#include "sim/pipeline/iteration_metrics.h"
 
 namespace hetsim::traces {
 
@@ -30,6 +31,11 @@ struct ReportOptions {
 
 v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
                        const ReportOptions& options = {});
+
+// The executed iteration as the inputs of the shared definitions (sim/pipeline/iteration_metrics.h):
+// its work, times and every stage's load. MergePipelineReports sums them over pipelines.
+sim::pipeline::IterationFigures IterationFiguresOf(const sim::executor::ExecutionSetup& setup,
+                                                   const sim::executor::ExecutionResult& result);
 
 // "flow (max-min fair)" or "analytical (contention-free)".
 const char* NetworkModelDescription(sim::NetworkMode mode);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/spec/plan.h"
 #include "proto/validate_plan.h"
 #include "traces/framework_report.h"
@@ -33,6 +34,29 @@ void AppendReplicaGroups(const v1::Report& r, std::string& out) {
                             g.forward_ms_per_microbatch(), g.backward_ms_per_microbatch(), g.compute_busy_ms(),
                             g.idle_ms(), g.peak_memory_gib(), g.oom() ? "  OOM" : "");
     }
+  }
+}
+
+// Plan.pipelines: a line per pipeline (its stages are the report's, in order) and per layer range.
+void AppendPipelines(const v1::Report& r, std::string& out) {
+  if (r.pipelines().empty()) return;
+  out += "\n";
+  uint32_t first = 0;
+  for (const v1::PipelineReport& p : r.pipelines()) {
+    absl::StrAppendFormat(&out,
+                          "pipeline %s: %d samples in %d microbatches of %d, stages %d-%d on %d GPUs, pipeline %.3f "
+                          "ms, ends %.3f ms, bubble %.1f%%\n",
+                          p.name(), p.batch_share(), p.num_microbatches(), p.micro_batch_size(), first,
+                          first + p.num_stages() - 1, p.num_gpus(), p.pipeline_ms(), p.end_ms(),
+                          100 * p.bubble_ratio());
+    first += p.num_stages();
+  }
+  out += "gradient all-reduce per layer range:\n";
+  for (const v1::GradientGroupReport& g : r.gradient_groups()) {
+    absl::StrAppendFormat(&out, "  layers %d-%d  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms  %s\n",
+                          g.first_layer(), g.first_layer() + g.num_layers() - 1, g.num_gpus(), g.shards(),
+                          static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms(),
+                          absl::StrJoin(g.holders(), " + "));
   }
 }
 
@@ -71,6 +95,7 @@ std::string FormatReportTable(const v1::Report& r) {
         s.oom() ? absl::StrFormat("  OOM by %.2f GiB", s.oom_excess_gib()) : "");
   }
   AppendReplicaGroups(r, out);
+  AppendPipelines(r, out);
   if (r.context_parallel() > 1) {
     // Each value as wide as its column's label, whichever exchange names it.
     const std::string bytes_label = absl::StrCat(

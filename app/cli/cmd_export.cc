@@ -7,6 +7,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
+#include "proto/pipeline_plans.h"
 #include "service/chakra/export.h"
 #include "service/driver/build_setup.h"
 #include "sim/executor/setup.h"
@@ -48,6 +49,9 @@ int Export(const Args& args) {
 
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kExportInfo, inputs.status());
+  if (absl::Status s = proto::RequireOnePipeline(inputs->plan, plan_path, "export chakra"); !s.ok()) {
+    return ReportFailure(kExportInfo, s);
+  }
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return ReportFailure(kExportInfo, setup.status());

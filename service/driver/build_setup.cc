@@ -5,6 +5,7 @@
 
 #include "base/spec/simulation.h"
 #include "base/status_macros.h"
+#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "service/driver/cluster_topology.h"
 
@@ -27,6 +28,8 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
                                                                           sim::NetworkMode mode,
                                                                           sim::executor::ReplicaReuse reuse) {
+  // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
+  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup"));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));

@@ -5,6 +5,7 @@
 
 #include "base/status_macros.h"
 #include "service/driver/build_setup.h"
+#include "service/driver/simulate_pipelines.h"
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
 
@@ -40,7 +41,23 @@ absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const Simulate
 
 }  // namespace
 
+traces::ReportOptions ReportOptionsFor(const SimulateOptions& options) {
+  traces::ReportOptions report_options;
+  if (options.grad_sync_ring_steps == sim::RingSteps::kAggregated) {
+    report_options.approximations.push_back(kAggregatedGradSyncApproximation);
+  }
+  if (options.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+    report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
+  }
+  if (options.wall_clock_start.has_value()) {
+    report_options.wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *options.wall_clock_start).count();
+  }
+  return report_options;
+}
+
 absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const SimulateOptions& options) {
+  if (!inputs.plan.pipelines().empty()) return SimulatePipelines(inputs, options);
   Simulation out;
   const auto start = std::chrono::steady_clock::now();
   if (options.ideal && !inputs.cluster.ideal()) {
@@ -56,18 +73,7 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   HETSIM_ASSIGN_OR_RETURN(const sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
   HETSIM_ASSIGN_OR_RETURN(out.result, sim::executor::Execute(*out.setup, run));
 
-  traces::ReportOptions report_options;
-  if (options.grad_sync_ring_steps == sim::RingSteps::kAggregated) {
-    report_options.approximations.push_back(kAggregatedGradSyncApproximation);
-  }
-  if (options.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
-    report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
-  }
-  if (options.wall_clock_start.has_value()) {
-    report_options.wall_time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - *options.wall_clock_start).count();
-  }
-  out.report = traces::BuildReport(*out.setup, out.result, report_options);
+  out.report = traces::BuildReport(*out.setup, out.result, ReportOptionsFor(options));
   if (!out.faults.empty()) traces::AddFaultsToReport(*out.setup, out.result, out.faults, &out.report);
   if (options.trace.has_value()) {
     const std::vector<LinkId> trace_links = traces::TraceLinks(*out.setup, out.traced_gpus);

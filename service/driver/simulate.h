@@ -21,6 +21,7 @@
 #include "proto/inputs.h"
 #include "service/driver/resolve_faults.h"
 #include "sim/executor/executor.h"
+#include "sim/executor/layer_range_sync.h"
 #include "sim/executor/setup.h"
 #include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
@@ -65,6 +66,16 @@ inline constexpr const char* kRepresentativeBoundaryFlowsApproximation =
     "(--boundary-flows representative; its error against the full simulation is measured in "
     "docs/performance.md)";
 
+// One pipeline of a plan of pipelines (Plan.pipelines) as it ran in the iteration.
+struct PipelineSimulation {
+  std::string name;
+  const sim::executor::ExecutionSetup* setup = nullptr;  // owned here, or Simulation.setup for the first
+  std::unique_ptr<sim::executor::ExecutionSetup> owned;
+  sim::executor::ExecutionResult result;  // its execution with the iteration's gradient sync
+  std::vector<bool> traced_gpus;          // when a trace was asked for
+  std::vector<LinkId> sampled_links;
+};
+
 struct Simulation {
   proto::PlanInputs inputs;  // the inputs as simulated (the cluster ideal under SimulateOptions.ideal)
   std::unique_ptr<sim::executor::ExecutionSetup> setup;
@@ -75,6 +86,10 @@ struct Simulation {
   std::string trace_json;             // the Chrome trace, when asked for
   std::vector<LinkId> sampled_links;  // the links whose busy time result.link_busy samples
   double setup_wall_s = 0;            // wall seconds spent building the setup (the executor benchmark)
+  // Plan.pipelines: every pipeline (setup and result above are the first's) and the layer ranges'
+  // gradient all-reduces; empty for a plan of one pipeline.
+  std::vector<PipelineSimulation> pipelines;
+  sim::executor::PipelinesSyncResult pipeline_sync;
 };
 
 // Errors as the pieces report them: InvalidArgument naming file and field for inputs the setup or the

@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/plan_reader.h"
+#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "proto/resolve_cluster.h"
 #include "proto/validate_plan.h"
@@ -101,6 +102,8 @@ absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs) 
 absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
                                                     planner::PlannerKind planner) {
   OwnValidation v;
+  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(
+      inputs.plan, inputs.plan_path.empty() ? inputs.plan.name() : inputs.plan_path, "validate"));
   HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwn(inputs));
   HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs));
   if (top_k > 0) {

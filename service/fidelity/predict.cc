@@ -48,6 +48,10 @@ absl::StatusOr<double> Eq3Flop(const v1::Model& model, const v1::Plan& plan, abs
 }
 
 std::string TrainingSetup(const v1::Plan& plan, const v1::Report& report) {
+  if (plan.stages().empty()) {  // Plan.pipelines: each pipeline its own shape
+    return absl::StrFormat("%d GPUs in %d pipelines, %d mb%s", report.num_gpus(), plan.pipelines_size(),
+                           report.num_microbatches(), report.oom() ? ", OOM" : "");
+  }
   const v1::Stage& first = plan.stages(0);
   // A mixed stage's replicas: the largest TP of its groups, its replicas over all of them.
   uint32_t tp = std::max<uint32_t>(1, first.tensor_parallel()), dp = std::max<uint32_t>(1, first.data_parallel());

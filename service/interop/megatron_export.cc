@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "proto/layer_count.h"
+#include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
 #include "service/interop/megatron_layout.h"
@@ -319,6 +321,9 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
   const v1::Plan& plan = in.plan;
+  // Megatron runs one pipeline shape over all its data-parallel replicas.
+  HETSIM_RETURN_IF_ERROR(
+      proto::RequireOnePipeline(plan, in.plan_path.empty() ? in.plan.name() : in.plan_path, "export megatron"));
   if (!in.model.has_transformer()) {
     p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
     return p.ToStatus();

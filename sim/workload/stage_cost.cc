@@ -443,6 +443,24 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
 
 }  // namespace
 
+double DenseParamsPerGpu(const LayerCost& layer, double tp) {
+  const double replicated = static_cast<double>(layer.tp_replicated_param_count);
+  return (static_cast<double>(layer.param_count - layer.expert_param_count) - replicated) / tp + replicated;
+}
+
+int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
+  double dense_params = 0;
+  bool has_embedding = false;
+  for (int i = first; i < first + num; ++i) {
+    const LayerCost& layer = model.layer(i);
+    if (layer.kind == LayerKind::kEmbedding) has_embedding = true;
+    dense_params += DenseParamsPerGpu(layer, tp);
+  }
+  const LayerCost& last = model.layer(first + num - 1);
+  if (last.tied_with_embedding && !has_embedding) dense_params += static_cast<double>(last.tied_param_count) / tp;
+  return RoundUpBytes(dense_params * GradientBytes(model.dtype(), fp32_gradients));
+}
+
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu,
                                            absl::string_view where) {
   if (absl::Status st = Validate(model, c, where); !st.ok()) return st;
@@ -478,9 +496,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     // Parameters on this GPU: split over TP (vocabulary-parallel embedding and head, column/row-parallel
     // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts over ETP x EP.
     expert_params += static_cast<double>(layer.expert_param_count) / (c.ExpertTensorParallel() * s.ep);
-    const double replicated = static_cast<double>(layer.tp_replicated_param_count);
-    dense_params +=
-        (static_cast<double>(layer.param_count - layer.expert_param_count) - replicated) / s.tp + replicated;
+    dense_params += DenseParamsPerGpu(layer, s.tp);
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);

@@ -202,6 +202,14 @@ struct UserbufferTimes {
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& config, const GpuCompute& gpu,
                                            absl::string_view where);
 
+// The dense parameters one GPU of a `tp`-way tensor-parallel group holds of `layer`: split over TP but
+// for the duplicated ones (MLA's down projections, the router).
+double DenseParamsPerGpu(const LayerCost& layer, double tp);
+// The gradient bytes one GPU of a `tp`-way stage holding layers [first, first + num) reduces over its
+// data-parallel group: ComputeStageCost's grad_sync_bytes (a tied head without the embedding keeps its
+// copy), without the experts'. Pipelines of different shapes reduce per layer range with it.
+int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, bool fp32_gradients);
+
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
 // (2 + 2 + 12 bytes per parameter for BF16/FP16; with `fp32_gradients` the gradients take 4, as in

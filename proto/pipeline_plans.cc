@@ -1,0 +1,29 @@
+#include "proto/pipeline_plans.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hetsim::proto {
+
+uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::Pipeline& pipeline) {
+  return pipeline.micro_batch_size() > 0 ? pipeline.micro_batch_size() : plan.micro_batch_size();
+}
+
+hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
+  const hetsim::v1::Pipeline& pipeline = plan.pipelines(p);
+  hetsim::v1::Plan out = plan;
+  out.clear_pipelines();
+  out.clear_prediction();
+  *out.mutable_stages() = pipeline.stages();
+  out.set_global_batch_size(pipeline.batch_share());
+  out.set_micro_batch_size(PipelineMicroBatchSize(plan, pipeline));
+  return out;
+}
+
+absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what) {
+  if (plan.pipelines().empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(plan_file, ": pipelines: ", what,
+                                                 " takes a plan of one pipeline; a plan of pipelines of different "
+                                                 "shapes runs with `hetsim run` and `hetsim check`"));
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,28 @@
+// Plan.pipelines split into plans of one pipeline each (docs/file-formats.md, "Pipelines of different
+// shapes"): pipeline p's plan is the plan's settings with the pipeline's stages, its batch share as
+// the global batch and its micro-batch size. The checks (validate_pipelines.h) and the simulation of
+// each pipeline (service/driver/simulate_pipelines.h) read the pipelines through it.
+#ifndef HETSIM_PROTO_PIPELINE_PLANS_H_
+#define HETSIM_PROTO_PIPELINE_PLANS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
+
+namespace hetsim::proto {
+
+// The pipeline's micro-batch size: its own, or the plan's when 0.
+uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::Pipeline& pipeline);
+
+// Pipeline `p` of `plan` as a plan of its own (no pipelines, no prediction).
+hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p);
+
+// OK for a plan of one pipeline; for a plan of pipelines, InvalidArgument naming `plan_file` and saying
+// that `what` takes one pipeline (the commands that build a single setup: export, validate).
+absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what);
+
+}  // namespace hetsim::proto
+
+#endif  // HETSIM_PROTO_PIPELINE_PLANS_H_

@@ -1,0 +1,146 @@
+#include "proto/validate_pipelines.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "proto/layer_count.h"
+#include "proto/pipeline_plans.h"
+#include "proto/plan_meshes.h"
+#include "proto/validate_plan.h"
+#include "proto/validate_problems.h"
+
+namespace hetsim::proto {
+namespace {
+
+using hetsim::v1::Pipeline;
+using hetsim::v1::Plan;
+using hetsim::v1::Stage;
+
+constexpr const char* kPerRange =
+    "not supported with pipelines (gradients all-reduce per layer range after each "
+    "pipeline's backward)";
+
+// The plan-wide settings the per-layer-range reduction does not model.
+void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& model) {
+  if (!plan.stages().empty()) p.Add("stages", "set beside pipelines: a plan has stages or pipelines, not both");
+  const char* framework = plan.framework() != hetsim::v1::FRAMEWORK_UNSPECIFIED ? " (or the framework's; name it "
+                                                                                  "in framework_off)"
+                                                                                : "";
+  if (plan.overlap_grad_reduce()) p.Add("overlap_grad_reduce", "%s%s", kPerRange, framework);
+  if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
+  if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
+  if (ContextParallel(plan) > 1) p.Add("context_parallel", kPerRange);
+  if (model.has_transformer() && model.transformer().num_experts() > 1) {
+    p.Add("pipelines", "an MoE model (num_experts %d): %s", model.transformer().num_experts(), kPerRange);
+  }
+}
+
+// Names, shares and micro-batch sizes; the shares add up to the global batch.
+void CheckShares(Problems& p, const Plan& plan) {
+  absl::flat_hash_set<std::string> names;
+  uint64_t total = 0;
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    const Pipeline& pl = plan.pipelines(i);
+    const std::string at = absl::StrFormat("pipelines[%d].", i);
+    if (pl.name().empty()) p.Add(at + "name", "required (the report names each pipeline)");
+    if (!pl.name().empty() && !names.insert(pl.name()).second) p.Add(at + "name", "\"%s\" twice", pl.name());
+    if (pl.stages().empty()) p.Add(at + "stages", "required: at least one stage");
+    const uint64_t micro = PipelineMicroBatchSize(plan, pl);
+    if (pl.batch_share() == 0) {
+      p.Add(at + "batch_share", "required (samples of the global batch, >= 1)");
+    } else if (micro > 0 && pl.batch_share() % micro != 0) {
+      p.Add(at + "batch_share", "%d is not a multiple of the micro-batch size %d", pl.batch_share(), micro);
+    }
+    total += pl.batch_share();
+  }
+  if (total != plan.global_batch_size()) {
+    p.Add("pipelines", "batch shares add up to %d samples, but global_batch_size is %d", total,
+          plan.global_batch_size());
+  }
+}
+
+// What the pipelines' stages may not use.
+void CheckStages(Problems& p, const Plan& plan) {
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
+      const Stage& st = plan.pipelines(i).stages(s);
+      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
+      if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
+      if (st.zero_stage() > 0) p.Add(at + "zero_stage", "%d: %s", st.zero_stage(), kPerRange);
+      if (ExpertParallel(st) > 1) p.Add(at + "expert_parallel", kPerRange);
+    }
+  }
+}
+
+// No GPU in two pipelines.
+void CheckDisjoint(Problems& p, const Plan& plan) {
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
+      const Stage& b = plan.pipelines(i).stages(s);
+      for (int j = 0; j < i; ++j) {
+        for (int t = 0; t < plan.pipelines(j).stages_size(); ++t) {
+          if (!MeshesOverlap(plan.pipelines(j).stages(t).mesh(), b.mesh())) continue;
+          p.Add(absl::StrFormat("pipelines[%d].stages[%d].mesh", i, s),
+                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)",
+                b.mesh().island(), j, t);
+        }
+      }
+    }
+  }
+}
+
+// The index of the stage of pipeline `pl` that holds `layer`, or -1.
+int Holding(const Pipeline& pl, int layer) {
+  for (int i = 0; i < pl.stages_size(); ++i) {
+    const Stage& s = pl.stages(i);
+    if (layer >= int64_t{s.first_layer()} && layer < int64_t{s.first_layer()} + s.num_layers()) return i;
+  }
+  return -1;
+}
+
+// Every TP degree holding a layer divides the finest one: a GPU then holds whole gradient shards.
+void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
+  absl::flat_hash_set<std::string> reported;
+  for (int layer = 0; layer < layer_count; ++layer) {
+    uint32_t finest = 1;
+    for (const Pipeline& pl : plan.pipelines()) {
+      if (const int s = Holding(pl, layer); s >= 0) finest = std::max(finest, TensorParallel(pl.stages(s)));
+    }
+    for (int i = 0; i < plan.pipelines_size(); ++i) {
+      const int s = Holding(plan.pipelines(i), layer);
+      if (s < 0) continue;
+      const uint32_t tp = TensorParallel(plan.pipelines(i).stages(s));
+      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s);
+      if (finest % tp == 0 || !reported.insert(at).second) continue;
+      p.Add(at,
+            "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "
+            "shard of the finest split)",
+            tp, finest, layer);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& cluster, const hetsim::v1::Model& model,
+                               absl::string_view plan_file) {
+  Problems p(plan_file);
+  CheckPlanSettings(p, plan, model);
+  CheckShares(p, plan);
+  CheckStages(p, plan);
+  HETSIM_RETURN_IF_ERROR(p.ToStatus());
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    HETSIM_RETURN_IF_ERROR(
+        ValidatePlan(PipelinePlan(plan, i), cluster, model, plan_file, absl::StrFormat("pipelines[%d].", i)));
+  }
+  CheckDisjoint(p, plan);
+  CheckShardSplits(p, plan, LayerCount(model));
+  return p.ToStatus();
+}
+
+}  // namespace hetsim::proto

@@ -1,0 +1,25 @@
+// A plan of data-parallel pipelines of different shapes (Plan.pipelines; docs/cost-model.md,
+// "Pipelines of different shapes"): each pipeline set up and executed as a plan of its own
+// (proto::PipelinePlan), its stages' data-parallel reduction left to the layer ranges; then every
+// range's gradient all-reduce over the GPUs that hold it, on the cluster's links
+// (sim/executor/layer_range_sync.h); the report merged (traces/pipelines_report.h).
+#ifndef HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_
+#define HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_
+
+#include "absl/status/statusor.h"
+#include "proto/inputs.h"
+#include "service/driver/simulate.h"
+#include "traces/metrics.h"
+
+namespace hetsim::driver {
+
+// `inputs.plan` has pipelines (validated). Simulation.setup and .result are the first pipeline's;
+// Simulation.pipelines has every one. Faults are refused (InvalidArgument).
+absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& inputs, const SimulateOptions& options);
+
+// The report's options of a run: the opt-in approximations in force, the wall time when asked for.
+traces::ReportOptions ReportOptionsFor(const SimulateOptions& options);
+
+}  // namespace hetsim::driver
+
+#endif  // HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_

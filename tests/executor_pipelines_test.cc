@@ -1,0 +1,251 @@
+// Data-parallel pipelines of different shapes (Plan.pipelines): each pipeline its own stages, GPUs and
+// batch share; gradients all-reduced per layer range over the GPUs that hold it. Against closed forms
+// on ideal clusters (compute = FLOPs / peak, links at their rate, no latency).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/pipeline_plans.h"
+#include "sim/executor/layer_range_sync.h"
+#include "tests/executor_test_util.h"
+#include "traces/text_report.h"
+
+namespace {
+
+using hetsim::Time;
+using hetsim::sim::NetworkMode;
+using hetsim::testing::MakeInputs;
+using hetsim::testing::MakePlan;
+using hetsim::testing::MakeSimulation;
+using hetsim::testing::TwoIslandCluster;
+namespace v1 = hetsim::v1;
+
+constexpr double kPipeFastTflops = 250;  // the "fast" island's A100 at exactly twice the V100's FP16
+constexpr double kPipeSlowTflops = 125;
+constexpr double kPipeLayerGflop = 100;  // forward GFLOP per sample of every layer (MakePlan)
+constexpr double kNvswitchGbps = 2400;   // the fast island's GPU links (TwoIslandCluster)
+
+// `gpus` GPUs on one node per island, the fast GPU type at kPipeFastTflops.
+v1::Cluster PipelineCluster(int gpus) {
+  v1::Cluster c = TwoIslandCluster(1, gpus, 10, 0);
+  c.mutable_gpu_types(0)->set_peak_tflops_fp16(kPipeFastTflops);
+  return c;
+}
+
+struct PipeStage {
+  std::string island;
+  int first_gpu = 0;
+  int gpus = 1;
+  int tp = 1;
+  int layers = 1;
+};
+
+struct Pipe {
+  std::string name;
+  uint64_t share = 0;
+  uint64_t micro = 0;
+  std::vector<PipeStage> stages;
+};
+
+// A model of `layers` layers (1e6 FP16 parameters and 100 GFLOP per sample each, modelled compute)
+// run by `pipes`, 1F1B; `output_bytes` per sample cross each stage boundary.
+v1::Plan PipelinesPlan(int layers, const std::vector<Pipe>& pipes, uint64_t output_bytes = 0) {
+  std::vector<hetsim::testing::StageSpec> one(1);
+  one[0].island = "fast";
+  one[0].layers = layers;
+  v1::Plan plan = MakePlan(one, 1, v1::ONE_F_ONE_B, output_bytes);
+  plan.clear_stages();
+  uint64_t total = 0;
+  for (const Pipe& p : pipes) {
+    v1::Pipeline* pl = plan.add_pipelines();
+    pl->set_name(p.name);
+    pl->set_batch_share(p.share);
+    pl->set_micro_batch_size(p.micro);
+    total += p.share;
+    uint32_t first = 0;
+    for (const PipeStage& s : p.stages) {
+      v1::Stage* st = pl->add_stages();
+      st->set_first_layer(first);
+      st->set_num_layers(s.layers);
+      first += s.layers;
+      st->mutable_mesh()->set_island(s.island);
+      st->mutable_mesh()->set_node_count(1);
+      st->mutable_mesh()->set_first_gpu(s.first_gpu);
+      st->mutable_mesh()->set_gpus_per_node(s.gpus);
+      st->set_tensor_parallel(s.tp);
+    }
+  }
+  plan.set_global_batch_size(total);
+  return plan;
+}
+
+// One sample's forward of one layer on a GPU of `tflops`.
+Time PipeForward(uint64_t samples, double tflops) {
+  return hetsim::SecondsToTime(kPipeLayerGflop * 1e9 * static_cast<double>(samples) / (tflops * 1e12));
+}
+
+// The plain plan the two identical pipelines of the first test make: 2 stages of DP 2 on GPUs 0-1 and 2-3.
+v1::Plan TwoReplicaPlan(uint64_t output_bytes) {
+  v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"fast", 0, 2, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B,
+                           output_bytes, 2);
+  for (v1::Stage& st : *plan.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  return plan;
+}
+
+// The pipelines' iteration `pl` is the DP plan's `dp`: stage by stage, range by range, in the report.
+void CheckSameIteration(const hetsim::driver::Simulation& dp, const hetsim::driver::Simulation& pl) {
+  REQUIRE(pl.pipelines.size() == 2);
+  CHECK(pl.result.iteration_time == dp.result.iteration_time);
+  CHECK(pl.pipeline_sync.iteration_time == dp.result.iteration_time);
+  for (int p = 0; p < 2; ++p) {
+    CHECK(pl.pipelines[p].result.last_backward_end == dp.result.last_backward_end);
+    CHECK(pl.pipelines[p].result.stage_end == dp.result.stage_end);
+  }
+  // The ranges are the stages; each reduces over the stage's two replicas, as the DP plan's groups.
+  const auto& groups = pl.pipeline_sync.groups;
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].groups == std::vector<std::vector<hetsim::GpuId>>{dp.setup->stages[0].layout.DataGroup(0)});
+  CHECK(groups[1].groups == std::vector<std::vector<hetsim::GpuId>>{dp.setup->stages[1].layout.DataGroup(0)});
+  CHECK(groups[0].bytes == dp.setup->stages[0].grad_buckets[0].bytes);
+  CHECK(pl.report.iteration_time_ms() == dp.report.iteration_time_ms());
+  CHECK(pl.report.samples_per_s() == Approx(dp.report.samples_per_s()).epsilon(1e-12));
+  CHECK(pl.report.mfu() == Approx(dp.report.mfu()).epsilon(1e-12));
+}
+
+TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", "[executor][pipelines]") {
+  // Replica r of the DP plan is pipeline r: GPUs r and 2 + r, a microbatch of 1 each of the DP plan's 2.
+  const v1::Cluster cluster = PipelineCluster(4);
+  // Contention-free: the DP plan's boundary transfers (and the last one beside the last stage's
+  // gradient all-reduce) do not meet; under max-min fairness they would, and the pipelines, run one at
+  // a time with their ranges after them, would not see it: without boundary bytes they match there too.
+  for (const auto& [mode, bytes] :
+       {std::pair{NetworkMode::kContentionFree, uint64_t{1} << 20}, std::pair{NetworkMode::kMaxMinFair, uint64_t{0}}}) {
+    INFO("boundary bytes per sample " << bytes);
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = mode;
+    const auto dp = MakeSimulation(MakeInputs(cluster, TwoReplicaPlan(bytes)), options);
+    const auto pl = MakeSimulation(
+        MakeInputs(cluster,
+                   PipelinesPlan(
+                       2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}}, bytes)),
+        options);
+    CheckSameIteration(dp, pl);
+  }
+}
+
+TEST_CASE("A pipeline of half the batch share on GPUs of half the speed finishes with the other",
+          "[executor][pipelines]") {
+  // Pipeline "fast": 2 stages of A100s, microbatches of 2; "slow": 2 stages of V100s (half the peak),
+  // microbatches of 1: both run 4 microbatches of passes f = 1 sample on a V100.
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(2), plan));
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  REQUIRE(PipeForward(2, kPipeFastTflops) == f);
+  // 1F1B with free boundaries: (microbatches + stages - 1) x (f + 2f) until stage 0's last backward.
+  for (const auto& p : sim.pipelines) {
+    CHECK(p.result.pipeline_end == (4 + 2 - 1) * 3 * f);
+    CHECK(p.result.last_backward_end[0] == (4 + 2 - 1) * 3 * f);
+  }
+  CHECK(sim.report.pipelines(0).pipeline_ms() == sim.report.pipelines(1).pipeline_ms());
+  // The iteration ends with the slower of the two after its ranges' all-reduces and its step.
+  Time last = 0;
+  for (const auto& p : sim.pipelines) last = std::max(last, p.result.iteration_time);
+  CHECK(sim.pipeline_sync.iteration_time == last);
+  CHECK(sim.report.iteration_time_ms() == Approx(hetsim::TimeToMilliseconds(last)).epsilon(1e-12));
+  // Throughput: 12 samples of the whole batch per iteration.
+  CHECK(sim.report.samples_per_s() == Approx(12 / hetsim::TimeToSeconds(last)).epsilon(1e-9));
+}
+
+TEST_CASE("A layer range's all-reduce takes the ring's alpha-beta time over the GPUs that hold it",
+          "[executor][pipelines]") {
+  // Ring all-reduce of B bytes over n GPUs on NVSwitch (every GPU its own link each way):
+  // 2 (n - 1) steps of B / n, no latency: 2 (n - 1) / n x B / bandwidth (each step ending on a whole
+  // picosecond, hence the relative 1e-6).
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double layer_bytes = 1e6 * 2;  // a layer's 1e6 FP16 gradients
+  SECTION("three single-stage pipelines: one range over three GPUs") {
+    const v1::Plan plan =
+        PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 2, 1, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 1, 2}});
+    CHECK(g[0].bytes == 2000000);
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) ==
+          Approx(2.0 * 2 / 3 * layer_bytes / bandwidth).epsilon(1e-6));
+    CHECK(sim.report.gradient_groups(0).holders_size() == 3);
+  }
+  SECTION("different cuts: one pipeline of one stage, one of two; the ranges share the one-stage GPU") {
+    // Pipeline "one" holds both layers on GPU 0 and ends last (2 layers x 4 microbatches x 3f); both
+    // ranges start then, each a ring of 2 GPUs through GPU 0's links: together 2 B / bandwidth.
+    const v1::Plan plan =
+        PipelinesPlan(2, {{"one", 4, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 4, 1, {{"fast", 2}, {"fast", 3}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}});
+    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    const Time f = PipeForward(1, kPipeFastTflops);
+    CHECK(g[0].start == 4 * 3 * 2 * f);
+    CHECK(g[1].start == 4 * 3 * 2 * f);
+    const double both = 2 * layer_bytes / bandwidth;
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(both).epsilon(1e-6));
+    CHECK(hetsim::TimeToSeconds(g[1].finish - g[1].start) == Approx(both).epsilon(1e-6));
+    // Pipeline "one"'s stage steps its optimizer after both ranges, "two"'s stages each after its own.
+    CHECK(sim.pipeline_sync.grad_sync_end[0][0] == std::max(g[0].finish, g[1].finish));
+    CHECK(sim.pipeline_sync.grad_sync_end[1][1] == g[1].finish);
+    CHECK(sim.report.gradient_groups(1).holders(1) == "two stage 1");
+  }
+  SECTION("TP 2 beside TP 1: a shard group per TP rank, the TP 1 GPU in both with half the bytes each") {
+    const v1::Plan plan = PipelinesPlan(1, {{"tp2", 2, 1, {{"fast", 0, 2, 2}}}, {"tp1", 2, 1, {{"fast", 2}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].shards == 2);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}, {1, 2}});
+    CHECK(g[0].bytes == 1000000);
+    // GPU 2 sends B / 2 of each of the two rings through its one link: B / bandwidth.
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(layer_bytes / bandwidth).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("The report names each pipeline, its stages and the layer ranges' groups", "[executor][pipelines]") {
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0, 2, 2, 2}}}});
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(2), plan));
+  const v1::Report& r = sim.report;
+  REQUIRE(r.pipelines_size() == 2);
+  CHECK(r.pipelines(0).name() == "fast");
+  CHECK(r.pipelines(1).batch_share() == 4);
+  CHECK(r.num_stages() == 3);
+  CHECK(r.num_gpus() == 4);
+  REQUIRE(r.stages_size() == 3);
+  CHECK(r.stages(2).pipeline() == "slow");
+  CHECK(r.stages(2).index() == 2);
+  CHECK(r.gradient_groups_size() == 2);
+  CHECK(r.gradient_groups(0).holders(0) == "fast stage 0");
+  CHECK(r.gradient_groups(0).holders(1) == "slow stage 0");
+  const std::string text = hetsim::traces::FormatReportTable(r);
+  CHECK(text.find("pipeline slow") != std::string::npos);
+  CHECK(text.find("layers 1-1") != std::string::npos);
+}
+
+TEST_CASE("A pipeline's plan is the plan's settings with its stages, share and micro-batch size", "[pipelines]") {
+  v1::Plan plan = PipelinesPlan(2, {{"a", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"b", 4, 0, {{"slow", 0, 2, 2, 2}}}});
+  plan.set_micro_batch_size(4);
+  const v1::Plan b = hetsim::proto::PipelinePlan(plan, 1);
+  CHECK(b.pipelines_size() == 0);
+  CHECK(b.stages_size() == 1);
+  CHECK(b.global_batch_size() == 4);
+  CHECK(b.micro_batch_size() == 4);  // 0: the plan's
+  CHECK(hetsim::proto::PipelinePlan(plan, 0).micro_batch_size() == 2);
+}
+
+}  // namespace

@@ -1,0 +1,138 @@
+#include "traces/pipelines_report.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "traces/metrics.h"
+
+namespace hetsim::traces {
+namespace {
+
+using sim::executor::LayerRangeGroup;
+using sim::executor::PipelinesSyncResult;
+
+// Each pipeline's stages (named by it) and boundaries (renumbered into the merged stages).
+void AddStagesAndBoundaries(const std::vector<PipelineReportInput>& pipelines, v1::Report& out) {
+  uint32_t first_stage = 0;
+  for (const PipelineReportInput& p : pipelines) {
+    for (const v1::StageReport& s : p.report.stages()) {
+      v1::StageReport* stage = out.add_stages();
+      *stage = s;
+      stage->set_index(first_stage + s.index());
+      stage->set_pipeline(p.name);
+      out.set_oom(out.oom() || s.oom());
+    }
+    for (const v1::BoundaryReport& b : p.report.boundaries()) {
+      v1::BoundaryReport* boundary = out.add_boundaries();
+      *boundary = b;
+      boundary->set_from_stage(first_stage + b.from_stage());
+      boundary->set_to_stage(first_stage + b.to_stage());
+    }
+    first_stage += static_cast<uint32_t>(p.report.stages_size());
+  }
+}
+
+// Link classes: links and bytes summed, utilisation the largest of the pipelines' (each ran alone).
+void AddLinkClasses(const std::vector<PipelineReportInput>& pipelines, v1::Report& out) {
+  std::map<std::string, v1::LinkClassReport> classes;
+  for (const PipelineReportInput& p : pipelines) {
+    for (const v1::LinkClassReport& l : p.report.links()) {
+      auto [it, added] = classes.emplace(l.link_class(), l);
+      if (added) continue;
+      it->second.set_bytes(it->second.bytes() + l.bytes());
+      it->second.set_links(std::max(it->second.links(), l.links()));
+      it->second.set_mean_utilization(std::max(it->second.mean_utilization(), l.mean_utilization()));
+      it->second.set_max_utilization(std::max(it->second.max_utilization(), l.max_utilization()));
+    }
+  }
+  for (const auto& [name, l] : classes) *out.add_links() = l;
+}
+
+void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const PipelinesSyncResult& sync, v1::Report& out) {
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    const PipelineReportInput& in = pipelines[p];
+    v1::PipelineReport* r = out.add_pipelines();
+    r->set_name(in.name);
+    r->set_batch_share(in.setup->spec.plan.global_batch_size);
+    r->set_micro_batch_size(in.setup->spec.plan.micro_batch_size);
+    r->set_num_stages(in.report.num_stages());
+    r->set_num_gpus(in.report.num_gpus());
+    r->set_num_microbatches(in.report.num_microbatches());
+    r->set_pipeline_ms(in.report.pipeline_ms());
+    r->set_end_ms(TimeToMilliseconds(sync.pipeline_end[p]));
+    r->set_bubble_ratio(in.report.bubble_ratio());
+  }
+  for (const LayerRangeGroup& g : sync.groups) {
+    v1::GradientGroupReport* r = out.add_gradient_groups();
+    r->set_first_layer(g.first_layer);
+    r->set_num_layers(g.num_layers);
+    for (const auto& h : g.holders) r->add_holders(absl::StrFormat("%s stage %d", pipelines[h.pipeline].name, h.stage));
+    r->set_num_gpus(static_cast<uint32_t>(g.groups.empty() ? 0 : g.groups[0].size()));
+    r->set_shards(g.shards);
+    r->set_bytes_per_gpu(g.bytes);
+    r->set_start_ms(TimeToMilliseconds(g.start));
+    r->set_end_ms(TimeToMilliseconds(g.finish));
+  }
+}
+
+}  // namespace
+
+v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipelines, const PipelinesSyncResult& sync) {
+  const v1::Report& first = pipelines.front().report;
+  v1::Report out;
+  out.set_plan_name(first.plan_name());
+  out.set_cluster_name(first.cluster_name());
+  out.set_model_name(first.model_name());
+  out.set_schedule(first.schedule());
+  out.set_network_model(first.network_model());
+  out.set_framework(first.framework());
+  *out.mutable_framework_behaviours() = first.framework_behaviours();
+  *out.mutable_approximations() = first.approximations();
+
+  // The whole iteration as one set of figures: every pipeline's work and stages, the slowest end.
+  sim::pipeline::IterationFigures all;
+  all.iteration_time = sync.iteration_time;
+  uint64_t events = sync.events, flows = sync.flows;
+  uint32_t gpus = 0, stages = 0, microbatches = 0;
+  double critical_path = 0, pipeline_ms = 0;
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    const PipelineReportInput& in = pipelines[p];
+    const sim::pipeline::IterationFigures f = IterationFiguresOf(*in.setup, *in.result);
+    all.work.samples += f.work.samples;
+    all.work.seq_length = f.work.seq_length;
+    all.work.model_flop += f.work.model_flop;
+    all.span = std::max(all.span, f.span);
+    all.stages.insert(all.stages.end(), f.stages.begin(), f.stages.end());
+    gpus += in.report.num_gpus();
+    stages += in.report.num_stages();
+    microbatches += in.report.num_microbatches();
+    critical_path = std::max(critical_path, in.report.critical_path_ms());
+    pipeline_ms = std::max(pipeline_ms, in.report.pipeline_ms());
+    events += in.report.events_processed();
+    flows += in.report.flows();
+  }
+  const sim::pipeline::IterationMetrics m = sim::pipeline::ComputeIterationMetrics(all);
+  out.set_num_gpus(gpus);
+  out.set_num_stages(stages);
+  out.set_num_microbatches(microbatches);
+  out.set_iteration_time_ms(TimeToMilliseconds(sync.iteration_time));
+  out.set_pipeline_ms(pipeline_ms);
+  out.set_critical_path_ms(critical_path);
+  out.set_samples_per_s(m.samples_per_s);
+  out.set_tokens_per_s(m.tokens_per_s);
+  out.set_model_flop_per_iteration(m.model_flop);
+  out.set_mfu(m.mfu);
+  out.set_model_tflops_per_gpu(m.model_tflops_per_gpu);
+  out.set_bubble_ratio(m.bubble_ratio);
+  out.set_eta(m.eta);
+  out.set_events_processed(events);
+  out.set_flows(flows);
+  AddStagesAndBoundaries(pipelines, out);
+  AddLinkClasses(pipelines, out);
+  AddPipelines(pipelines, sync, out);
+  return out;
+}
+
+}  // namespace hetsim::traces

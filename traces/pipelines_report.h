@@ -1,0 +1,31 @@
+// The Report of a plan of data-parallel pipelines of different shapes (Plan.pipelines): each
+// pipeline's own report (traces::BuildReport on its setup and its result with the gradient sync of the
+// whole iteration, layer_range_sync.h) merged into one, every stage named by its pipeline, a
+// PipelineReport per pipeline and a GradientGroupReport per layer range (docs/metrics.md).
+#ifndef HETSIM_TRACES_PIPELINES_REPORT_H_
+#define HETSIM_TRACES_PIPELINES_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/hetsim.pb.h"
+#include "sim/executor/layer_range_sync.h"
+
+namespace hetsim::traces {
+
+struct PipelineReportInput {
+  std::string name;
+  const sim::executor::ExecutionSetup* setup = nullptr;
+  const sim::executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
+  v1::Report report;                                       // BuildReport of the two
+};
+
+// Whole-iteration figures: the slowest pipeline's end; throughput and model FLOPs summed over the
+// pipelines; MFU over every GPU's peak; bubble ratio and eta weighted by GPUs; stages, boundaries
+// and link classes of every pipeline (boundaries' stage indices into the merged stages).
+v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipelines,
+                                const sim::executor::PipelinesSyncResult& sync);
+
+}  // namespace hetsim::traces
+
+#endif  // HETSIM_TRACES_PIPELINES_REPORT_H_
