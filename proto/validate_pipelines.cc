@@ -34,6 +34,9 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   if (plan.overlap_grad_reduce()) p.Add("overlap_grad_reduce", "%s%s", kPerRange, framework);
   if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
   if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
+  if (plan.tied_embedding_grad_sync()) {
+    p.Add("tied_embedding_grad_sync", "%s: the embedding and the head are ranges of their own%s", kPerRange, framework);
+  }
   if (ContextParallel(plan) > 1) p.Add("context_parallel", kPerRange);
   if (model.has_transformer() && model.transformer().num_experts() > 1) {
     p.Add("pipelines", "an MoE model (num_experts %d): %s", model.transformer().num_experts(), kPerRange);
