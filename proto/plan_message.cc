@@ -75,6 +75,11 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_blocking_p2p(spec.blocking_p2p);
   plan.set_zero3_prefetch(spec.zero3_prefetch);
   plan.set_moe_a2a_overlap(spec.moe_a2a_overlap);
+  plan.set_eager_kernels(spec.eager_kernels);
+  plan.set_op_selective_recompute(spec.op_selective_recompute);
+  plan.set_fp8_dynamic_casts(spec.fp8_dynamic_casts);
+  plan.set_pytorch_async_tp(spec.pytorch_async_tp);
+  plan.set_attention_repeats_kv(spec.attention_repeats_kv);
   return plan;
 }
 

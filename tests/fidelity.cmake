@@ -23,4 +23,8 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.moe_folding_h100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/moe-folding-h100.pbtxt)
   set_tests_properties(fidelity.moe_folding_h100_bounds PROPERTIES TIMEOUT 900)
+  # torchtitan on H100 (session 25): a regression guard at today's figures, not issue 40's 8% target.
+  add_test(NAME fidelity.torchtitan_h100_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/torchtitan-h100.pbtxt)
+  set_tests_properties(fidelity.torchtitan_h100_bounds PROPERTIES TIMEOUT 900)
 endif()
