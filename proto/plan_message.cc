@@ -80,6 +80,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_fp8_dynamic_casts(spec.fp8_dynamic_casts);
   plan.set_pytorch_async_tp(spec.pytorch_async_tp);
   plan.set_attention_repeats_kv(spec.attention_repeats_kv);
+  plan.set_pytorch_context_parallel(spec.pytorch_context_parallel);
   return plan;
 }
 

@@ -296,6 +296,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.fp8_dynamic_casts = plan.fp8_dynamic_casts();
   p.pytorch_async_tp = plan.pytorch_async_tp();
   p.attention_repeats_kv = plan.attention_repeats_kv();
+  p.pytorch_context_parallel = plan.pytorch_context_parallel();
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
   p.framework = FrameworkOf(plan.framework());
   p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());

@@ -10,6 +10,7 @@
 
 #include "base/spec/framework.h"
 #include "proto/gpu_presets.h"
+#include "sim/workload/context_parallel_ring.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -257,4 +258,30 @@ TEST_CASE("pytorch kernels: the per-op policy gathers a TP block's inputs again 
   CHECK(gathers(op.forward_collectives) == gathers(megatron.forward_collectives));
   CHECK(gathers(op.backward_collectives) - gathers(megatron.backward_collectives) == gathers(op.forward_collectives));
   CHECK(op.backward_collectives.size() > megatron.backward_collectives.size());
+}
+
+TEST_CASE("pytorch kernels: PyTorch's all-gather rotater hides the gather behind the first step", "[pytorch_kernels]") {
+  ContextParallelAttention a;
+  a.core_forward_s = 8e-3;  // 1 ms a step at CP 8
+  a.core_backward_s = 16e-3;
+  const hetsim::Time ms = hetsim::SecondsToTime(1e-3);
+  // The gather: 7 steps of 0.5 ms; the FP32 dK/dV, 3 ms a step.
+  const ContextParallelSteps steps{.kv = ms / 2, .kv_grad = 3 * ms};
+  for (const bool recomputed : {false, true}) {
+    a.recomputed = recomputed;
+    ContextParallelTime t;
+    AddAttentionExchange(a, 8, hetsim::spec::ContextParallelComm::kAllGather, steps, t, /*pytorch=*/true);
+    CHECK(t.forward_exchange == 7 * ms / 2);
+    CHECK(t.forward_exposed == 7 * ms / 2 - ms);  // hidden behind the first step's 1 ms
+    // Backward: the gather behind the first step's 2 ms, each dK/dV hop behind the next step's 2 ms,
+    // the last hop alone.
+    const hetsim::Time backward = (7 * ms / 2 - 2 * ms) + 7 * (3 * ms - 2 * ms) + 3 * ms;
+    CHECK(t.backward_exposed == backward + (recomputed ? 7 * ms / 2 - ms : 0));
+    CHECK(t.backward_exchange == 7 * ms / 2 + 8 * 3 * ms + (recomputed ? 7 * ms / 2 : 0));
+  }
+  // Without `pytorch` the same steps are Transformer Engine's exposed all-gathers.
+  ContextParallelTime te;
+  a.recomputed = false;
+  AddAttentionExchange(a, 8, hetsim::spec::ContextParallelComm::kAllGather, steps, te);
+  CHECK(te.forward_exposed == 7 * ms / 2);
 }

@@ -21,6 +21,7 @@ bool BehaviourOn(const spec::PlanSpec& plan, std::string_view field) {
   if (field == "fp8_dynamic_casts") return plan.fp8_dynamic_casts;
   if (field == "pytorch_async_tp") return plan.pytorch_async_tp;
   if (field == "attention_repeats_kv") return plan.attention_repeats_kv;
+  if (field == "pytorch_context_parallel") return plan.pytorch_context_parallel;
   return plan.zero3_prefetch;
 }
 

@@ -58,6 +58,12 @@ constexpr const char* kTeFp8 =
     "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html";
 constexpr const char* kTeUserbuffers =
     "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/module/base.py";
+constexpr const char* kTeCp =
+    "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/attention/dot_product_attention/"
+    "context_parallel.py";
+constexpr const char* kTorchCp =
+    "https://github.com/pytorch/pytorch/blob/1963fc83a1c32e162162e2414f78b043f0674bae/torch/distributed/tensor/"
+    "experimental/_attention.py";
 constexpr const char* kTorchAsyncTp =
     "https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487";
 
@@ -69,23 +75,24 @@ constexpr ProfileValue Fp8(const char* source) { return {When::kFp8Models, sourc
 
 // Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
 // overlap_param_gather, zero3_prefetch; then PyTorch's kernels and recipes (eager_kernels,
-// op_selective_recompute, fp8_dynamic_casts, pytorch_async_tp, attention_repeats_kv).
+// op_selective_recompute, fp8_dynamic_casts, pytorch_async_tp, attention_repeats_kv,
+// pytorch_context_parallel).
 constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
      Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreKernels), Off(kMcoreKernels),
-     Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels)},
+     Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
      Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
      Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreKernels), Off(kMcoreKernels),
-     Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels)},
+     Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
      On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
      Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), On(kTitanCompile), On(kTitanSac),
-     Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel)},
+     Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp)},
 };
 
 constexpr FrameworkProfile kNone{};

@@ -60,9 +60,10 @@ struct FrameworkProfile {
   ProfileValue fp8_dynamic_casts;
   ProfileValue pytorch_async_tp;
   ProfileValue attention_repeats_kv;
+  ProfileValue pytorch_context_parallel;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 11> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 12> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -73,7 +74,8 @@ struct FrameworkProfile {
              {"op_selective_recompute", op_selective_recompute},
              {"fp8_dynamic_casts", fp8_dynamic_casts},
              {"pytorch_async_tp", pytorch_async_tp},
-             {"attention_repeats_kv", attention_repeats_kv}}};
+             {"attention_repeats_kv", attention_repeats_kv},
+             {"pytorch_context_parallel", pytorch_context_parallel}}};
   }
 };
 

@@ -150,6 +150,7 @@ struct PlanSpec {
   bool fp8_dynamic_casts = false;
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
+  bool pytorch_context_parallel = false;
   std::string where;  // the plan file, for messages
 };
 

@@ -387,6 +387,7 @@ void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, con
   plan.set_fp8_dynamic_casts(k.float8);
   plan.set_pytorch_async_tp(async_tp && d.tp > 1);
   plan.set_attention_repeats_kv(true);  // torchtitan's Llama repeats K and V before SDPA
+  plan.set_pytorch_context_parallel(true);
 }
 
 // Whether the blocks are checkpointed with torchtitan's per-op policy (selective, option "op").
@@ -394,6 +395,20 @@ absl::StatusOr<bool> PerOpCheckpointing(TomlReader& r) {
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> mode, r.String({"activation_checkpoint.mode"}));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> option, r.String({"activation_checkpoint.selective_ac_option"}));
   return mode.value_or("selective") == "selective" && option == "op";
+}
+
+// Context parallelism's K/V exchange: torchtitan's `allgather` rotater (the default) is PyTorch's ring
+// attention with an all-gather (pytorch_context_parallel); `alltoall` passes K/V around the ring.
+absl::Status SetCpRotation(TomlReader& r, const Degrees& d, v1::Plan& plan) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> rotate, r.String({"parallelism.context_parallel_rotate_method",
+                                                                       "experimental.context_parallel_rotate_method"}));
+  const std::string method = rotate.value_or("allgather");
+  if (method != "allgather" && method != "alltoall") {
+    return r.Error("parallelism.context_parallel_rotate_method",
+                   absl::StrFormat("\"%s\" is not allgather or alltoall", method));
+  }
+  if (d.cp > 1) plan.set_cp_comm_type(method == "allgather" ? v1::CP_COMM_ALL_GATHER : v1::CP_COMM_P2P);
+  return absl::OkStatus();
 }
 
 void AddKernelNotes(const TorchtitanKernels& k, bool async_tp, bool fp8_gather, std::vector<std::string>& notes) {
@@ -471,6 +486,7 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
   const TorchtitanKernels kernels{.compiled = compiled, .op_sac = op_sac, .float8 = float8};
   SetTorchtitanRuntime(d, dtype == "bfloat16" && reduce_dtype.value_or("float32") == "float32", async_tp, kernels,
                        plan);
+  HETSIM_RETURN_IF_ERROR(SetCpRotation(r, d, plan));
   const bool fsdp = d.shard > 1 || d.cp > 1;
   if (d.replicate > 1 && d.shard > 1) {
     out.notes.push_back(absl::StrFormat(

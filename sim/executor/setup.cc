@@ -605,7 +605,7 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, vs));
   }
-  HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs));
+  HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs, plan.pytorch_context_parallel));
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
   // runs sequence parallelism: its blocks take their input, and its output gradient, as the
   // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).
