@@ -76,6 +76,12 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_zero3_prefetch(spec.zero3_prefetch);
   plan.set_moe_a2a_overlap(spec.moe_a2a_overlap);
   plan.set_tied_embedding_grad_sync(spec.tied_embedding_grad_sync);
+  plan.set_eager_kernels(spec.eager_kernels);
+  plan.set_op_selective_recompute(spec.op_selective_recompute);
+  plan.set_fp8_dynamic_casts(spec.fp8_dynamic_casts);
+  plan.set_pytorch_async_tp(spec.pytorch_async_tp);
+  plan.set_attention_repeats_kv(spec.attention_repeats_kv);
+  plan.set_pytorch_context_parallel(spec.pytorch_context_parallel);
   return plan;
 }
 

@@ -291,6 +291,12 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.tp_backward_overlap = plan.tp_backward_overlap();
   p.blocking_p2p = plan.blocking_p2p();
   p.zero3_prefetch = plan.zero3_prefetch();
+  p.eager_kernels = plan.eager_kernels();
+  p.op_selective_recompute = plan.op_selective_recompute();
+  p.fp8_dynamic_casts = plan.fp8_dynamic_casts();
+  p.pytorch_async_tp = plan.pytorch_async_tp();
+  p.attention_repeats_kv = plan.attention_repeats_kv();
+  p.pytorch_context_parallel = plan.pytorch_context_parallel();
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
   p.tied_embedding_grad_sync = plan.tied_embedding_grad_sync();
   p.framework = FrameworkOf(plan.framework());

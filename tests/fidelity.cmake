@@ -30,4 +30,8 @@ if(NOT HETSIM_SANITIZE)
              COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/deepspeed-amp-${amp_set}.pbtxt)
     set_tests_properties(fidelity.deepspeed_amp_${amp_set}_bounds PROPERTIES TIMEOUT 900)
   endforeach()
+  # torchtitan on H100 (session 25): a regression guard at today's figures, not issue 40's 8% target.
+  add_test(NAME fidelity.torchtitan_h100_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/torchtitan-h100.pbtxt)
+  set_tests_properties(fidelity.torchtitan_h100_bounds PROPERTIES TIMEOUT 900)
 endif()

@@ -63,7 +63,7 @@ TEST_CASE("import torchtitan: the 2025 layout, FSDP x TP with float8 and async T
   CHECK(t.vocab_size() == 128256);
   CHECK(t.seq_length() == 8192);
   CHECK_FALSE(t.tied_embeddings());
-  CHECK(hetsim::testing::HasImportNote(r->notes, "torch.compile: not modelled"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "torch.compile: the blocks' elementwise ops fused"));
   CHECK(hetsim::testing::HasImportNote(r->notes, "enable_fsdp_float8_all_gather: not modelled"));
   CHECK(hetsim::testing::HasImportNote(r->notes, "not applied (unknown to this importer): some_new_section.new_knob"));
   CHECK(hetsim::testing::HasImportNote(

@@ -17,6 +17,12 @@ bool BehaviourOn(const spec::PlanSpec& plan, std::string_view field) {
   if (field == "overlap_grad_reduce") return plan.overlap_grad_reduce;
   if (field == "overlap_param_gather") return plan.overlap_param_gather;
   if (field == "tied_embedding_grad_sync") return plan.tied_embedding_grad_sync;
+  if (field == "eager_kernels") return plan.eager_kernels;
+  if (field == "op_selective_recompute") return plan.op_selective_recompute;
+  if (field == "fp8_dynamic_casts") return plan.fp8_dynamic_casts;
+  if (field == "pytorch_async_tp") return plan.pytorch_async_tp;
+  if (field == "attention_repeats_kv") return plan.attention_repeats_kv;
+  if (field == "pytorch_context_parallel") return plan.pytorch_context_parallel;
   return plan.zero3_prefetch;
 }
 

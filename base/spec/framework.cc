@@ -43,25 +43,62 @@ constexpr const char* kDsTied = "https://github.com/microsoft/DeepSpeed/blob/mas
 // Megatron validation sets are checked with it (docs/frameworks.md).
 constexpr const char* kMcoreTied =
     "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/finalize_model_grads.py";
+// torchtitan at the commit of its H100 benchmarks (9dec370, December 2024): compile off by default and
+// per block, the per-op selective checkpointing policy, torchao's Float8Linear with dynamic scaling.
+constexpr const char* kTitanCompile =
+    "https://github.com/pytorch/torchtitan/blob/9dec370ad26b5f8e9a7333a0e36165018262644b/torchtitan/config_manager.py";
+constexpr const char* kTitanSac =
+    "https://github.com/pytorch/torchtitan/blob/9dec370ad26b5f8e9a7333a0e36165018262644b/torchtitan/parallelisms/"
+    "parallelize_llama.py";
+constexpr const char* kTitanModel =
+    "https://github.com/pytorch/torchtitan/blob/9dec370ad26b5f8e9a7333a0e36165018262644b/torchtitan/models/llama/"
+    "model.py";
+constexpr const char* kTitanFloat8 =
+    "https://github.com/pytorch/torchtitan/blob/9dec370ad26b5f8e9a7333a0e36165018262644b/docs/float8.md";
+// Megatron's and Transformer Engine's kernels, for every row but torchtitan's: fused elementwise
+// kernels and selective recompute of the attention core (transformer_config.py), FP8 casts fused into
+// TE's kernels, TE's userbuffers for the TP overlap (initialize_ub).
+constexpr const char* kMcoreKernels =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/transformer/transformer_config.py";
+constexpr const char* kTeFp8 =
+    "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html";
+constexpr const char* kTeUserbuffers =
+    "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/module/base.py";
+constexpr const char* kTeCp =
+    "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/attention/dot_product_attention/"
+    "context_parallel.py";
+constexpr const char* kTorchCp =
+    "https://github.com/pytorch/pytorch/blob/1963fc83a1c32e162162e2414f78b043f0674bae/torch/distributed/tensor/"
+    "experimental/_attention.py";
+constexpr const char* kTorchAsyncTp =
+    "https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487";
 
 constexpr ProfileValue Off(const char* source) { return {When::kNever, source}; }
 constexpr ProfileValue On(const char* source) { return {When::kAlways, source}; }
 constexpr ProfileValue Bf16(const char* source) { return {When::kBf16Models, source}; }
 constexpr ProfileValue UnlessInterleaved(const char* source) { return {When::kUnlessInterleaved, source}; }
+constexpr ProfileValue Fp8(const char* source) { return {When::kFp8Models, source}; }
 
 // Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
-// overlap_param_gather, zero3_prefetch, tied_embedding_grad_sync.
+// overlap_param_gather, zero3_prefetch, tied_embedding_grad_sync; then PyTorch's kernels and recipes (eager_kernels,
+// op_selective_recompute, fp8_dynamic_casts, pytorch_async_tp, attention_repeats_kv,
+// pytorch_context_parallel).
 constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
-     Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied)},
+     Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied), Off(kMcoreKernels),
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
-     Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied)},
+     Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied), Off(kMcoreKernels),
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
-     Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied)},
+     Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied), Off(kMcoreKernels),
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
-     On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied)},
+     On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied), Off(kMcoreKernels),
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
-     Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining)},
+     Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining), On(kTitanCompile),
+     On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -83,6 +120,7 @@ bool Applies(When when, const ProfileContext& context) {
     case When::kAlways: return true;
     case When::kBf16Models: return context.bf16_model;
     case When::kUnlessInterleaved: return !context.interleaved;
+    case When::kFp8Models: return context.fp8_model;
   }
   return false;
 }
@@ -90,6 +128,7 @@ bool Applies(When when, const ProfileContext& context) {
 ProfileContext ProfileContextFor(DType model_dtype, bool interleaved) {
   ProfileContext c;
   c.bf16_model = model_dtype == DType::kBf16 || model_dtype == DType::kFp8;
+  c.fp8_model = model_dtype == DType::kFp8;
   c.interleaved = interleaved;
   return c;
 }
@@ -112,6 +151,7 @@ std::string_view WhenName(When when) {
     case When::kAlways: return "on";
     case When::kBf16Models: return "on for BF16 and FP8 models";
     case When::kUnlessInterleaved: return "on unless interleaved";
+    case When::kFp8Models: return "on for FP8 models";
   }
   return "off";
 }

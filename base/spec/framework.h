@@ -32,6 +32,7 @@ enum class When : uint8_t {
   kAlways,
   kBf16Models,         // only for BF16 and FP8 models, whose parameters are BF16 (Megatron's --bf16 rule)
   kUnlessInterleaved,  // every schedule but INTERLEAVED_1F1B
+  kFp8Models,          // only for FP8 models (the casts of FP8 linears)
 };
 
 struct ProfileValue {
@@ -53,16 +54,31 @@ struct FrameworkProfile {
   ProfileValue overlap_param_gather;
   ProfileValue zero3_prefetch;
   ProfileValue tied_embedding_grad_sync;  // appended (issue 40): the tied embedding's all-reduce across stages
+  // PyTorch's kernels and recipes (Plan.eager_kernels ...; the torchtitan row sets them). A row that
+  // leaves them out runs Megatron's and Transformer Engine's: fused elementwise kernels, selective
+  // recompute of the attention core, FP8 casts fused into TE's kernels, TE's userbuffers for TP overlap.
+  ProfileValue eager_kernels;
+  ProfileValue op_selective_recompute;
+  ProfileValue fp8_dynamic_casts;
+  ProfileValue pytorch_async_tp;
+  ProfileValue attention_repeats_kv;
+  ProfileValue pytorch_context_parallel;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 7> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 13> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
              {"overlap_grad_reduce", overlap_grad_reduce},
              {"overlap_param_gather", overlap_param_gather},
              {"zero3_prefetch", zero3_prefetch},
-             {"tied_embedding_grad_sync", tied_embedding_grad_sync}}};
+             {"tied_embedding_grad_sync", tied_embedding_grad_sync},
+             {"eager_kernels", eager_kernels},
+             {"op_selective_recompute", op_selective_recompute},
+             {"fp8_dynamic_casts", fp8_dynamic_casts},
+             {"pytorch_async_tp", pytorch_async_tp},
+             {"attention_repeats_kv", attention_repeats_kv},
+             {"pytorch_context_parallel", pytorch_context_parallel}}};
   }
 };
 
@@ -75,6 +91,7 @@ const FrameworkProfile& ProfileOf(Framework framework);
 // What a profile's rules depend on in the plan.
 struct ProfileContext {
   bool bf16_model = false;  // BF16 or FP8 (FP8 runs keep BF16 parameters: Megatron's --bf16 --fp8-format)
+  bool fp8_model = false;
   bool interleaved = false;
   bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
   bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
@@ -91,7 +108,8 @@ void AddStage(ProfileContext& context, int zero_stage);
 // context: its When applies, and the plan has the parallelism the behaviour acts on.
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context);
 
-// "on", "off", "on for BF16 models", "on unless interleaved": how docs and reports say a When.
+// "on", "off", "on for BF16 models", "on unless interleaved", "on for FP8 models": how docs and reports
+// say a When.
 std::string_view WhenName(When when);
 
 }  // namespace hetsim::spec

@@ -154,6 +154,14 @@ struct PlanSpec {
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;
   std::vector<std::string> framework_off;
+  // PyTorch's kernels and recipes (Plan.eager_kernels ... pytorch_async_tp; docs/cost-model.md,
+  // "PyTorch-native kernels"): all off is Transformer Engine's fused kernels.
+  bool eager_kernels = false;
+  bool op_selective_recompute = false;
+  bool fp8_dynamic_casts = false;
+  bool pytorch_async_tp = false;
+  bool attention_repeats_kv = false;
+  bool pytorch_context_parallel = false;
   std::string where;  // the plan file, for messages
 };
 

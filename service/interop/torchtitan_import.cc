@@ -360,7 +360,14 @@ std::string MegatronLine(const LlamaFlavor& flavor, const Degrees& d, const Batc
 }
 
 // torchtitan's runtime on the imported plan.
-void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, v1::Plan& plan) {
+// What torchtitan's kernels and recipes do (docs/cost-model.md, "PyTorch-native kernels"): eager ops
+// unless compiled, the per-op checkpointing policy, Float8Linear's dynamic casts, PyTorch's async TP.
+struct TorchtitanKernels {
+  bool compiled = false, op_sac = false, float8 = false;
+};
+
+void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, const TorchtitanKernels& k,
+                          v1::Plan& plan) {
   // torchtitan's runtime: FSDP2 shards parameters, gradients and optimizer state over the shard
   // degree (and CP), prefetching the next block's gather; gradients reduce-scattered per block as the
   // backward produces them, in FP32 by default; pipeline sends are non-blocking; no asynchronous
@@ -375,6 +382,43 @@ void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, v1:
   plan.set_tp_comm_overlap(async_tp && d.tp > 1);
   plan.set_blocking_p2p(false);
   if (!fsdp && d.replicate > 1) plan.set_grad_bucket_bytes(25 << 20);  // DDP's bucket_cap_mb
+  plan.set_eager_kernels(!k.compiled);
+  plan.set_op_selective_recompute(k.op_sac);
+  plan.set_fp8_dynamic_casts(k.float8);
+  plan.set_pytorch_async_tp(async_tp && d.tp > 1);
+  plan.set_attention_repeats_kv(true);  // torchtitan's Llama repeats K and V before SDPA
+  plan.set_pytorch_context_parallel(true);
+}
+
+// Whether the blocks are checkpointed with torchtitan's per-op policy (selective, option "op").
+absl::StatusOr<bool> PerOpCheckpointing(TomlReader& r) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> mode, r.String({"activation_checkpoint.mode"}));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> option, r.String({"activation_checkpoint.selective_ac_option"}));
+  return mode.value_or("selective") == "selective" && option == "op";
+}
+
+// Context parallelism's K/V exchange: torchtitan's `allgather` rotater (the default) is PyTorch's ring
+// attention with an all-gather (pytorch_context_parallel); `alltoall` passes K/V around the ring.
+absl::Status SetCpRotation(TomlReader& r, const Degrees& d, v1::Plan& plan) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> rotate, r.String({"parallelism.context_parallel_rotate_method",
+                                                                       "experimental.context_parallel_rotate_method"}));
+  const std::string method = rotate.value_or("allgather");
+  if (method != "allgather" && method != "alltoall") {
+    return r.Error("parallelism.context_parallel_rotate_method",
+                   absl::StrFormat("\"%s\" is not allgather or alltoall", method));
+  }
+  if (d.cp > 1) plan.set_cp_comm_type(method == "allgather" ? v1::CP_COMM_ALL_GATHER : v1::CP_COMM_P2P);
+  return absl::OkStatus();
+}
+
+void AddKernelNotes(const TorchtitanKernels& k, bool async_tp, bool fp8_gather, std::vector<std::string>& notes) {
+  if (async_tp) notes.push_back("async TP: PyTorch's micro-pipelined TP collectives of the forward (pytorch_async_tp)");
+  if (k.float8) {
+    notes.push_back(
+        "float8 linears: the blocks' linears in FP8 (dtype FP8) with dynamic tensorwise casts (fp8_dynamic_casts)");
+  }
+  if (fp8_gather) notes.push_back("enable_fsdp_float8_all_gather: not modelled; parameters are gathered in BF16");
+  if (k.compiled) notes.push_back("torch.compile: the blocks' elementwise ops fused (eager_kernels off)");
 }
 
 }  // namespace
@@ -438,7 +482,11 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
                                                                          "experimental.pipeline_parallel_schedule"}));
   if (d.pp > 1 && schedule.value_or("1F1B") == "GPipe") plan.set_schedule(v1::GPIPE);
 
-  SetTorchtitanRuntime(d, dtype == "bfloat16" && reduce_dtype.value_or("float32") == "float32", async_tp, plan);
+  HETSIM_ASSIGN_OR_RETURN(const bool op_sac, PerOpCheckpointing(r));
+  const TorchtitanKernels kernels{.compiled = compiled, .op_sac = op_sac, .float8 = float8};
+  SetTorchtitanRuntime(d, dtype == "bfloat16" && reduce_dtype.value_or("float32") == "float32", async_tp, kernels,
+                       plan);
+  HETSIM_RETURN_IF_ERROR(SetCpRotation(r, d, plan));
   const bool fsdp = d.shard > 1 || d.cp > 1;
   if (d.replicate > 1 && d.shard > 1) {
     out.notes.push_back(absl::StrFormat(
@@ -446,18 +494,7 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
         "whole group)",
         d.replicate, d.shard, d.Dp()));
   }
-  if (async_tp && d.tp > 1) {
-    out.notes.push_back("async TP: priced as overlapped TP collectives of both passes (tp_comm_overlap)");
-  }
-  if (float8) {
-    out.notes.push_back("float8 linears: the model runs its GEMMs in FP8 (dtype FP8), the output head's too");
-  }
-  if (fp8_gather && float8 && fsdp) {
-    out.notes.push_back("enable_fsdp_float8_all_gather: not modelled; parameters are gathered in BF16");
-  }
-  if (compiled) {
-    out.notes.push_back("torch.compile: not modelled; kernels are priced as hetsim's kernel model prices them");
-  }
+  AddKernelNotes(kernels, async_tp && d.tp > 1, fp8_gather && float8 && fsdp, out.notes);
   for (const std::string& n : imported.notes) {
     // The Megatron importer's notes name flags the user never wrote; keep those about the layout.
     if (absl::StrContains(n, "not given") || absl::StartsWith(n, "no effect") || absl::StartsWith(n, "unknown") ||

@@ -92,29 +92,53 @@ absl::Status AddAllGathers(CpRingTimer& timer, const StageLayout& layout, const 
   return absl::OkStatus();
 }
 
+// The ring steps of a layer's K/V block (B bytes) and of twice it (2B), their times set in `steps`.
+struct KvRingSteps {
+  const CpRingTimer::Step* kv = nullptr;
+  const CpRingTimer::Step* kv_grad = nullptr;
+};
+absl::StatusOr<KvRingSteps> TimeKvSteps(CpRingTimer& timer, const StageLayout& layout, int64_t bytes,
+                                        workload::ContextParallelSteps& steps) {
+  KvRingSteps ring;
+  HETSIM_ASSIGN_OR_RETURN(ring.kv, timer.StepOf(layout, bytes));
+  HETSIM_ASSIGN_OR_RETURN(ring.kv_grad, timer.StepOf(layout, 2 * bytes));
+  steps.kv = ring.kv->time;
+  steps.kv_grad = ring.kv_grad->time;
+  return ring;
+}
+
 // One layer's ring: CP - 1 steps of K/V forward, of K/V and their gradients (2B) backward, the
 // forward's again under recompute.
 absl::Status AddRingSteps(CpRingTimer& timer, const StageLayout& layout, const workload::ContextParallelAttention& a,
                           workload::ContextParallelSteps& steps, VirtualStageCost& vs) {
-  absl::StatusOr<const CpRingTimer::Step*> kv = timer.StepOf(layout, a.step_bytes);
-  if (!kv.ok()) return kv.status();
-  absl::StatusOr<const CpRingTimer::Step*> kv_grad = timer.StepOf(layout, 2 * a.step_bytes);
-  if (!kv_grad.ok()) return kv_grad.status();
-  steps.kv = (*kv)->time;
-  steps.kv_grad = (*kv_grad)->time;
+  HETSIM_ASSIGN_OR_RETURN(const KvRingSteps ring, TimeKvSteps(timer, layout, a.step_bytes, steps));
   const int64_t n = layout.context_parallel - 1;
-  AddLoad(vs.forward_link_load, (*kv)->load, n);
-  AddLoad(vs.backward_link_load, (*kv_grad)->load, n);
+  AddLoad(vs.forward_link_load, ring.kv->load, n);
+  AddLoad(vs.backward_link_load, ring.kv_grad->load, n);
   vs.cp_bytes += 3 * n * a.step_bytes;
   if (a.recomputed) {
-    AddLoad(vs.backward_link_load, (*kv)->load, n);
+    AddLoad(vs.backward_link_load, ring.kv->load, n);
     vs.cp_bytes += n * a.step_bytes;
   }
   return absl::OkStatus();
 }
 
+// PyTorch's all-gather rotater: K and V as one all-gather (CP - 1 ring steps of B) in the forward and
+// again in the backward, the FP32 dK/dV (2B) passed to the next rank after each of the CP steps.
+absl::Status AddPyTorchGathers(CpRingTimer& timer, const StageLayout& layout,
+                               const workload::ContextParallelAttention& a, workload::ContextParallelSteps& steps,
+                               VirtualStageCost& vs) {
+  HETSIM_ASSIGN_OR_RETURN(const KvRingSteps ring, TimeKvSteps(timer, layout, a.step_bytes, steps));
+  const int64_t cp = layout.context_parallel, n = cp - 1, gathers = a.recomputed ? 2 : 1;
+  AddLoad(vs.forward_link_load, ring.kv->load, n);
+  AddLoad(vs.backward_link_load, ring.kv->load, n * gathers);
+  AddLoad(vs.backward_link_load, ring.kv_grad->load, cp);
+  vs.cp_bytes += (1 + gathers) * n * a.step_bytes + cp * 2 * a.step_bytes;
+  return absl::OkStatus();
+}
+
 absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
-                                        VirtualStageCost& vs) {
+                                        VirtualStageCost& vs, bool pytorch) {
   const int cp = layout.context_parallel;
   if (cp <= 1) return absl::OkStatus();
   workload::ContextParallelTime t;
@@ -123,13 +147,14 @@ absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& l
     switch (comm) {
       case spec::ContextParallelComm::kRing: HETSIM_RETURN_IF_ERROR(AddRingSteps(timer, layout, a, steps, vs)); break;
       case spec::ContextParallelComm::kAllGather:
-        HETSIM_RETURN_IF_ERROR(AddAllGathers(timer, layout, a, steps, vs));
+        HETSIM_RETURN_IF_ERROR(pytorch ? AddPyTorchGathers(timer, layout, a, steps, vs)
+                                       : AddAllGathers(timer, layout, a, steps, vs));
         break;
       case spec::ContextParallelComm::kAllToAll:
         HETSIM_RETURN_IF_ERROR(AddAllToAlls(timer, layout, a, steps, vs));
         break;
     }
-    workload::AddAttentionExchange(a, cp, comm, steps, t);
+    workload::AddAttentionExchange(a, cp, comm, steps, t, pytorch);
   }
   vs.cp_forward_exchange_time += t.forward_exchange;
   vs.cp_forward_exposed_time += t.forward_exposed;

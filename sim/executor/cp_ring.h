@@ -61,8 +61,9 @@ class CpRingTimer {
 // the ring; NCCL's ring all-gathers and reduce-scatters (ContextParallelComm::kAllGather), the same
 // steps of the same flows, exposed; or the all-to-alls of a head split (kAllToAll), exposed
 // (sim/workload/context_parallel_ring.h).
+// `pytorch`: Plan.pytorch_context_parallel, PyTorch's all-gather rotater (with kAllGather).
 absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
-                                        VirtualStageCost& vs);
+                                        VirtualStageCost& vs, bool pytorch = false);
 
 }  // namespace hetsim::sim::executor
 

@@ -584,7 +584,14 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   vs.backward_userbuffers_comm_time = backward_hideable.userbuffers.all;
   SetMoeLayers(forward_hideable.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
   SetMoeLayers(backward_hideable.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
-  if (plan.tp_comm_overlap) {
+  if (plan.tp_comm_overlap && plan.pytorch_async_tp) {
+    // PyTorch's async TP micro-pipelines the forward's collectives, one chunk per TP rank (the
+    // reduce-scatter's last chunk exposed, as a ring exchange's), and leaves the backward's in order.
+    spec::TpCommOverlapSpec ring;
+    ring.proj_fprop = ring.fc2_fprop = spec::TpOverlapMethod::kRingExchange;
+    vs.forward_hidden_comm_time =
+        forward_hideable.userbuffers.Hidden(l.tensor_parallel, false, true, vs.cost.forward_time, ring);
+  } else if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;
     const spec::TpCommOverlapSpec& te = plan.tp_comm_overlap_config;
@@ -598,7 +605,7 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, vs));
   }
-  HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs));
+  HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs, plan.pytorch_context_parallel));
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
   // runs sequence parallelism: its blocks take their input, and its output gradient, as the
   // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).

@@ -5,8 +5,35 @@
 
 namespace hetsim::sim::workload {
 
+namespace {
+
+// PyTorch's ring attention with the all-gather rotater (context_parallel_ring.h).
+void AddPyTorchAllGather(const ContextParallelAttention& a, int context_parallel, const ContextParallelSteps& steps,
+                         ContextParallelTime& out) {
+  const int64_t n = context_parallel - 1;
+  const auto hidden_by = [&](Time t, double core_s) {
+    return std::max<Time>(0, t - SecondsToTime(core_s / context_parallel));
+  };
+  const Time gather = steps.kv * n;
+  out.forward_exchange += gather;
+  out.forward_exposed += hidden_by(gather, a.core_forward_s);
+  out.backward_exchange += gather + steps.kv_grad * context_parallel;
+  out.backward_exposed +=
+      hidden_by(gather, a.core_backward_s) + n * hidden_by(steps.kv_grad, a.core_backward_s) + steps.kv_grad;
+  if (a.recomputed) {
+    out.backward_exchange += gather;
+    out.backward_exposed += hidden_by(gather, a.core_forward_s);
+  }
+}
+
+}  // namespace
+
 void AddAttentionExchange(const ContextParallelAttention& a, int context_parallel, spec::ContextParallelComm comm,
-                          const ContextParallelSteps& steps, ContextParallelTime& out) {
+                          const ContextParallelSteps& steps, ContextParallelTime& out, bool pytorch) {
+  if (pytorch && comm == spec::ContextParallelComm::kAllGather) {
+    AddPyTorchAllGather(a, context_parallel, steps, out);
+    return;
+  }
   const int64_t n = context_parallel - 1;
   // The collective exchanges wait on the critical path: the attention needs their result first.
   const auto exposed_pass = [&](Time forward, Time backward) {

@@ -59,6 +59,13 @@ struct Gemm {
   double m = 0, n = 0, k = 0, batch = 1;
   TpSplit split = TpSplit::kNone;
   TeLinear te_linear = TeLinear::kNone;
+  // PyTorch's separate nn.Linear modules this GEMM stands for (torchtitan's wq, wk, wv for "qkv"; w1,
+  // w3 for a gated "fc1"): each casts its own input to FP8 (Plan.fp8_dynamic_casts).
+  double linears = 1;
+  // The share of this GEMM's forward that torchtitan's per-op checkpointing recomputes
+  // (Plan.op_selective_recompute): every second matmul of a block, in torchtitan's order wq, wk, wv,
+  // wo, w1, w3, w2, so wk of "qkv", "proj" (wo), w3 of a gated "fc1"; 0 elsewhere.
+  double op_sac_recomputed = 0;
 };
 
 // Bytes of activations kept for the backward pass, per sample, per layer, no parallelism.
@@ -140,6 +147,12 @@ struct LayerCost {
   // Memory-bound kernels the forward pass launches (norms, fused bias/activation/dropout, softmax,
   // copies); the backward launches twice as many. Each pays the GPU's per-kernel costs.
   double memory_kernels = 0;
+  // What eager PyTorch adds to that traffic when the block's elementwise ops are not fused
+  // (Plan.eager_kernels; torchtitan's model code): the RMSNorms through FP32 in seven kernels, RoPE on
+  // Q and K through complex FP32, SwiGLU's SiLU and product apart. Split like the traffic above.
+  double eager_bytes_replicated_per_sample = 0;
+  double eager_bytes_sharded_per_sample = 0;
+  double eager_kernels = 0;
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)
@@ -165,6 +178,10 @@ struct LayerCost {
   // Keys and values of one sample (s (k + v) elements: 2 s kv_h with GQA, s heads (d_qk + d_v) with
   // MLA): what context parallelism passes around its ring, a 1/CP block per step. 0 without attention.
   double kv_bytes_per_sample = 0;
+  // K and V copied to every query head (s 2 heads d elements; MLA: kv_bytes_per_sample): what a model
+  // that repeats them before attention (torchtitan's repeat_kv, Plan.attention_repeats_kv) writes and
+  // what its context parallelism exchanges.
+  double repeated_kv_bytes_per_sample = 0;
   // Queries and the attention's output (the projection's input) of one sample: what a Ulysses-style
   // context parallelism (Plan.cp_comm_type a2a) exchanges besides K and V. 0 without attention.
   double query_bytes_per_sample = 0;

@@ -29,14 +29,34 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& pl
   c.tp_comm_overlap = plan.tp_comm_overlap;
   c.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
   c.tp_comm_overlap_config = plan.tp_comm_overlap_config;
+  c.eager_kernels = plan.eager_kernels;
+  c.op_selective_recompute = plan.op_selective_recompute;
+  c.fp8_dynamic_casts = plan.fp8_dynamic_casts;
+  c.pytorch_async_tp = plan.pytorch_async_tp;
+  c.attention_repeats_kv = plan.attention_repeats_kv;
   return c;
 }
+
+namespace {
+
+// PyTorch's async TP (torch._inductor's micro-pipeline pass on torchtitan's compiled blocks): the
+// forward's all-gather -> matmul and matmul -> reduce-scatter are decomposed into one matmul per TP
+// rank's shard of the tokens while symmetric-memory copies move the next shard on the copy engines
+// (no SMs held); the backward's GEMMs run whole.
+UserbufferOverlap PyTorchAsyncTpOf(const Gemm& gemm, int tp) {
+  UserbufferOverlap o;
+  if (gemm.te_linear != TeLinear::kNone) o.forward = tp;
+  return o;
+}
+
+}  // namespace
 
 UserbufferOverlap UserbufferOverlapOf(const Gemm& gemm, const StageConfig& config) {
   // Megatron-LM enables the userbuffers overlap only with sequence parallelism; it covers Transformer
   // Engine's linear layers of a block, not the experts' grouped GEMMs or Megatron's own output layer.
   const int tp = config.tensor_parallel;
   if (!config.tp_comm_overlap || !config.sequence_parallel || tp <= 1) return {};
+  if (config.pytorch_async_tp) return PyTorchAsyncTpOf(gemm, tp);
   const spec::TpCommOverlapSpec& te = config.tp_comm_overlap_config;
   const double ring = config.tp_comm_overlap_aggregate ? (tp + 1) / 2 : tp;
   // The GEMM that feeds a reduce-scatter; its input gradient consumes a ring all-gather (no SMs held).
@@ -163,10 +183,25 @@ absl::Status CheckSmMargins(const StageConfig& c, const GpuCompute& gpu, absl::s
 
 int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
+}  // namespace
+
+Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double outputs) {
+  Fp8Casts c;
+  c.forward_amax_bytes = 2 * (linears * inputs + weights);
+  c.forward_cast_bytes = 3 * (linears * inputs + weights);
+  c.forward_kernels = 2 * (linears + 1);
+  c.backward_bytes = 3 * (linears * inputs + weights) + 8 * outputs;
+  c.backward_kernels = 4 * linears + 1;
+  return c;
+}
+
+namespace {
+
 struct GemmTimes {
   double forward_s = 0, backward_s = 0;
   double weight_grad_s = 0;  // the weight-gradient GEMM's share of backward_s
   double flop = 0;           // forward FLOPs on this GPU
+  Fp8Casts casts;            // StageConfig::fp8_dynamic_casts: what casting its operands to FP8 moves
 };
 
 // One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
@@ -223,6 +258,14 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   t.backward_s = kernels * ub.input_grad *
                      gpu.GemmSeconds(GemmShape{f.m / ub.input_grad, f.k, f.n, f.batch}, ub.input_grad_sm_margin) +
                  t.weight_grad_s;
+  // torchao's Float8Linear casts in BF16 GEMMs' place; an FP8 model's GPU differs from its 16-bit one.
+  if (c.fp8_dynamic_casts && g.fp8 && !g.per_expert && &model_gpu.SixteenBit() != &model_gpu) {
+    // Under sequence parallelism torchtitan's Float8ColwiseParallel / PrepareFloat8ModuleInput cast a
+    // column-parallel input once for its linears, on this GPU's shard of the tokens, before the gather.
+    const bool gathered_fp8 = g.split == TpSplit::kColumns && c.sequence_parallel && c.tensor_parallel > 1;
+    const double inputs = f.m * f.k * f.batch / (gathered_fp8 ? c.tensor_parallel : 1);
+    t.casts = DynamicFp8Casts(gathered_fp8 ? 1 : g.linears, inputs, f.k * f.n * f.batch, f.m * f.n * f.batch);
+  }
   return t;
 }
 
@@ -271,9 +314,18 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   const double backward_ratio =
       layer.forward_flop_per_sample > 0 ? layer.backward_flop_per_sample / layer.forward_flop_per_sample : 0;
   double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0, column_wgrad_s = 0;
+  double sac_gemm_s = 0, sac_flop = 0;  // what the per-op policy recomputes of the GEMMs
+  Fp8Casts casts;
   for (const Gemm& g : layer.gemms) {
     const GemmTimes t = TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu);
     gemm_s += t.forward_s;
+    sac_gemm_s += g.op_sac_recomputed * t.forward_s;
+    sac_flop += g.op_sac_recomputed * t.flop;
+    casts.forward_amax_bytes += t.casts.forward_amax_bytes;
+    casts.forward_cast_bytes += t.casts.forward_cast_bytes;
+    casts.forward_kernels += t.casts.forward_kernels;
+    casts.backward_bytes += t.casts.backward_bytes;
+    casts.backward_kernels += t.casts.backward_kernels;
     gemm_bwd_s += t.backward_s;
     if (g.split == TpSplit::kColumns && !g.attention_core && !g.per_expert) column_wgrad_s += t.weight_grad_s;
     flop += t.flop;
@@ -282,9 +334,22 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
       core_flop += t.flop;
     }
   }
-  const double memory_fwd_s = gpu.MemorySeconds(layer.memory_bytes_replicated_per_sample * s.bt / s.replicated_split +
-                                                    layer.memory_bytes_sharded_per_sample * s.bt / s.tp,
-                                                layer.memory_kernels);
+  // Eager PyTorch adds the unfused ops' traffic and kernels (StageConfig::eager_kernels).
+  const double eager = c.eager_kernels ? 1 : 0;
+  // repeat_kv copies K and V to every query head (read them, write the copies; the backward sums them).
+  const bool repeats = c.attention_repeats_kv && layer.repeated_kv_bytes_per_sample > layer.kv_bytes_per_sample;
+  const double repeat_bytes = repeats ? layer.kv_bytes_per_sample + layer.repeated_kv_bytes_per_sample : 0;
+  const double memory_fwd_s = gpu.MemorySeconds(
+      (layer.memory_bytes_replicated_per_sample + eager * layer.eager_bytes_replicated_per_sample) * s.bt /
+              s.replicated_split +
+          (layer.memory_bytes_sharded_per_sample + eager * layer.eager_bytes_sharded_per_sample + repeat_bytes) * s.bt /
+              s.tp,
+      layer.memory_kernels + eager * layer.eager_kernels + (repeats ? 2 : 0));
+  // FP8 casts: the amax reductions and casts of the forward; the backward's casts. The per-op policy
+  // saves the amax (torchtitan's _save_list keeps abs and max) and recomputes the casts.
+  const double cast_amax_s = gpu.MemorySeconds(casts.forward_amax_bytes, casts.forward_kernels / 2);
+  const double cast_fwd_s = gpu.MemorySeconds(casts.forward_cast_bytes, casts.forward_kernels / 2);
+  const double cast_bwd_s = gpu.MemorySeconds(casts.backward_bytes, casts.backward_kernels);
   // The dispatched copies a GPU holds: its own tokens' k copies on average, gathered over its expert-TP
   // group. They are sorted only when the GPU holds several experts: two copy kernels, and two in the
   // backward (a sort's gradient is the inverse sort, not twice the traffic).
@@ -296,9 +361,9 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
   t.core_forward_s = core_gemm_s + t.core_memory_s;
   t.column_weight_grad_s = column_wgrad_s;
-  t.forward_s = gemm_s + memory_fwd_s + sort_s;
+  t.forward_s = gemm_s + memory_fwd_s + sort_s + cast_amax_s + cast_fwd_s;
   t.forward_flop = flop;
-  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + sort_s;
+  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + sort_s + cast_bwd_s;
   t.backward_flop = backward_ratio * flop;
   if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
     const double bwd = layer.backward_flop_per_sample * s.bt / s.tp;
@@ -309,6 +374,10 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   if (full) {
     t.backward_s += t.forward_s;
     t.backward_flop += flop;
+  } else if (selective && c.op_selective_recompute && layer.recomputable) {
+    // torchtitan's per-op policy: every second matmul and every elementwise op again, not the attention.
+    t.backward_s += sac_gemm_s + memory_fwd_s + cast_fwd_s;
+    t.backward_flop += sac_flop;
   } else if (selective) {
     t.backward_s += t.core_forward_s;
     t.backward_flop += core_flop;
@@ -325,8 +394,11 @@ ContextParallelAttention CpAttentionOf(const LayerCost& layer, int i, const Laye
   for (const Gemm& g : layer.gemms) {
     if (g.attention_core) core_bwd_s += TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu).backward_s;
   }
+  // torchtitan's model repeats K and V before SDPA, so context parallelism exchanges the copies.
+  const double kv = c.attention_repeats_kv ? std::max(layer.kv_bytes_per_sample, layer.repeated_kv_bytes_per_sample)
+                                           : layer.kv_bytes_per_sample;
   return {i,
-          RoundUpBytes(layer.kv_bytes_per_sample * s.bt / s.tp),
+          RoundUpBytes(kv * s.bt / s.tp),
           RoundUpBytes(layer.query_bytes_per_sample * s.bt / s.tp),
           RoundUpBytes(layer.context_bytes_per_sample * s.bt / s.tp),
           t.core_forward_s,
@@ -370,8 +442,16 @@ int GroupSize(CollectiveGroup group, const StageConfig& c) {
   return 1;
 }
 
-// The layer's collectives, with absolute per-rank bytes for the local microbatch.
-void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, StageCost* cost) {
+// Whether torchtitan's per-op policy recomputes the layer (Plan.op_selective_recompute on a selective stage).
+bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
+  return c.op_selective_recompute && c.recompute == spec::Recompute::kSelective && layer.recomputable;
+}
+
+// The layer's collectives, with absolute per-rank bytes for the local microbatch. `fp8_gathers`: torchao's
+// Float8ColwiseParallel casts a block linear's input before its sequence-parallel all-gather, which then moves one byte
+// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts).
+void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, bool fp8_gathers,
+                         StageCost* cost) {
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     const int group_size = GroupSize(lc.group, c);
     if (group_size <= 1) continue;
@@ -380,8 +460,16 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.sequence_split && s.sp) buffer /= s.tp;
     const int64_t bytes = RoundUpBytes(buffer);
     if (lc.forward_count > 0) {
+      const bool fp8 = fp8_gathers && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
+      const int64_t forward_bytes = fp8 ? RoundUpBytes(buffer / 2) : bytes;
       cost->forward_collectives.push_back(
-          {lc.op, lc.group, bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});
+          {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});
+      // torchtitan's per-op policy saves reduce-scatters' outputs, not all-gathers': the backward's
+      // recomputation gathers the block's inputs again.
+      if (OpRecomputesGathers(layer, c) && lc.op == CollectiveOp::kAllGather && lc.userbuffers) {
+        cost->backward_collectives.push_back(
+            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers});
+      }
     }
     if (lc.backward_count > 0) {
       cost->backward_collectives.push_back(
@@ -500,7 +588,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
-    AddLayerCollectives(layer, i, c, s, &cost);
+    AddLayerCollectives(layer, i, c, s, c.fp8_dynamic_casts && model.dtype() == spec::DType::kFp8, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());

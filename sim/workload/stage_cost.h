@@ -45,6 +45,15 @@ struct StageConfig : spec::StageParallelism {
   bool tp_comm_overlap = false;
   bool tp_comm_overlap_aggregate = false;
   spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
+  // PyTorch's kernels and recipes (docs/cost-model.md, "PyTorch-native kernels"): the blocks' eager
+  // elementwise ops (LayerCost::eager_*), torchtitan's per-op selective recompute
+  // (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts (FP8 models), PyTorch's async TP
+  // (tp_comm_overlap as forward-only micro-pipelining: TP chunks of the forward, no SMs held).
+  bool eager_kernels = false;
+  bool op_selective_recompute = false;
+  bool fp8_dynamic_casts = false;
+  bool pytorch_async_tp = false;
+  bool attention_repeats_kv = false;  // LayerCost::repeated_kv_bytes_per_sample: the copies and CP's exchange
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
 };
@@ -83,6 +92,18 @@ struct ContextParallelAttention {
   // Full or selective recompute runs the attention core, and so its forward ring, again in the backward.
   bool recomputed = false;
 };
+
+// torchao's Float8Linear with dynamic tensorwise scales (Plan.fp8_dynamic_casts), the HBM traffic one
+// FP8 GEMM's casts move on a GPU, for `linears` PyTorch linears that each cast their own input of
+// `inputs` elements, `weights` weight elements and `outputs` output elements (docs/cost-model.md,
+// "PyTorch-native kernels"). Forward: each input and the weight reduced to its amax (read 2 bytes an
+// element) and cast (read 2, write 1). Backward: input and weight cast again for the transposed
+// layouts _scaled_mm takes (3 each), the output gradient's amax and two casts (2 + 3 + 3).
+struct Fp8Casts {
+  double forward_amax_bytes = 0, forward_cast_bytes = 0, forward_kernels = 0;
+  double backward_bytes = 0, backward_kernels = 0;
+};
+Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double outputs);
 
 // A collective of the stage, per microbatch, with absolute bytes on each GPU of the group.
 struct StageCollective {

@@ -137,6 +137,25 @@ void MergeCollectives(std::vector<LayerCollective>& into, const std::vector<Laye
   }
 }
 
+// Eager PyTorch's RMSNorm of torchtitan (norms.py: x.float(), pow, mean, + eps, rsqrt, product,
+// type_as, times the weight), against the one fused kernel (read, write) the traffic already counts:
+// (B + 4) + 8 + 4 + 8 + (4 + B) + 2B bytes an element, 28 + 2B more, in seven more kernels (the
+// per-token eps and rsqrt move next to nothing).
+void AddEagerNorm(LayerCost& layer, const Shape& x) {
+  layer.eager_bytes_replicated_per_sample += (28 + 2 * x.B) * x.s * x.h;
+  layer.eager_kernels += 7;
+}
+
+// The attention sublayer's eager ops: its RMSNorm, and RoPE on Q and K (`rotated_width` channels a
+// token; model.py apply_rotary_emb: float(), the complex product, type_as: (B + 4) + 8 + (4 + B) bytes
+// an element, three kernels each), which the fused kernels' traffic does not count at all.
+void AddEagerAttentionOps(LayerCost& layer, const Shape& x, double rotated_width) {
+  AddEagerNorm(layer, x);
+  if (rotated_width <= 0) return;
+  layer.eager_bytes_sharded_per_sample += (16 + 2 * x.B) * x.s * rotated_width;
+  layer.eager_kernels += 6;
+}
+
 }  // namespace
 
 LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
@@ -186,6 +205,8 @@ Projections InputProjections(const spec::TransformerSpec& t, const Shape& x, Lay
   const double s = x.s, h = x.h, a = x.a;
   if (!t.mla) {
     layer.gemms.push_back(MakeGemm("qkv", s, x.q_h + 2 * x.kv_h, h, 1, TpSplit::kColumns));
+    layer.gemms.back().linears = 3;                                        // wq, wk, wv
+    layer.gemms.back().op_sac_recomputed = x.kv_h / (x.q_h + 2 * x.kv_h);  // wk, the second matmul
     return {x.q_h, x.q_h, x.kv_h, x.kv_h, h * (x.q_h + 2 * x.kv_h) + (x.q_h + 2 * x.kv_h), 0, 0, h};
   }
   // Multi-latent attention (Megatron-core's MLASelfAttention): the down projections run whole on every
@@ -232,6 +253,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
   }
   layer.gemms.push_back(MakeGemm("proj", s, h, p.v, 1, TpSplit::kRows));
+  layer.gemms.back().op_sac_recomputed = t.mla ? 0 : 1;  // wo, the fourth matmul
   // Transformer Engine overlaps the QKV and projection linears; MLA's up projections are not among the
   // layers its userbuffers serve (initialize_ub), so they run whole and their gathers and reductions
   // stay exposed.
@@ -249,6 +271,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
   layer.memory_kernels = flash ? 3 : 5;
+  AddEagerAttentionOps(layer, x, t.mla ? 0 : x.q_h + x.kv_h);
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated; MLA's
   // latents too); Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded; a head_dim
   // apart from h / a, or MLA's widths, scale them); 5as^2 attention core.
@@ -259,6 +282,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
+  layer.repeated_kv_bytes_per_sample = t.mla ? layer.kv_bytes_per_sample : B * s * 2 * x.q_h;
   layer.query_bytes_per_sample = B * s * p.qk;
   layer.context_bytes_per_sample = B * s * p.v;
   // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.
@@ -287,6 +311,11 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.gemms.push_back(MakeGemm("fc1", s * k, f * up, h, 1, TpSplit::kColumns, moe));
   layer.gemms.push_back(MakeGemm("fc2", s * k, h, f, 1, TpSplit::kRows, moe));
   for (Gemm& g : layer.gemms) g.grouped = g.per_expert && t.moe_grouped_gemm;
+  if (!moe) {
+    // torchtitan's w1, w3 (gated) and w2: the fifth to seventh matmuls, w3 (or an ungated w2) recomputed.
+    layer.gemms[0].linears = up;
+    (x.gated ? layer.gemms[0] : layer.gemms[1]).op_sac_recomputed = x.gated ? 0.5 : 1;
+  }
   if (shared > 0) {
     layer.gemms.push_back(MakeGemm("shared_fc1", s, shared * up, h, 1, TpSplit::kColumns));
     layer.gemms.push_back(MakeGemm("shared_fc2", s, h, shared, 1, TpSplit::kRows));
@@ -307,6 +336,11 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.memory_bytes_sharded_per_sample = (k * f + shared) * act * B * s + (moe ? 2 * 2 * B * k * s * h : 0);
   // The all-to-all dispatcher's sort of the received copies by local expert and back (read, write each).
   if (moe && !t.moe_allgather_dispatcher) layer.memory_bytes_dispatched_per_sample = 2 * 2 * B * k * s * h;
+  AddEagerNorm(layer, x);
+  if (x.gated) {
+    layer.eager_bytes_sharded_per_sample += 2 * B * s * (k * f + shared);  // SiLU (r, w) before the product
+    layer.eager_kernels += 1;
+  }
   // Korthikanti: LayerNorm input 2sh, fc1 input 2sh, dropout mask sh (replicated); GeLU input and
   // output 2sf each (sharded; gated: gate, up and their product). MoE: per visited expert and for the
   // shared experts, plus the dispatched tokens.
@@ -430,6 +464,10 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.memory_bytes_dispatched_per_sample =
       first.memory_bytes_dispatched_per_sample + second.memory_bytes_dispatched_per_sample;
   m.memory_kernels = first.memory_kernels + second.memory_kernels;
+  m.eager_bytes_replicated_per_sample =
+      first.eager_bytes_replicated_per_sample + second.eager_bytes_replicated_per_sample;
+  m.eager_bytes_sharded_per_sample = first.eager_bytes_sharded_per_sample + second.eager_bytes_sharded_per_sample;
+  m.eager_kernels = first.eager_kernels + second.eager_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
   m.tp_replicated_param_count = first.tp_replicated_param_count + second.tp_replicated_param_count;
@@ -443,6 +481,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.activation.layer_input = first.activation.layer_input;  // the merged layer's input
   m.output_bytes_per_sample = second.output_bytes_per_sample;
   m.kv_bytes_per_sample = first.kv_bytes_per_sample + second.kv_bytes_per_sample;
+  m.repeated_kv_bytes_per_sample = first.repeated_kv_bytes_per_sample + second.repeated_kv_bytes_per_sample;
   m.query_bytes_per_sample = first.query_bytes_per_sample + second.query_bytes_per_sample;
   m.context_bytes_per_sample = first.context_bytes_per_sample + second.context_bytes_per_sample;
   m.collectives = first.collectives;
