@@ -77,7 +77,7 @@ TEST_CASE("examples/ holds exactly what `hetsim example` writes", "[cli]") {
           *hetsim::proto::ReadFileToString(committed.string()));
     ++count;
   }
-  CHECK(count == 17);
+  CHECK(count == 19);
   int committed_count = 0;
   for (const auto& entry : fs::directory_iterator(kExamples)) committed_count += entry.path().extension() == ".pbtxt";
   CHECK(committed_count == count);

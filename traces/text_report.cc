@@ -112,7 +112,11 @@ std::string FormatReportTable(const v1::Report& r) {
                             s.cp_exchange_ms(), s.cp_exposed_ms());
     }
   }
-  for (const std::string& a : r.approximations()) absl::StrAppendFormat(&out, "approximation: %s\n", a);
+  if (r.has_approximation_choice()) {
+    absl::StrAppendFormat(&out, "fidelity: %s\n", r.approximation_choice().note());
+  } else {
+    for (const std::string& a : r.approximations()) absl::StrAppendFormat(&out, "approximation: %s\n", a);
+  }
   if (r.boundaries_size() > 0) {
     absl::StrAppend(&out, "\nboundary  MB/microbatch  transfer ms  hidden  slowest link\n");
     for (const v1::BoundaryReport& b : r.boundaries()) {

@@ -21,8 +21,10 @@ const CommandInfo kExampleInfo = {
     "plan-llama3-405b-128k (Llama 3 405B on 16,384 H100 on a three-tier Clos, 8K and 128K context;\n"
     "docs/llama3.md), cluster-mixed-cloud (A100 and L40S nodes on one flat 100 Gb/s Ethernet network, one\n"
     "NIC per node) with plan-mixed-replicas (replicas of a stage on A100 and L40S, docs/cost-model.md),\n"
-    "and cluster-lab-pcie (RTX 4090 nodes on PCIe without P2P, RTX A6000 nodes with NVLink\n"
-    "bridges; docs/network.md) with the format's extension. Paths inside them are relative to DIR.\n"
+    "cluster-lab-pcie (RTX 4090 nodes on PCIe without P2P, RTX A6000 nodes with NVLink\n"
+    "bridges; docs/network.md), and cluster-100k-h100 with plan-llama3-405b-100k (Llama 3 405B on\n"
+    "100,000 H100, approximated by default; docs/performance.md) with the format's extension. Paths\n"
+    "inside them are relative to DIR.\n"
     "Existing files of those names are replaced."};
 
 int WriteExamples(const Args& args) {

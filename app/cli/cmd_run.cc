@@ -66,13 +66,17 @@ const CommandInfo kRunInfo = {
     "(a failed GPU takes its node out; docs/faults.md, Re-planning), reusing the profiles of a first plan\n"
     "of the full cluster, simulates the new plan and reports its throughput, its ratio to the fault-free\n"
     "plan and the re-plan time (report field replan).\n"
-    "--ring-steps aggregated (an opt-in approximation, named in the report's approximations): gradient\n"
+    "Fidelity (docs/performance.md, Fast by default): a run whose exact simulation would start more than\n"
+    "1 M flows uses both approximations below when their worst error measured for its shape is under 0.5%\n"
+    "(not with faults on links or FAIL faults); the report's fidelity line names them and their bound.\n"
+    "--exact forces the full simulation; --ring-steps / --boundary-flows choose each one yourself.\n"
+    "--ring-steps aggregated (an approximation, named in the report): gradient\n"
     "synchronisation rings move each ring edge's bytes of all steps as one flow, and trees each edge's\n"
-    "chunks as three flows (docs/performance.md gives the measured errors); auto (default) simulates every\n"
+    "chunks as three flows (docs/performance.md gives the measured errors); auto simulates every\n"
     "step of rings up to 128 ranks and every chunk of trees up to 65,536 flows.\n"
-    "--boundary-flows representative (an opt-in approximation, named in the report's approximations): a\n"
+    "--boundary-flows representative (an approximation, named in the report): a\n"
     "pipeline boundary's flows in the same role in different data-parallel replicas are simulated as one\n"
-    "weighted flow per group (docs/performance.md gives its measured error); all (default) simulates each."};
+    "weighted flow per group (docs/performance.md gives its measured error); all simulates each."};
 
 // --trace-replica K / --trace-gpus LIST as a trace selection (InvalidArgument for a bad GPU list).
 absl::StatusOr<traces::TraceSelection> TraceSelectionOf(std::optional<int> replica, const std::string& gpus) {
@@ -168,6 +172,7 @@ std::variant<driver::SimulateOptions, int> FlagOptions(const RunFlags& f, const 
   if (!approximations.ok()) return UsageError(kRunInfo, approximations.status().message());
   sim_options.grad_sync_ring_steps = approximations->ring_steps;
   sim_options.boundary_flows = approximations->boundary_flows;
+  sim_options.choose_fidelity = approximations->choose_fidelity;
   if (vm.count("trace-replica") && !f.trace_gpus.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus exclude each other");
   }

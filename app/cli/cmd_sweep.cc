@@ -68,6 +68,7 @@ int SweepCommand(const Args& args) {
   if (!approximations.ok()) return UsageError(kSweepInfo, approximations.status().message());
   point_options.grad_sync_ring_steps = approximations->ring_steps;
   point_options.boundary_flows = approximations->boundary_flows;
+  point_options.choose_fidelity = approximations->choose_fidelity;
   if (vm.count("jobs") && jobs < 1) return UsageError(kSweepInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {

@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/simulate_pipelines.h"
+#include "sim/executor/flow_estimate.h"
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
 
@@ -13,12 +14,26 @@ namespace hetsim::driver {
 namespace {
 
 // The executor's options for `options`, once the setup exists (faults and trace links need it).
+// The approximations in force: chosen (SimulateOptions.choose_fidelity) or as the options ask.
+FidelityChoice FidelityFor(const SimulateOptions& options, const sim::executor::ExecutionSetup& setup) {
+  if (options.choose_fidelity) return ChooseFidelity(setup, options.faults);
+  FidelityChoice c;
+  c.ring_steps = options.grad_sync_ring_steps;
+  c.boundary_flows = options.boundary_flows;
+  if (c.approximated()) {
+    c.shape = ClassifyShape(setup, options.faults);
+    c.estimated_exact_flows = sim::executor::EstimateExactFlows(setup).total();
+  }
+  return c;
+}
+
 absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options, Simulation& out) {
   sim::executor::ExecutorOptions run;
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
-  run.grad_sync_ring_steps = options.grad_sync_ring_steps;
-  run.boundary_flows = options.boundary_flows;
+  out.fidelity = FidelityFor(options, *out.setup);
+  run.grad_sync_ring_steps = out.fidelity.ring_steps;
+  run.boundary_flows = out.fidelity.boundary_flows;
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     HETSIM_ASSIGN_OR_RETURN(out.faults,
                             driver::ResolveFaults(options.faults, *out.setup->topology, options.fault_sources));
@@ -73,7 +88,22 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   HETSIM_ASSIGN_OR_RETURN(const sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
   HETSIM_ASSIGN_OR_RETURN(out.result, sim::executor::Execute(*out.setup, run));
 
-  out.report = traces::BuildReport(*out.setup, out.result, ReportOptionsFor(options));
+  traces::ReportOptions report_options;
+  if (out.fidelity.ring_steps == sim::RingSteps::kAggregated) {
+    report_options.approximations.push_back(kAggregatedGradSyncApproximation);
+  }
+  if (out.fidelity.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+    report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
+  }
+  if (options.wall_clock_start.has_value()) {
+    report_options.wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *options.wall_clock_start).count();
+  }
+  out.report = traces::BuildReport(*out.setup, out.result, report_options);
+  // A small exact run's report stays as it was (byte-identical goldens); a large one says why it is exact.
+  if (out.fidelity.approximated() || out.fidelity.estimated_exact_flows > kExactFlowLimit) {
+    *out.report.mutable_approximation_choice() = ApproximationChoiceOf(out.fidelity);
+  }
   if (!out.faults.empty()) traces::AddFaultsToReport(*out.setup, out.result, out.faults, &out.report);
   if (options.trace.has_value()) {
     const std::vector<LinkId> trace_links = traces::TraceLinks(*out.setup, out.traced_gpus);

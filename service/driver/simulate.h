@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "proto/hetsim.pb.h"
 #include "proto/inputs.h"
+#include "service/driver/fidelity_choice.h"
 #include "service/driver/resolve_faults.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/layer_range_sync.h"
@@ -53,6 +54,10 @@ struct SimulateOptions {
   // Boundary transfers (ExecutorOptions::boundary_flows): kRepresentative is the opt-in
   // approximation `run --boundary-flows representative`, named in Report.approximations.
   sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
+  // Set (`hetsim run` and sweeps without --exact or an approximation flag): the fidelity is chosen
+  // (service/driver/fidelity_choice.h): exact while affordable, else the approximations measured under
+  // 0.5% for the shape, named in Report.approximation_choice. Unset: exactly the two fields above.
+  bool choose_fidelity = false;
 };
 
 // How the report names the aggregated gradient-sync rings (docs/performance.md measures the error).
@@ -90,6 +95,7 @@ struct Simulation {
   // gradient all-reduces; empty for a plan of one pipeline.
   std::vector<PipelineSimulation> pipelines;
   sim::executor::PipelinesSyncResult pipeline_sync;
+  FidelityChoice fidelity;            // the approximations in force, chosen or asked for
 };
 
 // Errors as the pieces report them: InvalidArgument naming file and field for inputs the setup or the

@@ -17,6 +17,7 @@ absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, con
   options.max_wall_seconds = point.max_wall_seconds;
   options.grad_sync_ring_steps = point.grad_sync_ring_steps;
   options.boundary_flows = point.boundary_flows;
+  options.choose_fidelity = point.choose_fidelity;
   return driver::SimulateReport(inputs, options);
 }
 

@@ -22,6 +22,7 @@ struct PointOptions {
   double max_wall_seconds = 0;
   sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
   sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
+  bool choose_fidelity = false;  // driver::SimulateOptions.choose_fidelity (`hetsim sweep` without --exact)
 };
 
 class SimulationEvaluator : public PointEvaluator {

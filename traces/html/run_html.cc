@@ -176,6 +176,8 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
                             report.model_name(), report.cluster_name(), report.num_gpus(), report.num_stages(),
                             report.num_microbatches(), report.schedule(), report.network_model()));
   page.AddFigures(HeaderFigures(report));
+  if (report.has_approximation_choice())
+    page.AddParagraph(absl::StrCat("Fidelity: ", report.approximation_choice().note(), "."));
   if (in.setup != nullptr && in.result != nullptr) {
     AddCharts(*in.setup, *in.result, report, in.sampled_links, page);
   } else {

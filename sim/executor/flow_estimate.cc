@@ -1,0 +1,44 @@
+#include "sim/executor/flow_estimate.h"
+
+#include <vector>
+
+#include "sim/collectives/collective.h"
+
+namespace hetsim::sim::executor {
+namespace {
+
+// Flows of one ring collective of `n` ranks as the exact run starts them (see the header).
+int64_t RingFlows(CollectiveOp op, int64_t n) {
+  if (n <= 1) return 0;
+  const int64_t phases = op == CollectiveOp::kAllReduce ? 2 : 1;
+  if (n > kMaxSteppedRingRanks) return phases * n;
+  return phases * n * (n - 1);
+}
+
+int64_t StageSyncFlows(const StageSetup& stage) {
+  std::vector<GradSyncStep> steps = stage.grad_buckets;
+  if (stage.param_gather) steps.push_back(*stage.param_gather);
+  steps.insert(steps.end(), stage.early_param_gathers.begin(), stage.early_param_gathers.end());
+  int64_t flows = 0;
+  for (const bool experts : {false, true}) {
+    const std::vector<std::vector<GpuId>> groups = SyncGroupsOf(stage.layout, experts);
+    for (const GradSyncStep& step : steps) {
+      if (step.BytesOf(experts) <= 0) continue;
+      for (const std::vector<GpuId>& g : groups) flows += RingFlows(step.op, static_cast<int64_t>(g.size()));
+    }
+  }
+  return flows;
+}
+
+}  // namespace
+
+FlowEstimate EstimateExactFlows(const ExecutionSetup& setup) {
+  FlowEstimate e;
+  for (const BoundaryTransfer& b : setup.boundaries) {
+    e.boundary_flows += setup.microbatches * static_cast<int64_t>(b.forward_flows.size() + b.backward_flows.size());
+  }
+  for (const StageSetup& s : setup.stages) e.grad_sync_flows += StageSyncFlows(s);
+  return e;
+}
+
+}  // namespace hetsim::sim::executor
