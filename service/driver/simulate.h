@@ -95,7 +95,7 @@ struct Simulation {
   // gradient all-reduces; empty for a plan of one pipeline.
   std::vector<PipelineSimulation> pipelines;
   sim::executor::PipelinesSyncResult pipeline_sync;
-  FidelityChoice fidelity;            // the approximations in force, chosen or asked for
+  FidelityChoice fidelity;  // the approximations in force, chosen or asked for
 };
 
 // Errors as the pieces report them: InvalidArgument naming file and field for inputs the setup or the
