@@ -281,24 +281,16 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   for (int i = 0; i < plan.stages_size(); ++i) {
     p.stages.push_back(ResolveStage(plan.stages(i), absl::StrFormat("%s: stages[%d]", plan_file, i)));
   }
-  p.overlap_grad_reduce = plan.overlap_grad_reduce();
-  p.overlap_param_gather = plan.overlap_param_gather();
-  p.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32();
   p.grad_bucket_bytes = plan.grad_bucket_bytes();
   p.tp_comm_overlap = plan.tp_comm_overlap();
   p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();
   p.tp_comm_overlap_config = ResolveTpCommOverlapConfig(plan);
-  p.tp_backward_overlap = plan.tp_backward_overlap();
-  p.blocking_p2p = plan.blocking_p2p();
-  p.zero3_prefetch = plan.zero3_prefetch();
-  p.eager_kernels = plan.eager_kernels();
-  p.op_selective_recompute = plan.op_selective_recompute();
-  p.fp8_dynamic_casts = plan.fp8_dynamic_casts();
-  p.pytorch_async_tp = plan.pytorch_async_tp();
-  p.attention_repeats_kv = plan.attention_repeats_kv();
-  p.pytorch_context_parallel = plan.pytorch_context_parallel();
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
-  p.tied_embedding_grad_sync = plan.tied_embedding_grad_sync();
+  // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
+  const google::protobuf::Reflection& reflection = *plan.GetReflection();
+  for (const auto& [name, member] : spec::kBehaviourFields) {
+    p.*member = reflection.GetBool(plan, hetsim::v1::Plan::descriptor()->FindFieldByName(name));
+  }
   p.framework = FrameworkOf(plan.framework());
   p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());
   p.where = std::string(plan_file);

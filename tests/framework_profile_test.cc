@@ -280,3 +280,16 @@ TEST_CASE("framework: the Megatron importer reads the profile from the line's ve
   // No version clue: today's Megatron.
   CHECK(import("").plan.framework() == v1::MEGATRON_CORE);
 }
+
+TEST_CASE("the plan's behaviour members and the profiles' behaviours are one list, each a Plan field", "[framework]") {
+  const auto behaviours = hetsim::spec::ProfileOf(hetsim::spec::Framework::kMegatronCore).Behaviours();
+  REQUIRE(std::size(hetsim::spec::kBehaviourFields) == behaviours.size());
+  for (size_t i = 0; i < behaviours.size(); ++i) {
+    INFO(behaviours[i].first);
+    CHECK(std::string(hetsim::spec::kBehaviourFields[i].first) == behaviours[i].first);
+    const google::protobuf::FieldDescriptor* f =
+        hetsim::v1::Plan::descriptor()->FindFieldByName(hetsim::spec::kBehaviourFields[i].first);
+    REQUIRE(f != nullptr);
+    CHECK(f->type() == google::protobuf::FieldDescriptor::TYPE_BOOL);
+  }
+}

@@ -11,19 +11,10 @@ namespace {
 
 // The run's value of one behaviour field of the resolved plan.
 bool BehaviourOn(const spec::PlanSpec& plan, std::string_view field) {
-  if (field == "blocking_p2p") return plan.blocking_p2p;
-  if (field == "tp_backward_overlap") return plan.tp_backward_overlap;
-  if (field == "grad_reduce_in_fp32") return plan.grad_reduce_in_fp32;
-  if (field == "overlap_grad_reduce") return plan.overlap_grad_reduce;
-  if (field == "overlap_param_gather") return plan.overlap_param_gather;
-  if (field == "tied_embedding_grad_sync") return plan.tied_embedding_grad_sync;
-  if (field == "eager_kernels") return plan.eager_kernels;
-  if (field == "op_selective_recompute") return plan.op_selective_recompute;
-  if (field == "fp8_dynamic_casts") return plan.fp8_dynamic_casts;
-  if (field == "pytorch_async_tp") return plan.pytorch_async_tp;
-  if (field == "attention_repeats_kv") return plan.attention_repeats_kv;
-  if (field == "pytorch_context_parallel") return plan.pytorch_context_parallel;
-  return plan.zero3_prefetch;
+  for (const auto& [name, member] : spec::kBehaviourFields) {
+    if (field == name) return plan.*member;
+  }
+  return false;
 }
 
 spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {

@@ -165,6 +165,24 @@ struct PlanSpec {
   std::string where;  // the plan file, for messages
 };
 
+// The framework profile's behaviours as PlanSpec members, by the Plan field each mirrors, in the order
+// of FrameworkProfile::Behaviours(): the one list the resolver copies and the reports read.
+inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
+    {"blocking_p2p", &PlanSpec::blocking_p2p},
+    {"tp_backward_overlap", &PlanSpec::tp_backward_overlap},
+    {"grad_reduce_in_fp32", &PlanSpec::grad_reduce_in_fp32},
+    {"overlap_grad_reduce", &PlanSpec::overlap_grad_reduce},
+    {"overlap_param_gather", &PlanSpec::overlap_param_gather},
+    {"zero3_prefetch", &PlanSpec::zero3_prefetch},
+    {"tied_embedding_grad_sync", &PlanSpec::tied_embedding_grad_sync},
+    {"eager_kernels", &PlanSpec::eager_kernels},
+    {"op_selective_recompute", &PlanSpec::op_selective_recompute},
+    {"fp8_dynamic_casts", &PlanSpec::fp8_dynamic_casts},
+    {"pytorch_async_tp", &PlanSpec::pytorch_async_tp},
+    {"attention_repeats_kv", &PlanSpec::attention_repeats_kv},
+    {"pytorch_context_parallel", &PlanSpec::pytorch_context_parallel},
+};
+
 }  // namespace hetsim::spec
 
 #endif  // HETSIM_BASE_SPEC_PLAN_H_
