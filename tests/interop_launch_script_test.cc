@@ -134,6 +134,11 @@ TEST_CASE("what a shell refuses is refused with the line; hostile scripts are bo
   nest += std::string(41, '}') + "\n";
   CHECK(absl::StrContains(error(nest), "nested too deeply"));
   CHECK(absl::StrContains(error("c='eval $c'\neval $c\n"), "nested too deeply"));
+  std::string arithmetic = "X=";
+  for (int i = 0; i < 5000; ++i) arithmetic += "$((";
+  arithmetic += "1";
+  for (int i = 0; i < 5000; ++i) arithmetic += "))";
+  CHECK(absl::StrContains(error(arithmetic + "\n"), "$(( )) nested too deeply"));
 }
 
 hetsim::v1::Cluster A100Cluster() {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -133,6 +134,10 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   } else {
     where = source == "--line" ? *path : proto::ResolveRelativeTo(source, *path);
     absl::StatusOr<std::string> text = proto::ReadInputFile(where, proto::InputKind::kText);
+    if (!text.ok() && !absl::IsNotFound(text.status())) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: --deepspeed_config %s: %s", source, *path, text.status().message()));
+    }
     if (!text.ok()) {
       // Scripts often make the config at run time from a template (sed ... > ds_config.json): the
       // flags still say the batch and, with --zero-stage, the ZeRO stage.

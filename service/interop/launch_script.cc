@@ -228,6 +228,9 @@ absl::Status Renderer::ExpandPart(const ShellPart& p, int depth, bool split, Fie
 }
 
 absl::StatusOr<std::optional<std::string>> Renderer::Arithmetic(absl::string_view expr, int depth) {
+  if (depth > kMaxParameterNesting) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: line %d: $(( )) nested too deeply", source_, line_));
+  }
   HETSIM_ASSIGN_OR_RETURN(ShellWord word, LexShellWord(expr, source_, line_, /*as_heredoc=*/true));
   HETSIM_ASSIGN_OR_RETURN(std::string text, ExpandScalar(word, depth + 1));
   absl::StatusOr<int64_t> v =
