@@ -17,7 +17,13 @@ their names, parameters, defaults, docstrings and result messages are the table'
 import inspect
 import os
 
-from . import hetsim_pb2
+try:
+    from . import hetsim_pb2
+except ImportError as e:  # the generated messages need protobuf's Python runtime
+    if "google" not in str(e) and "protobuf" not in str(e):
+        raise
+    raise ImportError("hetsim needs protobuf's Python module: apt install python3-protobuf (Debian) "
+                      f"or pip install protobuf ({e})") from None
 from . import _hetsim
 
 

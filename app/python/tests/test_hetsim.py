@@ -249,3 +249,11 @@ def test_plan_checks_its_settings_as_the_cli_does():
         with pytest.raises(hetsim.HetsimError) as e:
             hetsim.plan(model, HAPT_CLUSTER, **kwargs)
         assert str(e.value).startswith(flag), str(e.value)
+
+
+def test_import_without_protobuf_says_what_to_install():
+    # A fresh interpreter in which google.protobuf cannot be imported.
+    code = ("import sys; sys.modules['google.protobuf'] = None; sys.modules['google'] = None\n"
+            "try:\n    import hetsim\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert "hetsim needs protobuf's Python module: apt install python3-protobuf" in out.stdout, out.stdout + out.stderr
