@@ -105,6 +105,9 @@ TEST_CASE("eval, sh -c and here documents are followed; loops and commands are n
       "deepspeed --num_gpus=$N pretrain_gpt.py --deepspeed_config $CFG --tp $TP\n");
   CHECK(r.written_files.at("ds.json") == "{\"train_micro_batch_size_per_gpu\": 4}\n");
   CHECK(r.written_files.at("raw.json") == "$MB\n");  // a quoted delimiter: no expansion
+  // <<- strips leading tabs, not spaces: an indented-with-spaces delimiter does not close it.
+  const RenderedLaunch tabs = RenderOk("cat <<-EOT > t.json\n\t\t  {}\n  EOT\n\tEOT\ntorchrun pretrain_gpt.py\n");
+  CHECK(tabs.written_files.at("t.json") == "  {}\n  EOT\n");
   CHECK(AnyNoteHas(r, "loops, case and functions are not run"));
   CHECK(AnyNoteHas(r, "$(nproc) is not run"));
   CHECK(AnyNoteHas(r, "TP is not set in the script"));

@@ -251,7 +251,9 @@ absl::Status Lexer::ReadHeredocBodies(std::vector<PendingHeredoc>& pending, std:
       absl::string_view line = s_.substr(i_, end == absl::string_view::npos ? absl::string_view::npos : end - i_);
       i_ = end == absl::string_view::npos ? s_.size() : end + 1;
       ++line_;
-      if (doc.strip_tabs) line = absl::StripLeadingAsciiWhitespace(line);
+      // <<- strips leading tabs only, as bash does; spaces stay part of the line.
+      while (doc.strip_tabs && absl::ConsumePrefix(&line, "\t")) {
+      }
       if (absl::StripSuffix(line, "\r") == doc.delimiter) {
         closed = true;
         break;
