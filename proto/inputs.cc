@@ -37,16 +37,30 @@ absl::Status ValidatePlanInputs(PlanInputs& in) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, absl::string_view cluster_path) {
-  PlanInputs in;
-  in.plan_path = std::string(plan_path);
-  in.cluster_path = std::string(cluster_path);
-  HETSIM_RETURN_IF_ERROR(Load(cluster_path, &in.cluster));
-  HETSIM_RETURN_IF_ERROR(Load(plan_path, &in.plan));
-  HETSIM_RETURN_IF_ERROR(ReadModelAndValidate(in, ResolveRelativeTo(plan_path, in.plan.model_path())));
-  return in;
+absl::Status ParseSource(const Source& source, google::protobuf::Message* message) {
+  if (source.is_file) return Load(source.path, message);
+  return ParseMessage(source.bytes, FileFormat::kBinary, source.name, message);
 }
 
+absl::StatusOr<hetsim::v1::Cluster> LoadCluster(const Source& source) {
+  if (source.is_file) return LoadCluster(source.path);
+  hetsim::v1::Cluster cluster;
+  HETSIM_RETURN_IF_ERROR(ParseSource(source, &cluster));
+  HETSIM_RETURN_IF_ERROR(ValidateCluster(cluster, source.name));
+  HETSIM_RETURN_IF_ERROR(ApplyGpuPresets(&cluster, source.name));
+  return cluster;
+}
+
+absl::StatusOr<hetsim::v1::Model> LoadModel(const Source& source) {
+  hetsim::v1::Model model;
+  HETSIM_RETURN_IF_ERROR(ParseSource(source, &model));
+  HETSIM_RETURN_IF_ERROR(ValidateModel(model, source.label()));
+  return model;
+}
+
+namespace {
+
+// The plan's model into `in` (the plan's inline one, or the file at `model_path`), then the checks.
 absl::Status ReadModelAndValidate(PlanInputs& in, absl::string_view model_path) {
   if (in.plan.has_model()) {
     in.model = in.plan.model();
@@ -58,6 +72,20 @@ absl::Status ReadModelAndValidate(PlanInputs& in, absl::string_view model_path) 
     }
   }  // else ValidatePlan reports the missing model
   return ValidatePlanInputs(in);
+}
+
+}  // namespace
+
+absl::StatusOr<PlanInputs> LoadPlanInputs(const Source& plan, const Source& cluster) {
+  PlanInputs in;
+  in.plan_path = plan.label();
+  in.cluster_path = cluster.label();
+  HETSIM_RETURN_IF_ERROR(ParseSource(cluster, &in.cluster));
+  HETSIM_RETURN_IF_ERROR(ParseSource(plan, &in.plan));
+  const std::string& model_path = in.plan.model_path();
+  HETSIM_RETURN_IF_ERROR(
+      ReadModelAndValidate(in, plan.is_file ? ResolveRelativeTo(plan.path, model_path) : model_path));
+  return in;
 }
 
 }  // namespace hetsim::proto

@@ -17,14 +17,10 @@
 #include "base/status_macros.h"
 #include "planner/planner.h"
 #include "proto/any_message.h"
-#include "proto/gpu_presets.h"
 #include "proto/inputs.h"
-#include "proto/io.h"
-#include "proto/summary.h"
-#include "proto/validate_cluster.h"
-#include "proto/validate_model.h"
 #include "service/driver/check_file.h"
 #include "service/driver/collective_command.h"
+#include "service/driver/resolve_faults.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/planning/plan_command.h"
@@ -38,33 +34,12 @@ namespace {
 
 namespace v1 = hetsim::v1;
 
-absl::Status ParseInput(const Input& in, google::protobuf::Message* m) {
-  if (in.is_path) return proto::Load(in.path, m);
-  return proto::ParseMessage(in.bytes, proto::FileFormat::kBinary, in.name, m);
+proto::Source SourceOf(const Input& in) {
+  return {.is_file = in.is_path, .path = in.path, .bytes = in.bytes, .name = in.name};
 }
 
-absl::StatusOr<v1::Cluster> LoadClusterInput(const Input& in) {
-  if (in.is_path) return proto::LoadCluster(in.path);
-  v1::Cluster c;
-  HETSIM_RETURN_IF_ERROR(ParseInput(in, &c));
-  HETSIM_RETURN_IF_ERROR(proto::ValidateCluster(c, in.name));
-  HETSIM_RETURN_IF_ERROR(proto::ApplyGpuPresets(&c, in.name));
-  return c;
-}
-
-// A plan from a file resolves its model_path against its folder; one from memory against the working
-// directory.
 absl::StatusOr<proto::PlanInputs> LoadPlanInput(const Input& plan, const Input& cluster) {
-  if (plan.is_path && cluster.is_path) return proto::LoadPlanInputs(plan.path, cluster.path);
-  proto::PlanInputs in;
-  in.plan_path = plan.is_path ? plan.path : plan.name;
-  in.cluster_path = cluster.is_path ? cluster.path : cluster.name;
-  HETSIM_ASSIGN_OR_RETURN(in.cluster, LoadClusterInput(cluster));
-  HETSIM_RETURN_IF_ERROR(ParseInput(plan, &in.plan));
-  const std::string& model_path = in.plan.model_path();
-  HETSIM_RETURN_IF_ERROR(
-      proto::ReadModelAndValidate(in, plan.is_path ? proto::ResolveRelativeTo(plan.path, model_path) : model_path));
-  return in;
+  return proto::LoadPlanInputs(SourceOf(plan), SourceOf(cluster));
 }
 
 absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
@@ -81,6 +56,11 @@ absl::StatusOr<std::string> Run(const Args& args) {
   simulate.ideal = args.flag("ideal");
   simulate.max_events = static_cast<uint64_t>(args.integer("max_events"));
   simulate.max_wall_seconds = args.real("max_wall_seconds");
+  if (const Input* faults = args.optional_input("faults")) {
+    const proto::Source source = SourceOf(*faults);
+    HETSIM_ASSIGN_OR_RETURN(simulate.faults, driver::LoadFaults(source, inputs.cluster));
+    simulate.fault_sources = driver::SourcesOf(simulate.faults, source.label());
+  }
   HETSIM_ASSIGN_OR_RETURN(v1::Report report, driver::SimulateReport(inputs, simulate));
   return Serialize(report);
 }
@@ -100,9 +80,8 @@ absl::StatusOr<std::string> Plan(const Args& args) {
   req.context_parallel = static_cast<int>(args.integer("context_parallel"));
   req.grad_reduce_in_fp32 = args.flag("grad_reduce_in_fp32");
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
-  HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &command.inputs.model));
-  HETSIM_RETURN_IF_ERROR(proto::ValidateModel(command.inputs.model, model_in.is_path ? model_in.path : model_in.name));
-  HETSIM_ASSIGN_OR_RETURN(command.inputs.cluster, LoadClusterInput(cluster_in));
+  HETSIM_ASSIGN_OR_RETURN(command.inputs.model, proto::LoadModel(SourceOf(model_in)));
+  HETSIM_ASSIGN_OR_RETURN(command.inputs.cluster, proto::LoadCluster(SourceOf(cluster_in)));
   HETSIM_ASSIGN_OR_RETURN(driver::Planned planned, planning::PlanWith(command));
   return Serialize(planned.plan);
 }
@@ -124,7 +103,7 @@ absl::StatusOr<std::string> Collective(const Args& args) {
   HETSIM_ASSIGN_OR_RETURN(req.op, ParseCollectiveOp(args.str("op")));
   HETSIM_ASSIGN_OR_RETURN(req.algorithm, sim::ParseAlgorithm(args.str("algorithm")));
   HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
-  HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, LoadClusterInput(cluster_in));
+  HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, proto::LoadCluster(SourceOf(cluster_in)));
   HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(args.integers("gpus"), "gpus"));
   HETSIM_ASSIGN_OR_RETURN(driver::CollectiveSession session,
                           driver::CollectiveSession::Open({.cluster = std::move(cluster),
@@ -140,7 +119,7 @@ absl::StatusOr<std::string> Sweep(const Args& args) {
   const Input& sweep = args.input("sweep");
   const int64_t jobs = args.integer("jobs");
   v1::Sweep message;
-  HETSIM_RETURN_IF_ERROR(ParseInput(sweep, &message));
+  HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(sweep), &message));
   sweep::SimulationEvaluator evaluator;
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
                           sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name,
@@ -158,35 +137,17 @@ absl::StatusOr<std::string> Check(const Args& args) {
     HETSIM_ASSIGN_OR_RETURN(proto::MessageType parsed, proto::MessageTypeFromName(type));
     t = parsed;
   }
-  if (cluster != nullptr && !cluster->is_path && (file.is_path || t != proto::MessageType::kPlan)) {
-    return absl::InvalidArgumentError(
-        "cluster: only a plan in memory is checked against a cluster in memory; "
-        "pass the cluster's file");
-  }
+  proto::AnyMessage m{};
   if (file.is_path) {
-    HETSIM_ASSIGN_OR_RETURN(proto::AnyMessage m, proto::LoadAnyMessage(file.path, t));
-    driver::Checked c = driver::CheckOne(m, file.path, cluster != nullptr ? cluster->path : "");
-    if (!c.status.ok()) return c.status;
-    return c.summary;
+    HETSIM_ASSIGN_OR_RETURN(m, proto::LoadAnyMessage(file.path, t));
+  } else {
+    if (!t) return absl::InvalidArgumentError(absl::StrCat(file.name, ": the message type is required"));
+    m = {*t, proto::NewMessage(*t)};
+    HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(file), m.message.get()));
   }
-  // A message in memory: its type is the caller's (the binding passes the message's own type); the
-  // summary is the one its file would get.
-  if (!t) return absl::InvalidArgumentError(absl::StrCat(file.name, ": the message type is required"));
-  if (*t == proto::MessageType::kCluster) {
-    HETSIM_ASSIGN_OR_RETURN(v1::Cluster c, LoadClusterInput(file));
-    return proto::SummarizeCluster(c, file.name);
-  }
-  if (*t == proto::MessageType::kPlan) {
-    if (cluster == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(file.name, ": a plan is checked against a cluster"));
-    }
-    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(file, *cluster));
-    return absl::StrCat(proto::SummarizeModel(in.model, in.model_path.empty() ? file.name : in.model_path),
-                        proto::SummarizePlan(in));
-  }
-  proto::AnyMessage m{*t, proto::NewMessage(*t)};
-  HETSIM_RETURN_IF_ERROR(ParseInput(file, m.message.get()));
-  driver::Checked c = driver::CheckOne(m, file.name, cluster != nullptr ? cluster->path : "");
+  const std::optional<proto::Source> cluster_source =
+      cluster != nullptr ? std::optional(SourceOf(*cluster)) : std::nullopt;
+  driver::Checked c = driver::CheckOne(m, SourceOf(file), cluster_source ? &*cluster_source : nullptr);
   if (!c.status.ok()) return c.status;
   return c.summary;
 }
@@ -204,11 +165,16 @@ Param Text(const char* name, const char* default_value) {
 std::vector<Call> MakeCalls() {
   return {
       {"run",
-       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.",
+       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.\n\n"
+       "faults: what-if faults (a Faults message or its file, as `hetsim run --faults`; docs/faults.md).",
        "Report",
-       {InputParam("plan", "Plan"), InputParam("cluster", "Cluster"), Text("network", "max-min"),
-        Option("ideal", Kind::kBool, false), Option("max_events", Kind::kCount, int64_t{0}),
-        Option("max_wall_seconds", Kind::kDouble, 0.0)},
+       {InputParam("plan", "Plan"),
+        InputParam("cluster", "Cluster"),
+        Text("network", "max-min"),
+        Option("ideal", Kind::kBool, false),
+        Option("max_events", Kind::kCount, int64_t{0}),
+        Option("max_wall_seconds", Kind::kDouble, 0.0),
+        {"faults", Kind::kOptionalInput, "Faults", true, false, {}}},
        Run},
       {"plan",
        "`hetsim plan`: a Plan (model inline); prediction \"hetsim\" or \"naive\" fills Plan.prediction.\n\n"

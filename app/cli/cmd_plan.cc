@@ -11,10 +11,9 @@
 #include "app/cli/cli.h"
 #include "planner/plan_table.h"
 #include "planner/planner.h"
-#include "proto/io.h"
+#include "proto/inputs.h"
 #include "proto/output_files.h"
 #include "proto/validate_cluster.h"
-#include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 #include "service/planning/plan_command.h"
 
@@ -93,9 +92,8 @@ int Plan(const Args& args) {
   req.name = name;
   if (absl::Status s = planning::CheckPlanCommand(command); !s.ok()) return UsageError(kPlanInfo, s.message());
 
-  absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+  absl::StatusOr<hetsim::v1::Model> model = proto::LoadModel(proto::Source::File(model_path));
   if (!model.ok()) return ReportFailure(kPlanInfo, model.status());
-  if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return ReportFailure(kPlanInfo, s);
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
   command.inputs.model = *std::move(model);

@@ -11,9 +11,7 @@ namespace hetsim::app {
 absl::StatusOr<LoadedFaults> LoadFaultOptions(const FaultOptions& options, const v1::Cluster& cluster) {
   LoadedFaults out;
   if (!options.faults_path.empty()) {
-    HETSIM_ASSIGN_OR_RETURN(v1::Faults file, proto::LoadAs<v1::Faults>(options.faults_path));
-    HETSIM_RETURN_IF_ERROR(proto::ValidateFaults(file, cluster, options.faults_path));
-    out.faults = std::move(file);
+    HETSIM_ASSIGN_OR_RETURN(out.faults, driver::LoadFaults(proto::Source::File(options.faults_path), cluster));
     out.sources = driver::SourcesOf(out.faults, options.faults_path);
   }
   for (const std::string& text : options.fault_texts) {

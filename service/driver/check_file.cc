@@ -32,24 +32,19 @@ Checked CheckSweep(const hetsim::v1::Sweep& sweep, const std::string& path) {
     if (absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(cluster); !c.ok()) return {"", c.status()};
   }
   if (!sweep.model_path().empty()) {
-    const std::string model_path = proto::ResolveRelativeTo(path, sweep.model_path());
-    absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+    absl::StatusOr<hetsim::v1::Model> model =
+        proto::LoadModel(proto::Source::File(proto::ResolveRelativeTo(path, sweep.model_path())));
     if (!model.ok()) return {"", model.status()};
-    if (absl::Status s = proto::ValidateModel(*model, model_path); !s.ok()) return {"", s};
   }
   return {summary, absl::OkStatus()};
 }
 
 // A faults file against the cluster it is meant for: fields, then link names on the device graph.
-Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, const std::string& cluster_path) {
-  if (cluster_path.empty()) {
-    return {"", absl::InvalidArgumentError(absl::StrFormat(
-                    "%s: faults are checked against a cluster: pass --cluster, or give one cluster file", path))};
-  }
-  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
+Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, const proto::Source& cluster_source) {
+  absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_source);
   if (!cluster.ok()) return {"", cluster.status()};
   if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
-  absl::StatusOr<std::unique_ptr<topology::Topology>> topo = driver::BuildTopology(*cluster, cluster_path);
+  absl::StatusOr<std::unique_ptr<topology::Topology>> topo = driver::BuildTopology(*cluster, cluster_source.label());
   if (!topo.ok()) return {"", topo.status()};
   absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, **topo, driver::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
@@ -66,12 +61,19 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   return {summary, absl::OkStatus()};
 }
 
+// Plans and faults are checked against a cluster.
+absl::Status NeedsCluster(const std::string& path, const char* what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %s checked against a cluster: pass --cluster, or give one cluster file", path, what));
+}
+
 }  // namespace
 
-Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std::string& cluster_path) {
+Checked CheckOne(const proto::AnyMessage& m, const proto::Source& file, const proto::Source* cluster) {
+  const std::string& path = file.label();
   switch (m.type) {
     case MessageType::kCluster: {
-      absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(path);
+      absl::StatusOr<hetsim::v1::Cluster> c = proto::LoadCluster(file);
       if (!c.ok()) return {"", c.status()};
       return {proto::SummarizeCluster(*c, path), absl::OkStatus()};
     }
@@ -81,11 +83,8 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
       return {proto::SummarizeModel(model, path), absl::OkStatus()};
     }
     case MessageType::kPlan: {
-      if (cluster_path.empty()) {
-        return {"", absl::InvalidArgumentError(absl::StrFormat(
-                        "%s: a plan is checked against a cluster: pass --cluster, or give one cluster file", path))};
-      }
-      absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(path, cluster_path);
+      if (cluster == nullptr) return {"", NeedsCluster(path, "a plan is")};
+      absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(file, *cluster);
       if (!in.ok()) return {"", in.status()};
       return {absl::StrCat(proto::SummarizeModel(in->model, in->model_path.empty() ? path : in->model_path),
                            proto::SummarizePlan(*in)),
@@ -93,7 +92,8 @@ Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std:
     }
     case MessageType::kSweep: return CheckSweep(static_cast<const hetsim::v1::Sweep&>(*m.message), path);
     case MessageType::kFaults:
-      return CheckFaults(static_cast<const hetsim::v1::Faults&>(*m.message), path, cluster_path);
+      if (cluster == nullptr) return {"", NeedsCluster(path, "faults are")};
+      return CheckFaults(static_cast<const hetsim::v1::Faults&>(*m.message), path, *cluster);
     case MessageType::kReport:
       return {absl::StrFormat("%s: report of plan \"%s\" (reports are not validated)\n", path,
                               static_cast<const hetsim::v1::Report&>(*m.message).plan_name()),

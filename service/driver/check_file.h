@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "proto/any_message.h"
+#include "proto/inputs.h"
 
 namespace hetsim::driver {
 
@@ -15,8 +16,13 @@ struct Checked {
   absl::Status status;  // the file's problems, one "<file>: <field path>: <problem>" line each
 };
 
-// `m` was loaded from `path`; `cluster_path` is "" when no cluster is known (plans and faults then fail).
-Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std::string& cluster_path);
+// `m` was read from `file` (a file, or a message in memory); `cluster` is null when no cluster is known
+// (plans and faults then fail).
+Checked CheckOne(const proto::AnyMessage& m, const proto::Source& file, const proto::Source* cluster);
+inline Checked CheckOne(const proto::AnyMessage& m, const std::string& path, const std::string& cluster_path) {
+  const proto::Source cluster = proto::Source::File(cluster_path);
+  return CheckOne(m, proto::Source::File(path), cluster_path.empty() ? nullptr : &cluster);
+}
 
 }  // namespace hetsim::driver
 

@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
+#include "proto/validate_faults.h"
 
 namespace hetsim::driver {
 namespace {
@@ -127,6 +128,13 @@ std::string Describe(const Topology& t, const v1::Fault& f, const ResolvedFault&
 }
 
 }  // namespace
+
+absl::StatusOr<v1::Faults> LoadFaults(const proto::Source& source, const v1::Cluster& cluster) {
+  v1::Faults faults;
+  HETSIM_RETURN_IF_ERROR(proto::ParseSource(source, &faults));
+  HETSIM_RETURN_IF_ERROR(proto::ValidateFaults(faults, cluster, source.label()));
+  return faults;
+}
 
 std::vector<FaultSource> SourcesOf(const v1::Faults& faults, const std::string& file) {
   std::vector<FaultSource> out;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "base/time.h"
 #include "proto/hetsim.pb.h"
+#include "proto/inputs.h"
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
@@ -25,6 +26,9 @@ struct FaultSource {
 };
 // Sources of a file's faults: file, "faults[i]." each.
 std::vector<FaultSource> SourcesOf(const v1::Faults& faults, const std::string& file);
+
+// A Faults message (a file, or a message in memory) validated against the cluster it is meant for.
+absl::StatusOr<v1::Faults> LoadFaults(const proto::Source& source, const v1::Cluster& cluster);
 
 // InvalidArgument naming the source and field for a link name that is no link of the cluster or a
 // class without links.

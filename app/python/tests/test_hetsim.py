@@ -134,6 +134,22 @@ def test_check_paths_and_messages():
         from_message = hetsim.check(text(path, message_type), cluster=cluster)
         assert from_message.count("\n") == from_file.count("\n") > 1
         assert from_message.replace("file:", path + ":") == from_file
+    # Files and messages mix as the run call mixes them: one loading edge (proto::Source) behind both.
+    cluster = text(HAPT_CLUSTER, hetsim_pb2.Cluster)
+    assert hetsim.check(HAPT_PLAN, cluster=cluster) == hetsim.check(HAPT_PLAN, cluster=HAPT_CLUSTER)
+def test_run_takes_faults_as_the_cli_does():
+    faults = os.path.join(EX, "faults-straggler.pbtxt")
+    expected = cli_message(hetsim_pb2.Report, "run", HAPT_PLAN, "--cluster", HAPT_CLUSTER, "--faults", faults,
+                           "--no-wall-time", "--quiet", "--report")
+    assert expected.faults
+    assert hetsim.run(HAPT_PLAN, HAPT_CLUSTER, faults=faults) == expected
+    assert hetsim.run(HAPT_PLAN, HAPT_CLUSTER, faults=text(faults, hetsim_pb2.Faults)) == expected
+    bad = text(faults, hetsim_pb2.Faults)
+    bad.faults[0].gpu = 4096
+    with pytest.raises(hetsim.HetsimError, match=r"^faults: faults\[0\]\.gpu: "):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, faults=bad)
+
+
 def test_bad_input_raises_with_the_field_path():
     plan = text(HAPT_PLAN, hetsim_pb2.Plan)
     plan.stages[0].mesh.first_node = 99
