@@ -38,10 +38,6 @@ proto::Source SourceOf(const Input& in) {
   return {.is_file = in.is_path, .path = in.path, .bytes = in.bytes, .name = in.name};
 }
 
-absl::StatusOr<proto::PlanInputs> LoadPlanInput(const Input& plan, const Input& cluster) {
-  return proto::LoadPlanInputs(SourceOf(plan), SourceOf(cluster));
-}
-
 absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
   std::string out;
   if (!m.SerializeToString(&out)) return absl::InternalError("cannot serialize the result");
@@ -50,7 +46,8 @@ absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
 
 absl::StatusOr<std::string> Run(const Args& args) {
   HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
-  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, LoadPlanInput(args.input("plan"), args.input("cluster")));
+  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs,
+                          proto::LoadPlanInputs(SourceOf(args.input("plan")), SourceOf(args.input("cluster"))));
   driver::SimulateOptions simulate;
   simulate.network_mode = mode;
   simulate.ideal = args.flag("ideal");
@@ -87,13 +84,11 @@ absl::StatusOr<std::string> Plan(const Args& args) {
 }
 
 absl::StatusOr<std::string> Validate(const Args& args) {
-  std::vector<proto::PlanInputs> inputs;
-  for (const Input& p : args.inputs("plans")) {
-    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs in, LoadPlanInput(p, args.input("cluster")));
-    inputs.push_back(std::move(in));
-  }
-  HETSIM_ASSIGN_OR_RETURN(v1::PlanValidationReport report,
-                          evaluation::ValidatePredictions(inputs, {.chart = args.flag("chart")}));
+  std::vector<proto::Source> plans;
+  for (const Input& p : args.inputs("plans")) plans.push_back(SourceOf(p));
+  HETSIM_ASSIGN_OR_RETURN(
+      v1::PlanValidationReport report,
+      evaluation::ValidatePredictionSources(plans, SourceOf(args.input("cluster")), {.chart = args.flag("chart")}));
   return Serialize(report);
 }
 

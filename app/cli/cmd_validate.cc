@@ -73,8 +73,10 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
       return ReportFailure(kValidateInfo, f.status());
     }
   }
-  absl::StatusOr<hetsim::v1::PlanValidationReport> report =
-      evaluation::ValidatePredictionFiles(plan_paths, cluster_path, {.chart = !outputs.chart_path.empty()});
+  std::vector<proto::Source> plans;
+  for (const std::string& path : plan_paths) plans.push_back(proto::Source::File(path));
+  absl::StatusOr<hetsim::v1::PlanValidationReport> report = evaluation::ValidatePredictionSources(
+      plans, proto::Source::File(cluster_path), {.chart = !outputs.chart_path.empty()});
   if (!report.ok()) return ReportFailure(kValidateInfo, report.status());
   std::vector<std::string> inputs = plan_paths;
   inputs.push_back(cluster_path);

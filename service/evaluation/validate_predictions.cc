@@ -77,12 +77,12 @@ absl::StatusOr<v1::PlanValidationReport> ValidatePredictions(const std::vector<p
   return report;
 }
 
-absl::StatusOr<v1::PlanValidationReport> ValidatePredictionFiles(const std::vector<std::string>& plan_paths,
-                                                                 absl::string_view cluster_path,
-                                                                 const ValidateOptions& options) {
+absl::StatusOr<v1::PlanValidationReport> ValidatePredictionSources(const std::vector<proto::Source>& plan_sources,
+                                                                   const proto::Source& cluster,
+                                                                   const ValidateOptions& options) {
   std::vector<proto::PlanInputs> plans;
-  for (const std::string& path : plan_paths) {
-    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, proto::LoadPlanInputs(path, cluster_path));
+  for (const proto::Source& plan : plan_sources) {
+    HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, proto::LoadPlanInputs(plan, cluster));
     plans.push_back(std::move(inputs));
   }
   return ValidatePredictions(plans, options);

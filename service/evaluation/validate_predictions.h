@@ -2,7 +2,9 @@
 // simulated and compared (prediction_check.h), and the set is summarised (prediction_set.h).
 //
 //   absl::StatusOr<std::vector<std::string>> files = PlanFilesOf("plans/");   // or a list file
-//   absl::StatusOr<v1::PlanValidationReport> r = ValidatePredictionFiles(*files, "cluster.pbtxt", {});
+//   std::vector<proto::Source> plans;  // proto::Source::File(f) for each of *files
+//   absl::StatusOr<v1::PlanValidationReport> r =
+//       ValidatePredictionSources(plans, proto::Source::File("cluster.pbtxt"), {});
 #ifndef HETSIM_SERVICE_EVALUATION_VALIDATE_PREDICTIONS_H_
 #define HETSIM_SERVICE_EVALUATION_VALIDATE_PREDICTIONS_H_
 
@@ -30,10 +32,11 @@ absl::StatusOr<std::vector<std::string>> PlanFilesOf(absl::string_view source);
 absl::StatusOr<hetsim::v1::PlanValidationReport> ValidatePredictions(const std::vector<proto::PlanInputs>& plans,
                                                                      const ValidateOptions& options);
 
-// Loads and validates every plan against `cluster_path`, then ValidatePredictions.
-absl::StatusOr<hetsim::v1::PlanValidationReport> ValidatePredictionFiles(const std::vector<std::string>& plan_paths,
-                                                                         absl::string_view cluster_path,
-                                                                         const ValidateOptions& options);
+// Loads and validates every plan against the cluster (files or messages in memory), then
+// ValidatePredictions: `hetsim validate` and the API's validate().
+absl::StatusOr<hetsim::v1::PlanValidationReport> ValidatePredictionSources(const std::vector<proto::Source>& plans,
+                                                                           const proto::Source& cluster,
+                                                                           const ValidateOptions& options);
 
 }  // namespace hetsim::evaluation
 
