@@ -1,3 +1,4 @@
+
 // A whole `hetsim run` minus file IO: validate the inputs, build the setup (topology, routes, cost
 // model, DAG), execute one iteration on the max-min fair network, build the report. Issue 5's goal
 // for the bundled 512-GPU example (GPT-39B, H-1F1B, 128 microbatches): under 1 s wall and 1 GiB peak
@@ -19,6 +20,7 @@
 #include "base/check.h"
 #include "proto/inputs.h"
 #include "service/driver/simulate.h"
+#include "tests/model_shapes.h"
 
 namespace {
 
@@ -84,11 +86,7 @@ hetsim::proto::PlanInputs Homogeneous(int nodes) {
   m.set_name("gpt3-175b");
   m.set_dtype(v1::BF16);
   v1::Transformer* t = m.mutable_transformer();
-  t->set_num_layers(96);
-  t->set_hidden_size(12288);
-  t->set_num_attention_heads(96);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  hetsim::testing::SetGpt3Shape(t);
   t->set_tied_embeddings(true);
   t->set_granularity(v1::BLOCK);
 

@@ -6,6 +6,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/model_shapes.h"
 
 namespace {
 
@@ -14,12 +15,8 @@ using namespace hetsim::sim::workload;
 const ModelCost& Gpt39b() {
   static const ModelCost model = [] {
     hetsim::v1::Model m;
-    auto* t = m.mutable_transformer();
-    t->set_num_layers(48);
-    t->set_hidden_size(8192);
-    t->set_num_attention_heads(64);
-    t->set_seq_length(1024);
-    t->set_vocab_size(51200);
+    auto* t =
+        hetsim::testing::SetTransformer(m, {.layers = 48, .hidden = 8192, .heads = 64, .seq = 1024, .vocab = 51200});
     t->set_tied_embeddings(true);
     t->set_granularity(hetsim::v1::SUBLAYER);
     return ModelCost::Create(hetsim::proto::ResolveModel(m, "bench"));

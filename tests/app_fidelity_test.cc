@@ -23,6 +23,7 @@
 #include "service/fidelity/predict.h"
 #include "service/fidelity/stats.h"
 #include "sim/workload/model_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
 #include "tests/sweep_test_util.h"
 
@@ -64,12 +65,8 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   // An independent count: the cost model's per-layer FLOPs with full recompute, over the 39.1B GPT.
   v1::Model m;
   m.set_dtype(v1::FP16);
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(48);
-  t->set_hidden_size(8192);
-  t->set_num_attention_heads(64);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  auto* t =
+      hetsim::testing::SetTransformer(m, {.layers = 48, .hidden = 8192, .heads = 64, .seq = 2048, .vocab = 51200});
   auto cost = hetsim::testing::ModelCostOf(m, "model");
   REQUIRE(cost.ok());
   const double per_sample = cost->HardwareFlopPerSample(0, 50, hetsim::spec::Recompute::kFull);

@@ -16,6 +16,7 @@
 #include "service/driver/simulate.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
+#include "tests/model_shapes.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::testing {
@@ -156,12 +157,8 @@ inline void SetSmallMoeModel(v1::Plan& p, int experts) {
   v1::Model* m = p.mutable_model();
   m->set_name("moe-2l");
   m->set_dtype(v1::BF16);
-  v1::Transformer* t = m->mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(1024);
-  t->set_vocab_size(32000);
+  auto* t =
+      hetsim::testing::SetTransformer(*m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 32000});
   t->set_num_experts(experts);
   t->set_moe_top_k(2);
   t->set_moe_token_dispatcher(v1::MOE_DISPATCHER_ALL_TO_ALL);
@@ -180,12 +177,8 @@ inline proto::PlanInputs Gpt256(v1::Cluster c) {
   v1::Model* m = p.mutable_model();
   m->set_name("gpt-16l");
   m->set_dtype(v1::BF16);
-  v1::Transformer* t = m->mutable_transformer();
-  t->set_num_layers(16);
-  t->set_hidden_size(4096);
-  t->set_num_attention_heads(32);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  auto* t =
+      hetsim::testing::SetTransformer(*m, {.layers = 16, .hidden = 4096, .heads = 32, .seq = 2048, .vocab = 51200});
   t->set_granularity(v1::BLOCK);
   p.set_micro_batch_size(16);
   p.set_global_batch_size(16 * 8);

@@ -8,6 +8,7 @@
 #include "base/time.h"
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
+#include "tests/model_shapes.h"
 
 namespace {
 
@@ -25,12 +26,8 @@ hetsim::proto::PlanInputs TiedTwoStages(double gbps, bool sync) {
   v1::Model* m = p.mutable_model();
   m->set_name("tied");
   m->set_dtype(v1::FP16);
-  v1::Transformer* t = m->mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(kHidden);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(1024);
-  t->set_vocab_size(kVocab);
+  auto* t =
+      hetsim::testing::SetTransformer(*m, {.layers = 2, .hidden = kHidden, .heads = 16, .seq = 1024, .vocab = kVocab});
   t->set_tied_embeddings(true);
   p.set_global_batch_size(4);
   p.set_micro_batch_size(1);

@@ -10,6 +10,7 @@
 #include "planner/profile.h"
 #include "sim/pipeline/schedule.h"
 #include "sim/workload/model_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
 
@@ -167,12 +168,8 @@ v1::Model Gpt(int blocks, v1::LayerGranularity granularity) {
   v1::Model m;
   m.set_name("gpt");
   m.set_dtype(v1::BF16);
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(blocks);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(512);
-  t->set_vocab_size(32000);
+  auto* t =
+      hetsim::testing::SetTransformer(m, {.layers = blocks, .hidden = 1024, .heads = 16, .seq = 512, .vocab = 32000});
   t->set_tied_embeddings(true);
   t->set_granularity(granularity);
   return m;

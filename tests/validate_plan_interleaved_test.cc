@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "proto/validate_plan.h"
+#include "tests/model_shapes.h"
 #include "tests/validate_test_util.h"
 
 namespace {
@@ -18,11 +19,7 @@ Plan Gpt175b(int stages, int chunks, int blocks = 96) {
   p.set_name("gpt-175b");
   auto* t = p.mutable_model()->mutable_transformer();
   p.mutable_model()->set_dtype(hetsim::v1::FP16);
-  t->set_num_layers(blocks);
-  t->set_hidden_size(12288);
-  t->set_num_attention_heads(96);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  hetsim::testing::SetGpt3Shape(t, blocks);
   p.set_global_batch_size(static_cast<uint64_t>(stages) * 4);
   p.set_micro_batch_size(1);
   p.set_schedule(hetsim::v1::INTERLEAVED_1F1B);

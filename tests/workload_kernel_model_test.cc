@@ -7,6 +7,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
 
 namespace {
@@ -123,12 +124,7 @@ TEST_CASE("kernel model: a large A100 GEMM reaches what cuBLAS measures") {
 
 TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardware, not on a real GPU") {
   hetsim::v1::Model m;
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(3072);
-  t->set_num_attention_heads(32);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 3072, .heads = 32, .seq = 2048, .vocab = 51200});
   auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
   hetsim::v1::GpuType g;
@@ -156,12 +152,8 @@ TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardw
 TEST_CASE("kernel model: FlashAttention keeps the FLOPs and drops the s x s traffic and activations") {
   auto build = [](hetsim::v1::AttentionKernel kernel) {
     hetsim::v1::Model m;
-    auto* t = m.mutable_transformer();
-    t->set_num_layers(1);
-    t->set_hidden_size(4096);
-    t->set_num_attention_heads(32);
-    t->set_seq_length(4096);
-    t->set_vocab_size(32000);
+    auto* t =
+        hetsim::testing::SetTransformer(m, {.layers = 1, .hidden = 4096, .heads = 32, .seq = 4096, .vocab = 32000});
     t->set_attention(kernel);
     auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
     REQUIRE(model.ok());

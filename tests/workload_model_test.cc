@@ -8,6 +8,7 @@
 
 #include "proto/layer_count.h"
 #include "sim/workload/model_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
 
 namespace {
@@ -18,12 +19,8 @@ using hetsim::CollectiveOp;
 hetsim::v1::Model Gpt(uint32_t layers, uint64_t hidden, uint32_t heads) {
   hetsim::v1::Model m;
   m.set_name("gpt");
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(layers);
-  t->set_hidden_size(hidden);
-  t->set_num_attention_heads(heads);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  auto* t = hetsim::testing::SetTransformer(
+      m, {.layers = layers, .hidden = hidden, .heads = heads, .seq = 2048, .vocab = 51200});
   t->set_tied_embeddings(true);
   return m;
 }

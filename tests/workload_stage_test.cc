@@ -10,6 +10,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
 
 namespace {
@@ -25,11 +26,7 @@ constexpr double kS = 2048, kH = 12288, kA = 96, kV = 51200;
 ModelCost Gpt3(hetsim::v1::LayerGranularity granularity = hetsim::v1::BLOCK) {
   hetsim::v1::Model m;
   auto* t = m.mutable_transformer();
-  t->set_num_layers(96);
-  t->set_hidden_size(12288);
-  t->set_num_attention_heads(96);
-  t->set_seq_length(2048);
-  t->set_vocab_size(51200);
+  hetsim::testing::SetGpt3Shape(t);
   t->set_tied_embeddings(true);
   t->set_granularity(granularity);
   auto cost = hetsim::testing::ModelCostOf(m, "model.pbtxt");
@@ -51,12 +48,7 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
 // Two blocks of hidden 1024, 16 heads, sequence 1024.
 hetsim::v1::Model SmallGpt() {
   hetsim::v1::Model m;
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(1024);
-  t->set_vocab_size(32000);
+  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 32000});
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/executor/collective_load.h"
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
+#include "tests/model_shapes.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim {
@@ -24,12 +25,8 @@ proto::PlanInputs Zero3Inputs(bool prefetch) {
   v1::Model* m = plan.mutable_model();
   m->set_name("small");
   m->set_dtype(v1::BF16);
-  v1::Transformer* t = m->mutable_transformer();
-  t->set_num_layers(4);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(2048);
-  t->set_vocab_size(32000);
+  auto* t =
+      hetsim::testing::SetTransformer(*m, {.layers = 4, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 32000});
   t->set_granularity(v1::BLOCK);
   plan.set_global_batch_size(16);
   plan.set_micro_batch_size(16);

@@ -212,23 +212,28 @@ def test_threads_get_the_same_report_and_the_gil_is_released():
     for t in threads:
         t.join()
     assert all(r == expected for r in results)
-    # A Python thread keeps counting while hetsim simulates: the call does not hold the GIL.
+    # A Python thread keeps running while hetsim simulates: the call does not hold the GIL. Not a timing
+    # threshold (this machine may be loaded): the thread stamps the clock every 5 ms, and some stamp must
+    # fall well inside the call, which a call holding the GIL makes impossible.
     big = os.path.join(EX, "plan-512gpu.pbtxt")
-    count, stop = [0], threading.Event()
+    stamps, stop = [], threading.Event()
 
-    def counter():
+    def stamper():
         while not stop.is_set():
-            count[0] += 1
+            now = time.monotonic()
+            if not stamps or now - stamps[-1] >= 0.005:
+                stamps.append(now)
 
-    t = threading.Thread(target=counter)
+    t = threading.Thread(target=stamper)
     t.start()
     time.sleep(0.01)
-    before = count[0]
+    start = time.monotonic()
     hetsim.run(big, os.path.join(EX, "cluster-512gpu.pbtxt"))
-    during = count[0] - before
+    end = time.monotonic()
     stop.set()
     t.join()
-    assert during > 1000
+    assert end - start > 0.06, "the call is too short to tell"
+    assert any(start + 0.05 < s < end for s in stamps)
 
 
 def test_search_loop_example():
