@@ -284,5 +284,38 @@ TEST_CASE("calibrate: the fit's guards", "[calibrate]") {
   CHECK(problems[3] == "MAPE 21.50 % is above 15 % (--max-mape): the calibrated cluster does not reproduce the logs");
 }
 
+TEST_CASE("calibrate: a table pasted without its Rank lines takes the run's shape from the user", "[calibrate]") {
+  const std::string table = absl::StrCat(kHeader13, kRows13);  // busbw / algbw 1.75: an all-reduce over 8 ranks
+  auto error = [](const std::string& text, NcclLogShape shape) {
+    return std::string(ParseNcclLog(text, "ar_allreduce.txt", shape).status().message());
+  };
+  CHECK(error(table, {}) ==
+        "ar_allreduce.txt:2: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is "
+        "unknown (paste the log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N "
+        "--log-hosts H; its busbw / algbw is all_reduce's over 8 ranks)");
+  absl::StatusOr<NcclLog> log = ParseNcclLog(table, "ar_allreduce.txt", {.ranks = 8, .hosts = 2});
+  REQUIRE(log.ok());
+  CHECK(log->ranks == 8);
+  CHECK(log->hosts == 2);
+  CHECK(log->gpu_model.empty());
+  CHECK(log->rank_line == 2);  // the first row: where messages about the run point
+  CHECK(log->rows.size() == 2);
+  CHECK(error(table, {.ranks = 8, .hosts = 3}) ==
+        "ar_allreduce.txt:2: --log-ranks 8 are not spread evenly over --log-hosts 3");
+  CHECK(error(table, {.ranks = 16, .hosts = 2}) ==
+        "ar_allreduce.txt:2: --log-ranks 16, but the table's busbw / algbw (1.75) is all_reduce's over 8 ranks");
+  // Rank lines win, and a shape that contradicts them is refused.
+  CHECK(ParseNcclLog(absl::StrCat(RankLines(8, 4), table), "ar_allreduce.txt", {.ranks = 8, .hosts = 2}).ok());
+  CHECK(error(absl::StrCat(RankLines(8, 8), table), {.ranks = 8, .hosts = 2}) ==
+        "ar_allreduce.txt:1: the Rank lines show 8 ranks on 1 hosts, --log-ranks 8 --log-hosts 2 say otherwise (those "
+        "are for tables pasted without Rank lines)");
+  // Against the island: the GPU is assumed, with a warning.
+  std::vector<std::string> warnings;
+  CHECK(CheckLogAgainstIsland(*log, Cluster("A100-80GB", 2), 0, warnings).ok());
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0] ==
+        "ar_allreduce.txt:2: the log names no GPU (no Rank lines): assumed island \"isl\"'s \"g\" (A100-80GB)");
+}
+
 }  // namespace
 }  // namespace hetsim::calibrate

@@ -52,10 +52,12 @@ const std::vector<Expected> kCorpus = {
      "266: a second table (the first starts at line 147): give one nccl-tests run per file"},
     {"deepops_nvidia_network_operator.md", "", 0, 0, "", 0,
      "244: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown (paste the "
-     "log from nccl-tests' first line)"},
+     "log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N --log-hosts H; its busbw / "
+     "algbw is all_reduce's over 16 ranks)"},
     {"dstack_lambda_clusters.md", "", 0, 0, "", 0,
      "179: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown (paste the "
-     "log from nccl-tests' first line)"},
+     "log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N --log-hosts H; its busbw / "
+     "algbw is all_reduce's over 16 ranks)"},
 };
 
 TEST_CASE("calibrate: the corpus of published nccl-tests logs", "[calibrate][corpus]") {
@@ -81,6 +83,23 @@ TEST_CASE("calibrate: the corpus of published nccl-tests logs", "[calibrate][cor
     }
   }
   CHECK(parsed == 7);  // of 12; before issue 41, none
+}
+
+TEST_CASE("calibrate: the corpus's tables without Rank lines read with the run's shape", "[calibrate][corpus]") {
+  if (!CorpusPresent()) return;
+  // Both 2 hosts of 8 GPUs (the pages say so: DGX A100 pairs, B200 x 8 nodes); 30 and 29 rows of nonzero size.
+  for (const auto& [file, rows] :
+       {std::pair{"deepops_nvidia_network_operator.md", 30}, std::pair{"dstack_lambda_clusters.md", 29}}) {
+    INFO(file);
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + file);
+    REQUIRE(text.ok());
+    absl::StatusOr<NcclLog> log = ParseNcclLog(*text, file, {.ranks = 16, .hosts = 2});
+    INFO(log.status().message());
+    REQUIRE(log.ok());
+    CHECK(log->test == "all_reduce");
+    CHECK(log->rows.size() == static_cast<size_t>(rows));
+    CHECK_FALSE(ParseNcclLog(*text, file, {.ranks = 8, .hosts = 1}).ok());  // the table says 16
+  }
 }
 
 TEST_CASE("calibrate: where the corpus's tests were read from", "[calibrate][corpus]") {

@@ -27,12 +27,15 @@ namespace {
 const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
-    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit]",
+    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit]\n"
+    "                 [--log-ranks N --log-hosts H]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as pasted (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
-    "sendrecv_perf, alltoall_perf, broadcast_perf; one run per file, with its \"#  Rank\" lines; markdown, the\n"
-    "command line, NCCL's INFO lines and launcher prefixes around it are skipped): single-host logs fit the\n"
-    "island's node type, multi-host logs its inter-node fabric, by least squares on the relative time residual\n"
+    "sendrecv_perf, alltoall_perf, broadcast_perf; one run per file, with its \"#  Rank\" lines, or\n"
+    "--log-ranks N --log-hosts H for a table pasted without them (the island's GPU is then assumed);\n"
+    "markdown, the command line, NCCL's INFO lines and launcher prefixes around it are skipped): single-host\n"
+    "logs fit the island's node type, multi-host logs its inter-node fabric, by least squares on the relative time "
+    "residual\n"
     "of every row (out-of-place time). Each log runs on the first hosts x GPUs of the island (--island,\n"
     "default the first). Writes CALIBRATED (the cluster with the fitted nccl fields; format from the extension) and,\n"
     "with --fit-report, the parameters and every point's residual with the MAPE. --gemm CSV (columns m, n,\n"
@@ -62,6 +65,15 @@ absl::Status CheckFitQuality(const std::vector<calibrate::SourceFit>& fits, bool
       absl::StrCat("poor fit, nothing written (--accept-poor-fit writes it):\n", absl::StrJoin(problems, "\n")));
 }
 
+// --log-ranks and --log-hosts go together, and count something.
+absl::Status CheckLogShape(const calibrate::NcclLogShape& shape) {
+  if (shape.ranks < 0 || shape.hosts < 0 || (shape.ranks == 0) != (shape.hosts == 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--log-ranks %d --log-hosts %d: give both, each at least 1", shape.ranks, shape.hosts));
+  }
+  return absl::OkStatus();
+}
+
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
@@ -69,6 +81,7 @@ int Calibrate(const Args& args) {
   std::string gpu_type;
   double max_mape = calibrate::kDefaultMaxMapePercent;
   bool accept_poor_fit = false;
+  calibrate::NcclLogShape log_shape;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
       "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
@@ -78,7 +91,9 @@ int Calibrate(const Args& args) {
       "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
       "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)")(
       "max-mape", po::value(&max_mape)->value_name("PCT"), "largest MAPE of the nccl-tests fit, percent (default 15)")(
-      "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings");
+      "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings")(
+      "log-ranks", po::value(&log_shape.ranks)->value_name("N"), "GPUs of logs pasted without their Rank lines")(
+      "log-hosts", po::value(&log_shape.hosts)->value_name("H"), "hosts of logs pasted without their Rank lines");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -86,6 +101,7 @@ int Calibrate(const Args& args) {
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {
     return ReportFailure(kCalibrateInfo, f.status());
   }
+  if (absl::Status s = CheckLogShape(log_shape); !s.ok()) return UsageError(kCalibrateInfo, s.message());
 
   if (!(max_mape > 0) || !std::isfinite(max_mape)) {
     return ReportFailure(kCalibrateInfo, absl::InvalidArgumentError(
@@ -102,7 +118,7 @@ int Calibrate(const Args& args) {
   for (const std::string& path : logs) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path);
+    absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path, log_shape);
     if (!log.ok()) return ReportFailure(kCalibrateInfo, log.status());
     parsed.push_back(*std::move(log));
   }

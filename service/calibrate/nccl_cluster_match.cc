@@ -59,6 +59,12 @@ IslandHardware HardwareOf(const hetsim::v1::Cluster& cluster, int island) {
 
 absl::Status CheckGpuModel(const NcclLog& log, const IslandHardware& hw, std::vector<std::string>& warnings) {
   const std::string ours = GpuFamily(hw.gpu), theirs = GpuFamily(log.gpu_model);
+  if (log.gpu_model.empty()) {
+    warnings.push_back(
+        absl::StrFormat("%s:%d: the log names no GPU (no Rank lines): assumed island \"%s\"'s \"%s\" (%s)", log.file,
+                        log.rank_line, hw.island, hw.gpu_type, hw.gpu));
+    return absl::OkStatus();
+  }
   if (ours.empty() || theirs.empty()) {
     warnings.push_back(absl::StrFormat(
         "%s:%d: cannot tell whether \"%s\" is island \"%s\"'s GPU type \"%s\" (%s): no GPU family in the name",

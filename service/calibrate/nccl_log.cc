@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -58,7 +59,7 @@ std::string TestInFileName(absl::string_view file) {
 // Collects what the lines of one log say, then checks it as a whole.
 class LogScanner {
  public:
-  explicit LogScanner(absl::string_view file) : file_(file) {}
+  LogScanner(absl::string_view file, const NcclLogShape& shape) : file_(file), shape_(shape) {}
 
   absl::Status Line(absl::string_view raw, int line_no);
   absl::StatusOr<NcclLog> Finish(int last_line);
@@ -69,10 +70,14 @@ class LogScanner {
   absl::Status RowSeen(const std::vector<absl::string_view>& tokens, int line_no);
   void TestSeen(absl::string_view text, int line_no);
   absl::Status CheckRanks(NcclLog& log) const;
+  absl::Status ShapeFromUser(NcclLog& log) const;
   absl::Status ResolveTest(NcclLog& log) const;
-  std::string TestFromColumns() const;
+  std::string TestFromColumns(int ranks) const;
+  int ImpliedRanks(hetsim::CollectiveOp op) const;
+  absl::Status CheckImpliedRanks(const NcclLog& log) const;
 
   std::string file_;
+  NcclLogShape shape_;
   std::vector<RankLine> ranks_;
   absl::flat_hash_map<int, int> rank_line_;  // rank -> its line
   int header_line_ = 0;
@@ -169,8 +174,8 @@ absl::Status LogScanner::RowSeen(const std::vector<absl::string_view>& tokens, i
 // nccl-tests' busbw is algbw times 2 (n - 1) / n for all-reduce and (n - 1) / n for reduce-scatter (and
 // for all-gather and all-to-all, which cannot be told apart this way): with a reduction, no root and a
 // row fast enough for two significant digits, the ratio tells the two reductions apart.
-std::string LogScanner::TestFromColumns() const {
-  const double n = static_cast<double>(ranks_.size());
+std::string LogScanner::TestFromColumns(int ranks) const {
+  const double n = static_cast<double>(ranks);
   if (n < 2 || redop_.empty() || redop_ == "none" || rooted_ || algbw_ < 1.0) return "";
   const double ratio = busbw_ / algbw_;
   if (std::abs(ratio / (2 * (n - 1) / n) - 1) < 0.02) return "all_reduce";
@@ -186,7 +191,7 @@ absl::Status LogScanner::ResolveTest(NcclLog& log) const {
     log.test_from = "the file name";
   }
   if (log.test.empty()) {
-    log.test = TestFromColumns();
+    log.test = TestFromColumns(log.ranks);
     log.test_from = "the table's busbw / algbw";
   }
   if (log.test.empty()) {
@@ -208,11 +213,7 @@ absl::Status LogScanner::ResolveTest(NcclLog& log) const {
 }
 
 absl::Status LogScanner::CheckRanks(NcclLog& log) const {
-  if (ranks_.empty()) {
-    return LineError(file_, rows_.front().line,
-                     "a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown "
-                     "(paste the log from nccl-tests' first line)");
-  }
+  if (ranks_.empty()) return ShapeFromUser(log);
   int max_rank = 0;
   std::set<std::string> hosts;
   for (const RankLine& r : ranks_) {
@@ -239,7 +240,69 @@ absl::Status LogScanner::CheckRanks(NcclLog& log) const {
     return LineError(file_, rows_.front().line,
                      absl::StrFormat("%d ranks are not spread evenly over %d hosts", log.ranks, log.hosts));
   }
+  if ((shape_.ranks > 0 && shape_.ranks != log.ranks) || (shape_.hosts > 0 && shape_.hosts != log.hosts)) {
+    return LineError(file_, log.rank_line,
+                     absl::StrFormat("the Rank lines show %d ranks on %d hosts, --log-ranks %d --log-hosts %d say "
+                                     "otherwise (those are for tables pasted without Rank lines)",
+                                     log.ranks, log.hosts, shape_.ranks, shape_.hosts));
+  }
   return absl::OkStatus();
+}
+
+// A table pasted without its Rank lines: the GPU count and hosts only the user can give; the GPU
+// model stays unknown (the island's is assumed, with a warning).
+absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
+  if (shape_.ranks <= 0 || shape_.hosts <= 0) {
+    NcclLog named;  // the test as the lines or the file name tell it, for the hint
+    const bool known = ResolveTest(named).ok();
+    const int implied = known ? ImpliedRanks(named.op) : 0;
+    return LineError(
+        file_, rows_.front().line,
+        absl::StrCat(
+            "a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is "
+            "unknown (paste the log from nccl-tests' first line, or give the run's GPUs and hosts "
+            "with --log-ranks N --log-hosts H",
+            implied > 0 ? absl::StrFormat("; its busbw / algbw is %s's over %d ranks", named.test, implied) : "", ")"));
+  }
+  if (shape_.ranks % shape_.hosts != 0) {
+    return LineError(
+        file_, rows_.front().line,
+        absl::StrFormat("--log-ranks %d are not spread evenly over --log-hosts %d", shape_.ranks, shape_.hosts));
+  }
+  log.ranks = shape_.ranks;
+  log.hosts = shape_.hosts;
+  log.rank_line = rows_.front().line;
+  return absl::OkStatus();
+}
+
+// The rank count that nccl-tests' bus bandwidth factor implies for `op` (busbw = algbw x 2 (n - 1) / n
+// for all-reduce, x (n - 1) / n for reduce-scatter, all-gather and all-to-all), from the row of largest
+// algbw; 0 when the table cannot tell (too slow a row for two significant digits, or no factor).
+int LogScanner::ImpliedRanks(hetsim::CollectiveOp op) const {
+  if (algbw_ < 1.0) return 0;
+  const double ratio = busbw_ / algbw_;
+  double numerator = 1;
+  switch (op) {
+    case hetsim::CollectiveOp::kAllReduce: numerator = 2; break;
+    case hetsim::CollectiveOp::kReduceScatter:
+    case hetsim::CollectiveOp::kAllGather:
+    case hetsim::CollectiveOp::kAllToAll: break;
+    case hetsim::CollectiveOp::kSendRecv:
+    case hetsim::CollectiveOp::kBroadcast: return 0;
+  }
+  if (!(ratio < numerator)) return 0;
+  const double n = numerator / (numerator - ratio);
+  const double rounded = std::round(n);
+  return rounded >= 2 && rounded <= 1e6 && std::abs(n - rounded) < 0.1 ? static_cast<int>(rounded) : 0;
+}
+
+// User-given ranks against what the table's own factor says.
+absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
+  const int implied = ImpliedRanks(log.op);
+  if (!ranks_.empty() || implied == 0 || implied == log.ranks) return absl::OkStatus();
+  return LineError(file_, log.rank_line,
+                   absl::StrFormat("--log-ranks %d, but the table's busbw / algbw (%.4g) is %s's over %d ranks",
+                                   log.ranks, busbw_ / algbw_, log.test, implied));
 }
 
 absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
@@ -252,6 +315,7 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
   log.empty_rows = empty_rows_;
   if (absl::Status s = CheckRanks(log); !s.ok()) return s;
   if (absl::Status s = ResolveTest(log); !s.ok()) return s;
+  if (absl::Status s = CheckImpliedRanks(log); !s.ok()) return s;
   const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
                                     log.op == hetsim::CollectiveOp::kAllGather ||
                                     log.op == hetsim::CollectiveOp::kReduceScatter;
@@ -266,8 +330,8 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
 
 }  // namespace
 
-absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file) {
-  LogScanner scanner(file);
+absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape) {
+  LogScanner scanner(file, shape);
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;

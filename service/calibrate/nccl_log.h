@@ -31,10 +31,18 @@ struct NcclLog {
   std::string test_from;  // where the test was read: "line 2", "the file name", "the table's busbw / algbw"
   int ranks = 0;          // "# Rank" lines
   int hosts = 0;          // distinct host names among them
-  std::string gpu_model;  // as the Rank lines print it: "NVIDIA A100-SXM4-80GB"
-  int rank_line = 0;      // the first "#  Rank" line
+  std::string gpu_model;  // as the Rank lines print it: "NVIDIA A100-SXM4-80GB"; "" without Rank lines
+  int rank_line = 0;      // the first "#  Rank" line (without Rank lines: the first row's)
   std::vector<NcclRow> rows;
   int empty_rows = 0;  // 0-byte rows (nothing moves, nothing to fit): left out of `rows`
+};
+
+// What the user says of a run whose log has no "#  Rank" lines (a table pasted without nccl-tests'
+// header, as READMEs and docs often show it): its GPU count and hosts (`calibrate --log-ranks N
+// --log-hosts H`); 0 = not given. A log with Rank lines must agree with them.
+struct NcclLogShape {
+  int ranks = 0;
+  int hosts = 0;
 };
 
 // Parses `text` read from `file`. InvalidArgument "<file>:<line>: <problem>" for a table row that is
@@ -42,7 +50,7 @@ struct NcclLog {
 // file), Rank lines cut or repeated (separate one-rank jobs), ranks on different GPU models or not
 // spread evenly over hosts, a test that cannot be told or that hetsim does not model, and a log that
 // shows NVLink SHARP or CollNet reductions (NCCL_ALGO, NCCL's INFO lines), which hetsim does not model.
-absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file);
+absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape = {});
 
 }  // namespace hetsim::calibrate
 
