@@ -204,7 +204,10 @@ Param Text(const char* name, const char* default_value) {
 std::vector<Call> MakeCalls() {
   return {
       {"run",
-       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.",
+       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.\n\n"
+       "A plan that does not fit in its GPUs' memory is still simulated: check report.oom (True when a\n"
+       "stage's peak exceeds its capacity; stages[i].peak_memory_gib against memory_capacity_gib) before\n"
+       "taking its time, as a planner's search loop must.",
        "Report",
        {InputParam("plan", "Plan"), InputParam("cluster", "Cluster"), Text("network", "max-min"),
         Option("ideal", Kind::kBool, false), Option("max_events", Kind::kCount, int64_t{0}),
