@@ -291,6 +291,25 @@ TEST_CASE("import: Megatron-Core's interleaved sends overlap and its DDP buckets
   CHECK(old->plan.grad_bucket_bytes() == 0);
 }
 
+TEST_CASE("import: Megatron-LM 2021's --DDP-impl torch is PyTorch's DDP", "[interop]") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 "
+      "--seq-length 1024 --micro-batch-size 1 --fp16 --checkpoint-activations --DDP-impl ";
+  // The SC'21 validation plans' reading of DDP=torch: overlapped, 25 MiB buckets (docs/validation.md).
+  auto torch = ImportLine(line + "torch", 1);
+  REQUIRE(torch.ok());
+  CHECK(torch->plan.framework() == v1::MEGATRON_LM_2021);
+  CHECK(torch->plan.overlap_grad_reduce());
+  CHECK(torch->plan.grad_bucket_bytes() == 25u << 20);
+  auto local = ImportLine(line + "local", 1);
+  REQUIRE(local.ok());
+  CHECK_FALSE(local->plan.overlap_grad_reduce());
+  CHECK(local->plan.grad_bucket_bytes() == 0);
+  auto other = ImportLine(line + "apex", 1);
+  REQUIRE_FALSE(other.ok());
+  CHECK_THAT(std::string(other.status().message()), Catch::Contains("--DDP-impl: \"apex\" is not local or torch"));
+}
+
 TEST_CASE("import: Megatron-DeepSpeed's dense --num-experts 1 and DeepSpeed-Ulysses", "[interop]") {
   // 8 GPUs, Ulysses over 4: data parallel 8 / 4 = 2 (the GPUs the sequence takes are not replicas).
   auto r = ImportLine(

@@ -91,6 +91,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
     {"ddp-bucket-size", 1},            // Megatron-Core's DDP bucket, in parameters
+    {"DDP-impl", 1},                   // Megatron-LM 2021-2022: torch (PyTorch's DDP, buckets) or local
     {"ds-sequence-parallel-size", 1},  // DeepSpeed-Ulysses: read as context parallelism, all-to-all
     {"overlap-param-gather", 0},
     {"overlap-moe-expert-parallel-comm", 0},
@@ -202,7 +203,6 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"fp8-amax-compute-algo", 1},
     {"moe-router-load-balancing-type", 1},
     {"moe-aux-loss-coeff", 1},
-    {"DDP-impl", 1},
     {"loss-scale", 1},
     {"initial-loss-scale", 1},
     {"loss-scale-window", 1},

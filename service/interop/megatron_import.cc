@@ -514,12 +514,27 @@ bool BlockingP2p(const Reader& r, v1::Framework framework, int64_t chunks, std::
   return true;
 }
 
+// Megatron-LM of 2021-2022 with --DDP-impl torch (its SC'21 runs up to 18.4B): PyTorch's DDP; `local`,
+// the default, is Megatron's own, which reduces after the backward.
+bool TorchDdp(const Reader& r) { return r.Value("DDP-impl") == "torch"; }
+
 // Megatron-Core's DDP buckets: with --overlap-grad-reduce, --ddp-bucket-size parameters, by default
 // max(40M, 1M x DP) (distributed_data_parallel.py); without it one bucket, as Megatron sets none. In
 // bytes of the reduced gradients (FP32 with grad_reduce_in_fp32). Megatron buckets the first pipeline
 // stage's first model chunk only; hetsim's plan has one size for all (noted).
 absl::Status SetDdpBuckets(const Reader& r, const Layout& l, const v1::Model& model, v1::Plan& plan,
                            std::vector<std::string>& notes) {
+  if (r.Has("DDP-impl") && r.Value("DDP-impl") != "torch" && r.Value("DDP-impl") != "local") {
+    return r.Error(absl::StrFormat("--DDP-impl: \"%s\" is not local or torch", r.Value("DDP-impl")));
+  }
+  if (TorchDdp(r)) {
+    // PyTorch's DistributedDataParallel: 25 MiB buckets (bucket_cap_mb) all-reduced during the backward.
+    plan.set_grad_bucket_bytes(25u << 20);
+    notes.push_back(
+        "--DDP-impl torch: PyTorch's DistributedDataParallel, gradients all-reduced during the backward in 25 MiB "
+        "buckets (overlap_grad_reduce, grad_bucket_bytes)");
+    return absl::OkStatus();
+  }
   if (!r.Has("overlap-grad-reduce") || r.DeepSpeed()) {
     if (r.Has("ddp-bucket-size")) notes.push_back("--ddp-bucket-size: no effect without --overlap-grad-reduce");
     return absl::OkStatus();
@@ -1049,7 +1064,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
     for (int64_t layers : split.layout_layers) plan.add_virtual_stage_layers(static_cast<uint32_t>(layers));
   }
-  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce") || TorchDdp(r));
   plan.set_moe_a2a_overlap(r.Has("overlap-moe-expert-parallel-comm"));
   if (plan.moe_a2a_overlap()) HETSIM_RETURN_IF_ERROR(CheckMoeOverlap(r, l, chunks, out.model));
   // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
