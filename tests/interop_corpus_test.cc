@@ -59,7 +59,7 @@ const std::vector<CorpusCase> kCorpus = {
     {"megatron-lm_sbatch_mfsdp_deepseek_v3.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "no command of the script runs a Python training script"},
     {"megatron-lm_gptoss_02_train.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "--num-layers 12 is not divisible by --pipeline-model-parallel-size 8"},
+     "--window-size 127,0: sliding-window attention is not modelled"},
     {"megatron-lm_sc21_run_table_1.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "line 135: . is not followed"},
     {"megatron-lm_detxoify_finetune_gpt_distributed-1.3b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "--global-batch-size: needs 1 value, got 0\n  reading the script: line 12: the script's arguments ($1) are not "
@@ -289,6 +289,23 @@ TEST_CASE("import: Megatron-Core's interleaved sends overlap and its DDP buckets
   CHECK(old->plan.framework() == v1::MEGATRON_LM_2022);
   CHECK(old->plan.blocking_p2p());
   CHECK(old->plan.grad_bucket_bytes() == 0);
+}
+
+TEST_CASE("import: flags that change the model are modelled or refused, never unknown", "[interop]") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 "
+      "--seq-length 1024 --micro-batch-size 1 --bf16 ";
+  auto geglu = ImportLine(line + "--quick-geglu", 1);
+  REQUIRE(geglu.ok());
+  CHECK(geglu->model.transformer().gated_mlp());
+  CHECK(geglu->model.transformer().ffn_hidden_size() == 4096);  // Megatron keeps 4h for quick-GeGLU
+  auto relu = ImportLine(line + "--squared-relu", 1);
+  REQUIRE(relu.ok());
+  CHECK(hetsim::testing::HasImportNote(relu->notes, "--squared-relu: an elementwise activation, priced as GeLU's"));
+  auto window = ImportLine(line + "--window-size 4096,0", 1);
+  REQUIRE_FALSE(window.ok());
+  CHECK_THAT(std::string(window.status().message()),
+             Catch::Contains("--window-size 4096,0: sliding-window attention is not modelled"));
 }
 
 TEST_CASE("import: Megatron-LM 2021's --DDP-impl torch is PyTorch's DDP", "[interop]") {

@@ -76,6 +76,10 @@ constexpr NamedFlag kModelledFlags[] = {
     {"expert-tensor-parallel-size", 1},  // noted unless equal to TP
     {"recompute-modules", kOneOrMore},   // noted unless Megatron's default, core_attn
     {"swiglu", 0},
+    {"quick-geglu", 0},   // gated, as SwiGLU
+    {"squared-relu", 0},  // elementwise activations: GeLU's GEMMs
+    {"openai-gelu", 0},
+    {"window-size", 1},  // sliding-window attention: refused (not modelled)
     {"num-experts", 1},
     {"moe-router-topk", 1},
     {"moe-token-dispatcher-type", 1},
@@ -137,6 +141,7 @@ constexpr NamedFlag kNotModelledFlags[] = {
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
+    {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
     {"lr", 1},
     {"min-lr", 1},
     {"decoupled-lr", 1},

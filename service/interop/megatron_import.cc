@@ -285,7 +285,16 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   const int64_t default_ffn = r.Has("swiglu") ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;  // Megatron's rule
   HETSIM_ASSIGN_OR_RETURN(int64_t ffn, r.Int("ffn-hidden-size", default_ffn));
   t.set_ffn_hidden_size(ffn);
-  t.set_gated_mlp(r.Has("swiglu"));
+  // quick-GeGLU is gated too (Megatron keeps the 4h default FFN for it): SwiGLU's GEMMs, another
+  // elementwise activation.
+  t.set_gated_mlp(r.Has("swiglu") || r.Has("quick-geglu"));
+  if (r.Has("quick-geglu")) notes.push_back("--quick-geglu: a gated MLP, priced as SwiGLU's (the same GEMMs)");
+  for (const char* activation : {"squared-relu", "openai-gelu"}) {
+    if (r.Has(activation)) {
+      notes.push_back(
+          absl::StrFormat("--%s: an elementwise activation, priced as GeLU's (the same GEMMs)", activation));
+    }
+  }
   t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
@@ -943,6 +952,12 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
                           "pretrain_gpt.py)",
                           script, what));
     }
+  }
+  if (flags.Has("window-size")) {
+    return r.Error(absl::StrFormat(
+        "--window-size %s: sliding-window attention is not modelled (hetsim prices full causal attention, "
+        "which costs more at long sequences); drop the flag for an upper bound",
+        flags.Value("window-size").value_or("")));
   }
   // Megatron-DeepSpeed's zero-bubble schedule defers weight gradients into the bubbles: not 1F1B.
   if (flags.Has("enable-zbh1-pipeline")) {
