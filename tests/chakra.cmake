@@ -22,7 +22,7 @@ add_test(NAME chakra.astra_microbenchmarks
                  ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${CMAKE_CURRENT_BINARY_DIR}/chakra_astra_microbenchmarks)
 # Real traces converted from PyTorch by Chakra's tools (tests/chakra/real_traces.py lists them and their
 # sources): kept outside the repository, run when their folder is there.
-set(HETSIM_CHAKRA_REAL_TRACES "${PROJECT_SOURCE_DIR}/../shared/chakra-real-traces"
+set(HETSIM_CHAKRA_REAL_TRACES "${HETSIM_SHARED_DIR}/chakra-real-traces"
     CACHE PATH "folder of the real Chakra traces tests/chakra/real_traces.py lists")
 if(EXISTS "${HETSIM_CHAKRA_REAL_TRACES}")
   add_test(NAME chakra.real_traces

@@ -43,15 +43,16 @@ TEST_CASE("a sweep writes one row per point with fixed columns", "[sweep]") {
   REQUIRE(lines.size() == 25);
   CHECK(lines[0] ==
         "point,cluster.inter_island_links[0].bandwidth_gbps,plan.schedule,iteration_time_ms,tokens_per_s,"
-        "samples_per_s,mfu,bubble_ratio,eta,peak_memory_gib,oom,num_gpus,num_stages,num_microbatches,schedule,"
+        "samples_per_s,mfu,bubble_ratio,eta,peak_memory_gib,memory_capacity_gib,oom,num_gpus,num_stages,num_"
+        "microbatches,schedule,"
         "status,message");
-  // 1000/4 + 2 = 252 ms; 1e6 / 252 tokens/s; peak memory of the last of 3 stages: 12 GiB.
+  // 1000/4 + 2 = 252 ms; 1e6 / 252 tokens/s; peak memory of the last of 3 stages: 12 GiB of its 40.
   CHECK(lines[4] ==
-        "3,4,ONE_F_ONE_B,252,3968.253968253968,0,0.25,0.3333333333333333,0.5,12,false,6,3,128,"
+        "3,4,ONE_F_ONE_B,252,3968.253968253968,0,0.25,0.3333333333333333,0.5,12,40,false,6,3,128,"
         "ONE_F_ONE_B,ok,");
-  CHECK(lines[1 + 13] == "13,7,EAGER_1F1B,,,,,,,,,,,,,infeasible,no plan fits; stage 1 needs 3 GiB more");
+  CHECK(lines[1 + 13] == "13,7,EAGER_1F1B,,,,,,,,,,,,,,infeasible,no plan fits; stage 1 needs 3 GiB more");
   CHECK(lines[1 + 18] ==
-        "18,9,ONE_F_ONE_B,113.11111111111111,8840.864440078585,0,0.25,0.3333333333333333,0.5,45.5,"
+        "18,9,ONE_F_ONE_B,113.11111111111111,8840.864440078585,0,0.25,0.3333333333333333,0.5,45.5,40,"
         "true,6,3,128,ONE_F_ONE_B,oom,\"stage 1 (a100, ): peak 45.50 GiB exceeds 40.00 GiB\"");
 }
 

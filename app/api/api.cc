@@ -161,6 +161,9 @@ std::vector<Call> MakeCalls() {
   return {
       {"run",
        "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.\n\n"
+       "A plan that does not fit in its GPUs' memory is still simulated: check report.oom (True when a\n"
+       "stage's peak exceeds its capacity; stages[i].peak_memory_gib against memory_capacity_gib) before\n"
+       "taking its time, as a planner's search loop must.\n\n"
        "faults: what-if faults (a Faults message or its file, as `hetsim run --faults`; docs/faults.md).",
        "Report",
        {InputParam("plan", "Plan"),

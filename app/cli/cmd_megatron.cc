@@ -24,8 +24,8 @@ namespace {
 
 const CommandInfo kMegatronImportInfo = {
     "import",
-    "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--nodes N] [--island I] [--name NAME] "
-    "[--strict] [--out PLAN]\n"
+    "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--model M] [--nodes N] [--island I] "
+    "[--name NAME] [--strict] [--out PLAN]\n"
     "       hetsim import torchtitan CONFIG.toml --cluster C [--nodes N] [--island I] [--name NAME] [--strict] "
     "[--out PLAN]\n"
     "       hetsim import nemo CONFIG.yaml --cluster C [--nodes N] [--island I] [--name NAME] [--out PLAN]",
@@ -35,7 +35,9 @@ const CommandInfo kMegatronImportInfo = {
     "inline) on the cluster's island, ranks laid out as the framework does (TP innermost, then CP, DP,\n"
     "PP). Prints the plan's layout and every flag or key it did not apply: no effect on an iteration's\n"
     "cost, not modelled, unknown. --strict makes unknown and not-modelled ones an error. Contradictory\n"
-    "flags are an error naming both. docs/megatron.md, docs/frameworks.md."};
+    "flags are an error naming both. A DeepSpeed or Hugging Face script that builds its model from a name\n"
+    "gets it from --model (a hetsim Model file); the line gives the layout, batch and ZeRO stage.\n"
+    "docs/megatron.md, docs/frameworks.md."};
 
 const CommandInfo kMegatronExportInfo = {
     "export", "hetsim export megatron PLAN --cluster C [--out FILE]",
@@ -77,12 +79,13 @@ int WriteImported(const hetsim::v1::Plan& plan, const std::vector<std::string>& 
 
 int MegatronImport(const Args& args) {
   po::options_description options("options");
-  std::string format, line_file, line_text, cluster_path, out;
+  std::string format, line_file, line_text, cluster_path, model_path, out;
   interop::MegatronImportRequest request;
   options.add_options()("format", po::value(&format)->required(), "megatron")(
       "file", po::value(&line_file), "file holding the launch line")("line", po::value(&line_text)->value_name("FLAGS"),
                                                                      "the launch line itself")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
+      "model", po::value(&model_path)->value_name("M"), "the model of a line that builds its own (megatron)")(
       "nodes", po::value(&request.nodes)->value_name("N"), "nodes (default: torchrun's --nnodes)")(
       "gpus-per-node", po::value(&request.gpus_per_node)->value_name("G"),
       "default: --nproc_per_node, else the node's")("island", po::value(&request.island)->value_name("I"),
@@ -99,6 +102,9 @@ int MegatronImport(const Args& args) {
                       absl::StrFormat("\"%s\": only megatron, torchtitan and nemo are known", format));
   if (format != "megatron" && !line_text.empty())
     return UsageError(kMegatronImportInfo, "--line: a launch line is Megatron's; give the config file");
+  if (format != "megatron" && !model_path.empty())
+    return UsageError(kMegatronImportInfo,
+                      "--model: only for a launch line (megatron); the config describes its model");
   if (line_file.empty() == line_text.empty())
     return UsageError(kMegatronImportInfo, "give a launch-line file or --line, one of them");
   if (request.nodes < 0 || request.gpus_per_node < 0)
@@ -115,6 +121,11 @@ int MegatronImport(const Args& args) {
   }
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kMegatronImportInfo, cluster.status());
+  if (!model_path.empty()) {
+    absl::StatusOr<hetsim::v1::Model> model = proto::LoadAs<hetsim::v1::Model>(model_path);
+    if (!model.ok()) return ReportFailure(kMegatronImportInfo, model.status());
+    request.model = *std::move(model);
+  }
   if (format == "nemo") {
     absl::StatusOr<interop::MegatronImport> imported = interop::ImportNemo(line_text, *cluster, request, source);
     if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());

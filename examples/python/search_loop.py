@@ -24,9 +24,13 @@ def candidate(tp):
 
 def simulate(plan):
     try:
-        return plan.name, hetsim.run(plan, CLUSTER).iteration_time_ms
-    except hetsim.HetsimError as e:  # an infeasible candidate: skip it, say why
+        report = hetsim.run(plan, CLUSTER)
+    except hetsim.HetsimError as e:  # an invalid candidate: skip it, say why
         return plan.name, f"rejected: {e.field_path}: {e.problem}"
+    if report.oom:  # simulated, but a stage does not fit in its GPUs' memory: skip it too
+        s = max(report.stages, key=lambda s: s.peak_memory_gib - s.memory_capacity_gib)
+        return plan.name, f"out of memory: stage {s.index} needs {s.peak_memory_gib:.1f} of {s.memory_capacity_gib:.0f} GiB"
+    return plan.name, report.iteration_time_ms
 
 
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:  # hetsim releases the GIL

@@ -118,9 +118,10 @@ absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, abs
 }
 
 absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, absl::string_view source) {
-  if (!flags.Has("deepspeed")) return flags;
   std::optional<std::string> path = flags.Value("deepspeed_config");
   if (!path) path = flags.Value("deepspeed-config");
+  // A plain DeepSpeed script (no Megatron, so no --deepspeed) names its config all the same.
+  if (!flags.Has("deepspeed") && !path) return flags;
   MegatronFlags out = flags;
   if (!path) {
     out.launch_notes.push_back(

@@ -172,6 +172,9 @@ class Renderer {
   static constexpr int kMaxNesting = 4;
   Truth last_ = Truth::kTrue;
   bool in_launch_candidate_ = false;  // unset variables stay as written, so a refusal names them
+  // In an array's elements too: arrays are spliced into the launch ("${MEGATRON_ARGS[@]}").
+  bool in_array_ = false;
+  bool KeepsUnset() const { return in_launch_candidate_ || in_array_; }
   std::vector<std::pair<std::string, std::string>> candidate_notes_;
 };
 
@@ -217,7 +220,7 @@ absl::Status Renderer::ExpandPart(const ShellPart& p, int depth, bool split, Fie
   if (!values.has_value()) {
     // Unset: bash expands it to nothing; in the launch command it stays as written, so that the
     // import's refusal of a missing value names the variable.
-    if (in_launch_candidate_) f.Quoted(IsName(p.text) ? absl::StrCat("$", p.text) : absl::StrCat("${", p.text, "}"));
+    if (KeepsUnset()) f.Quoted(IsName(p.text) ? absl::StrCat("$", p.text) : absl::StrCat("${", p.text, "}"));
     return absl::OkStatus();
   }
   for (size_t k = 0; k < values->size(); ++k) {
@@ -290,10 +293,11 @@ absl::StatusOr<std::optional<std::vector<std::string>>> Renderer::Parameter(absl
   const bool empty = !value || value->empty() || (value->size() == 1 && (*value)[0].empty());
   const bool use_word = colon ? empty : !value.has_value();
   if (rest.empty()) {
-    if (!value && in_launch_candidate_) {
+    const bool argument = absl::ascii_isdigit(static_cast<unsigned char>(name.empty() ? 'x' : name[0]));
+    if (!value && (KeepsUnset() || argument)) {
       Note(absl::StrCat("unset ", name),
-           absl::ascii_isdigit(static_cast<unsigned char>(name.empty() ? 'x' : name[0]))
-               ? absl::StrFormat("line %d: the script's arguments ($%s) are not known", line_, name)
+           argument
+               ? absl::StrFormat("line %d: the script's arguments ($%s) are not known: none are passed", line_, name)
                : absl::StrFormat("line %d: %s is not set in the script (nor by a default): left as $%s", line_, name,
                                  name));
     }
@@ -324,10 +328,16 @@ absl::StatusOr<std::optional<std::vector<std::string>>> Renderer::Parameter(absl
 absl::Status Renderer::Assign(absl::string_view name, bool append, const ShellWord& value) {
   std::vector<std::string> values;
   if (value.is_array) {
+    in_array_ = true;
     for (const ShellWord& element : value.elements) {
-      HETSIM_ASSIGN_OR_RETURN(std::vector<std::string> fields, Expand(element));
-      for (std::string& field : fields) values.push_back(std::move(field));
+      absl::StatusOr<std::vector<std::string>> fields = Expand(element);
+      if (!fields.ok()) {
+        in_array_ = false;
+        return fields.status();
+      }
+      for (std::string& field : *fields) values.push_back(std::move(field));
     }
+    in_array_ = false;
   } else {
     HETSIM_ASSIGN_OR_RETURN(std::string v, ExpandScalar(value));
     values.push_back(std::move(v));
@@ -502,7 +512,11 @@ absl::StatusOr<Truth> Renderer::RunCommand(const ShellCommand& cmd, size_t first
       args.pop_back();
     return Test(std::move(args));
   }
-  if (name == "true" || name == ":") return Truth::kTrue;
+  if (name == "true" || name == ":") {
+    // `: "${VAR:=default}"`, the idiom that sets a default: its words are expanded, for their assignments.
+    for (size_t k = first + 1; k < cmd.words.size(); ++k) HETSIM_RETURN_IF_ERROR(Expand(cmd.words[k]).status());
+    return Truth::kTrue;
+  }
   if (name == "false") return Truth::kFalse;
   if (name == "eval") {
     std::vector<std::string> words;

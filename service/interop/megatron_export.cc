@@ -240,7 +240,8 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
     add(absl::StrFormat("--kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
                         mla.kv_lora_rank(), mla.qk_head_dim(), mla.qk_pos_emb_head_dim(), mla.v_head_dim()));
   }
-  if (t.attention() == v1::ATTENTION_FLASH) add("--attention-backend flash");
+  // Always written: a line without it runs today's default (auto: flash or fused), not the unfused path.
+  add(t.attention() == v1::ATTENTION_FLASH ? "--attention-backend flash" : "--attention-backend unfused");
   switch (model.dtype()) {
     case v1::FP16: add("--fp16"); break;
     case v1::FP8:
@@ -281,7 +282,9 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
   const v1::Plan& plan = in.plan;
   const v1::Stage& s0 = plan.stages(0);
   std::vector<std::string> notes;
-  if (plan.grad_bucket_bytes() > 0) notes.push_back("grad_bucket_bytes: not exported (--ddp-bucket-size)");
+  if (plan.grad_bucket_bytes() > 0 && !plan.overlap_grad_reduce()) {
+    notes.push_back("grad_bucket_bytes: not exported (Megatron buckets only with --overlap-grad-reduce)");
+  }
   if (bf16_gradients) {
     notes.push_back(
         "--grad-reduce-in-bf16 (grad_reduce_in_fp32 false): Megatron-LM's flag since 2024; earlier releases always "
@@ -359,14 +362,20 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (bf16_gradients) add("--grad-reduce-in-bf16");
   if (dtype == v1::FP16 && plan.grad_reduce_in_fp32()) add("--accumulate-allreduce-grads-in-fp32");
   if (plan.overlap_grad_reduce()) add("--overlap-grad-reduce");
+  if (plan.overlap_grad_reduce() && plan.grad_bucket_bytes() > 0) {
+    // In parameters: the bytes of the reduced gradients, 4 each in FP32, else 2.
+    const uint64_t element_bytes = plan.grad_reduce_in_fp32() || dtype == v1::FP32 ? 4 : 2;
+    add(absl::StrFormat("--ddp-bucket-size %d", (plan.grad_bucket_bytes() + element_bytes - 1) / element_bytes));
+  }
   if (plan.moe_a2a_overlap()) add("--overlap-moe-expert-parallel-comm");
   if (plan.overlap_param_gather() && plan.overlap_grad_reduce()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
   if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");
-  // Lines with the later releases' split flags take their default: interleaved sends overlap.
-  if (pipeline.split.later_releases() && pipeline.chunks > 1) {
+  // Today's Megatron (the line is one: --attention-backend) overlaps interleaved sends by default and
+  // never the others'; May-October 2023's --overlap-p2p-communication says it for those.
+  if (pipeline.chunks > 1) {
     if (plan.blocking_p2p()) add("--no-overlap-p2p-communication");
   } else if (pp > 1 && !plan.blocking_p2p()) {
     add("--overlap-p2p-communication");

@@ -19,6 +19,10 @@ struct MegatronExport {
   std::vector<std::string> notes;  // plan settings with no Megatron flag that do not change the layout
 };
 
+// The flags that describe `model` (its shape, MoE layout, attention kernel and dtype), appended to
+// `flags` one or a few per string, as export writes them.
+void ModelFlags(const hetsim::v1::Model& model, std::vector<std::string>& flags);
+
 // `inputs` validated. InvalidArgument: one "<plan file>: <field path>: <problem>" line per difference.
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& inputs);
 

@@ -76,6 +76,10 @@ constexpr NamedFlag kModelledFlags[] = {
     {"expert-tensor-parallel-size", 1},  // noted unless equal to TP
     {"recompute-modules", kOneOrMore},   // noted unless Megatron's default, core_attn
     {"swiglu", 0},
+    {"quick-geglu", 0},   // gated, as SwiGLU
+    {"squared-relu", 0},  // elementwise activations: GeLU's GEMMs
+    {"openai-gelu", 0},
+    {"window-size", 1},  // sliding-window attention: refused (not modelled)
     {"num-experts", 1},
     {"moe-router-topk", 1},
     {"moe-token-dispatcher-type", 1},
@@ -90,6 +94,9 @@ constexpr NamedFlag kModelledFlags[] = {
     {"qk-pos-emb-head-dim", 1},
     {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
+    {"ddp-bucket-size", 1},            // Megatron-Core's DDP bucket, in parameters
+    {"DDP-impl", 1},                   // Megatron-LM 2021-2022: torch (PyTorch's DDP, buckets) or local
+    {"ds-sequence-parallel-size", 1},  // DeepSpeed-Ulysses: read as context parallelism, all-to-all
     {"overlap-param-gather", 0},
     {"overlap-moe-expert-parallel-comm", 0},
     {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out
@@ -129,12 +136,12 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"partition-activations", 0},  // DeepSpeed's checkpoints split over TP ranks (memory only)
     {"contigious-checkpointing", 0},
     {"checkpoint-in-cpu", 0},
-    {"pp-partition-method", 1},        // DeepSpeed's layer split: hetsim splits the blocks evenly
-    {"ds-sequence-parallel-size", 1},  // DeepSpeed-Ulysses
+    {"pp-partition-method", 1},  // DeepSpeed's layer split: hetsim splits the blocks evenly
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
+    {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
     {"lr", 1},
     {"min-lr", 1},
     {"decoupled-lr", 1},
@@ -201,7 +208,6 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"fp8-amax-compute-algo", 1},
     {"moe-router-load-balancing-type", 1},
     {"moe-aux-loss-coeff", 1},
-    {"DDP-impl", 1},
     {"loss-scale", 1},
     {"initial-loss-scale", 1},
     {"loss-scale-window", 1},
@@ -329,7 +335,16 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
         "command it runs (bash -x %s 2>&1 | grep pretrain) and import that line",
         source, rendered.notes.empty() ? "" : ": ", absl::StrJoin(rendered.notes, "; "), source));
   }
-  HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronWords(rendered.words, source));
+  absl::StatusOr<MegatronFlags> parsed = ParseMegatronWords(rendered.words, source);
+  if (!parsed.ok()) {
+    // A flag without its value: usually a variable the script leaves empty (an argument, a branch
+    // not taken); the rendering's notes say which.
+    if (rendered.notes.empty()) return parsed.status();
+    return absl::Status(parsed.status().code(),
+                        absl::StrCat(parsed.status().message(), "\n  reading the script: ",
+                                     absl::StrJoin(rendered.notes, "\n  reading the script: ")));
+  }
+  MegatronFlags flags = *std::move(parsed);
   for (auto it = rendered.notes.rbegin(); it != rendered.notes.rend(); ++it) {
     flags.launch_notes.insert(flags.launch_notes.begin(), absl::StrCat("script ", *it));
   }
@@ -344,6 +359,7 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
     if (!absl::EndsWith(tokens[i], ".py")) continue;
     const size_t slash = tokens[i].find_last_of('/');
     out.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
+    if (i > 0) out.launcher = tokens[0].substr(tokens[0].find_last_of('/') + 1);  // npos + 1 = 0
     ReadLauncher(tokens, i, out);
     start = i + 1;
     break;

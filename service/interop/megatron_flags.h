@@ -31,6 +31,9 @@ struct MegatronFlags {
   int64_t launcher_nproc_per_node = 0;     // 0 = not given
   int64_t launcher_nnodes = 0;
   std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
+  // The launcher's program ("torchrun", "deepspeed", "srun", "python"): the first word's file name;
+  // empty for a line of flags alone.
+  std::string launcher;
   std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
   std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
   // What reading a script (launch_script.h) and its launcher could not decide, one line each.

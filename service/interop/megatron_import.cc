@@ -1,5 +1,6 @@
 #include "service/interop/megatron_import.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/match.h"
@@ -12,6 +13,7 @@
 #include "proto/inputs.h"
 #include "proto/limits.h"
 #include "service/interop/deepspeed_config.h"
+#include "service/interop/megatron_export.h"
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
 #include "service/interop/megatron_split.h"
@@ -22,7 +24,14 @@ namespace {
 
 namespace v1 = hetsim::v1;
 
-// GPT-2's BPE vocabulary, what Megatron's GPT examples train with when no --vocab-size is given.
+// Megatron's entry points (and Megatron-DeepSpeed's): their lines describe the model with flags.
+// A `main.py` or `finetune*.py` run by DeepSpeed's launcher is a DeepSpeed script (DeepSpeed-Chat's
+// main.py), not Megatron's tasks/main.py.
+bool MegatronEntryPoint(const MegatronFlags& flags) {
+  const bool task = absl::StartsWith(flags.script, "finetune") || flags.script == "main.py";
+  return flags.script.empty() || absl::StartsWith(flags.script, "pretrain_") ||
+         flags.script == "run_text_generation_server.py" || (task && flags.launcher != "deepspeed");
+}
 
 class Reader {
  public:
@@ -51,6 +60,11 @@ class Reader {
     return Int(name, fallback, proto::limits::kMaxGpus);
   }
   bool Has(absl::string_view name) const { return flags_.Has(name); }
+  // DeepSpeed's engine runs the line: Megatron-DeepSpeed's --deepspeed, or a DeepSpeed script's config.
+  bool DeepSpeed() const {
+    return Has("deepspeed") || Has("deepspeed_config") || Has("deepspeed-config") ||
+           (flags_.launcher == "deepspeed" && !MegatronEntryPoint(flags_));
+  }
   std::vector<std::string> Values(absl::string_view name) const { return flags_.Values(name); }
   std::string Value(absl::string_view name) const { return flags_.Value(name).value_or(""); }
   absl::Status Contradict(absl::string_view a, absl::string_view b, absl::string_view why = "") const {
@@ -271,7 +285,16 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   const int64_t default_ffn = r.Has("swiglu") ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;  // Megatron's rule
   HETSIM_ASSIGN_OR_RETURN(int64_t ffn, r.Int("ffn-hidden-size", default_ffn));
   t.set_ffn_hidden_size(ffn);
-  t.set_gated_mlp(r.Has("swiglu"));
+  // quick-GeGLU is gated too (Megatron keeps the 4h default FFN for it): SwiGLU's GEMMs, another
+  // elementwise activation.
+  t.set_gated_mlp(r.Has("swiglu") || r.Has("quick-geglu"));
+  if (r.Has("quick-geglu")) notes.push_back("--quick-geglu: a gated MLP, priced as SwiGLU's (the same GEMMs)");
+  for (const char* activation : {"squared-relu", "openai-gelu"}) {
+    if (r.Has(activation)) {
+      notes.push_back(
+          absl::StrFormat("--%s: an elementwise activation, priced as GeLU's (the same GEMMs)", activation));
+    }
+  }
   t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
@@ -438,21 +461,103 @@ absl::StatusOr<v1::ContextParallelComm> ReadCpCommType(const Reader& r, int64_t 
   return type == "p2p" ? v1::CP_COMM_P2P : v1::CP_COMM_ALL_GATHER;
 }
 
-// Pipeline sends: Megatron-LM of 2023 overlapped them with --overlap-p2p-communication (off by
-// default); from 2024 interleaved schedules overlap unless --no-overlap-p2p-communication. A line with
-// flags only the later releases know (the uneven splits' and --num-virtual-stages-per-pipeline-rank)
-// takes the later default.
-bool BlockingP2p(const Reader& r, const MegatronSplit& split, int64_t chunks, std::vector<std::string>& notes) {
+// Flags only Megatron-Core's releases (2023 on) know, and flags of 2022's (sequence parallelism,
+// selective recomputation, the distributed optimizer): the version clues Plan.framework is read from.
+constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
+                                      "ddp-bucket-size",
+                                      "attention-backend",
+                                      "overlap-param-gather",
+                                      "use-mcore-models",
+                                      "tp-comm-overlap",
+                                      "context-parallel-size",
+                                      "use-torch-fsdp2",
+                                      "use-megatron-fsdp",
+                                      "use-custom-fsdp",
+                                      "overlap-p2p-communication",
+                                      "no-overlap-p2p-communication",
+                                      "num-virtual-stages-per-pipeline-rank",
+                                      "grad-reduce-in-bf16",
+                                      "main-grads-dtype",
+                                      "overlap-moe-expert-parallel-comm",
+                                      "expert-model-parallel-size",
+                                      "num-experts",
+                                      "fp8-format"};
+constexpr const char* k2022Flags[] = {"sequence-parallel", "recompute-activations", "recompute-granularity",
+                                      "use-distributed-optimizer", "no-async-tensor-model-parallel-allreduce"};
+
+// Megatron-LM of 2021 as the SC'21 artifact ran it: --checkpoint-activations and no later flag.
+bool Code2021(const Reader& r) {
+  return r.Has("checkpoint-activations") && !r.Has("sequence-parallel") && !r.Has("recompute-granularity") &&
+         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+}
+
+// Plan.framework from the line's version clues (docs/frameworks.md): DeepSpeed's engine, 2021's code,
+// Megatron-Core for a line with a flag of its releases (or none of 2022's: today's Megatron), Megatron-LM
+// 2022 otherwise. Its defaults are the ones the import assumes for what the line leaves out.
+v1::Framework LineFramework(const Reader& r, const MegatronSplit& split) {
+  const auto any = [&](const auto& flags) {
+    for (const char* f : flags) {
+      if (r.Has(f)) return true;
+    }
+    return false;
+  };
+  if (r.DeepSpeed()) return v1::MEGATRON_DEEPSPEED;
+  if (Code2021(r)) return v1::MEGATRON_LM_2021;
+  const bool core = split.later_releases() || any(kCoreFlags);
+  return core || !any(k2022Flags) ? v1::MEGATRON_CORE : v1::MEGATRON_LM_2022;
+}
+
+// Pipeline sends: Megatron-LM of May 2023 overlapped them with --overlap-p2p-communication (off by
+// default); from October 2023 (commit 4eeff55, "Make overlap_p2p_comm the default") the interleaved
+// schedule overlaps them unless --no-overlap-p2p-communication, and the others never do. A Megatron-Core
+// line takes the later default; 2021-2022 lines and DeepSpeed's engine block.
+bool BlockingP2p(const Reader& r, v1::Framework framework, int64_t chunks, std::vector<std::string>& notes) {
   if (r.Has("overlap-p2p-communication")) return false;
   if (r.Has("no-overlap-p2p-communication")) return true;
-  const bool later = split.later_releases() || r.Has("num-virtual-stages-per-pipeline-rank");
-  if (later && chunks > 1) {
+  if (framework == v1::MEGATRON_CORE && chunks > 1) {
     notes.push_back(
-        "pipeline sends overlap the interleaved schedule's compute (blocking_p2p false): Megatron-LM's default "
-        "since the release that has this line's pipeline-split flags");
+        "pipeline sends overlap the interleaved schedule's compute (blocking_p2p false): Megatron-Core's default "
+        "since October 2023; --no-overlap-p2p-communication blocks them");
     return false;
   }
   return true;
+}
+
+// Megatron-LM of 2021-2022 with --DDP-impl torch (its SC'21 runs up to 18.4B): PyTorch's DDP; `local`,
+// the default, is Megatron's own, which reduces after the backward.
+bool TorchDdp(const Reader& r) { return r.Value("DDP-impl") == "torch"; }
+
+// Megatron-Core's DDP buckets: with --overlap-grad-reduce, --ddp-bucket-size parameters, by default
+// max(40M, 1M x DP) (distributed_data_parallel.py); without it one bucket, as Megatron sets none. In
+// bytes of the reduced gradients (FP32 with grad_reduce_in_fp32). Megatron buckets the first pipeline
+// stage's first model chunk only; hetsim's plan has one size for all (noted).
+absl::Status SetDdpBuckets(const Reader& r, const Layout& l, const v1::Model& model, v1::Plan& plan,
+                           std::vector<std::string>& notes) {
+  if (r.Has("DDP-impl") && r.Value("DDP-impl") != "torch" && r.Value("DDP-impl") != "local") {
+    return r.Error(absl::StrFormat("--DDP-impl: \"%s\" is not local or torch", r.Value("DDP-impl")));
+  }
+  if (TorchDdp(r)) {
+    // PyTorch's DistributedDataParallel: 25 MiB buckets (bucket_cap_mb) all-reduced during the backward.
+    plan.set_grad_bucket_bytes(25u << 20);
+    notes.push_back(
+        "--DDP-impl torch: PyTorch's DistributedDataParallel, gradients all-reduced during the backward in 25 MiB "
+        "buckets (overlap_grad_reduce, grad_bucket_bytes)");
+    return absl::OkStatus();
+  }
+  if (!r.Has("overlap-grad-reduce") || r.DeepSpeed()) {
+    if (r.Has("ddp-bucket-size")) notes.push_back("--ddp-bucket-size: no effect without --overlap-grad-reduce");
+    return absl::OkStatus();
+  }
+  HETSIM_ASSIGN_OR_RETURN(const int64_t params,
+                          r.Int("ddp-bucket-size", std::max<int64_t>(40'000'000, 1'000'000 * l.dp), INT64_MAX / 8));
+  const int64_t element_bytes = plan.grad_reduce_in_fp32() || model.dtype() == v1::FP32 ? 4 : 2;
+  plan.set_grad_bucket_bytes(static_cast<uint64_t>(params * element_bytes));
+  notes.push_back(absl::StrFormat(
+      "gradient buckets of %d M parameters (%s; %d MB of %d-byte gradients), on every stage: Megatron buckets the "
+      "first pipeline stage's first model chunk and reduces the others' in one",
+      params / 1'000'000, r.Has("ddp-bucket-size") ? "--ddp-bucket-size" : "Megatron-Core's default max(40M, 1M x DP)",
+      params * element_bytes / 1'000'000, element_bytes));
+  return absl::OkStatus();
 }
 
 // Megatron-DeepSpeed: the stage of DeepSpeed's ZeRO (--zero-stage, or the config's); with pipelines,
@@ -493,7 +598,7 @@ absl::StatusOr<int> ReadZeroStage(const Reader& r, const Layout& l, std::vector<
     if (l.ep > 1) return r.Contradict("--use-torch-fsdp2", absl::StrFormat("--expert-model-parallel-size %d", l.ep));
     return 3;
   }
-  if (r.Has("deepspeed")) return ReadDeepSpeedZeroStage(r, l);
+  if (r.DeepSpeed()) return ReadDeepSpeedZeroStage(r, l);
   if (!megatron_fsdp) {
     if (r.Has("data-parallel-sharding-strategy")) {
       notes.push_back(absl::StrFormat("--data-parallel-sharding-strategy %s: no effect without --use-megatron-fsdp",
@@ -753,70 +858,55 @@ void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const Recompu
 // --no-async-tensor-model-parallel-allreduce turns it off, except under sequence parallelism, whose
 // reduce-scatter is always asynchronous. A line with the 2021 flag --checkpoint-activations and none
 // of the later ones is taken as 2021's code (the SC'21 artifact), which did not overlap. Pipeline
-// sends block as BlockingP2p says. Returns whether the line was read as 2021's code.
-bool SetPassOverlaps(const Reader& r, const Layout& l, const MegatronSplit& split, int64_t chunks, v1::Plan& plan,
+// sends block as BlockingP2p says.
+void SetPassOverlaps(const Reader& r, const Layout& l, v1::Framework framework, int64_t chunks, v1::Plan& plan,
                      std::vector<std::string>& notes) {
   const bool sp = r.Has("sequence-parallel");
-  const bool code_2021 = r.Has("checkpoint-activations") && !sp && !r.Has("recompute-granularity") &&
-                         !r.Has("recompute-activations") && !r.Has("use-distributed-optimizer");
+  const bool code_2021 = Code2021(r);
   plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
   if (code_2021 && l.tp > 1) {
     notes.push_back(
         "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
   }
-  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, split, chunks, notes));
-  return code_2021;
+  plan.set_blocking_p2p(l.pp > 1 && BlockingP2p(r, framework, chunks, notes));
 }
 
-// Flags only Megatron-Core's releases (2023 on) know, and flags of 2022's (sequence parallelism,
-// selective recomputation, the distributed optimizer): the version clues Plan.framework is read from.
-constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
-                                      "overlap-param-gather",
-                                      "use-mcore-models",
-                                      "tp-comm-overlap",
-                                      "context-parallel-size",
-                                      "use-torch-fsdp2",
-                                      "use-megatron-fsdp",
-                                      "use-custom-fsdp",
-                                      "overlap-p2p-communication",
-                                      "no-overlap-p2p-communication",
-                                      "num-virtual-stages-per-pipeline-rank",
-                                      "grad-reduce-in-bf16",
-                                      "main-grads-dtype",
-                                      "overlap-moe-expert-parallel-comm",
-                                      "expert-model-parallel-size",
-                                      "num-experts",
-                                      "fp8-format"};
-constexpr const char* k2022Flags[] = {"sequence-parallel", "recompute-activations", "recompute-granularity",
-                                      "use-distributed-optimizer", "no-async-tensor-model-parallel-allreduce"};
+// The defaults of the release a line's framework stands for, as the import applies them.
+const char* AssumedDefaults(v1::Framework framework) {
+  switch (framework) {
+    case v1::MEGATRON_CORE:
+      return "Megatron-Core's of 2024-2025 (attention backend auto, interleaved pipeline sends overlapped since "
+             "October 2023, DDP buckets of max(40M, 1M x DP) parameters with --overlap-grad-reduce)";
+    case v1::MEGATRON_LM_2022:
+      return "Megatron-LM 2022's (unfused attention, blocking pipeline sends, one gradient all-reduce per stage)";
+    case v1::MEGATRON_LM_2021:
+      return "Megatron-LM 2021's, v2.5 (unfused attention, blocking pipeline sends, synchronous TP backward)";
+    case v1::MEGATRON_DEEPSPEED:
+      return "DeepSpeed's engine (its pipeline engine's blocking sends, gradients reduced after the backward)";
+    case v1::FSDP2_TORCHTITAN:
+    case v1::FRAMEWORK_UNSPECIFIED:
+    case v1::Framework_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::Framework_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  return "the plan's fields";
+}
 
-// Plan.framework from the line's version clues (docs/frameworks.md): 2021's code as SetPassOverlaps
-// reads it, Megatron-Core for a line with a flag of its releases (or none of 2022's: today's Megatron),
-// Megatron-LM 2022 otherwise. The profile's behaviours the flags leave off go into framework_off, so the
-// plan runs exactly as the flags say.
-void SetFramework(const Reader& r, const MegatronSplit& split, bool code_2021, const v1::Model& model, v1::Plan& plan,
-                  std::vector<std::string>& notes) {
-  const auto any = [&](const auto& flags) {
-    for (const char* f : flags) {
-      if (r.Has(f)) return true;
-    }
-    return false;
-  };
-  const bool core = split.later_releases() || any(kCoreFlags);
-  plan.set_framework(r.Has("deepspeed")         ? v1::MEGATRON_DEEPSPEED
-                     : code_2021                ? v1::MEGATRON_LM_2021
-                     : core || !any(k2022Flags) ? v1::MEGATRON_CORE
-                                                : v1::MEGATRON_LM_2022);
+// Plan.framework named (LineFramework); the profile's behaviours the flags leave off go into
+// framework_off, so the plan runs exactly as the flags say.
+void SetFramework(v1::Framework framework, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
+  plan.set_framework(framework);
   // Megatron-DeepSpeed's behaviours are its engine's, not flags of the line: its profile applies whole.
   const spec::FrameworkProfile& profile = plan.framework() == v1::MEGATRON_DEEPSPEED
                                               ? spec::ProfileOf(proto::FrameworkOf(plan.framework()))
                                               : KeepBehavioursUnderFramework(plan.framework(), model, plan);
-  notes.push_back(
-      absl::StrFormat("framework %s (%s), read from the line's flags%s", profile.name, profile.enum_name,
-                      plan.framework_off().empty()
-                          ? ""
-                          : absl::StrCat("; the flags switch off ", absl::StrJoin(plan.framework_off(), ", "))));
+  notes.push_back(absl::StrFormat(
+      "framework %s (%s), read from the line's flags%s; defaults assumed for what the line leaves "
+      "out: %s",
+      profile.name, profile.enum_name,
+      plan.framework_off().empty() ? ""
+                                   : absl::StrCat("; the flags switch off ", absl::StrJoin(plan.framework_off(), ", ")),
+      AssumedDefaults(framework)));
 }
 
 // The attention kernel a line that names none runs: Megatron-Core's layers (Transformer Engine's, the
@@ -835,7 +925,8 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
       "--attention-backend unfused prices the unfused path");
 }
 
-// Models hetsim cannot describe: pricing them as transformers would be silently wrong.
+// Models and schedules hetsim cannot describe: pricing them as GPT decoders under 1F1B would be silently
+// wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (flags.script == "pretrain_mamba.py") {
     return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
@@ -855,12 +946,25 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
       {"main.py", "runs a fine-tuning or evaluation task (tasks/main.py)"},
   };
   for (const auto& [script, what] : kOtherEntryPoints) {
-    if (flags.script == script) {
+    if (flags.script == script && MegatronEntryPoint(flags)) {
       return r.Error(
           absl::StrFormat("%s %s, which hetsim does not model (it prices GPT-style decoders, "
                           "pretrain_gpt.py)",
                           script, what));
     }
+  }
+  if (flags.Has("window-size")) {
+    return r.Error(absl::StrFormat(
+        "--window-size %s: sliding-window attention is not modelled (hetsim prices full causal attention, "
+        "which costs more at long sequences); drop the flag for an upper bound",
+        flags.Value("window-size").value_or("")));
+  }
+  // Megatron-DeepSpeed's zero-bubble schedule defers weight gradients into the bubbles: not 1F1B.
+  if (flags.Has("enable-zbh1-pipeline")) {
+    return r.Error(
+        "--enable-zbh1-pipeline: the zero-bubble schedule (ZB-H1: weight gradients deferred into the pipeline's "
+        "bubbles) is not modelled (hetsim runs 1F1B, interleaved 1F1B, GPipe and HAPT's schedules); without the "
+        "flag the line is DeepSpeed's 1F1B");
   }
   for (const auto& [name, value] : flags.flags) {
     if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
@@ -892,9 +996,28 @@ absl::Status CheckOverlapFlags(const Reader& r, int zero_stage) {
   return absl::OkStatus();
 }
 
+// Megatron's micro-batch; a DeepSpeed config without train_micro_batch_size_per_gpu gives it as
+// DeepSpeed derives it: train_batch_size / (gradient_accumulation_steps x data parallel).
+absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  if (r.Has("micro-batch-size") || !r.Has("global-batch-size") || !r.DeepSpeed()) return r.Int("micro-batch-size", 0);
+  HETSIM_ASSIGN_OR_RETURN(const int64_t global, r.Int("global-batch-size", 0));
+  HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
+  if (global % (accumulation * l.dp) != 0) {
+    return r.Error(absl::StrFormat(
+        "the DeepSpeed config's train_batch_size %d is not a multiple of gradient_accumulation_steps %d x data "
+        "parallel %d (DeepSpeed's rule): no micro-batch per GPU fits",
+        global, accumulation, l.dp));
+  }
+  notes.push_back(absl::StrFormat(
+      "micro-batch per GPU %d: train_batch_size %d / (gradient_accumulation_steps %d x data parallel %d), as "
+      "DeepSpeed derives it",
+      global / (accumulation * l.dp), global, accumulation, l.dp));
+  return global / (accumulation * l.dp);
+}
+
 // The global batch and hetsim's microbatch (Megatron's micro-batch on every data-parallel replica).
 absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
-  HETSIM_ASSIGN_OR_RETURN(int64_t micro, r.Int("micro-batch-size", 0));
+  HETSIM_ASSIGN_OR_RETURN(int64_t micro, MicroBatch(r, l, notes));
   if (!r.Has("global-batch-size")) {
     notes.push_back(
         absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
@@ -956,7 +1079,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
     plan.set_virtual_stages(static_cast<uint32_t>(chunks));
     for (int64_t layers : split.layout_layers) plan.add_virtual_stage_layers(static_cast<uint32_t>(layers));
   }
-  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce"));
+  plan.set_overlap_grad_reduce(r.Has("overlap-grad-reduce") || TorchDdp(r));
   plan.set_moe_a2a_overlap(r.Has("overlap-moe-expert-parallel-comm"));
   if (plan.moe_a2a_overlap()) HETSIM_RETURN_IF_ERROR(CheckMoeOverlap(r, l, chunks, out.model));
   // Sharded parameters (FSDP) are gathered layer by layer, the next one's while a layer computes (both
@@ -966,13 +1089,15 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
-  const bool code_2021 = SetPassOverlaps(r, l, split, chunks, plan, out.notes);
+  const v1::Framework framework = LineFramework(r, split);
+  SetPassOverlaps(r, l, framework, chunks, plan, out.notes);
+  HETSIM_RETURN_IF_ERROR(SetDdpBuckets(r, l, out.model, plan, out.notes));
   const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
   plan.set_cp_comm_type(cp_comm);
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
-  SetFramework(r, split, code_2021, out.model, plan, out.notes);
+  SetFramework(framework, out.model, plan, out.notes);
   DefaultAttention(r, plan.framework(), out.model, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
@@ -987,12 +1112,102 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
 
 }  // namespace
 
+namespace {
+
+// What the line says of its run, for a refusal that asks for the model: "a DeepSpeed run of
+// finetune_zero3.py (ZeRO stage 3, BF16, batch 4 from its config)".
+std::string RunWithoutModel(const MegatronFlags& flags) {
+  std::vector<std::string> known;
+  if (flags.Has("zero-stage")) known.push_back(absl::StrCat("ZeRO stage ", flags.Value("zero-stage").value_or("")));
+  if (flags.Has("bf16")) known.push_back("BF16");
+  if (flags.Has("fp16")) known.push_back("FP16");
+  if (flags.Has("global-batch-size"))
+    known.push_back(absl::StrCat("batch ", flags.Value("global-batch-size").value_or("")));
+  const bool deepspeed = flags.launcher == "deepspeed" || flags.Has("deepspeed") || flags.Has("deepspeed_config") ||
+                         flags.Has("deepspeed-config");
+  return absl::StrFormat(
+      "a %s run of %s%s",
+      deepspeed                ? "DeepSpeed"
+      : flags.launcher.empty() ? "Python"
+                               : flags.launcher,
+      flags.script, known.empty() ? "" : absl::StrCat(" (", absl::StrJoin(known, ", "), " from its config and flags)"));
+}
+
+// A line whose script builds its model itself (a DeepSpeed or Hugging Face training script: the model
+// comes from a name, not from --num-layers ...): the model of the request, as flags, or the refusal
+// that says what is missing and how to give it.
+absl::StatusOr<MegatronFlags> WithRequestModel(MegatronFlags flags, const MegatronImportRequest& request,
+                                               absl::string_view source) {
+  static constexpr const char* kShape[] = {"num-layers", "hidden-size", "num-attention-heads"};
+  const bool shaped = std::any_of(std::begin(kShape), std::end(kShape), [&](const char* f) { return flags.Has(f); });
+  if (request.model.has_value()) {
+    if (shaped) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: --model and the line's --num-layers / --hidden-size / --num-attention-heads contradict each other: "
+          "give the model one way",
+          source));
+    }
+    std::vector<std::string> written;
+    ModelFlags(*request.model, written);
+    HETSIM_ASSIGN_OR_RETURN(MegatronFlags model,
+                            ParseMegatronWords(ShellTokens(absl::StrJoin(written, " ")), "--model"));
+    const bool dtype_given = flags.Has("fp16") || flags.Has("bf16") || flags.Has("fp8-format");
+    for (const auto& [name, value] : model.flags) {
+      if (dtype_given && (name == "fp16" || name == "bf16" || name == "fp8-format")) continue;
+      flags.flags.try_emplace(name, value);
+    }
+    flags.launch_notes.push_back(absl::StrFormat("the model: %s (--model)", request.model->name()));
+    return flags;
+  }
+  if (shaped || MegatronEntryPoint(flags)) return flags;
+  std::vector<std::string> named;
+  for (const char* f : {"model_name_or_path", "model_name", "model-name", "model", "model_type", "config_name"}) {
+    if (flags.Has(f)) named.push_back(absl::StrCat("--", f, " ", flags.Value(f).value_or("")));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s: the script builds its model itself%s, so the line has no model shape (--num-layers, "
+      "--hidden-size, --num-attention-heads, --seq-length): give the model with --model MODEL.pbtxt (a hetsim "
+      "Model file such as examples/model-gpt39b.pbtxt); the layout, batch and ZeRO stage then come from the line",
+      source, RunWithoutModel(flags), named.empty() ? "" : absl::StrCat(" (", absl::StrJoin(named, ", "), ")")));
+}
+
+// Megatron-DeepSpeed's MoE scripts pass --num-experts 1 for their dense runs (its default: a dense MLP).
+MegatronFlags OneExpertIsDense(MegatronFlags flags) {
+  if (flags.Value("num-experts") == std::optional<std::string>("1")) {
+    flags.flags.erase("num-experts");
+    flags.launch_notes.push_back("--num-experts 1: one expert is a dense MLP (Megatron-DeepSpeed's default)");
+  }
+  return flags;
+}
+
+// DeepSpeed-Ulysses (Megatron-DeepSpeed's --ds-sequence-parallel-size N): each sequence split over N
+// GPUs, all-to-alls around the attention, and data parallel = world / (TP x PP x N). That is
+// Megatron's context parallelism of type a2a (Transformer Engine's, after Ulysses): read as
+// --context-parallel-size N --cp-comm-type a2a.
+MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
+  const std::optional<std::string> n = flags.Value("ds-sequence-parallel-size");
+  if (!n || flags.Has("context-parallel-size")) return flags;
+  flags.flags.erase("ds-sequence-parallel-size");
+  if (*n == "1") return flags;
+  flags.flags.emplace("context-parallel-size", FlagValue{{*n}, 0});
+  flags.flags.emplace("cp-comm-type", FlagValue{{"a2a"}, 0});
+  flags.launch_notes.push_back(absl::StrFormat(
+      "--ds-sequence-parallel-size %s: DeepSpeed-Ulysses, priced as context parallelism %s with all-to-alls "
+      "(cp_comm_type CP_COMM_ALL_TO_ALL)",
+      *n, *n));
+  return flags;
+}
+
+}  // namespace
+
 // A refusal also says what the script left undecided: the unset variable or the command not run is
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
-  HETSIM_ASSIGN_OR_RETURN(const MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
-  absl::StatusOr<MegatronImport> out = ImportFlags(with_config, cluster, request, source);
+  HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
+  HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
+  absl::StatusOr<MegatronImport> out =
+      ImportFlags(UlyssesAsContextParallel(OneExpertIsDense(std::move(with_config))), cluster, request, source);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));

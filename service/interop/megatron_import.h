@@ -5,6 +5,7 @@
 #ifndef HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_
 #define HETSIM_SERVICE_INTEROP_MEGATRON_IMPORT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct MegatronImportRequest {
   int64_t nodes = 0;          // 0 = torchrun's --nnodes
   int64_t gpus_per_node = 0;  // 0 = torchrun's --nproc_per_node, else the island's node type
   std::string name;           // plan name; "" = "megatron-tpT-ppP-dpD"
+  // The model of a line that does not describe one (a DeepSpeed or Hugging Face script that builds its
+  // model from a name, `--model_name_or_path meta-llama/Llama-2-7b-hf`): its shape as Megatron's flags
+  // (megatron_export.h's ModelFlags). A line that names its own shape and a model here is an error.
+  std::optional<hetsim::v1::Model> model;
 };
 
 struct MegatronImport {

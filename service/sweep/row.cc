@@ -27,6 +27,7 @@ constexpr const char* kMetricColumns[] = {"iteration_time_ms",
                                           "bubble_ratio",
                                           "eta",
                                           "peak_memory_gib",
+                                          "memory_capacity_gib",
                                           "oom",
                                           "num_gpus",
                                           "num_stages",
@@ -171,10 +172,14 @@ std::string RowFormatter::Row(int64_t point, const absl::StatusOr<Report>& resul
   };
   if (result.ok()) {
     const Report& r = *result;
-    double peak = 0;
-    for (const hetsim::v1::StageReport& s : r.stages()) peak = std::max(peak, s.peak_memory_gib());
-    for (double x :
-         {r.iteration_time_ms(), r.tokens_per_s(), r.samples_per_s(), r.mfu(), r.bubble_ratio(), r.eta(), peak}) {
+    // The largest per-GPU peak, and the capacity of the GPUs of the stage that has it.
+    double peak = 0, capacity = 0;
+    for (const hetsim::v1::StageReport& s : r.stages()) {
+      if (s.peak_memory_gib() > peak || capacity == 0) capacity = s.memory_capacity_gib();
+      peak = std::max(peak, s.peak_memory_gib());
+    }
+    for (double x : {r.iteration_time_ms(), r.tokens_per_s(), r.samples_per_s(), r.mfu(), r.bubble_ratio(), r.eta(),
+                     peak, capacity}) {
       add(Number(x), false);
     }
     add(r.oom() ? "true" : "false", false);
@@ -185,7 +190,7 @@ std::string RowFormatter::Row(int64_t point, const absl::StatusOr<Report>& resul
     add(PointStatusName(result), true);
     add(r.oom() ? OomMessage(r) : "", true);
   } else {
-    for (int i = 0; i < 12; ++i) add("", false);
+    for (int i = 0; i < 13; ++i) add("", false);
     add(PointStatusName(result), true);
     add(OneLine(result.status().message()), true);
   }

@@ -84,6 +84,39 @@ AxisValues ValuesOf(const SweepTable& t, int column) {
   return a;
 }
 
+// The GPUs' memory capacity under the peak-memory chart's points (the rows' memory_capacity_gib): one
+// flat line when every point has the same, else one line per line of points; none in rows written
+// before the column existed.
+std::vector<Series> CapacityLines(const SweepTable& t, const std::vector<const std::vector<std::string>*>& rows,
+                                  const AxisValues& x_axis, int line_col) {
+  const int capacity = ColumnOf(t, "memory_capacity_gib");
+  const int x_col = ColumnOf(t, t.axes[0]);
+  std::map<std::string, std::vector<Point>> by_line;  // line value -> (x, capacity)
+  std::set<double> capacities;
+  for (const auto* row : rows) {
+    double c = 0;
+    if (capacity < 0 || !absl::SimpleAtod((*row)[capacity], &c) || c <= 0) continue;
+    by_line[line_col >= 0 ? (*row)[line_col] : ""].push_back(
+        {x_axis.X((*row)[x_col]), c, 0, 0, absl::StrFormat("capacity %s GiB", Num(c))});
+    capacities.insert(c);
+  }
+  std::vector<Series> out;
+  if (capacities.size() == 1) {
+    std::vector<Point> all;
+    for (auto& [line, points] : by_line) all.insert(all.end(), points.begin(), points.end());
+    std::sort(all.begin(), all.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+    out.emplace_back(absl::StrFormat("GPU memory (%s GiB)", Num(*capacities.begin())), "#7f7f7f", SeriesStyle::kDashed,
+                     std::vector<Point>{all.front(), all.back()});
+    return out;
+  }
+  for (auto& [line, points] : by_line) {
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+    out.emplace_back(line.empty() ? "GPU memory" : absl::StrCat("GPU memory, ", t.axes[1], " = ", line), "#7f7f7f",
+                     SeriesStyle::kDashed, std::move(points));
+  }
+  return out;
+}
+
 std::string MetricCharts(const SweepTable& t, const Metric& m) {
   const int metric = ColumnOf(t, m.column);
   const int x_col = ColumnOf(t, t.axes[0]);
@@ -129,6 +162,9 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
       if (!s.points.empty()) series.push_back(std::move(s));
     }
     if (!oom.points.empty()) series.push_back(std::move(oom));
+    if (std::string(m.column) == "peak_memory_gib") {
+      for (Series& c : CapacityLines(t, rows_of[panel], x_axis, line_col)) series.push_back(std::move(c));
+    }
     ChartSpec spec(panel.empty() ? m.label : panel, t.axes[0], m.label, multiples ? 500 : 740, multiples ? 280 : 330);
     if (!x_axis.numeric) spec.x_categories = x_axis.values;
     spec.legend = line_col >= 0 || series.size() > 1;

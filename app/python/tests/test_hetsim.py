@@ -240,7 +240,19 @@ def test_search_loop_example():
     r = subprocess.run([sys.executable, os.path.join(EX, "python", "search_loop.py")], cwd=SOURCE, capture_output=True,
                        text=True, env={**os.environ})
     assert r.returncode == 0, r.stderr
-    assert "best: tp" in r.stdout
+    # TP 2 and TP 4 are faster but do not fit in the A100s' 80 GiB (report.oom): the loop keeps TP 8.
+    assert "tp2 out of memory: stage" in r.stdout and "tp4 out of memory: stage" in r.stdout
+    assert "best: tp8" in r.stdout
+
+
+def test_an_out_of_memory_plan_says_so_in_report_oom():
+    plan = text_format.Parse(open(os.path.join(EX, "plan-megatron-39b.pbtxt")).read(), hetsim_pb2.Plan())
+    for stage in plan.stages:
+        stage.tensor_parallel, stage.data_parallel = 4, 64
+    plan.micro_batch_size = 4 * 64
+    report = hetsim.run(plan, os.path.join(EX, "cluster-a100-512.pbtxt"))
+    assert report.oom
+    assert any(s.oom and s.peak_memory_gib > s.memory_capacity_gib for s in report.stages)
 
 
 def test_plan_takes_context_parallelism_and_fp32_gradients():
