@@ -15,6 +15,7 @@
 #include "base/check.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "planner/planner.h"
 #include "proto/any_message.h"
 #include "proto/gpu_presets.h"
@@ -131,7 +132,8 @@ absl::StatusOr<std::string> Collective(const Args& args) {
                                                            .cluster_file = cluster_in.name,
                                                            .ideal = args.flag("ideal"),
                                                            .request = req,
-                                                           .mode = mode}));
+                                                           .mode = mode,
+                                                           .max_wall_seconds = args.real("max_wall_seconds")}));
   HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(args.integer("bytes")));
   return Serialize(driver::CollectiveReportOf(session.request(), r));
 }
@@ -234,7 +236,7 @@ std::vector<Call> MakeCalls() {
        "CollectiveReport",
        {InputParam("cluster", "Cluster"), Text("op", "all-reduce"), RequiredOption("bytes", Kind::kInt),
         RequiredOption("gpus", Kind::kInts), Text("algorithm", "auto"), Text("network", "max-min"),
-        Option("ideal", Kind::kBool, false)},
+        Option("ideal", Kind::kBool, false), Option("max_wall_seconds", Kind::kDouble, 0.0)},
        Collective},
       {"sweep",
        "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
@@ -324,6 +326,8 @@ absl::StatusOr<std::string> Invoke(const Call& call, const std::vector<Value>& v
     if (!Holds(values[i], p.kind)) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": expected ", KindName(p.kind)));
     }
+    // Every real parameter is a --max-wall-seconds; the CLI's own check, word for word.
+    if (p.kind == Kind::kDouble) HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(std::get<double>(values[i]), p.name));
     if (p.kind == Kind::kCount && std::get<int64_t>(values[i]) < 0) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": ", std::get<int64_t>(values[i]), " is negative"));
     }

@@ -39,7 +39,10 @@ struct SimulateOptions {
   hetsim::v1::Faults faults;
   std::vector<driver::FaultSource> fault_sources;
   uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
-  double max_wall_seconds = 0;  // 0 = no limit
+  double max_wall_seconds = 0;  // 0 = no limit; holds from the setup's start (base/wall_limit.h)
+  // The plan's estimated memory (sim/executor/flow_estimate.h) must fit it before anything is set up;
+  // 0 = the machine's physical memory.
+  uint64_t max_memory_bytes = 0;
   // Set: the run records what a Chrome trace needs and Simulation.trace_json holds it.
   std::optional<traces::TraceSelection> trace;
   // Set: the run samples the busy time of every link (Simulation.sampled_links), for the HTML report's

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 
+#include "base/spec/plan.h"
 #include "sim/executor/setup.h"
+#include "topology/device_graph.h"
 
 namespace hetsim::sim::executor {
 
@@ -19,6 +21,28 @@ struct FlowEstimate {
 };
 
 FlowEstimate EstimateExactFlows(const ExecutionSetup& setup);
+
+// What a plan will cost at least, from its inputs alone, before anything is set up: the figures
+// `hetsim run` checks against --max-events and --max-memory so that a plan far over them is refused in
+// milliseconds instead of after minutes of setup (docs/reliability.md, "Work bounded before it
+// starts"). Lower bounds, so that a run they let through may still stop at a limit, but a run they
+// refuse could never have fitted.
+struct WorkEstimate {
+  int64_t pipeline_tasks = 0;     // forward and backward passes: microbatches x stages x virtual stages x 2
+  int64_t grad_sync_ranks = 0;    // ranks of every data-parallel synchronisation group (stages with DP > 1)
+  int64_t cluster_links = 0;      // links of the cluster's topology
+  uint64_t min_events = 0;        // each pass ends with one event
+  uint64_t min_memory_bytes = 0;  // the DAG, the synchronisation rings' routes and the network's links
+};
+
+// Measured lower bounds of the memory each item costs (Release, docs/reliability.md): the DAG 430 bytes
+// per task (1.29 GB for 3 x 10^6), a data-parallel ring 14 KB per rank (1.42 GB at DP 100,000 and
+// 11.2 GB at DP 800,000, routes and transfer graphs of its channels), a link of the network 300 bytes.
+inline constexpr uint64_t kMinBytesPerPipelineTask = 400;
+inline constexpr uint64_t kMinBytesPerGradSyncRank = 8 * 1024;
+inline constexpr uint64_t kMinBytesPerLink = 200;
+
+WorkEstimate EstimateWork(const spec::PlanSpec& plan, const topology::Topology& topology);
 
 }  // namespace hetsim::sim::executor
 
