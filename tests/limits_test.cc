@@ -76,7 +76,7 @@ TEST_CASE("limits: hetsim run exits 2 naming the limit and writes no report or t
   CHECK_FALSE(std::filesystem::exists(dir + "/r.json"));
   CHECK_FALSE(std::filesystem::exists(dir + "/t.json"));
 
-  // The wall clock is checked every 65,536 events: the 512-GPU iteration has far more.
+  // The wall clock is checked every 1,024 events: the 512-GPU iteration has far more.
   const Ran wall = Hetsim(dir, absl::StrCat("run ", dir, "/plan-512gpu.pbtxt --cluster ", dir,
                                             "/cluster-512gpu.pbtxt --max-wall-seconds 1e-9 --report ", dir, "/w.json"));
   CHECK(wall.exit_code == 2);

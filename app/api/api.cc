@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +43,18 @@ namespace v1 = hetsim::v1;
 absl::Status ParseInput(const Input& in, google::protobuf::Message* m) {
   if (in.is_path) return proto::Load(in.path, m);
   return proto::ParseMessage(in.bytes, proto::FileFormat::kBinary, in.name, m);
+}
+
+// An integer parameter that lands in a 32-bit field, refused beyond it as the command line's parser
+// refuses "--threads 4294967301" (a cast wrapped it to 5, which Python then ran with).
+absl::StatusOr<int> Int32Arg(const Args& args, absl::string_view name) {
+  const int64_t v = args.integer(name);
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %d is outside [%d, %d]", name, v,
+                                                      std::numeric_limits<int32_t>::min(),
+                                                      std::numeric_limits<int32_t>::max()));
+  }
+  return static_cast<int>(v);
 }
 
 absl::StatusOr<v1::Cluster> LoadClusterInput(const Input& in) {
@@ -94,11 +107,11 @@ absl::StatusOr<std::string> Plan(const Args& args) {
   command.cp_comm_type = args.str("cp_comm_type");
   command.prediction = args.str("prediction");
   planner::PlanRequest& req = command.request;
-  req.layers = static_cast<int>(args.integer("layers"));
+  HETSIM_ASSIGN_OR_RETURN(req.layers, Int32Arg(args, "layers"));
   req.global_batch_size = static_cast<uint64_t>(args.integer("global_batch_size"));
   req.micro_batch_size = static_cast<uint64_t>(args.integer("micro_batch_size"));
-  req.threads = static_cast<int>(args.integer("threads"));
-  req.context_parallel = static_cast<int>(args.integer("context_parallel"));
+  HETSIM_ASSIGN_OR_RETURN(req.threads, Int32Arg(args, "threads"));
+  HETSIM_ASSIGN_OR_RETURN(req.context_parallel, Int32Arg(args, "context_parallel"));
   req.grad_reduce_in_fp32 = args.flag("grad_reduce_in_fp32");
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
   HETSIM_RETURN_IF_ERROR(ParseInput(model_in, &command.inputs.model));
@@ -140,13 +153,14 @@ absl::StatusOr<std::string> Collective(const Args& args) {
 
 absl::StatusOr<std::string> Sweep(const Args& args) {
   const Input& sweep = args.input("sweep");
-  const int64_t jobs = args.integer("jobs");
+  HETSIM_ASSIGN_OR_RETURN(const int jobs, Int32Arg(args, "jobs"));
+  // As `sweep --jobs`: at least 1 (the runner refuses more than kMaxWorkerThreads for both).
+  if (jobs < 1) return absl::InvalidArgumentError(absl::StrFormat("jobs: %d: must be at least 1", jobs));
   v1::Sweep message;
   HETSIM_RETURN_IF_ERROR(ParseInput(sweep, &message));
   sweep::SimulationEvaluator evaluator;
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
-                          sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name,
-                                                   jobs > 0 ? static_cast<int>(jobs) : 1, evaluator));
+                          sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs, evaluator));
   return Serialize(result);
 }
 

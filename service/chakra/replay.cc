@@ -119,7 +119,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
 
   absl::Status RunEngine() {
     const auto wall_start = std::chrono::steady_clock::now();
-    constexpr uint64_t kSlice = 1 << 16;
+    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
     for (;;) {
       uint64_t limit = sim_.events_processed() + kSlice;
       if (options_.max_events > 0) limit = std::min(limit, options_.max_events);

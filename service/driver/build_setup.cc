@@ -38,9 +38,18 @@ uint64_t PhysicalMemoryBytes() {
   return pages > 0 && page_bytes > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes) : 0;
 }
 
-absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, const topology::Topology& topology,
-                               const WorkLimits& limits) {
-  const sim::executor::WorkEstimate e = sim::executor::EstimateWork(plan, topology);
+int64_t ClusterGpus(const hetsim::v1::Cluster& cluster) {
+  int64_t gpus = 0;
+  for (const hetsim::v1::Island& island : cluster.islands()) {
+    for (const hetsim::v1::NodeType& type : cluster.node_types()) {
+      if (type.name() == island.node_type()) gpus += static_cast<int64_t>(island.node_count()) * type.gpus_per_node();
+    }
+  }
+  return gpus;
+}
+
+absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits) {
+  const sim::executor::WorkEstimate e = sim::executor::EstimateWork(plan, cluster_gpus);
   if (limits.max_events > 0 && e.min_events > limits.max_events) {
     return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
                          absl::StrFormat("%s: the iteration needs at least %d events (%d microbatches x %d stages x "
@@ -57,11 +66,11 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, const topology::Topol
           : absl::StrFormat("the machine's memory (%.2f GB, the default --max-memory)", Gigabytes(memory));
   return RunLimitError(
       absl::StatusCode::kResourceExhausted, "max-memory",
-      absl::StrFormat("%s: the simulation needs at least %.2f GB (%d passes in the pipeline DAG, %d ranks in "
-                      "data-parallel synchronisation rings, %d links; docs/reliability.md), over %s; nothing was "
-                      "set up; raise it with --max-memory SIZE, or shrink the plan",
-                      plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_links,
-                      limit));
+      absl::StrFormat(
+          "%s: the simulation needs at least %.2f GB (%d passes in the pipeline DAG, %d ranks in "
+          "data-parallel synchronisation rings, %d GPUs in the cluster; docs/reliability.md), over %s; nothing was "
+          "set up; raise it with --max-memory SIZE, or shrink the plan",
+          plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
 }
 
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
@@ -70,10 +79,14 @@ absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const 
                                                                           const WorkLimits* limits) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup"));
+  if (limits != nullptr) {
+    HETSIM_RETURN_IF_ERROR(
+        CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path), ClusterGpus(inputs.cluster), *limits));
+  }
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
-  if (limits != nullptr) HETSIM_RETURN_IF_ERROR(CheckWorkEstimate(spec.plan, *topology, *limits));
   return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
 }
 

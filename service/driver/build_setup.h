@@ -31,9 +31,11 @@ struct WorkLimits {
 uint64_t PhysicalMemoryBytes();
 
 // A run limit (base/wall_limit.h) naming the plan file, the estimate, the limit and how to raise it,
-// when the plan's estimate on `topology` is over `limits`; OK otherwise.
-absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, const topology::Topology& topology,
-                               const WorkLimits& limits);
+// when the plan's estimate on a cluster of `cluster_gpus` is over `limits`; OK otherwise.
+absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits);
+
+// The GPUs of a validated cluster message (every island's nodes x its node type's GPUs).
+int64_t ClusterGpus(const hetsim::v1::Cluster& cluster);
 
 // The topology, the spec and the setup; a cluster the topology refuses is named by its file. With
 // `limits`, a plan whose estimate is over them is refused before the setup is built.

@@ -15,7 +15,7 @@ std::vector<LinkSpec> NetworkLinks(const topology::Topology& topology) {
 }
 
 absl::Status RunWithinWallLimit(Simulator& simulator, absl::string_view during) {
-  constexpr uint64_t kSlice = 1 << 16;
+  constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
   for (;;) {
     simulator.set_max_events(simulator.events_processed() + kSlice);
     const RunOutcome outcome = simulator.Run();

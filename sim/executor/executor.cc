@@ -91,7 +91,7 @@ class Run : private EventHandler, private FlowObserver {
     }
     if (options_.link_sample_period > 0) Sample();
 
-    constexpr uint64_t kSlice = 1 << 16;
+    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
     for (;;) {
       uint64_t limit = sim_.events_processed() + kSlice;
       if (options_.max_events > 0) limit = std::min(limit, options_.max_events);

@@ -42,7 +42,7 @@ FlowEstimate EstimateExactFlows(const ExecutionSetup& setup) {
   return e;
 }
 
-WorkEstimate EstimateWork(const spec::PlanSpec& plan, const topology::Topology& topology) {
+WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
   WorkEstimate e;
   const auto stages = static_cast<int64_t>(plan.stages.size());
   e.pipeline_tasks = plan.microbatches * stages * std::max(1, plan.virtual_stages) * 2;
@@ -54,11 +54,11 @@ WorkEstimate EstimateWork(const spec::PlanSpec& plan, const topology::Topology& 
     }
     if (replicas > 1) e.grad_sync_ranks += gpus * std::max(1, plan.context_parallel);
   }
-  e.cluster_links = static_cast<int64_t>(topology.links().size());
+  e.cluster_gpus = cluster_gpus;
   e.min_events = static_cast<uint64_t>(e.pipeline_tasks);
   e.min_memory_bytes = static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
                        static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
-                       static_cast<uint64_t>(e.cluster_links) * kMinBytesPerLink;
+                       static_cast<uint64_t>(e.cluster_gpus) * kMinBytesPerClusterGpu;
   return e;
 }
 
