@@ -45,7 +45,7 @@ absl::Status WallLimit::Check(absl::string_view during) const {
   const double elapsed = elapsed_seconds();
   if (elapsed <= seconds_) return absl::OkStatus();
   return RunLimitError(absl::StatusCode::kDeadlineExceeded, "max-wall-seconds",
-                       absl::StrFormat("%s ran past the --max-wall-seconds limit (%g s; %.1f s spent); raise it "
+                       absl::StrFormat("%s ran past the --max-wall-seconds limit (%g s) after %.1f s; raise it "
                                        "with --max-wall-seconds S (0 = no limit)",
                                        during, seconds_, elapsed));
 }

@@ -16,7 +16,7 @@
 namespace hetsim::testing {
 namespace {
 
-TEST_CASE("wall limit: no limit never passes; a passed one is a run limit naming what ran", "[limits]") {
+TEST_CASE("wall limit: no limit never passes and a passed one is a run limit naming what ran", "[limits]") {
   const WallLimit none;
   CHECK_FALSE(none.limited());
   CHECK(none.Check("anything").ok());
@@ -33,7 +33,7 @@ TEST_CASE("wall limit: no limit never passes; a passed one is a run limit naming
   CHECK_FALSE(ValidateMaxWallSeconds(std::nan(""), "x").ok());
 }
 
-TEST_CASE("wall limit: a scope installs the thread's limit, nested scopes restore the outer", "[limits]") {
+TEST_CASE("wall limit: a scope installs the thread's limit and nested scopes restore the outer", "[limits]") {
   CHECK_FALSE(CurrentWallLimit().limited());
   const WallLimit past(1e-9, WallLimit::Clock::now() - std::chrono::seconds(1));
   {

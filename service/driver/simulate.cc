@@ -82,7 +82,7 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   const WallLimit wall_limit(options.max_wall_seconds, start);
   std::optional<WallLimitScope> wall_scope;
   if (wall_limit.limited()) wall_scope.emplace(wall_limit);
-  const WorkLimits limits{.max_events = options.max_events, .max_memory_bytes = options.max_memory_bytes};
+  const WorkLimits limits = WorkLimitsOf(options);
   if (options.ideal && !inputs.cluster.ideal()) {
     proto::PlanInputs ideal = inputs;
     ideal.cluster.set_ideal(true);

@@ -39,7 +39,7 @@ absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateO
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
-  const WorkLimits limits{.max_events = options.max_events, .max_memory_bytes = options.max_memory_bytes};
+  const WorkLimits limits = WorkLimitsOf(options);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::executor::ExecutionSetup> setup,
                           BuildSetup(mine, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
   sim::executor::DropStageGradientSync(*setup);
