@@ -69,12 +69,14 @@ TEST_CASE("limits: hetsim run exits 2 naming the limit and writes no report or t
   const Ran events = Hetsim(dir, absl::StrCat("run ", plan, " --cluster ", cluster, " --max-events 10 --report ", dir,
                                               "/r.json --trace ", dir, "/t.json"));
   CHECK(events.exit_code == 2);
-  CHECK_THAT(events.err, Catch::StartsWith("hetsim run: the simulation reached the --max-events limit (10 events)") &&
+  // Refused before setup: 128 microbatches x 3 stages x 2 passes end with 768 events at least.
+  CHECK_THAT(events.err, Catch::StartsWith("hetsim run: " + plan + ": the iteration needs at least 768 events") &&
+                             Catch::Contains("over the --max-events limit (10 events); raise it with --max-events N") &&
                              !Catch::Contains("internal error"));
   CHECK_FALSE(std::filesystem::exists(dir + "/r.json"));
   CHECK_FALSE(std::filesystem::exists(dir + "/t.json"));
 
-  // The wall clock is checked every 65,536 events: the 512-GPU iteration has far more.
+  // The wall clock is checked every 1,024 events: the 512-GPU iteration has far more.
   const Ran wall = Hetsim(dir, absl::StrCat("run ", dir, "/plan-512gpu.pbtxt --cluster ", dir,
                                             "/cluster-512gpu.pbtxt --max-wall-seconds 1e-9 --report ", dir, "/w.json"));
   CHECK(wall.exit_code == 2);
@@ -93,7 +95,8 @@ TEST_CASE("limits: a sweep point that reaches a limit is recorded as limit and t
   const std::string rows = ReadFile(dir + "/cut.csv");
   CHECK(std::count(rows.begin(), rows.end(), '\n') == 25);
   CHECK(rows.find(",ok,") == std::string::npos);
-  CHECK_THAT(rows, Catch::Contains(",limit,\"the simulation reached the --max-events limit (10 events) at "));
+  CHECK_THAT(rows, Catch::Contains(",limit,\"") && Catch::Contains("the iteration needs at least 768 events") &&
+                       Catch::Contains("over the --max-events limit (10 events)"));
   // Deterministic rows, whatever --jobs.
   REQUIRE(Hetsim(dir, absl::StrCat("sweep ", sweep, " -o ", dir, "/cut1.csv -j 1 --max-events 10")).exit_code == 0);
   CHECK(ReadFile(dir + "/cut1.csv") == rows);

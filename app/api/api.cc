@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "base/check.h"
 #include "base/collective_op.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "planner/planner.h"
 #include "proto/any_message.h"
 #include "proto/inputs.h"
@@ -36,6 +38,18 @@ namespace v1 = hetsim::v1;
 
 proto::Source SourceOf(const Input& in) {
   return {.is_file = in.is_path, .path = in.path, .bytes = in.bytes, .name = in.name};
+}
+
+// An integer parameter that lands in a 32-bit field, refused beyond it as the command line's parser
+// refuses "--threads 4294967301" (a cast wrapped it to 5, which Python then ran with).
+absl::StatusOr<int> Int32Arg(const Args& args, absl::string_view name) {
+  const int64_t v = args.integer(name);
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %d is outside [%d, %d]", name, v,
+                                                      std::numeric_limits<int32_t>::min(),
+                                                      std::numeric_limits<int32_t>::max()));
+  }
+  return static_cast<int>(v);
 }
 
 absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
@@ -70,11 +84,11 @@ absl::StatusOr<std::string> Plan(const Args& args) {
   command.cp_comm_type = args.str("cp_comm_type");
   command.prediction = args.str("prediction");
   planner::PlanRequest& req = command.request;
-  req.layers = static_cast<int>(args.integer("layers"));
+  HETSIM_ASSIGN_OR_RETURN(req.layers, Int32Arg(args, "layers"));
   req.global_batch_size = static_cast<uint64_t>(args.integer("global_batch_size"));
   req.micro_batch_size = static_cast<uint64_t>(args.integer("micro_batch_size"));
-  req.threads = static_cast<int>(args.integer("threads"));
-  req.context_parallel = static_cast<int>(args.integer("context_parallel"));
+  HETSIM_ASSIGN_OR_RETURN(req.threads, Int32Arg(args, "threads"));
+  HETSIM_ASSIGN_OR_RETURN(req.context_parallel, Int32Arg(args, "context_parallel"));
   req.grad_reduce_in_fp32 = args.flag("grad_reduce_in_fp32");
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
   HETSIM_ASSIGN_OR_RETURN(command.inputs.model, proto::LoadModel(SourceOf(model_in)));
@@ -105,20 +119,22 @@ absl::StatusOr<std::string> Collective(const Args& args) {
                                                            .cluster_file = cluster_in.name,
                                                            .ideal = args.flag("ideal"),
                                                            .request = req,
-                                                           .mode = mode}));
+                                                           .mode = mode,
+                                                           .max_wall_seconds = args.real("max_wall_seconds")}));
   HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(args.integer("bytes")));
   return Serialize(driver::CollectiveReportOf(session.request(), r));
 }
 
 absl::StatusOr<std::string> Sweep(const Args& args) {
   const Input& sweep = args.input("sweep");
-  const int64_t jobs = args.integer("jobs");
+  HETSIM_ASSIGN_OR_RETURN(const int jobs, Int32Arg(args, "jobs"));
+  // As `sweep --jobs`: at least 1 (the runner refuses more than kMaxWorkerThreads for both).
+  if (jobs < 1) return absl::InvalidArgumentError(absl::StrFormat("jobs: %d: must be at least 1", jobs));
   v1::Sweep message;
   HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(sweep), &message));
   sweep::SimulationEvaluator evaluator;
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
-                          sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name,
-                                                   jobs > 0 ? static_cast<int>(jobs) : 1, evaluator));
+                          sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs, evaluator));
   return Serialize(result);
 }
 
@@ -198,7 +214,7 @@ std::vector<Call> MakeCalls() {
        "CollectiveReport",
        {InputParam("cluster", "Cluster"), Text("op", "all-reduce"), RequiredOption("bytes", Kind::kInt),
         RequiredOption("gpus", Kind::kInts), Text("algorithm", "auto"), Text("network", "max-min"),
-        Option("ideal", Kind::kBool, false)},
+        Option("ideal", Kind::kBool, false), Option("max_wall_seconds", Kind::kDouble, 0.0)},
        Collective},
       {"sweep",
        "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
@@ -288,6 +304,8 @@ absl::StatusOr<std::string> Invoke(const Call& call, const std::vector<Value>& v
     if (!Holds(values[i], p.kind)) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": expected ", KindName(p.kind)));
     }
+    // Every real parameter is a --max-wall-seconds; the CLI's own check, word for word.
+    if (p.kind == Kind::kDouble) HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(std::get<double>(values[i]), p.name));
     if (p.kind == Kind::kCount && std::get<int64_t>(values[i]) < 0) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": ", std::get<int64_t>(values[i]), " is negative"));
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/wall_limit.h"
 #include "sim/executor/run_limit.h"
 
 namespace hetsim::app {
@@ -84,9 +85,8 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
 std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds) {
   if (max_events < 0)
     return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
-  if (!(max_wall_seconds >= 0) || !std::isfinite(max_wall_seconds)) {
-    return UsageError(
-        info, absl::StrFormat("--max-wall-seconds: %g must be finite and >= 0 (0 = no limit)", max_wall_seconds));
+  if (absl::Status s = ValidateMaxWallSeconds(max_wall_seconds, "--max-wall-seconds"); !s.ok()) {
+    return UsageError(info, s.message());
   }
   return std::nullopt;
 }

@@ -13,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "app/cli/commands.h"
 #include "proto/any_message.h"
@@ -59,6 +60,10 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
 // and `sweep` take them (N is parsed signed so that "-5" is refused, not wrapped to 2^64 - 5). Returns 2
 // after a usage error, nullopt when both are fine.
 std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds);
+
+// A size: bytes with an optional suffix K, M, G, T (or KiB, MiB, GiB, TiB: powers of 1024; KB, MB, GB,
+// TB: of 1000; B), at most 1 PiB (`collective --bytes`, `run --max-memory`); errors name `flag`.
+absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag);
 
 // Runs `body`, turning an escaped exception into "hetsim NAME: internal error: ..." and exit code 1.
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body);

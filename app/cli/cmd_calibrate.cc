@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "app/cli/cli.h"
+#include "base/wall_limit.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "proto/validate_cluster.h"
@@ -27,7 +28,7 @@ namespace {
 const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
-    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit]\n"
+    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit] [--max-wall-seconds S]\n"
     "                 [--log-ranks N --log-hosts H]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as pasted (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
@@ -79,7 +80,7 @@ int Calibrate(const Args& args) {
   std::string cluster_path, out_path, report_path, island;
   std::vector<std::string> logs, gemms, iterations;
   std::string gpu_type;
-  double max_mape = calibrate::kDefaultMaxMapePercent;
+  double max_mape = calibrate::kDefaultMaxMapePercent, max_wall_seconds = 0;
   bool accept_poor_fit = false;
   calibrate::NcclLogShape log_shape;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
@@ -93,11 +94,15 @@ int Calibrate(const Args& args) {
       "max-mape", po::value(&max_mape)->value_name("PCT"), "largest MAPE of the nccl-tests fit, percent (default 15)")(
       "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings")(
       "log-ranks", po::value(&log_shape.ranks)->value_name("N"), "GPUs of logs pasted without their Rank lines")(
-      "log-hosts", po::value(&log_shape.hosts)->value_name("H"), "hosts of logs pasted without their Rank lines");
+      "log-hosts", po::value(&log_shape.hosts)->value_name("H"), "hosts of logs pasted without their Rank lines")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds (0 = none)");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kCalibrateInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kCalibrateInfo, 0, max_wall_seconds)) return *exit;
+  const WallLimit wall_limit(max_wall_seconds);  // every fit's simulations check it
+  const WallLimitScope wall_scope(wall_limit);
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {
     return ReportFailure(kCalibrateInfo, f.status());
   }

@@ -33,7 +33,8 @@ const CommandInfo kCollectiveInfo = {
     "collective",
     "hetsim collective --cluster CLUSTER --op OP (--bytes SIZE | --sizes MIN:MAX) --gpus LIST [--algo A]\n"
     "       [--inter-node ring|tree|auto] [--channels N] [--chunks N] [--network max-min-fair|contention-free]\n"
-    "       [--ring-steps auto|stepped|aggregated] [--proto auto|LL|LL128|Simple] [--representative] [--ideal]",
+    "       [--ring-steps auto|stepped|aggregated] [--proto auto|LL|LL128|Simple] [--representative] [--ideal]\n"
+    "       [--max-wall-seconds S]",
     "Simulates one collective alone on the cluster's flow-level network and prints, like nccl-tests, the\n"
     "simulated time, the algorithm bandwidth (size / time) and the bus bandwidth (algbw x 2(n-1)/n for\n"
     "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send-recv).\n"
@@ -60,39 +61,6 @@ const CommandInfo kCollectiveInfo = {
     "per-step latencies of its protocol (LL, LL128, Simple; --proto auto picks the fastest estimate, as\n"
     "NCCL's tuner does; docs/network.md). --ideal (or the cluster's `ideal: true`) gives line rate and no\n"
     "protocol latency."};
-
-absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag) {
-  struct Suffix {
-    const char* name;
-    int64_t scale;
-  };
-  static constexpr Suffix kSuffixes[] = {{"KiB", kKiB}, {"MiB", kMiB},   {"GiB", kGiB},      {"TiB", kTiB},
-                                         {"KB", 1000},  {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
-                                         {"K", kKiB},   {"M", kMiB},     {"G", kGiB},        {"T", kTiB},
-                                         {"B", 1}};
-  int64_t scale = 1;
-  absl::string_view digits = text;
-  for (const Suffix& s : kSuffixes) {
-    if (absl::EndsWith(text, s.name)) {
-      scale = s.scale;
-      digits = text.substr(0, text.size() - absl::string_view(s.name).size());
-      break;
-    }
-  }
-  uint64_t value = 0;
-  const bool all_digits = !digits.empty() && digits.find_first_not_of("0123456789") == absl::string_view::npos;
-  if (all_digits && !absl::SimpleAtoi(digits, &value)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: %s overflows (the limit is 1 PiB)", flag, text));
-  }
-  if (!absl::SimpleAtoi(digits, &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
-  }
-  if (value > static_cast<uint64_t>(sim::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: %s is larger than the 1 PiB limit", flag, text));
-  }
-  return static_cast<int64_t>(value) * scale;
-}
 
 // The sizes to simulate: --bytes SIZE alone, or --sizes MIN:MAX doubling from MIN.
 absl::StatusOr<std::vector<int64_t>> ParseSizes(absl::string_view bytes_text, absl::string_view sizes_text) {
@@ -131,6 +99,7 @@ struct CollectiveFlags {
   std::string cluster_path, op_name, bytes_text, sizes_text, gpus_text,
       algo_name = "auto", inter_name = "auto", network_name, ring_steps_name = "auto", proto_name = "auto";
   int32_t channels = 0, chunks = 0;
+  double max_wall_seconds = 0;
   bool ideal = false, representative = false;
 };
 
@@ -146,7 +115,8 @@ void AddCollectiveOptions(po::options_description& options, CollectiveFlags& f) 
       "chunks", po::value(&f.chunks)->value_name("N"), "pipeline chunks (0 = chosen by the estimate)")(
       "ring-steps", po::value(&f.ring_steps_name)->value_name("MODE"), "auto (default), stepped or aggregated")(
       "proto", po::value(&f.proto_name)->value_name("P"), "NCCL protocol: auto (default), LL, LL128 or Simple")(
-      "representative", po::bool_switch(&f.representative), "simulate symmetric parts once (approximation)");
+      "representative", po::bool_switch(&f.representative), "simulate symmetric parts once (approximation)")(
+      "max-wall-seconds", po::value(&f.max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds");
   AddIdealOption(options, &f.ideal);
   AddNetworkOption(options, &f.network_name);
 }
@@ -234,6 +204,7 @@ int Collective(const Args& args) {
   auto mode = ParseNetworkOption(f.network_name);
   if (!mode.ok()) return UsageError(kCollectiveInfo, mode.status().message());
   if (auto exit = CompleteRequest(f, req)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kCollectiveInfo, 0, f.max_wall_seconds)) return *exit;
   absl::StatusOr<std::vector<int64_t>> parsed_sizes = ParseSizes(f.bytes_text, f.sizes_text);
   if (!parsed_sizes.ok()) return UsageError(kCollectiveInfo, parsed_sizes.status().message());
   const std::vector<int64_t>& sizes = *parsed_sizes;
@@ -241,11 +212,13 @@ int Collective(const Args& args) {
   auto cluster = proto::LoadCluster(f.cluster_path);
   if (!cluster.ok()) return ReportFailure(kCollectiveInfo, cluster.status());
   const std::string cluster_name = cluster->name().empty() ? f.cluster_path : cluster->name();
-  absl::StatusOr<driver::CollectiveSession> session = driver::CollectiveSession::Open({.cluster = *std::move(cluster),
-                                                                                       .cluster_file = f.cluster_path,
-                                                                                       .ideal = f.ideal,
-                                                                                       .request = req,
-                                                                                       .mode = *mode});
+  absl::StatusOr<driver::CollectiveSession> session =
+      driver::CollectiveSession::Open({.cluster = *std::move(cluster),
+                                       .cluster_file = f.cluster_path,
+                                       .ideal = f.ideal,
+                                       .request = req,
+                                       .mode = *mode,
+                                       .max_wall_seconds = f.max_wall_seconds});
   if (!session.ok()) return ReportFailure(kCollectiveInfo, session.status());
   if (absl::Status s = session->Check(sizes.front()); !s.ok()) {
     return ReportFailure(kCollectiveInfo, absl::InvalidArgumentError(absl::StrCat("--", s.message())));
@@ -255,6 +228,39 @@ int Collective(const Args& args) {
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag) {
+  struct Suffix {
+    const char* name;
+    int64_t scale;
+  };
+  static constexpr Suffix kSuffixes[] = {{"KiB", kKiB}, {"MiB", kMiB},   {"GiB", kGiB},      {"TiB", kTiB},
+                                         {"KB", 1000},  {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000},
+                                         {"K", kKiB},   {"M", kMiB},     {"G", kGiB},        {"T", kTiB},
+                                         {"B", 1}};
+  int64_t scale = 1;
+  absl::string_view digits = text;
+  for (const Suffix& s : kSuffixes) {
+    if (absl::EndsWith(text, s.name)) {
+      scale = s.scale;
+      digits = text.substr(0, text.size() - absl::string_view(s.name).size());
+      break;
+    }
+  }
+  uint64_t value = 0;
+  const bool all_digits = !digits.empty() && digits.find_first_not_of("0123456789") == absl::string_view::npos;
+  if (all_digits && !absl::SimpleAtoi(digits, &value)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s overflows (the limit is 1 PiB)", flag, text));
+  }
+  if (!absl::SimpleAtoi(digits, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
+  }
+  if (value > static_cast<uint64_t>(sim::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s is larger than the 1 PiB limit", flag, text));
+  }
+  return static_cast<int64_t>(value) * scale;
+}
 
 int RunCollective(const Args& args) {
   return RunGuarded(kCollectiveInfo, [&] { return Collective(args); });

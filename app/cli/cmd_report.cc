@@ -27,14 +27,7 @@ int Render(const Args& args) {
   if (auto exit = ParseCommandLine(kReportInfo, args, options, positional, &vm)) return *exit;
   absl::StatusOr<v1::Report> report = proto::LoadAs<v1::Report>(in);
   if (!report.ok()) return ReportFailure(kReportInfo, report.status());
-  // Every simulated iteration has stages; a message that parses as a Report without them is another
-  // file (JSON "{}", an empty file).
-  if (report->num_stages() == 0 || report->stages_size() != static_cast<int>(report->num_stages())) {
-    return ReportFailure(kReportInfo,
-                         absl::InvalidArgumentError(absl::StrFormat(
-                             "%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", in,
-                             report->stages_size(), report->num_stages())));
-  }
+  if (absl::Status s = traces::html::CheckSavedReport(*report, in); !s.ok()) return ReportFailure(kReportInfo, s);
   if (absl::Status s =
           proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}}));
       !s.ok()) {

@@ -37,7 +37,7 @@ const CommandInfo kRunInfo = {
     "hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] [--html R.html]\n"
     "           [--network max-min-fair|contention-free]\n"
     "           [--trace-replica K | --trace-gpus LIST] [--max-events N] [--max-wall-seconds S]\n"
-    "           [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
+    "           [--max-memory SIZE] [--no-wall-time] [--fail-on-oom] [--quiet] [--ideal]\n"
     "           [--faults FILE] [--fault 'TEXT']... [--jitter 'TEXT'] [--replan [PLANNER]]\n"
     "           [--ring-steps auto|aggregated] [--boundary-flows all|representative]\n"
     "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] ...   (Chakra traces: hetsim run --chakra DIR "
@@ -54,8 +54,10 @@ const CommandInfo kRunInfo = {
     "0,1,8-15) says otherwise. --network contention-free times every flow as if alone (analytical).\n"
     "A stage that does not fit in memory is simulated and flagged OOM; --fail-on-oom then exits 3.\n"
     "Bad input exits 2 naming the file and field; outputs are written only when the run succeeds.\n"
-    "--max-events / --max-wall-seconds stop a simulation that runs too long: exit 2 with a message naming\n"
-    "the limit, no output written.\n"
+    "--max-events / --max-wall-seconds stop a simulation that runs too long (the wall clock from the start,\n"
+    "setup included): exit 2 with a message naming the limit, no output written. Before anything is set\n"
+    "up, a plan estimated to need more events than --max-events or more memory than --max-memory (default:\n"
+    "the machine's memory) is refused the same way (docs/reliability.md).\n"
     "What-if faults (docs/faults.md): --faults FILE (a Faults message) and --fault 'TEXT' (one Fault in text\n"
     "format, repeatable), e.g. --fault 'gpu: 3 kind: SLOW factor: 2' (a straggler from 0 ms),\n"
     "--fault 'inter_island_link: 0 kind: FLAP at_ms: 5 period_ms: 20 down_ms: 2', --fault 'node { island:\n"
@@ -132,6 +134,7 @@ struct RunFlags {
   int trace_replica = -1;
   int64_t max_events = 0;
   double max_wall_seconds = 0;
+  std::string max_memory;
   FaultOptions fault_options;
   std::string replan_planner;
   bool ideal = false;
@@ -147,7 +150,9 @@ void AddRunOptions(po::options_description& options, RunFlags& f) {
       "trace-gpus", po::value(&f.trace_gpus)->value_name("LIST"), "trace these global GPU ids (0,4,8-15)")(
       "max-events", po::value(&f.max_events)->value_name("N"), "stop and exit 2 after N events (0 = no limit)")(
       "max-wall-seconds", po::value(&f.max_wall_seconds)->value_name("S"),
-      "stop and exit 2 after S seconds of simulation (0 = no limit)")(
+      "stop and exit 2 after S seconds, setup included (0 = no limit)")(
+      "max-memory", po::value(&f.max_memory)->value_name("SIZE"),
+      "refuse (exit 2) a plan estimated to need more (default: the machine's memory)")(
       "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
       "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
       "faults", po::value(&f.fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
@@ -183,6 +188,11 @@ std::variant<driver::SimulateOptions, int> FlagOptions(const RunFlags& f, const 
   sim_options.ideal = f.ideal;
   sim_options.max_events = f.max_events;
   sim_options.max_wall_seconds = f.max_wall_seconds;
+  if (!f.max_memory.empty()) {
+    absl::StatusOr<int64_t> bytes = ParseSize(f.max_memory, "--max-memory");
+    if (!bytes.ok()) return UsageError(kRunInfo, bytes.status().message());
+    sim_options.max_memory_bytes = static_cast<uint64_t>(*bytes);
+  }
   sim_options.sample_all_links = !f.html_path.empty();  // the HTML report charts every link class
   return sim_options;
 }

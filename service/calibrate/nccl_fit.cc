@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/fabric_presets.h"
 #include "service/calibrate/least_squares.h"
 #include "service/calibrate/nccl_cluster_match.h"
@@ -84,11 +85,28 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
   return out;
 }
 
-// Fits the NcclFabric that `target` selects in `cluster` to the rows of `logs`.
-absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
+// `log` with at most kMaxFitRowsPerLog rows, evenly spaced over its own (the first and the last
+// kept): a log of every size up to its largest fits as its doubling sizes do, and each fitting step
+// re-simulates every row it holds (a 10,000-row log took 10 minutes).
+NcclLog ThinnedForFit(const NcclLog& log) {
+  if (log.rows.size() <= kMaxFitRowsPerLog) return log;
+  NcclLog thin = log;
+  thin.rows.clear();
+  const size_t n = log.rows.size(), k = kMaxFitRowsPerLog;
+  for (size_t i = 0; i < k; ++i) thin.rows.push_back(log.rows[i * (n - 1) / (k - 1)]);
+  return thin;
+}
+
+// Fits the NcclFabric that `target` selects in `cluster` to the rows of `all_logs` (at most
+// kMaxFitRowsPerLog of each).
+absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& all_logs,
                        const std::function<v1::NcclFabric*(v1::Cluster&)>& target, const std::string& at,
                        std::vector<FittedParameter>& fitted) {
-  if (logs.empty()) return absl::OkStatus();
+  if (all_logs.empty()) return absl::OkStatus();
+  std::vector<NcclLog> thinned;
+  for (const NcclLog* log : all_logs) thinned.push_back(ThinnedForFit(*log));
+  std::vector<const NcclLog*> logs;
+  for (const NcclLog& log : thinned) logs.push_back(&log);
   std::vector<double> measured;
   for (const NcclLog* log : logs) {
     for (const NcclRow& row : log->rows) measured.push_back(row.time_us * 1e-6);
@@ -101,6 +119,7 @@ absl::Status FitFabric(v1::Cluster& cluster, int island, const std::vector<const
   problem.upper = {kMaxBandwidthEfficiency, kMaxUs, kMaxUs, kMaxUs, kMaxUs};
   problem.min_step = {1e-5, 0.005, 0.005, 0.005, 0.005};  // latencies are whole nanoseconds
   problem.residuals = [&](const std::vector<double>& x) -> absl::StatusOr<std::vector<double>> {
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("fitting the NCCL parameters"));
     v1::Cluster c = cluster;
     FromVector(x, target(c));
     absl::StatusOr<Evaluated> e = Predict(c, island, logs);

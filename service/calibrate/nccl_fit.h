@@ -11,6 +11,7 @@
 #ifndef HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 #define HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,11 @@
 #include "service/calibrate/source.h"
 
 namespace hetsim::calibrate {
+
+// The most rows of one log a fit simulates at each step (evenly spaced over the log, first and last
+// kept); every row is still predicted once afterwards for the fit report and its MAPE. nccl-tests'
+// default doubling from 8 B to 8 GiB is 31 rows, under it.
+inline constexpr size_t kMaxFitRowsPerLog = 64;
 
 struct NcclFitOptions {
   std::string island;  // empty: the first island

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/limits.h"
 #include "proto/resolve.h"
 #include "sim/collectives/algorithms.h"
@@ -118,7 +119,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
 
   absl::Status RunEngine() {
     const auto wall_start = std::chrono::steady_clock::now();
-    constexpr uint64_t kSlice = 1 << 16;
+    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
     for (;;) {
       uint64_t limit = sim_.events_processed() + kSlice;
       if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
@@ -297,6 +298,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     absl::StatusOr<sim::ShapeChoice> choice = sim::ChooseShape(topology_, router_, request);
     if (!choice.ok()) return where(choice.status());
     graph_store_.push_back(sim::BuildTransferGraph(topology_, request, choice->shape));
+    if (absl::Status s = CurrentWallLimit().Check("building a collective's transfers"); !s.ok()) return s;
     graphs_.emplace(key, &graph_store_.back());
     return &graph_store_.back();
   }
@@ -366,6 +368,10 @@ absl::StatusOr<ReplayResult> ReplayChakra(const ChakraWorkload& workload, const 
         absl::StrFormat("%d ranks but the cluster has %d GPUs", workload.ranks.size(), topology.num_gpus()));
   }
   Replay replay(workload, topology, options);
+  // The collectives it builds check the limit too (sim/collectives/algorithms.h).
+  const WallLimit limit(options.max_wall_seconds);
+  std::optional<WallLimitScope> scope;
+  if (limit.limited()) scope.emplace(limit);
   return replay.Go();
 }
 

@@ -1,13 +1,19 @@
 #include "service/driver/build_setup.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_format.h"
+
 #include "base/spec/simulation.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "service/driver/cluster_topology.h"
+#include "sim/executor/flow_estimate.h"
 
 namespace hetsim::driver {
 namespace {
@@ -23,15 +29,63 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
   return s;
 }
 
+double Gigabytes(uint64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+
 }  // namespace
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_bytes > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes) : 0;
+}
+
+int64_t ClusterGpus(const hetsim::v1::Cluster& cluster) {
+  int64_t gpus = 0;
+  for (const hetsim::v1::Island& island : cluster.islands()) {
+    for (const hetsim::v1::NodeType& type : cluster.node_types()) {
+      if (type.name() == island.node_type()) gpus += static_cast<int64_t>(island.node_count()) * type.gpus_per_node();
+    }
+  }
+  return gpus;
+}
+
+absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits) {
+  const sim::executor::WorkEstimate e = sim::executor::EstimateWork(plan, cluster_gpus);
+  if (limits.max_events > 0 && e.min_events > limits.max_events) {
+    return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
+                         absl::StrFormat("%s: the iteration needs at least %d events (%d microbatches x %d stages x "
+                                         "%d virtual stages x 2 passes), over the --max-events limit (%d events); "
+                                         "raise it with --max-events N (0 = no limit)",
+                                         plan.where, e.min_events, plan.microbatches, plan.stages.size(),
+                                         plan.virtual_stages, limits.max_events));
+  }
+  const uint64_t memory = limits.max_memory_bytes > 0 ? limits.max_memory_bytes : PhysicalMemoryBytes();
+  if (memory == 0 || e.min_memory_bytes <= memory) return absl::OkStatus();
+  const std::string limit =
+      limits.max_memory_bytes > 0
+          ? absl::StrFormat("the --max-memory limit (%.2f GB)", Gigabytes(memory))
+          : absl::StrFormat("the machine's memory (%.2f GB, the default --max-memory)", Gigabytes(memory));
+  return RunLimitError(
+      absl::StatusCode::kResourceExhausted, "max-memory",
+      absl::StrFormat(
+          "%s: the simulation needs at least %.2f GB (%d passes in the pipeline DAG, %d ranks in "
+          "data-parallel synchronisation rings, %d GPUs in the cluster; docs/reliability.md), over %s; nothing was "
+          "set up; raise it with --max-memory SIZE, or shrink the plan",
+          plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
+}
 
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
                                                                           sim::NetworkMode mode,
-                                                                          sim::executor::ReplicaReuse reuse) {
+                                                                          sim::executor::ReplicaReuse reuse,
+                                                                          const WorkLimits* limits) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup"));
+  if (limits != nullptr) {
+    HETSIM_RETURN_IF_ERROR(
+        CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path), ClusterGpus(inputs.cluster), *limits));
+  }
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
   return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
 }

@@ -8,9 +8,11 @@
 #ifndef HETSIM_SERVICE_DRIVER_BUILD_SETUP_H_
 #define HETSIM_SERVICE_DRIVER_BUILD_SETUP_H_
 
+#include <cstdint>
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "base/spec/plan.h"
 #include "proto/inputs.h"
 #include "sim/executor/setup.h"
 #include "sim/network/network.h"
@@ -18,10 +20,28 @@
 
 namespace hetsim::driver {
 
-// The topology, the spec and the setup; a cluster the topology refuses is named by its file.
+// What a run may cost, checked against the plan's sim::executor::WorkEstimate before the setup is
+// built (docs/reliability.md, "Work bounded before it starts").
+struct WorkLimits {
+  uint64_t max_events = 0;        // --max-events; 0 = no limit
+  uint64_t max_memory_bytes = 0;  // --max-memory; 0 = the machine's physical memory
+};
+
+// The machine's physical memory in bytes (0 when the system does not say).
+uint64_t PhysicalMemoryBytes();
+
+// A run limit (base/wall_limit.h) naming the plan file, the estimate, the limit and how to raise it,
+// when the plan's estimate on a cluster of `cluster_gpus` is over `limits`; OK otherwise.
+absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits);
+
+// The GPUs of a validated cluster message (every island's nodes x its node type's GPUs).
+int64_t ClusterGpus(const hetsim::v1::Cluster& cluster);
+
+// The topology, the spec and the setup; a cluster the topology refuses is named by its file. With
+// `limits`, a plan whose estimate is over them is refused before the setup is built.
 absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(
     const proto::PlanInputs& inputs, sim::NetworkMode mode,
-    sim::executor::ReplicaReuse reuse = sim::executor::ReplicaReuse::kMapped);
+    sim::executor::ReplicaReuse reuse = sim::executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr);
 
 }  // namespace hetsim::driver
 

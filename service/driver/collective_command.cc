@@ -1,5 +1,7 @@
 #include "service/driver/collective_command.h"
 
+#include <optional>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@ namespace hetsim::driver {
 
 absl::StatusOr<CollectiveSession> CollectiveSession::Open(CollectiveCommand command) {
   if (command.ideal) command.cluster.set_ideal(true);  // a cluster file's own `ideal: true` stays
+  HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(command.max_wall_seconds, "max-wall-seconds"));
   HETSIM_ASSIGN_OR_RETURN(ClusterNetwork network, BuildClusterNetwork(command.cluster, command.cluster_file));
   return CollectiveSession(std::move(command), std::move(network));
 }
@@ -24,6 +27,8 @@ absl::Status CollectiveSession::Check(int64_t bytes) const {
 
 absl::StatusOr<sim::CollectiveResult> CollectiveSession::Simulate(int64_t bytes) {
   command_.request.bytes = bytes;
+  std::optional<WallLimitScope> scope;
+  if (wall_limit_.limited()) scope.emplace(wall_limit_);
   return sim::SimulateCollective(*network_.topology, *network_.router, command_.request, command_.mode);
 }
 

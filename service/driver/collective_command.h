@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/wall_limit.h"
 #include "proto/hetsim.pb.h"
 #include "service/driver/cluster_topology.h"
 #include "sim/collectives/collective.h"
@@ -26,6 +27,9 @@ struct CollectiveCommand {
   bool ideal = false;                // --ideal: Cluster.ideal (line rate, no protocol latency)
   sim::CollectiveRequest request = {};
   sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair;
+  // --max-wall-seconds (0 = no limit), from Open: every size simulated, route building included, stops
+  // with a run limit once it has passed (a 16,384-GPU all-reduce runs for minutes).
+  double max_wall_seconds = 0;
 };
 
 class CollectiveSession {
@@ -46,9 +50,10 @@ class CollectiveSession {
 
  private:
   CollectiveSession(CollectiveCommand command, ClusterNetwork network)
-      : command_(std::move(command)), network_(std::move(network)) {}
+      : command_(std::move(command)), network_(std::move(network)), wall_limit_(command_.max_wall_seconds) {}
   CollectiveCommand command_;
   ClusterNetwork network_;
+  WallLimit wall_limit_;
 };
 
 // One size's result as the CollectiveReport message.

@@ -1,9 +1,11 @@
 #include "service/driver/simulate.h"
 
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/simulate_pipelines.h"
 #include "sim/executor/flow_estimate.h"
@@ -75,17 +77,26 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
   if (!inputs.plan.pipelines().empty()) return SimulatePipelines(inputs, options);
   Simulation out;
   const auto start = std::chrono::steady_clock::now();
+  // --max-wall-seconds holds from here: the setup's collectives can take minutes before the first event.
+  // 0 keeps the caller's limit (a calibration's --max-wall-seconds around the runs it fits).
+  const WallLimit wall_limit(options.max_wall_seconds, start);
+  std::optional<WallLimitScope> wall_scope;
+  if (wall_limit.limited()) wall_scope.emplace(wall_limit);
+  const WorkLimits limits = WorkLimitsOf(options);
   if (options.ideal && !inputs.cluster.ideal()) {
     proto::PlanInputs ideal = inputs;
     ideal.cluster.set_ideal(true);
-    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(ideal, options.network_mode));
+    HETSIM_ASSIGN_OR_RETURN(out.setup,
+                            BuildSetup(ideal, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
     out.inputs = std::move(ideal);
   } else {
-    HETSIM_ASSIGN_OR_RETURN(out.setup, BuildSetup(inputs, options.network_mode));
+    HETSIM_ASSIGN_OR_RETURN(out.setup,
+                            BuildSetup(inputs, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
     out.inputs = inputs;
   }
   out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  HETSIM_ASSIGN_OR_RETURN(const sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
+  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
+  run.wall_start = start;
   HETSIM_ASSIGN_OR_RETURN(out.result, sim::executor::Execute(*out.setup, run));
 
   traces::ReportOptions report_options;

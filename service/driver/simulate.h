@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "proto/hetsim.pb.h"
 #include "proto/inputs.h"
+#include "service/driver/build_setup.h"
 #include "service/driver/fidelity_choice.h"
 #include "service/driver/resolve_faults.h"
 #include "sim/executor/executor.h"
@@ -39,7 +40,10 @@ struct SimulateOptions {
   hetsim::v1::Faults faults;
   std::vector<driver::FaultSource> fault_sources;
   uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
-  double max_wall_seconds = 0;  // 0 = no limit
+  double max_wall_seconds = 0;  // 0 = no limit; holds from the setup's start (base/wall_limit.h)
+  // The plan's estimated memory (sim/executor/flow_estimate.h) must fit it before anything is set up;
+  // 0 = the machine's physical memory.
+  uint64_t max_memory_bytes = 0;
   // Set: the run records what a Chrome trace needs and Simulation.trace_json holds it.
   std::optional<traces::TraceSelection> trace;
   // Set: the run samples the busy time of every link (Simulation.sampled_links), for the HTML report's
@@ -59,6 +63,13 @@ struct SimulateOptions {
   // 0.5% for the shape, named in Report.approximation_choice. Unset: exactly the two fields above.
   bool choose_fidelity = false;
 };
+
+// The limits the plan's estimate is checked against before setup. A run with a GPU failure may end
+// before every pass has run, so --max-events is then left to the run itself.
+inline WorkLimits WorkLimitsOf(const SimulateOptions& options) {
+  const bool may_stop_early = options.faults.faults_size() > 0;
+  return {.max_events = may_stop_early ? 0 : options.max_events, .max_memory_bytes = options.max_memory_bytes};
+}
 
 // How the report names the aggregated gradient-sync rings (docs/performance.md measures the error).
 inline constexpr const char* kAggregatedGradSyncApproximation =

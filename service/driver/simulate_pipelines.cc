@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "service/driver/build_setup.h"
@@ -37,11 +39,14 @@ absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateO
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
-  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::executor::ExecutionSetup> setup, BuildSetup(mine, options.network_mode));
+  const WorkLimits limits = WorkLimitsOf(options);
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::executor::ExecutionSetup> setup,
+                          BuildSetup(mine, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
   sim::executor::DropStageGradientSync(*setup);
   sim::executor::ExecutorOptions run;
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
+  run.wall_start = CurrentWallLimit().start();
   run.grad_sync_ring_steps = options.grad_sync_ring_steps;
   run.boundary_flows = options.boundary_flows;
   PipelineSimulation& pipeline = out.pipelines.emplace_back();
@@ -72,6 +77,9 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
   out.inputs = given;
   if (options.ideal) out.inputs.cluster.set_ideal(true);
   const auto start = std::chrono::steady_clock::now();
+  const WallLimit wall_limit(options.max_wall_seconds, start);  // every pipeline's setup and run
+  std::optional<WallLimitScope> wall_scope;
+  if (wall_limit.limited()) wall_scope.emplace(wall_limit);
   for (int p = 0; p < out.inputs.plan.pipelines_size(); ++p) {
     HETSIM_RETURN_IF_ERROR(RunPipeline(out.inputs, p, options, out));
   }

@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
@@ -339,6 +341,7 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
   }
   double best = std::numeric_limits<double>::infinity();
   for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = FastestProtocol(topology, router, req, a);
     if (!s.ok()) {
       if (absl::IsInvalidArgument(s.status())) continue;  // not applicable to this group
@@ -365,7 +368,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendChainBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
         break;
       }
-      for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
+      for (int32_t c = 0; c < (s.representative ? 1 : s.channels) && !WallLimitPassedNow(); ++c) {
         AppendAnyRing(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), RingStepCount(req.op, n),
                       s.chunks, 0, c, none, s.ring_steps);
       }
@@ -376,7 +379,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendTreeBroadcast(g, req.gpus, req.bytes, s.chunks, 0, none);
         break;
       }
-      for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
+      for (int32_t c = 0; c < (s.representative ? 1 : s.channels) && !WallLimitPassedNow(); ++c) {
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
                                   kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks),
                                   s.representative ? static_cast<int32_t>(nodes.front().size()) : 0,
@@ -394,7 +397,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       // 2. All-reduce of that segment across nodes, one ring or tree per local rank.
       // Representative: only the last rail (segment 0, the largest), standing for every rail.
       std::vector<Ready> after_ar(nodes.size(), Ready(gpn));
-      for (int32_t i = s.representative ? gpn - 1 : 0; i < gpn; ++i) {
+      for (int32_t i = s.representative ? gpn - 1 : 0; i < gpn && !WallLimitPassedNow(); ++i) {
         const size_t first_path = g.paths().size();
         Ranks rail;
         Ready start;

@@ -49,10 +49,13 @@ absl::StatusOr<CollectiveShape> ShapeFor(const topology::Topology& topology, top
                                          topology::NcclProtocol protocol = topology::NcclProtocol::kSimple);
 
 // The request's algorithm, or for kAuto the one with the smallest estimate (ties: AlgorithmsFor order),
-// each with its fastest protocol (CandidateProtocols; ties: LL, LL128, Simple order).
+// each with its fastest protocol (CandidateProtocols; ties: LL, LL128, Simple order). A run limit
+// (base/wall_limit.h) once the calling thread's --max-wall-seconds has passed.
 absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
                                         const CollectiveRequest& request);
 
+// The collective's transfers. Once the calling thread's wall limit has passed it stops between
+// channels (or rails) and returns a partial graph: callers check CurrentWallLimit() before using it.
 TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& request,
                                  const CollectiveShape& shape);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/wall_limit.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/representative.h"
 
@@ -53,6 +54,8 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
   routes.reserve(paths.size());
   spans.reserve(paths.size());
   for (const TransferPath& p : paths) {
+    // A group of 800,000 ranks routes for minutes: the command's --max-wall-seconds holds here too.
+    if (WallLimitPassed()) return CurrentWallLimit().Check("pricing a collective's routes");
     auto r = router.GpuRoute(p.src, p.dst, p.flow_key);
     if (!r.ok()) return r.status();
     routes.push_back(*r);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/wall_limit.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/representative.h"
 
@@ -39,6 +40,7 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
   routes_.reserve(graph_->paths().size());
   route_latency_.reserve(graph_->paths().size());
   for (const TransferPath& p : graph_->paths()) {
+    if (WallLimitPassed()) return CurrentWallLimit().Check("routing a collective's transfers");
     auto route = router_->GpuRoute(p.src, p.dst, p.flow_key);
     if (!route.ok()) return route.status();
     routes_.emplace_back((*route)->data(), (*route)->size());

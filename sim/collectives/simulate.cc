@@ -1,5 +1,7 @@
 #include "sim/collectives/simulate.h"
 
+#include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "sim/collectives/execution.h"
 #include "sim/engine/simulator.h"
 
@@ -12,19 +14,31 @@ std::vector<LinkSpec> NetworkLinks(const topology::Topology& topology) {
   return out;
 }
 
+absl::Status RunWithinWallLimit(Simulator& simulator, absl::string_view during) {
+  constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
+  for (;;) {
+    simulator.set_max_events(simulator.events_processed() + kSlice);
+    const RunOutcome outcome = simulator.Run();
+    simulator.set_max_events(0);
+    if (outcome != RunOutcome::kEventLimit) return absl::OkStatus();
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(during));
+  }
+}
+
 absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& topology, topology::Router& router,
                                                     const CollectiveRequest& request, NetworkMode mode) {
   if (auto s = ValidateRequest(topology, request); !s.ok()) return s;
   auto choice = ChooseShape(topology, router, request);
   if (!choice.ok()) return choice.status();
   const TransferGraph graph = BuildTransferGraph(topology, request, choice->shape);
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
 
   Simulator simulator;
   auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
   if (!network.ok()) return network.status();
   CollectiveExecution execution(network->get(), &router, &graph);
   if (auto s = execution.Start(&simulator); !s.ok()) return s;
-  simulator.Run();
+  HETSIM_RETURN_IF_ERROR(RunWithinWallLimit(simulator, "simulating the collective"));
   if (!execution.done()) return absl::InternalError("collective did not complete: a transfer never became ready");
 
   CollectiveResult r;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/collective.h"
 #include "sim/network/network.h"
@@ -29,7 +30,12 @@ struct CollectiveResult {
   NetworkMode network_mode = NetworkMode::kMaxMinFair;
 };
 
-// Validates the request (InvalidArgument naming the field), then simulates it.
+// Runs `simulator` until no event is left, in slices of 65,536 events, between which the calling
+// thread's wall limit (base/wall_limit.h) is checked: its run-limit status names `during`.
+absl::Status RunWithinWallLimit(Simulator& simulator, absl::string_view during);
+
+// Validates the request (InvalidArgument naming the field), then simulates it. The calling thread's
+// wall limit holds throughout (a 16,384-GPU all-reduce runs for minutes).
 absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& topology, topology::Router& router,
                                                     const CollectiveRequest& request,
                                                     NetworkMode mode = NetworkMode::kMaxMinFair);

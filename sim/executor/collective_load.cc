@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "base/wall_limit.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
@@ -70,6 +71,7 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
     absl::StatusOr<ShapeChoice> choice = ChooseShape(topology_, router_, request);
     if (!choice.ok()) return choice.status();
     graphs.push_back(BuildTransferGraph(topology_, request, choice->shape));
+    if (auto s = CurrentWallLimit().Check("building a collective's transfers"); !s.ok()) return s;
   }
   // One network for every collective timed here, reused: built over all the cluster's links once,
   // not once per distinct collective (at 16K GPUs that construction dominated the setup). Each
@@ -86,7 +88,7 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
     executions.emplace_back(network_.get(), &router_, &graph);
     if (auto s = executions.back().Start(&simulator_); !s.ok()) return s;
   }
-  simulator_.Run();
+  if (auto s = RunWithinWallLimit(simulator_, "timing a collective"); !s.ok()) return s;
   Timed timed;
   std::vector<LinkId> touched;
   for (const CollectiveExecution& e : executions) {

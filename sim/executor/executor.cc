@@ -5,11 +5,13 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
@@ -40,7 +42,12 @@ uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKi
 class Run : private EventHandler, private FlowObserver {
  public:
   Run(const ExecutionSetup& setup, const ExecutorOptions& options)
-      : setup_(setup), options_(options), dag_(*setup.dag) {}
+      : setup_(setup),
+        options_(options),
+        dag_(*setup.dag),
+        wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())) {}
+
+  const WallLimit& wall_limit() const { return wall_limit_; }
 
   absl::StatusOr<ExecutionResult> Go() {
     HETSIM_ASSIGN_OR_RETURN(auto network, Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
@@ -84,23 +91,23 @@ class Run : private EventHandler, private FlowObserver {
     }
     if (options_.link_sample_period > 0) Sample();
 
-    const auto wall_start = std::chrono::steady_clock::now();
-    constexpr uint64_t kSlice = 1 << 16;
+    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
     for (;;) {
       uint64_t limit = sim_.events_processed() + kSlice;
       if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
       sim_.set_max_events(limit);
       const RunOutcome outcome = sim_.Run();
+      if (!failure_.ok()) return failure_;
       if (outcome == RunOutcome::kQueueEmpty) break;
       if (outcome == RunOutcome::kStopped && faults_ && faults_->outcome().failed) break;
       if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
       if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
         return EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
       }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-      if (options_.max_wall_seconds > 0 && wall > options_.max_wall_seconds) {
+      if (wall_limit_.Passed()) {
         return WallLimitError(options_.max_wall_seconds, TimeToMilliseconds(sim_.now()), sim_.events_processed());
       }
+      HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("the simulation"));
     }
     if (!failure_.ok()) return failure_;
     if (faults_) CloseFaults();
@@ -208,6 +215,7 @@ class Run : private EventHandler, private FlowObserver {
             HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
             HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
             graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));
+            HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the gradient synchronisation's transfers"));
             graphs_.emplace(key, &graph_store_.back());
           }
         }
@@ -401,7 +409,11 @@ class Run : private EventHandler, private FlowObserver {
       executions_.emplace_back(network_.get(), setup_.router.get(), graphs_.at(key),
                                [this, stage](Time) { GroupDone(stage); });
       // Routes were checked when the transfer graphs were built; Start cannot fail on them now.
-      if (absl::Status s = executions_.back().Start(&sim_); !s.ok()) failure_ = s;
+      // It can run out of --max-wall-seconds, though: an 800,000-rank ring routes for minutes.
+      if (absl::Status s = executions_.back().Start(&sim_); !s.ok() && failure_.ok()) {
+        failure_ = s;
+        sim_.Stop();
+      }
     }
   }
 
@@ -484,6 +496,7 @@ class Run : private EventHandler, private FlowObserver {
   std::deque<CollectiveExecution> executions_;
   std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;
+  const WallLimit wall_limit_;
   std::unique_ptr<faults::FaultRuntime> faults_;
   ExecutionResult r_;
 };
@@ -498,6 +511,10 @@ absl::StatusOr<BoundaryFlows> ParseBoundaryFlows(absl::string_view name) {
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options) {
   Run run(setup, options);
+  // Building and starting the collectives are long too; each checks the thread's limit (without one
+  // of its own, the caller's holds).
+  std::optional<WallLimitScope> scope;
+  if (run.wall_limit().limited()) scope.emplace(run.wall_limit());
   return run.Go();
 }
 

@@ -15,7 +15,9 @@
 #ifndef HETSIM_SIM_EXECUTOR_EXECUTOR_H_
 #define HETSIM_SIM_EXECUTOR_EXECUTOR_H_
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,8 +36,11 @@ absl::StatusOr<BoundaryFlows> ParseBoundaryFlows(absl::string_view name);
 
 struct ExecutorOptions {
   uint64_t max_events = 0;      // 0 = no limit; reaching it fails the run (ResourceExhausted)
-  double max_wall_seconds = 0;  // 0 = no limit; checked every few thousand events
-  bool record_flows = false;    // keep every boundary flow's finish time (for traces)
+  double max_wall_seconds = 0;  // 0 = no limit; checked every few thousand events and in collectives
+  // When the wall-clock limit started (the command's start, so that setup and run share it); unset:
+  // when Execute starts.
+  std::optional<std::chrono::steady_clock::time_point> wall_start;
+  bool record_flows = false;  // keep every boundary flow's finish time (for traces)
   // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;

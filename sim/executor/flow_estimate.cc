@@ -1,5 +1,6 @@
 #include "sim/executor/flow_estimate.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/collectives/collective.h"
@@ -38,6 +39,26 @@ FlowEstimate EstimateExactFlows(const ExecutionSetup& setup) {
     e.boundary_flows += setup.microbatches * static_cast<int64_t>(b.forward_flows.size() + b.backward_flows.size());
   }
   for (const StageSetup& s : setup.stages) e.grad_sync_flows += StageSyncFlows(s);
+  return e;
+}
+
+WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
+  WorkEstimate e;
+  const auto stages = static_cast<int64_t>(plan.stages.size());
+  e.pipeline_tasks = plan.microbatches * stages * std::max(1, plan.virtual_stages) * 2;
+  for (const spec::StageSpec& s : plan.stages) {
+    int64_t replicas = 0, gpus = 0;
+    for (const spec::ReplicaGroupSpec& g : s.ReplicaGroups(plan.micro_batch_size)) {
+      replicas += g.data_parallel;
+      gpus += static_cast<int64_t>(g.data_parallel) * g.tensor_parallel;
+    }
+    if (replicas > 1) e.grad_sync_ranks += gpus * std::max(1, plan.context_parallel);
+  }
+  e.cluster_gpus = cluster_gpus;
+  e.min_events = static_cast<uint64_t>(e.pipeline_tasks);
+  e.min_memory_bytes = static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
+                       static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
+                       static_cast<uint64_t>(e.cluster_gpus) * kMinBytesPerClusterGpu;
   return e;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
@@ -59,6 +60,7 @@ class RangeRun : private EventHandler {
         HETSIM_RETURN_IF_ERROR(ValidateRequest(*net_.topology, request));
         HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*net_.topology, *net_.router, request));
         store_.push_back(BuildTransferGraph(*net_.topology, request, choice.shape));
+        HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
         graphs_[g].push_back(&store_.back());
       }
       left_.push_back(static_cast<int>(graphs_[g].size()));

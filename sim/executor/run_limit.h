@@ -7,20 +7,15 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/cord.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "base/wall_limit.h"
 
 namespace hetsim::sim::executor {
 
-inline constexpr absl::string_view kRunLimitPayloadUrl = "hetsim/run-limit";
-
-// ResourceExhausted (events) or DeadlineExceeded (wall time), marked with the flag's name.
-inline absl::Status RunLimitError(absl::StatusCode code, absl::string_view flag, absl::string_view message) {
-  absl::Status status(code, message);
-  status.SetPayload(kRunLimitPayloadUrl, absl::Cord(flag));
-  return status;
-}
+using ::hetsim::IsRunLimit;
+using ::hetsim::kRunLimitPayloadUrl;
+using ::hetsim::RunLimitError;
 
 inline absl::Status EventLimitError(uint64_t max_events, double simulated_ms) {
   return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
@@ -36,11 +31,6 @@ inline absl::Status WallLimitError(double max_wall_seconds, double simulated_ms,
                                        "simulated time (%d events), before the iteration ended; raise it with "
                                        "--max-wall-seconds S (0 = no limit)",
                                        max_wall_seconds, simulated_ms, events));
-}
-
-// True when `status` came from one of the limits above.
-inline bool IsRunLimit(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kRunLimitPayloadUrl).has_value();
 }
 
 }  // namespace hetsim::sim::executor

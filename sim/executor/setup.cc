@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
+#include "base/wall_limit.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -824,12 +825,15 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   setup->microbatches = setup->spec.plan.microbatches;
   setup->topology = std::move(topology);
   BuildRoutesAndModel(*setup);
+  constexpr absl::string_view kSettingUp = "setting up the simulation";
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));
 
   const spec::PlanSpec& plan = setup->spec.plan;
   std::vector<std::vector<workload::GpuCompute>> gpus_compute(plan.stages.size());
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {
     HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpus_compute[s]));
     setup->stages.push_back(std::move(stage));
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));
   }
   const int v = plan.virtual_stages;
   HETSIM_RETURN_IF_ERROR(CostVirtualStages(*setup, gpus_compute, v));
@@ -838,6 +842,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   CpRingTimer cp_timer(*setup->topology, *setup->router, mode);
   for (int k = 0; k < static_cast<int>(setup->virtual_stages.size()); ++k) {
     HETSIM_RETURN_IF_ERROR(AddStageCollectives(*setup, timer, cp_timer, k));
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));
   }
   HETSIM_RETURN_IF_ERROR(AddTiedEmbeddingSync(*setup, timer));
   setup->mapped_collective_groups = timer.mapped_groups();
@@ -845,6 +850,7 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   SetH1f1bInputs(*setup);
   HETSIM_RETURN_IF_ERROR(BuildDag(*setup, v));
   AssignGradBuckets(*setup, v);
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));
   return setup;
 }
 

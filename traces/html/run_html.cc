@@ -169,6 +169,15 @@ void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::
 
 }  // namespace
 
+absl::Status CheckSavedReport(const v1::Report& report, absl::string_view file) {
+  if (report.num_stages() > 0 && report.stages_size() == static_cast<int>(report.num_stages())) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", file,
+                      report.stages_size(), report.num_stages()));
+}
+
 std::string RunReportHtml(const RunHtmlInputs& in) {
   const v1::Report& report = *in.report;
   Page page(absl::StrFormat("hetsim: %s", report.plan_name()),

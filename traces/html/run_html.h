@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "base/ids.h"
 #include "proto/hetsim.pb.h"
 #include "sim/executor/executor.h"
@@ -29,6 +31,11 @@ struct RunHtmlInputs {
 };
 
 std::string RunReportHtml(const RunHtmlInputs& in);
+
+// InvalidArgument naming `file` unless `report` is what `hetsim run --report` writes (stages, one per
+// num_stages): a message that parses as a Report without them is another file (JSON "{}", an empty
+// file). `hetsim report` and its fuzz target check saved reports with it before drawing them.
+absl::Status CheckSavedReport(const v1::Report& report, absl::string_view file);
 
 }  // namespace hetsim::traces::html
 

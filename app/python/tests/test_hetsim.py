@@ -202,6 +202,23 @@ def test_gpu_ids_are_checked_as_the_cli_checks_them():
         hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[-1, 0])
 
 
+def test_limits_and_counts_are_checked_as_the_cli_checks_them():
+    # Issue 42: each of these ran (or ran wrapped) in Python where the command line refuses it.
+    model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
+    with pytest.raises(hetsim.HetsimError, match=r"max_wall_seconds: nan must be finite and >= 0"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, max_wall_seconds=float("nan"))
+    with pytest.raises(hetsim.HetsimError, match=r"max_wall_seconds: -1 must be finite and >= 0"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[0, 1], max_wall_seconds=-1)
+    with pytest.raises(hetsim.HetsimError, match=r"threads: 4294972296 is outside"):
+        hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, threads=2**32 + 5000)
+    with pytest.raises(hetsim.HetsimError, match=r"jobs: 0: must be at least 1"):
+        hetsim.sweep(os.path.join(EX, "sweep-bandwidth.pbtxt"), jobs=0)
+    # A 16,384-GPU all-reduce is minutes of work: the limit holds inside it.
+    with pytest.raises(hetsim.HetsimError, match=r"ran past the --max-wall-seconds limit \(0.5 s\)"):
+        hetsim.collective(os.path.join(EX, "cluster-16k-h100.pbtxt"), op="all-reduce", bytes=2**30,
+                          gpus=list(range(16384)), max_wall_seconds=0.5)
+
+
 def test_threads_get_the_same_report_and_the_gil_is_released():
     expected = hetsim.run(HAPT_PLAN, HAPT_CLUSTER)
     results = [None] * 4
