@@ -166,12 +166,12 @@ TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 
   CHECK(pl.pipelines[0].result.flows > 0);
 }
 
-TEST_CASE("--trace-gpus traces in each pipeline the listed GPUs it uses", "[executor][pipelines]") {
+TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it uses", "[executor][pipelines]") {
   const v1::Cluster cluster = PipelineCluster(4);
   const v1::Plan plan =
       PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}});
   hetsim::driver::SimulateOptions options;
-  options.trace = hetsim::traces::TraceSelection{.gpus = {0, 3}};
+  options.trace = hetsim::traces::TraceSelection{.replica = std::nullopt, .gpus = {0, 3}};
   const auto pl = MakeSimulation(MakeInputs(cluster, plan), options);
   REQUIRE(pl.pipelines.size() == 2);
   CHECK(pl.pipelines[0].traced_gpus == std::vector<bool>{true, false, false, false, false, false, false, false});

@@ -36,7 +36,7 @@ int Render(const Args& args) {
                              report->stages_size(), report->num_stages())));
   }
   if (absl::Status s =
-          proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}}));
+          proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}, {}}));
       !s.ok()) {
     return ReportFailure(kReportInfo, s);
   }

@@ -24,9 +24,6 @@ absl::Status CheckOptions(const SimulateOptions& options) {
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     return absl::InvalidArgumentError("--faults: not supported with Plan.pipelines (pipelines of different shapes)");
   }
-  if (options.sample_all_links) {
-    return absl::InvalidArgumentError("--html: not supported with Plan.pipelines yet (the report names each pipeline)");
-  }
   return absl::OkStatus();
 }
 
@@ -80,6 +77,14 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
     run.sampled_links = traces::TraceLinks(*setup, pipeline.traced_gpus);
     run.link_sample_period = traces::TraceSamplePeriod(*setup);
     pipeline.sampled_links = run.sampled_links;
+  }
+  if (options.sample_all_links && p == 0) {
+    // The HTML page's link chart: the one network every pipeline shares, sampled by the first.
+    run.sampled_links.resize(setup->topology->links().size());
+    for (size_t l = 0; l < run.sampled_links.size(); ++l) run.sampled_links[l] = static_cast<LinkId>(l);
+    run.link_sample_period = traces::TraceSamplePeriod(*setup);
+    pipeline.sampled_links = run.sampled_links;
+    out.sampled_links = run.sampled_links;
   }
   if (p == 0) {
     out.setup = std::move(setup);
