@@ -45,6 +45,18 @@ struct SearchOptions {
   bool bidirectional_pruning = true;  // false: evaluate every candidate (for tests)
 };
 
+// One replica group of a mixed stage (Stage.replica_groups, planner/mixed_replicas.h): `data_parallel`
+// replicas of `tensor_parallel` GPUs on a placed mesh of one island, each computing `share` samples of
+// every microbatch, priced alone (its own GPU type, TP and share; ZeRO over all the stage's replicas).
+struct SearchedGroup {
+  int island = 0;
+  MeshShape shape;
+  int first_node = 0, first_gpu = 0;
+  int tensor_parallel = 1, data_parallel = 1;
+  uint64_t share = 0;
+  StageOption option;
+};
+
 // One stage of a searched pipeline.
 struct SearchedStage {
   int first_group = 0, last_group = 0;  // planner layers, inclusive
@@ -60,6 +72,10 @@ struct SearchedStage {
     int64_t activation_bytes = 0;
   };
   std::vector<Chunk> chunks;
+  // A mixed stage's replica groups (empty for a stage on one mesh): `island`, `shape` and `option` are
+  // then its first group's place and the stage's figures (the slowest group's passes, the gradient
+  // synchronisation over every replica).
+  std::vector<SearchedGroup> groups;
 };
 
 struct SearchStats {

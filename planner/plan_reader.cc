@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "base/spec/model.h"
 #include "base/status_macros.h"
+#include "planner/mixed_replicas.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -58,6 +59,37 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
   return chunks;
 }
 
+// Stage `index` of a plan, mixed (Stage.replica_groups): each group priced on its own mesh and share
+// (planner/mixed_replicas.h). Interleaved mixed stages are not priced.
+absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, const spec::StageSpec& st, size_t chunks,
+                                                    int index) {
+  if (chunks > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "plan: stages[%d].replica_groups: the planner's cost model does not price an interleaved mixed stage", index));
+  }
+  std::vector<SearchedGroup> groups;
+  for (const spec::ReplicaGroupSpec& rg : st.replica_groups) {
+    absl::StatusOr<int32_t> island = profilers.base().cluster().topology().IslandIndex(rg.mesh.island);
+    if (!island.ok()) return island.status();
+    SearchedGroup& g = groups.emplace_back();
+    g.island = *island;
+    g.shape = {static_cast<int>(rg.mesh.node_count), static_cast<int>(rg.mesh.gpus_per_node)};
+    g.first_node = static_cast<int>(rg.mesh.first_node);
+    g.first_gpu = static_cast<int>(rg.mesh.first_gpu);
+    g.tensor_parallel = rg.tensor_parallel;
+    g.data_parallel = rg.data_parallel;
+    g.share = rg.micro_batch_share;
+  }
+  std::optional<SearchedStage> s = PriceMixedStage(profilers, static_cast<const spec::StageParallelism&>(st),
+                                                   std::move(groups), st.first_layer, st.num_layers);
+  if (!s) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("plan: stages[%d]: the cost model rejects a replica group of this stage", index));
+  }
+  s->warmup = st.warmup_forwards;
+  return *std::move(s);
+}
+
 }  // namespace
 
 Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan) {
@@ -68,8 +100,14 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   const ClusterModel& cluster = profiler.cluster();
   const std::vector<std::vector<sim::pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
   std::vector<SearchedStage> stages;
+  GroupProfilers group_profilers(profiler);
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
     const spec::StageSpec& st = plan.stages[i];
+    if (st.mixed()) {
+      HETSIM_ASSIGN_OR_RETURN(SearchedStage mixed, PriceMixedStageOfPlan(group_profilers, st, chunks[i].size(), i));
+      stages.push_back(std::move(mixed));
+      continue;
+    }
     absl::StatusOr<int32_t> island = cluster.topology().IslandIndex(st.mesh.island);
     if (!island.ok()) return island.status();
     SearchedStage s;
@@ -92,6 +130,11 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   for (size_t i = 0; i < senders; ++i) {
     const sim::pipeline::LayerRange& out = chunks[i].front();
     const size_t next = (i + 1) % stages.size();
+    if (!stages[i].groups.empty() || !stages[next].groups.empty()) {
+      stages[i].comm_out = MixedBoundaryTime(cluster, profiler.BoundaryBytes(out.first_layer + out.num_layers - 1),
+                                             plan.micro_batch_size, stages[i], stages[next]);
+      continue;
+    }
     const PlacedMesh sender{stages[i].shape, static_cast<int>(plan.stages[i].mesh.first_node)};
     const PlacedMesh receiver{stages[next].shape, static_cast<int>(plan.stages[next].mesh.first_node)};
     stages[i].comm_out =

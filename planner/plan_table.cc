@@ -22,6 +22,21 @@ std::string RecomputeName(const spec::StageSpec& st) {
   return "none";
 }
 
+// A mixed stage's line names "mixed" for its island; a line per replica group follows with its mesh, TP x
+// DP, the samples each replica computes and its own passes and memory.
+void AppendReplicaGroups(const spec::StageSpec& st, const planner::StagePrediction& sp, std::string& s) {
+  for (size_t g = 0; g < st.replica_groups.size() && g < sp.groups.size(); ++g) {
+    const spec::ReplicaGroupSpec& rg = st.replica_groups[g];
+    const planner::StagePrediction::Group& pg = sp.groups[g];
+    const std::string mesh = absl::StrFormat("%dx%d@%d.%d", rg.mesh.node_count, rg.mesh.gpus_per_node,
+                                             rg.mesh.first_node, rg.mesh.first_gpu);
+    absl::StrAppendFormat(&s, "  group %-3d %-14s %-8s %3d %3d share %d samples/replica %9.3f %9.3f %7.2f/%-7.2f\n", g,
+                          rg.mesh.island, mesh, rg.tensor_parallel, rg.data_parallel, rg.micro_batch_share,
+                          Ms(pg.forward), Ms(pg.backward), BytesToGib(static_cast<double>(pg.peak_bytes)),
+                          BytesToGib(static_cast<double>(pg.capacity_bytes)));
+  }
+}
+
 }  // namespace
 
 std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& cluster_name) {
@@ -45,11 +60,12 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
                                              st.mesh.first_node, st.mesh.first_gpu);
     const int etp = spec::ExpertTensorParallelOr(st.expert_tensor_parallel, st.tensor_parallel);
     const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", st.expert_parallel, etp)) : "";
-    absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
-                          layers, st.mesh.island, mesh, st.tensor_parallel, st.data_parallel, experts, st.zero_stage,
-                          RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
-                          BytesToGib(static_cast<double>(sp.peak_bytes)),
-                          BytesToGib(static_cast<double>(sp.capacity_bytes)));
+    absl::StrAppendFormat(
+        &s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i, layers,
+        st.mixed() ? "mixed" : st.mesh.island, st.mixed() ? "groups" : mesh, st.tensor_parallel, st.data_parallel,
+        experts, st.zero_stage, RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
+        BytesToGib(static_cast<double>(sp.peak_bytes)), BytesToGib(static_cast<double>(sp.capacity_bytes)));
+    AppendReplicaGroups(st, sp, s);
   }
   absl::StrAppendFormat(&s,
                         "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "

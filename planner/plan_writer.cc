@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "planner/mixed_replicas.h"
 
 namespace hetsim::planner {
 
@@ -16,7 +17,7 @@ absl::StatusOr<std::vector<spec::MeshSpec>> PlaceMeshes(const ClusterModel& clus
     std::vector<int> used(im.nodes, 0);  // GPUs taken on each node, from GPU 0 up
     std::vector<int> whole, partial;
     for (int s = 0; s < static_cast<int>(stages.size()); ++s) {
-      if (stages[s].island != j) continue;
+      if (stages[s].island != j || !stages[s].groups.empty()) continue;  // a mixed stage's groups are placed
       (stages[s].shape.gpus_per_node == im.gpus_per_node ? whole : partial).push_back(s);
     }
     std::stable_sort(partial.begin(), partial.end(),
@@ -67,6 +68,10 @@ absl::StatusOr<spec::PlanSpec> WritePlan(const ClusterModel& cluster, const std:
   plan.stages.clear();
   for (size_t s = 0; s < stages.size(); ++s) {
     const SearchedStage& st = stages[s];
+    if (!st.groups.empty()) {
+      plan.stages.push_back(MixedStageSpec(cluster, st));
+      continue;
+    }
     spec::StageSpec& out = plan.stages.emplace_back();
     static_cast<spec::StageParallelism&>(out) = st.option.config;
     // A written plan is priced by the cost model: the measured times of a plan the planner read stay

@@ -1,6 +1,7 @@
 // Turns a searched pipeline into a plan (spec::PlanSpec): meshes placed inside their islands (whole-
 // node submeshes first, then the (1, m) submeshes packed first-fit decreasing, which always fits for
-// Alpa's shapes), stage configurations, schedule and explicit warm-up counts. The edge writes it as a
+// Alpa's shapes), stage configurations, schedule and explicit warm-up counts. A mixed stage (its
+// groups placed by the search, planner/mixed_replicas.h) is written with its replica groups. The edge writes it as a
 // Plan message (proto/plan_message.h).
 #ifndef HETSIM_PLANNER_PLAN_WRITER_H_
 #define HETSIM_PLANNER_PLAN_WRITER_H_

@@ -14,6 +14,7 @@
 #include "base/threads.h"
 #include "base/units.h"
 #include "planner/candidates.h"
+#include "planner/mixed_replicas.h"
 #include "planner/plan_writer.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -303,10 +304,15 @@ std::vector<std::string> MixedClusterNotes(const spec::ClusterSpec& cluster, con
     int layers = 0, stages = 0, first = -1, last = -1;
     int64_t gpus = 0;
     for (const spec::StageSpec& st : plan.stages) {
-      if (st.mesh.island != is.name) continue;
+      bool here = false;
+      for (const spec::ReplicaGroupSpec& g : st.ReplicaGroups(plan.micro_batch_size)) {
+        if (g.mesh.island != is.name) continue;
+        here = true;
+        gpus += int64_t{g.mesh.node_count} * g.mesh.gpus_per_node;
+      }
+      if (!here) continue;
       ++stages;
       layers += st.num_layers;
-      gpus += int64_t{st.mesh.node_count} * st.mesh.gpus_per_node;
       if (first < 0) first = st.first_layer;
       last = st.first_layer + st.num_layers - 1;
     }
@@ -321,12 +327,84 @@ std::vector<std::string> MixedClusterNotes(const spec::ClusterSpec& cluster, con
                                     stages == 1 ? "" : "s", gpus, first, last,
                                     100.0 * layers / std::max(1, layer_count)));
   }
-  notes.push_back(
-      "mixed cluster: every stage stays inside one island, each island's layers set by its stages' predicted "
-      "times and by the links between islands; the search does not "
-      "propose mixed replica groups (Stage.replica_groups) or pipelines of different shapes (Plan.pipelines): "
-      "write them by hand and compare with `hetsim run` (docs/cost-model.md)");
   return notes;
+}
+
+// Whether the cluster mixes GPU types (where the mixed-replicas family is searched).
+bool MixesGpuTypes(const spec::ClusterSpec& cluster) {
+  for (const spec::IslandSpec& is : cluster.islands) {
+    if (is.gpu.name != cluster.islands.front().gpu.name) return true;
+  }
+  return false;
+}
+
+// HAPT's mixed-replicas family (planner/mixed_replicas.h) over the micro-batch sizes, at CP 1, on a
+// cluster of more than one GPU type and a dense model: the best by predicted iteration.
+BestCandidate SearchMixed(const PlanRequest& request, const sim::workload::ModelCost& cost, const ClusterModel& cluster,
+                          const std::vector<int>& cp_degrees, const std::vector<uint64_t>& sizes) {
+  BestCandidate best;
+  const bool searched = request.search_mixed_replicas && request.planner == PlannerKind::kHapt &&
+                        MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
+                        std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
+  if (!searched) return best;
+  for (uint64_t mbs : sizes) {
+    Profiler profiler(cost, cluster, mbs, FrameworkOptionsOf(FrameworkSettings(request)), 1);
+    const PlannerContext ctx{
+        &profiler, spec::MicrobatchCount(request.global_batch_size, mbs), request.layers, 1, request.epsilon, 0, true,
+        true};
+    std::optional<PipelineCandidate> c = PlanMixedReplicas(ctx);
+    if (!c) continue;
+    absl::StatusOr<Prediction> p = Predict(cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, {},
+                                           WorkOf(cost, request.global_batch_size));
+    if (p.ok() && (!best.prediction || p->iteration < best.prediction->iteration)) best = {std::move(c), *p, mbs, 1};
+  }
+  return best;
+}
+
+// The samples each replica of every island computes in a mixed stage, "a100 8, l40s 4".
+std::string SharesOf(const spec::StageSpec& st) {
+  std::vector<std::string> parts;
+  for (const spec::ReplicaGroupSpec& g : st.replica_groups) {
+    parts.push_back(absl::StrFormat("%s TP %d x %d replicas of %d samples", g.mesh.island, g.tensor_parallel,
+                                    g.data_parallel, g.micro_batch_share));
+  }
+  return absl::StrJoin(parts, " + ");
+}
+
+// Why the plan is or is not made of mixed replica groups: the two families' predictions side by side.
+std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate& one_island,
+                            const BestCandidate& mixed, const spec::PlanSpec& mixed_plan, bool mixed_chosen) {
+  if (kind != PlannerKind::kHapt || !searched) {
+    return absl::StrFormat(
+        "mixed cluster: every stage of the %s plan stays inside one island; `--planner hapt` without "
+        "--no-mixed-replicas also searches mixed replica groups (Stage.replica_groups); pipelines of different "
+        "shapes (Plan.pipelines) are written by hand (docs/planner.md)",
+        PlannerName(kind));
+  }
+  if (!mixed.prediction) {
+    return "mixed replica groups searched (every island cut into 1-8 equal slices, stage i on slice i of each, "
+           "shares of the micro-batch by measured speed): none fits or the model or CP rules them out; every stage "
+           "stays inside one island";
+  }
+  const std::string what = absl::StrFormat("%d stage%s of mixed replica groups (stage 0: %s; micro-batch %d)",
+                                           mixed_plan.stages.size(), mixed_plan.stages.size() == 1 ? "" : "s",
+                                           SharesOf(mixed_plan.stages.front()), mixed.micro_batch_size);
+  const double mixed_ms = TimeToMilliseconds(mixed.prediction->iteration);
+  if (!one_island.prediction) {
+    return absl::StrFormat("chosen: %s, predicted %.3f ms; no plan keeping every stage inside one island fits", what,
+                           mixed_ms);
+  }
+  const double island_ms = TimeToMilliseconds(one_island.prediction->iteration);
+  if (mixed_chosen) {
+    return absl::StrFormat(
+        "chosen: %s, predicted %.3f ms against %.3f ms for the best plan keeping every stage inside one island "
+        "(HAPT's DP, %d stages; %.1f%% faster)",
+        what, mixed_ms, island_ms, one_island.candidate->stages.size(), 100 * (island_ms - mixed_ms) / island_ms);
+  }
+  return absl::StrFormat(
+      "mixed replica groups searched: the best, %s, predicted %.3f ms, is %.1f%% slower than this plan's %.3f ms "
+      "(every stage inside one island); pipelines of different shapes (Plan.pipelines) are not searched",
+      what, mixed_ms, 100 * (mixed_ms - island_ms) / island_ms, island_ms);
 }
 
 }  // namespace
@@ -347,13 +425,29 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
-  HETSIM_ASSIGN_OR_RETURN(const BestCandidate best, SearchPairs(request, cost, *cluster, cp_degrees, sizes, out));
+  HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island, SearchPairs(request, cost, *cluster, cp_degrees, sizes, out));
+  const BestCandidate mixed = SearchMixed(request, cost, *cluster, cp_degrees, sizes);
+  const bool mixed_chosen =
+      mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
+  const BestCandidate& best = mixed_chosen ? mixed : one_island;
   if (!best.candidate) return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
 
   const spec::PlanSpec shape = PlanShapeOf(request, out, best);
   HETSIM_ASSIGN_OR_RETURN(out.plan,
                           WritePlan(*cluster, best.candidate->stages, shape, best.candidate->explicit_warmups));
-  AddAlternatives(*cluster, *best.candidate, shape, WorkOf(cost, request.global_batch_size), out);
+  spec::PlanSpec mixed_plan;
+  if (mixed.candidate) {
+    HETSIM_ASSIGN_OR_RETURN(mixed_plan, WritePlan(*cluster, mixed.candidate->stages, PlanShapeOf(request, out, mixed),
+                                                  /*explicit_warmups=*/false));
+  }
+  if (mixed_chosen) {
+    out.alternatives.push_back(out.plan);
+    out.alternative_predictions.push_back(*mixed.prediction);
+  }
+  if (one_island.candidate) {
+    AddAlternatives(*cluster, *one_island.candidate, PlanShapeOf(request, out, one_island),
+                    WorkOf(cost, request.global_batch_size), out);
+  }
   out.planner_layers = best.candidate->planner_layers;
   out.prediction = *best.prediction;
   out.notes = best.candidate->notes;
@@ -362,6 +456,10 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   }
   for (std::string& n : MixedClusterNotes(request.cluster, out.plan, cost.num_layers(), cost.dtype())) {
     out.notes.push_back(std::move(n));
+  }
+  if (MixesGpuTypes(request.cluster)) {
+    out.notes.push_back(
+        MixedChoiceNote(request.planner, request.search_mixed_replicas, one_island, mixed, mixed_plan, mixed_chosen));
   }
   if (out.refined) {
     out.notes.push_back(

@@ -53,6 +53,9 @@ struct PlanRequest {
   double epsilon = spec::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                                         // see SearchOptions
   bool bidirectional_pruning = true;
+  // HAPT on a cluster of more than one GPU type: also search plans of mixed replica groups
+  // (planner/mixed_replicas.h) and keep one when it predicts faster than the DP's plan.
+  bool search_mixed_replicas = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
   // chosen jointly (otherwise the smallest micro-batch size is used).
   bool tangram_overlap_aware = true;

@@ -73,7 +73,35 @@ StagePrediction PredictStage(const ClusterModel& cluster, const SearchedStage& s
   }
   sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
   sp.grad_sync = s.option.grad_sync;
+  for (const SearchedGroup& g : s.groups) {
+    const StagePrediction::Group group{g.option.forward, g.option.backward, g.option.PeakBytes(in_flight),
+                                       cluster.island(g.island).hbm_bytes};
+    sp.groups.push_back(group);
+    const bool tighter = &g == &s.groups.front() || static_cast<double>(group.peak_bytes) * sp.capacity_bytes >
+                                                        static_cast<double>(sp.peak_bytes) * group.capacity_bytes;
+    if (tighter) {
+      sp.peak_bytes = group.peak_bytes;
+      sp.capacity_bytes = group.capacity_bytes;
+    }
+  }
   return sp;
+}
+
+// What stage `s` adds to the iteration's figures: its GPUs at their peak FLOP/s, a mixed stage's by
+// group, each group busy for its own passes (`microbatches` of them).
+pl::StageLoad LoadOf(const ClusterModel& cluster, const SearchedStage& s, int64_t microbatches) {
+  pl::StageLoad load(microbatches * s.option.total(), s.shape.gpus(), cluster.island(s.island).peak_flop_per_s);
+  if (s.groups.empty()) return load;
+  load.gpus = 0;
+  double peak = 0;
+  for (const SearchedGroup& g : s.groups) {
+    const double group_peak = cluster.island(g.island).peak_flop_per_s;
+    load.replica_groups.push_back({microbatches * g.option.total(), g.shape.gpus(), group_peak});
+    load.gpus += g.shape.gpus();
+    peak += g.shape.gpus() * group_peak;
+  }
+  load.peak_flop_per_s = peak / std::max(1, load.gpus);
+  return load;
 }
 
 }  // namespace
@@ -125,7 +153,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     const pl::NodeId last = dag.stage_compute_order()[i].back();
     p.iteration = std::max(p.iteration, lp.earliest_start[last] + durations[last] + sp.grad_sync);
-    figures.stages.push_back({microbatches * sp.t, s.shape.gpus(), cluster.island(s.island).peak_flop_per_s});
+    figures.stages.push_back(LoadOf(cluster, s, microbatches));
     p.stages.push_back(sp);
   }
   figures.iteration_time = p.iteration;

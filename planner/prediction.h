@@ -30,6 +30,13 @@ struct StagePrediction {
   int64_t peak_bytes = 0;
   int64_t capacity_bytes = 0;
   Time grad_sync = 0;
+  // A mixed stage's groups (SearchedStage::groups), in order: each its own passes and memory; the
+  // stage's peak_bytes and capacity_bytes are then its tightest group's.
+  struct Group {
+    Time forward = 0, backward = 0;
+    int64_t peak_bytes = 0, capacity_bytes = 0;
+  };
+  std::vector<Group> groups;
 };
 
 struct Prediction {

@@ -25,23 +25,41 @@ hetsim::v1::Recompute RecomputeProto(spec::Recompute recompute) {
   return hetsim::v1::RECOMPUTE_NONE;
 }
 
+void WriteMesh(const spec::MeshSpec& mesh, hetsim::v1::Mesh& m) {
+  m.set_island(mesh.island);
+  m.set_first_node(mesh.first_node);
+  m.set_node_count(mesh.node_count);
+  m.set_first_gpu(mesh.first_gpu);
+  m.set_gpus_per_node(mesh.gpus_per_node);
+}
+
+// A mixed stage's groups; the stage's own mesh, TP and DP stay unset (validate_replica_groups.h).
+void WriteReplicaGroups(const spec::StageSpec& st, hetsim::v1::Stage& out) {
+  for (const spec::ReplicaGroupSpec& g : st.replica_groups) {
+    hetsim::v1::ReplicaGroup& rg = *out.add_replica_groups();
+    WriteMesh(g.mesh, *rg.mutable_mesh());
+    rg.set_tensor_parallel(g.tensor_parallel);
+    if (g.data_parallel > 1) rg.set_data_parallel(g.data_parallel);
+    rg.set_micro_batch_share(g.micro_batch_share);
+  }
+}
+
 void WriteStage(const spec::StageSpec& st, hetsim::v1::Stage& out) {
   out.set_first_layer(st.first_layer);
   out.set_num_layers(st.num_layers);
-  hetsim::v1::Mesh& m = *out.mutable_mesh();
-  m.set_island(st.mesh.island);
-  m.set_first_node(st.mesh.first_node);
-  m.set_node_count(st.mesh.node_count);
-  m.set_first_gpu(st.mesh.first_gpu);
-  m.set_gpus_per_node(st.mesh.gpus_per_node);
-  out.set_tensor_parallel(st.tensor_parallel);
-  out.set_data_parallel(st.data_parallel);
+  if (st.mixed()) {
+    WriteReplicaGroups(st, out);
+  } else {
+    WriteMesh(st.mesh, *out.mutable_mesh());
+    out.set_tensor_parallel(st.tensor_parallel);
+    out.set_data_parallel(st.data_parallel);
+  }
   out.set_zero_stage(st.zero_stage);
   out.set_recompute(RecomputeProto(st.recompute));
   out.set_recompute_num_layers(st.recompute_num_layers);
   out.set_sequence_parallel(st.sequence_parallel);
   if (st.expert_parallel > 1) out.set_expert_parallel(st.expert_parallel);
-  out.set_expert_tensor_parallel(st.expert_tensor_parallel);  // 0 (TP) stays unwritten
+  if (!st.mixed()) out.set_expert_tensor_parallel(st.expert_tensor_parallel);  // 0 (TP) stays unwritten
   out.set_measured_forward_ms(st.measured_forward_ms);
   out.set_measured_backward_ms(st.measured_backward_ms);
   out.set_warmup_forwards(st.warmup_forwards);

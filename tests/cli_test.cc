@@ -153,13 +153,18 @@ TEST_CASE("check and run show the pipelines of different shapes of the lab examp
   CHECK_THAT(run.out,
              Catch::Contains("pipeline rtx4090-3: 24 samples in 24 microbatches of 1, stages 12-15 on 4 GPUs"));
   CHECK_THAT(run.out, Catch::Contains("gradient all-reduce per layer range:\n  layers 0-6  6 GPUs x 2 shards"));
-  // A plan of pipelines has no HTML page yet: refused with the reason, nothing written.
+  // The HTML page: a schedule per pipeline, titled with its share and GPU type, and the ranges' table.
   const fs::path dir = FreshDir("pipelines_html");
   fs::create_directories(dir);
-  const CliRun html = RunHetsim(absl::StrCat("run ", inputs, " --html ", (dir / "r.html").string()));
-  CHECK(html.exit_code == 2);
-  CHECK_THAT(html.err, Catch::Contains("--html: not supported with Plan.pipelines yet"));
-  CHECK(fs::is_empty(dir));
+  const std::string page_path = (dir / "r.html").string();
+  const CliRun html = RunHetsim(absl::StrCat("run ", inputs, " --html ", page_path));
+  CHECK(html.exit_code == 0);
+  absl::StatusOr<std::string> page = hetsim::proto::ReadFileToString(page_path);
+  REQUIRE(page.ok());
+  CHECK_THAT(*page, Catch::Contains("Pipeline rtx4090-3"));
+  CHECK_THAT(*page, Catch::Contains("24 samples of the batch in microbatches of 1, 4 stages (report stages 12-15) on"));
+  CHECK_THAT(*page, Catch::Contains("Pipeline a6000-1"));
+  CHECK_THAT(*page, Catch::Contains("Gradient all-reduce per layer range"));
 }
 
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {

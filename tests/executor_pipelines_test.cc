@@ -139,6 +139,46 @@ TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", 
   }
 }
 
+TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 plan on it", "[executor][pipelines]") {
+  // Each island one node of 2 GPUs, joined by one 10 Gb/s link: every boundary flow, of either pipeline
+  // (and of either replica of the DP plan), crosses it. The pipelines run on one network, so their
+  // flows share the link as the DP plan's replicas do: 1 MiB per sample takes 2 x 0.84 ms while both
+  // cross, not 0.84 ms each as on networks of their own.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  const uint64_t bytes = uint64_t{1} << 20;
+  v1::Plan dp_plan =
+      MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"slow", 0, 0, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B, bytes, 2);
+  for (v1::Stage& st : *dp_plan.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  hetsim::driver::SimulateOptions options;
+  options.network_mode = NetworkMode::kMaxMinFair;
+  const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
+  const auto pl = MakeSimulation(
+      MakeInputs(cluster,
+                 PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}},
+                               bytes)),
+      options);
+  CheckSameIteration(dp, pl);
+  // The shared network's flows and link bytes are counted once, with the first pipeline.
+  CHECK(pl.pipelines[1].result.flows == 0);
+  CHECK(pl.pipelines[0].result.flows > 0);
+}
+
+TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it uses", "[executor][pipelines]") {
+  const v1::Cluster cluster = PipelineCluster(4);
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}});
+  hetsim::driver::SimulateOptions options;
+  options.trace = hetsim::traces::TraceSelection{.replica = std::nullopt, .gpus = {0, 3}};
+  const auto pl = MakeSimulation(MakeInputs(cluster, plan), options);
+  REQUIRE(pl.pipelines.size() == 2);
+  CHECK(pl.pipelines[0].traced_gpus == std::vector<bool>{true, false, false, false, false, false, false, false});
+  CHECK(pl.pipelines[1].traced_gpus == std::vector<bool>{false, false, false, true, false, false, false, false});
+  CHECK_FALSE(pl.trace_json.empty());
+}
+
 TEST_CASE("A pipeline of half the batch share on GPUs of half the speed finishes with the other",
           "[executor][pipelines]") {
   // Pipeline "fast": 2 stages of A100s, microbatches of 2; "slow": 2 stages of V100s (half the peak),

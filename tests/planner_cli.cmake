@@ -28,3 +28,19 @@ set_tests_properties(planner_cli.plan_moe_prints_expert_layout PROPERTIES FIXTUR
 add_test(NAME planner_cli.run_moe_plan
          COMMAND $<TARGET_FILE:hetsim> run ${hetsim_planner_out}/planner_cli_moe.pbtxt --cluster ${hetsim_case_cluster})
 set_tests_properties(planner_cli.run_moe_plan PROPERTIES FIXTURES_REQUIRED planner_moe_plan)
+# Issue 39: on 8 A100 + 8 RTX 4090 under one fast network HAPT chooses mixed replica groups, prints a line
+# per group and says why; the written plan (Stage.replica_groups) passes `check`, and `validate` prices
+# it with the planner's cost model beside the simulation.
+set(hetsim_mixed_cluster ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/cluster-a100-rtx4090.pbtxt)
+add_test(NAME planner_cli.plan_mixed_replicas
+         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-1.3b.pbtxt
+                 --cluster ${hetsim_mixed_cluster} --global-batch 16 --out ${hetsim_planner_out}/planner_cli_mixed.pbtxt)
+set_tests_properties(planner_cli.plan_mixed_replicas PROPERTIES FIXTURES_SETUP planner_mixed_plan
+                     PASS_REGULAR_EXPRESSION "0 +0-25 +mixed[^\n]*\n  group 0 +a100 [^\n]*\n  group 1 +rtx4090 .*note: chosen: 1 stage of mixed replica groups")
+add_test(NAME planner_cli.check_mixed_plan
+         COMMAND $<TARGET_FILE:hetsim> check ${hetsim_planner_out}/planner_cli_mixed.pbtxt --cluster ${hetsim_mixed_cluster})
+set_tests_properties(planner_cli.check_mixed_plan PROPERTIES FIXTURES_REQUIRED planner_mixed_plan)
+add_test(NAME planner_cli.validate_mixed_plan
+         COMMAND $<TARGET_FILE:hetsim> validate ${hetsim_planner_out}/planner_cli_mixed.pbtxt --cluster ${hetsim_mixed_cluster})
+set_tests_properties(planner_cli.validate_mixed_plan PROPERTIES FIXTURES_REQUIRED planner_mixed_plan
+                     PASS_REGULAR_EXPRESSION "predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-4]\\.[0-9]%\\)")

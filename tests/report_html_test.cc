@@ -27,7 +27,7 @@ std::string RunPageOf(const v1::Plan& plan) {
   const auto setup = MakeSetup(MakeInputs(TwoIslandCluster(2, 2, 10, 1000), plan), NetworkMode::kMaxMinFair);
   const auto run = MakeRun(*setup);
   const v1::Report report = hetsim::traces::BuildReport(*setup, run);
-  return hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}});
+  return hetsim::traces::html::RunReportHtml({setup.get(), &run, &report, {}, {}});
 }
 
 TEST_CASE("run report: one schedule row per stage, one block per forward and backward", "[report]") {

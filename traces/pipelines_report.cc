@@ -34,7 +34,8 @@ void AddStagesAndBoundaries(const std::vector<PipelineReportInput>& pipelines, v
   }
 }
 
-// Link classes: links and bytes summed, utilisation the largest of the pipelines' (each ran alone).
+// Link classes: links and bytes summed, utilisation the largest of the pipelines' (they share one
+// network, whose counters the first pipeline's result carries: sums count each byte once).
 void AddLinkClasses(const std::vector<PipelineReportInput>& pipelines, v1::Report& out) {
   std::map<std::string, v1::LinkClassReport> classes;
   for (const PipelineReportInput& p : pipelines) {

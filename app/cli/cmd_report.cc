@@ -29,7 +29,7 @@ int Render(const Args& args) {
   if (!report.ok()) return ReportFailure(kReportInfo, report.status());
   if (absl::Status s = traces::html::CheckSavedReport(*report, in); !s.ok()) return ReportFailure(kReportInfo, s);
   if (absl::Status s =
-          proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}}));
+          proto::WriteFileAtomically(html_path, traces::html::RunReportHtml({nullptr, nullptr, &*report, {}, {}}));
       !s.ok()) {
     return ReportFailure(kReportInfo, s);
   }

@@ -108,9 +108,14 @@ absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_
   HETSIM_RETURN_IF_ERROR(outputs.AddMessage(report_path, simulated.report));
   HETSIM_RETURN_IF_ERROR(outputs.Add(trace_path, simulated.trace_json));
   if (!html_path.empty()) {
-    HETSIM_RETURN_IF_ERROR(
-        outputs.Add(html_path, traces::html::RunReportHtml({simulated.setup.get(), &simulated.result, &simulated.report,
-                                                            simulated.sampled_links})));
+    traces::html::RunHtmlInputs page{
+        simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links, {}};
+    int first_stage = 0;
+    for (const driver::PipelineSimulation& p : simulated.pipelines) {
+      page.pipelines.push_back({p.name, p.setup, &p.result, first_stage});
+      first_stage += p.setup->num_stages();
+    }
+    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, traces::html::RunReportHtml(page)));
   }
   return outputs.Commit();
 }

@@ -1,5 +1,6 @@
 #include "service/driver/simulate_pipelines.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
 #include "proto/pipeline_plans.h"
@@ -24,18 +26,41 @@ absl::Status CheckOptions(const SimulateOptions& options) {
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
     return absl::InvalidArgumentError("--faults: not supported with Plan.pipelines (pipelines of different shapes)");
   }
-  if (options.trace.has_value() && !options.trace->gpus.empty()) {
-    return absl::InvalidArgumentError(
-        "--trace-gpus: not supported with Plan.pipelines (each pipeline traces its own GPUs, or --trace-replica)");
+  return absl::OkStatus();
+}
+
+// The GPUs pipeline `setup` traces: with --trace-gpus those of the list it uses (another pipeline's are
+// its), else the selection as for a plan of one pipeline.
+absl::StatusOr<std::vector<bool>> TracedGpusOf(const sim::executor::ExecutionSetup& setup,
+                                               const traces::TraceSelection& selection) {
+  if (selection.gpus.empty()) return traces::SelectTracedGpus(setup, selection);
+  std::vector<bool> traced(setup.topology->num_gpus(), false);
+  for (const auto& st : setup.stages) {
+    for (GpuId g : st.layout.gpus) {
+      traced[g] = std::find(selection.gpus.begin(), selection.gpus.end(), g) != selection.gpus.end();
+    }
   }
-  if (options.sample_all_links) {
-    return absl::InvalidArgumentError("--html: not supported with Plan.pipelines yet (the report names each pipeline)");
+  return traced;
+}
+
+// --trace-gpus: every GPU listed is some pipeline's.
+absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const std::vector<PipelineSimulation>& all) {
+  for (GpuId g : selection.gpus) {
+    const bool used = std::any_of(all.begin(), all.end(), [g](const PipelineSimulation& p) {
+      return g >= 0 && g < static_cast<GpuId>(p.traced_gpus.size()) && p.traced_gpus[g];
+    });
+    if (!used) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--trace-gpus: GPU %d is not used by any pipeline of the plan (its GPUs are listed by global id)", g));
+    }
   }
   return absl::OkStatus();
 }
 
-// Pipeline p set up and executed alone, its stages' own data-parallel reduction left to the ranges.
-absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out) {
+// Pipeline p set up, its stages' own data-parallel reduction left to the ranges, and its executor
+// options (the traced GPUs and links when tracing).
+absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out,
+                           std::vector<sim::executor::ExecutorOptions>& runs) {
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
@@ -43,7 +68,7 @@ absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateO
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::executor::ExecutionSetup> setup,
                           BuildSetup(mine, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
   sim::executor::DropStageGradientSync(*setup);
-  sim::executor::ExecutorOptions run;
+  sim::executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
   run.wall_start = CurrentWallLimit().start();
@@ -52,13 +77,20 @@ absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateO
   PipelineSimulation& pipeline = out.pipelines.emplace_back();
   pipeline.name = inputs.plan.pipelines(p).name();
   if (options.trace.has_value()) {
-    HETSIM_ASSIGN_OR_RETURN(pipeline.traced_gpus, traces::SelectTracedGpus(*setup, *options.trace));
+    HETSIM_ASSIGN_OR_RETURN(pipeline.traced_gpus, TracedGpusOf(*setup, *options.trace));
     run.record_flows = true;
     run.sampled_links = traces::TraceLinks(*setup, pipeline.traced_gpus);
     run.link_sample_period = traces::TraceSamplePeriod(*setup);
     pipeline.sampled_links = run.sampled_links;
   }
-  HETSIM_ASSIGN_OR_RETURN(pipeline.result, sim::executor::Execute(*setup, run));
+  if (options.sample_all_links && p == 0) {
+    // The HTML page's link chart: the one network every pipeline shares, sampled by the first.
+    run.sampled_links.resize(setup->topology->links().size());
+    for (size_t l = 0; l < run.sampled_links.size(); ++l) run.sampled_links[l] = static_cast<LinkId>(l);
+    run.link_sample_period = traces::TraceSamplePeriod(*setup);
+    pipeline.sampled_links = run.sampled_links;
+    out.sampled_links = run.sampled_links;
+  }
   if (p == 0) {
     out.setup = std::move(setup);
     pipeline.setup = out.setup.get();
@@ -66,6 +98,22 @@ absl::Status RunPipeline(const proto::PlanInputs& inputs, int p, const SimulateO
     pipeline.owned = std::move(setup);
     pipeline.setup = pipeline.owned.get();
   }
+  return absl::OkStatus();
+}
+
+// Every pipeline at once on one engine and one network: boundary flows of different pipelines share
+// the links they cross.
+absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
+  std::vector<sim::executor::ExecutorOptions> runs;
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs));
+  }
+  if (options.trace.has_value()) HETSIM_RETURN_IF_ERROR(CheckTracedGpusUsed(*options.trace, out.pipelines));
+  std::vector<const sim::executor::ExecutionSetup*> setups;
+  for (const PipelineSimulation& p : out.pipelines) setups.push_back(p.setup);
+  HETSIM_ASSIGN_OR_RETURN(std::vector<sim::executor::ExecutionResult> results,
+                          sim::executor::ExecuteOnOneNetwork(setups, runs));
+  for (size_t p = 0; p < results.size(); ++p) out.pipelines[p].result = std::move(results[p]);
   return absl::OkStatus();
 }
 
@@ -77,12 +125,10 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
   out.inputs = given;
   if (options.ideal) out.inputs.cluster.set_ideal(true);
   const auto start = std::chrono::steady_clock::now();
-  const WallLimit wall_limit(options.max_wall_seconds, start);  // every pipeline's setup and run
+  const WallLimit wall_limit(options.max_wall_seconds, start);  // every pipeline's setup and the run
   std::optional<WallLimitScope> wall_scope;
   if (wall_limit.limited()) wall_scope.emplace(wall_limit);
-  for (int p = 0; p < out.inputs.plan.pipelines_size(); ++p) {
-    HETSIM_RETURN_IF_ERROR(RunPipeline(out.inputs, p, options, out));
-  }
+  HETSIM_RETURN_IF_ERROR(RunPipelines(out.inputs, options, out));
   out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<sim::executor::PipelineRun> runs;

@@ -1,6 +1,7 @@
 // A plan of data-parallel pipelines of different shapes (Plan.pipelines; docs/cost-model.md,
-// "Pipelines of different shapes"): each pipeline set up and executed as a plan of its own
-// (proto::PipelinePlan), its stages' data-parallel reduction left to the layer ranges; then every
+// "Pipelines of different shapes"): each pipeline set up as a plan of its own (proto::PipelinePlan),
+// its stages' data-parallel reduction left to the layer ranges, all executed at once on one engine and
+// one network (sim::executor::ExecuteOnOneNetwork: their flows share links); then every
 // range's gradient all-reduce over the GPUs that hold it, on the cluster's links
 // (sim/executor/layer_range_sync.h); the report merged (traces/pipelines_report.h).
 #ifndef HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_

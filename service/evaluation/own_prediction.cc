@@ -25,15 +25,7 @@ double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
 
 absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
-  // The planner's cost model prices a stage on one island with one TP degree (issue 39: its search of
-  // mixed replica groups comes later).
-  for (int i = 0; i < inputs.plan.stages_size(); ++i) {
-    if (inputs.plan.stages(i).replica_groups().empty()) continue;
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: stages[%d].replica_groups: hetsim's own prediction (the planner's cost model) does not "
-                        "price mixed replica groups yet; give the plan a prediction to validate it",
-                        inputs.plan_path, i));
-  }
+  // A mixed stage (Stage.replica_groups) is priced group by group (planner/mixed_replicas.h).
   const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
@@ -42,6 +34,29 @@ absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) 
   const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
   planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
   return planner::PredictPlan(profiler, plan);
+}
+
+// Stage i's simulated peak memory; a mixed stage's of its tightest group (the largest share of its GPU's
+// capacity), the group the planner's prediction names.
+int64_t TightestPeak(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& run, int i) {
+  const auto peak_of = [&](int group) {
+    int64_t peak = 0;
+    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i, group)) peak = std::max(peak, bytes);
+    return peak;
+  };
+  const auto& groups = setup.stages[i].replica_groups;
+  if (groups.empty()) return peak_of(-1);
+  int64_t tightest = 0;
+  double ratio = -1;
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    const int64_t peak = peak_of(g);
+    const double r = static_cast<double>(peak) / std::max(1.0, groups[g].memory_capacity_bytes);
+    if (r > ratio) {
+      ratio = r;
+      tightest = peak;
+    }
+  }
+  return tightest;
 }
 
 // The planner's `top_k` best plans of the model of `inputs`, each predicted and simulated.
@@ -90,9 +105,7 @@ absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs) 
       if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
     }
     s.comm.push_back(c);
-    int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i)) peak = std::max(peak, bytes);
-    s.peak.push_back(peak);
+    s.peak.push_back(TightestPeak(setup, run, i));
   }
   s.iteration = run.iteration_time;
   s.pipeline = run.pipeline_end - run.pipeline_start;

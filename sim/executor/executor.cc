@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,23 +40,68 @@ enum EventKind : uint64_t {
 constexpr int kKindShift = 56;
 uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
 
+// Runs `sim` until its queue is empty, in slices, within the options' event limit and `wall_limit`
+// (and the thread's, CurrentWallLimit); `failure` is the runs' own error (a collective that could not
+// start stops the simulator), `failed` whether a stop came from a failure fault (the iteration then
+// ends there).
+absl::Status RunEvents(Simulator& sim, const ExecutorOptions& options, const WallLimit& wall_limit,
+                       const std::function<absl::Status()>& failure, const std::function<bool()>& failed) {
+  constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
+  for (;;) {
+    uint64_t limit = sim.events_processed() + kSlice;
+    if (options.max_events > 0) limit = std::min(limit, options.max_events);
+    sim.set_max_events(limit);
+    const RunOutcome outcome = sim.Run();
+    HETSIM_RETURN_IF_ERROR(failure());
+    if (outcome == RunOutcome::kQueueEmpty) break;
+    if (outcome == RunOutcome::kStopped && failed()) break;
+    if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
+    if (options.max_events > 0 && sim.events_processed() >= options.max_events) {
+      return EventLimitError(options.max_events, TimeToMilliseconds(sim.now()));
+    }
+    if (wall_limit.Passed()) {
+      return WallLimitError(options.max_wall_seconds, TimeToMilliseconds(sim.now()), sim.events_processed());
+    }
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("the simulation"));
+  }
+  return absl::OkStatus();
+}
+
 class Run : private EventHandler, private FlowObserver {
  public:
-  Run(const ExecutionSetup& setup, const ExecutorOptions& options)
+  // With `shared_sim` and `shared_network`, the run's events and flows go to them, beside other runs'
+  // (ExecuteOnOneNetwork); otherwise it has its own.
+  Run(const ExecutionSetup& setup, const ExecutorOptions& options, Simulator* shared_sim = nullptr,
+      Network* shared_network = nullptr)
       : setup_(setup),
         options_(options),
         dag_(*setup.dag),
-        wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())) {}
+        sim_(shared_sim != nullptr ? *shared_sim : own_sim_),
+        wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())),
+        network_(shared_network) {}
 
   const WallLimit& wall_limit() const { return wall_limit_; }
+  const absl::Status& failure() const { return failure_; }
 
   absl::StatusOr<ExecutionResult> Go() {
-    HETSIM_ASSIGN_OR_RETURN(auto network, Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
-    network_ = std::move(network);
+    HETSIM_RETURN_IF_ERROR(Begin());
+    HETSIM_RETURN_IF_ERROR(RunEvents(
+        sim_, options_, wall_limit_, [this] { return failure_; },
+        [this] { return faults_ && faults_->outcome().failed; }));
+    return End();
+  }
+
+  // Everything before the first event: the network (unless shared), the state, the first nodes.
+  absl::Status Begin() {
+    if (network_ == nullptr) {
+      HETSIM_ASSIGN_OR_RETURN(own_network_,
+                              Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
+      network_ = own_network_.get();
+    }
     HETSIM_RETURN_IF_ERROR(PrepareGradSync());
     if (options_.faults != nullptr && !options_.faults->empty()) {
-      faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_,
-                                                       network_.get(), [this](int) { sim_.Stop(); });
+      faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_, network_,
+                                                       [this](int) { sim_.Stop(); });
     }
 
     const int n = dag_.num_nodes();
@@ -90,25 +136,11 @@ class Run : private EventHandler, private FlowObserver {
       if (pending_[id] == 0) Start(id);
     }
     if (options_.link_sample_period > 0) Sample();
+    return absl::OkStatus();
+  }
 
-    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
-    for (;;) {
-      uint64_t limit = sim_.events_processed() + kSlice;
-      if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
-      sim_.set_max_events(limit);
-      const RunOutcome outcome = sim_.Run();
-      if (!failure_.ok()) return failure_;
-      if (outcome == RunOutcome::kQueueEmpty) break;
-      if (outcome == RunOutcome::kStopped && faults_ && faults_->outcome().failed) break;
-      if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
-      if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
-        return EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
-      }
-      if (wall_limit_.Passed()) {
-        return WallLimitError(options_.max_wall_seconds, TimeToMilliseconds(sim_.now()), sim_.events_processed());
-      }
-      HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("the simulation"));
-    }
+  // After the last event: the run's checks and figures (the network's are every run's on it).
+  absl::StatusOr<ExecutionResult> End() {
     if (!failure_.ok()) return failure_;
     if (faults_) CloseFaults();
     if (!r_.faults.failed && (stages_left_ != 0 || r_.node_finish[dag_.sink()] < 0)) {
@@ -406,7 +438,7 @@ class Run : private EventHandler, private FlowObserver {
       const bool experts = g >= dense;
       const auto key =
           std::make_tuple(stage, static_cast<int>(step.op), step.BytesOf(experts), experts, experts ? g - dense : g);
-      executions_.emplace_back(network_.get(), setup_.router.get(), graphs_.at(key),
+      executions_.emplace_back(network_, setup_.router.get(), graphs_.at(key),
                                [this, stage](Time) { GroupDone(stage); });
       // Routes were checked when the transfer graphs were built; Start cannot fail on them now.
       // It can run out of --max-wall-seconds, though: an 800,000-rank ring routes for minutes.
@@ -481,8 +513,10 @@ class Run : private EventHandler, private FlowObserver {
   const ExecutionSetup& setup_;
   const ExecutorOptions& options_;
   const pipeline::PipelineDag& dag_;
-  Simulator sim_;
-  std::unique_ptr<Network> network_;
+  Simulator own_sim_;
+  Simulator& sim_;
+  std::unique_ptr<Network> own_network_;
+  Network* network_ = nullptr;
   std::vector<int32_t> pending_;
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
@@ -516,6 +550,46 @@ absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const Execu
   std::optional<WallLimitScope> scope;
   if (run.wall_limit().limited()) scope.emplace(run.wall_limit());
   return run.Go();
+}
+
+absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                                 std::span<const ExecutorOptions> options) {
+  HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
+  for (const ExecutorOptions& o : options) {
+    if (o.faults != nullptr && !o.faults->empty()) {
+      return absl::InvalidArgumentError("faults are not supported when several setups share one network");
+    }
+  }
+  Simulator sim;
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<Network> network,
+                          Network::Create(&sim, NetworkLinks(*setups.front()->topology), setups.front()->network_mode));
+  std::vector<std::unique_ptr<Run>> runs;
+  std::optional<WallLimitScope> scope;  // as in Execute: the first run's limit, else the caller's
+  for (size_t i = 0; i < setups.size(); ++i) {
+    runs.push_back(std::make_unique<Run>(*setups[i], options[i], &sim, network.get()));
+    if (i == 0 && runs.front()->wall_limit().limited()) scope.emplace(runs.front()->wall_limit());
+    HETSIM_RETURN_IF_ERROR(runs.back()->Begin());
+  }
+  const auto failure = [&runs] {
+    for (const auto& run : runs) {
+      if (!run->failure().ok()) return run->failure();
+    }
+    return absl::OkStatus();
+  };
+  HETSIM_RETURN_IF_ERROR(RunEvents(sim, options.front(), runs.front()->wall_limit(), failure, [] { return false; }));
+  std::vector<ExecutionResult> results;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    HETSIM_ASSIGN_OR_RETURN(ExecutionResult r, runs[i]->End());
+    if (i > 0) {
+      // The events, flows and link counters are the shared network's: counted once, with the first.
+      r.events = 0;
+      r.flows = 0;
+      r.network_stats = {};
+      r.link_counters.assign(r.link_counters.size(), LinkCounters{});
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
 }
 
 Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage) {

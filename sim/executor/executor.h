@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -102,6 +103,14 @@ struct ExecutionResult {
 };
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);
+
+// Several setups of one cluster (the pipelines of Plan.pipelines, each its own GPUs) run at once on one
+// engine and one network, so their flows share the links they cross; the network is built from the
+// first setup's topology (every setup's must be the same cluster's). Results in setup order; the
+// events, flows and link counters of the shared network are the first result's (the others' zero), so
+// that their sum is the network's. Faults are refused.
+absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                                 std::span<const ExecutorOptions> options);
 
 // How long stage `stage`'s first forwards waited for their chunks' early parameter gathers
 // (Plan.overlap_param_gather) after everything else they wait for had ended: the gathers' exposed part.

@@ -27,7 +27,8 @@
 
 namespace hetsim::sim::executor {
 
-// One pipeline as simulated alone: its setup (a plan of its own stages) and its iteration.
+// One pipeline as simulated (beside the others, on one network): its setup (a plan of its own stages)
+// and its iteration.
 struct PipelineRun {
   const ExecutionSetup* setup = nullptr;
   const ExecutionResult* result = nullptr;

@@ -37,10 +37,13 @@ std::vector<Figure> HeaderFigures(const v1::Report& r) {
 }
 
 // Memory of one GPU of each stage over the iteration against its capacity, as small multiples.
-std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report) {
+// `first_stage`: the report's index of the setup's stage 0 (a pipeline's of Plan.pipelines).
+std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report,
+                         int first_stage = 0) {
   std::string out = "<div class=\"multiples\">";
   for (int s = 0; s < setup.num_stages(); ++s) {
-    const double capacity = s < report.stages_size() ? report.stages(s).memory_capacity_gib() : 0;
+    const int at = first_stage + s;
+    const double capacity = at < report.stages_size() ? report.stages(at).memory_capacity_gib() : 0;
     Series used{"memory per GPU", kBlue, SeriesStyle::kStep, {}};
     // A mixed stage's chart is its tightest replica group's, as the report's memory line is.
     for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s, traces::TightestGroup(setup, r, s))) {
@@ -51,8 +54,8 @@ std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, 
                kVermillion,
                SeriesStyle::kDashed,
                {{0, capacity}, {TimeToMilliseconds(r.iteration_time), capacity}}};
-    const bool oom = s < report.stages_size() && report.stages(s).oom();
-    ChartSpec spec(absl::StrFormat("stage %d%s", s, oom ? " (OOM)" : ""), "time (ms)", "GiB per GPU", 380, 210);
+    const bool oom = at < report.stages_size() && report.stages(at).oom();
+    ChartSpec spec(absl::StrFormat("stage %d%s", at, oom ? " (OOM)" : ""), "time (ms)", "GiB per GPU", 380, 210);
     spec.x_min = spec.y_min = 0;
     out += ChartSvg(spec, {used, cap});
   }
@@ -144,6 +147,60 @@ Table FrameworkTable(const v1::Report& r) {
   return t;
 }
 
+// A plan of pipelines: each pipeline's schedule and memory, titled with its share and GPU types.
+void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const v1::Report& report, Page& page) {
+  page.AddRaw(GanttLegendHtml());
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    const PipelineHtmlInputs& in = pipelines[p];
+    std::string types;
+    for (int s = 0; s < in.setup->num_stages(); ++s) {
+      const int at = in.first_stage + s;
+      const std::string& t = at < report.stages_size() ? report.stages(at).gpu_type() : "";
+      if (types.find(t) == std::string::npos) types += (types.empty() ? "" : ", ") + t;
+    }
+    const v1::PipelineReport* pr = p < static_cast<size_t>(report.pipelines_size()) ? &report.pipelines(p) : nullptr;
+    page.AddHeading(absl::StrFormat("Pipeline %s", in.name));
+    page.AddParagraph(absl::StrFormat(
+        "%d samples of the batch in microbatches of %d, %d stages (report stages %d-%d) on %s; its last backward at "
+        "%.1f ms. One row per stage; hover for times.",
+        pr ? pr->batch_share() : 0, pr ? pr->micro_batch_size() : 0, in.setup->num_stages(), in.first_stage,
+        in.first_stage + in.setup->num_stages() - 1, types, pr ? pr->pipeline_ms() : 0));
+    page.AddRaw(GanttSvg(*in.setup, *in.result));
+    page.AddRaw(MemoryCharts(*in.setup, *in.result, report, in.first_stage));
+  }
+}
+
+// The pipelines and their layer ranges' gradient all-reduces.
+void AddPipelineTables(const v1::Report& r, Page& page) {
+  page.AddHeading("Pipelines");
+  Table t{
+      {"pipeline", "batch share", "micro-batch", "stages", "GPUs", "microbatches", "pipeline ms", "end ms", "bubble"},
+      {},
+      false,
+      "pipelines"};
+  for (const v1::PipelineReport& p : r.pipelines()) {
+    t.rows.push_back({p.name(), absl::StrCat(p.batch_share()), absl::StrCat(p.micro_batch_size()),
+                      absl::StrCat(p.num_stages()), absl::StrCat(p.num_gpus()), absl::StrCat(p.num_microbatches()),
+                      absl::StrFormat("%.1f", p.pipeline_ms()), absl::StrFormat("%.1f", p.end_ms()),
+                      Pct(p.bubble_ratio())});
+  }
+  page.AddTable(t);
+  page.AddHeading("Gradient all-reduce per layer range");
+  Table g{{"layers", "held by", "GPUs per shard group", "shards", "MB per GPU", "start ms", "end ms"},
+          {},
+          false,
+          "gradient groups"};
+  for (const v1::GradientGroupReport& gg : r.gradient_groups()) {
+    std::string holders;
+    for (const std::string& h : gg.holders()) holders += (holders.empty() ? "" : ", ") + h;
+    g.rows.push_back({absl::StrFormat("%d-%d", gg.first_layer(), gg.first_layer() + gg.num_layers() - 1), holders,
+                      absl::StrCat(gg.num_gpus()), absl::StrCat(gg.shards()),
+                      absl::StrFormat("%.1f", static_cast<double>(gg.bytes_per_gpu()) / 1e6),
+                      absl::StrFormat("%.1f", gg.start_ms()), absl::StrFormat("%.1f", gg.end_ms())});
+  }
+  page.AddTable(g);
+}
+
 // The schedule, memory and link charts: they need the simulated iteration.
 void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::Report& report,
                const std::vector<LinkId>& sampled_links, Page& page) {
@@ -187,7 +244,18 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   page.AddFigures(HeaderFigures(report));
   if (report.has_approximation_choice())
     page.AddParagraph(absl::StrCat("Fidelity: ", report.approximation_choice().note(), "."));
-  if (in.setup != nullptr && in.result != nullptr) {
+  if (!in.pipelines.empty()) {
+    AddPipelineCharts(in.pipelines, report, page);
+    const std::string links = in.setup != nullptr ? LinkChart(*in.setup, *in.result, in.sampled_links) : "";
+    if (!links.empty()) {
+      page.AddHeading("Link utilisation over time");
+      page.AddParagraph(
+          "Every pipeline's transfers on the one network they share, sampled until the first pipeline's end; the "
+          "layer ranges' all-reduces run after the pipelines and are not in this chart.");
+      page.AddRaw(links);
+    }
+    AddPipelineTables(report, page);
+  } else if (in.setup != nullptr && in.result != nullptr) {
     AddCharts(*in.setup, *in.result, report, in.sampled_links, page);
   } else {
     page.AddParagraph(

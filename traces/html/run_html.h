@@ -21,13 +21,26 @@
 
 namespace hetsim::traces::html {
 
+// One pipeline of a plan of pipelines of different shapes (Plan.pipelines): its own schedule and
+// memory charts; its stages are the report's from `first_stage` on (stages are numbered across
+// pipelines in order).
+struct PipelineHtmlInputs {
+  std::string name;
+  const sim::executor::ExecutionSetup* setup = nullptr;
+  const sim::executor::ExecutionResult* result = nullptr;
+  int first_stage = 0;
+};
+
 // Without the setup and result (a saved Report alone: `hetsim report`), the page has the figures and
-// tables but no schedule, memory or link chart.
+// tables but no schedule, memory or link chart. With `pipelines`, a schedule and memory section per
+// pipeline (the link chart is `setup`'s and `result`'s: the first pipeline's, which samples the one
+// network they share) and the pipelines' and layer ranges' tables.
 struct RunHtmlInputs {
   const sim::executor::ExecutionSetup* setup = nullptr;
   const sim::executor::ExecutionResult* result = nullptr;
   const v1::Report* report = nullptr;
   std::vector<LinkId> sampled_links;  // the run's ExecutorOptions::sampled_links (may be empty)
+  std::vector<PipelineHtmlInputs> pipelines;
 };
 
 std::string RunReportHtml(const RunHtmlInputs& in);

@@ -1,0 +1,350 @@
+#include "planner/mixed_replicas.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <tuple>
+
+#include "base/units.h"
+#include "planner/prediction.h"
+#include "sim/collectives/estimate.h"
+
+namespace hetsim::planner {
+
+Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
+  std::unique_ptr<Profiler>& p = by_size_[micro_batch_size];
+  if (!p) {
+    ProfilerOptions options = base_.options();
+    options.cache = nullptr;  // the cache is bound to the base's micro-batch-free island keys only
+    p = std::make_unique<Profiler>(base_.model(), base_.cluster(), micro_batch_size, options, base_.context_parallel());
+  }
+  return *p;
+}
+
+std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
+                                             std::vector<SearchedGroup> groups, int first, int count) {
+  int replicas = 0, finest = 1;
+  for (const SearchedGroup& g : groups) {
+    replicas += g.data_parallel;
+    finest = std::max(finest, g.tensor_parallel);
+  }
+  SearchedStage s;
+  s.first_layer = s.first_group = first;
+  s.num_layers = count;
+  s.last_group = first + count - 1;
+  for (SearchedGroup& g : groups) {
+    IntraStageConfig cfg = stage;
+    cfg.tensor_parallel = g.tensor_parallel;
+    cfg.data_parallel = replicas;
+    cfg.expert_parallel = 1;
+    cfg.expert_tensor_parallel = 0;
+    Profiler& prof = profilers.For(g.share * static_cast<uint64_t>(replicas));
+    std::optional<StageOption> o = prof.PriceDirect(g.island, g.shape, cfg, first, count);
+    if (!o) return std::nullopt;
+    g.option = *o;
+    s.option.forward = std::max(s.option.forward, o->forward);
+    s.option.backward = std::max(s.option.backward, o->backward);
+  }
+  s.option.config = stage;
+  s.option.config.tensor_parallel = finest;
+  s.option.config.data_parallel = replicas;
+  s.option.max_in_flight = std::numeric_limits<int>::max();
+  for (const SearchedGroup& g : groups)
+    s.option.max_in_flight = std::min(s.option.max_in_flight, g.option.max_in_flight);
+  s.island = groups.front().island;
+  s.shape = groups.front().shape;
+  s.option.grad_sync = MixedGradSyncTime(profilers.base().cluster(), groups);
+  s.groups = std::move(groups);
+  return s;
+}
+
+namespace {
+
+// The rate a ring member of island `from`'s mesh `sender` gets towards island `to` when `rings` rings
+// cross there at once: what the mesh's paths to that island carry, shared by the rings.
+double CrossingBytesPerS(const ClusterModel& cluster, int from, int to, MeshShape sender, int rings) {
+  constexpr double kProbeBytes = 1e9;
+  const Time t = cluster.BoundaryTime(from, to, kProbeBytes, sender) - cluster.BoundaryLink(from, to).latency;
+  if (t <= 0) return std::numeric_limits<double>::infinity();
+  return kProbeBytes / TimeToSeconds(t) / std::max(1, rings);
+}
+
+}  // namespace
+
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+  int replicas = 0, finest = 1;
+  for (const SearchedGroup& g : groups) {
+    replicas += g.data_parallel;
+    finest = std::max(finest, g.tensor_parallel);
+  }
+  double bytes = 0, rate = std::numeric_limits<double>::infinity();
+  Time latency = 0, optimizer = 0, overhead = 0;
+  for (const SearchedGroup& g : groups) {
+    const IslandModel& im = cluster.island(g.island);
+    if (g.tensor_parallel == finest) bytes = std::max(bytes, static_cast<double>(g.option.grad_sync_bytes));
+    // A GPU of a coarser group joins finest / t_g rings through its own NIC share.
+    const double shards = static_cast<double>(finest) / g.tensor_parallel;
+    rate = std::min(rate, cluster.NicShare(im, g.shape.gpus_per_node) / shards);
+    for (const SearchedGroup& other : groups) {
+      latency = std::max(latency, cluster.BoundaryLink(g.island, other.island).latency);
+      if (other.island != g.island) {
+        rate = std::min(rate, CrossingBytesPerS(cluster, g.island, other.island, g.shape, finest));
+      }
+    }
+    optimizer = std::max(optimizer, g.option.optimizer_passes);
+    overhead = std::max(overhead, SecondsToTime(im.gpu->iteration_overhead_s()));
+  }
+  const Time ring = replicas > 1 && bytes > 0 && rate > 0
+                        ? SecondsToTime(sim::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
+                        : 0;
+  return ring + optimizer + overhead;
+}
+
+Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,
+                       const SearchedStage& from, const SearchedStage& to) {
+  const auto island_of_receiver = [&](int island) {
+    for (const SearchedGroup& g : to.groups) {
+      if (g.island == island) return island;
+    }
+    return to.groups.empty() ? to.island : to.groups.front().island;
+  };
+  if (from.groups.empty())
+    return cluster.BoundaryTime(from.island, island_of_receiver(from.island), microbatch_bytes, from.shape);
+  Time slowest = 0;
+  for (const SearchedGroup& g : from.groups) {
+    const double part =
+        static_cast<double>(g.share) * g.data_parallel / static_cast<double>(std::max<uint64_t>(1, micro_batch_size));
+    slowest = std::max(slowest,
+                       cluster.BoundaryTime(g.island, island_of_receiver(g.island), microbatch_bytes * part, g.shape));
+  }
+  return slowest;
+}
+
+spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage& s) {
+  spec::StageSpec out;
+  static_cast<spec::StageParallelism&>(out) = s.option.config;
+  out.measured_forward_ms = out.measured_backward_ms = 0;
+  out.first_layer = s.first_layer;
+  out.num_layers = s.num_layers;
+  for (const SearchedGroup& g : s.groups) {
+    spec::ReplicaGroupSpec& rg = out.replica_groups.emplace_back();
+    rg.mesh = {.island = cluster.island(g.island).name,
+               .first_node = static_cast<uint32_t>(g.first_node),
+               .node_count = static_cast<uint32_t>(g.shape.nodes),
+               .first_gpu = static_cast<uint32_t>(g.first_gpu),
+               .gpus_per_node = static_cast<uint32_t>(g.shape.gpus_per_node)};
+    rg.tensor_parallel = g.tensor_parallel;
+    rg.data_parallel = g.data_parallel;
+    rg.micro_batch_share = g.share;
+  }
+  out.mesh = out.replica_groups.front().mesh;
+  out.expert_tensor_parallel = out.tensor_parallel;
+  return out;
+}
+
+}  // namespace hetsim::planner
+
+namespace hetsim::planner {
+namespace {
+
+// Stage i's slice of every island when each is cut into `stages` equal slices: whole nodes, or equal
+// parts of every node; empty when some island cannot be cut so.
+std::vector<std::vector<SearchedGroup>> IslandSlices(const ClusterModel& cluster, int stages) {
+  std::vector<std::vector<SearchedGroup>> slices(stages);
+  for (const IslandModel& im : cluster.islands()) {
+    const int per_node = stages % std::max(1, im.nodes) == 0 ? stages / im.nodes : 0;
+    const bool whole = im.nodes % stages == 0;
+    if (!whole && (per_node == 0 || im.gpus_per_node % per_node != 0)) return {};
+    for (int i = 0; i < stages; ++i) {
+      SearchedGroup& g = slices[i].emplace_back();
+      g.island = im.index;
+      if (whole) {
+        g.shape = {im.nodes / stages, im.gpus_per_node};
+        g.first_node = i * g.shape.nodes;
+      } else {
+        g.shape = {1, im.gpus_per_node / per_node};
+        g.first_node = i / per_node;
+        g.first_gpu = (i % per_node) * g.shape.gpus_per_node;
+      }
+    }
+  }
+  return slices;
+}
+
+// The TP degrees a group on `shape` may take: inside a node, dividing the model's heads and FFN.
+std::vector<int> GroupTensorParallels(const Profiler& prof, MeshShape shape) {
+  const sim::workload::ModelCost& m = prof.model();
+  std::vector<int> tps;
+  for (int tp = 1; tp <= shape.gpus_per_node; ++tp) {
+    if (shape.gpus_per_node % tp != 0) continue;
+    if (tp > 1 && (!m.is_transformer() || m.num_attention_heads() % tp != 0 || m.num_kv_heads() % tp != 0 ||
+                   m.ffn_hidden_size() % static_cast<uint64_t>(tp) != 0)) {
+      continue;
+    }
+    tps.push_back(tp);
+  }
+  return tps;
+}
+
+// The model's layers in `stages` contiguous ranges whose times on one GPU of the first island balance
+// (the smallest largest range, by dynamic programming over the split points).
+std::vector<std::pair<int, int>> BalancedLayerRanges(Profiler& prof, int stages) {
+  const int n = prof.model().num_layers();
+  if (n < stages) return {};
+  std::vector<double> prefix(n + 1, 0);
+  for (int l = 0; l < n; ++l) {
+    const std::optional<StageOption> o = prof.PriceDirect(0, {1, 1}, IntraStageConfig{}, l, 1);
+    prefix[l + 1] = prefix[l] + (o ? TimeToSeconds(o->total()) : 1.0);
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // best[s][k]: the smallest largest range of the first k layers in s ranges; cut[s][k] its last start.
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<int>> cut(stages + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  for (int s = 1; s <= stages; ++s) {
+    for (int k = s; k <= n; ++k) {
+      for (int j = s - 1; j < k; ++j) {
+        const double v = std::max(best[s - 1][j], prefix[k] - prefix[j]);
+        if (v < best[s][k]) {
+          best[s][k] = v;
+          cut[s][k] = j;
+        }
+      }
+    }
+  }
+  std::vector<std::pair<int, int>> ranges(stages);
+  for (int s = stages, k = n; s >= 1; k = cut[s][k], --s) ranges[s - 1] = {cut[s][k], k - cut[s][k]};
+  return ranges;
+}
+
+// Every split of `micro_batch` samples into whole shares >= 1 per replica of each group (group g has
+// replicas[g] replicas), in lexicographic order.
+void ForEachShareSplit(const std::vector<int>& replicas, uint64_t micro_batch, std::vector<uint64_t>& shares,
+                       const std::function<void(const std::vector<uint64_t>&)>& visit) {
+  const size_t g = shares.size();
+  if (g + 1 == replicas.size()) {
+    const uint64_t d = static_cast<uint64_t>(replicas[g]);
+    if (micro_batch >= d && micro_batch % d == 0) {
+      shares.push_back(micro_batch / d);
+      visit(shares);
+      shares.pop_back();
+    }
+    return;
+  }
+  uint64_t rest_min = 0;
+  for (size_t h = g + 1; h < replicas.size(); ++h) rest_min += static_cast<uint64_t>(replicas[h]);
+  const uint64_t d = static_cast<uint64_t>(replicas[g]);
+  for (uint64_t s = 1; s * d + rest_min <= micro_batch; ++s) {
+    shares.push_back(s);
+    ForEachShareSplit(replicas, micro_batch - s * d, shares, visit);
+    shares.pop_back();
+  }
+}
+
+// Every TP degree per group (the cartesian product), each dividing the largest (the finest shard the
+// gradients reduce by).
+std::vector<std::vector<int>> TensorParallelChoices(const Profiler& prof, const std::vector<SearchedGroup>& places) {
+  std::vector<std::vector<int>> out = {{}};
+  for (const SearchedGroup& g : places) {
+    std::vector<std::vector<int>> next;
+    for (const std::vector<int>& prefix : out) {
+      for (int tp : GroupTensorParallels(prof, g.shape)) {
+        next.push_back(prefix);
+        next.back().push_back(tp);
+      }
+    }
+    out = std::move(next);
+  }
+  std::erase_if(out, [](const std::vector<int>& tps) {
+    const int finest = *std::max_element(tps.begin(), tps.end());
+    return std::any_of(tps.begin(), tps.end(), [finest](int tp) { return finest % tp != 0; });
+  });
+  return out;
+}
+
+// The fastest mixed stage of layers [first, first + count) on `places` whose every group holds
+// `in_flight` microbatches of `micro_batch` samples: by time, then gradient synchronisation.
+std::optional<SearchedStage> BestMixedStage(GroupProfilers& profilers, const std::vector<SearchedGroup>& places,
+                                            int first, int count, int in_flight, uint64_t micro_batch) {
+  const Profiler& prof = profilers.base();
+  std::vector<spec::Recompute> recomputes = {spec::Recompute::kNone};
+  if (prof.options().search_recompute) {
+    if (prof.model().is_transformer()) recomputes.push_back(spec::Recompute::kSelective);
+    recomputes.push_back(spec::Recompute::kFull);
+  }
+  std::optional<SearchedStage> best;
+  for (const std::vector<int>& tps : TensorParallelChoices(prof, places)) {
+    std::vector<SearchedGroup> groups = places;
+    std::vector<int> replicas;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      groups[g].tensor_parallel = tps[g];
+      groups[g].data_parallel = groups[g].shape.gpus() / tps[g];
+      replicas.push_back(groups[g].data_parallel);
+    }
+    std::vector<uint64_t> shares;
+    ForEachShareSplit(replicas, micro_batch, shares, [&](const std::vector<uint64_t>& split) {
+      for (size_t g = 0; g < groups.size(); ++g) groups[g].share = split[g];
+      for (int zero = 0; zero <= (prof.options().search_zero ? 2 : 0); ++zero) {
+        for (spec::Recompute rc : recomputes) {
+          const IntraStageConfig stage{.zero_stage = zero, .recompute = rc};
+          std::optional<SearchedStage> s = PriceMixedStage(profilers, stage, groups, first, count);
+          if (!s || s->option.max_in_flight < in_flight) continue;
+          if (best && std::make_tuple(s->option.total(), s->option.grad_sync) >=
+                          std::make_tuple(best->option.total(), best->option.grad_sync)) {
+            continue;
+          }
+          best = std::move(s);
+        }
+      }
+    });
+  }
+  return best;
+}
+
+// The mixed plan of `stages` stages (see the header), predicted; nullopt when it cannot be cut or fit.
+std::optional<std::pair<std::vector<SearchedStage>, Prediction>> MixedPipeline(const PlannerContext& ctx,
+                                                                               GroupProfilers& profilers, int stages) {
+  Profiler& prof = *ctx.profiler;
+  const std::vector<std::vector<SearchedGroup>> slices = IslandSlices(prof.cluster(), stages);
+  const std::vector<std::pair<int, int>> ranges = BalancedLayerRanges(prof, stages);
+  if (slices.empty() || ranges.empty()) return std::nullopt;
+  std::vector<SearchedStage> pipeline;
+  for (int i = 0; i < stages; ++i) {
+    const int in_flight = static_cast<int>(std::min<int64_t>(stages - i, ctx.microbatches));
+    std::optional<SearchedStage> s =
+        BestMixedStage(profilers, slices[i], ranges[i].first, ranges[i].second, in_flight, prof.micro_batch_size());
+    if (!s) return std::nullopt;
+    pipeline.push_back(*std::move(s));
+  }
+  for (int i = 0; i + 1 < stages; ++i) {
+    pipeline[i].comm_out =
+        MixedBoundaryTime(prof.cluster(), prof.BoundaryBytes(pipeline[i].first_layer + pipeline[i].num_layers - 1),
+                          prof.micro_batch_size(), pipeline[i], pipeline[i + 1]);
+  }
+  absl::StatusOr<Prediction> p =
+      Predict(prof.cluster(), pipeline, ctx.microbatches, spec::ScheduleKind::kOneFOneB, ctx.epsilon, {},
+              WorkOf(prof.model(), prof.micro_batch_size() * static_cast<uint64_t>(ctx.microbatches)));
+  if (!p.ok() || !p->fits_memory) return std::nullopt;
+  return std::make_pair(std::move(pipeline), *std::move(p));
+}
+
+}  // namespace
+
+std::optional<PipelineCandidate> PlanMixedReplicas(const PlannerContext& ctx) {
+  if (ctx.profiler->cluster().num_islands() < 2 || ctx.profiler->context_parallel() != 1) return std::nullopt;
+  GroupProfilers profilers(*ctx.profiler);
+  std::optional<std::pair<std::vector<SearchedStage>, Prediction>> best;
+  for (int stages = 1; stages <= kMaxMixedStages; ++stages) {
+    auto p = MixedPipeline(ctx, profilers, stages);
+    if (p && (!best || p->second.iteration < best->second.iteration)) best = std::move(p);
+  }
+  if (!best) return std::nullopt;
+  PipelineCandidate c;
+  c.stages = std::move(best->first);
+  c.schedule = spec::ScheduleKind::kOneFOneB;
+  c.explicit_warmups = false;
+  c.planner_layers = ctx.profiler->model().num_layers();
+  return c;
+}
+
+}  // namespace hetsim::planner

@@ -1,0 +1,79 @@
+// Mixed replica groups (Stage.replica_groups, issue 39) in the planner: the price of a stage whose
+// data-parallel replicas sit on different GPU types, and HAPT's family of plans made of such stages.
+//
+// Price, as the simulator runs a mixed stage (sim/executor/replica_groups.h, docs/cost-model.md): group g
+// is a plain stage on its own mesh at its TP t_g with DP D (every replica of the stage: what ZeRO shards
+// over) and a micro-batch of share_g x D samples, so each of its replicas computes share_g samples; the
+// stage's forward and backward are the slowest group's; each group's memory is its own GPU's. The
+// gradients reduce per shard of the finest TP split T over all D replicas, one ring per shard, all at
+// once, each at the pace of its slowest hop: a GPU of a group with TP t_g carries T / t_g shards
+// through its NIC share, and rings crossing islands share what joins them.
+//
+// Search (the "mixed replicas" family, after HAPT's DP): ideas from Metis (USENIX ATC'24: a stage's
+// device group spans GPU types, the batch split by their measured speed, every split priced by one cost
+// model), Cephalo and HexiScale/FlashFlex (per-GPU-type batch shares bounded by each type's memory) and
+// AMP (uniform stages over a heterogeneous mesh). For S = 1..8 stages, every island is cut into S equal
+// slices (whole nodes, or equal parts of a node) and stage i holds slice i of every island, one replica
+// group each; the layers are split so the stages' times on one GPU balance; per stage every TP per group
+// (each dividing the largest), ZeRO 0-2, recompute none/selective/full and every split of the micro-batch
+// into whole samples per replica are priced, and the fastest whose every group holds its 1F1B in-flight
+// microbatches is kept (a split proportional to the groups' speed is among them, rounded to samples).
+// Schedule 1F1B. MakePlan keeps such a plan only when its prediction beats HAPT's own.
+#ifndef HETSIM_PLANNER_MIXED_REPLICAS_H_
+#define HETSIM_PLANNER_MIXED_REPLICAS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "base/spec/plan.h"
+#include "planner/candidates.h"
+#include "planner/hapt_search.h"
+#include "planner/profile.h"
+
+namespace hetsim::planner {
+
+// Profilers of one model, cluster and framework settings for every micro-batch size a group is priced
+// at (share x replicas), made on first use from `base`'s settings (without its profile cache).
+class GroupProfilers {
+ public:
+  explicit GroupProfilers(const Profiler& base) : base_(base) {}
+  Profiler& For(uint64_t micro_batch_size);
+  const Profiler& base() const { return base_; }
+
+ private:
+  const Profiler& base_;
+  std::map<uint64_t, std::unique_ptr<Profiler>> by_size_;
+};
+
+// Prices model layers [first, first + count) as one mixed stage of `groups` (their places, TP, DP and
+// shares set; their options are filled) with the stage-wide `stage` settings (ZeRO, recompute, SP).
+// nullopt when the cost model rejects a group.
+std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
+                                             std::vector<SearchedGroup> groups, int first, int count);
+
+// The gradient synchronisation and optimizer step after a mixed stage's last backward (see above).
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
+// The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
+// group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its
+// own island (else the first), all at once; the slowest sets c_i.
+Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,
+                       const SearchedStage& from, const SearchedStage& to);
+
+// The deepest pipeline the mixed-replicas family tries.
+inline constexpr int kMaxMixedStages = 8;
+
+// HAPT's mixed-replicas family on `ctx`'s micro-batch size (see above): the best plan by predicted
+// iteration, nullopt when none fits or the cluster has one island.
+std::optional<PipelineCandidate> PlanMixedReplicas(const PlannerContext& ctx);
+
+// A plan stage of mixed searched stage `s`: its groups' meshes, TP, DP and shares, the stage's mesh the
+// first group's, its TP the largest and its DP all replicas (as the resolver writes them).
+spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage& s);
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_MIXED_REPLICAS_H_
