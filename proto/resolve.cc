@@ -286,6 +286,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate();
   p.tp_comm_overlap_config = ResolveTpCommOverlapConfig(plan);
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
+  p.block_forward_passes = static_cast<int>(std::max<uint32_t>(1, plan.block_forward_passes()));
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

@@ -452,6 +452,9 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
     p.Add("tied_embedding_grad_sync",
           "needs a model with tied_embeddings on more than one stage (no tied copy to sync)");
   }
+  if (plan.block_forward_passes() > 4) {
+    p.Add("block_forward_passes", "%u, more than 4 forward passes of a block", plan.block_forward_passes());
+  }
   if (plan.stages().empty()) p.Add("stages", "required: at least one stage");
   if (plan.stages_size() > limits::kMaxStages) {
     p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);

@@ -221,22 +221,36 @@ TEST_CASE("fidelity: groups rank their plans, and the pick's regret is measured"
   CHECK(set.signed_error_percent() == Approx(signed_sum / 6));
 }
 
-TEST_CASE("fidelity: a set's min_top1_agreement bounds the share of groups whose top plan is right", "[fidelity]") {
-  v1::FidelitySet set;
+TEST_CASE("fidelity: a set's ranking bounds: the share of groups whose top plan is right, the mean regret",
+          "[fidelity]") {
   // Group "pair1": the mixed cluster measured slower, predicted slower (right); "pair2": measured
-  // slower, predicted faster (wrong): half the groups right.
+  // slower, predicted faster (wrong, the pick measured 10% slower): half the groups right, mean regret 5%.
+  v1::FidelitySet set;
   *set.add_cases() = HandCase("homo1", "pair1", 100, 150);
   *set.add_cases() = HandCase("het1", "pair1", 90, 140);
   *set.add_cases() = HandCase("homo2", "pair2", 100, 150);
   *set.add_cases() = HandCase("het2", "pair2", 90, 160);
-  set.mutable_bounds()->set_min_top1_agreement(0.5);
-  hetsim::fidelity::SummarizeSet(&set);
-  CHECK(set.top1_agreement() == Approx(0.5));
-  CHECK(set.violations().empty());
-  set.mutable_bounds()->set_min_top1_agreement(0.75);
-  hetsim::fidelity::SummarizeSet(&set);
-  REQUIRE(set.violations_size() == 1);
-  CHECK(set.violations(0) == "top plan right in 0.500 of the groups < 0.75");
+  // Each bound met at the set's figure, then broken by a tighter one.
+  const struct {
+    void (v1::ValidationBounds::*set_bound)(double);
+    double met, broken;
+    const char* violation;
+  } kBounds[] = {
+      {&v1::ValidationBounds::set_min_top1_agreement, 0.5, 0.75, "top plan right in 0.500 of the groups < 0.75"},
+      {&v1::ValidationBounds::set_max_mean_regret_percent, 5, 4, "mean regret 5.00% > 4%"},
+  };
+  for (const auto& b : kBounds) {
+    set.clear_bounds();
+    (set.mutable_bounds()->*b.set_bound)(b.met);
+    hetsim::fidelity::SummarizeSet(&set);
+    CHECK(set.top1_agreement() == Approx(0.5));
+    CHECK(set.mean_regret_percent() == Approx(5));
+    CHECK(set.violations().empty());
+    (set.mutable_bounds()->*b.set_bound)(b.broken);
+    hetsim::fidelity::SummarizeSet(&set);
+    REQUIRE(set.violations_size() == 1);
+    CHECK(set.violations(0) == b.violation);
+  }
 }
 
 TEST_CASE("fidelity: calibration from k runs predicts the held-out runs of a set the values explain",

@@ -96,6 +96,10 @@ void SummarizeSet(hetsim::v1::FidelitySet* set) {
     set->add_violations(
         absl::StrFormat("top plan right in %.3f of the groups < %g", set->top1_agreement(), b.min_top1_agreement()));
   }
+  if (b.max_mean_regret_percent() > 0 && set->mean_regret_percent() > b.max_mean_regret_percent()) {
+    set->add_violations(
+        absl::StrFormat("mean regret %.2f%% > %g%%", set->mean_regret_percent(), b.max_mean_regret_percent()));
+  }
   if (b.max_calibrated_mape_percent() > 0) {
     const v1::FidelityCalibration* three = nullptr;
     for (const v1::FidelityCalibration& c : set->calibrations())

@@ -22,6 +22,9 @@ std::string Bounds(const hetsim::v1::ValidationBounds& b) {
     absl::StrAppend(&out, out.empty() ? "" : ", ",
                     absl::StrFormat("top plan right in >= %g of the groups", b.min_top1_agreement()));
   }
+  if (b.max_mean_regret_percent() > 0) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", absl::StrFormat("mean regret <= %g%%", b.max_mean_regret_percent()));
+  }
   return out.empty() ? "none" : out;
 }
 

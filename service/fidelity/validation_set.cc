@@ -73,6 +73,7 @@ void CheckBounds(proto::Problems& p, const v1::ValidationBounds& b) {
   proto::CheckRange(p, "bounds.max_abs_error_percent", b.max_abs_error_percent(), 0, 1000);
   proto::CheckRange(p, "bounds.max_calibrated_mape_percent", b.max_calibrated_mape_percent(), 0, 1000);
   proto::CheckRange(p, "bounds.min_top1_agreement", b.min_top1_agreement(), 0, 1);
+  proto::CheckRange(p, "bounds.max_mean_regret_percent", b.max_mean_regret_percent(), 0, 100);
 }
 
 // A training run measured in tokens per second rather than TFLOP/s: another quantity.

@@ -34,6 +34,7 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& pl
   c.fp8_dynamic_casts = plan.fp8_dynamic_casts;
   c.pytorch_async_tp = plan.pytorch_async_tp;
   c.attention_repeats_kv = plan.attention_repeats_kv;
+  c.block_forward_passes = plan.block_forward_passes;
   return c;
 }
 
@@ -442,6 +443,12 @@ int GroupSize(CollectiveGroup group, const StageConfig& c) {
   return 1;
 }
 
+// How many times the layer's forward runs (Plan.block_forward_passes): a transformer block's (a recomputable
+// layer's) that many times, every other layer's once.
+int ForwardPasses(const LayerCost& layer, const StageConfig& c) {
+  return layer.recomputable ? std::max(1, c.block_forward_passes) : 1;
+}
+
 // Whether torchtitan's per-op policy recomputes the layer (Plan.op_selective_recompute on a selective stage).
 bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
   return c.op_selective_recompute && c.recompute == spec::Recompute::kSelective && layer.recomputable;
@@ -452,6 +459,7 @@ bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
 // an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts).
 void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, bool fp8_gathers,
                          StageCost* cost) {
+  const int passes = ForwardPasses(layer, c);
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     const int group_size = GroupSize(lc.group, c);
     if (group_size <= 1) continue;
@@ -462,8 +470,8 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.forward_count > 0) {
       const bool fp8 = fp8_gathers && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
       const int64_t forward_bytes = fp8 ? RoundUpBytes(buffer / 2) : bytes;
-      cost->forward_collectives.push_back(
-          {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count});
+      cost->forward_collectives.push_back({lc.op, lc.group, forward_bytes, passes * lc.forward_count, i, false,
+                                           lc.userbuffers, passes * lc.fc2_forward_count});
       // torchtitan's per-op policy saves reduce-scatters' outputs, not all-gathers': the backward's
       // recomputation gathers the block's inputs again.
       if (OpRecomputesGathers(layer, c) && lc.op == CollectiveOp::kAllGather && lc.userbuffers) {
@@ -569,7 +577,11 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     if (StartsBlock(layer)) ++blocks_seen;
     layer_config.recompute =
         c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers ? spec::Recompute::kNone : c.recompute;
-    const LayerTimes t = TimeLayer(layer, layer_config, s, gpu);
+    LayerTimes t = TimeLayer(layer, layer_config, s, gpu);
+    // The extra forward passes of a block (Plan.block_forward_passes) cost its forward again; the
+    // backward, and a full recomputation's forward, run once.
+    t.forward_s *= ForwardPasses(layer, c);
+    t.forward_flop *= ForwardPasses(layer, c);
     cost.model_flop_per_gpu += t.model_flop;
     cost.forward_flop_per_gpu += t.forward_flop;
     cost.backward_flop_per_gpu += t.backward_flop;
