@@ -320,7 +320,15 @@ void Network::Leave(uint32_t slot) {
       link.completed_flows += parts * static_cast<uint64_t>(std::max<long long>(1, std::llround(w)));
     }
     if (link.flows.empty()) link.busy_time_less_since += now;
-    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
+    // A link that does not bind stays so with a flow less (its flows' caps only shrink): the recompute
+    // has nothing to look at there. Most links of a large run carry one flow at a time.
+    if (mode_ == NetworkMode::kMaxMinFair && (link.binds || link.dirty)) MarkDirty(hop.link);
+  }
+  // The recompute still runs at this instant, where it ran before: what it does and when follow the
+  // events of the instant as they did.
+  if (mode_ == NetworkMode::kMaxMinFair && !recompute_scheduled_) {
+    recompute_scheduled_ = true;
+    simulator_->Schedule(now, this, kRecompute);
   }
   // Below its rate, the flow took from each of its links what any flow there took: removing it
   // changes nothing under that level.

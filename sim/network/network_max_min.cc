@@ -10,6 +10,14 @@ namespace hetsim::sim {
 void Network::Recompute() {
   recompute_scheduled_ = false;
   ++stats_.recomputations;
+  if (dirty_links_.empty() && new_flows_.empty()) {
+    // Only flows that left links that do not bind: no rate changes. What the full pass would leave
+    // behind: the floor consumed, two epochs used.
+    refill_floor_ = kNoFloor;
+    NextEpoch();
+    NextEpoch();
+    return;
+  }
   const double threshold = CollectSeeds();
   for (int round = 1;; ++round) {
     ScanComponentLinks();
