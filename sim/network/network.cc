@@ -285,13 +285,21 @@ void Network::Activate(uint32_t slot) {
 void Network::Join(uint32_t slot) {
   Flow& f = flows_[slot];
   const Time now = simulator_->now();
+  const bool max_min = mode_ == NetworkMode::kMaxMinFair;
+  if (max_min && !recompute_scheduled_) {  // where the first hop's MarkDirty scheduled it
+    recompute_scheduled_ = true;
+    simulator_->Schedule(now, this, kRecompute);
+  }
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     Link& link = links_[f.hops[h].link];
+    // A plain flow alone on a link cannot make it bind (its cap is at most the link's capacity): the
+    // recompute has nothing to look at there, as on most links of a large run.
+    const bool alone = link.flows.empty() && !link.binds && !link.dirty && f.weights.empty();
     if (link.flows.empty()) link.busy_time_less_since -= now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
     link.flows.push_back(LinkEntry{slot, h});
     if (!f.weights.empty()) ++link.weighted_flows;
-    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
+    if (max_min && !alone) MarkDirty(f.hops[h].link);
   }
   ++transmitting_flows_;
   stats_.max_active_flows = std::max(stats_.max_active_flows, transmitting_flows_);
