@@ -27,7 +27,7 @@ namespace {
 const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
-    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit]",
+    "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit] [--exact]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as pasted (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
     "sendrecv_perf, alltoall_perf, broadcast_perf; one run per file, with its \"#  Rank\" lines; markdown, the\n"
@@ -39,7 +39,8 @@ const CommandInfo kCalibrateInfo = {
     "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
     "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) moves every\n"
     "GPU type's GEMM efficiency and pass and iteration overheads towards measured iteration times, as far\n"
-    "as the runs agree (the presets are the prior; docs/validation.md). A malformed log, one of another GPU or more\n"
+    "as the runs agree (the presets are the prior; docs/validation.md), each run simulated at the fidelity\n"
+    "`hetsim run` chooses (--exact: in full, whatever its size). A malformed log, one of another GPU or more\n"
     "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line; so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
@@ -68,7 +69,7 @@ int Calibrate(const Args& args) {
   std::vector<std::string> logs, gemms, iterations;
   std::string gpu_type;
   double max_mape = calibrate::kDefaultMaxMapePercent;
-  bool accept_poor_fit = false;
+  bool accept_poor_fit = false, exact = false;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
       "fit-report", po::value(&report_path)->value_name("FILE"), "fit report to write")(
@@ -78,7 +79,8 @@ int Calibrate(const Args& args) {
       "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
       "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)")(
       "max-mape", po::value(&max_mape)->value_name("PCT"), "largest MAPE of the nccl-tests fit, percent (default 15)")(
-      "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings");
+      "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings")(
+      "exact", po::bool_switch(&exact), "simulate every --iterations run in full, whatever its size");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -123,7 +125,7 @@ int Calibrate(const Args& args) {
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<calibrate::MeasuredIteration>> runs = calibrate::ParseIterationCsv(*text, path);
     if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
-    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path));
+    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path, exact));
   }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {
