@@ -72,6 +72,7 @@ absl::StatusOr<std::string> Run(const Args& args) {
     HETSIM_ASSIGN_OR_RETURN(simulate.faults, driver::LoadFaults(source, inputs.cluster));
     simulate.fault_sources = driver::SourcesOf(simulate.faults, source.label());
   }
+  simulate.choose_fidelity = !args.flag("exact");  // as `hetsim run`: chosen unless exact=True
   HETSIM_ASSIGN_OR_RETURN(v1::Report report, driver::SimulateReport(inputs, simulate));
   return Serialize(report);
 }
@@ -102,7 +103,8 @@ absl::StatusOr<std::string> Validate(const Args& args) {
   for (const Input& p : args.inputs("plans")) plans.push_back(SourceOf(p));
   HETSIM_ASSIGN_OR_RETURN(
       v1::PlanValidationReport report,
-      evaluation::ValidatePredictionSources(plans, SourceOf(args.input("cluster")), {.chart = args.flag("chart")}));
+      evaluation::ValidatePredictionSources(plans, SourceOf(args.input("cluster")),
+                                            {.chart = args.flag("chart"), .exact = args.flag("exact")}));
   return Serialize(report);
 }
 
@@ -132,7 +134,9 @@ absl::StatusOr<std::string> Sweep(const Args& args) {
   if (jobs < 1) return absl::InvalidArgumentError(absl::StrFormat("jobs: %d: must be at least 1", jobs));
   v1::Sweep message;
   HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(sweep), &message));
-  sweep::SimulationEvaluator evaluator;
+  sweep::PointOptions point_options;
+  point_options.choose_fidelity = !args.flag("exact");  // as `hetsim sweep`: chosen unless exact=True
+  sweep::SimulationEvaluator evaluator(point_options);
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
                           sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs, evaluator));
   return Serialize(result);
@@ -176,7 +180,9 @@ Param Text(const char* name, const char* default_value) {
 std::vector<Call> MakeCalls() {
   return {
       {"run",
-       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report.\n\n"
+       "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report. As the command, a run\n"
+       "whose exact simulation would be slow gets the approximations measured under 0.5% for its shape\n"
+       "(Report.approximation_choice); exact=True forces the full simulation.\n\n"
        "A plan that does not fit in its GPUs' memory is still simulated: check report.oom (True when a\n"
        "stage's peak exceeds its capacity; stages[i].peak_memory_gib against memory_capacity_gib) before\n"
        "taking its time, as a planner's search loop must.\n\n"
@@ -188,6 +194,7 @@ std::vector<Call> MakeCalls() {
         Option("ideal", Kind::kBool, false),
         Option("max_events", Kind::kCount, int64_t{0}),
         Option("max_wall_seconds", Kind::kDouble, 0.0),
+        Option("exact", Kind::kBool, false),
         {"faults", Kind::kOptionalInput, "Faults", true, false, {}}},
        Run},
       {"plan",
@@ -203,11 +210,13 @@ std::vector<Call> MakeCalls() {
         Option("grad_reduce_in_fp32", Kind::kBool, false)},
        Plan},
       {"validate",
-       "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.",
+       "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.\n"
+       "Each plan is simulated at the fidelity `run` chooses; exact=True simulates every one in full.",
        "PlanValidationReport",
        {{"plans", Kind::kInputs, "Plan", false, true, {}},
         InputParam("cluster", "Cluster"),
-        Option("chart", Kind::kBool, false)},
+        Option("chart", Kind::kBool, false),
+        Option("exact", Kind::kBool, false)},
        Validate},
       {"collective",
        "`hetsim collective`: one collective of `bytes` over the global GPU ids `gpus`; a CollectiveReport.",
@@ -220,7 +229,7 @@ std::vector<Call> MakeCalls() {
        "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
        "report (a Sweep message names its files relative to the working directory).",
        "SweepResult",
-       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1})},
+       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), Option("exact", Kind::kBool, false)},
        Sweep},
       {"check",
        "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",

@@ -29,7 +29,7 @@ const CommandInfo kCalibrateInfo = {
     "calibrate",
     "hetsim calibrate [LOG...] [--gemm CSV [--gpu-type NAME]] [--iterations CSV] --cluster CLUSTER --out CALIBRATED\n"
     "                 [--fit-report FILE] [--island NAME] [--max-mape PCT] [--accept-poor-fit] [--max-wall-seconds S]\n"
-    "                 [--log-ranks N --log-hosts H]",
+    "                 [--log-ranks N --log-hosts H] [--exact]",
     "Fits the NCCL parameters of CLUSTER (docs/network.md: bandwidth efficiency, launch latency, LL / LL128 /\n"
     "Simple step latencies) to nccl-tests logs as pasted (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
     "sendrecv_perf, alltoall_perf, broadcast_perf; one run per file, with its \"#  Rank\" lines, or\n"
@@ -43,7 +43,8 @@ const CommandInfo kCalibrateInfo = {
     "k, dtype, time_us) fits the GPU type's max_efficiency, tile_overhead_k and kernel_launch_us\n"
     "(docs/hardware.md); --iterations CSV (columns plan, time_ms; plans relative to the CSV) moves every\n"
     "GPU type's GEMM efficiency and pass and iteration overheads towards measured iteration times, as far\n"
-    "as the runs agree (the presets are the prior; docs/validation.md). A malformed log, one of another GPU or more\n"
+    "as the runs agree (the presets are the prior; docs/validation.md), each run simulated at the fidelity\n"
+    "`hetsim run` chooses (--exact: in full, whatever its size). A malformed log, one of another GPU or more\n"
     "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line; so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
@@ -81,7 +82,7 @@ int Calibrate(const Args& args) {
   std::vector<std::string> logs, gemms, iterations;
   std::string gpu_type;
   double max_mape = calibrate::kDefaultMaxMapePercent, max_wall_seconds = 0;
-  bool accept_poor_fit = false;
+  bool accept_poor_fit = false, exact = false;
   calibrate::NcclLogShape log_shape;
   options.add_options()("cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
       "out,o", po::value(&out_path)->required()->value_name("CALIBRATED"), "calibrated cluster to write")(
@@ -95,7 +96,8 @@ int Calibrate(const Args& args) {
       "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings")(
       "log-ranks", po::value(&log_shape.ranks)->value_name("N"), "GPUs of logs pasted without their Rank lines")(
       "log-hosts", po::value(&log_shape.hosts)->value_name("H"), "hosts of logs pasted without their Rank lines")(
-      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds (0 = none)");
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds (0 = none)")(
+      "exact", po::bool_switch(&exact), "simulate every --iterations run in full, whatever its size");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -144,7 +146,7 @@ int Calibrate(const Args& args) {
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<calibrate::MeasuredIteration>> runs = calibrate::ParseIterationCsv(*text, path);
     if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
-    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path));
+    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path, exact));
   }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {

@@ -64,9 +64,9 @@ absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) 
     absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(m.plan_path, cluster_path_);
     if (!in.ok()) return located(in.status());
     in->cluster = cluster;
-    absl::StatusOr<double> simulated = SimulatedSeconds(*in, {0, 0, 0});
+    absl::StatusOr<double> simulated = SimulatedSeconds(*in, {0, 0, 0}, exact_);
     if (!simulated.ok()) return located(simulated.status());
-    absl::StatusOr<OverheadProbe> probe = ProbeRun(*in, *simulated, m.seconds);
+    absl::StatusOr<OverheadProbe> probe = ProbeRun(*in, *simulated, m.seconds, exact_);
     if (!probe.ok()) return located(probe.status());
     probes.push_back(*probe);
   }

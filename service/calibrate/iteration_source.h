@@ -33,15 +33,17 @@ absl::StatusOr<std::vector<MeasuredIteration>> ParseIterationCsv(absl::string_vi
 
 class IterationSource : public calibrate::CalibrationSource {
  public:
-  // `cluster_path`: the cluster file being calibrated (the plans are checked against it).
-  IterationSource(std::vector<MeasuredIteration> runs, std::string file, std::string cluster_path)
-      : runs_(std::move(runs)), file_(std::move(file)), cluster_path_(std::move(cluster_path)) {}
+  // `cluster_path`: the cluster file being calibrated (the plans are checked against it). `exact`:
+  // every run simulated exactly (`--exact`), else at the fidelity `hetsim run` chooses.
+  IterationSource(std::vector<MeasuredIteration> runs, std::string file, std::string cluster_path, bool exact = false)
+      : runs_(std::move(runs)), file_(std::move(file)), cluster_path_(std::move(cluster_path)), exact_(exact) {}
   absl::StatusOr<calibrate::SourceFit> Fit(hetsim::v1::Cluster& cluster) override;
 
  private:
   std::vector<MeasuredIteration> runs_;
   std::string file_;
   std::string cluster_path_;
+  bool exact_ = false;
 };
 
 }  // namespace hetsim::calibrate

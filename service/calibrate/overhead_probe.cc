@@ -36,22 +36,24 @@ OverheadBounds BoundsOf(const hetsim::v1::Cluster& cluster) {
   return b;
 }
 
-absl::StatusOr<double> SimulatedSeconds(const proto::PlanInputs& inputs, const std::array<double, kOverheadValues>& x) {
+absl::StatusOr<double> SimulatedSeconds(const proto::PlanInputs& inputs, const std::array<double, kOverheadValues>& x,
+                                        bool exact) {
   proto::PlanInputs moved = inputs;
   ApplyOverheadValues(moved.cluster, x);
   if (absl::Status s = proto::ValidatePlanInputs(moved); !s.ok()) return s;
-  absl::StatusOr<hetsim::v1::Report> report = driver::SimulateReport(moved);
+  absl::StatusOr<hetsim::v1::Report> report = driver::SimulateReport(moved, driver::DefaultFidelity(exact));
   if (!report.ok()) return report.status();
   return report->iteration_time_ms() * 1e-3;
 }
 
-absl::StatusOr<OverheadProbe> ProbeRun(const proto::PlanInputs& inputs, double simulated_s, double measured_s) {
+absl::StatusOr<OverheadProbe> ProbeRun(const proto::PlanInputs& inputs, double simulated_s, double measured_s,
+                                       bool exact) {
   OverheadProbe probe;
   probe.measured = measured_s;
   probe.simulated = simulated_s;
-  absl::StatusOr<double> gemm = SimulatedSeconds(inputs, {kGemmProbe, 0, 0});
+  absl::StatusOr<double> gemm = SimulatedSeconds(inputs, {kGemmProbe, 0, 0}, exact);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<double> pass = SimulatedSeconds(inputs, {0, 0, kPassProbe});
+  absl::StatusOr<double> pass = SimulatedSeconds(inputs, {0, 0, kPassProbe}, exact);
   if (!pass.ok()) return pass.status();
   probe.gemm_probe = *gemm;
   probe.pass_probe = *pass;

@@ -22,12 +22,15 @@ void ApplyOverheadValues(hetsim::v1::Cluster& cluster, const std::array<double, 
 // type, and neither overhead below 0 on any.
 OverheadBounds BoundsOf(const hetsim::v1::Cluster& cluster);
 
-// One simulated iteration of validated `inputs` with the cluster moved by `x`, in seconds.
-absl::StatusOr<double> SimulatedSeconds(const proto::PlanInputs& inputs, const std::array<double, kOverheadValues>& x);
+// One simulated iteration of validated `inputs` with the cluster moved by `x`, in seconds, at the
+// fidelity `hetsim run` chooses (exact while affordable: service/driver/fidelity_choice.h), or exact.
+absl::StatusOr<double> SimulatedSeconds(const proto::PlanInputs& inputs, const std::array<double, kOverheadValues>& x,
+                                        bool exact);
 
 // The probe of a run measured at `measured_s` whose simulation as the cluster stands took
 // `simulated_s`: two more simulations (GEMMs kGemmProbe slower, passes kPassProbe dearer).
-absl::StatusOr<OverheadProbe> ProbeRun(const proto::PlanInputs& inputs, double simulated_s, double measured_s);
+absl::StatusOr<OverheadProbe> ProbeRun(const proto::PlanInputs& inputs, double simulated_s, double measured_s,
+                                       bool exact);
 
 }  // namespace hetsim::calibrate
 

@@ -71,6 +71,14 @@ inline WorkLimits WorkLimitsOf(const SimulateOptions& options) {
   return {.max_events = may_stop_early ? 0 : options.max_events, .max_memory_bytes = options.max_memory_bytes};
 }
 
+// The options every command that simulates a plan starts from: the fidelity chosen as `hetsim run`
+// chooses it, or, with `exact` (`--exact`, Python's exact=True), the full simulation.
+inline SimulateOptions DefaultFidelity(bool exact) {
+  SimulateOptions options;
+  options.choose_fidelity = !exact;
+  return options;
+}
+
 // How the report names the aggregated gradient-sync rings (docs/performance.md measures the error).
 inline constexpr const char* kAggregatedGradSyncApproximation =
     "aggregated ring steps in gradient synchronisation (--ring-steps aggregated; its error against the "

@@ -61,7 +61,7 @@ int64_t TightestPeak(const sim::executor::ExecutionSetup& setup, const sim::exec
 
 // The planner's `top_k` best plans of the model of `inputs`, each predicted and simulated.
 absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& inputs, int top_k,
-                                                     planner::PlannerKind kind) {
+                                                     planner::PlannerKind kind, bool exact) {
   planner::PlanRequest req;
   req.planner = kind;
   req.global_batch_size = inputs.plan.global_batch_size();
@@ -79,7 +79,7 @@ absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& in
     alt.plan = driver::PlanMessageOf(outcome.alternatives[a], messages, outcome, /*model_inline=*/true);
     alt.model = driver::PlannedModel(messages, outcome);
     HETSIM_RETURN_IF_ERROR(proto::ValidatePlanInputs(alt));
-    HETSIM_ASSIGN_OR_RETURN(const SimulatedStages r, SimulateStages(alt));
+    HETSIM_ASSIGN_OR_RETURN(const SimulatedStages r, SimulateStages(alt, exact));
     ranked.push_back({Ms(outcome.alternative_predictions[a].iteration), Ms(r.iteration)});
   }
   return ranked;
@@ -87,8 +87,8 @@ absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& in
 
 }  // namespace
 
-absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs) {
-  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs));
+absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact) {
+  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs, driver::DefaultFidelity(exact)));
   const sim::executor::ExecutionSetup& setup = *simulated.setup;
   const sim::executor::ExecutionResult& run = simulated.result;
   SimulatedStages s;
@@ -113,14 +113,14 @@ absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs) 
 }
 
 absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
-                                                    planner::PlannerKind planner) {
+                                                    planner::PlannerKind planner, bool exact) {
   OwnValidation v;
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(
       inputs.plan, inputs.plan_path.empty() ? inputs.plan.name() : inputs.plan_path, "validate"));
   HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwn(inputs));
-  HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs));
+  HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs, exact));
   if (top_k > 0) {
-    HETSIM_ASSIGN_OR_RETURN(v.top_plans, RankTopPlans(inputs, top_k, planner));
+    HETSIM_ASSIGN_OR_RETURN(v.top_plans, RankTopPlans(inputs, top_k, planner, exact));
   }
   return v;
 }

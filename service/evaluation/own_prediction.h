@@ -24,7 +24,8 @@ struct SimulatedStages {
   Time iteration = 0, pipeline = 0;
 };
 
-absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs);
+// At the fidelity `hetsim run` chooses (exact while affordable), or in full with `exact`.
+absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact = false);
 
 struct RankedPlan {
   double predicted_ms = 0;
@@ -37,9 +38,10 @@ struct OwnValidation {
   std::vector<RankedPlan> top_plans;  // the planner's best first; empty without top_k
 };
 
-// `inputs` valid; `top_k` > 0 re-plans the model with `planner` (no t_max pruning) and keeps up to K.
+// `inputs` valid; `top_k` > 0 re-plans the model with `planner` (no t_max pruning) and keeps up to K;
+// `exact`: every plan simulated in full (SimulateStages).
 absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
-                                                    planner::PlannerKind planner);
+                                                    planner::PlannerKind planner, bool exact = false);
 
 // The text `hetsim validate` prints: the per-stage table, the iteration, the boundaries whose transfer
 // exceeds t_max, and with top_k > 0 the ranked plans of `planner_name` and their Kendall's tau-b.

@@ -66,7 +66,8 @@ absl::StatusOr<v1::PlanValidationReport> ValidatePredictions(const std::vector<p
                           "(docs/validation-of-planners.md)",
                           file));
     }
-    HETSIM_ASSIGN_OR_RETURN(v1::Report simulated, driver::SimulateReport(inputs));
+    HETSIM_ASSIGN_OR_RETURN(v1::Report simulated,
+                            driver::SimulateReport(inputs, driver::DefaultFidelity(options.exact)));
     *report.add_plans() = ComparePrediction(inputs.plan, inputs.microbatches, simulated, file);
   }
   SummarizePredictions(&report);

@@ -20,6 +20,9 @@ namespace hetsim::evaluation {
 
 struct ValidateOptions {
   bool chart = false;  // fill PlanValidationReport.chart_svg
+  // Every plan simulated exactly (`--exact`); else at the fidelity `hetsim run` chooses
+  // (service/driver/fidelity_choice.h: exact while affordable).
+  bool exact = false;
 };
 
 // The plan files `source` names: a folder (its *.pbtxt, *.textproto, *.txtpb, *.json and *.pb files, in

@@ -11,7 +11,7 @@
 namespace hetsim::fidelity {
 
 absl::StatusOr<v1::FidelityReport> PredictSets(const std::vector<LoadedValidationSet>& sets, bool calibration,
-                                               const CaseTimer& on_case) {
+                                               const CaseTimer& on_case, bool exact) {
   v1::FidelityReport report;
   for (const LoadedValidationSet& loaded : sets) {
     v1::FidelitySet* out = report.add_sets();
@@ -20,6 +20,7 @@ absl::StatusOr<v1::FidelityReport> PredictSets(const std::vector<LoadedValidatio
     *out->mutable_bounds() = loaded.set.bounds();
     const bool training = !loaded.set.cases().empty() && loaded.set.cases(0).has_training_run();
     PredictOptions options;
+    options.exact = exact;
     options.calibration_probes = training && (calibration || loaded.set.bounds().max_calibrated_mape_percent() > 0);
     for (int i = 0; i < loaded.set.cases_size(); ++i) {
       const auto start = std::chrono::steady_clock::now();

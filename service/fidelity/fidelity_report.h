@@ -17,9 +17,11 @@ using CaseTimer = std::function<void(const hetsim::v1::ValidationCase& validatio
 
 // The first case that cannot be predicted ends the run with its error (PredictCase's). With
 // `calibration` (or for a set that bounds its calibrated MAPE), training sets also get their
-// calibration from k = 1, 2, 3 runs (calibration.h), at two more simulations per case.
+// calibration from k = 1, 2, 3 runs (calibration.h), at two more simulations per case. `exact`:
+// training runs simulated exactly (PredictOptions.exact).
 absl::StatusOr<hetsim::v1::FidelityReport> PredictSets(const std::vector<LoadedValidationSet>& sets,
-                                                       bool calibration = false, const CaseTimer& on_case = nullptr);
+                                                       bool calibration = false, const CaseTimer& on_case = nullptr,
+                                                       bool exact = false);
 
 }  // namespace hetsim::fidelity
 

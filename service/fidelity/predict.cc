@@ -79,11 +79,12 @@ std::string DefaultGroup(const v1::ValidationTrainingRun& run, const proto::Plan
 }
 
 // The probes of calibration.h: the measurement as an iteration time, and two more simulations.
-absl::Status AddCalibrationProbes(const proto::PlanInputs& inputs, absl::string_view where, v1::FidelityCase& out) {
+absl::Status AddCalibrationProbes(const proto::PlanInputs& inputs, absl::string_view where, bool exact,
+                                  v1::FidelityCase& out) {
   // Throughput is work over time, the same work measured and predicted.
   const double measured_s = out.predicted_time_ms() * 1e-3 * out.predicted() / out.measured();
   absl::StatusOr<calibrate::OverheadProbe> probe =
-      calibrate::ProbeRun(inputs, out.predicted_time_ms() * 1e-3, measured_s);
+      calibrate::ProbeRun(inputs, out.predicted_time_ms() * 1e-3, measured_s, exact);
   if (!probe.ok()) return InCase(probe.status(), where, "training_run.plan");
   out.set_measured_time_ms(measured_s * 1e3);
   out.set_gemm_probe_time_ms(probe->gemm_probe * 1e3);
@@ -101,7 +102,7 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
   if (!inputs.ok()) return InCase(inputs.status(), where, "training_run.plan");
   v1::FidelityCase out;
   out.set_group(DefaultGroup(run, *inputs));
-  absl::StatusOr<v1::Report> simulated = driver::SimulateReport(*inputs);
+  absl::StatusOr<v1::Report> simulated = driver::SimulateReport(*inputs, driver::DefaultFidelity(options.exact));
   if (!simulated.ok()) return InCase(simulated.status(), where, "training_run.plan");
   const v1::Report& report = *simulated;
   if (!(report.iteration_time_ms() > 0)) {
@@ -131,7 +132,7 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
     out.set_predicted(flop / (report.iteration_time_ms() * 1e-3 * report.num_gpus()) / 1e12);
   }
   if (options.calibration_probes) {
-    if (absl::Status s = AddCalibrationProbes(*inputs, where, out); !s.ok()) return s;
+    if (absl::Status s = AddCalibrationProbes(*inputs, where, options.exact, out); !s.ok()) return s;
   }
   return out;
 }

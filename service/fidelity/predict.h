@@ -23,6 +23,9 @@ struct PredictOptions {
   // Training runs: also simulate the calibration probes (two more simulations per case), so that the
   // set's calibration from a few runs can be evaluated (calibration.h).
   bool calibration_probes = false;
+  // Training runs simulated exactly (`hetsim fidelity --exact`); else at the fidelity `hetsim run`
+  // chooses (service/driver/fidelity_choice.h: exact while affordable, which every bundled set is).
+  bool exact = false;
 };
 
 // The case predicted: every FidelityCase field set (error_percent from predicted and measured; the

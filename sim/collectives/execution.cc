@@ -51,8 +51,11 @@ absl::Status CollectiveExecution::Start(Simulator* simulator) {
   }
   // Representatives run on their classes' canonical links; latencies stay the physical route's.
   representative_ = RouteRepresentatives(topology, routes_, graph_->multiplicities(), graph_->group());
+  summaries_.clear();
+  summaries_.reserve(routes_.size());
   for (size_t p = 0; p < routes_.size(); ++p) {
     if (representative_.is_representative(p)) routes_[p] = representative_.route(p);
+    summaries_.push_back(network_->SummarizeRoute(routes_[p]));
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
@@ -157,7 +160,7 @@ void CollectiveExecution::StartFlow(TransferIndex t) {
                                 static_cast<uint64_t>(t));
     return;
   }
-  network_->StartFlow(routes_[path], bytes, this, static_cast<uint64_t>(t));
+  network_->StartFlow(routes_[path], summaries_[path], bytes, this, static_cast<uint64_t>(t));
 }
 
 std::span<const double> CollectiveExecution::WeightsOf(int32_t path) const {

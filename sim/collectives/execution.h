@@ -56,10 +56,11 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   const TransferGraph* graph_;
   std::function<void(Time)> on_done_;
   Simulator* simulator_ = nullptr;
-  std::vector<std::span<const LinkId>> routes_;  // per path
-  std::vector<Time> route_latency_;              // per path: the sum of its links' latencies
-  std::vector<Time> step_latency_;               // per path: the NCCL protocol's step latency (or 0)
-  RepresentativeRoutes representative_;          // representatives' routes and weights (representative.h)
+  std::vector<std::span<const LinkId>> routes_;   // per path
+  std::vector<Time> route_latency_;               // per path: the sum of its links' latencies
+  std::vector<Time> step_latency_;                // per path: the NCCL protocol's step latency (or 0)
+  std::vector<Network::RouteSummary> summaries_;  // per path: its route as StartFlow reads it
+  RepresentativeRoutes representative_;           // representatives' routes and weights (representative.h)
   // Timed transfers (TransferGraph::SetTimed) held now: per link, their rate x weight and weight; per
   // transfer, the rate it holds.
   std::vector<double> timed_load_, timed_weight_, timed_rate_;

@@ -13,9 +13,7 @@ int32_t TransferGraph::Path(GpuId src, GpuId dst, uint64_t flow_key) {
 }
 
 TransferIndex TransferGraph::Add(int32_t path, int64_t bytes, std::span<const TransferIndex> deps) {
-  const auto id = static_cast<TransferIndex>(bytes_.size());
-  path_.push_back(path);
-  bytes_.push_back(bytes);
+  const auto id = static_cast<TransferIndex>(transfers_.size());
   total_bytes_ += bytes;
   int32_t n = 0;
   for (TransferIndex d : deps) {
@@ -23,7 +21,7 @@ TransferIndex TransferGraph::Add(int32_t path, int64_t bytes, std::span<const Tr
     edges_.emplace_back(d, id);
     ++n;
   }
-  num_deps_.push_back(n);
+  transfers_.push_back(Transfer{bytes, path, n});
   succ_begin_.clear();
   return id;
 }
@@ -45,9 +43,9 @@ void TransferGraph::SetMultiplicity(int32_t path, double multiplicity) {
 }
 
 void TransferGraph::BuildSuccessors() const {
-  if (succ_begin_.size() == bytes_.size() + 1) return;
+  if (succ_begin_.size() == transfers_.size() + 1) return;
   // Counting sort of the edges by dependency: successors keep their insertion order.
-  succ_begin_.assign(bytes_.size() + 1, 0);
+  succ_begin_.assign(transfers_.size() + 1, 0);
   for (const auto& e : edges_) ++succ_begin_[e.first + 1];
   for (size_t i = 1; i < succ_begin_.size(); ++i) succ_begin_[i] += succ_begin_[i - 1];
   succ_.assign(edges_.size(), kNoTransfer);

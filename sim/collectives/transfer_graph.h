@@ -72,11 +72,11 @@ class TransferGraph {
   topology::NcclProtocol protocol() const { return protocol_; }
   Time launch_latency() const { return launch_latency_; }
 
-  size_t size() const { return bytes_.size(); }
+  size_t size() const { return transfers_.size(); }
   const std::vector<TransferPath>& paths() const { return paths_; }
-  int32_t path_of(TransferIndex t) const { return path_[t]; }
-  int64_t bytes_of(TransferIndex t) const { return bytes_[t]; }
-  int32_t num_deps(TransferIndex t) const { return num_deps_[t]; }
+  int32_t path_of(TransferIndex t) const { return transfers_[t].path; }
+  int64_t bytes_of(TransferIndex t) const { return transfers_[t].bytes; }
+  int32_t num_deps(TransferIndex t) const { return transfers_[t].num_deps; }
   int32_t latency_repeats(TransferIndex t) const {
     return static_cast<size_t>(t) < latency_repeats_.size() ? latency_repeats_[t] : 1;
   }
@@ -89,9 +89,14 @@ class TransferGraph {
  private:
   std::vector<TransferPath> paths_;
   absl::flat_hash_map<std::tuple<GpuId, GpuId, uint64_t>, int32_t> path_index_;
-  std::vector<int32_t> path_;
-  std::vector<int64_t> bytes_;
-  std::vector<int32_t> num_deps_;
+  // One record per transfer: a transfer's launch reads them together (a large run's graphs are
+  // mostly out of cache, and three arrays were three misses per transfer).
+  struct Transfer {
+    int64_t bytes;
+    int32_t path;
+    int32_t num_deps;
+  };
+  std::vector<Transfer> transfers_;
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
   std::vector<uint8_t> timed_;            // grown only when a transfer is timed (else 0)
   std::vector<double> multiplicity_;      // per path once a representative is set (0: ordinary)

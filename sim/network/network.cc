@@ -52,7 +52,8 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator, s
 Network::Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
     : simulator_(simulator), mode_(mode) {
   links_.resize(links.size());
-  for (size_t i = 0; i < links.size(); ++i) links_[i].spec = links[i];
+  for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity_bytes_per_s;
+  link_specs_ = std::move(links);
 }
 
 Network::~Network() = default;
@@ -62,8 +63,7 @@ LinkCounters Network::link_counters(LinkId id) const {
   LinkCounters counters;
   counters.bytes = link.bytes;
   counters.flows = link.completed_flows;
-  counters.busy_time = link.busy_time;
-  if (!link.flows.empty()) counters.busy_time += simulator_->now() - link.busy_since;
+  counters.busy_time = link.busy_time_less_since + (link.flows.empty() ? 0 : simulator_->now());
   return counters;
 }
 
@@ -72,7 +72,7 @@ void Network::ResetLinkCounters(LinkId id) {
   HETSIM_CHECK(link.flows.empty(), "counters reset on link %u, which carries flows", id);
   link.bytes = 0;
   link.completed_flows = 0;
-  link.busy_time = 0;
+  link.busy_time_less_since = 0;
 }
 
 uint32_t Network::SlotOf(FlowId flow) const {
@@ -146,8 +146,33 @@ void Network::FreeFlow(uint32_t slot) {
   free_flow_ = slot;
 }
 
+Network::RouteSummary Network::SummarizeRoute(std::span<const LinkId> route) const {
+  RouteSummary summary;
+  summary.capacities_version = capacities_version_;
+  summary.tightest_link = route.empty() ? 0 : route.front();
+  for (LinkId link : route) {
+    HETSIM_CHECK(link < links_.size(), "route names unknown link %u", link);
+    summary.latency += link_specs_[link].latency;
+    const double capacity = links_[link].capacity;
+    const double tightest = links_[summary.tightest_link].capacity;
+    if (capacity < tightest || (capacity == tightest && link < summary.tightest_link)) {
+      summary.tightest_link = link;
+    }
+  }
+  summary.tightest_capacity = route.empty() ? 0 : links_[summary.tightest_link].capacity;
+  return summary;
+}
+
 FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObserver* observer, uint64_t tag) {
+  return StartFlow(route, SummarizeRoute(route), bytes, observer, tag);
+}
+
+FlowId Network::StartFlow(std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
+                          FlowObserver* observer, uint64_t tag) {
   HETSIM_CHECK(bytes >= 0, "flow of %" PRId64 " bytes", bytes);
+  if (summary.capacities_version != capacities_version_) {
+    return StartFlow(route, SummarizeRoute(route), bytes, observer, tag);
+  }
   const uint32_t slot = AllocateFlow();
   Flow& f = flows_[slot];
   f.bytes = bytes;
@@ -155,22 +180,13 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
   f.rate = 0;
   f.observer = observer;
   f.tag = tag;
-  Time latency = 0;
-  f.tightest_link = route.empty() ? 0 : route.front();
-  for (LinkId link : route) {
-    HETSIM_CHECK(link < links_.size(), "route names unknown link %u", link);
-    latency += links_[link].spec.latency;
-    f.hops.push_back(Hop{link, 0});
-    const double capacity = links_[link].spec.capacity_bytes_per_s;
-    const double tightest = links_[f.tightest_link].spec.capacity_bytes_per_s;
-    if (capacity < tightest || (capacity == tightest && link < f.tightest_link)) {
-      f.tightest_link = link;
-    }
-  }
-  flow_cap_[slot] = route.empty() ? 0 : links_[f.tightest_link].spec.capacity_bytes_per_s;
+  f.tightest_link = summary.tightest_link;
+  for (LinkId link : route) f.hops.push_back(Hop{link, 0});
+  flow_cap_[slot] = summary.tightest_capacity;
   ++stats_.flows_started;
   ++active_flows_;
   const Time now = simulator_->now();
+  const Time latency = summary.latency;
   const Time start = latency >= kTimeMax - now ? kTimeMax : now + latency;
   if (bytes == 0 || route.empty()) {
     // Nothing to share: the last byte (if any) arrives with the latency.
@@ -248,9 +264,9 @@ void Network::Activate(uint32_t slot) {
   f.rate_since = simulator_->now();
   Join(slot);
   if (mode_ == NetworkMode::kContentionFree) {
-    double bottleneck = links_[f.hops.front().link].spec.capacity_bytes_per_s;
+    double bottleneck = links_[f.hops.front().link].capacity;
     for (const Hop& hop : f.hops) {
-      bottleneck = std::min(bottleneck, links_[hop.link].spec.capacity_bytes_per_s);
+      bottleneck = std::min(bottleneck, links_[hop.link].capacity);
     }
     f.rate = bottleneck;
     const Time duration = TransferTime(f.remaining_bytes, f.rate);
@@ -269,13 +285,21 @@ void Network::Activate(uint32_t slot) {
 void Network::Join(uint32_t slot) {
   Flow& f = flows_[slot];
   const Time now = simulator_->now();
+  const bool max_min = mode_ == NetworkMode::kMaxMinFair;
+  if (max_min && !recompute_scheduled_) {  // where the first hop's MarkDirty scheduled it
+    recompute_scheduled_ = true;
+    simulator_->Schedule(now, this, kRecompute);
+  }
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     Link& link = links_[f.hops[h].link];
-    if (link.flows.empty()) link.busy_since = now;
+    // A plain flow alone on a link cannot make it bind (its cap is at most the link's capacity): the
+    // recompute has nothing to look at there, as on most links of a large run.
+    const bool alone = link.flows.empty() && !link.binds && !link.dirty && f.weights.empty();
+    if (link.flows.empty()) link.busy_time_less_since -= now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
     link.flows.push_back(LinkEntry{slot, h});
     if (!f.weights.empty()) ++link.weighted_flows;
-    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(f.hops[h].link);
+    if (max_min && !alone) MarkDirty(f.hops[h].link);
   }
   ++transmitting_flows_;
   stats_.max_active_flows = std::max(stats_.max_active_flows, transmitting_flows_);
@@ -303,8 +327,16 @@ void Network::Leave(uint32_t slot) {
       link.bytes += static_cast<int64_t>(parts) * std::llround(static_cast<double>(f.bytes) * w);
       link.completed_flows += parts * static_cast<uint64_t>(std::max<long long>(1, std::llround(w)));
     }
-    if (link.flows.empty()) link.busy_time += now - link.busy_since;
-    if (mode_ == NetworkMode::kMaxMinFair) MarkDirty(hop.link);
+    if (link.flows.empty()) link.busy_time_less_since += now;
+    // A link that does not bind stays so with a flow less (its flows' caps only shrink): the recompute
+    // has nothing to look at there. Most links of a large run carry one flow at a time.
+    if (mode_ == NetworkMode::kMaxMinFair && (link.binds || link.dirty)) MarkDirty(hop.link);
+  }
+  // The recompute still runs at this instant, where it ran before: what it does and when follow the
+  // events of the instant as they did.
+  if (mode_ == NetworkMode::kMaxMinFair && !recompute_scheduled_) {
+    recompute_scheduled_ = true;
+    simulator_->Schedule(now, this, kRecompute);
   }
   // Below its rate, the flow took from each of its links what any flow there took: removing it
   // changes nothing under that level.
@@ -349,11 +381,13 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
   for (const auto& [id, capacity] : changes) {
     HETSIM_CHECK(id < links_.size(), "capacity change of unknown link %u", id);
     HETSIM_CHECK(capacity >= 0 && std::isfinite(capacity), "capacity %g for link %u", capacity, id);
-    if (links_[id].spec.capacity_bytes_per_s == capacity) continue;
-    links_[id].spec.capacity_bytes_per_s = capacity;
+    if (links_[id].capacity == capacity) continue;
+    links_[id].capacity = capacity;
+    link_specs_[id].capacity_bytes_per_s = capacity;
     changed.push_back(id);
   }
   if (changed.empty()) return;
+  ++capacities_version_;
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   const Time now = simulator_->now();
@@ -386,11 +420,11 @@ void Network::RefreshCap(uint32_t slot) {
   Flow& f = flows_[slot];
   f.tightest_link = f.hops.front().link;
   for (const Hop& hop : f.hops) {
-    const double capacity = links_[hop.link].spec.capacity_bytes_per_s;
-    const double tightest = links_[f.tightest_link].spec.capacity_bytes_per_s;
+    const double capacity = links_[hop.link].capacity;
+    const double tightest = links_[f.tightest_link].capacity;
     if (capacity < tightest || (capacity == tightest && hop.link < f.tightest_link)) f.tightest_link = hop.link;
   }
-  flow_cap_[slot] = links_[f.tightest_link].spec.capacity_bytes_per_s;
+  flow_cap_[slot] = links_[f.tightest_link].capacity;
 }
 
 }  // namespace hetsim::sim

@@ -10,6 +10,14 @@ namespace hetsim::sim {
 void Network::Recompute() {
   recompute_scheduled_ = false;
   ++stats_.recomputations;
+  if (dirty_links_.empty() && new_flows_.empty()) {
+    // Only flows that left links that do not bind: no rate changes. What the full pass would leave
+    // behind: the floor consumed, two epochs used.
+    refill_floor_ = kNoFloor;
+    NextEpoch();
+    NextEpoch();
+    return;
+  }
   const double threshold = CollectSeeds();
   for (int round = 1;; ++round) {
     ScanComponentLinks();
@@ -54,7 +62,7 @@ double Network::CollectSeeds() {
     double caps = 0;
     for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * EntryWeight(link, entry);
     const bool bound = link.binds;
-    link.binds = caps > link.spec.capacity_bytes_per_s;
+    link.binds = caps > link.capacity;
     // A link that bound before the change may have held its flows back: re-rate them all. One that
     // binds neither before nor after constrains nobody, then or now.
     if (bound || link.binds) stack_.push_back(id);
@@ -110,7 +118,7 @@ void Network::ScanComponentLinks() {
           weight += EntryWeight(link, entry);
         }
       }
-      link.residual = link.spec.capacity_bytes_per_s - others_load;
+      link.residual = link.capacity - others_load;
       link.others = others;
       link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
       link.unfixed_weight = weight;
@@ -222,8 +230,7 @@ bool Network::IsBottleneckOf(LinkId id, double rate) {
       link.check_top_share = std::max(link.check_top_share, r);
     }
   }
-  return link.check_load >= link.spec.capacity_bytes_per_s * kBottleneckSlack &&
-         rate >= link.check_top_share * kBottleneckSlack;
+  return link.check_load >= link.capacity * kBottleneckSlack && rate >= link.check_top_share * kBottleneckSlack;
 }
 
 // The whole component: every flow at or above `threshold` connected to the current one through
@@ -272,7 +279,7 @@ double Network::SaturationLevel(const Link& link) {
   std::sort(level_scratch_.begin(), level_scratch_.end());
   double used = 0;
   for (const auto& [rate, weight] : level_scratch_) {
-    const double level = (link.spec.capacity_bytes_per_s - used) / weight_left;
+    const double level = (link.capacity - used) / weight_left;
     if (level <= rate) return level;
     used += rate * weight;
     weight_left -= weight;
@@ -288,6 +295,16 @@ double Network::SaturationLevel(const Link& link) {
 // with a stale key it is queued again with its current share. The initial keys are sorted once
 // (cheap, cache-friendly) and consumed in order; only re-queued links go through a heap.
 void Network::FillProgressively() {
+  if (component_links_.empty()) {
+    // No link binds: every flow reaches its cap (the filling below would fix each at its cap entry, in
+    // increasing order). Most recomputes of a large run are a flow alone on its links.
+    for (uint32_t slot : component_flows_) {
+      flow_fixed_[slot] = 1;
+      flow_new_rate_[slot] = flow_cap_[slot];
+      flow_bottleneck_[slot] = kAtCap;
+    }
+    return;
+  }
   sorted_shares_.clear();
   share_heap_.clear();
   for (uint32_t slot : component_flows_) {

@@ -47,6 +47,15 @@ def test_run_gives_the_cli_report():
     assert hetsim.run(HAPT_PLAN, HAPT_CLUSTER) == expected
 
 
+def test_run_chooses_the_fidelity_as_the_cli_does():
+    # Small: exact either way, the report without a fidelity note. The 16K example: approximated by
+    # default, named in the report (docs/performance.md "Fast by default"); exact=True is --exact.
+    assert hetsim.run(HAPT_PLAN, HAPT_CLUSTER) == hetsim.run(HAPT_PLAN, HAPT_CLUSTER, exact=True)
+    big = hetsim.run(os.path.join(EX, "plan-llama3-405b.pbtxt"), os.path.join(EX, "cluster-16k-h100.pbtxt"))
+    assert big.HasField("approximation_choice")
+    assert len(big.approximations) == 2
+
+
 def test_messages_in_give_the_same_report_as_paths():
     plan, cluster = text(HAPT_PLAN, hetsim_pb2.Plan), text(HAPT_CLUSTER, hetsim_pb2.Cluster)
     from_messages = hetsim.run(plan, cluster)
