@@ -928,30 +928,8 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
 // Models and schedules hetsim cannot describe: pricing them as GPT decoders under 1F1B would be silently
 // wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
-  if (flags.script == "pretrain_mamba.py") {
-    return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
-  }
-  // Megatron's other entry points train models that are not GPT decoders; pricing them as one would be
-  // silently wrong.
-  static constexpr std::pair<const char*, const char*> kOtherEntryPoints[] = {
-      {"pretrain_bert.py", "trains BERT (an encoder with bidirectional attention and its MLM and NSP heads)"},
-      {"pretrain_t5.py", "trains T5 (an encoder-decoder with cross-attention)"},
-      {"pretrain_ict.py", "trains the inverse cloze task's two BERT towers"},
-      {"pretrain_retro.py", "trains RETRO (a decoder with chunked cross-attention to retrieved neighbours)"},
-      {"pretrain_vlm.py", "trains a vision-language model"},
-      {"pretrain_vision_classify.py", "trains a vision transformer"},
-      {"pretrain_vision_dino.py", "trains a vision transformer"},
-      {"pretrain_vision_inpaint.py", "trains a vision transformer"},
-      {"run_text_generation_server.py", "serves a model for inference"},
-      {"main.py", "runs a fine-tuning or evaluation task (tasks/main.py)"},
-  };
-  for (const auto& [script, what] : kOtherEntryPoints) {
-    if (flags.script == script && MegatronEntryPoint(flags)) {
-      return r.Error(
-          absl::StrFormat("%s %s, which hetsim does not model (it prices GPT-style decoders, "
-                          "pretrain_gpt.py)",
-                          script, what));
-    }
+  if (MegatronEntryPoint(flags)) {
+    if (std::optional<std::string> other = OtherModelEntryPoint(flags.script)) return r.Error(*other);
   }
   if (flags.Has("window-size")) {
     return r.Error(absl::StrFormat(
@@ -967,8 +945,8 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
         "flag the line is DeepSpeed's 1F1B");
   }
   for (const auto& [name, value] : flags.flags) {
-    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
-        name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
+    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-layer-pattern" ||
+        name == "hybrid-attention-ratio" || name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
       return r.Error(
           absl::StrFormat("--%s: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)", name));
     }
