@@ -346,6 +346,17 @@ TEST_CASE("import: Megatron-DeepSpeed's dense --num-experts 1 and DeepSpeed-Ulys
   CHECK(r->plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
   CHECK(r->plan.stages(0).data_parallel() == 2);
   CHECK(hetsim::testing::HasImportNote(r->notes, "--num-experts 1: one expert is a dense MLP"));
+  // DeepSpeed-MoE: its expert-parallel size and top-k (1 by default), as Megatron's.
+  auto moe = ImportLine(
+      "deepspeed pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--micro-batch-size 1 --num-experts 16 --moe-expert-parallel-size 8 --deepspeed --bf16",
+      1);
+  INFO((moe.ok() ? "" : moe.status().message()));
+  REQUIRE(moe.ok());
+  CHECK(moe->model.transformer().num_experts() == 16);
+  CHECK(moe->model.transformer().moe_top_k() == 1);
+  CHECK(moe->plan.stages(0).expert_parallel() == 8);
+  CHECK_FALSE(hetsim::testing::HasImportNote(moe->notes, "unknown (ignored): --moe-expert-parallel-size"));
 }
 
 TEST_CASE("import: `: \"${VAR:=x}\"` sets a launch script's default", "[interop]") {

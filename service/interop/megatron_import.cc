@@ -1158,6 +1158,29 @@ MegatronFlags OneExpertIsDense(MegatronFlags flags) {
   return flags;
 }
 
+// Megatron-DeepSpeed's MoE is DeepSpeed-MoE: --moe-expert-parallel-size N spreads the experts over N of
+// the data-parallel ranks (Megatron's --expert-model-parallel-size) and --topk K routes each token to K
+// experts, 1 by default (Switch routing; Megatron's default is 2). Both were "unknown" before session 26,
+// so the experts were priced all on every GPU, each token sent to two.
+MegatronFlags DeepSpeedMoe(MegatronFlags flags) {
+  if (!flags.Has("deepspeed") || !flags.Has("num-experts")) return flags;
+  const auto rename = [&flags](const char* from, const char* to) {
+    auto it = flags.flags.find(from);
+    if (it == flags.flags.end() || flags.Has(to)) return;
+    flags.flags.emplace(to, it->second);
+    flags.flags.erase(it);
+    std::erase_if(flags.unknown,
+                  [from](const std::string& f) { return absl::StartsWith(f, absl::StrCat("--", from)); });
+  };
+  rename("moe-expert-parallel-size", "expert-model-parallel-size");
+  rename("topk", "moe-router-topk");
+  if (!flags.Has("moe-router-topk")) {
+    flags.flags.emplace("moe-router-topk", FlagValue{{"1"}, 0});
+    flags.launch_notes.push_back("--topk not given: DeepSpeed-MoE routes each token to 1 expert (its default)");
+  }
+  return flags;
+}
+
 // DeepSpeed-Ulysses (Megatron-DeepSpeed's --ds-sequence-parallel-size N): each sequence split over N
 // GPUs, all-to-alls around the attention, and data parallel = world / (TP x PP x N). That is
 // Megatron's context parallelism of type a2a (Transformer Engine's, after Ulysses): read as
@@ -1184,8 +1207,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
-  absl::StatusOr<MegatronImport> out =
-      ImportFlags(UlyssesAsContextParallel(OneExpertIsDense(std::move(with_config))), cluster, request, source);
+  absl::StatusOr<MegatronImport> out = ImportFlags(
+      UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))), cluster, request, source);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));
