@@ -54,6 +54,11 @@ while read -r dir name repo commit where sha; do
     blob "$repo" "$commit" "$path" >"$tmp" 2>/dev/null || true
   fi
   got="$(sha256sum "$tmp" | cut -d' ' -f1)"
+  if [[ ! -s "$tmp" ]]; then
+    echo "fetch-corpus.sh: $dir/$name: $repo@$commit:$where could not be read (not placed)" >&2
+    failed=$((failed + 1))
+    continue
+  fi
   if [[ "$got" != "$sha" ]]; then
     echo "fetch-corpus.sh: $dir/$name: $repo@$commit:$where has SHA-256 $got, expected $sha (not placed)" >&2
     failed=$((failed + 1))

@@ -54,7 +54,8 @@ const std::vector<CorpusCase> kCorpus = {
      "known"},
     {"megatron-lm_train_bert_340m_distributed.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "pretrain_bert.py trains BERT"},
     {"megatron-lm_train_t5_220m_distributed.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "pretrain_t5.py trains T5"},
-    {"megatron-lm_mamba_train.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "line 7: case: loops, case and functions are not run"},
+    {"megatron-lm_mamba_train.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "pretrain_hybrid.py: Mamba and hybrid Mamba models are not modelled"},
     {"megatron-lm_train_llama3_8b_fsdp_h100_fp8.sh", 0, 1, 1, 8, k1F1B, 128, kCore, ""},
     {"megatron-lm_sbatch_mfsdp_deepseek_v3.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "no command of the script runs a Python training script"},
@@ -302,6 +303,11 @@ TEST_CASE("import: flags that change the model are modelled or refused, never un
   auto relu = ImportLine(line + "--squared-relu", 1);
   REQUIRE(relu.ok());
   CHECK(hetsim::testing::HasImportNote(relu->notes, "--squared-relu: an elementwise activation, priced as GeLU's"));
+  // A Mamba script is refused as one even when a flag of its line has lost its value.
+  auto mamba = ImportLine("torchrun pretrain_mamba.py --num-layers 4 --tensor-model-parallel-size", 1);
+  REQUIRE_FALSE(mamba.ok());
+  CHECK(std::string(mamba.status().message()) ==
+        "--line: pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
   auto window = ImportLine(line + "--window-size 4096,0", 1);
   REQUIRE_FALSE(window.ok());
   CHECK_THAT(std::string(window.status().message()),
@@ -340,6 +346,17 @@ TEST_CASE("import: Megatron-DeepSpeed's dense --num-experts 1 and DeepSpeed-Ulys
   CHECK(r->plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
   CHECK(r->plan.stages(0).data_parallel() == 2);
   CHECK(hetsim::testing::HasImportNote(r->notes, "--num-experts 1: one expert is a dense MLP"));
+  // DeepSpeed-MoE: its expert-parallel size and top-k (1 by default), as Megatron's.
+  auto moe = ImportLine(
+      "deepspeed pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--micro-batch-size 1 --num-experts 16 --moe-expert-parallel-size 8 --deepspeed --bf16",
+      1);
+  INFO((moe.ok() ? "" : moe.status().message()));
+  REQUIRE(moe.ok());
+  CHECK(moe->model.transformer().num_experts() == 16);
+  CHECK(moe->model.transformer().moe_top_k() == 1);
+  CHECK(moe->plan.stages(0).expert_parallel() == 8);
+  CHECK_FALSE(hetsim::testing::HasImportNote(moe->notes, "unknown (ignored): --moe-expert-parallel-size"));
 }
 
 TEST_CASE("import: `: \"${VAR:=x}\"` sets a launch script's default", "[interop]") {

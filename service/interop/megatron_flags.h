@@ -51,6 +51,11 @@ struct MegatronFlags {
   }
 };
 
+// Megatron's entry points that train something other than a GPT decoder (BERT, T5, Mamba, ...): why
+// hetsim does not price them ("pretrain_t5.py trains T5 (...), which hetsim does not model ..."), or
+// nullopt. `script` is the file name; Megatron's `main.py` is its tasks' (fine-tuning, evaluation).
+std::optional<std::string> OtherModelEntryPoint(absl::string_view script);
+
 // The kind of a Megatron flag name (without "--").
 FlagKind KindOf(absl::string_view name);
 

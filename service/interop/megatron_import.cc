@@ -928,30 +928,8 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
 // Models and schedules hetsim cannot describe: pricing them as GPT decoders under 1F1B would be silently
 // wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
-  if (flags.script == "pretrain_mamba.py") {
-    return r.Error("pretrain_mamba.py: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)");
-  }
-  // Megatron's other entry points train models that are not GPT decoders; pricing them as one would be
-  // silently wrong.
-  static constexpr std::pair<const char*, const char*> kOtherEntryPoints[] = {
-      {"pretrain_bert.py", "trains BERT (an encoder with bidirectional attention and its MLM and NSP heads)"},
-      {"pretrain_t5.py", "trains T5 (an encoder-decoder with cross-attention)"},
-      {"pretrain_ict.py", "trains the inverse cloze task's two BERT towers"},
-      {"pretrain_retro.py", "trains RETRO (a decoder with chunked cross-attention to retrieved neighbours)"},
-      {"pretrain_vlm.py", "trains a vision-language model"},
-      {"pretrain_vision_classify.py", "trains a vision transformer"},
-      {"pretrain_vision_dino.py", "trains a vision transformer"},
-      {"pretrain_vision_inpaint.py", "trains a vision transformer"},
-      {"run_text_generation_server.py", "serves a model for inference"},
-      {"main.py", "runs a fine-tuning or evaluation task (tasks/main.py)"},
-  };
-  for (const auto& [script, what] : kOtherEntryPoints) {
-    if (flags.script == script && MegatronEntryPoint(flags)) {
-      return r.Error(
-          absl::StrFormat("%s %s, which hetsim does not model (it prices GPT-style decoders, "
-                          "pretrain_gpt.py)",
-                          script, what));
-    }
+  if (MegatronEntryPoint(flags)) {
+    if (std::optional<std::string> other = OtherModelEntryPoint(flags.script)) return r.Error(*other);
   }
   if (flags.Has("window-size")) {
     return r.Error(absl::StrFormat(
@@ -967,8 +945,8 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
         "flag the line is DeepSpeed's 1F1B");
   }
   for (const auto& [name, value] : flags.flags) {
-    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-attention-ratio" ||
-        name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
+    if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-layer-pattern" ||
+        name == "hybrid-attention-ratio" || name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
       return r.Error(
           absl::StrFormat("--%s: Mamba and hybrid Mamba models are not modelled (hetsim prices transformers)", name));
     }
@@ -1180,6 +1158,29 @@ MegatronFlags OneExpertIsDense(MegatronFlags flags) {
   return flags;
 }
 
+// Megatron-DeepSpeed's MoE is DeepSpeed-MoE: --moe-expert-parallel-size N spreads the experts over N of
+// the data-parallel ranks (Megatron's --expert-model-parallel-size) and --topk K routes each token to K
+// experts, 1 by default (Switch routing; Megatron's default is 2). Both were "unknown" before session 26,
+// so the experts were priced all on every GPU, each token sent to two.
+MegatronFlags DeepSpeedMoe(MegatronFlags flags) {
+  if (!flags.Has("deepspeed") || !flags.Has("num-experts")) return flags;
+  const auto rename = [&flags](const char* from, const char* to) {
+    auto it = flags.flags.find(from);
+    if (it == flags.flags.end() || flags.Has(to)) return;
+    flags.flags.emplace(to, it->second);
+    flags.flags.erase(it);
+    std::erase_if(flags.unknown,
+                  [from](const std::string& f) { return absl::StartsWith(f, absl::StrCat("--", from)); });
+  };
+  rename("moe-expert-parallel-size", "expert-model-parallel-size");
+  rename("topk", "moe-router-topk");
+  if (!flags.Has("moe-router-topk")) {
+    flags.flags.emplace("moe-router-topk", FlagValue{{"1"}, 0});
+    flags.launch_notes.push_back("--topk not given: DeepSpeed-MoE routes each token to 1 expert (its default)");
+  }
+  return flags;
+}
+
 // DeepSpeed-Ulysses (Megatron-DeepSpeed's --ds-sequence-parallel-size N): each sequence split over N
 // GPUs, all-to-alls around the attention, and data parallel = world / (TP x PP x N). That is
 // Megatron's context parallelism of type a2a (Transformer Engine's, after Ulysses): read as
@@ -1206,8 +1207,8 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
-  absl::StatusOr<MegatronImport> out =
-      ImportFlags(UlyssesAsContextParallel(OneExpertIsDense(std::move(with_config))), cluster, request, source);
+  absl::StatusOr<MegatronImport> out = ImportFlags(
+      UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))), cluster, request, source);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));

@@ -3,8 +3,9 @@
 what runs, what is skipped, what is refused as JSON. The files are not in this repository (traces
 fetched from other projects stay out of its commits); they are read from TRACES_DIR, where each one is
 kept under the name below, verbatim from its source (its SHA-256 is checked). tests/chakra.cmake runs
-this test when that folder exists (-DHETSIM_CHAKRA_REAL_TRACES=DIR, default ../shared/chakra-real-traces
-beside the checkout).
+this test when that folder exists (-DHETSIM_CHAKRA_REAL_TRACES=DIR, default
+${HETSIM_SHARED_DIR}/chakra-real-traces, ../shared beside the checkout); scripts/fetch-corpus.sh places
+the files there (tests/corpus/sources.txt, docs/corpus.md).
 Usage: real_traces.py HETSIM CLUSTER TRACES_DIR OUT_DIR"""
 import hashlib
 import os
