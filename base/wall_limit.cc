@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace hetsim {
@@ -36,6 +37,12 @@ bool IsRunLimit(const absl::Status& status) {
 absl::Status ValidateMaxWallSeconds(double seconds, absl::string_view flag) {
   if (seconds >= 0 && std::isfinite(seconds)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat("%s: %g must be finite and >= 0 (0 = no limit)", flag, seconds));
+}
+
+absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
+  absl::Status out(status.code(), absl::StrCat(prefix, status.message()));
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
 }
 
 double WallLimit::elapsed_seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }

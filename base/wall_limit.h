@@ -28,6 +28,10 @@ absl::Status RunLimitError(absl::StatusCode code, absl::string_view flag, absl::
 // True when `status` came from a run limit (--max-events, --max-wall-seconds, --max-memory).
 bool IsRunLimit(const absl::Status& status);
 
+// `status` with `prefix` before its message ("plan.pbtxt: "), its code and payloads kept: a run limit
+// stays one (exit 2, sweep status "limit") however many callers name where it happened.
+absl::Status Prefixed(const absl::Status& status, absl::string_view prefix);
+
 // InvalidArgument unless `seconds` is finite and >= 0 (0 = no limit), naming `flag` ("--max-wall-seconds"
 // on the command line, "max_wall_seconds" in Python): the one check both front ends make.
 absl::Status ValidateMaxWallSeconds(double seconds, absl::string_view flag);

@@ -70,16 +70,18 @@ TEST_CASE("work estimate: lower bounds from the plan, checked before setup", "[l
   CHECK(e.min_memory_bytes ==
         768 * sim::executor::kMinBytesPerPipelineTask + 6 * sim::executor::kMinBytesPerClusterGpu);
 
-  CHECK(driver::CheckWorkEstimate(plan, gpus, {.max_events = 768}).ok());
-  const absl::Status events = driver::CheckWorkEstimate(plan, gpus, {.max_events = 767});
+  CHECK(driver::CheckWorkEstimate(plan, gpus, {.max_events = 768, .max_memory_bytes = 0}).ok());
+  const absl::Status events = driver::CheckWorkEstimate(plan, gpus, {.max_events = 767, .max_memory_bytes = 0});
   CHECK(IsRunLimit(events));
   CHECK_THAT(std::string(events.message()), Catch::Contains("needs at least 768 events"));
-  const absl::Status memory = driver::CheckWorkEstimate(plan, gpus, {.max_memory_bytes = 1000});
+  const absl::Status memory = driver::CheckWorkEstimate(plan, gpus, {.max_events = 0, .max_memory_bytes = 1000});
   CHECK(IsRunLimit(memory));
   CHECK_THAT(std::string(memory.message()), Catch::Contains("over the --max-memory limit"));
 
   // The whole run: refused before anything is built, and the iteration's true event count passes.
-  CHECK(IsRunLimit(driver::SimulatePlan(*in, {.max_memory_bytes = 1000}).status()));
+  driver::SimulateOptions small;
+  small.max_memory_bytes = 1000;
+  CHECK(IsRunLimit(driver::SimulatePlan(*in, small).status()));
   absl::StatusOr<driver::Simulation> full = driver::SimulatePlan(*in, {});
   REQUIRE(full.ok());
   CHECK(full->result.events >= e.min_events);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
+#include "base/wall_limit.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "service/fidelity/chart.h"
@@ -22,8 +23,8 @@ constexpr int kExitBoundsNotMet = 1;
 
 const CommandInfo kFidelityInfo = {
     "fidelity",
-    "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--calibration] [--timing] [--quiet] "
-    "[--exact]",
+    "hetsim fidelity [FILES...] [--chart C.svg] [--json R.json] [--check] [--calibration] [--timing] [--quiet]\n"
+    "                [--exact] [--max-wall-seconds S]",
     "Predicts every case of the validation sets FILES (ValidationSet messages, or .csv nccl-tests lists as\n"
     "validation/nccl/measured.csv; validation/README.md; by default the bundled sets, every *.pbtxt of the\n"
     "source tree's validation/ folder) and compares the\n"
@@ -42,12 +43,14 @@ const CommandInfo kFidelityInfo = {
     "--exact simulates every training run in full, whatever its size (by default each run gets the fidelity\n"
     "`hetsim run` chooses: exact while affordable, which every bundled set is).\n"
     "--timing prints each case's wall time on stderr. Bad input exits 2 naming the file and field, before\n"
-    "anything is printed or written."};
+    "anything is printed or written. --max-wall-seconds S stops every simulation and collective once S\n"
+    "seconds have passed since the start (exit 2, nothing written)."};
 
 struct Options {
   std::vector<std::string> files;
   std::string chart_path, json_path;
   bool check = false, timing = false, quiet = false, calibration = false, exact = false;
+  double max_wall_seconds = 0;
 };
 
 int Fidelity(const Args& args) {
@@ -58,12 +61,17 @@ int Fidelity(const Args& args) {
       "check", "exit 1 when a set's bounds are not met")(
       "calibration", "also calibrate on k = 1, 2, 3 runs of each training set and predict the others")(
       "timing", "print each case's wall time on stderr")("quiet,q", "do not print the tables")(
-      "exact", "simulate every training run in full, whatever its size")("files", po::value(&o.files)->multitoken(),
-                                                                         "validation sets");
+      "exact", "simulate every training run in full, whatever its size")(
+      "max-wall-seconds", po::value(&o.max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds")(
+      "files", po::value(&o.files)->multitoken(), "validation sets");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kFidelityInfo, args, options, positional, &vm)) return *exit;
+  if (auto exit = CheckRunLimitFlags(kFidelityInfo, 0, o.max_wall_seconds)) return *exit;
+  // Every case's simulations and collectives check it (a 16,384-GPU all-reduce runs for minutes).
+  const WallLimit wall_limit(o.max_wall_seconds);
+  const WallLimitScope wall_scope(wall_limit);
   o.check = vm.count("check") > 0;
   o.timing = vm.count("timing") > 0;
   o.quiet = vm.count("quiet") > 0;

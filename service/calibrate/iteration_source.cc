@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/wall_limit.h"
 #include "proto/inputs.h"
 #include "service/calibrate/csv_table.h"
 #include "service/calibrate/overhead_probe.h"
@@ -56,9 +57,7 @@ absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) 
   std::vector<proto::PlanInputs> inputs;
   for (const MeasuredIteration& m : runs_) {
     const std::string where = absl::StrFormat("%s:%d", file_, m.line);
-    auto located = [&where](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
-    };
+    auto located = [&where](const absl::Status& s) { return Prefixed(s, absl::StrCat(where, ": ")); };
     // Plan and model are loaded and checked against the cluster file as given, then simulated on
     // the cluster being calibrated (an earlier source may have moved it).
     absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(m.plan_path, cluster_path_);

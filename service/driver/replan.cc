@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "service/driver/simulate.h"
@@ -113,8 +114,7 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
       plan_request.ok() ? planner::MakePlan(*plan_request) : plan_request.status();
   out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!planned.ok()) {
-    return absl::Status(planned.status().code(), absl::StrFormat("re-planning on the %d GPUs left: %s",
-                                                                 out.surviving.num_gpus, planned.status().message()));
+    return Prefixed(planned.status(), absl::StrFormat("re-planning on the %d GPUs left: ", out.surviving.num_gpus));
   }
   out.profile = planned->profile;
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/wall_limit.h"
 #include "service/driver/replan.h"
 
 namespace hetsim::driver {
@@ -31,7 +32,7 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
   }
   request.cache = &cache;
   absl::StatusOr<driver::ReplanOutcome> out = driver::Replan(request);
-  if (!out.ok()) return absl::Status(out.status().code(), absl::StrCat("--replan: ", out.status().message()));
+  if (!out.ok()) return Prefixed(out.status(), "--replan: ");
   *report->mutable_replan() = std::move(out->summary);
   return absl::OkStatus();
 }

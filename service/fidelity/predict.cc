@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/wall_limit.h"
 #include "proto/inputs.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_plan.h"
@@ -25,7 +26,7 @@ namespace v1 = hetsim::v1;
 
 // "<where>.<field>: <the problem>", keeping the status code (bad input stays bad input).
 absl::Status InCase(const absl::Status& s, absl::string_view where, absl::string_view field) {
-  return absl::Status(s.code(), absl::StrCat(where, ".", field, ": ", s.message()));
+  return Prefixed(s, absl::StrCat(where, ".", field, ": "));
 }
 
 // Eq. 3 counts a standard GPT block (4h MLP, multi-head attention, dense): refuse anything else
