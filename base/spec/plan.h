@@ -162,8 +162,9 @@ struct PlanSpec {
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
   bool pytorch_context_parallel = false;
-  int block_forward_passes = 1;  // Plan.block_forward_passes (0 read as 1)
-  std::string where;             // the plan file, for messages
+  int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
+  bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
+  std::string where;                  // the plan file, for messages
 };
 
 // The framework profile's behaviours as PlanSpec members, by the Plan field each mirrors, in the order

@@ -222,7 +222,7 @@ int ExecutionSetup::num_gpus() const {
 }
 
 std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
-                                       double bytes_per_sample) {
+                                       double bytes_per_sample, bool whole_pieces) {
   std::vector<BoundaryFlow> flows;
   const std::vector<int64_t> from_starts = from.ReplicaSampleStarts(micro_batch_size);
   const std::vector<int64_t> to_starts = to.ReplicaSampleStarts(micro_batch_size);
@@ -241,7 +241,8 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
       const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap) / cp));
       for (int c = 0; c < cp; ++c) {
         for (int j = 0; j < pieces; ++j) {
-          flows.push_back({from.Gpu(r, j % from_tp, c), to.Gpu(q, j % to_tp, c), SplitBytes(bytes, pieces, j), {}});
+          const int64_t piece = whole_pieces ? bytes : SplitBytes(bytes, pieces, j);
+          flows.push_back({from.Gpu(r, j % from_tp, c), to.Gpu(q, j % to_tp, c), piece, {}});
         }
       }
     }
@@ -528,7 +529,7 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
     const StageLayout& a = setup.stages[bt.from_stage].layout;
     const StageLayout& b = setup.stages[bt.to_stage].layout;
     bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size, bytes_per_sample);
-    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size, bytes_per_sample);
+    bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size, bytes_per_sample, plan.boundary_grads_whole);
     if (auto s = RouteFlows(*setup.router, bt.forward_flows); !s.ok()) return s;
     if (auto s = RouteFlows(*setup.router, bt.backward_flows); !s.ok()) return s;
     absl::StatusOr<Time> fwd = timer.AloneTime(bt.forward_flows);

@@ -266,9 +266,10 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch (in a mixed stage, its group's share after the replicas
 // before it); each overlap with a destination replica moves `bytes_per_sample` per sample, split into
 // max(TP_r, TP_q) pieces of the two replicas' TP degrees, piece j from source TP rank j mod TP_r to
-// destination TP rank j mod TP_q (Megatron's scatter/gather over the TP ranks).
+// destination TP rank j mod TP_q (Megatron's scatter/gather over the TP ranks). `whole_pieces`: every
+// piece carries the whole overlap instead (Plan.boundary_grads_whole, the backward's flows).
 std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
-                                       double bytes_per_sample);
+                                       double bytes_per_sample, bool whole_pieces = false);
 
 }  // namespace hetsim::sim::executor
 
