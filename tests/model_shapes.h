@@ -2,17 +2,19 @@
 #ifndef HETSIM_TESTS_MODEL_SHAPES_H_
 #define HETSIM_TESTS_MODEL_SHAPES_H_
 
+#include <cstdint>
+
 #include "proto/hetsim.pb.h"
 
 namespace hetsim::testing {
 
 // The five numbers that name a dense transformer's shape; the rest of Transformer keeps its defaults.
 struct TransformerShape {
-  int layers = 0;
-  int hidden = 0;
-  int heads = 0;
-  int seq = 0;
-  int vocab = 0;
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t seq = 0;
+  int64_t vocab = 0;
 };
 
 // Sets `model`'s transformer to `shape` and returns it for the fields a test adds.

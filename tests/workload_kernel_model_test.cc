@@ -124,7 +124,7 @@ TEST_CASE("kernel model: a large A100 GEMM reaches what cuBLAS measures") {
 
 TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardware, not on a real GPU") {
   hetsim::v1::Model m;
-  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 3072, .heads = 32, .seq = 2048, .vocab = 51200});
+  hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 3072, .heads = 32, .seq = 2048, .vocab = 51200});
   auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
   hetsim::v1::GpuType g;

@@ -16,7 +16,7 @@ namespace {
 using namespace hetsim::sim::workload;
 using hetsim::CollectiveOp;
 
-hetsim::v1::Model Gpt(uint32_t layers, uint64_t hidden, uint32_t heads) {
+hetsim::v1::Model Gpt(uint32_t layers, int64_t hidden, uint32_t heads) {
   hetsim::v1::Model m;
   m.set_name("gpt");
   auto* t = hetsim::testing::SetTransformer(

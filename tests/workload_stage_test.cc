@@ -48,7 +48,7 @@ hetsim::v1::GpuType Gpu(double bf16_tflops, double max_eff, double half_gflop) {
 // Two blocks of hidden 1024, 16 heads, sequence 1024.
 hetsim::v1::Model SmallGpt() {
   hetsim::v1::Model m;
-  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 32000});
+  hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 32000});
   return m;
 }
 
