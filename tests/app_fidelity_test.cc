@@ -65,8 +65,7 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   // An independent count: the cost model's per-layer FLOPs with full recompute, over the 39.1B GPT.
   v1::Model m;
   m.set_dtype(v1::FP16);
-  auto* t =
-      hetsim::testing::SetTransformer(m, {.layers = 48, .hidden = 8192, .heads = 64, .seq = 2048, .vocab = 51200});
+  hetsim::testing::SetTransformer(m, {.layers = 48, .hidden = 8192, .heads = 64, .seq = 2048, .vocab = 51200});
   auto cost = hetsim::testing::ModelCostOf(m, "model");
   REQUIRE(cost.ok());
   const double per_sample = cost->HardwareFlopPerSample(0, 50, hetsim::spec::Recompute::kFull);
