@@ -86,6 +86,17 @@ struct SearchStats {
   int64_t transitions = 0;      // summed over DP runs
   int64_t pareto_overflow = 0;  // entries dropped because a state's Pareto set was full
   Time t_start = 0, t_end = 0;
+
+  // The counts of another search added; its time bounds are its own.
+  SearchStats& operator+=(const SearchStats& o) {
+    candidates += o.candidates;
+    candidates_evaluated += o.candidates_evaluated;
+    dp_runs += o.dp_runs;
+    transitions += o.transitions;
+    index_entries += o.index_entries;
+    pareto_overflow += o.pareto_overflow;
+    return *this;
+  }
 };
 
 struct SearchResult {

@@ -144,25 +144,6 @@ absl::StatusOr<std::vector<int>> ContextParallelDegrees(const PlanRequest& reque
   return degrees;
 }
 
-void AddProfilerStats(const ProfilerStats& ps, PlanOutcome& out) {
-  out.profile.signatures += ps.signatures;
-  out.profile.stage_mesh_pairs += ps.stage_mesh_pairs;
-  out.profile.stage_mesh_lookups += ps.stage_mesh_lookups;
-  out.profile.infeasible_pairs += ps.infeasible_pairs;
-  out.profile.cost_model_calls += ps.cost_model_calls;
-  out.profile.cache_hits += ps.cache_hits;
-}
-
-template <typename Stats>
-void AddSearchStats(const Stats& search, PlanOutcome& out) {
-  out.search.candidates += search.candidates;
-  out.search.candidates_evaluated += search.candidates_evaluated;
-  out.search.dp_runs += search.dp_runs;
-  out.search.transitions += search.transitions;
-  out.search.index_entries += search.index_entries;
-  out.search.pareto_overflow += search.pareto_overflow;
-}
-
 // The stages' warm-up counts when the planner chose them, else none (the schedule's own).
 std::vector<int> ExplicitWarmups(const std::vector<SearchedStage>& stages, bool explicit_warmups) {
   std::vector<int> warmups;
@@ -262,9 +243,9 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim:
       case PlannerKind::kMegatron: c = PlanMegatron(ctx); break;
       case PlannerKind::kTangram: c = PlanTangram(ctx); break;
     }
-    AddProfilerStats(profiler.stats(), out);
+    out.profile += profiler.stats();
     if (!c) continue;
-    AddSearchStats(c->search, out);
+    out.search += c->search;
     HETSIM_ASSIGN_OR_RETURN(Prediction p, Predict(cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon,
                                                   ExplicitWarmups(c->stages, c->explicit_warmups),
                                                   WorkOf(cost, request.global_batch_size)));

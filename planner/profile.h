@@ -100,6 +100,16 @@ struct ProfilerStats {
   int64_t infeasible_pairs = 0;    // pairs with no configuration that fits the GPU memory
   int64_t cost_model_calls = 0;    // ComputeStageCost evaluations
   int64_t cache_hits = 0;          // pairs taken from ProfilerOptions::cache instead of priced
+
+  ProfilerStats& operator+=(const ProfilerStats& o) {
+    signatures += o.signatures;
+    stage_mesh_pairs += o.stage_mesh_pairs;
+    stage_mesh_lookups += o.stage_mesh_lookups;
+    infeasible_pairs += o.infeasible_pairs;
+    cost_model_calls += o.cost_model_calls;
+    cache_hits += o.cache_hits;
+    return *this;
+  }
 };
 
 class Profiler {

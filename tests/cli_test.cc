@@ -17,6 +17,7 @@ namespace {
 
 using hetsim::testing::CliRun;
 using hetsim::testing::RunHetsim;
+using hetsim::testing::RunOk;
 
 namespace fs = std::filesystem;
 
@@ -128,28 +129,27 @@ TEST_CASE("check prints the long-context Llama 3 plan's context parallelism and 
   CHECK_THAT(r.out, Catch::Contains("  context parallel 16 (K/V all-gather)\n"));
 }
 
+// "<examples>/PLAN.pbtxt --cluster <examples>/CLUSTER.pbtxt".
+std::string ExampleInputs(const char* plan, const char* cluster) {
+  return absl::StrCat(kExamples, "/", plan, ".pbtxt --cluster ", kExamples, "/", cluster, ".pbtxt");
+}
+
 TEST_CASE("check and run show the replica groups of the mixed A100 + L40S example", "[cli][replicas]") {
-  const std::string inputs =
-      absl::StrCat(kExamples, "/plan-mixed-replicas.pbtxt --cluster ", kExamples, "/cluster-mixed-cloud.pbtxt");
-  const CliRun check = RunHetsim(absl::StrCat("check ", inputs));
-  CHECK(check.exit_code == 0);
+  const std::string inputs = ExampleInputs("plan-mixed-replicas", "cluster-mixed-cloud");
+  const CliRun check = RunOk(absl::StrCat("check ", inputs));
   CHECK_THAT(check.out, Catch::Contains("2 replica groups"));
   CHECK_THAT(check.out, Catch::Contains("group l40s     nodes 0..0 GPUs 0..7  TP 4 DP 2  share 4"));
-  const CliRun run = RunHetsim(absl::StrCat("run ", inputs));
-  CHECK(run.exit_code == 0);
+  const CliRun run = RunOk(absl::StrCat("run ", inputs));
   CHECK_THAT(run.out, Catch::Contains("replica groups: stage"));
   CHECK_THAT(run.out, Catch::Contains("a100 (A100-80GB) + l40s"));
 }
 
 TEST_CASE("check and run show the pipelines of different shapes of the lab example", "[cli][pipelines]") {
-  const std::string inputs =
-      absl::StrCat(kExamples, "/plan-lab-pipelines.pbtxt --cluster ", kExamples, "/cluster-lab-pcie.pbtxt");
-  const CliRun check = RunHetsim(absl::StrCat("check ", inputs));
-  CHECK(check.exit_code == 0);
+  const std::string inputs = ExampleInputs("plan-lab-pipelines", "cluster-lab-pcie");
+  const CliRun check = RunOk(absl::StrCat("check ", inputs));
   CHECK_THAT(check.out, Catch::Contains("6 pipelines"));
   CHECK_THAT(check.out, Catch::Contains("  pipeline a6000-1: 16 samples, microbatch 2 -> 8 microbatches, 2 stages"));
-  const CliRun run = RunHetsim(absl::StrCat("run ", inputs));
-  CHECK(run.exit_code == 0);
+  const CliRun run = RunOk(absl::StrCat("run ", inputs));
   CHECK_THAT(run.out,
              Catch::Contains("pipeline rtx4090-3: 24 samples in 24 microbatches of 1, stages 12-15 on 4 GPUs"));
   CHECK_THAT(run.out, Catch::Contains("gradient all-reduce per layer range:\n  layers 0-6  6 GPUs x 2 shards"));

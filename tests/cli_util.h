@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "proto/io.h"
 
@@ -29,6 +31,14 @@ inline CliRun RunHetsim(const std::string& args) {
   const std::string err = (dir / absl::StrCat(counter++, ".err")).string();
   const int status = std::system(absl::StrCat(HETSIM_BINARY, " ", args, " >", out, " 2>", err).c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, *proto::ReadFileToString(out), *proto::ReadFileToString(err)};
+}
+
+// `hetsim ARGS`, which must succeed (its stderr shown when it does not).
+inline CliRun RunOk(const std::string& args) {
+  CliRun r = RunHetsim(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return r;
 }
 
 }  // namespace hetsim::testing

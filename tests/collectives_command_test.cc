@@ -17,15 +17,14 @@ namespace {
 
 using hetsim::testing::CliRun;
 using hetsim::testing::RunHetsim;
+using hetsim::testing::RunOk;
 
 const std::string kCluster = absl::StrCat(HETSIM_SOURCE_DIR, "/examples/cluster-512gpu.pbtxt");
 
 }  // namespace
 
 TEST_CASE("hetsim islands prints Tangram's islands of the example cluster", "[collectives][cli]") {
-  const CliRun r = RunHetsim("islands --cluster " + kCluster);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  const CliRun r = RunOk("islands --cluster " + kCluster);
   CHECK_THAT(r.out, Catch::Contains("2 GPU islands"));
   CHECK_THAT(r.out, Catch::Contains("a100-80gb"));
   CHECK_THAT(r.out, Catch::Contains("h100-sxm"));
@@ -37,10 +36,7 @@ TEST_CASE("hetsim islands prints Tangram's islands of the example cluster", "[co
 }
 
 TEST_CASE("hetsim collective prints time, algbw and busbw like nccl-tests", "[collectives][cli]") {
-  const CliRun r =
-      RunHetsim("collective --cluster " + kCluster + " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  const CliRun r = RunOk("collective --cluster " + kCluster + " --op all-reduce --bytes 64MiB --gpus 0-15 --algo ring");
   CHECK_THAT(r.out, Catch::Contains("busbw(GB/s)"));
   CHECK_THAT(r.out, Catch::Contains("busbw = algbw x 1.8750"));
   CHECK_THAT(r.out, Catch::Contains("67108864 ring"));

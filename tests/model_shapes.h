@@ -10,11 +10,7 @@ namespace hetsim::testing {
 
 // The five numbers that name a dense transformer's shape; the rest of Transformer keeps its defaults.
 struct TransformerShape {
-  int64_t layers = 0;
-  int64_t hidden = 0;
-  int64_t heads = 0;
-  int64_t seq = 0;
-  int64_t vocab = 0;
+  int64_t layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0;
 };
 
 // Sets `model`'s transformer to `shape` and returns it for the fields a test adds.

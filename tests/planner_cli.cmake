@@ -2,17 +2,26 @@
 # passes `hetsim check`; validate simulates it; a model that cannot fit fails with what is missing.
 set(hetsim_planner_out ${CMAKE_CURRENT_BINARY_DIR})
 set(hetsim_case_cluster ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
-add_test(NAME planner_cli.plan_case_study
-         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-hapt-case.pbtxt
-                 --cluster ${hetsim_case_cluster} --micro-batch 1 --out ${hetsim_planner_out}/planner_cli_plan.pbtxt)
-set_tests_properties(planner_cli.plan_case_study PROPERTIES FIXTURES_SETUP planner_plan)
-add_test(NAME planner_cli.check_written_plan
-         COMMAND $<TARGET_FILE:hetsim> check ${hetsim_planner_out}/planner_cli_plan.pbtxt --cluster ${hetsim_case_cluster})
-set_tests_properties(planner_cli.check_written_plan PROPERTIES FIXTURES_REQUIRED planner_plan)
-add_test(NAME planner_cli.validate_written_plan
-         COMMAND $<TARGET_FILE:hetsim> validate ${hetsim_planner_out}/planner_cli_plan.pbtxt --cluster ${hetsim_case_cluster})
-set_tests_properties(planner_cli.validate_written_plan PROPERTIES FIXTURES_REQUIRED planner_plan
-                     PASS_REGULAR_EXPRESSION "every c_i <= t_max")
+# `hetsim plan` of MODEL on CLUSTER into planner_cli_<name>.pbtxt (PLAN_ARGS; its table matches
+# PLAN_REGEX), then `check` and `validate` of the written plan (VALIDATE_REGEX).
+function(hetsim_planner_round_trip name model cluster)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "PLAN_REGEX;VALIDATE_REGEX" "PLAN_ARGS")
+  set(plan ${hetsim_planner_out}/planner_cli_${name}.pbtxt)
+  add_test(NAME planner_cli.plan_${name} COMMAND $<TARGET_FILE:hetsim> plan --model ${model} --cluster ${cluster}
+                                                 ${arg_PLAN_ARGS} --out ${plan})
+  set_tests_properties(planner_cli.plan_${name} PROPERTIES FIXTURES_SETUP planner_${name})
+  if(arg_PLAN_REGEX)
+    set_tests_properties(planner_cli.plan_${name} PROPERTIES PASS_REGULAR_EXPRESSION "${arg_PLAN_REGEX}")
+  endif()
+  add_test(NAME planner_cli.check_${name} COMMAND $<TARGET_FILE:hetsim> check ${plan} --cluster ${cluster})
+  set_tests_properties(planner_cli.check_${name} PROPERTIES FIXTURES_REQUIRED planner_${name})
+  add_test(NAME planner_cli.validate_${name} COMMAND $<TARGET_FILE:hetsim> validate ${plan} --cluster ${cluster})
+  set_tests_properties(planner_cli.validate_${name} PROPERTIES FIXTURES_REQUIRED planner_${name}
+                       PASS_REGULAR_EXPRESSION "${arg_VALIDATE_REGEX}")
+endfunction()
+
+hetsim_planner_round_trip(case_study ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-hapt-case.pbtxt ${hetsim_case_cluster}
+                          PLAN_ARGS --micro-batch 1 VALIDATE_REGEX "every c_i <= t_max")
 # Exit code 2 and the message, not WILL_FAIL (which an internal error, exit 1, would pass too).
 add_test(NAME planner_cli.infeasible_model
          COMMAND ${CMAKE_COMMAND} -DHETSIM=$<TARGET_FILE:hetsim>
@@ -32,15 +41,7 @@ set_tests_properties(planner_cli.run_moe_plan PROPERTIES FIXTURES_REQUIRED plann
 # per group and says why; the written plan (Stage.replica_groups) passes `check`, and `validate` prices
 # it with the planner's cost model beside the simulation.
 set(hetsim_mixed_cluster ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/cluster-a100-rtx4090.pbtxt)
-add_test(NAME planner_cli.plan_mixed_replicas
-         COMMAND $<TARGET_FILE:hetsim> plan --model ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-1.3b.pbtxt
-                 --cluster ${hetsim_mixed_cluster} --global-batch 16 --out ${hetsim_planner_out}/planner_cli_mixed.pbtxt)
-set_tests_properties(planner_cli.plan_mixed_replicas PROPERTIES FIXTURES_SETUP planner_mixed_plan
-                     PASS_REGULAR_EXPRESSION "0 +0-25 +mixed[^\n]*\n  group 0 +a100 [^\n]*\n  group 1 +rtx4090 .*note: chosen: 1 stage of mixed replica groups")
-add_test(NAME planner_cli.check_mixed_plan
-         COMMAND $<TARGET_FILE:hetsim> check ${hetsim_planner_out}/planner_cli_mixed.pbtxt --cluster ${hetsim_mixed_cluster})
-set_tests_properties(planner_cli.check_mixed_plan PROPERTIES FIXTURES_REQUIRED planner_mixed_plan)
-add_test(NAME planner_cli.validate_mixed_plan
-         COMMAND $<TARGET_FILE:hetsim> validate ${hetsim_planner_out}/planner_cli_mixed.pbtxt --cluster ${hetsim_mixed_cluster})
-set_tests_properties(planner_cli.validate_mixed_plan PROPERTIES FIXTURES_REQUIRED planner_mixed_plan
-                     PASS_REGULAR_EXPRESSION "predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-4]\\.[0-9]%\\)")
+hetsim_planner_round_trip(
+  mixed ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-1.3b.pbtxt ${hetsim_mixed_cluster} PLAN_ARGS --global-batch 16
+  PLAN_REGEX "0 +0-25 +mixed[^\n]*\n  group 0 +a100 [^\n]*\n  group 1 +rtx4090 .*note: chosen: 1 stage of mixed replica groups"
+  VALIDATE_REGEX "predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-4]\\.[0-9]%\\)")

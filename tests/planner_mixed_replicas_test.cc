@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "base/units.h"
 #include "planner/mixed_replicas.h"
@@ -59,6 +60,17 @@ proto::PlanInputs InputsOf(const MixedInputs& in, const driver::Planned& planned
   INFO(valid.message());
   REQUIRE(valid.ok());
   return inputs;
+}
+
+// HAPT's plan for 16 samples with the mixed-replica search, and without it.
+std::pair<driver::Planned, driver::Planned> PlannedWithAndWithoutMixing(const MixedInputs& in) {
+  absl::StatusOr<driver::Planned> searched = testing::PlanOf(in.model, in.cluster, HaptRequest(16));
+  PlanRequest off = HaptRequest(16);
+  off.search_mixed_replicas = false;
+  absl::StatusOr<driver::Planned> not_searched = testing::PlanOf(in.model, in.cluster, off);
+  REQUIRE(searched.ok());
+  REQUIRE(not_searched.ok());
+  return {*std::move(searched), *std::move(not_searched)};
 }
 
 TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stage", "[planner][mixed]") {
@@ -129,22 +141,17 @@ TEST_CASE("mixed replicas: HAPT proposes a mixed plan that simulates faster than
           "[planner][mixed]") {
   const MixedInputs in = LoadMixedInputs();
   // 8 A100 and 8 RTX 4090 on one 8 x 400 Gb/s network, a 1.3B GPT, 16 samples per iteration.
-  absl::StatusOr<driver::Planned> mixed = testing::PlanOf(in.model, in.cluster, HaptRequest(16));
-  PlanRequest one_island_request = HaptRequest(16);
-  one_island_request.search_mixed_replicas = false;
-  absl::StatusOr<driver::Planned> one_island = testing::PlanOf(in.model, in.cluster, one_island_request);
-  REQUIRE(mixed.ok());
-  REQUIRE(one_island.ok());
-  REQUIRE(mixed->outcome.plan.stages.front().mixed());
-  for (const spec::StageSpec& st : one_island->outcome.plan.stages) CHECK_FALSE(st.mixed());
+  auto [mixed, one_island] = PlannedWithAndWithoutMixing(in);
+  REQUIRE(mixed.outcome.plan.stages.front().mixed());
+  for (const spec::StageSpec& st : one_island.outcome.plan.stages) CHECK_FALSE(st.mixed());
   // The note says why: the two predictions side by side.
   bool noted = false;
-  for (const std::string& n : mixed->outcome.notes) noted = noted || n.find("chosen: ") == 0;
+  for (const std::string& n : mixed.outcome.notes) noted = noted || n.find("chosen: ") == 0;
   CHECK(noted);
-  CHECK(mixed->outcome.prediction.iteration < one_island->outcome.prediction.iteration);
+  CHECK(mixed.outcome.prediction.iteration < one_island.outcome.prediction.iteration);
   // The written plans run, and the mixed one is faster in the simulation too.
-  const proto::PlanInputs mixed_inputs = InputsOf(in, *mixed);
-  const proto::PlanInputs one_island_inputs = InputsOf(in, *one_island);
+  const proto::PlanInputs mixed_inputs = InputsOf(in, mixed);
+  const proto::PlanInputs one_island_inputs = InputsOf(in, one_island);
   absl::StatusOr<evaluation::SimulatedStages> mixed_sim = evaluation::SimulateStages(mixed_inputs);
   absl::StatusOr<evaluation::SimulatedStages> one_island_sim = evaluation::SimulateStages(one_island_inputs);
   REQUIRE(mixed_sim.ok());
@@ -155,7 +162,7 @@ TEST_CASE("mixed replicas: HAPT proposes a mixed plan that simulates faster than
   REQUIRE(v.ok());
   const double error = TimeToSeconds(v->prediction.iteration) / TimeToSeconds(v->simulated.iteration) - 1;
   CHECK(std::abs(error) < 0.05);
-  CHECK(v->prediction.iteration == mixed->outcome.prediction.iteration);
+  CHECK(v->prediction.iteration == mixed.outcome.prediction.iteration);
   CHECK(v->prediction.stages.front().peak_bytes == v->simulated.peak.front());
 }
 
@@ -163,15 +170,10 @@ TEST_CASE("mixed replicas: a cluster of one GPU type is planned as before", "[pl
   MixedInputs in = LoadMixedInputs();
   in.cluster.mutable_node_types(1)->set_gpu_type("a100");
   in.cluster.mutable_gpu_types()->RemoveLast();
-  absl::StatusOr<driver::Planned> searched = testing::PlanOf(in.model, in.cluster, HaptRequest(16));
-  PlanRequest off = HaptRequest(16);
-  off.search_mixed_replicas = false;
-  absl::StatusOr<driver::Planned> not_searched = testing::PlanOf(in.model, in.cluster, off);
-  REQUIRE(searched.ok());
-  REQUIRE(not_searched.ok());
-  CHECK(searched->plan.SerializeAsString() == not_searched->plan.SerializeAsString());
-  CHECK(searched->outcome.notes == not_searched->outcome.notes);
-  for (const std::string& n : searched->outcome.notes) CHECK(n.find("mixed") == std::string::npos);
+  auto [searched, not_searched] = PlannedWithAndWithoutMixing(in);
+  CHECK(searched.plan.SerializeAsString() == not_searched.plan.SerializeAsString());
+  CHECK(searched.outcome.notes == not_searched.outcome.notes);
+  for (const std::string& n : searched.outcome.notes) CHECK(n.find("mixed") == std::string::npos);
 }
 
 }  // namespace

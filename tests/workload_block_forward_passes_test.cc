@@ -9,6 +9,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
+#include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
 
 namespace {
@@ -19,12 +20,7 @@ using namespace hetsim::sim::workload;
 hetsim::v1::Model Gpt2TwoBlocks() {
   hetsim::v1::Model m;
   m.set_dtype(hetsim::v1::FP16);
-  auto* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(1024);
-  t->set_num_attention_heads(16);
-  t->set_seq_length(1024);
-  t->set_vocab_size(52256);
+  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 52256});
   t->set_tied_embeddings(true);
   t->set_granularity(hetsim::v1::BLOCK);
   return m;
