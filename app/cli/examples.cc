@@ -52,7 +52,7 @@ std::vector<Example> BundledExamples(proto::FileFormat format) {
     std::unique_ptr<google::protobuf::Message> message = proto::NewMessage(TypeOfExample(file.name));
     const std::string where = absl::StrCat("examples/", file.name, ".pbtxt");
     const absl::Status parsed = proto::ParseMessage(file.text, proto::FileFormat::kText, where, message.get());
-    HETSIM_CHECK(parsed.ok(), std::string(parsed.message()).c_str());  // an embedded file does not parse
+    HETSIM_CHECK(parsed.ok(), "%s", std::string(parsed.message()).c_str());  // an embedded file does not parse
     SetPathExtensions(ExampleExtension(format), message.get());
     examples.push_back({std::string(file.name), std::move(message)});
   }
