@@ -23,7 +23,7 @@ struct Source {
   std::string bytes;  // else: the serialized message
   std::string name;
 
-  static Source File(std::string path) { return {.is_file = true, .path = std::move(path)}; }
+  static Source File(std::string path) { return {.is_file = true, .path = std::move(path), .bytes = {}, .name = {}}; }
   // What error messages call it: the path, or the name of a message in memory.
   const std::string& label() const { return is_file ? path : name; }
 };

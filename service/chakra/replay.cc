@@ -1,7 +1,6 @@
 #include "service/chakra/replay.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -18,8 +17,8 @@
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
+#include "sim/engine/limited_run.h"
 #include "sim/engine/simulator.h"
-#include "sim/executor/run_limit.h"
 #include "sim/workload/gpu_compute.h"
 
 namespace hetsim::chakra {
@@ -117,25 +116,9 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     return absl::OkStatus();
   }
 
-  absl::Status RunEngine() {
-    const auto wall_start = std::chrono::steady_clock::now();
-    constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
-    for (;;) {
-      uint64_t limit = sim_.events_processed() + kSlice;
-      if (options_.max_events > 0) limit = std::min(limit, options_.max_events);
-      sim_.set_max_events(limit);
-      const sim::RunOutcome outcome = sim_.Run();
-      if (outcome == sim::RunOutcome::kQueueEmpty) return absl::OkStatus();
-      if (outcome == sim::RunOutcome::kStopped) return absl::OkStatus();  // failure_ says why
-      if (options_.max_events > 0 && sim_.events_processed() >= options_.max_events) {
-        return sim::executor::EventLimitError(options_.max_events, TimeToMilliseconds(sim_.now()));
-      }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-      if (options_.max_wall_seconds > 0 && wall > options_.max_wall_seconds) {
-        return sim::executor::WallLimitError(options_.max_wall_seconds, TimeToMilliseconds(sim_.now()),
-                                             sim_.events_processed());
-      }
-    }
+  absl::Status RunEngine() {  // a handler's Stop() leaves its reason in failure_
+    const WallLimit wall_limit(options_.max_wall_seconds);
+    return sim::RunWithinLimits(sim_, options_.max_events, wall_limit, [] { return absl::OkStatus(); }).status();
   }
 
   const TraceNode& At(NodeRef ref) const { return w_.ranks[ref.rank].nodes[ref.node]; }

@@ -16,6 +16,7 @@
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
+#include "sim/engine/limited_run.h"
 #include "sim/engine/simulator.h"
 #include "sim/executor/representative_flows.h"
 #include "sim/executor/run_limit.h"
@@ -40,30 +41,13 @@ enum EventKind : uint64_t {
 constexpr int kKindShift = 56;
 uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
 
-// Runs `sim` until its queue is empty, in slices, within the options' event limit and `wall_limit`
-// (and the thread's, CurrentWallLimit); `failure` is the runs' own error (a collective that could not
-// start stops the simulator), `failed` whether a stop came from a failure fault (the iteration then
-// ends there).
+// Runs `sim` until its queue is empty within the options' limits; `failure` is the runs' own error (a
+// collective that could not start stops the simulator), `failed` whether a stop came from a failure
+// fault (the iteration then ends there).
 absl::Status RunEvents(Simulator& sim, const ExecutorOptions& options, const WallLimit& wall_limit,
                        const std::function<absl::Status()>& failure, const std::function<bool()>& failed) {
-  constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
-  for (;;) {
-    uint64_t limit = sim.events_processed() + kSlice;
-    if (options.max_events > 0) limit = std::min(limit, options.max_events);
-    sim.set_max_events(limit);
-    const RunOutcome outcome = sim.Run();
-    HETSIM_RETURN_IF_ERROR(failure());
-    if (outcome == RunOutcome::kQueueEmpty) break;
-    if (outcome == RunOutcome::kStopped && failed()) break;
-    if (outcome != RunOutcome::kEventLimit) return absl::InternalError("the simulation stopped unexpectedly");
-    if (options.max_events > 0 && sim.events_processed() >= options.max_events) {
-      return EventLimitError(options.max_events, TimeToMilliseconds(sim.now()));
-    }
-    if (wall_limit.Passed()) {
-      return WallLimitError(options.max_wall_seconds, TimeToMilliseconds(sim.now()), sim.events_processed());
-    }
-    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("the simulation"));
-  }
+  HETSIM_ASSIGN_OR_RETURN(const LimitedRunEnd end, RunWithinLimits(sim, options.max_events, wall_limit, failure));
+  if (end == LimitedRunEnd::kStopped && !failed()) return absl::InternalError("the simulation stopped unexpectedly");
   return absl::OkStatus();
 }
 
@@ -77,8 +61,8 @@ class Run : private EventHandler, private FlowObserver {
         options_(options),
         dag_(*setup.dag),
         sim_(shared_sim != nullptr ? *shared_sim : own_sim_),
-        wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())),
-        network_(shared_network) {}
+        network_(shared_network),
+        wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())) {}
 
   const WallLimit& wall_limit() const { return wall_limit_; }
   const absl::Status& failure() const { return failure_; }

@@ -4,34 +4,17 @@
 #ifndef HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_
 #define HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_
 
-#include <string>
-
 #include "absl/status/status.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
 #include "base/wall_limit.h"
+#include "sim/engine/limited_run.h"
 
 namespace hetsim::sim::executor {
 
 using ::hetsim::IsRunLimit;
 using ::hetsim::kRunLimitPayloadUrl;
 using ::hetsim::RunLimitError;
-
-inline absl::Status EventLimitError(uint64_t max_events, double simulated_ms) {
-  return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
-                       absl::StrFormat("the simulation reached the --max-events limit (%d events) at %.3f ms of "
-                                       "simulated time, before the iteration ended; raise it with --max-events N "
-                                       "(0 = no limit)",
-                                       max_events, simulated_ms));
-}
-
-inline absl::Status WallLimitError(double max_wall_seconds, double simulated_ms, uint64_t events) {
-  return RunLimitError(absl::StatusCode::kDeadlineExceeded, "max-wall-seconds",
-                       absl::StrFormat("the simulation ran past the --max-wall-seconds limit (%g s) at %.3f ms of "
-                                       "simulated time (%d events), before the iteration ended; raise it with "
-                                       "--max-wall-seconds S (0 = no limit)",
-                                       max_wall_seconds, simulated_ms, events));
-}
+using ::hetsim::sim::EventLimitError;
+using ::hetsim::sim::WallLimitError;
 
 }  // namespace hetsim::sim::executor
 
