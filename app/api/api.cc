@@ -22,7 +22,7 @@
 #include "proto/inputs.h"
 #include "service/driver/check_file.h"
 #include "service/driver/collective_command.h"
-#include "service/driver/resolve_faults.h"
+#include "service/driver/run_command.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/planning/plan_command.h"
@@ -59,22 +59,19 @@ absl::StatusOr<std::string> Serialize(const google::protobuf::Message& m) {
 }
 
 absl::StatusOr<std::string> Run(const Args& args) {
-  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
-  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs,
-                          proto::LoadPlanInputs(SourceOf(args.input("plan")), SourceOf(args.input("cluster"))));
-  driver::SimulateOptions simulate;
-  simulate.network_mode = mode;
-  simulate.ideal = args.flag("ideal");
-  simulate.max_events = static_cast<uint64_t>(args.integer("max_events"));
-  simulate.max_wall_seconds = args.real("max_wall_seconds");
-  if (const Input* faults = args.optional_input("faults")) {
-    const proto::Source source = SourceOf(*faults);
-    HETSIM_ASSIGN_OR_RETURN(simulate.faults, driver::LoadFaults(source, inputs.cluster));
-    simulate.fault_sources = driver::SourcesOf(simulate.faults, source.label());
-  }
-  simulate.choose_fidelity = !args.flag("exact");  // as `hetsim run`: chosen unless exact=True
-  HETSIM_ASSIGN_OR_RETURN(v1::Report report, driver::SimulateReport(inputs, simulate));
-  return Serialize(report);
+  driver::RunRequest request;
+  request.plan = SourceOf(args.input("plan"));
+  request.cluster = SourceOf(args.input("cluster"));
+  HETSIM_ASSIGN_OR_RETURN(request.network_mode, sim::ParseNetworkMode(args.str("network")));
+  request.ideal = args.flag("ideal");
+  request.max_events = args.integer("max_events");
+  request.max_wall_seconds = args.real("max_wall_seconds");
+  if (const Input* faults = args.optional_input("faults")) request.faults.file = SourceOf(*faults);
+  request.fidelity.exact = args.flag("exact");  // as `hetsim run`: chosen unless exact=True
+  request.record_wall_time = false;             // byte-identical reports, as `run --no-wall-time`
+  HETSIM_ASSIGN_OR_RETURN(driver::LoadedRun run, driver::LoadRun(request));
+  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulateRun(run));
+  return Serialize(simulated.report);
 }
 
 absl::StatusOr<std::string> Plan(const Args& args) {
@@ -135,7 +132,7 @@ absl::StatusOr<std::string> Sweep(const Args& args) {
   v1::Sweep message;
   HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(sweep), &message));
   sweep::PointOptions point_options;
-  point_options.choose_fidelity = !args.flag("exact");  // as `hetsim sweep`: chosen unless exact=True
+  point_options.fidelity.exact = args.flag("exact");  // as `hetsim sweep`: chosen unless exact=True
   sweep::SimulationEvaluator evaluator(point_options);
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
                           sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs, evaluator));

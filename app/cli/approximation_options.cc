@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 
 namespace hetsim::app {
 
@@ -16,11 +17,9 @@ void AddApproximationOptions(boost::program_options::options_description& option
       "all (exact) or representative (approximation); given, it replaces the default's choice");
 }
 
-absl::StatusOr<Approximations> ParseApproximationOptions(const ApproximationNames& names) {
-  Approximations out;
-  out.choose_fidelity = !names.exact && names.ring_steps.empty() && names.boundary_flows.empty();
+absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const ApproximationNames& names) {
+  driver::FidelityRequest out{.exact = names.exact, .ring_steps = std::nullopt, .boundary_flows = std::nullopt};
   if (!names.ring_steps.empty()) {
-    // stepped is `collective`'s alone: a plan's rings are stepped up to 128 ranks under auto.
     absl::StatusOr<sim::RingSteps> steps = sim::ParseRingSteps(names.ring_steps);
     if (!steps.ok() || *steps == sim::RingSteps::kStepped) {
       return absl::InvalidArgumentError(
@@ -33,12 +32,7 @@ absl::StatusOr<Approximations> ParseApproximationOptions(const ApproximationName
     if (!flows.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flows.status().message()));
     out.boundary_flows = *flows;
   }
-  if (names.exact && (out.ring_steps == sim::RingSteps::kAggregated ||
-                      out.boundary_flows == sim::executor::BoundaryFlows::kRepresentative)) {
-    return absl::InvalidArgumentError(
-        "--exact: the full simulation takes no approximation (drop --ring-steps aggregated / --boundary-flows "
-        "representative)");
-  }
+  HETSIM_RETURN_IF_ERROR(driver::CheckFidelityRequest(out));
   return out;
 }
 

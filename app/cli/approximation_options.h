@@ -9,8 +9,8 @@
 #include <boost/program_options.hpp>
 
 #include "absl/status/status.h"
-#include "sim/collectives/collective.h"
-#include "sim/executor/executor.h"
+#include "absl/status/statusor.h"
+#include "service/driver/simulate.h"
 
 namespace hetsim::app {
 
@@ -20,18 +20,12 @@ struct ApproximationNames {
   bool exact = false;
 };
 
-struct Approximations {
-  sim::RingSteps ring_steps = sim::RingSteps::kAuto;
-  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
-  bool choose_fidelity = true;  // none of the three options given: SimulateOptions.choose_fidelity
-};
-
 // Adds --exact, --ring-steps and --boundary-flows, stored in `*names`.
 void AddApproximationOptions(boost::program_options::options_description& options, ApproximationNames* names);
 
 // What `names` ask for; InvalidArgument starting "--ring-steps: ", "--boundary-flows: " or "--exact: "
 // (an approximation asked for beside it) otherwise.
-absl::StatusOr<Approximations> ParseApproximationOptions(const ApproximationNames& names);
+absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const ApproximationNames& names);
 
 }  // namespace hetsim::app
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/wall_limit.h"
+#include "service/driver/run_command.h"
 #include "sim/executor/run_limit.h"
 
 namespace hetsim::app {
@@ -83,9 +84,7 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
 }
 
 std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_events, double max_wall_seconds) {
-  if (max_events < 0)
-    return UsageError(info, absl::StrFormat("--max-events: %d is negative (0 = no limit)", max_events));
-  if (absl::Status s = ValidateMaxWallSeconds(max_wall_seconds, "--max-wall-seconds"); !s.ok()) {
+  if (absl::Status s = driver::CheckRunLimits(max_events, max_wall_seconds); !s.ok()) {
     return UsageError(info, s.message());
   }
   return std::nullopt;

@@ -1,6 +1,5 @@
 // `hetsim run PLAN --cluster CLUSTER [--report R.json] [--trace T.json] ...`: simulates one training
 // iteration of a plan and reports how fast it trains, where the time goes and whether it fits.
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -11,7 +10,6 @@
 #include "app/cli/approximation_options.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_run_chakra.h"
-#include "app/cli/fault_options.h"
 #include "app/cli/gpu_list.h"
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"
@@ -19,6 +17,7 @@
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
+#include "service/driver/run_command.h"
 #include "service/driver/run_replan.h"
 #include "service/driver/simulate.h"
 #include "traces/chrome_trace.h"
@@ -140,7 +139,9 @@ struct RunFlags {
   int64_t max_events = 0;
   double max_wall_seconds = 0;
   std::string max_memory;
-  FaultOptions fault_options;
+  std::string faults_path;               // --faults FILE (a Faults message)
+  std::vector<std::string> fault_texts;  // --fault TEXT, repeatable
+  std::string jitter_text;               // --jitter TEXT
   std::string replan_planner;
   bool ideal = false;
   ApproximationNames approximation_names;
@@ -160,9 +161,9 @@ void AddRunOptions(po::options_description& options, RunFlags& f) {
       "refuse (exit 2) a plan estimated to need more (default: the machine's memory)")(
       "no-wall-time", "leave the wall time out of the report (byte-identical reports)")(
       "fail-on-oom", "exit 3 when a stage does not fit in memory")("quiet,q", "do not print the table")(
-      "faults", po::value(&f.fault_options.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
-      "fault", po::value(&f.fault_options.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
-      "jitter", po::value(&f.fault_options.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
+      "faults", po::value(&f.faults_path)->value_name("FILE"), "what-if faults file (docs/faults.md)")(
+      "fault", po::value(&f.fault_texts)->value_name("TEXT"), "one fault in text format (repeatable)")(
+      "jitter", po::value(&f.jitter_text)->value_name("TEXT"), "compute jitter in text format")(
       "replan", po::value(&f.replan_planner)->implicit_value("hapt")->value_name("PLANNER"),
       "after a FAIL fault, re-plan on what is left (hapt, tangram, megatron, alpa)")(
       "plan", po::value(&f.plan_path)->required(), "plan file");
@@ -171,53 +172,53 @@ void AddRunOptions(po::options_description& options, RunFlags& f) {
   AddApproximationOptions(options, &f.approximation_names);
 }
 
-// The simulation's options from the flags alone, checked before any file is read (an exit code on a
-// usage error).
-std::variant<driver::SimulateOptions, int> FlagOptions(const RunFlags& f, const po::variables_map& vm) {
+// The run's request from the flags, checked before any file is read (an exit code on a usage error).
+std::variant<driver::RunRequest, int> RequestOf(const RunFlags& f, const po::variables_map& vm) {
+  driver::RunRequest request;
+  request.plan = proto::Source::File(f.plan_path);
+  request.cluster = proto::Source::File(f.cluster_path);
   absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(f.network);
   if (!mode.ok()) return UsageError(kRunInfo, mode.status().message());
-  if (auto exit = CheckRunLimitFlags(kRunInfo, f.max_events, f.max_wall_seconds)) return *exit;
-  driver::SimulateOptions sim_options;
-  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(f.approximation_names);
-  if (!approximations.ok()) return UsageError(kRunInfo, approximations.status().message());
-  sim_options.grad_sync_ring_steps = approximations->ring_steps;
-  sim_options.boundary_flows = approximations->boundary_flows;
-  sim_options.choose_fidelity = approximations->choose_fidelity;
+  request.network_mode = *mode;
+  absl::StatusOr<driver::FidelityRequest> fidelity = ParseApproximationOptions(f.approximation_names);
+  if (!fidelity.ok()) return UsageError(kRunInfo, fidelity.status().message());
+  request.fidelity = *fidelity;
   if (vm.count("trace-replica") && !f.trace_gpus.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus exclude each other");
   }
   if ((vm.count("trace-replica") || !f.trace_gpus.empty()) && f.trace_path.empty()) {
     return UsageError(kRunInfo, "--trace-replica and --trace-gpus need --trace");
   }
-  sim_options.network_mode = *mode;
-  sim_options.ideal = f.ideal;
-  sim_options.max_events = f.max_events;
-  sim_options.max_wall_seconds = f.max_wall_seconds;
+  if (!f.trace_path.empty()) {
+    absl::StatusOr<traces::TraceSelection> selection =
+        TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(f.trace_replica) : std::nullopt, f.trace_gpus);
+    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
+    request.trace = *std::move(selection);
+  }
+  request.ideal = f.ideal;
+  request.max_events = f.max_events;
+  request.max_wall_seconds = f.max_wall_seconds;
   if (!f.max_memory.empty()) {
     absl::StatusOr<int64_t> bytes = ParseSize(f.max_memory, "--max-memory");
     if (!bytes.ok()) return UsageError(kRunInfo, bytes.status().message());
-    sim_options.max_memory_bytes = static_cast<uint64_t>(*bytes);
+    request.max_memory_bytes = static_cast<uint64_t>(*bytes);
   }
-  sim_options.sample_all_links = !f.html_path.empty();  // the HTML report charts every link class
-  return sim_options;
+  if (!f.faults_path.empty()) request.faults.file = proto::Source::File(f.faults_path);
+  request.faults.fault_texts = f.fault_texts;
+  request.faults.jitter_text = f.jitter_text;
+  request.sample_all_links = !f.html_path.empty();  // the HTML report charts every link class
+  if (vm.count("replan")) request.replan_planner = f.replan_planner;
+  request.record_wall_time = !vm.count("no-wall-time");
+  if (absl::Status s = driver::CheckRunRequest(request); !s.ok()) return UsageError(kRunInfo, s.message());
+  return request;
 }
 
-// Simulates, re-plans when asked, writes the outputs and prints the tables.
-int SimulateAndWrite(const RunFlags& f, const po::variables_map& vm, const proto::PlanInputs& inputs,
-                     proto::OutputFiles outputs, const driver::SimulateOptions& sim_options) {
-  absl::StatusOr<driver::Simulation> simulated = driver::SimulatePlan(inputs, sim_options);
+// Simulates (and re-plans when asked), writes the outputs and prints the tables.
+int SimulateAndWrite(const RunFlags& f, const po::variables_map& vm, const driver::LoadedRun& run,
+                     proto::OutputFiles outputs) {
+  absl::StatusOr<driver::Simulation> simulated = driver::SimulateRun(run);
   if (!simulated.ok()) return ReportFailure(kRunInfo, simulated.status());
-  v1::Report& report = simulated->report;
-  if (vm.count("replan")) {
-    const driver::RunReplanOptions replan{.planner = f.replan_planner,
-                                          .network_mode = sim_options.network_mode,
-                                          .max_events = static_cast<uint64_t>(f.max_events),
-                                          .max_wall_seconds = f.max_wall_seconds,
-                                          .record_wall_time = !vm.count("no-wall-time")};
-    if (absl::Status s = driver::AddReplan(simulated->inputs, sim_options.faults, replan, &report); !s.ok()) {
-      return ReportFailure(kRunInfo, s);
-    }
-  }
+  const v1::Report& report = simulated->report;
   if (absl::Status s = WriteOutputs(std::move(outputs), f.report_path, f.trace_path, f.html_path, *simulated);
       !s.ok()) {
     return ReportFailure(kRunInfo, s);
@@ -239,30 +240,15 @@ int Simulate(const Args& args) {
   positional.add("plan", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kRunInfo, args, options, positional, &vm)) return *exit;
-  std::variant<driver::SimulateOptions, int> flag_options = FlagOptions(f, vm);
-  if (const int* exit = std::get_if<int>(&flag_options)) return *exit;
-  driver::SimulateOptions& sim_options = std::get<driver::SimulateOptions>(flag_options);
+  std::variant<driver::RunRequest, int> request = RequestOf(f, vm);
+  if (const int* exit = std::get_if<int>(&request)) return *exit;
 
-  const auto wall_start = std::chrono::steady_clock::now();
-  absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(f.plan_path, f.cluster_path);
-  if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
+  absl::StatusOr<driver::LoadedRun> run = driver::LoadRun(std::get<driver::RunRequest>(request));
+  if (!run.ok()) return ReportFailure(kRunInfo, run.status());
   absl::StatusOr<proto::OutputFiles> outputs =
-      CheckedOutputs(*inputs, f.fault_options.faults_path, f.report_path, {f.trace_path, f.html_path});
+      CheckedOutputs(run->inputs, f.faults_path, f.report_path, {f.trace_path, f.html_path});
   if (!outputs.ok()) return ReportFailure(kRunInfo, outputs.status());
-  if (!vm.count("no-wall-time")) sim_options.wall_clock_start = wall_start;
-  if (!f.fault_options.empty()) {
-    absl::StatusOr<LoadedFaults> loaded = LoadFaultOptions(f.fault_options, inputs->cluster);
-    if (!loaded.ok()) return ReportFailure(kRunInfo, loaded.status());
-    sim_options.faults = std::move(loaded->faults);
-    sim_options.fault_sources = std::move(loaded->sources);
-  }
-  if (!f.trace_path.empty()) {
-    absl::StatusOr<traces::TraceSelection> selection =
-        TraceSelectionOf(vm.count("trace-replica") ? std::optional<int>(f.trace_replica) : std::nullopt, f.trace_gpus);
-    if (!selection.ok()) return UsageError(kRunInfo, selection.status().message());
-    sim_options.trace = *std::move(selection);
-  }
-  return SimulateAndWrite(f, vm, *inputs, *std::move(outputs), sim_options);
+  return SimulateAndWrite(f, vm, *run, *std::move(outputs));
 }
 
 }  // namespace

@@ -64,11 +64,9 @@ int SweepCommand(const Args& args) {
   }
   if (auto exit = CheckRunLimitFlags(kSweepInfo, max_events, point_options.max_wall_seconds)) return *exit;
   point_options.max_events = static_cast<uint64_t>(max_events);
-  absl::StatusOr<Approximations> approximations = ParseApproximationOptions(approximation_names);
-  if (!approximations.ok()) return UsageError(kSweepInfo, approximations.status().message());
-  point_options.grad_sync_ring_steps = approximations->ring_steps;
-  point_options.boundary_flows = approximations->boundary_flows;
-  point_options.choose_fidelity = approximations->choose_fidelity;
+  absl::StatusOr<driver::FidelityRequest> fidelity = ParseApproximationOptions(approximation_names);
+  if (!fidelity.ok()) return UsageError(kSweepInfo, fidelity.status().message());
+  point_options.fidelity = *fidelity;
   if (vm.count("jobs") && jobs < 1) return UsageError(kSweepInfo, "--jobs: must be at least 1");
   job.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) {

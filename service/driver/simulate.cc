@@ -73,6 +73,25 @@ traces::ReportOptions ReportOptionsFor(const SimulateOptions& options) {
   return report_options;
 }
 
+absl::Status CheckFidelityRequest(const FidelityRequest& request) {
+  if (request.ring_steps == sim::RingSteps::kStepped) {
+    return absl::InvalidArgumentError("--ring-steps: \"stepped\" is not auto or aggregated");
+  }
+  if (request.exact && (request.ring_steps == sim::RingSteps::kAggregated ||
+                        request.boundary_flows == sim::executor::BoundaryFlows::kRepresentative)) {
+    return absl::InvalidArgumentError(
+        "--exact: the full simulation takes no approximation (drop --ring-steps aggregated / --boundary-flows "
+        "representative)");
+  }
+  return absl::OkStatus();
+}
+
+void ApplyFidelity(const FidelityRequest& request, SimulateOptions* options) {
+  options->choose_fidelity = !request.exact && !request.ring_steps && !request.boundary_flows;
+  options->grad_sync_ring_steps = request.ring_steps.value_or(sim::RingSteps::kAuto);
+  options->boundary_flows = request.boundary_flows.value_or(sim::executor::BoundaryFlows::kAll);
+}
+
 absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const SimulateOptions& options) {
   if (!inputs.plan.pipelines().empty()) return SimulatePipelines(inputs, options);
   Simulation out;

@@ -71,11 +71,26 @@ inline WorkLimits WorkLimitsOf(const SimulateOptions& options) {
   return {.max_events = may_stop_early ? 0 : options.max_events, .max_memory_bytes = options.max_memory_bytes};
 }
 
+// The fidelity a user asks for (`--exact`, `--ring-steps`, `--boundary-flows`; Python's exact=): nothing
+// (the fidelity is chosen), the full simulation, or approximations by name.
+struct FidelityRequest {
+  bool exact = false;
+  std::optional<sim::RingSteps> ring_steps;                    // kAuto or kAggregated
+  std::optional<sim::executor::BoundaryFlows> boundary_flows;  // kAll or kRepresentative
+};
+
+// InvalidArgument, named as the command line spells its options, for `exact` beside an approximation
+// and for ring steps other than auto and aggregated (stepped is `hetsim collective`'s alone).
+absl::Status CheckFidelityRequest(const FidelityRequest& request);
+
+// Sets `options`' fidelity fields as `request` asks: chosen when it names nothing.
+void ApplyFidelity(const FidelityRequest& request, SimulateOptions* options);
+
 // The options every command that simulates a plan starts from: the fidelity chosen as `hetsim run`
 // chooses it, or, with `exact` (`--exact`, Python's exact=True), the full simulation.
 inline SimulateOptions DefaultFidelity(bool exact) {
   SimulateOptions options;
-  options.choose_fidelity = !exact;
+  ApplyFidelity({.exact = exact, .ring_steps = std::nullopt, .boundary_flows = std::nullopt}, &options);
   return options;
 }
 

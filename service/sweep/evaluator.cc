@@ -15,9 +15,7 @@ absl::StatusOr<hetsim::v1::Report> Simulate(const proto::PlanInputs& inputs, con
   driver::SimulateOptions options;
   options.max_events = point.max_events;
   options.max_wall_seconds = point.max_wall_seconds;
-  options.grad_sync_ring_steps = point.grad_sync_ring_steps;
-  options.boundary_flows = point.boundary_flows;
-  options.choose_fidelity = point.choose_fidelity;
+  driver::ApplyFidelity(point.fidelity, &options);
   return driver::SimulateReport(inputs, options);
 }
 

@@ -8,9 +8,10 @@
 #define HETSIM_SERVICE_SWEEP_EVALUATOR_H_
 
 #include <cstdint>
+#include <optional>
 
+#include "service/driver/simulate.h"
 #include "service/sweep/point.h"
-#include "sim/executor/executor.h"
 
 namespace hetsim::sweep {
 
@@ -20,9 +21,9 @@ namespace hetsim::sweep {
 struct PointOptions {
   uint64_t max_events = 0;
   double max_wall_seconds = 0;
-  sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
-  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
-  bool choose_fidelity = false;  // driver::SimulateOptions.choose_fidelity (`hetsim sweep` without --exact)
+  // `hetsim sweep` asks for nothing unless --exact or an approximation is given (the fidelity is then
+  // chosen per point); sweeps built by code run exact unless they say otherwise.
+  driver::FidelityRequest fidelity{.exact = true, .ring_steps = std::nullopt, .boundary_flows = std::nullopt};
 };
 
 class SimulationEvaluator : public PointEvaluator {
