@@ -212,7 +212,9 @@ def SetText():
          'description: "torchtitan Llama 3.1 8B / 70B / 405B on 8-512 H100: FSDP, compile, Float8, async TP, PP, CP; tokens/s per GPU"',
          "# Bounds: regression guards at today's figures plus a margin (issue 40's target, 8% MAPE, is not met:",
          "# docs/validation.md, \"torchtitan\", says what is missing).", "bounds {", "  max_mape_percent: 21",
-         "  max_abs_error_percent: 57", "}"]
+         "  max_abs_error_percent: 57",
+         "  # held-out MAPE after calibrating on 3 of the runs (2,600 choices, six values, session 27): 9.48%",
+         "  max_calibrated_mape_percent: 10.5", "}"]
   for c in CASES:
     out += ["cases {", f'  name: "{c["name"]}"', f'  source: "{c["source"]}"', "  training_run {",
             f'    plan: "plans/torchtitan-{c["name"]}.pbtxt"', f'    cluster: "{CLUSTER}"',

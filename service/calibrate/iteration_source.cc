@@ -63,14 +63,14 @@ absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) 
     absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(m.plan_path, cluster_path_);
     if (!in.ok()) return located(in.status());
     in->cluster = cluster;
-    absl::StatusOr<double> simulated = SimulatedSeconds(*in, {0, 0, 0}, exact_);
+    absl::StatusOr<double> simulated = SimulatedSeconds(*in, {0, 0, 0, 0, 0, 0}, exact_);
     if (!simulated.ok()) return located(simulated.status());
     absl::StatusOr<OverheadProbe> probe = ProbeRun(*in, *simulated, m.seconds, exact_);
     if (!probe.ok()) return located(probe.status());
     probes.push_back(*probe);
   }
   const OverheadBounds bounds = BoundsOf(cluster);
-  const OverheadFit fit = FitOverheadValues(probes, bounds);
+  const OverheadFit fit = ChooseAndFit(probes, bounds);
   const v1::Cluster before = cluster;
   ApplyOverheadValues(cluster, fit.x);
   calibrate::SourceFit out;
@@ -81,6 +81,10 @@ absl::StatusOr<calibrate::SourceFit> IterationSource::Fit(v1::Cluster& cluster) 
     out.parameters.push_back(
         {field + "iteration_overhead_ms", was.iteration_overhead_ms(), is.iteration_overhead_ms()});
     out.parameters.push_back({field + "pass_overhead_us", was.pass_overhead_us(), is.pass_overhead_us()});
+  }
+  for (int i = 0; i < cluster.islands_size() && fit.x[3] != 0; ++i) {
+    out.parameters.push_back({absl::StrFormat("islands[%d].nic_bandwidth_gbps", i),
+                              before.islands(i).nic_bandwidth_gbps(), cluster.islands(i).nic_bandwidth_gbps()});
   }
   for (size_t i = 0; i < probes.size(); ++i) {
     out.points.push_back({absl::StrFormat("%s:%d", file_, runs_[i].line),

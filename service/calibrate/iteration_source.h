@@ -1,13 +1,15 @@
 // `hetsim calibrate --iterations CSV`: measured iteration times of real runs calibrate the values a
 // few runs can pin down, on every GPU type of the cluster (the framework is the cluster's): the GEMM
-// efficiency (max_efficiency), the per-iteration and the per-pass overhead (overhead_fit.h). The CSV
+// efficiency (max_efficiency), the per-iteration and the per-pass overhead, the inter-node links'
+// bandwidth, the memory-bound kernels' HBM efficiency and every collective's fixed cost
+// (overhead_fit.h), those the runs' leave-one-out error chooses (ChooseAndFit). The CSV
 // lists the runs:
 //
 //   plan,time_ms
 //   runs/gpt-7b-tp2.pbtxt,5321.0
 //
 // (plan paths relative to the CSV's folder, every plan on the calibrated cluster). Each run is
-// simulated three times through the driver, as `hetsim run` simulates it (overhead_probe.h), and the
+// simulated six times through the driver, as `hetsim run` simulates it (overhead_probe.h), and the
 // values fitted with the presets as prior (overhead_fit.h): a few runs move them as far as the runs
 // agree. A value pinned at its bound, or a fit that explains little, is a problem (--accept-poor-fit).
 #ifndef HETSIM_SERVICE_CALIBRATE_ITERATION_SOURCE_H_

@@ -10,17 +10,20 @@
 namespace hetsim::calibrate {
 namespace {
 
-using Values = std::array<double, kOverheadValues>;
+using Values = OverheadValues;
 
 // Row i of the relative-error system: d((t(x) - m) / m) / dx.
 Values Row(const OverheadProbe& r) {
-  return {r.gemm_slope() / r.measured, 1 / r.measured, r.pass_slope() / r.measured};
+  return {r.gemm_slope() / r.measured,   1 / r.measured,
+          r.pass_slope() / r.measured,   r.network_slope() / r.measured,
+          r.kernel_slope() / r.measured, r.collective_slope() / r.measured};
 }
 
 // Each value's prior weight against a run's: (run width / value width)^2.
 Values PriorWeights(const OverheadPrior& prior) {
   auto weight = [&](double width) { return (prior.run / width) * (prior.run / width); };
-  return {weight(prior.gemm), weight(prior.iteration_s), weight(prior.pass_s)};
+  return {weight(prior.gemm),    weight(prior.iteration_s), weight(prior.pass_s),
+          weight(prior.network), weight(prior.kernel),      weight(prior.collective_s)};
 }
 
 double PriorCost(const Values& weights, const Values& x) {
@@ -69,31 +72,39 @@ bool SolveFace(std::span<const OverheadProbe> runs, const std::vector<int>& free
 }  // namespace
 
 double PredictWith(const OverheadProbe& probe, const Values& x) {
-  return probe.simulated + x[0] * probe.gemm_slope() + x[1] + x[2] * probe.pass_slope();
+  return probe.simulated + x[0] * probe.gemm_slope() + x[1] + x[2] * probe.pass_slope() + x[3] * probe.network_slope() +
+         x[4] * probe.kernel_slope() + x[5] * probe.collective_slope();
 }
 
 OverheadFit FitOverheadValues(std::span<const OverheadProbe> runs, const OverheadBounds& bounds,
-                              const OverheadPrior& prior) {
+                              const OverheadPrior& prior, const ValueMask& movable) {
   OverheadFit fit;
   fit.runs = static_cast<int>(runs.size());
+  fit.free = movable;
   fit.cost_before = Cost(runs, fit.x);
   fit.cost_after = fit.cost_before;
   const Values lower = bounds.Lower(), upper = bounds.Upper(), weights = PriorWeights(prior);
-  // Each value is free, at its lower or at its upper bound: 3^3 faces of the box.
-  constexpr int kFaces = 27;
+  // Each movable value is free, at its lower or at its upper bound: 3^m faces of the box for m movable.
+  std::vector<int> movable_values;
+  for (int j = 0; j < kOverheadValues; ++j)
+    if (movable[j]) movable_values.push_back(j);
+  int faces = 1;
+  for (size_t i = 0; i < movable_values.size(); ++i) faces *= 3;
   bool found = false;
   double best = 0;
-  for (int face = 0; face < kFaces; ++face) {
-    Values x = {0, 0, 0};
+  for (int face = 0; face < faces; ++face) {
+    Values x = {0, 0, 0, 0, 0, 0};
     std::vector<int> free;
-    std::array<bool, kOverheadValues> at_bound = {false, false, false};
-    for (int j = 0, code = face; j < kOverheadValues; ++j, code /= 3) {
+    ValueMask at_bound = kNoValues;
+    int code = face;
+    for (int j : movable_values) {
       if (code % 3 == 0) {
         free.push_back(j);
       } else {
         x[j] = code % 3 == 1 ? lower[j] : upper[j];
         at_bound[j] = true;
       }
+      code /= 3;
     }
     if (!SolveFace(runs, free, lower, upper, weights, x)) continue;
     const double cost = Cost(runs, x) + PriorCost(weights, x);
@@ -105,6 +116,67 @@ OverheadFit FitOverheadValues(std::span<const OverheadProbe> runs, const Overhea
       fit.cost_after = Cost(runs, x);
     }
   }
+  return fit;
+}
+
+std::vector<ValueMask> CandidateValues() {
+  std::vector<ValueMask> out = {kNoValues};
+  for (int j = 0; j < kOverheadValues; ++j) {
+    ValueMask one = kNoValues;
+    one[j] = true;
+    out.push_back(one);
+  }
+  for (int j = 1; j < kOverheadValues; ++j) {
+    ValueMask two = kNoValues;
+    two[0] = two[j] = true;
+    out.push_back(two);
+  }
+  out.push_back(kAllValues);
+  return out;
+}
+
+std::string ValueNames(const ValueMask& values) {
+  std::string out;
+  for (int j = 0; j < kOverheadValues; ++j) {
+    if (values[j]) out += (out.empty() ? "" : " + ") + std::string(kOverheadNames[j]);
+  }
+  return out.empty() ? "none" : out;
+}
+
+namespace {
+
+// Mean |measured / predicted - 1| of each run predicted by `values` fitted on the other runs: the
+// relative error of a throughput, as the sets report it.
+double LeaveOneOutError(std::span<const OverheadProbe> runs, const OverheadBounds& bounds, const OverheadPrior& prior,
+                        const ValueMask& values) {
+  double sum = 0;
+  std::vector<OverheadProbe> others;
+  for (size_t out = 0; out < runs.size(); ++out) {
+    others.clear();
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (i != out) others.push_back(runs[i]);
+    const OverheadFit fit = FitOverheadValues(others, bounds, prior, values);
+    sum += std::fabs(runs[out].measured / PredictWith(runs[out], fit.x) - 1);  // throughput's relative error
+  }
+  return sum / static_cast<double>(runs.size());
+}
+
+}  // namespace
+
+OverheadFit ChooseAndFit(std::span<const OverheadProbe> runs, const OverheadBounds& bounds,
+                         const OverheadPrior& prior) {
+  if (runs.size() < kMinRunsToChoose) return FitOverheadValues(runs, bounds, prior, kAllValues);
+  ValueMask best_values = kAllValues;
+  double best = -1;
+  for (const ValueMask& values : CandidateValues()) {
+    const double error = LeaveOneOutError(runs, bounds, prior, values);
+    if (best < 0 || error < best * (1 - 1e-9)) {
+      best = error;
+      best_values = values;
+    }
+  }
+  OverheadFit fit = FitOverheadValues(runs, bounds, prior, best_values);
+  fit.held_out_error = best;
   return fit;
 }
 

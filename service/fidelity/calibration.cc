@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "service/calibrate/overhead_fit.h"
@@ -15,16 +17,19 @@ using calibrate::OverheadFit;
 using calibrate::OverheadProbe;
 
 OverheadProbe ProbeOf(const v1::FidelityCase& c) {
-  return {c.measured_time_ms() * 1e-3, c.predicted_time_ms() * 1e-3, c.gemm_probe_time_ms() * 1e-3,
-          c.pass_probe_time_ms() * 1e-3};
+  return {c.measured_time_ms() * 1e-3,        c.predicted_time_ms() * 1e-3,     c.gemm_probe_time_ms() * 1e-3,
+          c.pass_probe_time_ms() * 1e-3,      c.network_probe_time_ms() * 1e-3, c.kernel_probe_time_ms() * 1e-3,
+          c.collective_probe_time_ms() * 1e-3};
 }
 
 // Values every case's cluster allows.
 calibrate::OverheadBounds SetBounds(const v1::FidelitySet& set) {
   calibrate::OverheadBounds b;
-  b.iteration_s = b.pass_s = 1e30;
+  b.iteration_s = b.pass_s = b.collective_s = 1e30;
   for (const v1::FidelityCase& c : set.cases()) {
     b.gemm_min = std::max(b.gemm_min, c.gemm_scale_min());
+    b.hbm_min = std::max(b.hbm_min, c.hbm_scale_min());
+    b.collective_s = std::min(b.collective_s, c.collective_latency_us() * 1e-6);
     b.iteration_s = std::min(b.iteration_s, c.iteration_overhead_ms() * 1e-3);
     b.pass_s = std::min(b.pass_s, c.pass_overhead_us() * 1e-6);
   }
@@ -85,13 +90,14 @@ v1::FidelityCalibration CalibrateOnK(const std::vector<OverheadProbe>& probes, c
   v1::FidelityCalibration out;
   out.set_k(k);
   out.set_choices(static_cast<uint32_t>(choices.size()));
-  std::vector<double> gemm, iteration, pass;
+  std::vector<double> gemm, iteration, pass, network, kernel, collective;
+  std::map<std::string, int> chosen_values;
   int pinned = 0, weak = 0;
   double mape = 0, signed_error = 0, worst = 0, max_abs = 0;
   for (const std::vector<int>& chosen : choices) {
     std::vector<OverheadProbe> fitting;
     for (int i : chosen) fitting.push_back(probes[i]);
-    const OverheadFit fit = calibrate::FitOverheadValues(fitting, bounds);
+    const OverheadFit fit = calibrate::ChooseAndFit(fitting, bounds);
     const ChoiceResult r = HeldOut(probes, chosen, fit);
     mape += r.mape;
     signed_error += r.signed_error;
@@ -100,6 +106,10 @@ v1::FidelityCalibration CalibrateOnK(const std::vector<OverheadProbe>& probes, c
     gemm.push_back(fit.x[0]);
     iteration.push_back(fit.x[1] * 1e3);
     pass.push_back(fit.x[2] * 1e6);
+    network.push_back(fit.x[3]);
+    kernel.push_back(fit.x[4]);
+    collective.push_back(fit.x[5] * 1e6);
+    ++chosen_values[calibrate::ValueNames(fit.free)];
     pinned += std::any_of(fit.pinned.begin(), fit.pinned.end(), [](bool p) { return p; });
     weak += fit.cost_before > 0 && calibrate::FitConcerns(fit, bounds).size() >
                                        static_cast<size_t>(std::count(fit.pinned.begin(), fit.pinned.end(), true));
@@ -112,6 +122,15 @@ v1::FidelityCalibration CalibrateOnK(const std::vector<OverheadProbe>& probes, c
   out.set_gemm_scale(Median(gemm));
   out.set_iteration_overhead_delta_ms(Median(iteration));
   out.set_pass_overhead_delta_us(Median(pass));
+  out.set_network_scale(Median(network));
+  out.set_memory_kernel_scale(Median(kernel));
+  out.set_collective_overhead_delta_us(Median(collective));
+  // The most frequent choice; on a tie the first by name (std::map order), so the same on every run.
+  auto usual = chosen_values.begin();
+  for (auto it = chosen_values.begin(); it != chosen_values.end(); ++it)
+    if (it->second > usual->second) usual = it;
+  out.set_usual_values(usual->first);
+  out.set_usual_values_share(usual->second / n);
   out.set_pinned_share(pinned / n);
   out.set_weak_fit_share(weak / n);
   return out;

@@ -90,10 +90,15 @@ absl::Status AddCalibrationProbes(const proto::PlanInputs& inputs, absl::string_
   out.set_measured_time_ms(measured_s * 1e3);
   out.set_gemm_probe_time_ms(probe->gemm_probe * 1e3);
   out.set_pass_probe_time_ms(probe->pass_probe * 1e3);
+  out.set_network_probe_time_ms(probe->network_probe * 1e3);
+  out.set_kernel_probe_time_ms(probe->kernel_probe * 1e3);
+  out.set_collective_probe_time_ms(probe->collective_probe * 1e3);
   const calibrate::OverheadBounds bounds = calibrate::BoundsOf(inputs.cluster);
   out.set_gemm_scale_min(bounds.gemm_min);
   out.set_iteration_overhead_ms(bounds.iteration_s * 1e3);
   out.set_pass_overhead_us(bounds.pass_s * 1e6);
+  out.set_hbm_scale_min(bounds.hbm_min);
+  out.set_collective_latency_us(bounds.collective_s * 1e6);
   return absl::OkStatus();
 }
 

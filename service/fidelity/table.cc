@@ -51,10 +51,12 @@ void AppendCalibrations(const hetsim::v1::FidelitySet& set, std::string& out) {
   for (const auto& c : set.calibrations()) {
     absl::StrAppendFormat(&out,
                           "    k %d (%5d choices)  MAPE %5.2f%% (%5.2f%%)  max %5.2f%%  signed %+5.2f%%  GEMM %+.3f  "
-                          "iteration %+.1f ms  pass %+.0f us",
+                          "iteration %+.1f ms  pass %+.0f us  inter-node %+.3f  memory-bound %+.3f  "
+                          "collective %+.0f us  chose %s in %.0f%%",
                           c.k(), c.choices(), c.mape_percent(), c.worst_mape_percent(), c.max_abs_error_percent(),
                           c.signed_error_percent(), c.gemm_scale(), c.iteration_overhead_delta_ms(),
-                          c.pass_overhead_delta_us());
+                          c.pass_overhead_delta_us(), c.network_scale(), c.memory_kernel_scale(),
+                          c.collective_overhead_delta_us(), c.usual_values(), 100 * c.usual_values_share());
     if (c.pinned_share() > 0) absl::StrAppendFormat(&out, "  pinned in %.0f%%", 100 * c.pinned_share());
     if (c.weak_fit_share() > 0) absl::StrAppendFormat(&out, "  weak in %.0f%%", 100 * c.weak_fit_share());
     out += "\n";
