@@ -125,14 +125,16 @@ TEST_CASE("calibrate: the corpus's files of several runs, run by run", "[calibra
     REQUIRE(text.ok());
     return ParseNcclLogRuns(*text, file, shape);
   };
-  // Two all-reduce tables behind srun's "0: ", no Rank lines: 2 x p4de then 2 x p5, 16 GPUs each.
+  // Two all-reduce tables behind srun's "0: " (2 x p4de, then 2 x p5), then an EKS excerpt behind
+  // "[1,0]<stdout>:" (2 x p5, rows cut to 6); no Rank lines, 16 GPUs each.
   absl::StatusOr<NcclLogRuns> r = runs("awsome_distributed_training_nccl_tests_README.md", {.ranks = 16, .hosts = 2});
   INFO(r.status().message());
   REQUIRE(r.ok());
-  REQUIRE(r->runs.size() == 2);
+  REQUIRE(r->runs.size() == 3);
   CHECK(r->skipped.empty());
   CHECK(r->runs[0].rows.size() == 29);
   CHECK(r->runs[1].rows.size() == 32);
+  CHECK(r->runs[2].rows.size() == 6);
   for (const NcclLog& log : r->runs) CHECK(log.op == hetsim::CollectiveOp::kAllReduce);
   // One and two p5 nodes, both with NVLink SHARP set up, no Rank lines: neither is read, each says why.
   r = runs("aws_do_eks_nccl_test_p5_README.md", {.ranks = 8, .hosts = 1});
@@ -183,8 +185,7 @@ TEST_CASE("calibrate: the held-out logs of session 27 read or refused for what t
       {"awsome_nccl_tests_aws_batch_README.md", "a table without \"#  Rank"},
       {"awsome_topology_aware_nccl_tests_README.md", "a table without \"#  Rank"},
       {"dstack_nebius_clusters.md", "its busbw / algbw is all_reduce's over 16 ranks"},
-      // No test named and too slow a table to tell: the file name can say it.
-      {"aws_do_eks_karpenter_README.md", "name the file after the test"},
+      {"aws_do_eks_karpenter_README.md", "2 nccl-tests runs, none read"},
       // It said "cannot tell which nccl-tests test printed it".
       {"superbench_nccl_reduce.log", "reduce_perf (from the file name): hetsim models"},
   };
@@ -196,6 +197,11 @@ TEST_CASE("calibrate: the held-out logs of session 27 read or refused for what t
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(std::string(r.status().message()), Catch::Contains(reason));
   }
+  // Given a shape, the karpenter page's runs name no test and are too slow to tell it: the file name can.
+  absl::StatusOr<std::string> karpenter = proto::ReadFileToString(kReal + "aws_do_eks_karpenter_README.md");
+  REQUIRE(karpenter.ok());
+  CHECK_THAT(std::string(ParseNcclLogRuns(*karpenter, "karpenter.md", {.ranks = 2, .hosts = 2}).status().message()),
+             Catch::Contains("name the file after the test (all_gather_perf.log) to say which"));
   // With the shape its page gives (a DGX pair over RoCE, 8 GPUs each), the RoCE page's table reads.
   absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + "deepops_roce_perf_k8s.md");
   REQUIRE(text.ok());
