@@ -69,6 +69,10 @@ TEST_CASE("calibrate: the test is read from the log's own lines", "[calibrate]")
   log = ParseNcclLog(absl::StrCat("# Collective test starting: sendrecv_perf\n$ ./all_gather_perf\n", body), "x.txt");
   REQUIRE(log.ok());
   CHECK(log->op == hetsim::CollectiveOp::kSendRecv);
+  // A wrapper script named after the test, as a file name would be (dstack's GCP page).
+  log = ParseNcclLog(absl::StrCat("NCCL_X=0 /scripts/run-allgather.sh 8 eth1,eth2 8M 8GB 2\n", body), "x.txt");
+  REQUIRE(log.ok());
+  CHECK(log->op == hetsim::CollectiveOp::kAllGather);
   // A file name naming no test and a table that is no all-reduce's (busbw / algbw 1.75 on 2 ranks): unknown.
   CHECK(ParseNcclLog(body, "results.txt").status().message() ==
         "results.txt:1: cannot tell which nccl-tests "

@@ -62,6 +62,16 @@ std::string TestInFileName(absl::string_view file) {
   return "";
 }
 
+// The test a wrapper script on a command line names, as a file name would ("NCCL_X=0
+// /scripts/run-allgather.sh 8 eth1 8M 8GB 2", dstack's GCP page), or "".
+std::string TestInScriptName(absl::string_view text) {
+  for (absl::string_view token : absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    if (!absl::EndsWith(token, ".sh")) continue;
+    if (std::string test = TestInFileName(token); !test.empty()) return test;
+  }
+  return "";
+}
+
 // Collects what the lines of one log say, then checks it as a whole.
 class LogScanner {
  public:
@@ -135,6 +145,7 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
 void LogScanner::TestSeen(absl::string_view text, int line_no) {
   bool header = false;
   std::string name = TestNamedIn(text, &header);
+  if (name.empty()) name = TestInScriptName(text);
   // Only nccl-tests' own names: "run_perf" in the prose is none.
   if ((FindTest(name) == nullptr && !IsUnmodelledTest(name)) || (test_from_header_ && !header)) return;
   test_ = std::move(name);
