@@ -110,6 +110,7 @@ class LogScanner {
   int in_network_line_ = 0;
   std::string algorithm_;  // NCCL_ALGO, the first the lines give
   bool bad_row_ = false;
+  int first_line_ = 1;  // the run's first line: where a refusal of the whole run points
   // For telling the test from the table: the first row's reduction and root, the row of largest algbw.
   std::string redop_;
   bool rooted_ = false;
@@ -226,7 +227,7 @@ absl::Status LogScanner::ResolveTest(NcclLog& log) const {
     log.test_from = "the table's busbw / algbw";
   }
   if (log.test.empty()) {
-    return LineError(file_, 1,
+    return LineError(file_, first_line_,
                      "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line or "
                      "X_perf command before the table, the file name names none of all_reduce, all_gather, "
                      "reduce_scatter, sendrecv, alltoall, broadcast, and the table's busbw / algbw is no all-reduce's "
@@ -234,7 +235,7 @@ absl::Status LogScanner::ResolveTest(NcclLog& log) const {
   }
   const TestName* test = FindTest(log.test);
   if (test == nullptr) {
-    return LineError(file_, log.test_from == "the file name" ? 1 : test_line_,
+    return LineError(file_, log.test_from == "the file name" ? first_line_ : test_line_,
                      absl::StrFormat("%s_perf (from %s): hetsim models all_reduce, all_gather, reduce_scatter, "
                                      "sendrecv, alltoall and broadcast, not %s",
                                      log.test, log.test_from, IsUnmodelledTest(log.test) ? log.test : "this test"));
@@ -337,6 +338,7 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
 }
 
 absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
+  first_line_ = first_line;
   if (rows_.empty()) {
     return LineError(file_, last_line, empty_rows_ > 0 ? "only 0-byte table rows" : "no table rows");
   }
