@@ -69,15 +69,23 @@ TEST_CASE("calibrate: the test is read from the log's own lines", "[calibrate]")
   log = ParseNcclLog(absl::StrCat("# Collective test starting: sendrecv_perf\n$ ./all_gather_perf\n", body), "x.txt");
   REQUIRE(log.ok());
   CHECK(log->op == hetsim::CollectiveOp::kSendRecv);
+  // A wrapper script named after the test, as a file name would be (dstack's GCP page).
+  log = ParseNcclLog(absl::StrCat("NCCL_X=0 /scripts/run-allgather.sh 8 eth1,eth2 8M 8GB 2\n", body), "x.txt");
+  REQUIRE(log.ok());
+  CHECK(log->op == hetsim::CollectiveOp::kAllGather);
   // A file name naming no test and a table that is no all-reduce's (busbw / algbw 1.75 on 2 ranks): unknown.
-  CHECK(ParseNcclLog(body, "reduce_perf.txt").status().message() ==
-        "reduce_perf.txt:1: cannot tell which nccl-tests "
+  CHECK(ParseNcclLog(body, "results.txt").status().message() ==
+        "results.txt:1: cannot tell which nccl-tests "
         "test printed it (no \"# Collective test starting: "
         "X_perf\" line or X_perf command before the table, "
         "the file name names none of all_reduce, "
         "all_gather, reduce_scatter, sendrecv, alltoall, "
         "broadcast, and the table's busbw / algbw is no "
-        "all-reduce's or reduce-scatter's)");
+        "all-reduce's or reduce-scatter's); name the file after the test (all_gather_perf.log) to say which");
+  // A file name naming a test hetsim does not model (SuperBench's nccl_reduce.log): refused as that test.
+  CHECK(ParseNcclLog(body, "nccl_reduce.log").status().message() ==
+        "nccl_reduce.log:1: reduce_perf (from the file name): hetsim models all_reduce, all_gather, reduce_scatter, "
+        "sendrecv, alltoall and broadcast, not reduce");
   // A name that is no nccl-tests test is no test.
   log = ParseNcclLog(absl::StrCat("we first ran run_perf to warm up\n", body), "all_gather_perf.txt");
   REQUIRE(log.ok());
@@ -214,6 +222,56 @@ TEST_CASE("calibrate: logs showing NVLink SHARP or CollNet reductions are refuse
   CHECK(ParseNcclLog("-x NCCL_ALGO=^NVLS\n" + body, "all_reduce.txt").ok());
   CHECK(ParseNcclLog("NCCL INFO 4 coll channels, 4 collnet channels, 0 nvls channels\n" + body, "all_reduce.txt").ok());
   CHECK(ParseNcclLog("NCCL INFO Connected NVLS tree\n" + body, "alltoall_perf.txt").ok());
+}
+
+TEST_CASE("calibrate: a file of several runs gives each run, named, or says why one was not read", "[calibrate]") {
+  const std::string trailer = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 76.46\n#\n";
+  // A sweep of NCCL_ALGO (all-reduce on 8 GPUs), then an all_gather pasted after it without a trailer.
+  const std::string text = absl::StrCat(
+      "$ NCCL_ALGO=Ring mpirun -np 8 ./all_reduce_perf -b 1M -e 2M\n", RankLines(8, 8), kHeader13, kRows13, trailer,
+      "$ NCCL_ALGO=Tree mpirun -np 8 ./all_reduce_perf -b 1M -e 2M\n", RankLines(8, 8), kHeader13, kRows13, trailer,
+      "# Collective test starting: all_gather_perf\n", RankLines(4, 4), kHeader13, kRows13, "That is all.\n");
+  absl::StatusOr<NcclLogRuns> runs = ParseNcclLogRuns(text, "sweep.txt");
+  INFO(runs.status().message());
+  REQUIRE(runs.ok());
+  REQUIRE(runs->runs.size() == 3);
+  CHECK(runs->skipped.empty());
+  CHECK(RunName(runs->runs[0]) == "all_reduce on 8 GPUs (1 host), NCCL_ALGO=Ring, lines 1-15");
+  CHECK(RunName(runs->runs[1]) == "all_reduce on 8 GPUs (1 host), NCCL_ALGO=Tree, lines 16-30");
+  CHECK(RunName(runs->runs[2]) == "all_gather on 4 GPUs (1 host), lines 31-39");
+  CHECK(runs->runs[2].op == hetsim::CollectiveOp::kAllGather);
+  for (const NcclLog& log : runs->runs) CHECK(log.rows.size() == 2);
+  // One run as before: ParseNcclLog's result.
+  runs = ParseNcclLogRuns(absl::StrCat(RankLines(2, 2), kHeader13, kRows13, trailer, "prose\n"), "all_reduce.txt");
+  REQUIRE(runs.ok());
+  CHECK(runs->runs.size() == 1);
+  CHECK(runs->runs[0].last_line == 9);
+  // An NVLS run of a sweep is skipped with its reason; the others are read.
+  runs = ParseNcclLogRuns(absl::StrCat(RankLines(8, 8), kHeader13, kRows13, trailer, "NCCL INFO Connected NVLS tree\n",
+                                       RankLines(8, 8), kHeader13, kRows13),
+                          "all_reduce.txt");
+  REQUIRE(runs.ok());
+  CHECK(runs->runs.size() == 1);
+  REQUIRE(runs->skipped.size() == 1);
+  CHECK_THAT(runs->skipped[0], Catch::StartsWith("all_reduce.txt:15: NCCL INFO \"Connected NVLS\""));
+  // No run read: each one's reason.
+  CHECK(std::string(ParseNcclLogRuns(absl::StrCat(kHeader13, kRows13, trailer, kHeader13, kRows13), "all_reduce.txt")
+                        .status()
+                        .message()) ==
+        "all_reduce.txt: 2 nccl-tests runs, none read: lines 1-6: 2: a table without \"#  Rank ... on HOST device "
+        "...\" lines before it: the GPU count is unknown (paste the log from nccl-tests' first line, or give the "
+        "run's GPUs and hosts with --log-ranks N --log-hosts H; its busbw / algbw is all_reduce's over 8 ranks); "
+        "lines 7-9: 8: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown "
+        "(paste the log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N --log-hosts "
+        "H; its busbw / algbw is all_reduce's over 8 ranks)");
+  // A broken row is the file's problem, not a run to skip.
+  CHECK_THAT(
+      std::string(ParseNcclLogRuns(absl::StrCat(RankLines(2, 2), kHeader13, kRows13, trailer, RankLines(2, 2),
+                                                kHeader13, "  1024  256  float  sum  -1  x  1  1  0  1  1  1  0\n"),
+                                   "all_reduce.txt")
+                      .status()
+                      .message()),
+      Catch::StartsWith("all_reduce.txt:12: "));
 }
 
 v1::Cluster Cluster(const std::string& preset, int nodes) {

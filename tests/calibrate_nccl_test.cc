@@ -121,7 +121,9 @@ TEST_CASE("calibrate: malformed rows name the file and line", "[calibrate]") {
           .message() ==
       "x.log:1: cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line or X_perf "
       "command before the table, the file name names none of all_reduce, all_gather, reduce_scatter, sendrecv, "
-      "alltoall, broadcast, and the table's busbw / algbw is no all-reduce's or reduce-scatter's)");
+      "alltoall, broadcast, and the table's busbw / algbw is no all-reduce's or reduce-scatter's); name the file after "
+      "the test (all_gather_perf.log) to say "
+      "which");
 }
 
 TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within 1%", "[calibrate]") {

@@ -116,5 +116,115 @@ TEST_CASE("calibrate: where the corpus's tests were read from", "[calibrate][cor
   }
 }
 
+// Files of several runs, read run by run (ParseNcclLogRuns): the corpus's three READMEs that a one-run
+// reader refused for their second table, and the held-out logs of session 27 (docs/corpus.md).
+TEST_CASE("calibrate: the corpus's files of several runs, run by run", "[calibrate][corpus]") {
+  if (!CorpusPresent()) return;
+  auto runs = [](const char* file, NcclLogShape shape = {}) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + file);
+    REQUIRE(text.ok());
+    return ParseNcclLogRuns(*text, file, shape);
+  };
+  // Two all-reduce tables behind srun's "0: " (2 x p4de, then 2 x p5), then an EKS excerpt behind
+  // "[1,0]<stdout>:" (2 x p5, rows cut to 6); no Rank lines, 16 GPUs each.
+  absl::StatusOr<NcclLogRuns> r = runs("awsome_distributed_training_nccl_tests_README.md", {.ranks = 16, .hosts = 2});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  REQUIRE(r->runs.size() == 3);
+  CHECK(r->skipped.empty());
+  CHECK(r->runs[0].rows.size() == 29);
+  CHECK(r->runs[1].rows.size() == 32);
+  CHECK(r->runs[2].rows.size() == 6);
+  for (const NcclLog& log : r->runs) CHECK(log.op == hetsim::CollectiveOp::kAllReduce);
+  // One and two p5 nodes, both with NVLink SHARP set up, no Rank lines: neither is read, each says why.
+  r = runs("aws_do_eks_nccl_test_p5_README.md", {.ranks = 8, .hosts = 1});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::StartsWith("aws_do_eks_nccl_test_p5_README.md: 2 nccl-tests "
+                                                                  "runs, none read: lines 1-"));
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("NCCL ran NVLink SHARP (NVLS)"));
+  // The two-node excerpt's busbw / algbw is no all-reduce's over the 8 ranks given.
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("cannot tell which nccl-tests test"));
+  // Excerpts with their Rank lines cut ("#  Rank 71" alone): none read.
+  r = runs("coreweave_nccl_tests_README.md");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("nccl-tests runs, none read"));
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("lines were cut"));
+
+  // Held out: dstack's GCP page, an all-reduce, then an all_gather_perf run, then another by its wrapper
+  // script run-allgather.sh (A3 Mega, then A3 High/Edge), 2 nodes of 8 H100 each, no Rank lines, 11 rows
+  // each.
+  r = runs("dstack_gcp_clusters.md", {.ranks = 16, .hosts = 2});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  REQUIRE(r->runs.size() == 3);
+  CHECK(r->runs[0].op == hetsim::CollectiveOp::kAllReduce);
+  CHECK(r->runs[1].op == hetsim::CollectiveOp::kAllGather);
+  CHECK(r->runs[2].op == hetsim::CollectiveOp::kAllGather);
+  for (const NcclLog& log : r->runs) {
+    CHECK(log.rows.size() == 11);
+    CHECK(log.algorithm.empty());  // the page's later `export NCCL_ALGO=Ring` is not a run's
+  }
+  // The EKS T4 README: the run with its Rank lines, then an excerpt of the same table without them.
+  r = runs("aws_do_eks_tf_eks_efa_README.md");
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  REQUIRE(r->runs.size() == 1);
+  CHECK(r->runs[0].ranks == 2);
+  CHECK(r->runs[0].hosts == 2);
+  CHECK(r->runs[0].gpu_model == "Tesla T4");
+  REQUIRE(r->skipped.size() == 1);
+  CHECK_THAT(r->skipped[0], Catch::Contains("a table without \"#  Rank ... on HOST device ...\" lines"));
+}
+
+TEST_CASE("calibrate: the held-out logs of session 27 read or refused for what they are", "[calibrate][corpus]") {
+  if (!CorpusPresent()) return;
+  const std::pair<const char*, const char*> kRefused[] = {
+      // perftest's ib_write_bw result before the table was read as a row of 5 columns.
+      {"deepops_roce_perf_k8s.md", "a table without \"#  Rank"},
+      {"deepops_slurm_cluster_README.md", "no table rows"},
+      {"deepops_slurm_perf_cluster.md", "a table without \"#  Rank"},
+      {"eks_blueprints_nvidia_gpu_efa_README.md", "its busbw / algbw is all_reduce's over 16 ranks"},
+      {"aws_do_eks_tf_eks_gpu_efa_README.md", "its busbw / algbw is all_reduce's over 16 ranks"},
+      {"awsome_nccl_tests_aws_batch_README.md", "a table without \"#  Rank"},
+      {"awsome_topology_aware_nccl_tests_README.md", "a table without \"#  Rank"},
+      {"dstack_nebius_clusters.md", "its busbw / algbw is all_reduce's over 16 ranks"},
+      {"aws_do_eks_karpenter_README.md", "2 nccl-tests runs, none read"},
+      // It said "cannot tell which nccl-tests test printed it".
+      {"superbench_nccl_reduce.log", "reduce_perf (from the file name): hetsim models"},
+  };
+  for (const auto& [file, reason] : kRefused) {
+    INFO(file);
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + file);
+    REQUIRE(text.ok());
+    absl::StatusOr<NcclLogRuns> r = ParseNcclLogRuns(*text, file);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(std::string(r.status().message()), Catch::Contains(reason));
+  }
+  // With the shape its page gives (2 pods of one GPU each), the karpenter page's two runs (EFA off, on)
+  // read: all-reduces by busbw / algbw = 1.
+  absl::StatusOr<std::string> karpenter = proto::ReadFileToString(kReal + "aws_do_eks_karpenter_README.md");
+  REQUIRE(karpenter.ok());
+  absl::StatusOr<NcclLogRuns> two = ParseNcclLogRuns(*karpenter, "karpenter.md", {.ranks = 2, .hosts = 2});
+  INFO(two.status().message());
+  REQUIRE(two.ok());
+  CHECK(two->runs.size() == 2);
+  // Without the wrapper's name the third dstack run could not be told: the refusal points at its first line.
+  absl::StatusOr<std::string> gcp = proto::ReadFileToString(kReal + "dstack_gcp_clusters.md");
+  REQUIRE(gcp.ok());
+  std::string renamed = *gcp;
+  renamed.replace(renamed.find("run-allgather.sh"), 16, "run-benchmark.sh");
+  absl::StatusOr<NcclLogRuns> gcp_runs = ParseNcclLogRuns(renamed, "gcp.md", {.ranks = 16, .hosts = 2});
+  REQUIRE(gcp_runs.ok());
+  REQUIRE(gcp_runs->skipped.size() == 1);
+  CHECK_THAT(gcp_runs->skipped[0], Catch::StartsWith("gcp.md:438: cannot tell which nccl-tests test"));
+  // With the shape its page gives (a DGX pair over RoCE, 8 GPUs each), the RoCE page's table reads.
+  absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + "deepops_roce_perf_k8s.md");
+  REQUIRE(text.ok());
+  absl::StatusOr<NcclLogRuns> r = ParseNcclLogRuns(*text, "deepops_roce_perf_k8s.md", {.ranks = 16, .hosts = 2});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->runs.size() == 1);
+}
+
 }  // namespace
 }  // namespace hetsim::calibrate

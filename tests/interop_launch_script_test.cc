@@ -200,6 +200,15 @@ TEST_CASE("Megatron-DeepSpeed: the JSON config sets the batch, ZeRO stage and fr
   CHECK(absl::StrContains(refusal("{\"train_micro_batch_size_per_gpu\": 2, \"zero_optimization\": {\"stage\": 7}}", ""),
                           "zero_optimization.stage: 7 is not 0, 1, 2 or 3"));
   CHECK(absl::StrContains(refusal("{\"train_micro_batch_size_per_gpu\": 2.5}", ""), "must be a whole number"));
+  // ZeRO-Offload (Megatron-DeepSpeed's azure/run-1t.sh): refused, not priced in GPU memory.
+  CHECK(absl::StrContains(refusal("{\"train_micro_batch_size_per_gpu\": 2, \"zero_optimization\": {\"stage\": 1, "
+                                  "\"offload_optimizer\": {\"device\": \"cpu\"}}}",
+                                  ""),
+                          "zero_optimization.offload_optimizer.device \"cpu\": ZeRO-Offload is not modelled"));
+  CHECK(refusal("{\"train_micro_batch_size_per_gpu\": 2, \"zero_optimization\": {\"stage\": 1, "
+                "\"offload_param\": {\"device\": \"none\"}}}",
+                "")
+            .empty());
   CHECK(absl::StrContains(refusal("{\"train_micro_batch_size_per_gpu\": 2,", ""), "not a JSON object"));
   CHECK(absl::StrContains(
       refusal("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 2, \"gradient_accumulation_steps\": 3}",

@@ -842,6 +842,124 @@ TEST_CASE("export: userbuffers settings are notes, not flags; --use-flash-attn i
   }
 }
 
+// The plan fields an export says it could not write ("blocking_p2p false: not exported (...)").
+std::vector<std::string> FieldsNotExported(const hetsim::interop::MegatronExport& e) {
+  std::vector<std::string> fields;
+  for (const std::string& n : e.notes) {
+    const size_t space = n.find_first_of(" :");
+    if (n.find("not exported") != std::string::npos && space != std::string::npos) fields.push_back(n.substr(0, space));
+  }
+  return fields;
+}
+
+TEST_CASE("every bundled example plan that exports imports back to the same plan fields", "[interop]") {
+  // Each example plan with the cluster it is written for; the others are refused (checked below).
+  const struct {
+    const char* plan;
+    const char* cluster;
+    bool exports;
+  } examples[] = {
+      {"plan-512gpu", "512gpu", false},  // H_1F1B on two GPU types
+      {"plan-hapt-case", "hapt-case", false},
+      {"plan-lab-pipelines", "lab-pcie", false},
+      {"plan-llama3-405b-100k", "100k-h100", true},
+      {"plan-llama3-405b-128k", "16k-h100", true},
+      {"plan-llama3-405b", "16k-h100", true},
+      {"plan-megatron-39b", "a100-512", true},
+      {"plan-mixed-replicas", "mixed-cloud", false},  // two pipeline shapes
+  };
+  for (const auto& ex : examples) {
+    INFO(ex.plan);
+    absl::StatusOr<hetsim::proto::PlanInputs> in = hetsim::proto::LoadPlanInputs(
+        kSource + "/examples/" + ex.plan + ".pbtxt", kSource + "/examples/cluster-" + ex.cluster + ".pbtxt");
+    REQUIRE(in.ok());
+    absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(*in);
+    INFO(e.status().message());
+    REQUIRE(e.ok() == ex.exports);
+    if (!e.ok()) continue;
+    INFO(e->launch_line);
+    // Today's Megatron-LM has only --no-overlap-p2p-communication (arguments.py).
+    CHECK(e->launch_line.find("--overlap-p2p-communication") == std::string::npos);
+    absl::StatusOr<MegatronImport> again = Import(e->launch_line, in->cluster);
+    INFO(again.status().message());
+    REQUIRE(again.ok());
+    google::protobuf::util::MessageDifferencer d;
+    std::string diff;
+    d.ReportDifferencesToString(&diff);
+    const google::protobuf::Descriptor* plan = v1::Plan::descriptor();
+    for (const char* field : {"name", "framework", "framework_off"}) d.IgnoreField(plan->FindFieldByName(field));
+    d.IgnoreField(v1::Model::descriptor()->FindFieldByName("name"));  // the import names it by its shape
+    for (const std::string& field : FieldsNotExported(*e)) {
+      REQUIRE(plan->FindFieldByName(field) != nullptr);
+      d.IgnoreField(plan->FindFieldByName(field));
+    }
+    const bool same = d.Compare(in->plan, again->plan);
+    INFO(diff);  // the ignored fields are listed too
+    CHECK(same);
+  }
+}
+
+TEST_CASE("pipeline sends: only the flags today's Megatron-LM accepts for the schedule", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 24 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 16 --tensor-model-parallel-size 2 --bf16 ";
+  auto exported = [&](const std::string& flags, bool blocking) {
+    absl::StatusOr<MegatronImport> m = Import(base + flags, cluster);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    hetsim::proto::PlanInputs in;
+    in.cluster = cluster;
+    in.model = m->model;
+    in.plan = m->plan;
+    in.plan.clear_framework();  // the field alone says what the sends do
+    in.plan.clear_framework_off();
+    in.plan.set_blocking_p2p(blocking);
+    REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+    absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(in);
+    REQUIRE(e.ok());
+    return *std::move(e);
+  };
+  auto noted = [](const hetsim::interop::MegatronExport& e, const std::string& text) {
+    for (const std::string& n : e.notes) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // 1F1B: Megatron blocks its sends whatever the line says; an overlapped plan is noted, not flagged.
+  hetsim::interop::MegatronExport e = exported("--pipeline-model-parallel-size 4", false);
+  CHECK(e.launch_line.find("overlap-p2p") == std::string::npos);
+  CHECK(noted(e, "blocking_p2p false: not exported"));
+  e = exported("--pipeline-model-parallel-size 4", true);
+  CHECK(e.launch_line.find("overlap-p2p") == std::string::npos);
+  CHECK_FALSE(noted(e, "blocking_p2p"));
+  // Interleaved: overlapped by default; blocked with the flag at PP > 2 only (Megatron asserts).
+  const std::string interleaved = "--num-layers-per-virtual-pipeline-stage 3 --pipeline-model-parallel-size ";
+  e = exported(interleaved + "4", true);
+  CHECK(e.launch_line.find("--no-overlap-p2p-communication") != std::string::npos);
+  e = exported(interleaved + "4", false);
+  CHECK(e.launch_line.find("overlap-p2p") == std::string::npos);
+  e = exported(interleaved + "2", true);
+  CHECK(e.launch_line.find("overlap-p2p") == std::string::npos);
+  CHECK(noted(e, "blocking_p2p true: not exported (Megatron-LM blocks interleaved sends only at"));
+}
+
+TEST_CASE("vision-language lines are refused, whatever their training script is called", "[interop]") {
+  // Megatron-LM's examples/multimodal/pretrain_mistral_clip.sh runs examples/multimodal/train.py.
+  const std::string line =
+      "torchrun --nproc_per_node 8 examples/multimodal/train.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 8 --bf16 ";
+  CHECK(ImportError(line + "--img-h 336 --img-w 336 --patch-dim 14") ==
+        "line.sh: --img-h 336: a vision-language model (Megatron-LM's multimodal training, train.py), which hetsim "
+        "does not model (it prices GPT-style decoders; the vision encoder and its image tokens are not in the line's "
+        "decoder flags)");
+  CHECK_THAT(ImportError(line + "--language-model-type=mistral_7b"),
+             Catch::StartsWith("line.sh: --language-model-type mistral_7b: a vision-language model"));
+  CHECK(Import(line, ExampleCluster("a100-512"), OnNodes(1)).ok());
+}
+
 TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]") {
   absl::StatusOr<hetsim::proto::PlanInputs> in = hetsim::proto::LoadPlanInputs(
       kSource + "/examples/plan-hapt-case.pbtxt", kSource + "/examples/cluster-hapt-case.pbtxt");

@@ -97,6 +97,28 @@ TEST_CASE("import nemo: bad configs name the file, the key and the problem", "[i
              Catch::Contains("model.sequence_parallel: \"maybe\" is not true or false"));
 }
 
+TEST_CASE("import nemo: other model families are refused by name; mcore_gpt is Megatron-Core", "[interop][nemo]") {
+  const std::string model =
+      "model:\n  num_layers: 2\n  hidden_size: 256\n  num_attention_heads: 4\n  max_position_embeddings: 512\n"
+      "  encoder_seq_length: 512\n  micro_batch_size: 1\n  global_batch_size: 8\n  sequence_parallel: true\n";
+  CHECK(NemoRefusal("name: megatron_bert\n" + model) ==
+        "bad.yaml: name: megatron_bert: NeMo's BERT (an encoder with bidirectional attention and its MLM head), which "
+        "hetsim does not model (it prices GPT-style decoders: megatron_gpt, megatron_llama, ...)");
+  CHECK_THAT(NemoRefusal("name: megatron_t5\n" + model), Catch::Contains("NeMo's T5"));
+  MegatronImportRequest one_node;
+  one_node.nodes = 1;
+  // --sequence-parallel alone reads as Megatron-LM of 2022; NeMo's mcore_gpt says Megatron-Core.
+  auto imported =
+      ImportNemo("name: megatron_gpt\n" + model, hetsim::testing::ImportTestCluster(), one_node, "gpt.yaml");
+  INFO(imported.status().message());
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.framework() == v1::MEGATRON_LM_2022);
+  imported = ImportNemo("name: megatron_gpt\n" + model + "  mcore_gpt: true\n", hetsim::testing::ImportTestCluster(),
+                        one_node, "gpt.yaml");
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.framework() == v1::MEGATRON_CORE);
+}
+
 TEST_CASE("import nemo: the launcher's published configs import and validate", "[interop][nemo]") {
   const auto corpus = hetsim::testing::SharedCorpus("nemo-configs", ".yaml");
   if (!corpus) return;

@@ -122,17 +122,19 @@ int Calibrate(const Args& args) {
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kCalibrateInfo, cluster.status());
   std::vector<calibrate::NcclLog> parsed;
+  std::vector<std::string> skipped_runs;
   for (const std::string& path : logs) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<calibrate::NcclLog> log = calibrate::ParseNcclLog(*text, path, log_shape);
-    if (!log.ok()) return ReportFailure(kCalibrateInfo, log.status());
-    parsed.push_back(*std::move(log));
+    absl::StatusOr<calibrate::NcclLogRuns> runs = calibrate::ParseNcclLogRuns(*text, path, log_shape);
+    if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
+    for (calibrate::NcclLog& log : runs->runs) parsed.push_back(std::move(log));
+    for (std::string& why : runs->skipped) skipped_runs.push_back(std::move(why));
   }
   std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
   if (!parsed.empty())
-    sources.push_back(
-        std::make_unique<calibrate::NcclTestsSource>(std::move(parsed), calibrate::NcclFitOptions{island, max_mape}));
+    sources.push_back(std::make_unique<calibrate::NcclTestsSource>(
+        std::move(parsed), calibrate::NcclFitOptions{island, max_mape, std::move(skipped_runs)}));
   for (const std::string& path : gemms) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());

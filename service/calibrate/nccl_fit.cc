@@ -4,6 +4,8 @@
 #include <functional>
 #include <tuple>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -48,6 +50,27 @@ struct Evaluated {
   std::vector<std::string> what;
 };
 
+// The algorithm a log's NCCL_ALGO forces, when it names one that hetsim has for the log's collective
+// ("Ring", "Tree"); kAuto (hetsim's choice, as NCCL's) for none or a list.
+sim::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
+  if (log.algorithm.empty()) return sim::CollectiveAlgorithm::kAuto;
+  absl::StatusOr<sim::CollectiveAlgorithm> a = sim::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
+  if (!a.ok() || *a == sim::CollectiveAlgorithm::kAuto || !sim::Supports(*a, log.op)) {
+    return sim::CollectiveAlgorithm::kAuto;
+  }
+  return *a;
+}
+
+// The fit's warnings that say which runs of a file of several were read, and which were not.
+void NameRuns(const std::vector<NcclLog>& logs, const std::vector<std::string>& skipped,
+              std::vector<std::string>& warnings) {
+  for (const std::string& why : skipped) warnings.push_back("run not read: " + why);
+  for (const NcclLog& log : logs) {
+    const bool several = absl::c_count_if(logs, [&](const NcclLog& l) { return l.file == log.file; }) > 1;
+    if (several || !skipped.empty()) warnings.push_back(absl::StrFormat("%s: run read: %s", log.file, RunName(log)));
+  }
+}
+
 // Every row of `logs` simulated on `cluster`: the first log.hosts nodes of island `island`, the first
 // ranks / hosts GPUs of each.
 absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs) {
@@ -63,6 +86,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     }
     sim::CollectiveRequest req;
     req.op = log->op;
+    req.algorithm = ForcedAlgorithm(*log);
     for (int h = 0; h < log->hosts; ++h) {
       for (int g = 0; g < per_host; ++g) req.gpus.push_back(*topo.GpuIdOf(island, h, g));
     }
@@ -231,6 +255,7 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   absl::StatusOr<int> island = FindIsland(cluster, options_.island);
   if (!island.ok()) return island.status();
   SourceFit fit;
+  NameRuns(logs_, options_.skipped_runs, fit.warnings);
   std::vector<const NcclLog*> intra, inter, all;
   for (const NcclLog& log : logs_) {
     if (absl::Status s = CheckLogAgainstIsland(log, cluster, *island, fit.warnings); !s.ok()) return s;

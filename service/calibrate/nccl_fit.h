@@ -2,7 +2,9 @@
 // node type from single-host logs and of the island's inter-node fabric from multi-host logs (intra
 // first, so the inter fit sees the fitted NVLink), by least squares on the relative time residual
 // (t_hetsim - t_measured) / t_measured of every row (out-of-place time), each row simulated with
-// `hetsim collective`'s algorithm and protocol choice on the first hosts x GPUs of the island.
+// `hetsim collective`'s algorithm and protocol choice on the first hosts x GPUs of the island (the
+// log's NCCL_ALGO when it names one algorithm hetsim has for the collective: Ring, Tree). A file of
+// several runs gives a log per run; the fit's warnings name each run of such a file and each skipped.
 //
 // Before fitting: each log against the island (nccl_cluster_match.h), and every row against the
 // island's links at 100% efficiency with no latency: a log faster than that (by more than 3%, above
@@ -30,6 +32,8 @@ inline constexpr size_t kMaxFitRowsPerLog = 64;
 struct NcclFitOptions {
   std::string island;  // empty: the first island
   double max_mape_percent = kDefaultMaxMapePercent;
+  // Runs of the logs' files that were not read (ParseNcclLogRuns' `skipped`): warnings of the fit.
+  std::vector<std::string> skipped_runs;
 };
 
 class NcclTestsSource : public CalibrationSource {

@@ -11,8 +11,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "service/calibrate/csv_table.h"
 #include "service/calibrate/nccl_log_lines.h"
 
@@ -42,16 +44,30 @@ const TestName* FindTest(absl::string_view name) {
 bool IsUnmodelledTest(absl::string_view name) { return absl::c_linear_search(kUnmodelledTests, name); }
 
 // The test a file name names, spelled with or without underscores ("all_reduce_perf.log",
-// "nccl_allreduce.log"); "alltoallv" before "alltoall".
+// "nccl_allreduce.log"); "alltoallv" before "alltoall", and the rooted tests hetsim does not model
+// ("nccl_reduce.log") after the collectives whose names contain theirs.
 std::string TestInFileName(absl::string_view file) {
   constexpr std::pair<const char*, const char*> kSpellings[] = {
-      {"alltoallv", "alltoallv"},          {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
-      {"reducescatter", "reduce_scatter"}, {"sendrecv", "sendrecv"},    {"alltoall", "alltoall"},
-      {"broadcast", "broadcast"}};
+      {"alltoallv", "alltoallv"},  {"allreduce", "all_reduce"},
+      {"allgather", "all_gather"}, {"reducescatter", "reduce_scatter"},
+      {"sendrecv", "sendrecv"},    {"alltoall", "alltoall"},
+      {"broadcast", "broadcast"},  {"reduce", "reduce"},
+      {"gather", "gather"},        {"scatter", "scatter"},
+      {"hypercube", "hypercube"}};
   const std::string name =
       absl::StrReplaceAll(absl::AsciiStrToLower(file.substr(file.find_last_of('/') + 1)), {{"_", ""}, {"-", ""}});
   for (const auto& [spelled, test] : kSpellings) {
     if (absl::StrContains(name, spelled)) return test;
+  }
+  return "";
+}
+
+// The test a wrapper script on a command line names, as a file name would ("NCCL_X=0
+// /scripts/run-allgather.sh 8 eth1 8M 8GB 2", dstack's GCP page), or "".
+std::string TestInScriptName(absl::string_view text) {
+  for (absl::string_view token : absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    if (!absl::EndsWith(token, ".sh")) continue;
+    if (std::string test = TestInFileName(token); !test.empty()) return test;
   }
   return "";
 }
@@ -62,7 +78,9 @@ class LogScanner {
   LogScanner(absl::string_view file, const NcclLogShape& shape) : file_(file), shape_(shape) {}
 
   absl::Status Line(absl::string_view raw, int line_no);
-  absl::StatusOr<NcclLog> Finish(int last_line);
+  absl::StatusOr<NcclLog> Finish(int first_line, int last_line);
+  // A row that is none of nccl-tests' formats: the file is broken, not a run to skip.
+  bool bad_row() const { return bad_row_; }
 
  private:
   absl::Status RankLineSeen(const RankLine& rank, int line_no);
@@ -90,6 +108,9 @@ class LogScanner {
   bool test_from_header_ = false;
   std::string in_network_;  // what shows in-network reduction, and where
   int in_network_line_ = 0;
+  std::string algorithm_;  // NCCL_ALGO, the first the lines give
+  bool bad_row_ = false;
+  int first_line_ = 1;  // the run's first line: where a refusal of the whole run points
   // For telling the test from the table: the first row's reduction and root, the row of largest algbw.
   std::string redop_;
   bool rooted_ = false;
@@ -101,6 +122,9 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
     in_network_ = InNetworkReductionIn(raw);
     in_network_line_ = line_no;
   }
+  // NCCL_ALGO as set for the run: in its command or environment, or NCCL's INFO lines of its setup, all
+  // before its rows (a README's later prose about NCCL_ALGO is not the run's).
+  if (algorithm_.empty() && rows_.empty()) algorithm_ = std::string(NcclAlgoIn(raw));
   const absl::string_view text = StripLauncherPrefix(raw);
   if (text.empty()) return absl::OkStatus();
   if (rows_.empty()) TestSeen(text, line_no);
@@ -111,13 +135,18 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
     return absl::OkStatus();
   }
   const std::vector<absl::string_view> tokens = Tokens(text);
-  if (text[0] != '#' && LooksLikeRow(tokens)) return RowSeen(tokens, line_no);
+  // Before a column header or Rank lines, a short row-like line is another tool's output.
+  const bool in_log = header_line_ != 0 || !ranks_.empty();
+  if (text[0] != '#' && LooksLikeRow(tokens) && (in_log || !IsShortRow(tokens))) {
+    return RowSeen(tokens, line_no);
+  }
   return absl::OkStatus();  // prose, commands, NCCL's INFO lines, nccl-tests' other '#' lines
 }
 
 void LogScanner::TestSeen(absl::string_view text, int line_no) {
   bool header = false;
   std::string name = TestNamedIn(text, &header);
+  if (name.empty()) name = TestInScriptName(text);
   // Only nccl-tests' own names: "run_perf" in the prose is none.
   if ((FindTest(name) == nullptr && !IsUnmodelledTest(name)) || (test_from_header_ && !header)) return;
   test_ = std::move(name);
@@ -154,7 +183,10 @@ absl::Status LogScanner::RowSeen(const std::vector<absl::string_view>& tokens, i
         absl::StrFormat("a table row after the table ended at line %d: give one nccl-tests run per file", table_end_));
   }
   const RowFigures row = ParseRow(tokens, layout_);
-  if (!row.problem.empty()) return LineError(file_, line_no, row.problem);
+  if (!row.problem.empty()) {
+    bad_row_ = true;
+    return LineError(file_, line_no, row.problem);
+  }
   if (rows_.empty() && empty_rows_ == 0) {
     redop_ = row.redop;
     rooted_ = row.rooted;
@@ -195,15 +227,15 @@ absl::Status LogScanner::ResolveTest(NcclLog& log) const {
     log.test_from = "the table's busbw / algbw";
   }
   if (log.test.empty()) {
-    return LineError(file_, 1,
+    return LineError(file_, first_line_,
                      "cannot tell which nccl-tests test printed it (no \"# Collective test starting: X_perf\" line or "
                      "X_perf command before the table, the file name names none of all_reduce, all_gather, "
                      "reduce_scatter, sendrecv, alltoall, broadcast, and the table's busbw / algbw is no all-reduce's "
-                     "or reduce-scatter's)");
+                     "or reduce-scatter's); name the file after the test (all_gather_perf.log) to say which");
   }
   const TestName* test = FindTest(log.test);
   if (test == nullptr) {
-    return LineError(file_, log.test_from == "the file name" ? 1 : test_line_,
+    return LineError(file_, log.test_from == "the file name" ? first_line_ : test_line_,
                      absl::StrFormat("%s_perf (from %s): hetsim models all_reduce, all_gather, reduce_scatter, "
                                      "sendrecv, alltoall and broadcast, not %s",
                                      log.test, log.test_from, IsUnmodelledTest(log.test) ? log.test : "this test"));
@@ -305,7 +337,8 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
                                    log.ranks, busbw_ / algbw_, log.test, implied));
 }
 
-absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
+absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
+  first_line_ = first_line;
   if (rows_.empty()) {
     return LineError(file_, last_line, empty_rows_ > 0 ? "only 0-byte table rows" : "no table rows");
   }
@@ -313,6 +346,9 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
   log.file = file_;
   log.rows = rows_;
   log.empty_rows = empty_rows_;
+  log.algorithm = algorithm_;
+  log.first_line = first_line;
+  log.last_line = last_line;
   if (absl::Status s = CheckRanks(log); !s.ok()) return s;
   if (absl::Status s = ResolveTest(log); !s.ok()) return s;
   if (absl::Status s = CheckImpliedRanks(log); !s.ok()) return s;
@@ -328,6 +364,54 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int last_line) {
   return log;
 }
 
+// One run's lines, 1-based and inclusive.
+struct RunSpan {
+  int first = 0, last = 0;
+};
+
+// Where a line starts the next run once the current one has rows: a column header, a "#  Rank" line or
+// nccl-tests' "# Collective test starting" (a table without its trailer: the next run then starts after
+// the last row); after the trailer, any line that is not part of it (the next run's command,
+// environment and NCCL INFO lines are its own).
+bool StartsNextRun(absl::string_view text, bool ended) {
+  if (ended) return !IsTrailer(text) && !text.empty() && text != "#";
+  bool header = false;
+  TestNamedIn(text, &header);
+  return header || ParseRankLine(text).has_value() || ParseColumnHeader(text).has_value();
+}
+
+// The runs of a file (nccl_log.h, ParseNcclLogRuns); lines after the last table join the last run.
+// Spans without table rows are not runs: the text before the first table belongs to the first.
+std::vector<RunSpan> RunSpans(const std::vector<absl::string_view>& lines) {
+  std::vector<RunSpan> spans;
+  RunSpan current{1, 0};
+  bool rows = false, ended = false;
+  int last_row = 0;
+  for (int i = 1; i <= static_cast<int>(lines.size()); ++i) {
+    const absl::string_view text = StripLauncherPrefix(lines[i - 1]);
+    if (rows && StartsNextRun(text, ended)) {
+      // Without a trailer, what follows the last row (a heading, the next command) is the next run's.
+      current.last = ended ? i - 1 : last_row;
+      spans.push_back(current);
+      current = {current.last + 1, 0};
+      rows = ended = false;
+    }
+    if (rows && IsTrailer(text)) ended = true;
+    const std::vector<absl::string_view> tokens = Tokens(text);
+    if (!text.empty() && text[0] != '#' && LooksLikeRow(tokens) && !IsShortRow(tokens)) {
+      rows = true;
+      last_row = i;
+    }
+  }
+  current.last = static_cast<int>(lines.size()) - (!lines.empty() && lines.back().empty() ? 1 : 0);
+  if (rows || spans.empty()) {
+    spans.push_back(current);
+  } else {
+    spans.back().last = current.last;
+  }
+  return spans;
+}
+
 }  // namespace
 
 absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape) {
@@ -337,7 +421,45 @@ absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view f
     ++line_no;
     if (absl::Status s = scanner.Line(line, line_no); !s.ok()) return s;
   }
-  return scanner.Finish(line_no);
+  // The last line is the one before the final newline, if any.
+  return scanner.Finish(1, absl::EndsWith(text, "\n") ? line_no - 1 : line_no);
+}
+
+std::string RunName(const NcclLog& log) {
+  return absl::StrCat(log.test, " on ", log.ranks, " GPUs (", log.hosts, log.hosts == 1 ? " host" : " hosts", ")",
+                      log.algorithm.empty() ? "" : absl::StrCat(", NCCL_ALGO=", log.algorithm), ", lines ",
+                      log.first_line, "-", log.last_line);
+}
+
+absl::StatusOr<NcclLogRuns> ParseNcclLogRuns(absl::string_view text, absl::string_view file,
+                                             const NcclLogShape& shape) {
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  const std::vector<RunSpan> spans = RunSpans(lines);
+  if (spans.size() <= 1) {
+    HETSIM_ASSIGN_OR_RETURN(NcclLog log, ParseNcclLog(text, file, shape));
+    return NcclLogRuns{{std::move(log)}, {}};
+  }
+  NcclLogRuns out;
+  std::vector<std::string> reasons;
+  for (const RunSpan& span : spans) {
+    LogScanner scanner(file, shape);
+    absl::Status status;
+    for (int i = span.first; i <= span.last && status.ok(); ++i) status = scanner.Line(lines[i - 1], i);
+    absl::StatusOr<NcclLog> log = status.ok() ? scanner.Finish(span.first, span.last) : status;
+    if (scanner.bad_row()) return log.status();
+    if (log.ok()) {
+      out.runs.push_back(*std::move(log));
+      continue;
+    }
+    out.skipped.push_back(std::string(log.status().message()));
+    reasons.push_back(absl::StrFormat("lines %d-%d: %s", span.first, span.last,
+                                      absl::StripPrefix(log.status().message(), absl::StrCat(file, ":"))));
+  }
+  if (out.runs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d nccl-tests runs, none read: %s", file, spans.size(), absl::StrJoin(reasons, "; ")));
+  }
+  return out;
 }
 
 }  // namespace hetsim::calibrate

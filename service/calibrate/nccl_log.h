@@ -35,7 +35,15 @@ struct NcclLog {
   int rank_line = 0;      // the first "#  Rank" line (without Rank lines: the first row's)
   std::vector<NcclRow> rows;
   int empty_rows = 0;  // 0-byte rows (nothing moves, nothing to fit): left out of `rows`
+  // NCCL_ALGO as the run's lines give it (environment, command, NCCL's "NCCL_ALGO set by environment
+  // to" line): "Ring", "Tree", "Ring,Tree"; "" when NCCL chose.
+  std::string algorithm;
+  int first_line = 0, last_line = 0;  // the run's lines in the file
 };
+
+// How a run is named in messages and the fit report: "all_reduce on 16 GPUs (2 hosts), NCCL_ALGO=Ring,
+// lines 12-45".
+std::string RunName(const NcclLog& log);
 
 // What the user says of a run whose log has no "#  Rank" lines (a table pasted without nccl-tests'
 // header, as READMEs and docs often show it): its GPU count and hosts (`calibrate --log-ranks N
@@ -51,6 +59,21 @@ struct NcclLogShape {
 // spread evenly over hosts, a test that cannot be told or that hetsim does not model, and a log that
 // shows NVLink SHARP or CollNet reductions (NCCL_ALGO, NCCL's INFO lines), which hetsim does not model.
 absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape = {});
+
+// A file of several nccl-tests runs, one after another (a sweep of -g or of NCCL_ALGO, or all_reduce
+// then all_gather pasted together): a run ends at its table's trailer ("# Avg bus bandwidth"), or where
+// a column header, a "#  Rank" line or "# Collective test starting" follows its rows, and each run is
+// read as ParseNcclLog reads a file, from its own lines only (its Rank lines, test and NCCL_ALGO).
+struct NcclLogRuns {
+  std::vector<NcclLog> runs;         // the runs hetsim reads, in the file's order
+  std::vector<std::string> skipped;  // "<file>:<line>: <why>": runs refused for what they are
+};
+// A file of one run gives ParseNcclLog's result or error. With several, a run refused for what it is
+// (a test or an in-network reduction hetsim does not model, no Rank lines, ...) is skipped with its
+// reason; InvalidArgument when a row is not one of nccl-tests' formats, or when no run can be read
+// ("<file>: N nccl-tests runs, none read: <each run's reason>").
+absl::StatusOr<NcclLogRuns> ParseNcclLogRuns(absl::string_view text, absl::string_view file,
+                                             const NcclLogShape& shape = {});
 
 }  // namespace hetsim::calibrate
 

@@ -133,16 +133,6 @@ void ReadFigures(const std::vector<absl::string_view>& t, int ti, const TableLay
   }
 }
 
-// The value NCCL_ALGO is given on `line` ("NCCL_ALGO=NVLS", "-x NCCL_ALGO=Ring",
-// "NCCL_ALGO set by environment to NVLSTree"), or "".
-absl::string_view NcclAlgoValue(absl::string_view line) {
-  const size_t at = line.find("NCCL_ALGO");
-  if (at == absl::string_view::npos) return "";
-  absl::string_view rest = line.substr(at + 9);
-  if (!absl::ConsumePrefix(&rest, "=") && !absl::ConsumePrefix(&rest, " set by environment to ")) return "";
-  return rest.substr(0, rest.find_first_of(" \t\"'`,;"));
-}
-
 }  // namespace
 
 absl::string_view StripLauncherPrefix(absl::string_view line) {
@@ -188,6 +178,8 @@ bool LooksLikeRow(const std::vector<absl::string_view>& tokens) {
   return tokens.size() >= 2 && IsCount(tokens[0]) && IsCount(tokens[1]);
 }
 
+bool IsShortRow(const std::vector<absl::string_view>& tokens) { return tokens.size() < 8; }
+
 RowFigures ParseRow(std::vector<absl::string_view> tokens, const TableLayout& layout) {
   while (!tokens.empty() && IsTimestampPart(tokens.back())) tokens.pop_back();  // nccl-tests -S 1
   RowFigures row;
@@ -221,8 +213,16 @@ std::string TestNamedIn(absl::string_view text, bool* header) {
   return "";
 }
 
+absl::string_view NcclAlgoIn(absl::string_view line) {
+  const size_t at = line.find("NCCL_ALGO");
+  if (at == absl::string_view::npos) return "";
+  absl::string_view rest = line.substr(at + 9);
+  if (!absl::ConsumePrefix(&rest, "=") && !absl::ConsumePrefix(&rest, " set by environment to ")) return "";
+  return rest.substr(0, rest.find_first_of(" \t\"'`,;"));
+}
+
 std::string InNetworkReductionIn(absl::string_view raw_line) {
-  const absl::string_view algo = NcclAlgoValue(raw_line);
+  const absl::string_view algo = NcclAlgoIn(raw_line);
   const std::string lower = absl::AsciiStrToLower(algo);
   if (!algo.empty() && algo[0] != '^' && (absl::StrContains(lower, "nvls") || absl::StrContains(lower, "collnet"))) {
     return absl::StrCat("NCCL_ALGO=", algo);

@@ -56,6 +56,11 @@ TableLayout LayoutFromHeader(std::vector<std::string> names);
 // A table row's candidates: the first two tokens are non-negative integers (size and count).
 bool LooksLikeRow(const std::vector<absl::string_view>& tokens);
 
+// Fewer tokens than any nccl-tests row has less a column or three (rows have 11 to 13 figures, 21
+// with per-iteration columns): before a column header or Rank lines such a line is another tool's output, as
+// perftest's "65536 5000 92.42 92.40 0.176230" in a README beside an nccl-tests table, not a row.
+bool IsShortRow(const std::vector<absl::string_view>& tokens);
+
 // One table row's figures; `problem` says what is wrong when it is not a row of `layout`.
 struct RowFigures {
   int64_t bytes = 0;
@@ -80,6 +85,10 @@ std::string TestNamedIn(absl::string_view text, bool* header);
 // CollNet (not excluded with '^'), NCCL_COLLNET_ENABLE=1, NCCL's INFO lines "NVLS comm ...",
 // "Connected NVLS" or "N nvls channels" with N > 0. Empty when nothing.
 std::string InNetworkReductionIn(absl::string_view raw_line);
+
+// The value NCCL_ALGO is given on `raw_line` ("NCCL_ALGO=Ring", "-x NCCL_ALGO=Tree", "NCCL INFO NCCL_ALGO
+// set by environment to Ring"), or "".
+absl::string_view NcclAlgoIn(absl::string_view raw_line);
 
 }  // namespace hetsim::calibrate
 

@@ -52,13 +52,19 @@ bool Enabled(const Struct& s, absl::string_view key) {
   return enabled != nullptr && enabled->has_bool_value() && enabled->bool_value();
 }
 
-void NoteOffload(const Struct& zero, absl::string_view key, DeepSpeedConfig& out) {
+// ZeRO-Offload and ZeRO-Infinity keep the optimizer state or the parameters in host memory or on NVMe
+// and move them over PCIe every step: priced without it, a run that fits only offloaded would be out
+// of memory and its time that of another run (torchtitan's CPU offload is refused alike).
+absl::Status RefuseOffload(const Struct& zero, absl::string_view key, absl::string_view source) {
   const Struct* offload = Section(zero, key);
   const Value* device = offload == nullptr ? nullptr : Find(*offload, "device");
   if (device != nullptr && device->has_string_value() && device->string_value() != "none") {
-    out.notes.push_back(
-        absl::StrFormat("not modelled (ignored): zero_optimization.%s.device \"%s\"", key, device->string_value()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: zero_optimization.%s.device \"%s\": ZeRO-Offload is not modelled (hetsim keeps the optimizer state "
+        "and the parameters in GPU memory); set it to \"none\" to price the run without offload",
+        source, key, device->string_value()));
   }
+  return absl::OkStatus();
 }
 
 // One value the config sets into the flags: absent there, it is added; equal, nothing; else both named.
@@ -99,8 +105,8 @@ absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, abs
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: zero_optimization.stage: %d is not 0, 1, 2 or 3", source, *out.zero_stage));
     }
-    NoteOffload(*zero, "offload_optimizer", out);
-    NoteOffload(*zero, "offload_param", out);
+    HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_optimizer", source));
+    HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_param", source));
   }
   out.fp16 = Enabled(root, "fp16");
   out.bf16 = Enabled(root, "bf16") || Enabled(root, "bfloat16");

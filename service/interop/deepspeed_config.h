@@ -22,12 +22,13 @@ struct DeepSpeedConfig {
   std::optional<int64_t> gradient_accumulation_steps;
   std::optional<int64_t> zero_stage;  // zero_optimization.stage
   bool fp16 = false, bf16 = false;    // fp16.enabled, bf16.enabled (or bfloat16.enabled)
-  // Settings that would change the cost and are not modelled (optimizer or parameter offload,
-  // activation partitioning), and "auto" values left to the flags.
+  // Settings that would change the cost and are not modelled (activation partitioning), and "auto"
+  // values left to the flags. Optimizer or parameter offload is refused (ParseDeepSpeedConfig).
   std::vector<std::string> notes;
 };
 
-// InvalidArgument naming `source` and the key for malformed JSON and values of the wrong type or range.
+// InvalidArgument naming `source` and the key for malformed JSON, values of the wrong type or range, and
+// ZeRO-Offload (zero_optimization.offload_optimizer/offload_param.device other than "none").
 absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, absl::string_view source);
 
 // The flags with what the line's DeepSpeed config sets folded in (--micro-batch-size,

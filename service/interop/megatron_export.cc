@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -295,8 +296,8 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
   }
   if (sync_backward && s0.sequence_parallel()) {
     notes.push_back(
-        "tp_backward_overlap false: not expressible with --sequence-parallel (Megatron-LM always reduce-scatters "
-        "input gradients under the weight gradients)");
+        "tp_backward_overlap false: not exported (not expressible with --sequence-parallel: Megatron-LM always "
+        "reduce-scatters input gradients under the weight gradients)");
   } else if (sync_backward) {
     notes.push_back(
         "--no-async-tensor-model-parallel-allreduce (tp_backward_overlap false): Megatron-LM 2022-23's switch; "
@@ -317,6 +318,38 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
     notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
   }
   return notes;
+}
+
+// Megatron pads --vocab-size up to a multiple of --make-vocab-size-divisible-by (default 128) x TP: the
+// largest divisor up to 128 that leaves `vocab` as it is (128: the default, no flag), or nullopt when
+// none does (a vocabulary that TP does not divide).
+std::optional<int64_t> VocabDivisor(int64_t vocab, int64_t tp) {
+  for (int64_t d = 128; d >= 1; --d) {
+    if (vocab % (d * tp) == 0) return d;
+  }
+  return std::nullopt;
+}
+
+// Today's Megatron-LM (the line is one: --attention-backend) has one switch for pipeline sends,
+// --no-overlap-p2p-communication (arguments.py; May-October 2023's --overlap-p2p-communication is gone):
+// the interleaved schedule overlaps them unless told not to, and blocks them only at PP > 2 (it asserts
+// so: two ranks would exchange several sends and receives per batch); every other schedule blocks them
+// (it resets overlap_p2p_comm to False).
+bool BlockingInterleavedAccepted(int64_t pp) { return pp > 2; }
+
+// What the line cannot say of the plan's pipeline sends, or nothing.
+std::optional<std::string> PipelineSendsNote(const v1::Plan& plan, int64_t pp, int64_t chunks) {
+  if (pp < 2) return std::nullopt;
+  if (chunks == 1 && !plan.blocking_p2p()) {
+    return "blocking_p2p false: not exported (today's Megatron-LM blocks the sends of non-interleaved schedules and "
+           "has no flag to overlap them; Megatron-LM of May-October 2023 overlapped them with "
+           "--overlap-p2p-communication); the line runs them blocking";
+  }
+  if (chunks > 1 && plan.blocking_p2p() && !BlockingInterleavedAccepted(pp)) {
+    return "blocking_p2p true: not exported (Megatron-LM blocks interleaved sends only at "
+           "--pipeline-model-parallel-size > 2); the line overlaps them";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -347,6 +380,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   add(absl::StrFormat("--micro-batch-size %d", plan.micro_batch_size() / dp));
   add(absl::StrFormat("--global-batch-size %d", plan.global_batch_size()));
   add(absl::StrFormat("--tensor-model-parallel-size %d", tp));
+  const std::optional<int64_t> divisible = VocabDivisor(in.model.transformer().vocab_size(), tp);
+  if (divisible && *divisible != 128) add(absl::StrFormat("--make-vocab-size-divisible-by %d", *divisible));
   add(absl::StrFormat("--pipeline-model-parallel-size %d", pp));
   if (plan.context_parallel() > 1) {
     add(absl::StrFormat("--context-parallel-size %d", plan.context_parallel()));
@@ -373,18 +408,21 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
   if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");
-  // Today's Megatron (the line is one: --attention-backend) overlaps interleaved sends by default and
-  // never the others'; May-October 2023's --overlap-p2p-communication says it for those.
-  if (pipeline.chunks > 1) {
-    if (plan.blocking_p2p()) add("--no-overlap-p2p-communication");
-  } else if (pp > 1 && !plan.blocking_p2p()) {
-    add("--overlap-p2p-communication");
+  if (pipeline.chunks > 1 && plan.blocking_p2p() && BlockingInterleavedAccepted(pp)) {
+    add("--no-overlap-p2p-communication");
   }
 
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
                                     (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
   out.notes = ExportNotes(in, bf16_gradients, sync_backward);
+  if (std::optional<std::string> note = PipelineSendsNote(plan, pp, pipeline.chunks)) out.notes.push_back(*note);
+  if (!divisible) {
+    out.notes.push_back(absl::StrFormat(
+        "vocab_size %d: not exported as it is (Megatron pads the vocabulary to a multiple of the tensor-parallel size "
+        "%d)",
+        in.model.transformer().vocab_size(), tp));
+  }
   return out;
 }
 

@@ -925,11 +925,36 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
       "--attention-backend unfused prices the unfused path");
 }
 
+// Flags only Megatron-LM's vision-language trainings take (examples/multimodal, MIMO, pretrain_vlm.py):
+// the image size, the patch size and the two towers' types.
+constexpr const char* kVisionFlags[] = {"img-h", "img-w", "patch-dim", "vision-model-type", "language-model-type"};
+
+// The first vision-language flag of the line as written ("--img-h 336"), or nullopt.
+std::optional<std::string> VisionFlagOf(const MegatronFlags& flags) {
+  for (const char* name : kVisionFlags) {
+    if (flags.Has(name)) return absl::StrCat("--", name, " ", absl::StrJoin(flags.Values(name), " "));
+  }
+  return std::nullopt;
+}
+
 // Models and schedules hetsim cannot describe: pricing them as GPT decoders under 1F1B would be silently
 // wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (MegatronEntryPoint(flags)) {
     if (std::optional<std::string> other = OtherModelEntryPoint(flags.script)) return r.Error(*other);
+  }
+  if (std::optional<std::string> vision = VisionFlagOf(flags)) {
+    return r.Error(absl::StrFormat(
+        "%s: a vision-language model (Megatron-LM's multimodal training, %s), which hetsim does not model (it "
+        "prices GPT-style decoders; the vision encoder and its image tokens are not in the line's decoder flags)",
+        *vision, flags.script.empty() ? "a vision encoder before the language model" : flags.script));
+  }
+  // DeepSpeed's FPDT (Ulysses with attention in chunks, offloaded to host memory): priced as plain
+  // Ulysses, a run that fits only so would be out of memory.
+  if (flags.Has("ds-sequence-parallel-fpdt")) {
+    return r.Error(
+        "--ds-sequence-parallel-fpdt: DeepSpeed's fully pipelined distributed transformer (attention in chunks, "
+        "offloaded to host memory) is not modelled; without the flag the line is priced as DeepSpeed-Ulysses");
   }
   if (flags.Has("window-size")) {
     return r.Error(absl::StrFormat(

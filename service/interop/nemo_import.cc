@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -154,7 +155,42 @@ constexpr KeyFlag kKeyFlags[] = {
     {"model.overlap_p2p_comm", "overlap-p2p-communication", false},
     {"model.optim.overlap_grad_sync", "overlap-grad-reduce", false},
     {"model.optim.overlap_param_sync", "overlap-param-gather", false},
+    // NeMo's Megatron-Core GPT (since NeMo 1.22): Megatron-LM's switch of the same meaning, 2023-2024.
+    {"model.mcore_gpt", "use-mcore-models", false},
 };
+
+// NeMo model families that are not GPT-style decoders, by the config's `name` ("megatron_bert"), and
+// what they are: priced as a decoder, they would be silently wrong.
+constexpr std::pair<const char*, const char*> kOtherFamilies[] = {
+    {"bert", "BERT (an encoder with bidirectional attention and its MLM head)"},
+    {"t5", "T5 (an encoder-decoder with cross-attention)"},
+    {"bart", "BART (an encoder-decoder with cross-attention)"},
+    {"retro", "RETRO (a decoder with chunked cross-attention to retrieved neighbours)"},
+    {"clip", "CLIP (a vision and a text encoder)"},
+    {"vit", "a vision transformer"},
+    {"neva", "a vision-language model"},
+    {"imagen", "a diffusion model"},
+    {"diffusion", "a diffusion model"},
+    {"dreambooth", "a diffusion model"},
+    {"controlnet", "a diffusion model"},
+    {"mamba", "a Mamba or hybrid Mamba model"},
+};
+
+absl::Status RefuseOtherFamilies(const YAML::Node& base, absl::string_view source) {
+  const YAML::Node name = base["name"];
+  if (!name || !name.IsScalar()) return absl::OkStatus();
+  const std::string lower = absl::AsciiStrToLower(name.Scalar());
+  for (const auto& [family, what] : kOtherFamilies) {
+    for (absl::string_view part : absl::StrSplit(lower, absl::ByAnyChar("_-"))) {
+      if (part != family) continue;
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: name: %s: NeMo's %s, which hetsim does not model (it prices GPT-style decoders: "
+                          "megatron_gpt, megatron_llama, ...)",
+                          source, name.Scalar(), what));
+    }
+  }
+  return absl::OkStatus();
+}
 
 // The vocabulary: NeMo reads it from the tokenizer, which the config names (GPT-2's BPE, a Hugging
 // Face model, a SentencePiece file); the known tokenizers' sizes, else GPT-2's with a note.
@@ -185,6 +221,15 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   if (activation && absl::StrContains(*activation, "swiglu")) absl::StrAppend(&line, " --swiglu");
   if (activation && *activation != "gelu" && !absl::StrContains(*activation, "swiglu")) {
     notes.push_back(absl::StrFormat("model.activation %s: priced as GeLU's FLOPs", *activation));
+  }
+  // NeMo builds Falcon's layer (model.name megatron_falcon_gpt) from mcore_customization_config; other
+  // models' configs carry the section (the launcher's Mistral 7B) without effect.
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> model_name, c.Scalar("model.name"));
+  HETSIM_ASSIGN_OR_RETURN(const bool parallel, c.Bool("model.mcore_customization_config.parallel_attention"));
+  if (parallel && model_name == "megatron_falcon_gpt") {
+    notes.push_back(
+        "model.mcore_customization_config.parallel_attention (Falcon's block: attention and MLP side by side): priced "
+        "as a sequential block, the same FLOPs and weights");
   }
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Scalar("model.position_embedding_type"));
   if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
@@ -256,6 +301,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
   }
+  HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(base, source));
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
   return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
 }

@@ -43,11 +43,15 @@ void FuzzNemo(absl::string_view text) {
   (void)hetsim::interop::ImportNemo(text, FuzzCluster(), request, "fuzz.yaml");
 }
 
+// Every run of the file, as calibrate reads it (one run: ParseNcclLog's result).
 void FuzzNcclLog(absl::string_view text) {
-  absl::StatusOr<hetsim::calibrate::NcclLog> log = hetsim::calibrate::ParseNcclLog(text, "fuzz.log");
-  if (!log.ok()) return;
+  absl::StatusOr<hetsim::calibrate::NcclLogRuns> runs = hetsim::calibrate::ParseNcclLogRuns(text, "fuzz.log");
+  if (!runs.ok()) return;
   std::vector<std::string> warnings;
-  (void)hetsim::calibrate::CheckLogAgainstIsland(*log, FuzzCluster(), 0, warnings);
+  for (const hetsim::calibrate::NcclLog& log : runs->runs) {
+    (void)hetsim::calibrate::RunName(log);
+    (void)hetsim::calibrate::CheckLogAgainstIsland(log, FuzzCluster(), 0, warnings);
+  }
 }
 
 }  // namespace
