@@ -55,6 +55,12 @@ int Export(const Args& args) {
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return ReportFailure(kExportInfo, setup.status());
+  if (const int64_t nodes = chakra::ExportNodesLowerBound(**setup); nodes > chakra::kMaxExportNodes) {
+    return ReportFailure(kExportInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                          "%s: the export would hold at least %d nodes over %d ranks, more than %d "
+                                          "(it is built whole in memory before writing); export a smaller plan",
+                                          plan_path, nodes, (*setup)->num_gpus(), chakra::kMaxExportNodes)));
+  }
   const chakra::ChakraExport out = chakra::ExportChakra(**setup);
   if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kExportInfo, s);
   if (!vm.count("quiet")) {

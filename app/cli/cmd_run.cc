@@ -16,6 +16,7 @@
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
@@ -115,7 +116,10 @@ absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_
       page.pipelines.push_back({p.name, p.setup, &p.result, first_stage});
       first_stage += p.setup->num_stages();
     }
-    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, traces::html::RunReportHtml(page)));
+    // Under the command's wall-clock limit (its scope, installed in Simulate).
+    HETSIM_ASSIGN_OR_RETURN(std::string html,
+                            DrawPageWithin(CurrentWallLimit(), [&] { return traces::html::RunReportHtml(page); }));
+    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, std::move(html)));
   }
   return outputs.Commit();
 }
@@ -244,6 +248,11 @@ int Simulate(const Args& args) {
   driver::SimulateOptions& sim_options = std::get<driver::SimulateOptions>(flag_options);
 
   const auto wall_start = std::chrono::steady_clock::now();
+  // --max-wall-seconds holds for the whole command: the simulation (its own scope, from its start) and
+  // the HTML page drawn after it.
+  const WallLimit wall_limit(f.max_wall_seconds, wall_start);
+  std::optional<WallLimitScope> wall_scope;
+  if (wall_limit.limited()) wall_scope.emplace(wall_limit);
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(f.plan_path, f.cluster_path);
   if (!inputs.ok()) return ReportFailure(kRunInfo, inputs.status());
   absl::StatusOr<proto::OutputFiles> outputs =

@@ -323,6 +323,15 @@ uint64_t RoundToMicros(Time t) { return t <= 0 ? 0 : static_cast<uint64_t>((t + 
 
 ChakraExport ExportChakra(const ExecutionSetup& setup) { return Exporter(setup).Run(); }
 
+int64_t ExportNodesLowerBound(const ExecutionSetup& setup) {
+  int64_t nodes = 0;
+  for (int s = 0; s < setup.num_stages(); ++s) {
+    nodes += static_cast<int64_t>(setup.stages[s].layout.gpus.size()) *
+             static_cast<int64_t>(setup.dag->stage_compute_order()[s].size());
+  }
+  return nodes;
+}
+
 std::string RankFileName(absl::string_view prefix, int rank) { return absl::StrCat(prefix, ".", rank, ".et"); }
 std::string CommGroupsFileName(absl::string_view prefix) { return absl::StrCat(prefix, ".comm_groups.json"); }
 

@@ -37,6 +37,13 @@ uint64_t RoundToMicros(Time t);
 
 ChakraExport ExportChakra(const sim::executor::ExecutionSetup& setup);
 
+// The most nodes an export may hold: it is built whole in memory before the first file is written
+// (all or nothing), a few hundred bytes a node.
+inline constexpr int64_t kMaxExportNodes = 20'000'000;
+// A lower bound of the nodes ExportChakra writes, computed without building them: every GPU of a
+// stage runs each of the stage's forward and backward passes. Checked against kMaxExportNodes first.
+int64_t ExportNodesLowerBound(const sim::executor::ExecutionSetup& setup);
+
 // The file names of rank `rank` and of the communicator groups under prefix P: "P.<rank>.et",
 // "P.comm_groups.json".
 std::string RankFileName(absl::string_view prefix, int rank);

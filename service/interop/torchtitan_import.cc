@@ -433,6 +433,13 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
     return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: not TOML: %s", source, e.source().begin.line,
                                                       e.source().begin.column, e.description()));
   }
+  // Every key has a default in torchtitan, so an empty file (or one of other tables only) would import
+  // as the debug model: refused, it is not a training config.
+  if (!root.contains("model") && !root.contains("training") && !root.contains("parallelism")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: no [model], [training] or [parallelism] table: not a torchtitan training config (an empty file?)",
+        source));
+  }
   TomlReader r(root, source);
   TorchtitanImport out;
   HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r));
