@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/plan.h"
 #include "proto/chakra_groups.h"
 #include "proto/chakra_stream.h"
 #include "sim/executor/setup.h"
@@ -40,9 +41,10 @@ ChakraExport ExportChakra(const sim::executor::ExecutionSetup& setup);
 // The most nodes an export may hold: it is built whole in memory before the first file is written
 // (all or nothing), a few hundred bytes a node.
 inline constexpr int64_t kMaxExportNodes = 20'000'000;
-// A lower bound of the nodes ExportChakra writes, computed without building them: every GPU of a
-// stage runs each of the stage's forward and backward passes. Checked against kMaxExportNodes first.
-int64_t ExportNodesLowerBound(const sim::executor::ExecutionSetup& setup);
+// A lower bound of the nodes ExportChakra writes, from the resolved plan alone (before the setup, which
+// for 100,000 GPUs is a minute): every GPU of a stage runs each of the stage's forward and backward
+// passes. Checked against kMaxExportNodes first.
+int64_t ExportNodesLowerBound(const spec::PlanSpec& plan);
 
 // The file names of rank `rank` and of the communicator groups under prefix P: "P.<rank>.et",
 // "P.comm_groups.json".
