@@ -115,6 +115,7 @@ std::optional<IslandModel::PodTier> PodTierOf(const spec::IslandSpec& isl, int n
 absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::ClusterSpec cluster, spec::DType dtype) {
   std::unique_ptr<ClusterModel> model(new ClusterModel());
   model->topology_ = std::make_unique<topology::Topology>(topology::Topology::Build(std::move(cluster)));
+  HETSIM_RETURN_IF_ERROR(model->topology_->CheckComplete());
   const topology::Topology& t = *model->topology_;
   topology::Router router(t);
   for (int i = 0; i < t.num_islands(); ++i) {

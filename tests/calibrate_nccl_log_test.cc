@@ -96,6 +96,28 @@ TEST_CASE("calibrate: the test is read from the log's own lines", "[calibrate]")
         "alltoall and broadcast, not hypercube");
 }
 
+TEST_CASE("calibrate: a log of more than 10,000 rows is refused at the first row too many", "[calibrate]") {
+  // The fit report simulates every row: 400,000 rows (a 46 MB log, inside the text size limit) ran for
+  // minutes. nccl-tests writes one row per size.
+  auto rows = [](int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+      absl::StrAppendFormat(&out, "  %d  %d  float  sum  -1  30.00  34.95  61.17  0  29.90  35.07  61.37  0\n",
+                            1024 * (i + 1), 256 * (i + 1));
+    }
+    return out;
+  };
+  const std::string head = absl::StrCat(RankLines(8, 8), kHeader13);
+  auto log = ParseNcclLog(absl::StrCat(head, rows(kMaxNcclLogRows)), "all_reduce_perf.txt");
+  REQUIRE(log.ok());
+  CHECK(log->rows.size() == static_cast<size_t>(kMaxNcclLogRows));
+  log = ParseNcclLog(absl::StrCat(head, rows(kMaxNcclLogRows + 1)), "all_reduce_perf.txt");
+  REQUIRE_FALSE(log.ok());
+  CHECK_THAT(std::string(log.status().message()),
+             Catch::StartsWith(absl::StrFormat("all_reduce_perf.txt:%d: more than 10000 table rows",
+                                               8 + 1 + kMaxNcclLogRows + 1)));  // 8 Rank lines, the header
+}
+
 TEST_CASE("calibrate: every table format of nccl-tests' history", "[calibrate]") {
   const std::string ranks = RankLines(8, 8);
   // 2.17+: -S 1 appends a timestamp to each row.

@@ -209,3 +209,19 @@ TEST_CASE("check --out writes the summary only when everything is valid", "[cli]
   CHECK(r.exit_code == 2);
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("import reads at most 4 MiB of launch line or training config, before parsing it", "[cli]") {
+  // A NeMo config holding one 60 MB value took 17 s (and a minute on a loaded machine) in yaml-cpp.
+  const fs::path dir = FreshDir("config_size");
+  fs::create_directories(dir);
+  const std::string yaml = (dir / "big.yaml").string();
+  REQUIRE(hetsim::proto::WriteFileAtomically(yaml, absl::StrCat("a: \"", std::string(5 << 20, 'x'), "\"\n")).ok());
+  const std::string out = (dir / "p.pbtxt").string();
+  CliRun r =
+      RunHetsim(absl::StrCat("import nemo ", yaml, " --cluster ", kExamples, "/cluster-a100-512.pbtxt --out ", out));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("big.yaml: 5242886 bytes is larger than 4 MiB, the limit for a launch line or "
+                                    "training config"));
+  CHECK_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}

@@ -1,11 +1,15 @@
 // `hetsim sweep` and `hetsim sweep-merge` end to end with the real executor on the bundled HAPT
 // case-study sweep: bad axes exit 2 naming the field before anything runs, rows identical whatever
 // --jobs, shards merged equal the unsharded file, and the merge refuses an unfinished shard.
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "cli_util.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
@@ -76,6 +80,50 @@ TEST_CASE("hetsim sweep plans each point when the sweep has no plan", "[sweep][c
   CHECK_THAT(rows, Catch::Contains("\"num_gpus\":512,") &&
                        Catch::Contains("\"schedule\":\"H-1F1B\",\"status\":\"ok\"") &&
                        Catch::Contains("\"schedule\":\"1F1B\",\"status\":\"ok\""));
+}
+
+// Copies `from` into `dir` under `name`; returns the copy's path.
+std::string CopyInto(const std::filesystem::path& dir, const std::string& from, const std::string& name) {
+  const std::string to = (dir / name).string();
+  REQUIRE(proto::WriteFileAtomically(to, *proto::ReadFileToString(from)).ok());
+  return to;
+}
+
+TEST_CASE("sweep and report: an output over an input is refused before anything runs, the input kept", "[sweep][cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("hetsim_output_over_input_", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string examples = absl::StrCat(HETSIM_SOURCE_DIR, "/examples/");
+  for (const char* name : {"cluster-hapt-case.pbtxt", "plan-hapt-case.pbtxt", "sweep-bandwidth.pbtxt"}) {
+    CopyInto(dir, examples + name, name);
+  }
+  const std::string sweep = (dir / "sweep-bandwidth.pbtxt").string();
+  const std::string sweep_text = *proto::ReadFileToString(sweep);
+  // `sweep s.pbtxt -o s.pbtxt` truncated the sweep file; so did -o naming the plan it loads.
+  for (const std::string& out : {sweep, (dir / "plan-hapt-case.pbtxt").string()}) {
+    const std::string before = *proto::ReadFileToString(out);
+    CliRun r = RunHetsim(absl::StrCat("sweep ", sweep, " -o ", out));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("is also an input of this command"));
+    CHECK(*proto::ReadFileToString(out) == before);
+  }
+  // A page in a missing folder used to be found out after every point had run and its rows written.
+  CliRun r = RunHetsim(absl::StrCat("sweep ", sweep, " -o ", (dir / "rows.csv").string(), " --html ",
+                                    (dir / "missing" / "rows.html").string()));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("missing does not exist"));
+  CHECK_FALSE(std::filesystem::exists(dir / "rows.csv"));
+  CHECK(*proto::ReadFileToString(sweep) == sweep_text);
+  // `report r.json --html r.json` replaced the report with its page.
+  const std::string report = (dir / "r.json").string();
+  RunOk(absl::StrCat("run ", dir.string(), "/plan-hapt-case.pbtxt --cluster ", dir.string(),
+                     "/cluster-hapt-case.pbtxt -q --no-wall-time --report ", report));
+  const std::string report_text = *proto::ReadFileToString(report);
+  r = RunHetsim(absl::StrCat("report ", report, " --html ", report));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("r.json: is also an input of this command"));
+  CHECK(*proto::ReadFileToString(report) == report_text);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

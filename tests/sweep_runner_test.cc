@@ -13,14 +13,26 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "service/sweep/fingerprint.h"
 #include "service/sweep/merge.h"
+#include "service/sweep/row.h"
 #include "sweep_test_util.h"
 
 namespace hetsim::testing {
 namespace {
 
 std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n', absl::SkipEmpty()); }
+
+// A CSV row without its last cell, the sweep's fingerprint (checked to be one).
+std::string WithoutFingerprint(const std::string& row) {
+  const size_t comma = row.rfind(',');
+  REQUIRE(comma != std::string::npos);
+  CHECK(sweep::IsSweepFingerprint(row.substr(comma + 1)));
+  return row.substr(0, comma);
+}
 
 // The file one uninterrupted single-threaded run writes.
 std::string Reference(const std::string& sweep, const std::string& out) {
@@ -45,15 +57,38 @@ TEST_CASE("a sweep writes one row per point with fixed columns", "[sweep]") {
         "point,cluster.inter_island_links[0].bandwidth_gbps,plan.schedule,iteration_time_ms,tokens_per_s,"
         "samples_per_s,mfu,bubble_ratio,eta,peak_memory_gib,memory_capacity_gib,oom,num_gpus,num_stages,num_"
         "microbatches,schedule,"
-        "status,message");
+        "status,message,sweep_fingerprint");
   // 1000/4 + 2 = 252 ms; 1e6 / 252 tokens/s; peak memory of the last of 3 stages: 12 GiB of its 40.
-  CHECK(lines[4] ==
+  CHECK(WithoutFingerprint(lines[4]) ==
         "3,4,ONE_F_ONE_B,252,3968.253968253968,0,0.25,0.3333333333333333,0.5,12,40,false,6,3,128,"
         "ONE_F_ONE_B,ok,");
-  CHECK(lines[1 + 13] == "13,7,EAGER_1F1B,,,,,,,,,,,,,,infeasible,no plan fits; stage 1 needs 3 GiB more");
-  CHECK(lines[1 + 18] ==
+  CHECK(WithoutFingerprint(lines[1 + 13]) ==
+        "13,7,EAGER_1F1B,,,,,,,,,,,,,,infeasible,no plan fits; stage 1 needs 3 GiB more");
+  CHECK(WithoutFingerprint(lines[1 + 18]) ==
         "18,9,ONE_F_ONE_B,113.11111111111111,8840.864440078585,0,0.25,0.3333333333333333,0.5,45.5,40,"
         "true,6,3,128,ONE_F_ONE_B,oom,\"stage 1 (a100, ): peak 45.50 GiB exceeds 40.00 GiB\"");
+  // One fingerprint for every row of the sweep.
+  const std::string fingerprint = lines[1].substr(lines[1].rfind(',') + 1);
+  for (size_t i = 1; i < lines.size(); ++i) CHECK(absl::EndsWith(lines[i], "," + fingerprint));
+}
+
+TEST_CASE("a sweep's fingerprint depends on the sweep, not on its file's name", "[sweep]") {
+  const std::string dir = SweepFolder("fingerprint");
+  auto fingerprint_of = [&](const std::string& name, const std::string& text) {
+    const std::string path = WriteFile(dir, name, text);
+    FakeEvaluator fake;
+    REQUIRE(sweep::RunSweep(Job(path, dir + "/" + name + ".csv"), fake).ok());
+    const std::vector<std::string> lines = Lines(ReadFile(dir + "/" + name + ".csv"));
+    absl::StatusOr<std::string> f = sweep::RowFingerprint(sweep::RowFormat::kCsv, lines[1]);
+    REQUIRE(f.ok());
+    return *f;
+  };
+  const std::string a = fingerprint_of("a.pbtxt", kBandwidthScheduleSweep);
+  CHECK(fingerprint_of("b.pbtxt", kBandwidthScheduleSweep) == a);
+  const std::string renamed = absl::StrReplaceAll(kBandwidthScheduleSweep, {{"name: \"test\"", "name: \"other\""}});
+  CHECK(fingerprint_of("c.pbtxt", renamed) != a);
+  const std::string filtered = absl::StrCat(kBandwidthScheduleSweep, "filter: \"plan.schedule != H_1F1B\"\n");
+  CHECK(fingerprint_of("d.pbtxt", filtered) != a);
 }
 
 TEST_CASE("a point made invalid by its values gets its status and message in its row", "[sweep]") {
@@ -79,7 +114,8 @@ TEST_CASE("a point made invalid by its values gets its status and message in its
                            Catch::Contains("plan-hapt-case.pbtxt: stages[2].mesh"));
   CHECK_THAT(lines[1],
              Catch::StartsWith("{\"point\":1,\"cluster.islands[0].node_count\":2,\"iteration_time_ms\":204,"));
-  CHECK_THAT(lines[1], Catch::EndsWith("\"schedule\":\"H_1F1B\",\"status\":\"ok\",\"message\":\"\"}"));
+  CHECK_THAT(lines[1],
+             Catch::Contains("\"schedule\":\"H_1F1B\",\"status\":\"ok\",\"message\":\"\",\"sweep_fingerprint\":\""));
 }
 
 TEST_CASE("sweep output is identical whatever the number of jobs", "[sweep]") {
@@ -225,6 +261,41 @@ TEST_CASE("sweep shards merged equal the unsharded sweep", "[sweep]") {
     CHECK_THAT(std::string(sweep::MergeSweepShards(format, twice, nullptr).status().message()),
                Catch::Contains("appears twice"));
   }
+}
+
+TEST_CASE("shards of two sweeps with the same axes are refused by their fingerprints", "[sweep]") {
+  const std::string dir = SweepFolder("two-sweeps");
+  const std::string a = WriteFile(dir, "a.pbtxt", kBandwidthScheduleSweep);
+  const std::string b =
+      WriteFile(dir, "b.pbtxt", absl::StrReplaceAll(kBandwidthScheduleSweep, {{"name: \"test\"", "name: \"other\""}}));
+  for (const char* ext : {".csv", ".jsonl"}) {
+    const sweep::RowFormat format = sweep::RowFormatForPath(ext);
+    const std::vector<std::string> shards = {absl::StrCat(dir, "/a0", ext), absl::StrCat(dir, "/b1", ext)};
+    for (int k = 0; k < 2; ++k) {
+      sweep::SweepJob job = Job(k == 0 ? a : b, shards[k]);
+      job.shard = sweep::Shard{k, 2};
+      FakeEvaluator fake;
+      REQUIRE(sweep::RunSweep(job, fake).ok());
+    }
+    // Same header, points 0..23 once each: only the fingerprints tell the sweeps apart.
+    absl::StatusOr<std::string> merged = sweep::MergeSweepShards(format, shards, nullptr);
+    REQUIRE_FALSE(merged.ok());
+    CHECK_THAT(std::string(merged.status().message()),
+               Catch::Contains(absl::StrCat("b1", ext)) && Catch::Contains("the shards come from different sweeps"));
+  }
+  // Resuming sweep a over a file of sweep b, same points: refused, the file left alone.
+  sweep::SweepJob b_job = Job(b, dir + "/b.csv");
+  FakeEvaluator fake_b;
+  REQUIRE(sweep::RunSweep(b_job, fake_b).ok());
+  const std::string b_rows = ReadFile(dir + "/b.csv");
+  sweep::SweepJob resume = Job(a, dir + "/b.csv");
+  resume.resume = true;
+  FakeEvaluator fake;
+  absl::StatusOr<sweep::SweepOutcome> run = sweep::RunSweep(resume, fake);
+  REQUIRE_FALSE(run.ok());
+  CHECK_THAT(std::string(run.status().message()), Catch::Contains("not of this one"));
+  CHECK(ReadFile(dir + "/b.csv") == b_rows);
+  CHECK(fake.calls() == 0);
 }
 
 }  // namespace

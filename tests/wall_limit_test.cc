@@ -2,6 +2,7 @@
 // (sim/executor/flow_estimate.h, driver::CheckWorkEstimate): issue 42, "work bounded before it starts".
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -9,9 +10,12 @@
 #include "base/wall_limit.h"
 #include "proto/inputs.h"
 #include "proto/resolve.h"
+#include "proto/resolve_cluster.h"
 #include "service/driver/build_setup.h"
+#include "service/driver/cluster_topology.h"
 #include "service/driver/simulate.h"
 #include "sim/executor/flow_estimate.h"
+#include "topology/device_graph.h"
 
 namespace hetsim::testing {
 namespace {
@@ -52,6 +56,28 @@ TEST_CASE("wall limit: a scope installs the thread's limit and nested scopes res
   }
   CHECK_FALSE(CurrentWallLimit().limited());
   CHECK_FALSE(WallLimitPassedNow());
+}
+
+TEST_CASE("wall limit: a topology's build stops at the limit and is refused, never used", "[limits]") {
+  // 16,384 GPUs: 0.1 s to build, the same code that takes seconds at 800,000.
+  const std::string path = std::string(HETSIM_SOURCE_DIR) + "/examples/cluster-16k-h100.pbtxt";
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(path));
+  REQUIRE(cluster.ok());
+  absl::StatusOr<spec::ClusterSpec> resolved = proto::ResolveCluster(*cluster, path);
+  REQUIRE(resolved.ok());
+  const topology::Topology whole = topology::Topology::Build(*resolved);
+  CHECK(whole.CheckComplete().ok());
+  const WallLimit past(1e-9, WallLimit::Clock::now() - std::chrono::seconds(1));
+  const WallLimitScope scope(past);
+  const topology::Topology cut = topology::Topology::Build(*resolved);
+  CHECK(cut.devices().size() < whole.devices().size());
+  const absl::Status s = cut.CheckComplete();
+  CHECK(IsRunLimit(s));
+  CHECK_THAT(std::string(s.message()), Catch::StartsWith("building the cluster's topology ran past the "
+                                                         "--max-wall-seconds limit"));
+  absl::StatusOr<std::unique_ptr<topology::Topology>> built = driver::BuildTopology(*cluster, path);
+  REQUIRE_FALSE(built.ok());
+  CHECK(IsRunLimit(built.status()));
 }
 
 TEST_CASE("work estimate: lower bounds from the plan, checked before setup", "[limits]") {

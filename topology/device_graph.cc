@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "base/wall_limit.h"
 #include "topology/topology_builder.h"
 
 namespace hetsim::topology {
@@ -97,6 +98,7 @@ void Topology::Builder::BuildNodes(int32_t island) {
                     nt.fabric == spec::IntraNodeFabric::kNvlinkBridge ||
                     nt.fabric == spec::IntraNodeFabric::kHybridCubeMesh;
   for (int32_t node = 0; node < isl.node_count; ++node) {
+    if (Stopped()) return;
     if (tree) {
       std::vector<DeviceId> node_nics;
       for (int32_t k = 0; k < nics; ++k) node_nics.push_back(AddDevice(DeviceKind::kNic, island, node, k));
@@ -160,6 +162,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
     std::vector<DeviceId> top;
     for (int32_t s = 0; s < spines; ++s) top.push_back(AddDevice(DeviceKind::kSpineSwitch, island, -1, s));
     for (DeviceId low : lower) {
+      if (Stopped()) return top;
       for (DeviceId sp : top) AddDuplex(low, sp, link_bps, hop_from_switch, hop_from_switch, cls);
     }
     return top;
@@ -170,7 +173,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
       const int32_t leaves = (nodes + per_leaf - 1) / per_leaf;
       std::vector<DeviceId> leaf;
       for (int32_t l = 0; l < leaves; ++l) leaf.push_back(AddDevice(DeviceKind::kLeafSwitch, island, -1, l));
-      for (size_t n = 0; n < nics.size(); ++n) attach(nics[n], leaf[n / nics_per_node / per_leaf]);
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], leaf[n / nics_per_node / per_leaf]);
       if (leaves == 1) return leaf;
       // One spine per NIC index; a leaf's uplinks together carry its downlink bandwidth / oversubscription.
       return add_spines(leaf, nics_per_node, per_leaf * nic_bps / oversub);
@@ -178,14 +181,14 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
     case spec::FabricTopology::kRailOptimized: {
       std::vector<DeviceId> rail;
       for (int32_t r = 0; r < nics_per_node; ++r) rail.push_back(AddDevice(DeviceKind::kRailSwitch, island, -1, r));
-      for (size_t n = 0; n < nics.size(); ++n) attach(nics[n], rail[n % nics_per_node]);
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], rail[n % nics_per_node]);
       if (nics_per_node == 1) return rail;
       return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
     }
     case spec::FabricTopology::kClos: return BuildClos(island, nics, nodes, cls, wire, hop_from_switch);
     case spec::FabricTopology::kSingleSwitch: {
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
-      for (DeviceId nic : nics) attach(nic, sw);
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], sw);
       return {sw};
     }
   }
@@ -213,6 +216,7 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
   for (int32_t r = 0; r < racks * tors_per_rack; ++r) tor.push_back(AddDevice(DeviceKind::kTorSwitch, island, -1, r));
   std::vector<int32_t> tor_nics(tor.size(), 0);
   for (size_t n = 0; n < nics.size(); ++n) {
+    if (Stopped()) return tor;
     const int32_t node = static_cast<int32_t>(n) / nics_per_node;
     const int32_t t =
         node / per_rack * tors_per_rack + (f.rail_optimized ? static_cast<int32_t>(n) % nics_per_node : 0);
@@ -232,6 +236,7 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
     }
   }
   for (size_t t = 0; t < tor.size(); ++t) {
+    if (Stopped()) return tor;
     const int32_t p = static_cast<int32_t>(t) / tors_per_rack / racks_per_pod;
     pod_nic_bps[p] += tor_nics[t] * nic_bps;
     const double link_bps = tor_nics[t] * nic_bps / rack_oversub / pod_switches;
@@ -276,7 +281,9 @@ void Topology::Builder::Run() {
   std::vector<std::vector<DeviceId>> tops(islands);
   for (int32_t i = 0; i < islands; ++i) {
     BuildNodes(i);
+    if (Stopped()) return;  // an incomplete island: nothing may be attached to it
     tops[i] = BuildNetworkOf(i);
+    if (Stopped()) return;
     if (c.islands[i].network < 0 || tops[i].empty()) continue;
     for (int32_t m : c.networks[c.islands[i].network].islands) tops[m] = tops[i];
   }
@@ -315,6 +322,13 @@ Topology Topology::Build(spec::ClusterSpec cluster) {
   Builder b(t);
   b.Run();
   return t;
+}
+
+absl::Status Topology::CheckComplete() const {
+  if (!interrupted_) return absl::OkStatus();
+  absl::Status s = CurrentWallLimit().Check("building the cluster's topology");
+  // The build stopped only because the limit passed, and time runs forward: Check fails.
+  return s.ok() ? absl::InternalError("the topology's build stopped before the wall-clock limit") : s;
 }
 
 std::string Topology::DeviceName(DeviceId id) const {

@@ -8,11 +8,13 @@
 #define HETSIM_TOPOLOGY_DEVICE_GRAPH_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/ids.h"
@@ -84,14 +86,19 @@ inline constexpr int64_t kHopWeightScale = 1024;
 class Topology {
  public:
   // Builds the graph of a resolved cluster (proto::ResolveCluster refused what cannot be built; the
-  // topology checks only its own invariants).
+  // topology checks only its own invariants). The build polls the calling thread's wall-clock limit
+  // (base/wall_limit.h: 800,000 GPUs are seconds of work) and stops early when it passes: such a
+  // topology is incomplete and CheckComplete() says so; callers check it before using the topology.
   static Topology Build(spec::ClusterSpec cluster);
+  // OK for a whole topology; DeadlineExceeded (a run limit naming --max-wall-seconds) for one whose
+  // build stopped at the wall-clock limit.
+  absl::Status CheckComplete() const;
 
   const spec::ClusterSpec& cluster() const { return cluster_; }
   const spec::IslandSpec& island(int32_t island) const { return cluster_.islands[island]; }
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Link>& links() const { return links_; }
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
   std::string DeviceName(DeviceId id) const;
 
   int32_t num_gpus() const { return static_cast<int32_t>(gpu_devices_.size()); }
@@ -140,9 +147,12 @@ class Topology {
   Topology() = default;
 
   spec::ClusterSpec cluster_;
+  bool interrupted_ = false;  // the build stopped at the wall-clock limit
   std::vector<Device> devices_;
   std::vector<Link> links_;
-  Graph graph_;
+  // On the heap: boost 1.74's adjacency_list has no move constructor, so a Topology moved out of Build
+  // copied its whole graph (seconds and a second copy's memory at 800,000 GPUs).
+  std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
   std::vector<int32_t> island_first_gpu_;
   std::vector<DeviceId> gpu_devices_;
   std::vector<DeviceId> gpu_switch_;

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "base/wall_limit.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::topology {
@@ -20,7 +21,7 @@ class Topology::Builder {
  private:
   DeviceId AddDevice(DeviceKind kind, int32_t island, int32_t node, int32_t index) {
     t_.devices_.push_back({kind, island, node, index});
-    boost::add_vertex(t_.graph_);
+    boost::add_vertex(*t_.graph_);
     t_.nic_up_.push_back(kNoLink);
     t_.nic_down_.push_back(kNoLink);
     return static_cast<DeviceId>(t_.devices_.size() - 1);
@@ -31,7 +32,7 @@ class Topology::Builder {
     const auto id = static_cast<LinkId>(t_.links_.size());
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
     t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
-    boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, t_.graph_);
+    boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, *t_.graph_);
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.
@@ -39,6 +40,13 @@ class Topology::Builder {
     const LinkId id = AddLink(a, b, bytes_per_second, a_to_b, cls);
     AddLink(b, a, bytes_per_second, b_to_a, cls);
     return id;
+  }
+
+  // True once the calling thread's wall-clock limit has passed (polled, cheap): the build stops and
+  // leaves the topology marked incomplete.
+  bool Stopped() {
+    if (!t_.interrupted_ && WallLimitPassed()) t_.interrupted_ = true;
+    return t_.interrupted_;
   }
 
   void Index();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +89,14 @@ std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_event
     return UsageError(info, s.message());
   }
   return std::nullopt;
+}
+
+absl::StatusOr<std::string> DrawPageWithin(const WallLimit& limit, const std::function<std::string()>& draw) {
+  std::optional<WallLimitScope> scope;
+  if (limit.limited()) scope.emplace(limit);
+  std::string page = draw();
+  if (absl::Status s = CurrentWallLimit().Check("drawing the HTML page"); !s.ok()) return s;
+  return page;
 }
 
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body) {

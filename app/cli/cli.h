@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "app/cli/commands.h"
+#include "base/wall_limit.h"
 #include "proto/any_message.h"
 
 namespace hetsim::app {
@@ -64,6 +65,10 @@ std::optional<int> CheckRunLimitFlags(const CommandInfo& info, int64_t max_event
 // A size: bytes with an optional suffix K, M, G, T (or KiB, MiB, GiB, TiB: powers of 1024; KB, MB, GB,
 // TB: of 1000; B), at most 1 PiB (`collective --bytes`, `run --max-memory`); errors name `flag`.
 absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag);
+
+// Draws an HTML page (`draw`) under `limit`, installed for the drawing: the drawing polls it and stops
+// early, and a page cut short is refused (DeadlineExceeded, a run limit: exit 2), never written.
+absl::StatusOr<std::string> DrawPageWithin(const WallLimit& limit, const std::function<std::string()>& draw);
 
 // Runs `body`, turning an escaped exception into "hetsim NAME: internal error: ..." and exit code 1.
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body);

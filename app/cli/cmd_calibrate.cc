@@ -76,6 +76,15 @@ absl::Status CheckLogShape(const calibrate::NcclLogShape& shape) {
   return absl::OkStatus();
 }
 
+// Every fitted parameter, before -> after, on stdout.
+void PrintFittedParameters(const std::vector<calibrate::SourceFit>& fits) {
+  for (const calibrate::SourceFit& f : fits) {
+    for (const calibrate::FittedParameter& p : f.parameters) {
+      std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);
+    }
+  }
+}
+
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
@@ -92,7 +101,8 @@ int Calibrate(const Args& args) {
       "iterations", po::value(&iterations)->value_name("CSV"), "measured iterations plan,time_ms (repeatable)")(
       "gpu-type", po::value(&gpu_type)->value_name("NAME"), "GPU type the GEMMs ran on (default: the first)")(
       "log", po::value(&logs)->value_name("LOG"), "nccl-tests output log (repeatable)")(
-      "max-mape", po::value(&max_mape)->value_name("PCT"), "largest MAPE of the nccl-tests fit, percent (default 15)")(
+      "max-mape", po::value(&max_mape)->value_name("PCT"),
+      "largest MAPE of the nccl-tests and GEMM fits, percent (default 15)")(
       "accept-poor-fit", po::bool_switch(&accept_poor_fit), "write a poor fit anyway, its problems as warnings")(
       "log-ranks", po::value(&log_shape.ranks)->value_name("N"), "GPUs of logs pasted without their Rank lines")(
       "log-hosts", po::value(&log_shape.hosts)->value_name("H"), "hosts of logs pasted without their Rank lines")(
@@ -140,7 +150,7 @@ int Calibrate(const Args& args) {
     if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
     absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
     if (!timings.ok()) return ReportFailure(kCalibrateInfo, timings.status());
-    sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type));
+    sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type, max_mape));
   }
   // Last: the overheads are what remains once the kernels and the collectives are calibrated.
   for (const std::string& path : iterations) {
@@ -149,6 +159,15 @@ int Calibrate(const Args& args) {
     absl::StatusOr<std::vector<calibrate::MeasuredIteration>> runs = calibrate::ParseIterationCsv(*text, path);
     if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
     sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path, exact));
+  }
+  std::vector<std::string> inputs = {cluster_path};
+  for (const auto* list : {&logs, &gemms, &iterations}) inputs.insert(inputs.end(), list->begin(), list->end());
+  proto::OutputFiles outputs(std::move(inputs));  // the cluster and the fit report, both or neither
+  // Checked before the fit (seconds to minutes): an output over an input or in a missing folder.
+  for (const std::string* path : {&out_path, &report_path}) {
+    if (absl::Status s = path->empty() ? absl::OkStatus() : outputs.Check(*path); !s.ok()) {
+      return ReportFailure(kCalibrateInfo, s);
+    }
   }
   std::vector<calibrate::SourceFit> fits;
   for (auto& source : sources) {
@@ -159,20 +178,13 @@ int Calibrate(const Args& args) {
   if (absl::Status s = CheckFitQuality(fits, accept_poor_fit); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   if (absl::Status s = proto::ValidateCluster(*cluster, out_path); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   const std::string report = calibrate::FormatFitReport(fits);
-  std::vector<std::string> inputs = {cluster_path};
-  for (const auto* list : {&logs, &gemms, &iterations}) inputs.insert(inputs.end(), list->begin(), list->end());
-  proto::OutputFiles outputs(std::move(inputs));  // the cluster and the fit report, both or neither
   if (absl::Status s = outputs.Add(report_path, report); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   if (absl::Status s = outputs.AddMessage(out_path, *cluster); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kCalibrateInfo, s);
   std::printf("calibrated %s -> %s: MAPE %.2f %% over %zu logs, %zu GEMM and %zu iteration files\n",
               cluster_path.c_str(), out_path.c_str(), calibrate::MeanAbsolutePercentError(fits), logs.size(),
               gemms.size(), iterations.size());
-  for (const calibrate::SourceFit& f : fits) {
-    for (const calibrate::FittedParameter& p : f.parameters) {
-      std::printf("  %s: %.6g -> %.6g\n", p.field.c_str(), p.before, p.after);
-    }
-  }
+  PrintFittedParameters(fits);
   return kExitOk;
 }
 

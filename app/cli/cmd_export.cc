@@ -8,6 +8,7 @@
 #include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
 #include "proto/pipeline_plans.h"
+#include "proto/resolve.h"
 #include "service/chakra/export.h"
 #include "service/driver/build_setup.h"
 #include "sim/executor/setup.h"
@@ -51,6 +52,13 @@ int Export(const Args& args) {
   if (!inputs.ok()) return ReportFailure(kExportInfo, inputs.status());
   if (absl::Status s = proto::RequireOnePipeline(inputs->plan, plan_path, "export chakra"); !s.ok()) {
     return ReportFailure(kExportInfo, s);
+  }
+  if (const int64_t nodes = chakra::ExportNodesLowerBound(proto::ResolvePlan(inputs->plan, plan_path));
+      nodes > chakra::kMaxExportNodes) {
+    return ReportFailure(kExportInfo, absl::InvalidArgumentError(absl::StrFormat(
+                                          "%s: the export would hold at least %d nodes, more than %d (it is built "
+                                          "whole in memory before writing); export a smaller plan",
+                                          plan_path, nodes, chakra::kMaxExportNodes)));
   }
   absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
       driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);

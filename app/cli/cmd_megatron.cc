@@ -22,6 +22,10 @@
 namespace hetsim::app {
 namespace {
 
+// Launch lines, launch scripts and training configs (TOML, YAML) are kilobytes; the parsers' cost
+// grows with the file, so the import reads at most this much (text inputs may otherwise be 64 MiB).
+constexpr size_t kMaxConfigBytes = size_t{4} << 20;
+
 const CommandInfo kMegatronImportInfo = {
     "import",
     "hetsim import megatron LAUNCH_LINE_FILE | --line 'FLAGS' --cluster C [--model M] [--nodes N] [--island I] "
@@ -117,6 +121,13 @@ int MegatronImport(const Args& args) {
   if (!line_file.empty()) {
     absl::StatusOr<std::string> text = proto::ReadInputFile(line_file, proto::InputKind::kText);
     if (!text.ok()) return ReportFailure(kMegatronImportInfo, text.status());
+    if (text->size() > kMaxConfigBytes) {  // before the parse: yaml-cpp took 17 s and more on a 60 MB value
+      return ReportFailure(kMegatronImportInfo,
+                           absl::InvalidArgumentError(absl::StrFormat(
+                               "%s: %d bytes is larger than 4 MiB, the limit for a launch line or training config "
+                               "(docs/reliability.md)",
+                               line_file, text->size())));
+    }
     line_text = *std::move(text);
   }
   absl::StatusOr<hetsim::v1::Cluster> cluster = proto::LoadCluster(cluster_path);

@@ -14,6 +14,7 @@
 #include "app/cli/ideal_option.h"
 #include "app/cli/network_option.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
@@ -114,7 +115,10 @@ absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_
       page.pipelines.push_back({p.name, p.setup, &p.result, first_stage});
       first_stage += p.setup->num_stages();
     }
-    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, traces::html::RunReportHtml(page)));
+    // Under the command's wall-clock limit (its scope, installed in Simulate).
+    HETSIM_ASSIGN_OR_RETURN(std::string html,
+                            DrawPageWithin(CurrentWallLimit(), [&] { return traces::html::RunReportHtml(page); }));
+    HETSIM_RETURN_IF_ERROR(outputs.Add(html_path, std::move(html)));
   }
   return outputs.Commit();
 }
@@ -243,7 +247,13 @@ int Simulate(const Args& args) {
   std::variant<driver::RunRequest, int> request = RequestOf(f, vm);
   if (const int* exit = std::get_if<int>(&request)) return *exit;
 
-  absl::StatusOr<driver::LoadedRun> run = driver::LoadRun(std::get<driver::RunRequest>(request));
+  const driver::RunRequest& run_request = std::get<driver::RunRequest>(request);
+  // --max-wall-seconds holds for the whole command: the simulation (its own scope, from its start) and
+  // the HTML page drawn after it.
+  const WallLimit wall_limit(f.max_wall_seconds, run_request.wall_start);
+  std::optional<WallLimitScope> wall_scope;
+  if (wall_limit.limited()) wall_scope.emplace(wall_limit);
+  absl::StatusOr<driver::LoadedRun> run = driver::LoadRun(run_request);
   if (!run.ok()) return ReportFailure(kRunInfo, run.status());
   absl::StatusOr<proto::OutputFiles> outputs =
       CheckedOutputs(run->inputs, f.faults_path, f.report_path, {f.trace_path, f.html_path});

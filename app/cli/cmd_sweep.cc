@@ -23,7 +23,8 @@ const CommandInfo kSweepInfo = {
     "Runs every point of SWEEP (the cartesian product of its axes, filtered): substitutes the axis values\n"
     "into the base cluster, model and plan, plans when the sweep has no plan, simulates, and writes one row\n"
     "per point (axis values, iteration time, tokens/s, MFU, bubble ratio, eta, peak memory, OOM, status,\n"
-    "message) to -o (standard output without it). CSV, or JSON Lines for --format jsonl or a .jsonl file.\n"
+    "message, the sweep's fingerprint) to -o (standard output without it). CSV, or JSON Lines for --format jsonl or a "
+    ".jsonl file.\n"
     "A point that fails gets its status and message in its row. Rows are in point order whatever --jobs\n"
     "(default: all cores), written as points end: after a kill, --resume continues the file with no row\n"
     "lost or repeated (a missing file starts afresh). --shard K/N runs points p with p % N == K (K from 0);\n"
@@ -32,7 +33,8 @@ const CommandInfo kSweepInfo = {
     "bound each point's simulation (0 = no limit): a point that reaches one gets status \"limit\" and a\n"
     "message naming the limit, and the sweep goes on. --html writes the results as charts (one per metric\n"
     "against the first axis, a line per value of the second, small multiples for the others) and a\n"
-    "sortable table (docs/report.md); it needs CSV results in a file."};
+    "sortable table (docs/report.md); it needs CSV results in a file, and --max-wall-seconds bounds its\n"
+    "drawing too."};
 
 int SweepCommand(const Args& args) {
   po::options_description options("options");
@@ -48,7 +50,7 @@ int SweepCommand(const Args& args) {
       "shard", po::value(&shard)->value_name("K/N"), "run the K-th of N slices (K from 0)")(
       "max-events", po::value(&max_events)->value_name("N"), "fail a point after N events (0 = no limit)")(
       "max-wall-seconds", po::value(&point_options.max_wall_seconds)->value_name("S"),
-      "fail a point whose simulation runs longer than S seconds (0 = no limit)")(
+      "fail a point whose simulation runs longer than S seconds, and the --html page (0 = no limit)")(
       "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the results (CSV)")(
       "sweep", po::value(&job.sweep_path)->required(), "sweep file");
   ApproximationNames approximation_names;
@@ -80,6 +82,7 @@ int SweepCommand(const Args& args) {
     return UsageError(kSweepInfo, "--html needs CSV results in a file (-o FILE.csv)");
   }
   job.progress = sweep::StderrIsTerminal();
+  job.html_path = html_path;
   const sweep::SimulationEvaluator evaluator(point_options);
   absl::StatusOr<sweep::SweepOutcome> outcome = sweep::RunSweep(job, evaluator);
   if (!outcome.ok()) return ReportFailure(kSweepInfo, outcome.status());
@@ -93,8 +96,12 @@ int SweepCommand(const Args& args) {
     if (!rows.ok()) return ReportFailure(kSweepInfo, rows.status());
     absl::StatusOr<traces::html::SweepTable> table = traces::html::ParseSweepCsv(*rows, job.output_path);
     if (!table.ok()) return ReportFailure(kSweepInfo, table.status());
-    const std::string html = traces::html::SweepReportHtml(*table, job.sweep_path);
-    if (absl::Status s = proto::WriteFileAtomically(html_path, html); !s.ok()) return ReportFailure(kSweepInfo, s);
+    // The page, like each point, gets --max-wall-seconds from its own start.
+    absl::StatusOr<std::string> html = DrawPageWithin(WallLimit(point_options.max_wall_seconds), [&] {
+      return traces::html::SweepReportHtml(*table, job.sweep_path);
+    });
+    if (!html.ok()) return ReportFailure(kSweepInfo, html.status());
+    if (absl::Status s = proto::WriteFileAtomically(html_path, *html); !s.ok()) return ReportFailure(kSweepInfo, s);
   }
   return kExitOk;
 }

@@ -17,20 +17,24 @@ namespace hetsim::app {
 namespace {
 
 const CommandInfo kSweepMergeInfo = {
-    "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP] [--html R.html]",
+    "sweep-merge", "hetsim sweep-merge OUT SHARD... [--sweep SWEEP] [--html R.html] [--max-wall-seconds S]",
     "Merges the output files of the shards of one sweep (hetsim sweep --shard K/N for K = 0..N-1, any\n"
     "order) into OUT: the header once and every point's row in point order, exactly the file one machine\n"
-    "running the whole sweep writes. Shards that disagree on the header, hold a point twice, miss a point\n"
-    "or end in an incomplete line are refused (exit 2). With --sweep, the rows are also checked against\n"
-    "the sweep's points, which catches a shard that lost its last rows. OUT is written atomically; its\n"
-    "format (CSV, or JSON Lines for .jsonl) must be the shards'. --html also writes the merged sweep as\n"
-    "charts and a sortable table (CSV only; docs/report.md)."};
+    "running the whole sweep writes. Shards that disagree on the header or on the sweep's fingerprint (the\n"
+    "last column: the sweep, the files it names and its point count), hold a point twice, miss a point or\n"
+    "end in an incomplete line are refused (exit 2). With --sweep, the rows are also checked against the\n"
+    "sweep's points and fingerprint, which catches a shard that lost its last rows. OUT is written\n"
+    "atomically; its format (CSV, or JSON Lines for .jsonl) must be the shards'. --html also writes the\n"
+    "merged sweep as charts and a sortable table (CSV only; docs/report.md). --max-wall-seconds bounds the\n"
+    "whole command, the page's drawing included (0 = no limit)."};
 
 int Merge(const Args& args) {
   po::options_description options("options");
   std::vector<std::string> files;
   std::string sweep_path, html_path;
+  double max_wall_seconds = 0;
   options.add_options()("sweep", po::value(&sweep_path)->value_name("SWEEP"), "check against this sweep's points")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop after S seconds (0 = no limit)")(
       "html", po::value(&html_path)->value_name("R.html"), "write charts and a table of the merged sweep")(
       "files", po::value(&files)->multitoken(), "OUT SHARD...");
   po::positional_options_description positional;
@@ -38,6 +42,8 @@ int Merge(const Args& args) {
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kSweepMergeInfo, args, options, positional, &vm)) return *exit;
   if (files.size() < 2) return UsageError(kSweepMergeInfo, "needs OUT and at least one SHARD");
+  if (auto exit = CheckRunLimitFlags(kSweepMergeInfo, 0, max_wall_seconds)) return *exit;
+  const WallLimit wall_limit(max_wall_seconds);
   const std::string out = files[0];
   const std::vector<std::string> shards(files.begin() + 1, files.end());
   const sweep::RowFormat format = sweep::RowFormatForPath(out);
@@ -72,7 +78,10 @@ int Merge(const Args& args) {
   if (!html_path.empty()) {  // before anything is written: a bad merge leaves neither file
     absl::StatusOr<traces::html::SweepTable> table = traces::html::ParseSweepCsv(*merged, out, header);
     if (!table.ok()) return ReportFailure(kSweepMergeInfo, table.status());
-    html = traces::html::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path);
+    absl::StatusOr<std::string> page = DrawPageWithin(
+        wall_limit, [&] { return traces::html::SweepReportHtml(*table, sweep_path.empty() ? out : sweep_path); });
+    if (!page.ok()) return ReportFailure(kSweepMergeInfo, page.status());
+    html = *std::move(page);
   }
   std::vector<std::string> inputs = shards;
   inputs.push_back(sweep_path);

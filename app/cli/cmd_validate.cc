@@ -4,6 +4,7 @@
 // with --top-k the planner's K best plans are all simulated and Kendall's tau says whether the cost
 // model ranks plans the way the simulator does.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ const CommandInfo kValidateInfo = {
     "validate",
     "hetsim validate PLAN... | --plans DIR|LIST --cluster C [--report R.json] [--chart C.svg] [--exact]\n"
     "       hetsim validate PLAN --cluster C [--top-k K] [--planner hapt|tangram|megatron|alpa] [--html R.html] "
-    "[--exact]",
+    "[--exact] [--max-wall-seconds S]",
     "Plans with a prediction (Plan.prediction, from any planner): simulates each and prints the error of\n"
     "every predicted quantity, per stage the term most wrong (compute, exposed_comm, bubble, grad_sync),\n"
     "and over the set MAPE, max error, Kendall's tau, Spearman's rho, whether the planner's best plan is\n"
@@ -45,7 +46,8 @@ const CommandInfo kValidateInfo = {
     "tau between predicted and simulated iteration times. --html writes the comparison as an HTML page\n"
     "(predicted vs simulated scatter, per-stage errors; docs/report.md).\n"
     "Each plan is simulated at the fidelity `hetsim run` chooses (exact while affordable, else the\n"
-    "approximations measured under 0.5% for its shape); --exact simulates every one in full."};
+    "approximations measured under 0.5% for its shape); --exact simulates every one in full.\n"
+    "--max-wall-seconds S bounds the whole command: planning's simulations and the page's drawing (0 = no limit)."};
 
 double Ms(Time t) { return TimeToMilliseconds(t); }
 // What --html draws: the plan's stages, predicted and simulated (top-k plans are added as they run).
@@ -111,9 +113,11 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
       html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
     }
     proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path});
-    if (absl::Status s = files.Add(html_path, traces::html::ValidateReportHtml(html)); !s.ok()) {
-      return ReportFailure(kValidateInfo, s);
-    }
+    // Under the command's wall-clock limit (its scope, installed in Validate).
+    absl::StatusOr<std::string> page =
+        DrawPageWithin(CurrentWallLimit(), [&] { return traces::html::ValidateReportHtml(html); });
+    if (!page.ok()) return ReportFailure(kValidateInfo, page.status());
+    if (absl::Status s = files.Add(html_path, *std::move(page)); !s.ok()) return ReportFailure(kValidateInfo, s);
     if (absl::Status s = files.Commit(); !s.ok()) return ReportFailure(kValidateInfo, s);
   }
   std::fputs(evaluation::FormatOwnValidation(*inputs, *v, top_k, planner_name).c_str(), stdout);
@@ -126,7 +130,9 @@ int Validate(const Args& args) {
   std::string plans_source, cluster_path, planner_name = "hapt", html_path;
   PredictionOutputs outputs;
   int top_k = 0;
+  double max_wall_seconds = 0;
   options.add_options()("plan", po::value(&plan_paths), "plan files")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop after S seconds (0 = no limit)")(
       "plans", po::value(&plans_source)->value_name("DIR|LIST"), "a folder of plans or a file listing them")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
       "report,r", po::value(&outputs.report_path)->value_name("R"),
@@ -141,6 +147,10 @@ int Validate(const Args& args) {
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kValidateInfo, args, options, positional, &vm)) return *exit;
   if (top_k < 0) return UsageError(kValidateInfo, "--top-k: must be >= 0");
+  if (auto exit = CheckRunLimitFlags(kValidateInfo, 0, max_wall_seconds)) return *exit;
+  const WallLimit wall_limit(max_wall_seconds);
+  std::optional<WallLimitScope> wall_scope;
+  if (wall_limit.limited()) wall_scope.emplace(wall_limit);
   absl::StatusOr<planner::PlannerKind> kind = planner::ParsePlannerKind(planner_name);
   if (!kind.ok()) return UsageError(kValidateInfo, kind.status().message());
   if (!plans_source.empty()) {

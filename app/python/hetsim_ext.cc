@@ -11,6 +11,7 @@
 
 #include <time.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -39,6 +40,17 @@ api::Input ToInput(const std::string& name, const py::tuple& t) {
   return in;
 }
 
+// A Python int as int64, or the CLI's kind of message naming the argument (pybind11's own says "Unable to
+// cast Python instance to C++ type", which names nothing).
+int64_t ToInt64(const std::string& name, const py::handle& v) {
+  try {
+    return v.cast<int64_t>();
+  } catch (const py::cast_error&) {
+    throw std::runtime_error(name + ": " + py::str(v).cast<std::string>() +
+                             " is not a 64-bit integer (outside [-2^63, 2^63 - 1])");
+  }
+}
+
 // A Python argument as the parameter `p` takes it (__init__.py has converted it to that kind).
 api::Value ToValue(const api::Param& p, const py::handle& v) {
   switch (p.kind) {
@@ -56,10 +68,16 @@ api::Value ToValue(const api::Param& p, const py::handle& v) {
     }
     case api::Kind::kString: return v.cast<std::string>();
     case api::Kind::kInt:
-    case api::Kind::kCount: return v.cast<int64_t>();
+    case api::Kind::kCount: return ToInt64(p.name, v);
     case api::Kind::kDouble: return v.cast<double>();
     case api::Kind::kBool: return v.cast<bool>();
-    case api::Kind::kInts: return v.cast<std::vector<int64_t>>();
+    case api::Kind::kInts: {
+      std::vector<int64_t> ints;
+      for (const py::handle& item : v.cast<py::list>()) {
+        ints.push_back(ToInt64(p.name + "[" + std::to_string(ints.size()) + "]", item));
+      }
+      return ints;
+    }
   }
   throw std::logic_error("unknown parameter kind");
 }

@@ -17,6 +17,9 @@ namespace hetsim::calibrate {
 
 namespace {
 
+constexpr double kMaxGemmDimension = 2147483647;  // cuBLAS's m, n, k are int
+constexpr double kMaxGemmSeconds = 3600;
+
 bool ParseDType(absl::string_view text, hetsim::v1::DType* out) {
   const std::string t = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
   static const absl::flat_hash_map<std::string, hetsim::v1::DType> kNames = {
@@ -103,6 +106,14 @@ absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, abs
         return LineError(file, row.line, absl::StrFormat("\"%s\" is not a positive number", cell));
       }
     }
+    // cuBLAS takes 32-bit dimensions: a larger one is no GEMM that ran (and their products overflow).
+    for (auto [value, col] : {std::pair{t.m, col_m}, {t.n, col_n}, {t.k, col_k}}) {
+      if (value != std::floor(value) || value > kMaxGemmDimension) {
+        return LineError(file, row.line,
+                         absl::StrFormat("\"%s\" is not a GEMM dimension (a whole number up to %d, cuBLAS's int)",
+                                         row.cells[col], static_cast<int64_t>(kMaxGemmDimension)));
+      }
+    }
     if (!ParseDType(row.cells[col_dtype], &t.dtype)) {
       return LineError(file, row.line,
                        absl::StrFormat("unknown dtype \"%s\" (fp32, tf32, bf16, fp16, fp8)", row.cells[col_dtype]));
@@ -110,6 +121,10 @@ absl::StatusOr<std::vector<GemmTiming>> ParseGemmCsv(absl::string_view text, abs
     t.seconds = time * time_scale;
     if (!(t.seconds >= 1e-9)) {  // the fit divides by it: a smaller time is no measurement
       return LineError(file, row.line, absl::StrFormat("time %s: shorter than 1 ns", row.cells[col_time]));
+    }
+    if (t.seconds > kMaxGemmSeconds) {
+      return LineError(file, row.line,
+                       absl::StrFormat("time %s: longer than an hour, not one GEMM's", row.cells[col_time]));
     }
     out.push_back(t);
   }

@@ -32,6 +32,18 @@ absl::StatusOr<SourceFit> GemmSource::Fit(hetsim::v1::Cluster& cluster) {
   // 0 would mean "take the preset's": a fitted zero is written as the smallest positive value.
   e->set_tile_overhead_k(std::max(fit->tile_overhead_k, 1e-9));
   e->set_kernel_launch_us(std::max(fit->kernel_launch_us, 1e-9));
+  // The fit clamps the efficiency into [0.01, 1]: a value at either end is what the timings could not
+  // give (times no kernel model explains), and a large MAPE says the same; both make a poor fit.
+  if (fit->max_efficiency <= 0.01 || fit->max_efficiency >= 1.0) {
+    out.problems.push_back(absl::StrFormat(
+        "%s: %s.efficiency.max_efficiency = %g is at the fit's bound [0.01, 1]: the timings show what the kernel "
+        "model cannot (another GPU than %s, or times that are not one GEMM's)",
+        file_, at, fit->max_efficiency, resolved.name()));
+  }
+  if (!(fit->mape * 100 <= max_mape_percent_)) {
+    out.problems.push_back(absl::StrFormat("%s: MAPE %.2f %% over the GEMM timings, above --max-mape (%g %%)", file_,
+                                           fit->mape * 100, max_mape_percent_));
+  }
   for (const GemmFitPoint& p : fit->points) {
     out.points.push_back({absl::StrFormat("%s:%d", file_, p.measured.line),
                           absl::StrFormat("GEMM %gx%gx%g", p.measured.m, p.measured.n, p.measured.k),

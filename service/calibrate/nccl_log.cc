@@ -199,6 +199,12 @@ absl::Status LogScanner::RowSeen(const std::vector<absl::string_view>& tokens, i
     algbw_ = row.algbw;
     busbw_ = row.busbw;
   }
+  if (rows_.size() >= static_cast<size_t>(kMaxNcclLogRows)) {  // every row is simulated once for the fit report
+    return LineError(file_, line_no,
+                     absl::StrFormat("more than %d table rows: nccl-tests writes one per size (doubling from 1 B "
+                                     "to 1 PiB is 51); give one run per file",
+                                     kMaxNcclLogRows));
+  }
   rows_.push_back({line_no, row.bytes, row.time_us, row.busbw});
   return absl::OkStatus();
 }

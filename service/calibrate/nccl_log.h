@@ -53,6 +53,10 @@ struct NcclLogShape {
   int hosts = 0;
 };
 
+// The most table rows a log may have: the fit thins a log to kMaxFitRowsPerLog rows, but the fit report
+// predicts every row once (10,000 rows are seconds; 400,000 were minutes).
+inline constexpr int kMaxNcclLogRows = 10000;
+
 // Parses `text` read from `file`. InvalidArgument "<file>:<line>: <problem>" for a table row that is
 // not one of nccl-tests' formats, a log without Rank lines or rows, more than one table (one run per
 // file), Rank lines cut or repeated (separate one-rank jobs), ranks on different GPU models or not

@@ -323,6 +323,19 @@ uint64_t RoundToMicros(Time t) { return t <= 0 ? 0 : static_cast<uint64_t>((t + 
 
 ChakraExport ExportChakra(const ExecutionSetup& setup) { return Exporter(setup).Run(); }
 
+int64_t ExportNodesLowerBound(const spec::PlanSpec& plan) {
+  const int64_t passes_per_gpu = plan.microbatches * std::max(1, plan.virtual_stages) * 2;
+  int64_t nodes = 0;
+  for (const spec::StageSpec& s : plan.stages) {
+    int64_t gpus = 0;
+    for (const spec::ReplicaGroupSpec& g : s.ReplicaGroups(plan.micro_batch_size)) {
+      gpus += static_cast<int64_t>(g.data_parallel) * g.tensor_parallel;
+    }
+    nodes += gpus * std::max(1, plan.context_parallel) * passes_per_gpu;
+  }
+  return nodes;
+}
+
 std::string RankFileName(absl::string_view prefix, int rank) { return absl::StrCat(prefix, ".", rank, ".et"); }
 std::string CommGroupsFileName(absl::string_view prefix) { return absl::StrCat(prefix, ".comm_groups.json"); }
 

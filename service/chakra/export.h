@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/spec/plan.h"
 #include "proto/chakra_groups.h"
 #include "proto/chakra_stream.h"
 #include "sim/executor/setup.h"
@@ -36,6 +37,16 @@ struct ChakraExport {
 uint64_t RoundToMicros(Time t);
 
 ChakraExport ExportChakra(const sim::executor::ExecutionSetup& setup);
+
+// The most nodes an export may hold, counted as ExportNodesLowerBound counts them: the export is built
+// whole in memory before the first file is written (all or nothing), about 3 KB per counted pass
+// (the 512-GPU example: 131,072 counted, 361,472 written, 401 MB peak), so 2,000,000 is about 6 GB.
+// The 100,000-GPU Llama 3 example (3,200,000) ran out of memory after a minute of setup.
+inline constexpr int64_t kMaxExportNodes = 2'000'000;
+// A lower bound of the nodes ExportChakra writes, from the resolved plan alone (before the setup, which
+// for 100,000 GPUs is a minute): every GPU of a stage runs each of the stage's forward and backward
+// passes. Checked against kMaxExportNodes first.
+int64_t ExportNodesLowerBound(const spec::PlanSpec& plan);
 
 // The file names of rank `rank` and of the communicator groups under prefix P: "P.<rank>.et",
 // "P.comm_groups.json".

@@ -10,7 +10,9 @@ namespace hetsim::driver {
 absl::StatusOr<std::unique_ptr<topology::Topology>> BuildTopology(const hetsim::v1::Cluster& cluster,
                                                                   absl::string_view file) {
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, file));
-  return std::make_unique<topology::Topology>(topology::Topology::Build(std::move(resolved)));
+  auto topology = std::make_unique<topology::Topology>(topology::Topology::Build(std::move(resolved)));
+  HETSIM_RETURN_IF_ERROR(topology->CheckComplete());
+  return topology;
 }
 
 absl::StatusOr<ClusterNetwork> BuildClusterNetwork(const hetsim::v1::Cluster& cluster, absl::string_view file) {

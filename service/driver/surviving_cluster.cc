@@ -262,6 +262,7 @@ absl::StatusOr<SurvivingCluster> BuildSurvivingCluster(const hetsim::v1::Cluster
                                                        const FailedTargets& failed) {
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));
   const topology::Topology topo = topology::Topology::Build(std::move(resolved));
+  HETSIM_RETURN_IF_ERROR(topo.CheckComplete());
   Survivors s(topo, cluster);
   for (uint32_t gpu : failed.gpus) {
     HETSIM_RETURN_IF_ERROR(s.FailGpu(gpu));

@@ -29,6 +29,16 @@ namespace v1 = hetsim::v1;
 
 // Largest measured value accepted: far above any GPU's TFLOP/s or any fabric's GB/s, far below overflow.
 constexpr double kMaxMeasured = 1e7;
+// Smallest: every error divides by the measurement, and a denormal one made it infinite.
+constexpr double kMinMeasured = 1e-6;
+
+// A measured figure in (0, kMaxMeasured] and not below kMinMeasured.
+void CheckMeasured(proto::Problems& p, const std::string& path, double value) {
+  if (!proto::CheckPositive(p, path, value, kMaxMeasured)) return;
+  if (value < kMinMeasured) {
+    p.Add(path, "%g is below %g: no measurement is that small (errors divide by it)", value, kMinMeasured);
+  }
+}
 constexpr int kMaxCases = 10000;
 
 void RequirePath(proto::Problems& p, const std::string& at, const std::string& value) {
@@ -39,8 +49,7 @@ void CheckTrainingRun(proto::Problems& p, const std::string& at, const v1::Valid
   RequirePath(p, at + "plan", run.plan());
   RequirePath(p, at + "cluster", run.cluster());
   if (run.measured_tokens_per_second_per_gpu() != 0) {
-    proto::CheckPositive(p, at + "measured_tokens_per_second_per_gpu", run.measured_tokens_per_second_per_gpu(),
-                         kMaxMeasured);
+    CheckMeasured(p, at + "measured_tokens_per_second_per_gpu", run.measured_tokens_per_second_per_gpu());
     if (run.measured_tflops_per_gpu() != 0) {
       p.Add(at + "measured_tflops_per_gpu", "set with measured_tokens_per_second_per_gpu: give one measurement");
     }
@@ -49,7 +58,7 @@ void CheckTrainingRun(proto::Problems& p, const std::string& at, const v1::Valid
     }
     return;
   }
-  proto::CheckPositive(p, at + "measured_tflops_per_gpu", run.measured_tflops_per_gpu(), kMaxMeasured);
+  CheckMeasured(p, at + "measured_tflops_per_gpu", run.measured_tflops_per_gpu());
   if (run.flop_count() == v1::VALIDATION_FLOP_COUNT_UNSPECIFIED) {
     p.Add(at + "flop_count", "required (MEGATRON_EQ3 or MODEL_FLOPS: how the measured TFLOP/s count FLOPs)");
   }
@@ -64,8 +73,7 @@ void CheckCollective(proto::Problems& p, const std::string& at, const v1::Valida
   }
   if (c.bytes() == 0) p.Add(at + "bytes", "required (the collective's size, nccl-tests' convention)");
   if (c.num_gpus() < 2) p.Add(at + "num_gpus", "%d, but a collective needs at least 2 GPUs", c.num_gpus());
-  proto::CheckPositive(p, at + "measured_bus_bandwidth_gbytes_per_s", c.measured_bus_bandwidth_gbytes_per_s(),
-                       kMaxMeasured);
+  CheckMeasured(p, at + "measured_bus_bandwidth_gbytes_per_s", c.measured_bus_bandwidth_gbytes_per_s());
 }
 
 void CheckBounds(proto::Problems& p, const v1::ValidationBounds& b) {

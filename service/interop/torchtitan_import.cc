@@ -421,6 +421,38 @@ void AddKernelNotes(const TorchtitanKernels& k, bool async_tp, bool fp8_gather, 
   if (k.compiled) notes.push_back("torch.compile: the blocks' elementwise ops fused (eager_kernels off)");
 }
 
+// OK when `root` holds one of torchtitan's JobConfig sections (torchtitan/config/job_config.py). Every
+// key has a default in torchtitan, so an empty file (or one of other tools' tables only) would import
+// as the debug model: refused, it is not a training config.
+absl::Status CheckTorchtitanTables(const toml::table& root, absl::string_view source) {
+  static constexpr const char* kSections[] = {"job",
+                                              "profiling",
+                                              "metrics",
+                                              "model",
+                                              "optimizer",
+                                              "lr_scheduler",
+                                              "training",
+                                              "parallelism",
+                                              "checkpoint",
+                                              "activation_checkpoint",
+                                              "compile",
+                                              "float8",
+                                              "mx",
+                                              "quantize",
+                                              "comm",
+                                              "memory_estimation",
+                                              "fault_tolerance",
+                                              "experimental",
+                                              "validation"};
+  for (const char* section : kSections) {
+    if (root.contains(section)) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: no torchtitan table ([model], [training], [parallelism], [job], ...): not a torchtitan training config "
+      "(an empty file?)",
+      source));
+}
+
 }  // namespace
 
 absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, const v1::Cluster& cluster,
@@ -433,6 +465,7 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
     return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: not TOML: %s", source, e.source().begin.line,
                                                       e.source().begin.column, e.description()));
   }
+  HETSIM_RETURN_IF_ERROR(CheckTorchtitanTables(root, source));
   TomlReader r(root, source);
   TorchtitanImport out;
   HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r));

@@ -12,6 +12,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "service/sweep/fingerprint.h"
 #include "sim/executor/run_limit.h"
 
 namespace hetsim::sweep {
@@ -35,6 +37,7 @@ constexpr const char* kMetricColumns[] = {"iteration_time_ms",
                                           "schedule",
                                           "status",
                                           "message"};
+constexpr const char kFingerprintColumn[] = "sweep_fingerprint";
 constexpr const char kJsonPointPrefix[] = "{\"point\":";
 
 std::string Csv(absl::string_view cell) {
@@ -146,6 +149,7 @@ std::string RowFormatter::Header() const {
   std::vector<std::string> cells = {"point"};
   for (const SweepAxisBinding& axis : space_->axes()) cells.push_back(Csv(axis.path));
   for (const char* c : kMetricColumns) cells.push_back(c);
+  cells.push_back(kFingerprintColumn);
   return absl::StrCat(absl::StrJoin(cells, ","), "\n");
 }
 
@@ -196,16 +200,31 @@ std::string RowFormatter::Row(int64_t point, const absl::StatusOr<Report>& resul
   }
   std::string row = Key(point);
   for (size_t i = 0; i < cells.size(); ++i) {
-    const char* separator = i + 1 < cells.size() ? "," : "";
     if (format_ == RowFormat::kCsv) {
-      absl::StrAppend(&row, Csv(cells[i]), separator);
+      absl::StrAppend(&row, Csv(cells[i]), ",");
     } else {
       const std::string value = is_string[i] ? Json(cells[i]) : cells[i].empty() ? "null" : cells[i];
-      absl::StrAppend(&row, Json(kMetricColumns[i]), ":", value, separator);
+      absl::StrAppend(&row, Json(kMetricColumns[i]), ":", value, ",");
     }
   }
-  absl::StrAppend(&row, format_ == RowFormat::kJsonl ? "}\n" : "\n");
+  absl::StrAppend(&row, FingerprintCell(), format_ == RowFormat::kJsonl ? "}\n" : "\n");
   return row;
+}
+
+std::string RowFormatter::FingerprintCell() const {
+  return format_ == RowFormat::kCsv ? space_->fingerprint()
+                                    : absl::StrCat(Json(kFingerprintColumn), ":", Json(space_->fingerprint()));
+}
+
+absl::Status RowFormatter::CheckFingerprint(absl::string_view line) const {
+  HETSIM_ASSIGN_OR_RETURN(std::string found, RowFingerprint(format_, line));
+  if (found != space_->fingerprint()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the row is of sweep %s, not of this one (%s): the sweep, a file it names or its points "
+                        "changed since",
+                        found, space_->fingerprint()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> RowPoint(RowFormat format, absl::string_view line) {
@@ -219,6 +238,28 @@ absl::StatusOr<int64_t> RowPoint(RowFormat format, absl::string_view line) {
     return absl::InvalidArgumentError("not a sweep row (it does not start with a point number)");
   }
   return point;
+}
+
+absl::StatusOr<std::string> RowFingerprint(RowFormat format, absl::string_view line) {
+  absl::string_view cell;
+  if (format == RowFormat::kCsv) {
+    const size_t comma = line.rfind(',');
+    if (comma != absl::string_view::npos) cell = line.substr(comma + 1);
+  } else {
+    const std::string prefix = absl::StrCat(",", Json(kFingerprintColumn), ":\"");
+    const size_t start = line.rfind(prefix);
+    if (start != absl::string_view::npos) {
+      cell = line.substr(start + prefix.size());
+      if (!absl::ConsumeSuffix(&cell, "\"}")) cell = {};
+    }
+  }
+  if (!IsSweepFingerprint(cell)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the row does not end with its sweep's fingerprint (column %s): not a sweep row, or written "
+                        "by a hetsim before session 27",
+                        kFingerprintColumn));
+  }
+  return std::string(cell);
 }
 
 }  // namespace hetsim::sweep

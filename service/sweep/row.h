@@ -1,8 +1,9 @@
 // The rows a sweep writes: one per point, columns in a fixed order
 //   point, <one column per axis, named by its path>, iteration_time_ms, tokens_per_s, samples_per_s,
 //   mfu, bubble_ratio, eta, peak_memory_gib, oom, num_gpus, num_stages, num_microbatches, schedule,
-//   status, message
+//   status, message, sweep_fingerprint
 // as CSV (a header line, RFC 4180 quoting) or JSON Lines (one object per line, keys in that order).
+// sweep_fingerprint (fingerprint.h) names the sweep the row belongs to; merges and resumes check it.
 // Every row is exactly one line, so a file can be resumed and merged line by line: messages that
 // span lines are joined with "; ". Numbers are printed in their shortest round-trip form, so the bytes
 // depend only on the values (never on the thread or machine that computed them).
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
@@ -47,8 +49,12 @@ class RowFormatter {
   std::string Key(int64_t point) const;
   // The whole row of `point`, ending with '\n'.
   std::string Row(int64_t point, const absl::StatusOr<hetsim::v1::Report>& result) const;
+  // InvalidArgument when `line` (a row without its '\n') does not end with this sweep's fingerprint.
+  absl::Status CheckFingerprint(absl::string_view line) const;
 
  private:
+  std::string FingerprintCell() const;  // the last cell, in the row's format
+
   enum class Kind { kNumber, kBool, kString };
   RowFormat format_;
   const SweepSpace* space_;
@@ -57,6 +63,8 @@ class RowFormatter {
 
 // The point number a row starts with; InvalidArgument when the line is not a row.
 absl::StatusOr<int64_t> RowPoint(RowFormat format, absl::string_view line);
+// The sweep fingerprint a row (without its '\n') ends with; InvalidArgument when it ends otherwise.
+absl::StatusOr<std::string> RowFingerprint(RowFormat format, absl::string_view line);
 
 }  // namespace hetsim::sweep
 

@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "proto/validate_sweep.h"
 #include "service/sweep/output.h"
 #include "service/sweep/progress.h"
@@ -123,6 +124,21 @@ class MessageSink : public PointSink {
   hetsim::v1::SweepResult* out_;
 };
 
+// The rows file and the page may not overwrite the sweep or a file it names (`sweep s.pbtxt -o s.pbtxt`
+// truncated its own sweep), nor each other; the page's folder must exist before any point runs.
+absl::Status CheckOutputs(const SweepJob& job, const SweepBase& base) {
+  const proto::OutputFiles inputs({job.sweep_path, base.cluster_path, base.model_path, base.plan_path});
+  if (!job.output_path.empty()) HETSIM_RETURN_IF_ERROR(inputs.Check(job.output_path));
+  if (!job.html_path.empty()) {
+    HETSIM_RETURN_IF_ERROR(inputs.Check(job.html_path));
+    if (job.html_path == job.output_path) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: named for both the rows and the page; choose another name", job.html_path));
+    }
+  }
+  return absl::OkStatus();
+}
+
 struct LoadedSweep {
   hetsim::v1::Sweep sweep;
   SweepBase base;
@@ -177,6 +193,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator&
   if (job.resume && job.output_path.empty()) {
     return absl::InvalidArgumentError("--resume needs an output file (-o FILE)");
   }
+  HETSIM_RETURN_IF_ERROR(CheckOutputs(job, loaded.base));
   const RowFormat format = job.format.value_or(RowFormatForPath(job.output_path));
   const RowFormatter formatter(format, space);
   const std::vector<int64_t> points = ShardPoints(space.size(), job.shard);
@@ -195,7 +212,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepJob& job, const PointEvaluator&
             absl::StrFormat("expected the row of point %d starting \"%s\": the file comes from another sweep or shard",
                             points[static_cast<size_t>(k)], key));
       }
-      return absl::OkStatus();
+      return formatter.CheckFingerprint(row);
     };
     out = RowFile::Resume(job.output_path, formatter.Header(), check, &rows_done);
   } else {

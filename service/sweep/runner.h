@@ -23,6 +23,9 @@ struct SweepJob {
   bool resume = false;
   Shard shard;            // default 0/1: every point
   bool progress = false;  // a progress line on stderr
+  // Written by the caller after the run (sweep --html): checked with the rows file before anything
+  // runs, so that a page over an input or in a missing folder leaves no rows behind.
+  std::string html_path;
 };
 
 struct SweepOutcome {

@@ -12,6 +12,7 @@
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/limits.h"
+#include "service/sweep/fingerprint.h"
 
 namespace hetsim::sweep {
 namespace {
@@ -169,6 +170,7 @@ absl::StatusOr<SweepSpace> SweepSpace::Create(const Sweep& sweep, absl::string_v
       if (filter->Accepts(values)) space.kept_.push_back(p);
     }
   }
+  space.fingerprint_ = SweepFingerprint(sweep, base, space.size());
   return space;
 }
 

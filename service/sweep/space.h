@@ -54,6 +54,8 @@ class SweepSpace {
                                            const SweepBase& base);
 
   const std::vector<SweepAxisBinding>& axes() const { return axes_; }
+  // The sweep's fingerprint (fingerprint.h), written in every row.
+  const std::string& fingerprint() const { return fingerprint_; }
   // Points that pass the filter; a point is named by its rank in that list.
   int64_t size() const { return filtered_ ? static_cast<int64_t>(kept_.size()) : product_size_; }
   // The value of every axis at `point`, in axis order.
@@ -70,6 +72,7 @@ class SweepSpace {
   bool filtered_ = false;
   std::vector<int64_t> kept_;  // product indices passing the filter, ascending (when filtered_)
   bool model_axes_ = false;
+  std::string fingerprint_;
 };
 
 // --shard K/N: the points p of [0, total) with p % N == K, ascending; round robin so that costly

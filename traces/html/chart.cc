@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/wall_limit.h"
 #include "traces/html/svg.h"
 
 namespace hetsim::traces::html {
@@ -69,7 +70,7 @@ std::string SeriesSvg(const Series& s, const ToX& X, const ToY& Y) {
   if (s.points.empty()) return "";
   if (s.style != SeriesStyle::kMarkers) {
     std::string path;
-    for (size_t i = 0; i < s.points.size(); ++i) {
+    for (size_t i = 0; i < s.points.size() && !WallLimitPassed(); ++i) {
       const Point& p = s.points[i];
       if (s.style == SeriesStyle::kStep && i > 0)
         absl::StrAppend(&path, " ", Coord(X(p.x)), ",", Coord(Y(s.points[i - 1].y)));
@@ -85,6 +86,7 @@ std::string SeriesSvg(const Series& s, const ToX& X, const ToY& Y) {
   const bool markers = s.style == SeriesStyle::kMarkers || (s.style == SeriesStyle::kLine && s.points.size() <= 40);
   if (!markers) return out;
   for (const Point& p : s.points) {
+    if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
     if (p.y_low < p.y_high) {
       absl::StrAppendFormat(&out, R"(<line class="errorbar" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>)",
                             Coord(X(p.x)), Coord(X(p.x)), Coord(Y(p.y_low)), Coord(Y(p.y_high)), s.color);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/time.h"
+#include "base/wall_limit.h"
 #include "sim/pipeline/dag.h"
 #include "traces/html/svg.h"
 #include "traces/trace_events.h"
@@ -86,6 +87,7 @@ std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, c
   for (int s = 0; s < S; ++s) {
     LaneBuilder compute(&rows[s].compute, per_block);
     for (NodeId id : dag.stage_compute_order()[s]) {
+      if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
       if (r.node_start[id] < 0) continue;
       compute.Add(r.node_start[id], r.node_finish[id], [&]() -> Block {
         const auto& n = dag.node(id);
@@ -113,7 +115,7 @@ std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, c
   }
   std::vector<LaneBuilder> transfers;
   for (int s = 0; s < S; ++s) transfers.emplace_back(&rows[s].transfers, per_block);
-  for (NodeId id = 0; id < dag.num_nodes(); ++id) {
+  for (NodeId id = 0; id < dag.num_nodes() && !WallLimitPassed(); ++id) {
     const auto& n = dag.node(id);
     if ((n.kind != NodeKind::kCommForward && n.kind != NodeKind::kCommBackward) || r.node_start[id] < 0) continue;
     transfers[n.stage].Add(r.node_start[id], r.node_finish[id], [&]() -> Block {
@@ -165,6 +167,7 @@ class GanttWriter {
   double X(Time t) const { return kGanttLeft + static_cast<double>(t) / static_cast<double>(end_) * kPlotWidth; }
 
   void AddBlock(const Block& b, double y, int height) {
+    if (WallLimitPassed()) return;
     const double x0 = X(b.start), x1 = X(b.finish);
     const std::string t = absl::StrFormat("%.4f %.4f", TimeToMilliseconds(b.start), TimeToMilliseconds(b.finish));
     absl::StrAppendFormat(

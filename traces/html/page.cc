@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/wall_limit.h"
 #include "traces/html/svg.h"
 
 namespace hetsim::traces::html {
@@ -100,6 +101,7 @@ std::string TableHtml(const Table& table) {
   for (const std::string& h : table.header) absl::StrAppend(&out, "<th>", HtmlEscape(h), "</th>");
   out += "</tr></thead><tbody>\n";
   for (const auto& row : table.rows) {
+    if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
     out += "<tr>";
     for (const std::string& cell : row) {
       // Rows stay one line high: a long cell (a refusal's message) is cut by the style sheet and

@@ -1,11 +1,17 @@
 #include "traces/html/run_html.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/time.h"
 #include "base/units.h"
+#include "proto/limits.h"
 #include "topology/device_graph.h"
 #include "traces/html/chart.h"
 #include "traces/html/gantt.h"
@@ -226,13 +232,64 @@ void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::
 
 }  // namespace
 
-absl::Status CheckSavedReport(const v1::Report& report, absl::string_view file) {
-  if (report.num_stages() > 0 && report.stages_size() == static_cast<int>(report.num_stages())) {
-    return absl::OkStatus();
+namespace {
+
+// The path of the first double or float field of `m` (recursively) that is NaN or infinite.
+std::optional<std::string> FirstNonFiniteField(const google::protobuf::Message& m, const std::string& prefix) {
+  namespace pb = google::protobuf;
+  const pb::Reflection* r = m.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string at =
+          f->is_repeated() ? absl::StrFormat("%s%s[%d]", prefix, f->name(), i) : absl::StrCat(prefix, f->name());
+      if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        if (std::optional<std::string> bad = FirstNonFiniteField(sub, at + ".")) return bad;
+      } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
+        if (!std::isfinite(f->is_repeated() ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f))) return at;
+      } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_FLOAT) {
+        if (!std::isfinite(f->is_repeated() ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f))) return at;
+      }
+    }
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", file,
-                      report.stages_size(), report.num_stages()));
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::Status CheckSavedReport(const v1::Report& report, absl::string_view file) {
+  if (report.num_stages() == 0 || report.stages_size() != static_cast<int>(report.num_stages())) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: stages: %d stages for num_stages %d: not a report of `hetsim run --report`", file,
+                        report.stages_size(), report.num_stages()));
+  }
+  // A run never writes NaN, an infinity, a negative headline figure or an iteration past the int64
+  // picoseconds it simulates in: such a file was edited, and its page would print the figure as a result.
+  if (std::optional<std::string> field = FirstNonFiniteField(report, "")) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s: not a finite number: not a report of `hetsim run --report`", file, *field));
+  }
+  const std::pair<const char*, double> headline[] = {{"iteration_time_ms", report.iteration_time_ms()},
+                                                     {"tokens_per_s", report.tokens_per_s()},
+                                                     {"samples_per_s", report.samples_per_s()},
+                                                     {"mfu", report.mfu()},
+                                                     {"bubble_ratio", report.bubble_ratio()}};
+  for (const auto& [name, value] : headline) {
+    if (value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s: %g is negative: not a report of `hetsim run --report`", file, name, value));
+    }
+  }
+  if (report.iteration_time_ms() * 1e9 > proto::limits::kMaxSimulatedPs) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: iteration_time_ms: %g is past what hetsim simulates (%g ms): not a report of `hetsim run "
+                        "--report`",
+                        file, report.iteration_time_ms(), proto::limits::kMaxSimulatedPs / 1e9));
+  }
+  return absl::OkStatus();
 }
 
 std::string RunReportHtml(const RunHtmlInputs& in) {

@@ -4,11 +4,13 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/wall_limit.h"
 #include "traces/html/chart.h"
 #include "traces/html/page.h"
 #include "traces/html/svg.h"
@@ -64,23 +66,37 @@ int ColumnOf(const SweepTable& t, absl::string_view name) {
 }
 
 // Axis value -> position on x: the number itself, or the value's rank when an axis is not numeric.
+// Ranks are looked up in a hash map: a sweep of 10^6 distinct values must not cost 10^12 comparisons.
 struct AxisValues {
-  std::vector<std::string> values;  // distinct, in first-seen order (the sweep's order)
+  std::vector<std::string> values;                // distinct, in first-seen order (the sweep's order)
+  absl::flat_hash_map<std::string, size_t> rank;  // value -> its index in `values`
   bool numeric = true;
+  size_t Rank(const std::string& v) const {
+    const auto it = rank.find(v);
+    return it == rank.end() ? values.size() : it->second;
+  }
   double X(const std::string& v) const {
     double d = 0;
     if (numeric && absl::SimpleAtod(v, &d)) return d;
-    return static_cast<double>(std::find(values.begin(), values.end(), v) - values.begin());
+    return static_cast<double>(Rank(v));
   }
 };
 
 AxisValues ValuesOf(const SweepTable& t, int column) {
   AxisValues a;
   for (const auto& row : t.rows) {
-    if (std::find(a.values.begin(), a.values.end(), row[column]) == a.values.end()) a.values.push_back(row[column]);
+    if (a.rank.emplace(row[column], a.values.size()).second) a.values.push_back(row[column]);
     double d = 0;
     if (!absl::SimpleAtod(row[column], &d)) a.numeric = false;
   }
+  return a;
+}
+
+AxisValues SingleLine() {
+  AxisValues a;
+  a.values = {""};
+  a.rank[""] = 0;
+  a.numeric = false;
   return a;
 }
 
@@ -122,11 +138,12 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
   const int x_col = ColumnOf(t, t.axes[0]);
   const int line_col = t.axes.size() > 1 ? ColumnOf(t, t.axes[1]) : -1;
   const AxisValues x_axis = ValuesOf(t, x_col);
-  const AxisValues lines = line_col >= 0 ? ValuesOf(t, line_col) : AxisValues{{""}, false};
+  const AxisValues lines = line_col >= 0 ? ValuesOf(t, line_col) : SingleLine();
   // The other axes: one small chart per combination of their values, in first-seen order.
   std::vector<std::string> panels;
   std::map<std::string, std::vector<const std::vector<std::string>*>> rows_of;
   for (const auto& row : t.rows) {
+    if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
     std::vector<std::string> key;
     for (size_t a = 2; a < t.axes.size(); ++a)
       key.push_back(absl::StrCat(t.axes[a], " = ", row[ColumnOf(t, t.axes[a])]));
@@ -145,12 +162,16 @@ std::string MetricCharts(const SweepTable& t, const Metric& m) {
     std::vector<Series> series;
     // Points that do not fit in memory: markers of their own, off the lines of the points that run.
     Series oom("out of memory", "#d62728", SeriesStyle::kMarkers);
+    std::vector<std::vector<const std::vector<std::string>*>> rows_of_line(lines.values.size());
+    for (const auto* row : rows_of[panel]) {
+      if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
+      rows_of_line[line_col >= 0 ? lines.Rank((*row)[line_col]) : 0].push_back(row);
+    }
     for (size_t l = 0; l < lines.values.size(); ++l) {
       static constexpr const char* kDashes[] = {"", "7 3", "2 2", "9 3 2 3"};
       Series s(line_col >= 0 ? absl::StrCat(t.axes[1], " = ", lines.values[l]) : m.column,
                SeriesColor(static_cast<int>(l)), SeriesStyle::kLine, {}, kDashes[l % 4]);
-      for (const auto* row : rows_of[panel]) {
-        if (line_col >= 0 && (*row)[line_col] != lines.values[l]) continue;
+      for (const auto* row : rows_of_line[l]) {
         double y = 0;
         if (!absl::SimpleAtod((*row)[metric], &y)) continue;  // a failed point has no metrics
         const bool out_of_memory = status >= 0 && (*row)[status] == "oom";
@@ -204,6 +225,7 @@ std::vector<std::string> AxesWithoutEffect(const SweepTable& t) {
     std::map<std::vector<std::string>, std::set<std::string>> values_of;
     bool moves = false;
     for (const auto& row : t.rows) {
+      if (WallLimitPassed()) break;  // the page is dropped: the command checks its limit after drawing
       if (status >= 0 && row[status] != "ok" && row[status] != "oom") continue;
       std::vector<std::string> others;
       for (int c = 1; c < first_metric; ++c) {
@@ -261,6 +283,20 @@ absl::StatusOr<SweepTable> ParseSweepCsv(absl::string_view text, absl::string_vi
   return t;
 }
 
+namespace {
+
+// The rows as the page's table: the sweep's fingerprint (the same in every row) becomes a sentence.
+Table TableWithoutFingerprint(const SweepTable& t) {
+  Table table{t.columns, t.rows, true, "points"};
+  const int column = ColumnOf(t, "sweep_fingerprint");
+  if (column < 0) return table;
+  table.header.erase(table.header.begin() + column);
+  for (auto& row : table.rows) row.erase(row.begin() + column);
+  return table;
+}
+
+}  // namespace
+
 std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
   int ok = 0;
   const int status = ColumnOf(t, "status");
@@ -279,6 +315,9 @@ std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
         axis));
   }
   if (const std::string skipped = NotSimulated(t); !skipped.empty()) page.AddParagraph(skipped);
+  if (const int f = ColumnOf(t, "sweep_fingerprint"); f >= 0 && !t.rows.empty()) {
+    page.AddParagraph(absl::StrFormat("Sweep fingerprint %s.", t.rows[0][f]));
+  }
   // Up to two axes: one chart per metric, side by side; more: a heading and small multiples each.
   const bool grid = t.axes.size() <= 2;
   if (grid) page.AddRaw("<div class=\"multiples\">");
@@ -289,7 +328,7 @@ std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
   }
   if (grid) page.AddRaw("</div>");
   page.AddHeading("Every point (click a column to sort)");
-  Table table{t.columns, t.rows, true, "points"};
+  Table table = TableWithoutFingerprint(t);
   for (auto& row : table.rows) {
     for (size_t c = 1 + t.axes.size(); c < row.size(); ++c) {  // metrics to 6 significant digits
       double v = 0;

@@ -209,6 +209,13 @@ def test_gpu_ids_are_checked_as_the_cli_checks_them():
         hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[0, 2**32 + 1])
     with pytest.raises(hetsim.HetsimError, match=r"gpus\[0\]: -1 is not a GPU id"):
         hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[-1, 0])
+    # Past 64 bits pybind11 said "Unable to cast Python instance to C++ type", naming nothing.
+    with pytest.raises(hetsim.HetsimError, match=r"gpus\[1\]: 18446744073709551616 is not a 64-bit integer"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus=[0, 2**64])
+    with pytest.raises(hetsim.HetsimError, match=r"bytes: 1180591620717411303424 is not a 64-bit integer"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=2**70, gpus=[0, 1])
+    with pytest.raises(hetsim.HetsimError, match=r"max_events: 18446744073709551616 is not a 64-bit integer"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, max_events=2**64)
 
 
 def test_limits_and_counts_are_checked_as_the_cli_checks_them():
@@ -222,6 +229,11 @@ def test_limits_and_counts_are_checked_as_the_cli_checks_them():
         hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, threads=2**32 + 5000)
     with pytest.raises(hetsim.HetsimError, match=r"jobs: 0: must be at least 1"):
         hetsim.sweep(os.path.join(EX, "sweep-bandwidth.pbtxt"), jobs=0)
+    # Thread counts of 100000: refused as the CLI refuses them, never std::terminate in the interpreter.
+    with pytest.raises(hetsim.HetsimError, match=r"100000 is outside \[0, 1024\]"):
+        hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, threads=100000)
+    with pytest.raises(hetsim.HetsimError, match=r"100000 is more than 1024, the most threads hetsim starts"):
+        hetsim.sweep(os.path.join(EX, "sweep-bandwidth.pbtxt"), jobs=100000)
     # A 16,384-GPU all-reduce is minutes of work: the limit holds inside it.
     with pytest.raises(hetsim.HetsimError, match=r"ran past the --max-wall-seconds limit \(0.5 s\)"):
         hetsim.collective(os.path.join(EX, "cluster-16k-h100.pbtxt"), op="all-reduce", bytes=2**30,
