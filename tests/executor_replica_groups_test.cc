@@ -7,6 +7,7 @@
 #include <regex>
 #include <string>
 
+#include "base/units.h"
 #include "sim/executor/executor.h"
 #include "sim/executor/replica_groups.h"
 #include "sim/executor/setup.h"
