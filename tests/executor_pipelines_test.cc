@@ -264,8 +264,8 @@ TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 pl
 
 TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {
   // The two pipelines of equal time (15 f) above; GPU 3, stage 1 of "slow" (stage 3 of the plan, as the
-  // fault's effect names it), at half speed: "slow"'s 1F1B is then bound by that stage, f + 4 x (2f + 4f) + 2f = 27 f; "fast" keeps
-  // its 15 f.
+  // fault's effect names it), at half speed: "slow"'s 1F1B is then bound by that stage, f + 4 x (2f + 4f) + 2f = 27 f;
+  // "fast" keeps its 15 f.
   const v1::Plan plan =
       PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
   const auto sim =
