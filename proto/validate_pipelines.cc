@@ -22,8 +22,8 @@ using hetsim::v1::Plan;
 using hetsim::v1::Stage;
 
 constexpr const char* kPerRange =
-    "not supported with pipelines (gradients all-reduce per layer range after each "
-    "pipeline's backward)";
+    "not supported with pipelines (gradients all-reduce per layer range, one all-reduce per range once "
+    "every pipeline has run its backward)";
 
 // The plan-wide settings the per-layer-range reduction does not model.
 void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& model) {
@@ -31,7 +31,8 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   const char* framework = plan.framework() != hetsim::v1::FRAMEWORK_UNSPECIFIED ? " (or the framework's; name it "
                                                                                   "in framework_off)"
                                                                                 : "";
-  if (plan.overlap_grad_reduce()) p.Add("overlap_grad_reduce", "%s%s", kPerRange, framework);
+  // overlap_grad_reduce is modelled: a range starts where its holders' last backwards are done with its
+  // layers (sim/executor/layer_range_sync.h).
   if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
   if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
   if (plan.tied_embedding_grad_sync()) {

@@ -8,7 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "google/protobuf/text_format.h"
 #include "proto/pipeline_plans.h"
+#include "service/driver/resolve_faults.h"
 #include "sim/executor/layer_range_sync.h"
 #include "tests/executor_test_util.h"
 #include "traces/text_report.h"
@@ -121,12 +124,13 @@ void CheckSameIteration(const hetsim::driver::Simulation& dp, const hetsim::driv
 TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", "[executor][pipelines]") {
   // Replica r of the DP plan is pipeline r: GPUs r and 2 + r, a microbatch of 1 each of the DP plan's 2.
   const v1::Cluster cluster = PipelineCluster(4);
-  // Contention-free: the DP plan's boundary transfers (and the last one beside the last stage's
-  // gradient all-reduce) do not meet; under max-min fairness they would, and the pipelines, run one at
-  // a time with their ranges after them, would not see it: without boundary bytes they match there too.
+  // Under max-min fairness with boundary bytes, the last stage's gradient all-reduce meets stage 0's
+  // last backward transfer on GPU 2's and 3's links, in the DP plan and, the ranges running on the
+  // pipelines' network as soon as their holders are done, in the pipelines too.
   for (const auto& [mode, bytes] :
-       {std::pair{NetworkMode::kContentionFree, uint64_t{1} << 20}, std::pair{NetworkMode::kMaxMinFair, uint64_t{0}}}) {
-    INFO("boundary bytes per sample " << bytes);
+       {std::pair{NetworkMode::kContentionFree, uint64_t{1} << 20}, std::pair{NetworkMode::kMaxMinFair, uint64_t{0}},
+        std::pair{NetworkMode::kMaxMinFair, uint64_t{1} << 20}}) {
+    INFO("boundary bytes per sample " << bytes << ", contention-free " << (mode == NetworkMode::kContentionFree));
     hetsim::driver::SimulateOptions options;
     options.network_mode = mode;
     const auto dp = MakeSimulation(MakeInputs(cluster, TwoReplicaPlan(bytes)), options);
@@ -164,6 +168,137 @@ TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 
   // The shared network's flows and link bytes are counted once, with the first pipeline.
   CHECK(pl.pipelines[1].result.flows == 0);
   CHECK(pl.pipelines[0].result.flows > 0);
+}
+
+TEST_CASE("A layer range's all-reduce shares the link it crosses with the other pipeline's last transfer",
+          "[executor][pipelines]") {
+  // Two mirrored pipelines across the one 10 Gb/s link between the islands (GPUs of equal speed):
+  // "ab" runs layer 0 on fast GPU 0 and layer 1 on slow GPU 2, "ba" layer 0 on slow GPU 3 and layer 1
+  // on fast GPU 1; one microbatch each. Both stages 1 end their backward at t0; then each pipeline's
+  // backward transfer (Y = 1 MB, "ba"'s from GPU 1 to 3, "ab"'s from 2 to 0) starts beside the ring
+  // all-reduce of layer 1 over GPUs {2, 1} (2 MB of gradients: 2 steps of Y each way). On each
+  // direction of the link a transfer and a ring step share 10 Gb/s until both end at t0 + 2 Y / R;
+  // the second step runs alone: 3 Y / R in all, not the 2 Y / R of the ring alone. Layer 0's ring
+  // starts once the stages 0, delayed by their transfers (2 Y / R instead of Y / R), have run their
+  // backward, and runs alone.
+  v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  cluster.mutable_gpu_types(0)->set_peak_tflops_fp16(kPipeSlowTflops);
+  const uint64_t y = 1000000;
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"ab", 1, 1, {{"fast", 0}, {"slow", 0}}}, {"ba", 1, 1, {{"slow", 1}, {"fast", 1}}}}, y);
+  const double rate = 10e9 / 8;
+  const double y_s = static_cast<double>(y) / rate;
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  for (const NetworkMode mode : {NetworkMode::kMaxMinFair, NetworkMode::kContentionFree}) {
+    const bool shared = mode == NetworkMode::kMaxMinFair;
+    INFO("max-min fair " << shared);
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = mode;
+    const auto sim = MakeSimulation(MakeInputs(cluster, plan), options);
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{2, 1}});
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    // t0: forward, forward transfer (the two run opposite ways), forward, backward.
+    const double t0 = hetsim::TimeToSeconds(f + f + 2 * f) + y_s;
+    CHECK(hetsim::TimeToSeconds(g[1].start) == Approx(t0).epsilon(1e-9));
+    CHECK(hetsim::TimeToSeconds(g[1].finish - g[1].start) == Approx((shared ? 3 : 2) * y_s).epsilon(1e-6));
+    const double transfer = (shared ? 2 : 1) * y_s;
+    CHECK(hetsim::TimeToSeconds(g[0].start) == Approx(t0 + transfer + hetsim::TimeToSeconds(2 * f)).epsilon(1e-9));
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(2 * y_s).epsilon(1e-6));
+    // Each stage steps its optimizer after its own range: stage 1 before stage 0.
+    for (int p = 0; p < 2; ++p) CHECK(sim.pipeline_sync.grad_sync_end[p][1] == g[1].finish);
+  }
+}
+
+TEST_CASE("With overlapped reduction a range is ready where the last backward is done with its layers",
+          "[executor][pipelines]") {
+  // Pipeline "one" holds both layers on GPU 0, "two" one layer per GPU (2, 3); one microbatch each.
+  // "one"'s backward of 2 x 2f runs layer 1 first: layer 1's range is ready halfway through it, at
+  // 2f + 2f, when "two"'s stage 1 has also run its backward (f + f + 2f); layer 0's at its end, 6f.
+  v1::Plan plan = PipelinesPlan(2, {{"one", 1, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 1, 1, {{"fast", 2}, {"fast", 3}}}});
+  plan.set_overlap_grad_reduce(true);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 2);
+  const Time f = PipeForward(1, kPipeFastTflops);
+  CHECK(g[1].start == 4 * f);
+  CHECK(g[0].start == 6 * f);
+  plan.set_overlap_grad_reduce(false);
+  const auto late = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  CHECK(late.pipeline_sync.groups[1].start == 6 * f);
+}
+
+// `text` as the options' faults.
+hetsim::driver::SimulateOptions WithFaults(hetsim::driver::SimulateOptions options, const std::string& text) {
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &options.faults));
+  options.fault_sources = hetsim::driver::SourcesOf(options.faults, "test-faults.pbtxt");
+  return options;
+}
+
+TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 plan", "[executor][pipelines][faults]") {
+  // The shared-link case above with its one inter-island link at half its rate: the faults apply once,
+  // to the one network both pipelines (and their ranges) run on, as to the DP plan's.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  const uint64_t bytes = uint64_t{1} << 20;
+  v1::Plan dp_plan =
+      MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"slow", 0, 0, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B, bytes, 2);
+  for (v1::Stage& st : *dp_plan.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  hetsim::driver::SimulateOptions plain;
+  plain.network_mode = NetworkMode::kMaxMinFair;
+  const auto options = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
+  const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
+  const auto pl = MakeSimulation(
+      MakeInputs(cluster,
+                 PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}},
+                               bytes)),
+      options);
+  CheckSameIteration(dp, pl);
+  CHECK(pl.result.iteration_time > MakeSimulation(MakeInputs(cluster, dp_plan), plain).result.iteration_time);
+  REQUIRE(pl.report.faults_size() == 1);
+  CHECK(pl.report.faults(0).effect() == dp.report.faults(0).effect());
+}
+
+TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {
+  // The two pipelines of equal time (15 f) above; GPU 3, stage 1 of "slow" (stage 3 of the plan, as the
+  // fault's effect names it), at half speed: "slow"'s 1F1B is then bound by that stage, f + 4 x (2f + 4f) + 2f = 27 f;
+  // "fast" keeps its 15 f.
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim =
+      MakeSimulation(MakeInputs(PipelineCluster(2), plan), WithFaults({}, "faults { gpu: 3 kind: SLOW factor: 2 }"));
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  REQUIRE(sim.pipelines.size() == 2);
+  CHECK(sim.pipelines[0].result.pipeline_end == 15 * f);
+  CHECK(sim.pipelines[1].result.pipeline_end == 27 * f);
+  REQUIRE(sim.report.faults_size() == 1);
+  // Its 4 forwards and 4 backwards (4 x 3f of work, as long again) and its optimizer step (likewise).
+  const Time step = sim.pipelines[1].setup->stages[1].optimizer_time;
+  CHECK_THAT(sim.report.faults(0).effect(),
+             Catch::StartsWith(absl::StrFormat("9 compute tasks of stage 3 took %.3f ms longer",
+                                               hetsim::TimeToMilliseconds(12 * f + step))));
+}
+
+TEST_CASE("A failed GPU stops every pipeline at the failure", "[executor][pipelines][faults]") {
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim =
+      MakeSimulation(MakeInputs(PipelineCluster(2), plan), WithFaults({}, "faults { gpu: 2 kind: FAIL at_ms: 5 }"));
+  const Time at = hetsim::SecondsToTime(5e-3);
+  for (const auto& p : sim.pipelines) {
+    CHECK(p.result.faults.failed);
+    CHECK(p.result.iteration_time == at);
+  }
+  CHECK(sim.report.failed());
+  CHECK(sim.report.failed_at_ms() == Approx(5));
+  CHECK(sim.report.iteration_time_ms() == Approx(5));
+  CHECK(sim.report.samples_per_s() == 0);
+  CHECK_THAT(sim.report.lost(), Catch::StartsWith("pipeline fast: ") && Catch::Contains("; pipeline slow: "));
+  // No range was reduced: the stages were still in their pipelines.
+  for (const auto& g : sim.pipeline_sync.groups) CHECK(g.finish == -1);
 }
 
 TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it uses", "[executor][pipelines]") {

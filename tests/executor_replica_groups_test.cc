@@ -257,6 +257,58 @@ TEST_CASE("ZeRO shards a mixed stage's states over all its replicas, each group'
   CHECK(report.stages(0).peak_memory_gib() == lines[1].peak_memory_gib());
 }
 
+TEST_CASE("Uneven data parallelism without pipelines: DP, ZeRO 1-2 and FSDP with shares by speed end together",
+          "[executor][replicas][zero]") {
+  // One stage, its replicas on two GPU types (the data-parallel-only layout of Cephalo and
+  // HexiScale): 2 samples per A100 and 1 per V100 (half the peak) take the same f, under every ZeRO
+  // stage; FSDP (ZeRO-3) gathers the layer's parameters around each pass over all three replicas.
+  const Time f = ForwardTime(1, kSlowTflops);
+  for (int zero = 0; zero <= 3; ++zero) {
+    INFO("ZeRO " << zero);
+    const auto setup =
+        MakeSetup(MakeInputs(MixedCluster(), MixedPlan({{"fast", 0, 2, 1, 2, 2}, {"slow", 0, 1, 1, 1, 1}}, zero)),
+                  NetworkMode::kMaxMinFair);
+    const auto& vs = setup->virtual_stages[0];
+    REQUIRE(vs.replica_groups.size() == 2);
+    CHECK(vs.replica_groups[0].cost.forward_time == f);
+    CHECK(vs.replica_groups[1].cost.forward_time == f);
+    CHECK(vs.forward_wait_time == 0);
+    CHECK(vs.backward_wait_time == 0);
+    for (int g = 0; g < 2; ++g)
+      CHECK(hetsim::sim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
+    const auto run = MakeRun(*setup);
+    // 4 microbatches of one stage: forward and backward back to back (with FSDP's gathers inside them).
+    CHECK(run.pipeline_end == 4 * (vs.forward_time() + vs.backward_time()));
+    if (zero < 3) CHECK(run.pipeline_end == 4 * 3 * f);
+    const v1::Report report = hetsim::traces::BuildReport(*setup, run);
+    const auto& lines = report.stages(0).replica_groups();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].idle_ms() == Approx(lines[1].idle_ms()).margin(1e-9));
+  }
+}
+
+TEST_CASE("A share too large for the smaller GPU's memory is out of memory on that replica alone",
+          "[executor][replicas]") {
+  // The V100 made 20 MiB: its states (FP16 weights and gradients, FP32 Adam: 16 bytes x 1e6 parameters,
+  // 15.3 MiB) and 2 samples' activations (1 MiB each, one microbatch in flight) fit, 8 samples' do not;
+  // the A100 (80 GiB) holds its share either way.
+  v1::Cluster cluster = MixedCluster();
+  cluster.mutable_gpu_types(1)->set_hbm_gib(20.0 / 1024);
+  for (const uint64_t share : {uint64_t{2}, uint64_t{8}}) {
+    INFO("V100 share " << share);
+    const auto setup = MakeSetup(MakeInputs(cluster, MixedPlan({{"fast", 0, 1, 1, 1, 4}, {"slow", 0, 1, 1, 1, share}})),
+                                 NetworkMode::kMaxMinFair);
+    const v1::Report report = hetsim::traces::BuildReport(*setup, MakeRun(*setup));
+    const auto& lines = report.stages(0).replica_groups();
+    REQUIRE(lines.size() == 2);
+    CHECK_FALSE(lines[0].oom());
+    CHECK(lines[1].oom() == (share == 8));
+    CHECK(report.oom() == (share == 8));
+    const double states = static_cast<double>(setup->stages[0].replica_groups[1].cost.memory.ModelStateBytes());
+    CHECK(lines[1].peak_memory_gib() == Approx((states + static_cast<double>(share) * (1 << 20)) / hetsim::kGiB));
+  }
+}
+
 }  // namespace
 
 }  // namespace hetsim::testing

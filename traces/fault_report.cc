@@ -43,7 +43,7 @@ std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const 
   switch (f.kind) {
     case spec::FaultKind::kSlow:
       if (f.compute()) {
-        if (StagesOn(setup, f.gpus).empty()) return "none: the plan runs nothing on its GPUs";
+        if (StagesOn(setup, f.gpus).empty()) return kNothingOnItsGpus;
         if (e.tasks_slowed == 0) return "none: no compute task ran on its GPUs while it lasted";
         return absl::StrFormat("%d compute tasks of %s took %.3f ms longer in total", e.tasks_slowed,
                                StageList(e.stages), TimeToMilliseconds(e.task_delay));

@@ -27,6 +27,9 @@ void AddFaultsToReport(const sim::executor::ExecutionSetup& setup, const sim::ex
 // 3 of 8 backwards (1 cut at the failure); ...; not run: ...". Empty when the run did not fail.
 std::string LostWork(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result);
 
+// The effect of a straggler fault on GPUs the plan does not use starts with this.
+inline constexpr const char* kNothingOnItsGpus = "none: the plan runs nothing on its GPUs";
+
 // The faults section of the text report (empty without faults).
 std::string FormatFaultTable(const v1::Report& report);
 

@@ -4,7 +4,11 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "traces/fault_report.h"
 #include "traces/metrics.h"
 
 namespace hetsim::traces {
@@ -73,9 +77,40 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
     r->set_num_gpus(static_cast<uint32_t>(g.groups.empty() ? 0 : g.groups[0].size()));
     r->set_shards(g.shards);
     r->set_bytes_per_gpu(g.bytes);
-    r->set_start_ms(TimeToMilliseconds(g.start));
-    r->set_end_ms(TimeToMilliseconds(g.finish));
+    if (g.start >= 0) r->set_start_ms(TimeToMilliseconds(g.start));  // -1: a failure stopped it first
+    if (g.finish >= 0) r->set_end_ms(TimeToMilliseconds(g.finish));
   }
+}
+
+// The faults' part (docs/faults.md), from each pipeline's report (traces::AddFaultsToReport): the
+// pipelines ran under one set of faults, whose outcome names stages as the merged report numbers them,
+// so each fault's effect is the same in every pipeline's report but for a fault on GPUs a pipeline does
+// not use: the first pipeline's that ran something on them. A failure stopped every pipeline: what each
+// lost, named by pipeline, and no throughput.
+void AddFaults(const std::vector<PipelineReportInput>& pipelines, v1::Report& out) {
+  const v1::Report& first = pipelines.front().report;
+  for (int i = 0; i < first.faults_size(); ++i) {
+    v1::FaultReport* f = out.add_faults();
+    *f = first.faults(i);
+    for (const PipelineReportInput& p : pipelines) {
+      if (!absl::StartsWith(p.report.faults(i).effect(), kNothingOnItsGpus)) {
+        f->set_effect(p.report.faults(i).effect());
+        break;
+      }
+    }
+  }
+  if (!first.failed()) return;
+  out.set_failed(true);
+  out.set_failed_at_ms(first.failed_at_ms());
+  std::vector<std::string> lost;
+  for (const PipelineReportInput& p : pipelines)
+    lost.push_back(absl::StrCat("pipeline ", p.name, ": ", p.report.lost()));
+  out.set_lost(absl::StrJoin(lost, "; "));
+  out.set_tokens_per_s(0);
+  out.set_samples_per_s(0);
+  out.set_model_tflops_per_gpu(0);
+  out.set_mfu(0);
+  out.set_bubble_ratio(0);
 }
 
 }  // namespace
@@ -95,7 +130,7 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
   // The whole iteration as one set of figures: every pipeline's work and stages, the slowest end.
   sim::pipeline::IterationFigures all;
   all.iteration_time = sync.iteration_time;
-  uint64_t events = sync.events, flows = sync.flows;
+  uint64_t events = 0, flows = 0;  // the shared network's (the ranges' too), counted by the first pipeline
   uint32_t gpus = 0, stages = 0, microbatches = 0;
   double critical_path = 0, pipeline_ms = 0;
   for (size_t p = 0; p < pipelines.size(); ++p) {
@@ -133,6 +168,7 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
   AddStagesAndBoundaries(pipelines, out);
   AddLinkClasses(pipelines, out);
   AddPipelines(pipelines, sync, out);
+  AddFaults(pipelines, out);
   return out;
 }
 

@@ -14,20 +14,14 @@
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "service/driver/build_setup.h"
+#include "service/driver/resolve_faults.h"
 #include "sim/executor/layer_range_sync.h"
 #include "traces/chrome_trace.h"
+#include "traces/fault_report.h"
 #include "traces/pipelines_report.h"
 
 namespace hetsim::driver {
 namespace {
-
-// What a plan of pipelines cannot run with yet.
-absl::Status CheckOptions(const SimulateOptions& options) {
-  if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
-    return absl::InvalidArgumentError("--faults: not supported with Plan.pipelines (pipelines of different shapes)");
-  }
-  return absl::OkStatus();
-}
 
 // The GPUs pipeline `setup` traces: with --trace-gpus those of the list it uses (another pipeline's are
 // its), else the selection as for a plan of one pipeline.
@@ -74,6 +68,14 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
   run.wall_start = CurrentWallLimit().start();
   run.grad_sync_ring_steps = options.grad_sync_ring_steps;
   run.boundary_flows = options.boundary_flows;
+  if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
+    // One set for the one cluster: resolved against the first pipeline's topology (every pipeline's is
+    // the whole cluster's), run once on the shared network and on every pipeline's GPUs.
+    if (p == 0) {
+      HETSIM_ASSIGN_OR_RETURN(out.faults, ResolveFaults(options.faults, *setup->topology, options.fault_sources));
+    }
+    run.faults = &out.faults;
+  }
   PipelineSimulation& pipeline = out.pipelines.emplace_back();
   pipeline.name = inputs.plan.pipelines(p).name();
   if (options.trace.has_value()) {
@@ -101,8 +103,8 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
   return absl::OkStatus();
 }
 
-// Every pipeline at once on one engine and one network: boundary flows of different pipelines share
-// the links they cross.
+// Every pipeline and the layer ranges' all-reduces at once on one engine and one network: boundary
+// flows of different pipelines and the ranges' collectives share the links they cross.
 absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
   std::vector<sim::executor::ExecutorOptions> runs;
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
@@ -111,16 +113,16 @@ absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions
   if (options.trace.has_value()) HETSIM_RETURN_IF_ERROR(CheckTracedGpusUsed(*options.trace, out.pipelines));
   std::vector<const sim::executor::ExecutionSetup*> setups;
   for (const PipelineSimulation& p : out.pipelines) setups.push_back(p.setup);
-  HETSIM_ASSIGN_OR_RETURN(std::vector<sim::executor::ExecutionResult> results,
-                          sim::executor::ExecuteOnOneNetwork(setups, runs));
-  for (size_t p = 0; p < results.size(); ++p) out.pipelines[p].result = std::move(results[p]);
+  HETSIM_ASSIGN_OR_RETURN(sim::executor::PipelinesResult run,
+                          sim::executor::ExecutePipelines(setups, runs, options.grad_sync_ring_steps));
+  for (size_t p = 0; p < run.results.size(); ++p) out.pipelines[p].result = std::move(run.results[p]);
+  out.pipeline_sync = std::move(run.sync);
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, const SimulateOptions& options) {
-  HETSIM_RETURN_IF_ERROR(CheckOptions(options));
   Simulation out;
   out.inputs = given;
   if (options.ideal) out.inputs.cluster.set_ideal(true);
@@ -131,17 +133,13 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
   HETSIM_RETURN_IF_ERROR(RunPipelines(out.inputs, options, out));
   out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::vector<sim::executor::PipelineRun> runs;
-  for (const PipelineSimulation& p : out.pipelines) runs.push_back({p.setup, &p.result});
-  HETSIM_ASSIGN_OR_RETURN(out.pipeline_sync, sim::executor::SyncPipelineGradients(runs, options.grad_sync_ring_steps));
-
   std::vector<traces::PipelineReportInput> reports;
   const traces::ReportOptions report_options = ReportOptionsFor(options);
   for (int p = 0; p < static_cast<int>(out.pipelines.size()); ++p) {
-    PipelineSimulation& pipeline = out.pipelines[p];
-    pipeline.result = sim::executor::WithPipelineSync(std::move(pipeline.result), out.pipeline_sync, p);
-    reports.push_back({pipeline.name, pipeline.setup, &pipeline.result,
-                       traces::BuildReport(*pipeline.setup, pipeline.result, report_options)});
+    const PipelineSimulation& pipeline = out.pipelines[p];
+    v1::Report report = traces::BuildReport(*pipeline.setup, pipeline.result, report_options);
+    if (!out.faults.empty()) traces::AddFaultsToReport(*pipeline.setup, pipeline.result, out.faults, &report);
+    reports.push_back({pipeline.name, pipeline.setup, &pipeline.result, std::move(report)});
   }
   out.result = out.pipelines.front().result;
   out.report = traces::MergePipelineReports(reports, out.pipeline_sync);

@@ -51,20 +51,42 @@ absl::Status RunEvents(Simulator& sim, const ExecutorOptions& options, const Wal
   return absl::OkStatus();
 }
 
+// What the runs of ExecuteOnOneNetwork share: the engine, the network, the faults (null: none), the
+// gradient reduction (null: each stage its own buckets); `index` is the run's, `on_run_done` is
+// called when its last stage has ended.
+struct SharedRun {
+  Simulator* sim = nullptr;
+  Network* network = nullptr;
+  faults::FaultRuntime* faults = nullptr;
+  SharedGradSync* grad_sync = nullptr;
+  int index = 0;
+  int first_stage = 0;  // the run's stage 0 among every run's stages, as the faults' outcome names them
+  std::function<void()> on_run_done;
+};
+
 class Run : private EventHandler, private FlowObserver {
  public:
-  // With `shared_sim` and `shared_network`, the run's events and flows go to them, beside other runs'
-  // (ExecuteOnOneNetwork); otherwise it has its own.
-  Run(const ExecutionSetup& setup, const ExecutorOptions& options, Simulator* shared_sim = nullptr,
-      Network* shared_network = nullptr)
+  // With `shared`, the run's events, flows, faults and gradient reduction are the shared ones, beside
+  // other runs' (ExecuteOnOneNetwork); otherwise it has its own engine and network, and its options'
+  // faults.
+  Run(const ExecutionSetup& setup, const ExecutorOptions& options, const SharedRun* shared = nullptr)
       : setup_(setup),
         options_(options),
         dag_(*setup.dag),
-        sim_(shared_sim != nullptr ? *shared_sim : own_sim_),
-        network_(shared_network),
+        sim_(shared != nullptr ? *shared->sim : own_sim_),
+        network_(shared != nullptr ? shared->network : nullptr),
+        shared_(shared),
+        faults_(shared != nullptr ? shared->faults : nullptr),
         wall_limit_(options.max_wall_seconds, options.wall_start.value_or(WallLimit::Clock::now())) {}
 
   const WallLimit& wall_limit() const { return wall_limit_; }
+
+  // The shared gradient sync has reduced stage `stage`'s gradients: it steps its optimizer once its
+  // last operation has ended.
+  void ReleaseStage(int stage) {
+    stages_[stage].buckets_done = true;
+    StartOptimizerWhenDone(stage);
+  }
   const absl::Status& failure() const { return failure_; }
 
   absl::StatusOr<ExecutionResult> Go() {
@@ -83,9 +105,10 @@ class Run : private EventHandler, private FlowObserver {
       network_ = own_network_.get();
     }
     HETSIM_RETURN_IF_ERROR(PrepareGradSync());
-    if (options_.faults != nullptr && !options_.faults->empty()) {
-      faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_, network_,
-                                                       [this](int) { sim_.Stop(); });
+    if (shared_ == nullptr && options_.faults != nullptr && !options_.faults->empty()) {
+      own_faults_ = std::make_unique<faults::FaultRuntime>(*options_.faults, setup_.topology->num_gpus(), &sim_,
+                                                           network_, [this](int) { sim_.Stop(); });
+      faults_ = own_faults_.get();
     }
 
     const int n = dag_.num_nodes();
@@ -114,7 +137,8 @@ class Run : private EventHandler, private FlowObserver {
     stages_left_ = S;
 
     for (NodeId id = 0; id < n; ++id) pending_[id] = static_cast<int32_t>(dag_.predecessors(id).size());
-    if (faults_) faults_->Start();  // first: a failure wins a tie with work ending at its time
+    // First: a failure wins a tie with work ending at its time (shared faults started before every run).
+    if (own_faults_) own_faults_->Start();
     for (int s = 0; s < S; ++s) StartEarlyGathers(s);
     for (NodeId id = 0; id < n; ++id) {
       if (pending_[id] == 0) Start(id);
@@ -162,14 +186,14 @@ class Run : private EventHandler, private FlowObserver {
     const bool forward = node.kind == NodeKind::kForward;
     const workload::StageCost& cost = setup_.virtual_stages[node.virtual_stage].cost;
     const Time work = std::min(d, forward ? cost.forward_time : cost.backward_time);
-    return faults_->TaskFinish(node.stage, setup_.stages[node.stage].layout.gpus, sim_.now(), work,
+    return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work,
                                faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage)) +
            (d - work);
   }
 
   // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
   void CloseFaults() {
-    faults_->Stop();
+    if (own_faults_) own_faults_->Stop();  // shared ones: stopped once, after every run
     r_.faults = faults_->outcome();
     if (!r_.faults.failed) return;
     const Time t = r_.faults.failed_at;
@@ -251,6 +275,9 @@ class Run : private EventHandler, private FlowObserver {
         const Time finish = ComputeFinish(id);
         if (setup_.first_bucket[id] >= 0 && plan().overlap_grad_reduce) {
           ScheduleBuckets(node.stage, setup_.first_bucket[id], finish - sim_.now());
+        }
+        if (GradSyncShared() && id == last_op_[node.stage]) {
+          shared_->grad_sync->LastBackwardStarted(shared_->index, node.stage, finish);
         }
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
@@ -388,11 +415,17 @@ class Run : private EventHandler, private FlowObserver {
   void AfterLastOp(int stage) {
     StageState& st = stages_[stage];
     st.last_op_done = true;
-    if (setup_.stages[stage].grad_buckets.empty()) st.buckets_done = true;
+    if (setup_.stages[stage].grad_buckets.empty() && !GradSyncShared()) st.buckets_done = true;
     if (!plan().overlap_grad_reduce) std::fill(st.ready.begin(), st.ready.end(), true);
     TryLaunch(stage);
     StartOptimizerWhenDone(stage);
   }
+
+  // How the faults' outcome names stage `stage`: among every shared run's stages, in run order.
+  int FaultStage(int stage) const { return (shared_ != nullptr ? shared_->first_stage : 0) + stage; }
+
+  // The stage's gradients are reduced by the shared sync (SharedGradSync), not by its own buckets.
+  bool GradSyncShared() const { return shared_ != nullptr && shared_->grad_sync != nullptr; }
 
   void TryLaunch(int stage) {
     StageState& st = stages_[stage];
@@ -465,7 +498,7 @@ class Run : private EventHandler, private FlowObserver {
     stages_[stage].optimizer_started = true;
     Time finish = sim_.now() + setup_.stages[stage].optimizer_time;
     if (faults_ && faults_->stretches_compute()) {
-      finish = faults_->TaskFinish(stage, setup_.stages[stage].layout.gpus, sim_.now(),
+      finish = faults_->TaskFinish(FaultStage(stage), setup_.stages[stage].layout.gpus, sim_.now(),
                                    setup_.stages[stage].optimizer_time, faults::TaskKey(2, 0, stage));
     }
     sim_.Schedule(finish, this, Payload(kOptimizerDone, stage));
@@ -483,7 +516,10 @@ class Run : private EventHandler, private FlowObserver {
   void StageDone(int stage) {
     r_.stage_end[stage] = sim_.now();
     r_.iteration_time = std::max(r_.iteration_time, sim_.now());
-    if (--stages_left_ == 0 && faults_) faults_->Stop();  // nothing pending may outlive the iteration
+    if (--stages_left_ > 0) return;
+    // Nothing pending may outlive the iteration (shared faults: once every run has ended).
+    if (own_faults_) own_faults_->Stop();
+    if (shared_ != nullptr && shared_->on_run_done) shared_->on_run_done();
   }
 
   void Sample() {
@@ -501,6 +537,8 @@ class Run : private EventHandler, private FlowObserver {
   Simulator& sim_;
   std::unique_ptr<Network> own_network_;
   Network* network_ = nullptr;
+  const SharedRun* shared_ = nullptr;
+  faults::FaultRuntime* faults_ = nullptr;  // own_faults_ or the shared ones; null without faults
   std::vector<int32_t> pending_;
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
@@ -515,7 +553,7 @@ class Run : private EventHandler, private FlowObserver {
   std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;
   const WallLimit wall_limit_;
-  std::unique_ptr<faults::FaultRuntime> faults_;
+  std::unique_ptr<faults::FaultRuntime> own_faults_;
   ExecutionResult r_;
 };
 
@@ -536,31 +574,72 @@ absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const Execu
   return run.Go();
 }
 
-absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
-                                                                 std::span<const ExecutorOptions> options) {
-  HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
+namespace {
+
+// The faults every run of ExecuteOnOneNetwork shares: one set, or none.
+absl::StatusOr<const faults::FaultSet*> SharedFaults(std::span<const ExecutorOptions> options) {
+  const faults::FaultSet* set = options.front().faults;
   for (const ExecutorOptions& o : options) {
-    if (o.faults != nullptr && !o.faults->empty()) {
-      return absl::InvalidArgumentError("faults are not supported when several setups share one network");
-    }
+    if (o.faults != set) return absl::InternalError("runs on one network must share one set of faults");
   }
+  return set != nullptr && !set->empty() ? set : nullptr;
+}
+
+// The runs' shared network, faults and gradient sync, built in that order; `failed` when a FAIL fault
+// stopped the engine.
+struct SharedState {
   Simulator sim;
-  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<Network> network,
-                          Network::Create(&sim, NetworkLinks(*setups.front()->topology), setups.front()->network_mode));
+  std::unique_ptr<Network> network;
+  std::unique_ptr<faults::FaultRuntime> faults;
+  bool failed = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                                 std::span<const ExecutorOptions> options,
+                                                                 SharedGradSync* grad_sync) {
+  HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
+  HETSIM_ASSIGN_OR_RETURN(const faults::FaultSet* fault_set, SharedFaults(options));
+  SharedState state;
+  HETSIM_ASSIGN_OR_RETURN(state.network, Network::Create(&state.sim, NetworkLinks(*setups.front()->topology),
+                                                         setups.front()->network_mode));
+  if (fault_set != nullptr) {
+    state.faults = std::make_unique<faults::FaultRuntime>(*fault_set, setups.front()->topology->num_gpus(), &state.sim,
+                                                          state.network.get(), [&state](int) {
+                                                            state.failed = true;
+                                                            state.sim.Stop();
+                                                          });
+  }
   std::vector<std::unique_ptr<Run>> runs;
-  std::optional<WallLimitScope> scope;  // as in Execute: the first run's limit, else the caller's
+  std::deque<SharedRun> shared(setups.size());
+  size_t runs_left = setups.size();
+  int first_stage = 0;
+  if (grad_sync != nullptr) {
+    HETSIM_RETURN_IF_ERROR(grad_sync->Begin(&state.sim, state.network.get(),
+                                            [&runs](int run, int stage) { runs[run]->ReleaseStage(stage); }));
+  }
+  if (state.faults) state.faults->Start();  // first: a failure wins a tie with work ending at its time
+  std::optional<WallLimitScope> scope;      // as in Execute: the first run's limit, else the caller's
   for (size_t i = 0; i < setups.size(); ++i) {
-    runs.push_back(std::make_unique<Run>(*setups[i], options[i], &sim, network.get()));
+    shared[i] = {&state.sim, state.network.get(), state.faults.get(), grad_sync, static_cast<int>(i), first_stage, [&] {
+                   // Nothing pending may outlive the iteration: the faults stop when every run has ended.
+                   if (--runs_left == 0 && state.faults) state.faults->Stop();
+                 }};
+    first_stage += setups[i]->num_stages();
+    runs.push_back(std::make_unique<Run>(*setups[i], options[i], &shared[i]));
     if (i == 0 && runs.front()->wall_limit().limited()) scope.emplace(runs.front()->wall_limit());
     HETSIM_RETURN_IF_ERROR(runs.back()->Begin());
   }
-  const auto failure = [&runs] {
+  const auto failure = [&runs, grad_sync] {
     for (const auto& run : runs) {
       if (!run->failure().ok()) return run->failure();
     }
-    return absl::OkStatus();
+    return grad_sync != nullptr ? grad_sync->failure() : absl::OkStatus();
   };
-  HETSIM_RETURN_IF_ERROR(RunEvents(sim, options.front(), runs.front()->wall_limit(), failure, [] { return false; }));
+  HETSIM_RETURN_IF_ERROR(
+      RunEvents(state.sim, options.front(), runs.front()->wall_limit(), failure, [&state] { return state.failed; }));
+  if (state.faults && state.failed) state.faults->Stop();  // the failure's time closes what was down
   std::vector<ExecutionResult> results;
   for (size_t i = 0; i < runs.size(); ++i) {
     HETSIM_ASSIGN_OR_RETURN(ExecutionResult r, runs[i]->End());

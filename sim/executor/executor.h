@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/time.h"
+#include "sim/engine/simulator.h"
 #include "sim/executor/setup.h"
 #include "sim/faults/fault_runtime.h"
 #include "sim/faults/fault_set.h"
@@ -104,13 +106,33 @@ struct ExecutionResult {
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);
 
+// A gradient reduction the runs of ExecuteOnOneNetwork share (the layer ranges' all-reduces of
+// Plan.pipelines, sim/executor/layer_range_sync.h): the runs reduce none of their stages' gradients
+// themselves; each tells the sync when a stage's last backward starts and steps that stage's optimizer
+// once the sync releases it. Its collectives run on the runs' engine and network, beside their flows.
+class SharedGradSync {
+ public:
+  using Release = std::function<void(int run, int stage)>;
+  virtual ~SharedGradSync() = default;
+  // Before the first event: the engine and network the runs share, and how to release a stage.
+  virtual absl::Status Begin(Simulator* sim, Network* network, Release release) = 0;
+  // Run `run`'s stage `stage` has started its last backward (now); it ends at `finish`.
+  virtual void LastBackwardStarted(int run, int stage, Time finish) = 0;
+  // A collective that could not start (it stops the engine).
+  virtual const absl::Status& failure() const = 0;
+};
+
 // Several setups of one cluster (the pipelines of Plan.pipelines, each its own GPUs) run at once on one
 // engine and one network, so their flows share the links they cross; the network is built from the
-// first setup's topology (every setup's must be the same cluster's). Results in setup order; the
-// events, flows and link counters of the shared network are the first result's (the others' zero), so
-// that their sum is the network's. Faults are refused.
+// first setup's topology (every setup's must be the same cluster's). With `grad_sync`, it reduces
+// every stage's gradients (the setups' own buckets must be empty, DropStageGradientSync). Faults: the
+// options' (every run's the same set, or none), resolved against that topology and applied once, to
+// the one network and to every run's GPUs; each result has the same fault outcome. Results in setup
+// order; the events, flows and link counters of the shared network are the first result's (the
+// others' zero), so that their sum is the network's.
 absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
-                                                                 std::span<const ExecutorOptions> options);
+                                                                 std::span<const ExecutorOptions> options,
+                                                                 SharedGradSync* grad_sync = nullptr);
 
 // How long stage `stage`'s first forwards waited for their chunks' early parameter gathers
 // (Plan.overlap_param_gather) after everything else they wait for had ended: the gathers' exposed part.

@@ -41,71 +41,124 @@ std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSet
   return groups;
 }
 
-// Runs each range's shard groups on one network, each range starting at its holders' readiness.
-class RangeRun : private EventHandler {
+// The ranges' all-reduces as the pipelines' shared gradient reduction: a range starts once each of its
+// holders has run its layers' last backward, on the pipelines' engine and network; a stage is released
+// to its optimizer step once all its ranges have ended.
+class RangeSync : public SharedGradSync, private EventHandler {
  public:
-  RangeRun(const ExecutionSetup& net, std::vector<LayerRangeGroup>& groups) : net_(net), groups_(groups) {}
+  RangeSync(const std::vector<const ExecutionSetup*>& setups, std::vector<LayerRangeGroup>& groups,
+            RingSteps ring_steps)
+      : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
 
-  absl::Status Go(RingSteps ring_steps) {
-    HETSIM_ASSIGN_OR_RETURN(auto network, Network::Create(&sim_, NetworkLinks(*net_.topology), net_.network_mode));
-    network_ = std::move(network);
-    graphs_.resize(groups_.size());
+  absl::Status Begin(Simulator* sim, Network* network, Release release) override {
+    sim_ = sim;
+    network_ = network;
+    release_ = std::move(release);
+    for (const ExecutionSetup* setup : setups_) ranges_of_.emplace_back(setup->num_stages(), 0);
     for (size_t g = 0; g < groups_.size(); ++g) {
-      for (const std::vector<GpuId>& gpus : groups_[g].groups) {
-        CollectiveRequest request;
-        request.op = CollectiveOp::kAllReduce;
-        request.gpus = gpus;
-        request.bytes = groups_[g].bytes;
-        request.ring_steps = ring_steps;
-        HETSIM_RETURN_IF_ERROR(ValidateRequest(*net_.topology, request));
-        HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*net_.topology, *net_.router, request));
-        store_.push_back(BuildTransferGraph(*net_.topology, request, choice.shape));
-        HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
-        graphs_[g].push_back(&store_.back());
-      }
-      left_.push_back(static_cast<int>(graphs_[g].size()));
-      sim_.Schedule(groups_[g].start, this, g);
-    }
-    sim_.Run();
-    HETSIM_RETURN_IF_ERROR(failure_);
-    for (const int left : left_) {
-      if (left != 0) return absl::InternalError("a layer range's gradient all-reduce never ended");
+      HETSIM_RETURN_IF_ERROR(BuildGraphs(static_cast<int>(g)));
+      holders_left_.push_back(static_cast<int>(groups_[g].holders.size()));
+      for (const LayerRangeHolder& h : groups_[g].holders) ++ranges_of_[h.pipeline][h.stage];
     }
     return absl::OkStatus();
   }
-  uint64_t events() const { return sim_.events_processed(); }
-  uint64_t flows() const { return network_->stats().flows_started; }
-  std::vector<LinkCounters> link_counters() const {
-    std::vector<LinkCounters> out;
-    for (LinkId l = 0; l < network_->num_links(); ++l) out.push_back(network_->link_counters(l));
-    return out;
+
+  void LastBackwardStarted(int run, int stage, Time finish) override {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      for (const LayerRangeHolder& h : groups_[g].holders) {
+        if (h.pipeline == run && h.stage == stage) sim_->Schedule(ReadyAt(groups_[g], h, finish), this, g);
+      }
+    }
   }
 
+  const absl::Status& failure() const override { return failure_; }
+
  private:
+  const ExecutionSetup& net() const { return *setups_.front(); }
+
+  // Group g's transfer graphs, one per shard group, built before the run (routes checked).
+  absl::Status BuildGraphs(int g) {
+    graphs_.emplace_back();
+    for (const std::vector<GpuId>& gpus : groups_[g].groups) {
+      CollectiveRequest request;
+      request.op = CollectiveOp::kAllReduce;
+      request.gpus = gpus;
+      request.bytes = groups_[g].bytes;
+      request.ring_steps = ring_steps_;
+      HETSIM_RETURN_IF_ERROR(ValidateRequest(*net().topology, request));
+      HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*net().topology, *net().router, request));
+      store_.push_back(BuildTransferGraph(*net().topology, request, choice.shape));
+      HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
+      graphs_.back().push_back(&store_.back());
+    }
+    shards_left_.push_back(static_cast<int>(graphs_.back().size()));
+    return absl::OkStatus();
+  }
+
+  // When holder `h`'s last backward, started now and ending at `finish`, is done with the range's layers:
+  // its end; with Plan.overlap_grad_reduce (and one model chunk per stage), the layers run last to
+  // first, each an equal part of it.
+  Time ReadyAt(const LayerRangeGroup& group, const LayerRangeHolder& h, Time finish) const {
+    const ExecutionSetup& setup = *setups_[h.pipeline];
+    const bool one_chunk = setup.virtual_stages.size() == setup.stages.size();
+    if (!setup.spec.plan.overlap_grad_reduce || !one_chunk) return finish;
+    const spec::StageSpec& st = setup.spec.plan.stages[h.stage];
+    const Time d = finish - sim_->now();
+    const int done = st.first_layer + st.num_layers - group.first_layer;  // layers run when it is ready
+    return sim_->now() + d * done / st.num_layers;
+  }
+
+  // A holder of group g is ready: once all are, its shard groups' all-reduces start.
   void OnEvent(uint64_t g) override {
+    if (--holders_left_[g] > 0) return;
+    groups_[g].start = sim_->now();
     if (graphs_[g].empty() || groups_[g].bytes <= 0) {
-      left_[g] = 0;
-      groups_[g].finish = sim_.now();
+      GroupDone(static_cast<int>(g));
       return;
     }
     for (const TransferGraph* graph : graphs_[g]) {
-      executions_.emplace_back(network_.get(), net_.router.get(), graph, [this, g](Time at) {
-        if (--left_[g] == 0) groups_[g].finish = at;
+      executions_.emplace_back(network_, net().router.get(), graph, [this, g](Time) {
+        if (--shards_left_[g] == 0) GroupDone(static_cast<int>(g));
       });
-      if (absl::Status s = executions_.back().Start(&sim_); !s.ok()) failure_ = s;
+      if (absl::Status s = executions_.back().Start(sim_); !s.ok() && failure_.ok()) {
+        failure_ = s;
+        sim_->Stop();
+      }
     }
   }
 
-  const ExecutionSetup& net_;
+  void GroupDone(int g) {
+    groups_[g].finish = sim_->now();
+    for (const LayerRangeHolder& h : groups_[g].holders) {
+      if (--ranges_of_[h.pipeline][h.stage] == 0) release_(h.pipeline, h.stage);
+    }
+  }
+
+  const std::vector<const ExecutionSetup*>& setups_;
   std::vector<LayerRangeGroup>& groups_;
-  Simulator sim_;
-  std::unique_ptr<Network> network_;
+  const RingSteps ring_steps_;
+  Simulator* sim_ = nullptr;
+  Network* network_ = nullptr;
+  Release release_;
   std::deque<TransferGraph> store_;
-  std::vector<std::vector<const TransferGraph*>> graphs_;
+  std::vector<std::vector<const TransferGraph*>> graphs_;  // per group, per shard
+  std::vector<int> holders_left_;                          // per group: holders not yet ready
+  std::vector<int> shards_left_;                           // per group: shard all-reduces running
+  std::vector<std::vector<int>> ranges_of_;                // [pipeline][stage]: its ranges not yet reduced
   std::deque<CollectiveExecution> executions_;
-  std::vector<int> left_;
   absl::Status failure_;
 };
+
+// Each range's reduction as a record of its holders' pipelines (step = the range's index).
+void AddRangeRecords(const std::vector<LayerRangeGroup>& groups, std::vector<ExecutionResult>& results) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].finish < 0) continue;  // a failure stopped the iteration first
+    for (const LayerRangeHolder& h : groups[g].holders) {
+      results[h.pipeline].grad_syncs.push_back(
+          {h.stage, static_cast<int32_t>(g), /*param_gather=*/false, groups[g].start, groups[g].finish});
+    }
+  }
+}
 
 }  // namespace
 
@@ -135,63 +188,20 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
   return out;
 }
 
-absl::StatusOr<PipelinesSyncResult> SyncPipelineGradients(const std::vector<PipelineRun>& pipelines,
-                                                          RingSteps ring_steps) {
-  std::vector<const ExecutionSetup*> setups;
-  for (const PipelineRun& p : pipelines) setups.push_back(p.setup);
-  PipelinesSyncResult out;
-  out.groups = LayerRangeGroups(setups);
-  for (LayerRangeGroup& g : out.groups) {
-    for (const LayerRangeHolder& h : g.holders) {
-      g.start = std::max(g.start, pipelines[h.pipeline].result->last_backward_end[h.stage]);
-    }
-  }
-  RangeRun run(*setups[0], out.groups);
-  HETSIM_RETURN_IF_ERROR(run.Go(ring_steps));
-  out.events = run.events();
-  out.flows = run.flows();
-  out.link_counters = run.link_counters();
-
-  for (const PipelineRun& p : pipelines) out.grad_sync_end.push_back(p.result->last_backward_end);
-  for (const LayerRangeGroup& g : out.groups) {
-    for (const LayerRangeHolder& h : g.holders) {
-      Time& end = out.grad_sync_end[h.pipeline][h.stage];
-      end = std::max(end, g.finish);
-    }
-  }
-  for (size_t p = 0; p < pipelines.size(); ++p) {
-    out.stage_end.emplace_back();
-    Time last = 0;
-    for (size_t s = 0; s < out.grad_sync_end[p].size(); ++s) {
-      out.stage_end[p].push_back(out.grad_sync_end[p][s] + pipelines[p].setup->stages[s].optimizer_time);
-      last = std::max(last, out.stage_end[p].back());
-    }
-    out.pipeline_end.push_back(last);
-    out.iteration_time = std::max(out.iteration_time, last);
+absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const ExecutionSetup*>& setups,
+                                                 std::span<const ExecutorOptions> options, RingSteps ring_steps) {
+  PipelinesResult out;
+  out.sync.groups = LayerRangeGroups(setups);
+  RangeSync sync(setups, out.sync.groups, ring_steps);
+  HETSIM_ASSIGN_OR_RETURN(out.results, ExecuteOnOneNetwork(setups, options, &sync));
+  AddRangeRecords(out.sync.groups, out.results);
+  for (const ExecutionResult& r : out.results) {
+    out.sync.grad_sync_end.push_back(r.grad_sync_end);
+    out.sync.stage_end.push_back(r.stage_end);
+    out.sync.pipeline_end.push_back(r.iteration_time);
+    out.sync.iteration_time = std::max(out.sync.iteration_time, r.iteration_time);
   }
   return out;
-}
-
-ExecutionResult WithPipelineSync(ExecutionResult result, const PipelinesSyncResult& sync, int p) {
-  result.grad_sync_end = sync.grad_sync_end[p];
-  result.optimizer_start = sync.grad_sync_end[p];
-  result.stage_end = sync.stage_end[p];
-  result.iteration_time = sync.pipeline_end[p];
-  if (p == 0) {
-    for (size_t l = 0; l < result.link_counters.size() && l < sync.link_counters.size(); ++l) {
-      result.link_counters[l].bytes += sync.link_counters[l].bytes;
-      result.link_counters[l].flows += sync.link_counters[l].flows;
-      result.link_counters[l].busy_time += sync.link_counters[l].busy_time;
-    }
-  }
-  for (size_t g = 0; g < sync.groups.size(); ++g) {
-    for (const LayerRangeHolder& h : sync.groups[g].holders) {
-      if (h.pipeline != p) continue;
-      result.grad_syncs.push_back(
-          {h.stage, static_cast<int32_t>(g), /*param_gather=*/false, sync.groups[g].start, sync.groups[g].finish});
-    }
-  }
-  return result;
 }
 
 void DropStageGradientSync(ExecutionSetup& setup) {

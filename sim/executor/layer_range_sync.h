@@ -7,15 +7,18 @@
 // them (a GPU of TP t holds shard j x t / T of the finest T, so it joins T / t groups, as mixed replica
 // groups do, replica_groups.h).
 //
-// Each pipeline runs on its own (Execute, without its own data-parallel buckets); a range's all-reduce
-// starts when every stage that holds it has run its last backward, all on one network over the
-// cluster's links (ranges contend with each other, not with the pipelines' boundary transfers, which
-// have ended on all but the first stages by then). A stage steps its optimizer once all its ranges
-// are reduced; the iteration ends with the last stage of the slowest pipeline.
+// Every pipeline and every range's all-reduce run at once on one engine and one network
+// (ExecuteOnOneNetwork with the ranges as its SharedGradSync), as DDP reduces per bucket: a range's
+// all-reduce starts when every stage that holds it has run the backward of its layers in its last
+// microbatch (the end of that backward; with Plan.overlap_grad_reduce the point in it where the
+// range's layers are done, layers running last to first), so it overlaps the other pipelines' tails
+// and shares links with their boundary transfers. A stage steps its optimizer once all its ranges are
+// reduced; the iteration ends with the last stage of the slowest pipeline.
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 #define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,13 +29,6 @@
 #include "sim/executor/setup.h"
 
 namespace hetsim::sim::executor {
-
-// One pipeline as simulated (beside the others, on one network): its setup (a plan of its own stages)
-// and its iteration.
-struct PipelineRun {
-  const ExecutionSetup* setup = nullptr;
-  const ExecutionResult* result = nullptr;
-};
 
 struct LayerRangeHolder {
   int pipeline = 0;
@@ -48,8 +44,8 @@ struct LayerRangeGroup {
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
   int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
-  Time start = 0;     // when the last holder ran its last backward
-  Time finish = 0;
+  Time start = -1;    // when the last holder had run the range's last backward
+  Time finish = -1;
 };
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and
@@ -57,28 +53,30 @@ struct LayerRangeGroup {
 std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionSetup*>& setups);
 
 struct PipelinesSyncResult {
-  std::vector<LayerRangeGroup> groups;           // with start and finish
+  std::vector<LayerRangeGroup> groups;           // with start and finish (-1: not reached, a failure first)
   std::vector<std::vector<Time>> grad_sync_end;  // [pipeline][stage]: its ranges reduced
   std::vector<std::vector<Time>> stage_end;      // [pipeline][stage]: after its optimizer step
   std::vector<Time> pipeline_end;                // the last stage_end of each pipeline
-  Time iteration_time = 0;                       // the slowest pipeline's end
-  uint64_t events = 0;
-  uint64_t flows = 0;
-  std::vector<LinkCounters> link_counters;  // per link: what the ranges' all-reduces moved
+  Time iteration_time = 0;                       // the slowest pipeline's end (a failure's time)
 };
 
-// Simulates every range's all-reduce on one network over the first setup's topology (the pipelines
-// share the cluster), each starting when its holders are ready. Errors: a group without a route.
-absl::StatusOr<PipelinesSyncResult> SyncPipelineGradients(const std::vector<PipelineRun>& pipelines,
-                                                          RingSteps ring_steps);
+struct PipelinesResult {
+  // Per pipeline: its iteration with its stages' range reductions (grad_syncs: step = the range's
+  // index) and steps; the shared network's events, flows and link counters (the ranges' too) are the
+  // first's.
+  std::vector<ExecutionResult> results;
+  PipelinesSyncResult sync;
+};
 
-// A pipeline's result as the whole iteration ran it: its stages' gradient sync, optimizer and end
-// times from `sync` (pipeline `p`), so traces::BuildReport reports them; the first pipeline's link
-// counters also count the ranges' all-reduces (each link's traffic reported once).
-ExecutionResult WithPipelineSync(ExecutionResult result, const PipelinesSyncResult& sync, int p);
+// Runs every pipeline (setups[p] is pipeline p's, its own buckets dropped, DropStageGradientSync) and
+// every range's all-reduce on one engine and one network over the first setup's topology (the
+// pipelines share the cluster); options[p] is pipeline p's (faults: as ExecuteOnOneNetwork). Errors:
+// a group without a route, the options' limits.
+absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const ExecutionSetup*>& setups,
+                                                 std::span<const ExecutorOptions> options, RingSteps ring_steps);
 
 // Leaves the data-parallel reduction of a pipeline's stages to the ranges: its buckets and their
-// readiness cleared, so Execute steps each stage's optimizer right after its last backward.
+// readiness cleared.
 void DropStageGradientSync(ExecutionSetup& setup);
 
 }  // namespace hetsim::sim::executor

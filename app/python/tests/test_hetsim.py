@@ -312,6 +312,25 @@ def test_plan_takes_context_parallelism_and_fp32_gradients():
         hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, context_parallel=2, cp_comm_type="ring")
 
 
+def test_plan_searches_mixed_replicas_unless_told_not_to():
+    # 8 A100 and 8 RTX 4090 on one network, a 1.3B GPT, 16 samples: HAPT's mixed-replicas family wins
+    # (tests/planner_mixed_replicas_test.cc); search_mixed_replicas=False is --no-mixed-replicas.
+    data = os.path.join(SOURCE, "tests", "planner_data")
+    model, cluster = os.path.join(data, "gpt-1.3b.pbtxt"), os.path.join(data, "cluster-a100-rtx4090.pbtxt")
+    mixed = hetsim.plan(model, cluster, global_batch_size=16)
+    assert len(mixed.stages[0].replica_groups) > 1
+    one_island = hetsim.plan(model, cluster, global_batch_size=16, search_mixed_replicas=False)
+    assert all(len(s.replica_groups) == 0 for s in one_island.stages)
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "plan.pbtxt")
+        code, _, err = cli("plan", "--model", model, "--cluster", cluster, "--global-batch", "16",
+                           "--no-mixed-replicas", "--threads", "1", "--out", out)
+        assert code == 0, err
+        written = text(out, hetsim_pb2.Plan)
+        assert [s.mesh for s in written.stages] == [s.mesh for s in one_island.stages]
+        assert [s.num_layers for s in written.stages] == [s.num_layers for s in one_island.stages]
+
+
 def test_plan_checks_its_settings_as_the_cli_does():
     # One PlanCommand (service/planning/) behind both: the same checks, the same messages.
     model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
