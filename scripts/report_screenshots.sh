@@ -21,6 +21,9 @@ shot "$out/hapt.html" "$root/docs/report-hapt-case-straggler.png" --gantt 0.5 6
 "$hetsim" run "$ex/plan-mixed-replicas.pbtxt" --cluster "$ex/cluster-mixed-cloud.pbtxt" --html "$out/mixed.html" \
   --quiet --no-wall-time
 shot "$out/mixed.html" "$root/docs/report-mixed-replicas.png"
+"$hetsim" run "$ex/plan-lab-pipelines.pbtxt" --cluster "$ex/cluster-lab-pcie.pbtxt" --html "$out/lab.html" \
+  --quiet --no-wall-time
+shot "$out/lab.html" "$root/docs/report-lab-pipelines.png"
 "$hetsim" sweep "$ex/sweep-bandwidth.pbtxt" -o "$out/sweep.csv" --html "$out/sweep.html" --jobs 2
 shot "$out/sweep.html" "$root/docs/report-sweep.png"
 "$hetsim" validate "$ex/plan-hapt-case.pbtxt" --cluster "$ex/cluster-hapt-case.pbtxt" --top-k 6 \

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "app/cli/cli.h"
+#include "base/status_macros.h"
 #include "base/wall_limit.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
@@ -85,6 +86,49 @@ void PrintFittedParameters(const std::vector<calibrate::SourceFit>& fits) {
   }
 }
 
+using Sources = std::vector<std::unique_ptr<calibrate::CalibrationSource>>;
+
+// What the fit reads, as the flags name it.
+struct FitFiles {
+  const std::vector<std::string>& logs;
+  const std::vector<std::string>& gemms;
+  const std::vector<std::string>& iterations;
+  const std::string& island;
+  const std::string& gpu_type;
+  const std::string& cluster_path;
+  double max_mape;
+  bool exact;
+  calibrate::NcclLogShape log_shape;
+};
+
+// The fit's sources in the order they fit: every run of the nccl-tests logs, the GEMM timings, then the
+// measured iterations (the overheads are what remains once the kernels and the collectives are calibrated).
+absl::StatusOr<Sources> LoadSources(const FitFiles& f) {
+  Sources sources;
+  std::vector<calibrate::NcclLog> parsed;
+  std::vector<std::string> skipped_runs;
+  for (const std::string& path : f.logs) {
+    HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(path, proto::InputKind::kText));
+    HETSIM_ASSIGN_OR_RETURN(calibrate::NcclLogRuns runs, calibrate::ParseNcclLogRuns(text, path, f.log_shape));
+    for (calibrate::NcclLog& log : runs.runs) parsed.push_back(std::move(log));
+    for (std::string& why : runs.skipped) skipped_runs.push_back(std::move(why));
+  }
+  if (!parsed.empty())
+    sources.push_back(std::make_unique<calibrate::NcclTestsSource>(
+        std::move(parsed), calibrate::NcclFitOptions{f.island, f.max_mape, std::move(skipped_runs)}));
+  for (const std::string& path : f.gemms) {
+    HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(path, proto::InputKind::kText));
+    HETSIM_ASSIGN_OR_RETURN(std::vector<calibrate::GemmTiming> timings, calibrate::ParseGemmCsv(text, path));
+    sources.push_back(std::make_unique<calibrate::GemmSource>(std::move(timings), path, f.gpu_type, f.max_mape));
+  }
+  for (const std::string& path : f.iterations) {
+    HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(path, proto::InputKind::kText));
+    HETSIM_ASSIGN_OR_RETURN(std::vector<calibrate::MeasuredIteration> runs, calibrate::ParseIterationCsv(text, path));
+    sources.push_back(std::make_unique<calibrate::IterationSource>(std::move(runs), path, f.cluster_path, f.exact));
+  }
+  return sources;
+}
+
 int Calibrate(const Args& args) {
   po::options_description options("options");
   std::string cluster_path, out_path, report_path, island;
@@ -131,35 +175,9 @@ int Calibrate(const Args& args) {
   }
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(cluster_path);
   if (!cluster.ok()) return ReportFailure(kCalibrateInfo, cluster.status());
-  std::vector<calibrate::NcclLog> parsed;
-  std::vector<std::string> skipped_runs;
-  for (const std::string& path : logs) {
-    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
-    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<calibrate::NcclLogRuns> runs = calibrate::ParseNcclLogRuns(*text, path, log_shape);
-    if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
-    for (calibrate::NcclLog& log : runs->runs) parsed.push_back(std::move(log));
-    for (std::string& why : runs->skipped) skipped_runs.push_back(std::move(why));
-  }
-  std::vector<std::unique_ptr<calibrate::CalibrationSource>> sources;
-  if (!parsed.empty())
-    sources.push_back(std::make_unique<calibrate::NcclTestsSource>(
-        std::move(parsed), calibrate::NcclFitOptions{island, max_mape, std::move(skipped_runs)}));
-  for (const std::string& path : gemms) {
-    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
-    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<std::vector<calibrate::GemmTiming>> timings = calibrate::ParseGemmCsv(*text, path);
-    if (!timings.ok()) return ReportFailure(kCalibrateInfo, timings.status());
-    sources.push_back(std::make_unique<calibrate::GemmSource>(*std::move(timings), path, gpu_type, max_mape));
-  }
-  // Last: the overheads are what remains once the kernels and the collectives are calibrated.
-  for (const std::string& path : iterations) {
-    absl::StatusOr<std::string> text = proto::ReadInputFile(path, proto::InputKind::kText);
-    if (!text.ok()) return ReportFailure(kCalibrateInfo, text.status());
-    absl::StatusOr<std::vector<calibrate::MeasuredIteration>> runs = calibrate::ParseIterationCsv(*text, path);
-    if (!runs.ok()) return ReportFailure(kCalibrateInfo, runs.status());
-    sources.push_back(std::make_unique<calibrate::IterationSource>(*std::move(runs), path, cluster_path, exact));
-  }
+  absl::StatusOr<Sources> sources =
+      LoadSources({logs, gemms, iterations, island, gpu_type, cluster_path, max_mape, exact, log_shape});
+  if (!sources.ok()) return ReportFailure(kCalibrateInfo, sources.status());
   std::vector<std::string> inputs = {cluster_path};
   for (const auto* list : {&logs, &gemms, &iterations}) inputs.insert(inputs.end(), list->begin(), list->end());
   proto::OutputFiles outputs(std::move(inputs));  // the cluster and the fit report, both or neither
@@ -170,7 +188,7 @@ int Calibrate(const Args& args) {
     }
   }
   std::vector<calibrate::SourceFit> fits;
-  for (auto& source : sources) {
+  for (auto& source : *sources) {
     absl::StatusOr<calibrate::SourceFit> fit = source->Fit(*cluster);
     if (!fit.ok()) return ReportFailure(kCalibrateInfo, fit.status());
     fits.push_back(*std::move(fit));

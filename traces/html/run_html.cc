@@ -307,8 +307,8 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
     if (!links.empty()) {
       page.AddHeading("Link utilisation over time");
       page.AddParagraph(
-          "Every pipeline's transfers on the one network they share, sampled until the first pipeline's end; the "
-          "layer ranges' all-reduces run after the pipelines and are not in this chart.");
+          "Every pipeline's transfers and the layer ranges' gradient all-reduces on the one network they share, "
+          "sampled until the first pipeline's optimizer step (traffic after it is not in this chart).");
       page.AddRaw(links);
     }
     AddPipelineTables(report, page);

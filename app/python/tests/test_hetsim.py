@@ -253,7 +253,8 @@ def test_threads_get_the_same_report_and_the_gil_is_released():
     # A Python thread keeps running while hetsim simulates: the call does not hold the GIL. Not a timing
     # threshold (this machine may be loaded): the thread stamps the clock every 5 ms, and some stamp must
     # fall well inside the call, which a call holding the GIL makes impossible.
-    big = os.path.join(EX, "plan-512gpu.pbtxt")
+    # The 16,384-GPU example (about 0.4 s on a quiet machine; the 512-GPU one ends in 40 ms, too short).
+    big = os.path.join(EX, "plan-llama3-405b.pbtxt")
     stamps, stop = [], threading.Event()
 
     def stamper():
@@ -266,7 +267,7 @@ def test_threads_get_the_same_report_and_the_gil_is_released():
     t.start()
     time.sleep(0.01)
     start = time.monotonic()
-    hetsim.run(big, os.path.join(EX, "cluster-512gpu.pbtxt"))
+    hetsim.run(big, os.path.join(EX, "cluster-16k-h100.pbtxt"))
     end = time.monotonic()
     stop.set()
     t.join()
