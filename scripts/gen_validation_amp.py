@@ -197,7 +197,10 @@ def plan_text(cluster_label, trial, het):
            "# debug print, print((super().forward(*args)).shape), and again for its output.",
            "block_forward_passes: 2",
            "# DeepSpeed's pipe/engine.py: is_grad_partitioned = False (each TP rank sends the whole gradient back).",
-           "boundary_grads_whole: true"]
+           "boundary_grads_whole: true",
+           "# examples/ds_pretrain_gpt2_pipe.sh passes none of v1.1.5's fusion flags (store_true in",
+           "# megatron/arguments.py): bias adds, masking and the residual add run as kernels of their own.",
+           "unfused_elementwise: true"]
     text = "\n".join(out) + "\n"
     for s in range(pp):
         text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)
