@@ -50,7 +50,7 @@ StageCost UnfusedCost(const ModelCost& model, const GpuCompute& gpu, bool unfuse
 }
 
 TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, byte by byte", "[unfused]") {
-  const ModelCost model = UnfusedModel(v1::ATTENTION_STANDARD);
+  const ModelCost model = UnfusedModel(v1::ATTENTION_UNFUSED);
   const LayerCost& block = model.layer(1);
   const double B = 2, s = kUnfusedS, h = kUnfusedH, f = 4 * kUnfusedH, a = kUnfusedHeads;
   // Two bias adds before dropout (read, write the sublayer's output), on the full width.
@@ -69,7 +69,7 @@ TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, 
 }
 
 TEST_CASE("unfused elementwise: the passes cost their bytes at HBM bandwidth, twice in the backward", "[unfused]") {
-  const ModelCost model = UnfusedModel(v1::ATTENTION_STANDARD);
+  const ModelCost model = UnfusedModel(v1::ATTENTION_UNFUSED);
   v1::GpuType g;
   g.set_preset("T4");
   REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
