@@ -288,6 +288,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
   p.block_forward_passes = static_cast<int>(std::max<uint32_t>(1, plan.block_forward_passes()));
   p.boundary_grads_whole = plan.boundary_grads_whole();
+  p.unfused_elementwise = plan.unfused_elementwise();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

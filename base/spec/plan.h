@@ -164,6 +164,7 @@ struct PlanSpec {
   bool pytorch_context_parallel = false;
   int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
   bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
+  bool unfused_elementwise = false;   // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
   std::string where;                  // the plan file, for messages
 };
 

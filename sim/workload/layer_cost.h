@@ -153,6 +153,12 @@ struct LayerCost {
   double eager_bytes_replicated_per_sample = 0;
   double eager_bytes_sharded_per_sample = 0;
   double eager_kernels = 0;
+  // What Megatron-LM v1 adds to that traffic without its fusion flags (Plan.unfused_elementwise): the
+  // biases added apart before GeLU and before dropout, the residual add apart from dropout, and the
+  // causal mask's masked_fill_ on the scores (the unfused attention). Split like the traffic above.
+  double unfused_bytes_replicated_per_sample = 0;
+  double unfused_bytes_sharded_per_sample = 0;
+  double unfused_kernels = 0;
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)

@@ -156,6 +156,16 @@ void AddEagerAttentionOps(LayerCost& layer, const Shape& x, double rotated_width
   layer.eager_kernels += 6;
 }
 
+// Megatron-LM v1's bias-dropout-add without --bias-dropout-fusion (model/transformer.py,
+// get_bias_dropout_add: dropout(x + bias) + residual, three eager ops): against the passes the traffic
+// already counts (dropout: read, write, mask; residual add: two reads, one write), the bias add's read
+// and write of the sublayer's output (`elements`), in two more kernels (the bias add, the residual add
+// apart from dropout).
+void AddUnfusedBiasDropoutAdd(LayerCost& layer, double bytes_per_element, double elements) {
+  layer.unfused_bytes_replicated_per_sample += 2 * bytes_per_element * elements;
+  layer.unfused_kernels += 2;
+}
+
 }  // namespace
 
 LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
@@ -272,6 +282,14 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
   layer.memory_kernels = flash ? 3 : 5;
   AddEagerAttentionOps(layer, x, t.mla ? 0 : x.q_h + x.kv_h);
+  // Megatron-LM v1 without --scaled-upper-triang-masked-softmax-fusion (model/fused_softmax.py, its
+  // fallback): the causal mask by masked_fill_ on the FP16 scores in place (read, write), one kernel
+  // before the softmax the traffic counts. FlashAttention never writes the scores.
+  if (!flash) {
+    layer.unfused_bytes_sharded_per_sample += 2 * B * x.a * s * s;
+    layer.unfused_kernels += 1;
+  }
+  AddUnfusedBiasDropoutAdd(layer, B, s * h);
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated; MLA's
   // latents too); Q 2sh, K and V 2sh each (scaled by GQA), projection input 2sh (sharded; a head_dim
   // apart from h / a, or MLA's widths, scale them); 5as^2 attention core.
@@ -337,6 +355,12 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   // The all-to-all dispatcher's sort of the received copies by local expert and back (read, write each).
   if (moe && !t.moe_allgather_dispatcher) layer.memory_bytes_dispatched_per_sample = 2 * 2 * B * k * s * h;
   AddEagerNorm(layer, x);
+  // Megatron-LM v1 without --bias-gelu-fusion (model/transformer.py, ParallelMLP.forward:
+  // activation_func(intermediate_parallel + bias_parallel)): the bias added to fc1's output by a kernel
+  // of its own (read, write) before the activation; then its bias-dropout-add.
+  layer.unfused_bytes_sharded_per_sample += 2 * B * s * (k * f + shared) * up;
+  layer.unfused_kernels += 1;
+  AddUnfusedBiasDropoutAdd(layer, B, s * h);
   if (x.gated) {
     layer.eager_bytes_sharded_per_sample += 2 * B * s * (k * f + shared);  // SiLU (r, w) before the product
     layer.eager_kernels += 1;
@@ -468,6 +492,10 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
       first.eager_bytes_replicated_per_sample + second.eager_bytes_replicated_per_sample;
   m.eager_bytes_sharded_per_sample = first.eager_bytes_sharded_per_sample + second.eager_bytes_sharded_per_sample;
   m.eager_kernels = first.eager_kernels + second.eager_kernels;
+  m.unfused_bytes_replicated_per_sample =
+      first.unfused_bytes_replicated_per_sample + second.unfused_bytes_replicated_per_sample;
+  m.unfused_bytes_sharded_per_sample = first.unfused_bytes_sharded_per_sample + second.unfused_bytes_sharded_per_sample;
+  m.unfused_kernels = first.unfused_kernels + second.unfused_kernels;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
   m.tp_replicated_param_count = first.tp_replicated_param_count + second.tp_replicated_param_count;
