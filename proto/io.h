@@ -53,7 +53,7 @@ absl::Status CheckKnownFieldsAndEnums(const google::protobuf::Message& message, 
 // What an input file holds, which sets how large it may be (docs/reliability.md).
 enum class InputKind {
   kMessage,      // a cluster, model, plan, sweep, faults or validation-set file: 256 MiB
-  kReport,       // a run's report, or a message whose type is detected from its bytes: 1 GiB
+  kReport,       // a run's report, or a message whose type is detected from its bytes: 256 MiB
   kText,         // launch lines, configs, nccl-tests logs, CSV tables, plan lists, JSON groups: 64 MiB
   kRows,         // a sweep's rows (CSV or JSON Lines), read to resume or merge: 4 GiB
   kChakraTrace,  // one rank's Chakra execution trace: 1 GiB

@@ -320,6 +320,8 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
   for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
+    // Pricing one protocol of a ring of 800,000 ranks takes seconds: the wall limit is checked per protocol.
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = CachedShapeFor(topology, router, req, algorithm, p, cache);
     if (!s.ok()) return s.status();
     if (!best.has_value() || s->estimated_seconds < best->estimated_seconds) best = *s;
