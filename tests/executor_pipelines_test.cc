@@ -143,11 +143,13 @@ TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", 
   }
 }
 
-TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 plan on it", "[executor][pipelines]") {
-  // Each island one node of 2 GPUs, joined by one 10 Gb/s link: every boundary flow, of either pipeline
-  // (and of either replica of the DP plan), crosses it. The pipelines run on one network, so their
-  // flows share the link as the DP plan's replicas do: 1 MiB per sample takes 2 x 0.84 ms while both
-  // cross, not 0.84 ms each as on networks of their own.
+// The shared-link case: each island one node of 2 GPUs, joined by one 10 Gb/s link that every boundary
+// flow crosses; the DP 2 plan of two stages ("fast", then "slow") and the same as two pipelines, 1 MiB
+// per sample across each boundary, passes timed by the cost model, both simulated under `options`.
+struct SharedLinkRuns {
+  hetsim::driver::Simulation dp, pipelines;
+};
+SharedLinkRuns RunSharedLink(const hetsim::driver::SimulateOptions& options) {
   const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
   const uint64_t bytes = uint64_t{1} << 20;
   v1::Plan dp_plan =
@@ -156,15 +158,22 @@ TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 
     st.clear_measured_forward_ms();
     st.clear_measured_backward_ms();
   }
+  const v1::Plan pipelines =
+      PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}}, bytes);
+  return {MakeSimulation(MakeInputs(cluster, dp_plan), options),
+          MakeSimulation(MakeInputs(cluster, pipelines), options)};
+}
+
+TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 plan on it", "[executor][pipelines]") {
+  // Each island one node of 2 GPUs, joined by one 10 Gb/s link: every boundary flow, of either pipeline
+  // (and of either replica of the DP plan), crosses it. The pipelines run on one network, so their
+  // flows share the link as the DP plan's replicas do: 1 MiB per sample takes 2 x 0.84 ms while both
+  // cross, not 0.84 ms each as on networks of their own.
   hetsim::driver::SimulateOptions options;
   options.network_mode = NetworkMode::kMaxMinFair;
-  const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
-  const auto pl = MakeSimulation(
-      MakeInputs(cluster,
-                 PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}},
-                               bytes)),
-      options);
-  CheckSameIteration(dp, pl);
+  const SharedLinkRuns runs = RunSharedLink(options);
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  CheckSameIteration(runs.dp, pl);
   // The shared network's flows and link bytes are counted once, with the first pipeline.
   CHECK(pl.pipelines[1].result.flows == 0);
   CHECK(pl.pipelines[0].result.flows > 0);
@@ -239,27 +248,14 @@ hetsim::driver::SimulateOptions WithFaults(hetsim::driver::SimulateOptions optio
 TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 plan", "[executor][pipelines][faults]") {
   // The shared-link case above with its one inter-island link at half its rate: the faults apply once,
   // to the one network both pipelines (and their ranges) run on, as to the DP plan's.
-  const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
-  const uint64_t bytes = uint64_t{1} << 20;
-  v1::Plan dp_plan =
-      MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"slow", 0, 0, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B, bytes, 2);
-  for (v1::Stage& st : *dp_plan.mutable_stages()) {
-    st.clear_measured_forward_ms();
-    st.clear_measured_backward_ms();
-  }
   hetsim::driver::SimulateOptions plain;
   plain.network_mode = NetworkMode::kMaxMinFair;
-  const auto options = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
-  const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
-  const auto pl = MakeSimulation(
-      MakeInputs(cluster,
-                 PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}},
-                               bytes)),
-      options);
-  CheckSameIteration(dp, pl);
-  CHECK(pl.result.iteration_time > MakeSimulation(MakeInputs(cluster, dp_plan), plain).result.iteration_time);
+  const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  CheckSameIteration(runs.dp, pl);
+  CHECK(pl.result.iteration_time > RunSharedLink(plain).dp.result.iteration_time);
   REQUIRE(pl.report.faults_size() == 1);
-  CHECK(pl.report.faults(0).effect() == dp.report.faults(0).effect());
+  CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
 }
 
 TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {

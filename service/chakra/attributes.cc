@@ -10,39 +10,33 @@ namespace hetsim::chakra {
 
 using ChakraProtoMsg::AttributeProto;
 
-AttributeProto Int64Attr(absl::string_view name, int64_t value) {
+// An attribute named `name` whose value `set` writes.
+template <typename Set>
+AttributeProto NamedAttr(absl::string_view name, Set set) {
   AttributeProto a;
   a.set_name(std::string(name));
-  a.set_int64_val(value);
+  set(a);
   return a;
+}
+
+AttributeProto Int64Attr(absl::string_view name, int64_t value) {
+  return NamedAttr(name, [&](AttributeProto& a) { a.set_int64_val(value); });
 }
 
 AttributeProto Int32Attr(absl::string_view name, int32_t value) {
-  AttributeProto a;
-  a.set_name(std::string(name));
-  a.set_int32_val(value);
-  return a;
+  return NamedAttr(name, [&](AttributeProto& a) { a.set_int32_val(value); });
 }
 
 AttributeProto Uint64Attr(absl::string_view name, uint64_t value) {
-  AttributeProto a;
-  a.set_name(std::string(name));
-  a.set_uint64_val(value);
-  return a;
+  return NamedAttr(name, [&](AttributeProto& a) { a.set_uint64_val(value); });
 }
 
 AttributeProto BoolAttr(absl::string_view name, bool value) {
-  AttributeProto a;
-  a.set_name(std::string(name));
-  a.set_bool_val(value);
-  return a;
+  return NamedAttr(name, [&](AttributeProto& a) { a.set_bool_val(value); });
 }
 
 AttributeProto StringAttr(absl::string_view name, absl::string_view value) {
-  AttributeProto a;
-  a.set_name(std::string(name));
-  a.set_string_val(std::string(value));
-  return a;
+  return NamedAttr(name, [&](AttributeProto& a) { a.set_string_val(std::string(value)); });
 }
 
 std::optional<int64_t> IntegerValue(const AttributeProto& a) {
