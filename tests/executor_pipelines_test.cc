@@ -14,6 +14,7 @@
 #include "service/driver/resolve_faults.h"
 #include "sim/executor/layer_range_sync.h"
 #include "tests/executor_test_util.h"
+#include "traces/chrome_trace.h"
 #include "traces/text_report.h"
 
 namespace {
@@ -256,6 +257,18 @@ TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 pl
   CHECK(pl.result.iteration_time > RunSharedLink(plain).dp.result.iteration_time);
   REQUIRE(pl.report.faults_size() == 1);
   CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
+
+  // The trace draws the one fault runtime's transitions once, not once per pipeline.
+  hetsim::driver::SimulateOptions traced = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
+  traced.trace = hetsim::traces::TraceSelection{};
+  const hetsim::driver::Simulation with_trace = RunSharedLink(traced).pipelines;
+  REQUIRE_FALSE(with_trace.result.faults.events.empty());
+  size_t markers = 0;
+  for (size_t at = with_trace.trace_json.find(R"("cat":"fault")"); at != std::string::npos;
+       at = with_trace.trace_json.find(R"("cat":"fault")", at + 1)) {
+    ++markers;
+  }
+  CHECK(markers == with_trace.result.faults.events.size());
 }
 
 TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {

@@ -262,6 +262,9 @@ struct TraceNames {
   int pid_base = 0;
   int arrow_base = 0;
   std::string prefix;
+  // Fault transitions as instants: pipelines of different shapes share one fault runtime, whose
+  // transitions every pipeline's result holds, so only the first pipeline's trace draws them.
+  bool fault_markers = true;
 };
 
 // Where each GPU's rows go: its process (cluster node) and the first thread of each track.
@@ -417,7 +420,7 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
 }
 
 // Pipeline end, iteration end (or failure) and every fault transition, as global instants.
-void AddMarkers(const ExecutionResult& r, int network_pid, TraceEventList& out) {
+void AddMarkers(const ExecutionResult& r, int network_pid, bool fault_markers, TraceEventList& out) {
   // `cat` (with its comma) and `args` are empty for the milestones.
   auto instant = [&](Time t, const std::string& name, const std::string& cat, const std::string& args) {
     const int64_t ts = TraceTicks(t);
@@ -428,6 +431,7 @@ void AddMarkers(const ExecutionResult& r, int network_pid, TraceEventList& out) 
   if (!r.faults.failed || r.pipeline_end > 0) instant(r.pipeline_end, "pipeline end", "", "");
   instant(r.iteration_time, r.faults.failed ? "iteration failed" : "iteration end", "", "");
   // What-if faults (docs/faults.md): each transition at its time.
+  if (!fault_markers) return;
   for (const auto& e : r.faults.events) {
     instant(e.at, absl::StrFormat("fault %d %s", e.fault, JsonEscape(e.what)), R"(,"cat":"fault")",
             absl::StrFormat(R"(,"args":{"fault":%d})", e.fault));
@@ -453,7 +457,7 @@ int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std
   EmitSlicesAndArrows(content, layout, names.arrow_base, out);
   AddMemory(setup, r, content, layout, out);
   AddLinkSamples(setup, r, sampled_links, shown_links, layout.network_pid, out);
-  AddMarkers(r, layout.network_pid, out);
+  AddMarkers(r, layout.network_pid, names.fault_markers, out);
   return static_cast<int>(content.arrows.size());
 }
 
@@ -472,6 +476,7 @@ std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines) {
   for (const PipelineTrace& p : pipelines) {
     names.prefix = absl::StrCat(p.name, ": ");
     names.arrow_base += AppendTrace(*p.setup, *p.result, p.traced, p.sampled_links, &p.sampled_links, names, out);
+    names.fault_markers = false;
     const topology::Topology& topo = *p.setup->topology;
     for (int i = 0; i < topo.num_islands(); ++i) names.pid_base += topo.num_nodes(i);
     names.pid_base += 2;  // the pid before the first node's, and the network's
