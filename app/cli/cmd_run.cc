@@ -250,7 +250,7 @@ int Simulate(const Args& args) {
   const driver::RunRequest& run_request = std::get<driver::RunRequest>(request);
   // --max-wall-seconds holds for the whole command: the simulation (its own scope, from its start) and
   // the HTML page drawn after it.
-  const WallLimit wall_limit(f.max_wall_seconds, run_request.wall_start);
+  const WallLimit wall_limit(run_request.max_wall_seconds, run_request.wall_start);
   std::optional<WallLimitScope> wall_scope;
   if (wall_limit.limited()) wall_scope.emplace(wall_limit);
   absl::StatusOr<driver::LoadedRun> run = driver::LoadRun(run_request);
