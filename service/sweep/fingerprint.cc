@@ -15,8 +15,14 @@ namespace {
 // it tells apart sweeps that differ by accident.
 using Crc64 = boost::crc_optimal<64, 0x42F0E1EBA9EA3693ULL, ~0ULL, ~0ULL, true, true>;
 
-// Serialises with map entries sorted, so equal messages give equal bytes; each part is preceded by its
-// length so that two parts cannot trade bytes.
+// Each part is preceded by its length so that two parts cannot trade bytes.
+void AddText(absl::string_view text, Crc64* crc) {
+  const std::string length = absl::StrCat(text.size(), ":");
+  crc->process_bytes(length.data(), length.size());
+  crc->process_bytes(text.data(), text.size());
+}
+
+// Serialises with map entries sorted, so equal messages give equal bytes.
 void AddMessage(const google::protobuf::MessageLite& message, Crc64* crc) {
   std::string bytes;
   {
@@ -25,15 +31,7 @@ void AddMessage(const google::protobuf::MessageLite& message, Crc64* crc) {
     coded.SetSerializationDeterministic(true);
     message.SerializeToCodedStream(&coded);
   }
-  const std::string length = absl::StrCat(bytes.size(), ":");
-  crc->process_bytes(length.data(), length.size());
-  crc->process_bytes(bytes.data(), bytes.size());
-}
-
-void AddText(absl::string_view text, Crc64* crc) {
-  const std::string length = absl::StrCat(text.size(), ":");
-  crc->process_bytes(length.data(), length.size());
-  crc->process_bytes(text.data(), text.size());
+  AddText(bytes, crc);
 }
 
 }  // namespace
