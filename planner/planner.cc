@@ -183,16 +183,11 @@ void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best,
 }
 
 // The settings of every plan the request prices and writes that no search changes: the batch, the
-// framework's switches (TP overlap and its settings, FP32 gradients, the CP exchange), H-1F1B's epsilon.
+// framework's switches (spec::CostSwitches), H-1F1B's epsilon.
 spec::PlanSpec FrameworkSettings(const PlanRequest& request) {
   spec::PlanSpec plan;
   plan.global_batch_size = request.global_batch_size;
-  plan.tp_comm_overlap = request.tp_comm_overlap;
-  plan.tp_backward_overlap = request.tp_backward_overlap;
-  plan.tp_comm_overlap_aggregate = request.tp_comm_overlap_aggregate;
-  plan.tp_comm_overlap_config = request.tp_comm_overlap_config;
-  plan.grad_reduce_in_fp32 = request.grad_reduce_in_fp32;
-  plan.cp_comm = request.cp_comm;
+  static_cast<spec::CostSwitches&>(plan) = request;
   plan.h1f1b_epsilon = request.epsilon;
   return plan;
 }

@@ -30,7 +30,9 @@ absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
 absl::StatusOr<spec::ContextParallelComm> ParseCpCommType(absl::string_view name);
 absl::string_view PlannerName(PlannerKind kind);
 
-struct PlanRequest {
+// The plan-wide switches (spec::CostSwitches) are those of the plans to price and write: framework
+// settings, not searched.
+struct PlanRequest : spec::CostSwitches {
   spec::ModelSpec model;
   spec::ClusterSpec cluster;
   PlannerKind planner = PlannerKind::kHapt;
@@ -42,16 +44,9 @@ struct PlanRequest {
   // of two up to max_context_parallel that the model's sequence allows (seq_length % (2 CP) == 0).
   int context_parallel = 1;
   int max_context_parallel = 16;
-  // Plan.tp_comm_overlap of the plans to price and write (a framework setting, not searched).
-  bool tp_comm_overlap = false;
-  bool tp_backward_overlap = false;                                      // Plan.tp_backward_overlap, likewise
-  bool tp_comm_overlap_aggregate = false;                                // Plan.tp_comm_overlap_aggregate, likewise
-  spec::TpCommOverlapSpec tp_comm_overlap_config;                        // Plan.tp_comm_overlap_config
-  bool grad_reduce_in_fp32 = false;                                      // Plan.grad_reduce_in_fp32, likewise
-  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;  // Plan.cp_comm_type, likewise
-  int threads = 0;                                                       // 0 = hardware concurrency
-  double epsilon = spec::kDefaultH1f1bEpsilon;                           // H-1F1B Eq. 2
-  double t_max_relative_gap = 0;                                         // see SearchOptions
+  int threads = 0;                              // 0 = hardware concurrency
+  double epsilon = spec::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
+  double t_max_relative_gap = 0;                // see SearchOptions
   bool bidirectional_pruning = true;
   // HAPT on a cluster of more than one GPU type: also search plans of mixed replica groups
   // (planner/mixed_replicas.h) and keep one when it predicts faster than the DP's plan.

@@ -47,7 +47,10 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.cp_comm == spec::ContextParallelComm::kAllGather  ? " cp-all-gather"
       : o.cp_comm == spec::ContextParallelComm::kAllToAll ? " cp-all-to-all"
                                                           : "",
-      TpCommOverlapKey(o.tp_comm_overlap_config));
+      TpCommOverlapKey(o.tp_comm_overlap_config), o.eager_kernels ? " eager" : "",
+      o.op_selective_recompute ? " op-sac" : "", o.fp8_dynamic_casts ? " fp8-casts" : "",
+      o.pytorch_async_tp ? " async-tp" : "", o.attention_repeats_kv ? " repeats-kv" : "",
+      o.unfused_elementwise ? " unfused" : "", absl::StrFormat(" passes=%d", o.block_forward_passes));
 }
 
 }  // namespace
@@ -118,12 +121,7 @@ std::pair<int, int> Profiler::Representative(const Signature& s, int body) const
 
 ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan) {
   ProfilerOptions o;
-  o.tp_comm_overlap = plan.tp_comm_overlap;
-  o.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
-  o.tp_comm_overlap_config = plan.tp_comm_overlap_config;
-  o.tp_backward_overlap = plan.tp_backward_overlap;
-  o.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32;
-  o.cp_comm = plan.cp_comm;
+  static_cast<spec::CostSwitches&>(o) = plan;
   return o;
 }
 
@@ -196,10 +194,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   static_cast<spec::StageParallelism&>(sc) = config;
   sc.first_layer = first;
   sc.num_layers = count;
-  sc.tp_comm_overlap = options_.tp_comm_overlap;
-  sc.tp_comm_overlap_aggregate = options_.tp_comm_overlap_aggregate;
-  sc.grad_reduce_in_fp32 = options_.grad_reduce_in_fp32;
-  sc.tp_comm_overlap_config = options_.tp_comm_overlap_config;
+  static_cast<spec::CostSwitches&>(sc) = options_;
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   ++stats_.cost_model_calls;

@@ -64,23 +64,15 @@ struct StageOption {
 // shard, then the iteration's host work).
 Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const StageOption& o);
 
-struct ProfilerOptions {
+// The plan-wide switches (spec::CostSwitches) are those of the plan being priced, not searched: with
+// tp_comm_overlap a stage's collectives hide behind its compute up to the compute time, with
+// tp_backward_overlap the backward's input-gradient reductions behind the column-parallel weight
+// gradients, as the simulator runs them.
+struct ProfilerOptions : spec::CostSwitches {
   bool search_zero = true;       // ZeRO 1 and 2 when data_parallel > 1
   bool search_recompute = true;  // selective and full recompute
   bool extrapolate = true;       // price repeated layers by extrapolation (false: walk every layer)
   int max_tensor_parallel = 0;   // 0 = gpus per node
-  // Plan.tp_comm_overlap of a plan being priced (not searched): the stage's collectives hide behind
-  // its compute, up to the compute time, as the simulator runs them.
-  bool tp_comm_overlap = false;
-  bool tp_comm_overlap_aggregate = false;          // Plan.tp_comm_overlap_aggregate: its GEMM chunks
-  spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
-  // Plan.tp_backward_overlap of a plan being priced: the backward's input-gradient reductions hide
-  // behind the column-parallel weight gradients, as the simulator runs them.
-  bool tp_backward_overlap = false;
-  // Plan.grad_reduce_in_fp32 of the plans priced: FP32 gradient buffers (memory) and reduction.
-  bool grad_reduce_in_fp32 = false;
-  // Plan.cp_comm_type of the plans priced: how context parallelism moves K and V.
-  spec::ContextParallelComm cp_comm = spec::ContextParallelComm::kRing;
   // Islands with more nodes than this use whole-node submeshes (n, M) only: a stage on part of one node
   // of a large island is never worth the state it adds to the search (u then counts whole nodes).
   int partial_node_shapes_max_nodes = 8;
@@ -89,8 +81,7 @@ struct ProfilerOptions {
   ProfileCache* cache = nullptr;
 };
 
-// The framework settings of `plan` its stages are priced with (not searched): the TP overlap and its
-// settings, FP32 gradients, the CP exchange.
+// The framework settings of `plan` its stages are priced with (not searched): its CostSwitches.
 ProfilerOptions FrameworkOptionsOf(const spec::PlanSpec& plan);
 
 struct ProfilerStats {

@@ -126,7 +126,29 @@ inline const char* ContextParallelExchangeName(ContextParallelComm c) {
   return "K/V ring";
 }
 
-struct PlanSpec {
+// The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same
+// name: declared once and inherited by the plan, the stage's cost configuration
+// (sim::workload::StageConfig), the planner's request and its profiler's options, so that handing them
+// on is one assignment and a new switch cannot be forgotten on the way.
+struct CostSwitches {
+  bool grad_reduce_in_fp32 = false;  // gradient buffers and their reduction in FP32
+  bool tp_comm_overlap = false;
+  bool tp_comm_overlap_aggregate = false;
+  TpCommOverlapSpec tp_comm_overlap_config;
+  bool tp_backward_overlap = false;
+  ContextParallelComm cp_comm = ContextParallelComm::kRing;
+  // PyTorch's kernels and recipes (Plan.eager_kernels ... pytorch_async_tp; docs/cost-model.md,
+  // "PyTorch-native kernels"): all off is Transformer Engine's fused kernels.
+  bool eager_kernels = false;
+  bool op_selective_recompute = false;
+  bool fp8_dynamic_casts = false;
+  bool pytorch_async_tp = false;
+  bool attention_repeats_kv = false;
+  int block_forward_passes = 1;      // Plan.block_forward_passes (0 read as 1)
+  bool unfused_elementwise = false;  // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
+};
+
+struct PlanSpec : CostSwitches {
   std::string name;
   uint64_t global_batch_size = 0;
   uint64_t micro_batch_size = 0;
@@ -135,17 +157,11 @@ struct PlanSpec {
   double h1f1b_epsilon = kDefaultH1f1bEpsilon;
   int virtual_stages = 1;
   int context_parallel = 1;
-  ContextParallelComm cp_comm = ContextParallelComm::kRing;
   std::vector<int> virtual_stage_layers;  // Plan.virtual_stage_layers; empty: equal chunks
   std::vector<StageSpec> stages;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
-  bool grad_reduce_in_fp32 = false;   // gradient buffers and their reduction in FP32
   uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
-  bool tp_comm_overlap = false;
-  bool tp_comm_overlap_aggregate = false;
-  TpCommOverlapSpec tp_comm_overlap_config;
-  bool tp_backward_overlap = false;
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
   bool moe_a2a_overlap = false;           // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
@@ -154,17 +170,8 @@ struct PlanSpec {
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;
   std::vector<std::string> framework_off;
-  // PyTorch's kernels and recipes (Plan.eager_kernels ... pytorch_async_tp; docs/cost-model.md,
-  // "PyTorch-native kernels"): all off is Transformer Engine's fused kernels.
-  bool eager_kernels = false;
-  bool op_selective_recompute = false;
-  bool fp8_dynamic_casts = false;
-  bool pytorch_async_tp = false;
-  bool attention_repeats_kv = false;
   bool pytorch_context_parallel = false;
-  int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
   bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
-  bool unfused_elementwise = false;   // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
   std::string where;                  // the plan file, for messages
 };
 

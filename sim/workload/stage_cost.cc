@@ -25,17 +25,7 @@ StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_siz
 
 StageConfig StageConfigOf(const spec::StageSpec& stage, const spec::PlanSpec& plan) {
   StageConfig c = StageConfigOf(stage, plan.micro_batch_size, plan.context_parallel);
-  c.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32;
-  c.tp_comm_overlap = plan.tp_comm_overlap;
-  c.tp_comm_overlap_aggregate = plan.tp_comm_overlap_aggregate;
-  c.tp_comm_overlap_config = plan.tp_comm_overlap_config;
-  c.eager_kernels = plan.eager_kernels;
-  c.op_selective_recompute = plan.op_selective_recompute;
-  c.fp8_dynamic_casts = plan.fp8_dynamic_casts;
-  c.pytorch_async_tp = plan.pytorch_async_tp;
-  c.attention_repeats_kv = plan.attention_repeats_kv;
-  c.block_forward_passes = plan.block_forward_passes;
-  c.unfused_elementwise = plan.unfused_elementwise;
+  static_cast<spec::CostSwitches&>(c) = plan;
   return c;
 }
 

@@ -32,31 +32,18 @@ namespace hetsim::sim::workload {
 
 // A stage's parallelism (spec::StageParallelism: TP, DP, EP, ETP, ZeRO 0..3, recomputation, whose
 // recompute_num_layers counts from the config's first layer, measured times) over its layers, with
-// the plan-wide settings the cost model reads.
-struct StageConfig : spec::StageParallelism {
+// the plan-wide switches the cost model reads (spec::CostSwitches: FP32 gradients; Transformer Engine's
+// userbuffers overlap, which with sequence parallelism runs the block linears' GEMMs in chunks as their
+// TP collectives stream (UserbufferChunks); PyTorch's eager elementwise ops (LayerCost::eager_*),
+// torchtitan's per-op selective recompute (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts,
+// PyTorch's async TP (forward-only micro-pipelining, no SMs held), repeated K/V
+// (LayerCost::repeated_kv_bytes_per_sample), Megatron-LM v1's unfused kernels (LayerCost::unfused_*),
+// each block's forward run block_forward_passes times).
+struct StageConfig : spec::StageParallelism, spec::CostSwitches {
   int first_layer = 0;
   int num_layers = 0;
   // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
   int context_parallel = 1;
-  bool grad_reduce_in_fp32 = false;  // Plan.grad_reduce_in_fp32: FP32 gradient buffers and reduction
-  // Plan.tp_comm_overlap and Plan.tp_comm_overlap_aggregate: with sequence parallelism, Transformer
-  // Engine's userbuffers overlap runs the block linears' GEMMs in chunks as their TP collectives stream
-  // in or out (UserbufferChunks).
-  bool tp_comm_overlap = false;
-  bool tp_comm_overlap_aggregate = false;
-  spec::TpCommOverlapSpec tp_comm_overlap_config;  // Plan.tp_comm_overlap_config: methods, SMs held
-  // PyTorch's kernels and recipes (docs/cost-model.md, "PyTorch-native kernels"): the blocks' eager
-  // elementwise ops (LayerCost::eager_*), torchtitan's per-op selective recompute
-  // (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts (FP8 models), PyTorch's async TP
-  // (tp_comm_overlap as forward-only micro-pipelining: TP chunks of the forward, no SMs held).
-  bool eager_kernels = false;
-  bool op_selective_recompute = false;
-  bool fp8_dynamic_casts = false;
-  bool pytorch_async_tp = false;
-  bool attention_repeats_kv = false;  // LayerCost::repeated_kv_bytes_per_sample: the copies and CP's exchange
-  bool unfused_elementwise = false;   // Plan.unfused_elementwise: LayerCost::unfused_* (Megatron-LM v1)
-  // Plan.block_forward_passes: each block's forward runs this many times (the extra outputs dropped).
-  int block_forward_passes = 1;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
 };
