@@ -169,5 +169,25 @@ TEST_CASE("plan reader: FP32 gradients in the memory and the sync the planner pr
   }
 }
 
+// Every cost switch of a read plan reaches the planner's pricing (spec::CostSwitches): PyTorch's eager
+// kernels and Megatron-LM v1's unfused kernels make the planner's forward dearer, as they make the
+// simulator's, and by the same amount.
+TEST_CASE("plan reader: the plan's kernel switches priced as the simulator runs them", "[planner][validate]") {
+  for (const auto set : {&v1::Plan::set_eager_kernels, &v1::Plan::set_unfused_elementwise}) {
+    const proto::PlanInputs fused = InterleavedInputs();
+    proto::PlanInputs eager = fused;
+    (eager.plan.*set)(true);
+    const StageFigures a = BothSides(fused);
+    const StageFigures b = BothSides(eager);
+    for (size_t i = 0; i < a.predicted_t.size(); ++i) {
+      INFO("stage " << i);
+      const Time predicted_extra = b.predicted_t[i] - a.predicted_t[i];
+      const Time simulated_extra = b.simulated_t[i] - a.simulated_t[i];
+      CHECK(simulated_extra > 0);
+      CHECK(TimeToSeconds(predicted_extra) == Approx(TimeToSeconds(simulated_extra)).epsilon(0.02));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hetsim::planner
