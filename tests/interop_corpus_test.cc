@@ -1,10 +1,11 @@
 // The corpus of real launch scripts and configs (issue 41): published files of Megatron-LM,
 // Megatron-DeepSpeed, DeepSpeed's examples, AWS's distributed-training samples, torchtitan and NeMo's
 // launcher, each imported as `hetsim import` imports it, with the plan it must give or the reason it
-// must be refused. The files are not committed: tests/corpus/sources.txt lists them (repository,
-// commit, path, SHA-256) and scripts/fetch-corpus.sh places them in shared/launch-corpus/; without
-// them the test warns and checks nothing. Expected values are read from each file by hand (its
-// flags, or the config's keys), and the refusals' reasons are the file's (docs/corpus.md).
+// must be refused. The files are committed in tests/corpus/launch-corpus/ (tests/corpus/sources.txt
+// lists each one's repository, commit, path, SHA-256 and licence); a missing file fails the test, and
+// so does a file there with no expected result below. Expected values are read from each file by hand
+// (its flags, or the config's keys), and the refusals' reasons are the file's (docs/corpus.md).
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,10 +26,10 @@ namespace {
 
 namespace v1 = hetsim::v1;
 
-const std::filesystem::path kCorpusDir = std::filesystem::path(HETSIM_SHARED_DIR) / "launch-corpus";
+constexpr const char* kLaunchCorpus = "launch-corpus";
 
 struct CorpusCase {
-  const char* file;  // under shared/launch-corpus/
+  const char* file;  // under tests/corpus/launch-corpus/
   int64_t nodes;     // `--nodes` (0: the file's own count)
   // The plan: pipeline stages, TP and DP of stage 0, schedule, global batch and framework.
   int stages, tp, dp;
@@ -108,6 +109,11 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo-launcher_llama2_70b.yaml", 0, 4, 4, 64, kInterleaved, 2048, kCore, ""},
     {"nemo-launcher_llama3_1_405b.yaml", 0, 9, 8, 32, kInterleaved, 2016, kCore, ""},
     {"nemo-launcher_mixtral_8x7b.yaml", 0, 4, 1, 16, kInterleaved, 256, kCore, ""},
+    // Once a folder of their own (nemo-configs/, torchtitan-configs/) whose test checked only that they import.
+    {"nemo-launcher_gpt3_20b.yaml", 0, 1, 2, 256, k1F1B, 2048, kCore, ""},
+    {"nemo-launcher_gpt3_40b_improved.yaml", 0, 2, 8, 48, k1F1B, 1536, kCore, ""},
+    {"nemo-launcher_llama3_1_70b.yaml", 0, 4, 4, 32, kInterleaved, 2048, kCore, ""},
+    {"torchtitan-2025_debug_model.toml", 1, 1, 1, 8, k1F1B, 64, kTitan, ""},
     // Held out in session 27 (docs/corpus.md): tried before any fix, then added with what they must give.
     {"megatron-deepspeed_moe_ds_pretrain_gpt_350M_MoE128.sh", 8, 1, 1, 64, k1F1B, 256, kDeepSpeed, ""},
     {"megatron-deepspeed_rebase_ds_pretrain_gpt_125M.sh", 8, 2, 2, 16, k1F1B, 256, kDeepSpeed, ""},
@@ -152,18 +158,12 @@ absl::StatusOr<std::pair<v1::Plan, std::vector<std::string>>> ImportCorpusFile(c
 }
 
 TEST_CASE("import: the corpus of published launch scripts and configs", "[interop][corpus]") {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(kCorpusDir, ec)) {
-    WARN("no " << kCorpusDir.string()
-               << ": the published launch scripts are not in shared/ (scripts/fetch-corpus.sh places them); "
-                  "corpus not checked");
-    return;
-  }
   int imported = 0, refused = 0;
+  std::vector<std::string> expected;
   for (const CorpusCase& c : kCorpus) {
     INFO(c.file);
-    const std::filesystem::path path = kCorpusDir / c.file;
-    REQUIRE(std::filesystem::is_regular_file(path, ec));
+    expected.push_back(c.file);
+    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, c.file);
     const auto r = ImportCorpusFile(path, c.nodes);
     if (std::string(c.refusal).empty()) {
       INFO((r.ok() ? "" : r.status().message()));
@@ -185,18 +185,17 @@ TEST_CASE("import: the corpus of published launch scripts and configs", "[intero
   }
   CHECK(imported + refused == static_cast<int>(kCorpus.size()));
   CHECK(kCorpus.size() >= 30);
+  // Every file of the folder has its expected result above (the config beside run.sh is read with it).
+  expected.push_back("deepspeed-pipeline/ds_config.json");
+  std::sort(expected.begin(), expected.end());
+  CHECK(expected == hetsim::testing::CorpusFileNames(kLaunchCorpus));
 }
 
 // A DeepSpeed script that builds its model from a name: refused with what is missing and how to give
 // it, and imported once the model is given (--model): the layout and batch from the line and its
 // config, the DeepSpeed profile.
 TEST_CASE("import: a plain DeepSpeed launch takes its model from --model", "[interop][corpus]") {
-  std::error_code ec;
-  const std::filesystem::path run = kCorpusDir / "deepspeed-pipeline" / "run.sh";
-  if (!std::filesystem::is_regular_file(run, ec)) {
-    WARN("no " << run.string() << ": corpus not checked");
-    return;
-  }
+  const std::filesystem::path run = hetsim::testing::CorpusFile(kLaunchCorpus, "deepspeed-pipeline/run.sh");
   const v1::Cluster cluster = hetsim::testing::ImportTestCluster();
   absl::StatusOr<MegatronFlags> flags =
       ParseMegatronLaunchLine(hetsim::testing::ImportTestText(run.string()), run.string());
