@@ -154,7 +154,7 @@ TEST_CASE("calibrate: the corpus's files of several runs, run by run", "[calibra
   CHECK_THAT(r->skipped[0], Catch::Contains("a table without \"#  Rank ... on HOST device ...\" lines"));
 }
 
-TEST_CASE("calibrate: the held-out logs of session 27 read or refused for what they are", "[calibrate][corpus]") {
+TEST_CASE("calibrate: the held-out logs of sessions 27 and 28 read or refused for what they are", "[calibrate][corpus]") {
   const std::pair<const char*, const char*> kRefused[] = {
       // perftest's ib_write_bw result before the table was read as a row of 5 columns.
       {"deepops_roce_perf_k8s.md", "a table without \"#  Rank"},
@@ -168,6 +168,12 @@ TEST_CASE("calibrate: the held-out logs of session 27 read or refused for what t
       {"aws_do_eks_karpenter_README.md", "2 nccl-tests runs, none read"},
       // It said "cannot tell which nccl-tests test printed it".
       {"superbench_nccl_reduce.log", "reduce_perf (from the file name): hetsim models"},
+      // Held out in session 28: documentation pages of the benchmarks, with no run printed in them
+      // (nccl-tests' README and PERFORMANCE.md, SuperBench's benchmark page, Neuron's nccom-tests).
+      {"nccl_tests_README.md", "no table rows"},
+      {"nccl_tests_PERFORMANCE.md", "no table rows"},
+      {"superbench_micro_benchmarks.md", "no table rows"},
+      {"awsome_nccom_tests_README.md", "no table rows"},
   };
   for (const auto& [file, reason] : kRefused) {
     INFO(file);

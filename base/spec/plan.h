@@ -126,6 +126,15 @@ inline const char* ContextParallelExchangeName(ContextParallelComm c) {
   return "K/V ring";
 }
 
+// Megatron's fused elementwise kernels that run as eager passes of their own, kernel by kernel
+// (Plan.unfused_kernels, from the launch line's --no-...-fusion flags; Plan.unfused_elementwise, all
+// three: Megatron-LM v1 without its fusion flags). docs/cost-model.md, "GPU time".
+struct UnfusedKernels {
+  bool bias_activation = false;   // the bias added before GeLU / SwiGLU by a kernel of its own
+  bool bias_dropout_add = false;  // the bias add and the residual add apart from dropout
+  bool masked_softmax = false;    // the causal mask applied to the scores before the softmax
+};
+
 struct PlanSpec {
   std::string name;
   uint64_t global_batch_size = 0;
@@ -164,7 +173,7 @@ struct PlanSpec {
   bool pytorch_context_parallel = false;
   int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
   bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
-  bool unfused_elementwise = false;   // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
+  UnfusedKernels unfused;             // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
   std::string where;                  // the plan file, for messages
 };
 

@@ -54,7 +54,7 @@ struct StageConfig : spec::StageParallelism {
   bool fp8_dynamic_casts = false;
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;  // LayerCost::repeated_kv_bytes_per_sample: the copies and CP's exchange
-  bool unfused_elementwise = false;   // Plan.unfused_elementwise: LayerCost::unfused_* (Megatron-LM v1)
+  spec::UnfusedKernels unfused;       // Plan.unfused_elementwise / unfused_kernels: LayerCost::unfused
   // Plan.block_forward_passes: each block's forward runs this many times (the extra outputs dropped).
   int block_forward_passes = 1;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
