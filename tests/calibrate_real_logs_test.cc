@@ -154,7 +154,8 @@ TEST_CASE("calibrate: the corpus's files of several runs, run by run", "[calibra
   CHECK_THAT(r->skipped[0], Catch::Contains("a table without \"#  Rank ... on HOST device ...\" lines"));
 }
 
-TEST_CASE("calibrate: the held-out logs of sessions 27 and 28 read or refused for what they are", "[calibrate][corpus]") {
+TEST_CASE("calibrate: the held-out logs of sessions 27 and 28 read or refused for what they are",
+          "[calibrate][corpus]") {
   const std::pair<const char*, const char*> kRefused[] = {
       // perftest's ib_write_bw result before the table was read as a row of 5 columns.
       {"deepops_roce_perf_k8s.md", "a table without \"#  Rank"},
