@@ -1203,6 +1203,12 @@ TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by ker
                 "--no-bias-swiglu-fusion)"));
   m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --swiglu --no-bias-swiglu-fusion", cluster);
   CHECK(m.plan.unfused_kernels().bias_activation());
+  // All three: Plan.unfused_elementwise, Megatron-LM v1's spelling (the AMP plans').
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base +
+                          " --no-bias-gelu-fusion --no-bias-dropout-fusion --no-masked-softmax-fusion",
+                      cluster);
+  CHECK(m.plan.unfused_elementwise());
+  CHECK_FALSE(m.plan.has_unfused_kernels());
   // Flash attention never writes the scores: --no-masked-softmax-fusion adds no pass.
   m = ImportOk("torchrun --nproc_per_node 8 --nnodes 1 " + base.substr(0, base.find(" --transformer-impl")) +
                    " --use-flash-attn --no-masked-softmax-fusion",

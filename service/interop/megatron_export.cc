@@ -352,11 +352,9 @@ std::optional<std::string> PipelineSendsNote(const v1::Plan& plan, int64_t pp, i
   return std::nullopt;
 }
 
-}  // namespace
-
 // Plan.unfused_kernels (unfused_elementwise: all three) as today's --no-...-fusion flags; the bias
 // before the activation is --no-bias-swiglu-fusion on the --swiglu lines a gated MLP exports as.
-void FusionFlags(const v1::Plan& plan, const v1::Model& model, std::vector<std::string>& flags) {
+void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vector<std::string>& flags) {
   const bool all = plan.unfused_elementwise();
   const v1::UnfusedKernels& u = plan.unfused_kernels();
   if (all || u.bias_activation()) {
@@ -365,6 +363,8 @@ void FusionFlags(const v1::Plan& plan, const v1::Model& model, std::vector<std::
   if (all || u.bias_dropout_add()) flags.push_back("--no-bias-dropout-fusion");
   if (all || u.masked_softmax()) flags.push_back("--no-masked-softmax-fusion");
 }
+
+}  // namespace
 
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
@@ -423,7 +423,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (pipeline.chunks > 1 && plan.blocking_p2p() && BlockingInterleavedAccepted(pp)) {
     add("--no-overlap-p2p-communication");
   }
-  FusionFlags(plan, in.model, flags);
+  UnfusedKernelFlags(plan, in.model, flags);
 
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,

@@ -1084,7 +1084,12 @@ void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, 
   u.set_masked_softmax(r.Has("no-masked-softmax-fusion") && !flash);
   if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
   if (unfused.empty()) return;
-  *plan.mutable_unfused_kernels() = u;
+  // All three is Plan.unfused_elementwise, the one spelling plans written back use.
+  if (unfused.size() == 3) {
+    plan.set_unfused_elementwise(true);
+  } else {
+    *plan.mutable_unfused_kernels() = u;
+  }
   notes.push_back(
       absl::StrCat("unfused kernels (Plan.unfused_kernels), each a pass of its own: ", absl::StrJoin(unfused, ", ")));
 }
