@@ -102,7 +102,14 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_pytorch_context_parallel(spec.pytorch_context_parallel);
   if (spec.block_forward_passes > 1) plan.set_block_forward_passes(static_cast<uint32_t>(spec.block_forward_passes));
   plan.set_boundary_grads_whole(spec.boundary_grads_whole);
-  plan.set_unfused_elementwise(spec.unfused_elementwise);
+  const auto& u = spec.unfused;
+  if (u.bias_activation && u.bias_dropout_add && u.masked_softmax) {
+    plan.set_unfused_elementwise(true);
+  } else if (u.bias_activation || u.bias_dropout_add || u.masked_softmax) {
+    plan.mutable_unfused_kernels()->set_bias_activation(u.bias_activation);
+    plan.mutable_unfused_kernels()->set_bias_dropout_add(u.bias_dropout_add);
+    plan.mutable_unfused_kernels()->set_masked_softmax(u.masked_softmax);
+  }
   return plan;
 }
 

@@ -288,7 +288,10 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.moe_a2a_overlap = plan.moe_a2a_overlap();
   p.block_forward_passes = static_cast<int>(std::max<uint32_t>(1, plan.block_forward_passes()));
   p.boundary_grads_whole = plan.boundary_grads_whole();
-  p.unfused_elementwise = plan.unfused_elementwise();
+  const bool all_unfused = plan.unfused_elementwise();
+  p.unfused = {.bias_activation = all_unfused || plan.unfused_kernels().bias_activation(),
+               .bias_dropout_add = all_unfused || plan.unfused_kernels().bias_dropout_add(),
+               .masked_softmax = all_unfused || plan.unfused_kernels().masked_softmax()};
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

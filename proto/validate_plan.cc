@@ -397,8 +397,10 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model, const IslandI
     const double h = static_cast<double>(t.hidden_size());
     const double bytes = mb * seq * (30.0 * h + 4.0 * QueryWidth(t) + 5.0 * t.num_attention_heads() * seq);
     if (bytes > limits::kMaxBytes) {
-      p.Add("micro_batch_size", "the activations of one block for one microbatch would be %g bytes, more than %g",
-            bytes, limits::kMaxBytes);
+      p.Add("micro_batch_size",
+            "the activations of one block for one microbatch would be %g bytes, more than %g (%g samples of "
+            "seq_length %g: the s^2 attention scores of a long sequence grow fastest)",
+            bytes, limits::kMaxBytes, mb, seq);
     }
   } else {
     for (int i = 0; i < model.layer_list().layers_size(); ++i) {

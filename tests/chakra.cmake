@@ -20,15 +20,9 @@ add_test(NAME chakra.round_trip.idle_gpus
 add_test(NAME chakra.astra_microbenchmarks
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>
                  ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${CMAKE_CURRENT_BINARY_DIR}/chakra_astra_microbenchmarks)
-# Real traces converted from PyTorch by Chakra's tools (tests/chakra/real_traces.py lists them and their
-# sources): kept outside the repository, run when their folder is there.
-set(HETSIM_CHAKRA_REAL_TRACES "${HETSIM_SHARED_DIR}/chakra-real-traces"
-    CACHE PATH "folder of the real Chakra traces tests/chakra/real_traces.py lists")
-if(EXISTS "${HETSIM_CHAKRA_REAL_TRACES}")
-  add_test(NAME chakra.real_traces
-           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/real_traces.py $<TARGET_FILE:hetsim>
-                   ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${HETSIM_CHAKRA_REAL_TRACES}
-                   ${CMAKE_CURRENT_BINARY_DIR}/chakra_real_traces)
-else()
-  message(STATUS "chakra.real_traces not run: no folder ${HETSIM_CHAKRA_REAL_TRACES} (tests/chakra/real_traces.py)")
-endif()
+# Real traces converted from PyTorch by Chakra's tools, committed in tests/corpus/chakra-real-traces/
+# (tests/chakra/real_traces.py lists them; tests/corpus/sources.txt their sources).
+add_test(NAME chakra.real_traces
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/real_traces.py $<TARGET_FILE:hetsim>
+                 ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${HETSIM_CORPUS_DIR}/chakra-real-traces
+                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_real_traces)

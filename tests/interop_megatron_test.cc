@@ -1169,3 +1169,53 @@ TEST_CASE("the vocabulary from the tokenizer; Megatron-Core's attention backend 
 }
 
 }  // namespace hetsim::interop
+
+namespace hetsim::interop {
+namespace {
+
+// Megatron's fusion switches, flag by flag, onto Plan.unfused_kernels (today's Megatron-LM: the bias
+// before the activation follows --no-bias-gelu-fusion on GeLU lines and --no-bias-swiglu-fusion on
+// --swiglu lines; the masked softmax runs only in unfused attention), and back out through export.
+TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by kernel", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 2 --global-batch-size 16 --tensor-model-parallel-size 2 "
+      "--vocab-size 50257 --transformer-impl local";
+  MegatronImport m =
+      ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --no-bias-gelu-fusion", cluster);
+  CHECK(m.plan.unfused_kernels().bias_activation());
+  CHECK_FALSE(m.plan.unfused_kernels().bias_dropout_add());
+  CHECK_FALSE(m.plan.unfused_kernels().masked_softmax());
+  CHECK(
+      HasNote(m, "unfused kernels (Plan.unfused_kernels), each a pass of its own: the bias add before the activation"));
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base +
+                          " --no-bias-dropout-fusion --no-masked-softmax-fusion --no-persist-layer-norm",
+                      cluster);
+  CHECK_FALSE(m.plan.unfused_kernels().bias_activation());
+  CHECK(m.plan.unfused_kernels().bias_dropout_add());
+  CHECK(m.plan.unfused_kernels().masked_softmax());  // --transformer-impl local: unfused attention
+  // --swiglu lines read --no-bias-swiglu-fusion; --no-bias-gelu-fusion does nothing there.
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --swiglu --no-bias-gelu-fusion", cluster);
+  CHECK_FALSE(m.plan.has_unfused_kernels());
+  CHECK(HasNote(m,
+                "no effect: --no-bias-gelu-fusion (the bias-activation fusion of --swiglu lines is "
+                "--no-bias-swiglu-fusion)"));
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --swiglu --no-bias-swiglu-fusion", cluster);
+  CHECK(m.plan.unfused_kernels().bias_activation());
+  // All three: Plan.unfused_elementwise, Megatron-LM v1's spelling (the AMP plans').
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base +
+                          " --no-bias-gelu-fusion --no-bias-dropout-fusion --no-masked-softmax-fusion",
+                      cluster);
+  CHECK(m.plan.unfused_elementwise());
+  CHECK_FALSE(m.plan.has_unfused_kernels());
+  // Flash attention never writes the scores: --no-masked-softmax-fusion adds no pass.
+  m = ImportOk("torchrun --nproc_per_node 8 --nnodes 1 " + base.substr(0, base.find(" --transformer-impl")) +
+                   " --use-flash-attn --no-masked-softmax-fusion",
+               cluster);
+  CHECK_FALSE(m.plan.has_unfused_kernels());
+  CHECK(HasNote(m, "no effect: --no-masked-softmax-fusion"));
+}
+
+}  // namespace
+}  // namespace hetsim::interop

@@ -118,17 +118,3 @@ TEST_CASE("import nemo: other model families are refused by name; mcore_gpt is M
   REQUIRE(imported.ok());
   CHECK(imported->plan.framework() == v1::MEGATRON_CORE);
 }
-
-TEST_CASE("import nemo: the launcher's published configs import and validate", "[interop][nemo]") {
-  const auto corpus = hetsim::testing::SharedCorpus("nemo-configs", ".yaml");
-  if (!corpus) return;
-  int imported = 0;
-  for (const std::filesystem::path& path : *corpus) {
-    INFO(path.filename().string());
-    auto r = ImportNemo(hetsim::testing::ImportTestText(path.string()), hetsim::testing::ImportTestCluster(), {},
-                        path.filename().string());
-    CHECK(r.ok());
-    imported += r.ok();
-  }
-  CHECK(imported > 0);
-}

@@ -1,13 +1,13 @@
 // What the importer tests (tests/interop_*_test.cc) share: the bundled 16K-H100 cluster the configs
-// are laid out on, a test file's text, a note among an import's notes, and the published inputs in
-// shared/.
+// are laid out on, a test file's text, a note among an import's notes, and the committed corpus of
+// real inputs in tests/corpus/.
 #ifndef HETSIM_TESTS_INTEROP_TEST_UTIL_H_
 #define HETSIM_TESTS_INTEROP_TEST_UTIL_H_
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,20 +35,27 @@ inline bool HasImportNote(const std::vector<std::string>& notes, const std::stri
   return false;
 }
 
-// The published inputs the steering repository places in shared/SUBDIR, those ending in `extension`;
-// nullopt (with a warning: the corpus is not checked) when shared/ does not hold them yet.
-inline std::optional<std::vector<std::filesystem::path>> SharedCorpus(const std::string& subdir,
-                                                                      const std::string& extension) {
-  const std::filesystem::path dir = std::filesystem::path(HETSIM_SHARED_DIR) / subdir;
+// A file of the committed corpus of real inputs, tests/corpus/SUBDIR/NAME; the test fails when it is
+// missing (tests/corpus/sources.txt lists every file, scripts/fetch-corpus.sh re-fetches one).
+inline std::filesystem::path CorpusFile(const std::string& subdir, const std::string& name) {
+  const std::filesystem::path path = std::filesystem::path(HETSIM_CORPUS_DIR) / subdir / name;
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    WARN("no " << dir.string() << ": the published inputs are not in shared/ yet; corpus not checked");
-    return std::nullopt;
+  INFO(path.string() << " is listed in tests/corpus/sources.txt (scripts/fetch-corpus.sh places it)");
+  REQUIRE(std::filesystem::is_regular_file(path, ec));
+  return path;
+}
+
+// The names of the files in tests/corpus/SUBDIR, sorted: a file there that no test case expects is a
+// file whose expected result is not asserted.
+inline std::vector<std::string> CorpusFileNames(const std::string& subdir) {
+  const std::filesystem::path dir = std::filesystem::path(HETSIM_CORPUS_DIR) / subdir;
+  std::error_code ec;
+  REQUIRE(std::filesystem::is_directory(dir, ec));
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) out.push_back(std::filesystem::relative(entry.path(), dir).generic_string());
   }
-  std::vector<std::filesystem::path> out;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == extension) out.push_back(entry.path());
-  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -1,8 +1,8 @@
 // hetsim import torchtitan: torchtitan's TOML training configs (tests/torchtitan_data/README.md) become
 // plans laid out and run as torchtitan runs them; the layouts are computed by hand from torchtitan's
 // rules (data_parallel_shard_degree -1 takes the GPUs the other degrees leave; without pipelines the
-// local batch is one microbatch; hetsim's microbatch spans the data-parallel replicas). Published
-// configs are read from shared/ when it holds them.
+// local batch is one microbatch; hetsim's microbatch spans the data-parallel replicas). The
+// published configs are in the corpus (tests/interop_corpus_test.cc).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -120,26 +120,4 @@ TEST_CASE("import torchtitan: bad configs name the file, the key and the problem
              Catch::Contains("training.enable_cpu_offload: CPU offloading of FSDP is not modelled"));
   CHECK_THAT(Refusal("[activation_checkpoint]\nmode = \"sometimes\"\n", one_node),
              Catch::Contains("activation_checkpoint.mode: \"sometimes\" is not none, selective or full"));
-}
-
-TEST_CASE("import torchtitan: torchtitan's published llama3 configs import and validate", "[interop][torchtitan]") {
-  const auto corpus = hetsim::testing::SharedCorpus("torchtitan-configs", ".toml");
-  if (!corpus) return;
-  int imported = 0;
-  for (const std::filesystem::path& path : *corpus) {
-    const std::string name = path.filename().string();
-    INFO(name);
-    MegatronImportRequest request;
-    request.nodes = 64;  // 512 GPUs: every published layout divides them
-    auto r = ImportTorchtitan(hetsim::testing::ImportTestText(path.string()), hetsim::testing::ImportTestCluster(),
-                              request, name);
-    // Only llama3 configs are known to this importer; the others must be refused by name, not crash.
-    if (name.rfind("llama", 0) == 0 || name == "debug_model.toml") {
-      CHECK(r.ok());
-      imported += r.ok();
-    } else if (!r.ok()) {
-      CHECK_THAT(std::string(r.status().message()), Catch::Contains(name));
-    }
-  }
-  CHECK(imported > 0);
 }

@@ -126,6 +126,15 @@ inline const char* ContextParallelExchangeName(ContextParallelComm c) {
   return "K/V ring";
 }
 
+// Megatron's fused elementwise kernels that run as eager passes of their own, kernel by kernel
+// (Plan.unfused_kernels, from the launch line's --no-...-fusion flags; Plan.unfused_elementwise, all
+// three: Megatron-LM v1 without its fusion flags). docs/cost-model.md, "GPU time".
+struct UnfusedKernels {
+  bool bias_activation = false;   // the bias added before GeLU / SwiGLU by a kernel of its own
+  bool bias_dropout_add = false;  // the bias add and the residual add apart from dropout
+  bool masked_softmax = false;    // the causal mask applied to the scores before the softmax
+};
+
 // The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same
 // name: declared once and inherited by the plan, the stage's cost configuration
 // (sim::workload::StageConfig), the planner's request and its profiler's options, so that handing them
@@ -144,8 +153,8 @@ struct CostSwitches {
   bool fp8_dynamic_casts = false;
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
-  int block_forward_passes = 1;      // Plan.block_forward_passes (0 read as 1)
-  bool unfused_elementwise = false;  // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
+  int block_forward_passes = 1;  // Plan.block_forward_passes (0 read as 1)
+  UnfusedKernels unfused;        // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
 };
 
 struct PlanSpec : CostSwitches {

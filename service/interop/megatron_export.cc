@@ -352,6 +352,18 @@ std::optional<std::string> PipelineSendsNote(const v1::Plan& plan, int64_t pp, i
   return std::nullopt;
 }
 
+// Plan.unfused_kernels (unfused_elementwise: all three) as today's --no-...-fusion flags; the bias
+// before the activation is --no-bias-swiglu-fusion on the --swiglu lines a gated MLP exports as.
+void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vector<std::string>& flags) {
+  const bool all = plan.unfused_elementwise();
+  const v1::UnfusedKernels& u = plan.unfused_kernels();
+  if (all || u.bias_activation()) {
+    flags.push_back(model.transformer().gated_mlp() ? "--no-bias-swiglu-fusion" : "--no-bias-gelu-fusion");
+  }
+  if (all || u.bias_dropout_add()) flags.push_back("--no-bias-dropout-fusion");
+  if (all || u.masked_softmax()) flags.push_back("--no-masked-softmax-fusion");
+}
+
 }  // namespace
 
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
@@ -411,6 +423,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (pipeline.chunks > 1 && plan.blocking_p2p() && BlockingInterleavedAccepted(pp)) {
     add("--no-overlap-p2p-communication");
   }
+  UnfusedKernelFlags(plan, in.model, flags);
 
   MegatronExport out;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,

@@ -77,8 +77,14 @@ constexpr NamedFlag kModelledFlags[] = {
     {"expert-tensor-parallel-size", 1},  // noted unless equal to TP
     {"recompute-modules", kOneOrMore},   // noted unless Megatron's default, core_attn
     {"swiglu", 0},
-    {"quick-geglu", 0},   // gated, as SwiGLU
-    {"squared-relu", 0},  // elementwise activations: GeLU's GEMMs
+    // The fused elementwise kernels switched off one by one: Plan.unfused_kernels.
+    {"no-masked-softmax-fusion", 0},
+    {"no-bias-gelu-fusion", 0},
+    {"no-bias-swiglu-fusion", 0},
+    {"no-bias-dropout-fusion", 0},
+    {"use-rotary-position-embeddings", 0},  // Megatron-DeepSpeed's --position-embedding-type rope
+    {"quick-geglu", 0},                     // gated, as SwiGLU
+    {"squared-relu", 0},                    // elementwise activations: GeLU's GEMMs
     {"openai-gelu", 0},
     {"window-size", 1},  // sliding-window attention: refused (not modelled)
     {"num-experts", 1},
@@ -137,7 +143,9 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"partition-activations", 0},  // DeepSpeed's checkpoints split over TP ranks (memory only)
     {"contigious-checkpointing", 0},
     {"checkpoint-in-cpu", 0},
-    {"pp-partition-method", 1},  // DeepSpeed's layer split: hetsim splits the blocks evenly
+    {"pp-partition-method", 1},              // DeepSpeed's layer split: hetsim splits the blocks evenly
+    {"no-rope-fusion", 0},                   // RoPE in eager ops over Q and K (priced fused)
+    {"no-gradient-accumulation-fusion", 0},  // weight gradients written apart, then added to main_grad
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
@@ -200,9 +208,10 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"rotary-percent", 1},
     {"no-position-embedding", 0},
     {"apply-layernorm-1p", 0},
-    {"no-masked-softmax-fusion", 0},
-    {"no-bias-gelu-fusion", 0},
-    {"no-bias-dropout-fusion", 0},
+    {"no-persist-layer-norm", 0},       // apex's non-persistent LayerNorm kernel: fused all the same
+    {"finetune", 0},                    // loads a checkpoint without its optimizer state
+    {"no-query-key-layer-scaling", 0},  // numerics of the scores
+    {"repeated-dataloader", 0},
     {"fp16-lm-cross-entropy", 0},
     {"calculate-per-token-loss", 0},
     {"fp8-amax-history-len", 1},
@@ -288,6 +297,22 @@ std::vector<std::string> ShellTokens(absl::string_view line) {
 
 namespace {
 
+// `deepspeed --num_gpus N script.py` with no host list (--hostfile, -H, --include, --exclude,
+// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node.
+void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
+  if (out.launcher != "deepspeed" || out.launcher_nnodes > 0 || out.launcher_nproc_per_node <= 0) return;
+  for (size_t j = 0; j < script; ++j) {
+    for (const char* n : {"--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_addr"}) {
+      if (tokens[j] == n || absl::StartsWith(tokens[j], absl::StrCat(n, "="))) return;
+    }
+  }
+  out.launcher_nnodes = 1;
+  out.launch_notes.push_back(
+      absl::StrFormat("deepspeed --num_gpus %d without a host list: one node (DeepSpeed's runner runs on the local "
+                      "GPUs when /job/hostfile is absent)",
+                      out.launcher_nproc_per_node));
+}
+
 // The launcher's own flags before the training script, "--flag value" or "--flag=value": torchrun's
 // (and torch.distributed.launch's) --nproc_per_node and --nnodes, deepspeed's --num_gpus and
 // --num_nodes, srun's --ntasks-per-node and --nodes/-N. An elastic range "1:4" reads its largest; a
@@ -321,6 +346,7 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
           absl::StrFormat("%s %s: not a number of GPUs or nodes; --nodes or the island's node decides", name, value));
     }
   }
+  DeepSpeedLocalRun(tokens, script, out);
 }
 
 }  // namespace

@@ -309,7 +309,9 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
     }
     t.set_head_dim(static_cast<uint32_t>(kv));
   }
-  const std::string pe = r.Has("position-embedding-type") ? r.Value("position-embedding-type") : "learned_absolute";
+  const std::string pe = r.Has("position-embedding-type")          ? r.Value("position-embedding-type")
+                         : r.Has("use-rotary-position-embeddings") ? "rope"
+                                                                   : "learned_absolute";
   if (pe == "learned_absolute" && r.Has("max-position-embeddings")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t max_pos, r.Int("max-position-embeddings", 0));
     if (max_pos < seq) {
@@ -1057,6 +1059,41 @@ void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
   for (const std::string& f : flags.unknown) notes.push_back(absl::StrCat("unknown (ignored): ", f));
 }
 
+// Megatron's fusions switched off by the line, kernel by kernel (Plan.unfused_kernels): the bias
+// before the activation follows --no-bias-swiglu-fusion on --swiglu lines and --no-bias-gelu-fusion on
+// the others (Megatron's core_transformer_config_from_args), so there the other flag does nothing; the
+// masked softmax runs only in unfused attention.
+void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
+  const bool swiglu = r.Has("swiglu");
+  const std::string activation_flag = swiglu ? "no-bias-swiglu-fusion" : "no-bias-gelu-fusion";
+  const std::string other_flag = swiglu ? "no-bias-gelu-fusion" : "no-bias-swiglu-fusion";
+  if (r.Has(other_flag)) {
+    notes.push_back(absl::StrFormat("no effect: --%s (the bias-activation fusion of %s lines is --%s)", other_flag,
+                                    swiglu ? "--swiglu" : "GeLU", activation_flag));
+  }
+  const bool flash = model.transformer().attention() == v1::ATTENTION_FLASH;
+  if (r.Has("no-masked-softmax-fusion") && flash) {
+    notes.push_back("no effect: --no-masked-softmax-fusion (flash or fused attention never writes the scores)");
+  }
+  std::vector<std::string> unfused;
+  v1::UnfusedKernels u;
+  u.set_bias_activation(r.Has(activation_flag));
+  if (u.bias_activation()) unfused.push_back("the bias add before the activation");
+  u.set_bias_dropout_add(r.Has("no-bias-dropout-fusion"));
+  if (u.bias_dropout_add()) unfused.push_back("the bias and residual adds apart from dropout");
+  u.set_masked_softmax(r.Has("no-masked-softmax-fusion") && !flash);
+  if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
+  if (unfused.empty()) return;
+  // All three is Plan.unfused_elementwise, the one spelling plans written back use.
+  if (unfused.size() == 3) {
+    plan.set_unfused_elementwise(true);
+  } else {
+    *plan.mutable_unfused_kernels() = u;
+  }
+  notes.push_back(
+      absl::StrCat("unfused kernels (Plan.unfused_kernels), each a pass of its own: ", absl::StrJoin(unfused, ", ")));
+}
+
 absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1::Cluster& cluster,
                                            const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
@@ -1102,6 +1139,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
   SetFramework(framework, out.model, plan, out.notes);
   DefaultAttention(r, plan.framework(), out.model, out.notes);
+  SetUnfusedKernels(r, out.model, plan, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

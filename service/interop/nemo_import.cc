@@ -219,7 +219,12 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   if (norm && (*norm == "rmsnorm" || *norm == "RMSNorm")) absl::StrAppend(&line, " --normalization RMSNorm");
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> activation, c.Scalar("model.activation"));
   if (activation && absl::StrContains(*activation, "swiglu")) absl::StrAppend(&line, " --swiglu");
-  if (activation && *activation != "gelu" && !absl::StrContains(*activation, "swiglu")) {
+  // NeMo's other gated units (geglu, reglu, fast-geglu, fast-reglu) have SwiGLU's three matrices: gated.
+  const bool other_glu =
+      activation && absl::StrContains(*activation, "glu") && !absl::StrContains(*activation, "swiglu");
+  if (other_glu) {
+    absl::StrAppend(&line, " --quick-geglu");
+  } else if (activation && *activation != "gelu" && !absl::StrContains(*activation, "swiglu")) {
     notes.push_back(absl::StrFormat("model.activation %s: priced as GeLU's FLOPs", *activation));
   }
   // NeMo builds Falcon's layer (model.name megatron_falcon_gpt) from mcore_customization_config; other
@@ -252,6 +257,29 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   absl::StrAppend(&line, vocab);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> grad_dtype, c.Scalar("model.optim.grad_sync_dtype"));
   if (grad_dtype && *grad_dtype == "bf16") absl::StrAppend(&line, " --grad-reduce-in-bf16");
+  return line;
+}
+
+// NeMo's fusion switches set false, as Megatron's --no-...-fusion flags (Plan.unfused_kernels). NeMo's
+// bias_activation_fusion covers GeLU and SwiGLU alike; Megatron spells it by the activation.
+absl::StatusOr<std::string> FusionFlags(const YamlConfig& c) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> activation, c.Scalar("model.activation"));
+  const bool swiglu = activation && absl::StrContains(*activation, "swiglu");
+  const std::pair<const char*, const char*> switches[] = {
+      {"model.bias_activation_fusion", swiglu ? "no-bias-swiglu-fusion" : "no-bias-gelu-fusion"},
+      {"model.bias_dropout_add_fusion", "no-bias-dropout-fusion"},
+      {"model.masked_softmax_fusion", "no-masked-softmax-fusion"},
+      {"model.persist_layer_norm", "no-persist-layer-norm"},
+      {"model.gradient_accumulation_fusion", "no-gradient-accumulation-fusion"},
+      {"model.apply_rope_fusion", "no-rope-fusion"}};
+  std::string line;
+  for (const auto& [key, flag] : switches) {
+    HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, c.Scalar(key));
+    if (!v) continue;  // NeMo's default: fused
+    bool on = true;
+    if (!absl::SimpleAtob(*v, &on)) return c.Error(key, absl::StrFormat("\"%s\" is not true or false", *v));
+    if (!on) absl::StrAppend(&line, " --", flag);
+  }
   return line;
 }
 
@@ -322,7 +350,8 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   }
   HETSIM_ASSIGN_OR_RETURN(const std::string translated, TranslatedFlags(config, notes));
   HETSIM_ASSIGN_OR_RETURN(const std::string recompute, RecomputeAndChunks(config));
-  absl::StrAppend(&line, translated, recompute);
+  HETSIM_ASSIGN_OR_RETURN(const std::string fusions, FusionFlags(config));
+  absl::StrAppend(&line, translated, recompute, fusions);
   MegatronImportRequest placed = request;
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> nodes, config.Int("trainer.num_nodes"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> devices, config.Int("trainer.devices"));

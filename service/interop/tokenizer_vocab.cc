@@ -21,7 +21,8 @@ constexpr KnownTokenizer kKnown[] = {
     {"v0.3", 32768},         {"mixtral", 32000},      {"mistral", 32000},       {"llama-2", 32000},
     {"llama2", 32000},       {"llama", 32000},        {"gemma-3", 262144},      {"gemma3", 262144},
     {"gemma", 256000},       {"bloom", 250880},       {"phi-3", 32064},         {"gpt2", kGpt2Vocab},
-    {"gpt-2", kGpt2Vocab},
+    {"gpt-2", kGpt2Vocab},   {"chatglm", 65024},  // ChatGLM2 and 3: padded_vocab_size (their config.json has no
+                                                  // vocab_size)
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "base/collective_op.h"
+#include "base/spec/plan.h"
 
 namespace hetsim::sim::workload {
 
@@ -123,6 +124,40 @@ struct LayerCollective {
   bool sequence_split = false;
 };
 
+// Memory-bound traffic one unfused kernel adds, split like LayerCost's traffic.
+struct UnfusedTraffic {
+  double bytes_replicated_per_sample = 0;
+  double bytes_sharded_per_sample = 0;
+  double kernels = 0;
+  UnfusedTraffic& operator+=(const UnfusedTraffic& o) {
+    bytes_replicated_per_sample += o.bytes_replicated_per_sample;
+    bytes_sharded_per_sample += o.bytes_sharded_per_sample;
+    kernels += o.kernels;
+    return *this;
+  }
+};
+
+// A layer's unfused passes by the fusion each replaces: the bias add before GeLU (MLP), each
+// sublayer's bias add and residual add apart from dropout, the causal mask's masked_fill_ on the
+// scores (unfused attention).
+struct UnfusedLayerTraffic {
+  UnfusedTraffic bias_activation, bias_dropout_add, masked_softmax;
+  // The sum of the passes `kernels` leaves unfused.
+  UnfusedTraffic Of(const spec::UnfusedKernels& kernels) const {
+    UnfusedTraffic sum;
+    if (kernels.bias_activation) sum += bias_activation;
+    if (kernels.bias_dropout_add) sum += bias_dropout_add;
+    if (kernels.masked_softmax) sum += masked_softmax;
+    return sum;
+  }
+  UnfusedLayerTraffic& operator+=(const UnfusedLayerTraffic& o) {
+    bias_activation += o.bias_activation;
+    bias_dropout_add += o.bias_dropout_add;
+    masked_softmax += o.masked_softmax;
+    return *this;
+  }
+};
+
 struct LayerCost {
   std::string name;  // "embedding", "block3", "attention3", "mlp3", "head", or the LayerList name
   LayerKind kind = LayerKind::kCustom;
@@ -153,12 +188,9 @@ struct LayerCost {
   double eager_bytes_replicated_per_sample = 0;
   double eager_bytes_sharded_per_sample = 0;
   double eager_kernels = 0;
-  // What Megatron-LM v1 adds to that traffic without its fusion flags (Plan.unfused_elementwise): the
-  // biases added apart before GeLU and before dropout, the residual add apart from dropout, and the
-  // causal mask's masked_fill_ on the scores (the unfused attention). Split like the traffic above.
-  double unfused_bytes_replicated_per_sample = 0;
-  double unfused_bytes_sharded_per_sample = 0;
-  double unfused_kernels = 0;
+  // What Megatron's eager paths add to that traffic, kernel by kernel, when its fusions are off
+  // (Plan.unfused_elementwise, Plan.unfused_kernels).
+  UnfusedLayerTraffic unfused;
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)

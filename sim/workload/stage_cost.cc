@@ -328,19 +328,19 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   }
   // Eager PyTorch adds the unfused ops' traffic and kernels (StageConfig::eager_kernels).
   const double eager = c.eager_kernels ? 1 : 0;
-  // Megatron-LM v1 without its fusion flags adds its unfused passes (StageConfig::unfused_elementwise).
-  const double unfused = c.unfused_elementwise ? 1 : 0;
+  // Megatron's kernels that run unfused add their passes (StageConfig::unfused).
+  const UnfusedTraffic unfused = layer.unfused.Of(c.unfused);
   // repeat_kv copies K and V to every query head (read them, write the copies; the backward sums them).
   const bool repeats = c.attention_repeats_kv && layer.repeated_kv_bytes_per_sample > layer.kv_bytes_per_sample;
   const double repeat_bytes = repeats ? layer.kv_bytes_per_sample + layer.repeated_kv_bytes_per_sample : 0;
-  const double memory_fwd_s = gpu.MemorySeconds(
-      (layer.memory_bytes_replicated_per_sample + eager * layer.eager_bytes_replicated_per_sample +
-       unfused * layer.unfused_bytes_replicated_per_sample) *
-              s.bt / s.replicated_split +
-          (layer.memory_bytes_sharded_per_sample + eager * layer.eager_bytes_sharded_per_sample +
-           unfused * layer.unfused_bytes_sharded_per_sample + repeat_bytes) *
-              s.bt / s.tp,
-      layer.memory_kernels + eager * layer.eager_kernels + unfused * layer.unfused_kernels + (repeats ? 2 : 0));
+  const double memory_fwd_s =
+      gpu.MemorySeconds((layer.memory_bytes_replicated_per_sample + eager * layer.eager_bytes_replicated_per_sample +
+                         unfused.bytes_replicated_per_sample) *
+                                s.bt / s.replicated_split +
+                            (layer.memory_bytes_sharded_per_sample + eager * layer.eager_bytes_sharded_per_sample +
+                             unfused.bytes_sharded_per_sample + repeat_bytes) *
+                                s.bt / s.tp,
+                        layer.memory_kernels + eager * layer.eager_kernels + unfused.kernels + (repeats ? 2 : 0));
   // FP8 casts: the amax reductions and casts of the forward; the backward's casts. The per-op policy
   // saves the amax (torchtitan's _save_list keeps abs and max) and recomputes the casts.
   const double cast_amax_s = gpu.MemorySeconds(casts.forward_amax_bytes, casts.forward_kernels / 2);

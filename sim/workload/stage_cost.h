@@ -37,7 +37,7 @@ namespace hetsim::sim::workload {
 // TP collectives stream (UserbufferChunks); PyTorch's eager elementwise ops (LayerCost::eager_*),
 // torchtitan's per-op selective recompute (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts,
 // PyTorch's async TP (forward-only micro-pipelining, no SMs held), repeated K/V
-// (LayerCost::repeated_kv_bytes_per_sample), Megatron-LM v1's unfused kernels (LayerCost::unfused_*),
+// (LayerCost::repeated_kv_bytes_per_sample), Megatron's unfused kernels (LayerCost::unfused),
 // each block's forward run block_forward_passes times).
 struct StageConfig : spec::StageParallelism, spec::CostSwitches {
   int first_layer = 0;

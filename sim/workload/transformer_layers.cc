@@ -162,8 +162,7 @@ void AddEagerAttentionOps(LayerCost& layer, const Shape& x, double rotated_width
 // and write of the sublayer's output (`elements`), in two more kernels (the bias add, the residual add
 // apart from dropout).
 void AddUnfusedBiasDropoutAdd(LayerCost& layer, double bytes_per_element, double elements) {
-  layer.unfused_bytes_replicated_per_sample += 2 * bytes_per_element * elements;
-  layer.unfused_kernels += 2;
+  layer.unfused.bias_dropout_add += {.bytes_replicated_per_sample = 2 * bytes_per_element * elements, .kernels = 2};
 }
 
 }  // namespace
@@ -286,8 +285,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   // fallback): the causal mask by masked_fill_ on the FP16 scores in place (read, write), one kernel
   // before the softmax the traffic counts. FlashAttention never writes the scores.
   if (!flash) {
-    layer.unfused_bytes_sharded_per_sample += 2 * B * x.a * s * s;
-    layer.unfused_kernels += 1;
+    layer.unfused.masked_softmax += {.bytes_sharded_per_sample = 2 * B * x.a * s * s, .kernels = 1};
   }
   AddUnfusedBiasDropoutAdd(layer, B, s * h);
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated; MLA's
@@ -358,8 +356,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   // Megatron-LM v1 without --bias-gelu-fusion (model/transformer.py, ParallelMLP.forward:
   // activation_func(intermediate_parallel + bias_parallel)): the bias added to fc1's output by a kernel
   // of its own (read, write) before the activation; then its bias-dropout-add.
-  layer.unfused_bytes_sharded_per_sample += 2 * B * s * (k * f + shared) * up;
-  layer.unfused_kernels += 1;
+  layer.unfused.bias_activation += {.bytes_sharded_per_sample = 2 * B * s * (k * f + shared) * up, .kernels = 1};
   AddUnfusedBiasDropoutAdd(layer, B, s * h);
   if (x.gated) {
     layer.eager_bytes_sharded_per_sample += 2 * B * s * (k * f + shared);  // SiLU (r, w) before the product
@@ -492,10 +489,8 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
       first.eager_bytes_replicated_per_sample + second.eager_bytes_replicated_per_sample;
   m.eager_bytes_sharded_per_sample = first.eager_bytes_sharded_per_sample + second.eager_bytes_sharded_per_sample;
   m.eager_kernels = first.eager_kernels + second.eager_kernels;
-  m.unfused_bytes_replicated_per_sample =
-      first.unfused_bytes_replicated_per_sample + second.unfused_bytes_replicated_per_sample;
-  m.unfused_bytes_sharded_per_sample = first.unfused_bytes_sharded_per_sample + second.unfused_bytes_sharded_per_sample;
-  m.unfused_kernels = first.unfused_kernels + second.unfused_kernels;
+  m.unfused = first.unfused;
+  m.unfused += second.unfused;
   m.param_count = first.param_count + second.param_count;
   m.expert_param_count = first.expert_param_count + second.expert_param_count;
   m.tp_replicated_param_count = first.tp_replicated_param_count + second.tp_replicated_param_count;
