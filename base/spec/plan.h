@@ -162,6 +162,7 @@ struct PlanSpec {
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
   bool pytorch_context_parallel = false;
+  bool flash_attention_2 = false;     // Plan.flash_attention_2: SDPA's FlashAttention-2 backward (2.87x its forward)
   int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
   bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
   bool unfused_elementwise = false;   // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
@@ -184,6 +185,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"pytorch_async_tp", &PlanSpec::pytorch_async_tp},
     {"attention_repeats_kv", &PlanSpec::attention_repeats_kv},
     {"pytorch_context_parallel", &PlanSpec::pytorch_context_parallel},
+    {"flash_attention_2", &PlanSpec::flash_attention_2},
 };
 
 }  // namespace hetsim::spec

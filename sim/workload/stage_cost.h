@@ -55,11 +55,23 @@ struct StageConfig : spec::StageParallelism {
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;  // LayerCost::repeated_kv_bytes_per_sample: the copies and CP's exchange
   bool unfused_elementwise = false;   // Plan.unfused_elementwise: LayerCost::unfused_* (Megatron-LM v1)
+  // Plan.flash_attention_2: a fused attention core's backward takes kFlashAttention2BackwardRatio times
+  // its forward (PyTorch SDPA's FlashAttention-2 kernels), not its two GEMMs' worth.
+  bool flash_attention_2 = false;
+  // Plan.pytorch_context_parallel: PyTorch's ring attention merges each step's output and accumulates
+  // the gradients in FP32 with eager ops (RingAttentionMergeBytes).
+  bool pytorch_context_parallel = false;
   // Plan.block_forward_passes: each block's forward runs this many times (the extra outputs dropped).
   int block_forward_passes = 1;
   // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
   uint64_t micro_batch_size = 1;
 };
+
+// FlashAttention-2's backward over its forward: five matmuls to the forward's two (Dao 2023, Algorithm
+// 2: S and P recomputed, then dV, dP, dQ, dK), 2.5 times the FLOPs, at its H100 rate of 322 TFLOP/s
+// against the forward's 370 (head dimension 128, 16K tokens: Shah et al. 2024, FlashAttention-3,
+// Figs. 5 and 6, which benchmark FlashAttention-2 on H100 SXM5).
+inline constexpr double kFlashAttention2BackwardRatio = 2.5 * 370.0 / 322.0;
 
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);
