@@ -285,3 +285,47 @@ TEST_CASE("pytorch kernels: PyTorch's all-gather rotater hides the gather behind
   AddAttentionExchange(a, 8, hetsim::spec::ContextParallelComm::kAllGather, steps, te);
   CHECK(te.forward_exposed == 7 * ms / 2);
 }
+
+TEST_CASE("pytorch kernels: SDPA's FlashAttention-2 backward takes 2.87 times its forward", "[pytorch_kernels]") {
+  CHECK(kFlashAttention2BackwardRatio == Approx(2.5 * 370 / 322));
+  const ModelCost model = PtModel(hetsim::v1::BF16);
+  const GpuCompute gpu = PtH100(hetsim::v1::BF16);
+  StageConfig c = PtBlock();
+  c.context_parallel = 2;  // the cost reports the attention core's times with context parallelism
+  const auto [te, flash2] = PtToggle(model, gpu, c, &StageConfig::flash_attention_2);
+  REQUIRE(te.cp_attention.size() == 1);
+  REQUIRE(flash2.cp_attention.size() == 1);
+  // The forward is the same kernel's; the backward is its published multiple, not two GEMMs' worth.
+  CHECK(flash2.cp_attention[0].core_forward_s == te.cp_attention[0].core_forward_s);
+  CHECK(flash2.cp_attention[0].core_backward_s ==
+        Approx(kFlashAttention2BackwardRatio * flash2.cp_attention[0].core_forward_s));
+  CHECK(te.cp_attention[0].core_backward_s < flash2.cp_attention[0].core_backward_s);
+  CHECK(hetsim::TimeToSeconds(flash2.backward_time - te.backward_time) ==
+        Approx(flash2.cp_attention[0].core_backward_s - te.cp_attention[0].core_backward_s).epsilon(1e-6));
+  CHECK(flash2.forward_time == te.forward_time);
+}
+
+TEST_CASE("pytorch kernels: the FP32 merges of PyTorch's ring attention, byte by byte", "[pytorch_kernels]") {
+  const ModelCost model = PtModel(hetsim::v1::BF16);
+  const GpuCompute gpu = PtH100(hetsim::v1::BF16);
+  const LayerCost& block = model.layer(1);
+  StageConfig c = PtBlock();
+  c.context_parallel = 4;
+  c.attention_repeats_kv = true;
+  const auto [te, torch] = PtToggle(model, gpu, c, &StageConfig::pytorch_context_parallel);
+  // Two samples, a quarter of each sequence's tokens on this GPU; K and V repeated to every head.
+  const double share = 2.0 / 4, n = 3;
+  const double o = block.context_bytes_per_sample * share, q = block.query_bytes_per_sample * share;
+  const double kv = block.repeated_kv_bytes_per_sample * share;
+  const double forward = 6 * o + n * (16.25 * o + 2 * kv);
+  const double backward = 10 * q + 14 * kv + n * (11.75 * kv + 5.75 * q);
+  CHECK(hetsim::TimeToSeconds(torch.forward_time - te.forward_time) ==
+        Approx(gpu.MemorySeconds(forward, 3 + 10 * n)).epsilon(1e-6));
+  CHECK(hetsim::TimeToSeconds(torch.backward_time - te.backward_time) ==
+        Approx(gpu.MemorySeconds(backward, 13 + 6 * n)).epsilon(1e-6));
+  // Without context parallelism there is no ring, and nothing to merge.
+  c.context_parallel = 1;
+  const auto [plain, still_plain] = PtToggle(model, gpu, c, &StageConfig::pytorch_context_parallel);
+  CHECK(plain.forward_time == still_plain.forward_time);
+  CHECK(plain.backward_time == still_plain.backward_time);
+}

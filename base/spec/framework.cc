@@ -70,6 +70,14 @@ constexpr const char* kTeCp =
 constexpr const char* kTorchCp =
     "https://github.com/pytorch/pytorch/blob/1963fc83a1c32e162162e2414f78b043f0674bae/torch/distributed/tensor/"
     "experimental/_attention.py";
+// SDPA's flash backend: FlashAttention-2's kernels as PyTorch vendors them (the _sm80 kernels run on
+// Hopper too); Transformer Engine runs its own fused attention (cuDNN's on Hopper).
+constexpr const char* kTorchFlash2 =
+    "https://github.com/pytorch/pytorch/tree/1963fc83a1c32e162162e2414f78b043f0674bae/aten/src/ATen/native/"
+    "transformers/cuda/flash_attn/kernels";
+constexpr const char* kTeAttention =
+    "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/attention/dot_product_attention/"
+    "dot_product_attention.py";
 constexpr const char* kTorchAsyncTp =
     "https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487";
 
@@ -82,23 +90,23 @@ constexpr ProfileValue Fp8(const char* source) { return {When::kFp8Models, sourc
 // Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
 // overlap_param_gather, zero3_prefetch, tied_embedding_grad_sync; then PyTorch's kernels and recipes (eager_kernels,
 // op_selective_recompute, fp8_dynamic_casts, pytorch_async_tp, attention_repeats_kv,
-// pytorch_context_parallel).
+// pytorch_context_parallel, flash_attention_2).
 constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
      Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
      Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
      Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
      On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kMdsArgs)},
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
      Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining), On(kTitanCompile),
-     On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp)},
+     On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp), On(kTorchFlash2)},
 };
 
 constexpr FrameworkProfile kNone{};

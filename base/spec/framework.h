@@ -63,9 +63,10 @@ struct FrameworkProfile {
   ProfileValue pytorch_async_tp;
   ProfileValue attention_repeats_kv;
   ProfileValue pytorch_context_parallel;
+  ProfileValue flash_attention_2;  // appended (session 28): SDPA's FlashAttention-2 kernels for the attention core
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 13> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 14> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -78,7 +79,8 @@ struct FrameworkProfile {
              {"fp8_dynamic_casts", fp8_dynamic_casts},
              {"pytorch_async_tp", pytorch_async_tp},
              {"attention_repeats_kv", attention_repeats_kv},
-             {"pytorch_context_parallel", pytorch_context_parallel}}};
+             {"pytorch_context_parallel", pytorch_context_parallel},
+             {"flash_attention_2", flash_attention_2}}};
   }
 };
 

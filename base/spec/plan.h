@@ -153,8 +153,12 @@ struct CostSwitches {
   bool fp8_dynamic_casts = false;
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
-  int block_forward_passes = 1;  // Plan.block_forward_passes (0 read as 1)
-  UnfusedKernels unfused;        // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
+  int block_forward_passes = 1;    // Plan.block_forward_passes (0 read as 1)
+  bool flash_attention_2 = false;  // Plan.flash_attention_2: SDPA's FlashAttention-2 backward (2.87x its forward)
+  // Plan.pytorch_context_parallel: PyTorch's ring attention, whose merges run in FP32 with eager ops
+  // (workload's RingAttentionMergeBytes; not with the all-to-all exchange, which is no ring).
+  bool pytorch_context_parallel = false;
+  UnfusedKernels unfused;  // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
 };
 
 struct PlanSpec : CostSwitches {
@@ -179,7 +183,6 @@ struct PlanSpec : CostSwitches {
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;
   std::vector<std::string> framework_off;
-  bool pytorch_context_parallel = false;
   bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
   std::string where;                  // the plan file, for messages
 };
@@ -200,6 +203,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"pytorch_async_tp", &PlanSpec::pytorch_async_tp},
     {"attention_repeats_kv", &PlanSpec::attention_repeats_kv},
     {"pytorch_context_parallel", &PlanSpec::pytorch_context_parallel},
+    {"flash_attention_2", &PlanSpec::flash_attention_2},
 };
 
 }  // namespace hetsim::spec

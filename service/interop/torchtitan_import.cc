@@ -388,6 +388,7 @@ void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, con
   plan.set_pytorch_async_tp(async_tp && d.tp > 1);
   plan.set_attention_repeats_kv(true);  // torchtitan's Llama repeats K and V before SDPA
   plan.set_pytorch_context_parallel(true);
+  plan.set_flash_attention_2(true);  // SDPA's flash backend: FlashAttention-2's kernels
 }
 
 // Whether the blocks are checkpointed with torchtitan's per-op policy (selective, option "op").

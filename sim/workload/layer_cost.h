@@ -50,6 +50,9 @@ struct Gemm {
   // The attention core (scores and attention over values): recomputed under selective recompute.
   // Its matrices are per sample and per head (batch), not stacked along m.
   bool attention_core = false;
+  // The attention core as one fused kernel (FlashAttention's Q K^T and P V with the scores in SRAM):
+  // what Plan.flash_attention_2 re-times (StageConfig::flash_attention_2).
+  bool fused_attention = false;
   // Runs in FP8 when the model trains in FP8: Transformer Engine's linear layers of a block (QKV,
   // projection, MLP). The attention core (FlashAttention in BF16 unless FP8 attention is asked for),
   // the LM head and the MoE router (Megatron's own layers) stay in 16 bits.

@@ -213,9 +213,10 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   GemmTimes t;
   const double cp = c.context_parallel;
   t.flop = g.forward_flop_per_sample * b / c.tensor_parallel / cp;  // every GPU of the stage an equal share
+  const bool flash2 = g.fused_attention && c.flash_attention_2;
   if (!gpu.shape_aware() || g.m <= 0) {
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
-    t.backward_s = backward_ratio * t.forward_s;
+    t.backward_s = (flash2 ? kFlashAttention2BackwardRatio : backward_ratio) * t.forward_s;
     t.weight_grad_s = t.backward_s / 2;  // input and weight gradients: the same FLOPs
     return t;
   }
@@ -250,6 +251,11 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   t.backward_s = kernels * ub.input_grad *
                      gpu.GemmSeconds(GemmShape{f.m / ub.input_grad, f.k, f.n, f.batch}, ub.input_grad_sm_margin) +
                  t.weight_grad_s;
+  // SDPA's FlashAttention-2: the backward at its published ratio to the forward, not as two GEMMs.
+  if (flash2) {
+    t.backward_s = kFlashAttention2BackwardRatio * t.forward_s;
+    t.weight_grad_s = t.backward_s / 2;
+  }
   // torchao's Float8Linear casts in BF16 GEMMs' place; an FP8 model's GPU differs from its 16-bit one.
   if (c.fp8_dynamic_casts && g.fp8 && !g.per_expert && &model_gpu.SixteenBit() != &model_gpu) {
     // Under sequence parallelism torchtitan's Float8ColwiseParallel / PrepareFloat8ModuleInput cast a
@@ -298,6 +304,48 @@ struct LayerTimes {
 // multi-token prediction blocks' (LayerCost::attention_core_recomputable).
 bool SelectivelyRecomputed(const LayerCost& layer, spec::Recompute recompute) {
   return recompute == spec::Recompute::kSelective && (layer.recomputable || layer.attention_core_recomputable);
+}
+
+// PyTorch's ring attention (Plan.pytorch_context_parallel, CP > 1) around its SDPA calls, per GPU: the
+// eager ops of _templated_ring_attention and its backward (torch 1963fc8,
+// torch/distributed/tensor/experimental/_attention.py), at HBM bandwidth. With O the output's, Q the
+// queries' and KV the keys' and values' 16-bit bytes on this GPU and n = CP - 1 later steps:
+// - forward: each later step concatenates K and V for the rotater (2 KV) and merges its output into
+//   the FP32 running output (_SDPAMerger, convert_to_f32): the output cast to FP32 (3 O), then
+//   out - block_out, the sigmoid-weighted product, and the subtraction (16 O in FP32); a step that
+//   takes the second half of the queries (load balancing, i > rank: half the ranks' steps) does half
+//   of that and copies the whole FP32 output back together (_partial_update's torch.cat, 4 O): 19 O or
+//   13.5 O, 16.25 O on average. The first step's cast and the final cast back add 3 O each.
+// - backward: FP32 zeros for dQ, dK and dV (2 Q + 2 KV); each of the CP steps adds its dK and dV into
+//   the FP32 accumulators (5 KV; a load-balanced half step adds a half and re-concatenates: 6.5 KV,
+//   5.75 on average after the first), concatenates them for the next rank (4 KV) and adds dQ (5 Q,
+//   5.75 on average after the first); each later step concatenates K and V again (2 KV); the final
+//   casts back to 16 bits 3 Q + 3 KV. The logsumexp's terms (a 64th of O at head dimension 128) are left out.
+struct RingMergeBytes {
+  double forward = 0, backward = 0;
+  double forward_kernels = 0, backward_kernels = 0;
+};
+RingMergeBytes RingAttentionMergeBytes(const LayerCost& layer, const StageConfig& c, const StageShares& s) {
+  RingMergeBytes m;
+  // An all-to-all (head split) is not a ring, whichever framework runs it.
+  if (!c.pytorch_context_parallel || c.cp_comm == spec::ContextParallelComm::kAllToAll || c.context_parallel <= 1 ||
+      layer.context_bytes_per_sample <= 0) {
+    return m;
+  }
+  const double n = c.context_parallel - 1;
+  const double share = s.bt / s.tp;
+  const double o = layer.context_bytes_per_sample * share;
+  const double q = layer.query_bytes_per_sample * share;
+  const double kv = (c.attention_repeats_kv ? std::max(layer.kv_bytes_per_sample, layer.repeated_kv_bytes_per_sample)
+                                            : layer.kv_bytes_per_sample) *
+                    share;
+  m.forward = 6 * o + n * (16.25 * o + 2 * kv);
+  m.backward = 2 * q + 2 * kv + 5 * kv + 4 * kv + 5 * q + 3 * q + 3 * kv + n * (2 * kv + 5.75 * kv + 4 * kv + 5.75 * q);
+  // Kernels: a step's concatenation, cast and the merge's four ops on the output and four on the
+  // logsumexp; the backward's step adds two accumulations, a concatenation and dQ's addition.
+  m.forward_kernels = 3 + 10 * n;
+  m.backward_kernels = 3 + 4 + 2 + (n + 1) * 4 + 2 * n;
+  return m;
 }
 
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
@@ -357,9 +405,12 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
   t.core_forward_s = core_gemm_s + t.core_memory_s;
   t.column_weight_grad_s = column_wgrad_s;
-  t.forward_s = gemm_s + memory_fwd_s + sort_s + cast_amax_s + cast_fwd_s;
+  const RingMergeBytes ring = RingAttentionMergeBytes(layer, c, s);
+  const double ring_fwd_s = gpu.MemorySeconds(ring.forward, ring.forward_kernels);
+  t.forward_s = gemm_s + memory_fwd_s + sort_s + cast_amax_s + cast_fwd_s + ring_fwd_s;
   t.forward_flop = flop;
-  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + sort_s + cast_bwd_s;
+  t.backward_s =
+      gemm_bwd_s + 2 * memory_fwd_s + sort_s + cast_bwd_s + gpu.MemorySeconds(ring.backward, ring.backward_kernels);
   t.backward_flop = backward_ratio * flop;
   if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
     const double bwd = layer.backward_flop_per_sample * s.bt / s.tp;

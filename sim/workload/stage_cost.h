@@ -48,6 +48,12 @@ struct StageConfig : spec::StageParallelism, spec::CostSwitches {
   uint64_t micro_batch_size = 1;
 };
 
+// FlashAttention-2's backward over its forward: five matmuls to the forward's two (Dao 2023, Algorithm
+// 2: S and P recomputed, then dV, dP, dQ, dK), 2.5 times the FLOPs, at its H100 rate of 322 TFLOP/s
+// against the forward's 370 (head dimension 128, 16K tokens: Shah et al. 2024, FlashAttention-3,
+// Figs. 5 and 6, which benchmark FlashAttention-2 on H100 SXM5).
+inline constexpr double kFlashAttention2BackwardRatio = 2.5 * 370.0 / 322.0;
+
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);
 // The same with every plan-wide setting the cost model reads (micro-batch size, CP, the TP overlap).

@@ -257,6 +257,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   if (flash) {
     // One fused kernel per head and sample: Q K^T and P V (2 s^2 (d_qk + d_v) FLOPs) with the scores in SRAM.
     layer.gemms.push_back(MakeGemm("flash_attn", s, s, head_qk + head_v, x.a, TpSplit::kBatch, false, true));
+    layer.gemms.back().fused_attention = true;
   } else {
     layer.gemms.push_back(MakeGemm("scores", s, s, head_qk, x.a, TpSplit::kBatch, false, true));  // Q K^T
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
