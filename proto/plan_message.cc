@@ -103,6 +103,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   if (spec.block_forward_passes > 1) plan.set_block_forward_passes(static_cast<uint32_t>(spec.block_forward_passes));
   plan.set_boundary_grads_whole(spec.boundary_grads_whole);
   plan.set_unfused_elementwise(spec.unfused_elementwise);
+  plan.set_pipeline_sends_attention_mask(spec.pipeline_sends_attention_mask);
   return plan;
 }
 

@@ -289,6 +289,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.block_forward_passes = static_cast<int>(std::max<uint32_t>(1, plan.block_forward_passes()));
   p.boundary_grads_whole = plan.boundary_grads_whole();
   p.unfused_elementwise = plan.unfused_elementwise();
+  p.pipeline_sends_attention_mask = plan.pipeline_sends_attention_mask();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

@@ -200,7 +200,10 @@ def plan_text(cluster_label, trial, het):
            "boundary_grads_whole: true",
            "# examples/ds_pretrain_gpt2_pipe.sh passes none of v1.1.5's fusion flags (store_true in",
            "# megatron/arguments.py): bias adds, masking and the residual add run as kernels of their own.",
-           "unfused_elementwise: true"]
+           "unfused_elementwise: true",
+           "# DeepSpeed's pipe/engine.py (_exec_send_activations) sends GPT2ModelPipe's attention mask, cast",
+           "# to FP16, beside every forward activation; megatron/utils.py builds one [1, 1, s, s] mask.",
+           "pipeline_sends_attention_mask: true"]
     text = "\n".join(out) + "\n"
     for s in range(pp):
         text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)

@@ -162,10 +162,11 @@ struct PlanSpec {
   bool pytorch_async_tp = false;
   bool attention_repeats_kv = false;
   bool pytorch_context_parallel = false;
-  int block_forward_passes = 1;       // Plan.block_forward_passes (0 read as 1)
-  bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
-  bool unfused_elementwise = false;   // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
-  std::string where;                  // the plan file, for messages
+  int block_forward_passes = 1;                // Plan.block_forward_passes (0 read as 1)
+  bool boundary_grads_whole = false;           // Plan.boundary_grads_whole: every TP rank sends the whole gradient
+  bool unfused_elementwise = false;            // Plan.unfused_elementwise: Megatron-LM v1 without its fusion flags
+  bool pipeline_sends_attention_mask = false;  // Plan.pipeline_sends_attention_mask: s^2 FP16 per forward send
+  std::string where;                           // the plan file, for messages
 };
 
 // The framework profile's behaviours as PlanSpec members, by the Plan field each mirrors, in the order
