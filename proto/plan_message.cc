@@ -111,6 +111,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
     plan.mutable_unfused_kernels()->set_bias_dropout_add(u.bias_dropout_add);
     plan.mutable_unfused_kernels()->set_masked_softmax(u.masked_softmax);
   }
+  plan.set_pipeline_sends_attention_mask(spec.pipeline_sends_attention_mask);
   return plan;
 }
 

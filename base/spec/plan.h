@@ -183,8 +183,9 @@ struct PlanSpec : CostSwitches {
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;
   std::vector<std::string> framework_off;
-  bool boundary_grads_whole = false;  // Plan.boundary_grads_whole: every TP rank sends the whole gradient
-  std::string where;                  // the plan file, for messages
+  bool boundary_grads_whole = false;           // Plan.boundary_grads_whole: every TP rank sends the whole gradient
+  bool pipeline_sends_attention_mask = false;  // Plan.pipeline_sends_attention_mask: s^2 FP16 per forward send
+  std::string where;                           // the plan file, for messages
 };
 
 // The framework profile's behaviours as PlanSpec members, by the Plan field each mirrors, in the order

@@ -250,6 +250,12 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
   return flows;
 }
 
+void AddAttentionMaskBytes(uint64_t seq_length, std::vector<BoundaryFlow>& forward_flows) {
+  constexpr uint64_t kFp16Bytes = 2;  // the engine's .half() cast of the boolean mask
+  const auto mask_bytes = static_cast<int64_t>(seq_length * seq_length * kFp16Bytes);
+  for (BoundaryFlow& flow : forward_flows) flow.bytes += mask_bytes;
+}
+
 namespace {
 
 // Phase 1: the routes and the model's per-layer costs.
@@ -530,6 +536,7 @@ absl::Status BuildBoundaries(ExecutionSetup& setup) {
     const StageLayout& b = setup.stages[bt.to_stage].layout;
     bt.forward_flows = ReshardFlows(a, b, plan.micro_batch_size, bytes_per_sample);
     bt.backward_flows = ReshardFlows(b, a, plan.micro_batch_size, bytes_per_sample, plan.boundary_grads_whole);
+    if (plan.pipeline_sends_attention_mask) AddAttentionMaskBytes(setup.model->seq_length(), bt.forward_flows);
     if (auto s = RouteFlows(*setup.router, bt.forward_flows); !s.ok()) return s;
     if (auto s = RouteFlows(*setup.router, bt.backward_flows); !s.ok()) return s;
     absl::StatusOr<Time> fwd = timer.AloneTime(bt.forward_flows);

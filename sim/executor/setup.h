@@ -271,6 +271,12 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
 std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayout& to, uint64_t micro_batch_size,
                                        double bytes_per_sample, bool whole_pieces = false);
 
+// Plan.pipeline_sends_attention_mask: DeepSpeed's pipeline engine (the AMP artifact's 0.3.13) sends
+// GPT-2's causal mask, one [1, 1, s, s] tensor cast to FP16 whatever the micro-batch, beside the
+// activations from every TP rank to its peer (pipe/engine.py, _exec_send_activations). Its layouts
+// give one forward flow per TP-rank pair (every stage the same TP and DP): each flow gains s^2 x 2 bytes.
+void AddAttentionMaskBytes(uint64_t seq_length, std::vector<BoundaryFlow>& forward_flows);
+
 }  // namespace hetsim::sim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_SETUP_H_
