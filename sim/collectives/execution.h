@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "base/huge_pages.h"
 #include "sim/collectives/representative.h"
 #include "sim/collectives/transfer_graph.h"
 #include "sim/network/network.h"
@@ -69,7 +68,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   std::vector<double> pending_weight_;        // per link, scratch of PriceTimed
   std::vector<uint8_t> timed_as_flow_;        // per transfer: timed, but run as a flow (a link was down)
   double wire_bytes_per_byte_ = 1;            // 1 / ProtocolBandwidthFraction (1 without NCCL)
-  HugePageVector<int32_t> pending_;           // unfinished dependencies per transfer
+  std::vector<int32_t> pending_;              // unfinished dependencies per transfer
   size_t remaining_ = 0;
   bool started_ = false;
   Time start_time_ = 0;

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "base/huge_pages.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::sim {
@@ -97,7 +96,7 @@ class TransferGraph {
     int32_t path;
     int32_t num_deps;
   };
-  HugePageVector<Transfer> transfers_;
+  std::vector<Transfer> transfers_;
   std::vector<int32_t> latency_repeats_;  // grown only when a transfer repeats its latency (else 1)
   std::vector<uint8_t> timed_;            // grown only when a transfer is timed (else 0)
   std::vector<double> multiplicity_;      // per path once a representative is set (0: ordinary)
@@ -107,8 +106,8 @@ class TransferGraph {
   bool nccl_ = false;
   topology::NcclProtocol protocol_ = topology::NcclProtocol::kSimple;
   Time launch_latency_ = 0;
-  mutable HugePageVector<int32_t> succ_begin_;
-  mutable HugePageVector<TransferIndex> succ_;
+  mutable std::vector<int32_t> succ_begin_;
+  mutable std::vector<TransferIndex> succ_;
 };
 
 }  // namespace hetsim::sim

@@ -34,7 +34,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/huge_pages.h"
 #include "base/time.h"
 #include "sim/engine/event.h"
 
@@ -588,7 +587,7 @@ class EventQueue {
     free_node_ = node;
   }
 
-  HugePageVector<Slot> slots_;
+  std::vector<Slot> slots_;
   uint32_t free_slot_ = kNone;
   uint64_t next_sequence_ = 0;
   size_t live_ = 0;

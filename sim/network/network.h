@@ -26,7 +26,6 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "base/huge_pages.h"
 #include "base/ids.h"
 #include "base/time.h"
 #include "sim/engine/event.h"
@@ -280,7 +279,7 @@ class Network : private EventHandler {
   Simulator* simulator_;
   NetworkMode mode_;
   std::vector<LinkSpec> link_specs_;  // as created, with the current capacities
-  HugePageVector<Link> links_;        // read at random, one or two per hop of every flow
+  std::vector<Link> links_;
   std::vector<Flow> flows_;
   // Per flow slot, the two marks the recompute's inner loops test for every flow of a link, kept
   // apart from Flow (176 bytes) so that scanning a link with hundreds of flows stays in cache.
