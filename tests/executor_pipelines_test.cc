@@ -432,4 +432,23 @@ TEST_CASE("A pipeline's plan is the plan's settings with its stages, share and m
   CHECK(hetsim::proto::PipelinePlan(plan, 0).micro_batch_size() == 2);
 }
 
+TEST_CASE("The link chart's samples of a plan of pipelines cover the whole shared run", "[executor][pipelines]") {
+  // The lab example: the first pipeline (RTX 4090) samples the network every pipeline shares; its own
+  // stages end before the last pipeline's, and the samples go on until that one has ended.
+  absl::StatusOr<hetsim::proto::PlanInputs> inputs = hetsim::proto::LoadPlanInputs(
+      HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt", HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
+  REQUIRE(inputs.ok());
+  hetsim::driver::SimulateOptions options;
+  options.sample_all_links = true;
+  const auto sim = MakeSimulation(*inputs, options);
+  REQUIRE(sim.pipelines.size() > 1);
+  const Time first_end = sim.pipelines.front().result.iteration_time;
+  REQUIRE(first_end < sim.pipeline_sync.iteration_time);
+  const std::vector<Time>& samples = sim.result.sample_times;
+  REQUIRE(samples.size() > 1);
+  CHECK(samples.back() >= sim.pipeline_sync.iteration_time);
+  // One period apart to the end: the last sample is the first at or after the last pipeline's end.
+  CHECK(samples[samples.size() - 2] < sim.pipeline_sync.iteration_time);
+}
+
 }  // namespace

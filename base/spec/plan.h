@@ -126,6 +126,15 @@ inline const char* ContextParallelExchangeName(ContextParallelComm c) {
   return "K/V ring";
 }
 
+// One of Plan.pipelines (a plan of data-parallel pipelines of different shapes): its own stages, covering
+// every layer, and its share of the global batch in micro-batches of its own size.
+struct PipelineSpec {
+  std::string name;
+  uint64_t batch_share = 0;       // samples per iteration
+  uint64_t micro_batch_size = 0;  // divides batch_share
+  std::vector<StageSpec> stages;
+};
+
 struct PlanSpec {
   std::string name;
   uint64_t global_batch_size = 0;
@@ -138,6 +147,8 @@ struct PlanSpec {
   ContextParallelComm cp_comm = ContextParallelComm::kRing;
   std::vector<int> virtual_stage_layers;  // Plan.virtual_stage_layers; empty: equal chunks
   std::vector<StageSpec> stages;
+  // Plan.pipelines: when not empty, `stages` is empty and each pipeline runs its share of the batch.
+  std::vector<PipelineSpec> pipelines;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
   bool grad_reduce_in_fp32 = false;   // gradient buffers and their reduction in FP32

@@ -86,7 +86,9 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
     pipeline.sampled_links = run.sampled_links;
   }
   if (options.sample_all_links && p == 0) {
-    // The HTML page's link chart: the one network every pipeline shares, sampled by the first.
+    // The HTML page's link chart: the one network every pipeline shares, sampled by the first until
+    // the last pipeline has ended.
+    run.sample_whole_shared_run = true;
     run.sampled_links.resize(setup->topology->links().size());
     for (size_t l = 0; l < run.sampled_links.size(); ++l) run.sampled_links[l] = static_cast<LinkId>(l);
     run.link_sample_period = traces::TraceSamplePeriod(*setup);

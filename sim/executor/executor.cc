@@ -62,6 +62,7 @@ struct SharedRun {
   int index = 0;
   int first_stage = 0;  // the run's stage 0 among every run's stages, as the faults' outcome names them
   std::function<void()> on_run_done;
+  const size_t* runs_left = nullptr;  // the runs that have not ended yet
 };
 
 class Run : private EventHandler, private FlowObserver {
@@ -525,7 +526,9 @@ class Run : private EventHandler, private FlowObserver {
   void Sample() {
     r_.sample_times.push_back(sim_.now());
     for (LinkId l : options_.sampled_links) r_.link_busy.push_back(network_->link_counters(l).busy_time);
-    if (stages_left_ > 0) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
+    const bool others_left = options_.sample_whole_shared_run && shared_ != nullptr && shared_->runs_left != nullptr &&
+                             *shared_->runs_left > 0;
+    if (stages_left_ > 0 || others_left) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
   }
 
   const spec::PlanSpec& plan() const { return setup_.spec.plan; }
@@ -622,10 +625,17 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
   if (state.faults) state.faults->Start();  // first: a failure wins a tie with work ending at its time
   std::optional<WallLimitScope> scope;      // as in Execute: the first run's limit, else the caller's
   for (size_t i = 0; i < setups.size(); ++i) {
-    shared[i] = {&state.sim, state.network.get(), state.faults.get(), grad_sync, static_cast<int>(i), first_stage, [&] {
+    shared[i] = {&state.sim,
+                 state.network.get(),
+                 state.faults.get(),
+                 grad_sync,
+                 static_cast<int>(i),
+                 first_stage,
+                 [&] {
                    // Nothing pending may outlive the iteration: the faults stop when every run has ended.
                    if (--runs_left == 0 && state.faults) state.faults->Stop();
-                 }};
+                 },
+                 &runs_left};
     first_stage += setups[i]->num_stages();
     runs.push_back(std::make_unique<Run>(*setups[i], options[i], &shared[i]));
     if (i == 0 && runs.front()->wall_limit().limited()) scope.emplace(runs.front()->wall_limit());

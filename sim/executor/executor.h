@@ -47,6 +47,9 @@ struct ExecutorOptions {
   // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;
+  // Beside other runs on one network (ExecuteOnOneNetwork): keep sampling until every run has ended,
+  // not only this one (a chart of the shared network); alone, the same as false.
+  bool sample_whole_shared_run = false;
   // What-if faults (docs/faults.md), resolved against the setup's topology; null or empty = none.
   const faults::FaultSet* faults = nullptr;
   // How the gradient synchronisation's rings run: kAuto (exact for rings up to kMaxSteppedRingRanks,

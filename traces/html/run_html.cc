@@ -308,7 +308,7 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
       page.AddHeading("Link utilisation over time");
       page.AddParagraph(
           "Every pipeline's transfers and the layer ranges' gradient all-reduces on the one network they share, "
-          "sampled until the first pipeline's optimizer step (traffic after it is not in this chart).");
+          "sampled until the last pipeline's optimizer step.");
       page.AddRaw(links);
     }
     AddPipelineTables(report, page);
