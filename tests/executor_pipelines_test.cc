@@ -262,13 +262,40 @@ TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 pl
   hetsim::driver::SimulateOptions traced = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
   traced.trace = hetsim::traces::TraceSelection{};
   const hetsim::driver::Simulation with_trace = RunSharedLink(traced).pipelines;
-  REQUIRE_FALSE(with_trace.result.faults.events.empty());
+  REQUIRE_FALSE(with_trace.pipeline_sync.faults.events.empty());
   size_t markers = 0;
   for (size_t at = with_trace.trace_json.find(R"("cat":"fault")"); at != std::string::npos;
        at = with_trace.trace_json.find(R"("cat":"fault")", at + 1)) {
     ++markers;
   }
-  CHECK(markers == with_trace.result.faults.events.size());
+  CHECK(markers == with_trace.pipeline_sync.faults.events.size());
+}
+
+TEST_CASE("The shared run owns the fault transitions of a plan of pipelines, once", "[executor][pipelines][faults]") {
+  // The slowed shared link above: the one fault runtime's transitions and effects are the shared run's
+  // (PipelinesSyncResult::faults); each pipeline's result says only whether a failure stopped it.
+  hetsim::driver::SimulateOptions plain;
+  plain.network_mode = NetworkMode::kMaxMinFair;
+  const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  REQUIRE(pl.pipelines.size() == 2);
+  const hetsim::sim::faults::FaultOutcome& shared = pl.pipeline_sync.faults;
+  // The DP plan's one run saw the same transitions and effects.
+  REQUIRE(shared.events.size() == runs.dp.result.faults.events.size());
+  for (size_t i = 0; i < shared.events.size(); ++i) {
+    CHECK(shared.events[i].at == runs.dp.result.faults.events[i].at);
+    CHECK(shared.events[i].what == runs.dp.result.faults.events[i].what);
+  }
+  REQUIRE(shared.effects.size() == 1);
+  CHECK(shared.effects[0].started);
+  for (const auto& p : pl.pipelines) {
+    CHECK(p.result.faults.events.empty());
+    CHECK(p.result.faults.effects.empty());
+    CHECK_FALSE(p.result.faults.failed);
+  }
+  // The report's fault part reads the shared outcome: the DP plan's effect.
+  REQUIRE(pl.report.faults_size() == 1);
+  CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
 }
 
 TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {

@@ -140,7 +140,9 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
   for (int p = 0; p < static_cast<int>(out.pipelines.size()); ++p) {
     const PipelineSimulation& pipeline = out.pipelines[p];
     v1::Report report = traces::BuildReport(*pipeline.setup, pipeline.result, report_options);
-    if (!out.faults.empty()) traces::AddFaultsToReport(*pipeline.setup, pipeline.result, out.faults, &report);
+    if (!out.faults.empty()) {
+      traces::AddFaultsToReport(*pipeline.setup, pipeline.result, out.pipeline_sync.faults, out.faults, &report);
+    }
     reports.push_back({pipeline.name, pipeline.setup, &pipeline.result, std::move(report)});
   }
   out.result = out.pipelines.front().result;
@@ -151,7 +153,7 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
     for (const PipelineSimulation& p : out.pipelines) {
       traces.push_back({p.name, p.setup, &p.result, p.traced_gpus, p.sampled_links});
     }
-    out.trace_json = traces::PipelinesTraceJson(traces);
+    out.trace_json = traces::PipelinesTraceJson(traces, out.pipeline_sync.faults);
   }
   return out;
 }

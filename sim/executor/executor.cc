@@ -195,7 +195,13 @@ class Run : private EventHandler, private FlowObserver {
   // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
   void CloseFaults() {
     if (own_faults_) own_faults_->Stop();  // shared ones: stopped once, after every run
-    r_.faults = faults_->outcome();
+    if (own_faults_) {
+      r_.faults = faults_->outcome();
+    } else {  // the transitions and effects stay with the shared run (SharedRunResults::faults)
+      r_.faults.failed = faults_->outcome().failed;
+      r_.faults.failed_at = faults_->outcome().failed_at;
+      r_.faults.failed_fault = faults_->outcome().failed_fault;
+    }
     if (!r_.faults.failed) return;
     const Time t = r_.faults.failed_at;
     for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
@@ -599,9 +605,9 @@ struct SharedState {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
-                                                                 std::span<const ExecutorOptions> options,
-                                                                 SharedGradSync* grad_sync) {
+absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                     std::span<const ExecutorOptions> options,
+                                                     SharedGradSync* grad_sync) {
   HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
   HETSIM_ASSIGN_OR_RETURN(const faults::FaultSet* fault_set, SharedFaults(options));
   SharedState state;
@@ -650,7 +656,8 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
   HETSIM_RETURN_IF_ERROR(
       RunEvents(state.sim, options.front(), runs.front()->wall_limit(), failure, [&state] { return state.failed; }));
   if (state.faults && state.failed) state.faults->Stop();  // the failure's time closes what was down
-  std::vector<ExecutionResult> results;
+  SharedRunResults out;
+  if (state.faults) out.faults = state.faults->outcome();
   for (size_t i = 0; i < runs.size(); ++i) {
     HETSIM_ASSIGN_OR_RETURN(ExecutionResult r, runs[i]->End());
     if (i > 0) {
@@ -660,9 +667,9 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
       r.network_stats = {};
       r.link_counters.assign(r.link_counters.size(), LinkCounters{});
     }
-    results.push_back(std::move(r));
+    out.results.push_back(std::move(r));
   }
-  return results;
+  return out;
 }
 
 Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage) {
