@@ -84,7 +84,8 @@ namespace {
 
 // HAPT's DP on one GPU type's islands for `microbatches` micro-batches, and its prediction.
 std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profiler& prof, int64_t microbatches,
-                                                                          const PipelinesContext& ctx) {
+                                                                          const PipelinesContext& ctx,
+                                                                          SearchStats& stats) {
   SearchOptions so;
   so.epsilon = ctx.epsilon;
   so.threads = ctx.threads;
@@ -92,6 +93,7 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
   const int planner_layers = static_cast<int>(layers.size());
   HaptSearch search(prof, std::move(layers), microbatches, so);
   SearchResult r = search.Run();
+  stats += r.stats;
   if (!r.feasible) return std::nullopt;
   PipelineCandidate c;
   c.stages = std::move(r.stages);
@@ -203,19 +205,27 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
     p.gpu_type = type;
     p.cluster = *std::move(model);
     profilers.push_back(std::make_unique<Profiler>(*ctx.model, *p.cluster, ctx.micro_batch_size, options, 1));
-    auto alone = SearchOnePipeline(*profilers.back(), whole, ctx);
+    auto alone = SearchOnePipeline(*profilers.back(), whole, ctx, c.search);
     if (!alone) return std::nullopt;
     rates.push_back(static_cast<double>(ctx.global_batch_size) / std::max(1.0, TimeToSeconds(alone->second.pipeline)));
   }
   std::vector<double> ideal;
   const std::vector<uint64_t> shares = ThroughputShares(rates, ctx.global_batch_size, ctx.micro_batch_size, &ideal);
   if (shares.empty()) return std::nullopt;
+  for (size_t p = 0; p < c.pipelines.size(); ++p) {
+    c.pipelines[p].batch_share = shares[p];
+    c.pipelines[p].ideal_share = ideal[p];
+    c.iteration = std::max(c.iteration, SecondsToTime(static_cast<double>(shares[p]) / rates[p]));
+  }
+  if (c.iteration >= ctx.to_beat) {
+    c.pruned = true;
+    return c;
+  }
   // Each pipeline searched again at its own share (the DP's objective depends on the microbatch count).
   for (size_t p = 0; p < c.pipelines.size(); ++p) {
     PipelineOfType& pipe = c.pipelines[p];
-    pipe.batch_share = shares[p];
-    pipe.ideal_share = ideal[p];
-    auto at_share = SearchOnePipeline(*profilers[p], static_cast<int64_t>(shares[p] / ctx.micro_batch_size), ctx);
+    auto at_share =
+        SearchOnePipeline(*profilers[p], static_cast<int64_t>(shares[p] / ctx.micro_batch_size), ctx, c.search);
     if (!at_share) return std::nullopt;
     pipe.candidate = std::move(at_share->first);
     pipe.prediction = std::move(at_share->second);

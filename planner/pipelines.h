@@ -13,6 +13,7 @@
 #define HETSIM_PLANNER_PIPELINES_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,11 @@ struct PipelinesCandidate {
   int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
   Time slowest_ring = 0;  // the longest of their rings
   Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
+  // Stopped after the first pass: `iteration` is only the lower bound max_p share_p / rate_p (a
+  // pipeline runs its share no faster per sample than the whole batch, whose bubble is amortised
+  // over more microbatches), already no better than the plan to beat; `pipelines` hold no stages.
+  bool pruned = false;
+  SearchStats search;  // every pass's DP runs
 };
 
 struct PipelinesContext {
@@ -62,6 +68,7 @@ struct PipelinesContext {
   uint64_t micro_batch_size;
   double epsilon;
   int threads;
+  Time to_beat = std::numeric_limits<Time>::max();  // the best other plan's predicted iteration
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's

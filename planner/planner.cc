@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -391,9 +392,11 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
 
 // The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
 // on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
+// A size whose first pass shows it cannot beat `to_beat` (nor the best size so far) stops there
+// (PipelinesCandidate::pruned).
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const sim::workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
-                                                  const std::vector<uint64_t>& sizes, PlanOutcome& out) {
+                                                  const std::vector<uint64_t>& sizes, Time to_beat, PlanOutcome& out) {
   const bool searched = request.search_pipelines && request.planner == PlannerKind::kHapt &&
                         MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
                         std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
@@ -409,11 +412,15 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .global_batch_size = request.global_batch_size,
                                .micro_batch_size = mbs,
                                .epsilon = request.epsilon,
-                               .threads = threads};
+                               .threads = threads,
+                               .to_beat = best && !best->pruned ? std::min(to_beat, best->iteration) : to_beat};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
-    for (const PipelineOfType& p : c->pipelines) out.search += p.candidate.search;
-    if (!best || c->iteration < best->iteration) best = std::move(c);
+    out.search += c->search;
+    // A searched candidate wins over a pruned one; among equals, the faster (a bound for pruned ones).
+    if (!best || (best->pruned && !c->pruned) || (best->pruned == c->pruned && c->iteration < best->iteration)) {
+      best = std::move(c);
+    }
   }
   return best;
 }
@@ -431,8 +438,9 @@ spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out
 std::string PipelinesOf(const PipelinesCandidate& c) {
   std::vector<std::string> parts;
   for (const PipelineOfType& p : c.pipelines) {
-    parts.push_back(absl::StrFormat("%s %d stage%s, %d samples (ideal %.1f)", p.gpu_type, p.candidate.stages.size(),
-                                    p.candidate.stages.size() == 1 ? "" : "s", p.batch_share, p.ideal_share));
+    const size_t stages = p.candidate.stages.size();  // none when pruned
+    const std::string shape = stages == 0 ? "" : absl::StrFormat(" %d stage%s,", stages, stages == 1 ? "" : "s");
+    parts.push_back(absl::StrFormat("%s%s %d samples (ideal %.1f)", p.gpu_type, shape, p.batch_share, p.ideal_share));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -454,7 +462,11 @@ std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& m
     families.push_back({absl::StrFormat("mixed replica groups (%d stages)", mixed.candidate->stages.size()),
                         mixed.prediction->iteration});
   }
-  if (pipes) families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")"), pipes->iteration});
+  if (pipes) {
+    families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")",
+                                     pipes->pruned ? " at least (a bound from each type's throughput)" : ""),
+                        pipes->iteration});
+  }
   std::stable_sort(families.begin(), families.end(),
                    [](const Family& a, const Family& b) { return a.iteration < b.iteration; });
   std::vector<std::string> compared;
@@ -498,11 +510,14 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
   HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island, SearchPairs(request, cost, *cluster, cp_degrees, sizes, out));
   const BestCandidate mixed = SearchMixed(request, cost, *cluster, cp_degrees, sizes);
-  const std::optional<PipelinesCandidate> pipes = SearchPipelines(request, cost, *cluster, cp_degrees, sizes, out);
   const bool mixed_chosen =
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
-  const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
+  const std::optional<PipelinesCandidate> pipes =
+      SearchPipelines(request, cost, *cluster, cp_degrees, sizes,
+                      best.prediction ? best.prediction->iteration : std::numeric_limits<Time>::max(), out);
+  const bool pipelines_chosen =
+      pipes && !pipes->pruned && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
   }
@@ -543,8 +558,10 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     out.notes.push_back(std::move(n));
   }
   if (MixesGpuTypes(request.cluster)) {
-    out.notes.push_back(
-        MixedChoiceNote(request.planner, request.search_mixed_replicas, one_island, mixed, mixed_plan, mixed_chosen));
+    if (!pipelines_chosen) {
+      out.notes.push_back(
+          MixedChoiceNote(request.planner, request.search_mixed_replicas, one_island, mixed, mixed_plan, mixed_chosen));
+    }
     if (request.planner == PlannerKind::kHapt) out.notes.push_back(FamiliesNote(one_island, mixed, pipes));
   }
   if (out.refined) {
