@@ -109,6 +109,22 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
   return std::make_pair(std::move(c), *std::move(p));
 }
 
+// Pipeline `pipe`'s stages predicted again at its batch share (their warm-up counts at most its
+// microbatches); false when they no longer fit.
+bool PredictAtShare(const sim::workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe) {
+  const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / ctx.micro_batch_size);
+  std::vector<int> warmups;
+  for (SearchedStage& s : pipe.candidate.stages) {
+    s.warmup = static_cast<int>(std::min<int64_t>(s.warmup, microbatches));
+    warmups.push_back(s.warmup);
+  }
+  absl::StatusOr<Prediction> p = Predict(*pipe.cluster, pipe.candidate.stages, microbatches, pipe.candidate.schedule,
+                                         ctx.epsilon, warmups, WorkOf(model, pipe.batch_share));
+  if (!p.ok() || !p->fits_memory) return false;
+  pipe.prediction = *std::move(p);
+  return true;
+}
+
 // The island of `cluster` named `name` (a type's cluster keeps the names).
 int IslandNamed(const ClusterModel& cluster, const std::string& name) {
   for (const IslandModel& im : cluster.islands()) {
@@ -193,10 +209,8 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   options.cache = nullptr;      // bound to the whole cluster's islands
   PipelinesCandidate c;
   c.micro_batch_size = ctx.micro_batch_size;
-  std::vector<std::unique_ptr<Profiler>> profilers;
-  std::vector<double> rates;
-  const int64_t whole = static_cast<int64_t>(ctx.global_batch_size / ctx.micro_batch_size);
-  // Each type's pipeline alone on the whole batch: its throughput.
+  // The first split: each type's peak FLOP/s.
+  std::vector<double> peaks;
   for (const std::string& type : types) {
     std::optional<spec::ClusterSpec> sub = ClusterOfGpuType(*ctx.cluster, type);
     absl::StatusOr<std::unique_ptr<ClusterModel>> model = ClusterModel::Create(*sub, ctx.model->dtype());
@@ -204,31 +218,30 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
     PipelineOfType& p = c.pipelines.emplace_back();
     p.gpu_type = type;
     p.cluster = *std::move(model);
-    profilers.push_back(std::make_unique<Profiler>(*ctx.model, *p.cluster, ctx.micro_batch_size, options, 1));
-    auto alone = SearchOnePipeline(*profilers.back(), whole, ctx, c.search);
-    if (!alone) return std::nullopt;
-    rates.push_back(static_cast<double>(ctx.global_batch_size) / std::max(1.0, TimeToSeconds(alone->second.pipeline)));
+    double peak = 0;
+    for (const IslandModel& im : p.cluster->islands()) peak += static_cast<double>(im.gpus()) * im.peak_flop_per_s;
+    peaks.push_back(peak);
+  }
+  const std::vector<uint64_t> first = ThroughputShares(peaks, ctx.global_batch_size, ctx.micro_batch_size);
+  if (first.empty()) return std::nullopt;
+  // Each pipeline planned by the DP at its first share; its predicted throughput sets the final split.
+  std::vector<double> rates;
+  for (size_t p = 0; p < c.pipelines.size(); ++p) {
+    PipelineOfType& pipe = c.pipelines[p];
+    Profiler profiler(*ctx.model, *pipe.cluster, ctx.micro_batch_size, options, 1);
+    auto planned = SearchOnePipeline(profiler, static_cast<int64_t>(first[p] / ctx.micro_batch_size), ctx, c.search);
+    if (!planned) return std::nullopt;
+    pipe.candidate = std::move(planned->first);
+    pipe.prediction = std::move(planned->second);
+    rates.push_back(static_cast<double>(first[p]) / std::max(1e-12, TimeToSeconds(pipe.prediction.pipeline)));
   }
   std::vector<double> ideal;
   const std::vector<uint64_t> shares = ThroughputShares(rates, ctx.global_batch_size, ctx.micro_batch_size, &ideal);
-  if (shares.empty()) return std::nullopt;
-  for (size_t p = 0; p < c.pipelines.size(); ++p) {
-    c.pipelines[p].batch_share = shares[p];
-    c.pipelines[p].ideal_share = ideal[p];
-    c.iteration = std::max(c.iteration, SecondsToTime(static_cast<double>(shares[p]) / rates[p]));
-  }
-  if (c.iteration >= ctx.to_beat) {
-    c.pruned = true;
-    return c;
-  }
-  // Each pipeline searched again at its own share (the DP's objective depends on the microbatch count).
   for (size_t p = 0; p < c.pipelines.size(); ++p) {
     PipelineOfType& pipe = c.pipelines[p];
-    auto at_share =
-        SearchOnePipeline(*profilers[p], static_cast<int64_t>(shares[p] / ctx.micro_batch_size), ctx, c.search);
-    if (!at_share) return std::nullopt;
-    pipe.candidate = std::move(at_share->first);
-    pipe.prediction = std::move(at_share->second);
+    pipe.batch_share = shares[p];
+    pipe.ideal_share = ideal[p];
+    if (shares[p] != first[p] && !PredictAtShare(*ctx.model, ctx, pipe)) return std::nullopt;
   }
   PriceLayerRanges(ctx, c);
   return c;

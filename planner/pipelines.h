@@ -2,18 +2,18 @@
 // types, one data-parallel pipeline per GPU type, each with its own stage split found by HAPT's DP on
 // that type's islands alone, the global batch split among them in proportion to their predicted
 // throughput (HexiScale/FlashFlex, Metis and Cephalo split the batch by measured speed), rounded to
-// whole micro-batches. The plan's iteration adds the gradient all-reduce of every layer range over the
-// stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h
-// runs them): a range starts when its last holder has run its last backward, its ring is priced as a
-// mixed stage's (MixedRingTime), and each stage steps its optimizer once its ranges are reduced.
-// ZeRO, bucketed or overlapped reduction and replica groups are left out (the simulator refuses them
-// with pipelines, proto/validate_pipelines.h). MakePlan keeps such a plan only when it predicts faster
-// than the single-pipeline and mixed-replica candidates.
+// whole micro-batches. One DP run per type: at a first split by the types' peak FLOP/s, whose
+// predicted pipeline times give the throughputs of the final split (each pipeline then predicted
+// again at its final share, same stages). The plan's iteration adds the gradient all-reduce of every layer range over
+// the stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h runs
+// them): a range starts when its last holder has run its last backward, its ring is priced as a mixed stage's
+// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO, bucketed or overlapped
+// reduction and replica groups are left out (the simulator refuses them with pipelines, proto/validate_pipelines.h).
+// MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,11 +52,7 @@ struct PipelinesCandidate {
   int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
   Time slowest_ring = 0;  // the longest of their rings
   Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
-  // Stopped after the first pass: `iteration` is only the lower bound max_p share_p / rate_p (a
-  // pipeline runs its share no faster per sample than the whole batch, whose bubble is amortised
-  // over more microbatches), already no better than the plan to beat; `pipelines` hold no stages.
-  bool pruned = false;
-  SearchStats search;  // every pass's DP runs
+  SearchStats search;     // every pass's DP runs
 };
 
 struct PipelinesContext {
@@ -68,7 +64,6 @@ struct PipelinesContext {
   uint64_t micro_batch_size;
   double epsilon;
   int threads;
-  Time to_beat = std::numeric_limits<Time>::max();  // the best other plan's predicted iteration
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -392,11 +391,9 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
 
 // The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
 // on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
-// A size whose first pass shows it cannot beat `to_beat` (nor the best size so far) stops there
-// (PipelinesCandidate::pruned).
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const sim::workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
-                                                  const std::vector<uint64_t>& sizes, Time to_beat, PlanOutcome& out) {
+                                                  const std::vector<uint64_t>& sizes, PlanOutcome& out) {
   const bool searched = request.search_pipelines && request.planner == PlannerKind::kHapt &&
                         MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
                         std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
@@ -412,15 +409,11 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .global_batch_size = request.global_batch_size,
                                .micro_batch_size = mbs,
                                .epsilon = request.epsilon,
-                               .threads = threads,
-                               .to_beat = best && !best->pruned ? std::min(to_beat, best->iteration) : to_beat};
+                               .threads = threads};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
-    // A searched candidate wins over a pruned one; among equals, the faster (a bound for pruned ones).
-    if (!best || (best->pruned && !c->pruned) || (best->pruned == c->pruned && c->iteration < best->iteration)) {
-      best = std::move(c);
-    }
+    if (!best || c->iteration < best->iteration) best = std::move(c);
   }
   return best;
 }
@@ -438,9 +431,9 @@ spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out
 std::string PipelinesOf(const PipelinesCandidate& c) {
   std::vector<std::string> parts;
   for (const PipelineOfType& p : c.pipelines) {
-    const size_t stages = p.candidate.stages.size();  // none when pruned
-    const std::string shape = stages == 0 ? "" : absl::StrFormat(" %d stage%s,", stages, stages == 1 ? "" : "s");
-    parts.push_back(absl::StrFormat("%s%s %d samples (ideal %.1f)", p.gpu_type, shape, p.batch_share, p.ideal_share));
+    const size_t stages = p.candidate.stages.size();
+    parts.push_back(absl::StrFormat("%s %d stage%s, %d samples (ideal %.1f)", p.gpu_type, stages,
+                                    stages == 1 ? "" : "s", p.batch_share, p.ideal_share));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -463,9 +456,7 @@ std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& m
                         mixed.prediction->iteration});
   }
   if (pipes) {
-    families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")",
-                                     pipes->pruned ? " at least (a bound from each type's throughput)" : ""),
-                        pipes->iteration});
+    families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")"), pipes->iteration});
   }
   std::stable_sort(families.begin(), families.end(),
                    [](const Family& a, const Family& b) { return a.iteration < b.iteration; });
@@ -513,11 +504,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   const bool mixed_chosen =
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
-  const std::optional<PipelinesCandidate> pipes =
-      SearchPipelines(request, cost, *cluster, cp_degrees, sizes,
-                      best.prediction ? best.prediction->iteration : std::numeric_limits<Time>::max(), out);
-  const bool pipelines_chosen =
-      pipes && !pipes->pruned && (!best.prediction || pipes->iteration < best.prediction->iteration);
+  const std::optional<PipelinesCandidate> pipes = SearchPipelines(request, cost, *cluster, cp_degrees, sizes, out);
+  const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
   }
