@@ -82,6 +82,8 @@ std::vector<uint64_t> ThroughputShares(const std::vector<double>& samples_per_s,
 
 namespace {
 
+constexpr double kPipelinesTmaxGap = 0.01;
+
 // HAPT's DP on one GPU type's islands for `microbatches` micro-batches, and its prediction.
 std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profiler& prof, int64_t microbatches,
                                                                           const PipelinesContext& ctx,
@@ -89,6 +91,9 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
   SearchOptions so;
   so.epsilon = ctx.epsilon;
   so.threads = ctx.threads;
+  // A t_max candidate within 1% of one already kept adds little to a family HAPT's own plan is
+  // compared with; skipping them keeps the family's cost small (docs/planner.md).
+  so.t_max_relative_gap = kPipelinesTmaxGap;
   std::vector<LayerGroup> layers = BuildPlannerLayers(prof.model(), 0, LayerConstruction::kStructural);
   const int planner_layers = static_cast<int>(layers.size());
   HaptSearch search(prof, std::move(layers), microbatches, so);
