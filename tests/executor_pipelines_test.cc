@@ -459,23 +459,66 @@ TEST_CASE("A pipeline's plan is the plan's settings with its stages, share and m
   CHECK(hetsim::proto::PipelinePlan(plan, 0).micro_batch_size() == 2);
 }
 
+// The lab example's model and cluster with two pipelines whose runs end far apart: "fast", eight RTX
+// 4090 stages (each a small optimizer step), and "slow", one RTX A6000 holding every layer (the whole
+// model's optimizer step, about 30 ms).
+v1::Plan LabPipelinesEndingApart() {
+  v1::Plan plan;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                          name: "ending-apart"
+                                                          global_batch_size: 16
+                                                          micro_batch_size: 1
+                                                          schedule: ONE_F_ONE_B
+                                                          pipelines { name: "fast" batch_share: 8 }
+                                                          pipelines {
+                                                            name: "slow"
+                                                            batch_share: 8
+                                                            stages {
+                                                              num_layers: 26
+                                                              mesh { island: "a6000" node_count: 1 gpus_per_node: 1 }
+                                                            }
+                                                          })pb",
+                                                        &plan));
+  const int layers[] = {4, 3, 3, 3, 3, 3, 3, 4};
+  int first = 0;
+  for (int s = 0; s < 8; ++s) {
+    v1::Stage* st = plan.mutable_pipelines(0)->add_stages();
+    st->set_first_layer(first);
+    st->set_num_layers(layers[s]);
+    first += layers[s];
+    st->mutable_mesh()->set_island("rtx4090");
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_first_gpu(s);
+    st->mutable_mesh()->set_gpus_per_node(1);
+  }
+  return plan;
+}
+
 TEST_CASE("The link chart's samples of a plan of pipelines cover the whole shared run", "[executor][pipelines]") {
-  // The lab example: the first pipeline (RTX 4090) samples the network every pipeline shares; its own
-  // stages end before the last pipeline's, and the samples go on until that one has ended.
+  // The first pipeline samples the network every pipeline shares; its own stages end well before the
+  // last pipeline's optimizer step, and the samples go on until that one has ended.
   absl::StatusOr<hetsim::proto::PlanInputs> inputs = hetsim::proto::LoadPlanInputs(
       HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt", HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
   REQUIRE(inputs.ok());
+  const v1::Model model = inputs->plan.model();
+  inputs->plan = LabPipelinesEndingApart();
+  *inputs->plan.mutable_model() = model;
   hetsim::driver::SimulateOptions options;
   options.sample_all_links = true;
   const auto sim = MakeSimulation(*inputs, options);
-  REQUIRE(sim.pipelines.size() > 1);
+  REQUIRE(sim.pipelines.size() == 2);
   const Time first_end = sim.pipelines.front().result.iteration_time;
-  REQUIRE(first_end < sim.pipeline_sync.iteration_time);
+  const Time end = sim.pipeline_sync.iteration_time;
   const std::vector<Time>& samples = sim.result.sample_times;
-  REQUIRE(samples.size() > 1);
-  CHECK(samples.back() >= sim.pipeline_sync.iteration_time);
+  REQUIRE(samples.size() > 2);
+  const Time period = samples[1] - samples[0];
+  INFO("first pipeline's end " << hetsim::TimeToMilliseconds(first_end) << " ms, last "
+                               << hetsim::TimeToMilliseconds(end) << " ms, sample period "
+                               << hetsim::TimeToMilliseconds(period) << " ms");
+  REQUIRE(end - first_end > 2 * period);
+  CHECK(samples.back() >= end);
   // One period apart to the end: the last sample is the first at or after the last pipeline's end.
-  CHECK(samples[samples.size() - 2] < sim.pipeline_sync.iteration_time);
+  CHECK(samples[samples.size() - 2] < end);
 }
 
 }  // namespace
