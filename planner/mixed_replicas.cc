@@ -71,14 +71,14 @@ double CrossingBytesPerS(const ClusterModel& cluster, int from, int to, MeshShap
 
 }  // namespace
 
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
   int replicas = 0, finest = 1;
   for (const SearchedGroup& g : groups) {
     replicas += g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
   }
   double bytes = 0, rate = std::numeric_limits<double>::infinity();
-  Time latency = 0, optimizer = 0, overhead = 0;
+  Time latency = 0;
   for (const SearchedGroup& g : groups) {
     const IslandModel& im = cluster.island(g.island);
     if (g.tensor_parallel == finest) bytes = std::max(bytes, static_cast<double>(g.option.grad_sync_bytes));
@@ -91,13 +91,19 @@ Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGr
         rate = std::min(rate, CrossingBytesPerS(cluster, g.island, other.island, g.shape, finest));
       }
     }
-    optimizer = std::max(optimizer, g.option.optimizer_passes);
-    overhead = std::max(overhead, SecondsToTime(im.gpu->iteration_overhead_s()));
   }
-  const Time ring = replicas > 1 && bytes > 0 && rate > 0
-                        ? SecondsToTime(sim::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
-                        : 0;
-  return ring + optimizer + overhead;
+  return replicas > 1 && bytes > 0 && rate > 0
+             ? SecondsToTime(sim::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
+             : 0;
+}
+
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+  Time optimizer = 0, overhead = 0;
+  for (const SearchedGroup& g : groups) {
+    optimizer = std::max(optimizer, g.option.optimizer_passes);
+    overhead = std::max(overhead, SecondsToTime(cluster.island(g.island).gpu->iteration_overhead_s()));
+  }
+  return MixedRingTime(cluster, groups) + optimizer + overhead;
 }
 
 Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,

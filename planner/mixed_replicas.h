@@ -54,6 +54,9 @@ class GroupProfilers {
 std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
                                              std::vector<SearchedGroup> groups, int first, int count);
 
+// The gradients' all-reduce over `groups` (see above), without the optimizer step.
+Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
 // The gradient synchronisation and optimizer step after a mixed stage's last backward (see above).
 Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
 

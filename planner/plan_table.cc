@@ -37,6 +37,21 @@ void AppendReplicaGroups(const spec::StageSpec& st, const planner::StagePredicti
   }
 }
 
+// A stage's line, then its replica groups' lines.
+void AppendStage(const spec::StageSpec& st, const planner::StagePrediction& sp, int i, bool moe, std::string& s) {
+  const std::string layers = absl::StrFormat("%d-%d", st.first_layer, st.first_layer + st.num_layers - 1);
+  const std::string mesh =
+      absl::StrFormat("%dx%d@%d.%d", st.mesh.node_count, st.mesh.gpus_per_node, st.mesh.first_node, st.mesh.first_gpu);
+  const int etp = spec::ExpertTensorParallelOr(st.expert_tensor_parallel, st.tensor_parallel);
+  const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", st.expert_parallel, etp)) : "";
+  absl::StrAppendFormat(&s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i,
+                        layers, st.mixed() ? "mixed" : st.mesh.island, st.mixed() ? "groups" : mesh, st.tensor_parallel,
+                        st.data_parallel, experts, st.zero_stage, RecomputeName(st), sp.warmup, Ms(sp.forward),
+                        Ms(sp.backward), Ms(sp.t), Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
+                        BytesToGib(static_cast<double>(sp.capacity_bytes)));
+  AppendReplicaGroups(st, sp, s);
+}
+
 }  // namespace
 
 std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& cluster_name) {
@@ -52,20 +67,21 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
   absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %s%4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",
                         "island", "mesh", "TP", "DP", moe ? "EPxETP " : "", "ZeRO", "recompute", "warmup", "fwd_ms",
                         "bwd_ms", "t_ms", "c_ms", "mem_GiB/cap");
-  for (size_t i = 0; i < plan.stages.size(); ++i) {
-    const spec::StageSpec& st = plan.stages[i];
-    const planner::StagePrediction& sp = p.stages[i];
-    const std::string layers = absl::StrFormat("%d-%d", st.first_layer, st.first_layer + st.num_layers - 1);
-    const std::string mesh = absl::StrFormat("%dx%d@%d.%d", st.mesh.node_count, st.mesh.gpus_per_node,
-                                             st.mesh.first_node, st.mesh.first_gpu);
-    const int etp = spec::ExpertTensorParallelOr(st.expert_tensor_parallel, st.tensor_parallel);
-    const std::string experts = moe ? absl::StrFormat("%-6s ", absl::StrFormat("%dx%d", st.expert_parallel, etp)) : "";
-    absl::StrAppendFormat(
-        &s, "%-5d %-11s %-14s %-8s %3d %3d %s%4d %-9s %6d %9.3f %9.3f %9.3f %9.3f %7.2f/%-7.2f\n", i, layers,
-        st.mixed() ? "mixed" : st.mesh.island, st.mixed() ? "groups" : mesh, st.tensor_parallel, st.data_parallel,
-        experts, st.zero_stage, RecomputeName(st), sp.warmup, Ms(sp.forward), Ms(sp.backward), Ms(sp.t), Ms(sp.comm),
-        BytesToGib(static_cast<double>(sp.peak_bytes)), BytesToGib(static_cast<double>(sp.capacity_bytes)));
-    AppendReplicaGroups(st, sp, s);
+  if (plan.pipelines.empty()) {
+    for (size_t i = 0; i < plan.stages.size(); ++i)
+      AppendStage(plan.stages[i], p.stages[i], static_cast<int>(i), moe, s);
+  }
+  // A plan of pipelines: a line per pipeline (its GPU type, batch share), then its stages; the
+  // prediction's stages are every pipeline's in turn.
+  size_t k = 0;
+  for (const spec::PipelineSpec& pipe : plan.pipelines) {
+    absl::StrAppendFormat(&s, "pipeline %s: %d stages, batch share %d samples (%.1f%%) = %d microbatches of %d\n",
+                          pipe.name, pipe.stages.size(), pipe.batch_share,
+                          100.0 * static_cast<double>(pipe.batch_share) / static_cast<double>(plan.global_batch_size),
+                          pipe.batch_share / std::max<uint64_t>(1, pipe.micro_batch_size), pipe.micro_batch_size);
+    for (size_t i = 0; i < pipe.stages.size() && k < p.stages.size(); ++i, ++k) {
+      AppendStage(pipe.stages[i], p.stages[k], static_cast<int>(i), moe, s);
+    }
   }
   absl::StrAppendFormat(&s,
                         "predicted: t_max %.3f ms, cycle %.3f ms, Eq. 13 %.3f ms, pipeline (DAG longest path) %.3f ms, "

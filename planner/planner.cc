@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "planner/candidates.h"
 #include "planner/mixed_replicas.h"
+#include "planner/pipelines.h"
 #include "planner/plan_writer.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -353,8 +354,8 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
   if (kind != PlannerKind::kHapt || !searched) {
     return absl::StrFormat(
         "mixed cluster: every stage of the %s plan stays inside one island; `--planner hapt` without "
-        "--no-mixed-replicas also searches mixed replica groups (Stage.replica_groups); pipelines of different "
-        "shapes (Plan.pipelines) are written by hand (docs/planner.md)",
+        "--no-mixed-replicas also searches mixed replica groups (Stage.replica_groups), and without --no-pipelines "
+        "pipelines of different shapes (Plan.pipelines)",
         PlannerName(kind));
   }
   if (!mixed.prediction) {
@@ -379,8 +380,100 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
   }
   return absl::StrFormat(
       "mixed replica groups searched: the best, %s, predicted %.3f ms, is %.1f%% slower than this plan's %.3f ms "
-      "(every stage inside one island); pipelines of different shapes (Plan.pipelines) are not searched",
+      "(every stage inside one island)",
       what, mixed_ms, 100 * (mixed_ms - island_ms) / island_ms, island_ms);
+}
+
+// The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
+// on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
+std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const sim::workload::ModelCost& cost,
+                                                  const ClusterModel& cluster, const std::vector<int>& cp_degrees,
+                                                  const std::vector<uint64_t>& sizes, PlanOutcome& out) {
+  const bool searched = request.search_pipelines && request.planner == PlannerKind::kHapt &&
+                        MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
+                        std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
+  if (!searched) return std::nullopt;
+  const int threads =
+      request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::optional<PipelinesCandidate> best;
+  for (uint64_t mbs : sizes) {
+    const PipelinesContext ctx{.model = &cost,
+                               .cluster = &request.cluster,
+                               .cluster_model = &cluster,
+                               .options = FrameworkOptionsOf(FrameworkSettings(request)),
+                               .global_batch_size = request.global_batch_size,
+                               .micro_batch_size = mbs,
+                               .epsilon = request.epsilon,
+                               .threads = threads};
+    std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
+    if (!c) continue;
+    out.search += c->search;
+    if (!best || c->iteration < best->iteration) best = std::move(c);
+  }
+  return best;
+}
+
+// The plan's settings for a plan of pipelines (its pipelines come from the search).
+spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out) {
+  spec::PlanSpec shape = FrameworkSettings(request);
+  shape.name =
+      request.name.empty() ? absl::StrFormat("%s-%s", PlannerName(request.planner), out.model.name) : request.name;
+  shape.schedule = spec::ScheduleKind::kH1F1B;
+  return shape;
+}
+
+// "rtx4090: 4 stages, 88 samples (ideal 87.6)", pipeline after pipeline.
+std::string PipelinesOf(const PipelinesCandidate& c) {
+  std::vector<std::string> parts;
+  for (const PipelineOfType& p : c.pipelines) {
+    const size_t stages = p.candidate.stages.size();
+    parts.push_back(absl::StrFormat("%s %d stage%s, %d samples (ideal %.1f)", p.gpu_type, stages,
+                                    stages == 1 ? "" : "s", p.batch_share, p.ideal_share));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+// Which candidate families were compared on a mixed cluster, their predicted iterations, and by how much
+// the chosen one beats the next best.
+std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& mixed,
+                         const std::optional<PipelinesCandidate>& pipes) {
+  struct Family {
+    std::string what;
+    Time iteration;
+  };
+  std::vector<Family> families;
+  if (one_island.prediction) {
+    families.push_back({absl::StrFormat("one pipeline (HAPT's DP, %d stages)", one_island.candidate->stages.size()),
+                        one_island.prediction->iteration});
+  }
+  if (mixed.prediction) {
+    families.push_back({absl::StrFormat("mixed replica groups (%d stages)", mixed.candidate->stages.size()),
+                        mixed.prediction->iteration});
+  }
+  if (pipes) {
+    families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")"), pipes->iteration});
+  }
+  std::stable_sort(families.begin(), families.end(),
+                   [](const Family& a, const Family& b) { return a.iteration < b.iteration; });
+  std::vector<std::string> compared;
+  for (const Family& f : families) {
+    compared.push_back(absl::StrFormat("%s %.3f ms", f.what, TimeToMilliseconds(f.iteration)));
+  }
+  std::string note =
+      absl::StrCat("candidate families compared by predicted iteration: ", absl::StrJoin(compared, ", "));
+  if (families.size() > 1) {
+    const double chosen = TimeToMilliseconds(families[0].iteration), next = TimeToMilliseconds(families[1].iteration);
+    absl::StrAppendFormat(&note, "; the first wins by %.1f%%", 100 * (next - chosen) / next);
+  }
+  return note;
+}
+
+// The plan's stages, every pipeline's in turn (what the per-island notes read).
+spec::PlanSpec StagesOfPipelines(const spec::PlanSpec& plan) {
+  spec::PlanSpec flat = plan;
+  for (const spec::PipelineSpec& p : plan.pipelines)
+    flat.stages.insert(flat.stages.end(), p.stages.begin(), p.stages.end());
+  return flat;
 }
 
 }  // namespace
@@ -406,17 +499,24 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   const bool mixed_chosen =
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
-  if (!best.candidate) return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
+  const std::optional<PipelinesCandidate> pipes = SearchPipelines(request, cost, *cluster, cp_degrees, sizes, out);
+  const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
+  if (!best.candidate && !pipelines_chosen) {
+    return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
+  }
 
-  const spec::PlanSpec shape = PlanShapeOf(request, out, best);
-  HETSIM_ASSIGN_OR_RETURN(out.plan,
-                          WritePlan(*cluster, best.candidate->stages, shape, best.candidate->explicit_warmups));
+  if (pipelines_chosen) {
+    HETSIM_ASSIGN_OR_RETURN(out.plan, WritePipelinesPlan(*pipes, PipelinesShape(request, out)));
+  } else {
+    HETSIM_ASSIGN_OR_RETURN(out.plan, WritePlan(*cluster, best.candidate->stages, PlanShapeOf(request, out, best),
+                                                best.candidate->explicit_warmups));
+  }
   spec::PlanSpec mixed_plan;
   if (mixed.candidate) {
     HETSIM_ASSIGN_OR_RETURN(mixed_plan, WritePlan(*cluster, mixed.candidate->stages, PlanShapeOf(request, out, mixed),
                                                   /*explicit_warmups=*/false));
   }
-  if (mixed_chosen) {
+  if (mixed_chosen && !pipelines_chosen) {
     out.alternatives.push_back(out.plan);
     out.alternative_predictions.push_back(*mixed.prediction);
   }
@@ -424,18 +524,28 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     AddAlternatives(*cluster, *one_island.candidate, PlanShapeOf(request, out, one_island),
                     WorkOf(cost, request.global_batch_size), out);
   }
-  out.planner_layers = best.candidate->planner_layers;
-  out.prediction = *best.prediction;
-  out.notes = best.candidate->notes;
-  if (cp_degrees.size() > 1 || best.context_parallel > 1) {
-    out.notes.push_back(ContextParallelNote(request.cp_comm, best.context_parallel, cp_degrees));
+  if (pipelines_chosen) {
+    out.planner_layers = pipes->pipelines.front().candidate.planner_layers;
+    out.prediction = PipelinesPrediction(*pipes);
+    out.prediction.metrics = PipelinesMetrics(*pipes, WorkOf(cost, request.global_batch_size));
+  } else {
+    out.planner_layers = best.candidate->planner_layers;
+    out.prediction = *best.prediction;
+    out.notes = best.candidate->notes;
   }
-  for (std::string& n : MixedClusterNotes(request.cluster, out.plan, cost.num_layers(), cost.dtype())) {
+  if (cp_degrees.size() > 1 || (!pipelines_chosen && best.context_parallel > 1)) {
+    out.notes.push_back(ContextParallelNote(request.cp_comm, pipelines_chosen ? 1 : best.context_parallel, cp_degrees));
+  }
+  for (std::string& n :
+       MixedClusterNotes(request.cluster, StagesOfPipelines(out.plan), cost.num_layers(), cost.dtype())) {
     out.notes.push_back(std::move(n));
   }
   if (MixesGpuTypes(request.cluster)) {
-    out.notes.push_back(
-        MixedChoiceNote(request.planner, request.search_mixed_replicas, one_island, mixed, mixed_plan, mixed_chosen));
+    if (!pipelines_chosen) {
+      out.notes.push_back(
+          MixedChoiceNote(request.planner, request.search_mixed_replicas, one_island, mixed, mixed_plan, mixed_chosen));
+    }
+    if (request.planner == PlannerKind::kHapt) out.notes.push_back(FamiliesNote(one_island, mixed, pipes));
   }
   if (out.refined) {
     out.notes.push_back(

@@ -51,6 +51,9 @@ struct PlanRequest : spec::CostSwitches {
   // HAPT on a cluster of more than one GPU type: also search plans of mixed replica groups
   // (planner/mixed_replicas.h) and keep one when it predicts faster than the DP's plan.
   bool search_mixed_replicas = true;
+  // HAPT on a cluster of more than one GPU type: also search plans of one pipeline per GPU type
+  // (Plan.pipelines, planner/pipelines.h) and keep one when it predicts faster than both.
+  bool search_pipelines = true;
   // Tangram's improvements over the paper (seed 000): B overlap-aware cycle time, C microbatch count
   // chosen jointly (otherwise the smallest micro-batch size is used).
   bool tangram_overlap_aware = true;

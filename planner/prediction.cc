@@ -149,10 +149,11 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   figures.span = p.pipeline;
   for (int i = 0; i < S; ++i) {
     const SearchedStage& s = stages[i];
-    const StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
+    StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     const pl::NodeId last = dag.stage_compute_order()[i].back();
-    p.iteration = std::max(p.iteration, lp.earliest_start[last] + durations[last] + sp.grad_sync);
+    sp.last_backward_end = lp.earliest_start[last] + durations[last];
+    p.iteration = std::max(p.iteration, sp.last_backward_end + sp.grad_sync);
     figures.stages.push_back(LoadOf(cluster, s, microbatches));
     p.stages.push_back(sp);
   }

@@ -30,6 +30,7 @@ struct StagePrediction {
   int64_t peak_bytes = 0;
   int64_t capacity_bytes = 0;
   Time grad_sync = 0;
+  Time last_backward_end = 0;  // when its last backward ends on the DAG's longest path
   // A mixed stage's groups (SearchedStage::groups), in order: each its own passes and memory; the
   // stage's peak_bytes and capacity_bytes are then its tightest group's.
   struct Group {

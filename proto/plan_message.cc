@@ -83,6 +83,13 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
     plan.set_cp_comm_type(ContextParallelCommProto(spec.cp_comm));
   }
   for (const spec::StageSpec& st : spec.stages) WriteStage(st, *plan.add_stages());
+  for (const spec::PipelineSpec& p : spec.pipelines) {
+    hetsim::v1::Pipeline& out = *plan.add_pipelines();
+    out.set_name(p.name);
+    out.set_batch_share(p.batch_share);
+    if (p.micro_batch_size != spec.micro_batch_size) out.set_micro_batch_size(p.micro_batch_size);
+    for (const spec::StageSpec& st : p.stages) WriteStage(st, *out.add_stages());
+  }
   plan.set_overlap_grad_reduce(spec.overlap_grad_reduce);
   plan.set_overlap_param_gather(spec.overlap_param_gather);
   plan.set_grad_reduce_in_fp32(spec.grad_reduce_in_fp32);

@@ -262,13 +262,40 @@ TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 pl
   hetsim::driver::SimulateOptions traced = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
   traced.trace = hetsim::traces::TraceSelection{};
   const hetsim::driver::Simulation with_trace = RunSharedLink(traced).pipelines;
-  REQUIRE_FALSE(with_trace.result.faults.events.empty());
+  REQUIRE_FALSE(with_trace.pipeline_sync.faults.events.empty());
   size_t markers = 0;
   for (size_t at = with_trace.trace_json.find(R"("cat":"fault")"); at != std::string::npos;
        at = with_trace.trace_json.find(R"("cat":"fault")", at + 1)) {
     ++markers;
   }
-  CHECK(markers == with_trace.result.faults.events.size());
+  CHECK(markers == with_trace.pipeline_sync.faults.events.size());
+}
+
+TEST_CASE("The shared run owns the fault transitions of a plan of pipelines, once", "[executor][pipelines][faults]") {
+  // The slowed shared link above: the one fault runtime's transitions and effects are the shared run's
+  // (PipelinesSyncResult::faults); each pipeline's result says only whether a failure stopped it.
+  hetsim::driver::SimulateOptions plain;
+  plain.network_mode = NetworkMode::kMaxMinFair;
+  const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  REQUIRE(pl.pipelines.size() == 2);
+  const hetsim::sim::faults::FaultOutcome& shared = pl.pipeline_sync.faults;
+  // The DP plan's one run saw the same transitions and effects.
+  REQUIRE(shared.events.size() == runs.dp.result.faults.events.size());
+  for (size_t i = 0; i < shared.events.size(); ++i) {
+    CHECK(shared.events[i].at == runs.dp.result.faults.events[i].at);
+    CHECK(shared.events[i].what == runs.dp.result.faults.events[i].what);
+  }
+  REQUIRE(shared.effects.size() == 1);
+  CHECK(shared.effects[0].started);
+  for (const auto& p : pl.pipelines) {
+    CHECK(p.result.faults.events.empty());
+    CHECK(p.result.faults.effects.empty());
+    CHECK_FALSE(p.result.faults.failed);
+  }
+  // The report's fault part reads the shared outcome: the DP plan's effect.
+  REQUIRE(pl.report.faults_size() == 1);
+  CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
 }
 
 TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {
@@ -430,6 +457,68 @@ TEST_CASE("A pipeline's plan is the plan's settings with its stages, share and m
   CHECK(b.global_batch_size() == 4);
   CHECK(b.micro_batch_size() == 4);  // 0: the plan's
   CHECK(hetsim::proto::PipelinePlan(plan, 0).micro_batch_size() == 2);
+}
+
+// The lab example's model and cluster with two pipelines whose runs end far apart: "fast", eight RTX
+// 4090 stages (each a small optimizer step), and "slow", one RTX A6000 holding every layer (the whole
+// model's optimizer step, about 30 ms).
+v1::Plan LabPipelinesEndingApart() {
+  v1::Plan plan;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                          name: "ending-apart"
+                                                          global_batch_size: 16
+                                                          micro_batch_size: 1
+                                                          schedule: ONE_F_ONE_B
+                                                          pipelines { name: "fast" batch_share: 8 }
+                                                          pipelines {
+                                                            name: "slow"
+                                                            batch_share: 8
+                                                            stages {
+                                                              num_layers: 26
+                                                              mesh { island: "a6000" node_count: 1 gpus_per_node: 1 }
+                                                            }
+                                                          })pb",
+                                                        &plan));
+  const int layers[] = {4, 3, 3, 3, 3, 3, 3, 4};
+  int first = 0;
+  for (int s = 0; s < 8; ++s) {
+    v1::Stage* st = plan.mutable_pipelines(0)->add_stages();
+    st->set_first_layer(first);
+    st->set_num_layers(layers[s]);
+    first += layers[s];
+    st->mutable_mesh()->set_island("rtx4090");
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_first_gpu(s);
+    st->mutable_mesh()->set_gpus_per_node(1);
+  }
+  return plan;
+}
+
+TEST_CASE("The link chart's samples of a plan of pipelines cover the whole shared run", "[executor][pipelines]") {
+  // The first pipeline samples the network every pipeline shares; its own stages end well before the
+  // last pipeline's optimizer step, and the samples go on until that one has ended.
+  absl::StatusOr<hetsim::proto::PlanInputs> inputs = hetsim::proto::LoadPlanInputs(
+      HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt", HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
+  REQUIRE(inputs.ok());
+  const v1::Model model = inputs->plan.model();
+  inputs->plan = LabPipelinesEndingApart();
+  *inputs->plan.mutable_model() = model;
+  hetsim::driver::SimulateOptions options;
+  options.sample_all_links = true;
+  const auto sim = MakeSimulation(*inputs, options);
+  REQUIRE(sim.pipelines.size() == 2);
+  const Time first_end = sim.pipelines.front().result.iteration_time;
+  const Time end = sim.pipeline_sync.iteration_time;
+  const std::vector<Time>& samples = sim.result.sample_times;
+  REQUIRE(samples.size() > 2);
+  const Time period = samples[1] - samples[0];
+  INFO("first pipeline's end " << hetsim::TimeToMilliseconds(first_end) << " ms, last "
+                               << hetsim::TimeToMilliseconds(end) << " ms, sample period "
+                               << hetsim::TimeToMilliseconds(period) << " ms");
+  REQUIRE(end - first_end > 2 * period);
+  CHECK(samples.back() >= end);
+  // One period apart to the end: the last sample is the first at or after the last pipeline's end.
+  CHECK(samples[samples.size() - 2] < end);
 }
 
 }  // namespace

@@ -262,9 +262,9 @@ struct TraceNames {
   int pid_base = 0;
   int arrow_base = 0;
   std::string prefix;
-  // Fault transitions as instants: pipelines of different shapes share one fault runtime, whose
-  // transitions every pipeline's result holds, so only the first pipeline's trace draws them.
-  bool fault_markers = true;
+  // The fault transitions to draw as instants: the run's own; for pipelines of different shapes the
+  // one shared run's, with the first pipeline only (null: none).
+  const std::vector<sim::faults::FaultEvent>* fault_events = nullptr;
 };
 
 // Where each GPU's rows go: its process (cluster node) and the first thread of each track.
@@ -420,7 +420,8 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
 }
 
 // Pipeline end, iteration end (or failure) and every fault transition, as global instants.
-void AddMarkers(const ExecutionResult& r, int network_pid, bool fault_markers, TraceEventList& out) {
+void AddMarkers(const ExecutionResult& r, int network_pid, const std::vector<sim::faults::FaultEvent>* fault_events,
+                TraceEventList& out) {
   // `cat` (with its comma) and `args` are empty for the milestones.
   auto instant = [&](Time t, const std::string& name, const std::string& cat, const std::string& args) {
     const int64_t ts = TraceTicks(t);
@@ -431,8 +432,8 @@ void AddMarkers(const ExecutionResult& r, int network_pid, bool fault_markers, T
   if (!r.faults.failed || r.pipeline_end > 0) instant(r.pipeline_end, "pipeline end", "", "");
   instant(r.iteration_time, r.faults.failed ? "iteration failed" : "iteration end", "", "");
   // What-if faults (docs/faults.md): each transition at its time.
-  if (!fault_markers) return;
-  for (const auto& e : r.faults.events) {
+  if (fault_events == nullptr) return;
+  for (const auto& e : *fault_events) {
     instant(e.at, absl::StrFormat("fault %d %s", e.fault, JsonEscape(e.what)), R"(,"cat":"fault")",
             absl::StrFormat(R"(,"args":{"fault":%d})", e.fault));
   }
@@ -457,7 +458,7 @@ int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std
   EmitSlicesAndArrows(content, layout, names.arrow_base, out);
   AddMemory(setup, r, content, layout, out);
   AddLinkSamples(setup, r, sampled_links, shown_links, layout.network_pid, out);
-  AddMarkers(r, layout.network_pid, names.fault_markers, out);
+  AddMarkers(r, layout.network_pid, names.fault_events, out);
   return static_cast<int>(content.arrows.size());
 }
 
@@ -466,17 +467,20 @@ int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std
 std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& r, const std::vector<bool>& traced,
                             const std::vector<LinkId>& sampled_links, const std::vector<LinkId>* shown_links) {
   TraceEventList out;
-  AppendTrace(setup, r, traced, sampled_links, shown_links, TraceNames{}, out);
+  TraceNames names;
+  names.fault_events = &r.faults.events;
+  AppendTrace(setup, r, traced, sampled_links, shown_links, names, out);
   return out.Finish();
 }
 
-std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines) {
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const sim::faults::FaultOutcome& faults) {
   TraceEventList out;
   TraceNames names;
+  names.fault_events = &faults.events;
   for (const PipelineTrace& p : pipelines) {
     names.prefix = absl::StrCat(p.name, ": ");
     names.arrow_base += AppendTrace(*p.setup, *p.result, p.traced, p.sampled_links, &p.sampled_links, names, out);
-    names.fault_markers = false;
+    names.fault_events = nullptr;
     const topology::Topology& topo = *p.setup->topology;
     for (int i = 0; i < topo.num_islands(); ++i) names.pid_base += topo.num_nodes(i);
     names.pid_base += 2;  // the pid before the first node's, and the network's

@@ -69,7 +69,9 @@ struct PipelineTrace {
 // network with its link counters and milestones) named "<pipeline>: ...", numbered after the previous
 // pipeline's; each pipeline ran on a network of its own (docs/cost-model.md, "Pipelines of different
 // shapes"), its layer ranges' all-reduces on its stages' "grad sync" rows ("bucket k" is range k).
-std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines);
+// `faults` is the shared run's fault outcome (PipelinesSyncResult::faults): its transitions are drawn
+// once, with the first pipeline.
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const sim::faults::FaultOutcome& faults);
 
 }  // namespace hetsim::traces
 

@@ -34,9 +34,9 @@ std::vector<int> StagesOn(const ExecutionSetup& setup, const std::vector<GpuId>&
   return out;
 }
 
-std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::ResolvedFault& f,
-                   int index) {
-  const sim::faults::FaultEffect& e = r.faults.effects[index];
+std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultOutcome& outcome,
+                   const sim::faults::ResolvedFault& f, int index) {
+  const sim::faults::FaultEffect& e = outcome.effects[index];
   const std::string ended = absl::StrFormat("the iteration %s at %.3f ms", r.faults.failed ? "failed" : "ended",
                                             TimeToMilliseconds(r.iteration_time));
   if (!e.started) return absl::StrCat("none: ", ended, " before it");
@@ -117,6 +117,11 @@ std::string LostWork(const ExecutionSetup& setup, const ExecutionResult& r) {
 
 void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultSet& faults,
                        v1::Report* report) {
+  AddFaultsToReport(setup, r, r.faults, faults, report);
+}
+
+void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultOutcome& shared,
+                       const sim::faults::FaultSet& faults, v1::Report* report) {
   for (size_t i = 0; i < faults.faults.size(); ++i) {
     const sim::faults::ResolvedFault& f = faults.faults[i];
     v1::FaultReport* out = report->add_faults();
@@ -125,7 +130,7 @@ void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, co
     out->set_at_ms(f.at_ms);
     out->set_gpus_affected(static_cast<uint32_t>(f.gpus.size()));
     out->set_links_affected(static_cast<uint32_t>(f.links.size()));
-    out->set_effect(Effect(setup, r, f, static_cast<int>(i)));
+    out->set_effect(Effect(setup, r, shared, f, static_cast<int>(i)));
   }
   if (faults.jitter) {
     const spec::JitterSpec& j = *faults.jitter;

@@ -22,6 +22,11 @@ namespace hetsim::traces {
 // the failure.
 void AddFaultsToReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
                        const sim::faults::FaultSet& faults, v1::Report* report);
+// The same for a run beside others on one network (a pipeline of Plan.pipelines): `result` says whether
+// and when a failure stopped it, `shared` is the one fault runtime's outcome (its effects).
+void AddFaultsToReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
+                       const sim::faults::FaultOutcome& shared, const sim::faults::FaultSet& faults,
+                       v1::Report* report);
 
 // What a failure lost: "3 of 8 microbatches finished (5 lost, 20 samples); stage 0: 6 of 8 forwards,
 // 3 of 8 backwards (1 cut at the failure); ...; not run: ...". Empty when the run did not fail.

@@ -89,6 +89,7 @@ absl::StatusOr<std::string> Plan(const Args& args) {
   HETSIM_ASSIGN_OR_RETURN(req.context_parallel, Int32Arg(args, "context_parallel"));
   req.grad_reduce_in_fp32 = args.flag("grad_reduce_in_fp32");
   req.search_mixed_replicas = args.flag("search_mixed_replicas");
+  req.search_pipelines = args.flag("search_pipelines");
   HETSIM_RETURN_IF_ERROR(planning::CheckPlanCommand(command));
   HETSIM_ASSIGN_OR_RETURN(command.inputs.model, proto::LoadModel(SourceOf(model_in)));
   HETSIM_ASSIGN_OR_RETURN(command.inputs.cluster, proto::LoadCluster(SourceOf(cluster_in)));
@@ -200,13 +201,15 @@ std::vector<Call> MakeCalls() {
        "context_parallel splits every sequence over that many GPUs (0 searches the powers of two),\n"
        "cp_comm_type is how (\"p2p\", \"all_gather\" or \"a2a\"; Plan.cp_comm_type), grad_reduce_in_fp32 prices\n"
        "FP32 gradients (Plan.grad_reduce_in_fp32), as `hetsim plan`'s flags of the same names;\n"
-       "search_mixed_replicas=False leaves out HAPT's mixed replica groups, as `--no-mixed-replicas`.",
+       "search_mixed_replicas=False leaves out HAPT's mixed replica groups, as `--no-mixed-replicas`;\n"
+       "search_pipelines=False its pipelines of different shapes (Plan.pipelines), as `--no-pipelines`.",
        "Plan",
        {InputParam("model", "Model"), InputParam("cluster", "Cluster"), Text("planner", "hapt"),
         Option("global_batch_size", Kind::kCount, int64_t{128}), Option("micro_batch_size", Kind::kCount, int64_t{0}),
         Option("layers", Kind::kInt, int64_t{0}), Option("threads", Kind::kInt, int64_t{1}), Text("prediction", ""),
         Option("context_parallel", Kind::kInt, int64_t{1}), Text("cp_comm_type", "p2p"),
-        Option("grad_reduce_in_fp32", Kind::kBool, false), Option("search_mixed_replicas", Kind::kBool, true)},
+        Option("grad_reduce_in_fp32", Kind::kBool, false), Option("search_mixed_replicas", Kind::kBool, true),
+        Option("search_pipelines", Kind::kBool, true)},
        Plan},
       {"validate",
        "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.\n"

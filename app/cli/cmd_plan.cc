@@ -50,7 +50,7 @@ int Plan(const Args& args) {
   int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
   double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
-  bool no_pruning = false, fp32_gradients = false, no_mixed = false;
+  bool no_pruning = false, fp32_gradients = false, no_mixed = false, no_pipelines = false;
   options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
       "planner,p", po::value(&planner_name)->value_name("P"), "hapt (default), tangram, megatron or alpa")(
@@ -68,6 +68,8 @@ int Plan(const Args& args) {
       "no-pruning", po::bool_switch(&no_pruning), "evaluate every t_max candidate")(
       "no-mixed-replicas", po::bool_switch(&no_mixed),
       "hapt: keep every stage inside one island (do not search mixed replica groups)")(
+      "no-pipelines", po::bool_switch(&no_pipelines),
+      "hapt: one pipeline only (do not search a pipeline per GPU type, Plan.pipelines)")(
       "name", po::value(&name)->value_name("NAME"), "plan name")(
       "alternative", po::value(&alternative)->value_name("K"), "write the K-th best plan (default 1)")(
       "prediction", po::value(&prediction)->value_name("hetsim|naive"), "store a prediction in the plan")(
@@ -92,6 +94,7 @@ int Plan(const Args& args) {
   req.t_max_relative_gap = gap;
   req.bidirectional_pruning = !no_pruning;
   req.search_mixed_replicas = !no_mixed;
+  req.search_pipelines = !no_pipelines;
   req.name = name;
   if (absl::Status s = planning::CheckPlanCommand(command); !s.ok()) return UsageError(kPlanInfo, s.message());
 

@@ -109,7 +109,8 @@ absl::Status WriteOutputs(proto::OutputFiles outputs, const std::string& report_
   HETSIM_RETURN_IF_ERROR(outputs.Add(trace_path, simulated.trace_json));
   if (!html_path.empty()) {
     traces::html::RunHtmlInputs page{
-        simulated.setup.get(), &simulated.result, &simulated.report, simulated.sampled_links, {}};
+        simulated.setup.get(),          &simulated.result, &simulated.report, simulated.sampled_links, {},
+        &simulated.pipeline_sync.faults};
     int first_stage = 0;
     for (const driver::PipelineSimulation& p : simulated.pipelines) {
       page.pipelines.push_back({p.name, p.setup, &p.result, first_stage});

@@ -126,6 +126,15 @@ inline const char* ContextParallelExchangeName(ContextParallelComm c) {
   return "K/V ring";
 }
 
+// One of Plan.pipelines (a plan of data-parallel pipelines of different shapes): its own stages, covering
+// every layer, and its share of the global batch in micro-batches of its own size.
+struct PipelineSpec {
+  std::string name;
+  uint64_t batch_share = 0;       // samples per iteration
+  uint64_t micro_batch_size = 0;  // divides batch_share
+  std::vector<StageSpec> stages;
+};
+
 // Megatron's fused elementwise kernels that run as eager passes of their own, kernel by kernel
 // (Plan.unfused_kernels, from the launch line's --no-...-fusion flags; Plan.unfused_elementwise, all
 // three: Megatron-LM v1 without its fusion flags). docs/cost-model.md, "GPU time".
@@ -172,6 +181,8 @@ struct PlanSpec : CostSwitches {
   int context_parallel = 1;
   std::vector<int> virtual_stage_layers;  // Plan.virtual_stage_layers; empty: equal chunks
   std::vector<StageSpec> stages;
+  // Plan.pipelines: when not empty, `stages` is empty and each pipeline runs its share of the batch.
+  std::vector<PipelineSpec> pipelines;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // ZeRO-1/2 gathers at the start, before each chunk's first forward
   uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage

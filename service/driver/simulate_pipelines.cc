@@ -86,7 +86,9 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
     pipeline.sampled_links = run.sampled_links;
   }
   if (options.sample_all_links && p == 0) {
-    // The HTML page's link chart: the one network every pipeline shares, sampled by the first.
+    // The HTML page's link chart: the one network every pipeline shares, sampled by the first until
+    // the last pipeline has ended.
+    run.sample_whole_shared_run = true;
     run.sampled_links.resize(setup->topology->links().size());
     for (size_t l = 0; l < run.sampled_links.size(); ++l) run.sampled_links[l] = static_cast<LinkId>(l);
     run.link_sample_period = traces::TraceSamplePeriod(*setup);
@@ -138,7 +140,9 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
   for (int p = 0; p < static_cast<int>(out.pipelines.size()); ++p) {
     const PipelineSimulation& pipeline = out.pipelines[p];
     v1::Report report = traces::BuildReport(*pipeline.setup, pipeline.result, report_options);
-    if (!out.faults.empty()) traces::AddFaultsToReport(*pipeline.setup, pipeline.result, out.faults, &report);
+    if (!out.faults.empty()) {
+      traces::AddFaultsToReport(*pipeline.setup, pipeline.result, out.pipeline_sync.faults, out.faults, &report);
+    }
     reports.push_back({pipeline.name, pipeline.setup, &pipeline.result, std::move(report)});
   }
   out.result = out.pipelines.front().result;
@@ -149,7 +153,7 @@ absl::StatusOr<Simulation> SimulatePipelines(const proto::PlanInputs& given, con
     for (const PipelineSimulation& p : out.pipelines) {
       traces.push_back({p.name, p.setup, &p.result, p.traced_gpus, p.sampled_links});
     }
-    out.trace_json = traces::PipelinesTraceJson(traces);
+    out.trace_json = traces::PipelinesTraceJson(traces, out.pipeline_sync.faults);
   }
   return out;
 }

@@ -62,6 +62,7 @@ struct SharedRun {
   int index = 0;
   int first_stage = 0;  // the run's stage 0 among every run's stages, as the faults' outcome names them
   std::function<void()> on_run_done;
+  const size_t* runs_left = nullptr;  // the runs that have not ended yet
 };
 
 class Run : private EventHandler, private FlowObserver {
@@ -194,7 +195,13 @@ class Run : private EventHandler, private FlowObserver {
   // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
   void CloseFaults() {
     if (own_faults_) own_faults_->Stop();  // shared ones: stopped once, after every run
-    r_.faults = faults_->outcome();
+    if (own_faults_) {
+      r_.faults = faults_->outcome();
+    } else {  // the transitions and effects stay with the shared run (SharedRunResults::faults)
+      r_.faults.failed = faults_->outcome().failed;
+      r_.faults.failed_at = faults_->outcome().failed_at;
+      r_.faults.failed_fault = faults_->outcome().failed_fault;
+    }
     if (!r_.faults.failed) return;
     const Time t = r_.faults.failed_at;
     for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
@@ -525,7 +532,9 @@ class Run : private EventHandler, private FlowObserver {
   void Sample() {
     r_.sample_times.push_back(sim_.now());
     for (LinkId l : options_.sampled_links) r_.link_busy.push_back(network_->link_counters(l).busy_time);
-    if (stages_left_ > 0) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
+    const bool others_left = options_.sample_whole_shared_run && shared_ != nullptr && shared_->runs_left != nullptr &&
+                             *shared_->runs_left > 0;
+    if (stages_left_ > 0 || others_left) sim_.ScheduleAfter(options_.link_sample_period, this, Payload(kSample, 0));
   }
 
   const spec::PlanSpec& plan() const { return setup_.spec.plan; }
@@ -596,9 +605,9 @@ struct SharedState {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
-                                                                 std::span<const ExecutorOptions> options,
-                                                                 SharedGradSync* grad_sync) {
+absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                     std::span<const ExecutorOptions> options,
+                                                     SharedGradSync* grad_sync) {
   HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
   HETSIM_ASSIGN_OR_RETURN(const faults::FaultSet* fault_set, SharedFaults(options));
   SharedState state;
@@ -622,10 +631,17 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
   if (state.faults) state.faults->Start();  // first: a failure wins a tie with work ending at its time
   std::optional<WallLimitScope> scope;      // as in Execute: the first run's limit, else the caller's
   for (size_t i = 0; i < setups.size(); ++i) {
-    shared[i] = {&state.sim, state.network.get(), state.faults.get(), grad_sync, static_cast<int>(i), first_stage, [&] {
+    shared[i] = {&state.sim,
+                 state.network.get(),
+                 state.faults.get(),
+                 grad_sync,
+                 static_cast<int>(i),
+                 first_stage,
+                 [&] {
                    // Nothing pending may outlive the iteration: the faults stop when every run has ended.
                    if (--runs_left == 0 && state.faults) state.faults->Stop();
-                 }};
+                 },
+                 &runs_left};
     first_stage += setups[i]->num_stages();
     runs.push_back(std::make_unique<Run>(*setups[i], options[i], &shared[i]));
     if (i == 0 && runs.front()->wall_limit().limited()) scope.emplace(runs.front()->wall_limit());
@@ -640,7 +656,8 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
   HETSIM_RETURN_IF_ERROR(
       RunEvents(state.sim, options.front(), runs.front()->wall_limit(), failure, [&state] { return state.failed; }));
   if (state.faults && state.failed) state.faults->Stop();  // the failure's time closes what was down
-  std::vector<ExecutionResult> results;
+  SharedRunResults out;
+  if (state.faults) out.faults = state.faults->outcome();
   for (size_t i = 0; i < runs.size(); ++i) {
     HETSIM_ASSIGN_OR_RETURN(ExecutionResult r, runs[i]->End());
     if (i > 0) {
@@ -650,9 +667,9 @@ absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const
       r.network_stats = {};
       r.link_counters.assign(r.link_counters.size(), LinkCounters{});
     }
-    results.push_back(std::move(r));
+    out.results.push_back(std::move(r));
   }
-  return results;
+  return out;
 }
 
 Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage) {

@@ -47,6 +47,9 @@ struct ExecutorOptions {
   // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;
+  // Beside other runs on one network (ExecuteOnOneNetwork): keep sampling until every run has ended,
+  // not only this one (a chart of the shared network); alone, the same as false.
+  bool sample_whole_shared_run = false;
   // What-if faults (docs/faults.md), resolved against the setup's topology; null or empty = none.
   const faults::FaultSet* faults = nullptr;
   // How the gradient synchronisation's rings run: kAuto (exact for rings up to kMaxSteppedRingRanks,
@@ -127,12 +130,17 @@ class SharedGradSync {
 // first setup's topology (every setup's must be the same cluster's). With `grad_sync`, it reduces
 // every stage's gradients (the setups' own buckets must be empty, DropStageGradientSync). Faults: the
 // options' (every run's the same set, or none), resolved against that topology and applied once, to
-// the one network and to every run's GPUs; each result has the same fault outcome. Results in setup
-// order; the events, flows and link counters of the shared network are the first result's (the
-// others' zero), so that their sum is the network's.
-absl::StatusOr<std::vector<ExecutionResult>> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
-                                                                 std::span<const ExecutorOptions> options,
-                                                                 SharedGradSync* grad_sync = nullptr);
+// the one network and to every run's GPUs. Results in setup order; the events, flows and link counters
+// of the shared network are the first result's (the others' zero), so that their sum is the network's.
+struct SharedRunResults {
+  // Each run's; its `faults` says only whether and when a failure stopped it (failed, failed_at,
+  // failed_fault): the transitions and effects are the shared run's, below.
+  std::vector<ExecutionResult> results;
+  faults::FaultOutcome faults;  // the one fault runtime's outcome (empty without faults)
+};
+absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSetup* const> setups,
+                                                     std::span<const ExecutorOptions> options,
+                                                     SharedGradSync* grad_sync = nullptr);
 
 // How long stage `stage`'s first forwards waited for their chunks' early parameter gathers
 // (Plan.overlap_param_gather) after everything else they wait for had ended: the gathers' exposed part.

@@ -193,7 +193,9 @@ absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const Executi
   PipelinesResult out;
   out.sync.groups = LayerRangeGroups(setups);
   RangeSync sync(setups, out.sync.groups, ring_steps);
-  HETSIM_ASSIGN_OR_RETURN(out.results, ExecuteOnOneNetwork(setups, options, &sync));
+  HETSIM_ASSIGN_OR_RETURN(SharedRunResults shared, ExecuteOnOneNetwork(setups, options, &sync));
+  out.results = std::move(shared.results);
+  out.sync.faults = std::move(shared.faults);
   AddRangeRecords(out.sync.groups, out.results);
   for (const ExecutionResult& r : out.results) {
     out.sync.grad_sync_end.push_back(r.grad_sync_end);

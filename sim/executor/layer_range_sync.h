@@ -58,6 +58,9 @@ struct PipelinesSyncResult {
   std::vector<std::vector<Time>> stage_end;      // [pipeline][stage]: after its optimizer step
   std::vector<Time> pipeline_end;                // the last stage_end of each pipeline
   Time iteration_time = 0;                       // the slowest pipeline's end (a failure's time)
+  // The one fault runtime's transitions and effects, for every pipeline (each pipeline's result says
+  // only whether and when a failure stopped it); empty without faults.
+  faults::FaultOutcome faults;
 };
 
 struct PipelinesResult {

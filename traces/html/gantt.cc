@@ -232,7 +232,8 @@ std::string GanttLegendHtml() {
   return out;
 }
 
-std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+                     const std::vector<sim::faults::FaultEvent>& fault_events) {
   const std::vector<StageRows> rows = CollectRows(setup, r, OperationsPerBlock(setup, r));
   GanttWriter w(r.iteration_time);
   double y = kGanttTop;
@@ -262,7 +263,7 @@ std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::exec
   }
   const double axis_y = y;
   std::string faults;
-  for (const auto& e : r.faults.events) {
+  for (const auto& e : fault_events) {
     const double x = w.X(e.at);
     absl::StrAppendFormat(
         &faults,

@@ -6,6 +6,7 @@
 #define HETSIM_TRACES_HTML_GANTT_H_
 
 #include <string>
+#include <vector>
 
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
@@ -14,7 +15,9 @@ namespace hetsim::traces::html {
 
 // The legend (HTML) and the chart (SVG, id "gantt").
 std::string GanttLegendHtml();
-std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result);
+// `fault_events`: the transitions to draw (the run's own, or a plan of pipelines' shared run's).
+std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
+                     const std::vector<sim::faults::FaultEvent>& fault_events);
 
 }  // namespace hetsim::traces::html
 

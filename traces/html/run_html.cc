@@ -154,7 +154,9 @@ Table FrameworkTable(const v1::Report& r) {
 }
 
 // A plan of pipelines: each pipeline's schedule and memory, titled with its share and GPU types.
-void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const v1::Report& report, Page& page) {
+void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const sim::faults::FaultOutcome* faults,
+                       const v1::Report& report, Page& page) {
+  const std::vector<sim::faults::FaultEvent> none;
   page.AddRaw(GanttLegendHtml());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PipelineHtmlInputs& in = pipelines[p];
@@ -171,7 +173,7 @@ void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const v
         "%.1f ms. One row per stage; hover for times.",
         pr ? pr->batch_share() : 0, pr ? pr->micro_batch_size() : 0, in.setup->num_stages(), in.first_stage,
         in.first_stage + in.setup->num_stages() - 1, types, pr ? pr->pipeline_ms() : 0));
-    page.AddRaw(GanttSvg(*in.setup, *in.result));
+    page.AddRaw(GanttSvg(*in.setup, *in.result, faults != nullptr ? faults->events : none));
     page.AddRaw(MemoryCharts(*in.setup, *in.result, report, in.first_stage));
   }
 }
@@ -216,7 +218,7 @@ void AddCharts(const ExecutionSetup& setup, const ExecutionResult& r, const v1::
       "times. Wheel to zoom, drag to pan, double-click to reset. Pipeline ends at %.1f ms, iteration at %.1f ms.",
       report.pipeline_ms(), report.iteration_time_ms()));
   page.AddRaw(GanttLegendHtml());
-  page.AddRaw(GanttSvg(setup, r));
+  page.AddRaw(GanttSvg(setup, r, r.faults.events));
   page.AddHeading("Memory per stage");
   page.AddParagraph("One GPU of each stage: model states, plus activations from a forward until its backward ends.");
   page.AddRaw(MemoryCharts(setup, r, report));
@@ -302,13 +304,13 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   if (report.has_approximation_choice())
     page.AddParagraph(absl::StrCat("Fidelity: ", report.approximation_choice().note(), "."));
   if (!in.pipelines.empty()) {
-    AddPipelineCharts(in.pipelines, report, page);
+    AddPipelineCharts(in.pipelines, in.pipeline_faults, report, page);
     const std::string links = in.setup != nullptr ? LinkChart(*in.setup, *in.result, in.sampled_links) : "";
     if (!links.empty()) {
       page.AddHeading("Link utilisation over time");
       page.AddParagraph(
           "Every pipeline's transfers and the layer ranges' gradient all-reduces on the one network they share, "
-          "sampled until the first pipeline's optimizer step (traffic after it is not in this chart).");
+          "sampled until the last pipeline's optimizer step.");
       page.AddRaw(links);
     }
     AddPipelineTables(report, page);

@@ -41,6 +41,9 @@ struct RunHtmlInputs {
   const v1::Report* report = nullptr;
   std::vector<LinkId> sampled_links;  // the run's ExecutorOptions::sampled_links (may be empty)
   std::vector<PipelineHtmlInputs> pipelines;
+  // With `pipelines`: the shared run's fault transitions (PipelinesSyncResult::faults), drawn on every
+  // pipeline's schedule; null: none.
+  const sim::faults::FaultOutcome* pipeline_faults = nullptr;
 };
 
 std::string RunReportHtml(const RunHtmlInputs& in);

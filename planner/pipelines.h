@@ -1,0 +1,86 @@
+// HAPT's "pipelines of different shapes" family (Plan.pipelines, issue 39): on a cluster of several GPU
+// types, one data-parallel pipeline per GPU type, each with its own stage split found by HAPT's DP on
+// that type's islands alone, the global batch split among them in proportion to their predicted
+// throughput (HexiScale/FlashFlex, Metis and Cephalo split the batch by measured speed), rounded to
+// whole micro-batches. One DP run per type: at a first split by the types' peak FLOP/s, whose
+// predicted pipeline times give the throughputs of the final split (each pipeline then predicted
+// again at its final share, same stages). The plan's iteration adds the gradient all-reduce of every layer range over
+// the stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h runs
+// them): a range starts when its last holder has run its last backward, its ring is priced as a mixed stage's
+// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO, bucketed or overlapped
+// reduction and replica groups are left out (the simulator refuses them with pipelines, proto/validate_pipelines.h).
+// MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
+#ifndef HETSIM_PLANNER_PIPELINES_H_
+#define HETSIM_PLANNER_PIPELINES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/spec/cluster.h"
+#include "base/time.h"
+#include "planner/candidates.h"
+#include "planner/cluster_model.h"
+#include "planner/prediction.h"
+
+namespace hetsim::planner {
+
+// The cluster of the islands of `cluster` whose GPU is `gpu_type`, their links and networks kept (island
+// indices renumbered); nullopt when no island has that GPU.
+std::optional<spec::ClusterSpec> ClusterOfGpuType(const spec::ClusterSpec& cluster, const std::string& gpu_type);
+
+// The global batch split among pipelines of predicted throughputs `samples_per_s`, in whole
+// micro-batches of `micro_batch_size`, at least one each (largest remainders first); empty when the
+// batch has fewer micro-batches than pipelines. `ideal` receives the unrounded shares.
+std::vector<uint64_t> ThroughputShares(const std::vector<double>& samples_per_s, uint64_t global_batch_size,
+                                       uint64_t micro_batch_size, std::vector<double>* ideal = nullptr);
+
+struct PipelineOfType {
+  std::string gpu_type;
+  std::unique_ptr<ClusterModel> cluster;  // the type's islands alone (ClusterOfGpuType)
+  PipelineCandidate candidate;            // searched on `cluster` at the pipeline's batch share
+  uint64_t batch_share = 0;
+  double ideal_share = 0;  // before rounding to whole micro-batches
+  Prediction prediction;   // of the pipeline alone, without gradient synchronisation
+};
+
+struct PipelinesCandidate {
+  std::vector<PipelineOfType> pipelines;
+  uint64_t micro_batch_size = 0;
+  int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
+  Time slowest_ring = 0;  // the longest of their rings
+  Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
+  SearchStats search;     // every pass's DP runs
+};
+
+struct PipelinesContext {
+  const sim::workload::ModelCost* model;
+  const spec::ClusterSpec* cluster;
+  const ClusterModel* cluster_model;  // of `cluster`
+  ProfilerOptions options;            // the framework's settings (ZeRO is not searched)
+  uint64_t global_batch_size;
+  uint64_t micro_batch_size;
+  double epsilon;
+  int threads;
+};
+
+// The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
+// islands cannot be planned alone, or the batch is too small.
+std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
+
+// The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.
+absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape);
+
+// The candidate's prediction as one Prediction (what the plan table and the notes read): every
+// pipeline's stages in order, the longest pipeline and `c.iteration`.
+Prediction PipelinesPrediction(const PipelinesCandidate& c);
+
+// The report's figures of the candidate's predicted iteration: every pipeline's stages busy for their
+// own microbatches, the bubble over the longest pipeline.
+sim::pipeline::IterationMetrics PipelinesMetrics(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work);
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_PIPELINES_H_
