@@ -21,8 +21,8 @@ v1::Cluster NvlsNode(bool nvlink_sharp) {
   return c;
 }
 
-absl::StatusOr<CollectiveResult> AllReduce(const topology::Topology& topo, int n, int64_t bytes,
-                                           CollectiveAlgorithm algo) {
+absl::StatusOr<CollectiveResult> NvlsAllReduce(const topology::Topology& topo, int n, int64_t bytes,
+                                               CollectiveAlgorithm algo) {
   topology::Router router(topo);
   CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
@@ -38,7 +38,7 @@ TEST_CASE("nvls all-reduce: a + S/B, busbw 2(n-1)/n B", "[collectives][nvls]") {
   const double a = 1e-6;                        // GPU to GPU through the NVSwitch
   for (int n : {2, 4, 8}) {
     const int64_t bytes = kGiB;
-    const auto r = AllReduce(topo, n, bytes, CollectiveAlgorithm::kNvls);
+    const auto r = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kNvls);
     INFO(r.status().message());
     REQUIRE(r.ok());
     const double expected = a + bytes / B;
@@ -46,23 +46,23 @@ TEST_CASE("nvls all-reduce: a + S/B, busbw 2(n-1)/n B", "[collectives][nvls]") {
     CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
     CHECK(r->busbw_bytes_per_s == Approx(2.0 * (n - 1) / n * bytes / expected).epsilon(1e-3));
     // Ring's per-GPU traffic is 2(n-1)/n S each way: NVLS is that factor faster on bandwidth.
-    const auto ring = AllReduce(topo, n, bytes, CollectiveAlgorithm::kRing);
+    const auto ring = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kRing);
     REQUIRE(ring.ok());
     CHECK(TimeToSeconds(ring->time) == Approx(RingAllReduceSeconds(n, bytes, B, a)).epsilon(1e-3));
   }
   // Auto picks NVLS for a large single-node all-reduce, as NCCL does on H100.
-  const auto chosen = AllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);
+  const auto chosen = NvlsAllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);
   REQUIRE(chosen.ok());
   CHECK(chosen->shape.algorithm == CollectiveAlgorithm::kNvls);
 }
 
 TEST_CASE("nvls: only where the node's NVSwitch reduces, on one node", "[collectives][nvls]") {
   const auto off = *hetsim::testing::BuildTopology(NvlsNode(false));
-  const auto r = AllReduce(off, 8, kGiB, CollectiveAlgorithm::kNvls);
+  const auto r = NvlsAllReduce(off, 8, kGiB, CollectiveAlgorithm::kNvls);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("nvlink_sharp"));
   // Off (the default): auto never offers it.
-  const auto chosen = AllReduce(off, 8, kGiB, CollectiveAlgorithm::kAuto);
+  const auto chosen = NvlsAllReduce(off, 8, kGiB, CollectiveAlgorithm::kAuto);
   REQUIRE(chosen.ok());
   CHECK(chosen->shape.algorithm != CollectiveAlgorithm::kNvls);
   for (const AlgorithmEstimate& e : chosen->estimates) CHECK(e.algorithm != CollectiveAlgorithm::kNvls);
@@ -70,7 +70,7 @@ TEST_CASE("nvls: only where the node's NVSwitch reduces, on one node", "[collect
   v1::Cluster two = H100Island(2);
   two.mutable_node_types(0)->set_nvlink_sharp(true);
   const auto topo2 = *hetsim::testing::BuildTopology(two);
-  CHECK_FALSE(AllReduce(topo2, 16, kGiB, CollectiveAlgorithm::kNvls).ok());
+  CHECK_FALSE(NvlsAllReduce(topo2, 16, kGiB, CollectiveAlgorithm::kNvls).ok());
   CHECK(ParseAlgorithm("nvls").value() == CollectiveAlgorithm::kNvls);
   CHECK_FALSE(Supports(CollectiveAlgorithm::kNvls, CollectiveOp::kAllGather));
 }
