@@ -83,6 +83,9 @@ std::vector<std::pair<std::string, std::string>> IntraNodeLayoutProblems(const N
   if (!nvlinks && n.nvlink_bandwidth_gbps() != 0) {
     out.emplace_back("nvlink_bandwidth_gbps", "only meaningful with NVLINK_BRIDGE or HYBRID_CUBE_MESH");
   }
+  if (n.nvlink_sharp() && n.intra_node_fabric() != hetsim::v1::NVSWITCH) {
+    out.emplace_back("nvlink_sharp", "only meaningful with NVSWITCH (the reduction runs in the NVSwitch)");
+  }
   if (tree) CheckPcieTree(n, out);
   if (nvlinks) CheckNvlinks(n, out);
   return out;

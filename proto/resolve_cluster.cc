@@ -177,6 +177,7 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
     s.pcie.host_memory_bytes_per_s = p.host_memory_bandwidth_gbytes_per_s() * 1e9;
   }
   s.nvlink_bytes_per_s = GbpsToBytesPerSecond(n.nvlink_bandwidth_gbps());
+  s.nvlink_sharp = n.nvlink_sharp();
   return s;
 }
 

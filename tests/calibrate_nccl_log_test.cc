@@ -225,21 +225,35 @@ TEST_CASE("calibrate: logs that are not one run of one island are refused", "[ca
         "ar_allreduce.txt:5: 3 ranks are not spread evenly over 2 hosts");
 }
 
-TEST_CASE("calibrate: logs showing NVLink SHARP or CollNet reductions are refused", "[calibrate]") {
+TEST_CASE("calibrate: NVLS all-reduce on one host is read as NVLS; other in-network reductions are refused",
+          "[calibrate]") {
   const std::string body = absl::StrCat(RankLines(8, 8), kHeader13, kRows13);
   auto error = [&](const std::string& line, const std::string& file) {
     return std::string(ParseNcclLog(line + body, file).status().message());
   };
-  CHECK(
-      error("node:1:2 [3] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n", "all_reduce.txt") ==
-      "all_reduce.txt:1: NCCL INFO \"16 nvls channels\" (NVLink SHARP set up): NCCL ran NVLink SHARP (NVLS) or CollNet "
-      "in-network reductions, which hetsim does not model; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0");
-  CHECK_THAT(error("mpirun -x NCCL_ALGO=NVLSTree ./all_gather_perf\n", "x.txt"),
+  for (const char* line : {"node:1:2 [3] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n",
+                           "[1,3]<stdout>:w-0:23:75 [3] NCCL INFO Connected NVLS tree\n", "-x NCCL_ALGO=NVLS\n"}) {
+    auto log = ParseNcclLog(line + body, "all_reduce.txt");
+    INFO(line << log.status().message());
+    REQUIRE(log.ok());
+    CHECK(log->nvls);
+  }
+  CHECK_FALSE(ParseNcclLog(body, "all_reduce.txt")->nvls);
+  CHECK(error("node:1:2 [3] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n", "all_gather.txt") ==
+        "all_gather.txt:1: NCCL INFO \"16 nvls channels\" (NVLink SHARP set up): NCCL ran NVLink SHARP (NVLS) or "
+        "CollNet in-network reductions, which hetsim models only as NVLS all-reduce on one host; rerun with "
+        "NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0");
+  CHECK_THAT(error("mpirun -x NCCL_ALGO=NVLSTree ./all_reduce_perf\n", "x.txt"),
              Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL ran NVLink SHARP"));
-  CHECK_THAT(error("[1,3]<stdout>:w-0:23:75 [3] NCCL INFO Connected NVLS tree\n", "all_reduce.txt"),
-             Catch::StartsWith("all_reduce.txt:1: NCCL INFO \"Connected NVLS\""));
   CHECK_THAT(error("export NCCL_COLLNET_ENABLE=1\n", "all_reduce.txt"),
              Catch::StartsWith("all_reduce.txt:1: NCCL_COLLNET_ENABLE=1"));
+  // NVLS across hosts (NCCL's NVLSTree) is not modelled.
+  CHECK_THAT(
+      std::string(ParseNcclLog(absl::StrCat("NCCL INFO Connected NVLS tree\n", RankLines(8, 4), kHeader13, kRows13),
+                               "all_reduce.txt")
+                      .status()
+                      .message()),
+      Catch::StartsWith("all_reduce.txt:1: NCCL INFO \"Connected NVLS\""));
   // Excluded, absent, or a collective NVLS does not run: read as usual.
   CHECK(ParseNcclLog("-x NCCL_ALGO=^NVLS\n" + body, "all_reduce.txt").ok());
   CHECK(ParseNcclLog("NCCL INFO 4 coll channels, 4 collnet channels, 0 nvls channels\n" + body, "all_reduce.txt").ok());
@@ -268,14 +282,17 @@ TEST_CASE("calibrate: a file of several runs gives each run, named, or says why 
   REQUIRE(runs.ok());
   CHECK(runs->runs.size() == 1);
   CHECK(runs->runs[0].last_line == 9);
-  // An NVLS run of a sweep is skipped with its reason; the others are read.
-  runs = ParseNcclLogRuns(absl::StrCat(RankLines(8, 8), kHeader13, kRows13, trailer, "NCCL INFO Connected NVLS tree\n",
-                                       RankLines(8, 8), kHeader13, kRows13),
-                          "all_reduce.txt");
+  // A CollNet run of a sweep is skipped with its reason; the others are read, an NVLS one as NVLS.
+  runs = ParseNcclLogRuns(
+      absl::StrCat(RankLines(8, 8), kHeader13, kRows13, trailer, "export NCCL_COLLNET_ENABLE=1\n", RankLines(8, 8),
+                   kHeader13, kRows13, trailer, "NCCL INFO Connected NVLS tree\n", RankLines(8, 8), kHeader13, kRows13),
+      "all_reduce.txt");
   REQUIRE(runs.ok());
-  CHECK(runs->runs.size() == 1);
+  REQUIRE(runs->runs.size() == 2);
+  CHECK_FALSE(runs->runs[0].nvls);
+  CHECK(runs->runs[1].nvls);
   REQUIRE(runs->skipped.size() == 1);
-  CHECK_THAT(runs->skipped[0], Catch::StartsWith("all_reduce.txt:15: NCCL INFO \"Connected NVLS\""));
+  CHECK_THAT(runs->skipped[0], Catch::StartsWith("all_reduce.txt:15: NCCL_COLLNET_ENABLE=1"));
   // No run read: each one's reason.
   CHECK(std::string(ParseNcclLogRuns(absl::StrCat(kHeader13, kRows13, trailer, kHeader13, kRows13), "all_reduce.txt")
                         .status()

@@ -46,7 +46,8 @@ const CommandInfo kCalibrateInfo = {
     "GPU type's GEMM efficiency and pass and iteration overheads towards measured iteration times, as far\n"
     "as the runs agree (the presets are the prior; docs/validation.md), each run simulated at the fidelity\n"
     "`hetsim run` chooses (--exact: in full, whatever its size). A malformed log, one of another GPU or more\n"
-    "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line; so\n"
+    "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line (a\n"
+    "one-host all-reduce showing NVLink SHARP is fitted as --algo nvls, its node type given nvlink_sharp); so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
 

@@ -56,6 +56,7 @@ struct NodeTypeSpec {
   Time latency = 0;               // GPU to GPU through the switch (a tree: under one PCIe switch; an NVLink)
   PcieTreeSpec pcie;              // kPcieTree, kNvlinkBridge, kHybridCubeMesh
   double nvlink_bytes_per_s = 0;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
+  bool nvlink_sharp = false;      // NVSWITCH whose switches reduce (NVLS): single-node all-reduce may run kNvls
   NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
 };
 

@@ -53,6 +53,7 @@ struct Evaluated {
 // The algorithm a log's NCCL_ALGO forces, when it names one that hetsim has for the log's collective
 // ("Ring", "Tree"); kAuto (hetsim's choice, as NCCL's) for none or a list.
 sim::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
+  if (log.nvls) return sim::CollectiveAlgorithm::kNvls;
   if (log.algorithm.empty()) return sim::CollectiveAlgorithm::kAuto;
   absl::StatusOr<sim::CollectiveAlgorithm> a = sim::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
   if (!a.ok() || *a == sim::CollectiveAlgorithm::kAuto || !sim::Supports(*a, log.op)) {
@@ -220,10 +221,32 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
   if (worst <= kFasterThanLinksTolerance) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s:%d: %d B in %.2f us (busbw %.2f GB/s) is %.1f%% faster than island \"%s\"'s links carry at 100%% NCCL "
-      "efficiency with no latency: NVLink SHARP (NVLS) or CollNet in-network reduction, which hetsim does not model "
-      "(rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0), or link bandwidths in the cluster below the hardware's",
+      "efficiency with no latency: NVLink SHARP (NVLS) or CollNet in-network reduction the log's NCCL lines do not "
+      "show "
+      "(add NCCL_DEBUG=INFO, or rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0), or link bandwidths in the "
+      "cluster below the hardware's",
       worst_log->file, worst_row->line, worst_row->bytes, worst_row->time_us, worst_row->busbw_gbytes_per_s,
       100 * worst, cluster.islands(island).name()));
+}
+
+// A run that shows NVLink SHARP says the node's NVSwitch reduces: the node type gets nvlink_sharp, and
+// the run is fitted as NVLS. InvalidArgument when the node type's fabric is not NVSWITCH.
+absl::Status EnableNvlsWhereRun(v1::Cluster& cluster, int node_type, const std::vector<const NcclLog*>& logs,
+                                std::vector<std::string>& warnings) {
+  const auto nvls = absl::c_find_if(logs, [](const NcclLog* l) { return l->nvls; });
+  if (nvls == logs.end()) return absl::OkStatus();
+  v1::NodeType* node = cluster.mutable_node_types(node_type);
+  if (node->intra_node_fabric() != v1::NVSWITCH) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d: NCCL ran NVLink SHARP (NVLS), but node type \"%s\" is %s, not NVSWITCH", (*nvls)->file,
+                        (*nvls)->first_line, node->name(), v1::IntraNodeFabric_Name(node->intra_node_fabric())));
+  }
+  if (!node->nvlink_sharp()) {
+    node->set_nvlink_sharp(true);
+    warnings.push_back(absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS): node type \"%s\" gets nvlink_sharp: true",
+                                       RunName(**nvls), node->name()));
+  }
+  return absl::OkStatus();
 }
 
 // Single-host logs fit the node type, then multi-host logs the island's inter-node fabric.
@@ -264,6 +287,7 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   }
   absl::StatusOr<int> node_type = ResolveFabricPresets(cluster, *island);
   if (!node_type.ok()) return node_type.status();
+  if (absl::Status s = EnableNvlsWhereRun(cluster, *node_type, all, fit.warnings); !s.ok()) return s;
   if (absl::Status s = CheckLinksCanCarry(cluster, *island, *node_type, all); !s.ok()) return s;
   if (absl::Status s = FitIntraThenInter(cluster, *island, *node_type, intra, inter, fit.parameters); !s.ok()) return s;
   absl::StatusOr<Evaluated> e = Predict(cluster, *island, all);

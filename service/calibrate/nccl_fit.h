@@ -8,8 +8,10 @@
 //
 // Before fitting: each log against the island (nccl_cluster_match.h), and every row against the
 // island's links at 100% efficiency with no latency: a log faster than that (by more than 3%, above
-// nccl-tests' noise) ran in-network reductions (NVLink SHARP, CollNet), which hetsim does not model,
-// and is refused, never fitted as an efficiency above 1. After: the fit's guards (nccl_fit_guards.h).
+// nccl-tests' noise) ran in-network reductions (NVLink SHARP, CollNet) its lines do not show, and is
+// refused, never fitted as an efficiency above 1. A one-host all-reduce whose lines show NVLink SHARP
+// (NcclLog::nvls) is fitted as NVLS, its node type given nvlink_sharp (docs/network.md). After: the fit's guards
+// (nccl_fit_guards.h).
 #ifndef HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 #define HETSIM_SERVICE_CALIBRATE_NCCL_FIT_H_
 

@@ -361,11 +361,18 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
                                     log.op == hetsim::CollectiveOp::kAllGather ||
                                     log.op == hetsim::CollectiveOp::kReduceScatter;
-  if (!in_network_.empty() && reduction_in_network) {
-    return LineError(file_, in_network_line_,
-                     absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which hetsim "
-                                     "does not model; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
-                                     in_network_));
+  // NVLink SHARP on one host's all-reduce is hetsim's NVLS algorithm (docs/network.md); NVLS across hosts
+  // (NVLSTree), NVLS all-gather or reduce-scatter, and CollNet are not modelled.
+  const std::string lower = absl::AsciiStrToLower(in_network_);
+  log.nvls = absl::StrContains(lower, "nvls") && !absl::StrContains(lower, "nvlstree") &&
+             !absl::StrContains(lower, "collnet") && log.op == hetsim::CollectiveOp::kAllReduce && log.hosts == 1;
+  if (!in_network_.empty() && reduction_in_network && !log.nvls) {
+    return LineError(
+        file_, in_network_line_,
+        absl::StrFormat(
+            "%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which hetsim "
+            "models only as NVLS all-reduce on one host; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
+            in_network_));
   }
   return log;
 }

@@ -38,6 +38,9 @@ struct NcclLog {
   // NCCL_ALGO as the run's lines give it (environment, command, NCCL's "NCCL_ALGO set by environment
   // to" line): "Ring", "Tree", "Ring,Tree"; "" when NCCL chose.
   std::string algorithm;
+  // NCCL ran NVLink SHARP (its INFO lines, NCCL_ALGO=NVLS) for this one-host all-reduce: fitted as
+  // sim::CollectiveAlgorithm::kNvls on a node type with nvlink_sharp.
+  bool nvls = false;
   int first_line = 0, last_line = 0;  // the run's lines in the file
 };
 
@@ -61,7 +64,8 @@ inline constexpr int kMaxNcclLogRows = 10000;
 // not one of nccl-tests' formats, a log without Rank lines or rows, more than one table (one run per
 // file), Rank lines cut or repeated (separate one-rank jobs), ranks on different GPU models or not
 // spread evenly over hosts, a test that cannot be told or that hetsim does not model, and a log that
-// shows NVLink SHARP or CollNet reductions (NCCL_ALGO, NCCL's INFO lines), which hetsim does not model.
+// shows NVLink SHARP or CollNet reductions (NCCL_ALGO, NCCL's INFO lines), which hetsim does not model,
+// except NVLink SHARP in a one-host all-reduce: read, with `nvls` set.
 absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape = {});
 
 // A file of several nccl-tests runs, one after another (a sweep of -g or of NCCL_ALGO, or all_reduce

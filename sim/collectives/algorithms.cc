@@ -288,6 +288,33 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
   return s;
 }
 
+// NVLink SHARP: each GPU writes its buffer to the NVSwitch, which reduces, and reads the sum back, both
+// at once on the full-duplex GPU-switch link: alpha + S / link rate (docs/network.md). Priced and
+// simulated as GPU r sending S to GPU r+1 through the switch, which loads every GPU's link to the
+// switch with S up and S down as NVLS does; the switch's reduction itself is not a bottleneck.
+absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, const ShapeInputs& in,
+                                          CollectiveShape s) {
+  const int32_t island = topology.Locate(in.req.gpus.front())->island;
+  const spec::NodeTypeSpec& node = topology.island(island).node;
+  if (in.nodes.size() != 1 || node.fabric != spec::IntraNodeFabric::kNvSwitch || !node.nvlink_sharp) {
+    return absl::InvalidArgumentError(
+        "algo: nvls needs the group on one node whose NVSwitch reduces (node type's nvlink_sharp)");
+  }
+  if (in.protocol != topology::NcclProtocol::kSimple) {
+    return absl::InvalidArgumentError("protocol: NCCL runs NVLS with the Simple protocol only");
+  }
+  s.channels = 1;
+  s.chunks = 1;
+  if (in.n < 2) {
+    s.estimated_seconds = 0;
+    return s;
+  }
+  auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
+  if (!costs.ok()) return costs.status();
+  s.estimated_seconds = StepSeconds(*costs, in.bytes);
+  return s;
+}
+
 absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology, topology::Router& router,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
                                              topology::NcclProtocol protocol, ConcurrentCostCache& cache) {
@@ -309,6 +336,7 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
     case CollectiveAlgorithm::kHierarchical: return HierarchicalShape(in, s);
     case CollectiveAlgorithm::kDirect:
     case CollectiveAlgorithm::kPairwise: return DirectShape(in, s);
+    case CollectiveAlgorithm::kNvls: return NvlsShape(topology, in, s);
     case CollectiveAlgorithm::kAuto: break;
   }
   return absl::InternalError("ShapeFor: unresolved algorithm");
@@ -320,6 +348,7 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
   for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
+    if (algorithm == CollectiveAlgorithm::kNvls && p != topology::NcclProtocol::kSimple && !req.protocol) continue;
     // Pricing one protocol of a ring of 800,000 ranks takes seconds: the wall limit is checked per protocol.
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = CachedShapeFor(topology, router, req, algorithm, p, cache);
@@ -435,6 +464,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       }
       break;
     case CollectiveAlgorithm::kPairwise: AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none); break;
+    case CollectiveAlgorithm::kNvls:
+      for (int64_t r = 0; n > 1 && r < n; ++r) g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), req.bytes, {});
+      break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

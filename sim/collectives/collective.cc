@@ -10,7 +10,8 @@ namespace {
 
 constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
                                                CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
-                                               CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise};
+                                               CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise,
+                                               CollectiveAlgorithm::kNvls};
 
 }  // namespace
 
@@ -22,6 +23,7 @@ absl::string_view AlgorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kHierarchical: return "hier";
     case CollectiveAlgorithm::kDirect: return "direct";
     case CollectiveAlgorithm::kPairwise: return "pairwise";
+    case CollectiveAlgorithm::kNvls: return "nvls";
   }
   return "?";
 }
@@ -30,8 +32,8 @@ absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
   for (CollectiveAlgorithm a : kAlgorithms) {
     if (name == AlgorithmName(a)) return a;
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct or pairwise)", name));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise or nvls)", name));
 }
 
 absl::string_view RingStepsName(RingSteps steps) {
@@ -74,6 +76,7 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kHierarchical: return op == CollectiveOp::kAllReduce;
     case CollectiveAlgorithm::kDirect: return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
     case CollectiveAlgorithm::kPairwise: return op == CollectiveOp::kAllToAll;
+    case CollectiveAlgorithm::kNvls: return op == CollectiveOp::kAllReduce;
   }
   return false;
 }

@@ -26,6 +26,8 @@ enum class CollectiveAlgorithm {
   kHierarchical,  // all-reduce: intra-node reduce-scatter, inter-node all-reduce per rail, all-gather
   kDirect,        // all-to-all: every pair at once; send/recv: one flow
   kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
+  kNvls,          // all-reduce in one node whose NVSwitch reduces (NodeTypeSpec::nvlink_sharp): each GPU
+                  // sends its buffer to the switch and receives the sum, S each way (docs/network.md)
 };
 
 // How rings and double trees are simulated (docs/decisions.md, "Aggregated ring steps", "Aggregated
