@@ -2,9 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -428,6 +431,47 @@ TEST_CASE("time conversions round as documented", "[engine]") {
   CHECK(TransferTime(1e6, 1e10) == 100 * kMicrosecond);
   CHECK(TransferTime(1, 3) == 333333333334_ps);  // rounded up: never early
   CHECK(TimeToSeconds(kSecond) == 1.0);
+  CHECK(MillisecondsToTime(2.5) == 2'500'000'000_ps);  // a fraction rounds as SecondsToTime
+  CHECK(MillisecondsToTime(int64_t{2}) == 2_ms);       // an integer is exact
+  CHECK(SecondsToTime(1e9) == kTimeMax);               // clamped, not overflowed
+  CHECK(SecondsToTime(-1.0) == Time());
+  CHECK(TimeToPicoseconds(kTimeMax) == std::numeric_limits<int64_t>::max());
+}
+
+// Time is a type of its own (issue 38): no number converts into it or out of it without a named
+// helper, and no arithmetic mixes it with a floating-point number.
+template <typename T>
+concept MultipliesTime = requires(Time t, T x) {
+  t* x;
+};
+template <typename T>
+concept AddsToTime = requires(Time t, T x) {
+  t + x;
+};
+static_assert(sizeof(Time) == 8 && std::is_trivially_copyable_v<Time>);
+static_assert(!std::is_convertible_v<int64_t, Time> && !std::is_constructible_v<Time, int64_t>);
+static_assert(!std::is_constructible_v<Time, double> && !std::is_convertible_v<double, Time>);
+static_assert(!std::is_convertible_v<Time, int64_t> && !std::is_convertible_v<Time, double>);
+static_assert(MultipliesTime<int> && MultipliesTime<uint64_t> && !MultipliesTime<double> && !MultipliesTime<Time>);
+static_assert(AddsToTime<Time> && !AddsToTime<int64_t> && !AddsToTime<double>);
+
+TEST_CASE("Time arithmetic is int64 picoseconds arithmetic", "[engine]") {
+  const Time zero = 0;  // the literal 0 is the one number that converts
+  CHECK(zero == Time());
+  CHECK(kSecond / kNanosecond == 1'000'000'000);  // Time / Time: a count
+  CHECK(7_ns / 2 == 3500_ps);
+  CHECK(7_ps / 2 == 3_ps);    // truncates as int64 does
+  CHECK(-7_ps / 2 == -3_ps);  // toward zero
+  CHECK(7_ps % 2 == 1_ps);
+  CHECK(kMicrosecond % (300 * kNanosecond) == 100_ns);
+  CHECK(3 * kNanosecond == kNanosecond * 3);
+  CHECK(AbsTime(-5_ps) == 5_ps);
+  CHECK(TimeRatio(kMillisecond, kSecond) == 1e-3);
+  Time t = 1_us;
+  t += 500_ns;
+  t -= 1_ns;
+  t *= 2;
+  CHECK(t == 2'998'000_ps);
 }
 
 }  // namespace
