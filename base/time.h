@@ -1,42 +1,175 @@
-// Simulated time: integer picoseconds. Every duration in the simulator is a Time; conversions from
-// the schema's units happen once, at load, through these helpers. In base/ because every module
-// (topology's link latencies, the workload's kernel times, the planner's predictions) speaks it.
+// Simulated time: integer picoseconds in a type of its own. Every duration and instant in the
+// simulator is a Time; conversions from the schema's units happen once, at load, through the named
+// helpers below, and nothing else turns a number into a Time or a Time into a number (no implicit
+// conversion, no constructor from an integer): a Time cannot be added to a byte count, a count of
+// events or a double of seconds by mistake. In base/ because every module (topology's link latencies,
+// the workload's kernel times, the planner's predictions) speaks it. docs/decisions.md says why these
+// names and this set of operators.
+//
+// The literal 0 converts (`Time t = 0;`, `t > 0`), as std::strong_ordering compares with a literal 0:
+// zero is zero in any unit. No other integer does, not even a variable holding 0.
+//
+// Arithmetic: Time +- Time, Time * integer, Time / integer (truncates, as int64 does), Time / Time (an
+// integer count, truncated), Time % Time, and TimeRatio for the ratio as a double. No operator takes a
+// floating-point number: scale through TimeToPicosecondsDouble and PicosecondsToTime, which shows the
+// rounding at the call site.
 #ifndef HETSIM_BASE_TIME_H_
 #define HETSIM_BASE_TIME_H_
 
 #include <cmath>
+#include <compare>
+#include <concepts>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace hetsim {
 
-using Time = int64_t;  // picoseconds
+class Time;
+template <std::integral I>
+constexpr Time PicosecondsToTime(I picoseconds);
+constexpr int64_t TimeToPicoseconds(Time t);
 
-inline constexpr Time kPicosecond = 1;
-inline constexpr Time kNanosecond = 1'000;
-inline constexpr Time kMicrosecond = 1'000'000;
-inline constexpr Time kMillisecond = 1'000'000'000;
-inline constexpr Time kSecond = 1'000'000'000'000;
-inline constexpr Time kTimeMax = std::numeric_limits<Time>::max();
+class Time {
+ public:
+  constexpr Time() = default;  // zero
+  // The literal 0 only (a null pointer constant); `Time t = n;` with an integer n does not compile.
+  constexpr Time(struct OnlyLiteralZeroConvertsToTime_UseNanosecondsToTimeEtc* /*zero*/) {
+  }  // NOLINT(google-explicit-constructor)
+
+  friend constexpr auto operator<=>(Time a, Time b) = default;
+  friend constexpr bool operator==(Time a, Time b) = default;
+
+  constexpr Time& operator+=(Time d) {
+    ps_ += d.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time d) {
+    ps_ -= d.ps_;
+    return *this;
+  }
+  template <std::integral I>
+  constexpr Time& operator*=(I n) {
+    ps_ *= static_cast<int64_t>(n);
+    return *this;
+  }
+  template <std::integral I>
+  constexpr Time& operator/=(I n) {
+    ps_ /= static_cast<int64_t>(n);
+    return *this;
+  }
+
+  friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
+  friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
+  friend constexpr Time operator-(Time a) { return Time(-a.ps_); }
+  template <std::integral I>
+  friend constexpr Time operator*(Time a, I n) {
+    return Time(a.ps_ * static_cast<int64_t>(n));
+  }
+  template <std::integral I>
+  friend constexpr Time operator*(I n, Time a) {
+    return Time(static_cast<int64_t>(n) * a.ps_);
+  }
+  template <std::integral I>
+  friend constexpr Time operator/(Time a, I n) {
+    return Time(a.ps_ / static_cast<int64_t>(n));
+  }
+  // How many whole `b` fit in `a` (truncated toward zero), e.g. `t / kNanosecond`.
+  friend constexpr int64_t operator/(Time a, Time b) { return a.ps_ / b.ps_; }
+  friend constexpr Time operator%(Time a, Time b) { return Time(a.ps_ % b.ps_); }
+  template <std::integral I>
+  friend constexpr Time operator%(Time a, I n) {
+    return Time(a.ps_ % static_cast<int64_t>(n));
+  }
+
+  template <typename H>
+  friend H AbslHashValue(H h, Time t) {
+    return H::combine(std::move(h), t.ps_);
+  }
+
+ private:
+  template <std::integral I>
+  friend constexpr Time PicosecondsToTime(I picoseconds);
+  friend constexpr int64_t TimeToPicoseconds(Time t);
+
+  constexpr explicit Time(int64_t ps) : ps_(ps) {}
+  int64_t ps_ = 0;
+};
+
+static_assert(sizeof(Time) == 8 && std::is_trivially_copyable_v<Time>);
+
+// Whole units to Time, exact. Integers only: a fraction of a unit goes through SecondsToTime (which
+// rounds) or PicosecondsToTime(static_cast<int64_t>(...)) with the rounding written out.
+template <std::integral I>
+constexpr Time PicosecondsToTime(I picoseconds) {
+  return Time(static_cast<int64_t>(picoseconds));
+}
+template <std::integral I>
+constexpr Time NanosecondsToTime(I ns) {
+  return PicosecondsToTime(static_cast<int64_t>(ns) * 1'000);
+}
+template <std::integral I>
+constexpr Time MicrosecondsToTime(I us) {
+  return PicosecondsToTime(static_cast<int64_t>(us) * 1'000'000);
+}
+template <std::integral I>
+constexpr Time MillisecondsToTime(I ms) {
+  return PicosecondsToTime(static_cast<int64_t>(ms) * 1'000'000'000);
+}
+
+// The integer inside, for the few places that store or print picoseconds (the event queue's keys,
+// trace files, fingerprints).
+constexpr int64_t TimeToPicoseconds(Time t) { return t.ps_; }
+constexpr double TimeToPicosecondsDouble(Time t) { return static_cast<double>(TimeToPicoseconds(t)); }
+
+inline constexpr Time kPicosecond = PicosecondsToTime(1);
+inline constexpr Time kNanosecond = PicosecondsToTime(1'000);
+inline constexpr Time kMicrosecond = PicosecondsToTime(1'000'000);
+inline constexpr Time kMillisecond = PicosecondsToTime(1'000'000'000);
+inline constexpr Time kSecond = PicosecondsToTime(1'000'000'000'000);
+inline constexpr Time kTimeMax = PicosecondsToTime(std::numeric_limits<int64_t>::max());
+inline constexpr Time kTimeMin = PicosecondsToTime(std::numeric_limits<int64_t>::min());
+
+// "Not reached": a node not started, an optimizer step not run. Kept at -1 ps, the value the reports
+// and traces have always carried; compare with it, never add to it.
+inline constexpr Time kNoTime = PicosecondsToTime(-1);
+
+// Literals for tests and constants: 50_ps, 3_ns, 2_us, 5_ms (inside namespace hetsim as they are;
+// elsewhere `using namespace hetsim::time_literals;`).
+inline namespace time_literals {
+constexpr Time operator""_ps(unsigned long long ps) { return PicosecondsToTime(ps); }
+constexpr Time operator""_ns(unsigned long long ns) { return NanosecondsToTime(ns); }
+constexpr Time operator""_us(unsigned long long us) { return MicrosecondsToTime(us); }
+constexpr Time operator""_ms(unsigned long long ms) { return MillisecondsToTime(ms); }
+}  // namespace time_literals
 
 // Rounds to the nearest picosecond. Callers validate ranges first (a value beyond ~106 days of
 // simulated time does not fit); this clamps rather than overflows.
 inline Time SecondsToTime(double seconds) {
   const double ps = std::nearbyint(seconds * 1e12);
   if (!(ps < 9.2e18)) return kTimeMax;
-  if (ps < 0) return 0;
-  return static_cast<Time>(ps);
+  if (ps < 0) return Time();
+  return PicosecondsToTime(static_cast<int64_t>(ps));
 }
-inline Time NanosecondsToTime(int64_t ns) { return ns * kNanosecond; }
-inline double TimeToSeconds(Time t) { return static_cast<double>(t) * 1e-12; }
-inline double TimeToMilliseconds(Time t) { return static_cast<double>(t) * 1e-9; }
+// Milliseconds with a fraction (a measured stage time), rounded as SecondsToTime(ms * 1e-3).
+inline Time MillisecondsToTime(double ms) { return SecondsToTime(ms * 1e-3); }
+inline constexpr double TimeToSeconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-12; }
+inline constexpr double TimeToMilliseconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-9; }
+inline constexpr double TimeToMicroseconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-6; }
+inline constexpr double TimeToNanoseconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-3; }
 
 // Time to move `bytes` at `bytes_per_second`, rounded up so that a transfer never finishes early.
 inline Time TransferTime(double bytes, double bytes_per_second) {
   const double ps = std::ceil(bytes / bytes_per_second * 1e12);
   if (!(ps < 9.2e18)) return kTimeMax;
-  return static_cast<Time>(ps);
+  return PicosecondsToTime(static_cast<int64_t>(ps));
 }
+
+constexpr Time AbsTime(Time t) { return t < 0 ? -t : t; }
+
+// a / b as a double (a share of a step, a speed-up).
+inline constexpr double TimeRatio(Time a, Time b) { return TimeToPicosecondsDouble(a) / TimeToPicosecondsDouble(b); }
 
 }  // namespace hetsim
 

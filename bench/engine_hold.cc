@@ -15,12 +15,13 @@ namespace hetsim::sim {
 namespace {
 
 constexpr Time kMaxIncrement = 2 * kMicrosecond;  // uniform in [1, 2 us]: mean 1 us
+constexpr uint64_t kMaxIncrementPs = TimeToPicoseconds(kMaxIncrement);
 
 class Hold : public EventHandler {
  public:
   explicit Hold(Simulator* sim) : sim_(sim) {}
   void OnEvent(uint64_t payload) override {
-    sim_->Schedule(sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)), this, payload);
+    sim_->Schedule(sim_->now() + 1_ps + PicosecondsToTime(rng_.Below(kMaxIncrementPs)), this, payload);
   }
   SplitMix64& rng() { return rng_; }
 
@@ -36,7 +37,7 @@ void BM_EngineHold(benchmark::State& state) {
   Hold hold(&sim);
   sim.ReserveEvents(pending + 1);
   for (uint64_t i = 0; i < pending; ++i) {
-    sim.Schedule(1 + static_cast<Time>(hold.rng().Below(kMaxIncrement)), &hold, i);
+    sim.Schedule(1_ps + PicosecondsToTime(hold.rng().Below(kMaxIncrementPs)), &hold, i);
   }
   // Warm up: let the time distribution of pending events reach its steady state.
   sim.set_max_events(2 * pending);
@@ -57,12 +58,12 @@ void BM_StdPriorityQueueHold(benchmark::State& state) {
   constexpr uint64_t kEventsPerIteration = 1 << 20;
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> queue;
   SplitMix64 rng(42);
-  for (uint64_t i = 0; i < pending; ++i) queue.push(1 + rng.Below(kMaxIncrement));
+  for (uint64_t i = 0; i < pending; ++i) queue.push(1 + rng.Below(kMaxIncrementPs));
   const auto hold = [&](uint64_t events) {
     for (uint64_t i = 0; i < events; ++i) {
       const uint64_t now = queue.top();
       queue.pop();
-      queue.push(now + 1 + rng.Below(kMaxIncrement));
+      queue.push(now + 1 + rng.Below(kMaxIncrementPs));
     }
   };
   hold(2 * pending);  // warm up, as above
@@ -80,9 +81,9 @@ class Mover : public EventHandler {
   void OnEvent(uint64_t payload) override {
     const EventId other = ids_[rng_.Below(ids_.size())];
     if (sim_->IsPending(other)) {
-      sim_->Reschedule(other, sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)));
+      sim_->Reschedule(other, sim_->now() + 1_ps + PicosecondsToTime(rng_.Below(kMaxIncrementPs)));
     }
-    ids_[payload] = sim_->Schedule(sim_->now() + 1 + static_cast<Time>(rng_.Below(kMaxIncrement)), this, payload);
+    ids_[payload] = sim_->Schedule(sim_->now() + 1_ps + PicosecondsToTime(rng_.Below(kMaxIncrementPs)), this, payload);
   }
   std::vector<EventId> ids_;
   SplitMix64 rng_{7};
@@ -98,7 +99,7 @@ void BM_EngineHoldWithReschedule(benchmark::State& state) {
   Mover mover(&sim);
   sim.ReserveEvents(pending + 1);
   for (uint64_t i = 0; i < pending; ++i) {
-    mover.ids_.push_back(sim.Schedule(1 + static_cast<Time>(mover.rng_.Below(kMaxIncrement)), &mover, i));
+    mover.ids_.push_back(sim.Schedule(1_ps + PicosecondsToTime(mover.rng_.Below(kMaxIncrementPs)), &mover, i));
   }
   for (auto _ : state) {
     sim.set_max_events(sim.events_processed() + kEventsPerIteration);

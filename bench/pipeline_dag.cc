@@ -11,13 +11,14 @@ namespace {
 
 using namespace hetsim::sim::pipeline;
 using hetsim::Time;
+using namespace hetsim::time_literals;
 
 PipelineSchedule H1F1BSchedule(int stages, int microbatches) {
   ScheduleSpec spec;
   spec.kind = hetsim::spec::ScheduleKind::kH1F1B;
   spec.num_stages = stages;
   spec.num_microbatches = microbatches;
-  const Time t_max = 10'000'000'000;  // 10 ms
+  const Time t_max = 10'000'000'000_ps;  // 10 ms
   // A slow link in the middle of the pipeline, fast ones elsewhere.
   spec.h1f1b.t_max = t_max;
   spec.h1f1b.boundary_comm.assign(stages - 1, t_max / 50);
@@ -28,13 +29,13 @@ PipelineSchedule H1F1BSchedule(int stages, int microbatches) {
 UniformCosts Costs(int stages) {
   UniformCosts c;
   for (int s = 0; s < stages; ++s) {
-    c.forward.push_back(3'000'000'000 + s * 1'000'000);
-    c.backward.push_back(6'000'000'000 + s * 2'000'000);
+    c.forward.push_back(3'000'000'000_ps + s * 1'000'000_ps);
+    c.backward.push_back(6'000'000'000_ps + s * 2'000'000_ps);
   }
-  c.comm_forward.assign(stages - 1, 200'000'000);
-  c.comm_backward.assign(stages - 1, 200'000'000);
-  c.comm_forward[(stages - 1) / 2] = 7'000'000'000;
-  c.comm_backward[(stages - 1) / 2] = 7'000'000'000;
+  c.comm_forward.assign(stages - 1, 200'000'000_ps);
+  c.comm_backward.assign(stages - 1, 200'000'000_ps);
+  c.comm_forward[(stages - 1) / 2] = 7'000'000'000_ps;
+  c.comm_backward[(stages - 1) / 2] = 7'000'000'000_ps;
   return c;
 }
 

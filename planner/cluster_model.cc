@@ -303,7 +303,7 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
       case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
       case CollectiveOp::kBroadcast: break;
     }
-    return static_cast<Time>(c.count) * SecondsToTime(seconds);
+    return c.count * SecondsToTime(seconds);
   }
   // Across nodes: `local` members in each of `nodes` nodes (the fewest a node holds of one group, which
   // sets its pace). Rings reduce or gather inside the node and run one inter-node ring per local rank
@@ -327,7 +327,7 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
     case CollectiveOp::kSendRecv:
     case CollectiveOp::kBroadcast: break;
   }
-  return static_cast<Time>(c.count) * SecondsToTime(seconds);
+  return c.count * SecondsToTime(seconds);
 }
 
 Time ClusterModel::CollectivesTime(int island, const StageGroups& groups,

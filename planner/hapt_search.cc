@@ -117,12 +117,12 @@ void HaptSearch::BuildIndex() {
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  times.erase(std::remove(times.begin(), times.end(), Time{0}), times.end());
+  times.erase(std::remove(times.begin(), times.end(), Time()), times.end());
   if (options_.t_max_relative_gap > 0) {
     std::vector<Time> kept;
     for (Time t : times) {
       if (kept.empty() ||
-          static_cast<double>(t) > static_cast<double>(kept.back()) * (1 + options_.t_max_relative_gap)) {
+          TimeToPicosecondsDouble(t) > TimeToPicosecondsDouble(kept.back()) * (1 + options_.t_max_relative_gap)) {
         kept.push_back(t);
       }
     }

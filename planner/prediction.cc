@@ -23,8 +23,9 @@ pl::UniformCosts ChunkCosts(const std::vector<SearchedStage>& stages, int v) {
   const int S = static_cast<int>(stages.size());
   const auto share = [v](Time t, Time part, Time whole, int chunk) {
     if (whole > 0)
-      return static_cast<Time>(static_cast<double>(t) * static_cast<double>(part) / static_cast<double>(whole));
-    return t / v + (chunk == 0 ? t % v : 0);
+      return PicosecondsToTime(static_cast<int64_t>(TimeToPicosecondsDouble(t) * TimeToPicosecondsDouble(part) /
+                                                    TimeToPicosecondsDouble(whole)));
+    return t / v + (chunk == 0 ? t % v : Time());
   };
   std::vector<Time> forward_whole(S, 0), backward_whole(S, 0);
   for (int i = 0; i < S; ++i) {

@@ -38,10 +38,10 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
   return absl::StrCat(
       GpuKey(cluster.topology().island(im.index).gpu), "|",
       absl::StrFormat("%d %d %a %d %a %d %d %a %d %d %d %d %d", im.gpus_per_node, im.hbm_bytes,
-                      im.intra_node.bytes_per_s, im.intra_node.latency, im.inter_node.bytes_per_s,
-                      im.inter_node.latency, im.nics_per_node, im.node_nic_bytes_per_s, static_cast<int>(o.search_zero),
-                      static_cast<int>(o.search_recompute), static_cast<int>(o.extrapolate), o.max_tensor_parallel,
-                      static_cast<int>(o.tp_comm_overlap)),
+                      im.intra_node.bytes_per_s, TimeToPicoseconds(im.intra_node.latency), im.inter_node.bytes_per_s,
+                      TimeToPicoseconds(im.inter_node.latency), im.nics_per_node, im.node_nic_bytes_per_s,
+                      static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
+                      static_cast<int>(o.extrapolate), o.max_tensor_parallel, static_cast<int>(o.tp_comm_overlap)),
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
       o.grad_reduce_in_fp32 ? " fp32-gradients" : "",
       o.cp_comm == spec::ContextParallelComm::kAllGather  ? " cp-all-gather"
@@ -265,6 +265,7 @@ void Finish(const ClusterModel& cluster, int island, MeshShape shape, StageOptio
 }
 
 int64_t Extrapolate(int64_t a, int64_t b, int64_t steps) { return a + steps * (b - a); }
+Time Extrapolate(Time a, Time b, int64_t steps) { return a + steps * (b - a); }
 
 }  // namespace
 

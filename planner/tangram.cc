@@ -73,13 +73,13 @@ class Composer {
       }
     } while (std::next_permutation(order.begin(), order.end()));
     result.feasible = best.has_value();
-    result.cycle = best.value_or(0);
+    result.cycle = best.value_or(Time());
     result.stats = stats_;
     return result;
   }
 
  private:
-  static constexpr Time kNone = -1;
+  static constexpr Time kNone = kNoTime;
 
   // Sub-stage slots of every pipeline depth the island supports.
   std::vector<std::vector<SubStageSlot>> Layouts(const topology::GpuIsland& gi) const {
@@ -206,7 +206,7 @@ class Composer {
       double before = 0;
       for (int q = 0; q < k; ++q) before += PeakRate(order[q]);
       const double tau = std::max(Seconds(a, b, PeakRate(t)), Seconds(0, a, before));
-      if (static_cast<double>(n_ - 1) * tau * 1e12 > static_cast<double>(upper_)) {
+      if (static_cast<double>(n_ - 1) * tau * 1e12 > TimeToPicosecondsDouble(upper_)) {
         ++stats_.pruned_balance;
         return true;
       }

@@ -24,6 +24,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "tests/build_topology.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 #include "topology/routing.h"
 
 namespace hetsim {
@@ -165,8 +166,8 @@ TEST_CASE("chakra replay: compute then one flow then compute is the sum of the t
   REQUIRE(route.ok());
   const double flow_s = static_cast<double>(bytes) / router.BottleneckBytesPerSecond(**route);
   const Time expected = 100 * kMicrosecond + router.Latency(**route) + SecondsToTime(flow_s) + 50 * kMicrosecond;
-  CHECK(std::abs(r.iteration_time - expected) <= 2);  // picoseconds of rounding
-  CHECK(r.node_finish[2][0] == r.node_finish[0][1]);  // the recv ends when the send's last byte arrives
+  CHECK(AbsTime(r.iteration_time - expected) <= 2_ps);  // picoseconds of rounding
+  CHECK(r.node_finish[2][0] == r.node_finish[0][1]);    // the recv ends when the send's last byte arrives
   CHECK(r.compute_busy[0] == 100 * kMicrosecond);
 }
 
@@ -232,8 +233,8 @@ TEST_CASE("chakra export: each rank holds its stage's passes with the DAG's dura
                               [](const Node& n) { return n.name().rfind("B ", 0) == 0; });
   REQUIRE(b != out.ranks[2].nodes.end());
   CHECK(b->duration_micros() == 3000);
-  CHECK(chakra::RoundToMicros(1499999) == 1);
-  CHECK(chakra::RoundToMicros(1500000) == 2);
+  CHECK(chakra::RoundToMicros(1499999_ps) == 1);
+  CHECK(chakra::RoundToMicros(1500000_ps) == 2);
 }
 
 // Export, write, read back and replay; the iteration time matches `hetsim run`'s (driver::SimulatePlan).
@@ -252,8 +253,8 @@ void CheckRoundTrip(const proto::PlanInputs& in, const std::string& name, double
   const chakra::ReplayResult r = Replay(*w, *setup->topology);
   INFO("executor " << TimeToMilliseconds(run.iteration_time) << " ms, replay " << TimeToMilliseconds(r.iteration_time)
                    << " ms");
-  CHECK(std::abs(static_cast<double>(r.iteration_time - run.iteration_time)) <=
-        tolerance * static_cast<double>(run.iteration_time));
+  CHECK(std::abs(TimeToPicosecondsDouble(r.iteration_time - run.iteration_time)) <=
+        tolerance * TimeToPicosecondsDouble(run.iteration_time));
   std::filesystem::remove_all(dir);
 }
 
@@ -269,7 +270,7 @@ TEST_CASE("chakra round trip: whole-microsecond passes replay to the executor's 
     const auto out = chakra::ExportChakra(*setup);
     std::vector<proto::ChakraStream> ranks = out.ranks;
     const auto w = Workload(ranks, out.comm_groups);
-    CHECK(std::abs(Replay(w, *setup->topology).iteration_time - run) <= kMicrosecond);
+    CHECK(AbsTime(Replay(w, *setup->topology).iteration_time - run) <= kMicrosecond);
   }
 }
 
@@ -400,7 +401,7 @@ TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p
     const auto w = Workload(out.ranks, out.comm_groups);
     const Time replay = Replay(w, *setup->topology).iteration_time;
     INFO(plan.schedule() << ": executor " << run << " ps, replay " << replay << " ps");
-    CHECK(std::abs(static_cast<double>(replay - run)) <= 0.002 * static_cast<double>(run));
+    CHECK(std::abs(TimeToPicosecondsDouble(replay - run)) <= 0.002 * TimeToPicosecondsDouble(run));
   }
 }
 
@@ -499,7 +500,7 @@ TEST_CASE("chakra export: a GPU the plan leaves idle gets one COMP node of no ti
   const chakra::ReplayResult r = Replay(w, *setup->topology);
   CHECK(r.rank_end[2] == 0);
   const Time run = MakeRun(*setup).iteration_time;
-  CHECK(std::abs(static_cast<double>(r.iteration_time - run)) <= 0.002 * static_cast<double>(run));
+  CHECK(std::abs(TimeToPicosecondsDouble(r.iteration_time - run)) <= 0.002 * TimeToPicosecondsDouble(run));
 }
 
 TEST_CASE("chakra traces from PyTorch: missing control dependencies and host-side collectives are skipped",

@@ -12,6 +12,7 @@
 #include "tests/build_topology.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::sim {

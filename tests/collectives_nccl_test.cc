@@ -16,6 +16,7 @@
 #include "sim/collectives/simulate.h"
 #include "tests/build_topology.h"
 #include "tests/collectives_star.h"
+#include "tests/time_io.h"
 
 namespace hetsim::sim {
 namespace {

@@ -17,6 +17,7 @@
 #include "tests/cli_util.h"
 #include "tests/collectives_star.h"
 #include "tests/collectives_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::sim {
@@ -230,26 +231,26 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
   TransferGraph one;
   one.SetTimed(one.Add(one.Path(0, 1, 0), bytes, {}));
   uint64_t flows = 1;
-  CHECK(std::abs(RunGraph(s.topo, s.router, one, NetworkMode::kMaxMinFair, &flows) - alone) <= 2);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, one, NetworkMode::kMaxMinFair, &flows) - alone) <= 2_ps);
   CHECK(flows == 0);  // priced, not a flow
   // One after the other on one link: the first's hold is released, the second runs alone too.
   TransferGraph chain;
   const TransferIndex first = chain.Add(chain.Path(0, 1, 0), bytes, {});
   chain.SetTimed(first);
   chain.SetTimed(chain.Add(chain.Path(2, 1, 0), bytes, {first}));
-  CHECK(std::abs(RunGraph(s.topo, s.router, chain) - 2 * alone) <= 4);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, chain) - 2 * alone) <= 4_ps);
   // A representative standing for 2 parts (weight 2 on every hop) takes half the rate of one.
   TransferGraph weighted;
   weighted.SetTimed(weighted.Add(weighted.Path(0, 1, 0), bytes, {}));
   weighted.SetMultiplicity(0, 2);
   weighted.SetGroup({0, 1});
-  CHECK(std::abs(RunGraph(s.topo, s.router, weighted) - shared) <= 2);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, weighted) - shared) <= 2_ps);
   // Two into GPU 1 at once: priced together, half the link each (not the first the whole link).
   TransferGraph two;
   two.SetTimed(two.Add(two.Path(0, 1, 0), bytes, {}));
   two.SetTimed(two.Add(two.Path(2, 1, 0), bytes, {}));
-  CHECK(std::abs(RunGraph(s.topo, s.router, two) - shared) <= 2);
-  CHECK(std::abs(RunGraph(s.topo, s.router, two, NetworkMode::kContentionFree) - alone) <= 2);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, two) - shared) <= 2_ps);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, two, NetworkMode::kContentionFree) - alone) <= 2_ps);
   // Beside a flow whose bytes start at the same instant (priced after the network rates it, whichever
   // was launched first): a fair share, held after the flow has gone, and the flow keeps its rate (what
   // the approximation gives up): the flow of half the bytes ends as if alone, the timed transfer at
@@ -260,7 +261,7 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
     beside.Add(beside.Path(0, 1, 0), bytes / 2, {});
     if (!timed_first) beside.SetTimed(beside.Add(beside.Path(2, 1, 0), bytes, {}));
     INFO("timed launched first: " << timed_first);
-    CHECK(std::abs(RunGraph(s.topo, s.router, beside) - shared) <= 2);
+    CHECK(AbsTime(RunGraph(s.topo, s.router, beside) - shared) <= 2_ps);
   }
 }
 

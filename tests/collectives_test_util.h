@@ -12,6 +12,7 @@
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "tests/time_io.h"
 
 namespace hetsim::testing {
 
@@ -42,7 +43,7 @@ inline Time RunGraph(const topology::Topology& topo, topology::Router& router, c
 
 // |a - b| relative to the larger of the two.
 inline double RelativeGap(Time a, Time b) {
-  return std::abs(static_cast<double>(a - b)) / static_cast<double>(std::max(a, b));
+  return std::abs(TimeToPicosecondsDouble(a - b)) / TimeToPicosecondsDouble(std::max(a, b));
 }
 
 }  // namespace hetsim::testing

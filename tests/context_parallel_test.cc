@@ -15,6 +15,7 @@
 #include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 #include "traces/metrics.h"
 
@@ -158,16 +159,17 @@ TEST_CASE("context parallel: under recompute an all-gather gathers K and V a thi
   sim::workload::ContextParallelAttention a;
   a.core_forward_s = 1;  // far longer than a step: the ring would hide everything
   a.core_backward_s = 2;
-  const Time step = 1000;
+  const Time step = 1000_ps;
   for (const bool recomputed : {false, true}) {
     a.recomputed = recomputed;
     sim::workload::ContextParallelTime ring, gather, a2a;
-    const sim::workload::ContextParallelSteps steps{.kv = step, .kv_grad = 2 * step, .qkv_a2a = 5, .context_a2a = 3};
+    const sim::workload::ContextParallelSteps steps{
+        .kv = step, .kv_grad = 2 * step, .qkv_a2a = 5_ps, .context_a2a = 3_ps};
     sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, steps, ring);
     sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, steps, gather);
     sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllToAll, steps, a2a);
-    CHECK(a2a.forward_exposed == 8);  // Q, K and V in, the output back
-    CHECK(a2a.backward_exposed == (recomputed ? 16 : 8));
+    CHECK(a2a.forward_exposed == 8_ps);  // Q, K and V in, the output back
+    CHECK(a2a.backward_exposed == (recomputed ? 16_ps : 8_ps));
     CHECK(a2a.backward_exchange == a2a.backward_exposed);
     CHECK(ring.forward_exposed == 0);
     CHECK(ring.backward_exposed == 0);

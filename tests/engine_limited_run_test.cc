@@ -9,6 +9,7 @@
 #include "base/wall_limit.h"
 #include "sim/engine/limited_run.h"
 #include "sim/engine/simulator.h"
+#include "tests/time_io.h"
 
 namespace hetsim::sim {
 namespace {
@@ -19,7 +20,7 @@ class Chain : public EventHandler {
   Chain(Simulator* sim, uint64_t left, uint64_t stop_at = 0) : sim_(sim), left_(left), stop_at_(stop_at) {}
   void OnEvent(uint64_t n) override {
     if (stop_at_ != 0 && n == stop_at_) sim_->Stop();
-    if (--left_ > 0) sim_->ScheduleAfter(1000, this, n + 1);
+    if (--left_ > 0) sim_->ScheduleAfter(1000_ps, this, n + 1);
   }
 
  private:
@@ -43,7 +44,7 @@ TEST_CASE("a limited run goes through every slice until the queue is empty", "[e
   CHECK(*end == LimitedRunEnd::kQueueEmpty);
   CHECK(sim.events_processed() == 5000);
   CHECK(slices == 5);
-  CHECK(sim.now() == 4999 * 1000);
+  CHECK(sim.now() == 4999 * 1000_ps);
 }
 
 TEST_CASE("a limited run reports the event limit as a run limit with the simulated time", "[engine]") {

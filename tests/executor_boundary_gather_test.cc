@@ -6,6 +6,7 @@
 
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 
 namespace hetsim::testing {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "sim/collectives/estimate.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::sim {

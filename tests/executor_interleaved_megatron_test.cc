@@ -8,6 +8,7 @@
 #include "google/protobuf/text_format.h"
 #include "sim/pipeline/dag.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -87,7 +88,7 @@ TEST_CASE("interleaved with partial recompute: each chunk recomputes its own fir
   // The middle chunks (k = 1, 2) hold two identical blocks: one of them runs its forward again.
   for (int k : {1, 2}) {
     INFO("virtual stage " << k);
-    CHECK(std::llabs(b[k].cost.backward_time - (a[k].cost.backward_time + a[k].cost.forward_time / 2)) <= 2);
+    CHECK(AbsTime(b[k].cost.backward_time - (a[k].cost.backward_time + a[k].cost.forward_time / 2)) <= 2_ps);
     CHECK(b[k].cost.memory.activation_bytes_per_microbatch < a[k].cost.memory.activation_bytes_per_microbatch);
   }
   // In flight: the report divides the live activations by a microbatch's, summed over the chunks.

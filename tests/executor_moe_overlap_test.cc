@@ -9,6 +9,7 @@
 #include "sim/executor/setup.h"
 #include "sim/pipeline/dag.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include "service/driver/resolve_faults.h"
 #include "sim/executor/layer_range_sync.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "traces/chrome_trace.h"
 #include "traces/text_report.h"
 
@@ -334,7 +335,7 @@ TEST_CASE("A failed GPU stops every pipeline at the failure", "[executor][pipeli
   CHECK(sim.report.samples_per_s() == 0);
   CHECK_THAT(sim.report.lost(), Catch::StartsWith("pipeline fast: ") && Catch::Contains("; pipeline slow: "));
   // No range was reduced: the stages were still in their pipelines.
-  for (const auto& g : sim.pipeline_sync.groups) CHECK(g.finish == -1);
+  for (const auto& g : sim.pipeline_sync.groups) CHECK(g.finish == -1_ps);
 }
 
 TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it uses", "[executor][pipelines]") {

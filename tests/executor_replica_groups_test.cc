@@ -13,6 +13,7 @@
 #include "sim/executor/setup.h"
 #include "sim/workload/model_cost.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "traces/chrome_trace.h"
 #include "traces/metrics.h"
 

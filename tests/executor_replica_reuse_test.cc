@@ -11,6 +11,7 @@
 #include "service/driver/build_setup.h"
 #include "sim/executor/executor.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 #include "traces/chrome_trace.h"
 #include "traces/metrics.h"

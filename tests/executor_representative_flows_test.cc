@@ -69,7 +69,7 @@ TEST_CASE("representative flows: within 1% of the full simulation on a 2:1 fat t
   const auto fast = testing::MakeRun(*setup, Representative());
   // 16 transfers (8 microbatches, forward and backward) of 128 flows each run as 8.
   CHECK(full.flows - fast.flows == 16 * (128 - 8));
-  const double a = static_cast<double>(full.iteration_time), b = static_cast<double>(fast.iteration_time);
+  const double a = TimeToPicosecondsDouble(full.iteration_time), b = TimeToPicosecondsDouble(fast.iteration_time);
   INFO("full " << a << " ps, representative " << b << " ps");
   CHECK(std::abs(b - a) / a <= 0.01);
   traces::ReportOptions options;

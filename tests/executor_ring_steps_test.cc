@@ -25,7 +25,7 @@ TEST_CASE("ring-steps aggregated: gradient sync within 1% of the full simulation
   REQUIRE(fast.ok());
   CHECK(fast->flows < exact->flows);
   // The pipeline itself is the same DAG; only the overlapped gradient sync and what it delays move.
-  const double a = static_cast<double>(exact->iteration_time), b = static_cast<double>(fast->iteration_time);
+  const double a = TimeToPicosecondsDouble(exact->iteration_time), b = TimeToPicosecondsDouble(fast->iteration_time);
   INFO("full " << a << " ps, aggregated " << b << " ps");
   CHECK(std::abs(b - a) / a <= 0.01);
   traces::ReportOptions options;

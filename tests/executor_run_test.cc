@@ -19,6 +19,7 @@
 #include "sim/pipeline/dag.h"
 #include "tests/build_topology.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 
 namespace hetsim::testing {
 namespace {
@@ -205,7 +206,7 @@ TEST_CASE("executor: a transfer over a slow link is slower when two flows share 
   const Time t_shared = shared->boundaries[0].forward_time;
   REQUIRE(t_shared > t_alone);
   // The Ethernet link dominates: sharing it doubles the transfer (latencies aside).
-  REQUIRE(static_cast<double>(t_shared) == Approx(2.0 * static_cast<double>(t_alone)).epsilon(0.01));
+  REQUIRE(TimeToPicosecondsDouble(t_shared) == Approx(2.0 * TimeToPicosecondsDouble(t_alone)).epsilon(0.01));
   REQUIRE(alone->boundaries[0].slowest_link_class == hetsim::topology::LinkClass::kEthernet);
   // In the run, every forward transfer node takes the shared time.
   const ExecutionResult run = MakeRun(*shared);

@@ -13,6 +13,7 @@
 #include "sim/faults/compute_model.h"
 #include "sim/faults/fault_set.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "traces/chrome_trace.h"
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
@@ -104,7 +105,7 @@ TEST_CASE("faults: a straggler window stretches only the part of a task inside i
       Resolve(*setup, EqualPipelineCluster(), "faults { gpu: 0 kind: SLOW factor: 3 at_ms: 0.5 duration_ms: 0.25 }"));
   const int f0 = setup->dag->Forward(0, 0);
   CHECK(r.node_start[f0] == 0);
-  CHECK(std::llabs(r.node_finish[f0] - (kMillisecond + kMillisecond / 6)) <= 1);
+  CHECK(AbsTime(r.node_finish[f0] - (kMillisecond + kMillisecond / 6)) <= 1_ps);
   // A task that starts inside the window and outlives it: 2x during [0, 0.5) ms does 0.25 ms of F0's
   // work, the other 0.75 ms run at full speed: F0 ends at 1.25 ms, and with one microbatch everything
   // after it moves by 0.25 ms.
@@ -165,7 +166,7 @@ TEST_CASE("faults: a flapping link delays a transfer by the down time it overlap
     const ExecutionResult flap =
         RunWith(*setup, Resolve(*setup, EthernetCluster(),
                                 "faults { inter_island_link: 0 kind: FLAP at_ms: 1.2 period_ms: 10 down_ms: 0.3 }"));
-    CHECK(std::llabs(flap.pipeline_end - (clean.pipeline_end + 3 * kMillisecond / 10)) <= 2);
+    CHECK(AbsTime(flap.pipeline_end - (clean.pipeline_end + 3 * kMillisecond / 10)) <= 2_ps);
     CHECK(flap.faults.effects[0].downs == 1);
     CHECK(flap.faults.effects[0].down_time == 3 * kMillisecond / 10);
     // Down periods that miss every transfer change nothing. Fault-free, the link carries CF0 during
@@ -202,8 +203,8 @@ TEST_CASE("faults: a GPU failure stops the iteration at its time and keeps the f
       CHECK(failed.node_finish[id] == t);
       ++interrupted;
     } else {
-      CHECK(failed.node_start[id] == -1);
-      CHECK(failed.node_finish[id] == -1);
+      CHECK(failed.node_start[id] == -1_ps);
+      CHECK(failed.node_finish[id] == -1_ps);
       ++never;
     }
   }
@@ -217,9 +218,9 @@ TEST_CASE("faults: a GPU failure stops the iteration at its time and keeps the f
   }
   CHECK(failed.node_start[dag.Forward(2, 3)] == 9 * kMillisecond);
   CHECK(failed.node_finish[dag.Forward(2, 3)] == t);
-  CHECK(failed.node_start[dag.Backward(2, 3)] == -1);
+  CHECK(failed.node_start[dag.Backward(2, 3)] == -1_ps);
   CHECK(never > 0);
-  CHECK(failed.optimizer_start[0] == -1);
+  CHECK(failed.optimizer_start[0] == -1_ps);
   // No microbatch's backward reached stage 0 by 9.5 ms (B0 there starts at 10 ms).
   const std::string lost = hetsim::traces::LostWork(*setup, failed);
   CHECK_THAT(lost, Catch::StartsWith("0 of 8 microbatches finished (8 lost, 8 samples)"));

@@ -13,6 +13,7 @@
 #include "sim/faults/compute_model.h"
 #include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
+#include "tests/time_io.h"
 
 namespace hetsim::sim::faults {
 namespace {
@@ -46,8 +47,8 @@ TEST_CASE("faults model: a task progresses at the GPU's speed at every instant",
   // 1 ms of work at x2 takes 2 ms (to 4 ms): 4 ms.
   CHECK(model.FinishOn(2, 0, 3 * kMillisecond) == 4 * kMillisecond);
   // 1.5 ms of work from 3 ms: 0.5 ms by 4 ms (x2), 2 ms of x6 do 1/3 ms, 2/3 ms left at x2 from 6 ms.
-  CHECK(std::llabs(model.FinishOn(2, 3 * kMillisecond, 3 * kMillisecond / 2) -
-                   (6 * kMillisecond + 4 * kMillisecond / 3)) <= 1);
+  CHECK(AbsTime(model.FinishOn(2, 3 * kMillisecond, 3 * kMillisecond / 2) -
+                (6 * kMillisecond + 4 * kMillisecond / 3)) <= 1_ps);
   // A GPU without faults, and a stage: the slowest GPU decides.
   CHECK(model.FinishOn(3, kMillisecond, kMillisecond) == 2 * kMillisecond);
   const std::vector<int> gpus = {3, 0};
@@ -58,7 +59,7 @@ TEST_CASE("faults model: no faults, no change", "[faults]") {
   const ComputeModel model(FaultSet{}, 8);
   CHECK_FALSE(model.active());
   const std::vector<int> gpus = {0, 1, 2};
-  CHECK(model.Finish(gpus, 5, 10, 0) == 15);
+  CHECK(model.Finish(gpus, 5_ps, 10_ps, 0) == 15_ps);
 }
 
 TEST_CASE("faults model: jitter draws are pure functions of seed, GPU and task", "[faults]") {
@@ -118,7 +119,7 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
 namespace {
 
 struct Finishes : FlowObserver {
-  std::vector<Time> at = std::vector<Time>(8, -1);
+  std::vector<Time> at = std::vector<Time>(8, -1_ps);
   Simulator* sim = nullptr;
   void OnFlowCompleted(FlowId, uint64_t tag) override { at[tag] = sim->now(); }
 };
@@ -156,7 +157,7 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
       sim.Schedule(kMillisecond / 4, &down, 0);
       sim.Schedule(kMillisecond + kMillisecond / 4, &up, 0);
       sim.Run();
-      CHECK(std::llabs(done.at[0] - 2 * kMillisecond) <= 2);
+      CHECK(AbsTime(done.at[0] - 2 * kMillisecond) <= 2_ps);
     }
     SECTION("a flow waiting for latency starts with the new capacity") {
       auto slow = *Network::Create(&sim, {LinkSpec{1e9, kMillisecond}}, mode);
@@ -172,7 +173,7 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
       raise.fn = [&] { net->SetLinkCapacity(0, 8e9); };
       sim.Schedule(2 * kMillisecond, &raise, 0);  // 2e6 bytes left, now at 4e9 (link 1): 0.5 ms
       sim.Run();
-      CHECK(std::llabs(done.at[0] - (2 * kMillisecond + kMillisecond / 2)) <= 2);
+      CHECK(AbsTime(done.at[0] - (2 * kMillisecond + kMillisecond / 2)) <= 2_ps);
     }
   }
   // Max-min: two flows share link 1 (2e9 B/s); link 1 halves at 1 ms. Each had 1e9 B/s (2e6 bytes:
@@ -188,8 +189,8 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   halve.fn = [&] { net->SetLinkCapacity(1, 1e9); };
   sim.Schedule(kMillisecond, &halve, 0);
   sim.Run();
-  CHECK(std::llabs(done.at[0] - 3 * kMillisecond) <= 2);
-  CHECK(std::llabs(done.at[1] - 3 * kMillisecond) <= 2);
+  CHECK(AbsTime(done.at[0] - 3 * kMillisecond) <= 2_ps);
+  CHECK(AbsTime(done.at[1] - 3 * kMillisecond) <= 2_ps);
 }
 
 }  // namespace hetsim::sim::faults

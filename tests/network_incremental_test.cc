@@ -15,6 +15,7 @@
 #include "base/time.h"
 #include "sim/engine/simulator.h"
 #include "sim/network/network.h"
+#include "tests/time_io.h"
 
 namespace hetsim::sim {
 namespace {
@@ -121,7 +122,7 @@ std::vector<double> OracleCompletions(const std::vector<OracleFlow>& flows, std:
 
 // Completion time of every flow, by tag.
 struct Completions : public FlowObserver {
-  Completions(Simulator* simulator, size_t flows) : sim(simulator), at(flows, -1) {}
+  Completions(Simulator* simulator, size_t flows) : sim(simulator), at(flows, -1_ps) {}
   void OnFlowCompleted(FlowId, uint64_t tag) override { at[tag] = sim->now(); }
   Simulator* sim;
   std::vector<Time> at;
@@ -195,7 +196,7 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
   const int num_links = 20;
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
-    specs.push_back({static_cast<double>(1 + rng() % 6) * 1e9, static_cast<Time>(rng() % 2000) * kNanosecond});
+    specs.push_back({static_cast<double>(1 + rng() % 6) * 1e9, (rng() % 2000) * kNanosecond});
   }
   std::vector<OracleFlow> flows;
   std::vector<Time> starts;
@@ -209,7 +210,7 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
     const bool weighted = variant >= 1 && rng() % 3 == 0;
     for (int h = 0; h < hops; ++h) f.weights.push_back(weighted ? 0.5 * static_cast<double>(1 + rng() % 6) : 1.0);
     // Starts on a 50 us grid, so that several flows often start (and end) at one instant.
-    starts.push_back(static_cast<Time>(rng() % 80) * 50 * kMicrosecond);
+    starts.push_back((rng() % 80) * 50 * kMicrosecond);
     f.start_s = TimeToSeconds(starts.back());
     f.bytes = static_cast<double>(1 + rng() % 8) * 1e6;
     flows.push_back(f);
@@ -305,9 +306,9 @@ TEST_CASE("a recompute after a component closure trusts no stale bottleneck", "[
       flow({17}, {}, 400000),
   };
   const std::vector<Time> starts{
-      30 * kMicrosecond,  120 * kMicrosecond, 210 * kMicrosecond,    280 * kMicrosecond, 280 * kMicrosecond,
-      280 * kMicrosecond, 283109702,          290 * kMicrosecond,    290136491,          310 * kMicrosecond,
-      320 * kMicrosecond, 330 * kMicrosecond, 330 * kMicrosecond + 1};
+      30 * kMicrosecond,  120 * kMicrosecond, 210 * kMicrosecond,       280 * kMicrosecond, 280 * kMicrosecond,
+      280 * kMicrosecond, 283109702_ps,       290 * kMicrosecond,       290136491_ps,       310 * kMicrosecond,
+      320 * kMicrosecond, 330 * kMicrosecond, 330 * kMicrosecond + 1_ps};
   for (size_t i = 0; i < flows.size(); ++i) flows[i].start_s = TimeToSeconds(starts[i]);
   const std::vector<CapacityChange> changes{{315e-6, 6, 5e9}};
   const SimulatedRun run = Simulate(specs, flows, starts, changes);
@@ -326,8 +327,7 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
   const bool latency = rng() % 2 == 0;
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
-    specs.push_back(
-        {static_cast<double>(1 + rng() % 6) * 1e9, latency ? static_cast<Time>(rng() % 500) * kNanosecond : 0});
+    specs.push_back({static_cast<double>(1 + rng() % 6) * 1e9, latency ? (rng() % 500) * kNanosecond : 0});
   }
   const auto random_link = [&] { return static_cast<LinkId>(rng() % num_links); };
   std::vector<OracleFlow> flows;
@@ -344,8 +344,8 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
     const bool weighted = rng() % 3 == 0;
     for (size_t h = 0; h < f.route.size(); ++h)
       f.weights.push_back(weighted ? 0.5 * static_cast<double>(1 + rng() % 6) : 1.0);
-    starts.push_back(rng() % 2 == 0 ? static_cast<Time>(rng() % 40) * 10 * kMicrosecond
-                                    : static_cast<Time>(rng() % (400 * kMicrosecond)));
+    starts.push_back(rng() % 2 == 0 ? (rng() % 40) * 10 * kMicrosecond
+                                    : PicosecondsToTime(rng() % TimeToPicoseconds(400 * kMicrosecond)));
     f.start_s = TimeToSeconds(starts.back());
     f.bytes = static_cast<double>(1 + rng() % 8) * 1e5;
     flows.push_back(f);

@@ -13,6 +13,7 @@
 #include "base/time.h"
 #include "sim/engine/simulator.h"
 #include "sim/network/network.h"
+#include "tests/time_io.h"
 
 namespace hetsim::sim {
 namespace {
@@ -32,7 +33,7 @@ class Log : public FlowObserver {
     for (const Done& d : done) {
       if (d.tag == tag) return d.at;
     }
-    return -1;
+    return -1_ps;
   }
   std::vector<Done> done;
 
@@ -89,7 +90,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
     const Time expected = 500 * kNanosecond + TransferTime(4'000'000.0, capacity / k);
     for (const Done& d : log.done) CHECK(d.at == expected);
     // Closed form: k * 4 MB at 12.5 GB/s = k * 320 us (rounding of B/k may add a picosecond).
-    CHECK(std::llabs(expected - (500 * kNanosecond + k * 320 * kMicrosecond)) <= 1);
+    CHECK(AbsTime(expected - (500 * kNanosecond + k * 320 * kMicrosecond)) <= 1_ps);
     // One recompute when they all start, one when they all end.
     CHECK(net->stats().recomputations == 2);
     CHECK(net->link_counters(0).bytes == int64_t{4'000'000} * k);
@@ -139,10 +140,10 @@ TEST_CASE("textbook max-min example with three bottleneck levels", "[network]") 
   // 1 GB each: f3 ends at 1/3 s; then C has 3 GB/s spare but f2 stays limited by B, so nothing
   // changes until f2 ends at 0.4 s; then f0, f1 stay at 0.5 (A) and end together at 2 s.
   sim.Run();
-  CHECK(std::llabs(log.TimeOfTag(3) - kSecond / 3) <= 1);
-  CHECK(std::llabs(log.TimeOfTag(2) - 400 * kMillisecond) <= 1);
+  CHECK(AbsTime(log.TimeOfTag(3) - kSecond / 3) <= 1_ps);
+  CHECK(AbsTime(log.TimeOfTag(2) - 400 * kMillisecond) <= 1_ps);
   CHECK(log.TimeOfTag(0) == log.TimeOfTag(1));
-  CHECK(std::llabs(log.TimeOfTag(0) - 2 * kSecond) <= 1);
+  CHECK(AbsTime(log.TimeOfTag(0) - 2 * kSecond) <= 1_ps);
 }
 
 TEST_CASE("max-min with a shared core: rates rise when a bottleneck flow leaves", "[network]") {
@@ -195,7 +196,7 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
     const uint64_t visited_before = net->stats().flows_visited;
     CHECK(visited_before == 100);  // the start: every new flow gets a rate
     // The smallest flow (1e6 bytes) ends alone, at 1 ms or 2 ms.
-    sim.RunUntil(static_cast<Time>(kMillisecond * (kGBps / expected)));
+    sim.RunUntil(PicosecondsToTime(static_cast<int64_t>(TimeToPicosecondsDouble(kMillisecond) * (kGBps / expected))));
     REQUIRE(log.done.size() == 1);
     CHECK(log.done[0].tag == 0);
     const uint64_t visited = net->stats().flows_visited - visited_before;
@@ -266,7 +267,7 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
     const double fast = variant == 1 && rng() % 3 == 0 ? 20 : 1;
-    specs.push_back({static_cast<double>(1 + rng() % 8) * kGBps * fast, static_cast<Time>(rng() % 3000)});
+    specs.push_back({static_cast<double>(1 + rng() % 8) * kGBps * fast, PicosecondsToTime(rng() % 3000)});
   }
   auto net = MakeNetwork(&sim, specs);
   struct Planned {
@@ -282,8 +283,8 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
       const LinkId l = static_cast<LinkId>(rng() % num_links);
       if (std::find(route.begin(), route.end(), l) == route.end()) route.push_back(l);
     }
-    planned.push_back(
-        {static_cast<Time>(rng() % (5 * kMillisecond)), route, static_cast<int64_t>(1 + rng() % 20'000'000)});
+    planned.push_back({PicosecondsToTime(rng() % TimeToPicoseconds(5 * kMillisecond)), route,
+                       static_cast<int64_t>(1 + rng() % 20'000'000)});
   }
   std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) { return a.start < b.start; });
   std::vector<std::pair<FlowId, const Planned*>> started;
@@ -340,7 +341,7 @@ TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
     Simulator sim;
     Log log(&sim);
     std::vector<LinkSpec> specs;
-    for (int i = 0; i < 16; ++i) specs.push_back({(1 + i % 5) * 3.3e9, 100 * (i % 4)});
+    for (int i = 0; i < 16; ++i) specs.push_back({(1 + i % 5) * 3.3e9, 100_ps * (i % 4)});
     auto net = MakeNetwork(&sim, specs);
     std::vector<std::vector<LinkId>> routes;
     for (int i = 0; i < 400; ++i) {
@@ -378,7 +379,7 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
   auto zero = Network::Create(&sim, {{1e9, 0}, {0, 0}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(zero.ok());
   CHECK_THAT(std::string(zero.status().message()), Catch::Contains("links[1].capacity_bytes_per_s"));
-  auto negative = Network::Create(&sim, {{1e9, -5}}, NetworkMode::kMaxMinFair);
+  auto negative = Network::Create(&sim, {{1e9, -5_ps}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(negative.ok());
   CHECK_THAT(std::string(negative.status().message()), Catch::Contains("links[0].latency"));
   CHECK(ParseNetworkMode("max-min-fair").value() == NetworkMode::kMaxMinFair);

@@ -7,6 +7,7 @@
 
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/schedule.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -113,7 +114,7 @@ TEST_CASE("DAG shape: node ids, edge kinds, topological order", "[pipeline][dag]
 }
 
 TEST_CASE("equal stages, free communication: (m+S-1)(f+b) and bubble (S-1)/(m+S-1)", "[pipeline][dag]") {
-  const Time f = 3'000'001, b = 6'999'999;
+  const Time f = 3'000'001_ps, b = 6'999'999_ps;
   for (auto kind : {hetsim::spec::ScheduleKind::kGpipe, hetsim::spec::ScheduleKind::kOneFOneB}) {
     for (int S : {1, 2, 3, 4, 8}) {
       for (int m : {1, 2, 5, 16, 33}) {
@@ -128,7 +129,7 @@ TEST_CASE("equal stages, free communication: (m+S-1)(f+b) and bubble (S-1)/(m+S-
 }
 
 TEST_CASE("critical path is a chain of binding edges from F(0,0) to the sink", "[pipeline][dag]") {
-  const Run run = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 4, 12), Equal(4, 5, 11, 3));
+  const Run run = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 4, 12), Equal(4, 5_ps, 11_ps, 3_ps));
   const auto& cp = run.path.critical_path;
   REQUIRE(cp.size() >= 2);
   CHECK(cp.front() == run.dag.Forward(0, 0));
@@ -144,9 +145,9 @@ TEST_CASE("critical path is a chain of binding edges from F(0,0) to the sink", "
 }
 
 TEST_CASE("HAPT Lemma 1 and 2: two stages, K launched forwards", "[pipeline][dag][hapt]") {
-  const Time f = 4'000, b = 8'000;  // ps
+  const Time f = 4'000_ps, b = 8'000_ps;  // ps
   for (int K : {2, 3, 4, 5}) {
-    for (Time c = 0; c <= f + b; c += 1'000) {
+    for (Time c = 0; c <= f + b; c += 1'000_ps) {
       const Run run = Analyze(Build(hetsim::spec::ScheduleKind::kOneFOneB, 2, 64, {K, 1}), Equal(2, f, b, c));
       INFO("K=" << K << " c=" << c);
       // Lemma 1: s(B_i,1) - s(F_i,1) = max{K f + (K-1) b, 2f + b + 2c}.
@@ -161,8 +162,8 @@ TEST_CASE("HAPT Lemma 1 and 2: two stages, K launched forwards", "[pipeline][dag
 }
 
 TEST_CASE("Eager-1F1B hides communication only up to (f+b)/2, H-1F1B up to f+b", "[pipeline][dag][hapt]") {
-  const Time f = 4'000, b = 8'000, t = f + b;
-  for (Time c = 0; c <= t; c += 500) {
+  const Time f = 4'000_ps, b = 8'000_ps, t = f + b;
+  for (Time c = 0; c <= t; c += 500_ps) {
     INFO("c=" << c);
     const Run eager = Analyze(Build(hetsim::spec::ScheduleKind::kEager1F1B, 2, 64), Equal(2, f, b, c));
     CHECK(SteadyPhaseHasNoBubble(eager) == (c <= t / 2));
@@ -187,9 +188,9 @@ TEST_CASE("Eager-1F1B hides communication only up to (f+b)/2, H-1F1B up to f+b",
 }
 
 TEST_CASE("H-1F1B keeps every stage's steady phase bubble-free on uneven links", "[pipeline][dag][hapt]") {
-  const Time f = 5'000, b = 10'000, t = f + b;
+  const Time f = 5'000_ps, b = 10'000_ps, t = f + b;
   const std::vector<std::vector<Time>> links = {
-      {t, 0, 0}, {t / 2 + 1, t / 4, 0}, {0, t, t / 3}, {t, t, t}, {2'000, 7'600, 15'000}};
+      {t, 0, 0}, {t / 2 + 1_ps, t / 4, 0}, {0, t, t / 3}, {t, t, t}, {2'000_ps, 7'600_ps, 15'000_ps}};
   for (const auto& comm : links) {
     ScheduleSpec spec;
     spec.kind = hetsim::spec::ScheduleKind::kH1F1B;
@@ -213,7 +214,7 @@ TEST_CASE("H-1F1B keeps every stage's steady phase bubble-free on uneven links",
 
 TEST_CASE("interleaved 1F1B shrinks the fill-and-drain by the number of chunks", "[pipeline][dag]") {
   // Each of v chunks costs f/v and b/v: iteration = m (f+b) + (S-1)(f+b)/v.
-  const Time f = 6'000, b = 12'000;
+  const Time f = 6'000_ps, b = 12'000_ps;
   for (int S : {2, 4}) {
     for (int v : {1, 2, 3}) {
       for (int m : {S, 2 * S, 4 * S}) {

@@ -5,13 +5,14 @@
 #include <vector>
 
 #include "sim/pipeline/iteration_metrics.h"
+#include "tests/time_io.h"
 
 namespace {
 
 namespace pl = hetsim::sim::pipeline;
 using hetsim::Time;
 
-constexpr Time kMs = 1'000'000'000;  // picoseconds per millisecond
+constexpr Time kMs = 1'000'000'000_ps;  // picoseconds per millisecond
 
 TEST_CASE("MFU: model FLOPs over iteration seconds times the summed peak", "[pipeline][metrics]") {
   // 2.4e12 FLOP in 0.027 s on 1e14 + 3e14 FLOP/s: 2.4e12 / (0.027 * 4e14) = 2/9.

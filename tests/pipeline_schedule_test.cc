@@ -7,6 +7,7 @@
 
 #include "proto/resolve.h"
 #include "sim/pipeline/schedule.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -45,25 +46,25 @@ TEST_CASE("HAPT case study warm-up counts: 1F1B {3,2,1}, Eager-1F1B {5,3,1}, H-1
   CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kEager1F1B, 3, 128)) == std::vector<int>{5, 3, 1});
   // Stage 1 -> 2 crosses the 5 Gbps Ethernet (c between t_max/2 and t_max), 2 -> 3 InfiniBand.
   ScheduleSpec h = Spec(hetsim::spec::ScheduleKind::kH1F1B, 3, 128);
-  const Time t_max = 110'000'000;
-  h.h1f1b = {{Time{70'000'000}, Time{2'000'000}}, t_max, 0.1};
+  const Time t_max = 110'000'000_ps;
+  h.h1f1b = {{70'000'000_ps, 2'000'000_ps}, t_max, 0.1};
   CHECK(Warmup(h) == std::vector<int>{5, 2, 1});
   CHECK(Warmup(Spec(hetsim::spec::ScheduleKind::kGpipe, 3, 128)) == std::vector<int>{128, 128, 128});
 }
 
 TEST_CASE("H-1F1B delta follows Eq. 2 at its boundaries, c = 0 launches one more", "[pipeline][schedule]") {
-  const Time t = 1000;
+  const Time t = 1000_ps;
   CHECK(H1F1BDelta(0, t, 0.1) == 1);
-  CHECK(H1F1BDelta(100, t, 0.1) == 1);  // c == eps * t_max
-  CHECK(H1F1BDelta(101, t, 0.1) == 2);
-  CHECK(H1F1BDelta(500, t, 0.1) == 2);  // c == t_max / 2
-  CHECK(H1F1BDelta(501, t, 0.1) == 3);
-  CHECK(H1F1BDelta(1000, t, 0.1) == 3);
-  CHECK(H1F1BDelta(5000, t, 0.1) == 3);  // beyond t_max: the most H-1F1B launches
+  CHECK(H1F1BDelta(100_ps, t, 0.1) == 1);  // c == eps * t_max
+  CHECK(H1F1BDelta(101_ps, t, 0.1) == 2);
+  CHECK(H1F1BDelta(500_ps, t, 0.1) == 2);  // c == t_max / 2
+  CHECK(H1F1BDelta(501_ps, t, 0.1) == 3);
+  CHECK(H1F1BDelta(1000_ps, t, 0.1) == 3);
+  CHECK(H1F1BDelta(5000_ps, t, 0.1) == 3);  // beyond t_max: the most H-1F1B launches
 
   // N_S = 1, N_i = N_{i+1} + delta_i, on four stages; epsilon 0 in the plan means 0.1.
   ScheduleSpec h = Spec(hetsim::spec::ScheduleKind::kH1F1B, 4, 64);
-  h.h1f1b = {{Time{0}, Time{300}, Time{900}}, t, 0.0};
+  h.h1f1b = {{Time(), 300_ps, 900_ps}, t, 0.0};
   CHECK(Warmup(h) == std::vector<int>{7, 6, 4, 1});
 }
 
@@ -144,7 +145,7 @@ TEST_CASE("a plan's schedule spec and interleaved virtual-stage layers", "[pipel
   plan.set_schedule(hetsim::v1::H_1F1B);
   for (int s = 0; s < 3; ++s) plan.add_stages()->set_warmup_forwards(0);
   const hetsim::spec::PlanSpec resolved = hetsim::proto::ResolvePlan(plan, "plan.pbtxt");
-  const ScheduleSpec spec = ScheduleSpecFromPlan(resolved, {Time{600}, Time{0}}, 1000);
+  const ScheduleSpec spec = ScheduleSpecFromPlan(resolved, {600_ps, Time()}, 1000_ps);
   CHECK(spec.num_microbatches == 64);
   CHECK(spec.num_stages == 3);
   CHECK(spec.virtual_stages == 1);

@@ -18,6 +18,7 @@
 #include "service/driver/simulate.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace hetsim::planner {
 namespace {
@@ -88,13 +89,13 @@ TEST_CASE("prediction: the report's figures from the predicted times", "[planner
   const driver::Planned o = Plan(PlannerKind::kHapt, 8);
   const Prediction& p = o.outcome.prediction;
   REQUIRE(p.iteration > 0);
-  const double seconds = static_cast<double>(p.iteration) * 1e-12;
+  const double seconds = TimeToPicosecondsDouble(p.iteration) * 1e-12;
   CHECK(p.metrics.samples_per_s == Approx(128 / seconds).epsilon(1e-12));
   CHECK(p.metrics.tokens_per_s == Approx(128.0 * 1024 / seconds).epsilon(1e-12));
   double busy = 0;
-  for (const StagePrediction& s : p.stages) busy += static_cast<double>(p.microbatches * s.t);
+  for (const StagePrediction& s : p.stages) busy += TimeToPicosecondsDouble(p.microbatches * s.t);
   const double stages = static_cast<double>(p.stages.size());
-  CHECK(p.metrics.bubble_ratio == Approx(1 - busy / (stages * static_cast<double>(p.pipeline))).epsilon(1e-12));
+  CHECK(p.metrics.bubble_ratio == Approx(1 - busy / (stages * TimeToPicosecondsDouble(p.pipeline))).epsilon(1e-12));
   CHECK(p.metrics.model_flop > 0);
   CHECK(p.metrics.mfu > 0);
   CHECK(p.metrics.mfu < 1);
@@ -115,8 +116,9 @@ TEST_CASE("HAPT case study: 128 layers balance better than 8 (Table 1)", "[plann
   CHECK(fine_sim < coarse_sim);
   // Every c_i <= t_max here: the prediction is within 5% of the simulation.
   for (const StagePrediction& s : fine.prediction.stages) REQUIRE(s.comm <= fine.prediction.t_max);
-  CHECK(std::abs(static_cast<double>(fine.prediction.iteration - fine_sim)) < 0.05 * fine_sim);
-  CHECK(std::abs(static_cast<double>(fine.prediction.eq13 - fine_sim)) < 0.05 * fine_sim);
+  CHECK(std::abs(TimeToPicosecondsDouble(fine.prediction.iteration - fine_sim)) <
+        0.05 * TimeToPicosecondsDouble(fine_sim));
+  CHECK(std::abs(TimeToPicosecondsDouble(fine.prediction.eq13 - fine_sim)) < 0.05 * TimeToPicosecondsDouble(fine_sim));
 }
 
 TEST_CASE("HAPT beats the megatron and alpa baselines across a slow link", "[planner][planner-case]") {

@@ -15,6 +15,7 @@
 #include "tests/executor_test_util.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::planner {

@@ -11,6 +11,7 @@
 #include "planner/cluster_model.h"
 #include "sim/executor/point_flows.h"
 #include "tests/planner_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 #include "topology/routing.h"
 

@@ -14,6 +14,7 @@
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
 #include "tests/planner_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "proto/validate_cluster.h"
 #include "sim/collectives/simulate.h"
 #include "tests/planner_test_util.h"
+#include "tests/time_io.h"
 #include "topology/routing.h"
 
 namespace hetsim::planner {

@@ -20,6 +20,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/workload/model_cost.h"
 #include "tests/planner_test_util.h"
+#include "tests/time_io.h"
 
 namespace hetsim::planner {
 namespace {

@@ -13,6 +13,7 @@
 #include "tests/context_parallel_util.h"
 #include "tests/executor_test_util.h"
 #include "tests/planner_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim::planner {

@@ -13,11 +13,12 @@
 #include "tests/model_shapes.h"
 #include "tests/planner_test_util.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace hetsim::planner {
 namespace {
 
-constexpr Time kInf = INT64_MAX;
+constexpr Time kInf = kTimeMax;
 
 // Every island-contiguous pipeline over the layers (each island filled), every shape; the fastest
 // configuration that holds the stage's launch count (independent of the configuration) per stage.
@@ -203,8 +204,8 @@ TEST_CASE("Profiler extrapolation of repeated layers equals walking every layer"
           INFO("range " << a << "+" << count << " island " << island << " shape " << s);
           REQUIRE(x.size() == y.size());
           for (size_t o = 0; o < x.size(); ++o) {
-            CHECK(std::abs(x[o].forward - y[o].forward) <= 64);  // picoseconds of rounding
-            CHECK(std::abs(x[o].backward - y[o].backward) <= 64);
+            CHECK(AbsTime(x[o].forward - y[o].forward) <= 64_ps);  // picoseconds of rounding
+            CHECK(AbsTime(x[o].backward - y[o].backward) <= 64_ps);
             CHECK(std::abs(x[o].state_bytes - y[o].state_bytes) <= 64);
             CHECK(std::abs(x[o].activation_bytes - y[o].activation_bytes) <= 64);
             CHECK(x[o].config.tensor_parallel == y[o].config.tensor_parallel);

@@ -8,3 +8,6 @@ if(HETSIM_CLANG_FORMAT)
            COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DCLANG_FORMAT=${HETSIM_CLANG_FORMAT}
                    -P ${PROJECT_SOURCE_DIR}/cmake/check_format.cmake)
 endif()
+# Issue 38: no hand-written unit factor or bare-number alias for a time or a byte count in base/,
+# topology/ and sim/; conversions live in base/time.h and base/units.h (exceptions listed in the script).
+add_test(NAME style.units COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_units.py ${PROJECT_SOURCE_DIR})

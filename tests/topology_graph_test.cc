@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "tests/build_topology.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 #include "tests/topology_test_util.h"
 #include "topology/device_graph.h"

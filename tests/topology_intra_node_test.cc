@@ -8,6 +8,7 @@
 #include "sim/collectives/simulate.h"
 #include "tests/build_topology.h"
 #include "tests/collectives_test_util.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 #include "tests/topology_test_util.h"
 

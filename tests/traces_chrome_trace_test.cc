@@ -18,6 +18,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/executor_test_util.h"
+#include "tests/time_io.h"
 #include "traces/chrome_trace.h"
 #include "traces/trace_events.h"
 
@@ -327,9 +328,9 @@ TEST_CASE("trace timestamps: exact binary fractions, so sums of printed values s
   CHECK(FormatTicks(1536) == "1.5");
   CHECK(FormatTicks(1) == "0.0009765625");
   CHECK(FormatTicks(-1025) == "-1.0009765625");
-  CHECK(TraceTicks(1'000'000) == 1024);  // 1 us
-  CHECK(TraceTicks(488) == 0);           // below half a tick (488.28 ps) rounds down
-  CHECK(TraceTicks(489) == 1);
+  CHECK(TraceTicks(1'000'000_ps) == 1024);  // 1 us
+  CHECK(TraceTicks(488_ps) == 0);           // below half a tick (488.28 ps) rounds down
+  CHECK(TraceTicks(489_ps) == 1);
   // Seeded property: for a <= b <= c picoseconds, start + duration printed and parsed back give the
   // printed end, bit for bit (what 0.1 + 0.2 != 0.3 breaks with decimal microseconds).
   std::mt19937_64 rng(17);
@@ -337,7 +338,7 @@ TEST_CASE("trace timestamps: exact binary fractions, so sums of printed values s
   for (int i = 0; i < 20000; ++i) {
     int64_t a = time(rng), b = time(rng);
     if (a > b) std::swap(a, b);
-    const int64_t ta = TraceTicks(a), tb = TraceTicks(b);
+    const int64_t ta = TraceTicks(PicosecondsToTime(a)), tb = TraceTicks(PicosecondsToTime(b));
     const double ts = std::stod(FormatTicks(ta)), dur = std::stod(FormatTicks(tb - ta));
     REQUIRE(ts + dur == std::stod(FormatTicks(tb)));
     REQUIRE(ta <= tb);

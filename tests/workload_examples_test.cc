@@ -9,6 +9,7 @@
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -52,8 +53,8 @@ TEST_CASE("bundled plans: every stage prices, FLOPs are conserved across DP x TP
       // The backward's GEMMs have other shapes (input gradient m x k over n, weight gradient k x n
       // over m), so they fill the SMs' waves differently: about, not exactly, twice the forward
       // (exactly twice on ideal hardware: workload_stage_test.cc).
-      CHECK(cost->backward_time >= 1.8 * static_cast<double>(cost->forward_time));
-      CHECK(cost->backward_time <= 2.6 * static_cast<double>(cost->forward_time));
+      CHECK(TimeToPicosecondsDouble(cost->backward_time) >= 1.8 * TimeToPicosecondsDouble(cost->forward_time));
+      CHECK(TimeToPicosecondsDouble(cost->backward_time) <= 2.6 * TimeToPicosecondsDouble(cost->forward_time));
       flop += cost->model_flop_per_gpu * config.tensor_parallel * config.data_parallel;
     }
     CHECK(flop ==

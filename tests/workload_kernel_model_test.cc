@@ -140,7 +140,7 @@ TEST_CASE("kernel model: tensor parallelism splits a GEMM exactly on ideal hardw
     REQUIRE(gpu.ok());
     auto cost = ComputeStageCost(*model, c, *gpu, "plan");
     REQUIRE(cost.ok());
-    return static_cast<double>(cost->forward_time);
+    return TimeToPicosecondsDouble(cost->forward_time);
   };
   // Ideal: GEMMs and TP-sharded memory traffic scale by 1/8; the replicated LayerNorm/dropout
   // traffic does not, so 8 x the TP-8 time is at least the unsplit time.

@@ -15,6 +15,7 @@
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "sim/workload/stage_cost.h"
 #include "tests/model_shapes.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -216,25 +217,25 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   const double memory_s = (replicated + sharded) / hbm;
   const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kNone, 2), gpu);
   // Within a picosecond: the model sums per-GEMM times, the test the closed form.
-  CHECK(std::llabs(none.forward_time - hetsim::SecondsToTime(gemm_s + memory_s)) <= 1);
-  CHECK(std::llabs(none.backward_time - 2 * none.forward_time) <= 1);
+  CHECK(AbsTime(none.forward_time - hetsim::SecondsToTime(gemm_s + memory_s)) <= 1_ps);
+  CHECK(AbsTime(none.backward_time - 2 * none.forward_time) <= 1_ps);
   CHECK(none.forward_flop_per_gpu == Approx(flop));
   CHECK(none.model_flop_per_gpu == Approx(3 * flop));
 
   const StageCost full = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kFull, 2), gpu);
   CHECK(full.forward_time == none.forward_time);
-  CHECK(std::llabs(full.backward_time - 3 * none.forward_time) <= 1);
+  CHECK(AbsTime(full.backward_time - 3 * none.forward_time) <= 1_ps);
   CHECK(full.backward_flop_per_gpu == Approx(3 * flop));
 
   // Selective: the two attention-core GEMMs and the softmax/dropout traffic run again.
   const double core_s =
       (4 * s * s * h * b / t + 2 * half * 1e9) / (peak * max_eff) + (4 * B + 1) * a * s * s * b / t / hbm;
   const StageCost selective = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kSelective, 2), gpu);
-  CHECK(std::llabs(selective.backward_time - hetsim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1);
+  CHECK(AbsTime(selective.backward_time - hetsim::SecondsToTime(2 * (gemm_s + memory_s) + core_s)) <= 1_ps);
 
   // Sequence parallelism also splits the replicated traffic over TP.
   const StageCost sp = Cost(gpt3, OneBlock(4, true, hetsim::spec::Recompute::kNone, 2), gpu);
-  CHECK(std::llabs(sp.forward_time - hetsim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1);
+  CHECK(AbsTime(sp.forward_time - hetsim::SecondsToTime(gemm_s + (replicated / t + sharded) / hbm)) <= 1_ps);
 }
 
 TEST_CASE("measured times replace the model", "[workload][stage][time]") {
@@ -244,8 +245,8 @@ TEST_CASE("measured times replace the model", "[workload][stage][time]") {
   c.measured_forward_ms = 12.5;
   c.measured_backward_ms = 30;
   const StageCost cost = Cost(gpt3, c, gpu);
-  CHECK(cost.forward_time == 12'500'000'000);
-  CHECK(cost.backward_time == 30'000'000'000);
+  CHECK(cost.forward_time == 12'500'000'000_ps);
+  CHECK(cost.backward_time == 30'000'000'000_ps);
   CHECK(cost.forward_measured);
   CHECK(cost.backward_measured);
 }
@@ -511,7 +512,7 @@ TEST_CASE("partial full recompute (Megatron's block method): only the first N bl
     const StageCost none = Cost(gpt3, cfg, gpu);
     const Time one_block_forward = none.forward_time / 5;  // five identical blocks (pass overhead 0 here)
     CHECK(partial.forward_time == none.forward_time);
-    CHECK(std::llabs(partial.backward_time - (none.backward_time + 2 * one_block_forward)) <= 4);
+    CHECK(AbsTime(partial.backward_time - (none.backward_time + 2 * one_block_forward)) <= 4_ps);
     CHECK(partial.backward_flop_per_gpu == Approx(none.backward_flop_per_gpu + 2.0 / 5 * none.forward_flop_per_gpu));
     CHECK(partial.model_flop_per_gpu == Approx(none.model_flop_per_gpu));
     // N at least the blocks of the range: every block recomputes, as with N = 0.
@@ -570,8 +571,9 @@ TEST_CASE("grouped expert GEMMs: one kernel whose waves hold every local expert'
                 2 * gpu->GemmSeconds(one(wgrad));
   }
   CHECK(forward < 0);  // one launch and shared waves: never slower here
-  CHECK(static_cast<double>(together.forward_time - one_by_one.forward_time) == Approx(forward * 1e12).margin(2));
-  CHECK(static_cast<double>(together.backward_time - one_by_one.backward_time) == Approx(backward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(together.forward_time - one_by_one.forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(together.backward_time - one_by_one.backward_time) ==
+        Approx(backward * 1e12).margin(2));
 }
 
 TEST_CASE("multi-token prediction blocks in the head recompute their attention core selectively",
@@ -620,14 +622,14 @@ TEST_CASE("the all-to-all dispatcher sorts the tokens it received by local exper
   const StageCost one_expert = stage(a2a, 1, 8, 1);  // 8 experts over EP 8: nothing to sort
   const StageCost two_experts = stage(a2a, 1, 4, 1);
   CHECK(sort_time(sort_bytes) > 0);
-  CHECK(std::llabs(two_experts.forward_time - one_expert.forward_time - sort_time(sort_bytes)) <= 1);
-  CHECK(std::llabs(two_experts.backward_time - one_expert.backward_time - sort_time(sort_bytes)) <= 1);
+  CHECK(AbsTime(two_experts.forward_time - one_expert.forward_time - sort_time(sort_bytes)) <= 1_ps);
+  CHECK(AbsTime(two_experts.backward_time - one_expert.backward_time - sort_time(sort_bytes)) <= 1_ps);
   // The all-gather dispatcher has no such sort.
   const auto gather = hetsim::v1::MOE_DISPATCHER_ALL_GATHER;
   CHECK(stage(gather, 1, 4, 1).forward_time == stage(gather, 1, 8, 1).forward_time);
   // TP 2 with SP: each GPU dispatches its own 512 tokens. With ETP 1 it sorts what it received (half a
   // sample's copies); with ETP 2 the pair gathers first and each GPU sorts both GPUs' copies.
   const StageCost tp_one_expert = stage(a2a, 2, 8, 1);
-  CHECK(std::llabs(stage(a2a, 2, 4, 1).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes / 2)) <= 1);
-  CHECK(std::llabs(stage(a2a, 2, 4, 2).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes)) <= 1);
+  CHECK(AbsTime(stage(a2a, 2, 4, 1).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes / 2)) <= 1_ps);
+  CHECK(AbsTime(stage(a2a, 2, 4, 2).forward_time - tp_one_expert.forward_time - sort_time(sort_bytes)) <= 1_ps);
 }

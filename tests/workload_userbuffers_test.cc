@@ -12,6 +12,7 @@
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/spec_test_util.h"
+#include "tests/time_io.h"
 
 namespace {
 
@@ -195,8 +196,8 @@ TEST_CASE("userbuffers: a block's compute grows by exactly its chunked GEMMs' ex
     }
     CHECK(linears == 4);  // QKV, projection, FC1, FC2
     CHECK(forward > 0);
-    CHECK(static_cast<double>(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
-    CHECK(static_cast<double>(with->backward_time - without->backward_time) == Approx(backward * 1e12).margin(2));
+    CHECK(TimeToPicosecondsDouble(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
+    CHECK(TimeToPicosecondsDouble(with->backward_time - without->backward_time) == Approx(backward * 1e12).margin(2));
   }
 }
 
@@ -225,22 +226,22 @@ TEST_CASE("userbuffers: experts' GEMMs stay whole") {
         g.split == TpSplit::kRows ? GemmShape{f.m, f.n / chunks, f.k, 1} : GemmShape{f.m / chunks, f.n, f.k, 1};
     forward += chunks * gpu.GemmSeconds(chunk) - gpu.GemmSeconds(f);
   }
-  CHECK(static_cast<double>(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(with->forward_time - without->forward_time) == Approx(forward * 1e12).margin(2));
 }
 
 TEST_CASE("userbuffers: the last reduce-scatter chunk, and with aggregate the first exchange, stay exposed") {
   // Forward: 16 of reduce-scatter, 21 of all-gather at TP 8: a quarter of the reduce-scatter (4);
   // with aggregate also one shard of the seven the ring all-gather exchanges (3).
-  CHECK(UserbufferExposed(16, 8, 21, 8, false, true, NoMargins()) == 4);
-  CHECK(UserbufferExposed(16, 8, 21, 8, true, true, NoMargins()) == 4 + 3);
+  CHECK(UserbufferExposed(16_ps, 8_ps, 21_ps, 8, false, true, NoMargins()) == 4_ps);
+  CHECK(UserbufferExposed(16_ps, 8_ps, 21_ps, 8, true, true, NoMargins()) == 4_ps + 3_ps);
   // Backward: the reduce-scatters are bulk overlaps beside whole GEMMs; only aggregate's first exchange.
-  CHECK(UserbufferExposed(16, 8, 21, 8, false, false, NoMargins()) == 0);
-  CHECK(UserbufferExposed(16, 8, 21, 8, true, false, NoMargins()) == 3);
+  CHECK(UserbufferExposed(16_ps, 8_ps, 21_ps, 8, false, false, NoMargins()) == 0);
+  CHECK(UserbufferExposed(16_ps, 8_ps, 21_ps, 8, true, false, NoMargins()) == 3_ps);
   // Of 40 TP collectives with 7 exposed: 33 hide behind ample compute; compute still caps what hides.
-  CHECK(HiddenByUserbuffers(40, 7, 1000) == 33);
-  CHECK(HiddenByUserbuffers(40, 7, 10) == 10);
+  CHECK(HiddenByUserbuffers(40_ps, 7_ps, 1000_ps) == 33_ps);
+  CHECK(HiddenByUserbuffers(40_ps, 7_ps, 10_ps) == 10_ps);
   // No sequence parallelism, no userbuffers collectives: everything up to the compute, as before.
-  CHECK(HiddenByUserbuffers(40, UserbufferExposed(0, 0, 0, 8, true, true, NoMargins()), 1000) == 40);
+  CHECK(HiddenByUserbuffers(40_ps, UserbufferExposed(0, 0, 0, 8, true, true, NoMargins()), 1000_ps) == 40_ps);
 }
 
 TEST_CASE("userbuffers: only the dense sublayers' TP collectives are Transformer Engine's") {
@@ -275,10 +276,10 @@ TEST_CASE("userbuffers: a ring-exchange reduce-scatter cuts the tokens, one chun
   CHECK(proj.forward_cuts_columns);
   // Exposed in the forward: the last of TP chunks of FC2's (ring, 32 of the 64) and of 4 of the
   // projection's (pipeline, the other 32); an MoE block's MLP reduces nothing through userbuffers.
-  CHECK(UserbufferExposed(64, 32, 0, 8, false, true, te) == 32 / 4 + 32 / 8);
-  CHECK(UserbufferExposed(64, 0, 0, 8, false, true, te) == 64 / 4);
+  CHECK(UserbufferExposed(64_ps, 32_ps, 0, 8, false, true, te) == 32_ps / 4 + 32_ps / 8);
+  CHECK(UserbufferExposed(64_ps, 0, 0, 8, false, true, te) == 64_ps / 4);
   te.proj_fprop = TpOverlapMethod::kRingExchange;
-  CHECK(UserbufferExposed(64, 32, 0, 8, false, true, te) == 64 / 8);
+  CHECK(UserbufferExposed(64_ps, 32_ps, 0, 8, false, true, te) == 64_ps / 8);
 }
 
 TEST_CASE("userbuffers: the SMs an overlap holds are the GEMM's: 16 of 132 held, 132/116 the waves") {
@@ -318,8 +319,8 @@ TEST_CASE("userbuffers: Transformer Engine's default margins slow exactly the GE
   }
   CHECK(forward > 0);
   CHECK(backward > 0);
-  CHECK(static_cast<double>(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
-  CHECK(static_cast<double>(with.backward_time - without.backward_time) == Approx(backward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(with.backward_time - without.backward_time) == Approx(backward * 1e12).margin(2));
 }
 
 TEST_CASE("userbuffers: margins that leave a GPU no SMs are refused, naming the field") {
@@ -375,6 +376,6 @@ TEST_CASE("userbuffers: a ring-exchange FC2 with SMs held: TP token chunks, each
     forward += tp * gpu.GemmSeconds(GemmShape{f.m / tp, f.n, f.k, 1}, 16) - 4 * gpu.GemmSeconds({f.m, f.n / 4, f.k, 1});
   }
   CHECK(forward != 0);
-  CHECK(static_cast<double>(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
+  CHECK(TimeToPicosecondsDouble(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
   CHECK(with.backward_time == without.backward_time);  // its input gradient was a ring exchange already
 }

@@ -10,6 +10,7 @@
 #include "sim/executor/setup.h"
 #include "tests/executor_test_util.h"
 #include "tests/model_shapes.h"
+#include "tests/time_io.h"
 #include "tests/topology_clusters.h"
 
 namespace hetsim {

@@ -24,7 +24,7 @@ namespace {
 constexpr int64_t kUnreachable = std::numeric_limits<int64_t>::max();
 
 // The device graph's edge weight of a link (Topology::Builder::AddLink): latency, then hops.
-int64_t RouteWeight(const Link& link) { return static_cast<int64_t>(link.latency) * kHopWeightScale + 1; }
+int64_t RouteWeight(const Link& link) { return TimeToPicoseconds(link.latency) * kHopWeightScale + 1; }
 
 }  // namespace
 

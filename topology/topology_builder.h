@@ -32,7 +32,7 @@ class Topology::Builder {
     const auto id = static_cast<LinkId>(t_.links_.size());
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
     t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
-    boost::add_edge(src, dst, EdgeProps{id, latency * kHopWeightScale + 1}, *t_.graph_);
+    boost::add_edge(src, dst, EdgeProps{id, TimeToPicoseconds(latency) * kHopWeightScale + 1}, *t_.graph_);
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.

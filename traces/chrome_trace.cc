@@ -414,7 +414,7 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
       out.Add(
           ts, 0,
           absl::StrFormat(R"({"name":"%s","ph":"C","ts":%s,"pid":%d,"args":{"busy %%":%.3f}})", name, FormatTicks(ts),
-                          network_pid, 100.0 * static_cast<double>(busy) / static_cast<double>(dt)));
+                          network_pid, 100.0 * TimeToPicosecondsDouble(busy) / TimeToPicosecondsDouble(dt)));
     }
   }
 }

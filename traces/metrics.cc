@@ -66,7 +66,7 @@ Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::
   // transfer, which counts once, so exposed <= transfer time and the hidden share is >= 0.
   for (auto& [transfer, intervals] : waits) {
     std::sort(intervals.begin(), intervals.end());
-    Time covered = 0, reach = std::numeric_limits<Time>::min();
+    Time covered = 0, reach = kTimeMin;
     for (auto [from, to] : intervals) {
       from = std::max(from, reach);
       if (to > from) covered += to - from;
@@ -245,8 +245,8 @@ void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const 
     out->set_to_stage(bt.to_stage);
     out->set_bytes_per_microbatch(static_cast<uint64_t>(bt.bytes_per_microbatch));
     out->set_transfer_ms(TimeToMilliseconds(std::max(bt.forward_time, bt.backward_time)));
-    out->set_overlap_ratio(transfer_total[k] > 0 ? 1.0 - static_cast<double>(exposure.boundary[k]) /
-                                                             static_cast<double>(transfer_total[k])
+    out->set_overlap_ratio(transfer_total[k] > 0 ? 1.0 - TimeToPicosecondsDouble(exposure.boundary[k]) /
+                                                             TimeToPicosecondsDouble(transfer_total[k])
                                                  : 1.0);
     out->set_link_class(std::string(topology::LinkClassName(bt.slowest_link_class)));
   }
@@ -265,7 +265,8 @@ void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::R
       const auto& counters = link_counters[l];
       bytes += static_cast<double>(counters.bytes);
       if (counters.busy_time > 0 && r.iteration_time > 0) {
-        const double u = std::min(1.0, static_cast<double>(counters.busy_time) / static_cast<double>(r.iteration_time));
+        const double u =
+            std::min(1.0, TimeToPicosecondsDouble(counters.busy_time) / TimeToPicosecondsDouble(r.iteration_time));
         ++used;
         utilization_sum += u;
         utilization_max = std::max(utilization_max, u);

@@ -9,8 +9,8 @@ namespace hetsim::traces {
 
 int64_t TraceTicks(Time t) {
   // t * 1024 stays below 2^63 for t under ~104 days of simulated time.
-  const int64_t scaled = t * kTicksPerMicrosecond;
-  const int64_t half = kMicrosecond / 2;
+  const Time scaled = t * kTicksPerMicrosecond;
+  const Time half = kMicrosecond / 2;
   return scaled >= 0 ? (scaled + half) / kMicrosecond : -((-scaled + half) / kMicrosecond);
 }
 

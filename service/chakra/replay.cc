@@ -56,7 +56,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
       for (Time t : r_.node_finish[r]) r_.rank_end[r] = std::max(r_.rank_end[r], t);
       r_.iteration_time = std::max(r_.iteration_time, r_.rank_end[r]);
       // Time saturates rather than wrapping (ScheduleAfter); a saturated end is an error, not a figure.
-      if (static_cast<double>(r_.rank_end[r]) >= proto::limits::kMaxSimulatedPs) {
+      if (TimeToPicosecondsDouble(r_.rank_end[r]) >= proto::limits::kMaxSimulatedPs) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "%s: the rank's operations end after %.0f s, past the %.0f s hetsim can time: a duration in the "
             "trace is wrong",
@@ -95,8 +95,8 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
       const auto& nodes = w_.ranks[r].nodes;
       pending_[r].assign(nodes.size(), 0);
       succ_[r].assign(nodes.size(), {});
-      r_.node_start[r].assign(nodes.size(), -1);
-      r_.node_finish[r].assign(nodes.size(), -1);
+      r_.node_start[r].assign(nodes.size(), kNoTime);
+      r_.node_finish[r].assign(nodes.size(), kNoTime);
       streams_[r].resize(2);
       for (size_t i = 0; i < nodes.size(); ++i) {
         pending_[r][i] = static_cast<int32_t>(nodes[i].deps.size());

@@ -24,7 +24,7 @@ std::string JsonEscape(absl::string_view s) {
 }
 
 // Picoseconds as microseconds with six decimals, from integers (no floating-point rounding).
-std::string Micros(Time t) { return absl::StrFormat("%d.%06d", t / kMicrosecond, t % kMicrosecond); }
+std::string Micros(Time t) { return absl::StrFormat("%d.%06d", t / kMicrosecond, TimeToPicoseconds(t % kMicrosecond)); }
 
 const char* TypeName(TraceNodeType t) {
   switch (t) {

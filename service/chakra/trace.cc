@@ -436,7 +436,7 @@ absl::StatusOr<RankTrace> ConvertRank(const proto::ChakraStream& stream, absl::s
     const Attributes a = ReadAttributes(node);
     unread.attributes.insert(a.unknown.begin(), a.unknown.end());
     if (n.type == TraceNodeType::kCompute) {
-      n.duration = static_cast<Time>(node.duration_micros()) * kMicrosecond;
+      n.duration = MicrosecondsToTime(node.duration_micros());
       HETSIM_RETURN_IF_ERROR(ReadCompute(a, file, n));
     } else if (IsCpuCommWithoutSize(a, n.type)) {
       n.type = TraceNodeType::kNoOp;

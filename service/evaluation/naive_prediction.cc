@@ -68,7 +68,7 @@ absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inpu
     forward_ms.push_back(seconds / 3 * 1e3);
     stage_time.push_back(SecondsToTime(seconds));
   }
-  const std::vector<Time> free_comm(stage_time.size(), Time{0});
+  const std::vector<Time> free_comm(stage_time.size(), Time());
   const sim::pipeline::Eq13Terms eq13 = sim::pipeline::Eq13(stage_time, free_comm, inputs.microbatches);
   v1::PlanPrediction out;
   out.set_planner("naive: FLOPs / peak FLOP/s, free communication, HAPT Eq. 13");

@@ -11,6 +11,10 @@
 // of a handful of events: O(1) amortized per event whatever the number pending, where a heap pays
 // O(log n) dependent cache misses (docs/performance.md has the figures).
 //
+// Times are kept as raw uint64 picoseconds inside (TimeToPicoseconds at Push, PicosecondsToTime at
+// Pop): the bucket arithmetic shifts and subtracts them, and unsigned keys make the 128-bit (time,
+// sequence) comparison one instruction; the queue's interface speaks Time.
+//
 // What moves is a 24-byte entry (time, sequence, slot), never the event itself: handler and payload
 // stay in a slot of a pool (one cache line), found by the entry's slot index. Entries live in arrays wherever
 // they can, so that moving them streams through memory: the top and the coarse buckets are appended
@@ -52,8 +56,8 @@ class EventQueue {
 
   // True when the earliest pending event is at or before `end`; it is then the one Pop() returns.
   bool HasEventNotAfter(Time end) {
-    if (LiveAtBack()) return bottom_.back().at <= static_cast<uint64_t>(end);  // fast path
-    return Settle(static_cast<uint64_t>(end));
+    if (LiveAtBack()) return bottom_.back().at <= Key(end);  // fast path
+    return Settle(Key(end));
   }
 
   // Grows the pool up front so that the first `n` pending events allocate no slot.
@@ -69,7 +73,7 @@ class EventQueue {
     s.handler = handler;
     s.payload = payload;
     s.sequence = next_sequence_++;
-    s.at = static_cast<uint64_t>(at);
+    s.at = Key(at);
     Insert(Entry{s.at, s.sequence, slot, kNone});
     ++live_;
     return EventId{(static_cast<uint64_t>(s.generation) << 32) | slot};
@@ -87,7 +91,7 @@ class EventQueue {
     const Entry e = bottom_.back();
     bottom_.pop_back();
     const Slot& s = slots_[e.slot];
-    const Popped popped{static_cast<Time>(e.at), s.handler, s.payload};
+    const Popped popped{PicosecondsToTime(static_cast<int64_t>(e.at)), s.handler, s.payload};
     FreeSlot(e.slot);
     --live_;
     return popped;
@@ -98,7 +102,7 @@ class EventQueue {
   // Time the event is scheduled at, or kTimeMax when it is not pending.
   Time TimeOf(EventId id) const {
     const uint32_t slot = FindSlot(id);
-    return slot == kNone ? kTimeMax : static_cast<Time>(slots_[slot].at);
+    return slot == kNone ? kTimeMax : PicosecondsToTime(static_cast<int64_t>(slots_[slot].at));
   }
 
   // Returns false (and does nothing) when the event already ran or was cancelled.
@@ -119,7 +123,7 @@ class EventQueue {
     if (slot == kNone) return false;
     Slot& s = slots_[slot];
     s.sequence = next_sequence_++;  // the old entry is dead from now on
-    s.at = static_cast<uint64_t>(at);
+    s.at = Key(at);
     Insert(Entry{s.at, s.sequence, slot, kNone});
     NoteDeadEntry();
     return true;
@@ -127,6 +131,7 @@ class EventQueue {
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
+  static uint64_t Key(Time t) { return static_cast<uint64_t>(TimeToPicoseconds(t)); }  // t >= 0
   static constexpr uint64_t kFreeSequence = ~uint64_t{0};
 
   // One cache line: a slot is read at random (pop, cancel, move), and one line is one miss.

@@ -37,7 +37,8 @@ class Simulator {
   // Schedules `handler->OnEvent(payload)` at absolute time `at`, which must not be in the past
   // (a programming error: the process aborts with a message).
   EventId Schedule(Time at, EventHandler* handler, uint64_t payload) {
-    HETSIM_CHECK(at >= now_, "event scheduled at %" PRId64 " ps, before now (%" PRId64 " ps)", at, now_);
+    HETSIM_CHECK(at >= now_, "event scheduled at %" PRId64 " ps, before now (%" PRId64 " ps)", TimeToPicoseconds(at),
+                 TimeToPicoseconds(now_));
     return queue_.Push(at, handler, payload);
   }
   EventId ScheduleAfter(Time delay, EventHandler* handler, uint64_t payload) {
@@ -49,7 +50,8 @@ class Simulator {
   // Moves a pending event to `at` (not in the past); it then runs after the events already scheduled
   // for `at`. False when the event is no longer pending.
   bool Reschedule(EventId id, Time at) {
-    HETSIM_CHECK(at >= now_, "event rescheduled to %" PRId64 " ps, before now (%" PRId64 " ps)", at, now_);
+    HETSIM_CHECK(at >= now_, "event rescheduled to %" PRId64 " ps, before now (%" PRId64 " ps)", TimeToPicoseconds(at),
+                 TimeToPicoseconds(now_));
     return queue_.Reschedule(id, at);
   }
   bool IsPending(EventId id) const { return queue_.IsPending(id); }

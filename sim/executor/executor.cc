@@ -116,13 +116,13 @@ class Run : private EventHandler, private FlowObserver {
     const int S = setup_.num_stages();
     pending_.resize(n);
     flows_left_.assign(n, 0);
-    r_.node_start.assign(n, -1);
-    r_.node_finish.assign(n, -1);
+    r_.node_start.assign(n, kNoTime);
+    r_.node_finish.assign(n, kNoTime);
     if (options_.record_flows) {
       r_.flow_offset.assign(n + 1, 0);
       for (NodeId id = 0; id < n; ++id)
         r_.flow_offset[id + 1] = r_.flow_offset[id] + static_cast<int64_t>(Flows(id).size());
-      r_.flow_finish.assign(r_.flow_offset[n], -1);
+      r_.flow_finish.assign(r_.flow_offset[n], kNoTime);
     }
     r_.last_backward_end.assign(S, 0);
     r_.grad_sync_end.assign(S, 0);
@@ -214,7 +214,7 @@ class Run : private EventHandler, private FlowObserver {
       }
     }
     for (int s = 0; s < setup_.num_stages(); ++s) {
-      if (!stages_[s].optimizer_started) r_.optimizer_start[s] = -1;
+      if (!stages_[s].optimizer_started) r_.optimizer_start[s] = kNoTime;
     }
     r_.iteration_time = t;
   }
@@ -369,7 +369,7 @@ class Run : private EventHandler, private FlowObserver {
   void ScheduleBuckets(int stage, int first, Time d) {
     const std::vector<BucketReady>& ready = setup_.stages[stage].bucket_ready;
     for (size_t j = first; j < ready.size() && ready[j].node == ready[first].node; ++j) {
-      const Time at = sim_.now() + d * static_cast<Time>(ready[j].piece + 1) / static_cast<Time>(ready[j].pieces);
+      const Time at = sim_.now() + d * (ready[j].piece + 1) / ready[j].pieces;
       sim_.Schedule(at, this, Payload(kBucketReady, (uint64_t(stage) << 32) | j));
     }
   }
@@ -713,7 +713,7 @@ std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup
   });
   std::vector<std::pair<Time, int64_t>> out;
   int64_t live = 0;
-  out.emplace_back(0, memory.ModelStateBytes());
+  out.emplace_back(Time(), memory.ModelStateBytes());
   for (const Change& c : changes) {
     live += c.delta;
     // A backward under full recompute needs one layer's full activations while anything is live.

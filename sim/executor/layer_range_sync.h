@@ -43,9 +43,9 @@ struct LayerRangeGroup {
   int shards = 1;                         // the finest TP among the holders
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
-  int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
-  Time start = -1;    // when the last holder had run the range's last backward
-  Time finish = -1;
+  int64_t bytes = 0;     // per GPU of a shard group: the range's dense gradients over `shards`
+  Time start = kNoTime;  // when the last holder had run the range's last backward
+  Time finish = kNoTime;
 };
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and

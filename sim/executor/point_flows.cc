@@ -26,7 +26,7 @@ absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const st
 
 absl::StatusOr<Time> PointFlowTimer::AloneTime(const std::vector<BoundaryFlow>& flows, std::vector<LinkLoad>* load) {
   if (load != nullptr) load->clear();
-  if (flows.empty()) return Time{0};
+  if (flows.empty()) return Time();
   if (network_ == nullptr) {
     auto network = Network::Create(&simulator_, NetworkLinks(topology_), mode_);
     if (!network.ok()) return network.status();

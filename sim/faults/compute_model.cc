@@ -25,8 +25,8 @@ double StandardNormal(SplitMix64& g) {  // Box-Muller; one of the pair
 }
 
 Time AddClamped(Time t, double ps) {
-  if (!(ps < static_cast<double>(kTimeMax - t))) return kTimeMax;
-  return t + static_cast<Time>(std::nearbyint(ps));
+  if (!(ps < TimeToPicosecondsDouble(kTimeMax - t))) return kTimeMax;
+  return t + PicosecondsToTime(static_cast<int64_t>(std::nearbyint(ps)));
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
 }
 
 Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
-  if (profile_of_[gpu] < 0) return AddClamped(start, static_cast<double>(work));
+  if (profile_of_[gpu] < 0) return AddClamped(start, TimeToPicosecondsDouble(work));
   const std::vector<Segment>& p = profiles_[profile_of_[gpu]];
   // The segment holding `start`: the last that begins at or before it.
   size_t i = static_cast<size_t>(
@@ -94,12 +94,12 @@ Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
                  p.begin()) -
              1;
   Time t = start;
-  double remaining = static_cast<double>(work);  // nominal picoseconds still to run
+  double remaining = TimeToPicosecondsDouble(work);  // nominal picoseconds still to run
   for (;; ++i) {
     const double factor = p[i].factor;
     if (i + 1 == p.size()) return AddClamped(t, remaining * factor);
     const Time next = p[i + 1].begin;
-    const double can_run = static_cast<double>(next - t) / factor;
+    const double can_run = TimeToPicosecondsDouble(next - t) / factor;
     if (remaining <= can_run) return std::min(next, AddClamped(t, remaining * factor));
     remaining -= can_run;
     t = next;
@@ -107,15 +107,15 @@ Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
 }
 
 Time ComputeModel::Finish(std::span<const GpuId> gpus, Time start, Time work, uint64_t task) const {
-  if (!active_) return AddClamped(start, static_cast<double>(work));
+  if (!active_) return AddClamped(start, TimeToPicosecondsDouble(work));
   Time finish = start;
   for (GpuId g : gpus) {
     Time w = work;
     if (jitter_ && jittered_[g]) {
-      const double ps = static_cast<double>(work) * JitterFactor(*jitter_, g, task);
-      w = ps < 9.2e18 ? static_cast<Time>(std::nearbyint(ps)) : kTimeMax;
+      const double ps = TimeToPicosecondsDouble(work) * JitterFactor(*jitter_, g, task);
+      w = ps < 9.2e18 ? PicosecondsToTime(static_cast<int64_t>(std::nearbyint(ps))) : kTimeMax;
     } else if (profile_of_[g] < 0) {
-      finish = std::max(finish, AddClamped(start, static_cast<double>(work)));
+      finish = std::max(finish, AddClamped(start, TimeToPicosecondsDouble(work)));
       continue;
     }
     finish = std::max(finish, FinishOn(g, start, w));

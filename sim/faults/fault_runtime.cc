@@ -13,7 +13,7 @@ FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simu
       on_fail_(std::move(on_fail)),
       compute_(faults, num_gpus),
       pending_(faults.faults.size()),
-      down_since_(faults.faults.size(), -1),
+      down_since_(faults.faults.size(), kNoTime),
       gpu_faults_(num_gpus) {
   outcome_.effects.resize(faults.faults.size());
   for (int i = 0; i < static_cast<int>(faults.faults.size()); ++i) {
@@ -37,7 +37,7 @@ void FaultRuntime::Stop() {
     pending_[i].scheduled = false;
     if (down_since_[i] >= 0) {
       outcome_.effects[i].down_time += now - down_since_[i];
-      down_since_[i] = -1;
+      down_since_[i] = kNoTime;
     }
   }
 }
@@ -107,7 +107,7 @@ void FaultRuntime::OnEvent(uint64_t payload) {
         down_since_[i] = simulator_->now();
       } else {
         effect.down_time += simulator_->now() - down_since_[i];
-        down_since_[i] = -1;
+        down_since_[i] = kNoTime;
       }
       Log(i, down ? "down" : "up");
       break;

@@ -39,8 +39,8 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator, s
           absl::StrFormat("links[%d].capacity_bytes_per_s: must be positive and finite, got %g", i, capacity));
     }
     if (links[i].latency < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("links[%d].latency: must not be negative, got %d ps", i, links[i].latency));
+      return absl::InvalidArgumentError(absl::StrFormat("links[%d].latency: must not be negative, got %d ps", i,
+                                                        TimeToPicoseconds(links[i].latency)));
     }
   }
   if (links.size() >= kNoFlow) {

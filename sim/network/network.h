@@ -326,7 +326,7 @@ class Network : private EventHandler {
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
   // Weighted flows started at merge_instant_, by a hash of route, bytes and weights (StartWeightedFlow).
-  Time merge_instant_ = -1;
+  Time merge_instant_ = kNoTime;
   // Value: the flow slot.
   absl::flat_hash_map<uint64_t, uint32_t> merge_index_;
 };

@@ -195,10 +195,10 @@ double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time
   for (NodeId id = 0; id < dag.num_nodes(); ++id) {
     const NodeKind kind = dag.node(id).kind;
     if (kind == NodeKind::kForward || kind == NodeKind::kBackward) {
-      busy[dag.node(id).stage] += static_cast<double>(durations[id]);
+      busy[dag.node(id).stage] += TimeToPicosecondsDouble(durations[id]);
     }
   }
-  return BubbleRatio(busy, static_cast<double>(iteration_time));
+  return BubbleRatio(busy, TimeToPicosecondsDouble(iteration_time));
 }
 
 }  // namespace hetsim::sim::pipeline

@@ -120,8 +120,8 @@ absl::Status CheckRunsToCompletion(const PipelineSchedule& s, absl::string_view 
 }  // namespace
 
 int H1F1BDelta(Time comm, Time t_max, double epsilon) {
-  const double c = static_cast<double>(comm);
-  const double t = static_cast<double>(t_max);
+  const double c = TimeToPicosecondsDouble(comm);
+  const double t = TimeToPicosecondsDouble(t_max);
   if (c <= epsilon * t) return 1;  // also c == 0
   if (c <= t / 2) return 2;
   return 3;

@@ -539,11 +539,11 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
   cost->forward_time = SecondsToTime(forward_s + gpu.pass_overhead_s());
   cost->backward_time = SecondsToTime(backward_s + gpu.pass_overhead_s());
   if (c.measured_forward_ms > 0) {
-    cost->forward_time = SecondsToTime(c.measured_forward_ms * 1e-3);
+    cost->forward_time = MillisecondsToTime(c.measured_forward_ms);
     cost->forward_measured = true;
   }
   if (c.measured_backward_ms > 0) {
-    cost->backward_time = SecondsToTime(c.measured_backward_ms * 1e-3);
+    cost->backward_time = MillisecondsToTime(c.measured_backward_ms);
     cost->backward_measured = true;
   }
 

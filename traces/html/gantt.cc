@@ -150,7 +150,8 @@ int64_t OperationsPerBlock(const sim::executor::ExecutionSetup& setup, const sim
 // Blocks split into lanes where they overlap (traces::AssignLanes, the trace's rule).
 std::vector<std::vector<const Block*>> Lanes(const std::vector<Block>& blocks) {
   std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const Block& b : blocks) intervals.emplace_back(b.start, b.finish);
+  for (const Block& b : blocks)
+    intervals.emplace_back(TimeToPicoseconds(b.start), TimeToPicoseconds(b.finish));  // lanes of picoseconds
   const std::vector<int> lane = traces::AssignLanes(intervals);
   std::vector<std::vector<const Block*>> lanes;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -162,9 +163,11 @@ std::vector<std::vector<const Block*>> Lanes(const std::vector<Block>& blocks) {
 
 class GanttWriter {
  public:
-  explicit GanttWriter(Time end) : end_(std::max<Time>(end, 1)) {}
+  explicit GanttWriter(Time end) : end_(std::max(end, kPicosecond)) {}
 
-  double X(Time t) const { return kGanttLeft + static_cast<double>(t) / static_cast<double>(end_) * kPlotWidth; }
+  double X(Time t) const {
+    return kGanttLeft + TimeToPicosecondsDouble(t) / TimeToPicosecondsDouble(end_) * kPlotWidth;
+  }
 
   void AddBlock(const Block& b, double y, int height) {
     if (WallLimitPassed()) return;

@@ -88,8 +88,9 @@ std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, con
       const Time dt = r.sample_times[i] - r.sample_times[i - 1];
       if (dt <= 0) continue;
       double busy = 0;
-      for (size_t l : by_class[c]) busy += static_cast<double>(r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l]);
-      const double pct = std::min(100.0, 100.0 * busy / (static_cast<double>(dt) * by_class[c].size()));
+      for (size_t l : by_class[c])
+        busy += TimeToPicosecondsDouble(r.link_busy[i * L + l] - r.link_busy[(i - 1) * L + l]);
+      const double pct = std::min(100.0, 100.0 * busy / (TimeToPicosecondsDouble(dt) * by_class[c].size()));
       if (s.points.empty()) s.points.push_back({TimeToMilliseconds(r.sample_times[i - 1]), pct});
       s.points.push_back({TimeToMilliseconds(r.sample_times[i]), pct});
     }
