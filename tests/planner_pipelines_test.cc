@@ -91,7 +91,7 @@ TEST_CASE("pipelines: two identical GPU types get equal shares, one twice as fas
   CHECK(twice->pipelines[0].batch_share + twice->pipelines[1].batch_share == 96);
   // The pipelines then finish together, within one micro-batch of the faster one's time.
   const Time a = twice->pipelines[0].prediction.pipeline, b = twice->pipelines[1].prediction.pipeline;
-  CHECK(std::abs(static_cast<double>(a - b)) <= static_cast<double>(std::max(a, b)) / 32);
+  CHECK(std::abs(TimeToPicosecondsDouble(a - b)) <= TimeToPicosecondsDouble(std::max(a, b)) / 32);
 }
 
 struct LabInputs {
