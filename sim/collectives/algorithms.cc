@@ -1,5 +1,6 @@
 #include "sim/collectives/algorithms.h"
 
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/str_format.h"
@@ -289,9 +290,16 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
 }
 
 // NVLink SHARP: each GPU writes its buffer to the NVSwitch, which reduces, and reads the sum back, both
-// at once on the full-duplex GPU-switch link: alpha + S / link rate (docs/network.md). Priced and
-// simulated as GPU r sending S to GPU r+1 through the switch, which loads every GPU's link to the
-// switch with S up and S down as NVLS does; the switch's reduction itself is not a bottleneck.
+// at once on the full-duplex GPU-switch link, at kNvlsBandwidthShare of the rate a ring's Simple
+// protocol reaches there: alpha + S / (share x link rate) (docs/network.md). Priced and simulated as
+// GPU r sending S / share to GPU r+1 through the switch, which loads every GPU's link to the switch
+// alike up and down as NVLS does; the switch's reduction itself is not a bottleneck.
+// NCCL's own model of NVLS (src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.23 on): its algorithm
+// bandwidth is 5/6 of the bus bandwidth of the NVSwitch links, where a ring's is n / (2(n-1)) of it;
+// the multimem loads and stores do not reach the links' full rate as a ring's copies do.
+constexpr double kNvlsBandwidthShare = 5.0 / 6.0;
+int64_t NvlsWireBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes / kNvlsBandwidthShare)); }
+
 absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, const ShapeInputs& in,
                                           CollectiveShape s) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
@@ -311,7 +319,7 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
   }
   auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
   if (!costs.ok()) return costs.status();
-  s.estimated_seconds = StepSeconds(*costs, in.bytes);
+  s.estimated_seconds = StepSeconds(*costs, static_cast<double>(NvlsWireBytes(in.bytes)));
   return s;
 }
 
@@ -465,7 +473,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       break;
     case CollectiveAlgorithm::kPairwise: AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none); break;
     case CollectiveAlgorithm::kNvls:
-      for (int64_t r = 0; n > 1 && r < n; ++r) g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), req.bytes, {});
+      for (int64_t r = 0; n > 1 && r < n; ++r)
+        g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), NvlsWireBytes(static_cast<double>(req.bytes)), {});
       break;
     case CollectiveAlgorithm::kAuto: break;
   }
