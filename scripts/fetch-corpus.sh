@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The corpus of real public inputs (launch scripts, framework configs, nccl-tests logs, Chakra traces)
-# is committed in tests/corpus/<dir>/<name>; tests/corpus/sources.txt lists each file by repository,
+# is committed in tests/corpus/third_party/<dir>/<name>; tests/corpus/sources.txt lists each file by repository,
 # pinned commit, path (and archive member), SHA-256 and licence. This script checks that every listed
 # file is there with its hash and that no unlisted file is (--check, ctest `corpus.manifest`), or
 # (re)places them byte for byte from their pinned commits, checking every hash. docs/corpus.md says
@@ -10,13 +10,13 @@
 #   --check        fetch nothing: exit 1 when a listed file is missing or differs, or a file is unlisted
 #   --mirrors DIR  read from bare git clones DIR/<owner>+<name>/repo (no network); default: download
 #                  https://raw.githubusercontent.com/<owner>/<name>/<commit>/<path> with curl
-#   --dest DIR     default: tests/corpus in this checkout
+#   --dest DIR     default: tests/corpus/third_party in this checkout
 # Exit 0 when every file is in place with its hash; 1 when one could not be fetched or differs.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 manifest="$here/tests/corpus/sources.txt"
-dest="$here/tests/corpus"
+dest="$here/tests/corpus/third_party"
 mirrors=""
 check=0
 while [[ $# -gt 0 ]]; do

@@ -1,4 +1,4 @@
-// The corpus of published nccl-tests logs, committed in tests/corpus/nccl-tests-logs/ (sources, licences
+// The corpus of published nccl-tests logs, committed in tests/corpus/third_party/nccl-tests-logs/ (sources, licences
 // and SHA-256 in tests/corpus/sources.txt, what each shows in tests/calibrate_data/real/README.md): what
 // ParseNcclLog reads from each, or the refusal and its reason; a missing file fails. Row counts are the
 // rows of nonzero size in the published table, counted by eye from the file (0-byte rows move nothing

@@ -20,7 +20,7 @@ add_test(NAME chakra.round_trip.idle_gpus
 add_test(NAME chakra.astra_microbenchmarks
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>
                  ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt ${CMAKE_CURRENT_BINARY_DIR}/chakra_astra_microbenchmarks)
-# Real traces converted from PyTorch by Chakra's tools, committed in tests/corpus/chakra-real-traces/
+# Real traces converted from PyTorch by Chakra's tools, committed in tests/corpus/third_party/chakra-real-traces/
 # (tests/chakra/real_traces.py lists them; tests/corpus/sources.txt their sources).
 add_test(NAME chakra.real_traces
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/real_traces.py $<TARGET_FILE:hetsim>

@@ -1,7 +1,7 @@
 // The corpus of real launch scripts and configs (issue 41): published files of Megatron-LM,
 // Megatron-DeepSpeed, DeepSpeed's examples, AWS's distributed-training samples, torchtitan and NeMo's
 // launcher, each imported as `hetsim import` imports it, with the plan it must give or the reason it
-// must be refused. The files are committed in tests/corpus/launch-corpus/ (tests/corpus/sources.txt
+// must be refused. The files are committed in tests/corpus/third_party/launch-corpus/ (tests/corpus/sources.txt
 // lists each one's repository, commit, path, SHA-256 and licence); a missing file fails the test, and
 // so does a file there with no expected result below. Expected values are read from each file by hand
 // (its flags, or the config's keys), and the refusals' reasons are the file's (docs/corpus.md).
@@ -30,7 +30,7 @@ namespace v1 = hetsim::v1;
 constexpr const char* kLaunchCorpus = "launch-corpus";
 
 struct CorpusCase {
-  const char* file;  // under tests/corpus/launch-corpus/
+  const char* file;  // under tests/corpus/third_party/launch-corpus/
   int64_t nodes;     // `--nodes` (0: the file's own count)
   // The plan: pipeline stages, TP and DP of stage 0, schedule, global batch and framework.
   int stages, tp, dp;

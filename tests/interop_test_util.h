@@ -35,7 +35,7 @@ inline bool HasImportNote(const std::vector<std::string>& notes, const std::stri
   return false;
 }
 
-// A file of the committed corpus of real inputs, tests/corpus/SUBDIR/NAME; the test fails when it is
+// A file of the committed corpus of real inputs, tests/corpus/third_party/SUBDIR/NAME; the test fails when it is
 // missing (tests/corpus/sources.txt lists every file, scripts/fetch-corpus.sh re-fetches one).
 inline std::filesystem::path CorpusFile(const std::string& subdir, const std::string& name) {
   const std::filesystem::path path = std::filesystem::path(HETSIM_CORPUS_DIR) / subdir / name;
@@ -45,7 +45,7 @@ inline std::filesystem::path CorpusFile(const std::string& subdir, const std::st
   return path;
 }
 
-// The names of the files in tests/corpus/SUBDIR, sorted: a file there that no test case expects is a
+// The names of the files in tests/corpus/third_party/SUBDIR, sorted: a file there that no test case expects is a
 // file whose expected result is not asserted.
 inline std::vector<std::string> CorpusFileNames(const std::string& subdir) {
   const std::filesystem::path dir = std::filesystem::path(HETSIM_CORPUS_DIR) / subdir;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real Chakra traces converted from PyTorch by Chakra's own tools, run through `hetsim run --chakra`:
 what runs, what is skipped, what is refused as JSON. The files are committed in
-tests/corpus/chakra-real-traces/ (tests/corpus/sources.txt: repository, commit, archive member, SHA-256,
+tests/corpus/third_party/chakra-real-traces/ (tests/corpus/sources.txt: repository, commit, archive member, SHA-256,
 licence), verbatim from their source (each SHA-256 is checked again here); tests/chakra.cmake runs this
 test always, and a missing file fails it (docs/corpus.md). Chakra's 4.9 MB `chakra.0.json` is left out:
 its small sibling small_chakra.0.json is refused for the same reason.
