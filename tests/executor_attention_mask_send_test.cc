@@ -33,15 +33,7 @@ proto::PlanInputs MaskTwoStages(double gbps, uint64_t micro_batch, bool mask) {
   p.set_micro_batch_size(micro_batch);
   p.set_schedule(v1::ONE_F_ONE_B);
   p.set_pipeline_sends_attention_mask(mask);
-  const char* islands[] = {"slow", "fast"};
-  for (int s = 0; s < 2; ++s) {
-    v1::Stage* st = p.add_stages();
-    st->set_first_layer(2 * s);
-    st->set_num_layers(2);
-    st->mutable_mesh()->set_island(islands[s]);
-    st->mutable_mesh()->set_node_count(1);
-    st->mutable_mesh()->set_gpus_per_node(1);
-  }
+  testing::AddSlowFastStages(p, 2);
   return testing::MakeInputs(testing::TwoIslandCluster(1, 1, gbps, 0), p);
 }
 

@@ -82,6 +82,20 @@ struct StageSpec {
   int layers = 1;
 };
 
+// Two stages of `layers_per_stage` layers each on one GPU of TwoIslandCluster: stage 0 on "slow",
+// stage 1 on "fast", so their boundary crosses the Ethernet link.
+inline void AddSlowFastStages(v1::Plan& p, int layers_per_stage) {
+  const char* islands[] = {"slow", "fast"};
+  for (int s = 0; s < 2; ++s) {
+    v1::Stage* st = p.add_stages();
+    st->set_first_layer(layers_per_stage * s);
+    st->set_num_layers(layers_per_stage);
+    st->mutable_mesh()->set_island(islands[s]);
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_gpus_per_node(1);
+  }
+}
+
 // A LayerList model of sum(layers) layers, each handing `output_bytes_per_sample` to the next.
 inline v1::Plan MakePlan(const std::vector<StageSpec>& stages, int microbatches, v1::Schedule schedule,
                          uint64_t output_bytes_per_sample, uint64_t micro_batch_size = 1, int virtual_stages = 1) {

@@ -34,15 +34,7 @@ hetsim::proto::PlanInputs TiedTwoStages(double gbps, bool sync) {
   p.set_micro_batch_size(1);
   p.set_schedule(v1::ONE_F_ONE_B);
   p.set_tied_embedding_grad_sync(sync);
-  const char* islands[] = {"slow", "fast"};
-  for (int s = 0; s < 2; ++s) {
-    v1::Stage* st = p.add_stages();
-    st->set_first_layer(2 * s);
-    st->set_num_layers(2);
-    st->mutable_mesh()->set_island(islands[s]);
-    st->mutable_mesh()->set_node_count(1);
-    st->mutable_mesh()->set_gpus_per_node(1);
-  }
+  hetsim::testing::AddSlowFastStages(p, 2);
   return hetsim::testing::MakeInputs(hetsim::testing::TwoIslandCluster(1, 1, gbps, 0), p);
 }
 
