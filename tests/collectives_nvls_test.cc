@@ -78,5 +78,24 @@ TEST_CASE("nvls: only where the node's NVSwitch reduces, on one node", "[collect
   CHECK_FALSE(Supports(CollectiveAlgorithm::kNvls, CollectiveOp::kAllGather));
 }
 
+// With NCCL's model on, an NVLS collective waits NCCL's NVLS latency (25 us) besides the launch
+// latency, so auto keeps the small buffers on LL/LL128 trees and rings, as NCCL's tuner does, and
+// takes NVLS for the large ones.
+TEST_CASE("nvls: NCCL's latency of its own; auto leaves small buffers to rings and trees", "[collectives][nvls]") {
+  v1::Cluster c = NvlsNode(true);
+  c.set_ideal(false);
+  const auto topo = *hetsim::testing::BuildTopology(c);
+  const auto tiny = NvlsAllReduce(topo, 8, 1024, CollectiveAlgorithm::kNvls);
+  REQUIRE(tiny.ok());
+  CHECK(tiny->shape.launch_latency >= 25 * kMicrosecond);
+  CHECK(TimeToSeconds(tiny->time) == Approx(tiny->estimates.at(0).seconds).epsilon(1e-6));
+  const auto small = NvlsAllReduce(topo, 8, 64 * kKiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(small.ok());
+  CHECK(small->shape.algorithm != CollectiveAlgorithm::kNvls);
+  const auto large = NvlsAllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(large.ok());
+  CHECK(large->shape.algorithm == CollectiveAlgorithm::kNvls);
+}
+
 }  // namespace
 }  // namespace hetsim::sim

@@ -85,6 +85,11 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
                                              const CollectiveRequest& req, CollectiveAlgorithm algorithm,
                                              topology::NcclProtocol protocol, ConcurrentCostCache& cache);
 
+// NCCL's latency of an NVLS collective on NVLink (src/graph/tuning.cc, NCCL 2.23 on: hwLat's NVLS entry
+// on NVLink, 25 us, the whole of its latency on one node where a ring's grows with its steps), paid
+// before the first transfer like the launch latency; none on ideal hardware.
+constexpr Time kNvlsLatency = 25 * kMicrosecond;
+
 // ShapeFor with the link costs of earlier protocols' pricing.
 absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topology, topology::Router& router,
                                                const CollectiveRequest& req, CollectiveAlgorithm algorithm,
@@ -93,6 +98,7 @@ absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topolog
   if (!s.ok()) return s;
   s->protocol = protocol;
   s->launch_latency = LaunchLatency(topology, req.gpus);
+  if (algorithm == CollectiveAlgorithm::kNvls && topology.nccl_model()) s->launch_latency += kNvlsLatency;
   s->estimated_seconds += TimeToSeconds(s->launch_latency);
   return s;
 }
