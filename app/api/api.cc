@@ -135,6 +135,10 @@ absl::StatusOr<std::string> Sweep(const Args& args) {
   HETSIM_RETURN_IF_ERROR(proto::ParseSource(SourceOf(sweep), &message));
   sweep::PointOptions point_options;
   point_options.fidelity.exact = args.flag("exact");  // as `hetsim sweep`: chosen unless exact=True
+  // As `sweep --max-events / --max-wall-seconds`: each point's limits; a point past one is "limit".
+  point_options.max_events = static_cast<uint64_t>(args.integer("max_events"));
+  point_options.max_wall_seconds = args.real("max_wall_seconds");
+  HETSIM_RETURN_IF_ERROR(driver::CheckRunLimits(args.integer("max_events"), point_options.max_wall_seconds));
   sweep::SimulationEvaluator evaluator(point_options);
   HETSIM_ASSIGN_OR_RETURN(v1::SweepResult result,
                           sweep::RunSweepToMessage(message, sweep.is_path ? sweep.path : sweep.name, jobs, evaluator));
@@ -231,7 +235,8 @@ std::vector<Call> MakeCalls() {
        "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
        "report (a Sweep message names its files relative to the working directory).",
        "SweepResult",
-       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), Option("exact", Kind::kBool, false)},
+       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), Option("exact", Kind::kBool, false),
+        Option("max_events", Kind::kCount, int64_t{0}), Option("max_wall_seconds", Kind::kDouble, 0.0)},
        Sweep},
       {"check",
        "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",

@@ -120,6 +120,21 @@ def test_sweep_points_are_the_cli_rows():
     assert result.points[0].report.iteration_time_ms > result.points[1].report.iteration_time_ms
 
 
+def test_sweep_takes_the_point_limits_of_the_command_line():
+    sweep = os.path.join(SOURCE, "app", "python", "tests", "data", "sweep-two-bandwidths.pbtxt")
+    # As `hetsim sweep --max-events 10`: every point stops at its limit and says so.
+    limited = hetsim.sweep(sweep, max_events=10)
+    assert [p.status for p in limited.points] == ["limit", "limit"]
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "rows.jsonl")
+        code, _, err = cli("sweep", sweep, "-o", out, "--max-events", "10")
+        assert code == 0, err
+        assert [json.loads(line)["status"] for line in open(out)] == ["limit", "limit"]
+    assert [p.status for p in hetsim.sweep(sweep, max_events=10**9, max_wall_seconds=600).points] == ["ok", "ok"]
+    with pytest.raises(hetsim.HetsimError):
+        hetsim.sweep(sweep, max_wall_seconds=-1)
+
+
 def test_sweep_message_names_files_from_the_working_directory(monkeypatch):
     sweep = text(os.path.join(SOURCE, "app", "python", "tests", "data", "sweep-two-bandwidths.pbtxt"), hetsim_pb2.Sweep)
     sweep.cluster_path = "cluster-hapt-case.pbtxt"
