@@ -19,7 +19,7 @@
 // class of nodes placed alike in both trees (AppendDoubleTreeAllReduce's `node_classes`), and times
 // each edge's first and last chunk without a flow (`timed_ends`, TransferGraph::SetTimed). Error
 // measured in docs/decisions.md ("Representative collectives"), bounded by
-// tests/collectives_representative_test.cc.
+// tests/sim/collectives/collectives_representative_test.cc.
 #ifndef HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 #define HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 

@@ -17,8 +17,8 @@
 #include "proto/gpu_presets.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"
-#include "tests/build_topology.h"
 #include "tests/fuzz/fuzz_cluster.h"
+#include "tests/service/driver/build_topology.h"
 #include "topology/device_graph.h"
 
 namespace {

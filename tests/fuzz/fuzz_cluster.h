@@ -10,7 +10,7 @@
 #include "google/protobuf/text_format.h"
 #include "proto/gpu_presets.h"
 #include "proto/hetsim.pb.h"
-#include "tests/topology_clusters.h"
+#include "tests/topology/topology_clusters.h"
 
 inline const hetsim::v1::Cluster& FuzzCluster() {
   static const hetsim::v1::Cluster* cluster = [] {
