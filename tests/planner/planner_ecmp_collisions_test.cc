@@ -1,4 +1,4 @@
-// The planner's ECMP term (base/ecmp_collisions.h) against closed forms of balls into bins, and its
+// The planner's ECMP term (topology/ecmp_collisions.h) against closed forms of balls into bins, and its
 // boundary model on a Clos against the simulated transfer: without it the planner priced a stage
 // boundary at NIC speed, a quarter to a tenth of what the fabric delivers (docs/planner.md).
 #include <catch2/catch.hpp>
@@ -6,17 +6,19 @@
 #include <algorithm>
 #include <vector>
 
-#include "base/ecmp_collisions.h"
 #include "base/units.h"
 #include "planner/cluster_model.h"
 #include "sim/executor/point_flows.h"
 #include "tests/base/time_io.h"
 #include "tests/planner/planner_test_util.h"
 #include "tests/topology/topology_clusters.h"
+#include "topology/ecmp_collisions.h"
 #include "topology/routing.h"
 
 namespace hetsim::planner {
 namespace {
+
+using topology::ExpectedMaxLoad;
 
 TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ecmp]") {
   CHECK(ExpectedMaxLoad(0, 8, 1) == 0);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "base/html_escape.h"  // HtmlEscape, for the pages and charts built on this file
+#include "traces/html/html_escape.h"  // HtmlEscape, for the pages and charts built on this file
 
 namespace hetsim::traces::html {
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <map>
 
-#include "base/ecmp_collisions.h"
 #include "sim/collectives/execution.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/primitives.h"
@@ -19,6 +18,7 @@
 #include "tests/sim/collectives/collectives_star.h"
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
+#include "topology/ecmp_collisions.h"
 
 namespace hetsim::sim {
 namespace {
@@ -27,6 +27,8 @@ using testing::H100Island;
 using testing::RelativeGap;
 using testing::RunGraph;
 using testing::SimulateOk;
+using topology::ExpectedBusiestLoad;
+using topology::ExpectedMaxLoad;
 
 CollectiveRequest Request(CollectiveOp op, int gpus, CollectiveAlgorithm algo, bool representative,
                           CollectiveAlgorithm inter = CollectiveAlgorithm::kAuto) {

@@ -86,7 +86,7 @@ TEST_CASE("report helpers: ticks, numbers, escaping", "[report]") {
   CHECK(hetsim::traces::html::Num(0.314807, 3) == "0.315");
   CHECK(hetsim::traces::html::Num(2.5, 4) == "2.5");
   CHECK(hetsim::traces::html::Coord(-0.01) == "0");
-  CHECK(hetsim::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+  CHECK(hetsim::traces::html::HtmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
 }
 
 TEST_CASE("sweep CSV: quoted cells, the axes, and what is not a sweep's output", "[report]") {

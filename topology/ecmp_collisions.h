@@ -1,12 +1,12 @@
 // How unevenly ECMP hashing spreads flows over equal-cost uplinks, for the planner's boundary model and
 // the representative collectives: a switch hashing its flows onto a few uplinks loads the busiest one
 // with more than its share, and a transfer of many such switches waits for the busiest uplink of all.
-#ifndef HETSIM_BASE_ECMP_COLLISIONS_H_
-#define HETSIM_BASE_ECMP_COLLISIONS_H_
+#ifndef HETSIM_TOPOLOGY_ECMP_COLLISIONS_H_
+#define HETSIM_TOPOLOGY_ECMP_COLLISIONS_H_
 
 #include <cstdint>
 
-namespace hetsim {
+namespace hetsim::topology {
 
 // The expected load of the busiest bin over `groups` independent groups, each throwing `flows` flows
 // uniformly at random into `bins` bins (flows >= 0, bins >= 1, groups >= 1): balls into bins, exactly
@@ -23,6 +23,6 @@ double CachedExpectedMaxLoad(int flows, int bins, int groups);
 double ExpectedBusiestLoad(int64_t flows, int bins, int groups);
 inline constexpr int64_t kExactBusiestFlows = 96;
 
-}  // namespace hetsim
+}  // namespace hetsim::topology
 
-#endif  // HETSIM_BASE_ECMP_COLLISIONS_H_
+#endif  // HETSIM_TOPOLOGY_ECMP_COLLISIONS_H_

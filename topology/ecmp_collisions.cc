@@ -1,4 +1,4 @@
-#include "base/ecmp_collisions.h"
+#include "topology/ecmp_collisions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-namespace hetsim {
+namespace hetsim::topology {
 namespace {
 
 // P(no bin of `bins` holds more than `t`) when `flows` flows land uniformly: the first bin takes j
@@ -93,4 +93,4 @@ double ExpectedBusiestLoad(int64_t flows, int bins, int groups) {
                   [&] { return IndependentBinsBusiestLoad(flows, bins, groups); });
 }
 
-}  // namespace hetsim
+}  // namespace hetsim::topology

@@ -1,6 +1,6 @@
-#include "base/html_escape.h"
+#include "traces/html/html_escape.h"
 
-namespace hetsim {
+namespace hetsim::traces::html {
 
 std::string HtmlEscape(absl::string_view s) {
   std::string out;
@@ -18,4 +18,4 @@ std::string HtmlEscape(absl::string_view s) {
   return out;
 }
 
-}  // namespace hetsim
+}  // namespace hetsim::traces::html
