@@ -301,7 +301,7 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
       case CollectiveOp::kAllGather:
       case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
       case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
-      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost_internal.h)
       case CollectiveOp::kBroadcast: break;
     }
     return c.count * SecondsToTime(seconds);

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "sim/collectives/primitives.h"
-#include "sim/collectives/transfer_graph.h"
+#include "sim/collectives/transfer_graph_internal.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::sim {

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/units.h"
-#include "planner/context_parallel_cost.h"
+#include "planner/context_parallel_cost_internal.h"
 #include "planner/planner.h"
 #include "planner/profile.h"
 #include "proto/resolve.h"

@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/hapt_search.h"
-#include "planner/layers.h"
+#include "planner/hapt_search_internal.h"
+#include "planner/layers_internal.h"
 #include "planner/profile.h"
 #include "sim/pipeline/schedule.h"
 #include "sim/workload/model_cost.h"

@@ -12,7 +12,7 @@
 #include "service/calibrate/nccl_cluster_match.h"
 #include "service/calibrate/nccl_fit_guards.h"
 #include "service/calibrate/nccl_log.h"
-#include "service/calibrate/nccl_log_lines.h"
+#include "service/calibrate/nccl_log_lines_internal.h"
 
 namespace hetsim::calibrate {
 namespace {

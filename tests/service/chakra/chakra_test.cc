@@ -14,7 +14,7 @@
 #include "proto/gpu_presets.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
-#include "service/chakra/attributes.h"
+#include "service/chakra/attributes_internal.h"
 #include "service/chakra/export.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"

@@ -13,7 +13,7 @@
 #include "service/interop/launch_script.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
-#include "service/interop/shell_arithmetic.h"
+#include "service/interop/shell_arithmetic_internal.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/time.h"
-#include "sim/engine/event_queue.h"
+#include "sim/engine/event_queue_internal.h"
 #include "sim/engine/simulator.h"
 #include "tests/base/time_io.h"
 
