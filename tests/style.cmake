@@ -14,3 +14,5 @@ add_test(NAME style.units COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_un
 # Every C++ test source sits in tests/<module dir>/, the folder mirroring the module it tests
 # (scripts/layout_tests.py moves a file left elsewhere; tests/main_test.cc and tests/fuzz/ excepted).
 add_test(NAME test_layout COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_test_layout.py ${PROJECT_SOURCE_DIR})
+# Every module header is in the namespace its folder says (docs/architecture.md, "Namespaces").
+add_test(NAME namespaces COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_namespaces.py ${PROJECT_SOURCE_DIR})
