@@ -78,7 +78,7 @@ def split_symbols(files):
             with open(os.path.join(ROOT, header), encoding='utf-8') as f:
                 for line in f:
                     m = (re.match(r'(?:inline )?constexpr [^=;(]*?\b([A-Za-z_]\w*) =', line) or
-                         re.match(r'(?:struct|class|enum class|enum|using) ([A-Za-z_]\w*)\b(?! =)', line) or
+                         re.match(r'(?:struct|class|enum class|enum) ([A-Za-z_]\w*)\b', line) or
                          re.match(r'using ([A-Za-z_]\w*) =', line) or
                          re.match(r'(?!return\b)[A-Za-z_][\w:<>,* &]* \**&?([A-Z]\w*)\(', line))
                     if m and not line.startswith(('namespace', 'using namespace')):
