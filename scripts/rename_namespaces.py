@@ -130,6 +130,10 @@ def qualify_unqualified(text, owner, own_short, declared):
 
 
 def rewrite_qualified(text, owner):
+    # `using namespace hetsim::sim;` brought the three split namespaces in at once
+    text = re.sub(r'^( *)using namespace (?:hetsim::)?sim;$',
+                  lambda m: '\n'.join(f'{m.group(1)}using namespace hetsim::{short};' for short in SPLIT.values()), text,
+                  flags=re.M)
     # sim::executor::X -> executor::X (and hetsim::sim::executor -> hetsim::executor)
     text = re.sub(r'\b((?:hetsim::)?)sim::(' + '|'.join(NESTED) + r')\b', r'\1\2', text)
     # sim::Network -> network::Network
