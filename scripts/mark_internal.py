@@ -63,22 +63,26 @@ def guard(path):
 
 def main():
     dry = '--dry' in sys.argv[1:]
-    renames = {}  # old path -> new path, headers and their sources
+    renames = {}  # old path -> new path, headers and their sources (also those renamed by an earlier run)
+    to_move = []
     for header in INTERNAL:
         stem = header[:-len('.h')]
         new_header = stem + '_internal.h'
         if os.path.exists(os.path.join(ROOT, header)):
-            renames[header] = new_header
+            to_move.append(header)
         elif not os.path.exists(os.path.join(ROOT, new_header)):
             sys.exit(f'mark_internal: {header}: neither it nor {new_header} exists')
+        renames[header] = new_header
         if os.path.exists(os.path.join(ROOT, stem + '.cc')):
+            to_move.append(stem + '.cc')
+        if os.path.exists(os.path.join(ROOT, stem + '.cc')) or os.path.exists(os.path.join(ROOT, stem + '_internal.cc')):
             renames[stem + '.cc'] = stem + '_internal.cc'
-    for old, new in renames.items():
-        print(f'{old} -> {new}')
-    if dry or not renames:
+    for old in to_move:
+        print(f'{old} -> {renames[old]}')
+    if dry:
         return
-    for old, new in renames.items():
-        git('mv', old, new)
+    for old in to_move:
+        git('mv', old, renames[old])
     by_path = re.compile(r'(?<![\w/.-])(' + '|'.join(re.escape(p) for p in renames) + r')\b')
     guards = {guard(old): guard(new) for old, new in renames.items() if old.endswith('.h')}
     by_guard = re.compile(r'\b(' + '|'.join(re.escape(g) for g in guards) + r')')
@@ -92,8 +96,8 @@ def main():
     rewritten = []
     for path in git('ls-files').splitlines():
         full = os.path.join(ROOT, path)
-        if path.startswith('tests/corpus/third_party/') or not os.path.isfile(full):
-            continue
+        if path.startswith('tests/corpus/third_party/') or path in ('scripts/layout_tests.py', 'scripts/mark_internal.py', 'scripts/rename_namespaces.py') or not os.path.isfile(full):
+            continue  # the layout tools name the old paths on purpose
         try:
             with open(full, encoding='utf-8') as f:
                 text = f.read()
@@ -110,7 +114,7 @@ def main():
                 rewritten.append(full)
     if rewritten:  # a renamed include may sort elsewhere in its block
         subprocess.run(['clang-format', '-i', *rewritten], check=True)
-    print(f'mark_internal: {len(renames)} files renamed, references rewritten in {len(rewritten)} C++ files')
+    print(f'mark_internal: {len(to_move)} files renamed, references rewritten in {len(rewritten)} C++ files')
 
 
 if __name__ == '__main__':
