@@ -9,7 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "sim/collectives/simulate.h"
-#include "tests/build_topology.h"
+#include "tests/service/driver/build_topology.h"
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 

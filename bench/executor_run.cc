@@ -20,7 +20,7 @@
 #include "base/check.h"
 #include "proto/inputs.h"
 #include "service/driver/simulate.h"
-#include "tests/model_shapes.h"
+#include "tests/proto/model_shapes.h"
 
 namespace {
 

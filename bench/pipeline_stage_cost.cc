@@ -6,7 +6,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
-#include "tests/model_shapes.h"
+#include "tests/proto/model_shapes.h"
 
 namespace {
 

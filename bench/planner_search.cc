@@ -9,7 +9,7 @@
 #include "planner/planner.h"
 #include "proto/validate_cluster.h"
 #include "service/driver/plan_messages.h"
-#include "tests/topology_clusters.h"
+#include "tests/topology/topology_clusters.h"
 
 namespace hetsim::planner {
 namespace {

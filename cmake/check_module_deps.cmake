@@ -1,7 +1,9 @@
 # cmake -DSOURCE_DIR=<repo> -P cmake/check_module_deps.cmake
 # Fails when a module includes a header of a module it does not link (cmake/module_deps.cmake), links
+# one it never includes, or depends on a module later in the dependency order; and when a file
+# includes another module's internal header (*_internal.h: only its own module directory and the tests
+# that mirror it, tests/<module dir>/, may; scripts/mark_internal.py).
 cmake_minimum_required(VERSION 3.25)
-# one it never includes, or depends on a module later in the dependency order.
 include(${CMAKE_CURRENT_LIST_DIR}/module_deps.cmake)
 
 set(errors "")
@@ -39,6 +41,9 @@ foreach(m ${HETSIM_MODULES})
       if(owner STREQUAL "" OR owner STREQUAL m)
         continue()
       endif()
+      if(header MATCHES "_internal\\.h$")
+        string(APPEND errors "${rel}: includes \"${header}\", an internal header of module ${owner}\n")
+      endif()
       list(APPEND used ${owner})
       if(NOT owner IN_LIST HETSIM_MODULE_DEPS_${m})
         string(APPEND errors "${rel}: includes \"${header}\" of module ${owner}, which ${m} does not link\n")
@@ -52,8 +57,29 @@ foreach(m ${HETSIM_MODULES})
   endforeach()
 endforeach()
 
+# Outside the modules (tests, benchmarks, fuzz targets, the Python binding, main.cc): an internal header
+# only from the tests of its own module, tests/<module dir>/.
+file(GLOB_RECURSE others ${SOURCE_DIR}/tests/*.cc ${SOURCE_DIR}/tests/*.h ${SOURCE_DIR}/bench/*.cc ${SOURCE_DIR}/bench/*.h
+     ${SOURCE_DIR}/app/python/*.cc)
+file(GLOB main_sources ${SOURCE_DIR}/app/*.cc)
+foreach(src ${others} ${main_sources})
+  file(RELATIVE_PATH rel ${SOURCE_DIR} ${src})
+  if(rel MATCHES "^tests/(corpus|viewers)/")
+    continue()
+  endif()
+  get_filename_component(dir ${rel} DIRECTORY)
+  file(STRINGS ${src} lines REGEX "^#include \"[^\"]*_internal\\.h\"")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^#include \"([^\"]*)\".*" "\\1" header "${line}")
+    get_filename_component(header_dir ${header} DIRECTORY)
+    if(NOT dir STREQUAL "tests/${header_dir}")
+      string(APPEND errors "${rel}: includes \"${header}\", an internal header of ${header_dir}/ (only its tests, tests/${header_dir}/, may)\n")
+    endif()
+  endforeach()
+endforeach()
+
 if(errors)
   message(FATAL_ERROR "module dependencies do not match cmake/module_deps.cmake:\n${errors}")
 endif()
 list(LENGTH HETSIM_MODULES n)
-message(STATUS "module_deps: ${n} modules, every include matches a link")
+message(STATUS "module_deps: ${n} modules, every include matches a link, no internal header included from outside")

@@ -7,10 +7,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
-#include "base/ecmp_collisions.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "sim/collectives/estimate.h"
+#include "topology/ecmp_collisions.h"
 
 namespace hetsim::planner {
 
@@ -213,7 +213,7 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     const int tors_used = std::min(u.tors_per_rack, sender.gpus_per_node);
     const int flows_per_tor = u.nodes_per_rack * ((sender.gpus_per_node + tors_used - 1) / tors_used);
     const int tors = (sender.nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * tors_used;
-    const double busiest = CachedExpectedMaxLoad(flows_per_tor, u.uplinks, tors);
+    const double busiest = topology::CachedExpectedMaxLoad(flows_per_tor, u.uplinks, tors);
     transfer = std::max(transfer, TransferTime(bytes / sender.gpus() * busiest, u.uplink_bytes_per_s));
   }
   return f.latency + transfer;
@@ -243,7 +243,8 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
     const double link_bps = pod_nodes * tier.node_bytes_per_s / tier.oversubscription / tier.links;
     for (int count : {up[p], down[p]}) {
       if (count == 0) continue;
-      busiest = std::max(busiest, TransferTime(bytes / flows * CachedExpectedMaxLoad(count, tier.links, 1), link_bps));
+      busiest = std::max(busiest,
+                         TransferTime(bytes / flows * topology::CachedExpectedMaxLoad(count, tier.links, 1), link_bps));
     }
   }
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
@@ -300,7 +301,7 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
       case CollectiveOp::kAllGather:
       case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
       case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
-      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost.h)
+      case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost_internal.h)
       case CollectiveOp::kBroadcast: break;
     }
     return c.count * SecondsToTime(seconds);

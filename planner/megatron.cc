@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "planner/candidates.h"
+#include "planner/candidates_internal.h"
 
 namespace hetsim::planner {
 

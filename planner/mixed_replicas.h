@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "base/spec/plan.h"
-#include "planner/candidates.h"
-#include "planner/hapt_search.h"
+#include "planner/candidates_internal.h"
+#include "planner/hapt_search_internal.h"
 #include "planner/profile.h"
 
 namespace hetsim::planner {

@@ -21,7 +21,7 @@
 
 #include "base/spec/cluster.h"
 #include "base/time.h"
-#include "planner/candidates.h"
+#include "planner/candidates_internal.h"
 #include "planner/cluster_model.h"
 #include "planner/prediction.h"
 

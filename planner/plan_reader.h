@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/spec/plan.h"
-#include "planner/hapt_search.h"
+#include "planner/hapt_search_internal.h"
 #include "planner/prediction.h"
 #include "planner/profile.h"
 

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "base/spec/plan.h"
 #include "planner/cluster_model.h"
-#include "planner/hapt_search.h"
+#include "planner/hapt_search_internal.h"
 
 namespace hetsim::planner {
 

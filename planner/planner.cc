@@ -13,7 +13,7 @@
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "base/units.h"
-#include "planner/candidates.h"
+#include "planner/candidates_internal.h"
 #include "planner/mixed_replicas.h"
 #include "planner/pipelines.h"
 #include "planner/plan_writer.h"

@@ -18,7 +18,7 @@
 #include "base/spec/cluster.h"
 #include "base/spec/model.h"
 #include "base/spec/plan.h"
-#include "planner/hapt_search.h"
+#include "planner/hapt_search_internal.h"
 #include "planner/prediction.h"
 #include "planner/profile_cache.h"
 

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "base/time.h"
 #include "planner/cluster_model.h"
-#include "planner/hapt_search.h"
+#include "planner/hapt_search_internal.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/workload/model_cost.h"
 

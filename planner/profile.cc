@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "planner/context_parallel_cost.h"
+#include "planner/context_parallel_cost_internal.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::planner {

@@ -107,7 +107,7 @@ class Profiler {
  public:
   // `context_parallel` is the plan's CP degree (Plan.context_parallel): every stage's mesh holds
   // tensor_parallel x context_parallel x data_parallel GPUs, and stages pay the key/value ring
-  // (planner/context_parallel_cost.h).
+  // (planner/context_parallel_cost_internal.h).
   Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
            ProfilerOptions options = {}, int context_parallel = 1);
 

@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "planner/candidates.h"
+#include "planner/candidates_internal.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
 #include "topology/gpu_islands.h"

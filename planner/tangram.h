@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "planner/hapt_search.h"
+#include "planner/hapt_search_internal.h"
 #include "planner/profile.h"
 
 namespace hetsim::planner {

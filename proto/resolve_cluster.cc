@@ -11,12 +11,12 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/units.h"
-#include "proto/cluster_networks.h"
+#include "proto/cluster_networks_internal.h"
 #include "proto/fabric_presets.h"
-#include "proto/intra_node_layout.h"
+#include "proto/intra_node_layout_internal.h"
 #include "proto/limits.h"
 #include "proto/resolve.h"
-#include "proto/socket_transport.h"
+#include "proto/socket_transport_internal.h"
 
 namespace hetsim::proto {
 namespace {

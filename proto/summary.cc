@@ -9,10 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
-#include "proto/intra_node_layout.h"
+#include "proto/intra_node_layout_internal.h"
 #include "proto/layer_count.h"
 #include "proto/pipeline_plans.h"
-#include "proto/socket_transport.h"
+#include "proto/socket_transport_internal.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 

@@ -10,13 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "proto/cluster_networks.h"
+#include "proto/cluster_networks_internal.h"
 #include "proto/fabric_presets.h"
 #include "proto/gpu_presets.h"
-#include "proto/intra_node_layout.h"
+#include "proto/intra_node_layout_internal.h"
 #include "proto/io.h"
 #include "proto/limits.h"
-#include "proto/socket_transport.h"
+#include "proto/socket_transport_internal.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {

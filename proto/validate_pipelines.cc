@@ -10,7 +10,7 @@
 #include "base/status_macros.h"
 #include "proto/layer_count.h"
 #include "proto/pipeline_plans.h"
-#include "proto/plan_meshes.h"
+#include "proto/plan_meshes_internal.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
 

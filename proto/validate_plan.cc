@@ -14,7 +14,7 @@
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
-#include "proto/plan_meshes.h"
+#include "proto/plan_meshes_internal.h"
 #include "proto/validate_model.h"
 #include "proto/validate_pipelines.h"
 #include "proto/validate_prediction.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "proto/hetsim.pb.h"
-#include "proto/plan_meshes.h"
+#include "proto/plan_meshes_internal.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {

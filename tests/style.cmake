@@ -11,3 +11,8 @@ endif()
 # Issue 38: no hand-written unit factor or bare-number alias for a time or a byte count in base/,
 # topology/ and sim/; conversions live in base/time.h and base/units.h (exceptions listed in the script).
 add_test(NAME style.units COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_units.py ${PROJECT_SOURCE_DIR})
+# Every C++ test source sits in tests/<module dir>/, the folder mirroring the module it tests
+# (scripts/layout_tests.py moves a file left elsewhere; tests/main_test.cc and tests/fuzz/ excepted).
+add_test(NAME test_layout COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_test_layout.py ${PROJECT_SOURCE_DIR})
+# Every module header is in the namespace its folder says (docs/architecture.md, "Namespaces").
+add_test(NAME namespaces COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_namespaces.py ${PROJECT_SOURCE_DIR})

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/check.h"
 #include "base/wall_limit.h"
-#include "topology/topology_builder.h"
+#include "topology/topology_builder_internal.h"
 
 namespace hetsim::topology {
 

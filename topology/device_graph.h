@@ -21,7 +21,7 @@
 #include "base/spec/cluster.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
-#include "topology/nccl_fabric.h"
+#include "topology/nccl_fabric_internal.h"
 
 namespace hetsim::topology {
 

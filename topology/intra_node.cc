@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "base/check.h"
-#include "topology/topology_builder.h"
+#include "topology/topology_builder_internal.h"
 
 namespace hetsim::topology {
 namespace {

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "app/api/api.h"
+#include "base/check.h"
 
 namespace py = pybind11;
 namespace api = hetsim::api;
@@ -79,7 +80,7 @@ api::Value ToValue(const api::Param& p, const py::handle& v) {
       return ints;
     }
   }
-  throw std::logic_error("unknown parameter kind");
+  HETSIM_CHECK(false, "parameter %s: kind %d outside api::Kind", p.name.c_str(), static_cast<int>(p.kind));
 }
 
 py::object ToPython(const api::Value& v) {

@@ -10,7 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "proto/resolve.h"
-#include "service/calibrate/csv_table.h"
+#include "service/calibrate/csv_table_internal.h"
 #include "sim/workload/gpu_compute.h"
 
 namespace hetsim::calibrate {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/wall_limit.h"
 #include "proto/inputs.h"
-#include "service/calibrate/csv_table.h"
+#include "service/calibrate/csv_table_internal.h"
 #include "service/calibrate/overhead_probe.h"
 
 namespace hetsim::calibrate {

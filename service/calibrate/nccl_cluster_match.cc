@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "service/calibrate/csv_table.h"
+#include "service/calibrate/csv_table_internal.h"
 
 namespace hetsim::calibrate {
 namespace {

@@ -11,7 +11,7 @@
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
 #include "proto/fabric_presets.h"
-#include "service/calibrate/least_squares.h"
+#include "service/calibrate/least_squares_internal.h"
 #include "service/calibrate/nccl_cluster_match.h"
 #include "service/calibrate/report.h"
 #include "service/driver/cluster_topology.h"

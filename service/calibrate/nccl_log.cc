@@ -15,8 +15,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "service/calibrate/csv_table.h"
-#include "service/calibrate/nccl_log_lines.h"
+#include "service/calibrate/csv_table_internal.h"
+#include "service/calibrate/nccl_log_lines_internal.h"
 
 namespace hetsim::calibrate {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "service/calibrate/least_squares.h"
+#include "service/calibrate/least_squares_internal.h"
 
 namespace hetsim::calibrate {
 namespace {

@@ -12,7 +12,7 @@
 #include "base/spec/dtype.h"
 #include "base/status_macros.h"
 #include "proto/io.h"
-#include "service/chakra/attributes.h"
+#include "service/chakra/attributes_internal.h"
 #include "sim/pipeline/dag.h"
 #include "sim/workload/optimizer_step.h"
 

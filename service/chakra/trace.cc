@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "proto/io.h"
-#include "service/chakra/attributes.h"
+#include "service/chakra/attributes_internal.h"
 #include "service/chakra/export.h"
 
 namespace hetsim::chakra {

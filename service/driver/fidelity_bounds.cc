@@ -1,5 +1,5 @@
 // The measured bounds behind the default fidelity (fidelity_choice.h): the worst |error| of iteration
-// time against the exact simulation, in percent, over the shapes of tests/approximation_bounds_test.cc
+// time against the exact simulation, in percent, over the shapes of tests/service/driver/approximation_bounds_test.cc
 // (which fails when a shape exceeds its class's bound) and the bundled 16,384-GPU Llama 3 run
 // (docs/performance.md, "Fast by default", where every figure below is listed). Rounded up.
 #include "service/driver/fidelity_choice.h"

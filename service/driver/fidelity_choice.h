@@ -2,7 +2,7 @@
 // exact simulation while it is affordable; above kExactFlowLimit estimated flows, the approximations
 // (aggregated gradient rings, representative boundary flows) whose worst error measured against the
 // exact simulation for the run's shape is under kDefaultErrorLimitPct, and the exact run otherwise.
-// The bounds are measured by tests/approximation_bounds_test.cc (which fails when a shape exceeds its
+// The bounds are measured by tests/service/driver/approximation_bounds_test.cc (which fails when a shape exceeds its
 // class's bound) and the 16K runs of bench/executor_run.cc; the choice is a pure function of the setup
 // and the faults, so it is deterministic.
 //

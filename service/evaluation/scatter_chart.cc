@@ -6,10 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/html_escape.h"
+#include "traces/html/html_escape.h"
 
 namespace hetsim::evaluation {
 namespace {
+
+using traces::html::HtmlEscape;
 
 constexpr double kLeft = 90, kTop = 70, kSize = 560;  // plot square, pixels
 constexpr double kWidth = kLeft + kSize + 40, kHeight = kTop + kSize + 70;

@@ -14,8 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
-#include "service/interop/shell_arithmetic.h"
-#include "service/interop/shell_lexer.h"
+#include "service/interop/shell_arithmetic_internal.h"
+#include "service/interop/shell_lexer_internal.h"
 
 namespace hetsim::interop {
 namespace {

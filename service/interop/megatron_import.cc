@@ -17,7 +17,7 @@
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
 #include "service/interop/megatron_split.h"
-#include "service/interop/tokenizer_vocab.h"
+#include "service/interop/tokenizer_vocab_internal.h"
 
 namespace hetsim::interop {
 namespace {

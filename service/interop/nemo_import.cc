@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_flags.h"
-#include "service/interop/tokenizer_vocab.h"
+#include "service/interop/tokenizer_vocab_internal.h"
 
 namespace hetsim::interop {
 namespace {

@@ -15,7 +15,7 @@
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "proto/validate_sweep.h"
-#include "service/sweep/output.h"
+#include "service/sweep/output_internal.h"
 #include "service/sweep/progress.h"
 
 namespace hetsim::sweep {
@@ -83,7 +83,7 @@ class OrderedWriter {
   absl::Status error_;
 };
 
-// Rows in a file, CSV or JSON Lines (service/sweep/output.h).
+// Rows in a file, CSV or JSON Lines (service/sweep/output_internal.h).
 class RowFileSink : public PointSink {
  public:
   RowFileSink(const RowFormatter* formatter, RowFile* out) : formatter_(formatter), out_(out) {}

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
-#include "service/sweep/field.h"
-#include "service/sweep/filter.h"
+#include "service/sweep/field_internal.h"
+#include "service/sweep/filter_internal.h"
 
 namespace hetsim::sweep {
 

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "sim/collectives/collective.h"
-#include "sim/collectives/transfer_graph.h"
+#include "sim/collectives/transfer_graph_internal.h"
 #include "topology/routing.h"
 
 namespace hetsim::sim {

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "sim/collectives/representative.h"
-#include "sim/collectives/transfer_graph.h"
+#include "sim/collectives/transfer_graph_internal.h"
 #include "sim/network/network.h"
 #include "topology/routing.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/collectives/transfer_graph.h"
+#include "sim/collectives/transfer_graph_internal.h"
 
 namespace hetsim::sim {
 

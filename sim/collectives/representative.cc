@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "base/ecmp_collisions.h"
+#include "topology/ecmp_collisions.h"
 
 namespace hetsim::sim {
 namespace {
@@ -71,7 +71,7 @@ struct LinkClass {
 // What the full collective puts on the busiest link of each class: a node's links share the rotated
 // parts evenly; a fabric switch's links take them as ECMP hashes them, and the collective waits for
 // the busiest link of all the switches that see the same number of parts: the expected maximum of
-// balls into bins over those groups (base/ecmp_collisions.h).
+// balls into bins over those groups (topology/ecmp_collisions.h).
 void SetBusiest(std::vector<LinkClass>& classes) {
   using Shape = std::pair<int64_t, int64_t>;  // (parts, links) of a fabric class
   auto shape_of = [](const LinkClass& c) { return Shape{std::llround(c.load), c.links}; };
@@ -85,7 +85,7 @@ void SetBusiest(std::vector<LinkClass>& classes) {
       continue;
     }
     const Shape shape = shape_of(c);
-    c.busiest = ExpectedBusiestLoad(shape.first, static_cast<int>(shape.second), groups.at(shape)) * c.load /
+    c.busiest = topology::ExpectedBusiestLoad(shape.first, static_cast<int>(shape.second), groups.at(shape)) * c.load /
                 static_cast<double>(std::max<int64_t>(shape.first, 1));
   }
 }

@@ -13,13 +13,13 @@
 //   multiplicity x (the full collective's load on the class's busiest link) / (its load on the class):
 // for g ports under g rotated channels, weight 1 and, at every instant, exactly the flows the full
 // collective has on each port. A fabric switch's links take the parts as ECMP hashes them: the
-// busiest carries the expected maximum of balls into bins (base/ecmp_collisions.h), which is what the
+// busiest carries the expected maximum of balls into bins (topology/ecmp_collisions.h), which is what the
 // slowest part of the full collective waits for (an expectation: the full simulation's own hashes may
 // collide more or less). A flat double tree also simulates the edges inside a node for one node per
 // class of nodes placed alike in both trees (AppendDoubleTreeAllReduce's `node_classes`), and times
 // each edge's first and last chunk without a flow (`timed_ends`, TransferGraph::SetTimed). Error
 // measured in docs/decisions.md ("Representative collectives"), bounded by
-// tests/collectives_representative_test.cc.
+// tests/sim/collectives/collectives_representative_test.cc.
 #ifndef HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 #define HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_
 
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "sim/collectives/primitives.h"
-#include "sim/collectives/transfer_graph.h"
+#include "sim/collectives/transfer_graph_internal.h"
 #include "topology/device_graph.h"
 
 namespace hetsim::sim {

@@ -13,7 +13,7 @@
 #include "base/check.h"
 #include "base/time.h"
 #include "sim/engine/event.h"
-#include "sim/engine/event_queue.h"
+#include "sim/engine/event_queue_internal.h"
 
 namespace hetsim::sim {
 

@@ -7,7 +7,7 @@
 // the transfer's flows crossing that link, shared among the representatives crossing it. On a
 // symmetric fabric every member sees the representative's contention and the result is exact; ECMP
 // collisions the representative does not see are what it can miss (the error is measured in
-// docs/performance.md and bounded by tests/executor_representative_flows_test.cc).
+// docs/performance.md and bounded by tests/sim/executor/executor_representative_flows_test.cc).
 #ifndef HETSIM_SIM_EXECUTOR_REPRESENTATIVE_FLOWS_H_
 #define HETSIM_SIM_EXECUTOR_REPRESENTATIVE_FLOWS_H_
 

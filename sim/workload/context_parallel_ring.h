@@ -1,6 +1,6 @@
 // The times of context parallelism's exchange for one attention layer, given how long its
 // collectives take on the fabric: the arithmetic the simulator (sim/executor/cp_ring.cc, from routed
-// flows) and the planner (planner/context_parallel_cost.cc, from link figures) share.
+// flows) and the planner (planner/context_parallel_cost_internal.cc, from link figures) share.
 //
 // With n = CP - 1, T(B) a ring step of the layer's K/V block of B bytes, A(X) an all-to-all of X bytes
 // per GPU over the CP ranks and core the layer's attention-core compute:

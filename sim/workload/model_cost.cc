@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "sim/workload/transformer_layers.h"
+#include "sim/workload/transformer_layers_internal.h"
 
 namespace hetsim::sim::workload {
 

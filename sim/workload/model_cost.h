@@ -16,7 +16,7 @@
 #include "base/spec/dtype.h"
 #include "base/spec/model.h"
 #include "base/spec/plan.h"
-#include "sim/workload/layer_cost.h"
+#include "sim/workload/layer_cost_internal.h"
 
 namespace hetsim::sim::workload {
 

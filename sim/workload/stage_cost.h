@@ -25,7 +25,7 @@
 #include "base/spec/plan.h"
 #include "base/time.h"
 #include "sim/workload/gpu_compute.h"
-#include "sim/workload/layer_cost.h"
+#include "sim/workload/layer_cost_internal.h"
 #include "sim/workload/model_cost.h"
 
 namespace hetsim::sim::workload {

@@ -11,14 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "google/protobuf/text_format.h"
 #include "proto/chakra_groups.h"
 #include "proto/chakra_stream.h"
 #include "proto/gpu_presets.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"
-#include "tests/build_topology.h"
 #include "tests/fuzz/fuzz_cluster.h"
+#include "tests/service/driver/build_topology.h"
 #include "topology/device_graph.h"
 
 namespace {
@@ -26,7 +27,7 @@ namespace {
 const hetsim::topology::Topology& Cluster() {
   static const hetsim::topology::Topology* topology = [] {
     auto t = hetsim::testing::BuildTopology(FuzzCluster());
-    if (!t.ok()) std::abort();
+    HETSIM_CHECK(t.ok(), "the fuzz cluster: %s", std::string(t.status().message()).c_str());
     return new hetsim::topology::Topology(*std::move(t));
   }();
   return *topology;
@@ -63,6 +64,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_events = 200000;
   options.retime_compute = (size & 1) != 0;
   auto result = hetsim::chakra::ReplayChakra(w, Cluster(), options);
-  if (result.ok() && result->iteration_time < 0) std::abort();
+  HETSIM_CHECK(!result.ok() || result->iteration_time >= 0, "a replay with a negative iteration time");
   return 0;
 }

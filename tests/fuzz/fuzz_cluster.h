@@ -3,14 +3,14 @@
 #ifndef HETSIM_FUZZ_FUZZ_CLUSTER_H_
 #define HETSIM_FUZZ_FUZZ_CLUSTER_H_
 
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "google/protobuf/text_format.h"
 #include "proto/gpu_presets.h"
 #include "proto/hetsim.pb.h"
-#include "tests/topology_clusters.h"
+#include "tests/topology/topology_clusters.h"
 
 inline const hetsim::v1::Cluster& FuzzCluster() {
   static const hetsim::v1::Cluster* cluster = [] {
@@ -43,10 +43,11 @@ inline const hetsim::v1::Cluster& FuzzCluster() {
         count: 1
       }
     )pb";
-    if (!google::protobuf::TextFormat::ParseFromString(std::string(kText), c)) std::abort();
+    HETSIM_CHECK(google::protobuf::TextFormat::ParseFromString(std::string(kText), c),
+                 "the fuzz cluster does not parse");
     // Each island on one InfiniBand switch (130 ns), one 200 Gb/s NIC per node (1 us).
     hetsim::testing::AddIslandsOfNodeTypes(*c, {{"fast", 2}, {"slow", 1}}, 1, 200, 1000, 130);
-    if (!hetsim::proto::ApplyGpuPresets(c, "fuzz").ok()) std::abort();
+    HETSIM_CHECK(hetsim::proto::ApplyGpuPresets(c, "fuzz").ok(), "the fuzz cluster's GPU presets");
     return c;
   }();
   return *cluster;

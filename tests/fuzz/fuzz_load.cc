@@ -5,10 +5,10 @@
 // back in all three formats, which must parse again to the same message.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "proto/any_message.h"
@@ -29,20 +29,22 @@ using hetsim::proto::FileFormat;
 
 constexpr FileFormat kFormat = static_cast<FileFormat>(HETSIM_FUZZ_FORMAT);
 
-// Every format written must read back to the same message: a mismatch is a bug, so abort.
+// Every format written must read back to the same message: a mismatch is a bug (HETSIM_CHECK aborts).
 void CheckRoundTrips(const google::protobuf::Message& message) {
   for (FileFormat format : {FileFormat::kBinary, FileFormat::kText, FileFormat::kJson}) {
     auto bytes = hetsim::proto::SerializeMessage(message, format);
     if (!bytes.ok()) continue;  // e.g. JSON cannot hold a NaN; the validators reject those anyway
     std::unique_ptr<google::protobuf::Message> again(message.New());
-    if (!hetsim::proto::ParseMessage(*bytes, format, "again", again.get()).ok()) std::abort();
+    HETSIM_CHECK(hetsim::proto::ParseMessage(*bytes, format, "again", again.get()).ok(),
+                 "written as format %d, does not read back", static_cast<int>(format));
     // Compared by value: JSON omits a -0.0 that text and binary keep, and NaN != NaN.
     google::protobuf::util::DefaultFieldComparator comparator;
     comparator.set_treat_nan_as_equal(true);
     google::protobuf::util::MessageDifferencer differencer;
     differencer.set_field_comparator(&comparator);
     differencer.set_message_field_comparison(google::protobuf::util::MessageDifferencer::EQUIVALENT);
-    if (!differencer.Compare(message, *again)) std::abort();
+    HETSIM_CHECK(differencer.Compare(message, *again), "format %d reads back a different message",
+                 static_cast<int>(format));
   }
 }
 

@@ -5,10 +5,10 @@
 // in a page or an error status: a crash, a hang, a sanitizer report or an unbounded page is the finding.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "proto/file_format.h"
 #include "proto/hetsim.pb.h"
 #include "proto/io.h"
@@ -22,6 +22,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string html = hetsim::traces::html::RunReportHtml({nullptr, nullptr, &report, {}});
   // A page grows with the report's tables, never beyond: 64 bytes of page per byte of report (plus
   // 1 MiB) is far above what a real report draws (the HAPT case: 3.7 KB of JSON, a 7.7 KB page).
-  if (html.size() > 64 * size + (1 << 20)) std::abort();
+  HETSIM_CHECK(html.size() <= 64 * size + (1 << 20), "a %zu-byte page from a %zu-byte report", html.size(), size);
   return 0;
 }

@@ -13,10 +13,10 @@
 #include "base/units.h"
 #include "proto/limits.h"
 #include "topology/device_graph.h"
-#include "traces/html/chart.h"
-#include "traces/html/gantt.h"
-#include "traces/html/page.h"
-#include "traces/html/svg.h"
+#include "traces/html/chart_internal.h"
+#include "traces/html/gantt_internal.h"
+#include "traces/html/page_internal.h"
+#include "traces/html/svg_internal.h"
 #include "traces/replica_group_report.h"
 
 namespace hetsim::traces::html {

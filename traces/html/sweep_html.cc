@@ -11,9 +11,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/wall_limit.h"
-#include "traces/html/chart.h"
-#include "traces/html/page.h"
-#include "traces/html/svg.h"
+#include "traces/html/chart_internal.h"
+#include "traces/html/page_internal.h"
+#include "traces/html/svg_internal.h"
 
 namespace hetsim::traces::html {
 namespace {

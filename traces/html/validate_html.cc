@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "traces/html/chart.h"
-#include "traces/html/page.h"
-#include "traces/html/svg.h"
+#include "traces/html/chart_internal.h"
+#include "traces/html/page_internal.h"
+#include "traces/html/svg_internal.h"
 
 namespace hetsim::traces::html {
 namespace {

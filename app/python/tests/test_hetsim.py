@@ -330,7 +330,7 @@ def test_plan_takes_context_parallelism_and_fp32_gradients():
 
 def test_plan_searches_mixed_replicas_unless_told_not_to():
     # 8 A100 and 8 RTX 4090 on one network, a 1.3B GPT, 16 samples: HAPT's mixed-replicas family wins
-    # (tests/planner_mixed_replicas_test.cc); search_mixed_replicas=False is --no-mixed-replicas.
+    # (tests/planner/planner_mixed_replicas_test.cc); search_mixed_replicas=False is --no-mixed-replicas.
     data = os.path.join(SOURCE, "tests", "planner_data")
     model, cluster = os.path.join(data, "gpt-1.3b.pbtxt"), os.path.join(data, "cluster-a100-rtx4090.pbtxt")
     mixed = hetsim.plan(model, cluster, global_batch_size=16)

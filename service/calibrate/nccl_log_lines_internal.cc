@@ -1,0 +1,248 @@
+#include "service/calibrate/nccl_log_lines_internal.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace hetsim::calibrate {
+namespace {
+
+// "[...]", "(...)" or "<...>" at the start of `s`, and a ':' right after it.
+bool StripGroup(absl::string_view& s) {
+  if (s.empty()) return false;
+  const char close = s[0] == '[' ? ']' : s[0] == '(' ? ')' : s[0] == '<' ? '>' : '\0';
+  if (close == '\0') return false;
+  const size_t end = s.find(close);
+  if (end == absl::string_view::npos) return false;
+  s.remove_prefix(end + 1);
+  absl::ConsumePrefix(&s, ":");
+  return true;
+}
+
+// A date or a time of day: digits with '-', ':' or '/' between them ("2024-05-06", "12:34:56,789",
+// "2024-05-06T12:34:56.789Z"). A size, a count or a root (-1) is none.
+bool IsTimestampPart(absl::string_view t) {
+  bool digit = false, separator = false;
+  for (char c : t) {
+    if (absl::ascii_isdigit(c)) {
+      digit = true;
+    } else if (c == ':' || c == '-' || c == '/') {
+      separator = true;
+    } else if (c != 'T' && c != 'Z' && c != '.' && c != ',' && c != '+') {
+      return false;
+    }
+  }
+  return digit && separator && t[0] != '-';
+}
+
+// The first token of `s` when it is a launcher's label ("0:", "node01:"), part of a timestamp, or the
+// ">" of a quoted paste or the "|" of docker compose.
+bool StripLabel(absl::string_view& s) {
+  const absl::string_view first = s.substr(0, s.find_first_of(" \t"));
+  const bool label =
+      (first.size() > 1 && absl::EndsWith(first, ":")) || IsTimestampPart(first) || first == ">" || first == "|";
+  if (!label) return false;
+  s.remove_prefix(first.size());
+  return true;
+}
+
+absl::string_view WithoutHashes(absl::string_view text) {
+  while (absl::ConsumePrefix(&text, "#")) {
+  }
+  return absl::StripLeadingAsciiWhitespace(text);
+}
+
+bool IsCount(absl::string_view t) {
+  int64_t v = 0;
+  return absl::SimpleAtoi(t, &v) && v >= 0;
+}
+
+// A #wrong column: a count, "N/A" without validation (-c 0), or before 2.13 the largest deviation
+// ("5e-07").
+bool IsWrong(absl::string_view t) {
+  double v = 0;
+  return t == "N/A" || absl::SimpleAtod(t, &v);
+}
+
+// Where the out-of-place time is in a row of `n` tokens, or a problem.
+int TimeColumn(int n, const TableLayout& layout, std::string* problem) {
+  const int named = static_cast<int>(layout.names.size()) - (layout.timestamp ? 1 : 0);
+  const bool blank_redop_allowed = absl::c_linear_search(layout.names, "redop") &&
+                                   !absl::c_linear_search(layout.names, "root");  // alltoall before 2.13
+  if (!layout.names.empty() && n != named && !(blank_redop_allowed && n == named - 1)) {
+    *problem = absl::StrFormat("expected a table row of %d columns (%s) as the column header names, got %d", named,
+                               absl::StrJoin(layout.names.begin(), layout.names.begin() + named, " "), n);
+    return -1;
+  }
+  if (layout.names.empty() && (n < 11 || n > 13)) {
+    *problem = absl::StrFormat(
+        "expected a table row of 11 to 13 columns (size count type [redop] [root] time algbw busbw #wrong time "
+        "algbw busbw #wrong), got %d",
+        n);
+    return -1;
+  }
+  if (layout.per_iteration) {
+    auto it = absl::c_find(layout.names, "time");
+    if (it == layout.names.end()) it = absl::c_find(layout.names, "cputime");
+    const int ti = static_cast<int>(it - layout.names.begin());
+    // time algbw busbw #wrong i_min i_max i_p99 i_cv%, out-of-place then in-place.
+    if (ti < 3 || ti + 16 > n) {
+      *problem =
+          "the column header's per-iteration columns are not time algbw busbw #wrong i_min i_max i_p99 i_cv% "
+          "out-of-place and in-place";
+      return -1;
+    }
+    return ti;
+  }
+  return n - 8;
+}
+
+// The columns between count and time: type, then a reduction's name and/or a root rank.
+void ReadMiddleColumns(const std::vector<absl::string_view>& t, int time_column, RowFigures& row) {
+  for (int i = 3; i < time_column; ++i) {
+    int64_t root = 0;
+    if (absl::SimpleAtoi(t[i], &root)) {
+      row.rooted = root >= 0;
+    } else {
+      row.redop = std::string(t[i]);
+    }
+  }
+}
+
+void ReadFigures(const std::vector<absl::string_view>& t, int ti, const TableLayout& layout, RowFigures& row) {
+  const int in_place = ti + (layout.per_iteration ? 8 : 4);
+  double in_time = 0, in_algbw = 0, in_busbw = 0;
+  // At least 1 ns: a smaller time is no measurement, and the fit divides by it (MAPE inf %).
+  if (!absl::SimpleAtod(t[ti], &row.time_us) || !(row.time_us >= 1e-3) || !std::isfinite(row.time_us)) {
+    row.problem = absl::StrFormat("time: \"%s\" is not a time of at least 0.001 us", t[ti]);
+  } else if (!absl::SimpleAtod(t[ti + 1], &row.algbw) || !absl::SimpleAtod(t[ti + 2], &row.busbw) ||
+             !absl::SimpleAtod(t[in_place], &in_time) || !absl::SimpleAtod(t[in_place + 1], &in_algbw) ||
+             !absl::SimpleAtod(t[in_place + 2], &in_busbw)) {
+    row.problem = "time, algbw and busbw columns must be numbers";
+  } else if (!IsWrong(t[ti + 3]) || !IsWrong(t[in_place + 3])) {
+    row.problem = "#wrong: not a count or N/A";
+  }
+}
+
+}  // namespace
+
+absl::string_view StripLauncherPrefix(absl::string_view line) {
+  for (;;) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') return absl::StripTrailingAsciiWhitespace(line);
+    if (!StripGroup(line) && !StripLabel(line)) return absl::StripTrailingAsciiWhitespace(line);
+  }
+}
+
+std::vector<absl::string_view> Tokens(absl::string_view text) {
+  return absl::StrSplit(text, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+}
+
+std::optional<RankLine> ParseRankLine(absl::string_view text) {
+  const std::vector<absl::string_view> t = Tokens(WithoutHashes(text));
+  RankLine r;
+  if (t.size() < 6 || t[0] != "Rank" || !absl::SimpleAtoi(t[1], &r.rank)) return std::nullopt;
+  const size_t on = static_cast<size_t>(std::find(t.begin() + 2, t.end(), "on") - t.begin());
+  if (on + 3 >= t.size() || t[on + 2] != "device") return std::nullopt;
+  r.host = std::string(t[on + 1]);
+  size_t model = on + 4;  // after "device d"
+  if (model < t.size() && absl::StartsWith(t[model], "[")) ++model;
+  r.gpu_model = absl::StrJoin(t.begin() + std::min(model, t.size()), t.end(), " ");
+  return r;
+}
+
+std::optional<std::vector<std::string>> ParseColumnHeader(absl::string_view text) {
+  const std::vector<absl::string_view> t = Tokens(WithoutHashes(text));
+  if (t.size() < 8 || t[0] != "size" || t[1] != "count" || t[2] != "type") return std::nullopt;
+  return std::vector<std::string>(t.begin(), t.end());
+}
+
+TableLayout LayoutFromHeader(std::vector<std::string> names) {
+  TableLayout layout;
+  layout.per_iteration = absl::c_linear_search(names, "i_min");
+  layout.timestamp = !names.empty() && names.back() == "timestamp";
+  layout.names = std::move(names);
+  return layout;
+}
+
+bool LooksLikeRow(const std::vector<absl::string_view>& tokens) {
+  return tokens.size() >= 2 && IsCount(tokens[0]) && IsCount(tokens[1]);
+}
+
+bool IsShortRow(const std::vector<absl::string_view>& tokens) { return tokens.size() < 8; }
+
+RowFigures ParseRow(std::vector<absl::string_view> tokens, const TableLayout& layout) {
+  while (!tokens.empty() && IsTimestampPart(tokens.back())) tokens.pop_back();  // nccl-tests -S 1
+  RowFigures row;
+  const int ti = TimeColumn(static_cast<int>(tokens.size()), layout, &row.problem);
+  if (ti < 0) return row;
+  if (ti < 3 || !absl::SimpleAtoi(tokens[0], &row.bytes)) {
+    row.problem = "size: not a byte count";
+    return row;
+  }
+  ReadMiddleColumns(tokens, ti, row);
+  ReadFigures(tokens, ti, layout, row);
+  return row;
+}
+
+bool IsTrailer(absl::string_view text) {
+  return absl::StrContains(text, "Out of bounds values") || absl::StrContains(text, "Avg bus bandwidth");
+}
+
+std::string TestNamedIn(absl::string_view text, bool* header) {
+  *header = absl::StrContains(text, "Collective test starting:");
+  std::vector<absl::string_view> t = Tokens(text);
+  for (auto it = t.rbegin(); it != t.rend(); ++it) {
+    absl::string_view name = absl::StripSuffix(absl::StripSuffix(*it, ","), ".");
+    name = name.substr(name.find_last_of('/') + 1);  // npos + 1 == 0
+    name = absl::StripPrefix(absl::StripSuffix(name, "`"), "`");
+    if (!absl::ConsumeSuffix(&name, "_perf_mpi") && !absl::ConsumeSuffix(&name, "_perf")) continue;
+    if (!name.empty() && absl::c_all_of(name, [](char c) { return absl::ascii_islower(c) || c == '_'; })) {
+      return std::string(name);
+    }
+  }
+  return "";
+}
+
+absl::string_view NcclAlgoIn(absl::string_view line) {
+  const size_t at = line.find("NCCL_ALGO");
+  if (at == absl::string_view::npos) return "";
+  absl::string_view rest = line.substr(at + 9);
+  if (!absl::ConsumePrefix(&rest, "=") && !absl::ConsumePrefix(&rest, " set by environment to ")) return "";
+  return rest.substr(0, rest.find_first_of(" \t\"'`,;"));
+}
+
+std::string InNetworkReductionIn(absl::string_view raw_line) {
+  const absl::string_view algo = NcclAlgoIn(raw_line);
+  const std::string lower = absl::AsciiStrToLower(algo);
+  if (!algo.empty() && algo[0] != '^' && (absl::StrContains(lower, "nvls") || absl::StrContains(lower, "collnet"))) {
+    return absl::StrCat("NCCL_ALGO=", algo);
+  }
+  if (absl::StrContains(raw_line, "NCCL_COLLNET_ENABLE=1") ||
+      absl::StrContains(raw_line, "NCCL_COLLNET_ENABLE set by environment to 1")) {
+    return "NCCL_COLLNET_ENABLE=1 (CollNet, InfiniBand SHARP)";
+  }
+  for (const char* phrase : {"NVLS comm 0x", "Connected NVLS"}) {
+    if (absl::StrContains(raw_line, phrase)) return absl::StrCat("NCCL INFO \"", phrase, "\" (NVLink SHARP set up)");
+  }
+  const size_t at = raw_line.find(" nvls channels");
+  int channels = 0;
+  if (at != absl::string_view::npos) {
+    const absl::string_view before = raw_line.substr(0, at);
+    if (absl::SimpleAtoi(before.substr(before.find_last_of(" \t,") + 1), &channels) && channels > 0) {
+      return absl::StrFormat("NCCL INFO \"%d nvls channels\" (NVLink SHARP set up)", channels);
+    }
+  }
+  return "";
+}
+
+}  // namespace hetsim::calibrate

@@ -1,0 +1,38 @@
+#include "service/interop/tokenizer_vocab_internal.h"
+
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace hetsim::interop {
+namespace {
+
+struct KnownTokenizer {
+  const char* clue;  // lower case; the more specific clues come first
+  int64_t vocab;
+};
+
+// Sizes as the models' configs publish them (vocab_size in the Hugging Face config.json of each
+// family's reference model).
+constexpr KnownTokenizer kKnown[] = {
+    {"llama-3", 128256},     {"llama3", 128256},      {"llama_3", 128256},      {"deepseek-v3", 129280},
+    {"deepseek-r1", 129280}, {"deepseek-v2", 102400}, {"mistral-nemo", 131072}, {"tekken", 131072},
+    {"v0.3", 32768},         {"mixtral", 32000},      {"mistral", 32000},       {"llama-2", 32000},
+    {"llama2", 32000},       {"llama", 32000},        {"gemma-3", 262144},      {"gemma3", 262144},
+    {"gemma", 256000},       {"bloom", 250880},       {"phi-3", 32064},         {"gpt2", kGpt2Vocab},
+    {"gpt-2", kGpt2Vocab},   {"chatglm", 65024},  // ChatGLM2 and 3: padded_vocab_size (their config.json has no
+                                                  // vocab_size)
+};
+
+}  // namespace
+
+std::optional<int64_t> KnownTokenizerVocab(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (const KnownTokenizer& k : kKnown) {
+    if (absl::StrContains(lower, k.clue)) return k.vocab;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hetsim::interop

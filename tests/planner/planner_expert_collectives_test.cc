@@ -1,0 +1,128 @@
+// The planners' analytical time of a stage's layer collectives on their own groups (planner/
+// cluster_model.h StageGroups): expert collectives over EP, ETP and ETP x EP GPUs, inside a node or
+// across nodes, in closed form; before session 22 every one was priced as an intra-node TP collective
+// (and as free at TP 1).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "planner/cluster_model.h"
+#include "proto/gpu_presets.h"
+#include "sim/collectives/estimate.h"
+#include "sim/executor/setup.h"
+#include "tests/base/time_io.h"
+#include "tests/planner/planner_test_util.h"
+#include "tests/sim/executor/executor_test_util.h"
+
+namespace {
+
+using hetsim::CollectiveOp;
+using hetsim::SecondsToTime;
+using hetsim::TimeToSeconds;
+using hetsim::planner::ClusterModel;
+using hetsim::planner::StageGroups;
+using hetsim::sim::workload::CollectiveGroup;
+using hetsim::sim::workload::StageCollective;
+
+StageCollective Coll(CollectiveOp op, CollectiveGroup group, int64_t bytes) {
+  StageCollective c{};
+  c.op = op;
+  c.group = group;
+  c.bytes = bytes;
+  c.count = 2;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("planner: expert collectives are priced on their own groups, inside or across nodes", "[planner]") {
+  hetsim::v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
+  REQUIRE(hetsim::proto::ApplyGpuPresets(&cluster, "cluster.pbtxt").ok());
+  auto cm = hetsim::testing::ClusterModelOf(cluster, hetsim::spec::DType::kFp16);
+  INFO(cm.status().message());
+  REQUIRE(cm.ok());
+  const auto& im = (*cm)->island(0);  // 2 nodes of 8 GPUs
+  const double intra = im.intra_node.bytes_per_s, lat = TimeToSeconds(im.intra_node.latency);
+  const double nic = im.node_nic_bytes_per_s / 8, inter_lat = TimeToSeconds(im.inter_node.latency);
+  REQUIRE(intra > 0);
+  REQUIRE(nic > 0);
+  // The node's one NIC is shared by the GPUs a mesh uses in it: 8 of a whole node, 4 of half of one.
+  CHECK((*cm)->NicShare(im, 8) == Approx(nic));
+  CHECK((*cm)->NicShare(im, 4) == Approx(2 * nic));
+  const int64_t S = 64 << 20;
+  auto time = [&](StageGroups g, CollectiveOp op, CollectiveGroup group) {
+    return (*cm)->CollectiveTime(0, g, Coll(op, group, S));
+  };
+  const StageGroups node{{1, 8}, 2, 8, 1};  // TP 2, EP 8, ETP 1 on one node
+  CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(2, S, intra, lat)));
+  CHECK(time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(hetsim::sim::DirectAllToAllSeconds(8, S, intra, lat)));
+  CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor) == 0);  // ETP 1: no group
+  // TP 1 still dispatches over EP (it was free before).
+  CHECK(time(StageGroups{{1, 8}, 1, 8, 1}, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert));
+
+  // EP 16 over both nodes: 8 members in each, 7/16 of the buffer over NVLink, 8/16 over the GPU's NIC.
+  const StageGroups two{{2, 8}, 2, 16, 1};
+  CHECK(time(two, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(inter_lat + std::max(S * 7.0 / 16 / intra, S * 8.0 / 16 / nic)));
+  // ETP 4 x EP 4: an EP group is 4 GPUs 4 apart, 2 in each node; an expert-TP group 4 consecutive GPUs.
+  const StageGroups spread{{2, 8}, 4, 4, 4};
+  CHECK(time(spread, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+        2 * SecondsToTime(inter_lat + std::max(S * 1.0 / 4 / intra, S * 2.0 / 4 / nic)));
+  CHECK(time(spread, CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(4, S, intra, lat)));
+  // The ETP x EP block of 16 (the all-gather dispatcher's group): rings inside each node, then across.
+  CHECK(time(spread, CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor) ==
+        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(8, S, intra, lat) +
+                          hetsim::sim::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
+  CHECK(time(spread, CollectiveOp::kAllReduce, CollectiveGroup::kExpertAndTensor) ==
+        2 * SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
+
+  // Gradient synchronisation over groups `stride` apart: TP 2's DP groups hold 4 GPUs in each node;
+  // an expert-data-parallel group ETP x EP = 8 apart holds one, every GPU's gradients crossing its NIC.
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 2, S) ==
+        SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(4, 2, S, intra, lat, nic, inter_lat)));
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, nic, inter_lat)));
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 16, S) == 0);  // one GPU per group: nothing to reduce
+  CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, intra, lat)));
+}
+
+TEST_CASE("planner: a group's fewest members in one node is the simulator's, on any node size", "[planner]") {
+  // The simulator's groups (GroupsOf) of a stage of nodes x gpn GPUs numbered node-major, against the
+  // planner's StageGroups::MembersPerNode: the fewest GPUs one group has in one node.
+  auto fewest = [](const std::vector<std::vector<hetsim::GpuId>>& groups, int gpn) {
+    int least = 1 << 30;
+    for (const auto& g : groups) {
+      std::map<int, int> per_node;
+      for (hetsim::GpuId gpu : g) ++per_node[static_cast<int>(gpu) / gpn];
+      for (const auto& [node, count] : per_node) least = std::min(least, count);
+    }
+    return least;
+  };
+  struct Case {
+    int nodes, gpn, tp, ep, etp;
+  };
+  for (const Case& c : {Case{2, 8, 2, 8, 1}, Case{2, 8, 2, 16, 1}, Case{2, 8, 4, 4, 4}, Case{2, 6, 1, 4, 1},
+                        Case{4, 6, 2, 8, 1}, Case{2, 6, 2, 2, 2}, Case{4, 4, 2, 8, 2}}) {
+    INFO(c.nodes << " x " << c.gpn << ", TP " << c.tp << ", EP " << c.ep << ", ETP " << c.etp);
+    hetsim::sim::executor::StageLayout l;
+    for (int g = 0; g < c.nodes * c.gpn; ++g) l.gpus.push_back(g);
+    l.tensor_parallel = c.tp;
+    l.data_parallel = c.nodes * c.gpn / c.tp;
+    l.expert_parallel = c.ep;
+    l.expert_tensor_parallel = c.etp;
+    const StageGroups groups{{c.nodes, c.gpn}, c.tp, c.ep, c.etp};
+    for (CollectiveGroup kind : {CollectiveGroup::kTensor, CollectiveGroup::kExpert, CollectiveGroup::kExpertTensor,
+                                 CollectiveGroup::kExpertAndTensor}) {
+      INFO("group kind " << static_cast<int>(kind));
+      const auto sim_groups = hetsim::sim::executor::GroupsOf(l, kind);
+      REQUIRE_FALSE(sim_groups.empty());
+      CHECK(static_cast<int>(sim_groups[0].size()) == groups.Size(kind));
+      CHECK(fewest(sim_groups, c.gpn) == groups.MembersPerNode(kind));
+    }
+  }
+}

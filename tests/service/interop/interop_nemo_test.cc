@@ -1,0 +1,120 @@
+// hetsim import nemo: NeMo 1.x Hydra configs (tests/nemo_data/README.md) read into Megatron flags and
+// laid out by the Megatron importer; the layouts computed by hand (world = trainer.num_nodes x devices,
+// DP = world / (TP x CP x PP); hetsim's microbatch spans the DP replicas), OmegaConf interpolations
+// followed, and every kind of bad config refused by file and key.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "service/interop/nemo_import.h"
+#include "tests/service/interop/interop_test_util.h"
+
+namespace {
+
+namespace v1 = hetsim::v1;
+using hetsim::interop::ImportNemo;
+using hetsim::interop::MegatronImportRequest;
+
+const std::string kNemoData = std::string(HETSIM_SOURCE_DIR) + "/tests/nemo_data/";
+
+std::string NemoRefusal(const std::string& yaml) {
+  auto r = ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, "bad.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(r.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("import nemo: the launcher's GPT 5B, interpolations and resolvers followed", "[interop][nemo]") {
+  auto r = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "gpt_5b_launcher.yaml"),
+                      hetsim::testing::ImportTestCluster(), {}, "gpt_5b_launcher.yaml");
+  INFO(r.status());
+  REQUIRE(r.ok());
+  const v1::Plan& p = r->plan;
+  // 2 nodes x 8 = 16 GPUs over TP 2: DP 8.
+  REQUIRE(p.stages_size() == 1);
+  CHECK(p.stages(0).tensor_parallel() == 2);
+  CHECK(p.stages(0).data_parallel() == 8);
+  CHECK(p.stages(0).zero_stage() == 1);  // distributed_fused_adam
+  CHECK(p.stages(0).sequence_parallel());
+  CHECK(p.stages(0).recompute() == v1::RECOMPUTE_FULL);
+  CHECK(p.stages(0).recompute_num_layers() == 4);  // block method, 4 layers
+  CHECK(p.micro_batch_size() == 2 * 8);
+  CHECK(p.global_batch_size() == 64);
+  CHECK(p.overlap_grad_reduce());
+  const v1::Transformer& t = r->model.transformer();
+  CHECK(r->model.dtype() == v1::BF16);
+  CHECK(t.ffn_hidden_size() == 4 * 4096);  // ${multiply:4, ${.hidden_size}}
+  CHECK(t.seq_length() == 2048);
+  CHECK(t.vocab_size() == 50432);  // GPT-2's 50257 padded to a multiple of 128 x TP 2
+}
+
+TEST_CASE("import nemo: a Llama 70B under training:, GQA, SwiGLU, an interleaved pipeline", "[interop][nemo]") {
+  auto r = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "llama_70b_launcher.yaml"),
+                      hetsim::testing::ImportTestCluster(), {}, "llama_70b_launcher.yaml");
+  INFO(r.status());
+  REQUIRE(r.ok());
+  const v1::Plan& p = r->plan;
+  // 4 x 8 = 32 GPUs = TP 4 x PP 4 x DP 2; 80 layers in 4 x 5 chunks of 4.
+  REQUIRE(p.stages_size() == 4);
+  CHECK(p.stages(0).data_parallel() == 2);
+  CHECK(p.schedule() == v1::INTERLEAVED_1F1B);
+  CHECK(p.virtual_stages() == 5);
+  CHECK(p.overlap_param_gather());
+  CHECK_FALSE(p.blocking_p2p());
+  const v1::Transformer& t = r->model.transformer();
+  CHECK(t.num_kv_heads() == 8);
+  CHECK(t.gated_mlp());
+  CHECK_FALSE(t.tied_embeddings());
+  CHECK(t.vocab_size() == 32256);  // Llama 2's 32000, padded to a multiple of 128 x TP 4 as Megatron does
+  // The nodes given on the command line win over trainer.num_nodes.
+  MegatronImportRequest eight;
+  eight.nodes = 8;
+  auto wider = ImportNemo(hetsim::testing::ImportTestText(kNemoData + "llama_70b_launcher.yaml"),
+                          hetsim::testing::ImportTestCluster(), eight, "l.yaml");
+  REQUIRE(wider.ok());
+  CHECK(wider->plan.stages(0).data_parallel() == 4);
+}
+
+TEST_CASE("import nemo: bad configs name the file, the key and the problem", "[interop][nemo]") {
+  CHECK_THAT(NemoRefusal("model: [1, 2\n"), Catch::StartsWith("bad.yaml:"));
+  CHECK_THAT(NemoRefusal("- a\n- b\n"), Catch::Contains("bad.yaml: not a NeMo config"));
+  CHECK_THAT(NemoRefusal("trainer:\n  devices: 8\n"), Catch::Contains("bad.yaml: model: required"));
+  CHECK_THAT(NemoRefusal("model:\n  num_layers: twelve\n  tensor_model_parallel_size: [1]\n"),
+             Catch::Contains("bad.yaml: model.tensor_model_parallel_size: not a single value"));
+  CHECK_THAT(NemoRefusal("model:\n  num_layers: 2\n  hidden_size: ${.missing}\n"),
+             Catch::Contains("bad.yaml: model.hidden_size: ${.missing}"));
+  CHECK_THAT(NemoRefusal("model:\n  hidden_size: ${oc.env:HIDDEN}\n"),
+             Catch::Contains("an OmegaConf resolver hetsim does not know"));
+  CHECK_THAT(NemoRefusal("model:\n  a: ${.b}\n  b: ${.a}\n  hidden_size: ${.a}\n"),
+             Catch::Contains("interpolations nest too deep"));
+  CHECK_THAT(NemoRefusal("model:\n  global_batch_size: ???\n"),
+             Catch::Contains("model.global_batch_size: ??? (a value the config leaves to the command line)"));
+  CHECK_THAT(NemoRefusal("model:\n  sequence_parallel: maybe\n"),
+             Catch::Contains("model.sequence_parallel: \"maybe\" is not true or false"));
+}
+
+TEST_CASE("import nemo: other model families are refused by name; mcore_gpt is Megatron-Core", "[interop][nemo]") {
+  const std::string model =
+      "model:\n  num_layers: 2\n  hidden_size: 256\n  num_attention_heads: 4\n  max_position_embeddings: 512\n"
+      "  encoder_seq_length: 512\n  micro_batch_size: 1\n  global_batch_size: 8\n  sequence_parallel: true\n";
+  CHECK(NemoRefusal("name: megatron_bert\n" + model) ==
+        "bad.yaml: name: megatron_bert: NeMo's BERT (an encoder with bidirectional attention and its MLM head), which "
+        "hetsim does not model (it prices GPT-style decoders: megatron_gpt, megatron_llama, ...)");
+  CHECK_THAT(NemoRefusal("name: megatron_t5\n" + model), Catch::Contains("NeMo's T5"));
+  MegatronImportRequest one_node;
+  one_node.nodes = 1;
+  // --sequence-parallel alone reads as Megatron-LM of 2022; NeMo's mcore_gpt says Megatron-Core.
+  auto imported =
+      ImportNemo("name: megatron_gpt\n" + model, hetsim::testing::ImportTestCluster(), one_node, "gpt.yaml");
+  INFO(imported.status().message());
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.framework() == v1::MEGATRON_LM_2022);
+  imported = ImportNemo("name: megatron_gpt\n" + model + "  mcore_gpt: true\n", hetsim::testing::ImportTestCluster(),
+                        one_node, "gpt.yaml");
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.framework() == v1::MEGATRON_CORE);
+}

@@ -1,0 +1,156 @@
+// NCCL's achieved bandwidth and latency (sim/collectives/nccl_model.h, docs/network.md): the six
+// all-reduce bus bandwidths NVIDIA published at GTC 2024 ("NCCL Tests Allreduce Bus Bandwidth")
+// reproduced within 5% at 1 GiB with the presets, the latency-bound small-message end, the protocol
+// closed forms, and Cluster.ideal restoring line rate.
+#include <string>
+#include <vector>
+
+#include <google/protobuf/text_format.h>
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_format.h"
+#include "base/units.h"
+#include "proto/fabric_presets.h"
+#include "sim/collectives/estimate.h"
+#include "sim/collectives/nccl_model.h"
+#include "sim/collectives/simulate.h"
+#include "tests/base/time_io.h"
+#include "tests/service/driver/build_topology.h"
+#include "tests/sim/collectives/collectives_star.h"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::Range;
+
+// One island of `nodes` nodes, `gpus` GPUs each; the validation/nccl/ cluster files say the same.
+v1::Cluster NcclTestCluster(const std::string& gpu_preset, int gpus, const std::string& intra_fabric, double intra_gbps,
+                            int nodes, int nics, double nic_gbps, const std::string& fabric, bool ideal = false) {
+  const std::string text = absl::StrFormat(R"pb(
+                                             name: "nccl"
+                                             ideal: %s
+                                             gpu_types { name: "gpu" preset: "%s" }
+                                             node_types {
+                                               name: "node"
+                                               gpu_type: "gpu"
+                                               gpus_per_node: %d
+                                               intra_node_fabric: %s
+                                               intra_node_bandwidth_gbps: %g
+                                               intra_node_latency_ns: 700
+                                             }
+                                             islands {
+                                               name: "cluster"
+                                               node_type: "node"
+                                               node_count: %d
+                                               fabric: %s
+                                               topology: SINGLE_SWITCH
+                                               nics_per_node: %d
+                                               nic_bandwidth_gbps: %g
+                                               nic_latency_ns: 1000
+                                               switch_latency_ns: 130
+                                             }
+                                           )pb",
+                                           ideal ? "true" : "false", gpu_preset, gpus, intra_fabric, intra_gbps, nodes,
+                                           fabric, nics, nic_gbps);
+  v1::Cluster c;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &c));
+  return c;
+}
+
+CollectiveResult AllReduce(const v1::Cluster& cluster, int64_t bytes,
+                           CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto,
+                           std::optional<topology::NcclProtocol> protocol = std::nullopt) {
+  auto topo = hetsim::testing::BuildTopology(cluster);
+  REQUIRE(topo.ok());
+  topology::Router router(*topo);
+  CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.gpus = Range(topo->num_gpus());
+  req.bytes = bytes;
+  req.algorithm = algo;
+  req.protocol = protocol;
+  auto r = SimulateCollective(*topo, router, req);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  return *r;
+}
+
+struct Target {
+  const char* name;
+  v1::Cluster cluster;
+  double busbw_gbytes_per_s;  // GTC 2024, all-reduce at large sizes
+};
+
+std::vector<Target> Targets() {
+  return {
+      {"DGX A100, one node (NVLink3)", NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND"), 232},
+      {"DGX H100, one node (NVLink4)", NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 1, 8, 400, "INFINIBAND"), 370},
+      {"DGX A100, two nodes (8 x 200 Gb/s HDR)",
+       NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 2, 8, 200, "INFINIBAND"), 192},
+      {"DGX H100, two nodes (8 x 400 Gb/s NDR)",
+       NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND"), 380},
+      {"two hosts, one 400 Gb/s RDMA NIC each", NcclTestCluster("H100-SXM", 1, "PCIE", 256, 2, 1, 400, "ROCE"), 48},
+      {"two hosts, one 100 GbE NIC each (TCP)", NcclTestCluster("H100-SXM", 1, "PCIE", 256, 2, 1, 100, "ETHERNET"), 10},
+  };
+}
+
+TEST_CASE("nccl: the six GTC 2024 all-reduce bus bandwidths within 5% at 1 GiB", "[collectives][nccl]") {
+  for (const Target& t : Targets()) {
+    INFO(t.name);
+    const CollectiveResult r = AllReduce(t.cluster, kGiB);
+    CHECK(r.busbw_bytes_per_s / 1e9 == Approx(t.busbw_gbytes_per_s).epsilon(0.05));
+    CHECK(r.shape.protocol == topology::NcclProtocol::kSimple);  // NCCL's choice for large messages
+  }
+}
+
+TEST_CASE("nccl: a ring's time is launch + 2(n-1)(wire + step latency + S/(n f B eff))", "[collectives][nccl]") {
+  // One DGX A100: B = 300 GB/s per GPU, eff = NVLINK3's efficiency, wire = 700 ns GPU to GPU.
+  const v1::Cluster c = NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND");
+  const proto::NcclFabricPreset& nv = *proto::FindNcclFabricPreset("NVLINK3");
+  const double B = 300e9 * nv.bandwidth_efficiency, wire = 700e-9, launch = nv.launch_latency_ns * 1e-9;
+  struct Case {
+    topology::NcclProtocol protocol;
+    int64_t bytes;
+    double fraction;  // payload share of the wire bytes
+    int64_t step_ns;
+  };
+  for (const Case& k : {Case{topology::NcclProtocol::kLL, 64 << 10, 0.25, nv.ll_step_latency_ns},
+                        Case{topology::NcclProtocol::kLL128, 1 << 20, 0.92, nv.ll128_step_latency_ns},
+                        Case{topology::NcclProtocol::kSimple, kGiB, 1.0, nv.simple_step_latency_ns}}) {
+    INFO(ProtocolName(k.protocol));
+    const CollectiveResult r = AllReduce(c, k.bytes, CollectiveAlgorithm::kRing, k.protocol);
+    const double expected = launch + RingAllReduceSeconds(8, k.bytes / k.fraction, B, wire + k.step_ns * 1e-9);
+    CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(1e-3));
+    CHECK(r.shape.estimated_seconds == Approx(expected).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("nccl: small messages are latency-bound, busbw grows linearly with size", "[collectives][nccl]") {
+  for (const Target& t : Targets()) {
+    INFO(t.name);
+    std::vector<double> busbw;
+    for (int64_t s = 1 << 10; s <= kGiB; s *= 2) busbw.push_back(AllReduce(t.cluster, s).busbw_bytes_per_s);
+    // 1 KiB .. 64 KiB: doubling the size nearly doubles the bus bandwidth (time ~ constant latency).
+    for (int i = 0; i + 1 <= 6; ++i) CHECK(busbw[i + 1] / busbw[i] > 1.6);
+    // Never slower in bandwidth as messages grow, and far from the plateau at 64 KiB.
+    for (size_t i = 0; i + 1 < busbw.size(); ++i) CHECK(busbw[i + 1] >= busbw[i] * 0.99);
+    CHECK(busbw[6] < 0.15 * busbw.back());
+  }
+}
+
+TEST_CASE("nccl: the tuner picks LL or LL128 for small messages, Simple for large ones", "[collectives][nccl]") {
+  const v1::Cluster c = NcclTestCluster("H100-SXM", 8, "NVSWITCH", 3600, 2, 8, 400, "INFINIBAND");
+  CHECK(AllReduce(c, 4 << 10).shape.protocol != topology::NcclProtocol::kSimple);
+  CHECK(AllReduce(c, kGiB).shape.protocol == topology::NcclProtocol::kSimple);
+}
+
+TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[collectives][nccl]") {
+  const v1::Cluster c = NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND", /*ideal=*/true);
+  const CollectiveResult r = AllReduce(c, kGiB, CollectiveAlgorithm::kRing);
+  CHECK(TimeToSeconds(r.time) == Approx(RingAllReduceSeconds(8, kGiB, 300e9, 700e-9)).epsilon(1e-3));
+  CHECK(r.shape.protocol == topology::NcclProtocol::kSimple);
+  CHECK(r.shape.launch_latency == 0);
+}
+
+}  // namespace
+}  // namespace hetsim::sim

@@ -1,0 +1,101 @@
+// NVLink SHARP all-reduce (CollectiveAlgorithm::kNvls) against its closed form: each GPU sends S to the
+// NVSwitch and receives the sum, both at once on its full-duplex link, at 5/6 of the link rate B a
+// ring reaches (NCCL's tuning model), so time = a + S / (5/6 B).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "base/units.h"
+#include "sim/collectives/estimate.h"
+#include "sim/collectives/simulate.h"
+#include "tests/service/driver/build_topology.h"
+#include "tests/sim/collectives/collectives_test_util.h"
+#include "tests/topology/topology_clusters.h"
+
+namespace hetsim::sim {
+namespace {
+
+using testing::H100Island;
+using testing::Range;
+
+v1::Cluster NvlsNode(bool nvlink_sharp) {
+  v1::Cluster c = H100Island(1);
+  c.mutable_node_types(0)->set_nvlink_sharp(nvlink_sharp);
+  return c;
+}
+
+absl::StatusOr<CollectiveResult> NvlsAllReduce(const topology::Topology& topo, int n, int64_t bytes,
+                                               CollectiveAlgorithm algo) {
+  topology::Router router(topo);
+  CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.gpus = Range(n);
+  req.bytes = bytes;
+  req.algorithm = algo;
+  return SimulateCollective(topo, router, req, NetworkMode::kMaxMinFair);
+}
+
+TEST_CASE("nvls all-reduce: a + S/(5/6 B), busbw 2(n-1)/n 5/6 B", "[collectives][nvls]") {
+  const auto topo = *hetsim::testing::BuildTopology(NvlsNode(true));
+  const double B = GbpsToBytesPerSecond(3600);  // H100Island: 450 GB/s per GPU per direction
+  const double a = 1e-6;                        // GPU to GPU through the NVSwitch
+  for (int n : {2, 4, 8}) {
+    const int64_t bytes = kGiB;
+    const auto r = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kNvls);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    const double expected = a + std::ceil(bytes * 6.0 / 5.0) / B;
+    CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
+    CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
+    CHECK(r->busbw_bytes_per_s == Approx(2.0 * (n - 1) / n * bytes / expected).epsilon(1e-3));
+    // Ring's per-GPU traffic is 2(n-1)/n S each way: NVLS is 5/6 of that factor faster on bandwidth.
+    const auto ring = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kRing);
+    REQUIRE(ring.ok());
+    CHECK(TimeToSeconds(ring->time) == Approx(RingAllReduceSeconds(n, bytes, B, a)).epsilon(1e-3));
+  }
+  // Auto picks NVLS for a large single-node all-reduce, as NCCL does on H100.
+  const auto chosen = NvlsAllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(chosen.ok());
+  CHECK(chosen->shape.algorithm == CollectiveAlgorithm::kNvls);
+}
+
+TEST_CASE("nvls: only where the node's NVSwitch reduces, on one node", "[collectives][nvls]") {
+  const auto off = *hetsim::testing::BuildTopology(NvlsNode(false));
+  const auto r = NvlsAllReduce(off, 8, kGiB, CollectiveAlgorithm::kNvls);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("nvlink_sharp"));
+  // Off (the default): auto never offers it.
+  const auto chosen = NvlsAllReduce(off, 8, kGiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(chosen.ok());
+  CHECK(chosen->shape.algorithm != CollectiveAlgorithm::kNvls);
+  for (const AlgorithmEstimate& e : chosen->estimates) CHECK(e.algorithm != CollectiveAlgorithm::kNvls);
+  // Two nodes: NVLS within a node only (NCCL's NVLSTree across nodes is not modelled).
+  v1::Cluster two = H100Island(2);
+  two.mutable_node_types(0)->set_nvlink_sharp(true);
+  const auto topo2 = *hetsim::testing::BuildTopology(two);
+  CHECK_FALSE(NvlsAllReduce(topo2, 16, kGiB, CollectiveAlgorithm::kNvls).ok());
+  CHECK(ParseAlgorithm("nvls").value() == CollectiveAlgorithm::kNvls);
+  CHECK_FALSE(Supports(CollectiveAlgorithm::kNvls, CollectiveOp::kAllGather));
+}
+
+// With NCCL's model on, an NVLS collective waits NCCL's NVLS latency (25 us) besides the launch
+// latency, so auto keeps the small buffers on LL/LL128 trees and rings, as NCCL's tuner does, and
+// takes NVLS for the large ones.
+TEST_CASE("nvls: NCCL's latency of its own; auto leaves small buffers to rings and trees", "[collectives][nvls]") {
+  v1::Cluster c = NvlsNode(true);
+  c.set_ideal(false);
+  const auto topo = *hetsim::testing::BuildTopology(c);
+  const auto tiny = NvlsAllReduce(topo, 8, 1024, CollectiveAlgorithm::kNvls);
+  REQUIRE(tiny.ok());
+  CHECK(tiny->shape.launch_latency >= 25 * kMicrosecond);
+  CHECK(TimeToSeconds(tiny->time) == Approx(tiny->estimates.at(0).seconds).epsilon(1e-6));
+  const auto small = NvlsAllReduce(topo, 8, 64 * kKiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(small.ok());
+  CHECK(small->shape.algorithm != CollectiveAlgorithm::kNvls);
+  const auto large = NvlsAllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);
+  REQUIRE(large.ok());
+  CHECK(large->shape.algorithm == CollectiveAlgorithm::kNvls);
+}
+
+}  // namespace
+}  // namespace hetsim::sim

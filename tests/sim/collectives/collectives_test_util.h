@@ -1,0 +1,51 @@
+// Helpers the collective tests share: a simulation that must succeed, a transfer graph run alone, and
+// relative gaps.
+#ifndef HETSIM_TESTS_COLLECTIVES_TEST_UTIL_H_
+#define HETSIM_TESTS_COLLECTIVES_TEST_UTIL_H_
+
+#include <algorithm>
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "base/time.h"
+#include "sim/collectives/execution.h"
+#include "sim/collectives/simulate.h"
+#include "sim/engine/simulator.h"
+#include "tests/base/time_io.h"
+
+namespace hetsim::testing {
+
+// The collective simulated on `topo`; the test fails, with the status, if it cannot run.
+inline sim::CollectiveResult SimulateOk(const topology::Topology& topo, topology::Router& router,
+                                        const sim::CollectiveRequest& req,
+                                        sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair) {
+  auto r = sim::SimulateCollective(topo, router, req, mode);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  return *r;
+}
+
+// `g` alone on a fresh network of `topo`, from its start to its last transfer's end; `flows`, when
+// given, receives the network flows it started.
+inline Time RunGraph(const topology::Topology& topo, topology::Router& router, const sim::TransferGraph& g,
+                     sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair, uint64_t* flows = nullptr) {
+  sim::Simulator sim;
+  auto network = sim::Network::Create(&sim, sim::NetworkLinks(topo), mode);
+  REQUIRE(network.ok());
+  sim::CollectiveExecution run(network->get(), &router, &g);
+  REQUIRE(run.Start(&sim).ok());
+  sim.Run();
+  REQUIRE(run.done());
+  if (flows != nullptr) *flows = run.flows();
+  return run.finish_time() - run.start_time();
+}
+
+// |a - b| relative to the larger of the two.
+inline double RelativeGap(Time a, Time b) {
+  return std::abs(TimeToPicosecondsDouble(a - b)) / TimeToPicosecondsDouble(std::max(a, b));
+}
+
+}  // namespace hetsim::testing
+
+#endif  // HETSIM_TESTS_COLLECTIVES_TEST_UTIL_H_

@@ -1,0 +1,525 @@
+// Data-parallel pipelines of different shapes (Plan.pipelines): each pipeline its own stages, GPUs and
+// batch share; gradients all-reduced per layer range over the GPUs that hold it. Against closed forms
+// on ideal clusters (compute = FLOPs / peak, links at their rate, no latency).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "google/protobuf/text_format.h"
+#include "proto/pipeline_plans.h"
+#include "service/driver/resolve_faults.h"
+#include "sim/executor/layer_range_sync.h"
+#include "tests/base/time_io.h"
+#include "tests/sim/executor/executor_test_util.h"
+#include "traces/chrome_trace.h"
+#include "traces/text_report.h"
+
+namespace {
+
+using hetsim::Time;
+using hetsim::sim::NetworkMode;
+using hetsim::testing::MakeInputs;
+using hetsim::testing::MakePlan;
+using hetsim::testing::MakeSimulation;
+using hetsim::testing::TwoIslandCluster;
+namespace v1 = hetsim::v1;
+
+constexpr double kPipeFastTflops = 250;  // the "fast" island's A100 at exactly twice the V100's FP16
+constexpr double kPipeSlowTflops = 125;
+constexpr double kPipeLayerGflop = 100;  // forward GFLOP per sample of every layer (MakePlan)
+constexpr double kNvswitchGbps = 2400;   // the fast island's GPU links (TwoIslandCluster)
+
+// `gpus` GPUs on one node per island, the fast GPU type at kPipeFastTflops.
+v1::Cluster PipelineCluster(int gpus) {
+  v1::Cluster c = TwoIslandCluster(1, gpus, 10, 0);
+  c.mutable_gpu_types(0)->set_peak_tflops_fp16(kPipeFastTflops);
+  return c;
+}
+
+struct PipeStage {
+  std::string island;
+  int first_gpu = 0;
+  int gpus = 1;
+  int tp = 1;
+  int layers = 1;
+};
+
+struct Pipe {
+  std::string name;
+  uint64_t share = 0;
+  uint64_t micro = 0;
+  std::vector<PipeStage> stages;
+};
+
+// A model of `layers` layers (1e6 FP16 parameters and 100 GFLOP per sample each, modelled compute)
+// run by `pipes`, 1F1B; `output_bytes` per sample cross each stage boundary.
+v1::Plan PipelinesPlan(int layers, const std::vector<Pipe>& pipes, uint64_t output_bytes = 0) {
+  std::vector<hetsim::testing::StageSpec> one(1);
+  one[0].island = "fast";
+  one[0].layers = layers;
+  v1::Plan plan = MakePlan(one, 1, v1::ONE_F_ONE_B, output_bytes);
+  plan.clear_stages();
+  uint64_t total = 0;
+  for (const Pipe& p : pipes) {
+    v1::Pipeline* pl = plan.add_pipelines();
+    pl->set_name(p.name);
+    pl->set_batch_share(p.share);
+    pl->set_micro_batch_size(p.micro);
+    total += p.share;
+    uint32_t first = 0;
+    for (const PipeStage& s : p.stages) {
+      v1::Stage* st = pl->add_stages();
+      st->set_first_layer(first);
+      st->set_num_layers(s.layers);
+      first += s.layers;
+      st->mutable_mesh()->set_island(s.island);
+      st->mutable_mesh()->set_node_count(1);
+      st->mutable_mesh()->set_first_gpu(s.first_gpu);
+      st->mutable_mesh()->set_gpus_per_node(s.gpus);
+      st->set_tensor_parallel(s.tp);
+    }
+  }
+  plan.set_global_batch_size(total);
+  return plan;
+}
+
+// One sample's forward of one layer on a GPU of `tflops`.
+Time PipeForward(uint64_t samples, double tflops) {
+  return hetsim::SecondsToTime(kPipeLayerGflop * 1e9 * static_cast<double>(samples) / (tflops * 1e12));
+}
+
+// The plain plan the two identical pipelines of the first test make: 2 stages of DP 2 on GPUs 0-1 and 2-3.
+v1::Plan TwoReplicaPlan(uint64_t output_bytes) {
+  v1::Plan plan = MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"fast", 0, 2, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B,
+                           output_bytes, 2);
+  for (v1::Stage& st : *plan.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  return plan;
+}
+
+// The pipelines' iteration `pl` is the DP plan's `dp`: stage by stage, range by range, in the report.
+void CheckSameIteration(const hetsim::driver::Simulation& dp, const hetsim::driver::Simulation& pl) {
+  REQUIRE(pl.pipelines.size() == 2);
+  CHECK(pl.result.iteration_time == dp.result.iteration_time);
+  CHECK(pl.pipeline_sync.iteration_time == dp.result.iteration_time);
+  for (int p = 0; p < 2; ++p) {
+    CHECK(pl.pipelines[p].result.last_backward_end == dp.result.last_backward_end);
+    CHECK(pl.pipelines[p].result.stage_end == dp.result.stage_end);
+  }
+  // The ranges are the stages; each reduces over the stage's two replicas, as the DP plan's groups.
+  const auto& groups = pl.pipeline_sync.groups;
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].groups == std::vector<std::vector<hetsim::GpuId>>{dp.setup->stages[0].layout.DataGroup(0)});
+  CHECK(groups[1].groups == std::vector<std::vector<hetsim::GpuId>>{dp.setup->stages[1].layout.DataGroup(0)});
+  CHECK(groups[0].bytes == dp.setup->stages[0].grad_buckets[0].bytes);
+  CHECK(pl.report.iteration_time_ms() == dp.report.iteration_time_ms());
+  CHECK(pl.report.samples_per_s() == Approx(dp.report.samples_per_s()).epsilon(1e-12));
+  CHECK(pl.report.mfu() == Approx(dp.report.mfu()).epsilon(1e-12));
+}
+
+TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", "[executor][pipelines]") {
+  // Replica r of the DP plan is pipeline r: GPUs r and 2 + r, a microbatch of 1 each of the DP plan's 2.
+  const v1::Cluster cluster = PipelineCluster(4);
+  // Under max-min fairness with boundary bytes, the last stage's gradient all-reduce meets stage 0's
+  // last backward transfer on GPU 2's and 3's links, in the DP plan and, the ranges running on the
+  // pipelines' network as soon as their holders are done, in the pipelines too.
+  for (const auto& [mode, bytes] :
+       {std::pair{NetworkMode::kContentionFree, uint64_t{1} << 20}, std::pair{NetworkMode::kMaxMinFair, uint64_t{0}},
+        std::pair{NetworkMode::kMaxMinFair, uint64_t{1} << 20}}) {
+    INFO("boundary bytes per sample " << bytes << ", contention-free " << (mode == NetworkMode::kContentionFree));
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = mode;
+    const auto dp = MakeSimulation(MakeInputs(cluster, TwoReplicaPlan(bytes)), options);
+    const auto pl = MakeSimulation(
+        MakeInputs(cluster,
+                   PipelinesPlan(
+                       2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}}, bytes)),
+        options);
+    CheckSameIteration(dp, pl);
+  }
+}
+
+// The shared-link case: each island one node of 2 GPUs, joined by one 10 Gb/s link that every boundary
+// flow crosses; the DP 2 plan of two stages ("fast", then "slow") and the same as two pipelines, 1 MiB
+// per sample across each boundary, passes timed by the cost model, both simulated under `options`.
+struct SharedLinkRuns {
+  hetsim::driver::Simulation dp, pipelines;
+};
+SharedLinkRuns RunSharedLink(const hetsim::driver::SimulateOptions& options) {
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  const uint64_t bytes = uint64_t{1} << 20;
+  v1::Plan dp_plan =
+      MakePlan({{"fast", 0, 0, 2, 1, 2, 1, 2, 1}, {"slow", 0, 0, 2, 1, 2, 1, 2, 1}}, 4, v1::ONE_F_ONE_B, bytes, 2);
+  for (v1::Stage& st : *dp_plan.mutable_stages()) {
+    st.clear_measured_forward_ms();
+    st.clear_measured_backward_ms();
+  }
+  const v1::Plan pipelines =
+      PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"slow", 0}}}, {"p1", 4, 1, {{"fast", 1}, {"slow", 1}}}}, bytes);
+  return {MakeSimulation(MakeInputs(cluster, dp_plan), options),
+          MakeSimulation(MakeInputs(cluster, pipelines), options)};
+}
+
+TEST_CASE("Two pipelines whose boundaries cross one shared link run as the DP 2 plan on it", "[executor][pipelines]") {
+  // Each island one node of 2 GPUs, joined by one 10 Gb/s link: every boundary flow, of either pipeline
+  // (and of either replica of the DP plan), crosses it. The pipelines run on one network, so their
+  // flows share the link as the DP plan's replicas do: 1 MiB per sample takes 2 x 0.84 ms while both
+  // cross, not 0.84 ms each as on networks of their own.
+  hetsim::driver::SimulateOptions options;
+  options.network_mode = NetworkMode::kMaxMinFair;
+  const SharedLinkRuns runs = RunSharedLink(options);
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  CheckSameIteration(runs.dp, pl);
+  // The shared network's flows and link bytes are counted once, with the first pipeline.
+  CHECK(pl.pipelines[1].result.flows == 0);
+  CHECK(pl.pipelines[0].result.flows > 0);
+}
+
+TEST_CASE("A layer range's all-reduce shares the link it crosses with the other pipeline's last transfer",
+          "[executor][pipelines]") {
+  // Two mirrored pipelines across the one 10 Gb/s link between the islands (GPUs of equal speed):
+  // "ab" runs layer 0 on fast GPU 0 and layer 1 on slow GPU 2, "ba" layer 0 on slow GPU 3 and layer 1
+  // on fast GPU 1; one microbatch each. Both stages 1 end their backward at t0; then each pipeline's
+  // backward transfer (Y = 1 MB, "ba"'s from GPU 1 to 3, "ab"'s from 2 to 0) starts beside the ring
+  // all-reduce of layer 1 over GPUs {2, 1} (2 MB of gradients: 2 steps of Y each way). On each
+  // direction of the link a transfer and a ring step share 10 Gb/s until both end at t0 + 2 Y / R;
+  // the second step runs alone: 3 Y / R in all, not the 2 Y / R of the ring alone. Layer 0's ring
+  // starts once the stages 0, delayed by their transfers (2 Y / R instead of Y / R), have run their
+  // backward, and runs alone.
+  v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  cluster.mutable_gpu_types(0)->set_peak_tflops_fp16(kPipeSlowTflops);
+  const uint64_t y = 1000000;
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"ab", 1, 1, {{"fast", 0}, {"slow", 0}}}, {"ba", 1, 1, {{"slow", 1}, {"fast", 1}}}}, y);
+  const double rate = 10e9 / 8;
+  const double y_s = static_cast<double>(y) / rate;
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  for (const NetworkMode mode : {NetworkMode::kMaxMinFair, NetworkMode::kContentionFree}) {
+    const bool shared = mode == NetworkMode::kMaxMinFair;
+    INFO("max-min fair " << shared);
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = mode;
+    const auto sim = MakeSimulation(MakeInputs(cluster, plan), options);
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{2, 1}});
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    // t0: forward, forward transfer (the two run opposite ways), forward, backward.
+    const double t0 = hetsim::TimeToSeconds(f + f + 2 * f) + y_s;
+    CHECK(hetsim::TimeToSeconds(g[1].start) == Approx(t0).epsilon(1e-9));
+    CHECK(hetsim::TimeToSeconds(g[1].finish - g[1].start) == Approx((shared ? 3 : 2) * y_s).epsilon(1e-6));
+    const double transfer = (shared ? 2 : 1) * y_s;
+    CHECK(hetsim::TimeToSeconds(g[0].start) == Approx(t0 + transfer + hetsim::TimeToSeconds(2 * f)).epsilon(1e-9));
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(2 * y_s).epsilon(1e-6));
+    // Each stage steps its optimizer after its own range: stage 1 before stage 0.
+    for (int p = 0; p < 2; ++p) CHECK(sim.pipeline_sync.grad_sync_end[p][1] == g[1].finish);
+  }
+}
+
+TEST_CASE("With overlapped reduction a range is ready where the last backward is done with its layers",
+          "[executor][pipelines]") {
+  // Pipeline "one" holds both layers on GPU 0, "two" one layer per GPU (2, 3); one microbatch each.
+  // "one"'s backward of 2 x 2f runs layer 1 first: layer 1's range is ready halfway through it, at
+  // 2f + 2f, when "two"'s stage 1 has also run its backward (f + f + 2f); layer 0's at its end, 6f.
+  v1::Plan plan = PipelinesPlan(2, {{"one", 1, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 1, 1, {{"fast", 2}, {"fast", 3}}}});
+  plan.set_overlap_grad_reduce(true);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 2);
+  const Time f = PipeForward(1, kPipeFastTflops);
+  CHECK(g[1].start == 4 * f);
+  CHECK(g[0].start == 6 * f);
+  plan.set_overlap_grad_reduce(false);
+  const auto late = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  CHECK(late.pipeline_sync.groups[1].start == 6 * f);
+}
+
+// `text` as the options' faults.
+hetsim::driver::SimulateOptions WithFaults(hetsim::driver::SimulateOptions options, const std::string& text) {
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &options.faults));
+  options.fault_sources = hetsim::driver::SourcesOf(options.faults, "test-faults.pbtxt");
+  return options;
+}
+
+TEST_CASE("A slowed link under both pipelines slows them as it slows the DP 2 plan", "[executor][pipelines][faults]") {
+  // The shared-link case above with its one inter-island link at half its rate: the faults apply once,
+  // to the one network both pipelines (and their ranges) run on, as to the DP plan's.
+  hetsim::driver::SimulateOptions plain;
+  plain.network_mode = NetworkMode::kMaxMinFair;
+  const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  CheckSameIteration(runs.dp, pl);
+  CHECK(pl.result.iteration_time > RunSharedLink(plain).dp.result.iteration_time);
+  REQUIRE(pl.report.faults_size() == 1);
+  CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
+
+  // The trace draws the one fault runtime's transitions once, not once per pipeline.
+  hetsim::driver::SimulateOptions traced = WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }");
+  traced.trace = hetsim::traces::TraceSelection{};
+  const hetsim::driver::Simulation with_trace = RunSharedLink(traced).pipelines;
+  REQUIRE_FALSE(with_trace.pipeline_sync.faults.events.empty());
+  size_t markers = 0;
+  for (size_t at = with_trace.trace_json.find(R"("cat":"fault")"); at != std::string::npos;
+       at = with_trace.trace_json.find(R"("cat":"fault")", at + 1)) {
+    ++markers;
+  }
+  CHECK(markers == with_trace.pipeline_sync.faults.events.size());
+}
+
+TEST_CASE("The shared run owns the fault transitions of a plan of pipelines, once", "[executor][pipelines][faults]") {
+  // The slowed shared link above: the one fault runtime's transitions and effects are the shared run's
+  // (PipelinesSyncResult::faults); each pipeline's result says only whether a failure stopped it.
+  hetsim::driver::SimulateOptions plain;
+  plain.network_mode = NetworkMode::kMaxMinFair;
+  const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
+  const hetsim::driver::Simulation& pl = runs.pipelines;
+  REQUIRE(pl.pipelines.size() == 2);
+  const hetsim::sim::faults::FaultOutcome& shared = pl.pipeline_sync.faults;
+  // The DP plan's one run saw the same transitions and effects.
+  REQUIRE(shared.events.size() == runs.dp.result.faults.events.size());
+  for (size_t i = 0; i < shared.events.size(); ++i) {
+    CHECK(shared.events[i].at == runs.dp.result.faults.events[i].at);
+    CHECK(shared.events[i].what == runs.dp.result.faults.events[i].what);
+  }
+  REQUIRE(shared.effects.size() == 1);
+  CHECK(shared.effects[0].started);
+  for (const auto& p : pl.pipelines) {
+    CHECK(p.result.faults.events.empty());
+    CHECK(p.result.faults.effects.empty());
+    CHECK_FALSE(p.result.faults.failed);
+  }
+  // The report's fault part reads the shared outcome: the DP plan's effect.
+  REQUIRE(pl.report.faults_size() == 1);
+  CHECK(pl.report.faults(0).effect() == runs.dp.report.faults(0).effect());
+}
+
+TEST_CASE("A straggler slows only the pipeline whose GPU it is", "[executor][pipelines][faults]") {
+  // The two pipelines of equal time (15 f) above; GPU 3, stage 1 of "slow" (stage 3 of the plan, as the
+  // fault's effect names it), at half speed: "slow"'s 1F1B is then bound by that stage, f + 4 x (2f + 4f) + 2f = 27 f;
+  // "fast" keeps its 15 f.
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim =
+      MakeSimulation(MakeInputs(PipelineCluster(2), plan), WithFaults({}, "faults { gpu: 3 kind: SLOW factor: 2 }"));
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  REQUIRE(sim.pipelines.size() == 2);
+  CHECK(sim.pipelines[0].result.pipeline_end == 15 * f);
+  CHECK(sim.pipelines[1].result.pipeline_end == 27 * f);
+  REQUIRE(sim.report.faults_size() == 1);
+  // Its 4 forwards and 4 backwards (4 x 3f of work, as long again) and its optimizer step (likewise).
+  const Time step = sim.pipelines[1].setup->stages[1].optimizer_time;
+  CHECK_THAT(sim.report.faults(0).effect(),
+             Catch::StartsWith(absl::StrFormat("9 compute tasks of stage 3 took %.3f ms longer",
+                                               hetsim::TimeToMilliseconds(12 * f + step))));
+}
+
+TEST_CASE("A failed GPU stops every pipeline at the failure", "[executor][pipelines][faults]") {
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim =
+      MakeSimulation(MakeInputs(PipelineCluster(2), plan), WithFaults({}, "faults { gpu: 2 kind: FAIL at_ms: 5 }"));
+  const Time at = hetsim::SecondsToTime(5e-3);
+  for (const auto& p : sim.pipelines) {
+    CHECK(p.result.faults.failed);
+    CHECK(p.result.iteration_time == at);
+  }
+  CHECK(sim.report.failed());
+  CHECK(sim.report.failed_at_ms() == Approx(5));
+  CHECK(sim.report.iteration_time_ms() == Approx(5));
+  CHECK(sim.report.samples_per_s() == 0);
+  CHECK_THAT(sim.report.lost(), Catch::StartsWith("pipeline fast: ") && Catch::Contains("; pipeline slow: "));
+  // No range was reduced: the stages were still in their pipelines.
+  for (const auto& g : sim.pipeline_sync.groups) CHECK(g.finish == -1_ps);
+}
+
+TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it uses", "[executor][pipelines]") {
+  const v1::Cluster cluster = PipelineCluster(4);
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}});
+  hetsim::driver::SimulateOptions options;
+  options.trace = hetsim::traces::TraceSelection{.replica = std::nullopt, .gpus = {0, 3}};
+  const auto pl = MakeSimulation(MakeInputs(cluster, plan), options);
+  REQUIRE(pl.pipelines.size() == 2);
+  CHECK(pl.pipelines[0].traced_gpus == std::vector<bool>{true, false, false, false, false, false, false, false});
+  CHECK(pl.pipelines[1].traced_gpus == std::vector<bool>{false, false, false, true, false, false, false, false});
+  CHECK_FALSE(pl.trace_json.empty());
+}
+
+TEST_CASE("A pipeline of half the batch share on GPUs of half the speed finishes with the other",
+          "[executor][pipelines]") {
+  // Pipeline "fast": 2 stages of A100s, microbatches of 2; "slow": 2 stages of V100s (half the peak),
+  // microbatches of 1: both run 4 microbatches of passes f = 1 sample on a V100.
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0}, {"slow", 1}}}});
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(2), plan));
+  const Time f = PipeForward(1, kPipeSlowTflops);
+  REQUIRE(PipeForward(2, kPipeFastTflops) == f);
+  // 1F1B with free boundaries: (microbatches + stages - 1) x (f + 2f) until stage 0's last backward.
+  for (const auto& p : sim.pipelines) {
+    CHECK(p.result.pipeline_end == (4 + 2 - 1) * 3 * f);
+    CHECK(p.result.last_backward_end[0] == (4 + 2 - 1) * 3 * f);
+  }
+  CHECK(sim.report.pipelines(0).pipeline_ms() == sim.report.pipelines(1).pipeline_ms());
+  // The iteration ends with the slower of the two after its ranges' all-reduces and its step.
+  Time last = 0;
+  for (const auto& p : sim.pipelines) last = std::max(last, p.result.iteration_time);
+  CHECK(sim.pipeline_sync.iteration_time == last);
+  CHECK(sim.report.iteration_time_ms() == Approx(hetsim::TimeToMilliseconds(last)).epsilon(1e-12));
+  // Throughput: 12 samples of the whole batch per iteration.
+  CHECK(sim.report.samples_per_s() == Approx(12 / hetsim::TimeToSeconds(last)).epsilon(1e-9));
+}
+
+TEST_CASE("A layer range's all-reduce takes the ring's alpha-beta time over the GPUs that hold it",
+          "[executor][pipelines]") {
+  // Ring all-reduce of B bytes over n GPUs on NVSwitch (every GPU its own link each way):
+  // 2 (n - 1) steps of B / n, no latency: 2 (n - 1) / n x B / bandwidth (each step ending on a whole
+  // picosecond, hence the relative 1e-6).
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double layer_bytes = 1e6 * 2;  // a layer's 1e6 FP16 gradients
+  SECTION("three single-stage pipelines: one range over three GPUs") {
+    const v1::Plan plan =
+        PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 2, 1, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 1, 2}});
+    CHECK(g[0].bytes == 2000000);
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) ==
+          Approx(2.0 * 2 / 3 * layer_bytes / bandwidth).epsilon(1e-6));
+    CHECK(sim.report.gradient_groups(0).holders_size() == 3);
+  }
+  SECTION("different cuts: one pipeline of one stage, one of two; the ranges share the one-stage GPU") {
+    // Pipeline "one" holds both layers on GPU 0 and ends last (2 layers x 4 microbatches x 3f); both
+    // ranges start then, each a ring of 2 GPUs through GPU 0's links: together 2 B / bandwidth.
+    const v1::Plan plan =
+        PipelinesPlan(2, {{"one", 4, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 4, 1, {{"fast", 2}, {"fast", 3}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}});
+    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    const Time f = PipeForward(1, kPipeFastTflops);
+    CHECK(g[0].start == 4 * 3 * 2 * f);
+    CHECK(g[1].start == 4 * 3 * 2 * f);
+    const double both = 2 * layer_bytes / bandwidth;
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(both).epsilon(1e-6));
+    CHECK(hetsim::TimeToSeconds(g[1].finish - g[1].start) == Approx(both).epsilon(1e-6));
+    // Pipeline "one"'s stage steps its optimizer after both ranges, "two"'s stages each after its own.
+    CHECK(sim.pipeline_sync.grad_sync_end[0][0] == std::max(g[0].finish, g[1].finish));
+    CHECK(sim.pipeline_sync.grad_sync_end[1][1] == g[1].finish);
+    CHECK(sim.report.gradient_groups(1).holders(1) == "two stage 1");
+  }
+  SECTION("TP 2 beside TP 1: a shard group per TP rank, the TP 1 GPU in both with half the bytes each") {
+    const v1::Plan plan = PipelinesPlan(1, {{"tp2", 2, 1, {{"fast", 0, 2, 2}}}, {"tp1", 2, 1, {{"fast", 2}}}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].shards == 2);
+    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}, {1, 2}});
+    CHECK(g[0].bytes == 1000000);
+    // GPU 2 sends B / 2 of each of the two rings through its one link: B / bandwidth.
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(layer_bytes / bandwidth).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("The report names each pipeline, its stages and the layer ranges' groups", "[executor][pipelines]") {
+  const v1::Plan plan =
+      PipelinesPlan(2, {{"fast", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"slow", 4, 1, {{"slow", 0, 2, 2, 2}}}});
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(2), plan));
+  const v1::Report& r = sim.report;
+  REQUIRE(r.pipelines_size() == 2);
+  CHECK(r.pipelines(0).name() == "fast");
+  CHECK(r.pipelines(1).batch_share() == 4);
+  CHECK(r.num_stages() == 3);
+  CHECK(r.num_gpus() == 4);
+  REQUIRE(r.stages_size() == 3);
+  CHECK(r.stages(2).pipeline() == "slow");
+  CHECK(r.stages(2).index() == 2);
+  CHECK(r.gradient_groups_size() == 2);
+  CHECK(r.gradient_groups(0).holders(0) == "fast stage 0");
+  CHECK(r.gradient_groups(0).holders(1) == "slow stage 0");
+  const std::string text = hetsim::traces::FormatReportTable(r);
+  CHECK(text.find("pipeline slow") != std::string::npos);
+  CHECK(text.find("layers 1-1") != std::string::npos);
+}
+
+TEST_CASE("A pipeline's plan is the plan's settings with its stages, share and micro-batch size", "[pipelines]") {
+  v1::Plan plan = PipelinesPlan(2, {{"a", 8, 2, {{"fast", 0}, {"fast", 1}}}, {"b", 4, 0, {{"slow", 0, 2, 2, 2}}}});
+  plan.set_micro_batch_size(4);
+  const v1::Plan b = hetsim::proto::PipelinePlan(plan, 1);
+  CHECK(b.pipelines_size() == 0);
+  CHECK(b.stages_size() == 1);
+  CHECK(b.global_batch_size() == 4);
+  CHECK(b.micro_batch_size() == 4);  // 0: the plan's
+  CHECK(hetsim::proto::PipelinePlan(plan, 0).micro_batch_size() == 2);
+}
+
+// The lab example's model and cluster with two pipelines whose runs end far apart: "fast", eight RTX
+// 4090 stages (each a small optimizer step), and "slow", one RTX A6000 holding every layer (the whole
+// model's optimizer step, about 30 ms).
+v1::Plan LabPipelinesEndingApart() {
+  v1::Plan plan;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                          name: "ending-apart"
+                                                          global_batch_size: 16
+                                                          micro_batch_size: 1
+                                                          schedule: ONE_F_ONE_B
+                                                          pipelines { name: "fast" batch_share: 8 }
+                                                          pipelines {
+                                                            name: "slow"
+                                                            batch_share: 8
+                                                            stages {
+                                                              num_layers: 26
+                                                              mesh { island: "a6000" node_count: 1 gpus_per_node: 1 }
+                                                            }
+                                                          })pb",
+                                                        &plan));
+  const int layers[] = {4, 3, 3, 3, 3, 3, 3, 4};
+  int first = 0;
+  for (int s = 0; s < 8; ++s) {
+    v1::Stage* st = plan.mutable_pipelines(0)->add_stages();
+    st->set_first_layer(first);
+    st->set_num_layers(layers[s]);
+    first += layers[s];
+    st->mutable_mesh()->set_island("rtx4090");
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_first_gpu(s);
+    st->mutable_mesh()->set_gpus_per_node(1);
+  }
+  return plan;
+}
+
+TEST_CASE("The link chart's samples of a plan of pipelines cover the whole shared run", "[executor][pipelines]") {
+  // The first pipeline samples the network every pipeline shares; its own stages end well before the
+  // last pipeline's optimizer step, and the samples go on until that one has ended.
+  absl::StatusOr<hetsim::proto::PlanInputs> inputs = hetsim::proto::LoadPlanInputs(
+      HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt", HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
+  REQUIRE(inputs.ok());
+  const v1::Model model = inputs->plan.model();
+  inputs->plan = LabPipelinesEndingApart();
+  *inputs->plan.mutable_model() = model;
+  hetsim::driver::SimulateOptions options;
+  options.sample_all_links = true;
+  const auto sim = MakeSimulation(*inputs, options);
+  REQUIRE(sim.pipelines.size() == 2);
+  const Time first_end = sim.pipelines.front().result.iteration_time;
+  const Time end = sim.pipeline_sync.iteration_time;
+  const std::vector<Time>& samples = sim.result.sample_times;
+  REQUIRE(samples.size() > 2);
+  const Time period = samples[1] - samples[0];
+  INFO("first pipeline's end " << hetsim::TimeToMilliseconds(first_end) << " ms, last "
+                               << hetsim::TimeToMilliseconds(end) << " ms, sample period "
+                               << hetsim::TimeToMilliseconds(period) << " ms");
+  REQUIRE(end - first_end > 2 * period);
+  CHECK(samples.back() >= end);
+  // One period apart to the end: the last sample is the first at or after the last pipeline's end.
+  CHECK(samples[samples.size() - 2] < end);
+}
+
+}  // namespace

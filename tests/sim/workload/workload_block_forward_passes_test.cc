@@ -1,0 +1,92 @@
+// Plan.block_forward_passes (the AMP artifact's GPT-2, whose pipeline layer runs each block's forward
+// twice): a block's forward time, hardware FLOPs and forward TP collectives repeat, its backward, its
+// model FLOPs, its activations and the embedding's and head's passes do not.
+#include <catch2/catch.hpp>
+
+#include <utility>
+
+#include "proto/gpu_presets.h"
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
+#include "tests/base/spec/spec_test_util.h"
+#include "tests/proto/model_shapes.h"
+
+namespace {
+
+using namespace hetsim::sim::workload;
+
+// GPT-2 345M as the AMP runs train it: 2 blocks here, with the embedding and the tied head.
+hetsim::v1::Model Gpt2TwoBlocks() {
+  hetsim::v1::Model m;
+  m.set_dtype(hetsim::v1::FP16);
+  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 52256});
+  t->set_tied_embeddings(true);
+  t->set_granularity(hetsim::v1::BLOCK);
+  return m;
+}
+
+struct Gpt2OnT4 {
+  ModelCost model;
+  GpuCompute gpu;
+};
+
+Gpt2OnT4 MakeGpt2OnT4() {
+  auto model = hetsim::testing::ModelCostOf(Gpt2TwoBlocks(), "model.pbtxt");
+  REQUIRE(model.ok());
+  hetsim::v1::GpuType g;
+  g.set_preset("T4");
+  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
+  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
+  REQUIRE(gpu.ok());
+  return {*std::move(model), *std::move(gpu)};
+}
+
+// Layers [first, first + count) of the model (0 the embedding, 1-2 the blocks, 3 the head) at TP 2.
+StageCost CostWith(const Gpt2OnT4& m, int first, int count, int passes) {
+  StageConfig c;
+  c.first_layer = first;
+  c.num_layers = count;
+  c.micro_batch_size = 1;
+  c.tensor_parallel = 2;
+  c.block_forward_passes = passes;
+  auto cost = ComputeStageCost(m.model, c, m.gpu, "plan");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
+}
+
+int ForwardCalls(const StageCost& cost) {
+  int calls = 0;
+  for (const StageCollective& sc : cost.forward_collectives) calls += sc.count;
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("block_forward_passes: a block's forward, its FLOPs and its forward TP collectives run again",
+          "[workload][amp]") {
+  const Gpt2OnT4 m = MakeGpt2OnT4();
+  const StageCost once = CostWith(m, 1, 2, 1);
+  const StageCost twice = CostWith(m, 1, 2, 2);
+  REQUIRE(once.layer_forward_s.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(twice.layer_forward_s[i] == Approx(2 * once.layer_forward_s[i]));
+  CHECK(twice.backward_time == once.backward_time);
+  CHECK(twice.forward_flop_per_gpu == Approx(2 * once.forward_flop_per_gpu));
+  CHECK(twice.model_flop_per_gpu == Approx(once.model_flop_per_gpu));
+  CHECK(twice.memory.activation_bytes_per_microbatch == once.memory.activation_bytes_per_microbatch);
+  // Megatron-LM v1.1.5's blocks all-reduce twice a forward at TP 2 (the attention's and the MLP's
+  // row-parallel outputs); the second pass does it again. The backward's collectives are the same.
+  CHECK(ForwardCalls(once) == 4);
+  CHECK(ForwardCalls(twice) == 8);
+  CHECK(twice.backward_collectives.size() == once.backward_collectives.size());
+}
+
+TEST_CASE("block_forward_passes: the embedding and the head run their forward once", "[workload][amp]") {
+  const Gpt2OnT4 m = MakeGpt2OnT4();
+  for (const int first : {0, 3}) {
+    const StageCost once = CostWith(m, first, 1, 1);
+    const StageCost twice = CostWith(m, first, 1, 2);
+    CHECK(twice.forward_time == once.forward_time);
+    CHECK(ForwardCalls(twice) == ForwardCalls(once));
+  }
+}

@@ -1,0 +1,63 @@
+// The optimizer step (sim/workload/optimizer_step.h): FP16's unscale pass, the gradient norm and Adam,
+// each one memory-bound kernel, then the iteration's host work. Expected values are the byte counts
+// written out by hand.
+#include <catch2/catch.hpp>
+
+#include "sim/workload/gpu_compute.h"
+#include "sim/workload/optimizer_step.h"
+#include "tests/base/spec/spec_test_util.h"
+
+namespace {
+
+using namespace hetsim::sim::workload;
+
+GpuCompute Gpu(hetsim::v1::DType dtype) {
+  hetsim::v1::GpuType g;
+  g.set_name("test");
+  g.set_peak_tflops_bf16(100);
+  g.set_peak_tflops_fp16(100);
+  g.set_hbm_gib(80);
+  g.set_hbm_bandwidth_gbytes_per_s(2000);
+  auto* e = g.mutable_efficiency();
+  e->set_hbm_efficiency(0.5);  // 1000 GB/s achieved
+  e->set_kernel_launch_us(4);
+  e->set_host_op_us(1e-9);
+  e->set_iteration_overhead_ms(30);
+  auto c = hetsim::testing::GpuComputeOf(g, dtype, "cluster.pbtxt: gpu_types[0]", /*ideal=*/false);
+  REQUIRE(c.ok());
+  return *c;
+}
+
+StageMemory States() {
+  StageMemory m;
+  m.param_bytes = 2'000'000'000;  // 1e9 parameters in 2 bytes
+  m.grad_bytes = 2'000'000'000;
+  m.optimizer_bytes = 12'000'000'000;  // fp32 master, momentum, variance
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("optimizer step: BF16 reads the gradients for their norm, then Adam") {
+  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::spec::DType::kBf16);
+  CHECK(p.unscale_bytes == 0);
+  CHECK(p.grad_norm_bytes == 2e9);
+  CHECK(p.adam_bytes == 2e9 + 2e9 + 2 * 12e9);
+  CHECK(p.kernels == 2);
+  // 30 GB at 1000 GB/s, two launches of 4 us, 30 ms of host work.
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, Gpu(hetsim::v1::BF16)) ==
+        Approx(30e9 / 1000e9 + 8e-6 + 30e-3).epsilon(1e-12));
+}
+
+TEST_CASE("optimizer step: FP16's loss scaler reads and writes the gradients once more") {
+  const OptimizerStepPasses p = PlanOptimizerStep(States(), hetsim::spec::DType::kFp16);
+  CHECK(p.unscale_bytes == 4e9);
+  CHECK(p.kernels == 3);
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, Gpu(hetsim::v1::FP16)) ==
+        Approx(34e9 / 1000e9 + 12e-6 + 30e-3).epsilon(1e-12));
+}
+
+TEST_CASE("optimizer step: a stage holding no states costs only the host's work") {
+  CHECK(OptimizerStepSeconds(StageMemory{}, hetsim::spec::DType::kBf16, Gpu(hetsim::v1::BF16)) ==
+        Approx(30e-3).epsilon(1e-12));
+}

@@ -1,0 +1,171 @@
+// Intra-node topologies beyond NVSwitch (PCIE_TREE, NVLINK_BRIDGE, HYBRID_CUBE_MESH): routes as NCCL's
+// transports take them, and the collective bandwidth a group reaches, against closed forms.
+#include <catch2/catch.hpp>
+
+#include "base/units.h"
+#include "proto/validate_cluster.h"
+#include "sim/collectives/estimate.h"
+#include "sim/collectives/simulate.h"
+#include "tests/base/time_io.h"
+#include "tests/service/driver/build_topology.h"
+#include "tests/sim/collectives/collectives_test_util.h"
+#include "tests/topology/topology_clusters.h"
+#include "tests/topology/topology_test_util.h"
+
+namespace hetsim::topology {
+namespace {
+
+constexpr double kPcie4Gbps = 252;   // PCIe Gen4 x16: 16 GT/s x 16 lanes x 128/130, per direction
+constexpr double kBridgeGbps = 450;  // RTX A6000 NVLink bridge: 112.5 GB/s both directions
+constexpr int64_t kLatencyNs = 2000;
+
+// One node of `gpus` GPUs on `fabric`, ideal hardware (line rates, no NCCL latencies); `pcie` is the
+// node type's PcieTree.
+v1::Cluster OneNode(int gpus, v1::IntraNodeFabric fabric, const v1::PcieTree& pcie, double nvlink_gbps = 0) {
+  v1::Cluster c;
+  c.set_name("node");
+  c.set_ideal(true);
+  testing::AddGpuType(c, "G", 165, 24, 1008);
+  c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(1);
+  testing::AddNodeType(c, "n", "G", gpus, kPcie4Gbps, kLatencyNs, fabric);
+  *c.mutable_node_types(0)->mutable_pcie() = pcie;
+  c.mutable_node_types(0)->set_nvlink_bandwidth_gbps(nvlink_gbps);
+  auto* i = c.add_islands();
+  i->set_name("lab");
+  i->set_node_type("n");
+  i->set_node_count(1);
+  return c;
+}
+
+v1::PcieTree Tree(int sockets, int per_switch, double socket_gbps = 0, bool no_p2p = false, double memory = 0) {
+  v1::PcieTree p;
+  p.set_sockets(sockets);
+  p.set_gpus_per_switch(per_switch);
+  p.set_inter_socket_bandwidth_gbps(socket_gbps);
+  p.set_inter_socket_latency_ns(socket_gbps > 0 ? 500 : 0);
+  p.set_no_p2p(no_p2p);
+  p.set_host_memory_bandwidth_gbytes_per_s(memory);
+  return p;
+}
+
+struct Built {
+  explicit Built(const v1::Cluster& c) : topo(*hetsim::testing::BuildTopology(c)), router(topo) {}
+  Topology topo;
+  Router router;
+};
+
+// A ring all-reduce of `bytes` over local GPUs [first, first + n), simulated; its time in seconds.
+double RingAllReduce(Built& b, int first, int n, int64_t bytes) {
+  sim::CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  for (int g = first; g < first + n; ++g) req.gpus.push_back(g);
+  req.bytes = bytes;
+  req.algorithm = sim::CollectiveAlgorithm::kRing;
+  return TimeToSeconds(hetsim::testing::SimulateOk(b.topo, b.router, req).time);
+}
+
+TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "[topology][intra-node]") {
+  // 8 GPUs on root ports of one socket whose DRAM gives 200 GB/s. Every transfer goes GPU -> socket ->
+  // memory -> socket -> GPU: PCIe up and down once each, and the socket's memory written and read.
+  const double memory = 200e9;
+  const v1::Cluster c = OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, /*no_p2p=*/true, memory / 1e9));
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  Built b(c);
+  CHECK(testing::CountKind(b.topo, DeviceKind::kHostMemory) == 1);
+  const Route& r = **b.router.GpuRoute(0, 1);
+  CHECK(r.size() == 4);
+  CHECK(b.router.Latency(r) == kLatencyNs * kNanosecond);
+  const double pcie = GbpsToBytesPerSecond(kPcie4Gbps);
+  const double a = kLatencyNs * 1e-9;
+  const int64_t bytes = 256 << 20;
+  // n GPUs of a ring all send at once: n copies share the memory's write half and its read half,
+  // so each runs at min(PCIe, M / 2 / n): M-bound at 8 GPUs (12.5 GB/s), PCIe-bound at 2 (31.5 GB/s).
+  for (int n : {2, 4, 8}) {
+    INFO("n = " << n);
+    const double bounced = std::min(pcie, memory / 2 / n);
+    CHECK(RingAllReduce(b, 0, n, bytes) == Approx(sim::RingAllReduceSeconds(n, bytes, bounced, a)).epsilon(1e-3));
+  }
+  CHECK(memory / 2 / 8 < pcie);
+  CHECK(memory / 2 / 2 > pcie);
+}
+
+TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PCIe rate", "[topology][intra-node]") {
+  const v1::Cluster c = OneNode(4, v1::NVLINK_BRIDGE, Tree(1, 0), kBridgeGbps);
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  Built b(c);
+  const Route& bridged = **b.router.GpuRoute(2, 3);
+  REQUIRE(bridged.size() == 1);
+  CHECK(b.topo.links()[bridged[0]].link_class == LinkClass::kNvlink);
+  CHECK((*b.router.GpuRoute(1, 2))->size() == 2);  // PCIe peer-to-peer through the root complex
+  const double a = kLatencyNs * 1e-9;
+  const int64_t bytes = 256 << 20;
+  CHECK(RingAllReduce(b, 0, 2, bytes) ==
+        Approx(sim::RingAllReduceSeconds(2, bytes, GbpsToBytesPerSecond(kBridgeGbps), a)).epsilon(1e-3));
+  // Ring 0-1-2-3: two bridged hops and two PCIe hops (1 -> 2, 3 -> 0), each step as slow as PCIe.
+  CHECK(RingAllReduce(b, 0, 4, bytes) ==
+        Approx(sim::RingAllReduceSeconds(4, bytes, GbpsToBytesPerSecond(kPcie4Gbps), a)).epsilon(1e-3));
+}
+
+TEST_CASE("a PCIe tree: pairs under one switch meet there, a ring across sockets runs at the socket link",
+          "[topology][intra-node]") {
+  // 2 sockets x 2 switches x 2 GPUs; the socket link (200 Gb/s) is slower than PCIe (252 Gb/s).
+  const double socket_gbps = 200;
+  const v1::Cluster c = OneNode(8, v1::PCIE_TREE, Tree(2, 2, socket_gbps));
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  Built b(c);
+  CHECK(testing::CountKind(b.topo, DeviceKind::kPcieSwitch) == 4);
+  CHECK(testing::CountKind(b.topo, DeviceKind::kCpu) == 2);
+  CHECK((*b.router.GpuRoute(0, 1))->size() == 2);  // one switch
+  CHECK((*b.router.GpuRoute(0, 2))->size() == 4);  // switch, socket, switch
+  const Route& across = **b.router.GpuRoute(1, 6);
+  CHECK(across.size() == 5);  // ... and the socket link
+  CHECK(b.router.BottleneckBytesPerSecond(across) == Approx(GbpsToBytesPerSecond(socket_gbps)));
+  CHECK(b.topo.DeviceName(b.topo.links()[across[0]].dst) == "lab/node0/pcie-switch0");
+  const int64_t bytes = 256 << 20;
+  const double a = kLatencyNs * 1e-9;
+  // A pair under one switch: PCIe. All 8: each switch uplink and each socket-link direction carries one
+  // ring edge, so the socket link is the slowest hop, with the longest latency.
+  CHECK(RingAllReduce(b, 0, 2, bytes) ==
+        Approx(sim::RingAllReduceSeconds(2, bytes, GbpsToBytesPerSecond(kPcie4Gbps), a)).epsilon(1e-3));
+  CHECK(RingAllReduce(b, 0, 8, bytes) ==
+        Approx(sim::RingAllReduceSeconds(8, bytes, GbpsToBytesPerSecond(socket_gbps), a + 500e-9)).epsilon(1e-3));
+}
+
+TEST_CASE("DGX-1's hybrid cube-mesh: six NVLinks per GPU, doubled pairs at twice the rate, the rest on PCIe",
+          "[topology][intra-node]") {
+  const double nvlink_gbps = 200;  // NVLink 2: 25 GB/s per direction per link
+  const v1::Cluster c = OneNode(8, v1::HYBRID_CUBE_MESH, Tree(2, 2, 300), nvlink_gbps);
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  Built b(c);
+  std::vector<double> per_gpu(8, 0);
+  for (const Link& l : b.topo.links()) {
+    if (l.link_class != LinkClass::kNvlink) continue;
+    per_gpu[b.topo.devices()[l.src].index] += l.bytes_per_second / GbpsToBytesPerSecond(nvlink_gbps);
+  }
+  for (int g = 0; g < 8; ++g) CHECK(per_gpu[g] == Approx(6));
+  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(0, 3)) == Approx(GbpsToBytesPerSecond(2 * nvlink_gbps)));
+  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(0, 1)) == Approx(GbpsToBytesPerSecond(nvlink_gbps)));
+  CHECK((*b.router.GpuRoute(0, 5))->size() == 5);  // no NVLink: PCIe across the sockets
+}
+
+TEST_CASE("intra-node layouts a node cannot have are refused with the field", "[topology][intra-node]") {
+  auto problem = [](const v1::Cluster& c) { return std::string(proto::ValidateCluster(c, "c.pbtxt").message()); };
+  CHECK_THAT(problem(OneNode(3, v1::NVLINK_BRIDGE, Tree(1, 0), kBridgeGbps)),
+             Catch::Contains("node_types[0].gpus_per_node: 3 GPUs cannot be bridged in pairs"));
+  CHECK_THAT(problem(OneNode(4, v1::HYBRID_CUBE_MESH, Tree(1, 0), 200)),
+             Catch::Contains("node_types[0].gpus_per_node: 4 GPUs: a hybrid cube-mesh (DGX-1) has exactly 8"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(3, 0, 100))),
+             Catch::Contains("node_types[0].pcie.sockets: 8 GPUs do not split evenly over 3 sockets"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(2, 3, 100))),
+             Catch::Contains("node_types[0].pcie.gpus_per_switch: 3 does not divide the 4 GPUs of a socket"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(2, 0))),
+             Catch::Contains("node_types[0].pcie.inter_socket_bandwidth_gbps: 0 is outside"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, true))),
+             Catch::Contains("node_types[0].pcie.host_memory_bandwidth_gbytes_per_s: 0 is outside"));
+  CHECK_THAT(problem(OneNode(8, v1::NVSWITCH, Tree(1, 0))), Catch::Contains("node_types[0].pcie: only meaningful"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0), 450)),
+             Catch::Contains("node_types[0].nvlink_bandwidth_gbps: only meaningful"));
+}
+
+}  // namespace
+}  // namespace hetsim::topology
