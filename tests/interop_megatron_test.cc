@@ -402,7 +402,7 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
         "line.sh: --use-torch-fsdp2 and --use-megatron-fsdp contradict each other");
 }
 
-TEST_CASE("--fp8-recipe tensorwise is Plan.fp8_current_scaling, and exports back", "[interop]") {
+TEST_CASE("import: --fp8-recipe tensorwise is Plan.fp8_current_scaling, and exports back", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("16k-h100");
   const std::string line =
       "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "

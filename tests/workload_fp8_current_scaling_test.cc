@@ -30,8 +30,12 @@ StageCost AmaxBlockCost(const ModelCost& model, hetsim::v1::DType dtype, int tp,
   c.first_layer = 1;
   c.num_layers = 1;
   c.micro_batch_size = 1;
-  if (model.num_experts() > 0) c.expert_parallel = 2;
+  if (model.num_experts() > 1) {  // the experts over the TP ranks, one each (MoE Parallel Folding's ETP 1)
+    c.expert_parallel = tp;
+    c.expert_tensor_parallel = 1;
+  }
   auto cost = ComputeStageCost(model, c, hetsim::testing::PresetComputeOk("H100-SXM", dtype), "plan");
+  INFO(cost.status().message());
   REQUIRE(cost.ok());
   return *std::move(cost);
 }
