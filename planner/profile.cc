@@ -50,9 +50,10 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       TpCommOverlapKey(o.tp_comm_overlap_config), o.eager_kernels ? " eager" : "",
       o.op_selective_recompute ? " op-sac" : "", o.fp8_dynamic_casts ? " fp8-casts" : "",
       o.pytorch_async_tp ? " async-tp" : "", o.flash_attention_2 ? " flash2" : "",
-      o.pytorch_context_parallel ? " pytorch-cp" : "", o.attention_repeats_kv ? " repeats-kv" : "",
-      o.unfused.bias_activation ? " unfused-bias-act" : "", o.unfused.bias_dropout_add ? " unfused-bda" : "",
-      o.unfused.masked_softmax ? " unfused-softmax" : "", absl::StrFormat(" passes=%d", o.block_forward_passes));
+      o.fp8_current_scaling ? " fp8-current-scaling" : "", o.pytorch_context_parallel ? " pytorch-cp" : "",
+      o.attention_repeats_kv ? " repeats-kv" : "", o.unfused.bias_activation ? " unfused-bias-act" : "",
+      o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
+      absl::StrFormat(" passes=%d", o.block_forward_passes));
 }
 
 }  // namespace

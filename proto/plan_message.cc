@@ -119,6 +119,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
     plan.mutable_unfused_kernels()->set_masked_softmax(u.masked_softmax);
   }
   plan.set_pipeline_sends_attention_mask(spec.pipeline_sends_attention_mask);
+  plan.set_fp8_current_scaling(spec.fp8_current_scaling);
   return plan;
 }
 

@@ -168,6 +168,9 @@ struct CostSwitches {
   // (workload's RingAttentionMergeBytes; not with the all-to-all exchange, which is no ring).
   bool pytorch_context_parallel = false;
   UnfusedKernels unfused;  // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
+  // Plan.fp8_current_scaling: Transformer Engine's current scaling, whose gathered FP8 inputs and output
+  // gradients all-reduce their amax over the TP group before the cast (FP8 models under SP only).
+  bool fp8_current_scaling = false;
 };
 
 struct PlanSpec : CostSwitches {

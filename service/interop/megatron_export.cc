@@ -417,6 +417,7 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (plan.moe_a2a_overlap()) add("--overlap-moe-expert-parallel-comm");
   if (plan.overlap_param_gather() && plan.overlap_grad_reduce()) add("--overlap-param-gather");
   if (plan.tp_comm_overlap()) add("--tp-comm-overlap");
+  if (plan.fp8_current_scaling() && in.model.dtype() == v1::FP8) add("--fp8-recipe tensorwise");
   // Megatron-LM overlaps input-gradient reductions unless told not to, and always under SP.
   const bool sync_backward = proto::TensorParallel(s0) > 1 && !plan.tp_backward_overlap();
   if (sync_backward && !s0.sequence_parallel()) add("--no-async-tensor-model-parallel-allreduce");

@@ -1129,6 +1129,9 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));
+  // Transformer Engine's current scaling (its gathered tensors' amax reductions); Megatron's default
+  // --fp8-recipe is delayed.
+  plan.set_fp8_current_scaling(r.Has("fp8-format") && r.Has("fp8-recipe") && r.Value("fp8-recipe") == "tensorwise");
   const v1::Framework framework = LineFramework(r, split);
   SetPassOverlaps(r, l, framework, chunks, plan, out.notes);
   HETSIM_RETURN_IF_ERROR(SetDdpBuckets(r, l, out.model, plan, out.notes));

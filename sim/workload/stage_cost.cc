@@ -500,11 +500,40 @@ bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
   return c.op_selective_recompute && c.recompute == spec::Recompute::kSelective && layer.recomputable;
 }
 
+// Plan.fp8_current_scaling: Transformer Engine's current scaling all-reduces, over the TP group and on the
+// compute stream, the amax of each FP8 tensor its TP ranks gather, before casting it (TE 2.9's
+// _customize_quantizers_float8_current_scaling: with sequence parallelism, a column-parallel linear's
+// input quantizer and a row-parallel linear's grad_output quantizer get with_amax_reduction and the TP
+// group). Those are the tensors of the userbuffers gathers around TE's block linears: each forward
+// all-gather of a column-parallel input (QKV, FC1) and, for each forward reduce-scatter of a
+// row-parallel output (projection, FC2), the backward's gather of its output gradient. One 4-byte MAX
+// all-reduce each, not overlapped (the cast waits for it).
+constexpr int64_t kAmaxBytes = 4;  // one FP32 amax
+
+void AddAmaxReductions(const LayerCost& layer, int i, int passes, const StageShares& s, StageCost* cost) {
+  if (!s.sp) return;
+  int32_t forward = 0, backward = 0;
+  for (const LayerCollective& lc : layer.collectives_seq_par) {
+    if (!lc.userbuffers || lc.group != CollectiveGroup::kTensor) continue;
+    if (lc.op == CollectiveOp::kAllGather) forward += lc.forward_count;
+    if (lc.op == CollectiveOp::kReduceScatter) backward += lc.forward_count;
+  }
+  if (forward > 0) {
+    cost->forward_collectives.push_back(
+        {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, kAmaxBytes, passes * forward, i, false, false});
+  }
+  if (backward > 0) {
+    cost->backward_collectives.push_back(
+        {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, kAmaxBytes, backward, i, false, false});
+  }
+}
+
 // The layer's collectives, with absolute per-rank bytes for the local microbatch. `fp8_gathers`: torchao's
 // Float8ColwiseParallel casts a block linear's input before its sequence-parallel all-gather, which then moves one byte
-// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts).
+// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts). `fp8_amax`: the amax
+// reductions of Transformer Engine's current scaling (AddAmaxReductions).
 void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, bool fp8_gathers,
-                         StageCost* cost) {
+                         bool fp8_amax, StageCost* cost) {
   const int passes = ForwardPasses(layer, c);
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     const int group_size = GroupSize(lc.group, c);
@@ -530,6 +559,7 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
           {lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward, lc.userbuffers});
     }
   }
+  if (fp8_amax) AddAmaxReductions(layer, i, passes, s, cost);
 }
 
 // Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
@@ -646,7 +676,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
-    AddLayerCollectives(layer, i, c, s, c.fp8_dynamic_casts && model.dtype() == spec::DType::kFp8, &cost);
+    const bool fp8 = model.dtype() == spec::DType::kFp8;
+    AddLayerCollectives(layer, i, c, s, c.fp8_dynamic_casts && fp8, c.fp8_current_scaling && fp8, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());

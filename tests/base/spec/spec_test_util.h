@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "proto/gpu_presets.h"
 #include "proto/hetsim.pb.h"
 #include "proto/resolve.h"
 #include "proto/validate_model.h"
@@ -37,6 +38,39 @@ inline sim::workload::GpuCompute Bf16ComputeOk(const v1::GpuType& gpu, bool idea
   auto c = GpuComputeOf(gpu, v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
   REQUIRE(c.ok());
   return *c;
+}
+
+// Compute of the GPU preset `preset` (e.g. "H100-SXM") for `dtype`; the test fails if it does not resolve.
+inline sim::workload::GpuCompute PresetComputeOk(const char* preset, v1::DType dtype) {
+  v1::GpuType g;
+  g.set_preset(preset);
+  REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
+  auto c = GpuComputeOf(g, dtype, "c", false);
+  REQUIRE(c.ok());
+  return *std::move(c);
+}
+
+// Llama 3 70B's block shapes (h 8192, FFN 28672, 64 heads, 8 KV heads, 8K tokens) in two blocks, with
+// `experts` routed experts (top 2) and a shared expert of `shared` FFN width when experts > 0.
+inline v1::Model Llama70bBlocks(v1::DType dtype, int experts = 0, uint64_t shared = 0) {
+  v1::Model m;
+  m.set_dtype(dtype);
+  auto* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(8192);
+  t->set_ffn_hidden_size(28672);
+  t->set_num_attention_heads(64);
+  t->set_num_kv_heads(8);
+  t->set_seq_length(8192);
+  t->set_vocab_size(128256);
+  t->set_gated_mlp(true);
+  t->set_attention(v1::ATTENTION_FLASH);
+  if (experts > 0) {
+    t->set_num_experts(experts);
+    t->set_moe_top_k(2);
+    t->set_moe_shared_expert_ffn_hidden_size(shared);
+  }
+  return m;
 }
 
 }  // namespace hetsim::testing

@@ -402,6 +402,19 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
         "line.sh: --use-torch-fsdp2 and --use-megatron-fsdp contradict each other");
 }
 
+TEST_CASE("import: --fp8-recipe tensorwise is Plan.fp8_current_scaling, and exports back", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("16k-h100");
+  const std::string line =
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+      "--global-batch-size 16 --bf16 --tensor-model-parallel-size 2 --sequence-parallel ";
+  CHECK(ImportRoundTrip(line + "--fp8-format hybrid --fp8-recipe tensorwise", cluster).plan.fp8_current_scaling());
+  // Megatron's default recipe is delayed scaling; a recipe without FP8 is no FP8.
+  CHECK_FALSE(ImportRoundTrip(line + "--fp8-format hybrid", cluster).plan.fp8_current_scaling());
+  CHECK_FALSE(ImportOk(line + "--fp8-format hybrid --fp8-recipe delayed", cluster).plan.fp8_current_scaling());
+  CHECK_FALSE(ImportOk(line + "--fp8-recipe tensorwise", cluster).plan.fp8_current_scaling());
+}
+
 TEST_CASE("settings priced at one value only: the others are noted with what is priced instead", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("16k-h100");  // FP8
   const std::string line =

@@ -46,14 +46,7 @@ ModelCost PtModel(hetsim::v1::DType dtype) {
   return *std::move(model);
 }
 
-GpuCompute PtH100(hetsim::v1::DType dtype) {
-  hetsim::v1::GpuType g;
-  g.set_preset("H100-SXM");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(g, dtype, "c", false);
-  REQUIRE(gpu.ok());
-  return *std::move(gpu);
-}
+GpuCompute PtH100(hetsim::v1::DType dtype) { return hetsim::testing::PresetComputeOk("H100-SXM", dtype); }
 
 // Block 1 alone, two samples, on one GPU.
 StageConfig PtBlock() {

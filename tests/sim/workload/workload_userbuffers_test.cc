@@ -48,23 +48,8 @@ Gemm Linear(TeLinear role) {
 }
 
 ModelCost Llama(int experts = 0, uint64_t shared = 0, bool mla = false) {
-  hetsim::v1::Model m;
-  m.set_dtype(hetsim::v1::FP8);
+  hetsim::v1::Model m = hetsim::testing::Llama70bBlocks(hetsim::v1::FP8, experts, shared);
   auto* t = m.mutable_transformer();
-  t->set_num_layers(2);
-  t->set_hidden_size(8192);
-  t->set_ffn_hidden_size(28672);
-  t->set_num_attention_heads(64);
-  t->set_num_kv_heads(8);
-  t->set_seq_length(8192);
-  t->set_vocab_size(128256);
-  t->set_gated_mlp(true);
-  t->set_attention(hetsim::v1::ATTENTION_FLASH);
-  if (experts > 0) {
-    t->set_num_experts(experts);
-    t->set_moe_top_k(2);
-    t->set_moe_shared_expert_ffn_hidden_size(shared);
-  }
   if (mla) {
     t->set_num_kv_heads(0);
     t->mutable_mla()->set_kv_lora_rank(512);
@@ -77,14 +62,7 @@ ModelCost Llama(int experts = 0, uint64_t shared = 0, bool mla = false) {
   return *std::move(model);
 }
 
-GpuCompute H100() {
-  hetsim::v1::GpuType g;
-  g.set_preset("H100-SXM");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP8, "c", false);
-  REQUIRE(gpu.ok());
-  return *std::move(gpu);
-}
+GpuCompute H100() { return hetsim::testing::PresetComputeOk("H100-SXM", hetsim::v1::FP8); }
 
 // The cost of block 1 alone (one sample) with the overlap at TP `tp` and settings `te`.
 StageCost BlockCost(const ModelCost& model, const GpuCompute& gpu, int tp, TpCommOverlapSpec te) {
