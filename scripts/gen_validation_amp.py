@@ -203,7 +203,13 @@ def plan_text(cluster_label, trial, het):
            "unfused_elementwise: true",
            "# DeepSpeed's pipe/engine.py (_exec_send_activations) sends GPT2ModelPipe's attention mask, cast",
            "# to FP16, beside every forward activation; megatron/utils.py builds one [1, 1, s, s] mask.",
-           "pipeline_sends_attention_mask: true"]
+           "pipeline_sends_attention_mask: true",
+           "# DeepSpeed 0.3.13's FP16 step: fp16/fused_optimizer.py checks, casts and flattens every gradient",
+           "# and copies the FP32 master back; engine.py's fp32_allreduce casts, scales and copies the bucket.",
+           "deepspeed_fp16_optimizer: true",
+           "# GPT2ModelPipe casts the FP16 logits to FP32 in a layer of its own (fp16.fp16_to_fp32), then",
+           "# mpu/cross_entropy.py runs max, sub_, exp, sum and div_ over them one kernel each.",
+           "fp32_logits_cross_entropy: true"]
     text = "\n".join(out) + "\n"
     for s in range(pp):
         text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)

@@ -168,6 +168,11 @@ struct CostSwitches {
   // (workload's RingAttentionMergeBytes; not with the all-to-all exchange, which is no ring).
   bool pytorch_context_parallel = false;
   UnfusedKernels unfused;  // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
+  // Plan.deepspeed_fp16_optimizer: DeepSpeed 0.3.x's FP16 step and all-reduce copies (FP16 models).
+  bool deepspeed_fp16_optimizer = false;
+  // Plan.fp32_logits_cross_entropy: the head's logits cast to FP32 in a pass of their own, then
+  // Megatron's vocabulary-parallel cross-entropy op by op (LayerCost::fp32_loss_*).
+  bool fp32_logits_cross_entropy = false;
 };
 
 struct PlanSpec : CostSwitches {
