@@ -53,7 +53,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.fp8_current_scaling ? " fp8-current-scaling" : "", o.pytorch_context_parallel ? " pytorch-cp" : "",
       o.attention_repeats_kv ? " repeats-kv" : "", o.unfused.bias_activation ? " unfused-bias-act" : "",
       o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
-      absl::StrFormat(" passes=%d", o.block_forward_passes));
+      absl::StrFormat(" passes=%d", o.block_forward_passes), o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "",
+      o.fp32_logits_cross_entropy ? " fp32-loss" : "");
 }
 
 }  // namespace
@@ -245,7 +246,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.expert_grad_sync_bytes = all_reduce_bytes(cost->expert_grad_sync_bytes, cost->expert_param_sync_bytes);
   // The host work of the step is the iteration's, added once per stage (SyncTimeOf).
   o.optimizer_passes =
-      SecondsToTime(sim::workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu) -
+      SecondsToTime(sim::workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu, sc) -
                     im.gpu->iteration_overhead_s());
   return o;
 }

@@ -294,6 +294,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
                .masked_softmax = all_unfused || plan.unfused_kernels().masked_softmax()};
   p.pipeline_sends_attention_mask = plan.pipeline_sends_attention_mask();
   p.fp8_current_scaling = plan.fp8_current_scaling();
+  p.deepspeed_fp16_optimizer = plan.deepspeed_fp16_optimizer();
+  p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

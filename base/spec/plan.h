@@ -171,6 +171,11 @@ struct CostSwitches {
   // Plan.fp8_current_scaling: Transformer Engine's current scaling, whose gathered FP8 inputs and output
   // gradients all-reduce their amax over the TP group before the cast (FP8 models under SP only).
   bool fp8_current_scaling = false;
+  // Plan.deepspeed_fp16_optimizer: DeepSpeed 0.3.x's FP16 step and all-reduce copies (FP16 models).
+  bool deepspeed_fp16_optimizer = false;
+  // Plan.fp32_logits_cross_entropy: the head's logits cast to FP32 in a pass of their own, then
+  // Megatron's vocabulary-parallel cross-entropy op by op (LayerCost::fp32_loss_*).
+  bool fp32_logits_cross_entropy = false;
 };
 
 struct PlanSpec : CostSwitches {

@@ -384,9 +384,10 @@ absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t i
   out.peak_flop_per_s = compute.peak_flop_per_s();
   out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
   HETSIM_ASSIGN_OR_RETURN(out.cost, workload::ComputeStageCost(*setup.model, config, compute, where));
-  // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states, then the iteration's host work.
+  // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states (and DeepSpeed 0.3.x's FP16
+  // passes when the plan names them), then the iteration's host work.
   out.optimizer_time =
-      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), compute));
+      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), compute, config));
   return PricedGroup{std::move(out), std::move(compute)};
 }
 

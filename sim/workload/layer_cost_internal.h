@@ -194,6 +194,12 @@ struct LayerCost {
   // What Megatron's eager paths add to that traffic, kernel by kernel, when its fusions are off
   // (Plan.unfused_elementwise, Plan.unfused_kernels).
   UnfusedLayerTraffic unfused;
+  // What the head's loss moves on the vocabulary shard per sample under Plan.fp32_logits_cross_entropy,
+  // in place of memory_bytes_sharded_per_sample (and twice that in the backward): the FP32 cast's pass
+  // and _VocabParallelCrossEntropy's passes, forward and backward apart; the cast's kernel in each.
+  double fp32_loss_forward_bytes_per_sample = 0;
+  double fp32_loss_backward_bytes_per_sample = 0;
+  double fp32_loss_kernels = 0;
 
   uint64_t param_count = 0;         // all parameters of the layer, every expert included
   uint64_t expert_param_count = 0;  // the part of param_count held by experts (split over EP)

@@ -21,4 +21,33 @@ double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const 
   return gpu.MemorySeconds(p.unscale_bytes + p.grad_norm_bytes + p.adam_bytes, p.kernels) + gpu.iteration_overhead_s();
 }
 
+DeepSpeedFp16Passes PlanDeepSpeedFp16Passes(double parameters, bool data_parallel, bool fp32_allreduce) {
+  DeepSpeedFp16Passes p;
+  p.overflow_check_bytes = (2 + 4 + 4) * parameters;  // read FP16, write the FP32 copy, sum it
+  p.norm_copy_bytes = (2 + 4) * parameters;           // the FP32 copy; its read is the norm's 4 above
+  p.grad_cast_bytes = (2 + 4) * parameters;           // read FP16, write the master's FP32 gradient
+  p.copy_back_bytes = 4 * parameters;                 // the FP32 master read into the FP16 weights
+  p.kernels = 4;
+  if (data_parallel) {
+    // flatten (2 + 2), .float() (2 + 4), the scale's mul_ (4 + 4), copy_ into the FP16 buffer (4 + 2),
+    // copy_ into each gradient (2 + 2); without fp32_allreduce the bucket stays FP16: flatten, mul_
+    // (2 + 2), copy_ into each gradient.
+    p.allreduce_copy_bytes = (fp32_allreduce ? 4 + 6 + 8 + 6 + 4 : 4 + 4 + 4) * parameters;
+    p.kernels += fp32_allreduce ? 5 : 3;
+  }
+  return p;
+}
+
+double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu,
+                            const StageConfig& config) {
+  const double step = OptimizerStepSeconds(memory, dtype, gpu);
+  if (!config.deepspeed_fp16_optimizer || dtype != spec::DType::kFp16) return step;
+  const double parameters = static_cast<double>(memory.param_bytes) / 2;  // FP16 weights
+  const DeepSpeedFp16Passes p =
+      PlanDeepSpeedFp16Passes(parameters, config.data_parallel > 1, config.grad_reduce_in_fp32);
+  return step + gpu.MemorySeconds(p.overflow_check_bytes + p.norm_copy_bytes + p.grad_cast_bytes + p.copy_back_bytes +
+                                      p.allreduce_copy_bytes,
+                                  p.kernels);
+}
+
 }  // namespace hetsim::sim::workload

@@ -26,4 +26,25 @@ OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, spec::DType dty
 // The step's GPU time plus the iteration's own host work (GpuCompute::iteration_overhead_s).
 double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu);
 
+// DeepSpeed 0.3.x's FP16 step (Plan.deepspeed_fp16_optimizer): what its FP16_UnfusedOptimizer
+// (runtime/fp16/unfused_optimizer.py, step: the optimizer of a client optimizer that is not DeepSpeed's
+// own FusedAdam, as Megatron's apex FusedAdam is not) and its engine's gradient all-reduce
+// (runtime/engine.py, allreduce_bucket, allreduce_and_copy) move beyond the passes above, in bytes per
+// parameter of the GPU's share (docs/cost-model.md, "Model states and ZeRO"). One kernel per pass kind
+// here; the code runs them tensor by tensor.
+struct DeepSpeedFp16Passes {
+  double overflow_check_bytes = 0;  // CheckOverflow: float(g.float().sum()) per FP16 gradient
+  double norm_copy_bytes = 0;       // get_grad_norm: g.float().norm(), an FP32 copy the norm then reads
+  double grad_cast_bytes = 0;       // fp16_param.grad.to(float32) for every FP32 master
+  double copy_back_bytes = 0;       // fp16_param.data.copy_(master): its read (the FP16 write is Adam's)
+  double allreduce_copy_bytes = 0;  // DP > 1: flatten, cast (fp32_allreduce), scale, copy back twice
+  int kernels = 0;
+};
+DeepSpeedFp16Passes PlanDeepSpeedFp16Passes(double parameters, bool data_parallel, bool fp32_allreduce);
+
+// The step as `config` runs it: OptimizerStepSeconds, plus DeepSpeed 0.3.x's FP16 passes when the
+// plan names them (config.deepspeed_fp16_optimizer, FP16 models only).
+double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu,
+                            const StageConfig& config);
+
 }  // namespace hetsim::sim::workload

@@ -348,6 +348,17 @@ RingMergeBytes RingAttentionMergeBytes(const LayerCost& layer, const StageConfig
   return m;
 }
 
+// Plan.fp32_logits_cross_entropy: what the head's loss, priced pass by pass (LayerCost::fp32_loss_*), adds
+// to the forward and the backward over the fused loss's traffic, for this GPU's `share` of the samples.
+std::pair<double, double> Fp32LossSeconds(const LayerCost& layer, double share, const GpuCompute& gpu) {
+  if (layer.fp32_loss_kernels <= 0) return {0, 0};
+  const double fused = layer.memory_bytes_sharded_per_sample * share;
+  return {gpu.MemorySeconds(layer.fp32_loss_forward_bytes_per_sample * share, layer.fp32_loss_kernels) -
+              gpu.MemorySeconds(fused),
+          gpu.MemorySeconds(layer.fp32_loss_backward_bytes_per_sample * share, layer.fp32_loss_kernels) -
+              gpu.MemorySeconds(2 * fused)};
+}
+
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
   const bool full = layer.recomputable && c.recompute == spec::Recompute::kFull;
   const bool selective = SelectivelyRecomputed(layer, c.recompute);
@@ -411,6 +422,11 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   t.forward_flop = flop;
   t.backward_s =
       gemm_bwd_s + 2 * memory_fwd_s + sort_s + cast_bwd_s + gpu.MemorySeconds(ring.backward, ring.backward_kernels);
+  if (c.fp32_logits_cross_entropy) {
+    const auto [loss_fwd_s, loss_bwd_s] = Fp32LossSeconds(layer, s.bt / s.tp, gpu);
+    t.forward_s += loss_fwd_s;
+    t.backward_s += loss_bwd_s;
+  }
   t.backward_flop = backward_ratio * flop;
   if (layer.forward_flop_per_sample <= 0 && layer.backward_flop_per_sample > 0) {
     const double bwd = layer.backward_flop_per_sample * s.bt / s.tp;

@@ -404,6 +404,12 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   // Final LayerNorm on the full width; softmax cross-entropy over FP32 logits on the vocabulary shard.
   layer.memory_bytes_replicated_per_sample = 2 * B * s * h;
   layer.memory_bytes_sharded_per_sample = 2 * 4 * s * v;
+  // Megatron-LM v1.1.5 with GPT2ModelPipe (Plan.fp32_logits_cross_entropy): the cast of the FP16 logits
+  // (2 read, 4 written; its backward 4 and 2), then max (4), sub_ (8), exp (8), sum (4), div_ (8): 38 s v
+  // forward; the backward's mul_ (8) and the cast back (6): 14 s v, where the fused loss counts 16.
+  layer.fp32_loss_forward_bytes_per_sample = (6 + 32) * s * v;
+  layer.fp32_loss_backward_bytes_per_sample = (6 + 8) * s * v;
+  layer.fp32_loss_kernels = 1;
   // Korthikanti Sec. 4.3: 4sbh(1 + v/h) = LayerNorm input 2sh + head input 2sh + FP32 logits 4sv.
   layer.activation.tp_replicated = 2 * B * s * h;
   layer.activation.tp_sharded = 4 * s * v;

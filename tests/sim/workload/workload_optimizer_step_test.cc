@@ -61,3 +61,29 @@ TEST_CASE("optimizer step: a stage holding no states costs only the host's work"
   CHECK(OptimizerStepSeconds(StageMemory{}, hetsim::spec::DType::kBf16, Gpu(hetsim::v1::BF16)) ==
         Approx(30e-3).epsilon(1e-12));
 }
+
+TEST_CASE("optimizer step: DeepSpeed 0.3's FP16 step adds its overflow check, flatten, copies and all-reduce copies") {
+  const GpuCompute fp16 = Gpu(hetsim::v1::FP16);
+  const double step = OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16);
+  StageConfig c;
+  c.deepspeed_fp16_optimizer = true;
+  c.grad_reduce_in_fp32 = true;  // the ds_config's fp32_allreduce
+  // 1e9 FP16 parameters. DP 1: overflow check 10, the norm's FP32 copy 6, the cast to the master's
+  // gradient 6, the master's read 4 bytes each; four passes of 4 us.
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 26e9 / 1000e9 + 16e-6).epsilon(1e-12));
+  // DP 8 with fp32_allreduce: flatten 4, cast 6, scale 8, copy back 6 and 4: 28 more, five more passes.
+  c.data_parallel = 8;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 54e9 / 1000e9 + 36e-6).epsilon(1e-12));
+  // Without it the bucket stays FP16: flatten 4, scale 4, copy back 4.
+  c.grad_reduce_in_fp32 = false;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 38e9 / 1000e9 + 28e-6).epsilon(1e-12));
+  // Off, or a BF16 model (the FP16_Optimizer is DeepSpeed's FP16 path): the step alone.
+  const GpuCompute bf16 = Gpu(hetsim::v1::BF16);
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, bf16, c) ==
+        OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, bf16));
+  c.deepspeed_fp16_optimizer = false;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) == step);
+}
