@@ -9,7 +9,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
-#include "tests/spec_test_util.h"
+#include "tests/base/spec/spec_test_util.h"
 
 namespace hetsim::sim::workload {
 namespace {
