@@ -86,6 +86,13 @@ std::vector<std::pair<std::string, std::string>> IntraNodeLayoutProblems(const N
   if (n.nvlink_sharp() && n.intra_node_fabric() != hetsim::v1::NVSWITCH) {
     out.emplace_back("nvlink_sharp", "only meaningful with NVSWITCH (the reduction runs in the NVSwitch)");
   }
+  const double nvls = n.nvls_bandwidth_efficiency();
+  if (nvls != 0 && !n.nvlink_sharp()) {
+    out.emplace_back("nvls_bandwidth_efficiency", "only meaningful with nvlink_sharp");
+  } else if (!(nvls >= 0 && nvls <= 1)) {
+    out.emplace_back("nvls_bandwidth_efficiency",
+                     absl::StrFormat("%g is outside [0, 1] (a share of the link's line rate)", nvls));
+  }
   if (tree) CheckPcieTree(n, out);
   if (nvlinks) CheckNvlinks(n, out);
   return out;

@@ -178,6 +178,7 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
   }
   s.nvlink_bytes_per_s = GbpsToBytesPerSecond(n.nvlink_bandwidth_gbps());
   s.nvlink_sharp = n.nvlink_sharp();
+  s.nvls_efficiency = n.nvls_bandwidth_efficiency();
   return s;
 }
 
@@ -211,6 +212,7 @@ spec::IslandSpec ResolveIsland(const Cluster& c, int i, int32_t nt) {
   s.nodes_per_leaf = static_cast<int32_t>(isl.nodes_per_leaf());
   s.oversubscription = isl.oversubscription() >= 1 ? isl.oversubscription() : 1.0;
   s.clos = ResolveClos(isl.clos(), s.nics_per_node);
+  s.infiniband_sharp = isl.infiniband_sharp();
   return s;
 }
 

@@ -232,6 +232,10 @@ int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes
   }
   CheckClos(p, is, at, network_nodes);
   for (const auto& [field, problem] : SocketTransportProblems(is)) p.Add(at + field, problem);
+  if (is.infiniband_sharp() && is.fabric() != hetsim::v1::INFINIBAND &&
+      is.fabric() != hetsim::v1::INTER_NODE_FABRIC_UNSPECIFIED) {
+    p.Add(at + "infiniband_sharp", "only meaningful with INFINIBAND (SHARP reduces in InfiniBand switches)");
+  }
   return node == nodes.end() ? 0 : int64_t{is.node_count()} * c.node_types(node->second).gpus_per_node();
 }
 

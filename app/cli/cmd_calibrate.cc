@@ -47,7 +47,9 @@ const CommandInfo kCalibrateInfo = {
     "as the runs agree (the presets are the prior; docs/validation.md), each run simulated at the fidelity\n"
     "`hetsim run` chooses (--exact: in full, whatever its size). A malformed log, one of another GPU or more\n"
     "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line (a\n"
-    "one-host all-reduce showing NVLink SHARP is fitted as --algo nvls, its node type given nvlink_sharp); so\n"
+    "one-host all-reduce, all-gather or reduce-scatter showing NVLink SHARP is fitted as --algo nvls, its\n"
+    "node type given nvlink_sharp and its own nvls_bandwidth_efficiency; a multi-host all-reduce showing\n"
+    "CollNet as --algo collnet, its island given infiniband_sharp); so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
 

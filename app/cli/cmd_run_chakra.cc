@@ -24,11 +24,13 @@ namespace {
 
 const CommandInfo kRunChakraInfo = {
     "run",
-    "hetsim run --chakra DIR --cluster CLUSTER [--retime-compute] [--report R.json] [--trace T.json]\n"
+    "hetsim run --chakra DIR --cluster CLUSTER [--comm-groups FILE] [--retime-compute] [--report R.json]\n"
+    "           [--trace T.json]\n"
     "           [--network max-min|contention-free] [--max-events N] [--max-wall-seconds S] [--no-wall-time]\n"
     "           [--quiet] [--ideal]",
     "Simulates the Chakra execution traces in DIR (<prefix>.<rank>.et, and <prefix>.comm_groups.json for\n"
-    "the collectives' groups) on CLUSTER, rank r on global GPU r: COMP nodes take their recorded duration\n"
+    "the collectives' groups, or --comm-groups FILE: the JSON ASTRA-sim takes with\n"
+    "--comm-group-configuration) on CLUSTER, rank r on global GPU r: COMP nodes take their recorded duration\n"
     "(--retime-compute: the kernel model of the GPU type they land on, from num_ops and tensor_size),\n"
     "sends, receives and collectives run on hetsim's network with its collective algorithms. Prints the\n"
     "iteration time; --report writes the Report, --trace a Chrome trace (a process per rank).\n"
@@ -39,12 +41,13 @@ constexpr int kMaxWarnings = 20;
 
 int Replay(const Args& args) {
   po::options_description options("options");
-  std::string dir, cluster_path, report_path, trace_path, network;
+  std::string dir, cluster_path, report_path, trace_path, network, groups_path;
   int64_t max_events = 0;
   double max_wall_seconds = 0;
   bool ideal = false;
   options.add_options()("chakra", po::value(&dir)->required()->value_name("DIR"), "folder of Chakra traces")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("CLUSTER"), "cluster file")(
+      "comm-groups", po::value(&groups_path)->value_name("FILE"), "communicator groups (ASTRA-sim's JSON)")(
       "retime-compute", "time COMP nodes from num_ops / tensor_size by the GPU type they run on")(
       "report,r", po::value(&report_path)->value_name("R.json"), "write the report message")(
       "trace,t", po::value(&trace_path)->value_name("T.json"), "write a Chrome Trace Event file")(
@@ -77,7 +80,7 @@ int Replay(const Args& args) {
   absl::StatusOr<std::unique_ptr<topology::Topology>> built = driver::BuildTopology(*cluster, cluster_path);
   if (!built.ok()) return ReportFailure(kRunChakraInfo, built.status());
   const topology::Topology& topology = **built;
-  absl::StatusOr<chakra::ChakraWorkload> workload = chakra::LoadChakraDir(dir, topology.num_gpus());
+  absl::StatusOr<chakra::ChakraWorkload> workload = chakra::LoadChakraDir(dir, topology.num_gpus(), groups_path);
   if (!workload.ok()) return ReportFailure(kRunChakraInfo, workload.status());
   for (size_t i = 0; i < workload->warnings.size() && i < kMaxWarnings; ++i) {
     std::fprintf(stderr, "hetsim run: warning: %s\n", workload->warnings[i].c_str());

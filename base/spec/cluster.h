@@ -57,6 +57,7 @@ struct NodeTypeSpec {
   PcieTreeSpec pcie;              // kPcieTree, kNvlinkBridge, kHybridCubeMesh
   double nvlink_bytes_per_s = 0;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
   bool nvlink_sharp = false;      // NVSWITCH whose switches reduce (NVLS): single-node all-reduce may run kNvls
+  double nvls_efficiency = 0;     // NVLS's share of the line rate; 0: nccl.bandwidth_efficiency x 5/6
   NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
 };
 
@@ -83,11 +84,12 @@ struct IslandSpec {
   Time switch_latency = 0;  // added on every hop out of a switch
   InterNodeFabric fabric = InterNodeFabric::kInfiniband;
   FabricTopology topology = FabricTopology::kSingleSwitch;
-  int32_t nodes_per_leaf = 0;   // FAT_TREE; 0 = every node on one leaf
-  double oversubscription = 1;  // FAT_TREE, >= 1
-  ClosSpec clos;                // CLOS
-  NcclFabricTiming nccl;        // unused with ClusterSpec.ideal
-  int32_t network = -1;         // index into ClusterSpec.networks; -1: the island's own network
+  int32_t nodes_per_leaf = 0;     // FAT_TREE; 0 = every node on one leaf
+  double oversubscription = 1;    // FAT_TREE, >= 1
+  ClosSpec clos;                  // CLOS
+  NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
+  int32_t network = -1;           // index into ClusterSpec.networks; -1: the island's own network
+  bool infiniband_sharp = false;  // INFINIBAND switches that reduce (SHARP): multi-node all-reduce may run kCollNet
 
   int64_t gpus() const { return int64_t{node_count} * node.gpus_per_node; }
 };

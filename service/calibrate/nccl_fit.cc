@@ -54,6 +54,7 @@ struct Evaluated {
 // ("Ring", "Tree"); kAuto (hetsim's choice, as NCCL's) for none or a list.
 sim::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
   if (log.nvls) return sim::CollectiveAlgorithm::kNvls;
+  if (log.collnet) return sim::CollectiveAlgorithm::kCollNet;
   if (log.algorithm.empty()) return sim::CollectiveAlgorithm::kAuto;
   absl::StatusOr<sim::CollectiveAlgorithm> a = sim::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
   if (!a.ok() || *a == sim::CollectiveAlgorithm::kAuto || !sim::Supports(*a, log.op)) {
@@ -206,6 +207,7 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
                                        kMinFittedLatencyNs / 1e3, kMinFittedLatencyNs / 1e3};
   FromVector(fastest, best.mutable_node_types(node_type)->mutable_nccl());
   FromVector(fastest, best.mutable_islands(island)->mutable_nccl());
+  if (best.node_types(node_type).nvlink_sharp()) best.mutable_node_types(node_type)->set_nvls_bandwidth_efficiency(1);
   absl::StatusOr<Evaluated> e = Predict(best, island, logs);
   if (!e.ok()) return e.status();
   size_t k = 0;
@@ -249,6 +251,59 @@ absl::Status EnableNvlsWhereRun(v1::Cluster& cluster, int node_type, const std::
   return absl::OkStatus();
 }
 
+// A run that shows CollNet says the island's InfiniBand switches reduce (SHARP): the island gets
+// infiniband_sharp, and the run is fitted as CollNet. InvalidArgument when the island is not InfiniBand.
+absl::Status EnableCollNetWhereRun(v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
+                                   std::vector<std::string>& warnings) {
+  const auto collnet = absl::c_find_if(logs, [](const NcclLog* l) { return l->collnet; });
+  if (collnet == logs.end()) return absl::OkStatus();
+  v1::Island* isl = cluster.mutable_islands(island);
+  if (isl->fabric() != v1::INFINIBAND && isl->fabric() != v1::INTER_NODE_FABRIC_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d: NCCL ran CollNet (InfiniBand SHARP), but island \"%s\" is %s", (*collnet)->file,
+                        (*collnet)->first_line, isl->name(), v1::InterNodeFabric_Name(isl->fabric())));
+  }
+  if (!isl->infiniband_sharp()) {
+    isl->set_infiniband_sharp(true);
+    warnings.push_back(
+        absl::StrFormat("%s: NCCL ran CollNet (InfiniBand SHARP): island \"%s\" gets infiniband_sharp: true",
+                        RunName(**collnet), isl->name()));
+  }
+  return absl::OkStatus();
+}
+
+// NVLS runs fit the node type's own NVLS efficiency: fitted as the ring's efficiency times NCCL's share
+// (kNvlsRingShare), which then moves to nvls_bandwidth_efficiency; the rings keep what the other runs
+// fitted (or, with no other single-host run, the fabric's values, the NVLS runs' latencies kept).
+absl::Status FitNvlsEfficiency(v1::Cluster& cluster, int island, int node_type, bool rings_fitted,
+                               const std::vector<const NcclLog*>& nvls_logs, std::vector<FittedParameter>& fitted) {
+  if (nvls_logs.empty()) return absl::OkStatus();
+  v1::NodeType* node = cluster.mutable_node_types(node_type);
+  const v1::NcclFabric rings = node->nccl();
+  const double before = node->nvls_bandwidth_efficiency() > 0 ? node->nvls_bandwidth_efficiency()
+                                                              : rings.bandwidth_efficiency() * sim::kNvlsRingShare;
+  node->clear_nvls_bandwidth_efficiency();
+  std::vector<FittedParameter> nvls_fit;
+  const std::string at = absl::StrFormat("node_types[%d]", node_type);
+  if (absl::Status s = FitFabric(
+          cluster, island, nvls_logs,
+          [node_type](v1::Cluster& c) { return c.mutable_node_types(node_type)->mutable_nccl(); }, at, nvls_fit);
+      !s.ok()) {
+    return s;
+  }
+  node = cluster.mutable_node_types(node_type);
+  const double share = node->nccl().bandwidth_efficiency() * sim::kNvlsRingShare;
+  if (rings_fitted) {
+    *node->mutable_nccl() = rings;
+  } else {
+    node->mutable_nccl()->set_bandwidth_efficiency(rings.bandwidth_efficiency());
+    fitted.insert(fitted.end(), nvls_fit.begin() + 1, nvls_fit.end());
+  }
+  node->set_nvls_bandwidth_efficiency(share);
+  fitted.push_back({at + ".nvls_bandwidth_efficiency", before, share});
+  return absl::OkStatus();
+}
+
 // Single-host logs fit the node type, then multi-host logs the island's inter-node fabric.
 absl::Status FitIntraThenInter(v1::Cluster& cluster, int island, int node_type,
                                const std::vector<const NcclLog*>& intra, const std::vector<const NcclLog*>& inter,
@@ -288,8 +343,17 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   absl::StatusOr<int> node_type = ResolveFabricPresets(cluster, *island);
   if (!node_type.ok()) return node_type.status();
   if (absl::Status s = EnableNvlsWhereRun(cluster, *node_type, all, fit.warnings); !s.ok()) return s;
+  if (absl::Status s = EnableCollNetWhereRun(cluster, *island, all, fit.warnings); !s.ok()) return s;
   if (absl::Status s = CheckLinksCanCarry(cluster, *island, *node_type, all); !s.ok()) return s;
-  if (absl::Status s = FitIntraThenInter(cluster, *island, *node_type, intra, inter, fit.parameters); !s.ok()) return s;
+  std::vector<const NcclLog*> ring_intra, nvls_intra;
+  for (const NcclLog* log : intra) (log->nvls ? nvls_intra : ring_intra).push_back(log);
+  if (absl::Status s = FitIntraThenInter(cluster, *island, *node_type, ring_intra, inter, fit.parameters); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = FitNvlsEfficiency(cluster, *island, *node_type, !ring_intra.empty(), nvls_intra, fit.parameters);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<Evaluated> e = Predict(cluster, *island, all);
   if (!e.ok()) return e.status();
   size_t k = 0;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "sim/collectives/collective.h"
 
 namespace hetsim::calibrate {
 namespace {
@@ -17,6 +18,12 @@ struct Ranges {
 };
 
 Ranges RangesOf(absl::string_view field) {
+  // Fitted as the rings' efficiency x NCCL's NVLS share (nccl_fit.cc, FitNvlsEfficiency).
+  if (absl::EndsWith(field, "nvls_bandwidth_efficiency")) {
+    constexpr double kLow = kMinBandwidthEfficiency * sim::kNvlsRingShare;
+    constexpr double kHigh = kMaxBandwidthEfficiency * sim::kNvlsRingShare;
+    return {kLow, kHigh, kLow, kHigh, ""};
+  }
   if (absl::EndsWith(field, "bandwidth_efficiency")) {
     return {kMinBandwidthEfficiency, kMaxBandwidthEfficiency, kMinBandwidthEfficiency, kMaxBandwidthEfficiency, ""};
   }

@@ -361,18 +361,20 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
                                     log.op == hetsim::CollectiveOp::kAllGather ||
                                     log.op == hetsim::CollectiveOp::kReduceScatter;
-  // NVLink SHARP on one host's all-reduce is hetsim's NVLS algorithm (docs/network.md); NVLS across hosts
-  // (NVLSTree), NVLS all-gather or reduce-scatter, and CollNet are not modelled.
+  // NVLink SHARP on one host is hetsim's NVLS algorithm, CollNet's all-reduce across hosts its CollNet
+  // (docs/network.md); NVLS across hosts (NVLSTree) and CollNet's all-gather and reduce-scatter are not
+  // modelled.
   const std::string lower = absl::AsciiStrToLower(in_network_);
-  log.nvls = absl::StrContains(lower, "nvls") && !absl::StrContains(lower, "nvlstree") &&
-             !absl::StrContains(lower, "collnet") && log.op == hetsim::CollectiveOp::kAllReduce && log.hosts == 1;
-  if (!in_network_.empty() && reduction_in_network && !log.nvls) {
-    return LineError(
-        file_, in_network_line_,
-        absl::StrFormat(
-            "%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which hetsim "
-            "models only as NVLS all-reduce on one host; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
-            in_network_));
+  const bool collnet = absl::StrContains(lower, "collnet");
+  log.nvls = absl::StrContains(lower, "nvls") && !absl::StrContains(lower, "nvlstree") && !collnet &&
+             reduction_in_network && log.hosts == 1;
+  log.collnet = collnet && log.op == hetsim::CollectiveOp::kAllReduce && log.hosts > 1;
+  if (!in_network_.empty() && reduction_in_network && !log.nvls && !log.collnet) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which "
+                                     "hetsim models as NVLS on one host and CollNet all-reduce across hosts; "
+                                     "rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
+                                     in_network_));
   }
   return log;
 }

@@ -134,8 +134,12 @@ absl::Status ReadCommunication(const Attributes& a, absl::string_view file, int 
     HETSIM_ASSIGN_OR_RETURN(const std::string name, GroupName(a, file, n.id, num_ranks, groups, warnings));
     auto g = std::find_if(groups->begin(), groups->end(), [&](const auto& x) { return x.name == name; });
     if (g == groups->end()) {
-      return NodeError(file, n.id,
-                       absl::StrFormat("pg_name \"%s\" is not a group of the communicator-group file", name));
+      return NodeError(
+          file, n.id,
+          absl::StrFormat("pg_name \"%s\" is not a group of the communicator-group file (<prefix>.comm_groups.json "
+                          "beside the rank files, or run --comm-groups FILE: the JSON ASTRA-sim takes "
+                          "with --comm-group-configuration)",
+                          name));
     }
     if (std::find(g->ranks.begin(), g->ranks.end(), rank) == g->ranks.end()) {
       return NodeError(file, n.id, absl::StrFormat("pg_name \"%s\": rank %d is not a member of the group", name, rank));
@@ -505,7 +509,7 @@ absl::Status CheckMatching(const ChakraWorkload& w) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus) {
+absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus, absl::string_view groups_file) {
   namespace fs = std::filesystem;
   const fs::path root{std::string(dir)};
   std::error_code ec;
@@ -550,8 +554,9 @@ absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus
     w.warnings.push_back(absl::StrFormat("%s: %d rank files for a cluster of %d GPUs: GPUs %d..%d assumed idle", dir, n,
                                          num_gpus, n, num_gpus - 1));
   }
-  const fs::path groups_path = root / CommGroupsFileName(prefix);
-  if (fs::exists(groups_path, ec)) {
+  const fs::path groups_path =
+      groups_file.empty() ? root / CommGroupsFileName(prefix) : fs::path(std::string(groups_file));
+  if (!groups_file.empty() || fs::exists(groups_path, ec)) {
     HETSIM_ASSIGN_OR_RETURN(std::string json, proto::ReadInputFile(groups_path.string(), proto::InputKind::kText));
     HETSIM_ASSIGN_OR_RETURN(w.groups, proto::ParseChakraCommGroups(json, groups_path.string()));
     for (const proto::ChakraCommGroup& g : w.groups) {

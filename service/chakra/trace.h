@@ -84,10 +84,11 @@ absl::StatusOr<RankTrace> ConvertRank(const proto::ChakraStream& stream, absl::s
 // a group issues as many collectives on it, with the same operations and sizes in the same order.
 absl::Status CheckMatching(const ChakraWorkload& workload);
 
-// Reads "<prefix>.<rank>.et" for every rank found in `dir` and "<prefix>.comm_groups.json" when
-// present; the prefix is found from the file names (one prefix per folder). `num_gpus` is the
-// cluster's GPU count.
-absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus);
+// Reads "<prefix>.<rank>.et" for every rank found in `dir` and the communicator groups from
+// `groups_file` (ASTRA-sim's --comm-group-configuration file) or, when empty, "<prefix>.comm_groups.json"
+// in `dir` when present; the prefix is found from the file names (one prefix per folder). `num_gpus` is
+// the cluster's GPU count.
+absl::StatusOr<ChakraWorkload> LoadChakraDir(absl::string_view dir, int num_gpus, absl::string_view groups_file = "");
 
 }  // namespace hetsim::chakra
 

@@ -349,6 +349,24 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
   DeepSpeedLocalRun(tokens, script, out);
 }
 
+// The other scripts a script runs (`bash x.sh`, `sbatch job.sbatch`, `. CONFIG.sh`, `./run.sh`), in order,
+// each once: the launch a script leaves to another is out of the importer's reach.
+std::vector<std::string> NestedScripts(const std::vector<std::string>& tokens) {
+  std::vector<std::string> out;
+  const auto is_script = [](absl::string_view w) {
+    return absl::EndsWith(w, ".sh") || absl::EndsWith(w, ".sbatch") || absl::EndsWith(w, ".slurm");
+  };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& w = tokens[i];
+    const bool runner = w == "bash" || w == "sh" || w == "sbatch" || w == "source" || w == ".";
+    std::string script;
+    if (runner && i + 1 < tokens.size() && is_script(tokens[i + 1])) script = tokens[i + 1];
+    if (absl::StartsWith(w, "./") && is_script(w)) script = w;
+    if (!script.empty() && std::find(out.begin(), out.end(), script) == out.end()) out.push_back(script);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
@@ -383,10 +401,17 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     // No command runs a .py script: a line of flags alone, or a script whose launch is out of reach.
     std::vector<std::string> tokens = ShellTokens(line);
     if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
+    const std::vector<std::string> nested = NestedScripts(tokens);
+    const std::string advice =
+        nested.empty() ? absl::StrFormat("render the command it runs (bash -x %s 2>&1 | grep pretrain)", source)
+                       : absl::StrFormat(
+                             "it runs %s, which hetsim does not follow (nor runs: it may submit jobs); "
+                             "render the training command that script builds",
+                             absl::StrJoin(nested, ", "));
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: no command of the script runs a Python training script (pretrain_gpt.py ...)%s%s; render the "
-        "command it runs (bash -x %s 2>&1 | grep pretrain) and import that line",
-        source, rendered.notes.empty() ? "" : ": ", absl::StrJoin(rendered.notes, "; "), source));
+        "%s: no command of the script runs a Python training script (pretrain_gpt.py ...)%s%s; %s and import that "
+        "line",
+        source, rendered.notes.empty() ? "" : ": ", absl::StrJoin(rendered.notes, "; "), advice));
   }
   absl::StatusOr<MegatronFlags> parsed = ParseMegatronWords(rendered.words, source);
   if (!parsed.ok()) {

@@ -16,13 +16,34 @@ struct KnownTokenizer {
 // Sizes as the models' configs publish them (vocab_size in the Hugging Face config.json of each
 // family's reference model).
 constexpr KnownTokenizer kKnown[] = {
-    {"llama-3", 128256},     {"llama3", 128256},      {"llama_3", 128256},      {"deepseek-v3", 129280},
-    {"deepseek-r1", 129280}, {"deepseek-v2", 102400}, {"mistral-nemo", 131072}, {"tekken", 131072},
-    {"v0.3", 32768},         {"mixtral", 32000},      {"mistral", 32000},       {"llama-2", 32000},
-    {"llama2", 32000},       {"llama", 32000},        {"gemma-3", 262144},      {"gemma3", 262144},
-    {"gemma", 256000},       {"bloom", 250880},       {"phi-3", 32064},         {"gpt2", kGpt2Vocab},
-    {"gpt-2", kGpt2Vocab},   {"chatglm", 65024},  // ChatGLM2 and 3: padded_vocab_size (their config.json has no
-                                                  // vocab_size)
+    {"llama-3", 128256},
+    {"llama3", 128256},
+    {"llama_3", 128256},
+    {"deepseek-v3", 129280},
+    {"deepseek-r1", 129280},
+    {"deepseek-v2", 102400},
+    {"mistral-nemo", 131072},
+    {"tekken", 131072},
+    {"v0.3", 32768},
+    {"mixtral", 32000},
+    {"mistral", 32000},
+    {"llama-2", 32000},
+    {"llama2", 32000},
+    {"llama", 32000},
+    {"gemma-3", 262144},
+    {"gemma3", 262144},
+    {"gemma", 256000},
+    {"bloom", 250880},
+    {"phi-3", 32064},
+    {"gpt2", kGpt2Vocab},
+    {"gpt-2", kGpt2Vocab},
+    {"chatglm", 65024},  // ChatGLM2 and 3: padded_vocab_size (their config.json has no
+                         // vocab_size)
+    // Qwen1.5 to Qwen3 share one tokenizer, padded to 151,936 in their 0.5B-14B models' config.json
+    // (152,064 in the 32B-72B ones: 0.08% more).
+    {"qwen", 151936},
+    {"starcoder2", 49152},
+    {"baichuan2", 125696},
 };
 
 }  // namespace

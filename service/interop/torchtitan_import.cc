@@ -40,21 +40,13 @@ constexpr const char* kNoEffectSections[] = {"job",
                                              "debug",
                                              "dataloader",
                                              "experimental.custom_import"};
-constexpr const char* kNoEffectKeys[] = {"training.dataset",
-                                         "training.dataset_path",
-                                         "training.steps",
-                                         "training.max_norm",
-                                         "training.gc_freq",
-                                         "training.gc_debug",
-                                         "training.seed",
-                                         "training.deterministic",
-                                         "model.hf_assets_path",
-                                         "model.tokenizer_path",
-                                         "model.norm_type",
-                                         "training.warmup_steps",
-                                         "training.data_parallel_type",
-                                         "parallelism.disable_loss_parallel",
-                                         "parallelism.fsdp_reshard_after_forward"};
+constexpr const char* kNoEffectKeys[] = {
+    "training.dataset", "training.dataset_path", "training.steps", "training.max_norm", "training.gc_freq",
+    "training.gc_debug", "training.seed", "training.deterministic", "model.hf_assets_path", "model.tokenizer_path",
+    "model.norm_type", "training.warmup_steps", "training.data_parallel_type", "parallelism.disable_loss_parallel",
+    "parallelism.fsdp_reshard_after_forward",
+    // The llama models this importer reads have no experts.
+    "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree"};
 
 // The keys of a parsed config, each read at most once; what was never read is reported.
 class TomlReader {

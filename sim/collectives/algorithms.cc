@@ -1,5 +1,6 @@
 #include "sim/collectives/algorithms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -89,6 +90,9 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
 // on NVLink, 25 us, the whole of its latency on one node where a ring's grows with its steps), paid
 // before the first transfer like the launch latency; none on ideal hardware.
 constexpr Time kNvlsLatency = 25 * kMicrosecond;
+// NCCL's network latency of a CollNetDirect collective (src/graph/tuning.cc: hwLat's CollNetDirect
+// Simple entry on NET, 31 us: the switches' reduction tree), paid like kNvlsLatency.
+constexpr Time kCollNetLatency = 31 * kMicrosecond;
 
 // ShapeFor with the link costs of earlier protocols' pricing.
 absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topology, topology::Router& router,
@@ -99,6 +103,7 @@ absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topolog
   s->protocol = protocol;
   s->launch_latency = LaunchLatency(topology, req.gpus);
   if (algorithm == CollectiveAlgorithm::kNvls && topology.nccl_model()) s->launch_latency += kNvlsLatency;
+  if (algorithm == CollectiveAlgorithm::kCollNet && topology.nccl_model()) s->launch_latency += kCollNetLatency;
   s->estimated_seconds += TimeToSeconds(s->launch_latency);
   return s;
 }
@@ -295,16 +300,26 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
   return s;
 }
 
-// NVLink SHARP: each GPU writes its buffer to the NVSwitch, which reduces, and reads the sum back, both
-// at once on the full-duplex GPU-switch link, at kNvlsBandwidthShare of the rate a ring's Simple
-// protocol reaches there: alpha + S / (share x link rate) (docs/network.md). Priced and simulated as
-// GPU r sending S / share to GPU r+1 through the switch, which loads every GPU's link to the switch
-// alike up and down as NVLS does; the switch's reduction itself is not a bottleneck.
-// NCCL's own model of NVLS (src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.23 on): its algorithm
-// bandwidth is 5/6 of the bus bandwidth of the NVSwitch links, where a ring's is n / (2(n-1)) of it;
-// the multimem loads and stores do not reach the links' full rate as a ring's copies do.
-constexpr double kNvlsBandwidthShare = 5.0 / 6.0;
-int64_t NvlsWireBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes / kNvlsBandwidthShare)); }
+// NVLink SHARP: in an all-reduce each GPU writes its buffer to the NVSwitch, which reduces, and reads
+// the sum back, both at once on the full-duplex GPU-switch link; in an all-gather each GPU's multicast
+// store of its S/n lands in the n-1 others, so each link carries (n-1)/n S into its GPU (a reduce-scatter
+// the same out of it, the switch's reducing loads pulling every other GPU's share). Both at NVLS's share
+// of the rate a ring's Simple protocol reaches there: alpha + payload / (share x link rate)
+// (docs/network.md). Priced and simulated as GPU r sending payload / share to GPU r+1 through the
+// switch, which loads every GPU's link to the switch alike up and down; the switch's reduction itself
+// is not a bottleneck. NCCL's own model of NVLS (src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.23 on):
+// its all-reduce algorithm bandwidth is 5/6 of the bus bandwidth of the NVSwitch links, where a ring's
+// is n / (2(n-1)) of it; the multimem loads and stores do not reach the links' full rate as a ring's
+// copies do. A node type's nvls_efficiency (of the line rate) replaces the 5/6 of its ring's.
+int64_t NvlsWireBytes(const topology::Topology& topology, const CollectiveRequest& req) {
+  const spec::NodeTypeSpec& node = topology.island(topology.Locate(req.gpus.front())->island).node;
+  const double ring_efficiency = topology.nccl_model() ? node.nccl.bandwidth_efficiency : 1.0;
+  const double share = node.nvls_efficiency > 0 ? node.nvls_efficiency / ring_efficiency : kNvlsRingShare;
+  const auto n = static_cast<double>(req.gpus.size());
+  const double bytes = static_cast<double>(req.bytes);
+  const double payload = req.op == CollectiveOp::kAllReduce ? bytes : bytes * (n - 1) / n;
+  return static_cast<int64_t>(std::ceil(payload / share));
+}
 
 absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, const ShapeInputs& in,
                                           CollectiveShape s) {
@@ -325,7 +340,55 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
   }
   auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
   if (!costs.ok()) return costs.status();
-  s.estimated_seconds = StepSeconds(*costs, static_cast<double>(NvlsWireBytes(in.bytes)));
+  s.estimated_seconds = StepSeconds(*costs, static_cast<double>(NvlsWireBytes(topology, in.req)));
+  return s;
+}
+
+// NCCL's CollNetDirect all-reduce on InfiniBand switches that reduce (SHARP): the hierarchical
+// all-reduce's intra-node reduce-scatter and all-gather, with each rail's segment S/g sent once into
+// the switches and the sum received once between them, where a ring across the N nodes sends
+// 2(N-1)/N of it each way (docs/network.md). Priced and simulated as node j's GPU of rail i sending the
+// segment to node j+1's, which loads every NIC alike up and down; the switches' reduction is not a
+// bottleneck and the sum is ready when every node's segment is in. Simple protocol only, as NCCL.
+absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
+                                             CollectiveShape s) {
+  const int32_t island = topology.Locate(in.req.gpus.front())->island;
+  const bool one_island = std::all_of(in.req.gpus.begin(), in.req.gpus.end(),
+                                      [&](GpuId gpu) { return topology.Locate(gpu)->island == island; });
+  if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || !one_island || !topology.island(island).infiniband_sharp) {
+    return absl::InvalidArgumentError(
+        "algo: collnet needs the group on at least two nodes of one island whose InfiniBand switches reduce "
+        "(island's infiniband_sharp), with the same number of GPUs on each");
+  }
+  if (in.protocol != topology::NcclProtocol::kSimple) {
+    return absl::InvalidArgumentError("protocol: NCCL runs CollNet with the Simple protocol only");
+  }
+  const int64_t g = static_cast<int64_t>(in.nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  s.channels = static_cast<int32_t>(g);  // one in-network reduction per local rank (rail)
+  s.chunks = 1;
+  double intra = 0;
+  std::vector<TransferPath> intra_paths, inter_paths;
+  for (const Ranks& node : in.nodes) {
+    for (const auto& p : RingPaths(node, 0)) intra_paths.push_back(p);
+  }
+  if (g > 1) {
+    auto costs = in.costs_of(intra_paths);
+    if (!costs.ok()) return costs.status();
+    intra = (g - 1) * StepSeconds(*costs, in.bytes / g);
+  }
+  for (int64_t i = 0; i < g; ++i) {
+    Ranks rail;
+    for (const Ranks& node : in.nodes) rail.push_back(node[i]);
+    for (const auto& p : RingPaths(rail, i)) inter_paths.push_back(p);
+  }
+  auto inter = in.costs_of(inter_paths);
+  if (!inter.ok()) return inter.status();
+  if (in.req.ring_steps == RingSteps::kAuto && num_nodes * g * (g - 1) * 2 > kMaxSteppedTreeFlows) {
+    s.ring_steps = RingSteps::kAggregated;
+  }
+  s.aggregated = Aggregates(s.ring_steps, g, 1);
+  s.estimated_seconds = 2 * intra + StepSeconds(*inter, in.bytes / g);
   return s;
 }
 
@@ -351,6 +414,7 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
     case CollectiveAlgorithm::kDirect:
     case CollectiveAlgorithm::kPairwise: return DirectShape(in, s);
     case CollectiveAlgorithm::kNvls: return NvlsShape(topology, in, s);
+    case CollectiveAlgorithm::kCollNet: return CollNetShape(topology, in, s);
     case CollectiveAlgorithm::kAuto: break;
   }
   return absl::InternalError("ShapeFor: unresolved algorithm");
@@ -362,7 +426,8 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
   for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
-    if (algorithm == CollectiveAlgorithm::kNvls && p != topology::NcclProtocol::kSimple && !req.protocol) continue;
+    const bool simple_only = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kCollNet;
+    if (simple_only && p != topology::NcclProtocol::kSimple && !req.protocol) continue;
     // Pricing one protocol of a ring of 800,000 ranks takes seconds: the wall limit is checked per protocol.
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = CachedShapeFor(topology, router, req, algorithm, p, cache);
@@ -400,6 +465,33 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
   }
   return choice;
 }
+
+namespace {
+
+// CollNetShape's transfers: per node an intra-node reduce-scatter (local rank r ends with segment
+// (r + 1) mod g), per rail every node's segment into the switches (a flow to the next node's GPU of the
+// rail) and the sum ready when all are in, then per node an intra-node all-gather.
+void AppendCollNetAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, RingSteps mode) {
+  const int32_t gpn = static_cast<int32_t>(nodes.front().size());
+  const size_t num_nodes = nodes.size();
+  const Ready none;
+  std::vector<Ready> after_rs;
+  for (const Ranks& node : nodes) after_rs.push_back(AppendAnyRing(g, node, bytes, gpn - 1, 1, 0, 0, none, mode));
+  std::vector<Ready> reduced(num_nodes, Ready(gpn));
+  for (int32_t i = 0; i < gpn && !WallLimitPassedNow(); ++i) {
+    const int64_t segment = SplitBytes(bytes, gpn, (i + 1) % gpn);
+    std::vector<TransferIndex> sends;
+    for (size_t j = 0; j < num_nodes; ++j) {
+      sends.push_back(
+          g.Add(g.Path(nodes[j][i], nodes[(j + 1) % num_nodes][i], static_cast<uint64_t>(i)), segment, after_rs[j][i]));
+    }
+    const TransferIndex sum = g.AddJoin(sends);
+    for (size_t j = 0; j < num_nodes; ++j) reduced[j][i] = {sum};
+  }
+  for (size_t j = 0; j < num_nodes; ++j) AppendAnyRing(g, nodes[j], bytes, gpn - 1, 1, 1, 0, reduced[j], mode);
+}
+
+}  // namespace
 
 TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& req,
                                  const CollectiveShape& s) {
@@ -480,8 +572,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
     case CollectiveAlgorithm::kPairwise: AppendPairwiseAllToAll(g, req.gpus, req.bytes, 0, none); break;
     case CollectiveAlgorithm::kNvls:
       for (int64_t r = 0; n > 1 && r < n; ++r)
-        g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), NvlsWireBytes(static_cast<double>(req.bytes)), {});
+        g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), NvlsWireBytes(topology, req), {});
       break;
+    case CollectiveAlgorithm::kCollNet: AppendCollNetAllReduce(g, nodes, req.bytes, s.ring_steps); break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

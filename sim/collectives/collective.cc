@@ -11,7 +11,7 @@ namespace {
 constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
                                                CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
                                                CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise,
-                                               CollectiveAlgorithm::kNvls};
+                                               CollectiveAlgorithm::kNvls,   CollectiveAlgorithm::kCollNet};
 
 }  // namespace
 
@@ -24,6 +24,7 @@ absl::string_view AlgorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kDirect: return "direct";
     case CollectiveAlgorithm::kPairwise: return "pairwise";
     case CollectiveAlgorithm::kNvls: return "nvls";
+    case CollectiveAlgorithm::kCollNet: return "collnet";
   }
   return "?";
 }
@@ -33,7 +34,7 @@ absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
     if (name == AlgorithmName(a)) return a;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise or nvls)", name));
+      "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise, nvls or collnet)", name));
 }
 
 absl::string_view RingStepsName(RingSteps steps) {
@@ -76,7 +77,9 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kHierarchical: return op == CollectiveOp::kAllReduce;
     case CollectiveAlgorithm::kDirect: return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
     case CollectiveAlgorithm::kPairwise: return op == CollectiveOp::kAllToAll;
-    case CollectiveAlgorithm::kNvls: return op == CollectiveOp::kAllReduce;
+    case CollectiveAlgorithm::kNvls:
+      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+    case CollectiveAlgorithm::kCollNet: return op == CollectiveOp::kAllReduce;
   }
   return false;
 }

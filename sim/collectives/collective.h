@@ -26,9 +26,18 @@ enum class CollectiveAlgorithm {
   kHierarchical,  // all-reduce: intra-node reduce-scatter, inter-node all-reduce per rail, all-gather
   kDirect,        // all-to-all: every pair at once; send/recv: one flow
   kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
-  kNvls,          // all-reduce in one node whose NVSwitch reduces (NodeTypeSpec::nvlink_sharp): each GPU
-                  // sends its buffer to the switch and receives the sum, S each way (docs/network.md)
+  kNvls,          // all-reduce, all-gather or reduce-scatter in one node whose NVSwitch reduces and
+                  // multicasts (NodeTypeSpec::nvlink_sharp): all-reduce S each way per GPU, the others
+                  // (n-1)/n S, in one step (docs/network.md)
+  kCollNet,       // all-reduce across nodes of one island whose InfiniBand switches reduce
+                  // (IslandSpec::infiniband_sharp), NCCL's CollNetDirect: intra-node reduce-scatter, each
+                  // GPU's segment sent once into the switches and the sum received once, intra-node
+                  // all-gather (docs/network.md)
 };
+
+// NCCL's NVLS bandwidth as a share of a ring's Simple rate on the same NVSwitch links (src/graph/tuning.cc,
+// docs/network.md): a node type without its own nvls_efficiency runs NVLS at this share.
+inline constexpr double kNvlsRingShare = 5.0 / 6.0;
 
 // How rings and double trees are simulated (docs/decisions.md, "Aggregated ring steps", "Aggregated
 // tree chunks").

@@ -4,7 +4,8 @@ what runs, what is skipped, what is refused as JSON. The files are committed in
 tests/corpus/third_party/chakra-real-traces/ (tests/corpus/sources.txt: repository, commit, archive member, SHA-256,
 licence), verbatim from their source (each SHA-256 is checked again here); tests/chakra.cmake runs this
 test always, and a missing file fails it (docs/corpus.md). Chakra's 4.9 MB `chakra.0.json` is left out:
-its small sibling small_chakra.0.json is refused for the same reason.
+its small sibling small_chakra.0.json is refused for the same reason. A trace of several ranks lists
+them in "files" (each with its SHA-256), its communicator groups in "groups" (run --comm-groups).
 Usage: real_traces.py HETSIM CLUSTER TRACES_DIR OUT_DIR"""
 import hashlib
 import os
@@ -28,6 +29,22 @@ TRACES = [
                    "2004 closing cycles; 14 CPU-side communication nodes without comm_size"],
     },
     {
+        # Two ranks of a PyTorch FSDP run (torchrun --nproc_per_node=2 of a two-layer MLP, five steps, the
+        # fourth traced), linked by chakra_trace_link and converted by chakra_converter as the repository's
+        # examples/test-2-comm-group/README.md shows: 1,632 kernels and two all-reduces of comm_size 4 GiB
+        # (on process groups "1" and "2") per rank. Its groups file (ASTRA-sim's --comm-group-configuration)
+        # names groups "0", "1" and "2", each ranks 0 and 1; the same traces' test-1-comm-group/ folder has
+        # one naming "1" only, on which ASTRA-sim stops too ("communicator group 2 not found").
+        "name": "chakra_trace",
+        "source": "EricDinging/astra-sim-hybrid-parallelism examples/test-2-comm-group/, "
+                  "commit 5da4f0d87a63e64286b8b1e65bdaf4973d53a448",
+        "files": [("chakra_trace.0.et", "5331d99f81956a8ab19682914ab4a6cbb2c35ecf70aedd60bbc43c36019d9e24"),
+                  ("chakra_trace.1.et", "d4b3f03d0cd1cb2629867e6eeb7d2f090f661057815f5834ab61bfe4e5e7730a")],
+        "groups": ("comm_group.json", "7a4923e06a565db55ed827b57982350a250d307fcf79b23c07a3106f145cf95c"),
+        "exit": 0,
+        "stdout": ["2 ranks, 3268 nodes", "2 collectives"],
+    },
+    {
         "name": "small_chakra.0.json",
         "source": f"{CHAKRA} tests/data/json_trace.tar.gz, member jsonData/small_chakra.0.json, "
                   "commit 58fda3ed3bbb9dd83008e66a38136e2428dc3b88",
@@ -49,19 +66,35 @@ TRACES = [
 hetsim, cluster, traces, out = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
 shutil.rmtree(out, ignore_errors=True)
 failures = []
-for t in TRACES:
-    src = traces / t["name"]
+
+
+
+def checked(name, sha256, source):
+    """The corpus file `name` when it is there with its hash, else None (and a failure)."""
+    src = traces / name
     if not src.is_file():
         failures.append(f"{src}: missing (tests/corpus/sources.txt lists it)")
-        continue
-    if hashlib.sha256(src.read_bytes()).hexdigest() != t["sha256"]:
-        failures.append(f"{src}: not the file of {t['source']}")
+        return None
+    if hashlib.sha256(src.read_bytes()).hexdigest() != sha256:
+        failures.append(f"{src}: not the file of {source}")
+        return None
+    return src
+
+
+for t in TRACES:
+    files = t.get("files", [(t["name"], t.get("sha256"))])
+    sources = [checked(name, sha, t["source"]) for name, sha in files]
+    groups = checked(t["groups"][0], t["groups"][1], t["source"]) if "groups" in t else None
+    if None in sources or ("groups" in t and groups is None):
         continue
     folder = out / t["name"].replace(".", "_")
     folder.mkdir(parents=True)
-    shutil.copyfile(src, folder / t["name"])
-    r = subprocess.run([hetsim, "run", "--chakra", str(folder), "--cluster", cluster, "--no-wall-time"],
-                       capture_output=True, text=True)
+    for src in sources:
+        shutil.copyfile(src, folder / src.name)
+    command = [hetsim, "run", "--chakra", str(folder), "--cluster", cluster, "--no-wall-time"]
+    if groups is not None:
+        command += ["--comm-groups", str(groups)]
+    r = subprocess.run(command, capture_output=True, text=True)
     print(f"{t['name']}: exit {r.returncode}\n{r.stdout}{r.stderr}")
     if r.returncode != t["exit"]:
         failures.append(f"{t['name']}: exit {r.returncode}, expected {t['exit']}")

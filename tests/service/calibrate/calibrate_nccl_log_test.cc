@@ -225,8 +225,10 @@ TEST_CASE("calibrate: logs that are not one run of one island are refused", "[ca
         "ar_allreduce.txt:5: 3 ranks are not spread evenly over 2 hosts");
 }
 
-TEST_CASE("calibrate: NVLS all-reduce on one host is read as NVLS; other in-network reductions are refused",
-          "[calibrate]") {
+TEST_CASE(
+    "calibrate: NVLS on one host and CollNet across hosts are read as such; other in-network reductions are "
+    "refused",
+    "[calibrate]") {
   const std::string body = absl::StrCat(RankLines(8, 8), kHeader13, kRows13);
   auto error = [&](const std::string& line, const std::string& file) {
     return std::string(ParseNcclLog(line + body, file).status().message());
@@ -239,14 +241,27 @@ TEST_CASE("calibrate: NVLS all-reduce on one host is read as NVLS; other in-netw
     CHECK(log->nvls);
   }
   CHECK_FALSE(ParseNcclLog(body, "all_reduce.txt")->nvls);
-  CHECK(error("node:1:2 [3] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n", "all_gather.txt") ==
-        "all_gather.txt:1: NCCL INFO \"16 nvls channels\" (NVLink SHARP set up): NCCL ran NVLink SHARP (NVLS) or "
-        "CollNet in-network reductions, which hetsim models only as NVLS all-reduce on one host; rerun with "
-        "NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0");
+  // NVLS all-gather and reduce-scatter on one host are NVLS too.
+  for (const char* file : {"all_gather.txt", "reduce_scatter.txt"}) {
+    auto log =
+        ParseNcclLog("node:1:2 [3] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n" + body, file);
+    INFO(file << log.status().message());
+    REQUIRE(log.ok());
+    CHECK(log->nvls);
+  }
+  // CollNet's all-reduce across hosts is CollNet; on one host it is refused.
+  auto collnet = ParseNcclLog(absl::StrCat("export NCCL_COLLNET_ENABLE=1\n", RankLines(8, 4), kHeader13, kRows13),
+                              "all_reduce.txt");
+  INFO(collnet.status().message());
+  REQUIRE(collnet.ok());
+  CHECK(collnet->collnet);
+  CHECK_FALSE(collnet->nvls);
   CHECK_THAT(error("mpirun -x NCCL_ALGO=NVLSTree ./all_reduce_perf\n", "x.txt"),
              Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL ran NVLink SHARP"));
-  CHECK_THAT(error("export NCCL_COLLNET_ENABLE=1\n", "all_reduce.txt"),
-             Catch::StartsWith("all_reduce.txt:1: NCCL_COLLNET_ENABLE=1"));
+  CHECK(error("export NCCL_COLLNET_ENABLE=1\n", "all_reduce.txt") ==
+        "all_reduce.txt:1: NCCL_COLLNET_ENABLE=1 (CollNet, InfiniBand SHARP): NCCL ran NVLink SHARP (NVLS) or "
+        "CollNet in-network reductions, which hetsim models as NVLS on one host and CollNet all-reduce across "
+        "hosts; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0");
   // NVLS across hosts (NCCL's NVLSTree) is not modelled.
   CHECK_THAT(
       std::string(ParseNcclLog(absl::StrCat("NCCL INFO Connected NVLS tree\n", RankLines(8, 4), kHeader13, kRows13),

@@ -12,6 +12,7 @@
 #include <google/protobuf/text_format.h>
 #include <catch2/catch.hpp>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proto/io.h"
@@ -171,6 +172,16 @@ TEST_CASE("calibrate: recovers a known intra- and inter-node NCCL profile within
   CHECK(fit->problems.empty());
 }
 
+// Why fitting the log `text` (file name `file`) to `cluster` is refused.
+std::string FitRefusal(const std::string& text, const std::string& file, v1::Cluster cluster) {
+  auto log = ParseNcclLog(text, file);
+  REQUIRE(log.ok());
+  std::vector<NcclLog> one = {*std::move(log)};
+  auto refused = NcclTestsSource(std::move(one), NcclFitOptions{}).Fit(cluster);
+  REQUIRE_FALSE(refused.ok());
+  return std::string(refused.status().message());
+}
+
 TEST_CASE("calibrate: an NVLS all-reduce log is fitted as NVLS, within what the links carry", "[calibrate][nvls]") {
   // The truth: a node whose NVSwitch reduces, its links at efficiency 0.73 and NVLS at 5/6 of that
   // (H100's published 480 GB/s busbw over 450 GB/s links is an algorithm bandwidth of 0.61 of the line
@@ -195,7 +206,11 @@ TEST_CASE("calibrate: an NVLS all-reduce log is fitted as NVLS, within what the 
   INFO(fit.status().message());
   REQUIRE(fit.ok());
   CHECK(fitted.node_types(0).nvlink_sharp());
-  CHECK(fitted.node_types(0).nccl().bandwidth_efficiency() == Approx(0.73).epsilon(0.01));
+  // NVLS's own efficiency takes the fit (0.73 x 5/6 of the line rate); the rings keep NVLINK3's preset.
+  CHECK(fitted.node_types(0).nvls_bandwidth_efficiency() == Approx(0.73 * 5.0 / 6.0).epsilon(0.01));
+  CHECK(fitted.node_types(0).nccl().bandwidth_efficiency() == Approx(0.775));
+  CHECK(absl::c_any_of(fit->parameters,
+                       [](const FittedParameter& p) { return p.field == "node_types[0].nvls_bandwidth_efficiency"; }));
   CHECK(fitted.node_types(0).nccl().launch_latency_ns() + fitted.node_types(0).nccl().simple_step_latency_ns() ==
         Approx(11000 + 2500).epsilon(0.02));
   CHECK(MeanAbsolutePercentError({*fit}) < 0.5);
@@ -204,12 +219,39 @@ TEST_CASE("calibrate: an NVLS all-reduce log is fitted as NVLS, within what the 
   // A node type without NVSwitch cannot have run NVLS.
   v1::Cluster pcie = testing::DgxA100Cluster(1);
   pcie.mutable_node_types(0)->set_intra_node_fabric(v1::PCIE);
-  auto again = ParseNcclLog(text, "all_reduce_perf_nvls.txt");
-  REQUIRE(again.ok());
-  std::vector<NcclLog> one = {*std::move(again)};
-  auto refused = NcclTestsSource(std::move(one), NcclFitOptions{}).Fit(pcie);
-  REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("is PCIE, not NVSWITCH"));
+  CHECK_THAT(FitRefusal(text, "all_reduce_perf_nvls.txt", pcie), Catch::Contains("is PCIE, not NVSWITCH"));
+}
+
+TEST_CASE("calibrate: a CollNet all-reduce log across hosts is fitted as CollNet", "[calibrate][collnet]") {
+  // The truth: two DGX A100 on InfiniBand whose switches reduce (SHARP), the NICs at efficiency 0.9.
+  v1::Cluster truth = testing::DgxA100Cluster(2);
+  truth.mutable_islands(0)->set_infiniband_sharp(true);
+  v1::NcclFabric* ib = truth.mutable_islands(0)->mutable_nccl();
+  ib->set_bandwidth_efficiency(0.9);
+  ib->set_launch_latency_ns(12000);
+  const std::string text =
+      "node0:1:2 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.\n" +
+      SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 2, sim::CollectiveAlgorithm::kCollNet);
+  auto log = ParseNcclLog(text, "all_reduce_perf_collnet.txt");
+  INFO(log.status().message());
+  REQUIRE(log.ok());
+  CHECK(log->collnet);
+  CHECK_FALSE(log->nvls);
+  std::vector<NcclLog> logs = {*std::move(log)};
+  v1::Cluster fitted = testing::DgxA100Cluster(2);  // the presets, infiniband_sharp off
+  auto fit = NcclTestsSource(std::move(logs), NcclFitOptions{}).Fit(fitted);
+  INFO(fit.status().message());
+  REQUIRE(fit.ok());
+  CHECK(fitted.islands(0).infiniband_sharp());
+  CHECK(fitted.islands(0).nccl().bandwidth_efficiency() == Approx(0.9).epsilon(0.01));
+  CHECK(MeanAbsolutePercentError({*fit}) < 0.5);
+  REQUIRE_FALSE(fit->warnings.empty());
+  CHECK_THAT(fit->warnings.front(), Catch::Contains("gets infiniband_sharp: true"));
+  // RoCE switches do not run SHARP.
+  v1::Cluster roce = testing::DgxA100Cluster(2);
+  roce.mutable_islands(0)->set_fabric(v1::ROCE);
+  CHECK_THAT(FitRefusal(text, "all_reduce_perf_collnet.txt", roce),
+             Catch::Contains("NCCL ran CollNet (InfiniBand SHARP), but island"));
 }
 
 TEST_CASE("calibrate: a log faster than the links can carry is refused, never fitted above efficiency 1",
