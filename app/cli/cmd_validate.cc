@@ -16,7 +16,6 @@
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
-#include "proto/pipeline_plans.h"
 #include "service/evaluation/own_prediction.h"
 #include "service/evaluation/rank_stats.h"
 #include "service/evaluation/validate_predictions.h"
@@ -162,9 +161,6 @@ int Validate(const Args& args) {
 
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_paths.front(), cluster_path);
   if (!inputs.ok()) return ReportFailure(kValidateInfo, inputs.status());
-  if (absl::Status s = proto::RequireOnePipeline(inputs->plan, plan_paths.front(), "validate"); !s.ok()) {
-    return ReportFailure(kValidateInfo, s);
-  }
   const bool own = plan_paths.size() == 1 && !inputs->plan.has_prediction();
   if (own && (!outputs.report_path.empty() || !outputs.chart_path.empty())) {
     return UsageError(
