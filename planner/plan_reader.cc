@@ -171,6 +171,7 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
 absl::StatusOr<Prediction> PredictPipelinesPlan(const sim::workload::ModelCost& model, const ClusterModel& cluster,
                                                 const spec::PlanSpec& plan) {
   const size_t n = plan.pipelines.size();
+  if (n == 0) return absl::InvalidArgumentError("planner: a plan of pipelines has none");
   std::vector<std::vector<SearchedStage>> stages(n);
   std::vector<Prediction> predictions(n);
   std::vector<PricedPipeline> priced;

@@ -242,6 +242,7 @@ v1::Cluster TwoNodesOfOneType() {
   c.set_name("one-type");
   c.set_ideal(true);
   testing::AddGpuType(c, "ga", 200, 80, 2000);
+  c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(0.7);
   testing::AddNodeType(c, "na", "ga", 2, 2400, 1000);
   testing::AddIslandsOfNodeTypes(c, {{"na", 2}}, 1, 100, 1000, 0);
   return c;
@@ -284,6 +285,7 @@ Prediction PredictPipelinesOnOneType(const std::vector<v1::Pipeline>& pipelines)
   }
   inputs.plan.set_global_batch_size(batch);
   inputs.plan.set_micro_batch_size(1);
+  inputs.plan.set_schedule(v1::ONE_F_ONE_B);
   const absl::Status valid = proto::ValidatePlanInputs(inputs);
   INFO(valid.message());
   REQUIRE(valid.ok());

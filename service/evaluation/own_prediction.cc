@@ -7,7 +7,6 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/plan_reader.h"
-#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "proto/resolve_cluster.h"
 #include "proto/validate_plan.h"
@@ -24,20 +23,6 @@ namespace {
 double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
 
-// The plan as the planner reads it; a plan of pipelines with each pipeline's stages resolved as the
-// simulator resolves them (each pipeline a plan of its own, proto::PipelinePlan).
-spec::PlanSpec ResolveWithPipelines(const hetsim::v1::Plan& plan, const std::string& path) {
-  spec::PlanSpec out = proto::ResolvePlan(plan, path);
-  for (int p = 0; p < plan.pipelines_size(); ++p) {
-    spec::PlanSpec one = proto::ResolvePlan(proto::PipelinePlan(plan, p), path);
-    out.pipelines.push_back({.name = plan.pipelines(p).name(),
-                             .batch_share = one.global_batch_size,
-                             .micro_batch_size = one.micro_batch_size,
-                             .stages = std::move(one.stages)});
-  }
-  return out;
-}
-
 absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
   // A mixed stage (Stage.replica_groups) is priced group by group (planner/mixed_replicas.h).
   const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
@@ -45,7 +30,7 @@ absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) 
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
                           planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
-  const spec::PlanSpec plan = ResolveWithPipelines(inputs.plan, inputs.plan_path);
+  const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
   if (!plan.pipelines.empty()) return planner::PredictPipelinesPlan(model, *cluster, plan);
   planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
   return planner::PredictPlan(profiler, plan);
