@@ -147,61 +147,108 @@ size_t StageHolding(const std::vector<SearchedStage>& stages, int layer) {
   return stages.size() - 1;
 }
 
-// The iteration of the pipelines with every layer range's all-reduce (see the header).
-void PriceLayerRanges(const PipelinesContext& ctx, PipelinesCandidate& c) {
-  std::vector<int> cuts = {0, ctx.model->num_layers()};
-  for (const PipelineOfType& p : c.pipelines) {
-    for (const SearchedStage& s : p.candidate.stages) cuts.push_back(s.first_layer);
+// One layer range's all-reduce over the stages that hold it.
+struct RangeRing {
+  std::vector<size_t> stage_of;  // per pipeline, its stage holding the range
+  Time ready = 0;                // its last holder's last backward
+  Time ring = 0;                 // alone (MixedRingTime)
+};
+
+RangeRing RangeRingOf(const sim::workload::ModelCost& model, const ClusterModel& cluster, bool grad_reduce_in_fp32,
+                      const std::vector<PricedPipeline>& pipelines, int first, int end) {
+  RangeRing out;
+  std::vector<SearchedGroup> holders;
+  int finest = 1;
+  for (const PricedPipeline& pipe : pipelines) {
+    const size_t i = StageHolding(*pipe.stages, first);
+    const SearchedStage& s = (*pipe.stages)[i];
+    SearchedGroup& g = holders.emplace_back();
+    g.island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
+    g.shape = s.shape;
+    g.tensor_parallel = s.option.config.tensor_parallel;
+    g.data_parallel = s.option.config.data_parallel;
+    finest = std::max(finest, g.tensor_parallel);
+    out.stage_of.push_back(i);
+    out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
+  }
+  const int64_t bytes = sim::workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
+  for (SearchedGroup& g : holders) g.option.grad_sync_bytes = bytes;
+  out.ring = MixedRingTime(cluster, holders);
+  return out;
+}
+
+// The candidate's pipelines as PriceLayerRanges and CombinePipelines read them.
+std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
+  std::vector<PricedPipeline> out;
+  for (const PipelineOfType& p : c.pipelines) out.push_back({p.cluster.get(), &p.candidate.stages, &p.prediction});
+  return out;
+}
+
+}  // namespace
+
+LayerRangesPrice PriceLayerRanges(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                                  bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines) {
+  std::vector<int> cuts = {0, model.num_layers()};
+  for (const PricedPipeline& p : pipelines) {
+    for (const SearchedStage& s : *p.stages) cuts.push_back(s.first_layer);
   }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   // [pipeline][stage]: when its last range is reduced.
-  std::vector<std::vector<Time>> reduced(c.pipelines.size());
-  for (size_t p = 0; p < c.pipelines.size(); ++p) {
-    for (const StagePrediction& sp : c.pipelines[p].prediction.stages) reduced[p].push_back(sp.last_backward_end);
+  std::vector<std::vector<Time>> reduced(pipelines.size());
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    for (const StagePrediction& sp : pipelines[p].prediction->stages) reduced[p].push_back(sp.last_backward_end);
   }
-  c.ranges = static_cast<int>(cuts.size()) - 1;
-  c.slowest_ring = 0;
+  LayerRangesPrice out;
+  out.ranges = static_cast<int>(cuts.size()) - 1;
+  std::vector<RangeRing> rings;
   for (size_t r = 0; r + 1 < cuts.size(); ++r) {
-    std::vector<SearchedGroup> holders;
-    std::vector<size_t> stage_of;
-    Time start = 0;
-    int finest = 1;
-    for (size_t p = 0; p < c.pipelines.size(); ++p) {
-      const PipelineOfType& pipe = c.pipelines[p];
-      const size_t i = StageHolding(pipe.candidate.stages, cuts[r]);
-      const SearchedStage& s = pipe.candidate.stages[i];
-      SearchedGroup& g = holders.emplace_back();
-      g.island = IslandNamed(*ctx.cluster_model, pipe.cluster->island(s.island).name);
-      g.shape = s.shape;
-      g.tensor_parallel = s.option.config.tensor_parallel;
-      g.data_parallel = s.option.config.data_parallel;
-      finest = std::max(finest, g.tensor_parallel);
-      stage_of.push_back(i);
-      start = std::max(start, pipe.prediction.stages[i].last_backward_end);
-    }
-    const int64_t bytes = sim::workload::DenseGradSyncBytes(*ctx.model, cuts[r], cuts[r + 1] - cuts[r], finest,
-                                                            ctx.options.grad_reduce_in_fp32);
-    for (SearchedGroup& g : holders) g.option.grad_sync_bytes = bytes;
-    const Time ring = MixedRingTime(*ctx.cluster_model, holders);
-    c.slowest_ring = std::max(c.slowest_ring, ring);
-    for (size_t p = 0; p < c.pipelines.size(); ++p)
-      reduced[p][stage_of[p]] = std::max(reduced[p][stage_of[p]], start + ring);
+    rings.push_back(RangeRingOf(model, cluster, grad_reduce_in_fp32, pipelines, cuts[r], cuts[r + 1]));
+    out.slowest_ring = std::max(out.slowest_ring, rings.back().ring);
   }
-  c.iteration = 0;
-  for (size_t p = 0; p < c.pipelines.size(); ++p) {
-    const PipelineOfType& pipe = c.pipelines[p];
-    c.iteration = std::max(c.iteration, pipe.prediction.pipeline);
-    for (size_t i = 0; i < pipe.candidate.stages.size(); ++i) {
-      const SearchedStage& s = pipe.candidate.stages[i];
+  // In the order they become ready (the last layers' first, as the backward runs). A stage's ranges
+  // share its GPUs' links: each stage's links carry its ranges one after another from when each is
+  // ready (busy), and a range is reduced once every holder has carried it. A holder's backlog does not
+  // delay the others' (they share links only where the range's ring crosses them).
+  std::vector<size_t> order(rings.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return rings[a].ready != rings[b].ready ? rings[a].ready < rings[b].ready : a > b;
+  });
+  std::vector<std::vector<Time>> busy = reduced;  // [pipeline][stage]: its links' last range carried
+  for (const size_t r : order) {
+    Time done = 0;
+    for (size_t p = 0; p < pipelines.size(); ++p) {
+      Time& b = busy[p][rings[r].stage_of[p]];
+      b = std::max(b, rings[r].ready) + rings[r].ring;
+      done = std::max(done, b);
+    }
+    for (size_t p = 0; p < pipelines.size(); ++p) {
+      Time& end = reduced[p][rings[r].stage_of[p]];
+      end = std::max(end, done);
+    }
+  }
+  out.grad_sync.resize(pipelines.size());
+  out.end.resize(pipelines.size());
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    const PricedPipeline& pipe = pipelines[p];
+    out.end[p] = pipe.prediction->pipeline;
+    for (size_t i = 0; i < pipe.stages->size(); ++i) {
+      const SearchedStage& s = (*pipe.stages)[i];
       const Time step =
           s.option.optimizer_passes + SecondsToTime(pipe.cluster->island(s.island).gpu->iteration_overhead_s());
-      c.iteration = std::max(c.iteration, reduced[p][i] + step);
+      out.grad_sync[p].push_back(reduced[p][i] - pipe.prediction->stages[i].last_backward_end + step);
+      out.end[p] = std::max(out.end[p], reduced[p][i] + step);
     }
+    out.iteration = std::max(out.iteration, out.end[p]);
   }
+  return out;
 }
 
-}  // namespace
+void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction) {
+  for (size_t i = 0; i < prediction.stages.size(); ++i) prediction.stages[i].grad_sync = price.grad_sync[p][i];
+  prediction.iteration = price.end[p];
+}
 
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx) {
   std::vector<std::string> types;
@@ -210,8 +257,8 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   }
   if (types.size() < 2 || ctx.global_batch_size % ctx.micro_batch_size != 0) return std::nullopt;
   ProfilerOptions options = ctx.options;
-  options.search_zero = false;  // the per-layer-range reduction does not model ZeRO
-  options.cache = nullptr;      // bound to the whole cluster's islands
+  options.search_zero = false;   // the per-layer-range reduction does not model ZeRO
+  options.cache = ctx.profiles;  // keyed by the islands' pricing figures, not their index: a type's islands hit
   PipelinesCandidate c;
   c.micro_batch_size = ctx.micro_batch_size;
   // The first split: each type's peak FLOP/s.
@@ -248,7 +295,12 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
     pipe.ideal_share = ideal[p];
     if (shares[p] != first[p] && !PredictAtShare(*ctx.model, ctx, pipe)) return std::nullopt;
   }
-  PriceLayerRanges(ctx, c);
+  const LayerRangesPrice price =
+      PriceLayerRanges(*ctx.model, *ctx.cluster_model, ctx.options.grad_reduce_in_fp32, PricedPipelinesOf(c));
+  for (size_t p = 0; p < c.pipelines.size(); ++p) ApplyLayerRanges(price, p, c.pipelines[p].prediction);
+  c.ranges = price.ranges;
+  c.slowest_ring = price.slowest_ring;
+  c.iteration = price.iteration;
   return c;
 }
 
@@ -267,35 +319,39 @@ absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, c
   return plan;
 }
 
-Prediction PipelinesPrediction(const PipelinesCandidate& c) {
+Prediction CombinePipelines(const std::vector<PricedPipeline>& pipelines, Time iteration,
+                            const sim::pipeline::IterationWork& work) {
   Prediction out;
-  for (const PipelineOfType& p : c.pipelines) {
-    const Prediction& q = p.prediction;
+  sim::pipeline::IterationFigures figures;
+  figures.work = work;
+  figures.iteration_time = iteration;
+  for (const PricedPipeline& p : pipelines) {
+    const Prediction& q = *p.prediction;
     out.stages.insert(out.stages.end(), q.stages.begin(), q.stages.end());
+    out.pipelines.push_back({.stages = static_cast<int>(q.stages.size()),
+                             .microbatches = q.microbatches,
+                             .t_max = q.t_max,
+                             .pipeline = q.pipeline,
+                             .end = q.iteration});
     out.microbatches += q.microbatches;
     out.t_max = std::max(out.t_max, q.t_max);
     out.cycle = std::max(out.cycle, q.cycle);
     out.eq13 = std::max(out.eq13, q.eq13);
     out.pipeline = std::max(out.pipeline, q.pipeline);
     out.fits_memory = out.fits_memory && q.fits_memory;
-  }
-  out.iteration = c.iteration;
-  return out;
-}
-
-sim::pipeline::IterationMetrics PipelinesMetrics(const PipelinesCandidate& c,
-                                                 const sim::pipeline::IterationWork& work) {
-  sim::pipeline::IterationFigures figures;
-  figures.work = work;
-  figures.iteration_time = c.iteration;
-  for (const PipelineOfType& p : c.pipelines) {
-    figures.span = std::max(figures.span, p.prediction.pipeline);
-    for (const SearchedStage& s : p.candidate.stages) {
-      figures.stages.emplace_back(p.prediction.microbatches * s.option.total(), s.shape.gpus(),
+    for (const SearchedStage& s : *p.stages) {
+      figures.stages.emplace_back(q.microbatches * s.option.total(), s.shape.gpus(),
                                   p.cluster->island(s.island).peak_flop_per_s);
     }
   }
-  return sim::pipeline::ComputeIterationMetrics(figures);
+  figures.span = out.pipeline;
+  out.iteration = iteration;
+  out.metrics = sim::pipeline::ComputeIterationMetrics(figures);
+  return out;
+}
+
+Prediction PipelinesPrediction(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work) {
+  return CombinePipelines(PricedPipelinesOf(c), c.iteration, work);
 }
 
 }  // namespace hetsim::planner

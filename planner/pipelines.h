@@ -64,6 +64,9 @@ struct PipelinesContext {
   uint64_t micro_batch_size;
   double epsilon;
   int threads;
+  // ZeRO-free profiles already priced (ProfilerOptions::zero_free_cache of the main search), read and
+  // added to; nullptr: every type's islands priced anew.
+  ProfileCache* profiles = nullptr;
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
@@ -73,13 +76,43 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
 // The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.
 absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape);
 
-// The candidate's prediction as one Prediction (what the plan table and the notes read): every
-// pipeline's stages in order, the longest pipeline and `c.iteration`.
-Prediction PipelinesPrediction(const PipelinesCandidate& c);
+// One pipeline of a plan of pipelines as priced: its stages (islands of `cluster`, matched by name to
+// the whole cluster's) and their prediction at its batch share.
+struct PricedPipeline {
+  const ClusterModel* cluster;
+  const std::vector<SearchedStage>* stages;
+  const Prediction* prediction;
+};
 
-// The report's figures of the candidate's predicted iteration: every pipeline's stages busy for their
-// own microbatches, the bubble over the longest pipeline.
-sim::pipeline::IterationMetrics PipelinesMetrics(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work);
+struct LayerRangesPrice {
+  int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
+  Time slowest_ring = 0;  // the longest of their rings
+  Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
+  // [pipeline][stage]: what the stage waits for its ranges after its last backward, plus its optimizer
+  // step (as the simulator's report counts a stage's grad_sync_ms + optimizer_ms).
+  std::vector<std::vector<Time>> grad_sync;
+  std::vector<Time> end;  // per pipeline: its last stage's end
+};
+
+// Every layer range's all-reduce over the stages that hold it, on `cluster` (the whole cluster): a
+// range starts when its last holder has run its last backward, its ring priced as a mixed stage's
+// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced.
+LayerRangesPrice PriceLayerRanges(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                                  bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines);
+
+// Pipeline `p`'s prediction with its stages' grad_sync and its iteration (its end) from `price`.
+void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction);
+
+// The pipelines' predictions as one (what the plan table, the notes, `plan --prediction` and `validate`
+// read): every pipeline's stages in turn, each pipeline's figures (Prediction::pipelines), the longest
+// pipeline, `iteration`, and the iteration's figures: throughput over `iteration`, the bubble over the
+// longest pipeline, and HAPT's eta (Eq. 25) over every GPU of every pipeline, each busy for its own
+// pipeline's microbatches, so a pipeline whose share is too small shows as the others' idle time.
+Prediction CombinePipelines(const std::vector<PricedPipeline>& pipelines, Time iteration,
+                            const sim::pipeline::IterationWork& work);
+
+// CombinePipelines of the candidate's pipelines.
+Prediction PipelinesPrediction(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work);
 
 }  // namespace hetsim::planner
 

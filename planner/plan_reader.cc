@@ -6,6 +6,7 @@
 #include "base/spec/model.h"
 #include "base/status_macros.h"
 #include "planner/mixed_replicas.h"
+#include "planner/pipelines.h"
 #include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
@@ -144,8 +145,11 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   return stages;
 }
 
-absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan) {
-  HETSIM_ASSIGN_OR_RETURN(std::vector<SearchedStage> stages, StagesOfPlan(profiler, plan));
+namespace {
+
+// Predict with the plan's schedule and explicit warm-up counts over its priced `stages`.
+absl::StatusOr<Prediction> PredictStagesOfPlan(const Profiler& profiler, const spec::PlanSpec& plan,
+                                               const std::vector<SearchedStage>& stages) {
   std::vector<int> warmups;
   bool any = false;
   for (const SearchedStage& s : stages) {
@@ -155,6 +159,38 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
   if (!any) warmups.clear();
   return Predict(profiler.cluster(), stages, plan.microbatches, plan.schedule, plan.h1f1b_epsilon, warmups,
                  WorkOf(profiler.model(), plan.global_batch_size), plan.virtual_stages);
+}
+
+}  // namespace
+
+absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan) {
+  HETSIM_ASSIGN_OR_RETURN(std::vector<SearchedStage> stages, StagesOfPlan(profiler, plan));
+  return PredictStagesOfPlan(profiler, plan, stages);
+}
+
+absl::StatusOr<Prediction> PredictPipelinesPlan(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                                                const spec::PlanSpec& plan) {
+  const size_t n = plan.pipelines.size();
+  if (n == 0) return absl::InvalidArgumentError("planner: a plan of pipelines has none");
+  std::vector<std::vector<SearchedStage>> stages(n);
+  std::vector<Prediction> predictions(n);
+  std::vector<PricedPipeline> priced;
+  for (size_t p = 0; p < n; ++p) {
+    // Pipeline p as a plan of its own, as the simulator sets it up (proto::PipelinePlan).
+    spec::PlanSpec one = plan;
+    one.pipelines.clear();
+    one.stages = plan.pipelines[p].stages;
+    one.global_batch_size = plan.pipelines[p].batch_share;
+    if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
+    one.microbatches = static_cast<int64_t>(one.global_batch_size / std::max<uint64_t>(1, one.micro_batch_size));
+    Profiler profiler = PlanProfiler(model, cluster, one);
+    HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one));
+    HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
+    priced.push_back({&cluster, &stages[p], &predictions[p]});
+  }
+  const LayerRangesPrice price = PriceLayerRanges(model, cluster, plan.grad_reduce_in_fp32, priced);
+  for (size_t p = 0; p < n; ++p) ApplyLayerRanges(price, p, predictions[p]);
+  return CombinePipelines(priced, price.iteration, WorkOf(model, plan.global_batch_size));
 }
 
 }  // namespace hetsim::planner

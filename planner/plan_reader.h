@@ -25,6 +25,13 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
 // StagesOfPlan + Predict with the plan's schedule.
 absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan);
 
+// A plan of pipelines (Plan.pipelines, validated against `cluster` and `model`): each pipeline priced
+// as a plan of its own at its batch share and micro-batch size (PredictPlan), every layer range's
+// gradient all-reduce over the stages that hold it (PriceLayerRanges), and the whole as one prediction
+// (CombinePipelines: every pipeline's stages in turn, each pipeline's end, the iteration, eta).
+absl::StatusOr<Prediction> PredictPipelinesPlan(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+                                                const spec::PlanSpec& plan);
+
 }  // namespace hetsim::planner
 
 #endif  // HETSIM_PLANNER_PLAN_READER_H_

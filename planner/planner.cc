@@ -209,12 +209,15 @@ struct BestCandidate {
   int context_parallel = 1;
 };
 
+// `zero_free`: where the profiles keep their ZeRO-free options for the pipelines family (nullptr: nowhere).
 absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim::workload::ModelCost& cost,
                                           const ClusterModel& cluster, const std::vector<int>& cp_degrees,
-                                          const std::vector<uint64_t>& sizes, PlanOutcome& out) {
+                                          const std::vector<uint64_t>& sizes, ProfileCache* zero_free,
+                                          PlanOutcome& out) {
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ProfilerOptions profiler_options = FrameworkOptionsOf(FrameworkSettings(request));
+  profiler_options.zero_free_cache = zero_free;
   if (request.profile_cache != nullptr) {
     HETSIM_CHECK(!request.profile_scope.empty(), "a profile cache needs the model's scope (PlanRequest.profile_scope)");
     profiler_options.cache = request.profile_cache;
@@ -386,13 +389,18 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
 
 // The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
 // on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
+bool PipelinesSearched(const PlanRequest& request, const sim::workload::ModelCost& cost,
+                       const std::vector<int>& cp_degrees) {
+  return request.search_pipelines && request.planner == PlannerKind::kHapt && MixesGpuTypes(request.cluster) &&
+         cost.num_experts() <= 1 && std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
+}
+
+// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`).
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const sim::workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
-                                                  const std::vector<uint64_t>& sizes, PlanOutcome& out) {
-  const bool searched = request.search_pipelines && request.planner == PlannerKind::kHapt &&
-                        MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
-                        std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
-  if (!searched) return std::nullopt;
+                                                  const std::vector<uint64_t>& sizes, ProfileCache& profiles,
+                                                  PlanOutcome& out) {
+  if (!PipelinesSearched(request, cost, cp_degrees)) return std::nullopt;
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::optional<PipelinesCandidate> best;
@@ -404,7 +412,8 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .global_batch_size = request.global_batch_size,
                                .micro_batch_size = mbs,
                                .epsilon = request.epsilon,
-                               .threads = threads};
+                               .threads = threads,
+                               .profiles = &profiles};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
@@ -494,12 +503,18 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));
   HETSIM_ASSIGN_OR_RETURN(const std::vector<int> cp_degrees, ContextParallelDegrees(request));
-  HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island, SearchPairs(request, cost, *cluster, cp_degrees, sizes, out));
+  // The pipelines family plans each GPU type's islands without ZeRO: the main search leaves it those
+  // profiles rather than it pricing them again (planner/pipelines.h).
+  ProfileCache zero_free;
+  ProfileCache* zero_free_out = PipelinesSearched(request, cost, cp_degrees) ? &zero_free : nullptr;
+  HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island,
+                          SearchPairs(request, cost, *cluster, cp_degrees, sizes, zero_free_out, out));
   const BestCandidate mixed = SearchMixed(request, cost, *cluster, cp_degrees, sizes);
   const bool mixed_chosen =
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
-  const std::optional<PipelinesCandidate> pipes = SearchPipelines(request, cost, *cluster, cp_degrees, sizes, out);
+  const std::optional<PipelinesCandidate> pipes =
+      SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free, out);
   const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
@@ -526,8 +541,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   }
   if (pipelines_chosen) {
     out.planner_layers = pipes->pipelines.front().candidate.planner_layers;
-    out.prediction = PipelinesPrediction(*pipes);
-    out.prediction.metrics = PipelinesMetrics(*pipes, WorkOf(cost, request.global_batch_size));
+    out.prediction = PipelinesPrediction(*pipes, WorkOf(cost, request.global_batch_size));
   } else {
     out.planner_layers = best.candidate->planner_layers;
     out.prediction = *best.prediction;

@@ -50,6 +50,16 @@ struct Prediction {
   Time iteration = 0;                       // pipeline + exposed gradient synchronisation
   sim::pipeline::IterationMetrics metrics;  // over `iteration`, bubble over `pipeline`
   bool fits_memory = true;
+  // A plan of pipelines (Plan.pipelines, planner/pipelines.h): `stages` holds every pipeline's in turn,
+  // and each pipeline's own figures are here; empty for a plan of one pipeline.
+  struct Pipeline {
+    int stages = 0;
+    int64_t microbatches = 0;
+    Time t_max = 0;
+    Time pipeline = 0;  // its DAG's longest path
+    Time end = 0;       // after its layer ranges' all-reduces and its stages' optimizer steps
+  };
+  std::vector<Pipeline> pipelines;
 };
 
 // Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks

@@ -80,6 +80,12 @@ Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cl
   if (options_.cache != nullptr) {
     for (const IslandModel& im : cluster.islands()) island_keys_.push_back(IslandPricingKey(cluster, im, options_));
   }
+  if (options_.zero_free_cache != nullptr && options_.search_zero) {
+    ProfilerOptions zero_free = options_;
+    zero_free.search_zero = false;
+    for (const IslandModel& im : cluster.islands())
+      zero_free_island_keys_.push_back(IslandPricingKey(cluster, im, zero_free));
+  }
   const int n = model.num_layers();
   // Repeated-layer pricing needs every block alike: not so with dense blocks among MoE ones.
   if (model.is_transformer() && model.uniform_blocks() && n >= 3 && model.layer(0).kind == LayerKind::kEmbedding &&
@@ -307,21 +313,12 @@ std::optional<StageOption> Profiler::PriceDirect(int island, MeshShape shape, co
   return o;
 }
 
-std::vector<StageOption> Profiler::PriceAll(int island, MeshShape shape, const Signature& s) {
-  std::vector<StageOption> all;
-  for (const IntraStageConfig& c : Configs(cluster_.island(island), shape)) {
-    std::optional<StageOption> o = Price(island, shape, c, s);
-    if (o && o->max_in_flight >= 1) all.push_back(*o);
-  }
-  std::sort(all.begin(), all.end(), [](const StageOption& x, const StageOption& y) {
-    return std::make_tuple(x.total(), x.grad_sync, x.PeakBytes(1), x.config.tensor_parallel, x.config.zero_stage,
-                           static_cast<int>(x.config.recompute)) <
-           std::make_tuple(y.total(), y.grad_sync, y.PeakBytes(1), y.config.tensor_parallel, y.config.zero_stage,
-                           static_cast<int>(y.config.recompute));
-  });
-  // Keep only configurations that no faster (or equally fast) one beats on every memory term.
+namespace {
+
+// The options of `sorted` (fastest first) that no faster (or equally fast) one beats on every memory term.
+std::vector<StageOption> ParetoKept(const std::vector<StageOption>& sorted) {
   std::vector<StageOption> kept;
-  for (const StageOption& o : all) {
+  for (const StageOption& o : sorted) {
     bool dominated = false;
     for (const StageOption& k : kept) {
       if (k.state_bytes <= o.state_bytes && k.activation_bytes <= o.activation_bytes &&
@@ -335,6 +332,38 @@ std::vector<StageOption> Profiler::PriceAll(int island, MeshShape shape, const S
   return kept;
 }
 
+}  // namespace
+
+std::vector<StageOption> Profiler::PriceAll(int island, MeshShape shape, const Signature& s) {
+  std::vector<StageOption> all;
+  for (const IntraStageConfig& c : Configs(cluster_.island(island), shape)) {
+    std::optional<StageOption> o = Price(island, shape, c, s);
+    if (o && o->max_in_flight >= 1) all.push_back(*o);
+  }
+  std::sort(all.begin(), all.end(), [](const StageOption& x, const StageOption& y) {
+    return std::make_tuple(x.total(), x.grad_sync, x.PeakBytes(1), x.config.tensor_parallel, x.config.zero_stage,
+                           static_cast<int>(x.config.recompute)) <
+           std::make_tuple(y.total(), y.grad_sync, y.PeakBytes(1), y.config.tensor_parallel, y.config.zero_stage,
+                           static_cast<int>(y.config.recompute));
+  });
+  if (!zero_free_island_keys_.empty()) {
+    std::vector<StageOption> zero_free;
+    for (const StageOption& o : all) {
+      if (o.config.zero_stage == 0) zero_free.push_back(o);
+    }
+    options_.zero_free_cache->Store(PairKey(zero_free_island_keys_, island, shape, s),
+                                    std::make_shared<const std::vector<StageOption>>(ParetoKept(zero_free)));
+  }
+  return ParetoKept(all);
+}
+
+std::string Profiler::PairKey(const std::vector<std::string>& island_keys, int island, MeshShape shape,
+                              const Signature& s) const {
+  return absl::StrCat(island_keys[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_, "|cp",
+                      context_parallel_, "|", static_cast<int>(s.embedding), static_cast<int>(s.head), " ", s.phase,
+                      " ", s.body, " ", s.first, " ", s.count);
+}
+
 const std::vector<StageOption>& Profiler::Options(int island, int shape_index, int first, int count) {
   ++stats_.stage_mesh_lookups;
   const Signature s = MakeSignature(first, count);
@@ -345,9 +374,7 @@ const std::vector<StageOption>& Profiler::Options(int island, int shape_index, i
     const MeshShape shape = shapes_[island][shape_index];
     std::string key;
     if (options_.cache != nullptr) {
-      key = absl::StrCat(island_keys_[island], "|", shape.nodes, "x", shape.gpus_per_node, "|", micro_batch_size_,
-                         "|cp", context_parallel_, "|", static_cast<int>(s.embedding), static_cast<int>(s.head), " ",
-                         s.phase, " ", s.body, " ", s.first, " ", s.count);
+      key = PairKey(island_keys_, island, shape, s);
       if (ProfileCache::Options cached = options_.cache->Find(key)) {
         ++stats_.cache_hits;
         row[id] = std::make_unique<std::vector<StageOption>>(*cached);

@@ -79,6 +79,11 @@ struct ProfilerOptions : spec::CostSwitches {
   // Profiles shared with other planning runs of the same model (planner/profile_cache.h); not owned.
   // The caller binds it to the model and these options.
   ProfileCache* cache = nullptr;
+  // With search_zero: where every pair this profiler prices also leaves its ZeRO-free options (the
+  // Pareto set of its ZeRO 0 configurations: what a profiler with search_zero = false prices), keyed as
+  // such a profiler with this cache keys them, so that HAPT's pipelines family (planner/pipelines.h)
+  // reads its profiles from the main search's instead of pricing them again. Not owned.
+  ProfileCache* zero_free_cache = nullptr;
 };
 
 // The framework settings of `plan` its stages are priced with (not searched): its CostSwitches.
@@ -166,6 +171,9 @@ class Profiler {
   std::optional<StageOption> PriceRaw(int island, MeshShape shape, const IntraStageConfig& config, int first,
                                       int count);
   std::vector<StageOption> PriceAll(int island, MeshShape shape, const Signature& s);
+  // A pair's key in a profile cache whose island keys are `island_keys`.
+  std::string PairKey(const std::vector<std::string>& island_keys, int island, MeshShape shape,
+                      const Signature& s) const;
 
   const sim::workload::ModelCost& model_;
   const ClusterModel& cluster_;
@@ -180,7 +188,8 @@ class Profiler {
   absl::flat_hash_map<Signature, int> signature_ids_;
   std::vector<std::vector<std::unique_ptr<std::vector<StageOption>>>> table_;  // [island*shapes][sig]
   std::vector<int> table_row_;                                                 // first row of each island
-  std::vector<std::string> island_keys_;  // per island, what prices depend on (with a cache only)
+  std::vector<std::string> island_keys_;            // per island, what prices depend on (with a cache only)
+  std::vector<std::string> zero_free_island_keys_;  // the same without ZeRO (with a zero_free_cache only)
   ProfilerStats stats_;
 };
 

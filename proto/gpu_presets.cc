@@ -1,5 +1,6 @@
 #include "proto/gpu_presets.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
@@ -153,6 +154,39 @@ double PeakTflops(const GpuType& gpu, DType dtype) {
   }
   HETSIM_CHECK(false, "a DType number outside the schema (proto::Load refuses them)");
   return gpu.peak_tflops_bf16();
+}
+
+std::vector<std::pair<std::string, std::string>> PresetNodeProblems(absl::string_view preset,
+                                                                    hetsim::v1::IntraNodeFabric fabric,
+                                                                    bool nvlink_sharp) {
+  using hetsim::v1::IntraNodeFabric_Name;
+  static const absl::flat_hash_set<absl::string_view> kNoNvlink = {
+      "T4", "A10", "A10G", "L4", "L40S", "RTX-4090", "V100-PCIe-32GB", "V100-PCIe-16GB"};
+  static const absl::flat_hash_set<absl::string_view> kNvlinkBridge = {
+      "A40", "RTX-A6000", "RTX-3090", "A100-PCIe-40GB", "A100-PCIe-80GB", "H100-NVL"};
+  static const absl::flat_hash_set<absl::string_view> kNvlinkSharp = {"H100-SXM", "H800", "H20", "H200", "B200"};
+  std::vector<std::pair<std::string, std::string>> out;
+  const bool nvlinks =
+      fabric == hetsim::v1::NVSWITCH || fabric == hetsim::v1::NVLINK_BRIDGE || fabric == hetsim::v1::HYBRID_CUBE_MESH;
+  if (kNoNvlink.contains(preset) && nvlinks) {
+    out.emplace_back("intra_node_fabric",
+                     absl::StrFormat("%s: preset \"%s\" is a PCIe card without NVLink (PCIE or PCIE_TREE; "
+                                     "docs/hardware.md)",
+                                     IntraNodeFabric_Name(fabric), preset));
+  } else if (kNvlinkBridge.contains(preset) &&
+             (fabric == hetsim::v1::NVSWITCH || fabric == hetsim::v1::HYBRID_CUBE_MESH)) {
+    out.emplace_back("intra_node_fabric",
+                     absl::StrFormat("%s: preset \"%s\" is a PCIe card whose NVLink joins pairs by a bridge "
+                                     "(NVLINK_BRIDGE, PCIE or PCIE_TREE; docs/hardware.md)",
+                                     IntraNodeFabric_Name(fabric), preset));
+  }
+  if (nvlink_sharp && FindGpuPreset(preset) != nullptr && !kNvlinkSharp.contains(preset)) {
+    out.emplace_back("nvlink_sharp",
+                     absl::StrFormat("preset \"%s\": NVLink SHARP needs Hopper's or Blackwell's NVSwitch (H100-SXM, "
+                                     "H800, H20, H200, B200; docs/network.md)",
+                                     preset));
+  }
+  return out;
 }
 
 }  // namespace hetsim::proto

@@ -5,6 +5,8 @@
 #ifndef HETSIM_PROTO_GPU_PRESETS_H_
 #define HETSIM_PROTO_GPU_PRESETS_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +55,16 @@ absl::Status ApplyGpuPreset(hetsim::v1::GpuType* gpu, absl::string_view file, ab
 
 // ApplyGpuPreset on every gpu_types[i].
 absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view file);
+
+// What a node of `preset`'s GPUs cannot have, from the card's datasheet (docs/hardware.md, "What a node
+// can hold"): as (NodeType field, problem), empty when nothing. PCIe cards without NVLink (T4, A10,
+// A10G, L4, L40S, RTX 4090, V100 PCIe) sit on PCIE or PCIE_TREE only; cards with an NVLink bridge (A40,
+// RTX A6000, RTX 3090, A100 PCIe, H100 NVL) also on NVLINK_BRIDGE, never on an NVSwitch or DGX-1's
+// cube mesh; NVLink SHARP (nvlink_sharp) needs Hopper's or Blackwell's NVSwitch (H100 SXM, H800, H20,
+// H200, B200). Other presets (and GPU types without one) are not restricted.
+std::vector<std::pair<std::string, std::string>> PresetNodeProblems(absl::string_view preset,
+                                                                    hetsim::v1::IntraNodeFabric fabric,
+                                                                    bool nvlink_sharp);
 
 // The compute dtype of a model (DTYPE_UNSPECIFIED means BF16).
 hetsim::v1::DType EffectiveDType(const hetsim::v1::Model& model);

@@ -21,9 +21,10 @@ hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
 
 absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what) {
   if (plan.pipelines().empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(plan_file, ": pipelines: ", what,
-                                                 " takes a plan of one pipeline; a plan of pipelines of different "
-                                                 "shapes runs with `hetsim run` and `hetsim check`"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(plan_file, ": pipelines: ", what,
+                   " takes a plan of one pipeline; a plan of pipelines of different "
+                   "shapes runs with `hetsim run`, `hetsim check` and `hetsim validate`"));
 }
 
 }  // namespace hetsim::proto

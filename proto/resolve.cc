@@ -14,6 +14,7 @@
 #include "base/units.h"
 #include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
+#include "proto/pipeline_plans.h"
 #include "proto/validate_model.h"
 #include "proto/validate_plan.h"
 
@@ -304,6 +305,14 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.framework = FrameworkOf(plan.framework());
   p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());
   p.where = std::string(plan_file);
+  // Plan.pipelines: each pipeline resolved as the plan of its own the simulator runs (PipelinePlan).
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    spec::PlanSpec one = ResolvePlan(PipelinePlan(plan, i), plan_file);
+    p.pipelines.push_back({.name = plan.pipelines(i).name(),
+                           .batch_share = one.global_batch_size,
+                           .micro_batch_size = one.micro_batch_size,
+                           .stages = std::move(one.stages)});
+  }
   return p;
 }
 

@@ -43,7 +43,8 @@ spec::StageSpec ResolveStage(const hetsim::v1::Stage& stage, std::string where);
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::Plan& plan);
 spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverlapConfig& config);
 
-// A validated plan, its stages labelled "<plan_file>: stages[i]".
+// A validated plan, its stages labelled "<plan_file>: stages[i]"; a plan of pipelines with each
+// pipeline's stages resolved as the plan of its own the simulator runs (PipelinePlan).
 spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file);
 
 }  // namespace hetsim::proto

@@ -154,11 +154,17 @@ void CheckNcclFabrics(Problems& p, const Cluster& c) {
 
 using NameIndex = absl::flat_hash_map<std::string, int>;
 
-void CheckNodeType(Problems& p, const NodeType& n, const std::string& at, const NameIndex& gpus) {
+void CheckNodeType(Problems& p, const Cluster& c, const NodeType& n, const std::string& at, const NameIndex& gpus) {
   if (n.gpu_type().empty()) {
     p.Add(at + "gpu_type", "required");
-  } else if (!gpus.contains(n.gpu_type())) {
+  } else if (auto gpu = gpus.find(n.gpu_type()); gpu == gpus.end()) {
     p.Add(at + "gpu_type", "unknown GPU type \"%s\"", n.gpu_type());
+  } else {
+    const std::string& preset = c.gpu_types(gpu->second).preset();
+    const IntraNodeFabric fabric = n.gpus_per_node() > 1 ? n.intra_node_fabric() : INTRA_NODE_FABRIC_UNSPECIFIED;
+    for (const auto& [field, problem] : PresetNodeProblems(preset, fabric, n.nvlink_sharp())) {
+      p.Add(at + field, "%s (gpu_type \"%s\")", problem, n.gpu_type());
+    }
   }
   if (n.gpus_per_node() == 0) {
     p.Add(at + "gpus_per_node", "required (must be >= 1)");
@@ -288,7 +294,7 @@ absl::Status ValidateCluster(const Cluster& written, absl::string_view file) {
   const NameIndex nodes = IndexNames(p, "node_types", c.node_types_size(),
                                      [&](int i) -> const std::string& { return c.node_types(i).name(); });
   for (int i = 0; i < c.node_types_size(); ++i) {
-    CheckNodeType(p, c.node_types(i), absl::StrFormat("node_types[%d].", i), gpus);
+    CheckNodeType(p, c, c.node_types(i), absl::StrFormat("node_types[%d].", i), gpus);
   }
   const NameIndex islands =
       IndexNames(p, "islands", c.islands_size(), [&](int i) -> const std::string& { return c.islands(i).name(); });

@@ -12,6 +12,7 @@
 #include "proto/pipeline_plans.h"
 #include "proto/plan_meshes_internal.h"
 #include "proto/validate_plan.h"
+#include "proto/validate_prediction.h"
 #include "proto/validate_problems.h"
 
 namespace hetsim::proto {
@@ -144,6 +145,7 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
   }
   CheckDisjoint(p, plan);
   CheckShardSplits(p, plan, LayerCount(model));
+  CheckPrediction(p, plan);  // a stage per stage of every pipeline in turn (PipelinePlan drops it)
   return p.ToStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "proto/validate_prediction.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
@@ -34,17 +35,30 @@ void CheckPrediction(Problems& p, const hetsim::v1::Plan& plan) {
   if (pred.has_iteration_time_ms()) {
     CheckRange(p, "prediction.iteration_time_ms", pred.iteration_time_ms(), 0, kMaxPredicted);
   }
-  if (!pred.stages().empty() && pred.stages_size() != plan.stages_size()) {
+  // A plan of pipelines' stages are every pipeline's in turn, as the run report lists them.
+  std::vector<bool> last;
+  for (const hetsim::v1::Pipeline& pipeline : plan.pipelines()) {
+    last.insert(last.end(), pipeline.stages_size(), false);
+    if (!last.empty()) last.back() = true;
+  }
+  if (plan.pipelines().empty()) {
+    last.assign(plan.stages_size(), false);
+    if (!last.empty()) last.back() = true;
+  }
+  const int stages = static_cast<int>(last.size());
+  if (!pred.stages().empty() && pred.stages_size() != stages) {
     p.Add("prediction.stages", "%d predicted stages for a plan of %d stages (give one per stage, in order, or none)",
-          pred.stages_size(), plan.stages_size());
+          pred.stages_size(), stages);
     return;
   }
   for (int i = 0; i < pred.stages_size(); ++i) {
     const PredictedStage& s = pred.stages(i);
     const std::string at = absl::StrFormat("prediction.stages[%d].", i);
     CheckStage(p, s, at);
-    if (i + 1 == pred.stages_size() && s.has_boundary_transfer_ms() && s.boundary_transfer_ms() > 0) {
-      p.Add(at + "boundary_transfer_ms", "the last stage has no boundary to a next stage");
+    if (last[i] && s.has_boundary_transfer_ms() && s.boundary_transfer_ms() > 0) {
+      p.Add(at + "boundary_transfer_ms", plan.pipelines().empty()
+                                             ? "the last stage has no boundary to a next stage"
+                                             : "a pipeline's last stage has no boundary to a next stage");
     }
   }
 }

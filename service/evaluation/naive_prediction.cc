@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "proto/gpu_presets.h"
+#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "sim/pipeline/hapt_metrics.h"
@@ -45,7 +46,9 @@ std::vector<std::pair<const v1::Mesh*, double>> StageWork(const v1::Stage& s, do
 
 }  // namespace
 
-absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
+namespace {
+
+absl::StatusOr<v1::PlanPrediction> NaiveOnePipeline(const proto::PlanInputs& inputs) {
   const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(inputs.model, "model"));
   const v1::Plan& plan = inputs.plan;
   const double micro = static_cast<double>(plan.micro_batch_size());
@@ -83,6 +86,26 @@ absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inpu
     s->set_grad_sync_ms(0);
   }
   for (int i = 0; i + 1 < out.stages_size(); ++i) out.mutable_stages(i)->set_boundary_transfer_ms(0);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs) {
+  if (inputs.plan.pipelines().empty()) return NaiveOnePipeline(inputs);
+  // A plan of pipelines: each pipeline alone (its stages in turn, each idle until its own end), the
+  // iteration the slowest pipeline's; gradient synchronisation is free.
+  v1::PlanPrediction out;
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    proto::PlanInputs one = inputs;
+    one.plan = proto::PipelinePlan(inputs.plan, p);
+    one.microbatches =
+        static_cast<int64_t>(one.plan.global_batch_size() / std::max<uint64_t>(1, one.plan.micro_batch_size()));
+    HETSIM_ASSIGN_OR_RETURN(v1::PlanPrediction pipeline, NaiveOnePipeline(one));
+    out.set_planner(pipeline.planner());
+    out.set_iteration_time_ms(std::max(out.iteration_time_ms(), pipeline.iteration_time_ms()));
+    for (const v1::PredictedStage& s : pipeline.stages()) *out.add_stages() = s;
+  }
   return out;
 }
 

@@ -15,7 +15,8 @@ namespace hetsim::evaluation {
 // Per stage: forward = model FLOPs of its layers for one microbatch / 3 (the forward is a third of
 // forward + backward), backward = 2 x forward, over (GPUs x peak FLOP/s of the model's dtype);
 // boundary_transfer_ms = exposed_comm_ms = grad_sync_ms = 0; compute_ms = B (forward + backward);
-// bubble_ms = iteration - compute_ms. `inputs` validated (presets applied).
+// bubble_ms = iteration - compute_ms. A plan of pipelines: each pipeline so (its own microbatches), its
+// stages in turn, the iteration the slowest pipeline's. `inputs` validated (presets applied).
 absl::StatusOr<hetsim::v1::PlanPrediction> NaivePrediction(const proto::PlanInputs& inputs);
 
 }  // namespace hetsim::evaluation

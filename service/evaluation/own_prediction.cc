@@ -7,7 +7,6 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/plan_reader.h"
-#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "proto/resolve_cluster.h"
 #include "proto/validate_plan.h"
@@ -32,6 +31,7 @@ absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) 
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
                           planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
   const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
+  if (!plan.pipelines.empty()) return planner::PredictPipelinesPlan(model, *cluster, plan);
   planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
   return planner::PredictPlan(profiler, plan);
 }
@@ -85,13 +85,9 @@ absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& in
   return ranked;
 }
 
-}  // namespace
-
-absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact) {
-  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs, driver::DefaultFidelity(exact)));
-  const sim::executor::ExecutionSetup& setup = *simulated.setup;
-  const sim::executor::ExecutionResult& run = simulated.result;
-  SimulatedStages s;
+// The stages of one pipeline's setup and run, appended to `s`.
+void AddSimulatedStages(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& run,
+                        SimulatedStages& s) {
   const int S = setup.num_stages();
   for (int i = 0; i < S; ++i) {
     // A physical stage's work: every chunk it runs (k = chunk x S + i), as the planner prices it.
@@ -107,16 +103,34 @@ absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, 
     s.comm.push_back(c);
     s.peak.push_back(TightestPeak(setup, run, i));
   }
-  s.iteration = run.iteration_time;
-  s.pipeline = run.pipeline_end - run.pipeline_start;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact) {
+  HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs, driver::DefaultFidelity(exact)));
+  SimulatedStages s;
+  if (simulated.pipelines.empty()) {
+    AddSimulatedStages(*simulated.setup, simulated.result, s);
+    s.iteration = simulated.result.iteration_time;
+    s.pipeline = simulated.result.pipeline_end - simulated.result.pipeline_start;
+    return s;
+  }
+  // A plan of pipelines: every pipeline's stages in turn, each pipeline's span and end.
+  for (size_t p = 0; p < simulated.pipelines.size(); ++p) {
+    const driver::PipelineSimulation& pipe = simulated.pipelines[p];
+    AddSimulatedStages(*pipe.setup, pipe.result, s);
+    const Time span = pipe.result.pipeline_end - pipe.result.pipeline_start;
+    s.pipelines.push_back({.name = pipe.name, .pipeline = span, .end = simulated.pipeline_sync.pipeline_end[p]});
+    s.pipeline = std::max(s.pipeline, span);
+  }
+  s.iteration = simulated.pipeline_sync.iteration_time;
   return s;
 }
 
 absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
                                                     planner::PlannerKind planner, bool exact) {
   OwnValidation v;
-  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(
-      inputs.plan, inputs.plan_path.empty() ? inputs.plan.name() : inputs.plan_path, "validate"));
   HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwn(inputs));
   HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs, exact));
   if (top_k > 0) {
@@ -125,41 +139,86 @@ absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inp
   return v;
 }
 
+namespace {
+
+void AppendStageLine(const planner::StagePrediction& p, const SimulatedStages& sim, size_t k, int label,
+                     std::string& out) {
+  absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", label,
+                        Ms(p.t), Ms(sim.t[k]), 100 * RelErr(Ms(p.t), Ms(sim.t[k])), Ms(p.comm), Ms(sim.comm[k]),
+                        100 * RelErr(Ms(p.comm), Ms(sim.comm[k])), BytesToGib(p.peak_bytes), BytesToGib(sim.peak[k]),
+                        100 * RelErr(p.peak_bytes, sim.peak[k]));
+}
+
+// A plan of pipelines' line per pipeline: its DAG and its end with its ranges, predicted and simulated.
+void AppendPipelineLine(const planner::Prediction::Pipeline& p, const SimulatedStages::Pipeline& sim,
+                        std::string& out) {
+  absl::StrAppendFormat(&out,
+                        "pipeline %s: %d stages, %d microbatches; pipeline %.3f ms predicted, %.3f ms simulated "
+                        "(%+.1f%%); end with its layer ranges' all-reduces %.3f ms predicted, %.3f ms simulated "
+                        "(%+.1f%%)\n",
+                        sim.name, p.stages, p.microbatches, Ms(p.pipeline), Ms(sim.pipeline),
+                        100 * RelErr(Ms(p.pipeline), Ms(sim.pipeline)), Ms(p.end), Ms(sim.end),
+                        100 * RelErr(Ms(p.end), Ms(sim.end)));
+}
+
+// Per stage t_i, c_i and memory, predicted and simulated; a plan of pipelines' stages under their
+// pipeline's line, numbered within it.
+void AppendStageTable(const planner::Prediction& pred, const SimulatedStages& sim, std::string& out) {
+  absl::StrAppendFormat(&out, "%-5s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "stage", "t_pred_ms", "t_sim_ms",
+                        "err", "c_pred_ms", "c_sim_ms", "err", "mem_pred", "mem_sim", "err");
+  if (pred.pipelines.empty()) {
+    for (size_t i = 0; i < pred.stages.size(); ++i) AppendStageLine(pred.stages[i], sim, i, static_cast<int>(i), out);
+    return;
+  }
+  size_t k = 0;
+  for (size_t p = 0; p < pred.pipelines.size() && p < sim.pipelines.size(); ++p) {
+    AppendPipelineLine(pred.pipelines[p], sim.pipelines[p], out);
+    for (int i = 0; i < pred.pipelines[p].stages; ++i, ++k) AppendStageLine(pred.stages[k], sim, k, i, out);
+  }
+}
+
+// The boundaries whose transfer exceeds their pipeline's t_max (Eq. 13 assumes they hide).
+void AppendExposedBoundaries(const planner::Prediction& pred, std::string& out) {
+  std::vector<planner::Prediction::Pipeline> pipelines = pred.pipelines;
+  if (pipelines.empty()) {
+    pipelines.push_back(
+        {.stages = static_cast<int>(pred.stages.size()), .microbatches = pred.microbatches, .t_max = pred.t_max});
+  }
+  bool exposed = false;
+  size_t first = 0;
+  for (const planner::Prediction::Pipeline& pipe : pipelines) {
+    for (int i = 0; i + 1 < pipe.stages; ++i) {
+      const Time c = pred.stages[first + i].comm;
+      if (c <= pipe.t_max) continue;
+      exposed = true;
+      absl::StrAppendFormat(&out,
+                            "boundary %d -> %d: c = %.3f ms > t_max = %.3f ms: about %.3f ms per microbatch cannot "
+                            "hide behind compute (%.3f ms over the iteration); Eq. 13 assumes full overlap\n",
+                            i, i + 1, Ms(c), Ms(pipe.t_max), Ms(c - pipe.t_max),
+                            Ms((c - pipe.t_max) * (pipe.microbatches - 1)));
+    }
+    first += pipe.stages;
+  }
+  if (!exposed) absl::StrAppend(&out, "every c_i <= t_max: communication fully overlappable (Eq. 13 applies)\n");
+}
+
+}  // namespace
+
 std::string FormatOwnValidation(const proto::PlanInputs& inputs, const OwnValidation& v, int top_k,
                                 absl::string_view planner_name) {
   const planner::Prediction& pred = v.prediction;
   const SimulatedStages& sim = v.simulated;
-  std::string out = absl::StrFormat("validate \"%s\" on \"%s\": %d stages, %d microbatches\n", inputs.plan.name(),
-                                    inputs.cluster.name(), inputs.plan.stages_size(), pred.microbatches);
-  absl::StrAppendFormat(&out, "%-5s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "stage", "t_pred_ms", "t_sim_ms",
-                        "err", "c_pred_ms", "c_sim_ms", "err", "mem_pred", "mem_sim", "err");
-  for (size_t i = 0; i < pred.stages.size(); ++i) {
-    const planner::StagePrediction& p = pred.stages[i];
-    absl::StrAppendFormat(&out, "%-5d %10.3f %10.3f %6.1f%% %10.3f %10.3f %6.1f%% %9.2fG %9.2fG %6.1f%%\n", i, Ms(p.t),
-                          Ms(sim.t[i]), 100 * RelErr(Ms(p.t), Ms(sim.t[i])), Ms(p.comm), Ms(sim.comm[i]),
-                          100 * RelErr(Ms(p.comm), Ms(sim.comm[i])), BytesToGib(p.peak_bytes), BytesToGib(sim.peak[i]),
-                          100 * RelErr(p.peak_bytes, sim.peak[i]));
-  }
+  std::string out = absl::StrFormat("validate \"%s\" on \"%s\": ", inputs.plan.name(), inputs.cluster.name());
+  if (!pred.pipelines.empty()) absl::StrAppendFormat(&out, "%d pipelines, ", pred.pipelines.size());
+  absl::StrAppendFormat(&out, "%d stages, %d microbatches\n", pred.stages.size(), pred.microbatches);
+  AppendStageTable(pred, sim, out);
   absl::StrAppendFormat(&out,
                         "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
                         "(%+.1f%%), simulated %.3f ms (pipeline %.3f ms)\n",
                         Ms(pred.eq13), 100 * RelErr(Ms(pred.eq13), Ms(sim.iteration)), Ms(pred.pipeline),
                         Ms(pred.iteration), 100 * RelErr(Ms(pred.iteration), Ms(sim.iteration)), Ms(sim.iteration),
                         Ms(sim.pipeline));
-  bool exposed = false;
-  for (size_t i = 0; i + 1 < pred.stages.size(); ++i) {
-    const Time c = pred.stages[i].comm;
-    if (c > pred.t_max) {
-      exposed = true;
-      absl::StrAppendFormat(&out,
-                            "boundary %d -> %d: c = %.3f ms > t_max = %.3f ms: about %.3f ms per microbatch cannot "
-                            "hide behind compute (%.3f ms over the iteration); Eq. 13 assumes full overlap\n",
-                            i, i + 1, Ms(c), Ms(pred.t_max), Ms(c - pred.t_max),
-                            Ms((c - pred.t_max) * (pred.microbatches - 1)));
-    }
-  }
-  if (!exposed) absl::StrAppend(&out, "every c_i <= t_max: communication fully overlappable (Eq. 13 applies)\n");
-
+  AppendExposedBoundaries(pred, out);
   if (top_k > 0) {
     std::vector<double> predicted, simulated;
     absl::StrAppendFormat(&out, "top-%d plans of %s:\n%-4s %12s %12s\n", top_k, planner_name, "rank", "pred_ms",

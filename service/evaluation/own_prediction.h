@@ -22,6 +22,13 @@ struct SimulatedStages {
   std::vector<Time> t, comm;  // per physical stage: its chunks' forward + backward, its longest boundary
   std::vector<int64_t> peak;  // per stage: peak memory, bytes
   Time iteration = 0, pipeline = 0;
+  // A plan of pipelines: the stages above are every pipeline's in turn; per pipeline its span and its
+  // end after its layer ranges' all-reduces and optimizer steps. Empty for one pipeline.
+  struct Pipeline {
+    std::string name;
+    Time pipeline = 0, end = 0;
+  };
+  std::vector<Pipeline> pipelines;
 };
 
 // At the fidelity `hetsim run` chooses (exact while affordable), or in full with `exact`.

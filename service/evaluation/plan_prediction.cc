@@ -1,5 +1,7 @@
 #include "service/evaluation/plan_prediction.h"
 
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/time.h"
@@ -15,12 +17,20 @@ v1::PlanPrediction FromPlannerPrediction(const planner::Prediction& p, absl::str
   v1::PlanPrediction out;
   out.set_planner(absl::StrFormat("hetsim %s planner", planner));
   out.set_iteration_time_ms(TimeToMilliseconds(p.iteration));
+  // A plan of pipelines: every pipeline's stages in turn, no boundary after a pipeline's last stage.
+  std::vector<bool> last(p.stages.size(), false);
+  if (!last.empty()) last.back() = true;
+  size_t end = 0;
+  for (const planner::Prediction::Pipeline& pipe : p.pipelines) {
+    end += static_cast<size_t>(pipe.stages);
+    if (end > 0 && end <= last.size()) last[end - 1] = true;
+  }
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const planner::StagePrediction& s = p.stages[i];
     v1::PredictedStage* o = out.add_stages();
     o->set_forward_ms(TimeToMilliseconds(s.forward));
     o->set_backward_ms(TimeToMilliseconds(s.backward));
-    if (i + 1 < p.stages.size()) o->set_boundary_transfer_ms(TimeToMilliseconds(s.comm));
+    if (!last[i]) o->set_boundary_transfer_ms(TimeToMilliseconds(s.comm));
     o->set_peak_memory_gib(BytesToGib(static_cast<double>(s.peak_bytes)));
     o->set_grad_sync_ms(TimeToMilliseconds(s.grad_sync));
   }

@@ -13,7 +13,9 @@
 
 namespace hetsim::evaluation {
 
-// Planner::Prediction in the schema's units (ms, GiB); `planner` names it.
+// Planner::Prediction in the schema's units (ms, GiB); `planner` names it. A plan of pipelines'
+// (Prediction::pipelines) stages are every pipeline's in turn, as the run report lists them, each
+// stage's grad_sync_ms what it waits for its layer ranges' all-reduces plus its optimizer step.
 hetsim::v1::PlanPrediction FromPlannerPrediction(const planner::Prediction& p, absl::string_view planner);
 
 // `kind` "hetsim" (the planner's own prediction `p`) or "naive"; `plan` (its model inline or not) is

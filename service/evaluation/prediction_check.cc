@@ -98,6 +98,14 @@ std::string Diagnosis(const v1::PlanValidation& v) {
   return "";
 }
 
+// A plan of pipelines' stage computes its own pipeline's microbatches; a plan of one pipeline's, the plan's.
+int64_t MicrobatchesOf(const v1::Report& report, const v1::StageReport& stage, int64_t microbatches) {
+  for (const v1::PipelineReport& p : report.pipelines()) {
+    if (!stage.pipeline().empty() && p.name() == stage.pipeline()) return p.num_microbatches();
+  }
+  return microbatches;
+}
+
 }  // namespace
 
 v1::PlanValidation ComparePrediction(const v1::Plan& plan, int64_t microbatches, const v1::Report& report,
@@ -126,7 +134,7 @@ v1::PlanValidation ComparePrediction(const v1::Plan& plan, int64_t microbatches,
       AddError(out, at + "boundary_transfer_ms", s.boundary_transfer_ms(), simulated, "ms");
     }
     if (s.has_peak_memory_gib()) AddError(out, at + "peak_memory_gib", s.peak_memory_gib(), r.peak_memory_gib(), "GiB");
-    *out.add_stages() = CompareTerms(pred, i, r, microbatches);
+    *out.add_stages() = CompareTerms(pred, i, r, MicrobatchesOf(report, r, microbatches));
   }
   out.set_diagnosis(Diagnosis(out));
   return out;

@@ -22,7 +22,8 @@ namespace hetsim::evaluation {
 // Stage terms: compute (compute_ms, else microbatches x (forward + backward)) against compute_busy_ms;
 // exposed_comm against exposed_comm_ms; bubble against idle_ms; grad_sync against grad_sync_ms +
 // optimizer_ms. With the iteration time and exactly one term missing, that term is the remainder
-// (never below 0), as the simulator's idle time is.
+// (never below 0), as the simulator's idle time is. A plan of pipelines: the prediction's and the report's
+// stages are every pipeline's in turn, each stage's compute over its own pipeline's microbatches.
 hetsim::v1::PlanValidation ComparePrediction(const hetsim::v1::Plan& plan, int64_t microbatches,
                                              const hetsim::v1::Report& report, absl::string_view plan_file);
 

@@ -9,7 +9,6 @@
 #include "base/status_macros.h"
 #include "proto/file_format.h"
 #include "proto/io.h"
-#include "proto/pipeline_plans.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/prediction_check.h"
 #include "service/evaluation/prediction_set.h"
@@ -59,7 +58,6 @@ absl::StatusOr<v1::PlanValidationReport> ValidatePredictions(const std::vector<p
   report.set_cluster_name(plans.front().cluster.name());
   for (const proto::PlanInputs& inputs : plans) {
     const std::string file = inputs.plan_path.empty() ? inputs.plan.name() : inputs.plan_path;
-    HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, file, "validate"));
     if (!inputs.plan.has_prediction()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: prediction: required: the planner's predicted times to compare with the simulation "

@@ -5,12 +5,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "base/units.h"
 #include "planner/pipelines.h"
+#include "planner/plan_reader.h"
 #include "planner/planner.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
@@ -71,7 +75,8 @@ std::optional<PipelinesCandidate> CandidateOnTwoTypes(double speedup, uint64_t g
                              .global_batch_size = global_batch,
                              .micro_batch_size = 1,
                              .epsilon = spec::kDefaultH1f1bEpsilon,
-                             .threads = 1};
+                             .threads = 1,
+                             .profiles = nullptr};
   return PlanPipelinesOfTypes(ctx);
 }
 
@@ -181,6 +186,144 @@ TEST_CASE("pipelines: --no-pipelines keeps one pipeline", "[planner][pipelines]"
   CHECK(planned.outcome.plan.pipelines.empty());
   CHECK_FALSE(planned.outcome.plan.stages.empty());
   CHECK(planned.plan.pipelines_size() == 0);
+}
+
+TEST_CASE("pipelines: the main search leaves the family the ZeRO-free profiles it would price",
+          "[planner][pipelines]") {
+  const LabInputs in = LoadLab();
+  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "gpt"));
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(in.cluster, "");
+  REQUIRE(cluster.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> whole = ClusterModel::Create(*cluster, cost.dtype());
+  REQUIRE(whole.ok());
+  std::optional<spec::ClusterSpec> type = ClusterOfGpuType(*cluster, "rtx4090");
+  REQUIRE(type);
+  absl::StatusOr<std::unique_ptr<ClusterModel>> alone = ClusterModel::Create(*type, cost.dtype());
+  REQUIRE(alone.ok());
+  // The main search (ZeRO searched) on the whole cluster, its island "rtx4090" first in the file.
+  ProfileCache zero_free;
+  ProfilerOptions with_zero;
+  with_zero.zero_free_cache = &zero_free;
+  Profiler main_search(cost, **whole, 8, with_zero);
+  ProfilerOptions reading;
+  reading.search_zero = false;
+  reading.cache = &zero_free;
+  Profiler family(cost, **alone, 8, reading);
+  ProfilerOptions plain;
+  plain.search_zero = false;
+  Profiler fresh(cost, **alone, 8, plain);
+  REQUIRE((*whole)->island(0).name == "rtx4090");
+  int compared = 0;
+  for (size_t shape = 0; shape < main_search.shapes()[0].size(); ++shape) {
+    for (const auto& [first, count] : std::vector<std::pair<int, int>>{{0, 26}, {0, 7}, {7, 6}, {19, 7}}) {
+      main_search.Options(0, static_cast<int>(shape), first, count);  // leaves its ZeRO-free options
+      const std::vector<StageOption>& read = family.Options(0, static_cast<int>(shape), first, count);
+      const std::vector<StageOption>& priced = fresh.Options(0, static_cast<int>(shape), first, count);
+      REQUIRE(read.size() == priced.size());
+      for (size_t k = 0; k < read.size(); ++k) {
+        CHECK(read[k].config.zero_stage == 0);
+        CHECK(read[k].total() == priced[k].total());
+        CHECK(read[k].grad_sync == priced[k].grad_sync);
+        CHECK(read[k].PeakBytes(1) == priced[k].PeakBytes(1));
+      }
+      compared += static_cast<int>(read.size());
+    }
+  }
+  CHECK(compared > 0);
+  // Every one of the family's lookups was the main search's, none priced again.
+  CHECK(family.stats().stage_mesh_pairs == 0);
+  CHECK(family.stats().cache_hits == fresh.stats().stage_mesh_pairs);
+}
+
+// One island "a" of two ideal nodes of two GPUs (type "ga"), for the pipelines' eta: every pipeline's
+// stages on one node.
+v1::Cluster TwoNodesOfOneType() {
+  v1::Cluster c;
+  c.set_name("one-type");
+  c.set_ideal(true);
+  testing::AddGpuType(c, "ga", 200, 80, 2000);
+  c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(0.7);
+  testing::AddNodeType(c, "na", "ga", 2, 2400, 1000);
+  testing::AddIslandsOfNodeTypes(c, {{"na", 2}}, 1, 100, 1000, 0);
+  return c;
+}
+
+// A pipeline of gpt-1.3b's 26 layers (embedding, 24 blocks, head) on node `node` of TwoNodesOfOneType: one stage per
+// entry of `layers` (its layer count), stage i on GPU i, `share` samples in micro-batches of one.
+v1::Pipeline PipelineOnNode(const std::string& name, int node, const std::vector<int>& layers, uint64_t share) {
+  v1::Pipeline p;
+  p.set_name(name);
+  p.set_batch_share(share);
+  int first = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    v1::Stage* st = p.add_stages();
+    st->set_first_layer(static_cast<uint32_t>(first));
+    st->set_num_layers(static_cast<uint32_t>(layers[i]));
+    st->mutable_mesh()->set_island("na");
+    st->mutable_mesh()->set_node_count(1);
+    st->mutable_mesh()->set_first_node(static_cast<uint32_t>(node));
+    st->mutable_mesh()->set_first_gpu(static_cast<uint32_t>(i));
+    st->mutable_mesh()->set_gpus_per_node(1);
+    first += layers[i];
+  }
+  return p;
+}
+
+// The planner's prediction of a plan of `pipelines` of gpt-1.3b on TwoNodesOfOneType.
+Prediction PredictPipelinesOnOneType(const std::vector<v1::Pipeline>& pipelines) {
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
+  REQUIRE(model.ok());
+  proto::PlanInputs inputs;
+  inputs.cluster = TwoNodesOfOneType();
+  inputs.model = *model;
+  inputs.plan.set_name("eta");
+  *inputs.plan.mutable_model() = *model;
+  uint64_t batch = 0;
+  for (const v1::Pipeline& p : pipelines) {
+    *inputs.plan.add_pipelines() = p;
+    batch += p.batch_share();
+  }
+  inputs.plan.set_global_batch_size(batch);
+  inputs.plan.set_micro_batch_size(1);
+  inputs.plan.set_schedule(v1::ONE_F_ONE_B);
+  const absl::Status valid = proto::ValidatePlanInputs(inputs);
+  INFO(valid.message());
+  REQUIRE(valid.ok());
+  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(inputs.cluster, "");
+  REQUIRE(cluster.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
+  REQUIRE(cluster_model.ok());
+  absl::StatusOr<Prediction> p =
+      PredictPipelinesPlan(cost, **cluster_model, proto::ResolvePlan(inputs.plan, inputs.plan_path));
+  INFO(p.status().message());
+  REQUIRE(p.ok());
+  return *std::move(p);
+}
+
+TEST_CASE("pipelines: eta over the pipelines, closed forms", "[planner][pipelines][eta]") {
+  // Two identical pipelines of an uneven split (11 + 15 layers): every GPU busy as in one pipeline, so
+  // eta is one pipeline's: 1 - (t1 - t0) / (2 t1) with t_i stage i's time per microbatch.
+  const Prediction one = PredictPipelinesOnOneType({PipelineOnNode("p0", 0, {11, 15}, 32)});
+  const Prediction two =
+      PredictPipelinesOnOneType({PipelineOnNode("p0", 0, {11, 15}, 32), PipelineOnNode("p1", 1, {11, 15}, 32)});
+  REQUIRE(two.pipelines.size() == 2);
+  const double t0 = TimeToSeconds(one.stages[0].t), t1 = TimeToSeconds(one.stages[1].t);
+  REQUIRE(t1 > t0);
+  CHECK(one.metrics.eta == Approx(1 - (t1 - t0) / (2 * t1)).epsilon(1e-12));
+  CHECK(two.metrics.eta == Approx(one.metrics.eta).epsilon(1e-12));
+  CHECK(two.metrics.eta < 1);
+  // A share off by one micro-batch (33 and 32 of one sample, one stage each): the second pipeline's GPU
+  // idles one microbatch's t while the straggler computes 33: eta = 1 - t / (2 x 33 t) = 1 - 1/66.
+  const Prediction uneven =
+      PredictPipelinesOnOneType({PipelineOnNode("p0", 0, {26}, 33), PipelineOnNode("p1", 1, {26}, 32)});
+  CHECK(uneven.metrics.eta == Approx(1 - 1.0 / 66).epsilon(1e-12));
+  CHECK(uneven.pipelines[0].microbatches == 33);
+  CHECK(uneven.pipelines[1].microbatches == 32);
+  // Balanced shares balance them.
+  const Prediction even =
+      PredictPipelinesOnOneType({PipelineOnNode("p0", 0, {26}, 32), PipelineOnNode("p1", 1, {26}, 32)});
+  CHECK(even.metrics.eta == Approx(1).epsilon(1e-12));
 }
 
 }  // namespace
