@@ -9,9 +9,9 @@
 #include "base/units.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/simulate.h"
-#include "tests/build_topology.h"
-#include "tests/collectives_test_util.h"
-#include "tests/topology_clusters.h"
+#include "tests/service/driver/build_topology.h"
+#include "tests/sim/collectives/collectives_test_util.h"
+#include "tests/topology/topology_clusters.h"
 
 namespace hetsim::sim {
 namespace {

@@ -16,7 +16,7 @@
 #include "service/evaluation/own_prediction.h"
 #include "service/evaluation/plan_prediction.h"
 #include "service/evaluation/validate_predictions.h"
-#include "tests/planner_test_util.h"
+#include "tests/planner/planner_test_util.h"
 
 namespace hetsim::evaluation {
 namespace {
@@ -62,7 +62,7 @@ TEST_CASE("validate: a plan of pipelines is judged per pipeline and for the iter
 }
 
 // HAPT's plan of the lab example's model (128 samples in micro-batches of one) on the lab cluster: a
-// pipeline per GPU type (tests/planner_pipelines_test.cc).
+// pipeline per GPU type (tests/planner/planner_pipelines_test.cc).
 driver::Planned PlanLabPipelines() {
   absl::StatusOr<v1::Plan> plan = proto::LoadAs<v1::Plan>(kLabPipelinesPlan);
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(kLabPipelinesCluster));
