@@ -13,6 +13,7 @@
 #include "proto/validate_model.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
 
 namespace hetsim::testing {
 
@@ -71,6 +72,24 @@ inline v1::Model Llama70bBlocks(v1::DType dtype, int experts = 0, uint64_t share
     t->set_moe_shared_expert_ffn_hidden_size(shared);
   }
   return m;
+}
+
+// The kernel tests' stage: layer `layer` alone, two samples, at TP `tensor_parallel`.
+inline sim::workload::StageConfig OneLayerStage(int layer, int tensor_parallel = 1) {
+  sim::workload::StageConfig c;
+  c.first_layer = layer;
+  c.num_layers = 1;
+  c.micro_batch_size = 2;
+  c.tensor_parallel = tensor_parallel;
+  return c;
+}
+
+// The cost of stage `c`; the test fails if the model refuses it.
+inline sim::workload::StageCost StageCostOk(const sim::workload::ModelCost& model, const sim::workload::StageConfig& c,
+                                            const sim::workload::GpuCompute& gpu) {
+  auto cost = sim::workload::ComputeStageCost(model, c, gpu, "plan");
+  REQUIRE(cost.ok());
+  return *std::move(cost);
 }
 
 }  // namespace hetsim::testing

@@ -32,15 +32,9 @@ ModelCost LossGpt2() {
 }
 
 StageCost HeadCost(const ModelCost& model, const GpuCompute& gpu, bool fp32_loss, int tp) {
-  StageConfig c;
-  c.first_layer = model.num_layers() - 1;
-  c.num_layers = 1;
-  c.micro_batch_size = 2;
-  c.tensor_parallel = tp;
+  StageConfig c = hetsim::testing::OneLayerStage(model.num_layers() - 1, tp);
   c.fp32_logits_cross_entropy = fp32_loss;
-  auto cost = ComputeStageCost(model, c, gpu, "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, gpu);
 }
 
 TEST_CASE("fp32 logits loss: the cast and the cross-entropy's passes of the head, byte by byte", "[fp32-loss]") {

@@ -49,18 +49,10 @@ ModelCost PtModel(hetsim::v1::DType dtype) {
 GpuCompute PtH100(hetsim::v1::DType dtype) { return hetsim::testing::PresetComputeOk("H100-SXM", dtype); }
 
 // Block 1 alone, two samples, on one GPU.
-StageConfig PtBlock() {
-  StageConfig c;
-  c.first_layer = 1;
-  c.num_layers = 1;
-  c.micro_batch_size = 2;
-  return c;
-}
+StageConfig PtBlock() { return hetsim::testing::OneLayerStage(1); }
 
 StageCost PtCost(const ModelCost& model, const GpuCompute& gpu, const StageConfig& c) {
-  auto cost = ComputeStageCost(model, c, gpu, "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, gpu);
 }
 
 // The cost of `c` with `flag` off, then on.

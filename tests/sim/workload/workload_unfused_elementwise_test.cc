@@ -41,15 +41,9 @@ ModelCost UnfusedModel(v1::AttentionKernel attention) {
 constexpr spec::UnfusedKernels kAllUnfused{.bias_activation = true, .bias_dropout_add = true, .masked_softmax = true};
 
 StageCost UnfusedCost(const ModelCost& model, const GpuCompute& gpu, spec::UnfusedKernels unfused, int tp) {
-  StageConfig c;
-  c.first_layer = 1;
-  c.num_layers = 1;
-  c.micro_batch_size = 2;
-  c.tensor_parallel = tp;
+  StageConfig c = hetsim::testing::OneLayerStage(1, tp);
   c.unfused = unfused;
-  auto cost = ComputeStageCost(model, c, gpu, "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, gpu);
 }
 
 TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, byte by byte", "[unfused]") {
