@@ -145,8 +145,8 @@ TEST_CASE("what a shell refuses is refused with the line; hostile scripts are bo
 }
 
 hetsim::v1::Cluster A100Cluster() {
-  absl::StatusOr<hetsim::v1::Cluster> c =
-      hetsim::proto::LoadCluster(std::string(HETSIM_SOURCE_DIR) + "/examples/cluster-a100-512.pbtxt");
+  absl::StatusOr<hetsim::v1::Cluster> c = hetsim::proto::LoadCluster(
+      hetsim::proto::Source::File(std::string(HETSIM_SOURCE_DIR) + "/examples/cluster-a100-512.pbtxt"));
   REQUIRE(c.ok());
   return *c;
 }
