@@ -41,11 +41,8 @@ class StrongId {
   friend H AbslHashValue(H h, StrongId id) {
     return H::combine(std::move(h), id.value_);
   }
-  // absl::StrCat, absl::StrFormat("%v"), and (through operator<<) gtest's messages.
-  template <typename Sink>
-  friend void AbslStringify(Sink& sink, StrongId id) {
-    sink.Append(std::to_string(id.value_));
-  }
+  // Test messages (Catch2 prints through operator<<). Debian's Abseil (20220623) predates
+  // AbslStringify, so messages built with absl::StrFormat pass `.value()` with `%d`.
   template <typename Os>
   friend auto operator<<(Os& os, StrongId id) -> decltype(os << std::declval<Rep>()) {
     return os << id.value_;
