@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
-#include <ranges>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -56,11 +55,35 @@ using GpuId = StrongId<struct GpuIdTag, int32_t>;     // global: islands in orde
 using LinkId = StrongId<struct LinkIdTag, uint32_t>;  // index into the topology's link table (one direction of a cable)
 
 // The ids 0, 1, ..., n - 1 in order, for a loop over every GPU or link of a table:
-// `for (LinkId l : IdsBelow<LinkId>(links.size()))`.
-template <typename Id, std::integral N>
-constexpr auto IdsBelow(N n) {
+// `for (LinkId l : IdsBelow<LinkId>(links.size()))`. Written out rather than as a std::views pipeline,
+// which Clang 14 cannot compile against libstdc++ 12's ranges.
+template <typename Id>
+class IdRange {
+ public:
   using Rep = typename Id::rep_type;
-  return std::views::iota(Rep{0}, static_cast<Rep>(n)) | std::views::transform([](Rep v) { return Id(v); });
+  class iterator {
+   public:
+    constexpr explicit iterator(Rep v) : v_(v) {}
+    constexpr Id operator*() const { return Id(v_); }
+    constexpr iterator& operator++() {
+      ++v_;
+      return *this;
+    }
+    friend constexpr bool operator==(iterator a, iterator b) = default;
+
+   private:
+    Rep v_;
+  };
+  constexpr explicit IdRange(Rep n) : n_(n) {}
+  constexpr iterator begin() const { return iterator(0); }
+  constexpr iterator end() const { return iterator(n_); }
+
+ private:
+  Rep n_;
+};
+template <typename Id, std::integral N>
+constexpr IdRange<Id> IdsBelow(N n) {
+  return IdRange<Id>(static_cast<typename Id::rep_type>(n));
 }
 
 // A list of ids from their integers, where a test or a tool writes them out: `GpuIds({0, 1, 2})`.
