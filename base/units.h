@@ -1,11 +1,16 @@
-// Byte and bandwidth units, spelled one way across the tree. Binary sizes (KiB, MiB, GiB, TiB) are
+// Byte, bandwidth and FLOP units, spelled one way across the tree, and the types that carry bytes and
+// bandwidths (Bytes, Bandwidth). Binary sizes (KiB, MiB, GiB, TiB) are
 // powers of 1024 (HBM capacities, buffer sizes); decimal rates are powers of 1000 (Gb/s on links,
 // GB/s as nccl-tests prints them). The schema's unit is in each field's name (`hbm_gib`,
 // `bandwidth_gbps`); these convert it once, at load.
 #ifndef HETSIM_BASE_UNITS_H_
 #define HETSIM_BASE_UNITS_H_
 
+#include <compare>
 #include <cstdint>
+#include <type_traits>
+
+#include "base/time.h"
 
 namespace hetsim {
 
@@ -22,6 +27,89 @@ inline constexpr double BytesToGib(double bytes) { return bytes / static_cast<do
 // Gb/s (10^9 bits per second, the schema's *_gbps) to bytes per second (the simulator's unit).
 inline constexpr double GbpsToBytesPerSecond(double gbps) { return gbps * 1e9 / 8.0; }
 inline constexpr double BytesPerSecondToGbps(double bps) { return bps * 8.0 / 1e9; }
+
+// Decimal GB/s (10^9 bytes per second: datasheet HBM and DRAM bandwidths, nccl-tests' busbw, the
+// schema's *_gbytes_per_s) to bytes per second.
+inline constexpr double GBpsToBytesPerSecond(double gbytes_per_s) { return gbytes_per_s * 1e9; }
+
+// FLOP units of the schema (GFLOP per sample, TFLOP/s peaks) to FLOP and FLOP/s.
+inline constexpr double GflopToFlop(double gflop) { return gflop * 1e9; }
+inline constexpr double TflopsToFlopPerSecond(double tflops) { return tflops * 1e12; }
+
+// Durations the cost models keep in double seconds (kernel launch, host and pass overheads: summed
+// below a picosecond before one rounding into a Time) from the schema's *_us and *_ms.
+inline constexpr double MicrosecondsToSeconds(double us) { return us * 1e-6; }
+inline constexpr double MillisecondsToSeconds(double ms) { return ms * 1e-3; }
+
+// A byte count. A double, because the cost and memory models share tensors out: a tensor-parallel
+// rank holds 1/t of a layer's weights, ZeRO shards optimizer state over d ranks, an expert receives an
+// average number of tokens, and those shares are fractional by meaning (docs/decisions.md, "Bytes and
+// bandwidths"). Whole counts (a message, a flow) are exact in a double up to 2^53 bytes.
+class Bytes {
+ public:
+  constexpr Bytes() = default;
+  constexpr explicit Bytes(double bytes) : bytes_(bytes) {}
+  constexpr double value() const { return bytes_; }
+
+  friend constexpr auto operator<=>(Bytes a, Bytes b) = default;
+  friend constexpr bool operator==(Bytes a, Bytes b) = default;
+  constexpr Bytes& operator+=(Bytes b) {
+    bytes_ += b.bytes_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes b) {
+    bytes_ -= b.bytes_;
+    return *this;
+  }
+  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.bytes_ + b.bytes_); }
+  friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.bytes_ - b.bytes_); }
+  friend constexpr Bytes operator*(Bytes a, double k) { return Bytes(a.bytes_ * k); }
+  friend constexpr Bytes operator*(double k, Bytes a) { return Bytes(k * a.bytes_); }
+  friend constexpr Bytes operator/(Bytes a, double k) { return Bytes(a.bytes_ / k); }
+  friend constexpr double operator/(Bytes a, Bytes b) { return a.bytes_ / b.bytes_; }
+
+ private:
+  double bytes_ = 0;
+};
+
+// A rate in bytes per second (links, NICs, HBM). Derating by an efficiency or splitting over flows is
+// a multiplication or a division by a plain number; a ratio of two rates is a number.
+class Bandwidth {
+ public:
+  constexpr Bandwidth() = default;
+  constexpr explicit Bandwidth(double bytes_per_second) : bytes_per_second_(bytes_per_second) {}
+  constexpr double bytes_per_second() const { return bytes_per_second_; }
+
+  friend constexpr auto operator<=>(Bandwidth a, Bandwidth b) = default;
+  friend constexpr bool operator==(Bandwidth a, Bandwidth b) = default;
+  friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) {
+    return Bandwidth(a.bytes_per_second_ + b.bytes_per_second_);
+  }
+  friend constexpr Bandwidth operator-(Bandwidth a, Bandwidth b) {
+    return Bandwidth(a.bytes_per_second_ - b.bytes_per_second_);
+  }
+  friend constexpr Bandwidth operator*(Bandwidth a, double k) { return Bandwidth(a.bytes_per_second_ * k); }
+  friend constexpr Bandwidth operator*(double k, Bandwidth a) { return Bandwidth(k * a.bytes_per_second_); }
+  friend constexpr Bandwidth operator/(Bandwidth a, double k) { return Bandwidth(a.bytes_per_second_ / k); }
+  friend constexpr double operator/(Bandwidth a, Bandwidth b) { return a.bytes_per_second_ / b.bytes_per_second_; }
+
+ private:
+  double bytes_per_second_ = 0;
+};
+
+static_assert(sizeof(Bytes) == 8 && std::is_trivially_copyable_v<Bytes>);
+static_assert(sizeof(Bandwidth) == 8 && std::is_trivially_copyable_v<Bandwidth>);
+static_assert(!std::is_convertible_v<double, Bytes> && !std::is_convertible_v<Bytes, double>);
+static_assert(!std::is_constructible_v<Bytes, Bandwidth> && !std::is_constructible_v<Bandwidth, Bytes>);
+
+// The schema's units to the types, written once.
+inline constexpr Bytes GibBytes(double gib) { return Bytes(GibToBytes(gib)); }
+inline constexpr Bandwidth GbpsBandwidth(double gbps) { return Bandwidth(GbpsToBytesPerSecond(gbps)); }
+inline constexpr Bandwidth GBpsBandwidth(double gbytes_per_s) { return Bandwidth(GBpsToBytesPerSecond(gbytes_per_s)); }
+
+// Time to move `bytes` at `rate`, rounded up so that a transfer never finishes early (the same
+// rounding as TransferTime on the raw numbers, bit for bit).
+inline Time TransferTime(Bytes bytes, Bandwidth rate) { return TransferTime(bytes.value(), rate.bytes_per_second()); }
 
 }  // namespace hetsim
 

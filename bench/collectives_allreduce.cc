@@ -4,8 +4,6 @@
 // Router (route computation is part of the cost) and simulates the collective on the max-min network.
 #include <sys/resource.h>
 
-#include <numeric>
-
 #include <benchmark/benchmark.h>
 
 #include "sim/collectives/simulate.h"
@@ -53,8 +51,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   const auto topo = *hetsim::testing::BuildTopology(FatTreeCluster(gpus / 8));
   sim::CollectiveRequest req;
   req.op = op;
-  req.gpus.resize(gpus);
-  std::iota(req.gpus.begin(), req.gpus.end(), 0);
+  for (GpuId g : IdsBelow<GpuId>(gpus)) req.gpus.push_back(g);
   req.bytes = int64_t{1} << 30;
   req.algorithm = algorithm;
   req.channels = channels;

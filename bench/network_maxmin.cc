@@ -52,8 +52,8 @@ class FatTree {
     if (src_leaf != dst_leaf) {
       SplitMix64 hash(static_cast<uint64_t>(src) * 1000003 + static_cast<uint64_t>(dst) + key);
       const int spine = static_cast<int>(hash.Below(kSpines));
-      route.push_back(spine_base_ + static_cast<LinkId>(2 * (src_leaf * kSpines + spine)));
-      route.push_back(spine_base_ + static_cast<LinkId>(2 * (dst_leaf * kSpines + spine) + 1));
+      route.push_back(LinkId(spine_base_.value() + 2 * (src_leaf * kSpines + spine)));
+      route.push_back(LinkId(spine_base_.value() + 2 * (dst_leaf * kSpines + spine) + 1));
     }
     route.push_back(static_cast<LinkId>(2 * dst + 1));
   }
@@ -61,7 +61,7 @@ class FatTree {
  private:
   int hosts_;
   int leaves_;
-  LinkId spine_base_ = 0;
+  LinkId spine_base_;
   std::vector<LinkSpec> links_;
 };
 

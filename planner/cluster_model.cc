@@ -39,14 +39,14 @@ absl::StatusOr<LinkFigures> ConcurrentRingFigures(topology::Router& router, GpuI
   Time latency = 0;
   for (int first = 0; first + members <= busy; first += members) {
     for (int i = 0; i < members; ++i) {
-      const GpuId from = g0 + first + i, to = g0 + first + (i + 1) % members;
+      const GpuId from(g0.value() + first + i), to(g0.value() + first + (i + 1) % members);
       HETSIM_ASSIGN_OR_RETURN(const topology::Route* route, router.GpuRoute(from, to));
       latency = std::max(latency, router.Latency(*route));
       for (LinkId l : *route) ++flows[l];
     }
   }
   double rate = std::numeric_limits<double>::infinity();
-  for (const auto& [l, count] : flows) rate = std::min(rate, router.topology().links()[l].bytes_per_second / count);
+  for (const auto& [l, count] : flows) rate = std::min(rate, router.topology().link(l).bytes_per_second / count);
   return LinkFigures{rate, latency};
 }
 
@@ -139,13 +139,13 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     im.pod_tier = PodTierOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
     if (im.gpus_per_node > 1) {
-      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + 1));
+      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, GpuId(g0.value() + 1)));
       im.intra_node = f;
       HETSIM_ASSIGN_OR_RETURN(im.intra_rings, IntraRingTable(router, isl, g0));
       im.intra_node = im.IntraRing(im.gpus_per_node, im.gpus_per_node);
     }
     if (im.nodes > 1) {
-      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, g0 + im.gpus_per_node));
+      HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, GpuId(g0.value() + im.gpus_per_node)));
       im.inter_node = f;
     }
     model->islands_.push_back(std::move(im));

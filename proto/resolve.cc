@@ -105,9 +105,9 @@ std::vector<spec::LayerSpec> ResolveLayers(const hetsim::v1::LayerList& list) {
     const hetsim::v1::Layer& in = list.layers(i);
     spec::LayerSpec l;
     l.name = in.name().empty() ? absl::StrCat("layer", i) : in.name();
-    l.forward_flop_per_sample = in.forward_gflop_per_sample() * 1e9;
-    l.backward_flop_per_sample =
-        in.backward_gflop_per_sample() > 0 ? in.backward_gflop_per_sample() * 1e9 : 2 * l.forward_flop_per_sample;
+    l.forward_flop_per_sample = GflopToFlop(in.forward_gflop_per_sample());
+    l.backward_flop_per_sample = in.backward_gflop_per_sample() > 0 ? GflopToFlop(in.backward_gflop_per_sample())
+                                                                    : 2 * l.forward_flop_per_sample;
     l.param_count = in.param_count();
     l.activation_bytes_per_sample = in.activation_bytes_per_sample();
     l.output_bytes_per_sample = in.output_bytes_per_sample();
@@ -181,19 +181,19 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.preset = gpu.preset();
   for (hetsim::v1::DType d :
        {hetsim::v1::FP32, hetsim::v1::TF32, hetsim::v1::BF16, hetsim::v1::FP16, hetsim::v1::FP8}) {
-    g.peak_flop_per_s[static_cast<int>(DTypeOf(d))] = PeakTflops(gpu, d) * 1e12;
+    g.peak_flop_per_s[static_cast<int>(DTypeOf(d))] = TflopsToFlopPerSecond(PeakTflops(gpu, d));
   }
-  g.hbm_bytes_per_s = gpu.hbm_bandwidth_gbytes_per_s() * 1e9;
+  g.hbm_bytes_per_s = GBpsToBytesPerSecond(gpu.hbm_bandwidth_gbytes_per_s());
   g.hbm_capacity_bytes = GibToBytes(gpu.hbm_gib());
   g.max_efficiency = spec::EfficiencyOrOne(e.max_efficiency());
   g.hbm_efficiency = spec::EfficiencyOrOne(e.hbm_efficiency());
   g.half_efficiency_gflop = e.half_efficiency_gflop();
   g.sm_count = static_cast<int>(e.sm_count());
   g.tile_overhead_k = e.tile_overhead_k();
-  g.kernel_launch_s = e.kernel_launch_us() * 1e-6;
-  g.host_op_s = e.host_op_us() * 1e-6;
-  g.pass_overhead_s = e.pass_overhead_us() * 1e-6;
-  g.iteration_overhead_s = e.iteration_overhead_ms() * 1e-3;
+  g.kernel_launch_s = MicrosecondsToSeconds(e.kernel_launch_us());
+  g.host_op_s = MicrosecondsToSeconds(e.host_op_us());
+  g.pass_overhead_s = MicrosecondsToSeconds(e.pass_overhead_us());
+  g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
   return g;
 }
 

@@ -174,7 +174,7 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
     s.pcie.socket_bytes_per_s = GbpsToBytesPerSecond(p.inter_socket_bandwidth_gbps());
     s.pcie.socket_latency = NanosecondsToTime(p.inter_socket_latency_ns());
     s.pcie.no_p2p = p.no_p2p();
-    s.pcie.host_memory_bytes_per_s = p.host_memory_bandwidth_gbytes_per_s() * 1e9;
+    s.pcie.host_memory_bytes_per_s = GBpsToBytesPerSecond(p.host_memory_bandwidth_gbytes_per_s());
   }
   s.nvlink_bytes_per_s = GbpsToBytesPerSecond(n.nvlink_bandwidth_gbps());
   s.nvlink_sharp = n.nvlink_sharp();

@@ -118,7 +118,7 @@ void Topology::Builder::BuildNodes(int32_t island) {
       const LinkId up = AddDuplex(gpu, sw, intra_bps, half_intra, intra_rest, intra_class);
       fabric_ = t_.island_fabric(island);
       t_.gpu_up_.push_back(up);
-      t_.gpu_down_.push_back(up + 1);
+      t_.gpu_down_.push_back(ReverseLink(up));
       t_.intra_route_base_.push_back(-1);
       AttachNic(gpu, g, node_nics, nic_bps);
     }
@@ -139,7 +139,7 @@ void Topology::Builder::AttachNic(DeviceId gpu, int32_t local, const std::vector
   const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
   t_.gpu_nic_.push_back(nic);
   t_.gpu_nic_up_.push_back(nic_up);
-  t_.gpu_nic_down_.push_back(nic_up + 1);
+  t_.gpu_nic_down_.push_back(ReverseLink(nic_up));
 }
 
 std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes) {
@@ -155,7 +155,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
   auto attach = [&](DeviceId nic, DeviceId sw) {
     const LinkId up = AddDuplex(nic, sw, nic_bps, wire, hop_from_switch, cls);
     t_.nic_up_[nic] = up;
-    t_.nic_down_[nic] = up + 1;
+    t_.nic_down_[nic] = ReverseLink(up);
   };
   // Lower-tier switches fully meshed to `spines` spine switches, each pair with `link_bps`.
   auto add_spines = [&](const std::vector<DeviceId>& lower, int32_t spines, double link_bps) {
@@ -222,7 +222,7 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
         node / per_rack * tors_per_rack + (f.rail_optimized ? static_cast<int32_t>(n) % nics_per_node : 0);
     const LinkId up = AddDuplex(nics[n], tor[t], nic_bps, wire, hop_from_switch, cls);
     t_.nic_up_[nics[n]] = up;
-    t_.nic_down_[nics[n]] = up + 1;
+    t_.nic_down_[nics[n]] = ReverseLink(up);
     ++tor_nics[t];
   }
   if (tor.size() == 1) return tor;
@@ -365,14 +365,14 @@ absl::StatusOr<GpuId> Topology::GpuIdOf(int32_t island, int32_t node, int32_t lo
     return absl::InvalidArgumentError(absl::StrFormat("GPU %d is outside the %d GPUs of a node of island \"%s\"", local,
                                                       gpus_per_node(island), cluster_.islands[island].name));
   }
-  return island_first_gpu_[island] + node * gpus_per_node(island) + local;
+  return GpuId(island_first_gpu_[island] + node * gpus_per_node(island) + local);
 }
 
 absl::StatusOr<GpuLocation> Topology::Locate(GpuId gpu) const {
-  if (gpu < 0 || gpu >= num_gpus()) {
-    return absl::InvalidArgumentError(absl::StrFormat("GPU id %d is outside [0, %d)", gpu, num_gpus()));
+  if (gpu.value() < 0 || gpu.value() >= num_gpus()) {
+    return absl::InvalidArgumentError(absl::StrFormat("GPU id %d is outside [0, %d)", gpu.value(), num_gpus()));
   }
-  const Device& d = devices_[gpu_devices_[gpu]];
+  const Device& d = devices_[gpu_devices_[gpu.value()]];
   return GpuLocation{d.island, d.node, d.index};
 }
 
@@ -404,14 +404,14 @@ absl::StatusOr<std::vector<GpuId>> Topology::MeshGpus(const spec::MeshSpec& mesh
   return out;
 }
 
-DeviceId Topology::node_switch(GpuId gpu) const { return gpu_switch_[gpu]; }
+DeviceId Topology::node_switch(GpuId gpu) const { return gpu_switch_[gpu.value()]; }
 
 const std::vector<LinkId>* Topology::intra_node_route(GpuId src, GpuId dst) const {
-  const int64_t base = intra_route_base_[src];
+  const int64_t base = intra_route_base_[src.value()];
   if (base < 0) return nullptr;
-  return &intra_routes_[base + devices_[gpu_devices_[dst]].index];
+  return &intra_routes_[base + devices_[gpu_devices_[dst.value()]].index];
 }
-DeviceId Topology::nic_of(GpuId gpu) const { return gpu_nic_[gpu]; }
+DeviceId Topology::nic_of(GpuId gpu) const { return gpu_nic_[gpu.value()]; }
 
 bool Topology::is_fabric_device(DeviceId d) const {
   switch (devices_[d].kind) {

@@ -26,7 +26,9 @@
 namespace hetsim::topology {
 
 using DeviceId = int32_t;
-inline constexpr LinkId kNoLink = 0xffffffffu;
+inline constexpr LinkId kNoLink{0xffffffffu};
+// Links are added in duplex pairs (Builder::AddDuplex): the reverse of the first is the next id.
+constexpr LinkId ReverseLink(LinkId forward) { return LinkId(forward.value() + 1); }
 
 enum class DeviceKind : uint8_t {
   kGpu,
@@ -98,6 +100,7 @@ class Topology {
   const spec::IslandSpec& island(int32_t island) const { return cluster_.islands[island]; }
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Link>& links() const { return links_; }
+  const Link& link(LinkId id) const { return links_[id.value()]; }
   const Graph& graph() const { return *graph_; }
   std::string DeviceName(DeviceId id) const;
 
@@ -114,13 +117,13 @@ class Topology {
   // mesh's field when it leaves its island.
   absl::StatusOr<std::vector<GpuId>> MeshGpus(const spec::MeshSpec& mesh) const;
 
-  DeviceId gpu_device(GpuId gpu) const { return gpu_devices_[gpu]; }
+  DeviceId gpu_device(GpuId gpu) const { return gpu_devices_[gpu.value()]; }
   DeviceId node_switch(GpuId gpu) const;  // the node's NVSwitch or PCIe switch
   DeviceId nic_of(GpuId gpu) const;       // the NIC that carries the GPU's inter-node traffic
-  LinkId gpu_to_switch(GpuId gpu) const { return gpu_up_[gpu]; }
-  LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu]; }
-  LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu]; }
-  LinkId nic_to_gpu(GpuId gpu) const { return gpu_nic_down_[gpu]; }
+  LinkId gpu_to_switch(GpuId gpu) const { return gpu_up_[gpu.value()]; }
+  LinkId switch_to_gpu(GpuId gpu) const { return gpu_down_[gpu.value()]; }
+  LinkId gpu_to_nic(GpuId gpu) const { return gpu_nic_up_[gpu.value()]; }
+  LinkId nic_to_gpu(GpuId gpu) const { return gpu_nic_down_[gpu.value()]; }
   // On a PCIe-tree node (PCIE_TREE, NVLINK_BRIDGE, HYBRID_CUBE_MESH) the links from GPU `src` to GPU
   // `dst` of the same node (src != dst): an NVLink, the PCIe tree, or through host memory; nullptr on
   // a node with one switch, whose route is gpu_to_switch(src), switch_to_gpu(dst). There

@@ -47,16 +47,16 @@ std::vector<LinkId> TreeRoute(const TreeLinks& l, bool no_p2p, int32_t g, int32_
   if (l.nvlink[g][h] != kNoLink) return {l.nvlink[g][h]};
   const int32_t sg = g / l.per_socket, sh = h / l.per_socket;
   const int32_t wg = l.per_switch > 0 ? g / l.per_switch : -1, wh = l.per_switch > 0 ? h / l.per_switch : -1;
-  if (!no_p2p && wg >= 0 && wg == wh) return {l.gpu_up[g], l.gpu_up[h] + 1};
+  if (!no_p2p && wg >= 0 && wg == wh) return {l.gpu_up[g], ReverseLink(l.gpu_up[h])};
   std::vector<LinkId> r = {l.gpu_up[g]};
   if (wg >= 0) r.push_back(l.switch_up[wg]);
   if (no_p2p) {
     r.push_back(l.memory_write[sg]);
-    r.push_back(l.memory_write[sg] + 1);
+    r.push_back(ReverseLink(l.memory_write[sg]));
   }
   if (sg != sh) r.push_back(l.socket[sg][sh]);
-  if (wh >= 0) r.push_back(l.switch_up[wh] + 1);
-  r.push_back(l.gpu_up[h] + 1);
+  if (wh >= 0) r.push_back(ReverseLink(l.switch_up[wh]));
+  r.push_back(ReverseLink(l.gpu_up[h]));
   return r;
 }
 
@@ -88,7 +88,7 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
     for (int32_t b = a + 1; b < p.sockets; ++b) {
       l.socket[a][b] =
           AddDuplex(cpu[a], cpu[b], p.socket_bytes_per_s, p.socket_latency, p.socket_latency, LinkClass::kPcie);
-      l.socket[b][a] = l.socket[a][b] + 1;
+      l.socket[b][a] = ReverseLink(l.socket[a][b]);
     }
   }
   std::vector<DeviceId> gpu_device;
@@ -99,7 +99,7 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
         const DeviceId sw = AddDevice(DeviceKind::kPcieSwitch, island, node, g / l.per_switch);
         l.switch_up.push_back(AddDuplex(sw, parent, pcie, 0, 0, LinkClass::kPcie));
       }
-      parent = t_.links_[l.switch_up.back()].src;
+      parent = t_.link(l.switch_up.back()).src;
     }
     const DeviceId gpu = AddDevice(DeviceKind::kGpu, island, node, g);
     gpu_device.push_back(gpu);
@@ -108,7 +108,7 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
     t_.gpu_devices_.push_back(gpu);
     t_.gpu_switch_.push_back(cpu[0]);  // the node's identity: GPUs of one node share it
     t_.gpu_up_.push_back(l.gpu_up.back());
-    t_.gpu_down_.push_back(l.gpu_up.back() + 1);
+    t_.gpu_down_.push_back(ReverseLink(l.gpu_up.back()));
     fabric_ = t_.island_fabric(island);
     AttachNic(gpu, g, node_nics, isl.nic_bytes_per_s);
   }
@@ -117,7 +117,7 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
   auto add_nvlink = [&](int32_t a, int32_t b, int32_t links) {
     l.nvlink[a][b] = AddDuplex(gpu_device[a], gpu_device[b], links * nt.nvlink_bytes_per_s, nt.latency, nt.latency,
                                LinkClass::kNvlink);
-    l.nvlink[b][a] = l.nvlink[a][b] + 1;
+    l.nvlink[b][a] = ReverseLink(l.nvlink[a][b]);
   };
   if (nt.fabric == spec::IntraNodeFabric::kNvlinkBridge) {
     for (int32_t g = 0; g + 1 < gpus; g += 2) add_nvlink(g, g + 1, 1);

@@ -40,8 +40,9 @@ void Router::IndexFabric() {
   fabric_in_.resize(fabric_devices_.size());
   fabric_out_.resize(fabric_devices_.size());
   const std::vector<Link>& links = topology_.links();
-  for (LinkId l = 0; l < static_cast<LinkId>(links.size()); ++l) {
-    const int32_t a = fabric_index_[links[l].src], b = fabric_index_[links[l].dst];
+  for (uint32_t i = 0; i < static_cast<uint32_t>(links.size()); ++i) {
+    const LinkId l(i);
+    const int32_t a = fabric_index_[links[i].src], b = fabric_index_[links[i].dst];
     if (a < 0 || b < 0) continue;
     fabric_out_[a].push_back(l);
     fabric_in_[b].push_back(l);
@@ -62,7 +63,7 @@ const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
     return *distances_.emplace(from, &tables_.back()).first->second;
   }
   NeighbourSignature signature;
-  for (LinkId l : out) signature.emplace_back(topology_.links()[l].dst, RouteWeight(topology_.links()[l]));
+  for (LinkId l : out) signature.emplace_back(topology_.link(l).dst, RouteWeight(topology_.link(l)));
   std::sort(signature.begin(), signature.end());
   auto shared = shared_distances_.find(signature);
   if (shared == shared_distances_.end()) {
@@ -106,8 +107,8 @@ std::vector<int64_t> Router::Dijkstra(DeviceId from) {
     heap.pop();
     if (d != dist[u]) continue;
     for (LinkId l : fabric_out_[u]) {
-      const int32_t v = fabric_index_[topology_.links()[l].dst];
-      const int64_t w = d + RouteWeight(topology_.links()[l]);
+      const int32_t v = fabric_index_[topology_.link(l).dst];
+      const int64_t w = d + RouteWeight(topology_.link(l));
       if (w < dist[v]) {
         dist[v] = w;
         heap.push({w, v});
@@ -134,13 +135,13 @@ absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash,
     candidates.clear();
     const int64_t dv = dist(fabric_index_[v]);
     for (LinkId l : fabric_in_[fabric_index_[v]]) {
-      const int64_t du = dist(fabric_index_[topology_.links()[l].src]);
+      const int64_t du = dist(fabric_index_[topology_.link(l).src]);
       if (du == kUnreachable) continue;
-      if (du + RouteWeight(topology_.links()[l]) == dv) candidates.push_back(l);
+      if (du + RouteWeight(topology_.link(l)) == dv) candidates.push_back(l);
     }
     const LinkId pick = candidates[MixHash(hash ^ (static_cast<uint64_t>(v) << 32)) % candidates.size()];
     out.push_back(pick);
-    v = topology_.links()[pick].src;
+    v = topology_.link(pick).src;
   }
   std::reverse(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
   return absl::OkStatus();
@@ -150,12 +151,12 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
   const auto key = std::make_tuple(src, dst, flow_key);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const int32_t n = topology_.num_gpus();
-  if (src < 0 || src >= n)
-    return absl::InvalidArgumentError(absl::StrFormat("source GPU %d is outside [0, %d)", src, n));
-  if (dst < 0 || dst >= n) {
-    return absl::InvalidArgumentError(absl::StrFormat("destination GPU %d is outside [0, %d)", dst, n));
+  if (src.value() < 0 || src.value() >= n)
+    return absl::InvalidArgumentError(absl::StrFormat("source GPU %d is outside [0, %d)", src.value(), n));
+  if (dst.value() < 0 || dst.value() >= n) {
+    return absl::InvalidArgumentError(absl::StrFormat("destination GPU %d is outside [0, %d)", dst.value(), n));
   }
-  if (src == dst) return absl::InvalidArgumentError(absl::StrFormat("GPU %d sends to itself", src));
+  if (src == dst) return absl::InvalidArgumentError(absl::StrFormat("GPU %d sends to itself", src.value()));
   Route route;
   if (topology_.node_switch(src) == topology_.node_switch(dst)) {
     const std::vector<LinkId>* tree = topology_.intra_node_route(src, dst);
@@ -164,15 +165,18 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
     const DeviceId nic_src = topology_.nic_of(src);
     const DeviceId nic_dst = topology_.nic_of(dst);
     if (nic_src < 0 || nic_dst < 0) {
-      return absl::NotFoundError(absl::StrFormat("no route from GPU %d to GPU %d: a node has no NIC", src, dst));
+      return absl::NotFoundError(
+          absl::StrFormat("no route from GPU %d to GPU %d: a node has no NIC", src.value(), dst.value()));
     }
     const LinkId up = topology_.nic_uplink(nic_src);
     const LinkId down = topology_.nic_downlink(nic_dst);
     route.push_back(topology_.gpu_to_nic(src));
     route.push_back(up);
-    const uint64_t hash = MixHash(MixHash((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)) ^ flow_key);
-    if (auto s = AppendFabricPath(topology_.links()[up].dst, topology_.links()[down].src, hash, route); !s.ok()) {
-      return absl::NotFoundError(absl::StrFormat("no route from GPU %d to GPU %d: %s", src, dst, s.message()));
+    const uint64_t hash =
+        MixHash(MixHash((static_cast<uint64_t>(src.value()) << 32) | static_cast<uint32_t>(dst.value())) ^ flow_key);
+    if (auto s = AppendFabricPath(topology_.link(up).dst, topology_.link(down).src, hash, route); !s.ok()) {
+      return absl::NotFoundError(
+          absl::StrFormat("no route from GPU %d to GPU %d: %s", src.value(), dst.value(), s.message()));
     }
     route.push_back(down);
     route.push_back(topology_.nic_to_gpu(dst));
@@ -184,13 +188,13 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
 
 Time Router::Latency(const Route& route) const {
   Time t = 0;
-  for (LinkId l : route) t += topology_.links()[l].latency;
+  for (LinkId l : route) t += topology_.link(l).latency;
   return t;
 }
 
 double Router::BottleneckBytesPerSecond(const Route& route) const {
   double b = std::numeric_limits<double>::infinity();
-  for (LinkId l : route) b = std::min(b, topology_.links()[l].bytes_per_second);
+  for (LinkId l : route) b = std::min(b, topology_.link(l).bytes_per_second);
   return b;
 }
 

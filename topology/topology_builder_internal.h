@@ -29,7 +29,7 @@ class Topology::Builder {
   // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
   // derates the line rate, once, here.
   LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
-    const auto id = static_cast<LinkId>(t_.links_.size());
+    const LinkId id(static_cast<uint32_t>(t_.links_.size()));
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
     t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
     boost::add_edge(src, dst, EdgeProps{id, TimeToPicoseconds(latency) * kHopWeightScale + 1}, *t_.graph_);

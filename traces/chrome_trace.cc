@@ -25,16 +25,16 @@ using sim::pipeline::NodeKind;
 absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, const TraceSelection& selection) {
   std::vector<bool> used(setup.topology->num_gpus(), false);
   for (const auto& st : setup.stages) {
-    for (GpuId g : st.layout.gpus) used[g] = true;
+    for (GpuId g : st.layout.gpus) used[g.value()] = true;
   }
   std::vector<bool> traced(used.size(), false);
   if (!selection.gpus.empty()) {
     for (GpuId g : selection.gpus) {
-      if (g < 0 || g >= static_cast<GpuId>(used.size()) || !used[g]) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--trace-gpus: GPU %d is not used by the plan (its GPUs are listed by global id)", g));
+      if (g.value() < 0 || g.value() >= static_cast<int32_t>(used.size()) || !used[g.value()]) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--trace-gpus: GPU %d is not used by the plan (its GPUs are listed by global id)", g.value()));
       }
-      traced[g] = true;
+      traced[g.value()] = true;
     }
     return traced;
   }
@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
   auto trace = [&](const sim::executor::StageLayout& l) {
     const int r = std::min(*replica, l.data_parallel - 1);
     for (int c = 0; c < l.context_parallel; ++c) {
-      for (GpuId g : l.TensorGroup(r, c)) traced[g] = true;
+      for (GpuId g : l.TensorGroup(r, c)) traced[g.value()] = true;
     }
   };
   for (const auto& st : setup.stages) {
@@ -64,8 +64,8 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
 std::vector<LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bool>& traced) {
   const topology::Topology& topo = *setup.topology;
   std::vector<LinkId> links;
-  for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
-    if (!traced[g]) continue;
+  for (GpuId g : IdsBelow<GpuId>(traced.size())) {
+    if (!traced[g.value()]) continue;
     for (LinkId l : {topo.gpu_to_nic(g), topo.nic_to_gpu(g)}) {
       if (l != topology::kNoLink) links.push_back(l);
     }
@@ -218,18 +218,18 @@ void AddTransfers(const ExecutionSetup& setup, const ExecutionResult& r, const s
                                     : dag.Backward(node.microbatch, node.virtual_stage);
     for (size_t j = 0; j < flows.size(); ++j) {
       const auto& f = flows[j];
-      if (!traced[f.src] && !traced[f.dst]) continue;
+      if (!traced[f.src.value()] && !traced[f.dst.value()]) continue;
       const Time start = r.node_start[id];
       const Time finish = r.flow_finish.empty() ? r.node_finish[id] : r.flow_finish[r.flow_offset[id] + j];
       const std::string args = absl::StrFormat(R"({"microbatch":%d,"from_gpu":%d,"to_gpu":%d,"bytes":%d})",
-                                               node.microbatch, f.src, f.dst, f.bytes);
+                                               node.microbatch, f.src.value(), f.dst.value(), f.bytes);
       int send = -1;
-      if (traced[f.src]) {
+      if (traced[f.src.value()]) {
         send = static_cast<int>(c.slices.size());
         AddSlice(c, f.src, kSend, start, finish, absl::StrCat("send ", name), cat, args);
       }
-      if (traced[f.dst]) AddSlice(c, f.dst, kRecv, start, finish, absl::StrCat("recv ", name), cat, args);
-      const int to = traced[f.dst] ? ComputeSliceOn(setup, c, consumer, f.dst) : -1;
+      if (traced[f.dst.value()]) AddSlice(c, f.dst, kRecv, start, finish, absl::StrCat("recv ", name), cat, args);
+      const int to = traced[f.dst.value()] ? ComputeSliceOn(setup, c, consumer, f.dst) : -1;
       if (send >= 0 && to >= 0 && c.slices[to].ts > c.slices[send].ts) c.arrows.push_back({send, to, name});
     }
   }
@@ -291,7 +291,7 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
     std::vector<std::pair<int64_t, int64_t>> intervals;
     for (int i : members) intervals.emplace_back(c.slices[i].ts, c.slices[i].ts + c.slices[i].dur);
     const std::vector<int> lanes = AssignLanes(intervals);
-    int& count = layout.place[key.first].lanes[key.second];
+    int& count = layout.place[key.first.value()].lanes[key.second];
     for (size_t j = 0; j < members.size(); ++j) {
       c.slices[members[j]].lane = lanes[j];
       count = std::max(count, lanes[j] + 1);
@@ -301,10 +301,10 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
   for (int i = 0; i < topo.num_islands(); ++i) node_base[i + 1] = node_base[i] + topo.num_nodes(i);
   layout.network_pid = names.pid_base + node_base.back() + 1;
   std::vector<int> next_tid(names.pid_base + node_base.back() + 2, -1);  // -1: process not named yet
-  for (GpuId g = 0; g < static_cast<GpuId>(traced.size()); ++g) {
-    if (!traced[g]) continue;
+  for (GpuId g : IdsBelow<GpuId>(traced.size())) {
+    if (!traced[g.value()]) continue;
     const topology::GpuLocation loc = *topo.Locate(g);
-    GpuPlace& p = layout.place[g];
+    GpuPlace& p = layout.place[g.value()];
     p.pid = names.pid_base + node_base[loc.island] + loc.node + 1;
     p.lanes[kCompute] = std::max(p.lanes[kCompute], 1);  // a GPU always shows its compute row
     if (next_tid[p.pid] < 0) {
@@ -324,7 +324,7 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
         const std::string suffix = lane == 0 ? "" : absl::StrFormat(" #%d", lane + 1);
         out.AddMetadata(absl::StrFormat(
             R"({"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"GPU %d %s%s, global %d"}})", p.pid, tid,
-            loc.local, kTrackNames[t], suffix, g));
+            loc.local, kTrackNames[t], suffix, g.value()));
         out.AddMetadata(absl::StrFormat(
             R"({"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}})", p.pid, tid, tid));
       }
@@ -339,7 +339,7 @@ TraceLayout LayOut(const ExecutionSetup& setup, const std::vector<bool>& traced,
 
 void EmitSlicesAndArrows(const TraceContent& c, const TraceLayout& layout, int arrow_base, TraceEventList& out) {
   auto thread_of = [&](const Slice& s) {
-    const GpuPlace& p = layout.place[s.gpu];
+    const GpuPlace& p = layout.place[s.gpu.value()];
     return std::pair<int, int>{p.pid, p.tid[s.track] + s.lane};
   };
   for (const Slice& s : c.slices) {
@@ -386,10 +386,10 @@ void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const Trac
         const auto& [t, bytes] = timeline[i];
         // One sample per time: a free and an allocation at one instant print as the value after both.
         if (i + 1 < timeline.size() && TraceTicks(timeline[i + 1].first) == TraceTicks(t)) continue;
-        out.Add(
-            TraceTicks(t), 0,
-            absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
-                            FormatTicks(TraceTicks(t)), layout.place[gpu].pid, BytesToGib(static_cast<double>(bytes))));
+        out.Add(TraceTicks(t), 0,
+                absl::StrFormat(R"({"name":"memory GPU %d","ph":"C","ts":%s,"pid":%d,"args":{"GiB":%.6f}})", loc.local,
+                                FormatTicks(TraceTicks(t)), layout.place[gpu.value()].pid,
+                                BytesToGib(static_cast<double>(bytes))));
       }
     }
   }
@@ -403,9 +403,10 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
   const size_t L = sampled_links.size();
   for (size_t l = 0; l < L; ++l) {
     if (shown_links && !std::binary_search(shown_links->begin(), shown_links->end(), sampled_links[l])) continue;
-    const topology::Link& link = topo.links()[sampled_links[l]];
-    const std::string name = absl::StrFormat("link %d %s > %s", sampled_links[l], JsonEscape(topo.DeviceName(link.src)),
-                                             JsonEscape(topo.DeviceName(link.dst)));
+    const topology::Link& link = topo.link(sampled_links[l]);
+    const std::string name =
+        absl::StrFormat("link %d %s > %s", sampled_links[l].value(), JsonEscape(topo.DeviceName(link.src)),
+                        JsonEscape(topo.DeviceName(link.dst)));
     for (size_t i = 1; i < r.sample_times.size(); ++i) {
       const Time dt = r.sample_times[i] - r.sample_times[i - 1];
       if (dt <= 0) continue;
@@ -448,7 +449,7 @@ int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std
   content.stage_gpus.resize(setup.num_stages());
   for (int s = 0; s < setup.num_stages(); ++s) {
     for (GpuId g : setup.stages[s].layout.gpus) {
-      if (traced[g]) content.stage_gpus[s].push_back(g);
+      if (traced[g.value()]) content.stage_gpus[s].push_back(g);
     }
   }
   AddCompute(setup, r, content);

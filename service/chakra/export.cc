@@ -137,21 +137,21 @@ class Exporter {
         n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, static_cast<uint64_t>(vs.cost.memory.param_bytes / pieces)));
         n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
         if (j == 0) {
-          AddDeps(id, gpu, n);
-          if (const auto it = early_gather_.find({gpu, id}); it != early_gather_.end()) {
+          AddDeps(id, gpu.value(), n);
+          if (const auto it = early_gather_.find({gpu.value(), id}); it != early_gather_.end()) {
             for (uint64_t g : it->second) n.add_data_deps(g);
           }
         } else {
           n.add_ctrl_deps(previous);
         }
-        previous = Add(gpu, std::move(n));
+        previous = Add(gpu.value(), std::move(n));
         if (first_bucket >= 0) {
-          std::vector<uint64_t>& ready = bucket_ready_[gpu];
+          std::vector<uint64_t>& ready = bucket_ready_[gpu.value()];
           ready.resize(setup_.stages[node.stage].grad_buckets.size());
           ready[first_bucket + j] = previous;
         }
       }
-      exits_[id][gpu] = {previous};
+      exits_[id][gpu.value()] = {previous};
     }
   }
 
@@ -169,13 +169,13 @@ class Exporter {
         Node n;
         n.set_name(absl::StrCat(name, send ? " send" : " recv"));
         n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-        n.add_attr()->CopyFrom(Int32Attr(kCommSrc, f.src));
-        n.add_attr()->CopyFrom(Int32Attr(kCommDst, f.dst));
+        n.add_attr()->CopyFrom(Int32Attr(kCommSrc, f.src.value()));
+        n.add_attr()->CopyFrom(Int32Attr(kCommDst, f.dst.value()));
         n.add_attr()->CopyFrom(Int64Attr(kCommSize, f.bytes));
         n.add_attr()->CopyFrom(Int32Attr(kCommTag, tag));
         n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-        AddDeps(id, rank, n);
-        pending_exits_.emplace_back(rank, Add(rank, std::move(n)));
+        AddDeps(id, rank.value(), n);
+        pending_exits_.emplace_back(rank.value(), Add(rank.value(), std::move(n)));
       }
     }
     // Added after every flow: the flows of one transfer never depend on each other.
@@ -191,7 +191,7 @@ class Exporter {
     if (!inserted) return it->second;
     for (const std::vector<GpuId>& gpus : sim::executor::SyncGroupsOf(st.layout, experts)) {
       proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
-      for (GpuId g : gpus) group.ranks.push_back(g);
+      for (GpuId g : gpus) group.ranks.push_back(g.value());
       it->second.push_back(out_.comm_groups.size());
       out_.comm_groups.push_back(std::move(group));
     }
@@ -228,7 +228,7 @@ class Exporter {
                                 out_.comm_groups[SyncGroups(s, experts)[group]]);
         for (uint64_t d : deps) n.add_data_deps(d);
         for (uint64_t d : after) n.add_ctrl_deps(d);
-        ids.push_back(Add(l.gpus[i], std::move(n)));
+        ids.push_back(Add(l.gpus[i].value(), std::move(n)));
       }
     }
     return ids;
@@ -246,7 +246,7 @@ class Exporter {
         std::vector<uint64_t> ids =
             AddSyncStep(s, i, st.early_param_gathers[c], absl::StrFormat("param all-gather chunk %d", c), {}, previous);
         if (!ids.empty()) previous = std::move(ids);
-        early_gather_[{gpu, dag_.Forward(0, static_cast<int>(c) * setup_.num_stages() + s)}] = previous;
+        early_gather_[{gpu.value(), dag_.Forward(0, static_cast<int>(c) * setup_.num_stages() + s)}] = previous;
       }
     }
   }
@@ -273,9 +273,9 @@ class Exporter {
     const NodeId last = order.back();
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
-      const uint64_t last_backward = exits_[last][gpu][0];
+      const uint64_t last_backward = exits_[last][gpu.value()][0];
       std::vector<uint64_t> previous;
-      const std::vector<uint64_t>& ready = bucket_ready_[gpu];
+      const std::vector<uint64_t>& ready = bucket_ready_[gpu.value()];
       for (size_t j = 0; j < st.grad_buckets.size(); ++j) {
         const sim::executor::GradSyncStep& bucket = st.grad_buckets[j];
         std::vector<uint64_t> ids =
@@ -298,7 +298,7 @@ class Exporter {
       opt.add_attr()->CopyFrom(Uint64Attr(
           kTensorSize, static_cast<uint64_t>(passes.unscale_bytes + passes.grad_norm_bytes + passes.adam_bytes)));
       opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-      const uint64_t step = Add(gpu, std::move(opt));
+      const uint64_t step = Add(gpu.value(), std::move(opt));
       if (st.param_gather && st.early_param_gathers.empty()) {
         AddSyncStep(s, i, *st.param_gather, "param all-gather", {step}, {});
       }

@@ -51,7 +51,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     HETSIM_RETURN_IF_ERROR(CheckAllRan());
     r_.events = sim_.events_processed();
     r_.network_stats = network_->stats();
-    for (LinkId l = 0; l < network_->num_links(); ++l) r_.link_counters.push_back(network_->link_counters(l));
+    for (LinkId l : IdsBelow<LinkId>(network_->num_links())) r_.link_counters.push_back(network_->link_counters(l));
     for (size_t r = 0; r < w_.ranks.size(); ++r) {
       for (Time t : r_.node_finish[r]) r_.rank_end[r] = std::max(r_.rank_end[r], t);
       r_.iteration_time = std::max(r_.iteration_time, r_.rank_end[r]);
@@ -167,7 +167,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
   Time ComputeDuration(NodeRef ref) const {
     const TraceNode& n = At(ref);
     if (!options_.retime_compute || (n.num_ops <= 0 && n.tensor_size <= 0)) return n.duration;
-    const absl::StatusOr<topology::GpuLocation> where = topology_.Locate(ref.rank);
+    const absl::StatusOr<topology::GpuLocation> where = topology_.Locate(GpuId(ref.rank));
     const sim::workload::GpuCompute& gpu = gpus_[where->island];
     const double s = std::max(n.num_ops > 0 ? gpu.GemmSeconds(n.num_ops) : 0.0,
                               n.tensor_size > 0 ? gpu.MemorySeconds(static_cast<double>(n.tensor_size), 1) : 0.0);
@@ -205,7 +205,8 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
 
   void StartSend(NodeRef ref) {
     const TraceNode& n = At(ref);
-    absl::StatusOr<const topology::Route*> route = router_.GpuRoute(n.src, n.dst, static_cast<uint64_t>(n.tag));
+    absl::StatusOr<const topology::Route*> route =
+        router_.GpuRoute(GpuId(n.src), GpuId(n.dst), static_cast<uint64_t>(n.tag));
     if (!route.ok()) {
       Fail(absl::InvalidArgumentError(absl::StrFormat("%s: node %d: no route from GPU %d to GPU %d: %s", File(ref),
                                                       n.id, n.src, n.dst, route.status().message())));

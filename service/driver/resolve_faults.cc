@@ -34,8 +34,8 @@ std::string OneLineText(const v1::Fault& f) {
 // bundle, `count` duplex pairs each.
 std::vector<LinkId> BundleLinks(const Topology& t, uint32_t k) {
   std::vector<LinkId> gateway_links;
-  for (LinkId l = 0; l < t.links().size(); ++l) {
-    const topology::Link& link = t.links()[l];
+  for (LinkId l : IdsBelow<LinkId>(t.links().size())) {
+    const topology::Link& link = t.link(l);
     if (t.devices()[link.src].kind == DeviceKind::kGateway && t.devices()[link.dst].kind == DeviceKind::kGateway) {
       gateway_links.push_back(l);
     }
@@ -50,8 +50,8 @@ std::vector<LinkId> BundleLinks(const Topology& t, uint32_t k) {
 // Links with an end on one of `devices` (flags per device id).
 std::vector<LinkId> LinksTouching(const Topology& t, const std::vector<bool>& devices) {
   std::vector<LinkId> out;
-  for (LinkId l = 0; l < t.links().size(); ++l) {
-    if (devices[t.links()[l].src] || devices[t.links()[l].dst]) out.push_back(l);
+  for (LinkId l : IdsBelow<LinkId>(t.links().size())) {
+    if (devices[t.link(l).src] || devices[t.link(l).dst]) out.push_back(l);
   }
   return out;
 }
@@ -94,7 +94,7 @@ std::string Window(const v1::Fault& f) {
 std::string TargetName(const Topology& t, const v1::Fault& f, const ResolvedFault& r) {
   switch (f.target_case()) {
     case v1::Fault::kGpu:
-      return absl::StrFormat("GPU %d (%s)", f.gpu(), t.DeviceName(t.gpu_device(static_cast<int32_t>(f.gpu()))));
+      return absl::StrFormat("GPU %d (%s)", f.gpu(), t.DeviceName(t.gpu_device(GpuId(static_cast<int32_t>(f.gpu())))));
     case v1::Fault::kNode:
       return absl::StrFormat("node %s/node%d (%d GPUs)", f.node().island(), f.node().node(), r.gpus.size());
     case v1::Fault::kLinkClass: return absl::StrFormat("%d %s links", r.links.size(), f.link_class());
@@ -143,7 +143,7 @@ std::vector<FaultSource> SourcesOf(const v1::Faults& faults, const std::string& 
 }
 
 std::string LinkName(const Topology& t, LinkId id) {
-  const topology::Link& l = t.links()[id];
+  const topology::Link& l = t.link(id);
   return absl::StrCat(t.DeviceName(l.src), "->", t.DeviceName(l.dst));
 }
 
@@ -185,8 +185,8 @@ absl::Status ResolveTarget(const v1::Fault& f, const Topology& t, const FaultSou
       break;
     }
     case v1::Fault::kLinkClass:
-      for (LinkId l = 0; l < t.links().size(); ++l) {
-        if (topology::LinkClassName(t.links()[l].link_class) == f.link_class()) r.links.push_back(l);
+      for (LinkId l : IdsBelow<LinkId>(t.links().size())) {
+        if (topology::LinkClassName(t.link(l).link_class) == f.link_class()) r.links.push_back(l);
       }
       if (r.links.empty()) {
         return absl::InvalidArgumentError(
@@ -195,13 +195,13 @@ absl::Status ResolveTarget(const v1::Fault& f, const Topology& t, const FaultSou
       break;
     case v1::Fault::kLink: {
       if (by_name.empty()) {
-        for (LinkId l = 0; l < t.links().size(); ++l) by_name[LinkName(t, l)].push_back(l);
+        for (LinkId l : IdsBelow<LinkId>(t.links().size())) by_name[LinkName(t, l)].push_back(l);
       }
       auto it = by_name.find(f.link());
       if (it == by_name.end()) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "%s: %slink: \"%s\" is no link of the cluster (links are named \"<device>-><device>\" like \"%s\")",
-            src.file, src.path, f.link(), LinkName(t, 0)));
+            src.file, src.path, f.link(), LinkName(t, LinkId(0))));
       }
       r.links = it->second;
       break;

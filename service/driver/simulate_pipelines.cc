@@ -31,7 +31,7 @@ absl::StatusOr<std::vector<bool>> TracedGpusOf(const sim::executor::ExecutionSet
   std::vector<bool> traced(setup.topology->num_gpus(), false);
   for (const auto& st : setup.stages) {
     for (GpuId g : st.layout.gpus) {
-      traced[g] = std::find(selection.gpus.begin(), selection.gpus.end(), g) != selection.gpus.end();
+      traced[g.value()] = std::find(selection.gpus.begin(), selection.gpus.end(), g) != selection.gpus.end();
     }
   }
   return traced;
@@ -41,11 +41,12 @@ absl::StatusOr<std::vector<bool>> TracedGpusOf(const sim::executor::ExecutionSet
 absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const std::vector<PipelineSimulation>& all) {
   for (GpuId g : selection.gpus) {
     const bool used = std::any_of(all.begin(), all.end(), [g](const PipelineSimulation& p) {
-      return g >= 0 && g < static_cast<GpuId>(p.traced_gpus.size()) && p.traced_gpus[g];
+      return g.value() >= 0 && g.value() < static_cast<int32_t>(p.traced_gpus.size()) && p.traced_gpus[g.value()];
     });
     if (!used) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--trace-gpus: GPU %d is not used by any pipeline of the plan (its GPUs are listed by global id)", g));
+          "--trace-gpus: GPU %d is not used by any pipeline of the plan (its GPUs are listed by global id)",
+          g.value()));
     }
   }
   return absl::OkStatus();

@@ -78,8 +78,8 @@ class Survivors {
       for (int d = 0; d < static_cast<int>(t_.devices().size()); ++d) device_ids_[t_.DeviceName(d)] = d;
     }
     auto src = device_ids_.find(ends[0]), dst = device_ids_.find(ends[1]);
-    for (LinkId l = 0; src != device_ids_.end() && dst != device_ids_.end() && l < t_.links().size(); ++l) {
-      if (t_.links()[l].src == src->second && t_.links()[l].dst == dst->second) {
+    for (LinkId l : IdsBelow<LinkId>(src != device_ids_.end() && dst != device_ids_.end() ? t_.links().size() : 0)) {
+      if (t_.link(l).src == src->second && t_.link(l).dst == dst->second) {
         FailLink(l, /*quiet=*/false);
         return absl::OkStatus();
       }
@@ -100,8 +100,8 @@ class Survivors {
           absl::StrFormat("failed link_class \"%s\": expected NVLINK, PCIE, INFINIBAND, ROCE or ETHERNET", name));
     }
     int count = 0;
-    for (LinkId l = 0; l < t_.links().size(); ++l) {
-      if (static_cast<int>(t_.links()[l].link_class) != found) continue;
+    for (LinkId l : IdsBelow<LinkId>(t_.links().size())) {
+      if (static_cast<int>(t_.link(l).link_class) != found) continue;
       FailLink(l, /*quiet=*/true);
       ++count;
     }
@@ -173,7 +173,7 @@ class Survivors {
  private:
   // One failed directed link, by the rules of the header. `quiet`: no note for links that remove nothing.
   void FailLink(LinkId id, bool quiet) {
-    const Link& link = t_.links()[id];
+    const Link& link = t_.link(id);
     const Device& src = t_.devices()[link.src];
     const Device& dst = t_.devices()[link.dst];
     const std::string name = absl::StrFormat("%s->%s", t_.DeviceName(link.src), t_.DeviceName(link.dst));

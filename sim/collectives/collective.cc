@@ -106,12 +106,12 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
   absl::flat_hash_set<GpuId> seen;
   for (size_t i = 0; i < r.gpus.size(); ++i) {
     const GpuId g = r.gpus[i];
-    if (g < 0 || g >= topology.num_gpus()) {
+    if (g.value() < 0 || g.value() >= topology.num_gpus()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("gpus[%d]: GPU id %d is outside the cluster's [0, %d)", i, g, topology.num_gpus()));
+          absl::StrFormat("gpus[%d]: GPU id %d is outside the cluster's [0, %d)", i, g.value(), topology.num_gpus()));
     }
     if (!seen.insert(g).second)
-      return absl::InvalidArgumentError(absl::StrFormat("gpus[%d]: GPU %d appears twice", i, g));
+      return absl::InvalidArgumentError(absl::StrFormat("gpus[%d]: GPU %d appears twice", i, g.value()));
   }
   if (r.bytes < 0 || r.bytes > kMaxCollectiveBytes) {
     return absl::InvalidArgumentError(

@@ -66,17 +66,18 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
   std::vector<double> load(links.size(), 0);
   for (size_t p = 0; p < spans.size(); ++p) {
     if (!rep.is_representative(p)) {
-      for (LinkId l : spans[p]) load[l] += 1.0;
+      for (LinkId l : spans[p]) load[l.value()] += 1.0;
       continue;
     }
     spans[p] = rep.route(p);
-    for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h]] += rep.route_weights(p)[h];
+    for (size_t h = 0; h < spans[p].size(); ++h) load[spans[p][h].value()] += rep.route_weights(p)[h];
   }
   costs.reserve(paths.size());
   for (size_t p = 0; p < routes.size(); ++p) {
     PathCost c{0, 0};
-    for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l].latency);
-    for (LinkId l : spans[p]) c.seconds_per_byte = std::max(c.seconds_per_byte, load[l] / links[l].bytes_per_second);
+    for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l.value()].latency);
+    for (LinkId l : spans[p])
+      c.seconds_per_byte = std::max(c.seconds_per_byte, load[l.value()] / links[l.value()].bytes_per_second);
     costs.push_back(c);
   }
   return absl::OkStatus();

@@ -183,7 +183,7 @@ void CollectiveExecution::PriceTimed() {
   for (TransferIndex t : pending) {
     const int32_t path = graph_->path_of(t);
     const std::span<const double> weights = WeightsOf(path);
-    for (size_t h = 0; h < routes_[path].size(); ++h) pending_weight_[routes_[path][h]] += WeightAt(weights, h);
+    for (size_t h = 0; h < routes_[path].size(); ++h) pending_weight_[routes_[path][h].value()] += WeightAt(weights, h);
   }
   std::vector<double> rates;
   for (TransferIndex t : pending) {
@@ -194,14 +194,15 @@ void CollectiveExecution::PriceTimed() {
       cap = std::min(cap, capacity);
       if (contention_free) continue;
       const Network::LinkUse use = network_->link_use(l);
-      const double left = capacity - use.bytes_per_s - timed_load_[l];
-      const double others = use.weight + timed_weight_[l];
-      rate = std::min(rate, std::max(left / pending_weight_[l], capacity / (others + pending_weight_[l])));
+      const double left = capacity - use.bytes_per_s - timed_load_[l.value()];
+      const double others = use.weight + timed_weight_[l.value()];
+      rate =
+          std::min(rate, std::max(left / pending_weight_[l.value()], capacity / (others + pending_weight_[l.value()])));
     }
     rates.push_back(routes_[path].empty() ? 0 : std::min(rate, cap));
   }
   for (TransferIndex t : pending) {
-    for (LinkId l : routes_[graph_->path_of(t)]) pending_weight_[l] = 0;
+    for (LinkId l : routes_[graph_->path_of(t)]) pending_weight_[l.value()] = 0;
   }
   for (size_t i = 0; i < pending.size(); ++i) {
     const TransferIndex t = pending[i];
@@ -224,8 +225,8 @@ void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
   const std::span<const double> weights = WeightsOf(path);
   for (size_t h = 0; h < route.size(); ++h) {
     const double w = WeightAt(weights, h);
-    timed_load_[route[h]] = std::max(0.0, timed_load_[route[h]] + sign * timed_rate_[t] * w);
-    timed_weight_[route[h]] = std::max(0.0, timed_weight_[route[h]] + sign * w);
+    timed_load_[route[h].value()] = std::max(0.0, timed_load_[route[h].value()] + sign * timed_rate_[t] * w);
+    timed_weight_[route[h].value()] = std::max(0.0, timed_weight_[route[h].value()] + sign * w);
   }
 }
 

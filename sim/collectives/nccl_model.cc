@@ -44,7 +44,7 @@ Time RouteStepLatency(const topology::Topology& topology, std::span<const hetsim
   Time t = 0;
   const auto& fabrics = topology.nccl_fabrics();
   for (hetsim::LinkId l : route) {
-    const int32_t f = topology.links()[l].fabric;
+    const int32_t f = topology.link(l).fabric;
     if (f >= 0) t = std::max(t, fabrics[f].step_latency[static_cast<int>(p)]);
   }
   return t;

@@ -47,7 +47,7 @@ int Tier(DeviceKind kind) {
 using ClassKey = std::tuple<uint64_t, uint64_t, uint64_t>;
 
 ClassKey KeyOf(const topology::Topology& topology, LinkId id) {
-  const topology::Link& link = topology.links()[id];
+  const topology::Link& link = topology.link(id);
   const topology::Device& a = topology.devices()[link.src];
   const topology::Device& b = topology.devices()[link.dst];
   const int64_t node = InsideNode(a.kind) ? a.node : InsideNode(b.kind) ? b.node : -1;
@@ -122,25 +122,25 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
   for (size_t p = 0; p < routes.size(); ++p) {
     if (multiplicity[p] <= 0) continue;
     for (LinkId l : routes[p]) {
-      load[l] += multiplicity[p];
-      if (class_of[l] >= 0) continue;
+      load[l.value()] += multiplicity[p];
+      if (class_of[l.value()] >= 0) continue;
       const ClassKey key = KeyOf(topology, l);
       auto [it, inserted] = index.try_emplace(key, static_cast<int32_t>(classes.size()));
       if (inserted) classes.push_back({.hashed = InFabric(key)});
-      class_of[l] = it->second;
+      class_of[l.value()] = it->second;
     }
   }
-  for (LinkId l = 0; l < num_links; ++l) {
-    if (class_of[l] >= 0) continue;
-    if (auto it = index.find(KeyOf(topology, l)); it != index.end()) class_of[l] = it->second;
+  for (LinkId l : IdsBelow<LinkId>(num_links)) {
+    if (class_of[l.value()] >= 0) continue;
+    if (auto it = index.find(KeyOf(topology, l)); it != index.end()) class_of[l.value()] = it->second;
   }
   const absl::flat_hash_set<topology::DeviceId> orbit = OrbitDevices(topology, group);
-  for (LinkId l = 0; l < num_links; ++l) {
-    if (class_of[l] < 0) continue;
-    LinkClass& c = classes[class_of[l]];
-    const topology::Link& link = topology.links()[l];
-    if (!c.hashed && load[l] == 0 && !orbit.contains(link.src) && !orbit.contains(link.dst)) continue;
-    c.load += load[l];
+  for (LinkId l : IdsBelow<LinkId>(num_links)) {
+    if (class_of[l.value()] < 0) continue;
+    LinkClass& c = classes[class_of[l.value()]];
+    const topology::Link& link = topology.link(l);
+    if (!c.hashed && load[l.value()] == 0 && !orbit.contains(link.src) && !orbit.contains(link.dst)) continue;
+    c.load += load[l.value()];
     if (c.links++ == 0) c.canonical = l;
   }
   for (LinkClass& c : classes) c.hashed = c.hashed && c.links > 1;
@@ -150,7 +150,7 @@ RepresentativeRoutes RouteRepresentatives(const topology::Topology& topology,
     out.begin.push_back(out.links.size());
     if (multiplicity[p] <= 0) continue;
     for (LinkId l : routes[p]) {
-      const LinkClass& c = classes[class_of[l]];
+      const LinkClass& c = classes[class_of[l.value()]];
       const auto first = out.links.begin() + static_cast<std::ptrdiff_t>(out.begin.back());
       const bool repeated = std::find(first, out.links.end(), c.canonical) != out.links.end();
       out.links.push_back(repeated ? l : c.canonical);              // nested PCIe switches: one class twice on a route

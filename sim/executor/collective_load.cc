@@ -180,8 +180,8 @@ const absl::flat_hash_map<std::pair<DeviceId, DeviceId>, LinkId>& CollectiveTime
   link_index_built_ = true;
   absl::flat_hash_map<std::pair<DeviceId, DeviceId>, int> count;
   const auto& links = topology_.links();
-  for (LinkId l = 0; l < links.size(); ++l) {
-    const std::pair<DeviceId, DeviceId> ends(links[l].src, links[l].dst);
+  for (LinkId l : IdsBelow<LinkId>(links.size())) {
+    const std::pair<DeviceId, DeviceId> ends(links[l.value()].src, links[l.value()].dst);
     if (++count[ends] == 1) {
       link_index_[ends] = l;
     } else {
@@ -212,13 +212,14 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
   const auto& links = topology_.links();
   out.clear();
   for (const LinkLoad& l : load) {
-    auto src = forward.find(links[l.link].src);
-    auto dst = forward.find(links[l.link].dst);
+    auto src = forward.find(links[l.link.value()].src);
+    auto dst = forward.find(links[l.link.value()].dst);
     if (src == forward.end() || dst == forward.end()) return false;
     auto mapped = index.find({src->second, dst->second});
     // Only onto links of the same capacity and latency (another island's node may be faster).
-    if (mapped == index.end() || links[mapped->second].bytes_per_second != links[l.link].bytes_per_second ||
-        links[mapped->second].latency != links[l.link].latency) {
+    if (mapped == index.end() ||
+        topology_.link(mapped->second).bytes_per_second != links[l.link.value()].bytes_per_second ||
+        topology_.link(mapped->second).latency != links[l.link.value()].latency) {
       return false;
     }
     out.push_back({mapped->second, l.bytes, l.busy_time});

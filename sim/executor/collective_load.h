@@ -32,7 +32,7 @@ namespace hetsim::sim::executor {
 
 // Bytes and busy time one link carries, summed over some collectives.
 struct LinkLoad {
-  LinkId link = 0;
+  LinkId link;
   int64_t bytes = 0;
   Time busy_time = 0;
 };

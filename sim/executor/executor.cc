@@ -159,7 +159,7 @@ class Run : private EventHandler, private FlowObserver {
     r_.flows = network_->stats().flows_started;
     r_.network_stats = network_->stats();
     r_.link_counters.reserve(network_->num_links());
-    for (LinkId l = 0; l < network_->num_links(); ++l) r_.link_counters.push_back(network_->link_counters(l));
+    for (LinkId l : IdsBelow<LinkId>(network_->num_links())) r_.link_counters.push_back(network_->link_counters(l));
     return std::move(r_);
   }
 

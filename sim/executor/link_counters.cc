@@ -17,9 +17,9 @@ std::vector<LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setu
   }
   auto add = [&](const std::vector<LinkLoad>& load, int64_t times) {
     for (const LinkLoad& l : load) {
-      if (l.link >= counters.size()) continue;
-      counters[l.link].bytes += l.bytes * times;
-      counters[l.link].busy_time += l.busy_time * times;
+      if (l.link.value() >= counters.size()) continue;
+      counters[l.link.value()].bytes += l.bytes * times;
+      counters[l.link.value()].busy_time += l.busy_time * times;
     }
   };
   for (size_t k = 0; k < setup.virtual_stages.size(); ++k) {

@@ -14,7 +14,8 @@ using RoleKey = std::tuple<int64_t, int32_t, int32_t, int32_t, int32_t>;
 RoleKey RoleOf(const topology::Topology& topology, const BoundaryFlow& f) {
   const absl::StatusOr<topology::GpuLocation> src = topology.Locate(f.src);
   const absl::StatusOr<topology::GpuLocation> dst = topology.Locate(f.dst);
-  if (!src.ok() || !dst.ok()) return {f.bytes, -1, f.src, -1, f.dst};  // unreachable: flows name real GPUs
+  if (!src.ok() || !dst.ok())
+    return {f.bytes, -1, f.src.value(), -1, f.dst.value()};  // unreachable: flows name real GPUs
   return {f.bytes, src->island, src->local, dst->island, dst->local};
 }
 
@@ -31,7 +32,7 @@ std::vector<RepresentativeFlow> RepresentativeFlows(const topology::Topology& to
   // A route's load: its most crowded link, in flows per byte/s of capacity.
   auto load = [&](const BoundaryFlow& f) {
     double worst = 0;
-    for (LinkId l : f.route) worst = std::max(worst, crossing[l] / links[l].bytes_per_second);
+    for (LinkId l : f.route) worst = std::max(worst, crossing[l] / links[l.value()].bytes_per_second);
     return worst;
   };
 

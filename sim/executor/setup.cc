@@ -101,7 +101,7 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
   topology::LinkClass cls = topology::LinkClass::kNvlink;
   for (const BoundaryFlow& f : flows) {
     for (LinkId id : f.route) {
-      const topology::Link& link = topology.links()[id];
+      const topology::Link& link = topology.link(id);
       // Ties go to the slower fabric kind: a gateway's uplink is as wide as the links it feeds.
       if (slowest < 0 || link.bytes_per_second < slowest ||
           (link.bytes_per_second == slowest && link.link_class > cls)) {

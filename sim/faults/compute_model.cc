@@ -37,7 +37,7 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage) {
 }
 
 double JitterFactor(const spec::JitterSpec& jitter, GpuId gpu, uint64_t task) {
-  SplitMix64 g(Mix(Mix(jitter.seed) ^ (static_cast<uint64_t>(gpu) * 0xd1b54a32d192ed03ULL)) ^ task);
+  SplitMix64 g(Mix(Mix(jitter.seed) ^ (static_cast<uint64_t>(gpu.value()) * 0xd1b54a32d192ed03ULL)) ^ task);
   const double s = jitter.spread;
   switch (jitter.distribution) {
     case spec::JitterDistribution::kUniform: return 1.0 + s * (2.0 * Uniform(g) - 1.0);
@@ -52,7 +52,7 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
   std::vector<std::vector<const ResolvedFault*>> per_gpu(num_gpus);
   for (const ResolvedFault& f : faults.faults) {
     if (!f.compute()) continue;
-    for (GpuId g : f.gpus) per_gpu[g].push_back(&f);
+    for (GpuId g : f.gpus) per_gpu[g.value()].push_back(&f);
   }
   for (int g = 0; g < num_gpus; ++g) {
     if (per_gpu[g].empty()) continue;
@@ -86,8 +86,8 @@ ComputeModel::ComputeModel(const FaultSet& faults, int num_gpus) : profile_of_(n
 }
 
 Time ComputeModel::FinishOn(GpuId gpu, Time start, Time work) const {
-  if (profile_of_[gpu] < 0) return AddClamped(start, TimeToPicosecondsDouble(work));
-  const std::vector<Segment>& p = profiles_[profile_of_[gpu]];
+  if (profile_of_[gpu.value()] < 0) return AddClamped(start, TimeToPicosecondsDouble(work));
+  const std::vector<Segment>& p = profiles_[profile_of_[gpu.value()]];
   // The segment holding `start`: the last that begins at or before it.
   size_t i = static_cast<size_t>(
                  std::upper_bound(p.begin(), p.end(), start, [](Time t, const Segment& s) { return t < s.begin; }) -
@@ -111,10 +111,10 @@ Time ComputeModel::Finish(std::span<const GpuId> gpus, Time start, Time work, ui
   Time finish = start;
   for (GpuId g : gpus) {
     Time w = work;
-    if (jitter_ && jittered_[g]) {
+    if (jitter_ && jittered_[g.value()]) {
       const double ps = TimeToPicosecondsDouble(work) * JitterFactor(*jitter_, g, task);
       w = ps < 9.2e18 ? PicosecondsToTime(static_cast<int64_t>(std::nearbyint(ps))) : kTimeMax;
-    } else if (profile_of_[g] < 0) {
+    } else if (profile_of_[g.value()] < 0) {
       finish = std::max(finish, AddClamped(start, TimeToPicosecondsDouble(work)));
       continue;
     }

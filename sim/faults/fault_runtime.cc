@@ -19,7 +19,7 @@ FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simu
   for (int i = 0; i < static_cast<int>(faults.faults.size()); ++i) {
     const ResolvedFault& f = faults.faults[i];
     if (f.compute()) {
-      for (GpuId g : f.gpus) gpu_faults_[g].push_back(i);
+      for (GpuId g : f.gpus) gpu_faults_[g.value()].push_back(i);
     }
     if (f.kind == spec::FaultKind::kFail) continue;
     for (LinkId l : f.links) links_[l].nominal = network->link(l).capacity_bytes_per_s;
@@ -148,7 +148,7 @@ Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start
   // Credit every straggler fault on these GPUs whose window the task overlapped, once per task.
   std::vector<int> credited;
   for (GpuId g : gpus) {
-    for (int i : gpu_faults_[g]) {
+    for (int i : gpu_faults_[g.value()]) {
       const ResolvedFault& f = set_.faults[i];
       if (f.at >= finish || f.end <= start) continue;
       if (std::find(credited.begin(), credited.end(), i) != credited.end()) continue;

@@ -59,7 +59,7 @@ Network::Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode 
 Network::~Network() = default;
 
 LinkCounters Network::link_counters(LinkId id) const {
-  const Link& link = links_[id];
+  const Link& link = links_[id.value()];
   LinkCounters counters;
   counters.bytes = link.bytes;
   counters.flows = link.completed_flows;
@@ -68,8 +68,8 @@ LinkCounters Network::link_counters(LinkId id) const {
 }
 
 void Network::ResetLinkCounters(LinkId id) {
-  Link& link = links_[id];
-  HETSIM_CHECK(link.flows.empty(), "counters reset on link %u, which carries flows", id);
+  Link& link = links_[id.value()];
+  HETSIM_CHECK(link.flows.empty(), "counters reset on link %u, which carries flows", id.value());
   link.bytes = 0;
   link.completed_flows = 0;
   link.busy_time_less_since = 0;
@@ -94,7 +94,7 @@ double Network::FlowRate(FlowId flow) const {
 
 Network::LinkUse Network::link_use(LinkId id) const {
   LinkUse use;
-  const Link& link = links_[id];
+  const Link& link = links_[id.value()];
   for (const LinkEntry& entry : link.flows) {
     const double w = EntryWeight(link, entry);
     use.bytes_per_s += flows_[entry.flow].rate * w;
@@ -149,17 +149,17 @@ void Network::FreeFlow(uint32_t slot) {
 Network::RouteSummary Network::SummarizeRoute(std::span<const LinkId> route) const {
   RouteSummary summary;
   summary.capacities_version = capacities_version_;
-  summary.tightest_link = route.empty() ? 0 : route.front();
+  summary.tightest_link = route.empty() ? LinkId() : route.front();
   for (LinkId link : route) {
-    HETSIM_CHECK(link < links_.size(), "route names unknown link %u", link);
-    summary.latency += link_specs_[link].latency;
-    const double capacity = links_[link].capacity;
-    const double tightest = links_[summary.tightest_link].capacity;
+    HETSIM_CHECK(link.value() < links_.size(), "route names unknown link %u", link.value());
+    summary.latency += link_specs_[link.value()].latency;
+    const double capacity = links_[link.value()].capacity;
+    const double tightest = links_[summary.tightest_link.value()].capacity;
     if (capacity < tightest || (capacity == tightest && link < summary.tightest_link)) {
       summary.tightest_link = link;
     }
   }
-  summary.tightest_capacity = route.empty() ? 0 : links_[summary.tightest_link].capacity;
+  summary.tightest_capacity = route.empty() ? 0 : links_[summary.tightest_link.value()].capacity;
   return summary;
 }
 
@@ -264,9 +264,9 @@ void Network::Activate(uint32_t slot) {
   f.rate_since = simulator_->now();
   Join(slot);
   if (mode_ == NetworkMode::kContentionFree) {
-    double bottleneck = links_[f.hops.front().link].capacity;
+    double bottleneck = links_[f.hops.front().link.value()].capacity;
     for (const Hop& hop : f.hops) {
-      bottleneck = std::min(bottleneck, links_[hop.link].capacity);
+      bottleneck = std::min(bottleneck, links_[hop.link.value()].capacity);
     }
     f.rate = bottleneck;
     const Time duration = TransferTime(f.remaining_bytes, f.rate);
@@ -291,7 +291,7 @@ void Network::Join(uint32_t slot) {
     simulator_->Schedule(now, this, kRecompute);
   }
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
-    Link& link = links_[f.hops[h].link];
+    Link& link = links_[f.hops[h].link.value()];
     // A plain flow alone on a link cannot make it bind (its cap is at most the link's capacity): the
     // recompute has nothing to look at there, as on most links of a large run.
     const bool alone = link.flows.empty() && !link.binds && !link.dirty && f.weights.empty();
@@ -310,7 +310,7 @@ void Network::Leave(uint32_t slot) {
   const Time now = simulator_->now();
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     const Hop& hop = f.hops[h];
-    Link& link = links_[hop.link];
+    Link& link = links_[hop.link.value()];
     // Swap-remove this flow's entry and repoint the entry moved into its place.
     const LinkEntry moved = link.flows.back();
     link.flows[hop.position] = moved;
@@ -362,8 +362,8 @@ void Network::Complete(uint32_t slot) {
 }
 
 void Network::MarkDirty(LinkId link) {
-  if (!links_[link].dirty) {
-    links_[link].dirty = true;
+  if (!links_[link.value()].dirty) {
+    links_[link.value()].dirty = true;
     dirty_links_.push_back(link);
   }
   if (!recompute_scheduled_) {
@@ -379,11 +379,11 @@ void Network::MarkDirty(LinkId link) {
 void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> changes) {
   std::vector<LinkId> changed;
   for (const auto& [id, capacity] : changes) {
-    HETSIM_CHECK(id < links_.size(), "capacity change of unknown link %u", id);
-    HETSIM_CHECK(capacity >= 0 && std::isfinite(capacity), "capacity %g for link %u", capacity, id);
-    if (links_[id].capacity == capacity) continue;
-    links_[id].capacity = capacity;
-    link_specs_[id].capacity_bytes_per_s = capacity;
+    HETSIM_CHECK(id.value() < links_.size(), "capacity change of unknown link %u", id.value());
+    HETSIM_CHECK(capacity >= 0 && std::isfinite(capacity), "capacity %g for link %u", capacity, id.value());
+    if (links_[id.value()].capacity == capacity) continue;
+    links_[id.value()].capacity = capacity;
+    link_specs_[id.value()].capacity_bytes_per_s = capacity;
     changed.push_back(id);
   }
   if (changed.empty()) return;
@@ -420,11 +420,11 @@ void Network::RefreshCap(uint32_t slot) {
   Flow& f = flows_[slot];
   f.tightest_link = f.hops.front().link;
   for (const Hop& hop : f.hops) {
-    const double capacity = links_[hop.link].capacity;
-    const double tightest = links_[f.tightest_link].capacity;
+    const double capacity = links_[hop.link.value()].capacity;
+    const double tightest = links_[f.tightest_link.value()].capacity;
     if (capacity < tightest || (capacity == tightest && hop.link < f.tightest_link)) f.tightest_link = hop.link;
   }
-  flow_cap_[slot] = links_[f.tightest_link].capacity;
+  flow_cap_[slot] = links_[f.tightest_link.value()].capacity;
 }
 
 }  // namespace hetsim::sim

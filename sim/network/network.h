@@ -94,7 +94,7 @@ class Network : private EventHandler {
   // valid across capacity changes: a summary older than the last SetLinkCapacities is recomputed.
   struct RouteSummary {
     Time latency = 0;
-    LinkId tightest_link = 0;
+    LinkId tightest_link;
     double tightest_capacity = 0;  // bytes/s; 0 for an empty route
     uint64_t capacities_version = 0;
   };
@@ -133,7 +133,7 @@ class Network : private EventHandler {
   NetworkMode mode() const { return mode_; }
   const char* mode_name() const { return NetworkModeName(mode_); }
   size_t num_links() const { return links_.size(); }
-  const LinkSpec& link(LinkId id) const { return link_specs_[id]; }
+  const LinkSpec& link(LinkId id) const { return link_specs_[id.value()]; }
   // Counters up to Simulator::now() (busy time includes a busy period still open).
   LinkCounters link_counters(LinkId id) const;
   // Zeroes a link's counters; the link must carry no flow (a network reused for another run).
@@ -163,7 +163,7 @@ class Network : private EventHandler {
 
   struct Hop {
     LinkId link;
-    uint32_t position;  // index of this flow's entry in links_[link].flows
+    uint32_t position;  // index of this flow's entry in links_[link.value()].flows
   };
   struct LinkEntry {
     uint32_t flow;  // flow slot
@@ -179,7 +179,7 @@ class Network : private EventHandler {
     uint32_t generation = 1;
     FlowState state = FlowState::kFree;
     uint32_t next_free = 0;
-    LinkId tightest_link = 0;  // lowest capacity on the route (lowest id among equals); flow_cap_
+    LinkId tightest_link;  // lowest capacity on the route (lowest id among equals); flow_cap_
     int64_t bytes = 0;
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
@@ -293,7 +293,7 @@ class Network : private EventHandler {
   std::vector<uint32_t> flow_check_epoch_;
   std::vector<uint8_t> flow_check_result_;
   // The link whose saturation fixed the flow's rate at its last filling, or kAtCap.
-  static constexpr LinkId kAtCap = 0xffffffffu;
+  static constexpr LinkId kAtCap{0xffffffffu};
   std::vector<LinkId> flow_bottleneck_;
   std::vector<uint32_t> moved_records_;                 // flows whose record a check of this recompute moved
   static constexpr double kBottleneckSlack = 1 - 1e-9;  // rounding of sums and shares in the checks

@@ -56,7 +56,7 @@ double Network::CollectSeeds() {
   moved_records_.clear();
   stack_.clear();
   for (LinkId id : dirty_links_) {
-    Link& link = links_[id];
+    Link& link = links_[id.value()];
     link.dirty = false;
     // Summed afresh in list order: exact and deterministic, no drift from incremental updates.
     double caps = 0;
@@ -78,7 +78,7 @@ double Network::CollectSeeds() {
   for (uint32_t slot : new_flows_) AddToComponent(slot);
   new_flows_.clear();
   for (LinkId id : stack_) {
-    for (const LinkEntry& entry : links_[id].flows) {
+    for (const LinkEntry& entry : links_[id.value()].flows) {
       if (flow_rate_[entry.flow] >= threshold) AddToComponent(entry.flow);
     }
   }
@@ -104,7 +104,7 @@ void Network::ScanComponentLinks() {
   component_links_.clear();
   for (uint32_t slot : component_flows_) {
     for (const Hop& hop : flows_[slot].hops) {
-      Link& link = links_[hop.link];
+      Link& link = links_[hop.link.value()];
       if (!link.binds || link.visit_epoch == epoch_) continue;
       link.visit_epoch = epoch_;
       double others_load = 0;
@@ -139,8 +139,8 @@ bool Network::AddFlowsWithoutBottleneck() {
   violators_.clear();
   for (LinkId id : component_links_) {
     // Only the component's flows on it: the filling saturated it for them, fair among them.
-    if (links_[id].others == 0) continue;
-    for (const LinkEntry& entry : links_[id].flows) {
+    if (links_[id.value()].others == 0) continue;
+    for (const LinkEntry& entry : links_[id.value()].flows) {
       if (!HasBottleneck(entry.flow)) violators_.push_back(entry.flow);
     }
   }
@@ -151,8 +151,8 @@ bool Network::AddFlowsWithoutBottleneck() {
       continue;
     }
     for (const Hop& hop : flows_[slot].hops) {
-      if (!links_[hop.link].binds) continue;
-      for (const LinkEntry& entry : links_[hop.link].flows) grew |= AddToComponent(entry.flow);
+      if (!links_[hop.link.value()].binds) continue;
+      for (const LinkEntry& entry : links_[hop.link.value()].flows) grew |= AddToComponent(entry.flow);
     }
   }
   return grew;
@@ -171,7 +171,7 @@ bool Network::AddFlowsWithoutBottleneck() {
 void Network::RefreshBottlenecks(double threshold) {
   for (uint32_t slot : component_flows_) {
     const LinkId id = flow_bottleneck_[slot];
-    if (id == kAtCap || links_[id].others == 0 || flow_new_rate_[slot] >= threshold) continue;
+    if (id == kAtCap || links_[id.value()].others == 0 || flow_new_rate_[slot] >= threshold) continue;
     if (!HasBottleneck(slot)) flow_bottleneck_[slot] = kAtCap;
   }
   for (uint32_t slot : moved_records_) {
@@ -201,9 +201,9 @@ bool Network::CheckBottleneck(uint32_t slot) {
     return true;
   }
   const LinkId last = flow_bottleneck_[slot];
-  if (last != kAtCap && links_[last].binds) {
+  if (last != kAtCap && links_[last.value()].binds) {
     // Untouched by the filling, or filled by the component's flows alone.
-    if (links_[last].visit_epoch != epoch_ || links_[last].others == 0) return true;
+    if (links_[last.value()].visit_epoch != epoch_ || links_[last.value()].others == 0) return true;
     if (IsBottleneckOf(last, rate)) return true;
   }
   for (const Hop& hop : flows_[slot].hops) {
@@ -218,7 +218,7 @@ bool Network::CheckBottleneck(uint32_t slot) {
 
 // Whether `link` is saturated and no flow on it gets more than `rate` per unit of weight.
 bool Network::IsBottleneckOf(LinkId id, double rate) {
-  Link& link = links_[id];
+  Link& link = links_[id.value()];
   if (!link.binds) return false;  // cannot saturate unless every flow on it runs at its cap
   if (link.check_epoch != epoch_) {
     link.check_epoch = epoch_;
@@ -241,7 +241,7 @@ bool Network::CloseComponent(double threshold) {
   for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
   for (size_t i = 0; i < component_flows_.size(); ++i) {
     for (const Hop& hop : flows_[component_flows_[i]].hops) {
-      Link& link = links_[hop.link];
+      Link& link = links_[hop.link.value()];
       if (!link.binds || link.visit_epoch == epoch_) continue;
       link.visit_epoch = epoch_;
       for (const LinkEntry& entry : link.flows) {
@@ -257,7 +257,7 @@ bool Network::CloseComponent(double threshold) {
 void Network::LowerFloorForNewFlows() {
   for (uint32_t slot : new_flows_) {
     for (const Hop& hop : flows_[slot].hops) {
-      Link& link = links_[hop.link];
+      Link& link = links_[hop.link.value()];
       if (!link.binds || link.level_epoch == epoch_) continue;
       link.level_epoch = epoch_;
       refill_floor_ = std::min(refill_floor_, SaturationLevel(link));
@@ -314,13 +314,13 @@ void Network::FillProgressively() {
     // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
     // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
     const Flow& f = flows_[slot];
-    if (!f.weights.empty() || !links_[f.tightest_link].binds) {
+    if (!f.weights.empty() || !links_[f.tightest_link.value()].binds) {
       sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
     }
   }
   for (LinkId id : component_links_) {
-    const Link& link = links_[id];
-    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id, /*is_flow=*/false});
+    const Link& link = links_[id.value()];
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id.value(), /*is_flow=*/false});
   }
   // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
   // keys gives the same allocation.
@@ -362,7 +362,7 @@ void Network::FillProgressively() {
     for (const LinkEntry& entry : bottleneck.flows) {
       if (flow_fixed_[entry.flow]) continue;
       FixFlow(entry.flow, level);
-      flow_bottleneck_[entry.flow] = top.index;
+      flow_bottleneck_[entry.flow] = LinkId(top.index);
     }
   }
 }
@@ -372,7 +372,7 @@ void Network::FixFlow(uint32_t slot, double rate) {
   flow_fixed_[slot] = 1;
   flow_new_rate_[slot] = rate;
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
-    Link& link = links_[f.hops[h].link];
+    Link& link = links_[f.hops[h].link.value()];
     if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
     const double w = HopWeight(f, h);
     link.residual -= rate * w;

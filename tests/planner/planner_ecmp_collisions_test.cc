@@ -40,11 +40,10 @@ TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ec
 
 // `count` flows of 16 MiB, GPU first_src + k to GPU first_dst + k, started together on an idle network
 // of `topology`: when the last one ends (max-min fair).
-absl::StatusOr<Time> SimulatedTransfer(const topology::Topology& topology, GpuId first_src, GpuId first_dst,
-                                       int count) {
+absl::StatusOr<Time> SimulatedTransfer(const topology::Topology& topology, int first_src, int first_dst, int count) {
   topology::Router router(topology);
   std::vector<sim::executor::BoundaryFlow> flows;
-  for (GpuId k = 0; k < count; ++k) flows.push_back({first_src + k, first_dst + k, int64_t{16} << 20, {}});
+  for (int k = 0; k < count; ++k) flows.push_back({GpuId(first_src + k), GpuId(first_dst + k), int64_t{16} << 20, {}});
   if (absl::Status s = sim::executor::RouteFlows(router, flows); !s.ok()) return s;
   return sim::executor::FlowsAloneTime(topology, flows, sim::NetworkMode::kMaxMinFair);
 }

@@ -98,7 +98,7 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
     int least = 1 << 30;
     for (const auto& g : groups) {
       std::map<int, int> per_node;
-      for (hetsim::GpuId gpu : g) ++per_node[static_cast<int>(gpu) / gpn];
+      for (hetsim::GpuId gpu : g) ++per_node[gpu.value() / gpn];
       for (const auto& [node, count] : per_node) least = std::min(least, count);
     }
     return least;
@@ -110,7 +110,7 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
                         Case{4, 6, 2, 8, 1}, Case{2, 6, 2, 2, 2}, Case{4, 4, 2, 8, 2}}) {
     INFO(c.nodes << " x " << c.gpn << ", TP " << c.tp << ", EP " << c.ep << ", ETP " << c.etp);
     hetsim::sim::executor::StageLayout l;
-    for (int g = 0; g < c.nodes * c.gpn; ++g) l.gpus.push_back(g);
+    for (int g = 0; g < c.nodes * c.gpn; ++g) l.gpus.push_back(hetsim::GpuId(g));
     l.tensor_parallel = c.tp;
     l.data_parallel = c.nodes * c.gpn / c.tp;
     l.expert_parallel = c.ep;

@@ -53,7 +53,7 @@ TEST_CASE("hetero nodes: no_p2p rings share the host memory, min(B, M / 2n)", "[
 }
 
 // The planner's TP all-reduce of 256 MiB on the node's first `tp` GPUs against the simulated ring.
-void CheckTensorAllReduceAgainstRing(const ClusterModel& model, int island, GpuId first_gpu, int tp) {
+void CheckTensorAllReduceAgainstRing(const ClusterModel& model, int island, int first_gpu, int tp) {
   const int64_t bytes = int64_t{256} << 20;
   StageGroups groups;
   groups.shape = {1, tp};
@@ -64,7 +64,7 @@ void CheckTensorAllReduceAgainstRing(const ClusterModel& model, int island, GpuI
   topology::Router router(model.topology());
   sim::CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
-  for (int g = 0; g < tp; ++g) req.gpus.push_back(first_gpu + g);
+  for (int g = 0; g < tp; ++g) req.gpus.push_back(GpuId(first_gpu + g));
   req.bytes = bytes;
   req.algorithm = sim::CollectiveAlgorithm::kRing;
   auto simulated = sim::SimulateCollective(model.topology(), router, req);

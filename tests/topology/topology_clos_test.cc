@@ -36,7 +36,7 @@ v1::Cluster Clos(int nodes, int per_rack, int racks, int pod_switches, int agg, 
 
 using testing::CountKind;
 
-DeviceKind KindAt(const Topology& t, LinkId l) { return t.devices()[t.links()[l].dst].kind; }
+DeviceKind KindAt(const Topology& t, LinkId l) { return t.devices()[t.link(l).dst].kind; }
 
 TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[topology][clos]") {
   // 8 nodes, 1 per rack, 2 racks per pod: 8 ToRs, 4 pods of 4 pod switches, 2 aggregation switches.
@@ -68,23 +68,23 @@ TEST_CASE("clos: routes take the fewest tiers", "[topology][clos]") {
   REQUIRE(t.ok());
   Router r(*t);
   // Same rack (nodes 0 and 1): GPU, NIC, ToR, NIC, GPU.
-  const Route& rack = **r.GpuRoute(0, 8);
+  const Route& rack = **r.GpuRoute(GpuId(0), GpuId(8));
   REQUIRE(rack.size() == 4);
   CHECK(KindAt(*t, rack[1]) == DeviceKind::kTorSwitch);
   // Same pod, other rack (node 2): up to a pod switch and down.
-  const Route& pod = **r.GpuRoute(0, 16);
+  const Route& pod = **r.GpuRoute(GpuId(0), GpuId(16));
   REQUIRE(pod.size() == 6);
   CHECK(KindAt(*t, pod[2]) == DeviceKind::kPodSwitch);
   CHECK(KindAt(*t, pod[3]) == DeviceKind::kTorSwitch);
   // Other pod (node 4): ToR, pod switch, aggregation, pod switch, ToR.
-  const Route& far = **r.GpuRoute(0, 32);
+  const Route& far = **r.GpuRoute(GpuId(0), GpuId(32));
   REQUIRE(far.size() == 8);
   CHECK(KindAt(*t, far[1]) == DeviceKind::kTorSwitch);
   CHECK(KindAt(*t, far[2]) == DeviceKind::kPodSwitch);
   CHECK(KindAt(*t, far[3]) == DeviceKind::kAggSwitch);
   CHECK(KindAt(*t, far[4]) == DeviceKind::kPodSwitch);
   CHECK(KindAt(*t, far[5]) == DeviceKind::kTorSwitch);
-  for (size_t i = 1; i < far.size(); ++i) CHECK(t->links()[far[i]].src == t->links()[far[i - 1]].dst);
+  for (size_t i = 1; i < far.size(); ++i) CHECK(t->link(far[i]).src == t->link(far[i - 1]).dst);
   // The bottleneck of a cross-pod route is a pod-to-aggregation link: 2 racks x 2 nodes x 3200 Gb/s
   // / 7 over 4 x 2 links.
   CHECK(r.BottleneckBytesPerSecond(far) == Approx(GbpsToBytesPerSecond(4 * 3200.0 / 7 / 8)));
@@ -97,10 +97,10 @@ TEST_CASE("clos: ECMP spreads flows evenly and deterministically over the equal-
   constexpr int kFlows = 800;
   std::map<DeviceId, int> pod_switch, agg;
   for (uint64_t key = 0; key < kFlows; ++key) {
-    const Route& route = **r.GpuRoute(0, 32, key);
+    const Route& route = **r.GpuRoute(GpuId(0), GpuId(32), key);
     REQUIRE(route.size() == 8);
-    ++pod_switch[t->links()[route[2]].dst];
-    ++agg[t->links()[route[3]].dst];
+    ++pod_switch[t->link(route[2]).dst];
+    ++agg[t->link(route[3]).dst];
   }
   // Every one of the 4 source pod switches and 2 aggregation switches is used, each by its fair share
   // within 25% (a hash over 800 keys: 200 +- 50 and 400 +- 100).
@@ -110,7 +110,8 @@ TEST_CASE("clos: ECMP spreads flows evenly and deterministically over the equal-
   for (const auto& [sw, n] : agg) CHECK(std::abs(n - kFlows / 2) <= kFlows / 8);
   // Deterministic: a fresh router picks the same links.
   Router again(*t);
-  for (uint64_t key = 0; key < 16; ++key) CHECK(**again.GpuRoute(0, 32, key) == **r.GpuRoute(0, 32, key));
+  for (uint64_t key = 0; key < 16; ++key)
+    CHECK(**again.GpuRoute(GpuId(0), GpuId(32), key) == **r.GpuRoute(GpuId(0), GpuId(32), key));
 }
 
 TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between pods", "[topology][clos]") {
@@ -122,7 +123,7 @@ TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between p
   Router r(*t);
   std::vector<sim::executor::BoundaryFlow> flows;
   constexpr int64_t kBytes = int64_t{1} << 30;
-  for (GpuId g = 0; g < 16; ++g) flows.push_back({g, g + 16, kBytes, {}});
+  for (int g = 0; g < 16; ++g) flows.push_back({GpuId(g), GpuId(g + 16), kBytes, {}});
   REQUIRE(sim::executor::RouteFlows(r, flows).ok());
   auto time = sim::executor::FlowsAloneTime(*t, flows, sim::NetworkMode::kMaxMinFair);
   REQUIRE(time.ok());
@@ -131,7 +132,7 @@ TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between p
   CHECK(TimeToSeconds(*time) == Approx(expected_s).epsilon(1e-9));
   // Inside a pod (nodes 0 and 1, full bisection) the same 8 flows run at NIC speed.
   std::vector<sim::executor::BoundaryFlow> local;
-  for (GpuId g = 0; g < 8; ++g) local.push_back({g, g + 8, kBytes, {}});
+  for (int g = 0; g < 8; ++g) local.push_back({GpuId(g), GpuId(g + 8), kBytes, {}});
   REQUIRE(sim::executor::RouteFlows(r, local).ok());
   auto local_time = sim::executor::FlowsAloneTime(*t, local, sim::NetworkMode::kMaxMinFair);
   REQUIRE(local_time.ok());
@@ -144,9 +145,9 @@ TEST_CASE("clos: rail-optimised ToRs keep a rail's traffic under one ToR", "[top
   // 2 racks x 8 rail ToRs; GPU 3 of node 0 and GPU 3 of node 1 (same rack, same rail): one ToR.
   CHECK(CountKind(*t, DeviceKind::kTorSwitch) == 16);
   Router r(*t);
-  CHECK((*r.GpuRoute(3, 8 + 3))->size() == 4);
+  CHECK((*r.GpuRoute(GpuId(3), GpuId(8 + 3)))->size() == 4);
   // Another rail of the same rack goes through a pod switch.
-  CHECK((*r.GpuRoute(3, 8 + 4))->size() == 6);
+  CHECK((*r.GpuRoute(GpuId(3), GpuId(8 + 4)))->size() == 6);
 }
 
 }  // namespace

@@ -29,11 +29,11 @@ TEST_CASE("single-switch island: devices, duplex links, capacities in bytes/s", 
   // GPU<->NVSwitch, GPU<->NIC and NIC<->switch, each full duplex.
   CHECK(t->links().size() == 16 * 2 * 3);
   CHECK(boost::num_edges(t->graph()) == t->links().size());
-  const Link& up = t->links()[t->gpu_to_switch(3)];
+  const Link& up = t->link(t->gpu_to_switch(GpuId(3)));
   CHECK(up.bytes_per_second == Approx(3600e9 / 8));
   CHECK(up.link_class == LinkClass::kNvlink);
-  CHECK(t->links()[t->switch_to_gpu(3)].src == up.dst);
-  CHECK(t->links()[t->nic_uplink(t->nic_of(3))].link_class == LinkClass::kInfiniband);
+  CHECK(t->link(t->switch_to_gpu(GpuId(3))).src == up.dst);
+  CHECK(t->link(t->nic_uplink(t->nic_of(GpuId(3)))).link_class == LinkClass::kInfiniband);
   CHECK(LinkClassName(LinkClass::kEthernet) == "ETHERNET");
 }
 
@@ -44,26 +44,26 @@ TEST_CASE("global GPU ids: islands, nodes, GPUs in order, and meshes", "[topolog
   auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   CHECK(t->num_gpus() == 40);
-  CHECK(*t->GpuIdOf(1, 0, 0) == 16);
-  CHECK(*t->GpuIdOf(1, 2, 7) == 39);
-  auto loc = t->Locate(27);
+  CHECK(*t->GpuIdOf(1, 0, 0) == GpuId(16));
+  CHECK(*t->GpuIdOf(1, 2, 7) == GpuId(39));
+  auto loc = t->Locate(GpuId(27));
   REQUIRE(loc.ok());
   CHECK(loc->island == 1);
   CHECK(loc->node == 1);
   CHECK(loc->local == 3);
-  for (GpuId g = 0; g < t->num_gpus(); ++g) {
+  for (GpuId g : IdsBelow<GpuId>(t->num_gpus())) {
     auto l = t->Locate(g);
     CHECK(*t->GpuIdOf(l->island, l->node, l->local) == g);
   }
-  CHECK_FALSE(t->Locate(40).ok());
-  CHECK_FALSE(t->Locate(-1).ok());
+  CHECK_FALSE(t->Locate(GpuId(40)).ok());
+  CHECK_FALSE(t->Locate(GpuId(-1)).ok());
   CHECK_FALSE(t->GpuIdOf(1, 3, 0).ok());
   CHECK_FALSE(t->GpuIdOf(0, 0, 8).ok());
 
   spec::MeshSpec m{.island = "b", .first_node = 1, .node_count = 2, .first_gpu = 4, .gpus_per_node = 2};
   auto gpus = t->MeshGpus(m);
   REQUIRE(gpus.ok());
-  CHECK(*gpus == std::vector<GpuId>{28, 29, 36, 37});
+  CHECK(*gpus == GpuIds({28, 29, 36, 37}));
   m.node_count = 3;
   auto bad = t->MeshGpus(m);
   REQUIRE_FALSE(bad.ok());
@@ -77,28 +77,28 @@ TEST_CASE("routes: intra-node through NVSwitch, inter-node through NICs and the 
   auto t = hetsim::testing::BuildTopology(H100Island(2));
   REQUIRE(t.ok());
   Router r(*t);
-  auto intra = r.GpuRoute(0, 5);
+  auto intra = r.GpuRoute(GpuId(0), GpuId(5));
   REQUIRE(intra.ok());
-  CHECK(**intra == Route{t->gpu_to_switch(0), t->switch_to_gpu(5)});
+  CHECK(**intra == Route{t->gpu_to_switch(GpuId(0)), t->switch_to_gpu(GpuId(5))});
   CHECK(r.Latency(**intra) == 1000 * kNanosecond);
   CHECK(r.BottleneckBytesPerSecond(**intra) == Approx(GbpsToBytesPerSecond(3600)));
 
-  auto inter = r.GpuRoute(1, 9);
+  auto inter = r.GpuRoute(GpuId(1), GpuId(9));
   REQUIRE(inter.ok());
   REQUIRE((*inter)->size() == 4);
-  CHECK((*inter)->front() == t->gpu_to_nic(1));
-  CHECK((*inter)->back() == t->nic_to_gpu(9));
+  CHECK((*inter)->front() == t->gpu_to_nic(GpuId(1)));
+  CHECK((*inter)->back() == t->nic_to_gpu(GpuId(9)));
   // NIC wire both ways, one switch traversal.
   CHECK(r.Latency(**inter) == (500 + 500 + 200) * kNanosecond);
   CHECK(r.BottleneckBytesPerSecond(**inter) == Approx(GbpsToBytesPerSecond(400)));
   // Consecutive links: each starts where the previous ended.
   for (size_t i = 1; i < (*inter)->size(); ++i) {
-    CHECK(t->links()[(**inter)[i]].src == t->links()[(**inter)[i - 1]].dst);
+    CHECK(t->link((**inter)[i]).src == t->link((**inter)[i - 1]).dst);
   }
-  CHECK_FALSE(r.GpuRoute(3, 3).ok());
-  CHECK_FALSE(r.GpuRoute(0, 16).ok());
+  CHECK_FALSE(r.GpuRoute(GpuId(3), GpuId(3)).ok());
+  CHECK_FALSE(r.GpuRoute(GpuId(0), GpuId(16)).ok());
   // Cached: the same pointer comes back.
-  CHECK(*r.GpuRoute(1, 9) == *inter);
+  CHECK(*r.GpuRoute(GpuId(1), GpuId(9)) == *inter);
 }
 
 TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, deterministic ECMP", "[topology]") {
@@ -114,18 +114,18 @@ TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, determinis
   }
   Router r(*t);
   // Same leaf: no spine.
-  CHECK((*r.GpuRoute(0, 8))->size() == 4);
+  CHECK((*r.GpuRoute(GpuId(0), GpuId(8)))->size() == 4);
   // Different leaves: NIC, leaf, spine, leaf, NIC.
   std::set<DeviceId> spines_used;
   for (uint64_t key = 0; key < 64; ++key) {
-    const Route& route = **r.GpuRoute(0, 63, key);
+    const Route& route = **r.GpuRoute(GpuId(0), GpuId(63), key);
     REQUIRE(route.size() == 6);
-    spines_used.insert(t->links()[route[2]].dst);
-    CHECK(route == **r.GpuRoute(0, 63, key));
+    spines_used.insert(t->link(route[2]).dst);
+    CHECK(route == **r.GpuRoute(GpuId(0), GpuId(63), key));
   }
   CHECK(spines_used.size() > 4);  // ECMP spreads over the spines
   Router again(*t);
-  CHECK(**again.GpuRoute(0, 63, 17) == **r.GpuRoute(0, 63, 17));
+  CHECK(**again.GpuRoute(GpuId(0), GpuId(63), 17) == **r.GpuRoute(GpuId(0), GpuId(63), 17));
 }
 
 TEST_CASE("rail-optimized: same rail stays on the rail switch, other rails cross a spine", "[topology]") {
@@ -133,10 +133,10 @@ TEST_CASE("rail-optimized: same rail stays on the rail switch, other rails cross
   REQUIRE(t.ok());
   CHECK(CountKind(*t, DeviceKind::kRailSwitch) == 8);
   Router r(*t);
-  CHECK((*r.GpuRoute(2, 8 + 2))->size() == 4);
-  const Route& cross = **r.GpuRoute(2, 8 + 5);
+  CHECK((*r.GpuRoute(GpuId(2), GpuId(8 + 2)))->size() == 4);
+  const Route& cross = **r.GpuRoute(GpuId(2), GpuId(8 + 5));
   REQUIRE(cross.size() == 6);
-  CHECK(t->devices()[t->links()[cross[2]].dst].kind == DeviceKind::kSpineSwitch);
+  CHECK(t->devices()[t->link(cross[2]).dst].kind == DeviceKind::kSpineSwitch);
 }
 
 TEST_CASE("islands: gateways, parallel links with ECMP, slow link is the bottleneck", "[topology]") {
@@ -149,10 +149,10 @@ TEST_CASE("islands: gateways, parallel links with ECMP, slow link is the bottlen
   Router r(*t);
   std::set<LinkId> used;
   for (uint64_t key = 0; key < 32; ++key) {
-    const Route& route = **r.GpuRoute(0, 20, key);
+    const Route& route = **r.GpuRoute(GpuId(0), GpuId(20), key);
     CHECK(r.BottleneckBytesPerSecond(route) == Approx(GbpsToBytesPerSecond(100)));
     for (LinkId l : route) {
-      if (t->links()[l].link_class == LinkClass::kEthernet) used.insert(l);
+      if (t->link(l).link_class == LinkClass::kEthernet) used.insert(l);
     }
   }
   CHECK(used.size() == 2);
@@ -170,17 +170,17 @@ TEST_CASE("routes prefer lower latency, then fewer hops", "[topology]") {
   };
   auto count_ethernet = [](const Topology& t, const Route& route) {
     int n = 0;
-    for (LinkId l : route) n += t.links()[l].link_class == LinkClass::kEthernet;
+    for (LinkId l : route) n += t.link(l).link_class == LinkClass::kEthernet;
     return n;
   };
   // Direct a-b at 10 us loses to 2 us through c.
   Topology slow = triangle(10000);
   Router rs(slow);
-  CHECK(count_ethernet(slow, **rs.GpuRoute(0, 8)) == 2);
+  CHECK(count_ethernet(slow, **rs.GpuRoute(GpuId(0), GpuId(8))) == 2);
   // Equal latency (2 us either way, the gateway of c adds no latency here): fewer hops wins.
   Topology tie = triangle(2000);
   Router rt(tie);
-  CHECK(count_ethernet(tie, **rt.GpuRoute(0, 8)) == 1);
+  CHECK(count_ethernet(tie, **rt.GpuRoute(GpuId(0), GpuId(8))) == 1);
 }
 
 TEST_CASE("bad clusters name the field", "[topology]") {

@@ -58,7 +58,7 @@ struct Built {
 double RingAllReduce(Built& b, int first, int n, int64_t bytes) {
   sim::CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
-  for (int g = first; g < first + n; ++g) req.gpus.push_back(g);
+  for (int g = first; g < first + n; ++g) req.gpus.push_back(GpuId(g));
   req.bytes = bytes;
   req.algorithm = sim::CollectiveAlgorithm::kRing;
   return TimeToSeconds(hetsim::testing::SimulateOk(b.topo, b.router, req).time);
@@ -72,7 +72,7 @@ TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "
   REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
   Built b(c);
   CHECK(testing::CountKind(b.topo, DeviceKind::kHostMemory) == 1);
-  const Route& r = **b.router.GpuRoute(0, 1);
+  const Route& r = **b.router.GpuRoute(GpuId(0), GpuId(1));
   CHECK(r.size() == 4);
   CHECK(b.router.Latency(r) == kLatencyNs * kNanosecond);
   const double pcie = GbpsToBytesPerSecond(kPcie4Gbps);
@@ -93,10 +93,10 @@ TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PC
   const v1::Cluster c = OneNode(4, v1::NVLINK_BRIDGE, Tree(1, 0), kBridgeGbps);
   REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
   Built b(c);
-  const Route& bridged = **b.router.GpuRoute(2, 3);
+  const Route& bridged = **b.router.GpuRoute(GpuId(2), GpuId(3));
   REQUIRE(bridged.size() == 1);
-  CHECK(b.topo.links()[bridged[0]].link_class == LinkClass::kNvlink);
-  CHECK((*b.router.GpuRoute(1, 2))->size() == 2);  // PCIe peer-to-peer through the root complex
+  CHECK(b.topo.link(bridged[0]).link_class == LinkClass::kNvlink);
+  CHECK((*b.router.GpuRoute(GpuId(1), GpuId(2)))->size() == 2);  // PCIe peer-to-peer through the root complex
   const double a = kLatencyNs * 1e-9;
   const int64_t bytes = 256 << 20;
   CHECK(RingAllReduce(b, 0, 2, bytes) ==
@@ -115,12 +115,12 @@ TEST_CASE("a PCIe tree: pairs under one switch meet there, a ring across sockets
   Built b(c);
   CHECK(testing::CountKind(b.topo, DeviceKind::kPcieSwitch) == 4);
   CHECK(testing::CountKind(b.topo, DeviceKind::kCpu) == 2);
-  CHECK((*b.router.GpuRoute(0, 1))->size() == 2);  // one switch
-  CHECK((*b.router.GpuRoute(0, 2))->size() == 4);  // switch, socket, switch
-  const Route& across = **b.router.GpuRoute(1, 6);
+  CHECK((*b.router.GpuRoute(GpuId(0), GpuId(1)))->size() == 2);  // one switch
+  CHECK((*b.router.GpuRoute(GpuId(0), GpuId(2)))->size() == 4);  // switch, socket, switch
+  const Route& across = **b.router.GpuRoute(GpuId(1), GpuId(6));
   CHECK(across.size() == 5);  // ... and the socket link
   CHECK(b.router.BottleneckBytesPerSecond(across) == Approx(GbpsToBytesPerSecond(socket_gbps)));
-  CHECK(b.topo.DeviceName(b.topo.links()[across[0]].dst) == "lab/node0/pcie-switch0");
+  CHECK(b.topo.DeviceName(b.topo.link(across[0]).dst) == "lab/node0/pcie-switch0");
   const int64_t bytes = 256 << 20;
   const double a = kLatencyNs * 1e-9;
   // A pair under one switch: PCIe. All 8: each switch uplink and each socket-link direction carries one
@@ -143,9 +143,11 @@ TEST_CASE("DGX-1's hybrid cube-mesh: six NVLinks per GPU, doubled pairs at twice
     per_gpu[b.topo.devices()[l.src].index] += l.bytes_per_second / GbpsToBytesPerSecond(nvlink_gbps);
   }
   for (int g = 0; g < 8; ++g) CHECK(per_gpu[g] == Approx(6));
-  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(0, 3)) == Approx(GbpsToBytesPerSecond(2 * nvlink_gbps)));
-  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(0, 1)) == Approx(GbpsToBytesPerSecond(nvlink_gbps)));
-  CHECK((*b.router.GpuRoute(0, 5))->size() == 5);  // no NVLink: PCIe across the sockets
+  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(GpuId(0), GpuId(3))) ==
+        Approx(GbpsToBytesPerSecond(2 * nvlink_gbps)));
+  CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(GpuId(0), GpuId(1))) ==
+        Approx(GbpsToBytesPerSecond(nvlink_gbps)));
+  CHECK((*b.router.GpuRoute(GpuId(0), GpuId(5)))->size() == 5);  // no NVLink: PCIe across the sockets
 }
 
 TEST_CASE("intra-node layouts a node cannot have are refused with the field", "[topology][intra-node]") {

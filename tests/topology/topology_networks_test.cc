@@ -64,7 +64,7 @@ TEST_CASE("a shared network: one switch for both node types, no gateway, NIC to 
   CHECK((*route)->back() == t->nic_to_gpu(l40s));
   CHECK(r.Latency(**route) == (1000 + 1000 + 500) * kNanosecond);
   CHECK(r.BottleneckBytesPerSecond(**route) == Approx(GbpsToBytesPerSecond(100)));
-  CHECK(t->DeviceName(t->links()[t->nic_uplink(t->nic_of(a100))].dst) == "region/switch0");
+  CHECK(t->DeviceName(t->link(t->nic_uplink(t->nic_of(a100))).dst) == "region/switch0");
 }
 
 TEST_CASE("a shared fat tree places the islands' nodes on leaves in island order and spreads by ECMP",
@@ -104,14 +104,14 @@ TEST_CASE("an all-reduce between an A100 node and an L40S node is limited by the
   Router r(*t);
   sim::CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
-  for (GpuId g = 0; g < 16; ++g) req.gpus.push_back(g);
+  for (GpuId g : IdsBelow<GpuId>(16)) req.gpus.push_back(g);
   req.bytes = 256 << 20;
   req.algorithm = sim::CollectiveAlgorithm::kRing;
   const sim::CollectiveResult res = hetsim::testing::SimulateOk(*t, r, req);
   // The ring 0..15 leaves each node once through its only NIC (7 -> 8, 15 -> 0); every other hop is
   // inside a node at 2400 or 256 Gb/s. Each ring step is as slow as the NIC hop: 2(n-1)/n S/B + 2(n-1) a.
   const double nic = GbpsToBytesPerSecond(100);
-  const double a = TimeToSeconds(r.Latency(**r.GpuRoute(7, 8)));
+  const double a = TimeToSeconds(r.Latency(**r.GpuRoute(GpuId(7), GpuId(8))));
   CHECK(TimeToSeconds(res.time) == Approx(sim::RingAllReduceSeconds(16, req.bytes, nic, a)).epsilon(1e-3));
   CHECK(res.busbw_bytes_per_s == Approx(nic).epsilon(0.01));
 }

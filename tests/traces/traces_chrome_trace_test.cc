@@ -203,14 +203,14 @@ TEST_CASE("chrome trace: plans above 64 GPUs trace data-parallel replica 0 by de
   for (bool b : *traced) count += b;
   CHECK(count == 64);  // 8 stages x the 8 TP ranks of replica 0
   for (const auto& st : setup->stages) {
-    for (int g : st.layout.TensorGroup(0)) CHECK((*traced)[g]);
+    for (GpuId g : st.layout.TensorGroup(0)) CHECK((*traced)[g.value()]);
   }
   hetsim::traces::TraceSelection replica3;
   replica3.replica = 3;
   auto third = hetsim::traces::SelectTracedGpus(*setup, replica3);
   REQUIRE(third.ok());
-  CHECK((*third)[setup->stages[0].layout.Gpu(3, 0)]);
-  CHECK_FALSE((*third)[setup->stages[0].layout.Gpu(0, 0)]);
+  CHECK((*third)[setup->stages[0].layout.Gpu(3, 0).value()]);
+  CHECK_FALSE((*third)[setup->stages[0].layout.Gpu(0, 0).value()]);
 }
 
 }  // namespace

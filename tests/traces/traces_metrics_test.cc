@@ -112,7 +112,8 @@ TEST_CASE("collective load: another replica's group gets the load it would have 
   hetsim::topology::Router router(*topo);
   CollectiveTimer timer(*topo, router, NetworkMode::kMaxMinFair);
   // GPUs 0-7 are the fast island's two nodes, 8-11 the slow island's node (slower NVLink).
-  const std::vector<std::vector<int>> groups = {{0, 1, 2, 3}, {4, 5, 6, 7}, {2, 3, 0, 1}, {8, 9, 10, 11}, {1, 5}};
+  const std::vector<std::vector<GpuId>> groups =
+      GpuGroups({{0, 1, 2, 3}, {4, 5, 6, 7}, {2, 3, 0, 1}, {8, 9, 10, 11}, {1, 5}});
   for (const auto& g : groups) {
     INFO("group starting at GPU " << g[0]);
     auto mapped = timer.LoadOf(CollectiveOp::kAllReduce, g, 32 << 20);

@@ -76,7 +76,7 @@ std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, con
   const topology::Topology& topo = *setup.topology;
   std::vector<std::vector<size_t>> by_class(topology::kNumLinkClasses);
   for (size_t l = 0; l < L; ++l) {
-    if (r.link_busy[(n - 1) * L + l] > 0) by_class[static_cast<int>(topo.links()[links[l]].link_class)].push_back(l);
+    if (r.link_busy[(n - 1) * L + l] > 0) by_class[static_cast<int>(topo.link(links[l]).link_class)].push_back(l);
   }
   std::vector<Series> series;
   for (int c = 0; c < topology::kNumLinkClasses; ++c) {

@@ -24,9 +24,9 @@ TEST_CASE("options: --network takes max-min-fair, max-min and contention-free, n
 }
 
 TEST_CASE("options: GPU lists are ids and inclusive ranges, errors name the flag", "[cli][options]") {
-  CHECK(ParseGpuList("0,1,8-11", "--gpus").value() == std::vector<GpuId>{0, 1, 8, 9, 10, 11});
-  CHECK(ParseGpuList("3,,4", "--gpus").value() == std::vector<GpuId>{3, 4});
-  CHECK(ParseGpuList("5-5", "--trace-gpus").value() == std::vector<GpuId>{5});
+  CHECK(ParseGpuList("0,1,8-11", "--gpus").value() == GpuIds({0, 1, 8, 9, 10, 11}));
+  CHECK(ParseGpuList("3,,4", "--gpus").value() == GpuIds({3, 4}));
+  CHECK(ParseGpuList("5-5", "--trace-gpus").value() == GpuIds({5}));
   for (const char* bad : {"", "x", "1-", "7-3", "-1", "0-99999999", "3000000000"}) {
     INFO(bad);
     const absl::StatusOr<std::vector<GpuId>> r = ParseGpuList(bad, "--trace-gpus");

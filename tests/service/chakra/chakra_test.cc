@@ -162,7 +162,7 @@ TEST_CASE("chakra replay: compute then one flow then compute is the sum of the t
                 Stream({Comm(1, ChakraProtoMsg::COMM_RECV_NODE, {}, 0, 2, bytes), Comp(2, 50, {1})})});
   const chakra::ReplayResult r = Replay(w, topo);
   topology::Router router(topo);
-  auto route = router.GpuRoute(0, 2, 3);  // the flow key is the tag
+  auto route = router.GpuRoute(GpuId(0), GpuId(2), 3);  // the flow key is the tag
   REQUIRE(route.ok());
   const double flow_s = static_cast<double>(bytes) / router.BottleneckBytesPerSecond(**route);
   const Time expected = 100 * kMicrosecond + router.Latency(**route) + SecondsToTime(flow_s) + 50 * kMicrosecond;
@@ -185,7 +185,7 @@ TEST_CASE("chakra replay: a collective takes what the collective alone takes on 
   topology::Router router(topo);
   sim::CollectiveRequest request;
   request.op = CollectiveOp::kAllReduce;
-  request.gpus = {0, 1, 2, 3};
+  request.gpus = GpuIds({0, 1, 2, 3});
   request.bytes = bytes;
   auto alone = sim::SimulateCollective(topo, router, request);
   REQUIRE(alone.ok());
@@ -441,7 +441,7 @@ TEST_CASE("chakra comm_size: each rank's input, as ASTRA-sim reads it (an all-ga
     CHECK(w.ranks[0].nodes[0].comm_bytes == c.hetsim_bytes);
     sim::CollectiveRequest request;
     request.op = c.op;
-    request.gpus = {0, 1, 2, 3};
+    request.gpus = GpuIds({0, 1, 2, 3});
     request.bytes = c.hetsim_bytes;
     auto alone = sim::SimulateCollective(topo, router, request);
     REQUIRE(alone.ok());

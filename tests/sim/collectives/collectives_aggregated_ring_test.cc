@@ -182,7 +182,7 @@ Overlap RunWithForeignFlow(const topology::Topology& topo, RingSteps steps, int6
   const CollectiveRequest ring =
       Request(CollectiveOp::kAllReduce, Range(8), 256 << 20, CollectiveAlgorithm::kRing, steps);
   const CollectiveRequest p2p =
-      Request(CollectiveOp::kSendRecv, {2, 3}, foreign_bytes, CollectiveAlgorithm::kDirect, steps);
+      Request(CollectiveOp::kSendRecv, GpuIds({2, 3}), foreign_bytes, CollectiveAlgorithm::kDirect, steps);
   Simulator sim;
   auto network = Network::Create(&sim, NetworkLinks(topo), NetworkMode::kMaxMinFair);
   REQUIRE(network.ok());

@@ -140,7 +140,7 @@ TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S
   CHECK(a2a.flows == 56);
   const auto pairwise = Run(s.topo, s.router, CollectiveOp::kAllToAll, Range(8), bytes, CollectiveAlgorithm::kPairwise);
   CHECK(TimeToSeconds(pairwise.time) == Approx(7 * (s.a + bytes / 8.0 / s.B)).epsilon(1e-3));
-  const auto p2p = Run(s.topo, s.router, CollectiveOp::kSendRecv, {2, 5}, bytes, CollectiveAlgorithm::kDirect);
+  const auto p2p = Run(s.topo, s.router, CollectiveOp::kSendRecv, GpuIds({2, 5}), bytes, CollectiveAlgorithm::kDirect);
   CHECK(TimeToSeconds(p2p.time) == Approx(s.a + bytes / s.B).epsilon(1e-3));
 }
 
@@ -153,15 +153,15 @@ TEST_CASE("a pairwise round moves once its sender and its receiver have both fin
   // wait for rank 0 (T); round 2 starts for everyone at 2T and ends at 3T. Were sends eager, 0 -> 1
   // would share rank 1's downlink with round 2's 2 -> 1 (rank 2 done at T) and end S/B later.
   TransferGraph sender_late;
-  const TransferIndex delay = sender_late.Add(sender_late.Path(3, 4, 0), share, {});
-  AppendPairwiseAllToAll(sender_late, {0, 1, 2}, 3 * share, 0, {{delay}, {}, {}});
+  const TransferIndex delay = sender_late.Add(sender_late.Path(GpuId(3), GpuId(4), 0), share, {});
+  AppendPairwiseAllToAll(sender_late, GpuIds({0, 1, 2}), 3 * share, 0, {{delay}, {}, {}});
   REQUIRE(sender_late.size() == 7);
   CHECK(TimeToSeconds(testing::RunGraph(s.topo, s.router, sender_late)) == Approx(3 * round).epsilon(1e-6));
   // Rank 1 starts after a transfer 4 -> 1 into its own downlink. Round 1's 0 -> 1 waits for it rather
   // than share that link (which would end both at 2T and everything a round later): 3T again.
   TransferGraph receiver_late;
-  const TransferIndex into = receiver_late.Add(receiver_late.Path(4, 1, 0), share, {});
-  AppendPairwiseAllToAll(receiver_late, {0, 1, 2}, 3 * share, 0, {{}, {into}, {}});
+  const TransferIndex into = receiver_late.Add(receiver_late.Path(GpuId(4), GpuId(1), 0), share, {});
+  AppendPairwiseAllToAll(receiver_late, GpuIds({0, 1, 2}), 3 * share, 0, {{}, {into}, {}});
   CHECK(TimeToSeconds(testing::RunGraph(s.topo, s.router, receiver_late)) == Approx(3 * round).epsilon(1e-6));
 
   // Every later round's transfer r -> r + k waits for exactly the round k - 1 transfers out of and
@@ -201,7 +201,7 @@ TEST_CASE("a ring across a slow inter-island link is limited by that link", "[co
   topology::Router router(topo);
   const int64_t bytes = 256 << 20;
   const auto r = Run(topo, router, CollectiveOp::kAllReduce, Range(4), bytes, CollectiveAlgorithm::kRing);
-  const topology::Route& cross = **router.GpuRoute(1, 2, 0);
+  const topology::Route& cross = **router.GpuRoute(GpuId(1), GpuId(2), 0);
   const double slow_latency = TimeToSeconds(router.Latency(cross));
   CHECK(router.BottleneckBytesPerSecond(cross) == Approx(GbpsToBytesPerSecond(10)));
   CHECK(TimeToSeconds(r.time) ==
@@ -247,11 +247,11 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   CollectiveRequest req;
   req.bytes = 1024;
   CHECK(error(req) == "gpus: the group is empty");
-  req.gpus = {0, 1, 1};
+  req.gpus = GpuIds({0, 1, 1});
   CHECK(error(req) == "gpus[2]: GPU 1 appears twice");
-  req.gpus = {0, 4};
+  req.gpus = GpuIds({0, 4});
   CHECK(error(req).rfind("gpus[1]: GPU id 4 is outside", 0) == 0);
-  req.gpus = {0, 1};
+  req.gpus = GpuIds({0, 1});
   req.bytes = kMaxCollectiveBytes + 1;
   CHECK(error(req).rfind("bytes:", 0) == 0);
   req.bytes = 1024;
@@ -260,7 +260,7 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   CHECK(error(req).rfind("algo: tree does not implement all-gather", 0) == 0);
   req.op = CollectiveOp::kSendRecv;
   req.algorithm = CollectiveAlgorithm::kAuto;
-  req.gpus = {0, 1, 2};
+  req.gpus = GpuIds({0, 1, 2});
   CHECK(error(req).rfind("gpus: send-recv needs exactly two", 0) == 0);
   req.op = CollectiveOp::kAllToAll;
   req.gpus.resize(kMaxAllToAllGpus + 1);
@@ -269,7 +269,7 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   req.algorithm = CollectiveAlgorithm::kHierarchical;
   auto single = *hetsim::testing::BuildTopology(H100Island(1));
   topology::Router router(single);
-  req.gpus = {0, 1, 2};
+  req.gpus = GpuIds({0, 1, 2});
   auto r = SimulateCollective(single, router, req);
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()).rfind("algo: hier needs", 0) == 0);

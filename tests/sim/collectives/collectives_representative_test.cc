@@ -34,7 +34,7 @@ CollectiveRequest Request(CollectiveOp op, int gpus, CollectiveAlgorithm algo, b
                           CollectiveAlgorithm inter = CollectiveAlgorithm::kAuto) {
   CollectiveRequest req;
   req.op = op;
-  for (int g = 0; g < gpus; ++g) req.gpus.push_back(g);
+  for (int g = 0; g < gpus; ++g) req.gpus.push_back(GpuId(g));
   req.bytes = int64_t{256} << 20;
   req.algorithm = algo;
   req.inter_node = inter;
@@ -95,7 +95,7 @@ TEST_CASE("representative all-to-all: every GPU sends and receives the full exch
       if (num_nodes * g < 2) continue;
       std::vector<Ranks> nodes(num_nodes);
       for (int a = 0; a < num_nodes; ++a) {
-        for (int l = 0; l < g; ++l) nodes[a].push_back(a * g + l);
+        for (int l = 0; l < g; ++l) nodes[a].push_back(GpuId(a * g + l));
       }
       const int n = num_nodes * g;
       std::map<GpuId, double> out, in, out_inter;
@@ -103,13 +103,13 @@ TEST_CASE("representative all-to-all: every GPU sends and receives the full exch
       for (const RepresentativePath& p : paths) {
         out[p.path.src] += p.multiplicity;
         in[p.path.dst] += p.multiplicity;
-        if (p.path.src / g != p.path.dst / g) out_inter[p.path.src] += p.multiplicity;
+        if (p.path.src.value() / g != p.path.dst.value() / g) out_inter[p.path.src] += p.multiplicity;
         CHECK(p.path.src != p.path.dst);
       }
       INFO("nodes=" << num_nodes << " g=" << g);
       const int strata = std::min(kRepresentativeShifts, num_nodes - 1);
       CHECK(paths.size() == static_cast<size_t>(n * (strata + (g > 1 ? 1 : 0))));
-      for (GpuId gpu = 0; gpu < n; ++gpu) {
+      for (GpuId gpu : IdsBelow<GpuId>(n)) {
         CHECK(out[gpu] == n - 1);
         CHECK(in[gpu] == n - 1);
         if (num_nodes > 1) CHECK(out_inter[gpu] == (num_nodes - 1) * g);
@@ -134,8 +134,8 @@ TEST_CASE("a group on half of each node's GPUs rotates its channels over those G
   const auto topo = *hetsim::testing::BuildTopology(H100Island(8, v1::FAT_TREE, 8, 4, 1));
   for (const Case& c : kCases) {
     CollectiveRequest req = Request(c.op, 0, c.algo, true, c.inter);
-    for (GpuId node = 0; node < 8; ++node) {
-      for (GpuId local = 0; local < 4; ++local) req.gpus.push_back(node * 8 + local);
+    for (int node = 0; node < 8; ++node) {
+      for (int local = 0; local < 4; ++local) req.gpus.push_back(GpuId(node * 8 + local));
     }
     const auto [full, rep] = FullAndRepresentative(topo, req);
     INFO(c.name << ": full " << full.time << " ps, representative " << rep.time << " ps");
@@ -211,9 +211,9 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
     REQUIRE(rep.is_representative(p));
     REQUIRE(rep.route(p).size() == routes[p].size());
     for (size_t h = 0; h < routes[p].size(); ++h) {
-      const topology::Link& link = topo.links()[routes[p][h]];
+      const topology::Link& link = topo.link(routes[p][h]);
       // Moved to a link of the same capacity (its class's canonical link).
-      CHECK(topo.links()[rep.route(p)[h]].bytes_per_second == link.bytes_per_second);
+      CHECK(topo.link(rep.route(p)[h]).bytes_per_second == link.bytes_per_second);
       if (topo.devices()[link.src].node >= 0 || topo.devices()[link.dst].node >= 0) {
         CHECK(rep.route_weights(p)[h] == Approx(1.0));
       }
@@ -231,26 +231,26 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
   const Time alone = SecondsToTime(s.a) + SecondsToTime(bytes / s.B);
   const Time shared = SecondsToTime(s.a) + SecondsToTime(bytes / (s.B / 2));
   TransferGraph one;
-  one.SetTimed(one.Add(one.Path(0, 1, 0), bytes, {}));
+  one.SetTimed(one.Add(one.Path(GpuId(0), GpuId(1), 0), bytes, {}));
   uint64_t flows = 1;
   CHECK(AbsTime(RunGraph(s.topo, s.router, one, NetworkMode::kMaxMinFair, &flows) - alone) <= 2_ps);
   CHECK(flows == 0);  // priced, not a flow
   // One after the other on one link: the first's hold is released, the second runs alone too.
   TransferGraph chain;
-  const TransferIndex first = chain.Add(chain.Path(0, 1, 0), bytes, {});
+  const TransferIndex first = chain.Add(chain.Path(GpuId(0), GpuId(1), 0), bytes, {});
   chain.SetTimed(first);
-  chain.SetTimed(chain.Add(chain.Path(2, 1, 0), bytes, {first}));
+  chain.SetTimed(chain.Add(chain.Path(GpuId(2), GpuId(1), 0), bytes, {first}));
   CHECK(AbsTime(RunGraph(s.topo, s.router, chain) - 2 * alone) <= 4_ps);
   // A representative standing for 2 parts (weight 2 on every hop) takes half the rate of one.
   TransferGraph weighted;
-  weighted.SetTimed(weighted.Add(weighted.Path(0, 1, 0), bytes, {}));
+  weighted.SetTimed(weighted.Add(weighted.Path(GpuId(0), GpuId(1), 0), bytes, {}));
   weighted.SetMultiplicity(0, 2);
-  weighted.SetGroup({0, 1});
+  weighted.SetGroup(GpuIds({0, 1}));
   CHECK(AbsTime(RunGraph(s.topo, s.router, weighted) - shared) <= 2_ps);
   // Two into GPU 1 at once: priced together, half the link each (not the first the whole link).
   TransferGraph two;
-  two.SetTimed(two.Add(two.Path(0, 1, 0), bytes, {}));
-  two.SetTimed(two.Add(two.Path(2, 1, 0), bytes, {}));
+  two.SetTimed(two.Add(two.Path(GpuId(0), GpuId(1), 0), bytes, {}));
+  two.SetTimed(two.Add(two.Path(GpuId(2), GpuId(1), 0), bytes, {}));
   CHECK(AbsTime(RunGraph(s.topo, s.router, two) - shared) <= 2_ps);
   CHECK(AbsTime(RunGraph(s.topo, s.router, two, NetworkMode::kContentionFree) - alone) <= 2_ps);
   // Beside a flow whose bytes start at the same instant (priced after the network rates it, whichever
@@ -259,9 +259,9 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
   // half the link.
   for (bool timed_first : {false, true}) {
     TransferGraph beside;
-    if (timed_first) beside.SetTimed(beside.Add(beside.Path(2, 1, 0), bytes, {}));
-    beside.Add(beside.Path(0, 1, 0), bytes / 2, {});
-    if (!timed_first) beside.SetTimed(beside.Add(beside.Path(2, 1, 0), bytes, {}));
+    if (timed_first) beside.SetTimed(beside.Add(beside.Path(GpuId(2), GpuId(1), 0), bytes, {}));
+    beside.Add(beside.Path(GpuId(0), GpuId(1), 0), bytes / 2, {});
+    if (!timed_first) beside.SetTimed(beside.Add(beside.Path(GpuId(2), GpuId(1), 0), bytes, {}));
     INFO("timed launched first: " << timed_first);
     CHECK(AbsTime(RunGraph(s.topo, s.router, beside) - shared) <= 2_ps);
   }

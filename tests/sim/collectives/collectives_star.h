@@ -15,8 +15,8 @@
 namespace hetsim::testing {
 
 inline std::vector<GpuId> Range(int n, int first = 0) {
-  std::vector<GpuId> v(n);
-  std::iota(v.begin(), v.end(), first);
+  std::vector<GpuId> v;
+  for (int g = first; g < first + n; ++g) v.emplace_back(g);
   return v;
 }
 

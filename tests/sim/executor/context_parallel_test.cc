@@ -91,14 +91,14 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
   const sim::executor::StageLayout& l = setup->stages[0].layout;
   REQUIRE(l.context_parallel == 4);
   // Megatron's order: TP innermost, then CP: CP rank c of TP rank t is node c, GPU t.
-  CHECK(l.Gpu(0, 1, 2) == 2 * 2 + 1);
-  CHECK(l.TensorGroup(0, 3) == std::vector<GpuId>{6, 7});
-  CHECK(l.DataGroup(1) == std::vector<GpuId>{1, 3, 5, 7});  // gradients reduce over DP x CP
+  CHECK(l.Gpu(0, 1, 2) == GpuId(2 * 2 + 1));
+  CHECK(l.TensorGroup(0, 3) == GpuIds({6, 7}));
+  CHECK(l.DataGroup(1) == GpuIds({1, 3, 5, 7}));  // gradients reduce over DP x CP
   CHECK_FALSE(setup->stages[0].grad_buckets.empty());
   const auto flows = sim::executor::CpRingStepFlows(l, 100);
   REQUIRE(flows.size() == 8);
-  CHECK(flows[6].src == 6);
-  CHECK(flows[6].dst == 0);  // the ring closes
+  CHECK(flows[6].src == GpuId(6));
+  CHECK(flows[6].dst == GpuId(0));  // the ring closes
 
   const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
   // Every GPU sends on its own NIC: one step of B bytes takes B / 400 Gb/s; CP - 1 = 3 steps per

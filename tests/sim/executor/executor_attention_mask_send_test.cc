@@ -39,7 +39,7 @@ proto::PlanInputs MaskTwoStages(double gbps, uint64_t micro_batch, bool mask) {
 
 StageLayout MaskTp2Stage(int first) {
   StageLayout l;
-  l.gpus = {first, first + 1};
+  l.gpus = GpuIds({first, first + 1});
   l.tensor_parallel = 2;
   return l;
 }

@@ -16,7 +16,7 @@ using hetsim::sim::executor::StageLayout;
 // One replica of TP 2 on GPUs first, first + 1.
 StageLayout Tp2Stage(int first) {
   StageLayout l;
-  l.gpus = {first, first + 1};
+  l.gpus = hetsim::GpuIds({first, first + 1});
   l.tensor_parallel = 2;
   return l;
 }

@@ -208,8 +208,8 @@ TEST_CASE("A layer range's all-reduce shares the link it crosses with the other 
     const auto sim = MakeSimulation(MakeInputs(cluster, plan), options);
     const auto& g = sim.pipeline_sync.groups;
     REQUIRE(g.size() == 2);
-    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{2, 1}});
-    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    CHECK(g[1].groups == hetsim::GpuGroups({{2, 1}}));
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 3}}));
     // t0: forward, forward transfer (the two run opposite ways), forward, backward.
     const double t0 = hetsim::TimeToSeconds(f + f + 2 * f) + y_s;
     CHECK(hetsim::TimeToSeconds(g[1].start) == Approx(t0).epsilon(1e-9));
@@ -343,7 +343,7 @@ TEST_CASE("A trace with --trace-gpus shows in each pipeline the listed GPUs it u
   const v1::Plan plan =
       PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}});
   hetsim::driver::SimulateOptions options;
-  options.trace = hetsim::traces::TraceSelection{.replica = std::nullopt, .gpus = {0, 3}};
+  options.trace = hetsim::traces::TraceSelection{.replica = std::nullopt, .gpus = hetsim::GpuIds({0, 3})};
   const auto pl = MakeSimulation(MakeInputs(cluster, plan), options);
   REQUIRE(pl.pipelines.size() == 2);
   CHECK(pl.pipelines[0].traced_gpus == std::vector<bool>{true, false, false, false, false, false, false, false});
@@ -388,7 +388,7 @@ TEST_CASE("A layer range's all-reduce takes the ring's alpha-beta time over the 
     const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
     const auto& g = sim.pipeline_sync.groups;
     REQUIRE(g.size() == 1);
-    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 1, 2}});
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 1, 2}}));
     CHECK(g[0].bytes == 2000000);
     CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) ==
           Approx(2.0 * 2 / 3 * layer_bytes / bandwidth).epsilon(1e-6));
@@ -402,8 +402,8 @@ TEST_CASE("A layer range's all-reduce takes the ring's alpha-beta time over the 
     const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
     const auto& g = sim.pipeline_sync.groups;
     REQUIRE(g.size() == 2);
-    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}});
-    CHECK(g[1].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 3}});
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 2}}));
+    CHECK(g[1].groups == hetsim::GpuGroups({{0, 3}}));
     const Time f = PipeForward(1, kPipeFastTflops);
     CHECK(g[0].start == 4 * 3 * 2 * f);
     CHECK(g[1].start == 4 * 3 * 2 * f);
@@ -421,7 +421,7 @@ TEST_CASE("A layer range's all-reduce takes the ring's alpha-beta time over the 
     const auto& g = sim.pipeline_sync.groups;
     REQUIRE(g.size() == 1);
     CHECK(g[0].shards == 2);
-    CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{{0, 2}, {1, 2}});
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 2}, {1, 2}}));
     CHECK(g[0].bytes == 1000000);
     // GPU 2 sends B / 2 of each of the two rings through its one link: B / bandwidth.
     CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(layer_bytes / bandwidth).epsilon(1e-6));

@@ -228,7 +228,7 @@ TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated 
   auto request = [](CollectiveOp op, std::vector<int> gpus, int64_t bytes) {
     CollectiveRequest r;
     r.op = op;
-    r.gpus = std::move(gpus);
+    for (int g : gpus) r.gpus.emplace_back(g);
     r.bytes = bytes;
     return r;
   };

@@ -25,7 +25,7 @@ ResolvedFault Slow(int gpu, double factor, Time at, Time end = hetsim::kTimeMax)
   ResolvedFault f;
   f.kind = hetsim::spec::FaultKind::kSlow;
   f.factor = factor;
-  f.gpus = {gpu};
+  f.gpus = GpuIds({gpu});
   f.at = at;
   f.end = end;
   return f;
@@ -40,25 +40,25 @@ TEST_CASE("faults model: a task progresses at the GPU's speed at every instant",
   const ComputeModel model(set, 4);
   REQUIRE(model.active());
   // Straddling the start: 2 ms before 7 ms at full speed, the other 8 ms at half: 7 + 16.
-  CHECK(model.FinishOn(0, 5 * kMillisecond, 10 * kMillisecond) == 23 * kMillisecond);
+  CHECK(model.FinishOn(GpuId(0), 5 * kMillisecond, 10 * kMillisecond) == 23 * kMillisecond);
   // Straddling the end: 2 ms of window do 1 ms of work, 9 ms after: 4 + 9.
-  CHECK(model.FinishOn(1, 2 * kMillisecond, 10 * kMillisecond) == 13 * kMillisecond);
+  CHECK(model.FinishOn(GpuId(1), 2 * kMillisecond, 10 * kMillisecond) == 13 * kMillisecond);
   // Overlapping faults multiply: x2 from 2 ms, x6 during [4, 6): work 3 from 0 runs 2 at full speed,
   // 1 ms of work at x2 takes 2 ms (to 4 ms): 4 ms.
-  CHECK(model.FinishOn(2, 0, 3 * kMillisecond) == 4 * kMillisecond);
+  CHECK(model.FinishOn(GpuId(2), 0, 3 * kMillisecond) == 4 * kMillisecond);
   // 1.5 ms of work from 3 ms: 0.5 ms by 4 ms (x2), 2 ms of x6 do 1/3 ms, 2/3 ms left at x2 from 6 ms.
-  CHECK(AbsTime(model.FinishOn(2, 3 * kMillisecond, 3 * kMillisecond / 2) -
+  CHECK(AbsTime(model.FinishOn(GpuId(2), 3 * kMillisecond, 3 * kMillisecond / 2) -
                 (6 * kMillisecond + 4 * kMillisecond / 3)) <= 1_ps);
   // A GPU without faults, and a stage: the slowest GPU decides.
-  CHECK(model.FinishOn(3, kMillisecond, kMillisecond) == 2 * kMillisecond);
-  const std::vector<int> gpus = {3, 0};
+  CHECK(model.FinishOn(GpuId(3), kMillisecond, kMillisecond) == 2 * kMillisecond);
+  const std::vector<GpuId> gpus = GpuIds({3, 0});
   CHECK(model.Finish(gpus, 7 * kMillisecond, kMillisecond, 0) == 9 * kMillisecond);
 }
 
 TEST_CASE("faults model: no faults, no change", "[faults]") {
   const ComputeModel model(FaultSet{}, 8);
   CHECK_FALSE(model.active());
-  const std::vector<int> gpus = {0, 1, 2};
+  const std::vector<GpuId> gpus = GpuIds({0, 1, 2});
   CHECK(model.Finish(gpus, 5_ps, 10_ps, 0) == 15_ps);
 }
 
@@ -67,13 +67,13 @@ TEST_CASE("faults model: jitter draws are pure functions of seed, GPU and task",
   j.seed = 42;
   j.distribution = JitterDistribution::kLogNormal;
   j.spread = 0.2;
-  CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) == JitterFactor(j, 3, TaskKey(0, 5, 1)));
-  CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 4, TaskKey(0, 5, 1)));
-  CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 3, TaskKey(1, 5, 1)));
-  CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(j, 3, TaskKey(0, 1, 5)));
+  CHECK(JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)) == JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)));
+  CHECK(JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)) != JitterFactor(j, GpuId(4), TaskKey(0, 5, 1)));
+  CHECK(JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)) != JitterFactor(j, GpuId(3), TaskKey(1, 5, 1)));
+  CHECK(JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)) != JitterFactor(j, GpuId(3), TaskKey(0, 1, 5)));
   JitterSpec k = j;
   k.seed = 43;
-  CHECK(JitterFactor(j, 3, TaskKey(0, 5, 1)) != JitterFactor(k, 3, TaskKey(0, 5, 1)));
+  CHECK(JitterFactor(j, GpuId(3), TaskKey(0, 5, 1)) != JitterFactor(k, GpuId(3), TaskKey(0, 5, 1)));
 }
 
 TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
@@ -98,7 +98,7 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
     double lo = 10, hi = 0;
     for (int gpu = 0; gpu < 50; ++gpu) {
       for (int task = 0; task < 4000; ++task) {
-        const double x = JitterFactor(j, gpu, TaskKey(task % 2, task / 2, gpu % 4));
+        const double x = JitterFactor(j, GpuId(gpu), TaskKey(task % 2, task / 2, gpu % 4));
         sum += x;
         sum_sq += x * x;
         lo = std::min(lo, x);
@@ -140,11 +140,11 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
     auto net = *Network::Create(&sim, {LinkSpec{1e9, 0}, LinkSpec{4e9, 0}}, mode);
     Finishes done;
     done.sim = &sim;
-    const std::vector<LinkId> both = {0, 1};
-    const std::vector<LinkId> second = {1};
+    const std::vector<LinkId> both = LinkIds({0, 1});
+    const std::vector<LinkId> second = LinkIds({1});
 
     SECTION("halved from t = 0: twice the byte time") {
-      net->SetLinkCapacity(0, 0.5e9);
+      net->SetLinkCapacity(LinkId(0), 0.5e9);
       net->StartFlow(both, 1000000, &done, 0);  // 1 ms at 1e9 B/s
       sim.Run();
       CHECK(done.at[0] == 2 * kMillisecond);
@@ -152,8 +152,8 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
     SECTION("down from 0.25 ms to 1.25 ms: a 1 ms transfer ends 1 ms late") {
       net->StartFlow(both, 1000000, &done, 0);
       Call down, up;
-      down.fn = [&] { net->SetLinkCapacity(0, 0); };
-      up.fn = [&] { net->SetLinkCapacity(0, 1e9); };
+      down.fn = [&] { net->SetLinkCapacity(LinkId(0), 0); };
+      up.fn = [&] { net->SetLinkCapacity(LinkId(0), 1e9); };
       sim.Schedule(kMillisecond / 4, &down, 0);
       sim.Schedule(kMillisecond + kMillisecond / 4, &up, 0);
       sim.Run();
@@ -161,16 +161,16 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
     }
     SECTION("a flow waiting for latency starts with the new capacity") {
       auto slow = *Network::Create(&sim, {LinkSpec{1e9, kMillisecond}}, mode);
-      const std::vector<LinkId> only = {0};
+      const std::vector<LinkId> only = LinkIds({0});
       slow->StartFlow(only, 1000000, &done, 1);  // starts sending at 1 ms
-      slow->SetLinkCapacity(0, 2e9);
+      slow->SetLinkCapacity(LinkId(0), 2e9);
       sim.Run();
       CHECK(done.at[1] == kMillisecond + kMillisecond / 2);
     }
     SECTION("raising the bottleneck lets the other link limit") {
       net->StartFlow(both, 4000000, &done, 0);  // 4 ms at 1e9
       Call raise;
-      raise.fn = [&] { net->SetLinkCapacity(0, 8e9); };
+      raise.fn = [&] { net->SetLinkCapacity(LinkId(0), 8e9); };
       sim.Schedule(2 * kMillisecond, &raise, 0);  // 2e6 bytes left, now at 4e9 (link 1): 0.5 ms
       sim.Run();
       CHECK(AbsTime(done.at[0] - (2 * kMillisecond + kMillisecond / 2)) <= 2_ps);
@@ -182,11 +182,11 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   auto net = *Network::Create(&sim, {LinkSpec{1e10, 0}, LinkSpec{2e9, 0}, LinkSpec{1e10, 0}}, NetworkMode::kMaxMinFair);
   Finishes done;
   done.sim = &sim;
-  const std::vector<LinkId> a = {0, 1}, b = {2, 1};
+  const std::vector<LinkId> a = LinkIds({0, 1}), b = LinkIds({2, 1});
   net->StartFlow(a, 2000000, &done, 0);
   net->StartFlow(b, 2000000, &done, 1);
   Call halve;
-  halve.fn = [&] { net->SetLinkCapacity(1, 1e9); };
+  halve.fn = [&] { net->SetLinkCapacity(LinkId(1), 1e9); };
   sim.Schedule(kMillisecond, &halve, 0);
   sim.Run();
   CHECK(AbsTime(done.at[0] - 3 * kMillisecond) <= 2_ps);

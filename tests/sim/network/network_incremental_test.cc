@@ -50,7 +50,7 @@ std::vector<double> MaxMinRates(const std::vector<OracleFlow>& flows, const std:
     for (int i : active) {
       if (fixed[i]) continue;
       any = true;
-      for (size_t h = 0; h < flows[i].route.size(); ++h) weight[flows[i].route[h]] += flows[i].weights[h];
+      for (size_t h = 0; h < flows[i].route.size(); ++h) weight[flows[i].route[h].value()] += flows[i].weights[h];
     }
     if (!any) return rate;
     double next = std::numeric_limits<double>::infinity();
@@ -60,7 +60,7 @@ std::vector<double> MaxMinRates(const std::vector<OracleFlow>& flows, const std:
     for (int i : active) {  // caps
       if (fixed[i]) continue;
       double cap = std::numeric_limits<double>::infinity();
-      for (LinkId l : flows[i].route) cap = std::min(cap, capacity[l]);
+      for (LinkId l : flows[i].route) cap = std::min(cap, capacity[l.value()]);
       next = std::min(next, cap);
     }
     const double raise = next - level;
@@ -71,8 +71,8 @@ std::vector<double> MaxMinRates(const std::vector<OracleFlow>& flows, const std:
       double cap = std::numeric_limits<double>::infinity();
       bool saturated = false;
       for (LinkId l : flows[i].route) {
-        cap = std::min(cap, capacity[l]);
-        saturated = saturated || residual[l] <= 1e-9 * capacity[l];
+        cap = std::min(cap, capacity[l.value()]);
+        saturated = saturated || residual[l.value()] <= 1e-9 * capacity[l.value()];
       }
       if (saturated || level >= cap * (1 - 1e-12)) {
         fixed[i] = true;
@@ -88,7 +88,7 @@ std::vector<double> OracleCompletions(const std::vector<OracleFlow>& flows, std:
   std::vector<double> begin(flows.size()), remaining(flows.size()), done(flows.size(), -1);
   for (size_t i = 0; i < flows.size(); ++i) {
     begin[i] = flows[i].start_s;
-    for (LinkId l : flows[i].route) begin[i] += latency_s[l];
+    for (LinkId l : flows[i].route) begin[i] += latency_s[l.value()];
     remaining[i] = flows[i].bytes;
   }
   double now = 0;
@@ -114,7 +114,7 @@ std::vector<double> OracleCompletions(const std::vector<OracleFlow>& flows, std:
     }
     now = next;
     while (next_change < changes.size() && changes[next_change].at_s <= now) {
-      capacity[changes[next_change].link] = changes[next_change].capacity;
+      capacity[changes[next_change].link.value()] = changes[next_change].capacity;
       ++next_change;
     }
   }
@@ -221,7 +221,7 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
   }
   std::vector<CapacityChange> changes;
   if (variant == 2) {
-    changes = {{1e-3, 3, 0.5e9}, {2e-3, 7, 6e9}, {2.5e-3, 3, 4e9}};
+    changes = {{1e-3, LinkId(3), 0.5e9}, {2e-3, LinkId(7), 6e9}, {2.5e-3, LinkId(3), 4e9}};
   }
 
   const SimulatedRun run = Simulate(specs, flows, starts, changes);
@@ -244,7 +244,7 @@ TEST_CASE("a change that ripples along a chain is followed to its end", "[networ
   for (int i = 0; i < chain; ++i) {
     flows.push_back({0, {static_cast<LinkId>(i), static_cast<LinkId>(i + 1)}, {1, 1}, 40e6 * (i + 1)});
   }
-  flows.push_back({1e-3, {0}, {1}, 0.5e6});  // joins link 0 at 1 ms, gone 1 ms later
+  flows.push_back({1e-3, LinkIds({0}), {1}, 0.5e6});  // joins link 0 at 1 ms, gone 1 ms later
   std::vector<Time> starts(flows.size(), 0);
   starts.back() = kMillisecond;
   const SimulatedRun run = Simulate(specs, flows, starts, {});
@@ -264,8 +264,8 @@ TEST_CASE("a fast flow ending does not re-rate slower flows it is coupled to", "
   auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
   Completions completions(&sim, 200);
-  for (LinkId i = 1; i <= 100; ++i) {
-    const std::vector<LinkId> slow{0, i}, fast{i};
+  for (uint32_t i = 1; i <= 100; ++i) {
+    const std::vector<LinkId> slow{LinkId(0), LinkId(i)}, fast{LinkId(i)};
     (*net)->StartFlow(slow, 1'000'000'000, &completions, i - 1);         // 1 GB at 10 MB/s
     (*net)->StartFlow(fast, 10'000'000 * i, &completions, 100 + i - 1);  // staggered ends
   }
@@ -294,9 +294,9 @@ TEST_CASE("a recompute after a component closure trusts no stale bottleneck", "[
   const std::vector<double> caps_gbs{3, 1, 6, 3, 3, 2, 3, 5, 1, 6, 1, 1, 3, 1, 1, 2, 6, 2};
   std::vector<LinkSpec> specs;
   for (double c : caps_gbs) specs.push_back({c * 1e9, 0});
-  const auto flow = [](std::vector<LinkId> route, std::vector<double> weights, double bytes) {
+  const auto flow = [](std::initializer_list<uint32_t> route, std::vector<double> weights, double bytes) {
     if (weights.empty()) weights.assign(route.size(), 1.0);
-    return OracleFlow{0, std::move(route), std::move(weights), bytes};
+    return OracleFlow{0, LinkIds(route), std::move(weights), bytes};
   };
   std::vector<OracleFlow> flows{
       flow({14, 7}, {3, 3}, 500000), flow({16, 6}, {}, 600000), flow({15, 4, 17}, {}, 400000),
@@ -310,7 +310,7 @@ TEST_CASE("a recompute after a component closure trusts no stale bottleneck", "[
       280 * kMicrosecond, 283109702_ps,       290 * kMicrosecond,       290136491_ps,       310 * kMicrosecond,
       320 * kMicrosecond, 330 * kMicrosecond, 330 * kMicrosecond + 1_ps};
   for (size_t i = 0; i < flows.size(); ++i) flows[i].start_s = TimeToSeconds(starts[i]);
-  const std::vector<CapacityChange> changes{{315e-6, 6, 5e9}};
+  const std::vector<CapacityChange> changes{{315e-6, LinkId(6), 5e9}};
   const SimulatedRun run = Simulate(specs, flows, starts, changes);
   CheckAgainstOracle(run, flows, specs, changes);
   CHECK(run.stats.component_closures > 0);
@@ -361,7 +361,7 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
     const LinkId link = random_link();
     const double capacity = static_cast<double>(rng() % 7) * 1e9;
     changes.push_back({at_s, link, capacity});
-    if (capacity == 0) changes.push_back({at_s + 100e-6, link, specs[link].capacity_bytes_per_s});
+    if (capacity == 0) changes.push_back({at_s + 100e-6, link, specs[link.value()].capacity_bytes_per_s});
   }
   std::stable_sort(changes.begin(), changes.end(),
                    [](const CapacityChange& a, const CapacityChange& b) { return a.at_s < b.at_s; });

@@ -55,7 +55,7 @@ TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "
   Log log(&sim);
   auto net = MakeNetwork(
       &sim, {{10 * kGBps, 1 * kMicrosecond}, {5 * kGBps, 2 * kMicrosecond}, {20 * kGBps, 3 * kMicrosecond}});
-  const std::vector<LinkId> route = {0, 1, 2};
+  const std::vector<LinkId> route = LinkIds({0, 1, 2});
   const FlowId f = net->StartFlow(route, 1'000'000, &log, 42);
   CHECK(net->IsActive(f));
   CHECK(net->active_flows() == 1);
@@ -67,7 +67,7 @@ TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "
   CHECK(log.done[0].at == 206 * kMicrosecond);
   CHECK_FALSE(net->IsActive(f));
   CHECK(net->active_flows() == 0);
-  for (LinkId l = 0; l < 3; ++l) {
+  for (LinkId l : IdsBelow<LinkId>(3)) {
     CHECK(net->link_counters(l).bytes == 1'000'000);
     CHECK(net->link_counters(l).flows == 1);
     CHECK(net->link_counters(l).busy_time == 200 * kMicrosecond);
@@ -80,7 +80,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
     Log log(&sim);
     const double capacity = 12.5 * kGBps;
     auto net = MakeNetwork(&sim, {{capacity, 500 * kNanosecond}});
-    const std::vector<LinkId> route = {0};
+    const std::vector<LinkId> route = LinkIds({0});
     std::vector<FlowId> flows;
     for (int i = 0; i < k; ++i) flows.push_back(net->StartFlow(route, 4'000'000, &log, i));
     sim.RunUntil(500 * kNanosecond);
@@ -93,7 +93,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
     CHECK(AbsTime(expected - (500 * kNanosecond + k * 320 * kMicrosecond)) <= 1_ps);
     // One recompute when they all start, one when they all end.
     CHECK(net->stats().recomputations == 2);
-    CHECK(net->link_counters(0).bytes == int64_t{4'000'000} * k);
+    CHECK(net->link_counters(LinkId(0)).bytes == int64_t{4'000'000} * k);
   }
 }
 
@@ -101,7 +101,7 @@ TEST_CASE("flows that start at different times share from the moment they overla
   Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}});
-  const std::vector<LinkId> route = {0};
+  const std::vector<LinkId> route = LinkIds({0});
   // A: 1e6 bytes from t = 0; alone for 0.4 ms (4e5 bytes), then 1e9/2 B/s for its last 6e5 bytes:
   // done at 0.4 + 1.2 = 1.6 ms. B: 1e6 bytes from 0.4 ms; 6e5 bytes shared, then alone for 4e5:
   // done at 1.6 + 0.4 = 2.0 ms.
@@ -109,7 +109,7 @@ TEST_CASE("flows that start at different times share from the moment they overla
   struct Starter : EventHandler {
     Network* net;
     Log* log;
-    std::vector<LinkId> route = {0};
+    std::vector<LinkId> route = LinkIds({0});
     void OnEvent(uint64_t) override { net->StartFlow(route, 1'000'000, log, 1); }
   } starter;
   starter.net = net.get();
@@ -118,7 +118,7 @@ TEST_CASE("flows that start at different times share from the moment they overla
   sim.Run();
   CHECK(log.TimeOfTag(0) == 1600 * kMicrosecond);
   CHECK(log.TimeOfTag(1) == 2000 * kMicrosecond);
-  CHECK(net->link_counters(0).busy_time == 2000 * kMicrosecond);
+  CHECK(net->link_counters(LinkId(0)).busy_time == 2000 * kMicrosecond);
 }
 
 TEST_CASE("textbook max-min example with three bottleneck levels", "[network]") {
@@ -127,7 +127,7 @@ TEST_CASE("textbook max-min example with three bottleneck levels", "[network]") 
   Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {3 * kGBps, 0}, {6 * kGBps, 0}});
-  const std::vector<std::vector<LinkId>> routes = {{0, 1, 2}, {0}, {1, 2}, {2}};
+  const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1, 2}), LinkIds({2})};
   std::vector<FlowId> flows;
   for (size_t i = 0; i < routes.size(); ++i) {
     flows.push_back(net->StartFlow(routes[i], 1'000'000'000, &log, i));
@@ -153,7 +153,7 @@ TEST_CASE("max-min with a shared core: rates rise when a bottleneck flow leaves"
   Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {1 * kGBps, 0}, {1 * kGBps, 0}});
-  const std::vector<std::vector<LinkId>> routes = {{0, 1, 2}, {0}, {1}, {2}};
+  const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1}), LinkIds({2})};
   const std::vector<int64_t> bytes = {1'000'000'000, 100'000'000, 300'000'000, 500'000'000};
   std::vector<FlowId> flows;
   for (size_t i = 0; i < routes.size(); ++i) {
@@ -186,8 +186,8 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
     specs[100].capacity_bytes_per_s = core;
     auto net = MakeNetwork(&sim, specs);
     std::vector<FlowId> flows;
-    for (LinkId h = 0; h < 100; ++h) {
-      const std::vector<LinkId> route = {h, 100};
+    for (uint32_t h = 0; h < 100; ++h) {
+      const std::vector<LinkId> route = LinkIds({h, 100});
       flows.push_back(net->StartFlow(route, 1'000'000 + h * 1000, &log, h));
     }
     sim.RunUntil(0);
@@ -216,7 +216,7 @@ TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "
   Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 3 * kMicrosecond}, {1 * kGBps, 4 * kMicrosecond}});
-  const std::vector<LinkId> route = {0, 1};
+  const std::vector<LinkId> route = LinkIds({0, 1});
   net->StartFlow(route, 0, &log, 1);
   net->StartFlow({}, 123456, &log, 2);
   net->StartFlow({}, 0, &log, 3);
@@ -227,7 +227,7 @@ TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "
   CHECK(log.TimeOfTag(2) == 0);
   CHECK(log.TimeOfTag(3) == 0);
   CHECK(net->stats().flows_completed == 4);
-  CHECK(net->link_counters(0).bytes == 1000);
+  CHECK(net->link_counters(LinkId(0)).bytes == 1000);
 }
 
 TEST_CASE("an observer can start the next flow from its callback", "[network]") {
@@ -237,7 +237,7 @@ TEST_CASE("an observer can start the next flow from its callback", "[network]") 
     Network* net;
     Simulator* sim;
     std::vector<Time> ends;
-    std::vector<LinkId> route = {0};
+    std::vector<LinkId> route = LinkIds({0});
     void OnFlowCompleted(FlowId, uint64_t tag) override {
       ends.push_back(sim->now());
       if (tag < 2) net->StartFlow(route, 2'000'000, this, tag + 1);
@@ -250,7 +250,7 @@ TEST_CASE("an observer can start the next flow from its callback", "[network]") 
   // Each hop: 1 us + 2e6 / 2e9 s = 1 ms.
   CHECK(chain.ends == std::vector<Time>{1001 * kMicrosecond, 2002 * kMicrosecond, 3003 * kMicrosecond});
   // Busy only while bytes flow: 3 x 1 ms, the latency gaps excluded.
-  CHECK(net->link_counters(0).busy_time == 3 * kMillisecond);
+  CHECK(net->link_counters(LinkId(0)).busy_time == 3 * kMillisecond);
 }
 
 // Random routes over random links, flows starting over time: at every checkpoint every transmitting
@@ -302,8 +302,8 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
     for (const auto& [id, p] : started) {
       const double rate = net->FlowRate(id);
       for (LinkId l : p->route) {
-        load[l] += rate;
-        max_rate[l] = std::max(max_rate[l], rate);
+        load[l.value()] += rate;
+        max_rate[l.value()] = std::max(max_rate[l.value()], rate);
       }
     }
     bool any = false;
@@ -313,8 +313,8 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
       any = true;
       bool has_bottleneck = false;
       for (LinkId l : p->route) {
-        const double capacity = specs[l].capacity_bytes_per_s;
-        if (load[l] >= capacity * (1 - 1e-9) && rate >= max_rate[l] * (1 - 1e-9)) {
+        const double capacity = specs[l.value()].capacity_bytes_per_s;
+        if (load[l.value()] >= capacity * (1 - 1e-9) && rate >= max_rate[l.value()] * (1 - 1e-9)) {
           has_bottleneck = true;
         }
       }
@@ -330,9 +330,9 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
   // Bytes are conserved per link: what completed equals what was routed over it.
   std::vector<int64_t> routed(num_links, 0);
   for (const Planned& p : planned) {
-    for (LinkId l : p.route) routed[l] += p.bytes;
+    for (LinkId l : p.route) routed[l.value()] += p.bytes;
   }
-  for (int l = 0; l < num_links; ++l) CHECK(net->link_counters(l).bytes == routed[l]);
+  for (int l = 0; l < num_links; ++l) CHECK(net->link_counters(LinkId(l)).bytes == routed[l]);
 }
 
 TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
@@ -362,8 +362,8 @@ TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", 
   auto net =
       MakeNetwork(&sim, {{4 * kGBps, 1 * kMicrosecond}, {2 * kGBps, 1 * kMicrosecond}}, NetworkMode::kContentionFree);
   CHECK(net->mode_name() == std::string("contention-free"));
-  const std::vector<LinkId> both = {0, 1};
-  const std::vector<LinkId> first = {0};
+  const std::vector<LinkId> both = LinkIds({0, 1});
+  const std::vector<LinkId> first = LinkIds({0});
   for (int i = 0; i < 5; ++i) net->StartFlow(both, 2'000'000, &log, i);
   net->StartFlow(first, 2'000'000, &log, 9);
   sim.Run();
@@ -371,7 +371,7 @@ TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", 
   for (int i = 0; i < 5; ++i) CHECK(log.TimeOfTag(i) == 1002 * kMicrosecond);
   CHECK(log.TimeOfTag(9) == 501 * kMicrosecond);
   CHECK(net->stats().recomputations == 0);
-  CHECK(net->link_counters(0).bytes == 12'000'000);
+  CHECK(net->link_counters(LinkId(0)).bytes == 12'000'000);
 }
 
 TEST_CASE("bad links and mode names are refused with the field named", "[network]") {
@@ -397,7 +397,7 @@ TEST_CASE("merged weighted flows count on their links as the flows that merged",
   auto net = Network::Create(&sim, {{1e9, kMicrosecond}, {1e9, kMicrosecond}}, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
   Log log(&sim);
-  const std::vector<LinkId> route{0, 1};
+  const std::vector<LinkId> route = LinkIds({0, 1});
   const std::vector<double> weights{0.5, 2.5};
   for (uint64_t tag = 0; tag < 3; ++tag) (*net)->StartWeightedFlow(route, weights, 1001, &log, tag);
   sim.Run();
@@ -405,10 +405,10 @@ TEST_CASE("merged weighted flows count on their links as the flows that merged",
   CHECK((*net)->stats().flows_completed == 3);
   REQUIRE(log.done.size() == 3);
   for (uint64_t tag = 0; tag < 3; ++tag) CHECK(log.done[tag].tag == tag);
-  CHECK((*net)->link_counters(0).bytes == 3 * 501);
-  CHECK((*net)->link_counters(0).flows == 3);
-  CHECK((*net)->link_counters(1).bytes == 3 * 2503);
-  CHECK((*net)->link_counters(1).flows == 3 * 3);
+  CHECK((*net)->link_counters(LinkId(0)).bytes == 3 * 501);
+  CHECK((*net)->link_counters(LinkId(0)).flows == 3);
+  CHECK((*net)->link_counters(LinkId(1)).bytes == 3 * 2503);
+  CHECK((*net)->link_counters(LinkId(1)).flows == 3 * 3);
 }
 
 }  // namespace
