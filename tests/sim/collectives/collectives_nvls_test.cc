@@ -11,6 +11,7 @@
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/simulate.h"
 #include "tests/service/driver/build_topology.h"
+#include "tests/sim/collectives/collectives_star.h"
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
