@@ -502,16 +502,9 @@ bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
 
 // The layer's collectives, with absolute per-rank bytes for the local microbatch. `fp8_gathers`: torchao's
 // Float8ColwiseParallel casts a block linear's input before its sequence-parallel all-gather, which then moves one byte
-// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts). `layer_recompute` is the
-// layer's own recomputation (Megatron's block method leaves some blocks without).
-void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, spec::Recompute layer_recompute,
-                         const StageShares& s, bool fp8_gathers, StageCost* cost) {
-  // A full recomputation reruns the block's forward in the backward, collectives included: Megatron-LM's
-  // CheckpointFunction.backward calls the layers' forward again (megatron/mpu/random.py at v2.5), whose
-  // row-parallel linears all-reduce (mpu/mappings.py); PyTorch's checkpoint reruns DTensor's collectives, which
-  // AOTAutograd's partitioner recomputes inside a user's AC region (force_save_collectives).
-  const bool full_recompute = layer.recomputable && layer_recompute == spec::Recompute::kFull;
-  std::vector<StageCollective> recomputed;
+// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts).
+void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, bool fp8_gathers,
+                         StageCost* cost) {
   const int passes = ForwardPasses(layer, c);
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     const int group_size = GroupSize(lc.group, c);
@@ -531,18 +524,12 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
         cost->backward_collectives.push_back(
             {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers});
       }
-      if (full_recompute) {
-        recomputed.push_back(
-            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count, true});
-      }
     }
     if (lc.backward_count > 0) {
       cost->backward_collectives.push_back(
           {lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward, lc.userbuffers});
     }
   }
-  // The list is reversed once every layer is in: the recomputation runs before the layer's backward.
-  cost->backward_collectives.insert(cost->backward_collectives.end(), recomputed.rbegin(), recomputed.rend());
 }
 
 // Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
@@ -659,8 +646,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
-    AddLayerCollectives(layer, i, c, layer_config.recompute, s,
-                        c.fp8_dynamic_casts && model.dtype() == spec::DType::kFp8, &cost);
+    AddLayerCollectives(layer, i, c, s, c.fp8_dynamic_casts && model.dtype() == spec::DType::kFp8, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());

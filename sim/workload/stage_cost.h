@@ -112,9 +112,6 @@ struct StageCollective {
   bool async_backward = false;
   bool userbuffers = false;  // LayerCollective::userbuffers
   int32_t fc2_count = 0;     // of count, LayerCollective::fc2_forward_count (forward)
-  // Backward only: a forward collective run again by a full recomputation of its layer (every framework's
-  // activation checkpointing reruns the block's forward, its collectives included).
-  bool recomputed = false;
 };
 
 // Memory per GPU of the stage, in bytes.
