@@ -9,7 +9,7 @@ namespace {
 
 void PrintUsage(std::FILE* out) {
   std::fprintf(out, "usage: hetsim <command> [options]   (hetsim <command> --help for its options)\n\ncommands:\n");
-  for (const auto& c : hetsim::app::AllCommands()) std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
+  for (const auto& c : hetsim::cli::AllCommands()) std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
 }
 
 }  // namespace
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     std::printf("hetsim %s\n", HETSIM_VERSION_STRING);
     return 0;
   }
-  for (const auto& c : hetsim::app::AllCommands()) {
+  for (const auto& c : hetsim::cli::AllCommands()) {
     if (name == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
   }
   std::fprintf(stderr, "hetsim: unknown command '%s'\n", name.c_str());

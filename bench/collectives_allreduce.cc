@@ -44,12 +44,13 @@ v1::Cluster FatTreeCluster(int nodes) {
   return c;
 }
 
-void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgorithm algorithm, int32_t channels,
-                   sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
-                   sim::RingSteps ring_steps = sim::RingSteps::kAuto, bool representative = false) {
+void RunCollective(benchmark::State& state, CollectiveOp op, collectives::CollectiveAlgorithm algorithm,
+                   int32_t channels,
+                   collectives::CollectiveAlgorithm inter_node = collectives::CollectiveAlgorithm::kAuto,
+                   collectives::RingSteps ring_steps = collectives::RingSteps::kAuto, bool representative = false) {
   const int gpus = static_cast<int>(state.range(0));
   const auto topo = *hetsim::testing::BuildTopology(FatTreeCluster(gpus / 8));
-  sim::CollectiveRequest req;
+  collectives::CollectiveRequest req;
   req.op = op;
   for (GpuId g : IdsBelow<GpuId>(gpus)) req.gpus.push_back(g);
   req.bytes = int64_t{1} << 30;
@@ -59,10 +60,10 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   req.ring_steps = ring_steps;
   req.representative = representative;
   uint64_t flows = 0, events = 0;
-  sim::CollectiveResult last;
+  collectives::CollectiveResult last;
   for (auto _ : state) {
     topology::Router router(topo);
-    auto r = sim::SimulateCollective(topo, router, req);
+    auto r = collectives::SimulateCollective(topo, router, req);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;
@@ -82,7 +83,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   state.counters["sim_us"] = TimeToSeconds(last.time) * 1e6;
   state.counters["aggregated"] = last.shape.aggregated ? 1 : 0;
   state.counters["representative"] = last.shape.representative ? 1 : 0;
-  state.counters["inter_tree"] = last.shape.inter_node == sim::CollectiveAlgorithm::kTree ? 1 : 0;
+  state.counters["inter_tree"] = last.shape.inter_node == collectives::CollectiveAlgorithm::kTree ? 1 : 0;
   state.counters["recomputes"] = static_cast<double>(last.network.recomputations);
   state.counters["visited"] = static_cast<double>(last.network.flows_visited);
   state.counters["rerated"] = static_cast<double>(last.network.flows_rerated);
@@ -91,65 +92,73 @@ void RunCollective(benchmark::State& state, CollectiveOp op, sim::CollectiveAlgo
   state.counters["maxrss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-void AllReduce(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
-               sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto,
-               sim::RingSteps ring_steps = sim::RingSteps::kAuto, bool representative = false) {
+void AllReduce(benchmark::State& state, collectives::CollectiveAlgorithm algorithm, int32_t channels,
+               collectives::CollectiveAlgorithm inter_node = collectives::CollectiveAlgorithm::kAuto,
+               collectives::RingSteps ring_steps = collectives::RingSteps::kAuto, bool representative = false) {
   RunCollective(state, CollectiveOp::kAllReduce, algorithm, channels, inter_node, ring_steps, representative);
 }
 // The opt-in representative approximation (sim/collectives/representative.h): one channel of eight, one
 // rail of a hierarchy, eight node-shift strata of an all-to-all, as weighted flows.
-void AllReduceRepresentative(benchmark::State& state, sim::CollectiveAlgorithm algorithm, int32_t channels,
-                             sim::CollectiveAlgorithm inter_node = sim::CollectiveAlgorithm::kAuto) {
-  AllReduce(state, algorithm, channels, inter_node, sim::RingSteps::kAuto, true);
+void AllReduceRepresentative(benchmark::State& state, collectives::CollectiveAlgorithm algorithm, int32_t channels,
+                             collectives::CollectiveAlgorithm inter_node = collectives::CollectiveAlgorithm::kAuto) {
+  AllReduce(state, algorithm, channels, inter_node, collectives::RingSteps::kAuto, true);
 }
 
 // All-to-all of a 1 GiB send buffer per rank (2 MiB to each of 512 peers).
 void BM_AllToAllDirect(benchmark::State& state) {
-  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kDirect, 0);
+  RunCollective(state, CollectiveOp::kAllToAll, collectives::CollectiveAlgorithm::kDirect, 0);
 }
 void BM_AllToAllDirectRepresentative(benchmark::State& state) {
-  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kDirect, 0, sim::CollectiveAlgorithm::kAuto,
-                sim::RingSteps::kAuto, true);
+  RunCollective(state, CollectiveOp::kAllToAll, collectives::CollectiveAlgorithm::kDirect, 0,
+                collectives::CollectiveAlgorithm::kAuto, collectives::RingSteps::kAuto, true);
 }
 void BM_AllToAllPairwise(benchmark::State& state) {
-  RunCollective(state, CollectiveOp::kAllToAll, sim::CollectiveAlgorithm::kPairwise, 0);
+  RunCollective(state, CollectiveOp::kAllToAll, collectives::CollectiveAlgorithm::kPairwise, 0);
 }
 
-void BM_AllReduceHierarchical(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0); }
+void BM_AllReduceHierarchical(benchmark::State& state) {
+  AllReduce(state, collectives::CollectiveAlgorithm::kHierarchical, 0);
+}
 void BM_AllReduceHierRingInter(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing);
+  AllReduce(state, collectives::CollectiveAlgorithm::kHierarchical, 0, collectives::CollectiveAlgorithm::kRing);
 }
 void BM_AllReduceHierTreeInter(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kTree);
+  AllReduce(state, collectives::CollectiveAlgorithm::kHierarchical, 0, collectives::CollectiveAlgorithm::kTree);
 }
 void BM_AllReduceHierRingInterStepped(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing,
-            sim::RingSteps::kStepped);
+  AllReduce(state, collectives::CollectiveAlgorithm::kHierarchical, 0, collectives::CollectiveAlgorithm::kRing,
+            collectives::RingSteps::kStepped);
 }
 void BM_AllReduceHierTreeInterStepped(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kTree,
-            sim::RingSteps::kStepped);
+  AllReduce(state, collectives::CollectiveAlgorithm::kHierarchical, 0, collectives::CollectiveAlgorithm::kTree,
+            collectives::RingSteps::kStepped);
 }
-void BM_AllReduceFlatTree(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kTree, 0); }
+void BM_AllReduceFlatTree(benchmark::State& state) { AllReduce(state, collectives::CollectiveAlgorithm::kTree, 0); }
 void BM_AllReduceFlatTreeRepresentative(benchmark::State& state) {
-  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kTree, 0);
+  AllReduceRepresentative(state, collectives::CollectiveAlgorithm::kTree, 0);
 }
 void BM_AllReduceHierTreeInterRepresentative(benchmark::State& state) {
-  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kTree);
+  AllReduceRepresentative(state, collectives::CollectiveAlgorithm::kHierarchical, 0,
+                          collectives::CollectiveAlgorithm::kTree);
 }
 void BM_AllReduceHierRingInterRepresentative(benchmark::State& state) {
-  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kHierarchical, 0, sim::CollectiveAlgorithm::kRing);
+  AllReduceRepresentative(state, collectives::CollectiveAlgorithm::kHierarchical, 0,
+                          collectives::CollectiveAlgorithm::kRing);
 }
 void BM_AllReduceRing8ChannelsRepresentative(benchmark::State& state) {
-  AllReduceRepresentative(state, sim::CollectiveAlgorithm::kRing, 8);
+  AllReduceRepresentative(state, collectives::CollectiveAlgorithm::kRing, 8);
 }
-void BM_AllReduceFlatRing(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 1); }
+void BM_AllReduceFlatRing(benchmark::State& state) { AllReduce(state, collectives::CollectiveAlgorithm::kRing, 1); }
 void BM_AllReduceFlatRingStepped(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kRing, 1, sim::CollectiveAlgorithm::kAuto, sim::RingSteps::kStepped);
+  AllReduce(state, collectives::CollectiveAlgorithm::kRing, 1, collectives::CollectiveAlgorithm::kAuto,
+            collectives::RingSteps::kStepped);
 }
-void BM_AllReduceRing8Channels(benchmark::State& state) { AllReduce(state, sim::CollectiveAlgorithm::kRing, 8); }
+void BM_AllReduceRing8Channels(benchmark::State& state) {
+  AllReduce(state, collectives::CollectiveAlgorithm::kRing, 8);
+}
 void BM_AllReduceRing8ChannelsStepped(benchmark::State& state) {
-  AllReduce(state, sim::CollectiveAlgorithm::kRing, 8, sim::CollectiveAlgorithm::kAuto, sim::RingSteps::kStepped);
+  AllReduce(state, collectives::CollectiveAlgorithm::kRing, 8, collectives::CollectiveAlgorithm::kAuto,
+            collectives::RingSteps::kStepped);
 }
 
 // Rings of more than 128 ranks and double trees of more than 65,536 stepped flows run aggregated

@@ -11,7 +11,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/engine/split_mix.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 namespace {
 
 constexpr Time kMaxIncrement = 2 * kMicrosecond;  // uniform in [1, 2 us]: mean 1 us
@@ -110,4 +110,4 @@ void BM_EngineHoldWithReschedule(benchmark::State& state) {
 BENCHMARK(BM_EngineHoldWithReschedule)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine

@@ -41,7 +41,7 @@ hetsim::proto::PlanInputs Validated(hetsim::proto::PlanInputs in) {
 // The bundled example as `hetsim example` writes it: cluster-512gpu, model-gpt39b, plan-512gpu.
 hetsim::proto::PlanInputs Bundled512() {
   hetsim::proto::PlanInputs in;
-  for (const hetsim::app::Example& e : hetsim::app::BundledExamples(hetsim::proto::FileFormat::kText)) {
+  for (const hetsim::cli::Example& e : hetsim::cli::BundledExamples(hetsim::proto::FileFormat::kText)) {
     if (e.name == "cluster-512gpu") in.cluster.CopyFrom(*e.message);
     if (e.name == "model-gpt39b") in.model.CopyFrom(*e.message);
     if (e.name == "plan-512gpu") in.plan.CopyFrom(*e.message);
@@ -128,7 +128,7 @@ hetsim::proto::PlanInputs Homogeneous(int nodes) {
 // microbatches (100,000 GPUs: 12,500 nodes, DP 625).
 hetsim::proto::PlanInputs Llama3(const char* plan_name, int nodes = 2048) {
   hetsim::proto::PlanInputs in;
-  for (const hetsim::app::Example& e : hetsim::app::BundledExamples(hetsim::proto::FileFormat::kText)) {
+  for (const hetsim::cli::Example& e : hetsim::cli::BundledExamples(hetsim::proto::FileFormat::kText)) {
     if (e.name == "cluster-16k-h100") in.cluster.CopyFrom(*e.message);
     if (e.name == plan_name) in.plan.CopyFrom(*e.message);
   }
@@ -165,8 +165,8 @@ hetsim::proto::PlanInputs Llama3(const char* plan_name, int nodes = 2048) {
 // representative boundary flows (docs/performance.md measures their error).
 hetsim::driver::SimulateOptions Approximated() {
   hetsim::driver::SimulateOptions o;
-  o.grad_sync_ring_steps = hetsim::sim::RingSteps::kAggregated;
-  o.boundary_flows = hetsim::sim::executor::BoundaryFlows::kRepresentative;
+  o.grad_sync_ring_steps = hetsim::collectives::RingSteps::kAggregated;
+  o.boundary_flows = hetsim::executor::BoundaryFlows::kRepresentative;
   return o;
 }
 

@@ -15,7 +15,7 @@
 #include "sim/engine/split_mix.h"
 #include "sim/network/network.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 namespace {
 
 // Hosts in groups of 16 under a leaf; every leaf has an uplink and a downlink to each of 8 spines.
@@ -50,7 +50,7 @@ class FatTree {
     const int src_leaf = src / kHostsPerLeaf;
     const int dst_leaf = dst / kHostsPerLeaf;
     if (src_leaf != dst_leaf) {
-      SplitMix64 hash(static_cast<uint64_t>(src) * 1000003 + static_cast<uint64_t>(dst) + key);
+      engine::SplitMix64 hash(static_cast<uint64_t>(src) * 1000003 + static_cast<uint64_t>(dst) + key);
       const int spine = static_cast<int>(hash.Below(kSpines));
       route.push_back(LinkId(spine_base_.value() + 2 * (src_leaf * kSpines + spine)));
       route.push_back(LinkId(spine_base_.value() + 2 * (dst_leaf * kSpines + spine) + 1));
@@ -86,7 +86,7 @@ class PermutationLoop : public FlowObserver {
   Network* net_;
   int hosts_;
   uint64_t remaining_;
-  SplitMix64 rng_{1};
+  engine::SplitMix64 rng_{1};
   std::vector<LinkId> route_;
 };
 
@@ -97,7 +97,7 @@ void RunAndReport(benchmark::State& state, const FatTree& tree, StartTraffic sta
   uint64_t total_events = 0;
   NetworkStats stats;
   for (auto _ : state) {
-    Simulator sim;
+    engine::Simulator sim;
     auto net = Network::Create(&sim, tree.links(), NetworkMode::kMaxMinFair);
     auto driver = start(net->get());
     sim.Run();
@@ -166,4 +166,4 @@ void BM_NetworkRingSteps(benchmark::State& state) {
 BENCHMARK(BM_NetworkRingSteps)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::network

@@ -9,7 +9,7 @@
 
 namespace {
 
-using namespace hetsim::sim::pipeline;
+using namespace hetsim::pipeline;
 using hetsim::Time;
 using namespace hetsim::time_literals;
 

@@ -10,7 +10,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 const ModelCost& Gpt39b() {
   static const ModelCost model = [] {

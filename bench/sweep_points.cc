@@ -18,7 +18,7 @@
 
 namespace {
 
-using hetsim::app::BundledExamples;
+using hetsim::cli::BundledExamples;
 
 constexpr char kPlan[] = R"pb(
   name: "gpt39b-64gpu"
@@ -73,7 +73,7 @@ std::string WriteInputs() {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / absl::StrCat("hetsim-bench-sweep-", ::getpid());
   std::filesystem::create_directories(dir);
-  for (const hetsim::app::Example& e : BundledExamples(hetsim::proto::FileFormat::kText)) {
+  for (const hetsim::cli::Example& e : BundledExamples(hetsim::proto::FileFormat::kText)) {
     if (e.name != "cluster-512gpu" && e.name != "model-gpt39b") continue;
     absl::StatusOr<std::string> text = hetsim::proto::SerializeMessage(*e.message, hetsim::proto::FileFormat::kText);
     std::string contents = *text;

@@ -128,8 +128,7 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     im.gpus_per_node = t.gpus_per_node(i);
     im.hbm_bytes = static_cast<int64_t>(isl.gpu.hbm_capacity_bytes);
     const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", isl.gpu.name);
-    absl::StatusOr<sim::workload::GpuCompute> gc =
-        sim::workload::GpuCompute::Create(isl.gpu, dtype, where, t.cluster().ideal);
+    absl::StatusOr<workload::GpuCompute> gc = workload::GpuCompute::Create(isl.gpu, dtype, where, t.cluster().ideal);
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
@@ -250,22 +249,22 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);
 }
 
-int StageGroups::Size(sim::workload::CollectiveGroup group) const {
+int StageGroups::Size(workload::CollectiveGroup group) const {
   const int etp = ExpertTensorParallel();
   switch (group) {
-    case sim::workload::CollectiveGroup::kTensor: return tensor_parallel;
-    case sim::workload::CollectiveGroup::kExpert: return expert_parallel;
-    case sim::workload::CollectiveGroup::kExpertTensor: return etp;
-    case sim::workload::CollectiveGroup::kExpertAndTensor: return etp * expert_parallel;
+    case workload::CollectiveGroup::kTensor: return tensor_parallel;
+    case workload::CollectiveGroup::kExpert: return expert_parallel;
+    case workload::CollectiveGroup::kExpertTensor: return etp;
+    case workload::CollectiveGroup::kExpertAndTensor: return etp * expert_parallel;
   }
   return 1;
 }
 
-int StageGroups::Span(sim::workload::CollectiveGroup group) const {
-  return group == sim::workload::CollectiveGroup::kExpert ? ExpertTensorParallel() * expert_parallel : Size(group);
+int StageGroups::Span(workload::CollectiveGroup group) const {
+  return group == workload::CollectiveGroup::kExpert ? ExpertTensorParallel() * expert_parallel : Size(group);
 }
 
-int StageGroups::MembersPerNode(sim::workload::CollectiveGroup group) const {
+int StageGroups::MembersPerNode(workload::CollectiveGroup group) const {
   const int n = Size(group), span = Span(group);
   // Blocks of `span` GPUs start at multiples of span, nodes at multiples of gpus_per_node: a node cuts
   // a block into pieces that are multiples of their gcd, the smallest piece being the gcd itself.
@@ -281,8 +280,7 @@ double ClusterModel::NicShare(const IslandModel& im, int mesh_gpus_per_node) con
   return im.node_nic_bytes_per_s / nics / std::max(1, std::min(mesh_gpus_per_node, gpus_per_nic));
 }
 
-Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
-                                  const sim::workload::StageCollective& c) const {
+Time ClusterModel::CollectiveTime(int island, const StageGroups& groups, const workload::StageCollective& c) const {
   const IslandModel& im = islands_[island];
   const int n = groups.Size(c.group);
   const int local = groups.MembersPerNode(c.group);
@@ -297,10 +295,10 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
   if (local >= n || nic_bw <= 0) {
     if (bw <= 0) return 0;
     switch (c.op) {
-      case CollectiveOp::kAllReduce: seconds = sim::RingAllReduceSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllReduce: seconds = collectives::RingAllReduceSeconds(n, c.bytes, bw, lat); break;
       case CollectiveOp::kAllGather:
-      case CollectiveOp::kReduceScatter: seconds = sim::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
-      case CollectiveOp::kAllToAll: seconds = sim::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kReduceScatter: seconds = collectives::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllToAll: seconds = collectives::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
       case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost_internal.h)
       case CollectiveOp::kBroadcast: break;
     }
@@ -315,12 +313,12 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
   const double inter_lat = TimeToSeconds(im.inter_node.latency);
   switch (c.op) {
     case CollectiveOp::kAllReduce:
-      seconds = sim::HierarchicalAllReduceSeconds(local, nodes, c.bytes, intra_bw, lat, nic_bw, inter_lat);
+      seconds = collectives::HierarchicalAllReduceSeconds(local, nodes, c.bytes, intra_bw, lat, nic_bw, inter_lat);
       break;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-      seconds = sim::RingAllGatherSeconds(local, c.bytes, intra_bw, lat) +
-                sim::RingAllGatherSeconds(nodes, c.bytes / local, nic_bw, inter_lat);
+      seconds = collectives::RingAllGatherSeconds(local, c.bytes, intra_bw, lat) +
+                collectives::RingAllGatherSeconds(nodes, c.bytes / local, nic_bw, inter_lat);
       break;
     case CollectiveOp::kAllToAll:
       seconds = inter_lat + std::max(c.bytes * (local - 1) / n / intra_bw, c.bytes * (n - local) / n / nic_bw);
@@ -332,9 +330,9 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups,
 }
 
 Time ClusterModel::CollectivesTime(int island, const StageGroups& groups,
-                                   const std::vector<sim::workload::StageCollective>& collectives) const {
+                                   const std::vector<workload::StageCollective>& collectives) const {
   Time total = 0;
-  for (const sim::workload::StageCollective& c : collectives) total += CollectiveTime(island, groups, c);
+  for (const workload::StageCollective& c : collectives) total += CollectiveTime(island, groups, c);
   return total;
 }
 
@@ -348,11 +346,13 @@ Time ClusterModel::GradSyncTime(int island, MeshShape shape, int stride, double 
   const int gpn = std::max(1, shape.gpus_per_node);
   const int local = gpn % std::max(1, stride) == 0 ? gpn / std::max(1, stride) : 1;
   const int nodes = std::max(1, dp / local);
-  if (nodes == 1) return SecondsToTime(sim::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
+  if (nodes == 1)
+    return SecondsToTime(collectives::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
   const double inter_bw = NicShare(im, shape.gpus_per_node);
-  return SecondsToTime(sim::HierarchicalAllReduceSeconds(local, nodes, bytes, std::max(1.0, im.intra_node.bytes_per_s),
-                                                         intra_lat, inter_bw, TimeToSeconds(im.inter_node.latency)));
+  return SecondsToTime(collectives::HierarchicalAllReduceSeconds(local, nodes, bytes,
+                                                                 std::max(1.0, im.intra_node.bytes_per_s), intra_lat,
+                                                                 inter_bw, TimeToSeconds(im.inter_node.latency)));
 }
 
 }  // namespace hetsim::planner

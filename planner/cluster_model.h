@@ -64,10 +64,10 @@ struct IslandModel {
   int nodes = 0;
   int gpus_per_node = 0;
   int gpus() const { return nodes * gpus_per_node; }
-  int64_t hbm_bytes = 0;                         // per GPU
-  double peak_flop_per_s = 0;                    // per GPU, compute dtype
-  std::optional<sim::workload::GpuCompute> gpu;  // always set by ClusterModel::Create
-  LinkFigures intra_node;                        // GPU to GPU inside a node (zero when one GPU per node)
+  int64_t hbm_bytes = 0;                    // per GPU
+  double peak_flop_per_s = 0;               // per GPU, compute dtype
+  std::optional<workload::GpuCompute> gpu;  // always set by ClusterModel::Create
+  LinkFigures intra_node;                   // GPU to GPU inside a node (zero when one GPU per node)
   // PCIe-tree nodes (NVLink bridges, the hybrid cube-mesh, no_p2p) only, where pairs differ: per ring
   // size k and GPUs busy per node m, [k * (gpus_per_node + 1) + m], what each hop of a ring over k
   // consecutive GPUs reaches while the m / k rings over the node's first m GPUs run at once (its slowest
@@ -113,10 +113,10 @@ struct StageGroups {
   int expert_tensor_parallel = 0;  // 0: tensor_parallel
   int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
-  int Size(sim::workload::CollectiveGroup group) const;
-  int Span(sim::workload::CollectiveGroup group) const;
+  int Size(workload::CollectiveGroup group) const;
+  int Span(workload::CollectiveGroup group) const;
   // The fewest members of one group of `group` in one node: Size when every group fits in a node.
-  int MembersPerNode(sim::workload::CollectiveGroup group) const;
+  int MembersPerNode(workload::CollectiveGroup group) const;
 };
 
 class ClusterModel {
@@ -140,9 +140,9 @@ class ClusterModel {
 
   // A stage's layer collectives, forward or backward, each on its group (StageGroups); CollectiveTime
   // prices one entry (all its calls).
-  Time CollectiveTime(int island, const StageGroups& groups, const sim::workload::StageCollective& collective) const;
+  Time CollectiveTime(int island, const StageGroups& groups, const workload::StageCollective& collective) const;
   Time CollectivesTime(int island, const StageGroups& groups,
-                       const std::vector<sim::workload::StageCollective>& collectives) const;
+                       const std::vector<workload::StageCollective>& collectives) const;
   // Data-parallel gradient synchronisation of `bytes` per GPU over groups of the stage's GPUs `stride`
   // apart (TP for the dense parameters' DP x CP groups, ETP x EP for the experts' expert-data-parallel
   // groups), every group at once: ring inside a node, hierarchical (intra-node reduce-scatter,

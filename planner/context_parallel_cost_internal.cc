@@ -39,7 +39,7 @@ Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int ten
 
 ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,
                                         int context_parallel, spec::ContextParallelComm comm,
-                                        const std::vector<sim::workload::ContextParallelAttention>& attention) {
+                                        const std::vector<workload::ContextParallelAttention>& attention) {
   ContextParallelTime out;
   if (context_parallel <= 1) return out;
   const auto step = [&](double bytes) {
@@ -48,15 +48,15 @@ ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape sha
   // An all-to-all sends (CP - 1) / CP of its bytes from every GPU at once, over the same edges a ring
   // step uses: priced as one step of that many bytes.
   const double a2a_share = static_cast<double>(context_parallel - 1) / context_parallel;
-  for (const sim::workload::ContextParallelAttention& a : attention) {
+  for (const workload::ContextParallelAttention& a : attention) {
     const double bytes = static_cast<double>(a.step_bytes);
-    sim::workload::ContextParallelSteps steps;
+    workload::ContextParallelSteps steps;
     // The all-gather's K and V are a collective each (Transformer Engine): two steps of B/2.
     steps.kv = comm == spec::ContextParallelComm::kAllGather ? 2 * step(bytes / 2) : step(bytes);
     steps.kv_grad = step(2.0 * bytes);
     steps.qkv_a2a = step(a2a_share * static_cast<double>(a.query_bytes + a.step_bytes));
     steps.context_a2a = step(a2a_share * static_cast<double>(a.context_bytes));
-    sim::workload::AddAttentionExchange(a, context_parallel, comm, steps, out);
+    workload::AddAttentionExchange(a, context_parallel, comm, steps, out);
   }
   return out;
 }

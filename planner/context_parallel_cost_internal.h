@@ -25,7 +25,7 @@
 
 namespace hetsim::planner {
 
-using sim::workload::ContextParallelTime;
+using workload::ContextParallelTime;
 
 // One ring step of `bytes` per GPU on a `shape` mesh of `island` with the given TP and CP degrees.
 Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int tensor_parallel, int context_parallel,
@@ -35,7 +35,7 @@ Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int ten
 // zero when context_parallel <= 1.
 ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,
                                         int context_parallel, spec::ContextParallelComm comm,
-                                        const std::vector<sim::workload::ContextParallelAttention>& attention);
+                                        const std::vector<workload::ContextParallelAttention>& attention);
 
 }  // namespace hetsim::planner
 

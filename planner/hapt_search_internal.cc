@@ -136,7 +136,7 @@ void HaptSearch::BuildIndex() {
 int HaptSearch::Delta(Time comm, Time t_max) const {
   switch (options_.schedule) {
     case spec::ScheduleKind::kEager1F1B: return 2;
-    case spec::ScheduleKind::kH1F1B: return sim::pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
+    case spec::ScheduleKind::kH1F1B: return pipeline::H1F1BDelta(comm, t_max, options_.epsilon);
     case spec::ScheduleKind::kGpipe:
     case spec::ScheduleKind::kOneFOneB:
     case spec::ScheduleKind::kInterleaved1F1B: break;
@@ -150,7 +150,7 @@ Time HaptSearch::Score(const std::vector<SearchedStage>& stages) const {
     t.push_back(s.option.total());
     c.push_back(s.comm_out);
   }
-  return sim::pipeline::Eq13(t, c, microbatches_).iteration;
+  return pipeline::Eq13(t, c, microbatches_).iteration;
 }
 
 // The DP table of one Solve: a Pareto cell per (first layer group k, island j of the stage that

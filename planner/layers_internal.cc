@@ -4,12 +4,12 @@
 
 namespace hetsim::planner {
 
-using sim::workload::LayerKind;
+using workload::LayerKind;
 
 spec::ModelSpec RefineGranularity(const spec::ModelSpec& model, int target_layers) {
   spec::ModelSpec refined = model;
   if (!model.transformer || model.transformer->granularity != spec::Granularity::kBlock) return refined;
-  if (target_layers > sim::workload::ModelCost::Create(model).num_layers()) {
+  if (target_layers > workload::ModelCost::Create(model).num_layers()) {
     refined.transformer->granularity = spec::Granularity::kSublayer;
   }
   return refined;
@@ -39,7 +39,7 @@ void SplitEvenly(int first, int count, int parts, int period, std::vector<LayerG
   }
 }
 
-std::vector<LayerGroup> Structural(const sim::workload::ModelCost& cost, int target) {
+std::vector<LayerGroup> Structural(const workload::ModelCost& cost, int target) {
   const int n = cost.num_layers();
   int body_first = 0, body_end = n;
   if (n > 0 && cost.layer(0).kind == LayerKind::kEmbedding) body_first = 1;
@@ -53,7 +53,7 @@ std::vector<LayerGroup> Structural(const sim::workload::ModelCost& cost, int tar
   return groups;
 }
 
-std::vector<LayerGroup> Balanced(const sim::workload::ModelCost& cost, int target) {
+std::vector<LayerGroup> Balanced(const workload::ModelCost& cost, int target) {
   const int n = cost.num_layers();
   double total = 0;
   for (int i = 0; i < n; ++i) total += cost.layer(i).forward_flop_per_sample;
@@ -77,7 +77,7 @@ std::vector<LayerGroup> Balanced(const sim::workload::ModelCost& cost, int targe
 
 }  // namespace
 
-std::vector<LayerGroup> BuildPlannerLayers(const sim::workload::ModelCost& cost, int target_layers,
+std::vector<LayerGroup> BuildPlannerLayers(const workload::ModelCost& cost, int target_layers,
                                            LayerConstruction construction) {
   const int n = cost.num_layers();
   if (target_layers <= 0 || target_layers >= n) return OnePerLayer(n);

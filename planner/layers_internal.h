@@ -34,7 +34,7 @@ spec::ModelSpec RefineGranularity(const spec::ModelSpec& model, int target_layer
 
 // Groups the layers of `cost` into `target_layers` groups (0 or >= the model's layer count: one group
 // per model layer). Never returns an empty group.
-std::vector<LayerGroup> BuildPlannerLayers(const sim::workload::ModelCost& cost, int target_layers,
+std::vector<LayerGroup> BuildPlannerLayers(const workload::ModelCost& cost, int target_layers,
                                            LayerConstruction construction);
 
 }  // namespace hetsim::planner

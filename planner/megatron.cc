@@ -22,7 +22,7 @@ std::optional<MeshShape> ShapeFor(const IslandModel& im, int g) {
 }
 
 // Megatron's layer split: blocks evenly over the stages, embedding first, head last.
-std::vector<std::pair<int, int>> EvenSplit(const sim::workload::ModelCost& model, int stages) {
+std::vector<std::pair<int, int>> EvenSplit(const workload::ModelCost& model, int stages) {
   const int n = model.num_layers();
   const bool structured = model.is_transformer() && n >= 3;
   const int body_first = structured ? 1 : 0;
@@ -121,7 +121,7 @@ bool ExpertsFitNodes(const GridLayout& l, int ep) {
 
 std::optional<PipelineCandidate> PlanMegatron(const PlannerContext& ctx) {
   Profiler& prof = *ctx.profiler;
-  const sim::workload::ModelCost& model = prof.model();
+  const workload::ModelCost& model = prof.model();
   const std::string& ref_gpu = prof.cluster().island(0).gpu_type;
   std::optional<std::tuple<Time, int, int, int, int, int>> best_key;
   std::optional<PipelineCandidate> best;

@@ -93,7 +93,7 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
     }
   }
   return replicas > 1 && bytes > 0 && rate > 0
-             ? SecondsToTime(sim::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
+             ? SecondsToTime(collectives::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
              : 0;
 }
 
@@ -179,7 +179,7 @@ std::vector<std::vector<SearchedGroup>> IslandSlices(const ClusterModel& cluster
 
 // The TP degrees a group on `shape` may take: inside a node, dividing the model's heads and FFN.
 std::vector<int> GroupTensorParallels(const Profiler& prof, MeshShape shape) {
-  const sim::workload::ModelCost& m = prof.model();
+  const workload::ModelCost& m = prof.model();
   std::vector<int> tps;
   for (int tp = 1; tp <= shape.gpus_per_node; ++tp) {
     if (shape.gpus_per_node % tp != 0) continue;

@@ -116,7 +116,7 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
 
 // Pipeline `pipe`'s stages predicted again at its batch share (their warm-up counts at most its
 // microbatches); false when they no longer fit.
-bool PredictAtShare(const sim::workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe) {
+bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe) {
   const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / ctx.micro_batch_size);
   std::vector<int> warmups;
   for (SearchedStage& s : pipe.candidate.stages) {
@@ -154,7 +154,7 @@ struct RangeRing {
   Time ring = 0;                 // alone (MixedRingTime)
 };
 
-RangeRing RangeRingOf(const sim::workload::ModelCost& model, const ClusterModel& cluster, bool grad_reduce_in_fp32,
+RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, bool grad_reduce_in_fp32,
                       const std::vector<PricedPipeline>& pipelines, int first, int end) {
   RangeRing out;
   std::vector<SearchedGroup> holders;
@@ -171,7 +171,7 @@ RangeRing RangeRingOf(const sim::workload::ModelCost& model, const ClusterModel&
     out.stage_of.push_back(i);
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
   }
-  const int64_t bytes = sim::workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
+  const int64_t bytes = workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
   for (SearchedGroup& g : holders) g.option.grad_sync_bytes = bytes;
   out.ring = MixedRingTime(cluster, holders);
   return out;
@@ -186,7 +186,7 @@ std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
 
 }  // namespace
 
-LayerRangesPrice PriceLayerRanges(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines) {
   std::vector<int> cuts = {0, model.num_layers()};
   for (const PricedPipeline& p : pipelines) {
@@ -320,9 +320,9 @@ absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, c
 }
 
 Prediction CombinePipelines(const std::vector<PricedPipeline>& pipelines, Time iteration,
-                            const sim::pipeline::IterationWork& work) {
+                            const pipeline::IterationWork& work) {
   Prediction out;
-  sim::pipeline::IterationFigures figures;
+  pipeline::IterationFigures figures;
   figures.work = work;
   figures.iteration_time = iteration;
   for (const PricedPipeline& p : pipelines) {
@@ -346,11 +346,11 @@ Prediction CombinePipelines(const std::vector<PricedPipeline>& pipelines, Time i
   }
   figures.span = out.pipeline;
   out.iteration = iteration;
-  out.metrics = sim::pipeline::ComputeIterationMetrics(figures);
+  out.metrics = pipeline::ComputeIterationMetrics(figures);
   return out;
 }
 
-Prediction PipelinesPrediction(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work) {
+Prediction PipelinesPrediction(const PipelinesCandidate& c, const pipeline::IterationWork& work) {
   return CombinePipelines(PricedPipelinesOf(c), c.iteration, work);
 }
 

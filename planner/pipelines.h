@@ -56,7 +56,7 @@ struct PipelinesCandidate {
 };
 
 struct PipelinesContext {
-  const sim::workload::ModelCost* model;
+  const workload::ModelCost* model;
   const spec::ClusterSpec* cluster;
   const ClusterModel* cluster_model;  // of `cluster`
   ProfilerOptions options;            // the framework's settings (ZeRO is not searched)
@@ -97,7 +97,7 @@ struct LayerRangesPrice {
 // Every layer range's all-reduce over the stages that hold it, on `cluster` (the whole cluster): a
 // range starts when its last holder has run its last backward, its ring priced as a mixed stage's
 // (MixedRingTime), and each stage steps its optimizer once its ranges are reduced.
-LayerRangesPrice PriceLayerRanges(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines);
 
 // Pipeline `p`'s prediction with its stages' grad_sync and its iteration (its end) from `price`.
@@ -109,10 +109,10 @@ void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& predi
 // longest pipeline, and HAPT's eta (Eq. 25) over every GPU of every pipeline, each busy for its own
 // pipeline's microbatches, so a pipeline whose share is too small shows as the others' idle time.
 Prediction CombinePipelines(const std::vector<PricedPipeline>& pipelines, Time iteration,
-                            const sim::pipeline::IterationWork& work);
+                            const pipeline::IterationWork& work);
 
 // CombinePipelines of the candidate's pipelines.
-Prediction PipelinesPrediction(const PipelinesCandidate& c, const sim::pipeline::IterationWork& work);
+Prediction PipelinesPrediction(const PipelinesCandidate& c, const pipeline::IterationWork& work);
 
 }  // namespace hetsim::planner
 

@@ -17,10 +17,10 @@ namespace {
 // contiguous); one chunk is the plan's own range. Per-GPU state and working set add up over chunks as
 // the memory model does; the in-flight limit is the whole stage's.
 std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape shape, const IntraStageConfig& cfg,
-                                       const std::vector<sim::pipeline::LayerRange>& chunks,
+                                       const std::vector<pipeline::LayerRange>& chunks,
                                        std::vector<SearchedStage::Chunk>& priced) {
   std::optional<StageOption> sum;
-  for (const sim::pipeline::LayerRange& r : chunks) {
+  for (const pipeline::LayerRange& r : chunks) {
     std::optional<StageOption> o = profiler.PriceDirect(island, shape, cfg, r.first_layer, r.num_layers);
     if (!o) return std::nullopt;
     if (chunks.size() > 1) priced.push_back({o->forward, o->backward, o->activation_bytes});
@@ -42,10 +42,10 @@ std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape
 }
 
 // Per physical stage, the layer ranges of its chunks (VirtualStageLayers' k = chunk x S + stage).
-std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& profiler, const spec::PlanSpec& plan) {
+std::vector<std::vector<pipeline::LayerRange>> ChunksOf(const Profiler& profiler, const spec::PlanSpec& plan) {
   const int S = static_cast<int>(plan.stages.size());
   const int v = plan.virtual_stages;
-  std::vector<std::vector<sim::pipeline::LayerRange>> chunks(S);
+  std::vector<std::vector<pipeline::LayerRange>> chunks(S);
   if (v == 1) {
     for (int i = 0; i < S; ++i) chunks[i].push_back({plan.stages[i].first_layer, plan.stages[i].num_layers});
     return chunks;
@@ -53,9 +53,9 @@ std::vector<std::vector<sim::pipeline::LayerRange>> ChunksOf(const Profiler& pro
   std::vector<int> counts;
   for (const spec::StageSpec& st : plan.stages) counts.push_back(st.num_layers);
   const spec::EdgeLayers edges = profiler.model().edge_layers();
-  const std::vector<sim::pipeline::LayerRange> ranges =
-      plan.virtual_stage_layers.empty() ? sim::pipeline::VirtualStageLayers(counts, v, edges)
-                                        : sim::pipeline::DealtVirtualStageLayers(plan.virtual_stage_layers);
+  const std::vector<pipeline::LayerRange> ranges = plan.virtual_stage_layers.empty()
+                                                       ? pipeline::VirtualStageLayers(counts, v, edges)
+                                                       : pipeline::DealtVirtualStageLayers(plan.virtual_stage_layers);
   for (size_t k = 0; k < ranges.size(); ++k) chunks[k % S].push_back(ranges[k]);
   return chunks;
 }
@@ -93,13 +93,13 @@ absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, c
 
 }  // namespace
 
-Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan) {
+Profiler PlanProfiler(const workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan) {
   return Profiler(model, cluster, plan.micro_batch_size, FrameworkOptionsOf(plan), plan.context_parallel);
 }
 
 absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan) {
   const ClusterModel& cluster = profiler.cluster();
-  const std::vector<std::vector<sim::pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
+  const std::vector<std::vector<pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
   std::vector<SearchedStage> stages;
   GroupProfilers group_profilers(profiler);
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
@@ -129,7 +129,7 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   // Interleaved: the last stage also sends its chunks' outputs back to the first stage.
   const size_t senders = chunks.front().size() > 1 ? stages.size() : stages.size() - 1;
   for (size_t i = 0; i < senders; ++i) {
-    const sim::pipeline::LayerRange& out = chunks[i].front();
+    const pipeline::LayerRange& out = chunks[i].front();
     const size_t next = (i + 1) % stages.size();
     if (!stages[i].groups.empty() || !stages[next].groups.empty()) {
       stages[i].comm_out = MixedBoundaryTime(cluster, profiler.BoundaryBytes(out.first_layer + out.num_layers - 1),
@@ -168,7 +168,7 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
   return PredictStagesOfPlan(profiler, plan, stages);
 }
 
-absl::StatusOr<Prediction> PredictPipelinesPlan(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model, const ClusterModel& cluster,
                                                 const spec::PlanSpec& plan) {
   const size_t n = plan.pipelines.size();
   if (n == 0) return absl::InvalidArgumentError("planner: a plan of pipelines has none");

@@ -16,7 +16,7 @@ namespace hetsim::planner {
 
 // A profiler that prices `plan`'s stages as the simulator runs them: the plan's micro-batch size, CP
 // degree and TP communication overlap.
-Profiler PlanProfiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan);
+Profiler PlanProfiler(const workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan);
 
 // `plan` already validated against the profiler's cluster and model. Warm-up counts in the result are
 // the plan's explicit ones (0 when derived by the schedule).
@@ -29,7 +29,7 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
 // as a plan of its own at its batch share and micro-batch size (PredictPlan), every layer range's
 // gradient all-reduce over the stages that hold it (PriceLayerRanges), and the whole as one prediction
 // (CombinePipelines: every pipeline's stages in turn, each pipeline's end, the iteration, eta).
-absl::StatusOr<Prediction> PredictPipelinesPlan(const sim::workload::ModelCost& model, const ClusterModel& cluster,
+absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model, const ClusterModel& cluster,
                                                 const spec::PlanSpec& plan);
 
 }  // namespace hetsim::planner

@@ -77,10 +77,10 @@ std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa
 }
 
 // Why nothing fits: the model's states against the cluster's memory.
-absl::Status Infeasible(const sim::workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind,
+absl::Status Infeasible(const workload::ModelCost& model, const ClusterModel& cluster, PlannerKind kind,
                         bool fp32_gradients) {
   const double params = static_cast<double>(model.TotalParamCount());
-  const double state_bytes = params * sim::workload::ModelStateBytesPerParam(model.dtype(), fp32_gradients);
+  const double state_bytes = params * workload::ModelStateBytesPerParam(model.dtype(), fp32_gradients);
   double hbm = 0;
   for (const IslandModel& im : cluster.islands()) hbm += static_cast<double>(im.hbm_bytes) * im.gpus();
   if (state_bytes > hbm) {
@@ -168,7 +168,7 @@ bool SameStages(const spec::PlanSpec& a, const spec::PlanSpec& b) {
 
 // Distinct alternatives with their predictions (the top-k of `hetsim validate`), at most 64.
 void AddAlternatives(const ClusterModel& cluster, const PipelineCandidate& best, const spec::PlanSpec& shape,
-                     const sim::pipeline::IterationWork& work, PlanOutcome& out) {
+                     const pipeline::IterationWork& work, PlanOutcome& out) {
   for (const std::vector<SearchedStage>& alt : best.alternatives) {
     if (out.alternatives.size() >= 64) break;
     absl::StatusOr<spec::PlanSpec> p = WritePlan(cluster, alt, shape, best.explicit_warmups);
@@ -210,7 +210,7 @@ struct BestCandidate {
 };
 
 // `zero_free`: where the profiles keep their ZeRO-free options for the pipelines family (nullptr: nowhere).
-absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const sim::workload::ModelCost& cost,
+absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const workload::ModelCost& cost,
                                           const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                           const std::vector<uint64_t>& sizes, ProfileCache* zero_free,
                                           PlanOutcome& out) {
@@ -320,7 +320,7 @@ bool MixesGpuTypes(const spec::ClusterSpec& cluster) {
 
 // HAPT's mixed-replicas family (planner/mixed_replicas.h) over the micro-batch sizes, at CP 1, on a
 // cluster of more than one GPU type and a dense model: the best by predicted iteration.
-BestCandidate SearchMixed(const PlanRequest& request, const sim::workload::ModelCost& cost, const ClusterModel& cluster,
+BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost& cost, const ClusterModel& cluster,
                           const std::vector<int>& cp_degrees, const std::vector<uint64_t>& sizes) {
   BestCandidate best;
   const bool searched = request.search_mixed_replicas && request.planner == PlannerKind::kHapt &&
@@ -389,14 +389,14 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
 
 // The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
 // on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
-bool PipelinesSearched(const PlanRequest& request, const sim::workload::ModelCost& cost,
+bool PipelinesSearched(const PlanRequest& request, const workload::ModelCost& cost,
                        const std::vector<int>& cp_degrees) {
   return request.search_pipelines && request.planner == PlannerKind::kHapt && MixesGpuTypes(request.cluster) &&
          cost.num_experts() <= 1 && std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
 }
 
 // `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`).
-std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const sim::workload::ModelCost& cost,
+std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                                   const std::vector<uint64_t>& sizes, ProfileCache& profiles,
                                                   PlanOutcome& out) {
@@ -498,7 +498,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   out.planner = request.planner;
   out.model = request.planner == PlannerKind::kHapt ? RefineGranularity(request.model, request.layers) : request.model;
   out.refined = out.model.transformer && out.model.transformer->granularity != request.model.transformer->granularity;
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(out.model);
+  const workload::ModelCost cost = workload::ModelCost::Create(out.model);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClusterModel> cluster, ClusterModel::Create(request.cluster, cost.dtype()));
 
   HETSIM_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, MicroBatchSizes(request));

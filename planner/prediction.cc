@@ -11,7 +11,7 @@
 namespace hetsim::planner {
 namespace {
 
-namespace pl = sim::pipeline;
+namespace pl = pipeline;
 
 // Whether stage i's chunks are priced one by one (else its time splits evenly over the v chunks).
 bool ChunksPriced(const SearchedStage& s, int v) { return static_cast<int>(s.chunks.size()) == v; }
@@ -109,7 +109,7 @@ pl::StageLoad LoadOf(const ClusterModel& cluster, const SearchedStage& s, int64_
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
+                                   const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
                                    int virtual_stages) {
   Prediction p;
   p.microbatches = microbatches;
@@ -163,7 +163,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   return p;
 }
 
-sim::pipeline::IterationWork WorkOf(const sim::workload::ModelCost& model, uint64_t global_batch_size) {
+pipeline::IterationWork WorkOf(const workload::ModelCost& model, uint64_t global_batch_size) {
   return {global_batch_size, model.seq_length(), model.ModelFlopPerIteration(global_batch_size)};
 }
 

@@ -5,7 +5,7 @@
 //    counts with the same node costs (what the simulator computes without contention), and
 //  - that plus the data-parallel gradient synchronisation each stage starts after its last backward.
 // Also what the run report shows of an iteration (throughput, MFU, TFLOP/s per GPU, bubble ratio and
-// HAPT's eta, Eq. 25), computed by the report's own sim::pipeline::ComputeIterationMetrics from the
+// HAPT's eta, Eq. 25), computed by the report's own pipeline::ComputeIterationMetrics from the
 // predicted times: every stage computes t_i for each of the B microbatches.
 #ifndef HETSIM_PLANNER_PREDICTION_H_
 #define HETSIM_PLANNER_PREDICTION_H_
@@ -46,9 +46,9 @@ struct Prediction {
   Time t_max = 0;
   Time cycle = 0;  // max(t_max, max c_i)
   Time eq13 = 0;
-  Time pipeline = 0;                        // DAG longest path
-  Time iteration = 0;                       // pipeline + exposed gradient synchronisation
-  sim::pipeline::IterationMetrics metrics;  // over `iteration`, bubble over `pipeline`
+  Time pipeline = 0;                   // DAG longest path
+  Time iteration = 0;                  // pipeline + exposed gradient synchronisation
+  pipeline::IterationMetrics metrics;  // over `iteration`, bubble over `pipeline`
   bool fits_memory = true;
   // A plan of pipelines (Plan.pipelines, planner/pipelines.h): `stages` holds every pipeline's in turn,
   // and each pipeline's own figures are here; empty for a plan of one pipeline.
@@ -70,11 +70,11 @@ struct Prediction {
 // stage's comm_out.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
-                                   const std::vector<int>& explicit_warmups, const sim::pipeline::IterationWork& work,
+                                   const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
                                    int virtual_stages = 1);
 
 // Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
-sim::pipeline::IterationWork WorkOf(const sim::workload::ModelCost& model, uint64_t global_batch_size);
+pipeline::IterationWork WorkOf(const workload::ModelCost& model, uint64_t global_batch_size);
 
 }  // namespace hetsim::planner
 

@@ -11,7 +11,7 @@
 
 namespace hetsim::planner {
 
-using sim::workload::LayerKind;
+using workload::LayerKind;
 
 namespace {
 
@@ -59,7 +59,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
 
 }  // namespace
 
-Profiler::Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
+Profiler::Profiler(const workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
                    ProfilerOptions options, int context_parallel)
     : model_(model),
       cluster_(cluster),
@@ -200,7 +200,7 @@ double Profiler::BoundaryBytes(int last) const {
 std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const IntraStageConfig& config, int first,
                                               int count) {
   const IslandModel& im = cluster_.island(island);
-  sim::workload::StageConfig sc;
+  workload::StageConfig sc;
   static_cast<spec::StageParallelism&>(sc) = config;
   sc.first_layer = first;
   sc.num_layers = count;
@@ -208,7 +208,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   sc.context_parallel = context_parallel_;
   sc.micro_batch_size = micro_batch_size_;
   ++stats_.cost_model_calls;
-  absl::StatusOr<sim::workload::StageCost> cost = sim::workload::ComputeStageCost(model_, sc, *im.gpu, "planner");
+  absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(model_, sc, *im.gpu, "planner");
   if (!cost.ok()) return std::nullopt;
   StageOption o;
   o.config = config;
@@ -220,9 +220,9 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   if (options_.tp_comm_overlap) {
     // What Transformer Engine's overlap hides of the pass's collectives around its linears, all but the
     // chunks it leaves exposed (as the simulator's setup does); the others stay exposed.
-    auto hidden = [&](const std::vector<sim::workload::StageCollective>& list, Time compute, bool forward) {
-      sim::workload::UserbufferTimes times;
-      for (const sim::workload::StageCollective& c : list) {
+    auto hidden = [&](const std::vector<workload::StageCollective>& list, Time compute, bool forward) {
+      workload::UserbufferTimes times;
+      for (const workload::StageCollective& c : list) {
         if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, groups, c));
       }
       return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute,
@@ -232,10 +232,10 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
     backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);
   } else if (options_.tp_backward_overlap) {
     std::vector<std::pair<int, Time>> reductions;
-    for (const sim::workload::StageCollective& c : cost->backward_collectives) {
+    for (const workload::StageCollective& c : cost->backward_collectives) {
       if (c.async_backward) reductions.emplace_back(c.layer, cluster_.CollectiveTime(island, groups, c));
     }
-    backward_comm -= std::min(backward_comm, sim::workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
+    backward_comm -= std::min(backward_comm, workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
   }
   o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
   o.backward = cost->backward_time + cp.backward_exposed + backward_comm;
@@ -252,7 +252,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.expert_grad_sync_bytes = all_reduce_bytes(cost->expert_grad_sync_bytes, cost->expert_param_sync_bytes);
   // The host work of the step is the iteration's, added once per stage (SyncTimeOf).
   o.optimizer_passes =
-      SecondsToTime(sim::workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu, sc) -
+      SecondsToTime(workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu, sc) -
                     im.gpu->iteration_overhead_s());
   return o;
 }

@@ -2,7 +2,7 @@
 //
 // For a stage (a range of model layers) on a submesh of an island, every intra-stage configuration
 // (tensor parallelism inside a node dividing the heads, data parallelism over the rest, ZeRO 0-2,
-// recompute none/selective/full) is priced with sim::workload::ComputeStageCost plus the analytical
+// recompute none/selective/full) is priced with workload::ComputeStageCost plus the analytical
 // collective times of ClusterModel. What the search needs is kept: the configurations not dominated in
 // (time, model-state memory, activation memory per in-flight microbatch), fastest first, each with the
 // largest number of in-flight microbatches that fits the GPU (HAPT Eq. 24).
@@ -113,7 +113,7 @@ class Profiler {
   // `context_parallel` is the plan's CP degree (Plan.context_parallel): every stage's mesh holds
   // tensor_parallel x context_parallel x data_parallel GPUs, and stages pay the key/value ring
   // (planner/context_parallel_cost_internal.h).
-  Profiler(const sim::workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
+  Profiler(const workload::ModelCost& model, const ClusterModel& cluster, uint64_t micro_batch_size,
            ProfilerOptions options = {}, int context_parallel = 1);
 
   uint64_t micro_batch_size() const { return micro_batch_size_; }
@@ -124,7 +124,7 @@ class Profiler {
     return gpus % group == 0 ? gpus / group : 0;
   }
   const std::vector<std::vector<MeshShape>>& shapes() const { return shapes_; }  // per island
-  const sim::workload::ModelCost& model() const { return model_; }
+  const workload::ModelCost& model() const { return model_; }
   // Megatron runs an MoE model with TP only under sequence parallelism (base/spec/stage_rules.h): every
   // candidate with TP > 1 of an MoE model turns it on.
   bool SequenceParallelFor(int tensor_parallel) const { return tensor_parallel > 1 && model_.num_experts() > 1; }
@@ -175,7 +175,7 @@ class Profiler {
   std::string PairKey(const std::vector<std::string>& island_keys, int island, MeshShape shape,
                       const Signature& s) const;
 
-  const sim::workload::ModelCost& model_;
+  const workload::ModelCost& model_;
   const ClusterModel& cluster_;
   uint64_t micro_batch_size_;
   int context_parallel_ = 1;

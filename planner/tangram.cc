@@ -45,7 +45,7 @@ class Composer {
     for (spec::IslandSpec& island : view.islands) {
       spec::GpuSpec& g = island.gpu;
       if (g.peak(spec::DType::kBf16) > 0) continue;
-      absl::StatusOr<sim::workload::GpuCompute> gc = sim::workload::GpuCompute::Create(g, prof_.model().dtype(), "");
+      absl::StatusOr<workload::GpuCompute> gc = workload::GpuCompute::Create(g, prof_.model().dtype(), "");
       if (gc.ok()) g.peak_flop_per_s[static_cast<int>(spec::DType::kBf16)] = gc->peak_flop_per_s();
     }
     absl::StatusOr<topology::IslandFormation> f = topology::FormGpuIslands(view);
@@ -215,7 +215,7 @@ class Composer {
       double params = 0;
       for (int i = a; i < b; ++i) params += static_cast<double>(prof_.model().layer(i).param_count);
       const double bytes =
-          params * sim::workload::ModelStateBytesPerParam(prof_.model().dtype(), prof_.options().grad_reduce_in_fp32);
+          params * workload::ModelStateBytesPerParam(prof_.model().dtype(), prof_.options().grad_reduce_in_fp32);
       const double capacity = islands_[t].effective_hbm_bytes_per_gpu * islands_[t].gpus;
       if (bytes > capacity) {
         ++stats_.pruned_memory;

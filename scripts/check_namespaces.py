@@ -18,16 +18,7 @@ with open(os.path.join(root, 'cmake', 'module_deps.cmake'), encoding='utf-8') as
     module_dirs = set(re.findall(r'^set\(HETSIM_MODULE_DIR_\w+ (\S+)\)', f.read(), re.M))
 
 # Folders not yet renamed, with the namespace they still use (empty once scripts/rename_namespaces.py ran).
-PENDING = {
-    'sim/engine': 'hetsim::sim',
-    'sim/network': 'hetsim::sim',
-    'sim/collectives': 'hetsim::sim',
-    'sim/workload': 'hetsim::sim::workload',
-    'sim/pipeline': 'hetsim::sim::pipeline',
-    'sim/faults': 'hetsim::sim::faults',
-    'sim/executor': 'hetsim::sim::executor',
-    'app/cli': 'hetsim::app',
-}
+PENDING = {}
 
 
 def expected(module_dir):

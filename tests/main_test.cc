@@ -4,7 +4,7 @@
 #include "app/cli/commands.h"
 
 TEST_CASE("every subcommand has a name, a summary and an entry point") {
-  for (const auto& c : hetsim::app::AllCommands()) {
+  for (const auto& c : hetsim::cli::AllCommands()) {
     CHECK(c.name != nullptr);
     CHECK(c.summary != nullptr);
     CHECK(c.run != nullptr);

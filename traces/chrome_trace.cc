@@ -14,11 +14,11 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
-using sim::executor::GradSyncStep;
-using sim::pipeline::NodeId;
-using sim::pipeline::NodeKind;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
+using executor::GradSyncStep;
+using pipeline::NodeId;
+using pipeline::NodeKind;
 
 }  // namespace
 
@@ -48,7 +48,7 @@ absl::StatusOr<std::vector<bool>> SelectTracedGpus(const ExecutionSetup& setup, 
         absl::StrFormat("--trace-replica: %d is outside [0, %d) (the plan's largest data_parallel)", *replica, max_dp));
   }
   // A mixed stage shows the replica of each of its groups: a lane per GPU type and share.
-  auto trace = [&](const sim::executor::StageLayout& l) {
+  auto trace = [&](const executor::StageLayout& l) {
     const int r = std::min(*replica, l.data_parallel - 1);
     for (int c = 0; c < l.context_parallel; ++c) {
       for (GpuId g : l.TensorGroup(r, c)) traced[g.value()] = true;
@@ -83,7 +83,7 @@ std::vector<LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bo
 }
 
 Time TraceSamplePeriod(const ExecutionSetup& setup) {
-  const Time critical = sim::pipeline::AnalyzeLongestPath(*setup.dag, setup.durations).iteration_time;
+  const Time critical = pipeline::AnalyzeLongestPath(*setup.dag, setup.durations).iteration_time;
   return std::max<Time>(critical / 200, kNanosecond);
 }
 
@@ -123,7 +123,7 @@ void AddSlice(TraceContent& c, GpuId gpu, Track track, Time start, Time finish, 
 
 // Context parallelism: the pass's K/V ring (or all-gathers) on the GPU's send row, from the pass's
 // start for the time its steps take on the fabric (clipped to the pass), with its exposed share.
-void AddContextParallelExchange(const sim::executor::VirtualStageCost& vs, spec::ContextParallelComm comm, bool forward,
+void AddContextParallelExchange(const executor::VirtualStageCost& vs, spec::ContextParallelComm comm, bool forward,
                                 const std::string& pass, Time start, Time finish, GpuId gpu, TraceContent& c) {
   const Time ring = forward ? vs.cp_forward_exchange_time : vs.cp_backward_exchange_time;
   if (ring <= 0) return;
@@ -140,8 +140,7 @@ struct GroupPass {
   Time wait = 0;
   std::string args;  // ,"replica_group":..., or empty for a plain stage
 };
-GroupPass GroupPassOn(const ExecutionSetup& setup, const sim::executor::VirtualStageCost& vs, int s, GpuId g,
-                      bool forward) {
+GroupPass GroupPassOn(const ExecutionSetup& setup, const executor::VirtualStageCost& vs, int s, GpuId g, bool forward) {
   const auto& st = setup.stages[s];
   if (!st.layout.mixed()) return {};
   const auto it = std::find(st.layout.gpus.begin(), st.layout.gpus.end(), g);
@@ -264,7 +263,7 @@ struct TraceNames {
   std::string prefix;
   // The fault transitions to draw as instants: the run's own; for pipelines of different shapes the
   // one shared run's, with the first pipeline only (null: none).
-  const std::vector<sim::faults::FaultEvent>* fault_events = nullptr;
+  const std::vector<faults::FaultEvent>* fault_events = nullptr;
 };
 
 // Where each GPU's rows go: its process (cluster node) and the first thread of each track.
@@ -373,12 +372,12 @@ void AddMemory(const ExecutionSetup& setup, const ExecutionResult& r, const Trac
   for (int s = 0; s < setup.num_stages(); ++s) {
     if (c.stage_gpus[s].empty()) continue;
     const auto& layout_s = setup.stages[s].layout;
-    const auto stage_timeline = sim::executor::MemoryTimeline(setup, r, s);
+    const auto stage_timeline = executor::MemoryTimeline(setup, r, s);
     for (GpuId gpu : c.stage_gpus[s]) {
       // A mixed stage's GPU holds its own replica group's states and activations.
       const auto at = std::find(layout_s.gpus.begin(), layout_s.gpus.end(), gpu);
       const auto timeline = layout_s.mixed()
-                                ? sim::executor::MemoryTimeline(
+                                ? executor::MemoryTimeline(
                                       setup, r, s, layout_s.GroupOfGpu(static_cast<size_t>(at - layout_s.gpus.begin())))
                                 : stage_timeline;
       const topology::GpuLocation loc = *topo.Locate(gpu);
@@ -421,7 +420,7 @@ void AddLinkSamples(const ExecutionSetup& setup, const ExecutionResult& r, const
 }
 
 // Pipeline end, iteration end (or failure) and every fault transition, as global instants.
-void AddMarkers(const ExecutionResult& r, int network_pid, const std::vector<sim::faults::FaultEvent>* fault_events,
+void AddMarkers(const ExecutionResult& r, int network_pid, const std::vector<faults::FaultEvent>* fault_events,
                 TraceEventList& out) {
   // `cat` (with its comma) and `args` are empty for the milestones.
   auto instant = [&](Time t, const std::string& name, const std::string& cat, const std::string& args) {
@@ -474,7 +473,7 @@ std::string ChromeTraceJson(const ExecutionSetup& setup, const ExecutionResult& 
   return out.Finish();
 }
 
-std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const sim::faults::FaultOutcome& faults) {
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const faults::FaultOutcome& faults) {
   TraceEventList out;
   TraceNames names;
   names.fault_events = &faults.events;

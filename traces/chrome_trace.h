@@ -39,30 +39,30 @@ struct TraceSelection {
 // Which GPUs a trace shows (flags per global GPU id). With neither a replica nor GPUs: every GPU of
 // the plan when it has at most kTraceAllGpusLimit, else replica 0. InvalidArgument names the option
 // ("--trace-replica", "--trace-gpus") for a replica beyond every stage's DP or a GPU outside the plan.
-absl::StatusOr<std::vector<bool>> SelectTracedGpus(const sim::executor::ExecutionSetup& setup,
+absl::StatusOr<std::vector<bool>> SelectTracedGpus(const executor::ExecutionSetup& setup,
                                                    const TraceSelection& selection);
 
 // The links whose busy share the trace samples: each traced GPU's links to its NIC and the links
 // between islands' gateways. Sorted, without repeats.
-std::vector<LinkId> TraceLinks(const sim::executor::ExecutionSetup& setup, const std::vector<bool>& traced);
+std::vector<LinkId> TraceLinks(const executor::ExecutionSetup& setup, const std::vector<bool>& traced);
 
 // Sampling period for link counters: the static critical path / 200 (at least 1 ns).
-Time TraceSamplePeriod(const sim::executor::ExecutionSetup& setup);
+Time TraceSamplePeriod(const executor::ExecutionSetup& setup);
 
 // The trace JSON. `sampled_links` must be the ExecutorOptions::sampled_links of the run (may be
 // empty); flow finish times are used when the run recorded them. `shown_links` (sorted, a subset of
 // sampled_links) limits the link counters to those links, when the run sampled more (--html).
-std::string ChromeTraceJson(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
+std::string ChromeTraceJson(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result,
                             const std::vector<bool>& traced, const std::vector<LinkId>& sampled_links,
                             const std::vector<LinkId>* shown_links = nullptr);
 
 // One pipeline of a plan of pipelines (Plan.pipelines) as it ran, for PipelinesTraceJson.
 struct PipelineTrace {
   std::string name;
-  const sim::executor::ExecutionSetup* setup = nullptr;
-  const sim::executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
-  std::vector<bool> traced;                                // SelectTracedGpus on its setup
-  std::vector<LinkId> sampled_links;                       // its run's (TraceLinks)
+  const executor::ExecutionSetup* setup = nullptr;
+  const executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
+  std::vector<bool> traced;                           // SelectTracedGpus on its setup
+  std::vector<LinkId> sampled_links;                  // its run's (TraceLinks)
 };
 
 // The trace of a plan of pipelines: each pipeline's processes (the nodes of its traced GPUs, its
@@ -71,7 +71,7 @@ struct PipelineTrace {
 // shapes"), its layer ranges' all-reduces on its stages' "grad sync" rows ("bucket k" is range k).
 // `faults` is the shared run's fault outcome (PipelinesSyncResult::faults): its transitions are drawn
 // once, with the first pipeline.
-std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const sim::faults::FaultOutcome& faults);
+std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, const faults::FaultOutcome& faults);
 
 }  // namespace hetsim::traces
 

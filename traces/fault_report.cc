@@ -12,9 +12,9 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
-using sim::pipeline::NodeKind;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
+using pipeline::NodeKind;
 
 std::string StageList(const std::vector<int>& stages) {
   return absl::StrCat(stages.size() == 1 ? "stage " : "stages ", absl::StrJoin(stages, ", "));
@@ -34,9 +34,9 @@ std::vector<int> StagesOn(const ExecutionSetup& setup, const std::vector<GpuId>&
   return out;
 }
 
-std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultOutcome& outcome,
-                   const sim::faults::ResolvedFault& f, int index) {
-  const sim::faults::FaultEffect& e = outcome.effects[index];
+std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const faults::FaultOutcome& outcome,
+                   const faults::ResolvedFault& f, int index) {
+  const faults::FaultEffect& e = outcome.effects[index];
   const std::string ended = absl::StrFormat("the iteration %s at %.3f ms", r.faults.failed ? "failed" : "ended",
                                             TimeToMilliseconds(r.iteration_time));
   if (!e.started) return absl::StrCat("none: ", ended, " before it");
@@ -68,7 +68,7 @@ void DescribePartialStages(const ExecutionSetup& setup, const ExecutionResult& r
     if (r.stage_end[s] > 0) continue;  // finished before the failure: as computed
     v1::StageReport* out = report->mutable_stages(s);
     // The early parameter gathers count by what the first forwards waited for, as in a full run.
-    Time sync = sim::executor::EarlyGatherWait(setup, r, s);
+    Time sync = executor::EarlyGatherWait(setup, r, s);
     for (const auto& g : r.grad_syncs) {
       if (g.stage == s && !g.at_start) sync += g.finish - g.start;
     }
@@ -115,15 +115,15 @@ std::string LostWork(const ExecutionSetup& setup, const ExecutionResult& r) {
   return out;
 }
 
-void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultSet& faults,
+void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const faults::FaultSet& faults,
                        v1::Report* report) {
   AddFaultsToReport(setup, r, r.faults, faults, report);
 }
 
-void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const sim::faults::FaultOutcome& shared,
-                       const sim::faults::FaultSet& faults, v1::Report* report) {
+void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, const faults::FaultOutcome& shared,
+                       const faults::FaultSet& faults, v1::Report* report) {
   for (size_t i = 0; i < faults.faults.size(); ++i) {
-    const sim::faults::ResolvedFault& f = faults.faults[i];
+    const faults::ResolvedFault& f = faults.faults[i];
     v1::FaultReport* out = report->add_faults();
     out->set_fault(f.text);
     out->set_description(f.description);

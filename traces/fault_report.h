@@ -20,17 +20,16 @@ namespace hetsim::traces {
 // ran: throughput, MFU and bubble are 0 (no iteration completed), iteration_time_ms is the failure
 // time, and stages that had not finished get their synchronisation, optimizer and idle time up to
 // the failure.
-void AddFaultsToReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
-                       const sim::faults::FaultSet& faults, v1::Report* report);
+void AddFaultsToReport(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result,
+                       const faults::FaultSet& faults, v1::Report* report);
 // The same for a run beside others on one network (a pipeline of Plan.pipelines): `result` says whether
 // and when a failure stopped it, `shared` is the one fault runtime's outcome (its effects).
-void AddFaultsToReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
-                       const sim::faults::FaultOutcome& shared, const sim::faults::FaultSet& faults,
-                       v1::Report* report);
+void AddFaultsToReport(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result,
+                       const faults::FaultOutcome& shared, const faults::FaultSet& faults, v1::Report* report);
 
 // What a failure lost: "3 of 8 microbatches finished (5 lost, 20 samples); stage 0: 6 of 8 forwards,
 // 3 of 8 backwards (1 cut at the failure); ...; not run: ...". Empty when the run did not fail.
-std::string LostWork(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result);
+std::string LostWork(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result);
 
 // The effect of a straggler fault on GPUs the plan does not use starts with this.
 inline constexpr const char* kNothingOnItsGpus = "none: the plan runs nothing on its GPUs";

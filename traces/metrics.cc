@@ -21,8 +21,8 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::pipeline::NodeId;
-using sim::pipeline::NodeKind;
+using pipeline::NodeId;
+using pipeline::NodeKind;
 
 bool IsTransfer(NodeKind k) { return k == NodeKind::kCommForward || k == NodeKind::kCommBackward; }
 
@@ -35,7 +35,7 @@ struct Exposure {
   std::vector<Time> boundary;  // per virtual boundary
 };
 
-Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+Exposure ComputeExposure(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r) {
   const auto& dag = *setup.dag;
   Exposure e{std::vector<Time>(setup.num_stages(), 0), std::vector<Time>(setup.boundaries.size(), 0)};
   absl::flat_hash_map<NodeId, absl::InlinedVector<std::pair<Time, Time>, 2>> waits;  // per transfer waited on
@@ -79,14 +79,14 @@ Exposure ComputeExposure(const sim::executor::ExecutionSetup& setup, const sim::
 
 }  // namespace
 
-const char* NetworkModelDescription(sim::NetworkMode mode) {
-  return mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
+const char* NetworkModelDescription(network::NetworkMode mode) {
+  return mode == network::NetworkMode::kMaxMinFair ? "flow (max-min fair)" : "analytical (contention-free)";
 }
 
 namespace {
 
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
 
 // Busy compute time of stage s: the sum of its forward and backward nodes' durations.
 Time StageBusy(const ExecutionSetup& setup, const ExecutionResult& r, int s) {
@@ -95,8 +95,8 @@ Time StageBusy(const ExecutionSetup& setup, const ExecutionResult& r, int s) {
   return busy;
 }
 
-sim::pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const ExecutionResult& r) {
-  return sim::pipeline::ComputeIterationMetrics(IterationFiguresOf(setup, r));
+pipeline::IterationMetrics MetricsOf(const ExecutionSetup& setup, const ExecutionResult& r) {
+  return pipeline::ComputeIterationMetrics(IterationFiguresOf(setup, r));
 }
 
 // Names, sizes, iteration time, throughput, MFU, bubble ratio and eta.
@@ -105,7 +105,7 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
   report.set_plan_name(setup.spec.plan.name);
   report.set_cluster_name(setup.spec.cluster.name);
   report.set_model_name(setup.model->name());
-  report.set_schedule(std::string(sim::pipeline::ScheduleName(dag.schedule().kind)));
+  report.set_schedule(std::string(pipeline::ScheduleName(dag.schedule().kind)));
   report.set_network_model(NetworkModelDescription(setup.network_mode));
   report.set_num_gpus(setup.num_gpus());
   if (setup.num_stages() > 0 && setup.stages[0].layout.context_parallel > 1) {
@@ -117,9 +117,8 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
 
   report.set_iteration_time_ms(TimeToMilliseconds(r.iteration_time));
   report.set_pipeline_ms(TimeToMilliseconds(r.pipeline_end - r.pipeline_start));
-  report.set_critical_path_ms(
-      TimeToMilliseconds(sim::pipeline::AnalyzeLongestPath(dag, setup.durations).iteration_time));
-  const sim::pipeline::IterationMetrics m = MetricsOf(setup, r);
+  report.set_critical_path_ms(TimeToMilliseconds(pipeline::AnalyzeLongestPath(dag, setup.durations).iteration_time));
+  const pipeline::IterationMetrics m = MetricsOf(setup, r);
   report.set_samples_per_s(m.samples_per_s);
   report.set_tokens_per_s(m.tokens_per_s);
   report.set_model_flop_per_iteration(m.model_flop);
@@ -134,7 +133,7 @@ void AddIterationFigures(const ExecutionSetup& setup, const ExecutionResult& r, 
 void AddStageMemory(const ExecutionSetup& setup, const ExecutionResult& r, int s, int group, v1::StageReport& out,
                     v1::Report& report) {
   const auto& st = setup.stages[s];
-  const sim::workload::StageCost& cost = group < 0 ? st.cost : st.replica_groups[group].cost;
+  const workload::StageCost& cost = group < 0 ? st.cost : st.replica_groups[group].cost;
   const double capacity = group < 0 ? st.memory_capacity_bytes : st.replica_groups[group].memory_capacity_bytes;
   // What one microbatch keeps: its chunks' activations (each chunk recomputes its own first N blocks).
   int64_t per_microbatch = 0;
@@ -196,7 +195,7 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
     }
     const Time optimizer = st.optimizer_time;
     const Time sync = (r.grad_sync_end[s] - r.last_backward_end[s]) +
-                      (r.stage_end[s] - r.optimizer_start[s] - optimizer) + sim::executor::EarlyGatherWait(setup, r, s);
+                      (r.stage_end[s] - r.optimizer_start[s] - optimizer) + executor::EarlyGatherWait(setup, r, s);
     v1::StageReport* out = report.add_stages();
     out->set_index(s);
     out->set_first_layer(ps.first_layer);
@@ -255,7 +254,7 @@ void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const 
 // Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
 void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& links = setup.topology->links();
-  const std::vector<sim::LinkCounters> link_counters = sim::executor::LinkCountersWithCollectives(setup, r);
+  const std::vector<network::LinkCounters> link_counters = executor::LinkCountersWithCollectives(setup, r);
   for (int c = 0; c < topology::kNumLinkClasses; ++c) {
     uint32_t count = 0, used = 0;
     double bytes = 0, utilization_sum = 0, utilization_max = 0;
@@ -284,15 +283,15 @@ void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::R
 
 }  // namespace
 
-sim::pipeline::IterationFigures IterationFiguresOf(const ExecutionSetup& setup, const ExecutionResult& r) {
-  sim::pipeline::IterationFigures f;
+pipeline::IterationFigures IterationFiguresOf(const ExecutionSetup& setup, const ExecutionResult& r) {
+  pipeline::IterationFigures f;
   const uint64_t samples = setup.spec.plan.global_batch_size;
   f.work = {samples, setup.model->seq_length(), setup.model->ModelFlopPerIteration(samples)};
   f.iteration_time = r.iteration_time;
   f.span = r.pipeline_end - r.pipeline_start;
   for (int s = 0; s < setup.num_stages(); ++s) {
     const auto& st = setup.stages[s];
-    sim::pipeline::StageLoad& load =
+    pipeline::StageLoad& load =
         f.stages.emplace_back(StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s);
     // A mixed stage's groups each busy only for their own passes: eta sees the wait as idle GPU time.
     for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
@@ -304,7 +303,7 @@ sim::pipeline::IterationFigures IterationFiguresOf(const ExecutionSetup& setup, 
   return f;
 }
 
-v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+v1::Report BuildReport(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r,
                        const ReportOptions& options) {
   v1::Report report;
   AddIterationFigures(setup, r, report);

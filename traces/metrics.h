@@ -3,7 +3,7 @@
 // overlap and per-link-class utilisation. Definitions are in docs/metrics.md.
 //
 //   auto setup = driver::BuildSetup(inputs, mode);
-//   auto result = sim::executor::Execute(*setup, {});
+//   auto result = executor::Execute(*setup, {});
 //   v1::Report report = BuildReport(*setup, *result, {.wall_time_s = 0.42});
 #ifndef HETSIM_TRACES_METRICS_H_
 #define HETSIM_TRACES_METRICS_H_
@@ -21,7 +21,7 @@
 namespace hetsim::traces {
 
 // Throughput, MFU, TFLOP/s per GPU, the bubble ratio and eta (HAPT Eq. 25) are computed by
-// sim::pipeline::ComputeIterationMetrics (sim/pipeline/iteration_metrics.h), which the planner's
+// pipeline::ComputeIterationMetrics (sim/pipeline/iteration_metrics.h), which the planner's
 // prediction calls too.
 
 struct ReportOptions {
@@ -29,16 +29,16 @@ struct ReportOptions {
   std::vector<std::string> approximations;  // opt-in approximations in force, into Report.approximations
 };
 
-v1::Report BuildReport(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
+v1::Report BuildReport(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result,
                        const ReportOptions& options = {});
 
 // The executed iteration as the inputs of the shared definitions (sim/pipeline/iteration_metrics.h):
 // its work, times and every stage's load. MergePipelineReports sums them over pipelines.
-sim::pipeline::IterationFigures IterationFiguresOf(const sim::executor::ExecutionSetup& setup,
-                                                   const sim::executor::ExecutionResult& result);
+pipeline::IterationFigures IterationFiguresOf(const executor::ExecutionSetup& setup,
+                                              const executor::ExecutionResult& result);
 
 // "flow (max-min fair)" or "analytical (contention-free)".
-const char* NetworkModelDescription(sim::NetworkMode mode);
+const char* NetworkModelDescription(network::NetworkMode mode);
 
 }  // namespace hetsim::traces
 

@@ -14,8 +14,8 @@
 namespace hetsim::traces {
 namespace {
 
-using sim::executor::LayerRangeGroup;
-using sim::executor::PipelinesSyncResult;
+using executor::LayerRangeGroup;
+using executor::PipelinesSyncResult;
 
 // Each pipeline's stages (named by it) and boundaries (renumbered into the merged stages).
 void AddStagesAndBoundaries(const std::vector<PipelineReportInput>& pipelines, v1::Report& out) {
@@ -128,14 +128,14 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
   *out.mutable_approximations() = first.approximations();
 
   // The whole iteration as one set of figures: every pipeline's work and stages, the slowest end.
-  sim::pipeline::IterationFigures all;
+  pipeline::IterationFigures all;
   all.iteration_time = sync.iteration_time;
   uint64_t events = 0, flows = 0;  // the shared network's (the ranges' too), counted by the first pipeline
   uint32_t gpus = 0, stages = 0, microbatches = 0;
   double critical_path = 0, pipeline_ms = 0;
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PipelineReportInput& in = pipelines[p];
-    const sim::pipeline::IterationFigures f = IterationFiguresOf(*in.setup, *in.result);
+    const pipeline::IterationFigures f = IterationFiguresOf(*in.setup, *in.result);
     all.work.samples += f.work.samples;
     all.work.seq_length = f.work.seq_length;
     all.work.model_flop += f.work.model_flop;
@@ -149,7 +149,7 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
     events += in.report.events_processed();
     flows += in.report.flows();
   }
-  const sim::pipeline::IterationMetrics m = sim::pipeline::ComputeIterationMetrics(all);
+  const pipeline::IterationMetrics m = pipeline::ComputeIterationMetrics(all);
   out.set_num_gpus(gpus);
   out.set_num_stages(stages);
   out.set_num_microbatches(microbatches);

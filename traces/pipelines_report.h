@@ -15,16 +15,16 @@ namespace hetsim::traces {
 
 struct PipelineReportInput {
   std::string name;
-  const sim::executor::ExecutionSetup* setup = nullptr;
-  const sim::executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
-  v1::Report report;                                       // BuildReport of the two
+  const executor::ExecutionSetup* setup = nullptr;
+  const executor::ExecutionResult* result = nullptr;  // with the iteration's gradient sync
+  v1::Report report;                                  // BuildReport of the two
 };
 
 // Whole-iteration figures: the slowest pipeline's end; throughput and model FLOPs summed over the
 // pipelines; MFU over every GPU's peak; bubble ratio and eta weighted by GPUs; stages, boundaries
 // and link classes of every pipeline (boundaries' stage indices into the merged stages).
 v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipelines,
-                                const sim::executor::PipelinesSyncResult& sync);
+                                const executor::PipelinesSyncResult& sync);
 
 }  // namespace hetsim::traces
 

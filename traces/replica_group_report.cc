@@ -9,12 +9,12 @@
 
 namespace hetsim::traces {
 
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
 
 int64_t PeakMemory(const ExecutionSetup& setup, const ExecutionResult& r, int s, int group) {
   int64_t peak = 0;
-  for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s, group)) peak = std::max(peak, bytes);
+  for (const auto& [t, bytes] : executor::MemoryTimeline(setup, r, s, group)) peak = std::max(peak, bytes);
   return peak;
 }
 
@@ -36,7 +36,7 @@ int TightestGroup(const ExecutionSetup& setup, const ExecutionResult& r, int s) 
 Time GroupIdle(const ExecutionSetup& setup, int s, int g) {
   std::vector<int> ks;
   for (int k = s; k < static_cast<int>(setup.virtual_stages.size()); k += setup.num_stages()) ks.push_back(k);
-  return sim::executor::GroupWaitPerMicrobatch(setup.virtual_stages, ks, g) * setup.microbatches;
+  return executor::GroupWaitPerMicrobatch(setup.virtual_stages, ks, g) * setup.microbatches;
 }
 
 std::string MeshName(const spec::MeshSpec& m) {
@@ -67,7 +67,7 @@ void AddReplicaGroupReports(const ExecutionSetup& setup, const ExecutionResult& 
                             hetsim::v1::StageReport& out) {
   const auto& st = setup.stages[s];
   for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
-    const sim::executor::StageLayout& layout = st.layout.replica_groups[g];
+    const executor::StageLayout& layout = st.layout.replica_groups[g];
     Time forward = 0, backward = 0;
     for (int k = s; k < static_cast<int>(setup.virtual_stages.size()); k += setup.num_stages()) {
       forward += setup.virtual_stages[k].replica_groups[g].forward_time();

@@ -16,25 +16,24 @@
 namespace hetsim::traces {
 
 // Peak memory of one GPU of stage s (of its replica group `group`; -1: the stage's own cost).
-int64_t PeakMemory(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r, int s,
-                   int group);
+int64_t PeakMemory(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r, int s, int group);
 
 // The group of a mixed stage whose peak memory is the largest share of its GPU's capacity; -1 for a
 // plain stage.
-int TightestGroup(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r, int s);
+int TightestGroup(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r, int s);
 
 // How long one replica of group g of stage s waits for the slowest group over the iteration: the
 // difference of their passes, every microbatch.
-Time GroupIdle(const sim::executor::ExecutionSetup& setup, int s, int g);
+Time GroupIdle(const executor::ExecutionSetup& setup, int s, int g);
 
 // "a100+l40s", and "a100 node 0, GPUs 0-3 + l40s node 0, GPUs 0-3".
-std::string MixedIslands(const sim::executor::ExecutionSetup& setup, int s);
+std::string MixedIslands(const executor::ExecutionSetup& setup, int s);
 std::string MixedMeshName(const spec::StageSpec& stage);
 std::string MeshName(const spec::MeshSpec& m);
 
 // One StageReport.replica_groups line per group of mixed stage s; `busy` is the stage's compute time.
-void AddReplicaGroupReports(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r, int s,
-                            Time busy, hetsim::v1::StageReport& out);
+void AddReplicaGroupReports(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r, int s, Time busy,
+                            hetsim::v1::StageReport& out);
 
 }  // namespace hetsim::traces
 

@@ -62,7 +62,7 @@ absl::StatusOr<std::string> Run(const Args& args) {
   driver::RunRequest request;
   request.plan = SourceOf(args.input("plan"));
   request.cluster = SourceOf(args.input("cluster"));
-  HETSIM_ASSIGN_OR_RETURN(request.network_mode, sim::ParseNetworkMode(args.str("network")));
+  HETSIM_ASSIGN_OR_RETURN(request.network_mode, network::ParseNetworkMode(args.str("network")));
   request.ideal = args.flag("ideal");
   request.max_events = args.integer("max_events");
   request.max_wall_seconds = args.real("max_wall_seconds");
@@ -109,12 +109,12 @@ absl::StatusOr<std::string> Validate(const Args& args) {
 
 absl::StatusOr<std::string> Collective(const Args& args) {
   const Input& cluster_in = args.input("cluster");
-  sim::CollectiveRequest req;
+  collectives::CollectiveRequest req;
   HETSIM_ASSIGN_OR_RETURN(req.op, ParseCollectiveOp(args.str("op")));
-  HETSIM_ASSIGN_OR_RETURN(req.algorithm, sim::ParseAlgorithm(args.str("algorithm")));
-  HETSIM_ASSIGN_OR_RETURN(sim::NetworkMode mode, sim::ParseNetworkMode(args.str("network")));
+  HETSIM_ASSIGN_OR_RETURN(req.algorithm, collectives::ParseAlgorithm(args.str("algorithm")));
+  HETSIM_ASSIGN_OR_RETURN(network::NetworkMode mode, network::ParseNetworkMode(args.str("network")));
   HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster, proto::LoadCluster(SourceOf(cluster_in)));
-  HETSIM_ASSIGN_OR_RETURN(req.gpus, app::GpuIdsOf(args.integers("gpus"), "gpus"));
+  HETSIM_ASSIGN_OR_RETURN(req.gpus, cli::GpuIdsOf(args.integers("gpus"), "gpus"));
   HETSIM_ASSIGN_OR_RETURN(driver::CollectiveSession session,
                           driver::CollectiveSession::Open({.cluster = std::move(cluster),
                                                            .cluster_file = cluster_in.name,
@@ -122,7 +122,7 @@ absl::StatusOr<std::string> Collective(const Args& args) {
                                                            .request = req,
                                                            .mode = mode,
                                                            .max_wall_seconds = args.real("max_wall_seconds")}));
-  HETSIM_ASSIGN_OR_RETURN(sim::CollectiveResult r, session.Simulate(args.integer("bytes")));
+  HETSIM_ASSIGN_OR_RETURN(collectives::CollectiveResult r, session.Simulate(args.integer("bytes")));
   return Serialize(driver::CollectiveReportOf(session.request(), r));
 }
 

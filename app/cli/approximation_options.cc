@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 void AddApproximationOptions(boost::program_options::options_description& options, ApproximationNames* names) {
   namespace po = boost::program_options;
@@ -20,7 +20,7 @@ void AddApproximationOptions(boost::program_options::options_description& option
 absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const ApproximationNames& names) {
   driver::FidelityRequest out{.exact = names.exact, .ring_steps = std::nullopt, .boundary_flows = std::nullopt};
   if (!names.ring_steps.empty()) {
-    absl::StatusOr<sim::RingSteps> steps = sim::ParseRingSteps(names.ring_steps);
+    absl::StatusOr<collectives::RingSteps> steps = collectives::ParseRingSteps(names.ring_steps);
     if (!steps.ok()) {  // "stepped" parses; CheckFidelityRequest refuses it with the same message
       return absl::InvalidArgumentError(
           absl::StrFormat("--ring-steps: \"%s\" is not auto or aggregated", names.ring_steps));
@@ -28,7 +28,7 @@ absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const Approxim
     out.ring_steps = *steps;
   }
   if (!names.boundary_flows.empty()) {
-    absl::StatusOr<sim::executor::BoundaryFlows> flows = sim::executor::ParseBoundaryFlows(names.boundary_flows);
+    absl::StatusOr<executor::BoundaryFlows> flows = executor::ParseBoundaryFlows(names.boundary_flows);
     if (!flows.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flows.status().message()));
     out.boundary_flows = *flows;
   }
@@ -36,4 +36,4 @@ absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const Approxim
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "service/driver/simulate.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 struct ApproximationNames {
   std::string ring_steps;      // "auto" or "aggregated"; empty: not given
@@ -27,6 +27,6 @@ void AddApproximationOptions(boost::program_options::options_description& option
 // (an approximation asked for beside it) otherwise.
 absl::StatusOr<driver::FidelityRequest> ParseApproximationOptions(const ApproximationNames& names);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_APPROXIMATION_OPTIONS_H_

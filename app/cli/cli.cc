@@ -14,11 +14,11 @@
 #include "service/driver/run_command.h"
 #include "sim/executor/run_limit.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 int ExitCodeFor(const absl::Status& status) {
   // A user's --max-events / --max-wall-seconds reached: the command line asked for it, not a bug.
-  if (sim::executor::IsRunLimit(status)) return kExitBadInput;
+  if (executor::IsRunLimit(status)) return kExitBadInput;
   switch (status.code()) {
     case absl::StatusCode::kOk: return kExitOk;
     case absl::StatusCode::kInvalidArgument:
@@ -110,4 +110,4 @@ int RunGuarded(const CommandInfo& info, const std::function<int()>& body) {
   return kExitInternal;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

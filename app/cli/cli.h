@@ -19,7 +19,7 @@
 #include "base/wall_limit.h"
 #include "proto/any_message.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 namespace po = boost::program_options;
 
@@ -73,6 +73,6 @@ absl::StatusOr<std::string> DrawPageWithin(const WallLimit& limit, const std::fu
 // Runs `body`, turning an escaped exception into "hetsim NAME: internal error: ..." and exit code 1.
 int RunGuarded(const CommandInfo& info, const std::function<int()>& body);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_CLI_H_

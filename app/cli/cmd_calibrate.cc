@@ -23,7 +23,7 @@
 #include "service/calibrate/nccl_log.h"
 #include "service/calibrate/report.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kCalibrateInfo = {
@@ -215,4 +215,4 @@ int RunCalibrate(const Args& args) {
   return RunGuarded(kCalibrateInfo, [&] { return Calibrate(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

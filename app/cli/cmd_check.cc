@@ -22,7 +22,7 @@
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kCheckInfo = {
@@ -107,4 +107,4 @@ int RunCheck(const Args& args) {
   return RunGuarded(kCheckInfo, [&] { return Check(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -26,7 +26,7 @@
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kCollectiveInfo = {
@@ -87,13 +87,13 @@ absl::StatusOr<std::vector<int64_t>> ParseSizes(absl::string_view bytes_text, ab
 }
 
 // One line of the table: the shape chosen, simulated time, bandwidths, estimate, flows, wall time.
-void PrintRow(int64_t size, const sim::CollectiveResult& r, double wall_ms) {
-  const bool hier = r.shape.algorithm == sim::CollectiveAlgorithm::kHierarchical;
-  const std::string algo = absl::StrCat(sim::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : "",
+void PrintRow(int64_t size, const collectives::CollectiveResult& r, double wall_ms) {
+  const bool hier = r.shape.algorithm == collectives::CollectiveAlgorithm::kHierarchical;
+  const std::string algo = absl::StrCat(collectives::AlgorithmName(r.shape.algorithm), r.shape.aggregated ? "-agg" : "",
                                         r.shape.representative ? "-rep" : "");
   std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
-              algo.c_str(), hier ? sim::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
-              r.shape.chunks, sim::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,
+              algo.c_str(), hier ? collectives::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
+              r.shape.chunks, collectives::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,
               r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9, r.shape.estimated_seconds * 1e6,
               static_cast<unsigned long long>(r.flows), wall_ms);
 }
@@ -126,26 +126,26 @@ void AddCollectiveOptions(po::options_description& options, CollectiveFlags& f) 
 }
 
 // The request the flags name (its bytes are set per size), or the usage error's exit code.
-std::variant<sim::CollectiveRequest, int> RequestOf(const CollectiveFlags& f) {
-  sim::CollectiveRequest req;
+std::variant<collectives::CollectiveRequest, int> RequestOf(const CollectiveFlags& f) {
+  collectives::CollectiveRequest req;
   auto op = ParseCollectiveOp(f.op_name);
   if (!op.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", op.status().message()));
   req.op = *op;
-  auto algo = sim::ParseAlgorithm(f.algo_name);
+  auto algo = collectives::ParseAlgorithm(f.algo_name);
   if (!algo.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", algo.status().message()));
   req.algorithm = *algo;
-  auto inter = sim::ParseAlgorithm(f.inter_name);
+  auto inter = collectives::ParseAlgorithm(f.inter_name);
   if (!inter.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--inter-node: ", inter.status().message()));
   req.inter_node = *inter;
   return req;
 }
 
 // The rest of the request, after the network mode (checked in between, as the flags are listed).
-std::optional<int> CompleteRequest(const CollectiveFlags& f, sim::CollectiveRequest& req) {
-  auto ring_steps = sim::ParseRingSteps(f.ring_steps_name);
+std::optional<int> CompleteRequest(const CollectiveFlags& f, collectives::CollectiveRequest& req) {
+  auto ring_steps = collectives::ParseRingSteps(f.ring_steps_name);
   if (!ring_steps.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", ring_steps.status().message()));
   req.ring_steps = *ring_steps;
-  auto protocol = sim::ParseProtocol(f.proto_name);
+  auto protocol = collectives::ParseProtocol(f.proto_name);
   if (!protocol.ok()) return UsageError(kCollectiveInfo, absl::StrCat("--", protocol.status().message()));
   req.protocol = *protocol;
   req.channels = f.channels;
@@ -157,14 +157,14 @@ std::optional<int> CompleteRequest(const CollectiveFlags& f, sim::CollectiveRequ
   return std::nullopt;
 }
 
-void PrintHeader(const sim::CollectiveRequest& req, const topology::Topology& topo, const std::string& cluster_name,
-                 sim::NetworkMode mode) {
-  const size_t nodes = sim::GroupByNode(topo, req.gpus).size();
+void PrintHeader(const collectives::CollectiveRequest& req, const topology::Topology& topo,
+                 const std::string& cluster_name, network::NetworkMode mode) {
+  const size_t nodes = collectives::GroupByNode(topo, req.gpus).size();
   std::printf("# hetsim collective: %s on %zu GPUs (%zu nodes) of cluster %s (%d GPUs); network %s; %s\n",
               CollectiveOpName(req.op).data(), req.gpus.size(), nodes, cluster_name.c_str(), topo.num_gpus(),
-              sim::NetworkModeName(mode), topo.nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
+              network::NetworkModeName(mode), topo.nccl_model() ? "NCCL achieved bandwidth" : "ideal (line rate)");
   std::printf("# algbw = size / time; busbw = algbw x %.4f (nccl-tests); GB/s = 1e9 bytes/s\n",
-              sim::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
+              collectives::BusBandwidthFactor(req.op, static_cast<int64_t>(req.gpus.size())));
   std::printf("%14s %-8s %-5s %3s %6s %-6s %14s %12s %12s %14s %10s %9s\n", "size(B)", "algo", "inter", "ch", "chunks",
               "proto", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "estimate(us)", "flows", "wall(ms)");
 }
@@ -183,10 +183,10 @@ int PrintRows(driver::CollectiveSession& session, const std::vector<int64_t>& si
       return ReportFailure(kCollectiveInfo, s);
     }
     PrintRow(size, *r, wall_ms);
-    if (session.request().algorithm == sim::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
+    if (session.request().algorithm == collectives::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
-        std::printf("#   estimate %-8s %-6s %14.2f us%s\n", sim::AlgorithmName(e.algorithm).data(),
-                    sim::ProtocolName(e.protocol).data(), e.seconds * 1e6,
+        std::printf("#   estimate %-8s %-6s %14.2f us%s\n", collectives::AlgorithmName(e.algorithm).data(),
+                    collectives::ProtocolName(e.protocol).data(), e.seconds * 1e6,
                     e.algorithm == r->shape.algorithm ? "  (chosen)" : "");
       }
     }
@@ -202,9 +202,9 @@ int Collective(const Args& args) {
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kCollectiveInfo, args, options, positional, &vm)) return *exit;
 
-  std::variant<sim::CollectiveRequest, int> parsed = RequestOf(f);
+  std::variant<collectives::CollectiveRequest, int> parsed = RequestOf(f);
   if (const int* exit = std::get_if<int>(&parsed)) return *exit;
-  sim::CollectiveRequest& req = std::get<sim::CollectiveRequest>(parsed);
+  collectives::CollectiveRequest& req = std::get<collectives::CollectiveRequest>(parsed);
   auto mode = ParseNetworkOption(f.network_name);
   if (!mode.ok()) return UsageError(kCollectiveInfo, mode.status().message());
   if (auto exit = CompleteRequest(f, req)) return *exit;
@@ -260,7 +260,7 @@ absl::StatusOr<int64_t> ParseSize(absl::string_view text, absl::string_view flag
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: \"%s\" is not a size (e.g. 1048576, 64KiB, 1GiB)", flag, text));
   }
-  if (value > static_cast<uint64_t>(sim::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
+  if (value > static_cast<uint64_t>(collectives::kMaxCollectiveBytes) / static_cast<uint64_t>(scale)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s is larger than the 1 PiB limit", flag, text));
   }
   return static_cast<int64_t>(value) * scale;
@@ -270,4 +270,4 @@ int RunCollective(const Args& args) {
   return RunGuarded(kCollectiveInfo, [&] { return Collective(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -8,7 +8,7 @@
 #include "proto/io.h"
 #include "proto/output_files.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kConvertInfo = {
@@ -48,4 +48,4 @@ int RunConvert(const Args& args) {
   return RunGuarded(kConvertInfo, [&] { return Convert(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

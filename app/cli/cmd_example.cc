@@ -9,7 +9,7 @@
 #include "app/cli/examples.h"
 #include "proto/io.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kExampleInfo = {
@@ -72,4 +72,4 @@ int RunExample(const Args& args) {
   return RunGuarded(kExampleInfo, [&] { return WriteExamples(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

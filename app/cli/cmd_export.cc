@@ -13,7 +13,7 @@
 #include "service/driver/build_setup.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kExportInfo = {
@@ -60,8 +60,8 @@ int Export(const Args& args) {
                                           "whole in memory before writing); export a smaller plan",
                                           plan_path, nodes, chakra::kMaxExportNodes)));
   }
-  absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> setup =
-      driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
+  absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> setup =
+      driver::BuildSetup(*inputs, network::NetworkMode::kMaxMinFair);
   if (!setup.ok()) return ReportFailure(kExportInfo, setup.status());
   const chakra::ChakraExport out = chakra::ExportChakra(**setup);
   if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kExportInfo, s);
@@ -82,4 +82,4 @@ int RunExport(const Args& args) {
   return RunGuarded(kExportInfo, [&] { return Export(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

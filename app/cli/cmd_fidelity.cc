@@ -15,7 +15,7 @@
 #include "service/fidelity/table.h"
 #include "service/fidelity/validation_set.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 // Exit code of --check when a set's bounds are not met (the prediction ran; the model is off).
@@ -145,4 +145,4 @@ int RunFidelity(const Args& args) {
   return RunGuarded(kFidelityInfo, [&] { return Fidelity(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

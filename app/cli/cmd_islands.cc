@@ -12,7 +12,7 @@
 #include "proto/validate_cluster.h"
 #include "topology/gpu_islands.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kIslandsInfo = {
@@ -79,4 +79,4 @@ int RunIslands(const Args& args) {
   return RunGuarded(kIslandsInfo, [&] { return Islands(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -19,7 +19,7 @@
 #include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 // Launch lines, launch scripts and training configs (TOML, YAML) are kilobytes; the parsers' cost
@@ -203,4 +203,4 @@ int RunExportMegatron(const Args& args) {
   return RunGuarded(kMegatronExportInfo, [&] { return MegatronExport(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -5,10 +5,10 @@
 
 #include "app/cli/commands.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 int RunExportMegatron(const Args& args);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_CMD_MEGATRON_H_

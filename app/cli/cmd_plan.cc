@@ -17,7 +17,7 @@
 #include "proto/validate_plan.h"
 #include "service/planning/plan_command.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kPlanInfo = {
@@ -130,4 +130,4 @@ int RunPlan(const Args& args) {
   return RunGuarded(kPlanInfo, [&] { return Plan(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -7,7 +7,7 @@
 #include "proto/output_files.h"
 #include "traces/html/run_html.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kReportInfo = {
@@ -52,4 +52,4 @@ int RunReport(const Args& args) {
   return RunGuarded(kReportInfo, [&] { return Render(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

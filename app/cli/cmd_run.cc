@@ -26,7 +26,7 @@
 #include "traces/html/run_html.h"
 #include "traces/text_report.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 // Exit code when --fail-on-oom is given and a stage does not fit in its GPUs' memory.
@@ -182,7 +182,7 @@ std::variant<driver::RunRequest, int> RequestOf(const RunFlags& f, const po::var
   driver::RunRequest request;
   request.plan = proto::Source::File(f.plan_path);
   request.cluster = proto::Source::File(f.cluster_path);
-  absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(f.network);
+  absl::StatusOr<network::NetworkMode> mode = ParseNetworkOption(f.network);
   if (!mode.ok()) return UsageError(kRunInfo, mode.status().message());
   request.network_mode = *mode;
   absl::StatusOr<driver::FidelityRequest> fidelity = ParseApproximationOptions(f.approximation_names);
@@ -269,4 +269,4 @@ int RunRun(const Args& args) {
   return RunGuarded(kRunInfo, [&] { return Simulate(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -19,7 +19,7 @@
 #include "service/driver/cluster_topology.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kRunChakraInfo = {
@@ -60,7 +60,7 @@ int Replay(const Args& args) {
   if (auto exit = ParseCommandLine(kRunChakraInfo, args, options, po::positional_options_description(), &vm))
     return *exit;
   chakra::ReplayOptions replay;
-  absl::StatusOr<sim::NetworkMode> mode = ParseNetworkOption(network);
+  absl::StatusOr<network::NetworkMode> mode = ParseNetworkOption(network);
   if (!mode.ok()) return UsageError(kRunChakraInfo, mode.status().message());
   replay.network_mode = *mode;
   if (auto exit = CheckRunLimitFlags(kRunChakraInfo, max_events, max_wall_seconds)) return *exit;
@@ -127,4 +127,4 @@ int RunChakraReplay(const Args& args) {
   return RunGuarded(kRunChakraInfo, [&] { return Replay(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -4,11 +4,11 @@
 
 #include "app/cli/commands.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 bool IsChakraRun(const Args& args);  // --chakra is among the arguments
 int RunChakraReplay(const Args& args);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_CMD_RUN_CHAKRA_H_

@@ -13,7 +13,7 @@
 #include "service/sweep/runner.h"
 #include "traces/html/sweep_html.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kSweepInfo = {
@@ -112,4 +112,4 @@ int RunSweep(const Args& args) {
   return RunGuarded(kSweepInfo, [&] { return SweepCommand(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

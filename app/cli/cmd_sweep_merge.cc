@@ -13,7 +13,7 @@
 #include "service/sweep/space.h"
 #include "traces/html/sweep_html.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kSweepMergeInfo = {
@@ -100,4 +100,4 @@ int RunSweepMerge(const Args& args) {
   return RunGuarded(kSweepMergeInfo, [&] { return Merge(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

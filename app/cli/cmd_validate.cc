@@ -22,7 +22,7 @@
 #include "service/evaluation/validation_text.h"
 #include "traces/html/validate_html.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 const CommandInfo kValidateInfo = {
@@ -185,4 +185,4 @@ int RunValidate(const Args& args) {
   return RunGuarded(kValidateInfo, [&] { return Validate(args); });
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

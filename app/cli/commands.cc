@@ -1,6 +1,6 @@
 #include "app/cli/commands.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 // Each command's entry point, defined in its cmd_<name>.cc. A new command is that file, one line here
 // and one row in the table below: `hetsim --help`, the dispatch in app/main.cc and the test that every
@@ -44,4 +44,4 @@ const std::vector<Command>& AllCommands() {
   return kCommands;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

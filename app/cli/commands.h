@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 using Args = std::vector<std::string>;
 
@@ -19,6 +19,6 @@ struct Command {
 // Every subcommand, in the order `hetsim --help` lists them.
 const std::vector<Command>& AllCommands();
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_COMMANDS_H_

@@ -8,7 +8,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 struct ExampleFile {
   absl::string_view name;  // the file stem: "cluster-512gpu", "plan-512gpu", ...
@@ -17,6 +17,6 @@ struct ExampleFile {
 
 std::span<const ExampleFile> ExampleFiles();
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_EXAMPLE_FILES_H_

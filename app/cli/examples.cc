@@ -8,7 +8,7 @@
 #include "proto/any_message.h"
 #include "proto/io.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 // The message type an example's name starts with: "cluster-512gpu" is a Cluster.
@@ -59,4 +59,4 @@ std::vector<Example> BundledExamples(proto::FileFormat format) {
   return examples;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -10,7 +10,7 @@
 #include "google/protobuf/message.h"
 #include "proto/file_format.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 struct Example {
   std::string name;  // stable file stem: "cluster-512gpu", "plan-512gpu", ...
@@ -24,6 +24,6 @@ const char* ExampleExtension(proto::FileFormat format);
 // extension of `format`, so a folder written in any one format is self-contained.
 std::vector<Example> BundledExamples(proto::FileFormat format);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_EXAMPLES_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text, absl::string_view flag) {
   std::vector<GpuId> out;
@@ -42,4 +42,4 @@ absl::StatusOr<std::vector<GpuId>> GpuIdsOf(const std::vector<int64_t>& ids, abs
   return out;
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "base/ids.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 // InvalidArgument starting "<flag>: " for a part that is not an id or a range a-b, a range that is
 // empty or negative, ids beyond int32 or a range of more than 2^24 GPUs, and an empty list.
@@ -20,6 +20,6 @@ absl::StatusOr<std::vector<GpuId>> ParseGpuList(absl::string_view text, absl::st
 // accept (0 to 2^31 - 1), named in the error as `name`[i]; the list must not be empty.
 absl::StatusOr<std::vector<GpuId>> GpuIdsOf(const std::vector<int64_t>& ids, absl::string_view name);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_GPU_LIST_H_

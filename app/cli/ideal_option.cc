@@ -1,6 +1,6 @@
 #include "app/cli/ideal_option.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 void AddIdealOption(boost::program_options::options_description& options, bool* ideal) {
   options.add_options()("ideal", boost::program_options::bool_switch(ideal),
@@ -11,4 +11,4 @@ void ApplyIdealOption(bool ideal, hetsim::v1::Cluster* cluster) {
   if (ideal) cluster->set_ideal(true);
 }
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -7,13 +7,13 @@
 
 #include "proto/hetsim.pb.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 
 // Adds the --ideal switch, stored in `*ideal`.
 void AddIdealOption(boost::program_options::options_description& options, bool* ideal);
 // Sets cluster.ideal when `ideal` (a cluster file's own `ideal: true` stays).
 void ApplyIdealOption(bool ideal, hetsim::v1::Cluster* cluster);
 
-}  // namespace hetsim::app
+}  // namespace hetsim::cli
 
 #endif  // HETSIM_APP_CLI_IDEAL_OPTION_H_

@@ -146,7 +146,7 @@ struct UnfusedKernels {
 
 // The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same
 // name: declared once and inherited by the plan, the stage's cost configuration
-// (sim::workload::StageConfig), the planner's request and its profiler's options, so that handing them
+// (workload::StageConfig), the planner's request and its profiler's options, so that handing them
 // on is one assignment and a new switch cannot be forgotten on the way.
 struct CostSwitches {
   bool grad_reduce_in_fp32 = false;  // gradient buffers and their reduction in FP32

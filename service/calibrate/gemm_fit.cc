@@ -65,11 +65,11 @@ hetsim::v1::GpuType WithParams(hetsim::v1::GpuType gpu, double eff, double tile_
 }
 
 // The compute model of `gpu` with the fit's parameters so far.
-absl::StatusOr<sim::workload::GpuCompute> FittedGpu(const hetsim::v1::GpuType& gpu, const GemmFit& fit,
-                                                    hetsim::v1::DType dtype, absl::string_view where) {
+absl::StatusOr<workload::GpuCompute> FittedGpu(const hetsim::v1::GpuType& gpu, const GemmFit& fit,
+                                               hetsim::v1::DType dtype, absl::string_view where) {
   const spec::GpuSpec spec =
       proto::ResolveGpu(WithParams(gpu, fit.max_efficiency, fit.tile_overhead_k, fit.kernel_launch_us));
-  return sim::workload::GpuCompute::Create(spec, proto::DTypeOf(dtype), where);
+  return workload::GpuCompute::Create(spec, proto::DTypeOf(dtype), where);
 }
 
 }  // namespace
@@ -147,17 +147,17 @@ absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vecto
   fit.tile_overhead_k = gpu.efficiency().tile_overhead_k();
   fit.kernel_launch_us = gpu.efficiency().kernel_launch_us();
   const double sms = gpu.efficiency().sm_count();
-  std::vector<sim::workload::TilePlan> previous;
+  std::vector<workload::TilePlan> previous;
   for (fit.iterations = 1; fit.iterations <= 20; ++fit.iterations) {
     // t = a X1 + b X2 + c with a = 1 / eff, b = tile_k / eff, c = launch, for compute-bound points.
     std::array<std::array<double, 3>, 3> normal{};
     std::array<double, 3> rhs{};
-    std::vector<sim::workload::TilePlan> plans;
+    std::vector<workload::TilePlan> plans;
     for (const GemmTiming& t : timings) {
-      absl::StatusOr<sim::workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
+      absl::StatusOr<workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
       if (!g.ok()) return g.status();
-      const sim::workload::GemmShape shape{t.m, t.n, t.k};
-      const sim::workload::TilePlan p = g->PlanTiles(shape);
+      const workload::GemmShape shape{t.m, t.n, t.k};
+      const workload::TilePlan p = g->PlanTiles(shape);
       plans.push_back(p);
       const double unit = p.waves * 2 * p.tile_m * p.tile_n * sms / (g->peak_flop_per_s() * p.relative_throughput);
       const std::array<double, 3> x = {unit * t.k, unit, 1e-6};
@@ -189,9 +189,9 @@ absl::StatusOr<GemmFit> FitGemm(const hetsim::v1::GpuType& gpu, const std::vecto
   }
   double sum = 0;
   for (const GemmTiming& t : timings) {
-    absl::StatusOr<sim::workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
+    absl::StatusOr<workload::GpuCompute> g = FittedGpu(gpu, fit, t.dtype, where);
     if (!g.ok()) return g.status();
-    GemmFitPoint p{t, g->GemmSeconds(sim::workload::GemmShape{t.m, t.n, t.k}), 0};
+    GemmFitPoint p{t, g->GemmSeconds(workload::GemmShape{t.m, t.n, t.k}), 0};
     p.error = (p.predicted_s - t.seconds) / t.seconds;
     sum += std::abs(p.error);
     fit.points.push_back(p);

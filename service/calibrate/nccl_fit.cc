@@ -52,13 +52,14 @@ struct Evaluated {
 
 // The algorithm a log's NCCL_ALGO forces, when it names one that hetsim has for the log's collective
 // ("Ring", "Tree"); kAuto (hetsim's choice, as NCCL's) for none or a list.
-sim::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
-  if (log.nvls) return sim::CollectiveAlgorithm::kNvls;
-  if (log.collnet) return sim::CollectiveAlgorithm::kCollNet;
-  if (log.algorithm.empty()) return sim::CollectiveAlgorithm::kAuto;
-  absl::StatusOr<sim::CollectiveAlgorithm> a = sim::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
-  if (!a.ok() || *a == sim::CollectiveAlgorithm::kAuto || !sim::Supports(*a, log.op)) {
-    return sim::CollectiveAlgorithm::kAuto;
+collectives::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
+  if (log.nvls) return collectives::CollectiveAlgorithm::kNvls;
+  if (log.collnet) return collectives::CollectiveAlgorithm::kCollNet;
+  if (log.algorithm.empty()) return collectives::CollectiveAlgorithm::kAuto;
+  absl::StatusOr<collectives::CollectiveAlgorithm> a =
+      collectives::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
+  if (!a.ok() || *a == collectives::CollectiveAlgorithm::kAuto || !collectives::Supports(*a, log.op)) {
+    return collectives::CollectiveAlgorithm::kAuto;
   }
   return *a;
 }
@@ -86,7 +87,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
           "%s:1: %d ranks on %d hosts do not fit island \"%s\" (%d nodes of %d GPUs)", log->file, log->ranks,
           log->hosts, cluster.islands(island).name(), topo.num_nodes(island), topo.gpus_per_node(island)));
     }
-    sim::CollectiveRequest req;
+    collectives::CollectiveRequest req;
     req.op = log->op;
     req.algorithm = ForcedAlgorithm(*log);
     for (int h = 0; h < log->hosts; ++h) {
@@ -100,7 +101,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     }
     for (const NcclRow& row : log->rows) {
       req.bytes = row.bytes;
-      absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(topo, *network.router, req);
+      absl::StatusOr<collectives::CollectiveResult> r = collectives::SimulateCollective(topo, *network.router, req);
       if (!r.ok())
         return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
       out.seconds.push_back(hetsim::TimeToSeconds(r->time));
@@ -280,8 +281,9 @@ absl::Status FitNvlsEfficiency(v1::Cluster& cluster, int island, int node_type, 
   if (nvls_logs.empty()) return absl::OkStatus();
   v1::NodeType* node = cluster.mutable_node_types(node_type);
   const v1::NcclFabric rings = node->nccl();
-  const double before = node->nvls_bandwidth_efficiency() > 0 ? node->nvls_bandwidth_efficiency()
-                                                              : rings.bandwidth_efficiency() * sim::kNvlsRingShare;
+  const double before = node->nvls_bandwidth_efficiency() > 0
+                            ? node->nvls_bandwidth_efficiency()
+                            : rings.bandwidth_efficiency() * collectives::kNvlsRingShare;
   node->clear_nvls_bandwidth_efficiency();
   std::vector<FittedParameter> nvls_fit;
   const std::string at = absl::StrFormat("node_types[%d]", node_type);
@@ -292,7 +294,7 @@ absl::Status FitNvlsEfficiency(v1::Cluster& cluster, int island, int node_type, 
     return s;
   }
   node = cluster.mutable_node_types(node_type);
-  const double share = node->nccl().bandwidth_efficiency() * sim::kNvlsRingShare;
+  const double share = node->nccl().bandwidth_efficiency() * collectives::kNvlsRingShare;
   if (rings_fitted) {
     *node->mutable_nccl() = rings;
   } else {

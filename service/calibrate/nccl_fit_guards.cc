@@ -20,8 +20,8 @@ struct Ranges {
 Ranges RangesOf(absl::string_view field) {
   // Fitted as the rings' efficiency x NCCL's NVLS share (nccl_fit.cc, FitNvlsEfficiency).
   if (absl::EndsWith(field, "nvls_bandwidth_efficiency")) {
-    constexpr double kLow = kMinBandwidthEfficiency * sim::kNvlsRingShare;
-    constexpr double kHigh = kMaxBandwidthEfficiency * sim::kNvlsRingShare;
+    constexpr double kLow = kMinBandwidthEfficiency * collectives::kNvlsRingShare;
+    constexpr double kHigh = kMaxBandwidthEfficiency * collectives::kNvlsRingShare;
     return {kLow, kHigh, kLow, kHigh, ""};
   }
   if (absl::EndsWith(field, "bandwidth_efficiency")) {

@@ -39,10 +39,10 @@ struct NcclLog {
   // to" line): "Ring", "Tree", "Ring,Tree"; "" when NCCL chose.
   std::string algorithm;
   // NCCL ran NVLink SHARP (its INFO lines, NCCL_ALGO=NVLS) for this one-host all-reduce: fitted as
-  // sim::CollectiveAlgorithm::kNvls on a node type with nvlink_sharp.
+  // collectives::CollectiveAlgorithm::kNvls on a node type with nvlink_sharp.
   bool nvls = false;
   // NCCL ran CollNet (InfiniBand SHARP: NCCL_ALGO naming CollNet, NCCL_COLLNET_ENABLE=1) for this
-  // multi-host all-reduce: fitted as sim::CollectiveAlgorithm::kCollNet on an island with infiniband_sharp.
+  // multi-host all-reduce: fitted as collectives::CollectiveAlgorithm::kCollNet on an island with infiniband_sharp.
   bool collnet = false;
   int first_line = 0, last_line = 0;  // the run's lines in the file
 };

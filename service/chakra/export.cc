@@ -20,10 +20,10 @@ namespace hetsim::chakra {
 namespace {
 
 using ChakraProtoMsg::Node;
-using sim::executor::ExecutionSetup;
-using sim::pipeline::DagNode;
-using sim::pipeline::NodeId;
-using sim::pipeline::NodeKind;
+using executor::ExecutionSetup;
+using pipeline::DagNode;
+using pipeline::NodeId;
+using pipeline::NodeKind;
 
 bool IsCompute(NodeKind kind) { return kind == NodeKind::kForward || kind == NodeKind::kBackward; }
 
@@ -160,7 +160,7 @@ class Exporter {
     const bool forward = node.kind == NodeKind::kCommForward;
     const auto& bt = setup_.boundaries[node.virtual_stage];
     const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
-    for (const sim::executor::BoundaryFlow& f : flows) {
+    for (const executor::BoundaryFlow& f : flows) {
       const int32_t tag = next_tag_++;
       const std::string name =
           absl::StrFormat("%s mb%d vs%d", forward ? "CF" : "CB", node.microbatch, node.virtual_stage);
@@ -186,10 +186,10 @@ class Exporter {
   // The communicators of stage `s`'s data-parallel groups (one per TP rank) or, `experts`, of its
   // expert-data-parallel groups (SyncGroupsOf), created once: indices into out_.comm_groups.
   const std::vector<size_t>& SyncGroups(int s, bool experts) {
-    const sim::executor::StageSetup& st = setup_.stages[s];
+    const executor::StageSetup& st = setup_.stages[s];
     auto [it, inserted] = sync_groups_.try_emplace({s, experts});
     if (!inserted) return it->second;
-    for (const std::vector<GpuId>& gpus : sim::executor::SyncGroupsOf(st.layout, experts)) {
+    for (const std::vector<GpuId>& gpus : executor::SyncGroupsOf(st.layout, experts)) {
       proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
       for (GpuId g : gpus) group.ranks.push_back(g.value());
       it->second.push_back(out_.comm_groups.size());
@@ -201,7 +201,7 @@ class Exporter {
   // The synchronisation groups the stage's `i`-th GPU joins: one (its TP rank's, or its expert rank's),
   // or in a mixed stage every finest shard's group its own shard covers (StageLayout::DataGroup).
   std::vector<int> SyncGroupsOfGpu(int s, size_t i, bool experts) const {
-    const sim::executor::StageLayout& l = setup_.stages[s].layout;
+    const executor::StageLayout& l = setup_.stages[s].layout;
     if (!l.mixed() || experts) {
       return {static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel))};
     }
@@ -216,9 +216,9 @@ class Exporter {
   // The collectives of one synchronisation step on the stage's `i`-th GPU: its dense part on the GPU's
   // data-parallel group and its experts' part on its expert-data-parallel group, side by side, each
   // after `deps` (data) and `after` (control). Returns their ids (none for an empty step).
-  std::vector<uint64_t> AddSyncStep(int s, size_t i, const sim::executor::GradSyncStep& step, const std::string& name,
+  std::vector<uint64_t> AddSyncStep(int s, size_t i, const executor::GradSyncStep& step, const std::string& name,
                                     const std::vector<uint64_t>& deps, const std::vector<uint64_t>& after) {
-    const sim::executor::StageLayout& l = setup_.stages[s].layout;
+    const executor::StageLayout& l = setup_.stages[s].layout;
     std::vector<uint64_t> ids;
     for (const bool experts : {false, true}) {
       const int64_t bytes = step.BytesOf(experts);
@@ -237,7 +237,7 @@ class Exporter {
   // Plan.overlap_param_gather: the step before's parameter all-gathers open the trace, chunk by chunk,
   // and each chunk's first forward depends on its own (AddCompute), as the executor runs them.
   void AddEarlyGathers(int s) {
-    const sim::executor::StageSetup& st = setup_.stages[s];
+    const executor::StageSetup& st = setup_.stages[s];
     if (st.early_param_gathers.empty()) return;
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
@@ -267,7 +267,7 @@ class Exporter {
   // Gradient buckets on every member of each data-parallel group, then the optimizer step and the
   // ZeRO-1/2 parameter all-gather, as the executor runs them after the stage's last backward.
   void AddGradSync(int s) {
-    const sim::executor::StageSetup& st = setup_.stages[s];
+    const executor::StageSetup& st = setup_.stages[s];
     const auto& order = dag_.stage_compute_order()[s];
     if (order.empty()) return;
     const NodeId last = order.back();
@@ -277,7 +277,7 @@ class Exporter {
       std::vector<uint64_t> previous;
       const std::vector<uint64_t>& ready = bucket_ready_[gpu.value()];
       for (size_t j = 0; j < st.grad_buckets.size(); ++j) {
-        const sim::executor::GradSyncStep& bucket = st.grad_buckets[j];
+        const executor::GradSyncStep& bucket = st.grad_buckets[j];
         std::vector<uint64_t> ids =
             AddSyncStep(s, i, bucket, absl::StrFormat("grad %s bucket %d", CollectiveOpName(bucket.op), j),
                         {ready.empty() ? last_backward : ready[j]}, previous);
@@ -292,8 +292,8 @@ class Exporter {
       opt.add_data_deps(last_backward);
       for (uint64_t d : previous) opt.add_data_deps(d);
       // The HBM traffic of the step's passes over this GPU's shard, as the executor times them.
-      const sim::workload::OptimizerStepPasses passes =
-          sim::workload::PlanOptimizerStep(st.cost.optimizer_shard, setup_.model->dtype());
+      const workload::OptimizerStepPasses passes =
+          workload::PlanOptimizerStep(st.cost.optimizer_shard, setup_.model->dtype());
       opt.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
       opt.add_attr()->CopyFrom(Uint64Attr(
           kTensorSize, static_cast<uint64_t>(passes.unscale_bytes + passes.grad_norm_bytes + passes.adam_bytes)));
@@ -306,7 +306,7 @@ class Exporter {
   }
 
   const ExecutionSetup& setup_;
-  const sim::pipeline::PipelineDag& dag_;
+  const pipeline::PipelineDag& dag_;
   ChakraExport out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
   absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it

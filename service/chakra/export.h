@@ -36,7 +36,7 @@ struct ChakraExport {
 // Microseconds, rounded to the nearest (Chakra's duration_micros).
 uint64_t RoundToMicros(Time t);
 
-ChakraExport ExportChakra(const sim::executor::ExecutionSetup& setup);
+ChakraExport ExportChakra(const executor::ExecutionSetup& setup);
 
 // The most nodes an export may hold, counted as ExportNodesLowerBound counts them: the export is built
 // whole in memory before the first file is written (all or nothing), about 3 KB per counted pass

@@ -32,13 +32,14 @@ struct NodeRef {
   int32_t node;
 };
 
-class Replay : private sim::EventHandler, private sim::FlowObserver {
+class Replay : private engine::EventHandler, private network::FlowObserver {
  public:
   Replay(const ChakraWorkload& w, const topology::Topology& topology, const ReplayOptions& options)
       : w_(w), topology_(topology), router_(topology), options_(options) {}
 
   absl::StatusOr<ReplayResult> Go() {
-    HETSIM_ASSIGN_OR_RETURN(network_, sim::Network::Create(&sim_, sim::NetworkLinks(topology_), options_.network_mode));
+    HETSIM_ASSIGN_OR_RETURN(
+        network_, network::Network::Create(&sim_, collectives::NetworkLinks(topology_), options_.network_mode));
     HETSIM_RETURN_IF_ERROR(Prepare());
     for (size_t r = 0; r < w_.ranks.size(); ++r) {
       for (size_t i = 0; i < w_.ranks[r].nodes.size(); ++i) {
@@ -73,7 +74,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
   };
   struct CollectiveInstance {
     std::vector<NodeRef> members;
-    const sim::TransferGraph* graph = nullptr;
+    const collectives::TransferGraph* graph = nullptr;
   };
   using MessageKey = std::tuple<int32_t, int32_t, int64_t>;
   struct Mailbox {
@@ -108,8 +109,8 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
         const spec::GpuSpec& spec = topology_.island(island).gpu;
         const std::string where = absl::StrFormat("gpu_types[\"%s\"]", spec.name);
         HETSIM_ASSIGN_OR_RETURN(
-            sim::workload::GpuCompute gpu,
-            sim::workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where, topology_.cluster().ideal));
+            workload::GpuCompute gpu,
+            workload::GpuCompute::Create(spec, proto::DTypeOf(options_.dtype), where, topology_.cluster().ideal));
         gpus_.push_back(std::move(gpu));
       }
     }
@@ -118,7 +119,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
 
   absl::Status RunEngine() {  // a handler's Stop() leaves its reason in failure_
     const WallLimit wall_limit(options_.max_wall_seconds);
-    return sim::RunWithinLimits(sim_, options_.max_events, wall_limit, [] { return absl::OkStatus(); }).status();
+    return engine::RunWithinLimits(sim_, options_.max_events, wall_limit, [] { return absl::OkStatus(); }).status();
   }
 
   const TraceNode& At(NodeRef ref) const { return w_.ranks[ref.rank].nodes[ref.node]; }
@@ -168,7 +169,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
     const TraceNode& n = At(ref);
     if (!options_.retime_compute || (n.num_ops <= 0 && n.tensor_size <= 0)) return n.duration;
     const absl::StatusOr<topology::GpuLocation> where = topology_.Locate(GpuId(ref.rank));
-    const sim::workload::GpuCompute& gpu = gpus_[where->island];
+    const workload::GpuCompute& gpu = gpus_[where->island];
     const double s = std::max(n.num_ops > 0 ? gpu.GemmSeconds(n.num_ops) : 0.0,
                               n.tensor_size > 0 ? gpu.MemorySeconds(static_cast<double>(n.tensor_size), 1) : 0.0);
     return SecondsToTime(s);
@@ -217,7 +218,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
                         sends_.size() - 1);
   }
 
-  void OnFlowCompleted(sim::FlowId, uint64_t tag) override {
+  void OnFlowCompleted(network::FlowId, uint64_t tag) override {
     const NodeRef send = sends_[tag];
     const TraceNode& n = At(send);
     Finish(send);
@@ -256,7 +257,7 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
       instances_.erase(key);
       return;
     }
-    absl::StatusOr<const sim::TransferGraph*> graph = GraphFor(ref);
+    absl::StatusOr<const collectives::TransferGraph*> graph = GraphFor(ref);
     if (!graph.ok()) {
       Fail(graph.status());
       return;
@@ -266,11 +267,11 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
   }
 
   // One transfer graph per (group, operation, bytes), built when first needed.
-  absl::StatusOr<const sim::TransferGraph*> GraphFor(NodeRef ref) {
+  absl::StatusOr<const collectives::TransferGraph*> GraphFor(NodeRef ref) {
     const TraceNode& n = At(ref);
     const auto key = std::make_tuple(n.group, static_cast<int>(n.op), n.comm_bytes);
     if (auto it = graphs_.find(key); it != graphs_.end()) return it->second;
-    sim::CollectiveRequest request;
+    collectives::CollectiveRequest request;
     request.op = n.op;
     for (int64_t r : w_.groups[n.group].ranks) request.gpus.push_back(static_cast<GpuId>(r));
     request.bytes = n.comm_bytes;
@@ -278,10 +279,10 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
       return absl::InvalidArgumentError(absl::StrFormat("%s: node %d: %s on group \"%s\": %s", File(ref), n.id,
                                                         CollectiveOpName(n.op), w_.groups[n.group].name, s.message()));
     };
-    if (absl::Status s = sim::ValidateRequest(topology_, request); !s.ok()) return where(s);
-    absl::StatusOr<sim::ShapeChoice> choice = sim::ChooseShape(topology_, router_, request);
+    if (absl::Status s = collectives::ValidateRequest(topology_, request); !s.ok()) return where(s);
+    absl::StatusOr<collectives::ShapeChoice> choice = collectives::ChooseShape(topology_, router_, request);
     if (!choice.ok()) return where(choice.status());
-    graph_store_.push_back(sim::BuildTransferGraph(topology_, request, choice->shape));
+    graph_store_.push_back(collectives::BuildTransferGraph(topology_, request, choice->shape));
     if (absl::Status s = CurrentWallLimit().Check("building a collective's transfers"); !s.ok()) return s;
     graphs_.emplace(key, &graph_store_.back());
     return &graph_store_.back();
@@ -325,8 +326,8 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
   const topology::Topology& topology_;
   topology::Router router_;
   const ReplayOptions& options_;
-  sim::Simulator sim_;
-  std::unique_ptr<sim::Network> network_;
+  engine::Simulator sim_;
+  std::unique_ptr<network::Network> network_;
   std::vector<std::vector<int32_t>> pending_;
   std::vector<std::vector<std::vector<int32_t>>> succ_;
   std::vector<std::vector<Stream>> streams_;  // [rank][0 GPU, 1 CPU]
@@ -335,10 +336,10 @@ class Replay : private sim::EventHandler, private sim::FlowObserver {
   std::map<MessageKey, Mailbox> mail_;
   std::vector<std::vector<int64_t>> collective_seq_;  // [rank][group]: collectives issued so far
   std::map<std::pair<int32_t, int64_t>, CollectiveInstance> instances_;
-  std::deque<sim::TransferGraph> graph_store_;
-  std::map<std::tuple<int32_t, int, int64_t>, const sim::TransferGraph*> graphs_;
-  std::deque<sim::CollectiveExecution> executions_;
-  std::vector<sim::workload::GpuCompute> gpus_;  // per island, for retime_compute
+  std::deque<collectives::TransferGraph> graph_store_;
+  std::map<std::tuple<int32_t, int, int64_t>, const collectives::TransferGraph*> graphs_;
+  std::deque<collectives::CollectiveExecution> executions_;
+  std::vector<workload::GpuCompute> gpus_;  // per island, for retime_compute
   absl::Status failure_;
   ReplayResult r_;
 };

@@ -30,7 +30,7 @@
 namespace hetsim::chakra {
 
 struct ReplayOptions {
-  sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   bool retime_compute = false;
   v1::DType dtype = v1::BF16;  // for retime_compute: the peak FLOP/s used
   uint64_t max_events = 0;     // 0 = no limit (exit 2 when reached, as `run`)
@@ -45,8 +45,8 @@ struct ReplayResult {
   Time iteration_time = 0;
   uint64_t events = 0;
   uint64_t collectives = 0;
-  sim::NetworkStats network_stats;
-  std::vector<sim::LinkCounters> link_counters;
+  network::NetworkStats network_stats;
+  std::vector<network::LinkCounters> link_counters;
 };
 
 // Fails (InvalidArgument, naming the rank file and node) when the traces deadlock (a recv whose send

@@ -40,12 +40,12 @@ const char* TypeName(TraceNodeType t) {
 }  // namespace
 
 v1::Report BuildReplayReport(const ChakraWorkload& workload, const ReplayResult& result, absl::string_view trace_dir,
-                             const v1::Cluster& cluster, sim::NetworkMode mode, double wall_time_s) {
+                             const v1::Cluster& cluster, network::NetworkMode mode, double wall_time_s) {
   v1::Report report;
   report.set_plan_name(absl::StrCat("chakra:", trace_dir));
   report.set_cluster_name(cluster.name());
-  report.set_network_model(mode == sim::NetworkMode::kMaxMinFair ? "flow (max-min fair)"
-                                                                 : "analytical (contention-free)");
+  report.set_network_model(mode == network::NetworkMode::kMaxMinFair ? "flow (max-min fair)"
+                                                                     : "analytical (contention-free)");
   report.set_num_gpus(static_cast<uint32_t>(workload.ranks.size()));
   report.set_iteration_time_ms(TimeToMilliseconds(result.iteration_time));
   report.set_pipeline_ms(TimeToMilliseconds(result.iteration_time));

@@ -15,7 +15,7 @@ namespace hetsim::chakra {
 
 // `wall_time_s` < 0 leaves the wall time out (byte-identical reports).
 v1::Report BuildReplayReport(const ChakraWorkload& workload, const ReplayResult& result, absl::string_view trace_dir,
-                             const v1::Cluster& cluster, sim::NetworkMode mode, double wall_time_s);
+                             const v1::Cluster& cluster, network::NetworkMode mode, double wall_time_s);
 
 std::string FormatReplaySummary(const ChakraWorkload& workload, const ReplayResult& result, const v1::Report& report);
 

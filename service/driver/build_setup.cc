@@ -49,7 +49,7 @@ int64_t ClusterGpus(const hetsim::v1::Cluster& cluster) {
 }
 
 absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits) {
-  const sim::executor::WorkEstimate e = sim::executor::EstimateWork(plan, cluster_gpus);
+  const executor::WorkEstimate e = executor::EstimateWork(plan, cluster_gpus);
   if (limits.max_events > 0 && e.min_events > limits.max_events) {
     return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
                          absl::StrFormat("%s: the iteration needs at least %d events (%d microbatches x %d stages x "
@@ -73,10 +73,10 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
           plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
 }
 
-absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
-                                                                          sim::NetworkMode mode,
-                                                                          sim::executor::ReplicaReuse reuse,
-                                                                          const WorkLimits* limits) {
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
+                                                                     network::NetworkMode mode,
+                                                                     executor::ReplicaReuse reuse,
+                                                                     const WorkLimits* limits) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup"));
   if (limits != nullptr) {
@@ -87,7 +87,7 @@ absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(const 
                           BuildTopology(inputs.cluster, inputs.cluster_path));
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
-  return sim::executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
+  return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
 }
 
 }  // namespace hetsim::driver

@@ -20,7 +20,7 @@
 
 namespace hetsim::driver {
 
-// What a run may cost, checked against the plan's sim::executor::WorkEstimate before the setup is
+// What a run may cost, checked against the plan's executor::WorkEstimate before the setup is
 // built (docs/reliability.md, "Work bounded before it starts").
 struct WorkLimits {
   uint64_t max_events = 0;        // --max-events; 0 = no limit
@@ -39,9 +39,9 @@ int64_t ClusterGpus(const hetsim::v1::Cluster& cluster);
 
 // The topology, the spec and the setup; a cluster the topology refuses is named by its file. With
 // `limits`, a plan whose estimate is over them is refused before the setup is built.
-absl::StatusOr<std::unique_ptr<sim::executor::ExecutionSetup>> BuildSetup(
-    const proto::PlanInputs& inputs, sim::NetworkMode mode,
-    sim::executor::ReplicaReuse reuse = sim::executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr);
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(
+    const proto::PlanInputs& inputs, network::NetworkMode mode,
+    executor::ReplicaReuse reuse = executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr);
 
 }  // namespace hetsim::driver
 

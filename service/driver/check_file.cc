@@ -46,11 +46,11 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   if (absl::Status s = proto::ValidateFaults(faults, *cluster, path); !s.ok()) return {"", s};
   absl::StatusOr<std::unique_ptr<topology::Topology>> topo = driver::BuildTopology(*cluster, cluster_source.label());
   if (!topo.ok()) return {"", topo.status()};
-  absl::StatusOr<sim::faults::FaultSet> set = driver::ResolveFaults(faults, **topo, driver::SourcesOf(faults, path));
+  absl::StatusOr<faults::FaultSet> set = driver::ResolveFaults(faults, **topo, driver::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
   std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
                                         set->faults.size() == 1 ? "" : "s", cluster->name());
-  for (const sim::faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
+  for (const faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
   if (faults.has_jitter()) {
     absl::StrAppendFormat(
         &summary, "  jitter %s spread %g, seed %d, %s\n",

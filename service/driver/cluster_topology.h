@@ -5,7 +5,7 @@
 //
 //   auto cluster = proto::LoadCluster("cluster.pbtxt");
 //   auto network = driver::BuildClusterNetwork(*cluster, "cluster.pbtxt");
-//   sim::SimulateCollective(*network->topology, *network->router, request);
+//   collectives::SimulateCollective(*network->topology, *network->router, request);
 #ifndef HETSIM_SERVICE_DRIVER_CLUSTER_TOPOLOGY_H_
 #define HETSIM_SERVICE_DRIVER_CLUSTER_TOPOLOGY_H_
 

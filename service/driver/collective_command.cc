@@ -20,26 +20,27 @@ absl::StatusOr<CollectiveSession> CollectiveSession::Open(CollectiveCommand comm
 }
 
 absl::Status CollectiveSession::Check(int64_t bytes) const {
-  sim::CollectiveRequest request = command_.request;
+  collectives::CollectiveRequest request = command_.request;
   request.bytes = bytes;
-  return sim::ValidateRequest(*network_.topology, request);
+  return collectives::ValidateRequest(*network_.topology, request);
 }
 
-absl::StatusOr<sim::CollectiveResult> CollectiveSession::Simulate(int64_t bytes) {
+absl::StatusOr<collectives::CollectiveResult> CollectiveSession::Simulate(int64_t bytes) {
   command_.request.bytes = bytes;
   std::optional<WallLimitScope> scope;
   if (wall_limit_.limited()) scope.emplace(wall_limit_);
-  return sim::SimulateCollective(*network_.topology, *network_.router, command_.request, command_.mode);
+  return collectives::SimulateCollective(*network_.topology, *network_.router, command_.request, command_.mode);
 }
 
-hetsim::v1::CollectiveReport CollectiveReportOf(const sim::CollectiveRequest& request,
-                                                const sim::CollectiveResult& result) {
+hetsim::v1::CollectiveReport CollectiveReportOf(const collectives::CollectiveRequest& request,
+                                                const collectives::CollectiveResult& result) {
   hetsim::v1::CollectiveReport out;
   out.set_op(std::string(CollectiveOpName(request.op)));
   out.set_bytes(static_cast<uint64_t>(request.bytes));
   out.set_num_gpus(static_cast<uint32_t>(request.gpus.size()));
-  out.set_algorithm(absl::StrCat(sim::AlgorithmName(result.shape.algorithm), result.shape.aggregated ? "-agg" : ""));
-  out.set_protocol(std::string(sim::ProtocolName(result.shape.protocol)));
+  out.set_algorithm(
+      absl::StrCat(collectives::AlgorithmName(result.shape.algorithm), result.shape.aggregated ? "-agg" : ""));
+  out.set_protocol(std::string(collectives::ProtocolName(result.shape.protocol)));
   out.set_time_us(TimeToSeconds(result.time) * 1e6);
   out.set_alg_bandwidth_gbytes_per_s(result.algbw_bytes_per_s / 1e9);
   out.set_bus_bandwidth_gbytes_per_s(result.busbw_bytes_per_s / 1e9);

@@ -4,7 +4,7 @@
 //
 //   CollectiveCommand c{.cluster = cluster, .cluster_file = "cluster.pbtxt", .request = request};
 //   absl::StatusOr<CollectiveSession> s = CollectiveSession::Open(std::move(c));
-//   absl::StatusOr<sim::CollectiveResult> r = s->Simulate(1 << 20);
+//   absl::StatusOr<collectives::CollectiveResult> r = s->Simulate(1 << 20);
 #ifndef HETSIM_SERVICE_DRIVER_COLLECTIVE_COMMAND_H_
 #define HETSIM_SERVICE_DRIVER_COLLECTIVE_COMMAND_H_
 
@@ -25,8 +25,8 @@ struct CollectiveCommand {
   hetsim::v1::Cluster cluster = {};  // valid, presets applied
   std::string cluster_file = {};     // names the cluster in messages
   bool ideal = false;                // --ideal: Cluster.ideal (line rate, no protocol latency)
-  sim::CollectiveRequest request = {};
-  sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair;
+  collectives::CollectiveRequest request = {};
+  network::NetworkMode mode = network::NetworkMode::kMaxMinFair;
   // --max-wall-seconds (0 = no limit), from Open: every size simulated, route building included, stops
   // with a run limit once it has passed (a 16,384-GPU all-reduce runs for minutes).
   double max_wall_seconds = 0;
@@ -37,15 +37,15 @@ class CollectiveSession {
   // Builds the cluster's network (BuildClusterNetwork's errors); the request is not checked yet.
   static absl::StatusOr<CollectiveSession> Open(CollectiveCommand command);
 
-  // sim::ValidateRequest of the request at `bytes` against the cluster: InvalidArgument naming the
+  // collectives::ValidateRequest of the request at `bytes` against the cluster: InvalidArgument naming the
   // request's field ("gpus: ...").
   absl::Status Check(int64_t bytes) const;
   // The request at `bytes`, simulated (Check's errors included).
-  absl::StatusOr<sim::CollectiveResult> Simulate(int64_t bytes);
+  absl::StatusOr<collectives::CollectiveResult> Simulate(int64_t bytes);
 
   const hetsim::v1::Cluster& cluster() const { return command_.cluster; }
-  const sim::CollectiveRequest& request() const { return command_.request; }
-  sim::NetworkMode mode() const { return command_.mode; }
+  const collectives::CollectiveRequest& request() const { return command_.request; }
+  network::NetworkMode mode() const { return command_.mode; }
   const topology::Topology& topology() const { return *network_.topology; }
 
  private:
@@ -57,8 +57,8 @@ class CollectiveSession {
 };
 
 // One size's result as the CollectiveReport message.
-hetsim::v1::CollectiveReport CollectiveReportOf(const sim::CollectiveRequest& request,
-                                                const sim::CollectiveResult& result);
+hetsim::v1::CollectiveReport CollectiveReportOf(const collectives::CollectiveRequest& request,
+                                                const collectives::CollectiveResult& result);
 
 }  // namespace hetsim::driver
 

@@ -10,7 +10,7 @@
 namespace hetsim::driver {
 namespace {
 
-using sim::executor::BoundaryFlows;
+using executor::BoundaryFlows;
 
 constexpr const char* kAggregatedRings = "aggregated ring steps";
 constexpr const char* kRepresentativeFlows = "representative boundary flows";
@@ -27,8 +27,8 @@ bool OnLinks(const hetsim::v1::Fault& f) {
   return false;
 }
 
-bool SeveralIslands(const sim::executor::ExecutionSetup& setup) {
-  for (const sim::executor::StageSetup& s : setup.stages) {
+bool SeveralIslands(const executor::ExecutionSetup& setup) {
+  for (const executor::StageSetup& s : setup.stages) {
     if (s.layout.mixed() || s.layout.island != setup.stages.front().layout.island) return true;
   }
   return false;
@@ -36,7 +36,7 @@ bool SeveralIslands(const sim::executor::ExecutionSetup& setup) {
 
 std::vector<std::string> NamesOf(const FidelityChoice& c) {
   std::vector<std::string> names;
-  if (c.ring_steps == sim::RingSteps::kAggregated) names.push_back(kAggregatedRings);
+  if (c.ring_steps == collectives::RingSteps::kAggregated) names.push_back(kAggregatedRings);
   if (c.boundary_flows == BoundaryFlows::kRepresentative) names.push_back(kRepresentativeFlows);
   return names;
 }
@@ -78,7 +78,7 @@ absl::string_view ShapeClassName(ShapeClass shape) {
   return "";
 }
 
-ShapeClass ClassifyShape(const sim::executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults) {
+ShapeClass ClassifyShape(const executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults) {
   bool compute = faults.has_jitter() && faults.jitter().spread() > 0;
   for (const hetsim::v1::Fault& f : faults.faults()) {
     if (OnLinks(f)) return ShapeClass::kLinkFaults;
@@ -93,7 +93,7 @@ ShapeClass ClassifyShape(const sim::executor::ExecutionSetup& setup, const hetsi
 
 double FidelityChoice::bound_pct() const {
   const MeasuredBound b = MeasuredBoundOf(shape);
-  const bool rings = ring_steps == sim::RingSteps::kAggregated;
+  const bool rings = ring_steps == collectives::RingSteps::kAggregated;
   const bool boundary = boundary_flows == BoundaryFlows::kRepresentative;
   if (rings && boundary) return b.both_pct;
   if (rings) return b.rings_pct;
@@ -101,16 +101,16 @@ double FidelityChoice::bound_pct() const {
   return 0;
 }
 
-FidelityChoice ChooseFidelity(const sim::executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults,
+FidelityChoice ChooseFidelity(const executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults,
                               int64_t flow_limit) {
   FidelityChoice c;
   c.shape = ClassifyShape(setup, faults);
-  c.estimated_exact_flows = sim::executor::EstimateExactFlows(setup).total();
+  c.estimated_exact_flows = executor::EstimateExactFlows(setup).total();
   if (c.estimated_exact_flows <= flow_limit) return c;
   const MeasuredBound b = MeasuredBoundOf(c.shape);
   if (b.both_pct >= 0 && b.rings_pct >= 0 && b.boundary_pct >= 0 &&
       std::max({b.both_pct, b.rings_pct, b.boundary_pct}) < kDefaultErrorLimitPct) {
-    c.ring_steps = sim::RingSteps::kAggregated;
+    c.ring_steps = collectives::RingSteps::kAggregated;
     c.boundary_flows = BoundaryFlows::kRepresentative;
     c.chosen_by_default = true;
   }

@@ -47,23 +47,24 @@ struct MeasuredBound {
 };
 MeasuredBound MeasuredBoundOf(ShapeClass shape);
 
-ShapeClass ClassifyShape(const sim::executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults);
+ShapeClass ClassifyShape(const executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults);
 
 struct FidelityChoice {
-  sim::RingSteps ring_steps = sim::RingSteps::kAuto;
-  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
+  collectives::RingSteps ring_steps = collectives::RingSteps::kAuto;
+  executor::BoundaryFlows boundary_flows = executor::BoundaryFlows::kAll;
   ShapeClass shape = ShapeClass::kOneIsland;
   int64_t estimated_exact_flows = 0;
   bool chosen_by_default = false;  // false: the approximations were asked for (or none is in force)
   bool approximated() const {
-    return ring_steps == sim::RingSteps::kAggregated || boundary_flows == sim::executor::BoundaryFlows::kRepresentative;
+    return ring_steps == collectives::RingSteps::kAggregated ||
+           boundary_flows == executor::BoundaryFlows::kRepresentative;
   }
   double bound_pct() const;  // the measured bound of what is in force (0 when exact)
 };
 
 // The default: exact up to `flow_limit` estimated flows, then both approximations if the shape's
 // measured bound for them together is under kDefaultErrorLimitPct, else exact.
-FidelityChoice ChooseFidelity(const sim::executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults,
+FidelityChoice ChooseFidelity(const executor::ExecutionSetup& setup, const hetsim::v1::Faults& faults,
                               int64_t flow_limit = kExactFlowLimit);
 
 // What the report says about `choice` (Report.approximation_choice): the one line of the text report and the HTML

@@ -86,9 +86,8 @@ std::string PlanSummary(const hetsim::v1::Plan& plan) {
     absl::StrAppendFormat(&stage, " tp%d dp%d", proto::TensorParallel(s), proto::DataParallel(s));
     stages.push_back(std::move(stage));
   }
-  return absl::StrFormat("%s, mbs %d, %d stages: %s",
-                         sim::pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())), plan.micro_batch_size(),
-                         plan.stages_size(), absl::StrJoin(stages, "; "));
+  return absl::StrFormat("%s, mbs %d, %d stages: %s", pipeline::ScheduleName(proto::ScheduleKindOf(plan.schedule())),
+                         plan.micro_batch_size(), plan.stages_size(), absl::StrJoin(stages, "; "));
 }
 
 absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {

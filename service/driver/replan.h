@@ -31,7 +31,7 @@ struct ReplanRequest {
   driver::FailedTargets failed;
   planner::ProfileCache* cache = nullptr;  // profiles of earlier planning runs of this model; may be null
   int threads = 0;                         // planner threads, 0 = hardware concurrency (the plan does not depend on it)
-  sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   uint64_t max_events = 0;  // per simulation, as hetsim run's limits (0 = none)
   double max_wall_seconds = 0;
   // Samples/s of the original plan without faults, when the caller already simulated it (0 = simulate).

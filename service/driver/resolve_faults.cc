@@ -14,8 +14,8 @@
 namespace hetsim::driver {
 namespace {
 
-using sim::faults::FaultSet;
-using sim::faults::ResolvedFault;
+using faults::FaultSet;
+using faults::ResolvedFault;
 
 using topology::DeviceKind;
 using topology::Topology;

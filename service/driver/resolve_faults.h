@@ -32,8 +32,8 @@ absl::StatusOr<v1::Faults> LoadFaults(const proto::Source& source, const v1::Clu
 
 // InvalidArgument naming the source and field for a link name that is no link of the cluster or a
 // class without links.
-absl::StatusOr<sim::faults::FaultSet> ResolveFaults(const v1::Faults& faults, const topology::Topology& topology,
-                                                    const std::vector<FaultSource>& sources);
+absl::StatusOr<faults::FaultSet> ResolveFaults(const v1::Faults& faults, const topology::Topology& topology,
+                                               const std::vector<FaultSource>& sources);
 
 // "a100/node0/gpu3->a100/node0/nvswitch": the name a `link` fault uses for link `id`.
 std::string LinkName(const topology::Topology& topology, LinkId id);

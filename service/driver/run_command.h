@@ -50,7 +50,7 @@ struct RunRequest {
   proto::Source plan;
   proto::Source cluster;
   FaultInputs faults;
-  sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   bool ideal = false;             // ideal hardware on top of the cluster (Cluster.ideal)
   int64_t max_events = 0;         // 0 = no limit
   double max_wall_seconds = 0;    // 0 = no limit; from wall_start, setup included

@@ -15,7 +15,7 @@ namespace hetsim::driver {
 
 struct RunReplanOptions {
   std::string planner = "hapt";  // hapt, tangram, megatron, alpa
-  sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   uint64_t max_events = 0;  // per simulation, as --max-events
   double max_wall_seconds = 0;
   bool record_wall_time = true;  // false: Report.replan.replan_wall_s stays 0 (--no-wall-time)

@@ -17,20 +17,20 @@ namespace {
 
 // The executor's options for `options`, once the setup exists (faults and trace links need it).
 // The approximations in force: chosen (SimulateOptions.choose_fidelity) or as the options ask.
-FidelityChoice FidelityFor(const SimulateOptions& options, const sim::executor::ExecutionSetup& setup) {
+FidelityChoice FidelityFor(const SimulateOptions& options, const executor::ExecutionSetup& setup) {
   if (options.choose_fidelity) return ChooseFidelity(setup, options.faults);
   FidelityChoice c;
   c.ring_steps = options.grad_sync_ring_steps;
   c.boundary_flows = options.boundary_flows;
   if (c.approximated()) {
     c.shape = ClassifyShape(setup, options.faults);
-    c.estimated_exact_flows = sim::executor::EstimateExactFlows(setup).total();
+    c.estimated_exact_flows = executor::EstimateExactFlows(setup).total();
   }
   return c;
 }
 
-absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options, Simulation& out) {
-  sim::executor::ExecutorOptions run;
+absl::StatusOr<executor::ExecutorOptions> ExecutorOptionsFor(const SimulateOptions& options, Simulation& out) {
+  executor::ExecutorOptions run;
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
   out.fidelity = FidelityFor(options, *out.setup);
@@ -60,10 +60,10 @@ absl::StatusOr<sim::executor::ExecutorOptions> ExecutorOptionsFor(const Simulate
 
 traces::ReportOptions ReportOptionsFor(const SimulateOptions& options) {
   traces::ReportOptions report_options;
-  if (options.grad_sync_ring_steps == sim::RingSteps::kAggregated) {
+  if (options.grad_sync_ring_steps == collectives::RingSteps::kAggregated) {
     report_options.approximations.push_back(kAggregatedGradSyncApproximation);
   }
-  if (options.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+  if (options.boundary_flows == executor::BoundaryFlows::kRepresentative) {
     report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
   }
   if (options.wall_clock_start.has_value()) {
@@ -74,11 +74,11 @@ traces::ReportOptions ReportOptionsFor(const SimulateOptions& options) {
 }
 
 absl::Status CheckFidelityRequest(const FidelityRequest& request) {
-  if (request.ring_steps == sim::RingSteps::kStepped) {
+  if (request.ring_steps == collectives::RingSteps::kStepped) {
     return absl::InvalidArgumentError("--ring-steps: \"stepped\" is not auto or aggregated");
   }
-  if (request.exact && (request.ring_steps == sim::RingSteps::kAggregated ||
-                        request.boundary_flows == sim::executor::BoundaryFlows::kRepresentative)) {
+  if (request.exact && (request.ring_steps == collectives::RingSteps::kAggregated ||
+                        request.boundary_flows == executor::BoundaryFlows::kRepresentative)) {
     return absl::InvalidArgumentError(
         "--exact: the full simulation takes no approximation (drop --ring-steps aggregated / --boundary-flows "
         "representative)");
@@ -88,8 +88,8 @@ absl::Status CheckFidelityRequest(const FidelityRequest& request) {
 
 void ApplyFidelity(const FidelityRequest& request, SimulateOptions* options) {
   options->choose_fidelity = !request.exact && !request.ring_steps && !request.boundary_flows;
-  options->grad_sync_ring_steps = request.ring_steps.value_or(sim::RingSteps::kAuto);
-  options->boundary_flows = request.boundary_flows.value_or(sim::executor::BoundaryFlows::kAll);
+  options->grad_sync_ring_steps = request.ring_steps.value_or(collectives::RingSteps::kAuto);
+  options->boundary_flows = request.boundary_flows.value_or(executor::BoundaryFlows::kAll);
 }
 
 absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const SimulateOptions& options) {
@@ -106,23 +106,23 @@ absl::StatusOr<Simulation> SimulatePlan(const proto::PlanInputs& inputs, const S
     proto::PlanInputs ideal = inputs;
     ideal.cluster.set_ideal(true);
     HETSIM_ASSIGN_OR_RETURN(out.setup,
-                            BuildSetup(ideal, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
+                            BuildSetup(ideal, options.network_mode, executor::ReplicaReuse::kMapped, &limits));
     out.inputs = std::move(ideal);
   } else {
     HETSIM_ASSIGN_OR_RETURN(out.setup,
-                            BuildSetup(inputs, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
+                            BuildSetup(inputs, options.network_mode, executor::ReplicaReuse::kMapped, &limits));
     out.inputs = inputs;
   }
   out.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  HETSIM_ASSIGN_OR_RETURN(sim::executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
+  HETSIM_ASSIGN_OR_RETURN(executor::ExecutorOptions run, ExecutorOptionsFor(options, out));
   run.wall_start = start;
-  HETSIM_ASSIGN_OR_RETURN(out.result, sim::executor::Execute(*out.setup, run));
+  HETSIM_ASSIGN_OR_RETURN(out.result, executor::Execute(*out.setup, run));
 
   traces::ReportOptions report_options;
-  if (out.fidelity.ring_steps == sim::RingSteps::kAggregated) {
+  if (out.fidelity.ring_steps == collectives::RingSteps::kAggregated) {
     report_options.approximations.push_back(kAggregatedGradSyncApproximation);
   }
-  if (out.fidelity.boundary_flows == sim::executor::BoundaryFlows::kRepresentative) {
+  if (out.fidelity.boundary_flows == executor::BoundaryFlows::kRepresentative) {
     report_options.approximations.push_back(kRepresentativeBoundaryFlowsApproximation);
   }
   if (options.wall_clock_start.has_value()) {

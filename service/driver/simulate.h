@@ -32,7 +32,7 @@
 namespace hetsim::driver {
 
 struct SimulateOptions {
-  sim::NetworkMode network_mode = sim::NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   // Ideal hardware on top of the cluster file (Cluster.ideal; a file's own `ideal: true` stays).
   bool ideal = false;
   // What-if faults, validated against the cluster (docs/faults.md), and where each came from (for
@@ -54,10 +54,10 @@ struct SimulateOptions {
   std::optional<std::chrono::steady_clock::time_point> wall_clock_start;
   // Gradient-sync rings (ExecutorOptions::grad_sync_ring_steps): kAggregated is the opt-in
   // approximation `run --ring-steps aggregated`, named in Report.approximations.
-  sim::RingSteps grad_sync_ring_steps = sim::RingSteps::kAuto;
+  collectives::RingSteps grad_sync_ring_steps = collectives::RingSteps::kAuto;
   // Boundary transfers (ExecutorOptions::boundary_flows): kRepresentative is the opt-in
   // approximation `run --boundary-flows representative`, named in Report.approximations.
-  sim::executor::BoundaryFlows boundary_flows = sim::executor::BoundaryFlows::kAll;
+  executor::BoundaryFlows boundary_flows = executor::BoundaryFlows::kAll;
   // Set (`hetsim run` and sweeps without --exact or an approximation flag): the fidelity is chosen
   // (service/driver/fidelity_choice.h): exact while affordable, else the approximations measured under
   // 0.5% for the shape, named in Report.approximation_choice. Unset: exactly the two fields above.
@@ -75,8 +75,8 @@ inline WorkLimits WorkLimitsOf(const SimulateOptions& options) {
 // (the fidelity is chosen), the full simulation, or approximations by name.
 struct FidelityRequest {
   bool exact = false;
-  std::optional<sim::RingSteps> ring_steps;                    // kAuto or kAggregated
-  std::optional<sim::executor::BoundaryFlows> boundary_flows;  // kAll or kRepresentative
+  std::optional<collectives::RingSteps> ring_steps;       // kAuto or kAggregated
+  std::optional<executor::BoundaryFlows> boundary_flows;  // kAll or kRepresentative
 };
 
 // InvalidArgument, named as the command line spells its options, for `exact` beside an approximation
@@ -108,18 +108,18 @@ inline constexpr const char* kRepresentativeBoundaryFlowsApproximation =
 // One pipeline of a plan of pipelines (Plan.pipelines) as it ran in the iteration.
 struct PipelineSimulation {
   std::string name;
-  const sim::executor::ExecutionSetup* setup = nullptr;  // owned here, or Simulation.setup for the first
-  std::unique_ptr<sim::executor::ExecutionSetup> owned;
-  sim::executor::ExecutionResult result;  // its execution with the iteration's gradient sync
-  std::vector<bool> traced_gpus;          // when a trace was asked for
+  const executor::ExecutionSetup* setup = nullptr;  // owned here, or Simulation.setup for the first
+  std::unique_ptr<executor::ExecutionSetup> owned;
+  executor::ExecutionResult result;  // its execution with the iteration's gradient sync
+  std::vector<bool> traced_gpus;     // when a trace was asked for
   std::vector<LinkId> sampled_links;
 };
 
 struct Simulation {
   proto::PlanInputs inputs;  // the inputs as simulated (the cluster ideal under SimulateOptions.ideal)
-  std::unique_ptr<sim::executor::ExecutionSetup> setup;
-  sim::executor::ExecutionResult result;
-  sim::faults::FaultSet faults;       // the options' faults, resolved
+  std::unique_ptr<executor::ExecutionSetup> setup;
+  executor::ExecutionResult result;
+  faults::FaultSet faults;            // the options' faults, resolved
   hetsim::v1::Report report;          // with the faults' part when there are any
   std::vector<bool> traced_gpus;      // per global GPU id, when a trace was asked for
   std::string trace_json;             // the Chrome trace, when asked for
@@ -128,7 +128,7 @@ struct Simulation {
   // Plan.pipelines: every pipeline (setup and result above are the first's) and the layer ranges'
   // gradient all-reduces; empty for a plan of one pipeline.
   std::vector<PipelineSimulation> pipelines;
-  sim::executor::PipelinesSyncResult pipeline_sync;
+  executor::PipelinesSyncResult pipeline_sync;
   FidelityChoice fidelity;  // the approximations in force, chosen or asked for
 };
 

@@ -25,7 +25,7 @@ namespace {
 
 // The GPUs pipeline `setup` traces: with --trace-gpus those of the list it uses (another pipeline's are
 // its), else the selection as for a plan of one pipeline.
-absl::StatusOr<std::vector<bool>> TracedGpusOf(const sim::executor::ExecutionSetup& setup,
+absl::StatusOr<std::vector<bool>> TracedGpusOf(const executor::ExecutionSetup& setup,
                                                const traces::TraceSelection& selection) {
   if (selection.gpus.empty()) return traces::SelectTracedGpus(setup, selection);
   std::vector<bool> traced(setup.topology->num_gpus(), false);
@@ -55,15 +55,15 @@ absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const 
 // Pipeline p set up, its stages' own data-parallel reduction left to the ranges, and its executor
 // options (the traced GPUs and links when tracing).
 absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out,
-                           std::vector<sim::executor::ExecutorOptions>& runs) {
+                           std::vector<executor::ExecutorOptions>& runs) {
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
   const WorkLimits limits = WorkLimitsOf(options);
-  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::executor::ExecutionSetup> setup,
-                          BuildSetup(mine, options.network_mode, sim::executor::ReplicaReuse::kMapped, &limits));
-  sim::executor::DropStageGradientSync(*setup);
-  sim::executor::ExecutorOptions& run = runs.emplace_back();
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                          BuildSetup(mine, options.network_mode, executor::ReplicaReuse::kMapped, &limits));
+  executor::DropStageGradientSync(*setup);
+  executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
   run.wall_start = CurrentWallLimit().start();
@@ -109,15 +109,15 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
 // Every pipeline and the layer ranges' all-reduces at once on one engine and one network: boundary
 // flows of different pipelines and the ranges' collectives share the links they cross.
 absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
-  std::vector<sim::executor::ExecutorOptions> runs;
+  std::vector<executor::ExecutorOptions> runs;
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
     HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs));
   }
   if (options.trace.has_value()) HETSIM_RETURN_IF_ERROR(CheckTracedGpusUsed(*options.trace, out.pipelines));
-  std::vector<const sim::executor::ExecutionSetup*> setups;
+  std::vector<const executor::ExecutionSetup*> setups;
   for (const PipelineSimulation& p : out.pipelines) setups.push_back(p.setup);
-  HETSIM_ASSIGN_OR_RETURN(sim::executor::PipelinesResult run,
-                          sim::executor::ExecutePipelines(setups, runs, options.grad_sync_ring_steps));
+  HETSIM_ASSIGN_OR_RETURN(executor::PipelinesResult run,
+                          executor::ExecutePipelines(setups, runs, options.grad_sync_ring_steps));
   for (size_t p = 0; p < run.results.size(); ++p) out.pipelines[p].result = std::move(run.results[p]);
   out.pipeline_sync = std::move(run.sync);
   return absl::OkStatus();

@@ -2,7 +2,7 @@
 // "Pipelines of different shapes"): each pipeline set up as a plan of its own (proto::PipelinePlan),
 // its stages' data-parallel reduction left to the layer ranges, all executed at once on one engine and
 // one network with every layer range's gradient all-reduce over the GPUs that hold it
-// (sim::executor::ExecutePipelines: their flows share links); the report merged
+// (executor::ExecutePipelines: their flows share links); the report merged
 // (traces/pipelines_report.h).
 #ifndef HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_
 #define HETSIM_SERVICE_DRIVER_SIMULATE_PIPELINES_H_

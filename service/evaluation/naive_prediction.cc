@@ -49,7 +49,7 @@ std::vector<std::pair<const v1::Mesh*, double>> StageWork(const v1::Stage& s, do
 namespace {
 
 absl::StatusOr<v1::PlanPrediction> NaiveOnePipeline(const proto::PlanInputs& inputs) {
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(inputs.model, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(inputs.model, "model"));
   const v1::Plan& plan = inputs.plan;
   const double micro = static_cast<double>(plan.micro_batch_size());
   std::vector<Time> stage_time;
@@ -72,7 +72,7 @@ absl::StatusOr<v1::PlanPrediction> NaiveOnePipeline(const proto::PlanInputs& inp
     stage_time.push_back(SecondsToTime(seconds));
   }
   const std::vector<Time> free_comm(stage_time.size(), Time());
-  const sim::pipeline::Eq13Terms eq13 = sim::pipeline::Eq13(stage_time, free_comm, inputs.microbatches);
+  const pipeline::Eq13Terms eq13 = pipeline::Eq13(stage_time, free_comm, inputs.microbatches);
   v1::PlanPrediction out;
   out.set_planner("naive: FLOPs / peak FLOP/s, free communication, HAPT Eq. 13");
   out.set_iteration_time_ms(TimeToMilliseconds(eq13.iteration));

@@ -26,7 +26,7 @@ double RelErr(double predicted, double simulated) { return simulated != 0 ? (pre
 absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
   // A mixed stage (Stage.replica_groups) is priced group by group (planner/mixed_replicas.h).
   const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(model_spec);
+  const workload::ModelCost model = workload::ModelCost::Create(model_spec);
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
                           planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
@@ -38,10 +38,10 @@ absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) 
 
 // Stage i's simulated peak memory; a mixed stage's of its tightest group (the largest share of its GPU's
 // capacity), the group the planner's prediction names.
-int64_t TightestPeak(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& run, int i) {
+int64_t TightestPeak(const executor::ExecutionSetup& setup, const executor::ExecutionResult& run, int i) {
   const auto peak_of = [&](int group) {
     int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, run, i, group)) peak = std::max(peak, bytes);
+    for (const auto& [when, bytes] : executor::MemoryTimeline(setup, run, i, group)) peak = std::max(peak, bytes);
     return peak;
   };
   const auto& groups = setup.stages[i].replica_groups;
@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<RankedPlan>> RankTopPlans(const proto::PlanInputs& in
 }
 
 // The stages of one pipeline's setup and run, appended to `s`.
-void AddSimulatedStages(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& run,
+void AddSimulatedStages(const executor::ExecutionSetup& setup, const executor::ExecutionResult& run,
                         SimulatedStages& s) {
   const int S = setup.num_stages();
   for (int i = 0; i < S; ++i) {
@@ -97,7 +97,7 @@ void AddSimulatedStages(const sim::executor::ExecutionSetup& setup, const sim::e
     }
     s.t.push_back(t);
     Time c = 0;
-    for (const sim::executor::BoundaryTransfer& b : setup.boundaries) {
+    for (const executor::BoundaryTransfer& b : setup.boundaries) {
       if (b.from_stage == i) c = std::max({c, b.forward_time, b.backward_time});
     }
     s.comm.push_back(c);

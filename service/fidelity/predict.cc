@@ -148,11 +148,12 @@ absl::StatusOr<v1::FidelityCase> PredictCollective(const v1::ValidationCollectiv
   if (!cluster.ok()) return InCase(cluster.status(), where, "collective.cluster");
   absl::StatusOr<driver::ClusterNetwork> network = driver::BuildClusterNetwork(*cluster, c.cluster());
   if (!network.ok()) return InCase(network.status(), where, "collective.cluster");
-  sim::CollectiveRequest request;
+  collectives::CollectiveRequest request;
   request.op = *hetsim::ParseCollectiveOp(c.op());  // checked when the set was loaded
-  request.bytes = static_cast<int64_t>(std::min<uint64_t>(c.bytes(), sim::kMaxCollectiveBytes + 1));
+  request.bytes = static_cast<int64_t>(std::min<uint64_t>(c.bytes(), collectives::kMaxCollectiveBytes + 1));
   for (uint32_t g = 0; g < c.num_gpus(); ++g) request.gpus.push_back(static_cast<hetsim::GpuId>(c.first_gpu() + g));
-  absl::StatusOr<sim::CollectiveResult> r = sim::SimulateCollective(*network->topology, *network->router, request);
+  absl::StatusOr<collectives::CollectiveResult> r =
+      collectives::SimulateCollective(*network->topology, *network->router, request);
   if (!r.ok()) return InCase(r.status(), where, "collective");
   v1::FidelityCase out;
   out.set_setup(absl::StrFormat("%s %d B, %d GPUs from %d", c.op(), c.bytes(), c.num_gpus(), c.first_gpu()));

@@ -16,7 +16,7 @@
 namespace hetsim::sweep {
 
 // Run limits per point (--max-events, --max-wall-seconds; 0 = none): a point that reaches one fails
-// with a status sim::executor::IsRunLimit recognises (row status "limit"); the sweep goes on.
+// with a status executor::IsRunLimit recognises (row status "limit"); the sweep goes on.
 // How each point runs: its limits, and the opt-in approximations (named in every point's report).
 struct PointOptions {
   uint64_t max_events = 0;

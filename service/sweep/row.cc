@@ -98,7 +98,7 @@ absl::StatusOr<RowFormat> RowFormatFromName(absl::string_view name) {
 
 std::string PointStatusName(const absl::StatusOr<Report>& result) {
   if (result.ok()) return result->oom() ? "oom" : "ok";
-  if (sim::executor::IsRunLimit(result.status())) return "limit";
+  if (executor::IsRunLimit(result.status())) return "limit";
   switch (result.status().code()) {
     case absl::StatusCode::kInvalidArgument: return "invalid";
     case absl::StatusCode::kFailedPrecondition:

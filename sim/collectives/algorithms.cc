@@ -13,7 +13,7 @@
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/representative.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 // Flow keys keep the paths of different channels and trees apart, so ECMP may spread them.
@@ -582,4 +582,4 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
   return g;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

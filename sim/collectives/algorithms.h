@@ -11,7 +11,7 @@
 #include "sim/collectives/transfer_graph_internal.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 struct CollectiveShape {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // never kAuto
@@ -59,6 +59,6 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
 TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& request,
                                  const CollectiveShape& shape);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_ALGORITHMS_H_

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
@@ -145,4 +145,4 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
   return absl::OkStatus();
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

@@ -17,7 +17,7 @@
 #include "base/collective_op.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 enum class CollectiveAlgorithm {
   kAuto,          // the fastest by the alpha-beta estimate on the actual links
@@ -99,6 +99,6 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op);
 // The algorithms that implement `op`, in a fixed order.
 std::vector<CollectiveAlgorithm> AlgorithmsFor(CollectiveOp op);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_COLLECTIVE_H_

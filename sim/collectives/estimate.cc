@@ -6,7 +6,7 @@
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/representative.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
   if (n < 2) return 0;
@@ -130,4 +130,4 @@ double StepSeconds(const std::vector<PathCost>& costs, double bytes) {
   return t;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

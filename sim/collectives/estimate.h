@@ -15,7 +15,7 @@
 #include "sim/collectives/transfer_graph_internal.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 // Ring all-reduce of S bytes over n ranks: 2(n-1)/n * S/B + 2(n-1) a.
 double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
@@ -69,6 +69,6 @@ class ConcurrentCostCache {
 // Time for every transfer of the set to move `bytes`: the slowest one.
 double StepSeconds(const std::vector<PathCost>& costs, double bytes);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_ESTIMATE_H_

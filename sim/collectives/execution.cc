@@ -8,7 +8,7 @@
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/representative.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 // The weight of hop `h` of a route with per-hop `weights` (empty: every hop 1).
@@ -26,11 +26,11 @@ Time SaturatingMultiply(int64_t times, Time t) { return t > 0 && times > kTimeMa
 
 }  // namespace
 
-CollectiveExecution::CollectiveExecution(Network* network, topology::Router* router, const TransferGraph* graph,
-                                         std::function<void(Time)> on_done)
+CollectiveExecution::CollectiveExecution(network::Network* network, topology::Router* router,
+                                         const TransferGraph* graph, std::function<void(Time)> on_done)
     : network_(network), router_(router), graph_(graph), on_done_(std::move(on_done)) {}
 
-absl::Status CollectiveExecution::Start(Simulator* simulator) {
+absl::Status CollectiveExecution::Start(engine::Simulator* simulator) {
   simulator_ = simulator;
   routes_.clear();
   route_latency_.clear();
@@ -179,7 +179,7 @@ void CollectiveExecution::PriceTimed() {
   }
   std::vector<TransferIndex> pending;
   pending.swap(pending_timed_);
-  const bool contention_free = network_->mode() == NetworkMode::kContentionFree;
+  const bool contention_free = network_->mode() == network::NetworkMode::kContentionFree;
   for (TransferIndex t : pending) {
     const int32_t path = graph_->path_of(t);
     const std::span<const double> weights = WeightsOf(path);
@@ -193,7 +193,7 @@ void CollectiveExecution::PriceTimed() {
       const double capacity = network_->link(l).capacity_bytes_per_s;
       cap = std::min(cap, capacity);
       if (contention_free) continue;
-      const Network::LinkUse use = network_->link_use(l);
+      const network::Network::LinkUse use = network_->link_use(l);
       const double left = capacity - use.bytes_per_s - timed_load_[l.value()];
       const double others = use.weight + timed_weight_[l.value()];
       rate =
@@ -230,7 +230,7 @@ void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
   }
 }
 
-void CollectiveExecution::OnFlowCompleted(FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }
+void CollectiveExecution::OnFlowCompleted(network::FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }
 
 void CollectiveExecution::Finish(TransferIndex t) {
   for (TransferIndex s : graph_->successors(t)) {
@@ -242,4 +242,4 @@ void CollectiveExecution::Finish(TransferIndex t) {
   }
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

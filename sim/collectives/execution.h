@@ -15,22 +15,22 @@
 #include "sim/network/network.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 // Joins (transfers without a path) complete at once; a transfer that repeats its route's latency k times
 // waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one). A graph
 // run with an NCCL protocol (TransferGraph::nccl()) first waits its launch latency, every transfer
 // also waits k step latencies of its route, and moves bytes / ProtocolBandwidthFraction on the wire.
 // A representative path (TransferGraph::SetMultiplicity) runs as weighted flows (representative.h).
-class CollectiveExecution : private FlowObserver, private EventHandler {
+class CollectiveExecution : private network::FlowObserver, private engine::EventHandler {
  public:
   // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
-  CollectiveExecution(Network* network, topology::Router* router, const TransferGraph* graph,
+  CollectiveExecution(network::Network* network, topology::Router* router, const TransferGraph* graph,
                       std::function<void(Time)> on_done = {});
 
   // Resolves every route (NotFound names the GPUs when there is none) and starts the transfers that
   // depend on nothing, at the simulator's current time. An empty graph completes at once.
-  absl::Status Start(Simulator* simulator);
+  absl::Status Start(engine::Simulator* simulator);
 
   bool done() const { return remaining_ == 0 && started_; }
   Time start_time() const { return start_time_; }
@@ -40,7 +40,7 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   const std::vector<std::span<const LinkId>>& routes() const { return routes_; }
 
  private:
-  void OnFlowCompleted(FlowId flow, uint64_t tag) override;
+  void OnFlowCompleted(network::FlowId flow, uint64_t tag) override;
   void OnEvent(uint64_t payload) override;  // a delayed transfer's flow starts now
   void LaunchRoots();                       // the transfers that depend on nothing
   void Launch(TransferIndex t);
@@ -51,16 +51,16 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   void PriceTimed();
   void HoldTimed(TransferIndex t, double sign);
 
-  Network* network_;
+  network::Network* network_;
   topology::Router* router_;
   const TransferGraph* graph_;
   std::function<void(Time)> on_done_;
-  Simulator* simulator_ = nullptr;
-  std::vector<std::span<const LinkId>> routes_;   // per path
-  std::vector<Time> route_latency_;               // per path: the sum of its links' latencies
-  std::vector<Time> step_latency_;                // per path: the NCCL protocol's step latency (or 0)
-  std::vector<Network::RouteSummary> summaries_;  // per path: its route as StartFlow reads it
-  RepresentativeRoutes representative_;           // representatives' routes and weights (representative.h)
+  engine::Simulator* simulator_ = nullptr;
+  std::vector<std::span<const LinkId>> routes_;            // per path
+  std::vector<Time> route_latency_;                        // per path: the sum of its links' latencies
+  std::vector<Time> step_latency_;                         // per path: the NCCL protocol's step latency (or 0)
+  std::vector<network::Network::RouteSummary> summaries_;  // per path: its route as StartFlow reads it
+  RepresentativeRoutes representative_;                    // representatives' routes and weights (representative.h)
   // Timed transfers (TransferGraph::SetTimed) held now: per link, their rate x weight and weight; per
   // transfer, the rate it holds.
   std::vector<double> timed_load_, timed_weight_, timed_rate_;
@@ -76,6 +76,6 @@ class CollectiveExecution : private FlowObserver, private EventHandler {
   uint64_t flows_ = 0;
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_EXECUTION_H_

@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 std::vector<Ranks> GroupByNode(const topology::Topology& topology, const Ranks& gpus) {
   std::vector<Ranks> nodes;
@@ -45,4 +45,4 @@ bool EvenNodes(const std::vector<Ranks>& nodes) {
   return true;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

@@ -9,7 +9,7 @@
 #include "sim/collectives/primitives.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 // The group's GPUs by node: nodes in order of first appearance, GPUs in group order within a node.
 std::vector<Ranks> GroupByNode(const topology::Topology& topology, const Ranks& gpus);
@@ -25,6 +25,6 @@ int32_t DefaultChannels(const topology::Topology& topology, const std::vector<Ra
 // True when every node holds the same number of the group's GPUs.
 bool EvenNodes(const std::vector<Ranks>& nodes);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_LAYOUT_H_

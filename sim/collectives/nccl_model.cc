@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 absl::string_view ProtocolName(NcclProtocol p) {
   switch (p) {
@@ -74,4 +74,4 @@ Time LaunchLatency(const topology::Topology& topology, std::span<const hetsim::G
   return t;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

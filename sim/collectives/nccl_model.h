@@ -20,7 +20,7 @@
 #include "base/time.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 using topology::NcclProtocol;
 
@@ -44,6 +44,6 @@ Time RouteStepLatency(const topology::Topology& topology, std::span<const hetsim
 // islands; 0 when ideal.
 Time LaunchLatency(const topology::Topology& topology, std::span<const hetsim::GpuId> gpus);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_NCCL_MODEL_H_

@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 const std::vector<TransferIndex>& StartOf(const Ready& start, size_t r) {
@@ -397,4 +397,4 @@ void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes,
   }
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

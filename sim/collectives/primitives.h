@@ -11,7 +11,7 @@
 
 #include "sim/collectives/transfer_graph_internal.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 using Ranks = std::vector<GpuId>;
 using Ready = std::vector<std::vector<TransferIndex>>;
@@ -73,6 +73,6 @@ int32_t HeapTreeDepth(int64_t n);
 void AppendDirectAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
 void AppendPairwiseAllToAll(TransferGraph& g, const Ranks& ranks, int64_t bytes, uint64_t flow_key, const Ready& start);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_PRIMITIVES_H_

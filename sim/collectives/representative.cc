@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "topology/ecmp_collisions.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using topology::DeviceKind;
@@ -200,4 +200,4 @@ void MarkRepresentative(TransferGraph& g, size_t first, double multiplicity) {
   for (size_t p = first; p < g.paths().size(); ++p) g.SetMultiplicity(static_cast<int32_t>(p), multiplicity);
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

@@ -31,7 +31,7 @@
 #include "sim/collectives/transfer_graph_internal.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 // Inter-node shifts an all-to-all's representative simulates (strata of the node distances).
 inline constexpr int32_t kRepresentativeShifts = 4;
@@ -72,6 +72,6 @@ void AppendRepresentativeAllToAll(TransferGraph& g, const std::vector<Ranks>& no
 // Marks every path registered in `g` from index `first` on as standing for `multiplicity` paths.
 void MarkRepresentative(TransferGraph& g, size_t first, double multiplicity);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_REPRESENTATIVE_H_

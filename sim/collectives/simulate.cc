@@ -5,36 +5,36 @@
 #include "sim/collectives/execution.h"
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
-std::vector<LinkSpec> NetworkLinks(const topology::Topology& topology) {
-  std::vector<LinkSpec> out;
+std::vector<network::LinkSpec> NetworkLinks(const topology::Topology& topology) {
+  std::vector<network::LinkSpec> out;
   out.reserve(topology.links().size());
   for (const topology::Link& l : topology.links()) out.push_back({l.bytes_per_second, l.latency});
   return out;
 }
 
-absl::Status RunWithinWallLimit(Simulator& simulator, absl::string_view during) {
+absl::Status RunWithinWallLimit(engine::Simulator& simulator, absl::string_view during) {
   constexpr uint64_t kSlice = 1 << 10;  // an event of a 16,384-GPU collective can take milliseconds
   for (;;) {
     simulator.set_max_events(simulator.events_processed() + kSlice);
-    const RunOutcome outcome = simulator.Run();
+    const engine::RunOutcome outcome = simulator.Run();
     simulator.set_max_events(0);
-    if (outcome != RunOutcome::kEventLimit) return absl::OkStatus();
+    if (outcome != engine::RunOutcome::kEventLimit) return absl::OkStatus();
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(during));
   }
 }
 
 absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& topology, topology::Router& router,
-                                                    const CollectiveRequest& request, NetworkMode mode) {
+                                                    const CollectiveRequest& request, network::NetworkMode mode) {
   if (auto s = ValidateRequest(topology, request); !s.ok()) return s;
   auto choice = ChooseShape(topology, router, request);
   if (!choice.ok()) return choice.status();
   const TransferGraph graph = BuildTransferGraph(topology, request, choice->shape);
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
 
-  Simulator simulator;
-  auto network = Network::Create(&simulator, NetworkLinks(topology), mode);
+  engine::Simulator simulator;
+  auto network = network::Network::Create(&simulator, NetworkLinks(topology), mode);
   if (!network.ok()) return network.status();
   CollectiveExecution execution(network->get(), &router, &graph);
   if (auto s = execution.Start(&simulator); !s.ok()) return s;
@@ -55,4 +55,4 @@ absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& to
   return r;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

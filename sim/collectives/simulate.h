@@ -13,10 +13,10 @@
 #include "sim/network/network.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 // The network's links, one per topology link and with the same ids.
-std::vector<LinkSpec> NetworkLinks(const topology::Topology& topology);
+std::vector<network::LinkSpec> NetworkLinks(const topology::Topology& topology);
 
 struct CollectiveResult {
   CollectiveShape shape;                     // the algorithm that ran, with its channels and chunks
@@ -26,20 +26,20 @@ struct CollectiveResult {
   double busbw_bytes_per_s = 0;              // algbw x BusBandwidthFactor (nccl-tests' busbw)
   uint64_t flows = 0;
   uint64_t events = 0;
-  NetworkStats network;  // the max-min work: recomputes, flows visited and re-rated
-  NetworkMode network_mode = NetworkMode::kMaxMinFair;
+  network::NetworkStats network;  // the max-min work: recomputes, flows visited and re-rated
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
 };
 
 // Runs `simulator` until no event is left, in slices of 65,536 events, between which the calling
 // thread's wall limit (base/wall_limit.h) is checked: its run-limit status names `during`.
-absl::Status RunWithinWallLimit(Simulator& simulator, absl::string_view during);
+absl::Status RunWithinWallLimit(engine::Simulator& simulator, absl::string_view during);
 
 // Validates the request (InvalidArgument naming the field), then simulates it. The calling thread's
 // wall limit holds throughout (a 16,384-GPU all-reduce runs for minutes).
 absl::StatusOr<CollectiveResult> SimulateCollective(const topology::Topology& topology, topology::Router& router,
                                                     const CollectiveRequest& request,
-                                                    NetworkMode mode = NetworkMode::kMaxMinFair);
+                                                    network::NetworkMode mode = network::NetworkMode::kMaxMinFair);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_SIMULATE_H_

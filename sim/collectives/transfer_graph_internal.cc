@@ -1,6 +1,6 @@
 #include "sim/collectives/transfer_graph_internal.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 int32_t TransferGraph::Path(GpuId src, GpuId dst, uint64_t flow_key) {
   auto [it, inserted] =
@@ -58,4 +58,4 @@ std::span<const TransferIndex> TransferGraph::successors(TransferIndex t) const 
   return {succ_.data() + succ_begin_[t], succ_.data() + succ_begin_[t + 1]};
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

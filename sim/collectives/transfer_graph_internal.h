@@ -18,7 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 
 using TransferIndex = int32_t;
 inline constexpr TransferIndex kNoTransfer = -1;
@@ -110,6 +110,6 @@ class TransferGraph {
   mutable std::vector<TransferIndex> succ_;
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives
 
 #endif  // HETSIM_SIM_COLLECTIVES_TRANSFER_GRAPH_INTERNAL_H_

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 // Receives events. A module owns one handler object and tells its events apart by the payload
 // (an index, a kind in the low bits, ...), so an event costs no allocation and no std::function.
@@ -26,6 +26,6 @@ struct EventId {
   friend bool operator!=(EventId a, EventId b) { return a.value != b.value; }
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine
 
 #endif  // HETSIM_SIM_ENGINE_EVENT_H_

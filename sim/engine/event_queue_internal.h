@@ -41,7 +41,7 @@
 #include "base/time.h"
 #include "sim/engine/event.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 class EventQueue {
  public:
@@ -627,6 +627,6 @@ class EventQueue {
   std::vector<Entry> gathered_;  // scratch: a bucket or the top being spread
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine
 
 #endif  // HETSIM_SIM_ENGINE_EVENT_QUEUE_INTERNAL_H_

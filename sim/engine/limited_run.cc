@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 absl::StatusOr<LimitedRunEnd> RunWithinLimits(Simulator& sim, uint64_t max_events, const WallLimit& wall_limit,
                                               absl::FunctionRef<absl::Status()> after_slice) {
@@ -49,4 +49,4 @@ absl::Status WallLimitError(double max_wall_seconds, double simulated_ms, uint64
                                        max_wall_seconds, simulated_ms, events));
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine

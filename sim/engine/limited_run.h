@@ -13,7 +13,7 @@
 #include "base/wall_limit.h"
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 // How a run that reached no limit ended.
 enum class LimitedRunEnd {
@@ -32,6 +32,6 @@ absl::StatusOr<LimitedRunEnd> RunWithinLimits(Simulator& sim, uint64_t max_event
 absl::Status EventLimitError(uint64_t max_events, double simulated_ms);
 absl::Status WallLimitError(double max_wall_seconds, double simulated_ms, uint64_t events);
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine
 
 #endif  // HETSIM_SIM_ENGINE_LIMITED_RUN_H_

@@ -1,6 +1,6 @@
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 const char* RunOutcomeName(RunOutcome outcome) {
   switch (outcome) {
@@ -38,4 +38,4 @@ RunOutcome Simulator::RunUntil(Time end) {
   return outcome;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine

@@ -15,7 +15,7 @@
 #include "sim/engine/event.h"
 #include "sim/engine/event_queue_internal.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 // Why a run returned.
 enum class RunOutcome {
@@ -81,6 +81,6 @@ class Simulator {
   bool stop_requested_ = false;
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine
 
 #endif  // HETSIM_SIM_ENGINE_SIMULATOR_H_

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 
 class SplitMix64 {
  public:
@@ -23,6 +23,6 @@ class SplitMix64 {
   uint64_t state_;
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine
 
 #endif  // HETSIM_SIM_ENGINE_SPLIT_MIX_H_

@@ -9,7 +9,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 using topology::DeviceId;
 
@@ -60,17 +60,17 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
   Key key(static_cast<int>(op), bytes, real);
   if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
   // As SimulateCollective, several requests on one network, which is kept to read its link counters.
-  std::vector<TransferGraph> graphs;
+  std::vector<collectives::TransferGraph> graphs;
   graphs.reserve(real.size());
   for (const auto& gpus : real) {
-    CollectiveRequest request;
+    collectives::CollectiveRequest request;
     request.op = op;
     request.gpus = gpus;
     request.bytes = bytes;
-    if (auto s = ValidateRequest(topology_, request); !s.ok()) return s;
-    absl::StatusOr<ShapeChoice> choice = ChooseShape(topology_, router_, request);
+    if (auto s = collectives::ValidateRequest(topology_, request); !s.ok()) return s;
+    absl::StatusOr<collectives::ShapeChoice> choice = collectives::ChooseShape(topology_, router_, request);
     if (!choice.ok()) return choice.status();
-    graphs.push_back(BuildTransferGraph(topology_, request, choice->shape));
+    graphs.push_back(collectives::BuildTransferGraph(topology_, request, choice->shape));
     if (auto s = CurrentWallLimit().Check("building a collective's transfers"); !s.ok()) return s;
   }
   // One network for every collective timed here, reused: built over all the cluster's links once,
@@ -78,20 +78,20 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
   // collective starts on an idle network at the clock's current instant; times are differences and
   // integer, so the result is the one a fresh network at time 0 gives.
   if (network_ == nullptr) {
-    auto network = Network::Create(&simulator_, NetworkLinks(topology_), mode_);
+    auto network = network::Network::Create(&simulator_, collectives::NetworkLinks(topology_), mode_);
     if (!network.ok()) return network.status();
     network_ = *std::move(network);
   }
   const Time start = simulator_.now();
-  std::deque<CollectiveExecution> executions;
-  for (const TransferGraph& graph : graphs) {
+  std::deque<collectives::CollectiveExecution> executions;
+  for (const collectives::TransferGraph& graph : graphs) {
     executions.emplace_back(network_.get(), &router_, &graph);
     if (auto s = executions.back().Start(&simulator_); !s.ok()) return s;
   }
-  if (auto s = RunWithinWallLimit(simulator_, "timing a collective"); !s.ok()) return s;
+  if (auto s = collectives::RunWithinWallLimit(simulator_, "timing a collective"); !s.ok()) return s;
   Timed timed;
   std::vector<LinkId> touched;
-  for (const CollectiveExecution& e : executions) {
+  for (const collectives::CollectiveExecution& e : executions) {
     if (!e.done()) return absl::InternalError("a collective did not complete: a transfer never became ready");
     timed.time = std::max(timed.time, e.finish_time() - start);
     for (std::span<const LinkId> route : e.routes()) touched.insert(touched.end(), route.begin(), route.end());
@@ -99,7 +99,7 @@ absl::StatusOr<const CollectiveTimer::Timed*> CollectiveTimer::Simulate(Collecti
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (LinkId l : touched) {
-    const LinkCounters c = network_->link_counters(l);
+    const network::LinkCounters c = network_->link_counters(l);
     if (c.bytes > 0 || c.busy_time > 0) timed.load.push_back({l, c.bytes, c.busy_time});
     network_->ResetLinkCounters(l);
   }
@@ -228,4 +228,4 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
   return true;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -28,7 +28,7 @@
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 // Bytes and busy time one link carries, summed over some collectives.
 struct LinkLoad {
@@ -56,7 +56,7 @@ std::vector<LinkLoad> SumByLink(std::vector<LinkLoad> loads);
 
 class CollectiveTimer {
  public:
-  CollectiveTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode,
+  CollectiveTimer(const topology::Topology& topology, topology::Router& router, network::NetworkMode mode,
                   ReplicaReuse reuse = ReplicaReuse::kMapped)
       : topology_(topology), router_(router), mode_(mode), reuse_(reuse) {}
 
@@ -94,12 +94,12 @@ class CollectiveTimer {
 
   const topology::Topology& topology_;
   topology::Router& router_;
-  NetworkMode mode_;
+  network::NetworkMode mode_;
   ReplicaReuse reuse_;
   int64_t mapped_groups_ = 0;
   int64_t simulated_groups_ = 0;
-  Simulator simulator_;               // the clock of network_, carried on from one collective to the next
-  std::unique_ptr<Network> network_;  // built on first use
+  engine::Simulator simulator_;                // the clock of network_, carried on from one collective to the next
+  std::unique_ptr<network::Network> network_;  // built on first use
   std::map<Key, Timed> cache_;
   // First group simulated per (op, bytes, group size): the template other groups are mapped from.
   std::map<std::tuple<int, int64_t, size_t>, std::vector<GpuId>> templates_;
@@ -110,6 +110,6 @@ class CollectiveTimer {
   bool link_index_built_ = false;
 };
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_COLLECTIVE_LOAD_H_

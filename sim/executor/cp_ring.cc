@@ -5,7 +5,7 @@
 #include "base/status_macros.h"
 #include "sim/workload/context_parallel_ring.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 std::vector<BoundaryFlow> CpRingStepFlows(const StageLayout& l, int64_t bytes) {
   std::vector<BoundaryFlow> flows;
@@ -163,4 +163,4 @@ absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& l
   return absl::OkStatus();
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -26,7 +26,7 @@
 #include "base/time.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 // The flows of one ring step of a stage: CP rank c of every (replica, TP rank) sends `bytes` to CP
 // rank c + 1 (mod CP) of the same replica and TP rank.
@@ -39,7 +39,7 @@ std::vector<BoundaryFlow> CpAllToAllFlows(const StageLayout& layout, int64_t byt
 // Times ring steps of one stage on the network, once per step size.
 class CpRingTimer {
  public:
-  CpRingTimer(const topology::Topology& topology, topology::Router& router, NetworkMode mode)
+  CpRingTimer(const topology::Topology& topology, topology::Router& router, network::NetworkMode mode)
       : router_(router), flows_(topology, mode) {}
 
   struct Step {
@@ -65,6 +65,6 @@ class CpRingTimer {
 absl::Status AddContextParallelExchange(CpRingTimer& timer, const StageLayout& layout, spec::ContextParallelComm comm,
                                         VirtualStageCost& vs, bool pytorch = false);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_CP_RING_H_

@@ -21,7 +21,7 @@
 #include "sim/executor/representative_flows.h"
 #include "sim/executor/run_limit.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 using pipeline::NodeId;
@@ -44,10 +44,12 @@ uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKi
 // Runs `sim` until its queue is empty within the options' limits; `failure` is the runs' own error (a
 // collective that could not start stops the simulator), `failed` whether a stop came from a failure
 // fault (the iteration then ends there).
-absl::Status RunEvents(Simulator& sim, const ExecutorOptions& options, const WallLimit& wall_limit,
+absl::Status RunEvents(engine::Simulator& sim, const ExecutorOptions& options, const WallLimit& wall_limit,
                        const std::function<absl::Status()>& failure, const std::function<bool()>& failed) {
-  HETSIM_ASSIGN_OR_RETURN(const LimitedRunEnd end, RunWithinLimits(sim, options.max_events, wall_limit, failure));
-  if (end == LimitedRunEnd::kStopped && !failed()) return absl::InternalError("the simulation stopped unexpectedly");
+  HETSIM_ASSIGN_OR_RETURN(const engine::LimitedRunEnd end,
+                          engine::RunWithinLimits(sim, options.max_events, wall_limit, failure));
+  if (end == engine::LimitedRunEnd::kStopped && !failed())
+    return absl::InternalError("the simulation stopped unexpectedly");
   return absl::OkStatus();
 }
 
@@ -55,8 +57,8 @@ absl::Status RunEvents(Simulator& sim, const ExecutorOptions& options, const Wal
 // gradient reduction (null: each stage its own buckets); `index` is the run's, `on_run_done` is
 // called when its last stage has ended.
 struct SharedRun {
-  Simulator* sim = nullptr;
-  Network* network = nullptr;
+  engine::Simulator* sim = nullptr;
+  network::Network* network = nullptr;
   faults::FaultRuntime* faults = nullptr;
   SharedGradSync* grad_sync = nullptr;
   int index = 0;
@@ -65,7 +67,7 @@ struct SharedRun {
   const size_t* runs_left = nullptr;  // the runs that have not ended yet
 };
 
-class Run : private EventHandler, private FlowObserver {
+class Run : private engine::EventHandler, private network::FlowObserver {
  public:
   // With `shared`, the run's events, flows, faults and gradient reduction are the shared ones, beside
   // other runs' (ExecuteOnOneNetwork); otherwise it has its own engine and network, and its options'
@@ -101,8 +103,8 @@ class Run : private EventHandler, private FlowObserver {
   // Everything before the first event: the network (unless shared), the state, the first nodes.
   absl::Status Begin() {
     if (network_ == nullptr) {
-      HETSIM_ASSIGN_OR_RETURN(own_network_,
-                              Network::Create(&sim_, NetworkLinks(*setup_.topology), setup_.network_mode));
+      HETSIM_ASSIGN_OR_RETURN(own_network_, network::Network::Create(&sim_, collectives::NetworkLinks(*setup_.topology),
+                                                                     setup_.network_mode));
       network_ = own_network_.get();
     }
     HETSIM_RETURN_IF_ERROR(PrepareGradSync());
@@ -254,14 +256,15 @@ class Run : private EventHandler, private FlowObserver {
           for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
             auto key = std::make_tuple(s, static_cast<int>(step.op), bytes, experts, g);
             if (graphs_.contains(key)) continue;
-            CollectiveRequest request;
+            collectives::CollectiveRequest request;
             request.op = step.op;
             request.gpus = groups[g];
             request.bytes = bytes;
             request.ring_steps = options_.grad_sync_ring_steps;
-            HETSIM_RETURN_IF_ERROR(ValidateRequest(*setup_.topology, request));
-            HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*setup_.topology, *setup_.router, request));
-            graph_store_.push_back(BuildTransferGraph(*setup_.topology, request, choice.shape));
+            HETSIM_RETURN_IF_ERROR(collectives::ValidateRequest(*setup_.topology, request));
+            HETSIM_ASSIGN_OR_RETURN(collectives::ShapeChoice choice,
+                                    collectives::ChooseShape(*setup_.topology, *setup_.router, request));
+            graph_store_.push_back(collectives::BuildTransferGraph(*setup_.topology, request, choice.shape));
             HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the gradient synchronisation's transfers"));
             graphs_.emplace(key, &graph_store_.back());
           }
@@ -336,7 +339,7 @@ class Run : private EventHandler, private FlowObserver {
     }
   }
 
-  void OnFlowCompleted(FlowId, uint64_t tag) override {
+  void OnFlowCompleted(network::FlowId, uint64_t tag) override {
     const auto id = static_cast<NodeId>(tag >> 32);
     const auto j = static_cast<int64_t>(tag & 0xffffffffu);
     if (options_.record_flows && options_.boundary_flows == BoundaryFlows::kRepresentative) {
@@ -542,10 +545,10 @@ class Run : private EventHandler, private FlowObserver {
   const ExecutionSetup& setup_;
   const ExecutorOptions& options_;
   const pipeline::PipelineDag& dag_;
-  Simulator own_sim_;
-  Simulator& sim_;
-  std::unique_ptr<Network> own_network_;
-  Network* network_ = nullptr;
+  engine::Simulator own_sim_;
+  engine::Simulator& sim_;
+  std::unique_ptr<network::Network> own_network_;
+  network::Network* network_ = nullptr;
   const SharedRun* shared_ = nullptr;
   faults::FaultRuntime* faults_ = nullptr;  // own_faults_ or the shared ones; null without faults
   std::vector<int32_t> pending_;
@@ -555,10 +558,10 @@ class Run : private EventHandler, private FlowObserver {
   std::vector<StageState> stages_;
   int stages_left_ = 0;
   int tied_ready_ = 0;  // stages (first, last) whose last backward ended, for the tied all-reduce
-  std::deque<TransferGraph> graph_store_;
+  std::deque<collectives::TransferGraph> graph_store_;
   // (stage, op, bytes, experts, group index) -> the group's transfer graph (SyncGroupsOf).
-  std::map<std::tuple<int, int, int64_t, bool, int>, const TransferGraph*> graphs_;
-  std::deque<CollectiveExecution> executions_;
+  std::map<std::tuple<int, int, int64_t, bool, int>, const collectives::TransferGraph*> graphs_;
+  std::deque<collectives::CollectiveExecution> executions_;
   std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;
   const WallLimit wall_limit_;
@@ -597,8 +600,8 @@ absl::StatusOr<const faults::FaultSet*> SharedFaults(std::span<const ExecutorOpt
 // The runs' shared network, faults and gradient sync, built in that order; `failed` when a FAIL fault
 // stopped the engine.
 struct SharedState {
-  Simulator sim;
-  std::unique_ptr<Network> network;
+  engine::Simulator sim;
+  std::unique_ptr<network::Network> network;
   std::unique_ptr<faults::FaultRuntime> faults;
   bool failed = false;
 };
@@ -611,8 +614,9 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
   HETSIM_CHECK(!setups.empty() && setups.size() == options.size(), "one options per setup, at least one setup");
   HETSIM_ASSIGN_OR_RETURN(const faults::FaultSet* fault_set, SharedFaults(options));
   SharedState state;
-  HETSIM_ASSIGN_OR_RETURN(state.network, Network::Create(&state.sim, NetworkLinks(*setups.front()->topology),
-                                                         setups.front()->network_mode));
+  HETSIM_ASSIGN_OR_RETURN(state.network,
+                          network::Network::Create(&state.sim, collectives::NetworkLinks(*setups.front()->topology),
+                                                   setups.front()->network_mode));
   if (fault_set != nullptr) {
     state.faults = std::make_unique<faults::FaultRuntime>(*fault_set, setups.front()->topology->num_gpus(), &state.sim,
                                                           state.network.get(), [&state](int) {
@@ -665,7 +669,7 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
       r.events = 0;
       r.flows = 0;
       r.network_stats = {};
-      r.link_counters.assign(r.link_counters.size(), LinkCounters{});
+      r.link_counters.assign(r.link_counters.size(), network::LinkCounters{});
     }
     out.results.push_back(std::move(r));
   }
@@ -727,4 +731,4 @@ std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup
   return out;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

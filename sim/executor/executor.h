@@ -31,7 +31,7 @@
 #include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 enum class BoundaryFlows { kAll, kRepresentative };
 // "all" or "representative", as `run --boundary-flows` names them.
@@ -55,7 +55,7 @@ struct ExecutorOptions {
   // How the gradient synchronisation's rings run: kAuto (exact for rings up to kMaxSteppedRingRanks,
   // the default) or, opted in with `run --ring-steps aggregated`, one flow per ring edge for all steps
   // (docs/decisions.md "Aggregated ring steps"; its error is measured in docs/performance.md).
-  RingSteps grad_sync_ring_steps = RingSteps::kAuto;
+  collectives::RingSteps grad_sync_ring_steps = collectives::RingSteps::kAuto;
   // Boundary transfers: every flow (the default), or, opted in with `run --boundary-flows
   // representative`, one weighted flow per group of the replicas' flows in the same role
   // (sim/executor/representative_flows.h; its error is measured in docs/performance.md).
@@ -92,8 +92,8 @@ struct ExecutionResult {
 
   uint64_t events = 0;
   uint64_t flows = 0;  // every flow started (boundaries and collectives)
-  NetworkStats network_stats;
-  std::vector<LinkCounters> link_counters;  // per link, at the end of the iteration
+  network::NetworkStats network_stats;
+  std::vector<network::LinkCounters> link_counters;  // per link, at the end of the iteration
 
   // Link samples: time of sample i, and busy time of sampled link l at sample i at
   // link_busy[i * sampled_links + l].
@@ -118,7 +118,7 @@ class SharedGradSync {
   using Release = std::function<void(int run, int stage)>;
   virtual ~SharedGradSync() = default;
   // Before the first event: the engine and network the runs share, and how to release a stage.
-  virtual absl::Status Begin(Simulator* sim, Network* network, Release release) = 0;
+  virtual absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release) = 0;
   // Run `run`'s stage `stage` has started its last backward (now); it ends at `finish`.
   virtual void LastBackwardStarted(int run, int stage, Time finish) = 0;
   // A collective that could not start (it stops the engine).
@@ -153,6 +153,6 @@ Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result,
 std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,
                                                      int stage, int group = -1);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_EXECUTOR_H_

@@ -5,14 +5,14 @@
 
 #include "sim/collectives/collective.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 // Flows of one ring collective of `n` ranks as the exact run starts them (see the header).
 int64_t RingFlows(CollectiveOp op, int64_t n) {
   if (n <= 1) return 0;
   const int64_t phases = op == CollectiveOp::kAllReduce ? 2 : 1;
-  if (n > kMaxSteppedRingRanks) return phases * n;
+  if (n > collectives::kMaxSteppedRingRanks) return phases * n;
   return phases * n * (n - 1);
 }
 
@@ -62,4 +62,4 @@ WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
   return e;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

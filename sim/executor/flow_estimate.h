@@ -11,7 +11,7 @@
 #include "base/spec/plan.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 struct FlowEstimate {
   int64_t boundary_flows = 0;   // every microbatch's boundary transfers, both directions
@@ -46,6 +46,6 @@ inline constexpr uint64_t kMinBytesPerClusterGpu = 1024;
 // (800,000 GPUs take seconds).
 WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_FLOW_ESTIMATE_H_

@@ -15,7 +15,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/workload/stage_cost.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 // The stage of `setup` that holds layer `layer`.
@@ -44,13 +44,13 @@ std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSet
 // The ranges' all-reduces as the pipelines' shared gradient reduction: a range starts once each of its
 // holders has run its layers' last backward, on the pipelines' engine and network; a stage is released
 // to its optimizer step once all its ranges have ended.
-class RangeSync : public SharedGradSync, private EventHandler {
+class RangeSync : public SharedGradSync, private engine::EventHandler {
  public:
   RangeSync(const std::vector<const ExecutionSetup*>& setups, std::vector<LayerRangeGroup>& groups,
-            RingSteps ring_steps)
+            collectives::RingSteps ring_steps)
       : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
 
-  absl::Status Begin(Simulator* sim, Network* network, Release release) override {
+  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release) override {
     sim_ = sim;
     network_ = network;
     release_ = std::move(release);
@@ -80,14 +80,15 @@ class RangeSync : public SharedGradSync, private EventHandler {
   absl::Status BuildGraphs(int g) {
     graphs_.emplace_back();
     for (const std::vector<GpuId>& gpus : groups_[g].groups) {
-      CollectiveRequest request;
+      collectives::CollectiveRequest request;
       request.op = CollectiveOp::kAllReduce;
       request.gpus = gpus;
       request.bytes = groups_[g].bytes;
       request.ring_steps = ring_steps_;
-      HETSIM_RETURN_IF_ERROR(ValidateRequest(*net().topology, request));
-      HETSIM_ASSIGN_OR_RETURN(ShapeChoice choice, ChooseShape(*net().topology, *net().router, request));
-      store_.push_back(BuildTransferGraph(*net().topology, request, choice.shape));
+      HETSIM_RETURN_IF_ERROR(collectives::ValidateRequest(*net().topology, request));
+      HETSIM_ASSIGN_OR_RETURN(collectives::ShapeChoice choice,
+                              collectives::ChooseShape(*net().topology, *net().router, request));
+      store_.push_back(collectives::BuildTransferGraph(*net().topology, request, choice.shape));
       HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
       graphs_.back().push_back(&store_.back());
     }
@@ -116,7 +117,7 @@ class RangeSync : public SharedGradSync, private EventHandler {
       GroupDone(static_cast<int>(g));
       return;
     }
-    for (const TransferGraph* graph : graphs_[g]) {
+    for (const collectives::TransferGraph* graph : graphs_[g]) {
       executions_.emplace_back(network_, net().router.get(), graph, [this, g](Time) {
         if (--shards_left_[g] == 0) GroupDone(static_cast<int>(g));
       });
@@ -136,16 +137,16 @@ class RangeSync : public SharedGradSync, private EventHandler {
 
   const std::vector<const ExecutionSetup*>& setups_;
   std::vector<LayerRangeGroup>& groups_;
-  const RingSteps ring_steps_;
-  Simulator* sim_ = nullptr;
-  Network* network_ = nullptr;
+  const collectives::RingSteps ring_steps_;
+  engine::Simulator* sim_ = nullptr;
+  network::Network* network_ = nullptr;
   Release release_;
-  std::deque<TransferGraph> store_;
-  std::vector<std::vector<const TransferGraph*>> graphs_;  // per group, per shard
-  std::vector<int> holders_left_;                          // per group: holders not yet ready
-  std::vector<int> shards_left_;                           // per group: shard all-reduces running
-  std::vector<std::vector<int>> ranges_of_;                // [pipeline][stage]: its ranges not yet reduced
-  std::deque<CollectiveExecution> executions_;
+  std::deque<collectives::TransferGraph> store_;
+  std::vector<std::vector<const collectives::TransferGraph*>> graphs_;  // per group, per shard
+  std::vector<int> holders_left_;                                       // per group: holders not yet ready
+  std::vector<int> shards_left_;                                        // per group: shard all-reduces running
+  std::vector<std::vector<int>> ranges_of_;                             // [pipeline][stage]: its ranges not yet reduced
+  std::deque<collectives::CollectiveExecution> executions_;
   absl::Status failure_;
 };
 
@@ -189,7 +190,8 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
 }
 
 absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const ExecutionSetup*>& setups,
-                                                 std::span<const ExecutorOptions> options, RingSteps ring_steps) {
+                                                 std::span<const ExecutorOptions> options,
+                                                 collectives::RingSteps ring_steps) {
   PipelinesResult out;
   out.sync.groups = LayerRangeGroups(setups);
   RangeSync sync(setups, out.sync.groups, ring_steps);
@@ -216,4 +218,4 @@ void DropStageGradientSync(ExecutionSetup& setup) {
   std::fill(setup.first_bucket.begin(), setup.first_bucket.end(), -1);
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

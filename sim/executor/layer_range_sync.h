@@ -28,7 +28,7 @@
 #include "sim/executor/executor.h"
 #include "sim/executor/setup.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 struct LayerRangeHolder {
   int pipeline = 0;
@@ -76,12 +76,13 @@ struct PipelinesResult {
 // pipelines share the cluster); options[p] is pipeline p's (faults: as ExecuteOnOneNetwork). Errors:
 // a group without a route, the options' limits.
 absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const ExecutionSetup*>& setups,
-                                                 std::span<const ExecutorOptions> options, RingSteps ring_steps);
+                                                 std::span<const ExecutorOptions> options,
+                                                 collectives::RingSteps ring_steps);
 
 // Leaves the data-parallel reduction of a pipeline's stages to the ranges: its buckets and their
 // readiness cleared.
 void DropStageGradientSync(ExecutionSetup& setup);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_

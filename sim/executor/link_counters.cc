@@ -2,10 +2,11 @@
 
 #include "sim/pipeline/dag.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
-std::vector<LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setup, const ExecutionResult& result) {
-  std::vector<LinkCounters> counters = result.link_counters;
+std::vector<network::LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setup,
+                                                               const ExecutionResult& result) {
+  std::vector<network::LinkCounters> counters = result.link_counters;
   const pipeline::PipelineDag& dag = *setup.dag;
   // Forwards and backwards that ran, per virtual stage (all of them unless the iteration stopped).
   std::vector<int64_t> forwards(setup.virtual_stages.size(), 0), backwards(setup.virtual_stages.size(), 0);
@@ -29,4 +30,4 @@ std::vector<LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setu
   return counters;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -14,10 +14,11 @@
 #include "sim/executor/setup.h"
 #include "sim/network/network.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
-std::vector<LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setup, const ExecutionResult& result);
+std::vector<network::LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setup,
+                                                               const ExecutionResult& result);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_LINK_COUNTERS_H_

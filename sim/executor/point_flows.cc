@@ -5,7 +5,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flows) {
   for (size_t j = 0; j < flows.size(); ++j) {
@@ -19,7 +19,7 @@ absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flo
 }
 
 absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows,
-                                    NetworkMode mode, std::vector<LinkLoad>* load) {
+                                    network::NetworkMode mode, std::vector<LinkLoad>* load) {
   PointFlowTimer timer(topology, mode);
   return timer.AloneTime(flows, load);
 }
@@ -28,7 +28,7 @@ absl::StatusOr<Time> PointFlowTimer::AloneTime(const std::vector<BoundaryFlow>& 
   if (load != nullptr) load->clear();
   if (flows.empty()) return Time();
   if (network_ == nullptr) {
-    auto network = Network::Create(&simulator_, NetworkLinks(topology_), mode_);
+    auto network = network::Network::Create(&simulator_, collectives::NetworkLinks(topology_), mode_);
     if (!network.ok()) return network.status();
     network_ = *std::move(network);
   }
@@ -40,11 +40,11 @@ absl::StatusOr<Time> PointFlowTimer::AloneTime(const std::vector<BoundaryFlow>& 
   std::sort(touched_.begin(), touched_.end());
   touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   for (LinkId l : touched_) {
-    const LinkCounters c = network_->link_counters(l);
+    const network::LinkCounters c = network_->link_counters(l);
     if (load != nullptr && (c.bytes > 0 || c.busy_time > 0)) load->push_back({l, c.bytes, c.busy_time});
     network_->ResetLinkCounters(l);
   }
   return simulator_.now() - start;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -17,7 +17,7 @@
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 // One point-to-point flow.
 struct BoundaryFlow {
@@ -33,7 +33,7 @@ absl::Status RouteFlows(topology::Router& router, std::vector<BoundaryFlow>& flo
 // The flows started together on an idle network: when the last one ends, and (when `load` is given)
 // the bytes and busy time of every link they crossed, sorted by link.
 absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const std::vector<BoundaryFlow>& flows,
-                                    NetworkMode mode, std::vector<LinkLoad>* load = nullptr);
+                                    network::NetworkMode mode, std::vector<LinkLoad>* load = nullptr);
 
 // FlowsAloneTime for many sets in turn on one network, built on first use (over every link of the
 // cluster: at 100,000 GPUs building one per set dominated the setup), each set starting on the idle
@@ -41,17 +41,17 @@ absl::StatusOr<Time> FlowsAloneTime(const topology::Topology& topology, const st
 // differences of integer instants, so every result is the one a fresh network gives.
 class PointFlowTimer {
  public:
-  PointFlowTimer(const topology::Topology& topology, NetworkMode mode) : topology_(topology), mode_(mode) {}
+  PointFlowTimer(const topology::Topology& topology, network::NetworkMode mode) : topology_(topology), mode_(mode) {}
   absl::StatusOr<Time> AloneTime(const std::vector<BoundaryFlow>& flows, std::vector<LinkLoad>* load = nullptr);
 
  private:
   const topology::Topology& topology_;
-  NetworkMode mode_;
-  Simulator simulator_;
-  std::unique_ptr<Network> network_;
+  network::NetworkMode mode_;
+  engine::Simulator simulator_;
+  std::unique_ptr<network::Network> network_;
   std::vector<LinkId> touched_;  // scratch
 };
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_POINT_FLOWS_H_

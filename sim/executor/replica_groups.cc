@@ -5,7 +5,7 @@
 
 #include "base/check.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 const StageLayout& StageLayout::GroupOfReplica(int& replica) const {
   for (const StageLayout& g : replica_groups) {
@@ -116,4 +116,4 @@ Time GroupWaitPerMicrobatch(const std::vector<VirtualStageCost>& virtual_stages,
   return wait;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -14,7 +14,7 @@
 #include "sim/executor/setup.h"
 #include "sim/workload/stage_cost.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 // The layout of a mixed stage from its groups' layouts (each with its micro_batch_share set).
 StageLayout MixedLayout(std::vector<StageLayout> groups);
@@ -38,6 +38,6 @@ void CombineReplicaGroups(VirtualStageCost& vs, int finest, int64_t boundary_byt
 // over the stage's virtual stages `ks`.
 Time GroupWaitPerMicrobatch(const std::vector<VirtualStageCost>& virtual_stages, const std::vector<int>& ks, int g);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_REPLICA_GROUPS_H_

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 // Same bytes, between the same (island, local GPU) positions: the same role in another replica.
@@ -79,4 +79,4 @@ std::vector<RepresentativeFlow> RepresentativeFlows(const topology::Topology& to
   return reps;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

@@ -17,7 +17,7 @@
 #include "sim/executor/point_flows.h"
 #include "topology/device_graph.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 struct RepresentativeFlow {
   int32_t flow = 0;              // index of the representative in the transfer's flows
@@ -30,6 +30,6 @@ struct RepresentativeFlow {
 std::vector<RepresentativeFlow> RepresentativeFlows(const topology::Topology& topology,
                                                     const std::vector<BoundaryFlow>& flows);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_REPRESENTATIVE_FLOWS_H_

@@ -8,14 +8,14 @@
 #include "base/wall_limit.h"
 #include "sim/engine/limited_run.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 using ::hetsim::IsRunLimit;
 using ::hetsim::kRunLimitPayloadUrl;
 using ::hetsim::RunLimitError;
-using ::hetsim::sim::EventLimitError;
-using ::hetsim::sim::WallLimitError;
+using ::hetsim::engine::EventLimitError;
+using ::hetsim::engine::WallLimitError;
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_RUN_LIMIT_H_

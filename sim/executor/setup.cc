@@ -20,7 +20,7 @@
 #include "sim/executor/replica_groups.h"
 #include "sim/workload/optimizer_step.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 std::vector<GpuId> Slice(const StageLayout& l, int first_replica, int replicas, int tp_rank, int cp_rank) {
@@ -241,7 +241,7 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
       const auto bytes = static_cast<int64_t>(std::ceil(bytes_per_sample * static_cast<double>(overlap) / cp));
       for (int c = 0; c < cp; ++c) {
         for (int j = 0; j < pieces; ++j) {
-          const int64_t piece = whole_pieces ? bytes : SplitBytes(bytes, pieces, j);
+          const int64_t piece = whole_pieces ? bytes : collectives::SplitBytes(bytes, pieces, j);
           flows.push_back({from.Gpu(r, j % from_tp, c), to.Gpu(q, j % to_tp, c), piece, {}});
         }
       }
@@ -827,7 +827,7 @@ absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer)
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::unique_ptr<topology::Topology> topology,
-                                                                    NetworkMode mode, ReplicaReuse reuse) {
+                                                                    network::NetworkMode mode, ReplicaReuse reuse) {
   auto setup = std::make_unique<ExecutionSetup>();
   setup->spec = std::move(spec);
   setup->network_mode = mode;
@@ -863,4 +863,4 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
   return setup;
 }
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

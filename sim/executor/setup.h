@@ -33,7 +33,7 @@
 #include "topology/device_graph.h"
 #include "topology/routing.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 
 // The GPUs of one pipeline stage and how tensor, context and data parallelism split them (Megatron's
 // order: tensor-parallel ranks innermost, then context-parallel ranks, so a replica is
@@ -232,7 +232,7 @@ struct StageSetup {
 
 struct ExecutionSetup {
   spec::SimulationSpec spec;  // what was simulated: plan, model, cluster
-  NetworkMode network_mode = NetworkMode::kMaxMinFair;
+  network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<topology::Router> router;
   std::unique_ptr<workload::ModelCost> model;
@@ -259,7 +259,7 @@ struct ExecutionSetup {
 // times every replica's collectives itself instead of mapping isomorphic ones (the same setup, slower).
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::unique_ptr<topology::Topology> topology,
-                                                                    NetworkMode mode,
+                                                                    network::NetworkMode mode,
                                                                     ReplicaReuse reuse = ReplicaReuse::kMapped);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
@@ -277,6 +277,6 @@ std::vector<BoundaryFlow> ReshardFlows(const StageLayout& from, const StageLayou
 // give one forward flow per TP-rank pair (every stage the same TP and DP): each flow gains s^2 x 2 bytes.
 void AddAttentionMaskBytes(uint64_t seq_length, std::vector<BoundaryFlow>& forward_flows);
 
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_SETUP_H_

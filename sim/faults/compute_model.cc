@@ -6,7 +6,7 @@
 
 #include "sim/engine/split_mix.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 namespace {
 
 // SplitMix64's finaliser: a bijective mix, so distinct keys stay distinct.
@@ -17,9 +17,9 @@ uint64_t Mix(uint64_t z) {
 }
 
 // Uniform in (0, 1): 53 random bits, centred in their interval so neither end is reached.
-double Uniform(SplitMix64& g) { return (static_cast<double>(g.Next() >> 11) + 0.5) * 0x1p-53; }
+double Uniform(engine::SplitMix64& g) { return (static_cast<double>(g.Next() >> 11) + 0.5) * 0x1p-53; }
 
-double StandardNormal(SplitMix64& g) {  // Box-Muller; one of the pair
+double StandardNormal(engine::SplitMix64& g) {  // Box-Muller; one of the pair
   const double u1 = Uniform(g), u2 = Uniform(g);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
@@ -37,7 +37,7 @@ uint64_t TaskKey(int kind, int64_t microbatch, int64_t virtual_stage) {
 }
 
 double JitterFactor(const spec::JitterSpec& jitter, GpuId gpu, uint64_t task) {
-  SplitMix64 g(Mix(Mix(jitter.seed) ^ (static_cast<uint64_t>(gpu.value()) * 0xd1b54a32d192ed03ULL)) ^ task);
+  engine::SplitMix64 g(Mix(Mix(jitter.seed) ^ (static_cast<uint64_t>(gpu.value()) * 0xd1b54a32d192ed03ULL)) ^ task);
   const double s = jitter.spread;
   switch (jitter.distribution) {
     case spec::JitterDistribution::kUniform: return 1.0 + s * (2.0 * Uniform(g) - 1.0);
@@ -123,4 +123,4 @@ Time ComputeModel::Finish(std::span<const GpuId> gpus, Time start, Time work, ui
   return finish;
 }
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults

@@ -22,7 +22,7 @@
 #include "base/time.h"
 #include "sim/faults/fault_set.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 
 // Identity of a compute task for jitter draws: kind (0 forward, 1 backward, 2 optimizer step),
 // microbatch and virtual stage (the optimizer step: microbatch 0, its physical stage).
@@ -59,6 +59,6 @@ class ComputeModel {
   bool active_ = false;
 };
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults
 
 #endif  // HETSIM_SIM_FAULTS_COMPUTE_MODEL_H_

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <utility>
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 
-FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simulator, Network* network,
-                           std::function<void(int)> on_fail)
+FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, engine::Simulator* simulator,
+                           network::Network* network, std::function<void(int)> on_fail)
     : set_(faults),
       simulator_(simulator),
       network_(network),
@@ -163,4 +163,4 @@ Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start
   return finish;
 }
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults

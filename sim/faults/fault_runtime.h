@@ -22,7 +22,7 @@
 #include "sim/faults/fault_set.h"
 #include "sim/network/network.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 
 // One thing a fault did, at its time: for the trace's instant events.
 struct FaultEvent {
@@ -49,9 +49,9 @@ struct FaultOutcome {
   std::vector<FaultEffect> effects;  // per fault
 };
 
-class FaultRuntime : private EventHandler {
+class FaultRuntime : private engine::EventHandler {
  public:
-  FaultRuntime(const FaultSet& faults, int num_gpus, Simulator* simulator, Network* network,
+  FaultRuntime(const FaultSet& faults, int num_gpus, engine::Simulator* simulator, network::Network* network,
                std::function<void(int fault)> on_fail);
   FaultRuntime(const FaultRuntime&) = delete;
   FaultRuntime& operator=(const FaultRuntime&) = delete;
@@ -75,7 +75,7 @@ class FaultRuntime : private EventHandler {
     int down = 0;              // FLAP faults down now
   };
   struct Pending {
-    EventId event;
+    engine::EventId event;
     int phase = 0;  // SLOW: 0 start, 1 end; FLAP: even down, odd up
     bool scheduled = false;
   };
@@ -86,8 +86,8 @@ class FaultRuntime : private EventHandler {
   void Log(int fault, const char* what);
 
   const FaultSet& set_;
-  Simulator* simulator_;
-  Network* network_;
+  engine::Simulator* simulator_;
+  network::Network* network_;
   std::function<void(int)> on_fail_;
   ComputeModel compute_;
   std::vector<Pending> pending_;
@@ -98,6 +98,6 @@ class FaultRuntime : private EventHandler {
   FaultOutcome outcome_;
 };
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults
 
 #endif  // HETSIM_SIM_FAULTS_FAULT_RUNTIME_H_

@@ -15,7 +15,7 @@
 #include "base/time.h"
 #include "sim/network/network.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 
 struct ResolvedFault {
   spec::FaultKind kind = spec::FaultKind::kNone;
@@ -39,6 +39,6 @@ struct FaultSet {
   bool empty() const { return faults.empty() && !jitter; }
 };
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults
 
 #endif  // HETSIM_SIM_FAULTS_FAULT_SET_H_

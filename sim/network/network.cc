@@ -11,7 +11,7 @@
 #include "absl/types/span.h"
 #include "base/check.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 
 const char* NetworkModeName(NetworkMode mode) {
   switch (mode) {
@@ -30,7 +30,7 @@ absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name) {
       "unknown network mode \"%s\" (expected \"max-min-fair\", \"max-min\" or \"contention-free\")", name));
 }
 
-absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator, std::vector<LinkSpec> links,
+absl::StatusOr<std::unique_ptr<Network>> Network::Create(engine::Simulator* simulator, std::vector<LinkSpec> links,
                                                          NetworkMode mode) {
   for (size_t i = 0; i < links.size(); ++i) {
     const double capacity = links[i].capacity_bytes_per_s;
@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(Simulator* simulator, s
   return std::unique_ptr<Network>(new Network(simulator, std::move(links), mode));
 }
 
-Network::Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
+Network::Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
     : simulator_(simulator), mode_(mode) {
   links_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity_bytes_per_s;
@@ -277,7 +277,7 @@ void Network::Activate(uint32_t slot) {
     // Rate 0 until the recompute at this instant gives it a share and a completion event.
     f.rate = 0;
     flow_rate_[slot] = kNoFloor;
-    f.event = EventId{};
+    f.event = engine::EventId{};
     new_flows_.push_back(slot);
   }
 }
@@ -427,4 +427,4 @@ void Network::RefreshCap(uint32_t slot) {
   flow_cap_[slot] = links_[f.tightest_link.value()].capacity;
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::network

@@ -31,7 +31,7 @@
 #include "sim/engine/event.h"
 #include "sim/engine/simulator.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 
 // Names a flow: slot in the low 32 bits, slot generation in the high 32 bits (never 0).
 using FlowId = uint64_t;
@@ -74,10 +74,10 @@ struct NetworkStats {
   size_t max_active_flows = 0;      // most flows transmitting at once
 };
 
-class Network : private EventHandler {
+class Network : private engine::EventHandler {
  public:
   // Checks every link (capacity > 0 and finite, latency >= 0); errors name `links[i].field`.
-  static absl::StatusOr<std::unique_ptr<Network>> Create(Simulator* simulator, std::vector<LinkSpec> links,
+  static absl::StatusOr<std::unique_ptr<Network>> Create(engine::Simulator* simulator, std::vector<LinkSpec> links,
                                                          NetworkMode mode);
   ~Network() override;
   Network(const Network&) = delete;
@@ -184,7 +184,7 @@ class Network : private EventHandler {
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
     Time rate_since = 0;
-    EventId event;  // activation while waiting, completion while transmitting
+    engine::EventId event;  // activation while waiting, completion while transmitting
     FlowObserver* observer = nullptr;
     uint64_t tag = 0;
     // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
@@ -230,7 +230,7 @@ class Network : private EventHandler {
     bool is_flow;
   };
 
-  Network(Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode);
+  Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode);
 
   void OnEvent(uint64_t payload) override;
   uint32_t AllocateFlow();
@@ -276,7 +276,7 @@ class Network : private EventHandler {
 
   static constexpr uint32_t kNoFlow = 0xffffffffu;
 
-  Simulator* simulator_;
+  engine::Simulator* simulator_;
   NetworkMode mode_;
   std::vector<LinkSpec> link_specs_;  // as created, with the current capacities
   std::vector<Link> links_;
@@ -331,6 +331,6 @@ class Network : private EventHandler {
   absl::flat_hash_map<uint64_t, uint32_t> merge_index_;
 };
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::network
 
 #endif  // HETSIM_SIM_NETWORK_NETWORK_H_

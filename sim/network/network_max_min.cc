@@ -5,7 +5,7 @@
 
 #include "sim/network/network.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 
 void Network::Recompute() {
   recompute_scheduled_ = false;
@@ -407,4 +407,4 @@ void Network::ApplyNewRates() {
   }
 }
 
-}  // namespace hetsim::sim
+}  // namespace hetsim::network

@@ -8,7 +8,7 @@
 
 #include "sim/pipeline/iteration_metrics.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 absl::string_view NodeKindName(NodeKind kind) {
   switch (kind) {
@@ -201,4 +201,4 @@ double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time
   return BubbleRatio(busy, TimeToPicosecondsDouble(iteration_time));
 }
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline

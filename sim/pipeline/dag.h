@@ -30,7 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "sim/pipeline/schedule.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 using NodeId = int32_t;
 
@@ -132,6 +132,6 @@ LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> dur
 // sim/pipeline/iteration_metrics.h over the DAG's forward and backward nodes.
 double BubbleRatio(const PipelineDag& dag, std::span<const Time> durations, Time iteration_time);
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline
 
 #endif  // HETSIM_SIM_PIPELINE_DAG_H_

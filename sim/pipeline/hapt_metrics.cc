@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 Eq13Terms Eq13(std::span<const Time> stage_time, std::span<const Time> boundary_comm, int64_t microbatches) {
   Eq13Terms e;
@@ -28,4 +28,4 @@ double Eta(std::span<const double> compute_time, std::span<const double> peak_fl
   return 1.0 - idle_weighted / (td_max * peak_sum);
 }
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline

@@ -9,7 +9,7 @@
 
 #include "base/time.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 // The terms of HAPT Eq. 13 for stages with per-microbatch compute t_i (forward + backward) and
 // boundary transfer c_i after stage i (0 after the last stage).
@@ -25,6 +25,6 @@ Eq13Terms Eq13(std::span<const Time> stage_time, std::span<const Time> boundary_
 // td_i and peak FLOP/s P_i; 1 means perfect balance. 1 when every td_i is 0.
 double Eta(std::span<const double> compute_time, std::span<const double> peak_flop_per_s);
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline
 
 #endif  // HETSIM_SIM_PIPELINE_HAPT_METRICS_H_

@@ -2,7 +2,7 @@
 
 #include "sim/pipeline/hapt_metrics.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per_s) {
   if (iteration_seconds <= 0 || sum_peak_flop_per_s <= 0) return 0;
@@ -46,4 +46,4 @@ IterationMetrics ComputeIterationMetrics(const IterationFigures& f) {
   return m;
 }
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline

@@ -15,7 +15,7 @@
 
 #include "base/time.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 // What the model asks of one iteration, independent of how it runs.
 struct IterationWork {
@@ -68,6 +68,6 @@ double Mfu(double model_flop, double iteration_seconds, double sum_peak_flop_per
 // stages or an empty span.
 double BubbleRatio(std::span<const double> busy_per_stage, double span);
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline
 
 #endif  // HETSIM_SIM_PIPELINE_ITERATION_METRICS_H_

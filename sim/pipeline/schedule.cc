@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "base/spec/defaults.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 namespace {
 
 // Parameters named `spec` (a ScheduleSpec) hide the namespace.
@@ -264,4 +264,4 @@ absl::string_view ScheduleName(hetsim::spec::ScheduleKind kind) {
   return "1F1B";
 }
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline

@@ -25,7 +25,7 @@
 #include "base/spec/plan.h"
 #include "base/time.h"
 
-namespace hetsim::sim::pipeline {
+namespace hetsim::pipeline {
 
 enum class OpKind : uint8_t { kForward, kBackward };
 
@@ -113,6 +113,6 @@ std::vector<int> PeakInFlight(const PipelineSchedule& schedule);
 
 absl::string_view ScheduleName(spec::ScheduleKind kind);
 
-}  // namespace hetsim::sim::pipeline
+}  // namespace hetsim::pipeline
 
 #endif  // HETSIM_SIM_PIPELINE_SCHEDULE_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 namespace {
 
@@ -66,4 +66,4 @@ void AddAttentionExchange(const ContextParallelAttention& a, int context_paralle
   }
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

@@ -29,7 +29,7 @@
 #include "base/time.h"
 #include "sim/workload/stage_cost.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 struct ContextParallelTime {
   Time forward_exposed = 0;   // per microbatch, added to the stage's forward
@@ -50,6 +50,6 @@ struct ContextParallelSteps {
 void AddAttentionExchange(const ContextParallelAttention& a, int context_parallel, spec::ContextParallelComm comm,
                           const ContextParallelSteps& steps, ContextParallelTime& out, bool pytorch = false);
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_CONTEXT_PARALLEL_RING_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "sim/workload/model_cost.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 namespace {
 const char* PeakFieldName(spec::DType dtype) {
@@ -131,4 +131,4 @@ double GpuCompute::MemorySeconds(double bytes, double kernels) const {
   return std::max(busy, kernels * host_op_s_);
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

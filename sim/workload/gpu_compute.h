@@ -20,7 +20,7 @@
 #include "base/spec/dtype.h"
 #include "base/spec/gpu.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 // One GEMM kernel: `batch` independent products of an (m x k) and a (k x n) matrix.
 struct GemmShape {
@@ -93,6 +93,6 @@ class GpuCompute {
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_GPU_COMPUTE_H_

@@ -1,6 +1,6 @@
 #include "sim/workload/layer_cost_internal.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 absl::string_view LayerKindName(LayerKind kind) {
   switch (kind) {
@@ -14,4 +14,4 @@ absl::string_view LayerKindName(LayerKind kind) {
   return "unknown";
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

@@ -17,7 +17,7 @@
 #include "base/collective_op.h"
 #include "base/spec/plan.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 enum class LayerKind : uint8_t {
   kEmbedding,  // token embedding lookup (vocabulary-parallel under TP)
@@ -237,6 +237,6 @@ struct LayerCost {
   std::vector<LayerCollective> collectives_seq_par;  // with sequence parallelism
 };
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_LAYER_COST_INTERNAL_H_

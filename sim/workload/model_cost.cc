@@ -4,7 +4,7 @@
 
 #include "sim/workload/transformer_layers_internal.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 int ElementBytes(spec::DType dtype) {
   switch (dtype) {
@@ -77,4 +77,4 @@ double ModelCost::HardwareFlopPerSample(int first, int count, spec::Recompute re
   return flop;
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

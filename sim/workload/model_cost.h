@@ -18,7 +18,7 @@
 #include "base/spec/plan.h"
 #include "sim/workload/layer_cost_internal.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 // Bytes of one element of weights, gradients and activations for a compute dtype under mixed
 // precision: 4 for FP32/TF32, 2 for BF16/FP16, and 2 for FP8 (FP8 is a GEMM input format; weights,
@@ -92,6 +92,6 @@ class ModelCost {
   bool uniform_blocks_ = true;
 };
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_MODEL_COST_H_

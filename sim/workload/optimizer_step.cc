@@ -1,6 +1,6 @@
 #include "sim/workload/optimizer_step.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 OptimizerStepPasses PlanOptimizerStep(const StageMemory& memory, spec::DType dtype) {
   const auto grads = static_cast<double>(memory.grad_bytes);
@@ -50,4 +50,4 @@ double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const 
                                   p.kernels);
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

@@ -8,7 +8,7 @@
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/stage_cost.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 // HBM traffic of each pass of the step, in bytes.
 struct OptimizerStepPasses {
@@ -47,4 +47,4 @@ DeepSpeedFp16Passes PlanDeepSpeedFp16Passes(double parameters, bool data_paralle
 double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu,
                             const StageConfig& config);
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

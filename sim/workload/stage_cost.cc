@@ -11,7 +11,7 @@
 #include "base/check.h"
 #include "base/spec/stage_rules.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel) {
   StageConfig c;
@@ -763,4 +763,4 @@ Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, 
       compute);
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

@@ -28,7 +28,7 @@
 #include "sim/workload/layer_cost_internal.h"
 #include "sim/workload/model_cost.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 // A stage's parallelism (spec::StageParallelism: TP, DP, EP, ETP, ZeRO 0..3, recomputation, whose
 // recompute_num_layers counts from the config's first layer, measured times) over its layers, with
@@ -238,6 +238,6 @@ int GradientBytes(spec::DType dtype, bool fp32_gradients);
 // Weights, gradients and Adam states of one parameter, unsharded (16 for BF16, 18 with FP32 gradients).
 int ModelStateBytesPerParam(spec::DType dtype, bool fp32_gradients);
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_STAGE_COST_H_

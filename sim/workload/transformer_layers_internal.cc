@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 namespace {
 
 // Shape of a transformer, in doubles.
@@ -577,4 +577,4 @@ std::vector<LayerCost> BuildLayerListLayers(const std::vector<spec::LayerSpec>& 
   return layers;
 }
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

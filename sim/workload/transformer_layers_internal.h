@@ -10,7 +10,7 @@
 #include "base/spec/model.h"
 #include "sim/workload/layer_cost_internal.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 
 // `element_bytes`: bytes of one activation / weight element (ElementBytes of the compute dtype).
 std::vector<LayerCost> BuildTransformerLayers(const spec::TransformerSpec& t, int element_bytes);
@@ -26,6 +26,6 @@ LayerCost MtpModule(const spec::TransformerSpec& t, int element_bytes);
 // Sums two consecutive layers into one (BLOCK granularity = attention + MLP).
 LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind kind, std::string name);
 
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload
 
 #endif  // HETSIM_SIM_WORKLOAD_TRANSFORMER_LAYERS_INTERNAL_H_

@@ -88,13 +88,12 @@ TEST_CASE("work estimate: lower bounds from the plan, checked before setup", "[l
   const spec::PlanSpec plan = proto::ResolvePlan(in->plan, plan_path);
   const int64_t gpus = driver::ClusterGpus(in->cluster);
   CHECK(gpus == 6);  // 2 A100 nodes of 2 and 1 V100 node of 2
-  const sim::executor::WorkEstimate e = sim::executor::EstimateWork(plan, gpus);
+  const executor::WorkEstimate e = executor::EstimateWork(plan, gpus);
   // 128 microbatches x 3 stages x 2 passes; every stage has DP 1, so no synchronisation ring.
   CHECK(e.pipeline_tasks == 768);
   CHECK(e.min_events == 768);
   CHECK(e.grad_sync_ranks == 0);
-  CHECK(e.min_memory_bytes ==
-        768 * sim::executor::kMinBytesPerPipelineTask + 6 * sim::executor::kMinBytesPerClusterGpu);
+  CHECK(e.min_memory_bytes == 768 * executor::kMinBytesPerPipelineTask + 6 * executor::kMinBytesPerClusterGpu);
 
   CHECK(driver::CheckWorkEstimate(plan, gpus, {.max_events = 768, .max_memory_bytes = 0}).ok());
   const absl::Status events = driver::CheckWorkEstimate(plan, gpus, {.max_events = 767, .max_memory_bytes = 0});

@@ -254,7 +254,7 @@ TEST_CASE("An MoE model plans with sequence parallelism wherever TP > 1 (Megatro
   moe.mutable_transformer()->set_expert_ffn_hidden_size(2048);  // 8 experts of 1/4 the FFN
   // The profiler prices every TP degree of a node's mesh, each with sequence parallelism (until
   // session 21 every TP > 1 candidate of an MoE model failed the rule and no planner could use one).
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
   auto cluster = testing::ClusterModelOf(CaseCluster(), model.dtype());
   REQUIRE(cluster.ok());
   Profiler profiler(model, **cluster, 8);
@@ -279,7 +279,7 @@ TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a po
   moe.mutable_transformer()->set_num_experts(8);
   moe.mutable_transformer()->set_moe_top_k(2);
   moe.mutable_transformer()->set_expert_ffn_hidden_size(8192);
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(moe, "model"));
   auto cluster = testing::ClusterModelOf(CaseCluster(), model.dtype());
   REQUIRE(cluster.ok());
   const Profiler profiler(model, **cluster, 8);
@@ -290,7 +290,7 @@ TEST_CASE("The planners search expert parallelism for MoE models (ETP 1, EP a po
   // 12 GPUs in nodes of 6: EP 4's blocks would straddle nodes (GPUs 4-7), so only EP 2.
   CHECK(profiler.ExpertLayouts(12, 6) == Layouts{{1, 0}, {2, 1}});
   CHECK(profiler.ExpertLayouts(16, 8) == Layouts{{1, 0}, {2, 1}, {4, 1}, {8, 1}});
-  const sim::workload::ModelCost dense = sim::workload::ModelCost::Create(proto::ResolveModel(CaseModel(), "model"));
+  const workload::ModelCost dense = workload::ModelCost::Create(proto::ResolveModel(CaseModel(), "model"));
   CHECK(Profiler(dense, **cluster, 8).ExpertLayouts(4, 2) == Layouts{{1, 0}});
   // On the HAPT case's 6 GPUs both planners hold these experts over EP 2 (before session 22 they could
   // not: every plan kept all 8 experts on every GPU); the plans carry EP and ETP and run.

@@ -50,7 +50,7 @@ TEST_CASE("planner CP: one ring step from the link figures, by hand", "[planner]
 
 TEST_CASE("planner CP: exposed ring time = (CP - 1) x max(0, step - core / CP), per attention layer", "[planner][cp]") {
   const IslandModel im = Figures(8, 3600, 400, 3200);
-  sim::workload::ContextParallelAttention a;
+  workload::ContextParallelAttention a;
   a.step_bytes = 50'000'000;
   a.core_forward_s = 1e-3;
   a.core_backward_s = 1e-2;  // hides the backward's steps entirely
@@ -71,7 +71,7 @@ TEST_CASE("planner CP: exposed ring time = (CP - 1) x max(0, step - core / CP), 
 TEST_CASE("planner CP: all-gathered K/V cost (CP - 1) steps forward, 2 (CP - 1) backward, all exposed",
           "[planner][cp]") {
   const IslandModel im = Figures(8, 3600, 400, 3200);
-  sim::workload::ContextParallelAttention a;
+  workload::ContextParallelAttention a;
   a.step_bytes = 50'000'000;
   a.core_forward_s = 1;  // would hide a ring entirely
   a.core_backward_s = 2;
@@ -86,18 +86,18 @@ TEST_CASE("planner CP: all-gathered K/V cost (CP - 1) steps forward, 2 (CP - 1) 
 TEST_CASE("planner CP: the profiler's ring is the simulator's, on a fabric where each GPU has its NIC",
           "[planner][cp]") {
   const proto::PlanInputs in = testing::CpStageInputs(4);
-  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
-  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  const auto setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
+  const executor::VirtualStageCost& vs = setup->virtual_stages[0];
   REQUIRE(vs.cp_forward_exchange_time > 0);
 
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
-  sim::workload::StageConfig sc;
+  workload::StageConfig sc;
   sc.num_layers = 6;
   sc.tensor_parallel = 2;
   sc.context_parallel = 4;
-  auto stage = sim::workload::ComputeStageCost(model, sc, *(*cluster)->island(0).gpu, "stage");
+  auto stage = workload::ComputeStageCost(model, sc, *(*cluster)->island(0).gpu, "stage");
   REQUIRE(stage.ok());
   const ContextParallelTime t =
       ContextParallelCost((*cluster)->island(0), {4, 2}, 2, 4, spec::ContextParallelComm::kRing, stage->cp_attention);

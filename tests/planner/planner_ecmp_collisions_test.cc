@@ -42,10 +42,10 @@ TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ec
 // of `topology`: when the last one ends (max-min fair).
 absl::StatusOr<Time> SimulatedTransfer(const topology::Topology& topology, int first_src, int first_dst, int count) {
   topology::Router router(topology);
-  std::vector<sim::executor::BoundaryFlow> flows;
+  std::vector<executor::BoundaryFlow> flows;
   for (int k = 0; k < count; ++k) flows.push_back({GpuId(first_src + k), GpuId(first_dst + k), int64_t{16} << 20, {}});
-  if (absl::Status s = sim::executor::RouteFlows(router, flows); !s.ok()) return s;
-  return sim::executor::FlowsAloneTime(topology, flows, sim::NetworkMode::kMaxMinFair);
+  if (absl::Status s = executor::RouteFlows(router, flows); !s.ok()) return s;
+  return executor::FlowsAloneTime(topology, flows, network::NetworkMode::kMaxMinFair);
 }
 
 // `nodes` nodes of 8 GPUs (8 NICs of 400 Gb/s), 2 nodes per ToR, `racks` racks per pod, `switches`

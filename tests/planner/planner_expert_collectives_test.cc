@@ -23,8 +23,8 @@ using hetsim::SecondsToTime;
 using hetsim::TimeToSeconds;
 using hetsim::planner::ClusterModel;
 using hetsim::planner::StageGroups;
-using hetsim::sim::workload::CollectiveGroup;
-using hetsim::sim::workload::StageCollective;
+using hetsim::workload::CollectiveGroup;
+using hetsim::workload::StageCollective;
 
 StageCollective Coll(CollectiveOp op, CollectiveGroup group, int64_t bytes) {
   StageCollective c{};
@@ -57,9 +57,9 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   };
   const StageGroups node{{1, 8}, 2, 8, 1};  // TP 2, EP 8, ETP 1 on one node
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kTensor) ==
-        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(2, S, intra, lat)));
+        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(2, S, intra, lat)));
   CHECK(time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
-        2 * SecondsToTime(hetsim::sim::DirectAllToAllSeconds(8, S, intra, lat)));
+        2 * SecondsToTime(hetsim::collectives::DirectAllToAllSeconds(8, S, intra, lat)));
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor) == 0);  // ETP 1: no group
   // TP 1 still dispatches over EP (it was free before).
   CHECK(time(StageGroups{{1, 8}, 1, 8, 1}, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
@@ -74,21 +74,23 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   CHECK(time(spread, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         2 * SecondsToTime(inter_lat + std::max(S * 1.0 / 4 / intra, S * 2.0 / 4 / nic)));
   CHECK(time(spread, CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor) ==
-        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(4, S, intra, lat)));
+        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(4, S, intra, lat)));
   // The ETP x EP block of 16 (the all-gather dispatcher's group): rings inside each node, then across.
   CHECK(time(spread, CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor) ==
-        2 * SecondsToTime(hetsim::sim::RingAllGatherSeconds(8, S, intra, lat) +
-                          hetsim::sim::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
+        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(8, S, intra, lat) +
+                          hetsim::collectives::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
   CHECK(time(spread, CollectiveOp::kAllReduce, CollectiveGroup::kExpertAndTensor) ==
-        2 * SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
+        2 * SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
 
   // Gradient synchronisation over groups `stride` apart: TP 2's DP groups hold 4 GPUs in each node;
   // an expert-data-parallel group ETP x EP = 8 apart holds one, every GPU's gradients crossing its NIC.
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 2, S) ==
-        SecondsToTime(hetsim::sim::HierarchicalAllReduceSeconds(4, 2, S, intra, lat, nic, inter_lat)));
-  CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, nic, inter_lat)));
+        SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(4, 2, S, intra, lat, nic, inter_lat)));
+  CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) ==
+        SecondsToTime(hetsim::collectives::RingAllReduceSeconds(2, S, nic, inter_lat)));
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 16, S) == 0);  // one GPU per group: nothing to reduce
-  CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) == SecondsToTime(hetsim::sim::RingAllReduceSeconds(2, S, intra, lat)));
+  CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) ==
+        SecondsToTime(hetsim::collectives::RingAllReduceSeconds(2, S, intra, lat)));
 }
 
 TEST_CASE("planner: a group's fewest members in one node is the simulator's, on any node size", "[planner]") {
@@ -109,7 +111,7 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
   for (const Case& c : {Case{2, 8, 2, 8, 1}, Case{2, 8, 2, 16, 1}, Case{2, 8, 4, 4, 4}, Case{2, 6, 1, 4, 1},
                         Case{4, 6, 2, 8, 1}, Case{2, 6, 2, 2, 2}, Case{4, 4, 2, 8, 2}}) {
     INFO(c.nodes << " x " << c.gpn << ", TP " << c.tp << ", EP " << c.ep << ", ETP " << c.etp);
-    hetsim::sim::executor::StageLayout l;
+    hetsim::executor::StageLayout l;
     for (int g = 0; g < c.nodes * c.gpn; ++g) l.gpus.push_back(hetsim::GpuId(g));
     l.tensor_parallel = c.tp;
     l.data_parallel = c.nodes * c.gpn / c.tp;
@@ -119,7 +121,7 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
     for (CollectiveGroup kind : {CollectiveGroup::kTensor, CollectiveGroup::kExpert, CollectiveGroup::kExpertTensor,
                                  CollectiveGroup::kExpertAndTensor}) {
       INFO("group kind " << static_cast<int>(kind));
-      const auto sim_groups = hetsim::sim::executor::GroupsOf(l, kind);
+      const auto sim_groups = hetsim::executor::GroupsOf(l, kind);
       REQUIRE_FALSE(sim_groups.empty());
       CHECK(static_cast<int>(sim_groups[0].size()) == groups.Size(kind));
       CHECK(fewest(sim_groups, c.gpn) == groups.MembersPerNode(kind));

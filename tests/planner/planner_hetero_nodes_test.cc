@@ -58,16 +58,16 @@ void CheckTensorAllReduceAgainstRing(const ClusterModel& model, int island, int 
   StageGroups groups;
   groups.shape = {1, tp};
   groups.tensor_parallel = tp;
-  const sim::workload::StageCollective c{
-      .op = CollectiveOp::kAllReduce, .group = sim::workload::CollectiveGroup::kTensor, .bytes = bytes, .count = 1};
+  const workload::StageCollective c{
+      .op = CollectiveOp::kAllReduce, .group = workload::CollectiveGroup::kTensor, .bytes = bytes, .count = 1};
   const Time predicted = model.CollectiveTime(island, groups, c);
   topology::Router router(model.topology());
-  sim::CollectiveRequest req;
+  collectives::CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
   for (int g = 0; g < tp; ++g) req.gpus.push_back(GpuId(first_gpu + g));
   req.bytes = bytes;
-  req.algorithm = sim::CollectiveAlgorithm::kRing;
-  auto simulated = sim::SimulateCollective(model.topology(), router, req);
+  req.algorithm = collectives::CollectiveAlgorithm::kRing;
+  auto simulated = collectives::SimulateCollective(model.topology(), router, req);
   REQUIRE(simulated.ok());
   INFO("island " << island << " TP " << tp);
   CHECK(TimeToSeconds(predicted) == Approx(TimeToSeconds(simulated->time)).epsilon(0.03));

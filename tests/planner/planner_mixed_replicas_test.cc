@@ -78,8 +78,7 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   const MixedInputs in = LoadMixedInputs();
   absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(in.cluster, spec::DType::kBf16);
   REQUIRE(cluster.ok());
-  const sim::workload::ModelCost cost =
-      sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "gpt-1.3b.pbtxt"));
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(in.model, "gpt-1.3b.pbtxt"));
   // Micro-batch 8 over DP 4 (TP 2 on a node of 8): each replica computes 2 samples.
   Profiler base(cost, **cluster, 8);
   GroupProfilers profilers(base);
@@ -105,8 +104,8 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   // the optimizer step.
   const IslandModel& im = (*cluster)->island(0);
   const double ring_s =
-      sim::RingAllReduceSeconds(4, static_cast<double>(plain->grad_sync_bytes), (*cluster)->NicShare(im, 8),
-                                TimeToSeconds((*cluster)->BoundaryLink(0, 0).latency));
+      collectives::RingAllReduceSeconds(4, static_cast<double>(plain->grad_sync_bytes), (*cluster)->NicShare(im, 8),
+                                        TimeToSeconds((*cluster)->BoundaryLink(0, 0).latency));
   CHECK(mixed->option.grad_sync ==
         SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
 }
@@ -134,7 +133,7 @@ TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard throu
   }
   const Time overhead = SecondsToTime(
       std::max((*cluster)->island(0).gpu->iteration_overhead_s(), (*cluster)->island(1).gpu->iteration_overhead_s()));
-  const double ring_s = sim::RingAllReduceSeconds(10, 1 << 30, rate, TimeToSeconds(latency));
+  const double ring_s = collectives::RingAllReduceSeconds(10, 1 << 30, rate, TimeToSeconds(latency));
   CHECK(MixedGradSyncTime(**cluster, {fine, coarse}) == SecondsToTime(ring_s) + overhead);
 }
 

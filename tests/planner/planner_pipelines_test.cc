@@ -63,7 +63,7 @@ v1::Cluster TwoTypes(double speedup) {
 std::optional<PipelinesCandidate> CandidateOnTwoTypes(double speedup, uint64_t global_batch) {
   absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
   REQUIRE(model.ok());
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
   absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(speedup), "");
   REQUIRE(cluster.ok());
   absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
@@ -191,7 +191,7 @@ TEST_CASE("pipelines: --no-pipelines keeps one pipeline", "[planner][pipelines]"
 TEST_CASE("pipelines: the main search leaves the family the ZeRO-free profiles it would price",
           "[planner][pipelines]") {
   const LabInputs in = LoadLab();
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "gpt"));
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(in.model, "gpt"));
   absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(in.cluster, "");
   REQUIRE(cluster.ok());
   absl::StatusOr<std::unique_ptr<ClusterModel>> whole = ClusterModel::Create(*cluster, cost.dtype());
@@ -289,7 +289,7 @@ Prediction PredictPipelinesOnOneType(const std::vector<v1::Pipeline>& pipelines)
   const absl::Status valid = proto::ValidatePlanInputs(inputs);
   INFO(valid.message());
   REQUIRE(valid.ok());
-  const sim::workload::ModelCost cost = sim::workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
   absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(inputs.cluster, "");
   REQUIRE(cluster.ok());
   absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());

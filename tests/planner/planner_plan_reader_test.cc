@@ -53,7 +53,7 @@ struct StageFigures {
 
 // `hetsim validate`'s two sides of `in`: the plan reader's prediction and the simulation, per stage.
 StageFigures BothSides(const proto::PlanInputs& in) {
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   const spec::PlanSpec plan = proto::ResolvePlan(in.plan, "plan");
@@ -63,7 +63,7 @@ StageFigures BothSides(const proto::PlanInputs& in) {
   REQUIRE(pred.ok());
   auto sim = driver::SimulatePlan(in);
   REQUIRE(sim.ok());
-  const sim::executor::ExecutionSetup& setup = *sim->setup;
+  const executor::ExecutionSetup& setup = *sim->setup;
   const int S = setup.num_stages();
   REQUIRE(pred->stages.size() == static_cast<size_t>(S));
   StageFigures f;
@@ -73,7 +73,7 @@ StageFigures BothSides(const proto::PlanInputs& in) {
       t += setup.virtual_stages[k].forward_time() + setup.virtual_stages[k].backward_time();
     }
     int64_t peak = 0;
-    for (const auto& [when, bytes] : sim::executor::MemoryTimeline(setup, sim->result, i)) peak = std::max(peak, bytes);
+    for (const auto& [when, bytes] : executor::MemoryTimeline(setup, sim->result, i)) peak = std::max(peak, bytes);
     f.predicted_t.push_back(pred->stages[i].t);
     f.simulated_t.push_back(t);
     f.predicted_peak.push_back(pred->stages[i].peak_bytes);
@@ -149,7 +149,7 @@ TEST_CASE("plan reader: the asynchronous TP backward hides what the simulation h
 // 2-byte weights: an all-reduce of 3 bytes a parameter; without ZeRO an all-reduce of 4.
 TEST_CASE("plan reader: FP32 gradients in the memory and the sync the planner prices", "[planner][validate]") {
   proto::PlanInputs in = InterleavedInputs();
-  const sim::workload::ModelCost model = sim::workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
   auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
   REQUIRE(cluster.ok());
   in.plan.set_micro_batch_size(8);  // a sample per data-parallel replica

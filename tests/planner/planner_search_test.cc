@@ -46,9 +46,8 @@ Time BruteForce(Profiler& prof, const std::vector<LayerGroup>& layers, int64_t B
     Time sum = 0;
     int launches = 0;
     for (int s = S - 1; s >= 0; --s) {
-      const int delta = s == S - 1 ? 1
-                        : opt.schedule == spec::ScheduleKind::kH1F1B
-                            ? sim::pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
+      const int delta = s == S - 1                                   ? 1
+                        : opt.schedule == spec::ScheduleKind::kH1F1B ? pipeline::H1F1BDelta(comm[s], t_max, opt.epsilon)
                         : opt.schedule == spec::ScheduleKind::kEager1F1B ? 2
                                                                          : 1;
       launches = static_cast<int>(std::min<int64_t>(B, launches + delta));

@@ -124,7 +124,7 @@ TEST_CASE("a power-capped T4 runs every dtype at its sustained clock, applied on
   // the 2 us launch. The sustained clock enters once: the time scales by 1 / fraction exactly.
   auto gpu = hetsim::testing::GpuComputeOf(t4, hetsim::v1::FP16, "c");
   REQUIRE(gpu.ok());
-  const hetsim::sim::workload::GemmShape s{8192, 8192, 8192};
+  const hetsim::workload::GemmShape s{8192, 8192, 8192};
   const double tile_s = 2.0 * 256 * 128 * (8192 + 64) / (65e12 * fraction * 0.67 / 40);
   CHECK(gpu->GemmSeconds(s) == Approx(52 * tile_s + 2e-6).epsilon(1e-9));
   // A file's own fraction wins over the preset's; 0 means the boost clock.

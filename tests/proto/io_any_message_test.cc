@@ -27,9 +27,9 @@ fs::path Write(const std::string& name, const std::string& contents) {
 TEST_CASE("every example's type is detected in every format", "[io]") {
   for (auto format :
        {hetsim::proto::FileFormat::kBinary, hetsim::proto::FileFormat::kText, hetsim::proto::FileFormat::kJson}) {
-    for (const hetsim::app::Example& e : hetsim::app::BundledExamples(format)) {
+    for (const hetsim::cli::Example& e : hetsim::cli::BundledExamples(format)) {
       const fs::path f =
-          Write(e.name + hetsim::app::ExampleExtension(format), *hetsim::proto::SerializeMessage(*e.message, format));
+          Write(e.name + hetsim::cli::ExampleExtension(format), *hetsim::proto::SerializeMessage(*e.message, format));
       INFO(f);
       absl::StatusOr<hetsim::proto::AnyMessage> m = LoadAnyMessage(f.string(), std::nullopt);
       REQUIRE(m.ok());

@@ -36,7 +36,7 @@ int FileCount(const fs::path& dir) {
 
 TEST_CASE("every example round-trips through binary, text and JSON byte for byte", "[io]") {
   const fs::path dir = TempDir("roundtrip");
-  for (const hetsim::app::Example& e : hetsim::app::BundledExamples(FileFormat::kBinary)) {
+  for (const hetsim::cli::Example& e : hetsim::cli::BundledExamples(FileFormat::kBinary)) {
     INFO(e.name);
     const std::string binary = *hetsim::proto::SerializeMessage(*e.message, FileFormat::kBinary);
     REQUIRE_FALSE(binary.empty());

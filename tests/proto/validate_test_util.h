@@ -16,7 +16,7 @@ namespace hetsim::testing {
 
 template <typename T>
 T Example(const std::string& name) {
-  for (const app::Example& e : app::BundledExamples(proto::FileFormat::kText)) {
+  for (const cli::Example& e : cli::BundledExamples(proto::FileFormat::kText)) {
     if (e.name == name) return dynamic_cast<const T&>(*e.message);
   }
   FAIL("no example " << name);

@@ -121,20 +121,20 @@ TEST_CASE("clos: the oversubscribed aggregation tier is the bottleneck between p
   auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   Router r(*t);
-  std::vector<sim::executor::BoundaryFlow> flows;
+  std::vector<executor::BoundaryFlow> flows;
   constexpr int64_t kBytes = int64_t{1} << 30;
   for (int g = 0; g < 16; ++g) flows.push_back({GpuId(g), GpuId(g + 16), kBytes, {}});
-  REQUIRE(sim::executor::RouteFlows(r, flows).ok());
-  auto time = sim::executor::FlowsAloneTime(*t, flows, sim::NetworkMode::kMaxMinFair);
+  REQUIRE(executor::RouteFlows(r, flows).ok());
+  auto time = executor::FlowsAloneTime(*t, flows, network::NetworkMode::kMaxMinFair);
   REQUIRE(time.ok());
   // Each flow gets 1600 / 16 = 100 Gb/s (its own NIC could carry 400): 2^30 bytes at 12.5 GB/s.
   const double expected_s = static_cast<double>(kBytes) / GbpsToBytesPerSecond(1600.0 / 16);
   CHECK(TimeToSeconds(*time) == Approx(expected_s).epsilon(1e-9));
   // Inside a pod (nodes 0 and 1, full bisection) the same 8 flows run at NIC speed.
-  std::vector<sim::executor::BoundaryFlow> local;
+  std::vector<executor::BoundaryFlow> local;
   for (int g = 0; g < 8; ++g) local.push_back({GpuId(g), GpuId(g + 8), kBytes, {}});
-  REQUIRE(sim::executor::RouteFlows(r, local).ok());
-  auto local_time = sim::executor::FlowsAloneTime(*t, local, sim::NetworkMode::kMaxMinFair);
+  REQUIRE(executor::RouteFlows(r, local).ok());
+  auto local_time = executor::FlowsAloneTime(*t, local, network::NetworkMode::kMaxMinFair);
   REQUIRE(local_time.ok());
   CHECK(TimeToSeconds(*local_time) == Approx(static_cast<double>(kBytes) / GbpsToBytesPerSecond(400)).epsilon(1e-9));
 }

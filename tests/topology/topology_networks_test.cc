@@ -102,17 +102,17 @@ TEST_CASE("an all-reduce between an A100 node and an L40S node is limited by the
   auto t = hetsim::testing::BuildTopology(MixedRegion(1, 1));
   REQUIRE(t.ok());
   Router r(*t);
-  sim::CollectiveRequest req;
+  collectives::CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
   for (GpuId g : IdsBelow<GpuId>(16)) req.gpus.push_back(g);
   req.bytes = 256 << 20;
-  req.algorithm = sim::CollectiveAlgorithm::kRing;
-  const sim::CollectiveResult res = hetsim::testing::SimulateOk(*t, r, req);
+  req.algorithm = collectives::CollectiveAlgorithm::kRing;
+  const collectives::CollectiveResult res = hetsim::testing::SimulateOk(*t, r, req);
   // The ring 0..15 leaves each node once through its only NIC (7 -> 8, 15 -> 0); every other hop is
   // inside a node at 2400 or 256 Gb/s. Each ring step is as slow as the NIC hop: 2(n-1)/n S/B + 2(n-1) a.
   const double nic = GbpsToBytesPerSecond(100);
   const double a = TimeToSeconds(r.Latency(**r.GpuRoute(GpuId(7), GpuId(8))));
-  CHECK(TimeToSeconds(res.time) == Approx(sim::RingAllReduceSeconds(16, req.bytes, nic, a)).epsilon(1e-3));
+  CHECK(TimeToSeconds(res.time) == Approx(collectives::RingAllReduceSeconds(16, req.bytes, nic, a)).epsilon(1e-3));
   CHECK(res.busbw_bytes_per_s == Approx(nic).epsilon(0.01));
 }
 

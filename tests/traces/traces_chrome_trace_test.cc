@@ -39,7 +39,7 @@ using Thread = std::pair<int, int>;  // pid, tid
 Thread ThreadOf(const Struct& e) { return {static_cast<int>(Num(e, "pid")), static_cast<int>(Num(e, "tid"))}; }
 
 struct Traced {
-  std::unique_ptr<hetsim::sim::executor::ExecutionSetup> setup;
+  std::unique_ptr<hetsim::executor::ExecutionSetup> setup;
   std::vector<Struct> events;
 };
 
@@ -52,7 +52,7 @@ Traced TraceOfSmallRun() {
   t.setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
   auto traced = hetsim::traces::SelectTracedGpus(*t.setup, {});
   REQUIRE(traced.ok());
-  hetsim::sim::executor::ExecutorOptions options;
+  hetsim::executor::ExecutorOptions options;
   options.record_flows = true;
   options.sampled_links = hetsim::traces::TraceLinks(*t.setup, *traced);
   options.link_sample_period = hetsim::traces::TraceSamplePeriod(*t.setup);
@@ -235,7 +235,7 @@ std::string TraceOfExample(const std::string& plan, const std::string& cluster) 
   const auto setup = MakeSetup(*in, NetworkMode::kMaxMinFair);
   auto traced = hetsim::traces::SelectTracedGpus(*setup, {});
   REQUIRE(traced.ok());
-  hetsim::sim::executor::ExecutorOptions options;
+  hetsim::executor::ExecutorOptions options;
   options.record_flows = true;
   options.sampled_links = hetsim::traces::TraceLinks(*setup, *traced);
   options.link_sample_period = hetsim::traces::TraceSamplePeriod(*setup);

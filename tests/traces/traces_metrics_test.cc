@@ -32,14 +32,14 @@ void DropParameters(v1::Plan& plan) {
 TEST_CASE("eta: HAPT Eq. 25 on hand-computed devices", "[traces][metrics]") {
   // td = {4, 2, 4} s, peak = {1, 3, 1}: td_max = 4; sum (td_max - td_i) P_i = 0 + 2*3 + 0 = 6;
   // td_max * sum P_i = 4 * 5 = 20; eta = 1 - 6/20 = 0.7.
-  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) ==
+  CHECK(hetsim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{1, 3, 1}) ==
         Approx(0.7).epsilon(1e-15));
   // The same idle time on the slow device weighs less: P = {3, 1, 3}: 1 - 2*1/(4*7) = 13/14.
-  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{3, 1, 3}) ==
+  CHECK(hetsim::pipeline::Eta(std::vector<double>{4, 2, 4}, std::vector<double>{3, 1, 3}) ==
         Approx(13.0 / 14.0).epsilon(1e-15));
   // Equal compute times: perfect balance, whatever the peaks; nothing computed at all counts as 1.
-  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{5, 5}, std::vector<double>{1, 9}) == 1.0);
-  CHECK(hetsim::sim::pipeline::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
+  CHECK(hetsim::pipeline::Eta(std::vector<double>{5, 5}, std::vector<double>{1, 9}) == 1.0);
+  CHECK(hetsim::pipeline::Eta(std::vector<double>{0, 0}, std::vector<double>{1, 1}) == 1.0);
 }
 
 TEST_CASE("report: eta, MFU, bubble and throughput of a two-stage 1F1B run worked out by hand", "[traces][metrics]") {
@@ -97,8 +97,8 @@ TEST_CASE("report: NVLink carries the tensor-parallel all-gathers timed in close
 
 TEST_CASE("collective load: another replica's group gets the load it would have alone", "[traces][metrics]") {
   using hetsim::CollectiveOp;
-  using hetsim::sim::executor::CollectiveTimer;
-  using hetsim::sim::executor::LinkLoad;
+  using hetsim::executor::CollectiveTimer;
+  using hetsim::executor::LinkLoad;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
   auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
@@ -125,11 +125,11 @@ TEST_CASE("collective load: another replica's group gets the load it would have 
     REQUIRE(alone.ok());
     CHECK(same(*mapped, *alone));
     // And the time is SimulateCollective's.
-    hetsim::sim::CollectiveRequest request;
+    hetsim::collectives::CollectiveRequest request;
     request.op = CollectiveOp::kAllReduce;
     request.gpus = g;
     request.bytes = 32 << 20;
-    auto reference = hetsim::sim::SimulateCollective(*topo, fresh_router, request);
+    auto reference = hetsim::collectives::SimulateCollective(*topo, fresh_router, request);
     REQUIRE(reference.ok());
     CHECK(*timer.TimeOf(CollectiveOp::kAllReduce, g, 32 << 20) == reference->time);
   }

@@ -14,8 +14,8 @@
 namespace hetsim::traces::html {
 namespace {
 
-using sim::pipeline::NodeId;
-using sim::pipeline::NodeKind;
+using pipeline::NodeId;
+using pipeline::NodeKind;
 
 constexpr int kSvgWidth = 1560, kGanttLeft = 170, kGanttRight = 16, kGanttTop = 22;
 constexpr int kComputeHeight = 22, kLaneHeight = 9, kLaneGap = 2, kRowGap = 10;
@@ -78,7 +78,7 @@ class LaneBuilder {
   Time first_ = 0, last_ = 0;
 };
 
-std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
+std::vector<StageRows> CollectRows(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r,
                                    int64_t per_block) {
   const auto& dag = *setup.dag;
   const int S = setup.num_stages();
@@ -141,7 +141,7 @@ std::vector<StageRows> CollectRows(const sim::executor::ExecutionSetup& setup, c
 }
 
 // Operations per drawn block: 1 unless the schedule has more than kMaxGanttBlocks operations.
-int64_t OperationsPerBlock(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r) {
+int64_t OperationsPerBlock(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r) {
   int64_t operations = static_cast<int64_t>(r.grad_syncs.size());
   for (NodeId id = 0; id < setup.dag->num_nodes(); ++id) operations += r.node_start[id] >= 0 ? 1 : 0;
   return std::max<int64_t>(1, (operations + kMaxGanttBlocks - 1) / kMaxGanttBlocks);
@@ -206,7 +206,7 @@ class GanttWriter {
 
 // The lines under a stage's name: its GPU type and TP x DP, or for a mixed stage one line per replica
 // group with its share of every microbatch.
-std::vector<std::string> StageLaneNames(const sim::executor::ExecutionSetup& setup, int s) {
+std::vector<std::string> StageLaneNames(const executor::ExecutionSetup& setup, int s) {
   const auto& layout = setup.stages[s].layout;
   if (!layout.mixed()) {
     return {absl::StrFormat("%s, TP %d x DP %d", setup.topology->island(layout.island).gpu.short_name(),
@@ -235,8 +235,8 @@ std::string GanttLegendHtml() {
   return out;
 }
 
-std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& r,
-                     const std::vector<sim::faults::FaultEvent>& fault_events) {
+std::string GanttSvg(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r,
+                     const std::vector<faults::FaultEvent>& fault_events) {
   const std::vector<StageRows> rows = CollectRows(setup, r, OperationsPerBlock(setup, r));
   GanttWriter w(r.iteration_time);
   double y = kGanttTop;

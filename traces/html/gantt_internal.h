@@ -16,8 +16,8 @@ namespace hetsim::traces::html {
 // The legend (HTML) and the chart (SVG, id "gantt").
 std::string GanttLegendHtml();
 // `fault_events`: the transitions to draw (the run's own, or a plan of pipelines' shared run's).
-std::string GanttSvg(const sim::executor::ExecutionSetup& setup, const sim::executor::ExecutionResult& result,
-                     const std::vector<sim::faults::FaultEvent>& fault_events);
+std::string GanttSvg(const executor::ExecutionSetup& setup, const executor::ExecutionResult& result,
+                     const std::vector<faults::FaultEvent>& fault_events);
 
 }  // namespace hetsim::traces::html
 

@@ -22,8 +22,8 @@
 namespace hetsim::traces::html {
 namespace {
 
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
 
 std::string Pct(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
 
@@ -52,7 +52,7 @@ std::string MemoryCharts(const ExecutionSetup& setup, const ExecutionResult& r, 
     const double capacity = at < report.stages_size() ? report.stages(at).memory_capacity_gib() : 0;
     Series used{"memory per GPU", kBlue, SeriesStyle::kStep, {}};
     // A mixed stage's chart is its tightest replica group's, as the report's memory line is.
-    for (const auto& [t, bytes] : sim::executor::MemoryTimeline(setup, r, s, traces::TightestGroup(setup, r, s))) {
+    for (const auto& [t, bytes] : executor::MemoryTimeline(setup, r, s, traces::TightestGroup(setup, r, s))) {
       used.points.push_back({TimeToMilliseconds(t), static_cast<double>(bytes) / kGiB});
     }
     if (!used.points.empty()) used.points.push_back({TimeToMilliseconds(r.iteration_time), used.points.back().y});
@@ -155,9 +155,9 @@ Table FrameworkTable(const v1::Report& r) {
 }
 
 // A plan of pipelines: each pipeline's schedule and memory, titled with its share and GPU types.
-void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const sim::faults::FaultOutcome* faults,
+void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const faults::FaultOutcome* faults,
                        const v1::Report& report, Page& page) {
-  const std::vector<sim::faults::FaultEvent> none;
+  const std::vector<faults::FaultEvent> none;
   page.AddRaw(GanttLegendHtml());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PipelineHtmlInputs& in = pipelines[p];

@@ -26,8 +26,8 @@ namespace hetsim::traces::html {
 // pipelines in order).
 struct PipelineHtmlInputs {
   std::string name;
-  const sim::executor::ExecutionSetup* setup = nullptr;
-  const sim::executor::ExecutionResult* result = nullptr;
+  const executor::ExecutionSetup* setup = nullptr;
+  const executor::ExecutionResult* result = nullptr;
   int first_stage = 0;
 };
 
@@ -36,14 +36,14 @@ struct PipelineHtmlInputs {
 // pipeline (the link chart is `setup`'s and `result`'s: the first pipeline's, which samples the one
 // network they share) and the pipelines' and layer ranges' tables.
 struct RunHtmlInputs {
-  const sim::executor::ExecutionSetup* setup = nullptr;
-  const sim::executor::ExecutionResult* result = nullptr;
+  const executor::ExecutionSetup* setup = nullptr;
+  const executor::ExecutionResult* result = nullptr;
   const v1::Report* report = nullptr;
   std::vector<LinkId> sampled_links;  // the run's ExecutorOptions::sampled_links (may be empty)
   std::vector<PipelineHtmlInputs> pipelines;
   // With `pipelines`: the shared run's fault transitions (PipelinesSyncResult::faults), drawn on every
   // pipeline's schedule; null: none.
-  const sim::faults::FaultOutcome* pipeline_faults = nullptr;
+  const faults::FaultOutcome* pipeline_faults = nullptr;
 };
 
 std::string RunReportHtml(const RunHtmlInputs& in);

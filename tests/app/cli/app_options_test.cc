@@ -11,14 +11,14 @@
 #include "app/cli/network_option.h"
 #include "tests/service/sweep/sweep_test_util.h"
 
-namespace hetsim::app {
+namespace hetsim::cli {
 namespace {
 
 TEST_CASE("options: --network takes max-min-fair, max-min and contention-free, nothing else", "[cli][options]") {
-  CHECK(ParseNetworkOption("max-min-fair").value() == sim::NetworkMode::kMaxMinFair);
-  CHECK(ParseNetworkOption("max-min").value() == sim::NetworkMode::kMaxMinFair);
-  CHECK(ParseNetworkOption("contention-free").value() == sim::NetworkMode::kContentionFree);
-  const absl::StatusOr<sim::NetworkMode> bad = ParseNetworkOption("psychic");
+  CHECK(ParseNetworkOption("max-min-fair").value() == network::NetworkMode::kMaxMinFair);
+  CHECK(ParseNetworkOption("max-min").value() == network::NetworkMode::kMaxMinFair);
+  CHECK(ParseNetworkOption("contention-free").value() == network::NetworkMode::kContentionFree);
+  const absl::StatusOr<network::NetworkMode> bad = ParseNetworkOption("psychic");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(std::string(bad.status().message()), Catch::StartsWith("--network: ") && Catch::Contains("psychic"));
 }
@@ -52,4 +52,4 @@ TEST_CASE("options: run and collective accept the same --network spellings", "[c
 }
 
 }  // namespace
-}  // namespace hetsim::app
+}  // namespace hetsim::cli

@@ -55,7 +55,7 @@ TEST_CASE("missing or extra arguments are usage errors", "[cli]") {
 }
 
 TEST_CASE("--help works on every command and exits 0", "[cli]") {
-  for (const hetsim::app::Command& command : hetsim::app::AllCommands()) {
+  for (const hetsim::cli::Command& command : hetsim::cli::AllCommands()) {
     INFO(command.name);
     const CliRun r = RunHetsim(absl::StrCat(command.name, " --help"));
     CHECK(r.exit_code == 0);

@@ -18,31 +18,31 @@
 namespace hetsim::testing {
 
 // A model read as the edge reads one: checked (proto::ValidateModel), then resolved.
-inline absl::StatusOr<sim::workload::ModelCost> ModelCostOf(const v1::Model& model, absl::string_view source) {
+inline absl::StatusOr<workload::ModelCost> ModelCostOf(const v1::Model& model, absl::string_view source) {
   if (absl::Status s = proto::ValidateModel(model, source); !s.ok()) return s;
-  return sim::workload::ModelCost::Create(proto::ResolveModel(model, source));
+  return workload::ModelCost::Create(proto::ResolveModel(model, source));
 }
 
-inline absl::StatusOr<sim::workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, v1::DType dtype,
-                                                              absl::string_view where, bool ideal = false) {
-  return sim::workload::GpuCompute::Create(proto::ResolveGpu(gpu), proto::DTypeOf(dtype), where, ideal);
+inline absl::StatusOr<workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, v1::DType dtype,
+                                                         absl::string_view where, bool ideal = false) {
+  return workload::GpuCompute::Create(proto::ResolveGpu(gpu), proto::DTypeOf(dtype), where, ideal);
 }
 
 // The same with the model's (resolved) dtype.
-inline absl::StatusOr<sim::workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, spec::DType dtype,
-                                                              absl::string_view where, bool ideal = false) {
-  return sim::workload::GpuCompute::Create(proto::ResolveGpu(gpu), dtype, where, ideal);
+inline absl::StatusOr<workload::GpuCompute> GpuComputeOf(const v1::GpuType& gpu, spec::DType dtype,
+                                                         absl::string_view where, bool ideal = false) {
+  return workload::GpuCompute::Create(proto::ResolveGpu(gpu), dtype, where, ideal);
 }
 
 // BF16 compute of `gpu` as cluster.pbtxt's first GPU type; the test fails if it does not resolve.
-inline sim::workload::GpuCompute Bf16ComputeOk(const v1::GpuType& gpu, bool ideal = false) {
+inline workload::GpuCompute Bf16ComputeOk(const v1::GpuType& gpu, bool ideal = false) {
   auto c = GpuComputeOf(gpu, v1::BF16, "cluster.pbtxt: gpu_types[0]", ideal);
   REQUIRE(c.ok());
   return *c;
 }
 
 // Compute of the GPU preset `preset` (e.g. "H100-SXM") for `dtype`; the test fails if it does not resolve.
-inline sim::workload::GpuCompute PresetComputeOk(const char* preset, v1::DType dtype) {
+inline workload::GpuCompute PresetComputeOk(const char* preset, v1::DType dtype) {
   v1::GpuType g;
   g.set_preset(preset);
   REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
@@ -75,8 +75,8 @@ inline v1::Model Llama70bBlocks(v1::DType dtype, int experts = 0, uint64_t share
 }
 
 // The kernel tests' stage: layer `layer` alone, two samples, at TP `tensor_parallel`.
-inline sim::workload::StageConfig OneLayerStage(int layer, int tensor_parallel = 1) {
-  sim::workload::StageConfig c;
+inline workload::StageConfig OneLayerStage(int layer, int tensor_parallel = 1) {
+  workload::StageConfig c;
   c.first_layer = layer;
   c.num_layers = 1;
   c.micro_batch_size = 2;
@@ -85,9 +85,9 @@ inline sim::workload::StageConfig OneLayerStage(int layer, int tensor_parallel =
 }
 
 // The cost of stage `c`; the test fails if the model refuses it.
-inline sim::workload::StageCost StageCostOk(const sim::workload::ModelCost& model, const sim::workload::StageConfig& c,
-                                            const sim::workload::GpuCompute& gpu) {
-  auto cost = sim::workload::ComputeStageCost(model, c, gpu, "plan");
+inline workload::StageCost StageCostOk(const workload::ModelCost& model, const workload::StageConfig& c,
+                                       const workload::GpuCompute& gpu) {
+  auto cost = workload::ComputeStageCost(model, c, gpu, "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
 }

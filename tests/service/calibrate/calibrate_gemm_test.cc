@@ -39,7 +39,7 @@ TEST_CASE("calibrate gemm: recovers max_efficiency, tile_overhead_k and launch c
     for (double n : {1536.0, 3072.0, 12288.0}) {
       for (double k : {128.0, 1024.0, 4096.0, 12288.0}) {
         csv += absl::StrFormat("%g,%g,%g,bf16,%.6f\n", m, n, k,
-                               gpu->GemmSeconds(hetsim::sim::workload::GemmShape{m, n, k}) * 1e6);
+                               gpu->GemmSeconds(hetsim::workload::GemmShape{m, n, k}) * 1e6);
       }
     }
   }

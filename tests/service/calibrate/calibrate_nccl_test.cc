@@ -39,11 +39,11 @@ std::string TimeColumn(double us) {
 // A log of `op` over `hosts` x 8 GPUs of `cluster`, 8 B .. 1 GiB, as nccl-tests prints it, with the
 // times hetsim simulates.
 std::string SynthesizedLog(const v1::Cluster& cluster, hetsim::CollectiveOp op, int hosts,
-                           sim::CollectiveAlgorithm algorithm = sim::CollectiveAlgorithm::kAuto) {
+                           collectives::CollectiveAlgorithm algorithm = collectives::CollectiveAlgorithm::kAuto) {
   auto topo = hetsim::testing::BuildTopology(cluster);
   REQUIRE(topo.ok());
   topology::Router router(*topo);
-  sim::CollectiveRequest req;
+  collectives::CollectiveRequest req;
   req.op = op;
   req.algorithm = algorithm;
   req.gpus = testing::Range(8 * hosts);
@@ -61,7 +61,7 @@ std::string SynthesizedLog(const v1::Cluster& cluster, hetsim::CollectiveOp op, 
       "(GB/s)\n";
   for (int64_t bytes = 8; bytes <= (int64_t{1} << 30); bytes *= 2) {
     req.bytes = bytes;
-    auto r = sim::SimulateCollective(*topo, router, req);
+    auto r = collectives::SimulateCollective(*topo, router, req);
     REQUIRE(r.ok());
     const double us = hetsim::TimeToSeconds(r->time) * 1e6;
     const double algbw = bytes / us / 1e3, busbw = r->busbw_bytes_per_s / 1e9;
@@ -192,8 +192,9 @@ TEST_CASE("calibrate: an NVLS all-reduce log is fitted as NVLS, within what the 
   nv->set_bandwidth_efficiency(0.73);
   nv->set_launch_latency_ns(11000);
   nv->set_simple_step_latency_ns(2500);
-  const std::string text = "node0:1:2 [0] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n" +
-                           SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 1, sim::CollectiveAlgorithm::kNvls);
+  const std::string text =
+      "node0:1:2 [0] NCCL INFO 24 coll channels, 16 nvls channels, 32 p2p channels\n" +
+      SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 1, collectives::CollectiveAlgorithm::kNvls);
   auto log = ParseNcclLog(text, "all_reduce_perf_nvls.txt");
   INFO(log.status().message());
   REQUIRE(log.ok());
@@ -231,7 +232,7 @@ TEST_CASE("calibrate: a CollNet all-reduce log across hosts is fitted as CollNet
   ib->set_launch_latency_ns(12000);
   const std::string text =
       "node0:1:2 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.\n" +
-      SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 2, sim::CollectiveAlgorithm::kCollNet);
+      SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 2, collectives::CollectiveAlgorithm::kCollNet);
   auto log = ParseNcclLog(text, "all_reduce_perf_collnet.txt");
   INFO(log.status().message());
   REQUIRE(log.ok());

@@ -183,11 +183,11 @@ TEST_CASE("chakra replay: a collective takes what the collective alone takes on 
   const auto w = Workload(ranks, {{"1", {0, 1, 2, 3}}});
   const chakra::ReplayResult r = Replay(w, topo);
   topology::Router router(topo);
-  sim::CollectiveRequest request;
+  collectives::CollectiveRequest request;
   request.op = CollectiveOp::kAllReduce;
   request.gpus = GpuIds({0, 1, 2, 3});
   request.bytes = bytes;
-  auto alone = sim::SimulateCollective(topo, router, request);
+  auto alone = collectives::SimulateCollective(topo, router, request);
   REQUIRE(alone.ok());
   CHECK(r.iteration_time == 30 * kMicrosecond + alone->time);
   CHECK(r.collectives == 1);
@@ -205,7 +205,7 @@ TEST_CASE("chakra export: each rank holds its stage's passes with the DAG's dura
   const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
   const v1::Plan plan = TwoStageDpPlan();
   const auto in = MakeInputs(cluster, plan);
-  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
   const chakra::ChakraExport out = chakra::ExportChakra(*setup);
   REQUIRE(out.ranks.size() == 4);
   REQUIRE(out.comm_groups.size() == 2);
@@ -243,7 +243,7 @@ void CheckRoundTrip(const proto::PlanInputs& in, const std::string& name, double
   INFO(sim.status().message());
   REQUIRE(sim.ok());
   const auto& setup = sim->setup;
-  const sim::executor::ExecutionResult& run = sim->result;
+  const executor::ExecutionResult& run = sim->result;
   const std::string dir = TempDir(name);
   REQUIRE(chakra::WriteChakraExport(chakra::ExportChakra(*setup), dir, "t").ok());
   auto w = chakra::LoadChakraDir(dir, setup->topology->num_gpus());
@@ -265,7 +265,7 @@ TEST_CASE("chakra round trip: whole-microsecond passes replay to the executor's 
         MakePlan({{"fast", 0, 0, 2, 1, 2, 1.0, 2.0, 1}, {"slow", 0, 0, 2, 2, 1, 1.5, 3.0, 1}}, 6, schedule, 1 << 20, 2);
     // Only the optimizer step is not a whole number of microseconds: at most 0.5 us off per stage.
     const auto in = MakeInputs(cluster, plan);
-    const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+    const auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
     const Time run = MakeRun(*setup).iteration_time;
     const auto out = chakra::ExportChakra(*setup);
     std::vector<proto::ChakraStream> ranks = out.ranks;
@@ -350,7 +350,7 @@ TEST_CASE("chakra replay: --retime-compute times num_ops with the GPU type's ker
   const chakra::ReplayResult r = Replay(w, topo, options);
   // Ideal hardware: num_ops / peak, the A100's on rank 0 and the V100's on rank 2 (island "slow").
   auto seconds = [&](int island) {
-    auto gpu = sim::workload::GpuCompute::Create(topo.island(island).gpu, spec::DType::kFp16, "", true);
+    auto gpu = workload::GpuCompute::Create(topo.island(island).gpu, spec::DType::kFp16, "", true);
     REQUIRE(gpu.ok());
     return static_cast<double>(int64_t{2} << 40) / gpu->peak_flop_per_s();
   };
@@ -390,7 +390,7 @@ TEST_CASE("chakra round trip: buckets, ZeRO-1 gather, interleaving, blocking p2p
   early.set_overlap_param_gather(true);
   for (const v1::Plan& plan : {buckets, interleaved, chunked, early}) {
     const auto in = MakeInputs(cluster, plan);
-    const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+    const auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
     const Time run = MakeRun(*setup).iteration_time;
     const auto out = chakra::ExportChakra(*setup);
     int collectives = 0;
@@ -439,11 +439,11 @@ TEST_CASE("chakra comm_size: each rank's input, as ASTRA-sim reads it (an all-ga
   for (const auto& c : cases) {
     const auto w = Workload(AstraMicrobenchmark(c.type, c.name));
     CHECK(w.ranks[0].nodes[0].comm_bytes == c.hetsim_bytes);
-    sim::CollectiveRequest request;
+    collectives::CollectiveRequest request;
     request.op = c.op;
     request.gpus = GpuIds({0, 1, 2, 3});
     request.bytes = c.hetsim_bytes;
-    auto alone = sim::SimulateCollective(topo, router, request);
+    auto alone = collectives::SimulateCollective(topo, router, request);
     REQUIRE(alone.ok());
     CHECK(Replay(w, topo).iteration_time == alone->time);
   }
@@ -457,7 +457,7 @@ TEST_CASE("chakra comm_size: each rank's input, as ASTRA-sim reads it (an all-ga
   v1::Plan plan = TwoStageDpPlan();
   for (v1::Stage& s : *plan.mutable_stages()) s.set_zero_stage(1);
   const auto in = MakeInputs(TwoIslandCluster(1, 2, 100, 1000), plan);
-  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
   const chakra::ChakraExport out = chakra::ExportChakra(*setup);
   REQUIRE(setup->stages[0].param_gather);
   const int64_t gathered = setup->stages[0].param_gather->BytesOf(false);
@@ -482,7 +482,7 @@ TEST_CASE("chakra export: a GPU the plan leaves idle gets one COMP node of no ti
   const v1::Cluster cluster = TwoIslandCluster(2, 2, 100, 1000);
   const v1::Plan plan = TwoStageDpPlan();
   const auto in = MakeInputs(cluster, plan);
-  const auto setup = MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
   const chakra::ChakraExport out = chakra::ExportChakra(*setup);
   REQUIRE(out.ranks.size() == 6);
   for (int r : {2, 3}) {

@@ -34,8 +34,8 @@ driver::SimulateOptions ApproxOptions(const v1::Faults& faults, bool rings, bool
   driver::SimulateOptions o;
   o.faults = faults;
   o.fault_sources = driver::SourcesOf(faults, "faults.pbtxt");
-  if (rings) o.grad_sync_ring_steps = sim::RingSteps::kAggregated;
-  if (boundary) o.boundary_flows = sim::executor::BoundaryFlows::kRepresentative;
+  if (rings) o.grad_sync_ring_steps = collectives::RingSteps::kAggregated;
+  if (boundary) o.boundary_flows = executor::BoundaryFlows::kRepresentative;
   return o;
 }
 
@@ -55,7 +55,7 @@ ShapeErrors MeasureShape(const proto::PlanInputs& in, const v1::Faults& faults =
 // The shape's errors are within its class's recorded bounds.
 void CheckWithinBound(const std::string& name, const proto::PlanInputs& in, ShapeClass shape,
                       const v1::Faults& faults = {}) {
-  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const auto setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
   REQUIRE(driver::ClassifyShape(*setup, faults) == shape);
   const ShapeErrors e = MeasureShape(in, faults);
   const MeasuredBound b = driver::MeasuredBoundOf(shape);
@@ -174,10 +174,10 @@ TEST_CASE("approximation bounds: link faults (the default stays exact)", "[appro
 TEST_CASE("approximation choice: the default is exact while affordable and for unmeasured or unbounded shapes",
           "[approx]") {
   const proto::PlanInputs in = Gpt(FatTree(8, 2));
-  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
-  const int64_t flows = sim::executor::EstimateExactFlows(*setup).total();
+  const auto setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
+  const int64_t flows = executor::EstimateExactFlows(*setup).total();
   // 8 microbatches x 2 directions x 128 boundary flows; per stage, 8 TP ranks' DP groups of 16 ranks.
-  CHECK(sim::executor::EstimateExactFlows(*setup).boundary_flows == 8 * 2 * 128);
+  CHECK(executor::EstimateExactFlows(*setup).boundary_flows == 8 * 2 * 128);
   CHECK(flows > 8 * 2 * 128);
   const driver::FidelityChoice small = driver::ChooseFidelity(*setup, {});
   CHECK_FALSE(small.approximated());

@@ -35,17 +35,17 @@ SimulateOptions With(Set set) {
 }
 
 // The chain as every caller wrote it before the driver existed.
-std::string ReportByHand(const proto::PlanInputs& in, sim::NetworkMode mode) {
+std::string ReportByHand(const proto::PlanInputs& in, network::NetworkMode mode) {
   auto setup = driver::BuildSetup(in, mode);
   REQUIRE(setup.ok());
-  auto result = sim::executor::Execute(**setup, {});
+  auto result = executor::Execute(**setup, {});
   REQUIRE(result.ok());
   return traces::BuildReport(**setup, *result).SerializeAsString();
 }
 
 TEST_CASE("driver: the report is the hand-written chain's in both network modes", "[driver]") {
   const proto::PlanInputs in = HaptCase();
-  for (sim::NetworkMode mode : {sim::NetworkMode::kMaxMinFair, sim::NetworkMode::kContentionFree}) {
+  for (network::NetworkMode mode : {network::NetworkMode::kMaxMinFair, network::NetworkMode::kContentionFree}) {
     absl::StatusOr<Simulation> sim = SimulatePlan(in, With([&](SimulateOptions& o) { o.network_mode = mode; }));
     REQUIRE(sim.ok());
     CHECK(sim->report.SerializeAsString() == ReportByHand(in, mode));
@@ -57,7 +57,7 @@ TEST_CASE("driver: the report is the hand-written chain's in both network modes"
   }
   absl::StatusOr<hetsim::v1::Report> report = SimulateReport(in);
   REQUIRE(report.ok());
-  CHECK(report->SerializeAsString() == ReportByHand(in, sim::NetworkMode::kMaxMinFair));
+  CHECK(report->SerializeAsString() == ReportByHand(in, network::NetworkMode::kMaxMinFair));
 }
 
 TEST_CASE("driver: ideal sets Cluster.ideal for the run only as a cluster file's ideal: true would", "[driver]") {
@@ -69,7 +69,7 @@ TEST_CASE("driver: ideal sets Cluster.ideal for the run only as a cluster file's
   CHECK(ideal->setup->spec.cluster.ideal);
   proto::PlanInputs by_file = in;
   by_file.cluster.set_ideal(true);
-  CHECK(ideal->report.SerializeAsString() == ReportByHand(by_file, sim::NetworkMode::kMaxMinFair));
+  CHECK(ideal->report.SerializeAsString() == ReportByHand(by_file, network::NetworkMode::kMaxMinFair));
   // Line rate and no protocol latency: never slower than the NCCL-achieved default.
   CHECK(ideal->report.iteration_time_ms() <= SimulateReport(in)->iteration_time_ms());
 }
@@ -92,7 +92,7 @@ TEST_CASE("driver: faults are resolved and reported; limits stop the run", "[dri
   const uint64_t events = SimulatePlan(in)->result.events;
   absl::StatusOr<Simulation> cut = SimulatePlan(in, With([&](SimulateOptions& o) { o.max_events = events - 1; }));
   REQUIRE_FALSE(cut.ok());
-  CHECK(sim::executor::IsRunLimit(cut.status()));
+  CHECK(executor::IsRunLimit(cut.status()));
   CHECK(SimulatePlan(in, With([&](SimulateOptions& o) { o.max_events = events; })).ok());
 }
 
@@ -106,7 +106,7 @@ TEST_CASE("driver: a trace is recorded only when asked for and for the GPUs sele
   CHECK(static_cast<int>(sim->traced_gpus.size()) >= sim->setup->num_gpus());
   // Tracing records more (link samples are events of their own) but changes nothing simulated.
   hetsim::v1::Report traced = sim->report, plain;
-  REQUIRE(plain.ParseFromString(ReportByHand(in, sim::NetworkMode::kMaxMinFair)));
+  REQUIRE(plain.ParseFromString(ReportByHand(in, network::NetworkMode::kMaxMinFair)));
   CHECK(traced.events_processed() > plain.events_processed());
   traced.clear_events_processed();
   plain.clear_events_processed();

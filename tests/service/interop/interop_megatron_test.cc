@@ -793,7 +793,7 @@ TEST_CASE("Megatron's pipeline layout of letters: DeepSeek-V3's uneven chunks, M
   in.plan = p;
   in.layer_count = hetsim::proto::LayerCount(m.model);
   REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
-  const auto setup = hetsim::testing::MakeSetup(in, hetsim::sim::NetworkMode::kContentionFree);
+  const auto setup = hetsim::testing::MakeSetup(in, hetsim::network::NetworkMode::kContentionFree);
   REQUIRE(setup->virtual_stages.size() == 4);
   const std::vector<std::pair<int, int>> expected = {{0, 2}, {2, 3}, {5, 2}, {7, 2}};
   for (size_t k = 0; k < 4; ++k) {

@@ -32,7 +32,7 @@ inline std::string SweepFolder(const std::string& tag) {
       std::filesystem::temp_directory_path() / absl::StrFormat("hetsim-%s-%d-%d", tag, ::getpid(), counter++);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  for (const app::Example& e : app::BundledExamples(proto::FileFormat::kText)) {
+  for (const cli::Example& e : cli::BundledExamples(proto::FileFormat::kText)) {
     REQUIRE(proto::Save((dir / (e.name + ".pbtxt")).string(), *e.message).ok());
   }
   return dir.string();

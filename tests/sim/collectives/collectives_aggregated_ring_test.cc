@@ -15,7 +15,7 @@
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::RelativeGap;
@@ -77,7 +77,7 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
     const auto cf = SimulateOk(
         s.topo, s.router,
         Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
-        NetworkMode::kContentionFree);
+        network::NetworkMode::kContentionFree);
     CHECK(TimeToSeconds(cf.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
   }
 }
@@ -183,8 +183,8 @@ Overlap RunWithForeignFlow(const topology::Topology& topo, RingSteps steps, int6
       Request(CollectiveOp::kAllReduce, Range(8), 256 << 20, CollectiveAlgorithm::kRing, steps);
   const CollectiveRequest p2p =
       Request(CollectiveOp::kSendRecv, GpuIds({2, 3}), foreign_bytes, CollectiveAlgorithm::kDirect, steps);
-  Simulator sim;
-  auto network = Network::Create(&sim, NetworkLinks(topo), NetworkMode::kMaxMinFair);
+  engine::Simulator sim;
+  auto network = network::Network::Create(&sim, NetworkLinks(topo), network::NetworkMode::kMaxMinFair);
   REQUIRE(network.ok());
   std::deque<TransferGraph> graphs;
   std::deque<CollectiveExecution> runs;
@@ -235,4 +235,4 @@ TEST_CASE("aggregated ring steps refuse pipeline chunks and parse by name", "[co
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

@@ -14,7 +14,7 @@
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::RelativeGap;
@@ -130,4 +130,4 @@ TEST_CASE("aggregated ring steps with explicit chunks: refused for rings, kept f
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

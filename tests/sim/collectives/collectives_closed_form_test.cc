@@ -10,7 +10,7 @@
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::AddInterIslandLink;
@@ -21,7 +21,7 @@ using testing::Star;
 
 CollectiveResult Run(const topology::Topology& topo, topology::Router& router, CollectiveOp op, std::vector<GpuId> gpus,
                      int64_t bytes, CollectiveAlgorithm algo, int chunks = 0,
-                     NetworkMode mode = NetworkMode::kMaxMinFair) {
+                     network::NetworkMode mode = network::NetworkMode::kMaxMinFair) {
   CollectiveRequest req;
   req.op = op;
   req.gpus = std::move(gpus);
@@ -231,9 +231,9 @@ TEST_CASE("automatic choice: the fastest estimate wins and is reported", "[colle
 TEST_CASE("contention-free mode is selectable and labelled", "[collectives]") {
   Star s(4);
   const auto r = Run(s.topo, s.router, CollectiveOp::kAllReduce, Range(4), 1 << 20, CollectiveAlgorithm::kRing, 0,
-                     NetworkMode::kContentionFree);
-  CHECK(r.network_mode == NetworkMode::kContentionFree);
-  CHECK(std::string(NetworkModeName(r.network_mode)) == "contention-free");
+                     network::NetworkMode::kContentionFree);
+  CHECK(r.network_mode == network::NetworkMode::kContentionFree);
+  CHECK(std::string(network::NetworkModeName(r.network_mode)) == "contention-free");
 }
 
 TEST_CASE("bad collective requests name the field", "[collectives]") {
@@ -286,4 +286,4 @@ TEST_CASE("names parse back", "[collectives]") {
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

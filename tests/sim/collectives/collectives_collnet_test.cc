@@ -14,7 +14,7 @@
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::H100Island;
@@ -35,7 +35,7 @@ absl::StatusOr<CollectiveResult> AllReduce(const topology::Topology& topo, int n
   req.bytes = bytes;
   req.algorithm = algo;
   req.inter_node = CollectiveAlgorithm::kRing;
-  return SimulateCollective(topo, router, req, NetworkMode::kMaxMinFair);
+  return SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
 }
 
 TEST_CASE("collnet all-reduce: 2(g-1)(a + S/(gB)) + a_net + S/(gR)", "[collectives][collnet]") {
@@ -102,4 +102,4 @@ TEST_CASE("collnet: NCCL's latency of its own, Simple only", "[collectives][coll
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

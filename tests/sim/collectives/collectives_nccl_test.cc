@@ -18,7 +18,7 @@
 #include "tests/service/driver/build_topology.h"
 #include "tests/sim/collectives/collectives_star.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::Range;
@@ -153,4 +153,4 @@ TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[coll
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

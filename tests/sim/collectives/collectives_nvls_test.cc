@@ -15,7 +15,7 @@
 #include "tests/sim/collectives/collectives_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::H100Island;
@@ -35,7 +35,7 @@ absl::StatusOr<CollectiveResult> NvlsCollective(const topology::Topology& topo, 
   req.gpus = Range(n);
   req.bytes = bytes;
   req.algorithm = algo;
-  return SimulateCollective(topo, router, req, NetworkMode::kMaxMinFair);
+  return SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
 }
 
 absl::StatusOr<CollectiveResult> NvlsAllReduce(const topology::Topology& topo, int n, int64_t bytes,
@@ -159,4 +159,4 @@ TEST_CASE("nvls: a node type's own NVLS efficiency, apart from its rings'", "[co
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

@@ -20,7 +20,7 @@
 #include "tests/topology/topology_clusters.h"
 #include "topology/ecmp_collisions.h"
 
-namespace hetsim::sim {
+namespace hetsim::collectives {
 namespace {
 
 using testing::H100Island;
@@ -233,7 +233,7 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
   TransferGraph one;
   one.SetTimed(one.Add(one.Path(GpuId(0), GpuId(1), 0), bytes, {}));
   uint64_t flows = 1;
-  CHECK(AbsTime(RunGraph(s.topo, s.router, one, NetworkMode::kMaxMinFair, &flows) - alone) <= 2_ps);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, one, network::NetworkMode::kMaxMinFair, &flows) - alone) <= 2_ps);
   CHECK(flows == 0);  // priced, not a flow
   // One after the other on one link: the first's hold is released, the second runs alone too.
   TransferGraph chain;
@@ -252,7 +252,7 @@ TEST_CASE("timed transfers take the rate they would get when their bytes start, 
   two.SetTimed(two.Add(two.Path(GpuId(0), GpuId(1), 0), bytes, {}));
   two.SetTimed(two.Add(two.Path(GpuId(2), GpuId(1), 0), bytes, {}));
   CHECK(AbsTime(RunGraph(s.topo, s.router, two) - shared) <= 2_ps);
-  CHECK(AbsTime(RunGraph(s.topo, s.router, two, NetworkMode::kContentionFree) - alone) <= 2_ps);
+  CHECK(AbsTime(RunGraph(s.topo, s.router, two, network::NetworkMode::kContentionFree) - alone) <= 2_ps);
   // Beside a flow whose bytes start at the same instant (priced after the network rates it, whichever
   // was launched first): a fair share, held after the flow has gone, and the flow keeps its rate (what
   // the approximation gives up): the flow of half the bytes ends as if alone, the timed transfer at
@@ -342,4 +342,4 @@ TEST_CASE("hetsim collective --representative marks its rows", "[collectives][cl
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::collectives

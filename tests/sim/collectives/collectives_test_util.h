@@ -17,10 +17,10 @@
 namespace hetsim::testing {
 
 // The collective simulated on `topo`; the test fails, with the status, if it cannot run.
-inline sim::CollectiveResult SimulateOk(const topology::Topology& topo, topology::Router& router,
-                                        const sim::CollectiveRequest& req,
-                                        sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair) {
-  auto r = sim::SimulateCollective(topo, router, req, mode);
+inline collectives::CollectiveResult SimulateOk(const topology::Topology& topo, topology::Router& router,
+                                                const collectives::CollectiveRequest& req,
+                                                network::NetworkMode mode = network::NetworkMode::kMaxMinFair) {
+  auto r = collectives::SimulateCollective(topo, router, req, mode);
   INFO(r.status().message());
   REQUIRE(r.ok());
   return *r;
@@ -28,12 +28,12 @@ inline sim::CollectiveResult SimulateOk(const topology::Topology& topo, topology
 
 // `g` alone on a fresh network of `topo`, from its start to its last transfer's end; `flows`, when
 // given, receives the network flows it started.
-inline Time RunGraph(const topology::Topology& topo, topology::Router& router, const sim::TransferGraph& g,
-                     sim::NetworkMode mode = sim::NetworkMode::kMaxMinFair, uint64_t* flows = nullptr) {
-  sim::Simulator sim;
-  auto network = sim::Network::Create(&sim, sim::NetworkLinks(topo), mode);
+inline Time RunGraph(const topology::Topology& topo, topology::Router& router, const collectives::TransferGraph& g,
+                     network::NetworkMode mode = network::NetworkMode::kMaxMinFair, uint64_t* flows = nullptr) {
+  engine::Simulator sim;
+  auto network = network::Network::Create(&sim, collectives::NetworkLinks(topo), mode);
   REQUIRE(network.ok());
-  sim::CollectiveExecution run(network->get(), &router, &g);
+  collectives::CollectiveExecution run(network->get(), &router, &g);
   REQUIRE(run.Start(&sim).ok());
   sim.Run();
   REQUIRE(run.done());

@@ -11,7 +11,7 @@
 #include "sim/engine/simulator.h"
 #include "tests/base/time_io.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 namespace {
 
 // Schedules its next event 1 ns later until `left` runs out; stops the run at event `stop_at` (0 = never).
@@ -91,4 +91,4 @@ TEST_CASE("a limited run past its wall-clock limit stops with a run limit error"
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine

@@ -16,7 +16,7 @@
 #include "sim/engine/simulator.h"
 #include "tests/base/time_io.h"
 
-namespace hetsim::sim {
+namespace hetsim::engine {
 namespace {
 
 // Logs (time, payload) of every event it receives.
@@ -475,4 +475,4 @@ TEST_CASE("Time arithmetic is int64 picoseconds arithmetic", "[engine]") {
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::engine

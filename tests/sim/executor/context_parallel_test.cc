@@ -22,8 +22,8 @@
 namespace hetsim {
 namespace {
 
-using sim::workload::StageConfig;
-using sim::workload::StageCost;
+using workload::StageConfig;
+using workload::StageCost;
 
 // A Llama-like model: 2 blocks, hidden 4096, 32 query heads and 8 K/V heads (GQA), seq 8192, BF16.
 constexpr double kSeq = 8192, kHidden = 4096, kHeads = 32, kKvHeads = 8;
@@ -48,7 +48,7 @@ StageCost BlocksCost(int tp, int dp, int cp, uint64_t b, int zero = 0) {
   c.context_parallel = cp;
   c.micro_batch_size = b;
   c.zero_stage = zero;
-  auto cost = sim::workload::ComputeStageCost(*model, c, *gpu, "plan.pbtxt: stages[0]");
+  auto cost = workload::ComputeStageCost(*model, c, *gpu, "plan.pbtxt: stages[0]");
   INFO(cost.status().message());
   REQUIRE(cost.ok());
   return *std::move(cost);
@@ -81,26 +81,26 @@ TEST_CASE("context parallel: ring step bytes, FLOPs and activations per GPU in c
 proto::PlanInputs CpInputs() { return testing::CpStageInputs(2); }
 
 // One ring step of the stage's K/V block (two attention layers) on a GPU's own 400 Gb/s NIC, in seconds.
-double NicStepSeconds(const sim::executor::VirtualStageCost& vs) {
+double NicStepSeconds(const executor::VirtualStageCost& vs) {
   REQUIRE(vs.cost.cp_attention.size() == 2);
   return static_cast<double>(vs.cost.cp_attention[0].step_bytes) / GbpsToBytesPerSecond(400);
 }
 
 TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in the report", "[cp][executor]") {
-  const auto setup = testing::MakeSetup(CpInputs(), sim::NetworkMode::kMaxMinFair);
-  const sim::executor::StageLayout& l = setup->stages[0].layout;
+  const auto setup = testing::MakeSetup(CpInputs(), network::NetworkMode::kMaxMinFair);
+  const executor::StageLayout& l = setup->stages[0].layout;
   REQUIRE(l.context_parallel == 4);
   // Megatron's order: TP innermost, then CP: CP rank c of TP rank t is node c, GPU t.
   CHECK(l.Gpu(0, 1, 2) == GpuId(2 * 2 + 1));
   CHECK(l.TensorGroup(0, 3) == GpuIds({6, 7}));
   CHECK(l.DataGroup(1) == GpuIds({1, 3, 5, 7}));  // gradients reduce over DP x CP
   CHECK_FALSE(setup->stages[0].grad_buckets.empty());
-  const auto flows = sim::executor::CpRingStepFlows(l, 100);
+  const auto flows = executor::CpRingStepFlows(l, 100);
   REQUIRE(flows.size() == 8);
   CHECK(flows[6].src == GpuId(6));
   CHECK(flows[6].dst == GpuId(0));  // the ring closes
 
-  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  const executor::VirtualStageCost& vs = setup->virtual_stages[0];
   // Every GPU sends on its own NIC: one step of B bytes takes B / 400 Gb/s; CP - 1 = 3 steps per
   // layer forward, 3 of 2B backward.
   const double t_step = NicStepSeconds(vs);
@@ -118,7 +118,7 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
   CHECK(vs.forward_time() ==
         vs.cost.forward_time + vs.forward_collective_time - vs.forward_hidden_comm_time + vs.cp_forward_exposed_time);
 
-  const sim::executor::ExecutionResult run = testing::MakeRun(*setup);
+  const executor::ExecutionResult run = testing::MakeRun(*setup);
   const v1::Report built = traces::BuildReport(*setup, run);
   const v1::Report* report = &built;
   CHECK(report->context_parallel() == 4);
@@ -132,11 +132,11 @@ TEST_CASE("context parallel: the ring on the fabric, hidden behind attention, in
 
 TEST_CASE("context parallel: the all-gather exchange is the same steps, all exposed", "[cp][executor]") {
   proto::PlanInputs in = CpInputs();
-  const auto ring_setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
+  const auto ring_setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
   in.plan.set_cp_comm_type(v1::CP_COMM_ALL_GATHER);
-  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
-  const sim::executor::VirtualStageCost& ring = ring_setup->virtual_stages[0];
-  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  const auto setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
+  const executor::VirtualStageCost& ring = ring_setup->virtual_stages[0];
+  const executor::VirtualStageCost& vs = setup->virtual_stages[0];
   // NCCL's ring all-gather of K and V: CP - 1 = 3 steps of B per layer in the forward; in the backward
   // K and V are gathered again and their gradients reduce-scattered, 2 x 3 steps of B. Nothing hides.
   const double t_step = NicStepSeconds(vs);
@@ -148,7 +148,7 @@ TEST_CASE("context parallel: the all-gather exchange is the same steps, all expo
   CHECK(vs.cp_bytes == ring.cp_bytes);
   CHECK(vs.cp_forward_exposed_time > ring.cp_forward_exposed_time);
   CHECK(vs.forward_time() - ring.forward_time() == vs.cp_forward_exposed_time - ring.cp_forward_exposed_time);
-  const sim::executor::ExecutionResult run = testing::MakeRun(*setup);
+  const executor::ExecutionResult run = testing::MakeRun(*setup);
   const v1::Report report = traces::BuildReport(*setup, run);
   CHECK(report.cp_comm_type() == v1::CP_COMM_ALL_GATHER);
   CHECK(report.stages(0).cp_exposed_ms() == Approx(report.stages(0).cp_exchange_ms()));
@@ -156,18 +156,17 @@ TEST_CASE("context parallel: the all-gather exchange is the same steps, all expo
 
 TEST_CASE("context parallel: under recompute an all-gather gathers K and V a third time, an a2a runs twice",
           "[cp][workload]") {
-  sim::workload::ContextParallelAttention a;
+  workload::ContextParallelAttention a;
   a.core_forward_s = 1;  // far longer than a step: the ring would hide everything
   a.core_backward_s = 2;
   const Time step = 1000_ps;
   for (const bool recomputed : {false, true}) {
     a.recomputed = recomputed;
-    sim::workload::ContextParallelTime ring, gather, a2a;
-    const sim::workload::ContextParallelSteps steps{
-        .kv = step, .kv_grad = 2 * step, .qkv_a2a = 5_ps, .context_a2a = 3_ps};
-    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, steps, ring);
-    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, steps, gather);
-    sim::workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllToAll, steps, a2a);
+    workload::ContextParallelTime ring, gather, a2a;
+    const workload::ContextParallelSteps steps{.kv = step, .kv_grad = 2 * step, .qkv_a2a = 5_ps, .context_a2a = 3_ps};
+    workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kRing, steps, ring);
+    workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllGather, steps, gather);
+    workload::AddAttentionExchange(a, 8, spec::ContextParallelComm::kAllToAll, steps, a2a);
     CHECK(a2a.forward_exposed == 8_ps);  // Q, K and V in, the output back
     CHECK(a2a.backward_exposed == (recomputed ? 16_ps : 8_ps));
     CHECK(a2a.backward_exchange == a2a.backward_exposed);
@@ -182,13 +181,13 @@ TEST_CASE("context parallel: under recompute an all-gather gathers K and V a thi
 TEST_CASE("context parallel: the all-to-all (Ulysses) exchange in closed form", "[cp][executor]") {
   proto::PlanInputs in = CpInputs();
   in.plan.set_cp_comm_type(v1::CP_COMM_ALL_TO_ALL);
-  const auto setup = testing::MakeSetup(in, sim::NetworkMode::kMaxMinFair);
-  const sim::executor::StageLayout& l = setup->stages[0].layout;
-  CHECK(sim::executor::CpAllToAllFlows(l, 400).size() == 2 * 4 * 3);  // TP ranks x CP ranks x peers
-  CHECK(sim::executor::CpAllToAllFlows(l, 400)[0].bytes == 100);
-  const sim::executor::VirtualStageCost& vs = setup->virtual_stages[0];
+  const auto setup = testing::MakeSetup(in, network::NetworkMode::kMaxMinFair);
+  const executor::StageLayout& l = setup->stages[0].layout;
+  CHECK(executor::CpAllToAllFlows(l, 400).size() == 2 * 4 * 3);  // TP ranks x CP ranks x peers
+  CHECK(executor::CpAllToAllFlows(l, 400)[0].bytes == 100);
+  const executor::VirtualStageCost& vs = setup->virtual_stages[0];
   NicStepSeconds(vs);  // two attention layers
-  const sim::workload::ContextParallelAttention& a = vs.cost.cp_attention[0];
+  const workload::ContextParallelAttention& a = vs.cost.cp_attention[0];
   // This GPU's queries: s/CP tokens x (heads / TP) x head width x 2 bytes; the attention output likewise.
   CHECK(static_cast<double>(a.query_bytes) == (kSeq / 4) * (kHeads / 2) * (kHidden / kHeads) * 2);
   CHECK(a.context_bytes == a.query_bytes);

@@ -11,7 +11,7 @@
 #include "tests/proto/model_shapes.h"
 #include "tests/sim/executor/executor_test_util.h"
 
-namespace hetsim::sim::executor {
+namespace hetsim::executor {
 namespace {
 
 namespace v1 = hetsim::v1;
@@ -58,8 +58,8 @@ TEST_CASE("attention mask send: the forward transfer grows by the mask's time, w
   const double mask_s = static_cast<double>(kMaskBytes) / (gbps * 1e9 / 8);
   for (uint64_t micro_batch : {1, 4}) {
     INFO("micro-batch " << micro_batch);
-    const auto with = testing::MakeSetup(MaskTwoStages(gbps, micro_batch, true), NetworkMode::kMaxMinFair);
-    const auto without = testing::MakeSetup(MaskTwoStages(gbps, micro_batch, false), NetworkMode::kMaxMinFair);
+    const auto with = testing::MakeSetup(MaskTwoStages(gbps, micro_batch, true), network::NetworkMode::kMaxMinFair);
+    const auto without = testing::MakeSetup(MaskTwoStages(gbps, micro_batch, false), network::NetworkMode::kMaxMinFair);
     REQUIRE(with->boundaries.size() == 1);
     REQUIRE(without->boundaries.size() == 1);
     const BoundaryTransfer& a = with->boundaries[0];
@@ -73,4 +73,4 @@ TEST_CASE("attention mask send: the forward transfer grows by the mask's time, w
 }
 
 }  // namespace
-}  // namespace hetsim::sim::executor
+}  // namespace hetsim::executor

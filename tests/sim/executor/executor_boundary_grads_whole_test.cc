@@ -9,9 +9,9 @@
 
 namespace {
 
-using hetsim::sim::executor::BoundaryFlow;
-using hetsim::sim::executor::ReshardFlows;
-using hetsim::sim::executor::StageLayout;
+using hetsim::executor::BoundaryFlow;
+using hetsim::executor::ReshardFlows;
+using hetsim::executor::StageLayout;
 
 // One replica of TP 2 on GPUs first, first + 1.
 StageLayout Tp2Stage(int first) {

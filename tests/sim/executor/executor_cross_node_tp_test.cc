@@ -12,7 +12,7 @@
 #include "tests/sim/executor/executor_test_util.h"
 #include "tests/topology/topology_clusters.h"
 
-namespace hetsim::sim {
+namespace hetsim::executor {
 namespace {
 
 using testing::MakeInputs;
@@ -62,20 +62,20 @@ v1::Cluster DgxCluster() {
 //   all-reduce of S/8 across the two nodes per rail.
 double AllReduceSeconds(double bytes) {
   const double nic = 25e9, nvlink = 300e9, a_nic = 2130e-9, a_nvl = 700e-9;
-  const double ring = RingAllReduceSeconds(16, bytes / 8, nic, a_nic);
-  const double hier = HierarchicalAllReduceSeconds(8, 2, bytes, nvlink, a_nvl, nic, a_nic);
+  const double ring = collectives::RingAllReduceSeconds(16, bytes / 8, nic, a_nic);
+  const double hier = collectives::HierarchicalAllReduceSeconds(8, 2, bytes, nvlink, a_nvl, nic, a_nic);
   return std::min(ring, hier);
 }
 
 TEST_CASE("cross-node TP: TP 16 on two 8-GPU nodes all-reduces over the NICs", "[executor][tp]") {
-  const auto setup = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), NetworkMode::kMaxMinFair);
+  const auto setup = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), network::NetworkMode::kMaxMinFair);
   const executor::VirtualStageCost& vs = setup->virtual_stages.at(0);
   double expected = 0, all_nvlink = 0;
   int all_reduces = 0;
   for (const workload::StageCollective& c : vs.cost.forward_collectives) {
     REQUIRE(c.op == hetsim::CollectiveOp::kAllReduce);  // no sequence parallelism
     expected += c.count * AllReduceSeconds(static_cast<double>(c.bytes));
-    all_nvlink += c.count * RingAllReduceSeconds(16, static_cast<double>(c.bytes), 300e9, 700e-9);
+    all_nvlink += c.count * collectives::RingAllReduceSeconds(16, static_cast<double>(c.bytes), 300e9, 700e-9);
     all_reduces += c.count;
   }
   CHECK(all_reduces >= 2 * 2);  // Megatron: one after attention, one after the MLP, per block (+ embedding, head)
@@ -88,8 +88,8 @@ TEST_CASE("cross-node TP: TP 16 on two 8-GPU nodes all-reduces over the NICs", "
 
 TEST_CASE("tp_comm_overlap hides the blocks' TP collectives behind the compute, up to the compute time",
           "[executor][tp]") {
-  const auto plain = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), NetworkMode::kMaxMinFair);
-  const auto overlapped = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(true)), NetworkMode::kMaxMinFair);
+  const auto plain = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(false)), network::NetworkMode::kMaxMinFair);
+  const auto overlapped = MakeSetup(MakeInputs(DgxCluster(), CrossNodePlan(true)), network::NetworkMode::kMaxMinFair);
   for (size_t k = 0; k < plain->virtual_stages.size(); ++k) {
     const executor::VirtualStageCost& a = plain->virtual_stages[k];
     const executor::VirtualStageCost& b = overlapped->virtual_stages[k];
@@ -120,9 +120,9 @@ TEST_CASE("tp_backward_overlap hides each layer's input-gradient reductions behi
     for (const int tp : {8, 16}) {
       INFO("TP " << tp << (sp ? " with" : " without") << " sequence parallelism");
       v1::Plan plan = CrossNodePlan(false, tp, sp);
-      const auto plain = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+      const auto plain = MakeSetup(MakeInputs(DgxCluster(), plan), network::NetworkMode::kMaxMinFair);
       plan.set_tp_backward_overlap(true);
-      const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+      const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), network::NetworkMode::kMaxMinFair);
       const executor::VirtualStageCost& a = plain->virtual_stages.at(0);
       const executor::VirtualStageCost& b = async->virtual_stages.at(0);
       REQUIRE(b.cost.layer_column_weight_grad_s.size() == 4);
@@ -132,8 +132,8 @@ TEST_CASE("tp_backward_overlap hides each layer's input-gradient reductions behi
       // The reductions, written out: the input gradient of QKV and of FC1 in each block, and of the
       // head; all-reduces without SP, reduce-scatters with it, of one sample's 2048 x 4096 BF16 each.
       const double bytes = 2048.0 * 4096 * 2;
-      const double one = sp        ? RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
-                         : tp == 8 ? RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
+      const double one = sp        ? collectives::RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
+                         : tp == 8 ? collectives::RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
                                    : AllReduceSeconds(bytes);
       int reductions = 0;
       for (const workload::StageCollective& c : b.cost.backward_collectives) {
@@ -165,10 +165,10 @@ TEST_CASE("tp_backward_overlap with a measured backward hides no more than the b
   plan.mutable_stages(0)->set_measured_forward_ms(0.1);
   plan.mutable_stages(0)->set_measured_backward_ms(0.1);
   plan.set_tp_backward_overlap(true);
-  const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+  const auto async = MakeSetup(MakeInputs(DgxCluster(), plan), network::NetworkMode::kMaxMinFair);
   plan.set_tp_backward_overlap(false);
   plan.set_tp_comm_overlap(true);
-  const auto full = MakeSetup(MakeInputs(DgxCluster(), plan), NetworkMode::kMaxMinFair);
+  const auto full = MakeSetup(MakeInputs(DgxCluster(), plan), network::NetworkMode::kMaxMinFair);
   const executor::VirtualStageCost& b = async->virtual_stages.at(0);
   // The weight gradients scale with the measurement: 0.1 ms of backward against its modelled time.
   double modelled_wgrad = 0, scaled_wgrad = 0;
@@ -184,4 +184,4 @@ TEST_CASE("tp_backward_overlap with a measured backward hides no more than the b
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::executor

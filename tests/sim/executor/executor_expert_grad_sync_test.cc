@@ -15,8 +15,8 @@
 namespace {
 
 using hetsim::CollectiveOp;
-using hetsim::sim::NetworkMode;
-using hetsim::sim::executor::GradSyncStep;
+using hetsim::executor::GradSyncStep;
+using hetsim::network::NetworkMode;
 namespace v1 = hetsim::v1;
 
 // A stage of one node of 8 GPUs (island "fast", node `node`) as TP x DP with EP x ETP, ZeRO-1.
@@ -49,7 +49,7 @@ v1::Plan MoePlan(int tp, int ep, int etp) {
   return p;
 }
 
-std::unique_ptr<hetsim::sim::executor::ExecutionSetup> Setup(const v1::Plan& plan) {
+std::unique_ptr<hetsim::executor::ExecutionSetup> Setup(const v1::Plan& plan) {
   const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(1, 8, 10, 1000);
   return hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
 }
@@ -75,19 +75,19 @@ TEST_CASE("expert gradients: dense buckets over DP, expert buckets over the expe
 
   // The expert bucket takes what a reduce-scatter over one group of 2 GPUs takes alone: the 4 groups
   // run side by side on the NVSwitch's separate ports, after the dense bucket.
-  const hetsim::sim::executor::ExecutionResult run = hetsim::testing::MakeRun(*setup);
-  const hetsim::sim::executor::GradSyncRecord* expert = nullptr;
+  const hetsim::executor::ExecutionResult run = hetsim::testing::MakeRun(*setup);
+  const hetsim::executor::GradSyncRecord* expert = nullptr;
   for (const auto& g : run.grad_syncs) {
     if (!g.param_gather && g.step == 1) expert = &g;
   }
   REQUIRE(expert != nullptr);
   hetsim::topology::Router router(*setup->topology);
-  hetsim::sim::CollectiveRequest request;
+  hetsim::collectives::CollectiveRequest request;
   request.op = CollectiveOp::kReduceScatter;
   request.gpus = st.layout.ExpertDataGroup(0);
   request.bytes = st.cost.expert_grad_sync_bytes;
   CHECK(request.gpus == std::vector<hetsim::GpuId>{st.layout.gpus[0], st.layout.gpus[4]});
-  const auto alone = hetsim::sim::SimulateCollective(*setup->topology, router, request);
+  const auto alone = hetsim::collectives::SimulateCollective(*setup->topology, router, request);
   REQUIRE(alone.ok());
   CHECK(expert->finish - expert->start == alone->time);
 }
@@ -144,7 +144,7 @@ v1::Plan InterleavedMoePlan(int dense) {
   return p;
 }
 
-std::unique_ptr<hetsim::sim::executor::ExecutionSetup> TwoNodeSetup(const v1::Plan& plan) {
+std::unique_ptr<hetsim::executor::ExecutionSetup> TwoNodeSetup(const v1::Plan& plan) {
   const v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 8, 10, 1000);
   return hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
 }

@@ -10,9 +10,9 @@
 namespace {
 
 using hetsim::GpuId;
-using hetsim::sim::executor::GroupsOf;
-using hetsim::sim::executor::StageLayout;
-using hetsim::sim::workload::CollectiveGroup;
+using hetsim::executor::GroupsOf;
+using hetsim::executor::StageLayout;
+using hetsim::workload::CollectiveGroup;
 using Groups = std::vector<std::vector<GpuId>>;
 
 // A stage of TP x CP x DP GPUs numbered 100, 101, ... in the mesh's order.
@@ -67,7 +67,7 @@ TEST_CASE("expert groups: with CP, EP groups fold over the CP ranks as Megatron-
 
 TEST_CASE("expert-data-parallel groups: the GPUs holding the same expert shard, ETP x EP apart",
           "[executor][experts]") {
-  using hetsim::sim::executor::SyncGroupsOf;
+  using hetsim::executor::SyncGroupsOf;
   // TP 2 x DP 8 = 16 GPUs, EP 8, ETP 1: each GPU holds its own experts, and GPU i shares them with
   // GPU i + 8 (Megatron's expert rank order tp-ep-dp: the expert-DP rank varies slowest).
   const StageLayout folded = Stage(2, 1, 8, 8, 1);

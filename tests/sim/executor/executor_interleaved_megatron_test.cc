@@ -50,7 +50,7 @@ TEST_CASE("interleaved: a GPT plan with the embedding and head on 3-layer stages
   v1::Cluster cluster = hetsim::testing::TwoIslandCluster(2, 1, 100, 1000);
   cluster.set_ideal(true);
   const hetsim::proto::PlanInputs in = hetsim::testing::MakeInputs(cluster, SmallInterleavedGpt());
-  const auto setup = hetsim::testing::MakeSetup(in, hetsim::sim::NetworkMode::kContentionFree);
+  const auto setup = hetsim::testing::MakeSetup(in, hetsim::network::NetworkMode::kContentionFree);
   const auto& vs = setup->virtual_stages;
   REQUIRE(vs.size() == 4);
   // Layers: 0 embedding, 1..4 blocks, 5 head. One block per chunk; k = 0 adds the embedding, k = 3 the head.
@@ -63,7 +63,7 @@ TEST_CASE("interleaved: a GPT plan with the embedding and head on 3-layer stages
   const auto run = hetsim::testing::MakeRun(*setup);
   CHECK(run.pipeline_end > 0);
   // Without contention the simulation is the DAG's longest path.
-  CHECK(run.pipeline_end == hetsim::sim::pipeline::AnalyzeLongestPath(*setup->dag, setup->durations).iteration_time);
+  CHECK(run.pipeline_end == hetsim::pipeline::AnalyzeLongestPath(*setup->dag, setup->durations).iteration_time);
 }
 
 TEST_CASE("interleaved with partial recompute: each chunk recomputes its own first block", "[executor][interleaved]") {

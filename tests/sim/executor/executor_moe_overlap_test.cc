@@ -14,8 +14,8 @@
 namespace {
 
 using hetsim::Time;
-using hetsim::sim::NetworkMode;
-using hetsim::sim::pipeline::NodeKind;
+using hetsim::network::NetworkMode;
+using hetsim::pipeline::NodeKind;
 namespace v1 = hetsim::v1;
 
 // A 2-block MoE (8 experts, top 2, all-to-all dispatch) on `nodes` nodes of 8 GPUs: DP x EP over all of
@@ -39,8 +39,8 @@ v1::Plan MoePlan(bool overlap, int nodes = 1) {
 }
 
 // sum over j of min(pass[j] dispatch, partner[j] compute): the j-th MoE layers run side by side.
-Time Hidden(const std::vector<hetsim::sim::executor::MoeLayerTimes>& pass,
-            const std::vector<hetsim::sim::executor::MoeLayerTimes>& partner) {
+Time Hidden(const std::vector<hetsim::executor::MoeLayerTimes>& pass,
+            const std::vector<hetsim::executor::MoeLayerTimes>& partner) {
   REQUIRE(pass.size() == partner.size());
   Time t = 0;
   for (size_t j = 0; j < pass.size(); ++j) t += std::min(pass[j].dispatch, partner[j].compute);
@@ -59,7 +59,7 @@ TEST_CASE("combined 1F1B: a backward and the next forward hide each other's disp
                                                   NetworkMode::kMaxMinFair);
     const auto paired = hetsim::testing::MakeSetup(hetsim::testing::MakeInputs(cluster, MoePlan(true, nodes)),
                                                    NetworkMode::kMaxMinFair);
-    const hetsim::sim::executor::VirtualStageCost& vs = plain->virtual_stages[0];
+    const hetsim::executor::VirtualStageCost& vs = plain->virtual_stages[0];
     // The two blocks (layers 1 and 2), forward in order, backward last first, each with its compute.
     REQUIRE(vs.forward_moe_layers.size() == 2);
     REQUIRE(vs.backward_moe_layers.size() == 2);
@@ -79,7 +79,7 @@ TEST_CASE("combined 1F1B: a backward and the next forward hide each other's disp
     const Time hide_f = Hidden(vs.forward_moe_layers, vs.backward_moe_layers);
     const Time hide_b = Hidden(vs.backward_moe_layers, vs.forward_moe_layers);
     REQUIRE(hide_f > 0);
-    const std::vector<hetsim::sim::pipeline::NodeId>& order = plain->dag->stage_compute_order()[0];
+    const std::vector<hetsim::pipeline::NodeId>& order = plain->dag->stage_compute_order()[0];
     REQUIRE(order.size() == 8);
     for (size_t i = 0; i < order.size(); ++i) {
       const bool forward = plain->dag->node(order[i]).kind == NodeKind::kForward;
@@ -87,8 +87,8 @@ TEST_CASE("combined 1F1B: a backward and the next forward hide each other's disp
       INFO("node " << i);
       CHECK(paired->durations[order[i]] == plain->durations[order[i]] - (alone ? 0 : forward ? hide_f : hide_b));
     }
-    const auto before = hetsim::sim::pipeline::AnalyzeLongestPath(*plain->dag, plain->durations);
-    const auto after = hetsim::sim::pipeline::AnalyzeLongestPath(*paired->dag, paired->durations);
+    const auto before = hetsim::pipeline::AnalyzeLongestPath(*plain->dag, plain->durations);
+    const auto after = hetsim::pipeline::AnalyzeLongestPath(*paired->dag, paired->durations);
     CHECK(after.iteration_time == before.iteration_time - 3 * (hide_f + hide_b));
   }
 }

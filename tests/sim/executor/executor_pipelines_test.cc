@@ -21,7 +21,7 @@
 namespace {
 
 using hetsim::Time;
-using hetsim::sim::NetworkMode;
+using hetsim::network::NetworkMode;
 using hetsim::testing::MakeInputs;
 using hetsim::testing::MakePlan;
 using hetsim::testing::MakeSimulation;
@@ -280,7 +280,7 @@ TEST_CASE("The shared run owns the fault transitions of a plan of pipelines, onc
   const SharedLinkRuns runs = RunSharedLink(WithFaults(plain, "faults { inter_island_link: 0 kind: SLOW factor: 2 }"));
   const hetsim::driver::Simulation& pl = runs.pipelines;
   REQUIRE(pl.pipelines.size() == 2);
-  const hetsim::sim::faults::FaultOutcome& shared = pl.pipeline_sync.faults;
+  const hetsim::faults::FaultOutcome& shared = pl.pipeline_sync.faults;
   // The DP plan's one run saw the same transitions and effects.
   REQUIRE(shared.events.size() == runs.dp.result.faults.events.size());
   for (size_t i = 0; i < shared.events.size(); ++i) {

@@ -86,7 +86,7 @@ TEST_CASE("Replica groups with shares proportional to speed finish their passes 
   CHECK(vs.backward_wait_time == 0);
   CHECK(vs.forward_time() == f);
   CHECK(vs.backward_time() == 2 * f);
-  for (int g = 0; g < 2; ++g) CHECK(hetsim::sim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
+  for (int g = 0; g < 2; ++g) CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
 
   // One stage: the pipeline is 4 microbatches of forward + backward, then the gradient all-reduce and
   // the slowest group's optimizer step.
@@ -110,8 +110,8 @@ TEST_CASE("A wrong share leaves the faster group idle by exactly the straggler's
   CHECK(vs.forward_time() == slow);
   CHECK(vs.backward_time() == 2 * slow);
   // Per microbatch the A100 waits (slow - fast) forward and twice that backward; the V100 never.
-  CHECK(hetsim::sim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 0) == 3 * (slow - fast));
-  CHECK(hetsim::sim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 1) == 0);
+  CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 0) == 3 * (slow - fast));
+  CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 1) == 0);
   const auto run = MakeRun(*setup);
   CHECK(run.pipeline_end == 4 * 3 * slow);
 
@@ -239,7 +239,7 @@ TEST_CASE("ZeRO shards a mixed stage's states over all its replicas, each group'
   for (const auto& g : groups) {
     CHECK(g.cost.memory.param_bytes == 2000000);
     CHECK(g.cost.memory.grad_bytes == 2000000);
-    const double optimizer = 1e6 * hetsim::sim::workload::OptimizerBytesPerParam(hetsim::spec::DType::kFp16) / 3;
+    const double optimizer = 1e6 * hetsim::workload::OptimizerBytesPerParam(hetsim::spec::DType::kFp16) / 3;
     CHECK(g.cost.memory.optimizer_bytes == static_cast<int64_t>(std::ceil(optimizer)));
   }
   // Activations per group: its share of samples at the layer's 1 MiB each, one microbatch in flight
@@ -275,8 +275,7 @@ TEST_CASE("Uneven data parallelism without pipelines: DP, ZeRO 1-2 and FSDP with
     CHECK(vs.replica_groups[1].cost.forward_time == f);
     CHECK(vs.forward_wait_time == 0);
     CHECK(vs.backward_wait_time == 0);
-    for (int g = 0; g < 2; ++g)
-      CHECK(hetsim::sim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
+    for (int g = 0; g < 2; ++g) CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
     const auto run = MakeRun(*setup);
     // 4 microbatches of one stage: forward and backward back to back (with FSDP's gathers inside them).
     CHECK(run.pipeline_end == 4 * (vs.forward_time() + vs.backward_time()));

@@ -19,7 +19,7 @@
 namespace hetsim {
 namespace {
 
-using sim::executor::ReplicaReuse;
+using executor::ReplicaReuse;
 
 struct Output {
   std::string report;
@@ -30,12 +30,12 @@ struct Output {
 };
 
 Output Run(const proto::PlanInputs& in, ReplicaReuse reuse) {
-  auto setup = driver::BuildSetup(in, sim::NetworkMode::kMaxMinFair, reuse);
+  auto setup = driver::BuildSetup(in, network::NetworkMode::kMaxMinFair, reuse);
   INFO(setup.status().message());
   REQUIRE(setup.ok());
   auto traced = traces::SelectTracedGpus(**setup, {});
   REQUIRE(traced.ok());
-  sim::executor::ExecutorOptions options;
+  executor::ExecutorOptions options;
   options.record_flows = true;
   options.sampled_links = traces::TraceLinks(**setup, *traced);
   options.link_sample_period = traces::TraceSamplePeriod(**setup);

@@ -16,11 +16,11 @@
 namespace hetsim {
 namespace {
 
-using sim::executor::BoundaryFlows;
-using sim::executor::RepresentativeFlow;
+using executor::BoundaryFlows;
+using executor::RepresentativeFlow;
 
-sim::executor::ExecutorOptions Representative() {
-  sim::executor::ExecutorOptions o;
+executor::ExecutorOptions Representative() {
+  executor::ExecutorOptions o;
   o.boundary_flows = BoundaryFlows::kRepresentative;
   return o;
 }
@@ -28,10 +28,10 @@ sim::executor::ExecutorOptions Representative() {
 TEST_CASE("representative flows: one per TP rank, standing for the 16 replicas", "[executor][approx]") {
   // One non-blocking switch: GPU j of a node sends through its own NIC j, so every link of a
   // representative's route carries its flow alone and every weight is 1.
-  const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32)), sim::NetworkMode::kMaxMinFair);
+  const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32)), network::NetworkMode::kMaxMinFair);
   const auto& flows = setup->boundaries[0].forward_flows;
   REQUIRE(flows.size() == 128);  // 16 replicas x 8 TP pieces
-  const std::vector<RepresentativeFlow> reps = sim::executor::RepresentativeFlows(*setup->topology, flows);
+  const std::vector<RepresentativeFlow> reps = executor::RepresentativeFlows(*setup->topology, flows);
   REQUIRE(reps.size() == 8);
   std::set<int32_t> covered;
   for (const RepresentativeFlow& r : reps) {
@@ -47,7 +47,7 @@ TEST_CASE("representative flows: one per TP rank, standing for the 16 replicas",
 }
 
 TEST_CASE("representative flows: exact on a symmetric fabric", "[executor][approx]") {
-  const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32)), sim::NetworkMode::kMaxMinFair);
+  const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32)), network::NetworkMode::kMaxMinFair);
   const auto full = testing::MakeRun(*setup);
   const auto fast = testing::MakeRun(*setup, Representative());
   CHECK(fast.flows < full.flows);
@@ -57,9 +57,9 @@ TEST_CASE("representative flows: exact on a symmetric fabric", "[executor][appro
 TEST_CASE("representative flows: within 1% of the full simulation on a 2:1 fat tree", "[executor][approx]") {
   // 8 nodes per leaf at 2:1: a boundary's 64 flows per leaf share its uplinks, spread by ECMP.
   const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32, v1::FAT_TREE, 8, 8, 2)),
-                                        sim::NetworkMode::kMaxMinFair);
+                                        network::NetworkMode::kMaxMinFair);
   const std::vector<RepresentativeFlow> reps =
-      sim::executor::RepresentativeFlows(*setup->topology, setup->boundaries[0].forward_flows);
+      executor::RepresentativeFlows(*setup->topology, setup->boundaries[0].forward_flows);
   bool shared = false;  // some representative stands for several flows on a leaf uplink
   for (const RepresentativeFlow& r : reps) {
     for (double w : r.weights) shared = shared || w > 1;

@@ -16,11 +16,11 @@ namespace {
 
 TEST_CASE("ring-steps aggregated: gradient sync within 1% of the full simulation at 256 GPUs", "[executor][approx]") {
   const auto setup = testing::MakeSetup(testing::Gpt256(testing::H100Island(32, v1::FAT_TREE, 8, 8, 2)),
-                                        sim::NetworkMode::kMaxMinFair);
-  sim::executor::ExecutorOptions full, approx;
-  approx.grad_sync_ring_steps = sim::RingSteps::kAggregated;
-  auto exact = sim::executor::Execute(*setup, full);
-  auto fast = sim::executor::Execute(*setup, approx);
+                                        network::NetworkMode::kMaxMinFair);
+  executor::ExecutorOptions full, approx;
+  approx.grad_sync_ring_steps = collectives::RingSteps::kAggregated;
+  auto exact = executor::Execute(*setup, full);
+  auto fast = executor::Execute(*setup, approx);
   REQUIRE(exact.ok());
   REQUIRE(fast.ok());
   CHECK(fast->flows < exact->flows);

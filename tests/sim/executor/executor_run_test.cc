@@ -24,10 +24,9 @@
 namespace hetsim::testing {
 namespace {
 
-using sim::pipeline::NodeId;
-namespace executor = sim::executor;
-using sim::executor::MemoryTimeline;
-using sim::pipeline::AnalyzeLongestPath;
+using executor::MemoryTimeline;
+using pipeline::AnalyzeLongestPath;
+using pipeline::NodeId;
 
 // Three stages with different (TP, DP) layouts on both islands: every boundary reshards.
 v1::Plan ReshardingPlan(v1::Schedule schedule) {
@@ -219,7 +218,9 @@ TEST_CASE("executor: a transfer over a slow link is slower when two flows share 
 
 TEST_CASE("executor: a TP collective inside an NVSwitch node takes its isolated time amid other traffic",
           "[executor]") {
-  using namespace hetsim::sim;
+  using namespace hetsim::engine;
+  using namespace hetsim::network;
+  using namespace hetsim::collectives;
   using hetsim::CollectiveOp;
   const v1::Cluster cluster = TwoIslandCluster(2, 4, 10, 1000);
   auto topo = hetsim::testing::BuildTopology(cluster);

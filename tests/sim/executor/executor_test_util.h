@@ -23,9 +23,9 @@ namespace hetsim::testing {
 
 // The words of the tests that live in this namespace: the setup MakeSetup builds, the result MakeRun
 // returns and the network mode both take.
-using sim::NetworkMode;
-using sim::executor::ExecutionResult;
-using sim::executor::ExecutionSetup;
+using executor::ExecutionResult;
+using executor::ExecutionSetup;
+using network::NetworkMode;
 
 // Island "slow" (1 node) and island "fast" (`fast_nodes` nodes), `gpus` GPUs per node on NVSwitch,
 // one IB switch per island, one Ethernet link of `ethernet_gbps` between them. `latency_ns` on every
@@ -150,16 +150,16 @@ inline proto::PlanInputs MakeInputs(const v1::Cluster& cluster, const v1::Plan& 
   return in;
 }
 
-inline std::unique_ptr<sim::executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in, sim::NetworkMode mode) {
+inline std::unique_ptr<executor::ExecutionSetup> MakeSetup(const proto::PlanInputs& in, network::NetworkMode mode) {
   auto setup = driver::BuildSetup(in, mode);
   INFO(setup.status().message());
   REQUIRE(setup.ok());
   return *std::move(setup);
 }
 
-inline sim::executor::ExecutionResult MakeRun(const sim::executor::ExecutionSetup& setup,
-                                              const sim::executor::ExecutorOptions& options = {}) {
-  auto result = sim::executor::Execute(setup, options);
+inline executor::ExecutionResult MakeRun(const executor::ExecutionSetup& setup,
+                                         const executor::ExecutorOptions& options = {}) {
+  auto result = executor::Execute(setup, options);
   INFO(result.status().message());
   REQUIRE(result.ok());
   return *std::move(result);

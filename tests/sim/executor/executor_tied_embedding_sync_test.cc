@@ -14,7 +14,7 @@
 namespace {
 
 namespace v1 = hetsim::v1;
-using hetsim::sim::NetworkMode;
+using hetsim::network::NetworkMode;
 
 constexpr uint64_t kVocab = 32000;
 constexpr uint64_t kHidden = 1024;

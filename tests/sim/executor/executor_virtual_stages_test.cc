@@ -72,10 +72,9 @@ TEST_CASE("interleaved: a stage whose layers do not divide by the chunks loses n
   CHECK(vs[0].cost.forward_time == 1200 * hetsim::kMicrosecond);
   CHECK(vs[2].cost.forward_time == 800 * hetsim::kMicrosecond);
   // And the iteration runs.
-  auto run = hetsim::sim::executor::Execute(**setup, {});
+  auto run = hetsim::executor::Execute(**setup, {});
   REQUIRE(run.ok());
-  CHECK(run->pipeline_end ==
-        hetsim::sim::pipeline::AnalyzeLongestPath(*(*setup)->dag, (*setup)->durations).iteration_time);
+  CHECK(run->pipeline_end == hetsim::pipeline::AnalyzeLongestPath(*(*setup)->dag, (*setup)->durations).iteration_time);
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST_CASE("ZeRO-3 gathers each layer's weights over the DP group before its forw
 
   // And the iteration runs: the pipeline is the longest path of the longer nodes.
   const auto run = MakeRun(*zero3);
-  CHECK(run.pipeline_end == hetsim::sim::pipeline::AnalyzeLongestPath(*zero3->dag, zero3->durations).iteration_time);
+  CHECK(run.pipeline_end == hetsim::pipeline::AnalyzeLongestPath(*zero3->dag, zero3->durations).iteration_time);
   CHECK(run.pipeline_end == 4 * (3 * hetsim::kMillisecond + 2 * expected));
 }
 

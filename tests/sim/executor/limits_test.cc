@@ -19,46 +19,46 @@
 namespace hetsim::testing {
 namespace {
 
-std::unique_ptr<sim::executor::ExecutionSetup> HaptCaseSetup() {
+std::unique_ptr<executor::ExecutionSetup> HaptCaseSetup() {
   const std::string examples = std::string(HETSIM_SOURCE_DIR) + "/examples/";
   absl::StatusOr<proto::PlanInputs> inputs =
       proto::LoadPlanInputs(examples + "plan-hapt-case.pbtxt", examples + "cluster-hapt-case.pbtxt");
   REQUIRE(inputs.ok());
-  auto setup = driver::BuildSetup(*inputs, sim::NetworkMode::kMaxMinFair);
+  auto setup = driver::BuildSetup(*inputs, network::NetworkMode::kMaxMinFair);
   REQUIRE(setup.ok());
   return *std::move(setup);
 }
 
 TEST_CASE("limits: the iteration passes with max-events equal to its event count and stops one below", "[limits]") {
   const auto setup = HaptCaseSetup();
-  absl::StatusOr<sim::executor::ExecutionResult> full = sim::executor::Execute(*setup, {});
+  absl::StatusOr<executor::ExecutionResult> full = executor::Execute(*setup, {});
   REQUIRE(full.ok());
   const uint64_t events = full->events;
   REQUIRE(events > 10);
 
-  sim::executor::ExecutorOptions exact;
+  executor::ExecutorOptions exact;
   exact.max_events = events;
-  absl::StatusOr<sim::executor::ExecutionResult> same = sim::executor::Execute(*setup, exact);
+  absl::StatusOr<executor::ExecutionResult> same = executor::Execute(*setup, exact);
   REQUIRE(same.ok());
   CHECK(same->iteration_time == full->iteration_time);
 
-  sim::executor::ExecutorOptions short_by_one;
+  executor::ExecutorOptions short_by_one;
   short_by_one.max_events = events - 1;
-  absl::StatusOr<sim::executor::ExecutionResult> cut = sim::executor::Execute(*setup, short_by_one);
+  absl::StatusOr<executor::ExecutionResult> cut = executor::Execute(*setup, short_by_one);
   REQUIRE_FALSE(cut.ok());
   CHECK(cut.status().code() == absl::StatusCode::kResourceExhausted);
-  CHECK(sim::executor::IsRunLimit(cut.status()));
-  CHECK(app::ExitCodeFor(cut.status()) == app::kExitBadInput);
+  CHECK(executor::IsRunLimit(cut.status()));
+  CHECK(cli::ExitCodeFor(cut.status()) == cli::kExitBadInput);
   CHECK_THAT(std::string(cut.status().message()),
              Catch::Contains(absl::StrCat("--max-events limit (", events - 1, " events)")) &&
                  Catch::Contains("raise it with --max-events N"));
   // Deterministic: the same simulated time in the message on a second run.
-  absl::StatusOr<sim::executor::ExecutionResult> again = sim::executor::Execute(*setup, short_by_one);
+  absl::StatusOr<executor::ExecutionResult> again = executor::Execute(*setup, short_by_one);
   CHECK(again.status() == cut.status());
 
   // Other failures are not limits.
-  CHECK_FALSE(sim::executor::IsRunLimit(absl::ResourceExhaustedError("no plan fits")));
-  CHECK(app::ExitCodeFor(absl::ResourceExhaustedError("x")) == app::kExitInternal);
+  CHECK_FALSE(executor::IsRunLimit(absl::ResourceExhaustedError("no plan fits")));
+  CHECK(cli::ExitCodeFor(absl::ResourceExhaustedError("x")) == cli::kExitInternal);
   CHECK(sweep::PointStatusName(absl::StatusOr<hetsim::v1::Report>(cut.status())) == "limit");
   CHECK(sweep::PointStatusName(absl::StatusOr<hetsim::v1::Report>(absl::ResourceExhaustedError("x"))) == "infeasible");
 }

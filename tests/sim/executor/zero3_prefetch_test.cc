@@ -44,14 +44,14 @@ proto::PlanInputs Zero3Inputs(bool prefetch) {
 }
 
 TEST_CASE("zero3 prefetch: each gather hides behind the compute of the layer before it", "[zero3][executor]") {
-  const auto plain = testing::MakeSetup(Zero3Inputs(false), sim::NetworkMode::kMaxMinFair);
-  const auto prefetched = testing::MakeSetup(Zero3Inputs(true), sim::NetworkMode::kMaxMinFair);
-  const sim::executor::VirtualStageCost& a = plain->virtual_stages[0];
-  const sim::executor::VirtualStageCost& b = prefetched->virtual_stages[0];
+  const auto plain = testing::MakeSetup(Zero3Inputs(false), network::NetworkMode::kMaxMinFair);
+  const auto prefetched = testing::MakeSetup(Zero3Inputs(true), network::NetworkMode::kMaxMinFair);
+  const executor::VirtualStageCost& a = plain->virtual_stages[0];
+  const executor::VirtualStageCost& b = prefetched->virtual_stages[0];
   REQUIRE(a.forward_gather_exposed_time > 0);
 
   // The gathers of every layer, as the setup splits the stage's gradient bytes by parameter count.
-  sim::executor::CollectiveTimer timer(*plain->topology, *plain->router, sim::NetworkMode::kMaxMinFair);
+  executor::CollectiveTimer timer(*plain->topology, *plain->router, network::NetworkMode::kMaxMinFair);
   const auto& layout = plain->stages[0].layout;
   std::vector<std::vector<GpuId>> groups = {layout.DataGroup(0)};
   std::vector<double> weight;

@@ -21,8 +21,8 @@
 namespace hetsim::testing {
 namespace {
 
-using sim::executor::ExecutorOptions;
-using sim::faults::FaultSet;
+using executor::ExecutorOptions;
+using faults::FaultSet;
 
 // `text` checked against `cluster` (the one `setup` was built from), then resolved on its topology.
 FaultSet Resolve(const ExecutionSetup& setup, const v1::Cluster& cluster, const std::string& text) {

@@ -15,7 +15,7 @@
 #include "sim/network/network.h"
 #include "tests/base/time_io.h"
 
-namespace hetsim::sim::faults {
+namespace hetsim::faults {
 namespace {
 
 using spec::JitterDistribution;
@@ -118,14 +118,14 @@ TEST_CASE("faults model: the mean jitter factor over many tasks", "[faults]") {
 
 namespace {
 
-struct Finishes : FlowObserver {
+struct Finishes : network::FlowObserver {
   std::vector<Time> at = std::vector<Time>(8, -1_ps);
-  Simulator* sim = nullptr;
-  void OnFlowCompleted(FlowId, uint64_t tag) override { at[tag] = sim->now(); }
+  engine::Simulator* sim = nullptr;
+  void OnFlowCompleted(network::FlowId, uint64_t tag) override { at[tag] = sim->now(); }
 };
 
 // Calls `fn` at `at` from inside the engine.
-struct Call : hetsim::sim::EventHandler {
+struct Call : hetsim::engine::EventHandler {
   std::function<void()> fn;
   void OnEvent(uint64_t) override { fn(); }
 };
@@ -133,11 +133,11 @@ struct Call : hetsim::sim::EventHandler {
 }  // namespace
 
 TEST_CASE("faults network: capacity changes re-rate flows and move their completions", "[faults]") {
-  for (NetworkMode mode : {NetworkMode::kMaxMinFair, NetworkMode::kContentionFree}) {
-    INFO(hetsim::sim::NetworkModeName(mode));
-    Simulator sim;
+  for (network::NetworkMode mode : {network::NetworkMode::kMaxMinFair, network::NetworkMode::kContentionFree}) {
+    INFO(hetsim::network::NetworkModeName(mode));
+    engine::Simulator sim;
     // Link 0: 1e9 B/s, link 1: 4e9 B/s. Flow 0 crosses both (bottleneck link 0).
-    auto net = *Network::Create(&sim, {LinkSpec{1e9, 0}, LinkSpec{4e9, 0}}, mode);
+    auto net = *network::Network::Create(&sim, {network::LinkSpec{1e9, 0}, network::LinkSpec{4e9, 0}}, mode);
     Finishes done;
     done.sim = &sim;
     const std::vector<LinkId> both = LinkIds({0, 1});
@@ -160,7 +160,7 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
       CHECK(AbsTime(done.at[0] - 2 * kMillisecond) <= 2_ps);
     }
     SECTION("a flow waiting for latency starts with the new capacity") {
-      auto slow = *Network::Create(&sim, {LinkSpec{1e9, kMillisecond}}, mode);
+      auto slow = *network::Network::Create(&sim, {network::LinkSpec{1e9, kMillisecond}}, mode);
       const std::vector<LinkId> only = LinkIds({0});
       slow->StartFlow(only, 1000000, &done, 1);  // starts sending at 1 ms
       slow->SetLinkCapacity(LinkId(0), 2e9);
@@ -178,8 +178,10 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   }
   // Max-min: two flows share link 1 (2e9 B/s); link 1 halves at 1 ms. Each had 1e9 B/s (2e6 bytes:
   // 1e6 sent by 1 ms), then 0.5e9 B/s for the other 1e6 bytes: 2 ms more.
-  Simulator sim;
-  auto net = *Network::Create(&sim, {LinkSpec{1e10, 0}, LinkSpec{2e9, 0}, LinkSpec{1e10, 0}}, NetworkMode::kMaxMinFair);
+  engine::Simulator sim;
+  auto net = *network::Network::Create(
+      &sim, {network::LinkSpec{1e10, 0}, network::LinkSpec{2e9, 0}, network::LinkSpec{1e10, 0}},
+      network::NetworkMode::kMaxMinFair);
   Finishes done;
   done.sim = &sim;
   const std::vector<LinkId> a = LinkIds({0, 1}), b = LinkIds({2, 1});
@@ -193,4 +195,4 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   CHECK(AbsTime(done.at[1] - 3 * kMillisecond) <= 2_ps);
 }
 
-}  // namespace hetsim::sim::faults
+}  // namespace hetsim::faults

@@ -17,7 +17,7 @@
 #include "sim/network/network.h"
 #include "tests/base/time_io.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 namespace {
 
 constexpr int kStressSeeds = 200;
@@ -122,9 +122,9 @@ std::vector<double> OracleCompletions(const std::vector<OracleFlow>& flows, std:
 
 // Completion time of every flow, by tag.
 struct Completions : public FlowObserver {
-  Completions(Simulator* simulator, size_t flows) : sim(simulator), at(flows, -1_ps) {}
+  Completions(engine::Simulator* simulator, size_t flows) : sim(simulator), at(flows, -1_ps) {}
   void OnFlowCompleted(FlowId, uint64_t tag) override { at[tag] = sim->now(); }
-  Simulator* sim;
+  engine::Simulator* sim;
   std::vector<Time> at;
 };
 
@@ -138,7 +138,7 @@ struct SimulatedRun {
 // effect before the flows that start at its instant.
 SimulatedRun Simulate(const std::vector<LinkSpec>& specs, const std::vector<OracleFlow>& flows,
                       const std::vector<Time>& starts, const std::vector<CapacityChange>& changes) {
-  Simulator sim;
+  engine::Simulator sim;
   Completions completions(&sim, flows.size());
   auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
@@ -258,7 +258,7 @@ TEST_CASE("a change that ripples along a chain is followed to its end", "[networ
 // links reaches all 100 slow flows through S every time; the slow flows are below the floor (the fast
 // flow's rate), so each recompute re-rates nothing but what shares L_i at that level.
 TEST_CASE("a fast flow ending does not re-rate slower flows it is coupled to", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   std::vector<LinkSpec> specs{{1e9, 0}};  // S
   for (int i = 0; i < 100; ++i) specs.push_back({10e9, 0});
   auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
@@ -370,4 +370,4 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::network

@@ -15,7 +15,7 @@
 #include "sim/network/network.h"
 #include "tests/base/time_io.h"
 
-namespace hetsim::sim {
+namespace hetsim::network {
 namespace {
 
 struct Done {
@@ -27,7 +27,7 @@ struct Done {
 
 class Log : public FlowObserver {
  public:
-  explicit Log(Simulator* sim) : sim_(sim) {}
+  explicit Log(engine::Simulator* sim) : sim_(sim) {}
   void OnFlowCompleted(FlowId flow, uint64_t tag) override { done.push_back({flow, tag, sim_->now()}); }
   Time TimeOfTag(uint64_t tag) const {
     for (const Done& d : done) {
@@ -38,10 +38,10 @@ class Log : public FlowObserver {
   std::vector<Done> done;
 
  private:
-  Simulator* sim_;
+  engine::Simulator* sim_;
 };
 
-std::unique_ptr<Network> MakeNetwork(Simulator* sim, std::vector<LinkSpec> links,
+std::unique_ptr<Network> MakeNetwork(engine::Simulator* sim, std::vector<LinkSpec> links,
                                      NetworkMode mode = NetworkMode::kMaxMinFair) {
   auto network = Network::Create(sim, std::move(links), mode);
   REQUIRE(network.ok());
@@ -51,7 +51,7 @@ std::unique_ptr<Network> MakeNetwork(Simulator* sim, std::vector<LinkSpec> links
 constexpr double kGBps = 1e9;  // bytes per second
 
 TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(
       &sim, {{10 * kGBps, 1 * kMicrosecond}, {5 * kGBps, 2 * kMicrosecond}, {20 * kGBps, 3 * kMicrosecond}});
@@ -76,7 +76,7 @@ TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "
 
 TEST_CASE("k equal flows on one link each get B/k and finish together", "[network]") {
   for (int k : {1, 2, 3, 7, 64}) {
-    Simulator sim;
+    engine::Simulator sim;
     Log log(&sim);
     const double capacity = 12.5 * kGBps;
     auto net = MakeNetwork(&sim, {{capacity, 500 * kNanosecond}});
@@ -98,7 +98,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
 }
 
 TEST_CASE("flows that start at different times share from the moment they overlap", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}});
   const std::vector<LinkId> route = LinkIds({0});
@@ -106,7 +106,7 @@ TEST_CASE("flows that start at different times share from the moment they overla
   // done at 0.4 + 1.2 = 1.6 ms. B: 1e6 bytes from 0.4 ms; 6e5 bytes shared, then alone for 4e5:
   // done at 1.6 + 0.4 = 2.0 ms.
   net->StartFlow(route, 1'000'000, &log, 0);
-  struct Starter : EventHandler {
+  struct Starter : engine::EventHandler {
     Network* net;
     Log* log;
     std::vector<LinkId> route = LinkIds({0});
@@ -124,7 +124,7 @@ TEST_CASE("flows that start at different times share from the moment they overla
 TEST_CASE("textbook max-min example with three bottleneck levels", "[network]") {
   // Links A (1), B (3), C (6) GB/s. f0 crosses A, B, C; f1 only A; f2 B and C; f3 only C.
   // A saturates first (f0 = f1 = 0.5), then B (f2 = 3 - 0.5 = 2.5), then C (f3 = 6 - 0.5 - 2.5 = 3).
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {3 * kGBps, 0}, {6 * kGBps, 0}});
   const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1, 2}), LinkIds({2})};
@@ -150,7 +150,7 @@ TEST_CASE("max-min with a shared core: rates rise when a bottleneck flow leaves"
   // Bertsekas-Gallager style line network: links 0, 1, 2 of 1 GB/s in a chain. f0 crosses all
   // three; f1, f2, f3 cross one link each. Every link carries two flows: everyone gets 0.5.
   // When f1 (1e8 bytes on link 0) ends at 0.2 s, f0 is still held at 0.5 by links 1 and 2.
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {1 * kGBps, 0}, {1 * kGBps, 0}});
   const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1}), LinkIds({2})};
@@ -180,7 +180,7 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
   // GB/s fits): each flow runs at its host link's rate and a start or an end re-rates only the flows
   // on its own links. At 50 GB/s the core binds: 0.5 GB/s each, and everything is coupled.
   for (const double core : {150 * kGBps, 50 * kGBps}) {
-    Simulator sim;
+    engine::Simulator sim;
     Log log(&sim);
     std::vector<LinkSpec> specs(101, LinkSpec{1 * kGBps, 0});
     specs[100].capacity_bytes_per_s = core;
@@ -213,7 +213,7 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
 }
 
 TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net = MakeNetwork(&sim, {{1 * kGBps, 3 * kMicrosecond}, {1 * kGBps, 4 * kMicrosecond}});
   const std::vector<LinkId> route = LinkIds({0, 1});
@@ -231,11 +231,11 @@ TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "
 }
 
 TEST_CASE("an observer can start the next flow from its callback", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   auto net = MakeNetwork(&sim, {{2 * kGBps, 1 * kMicrosecond}});
   struct Chain : FlowObserver {
     Network* net;
-    Simulator* sim;
+    engine::Simulator* sim;
     std::vector<Time> ends;
     std::vector<LinkId> route = LinkIds({0});
     void OnFlowCompleted(FlowId, uint64_t tag) override {
@@ -261,7 +261,7 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
   // recomputes skip them (and must still be exact).
   const int variant = GENERATE(0, 1);
   std::mt19937_64 rng(2024 + variant);
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   const int num_links = 24;
   std::vector<LinkSpec> specs;
@@ -338,7 +338,7 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
 TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
   const auto run = [] {
     std::mt19937_64 rng(99);
-    Simulator sim;
+    engine::Simulator sim;
     Log log(&sim);
     std::vector<LinkSpec> specs;
     for (int i = 0; i < 16; ++i) specs.push_back({(1 + i % 5) * 3.3e9, 100_ps * (i % 4)});
@@ -357,7 +357,7 @@ TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
 }
 
 TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   Log log(&sim);
   auto net =
       MakeNetwork(&sim, {{4 * kGBps, 1 * kMicrosecond}, {2 * kGBps, 1 * kMicrosecond}}, NetworkMode::kContentionFree);
@@ -375,7 +375,7 @@ TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", 
 }
 
 TEST_CASE("bad links and mode names are refused with the field named", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   auto zero = Network::Create(&sim, {{1e9, 0}, {0, 0}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(zero.ok());
   CHECK_THAT(std::string(zero.status().message()), Catch::Contains("links[1].capacity_bytes_per_s"));
@@ -393,7 +393,7 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
 // 1001 bytes at weight 0.5 is 501 bytes per part (half rounds away from zero), not the 1502 of the
 // merged 1.5; at weight 2.5 each part counts 3 flows and 2503 bytes.
 TEST_CASE("merged weighted flows count on their links as the flows that merged", "[network]") {
-  Simulator sim;
+  engine::Simulator sim;
   auto net = Network::Create(&sim, {{1e9, kMicrosecond}, {1e9, kMicrosecond}}, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
   Log log(&sim);
@@ -412,4 +412,4 @@ TEST_CASE("merged weighted flows count on their links as the flows that merged",
 }
 
 }  // namespace
-}  // namespace hetsim::sim
+}  // namespace hetsim::network

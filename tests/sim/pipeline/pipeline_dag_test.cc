@@ -12,7 +12,7 @@
 namespace {
 
 using hetsim::Time;
-using namespace hetsim::sim::pipeline;
+using namespace hetsim::pipeline;
 
 PipelineSchedule Build(hetsim::spec::ScheduleKind kind, int stages, int m, std::vector<int> warmup = {},
                        int chunks = 1) {

@@ -9,7 +9,7 @@
 
 namespace {
 
-namespace pl = hetsim::sim::pipeline;
+namespace pl = hetsim::pipeline;
 using hetsim::Time;
 
 constexpr Time kMs = 1'000'000'000_ps;  // picoseconds per millisecond

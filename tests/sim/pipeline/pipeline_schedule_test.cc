@@ -12,7 +12,7 @@
 namespace {
 
 using hetsim::Time;
-using namespace hetsim::sim::pipeline;
+using namespace hetsim::pipeline;
 
 ScheduleSpec Spec(hetsim::spec::ScheduleKind kind, int stages, int microbatches) {
   ScheduleSpec spec;

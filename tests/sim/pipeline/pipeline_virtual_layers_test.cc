@@ -9,8 +9,8 @@
 
 namespace {
 
-using hetsim::sim::pipeline::LayerRange;
-using hetsim::sim::pipeline::VirtualStageLayers;
+using hetsim::pipeline::LayerRange;
+using hetsim::pipeline::VirtualStageLayers;
 
 // Layer sequence of a BLOCK-granularity GPT: 0 = embedding, 1..blocks = blocks, blocks + 1 = head.
 // Stages of `per_stage` blocks each, the embedding on the first, the head on the last.

@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 // GPT-2 345M as the AMP runs train it: 2 blocks here, with the embedding and the tied head.
 hetsim::v1::Model Gpt2TwoBlocks() {

@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 const hetsim::v1::GpuType& GpuOfIsland(const hetsim::v1::Cluster& cluster, const std::string& island) {
   for (const auto& is : cluster.islands()) {

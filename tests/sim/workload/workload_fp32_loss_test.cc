@@ -11,7 +11,7 @@
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 namespace {
 
 constexpr double kLossS = 1024, kLossVocab = 52256;
@@ -71,4 +71,4 @@ TEST_CASE("fp32 logits loss: the head's passes change by their bytes at HBM band
 }
 
 }  // namespace
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

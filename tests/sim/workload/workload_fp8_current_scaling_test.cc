@@ -11,7 +11,7 @@
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 namespace {
 
 ModelCost AmaxModel(hetsim::v1::DType dtype, int experts = 0, uint64_t shared = 0) {
@@ -101,4 +101,4 @@ TEST_CASE("fp8 current scaling: routed experts reduce no amax over TP, shared ex
 }
 
 }  // namespace
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

@@ -14,7 +14,7 @@ namespace {
 
 using hetsim::testing::Bf16ComputeOk;
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 constexpr double kPeak = 100e12;  // FLOP/s
 

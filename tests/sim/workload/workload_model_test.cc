@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 using hetsim::CollectiveOp;
 
 hetsim::v1::Model Gpt(uint32_t layers, int64_t hidden, uint32_t heads) {

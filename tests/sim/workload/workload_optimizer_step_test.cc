@@ -9,7 +9,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 GpuCompute Gpu(hetsim::v1::DType dtype) {
   hetsim::v1::GpuType g;

@@ -19,7 +19,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 constexpr double kPtS = 2048, kPtH = 1024, kPtF = 3584, kPtHeads = 8, kPtKv = 2;
 

@@ -19,7 +19,7 @@ namespace {
 using hetsim::testing::Bf16ComputeOk;
 
 using hetsim::Time;
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 using hetsim::CollectiveOp;
 
 constexpr double kS = 2048, kH = 12288, kA = 96, kV = 51200;

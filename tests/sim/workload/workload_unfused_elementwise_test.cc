@@ -12,7 +12,7 @@
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
 
-namespace hetsim::sim::workload {
+namespace hetsim::workload {
 namespace {
 
 constexpr double kUnfusedS = 1024, kUnfusedH = 1024, kUnfusedHeads = 16;
@@ -107,4 +107,4 @@ TEST_CASE("unfused elementwise: the passes cost their bytes at HBM bandwidth, tw
 }
 
 }  // namespace
-}  // namespace hetsim::sim::workload
+}  // namespace hetsim::workload

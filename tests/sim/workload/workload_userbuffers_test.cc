@@ -16,7 +16,7 @@
 
 namespace {
 
-using namespace hetsim::sim::workload;
+using namespace hetsim::workload;
 
 using hetsim::spec::TpCommOverlapSpec;
 using hetsim::spec::TpOverlapMethod;
