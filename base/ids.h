@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -42,10 +43,9 @@ class StrongId {
   }
   // Test messages (Catch2 prints through operator<<). Debian's Abseil (20220623) predates
   // AbslStringify, so messages built with absl::StrFormat pass `.value()` with `%d`.
-  template <typename Os>
-  friend auto operator<<(Os& os, StrongId id) -> decltype(os << std::declval<Rep>()) {
-    return os << id.value_;
-  }
+  // On std::ostream only: a template over any stream would tie with Catch2's own MessageBuilder
+  // operator<< under Clang.
+  friend std::ostream& operator<<(std::ostream& os, StrongId id) { return os << id.value_; }
 
  private:
   Rep value_ = 0;
