@@ -99,6 +99,30 @@ TEST_CASE("pipelines: two identical GPU types get equal shares, one twice as fas
   CHECK(std::abs(TimeToPicosecondsDouble(a - b)) <= TimeToPicosecondsDouble(std::max(a, b)) / 32);
 }
 
+TEST_CASE("pipelines: a GPU type's islands cut into k groups, whole nodes first, then parts of nodes",
+          "[planner][pipelines]") {
+  absl::StatusOr<v1::Cluster> lab = proto::LoadCluster(proto::Source::File(kPipelinesLabCluster));
+  REQUIRE(lab.ok());
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(*lab, "");
+  REQUIRE(cluster.ok());
+  const std::optional<spec::ClusterSpec> rtx = ClusterOfGpuType(*cluster, "rtx4090");  // 2 nodes of 8
+  REQUIRE(rtx);
+  const std::optional<TypeGroups> two = CutTypeIntoGroups(*rtx, 2);  // a node each
+  REQUIRE(two);
+  CHECK(two->group.islands[0].node_count == 1);
+  CHECK(two->group.islands[0].node.gpus_per_node == 8);
+  CHECK(two->offsets[1].at("rtx4090").first_node == 1);
+  CHECK(two->offsets[1].at("rtx4090").first_gpu == 0);
+  const std::optional<TypeGroups> four = CutTypeIntoGroups(*rtx, 4);  // half a node each
+  REQUIRE(four);
+  CHECK(four->group.islands[0].node_count == 1);
+  CHECK(four->group.islands[0].node.gpus_per_node == 4);
+  CHECK(four->offsets[3].at("rtx4090").first_node == 1);
+  CHECK(four->offsets[3].at("rtx4090").first_gpu == 4);
+  CHECK_FALSE(CutTypeIntoGroups(*rtx, 32).has_value());  // a node of 8 GPUs has no 16 parts
+  CHECK_FALSE(CutTypeIntoGroups(*rtx, 3).has_value());
+}
+
 struct LabInputs {
   v1::Model model;
   v1::Cluster cluster;
