@@ -299,6 +299,11 @@ namespace {
 
 // The most copies of one type's pipeline the family tries.
 constexpr int kMaxCopiesPerType = 16;
+// Copies are searched only when one pipeline per type prices within this factor of the plan to beat:
+// on the lab cluster they gained 2.8% over it (2072.5 -> 2013.5 ms), and each type's throughput at most
+// 30% (docs/heterogeneous.md), while their DP runs cost +80% of the planner on the 512-GPU example,
+// where the family is 2.5 times slower than HAPT's own plan (docs/performance.md).
+constexpr double kCopiesWithin = 1.25;
 
 // `copies` identical pipelines of GPU type `type` (its islands `type_cluster`), planned by HAPT's DP on
 // one group at `first_share` samples over `copies` (whole micro-batches); nullopt when the islands do
@@ -388,21 +393,34 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   }
   const std::vector<uint64_t> first = ThroughputShares(peaks, ctx.global_batch_size, ctx.micro_batch_size);
   if (first.empty()) return std::nullopt;
-  // Per type: one pipeline, and the number of copies with the most samples per second.
+  // One pipeline per type first.
   SearchStats stats;
-  std::vector<PipelineOfType> ones, fastest;
+  std::vector<std::vector<PipelineOfType>> best(types.size());
+  std::vector<PipelineOfType> ones;
   for (size_t t = 0; t < types.size(); ++t) {
-    std::optional<std::vector<PipelineOfType>> best;
-    for (int k = 1; k <= kMaxCopiesPerType; k *= 2) {
-      auto copies = PlanTypeCopies(ctx, options, types[t], type_clusters[t], first[t], k, stats);
-      if (!copies) break;
-      if (k == 1) ones.push_back(copies->front());
-      if (!best || SamplesPerS(*copies) > SamplesPerS(*best)) best = std::move(copies);
-    }
-    if (!best) return std::nullopt;
-    for (PipelineOfType& p : *best) fastest.push_back(std::move(p));
+    auto one = PlanTypeCopies(ctx, options, types[t], type_clusters[t], first[t], 1, stats);
+    if (!one) return std::nullopt;
+    ones.push_back(one->front());
+    best[t] = *std::move(one);
   }
-  std::optional<PipelinesCandidate> c = SplitAndPrice(ctx, std::move(ones));
+  std::optional<PipelinesCandidate> c = SplitAndPrice(ctx, ones);
+  if (c && ctx.to_beat > 0 && TimeToSeconds(c->iteration) > kCopiesWithin * TimeToSeconds(ctx.to_beat)) {
+    c->search = stats;
+    return c;
+  }
+  // Per type the number of copies with the most samples per second: more, smaller copies pay off while
+  // they add throughput, and the first that does not ends the type's search.
+  for (size_t t = 0; t < types.size(); ++t) {
+    for (int k = 2; k <= kMaxCopiesPerType; k *= 2) {
+      auto copies = PlanTypeCopies(ctx, options, types[t], type_clusters[t], first[t], k, stats);
+      if (!copies || SamplesPerS(*copies) <= SamplesPerS(best[t])) break;
+      best[t] = *std::move(copies);
+    }
+  }
+  std::vector<PipelineOfType> fastest;
+  for (std::vector<PipelineOfType>& b : best) {
+    for (PipelineOfType& p : b) fastest.push_back(std::move(p));
+  }
   if (fastest.size() > types.size()) {
     std::optional<PipelinesCandidate> copied = SplitAndPrice(ctx, std::move(fastest));
     if (copied && (!c || copied->iteration < c->iteration)) {

@@ -88,6 +88,9 @@ struct PipelinesContext {
   // ZeRO-free profiles already priced (ProfilerOptions::zero_free_cache of the main search), read and
   // added to; nullptr: every type's islands priced anew.
   ProfileCache* profiles = nullptr;
+  // The other families' best predicted iteration: copies are searched only when one pipeline per type
+  // prices within 25% of it (0: always).
+  Time to_beat = 0;
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
@@ -95,7 +98,8 @@ struct PipelinesContext {
 // (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group): HAPT's
 // DP plans one on one group at the type's first share over k, and the k with the most samples per
 // second is kept, then copied onto the other groups; the plan of those copies is kept only when its
-// priced iteration beats one pipeline per type.
+// priced iteration beats one pipeline per type. Copies are searched only when one pipeline per type
+// prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
 
 // The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.

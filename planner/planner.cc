@@ -395,11 +395,12 @@ bool PipelinesSearched(const PlanRequest& request, const workload::ModelCost& co
          cost.num_experts() <= 1 && std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
 }
 
-// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`).
+// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the other
+// families' best predicted iteration (0: none).
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                                   const std::vector<uint64_t>& sizes, ProfileCache& profiles,
-                                                  PlanOutcome& out) {
+                                                  Time to_beat, PlanOutcome& out) {
   if (!PipelinesSearched(request, cost, cp_degrees)) return std::nullopt;
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -413,7 +414,8 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .micro_batch_size = mbs,
                                .epsilon = request.epsilon,
                                .threads = threads,
-                               .profiles = &profiles};
+                               .profiles = &profiles,
+                               .to_beat = to_beat};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
@@ -527,7 +529,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
   const std::optional<PipelinesCandidate> pipes =
-      SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free, out);
+      SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free,
+                      best.prediction ? best.prediction->iteration : Time(), out);
   const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);
