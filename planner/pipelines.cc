@@ -301,7 +301,7 @@ namespace {
 constexpr int kMaxCopiesPerType = 16;
 // Copies are searched only when one pipeline per type prices within this factor of the plan to beat:
 // on the lab cluster they gained 2.8% over it (2072.5 -> 2013.5 ms), and each type's throughput at most
-// 30% (docs/heterogeneous.md), while their DP runs cost +80% of the planner on the 512-GPU example,
+// 30% (docs/heterogeneous.md), while their DP runs cost +88% of the planner on the 512-GPU example,
 // where the family is 2.5 times slower than HAPT's own plan (docs/performance.md).
 constexpr double kCopiesWithin = 1.25;
 
