@@ -1,7 +1,8 @@
 // HAPT's pipelines-of-different-shapes family (planner/pipelines.h, issue 39): the batch split by
-// predicted throughput against its closed form; on the bundled lab cluster (RTX 4090 + RTX A6000) the
-// planner proposes a pipeline per GPU type with its own stage split, the written plan runs as it is, and
-// the predicted iteration agrees with the simulated one; --no-pipelines keeps one pipeline.
+// predicted throughput against its closed form; a type's islands cut into groups; on the bundled lab
+// cluster (RTX 4090 + RTX A6000) the planner proposes identical pipelines per GPU type, each type its
+// own stage split, the written plan runs as it is, and the predicted iteration agrees with the simulated
+// one; --no-pipelines keeps one pipeline.
 #include <catch2/catch.hpp>
 
 #include <cmath>
