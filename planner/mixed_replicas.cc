@@ -71,29 +71,44 @@ double CrossingBytesPerS(const ClusterModel& cluster, int from, int to, MeshShap
 
 }  // namespace
 
-Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
-  int replicas = 0, finest = 1;
+double MixedRing::BytesPerS() const {
+  double rate = std::numeric_limits<double>::infinity();
+  for (double r : nic_bytes_per_s) rate = std::min(rate, r);
+  for (const auto& [pair, r] : crossing_bytes_per_s) rate = std::min(rate, r);
+  return rate;
+}
+
+MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+  MixedRing out;
+  int finest = 1;
   for (const SearchedGroup& g : groups) {
-    replicas += g.data_parallel;
+    out.replicas += g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
   }
-  double bytes = 0, rate = std::numeric_limits<double>::infinity();
-  Time latency = 0;
   for (const SearchedGroup& g : groups) {
     const IslandModel& im = cluster.island(g.island);
-    if (g.tensor_parallel == finest) bytes = std::max(bytes, static_cast<double>(g.option.grad_sync_bytes));
+    if (g.tensor_parallel == finest) out.bytes = std::max(out.bytes, static_cast<double>(g.option.grad_sync_bytes));
     // A GPU of a coarser group joins finest / t_g rings through its own NIC share.
     const double shards = static_cast<double>(finest) / g.tensor_parallel;
-    rate = std::min(rate, cluster.NicShare(im, g.shape.gpus_per_node) / shards);
+    out.nic_bytes_per_s.push_back(cluster.NicShare(im, g.shape.gpus_per_node) / shards);
     for (const SearchedGroup& other : groups) {
-      latency = std::max(latency, cluster.BoundaryLink(g.island, other.island).latency);
-      if (other.island != g.island) {
-        rate = std::min(rate, CrossingBytesPerS(cluster, g.island, other.island, g.shape, finest));
-      }
+      out.latency = std::max(out.latency, cluster.BoundaryLink(g.island, other.island).latency);
+      if (other.island == g.island) continue;
+      const std::pair<int, int> pair = std::minmax(g.island, other.island);
+      const double r = CrossingBytesPerS(cluster, g.island, other.island, g.shape, finest);
+      auto [it, added] = out.crossing_bytes_per_s.emplace(pair, r);
+      if (!added) it->second = std::min(it->second, r);
     }
   }
-  return replicas > 1 && bytes > 0 && rate > 0
-             ? SecondsToTime(collectives::RingAllReduceSeconds(replicas, bytes, rate, TimeToSeconds(latency)))
+  return out;
+}
+
+Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+  const MixedRing ring = MixedRingOf(cluster, groups);
+  const double rate = ring.BytesPerS();
+  return ring.replicas > 1 && ring.bytes > 0 && rate > 0
+             ? SecondsToTime(
+                   collectives::RingAllReduceSeconds(ring.replicas, ring.bytes, rate, TimeToSeconds(ring.latency)))
              : 0;
 }
 

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/spec/plan.h"
@@ -53,6 +54,19 @@ class GroupProfilers {
 // nullopt when the cost model rejects a group.
 std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
                                              std::vector<SearchedGroup> groups, int first, int count);
+
+// The gradients' all-reduce over `groups` (see above) in parts: each ring's bytes, its latency and the
+// rates its links give it, the slowest of which sets its pace.
+struct MixedRing {
+  int replicas = 0;                     // every group's DP
+  double bytes = 0;                     // per replica: the finest TP shard's gradients
+  Time latency = 0;                     // per ring step: the slowest route's between the groups' islands
+  std::vector<double> nic_bytes_per_s;  // per group: what its GPUs' NIC share gives each ring
+  // Per pair of the groups' islands (first < second): what the crossing between them gives each ring.
+  std::map<std::pair<int, int>, double> crossing_bytes_per_s;
+  double BytesPerS() const;  // the slowest of the above
+};
+MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
 
 // The gradients' all-reduce over `groups` (see above), without the optimizer step.
 Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);

@@ -14,6 +14,7 @@
 #define HETSIM_PLANNER_PIPELINES_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,10 +38,28 @@ std::optional<spec::ClusterSpec> ClusterOfGpuType(const spec::ClusterSpec& clust
 std::vector<uint64_t> ThroughputShares(const std::vector<double>& samples_per_s, uint64_t global_batch_size,
                                        uint64_t micro_batch_size, std::vector<double>* ideal = nullptr);
 
+// Where one copy of a type's pipeline sits in an island of the type: its group's nodes or GPUs.
+struct MeshOffset {
+  uint32_t first_node = 0;
+  uint32_t first_gpu = 0;
+};
+
+// One GPU type's islands cut into `copies` equal groups, each a cluster of its own (islands of the
+// same names): whole nodes when every island's node count divides by `copies`, else equal parts of
+// every node when `copies` is a multiple of every island's node count and the parts divide its GPUs.
+// offsets[j]: per island name, where group j starts. nullopt when no such cut exists.
+struct TypeGroups {
+  spec::ClusterSpec group;
+  std::vector<std::map<std::string, MeshOffset>> offsets;
+};
+std::optional<TypeGroups> CutTypeIntoGroups(const spec::ClusterSpec& type_cluster, int copies);
+
 struct PipelineOfType {
   std::string gpu_type;
-  std::unique_ptr<ClusterModel> cluster;  // the type's islands alone (ClusterOfGpuType)
-  PipelineCandidate candidate;            // searched on `cluster` at the pipeline's batch share
+  std::string name;  // "<gpu type>", or "<gpu type>-<copy>" when the type runs several copies
+  std::shared_ptr<const ClusterModel> cluster;  // one group of the type's islands (CutTypeIntoGroups)
+  std::map<std::string, MeshOffset> offset;     // where this copy's group sits, per island name
+  PipelineCandidate candidate;                  // searched on `cluster` at the pipeline's batch share
   uint64_t batch_share = 0;
   double ideal_share = 0;  // before rounding to whole micro-batches
   Prediction prediction;   // of the pipeline alone, without gradient synchronisation
@@ -53,6 +72,8 @@ struct PipelinesCandidate {
   Time slowest_ring = 0;  // the longest of their rings
   Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
   SearchStats search;     // every pass's DP runs
+  // When some type runs several copies: the iteration priced with one pipeline per type (none fitted: 0).
+  std::optional<Time> one_per_type;
 };
 
 struct PipelinesContext {
@@ -67,10 +88,18 @@ struct PipelinesContext {
   // ZeRO-free profiles already priced (ProfilerOptions::zero_free_cache of the main search), read and
   // added to; nullptr: every type's islands priced anew.
   ProfileCache* profiles = nullptr;
+  // The other families' best predicted iteration: copies are searched only when one pipeline per type
+  // prices within 25% of it (0: always).
+  Time to_beat = 0;
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
-// islands cannot be planned alone, or the batch is too small.
+// islands cannot be planned alone, or the batch is too small. Each type runs k identical pipelines
+// (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group): HAPT's
+// DP plans one on one group at the type's first share over k, and the k with the most samples per
+// second is kept, then copied onto the other groups; the plan of those copies is kept only when its
+// priced iteration beats one pipeline per type. Copies are searched only when one pipeline per type
+// prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
 
 // The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.
@@ -96,7 +125,9 @@ struct LayerRangesPrice {
 
 // Every layer range's all-reduce over the stages that hold it, on `cluster` (the whole cluster): a
 // range starts when its last holder has run its last backward, its ring priced as a mixed stage's
-// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced.
+// (MixedRingOf), the ranges whose times overlap sharing the links they have in common (each holding
+// stage's NIC share, each crossing between two islands; ShareLinks, max-min), and each stage steps its
+// optimizer once its ranges are reduced.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines);
 

@@ -395,11 +395,12 @@ bool PipelinesSearched(const PlanRequest& request, const workload::ModelCost& co
          cost.num_experts() <= 1 && std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
 }
 
-// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`).
+// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the other
+// families' best predicted iteration (0: none).
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                                   const std::vector<uint64_t>& sizes, ProfileCache& profiles,
-                                                  PlanOutcome& out) {
+                                                  Time to_beat, PlanOutcome& out) {
   if (!PipelinesSearched(request, cost, cp_degrees)) return std::nullopt;
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -413,7 +414,8 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .micro_batch_size = mbs,
                                .epsilon = request.epsilon,
                                .threads = threads,
-                               .profiles = &profiles};
+                               .profiles = &profiles,
+                               .to_beat = to_beat};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
@@ -431,13 +433,23 @@ spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out
   return shape;
 }
 
-// "rtx4090: 4 stages, 88 samples (ideal 87.6)", pipeline after pipeline.
+// "rtx4090 4 stages, 88 samples (ideal 87.6)", GPU type after GPU type; a type of k identical pipelines
+// "rtx4090 4 x 4 stages, 96 samples (ideal 95.3)", its copies' samples added.
 std::string PipelinesOf(const PipelinesCandidate& c) {
   std::vector<std::string> parts;
-  for (const PipelineOfType& p : c.pipelines) {
-    const size_t stages = p.candidate.stages.size();
-    parts.push_back(absl::StrFormat("%s %d stage%s, %d samples (ideal %.1f)", p.gpu_type, stages,
-                                    stages == 1 ? "" : "s", p.batch_share, p.ideal_share));
+  for (size_t p = 0; p < c.pipelines.size();) {
+    const PipelineOfType& first = c.pipelines[p];
+    size_t copies = 0;
+    uint64_t samples = 0;
+    double ideal = 0;
+    for (; p < c.pipelines.size() && c.pipelines[p].gpu_type == first.gpu_type; ++p, ++copies) {
+      samples += c.pipelines[p].batch_share;
+      ideal += c.pipelines[p].ideal_share;
+    }
+    const size_t stages = first.candidate.stages.size();
+    parts.push_back(absl::StrFormat("%s %s%d stage%s, %d samples (ideal %.1f)", first.gpu_type,
+                                    copies > 1 ? absl::StrCat(copies, " x ") : "", stages, stages == 1 ? "" : "s",
+                                    samples, ideal));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -461,6 +473,9 @@ std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& m
   }
   if (pipes) {
     families.push_back({absl::StrCat("pipelines per GPU type (", PipelinesOf(*pipes), ")"), pipes->iteration});
+    if (pipes->one_per_type && *pipes->one_per_type > 0) {
+      families.push_back({"one pipeline per GPU type", *pipes->one_per_type});
+    }
   }
   std::stable_sort(families.begin(), families.end(),
                    [](const Family& a, const Family& b) { return a.iteration < b.iteration; });
@@ -514,7 +529,8 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
   const std::optional<PipelinesCandidate> pipes =
-      SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free, out);
+      SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free,
+                      best.prediction ? best.prediction->iteration : Time(), out);
   const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);

@@ -19,12 +19,13 @@ hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
   return out;
 }
 
-absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what) {
+absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what,
+                                absl::string_view why) {
   if (plan.pipelines().empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(plan_file, ": pipelines: ", what,
-                   " takes a plan of one pipeline; a plan of pipelines of different "
-                   "shapes runs with `hetsim run`, `hetsim check` and `hetsim validate`"));
+      absl::StrCat(plan_file, ": pipelines: ", what, " takes a plan of one pipeline: ", why,
+                   "; a plan of pipelines of different shapes runs with `hetsim run`, `hetsim check`, "
+                   "`hetsim validate` and `hetsim export chakra`"));
 }
 
 }  // namespace hetsim::proto

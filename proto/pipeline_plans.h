@@ -20,8 +20,9 @@ uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::
 hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p);
 
 // OK for a plan of one pipeline; for a plan of pipelines, InvalidArgument naming `plan_file` and saying
-// that `what` takes one pipeline (the commands that build a single setup: the exports).
-absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what);
+// that `what` takes one pipeline and `why` (what builds a single setup, the Megatron export).
+absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what,
+                                absl::string_view why);
 
 }  // namespace hetsim::proto
 

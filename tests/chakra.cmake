@@ -16,6 +16,12 @@ add_test(NAME chakra.round_trip.idle_gpus
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
                  ${CMAKE_CURRENT_SOURCE_DIR}/chakra/plan-idle-gpus.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt
                  ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/idle_gpus)
+# A plan of pipelines of different shapes (issue 39): the lab example's six pipelines and their layer ranges'
+# all-reduces, every rank file one ASTRA-sim accepts.
+add_test(NAME chakra.round_trip.lab_pipelines
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
+                 ${PROJECT_SOURCE_DIR}/examples/plan-lab-pipelines.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
+                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines)
 # ASTRA-sim's own all-gather and reduce-scatter traces, rebuilt byte for byte: comm_size read as ASTRA-sim reads it.
 add_test(NAME chakra.astra_microbenchmarks
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>

@@ -1,13 +1,15 @@
 // `hetsim export chakra PLAN --cluster C --out DIR [--prefix P]`: the plan's iteration as MLCommons
 // Chakra execution traces, one per rank, for ASTRA-sim and other Chakra consumers (docs/chakra.md).
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_megatron.h"
+#include "base/status_macros.h"
 #include "proto/inputs.h"
-#include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
 #include "service/chakra/export.h"
 #include "service/driver/build_setup.h"
@@ -25,6 +27,24 @@ const CommandInfo kExportInfo = {
     "(tensor-parallel collectives included), boundaries are COMM_SEND/COMM_RECV pairs, gradient\n"
     "synchronisation COMM_COLL nodes. The prefix defaults to the plan file's name without extension.\n"
     "`hetsim run --chakra DIR --cluster CLUSTER` simulates them back. See docs/chakra.md."};
+
+// The plan's export: one setup, or one per pipeline of a plan of pipelines.
+absl::StatusOr<chakra::ChakraExport> ExportOf(const proto::PlanInputs& inputs) {
+  constexpr network::NetworkMode kMode = network::NetworkMode::kMaxMinFair;
+  if (inputs.plan.pipelines().empty()) {
+    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup, driver::BuildSetup(inputs, kMode));
+    return chakra::ExportChakra(*setup);
+  }
+  std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
+  std::vector<const executor::ExecutionSetup*> setups;
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                            driver::BuildPipelineSetup(inputs, p, kMode));
+    setups.push_back(setup.get());
+    owned.push_back(std::move(setup));
+  }
+  return chakra::ExportChakraPipelines(setups);
+}
 
 int Export(const Args& args) {
   po::options_description options("options");
@@ -50,9 +70,6 @@ int Export(const Args& args) {
 
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(plan_path, cluster_path);
   if (!inputs.ok()) return ReportFailure(kExportInfo, inputs.status());
-  if (absl::Status s = proto::RequireOnePipeline(inputs->plan, plan_path, "export chakra"); !s.ok()) {
-    return ReportFailure(kExportInfo, s);
-  }
   if (const int64_t nodes = chakra::ExportNodesLowerBound(proto::ResolvePlan(inputs->plan, plan_path));
       nodes > chakra::kMaxExportNodes) {
     return ReportFailure(kExportInfo, absl::InvalidArgumentError(absl::StrFormat(
@@ -60,10 +77,9 @@ int Export(const Args& args) {
                                           "whole in memory before writing); export a smaller plan",
                                           plan_path, nodes, chakra::kMaxExportNodes)));
   }
-  absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> setup =
-      driver::BuildSetup(*inputs, network::NetworkMode::kMaxMinFair);
-  if (!setup.ok()) return ReportFailure(kExportInfo, setup.status());
-  const chakra::ChakraExport out = chakra::ExportChakra(**setup);
+  absl::StatusOr<chakra::ChakraExport> exported = ExportOf(*inputs);
+  if (!exported.ok()) return ReportFailure(kExportInfo, exported.status());
+  const chakra::ChakraExport& out = *exported;
   if (absl::Status s = chakra::WriteChakraExport(out, out_dir, prefix); !s.ok()) return ReportFailure(kExportInfo, s);
   if (!vm.count("quiet")) {
     size_t nodes = 0;

@@ -69,7 +69,7 @@ int Plan(const Args& args) {
       "no-mixed-replicas", po::bool_switch(&no_mixed),
       "hapt: keep every stage inside one island (do not search mixed replica groups)")(
       "no-pipelines", po::bool_switch(&no_pipelines),
-      "hapt: one pipeline only (do not search a pipeline per GPU type, Plan.pipelines)")(
+      "hapt: one pipeline only (do not search pipelines per GPU type, Plan.pipelines)")(
       "name", po::value(&name)->value_name("NAME"), "plan name")(
       "alternative", po::value(&alternative)->value_name("K"), "write the K-th best plan (default 1)")(
       "prediction", po::value(&prediction)->value_name("hetsim|naive"), "store a prediction in the plan")(

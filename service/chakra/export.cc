@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "proto/io.h"
 #include "service/chakra/attributes_internal.h"
+#include "sim/executor/layer_range_sync.h"
 #include "sim/pipeline/dag.h"
 #include "sim/workload/optimizer_step.h"
 
@@ -27,19 +28,78 @@ using pipeline::NodeKind;
 
 bool IsCompute(NodeKind kind) { return kind == NodeKind::kForward || kind == NodeKind::kBackward; }
 
+// A trace per GPU of `setup`'s cluster, metadata only.
+ChakraExport EmptyExport(const ExecutionSetup& setup) {
+  ChakraExport out;
+  out.ranks.resize(setup.topology->num_gpus());
+  for (proto::ChakraStream& rank : out.ranks) {
+    rank.metadata.set_version(std::string(kSchemaVersion));
+    rank.metadata.add_attr()->CopyFrom(StringAttr("generator", "hetsim export chakra"));
+    rank.metadata.add_attr()->CopyFrom(StringAttr("dtype", spec::DTypeName(setup.spec.model.dtype)));
+  }
+  return out;
+}
+
+// Appends `node` to `rank`'s trace with the next id of that rank.
+uint64_t AddNode(ChakraExport& out, int rank, Node node) {
+  auto& nodes = out.ranks[rank].nodes;
+  node.set_id(nodes.size());
+  nodes.push_back(std::move(node));
+  return nodes.back().id();
+}
+
+// What a GPU the plan leaves idle runs: ASTRA-sim's workload layer needs a file per NPU and its
+// feeder refuses a file without a dependency-free node, so the rank gets one COMP node of no time
+// (ASTRA-sim replays it in 1 ns; with its roofline on, tensor_size 0 makes it skip the node).
+void AddIdleNodes(ChakraExport& out) {
+  for (int r = 0; r < static_cast<int>(out.ranks.size()); ++r) {
+    if (!out.ranks[r].nodes.empty()) continue;
+    Node n;
+    n.set_name("idle (the plan gives this GPU no work)");
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(0);
+    n.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
+    n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, 0));
+    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+    AddNode(out, r, std::move(n));
+  }
+}
+
+// comm_size is each rank's input (attributes.h): an all-gather's `bytes` over the group's size.
+Node CollectiveNode(CollectiveOp op, int64_t bytes, const std::string& name, const proto::ChakraCommGroup& group) {
+  Node n;
+  n.set_name(name);
+  n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+  n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(op)));
+  n.add_attr()->CopyFrom(Int64Attr(kCommSize, CommSizeOf(op, bytes, static_cast<int>(group.ranks.size()))));
+  n.add_attr()->CopyFrom(StringAttr(kPgName, group.name));
+  n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+  return n;
+}
+
+// A new communicator of `gpus` in `out`, named by its place ("1", "2", ...): its index.
+size_t AddCommGroup(ChakraExport& out, const std::vector<GpuId>& gpus) {
+  proto::ChakraCommGroup group{absl::StrCat(out.comm_groups.size() + 1), {}};
+  for (GpuId g : gpus) group.ranks.push_back(g.value());
+  out.comm_groups.push_back(std::move(group));
+  return out.comm_groups.size() - 1;
+}
+
+// Per rank, nodes its stage's optimizer step also waits for (a plan of pipelines: its layer ranges'
+// all-reduces).
+using StepDeps = absl::flat_hash_map<int, std::vector<uint64_t>>;
+
+// One setup's iteration into `out` (its ranks' traces; the setup's GPUs are global ids of `out`'s
+// cluster), boundary tags from `next_tag` on.
 class Exporter {
  public:
-  explicit Exporter(const ExecutionSetup& setup) : setup_(setup), dag_(*setup.dag) {
-    out_.ranks.resize(setup.topology->num_gpus());
-    for (proto::ChakraStream& rank : out_.ranks) {
-      rank.metadata.set_version(std::string(kSchemaVersion));
-      rank.metadata.add_attr()->CopyFrom(StringAttr("generator", "hetsim export chakra"));
-      rank.metadata.add_attr()->CopyFrom(StringAttr("dtype", spec::DTypeName(setup.spec.model.dtype)));
-    }
+  Exporter(const ExecutionSetup& setup, ChakraExport& out, int32_t& next_tag)
+      : setup_(setup), dag_(*setup.dag), out_(out), next_tag_(next_tag) {
     exits_.resize(dag_.num_nodes());
   }
 
-  ChakraExport Run() {
+  // Every pass and boundary transfer (and the early parameter gathers before them).
+  void AddPasses() {
     for (int s = 0; s < setup_.num_stages(); ++s) AddEarlyGathers(s);
     for (NodeId id : dag_.topological_order()) {
       const DagNode& node = dag_.node(id);
@@ -49,35 +109,20 @@ class Exporter {
         AddTransfer(id);
       }
     }
-    for (int s = 0; s < setup_.num_stages(); ++s) AddGradSync(s);
-    for (int r = 0; r < static_cast<int>(out_.ranks.size()); ++r) {
-      if (out_.ranks[r].nodes.empty()) Add(r, IdleNode());
-    }
-    return std::move(out_);
+  }
+
+  // Every stage's gradient synchronisation and optimizer step, the step also after `step_deps`.
+  void AddGradSyncs(const StepDeps& step_deps) {
+    for (int s = 0; s < setup_.num_stages(); ++s) AddGradSync(s, step_deps);
+  }
+
+  // The node ending stage `s`'s last backward on `gpu` (after AddPasses).
+  uint64_t LastBackward(int s, GpuId gpu) const {
+    return exits_[dag_.stage_compute_order()[s].back()].at(gpu.value())[0];
   }
 
  private:
-  // What a GPU the plan leaves idle runs: ASTRA-sim's workload layer needs a file per NPU and its
-  // feeder refuses a file without a dependency-free node, so the rank gets one COMP node of no time
-  // (ASTRA-sim replays it in 1 ns; with its roofline on, tensor_size 0 makes it skip the node).
-  static Node IdleNode() {
-    Node n;
-    n.set_name("idle (the plan gives this GPU no work)");
-    n.set_type(ChakraProtoMsg::COMP_NODE);
-    n.set_duration_micros(0);
-    n.add_attr()->CopyFrom(Int64Attr(kNumOps, 0));
-    n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, 0));
-    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-    return n;
-  }
-
-  // Appends `node` to `rank`'s trace with the next id of that rank.
-  uint64_t Add(int rank, Node node) {
-    auto& nodes = out_.ranks[rank].nodes;
-    node.set_id(nodes.size());
-    nodes.push_back(std::move(node));
-    return nodes.back().id();
-  }
+  uint64_t Add(int rank, Node node) { return AddNode(out_, rank, std::move(node)); }
 
   Node& At(int rank, uint64_t id) { return out_.ranks[rank].nodes[id]; }
 
@@ -190,10 +235,7 @@ class Exporter {
     auto [it, inserted] = sync_groups_.try_emplace({s, experts});
     if (!inserted) return it->second;
     for (const std::vector<GpuId>& gpus : executor::SyncGroupsOf(st.layout, experts)) {
-      proto::ChakraCommGroup group{absl::StrCat(out_.comm_groups.size() + 1), {}};
-      for (GpuId g : gpus) group.ranks.push_back(g.value());
-      it->second.push_back(out_.comm_groups.size());
-      out_.comm_groups.push_back(std::move(group));
+      it->second.push_back(AddCommGroup(out_, gpus));
     }
     return it->second;
   }
@@ -251,22 +293,9 @@ class Exporter {
     }
   }
 
-  // comm_size is each rank's input (attributes.h): an all-gather's `bytes` over the group's size.
-  static Node CollectiveNode(CollectiveOp op, int64_t bytes, const std::string& name,
-                             const proto::ChakraCommGroup& group) {
-    Node n;
-    n.set_name(name);
-    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    n.add_attr()->CopyFrom(Int64Attr(kCommType, CommTypeOf(op)));
-    n.add_attr()->CopyFrom(Int64Attr(kCommSize, CommSizeOf(op, bytes, static_cast<int>(group.ranks.size()))));
-    n.add_attr()->CopyFrom(StringAttr(kPgName, group.name));
-    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-    return n;
-  }
-
   // Gradient buckets on every member of each data-parallel group, then the optimizer step and the
   // ZeRO-1/2 parameter all-gather, as the executor runs them after the stage's last backward.
-  void AddGradSync(int s) {
+  void AddGradSync(int s, const StepDeps& step_deps) {
     const executor::StageSetup& st = setup_.stages[s];
     const auto& order = dag_.stage_compute_order()[s];
     if (order.empty()) return;
@@ -291,6 +320,9 @@ class Exporter {
       // be of chunks that ended before it.
       opt.add_data_deps(last_backward);
       for (uint64_t d : previous) opt.add_data_deps(d);
+      if (const auto it = step_deps.find(gpu.value()); it != step_deps.end()) {
+        for (uint64_t d : it->second) opt.add_data_deps(d);
+      }
       // The HBM traffic of the step's passes over this GPU's shard, as the executor times them.
       const workload::OptimizerStepPasses passes =
           workload::PlanOptimizerStep(st.cost.optimizer_shard, setup_.model->dtype());
@@ -307,25 +339,82 @@ class Exporter {
 
   const ExecutionSetup& setup_;
   const pipeline::PipelineDag& dag_;
-  ChakraExport out_;
+  ChakraExport& out_;
   std::vector<absl::flat_hash_map<int, std::vector<uint64_t>>> exits_;  // per DAG node: rank -> last nodes
   absl::flat_hash_map<int, std::vector<uint64_t>> bucket_ready_;        // rank -> per bucket, the piece filling it
   absl::flat_hash_map<std::pair<int, bool>, std::vector<size_t>> sync_groups_;  // (stage, experts)
   // (rank, first forward) -> the gathers it waits for
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
-  int32_t next_tag_ = 0;
+  int32_t& next_tag_;
 };
+
+// Plan.pipelines: every layer range's all-reduce (executor::LayerRangeGroups) on each GPU of each of
+// its shard groups (one communicator per shard), after that GPU's stage's last backward, as the
+// executor starts a range when its holders have run it; the ranges of a stage run side by side, and
+// its optimizer step waits for all of them (returned per rank).
+StepDeps AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, const std::vector<Exporter>& exporters,
+                        ChakraExport& out) {
+  absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
+  for (size_t p = 0; p < setups.size(); ++p) {
+    for (int s = 0; s < setups[p]->num_stages(); ++s) {
+      for (GpuId g : setups[p]->stages[s].layout.gpus) stage_of[g.value()] = {static_cast<int>(p), s};
+    }
+  }
+  StepDeps reduced;
+  for (const executor::LayerRangeGroup& range : executor::LayerRangeGroups(setups)) {
+    const std::string name =
+        absl::StrFormat("grad all-reduce layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
+    for (const std::vector<GpuId>& gpus : range.groups) {
+      const proto::ChakraCommGroup& group = out.comm_groups[AddCommGroup(out, gpus)];
+      for (GpuId g : gpus) {
+        const auto [p, s] = stage_of.at(g.value());
+        Node n = CollectiveNode(CollectiveOp::kAllReduce, range.bytes, name, group);
+        n.add_data_deps(exporters[p].LastBackward(s, g));
+        reduced[g.value()].push_back(AddNode(out, g.value(), std::move(n)));
+      }
+    }
+  }
+  return reduced;
+}
 
 }  // namespace
 
 uint64_t RoundToMicros(Time t) { return t <= 0 ? 0 : static_cast<uint64_t>((t + kMicrosecond / 2) / kMicrosecond); }
 
-ChakraExport ExportChakra(const ExecutionSetup& setup) { return Exporter(setup).Run(); }
+ChakraExport ExportChakra(const ExecutionSetup& setup) {
+  ChakraExport out = EmptyExport(setup);
+  int32_t next_tag = 0;
+  Exporter exporter(setup, out, next_tag);
+  exporter.AddPasses();
+  exporter.AddGradSyncs({});
+  AddIdleNodes(out);
+  return out;
+}
+
+ChakraExport ExportChakraPipelines(const std::vector<const ExecutionSetup*>& setups) {
+  ChakraExport out = EmptyExport(*setups.front());
+  int32_t next_tag = 0;
+  std::vector<Exporter> exporters;
+  exporters.reserve(setups.size());
+  for (const ExecutionSetup* setup : setups) exporters.emplace_back(*setup, out, next_tag).AddPasses();
+  const StepDeps reduced = AddLayerRanges(setups, exporters, out);
+  for (Exporter& e : exporters) e.AddGradSyncs(reduced);
+  AddIdleNodes(out);
+  return out;
+}
 
 int64_t ExportNodesLowerBound(const spec::PlanSpec& plan) {
-  const int64_t passes_per_gpu = plan.microbatches * std::max(1, plan.virtual_stages) * 2;
   int64_t nodes = 0;
+  for (const spec::PipelineSpec& p : plan.pipelines) {  // each a plan of its own
+    spec::PlanSpec one = plan;
+    one.pipelines.clear();
+    one.stages = p.stages;
+    one.micro_batch_size = p.micro_batch_size > 0 ? p.micro_batch_size : plan.micro_batch_size;
+    one.microbatches = static_cast<int64_t>(p.batch_share / std::max<uint64_t>(1, one.micro_batch_size));
+    nodes += ExportNodesLowerBound(one);
+  }
+  const int64_t passes_per_gpu = plan.microbatches * std::max(1, plan.virtual_stages) * 2;
   for (const spec::StageSpec& s : plan.stages) {
     int64_t gpus = 0;
     for (const spec::ReplicaGroupSpec& g : s.ReplicaGroups(plan.micro_batch_size)) {

@@ -38,6 +38,13 @@ uint64_t RoundToMicros(Time t);
 
 ChakraExport ExportChakra(const executor::ExecutionSetup& setup);
 
+// A plan of pipelines (Plan.pipelines): setups[p] is pipeline p's (driver::BuildPipelineSetup, on one
+// cluster), each exported as above without its own gradient reduction, then every layer range's
+// all-reduce (executor::LayerRangeGroups) as a COMM_COLL node on each GPU of each of its shard groups
+// (a communicator of its own), after that GPU's stage's last backward; a stage's optimizer step waits
+// for its ranges. Boundary tags are unique across the pipelines.
+ChakraExport ExportChakraPipelines(const std::vector<const executor::ExecutionSetup*>& setups);
+
 // The most nodes an export may hold, counted as ExportNodesLowerBound counts them: the export is built
 // whole in memory before the first file is written (all or nothing), about 3 KB per counted pass
 // (the 512-GPU example: 131,072 counted, 361,472 written, 401 MB peak), so 2,000,000 is about 6 GB.

@@ -12,8 +12,10 @@
 #include "base/wall_limit.h"
 #include "proto/pipeline_plans.h"
 #include "proto/resolve.h"
+#include "proto/validate_plan.h"
 #include "service/driver/cluster_topology.h"
 #include "sim/executor/flow_estimate.h"
+#include "sim/executor/layer_range_sync.h"
 
 namespace hetsim::driver {
 namespace {
@@ -78,7 +80,8 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
                                                                      executor::ReplicaReuse reuse,
                                                                      const WorkLimits* limits) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
-  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup"));
+  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup",
+                                                   "each pipeline is set up on its own (BuildPipelineSetup)"));
   if (limits != nullptr) {
     HETSIM_RETURN_IF_ERROR(
         CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path), ClusterGpus(inputs.cluster), *limits));
@@ -88,6 +91,18 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
   return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
+}
+
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
+                                                                             network::NetworkMode mode,
+                                                                             const WorkLimits* limits) {
+  proto::PlanInputs mine = inputs;
+  mine.plan = proto::PipelinePlan(inputs.plan, p);
+  mine.microbatches = proto::MicrobatchCount(mine.plan);
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits));
+  executor::DropStageGradientSync(*setup);
+  return setup;
 }
 
 }  // namespace hetsim::driver

@@ -43,6 +43,13 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(
     const proto::PlanInputs& inputs, network::NetworkMode mode,
     executor::ReplicaReuse reuse = executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr);
 
+// Pipeline `p` of a plan of pipelines (Plan.pipelines) set up as a plan of its own on the one cluster
+// (its GPUs global ids), its stages' own data-parallel reduction left to the layer ranges
+// (executor::DropStageGradientSync), as `hetsim run` and the Chakra export set each pipeline up.
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
+                                                                             network::NetworkMode mode,
+                                                                             const WorkLimits* limits = nullptr);
+
 }  // namespace hetsim::driver
 
 #endif  // HETSIM_SERVICE_DRIVER_BUILD_SETUP_H_

@@ -56,13 +56,9 @@ absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const 
 // options (the traced GPUs and links when tracing).
 absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out,
                            std::vector<executor::ExecutorOptions>& runs) {
-  proto::PlanInputs mine = inputs;
-  mine.plan = proto::PipelinePlan(inputs.plan, p);
-  mine.microbatches = proto::MicrobatchCount(mine.plan);
   const WorkLimits limits = WorkLimitsOf(options);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildSetup(mine, options.network_mode, executor::ReplicaReuse::kMapped, &limits));
-  executor::DropStageGradientSync(*setup);
+                          BuildPipelineSetup(inputs, p, options.network_mode, &limits));
   executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;

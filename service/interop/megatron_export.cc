@@ -369,9 +369,11 @@ void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vecto
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);
   const v1::Plan& plan = in.plan;
-  // Megatron runs one pipeline shape over all its data-parallel replicas.
-  HETSIM_RETURN_IF_ERROR(
-      proto::RequireOnePipeline(plan, in.plan_path.empty() ? in.plan.name() : in.plan_path, "export megatron"));
+  HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(
+      plan, in.plan_path.empty() ? in.plan.name() : in.plan_path, "export megatron",
+      "Megatron-LM runs one pipeline shape, every data-parallel replica with the same stage split "
+      "(--pipeline-model-parallel-size) and micro-batch size (--micro-batch-size), so pipelines of different "
+      "shapes have no launch line"));
   if (!in.model.has_transformer()) {
     p.Add("model", "a layer list: Megatron builds a transformer from its flags (--num-layers, --hidden-size, ...)");
     return p.ToStatus();

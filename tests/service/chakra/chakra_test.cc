@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "proto/chakra_groups.h"
@@ -18,6 +20,7 @@
 #include "service/chakra/export.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"
+#include "service/driver/build_setup.h"
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
 #include "sim/workload/gpu_compute.h"
@@ -288,6 +291,64 @@ TEST_CASE("chakra round trip: the mixed A100 + L40S replicas example within 1%",
                                   HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
   REQUIRE(in.ok());
   CheckRoundTrip(*in, "mixed", 0.01);
+}
+
+TEST_CASE("chakra export: a plan of pipelines reduces its gradients per layer range, and replays as it runs",
+          "[chakra][pipelines]") {
+  // The lab example: four RTX 4090 pipelines of 4 one-GPU stages and two A6000 pipelines of 2 stages
+  // at TP 2 (24 GPUs); their cuts make 4 layer ranges, each reduced over 6 GPUs in 2 shards (the
+  // finest TP), so 8 communicators.
+  auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt",
+                                  HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
+  REQUIRE(in.ok());
+  std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
+  std::vector<const executor::ExecutionSetup*> setups;
+  for (int p = 0; p < in->plan.pipelines_size(); ++p) {
+    auto setup = driver::BuildPipelineSetup(*in, p, network::NetworkMode::kMaxMinFair);
+    REQUIRE(setup.ok());
+    setups.push_back(setup->get());
+    owned.push_back(*std::move(setup));
+  }
+  const chakra::ChakraExport out = chakra::ExportChakraPipelines(setups);
+  REQUIRE(out.ranks.size() == 24);
+  REQUIRE(out.comm_groups.size() == 8);
+  for (const proto::ChakraCommGroup& g : out.comm_groups) CHECK(g.ranks.size() == 6);
+  for (int r = 0; r < 24; ++r) {
+    INFO("rank " << r);
+    std::vector<uint64_t> collectives;
+    const Node* step = nullptr;
+    for (const Node& n : out.ranks[r].nodes) {
+      if (n.name() == "optimizer step") step = &n;
+      if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+      collectives.push_back(n.id());
+      // On a communicator that holds the rank.
+      for (const auto& a : n.attr()) {
+        if (a.name() != chakra::kPgName) continue;
+        const std::vector<int64_t>& ranks = out.comm_groups[std::stoi(a.string_val()) - 1].ranks;
+        CHECK(std::find(ranks.begin(), ranks.end(), r) != ranks.end());
+      }
+    }
+    // Every GPU holds at least one range; its optimizer step waits for each of its ranges' all-reduces.
+    CHECK_FALSE(collectives.empty());
+    REQUIRE(step != nullptr);
+    for (uint64_t c : collectives) {
+      CHECK(std::find(step->data_deps().begin(), step->data_deps().end(), c) != step->data_deps().end());
+    }
+  }
+  // Read back and replayed: `hetsim run`'s iteration, but for the passes' microsecond rounding.
+  auto sim = driver::SimulatePlan(*in, {});
+  REQUIRE(sim.ok());
+  const std::string dir = TempDir("pipelines");
+  REQUIRE(chakra::WriteChakraExport(out, dir, "t").ok());
+  auto w = chakra::LoadChakraDir(dir, 24);
+  INFO(w.status().message());
+  REQUIRE(w.ok());
+  CHECK(w->warnings.empty());
+  const Time replay = Replay(*w, *setups.front()->topology).iteration_time;
+  const Time run = sim->pipeline_sync.iteration_time;
+  INFO("run " << TimeToMilliseconds(run) << " ms, replay " << TimeToMilliseconds(replay) << " ms");
+  CHECK(std::abs(TimeToPicosecondsDouble(replay - run)) <= 1e-5 * TimeToPicosecondsDouble(run));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("chakra traces: repairs are warnings that say what was assumed", "[chakra]") {

@@ -5,8 +5,10 @@
 // by `validate` as any planner's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "base/units.h"
@@ -43,14 +45,15 @@ TEST_CASE("validate: a plan of pipelines is judged per pipeline and for the iter
     INFO(sim.name << ": pipeline " << TimeToMilliseconds(pred.pipeline) << " / " << TimeToMilliseconds(sim.pipeline)
                   << " ms, end " << TimeToMilliseconds(pred.end) << " / " << TimeToMilliseconds(sim.end) << " ms");
     // Each pipeline's DAG as simulated (measured within 0.4%); its end after its layer ranges'
-    // all-reduces measured -5.9%: the four ranges run at once in the simulation, sharing the Ethernet
-    // between the islands, which the planner prices only per holding stage (docs/heterogeneous.md).
+    // all-reduces measured -0.4%: the four ranges run at once and share the Ethernet between the
+    // islands, as the planner prices them since session 30 (-5.9% priced per holding stage only;
+    // docs/heterogeneous.md).
     CHECK(std::abs(RelativeError(pred.pipeline, sim.pipeline)) < 0.01);
-    CHECK(std::abs(RelativeError(pred.end, sim.end)) < 0.07);
+    CHECK(std::abs(RelativeError(pred.end, sim.end)) < 0.01);
   }
   INFO("iteration " << TimeToMilliseconds(v->prediction.iteration) << " / "
                     << TimeToMilliseconds(v->simulated.iteration) << " ms");
-  CHECK(std::abs(RelativeError(v->prediction.iteration, v->simulated.iteration)) < 0.07);
+  CHECK(std::abs(RelativeError(v->prediction.iteration, v->simulated.iteration)) < 0.01);
   // Every stage's compute per microbatch as the simulator runs it.
   for (size_t k = 0; k < v->prediction.stages.size(); ++k) {
     CHECK(std::abs(RelativeError(v->prediction.stages[k].t, v->simulated.t[k])) < 0.05);
@@ -61,8 +64,8 @@ TEST_CASE("validate: a plan of pipelines is judged per pipeline and for the iter
   CHECK_THAT(text, Catch::Contains("end with its layer ranges' all-reduces"));
 }
 
-// HAPT's plan of the lab example's model (128 samples in micro-batches of one) on the lab cluster: a
-// pipeline per GPU type (tests/planner/planner_pipelines_test.cc).
+// HAPT's plan of the lab example's model (128 samples in micro-batches of one) on the lab cluster:
+// identical pipelines per GPU type (tests/planner/planner_pipelines_test.cc).
 driver::Planned PlanLabPipelines() {
   absl::StatusOr<v1::Plan> plan = proto::LoadAs<v1::Plan>(kLabPipelinesPlan);
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(kLabPipelinesCluster));
@@ -76,7 +79,7 @@ driver::Planned PlanLabPipelines() {
   absl::StatusOr<driver::Planned> planned = testing::PlanOf(plan->model(), *cluster, req);
   INFO(planned.status().message());
   REQUIRE(planned.ok());
-  REQUIRE(planned->plan.pipelines_size() == 2);
+  REQUIRE(planned->plan.pipelines_size() >= 2);
   return *std::move(planned);
 }
 
@@ -88,12 +91,17 @@ TEST_CASE("plan --prediction: a plan of pipelines is priced by its pipelines and
   absl::StatusOr<v1::PlanPrediction> prediction =
       PredictionFor("hetsim", planned.plan, planned.model, *cluster, planned.outcome.prediction, "hapt");
   REQUIRE(prediction.ok());
-  const int stages0 = planned.plan.pipelines(0).stages_size(), stages1 = planned.plan.pipelines(1).stages_size();
-  REQUIRE(prediction->stages_size() == stages0 + stages1);
-  // No boundary after either pipeline's last stage; every stage waits for its ranges and steps.
-  CHECK_FALSE(prediction->stages(stages0 - 1).has_boundary_transfer_ms());
-  CHECK_FALSE(prediction->stages(stages0 + stages1 - 1).has_boundary_transfer_ms());
-  CHECK(prediction->stages(0).has_boundary_transfer_ms());
+  std::vector<int> last_stages;  // each pipeline's, in the prediction's order
+  for (const v1::Pipeline& p : planned.plan.pipelines()) {
+    last_stages.push_back((last_stages.empty() ? -1 : last_stages.back()) + p.stages_size());
+  }
+  const int stages = last_stages.back() + 1;
+  REQUIRE(prediction->stages_size() == stages);
+  // No boundary after a pipeline's last stage; every stage waits for its ranges and steps.
+  for (int k = 0; k < stages; ++k) {
+    const bool last = std::find(last_stages.begin(), last_stages.end(), k) != last_stages.end();
+    CHECK(prediction->stages(k).has_boundary_transfer_ms() == !last);
+  }
   for (const v1::PredictedStage& s : prediction->stages()) CHECK(s.grad_sync_ms() > 0);
   CHECK(prediction->iteration_time_ms() == TimeToMilliseconds(planned.outcome.prediction.iteration));
   // The planner's own prediction of the plan it wrote is what `validate` predicts for it.
@@ -115,8 +123,8 @@ TEST_CASE("plan --prediction: a plan of pipelines is priced by its pipelines and
   REQUIRE(report->plans_size() == 1);
   const v1::PlanValidation& plan = report->plans(0);
   INFO("iteration " << plan.predicted_iteration_ms() << " / " << plan.simulated_iteration_ms() << " ms");
-  CHECK(std::abs(plan.predicted_iteration_ms() / plan.simulated_iteration_ms() - 1) < 0.05);
-  REQUIRE(plan.stages_size() == stages0 + stages1);
+  CHECK(std::abs(plan.predicted_iteration_ms() / plan.simulated_iteration_ms() - 1) < 0.02);
+  REQUIRE(plan.stages_size() == stages);
   for (const v1::StageTermErrors& s : plan.stages()) {
     for (const v1::QuantityError& e : s.terms()) {
       INFO("stage " << s.stage() << " " << e.quantity() << " " << e.predicted() << " / " << e.simulated() << " ms");
@@ -128,8 +136,8 @@ TEST_CASE("plan --prediction: a plan of pipelines is priced by its pipelines and
       PredictionFor("naive", planned.plan, planned.model, *cluster, planned.outcome.prediction, "hapt");
   INFO(naive.status().message());
   REQUIRE(naive.ok());
-  CHECK(naive->stages_size() == stages0 + stages1);
-  CHECK_FALSE(naive->stages(stages0 - 1).has_boundary_transfer_ms());
+  CHECK(naive->stages_size() == stages);
+  CHECK_FALSE(naive->stages(last_stages.front()).has_boundary_transfer_ms());
 }
 
 }  // namespace

@@ -1,0 +1,98 @@
+#include "planner/shared_links.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace hetsim::planner {
+namespace {
+
+constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+constexpr double kLongestSeconds = 1e6;  // beyond any transfer, within Time's range
+
+// The max-min rates of flows `active` by progressive filling: every unfrozen flow rises at one rate
+// until a link it crosses is full; that link's flows freeze there, and the others go on.
+std::vector<double> FairRates(const std::vector<SharedFlow>& flows, const std::vector<size_t>& active) {
+  std::vector<double> rate(active.size(), -1);  // -1: not frozen yet
+  size_t frozen = 0;
+  for (size_t a = 0; a < active.size(); ++a) {
+    if (flows[active[a]].links.empty()) rate[a] = kUnlimited, ++frozen;
+  }
+  std::map<int, double> used;  // per link, the share its frozen flows take
+  while (frozen < active.size()) {
+    std::map<int, double> per_level;  // per link, what one unit of the common rate takes of it
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (rate[a] >= 0) continue;
+      for (const auto& [link, capacity] : flows[active[a]].links) per_level[link] += 1 / capacity;
+    }
+    double level = kUnlimited;
+    int full = 0;
+    for (const auto& [link, take] : per_level) {
+      const double t = std::max(0.0, 1 - used[link]) / take;
+      if (t < level) level = t, full = link;
+    }
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (rate[a] >= 0) continue;
+      const auto& links = flows[active[a]].links;
+      if (std::none_of(links.begin(), links.end(), [&](const auto& l) { return l.first == full; })) continue;
+      rate[a] = level;
+      ++frozen;
+      for (const auto& [link, capacity] : links) used[link] += level / capacity;
+    }
+  }
+  return rate;
+}
+
+}  // namespace
+
+std::vector<Time> ShareLinks(const std::vector<SharedFlow>& flows) {
+  const size_t n = flows.size();
+  std::vector<Time> end(n, 0);
+  std::vector<double> left(n);
+  std::vector<bool> done(n, false);
+  size_t remaining = n;
+  Time now = kTimeMax;
+  for (size_t i = 0; i < n; ++i) {
+    left[i] = flows[i].bytes;
+    now = std::min(now, flows[i].start);
+  }
+  while (remaining > 0) {
+    std::vector<size_t> active;
+    Time next = kTimeMax;  // the next event: a flow starts or ends
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i]) continue;
+      if (flows[i].start <= now) {
+        active.push_back(i);
+      } else {
+        next = std::min(next, flows[i].start);
+      }
+    }
+    const std::vector<double> rate = FairRates(flows, active);
+    std::vector<Time> finish(active.size());
+    for (size_t a = 0; a < active.size(); ++a) {
+      const double r = rate[a], seconds = left[active[a]] / r;
+      if (left[active[a]] <= 0 || std::isinf(r)) {
+        finish[a] = now;
+      } else {  // a rate of 0 (a link full to rounding) waits for the others to end
+        finish[a] = r > 0 && seconds < kLongestSeconds ? now + SecondsToTime(seconds) : kTimeMax;
+      }
+      next = std::min(next, finish[a]);
+    }
+    const double dt = TimeToSeconds(next - now);
+    for (size_t a = 0; a < active.size(); ++a) {
+      const size_t i = active[a];
+      if (finish[a] <= next) {
+        done[i] = true;
+        --remaining;
+        end[i] = next + flows[i].latency;
+      } else {
+        left[i] = std::max(0.0, left[i] - rate[a] * dt);
+      }
+    }
+    now = next;
+  }
+  return end;
+}
+
+}  // namespace hetsim::planner
