@@ -443,7 +443,8 @@ spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out
 }
 
 // "rtx4090 4 stages, 88 samples (ideal 87.6)", GPU type after GPU type; a type of k identical pipelines
-// "rtx4090 4 x 4 stages, 96 samples (ideal 95.3)", its copies' samples added.
+// "rtx4090 4 x 4 stages, 96 samples (ideal 95.3)", its copies' samples added; ", micro-batch b" after
+// each type when the types' micro-batch sizes differ.
 std::string PipelinesOf(const PipelinesCandidate& c) {
   std::vector<std::string> parts;
   const bool mixed_sizes = std::any_of(c.pipelines.begin(), c.pipelines.end(), [&](const PipelineOfType& p) {
