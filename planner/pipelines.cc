@@ -82,6 +82,48 @@ std::vector<uint64_t> ThroughputShares(const std::vector<double>& samples_per_s,
   return shares;
 }
 
+std::vector<uint64_t> ThroughputSharesOfSizes(const std::vector<double>& samples_per_s, uint64_t global_batch_size,
+                                              const std::vector<uint64_t>& micro_batch_sizes,
+                                              std::vector<double>* ideal) {
+  const size_t n = samples_per_s.size();
+  if (n == 0 || micro_batch_sizes.size() != n) return {};
+  if (std::all_of(micro_batch_sizes.begin(), micro_batch_sizes.end(),
+                  [&](uint64_t b) { return b == micro_batch_sizes.front(); })) {
+    return ThroughputShares(samples_per_s, global_batch_size, micro_batch_sizes.front(), ideal);
+  }
+  const double total = std::accumulate(samples_per_s.begin(), samples_per_s.end(), 0.0);
+  // Each pipeline gets the whole micro-batches of its own size below its ideal (at least one); what is
+  // left goes a micro-batch at a time to the largest remainder whose micro-batch still fits.
+  std::vector<uint64_t> shares(n);
+  std::vector<double> exact(n);
+  uint64_t given = 0;
+  for (size_t p = 0; p < n; ++p) {
+    exact[p] = static_cast<double>(global_batch_size) * samples_per_s[p] / total;
+    const uint64_t b = std::max<uint64_t>(1, micro_batch_sizes[p]);
+    shares[p] = b * std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(exact[p] / static_cast<double>(b))));
+    given += shares[p];
+  }
+  if (given > global_batch_size) return {};
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return exact[a] - static_cast<double>(shares[a]) > exact[b] - static_cast<double>(shares[b]);
+  });
+  for (bool added = true; given < global_batch_size && added;) {
+    added = false;
+    for (const size_t p : order) {
+      if (given + micro_batch_sizes[p] > global_batch_size) continue;
+      shares[p] += micro_batch_sizes[p];
+      given += micro_batch_sizes[p];
+      added = true;
+      if (given == global_batch_size) break;
+    }
+  }
+  if (given != global_batch_size) return {};
+  if (ideal != nullptr) *ideal = exact;
+  return shares;
+}
+
 namespace {
 
 constexpr double kPipelinesTmaxGap = 0.01;
@@ -119,7 +161,7 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
 // Pipeline `pipe`'s stages predicted again at its batch share (their warm-up counts at most its
 // microbatches); false when they no longer fit.
 bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe) {
-  const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / ctx.micro_batch_size);
+  const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / pipe.micro_batch_size);
   std::vector<int> warmups;
   for (SearchedStage& s : pipe.candidate.stages) {
     s.warmup = static_cast<int>(std::min<int64_t>(s.warmup, microbatches));
@@ -330,6 +372,7 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
     p.offset = groups->offsets[j];
     p.candidate = planned->first;
     p.prediction = planned->second;
+    p.micro_batch_size = ctx.micro_batch_size;
     p.batch_share = static_cast<uint64_t>(microbatches) * ctx.micro_batch_size;
   }
   return out;
@@ -348,10 +391,15 @@ double SamplesPerS(const std::vector<PipelineOfType>& copies) {
 // each predicted again at its final share, the layer ranges priced.
 std::optional<PipelinesCandidate> SplitAndPrice(const PipelinesContext& ctx, std::vector<PipelineOfType> pipes) {
   PipelinesCandidate c;
-  c.micro_batch_size = ctx.micro_batch_size;
+  c.micro_batch_size = pipes.front().micro_batch_size;
   std::vector<double> rates, ideal;
-  for (const PipelineOfType& p : pipes) rates.push_back(SamplesPerS({p}));
-  const std::vector<uint64_t> shares = ThroughputShares(rates, ctx.global_batch_size, ctx.micro_batch_size, &ideal);
+  std::vector<uint64_t> sizes;
+  for (const PipelineOfType& p : pipes) {
+    rates.push_back(SamplesPerS({p}));
+    sizes.push_back(p.micro_batch_size);
+    c.micro_batch_size = std::min(c.micro_batch_size, p.micro_batch_size);
+  }
+  const std::vector<uint64_t> shares = ThroughputSharesOfSizes(rates, ctx.global_batch_size, sizes, &ideal);
   if (shares.empty()) return std::nullopt;
   for (size_t p = 0; p < pipes.size(); ++p) {
     const uint64_t first = pipes[p].batch_share;
@@ -432,6 +480,38 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   return c;
 }
 
+std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx,
+                                                     const std::vector<PipelinesCandidate>& by_size) {
+  // Per GPU type, the candidate whose pipelines of that type have the most samples per second.
+  std::vector<std::string> types;
+  for (const PipelinesCandidate& c : by_size) {
+    for (const PipelineOfType& p : c.pipelines) {
+      if (std::find(types.begin(), types.end(), p.gpu_type) == types.end()) types.push_back(p.gpu_type);
+    }
+  }
+  const auto of_type = [](const PipelinesCandidate& c, const std::string& type) {
+    std::vector<PipelineOfType> out;
+    for (const PipelineOfType& p : c.pipelines) {
+      if (p.gpu_type == type) out.push_back(p);
+    }
+    return out;
+  };
+  std::vector<PipelineOfType> mixed;
+  std::vector<size_t> chosen;
+  for (const std::string& type : types) {
+    size_t best = 0;
+    for (size_t i = 1; i < by_size.size(); ++i) {
+      if (SamplesPerS(of_type(by_size[i], type)) > SamplesPerS(of_type(by_size[best], type))) best = i;
+    }
+    chosen.push_back(best);
+    for (PipelineOfType& p : of_type(by_size[best], type)) mixed.push_back(std::move(p));
+  }
+  if (chosen.empty() || std::all_of(chosen.begin(), chosen.end(), [&](size_t i) { return i == chosen.front(); })) {
+    return std::nullopt;  // one size is every type's best: nothing to mix
+  }
+  return SplitAndPrice(ctx, std::move(mixed));  // no DP run of its own: the search stays the sizes'
+}
+
 absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape) {
   spec::PlanSpec plan = shape;
   plan.stages.clear();
@@ -446,7 +526,7 @@ absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, c
     }
     plan.pipelines.push_back({.name = p.name,
                               .batch_share = p.batch_share,
-                              .micro_batch_size = c.micro_batch_size,
+                              .micro_batch_size = p.micro_batch_size,
                               .stages = std::move(one.stages)});
   }
   return plan;

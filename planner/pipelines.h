@@ -54,8 +54,17 @@ struct TypeGroups {
 };
 std::optional<TypeGroups> CutTypeIntoGroups(const spec::ClusterSpec& type_cluster, int copies);
 
+// ThroughputShares with a micro-batch size per pipeline: each share whole micro-batches of its own
+// size, at least one, the rest of the batch going a micro-batch at a time to the largest remainder
+// whose micro-batch still fits; empty when the sizes cannot add up to the batch. Equal sizes:
+// ThroughputShares. `ideal` receives the unrounded shares (samples).
+std::vector<uint64_t> ThroughputSharesOfSizes(const std::vector<double>& samples_per_s, uint64_t global_batch_size,
+                                              const std::vector<uint64_t>& micro_batch_sizes,
+                                              std::vector<double>* ideal = nullptr);
+
 struct PipelineOfType {
   std::string gpu_type;
+  uint64_t micro_batch_size = 0;
   std::string name;  // "<gpu type>", or "<gpu type>-<copy>" when the type runs several copies
   std::shared_ptr<const ClusterModel> cluster;  // one group of the type's islands (CutTypeIntoGroups)
   std::map<std::string, MeshOffset> offset;     // where this copy's group sits, per island name
@@ -67,11 +76,11 @@ struct PipelineOfType {
 
 struct PipelinesCandidate {
   std::vector<PipelineOfType> pipelines;
-  uint64_t micro_batch_size = 0;
-  int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
-  Time slowest_ring = 0;  // the longest of their rings
-  Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
-  SearchStats search;     // every pass's DP runs
+  uint64_t micro_batch_size = 0;  // the smallest of its pipelines'
+  int ranges = 0;                 // layer ranges whose gradients all-reduce across pipelines
+  Time slowest_ring = 0;          // the longest of their rings
+  Time iteration = 0;             // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
+  SearchStats search;             // every pass's DP runs
   // When some type runs several copies: the iteration priced with one pipeline per type (none fitted: 0).
   std::optional<Time> one_per_type;
 };
@@ -101,6 +110,14 @@ struct PipelinesContext {
 // priced iteration beats one pipeline per type. Copies are searched only when one pipeline per type
 // prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
+
+// A micro-batch size per GPU type: from the family's plans at several sizes (`by_size`, each
+// PlanPipelinesOfTypes at its ctx), each type's pipelines from the plan where they have the most
+// samples per second, the batch split again by throughput in whole micro-batches of each pipeline's
+// own size (ThroughputSharesOfSizes) and the layer ranges priced; nullopt when one size is every type's
+// best or the sizes cannot split the batch. `ctx`: any of theirs (its micro-batch size unused).
+std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx,
+                                                     const std::vector<PipelinesCandidate>& by_size);
 
 // The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.
 absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape);

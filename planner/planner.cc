@@ -405,6 +405,8 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::optional<PipelinesCandidate> best;
+  std::vector<PipelinesCandidate> by_size;
+  std::optional<PipelinesContext> any;
   for (uint64_t mbs : sizes) {
     const PipelinesContext ctx{.model = &cost,
                                .cluster = &request.cluster,
@@ -419,7 +421,14 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
-    if (!best || c->iteration < best->iteration) best = std::move(c);
+    any = ctx;
+    if (!best || c->iteration < best->iteration) best = *c;
+    by_size.push_back(*std::move(c));
+  }
+  // Each GPU type at the micro-batch size it runs fastest at, when the sizes' bests differ.
+  if (any && by_size.size() > 1) {
+    std::optional<PipelinesCandidate> mixed = MixMicroBatchSizes(*any, by_size);
+    if (mixed && mixed->iteration < best->iteration) best = std::move(mixed);
   }
   return best;
 }
@@ -434,9 +443,13 @@ spec::PlanSpec PipelinesShape(const PlanRequest& request, const PlanOutcome& out
 }
 
 // "rtx4090 4 stages, 88 samples (ideal 87.6)", GPU type after GPU type; a type of k identical pipelines
-// "rtx4090 4 x 4 stages, 96 samples (ideal 95.3)", its copies' samples added.
+// "rtx4090 4 x 4 stages, 96 samples (ideal 95.3)", its copies' samples added; ", micro-batch b" after
+// each type when the types' micro-batch sizes differ.
 std::string PipelinesOf(const PipelinesCandidate& c) {
   std::vector<std::string> parts;
+  const bool mixed_sizes = std::any_of(c.pipelines.begin(), c.pipelines.end(), [&](const PipelineOfType& p) {
+    return p.micro_batch_size != c.pipelines.front().micro_batch_size;
+  });
   for (size_t p = 0; p < c.pipelines.size();) {
     const PipelineOfType& first = c.pipelines[p];
     size_t copies = 0;
@@ -447,9 +460,10 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
       ideal += c.pipelines[p].ideal_share;
     }
     const size_t stages = first.candidate.stages.size();
-    parts.push_back(absl::StrFormat("%s %s%d stage%s, %d samples (ideal %.1f)", first.gpu_type,
+    parts.push_back(absl::StrFormat("%s %s%d stage%s, %d samples (ideal %.1f)%s", first.gpu_type,
                                     copies > 1 ? absl::StrCat(copies, " x ") : "", stages, stages == 1 ? "" : "s",
-                                    samples, ideal));
+                                    samples, ideal,
+                                    mixed_sizes ? absl::StrCat(", micro-batch ", first.micro_batch_size) : ""));
   }
   return absl::StrJoin(parts, "; ");
 }

@@ -124,6 +124,66 @@ TEST_CASE("pipelines: a GPU type's islands cut into k groups, whole nodes first,
   CHECK_FALSE(CutTypeIntoGroups(*rtx, 3).has_value());
 }
 
+TEST_CASE("pipelines: shares in whole micro-batches of each pipeline's own size", "[planner][pipelines]") {
+  std::vector<double> ideal;
+  // Equal sizes: ThroughputShares.
+  CHECK(ThroughputSharesOfSizes({2, 1}, 100, {2, 2}) == std::vector<uint64_t>{66, 34});
+  CHECK(ThroughputSharesOfSizes({1, 1}, 96, {8, 2}, &ideal) == std::vector<uint64_t>{48, 48});
+  CHECK(ideal == std::vector<double>{48, 48});
+  // 100 samples at 2:1 in micro-batches of 8 and 2: 66.7 and 33.3 ideal; 64 and 32 below them; the
+  // first's next 8 would overshoot, so the second takes 2 twice: 64 and 36.
+  CHECK(ThroughputSharesOfSizes({2, 1}, 100, {8, 2}) == std::vector<uint64_t>{64, 36});
+  // One micro-batch each is already more than the batch.
+  CHECK(ThroughputSharesOfSizes({1, 1}, 7, {4, 6}).empty());
+}
+
+TEST_CASE("pipelines: each GPU type at the micro-batch size it runs fastest at", "[planner][pipelines]") {
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
+  REQUIRE(model.ok());
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(2), "");
+  REQUIRE(cluster.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
+  REQUIRE(cluster_model.ok());
+  std::vector<PipelinesCandidate> by_size;
+  PipelinesContext ctx{.model = &cost,
+                       .cluster = &*cluster,
+                       .cluster_model = cluster_model->get(),
+                       .options = {},
+                       .global_batch_size = 96,
+                       .micro_batch_size = 1,
+                       .epsilon = spec::kDefaultH1f1bEpsilon,
+                       .threads = 1,
+                       .profiles = nullptr};
+  for (const uint64_t mbs : {1, 2}) {
+    ctx.micro_batch_size = mbs;
+    std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
+    REQUIRE(c);
+    REQUIRE(c->pipelines.size() == 2);
+    by_size.push_back(*std::move(c));
+  }
+  // Make "ga" fastest at micro-batch 1 and "gb" at 2: each type's pipelines slowed at the other size.
+  by_size[0].pipelines[1].prediction.pipeline = by_size[0].pipelines[1].prediction.pipeline * 10;
+  by_size[1].pipelines[0].prediction.pipeline = by_size[1].pipelines[0].prediction.pipeline * 10;
+  const std::optional<PipelinesCandidate> mixed = MixMicroBatchSizes(ctx, by_size);
+  REQUIRE(mixed);
+  REQUIRE(mixed->pipelines.size() == 2);
+  CHECK(mixed->pipelines[0].gpu_type == "ga");
+  CHECK(mixed->pipelines[0].micro_batch_size == 1);
+  CHECK(mixed->pipelines[1].gpu_type == "gb");
+  CHECK(mixed->pipelines[1].micro_batch_size == 2);
+  CHECK(mixed->micro_batch_size == 1);
+  CHECK(mixed->pipelines[0].batch_share + mixed->pipelines[1].batch_share == 96);
+  CHECK(mixed->pipelines[1].batch_share % 2 == 0);
+  CHECK(mixed->iteration > 0);
+  // Each pipeline priced at its own size: its microbatches are its share over its micro-batch.
+  for (const PipelineOfType& p : mixed->pipelines) {
+    CHECK(p.prediction.microbatches == static_cast<int64_t>(p.batch_share / p.micro_batch_size));
+  }
+  // When one size is every type's best there is nothing to mix.
+  CHECK_FALSE(MixMicroBatchSizes(ctx, {by_size[0]}).has_value());
+}
+
 struct LabInputs {
   v1::Model model;
   v1::Cluster cluster;
