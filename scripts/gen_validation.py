@@ -236,10 +236,10 @@ def write_nemo_h100(root):
               (2.5, 3.5), cases[""])
     write_set(root, "nemo-h100-fp8-405b",
               f"""# {NEMO}: Llama 3.1 405B pre-training in FP8 on 1024 DGX-H100 GPUs (TP 8, PP 8, CP 2, VP 8),
-# tokens per second per GPU, held out from the calibration; 14-19% optimistic, an open gap
+# tokens per second per GPU, held out from the calibration; 12-18% optimistic, an open gap
 # (docs/validation.md). Format: validation/README.md.""",
               "Megatron-Bridge (NeMo) Llama 3.1 405B FP8 pre-training on 1024 H100, tokens/s per GPU",
-              (17.5, 19.5), cases["-405b"])
+              (16, 18.5), cases["-405b"])
 
 
 # The same page's DGX-B200 rows (25.11 container, FP8 current scaling): a GPU generation the kernel
