@@ -592,8 +592,17 @@ Fp8Gathers Fp8GathersOf(const spec::DType dtype, const StageConfig& c) {
 // The layer's collectives, with absolute per-rank bytes for the local microbatch; `fp8_gathers` halves
 // the gathers that move FP8 (Fp8GathersOf). `fp8_amax`: the amax reductions of Transformer Engine's
 // current scaling (AddAmaxReductions). `linears`: the GEMMs the userbuffers collectives run beside.
-void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s,
-                         Fp8Gathers fp8_gathers, bool fp8_amax, const LinearGemms& linears, StageCost* cost) {
+// `layer_recompute` is the layer's own recomputation (Megatron's block method leaves some blocks without).
+void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, spec::Recompute layer_recompute,
+                         const StageShares& s, Fp8Gathers fp8_gathers, bool fp8_amax, const LinearGemms& linears,
+                         StageCost* cost) {
+  // A full recomputation reruns the block's forward in the backward, collectives included: Megatron-LM's
+  // CheckpointFunction.backward calls the layers' forward again (megatron/mpu/random.py at v2.5), whose
+  // row-parallel linears all-reduce (mpu/mappings.py); PyTorch's checkpoint reruns DTensor's collectives, which
+  // AOTAutograd's partitioner recomputes inside a user's AC region (force_save_collectives). Each rerun runs
+  // beside its recomputed GEMM, as the forward's does.
+  const bool full_recompute = layer.recomputable && layer_recompute == spec::Recompute::kFull;
+  std::vector<StageCollective> recomputed;
   const int passes = ForwardPasses(layer, c);
   size_t column_forward = 0, row_forward = 0, row_input_grad = 0, column_weight_grad = 0;
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
@@ -620,6 +629,13 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
         cost->backward_collectives.push_back(
             {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers});
       }
+      if (full_recompute) {
+        recomputed.push_back(
+            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count, true});
+        // The forward's GEMMs, once each (the forward lists each `passes` times in a row).
+        const std::vector<double>& forward = cost->forward_collectives.back().beside_gemm_s;
+        for (size_t j = 0; j < forward.size(); j += passes) recomputed.back().beside_gemm_s.push_back(forward[j]);
+      }
     }
     if (lc.backward_count > 0) {
       const bool fp8 = fp8_gathers.backward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
@@ -634,6 +650,8 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     }
   }
   if (fp8_amax) AddAmaxReductions(layer, i, passes, s, cost);
+  // The list is reversed once every layer is in: the recomputation runs before the layer's backward.
+  cost->backward_collectives.insert(cost->backward_collectives.end(), recomputed.rbegin(), recomputed.rend());
 }
 
 // Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
@@ -751,7 +769,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     activation += kept.kept;
     working = std::max(working, kept.working);
     const bool fp8 = model.dtype() == spec::DType::kFp8;
-    AddLayerCollectives(layer, i, c, s, Fp8GathersOf(model.dtype(), c), c.fp8_current_scaling && fp8, t.linears, &cost);
+    AddLayerCollectives(layer, i, c, layer_config.recompute, s, Fp8GathersOf(model.dtype(), c),
+                        c.fp8_current_scaling && fp8, t.linears, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());

@@ -112,6 +112,9 @@ struct StageCollective {
   bool async_backward = false;
   bool userbuffers = false;  // LayerCollective::userbuffers
   int32_t fc2_count = 0;     // of count, LayerCollective::fc2_forward_count (forward)
+  // Backward only: a forward collective run again by a full recomputation of its layer (every framework's
+  // activation checkpointing reruns the block's forward, its collectives included).
+  bool recomputed = false;
   // A userbuffers collective's calls, the time of the GEMM each runs beside (Transformer Engine's
   // split_overlap_* and bulk overlaps, PyTorch's fused all-gather -> mm and mm -> reduce-scatter each
   // pair one collective with one linear's GEMM): forward, the gather with its column-parallel linear's
