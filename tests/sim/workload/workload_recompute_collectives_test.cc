@@ -4,6 +4,7 @@
 // recomputation, or for the blocks Megatron's block method leaves whole.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -111,6 +112,27 @@ TEST_CASE("recompute collectives: selective recomputation and the blocks left wh
   const StageCost block = RcCostOf(f, c);
   CHECK(RcBytesOf(block.backward_collectives, true, 1) == RcBytesOf(block.forward_collectives, false, 1));
   CHECK(RcBytesOf(block.backward_collectives, true, 2) == 0);
+}
+
+TEST_CASE("recompute collectives: each rerun runs beside the forward GEMM its forward call did",
+          "[recompute_collectives]") {
+  const RecomputeFixture f = MakeRecomputeFixture();
+  StageConfig c = RcTwoBlocks(spec::Recompute::kFull, true);
+  c.tp_comm_overlap = true;
+  const StageCost full = RcCostOf(f, c);
+  std::vector<std::vector<double>> forward, reruns;
+  for (const StageCollective& sc : full.forward_collectives) {
+    if (sc.userbuffers) forward.push_back(sc.beside_gemm_s);
+  }
+  for (const StageCollective& sc : full.backward_collectives) {
+    if (sc.userbuffers && sc.recomputed) reruns.push_back(sc.beside_gemm_s);
+  }
+  REQUIRE(forward.size() == 4);  // a gather and a reduce-scatter (two calls each) a block
+  for (const std::vector<double>& gemms : forward) CHECK(gemms.size() == 2);
+  // The backward lists the blocks last to first; as sets, the reruns' lists are the forward's.
+  std::sort(forward.begin(), forward.end());
+  std::sort(reruns.begin(), reruns.end());
+  CHECK(reruns == forward);
 }
 
 }  // namespace
