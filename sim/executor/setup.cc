@@ -76,6 +76,7 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 // The shares of a pass's collective time the overlaps may hide.
 struct HideableTime {
   workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
+  workload::UserbufferTimes recomputed;              // of those, a full recomputation's reruns (backward)
   std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
   std::vector<std::pair<int, Time>> dispatch;        // (layer, time) of each EP all-to-all (Plan.moe_a2a_overlap)
 };
@@ -90,6 +91,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
       return s;
     }
     hideable.userbuffers.Add(c, time - before);
+    if (c.recomputed) hideable.recomputed.Add(c, time - before);
     if (c.async_backward) hideable.async_backward.emplace_back(c.layer, time - before);
     if (c.group == workload::CollectiveGroup::kExpert) hideable.dispatch.emplace_back(c.layer, time - before);
   }
@@ -596,11 +598,15 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   SetMoeLayers(backward_hideable.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
   if (plan.tp_comm_overlap && plan.pytorch_async_tp) {
     // PyTorch's async TP micro-pipelines the forward's collectives, one chunk per TP rank (the
-    // reduce-scatter's last chunk exposed, as a ring exchange's), and leaves the backward's in order.
+    // reduce-scatter's last chunk exposed, as a ring exchange's), and a full recomputation's reruns of
+    // them the same way (the compiled backward holds the recomputed all-gather -> matmul and matmul ->
+    // reduce-scatter), and leaves the backward's own in order.
     spec::TpCommOverlapSpec ring;
     ring.proj_fprop = ring.fc2_fprop = spec::TpOverlapMethod::kRingExchange;
     vs.forward_hidden_comm_time =
         forward_hideable.userbuffers.Hidden(l.tensor_parallel, false, true, vs.cost.forward_time, ring);
+    vs.backward_hidden_comm_time =
+        backward_hideable.recomputed.Hidden(l.tensor_parallel, false, true, vs.cost.backward_time, ring);
   } else if (plan.tp_comm_overlap) {
     const int tp = l.tensor_parallel;
     const bool aggregate = plan.tp_comm_overlap_aggregate;

@@ -290,6 +290,23 @@ StageShares SharesOf(const ModelCost& model, const StageConfig& c) {
   return s;
 }
 
+// The GEMMs of a layer's block linears (Gemm::te_linear) in the layer's order, each beside the
+// collective of its own (StageCollective::beside_gemm_s): the column-parallel linears' (QKV, FC1)
+// forward and weight-gradient GEMMs, the row-parallel linears' (projection, FC2) forward and
+// input-gradient GEMMs.
+struct LinearGemms {
+  std::vector<double> column_forward_s, column_weight_grad_s, row_forward_s, row_input_grad_s;
+  void Add(const Gemm& g, const GemmTimes& t) {
+    if (g.te_linear == TeLinear::kQkv || g.te_linear == TeLinear::kFc1) {
+      column_forward_s.push_back(t.forward_s);
+      column_weight_grad_s.push_back(t.weight_grad_s);
+    } else if (g.te_linear == TeLinear::kProj || g.te_linear == TeLinear::kFc2) {
+      row_forward_s.push_back(t.forward_s);
+      row_input_grad_s.push_back(t.backward_s - t.weight_grad_s);
+    }
+  }
+};
+
 // One layer's forward and backward on one GPU, recomputation included.
 struct LayerTimes {
   double forward_s = 0, backward_s = 0;
@@ -298,6 +315,7 @@ struct LayerTimes {
   double core_forward_s = 0;  // the attention core's share of the forward (GEMMs and memory passes)
   double core_memory_s = 0;
   double column_weight_grad_s = 0;  // weight-gradient GEMMs of column-parallel linears
+  LinearGemms linears;              // what the layer's userbuffers collectives run beside
 };
 
 // Whether selective recompute reruns the layer's attention core: a recomputable layer's, or the head's
@@ -367,8 +385,10 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   double gemm_s = 0, gemm_bwd_s = 0, core_gemm_s = 0, flop = 0, core_flop = 0, column_wgrad_s = 0;
   double sac_gemm_s = 0, sac_flop = 0;  // what the per-op policy recomputes of the GEMMs
   Fp8Casts casts;
+  LinearGemms linears;
   for (const Gemm& g : layer.gemms) {
     const GemmTimes t = TimeGemm(g, s.b, c, s.experts, backward_ratio, gpu);
+    linears.Add(g, t);
     gemm_s += t.forward_s;
     sac_gemm_s += g.op_sac_recomputed * t.forward_s;
     sac_flop += g.op_sac_recomputed * t.flop;
@@ -416,6 +436,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
   t.core_forward_s = core_gemm_s + t.core_memory_s;
   t.column_weight_grad_s = column_wgrad_s;
+  t.linears = std::move(linears);
   const RingMergeBytes ring = RingAttentionMergeBytes(layer, c, s);
   const double ring_fwd_s = gpu.MemorySeconds(ring.forward, ring.forward_kernels);
   t.forward_s = gemm_s + memory_fwd_s + sort_s + cast_amax_s + cast_fwd_s + ring_fwd_s;
@@ -544,13 +565,46 @@ void AddAmaxReductions(const LayerCost& layer, int i, int passes, const StageSha
   }
 }
 
-// The layer's collectives, with absolute per-rank bytes for the local microbatch. `fp8_gathers`: torchao's
-// Float8ColwiseParallel casts a block linear's input before its sequence-parallel all-gather, which then moves one byte
-// an element instead of the model's two (FP8 models with StageConfig::fp8_dynamic_casts). `fp8_amax`: the amax
-// reductions of Transformer Engine's current scaling (AddAmaxReductions).
-void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, const StageShares& s, bool fp8_gathers,
-                         bool fp8_amax, StageCost* cost) {
+// The next `count` GEMMs of `from` (from `next` on), each `passes` times in a row, for a userbuffers
+// collective's calls (StageCollective::beside_gemm_s); fewer when the list runs out.
+std::vector<double> BesideGemms(const std::vector<double>& from, size_t& next, int count, int passes) {
+  std::vector<double> beside;
+  for (int j = 0; j < count && next < from.size(); ++j, ++next) beside.insert(beside.end(), passes, from[next]);
+  return beside;
+}
+
+// Which of the sequence-parallel all-gathers around the block linears move FP8, one byte an element
+// instead of the model's two, in an FP8 model: torchao's Float8ColwiseParallel casts a block linear's
+// input before its forward gather (StageConfig::fp8_dynamic_casts); Transformer Engine's userbuffers
+// (Plan.tp_comm_overlap) give every all-gather overlap an FP8 buffer, the forward's gathered inputs
+// (qkv_fprop, fc1_fprop) and the backward's gathered output gradients (proj_dgrad, fc2_dgrad):
+// `initialize_ub` in transformer_engine/pytorch/module/base.py (v2.9) sets `fp8_buf` for every name of
+// `layers_all_gather_overlap`, and `add_ub` makes an FP8 run's buffer uint8.
+struct Fp8Gathers {
+  bool forward = false, backward = false;
+};
+Fp8Gathers Fp8GathersOf(const spec::DType dtype, const StageConfig& c) {
+  if (dtype != spec::DType::kFp8) return {};
+  const bool userbuffers = c.tp_comm_overlap && !c.pytorch_async_tp && !c.fp8_dynamic_casts;
+  return {c.fp8_dynamic_casts || userbuffers, userbuffers};
+}
+
+// The layer's collectives, with absolute per-rank bytes for the local microbatch; `fp8_gathers` halves
+// the gathers that move FP8 (Fp8GathersOf). `fp8_amax`: the amax reductions of Transformer Engine's
+// current scaling (AddAmaxReductions). `linears`: the GEMMs the userbuffers collectives run beside.
+// `layer_recompute` is the layer's own recomputation (Megatron's block method leaves some blocks without).
+void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, spec::Recompute layer_recompute,
+                         const StageShares& s, Fp8Gathers fp8_gathers, bool fp8_amax, const LinearGemms& linears,
+                         StageCost* cost) {
+  // A full recomputation reruns the block's forward in the backward, collectives included: Megatron-LM's
+  // CheckpointFunction.backward calls the layers' forward again (megatron/mpu/random.py at v2.5), whose
+  // row-parallel linears all-reduce (mpu/mappings.py); PyTorch's checkpoint reruns DTensor's collectives, which
+  // AOTAutograd's partitioner recomputes inside a user's AC region (force_save_collectives). Each rerun runs
+  // beside its recomputed GEMM, as the forward's does.
+  const bool full_recompute = layer.recomputable && layer_recompute == spec::Recompute::kFull;
+  std::vector<StageCollective> recomputed;
   const int passes = ForwardPasses(layer, c);
+  size_t column_forward = 0, row_forward = 0, row_input_grad = 0, column_weight_grad = 0;
   for (const LayerCollective& lc : s.sp ? layer.collectives_seq_par : layer.collectives) {
     const int group_size = GroupSize(lc.group, c);
     if (group_size <= 1) continue;
@@ -559,23 +613,45 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, co
     if (lc.sequence_split && s.sp) buffer /= s.tp;
     const int64_t bytes = RoundUpBytes(buffer);
     if (lc.forward_count > 0) {
-      const bool fp8 = fp8_gathers && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
+      const bool fp8 = fp8_gathers.forward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
       const int64_t forward_bytes = fp8 ? RoundUpBytes(buffer / 2) : bytes;
       cost->forward_collectives.push_back({lc.op, lc.group, forward_bytes, passes * lc.forward_count, i, false,
                                            lc.userbuffers, passes * lc.fc2_forward_count});
+      if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
+        const bool gather = lc.op == CollectiveOp::kAllGather;
+        cost->forward_collectives.back().beside_gemm_s =
+            BesideGemms(gather ? linears.column_forward_s : linears.row_forward_s,
+                        gather ? column_forward : row_forward, lc.forward_count, passes);
+      }
       // torchtitan's per-op policy saves reduce-scatters' outputs, not all-gathers': the backward's
       // recomputation gathers the block's inputs again.
       if (OpRecomputesGathers(layer, c) && lc.op == CollectiveOp::kAllGather && lc.userbuffers) {
         cost->backward_collectives.push_back(
             {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers});
       }
+      if (full_recompute) {
+        recomputed.push_back(
+            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count, true});
+        // The forward's GEMMs, once each (the forward lists each `passes` times in a row).
+        const std::vector<double>& forward = cost->forward_collectives.back().beside_gemm_s;
+        for (size_t j = 0; j < forward.size(); j += passes) recomputed.back().beside_gemm_s.push_back(forward[j]);
+      }
     }
     if (lc.backward_count > 0) {
-      cost->backward_collectives.push_back(
-          {lc.op, lc.group, bytes, lc.backward_count, i, lc.async_backward, lc.userbuffers});
+      const bool fp8 = fp8_gathers.backward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
+      cost->backward_collectives.push_back({lc.op, lc.group, fp8 ? RoundUpBytes(buffer / 2) : bytes, lc.backward_count,
+                                            i, lc.async_backward, lc.userbuffers});
+      if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
+        const bool gather = lc.op == CollectiveOp::kAllGather;
+        cost->backward_collectives.back().beside_gemm_s =
+            BesideGemms(gather ? linears.row_input_grad_s : linears.column_weight_grad_s,
+                        gather ? row_input_grad : column_weight_grad, lc.backward_count, 1);
+      }
     }
   }
   if (fp8_amax) AddAmaxReductions(layer, i, passes, s, cost);
+  // The list is reversed once every layer is in: the recomputation runs before the layer's backward.
+  cost->backward_collectives.insert(cost->backward_collectives.end(), recomputed.rbegin(), recomputed.rend());
 }
 
 // Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
@@ -693,7 +769,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     activation += kept.kept;
     working = std::max(working, kept.working);
     const bool fp8 = model.dtype() == spec::DType::kFp8;
-    AddLayerCollectives(layer, i, c, s, c.fp8_dynamic_casts && fp8, c.fp8_current_scaling && fp8, &cost);
+    AddLayerCollectives(layer, i, c, layer_config.recompute, s, Fp8GathersOf(model.dtype(), c),
+                        c.fp8_current_scaling && fp8, t.linears, &cost);
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
@@ -753,14 +830,32 @@ void UserbufferTimes::Add(const StageCollective& c, Time time) {
     fc2_reduce_scatter += time * c.fc2_count / c.count;
   }
   if (c.op == CollectiveOp::kAllGather) all_gather += time;
+  if (c.count <= 0) return;
+  const size_t calls = std::min(c.beside_gemm_s.size(), static_cast<size_t>(c.count));
+  for (size_t j = 0; j < calls; ++j) {
+    const bool fc2 = static_cast<int64_t>(j) >= static_cast<int64_t>(c.count) - c.fc2_count;
+    paired.push_back({time / c.count, SecondsToTime(c.beside_gemm_s[j]), c.op, fc2});
+  }
+}
+
+Time UserbufferOutlasting(std::span<const UserbufferTimes::PairedCall> calls, int tensor_parallel, bool aggregate,
+                          bool forward, const spec::TpCommOverlapSpec& config) {
+  Time outlasting = 0;
+  for (const UserbufferTimes::PairedCall& c : calls) {
+    const bool scatter = c.op == CollectiveOp::kReduceScatter, gather = c.op == CollectiveOp::kAllGather;
+    const Time exposed = UserbufferExposed(scatter ? c.collective : 0, scatter && c.fc2 ? c.collective : 0,
+                                           gather ? c.collective : 0, tensor_parallel, aggregate, forward, config);
+    outlasting += std::max<Time>(0, c.collective - exposed - c.gemm);
+  }
+  return outlasting;
 }
 
 Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute,
                              const spec::TpCommOverlapSpec& config) const {
-  return HiddenByUserbuffers(
-      all,
-      UserbufferExposed(reduce_scatter, fc2_reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config),
-      compute);
+  const Time exposed =
+      UserbufferExposed(reduce_scatter, fc2_reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config);
+  return HiddenByUserbuffers(all, exposed + UserbufferOutlasting(paired, tensor_parallel, aggregate, forward, config),
+                             compute);
 }
 
 }  // namespace hetsim::workload

@@ -112,6 +112,17 @@ struct StageCollective {
   bool async_backward = false;
   bool userbuffers = false;  // LayerCollective::userbuffers
   int32_t fc2_count = 0;     // of count, LayerCollective::fc2_forward_count (forward)
+  // Backward only: a forward collective run again by a full recomputation of its layer (every framework's
+  // activation checkpointing reruns the block's forward, its collectives included).
+  bool recomputed = false;
+  // A userbuffers collective's calls, the time of the GEMM each runs beside (Transformer Engine's
+  // split_overlap_* and bulk overlaps, PyTorch's fused all-gather -> mm and mm -> reduce-scatter each
+  // pair one collective with one linear's GEMM): forward, the gather with its column-parallel linear's
+  // GEMM and the reduce-scatter with its row-parallel linear's; backward, the output gradient's gather
+  // with the row-parallel linear's input-gradient GEMM and the input gradient's reduce-scatter with
+  // the column-parallel linear's weight-gradient GEMM. The calls are in the order of the list, the FC2
+  // ones last (fc2_count); a call without an entry has no GEMM of its own to wait for.
+  std::vector<double> beside_gemm_s = {};
 };
 
 // Memory per GPU of the stage, in bytes.
@@ -206,12 +217,27 @@ Time HiddenByUserbuffers(Time all, Time exposed, Time compute);
 // them their own way), and what the overlap hides of them: one accounting for both, so they agree.
 struct UserbufferTimes {
   Time all = 0, reduce_scatter = 0, fc2_reduce_scatter = 0, all_gather = 0;
+  // Each call that has a GEMM beside it (StageCollective::beside_gemm_s): its time and the GEMM's.
+  struct PairedCall {
+    Time collective = 0, gemm = 0;
+    CollectiveOp op = CollectiveOp::kAllGather;
+    bool fc2 = false;
+  };
+  std::vector<PairedCall> paired;
   // Counts collective `c`, which took `time`, when it is a userbuffers collective.
   void Add(const StageCollective& c, Time time);
-  // UserbufferExposed and HiddenByUserbuffers of these times.
+  // UserbufferExposed and HiddenByUserbuffers of these times, less what outlasts its own GEMM
+  // (UserbufferOutlasting).
   Time Hidden(int tensor_parallel, bool aggregate, bool forward, Time compute,
               const spec::TpCommOverlapSpec& config) const;
 };
+
+// What of the paired calls the overlap cannot hide beyond UserbufferExposed: a call hides behind its
+// own GEMM only (each split_overlap_* call, and each fused PyTorch op, returns when both its GEMM
+// chunks and its exchange are done), so of a call of time t, of which e stays exposed anyway
+// (UserbufferExposed's share of it), max(0, t - e - gemm) more: sum over the calls.
+Time UserbufferOutlasting(std::span<const UserbufferTimes::PairedCall> calls, int tensor_parallel, bool aggregate,
+                          bool forward, const spec::TpCommOverlapSpec& config);
 
 // Validates the configuration against the model (layer range, positive degrees, and the stage rules of
 // base/spec/stage_rules.h, the ones plan files are validated with) and prices the stage.

@@ -156,13 +156,19 @@ void AddEagerAttentionOps(LayerCost& layer, const Shape& x, double rotated_width
   layer.eager_kernels += 6;
 }
 
+// Megatron-LM's fused bias-dropout-add (model/transformer.py, bias_dropout_add_fused_train, a
+// torch.jit.script function that initialize.py's _set_jit_fusion_options hands to nvFuser, at 2755bcb
+// of June 2022): one kernel reads the sublayer's output and the residual and writes the sum and the
+// dropout mask (one byte an element); x + bias and the dropped-out tensor never reach memory.
+constexpr double FusedBiasDropoutAddBytes(double bytes_per_element) { return 3 * bytes_per_element + 1; }
+
 // Megatron-LM v1's bias-dropout-add without --bias-dropout-fusion (model/transformer.py,
-// get_bias_dropout_add: dropout(x + bias) + residual, three eager ops): against the passes the traffic
-// already counts (dropout: read, write, mask; residual add: two reads, one write), the bias add's read
-// and write of the sublayer's output (`elements`), in two more kernels (the bias add, the residual add
-// apart from dropout).
+// get_bias_dropout_add: dropout(x + bias) + residual, three eager ops): bias add (read, write), dropout
+// (read, write, mask), residual add (two reads, one write); against the fused kernel's passes, the
+// bias add's read and write and the dropout output's write and read back of the sublayer's output
+// (`elements`), in two more kernels.
 void AddUnfusedBiasDropoutAdd(LayerCost& layer, double bytes_per_element, double elements) {
-  layer.unfused.bias_dropout_add += {.bytes_replicated_per_sample = 2 * bytes_per_element * elements, .kernels = 2};
+  layer.unfused.bias_dropout_add += {.bytes_replicated_per_sample = 4 * bytes_per_element * elements, .kernels = 2};
 }
 
 }  // namespace
@@ -274,9 +280,9 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   // Weights and biases of the input projections and the output projection, LayerNorm scale and bias.
   layer.param_count = static_cast<uint64_t>(p.params + p.v * h + h + 2 * h);
   layer.tp_replicated_param_count = static_cast<uint64_t>(p.replicated_params);
-  // LayerNorm (read, write), residual add (2 reads, 1 write), dropout after the projection
-  // (read, write, mask) on the full width; softmax (read, write) and attention dropout on the scores.
-  layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
+  // LayerNorm (read, write) and the fused bias-dropout-add after the projection on the full width;
+  // softmax (read, write) and attention dropout on the scores.
+  layer.memory_bytes_replicated_per_sample = (2 * B + FusedBiasDropoutAddBytes(B)) * s * h;
   layer.memory_bytes_attention_core_per_sample = flash ? 0 : (2 * B + 2 * B + 1) * x.a * s * s;
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
@@ -346,10 +352,10 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   layer.param_count = static_cast<uint64_t>(expert_params + dense_params + 2 * h);
   layer.expert_param_count = static_cast<uint64_t>(expert_params);
   layer.tp_replicated_param_count = static_cast<uint64_t>(moe ? h * x.experts : 0);  // the router
-  // LayerNorm, residual add and dropout on the full width; the activation function on the hidden
+  // LayerNorm and the fused bias-dropout-add on the full width; the activation function on the hidden
   // width (GeLU: read, write; gated: two reads, one write); MoE also permutes tokens in and out.
   const double act = x.gated ? 3 : 2;
-  layer.memory_bytes_replicated_per_sample = (2 * B + 3 * B + 2 * B + 1) * s * h;
+  layer.memory_bytes_replicated_per_sample = (2 * B + FusedBiasDropoutAddBytes(B)) * s * h;
   layer.memory_bytes_sharded_per_sample = (k * f + shared) * act * B * s + (moe ? 2 * 2 * B * k * s * h : 0);
   // The all-to-all dispatcher's sort of the received copies by local expert and back (read, write each).
   if (moe && !t.moe_allgather_dispatcher) layer.memory_bytes_dispatched_per_sample = 2 * 2 * B * k * s * h;

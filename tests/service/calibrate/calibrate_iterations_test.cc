@@ -57,7 +57,7 @@ TEST_CASE("calibrate --iterations: three runs make the held-out run's prediction
   std::filesystem::create_directories(dir);
   const std::string ex = HETSIM_SOURCE_DIR "/examples/";
   // The HAPT case's cluster, and "the machine": the same with slower GEMMs and larger overheads on both
-  // GPU types (A100 preset efficiency 0.71, V100 0.67).
+  // GPU types (A100 preset efficiency 0.72, V100 0.67).
   const std::string cluster = Read(ex + "cluster-hapt-case.pbtxt");
   Write(dir + "/cluster.pbtxt", cluster);
   const std::string slower = "efficiency { max_efficiency: 0.64 pass_overhead_us: 150 iteration_overhead_ms: 90 }";

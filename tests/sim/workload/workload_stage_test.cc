@@ -210,9 +210,10 @@ TEST_CASE("GPU time = FLOPs / (peak x efficiency(g)) + memory traffic / HBM band
   // Six GEMMs per block, each of (flop * b / t); efficiency adds half_efficiency_gflop's worth each.
   const double flop = (24 * s * h * h + 4 * s * s * h) * b / t;
   const double gemm_s = (flop + 6 * half * 1e9) / (peak * max_eff);
-  // Memory-bound traffic of a block: LayerNorm, residual, dropout on the full width twice (replicated
-  // without SP), softmax and attention dropout on the scores and GeLU on the hidden width (sharded).
-  const double replicated = 2 * (7 * B + 1) * s * h * b;
+  // Memory-bound traffic of a block: LayerNorm (r+w) and the fused bias-dropout-add (two reads, a
+  // write and the mask) on the full width twice (replicated without SP), softmax and attention dropout
+  // on the scores and GeLU on the hidden width (sharded).
+  const double replicated = 2 * (5 * B + 1) * s * h * b;
   const double sharded = ((4 * B + 1) * a * s * s + 2 * B * s * 4 * h) * b / t;
   const double memory_s = (replicated + sharded) / hbm;
   const StageCost none = Cost(gpt3, OneBlock(4, false, hetsim::spec::Recompute::kNone, 2), gpu);

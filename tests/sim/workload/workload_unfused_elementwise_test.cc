@@ -51,8 +51,9 @@ TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, 
   const LayerCost& block = model.layer(1);
   const double B = 2, s = kUnfusedS, h = kUnfusedH, f = 4 * kUnfusedH, a = kUnfusedHeads;
   const UnfusedTraffic all = block.unfused.Of(kAllUnfused);
-  // Two bias adds before dropout (read, write the sublayer's output), on the full width.
-  CHECK(all.bytes_replicated_per_sample == Approx(2 * 2 * B * s * h));
+  // Per sublayer the bias add before dropout and the dropout output's write and read back (the fused
+  // kernel keeps both in registers), on the full width.
+  CHECK(all.bytes_replicated_per_sample == Approx(2 * 4 * B * s * h));
   // masked_fill_ on the scores (read, write) and the bias add before GeLU, on the TP shard.
   CHECK(all.bytes_sharded_per_sample == Approx(2 * B * a * s * s + 2 * B * s * f));
   // The mask; per sublayer the bias add and the residual add; the bias add before GeLU.
@@ -62,7 +63,7 @@ TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, 
   CHECK(block.unfused.masked_softmax.kernels == 1);
   CHECK(block.unfused.bias_activation.bytes_sharded_per_sample == Approx(2 * B * s * f));
   CHECK(block.unfused.bias_activation.kernels == 1);
-  CHECK(block.unfused.bias_dropout_add.bytes_replicated_per_sample == Approx(2 * 2 * B * s * h));
+  CHECK(block.unfused.bias_dropout_add.bytes_replicated_per_sample == Approx(2 * 4 * B * s * h));
   CHECK(block.unfused.bias_dropout_add.bytes_sharded_per_sample == 0);
   CHECK(block.unfused.bias_dropout_add.kernels == 4);
   // The embedding and the head run no bias-dropout-add.

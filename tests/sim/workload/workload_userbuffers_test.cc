@@ -357,3 +357,75 @@ TEST_CASE("userbuffers: a ring-exchange FC2 with SMs held: TP token chunks, each
   CHECK(TimeToPicosecondsDouble(with.forward_time - without.forward_time) == Approx(forward * 1e12).margin(2));
   CHECK(with.backward_time == without.backward_time);  // its input gradient was a ring exchange already
 }
+
+TEST_CASE("userbuffers: a collective hides behind its own GEMM only, what outlasts it stays exposed") {
+  using Call = UserbufferTimes::PairedCall;
+  using hetsim::CollectiveOp;
+  TpCommOverlapSpec te = NoMargins();
+  te.proj_fprop = te.fc2_fprop = TpOverlapMethod::kRingExchange;
+  // Forward at TP 8: a reduce-scatter of 96 beside a GEMM of 60 leaves 96/8 = 12 exposed anyway (its
+  // last chunk) and 96 - 12 - 60 = 24 more; a gather of 96 beside a GEMM of 200 leaves nothing.
+  const Call scatter{96_ps, 60_ps, CollectiveOp::kReduceScatter, true};
+  const Call gather{96_ps, 200_ps, CollectiveOp::kAllGather, false};
+  CHECK(UserbufferOutlasting(std::vector<Call>{scatter}, 8, false, true, te) == 24_ps);
+  CHECK(UserbufferOutlasting(std::vector<Call>{gather}, 8, false, true, te) == 0);
+  // Backward: no last chunk; a gather of 96 beside an input-gradient GEMM of 40 leaves 56, with
+  // aggregate's first exchange (96/7 = 13) counted once, not twice.
+  const Call short_gemm{96_ps, 40_ps, CollectiveOp::kAllGather, false};
+  CHECK(UserbufferOutlasting(std::vector<Call>{short_gemm}, 8, false, false, te) == 56_ps);
+  CHECK(UserbufferOutlasting(std::vector<Call>{short_gemm}, 8, true, false, te) == 96_ps - 13_ps - 40_ps);
+
+  // Two calls of one reduce-scatter entry (the projection's, then FC2's), 96 each, beside 60 and 500:
+  // the pass hides 192 - 24 (the last chunks) - 24 (what outlasts the projection) = 144 of ample compute.
+  hetsim::workload::StageCollective c{
+      CollectiveOp::kReduceScatter, hetsim::workload::CollectiveGroup::kTensor, 1, 2, 0, false, true, 1};
+  c.beside_gemm_s = {60e-12, 500e-12};
+  UserbufferTimes times;
+  times.Add(c, 192_ps);
+  REQUIRE(times.paired.size() == 2);
+  CHECK_FALSE(times.paired[0].fc2);
+  CHECK(times.paired[1].fc2);
+  CHECK(times.Hidden(8, false, true, 1000_ps, te) == 144_ps);
+  // Without GEMMs beside them (no entries), the pass's compute alone bounds what hides, as before.
+  c.beside_gemm_s.clear();
+  UserbufferTimes unpaired;
+  unpaired.Add(c, 192_ps);
+  CHECK(unpaired.Hidden(8, false, true, 1000_ps, te) == 192_ps - 24_ps);
+}
+
+TEST_CASE("userbuffers: each call is paired with its linear's GEMM, and FP8 runs gather FP8") {
+  const ModelCost model = Llama();
+  const GpuCompute gpu = H100();
+  const StageCost cost = BlockCost(model, gpu, 8, NoMargins());
+  int gathers = 0, scatters = 0;
+  int64_t gather_bytes = 0, scatter_bytes = 0;
+  for (const auto* list : {&cost.forward_collectives, &cost.backward_collectives}) {
+    for (const hetsim::workload::StageCollective& sc : *list) {
+      if (!sc.userbuffers) {
+        CHECK(sc.beside_gemm_s.empty());
+        continue;
+      }
+      REQUIRE(sc.beside_gemm_s.size() == static_cast<size_t>(sc.count));
+      for (double g : sc.beside_gemm_s) CHECK(g > 0);
+      if (sc.op == hetsim::CollectiveOp::kAllGather) {
+        gathers += sc.count;
+        gather_bytes = sc.bytes;
+      } else {
+        scatters += sc.count;
+        scatter_bytes = sc.bytes;
+      }
+    }
+  }
+  CHECK(gathers == 4);   // QKV's and FC1's inputs, the projection's and FC2's output gradients
+  CHECK(scatters == 4);  // the projection's and FC2's outputs, QKV's and FC1's input gradients
+  // Transformer Engine's all-gather overlaps have FP8 buffers (fp8_buf): half the reduce-scatters' bytes.
+  CHECK(gather_bytes * 2 == scatter_bytes);
+  // The forward gathers run beside QKV's and FC1's forward GEMMs: FC1's (gated, 2 x 28,672 wide) is the
+  // longer one.
+  for (const hetsim::workload::StageCollective& sc : cost.forward_collectives) {
+    if (sc.userbuffers && sc.op == hetsim::CollectiveOp::kAllGather) {
+      REQUIRE(sc.beside_gemm_s.size() == 2);
+      CHECK(sc.beside_gemm_s[1] > sc.beside_gemm_s[0]);
+    }
+  }
+}
