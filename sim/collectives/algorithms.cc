@@ -376,6 +376,11 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   }
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  if (in.req.op != CollectiveOp::kAllReduce && topology.island(island).nics_per_node < g) {
+    return absl::InvalidArgumentError(
+        "algo: collnet all-gather and reduce-scatter need a NIC for every GPU of the group on a node (NCCL "
+        "disables them when a node has more local ranks than CollNet heads)");
+  }
   s.channels = static_cast<int32_t>(g);  // one in-network reduction per local rank (rail)
   std::vector<TransferPath> intra_paths, inter_paths;
   for (const Ranks& node : in.nodes) {  // NCCL's direct scatter to the heads, every pair at once
@@ -409,7 +414,12 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   }
   s.chunks = chunks;
   const double scatter = g > 1 ? StepSeconds(*intra, in.bytes / g / chunks) : 0.0;
-  s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, in.bytes / g / chunks));
+  if (in.req.op == CollectiveOp::kAllReduce) {
+    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, in.bytes / g / chunks));
+  } else {  // the other nodes' shards of the rail's segment through each NIC, then (or before) one direct step
+    const double net = StepSeconds(*inter, CollNetShardBytes(in.bytes / chunks, g, num_nodes));
+    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
+  }
   return s;
 }
 
@@ -513,6 +523,51 @@ Ready AppendDirectStep(TransferGraph& g, const Ranks& ranks, int64_t bytes, bool
 // heads' broadcast. A rank's NVLink phases alternate as CollNetPipelineSeconds orders them (RS 1, RS 2,
 // AG 1, RS 3, AG 2, ..., AG C), each waiting for the one before at that rank, so the phases of
 // successive chunks overlap without sharing the NVLink.
+// CollNetShape's all-gather (S the gathered output) or reduce-scatter (S each rank's input), chunk by
+// chunk. Local rank i heads rail i, whose segment of the chunk is S/(gC): the all-gather sends each node's
+// shards of the segment into the switches and receives the other N-1 nodes' (a flow of (N-1)/N of the
+// segment to the next node's head, every NIC loaded alike), then the head broadcasts the segment to its
+// node's GPUs in one direct step; the reduce-scatter first scatters each GPU's part of segment i to head
+// i, then the head sends the other nodes' shards into the switches and receives its own, reduced. Each
+// NIC and each rank's NVLink take one chunk at a time.
+void AppendCollNetGatherOrScatter(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks,
+                                  bool all_gather) {
+  const int32_t gpn = static_cast<int32_t>(nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(nodes.size());
+  std::vector<Ready> nvlink(num_nodes, Ready(gpn));
+  std::vector<std::vector<TransferIndex>> last_send(num_nodes, std::vector<TransferIndex>(gpn, kNoTransfer));
+  for (int32_t c = 0; c < chunks && !WallLimitPassedNow(); ++c) {
+    const int64_t chunk_bytes = SplitBytes(bytes, chunks, c);
+    if (!all_gather) {
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/false, nvlink[j]);
+      }
+    }
+    std::vector<Ready> through(num_nodes, Ready(gpn));
+    for (int32_t i = 0; i < gpn; ++i) {
+      const int64_t shards = SplitBytes(chunk_bytes, gpn, i) * (num_nodes - 1) / num_nodes;
+      std::vector<TransferIndex> sends;
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        std::vector<TransferIndex> deps = all_gather ? std::vector<TransferIndex>{} : nvlink[j][i];
+        deps.push_back(last_send[j][i]);
+        last_send[j][i] =
+            g.Add(g.Path(nodes[j][i], nodes[(j + 1) % num_nodes][i], static_cast<uint64_t>(i)), shards, deps);
+        sends.push_back(last_send[j][i]);
+      }
+      const TransferIndex in = g.AddJoin(sends);
+      for (int64_t j = 0; j < num_nodes; ++j) through[j][i] = {in, last_send[j][i]};
+    }
+    if (all_gather) {
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        for (int32_t r = 0; r < gpn; ++r) {
+          through[j][r].insert(through[j][r].end(), nvlink[j][r].begin(), nvlink[j][r].end());
+        }
+        nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/true, through[j]);
+      }
+    }
+  }
+}
+
 void AppendCollNetAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks) {
   const int32_t gpn = static_cast<int32_t>(nodes.front().size());
   const size_t num_nodes = nodes.size();
@@ -632,7 +687,13 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       for (int64_t r = 0; n > 1 && r < n; ++r)
         g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), NvlsWireBytes(topology, req), {});
       break;
-    case CollectiveAlgorithm::kCollNet: AppendCollNetAllReduce(g, nodes, req.bytes, s.chunks); break;
+    case CollectiveAlgorithm::kCollNet:
+      if (req.op == CollectiveOp::kAllReduce) {
+        AppendCollNetAllReduce(g, nodes, req.bytes, s.chunks);
+      } else {
+        AppendCollNetGatherOrScatter(g, nodes, req.bytes, s.chunks, req.op == CollectiveOp::kAllGather);
+      }
+      break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

@@ -79,7 +79,8 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kPairwise: return op == CollectiveOp::kAllToAll;
     case CollectiveAlgorithm::kNvls:
       return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
-    case CollectiveAlgorithm::kCollNet: return op == CollectiveOp::kAllReduce;
+    case CollectiveAlgorithm::kCollNet:
+      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
   }
   return false;
 }

@@ -43,6 +43,21 @@ double CollNetAllReduceSeconds(int64_t g, double bytes, double intra_bytes_per_s
   return CollNetPipelineSeconds(chunks, scatter, net_latency_s + chunk / g / nic_bytes_per_s);
 }
 
+double TwoStagePipelineSeconds(int32_t chunks, double first_chunk_s, double second_chunk_s) {
+  return first_chunk_s + second_chunk_s + (chunks - 1) * std::max(first_chunk_s, second_chunk_s);
+}
+
+double CollNetShardBytes(double bytes, int64_t g, int64_t nodes) {
+  return bytes / g * static_cast<double>(nodes - 1) / static_cast<double>(nodes);
+}
+
+double CollNetAllGatherSeconds(int64_t g, int64_t nodes, double bytes, double intra_bytes_per_s, double intra_latency_s,
+                               double nic_bytes_per_s, double net_latency_s, int32_t chunks) {
+  const double chunk = bytes / chunks;
+  const double nvlink = g < 2 ? 0.0 : intra_latency_s + (g - 1) * chunk / g / intra_bytes_per_s;
+  return TwoStagePipelineSeconds(chunks, nvlink, net_latency_s + CollNetShardBytes(chunk, g, nodes) / nic_bytes_per_s);
+}
+
 double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
   if (n < 2) return 0;
   int32_t depth = 0;

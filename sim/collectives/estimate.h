@@ -41,6 +41,18 @@ double CollNetPipelineSeconds(int32_t chunks, double rs_chunk_s, double net_chun
 // t_rs = a + (g-1) S/(gCB), t_net = a_net + S/(gCR).
 double CollNetAllReduceSeconds(int64_t gpus_per_node, double bytes, double intra_bytes_per_s, double intra_latency_s,
                                double nic_bytes_per_s, double net_latency_s, int32_t chunks);
+// Two stages on resources of their own pipelined over C chunks (t_first, t_second a chunk each):
+// t_first + t_second + (C - 1) max(t_first, t_second).
+double TwoStagePipelineSeconds(int32_t chunks, double first_chunk_s, double second_chunk_s);
+// The bytes of a CollNet all-gather's or reduce-scatter's `bytes` (a chunk of the gathered output or of
+// each rank's input) that cross one NIC each way: the rail's segment bytes/g less the node's own shard,
+// (N-1)/N bytes/g.
+double CollNetShardBytes(double bytes, int64_t gpus_per_node, int64_t nodes);
+// NCCL's CollNetDirect all-gather (the switches' all-gather across the nodes, then the head's broadcast
+// inside the node) or reduce-scatter (a scatter to the heads, then the switches' reduce-scatter), C
+// chunks: t_net = a_net + (N-1) S/(N g C R), t_nvl = a + (g-1) S/(gCB), TwoStagePipelineSeconds.
+double CollNetAllGatherSeconds(int64_t gpus_per_node, int64_t nodes, double bytes, double intra_bytes_per_s,
+                               double intra_latency_s, double nic_bytes_per_s, double net_latency_s, int32_t chunks);
 // Pipelined chain broadcast: (n - 1 + C - 1) (a + S/(C B)).
 double ChainBroadcastSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks);
 // Direct all-to-all on a non-blocking switch: every uplink carries (n-1)/n S: a + (n-1)/n S/B.

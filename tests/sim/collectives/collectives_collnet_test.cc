@@ -134,7 +134,69 @@ TEST_CASE("collnet: only across nodes of an island whose switches reduce", "[col
   CHECK_FALSE(AllReduce(on, 8, kGiB, CollectiveAlgorithm::kCollNet).ok());
   CHECK(ParseAlgorithm("collnet").value() == CollectiveAlgorithm::kCollNet);
   CHECK(Supports(CollectiveAlgorithm::kCollNet, CollectiveOp::kAllReduce));
-  CHECK_FALSE(Supports(CollectiveAlgorithm::kCollNet, CollectiveOp::kAllGather));
+  CHECK(Supports(CollectiveAlgorithm::kCollNet, CollectiveOp::kAllGather));
+  CHECK(Supports(CollectiveAlgorithm::kCollNet, CollectiveOp::kReduceScatter));
+  CHECK_FALSE(Supports(CollectiveAlgorithm::kCollNet, CollectiveOp::kAllToAll));
+}
+
+absl::StatusOr<CollectiveResult> Collective(const topology::Topology& topo, CollectiveOp op, int n, int64_t bytes,
+                                            int32_t chunks) {
+  topology::Router router(topo);
+  CollectiveRequest req;
+  req.op = op;
+  req.gpus = Range(n);
+  req.bytes = bytes;
+  req.algorithm = CollectiveAlgorithm::kCollNet;
+  req.chunks = chunks;
+  return SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
+}
+
+// CollNet's all-gather (the switches gather each rail's segment across the nodes, then its head broadcasts
+// it in the node) and reduce-scatter (a scatter to the heads, then the switches' reduce-scatter): two
+// stages on their own links, pipelined over C chunks,
+//   t_net = a_net + (N-1) S/(N g C R),  t_nvl = a + (g-1) S/(gCB),
+//   time = t_net + t_nvl + (C-1) max(t_net, t_nvl)
+// where a ring across the n = N g GPUs moves (n-1)/n S/g through each NIC in n-1 steps.
+TEST_CASE("collnet all-gather and reduce-scatter: t_net + t_nvl + (C-1) max(t_net, t_nvl)", "[collectives][collnet]") {
+  const double B = GbpsToBytesPerSecond(3600), R = GbpsToBytesPerSecond(400);
+  const double a = kNvlinkLatency, a_net = kNetLatency;
+  const auto topo = *hetsim::testing::BuildTopology(SharpIsland(4, true));
+  const int64_t bytes = kGiB;
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (int32_t chunks : {1, 4, 16}) {
+      INFO(CollectiveOpName(op) << ", " << chunks << " chunks");
+      const auto r = Collective(topo, op, 32, bytes, chunks);
+      INFO(r.status().message());
+      REQUIRE(r.ok());
+      const double t_net = a_net + 3.0 * bytes / (4 * 8.0 * chunks * R);
+      const double t_nvl = a + 7.0 * bytes / (8.0 * chunks * B);
+      const double expected = t_net + t_nvl + (chunks - 1) * std::max(t_net, t_nvl);
+      CHECK(CollNetAllGatherSeconds(8, 4, bytes, B, a, R, a_net, chunks) == Approx(expected).epsilon(1e-9));
+      CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
+      CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
+    }
+    // The default cuts 1 GiB's 128 MiB segments into 64 chunks, and beats the ring across the 32 GPUs,
+    // whose NICs carry (n-1)/n S/g where CollNet's carry (N-1)/N S/g and the NVLink runs beside them.
+    const auto best = Collective(topo, op, 32, bytes, 0);
+    REQUIRE(best.ok());
+    CHECK(best->shape.chunks == 64);
+    topology::Router router(topo);
+    CollectiveRequest req;
+    req.op = op;
+    req.gpus = Range(32);
+    req.bytes = bytes;
+    req.algorithm = CollectiveAlgorithm::kRing;
+    const auto ring = SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
+    REQUIRE(ring.ok());
+    CHECK(best->time < ring->time);
+  }
+  // NCCL runs them with a NIC per GPU only.
+  v1::Cluster half = SharpIsland(4, true);
+  half.mutable_islands(0)->set_nics_per_node(4);
+  const auto shared_nics = *hetsim::testing::BuildTopology(half);
+  const auto refused = Collective(shared_nics, CollectiveOp::kAllGather, 32, bytes, 0);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("a NIC for every GPU"));
 }
 
 // With NCCL's model on, CollNet waits NCCL's CollNetDirect network latency (31 us) besides the launch
