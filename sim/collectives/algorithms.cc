@@ -19,6 +19,12 @@ namespace {
 // Flow keys keep the paths of different channels and trees apart, so ECMP may spread them.
 constexpr uint64_t kTreeKeyBase = 100;
 constexpr int32_t kMaxDefaultChunks = 64;
+// Flows a CollNet all-reduce's graph may hold when it picks its chunk count (CollNetShape).
+constexpr int64_t kMaxCollNetFlows = int64_t{1} << 18;
+// The smallest piece of a rail's segment a CollNet chunk carries: NCCL's Simple step (its 4 MiB buffer
+// over NCCL_STEPS = 8), from which calcCollChunking in src/enqueue.cc halves CollNetDirect's chunk only
+// for small buffers.
+constexpr int64_t kCollNetChunkBytes = 512 * 1024;
 
 std::vector<TransferPath> RingPaths(const Ranks& ranks, uint64_t key) {
   std::vector<TransferPath> out;
@@ -344,12 +350,17 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
   return s;
 }
 
-// NCCL's CollNetDirect all-reduce on InfiniBand switches that reduce (SHARP): the hierarchical
-// all-reduce's intra-node reduce-scatter and all-gather, with each rail's segment S/g sent once into
+// NCCL's CollNetDirect all-reduce on InfiniBand switches that reduce (SHARP): an intra-node
+// reduce-scatter and all-gather, each one direct step (every GPU sends the GPU that heads rail i its part
+// of segment i, and that head sends the sum back to every GPU: src/device/all_reduce.h's scatter to and
+// broadcast from the heads), with each rail's segment S/g sent once into
 // the switches and the sum received once between them, where a ring across the N nodes sends
 // 2(N-1)/N of it each way (docs/network.md). Priced and simulated as node j's GPU of rail i sending the
 // segment to node j+1's, which loads every NIC alike up and down; the switches' reduction is not a
 // bottleneck and the sum is ready when every node's segment is in. Simple protocol only, as NCCL.
+// The three phases are pipelined by chunks as NCCL's CollNetDirect kernel runs them (a chunk's trip
+// through the switches overlaps the next chunk's reduce-scatter and the previous chunk's all-gather):
+// CollNetPipelineSeconds of the chunk's phases.
 absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
                                              CollectiveShape s) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
@@ -365,18 +376,23 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   }
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  if (in.req.op != CollectiveOp::kAllReduce && topology.island(island).nics_per_node < g) {
+    return absl::InvalidArgumentError(
+        "algo: collnet all-gather and reduce-scatter need a NIC for every GPU of the group on a node (NCCL "
+        "disables them when a node has more local ranks than CollNet heads)");
+  }
   s.channels = static_cast<int32_t>(g);  // one in-network reduction per local rank (rail)
-  s.chunks = 1;
-  double intra = 0;
   std::vector<TransferPath> intra_paths, inter_paths;
-  for (const Ranks& node : in.nodes) {
-    for (const auto& p : RingPaths(node, 0)) intra_paths.push_back(p);
+  for (const Ranks& node : in.nodes) {  // NCCL's direct scatter to the heads, every pair at once
+    for (int64_t i = 0; i < g; ++i) {
+      for (int64_t j = 0; j < g; ++j) {
+        if (i != j) intra_paths.push_back({node[i], node[j], 0});
+      }
+    }
   }
-  if (g > 1) {
-    auto costs = in.costs_of(intra_paths);
-    if (!costs.ok()) return costs.status();
-    intra = (g - 1) * StepSeconds(*costs, in.bytes / g);
-  }
+  absl::StatusOr<std::vector<PathCost>> intra = std::vector<PathCost>{};
+  if (g > 1) intra = in.costs_of(intra_paths);
+  if (!intra.ok()) return intra.status();
   for (int64_t i = 0; i < g; ++i) {
     Ranks rail;
     for (const Ranks& node : in.nodes) rail.push_back(node[i]);
@@ -384,11 +400,26 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   }
   auto inter = in.costs_of(inter_paths);
   if (!inter.ok()) return inter.status();
-  if (in.req.ring_steps == RingSteps::kAuto && num_nodes * g * (g - 1) * 2 > kMaxSteppedTreeFlows) {
-    s.ring_steps = RingSteps::kAggregated;
+  // Chunks as NCCL cuts them, by size (not by what is fastest): the largest power of two up to
+  // kMaxDefaultChunks that leaves each rail's piece at least kCollNetChunkBytes, and the graph's
+  // N g (2 (g-1) + 1) flows a chunk under kMaxCollNetFlows in all.
+  int32_t chunks = in.req.chunks;
+  if (chunks == 0) {
+    const int64_t max_chunks =
+        std::min<int64_t>(kMaxDefaultChunks, kMaxCollNetFlows / (num_nodes * g * (2 * (g - 1) + 1)));
+    chunks = 1;
+    while (2 * chunks <= max_chunks && static_cast<int64_t>(in.bytes) / g / (2 * chunks) >= kCollNetChunkBytes) {
+      chunks *= 2;
+    }
   }
-  s.aggregated = Aggregates(s.ring_steps, g, 1);
-  s.estimated_seconds = 2 * intra + StepSeconds(*inter, in.bytes / g);
+  s.chunks = chunks;
+  const double scatter = g > 1 ? StepSeconds(*intra, in.bytes / g / chunks) : 0.0;
+  if (in.req.op == CollectiveOp::kAllReduce) {
+    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, in.bytes / g / chunks));
+  } else {  // the other nodes' shards of the rail's segment through each NIC, then (or before) one direct step
+    const double net = StepSeconds(*inter, CollNetShardBytes(in.bytes / chunks, g, num_nodes));
+    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
+  }
   return s;
 }
 
@@ -468,27 +499,109 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
 
 namespace {
 
-// CollNetShape's transfers: per node an intra-node reduce-scatter (local rank r ends with segment
-// (r + 1) mod g), per rail every node's segment into the switches (a flow to the next node's GPU of the
-// rail) and the sum ready when all are in, then per node an intra-node all-gather.
-void AppendCollNetAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, RingSteps mode) {
+// One direct step inside a node: every rank sends rank j segment j of `bytes` (a scatter to the heads) or,
+// `from_sender`, its own segment to every rank (the heads' broadcast), all at once after its start. A
+// rank is done when its sends have left and its receives are in.
+Ready AppendDirectStep(TransferGraph& g, const Ranks& ranks, int64_t bytes, bool from_sender, const Ready& start) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  Ready done(n);
+  for (int32_t r = 0; r < n; ++r) {
+    if (n < 2) done[r] = start[r];
+    for (int32_t j = 0; j < n; ++j) {
+      if (j == r) continue;
+      const TransferIndex t = g.Add(g.Path(ranks[r], ranks[j], 0), SplitBytes(bytes, n, from_sender ? r : j), start[r]);
+      done[r].push_back(t);
+      done[j].push_back(t);
+    }
+  }
+  return done;
+}
+
+// CollNetShape's transfers, chunk by chunk: per node the scatter of the chunk to the heads (local rank i
+// heads segment i), per rail every node's segment into the switches (a flow to the next node's GPU of the
+// rail, after the previous chunk's on that NIC) and the sum ready when all are in, then per node the
+// heads' broadcast. A rank's NVLink phases alternate as CollNetPipelineSeconds orders them (RS 1, RS 2,
+// AG 1, RS 3, AG 2, ..., AG C), each waiting for the one before at that rank, so the phases of
+// successive chunks overlap without sharing the NVLink.
+// CollNetShape's all-gather (S the gathered output) or reduce-scatter (S each rank's input), chunk by
+// chunk. Local rank i heads rail i, whose segment of the chunk is S/(gC): the all-gather sends each node's
+// shards of the segment into the switches and receives the other N-1 nodes' (a flow of (N-1)/N of the
+// segment to the next node's head, every NIC loaded alike), then the head broadcasts the segment to its
+// node's GPUs in one direct step; the reduce-scatter first scatters each GPU's part of segment i to head
+// i, then the head sends the other nodes' shards into the switches and receives its own, reduced. Each
+// NIC and each rank's NVLink take one chunk at a time.
+void AppendCollNetGatherOrScatter(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks,
+                                  bool all_gather) {
+  const int32_t gpn = static_cast<int32_t>(nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(nodes.size());
+  std::vector<Ready> nvlink(num_nodes, Ready(gpn));
+  std::vector<std::vector<TransferIndex>> last_send(num_nodes, std::vector<TransferIndex>(gpn, kNoTransfer));
+  for (int32_t c = 0; c < chunks && !WallLimitPassedNow(); ++c) {
+    const int64_t chunk_bytes = SplitBytes(bytes, chunks, c);
+    if (!all_gather) {
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/false, nvlink[j]);
+      }
+    }
+    std::vector<Ready> through(num_nodes, Ready(gpn));
+    for (int32_t i = 0; i < gpn; ++i) {
+      const int64_t shards = SplitBytes(chunk_bytes, gpn, i) * (num_nodes - 1) / num_nodes;
+      std::vector<TransferIndex> sends;
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        std::vector<TransferIndex> deps = all_gather ? std::vector<TransferIndex>{} : nvlink[j][i];
+        deps.push_back(last_send[j][i]);
+        last_send[j][i] =
+            g.Add(g.Path(nodes[j][i], nodes[(j + 1) % num_nodes][i], static_cast<uint64_t>(i)), shards, deps);
+        sends.push_back(last_send[j][i]);
+      }
+      const TransferIndex in = g.AddJoin(sends);
+      for (int64_t j = 0; j < num_nodes; ++j) through[j][i] = {in, last_send[j][i]};
+    }
+    if (all_gather) {
+      for (int64_t j = 0; j < num_nodes; ++j) {
+        for (int32_t r = 0; r < gpn; ++r) {
+          through[j][r].insert(through[j][r].end(), nvlink[j][r].begin(), nvlink[j][r].end());
+        }
+        nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/true, through[j]);
+      }
+    }
+  }
+}
+
+void AppendCollNetAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks) {
   const int32_t gpn = static_cast<int32_t>(nodes.front().size());
   const size_t num_nodes = nodes.size();
-  const Ready none;
-  std::vector<Ready> after_rs;
-  for (const Ranks& node : nodes) after_rs.push_back(AppendAnyRing(g, node, bytes, gpn - 1, 1, 0, 0, none, mode));
-  std::vector<Ready> reduced(num_nodes, Ready(gpn));
-  for (int32_t i = 0; i < gpn && !WallLimitPassedNow(); ++i) {
-    const int64_t segment = SplitBytes(bytes, gpn, (i + 1) % gpn);
-    std::vector<TransferIndex> sends;
+  std::vector<Ready> nvlink(num_nodes, Ready(gpn));  // per rank, its last NVLink phase
+  std::vector<Ready> reduced_before;                 // per rank, the previous chunk's sum
+  std::vector<std::vector<TransferIndex>> last_send(num_nodes, std::vector<TransferIndex>(gpn, kNoTransfer));
+  auto broadcast = [&](std::vector<Ready>& start, int64_t chunk_bytes) {
     for (size_t j = 0; j < num_nodes; ++j) {
-      sends.push_back(
-          g.Add(g.Path(nodes[j][i], nodes[(j + 1) % num_nodes][i], static_cast<uint64_t>(i)), segment, after_rs[j][i]));
+      for (int32_t r = 0; r < gpn; ++r) start[j][r].insert(start[j][r].end(), nvlink[j][r].begin(), nvlink[j][r].end());
+      nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/true, start[j]);
     }
-    const TransferIndex sum = g.AddJoin(sends);
-    for (size_t j = 0; j < num_nodes; ++j) reduced[j][i] = {sum};
+  };
+  for (int32_t c = 0; c < chunks && !WallLimitPassedNow(); ++c) {
+    const int64_t chunk_bytes = SplitBytes(bytes, chunks, c);
+    for (size_t j = 0; j < num_nodes; ++j) {
+      nvlink[j] = AppendDirectStep(g, nodes[j], chunk_bytes, /*from_sender=*/false, nvlink[j]);
+    }
+    std::vector<Ready> reduced(num_nodes, Ready(gpn));
+    for (int32_t i = 0; i < gpn; ++i) {
+      std::vector<TransferIndex> sends;
+      for (size_t j = 0; j < num_nodes; ++j) {
+        std::vector<TransferIndex> deps = nvlink[j][i];
+        deps.push_back(last_send[j][i]);
+        last_send[j][i] = g.Add(g.Path(nodes[j][i], nodes[(j + 1) % num_nodes][i], static_cast<uint64_t>(i)),
+                                SplitBytes(chunk_bytes, gpn, i), deps);
+        sends.push_back(last_send[j][i]);
+      }
+      const TransferIndex sum = g.AddJoin(sends);
+      for (size_t j = 0; j < num_nodes; ++j) reduced[j][i].push_back(sum);
+    }
+    if (c > 0) broadcast(reduced_before, SplitBytes(bytes, chunks, c - 1));
+    reduced_before = std::move(reduced);
   }
-  for (size_t j = 0; j < num_nodes; ++j) AppendAnyRing(g, nodes[j], bytes, gpn - 1, 1, 1, 0, reduced[j], mode);
+  if (!reduced_before.empty()) broadcast(reduced_before, SplitBytes(bytes, chunks, chunks - 1));
 }
 
 }  // namespace
@@ -574,7 +687,13 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       for (int64_t r = 0; n > 1 && r < n; ++r)
         g.Add(g.Path(req.gpus[r], req.gpus[(r + 1) % n], 0), NvlsWireBytes(topology, req), {});
       break;
-    case CollectiveAlgorithm::kCollNet: AppendCollNetAllReduce(g, nodes, req.bytes, s.ring_steps); break;
+    case CollectiveAlgorithm::kCollNet:
+      if (req.op == CollectiveOp::kAllReduce) {
+        AppendCollNetAllReduce(g, nodes, req.bytes, s.chunks);
+      } else {
+        AppendCollNetGatherOrScatter(g, nodes, req.bytes, s.chunks, req.op == CollectiveOp::kAllGather);
+      }
+      break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

@@ -79,7 +79,8 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kPairwise: return op == CollectiveOp::kAllToAll;
     case CollectiveAlgorithm::kNvls:
       return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
-    case CollectiveAlgorithm::kCollNet: return op == CollectiveOp::kAllReduce;
+    case CollectiveAlgorithm::kCollNet:
+      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
   }
   return false;
 }
@@ -128,9 +129,10 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
     return absl::InvalidArgumentError(
         absl::StrFormat("inter_node: %s is not ring, tree or auto", AlgorithmName(r.inter_node)));
   }
-  // Trees (and hierarchical's trees across nodes) keep their chunks aggregated; a ring does not.
+  // Trees (and hierarchical's trees across nodes) keep their chunks aggregated, and CollNet pipelines
+  // its chunks of aggregated rings; a ring does not.
   if (r.ring_steps == RingSteps::kAggregated && r.chunks > 1 && r.algorithm != CollectiveAlgorithm::kTree &&
-      r.algorithm != CollectiveAlgorithm::kHierarchical) {
+      r.algorithm != CollectiveAlgorithm::kHierarchical && r.algorithm != CollectiveAlgorithm::kCollNet) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "chunks: %d with aggregated ring steps, which move each ring edge's bytes as one flow (give 0 or 1)",
         r.chunks));

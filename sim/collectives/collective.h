@@ -29,10 +29,10 @@ enum class CollectiveAlgorithm {
   kNvls,          // all-reduce, all-gather or reduce-scatter in one node whose NVSwitch reduces and
                   // multicasts (NodeTypeSpec::nvlink_sharp): all-reduce S each way per GPU, the others
                   // (n-1)/n S, in one step (docs/network.md)
-  kCollNet,       // all-reduce across nodes of one island whose InfiniBand switches reduce
-                  // (IslandSpec::infiniband_sharp), NCCL's CollNetDirect: intra-node reduce-scatter, each
-                  // GPU's segment sent once into the switches and the sum received once, intra-node
-                  // all-gather (docs/network.md)
+  kCollNet,       // all-reduce, all-gather or reduce-scatter across nodes of one island whose InfiniBand
+                  // switches reduce (IslandSpec::infiniband_sharp), NCCL's CollNetDirect: intra-node
+                  // scatter to the heads, each GPU's segment sent once into the switches and the result
+                  // received once, the heads' broadcast, pipelined by chunks (docs/network.md)
 };
 
 // NCCL's NVLS bandwidth as a share of a ring's Simple rate on the same NVSwitch links (src/graph/tuning.cc,

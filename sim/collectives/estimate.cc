@@ -24,6 +24,40 @@ double HierarchicalAllReduceSeconds(int64_t g, int64_t nodes, double bytes, doub
          RingAllReduceSeconds(nodes, bytes / g, inter_bytes_per_s, inter_latency_s);
 }
 
+double CollNetPipelineSeconds(int32_t chunks, double rs_chunk_s, double net_chunk_s) {
+  double nvlink = 0, nics = 0;  // when each is next free
+  double reduced_before = 0;    // when the previous chunk's sum was ready
+  for (int32_t c = 0; c < chunks; ++c) {
+    nvlink += rs_chunk_s;  // RS c
+    nics = std::max(nics, nvlink) + net_chunk_s;
+    if (c > 0) nvlink = std::max(nvlink, reduced_before) + rs_chunk_s;  // AG c-1
+    reduced_before = nics;
+  }
+  return std::max(nvlink, reduced_before) + rs_chunk_s;  // AG C-1
+}
+
+double CollNetAllReduceSeconds(int64_t g, double bytes, double intra_bytes_per_s, double intra_latency_s,
+                               double nic_bytes_per_s, double net_latency_s, int32_t chunks) {
+  const double chunk = bytes / chunks;
+  const double scatter = g < 2 ? 0.0 : intra_latency_s + (g - 1) * chunk / g / intra_bytes_per_s;
+  return CollNetPipelineSeconds(chunks, scatter, net_latency_s + chunk / g / nic_bytes_per_s);
+}
+
+double TwoStagePipelineSeconds(int32_t chunks, double first_chunk_s, double second_chunk_s) {
+  return first_chunk_s + second_chunk_s + (chunks - 1) * std::max(first_chunk_s, second_chunk_s);
+}
+
+double CollNetShardBytes(double bytes, int64_t g, int64_t nodes) {
+  return bytes / g * static_cast<double>(nodes - 1) / static_cast<double>(nodes);
+}
+
+double CollNetAllGatherSeconds(int64_t g, int64_t nodes, double bytes, double intra_bytes_per_s, double intra_latency_s,
+                               double nic_bytes_per_s, double net_latency_s, int32_t chunks) {
+  const double chunk = bytes / chunks;
+  const double nvlink = g < 2 ? 0.0 : intra_latency_s + (g - 1) * chunk / g / intra_bytes_per_s;
+  return TwoStagePipelineSeconds(chunks, nvlink, net_latency_s + CollNetShardBytes(chunk, g, nodes) / nic_bytes_per_s);
+}
+
 double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
   if (n < 2) return 0;
   int32_t depth = 0;

@@ -3,6 +3,7 @@
 // reproduced within 5% at 1 GiB with the presets, the latency-bound small-message end, the protocol
 // closed forms, and Cluster.ideal restoring line rate.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <google/protobuf/text_format.h>
@@ -150,6 +151,24 @@ TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[coll
   CHECK(TimeToSeconds(r.time) == Approx(RingAllReduceSeconds(8, kGiB, 300e9, 700e-9)).epsilon(1e-3));
   CHECK(r.shape.protocol == topology::NcclProtocol::kSimple);
   CHECK(r.shape.launch_latency == 0);
+}
+
+// NVLS against published H100 runs: NVIDIA/nccl#1455 (8 x H100-SXM, `NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G
+// -g N`) measured busbw 420, 440, 460 and 480 GB/s on 5, 6, 7 and 8 GPUs (algbw 258-273 GB/s). hetsim's NVLS
+// (NVLink4's ring efficiency x NCCL's 5/6) gives algbw 307.8 GB/s at every N: 12-17% above, the known error
+// of the uncalibrated model (docs/network.md, "What it reaches, measured"), and it shrinks as N grows as the
+// measurement's does not quite. A change that moves NVLS pricing moves these bounds on purpose.
+TEST_CASE("nccl: NVLS all-reduce against NVIDIA/nccl#1455's H100 runs at 5-8 GPUs", "[collectives][nccl][nvls]") {
+  const std::vector<std::pair<int, double>> measured_busbw = {{5, 420}, {6, 440}, {7, 460}, {8, 480}};
+  for (const auto& [gpus, busbw] : measured_busbw) {
+    INFO(gpus << " GPUs");
+    v1::Cluster c = NcclTestCluster("H100-SXM", gpus, "NVSWITCH", 3600, 1, 8, 400, "INFINIBAND");
+    c.mutable_node_types(0)->set_nvlink_sharp(true);
+    const CollectiveResult r = AllReduce(c, 2 * kGiB, CollectiveAlgorithm::kNvls);
+    const double error = r.busbw_bytes_per_s / 1e9 / busbw - 1;
+    CHECK(error > 0.10);
+    CHECK(error < 0.18);
+  }
 }
 
 }  // namespace
