@@ -241,6 +241,11 @@ class Network : private engine::EventHandler {
   void Join(uint32_t slot);
   void Leave(uint32_t slot);
   void MarkDirty(LinkId link);
+  // Asks for the first line of every link record on the flow's route at once: the hops' misses then
+  // overlap instead of coming one per loop iteration (most of Join's and Leave's time on a large run).
+  void PrefetchLinks(const Flow& f) const {
+    for (const Hop& hop : f.hops) __builtin_prefetch(&links_[hop.link.value()], 1);
+  }
   void Recompute();
   double CollectSeeds();
   void NextEpoch();
