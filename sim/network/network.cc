@@ -351,6 +351,7 @@ void Network::Leave(uint32_t slot) {
 
 void Network::Complete(uint32_t slot) {
   Flow& f = flows_[slot];
+  if (f.observer != nullptr) f.observer->PrefetchCompletion(f.tag);
   if (!f.hops.empty() && f.bytes > 0) Leave(slot);
   const FlowId id = (uint64_t{f.generation} << 32) | slot;
   FlowObserver* observer = f.observer;

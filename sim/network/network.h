@@ -55,6 +55,10 @@ class FlowObserver {
  public:
   virtual ~FlowObserver() = default;
   virtual void OnFlowCompleted(FlowId flow, uint64_t tag) = 0;
+  // A hint, just before the network updates the links of a flow about to complete: the observer may
+  // ask for the memory its OnFlowCompleted will read, so that those misses overlap the links' (a large
+  // run's collectives read a successor list and a dependency count per flow). Changes no state.
+  virtual void PrefetchCompletion(uint64_t /*tag*/) const {}
 };
 
 struct LinkCounters {
