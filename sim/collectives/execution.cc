@@ -232,6 +232,13 @@ void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
 
 void CollectiveExecution::OnFlowCompleted(network::FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }
 
+// Finish reads the transfer's successor list, then each successor's dependency count: the first
+// successor's two lines are asked for here, while the network still updates the flow's links.
+void CollectiveExecution::PrefetchCompletion(uint64_t tag) const {
+  const std::span<const TransferIndex> successors = graph_->successors(static_cast<TransferIndex>(tag));
+  if (!successors.empty()) __builtin_prefetch(&pending_[successors.front()], 1);
+}
+
 void CollectiveExecution::Finish(TransferIndex t) {
   for (TransferIndex s : graph_->successors(t)) {
     if (--pending_[s] == 0) Launch(s);

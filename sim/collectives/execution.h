@@ -41,6 +41,7 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
 
  private:
   void OnFlowCompleted(network::FlowId flow, uint64_t tag) override;
+  void PrefetchCompletion(uint64_t tag) const override;
   void OnEvent(uint64_t payload) override;  // a delayed transfer's flow starts now
   void LaunchRoots();                       // the transfers that depend on nothing
   void Launch(TransferIndex t);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/time.h"
@@ -409,6 +410,28 @@ TEST_CASE("merged weighted flows count on their links as the flows that merged",
   CHECK((*net)->link_counters(LinkId(0)).flows == 3);
   CHECK((*net)->link_counters(LinkId(1)).bytes == 3 * 2503);
   CHECK((*net)->link_counters(LinkId(1)).flows == 3 * 3);
+}
+
+// Records the hints and completions in the order the network gives them.
+class HintLog : public FlowObserver {
+ public:
+  void OnFlowCompleted(FlowId, uint64_t tag) override { calls.emplace_back('C', tag); }
+  void PrefetchCompletion(uint64_t tag) const override { calls.emplace_back('H', tag); }
+  mutable std::vector<std::pair<char, uint64_t>> calls;
+};
+
+TEST_CASE("a completing flow's observer gets its hint once, with its tag, just before the completion", "[network]") {
+  engine::Simulator sim;
+  HintLog log;
+  auto net = MakeNetwork(&sim, {{10 * kGBps, 1 * kMicrosecond}, {10 * kGBps, 1 * kMicrosecond}});
+  const std::vector<LinkId> both = LinkIds({0, 1});
+  const std::vector<LinkId> first = LinkIds({0});
+  net->StartFlow(both, 2'000'000, &log, 7);   // shares link 0, ends second
+  net->StartFlow(first, 1'000'000, &log, 8);  // ends first
+  net->StartFlow(both, 0, &log, 9);           // no bytes: ends with its latency, never joins a link
+  sim.Run();
+  const std::vector<std::pair<char, uint64_t>> want = {{'H', 9}, {'C', 9}, {'H', 8}, {'C', 8}, {'H', 7}, {'C', 7}};
+  CHECK(log.calls == want);
 }
 
 }  // namespace
