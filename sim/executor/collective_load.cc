@@ -196,7 +196,7 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
   // A one-to-one correspondence of the devices a GPU reaches without a fabric switch.
   absl::flat_hash_map<DeviceId, DeviceId> forward, backward;
   auto pair = [&](DeviceId a, DeviceId b) {
-    if (a < 0 || b < 0) return a == b;
+    if (a == topology::kNoDevice || b == topology::kNoDevice) return a == b;
     auto [f, fresh_f] = forward.emplace(a, b);
     auto [r, fresh_r] = backward.emplace(b, a);
     return f->second == b && r->second == a;

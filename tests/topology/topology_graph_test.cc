@@ -108,7 +108,7 @@ TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, determinis
   CHECK(CountKind(*t, DeviceKind::kSpineSwitch) == 8);
   // Each leaf: 2 nodes x 8 NICs x 400 Gb/s = 6400 Gb/s down, half of it up, over 8 spines: 400 Gb/s.
   for (const Link& l : t->links()) {
-    if (t->devices()[l.src].kind == DeviceKind::kLeafSwitch && t->devices()[l.dst].kind == DeviceKind::kSpineSwitch) {
+    if (t->device(l.src).kind == DeviceKind::kLeafSwitch && t->device(l.dst).kind == DeviceKind::kSpineSwitch) {
       CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(2 * 8 * 400.0 / 2 / 8)));
     }
   }
@@ -136,7 +136,7 @@ TEST_CASE("rail-optimized: same rail stays on the rail switch, other rails cross
   CHECK((*r.GpuRoute(GpuId(2), GpuId(8 + 2)))->size() == 4);
   const Route& cross = **r.GpuRoute(GpuId(2), GpuId(8 + 5));
   REQUIRE(cross.size() == 6);
-  CHECK(t->devices()[t->link(cross[2]).dst].kind == DeviceKind::kSpineSwitch);
+  CHECK(t->device(t->link(cross[2]).dst).kind == DeviceKind::kSpineSwitch);
 }
 
 TEST_CASE("islands: gateways, parallel links with ECMP, slow link is the bottleneck", "[topology]") {
