@@ -21,6 +21,7 @@
 #include "base/spec/cluster.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
+#include "base/units.h"
 #include "topology/nccl_fabric_internal.h"
 
 namespace hetsim::topology {
@@ -64,7 +65,7 @@ struct Device {
 struct Link {
   DeviceId src;
   DeviceId dst;
-  double bytes_per_second;
+  Bandwidth bandwidth;  // line rate x its fabric's NCCL bandwidth efficiency (the line rate when ideal)
   Time latency;
   LinkClass link_class;
   int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with ClusterSpec.ideal

@@ -194,7 +194,7 @@ Time Router::Latency(const Route& route) const {
 
 double Router::BottleneckBytesPerSecond(const Route& route) const {
   double b = std::numeric_limits<double>::infinity();
-  for (LinkId l : route) b = std::min(b, topology_.link(l).bytes_per_second);
+  for (LinkId l : route) b = std::min(b, topology_.link(l).bandwidth.bytes_per_second());
   return b;
 }
 

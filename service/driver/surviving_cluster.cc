@@ -188,7 +188,7 @@ class Survivors {
         const int a = *t_.IslandIndex(l.island_a()), b = *t_.IslandIndex(l.island_b());
         const bool joins = (a == src.island && b == dst.island) || (a == dst.island && b == src.island);
         if (!joins || bundle_links_[k] == 0 ||
-            t_.cluster().inter_island_links[k].bytes_per_s != link.bytes_per_second ||
+            t_.cluster().inter_island_links[k].bytes_per_s != link.bandwidth.bytes_per_second() ||
             hetsim::v1::InterNodeFabric_Name(l.fabric()) != topology::LinkClassName(link.link_class)) {
           continue;
         }

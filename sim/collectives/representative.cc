@@ -56,7 +56,7 @@ ClassKey KeyOf(const topology::Topology& topology, LinkId id) {
                         static_cast<uint64_t>(static_cast<uint32_t>(a.island)) << 16 |
                         static_cast<uint64_t>(static_cast<uint32_t>(b.island)) << 40;
   return {ends, static_cast<uint64_t>(node + 1) << 32 | static_cast<uint64_t>(pivot + 1),
-          std::bit_cast<uint64_t>(link.bytes_per_second)};
+          std::bit_cast<uint64_t>(link.bandwidth.bytes_per_second())};
 }
 bool InFabric(const ClassKey& key) { return (std::get<1>(key) >> 32) == 0; }
 

@@ -218,7 +218,8 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
     auto mapped = index.find({src->second, dst->second});
     // Only onto links of the same capacity and latency (another island's node may be faster).
     if (mapped == index.end() ||
-        topology_.link(mapped->second).bytes_per_second != links[l.link.value()].bytes_per_second ||
+        topology_.link(mapped->second).bandwidth.bytes_per_second() !=
+            links[l.link.value()].bandwidth.bytes_per_second() ||
         topology_.link(mapped->second).latency != links[l.link.value()].latency) {
       return false;
     }

@@ -50,12 +50,12 @@ TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[
     const DeviceKind from = t->device(l.src).kind, to = t->device(l.dst).kind;
     if (from == DeviceKind::kTorSwitch && to == DeviceKind::kPodSwitch) {
       // A ToR's 8 x 400 Gb/s of NICs at full bisection over 4 pod switches.
-      CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(8 * 400.0 / 4)));
+      CHECK(l.bandwidth.bytes_per_second() == Approx(GbpsToBytesPerSecond(8 * 400.0 / 4)));
       ++tor_up;
     }
     if (from == DeviceKind::kPodSwitch && to == DeviceKind::kAggSwitch) {
       // A pod's 2 x 3200 Gb/s / 4 (1:4) over 4 pod switches x 2 aggregation switches.
-      CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(2 * 3200.0 / 4 / 8)));
+      CHECK(l.bandwidth.bytes_per_second() == Approx(GbpsToBytesPerSecond(2 * 3200.0 / 4 / 8)));
       ++pod_up;
     }
   }
