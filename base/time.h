@@ -24,6 +24,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/strong_scalar.h"
+
 namespace hetsim {
 
 class Time;
@@ -31,61 +33,19 @@ template <std::integral I>
 constexpr Time PicosecondsToTime(I picoseconds);
 constexpr int64_t TimeToPicoseconds(Time t);
 
-class Time {
+class Time : public StrongScalar<Time, int64_t> {
  public:
   constexpr Time() = default;  // zero
   // The literal 0 only (a null pointer constant); `Time t = n;` with an integer n does not compile.
   constexpr Time(struct OnlyLiteralZeroConvertsToTime_UseNanosecondsToTimeEtc* /*zero*/) {
   }  // NOLINT(google-explicit-constructor)
 
-  friend constexpr auto operator<=>(Time a, Time b) = default;
-  friend constexpr bool operator==(Time a, Time b) = default;
-
-  constexpr Time& operator+=(Time d) {
-    ps_ += d.ps_;
-    return *this;
-  }
-  constexpr Time& operator-=(Time d) {
-    ps_ -= d.ps_;
-    return *this;
-  }
-  template <std::integral I>
-  constexpr Time& operator*=(I n) {
-    ps_ *= static_cast<int64_t>(n);
-    return *this;
-  }
-  template <std::integral I>
-  constexpr Time& operator/=(I n) {
-    ps_ /= static_cast<int64_t>(n);
-    return *this;
-  }
-
-  friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
-  friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
-  friend constexpr Time operator-(Time a) { return Time(-a.ps_); }
-  template <std::integral I>
-  friend constexpr Time operator*(Time a, I n) {
-    return Time(a.ps_ * static_cast<int64_t>(n));
-  }
-  template <std::integral I>
-  friend constexpr Time operator*(I n, Time a) {
-    return Time(static_cast<int64_t>(n) * a.ps_);
-  }
-  template <std::integral I>
-  friend constexpr Time operator/(Time a, I n) {
-    return Time(a.ps_ / static_cast<int64_t>(n));
-  }
-  // How many whole `b` fit in `a` (truncated toward zero), e.g. `t / kNanosecond`.
-  friend constexpr int64_t operator/(Time a, Time b) { return a.ps_ / b.ps_; }
-  friend constexpr Time operator%(Time a, Time b) { return Time(a.ps_ % b.ps_); }
+  // Compare, +, -, * and / by an integer and Time / Time (a count) come from StrongScalar; the
+  // remainder is Time's own.
+  friend constexpr Time operator%(Time a, Time b) { return Time(a.rep() % b.rep()); }
   template <std::integral I>
   friend constexpr Time operator%(Time a, I n) {
-    return Time(a.ps_ % static_cast<int64_t>(n));
-  }
-
-  template <typename H>
-  friend H AbslHashValue(H h, Time t) {
-    return H::combine(std::move(h), t.ps_);
+    return Time(a.rep() % static_cast<int64_t>(n));
   }
 
  private:
@@ -93,8 +53,7 @@ class Time {
   friend constexpr Time PicosecondsToTime(I picoseconds);
   friend constexpr int64_t TimeToPicoseconds(Time t);
 
-  constexpr explicit Time(int64_t ps) : ps_(ps) {}
-  int64_t ps_ = 0;
+  constexpr explicit Time(int64_t ps) : StrongScalar(ps) {}
 };
 
 static_assert(sizeof(Time) == 8 && std::is_trivially_copyable_v<Time>);
@@ -120,7 +79,7 @@ constexpr Time MillisecondsToTime(I ms) {
 
 // The integer inside, for the few places that store or print picoseconds (the event queue's keys,
 // trace files, fingerprints).
-constexpr int64_t TimeToPicoseconds(Time t) { return t.ps_; }
+constexpr int64_t TimeToPicoseconds(Time t) { return t.rep(); }
 constexpr double TimeToPicosecondsDouble(Time t) { return static_cast<double>(TimeToPicoseconds(t)); }
 
 inline constexpr Time kPicosecond = PicosecondsToTime(1);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "base/strong_scalar.h"
 #include "base/time.h"
 
 namespace hetsim {
@@ -45,56 +46,20 @@ inline constexpr double MillisecondsToSeconds(double ms) { return ms * 1e-3; }
 // rank holds 1/t of a layer's weights, ZeRO shards optimizer state over d ranks, an expert receives an
 // average number of tokens, and those shares are fractional by meaning (docs/decisions.md, "Bytes and
 // bandwidths"). Whole counts (a message, a flow) are exact in a double up to 2^53 bytes.
-class Bytes {
+class Bytes : public StrongScalar<Bytes, double> {
  public:
   constexpr Bytes() = default;
-  constexpr explicit Bytes(double bytes) : bytes_(bytes) {}
-  constexpr double value() const { return bytes_; }
-
-  friend constexpr auto operator<=>(Bytes a, Bytes b) = default;
-  friend constexpr bool operator==(Bytes a, Bytes b) = default;
-  constexpr Bytes& operator+=(Bytes b) {
-    bytes_ += b.bytes_;
-    return *this;
-  }
-  constexpr Bytes& operator-=(Bytes b) {
-    bytes_ -= b.bytes_;
-    return *this;
-  }
-  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.bytes_ + b.bytes_); }
-  friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.bytes_ - b.bytes_); }
-  friend constexpr Bytes operator*(Bytes a, double k) { return Bytes(a.bytes_ * k); }
-  friend constexpr Bytes operator*(double k, Bytes a) { return Bytes(k * a.bytes_); }
-  friend constexpr Bytes operator/(Bytes a, double k) { return Bytes(a.bytes_ / k); }
-  friend constexpr double operator/(Bytes a, Bytes b) { return a.bytes_ / b.bytes_; }
-
- private:
-  double bytes_ = 0;
+  constexpr explicit Bytes(double bytes) : StrongScalar(bytes) {}
+  constexpr double value() const { return rep(); }
 };
 
 // A rate in bytes per second (links, NICs, HBM). Derating by an efficiency or splitting over flows is
 // a multiplication or a division by a plain number; a ratio of two rates is a number.
-class Bandwidth {
+class Bandwidth : public StrongScalar<Bandwidth, double> {
  public:
   constexpr Bandwidth() = default;
-  constexpr explicit Bandwidth(double bytes_per_second) : bytes_per_second_(bytes_per_second) {}
-  constexpr double bytes_per_second() const { return bytes_per_second_; }
-
-  friend constexpr auto operator<=>(Bandwidth a, Bandwidth b) = default;
-  friend constexpr bool operator==(Bandwidth a, Bandwidth b) = default;
-  friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) {
-    return Bandwidth(a.bytes_per_second_ + b.bytes_per_second_);
-  }
-  friend constexpr Bandwidth operator-(Bandwidth a, Bandwidth b) {
-    return Bandwidth(a.bytes_per_second_ - b.bytes_per_second_);
-  }
-  friend constexpr Bandwidth operator*(Bandwidth a, double k) { return Bandwidth(a.bytes_per_second_ * k); }
-  friend constexpr Bandwidth operator*(double k, Bandwidth a) { return Bandwidth(k * a.bytes_per_second_); }
-  friend constexpr Bandwidth operator/(Bandwidth a, double k) { return Bandwidth(a.bytes_per_second_ / k); }
-  friend constexpr double operator/(Bandwidth a, Bandwidth b) { return a.bytes_per_second_ / b.bytes_per_second_; }
-
- private:
-  double bytes_per_second_ = 0;
+  constexpr explicit Bandwidth(double bytes_per_second) : StrongScalar(bytes_per_second) {}
+  constexpr double bytes_per_second() const { return rep(); }
 };
 
 static_assert(sizeof(Bytes) == 8 && std::is_trivially_copyable_v<Bytes>);

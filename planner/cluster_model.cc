@@ -46,7 +46,8 @@ absl::StatusOr<LinkFigures> ConcurrentRingFigures(topology::Router& router, GpuI
     }
   }
   double rate = std::numeric_limits<double>::infinity();
-  for (const auto& [l, count] : flows) rate = std::min(rate, router.topology().link(l).bytes_per_second / count);
+  for (const auto& [l, count] : flows)
+    rate = std::min(rate, router.topology().link(l).bandwidth.bytes_per_second() / count);
   return LinkFigures{rate, latency};
 }
 

@@ -128,13 +128,13 @@ void Topology::Builder::BuildNodes(int32_t island) {
 void Topology::Builder::AttachNic(DeviceId gpu, int32_t local, const std::vector<DeviceId>& node_nics, double nic_bps) {
   const auto nics = static_cast<int64_t>(node_nics.size());
   if (nics == 0) {
-    t_.gpu_nic_.push_back(-1);
+    t_.gpu_nic_.push_back(kNoDevice);
     t_.gpu_nic_up_.push_back(kNoLink);
     t_.gpu_nic_down_.push_back(kNoLink);
     return;
   }
   // GPUDirect RDMA over PCIe to the GPU's NIC; GPUs share NICs when there are fewer NICs.
-  const int32_t gpus = t_.cluster_.islands[t_.devices_[gpu].island].node.gpus_per_node;
+  const int32_t gpus = t_.cluster_.islands[t_.devices_[gpu.value()].island].node.gpus_per_node;
   const DeviceId nic = node_nics[local * nics / gpus];
   const LinkId nic_up = AddDuplex(gpu, nic, nic_bps, 0, 0, LinkClass::kPcie);
   t_.gpu_nic_.push_back(nic);
@@ -154,8 +154,8 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
   const int32_t nics_per_node = isl.nics_per_node;
   auto attach = [&](DeviceId nic, DeviceId sw) {
     const LinkId up = AddDuplex(nic, sw, nic_bps, wire, hop_from_switch, cls);
-    t_.nic_up_[nic] = up;
-    t_.nic_down_[nic] = ReverseLink(up);
+    t_.nic_up_[nic.value()] = up;
+    t_.nic_down_[nic.value()] = ReverseLink(up);
   };
   // Lower-tier switches fully meshed to `spines` spine switches, each pair with `link_bps`.
   auto add_spines = [&](const std::vector<DeviceId>& lower, int32_t spines, double link_bps) {
@@ -221,8 +221,8 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
     const int32_t t =
         node / per_rack * tors_per_rack + (f.rail_optimized ? static_cast<int32_t>(n) % nics_per_node : 0);
     const LinkId up = AddDuplex(nics[n], tor[t], nic_bps, wire, hop_from_switch, cls);
-    t_.nic_up_[nics[n]] = up;
-    t_.nic_down_[nics[n]] = ReverseLink(up);
+    t_.nic_up_[nics[n].value()] = up;
+    t_.nic_down_[nics[n].value()] = ReverseLink(up);
     ++tor_nics[t];
   }
   if (tor.size() == 1) return tor;
@@ -332,7 +332,7 @@ absl::Status Topology::CheckComplete() const {
 }
 
 std::string Topology::DeviceName(DeviceId id) const {
-  const Device& d = devices_[id];
+  const Device& d = devices_[id.value()];
   const spec::IslandSpec& isl = cluster_.islands[d.island];
   // A shared network's switches are named by the network, its gateways by their island.
   const std::string& island =
@@ -372,7 +372,7 @@ absl::StatusOr<GpuLocation> Topology::Locate(GpuId gpu) const {
   if (gpu.value() < 0 || gpu.value() >= num_gpus()) {
     return absl::InvalidArgumentError(absl::StrFormat("GPU id %d is outside [0, %d)", gpu.value(), num_gpus()));
   }
-  const Device& d = devices_[gpu_devices_[gpu.value()]];
+  const Device& d = devices_[gpu_devices_[gpu.value()].value()];
   return GpuLocation{d.island, d.node, d.index};
 }
 
@@ -409,12 +409,12 @@ DeviceId Topology::node_switch(GpuId gpu) const { return gpu_switch_[gpu.value()
 const std::vector<LinkId>* Topology::intra_node_route(GpuId src, GpuId dst) const {
   const int64_t base = intra_route_base_[src.value()];
   if (base < 0) return nullptr;
-  return &intra_routes_[base + devices_[gpu_devices_[dst.value()]].index];
+  return &intra_routes_[base + devices_[gpu_devices_[dst.value()].value()].index];
 }
 DeviceId Topology::nic_of(GpuId gpu) const { return gpu_nic_[gpu.value()]; }
 
 bool Topology::is_fabric_device(DeviceId d) const {
-  switch (devices_[d].kind) {
+  switch (devices_[d.value()].kind) {
     case DeviceKind::kIslandSwitch:
     case DeviceKind::kLeafSwitch:
     case DeviceKind::kSpineSwitch:

@@ -21,11 +21,13 @@
 #include "base/spec/cluster.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
+#include "base/units.h"
 #include "topology/nccl_fabric_internal.h"
 
 namespace hetsim::topology {
 
-using DeviceId = int32_t;
+using DeviceId = StrongId<struct DeviceIdTag, int32_t>;  // index into the topology's device table
+inline constexpr DeviceId kNoDevice{-1};                 // a GPU's NIC on a node without NICs
 inline constexpr LinkId kNoLink{0xffffffffu};
 // Links are added in duplex pairs (Builder::AddDuplex): the reverse of the first is the next id.
 constexpr LinkId ReverseLink(LinkId forward) { return LinkId(forward.value() + 1); }
@@ -63,7 +65,7 @@ struct Device {
 struct Link {
   DeviceId src;
   DeviceId dst;
-  double bytes_per_second;
+  Bandwidth bandwidth;  // line rate x its fabric's NCCL bandwidth efficiency (the line rate when ideal)
   Time latency;
   LinkClass link_class;
   int32_t fabric = -1;  // index into Topology::nccl_fabrics(), -1 with ClusterSpec.ideal
@@ -99,6 +101,7 @@ class Topology {
   const spec::ClusterSpec& cluster() const { return cluster_; }
   const spec::IslandSpec& island(int32_t island) const { return cluster_.islands[island]; }
   const std::vector<Device>& devices() const { return devices_; }
+  const Device& device(DeviceId id) const { return devices_[id.value()]; }
   const std::vector<Link>& links() const { return links_; }
   const Link& link(LinkId id) const { return links_[id.value()]; }
   const Graph& graph() const { return *graph_; }
@@ -130,8 +133,8 @@ class Topology {
   // node_switch() is the node's first CPU socket and gpu_to_switch() the GPU's first PCIe hop.
   const std::vector<LinkId>* intra_node_route(GpuId src, GpuId dst) const;
   // The NIC's link into the fabric and back (kNoLink for devices that are not NICs).
-  LinkId nic_uplink(DeviceId nic) const { return nic_up_[nic]; }
-  LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic]; }
+  LinkId nic_uplink(DeviceId nic) const { return nic_up_[nic.value()]; }
+  LinkId nic_downlink(DeviceId nic) const { return nic_down_[nic.value()]; }
   bool is_fabric_device(DeviceId d) const;  // switches and gateways that may forward traffic
 
   // NCCL's achieved bandwidth and latency (docs/network.md): false with ClusterSpec.ideal, and then link

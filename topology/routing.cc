@@ -32,9 +32,9 @@ void Router::IndexFabric() {
   if (!fabric_index_.empty()) return;
   const int32_t n = static_cast<int32_t>(topology_.devices().size());
   fabric_index_.assign(n, -1);
-  for (DeviceId d = 0; d < n; ++d) {
+  for (DeviceId d : IdsBelow<DeviceId>(n)) {
     if (!topology_.is_fabric_device(d)) continue;
-    fabric_index_[d] = static_cast<int32_t>(fabric_devices_.size());
+    fabric_index_[d.value()] = static_cast<int32_t>(fabric_devices_.size());
     fabric_devices_.push_back(d);
   }
   fabric_in_.resize(fabric_devices_.size());
@@ -42,7 +42,7 @@ void Router::IndexFabric() {
   const std::vector<Link>& links = topology_.links();
   for (uint32_t i = 0; i < static_cast<uint32_t>(links.size()); ++i) {
     const LinkId l(i);
-    const int32_t a = fabric_index_[links[i].src], b = fabric_index_[links[i].dst];
+    const int32_t a = FabricIndex(links[i].src), b = FabricIndex(links[i].dst);
     if (a < 0 || b < 0) continue;
     fabric_out_[a].push_back(l);
     fabric_in_[b].push_back(l);
@@ -57,7 +57,7 @@ const std::vector<int64_t>& Router::FabricDistances(DeviceId from) {
     shared_distances_.clear();
     tables_.clear();
   }
-  const std::vector<LinkId>& out = fabric_out_[fabric_index_[from]];
+  const std::vector<LinkId>& out = fabric_out_[FabricIndex(from)];
   if (out.empty() || out.size() > kMaxDerivingNeighbours) {
     tables_.push_back(Dijkstra(from));
     return *distances_.emplace(from, &tables_.back()).first->second;
@@ -100,14 +100,14 @@ std::vector<int64_t> Router::Dijkstra(DeviceId from) {
   std::vector<int64_t> dist(fabric_devices_.size(), kUnreachable);
   using Entry = std::pair<int64_t, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  dist[fabric_index_[from]] = 0;
-  heap.push({0, fabric_index_[from]});
+  dist[FabricIndex(from)] = 0;
+  heap.push({0, FabricIndex(from)});
   while (!heap.empty()) {
     const auto [d, u] = heap.top();
     heap.pop();
     if (d != dist[u]) continue;
     for (LinkId l : fabric_out_[u]) {
-      const int32_t v = fabric_index_[topology_.link(l).dst];
+      const int32_t v = FabricIndex(topology_.link(l).dst);
       const int64_t w = d + RouteWeight(topology_.link(l));
       if (w < dist[v]) {
         dist[v] = w;
@@ -121,9 +121,9 @@ std::vector<int64_t> Router::Dijkstra(DeviceId from) {
 absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out) {
   if (from == to) return absl::OkStatus();
   const std::vector<int64_t>& table = FabricDistances(from);
-  const int32_t from_index = fabric_index_[from];
+  const int32_t from_index = FabricIndex(from);
   const auto dist = [&](int32_t index) { return index == from_index ? 0 : table[index]; };
-  if (dist(fabric_index_[to]) == kUnreachable) {
+  if (dist(FabricIndex(to)) == kUnreachable) {
     return absl::NotFoundError(
         absl::StrFormat("no route from %s to %s", topology_.DeviceName(from), topology_.DeviceName(to)));
   }
@@ -133,13 +133,13 @@ absl::Status Router::AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash,
   std::vector<LinkId> candidates;
   for (DeviceId v = to; v != from;) {
     candidates.clear();
-    const int64_t dv = dist(fabric_index_[v]);
-    for (LinkId l : fabric_in_[fabric_index_[v]]) {
-      const int64_t du = dist(fabric_index_[topology_.link(l).src]);
+    const int64_t dv = dist(FabricIndex(v));
+    for (LinkId l : fabric_in_[FabricIndex(v)]) {
+      const int64_t du = dist(FabricIndex(topology_.link(l).src));
       if (du == kUnreachable) continue;
       if (du + RouteWeight(topology_.link(l)) == dv) candidates.push_back(l);
     }
-    const LinkId pick = candidates[MixHash(hash ^ (static_cast<uint64_t>(v) << 32)) % candidates.size()];
+    const LinkId pick = candidates[MixHash(hash ^ (static_cast<uint64_t>(v.value()) << 32)) % candidates.size()];
     out.push_back(pick);
     v = topology_.link(pick).src;
   }
@@ -164,7 +164,7 @@ absl::StatusOr<const Route*> Router::GpuRoute(GpuId src, GpuId dst, uint64_t flo
   } else {
     const DeviceId nic_src = topology_.nic_of(src);
     const DeviceId nic_dst = topology_.nic_of(dst);
-    if (nic_src < 0 || nic_dst < 0) {
+    if (nic_src == kNoDevice || nic_dst == kNoDevice) {
       return absl::NotFoundError(
           absl::StrFormat("no route from GPU %d to GPU %d: a node has no NIC", src.value(), dst.value()));
     }
@@ -194,7 +194,7 @@ Time Router::Latency(const Route& route) const {
 
 double Router::BottleneckBytesPerSecond(const Route& route) const {
   double b = std::numeric_limits<double>::infinity();
-  for (LinkId l : route) b = std::min(b, topology_.link(l).bytes_per_second);
+  for (LinkId l : route) b = std::min(b, topology_.link(l).bandwidth.bytes_per_second());
   return b;
 }
 

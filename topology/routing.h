@@ -53,6 +53,7 @@ class Router {
   std::vector<int64_t> DistancesThroughNeighbours(const NeighbourSignature& signature);
   std::vector<int64_t> Dijkstra(DeviceId from);
   void IndexFabric();
+  int32_t FabricIndex(DeviceId d) const { return fabric_index_[d.value()]; }
   absl::Status AppendFabricPath(DeviceId from, DeviceId to, uint64_t hash, Route& out);
 
   const Topology& topology_;

@@ -24,15 +24,16 @@ class Topology::Builder {
     boost::add_vertex(*t_.graph_);
     t_.nic_up_.push_back(kNoLink);
     t_.nic_down_.push_back(kNoLink);
-    return static_cast<DeviceId>(t_.devices_.size() - 1);
+    return DeviceId(static_cast<int32_t>(t_.devices_.size() - 1));
   }
   // Links are added on behalf of one fabric at a time (fabric_, set by the caller): its NCCL efficiency
   // derates the line rate, once, here.
   LinkId AddLink(DeviceId src, DeviceId dst, double bytes_per_second, Time latency, LinkClass cls) {
     const LinkId id(static_cast<uint32_t>(t_.links_.size()));
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
-    t_.links_.push_back({src, dst, bytes_per_second, latency, cls, fabric_});
-    boost::add_edge(src, dst, EdgeProps{id, TimeToPicoseconds(latency) * kHopWeightScale + 1}, *t_.graph_);
+    t_.links_.push_back({src, dst, Bandwidth(bytes_per_second), latency, cls, fabric_});
+    boost::add_edge(src.value(), dst.value(), EdgeProps{id, TimeToPicoseconds(latency) * kHopWeightScale + 1},
+                    *t_.graph_);
     return id;
   }
   // Two directed links; returns the id of the first (src -> dst); the reverse is id + 1.

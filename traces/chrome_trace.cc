@@ -72,8 +72,8 @@ std::vector<LinkId> TraceLinks(const ExecutionSetup& setup, const std::vector<bo
   }
   for (size_t l = 0; l < topo.links().size(); ++l) {
     const topology::Link& link = topo.links()[l];
-    if (topo.devices()[link.src].kind == topology::DeviceKind::kGateway &&
-        topo.devices()[link.dst].kind == topology::DeviceKind::kGateway) {
+    if (topo.device(link.src).kind == topology::DeviceKind::kGateway &&
+        topo.device(link.dst).kind == topology::DeviceKind::kGateway) {
       links.push_back(static_cast<LinkId>(l));
     }
   }

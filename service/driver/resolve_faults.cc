@@ -36,7 +36,7 @@ std::vector<LinkId> BundleLinks(const Topology& t, uint32_t k) {
   std::vector<LinkId> gateway_links;
   for (LinkId l : IdsBelow<LinkId>(t.links().size())) {
     const topology::Link& link = t.link(l);
-    if (t.devices()[link.src].kind == DeviceKind::kGateway && t.devices()[link.dst].kind == DeviceKind::kGateway) {
+    if (t.device(link.src).kind == DeviceKind::kGateway && t.device(link.dst).kind == DeviceKind::kGateway) {
       gateway_links.push_back(l);
     }
   }
@@ -51,7 +51,7 @@ std::vector<LinkId> BundleLinks(const Topology& t, uint32_t k) {
 std::vector<LinkId> LinksTouching(const Topology& t, const std::vector<bool>& devices) {
   std::vector<LinkId> out;
   for (LinkId l : IdsBelow<LinkId>(t.links().size())) {
-    if (devices[t.link(l).src] || devices[t.link(l).dst]) out.push_back(l);
+    if (devices[t.link(l).src.value()] || devices[t.link(l).dst.value()]) out.push_back(l);
   }
   return out;
 }
@@ -218,7 +218,7 @@ absl::Status ResolveTarget(const v1::Fault& f, const Topology& t, const FaultSou
   }
   if (f.kind() == v1::FAIL && f.target_case() == v1::Fault::kGpu) {
     devices.assign(t.devices().size(), false);
-    devices[t.gpu_device(r.gpus[0])] = true;
+    devices[t.gpu_device(r.gpus[0]).value()] = true;
   }
   if (!devices.empty()) r.links = LinksTouching(t, devices);
   return absl::OkStatus();

@@ -75,7 +75,7 @@ class Survivors {
           "failed link \"%s\": expected two device names joined by ->, e.g. a100/gateway0->h100/gateway0", name));
     }
     if (device_ids_.empty()) {
-      for (int d = 0; d < static_cast<int>(t_.devices().size()); ++d) device_ids_[t_.DeviceName(d)] = d;
+      for (topology::DeviceId d : IdsBelow<topology::DeviceId>(t_.devices().size())) device_ids_[t_.DeviceName(d)] = d;
     }
     auto src = device_ids_.find(ends[0]), dst = device_ids_.find(ends[1]);
     for (LinkId l : IdsBelow<LinkId>(src != device_ids_.end() && dst != device_ids_.end() ? t_.links().size() : 0)) {
@@ -174,8 +174,8 @@ class Survivors {
   // One failed directed link, by the rules of the header. `quiet`: no note for links that remove nothing.
   void FailLink(LinkId id, bool quiet) {
     const Link& link = t_.link(id);
-    const Device& src = t_.devices()[link.src];
-    const Device& dst = t_.devices()[link.dst];
+    const Device& src = t_.device(link.src);
+    const Device& dst = t_.device(link.dst);
     const std::string name = absl::StrFormat("%s->%s", t_.DeviceName(link.src), t_.DeviceName(link.dst));
     if (src.node >= 0 || dst.node >= 0) {
       if (src.node >= 0) Cordon(src.island, src.node, absl::StrFormat("link %s failed", name));
@@ -188,7 +188,7 @@ class Survivors {
         const int a = *t_.IslandIndex(l.island_a()), b = *t_.IslandIndex(l.island_b());
         const bool joins = (a == src.island && b == dst.island) || (a == dst.island && b == src.island);
         if (!joins || bundle_links_[k] == 0 ||
-            t_.cluster().inter_island_links[k].bytes_per_s != link.bytes_per_second ||
+            t_.cluster().inter_island_links[k].bytes_per_s != link.bandwidth.bytes_per_second() ||
             hetsim::v1::InterNodeFabric_Name(l.fabric()) != topology::LinkClassName(link.link_class)) {
           continue;
         }
@@ -224,8 +224,8 @@ class Survivors {
   int GatewayLinks(int i) const {
     int count = 0;
     for (const Link& l : t_.links()) {
-      const Device& s = t_.devices()[l.src];
-      const Device& d = t_.devices()[l.dst];
+      const Device& s = t_.device(l.src);
+      const Device& d = t_.device(l.dst);
       if (s.kind == DeviceKind::kGateway && s.island == i && d.island == i && d.kind != DeviceKind::kGateway) ++count;
     }
     return count;
@@ -236,7 +236,7 @@ class Survivors {
   std::vector<std::vector<bool>> alive_;  // [island][node]
   std::vector<bool> isolated_;            // island cut off from its gateway
   std::vector<int> bundle_links_;         // links left per inter-island link
-  absl::flat_hash_map<std::string, int> device_ids_;
+  absl::flat_hash_map<std::string, topology::DeviceId> device_ids_;
   SurvivingCluster result_;
 };
 

@@ -111,7 +111,8 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
     PathCost c{0, 0};
     for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l.value()].latency);
     for (LinkId l : spans[p])
-      c.seconds_per_byte = std::max(c.seconds_per_byte, load[l.value()] / links[l.value()].bytes_per_second);
+      c.seconds_per_byte =
+          std::max(c.seconds_per_byte, load[l.value()] / links[l.value()].bandwidth.bytes_per_second());
     costs.push_back(c);
   }
   return absl::OkStatus();

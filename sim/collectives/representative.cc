@@ -48,15 +48,15 @@ using ClassKey = std::tuple<uint64_t, uint64_t, uint64_t>;
 
 ClassKey KeyOf(const topology::Topology& topology, LinkId id) {
   const topology::Link& link = topology.link(id);
-  const topology::Device& a = topology.devices()[link.src];
-  const topology::Device& b = topology.devices()[link.dst];
+  const topology::Device& a = topology.device(link.src);
+  const topology::Device& b = topology.device(link.dst);
   const int64_t node = InsideNode(a.kind) ? a.node : InsideNode(b.kind) ? b.node : -1;
-  const int64_t pivot = node >= 0 ? -1 : Tier(b.kind) < Tier(a.kind) ? link.dst : link.src;
+  const int64_t pivot = node >= 0 ? -1 : Tier(b.kind) < Tier(a.kind) ? link.dst.value() : link.src.value();
   const uint64_t ends = static_cast<uint64_t>(a.kind) | static_cast<uint64_t>(b.kind) << 8 |
                         static_cast<uint64_t>(static_cast<uint32_t>(a.island)) << 16 |
                         static_cast<uint64_t>(static_cast<uint32_t>(b.island)) << 40;
   return {ends, static_cast<uint64_t>(node + 1) << 32 | static_cast<uint64_t>(pivot + 1),
-          std::bit_cast<uint64_t>(link.bytes_per_second)};
+          std::bit_cast<uint64_t>(link.bandwidth.bytes_per_second())};
 }
 bool InFabric(const ClassKey& key) { return (std::get<1>(key) >> 32) == 0; }
 
@@ -99,9 +99,9 @@ absl::flat_hash_set<topology::DeviceId> OrbitDevices(const topology::Topology& t
   for (GpuId gpu : group) {
     const topology::DeviceId device = topology.gpu_device(gpu);
     orbit.insert(device);
-    for (auto [e, end] = boost::out_edges(device, graph); e != end; ++e) {
-      const auto next = static_cast<topology::DeviceId>(boost::target(*e, graph));
-      if (topology.devices()[next].kind == DeviceKind::kNic) orbit.insert(next);
+    for (auto [e, end] = boost::out_edges(device.value(), graph); e != end; ++e) {
+      const topology::DeviceId next(static_cast<int32_t>(boost::target(*e, graph)));
+      if (topology.device(next).kind == DeviceKind::kNic) orbit.insert(next);
     }
   }
   return orbit;

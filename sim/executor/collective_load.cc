@@ -196,7 +196,7 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
   // A one-to-one correspondence of the devices a GPU reaches without a fabric switch.
   absl::flat_hash_map<DeviceId, DeviceId> forward, backward;
   auto pair = [&](DeviceId a, DeviceId b) {
-    if (a < 0 || b < 0) return a == b;
+    if (a == topology::kNoDevice || b == topology::kNoDevice) return a == b;
     auto [f, fresh_f] = forward.emplace(a, b);
     auto [r, fresh_r] = backward.emplace(b, a);
     return f->second == b && r->second == a;
@@ -218,7 +218,8 @@ bool CollectiveTimer::MapLoad(const std::vector<GpuId>& from, const std::vector<
     auto mapped = index.find({src->second, dst->second});
     // Only onto links of the same capacity and latency (another island's node may be faster).
     if (mapped == index.end() ||
-        topology_.link(mapped->second).bytes_per_second != links[l.link.value()].bytes_per_second ||
+        topology_.link(mapped->second).bandwidth.bytes_per_second() !=
+            links[l.link.value()].bandwidth.bytes_per_second() ||
         topology_.link(mapped->second).latency != links[l.link.value()].latency) {
       return false;
     }

@@ -32,7 +32,7 @@ std::vector<RepresentativeFlow> RepresentativeFlows(const topology::Topology& to
   // A route's load: its most crowded link, in flows per byte/s of capacity.
   auto load = [&](const BoundaryFlow& f) {
     double worst = 0;
-    for (LinkId l : f.route) worst = std::max(worst, crossing[l] / links[l.value()].bytes_per_second);
+    for (LinkId l : f.route) worst = std::max(worst, crossing[l] / links[l.value()].bandwidth.bytes_per_second());
     return worst;
   };
 

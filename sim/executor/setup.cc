@@ -105,9 +105,9 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
     for (LinkId id : f.route) {
       const topology::Link& link = topology.link(id);
       // Ties go to the slower fabric kind: a gateway's uplink is as wide as the links it feeds.
-      if (slowest < 0 || link.bytes_per_second < slowest ||
-          (link.bytes_per_second == slowest && link.link_class > cls)) {
-        slowest = link.bytes_per_second;
+      if (slowest < 0 || link.bandwidth.bytes_per_second() < slowest ||
+          (link.bandwidth.bytes_per_second() == slowest && link.link_class > cls)) {
+        slowest = link.bandwidth.bytes_per_second();
         cls = link.link_class;
       }
     }

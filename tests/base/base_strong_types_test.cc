@@ -44,6 +44,24 @@ static_assert(!std::is_convertible_v<double, Bytes> && !std::is_convertible_v<do
 static_assert(!Addable<Bytes, Bandwidth> && !Addable<Bytes, double> && !Addable<Bandwidth, double>);
 static_assert(!EqualityComparable<Bytes, Bandwidth> && !EqualityComparable<Bytes, double>);
 static_assert(Addable<Bytes, Bytes> && Addable<Bandwidth, Bandwidth>);
+// topology::DeviceId is a strong id too: no integer in or out, no mixing with the other ids.
+static_assert(!std::is_convertible_v<int32_t, topology::DeviceId> &&
+              !std::is_convertible_v<topology::DeviceId, int32_t>);
+static_assert(!std::is_constructible_v<topology::DeviceId, GpuId> && !EqualityComparable<topology::DeviceId, int>);
+static_assert(sizeof(topology::DeviceId) == sizeof(int32_t));
+// The shared operator set (base/strong_scalar.h): a floating-point unit scales by any number, Time by
+// integers only; no unit adds another or a bare number.
+template <typename A, typename K>
+concept Scalable = requires(A a, K k) {
+  a* k;
+  k* a;
+  a / k;
+};
+static_assert(Scalable<Bytes, double> && Scalable<Bytes, int> && Scalable<Bandwidth, double>);
+static_assert(Scalable<Time, int64_t> && !Scalable<Time, double>);
+static_assert(!Addable<Time, Bytes> && !Addable<Time, int64_t> && !EqualityComparable<Time, Bytes>);
+static_assert(Bytes(6) / Bytes(4) == 1.5 && Bandwidth(3) + Bandwidth(1) == Bandwidth(4) && -Bytes(2) < Bytes());
+static_assert(7_ns / 2_ns == 3 && 7_ns - 2_ns == 5_ns && 3 * 2_ns == 6_ns && -(2_ns) < 0);
 
 TEST_CASE("strong ids: compare, hash, print and index through value()", "[base]") {
   const GpuId a(3), b(7);

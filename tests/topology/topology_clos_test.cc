@@ -36,7 +36,7 @@ v1::Cluster Clos(int nodes, int per_rack, int racks, int pod_switches, int agg, 
 
 using testing::CountKind;
 
-DeviceKind KindAt(const Topology& t, LinkId l) { return t.devices()[t.link(l).dst].kind; }
+DeviceKind KindAt(const Topology& t, LinkId l) { return t.device(t.link(l).dst).kind; }
 
 TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[topology][clos]") {
   // 8 nodes, 1 per rack, 2 racks per pod: 8 ToRs, 4 pods of 4 pod switches, 2 aggregation switches.
@@ -47,15 +47,15 @@ TEST_CASE("clos: tiers and link capacities from the oversubscription ratios", "[
   CHECK(CountKind(*t, DeviceKind::kAggSwitch) == 2);
   int tor_up = 0, pod_up = 0;
   for (const Link& l : t->links()) {
-    const DeviceKind from = t->devices()[l.src].kind, to = t->devices()[l.dst].kind;
+    const DeviceKind from = t->device(l.src).kind, to = t->device(l.dst).kind;
     if (from == DeviceKind::kTorSwitch && to == DeviceKind::kPodSwitch) {
       // A ToR's 8 x 400 Gb/s of NICs at full bisection over 4 pod switches.
-      CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(8 * 400.0 / 4)));
+      CHECK(l.bandwidth.bytes_per_second() == Approx(GbpsToBytesPerSecond(8 * 400.0 / 4)));
       ++tor_up;
     }
     if (from == DeviceKind::kPodSwitch && to == DeviceKind::kAggSwitch) {
       // A pod's 2 x 3200 Gb/s / 4 (1:4) over 4 pod switches x 2 aggregation switches.
-      CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(2 * 3200.0 / 4 / 8)));
+      CHECK(l.bandwidth.bytes_per_second() == Approx(GbpsToBytesPerSecond(2 * 3200.0 / 4 / 8)));
       ++pod_up;
     }
   }

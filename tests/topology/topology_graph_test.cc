@@ -30,7 +30,7 @@ TEST_CASE("single-switch island: devices, duplex links, capacities in bytes/s", 
   CHECK(t->links().size() == 16 * 2 * 3);
   CHECK(boost::num_edges(t->graph()) == t->links().size());
   const Link& up = t->link(t->gpu_to_switch(GpuId(3)));
-  CHECK(up.bytes_per_second == Approx(3600e9 / 8));
+  CHECK(up.bandwidth.bytes_per_second() == Approx(3600e9 / 8));
   CHECK(up.link_class == LinkClass::kNvlink);
   CHECK(t->link(t->switch_to_gpu(GpuId(3))).src == up.dst);
   CHECK(t->link(t->nic_uplink(t->nic_of(GpuId(3)))).link_class == LinkClass::kInfiniband);
@@ -108,8 +108,8 @@ TEST_CASE("fat tree: leaves, spines with the oversubscribed capacity, determinis
   CHECK(CountKind(*t, DeviceKind::kSpineSwitch) == 8);
   // Each leaf: 2 nodes x 8 NICs x 400 Gb/s = 6400 Gb/s down, half of it up, over 8 spines: 400 Gb/s.
   for (const Link& l : t->links()) {
-    if (t->devices()[l.src].kind == DeviceKind::kLeafSwitch && t->devices()[l.dst].kind == DeviceKind::kSpineSwitch) {
-      CHECK(l.bytes_per_second == Approx(GbpsToBytesPerSecond(2 * 8 * 400.0 / 2 / 8)));
+    if (t->device(l.src).kind == DeviceKind::kLeafSwitch && t->device(l.dst).kind == DeviceKind::kSpineSwitch) {
+      CHECK(l.bandwidth.bytes_per_second() == Approx(GbpsToBytesPerSecond(2 * 8 * 400.0 / 2 / 8)));
     }
   }
   Router r(*t);
@@ -136,7 +136,7 @@ TEST_CASE("rail-optimized: same rail stays on the rail switch, other rails cross
   CHECK((*r.GpuRoute(GpuId(2), GpuId(8 + 2)))->size() == 4);
   const Route& cross = **r.GpuRoute(GpuId(2), GpuId(8 + 5));
   REQUIRE(cross.size() == 6);
-  CHECK(t->devices()[t->link(cross[2]).dst].kind == DeviceKind::kSpineSwitch);
+  CHECK(t->device(t->link(cross[2]).dst).kind == DeviceKind::kSpineSwitch);
 }
 
 TEST_CASE("islands: gateways, parallel links with ECMP, slow link is the bottleneck", "[topology]") {

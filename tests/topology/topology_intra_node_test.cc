@@ -142,7 +142,7 @@ TEST_CASE("DGX-1's hybrid cube-mesh: six NVLinks per GPU, doubled pairs at twice
   std::vector<double> per_gpu(8, 0);
   for (const Link& l : b.topo.links()) {
     if (l.link_class != LinkClass::kNvlink) continue;
-    per_gpu[b.topo.devices()[l.src].index] += l.bytes_per_second / GbpsToBytesPerSecond(nvlink_gbps);
+    per_gpu[b.topo.device(l.src).index] += l.bandwidth.bytes_per_second() / GbpsToBytesPerSecond(nvlink_gbps);
   }
   for (int g = 0; g < 8; ++g) CHECK(per_gpu[g] == Approx(6));
   CHECK(b.router.BottleneckBytesPerSecond(**b.router.GpuRoute(GpuId(0), GpuId(3))) ==

@@ -32,7 +32,7 @@ double NicUplinkGbps(const v1::Cluster& c) {
   REQUIRE(t.ok());
   // One NIC per node: all 8 GPUs of node 0 reach the fabric through the same link.
   CHECK(t->nic_of(GpuId(0)) == t->nic_of(GpuId(7)));
-  return t->link(t->nic_uplink(t->nic_of(GpuId(0)))).bytes_per_second * 8 / 1e9;
+  return t->link(t->nic_uplink(t->nic_of(GpuId(0)))).bandwidth.bytes_per_second() * 8 / 1e9;
 }
 
 TEST_CASE("TCP streams cap an Ethernet island's NIC below the NCCL efficiency's share", "[topology][sockets]") {

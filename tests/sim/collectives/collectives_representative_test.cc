@@ -213,8 +213,8 @@ TEST_CASE("a class of g ports under g rotated channels weighs each representativ
     for (size_t h = 0; h < routes[p].size(); ++h) {
       const topology::Link& link = topo.link(routes[p][h]);
       // Moved to a link of the same capacity (its class's canonical link).
-      CHECK(topo.link(rep.route(p)[h]).bytes_per_second == link.bytes_per_second);
-      if (topo.devices()[link.src].node >= 0 || topo.devices()[link.dst].node >= 0) {
+      CHECK(topo.link(rep.route(p)[h]).bandwidth.bytes_per_second() == link.bandwidth.bytes_per_second());
+      if (topo.device(link.src).node >= 0 || topo.device(link.dst).node >= 0) {
         CHECK(rep.route_weights(p)[h] == Approx(1.0));
       }
     }

@@ -5,7 +5,6 @@
 
 #include <utility>
 
-#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -34,12 +33,7 @@ struct Gpt2OnT4 {
 Gpt2OnT4 MakeGpt2OnT4() {
   auto model = hetsim::testing::ModelCostOf(Gpt2TwoBlocks(), "model.pbtxt");
   REQUIRE(model.ok());
-  hetsim::v1::GpuType g;
-  g.set_preset("T4");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
-  REQUIRE(gpu.ok());
-  return {*std::move(model), *std::move(gpu)};
+  return {*std::move(model), hetsim::testing::PresetComputeOk("T4", hetsim::v1::FP16)};
 }
 
 // Layers [first, first + count) of the model (0 the embedding, 1-2 the blocks, 3 the head) at TP 2.

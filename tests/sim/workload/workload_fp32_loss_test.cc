@@ -5,7 +5,6 @@
 
 #include <utility>
 
-#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -51,12 +50,7 @@ TEST_CASE("fp32 logits loss: the cast and the cross-entropy's passes of the head
 
 TEST_CASE("fp32 logits loss: the head's passes change by their bytes at HBM bandwidth", "[fp32-loss]") {
   const ModelCost model = LossGpt2();
-  v1::GpuType g;
-  g.set_preset("T4");
-  REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu_or = testing::GpuComputeOf(g, v1::FP16, "c", false);
-  REQUIRE(gpu_or.ok());
-  const GpuCompute& gpu = *gpu_or;
+  const GpuCompute gpu = testing::PresetComputeOk("T4", v1::FP16);
   const double per_byte = gpu.MemorySeconds(1e9) / 1e9;
   const double launch = gpu.MemorySeconds(1e9, 1) - gpu.MemorySeconds(1e9);
   for (const int tp : {1, 2}) {

@@ -109,13 +109,9 @@ TEST_CASE("kernel model: a large A100 GEMM reaches what cuBLAS measures") {
   // 2 x 256 x 128 x (8192 + tile_overhead_k) FLOPs at peak x max_efficiency / 108: 222 TFLOP/s with
   // the fitted max_efficiency 0.72, plus the 2 us launch (a cuBLAS microbenchmark reaches 250-270;
   // docs/hardware.md).
-  hetsim::v1::GpuType g;
-  g.set_preset("A100-80GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c");
-  REQUIRE(gpu.ok());
+  const GpuCompute gpu = hetsim::testing::PresetComputeOk("A100-80GB", hetsim::v1::FP16);
   const GemmShape s{8192, 8192, 8192};
-  const double tflops = s.flop() / gpu->GemmSeconds(s) / 1e12;
+  const double tflops = s.flop() / gpu.GemmSeconds(s) / 1e12;
   CHECK(tflops ==
         Approx(2.0 * 8192 * 8192 * 8192 / (19.0 * 2 * 256 * 128 * (8192 + 64) / (312e12 * 0.72 / 108) + 2e-6) / 1e12));
   CHECK(tflops > 200);

@@ -547,17 +547,13 @@ TEST_CASE("recompute_num_layers needs full recompute", "[workload][stage][recomp
 }
 
 TEST_CASE("grouped expert GEMMs: one kernel whose waves hold every local expert's tiles", "[workload][stage][time]") {
-  hetsim::v1::GpuType h100;
-  h100.set_preset("H100-SXM");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&h100, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(h100, hetsim::v1::BF16, "c", false);
-  REQUIRE(gpu.ok());
+  const GpuCompute gpu = hetsim::testing::PresetComputeOk("H100-SXM", hetsim::v1::BF16);
   const std::optional<ModelCost> sequential = SmallMoe(false);
   const std::optional<ModelCost> grouped = SmallMoe(true);
   StageConfig c = Layers(1, 1, 4, 1, 4);  // one block, one sample per replica
   c.expert_parallel = 4;                  // 2 of the 8 experts on each GPU
-  const StageCost one_by_one = Cost(*sequential, c, *gpu);
-  const StageCost together = Cost(*grouped, c, *gpu);
+  const StageCost one_by_one = Cost(*sequential, c, gpu);
+  const StageCost together = Cost(*grouped, c, gpu);
   // Written out: each expert projection (m = 1024 of the 4 x 1024 x 2 token visits, over 8 experts,
   // times EP 4) as one kernel of 2 batched GEMMs instead of 2 kernels; forward, input and weight grads.
   double forward = 0, backward = 0;
@@ -567,9 +563,9 @@ TEST_CASE("grouped expert GEMMs: one kernel whose waves hold every local expert'
     const double m = g.m * 4 / 8;
     const GemmShape f{m, g.n, g.k, 2}, dgrad{m, g.k, g.n, 2}, wgrad{g.k, g.n, m, 2};
     auto one = [](GemmShape s) { return GemmShape{s.m, s.n, s.k, 1}; };
-    forward += gpu->GemmSeconds(f) - 2 * gpu->GemmSeconds(one(f));
-    backward += gpu->GemmSeconds(dgrad) - 2 * gpu->GemmSeconds(one(dgrad)) + gpu->GemmSeconds(wgrad) -
-                2 * gpu->GemmSeconds(one(wgrad));
+    forward += gpu.GemmSeconds(f) - 2 * gpu.GemmSeconds(one(f));
+    backward += gpu.GemmSeconds(dgrad) - 2 * gpu.GemmSeconds(one(dgrad)) + gpu.GemmSeconds(wgrad) -
+                2 * gpu.GemmSeconds(one(wgrad));
   }
   CHECK(forward < 0);  // one launch and shared waves: never slower here
   CHECK(TimeToPicosecondsDouble(together.forward_time - one_by_one.forward_time) == Approx(forward * 1e12).margin(2));

@@ -6,7 +6,6 @@
 
 #include <utility>
 
-#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -78,12 +77,7 @@ TEST_CASE("unfused elementwise: Megatron-LM v1's extra passes of a GPT-2 block, 
 
 TEST_CASE("unfused elementwise: the passes cost their bytes at HBM bandwidth, twice in the backward", "[unfused]") {
   const ModelCost model = UnfusedModel(v1::ATTENTION_UNFUSED);
-  v1::GpuType g;
-  g.set_preset("T4");
-  REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu_or = testing::GpuComputeOf(g, v1::FP16, "c", false);
-  REQUIRE(gpu_or.ok());
-  const GpuCompute& gpu = *gpu_or;
+  const GpuCompute gpu = testing::PresetComputeOk("T4", v1::FP16);
   const LayerCost& block = model.layer(1);
   const double b = 2;
   // All three (unfused_elementwise), then each alone (unfused_kernels): each adds its own passes.
