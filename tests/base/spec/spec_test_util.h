@@ -51,6 +51,19 @@ inline workload::GpuCompute PresetComputeOk(const char* preset, v1::DType dtype)
   return *std::move(c);
 }
 
+// A model's costs beside the compute of the GPU preset that runs it, as the kernel tests price stages.
+struct ModelOnGpu {
+  workload::ModelCost model;
+  workload::GpuCompute gpu;
+};
+
+// `model` (read as model.pbtxt) on `preset` in `dtype`; the test fails if either does not resolve.
+inline ModelOnGpu ModelOnPresetOk(const v1::Model& model, const char* preset, v1::DType dtype) {
+  auto cost = ModelCostOf(model, "model.pbtxt");
+  REQUIRE(cost.ok());
+  return {*std::move(cost), PresetComputeOk(preset, dtype)};
+}
+
 // Llama 3 70B's block shapes (h 8192, FFN 28672, 64 heads, 8 KV heads, 8K tokens) in two blocks, with
 // `experts` routed experts (top 2) and a shared expert of `shared` FFN width when experts > 0.
 inline v1::Model Llama70bBlocks(v1::DType dtype, int experts = 0, uint64_t shared = 0) {

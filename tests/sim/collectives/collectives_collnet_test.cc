@@ -141,14 +141,7 @@ TEST_CASE("collnet: only across nodes of an island whose switches reduce", "[col
 
 absl::StatusOr<CollectiveResult> Collective(const topology::Topology& topo, CollectiveOp op, int n, int64_t bytes,
                                             int32_t chunks) {
-  topology::Router router(topo);
-  CollectiveRequest req;
-  req.op = op;
-  req.gpus = Range(n);
-  req.bytes = bytes;
-  req.algorithm = CollectiveAlgorithm::kCollNet;
-  req.chunks = chunks;
-  return SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
+  return testing::SimulateOnFirstGpus(topo, op, n, bytes, CollectiveAlgorithm::kCollNet, chunks);
 }
 
 // CollNet's all-gather (the switches gather each rail's segment across the nodes, then its head broadcasts

@@ -29,13 +29,7 @@ v1::Cluster NvlsNode(bool nvlink_sharp) {
 
 absl::StatusOr<CollectiveResult> NvlsCollective(const topology::Topology& topo, CollectiveOp op, int n, int64_t bytes,
                                                 CollectiveAlgorithm algo) {
-  topology::Router router(topo);
-  CollectiveRequest req;
-  req.op = op;
-  req.gpus = Range(n);
-  req.bytes = bytes;
-  req.algorithm = algo;
-  return SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
+  return testing::SimulateOnFirstGpus(topo, op, n, bytes, algo);
 }
 
 absl::StatusOr<CollectiveResult> NvlsAllReduce(const topology::Topology& topo, int n, int64_t bytes,

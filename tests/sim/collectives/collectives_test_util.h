@@ -13,6 +13,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 #include "tests/base/time_io.h"
+#include "tests/sim/collectives/collectives_star.h"
 
 namespace hetsim::testing {
 
@@ -44,6 +45,22 @@ inline Time RunGraph(const topology::Topology& topo, topology::Router& router, c
 // |a - b| relative to the larger of the two.
 inline double RelativeGap(Time a, Time b) {
   return std::abs(TimeToPicosecondsDouble(a - b)) / TimeToPicosecondsDouble(std::max(a, b));
+}
+
+// `op` of `bytes` over GPUs 0..n-1 of `topo` with `algorithm` (and `chunks`; 0 = chosen from the size),
+// max-min fair; the status is the caller's to check (the algorithm may refuse the group).
+inline absl::StatusOr<collectives::CollectiveResult> SimulateOnFirstGpus(const topology::Topology& topo,
+                                                                         CollectiveOp op, int n, int64_t bytes,
+                                                                         collectives::CollectiveAlgorithm algorithm,
+                                                                         int32_t chunks = 0) {
+  topology::Router router(topo);
+  collectives::CollectiveRequest req;
+  req.op = op;
+  req.gpus = Range(n);
+  req.bytes = bytes;
+  req.algorithm = algorithm;
+  req.chunks = chunks;
+  return collectives::SimulateCollective(topo, router, req, network::NetworkMode::kMaxMinFair);
 }
 
 }  // namespace hetsim::testing

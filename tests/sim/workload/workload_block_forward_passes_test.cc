@@ -25,16 +25,9 @@ hetsim::v1::Model Gpt2TwoBlocks() {
   return m;
 }
 
-struct Gpt2OnT4 {
-  ModelCost model;
-  GpuCompute gpu;
-};
+using Gpt2OnT4 = hetsim::testing::ModelOnGpu;
 
-Gpt2OnT4 MakeGpt2OnT4() {
-  auto model = hetsim::testing::ModelCostOf(Gpt2TwoBlocks(), "model.pbtxt");
-  REQUIRE(model.ok());
-  return {*std::move(model), hetsim::testing::PresetComputeOk("T4", hetsim::v1::FP16)};
-}
+Gpt2OnT4 MakeGpt2OnT4() { return hetsim::testing::ModelOnPresetOk(Gpt2TwoBlocks(), "T4", hetsim::v1::FP16); }
 
 // Layers [first, first + count) of the model (0 the embedding, 1-2 the blocks, 3 the head) at TP 2.
 StageCost CostWith(const Gpt2OnT4& m, int first, int count, int passes) {

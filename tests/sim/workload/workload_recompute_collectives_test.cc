@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -31,20 +30,10 @@ hetsim::v1::Model RecomputeGpt() {
   return m;
 }
 
-struct RecomputeFixture {
-  ModelCost model;
-  GpuCompute gpu;
-};
+using RecomputeFixture = hetsim::testing::ModelOnGpu;
 
 RecomputeFixture MakeRecomputeFixture() {
-  auto model = hetsim::testing::ModelCostOf(RecomputeGpt(), "model.pbtxt");
-  REQUIRE(model.ok());
-  hetsim::v1::GpuType g;
-  g.set_preset("A100-80GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto gpu = hetsim::testing::GpuComputeOf(g, hetsim::v1::BF16, "c", false);
-  REQUIRE(gpu.ok());
-  return {*std::move(model), *std::move(gpu)};
+  return hetsim::testing::ModelOnPresetOk(RecomputeGpt(), "A100-80GB", hetsim::v1::BF16);
 }
 
 // The two blocks (layers 1 and 2) at TP 4, two samples.
