@@ -14,6 +14,7 @@
 #include "planner/mixed_replicas.h"
 #include "planner/plan_writer.h"
 #include "planner/shared_links.h"
+#include "sim/workload/optimizer_step.h"
 #include "sim/workload/stage_cost.h"
 
 namespace hetsim::planner {
@@ -191,8 +192,11 @@ size_t StageHolding(const std::vector<SearchedStage>& stages, int layer) {
   return stages.size() - 1;
 }
 
-// One layer range's all-reduce over the stages that hold it.
+// One layer range's all-reduce over the stages that hold it (ZeRO-1/2: its reduce-scatter and the
+// all-gather of its parameters, priced as an all-reduce of their mean, as for one pipeline's stage).
 struct RangeRing {
+  int first = 0, end = 0;        // its layers
+  int zero_stage = 0;            // its holders'
   std::vector<size_t> stage_of;  // per pipeline, its stage holding the range
   Time ready = 0;                // its last holder's last backward
   Time ring = 0;                 // alone (MixedRingTime)
@@ -202,6 +206,8 @@ struct RangeRing {
 RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, bool grad_reduce_in_fp32,
                       const std::vector<PricedPipeline>& pipelines, int first, int end) {
   RangeRing out;
+  out.first = first;
+  out.end = end;
   std::vector<SearchedGroup> holders;
   int finest = 1;
   for (const PricedPipeline& pipe : pipelines) {
@@ -215,8 +221,12 @@ RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& clus
     finest = std::max(finest, g.tensor_parallel);
     out.stage_of.push_back(i);
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
+    out.zero_stage = s.option.config.zero_stage;
   }
-  const int64_t bytes = workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
+  int64_t bytes = workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
+  if (out.zero_stage == 1 || out.zero_stage == 2) {
+    bytes = (bytes + workload::DenseGradSyncBytes(model, first, end - first, finest, false)) / 2;
+  }
   for (SearchedGroup& g : holders) g.option.grad_sync_bytes = bytes;
   out.ring = MixedRingTime(cluster, holders);
   out.parts = MixedRingOf(cluster, holders);
@@ -241,6 +251,41 @@ SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * islands + pair.second), rate);
   }
   return flow;
+}
+
+// ZeRO-1/2: what one GPU of stage `i` of `pipe` keeps of its ranges' states (`zero_stage`; 3: the
+// optimizer step's shard), each range's over the GPUs of its ring.
+workload::StageMemory RangeStates(const workload::ModelCost& model, const std::vector<RangeRing>& rings, size_t p,
+                                  size_t i, int tp, int zero_stage, bool grad_reduce_in_fp32) {
+  workload::StageMemory out;
+  for (const RangeRing& r : rings) {
+    if (r.stage_of[p] != i) continue;
+    const workload::StageMemory m =
+        workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp),
+                                         model.dtype(), zero_stage, std::max(1, r.parts.replicas), grad_reduce_in_fp32);
+    out.param_bytes += m.param_bytes;
+    out.grad_bytes += m.grad_bytes;
+    out.optimizer_bytes += m.optimizer_bytes;
+  }
+  return out;
+}
+
+// Stage `i` of pipeline `p`'s optimizer step (the passes, without the host work) and, in
+// `state_delta`, how its model states differ from its pricing's: under ZeRO-1/2 its states shard per
+// range over the range's ring (the priced option sharded them over its own replicas).
+Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& rings, const PricedPipeline& pipe,
+               size_t p, size_t i, bool grad_reduce_in_fp32, int64_t& state_delta) {
+  const SearchedStage& s = (*pipe.stages)[i];
+  const int zero = s.option.config.zero_stage;
+  state_delta = 0;
+  if (zero != 1 && zero != 2) return s.option.optimizer_passes;
+  const int tp = s.option.config.tensor_parallel;
+  const workload::StageMemory held = RangeStates(model, rings, p, i, tp, zero, grad_reduce_in_fp32);
+  state_delta = held.ModelStateBytes() - s.option.state_bytes;
+  const workload::GpuCompute& gpu = *pipe.cluster->island(s.island).gpu;
+  return SecondsToTime(
+      workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32), model.dtype(), gpu) -
+      gpu.iteration_overhead_s());
 }
 
 // The candidate's pipelines as PriceLayerRanges and CombinePipelines read them.
@@ -291,14 +336,15 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
     }
   }
   out.grad_sync.resize(pipelines.size());
+  out.state_delta.resize(pipelines.size());
   out.end.resize(pipelines.size());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PricedPipeline& pipe = pipelines[p];
     out.end[p] = pipe.prediction->pipeline;
     for (size_t i = 0; i < pipe.stages->size(); ++i) {
       const SearchedStage& s = (*pipe.stages)[i];
-      const Time step =
-          s.option.optimizer_passes + SecondsToTime(pipe.cluster->island(s.island).gpu->iteration_overhead_s());
+      const Time step = RangeStep(model, rings, pipe, p, i, grad_reduce_in_fp32, out.state_delta[p].emplace_back()) +
+                        SecondsToTime(pipe.cluster->island(s.island).gpu->iteration_overhead_s());
       out.grad_sync[p].push_back(reduced[p][i] - pipe.prediction->stages[i].last_backward_end + step);
       out.end[p] = std::max(out.end[p], reduced[p][i] + step);
     }
@@ -308,7 +354,12 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
 }
 
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction) {
-  for (size_t i = 0; i < prediction.stages.size(); ++i) prediction.stages[i].grad_sync = price.grad_sync[p][i];
+  for (size_t i = 0; i < prediction.stages.size(); ++i) {
+    StagePrediction& sp = prediction.stages[i];
+    sp.grad_sync = price.grad_sync[p][i];
+    sp.peak_bytes += price.state_delta[p][i];
+    if (sp.peak_bytes > sp.capacity_bytes) prediction.fits_memory = false;
+  }
   prediction.iteration = price.end[p];
 }
 

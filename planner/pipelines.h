@@ -137,6 +137,9 @@ struct LayerRangesPrice {
   // [pipeline][stage]: what the stage waits for its ranges after its last backward, plus its optimizer
   // step (as the simulator's report counts a stage's grad_sync_ms + optimizer_ms).
   std::vector<std::vector<Time>> grad_sync;
+  // [pipeline][stage]: ZeRO-1/2's model states sharded per range over the range's ring, less the
+  // stage's own pricing of them (sharded over its replicas); 0 without ZeRO.
+  std::vector<std::vector<int64_t>> state_delta;
   std::vector<Time> end;  // per pipeline: its last stage's end
 };
 
@@ -144,7 +147,9 @@ struct LayerRangesPrice {
 // range starts when its last holder has run its last backward, its ring priced as a mixed stage's
 // (MixedRingOf), the ranges whose times overlap sharing the links they have in common (each holding
 // stage's NIC share, each crossing between two islands; ShareLinks, max-min), and each stage steps its
-// optimizer once its ranges are reduced.
+// optimizer once its ranges are reduced. ZeRO-1/2 (the holders' zero_stage): a range reduce-scatters its
+// gradients and all-gathers its parameters over the ring (priced as one all-reduce of their mean), and
+// a stage's states and step shard per range over the range's GPUs.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines);
 

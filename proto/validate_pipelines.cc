@@ -69,14 +69,24 @@ void CheckShares(Problems& p, const Plan& plan) {
   }
 }
 
-// What the pipelines' stages may not use.
+// What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
+// holders (reduce-scatter, step, all-gather per range), so every stage takes the same zero_stage;
+// ZeRO-3's per-layer gathers inside a stage are not modelled per range.
 void CheckStages(Problems& p, const Plan& plan) {
+  const uint32_t zero =
+      plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
       if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
-      if (st.zero_stage() > 0) p.Add(at + "zero_stage", "%d: %s", st.zero_stage(), kPerRange);
+      if (st.zero_stage() == 3) p.Add(at + "zero_stage", "3: %s (ZeRO-1 and 2 are)", kPerRange);
+      if (st.zero_stage() != 3 && st.zero_stage() != zero) {
+        p.Add(at + "zero_stage",
+              "%d, but pipelines[0].stages[0] has %d: every stage of a plan of pipelines takes one zero_stage (a layer "
+              "range's states shard over all the stages that hold it)",
+              st.zero_stage(), zero);
+      }
       if (ExpertParallel(st) > 1) p.Add(at + "expert_parallel", kPerRange);
     }
   }

@@ -35,6 +35,14 @@ absl::StatusOr<chakra::ChakraExport> ExportOf(const proto::PlanInputs& inputs) {
     HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup, driver::BuildSetup(inputs, kMode));
     return chakra::ExportChakra(*setup);
   }
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    if (inputs.plan.pipelines(p).stages_size() > 0 && inputs.plan.pipelines(p).stages(0).zero_stage() > 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: pipelines[%d].stages[0].zero_stage: export chakra does not write a plan of pipelines under ZeRO yet "
+          "(its layer ranges' reduce-scatters and all-gathers); hetsim run simulates it",
+          inputs.plan_path, p));
+    }
+  }
   std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
   std::vector<const executor::ExecutionSetup*> setups;
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {

@@ -15,6 +15,7 @@
 #include "proto/validate_plan.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/resolve_faults.h"
+#include "sim/executor/layer_range_shards.h"
 #include "sim/executor/layer_range_sync.h"
 #include "traces/chrome_trace.h"
 #include "traces/fault_report.h"
@@ -110,8 +111,11 @@ absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions
     HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs));
   }
   if (options.trace.has_value()) HETSIM_RETURN_IF_ERROR(CheckTracedGpusUsed(*options.trace, out.pipelines));
-  std::vector<const executor::ExecutionSetup*> setups;
-  for (const PipelineSimulation& p : out.pipelines) setups.push_back(p.setup);
+  // ZeRO-1/2: each stage's states shard over its ranges' groups, not its own replicas.
+  std::vector<executor::ExecutionSetup*> mutable_setups{out.setup.get()};
+  for (size_t p = 1; p < out.pipelines.size(); ++p) mutable_setups.push_back(out.pipelines[p].owned.get());
+  std::vector<const executor::ExecutionSetup*> setups(mutable_setups.begin(), mutable_setups.end());
+  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, executor::LayerRangeGroups(setups)));
   HETSIM_ASSIGN_OR_RETURN(executor::PipelinesResult run,
                           executor::ExecutePipelines(setups, runs, options.grad_sync_ring_steps));
   for (size_t p = 0; p < run.results.size(); ++p) out.pipelines[p].result = std::move(run.results[p]);

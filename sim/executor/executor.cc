@@ -90,6 +90,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     stages_[stage].buckets_done = true;
     StartOptimizerWhenDone(stage);
   }
+  // The shared gradient sync has gathered stage `stage`'s updated parameters after its step.
+  void FinishStage(int stage) { StageDone(stage); }
   const absl::Status& failure() const { return failure_; }
 
   absl::StatusOr<ExecutionResult> Go() {
@@ -515,6 +517,10 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   }
 
   void OptimizerDone(int stage) {
+    if (GradSyncShared() && shared_->grad_sync->GathersAfterStep()) {
+      shared_->grad_sync->StepDone(shared_->index, stage);
+      return;
+    }
     const StageSetup& setup = setup_.stages[stage];
     if (setup.param_gather && setup.early_param_gathers.empty()) {
       LaunchStep(stage, *setup.param_gather);
@@ -629,8 +635,9 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
   size_t runs_left = setups.size();
   int first_stage = 0;
   if (grad_sync != nullptr) {
-    HETSIM_RETURN_IF_ERROR(grad_sync->Begin(&state.sim, state.network.get(),
-                                            [&runs](int run, int stage) { runs[run]->ReleaseStage(stage); }));
+    HETSIM_RETURN_IF_ERROR(grad_sync->Begin(
+        &state.sim, state.network.get(), [&runs](int run, int stage) { runs[run]->ReleaseStage(stage); },
+        [&runs](int run, int stage) { runs[run]->FinishStage(stage); }));
   }
   if (state.faults) state.faults->Start();  // first: a failure wins a tie with work ending at its time
   std::optional<WallLimitScope> scope;      // as in Execute: the first run's limit, else the caller's

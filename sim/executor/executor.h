@@ -117,10 +117,16 @@ class SharedGradSync {
  public:
   using Release = std::function<void(int run, int stage)>;
   virtual ~SharedGradSync() = default;
-  // Before the first event: the engine and network the runs share, and how to release a stage.
-  virtual absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release) = 0;
+  // Before the first event: the engine and network the runs share, how to release a stage to its
+  // optimizer step (`release`) and how to end it after its step (`finish`: only once StepDone was called).
+  virtual absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish) = 0;
   // Run `run`'s stage `stage` has started its last backward (now); it ends at `finish`.
   virtual void LastBackwardStarted(int run, int stage, Time finish) = 0;
+  // Whether the sync gathers a stage's updated parameters after its optimizer step (ZeRO-1/2, the
+  // distributed optimizer): the run then calls StepDone when the step ends, and the stage ends when the
+  // sync calls `finish`.
+  virtual bool GathersAfterStep() const { return false; }
+  virtual void StepDone(int /*run*/, int /*stage*/) {}
   // A collective that could not start (it stops the engine).
   virtual const absl::Status& failure() const = 0;
 };

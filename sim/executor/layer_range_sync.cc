@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <set>
 #include <utility>
@@ -50,17 +51,48 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
             collectives::RingSteps ring_steps)
       : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
 
-  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release) override {
+  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish) override {
     sim_ = sim;
     network_ = network;
     release_ = std::move(release);
+    finish_ = std::move(finish);
     for (const ExecutionSetup* setup : setups_) ranges_of_.emplace_back(setup->num_stages(), 0);
+    gathers_of_ = ranges_of_;
     for (size_t g = 0; g < groups_.size(); ++g) {
-      HETSIM_RETURN_IF_ERROR(BuildGraphs(static_cast<int>(g)));
-      holders_left_.push_back(static_cast<int>(groups_[g].holders.size()));
-      for (const LayerRangeHolder& h : groups_[g].holders) ++ranges_of_[h.pipeline][h.stage];
+      const LayerRangeGroup& group = groups_[g];
+      const bool zero = group.zero_stage == 1 || group.zero_stage == 2;
+      gathers_after_step_ = gathers_after_step_ || zero;
+      HETSIM_ASSIGN_OR_RETURN(
+          graphs_.emplace_back(),
+          BuildGraphs(group, zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, group.bytes));
+      gathers_.emplace_back();
+      if (zero) {
+        HETSIM_ASSIGN_OR_RETURN(gathers_.back(), BuildGraphs(group, CollectiveOp::kAllGather, group.param_bytes));
+      }
+      holders_left_.push_back(static_cast<int>(group.holders.size()));
+      steps_left_.push_back(static_cast<int>(group.holders.size()));
+      for (const LayerRangeHolder& h : group.holders) {
+        ++ranges_of_[h.pipeline][h.stage];
+        ++gathers_of_[h.pipeline][h.stage];
+      }
     }
+    HETSIM_CHECK(!gathers_after_step_ || std::all_of(groups_.begin(), groups_.end(),
+                                                     [](const LayerRangeGroup& g) { return g.zero_stage > 0; }),
+                 "every range or none gathers after the step (the plan check requires one zero_stage)");
     return absl::OkStatus();
+  }
+
+  bool GathersAfterStep() const override { return gathers_after_step_; }
+
+  // Holder (run, stage) has stepped its shards: a range whose holders all have gathers its parameters.
+  void StepDone(int run, int stage) override {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      for (const LayerRangeHolder& h : groups_[g].holders) {
+        if (h.pipeline != run || h.stage != stage || --steps_left_[g] > 0) continue;
+        groups_[g].gather_start = sim_->now();
+        StartAll(gathers_[g], groups_[g].param_bytes, [this, g] { GatherDone(static_cast<int>(g)); });
+      }
+    }
   }
 
   void LastBackwardStarted(int run, int stage, Time finish) override {
@@ -76,24 +108,45 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
  private:
   const ExecutionSetup& net() const { return *setups_.front(); }
 
-  // Group g's transfer graphs, one per shard group, built before the run (routes checked).
-  absl::Status BuildGraphs(int g) {
-    graphs_.emplace_back();
-    for (const std::vector<GpuId>& gpus : groups_[g].groups) {
+  // `group`'s transfer graphs of `op` over `bytes`, one per shard group, built before the run (routes
+  // checked).
+  absl::StatusOr<std::vector<const collectives::TransferGraph*>> BuildGraphs(const LayerRangeGroup& group,
+                                                                             CollectiveOp op, int64_t bytes) {
+    std::vector<const collectives::TransferGraph*> out;
+    for (const std::vector<GpuId>& gpus : group.groups) {
       collectives::CollectiveRequest request;
-      request.op = CollectiveOp::kAllReduce;
+      request.op = op;
       request.gpus = gpus;
-      request.bytes = groups_[g].bytes;
+      request.bytes = bytes;
       request.ring_steps = ring_steps_;
       HETSIM_RETURN_IF_ERROR(collectives::ValidateRequest(*net().topology, request));
       HETSIM_ASSIGN_OR_RETURN(collectives::ShapeChoice choice,
                               collectives::ChooseShape(*net().topology, *net().router, request));
       store_.push_back(collectives::BuildTransferGraph(*net().topology, request, choice.shape));
       HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
-      graphs_.back().push_back(&store_.back());
+      out.push_back(&store_.back());
     }
-    shards_left_.push_back(static_cast<int>(graphs_.back().size()));
-    return absl::OkStatus();
+    return out;
+  }
+
+  // Starts every shard group's collective of `graphs` (over `bytes`); `done` once all have ended
+  // (at once when there is nothing to move).
+  void StartAll(const std::vector<const collectives::TransferGraph*>& graphs, int64_t bytes,
+                std::function<void()> done) {
+    if (graphs.empty() || bytes <= 0) {
+      done();
+      return;
+    }
+    auto left = std::make_shared<int>(static_cast<int>(graphs.size()));
+    for (const collectives::TransferGraph* graph : graphs) {
+      executions_.emplace_back(network_, net().router.get(), graph, [left, done](Time) {
+        if (--*left == 0) done();
+      });
+      if (absl::Status s = executions_.back().Start(sim_); !s.ok() && failure_.ok()) {
+        failure_ = s;
+        sim_->Stop();
+      }
+    }
   }
 
   // When holder `h`'s last backward, started now and ending at `finish`, is done with the range's layers:
@@ -113,19 +166,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   void OnEvent(uint64_t g) override {
     if (--holders_left_[g] > 0) return;
     groups_[g].start = sim_->now();
-    if (graphs_[g].empty() || groups_[g].bytes <= 0) {
-      GroupDone(static_cast<int>(g));
-      return;
-    }
-    for (const collectives::TransferGraph* graph : graphs_[g]) {
-      executions_.emplace_back(network_, net().router.get(), graph, [this, g](Time) {
-        if (--shards_left_[g] == 0) GroupDone(static_cast<int>(g));
-      });
-      if (absl::Status s = executions_.back().Start(sim_); !s.ok() && failure_.ok()) {
-        failure_ = s;
-        sim_->Stop();
-      }
-    }
+    StartAll(graphs_[g], groups_[g].bytes, [this, g] { GroupDone(static_cast<int>(g)); });
   }
 
   void GroupDone(int g) {
@@ -135,17 +176,28 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     }
   }
 
+  void GatherDone(int g) {
+    groups_[g].gather_finish = sim_->now();
+    for (const LayerRangeHolder& h : groups_[g].holders) {
+      if (--gathers_of_[h.pipeline][h.stage] == 0) finish_(h.pipeline, h.stage);
+    }
+  }
+
   const std::vector<const ExecutionSetup*>& setups_;
   std::vector<LayerRangeGroup>& groups_;
   const collectives::RingSteps ring_steps_;
   engine::Simulator* sim_ = nullptr;
   network::Network* network_ = nullptr;
   Release release_;
+  Release finish_;
+  bool gathers_after_step_ = false;
   std::deque<collectives::TransferGraph> store_;
-  std::vector<std::vector<const collectives::TransferGraph*>> graphs_;  // per group, per shard
-  std::vector<int> holders_left_;                                       // per group: holders not yet ready
-  std::vector<int> shards_left_;                                        // per group: shard all-reduces running
-  std::vector<std::vector<int>> ranges_of_;                             // [pipeline][stage]: its ranges not yet reduced
+  std::vector<std::vector<const collectives::TransferGraph*>> graphs_;   // per group, per shard: the reduction
+  std::vector<std::vector<const collectives::TransferGraph*>> gathers_;  // per group, per shard: ZeRO's gather
+  std::vector<int> holders_left_;                                        // per group: holders not yet ready
+  std::vector<int> steps_left_;                                          // per group: holders not yet stepped
+  std::vector<std::vector<int>> ranges_of_;   // [pipeline][stage]: its ranges not yet reduced
+  std::vector<std::vector<int>> gathers_of_;  // [pipeline][stage]: its ranges not yet gathered (ZeRO)
   std::deque<collectives::CollectiveExecution> executions_;
   absl::Status failure_;
 };
@@ -157,6 +209,9 @@ void AddRangeRecords(const std::vector<LayerRangeGroup>& groups, std::vector<Exe
     for (const LayerRangeHolder& h : groups[g].holders) {
       results[h.pipeline].grad_syncs.push_back(
           {h.stage, static_cast<int32_t>(g), /*param_gather=*/false, groups[g].start, groups[g].finish});
+      if (groups[g].gather_finish < 0) continue;
+      results[h.pipeline].grad_syncs.push_back(
+          {h.stage, static_cast<int32_t>(g), /*param_gather=*/true, groups[g].gather_start, groups[g].gather_finish});
     }
   }
 }
@@ -183,6 +238,11 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     g.groups = ShardGroups(setups, g.holders, g.shards);
     g.bytes = workload::DenseGradSyncBytes(*setups[0]->model, g.first_layer, g.num_layers, g.shards,
                                            setups[0]->spec.plan.grad_reduce_in_fp32);
+    g.zero_stage = setups[0]->spec.plan.stages[g.holders[0].stage].zero_stage;
+    // The parameters in the model's element type: the gradient bytes without fp32 reduction.
+    if (g.zero_stage == 1 || g.zero_stage == 2) {
+      g.param_bytes = workload::DenseGradSyncBytes(*setups[0]->model, g.first_layer, g.num_layers, g.shards, false);
+    }
     out.push_back(std::move(g));
     first = end;
   }

@@ -13,7 +13,9 @@
 // microbatch (the end of that backward; with Plan.overlap_grad_reduce the point in it where the
 // range's layers are done, layers running last to first), so it overlaps the other pipelines' tails
 // and shares links with their boundary transfers. A stage steps its optimizer once all its ranges are
-// reduced; the iteration ends with the last stage of the slowest pipeline.
+// reduced; the iteration ends with the last stage of the slowest pipeline. Under ZeRO-1/2 a range
+// reduce-scatters, and all-gathers its parameters once every holder has stepped; a stage ends when all
+// its ranges are gathered.
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 #define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 
@@ -46,6 +48,14 @@ struct LayerRangeGroup {
   int64_t bytes = 0;     // per GPU of a shard group: the range's dense gradients over `shards`
   Time start = kNoTime;  // when the last holder had run the range's last backward
   Time finish = kNoTime;
+  // ZeRO-1/2 (the holders' zero_stage, Megatron's distributed optimizer): the gradients reduce-scatter
+  // instead (each GPU of a shard group keeps 1/n of `bytes`), every holder steps its shard, and once
+  // all have, the updated parameters all-gather: `param_bytes` per GPU of a shard group (the range's
+  // parameters over `shards`, of which each GPU held 1/n).
+  int zero_stage = 0;
+  int64_t param_bytes = 0;
+  Time gather_start = kNoTime;  // when the last holder had stepped
+  Time gather_finish = kNoTime;
 };
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and
@@ -54,7 +64,7 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
 
 struct PipelinesSyncResult {
   std::vector<LayerRangeGroup> groups;           // with start and finish (-1: not reached, a failure first)
-  std::vector<std::vector<Time>> grad_sync_end;  // [pipeline][stage]: its ranges reduced
+  std::vector<std::vector<Time>> grad_sync_end;  // [pipeline][stage]: its ranges reduced (scattered)
   std::vector<std::vector<Time>> stage_end;      // [pipeline][stage]: after its optimizer step
   std::vector<Time> pipeline_end;                // the last stage_end of each pipeline
   Time iteration_time = 0;                       // the slowest pipeline's end (a failure's time)

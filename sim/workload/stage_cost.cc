@@ -712,7 +712,7 @@ double DenseParamsPerGpu(const LayerCost& layer, double tp) {
   return (static_cast<double>(layer.param_count - layer.expert_param_count) - replicated) / tp + replicated;
 }
 
-int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
+double DenseParamsOfLayers(const ModelCost& model, int first, int num, int tp) {
   double dense_params = 0;
   bool has_embedding = false;
   for (int i = first; i < first + num; ++i) {
@@ -722,7 +722,11 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
   }
   const LayerCost& last = model.layer(first + num - 1);
   if (last.tied_with_embedding && !has_embedding) dense_params += static_cast<double>(last.tied_param_count) / tp;
-  return RoundUpBytes(dense_params * GradientBytes(model.dtype(), fp32_gradients));
+  return dense_params;
+}
+
+int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
+  return RoundUpBytes(DenseParamsOfLayers(model, first, num, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }
 
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu,

@@ -248,6 +248,9 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
 // The dense parameters one GPU of a `tp`-way tensor-parallel group holds of `layer`: split over TP but
 // for the duplicated ones (MLA's down projections, the router).
 double DenseParamsPerGpu(const LayerCost& layer, double tp);
+// The dense parameters one GPU of a `tp`-way stage holding layers [first, first + num) holds (a tied
+// head without the embedding keeps its copy), without the experts'.
+double DenseParamsOfLayers(const ModelCost& model, int first, int num, int tp);
 // The gradient bytes one GPU of a `tp`-way stage holding layers [first, first + num) reduces over its
 // data-parallel group: ComputeStageCost's grad_sync_bytes (a tied head without the embedding keeps its
 // copy), without the experts'. Pipelines of different shapes reduce per layer range with it.

@@ -23,6 +23,7 @@
 #include "proto/resolve_cluster.h"
 #include "service/driver/simulate.h"
 #include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
 #include "tests/planner/planner_test_util.h"
 
 namespace hetsim::planner {
@@ -394,6 +395,36 @@ Prediction PredictPipelinesOnOneType(const std::vector<v1::Pipeline>& pipelines)
   INFO(p.status().message());
   REQUIRE(p.ok());
   return *std::move(p);
+}
+
+TEST_CASE("pipelines: ZeRO-1/2 shard a range's states over its holders and step the shard",
+          "[planner][pipelines][zero]") {
+  // Two pipelines of one stage of all 26 layers (P parameters per GPU): one range over n = 2 GPUs.
+  // ZeRO-1 keeps 1/2 of Adam's 12 bytes per parameter, ZeRO-2 also 1/2 of the gradients: the peak
+  // falls by exactly that; the reduce-scatter and all-gather move what the all-reduce did (FP16
+  // gradients and weights are as large), and the step over half the states is shorter.
+  auto zeroed = [](int zero) {
+    std::vector<v1::Pipeline> pipes = {PipelineOnNode("p0", 0, {26}, 32), PipelineOnNode("p1", 1, {26}, 32)};
+    for (v1::Pipeline& p : pipes) p.mutable_stages(0)->set_zero_stage(zero);
+    return PredictPipelinesOnOneType(pipes);
+  };
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
+  REQUIRE(model.ok());
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  const double params = workload::DenseParamsOfLayers(cost, 0, 26, 1);
+  const Prediction plain = zeroed(0);
+  const int64_t whole = workload::ZeroShardedModelStates(params, cost.dtype(), 0, 2).ModelStateBytes();
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    const Prediction sharded = zeroed(zero);
+    const int64_t shard = workload::ZeroShardedModelStates(params, cost.dtype(), zero, 2).ModelStateBytes();
+    REQUIRE(sharded.stages.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(plain.stages[i].peak_bytes - sharded.stages[i].peak_bytes == whole - shard);
+      CHECK(sharded.stages[i].grad_sync < plain.stages[i].grad_sync);
+    }
+    CHECK(sharded.iteration < plain.iteration);
+  }
 }
 
 TEST_CASE("pipelines: eta over the pipelines, closed forms", "[planner][pipelines][eta]") {

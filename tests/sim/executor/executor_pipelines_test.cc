@@ -145,6 +145,90 @@ TEST_CASE("Two identical pipelines run exactly as the plan of data_parallel 2", 
   }
 }
 
+// Every stage of `plan` (its stages or its pipelines' stages) at ZeRO stage `zero`.
+v1::Plan WithZero(v1::Plan plan, int zero) {
+  for (v1::Stage& st : *plan.mutable_stages()) st.set_zero_stage(zero);
+  for (v1::Pipeline& pl : *plan.mutable_pipelines()) {
+    for (v1::Stage& st : *pl.mutable_stages()) st.set_zero_stage(zero);
+  }
+  return plan;
+}
+
+TEST_CASE("Two identical pipelines under ZeRO-1 and 2 run exactly as the plan of data_parallel 2",
+          "[executor][pipelines][zero]") {
+  // The distributed optimizer per range: the reduce-scatter over the range's holders, the step over
+  // each GPU's shard (1/2 of the states), the parameters' all-gather; the DP plan's stage does the same
+  // over its two replicas. Same rings, same shards, same memory.
+  const v1::Cluster cluster = PipelineCluster(4);
+  for (const int zero : {1, 2}) {
+    for (const uint64_t bytes : {uint64_t{0}, uint64_t{1} << 20}) {
+      INFO("zero_stage " << zero << ", boundary bytes per sample " << bytes);
+      hetsim::driver::SimulateOptions options;
+      options.network_mode = NetworkMode::kMaxMinFair;
+      const auto dp = MakeSimulation(MakeInputs(cluster, WithZero(TwoReplicaPlan(bytes), zero)), options);
+      const auto pl =
+          MakeSimulation(MakeInputs(cluster, WithZero(PipelinesPlan(2,
+                                                                    {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}},
+                                                                     {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}},
+                                                                    bytes),
+                                                      zero)),
+                         options);
+      CheckSameIteration(dp, pl);
+      for (int p = 0; p < 2; ++p) {
+        for (int s = 0; s < 2; ++s) {
+          const auto& mine = pl.pipelines[p].setup->stages[s];
+          const auto& theirs = dp.setup->stages[s];
+          CHECK(mine.cost.memory.ModelStateBytes() == theirs.cost.memory.ModelStateBytes());
+          CHECK(mine.cost.optimizer_shard.ModelStateBytes() == theirs.cost.optimizer_shard.ModelStateBytes());
+          CHECK(mine.optimizer_time == theirs.optimizer_time);
+        }
+      }
+      for (const auto& g : pl.pipeline_sync.groups) {
+        CHECK(g.zero_stage == zero);
+        CHECK(g.gather_start >= g.finish);
+        CHECK(g.gather_finish > g.gather_start);
+      }
+    }
+  }
+}
+
+TEST_CASE("Under ZeRO-1/2 a range reduce-scatters, steps 1/n of its states and all-gathers over its n holders",
+          "[executor][pipelines][zero]") {
+  // Three single-stage pipelines of one layer (1e6 FP16 parameters) on GPUs 0-2 of NVSwitch: one range
+  // over n = 3 GPUs. A ring reduce-scatter of the B = 2 MB of gradients moves (n - 1) / n x B through each
+  // GPU's link, and the all-gather of the 2 MB of parameters as much; each GPU keeps 1/n of the 12 bytes
+  // per parameter of Adam's states (ZeRO-2: and of the gradients) and steps that shard.
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double b = 2e6;
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    const v1::Plan plan = WithZero(
+        PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 2, 1, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}}), zero);
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 1, 2}}));
+    CHECK(g[0].bytes == 2000000);
+    CHECK(g[0].param_bytes == 2000000);
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(2.0 / 3 * b / bandwidth).epsilon(1e-6));
+    CHECK(hetsim::TimeToSeconds(g[0].gather_finish - g[0].gather_start) ==
+          Approx(2.0 / 3 * b / bandwidth).epsilon(1e-6));
+    for (int p = 0; p < 3; ++p) {
+      const auto& stage = sim.pipelines[p].setup->stages[0];
+      CHECK(stage.cost.memory.param_bytes == 2000000);
+      CHECK(stage.cost.memory.grad_bytes == (zero == 2 ? 666667 : 2000000));
+      CHECK(stage.cost.memory.optimizer_bytes == 4000000);
+      CHECK(stage.cost.optimizer_shard.optimizer_bytes == 4000000);
+      CHECK(stage.cost.optimizer_shard.param_bytes == 666667);
+      // Every holder steps at once after the reduce-scatter; the gather follows the last step and the
+      // stage ends with it.
+      CHECK(g[0].gather_start == g[0].finish + stage.optimizer_time);
+      CHECK(sim.pipelines[p].result.stage_end[0] == g[0].gather_finish);
+    }
+    CHECK(sim.pipeline_sync.iteration_time == g[0].gather_finish);
+  }
+}
+
 // The shared-link case: each island one node of 2 GPUs, joined by one 10 Gb/s link that every boundary
 // flow crosses; the DP 2 plan of two stages ("fast", then "slow") and the same as two pipelines, 1 MiB
 // per sample across each boundary, passes timed by the cost model, both simulated under `options`.

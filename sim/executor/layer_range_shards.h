@@ -1,0 +1,32 @@
+// ZeRO-1/2 (the distributed optimizer) in a plan of pipelines of different shapes: a layer range's
+// model states shard over the GPUs that reduce it (every holder's replicas, one shard group per shard
+// of the finest TP split; layer_range_sync.h), not over the replicas of one pipeline's stage. A stage's
+// setup priced its states sharded over its own replicas; this re-prices them, and its optimizer step,
+// range by range: a range of P parameters per GPU over a group of n GPUs keeps P/n of the optimizer
+// states (and, ZeRO-2, of the gradients), and the step passes over P/n.
+#ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SHARDS_H_
+#define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SHARDS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "sim/executor/layer_range_sync.h"
+#include "sim/executor/setup.h"
+#include "sim/workload/stage_cost.h"
+
+namespace hetsim::executor {
+
+// What one GPU of a `tp`-way holder keeps of `group`'s model states under ZeRO stage `zero_stage`
+// (its parameters over its tp, the rest over the group's shard-group size).
+workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
+                                       int zero_stage, bool fp32_gradients);
+
+// Every ZeRO-1/2 stage of `setups` (pipeline p's is setups[p]) re-priced from `groups`
+// (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU
+// compute model that cannot be built (as the setup's own).
+absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,
+                                   const std::vector<LayerRangeGroup>& groups);
+
+}  // namespace hetsim::executor
+
+#endif  // HETSIM_SIM_EXECUTOR_LAYER_RANGE_SHARDS_H_
