@@ -79,6 +79,11 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
     r->set_bytes_per_gpu(g.bytes);
     if (g.start >= 0) r->set_start_ms(TimeToMilliseconds(g.start));  // -1: a failure stopped it first
     if (g.finish >= 0) r->set_end_ms(TimeToMilliseconds(g.finish));
+    if (g.zero_stage == 0) continue;
+    r->set_zero_stage(static_cast<uint32_t>(g.zero_stage));
+    r->set_param_bytes_per_gpu(g.param_bytes);
+    if (g.gather_start >= 0) r->set_param_gather_start_ms(TimeToMilliseconds(g.gather_start));
+    if (g.gather_finish >= 0) r->set_param_gather_end_ms(TimeToMilliseconds(g.gather_finish));
   }
 }
 

@@ -51,12 +51,22 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                           100 * p.bubble_ratio());
     first += p.num_stages();
   }
-  out += "gradient all-reduce per layer range:\n";
+  // Under ZeRO (every stage of a plan of pipelines has the same zero_stage) a range reduce-scatters its
+  // gradients and, after its holders' steps, all-gathers its parameters: both are the range's sync.
+  const bool zero = !r.gradient_groups().empty() && r.gradient_groups(0).zero_stage() > 0;
+  out += zero ? absl::StrFormat("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d):\n",
+                                r.gradient_groups(0).zero_stage())
+              : "gradient all-reduce per layer range:\n";
   for (const v1::GradientGroupReport& g : r.gradient_groups()) {
-    absl::StrAppendFormat(&out, "  layers %d-%d  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms  %s\n",
-                          g.first_layer(), g.first_layer() + g.num_layers() - 1, g.num_gpus(), g.shards(),
-                          static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms(),
-                          absl::StrJoin(g.holders(), " + "));
+    absl::StrAppendFormat(&out, "  layers %d-%d  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", g.first_layer(),
+                          g.first_layer() + g.num_layers() - 1, g.num_gpus(), g.shards(),
+                          static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
+    if (zero) {
+      absl::StrAppendFormat(&out, ", gather %.2f MB per GPU %.3f-%.3f ms",
+                            static_cast<double>(g.param_bytes_per_gpu()) / 1e6, g.param_gather_start_ms(),
+                            g.param_gather_end_ms());
+    }
+    absl::StrAppendFormat(&out, "  %s\n", absl::StrJoin(g.holders(), " + "));
   }
 }
 

@@ -194,11 +194,17 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
                       Pct(p.bubble_ratio())});
   }
   page.AddTable(t);
-  page.AddHeading("Gradient all-reduce per layer range");
+  const bool zero = !r.gradient_groups().empty() && r.gradient_groups(0).zero_stage() > 0;
+  page.AddHeading(zero ? absl::StrFormat("Gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d)",
+                                         r.gradient_groups(0).zero_stage())
+                       : std::string("Gradient all-reduce per layer range"));
   Table g{{"layers", "held by", "GPUs per shard group", "shards", "MB per GPU", "start ms", "end ms"},
           {},
           false,
           "gradient groups"};
+  if (zero) {
+    for (const char* c : {"gather MB per GPU", "gather start ms", "gather end ms"}) g.header.push_back(c);
+  }
   for (const v1::GradientGroupReport& gg : r.gradient_groups()) {
     std::string holders;
     for (const std::string& h : gg.holders()) holders += (holders.empty() ? "" : ", ") + h;
@@ -206,6 +212,12 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
                       absl::StrCat(gg.num_gpus()), absl::StrCat(gg.shards()),
                       absl::StrFormat("%.1f", static_cast<double>(gg.bytes_per_gpu()) / 1e6),
                       absl::StrFormat("%.1f", gg.start_ms()), absl::StrFormat("%.1f", gg.end_ms())});
+    if (zero) {
+      for (double v : {static_cast<double>(gg.param_bytes_per_gpu()) / 1e6, gg.param_gather_start_ms(),
+                       gg.param_gather_end_ms()}) {
+        g.rows.back().push_back(absl::StrFormat("%.1f", v));
+      }
+    }
   }
   page.AddTable(g);
 }

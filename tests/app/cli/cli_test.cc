@@ -167,6 +167,18 @@ TEST_CASE("check and run show the pipelines of different shapes of the lab examp
   CHECK_THAT(*page, Catch::Contains("Gradient all-reduce per layer range"));
 }
 
+TEST_CASE("run names ZeRO's reduce-scatter and parameter all-gather per layer range of a plan of pipelines",
+          "[cli][pipelines]") {
+  const std::string inputs =
+      absl::StrCat(HETSIM_SOURCE_DIR, "/tests/planner_data/plan-lab-pipelines-zero1.pbtxt --cluster ", kExamples,
+                   "/cluster-lab-pcie.pbtxt");
+  const CliRun run = RunOk(absl::StrCat("run ", inputs));
+  CHECK_THAT(run.out, Catch::Contains("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-1):\n"
+                                      "  layers 0-6  6 GPUs x 2 shards"));
+  CHECK_THAT(run.out, Catch::Contains(" ms, gather "));
+  CHECK_THAT(run.out, !Catch::Contains("gradient all-reduce per layer range"));
+}
+
 TEST_CASE("check summarises DeepSeek-V3: multi-latent attention, shared experts, dense first blocks", "[cli]") {
   const fs::path dir = FreshDir("check_deepseek");
   fs::create_directories(dir);
