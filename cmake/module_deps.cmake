@@ -58,7 +58,7 @@ set(HETSIM_MODULE_DEPS_fidelity base calibrate collectives driver evaluation pro
 set(HETSIM_MODULE_DEPS_planning base driver evaluation planner)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)
-set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation network planner planning proto sweep)
+set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation fidelity network planner planning proto sweep)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base Threads::Threads absl::status absl::statusor absl::str_format absl::strings)

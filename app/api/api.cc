@@ -25,6 +25,8 @@
 #include "service/driver/run_command.h"
 #include "service/driver/simulate.h"
 #include "service/evaluation/validate_predictions.h"
+#include "service/fidelity/fidelity_report.h"
+#include "service/fidelity/validation_set.h"
 #include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/runner.h"
@@ -170,6 +172,30 @@ absl::StatusOr<std::string> Check(const Args& args) {
   return c.summary;
 }
 
+absl::StatusOr<std::string> Fidelity(const Args& args) {
+  // As `hetsim fidelity FILES`: the bundled sets when none is named; a set names its plans and clusters
+  // relative to its own file, so it is read from a path, never from a message in memory.
+  std::vector<std::string> files;
+  for (const Input& set : args.inputs("sets")) {
+    if (!set.is_path) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: a ValidationSet is read from its file (it names its plans relative to it): pass the path", set.name));
+    }
+    files.push_back(set.path);
+  }
+  if (files.empty()) {
+    HETSIM_ASSIGN_OR_RETURN(files, fidelity::BundledValidationFiles());
+  }
+  std::vector<fidelity::LoadedValidationSet> sets;
+  for (const std::string& file : files) {
+    HETSIM_ASSIGN_OR_RETURN(fidelity::LoadedValidationSet loaded, fidelity::LoadValidationSet(file));
+    sets.push_back(std::move(loaded));
+  }
+  HETSIM_ASSIGN_OR_RETURN(v1::FidelityReport report,
+                          fidelity::PredictSets(sets, args.flag("calibration"), nullptr, args.flag("exact")));
+  return Serialize(report);
+}
+
 // Parameters, by how a binding passes them.
 Param InputParam(const char* name, const char* message) { return {name, Kind::kInput, message, false, true, {}}; }
 Param Option(const char* name, Kind kind, Value default_value) {
@@ -238,6 +264,17 @@ std::vector<Call> MakeCalls() {
        {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), Option("exact", Kind::kBool, false),
         Option("max_events", Kind::kCount, int64_t{0}), Option("max_wall_seconds", Kind::kDouble, 0.0)},
        Sweep},
+      {"fidelity",
+       "`hetsim fidelity`: the validation sets `sets` (paths of ValidationSet files; none: the bundled\n"
+       "validation/*.pbtxt) predicted and compared with their published measurements; a FidelityReport\n"
+       "(per set MAPE, max |error|, signed error, Kendall's tau, groups, bounds and their violations).\n"
+       "calibration=True adds the calibration from k = 1, 2, 3 runs, as `--calibration`; exact=True simulates\n"
+       "every training run in full, as `--exact`.",
+       "FidelityReport",
+       {{"sets", Kind::kInputs, "ValidationSet", false, false, std::vector<Input>{}},
+        Option("calibration", Kind::kBool, false),
+        Option("exact", Kind::kBool, false)},
+       Fidelity},
       {"check",
        "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",
        "",

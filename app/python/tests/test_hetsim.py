@@ -78,6 +78,18 @@ def test_validate_gives_the_cli_report():
     assert chart.startswith("<svg")
 
 
+def test_fidelity_gives_the_cli_report():
+    sets = [os.path.join(SOURCE, "validation", "nemo-b200-fp8.pbtxt")]
+    expected = cli_message(hetsim_pb2.FidelityReport, "fidelity", *sets, "--quiet", "--json")
+    got = hetsim.fidelity(sets)
+    assert [s.name for s in got.sets] == [s.name for s in expected.sets] == ["nemo-b200-fp8"]
+    assert got.sets[0].mape_percent == expected.sets[0].mape_percent
+    assert [c.predicted for c in got.sets[0].cases] == [c.predicted for c in expected.sets[0].cases]
+    assert not got.sets[0].violations
+    with pytest.raises(hetsim.HetsimError, match="read from its file"):
+        hetsim.fidelity([text(sets[0], hetsim_pb2.ValidationSet)])
+
+
 def test_plan_with_a_naive_prediction():
     model = os.path.join(NAIVE, "models", "gpt-hapt-case.pbtxt")
     plan = hetsim.plan(model, HAPT_CLUSTER, micro_batch_size=1, prediction="naive")
