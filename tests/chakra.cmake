@@ -22,6 +22,13 @@ add_test(NAME chakra.round_trip.lab_pipelines
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
                  ${PROJECT_SOURCE_DIR}/examples/plan-lab-pipelines.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
                  ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines)
+# The same pipelines under ZeRO-1: each range's reduce-scatter, the steps over the range's shard, then its
+# parameters' all-gather after every holder's step.
+add_test(NAME chakra.round_trip.lab_pipelines_zero1
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
+                 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1.pbtxt
+                 ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
+                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines_zero1)
 # ASTRA-sim's own all-gather and reduce-scatter traces, rebuilt byte for byte: comm_size read as ASTRA-sim reads it.
 add_test(NAME chakra.astra_microbenchmarks
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>

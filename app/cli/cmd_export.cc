@@ -13,6 +13,8 @@
 #include "proto/resolve.h"
 #include "service/chakra/export.h"
 #include "service/driver/build_setup.h"
+#include "sim/executor/layer_range_shards.h"
+#include "sim/executor/layer_range_sync.h"
 #include "sim/executor/setup.h"
 
 namespace hetsim::cli {
@@ -35,14 +37,6 @@ absl::StatusOr<chakra::ChakraExport> ExportOf(const proto::PlanInputs& inputs) {
     HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup, driver::BuildSetup(inputs, kMode));
     return chakra::ExportChakra(*setup);
   }
-  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
-    if (inputs.plan.pipelines(p).stages_size() > 0 && inputs.plan.pipelines(p).stages(0).zero_stage() > 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: pipelines[%d].stages[0].zero_stage: export chakra does not write a plan of pipelines under ZeRO yet "
-          "(its layer ranges' reduce-scatters and all-gathers); hetsim run simulates it",
-          inputs.plan_path, p));
-    }
-  }
   std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
   std::vector<const executor::ExecutionSetup*> setups;
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
@@ -51,6 +45,10 @@ absl::StatusOr<chakra::ChakraExport> ExportOf(const proto::PlanInputs& inputs) {
     setups.push_back(setup.get());
     owned.push_back(std::move(setup));
   }
+  // ZeRO-1/2: each stage's states and step shard over its ranges' groups, as `hetsim run` prices them.
+  std::vector<executor::ExecutionSetup*> mutable_setups;
+  for (const auto& setup : owned) mutable_setups.push_back(setup.get());
+  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, executor::LayerRangeGroups(setups)));
   return chakra::ExportChakraPipelines(setups);
 }
 

@@ -116,6 +116,9 @@ class Exporter {
     for (int s = 0; s < setup_.num_stages(); ++s) AddGradSync(s, step_deps);
   }
 
+  // The optimizer step of `gpu`'s stage on `gpu` (after AddGradSyncs).
+  uint64_t Step(GpuId gpu) const { return steps_.at(gpu.value()); }
+
   // The node ending stage `s`'s last backward on `gpu` (after AddPasses).
   uint64_t LastBackward(int s, GpuId gpu) const {
     return exits_[dag_.stage_compute_order()[s].back()].at(gpu.value())[0];
@@ -331,6 +334,7 @@ class Exporter {
           kTensorSize, static_cast<uint64_t>(passes.unscale_bytes + passes.grad_norm_bytes + passes.adam_bytes)));
       opt.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
       const uint64_t step = Add(gpu.value(), std::move(opt));
+      steps_[gpu.value()] = step;
       if (st.param_gather && st.early_param_gathers.empty()) {
         AddSyncStep(s, i, *st.param_gather, "param all-gather", {step}, {});
       }
@@ -346,36 +350,74 @@ class Exporter {
   // (rank, first forward) -> the gathers it waits for
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
+  absl::flat_hash_map<int, uint64_t> steps_;  // rank -> its optimizer step
   int32_t& next_tag_;
 };
 
 // Plan.pipelines: every layer range's all-reduce (executor::LayerRangeGroups) on each GPU of each of
 // its shard groups (one communicator per shard), after that GPU's stage's last backward, as the
 // executor starts a range when its holders have run it; the ranges of a stage run side by side, and
-// its optimizer step waits for all of them (returned per rank).
-StepDeps AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, const std::vector<Exporter>& exporters,
-                        ChakraExport& out) {
+// its optimizer step waits for all of them (returned per rank). Under ZeRO-1/2 the range reduce-scatters
+// instead, and AddRangeGathers adds its parameters' all-gather after the steps.
+struct LayerRanges {
+  std::vector<executor::LayerRangeGroup> ranges;
+  std::vector<std::vector<size_t>> comm_groups;  // [range][shard]: its communicator in the export
+  StepDeps reduced;                              // rank -> its ranges' reductions
+};
+
+LayerRanges AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, const std::vector<Exporter>& exporters,
+                           ChakraExport& out) {
   absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
   for (size_t p = 0; p < setups.size(); ++p) {
     for (int s = 0; s < setups[p]->num_stages(); ++s) {
       for (GpuId g : setups[p]->stages[s].layout.gpus) stage_of[g.value()] = {static_cast<int>(p), s};
     }
   }
-  StepDeps reduced;
-  for (const executor::LayerRangeGroup& range : executor::LayerRangeGroups(setups)) {
-    const std::string name =
-        absl::StrFormat("grad all-reduce layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
+  LayerRanges out_ranges{executor::LayerRangeGroups(setups), {}, {}};
+  for (const executor::LayerRangeGroup& range : out_ranges.ranges) {
+    const CollectiveOp op = range.zero_stage > 0 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    const std::string name = absl::StrFormat("grad %s layers %d-%d", CollectiveOpName(op), range.first_layer,
+                                             range.first_layer + range.num_layers - 1);
+    std::vector<size_t>& groups = out_ranges.comm_groups.emplace_back();
     for (const std::vector<GpuId>& gpus : range.groups) {
-      const proto::ChakraCommGroup& group = out.comm_groups[AddCommGroup(out, gpus)];
+      groups.push_back(AddCommGroup(out, gpus));
+      const proto::ChakraCommGroup& group = out.comm_groups[groups.back()];
       for (GpuId g : gpus) {
         const auto [p, s] = stage_of.at(g.value());
-        Node n = CollectiveNode(CollectiveOp::kAllReduce, range.bytes, name, group);
+        Node n = CollectiveNode(op, range.bytes, name, group);
         n.add_data_deps(exporters[p].LastBackward(s, g));
-        reduced[g.value()].push_back(AddNode(out, g.value(), std::move(n)));
+        out_ranges.reduced[g.value()].push_back(AddNode(out, g.value(), std::move(n)));
       }
     }
   }
-  return reduced;
+  return out_ranges;
+}
+
+// ZeRO-1/2 ranges: once every holder has stepped its shard, the range's parameters all-gather over the
+// same communicators (the collective waits for the group's last member, as the executor waits for the
+// last holder's step).
+void AddRangeGathers(const LayerRanges& ranges, const std::vector<const ExecutionSetup*>& setups,
+                     const std::vector<Exporter>& exporters, ChakraExport& out) {
+  absl::flat_hash_map<int, int> pipeline_of;  // rank -> pipeline
+  for (size_t p = 0; p < setups.size(); ++p) {
+    for (const executor::StageSetup& st : setups[p]->stages) {
+      for (GpuId g : st.layout.gpus) pipeline_of[g.value()] = static_cast<int>(p);
+    }
+  }
+  for (size_t r = 0; r < ranges.ranges.size(); ++r) {
+    const executor::LayerRangeGroup& range = ranges.ranges[r];
+    if (range.zero_stage == 0) continue;
+    const std::string name =
+        absl::StrFormat("param all-gather layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
+    for (size_t k = 0; k < range.groups.size(); ++k) {
+      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
+      for (GpuId g : range.groups[k]) {
+        Node n = CollectiveNode(CollectiveOp::kAllGather, range.param_bytes, name, group);
+        n.add_data_deps(exporters[pipeline_of.at(g.value())].Step(g));
+        AddNode(out, g.value(), std::move(n));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -398,8 +440,9 @@ ChakraExport ExportChakraPipelines(const std::vector<const ExecutionSetup*>& set
   std::vector<Exporter> exporters;
   exporters.reserve(setups.size());
   for (const ExecutionSetup* setup : setups) exporters.emplace_back(*setup, out, next_tag).AddPasses();
-  const StepDeps reduced = AddLayerRanges(setups, exporters, out);
-  for (Exporter& e : exporters) e.AddGradSyncs(reduced);
+  const LayerRanges ranges = AddLayerRanges(setups, exporters, out);
+  for (Exporter& e : exporters) e.AddGradSyncs(ranges.reduced);
+  AddRangeGathers(ranges, setups, exporters, out);
   AddIdleNodes(out);
   return out;
 }

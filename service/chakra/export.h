@@ -42,7 +42,9 @@ ChakraExport ExportChakra(const executor::ExecutionSetup& setup);
 // cluster), each exported as above without its own gradient reduction, then every layer range's
 // all-reduce (executor::LayerRangeGroups) as a COMM_COLL node on each GPU of each of its shard groups
 // (a communicator of its own), after that GPU's stage's last backward; a stage's optimizer step waits
-// for its ranges. Boundary tags are unique across the pipelines.
+// for its ranges. Under ZeRO-1/2 a range reduce-scatters instead and, after each GPU's step, all-gathers
+// its parameters over the same communicator (the caller shards the steps first:
+// executor::ShardStatesOverRanges). Boundary tags are unique across the pipelines.
 ChakraExport ExportChakraPipelines(const std::vector<const executor::ExecutionSetup*>& setups);
 
 // The most nodes an export may hold, counted as ExportNodesLowerBound counts them: the export is built
