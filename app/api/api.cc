@@ -205,6 +205,12 @@ Param RequiredOption(const char* name, Kind kind) { return {name, kind, "", true
 Param Text(const char* name, const char* default_value) {
   return Option(name, Kind::kString, std::string(default_value));
 }
+// A list of inputs of `message`; an optional one defaults to the empty list.
+Param InputsParam(const char* name, const char* message, bool required) {
+  return {name, Kind::kInputs, message, false, required, required ? Value{} : Value{std::vector<Input>{}}};
+}
+// As the commands' --exact: the full simulation, whatever the run's size (docs/performance.md).
+Param ExactOption() { return Option("exact", Kind::kBool, false); }
 
 std::vector<Call> MakeCalls() {
   return {
@@ -223,7 +229,7 @@ std::vector<Call> MakeCalls() {
         Option("ideal", Kind::kBool, false),
         Option("max_events", Kind::kCount, int64_t{0}),
         Option("max_wall_seconds", Kind::kDouble, 0.0),
-        Option("exact", Kind::kBool, false),
+        ExactOption(),
         {"faults", Kind::kOptionalInput, "Faults", true, false, {}}},
        Run},
       {"plan",
@@ -245,10 +251,8 @@ std::vector<Call> MakeCalls() {
        "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.\n"
        "Each plan is simulated at the fidelity `run` chooses; exact=True simulates every one in full.",
        "PlanValidationReport",
-       {{"plans", Kind::kInputs, "Plan", false, true, {}},
-        InputParam("cluster", "Cluster"),
-        Option("chart", Kind::kBool, false),
-        Option("exact", Kind::kBool, false)},
+       {InputsParam("plans", "Plan", true), InputParam("cluster", "Cluster"), Option("chart", Kind::kBool, false),
+        ExactOption()},
        Validate},
       {"collective",
        "`hetsim collective`: one collective of `bytes` over the global GPU ids `gpus`; a CollectiveReport.",
@@ -261,7 +265,7 @@ std::vector<Call> MakeCalls() {
        "`hetsim sweep`: a SweepResult, its points in point order, each with its axis values, status and\n"
        "report (a Sweep message names its files relative to the working directory).",
        "SweepResult",
-       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), Option("exact", Kind::kBool, false),
+       {InputParam("sweep", "Sweep"), Option("jobs", Kind::kInt, int64_t{1}), ExactOption(),
         Option("max_events", Kind::kCount, int64_t{0}), Option("max_wall_seconds", Kind::kDouble, 0.0)},
        Sweep},
       {"fidelity",
@@ -271,9 +275,7 @@ std::vector<Call> MakeCalls() {
        "calibration=True adds the calibration from k = 1, 2, 3 runs, as `--calibration`; exact=True simulates\n"
        "every training run in full, as `--exact`.",
        "FidelityReport",
-       {{"sets", Kind::kInputs, "ValidationSet", false, false, std::vector<Input>{}},
-        Option("calibration", Kind::kBool, false),
-        Option("exact", Kind::kBool, false)},
+       {InputsParam("sets", "ValidationSet", false), Option("calibration", Kind::kBool, false), ExactOption()},
        Fidelity},
       {"check",
        "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",
