@@ -361,19 +361,20 @@ class Exporter {
 // instead, and AddRangeGathers adds its parameters' all-gather after the steps.
 struct LayerRanges {
   std::vector<executor::LayerRangeGroup> ranges;
-  std::vector<std::vector<size_t>> comm_groups;  // [range][shard]: its communicator in the export
-  StepDeps reduced;                              // rank -> its ranges' reductions
+  std::vector<std::vector<size_t>> comm_groups;            // [range][shard]: its communicator in the export
+  StepDeps reduced;                                        // rank -> its ranges' reductions
+  absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
 };
 
 LayerRanges AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, const std::vector<Exporter>& exporters,
                            ChakraExport& out) {
-  absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
+  LayerRanges out_ranges{executor::LayerRangeGroups(setups), {}, {}, {}};
+  auto& stage_of = out_ranges.stage_of;
   for (size_t p = 0; p < setups.size(); ++p) {
     for (int s = 0; s < setups[p]->num_stages(); ++s) {
       for (GpuId g : setups[p]->stages[s].layout.gpus) stage_of[g.value()] = {static_cast<int>(p), s};
     }
   }
-  LayerRanges out_ranges{executor::LayerRangeGroups(setups), {}, {}};
   for (const executor::LayerRangeGroup& range : out_ranges.ranges) {
     const CollectiveOp op = range.zero_stage > 0 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     const std::string name = absl::StrFormat("grad %s layers %d-%d", CollectiveOpName(op), range.first_layer,
@@ -396,14 +397,7 @@ LayerRanges AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, con
 // ZeRO-1/2 ranges: once every holder has stepped its shard, the range's parameters all-gather over the
 // same communicators (the collective waits for the group's last member, as the executor waits for the
 // last holder's step).
-void AddRangeGathers(const LayerRanges& ranges, const std::vector<const ExecutionSetup*>& setups,
-                     const std::vector<Exporter>& exporters, ChakraExport& out) {
-  absl::flat_hash_map<int, int> pipeline_of;  // rank -> pipeline
-  for (size_t p = 0; p < setups.size(); ++p) {
-    for (const executor::StageSetup& st : setups[p]->stages) {
-      for (GpuId g : st.layout.gpus) pipeline_of[g.value()] = static_cast<int>(p);
-    }
-  }
+void AddRangeGathers(const LayerRanges& ranges, const std::vector<Exporter>& exporters, ChakraExport& out) {
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
     const executor::LayerRangeGroup& range = ranges.ranges[r];
     if (range.zero_stage == 0) continue;
@@ -413,7 +407,7 @@ void AddRangeGathers(const LayerRanges& ranges, const std::vector<const Executio
       const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
       for (GpuId g : range.groups[k]) {
         Node n = CollectiveNode(CollectiveOp::kAllGather, range.param_bytes, name, group);
-        n.add_data_deps(exporters[pipeline_of.at(g.value())].Step(g));
+        n.add_data_deps(exporters[ranges.stage_of.at(g.value()).first].Step(g));
         AddNode(out, g.value(), std::move(n));
       }
     }
@@ -442,7 +436,7 @@ ChakraExport ExportChakraPipelines(const std::vector<const ExecutionSetup*>& set
   for (const ExecutionSetup* setup : setups) exporters.emplace_back(*setup, out, next_tag).AddPasses();
   const LayerRanges ranges = AddLayerRanges(setups, exporters, out);
   for (Exporter& e : exporters) e.AddGradSyncs(ranges.reduced);
-  AddRangeGathers(ranges, setups, exporters, out);
+  AddRangeGathers(ranges, exporters, out);
   AddIdleNodes(out);
   return out;
 }
