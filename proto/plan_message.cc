@@ -119,6 +119,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
     plan.mutable_unfused_kernels()->set_masked_softmax(u.masked_softmax);
   }
   plan.set_pipeline_sends_attention_mask(spec.pipeline_sends_attention_mask);
+  plan.set_p2p_rendezvous(spec.p2p_rendezvous);
   plan.set_fp8_current_scaling(spec.fp8_current_scaling);
   plan.set_deepspeed_fp16_optimizer(spec.deepspeed_fp16_optimizer);
   plan.set_fp32_logits_cross_entropy(spec.fp32_logits_cross_entropy);

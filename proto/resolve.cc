@@ -294,6 +294,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
                .bias_dropout_add = all_unfused || plan.unfused_kernels().bias_dropout_add(),
                .masked_softmax = all_unfused || plan.unfused_kernels().masked_softmax()};
   p.pipeline_sends_attention_mask = plan.pipeline_sends_attention_mask();
+  p.p2p_rendezvous = plan.p2p_rendezvous();
   p.fp8_current_scaling = plan.fp8_current_scaling();
   p.deepspeed_fp16_optimizer = plan.deepspeed_fp16_optimizer();
   p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();

@@ -73,6 +73,23 @@ void CheckTpCommOverlapConfig(Problems& p, const Plan& plan) {
   }
 }
 
+// Plan.p2p_rendezvous follows DeepSpeed's TrainSchedule, whose step order is ONE_F_ONE_B's with its
+// own warm-up counts and one model chunk a stage.
+void CheckP2pRendezvous(Problems& p, const Plan& plan) {
+  if (!plan.p2p_rendezvous()) return;
+  if (plan.schedule() != ONE_F_ONE_B) {
+    p.Add("p2p_rendezvous", "needs schedule ONE_F_ONE_B (it follows DeepSpeed's TrainSchedule, a 1F1B)");
+  }
+  bool explicit_warmups = false;
+  for (const Stage& s : plan.stages()) explicit_warmups = explicit_warmups || s.warmup_forwards() != 0;
+  for (const Pipeline& q : plan.pipelines()) {
+    for (const Stage& s : q.stages()) explicit_warmups = explicit_warmups || s.warmup_forwards() != 0;
+  }
+  if (explicit_warmups) {
+    p.Add("p2p_rendezvous", "set with explicit warmup_forwards: DeepSpeed's TrainSchedule fixes its own");
+  }
+}
+
 void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.schedule() == SCHEDULE_UNSPECIFIED) {
     p.Add("schedule", "required (GPIPE, ONE_F_ONE_B, EAGER_1F1B, H_1F1B or INTERLEAVED_1F1B)");
@@ -95,6 +112,7 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.overlap_param_gather() && !ShardsOptimizer(plan)) {
     p.Add("overlap_param_gather", "needs a stage with zero_stage 1 or 2 (only a sharded optimizer gathers parameters)");
   }
+  CheckP2pRendezvous(p, plan);
 }
 
 // Interleaved 1F1B cuts a stage's blocks into virtual_stages equal chunks, the embedding riding with

@@ -210,7 +210,10 @@ def plan_text(cluster_label, trial, het):
            "deepspeed_fp16_optimizer: true",
            "# GPT2ModelPipe casts the FP16 logits to FP32 in a layer of its own (fp16.fp16_to_fp32), then",
            "# mpu/cross_entropy.py runs max, sub_, exp, sum and div_ over them one kernel each.",
-           "fp32_logits_cross_entropy: true"]
+           "fp32_logits_cross_entropy: true",
+           "# DeepSpeed's TrainSchedule (pipe/schedule.py): every pipeline transfer a blocking broadcast in the",
+           "# stage pair's group (pipe/p2p.py) at the start of its step, both stages waiting for it.",
+           "p2p_rendezvous: true"]
     text = "\n".join(out) + "\n"
     for s in range(pp):
         text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)

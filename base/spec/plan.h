@@ -204,6 +204,7 @@ struct PlanSpec : CostSwitches {
   std::vector<std::string> framework_off;
   bool boundary_grads_whole = false;           // Plan.boundary_grads_whole: every TP rank sends the whole gradient
   bool pipeline_sends_attention_mask = false;  // Plan.pipeline_sends_attention_mask: s^2 FP16 per forward send
+  bool p2p_rendezvous = false;                 // Plan.p2p_rendezvous: DeepSpeed's TrainSchedule step order
   std::string where;                           // the plan file, for messages
 };
 

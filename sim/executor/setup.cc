@@ -722,6 +722,7 @@ absl::Status BuildDag(ExecutionSetup& setup, int v) {
   absl::StatusOr<pipeline::PipelineSchedule> schedule = pipeline::BuildSchedule(schedule_spec, plan.where);
   if (!schedule.ok()) return schedule.status();
   schedule->blocking_p2p = plan.blocking_p2p;
+  schedule->p2p_rendezvous = plan.p2p_rendezvous;
   setup.dag = std::make_unique<pipeline::PipelineDag>(*schedule);
 
   pipeline::UniformCosts costs;

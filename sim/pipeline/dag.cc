@@ -47,6 +47,38 @@ void AddDataPathEdges(const PipelineDag& dag, EdgeList& out) {
   }
 }
 
+// E_step (Plan.p2p_rendezvous): DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py) runs
+// stage s's forward of microbatch i in step 2i + s and its backward of j in step 2j + 2S - 1 - s. A
+// transfer happens at the start of the step after its producer's, the activation's before the
+// gradient's, as a blocking exchange in the pair's group both stages wait for (pipe/p2p.py). So each
+// stage runs its transfers and passes in (step, CF, CB, pass) order, every item after the previous.
+void AddStepRendezvousEdges(const PipelineDag& dag, EdgeList& out) {
+  const int S = dag.num_stages(), m = dag.num_microbatches();
+  struct StepItem {
+    int64_t key;  // step * 3 + rank in the step: 0 the activation, 1 the gradient, 2 the pass
+    NodeId id;
+  };
+  std::vector<StepItem> items;
+  for (int s = 0; s < S; ++s) {
+    items.clear();
+    const auto add = [&items](int64_t step, int rank, NodeId id) { items.push_back({step * 3 + rank, id}); };
+    for (int i = 0; i < m; ++i) {
+      add(2 * i + s, 2, dag.Forward(i, s));
+      add(2 * i + 2 * S - 1 - s, 2, dag.Backward(i, s));
+      if (s + 1 < S) {
+        add(2 * i + s + 1, 0, dag.CommForward(i, s));
+        add(2 * i + 2 * S - 1 - s, 1, dag.CommBackward(i, s));
+      }
+      if (s > 0) {
+        add(2 * i + s, 0, dag.CommForward(i, s - 1));
+        add(2 * i + 2 * S - s, 1, dag.CommBackward(i, s - 1));
+      }
+    }
+    std::sort(items.begin(), items.end(), [](const StepItem& a, const StepItem& b) { return a.key < b.key; });
+    for (size_t j = 1; j < items.size(); ++j) out.Add(items[j - 1].id, items[j].id, EdgeKind::kStep);
+  }
+}
+
 // E_sink: every node without a successor finishes before the sink.
 void AddSinkEdges(NodeId sink, EdgeList& out) {
   std::vector<char> has_successor(sink + 1, 0);
@@ -142,6 +174,7 @@ PipelineDag::PipelineDag(const PipelineSchedule& schedule)
   }
 
   AddDataPathEdges(*this, edges);
+  if (schedule.p2p_rendezvous) AddStepRendezvousEdges(*this, edges);
   AddSinkEdges(sink_, edges);
   graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.edges.begin(), edges.edges.end(), edges.kinds.begin(),
                  static_cast<NodeId>(n));

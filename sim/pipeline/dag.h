@@ -13,6 +13,9 @@
 //   E_dep    F(i,k) -> CF(i,k) -> F(i,k+1);  B(i,k+1) -> CB(i,k) -> B(i,k);  F(i,K-1) -> B(i,K-1)
 //   E_sink   terminal nodes -> sink
 //   E_sync   with blocking_p2p: a stage's transfer -> the stage's next compute node (the sender waits)
+//   E_step   with p2p_rendezvous (DeepSpeed's TrainSchedule): each stage's transfers and passes in
+//            the order of the schedule's steps, each after the one before: a transfer starts when
+//            both its stages have reached it, and both wait for it to end
 // Every edge u -> v means finish-to-start: start(v) >= start(u) + duration(u) (HAPT Eq. 3).
 //
 // Node ids are dense int32 indices with O(1) lookup by (kind, microbatch, virtual stage), so the
@@ -37,7 +40,7 @@ using NodeId = int32_t;
 enum class NodeKind : uint8_t { kForward, kBackward, kCommForward, kCommBackward, kSink };
 absl::string_view NodeKindName(NodeKind kind);  // "F", "B", "CF", "CB", "sink"
 
-enum class EdgeKind : uint8_t { kComp, kComm, kDep, kSink, kSync };
+enum class EdgeKind : uint8_t { kComp, kComm, kDep, kSink, kSync, kStep };
 
 struct DagNode {
   NodeKind kind;

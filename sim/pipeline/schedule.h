@@ -71,6 +71,9 @@ struct PipelineSchedule {
   std::vector<std::vector<PipelineOp>> ops;  // per stage, in execution order
   // A stage's next operation waits for the send its previous operation issued (Plan.blocking_p2p).
   bool blocking_p2p = false;
+  // Every transfer a rendezvous in DeepSpeed's TrainSchedule step order (Plan.p2p_rendezvous): one
+  // model chunk per stage and ONE_F_ONE_B's warm-up counts only (the plan's validation checks it).
+  bool p2p_rendezvous = false;
 
   int num_virtual_stages() const { return num_stages * virtual_stages; }
 };

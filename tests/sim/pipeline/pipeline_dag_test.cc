@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "sim/pipeline/dag.h"
@@ -222,6 +223,51 @@ TEST_CASE("interleaved 1F1B shrinks the fill-and-drain by the number of chunks",
             Analyze(Build(hetsim::spec::ScheduleKind::kInterleaved1F1B, S, m, {}, v), Equal(S * v, f / v, b / v, 0));
         INFO("S=" << S << " v=" << v << " m=" << m);
         CHECK(run.path.iteration_time == m * (f + b) + (S - 1) * (f + b) / v);
+      }
+    }
+  }
+}
+
+// DeepSpeed's TrainSchedule (Plan.p2p_rendezvous): on two stages the pair's program is one chain
+// F0 | CF0 | F0' B0' | CF1 CB0 | B0 F1' | ... in which every microbatch's activation and gradient
+// transfer sit between the two stages' passes, so each costs its full time: (m+1)(f+b) + 2mc. Without
+// the rendezvous, one transfer of the fill stays exposed and the steady phase hides the rest behind the
+// other stage's passes (less than 2mc).
+TEST_CASE("DeepSpeed's step rendezvous: two stages pay both transfers of every microbatch", "[pipeline][dag]") {
+  for (const auto& [f, b, c] :
+       {std::tuple{3_ps, 7_ps, 1_ps}, {7_ps, 3_ps, 2_ps}, {5_ps, 11_ps, 3_ps}, {4_ps, 9_ps, 20_ps}}) {
+    for (int m : {1, 2, 3, 9}) {
+      PipelineSchedule schedule = Build(hetsim::spec::ScheduleKind::kOneFOneB, 2, m);
+      const Time free_running = Analyze(schedule, Equal(2, f, b, c)).path.iteration_time;
+      schedule.p2p_rendezvous = true;
+      const Run run = Analyze(schedule, Equal(2, f, b, c));
+      INFO("f=" << f << " b=" << b << " c=" << c << " m=" << m);
+      CHECK(run.path.iteration_time == (m + 1) * (f + b) + 2 * m * c);
+      if (m > 1) CHECK(free_running < run.path.iteration_time);
+    }
+  }
+}
+
+// Its edges follow the steps: the passes keep ONE_F_ONE_B's order, every edge goes forward in a
+// topological order (no cycle for any depth), and a transfer waits for its receiver's previous pass.
+TEST_CASE("DeepSpeed's step rendezvous keeps 1F1B's order and waits for the receiver", "[pipeline][dag]") {
+  for (int S : {2, 3, 4, 8}) {
+    for (int m : {1, 2, 5, 16}) {
+      PipelineSchedule schedule = Build(hetsim::spec::ScheduleKind::kOneFOneB, S, m);
+      const PipelineDag free_running(schedule);
+      schedule.p2p_rendezvous = true;
+      const PipelineDag dag(schedule);
+      INFO("S=" << S << " m=" << m);
+      CHECK(dag.stage_compute_order() == free_running.stage_compute_order());
+      REQUIRE(static_cast<int>(dag.topological_order().size()) == dag.num_nodes());
+      // Stage 1 receives microbatch i's activation in step 2i + 1, right after its step 2i: the backward
+      // of microbatch i - S + 1 when it has one (the steady phase), else (the warm-up) its send of
+      // microbatch i - 1's activation onwards, or that forward itself when it is the last stage.
+      for (int i = 1; i < m; ++i) {
+        const int j = i - S + 1;
+        const NodeId previous = j >= 0 ? dag.Backward(j, 1) : S > 2 ? dag.CommForward(i - 1, 1) : dag.Forward(i - 1, 1);
+        const auto pred = dag.predecessors(dag.CommForward(i, 0));
+        CHECK(std::find(pred.begin(), pred.end(), previous) != pred.end());
       }
     }
   }
