@@ -862,4 +862,17 @@ Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, 
                              compute);
 }
 
+Time HiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, Time compute,
+                       const UserbufferTimes& all, const UserbufferTimes& recomputed) {
+  if (!plan.tp_comm_overlap) return 0;
+  if (!plan.pytorch_async_tp) {
+    return all.Hidden(tensor_parallel, plan.tp_comm_overlap_aggregate, forward, compute, plan.tp_comm_overlap_config);
+  }
+  // Async TP: one chunk per TP rank, the reduce-scatter's last chunk exposed as a ring exchange's; the
+  // compiled backward holds a full recomputation's all-gather -> matmul and matmul -> reduce-scatter.
+  spec::TpCommOverlapSpec ring;
+  ring.proj_fprop = ring.fc2_fprop = spec::TpOverlapMethod::kRingExchange;
+  return (forward ? all : recomputed).Hidden(tensor_parallel, false, true, compute, ring);
+}
+
 }  // namespace hetsim::workload
