@@ -218,15 +218,17 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
-    // What Transformer Engine's overlap hides of the pass's collectives around its linears, all but the
-    // chunks it leaves exposed (as the simulator's setup does); the others stay exposed.
+    // What Transformer Engine's overlap, or PyTorch's async TP, hides of the pass's collectives around its
+    // linears (the simulator's setup's accounting); the others stay exposed.
     auto hidden = [&](const std::vector<workload::StageCollective>& list, Time compute, bool forward) {
-      workload::UserbufferTimes times;
+      workload::UserbufferTimes all, recomputed;
       for (const workload::StageCollective& c : list) {
-        if (c.userbuffers) times.Add(c, cluster_.CollectiveTime(island, groups, c));
+        if (!c.userbuffers) continue;
+        const Time time = cluster_.CollectiveTime(island, groups, c);
+        all.Add(c, time);
+        if (c.recomputed) recomputed.Add(c, time);
       }
-      return times.Hidden(config.tensor_parallel, options_.tp_comm_overlap_aggregate, forward, compute,
-                          options_.tp_comm_overlap_config);
+      return workload::HiddenByTpOverlap(options_, config.tensor_parallel, forward, compute, all, recomputed);
     };
     forward_comm -= hidden(cost->forward_collectives, cost->forward_time, true);
     backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);

@@ -596,24 +596,13 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   vs.backward_userbuffers_comm_time = backward_hideable.userbuffers.all;
   SetMoeLayers(forward_hideable.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
   SetMoeLayers(backward_hideable.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
-  if (plan.tp_comm_overlap && plan.pytorch_async_tp) {
-    // PyTorch's async TP micro-pipelines the forward's collectives, one chunk per TP rank (the
-    // reduce-scatter's last chunk exposed, as a ring exchange's), and a full recomputation's reruns of
-    // them the same way (the compiled backward holds the recomputed all-gather -> matmul and matmul ->
-    // reduce-scatter), and leaves the backward's own in order.
-    spec::TpCommOverlapSpec ring;
-    ring.proj_fprop = ring.fc2_fprop = spec::TpOverlapMethod::kRingExchange;
-    vs.forward_hidden_comm_time =
-        forward_hideable.userbuffers.Hidden(l.tensor_parallel, false, true, vs.cost.forward_time, ring);
-    vs.backward_hidden_comm_time =
-        backward_hideable.recomputed.Hidden(l.tensor_parallel, false, true, vs.cost.backward_time, ring);
-  } else if (plan.tp_comm_overlap) {
+  if (plan.tp_comm_overlap) {
+    // Transformer Engine's userbuffers or PyTorch's async TP, as the planner prices them.
     const int tp = l.tensor_parallel;
-    const bool aggregate = plan.tp_comm_overlap_aggregate;
-    const spec::TpCommOverlapSpec& te = plan.tp_comm_overlap_config;
-    vs.forward_hidden_comm_time = forward_hideable.userbuffers.Hidden(tp, aggregate, true, vs.cost.forward_time, te);
-    vs.backward_hidden_comm_time =
-        backward_hideable.userbuffers.Hidden(tp, aggregate, false, vs.cost.backward_time, te);
+    vs.forward_hidden_comm_time = workload::HiddenByTpOverlap(
+        plan, tp, true, vs.cost.forward_time, forward_hideable.userbuffers, forward_hideable.recomputed);
+    vs.backward_hidden_comm_time = workload::HiddenByTpOverlap(
+        plan, tp, false, vs.cost.backward_time, backward_hideable.userbuffers, backward_hideable.recomputed);
   } else if (plan.tp_backward_overlap) {
     vs.backward_hidden_comm_time =
         workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_hideable.async_backward);

@@ -544,10 +544,14 @@ bool OpRecomputesGathers(const LayerCost& layer, const StageConfig& c) {
 // group). Those are the tensors of the userbuffers gathers around TE's block linears: each forward
 // all-gather of a column-parallel input (QKV, FC1) and, for each forward reduce-scatter of a
 // row-parallel output (projection, FC2), the backward's gather of its output gradient. One 4-byte MAX
-// all-reduce each, not overlapped (the cast waits for it).
+// all-reduce each, not overlapped (the cast waits for it). A full recomputation reruns the forward's:
+// in its second forward phase TE swaps only delayed scaling's saved meta back in (`prepare_forward`,
+// transformer_engine/pytorch/module/base.py at d0067d0), and current scaling's quantizers compute and
+// reduce each amax again.
 constexpr int64_t kAmaxBytes = 4;  // one FP32 amax
 
-void AddAmaxReductions(const LayerCost& layer, int i, int passes, const StageShares& s, StageCost* cost) {
+void AddAmaxReductions(const LayerCost& layer, int i, int passes, bool full_recompute, const StageShares& s,
+                       StageCost* cost) {
   if (!s.sp) return;
   int32_t forward = 0, backward = 0;
   for (const LayerCollective& lc : layer.collectives_seq_par) {
@@ -562,6 +566,10 @@ void AddAmaxReductions(const LayerCost& layer, int i, int passes, const StageSha
   if (backward > 0) {
     cost->backward_collectives.push_back(
         {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, kAmaxBytes, backward, i, false, false});
+  }
+  if (full_recompute && forward > 0) {
+    cost->backward_collectives.push_back(
+        {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, kAmaxBytes, forward, i, false, false, 0, true});
   }
 }
 
@@ -649,7 +657,7 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
       }
     }
   }
-  if (fp8_amax) AddAmaxReductions(layer, i, passes, s, cost);
+  if (fp8_amax) AddAmaxReductions(layer, i, passes, full_recompute, s, cost);
   // The list is reversed once every layer is in: the recomputation runs before the layer's backward.
   cost->backward_collectives.insert(cost->backward_collectives.end(), recomputed.rbegin(), recomputed.rend());
 }
@@ -860,6 +868,19 @@ Time UserbufferTimes::Hidden(int tensor_parallel, bool aggregate, bool forward, 
       UserbufferExposed(reduce_scatter, fc2_reduce_scatter, all_gather, tensor_parallel, aggregate, forward, config);
   return HiddenByUserbuffers(all, exposed + UserbufferOutlasting(paired, tensor_parallel, aggregate, forward, config),
                              compute);
+}
+
+Time HiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, Time compute,
+                       const UserbufferTimes& all, const UserbufferTimes& recomputed) {
+  if (!plan.tp_comm_overlap) return 0;
+  if (!plan.pytorch_async_tp) {
+    return all.Hidden(tensor_parallel, plan.tp_comm_overlap_aggregate, forward, compute, plan.tp_comm_overlap_config);
+  }
+  // Async TP: one chunk per TP rank, the reduce-scatter's last chunk exposed as a ring exchange's; the
+  // compiled backward holds a full recomputation's all-gather -> matmul and matmul -> reduce-scatter.
+  spec::TpCommOverlapSpec ring;
+  ring.proj_fprop = ring.fc2_fprop = spec::TpOverlapMethod::kRingExchange;
+  return (forward ? all : recomputed).Hidden(tensor_parallel, false, true, compute, ring);
 }
 
 }  // namespace hetsim::workload

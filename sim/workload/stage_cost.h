@@ -232,6 +232,15 @@ struct UserbufferTimes {
               const spec::TpCommOverlapSpec& config) const;
 };
 
+// What a pass's TP overlap (Plan.tp_comm_overlap) hides of its userbuffers collectives, `all` of them
+// and, of those, a full recomputation's reruns (`recomputed`), beside `compute`: Transformer Engine's
+// userbuffers with the plan's settings; or, with Plan.pytorch_async_tp, PyTorch's async TP, which
+// micro-pipelines the forward's collectives and the backward's reruns of them as ring exchanges and
+// runs the backward's own in order. 0 without the overlap. The simulator's setup and the planner both
+// call it: one accounting, so that they agree.
+Time HiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, Time compute,
+                       const UserbufferTimes& all, const UserbufferTimes& recomputed);
+
 // What of the paired calls the overlap cannot hide beyond UserbufferExposed: a call hides behind its
 // own GEMM only (each split_overlap_* call, and each fused PyTorch op, returns when both its GEMM
 // chunks and its exchange are done), so of a call of time t, of which e stays exposed anyway

@@ -21,8 +21,10 @@ ModelCost AmaxModel(hetsim::v1::DType dtype, int experts = 0, uint64_t shared = 
 }
 
 // Block 1 alone, one sample, at TP `tp` with Transformer Engine's TP overlap.
-StageCost AmaxBlockCost(const ModelCost& model, hetsim::v1::DType dtype, int tp, bool sp, bool current_scaling) {
+StageCost AmaxBlockCost(const ModelCost& model, hetsim::v1::DType dtype, int tp, bool sp, bool current_scaling,
+                        spec::Recompute recompute = spec::Recompute::kNone) {
   StageConfig c;
+  c.recompute = recompute;
   c.tensor_parallel = tp;
   c.sequence_parallel = sp;
   c.tp_comm_overlap = sp;
@@ -74,6 +76,17 @@ TEST_CASE("fp8 current scaling: a dense block all-reduces two amaxes forward and
   CHECK(with.backward_collectives.size() == without.backward_collectives.size() + 1);
   CHECK(with.forward_time == without.forward_time);
   CHECK(with.backward_time == without.backward_time);
+}
+
+TEST_CASE("fp8 current scaling: a full recomputation reduces the forward's amaxes again in the backward") {
+  const ModelCost model = AmaxModel(hetsim::v1::FP8);
+  const AmaxCalls full = AmaxReductions(AmaxBlockCost(model, hetsim::v1::FP8, 8, true, true, spec::Recompute::kFull));
+  CHECK(full.forward == 2);
+  CHECK(full.backward == 2 + 2);  // the output gradients' and the recomputed inputs'
+  // Selective recomputation reruns the attention core only, no linear: no amax again.
+  const AmaxCalls selective =
+      AmaxReductions(AmaxBlockCost(model, hetsim::v1::FP8, 8, true, true, spec::Recompute::kSelective));
+  CHECK(selective.backward == 2);
 }
 
 TEST_CASE("fp8 current scaling: nothing without sequence parallelism, without TP, or for 16-bit models") {
