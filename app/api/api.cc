@@ -297,7 +297,8 @@ Param InputsParam(const char* name, const char* message, bool required) {
 // As the commands' --exact: the full simulation, whatever the run's size (docs/performance.md).
 Param ExactOption() { return Option("exact", Kind::kBool, false); }
 
-std::vector<Call> MakeCalls() {
+// The calls that simulate, plan and check: run, plan, validate, collective, sweep, fidelity, check.
+std::vector<Call> SimulationCalls() {
   return {
       {"run",
        "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report. As the command, a run\n"
@@ -362,6 +363,19 @@ std::vector<Call> MakeCalls() {
        "FidelityReport",
        {InputsParam("sets", "ValidationSet", false), Option("calibration", Kind::kBool, false), ExactOption()},
        Fidelity},
+      {"check",
+       "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",
+       "",
+       {{"file", Kind::kAnyInput, "", false, true, {}},
+        {"cluster", Kind::kOptionalInput, "Cluster", true, false, {}},
+        Text("type", "")},
+       Check},
+  };
+}
+
+// The calls that read or write other tools' files and measurements: calibrate, import, export, replay.
+std::vector<Call> InteropCalls() {
+  return {
       {"calibrate",
        "`hetsim calibrate`: the cluster `cluster` (a path) with its NCCL, GEMM and overhead parameters fitted\n"
        "to nccl-tests `logs`, GEMM timings `gemms` and measured `iterations` (paths, as the command's LOG,\n"
@@ -414,14 +428,13 @@ std::vector<Call> MakeCalls() {
         Option("max_events", Kind::kCount, int64_t{0}),
         Option("max_wall_seconds", Kind::kDouble, 0.0)},
        ReplayChakra},
-      {"check",
-       "`hetsim check`: the summary of a valid input (path or message); raises HetsimError otherwise.",
-       "",
-       {{"file", Kind::kAnyInput, "", false, true, {}},
-        {"cluster", Kind::kOptionalInput, "Cluster", true, false, {}},
-        Text("type", "")},
-       Check},
   };
+}
+
+std::vector<Call> MakeCalls() {
+  std::vector<Call> calls = SimulationCalls();
+  for (Call& c : InteropCalls()) calls.push_back(std::move(c));
+  return calls;
 }
 
 // The value's kind as a parameter of `kind` must hold it.

@@ -84,6 +84,8 @@ def _argument(param, value):
     if kind == "input":
         return _input(value, message, name)
     if kind == "inputs":
+        if value is None:  # an optional list left out (its default): none
+            value = []
         if isinstance(value, (str, os.PathLike)) or hasattr(value, "DESCRIPTOR"):
             value = [value]
         return [_input(v, message, f"{name}[{i}]") for i, v in enumerate(value)]

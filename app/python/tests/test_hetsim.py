@@ -442,6 +442,8 @@ def test_export_chakra_and_its_replay_give_the_cli_files():
                                "--no-wall-time", "--quiet", "--report")
         assert hetsim.replay_chakra(theirs, HAPT_CLUSTER) == expected
         assert hetsim.replay_chakra(ours, HAPT_CLUSTER).iteration_time_ms == expected.iteration_time_ms > 0
-        raises_as_the_cli(lambda: hetsim.replay_chakra(ours, A100), "run", "--chakra", ours, "--cluster", A100)
+        missing = os.path.join(d, "missing")
+        raises_as_the_cli(lambda: hetsim.replay_chakra(missing, HAPT_CLUSTER), "run", "--chakra", missing,
+                          "--cluster", HAPT_CLUSTER)
         raises_as_the_cli(lambda: hetsim.export_chakra(HAPT_PLAN, A100, out=ours), "export", "chakra", HAPT_PLAN,
                           "--cluster", A100, "--out", ours)
