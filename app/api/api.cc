@@ -232,17 +232,17 @@ absl::StatusOr<std::string> Calibrate(const Args& args) {
 }
 
 absl::StatusOr<std::string> ImportPlan(const Args& args) {
-  interop::ImportRequest r;
-  r.format = args.str("format");
-  r.cluster = SourceOf(args.input("cluster"));
-  r.file = args.str("file");
-  r.line = args.str("line");
-  r.model_path = args.str("model");
-  r.layout.nodes = args.integer("nodes");
-  r.layout.gpus_per_node = args.integer("gpus_per_node");
-  r.layout.island = args.str("island");
-  r.layout.name = args.str("name");
-  r.strict = args.flag("strict");
+  const interop::ImportRequest r{.format = args.str("format"),
+                                 .file = args.str("file"),
+                                 .line = args.str("line"),
+                                 .cluster = SourceOf(args.input("cluster")),
+                                 .model_path = args.str("model"),
+                                 .layout = {.island = args.str("island"),
+                                            .nodes = args.integer("nodes"),
+                                            .gpus_per_node = args.integer("gpus_per_node"),
+                                            .name = args.str("name"),
+                                            .model = std::nullopt},
+                                 .strict = args.flag("strict")};
   HETSIM_ASSIGN_OR_RETURN(interop::ImportResponse imported, interop::ImportPlan(r));
   return Serialize(imported.plan);
 }

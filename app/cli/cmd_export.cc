@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_megatron.h"
+#include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "service/chakra/export_command.h"
 
@@ -21,6 +22,13 @@ const CommandInfo kExportInfo = {
     "(tensor-parallel collectives included), boundaries are COMM_SEND/COMM_RECV pairs, gradient\n"
     "synchronisation COMM_COLL nodes. The prefix defaults to the plan file's name without extension.\n"
     "`hetsim run --chakra DIR --cluster CLUSTER` simulates them back. See docs/chakra.md."};
+
+// Writes the export `request` names (its prefix checked) and says what it wrote unless `quiet`.
+absl::Status ExportAndPrint(const chakra::ExportRequest& request, bool quiet) {
+  HETSIM_ASSIGN_OR_RETURN(chakra::ExportResponse exported, chakra::ExportChakraFiles(request));
+  if (!quiet) std::fputs(exported.summary.c_str(), stdout);
+  return absl::OkStatus();
+}
 
 int Export(const Args& args) {
   po::options_description options("options");
@@ -42,9 +50,7 @@ int Export(const Args& args) {
   absl::StatusOr<std::string> checked_prefix = chakra::ExportPrefix(request);
   if (!checked_prefix.ok()) return UsageError(kExportInfo, checked_prefix.status().message());
   request.prefix = *checked_prefix;
-  absl::StatusOr<chakra::ExportResponse> exported = chakra::ExportChakraFiles(request);
-  if (!exported.ok()) return ReportFailure(kExportInfo, exported.status());
-  if (!vm.count("quiet")) std::fputs(exported->summary.c_str(), stdout);
+  if (absl::Status s = ExportAndPrint(request, vm.count("quiet") > 0); !s.ok()) return ReportFailure(kExportInfo, s);
   return kExitOk;
 }
 
