@@ -6,7 +6,7 @@
 # docs/architecture.md draws the same graph.
 
 set(HETSIM_MODULES base spec proto engine topology network collectives workload pipeline faults executor
-    traces chakra planner driver sweep calibrate report interop evaluation fidelity planning app_lib api)
+    traces planner driver chakra sweep calibrate report interop evaluation fidelity planning app_lib api)
 
 set(HETSIM_MODULE_DIR_base base)
 set(HETSIM_MODULE_DIR_spec base/spec)
@@ -46,7 +46,7 @@ set(HETSIM_MODULE_DEPS_pipeline base spec)
 set(HETSIM_MODULE_DEPS_faults base engine network spec)
 set(HETSIM_MODULE_DEPS_executor base collectives engine faults network pipeline spec topology workload)
 set(HETSIM_MODULE_DEPS_traces base executor faults pipeline proto spec)
-set(HETSIM_MODULE_DEPS_chakra base collectives engine executor network pipeline proto spec topology workload)
+set(HETSIM_MODULE_DEPS_chakra base collectives driver engine executor network pipeline proto spec topology workload)
 set(HETSIM_MODULE_DEPS_planner base collectives pipeline spec topology workload)
 set(HETSIM_MODULE_DEPS_driver base collectives executor faults network pipeline planner proto spec topology traces)
 set(HETSIM_MODULE_DEPS_sweep base driver executor planner proto)
@@ -58,7 +58,8 @@ set(HETSIM_MODULE_DEPS_fidelity base calibrate collectives driver evaluation pro
 set(HETSIM_MODULE_DEPS_planning base driver evaluation planner)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)
-set(HETSIM_MODULE_DEPS_api app_lib base collectives driver evaluation fidelity network planner planning proto sweep)
+set(HETSIM_MODULE_DEPS_api app_lib base calibrate chakra collectives driver evaluation fidelity interop network planner planning proto
+    sweep)
 
 # Third-party targets each module uses directly (Abseil, Boost, threads).
 set(HETSIM_MODULE_LIBS_base Threads::Threads absl::status absl::statusor absl::str_format absl::strings)

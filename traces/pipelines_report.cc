@@ -177,4 +177,15 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
   return out;
 }
 
+int LayerRangeZeroStage(const v1::Report& report) {
+  return report.gradient_groups().empty() ? 0 : report.gradient_groups(0).zero_stage();
+}
+
+std::string LayerRangeSyncTitle(const v1::Report& report) {
+  const int zero_stage = LayerRangeZeroStage(report);
+  return zero_stage > 0
+             ? absl::StrFormat("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d)", zero_stage)
+             : std::string("gradient all-reduce per layer range");
+}
+
 }  // namespace hetsim::traces

@@ -26,6 +26,15 @@ struct PipelineReportInput {
 v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipelines,
                                 const executor::PipelinesSyncResult& sync);
 
+// The ZeRO stage the layer ranges of a merged report sync under (every stage of a plan of pipelines has
+// the same zero_stage), 0 without ZeRO: a range then reduce-scatters its gradients and, after its
+// holders' steps, all-gathers its parameters, both the range's sync.
+int LayerRangeZeroStage(const v1::Report& report);
+
+// What the ranges' sync is, for a heading: "gradient all-reduce per layer range", or under ZeRO
+// "gradient reduce-scatter and parameter all-gather per layer range (ZeRO-2)".
+std::string LayerRangeSyncTitle(const v1::Report& report);
+
 }  // namespace hetsim::traces
 
 #endif  // HETSIM_TRACES_PIPELINES_REPORT_H_

@@ -8,6 +8,7 @@
 #include "base/spec/plan.h"
 #include "proto/validate_plan.h"
 #include "traces/framework_report.h"
+#include "traces/pipelines_report.h"
 
 namespace hetsim::traces {
 
@@ -51,12 +52,8 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                           100 * p.bubble_ratio());
     first += p.num_stages();
   }
-  // Under ZeRO (every stage of a plan of pipelines has the same zero_stage) a range reduce-scatters its
-  // gradients and, after its holders' steps, all-gathers its parameters: both are the range's sync.
-  const bool zero = !r.gradient_groups().empty() && r.gradient_groups(0).zero_stage() > 0;
-  out += zero ? absl::StrFormat("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d):\n",
-                                r.gradient_groups(0).zero_stage())
-              : "gradient all-reduce per layer range:\n";
+  const bool zero = LayerRangeZeroStage(r) > 0;
+  out += LayerRangeSyncTitle(r) + ":\n";
   for (const v1::GradientGroupReport& g : r.gradient_groups()) {
     absl::StrAppendFormat(&out, "  layers %d-%d  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", g.first_layer(),
                           g.first_layer() + g.num_layers() - 1, g.num_gpus(), g.shards(),

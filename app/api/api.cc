@@ -20,6 +20,9 @@
 #include "planner/planner.h"
 #include "proto/any_message.h"
 #include "proto/inputs.h"
+#include "service/calibrate/calibrate_command.h"
+#include "service/chakra/export_command.h"
+#include "service/chakra/replay_command.h"
 #include "service/driver/check_file.h"
 #include "service/driver/collective_command.h"
 #include "service/driver/run_command.h"
@@ -27,6 +30,8 @@
 #include "service/evaluation/validate_predictions.h"
 #include "service/fidelity/fidelity_report.h"
 #include "service/fidelity/validation_set.h"
+#include "service/interop/import_command.h"
+#include "service/interop/megatron_export.h"
 #include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/runner.h"
@@ -172,28 +177,108 @@ absl::StatusOr<std::string> Check(const Args& args) {
   return c.summary;
 }
 
+// The paths of `inputs`: files that name others relative to themselves, or text that is no message, are
+// read from their files, never from messages in memory (`why` says which).
+absl::StatusOr<std::vector<std::string>> PathsOf(const std::vector<Input>& inputs, absl::string_view why) {
+  std::vector<std::string> paths;
+  for (const Input& in : inputs) {
+    if (!in.is_path) return absl::InvalidArgumentError(absl::StrFormat("%s: %s: pass the path", in.name, why));
+    paths.push_back(in.path);
+  }
+  return paths;
+}
+
 absl::StatusOr<std::string> Fidelity(const Args& args) {
   // As `hetsim fidelity FILES`: the bundled sets when none is named; a set names its plans and clusters
   // relative to its own file, so it is read from a path, never from a message in memory.
-  std::vector<std::string> files;
-  for (const Input& set : args.inputs("sets")) {
-    if (!set.is_path) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: a ValidationSet is read from its file (it names its plans relative to it): pass the path", set.name));
-    }
-    files.push_back(set.path);
-  }
-  if (files.empty()) {
-    HETSIM_ASSIGN_OR_RETURN(files, fidelity::BundledValidationFiles());
-  }
-  std::vector<fidelity::LoadedValidationSet> sets;
-  for (const std::string& file : files) {
-    HETSIM_ASSIGN_OR_RETURN(fidelity::LoadedValidationSet loaded, fidelity::LoadValidationSet(file));
-    sets.push_back(std::move(loaded));
-  }
+  HETSIM_ASSIGN_OR_RETURN(
+      std::vector<std::string> files,
+      PathsOf(args.inputs("sets"), "a ValidationSet is read from its file (it names its plans relative to it)"));
+  HETSIM_ASSIGN_OR_RETURN(std::vector<fidelity::LoadedValidationSet> sets, fidelity::LoadValidationSets(files));
   HETSIM_ASSIGN_OR_RETURN(v1::FidelityReport report,
                           fidelity::PredictSets(sets, args.flag("calibration"), nullptr, args.flag("exact")));
   return Serialize(report);
+}
+
+// What the command prints on stderr beside its result (warnings, notes), printed the same way.
+void PrintLines(absl::string_view prefix, const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) std::fprintf(stderr, "%s%s\n", std::string(prefix).c_str(), line.c_str());
+}
+
+constexpr absl::string_view kTextFile = "a text file (a log, a CSV) is read from its file";
+
+absl::StatusOr<std::string> Calibrate(const Args& args) {
+  calibrate::CalibrateRequest r;
+  HETSIM_ASSIGN_OR_RETURN(std::vector<std::string> cluster,
+                          PathsOf({args.input("cluster")},
+                                  "the measured iterations' plans are checked against the "
+                                  "cluster file"));
+  r.cluster_path = cluster[0];
+  HETSIM_ASSIGN_OR_RETURN(r.logs, PathsOf(args.inputs("logs"), kTextFile));
+  HETSIM_ASSIGN_OR_RETURN(r.gemms, PathsOf(args.inputs("gemms"), kTextFile));
+  HETSIM_ASSIGN_OR_RETURN(r.iterations, PathsOf(args.inputs("iterations"), kTextFile));
+  r.island = args.str("island");
+  r.gpu_type = args.str("gpu_type");
+  r.max_mape = args.real("max_mape");
+  r.accept_poor_fit = args.flag("accept_poor_fit");
+  r.exact = args.flag("exact");
+  HETSIM_ASSIGN_OR_RETURN(r.log_shape.ranks, Int32Arg(args, "log_ranks"));
+  HETSIM_ASSIGN_OR_RETURN(r.log_shape.hosts, Int32Arg(args, "log_hosts"));
+  r.max_wall_seconds = args.real("max_wall_seconds");
+  HETSIM_ASSIGN_OR_RETURN(calibrate::CalibrateResponse fitted, calibrate::Calibrate(r));
+  PrintLines("hetsim calibrate: warning: ", fitted.warnings);
+  HETSIM_RETURN_IF_ERROR(fitted.refusal);
+  return Serialize(fitted.cluster);
+}
+
+absl::StatusOr<std::string> ImportPlan(const Args& args) {
+  const interop::ImportRequest r{.format = args.str("format"),
+                                 .file = args.str("file"),
+                                 .line = args.str("line"),
+                                 .cluster = SourceOf(args.input("cluster")),
+                                 .model_path = args.str("model"),
+                                 .layout = {.island = args.str("island"),
+                                            .nodes = args.integer("nodes"),
+                                            .gpus_per_node = args.integer("gpus_per_node"),
+                                            .name = args.str("name"),
+                                            .model = std::nullopt},
+                                 .strict = args.flag("strict")};
+  HETSIM_ASSIGN_OR_RETURN(interop::ImportResponse imported, interop::ImportPlan(r));
+  return Serialize(imported.plan);
+}
+
+absl::StatusOr<std::string> ExportMegatron(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs,
+                          proto::LoadPlanInputs(SourceOf(args.input("plan")), SourceOf(args.input("cluster"))));
+  HETSIM_ASSIGN_OR_RETURN(interop::MegatronExport exported, interop::ExportMegatron(inputs));
+  PrintLines("note: ", exported.notes);
+  return exported.launch_line;
+}
+
+absl::StatusOr<std::string> ExportChakra(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(chakra::ExportResponse exported,
+                          chakra::ExportChakraFiles({.plan = SourceOf(args.input("plan")),
+                                                     .cluster = SourceOf(args.input("cluster")),
+                                                     .out_dir = args.str("out"),
+                                                     .prefix = args.str("prefix")}));
+  return exported.summary;
+}
+
+absl::StatusOr<std::string> ReplayChakra(const Args& args) {
+  chakra::ReplayRequest r;
+  r.dir = args.str("dir");
+  r.cluster = SourceOf(args.input("cluster"));
+  r.comm_groups = args.str("comm_groups");
+  r.ideal = args.flag("ideal");
+  HETSIM_ASSIGN_OR_RETURN(r.options.network_mode, network::ParseNetworkMode(args.str("network")));
+  r.options.retime_compute = args.flag("retime_compute");
+  r.options.max_events = static_cast<uint64_t>(args.integer("max_events"));
+  r.options.max_wall_seconds = args.real("max_wall_seconds");
+  r.record_wall_time = false;  // byte-identical reports, as `run --no-wall-time`
+  HETSIM_ASSIGN_OR_RETURN(chakra::LoadedReplay loaded, chakra::LoadReplay(r));
+  PrintLines("hetsim run: warning: ", loaded.workload.warnings);
+  HETSIM_ASSIGN_OR_RETURN(chakra::ReplayResponse replayed, chakra::RunReplay(loaded, r));
+  return Serialize(replayed.report);
 }
 
 // Parameters, by how a binding passes them.
@@ -212,7 +297,8 @@ Param InputsParam(const char* name, const char* message, bool required) {
 // As the commands' --exact: the full simulation, whatever the run's size (docs/performance.md).
 Param ExactOption() { return Option("exact", Kind::kBool, false); }
 
-std::vector<Call> MakeCalls() {
+// The calls that simulate, plan and check: run, plan, validate, collective, sweep, fidelity, check.
+std::vector<Call> SimulationCalls() {
   return {
       {"run",
        "`hetsim run`: simulate one iteration of `plan` on `cluster`; returns a Report. As the command, a run\n"
@@ -287,6 +373,70 @@ std::vector<Call> MakeCalls() {
   };
 }
 
+// The calls that read or write other tools' files and measurements: calibrate, import, export, replay.
+std::vector<Call> InteropCalls() {
+  return {
+      {"calibrate",
+       "`hetsim calibrate`: the cluster `cluster` (a path) with its NCCL, GEMM and overhead parameters fitted\n"
+       "to nccl-tests `logs`, GEMM timings `gemms` and measured `iterations` (paths, as the command's LOG,\n"
+       "--gemm and --iterations); returns the calibrated Cluster, as `--out` writes it. A poor fit raises\n"
+       "unless accept_poor_fit=True; warnings go to stderr as the command prints them.",
+       "Cluster",
+       {InputParam("cluster", "Cluster"), InputsParam("logs", "", false),
+        Option("gemms", Kind::kInputs, Value{std::vector<Input>{}}),
+        Option("iterations", Kind::kInputs, Value{std::vector<Input>{}}), Text("island", ""), Text("gpu_type", ""),
+        Option("max_mape", Kind::kDouble, 15.0), Option("accept_poor_fit", Kind::kBool, false), ExactOption(),
+        Option("log_ranks", Kind::kInt, int64_t{0}), Option("log_hosts", Kind::kInt, int64_t{0}),
+        Option("max_wall_seconds", Kind::kDouble, 0.0)},
+       Calibrate},
+      {"import_plan",
+       "`hetsim import FORMAT`: the Plan of a Megatron-LM launch line (`file` or `line`), a torchtitan TOML or a\n"
+       "NeMo YAML config (`file`) on `cluster`, as `--out` writes it; strict=True refuses what it cannot apply.",
+       "Plan",
+       {{"format", Kind::kString, "", false, true, {}},
+        InputParam("cluster", "Cluster"),
+        Text("file", ""),
+        Text("line", ""),
+        Text("model", ""),
+        Option("nodes", Kind::kInt, int64_t{0}),
+        Option("gpus_per_node", Kind::kInt, int64_t{0}),
+        Text("island", ""),
+        Text("name", ""),
+        Option("strict", Kind::kBool, false)},
+       ImportPlan},
+      {"export_megatron",
+       "`hetsim export megatron`: the Megatron-LM launch line of `plan` on `cluster` (text); notes on stderr.",
+       "",
+       {InputParam("plan", "Plan"), InputParam("cluster", "Cluster")},
+       ExportMegatron},
+      {"export_chakra",
+       "`hetsim export chakra`: writes `plan`'s iteration on `cluster` as Chakra traces into the folder `out`\n"
+       "(prefix: the plan file's name, or \"plan\" for a message); returns the command's line.",
+       "",
+       {InputParam("plan", "Plan"), InputParam("cluster", "Cluster"), RequiredOption("out", Kind::kString),
+        Text("prefix", "")},
+       ExportChakra},
+      {"replay_chakra",
+       "`hetsim run --chakra DIR`: the Report of the Chakra traces in `dir` on `cluster` (rank r on GPU r).",
+       "Report",
+       {{"dir", Kind::kString, "", false, true, {}},
+        InputParam("cluster", "Cluster"),
+        Text("comm_groups", ""),
+        Option("retime_compute", Kind::kBool, false),
+        Text("network", "max-min"),
+        Option("ideal", Kind::kBool, false),
+        Option("max_events", Kind::kCount, int64_t{0}),
+        Option("max_wall_seconds", Kind::kDouble, 0.0)},
+       ReplayChakra},
+  };
+}
+
+std::vector<Call> MakeCalls() {
+  std::vector<Call> calls = SimulationCalls();
+  for (Call& c : InteropCalls()) calls.push_back(std::move(c));
+  return calls;
+}
+
 // The value's kind as a parameter of `kind` must hold it.
 bool Holds(const Value& v, Kind kind) {
   switch (kind) {
@@ -359,8 +509,9 @@ absl::StatusOr<std::string> Invoke(const Call& call, const std::vector<Value>& v
     if (!Holds(values[i], p.kind)) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": expected ", KindName(p.kind)));
     }
-    // Every real parameter is a --max-wall-seconds; the CLI's own check, word for word.
-    if (p.kind == Kind::kDouble) HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(std::get<double>(values[i]), p.name));
+    // A --max-wall-seconds; the CLI's own check, word for word (max_mape: the service's).
+    if (p.kind == Kind::kDouble && p.name == "max_wall_seconds")
+      HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(std::get<double>(values[i]), p.name));
     if (p.kind == Kind::kCount && std::get<int64_t>(values[i]) < 0) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, ": ", std::get<int64_t>(values[i]), " is negative"));
     }

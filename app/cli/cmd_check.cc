@@ -50,35 +50,16 @@ int Check(const Args& args) {
   std::optional<MessageType> type;
   if (auto exit = ParseTypeOption(kCheckInfo, type_name, &type)) return *exit;
 
-  std::vector<std::optional<proto::AnyMessage>> loaded;
   int failures = 0;
   int worst = kExitOk;
   auto fail = [&](const absl::Status& s) {
     ++failures;
     worst = std::max(worst, ReportFailure(kCheckInfo, s));  // bad input (2) outranks internal (1)
   };
-  std::vector<std::string> clusters;
-  for (const std::string& f : files) {
-    absl::StatusOr<proto::AnyMessage> m = proto::LoadAnyMessage(f, type);
-    if (!m.ok()) {
-      fail(m.status());
-      loaded.emplace_back();
-      continue;
-    }
-    if (m->type == MessageType::kCluster) clusters.push_back(f);
-    loaded.emplace_back(*std::move(m));
-  }
-  if (cluster_path.empty() && clusters.size() == 1) cluster_path = clusters[0];
+  driver::CheckedFiles checked = driver::CheckFiles(files, type, cluster_path);
+  for (const absl::Status& s : checked.unreadable) fail(s);
   std::string summary;
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (!loaded[i]) continue;
-    const bool ambiguous_cluster = (loaded[i]->type == MessageType::kPlan || loaded[i]->type == MessageType::kFaults) &&
-                                   cluster_path.empty() && clusters.size() > 1;
-    driver::Checked c =
-        ambiguous_cluster
-            ? driver::Checked{"", absl::InvalidArgumentError(absl::StrFormat(
-                                      "%s: several clusters given; choose the plan's with --cluster", files[i]))}
-            : driver::CheckOne(*loaded[i], files[i], cluster_path);
+  for (const driver::Checked& c : checked.checked) {
     if (!c.status.ok()) {
       fail(c.status);
     } else {
@@ -93,7 +74,7 @@ int Check(const Args& args) {
   std::printf("OK: %zu file%s valid\n", files.size(), files.size() == 1 ? "" : "s");
   if (!out.empty()) {
     std::vector<std::string> inputs = files;
-    inputs.push_back(cluster_path);
+    inputs.push_back(checked.cluster_path);
     if (absl::Status s = proto::WriteOutputFile(out, summary, std::move(inputs)); !s.ok()) {
       return ReportFailure(kCheckInfo, s);
     }

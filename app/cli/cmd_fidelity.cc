@@ -83,19 +83,9 @@ int Fidelity(const Args& args) {
       return ReportFailure(kFidelityInfo, f.status());
     }
   }
-  if (o.files.empty()) {
-    absl::StatusOr<std::vector<std::string>> bundled = fidelity::BundledValidationFiles();
-    if (!bundled.ok()) return ReportFailure(kFidelityInfo, bundled.status());
-    o.files = *std::move(bundled);
-  }
-
-  // Every set is read and checked before anything is simulated: a typo in the last file costs nothing.
-  std::vector<fidelity::LoadedValidationSet> sets;
-  for (const std::string& file : o.files) {
-    absl::StatusOr<fidelity::LoadedValidationSet> loaded = fidelity::LoadValidationSet(file);
-    if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
-    sets.push_back(*std::move(loaded));
-  }
+  absl::StatusOr<std::vector<fidelity::LoadedValidationSet>> loaded = fidelity::LoadValidationSets(o.files);
+  if (!loaded.ok()) return ReportFailure(kFidelityInfo, loaded.status());
+  const std::vector<fidelity::LoadedValidationSet>& sets = *loaded;
   // A chart has one pair of axes: refuse sets of different units before simulating anything.
   for (size_t i = 1; !o.chart_path.empty() && i < sets.size(); ++i) {
     if (sets[i].unit != sets.front().unit) {
@@ -121,7 +111,9 @@ int Fidelity(const Args& args) {
     if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
     chart = *std::move(svg);
   }
-  proto::OutputFiles outputs(o.files);  // the JSON and the chart, both or neither, never over a set
+  std::vector<std::string> set_files;
+  for (const fidelity::LoadedValidationSet& set : sets) set_files.push_back(set.path);
+  proto::OutputFiles outputs(std::move(set_files));  // the JSON and the chart, both or neither, never over a set
   if (absl::Status s = outputs.AddMessage(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
   if (absl::Status s = outputs.Add(o.chart_path, chart); !s.ok()) return ReportFailure(kFidelityInfo, s);
   if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kFidelityInfo, s);

@@ -17,7 +17,6 @@
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "service/evaluation/own_prediction.h"
-#include "service/evaluation/rank_stats.h"
 #include "service/evaluation/validate_predictions.h"
 #include "service/evaluation/validation_text.h"
 #include "traces/html/validate_html.h"
@@ -105,13 +104,11 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
   if (!html_path.empty()) {
     traces::html::ValidateData html = PageData(*inputs, v->prediction, v->simulated);
     if (top_k > 0) {
-      std::vector<double> predicted, simulated;
       for (size_t a = 0; a < v->top_plans.size(); ++a) {
-        predicted.push_back(v->top_plans[a].predicted_ms);
-        simulated.push_back(v->top_plans[a].simulated_ms);
-        html.top_plans.push_back({absl::StrFormat("rank %d", a + 1), predicted.back(), simulated.back()});
+        html.top_plans.push_back(
+            {absl::StrFormat("rank %d", a + 1), v->top_plans[a].predicted_ms, v->top_plans[a].simulated_ms});
       }
-      html.kendall_tau = evaluation::KendallTauB(predicted, simulated);
+      html.kendall_tau = v->kendall_tau;
     }
     proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path});
     // Under the command's wall-clock limit (its scope, installed in Validate).

@@ -7,8 +7,4 @@ void AddIdealOption(boost::program_options::options_description& options, bool* 
                         "ideal hardware (Cluster.ideal): links at line rate, no NCCL protocol latency, ideal compute");
 }
 
-void ApplyIdealOption(bool ideal, hetsim::v1::Cluster* cluster) {
-  if (ideal) cluster->set_ideal(true);
-}
-
 }  // namespace hetsim::cli

@@ -11,8 +11,6 @@ namespace hetsim::cli {
 
 // Adds the --ideal switch, stored in `*ideal`.
 void AddIdealOption(boost::program_options::options_description& options, bool* ideal);
-// Sets cluster.ideal when `ideal` (a cluster file's own `ideal: true` stays).
-void ApplyIdealOption(bool ideal, hetsim::v1::Cluster* cluster);
 
 }  // namespace hetsim::cli
 

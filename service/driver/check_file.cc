@@ -1,5 +1,7 @@
 #include "service/driver/check_file.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proto/inputs.h"
@@ -100,6 +102,36 @@ Checked CheckOne(const proto::AnyMessage& m, const proto::Source& file, const pr
               absl::OkStatus()};
   }
   return {"", absl::InternalError("unhandled message type")};
+}
+
+CheckedFiles CheckFiles(const std::vector<std::string>& files, std::optional<proto::MessageType> type,
+                        std::string cluster_path) {
+  CheckedFiles out;
+  std::vector<std::optional<proto::AnyMessage>> loaded;
+  std::vector<std::string> clusters;
+  for (const std::string& f : files) {
+    absl::StatusOr<proto::AnyMessage> m = proto::LoadAnyMessage(f, type);
+    if (!m.ok()) {
+      out.unreadable.push_back(m.status());
+      loaded.emplace_back();
+      continue;
+    }
+    if (m->type == proto::MessageType::kCluster) clusters.push_back(f);
+    loaded.emplace_back(*std::move(m));
+  }
+  if (cluster_path.empty() && clusters.size() == 1) cluster_path = clusters[0];
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!loaded[i]) continue;
+    const bool ambiguous_cluster =
+        (loaded[i]->type == proto::MessageType::kPlan || loaded[i]->type == proto::MessageType::kFaults) &&
+        cluster_path.empty() && clusters.size() > 1;
+    out.checked.push_back(
+        ambiguous_cluster ? Checked{"", absl::InvalidArgumentError(absl::StrFormat(
+                                            "%s: several clusters given; choose the plan's with --cluster", files[i]))}
+                          : CheckOne(*loaded[i], files[i], cluster_path));
+  }
+  out.cluster_path = std::move(cluster_path);
+  return out;
 }
 
 }  // namespace hetsim::driver

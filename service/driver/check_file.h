@@ -3,7 +3,9 @@
 #ifndef HETSIM_SERVICE_DRIVER_CHECK_FILE_H_
 #define HETSIM_SERVICE_DRIVER_CHECK_FILE_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "proto/any_message.h"
@@ -23,6 +25,17 @@ inline Checked CheckOne(const proto::AnyMessage& m, const std::string& path, con
   const proto::Source cluster = proto::Source::File(cluster_path);
   return CheckOne(m, proto::Source::File(path), cluster_path.empty() ? nullptr : &cluster);
 }
+
+// `hetsim check FILES`: every file read (as `type` when set) and, once all are read, each checked in
+// order: plans and faults against `cluster_path`, or when none is named against the one cluster among
+// the files (with several, each plan and faults file fails asking for --cluster).
+struct CheckedFiles {
+  std::vector<absl::Status> unreadable;  // the files that did not load, in order
+  std::vector<Checked> checked;          // the others, in order
+  std::string cluster_path;              // the cluster plans were checked against ("": none)
+};
+CheckedFiles CheckFiles(const std::vector<std::string>& files, std::optional<proto::MessageType> type,
+                        std::string cluster_path);
 
 }  // namespace hetsim::driver
 

@@ -135,6 +135,12 @@ absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inp
   HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs, exact));
   if (top_k > 0) {
     HETSIM_ASSIGN_OR_RETURN(v.top_plans, RankTopPlans(inputs, top_k, planner, exact));
+    std::vector<double> predicted, simulated;
+    for (const RankedPlan& p : v.top_plans) {
+      predicted.push_back(p.predicted_ms);
+      simulated.push_back(p.simulated_ms);
+    }
+    v.kendall_tau = KendallTauB(predicted, simulated);
   }
   return v;
 }
@@ -220,16 +226,14 @@ std::string FormatOwnValidation(const proto::PlanInputs& inputs, const OwnValida
                         Ms(sim.pipeline));
   AppendExposedBoundaries(pred, out);
   if (top_k > 0) {
-    std::vector<double> predicted, simulated;
     absl::StrAppendFormat(&out, "top-%d plans of %s:\n%-4s %12s %12s\n", top_k, planner_name, "rank", "pred_ms",
                           "sim_ms");
     for (size_t a = 0; a < v.top_plans.size(); ++a) {
-      predicted.push_back(v.top_plans[a].predicted_ms);
-      simulated.push_back(v.top_plans[a].simulated_ms);
-      absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, predicted.back(), simulated.back());
+      absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, v.top_plans[a].predicted_ms,
+                            v.top_plans[a].simulated_ms);
     }
-    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", predicted.size(),
-                          KendallTauB(predicted, simulated));
+    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", v.top_plans.size(),
+                          v.kendall_tau);
   }
   return out;
 }

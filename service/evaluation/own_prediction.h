@@ -43,6 +43,7 @@ struct OwnValidation {
   planner::Prediction prediction;
   SimulatedStages simulated;
   std::vector<RankedPlan> top_plans;  // the planner's best first; empty without top_k
+  double kendall_tau = 0;             // of top_plans' predicted against simulated times (tau-b)
 };
 
 // `inputs` valid; `top_k` > 0 re-plans the model with `planner` (no t_max pruning) and keeps up to K;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_problems.h"
@@ -219,6 +221,18 @@ absl::StatusOr<std::vector<std::string>> BundledValidationFiles() {
   if (files.empty()) return absl::NotFoundError(absl::StrCat(folder, ": no validation set (*.pbtxt) found"));
   std::sort(files.begin(), files.end());
   return files;
+}
+
+absl::StatusOr<std::vector<LoadedValidationSet>> LoadValidationSets(std::vector<std::string> files) {
+  if (files.empty()) {
+    HETSIM_ASSIGN_OR_RETURN(files, BundledValidationFiles());
+  }
+  std::vector<LoadedValidationSet> sets;
+  for (const std::string& file : files) {
+    HETSIM_ASSIGN_OR_RETURN(LoadedValidationSet loaded, LoadValidationSet(file));
+    sets.push_back(std::move(loaded));
+  }
+  return sets;
 }
 
 }  // namespace hetsim::fidelity

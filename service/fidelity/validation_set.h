@@ -36,6 +36,10 @@ absl::StatusOr<LoadedValidationSet> LoadValidationSet(absl::string_view path);
 // The bundled sets: every *.pbtxt directly in the source tree's validation/ folder, sorted by name.
 absl::StatusOr<std::vector<std::string>> BundledValidationFiles();
 
+// The sets of `files` (none: the bundled ones), every one read and checked before anything is
+// simulated, so a typo in the last file costs nothing: `hetsim fidelity FILES` and the API alike.
+absl::StatusOr<std::vector<LoadedValidationSet>> LoadValidationSets(std::vector<std::string> files);
+
 }  // namespace hetsim::fidelity
 
 #endif  // HETSIM_SERVICE_FIDELITY_VALIDATION_SET_H_

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/time.h"
@@ -17,6 +18,7 @@
 #include "traces/html/gantt_internal.h"
 #include "traces/html/page_internal.h"
 #include "traces/html/svg_internal.h"
+#include "traces/pipelines_report.h"
 #include "traces/replica_group_report.h"
 
 namespace hetsim::traces::html {
@@ -194,10 +196,10 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
                       Pct(p.bubble_ratio())});
   }
   page.AddTable(t);
-  const bool zero = !r.gradient_groups().empty() && r.gradient_groups(0).zero_stage() > 0;
-  page.AddHeading(zero ? absl::StrFormat("Gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d)",
-                                         r.gradient_groups(0).zero_stage())
-                       : std::string("Gradient all-reduce per layer range"));
+  const bool zero = traces::LayerRangeZeroStage(r) > 0;
+  std::string title = traces::LayerRangeSyncTitle(r);
+  title[0] = absl::ascii_toupper(title[0]);
+  page.AddHeading(title);
   Table g{{"layers", "held by", "GPUs per shard group", "shards", "MB per GPU", "start ms", "end ms"},
           {},
           false,

@@ -1,4 +1,5 @@
-"""hetsim from Python: simulate, plan, validate planners' predictions, time collectives, sweep, check.
+"""hetsim from Python: simulate, plan, validate planners' predictions, time collectives, sweep, check,
+calibrate, import and export plans, replay Chakra traces.
 
 Every input is a file path (format from its extension, as on the command line) or a message of
 ``hetsim.hetsim_pb2`` (the schema of proto/hetsim.proto); every result is a message. Errors raise
@@ -48,6 +49,8 @@ def _input(value, expected, name):
     """("path", str) for a path, ("bytes", serialized) for a message of type `expected`."""
     if isinstance(value, (str, os.PathLike)):
         return ("path", os.fspath(value))
+    if expected is None:  # a text input (a log, a CSV): only ever a file
+        raise TypeError(f"{name}: expected a file path, got {_type_name(value)}")
     descriptor = getattr(value, "DESCRIPTOR", None)
     if descriptor is None or not hasattr(value, "SerializeToString"):
         raise TypeError(f"{name}: expected a file path or a hetsim_pb2.{expected.DESCRIPTOR.name}, "
@@ -81,6 +84,8 @@ def _argument(param, value):
     if kind == "input":
         return _input(value, message, name)
     if kind == "inputs":
+        if value is None:  # an optional list left out (its default): none
+            value = []
         if isinstance(value, (str, os.PathLike)) or hasattr(value, "DESCRIPTOR"):
             value = [value]
         return [_input(v, message, f"{name}[{i}]") for i, v in enumerate(value)]

@@ -375,3 +375,75 @@ def test_import_without_protobuf_says_what_to_install():
             "try:\n    import hetsim\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert "hetsim needs protobuf's Python module: apt install python3-protobuf" in out.stdout, out.stdout + out.stderr
+
+
+# calibrate, import, export and the Chakra replay: each call's result is the file (or the text) the command
+# writes, and bad input raises with the command's message.
+CALIBRATE_LOG = os.path.join(SOURCE, "tests", "calibrate_data", "all_reduce_perf_dgx_a100_1node.txt")
+DGX_CLUSTER = os.path.join(SOURCE, "validation", "nccl", "cluster-dgx-a100-2node.pbtxt")
+A100 = os.path.join(EX, "cluster-a100-512.pbtxt")
+LAUNCH_LINE = os.path.join(SOURCE, "tests", "megatron_data", "gpt3_175b.sh")
+
+
+def raises_as_the_cli(call, *args):
+    """`call()` raises HetsimError with the message `hetsim ARGS` prints (exit 2), its lines unprefixed."""
+    code, _, err = cli(*args)
+    assert code == 2, err
+    prefix = f"hetsim {args[0]}: "
+    lines = [line[len(prefix):] for line in err.splitlines()
+             if line.startswith(prefix) and not line.startswith(prefix + "warning: ")]
+    with pytest.raises(hetsim.HetsimError) as e:
+        call()
+    assert str(e.value) == "\n".join(lines)
+
+
+def test_calibrate_gives_the_cli_cluster():
+    expected = cli_message(hetsim_pb2.Cluster, "calibrate", CALIBRATE_LOG, "--cluster", DGX_CLUSTER,
+                           "--accept-poor-fit", "--out")
+    got = hetsim.calibrate(DGX_CLUSTER, CALIBRATE_LOG, accept_poor_fit=True)
+    assert got == expected
+    assert got != text(DGX_CLUSTER, hetsim_pb2.Cluster)
+    raises_as_the_cli(lambda: hetsim.calibrate(DGX_CLUSTER, CALIBRATE_LOG), "calibrate", CALIBRATE_LOG,
+                      "--cluster", DGX_CLUSTER, "--out", os.path.join(tempfile.gettempdir(), "never.pbtxt"))
+    raises_as_the_cli(lambda: hetsim.calibrate(DGX_CLUSTER, CALIBRATE_LOG, max_mape=-3), "calibrate",
+                      CALIBRATE_LOG, "--cluster", DGX_CLUSTER, "--max-mape", "-3", "--out", "never.pbtxt")
+    with pytest.raises(TypeError, match="logs\\[0\\]: expected a file path"):
+        hetsim.calibrate(DGX_CLUSTER, [hetsim_pb2.Cluster()])
+
+
+def test_import_plan_gives_the_cli_plan():
+    expected = cli_message(hetsim_pb2.Plan, "import", "megatron", LAUNCH_LINE, "--cluster", A100, "--out")
+    assert hetsim.import_plan("megatron", A100, file=LAUNCH_LINE) == expected
+    assert len(expected.stages) == 16
+    raises_as_the_cli(lambda: hetsim.import_plan("megatron", A100, file=LAUNCH_LINE, strict=True),
+                      "import", "megatron", LAUNCH_LINE, "--cluster", A100, "--strict")
+
+
+def test_export_megatron_gives_the_cli_launch_line():
+    plan = os.path.join(EX, "plan-megatron-39b.pbtxt")
+    code, out, err = cli("export", "megatron", plan, "--cluster", A100)
+    assert code == 0, err
+    assert hetsim.export_megatron(plan, A100) == out
+    assert "pretrain_gpt.py" in out
+    raises_as_the_cli(lambda: hetsim.export_megatron(HAPT_PLAN, A100), "export", "megatron", HAPT_PLAN,
+                      "--cluster", A100)
+
+
+def test_export_chakra_and_its_replay_give_the_cli_files():
+    with tempfile.TemporaryDirectory() as d:
+        ours, theirs = os.path.join(d, "api"), os.path.join(d, "cli")
+        code, out, err = cli("export", "chakra", HAPT_PLAN, "--cluster", HAPT_CLUSTER, "--out", theirs)
+        assert code == 0, err
+        assert hetsim.export_chakra(HAPT_PLAN, HAPT_CLUSTER, out=ours) == out.replace(theirs, ours)
+        assert sorted(os.listdir(ours)) == sorted(os.listdir(theirs))
+        for name in os.listdir(theirs):
+            assert open(os.path.join(ours, name), "rb").read() == open(os.path.join(theirs, name), "rb").read()
+        expected = cli_message(hetsim_pb2.Report, "run", "--chakra", theirs, "--cluster", HAPT_CLUSTER,
+                               "--no-wall-time", "--quiet", "--report")
+        assert hetsim.replay_chakra(theirs, HAPT_CLUSTER) == expected
+        assert hetsim.replay_chakra(ours, HAPT_CLUSTER).iteration_time_ms == expected.iteration_time_ms > 0
+        missing = os.path.join(d, "missing")
+        raises_as_the_cli(lambda: hetsim.replay_chakra(missing, HAPT_CLUSTER), "run", "--chakra", missing,
+                          "--cluster", HAPT_CLUSTER)
+        raises_as_the_cli(lambda: hetsim.export_chakra(HAPT_PLAN, A100, out=ours), "export", "chakra", HAPT_PLAN,
+                          "--cluster", A100, "--out", ours)

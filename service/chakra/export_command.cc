@@ -1,0 +1,72 @@
+#include "service/chakra/export_command.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "proto/resolve.h"
+#include "service/driver/build_setup.h"
+#include "sim/executor/layer_range_shards.h"
+#include "sim/executor/layer_range_sync.h"
+#include "sim/executor/setup.h"
+
+namespace hetsim::chakra {
+
+absl::StatusOr<std::string> ExportPrefix(const ExportRequest& request) {
+  std::string prefix = request.prefix;
+  if (prefix.empty()) {
+    const std::string& label = request.plan.label();
+    const size_t slash = label.find_last_of('/');
+    prefix = label.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (const size_t dot = prefix.find('.'); dot != std::string::npos && dot > 0) prefix.resize(dot);
+  }
+  if (prefix.empty() || prefix.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat("--prefix: \"%s\" is not a file name prefix", prefix));
+  }
+  return prefix;
+}
+
+absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, absl::string_view plan_label) {
+  if (const int64_t nodes = ExportNodesLowerBound(proto::ResolvePlan(inputs.plan, plan_label));
+      nodes > kMaxExportNodes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the export would hold at least %d nodes, more than %d (it is built whole in memory before writing); "
+        "export a smaller plan",
+        plan_label, nodes, kMaxExportNodes));
+  }
+  constexpr network::NetworkMode kMode = network::NetworkMode::kMaxMinFair;
+  if (inputs.plan.pipelines().empty()) {
+    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup, driver::BuildSetup(inputs, kMode));
+    return ExportChakra(*setup);
+  }
+  std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
+  std::vector<const executor::ExecutionSetup*> setups;
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                            driver::BuildPipelineSetup(inputs, p, kMode));
+    setups.push_back(setup.get());
+    owned.push_back(std::move(setup));
+  }
+  // ZeRO-1/2: each stage's states and step shard over its ranges' groups, as `hetsim run` prices them.
+  std::vector<executor::ExecutionSetup*> mutable_setups;
+  for (const auto& setup : owned) mutable_setups.push_back(setup.get());
+  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, executor::LayerRangeGroups(setups)));
+  return ExportChakraPipelines(setups);
+}
+
+absl::StatusOr<ExportResponse> ExportChakraFiles(const ExportRequest& request) {
+  ExportResponse out;
+  HETSIM_ASSIGN_OR_RETURN(out.prefix, ExportPrefix(request));
+  HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, proto::LoadPlanInputs(request.plan, request.cluster));
+  HETSIM_ASSIGN_OR_RETURN(out.exported, ExportPlanInputs(inputs, request.plan.label()));
+  HETSIM_RETURN_IF_ERROR(WriteChakraExport(out.exported, request.out_dir, out.prefix));
+  size_t nodes = 0;
+  for (const auto& r : out.exported.ranks) nodes += r.nodes.size();
+  out.summary = absl::StrFormat("wrote %d rank traces (%d nodes) and %s to %s\n", out.exported.ranks.size(), nodes,
+                                CommGroupsFileName(out.prefix), request.out_dir);
+  return out;
+}
+
+}  // namespace hetsim::chakra
