@@ -422,26 +422,6 @@ std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words
       *py, config, training.empty() ? "none of training.*" : absl::StrJoin(training, " "));
 }
 
-// The node count a Slurm batch script asks for in its "#SBATCH --nodes=N" (or "-N N") header, with its
-// line, when the launch line itself gives none (srun inherits the allocation). 0 when absent or a range.
-std::pair<int64_t, int> SbatchNodes(absl::string_view script) {
-  int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(script, '\n')) {
-    ++line_no;
-    line = absl::StripLeadingAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, "#SBATCH")) continue;
-    const std::vector<std::string> words = ShellTokens(line);
-    for (size_t i = 0; i < words.size(); ++i) {
-      std::string value;
-      if (absl::StartsWith(words[i], "--nodes=")) value = words[i].substr(8);
-      if ((words[i] == "--nodes" || words[i] == "-N") && i + 1 < words.size()) value = words[i + 1];
-      int64_t nodes = 0;
-      if (absl::SimpleAtoi(value, &nodes) && nodes > 0) return {nodes, line_no};
-    }
-  }
-  return {0, 0};
-}
-
 }  // namespace
 
 std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
@@ -514,13 +494,11 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     flags.launch_notes.insert(flags.launch_notes.begin(), absl::StrCat("script ", *it));
   }
   flags.written_files = std::move(rendered.written_files);
-  if (flags.launcher_nnodes == 0) {
-    const auto [nodes, sbatch_line] = SbatchNodes(line);
-    if (nodes > 0) {
-      flags.launcher_nnodes = nodes;
-      flags.launch_notes.push_back(
-          absl::StrFormat("nodes: %d, from the Slurm header (#SBATCH, script line %d)", nodes, sbatch_line));
-    }
+  // srun inherits the batch allocation: the header's node count when the launch gives none.
+  if (flags.launcher_nnodes == 0 && rendered.sbatch_nodes > 0) {
+    flags.launcher_nnodes = rendered.sbatch_nodes;
+    flags.launch_notes.push_back(absl::StrFormat("nodes: %d, from the Slurm header (#SBATCH, script line %d)",
+                                                 rendered.sbatch_nodes, rendered.sbatch_line));
   }
   return flags;
 }

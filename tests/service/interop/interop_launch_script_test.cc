@@ -129,6 +129,19 @@ TEST_CASE("a template's <PLACEHOLDER> is one word; a redirection is not", "[laun
   CHECK(Words("torchrun pretrain_gpt.py --x 1 <in.txt >out.log 2>&1\n") == "torchrun|pretrain_gpt.py|--x|1");
 }
 
+// A Slurm batch script's header sets what Slurm sets for the job: $SLURM_JOB_NUM_NODES and $SLURM_NNODES
+// (AWS's Megatron-LM jobs: torchrun --nnodes $SLURM_JOB_NUM_NODES); a range sets nothing.
+TEST_CASE("#SBATCH --nodes sets the job's node count as Slurm does", "[launch_script]") {
+  const RenderedLaunch r = RenderOk(
+      "#!/bin/bash\n#SBATCH --nodes=2  # two p4d\n#SBATCH --exclusive\n"
+      "srun torchrun --nnodes $SLURM_JOB_NUM_NODES --nproc_per_node 8 pretrain_gpt.py\n");
+  CHECK(absl::StrJoin(r.words, "|") == "srun|torchrun|--nnodes|2|--nproc_per_node|8|pretrain_gpt.py");
+  CHECK(r.sbatch_nodes == 2);
+  CHECK(r.sbatch_line == 2);
+  CHECK(RenderOk("#SBATCH -N 4\nsrun python pretrain_gpt.py --n $SLURM_NNODES\n").words.back() == "4");
+  CHECK(RenderOk("#SBATCH --nodes=2-4\nsrun python pretrain_gpt.py\n").sbatch_nodes == 0);
+}
+
 TEST_CASE("what a shell refuses is refused with the line; hostile scripts are bounded", "[launch_script]") {
   auto error = [](const std::string& script) {
     absl::StatusOr<RenderedLaunch> r = RenderLaunchScript(script, "run.sh");
