@@ -429,7 +429,8 @@ std::vector<RunSpan> RunSpans(const std::vector<absl::string_view>& lines) {
 
 }  // namespace
 
-absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view text, absl::string_view file, const NcclLogShape& shape) {
+absl::StatusOr<NcclLog> ParseNcclLog(absl::string_view pasted, absl::string_view file, const NcclLogShape& shape) {
+  const std::string text = WithoutRepeatedRankTags(pasted);
   LogScanner scanner(file, shape);
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -446,8 +447,9 @@ std::string RunName(const NcclLog& log) {
                       log.first_line, "-", log.last_line);
 }
 
-absl::StatusOr<NcclLogRuns> ParseNcclLogRuns(absl::string_view text, absl::string_view file,
+absl::StatusOr<NcclLogRuns> ParseNcclLogRuns(absl::string_view pasted, absl::string_view file,
                                              const NcclLogShape& shape) {
+  const std::string text = WithoutRepeatedRankTags(pasted);
   const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   const std::vector<RunSpan> spans = RunSpans(lines);
   if (spans.size() <= 1) {

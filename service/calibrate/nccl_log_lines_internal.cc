@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -141,6 +142,47 @@ absl::string_view StripLauncherPrefix(absl::string_view line) {
     if (line.empty() || line[0] == '#') return absl::StripTrailingAsciiWhitespace(line);
     if (!StripGroup(line) && !StripLabel(line)) return absl::StripTrailingAsciiWhitespace(line);
   }
+}
+
+namespace {
+
+// The rank tag `line` starts with ("[0]", "[1,0]", with a "<stdout>:" after it), or "".
+absl::string_view LeadingRankTag(absl::string_view line) {
+  const absl::string_view s = absl::StripLeadingAsciiWhitespace(line);
+  if (!absl::StartsWith(s, "[")) return "";
+  const size_t close = s.find(']');
+  if (close == absl::string_view::npos || close == 1) return "";
+  for (char c : s.substr(1, close - 1)) {
+    if (!absl::ascii_isdigit(c) && c != ',') return "";
+  }
+  absl::string_view rest = s.substr(close + 1);
+  absl::string_view tag = s.substr(0, close + 1);
+  if (absl::StartsWith(rest, "<")) {
+    const size_t end = rest.find('>');
+    if (end != absl::string_view::npos) tag = s.substr(0, close + 1 + end + 1 + (rest.substr(end + 1, 1) == ":"));
+  }
+  return tag;
+}
+
+}  // namespace
+
+std::string WithoutRepeatedRankTags(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool first = true;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!first) out += '\n';
+    first = false;
+    const absl::string_view tag = LeadingRankTag(line);
+    if (tag.empty()) {
+      absl::StrAppend(&out, line);
+      continue;
+    }
+    // The first tag stays for StripLauncherPrefix; the later ones become a blank between figures.
+    const size_t start = line.find(tag) + tag.size();
+    absl::StrAppend(&out, line.substr(0, start), absl::StrReplaceAll(line.substr(start), {{tag, " "}}));
+  }
+  return out;
 }
 
 std::vector<absl::string_view> Tokens(absl::string_view text) {

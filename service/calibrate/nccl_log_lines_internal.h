@@ -27,6 +27,12 @@ namespace hetsim::calibrate {
 // paste), "|" (docker compose), and leading blanks.
 absl::string_view StripLauncherPrefix(absl::string_view line);
 
+// `text` with the rank tag a line starts with ("[0]", "[1,0]<stdout>:", Open MPI's --tag-output) taken
+// out of the rest of that line too: mpirun tags every chunk a process writes, and nccl-tests writes a
+// row in three chunks, so a row pasted from such a run reads "[0]  8192  2048  float  sum  -1[0]  75.4
+// ...[0]  74.9 ..." (NVIDIA/nccl#1453). Line numbers are kept.
+std::string WithoutRepeatedRankTags(absl::string_view text);
+
 // The blank-separated tokens of `text`.
 std::vector<absl::string_view> Tokens(absl::string_view text);
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/interop/shell_arithmetic_internal.h"
@@ -128,7 +129,8 @@ class Renderer {
  public:
   explicit Renderer(absl::string_view source) : source_(source) {}
 
-  absl::StatusOr<RenderedLaunch> Render(const std::vector<ShellCommand>& commands);
+  absl::StatusOr<RenderedLaunch> Render(const std::vector<ShellCommand>& commands, int64_t sbatch_nodes,
+                                        int sbatch_line);
 
  private:
   bool Active() const { return frames_.empty() || (frames_.back().active && !frames_.back().skipping); }
@@ -577,7 +579,13 @@ absl::StatusOr<Truth> Renderer::RunProgram(const ShellCommand& cmd, size_t first
   return Truth::kTrue;
 }
 
-absl::StatusOr<RenderedLaunch> Renderer::Render(const std::vector<ShellCommand>& commands) {
+absl::StatusOr<RenderedLaunch> Renderer::Render(const std::vector<ShellCommand>& commands, int64_t sbatch_nodes,
+                                                int sbatch_line) {
+  out_.sbatch_nodes = sbatch_nodes;
+  out_.sbatch_line = sbatch_line;
+  if (sbatch_nodes > 0) {  // what Slurm sets for a job of the header's allocation
+    for (const char* name : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) vars_[name] = {absl::StrCat(sbatch_nodes)};
+  }
   HETSIM_RETURN_IF_ERROR(RunCommands(commands));
   return std::move(out_);
 }
@@ -631,11 +639,32 @@ absl::Status Renderer::RunCommands(const std::vector<ShellCommand>& commands) {
   return absl::OkStatus();
 }
 
+// The node count of a "#SBATCH --nodes=N" (or "--nodes N", "-N N") header line, and that line; {0, 0}
+// without one or with a range ("2-4").
+std::pair<int64_t, int> SbatchNodes(absl::string_view script) {
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(script, '\n')) {
+    ++line_no;
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, "#SBATCH")) continue;
+    const std::vector<absl::string_view> words = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    for (size_t i = 0; i < words.size(); ++i) {
+      absl::string_view value;
+      if (absl::StartsWith(words[i], "--nodes=")) value = words[i].substr(8);
+      if ((words[i] == "--nodes" || words[i] == "-N") && i + 1 < words.size()) value = words[i + 1];
+      int64_t nodes = 0;
+      if (absl::SimpleAtoi(value, &nodes) && nodes > 0) return {nodes, line_no};
+    }
+  }
+  return {0, 0};
+}
+
 }  // namespace
 
 absl::StatusOr<RenderedLaunch> RenderLaunchScript(absl::string_view script, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(const std::vector<ShellCommand> commands, LexShellScript(script, source));
-  return Renderer(source).Render(commands);
+  const auto [sbatch_nodes, sbatch_line] = SbatchNodes(script);
+  return Renderer(source).Render(commands, sbatch_nodes, sbatch_line);
 }
 
 }  // namespace hetsim::interop

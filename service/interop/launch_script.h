@@ -7,6 +7,7 @@
 #ifndef HETSIM_SERVICE_INTEROP_LAUNCH_SCRIPT_H_
 #define HETSIM_SERVICE_INTEROP_LAUNCH_SCRIPT_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct RenderedLaunch {
   std::vector<std::string> notes;
   // Here documents the script writes before the launch, by the path it writes them to, expanded.
   std::map<std::string, std::string> written_files;
+  // A Slurm batch script's "#SBATCH --nodes=N" (or "-N N") header: N and its line; 0 without one (or
+  // with a range). The script reads it as Slurm sets it, $SLURM_JOB_NUM_NODES and $SLURM_NNODES.
+  int64_t sbatch_nodes = 0;
+  int sbatch_line = 0;
 };
 
 // InvalidArgument naming `source` and the line for what a shell would refuse too (an unterminated

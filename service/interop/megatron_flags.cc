@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/interop/launch_script.h"
 
@@ -86,8 +90,10 @@ constexpr NamedFlag kModelledFlags[] = {
     {"quick-geglu", 0},                     // gated, as SwiGLU
     {"squared-relu", 0},                    // elementwise activations: GeLU's GEMMs
     {"openai-gelu", 0},
-    {"window-size", 1},  // sliding-window attention: refused (not modelled)
-    {"num-experts", 1},
+    {"window-size", 1},           // sliding-window attention: refused (not modelled)
+    {"num-experts", kOneOrMore},  // several: Megatron-DeepSpeed's pyramid MoE, refused
+    {"mlp-type", 1},              // Megatron-DeepSpeed: residual (PR-MoE) refused; standard
+    {"kd", 0},                    // Megatron-DeepSpeed's knowledge distillation: refused
     {"moe-router-topk", 1},
     {"moe-token-dispatcher-type", 1},
     {"moe-ffn-hidden-size", 1},
@@ -146,11 +152,34 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"pp-partition-method", 1},              // DeepSpeed's layer split: hetsim splits the blocks evenly
     {"no-rope-fusion", 0},                   // RoPE in eager ops over Q and K (priced fused)
     {"no-gradient-accumulation-fusion", 0},  // weight gradients written apart, then added to main_grad
+    // DeepSpeed-MoE's capacity: tokens over it are dropped (or experts padded); priced as even routing.
+    {"moe-train-capacity-factor", 1},
+    {"moe-min-capacity", 1},
+    {"disable-moe-token-dropping", 0},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
     {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
+    // The teacher of Megatron-DeepSpeed's distillation: no effect without --kd, which is refused.
+    {"kd-beta-ce", 1},
+    {"num-layers-teacher", 1},
+    {"hidden-size-teacher", 1},
+    {"num-attention-heads-teacher", 1},
+    {"load-teacher", 1},
+    // Megatron-DeepSpeed's schedules by tokens, its MoE loss and evaluation, its TensorBoard logging.
+    {"override-opt_param-scheduler", 0},
+    {"lr-decay-tokens", 1},
+    {"lr-warmup-tokens", 1},
+    {"train-tokens", 1},
+    {"moe-loss-coeff", 1},
+    {"create-moe-param-group", 0},  // the optimizer's parameter groups for the experts
+    {"moe-eval-capacity-factor", 1},
+    {"tensorboard-queue-size", 1},
+    {"log-timers-to-tensorboard", 0},
+    {"log-batch-size-to-tensorboard", 0},
+    {"log-validation-ppl-to-tensorboard", 0},
+    {"log-optimizer-states-to-tensorboard", 0},
     {"lr", 1},
     {"min-lr", 1},
     {"decoupled-lr", 1},
@@ -172,7 +201,7 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"attention-dropout", 1},
     {"hidden-dropout", 1},
     {"seed", 1},
-    {"data-path", 1},
+    {"data-path", kOneOrMore},  // a blend: weight path weight path ...
     {"vocab-file", 1},
     {"merge-file", 1},
     {"split", 1},
@@ -367,6 +396,32 @@ std::vector<std::string> NestedScripts(const std::vector<std::string>& tokens) {
   return out;
 }
 
+// NeMo-Framework-Launcher's launcher_scripts/main.py takes Hydra overrides ("training=llama/llama3_70b
+// training.trainer.num_nodes=8"), not flags: the run's shape is in the training config it names. Why
+// hetsim does not read such a line and how to import the run, or nullopt for any other line.
+std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words) {
+  const auto py =
+      std::find_if(words.begin(), words.end(), [](const std::string& w) { return absl::EndsWith(w, ".py"); });
+  if (py == words.end() || py->substr(py->find_last_of('/') + 1) != "main.py" || py + 1 == words.end()) {
+    return std::nullopt;
+  }
+  std::string config;
+  std::vector<std::string> training;
+  for (auto it = py + 1; it != words.end(); ++it) {
+    const size_t eq = it->find('=');
+    if (eq == std::string::npos || absl::StartsWith(*it, "-")) return std::nullopt;  // a flag: not Hydra's
+    const std::string key = absl::StrCat(absl::StripPrefix(it->substr(0, eq), "+"));
+    if (key == "training") config = it->substr(eq + 1);
+    if (absl::StartsWith(key, "training.") || absl::StrContains(key, "@training.")) training.push_back(*it);
+  }
+  if (config.empty()) return std::nullopt;
+  return absl::StrFormat(
+      "%s is NeMo-Framework-Launcher's, run with Hydra overrides, not a training script's flags: import the "
+      "training config it names, hetsim import nemo launcher_scripts/conf/training/%s.yaml --nodes N, with its "
+      "overrides written into that YAML (%s)",
+      *py, config, training.empty() ? "none of training.*" : absl::StrJoin(training, " "));
+}
+
 }  // namespace
 
 std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
@@ -413,6 +468,9 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
         "line",
         source, rendered.notes.empty() ? "" : ": ", absl::StrJoin(rendered.notes, "; "), advice));
   }
+  if (std::optional<std::string> nemo = NemoLauncherRun(rendered.words)) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", *nemo));
+  }
   absl::StatusOr<MegatronFlags> parsed = ParseMegatronWords(rendered.words, source);
   if (!parsed.ok()) {
     // A model hetsim does not price is refused as such, before any flag of its line (a Mamba script
@@ -436,6 +494,12 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     flags.launch_notes.insert(flags.launch_notes.begin(), absl::StrCat("script ", *it));
   }
   flags.written_files = std::move(rendered.written_files);
+  // srun inherits the batch allocation: the header's node count when the launch gives none.
+  if (flags.launcher_nnodes == 0 && rendered.sbatch_nodes > 0) {
+    flags.launcher_nnodes = rendered.sbatch_nodes;
+    flags.launch_notes.push_back(absl::StrFormat("nodes: %d, from the Slurm header (#SBATCH, script line %d)",
+                                                 rendered.sbatch_nodes, rendered.sbatch_line));
+  }
   return flags;
 }
 
@@ -479,6 +543,10 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
     if (arity == -1 || arity == kOneOrMore) {
       // Unknown: its value, if any, is every following token up to the next flag.
       while (i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) values.push_back(tokens[++i]);
+      if (arity == kOneOrMore && values.empty() && spec->second.kind == FlagKind::kNoEffect) {
+        out.no_effect.push_back(absl::StrFormat("--%s (without its value)", name));
+        continue;
+      }
       if (arity == kOneOrMore && values.empty()) {
         return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs at least one value", source, name));
       }

@@ -939,9 +939,33 @@ std::optional<std::string> VisionFlagOf(const MegatronFlags& flags) {
   return std::nullopt;
 }
 
+// Megatron-DeepSpeed's trainings of more than one GPT: a teacher beside the student, or MoE layers of
+// several sizes (PR-MoE). hetsim's model has one decoder and one expert count.
+absl::Status RefuseDeepSpeedVariants(const Reader& r, const MegatronFlags& flags) {
+  if (flags.Has("kd")) {
+    return r.Error(
+        "--kd: knowledge distillation (Megatron-DeepSpeed: the teacher of --num-layers-teacher runs a forward on "
+        "every micro-batch beside the student) is not modelled; without --kd the line is the student's own "
+        "training");
+  }
+  if (flags.Values("num-experts").size() > 1) {
+    return r.Error(absl::StrFormat(
+        "--num-experts %s: an expert count per layer group (Megatron-DeepSpeed's pyramid MoE, PR-MoE) is not "
+        "modelled (hetsim's MoE layers all have one expert count)",
+        absl::StrJoin(flags.Values("num-experts"), " ")));
+  }
+  if (flags.Value("mlp-type") == std::optional<std::string>("residual")) {
+    return r.Error(
+        "--mlp-type residual: Residual MoE (a dense MLP beside every MoE layer, DeepSpeed's PR-MoE) is not "
+        "modelled; --mlp-type standard is plain MoE");
+  }
+  return absl::OkStatus();
+}
+
 // Models and schedules hetsim cannot describe: pricing them as GPT decoders under 1F1B would be silently
 // wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
+  HETSIM_RETURN_IF_ERROR(RefuseDeepSpeedVariants(r, flags));
   if (MegatronEntryPoint(flags)) {
     if (std::optional<std::string> other = OtherModelEntryPoint(flags.script)) return r.Error(*other);
   }

@@ -195,6 +195,9 @@ absl::Status RefuseOtherFamilies(const YAML::Node& base, absl::string_view sourc
 // The vocabulary: NeMo reads it from the tokenizer, which the config names (GPT-2's BPE, a Hugging
 // Face model, a SentencePiece file); the known tokenizers' sizes, else GPT-2's with a note.
 absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std::string>& notes) {
+  // model.override_vocab_size replaces the tokenizer's size before NeMo pads it (megatron_base_model.py).
+  HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> override_size, c.Int("model.override_vocab_size"));
+  if (override_size) return absl::StrCat(" --vocab-size ", *override_size);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> library, c.Scalar("model.tokenizer.library"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> type, c.Scalar("model.tokenizer.type"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> file, c.Scalar("model.tokenizer.model"));

@@ -48,6 +48,7 @@ class Lexer {
     }
     w.parts.back().text += c;
   }
+  size_t PlaceholderLength() const;
   absl::StatusOr<std::string> Balanced(char open, char close, size_t depth, absl::string_view what);
   absl::Status ReadDollar(ShellWord& w, bool quoted);
   absl::Status ReadBacktick(ShellWord& w, bool quoted);
@@ -190,6 +191,21 @@ absl::Status Lexer::ReadWordChar(ShellWord& w) {
 }
 
 bool IsWordEnd(char c) { return c == '\0' || absl::string_view(" \t\r\n;&|()<>").find(c) != absl::string_view::npos; }
+
+// A template's placeholder at `<` ("<PATH TO gpt-vocab.json>", "<Specify path to file>/gpt2-vocab.json",
+// the Megatron-LM scripts of 2020-2021): a letter after the `<`, then no shell operator, quote or `$`
+// before a `>` on the same line that follows no blank. Its length, or 0 for a redirection (`< file`,
+// `<in.txt >out.txt`). Read as a redirection, `<PATH TO CHECKPOINTS DIRECTORY> --fp16` sent --fp16 to a
+// file as a shell would, and the run was priced in FP32.
+size_t Lexer::PlaceholderLength() const {
+  if (Peek() != '<' || !absl::ascii_isalpha(static_cast<unsigned char>(Peek(1)))) return 0;
+  for (size_t k = 2; i_ + k < s_.size(); ++k) {
+    const char c = Peek(k);
+    if (c == '>') return absl::ascii_isblank(static_cast<unsigned char>(Peek(k - 1))) ? 0 : k + 1;
+    if (absl::string_view("\n;&|()<$`\"'\\").find(c) != absl::string_view::npos) return 0;
+  }
+  return 0;
+}
 
 // A word up to the next blank or operator (a redirection's target, a here document's delimiter).
 absl::StatusOr<ShellWord> Lexer::ReadPlainWord() {
@@ -356,6 +372,18 @@ absl::StatusOr<std::vector<ShellCommand>> Lexer::Commands() {
       b.FinishWord(s_, i_);
       i_ += (At("&&") || At("||") || At(";;")) ? 2 : 1;
       b.FinishCommand(s_, i_, line_, connector);
+      continue;
+    }
+    if (const size_t placeholder = PlaceholderLength(); placeholder > 0) {
+      if (!b.word) {
+        b.word.emplace();
+        b.word_start = i_;
+      }
+      // One word, its blanks as '_', so that an unquoted $VAR holding it stays one value as the author meant.
+      for (size_t k = 0; k < placeholder; ++k) {
+        const char ch = Take();
+        AddLiteral(*b.word, absl::ascii_isblank(static_cast<unsigned char>(ch)) ? '_' : ch, true);
+      }
       continue;
     }
     if (c == '<' || c == '>' || c == '&') {

@@ -23,6 +23,10 @@ constexpr KnownTokenizer kKnown[] = {
     {"deepseek-r1", 129280},
     {"deepseek-v2", 102400},
     {"mistral-nemo", 131072},
+    {"mistral-large", 32768},  // Mistral Large 2 (2407, 2411): the v3 tokenizer
+    // Nemotron-4's SentencePiece model (NeMo's nemotron_2_256k.model; 256,000 in Nemotron-4-340B's config).
+    {"nemotron_2_256k", 256000},
+    {"nemotron-4", 256000},
     {"tekken", 131072},
     {"v0.3", 32768},
     {"mixtral", 32000},

@@ -306,8 +306,11 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
   return s;
 }
 
-// NVLink SHARP: in an all-reduce each GPU writes its buffer to the NVSwitch, which reduces, and reads
-// the sum back, both at once on the full-duplex GPU-switch link; in an all-gather each GPU's multicast
+// NVLink SHARP: in an all-reduce GPU i's reducing load of its segment S/n has the switch read that
+// segment from every GPU, itself included, and its multicast store of the sum writes it to every GPU,
+// itself included, so each GPU's link to the switch carries S + S/n = (n+1)/n S each way, both
+// directions at once on the full-duplex link (the issuer's own segment crosses its link twice: the
+// measured NVLS algbw rises with n as n/(n+1) does, NVIDIA/nccl#1455); in an all-gather each GPU's multicast
 // store of its S/n lands in the n-1 others, so each link carries (n-1)/n S into its GPU (a reduce-scatter
 // the same out of it, the switch's reducing loads pulling every other GPU's share). Both at NVLS's share
 // of the rate a ring's Simple protocol reaches there: alpha + payload / (share x link rate)
@@ -323,7 +326,7 @@ int64_t NvlsWireBytes(const topology::Topology& topology, const CollectiveReques
   const double share = node.nvls_efficiency > 0 ? node.nvls_efficiency / ring_efficiency : kNvlsRingShare;
   const auto n = static_cast<double>(req.gpus.size());
   const double bytes = static_cast<double>(req.bytes);
-  const double payload = req.op == CollectiveOp::kAllReduce ? bytes : bytes * (n - 1) / n;
+  const double payload = req.op == CollectiveOp::kAllReduce ? bytes * (n + 1) / n : bytes * (n - 1) / n;
   return static_cast<int64_t>(std::ceil(payload / share));
 }
 

@@ -27,7 +27,7 @@ enum class CollectiveAlgorithm {
   kDirect,        // all-to-all: every pair at once; send/recv: one flow
   kPairwise,      // all-to-all: n-1 rounds, round k pairs rank r with r+k
   kNvls,          // all-reduce, all-gather or reduce-scatter in one node whose NVSwitch reduces and
-                  // multicasts (NodeTypeSpec::nvlink_sharp): all-reduce S each way per GPU, the others
+                  // multicasts (NodeTypeSpec::nvlink_sharp): all-reduce (n+1)/n S each way per GPU, the others
                   // (n-1)/n S, in one step (docs/network.md)
   kCollNet,       // all-reduce, all-gather or reduce-scatter across nodes of one island whose InfiniBand
                   // switches reduce (IslandSpec::infiniband_sharp), NCCL's CollNetDirect: intra-node

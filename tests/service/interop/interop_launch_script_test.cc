@@ -117,6 +117,31 @@ TEST_CASE("eval, sh -c and here documents are followed; loops and commands are n
   CHECK(Words("D=$(dirname $0)\ntorchrun pretrain_gpt.py --c $D/x.json\n") == "torchrun|pretrain_gpt.py|--c|./x.json");
 }
 
+// Templates' placeholders (Megatron-DeepSpeed's examples/pretrain_gpt3_175B.sh, pretrain_gpt_distributed_with_mp.sh)
+// are one word each, not redirections: read as a shell would, `<PATH TO CHECKPOINTS DIRECTORY> --fp16`
+// sent --fp16 to a file and the run was priced in FP32. Real redirections stay redirections.
+TEST_CASE("a template's <PLACEHOLDER> is one word; a redirection is not", "[launch_script]") {
+  CHECK(Words("opts=\"--save <PATH TO CHECKPOINTS> --fp16\"\ncmd=\"python pretrain_gpt.py ${opts}\"\n"
+              "srun sh -c \"${cmd}\"\n") == "python|pretrain_gpt.py|--save|<PATH_TO_CHECKPOINTS>|--fp16");
+  CHECK(Words("V=<Specify path to file>/gpt2-vocab.json\ntorchrun pretrain_gpt.py --vocab-file $V --fp16\n") ==
+        "torchrun|pretrain_gpt.py|--vocab-file|<Specify_path_to_file>/gpt2-vocab.json|--fp16");
+  CHECK(Words("torchrun pretrain_gpt.py --x 1 < in.txt > out.log\n") == "torchrun|pretrain_gpt.py|--x|1");
+  CHECK(Words("torchrun pretrain_gpt.py --x 1 <in.txt >out.log 2>&1\n") == "torchrun|pretrain_gpt.py|--x|1");
+}
+
+// A Slurm batch script's header sets what Slurm sets for the job: $SLURM_JOB_NUM_NODES and $SLURM_NNODES
+// (AWS's Megatron-LM jobs: torchrun --nnodes $SLURM_JOB_NUM_NODES); a range sets nothing.
+TEST_CASE("#SBATCH --nodes sets the job's node count as Slurm does", "[launch_script]") {
+  const RenderedLaunch r = RenderOk(
+      "#!/bin/bash\n#SBATCH --nodes=2  # two p4d\n#SBATCH --exclusive\n"
+      "srun torchrun --nnodes $SLURM_JOB_NUM_NODES --nproc_per_node 8 pretrain_gpt.py\n");
+  CHECK(absl::StrJoin(r.words, "|") == "srun|torchrun|--nnodes|2|--nproc_per_node|8|pretrain_gpt.py");
+  CHECK(r.sbatch_nodes == 2);
+  CHECK(r.sbatch_line == 2);
+  CHECK(RenderOk("#SBATCH -N 4\nsrun python pretrain_gpt.py --n $SLURM_NNODES\n").words.back() == "4");
+  CHECK(RenderOk("#SBATCH --nodes=2-4\nsrun python pretrain_gpt.py\n").sbatch_nodes == 0);
+}
+
 TEST_CASE("what a shell refuses is refused with the line; hostile scripts are bounded", "[launch_script]") {
   auto error = [](const std::string& script) {
     absl::StatusOr<RenderedLaunch> r = RenderLaunchScript(script, "run.sh");

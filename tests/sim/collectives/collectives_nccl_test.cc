@@ -2,6 +2,7 @@
 // all-reduce bus bandwidths NVIDIA published at GTC 2024 ("NCCL Tests Allreduce Bus Bandwidth")
 // reproduced within 5% at 1 GiB with the presets, the latency-bound small-message end, the protocol
 // closed forms, and Cluster.ideal restoring line rate.
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -153,21 +154,25 @@ TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[coll
   CHECK(r.shape.launch_latency == 0);
 }
 
-// NVLS against published H100 runs: NVIDIA/nccl#1455 (8 x H100-SXM, `NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G
-// -g N`) measured busbw 420, 440, 460 and 480 GB/s on 5, 6, 7 and 8 GPUs (algbw 258-273 GB/s). hetsim's NVLS
-// (NVLink4's ring efficiency x NCCL's 5/6) gives algbw 307.8 GB/s at every N: 12-17% above, the known error
-// of the uncalibrated model (docs/network.md, "What it reaches, measured"), and it shrinks as N grows as the
-// measurement's does not quite. A change that moves NVLS pricing moves these bounds on purpose.
+// NVLS against published H100 runs: NVIDIA/nccl#1455 (https://github.com/NVIDIA/nccl/issues/1455, 8 x H100-SXM,
+// `NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G -g N`) measured busbw 420, 440, 460 and 480 GB/s on 5, 6, 7 and 8
+// GPUs: algbw 262-274 GB/s, rising with N. hetsim's NVLS (NVLink4's ring efficiency x NCCL's 5/6, each link
+// carrying (n+1)/n S each way) gives algbw 307.8 x n/(n+1) GB/s: 256.5, 263.8, 269.3, 273.6, within 2.3% at
+// every N (it was 307.8 at every N, 12-17% fast, before the issuer's own segment was counted on its link).
+// Nothing here is fitted: the presets and NCCL's 5/6. A change that moves NVLS pricing moves these bounds.
 TEST_CASE("nccl: NVLS all-reduce against NVIDIA/nccl#1455's H100 runs at 5-8 GPUs", "[collectives][nccl][nvls]") {
   const std::vector<std::pair<int, double>> measured_busbw = {{5, 420}, {6, 440}, {7, 460}, {8, 480}};
+  double previous_algbw = 0;
   for (const auto& [gpus, busbw] : measured_busbw) {
     INFO(gpus << " GPUs");
     v1::Cluster c = NcclTestCluster("H100-SXM", gpus, "NVSWITCH", 3600, 1, 8, 400, "INFINIBAND");
     c.mutable_node_types(0)->set_nvlink_sharp(true);
     const CollectiveResult r = AllReduce(c, 2 * kGiB, CollectiveAlgorithm::kNvls);
     const double error = r.busbw_bytes_per_s / 1e9 / busbw - 1;
-    CHECK(error > 0.10);
-    CHECK(error < 0.18);
+    CHECK(std::abs(error) < 0.025);
+    // The algorithm bandwidth rises with the GPU count, as measured.
+    CHECK(r.algbw_bytes_per_s > previous_algbw);
+    previous_algbw = r.algbw_bytes_per_s;
   }
 }
 

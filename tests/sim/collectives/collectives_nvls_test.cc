@@ -1,6 +1,8 @@
-// NVLink SHARP (CollectiveAlgorithm::kNvls) against its closed forms: in an all-reduce each GPU sends S
-// to the NVSwitch and receives the sum, both at once on its full-duplex link, at 5/6 of the link rate B
-// a ring reaches (NCCL's tuning model), so time = a + S / (5/6 B); an all-gather or reduce-scatter moves
+// NVLink SHARP (CollectiveAlgorithm::kNvls) against its closed forms: in an all-reduce each GPU's link to
+// the NVSwitch carries (n+1)/n S each way (the switch reads every GPU's share of each segment, the
+// issuer's own included, and multicasts each sum to every GPU), both at once on the full-duplex link, at
+// 5/6 of the link rate B a ring reaches (NCCL's tuning model), so time = a + (n+1)/n S / (5/6 B); an
+// all-gather or reduce-scatter moves
 // (n-1)/n S through each GPU's link in one step: a + (n-1)/n S / (5/6 B). A node type's
 // nvls_bandwidth_efficiency replaces 5/6 of the ring's rate by its own share of the line rate.
 #include <catch2/catch.hpp>
@@ -37,7 +39,7 @@ absl::StatusOr<CollectiveResult> NvlsAllReduce(const topology::Topology& topo, i
   return NvlsCollective(topo, CollectiveOp::kAllReduce, n, bytes, algo);
 }
 
-TEST_CASE("nvls all-reduce: a + S/(5/6 B), busbw 2(n-1)/n 5/6 B", "[collectives][nvls]") {
+TEST_CASE("nvls all-reduce: a + (n+1)/n S/(5/6 B), busbw 2(n-1)/(n+1) 5/6 B", "[collectives][nvls]") {
   const auto topo = *hetsim::testing::BuildTopology(NvlsNode(true));
   const double B = GbpsToBytesPerSecond(3600);  // H100Island: 450 GB/s per GPU per direction
   const double a = 1e-6;                        // GPU to GPU through the NVSwitch
@@ -46,11 +48,12 @@ TEST_CASE("nvls all-reduce: a + S/(5/6 B), busbw 2(n-1)/n 5/6 B", "[collectives]
     const auto r = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kNvls);
     INFO(r.status().message());
     REQUIRE(r.ok());
-    const double expected = a + std::ceil(bytes * 6.0 / 5.0) / B;
+    const double expected = a + std::ceil(bytes * (n + 1.0) / n * 6.0 / 5.0) / B;
     CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
     CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
     CHECK(r->busbw_bytes_per_s == Approx(2.0 * (n - 1) / n * bytes / expected).epsilon(1e-3));
-    // Ring's per-GPU traffic is 2(n-1)/n S each way: NVLS is 5/6 of that factor faster on bandwidth.
+    // Ring's per-GPU traffic is 2(n-1)/n S each way: NVLS is 5/6 x 2(n-1)/(n+1) faster on bandwidth (slower
+    // at n = 2).
     const auto ring = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kRing);
     REQUIRE(ring.ok());
     CHECK(TimeToSeconds(ring->time) == Approx(RingAllReduceSeconds(n, bytes, B, a)).epsilon(1e-3));
@@ -148,8 +151,10 @@ TEST_CASE("nvls: a node type's own NVLS efficiency, apart from its rings'", "[co
   const auto two = NvlsAllReduce(topo, 8, 2 * kGiB, CollectiveAlgorithm::kNvls);
   REQUIRE(one.ok());
   REQUIRE(two.ok());
-  CHECK(TimeToSeconds(two->time - one->time) == Approx(kGiB / (0.6 * line)).epsilon(1e-3));
-  CHECK(two->estimates.at(0).seconds - one->estimates.at(0).seconds == Approx(kGiB / (0.6 * line)).epsilon(1e-3));
+  // Each link carries (n+1)/n = 9/8 of the buffer each way.
+  CHECK(TimeToSeconds(two->time - one->time) == Approx(9.0 / 8.0 * kGiB / (0.6 * line)).epsilon(1e-3));
+  CHECK(two->estimates.at(0).seconds - one->estimates.at(0).seconds ==
+        Approx(9.0 / 8.0 * kGiB / (0.6 * line)).epsilon(1e-3));
 }
 
 }  // namespace

@@ -1,0 +1,1 @@
+deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --kd --num-layers-teacher 24 --hidden-size-teacher 2048 --num-attention-heads-teacher 16

@@ -1,0 +1,1 @@
+deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --num-experts 4 4 8 8 --moe-expert-parallel-size 4 --mlp-type residual
