@@ -193,43 +193,83 @@ size_t StageHolding(const std::vector<SearchedStage>& stages, int layer) {
 }
 
 // One layer range's all-reduce over the stages that hold it (ZeRO-1/2: its reduce-scatter and the
-// all-gather of its parameters, priced as an all-reduce of their mean, as for one pipeline's stage).
+// all-gather of its parameters, priced as an all-reduce of their mean, as for one pipeline's stage);
+// or, `tied`, the tied embedding's all-reduce over every pipeline's first and last stage.
 struct RangeRing {
-  int first = 0, end = 0;        // its layers
-  int zero_stage = 0;            // its holders'
-  std::vector<size_t> stage_of;  // per pipeline, its stage holding the range
-  Time ready = 0;                // its last holder's last backward
-  Time ring = 0;                 // alone (MixedRingTime)
-  MixedRing parts;               // its bytes, latency and links (MixedRingOf)
+  int first = 0, end = 0;  // its layers
+  bool tied = false;
+  int zero_stage = 0;                              // its holders'
+  std::vector<std::pair<size_t, size_t>> holders;  // (pipeline, stage), one per pipeline (tied: up to two)
+  Time ready = 0;                                  // its last holder's last backward
+  Time ring = 0;                                   // alone (MixedRingTime)
+  MixedRing parts;                                 // its bytes, latency and links (MixedRingOf)
+
+  bool Holds(size_t p, size_t i) const {
+    return std::find(holders.begin(), holders.end(), std::make_pair(p, i)) != holders.end();
+  }
 };
 
-RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, bool grad_reduce_in_fp32,
-                      const std::vector<PricedPipeline>& pipelines, int first, int end) {
-  RangeRing out;
-  out.first = first;
-  out.end = end;
-  std::vector<SearchedGroup> holders;
-  int finest = 1;
-  for (const PricedPipeline& pipe : pipelines) {
-    const size_t i = StageHolding(*pipe.stages, first);
+// `out.holders`' groups on `cluster` with their readiness and zero stage into `out`; `finest` their
+// finest TP.
+std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::vector<PricedPipeline>& pipelines,
+                                        RangeRing& out, int& finest) {
+  std::vector<SearchedGroup> groups;
+  finest = 1;
+  for (const auto& [p, i] : out.holders) {
+    const PricedPipeline& pipe = pipelines[p];
     const SearchedStage& s = (*pipe.stages)[i];
-    SearchedGroup& g = holders.emplace_back();
+    SearchedGroup& g = groups.emplace_back();
     g.island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
     g.shape = s.shape;
     g.tensor_parallel = s.option.config.tensor_parallel;
     g.data_parallel = s.option.config.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
-    out.stage_of.push_back(i);
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
     out.zero_stage = s.option.config.zero_stage;
   }
-  int64_t bytes = workload::DenseGradSyncBytes(model, first, end - first, finest, grad_reduce_in_fp32);
+  return groups;
+}
+
+// Prices `out`'s ring of `bytes` per GPU over its holders' `groups`.
+void PriceRing(const ClusterModel& cluster, std::vector<SearchedGroup>& groups, int64_t bytes, RangeRing& out) {
+  for (SearchedGroup& g : groups) g.option.grad_sync_bytes = bytes;
+  out.ring = MixedRingTime(cluster, groups);
+  out.parts = MixedRingOf(cluster, groups);
+}
+
+RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, const RangeOptions& options,
+                      const std::vector<PricedPipeline>& pipelines, int first, int end) {
+  RangeRing out;
+  out.first = first;
+  out.end = end;
+  for (size_t p = 0; p < pipelines.size(); ++p) out.holders.emplace_back(p, StageHolding(*pipelines[p].stages, first));
+  int finest = 1;
+  std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
+  const bool fp32 = options.grad_reduce_in_fp32;
+  int64_t bytes = options.tied_embedding_grad_sync
+                      ? workload::RangeGradSyncBytesWithoutTied(model, first, end - first, finest, fp32)
+                      : workload::DenseGradSyncBytes(model, first, end - first, finest, fp32);
   if (out.zero_stage == 1 || out.zero_stage == 2) {
     bytes = (bytes + workload::DenseGradSyncBytes(model, first, end - first, finest, false)) / 2;
   }
-  for (SearchedGroup& g : holders) g.option.grad_sync_bytes = bytes;
-  out.ring = MixedRingTime(cluster, holders);
-  out.parts = MixedRingOf(cluster, holders);
+  PriceRing(cluster, groups, bytes, out);
+  return out;
+}
+
+// Plan.tied_embedding_grad_sync: the tied matrix's ring over the first and the last stage of every
+// pipeline (a 1-stage pipeline's stage once), as the simulator's tied group (layer_range_sync.h).
+RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& cluster, const RangeOptions& options,
+                     const std::vector<PricedPipeline>& pipelines) {
+  RangeRing out;
+  out.end = model.num_layers();
+  out.tied = true;
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    out.holders.emplace_back(p, 0);
+    if (const size_t last = pipelines[p].stages->size() - 1; last > 0) out.holders.emplace_back(p, last);
+  }
+  int finest = 1;
+  std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
+  PriceRing(cluster, groups, workload::TiedGradSyncBytes(model, finest, options.grad_reduce_in_fp32), out);
   return out;
 }
 
@@ -244,8 +284,9 @@ SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_
   const double steps = 2.0 * (m.replicas - 1);
   flow.bytes = steps * m.bytes / m.replicas;
   flow.latency = SecondsToTime(steps * TimeToSeconds(m.latency));
-  for (size_t p = 0; p < ring.stage_of.size(); ++p) {
-    flow.links.emplace_back(first_stage_key[p] + static_cast<int>(ring.stage_of[p]), m.nic_bytes_per_s[p]);
+  for (size_t k = 0; k < ring.holders.size(); ++k) {
+    const auto [p, i] = ring.holders[k];
+    flow.links.emplace_back(first_stage_key[p] + static_cast<int>(i), m.nic_bytes_per_s[k]);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * islands + pair.second), rate);
@@ -259,7 +300,7 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
                                   size_t i, int tp, int zero_stage, bool grad_reduce_in_fp32) {
   workload::StageMemory out;
   for (const RangeRing& r : rings) {
-    if (r.stage_of[p] != i) continue;
+    if (r.tied || !r.Holds(p, i)) continue;  // the plan check refuses ZeRO with the tied sync
     const workload::StageMemory m =
         workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp),
                                          model.dtype(), zero_stage, std::max(1, r.parts.replicas), grad_reduce_in_fp32);
@@ -298,7 +339,8 @@ std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
 }  // namespace
 
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
-                                  bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines) {
+                                  const RangeOptions& options, const std::vector<PricedPipeline>& pipelines) {
+  const bool grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   std::vector<int> cuts = {0, model.num_layers()};
   for (const PricedPipeline& p : pipelines) {
     for (const SearchedStage& s : *p.stages) cuts.push_back(s.first_layer);
@@ -314,7 +356,11 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
   out.ranges = static_cast<int>(cuts.size()) - 1;
   std::vector<RangeRing> rings;
   for (size_t r = 0; r + 1 < cuts.size(); ++r) {
-    rings.push_back(RangeRingOf(model, cluster, grad_reduce_in_fp32, pipelines, cuts[r], cuts[r + 1]));
+    rings.push_back(RangeRingOf(model, cluster, options, pipelines, cuts[r], cuts[r + 1]));
+    out.slowest_ring = std::max(out.slowest_ring, rings.back().ring);
+  }
+  if (options.tied_embedding_grad_sync && workload::TiedGradSyncBytes(model, 1, false) > 0) {
+    rings.push_back(TiedRingOf(model, cluster, options, pipelines));
     out.slowest_ring = std::max(out.slowest_ring, rings.back().ring);
   }
   // The ranges run at once where their times overlap, sharing the links they have in common: a stage's
@@ -330,10 +376,7 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
   for (const RangeRing& ring : rings) flows.push_back(RangeFlow(ring, first_stage_key, cluster.num_islands()));
   const std::vector<Time> done = ShareLinks(flows);
   for (size_t r = 0; r < rings.size(); ++r) {
-    for (size_t p = 0; p < pipelines.size(); ++p) {
-      Time& end = reduced[p][rings[r].stage_of[p]];
-      end = std::max(end, done[r]);
-    }
+    for (const auto& [p, i] : rings[r].holders) reduced[p][i] = std::max(reduced[p][i], done[r]);
   }
   out.grad_sync.resize(pipelines.size());
   out.state_delta.resize(pipelines.size());
@@ -392,6 +435,8 @@ namespace {
 
 // The most copies of one type's pipeline the family tries.
 constexpr int kMaxCopiesPerType = 16;
+// MixMicroBatchSizes prices at most this many choices of one micro-batch size per GPU type.
+constexpr double kMaxSizeMixes = 64;
 // Copies are searched only when one pipeline per type prices within this factor of the plan to beat:
 // on the lab cluster they gained 2.8% over it (2072.5 -> 2013.5 ms), and each type's throughput at most
 // 30% (docs/heterogeneous.md), while their DP runs cost +88% of the planner on the 512-GPU example,
@@ -438,6 +483,17 @@ double SamplesPerS(const std::vector<PipelineOfType>& copies) {
   return rate;
 }
 
+// `c`'s layer ranges priced over its pipelines (their predictions at their shares): each pipeline's
+// stages' grad_sync, memory and end, and the iteration.
+void PriceRanges(const PipelinesContext& ctx, PipelinesCandidate& c) {
+  const LayerRangesPrice price = PriceLayerRanges(
+      *ctx.model, *ctx.cluster_model, {.grad_reduce_in_fp32 = ctx.options.grad_reduce_in_fp32}, PricedPipelinesOf(c));
+  for (size_t p = 0; p < c.pipelines.size(); ++p) ApplyLayerRanges(price, p, c.pipelines[p].prediction);
+  c.ranges = price.ranges;
+  c.slowest_ring = price.slowest_ring;
+  c.iteration = price.iteration;
+}
+
 // The plan of `pipes` (each planned at its first share): the batch split by their predicted throughputs,
 // each predicted again at its final share, the layer ranges priced.
 std::optional<PipelinesCandidate> SplitAndPrice(const PipelinesContext& ctx, std::vector<PipelineOfType> pipes) {
@@ -459,12 +515,7 @@ std::optional<PipelinesCandidate> SplitAndPrice(const PipelinesContext& ctx, std
     if (shares[p] != first && !PredictAtShare(*ctx.model, ctx, pipes[p])) return std::nullopt;
   }
   c.pipelines = std::move(pipes);
-  const LayerRangesPrice price =
-      PriceLayerRanges(*ctx.model, *ctx.cluster_model, ctx.options.grad_reduce_in_fp32, PricedPipelinesOf(c));
-  for (size_t p = 0; p < c.pipelines.size(); ++p) ApplyLayerRanges(price, p, c.pipelines[p].prediction);
-  c.ranges = price.ranges;
-  c.slowest_ring = price.slowest_ring;
-  c.iteration = price.iteration;
+  PriceRanges(ctx, c);
   return c;
 }
 
@@ -533,7 +584,6 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
 
 std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx,
                                                      const std::vector<PipelinesCandidate>& by_size) {
-  // Per GPU type, the candidate whose pipelines of that type have the most samples per second.
   std::vector<std::string> types;
   for (const PipelinesCandidate& c : by_size) {
     for (const PipelineOfType& p : c.pipelines) {
@@ -547,20 +597,54 @@ std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx
     }
     return out;
   };
-  std::vector<PipelineOfType> mixed;
-  std::vector<size_t> chosen;
-  for (const std::string& type : types) {
-    size_t best = 0;
-    for (size_t i = 1; i < by_size.size(); ++i) {
-      if (SamplesPerS(of_type(by_size[i], type)) > SamplesPerS(of_type(by_size[best], type))) best = i;
+  // Per type, its sizes (indices into by_size) by samples per second, fastest first, cut to the
+  // `keep` fastest so that keep^types choices stay within kMaxSizeMixes.
+  int keep = static_cast<int>(by_size.size());
+  while (keep > 1 && std::pow(keep, static_cast<double>(types.size())) > kMaxSizeMixes) --keep;
+  std::vector<std::vector<size_t>> sizes(types.size());
+  for (size_t t = 0; t < types.size(); ++t) {
+    for (size_t i = 0; i < by_size.size(); ++i) sizes[t].push_back(i);
+    std::stable_sort(sizes[t].begin(), sizes[t].end(), [&](size_t a, size_t b) {
+      return SamplesPerS(of_type(by_size[a], types[t])) > SamplesPerS(of_type(by_size[b], types[t]));
+    });
+    sizes[t].resize(keep);
+  }
+  // Every choice of one size per type (an odometer over `pick`) whose sizes differ, split and priced.
+  std::optional<PipelinesCandidate> best;
+  std::vector<size_t> pick(types.size(), 0);
+  for (bool more = !types.empty(); more;) {
+    bool mixed_sizes = false;
+    std::vector<PipelineOfType> mixed;
+    for (size_t t = 0; t < types.size(); ++t) {
+      mixed_sizes = mixed_sizes || sizes[t][pick[t]] != sizes[0][pick[0]];
+      for (PipelineOfType& p : of_type(by_size[sizes[t][pick[t]]], types[t])) mixed.push_back(std::move(p));
     }
-    chosen.push_back(best);
-    for (PipelineOfType& p : of_type(by_size[best], type)) mixed.push_back(std::move(p));
+    if (mixed_sizes) {
+      std::optional<PipelinesCandidate> c = SplitAndPrice(ctx, std::move(mixed));  // no DP run of its own
+      if (c && (!best || c->iteration < best->iteration)) best = std::move(c);
+    }
+    more = false;
+    for (size_t t = 0; t < types.size() && !more; ++t) {
+      more = ++pick[t] < sizes[t].size();
+      if (!more) pick[t] = 0;
+    }
   }
-  if (chosen.empty() || std::all_of(chosen.begin(), chosen.end(), [&](size_t i) { return i == chosen.front(); })) {
-    return std::nullopt;  // one size is every type's best: nothing to mix
+  return best;
+}
+
+std::optional<PipelinesCandidate> WithZeroOne(const PipelinesContext& ctx, PipelinesCandidate c) {
+  if (c.zero_stage != 0) return std::nullopt;
+  for (PipelineOfType& p : c.pipelines) {
+    for (SearchedStage& s : p.candidate.stages) {
+      if (s.option.config.zero_stage != 0 || !s.groups.empty()) return std::nullopt;
+      s.option.config.zero_stage = 1;
+    }
   }
-  return SplitAndPrice(ctx, std::move(mixed));  // no DP run of its own: the search stays the sizes'
+  // The predictions' peaks are the stages' own pricing (without ZeRO the ranges change no state): the
+  // ranges now shard each stage's states, less memory, so the plan still fits.
+  PriceRanges(ctx, c);
+  c.zero_stage = 1;
+  return c;
 }
 
 absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape) {

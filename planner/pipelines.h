@@ -7,8 +7,9 @@
 // again at its final share, same stages). The plan's iteration adds the gradient all-reduce of every layer range over
 // the stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h runs
 // them): a range starts when its last holder has run its last backward, its ring is priced as a mixed stage's
-// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO, bucketed or overlapped
-// reduction and replica groups are left out (the simulator refuses them with pipelines, proto/validate_pipelines.h).
+// (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO-1 per range is tried on
+// the family's best plan (WithZeroOne); ZeRO-2/3, bucketed or overlapped reduction and replica groups are left
+// out (the simulator refuses the last ones with pipelines, proto/validate_pipelines.h).
 // MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
@@ -83,13 +84,15 @@ struct PipelinesCandidate {
   SearchStats search;             // every pass's DP runs
   // When some type runs several copies: the iteration priced with one pipeline per type (none fitted: 0).
   std::optional<Time> one_per_type;
+  int zero_stage = 0;             // every stage's: 1 when the distributed optimizer per range won (WithZeroOne)
+  std::optional<Time> zero_free;  // with zero_stage 1: the iteration of the same plan without it
 };
 
 struct PipelinesContext {
   const workload::ModelCost* model;
   const spec::ClusterSpec* cluster;
   const ClusterModel* cluster_model;  // of `cluster`
-  ProfilerOptions options;            // the framework's settings (ZeRO is not searched)
+  ProfilerOptions options;            // the framework's settings (the DP runs price no ZeRO)
   uint64_t global_batch_size;
   uint64_t micro_batch_size;
   double epsilon;
@@ -111,13 +114,24 @@ struct PipelinesContext {
 // prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
 
-// A micro-batch size per GPU type: from the family's plans at several sizes (`by_size`, each
-// PlanPipelinesOfTypes at its ctx), each type's pipelines from the plan where they have the most
-// samples per second, the batch split again by throughput in whole micro-batches of each pipeline's
-// own size (ThroughputSharesOfSizes) and the layer ranges priced; nullopt when one size is every type's
-// best or the sizes cannot split the batch. `ctx`: any of theirs (its micro-batch size unused).
+// A micro-batch size per GPU type, searched jointly with the split: from the family's plans at
+// several sizes (`by_size`, each PlanPipelinesOfTypes at its ctx), every choice of one size per type
+// (that type's pipelines from the plan at that size) whose sizes differ, the batch split again by
+// throughput in whole micro-batches of each pipeline's own size (ThroughputSharesOfSizes) and the
+// layer ranges priced; the fastest by priced iteration. No DP run of its own. Each type's sizes are cut
+// to its fastest (by samples per second) so that at most 64 choices are priced. nullopt when `by_size`
+// has one size or no choice splits the batch. `ctx`: any of theirs (its micro-batch size unused).
 std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx,
                                                      const std::vector<PipelinesCandidate>& by_size);
+
+// `c` (priced without ZeRO) with every stage at ZeRO stage 1, Megatron's distributed optimizer per
+// layer range as the simulator runs it (sim/executor/layer_range_sync.h): the same stages and shares,
+// the ranges priced again (each reduce-scatters and all-gathers over its ring, each stage's states
+// and optimizer step shard per range over the range's GPUs, PriceLayerRanges); no DP run. nullopt
+// when `c` cannot take it (a stage whose options are not its own ZeRO-free pricing). ZeRO-2 moves
+// the same bytes and steps the same shards: it only saves memory, which a plan that fits without
+// ZeRO does not need, so it is not tried.
+std::optional<PipelinesCandidate> WithZeroOne(const PipelinesContext& ctx, PipelinesCandidate c);
 
 // The plan's pipelines (named "<gpu type>", stages placed on their islands) in `shape`'s settings.
 absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, const spec::PlanSpec& shape);
@@ -143,6 +157,14 @@ struct LayerRangesPrice {
   std::vector<Time> end;  // per pipeline: its last stage's end
 };
 
+struct RangeOptions {
+  bool grad_reduce_in_fp32 = false;
+  // Plan.tied_embedding_grad_sync: the tied embedding's matrix all-reduces in a ring of its own over
+  // every pipeline's first and last stage (a 1-stage pipeline's once), ready when they all have run
+  // their last backward; the ranges holding the embedding or the head reduce without it.
+  bool tied_embedding_grad_sync = false;
+};
+
 // Every layer range's all-reduce over the stages that hold it, on `cluster` (the whole cluster): a
 // range starts when its last holder has run its last backward, its ring priced as a mixed stage's
 // (MixedRingOf), the ranges whose times overlap sharing the links they have in common (each holding
@@ -151,7 +173,7 @@ struct LayerRangesPrice {
 // gradients and all-gathers its parameters over the ring (priced as one all-reduce of their mean), and
 // a stage's states and step shard per range over the range's GPUs.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
-                                  bool grad_reduce_in_fp32, const std::vector<PricedPipeline>& pipelines);
+                                  const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
 
 // Pipeline `p`'s prediction with its stages' grad_sync and its iteration (its end) from `price`.
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction);

@@ -8,6 +8,7 @@
 #include "planner/mixed_replicas.h"
 #include "planner/pipelines.h"
 #include "sim/pipeline/schedule.h"
+#include "sim/workload/stage_cost.h"
 
 namespace hetsim::planner {
 
@@ -147,6 +148,29 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
 
 namespace {
 
+// Plan.tied_embedding_grad_sync on a pipeline of a tied model: GPU k of the first stage all-reduces
+// its vocabulary shard's gradients (V h / TP of the first stage, in the gradients' type) with GPU k of
+// the last, every pair at once (sim/executor/setup.cc, AddTiedEmbeddingSync): a two-GPU ring moves the
+// shard once each way in two steps, so the pairs' bytes cross from the first stage's mesh to the last's
+// as a boundary transfer does, plus a second step's latency. 0 otherwise (and for mixed stages, whose
+// pairs the planner does not place).
+Time TiedSyncTime(const Profiler& profiler, const spec::PlanSpec& plan, const std::vector<SearchedStage>& stages) {
+  const workload::ModelCost& model = profiler.model();
+  if (!plan.tied_embedding_grad_sync || stages.size() < 2) return 0;
+  const SearchedStage& first = stages.front();
+  const SearchedStage& last = stages.back();
+  if (!first.groups.empty() || !last.groups.empty()) return 0;
+  const bool fp32 = plan.grad_reduce_in_fp32 && model.dtype() != spec::DType::kFp16;
+  const int64_t bytes = workload::TiedGradSyncBytes(model, first.option.config.tensor_parallel, fp32);
+  const int pairs = std::min(first.shape.gpus(), last.shape.gpus());
+  if (bytes <= 0 || pairs <= 0) return 0;
+  const PlacedMesh sender{first.shape, static_cast<int>(plan.stages.front().mesh.first_node)};
+  const PlacedMesh receiver{last.shape, static_cast<int>(plan.stages.back().mesh.first_node)};
+  const ClusterModel& cluster = profiler.cluster();
+  return cluster.PlacedBoundaryTime(first.island, last.island, static_cast<double>(bytes) * pairs, sender, receiver) +
+         cluster.BoundaryLink(first.island, last.island).latency;
+}
+
 // Predict with the plan's schedule and explicit warm-up counts over its priced `stages`.
 absl::StatusOr<Prediction> PredictStagesOfPlan(const Profiler& profiler, const spec::PlanSpec& plan,
                                                const std::vector<SearchedStage>& stages) {
@@ -158,7 +182,8 @@ absl::StatusOr<Prediction> PredictStagesOfPlan(const Profiler& profiler, const s
   }
   if (!any) warmups.clear();
   return Predict(profiler.cluster(), stages, plan.microbatches, plan.schedule, plan.h1f1b_epsilon, warmups,
-                 WorkOf(profiler.model(), plan.global_batch_size), plan.virtual_stages);
+                 WorkOf(profiler.model(), plan.global_batch_size), plan.virtual_stages,
+                 TiedSyncTime(profiler, plan, stages));
 }
 
 }  // namespace
@@ -179,6 +204,7 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     // Pipeline p as a plan of its own, as the simulator sets it up (proto::PipelinePlan).
     spec::PlanSpec one = plan;
     one.pipelines.clear();
+    one.tied_embedding_grad_sync = false;  // the pipelines' tied ring (PriceLayerRanges) replaces each one's
     one.stages = plan.pipelines[p].stages;
     one.global_batch_size = plan.pipelines[p].batch_share;
     if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
@@ -188,7 +214,10 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
     priced.push_back({&cluster, &stages[p], &predictions[p]});
   }
-  const LayerRangesPrice price = PriceLayerRanges(model, cluster, plan.grad_reduce_in_fp32, priced);
+  const LayerRangesPrice price = PriceLayerRanges(
+      model, cluster,
+      {.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32, .tied_embedding_grad_sync = plan.tied_embedding_grad_sync},
+      priced);
   for (size_t p = 0; p < n; ++p) ApplyLayerRanges(price, p, predictions[p]);
   return CombinePipelines(priced, price.iteration, WorkOf(model, plan.global_batch_size));
 }

@@ -430,6 +430,15 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
     std::optional<PipelinesCandidate> mixed = MixMicroBatchSizes(*any, by_size);
     if (mixed && mixed->iteration < best->iteration) best = std::move(mixed);
   }
+  // The distributed optimizer per layer range, kept when it prices faster (its step over each range's
+  // shard; the request's ZeRO search off: not tried).
+  if (best && any && any->options.search_zero) {
+    std::optional<PipelinesCandidate> zero = WithZeroOne(*any, *best);
+    if (zero && zero->iteration < best->iteration) {
+      zero->zero_free = best->iteration;
+      best = std::move(zero);
+    }
+  }
   return best;
 }
 
@@ -465,7 +474,12 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
                                     samples, ideal,
                                     mixed_sizes ? absl::StrCat(", micro-batch ", first.micro_batch_size) : ""));
   }
-  return absl::StrJoin(parts, "; ");
+  std::string out = absl::StrJoin(parts, "; ");
+  if (c.zero_stage > 0 && c.zero_free) {
+    absl::StrAppendFormat(&out, "; ZeRO-%d per layer range, %.3f ms without", c.zero_stage,
+                          TimeToMilliseconds(*c.zero_free));
+  }
+  return out;
 }
 
 // Which candidate families were compared on a mixed cluster, their predicted iterations, and by how much

@@ -110,7 +110,7 @@ pl::StageLoad LoadOf(const ClusterModel& cluster, const SearchedStage& s, int64_
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages) {
+                                   int virtual_stages, Time tied_sync) {
   Prediction p;
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());
@@ -144,7 +144,14 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
-  // Each stage, its gradient synchronization after its last backward, and the figures.
+  // Each stage, its gradient synchronization after its last backward (the first and the last stage
+  // after the tied all-reduce they share), and the figures.
+  const auto last_backward_end = [&](int i) {
+    const pl::NodeId last = dag.stage_compute_order()[i].back();
+    return lp.earliest_start[last] + durations[last];
+  };
+  const bool tied = S > 1 && tied_sync > 0;
+  const Time tied_end = tied ? std::max(last_backward_end(0), last_backward_end(S - 1)) + tied_sync : 0;
   pl::IterationFigures figures;
   figures.work = work;
   figures.span = p.pipeline;
@@ -152,8 +159,8 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     const SearchedStage& s = stages[i];
     StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
-    const pl::NodeId last = dag.stage_compute_order()[i].back();
-    sp.last_backward_end = lp.earliest_start[last] + durations[last];
+    sp.last_backward_end = last_backward_end(i);
+    if (tied && (i == 0 || i == S - 1)) sp.grad_sync += tied_end - sp.last_backward_end;
     p.iteration = std::max(p.iteration, sp.last_backward_end + sp.grad_sync);
     figures.stages.push_back(LoadOf(cluster, s, microbatches));
     p.stages.push_back(sp);

@@ -67,11 +67,13 @@ struct Prediction {
 // costs its share of its stage's priced times as priced alone (SearchedStage::chunks, from the plan
 // reader; 1/v without them) and holds that share of its activations (the largest chunk's for the
 // chunk-microbatches in flight); the boundary from the last stage back to the first is the last
-// stage's comm_out.
+// stage's comm_out. `tied_sync` (Plan.tied_embedding_grad_sync): the tied embedding's all-reduce
+// between the first and the last stage, which both wait for once both have run their last backward,
+// before their own gradient synchronisation (as the simulator's executor runs it).
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages = 1);
+                                   int virtual_stages = 1, Time tied_sync = 0);
 
 // Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
 pipeline::IterationWork WorkOf(const workload::ModelCost& model, uint64_t global_batch_size);

@@ -36,8 +36,10 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   // layers (sim/executor/layer_range_sync.h).
   if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
   if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
-  if (plan.tied_embedding_grad_sync()) {
-    p.Add("tied_embedding_grad_sync", "%s: the embedding and the head are ranges of their own%s", kPerRange, framework);
+  // tied_embedding_grad_sync is modelled: the tied matrix all-reduces over every pipeline's first and
+  // last stage (sim/executor/layer_range_sync.h), a 1-stage pipeline's stage holding one copy.
+  if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {
+    p.Add("tied_embedding_grad_sync", "needs a model with tied_embeddings (no tied copy to sync)");
   }
   if (ContextParallel(plan) > 1) p.Add("context_parallel", kPerRange);
   if (model.has_transformer() && model.transformer().num_experts() > 1) {
@@ -81,6 +83,12 @@ void CheckStages(Problems& p, const Plan& plan) {
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
       if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
       if (st.zero_stage() == 3) p.Add(at + "zero_stage", "3: %s (ZeRO-1 and 2 are)", kPerRange);
+      if ((st.zero_stage() == 1 || st.zero_stage() == 2) && plan.tied_embedding_grad_sync() && i == 0 && s == 0) {
+        p.Add(at + "zero_stage",
+              "%d with tied_embedding_grad_sync: not supported with pipelines (the tied embedding's states are not "
+              "sharded over its group)",
+              st.zero_stage());
+      }
       if (st.zero_stage() != 3 && st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
               "%d, but pipelines[0].stages[0] has %d: every stage of a plan of pipelines takes one zero_stage (a layer "
@@ -150,8 +158,10 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
   CheckStages(p, plan);
   HETSIM_RETURN_IF_ERROR(p.ToStatus());
   for (int i = 0; i < plan.pipelines_size(); ++i) {
-    HETSIM_RETURN_IF_ERROR(
-        ValidatePlan(PipelinePlan(plan, i), cluster, model, plan_file, absl::StrFormat("pipelines[%d].", i)));
+    // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.
+    Plan one = PipelinePlan(plan, i);
+    one.set_tied_embedding_grad_sync(false);
+    HETSIM_RETURN_IF_ERROR(ValidatePlan(one, cluster, model, plan_file, absl::StrFormat("pipelines[%d].", i)));
   }
   CheckDisjoint(p, plan);
   CheckShardSplits(p, plan, LayerCount(model));

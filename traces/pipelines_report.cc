@@ -73,6 +73,7 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
     v1::GradientGroupReport* r = out.add_gradient_groups();
     r->set_first_layer(g.first_layer);
     r->set_num_layers(g.num_layers);
+    r->set_tied_embedding(g.tied);
     for (const auto& h : g.holders) r->add_holders(absl::StrFormat("%s stage %d", pipelines[h.pipeline].name, h.stage));
     r->set_num_gpus(static_cast<uint32_t>(g.groups.empty() ? 0 : g.groups[0].size()));
     r->set_shards(g.shards);

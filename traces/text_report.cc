@@ -55,9 +55,11 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
   const bool zero = LayerRangeZeroStage(r) > 0;
   out += LayerRangeSyncTitle(r) + ":\n";
   for (const v1::GradientGroupReport& g : r.gradient_groups()) {
-    absl::StrAppendFormat(&out, "  layers %d-%d  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", g.first_layer(),
-                          g.first_layer() + g.num_layers() - 1, g.num_gpus(), g.shards(),
-                          static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
+    const std::string what =
+        g.tied_embedding() ? "tied embedding"
+                           : absl::StrFormat("layers %d-%d", g.first_layer(), g.first_layer() + g.num_layers() - 1);
+    absl::StrAppendFormat(&out, "  %s  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", what, g.num_gpus(),
+                          g.shards(), static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
     if (zero) {
       absl::StrAppendFormat(&out, ", gather %.2f MB per GPU %.3f-%.3f ms",
                             static_cast<double>(g.param_bytes_per_gpu()) / 1e6, g.param_gather_start_ms(),

@@ -158,7 +158,9 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     if (!setup.spec.plan.overlap_grad_reduce || !one_chunk) return finish;
     const spec::StageSpec& st = setup.spec.plan.stages[h.stage];
     const Time d = finish - sim_->now();
-    const int done = st.first_layer + st.num_layers - group.first_layer;  // layers run when it is ready
+    // The tied group waits for the head's backward on a stage without the embedding.
+    const int from = group.tied && st.first_layer > 0 ? group.first_layer + group.num_layers - 1 : group.first_layer;
+    const int done = st.first_layer + st.num_layers - from;  // layers run when it is ready
     return sim_->now() + d * done / st.num_layers;
   }
 
@@ -216,10 +218,39 @@ void AddRangeRecords(const std::vector<LayerRangeGroup>& groups, std::vector<Exe
   }
 }
 
+// Plan.tied_embedding_grad_sync on a model whose head shares the embedding's matrix (the plan check
+// refuses the switch on an untied model; a model without a tied head has nothing to sync).
+bool TiedSync(const ExecutionSetup& setup) {
+  return setup.spec.plan.tied_embedding_grad_sync && workload::TiedGradSyncBytes(*setup.model, 1, false) > 0;
+}
+
+// The tied embedding's group: the first and the last stage of every pipeline (a 1-stage pipeline's
+// one stage once), one shard group per shard of the finest TP among them.
+LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
+  LayerRangeGroup g;
+  g.tied = true;
+  g.num_layers = setups[0]->model->num_layers();
+  for (int p = 0; p < static_cast<int>(setups.size()); ++p) {
+    const int last = setups[p]->num_stages() - 1;
+    // A 1-stage pipeline's one stage holds both: one copy.
+    const std::vector<int> stages = last == 0 ? std::vector<int>{0} : std::vector<int>{0, last};
+    for (const int stage : stages) {
+      g.holders.push_back({p, stage});
+      g.shards = std::max(g.shards, setups[p]->stages[stage].layout.tensor_parallel);
+    }
+  }
+  g.groups = ShardGroups(setups, g.holders, g.shards);
+  g.bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, setups[0]->spec.plan.grad_reduce_in_fp32);
+  return g;
+}
+
 }  // namespace
 
 std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionSetup*>& setups) {
   HETSIM_CHECK(!setups.empty(), "no pipeline");
+  const workload::ModelCost& model = *setups[0]->model;
+  const bool fp32 = setups[0]->spec.plan.grad_reduce_in_fp32;
+  const bool tied = TiedSync(*setups[0]);
   std::set<int> cuts;
   for (const ExecutionSetup* setup : setups) {
     for (const spec::StageSpec& s : setup->spec.plan.stages) cuts.insert(s.first_layer + s.num_layers);
@@ -236,8 +267,8 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
       g.shards = std::max(g.shards, setups[p]->stages[stage].layout.tensor_parallel);
     }
     g.groups = ShardGroups(setups, g.holders, g.shards);
-    g.bytes = workload::DenseGradSyncBytes(*setups[0]->model, g.first_layer, g.num_layers, g.shards,
-                                           setups[0]->spec.plan.grad_reduce_in_fp32);
+    g.bytes = tied ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, fp32)
+                   : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, fp32);
     g.zero_stage = setups[0]->spec.plan.stages[g.holders[0].stage].zero_stage;
     // The parameters in the model's element type: the gradient bytes without fp32 reduction.
     if (g.zero_stage == 1 || g.zero_stage == 2) {
@@ -246,6 +277,7 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     out.push_back(std::move(g));
     first = end;
   }
+  if (tied) out.push_back(TiedGroup(setups));
   return out;
 }
 
@@ -274,6 +306,7 @@ void DropStageGradientSync(ExecutionSetup& setup) {
     st.bucket_ready.clear();
     st.param_gather.reset();
     st.early_param_gathers.clear();
+    st.tied_grad_sync_time = 0;
   }
   std::fill(setup.first_bucket.begin(), setup.first_bucket.end(), -1);
 }

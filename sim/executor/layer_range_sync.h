@@ -37,11 +37,16 @@ struct LayerRangeHolder {
   int stage = 0;
 };
 
-// The all-reduce of one layer range.
+// The all-reduce of one layer range; or, with `tied`, of the tied embedding's gradient.
 struct LayerRangeGroup {
   int first_layer = 0;
   int num_layers = 0;
-  std::vector<LayerRangeHolder> holders;  // one stage per pipeline, in pipeline order
+  // Plan.tied_embedding_grad_sync (Megatron's embedding group, over every pipeline): the V x h matrix
+  // that the embedding (first stage) and a tied head (last stage) share all-reduces over every stage
+  // that holds a copy, the first and the last of each pipeline (a 1-stage pipeline's once); layers
+  // 0 .. the head, and the ranges holding the embedding or the head reduce without it.
+  bool tied = false;
+  std::vector<LayerRangeHolder> holders;  // one stage per pipeline, in pipeline order (tied: up to two)
   int shards = 1;                         // the finest TP among the holders
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
@@ -60,6 +65,8 @@ struct LayerRangeGroup {
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and
 // their groups; setups[p] is pipeline p's. Bytes from the model's parameters (DenseGradSyncBytes).
+// With Plan.tied_embedding_grad_sync and a tied head, a last group `tied` (TiedGradSyncBytes) and the
+// ranges without the matrix (RangeGradSyncBytesWithoutTied).
 std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionSetup*>& setups);
 
 struct PipelinesSyncResult {
@@ -90,7 +97,7 @@ absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const Executi
                                                  collectives::RingSteps ring_steps);
 
 // Leaves the data-parallel reduction of a pipeline's stages to the ranges: its buckets and their
-// readiness cleared.
+// readiness cleared, and its own tied-embedding all-reduce (the ranges' tied group replaces it).
 void DropStageGradientSync(ExecutionSetup& setup);
 
 }  // namespace hetsim::executor

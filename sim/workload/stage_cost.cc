@@ -737,6 +737,26 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
   return RoundUpBytes(DenseParamsOfLayers(model, first, num, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }
 
+namespace {
+
+// The tied V x h matrix's parameters per GPU of a `tp`-way shard; 0 without a tied head.
+double TiedParamsPerGpu(const ModelCost& model, int tp) {
+  const LayerCost& head = model.layer(model.num_layers() - 1);
+  return head.tied_with_embedding ? static_cast<double>(head.tied_param_count) / tp : 0;
+}
+
+}  // namespace
+
+int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
+  const bool holds_copy = first == 0 || first + num == model.num_layers();
+  const double params = DenseParamsOfLayers(model, first, num, tp) - (holds_copy ? TiedParamsPerGpu(model, tp) : 0);
+  return RoundUpBytes(params * GradientBytes(model.dtype(), fp32_gradients));
+}
+
+int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients) {
+  return RoundUpBytes(TiedParamsPerGpu(model, tp) * GradientBytes(model.dtype(), fp32_gradients));
+}
+
 absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu,
                                            absl::string_view where) {
   if (absl::Status st = Validate(model, c, where); !st.ok()) return st;

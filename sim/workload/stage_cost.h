@@ -264,6 +264,13 @@ double DenseParamsOfLayers(const ModelCost& model, int first, int num, int tp);
 // data-parallel group: ComputeStageCost's grad_sync_bytes (a tied head without the embedding keeps its
 // copy), without the experts'. Pipelines of different shapes reduce per layer range with it.
 int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, bool fp32_gradients);
+// Plan.tied_embedding_grad_sync in a plan of pipelines: the tied embedding's gradient (the V x h matrix
+// the embedding and a tied head share) reduces in a group of its own over every stage holding a copy,
+// so a layer range holding the embedding or the head reduces without it (once: a range holding both
+// holds one copy). TiedGradSyncBytes: that group's bytes per GPU of a `tp`-way shard (V h / tp
+// gradients); 0 for a model without a tied head.
+int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients);
+int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients);
 
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020

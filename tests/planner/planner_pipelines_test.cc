@@ -248,6 +248,12 @@ TEST_CASE("pipelines: on the lab cluster HAPT proposes identical pipelines per G
   CHECK_THAT(notes, Catch::Contains("candidate families compared by predicted iteration: pipelines per GPU type"));
   CHECK_THAT(notes, Catch::Contains("one pipeline per GPU type"));
   CHECK_THAT(notes, Catch::Contains("the first wins by"));
+  // The distributed optimizer per range prices faster (measured 1934.0 ms against 1995.1 ms without):
+  // every stage at ZeRO-1, and the note says so.
+  CHECK_THAT(notes, Catch::Contains("ZeRO-1 per layer range"));
+  for (const spec::PipelineSpec& p : plan.pipelines) {
+    for (const spec::StageSpec& st : p.stages) CHECK(st.zero_stage == 1);
+  }
   // The written plan runs with `hetsim run` as it is, and the prediction agrees with the simulation.
   proto::PlanInputs inputs;
   inputs.cluster = in.cluster;
@@ -263,7 +269,7 @@ TEST_CASE("pipelines: on the lab cluster HAPT proposes identical pipelines per G
       TimeToSeconds(planned.outcome.prediction.iteration) / TimeToSeconds(sim->pipeline_sync.iteration_time) - 1;
   INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
                     << TimeToMilliseconds(sim->pipeline_sync.iteration_time) << " ms");
-  CHECK(std::abs(error) < 0.02);  // measured 0.03% (2013.5 against 2014.1 ms)
+  CHECK(std::abs(error) < 0.02);  // measured +0.05% with ZeRO-1 (1935.5 against 1934.6 ms in validate)
 }
 
 TEST_CASE("pipelines: with the micro-batch searched, one ZeRO-2 pipeline beats them on the lab cluster",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "planner/plan_reader.h"
 #include "proto/resolve.h"
 #include "service/driver/simulate.h"
@@ -208,6 +209,123 @@ TEST_CASE("plan reader: the plan's kernel switches priced as the simulator runs 
       CHECK(TimeToSeconds(predicted_extra) == Approx(TimeToSeconds(simulated_extra)).epsilon(0.02));
     }
   }
+}
+
+// A tied 2-block FP16 transformer (V = 32000, h = 1024; 4 layers: embedding, 2 blocks, head).
+v1::Model TiedModel() {
+  v1::Model m;
+  m.set_name("tied");
+  m.set_dtype(v1::FP16);
+  v1::Transformer* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(1024);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(32000);
+  t->set_tied_embeddings(true);
+  return m;
+}
+
+constexpr double kTiedMatrixFp16Bytes = 32000.0 * 1024 * 2;
+
+// The model's prediction of `in` as `hetsim validate` makes it (a plan of pipelines or of one).
+Prediction PredictionOf(const proto::PlanInputs& in) {
+  const workload::ModelCost model = workload::ModelCost::Create(proto::ResolveModel(in.model, "model"));
+  auto cluster = testing::ClusterModelOf(in.cluster, model.dtype());
+  REQUIRE(cluster.ok());
+  const spec::PlanSpec plan = proto::ResolvePlan(in.plan, "plan");
+  absl::StatusOr<Prediction> pred = [&]() -> absl::StatusOr<Prediction> {
+    if (!plan.pipelines.empty()) return PredictPipelinesPlan(model, **cluster, plan);
+    Profiler profiler = PlanProfiler(model, **cluster, plan);
+    return PredictPlan(profiler, plan);
+  }();
+  INFO(pred.status().message());
+  REQUIRE(pred.ok());
+  return *std::move(pred);
+}
+
+TEST_CASE("plan reader: the tied embedding's all-reduce between a pipeline's first and last stage is priced",
+          "[planner][validate][tied]") {
+  // Stage 0 on the V100 island, stage 1 on the A100 island, one GPU each, joined by one 10 Gb/s link
+  // (ideal: no latency): the pair's ring moves the V h FP16 gradients once each way, V h 2 / B, after
+  // the later of the two last backwards; both stages then step, as the simulator runs it.
+  const auto inputs = [](bool sync) {
+    v1::Plan p;
+    p.set_name("tied");
+    *p.mutable_model() = TiedModel();
+    p.set_global_batch_size(4);
+    p.set_micro_batch_size(1);
+    p.set_schedule(v1::ONE_F_ONE_B);
+    p.set_tied_embedding_grad_sync(sync);
+    testing::AddSlowFastStages(p, 2);
+    return testing::MakeInputs(testing::TwoIslandCluster(1, 1, 10, 0), p);
+  };
+  const Prediction without = PredictionOf(inputs(false));
+  const Prediction with = PredictionOf(inputs(true));
+  REQUIRE(with.stages.size() == 2);
+  const Time later = std::max(with.stages[0].last_backward_end, with.stages[1].last_backward_end);
+  const double expected_s = kTiedMatrixFp16Bytes / (10e9 / 8);
+  Time iteration = with.pipeline;
+  for (int i = 0; i < 2; ++i) {
+    INFO("stage " << i);
+    const Time tied =
+        with.stages[i].grad_sync - without.stages[i].grad_sync - (later - with.stages[i].last_backward_end);
+    CHECK(TimeToSeconds(tied) == Approx(expected_s).epsilon(1e-6));
+    iteration = std::max(iteration, with.stages[i].last_backward_end + with.stages[i].grad_sync);
+  }
+  CHECK(with.iteration == iteration);
+  CHECK(with.iteration > without.iteration);
+  // The simulator's pair all-reduce on the same link.
+  auto sim = driver::SimulatePlan(inputs(true));
+  REQUIRE(sim.ok());
+  CHECK(TimeToSeconds(sim->setup->stages[0].tied_grad_sync_time) == Approx(expected_s).epsilon(1e-6));
+  CHECK(TimeToSeconds(with.iteration) == Approx(TimeToSeconds(sim->result.iteration_time)).epsilon(0.02));
+}
+
+TEST_CASE("plan reader: a plan of pipelines prices the tied matrix's ring over every first and last stage",
+          "[planner][validate][tied][pipelines]") {
+  // Three 1-stage pipelines on the A100 island's NVSwitch: each GPU holds one copy. With the sync the
+  // ranges' ring carries the rest and the tied ring the matrix, over the same GPUs and links, ready at
+  // once: sharing the links, they end where one ring of their sum ends (no latency: ideal cluster).
+  const auto inputs = [](bool sync, int stages_of_b) {
+    v1::Plan p;
+    p.set_name("tied-pipelines");
+    *p.mutable_model() = TiedModel();
+    p.set_global_batch_size(6);
+    p.set_micro_batch_size(1);
+    p.set_schedule(v1::ONE_F_ONE_B);
+    p.set_tied_embedding_grad_sync(sync);
+    for (int k = 0; k < 3; ++k) {
+      v1::Pipeline* pl = p.add_pipelines();
+      pl->set_name(absl::StrCat("p", k));
+      pl->set_batch_share(2);
+      const int stages = k == 1 ? stages_of_b : 1;
+      for (int s = 0; s < stages; ++s) {
+        v1::Stage* st = pl->add_stages();
+        st->set_first_layer(s * 4 / stages);
+        st->set_num_layers(4 / stages);
+        st->mutable_mesh()->set_island("fast");
+        st->mutable_mesh()->set_node_count(1);
+        st->mutable_mesh()->set_first_gpu(k == 2 ? 3 : k + s);
+        st->mutable_mesh()->set_gpus_per_node(1);
+      }
+    }
+    return testing::MakeInputs(testing::TwoIslandCluster(1, 4, 10, 0), p);
+  };
+  const Prediction without = PredictionOf(inputs(false, 1));
+  const Prediction with = PredictionOf(inputs(true, 1));
+  CHECK(TimeToSeconds(with.iteration) == Approx(TimeToSeconds(without.iteration)).epsilon(1e-6));
+  // Pipeline p1 cut in two (GPUs 1 and 2): its stage 1 holds the head's copy, so the tied ring spans
+  // four GPUs and every stage that holds a copy waits for it; validate's two sides agree.
+  const proto::PlanInputs cut = inputs(true, 2);
+  const Prediction two = PredictionOf(cut);
+  REQUIRE(two.stages.size() == 4);
+  auto sim = driver::SimulatePlan(cut);
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  REQUIRE(sim->pipeline_sync.groups.back().tied);
+  CHECK(sim->pipeline_sync.groups.back().groups.front().size() == 4);
+  CHECK(TimeToSeconds(two.iteration) == Approx(TimeToSeconds(sim->pipeline_sync.iteration_time)).epsilon(0.02));
 }
 
 }  // namespace

@@ -210,8 +210,10 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
   for (const v1::GradientGroupReport& gg : r.gradient_groups()) {
     std::string holders;
     for (const std::string& h : gg.holders()) holders += (holders.empty() ? "" : ", ") + h;
-    g.rows.push_back({absl::StrFormat("%d-%d", gg.first_layer(), gg.first_layer() + gg.num_layers() - 1), holders,
-                      absl::StrCat(gg.num_gpus()), absl::StrCat(gg.shards()),
+    const std::string layers = gg.tied_embedding()
+                                   ? std::string("tied embedding")
+                                   : absl::StrFormat("%d-%d", gg.first_layer(), gg.first_layer() + gg.num_layers() - 1);
+    g.rows.push_back({layers, holders, absl::StrCat(gg.num_gpus()), absl::StrCat(gg.shards()),
                       absl::StrFormat("%.1f", static_cast<double>(gg.bytes_per_gpu()) / 1e6),
                       absl::StrFormat("%.1f", gg.start_ms()), absl::StrFormat("%.1f", gg.end_ms())});
     if (zero) {

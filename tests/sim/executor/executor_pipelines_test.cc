@@ -607,3 +607,96 @@ TEST_CASE("The link chart's samples of a plan of pipelines cover the whole share
 }
 
 }  // namespace
+
+namespace {
+
+constexpr uint64_t kTiedVocab = 32000;
+constexpr uint64_t kTiedHidden = 1024;
+
+// `pipes` (each stage's `layers` out of 4: the embedding, 2 blocks, the head) running a 2-block FP16
+// transformer whose head shares the embedding's V x h matrix, with or without the tied sync.
+v1::Plan TiedPipelinesPlan(const std::vector<Pipe>& pipes, bool tied_sync) {
+  v1::Plan plan = PipelinesPlan(4, pipes);
+  v1::Model* m = plan.mutable_model();
+  m->Clear();
+  m->set_name("tied");
+  m->set_dtype(v1::FP16);
+  v1::Transformer* t = m->mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(kTiedHidden);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(kTiedVocab);
+  t->set_tied_embeddings(true);
+  plan.set_tied_embedding_grad_sync(tied_sync);
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("With the tied sync, 1-stage pipelines reduce the tied matrix apart: the same bytes, the same end",
+          "[executor][pipelines][tied]") {
+  // Three 1-stage pipelines: every GPU holds one copy of the matrix. Without the sync their one range
+  // carries it; with it the range carries the rest and the tied group the V h FP16 gradients, over the
+  // same three GPUs, started at once: on NVSwitch the two rings share every GPU's links and end when
+  // one ring of their sum would (2 (n - 1) / n x B / bandwidth, no latency).
+  const std::vector<Pipe> pipes = {
+      {"a", 2, 1, {{"fast", 0, 1, 1, 4}}}, {"b", 2, 1, {{"fast", 1, 1, 1, 4}}}, {"c", 2, 1, {{"fast", 2, 1, 1, 4}}}};
+  const auto without = MakeSimulation(MakeInputs(PipelineCluster(4), TiedPipelinesPlan(pipes, false)));
+  const auto with = MakeSimulation(MakeInputs(PipelineCluster(4), TiedPipelinesPlan(pipes, true)));
+  const auto& w = without.pipeline_sync.groups;
+  const auto& g = with.pipeline_sync.groups;
+  REQUIRE(w.size() == 1);
+  REQUIRE(g.size() == 2);
+  CHECK_FALSE(g[0].tied);
+  CHECK(g[1].tied);
+  CHECK(g[1].groups == hetsim::GpuGroups({{0, 1, 2}}));
+  CHECK(g[1].bytes == static_cast<int64_t>(kTiedVocab * kTiedHidden * 2));
+  CHECK(g[0].bytes + g[1].bytes == w[0].bytes);
+  CHECK(g[0].start == w[0].start);
+  CHECK(g[1].start == w[0].start);
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  CHECK(hetsim::TimeToSeconds(w[0].finish - w[0].start) ==
+        Approx(2.0 * 2 / 3 * static_cast<double>(w[0].bytes) / bandwidth).epsilon(1e-6));
+  CHECK(hetsim::TimeToSeconds(std::max(g[0].finish, g[1].finish) - g[0].start) ==
+        Approx(hetsim::TimeToSeconds(w[0].finish - w[0].start)).epsilon(1e-4));
+}
+
+TEST_CASE("With the tied sync, the tied matrix all-reduces over every pipeline's first and last stage",
+          "[executor][pipelines][tied]") {
+  // Pipeline "one" holds the 4 layers on GPU 0; "two" cuts them 2 + 2 on GPUs 2 and 3, its stage 1
+  // holding the head's copy of the matrix. The ranges (layers 0-1 over GPUs 0 and 2, 2-3 over 0 and 3)
+  // lose the matrix; the tied group carries it over GPUs 0, 2 and 3 (GPU 0 once), once all three have
+  // run their last backward; each stage steps once its ranges and, holding a copy, the tied group are done.
+  const std::vector<Pipe> pipes = {{"one", 4, 1, {{"fast", 0, 1, 1, 4}}},
+                                   {"two", 4, 1, {{"fast", 2, 1, 1, 2}, {"fast", 3, 1, 1, 2}}}};
+  const auto without = MakeSimulation(MakeInputs(PipelineCluster(4), TiedPipelinesPlan(pipes, false)));
+  const auto with = MakeSimulation(MakeInputs(PipelineCluster(4), TiedPipelinesPlan(pipes, true)));
+  const auto& w = without.pipeline_sync.groups;
+  const auto& g = with.pipeline_sync.groups;
+  REQUIRE(w.size() == 2);
+  REQUIRE(g.size() == 3);
+  const int64_t matrix = static_cast<int64_t>(kTiedVocab * kTiedHidden * 2);
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 2}}));
+  CHECK(g[1].groups == hetsim::GpuGroups({{0, 3}}));
+  CHECK(g[2].groups == hetsim::GpuGroups({{0, 2, 3}}));
+  CHECK(g[0].bytes == w[0].bytes - matrix);
+  CHECK(g[1].bytes == w[1].bytes - matrix);
+  CHECK(g[2].bytes == matrix);
+  REQUIRE(g[2].holders.size() == 3);
+  CHECK((g[2].holders[0].pipeline == 0 && g[2].holders[0].stage == 0));
+  CHECK((g[2].holders[2].pipeline == 1 && g[2].holders[2].stage == 1));
+  const auto& one = with.pipelines[0].result.last_backward_end;
+  const auto& two = with.pipelines[1].result.last_backward_end;
+  CHECK(g[2].start == std::max({one[0], two[0], two[1]}));
+  const auto& end = with.pipeline_sync.grad_sync_end;
+  CHECK(end[0][0] == std::max({g[0].finish, g[1].finish, g[2].finish}));
+  CHECK(end[1][0] == std::max(g[0].finish, g[2].finish));
+  CHECK(end[1][1] == std::max(g[1].finish, g[2].finish));
+  // The pipelines' own tied all-reduce (a pipeline's first with its last stage) is the group's.
+  CHECK(with.pipelines[1].setup->stages[0].tied_grad_sync_time == 0);
+  REQUIRE(with.report.gradient_groups_size() == 3);
+  CHECK(with.report.gradient_groups(2).tied_embedding());
+  CHECK_FALSE(with.report.gradient_groups(0).tied_embedding());
+  CHECK_THAT(hetsim::traces::FormatReportTable(with.report), Catch::Contains("tied embedding"));
+}
