@@ -214,7 +214,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.config = config;
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
-  const StageGroups groups{shape, config.tensor_parallel, config.expert_parallel, config.expert_tensor_parallel};
+  const StageGroups groups(shape, config);
   Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
   if (options_.tp_comm_overlap) {
