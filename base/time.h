@@ -118,13 +118,6 @@ inline constexpr double TimeToMilliseconds(Time t) { return TimeToPicosecondsDou
 inline constexpr double TimeToMicroseconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-6; }
 inline constexpr double TimeToNanoseconds(Time t) { return TimeToPicosecondsDouble(t) * 1e-3; }
 
-// Time to move `bytes` at `bytes_per_second`, rounded up so that a transfer never finishes early.
-inline Time TransferTime(double bytes, double bytes_per_second) {
-  const double ps = std::ceil(bytes / bytes_per_second * 1e12);
-  if (!(ps < 9.2e18)) return kTimeMax;
-  return PicosecondsToTime(static_cast<int64_t>(ps));
-}
-
 constexpr Time AbsTime(Time t) { return t < 0 ? -t : t; }
 
 // a / b as a double (a share of a step, a speed-up).

@@ -6,6 +6,7 @@
 #ifndef HETSIM_BASE_UNITS_H_
 #define HETSIM_BASE_UNITS_H_
 
+#include <cmath>
 #include <compare>
 #include <cstdint>
 #include <type_traits>
@@ -72,9 +73,13 @@ inline constexpr Bytes GibBytes(double gib) { return Bytes(GibToBytes(gib)); }
 inline constexpr Bandwidth GbpsBandwidth(double gbps) { return Bandwidth(GbpsToBytesPerSecond(gbps)); }
 inline constexpr Bandwidth GBpsBandwidth(double gbytes_per_s) { return Bandwidth(GBpsToBytesPerSecond(gbytes_per_s)); }
 
-// Time to move `bytes` at `rate`, rounded up so that a transfer never finishes early (the same
-// rounding as TransferTime on the raw numbers, bit for bit).
-inline Time TransferTime(Bytes bytes, Bandwidth rate) { return TransferTime(bytes.value(), rate.bytes_per_second()); }
+// Time to move `bytes` at `rate`, rounded up so that a transfer never finishes early. The one
+// conversion of bytes and a rate into a Time (there is no overload on raw numbers).
+inline Time TransferTime(Bytes bytes, Bandwidth rate) {
+  const double ps = std::ceil(bytes.value() / rate.bytes_per_second() * 1e12);
+  if (!(ps < 9.2e18)) return kTimeMax;
+  return PicosecondsToTime(static_cast<int64_t>(ps));
+}
 
 }  // namespace hetsim
 

@@ -29,14 +29,14 @@ class FatTree {
   explicit FatTree(int hosts) : hosts_(hosts), leaves_((hosts + kHostsPerLeaf - 1) / kHostsPerLeaf) {
     const double uplink = kHostsPerLeaf * kHostBytesPerSecond / kSpines / 2;  // 2:1 oversubscribed
     for (int h = 0; h < hosts_; ++h) {
-      links_.push_back({kHostBytesPerSecond, kHopLatency});  // host -> leaf: 2h
-      links_.push_back({kHostBytesPerSecond, kHopLatency});  // leaf -> host: 2h + 1
+      links_.push_back({Bandwidth(kHostBytesPerSecond), kHopLatency});  // host -> leaf: 2h
+      links_.push_back({Bandwidth(kHostBytesPerSecond), kHopLatency});  // leaf -> host: 2h + 1
     }
     spine_base_ = static_cast<LinkId>(links_.size());
     for (int l = 0; l < leaves_; ++l) {
       for (int s = 0; s < kSpines; ++s) {
-        links_.push_back({uplink, kHopLatency});  // leaf -> spine
-        links_.push_back({uplink, kHopLatency});  // spine -> leaf
+        links_.push_back({Bandwidth(uplink), kHopLatency});  // leaf -> spine
+        links_.push_back({Bandwidth(uplink), kHopLatency});  // spine -> leaf
       }
     }
   }

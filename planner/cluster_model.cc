@@ -78,7 +78,7 @@ int NicsPerNode(const spec::IslandSpec& isl) { return std::max(1, isl.nics_per_n
 // fabrics or a single switch.
 std::optional<IslandModel::TorUplinks> TorUplinksOf(const spec::IslandSpec& isl, int nodes) {
   const int nics_per_node = NicsPerNode(isl);
-  const double nic_bps = isl.nic_bytes_per_s;
+  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
   IslandModel::TorUplinks u;
   if (isl.topology == spec::FabricTopology::kFatTree) {
     u.nodes_per_rack = isl.nodes_per_leaf == 0 ? nodes : std::min(nodes, isl.nodes_per_leaf);
@@ -106,7 +106,7 @@ std::optional<IslandModel::PodTier> PodTierOf(const spec::IslandSpec& isl, int n
   tier.nodes_per_pod = f.nodes_per_rack * f.racks_per_pod;
   if (nodes <= tier.nodes_per_pod) return std::nullopt;
   tier.links = f.pod_switches * f.aggregation_switches;
-  tier.node_bytes_per_s = NicsPerNode(isl) * isl.nic_bytes_per_s;
+  tier.node_bytes_per_s = NicsPerNode(isl) * isl.nic_bandwidth.bytes_per_second();
   tier.oversubscription = f.aggregation_oversubscription;
   return tier;
 }
@@ -127,14 +127,14 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     im.gpu_type = isl.gpu.name;
     im.nodes = t.num_nodes(i);
     im.gpus_per_node = t.gpus_per_node(i);
-    im.hbm_bytes = static_cast<int64_t>(isl.gpu.hbm_capacity_bytes);
+    im.hbm_bytes = static_cast<int64_t>(isl.gpu.hbm_capacity.value());
     const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", isl.gpu.name);
     absl::StatusOr<workload::GpuCompute> gc = workload::GpuCompute::Create(isl.gpu, dtype, where, t.cluster().ideal);
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
     im.nics_per_node = NicsPerNode(isl);
-    im.node_nic_bytes_per_s = isl.nic_bytes_per_s * im.nics_per_node;
+    im.node_nic_bytes_per_s = isl.nic_bandwidth.bytes_per_second() * im.nics_per_node;
     im.tor_uplinks = TorUplinksOf(isl, im.nodes);
     im.pod_tier = PodTierOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
@@ -206,7 +206,7 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     paths = sender.gpus();
   }
   paths = std::max(1, std::min(paths, sender.gpus()));
-  Time transfer = TransferTime(bytes, f.bytes_per_s * paths);
+  Time transfer = TransferTime(Bytes(bytes), Bandwidth(f.bytes_per_s * paths));
   // ECMP over the ToR uplinks, when the sender fills whole racks (its successor is then on others).
   if (from == to && im.tor_uplinks && sender.nodes >= im.tor_uplinks->nodes_per_rack) {
     const IslandModel::TorUplinks& u = *im.tor_uplinks;
@@ -214,7 +214,8 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
     const int flows_per_tor = u.nodes_per_rack * ((sender.gpus_per_node + tors_used - 1) / tors_used);
     const int tors = (sender.nodes + u.nodes_per_rack - 1) / u.nodes_per_rack * tors_used;
     const double busiest = topology::CachedExpectedMaxLoad(flows_per_tor, u.uplinks, tors);
-    transfer = std::max(transfer, TransferTime(bytes / sender.gpus() * busiest, u.uplink_bytes_per_s));
+    transfer =
+        std::max(transfer, TransferTime(Bytes(bytes / sender.gpus() * busiest), Bandwidth(u.uplink_bytes_per_s)));
   }
   return f.latency + transfer;
 }
@@ -243,8 +244,9 @@ Time ClusterModel::PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh
     const double link_bps = pod_nodes * tier.node_bytes_per_s / tier.oversubscription / tier.links;
     for (int count : {up[p], down[p]}) {
       if (count == 0) continue;
-      busiest = std::max(busiest,
-                         TransferTime(bytes / flows * topology::CachedExpectedMaxLoad(count, tier.links, 1), link_bps));
+      busiest =
+          std::max(busiest, TransferTime(Bytes(bytes / flows * topology::CachedExpectedMaxLoad(count, tier.links, 1)),
+                                         Bandwidth(link_bps)));
     }
   }
   return std::max(unplaced, BoundaryLink(from, to).latency + busiest);

@@ -103,15 +103,15 @@ struct PlacedMesh {
   int first_node = 0;
 };
 
-// How a stage's mesh forms the groups of its layer collectives, as the simulator lays them out
-// (sim/executor/setup.h GroupsOf): TP consecutive GPUs; for the experts ETP consecutive GPUs sharing
-// an expert, EP groups of GPUs ETP apart, and blocks of ETP x EP holding every expert once.
-struct StageGroups {
+// How a stage (its parallelism, spec::StageParallelism) on a mesh shape forms the groups of its layer
+// collectives, as the simulator lays them out (sim/executor/setup.h GroupsOf): TP consecutive GPUs; for
+// the experts ETP consecutive GPUs sharing an expert, EP groups of GPUs ETP apart, and blocks of ETP x
+// EP holding every expert once.
+struct StageGroups : spec::StageParallelism {
+  StageGroups() = default;
+  StageGroups(MeshShape mesh_shape, const spec::StageParallelism& stage)
+      : spec::StageParallelism(stage), shape(mesh_shape) {}
   MeshShape shape;
-  int tensor_parallel = 1;
-  int expert_parallel = 1;
-  int expert_tensor_parallel = 0;  // 0: tensor_parallel
-  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
   int Size(workload::CollectiveGroup group) const;
   int Span(workload::CollectiveGroup group) const;

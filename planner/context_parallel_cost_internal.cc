@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/units.h"
+
 namespace hetsim::planner {
 namespace {
 
@@ -32,9 +34,10 @@ Time ContextParallelStepTime(const IslandModel& island, MeshShape shape, int ten
                              double bytes) {
   if (context_parallel <= 1 || bytes <= 0) return 0;
   const int leaving = shape.nodes > 1 ? MaxEdgesLeavingANode(shape, tensor_parallel, context_parallel) : 0;
-  if (leaving == 0) return island.intra_node.latency + TransferTime(bytes, island.intra_node.bytes_per_s);
+  if (leaving == 0)
+    return island.intra_node.latency + TransferTime(Bytes(bytes), Bandwidth(island.intra_node.bytes_per_s));
   const double rate = std::min(island.inter_node.bytes_per_s, island.node_nic_bytes_per_s / leaving);
-  return island.inter_node.latency + TransferTime(bytes, rate);
+  return island.inter_node.latency + TransferTime(Bytes(bytes), Bandwidth(rate));
 }
 
 ContextParallelTime ContextParallelCost(const IslandModel& island, MeshShape shape, int tensor_parallel,

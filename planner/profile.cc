@@ -26,9 +26,9 @@ std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
 std::string GpuKey(const spec::GpuSpec& g) {
   std::string key = absl::StrCat(g.name, "|", g.preset, "|");
   for (double peak : g.peak_flop_per_s) absl::StrAppendFormat(&key, "%a ", peak);
-  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a", g.hbm_bytes_per_s, g.hbm_capacity_bytes,
-                        g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count, g.tile_overhead_k,
-                        g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s);
+  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
+                        g.hbm_capacity.value(), g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count,
+                        g.tile_overhead_k, g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s);
   return key;
 }
 
@@ -214,7 +214,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.config = config;
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
-  const StageGroups groups{shape, config.tensor_parallel, config.expert_parallel, config.expert_tensor_parallel};
+  const StageGroups groups(shape, config);
   Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
   if (options_.tp_comm_overlap) {

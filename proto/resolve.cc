@@ -109,8 +109,8 @@ std::vector<spec::LayerSpec> ResolveLayers(const hetsim::v1::LayerList& list) {
     l.backward_flop_per_sample = in.backward_gflop_per_sample() > 0 ? GflopToFlop(in.backward_gflop_per_sample())
                                                                     : 2 * l.forward_flop_per_sample;
     l.param_count = in.param_count();
-    l.activation_bytes_per_sample = in.activation_bytes_per_sample();
-    l.output_bytes_per_sample = in.output_bytes_per_sample();
+    l.activation_bytes_per_sample = Bytes(static_cast<double>(in.activation_bytes_per_sample()));
+    l.output_bytes_per_sample = Bytes(static_cast<double>(in.output_bytes_per_sample()));
     layers.push_back(std::move(l));
   }
   return layers;
@@ -183,8 +183,8 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
        {hetsim::v1::FP32, hetsim::v1::TF32, hetsim::v1::BF16, hetsim::v1::FP16, hetsim::v1::FP8}) {
     g.peak_flop_per_s[static_cast<int>(DTypeOf(d))] = TflopsToFlopPerSecond(PeakTflops(gpu, d));
   }
-  g.hbm_bytes_per_s = GBpsToBytesPerSecond(gpu.hbm_bandwidth_gbytes_per_s());
-  g.hbm_capacity_bytes = GibToBytes(gpu.hbm_gib());
+  g.hbm_bandwidth = GBpsBandwidth(gpu.hbm_bandwidth_gbytes_per_s());
+  g.hbm_capacity = GibBytes(gpu.hbm_gib());
   g.max_efficiency = spec::EfficiencyOrOne(e.max_efficiency());
   g.hbm_efficiency = spec::EfficiencyOrOne(e.hbm_efficiency());
   g.half_efficiency_gflop = e.half_efficiency_gflop();

@@ -165,18 +165,18 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
   s.name = n.name();
   s.gpus_per_node = static_cast<int32_t>(n.gpus_per_node());
   s.fabric = IntraNodeFabricOf(n.intra_node_fabric());
-  s.bytes_per_s = GbpsToBytesPerSecond(n.intra_node_bandwidth_gbps());
+  s.bandwidth = GbpsBandwidth(n.intra_node_bandwidth_gbps());
   s.latency = NanosecondsToTime(n.intra_node_latency_ns());
   if (IsPcieTreeFabric(n.intra_node_fabric())) {
     const hetsim::v1::PcieTree& p = n.pcie();
     s.pcie.gpus_per_switch = p.gpus_per_switch() > 1 ? static_cast<int32_t>(p.gpus_per_switch()) : 0;
     s.pcie.sockets = std::max<int32_t>(1, static_cast<int32_t>(p.sockets()));
-    s.pcie.socket_bytes_per_s = GbpsToBytesPerSecond(p.inter_socket_bandwidth_gbps());
+    s.pcie.socket_bandwidth = GbpsBandwidth(p.inter_socket_bandwidth_gbps());
     s.pcie.socket_latency = NanosecondsToTime(p.inter_socket_latency_ns());
     s.pcie.no_p2p = p.no_p2p();
-    s.pcie.host_memory_bytes_per_s = GBpsToBytesPerSecond(p.host_memory_bandwidth_gbytes_per_s());
+    s.pcie.host_memory_bandwidth = GBpsBandwidth(p.host_memory_bandwidth_gbytes_per_s());
   }
-  s.nvlink_bytes_per_s = GbpsToBytesPerSecond(n.nvlink_bandwidth_gbps());
+  s.nvlink_bandwidth = GbpsBandwidth(n.nvlink_bandwidth_gbps());
   s.nvlink_sharp = n.nvlink_sharp();
   s.nvls_efficiency = n.nvls_bandwidth_efficiency();
   return s;
@@ -204,7 +204,7 @@ spec::IslandSpec ResolveIsland(const Cluster& c, int i, int32_t nt) {
   s.node = ResolveNodeType(node);
   s.node_count = static_cast<int32_t>(isl.node_count());
   s.nics_per_node = static_cast<int32_t>(isl.nics_per_node());
-  s.nic_bytes_per_s = GbpsToBytesPerSecond(isl.nic_bandwidth_gbps());
+  s.nic_bandwidth = GbpsBandwidth(isl.nic_bandwidth_gbps());
   s.nic_latency = NanosecondsToTime(isl.nic_latency_ns());
   s.switch_latency = NanosecondsToTime(isl.switch_latency_ns());
   s.fabric = InterNodeFabricOf(isl.fabric());
@@ -221,7 +221,7 @@ spec::InterIslandLinkSpec ResolveInterIslandLink(const Cluster& c, const InterIs
   s.island_a = *FindByName(c.islands(), l.island_a(), "");
   s.island_b = *FindByName(c.islands(), l.island_b(), "");
   s.fabric = InterNodeFabricOf(l.fabric());
-  s.bytes_per_s = GbpsToBytesPerSecond(l.bandwidth_gbps());
+  s.bandwidth = GbpsBandwidth(l.bandwidth_gbps());
   s.latency = NanosecondsToTime(l.latency_ns());
   s.count = static_cast<int32_t>(std::max<uint32_t>(1, l.count()));
   return s;

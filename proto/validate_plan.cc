@@ -223,14 +223,13 @@ void CheckSharedGpus(Problems& p, const Plan& plan, int i, const std::vector<boo
 void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
   const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s), cp = ContextParallel(plan);
   CheckMeshDegrees(p, s.mesh(), tp, cp, dp, at);
-  spec::StageRuleInputs rules{.tensor_parallel = tp,
-                              .data_parallel = dp,
-                              .expert_parallel = ep,
-                              .expert_tensor_parallel = s.expert_tensor_parallel(),
-                              .context_parallel = cp,
-                              .zero_stage = s.zero_stage(),
-                              .sequence_parallel = s.sequence_parallel(),
-                              .micro_batch_size = plan.micro_batch_size()};
+  const spec::StageParallelism stage{.tensor_parallel = static_cast<int>(tp),
+                                     .data_parallel = static_cast<int>(dp),
+                                     .zero_stage = static_cast<int>(s.zero_stage()),
+                                     .sequence_parallel = s.sequence_parallel(),
+                                     .expert_parallel = static_cast<int>(ep),
+                                     .expert_tensor_parallel = static_cast<int>(s.expert_tensor_parallel())};
+  spec::StageRuleModel rules;
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
     rules.num_attention_heads = t.num_attention_heads();
@@ -239,7 +238,10 @@ void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::
     rules.num_experts = t.num_experts();
     rules.expert_ffn_hidden_size = ExpertFfnHiddenSize(t);
   }
-  for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) p.Add(at + r.field, r.problem);
+  for (const spec::StageRuleProblem& r :
+       spec::StageRuleProblems(stage, static_cast<int>(cp), plan.micro_batch_size(), rules)) {
+    p.Add(at + r.field, r.problem);
+  }
   if (cp > 1 && plan.cp_comm_type() == hetsim::v1::CP_COMM_ALL_TO_ALL && model.has_transformer()) {
     // The all-to-all hands each CP rank 1/CP of the TP rank's heads, queries and keys/values alike.
     const Transformer& t = model.transformer();

@@ -46,18 +46,18 @@ void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const Re
     p.Add(at + "micro_batch_share", "required (samples of each microbatch each replica computes, >= 1)");
     return;
   }
-  spec::StageRuleInputs rules{.tensor_parallel = tp,
-                              .data_parallel = replicas,
-                              .zero_stage = s.zero_stage(),
-                              .sequence_parallel = s.sequence_parallel(),
-                              .micro_batch_size = g.micro_batch_share() * replicas};
+  const spec::StageParallelism group{.tensor_parallel = static_cast<int>(tp),
+                                     .data_parallel = static_cast<int>(replicas),
+                                     .zero_stage = static_cast<int>(s.zero_stage()),
+                                     .sequence_parallel = s.sequence_parallel()};
+  spec::StageRuleModel rules;
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
     rules.num_attention_heads = t.num_attention_heads();
     rules.num_kv_heads = t.num_kv_heads();
     rules.ffn_hidden_size = FfnHiddenSize(t);
   }
-  for (const spec::StageRuleProblem& r : spec::StageRuleProblems(rules)) {
+  for (const spec::StageRuleProblem& r : spec::StageRuleProblems(group, 1, g.micro_batch_share() * replicas, rules)) {
     const bool own = r.field == "tensor_parallel" || r.field == "data_parallel";
     p.Add((own ? at : stage_at) + r.field, r.problem);
   }

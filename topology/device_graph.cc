@@ -87,11 +87,11 @@ void Topology::Builder::BuildNodes(int32_t island) {
   const spec::NodeTypeSpec& nt = isl.node;
   const bool pcie = nt.fabric == spec::IntraNodeFabric::kPcie;
   const LinkClass intra_class = pcie ? LinkClass::kPcie : LinkClass::kNvlink;
-  const double intra_bps = nt.bytes_per_s;
+  const double intra_bps = nt.bandwidth.bytes_per_second();
   // The GPU-to-GPU latency is split over the two hops through the switch.
   const Time half_intra = nt.latency / 2;
   const Time intra_rest = nt.latency - half_intra;
-  const double nic_bps = isl.nic_bytes_per_s;
+  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
   const int32_t gpus = nt.gpus_per_node;
   const int32_t nics = isl.nics_per_node;
   const bool tree = nt.fabric == spec::IntraNodeFabric::kPcieTree ||
@@ -147,7 +147,7 @@ std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::
   if (nics.empty()) return {};
   fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric);
-  const double nic_bps = isl.nic_bytes_per_s;
+  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
   const Time wire = isl.nic_latency;
   const Time hop_from_switch = wire + isl.switch_latency;
   const double oversub = isl.oversubscription;
@@ -199,7 +199,7 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
                                                    LinkClass cls, Time wire, Time hop_from_switch) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
   const spec::ClosSpec& f = isl.clos;
-  const double nic_bps = isl.nic_bytes_per_s;
+  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
   const int32_t nics_per_node = isl.nics_per_node;
   const int32_t per_rack = f.nodes_per_rack;
   const int32_t racks_per_pod = f.racks_per_pod;
@@ -292,7 +292,7 @@ void Topology::Builder::Run() {
   // inter-island links (their capacity is the island's whole inter-island capacity).
   std::vector<double> island_external_bps(islands, 0.0);
   for (const spec::InterIslandLinkSpec& l : c.inter_island_links) {
-    const double bps = l.bytes_per_s * l.count;
+    const double bps = l.bandwidth.bytes_per_second() * l.count;
     island_external_bps[l.island_a] += bps;
     island_external_bps[l.island_b] += bps;
   }
@@ -311,7 +311,8 @@ void Topology::Builder::Run() {
     const spec::InterIslandLinkSpec& l = c.inter_island_links[k];
     fabric_ = t_.nccl_model() ? first_link_fabric_ + static_cast<int32_t>(k) : -1;
     for (int32_t p = 0; p < l.count; ++p) {
-      AddDuplex(gateway[l.island_a], gateway[l.island_b], l.bytes_per_s, l.latency, l.latency, ClassOfFabric(l.fabric));
+      AddDuplex(gateway[l.island_a], gateway[l.island_b], l.bandwidth.bytes_per_second(), l.latency, l.latency,
+                ClassOfFabric(l.fabric));
     }
   }
 }

@@ -25,16 +25,16 @@ absl::StatusOr<std::vector<Unit>> Units(const spec::ClusterSpec& c) {
   for (const spec::IslandSpec& isl : c.islands) {
     const spec::GpuSpec& gpu = isl.gpu;
     for (auto [field, v] : {std::pair<const char*, double>{"peak_tflops_bf16", gpu.peak(spec::DType::kBf16)},
-                            {"hbm_gib", gpu.hbm_capacity_bytes},
-                            {"hbm_bandwidth_gbytes_per_s", gpu.hbm_bytes_per_s}}) {
+                            {"hbm_gib", gpu.hbm_capacity.value()},
+                            {"hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth.bytes_per_second()}}) {
       if (!(v > 0)) return absl::InvalidArgumentError(absl::StrFormat("%s.%s: must be > 0", isl.gpu_where, field));
     }
     Unit u;
     u.flop_per_s = gpu.peak(spec::DType::kBf16);
-    u.hbm_bytes = gpu.hbm_capacity_bytes;
-    u.hbm_bytes_per_s = gpu.hbm_bytes_per_s;
-    u.intra_bytes_per_s = isl.node.bytes_per_s;
-    u.node_net_bytes_per_s = isl.nics_per_node * isl.nic_bytes_per_s;
+    u.hbm_bytes = gpu.hbm_capacity.value();
+    u.hbm_bytes_per_s = gpu.hbm_bandwidth.bytes_per_second();
+    u.intra_bytes_per_s = isl.node.bandwidth.bytes_per_second();
+    u.node_net_bytes_per_s = isl.nics_per_node * isl.nic_bandwidth.bytes_per_second();
     u.nodes = isl.node_count;
     u.gpus = isl.gpus();
     u.gpu_type = gpu.name;

@@ -72,7 +72,7 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
   l.per_socket = gpus / p.sockets;
   l.per_switch = p.gpus_per_switch;
   HETSIM_CHECK(l.per_switch == 0 || l.per_socket % l.per_switch == 0, "PCIe switches do not straddle sockets");
-  const double pcie = nt.bytes_per_s;
+  const double pcie = nt.bandwidth.bytes_per_second();
   const Time half = nt.latency / 2;
   fabric_ = t_.node_fabric(island);
   std::vector<DeviceId> cpu;
@@ -81,13 +81,14 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
   // exact when writes and reads balance (every GPU of a ring sends and receives).
   for (int32_t s = 0; p.no_p2p && s < p.sockets; ++s) {
     const DeviceId mem = AddDevice(DeviceKind::kHostMemory, island, node, s);
-    l.memory_write.push_back(AddDuplex(cpu[s], mem, p.host_memory_bytes_per_s / 2, 0, 0, LinkClass::kPcie));
+    l.memory_write.push_back(
+        AddDuplex(cpu[s], mem, p.host_memory_bandwidth.bytes_per_second() / 2, 0, 0, LinkClass::kPcie));
   }
   l.socket.assign(p.sockets, std::vector<LinkId>(p.sockets, kNoLink));
   for (int32_t a = 0; a < p.sockets; ++a) {
     for (int32_t b = a + 1; b < p.sockets; ++b) {
-      l.socket[a][b] =
-          AddDuplex(cpu[a], cpu[b], p.socket_bytes_per_s, p.socket_latency, p.socket_latency, LinkClass::kPcie);
+      l.socket[a][b] = AddDuplex(cpu[a], cpu[b], p.socket_bandwidth.bytes_per_second(), p.socket_latency,
+                                 p.socket_latency, LinkClass::kPcie);
       l.socket[b][a] = ReverseLink(l.socket[a][b]);
     }
   }
@@ -110,13 +111,13 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
     t_.gpu_up_.push_back(l.gpu_up.back());
     t_.gpu_down_.push_back(ReverseLink(l.gpu_up.back()));
     fabric_ = t_.island_fabric(island);
-    AttachNic(gpu, g, node_nics, isl.nic_bytes_per_s);
+    AttachNic(gpu, g, node_nics, isl.nic_bandwidth.bytes_per_second());
   }
   fabric_ = t_.node_fabric(island);
   l.nvlink.assign(gpus, std::vector<LinkId>(gpus, kNoLink));
   auto add_nvlink = [&](int32_t a, int32_t b, int32_t links) {
-    l.nvlink[a][b] = AddDuplex(gpu_device[a], gpu_device[b], links * nt.nvlink_bytes_per_s, nt.latency, nt.latency,
-                               LinkClass::kNvlink);
+    l.nvlink[a][b] = AddDuplex(gpu_device[a], gpu_device[b], links * nt.nvlink_bandwidth.bytes_per_second(), nt.latency,
+                               nt.latency, LinkClass::kNvlink);
     l.nvlink[b][a] = ReverseLink(l.nvlink[a][b]);
   };
   if (nt.fabric == spec::IntraNodeFabric::kNvlinkBridge) {

@@ -14,6 +14,7 @@
 
 #include "base/spec/gpu.h"
 #include "base/time.h"
+#include "base/units.h"
 
 namespace hetsim::spec {
 
@@ -41,24 +42,24 @@ struct NcclFabricTiming {
 // socket `gpus_per_switch` per PCIe switch (dividing the socket's GPUs; 0: each on a root port).
 struct PcieTreeSpec {
   int32_t gpus_per_switch = 0;
-  int32_t sockets = 1;            // >= 1, divides gpus_per_node
-  double socket_bytes_per_s = 0;  // between two sockets, per direction (> 0 with sockets > 1)
+  int32_t sockets = 1;         // >= 1, divides gpus_per_node
+  Bandwidth socket_bandwidth;  // between two sockets, per direction (> 0 with sockets > 1)
   Time socket_latency = 0;
-  bool no_p2p = false;                 // through the sending socket's memory (NCCL's SHM transport)
-  double host_memory_bytes_per_s = 0;  // a socket's DRAM bandwidth, reads plus writes (> 0 with no_p2p)
+  bool no_p2p = false;              // through the sending socket's memory (NCCL's SHM transport)
+  Bandwidth host_memory_bandwidth;  // a socket's DRAM bandwidth, reads plus writes (> 0 with no_p2p)
 };
 
 struct NodeTypeSpec {
   std::string name;
   int32_t gpus_per_node = 1;  // >= 1
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
-  double bytes_per_s = 0;         // per GPU and direction into the node's switch (a tree: its PCIe link)
-  Time latency = 0;               // GPU to GPU through the switch (a tree: under one PCIe switch; an NVLink)
-  PcieTreeSpec pcie;              // kPcieTree, kNvlinkBridge, kHybridCubeMesh
-  double nvlink_bytes_per_s = 0;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
-  bool nvlink_sharp = false;      // NVSWITCH whose switches reduce (NVLS): single-node all-reduce may run kNvls
-  double nvls_efficiency = 0;     // NVLS's share of the line rate; 0: nccl.bandwidth_efficiency x 5/6
-  NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
+  Bandwidth bandwidth;         // per GPU and direction into the node's switch (a tree: its PCIe link)
+  Time latency = 0;            // GPU to GPU through the switch (a tree: under one PCIe switch; an NVLink)
+  PcieTreeSpec pcie;           // kPcieTree, kNvlinkBridge, kHybridCubeMesh
+  Bandwidth nvlink_bandwidth;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
+  bool nvlink_sharp = false;   // NVSWITCH whose switches reduce (NVLS): single-node all-reduce may run kNvls
+  double nvls_efficiency = 0;  // NVLS's share of the line rate; 0: nccl.bandwidth_efficiency x 5/6
+  NcclFabricTiming nccl;       // unused with ClusterSpec.ideal
 };
 
 // Island.clos with its "0 means" defaults applied.
@@ -79,7 +80,7 @@ struct IslandSpec {
   NodeTypeSpec node;
   int32_t node_count = 1;     // >= 1
   int32_t nics_per_node = 0;  // >= 1 when the island's nodes talk to other nodes
-  double nic_bytes_per_s = 0;
+  Bandwidth nic_bandwidth;
   Time nic_latency = 0;     // NIC to its switch
   Time switch_latency = 0;  // added on every hop out of a switch
   InterNodeFabric fabric = InterNodeFabric::kInfiniband;
@@ -98,7 +99,7 @@ struct InterIslandLinkSpec {
   int32_t island_a = 0;  // indices into ClusterSpec.islands, different
   int32_t island_b = 0;
   InterNodeFabric fabric = InterNodeFabric::kInfiniband;
-  double bytes_per_s = 0;  // each of the `count` parallel links
+  Bandwidth bandwidth;  // each of the `count` parallel links
   Time latency = 0;
   int32_t count = 1;      // >= 1
   NcclFabricTiming nccl;  // unused with ClusterSpec.ideal

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/spec/dtype.h"
+#include "base/units.h"
 
 namespace hetsim::spec {
 
@@ -15,8 +16,8 @@ struct GpuSpec {
   std::string preset;  // empty when none
   // Dense peak per compute dtype, indexed by DType; 0 when the type does not give it.
   std::array<double, kNumDTypes> peak_flop_per_s{};
-  double hbm_bytes_per_s = 0;  // datasheet
-  double hbm_capacity_bytes = 0;
+  Bandwidth hbm_bandwidth;  // datasheet
+  Bytes hbm_capacity;
   // ComputeEfficiency, resolved (docs/hardware.md).
   double max_efficiency = 1;
   double hbm_efficiency = 1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/spec/dtype.h"
+#include "base/units.h"
 
 namespace hetsim::spec {
 
@@ -64,8 +65,8 @@ struct LayerSpec {
   double forward_flop_per_sample = 0;
   double backward_flop_per_sample = 0;  // resolved: twice the forward when the file leaves it 0
   uint64_t param_count = 0;
-  uint64_t activation_bytes_per_sample = 0;
-  uint64_t output_bytes_per_sample = 0;
+  Bytes activation_bytes_per_sample;  // whole bytes, from the file's integer
+  Bytes output_bytes_per_sample;
 };
 
 // The layers at either end of the sequence that are not blocks: a transformer's embedding and head

@@ -9,19 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/spec/plan.h"
+
 namespace hetsim::spec {
 
-struct StageRuleInputs {
-  // The stage.
-  uint32_t tensor_parallel = 1;
-  uint32_t data_parallel = 1;
-  uint32_t expert_parallel = 1;
-  uint32_t expert_tensor_parallel = 0;  // 0: tensor_parallel
-  uint32_t context_parallel = 1;        // the plan's (0: 1): the experts fold over TP x CP x DP
-  int64_t zero_stage = 0;
-  bool sequence_parallel = false;
-  uint64_t micro_batch_size = 0;  // 0: not known yet (its own rule reports it)
-  // The model (transformer shape; all 0 for a layer list).
+// The model's dimensions the rules read (a transformer's shape; all 0 for a layer list).
+struct StageRuleModel {
   uint32_t num_attention_heads = 0;
   uint32_t num_kv_heads = 0;     // 0: as many as the attention heads
   uint64_t ffn_hidden_size = 0;  // resolved (4 x hidden_size when the file leaves it 0)
@@ -34,8 +27,12 @@ struct StageRuleProblem {
   std::string problem;  // e.g. "2 does not divide num_attention_heads 15"
 };
 
-// Every rule the stage breaks, in a fixed order.
-std::vector<StageRuleProblem> StageRuleProblems(const StageRuleInputs& in);
+// Every rule the stage breaks, in a fixed order. The stage is its parallelism (a plan's stage, the
+// cost model's configuration or a replica group's degrees); `context_parallel` is the plan's (0: 1; the
+// experts fold over TP x CP x DP); `micro_batch_size` the plan's, 0 when not known yet (its own rule
+// reports it).
+std::vector<StageRuleProblem> StageRuleProblems(const StageParallelism& stage, int context_parallel,
+                                                uint64_t micro_batch_size, const StageRuleModel& model);
 
 }  // namespace hetsim::spec
 

@@ -187,8 +187,7 @@ class Survivors {
         const hetsim::v1::InterIslandLink& l = c_.inter_island_links(k);
         const int a = *t_.IslandIndex(l.island_a()), b = *t_.IslandIndex(l.island_b());
         const bool joins = (a == src.island && b == dst.island) || (a == dst.island && b == src.island);
-        if (!joins || bundle_links_[k] == 0 ||
-            t_.cluster().inter_island_links[k].bytes_per_s != link.bandwidth.bytes_per_second() ||
+        if (!joins || bundle_links_[k] == 0 || t_.cluster().inter_island_links[k].bandwidth != link.bandwidth ||
             hetsim::v1::InterNodeFabric_Name(l.fabric()) != topology::LinkClassName(link.link_class)) {
           continue;
         }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/units.h"
 #include "base/wall_limit.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/representative.h"
@@ -190,7 +191,7 @@ void CollectiveExecution::PriceTimed() {
     const int32_t path = graph_->path_of(t);
     double cap = std::numeric_limits<double>::infinity(), rate = cap;
     for (LinkId l : routes_[path]) {
-      const double capacity = network_->link(l).capacity_bytes_per_s;
+      const double capacity = network_->link(l).capacity.bytes_per_second();
       cap = std::min(cap, capacity);
       if (contention_free) continue;
       const network::Network::LinkUse use = network_->link_use(l);
@@ -213,7 +214,7 @@ void CollectiveExecution::PriceTimed() {
     }
     timed_rate_[t] = rates[i];
     HoldTimed(t, +1);
-    simulator_->ScheduleAfter(TransferTime(static_cast<double>(WireBytes(t)), rates[i]), this,
+    simulator_->ScheduleAfter(TransferTime(Bytes(static_cast<double>(WireBytes(t))), Bandwidth(rates[i])), this,
                               static_cast<uint64_t>(t) | kTimedEnd);
   }
 }

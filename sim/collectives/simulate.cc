@@ -10,7 +10,7 @@ namespace hetsim::collectives {
 std::vector<network::LinkSpec> NetworkLinks(const topology::Topology& topology) {
   std::vector<network::LinkSpec> out;
   out.reserve(topology.links().size());
-  for (const topology::Link& l : topology.links()) out.push_back({l.bandwidth.bytes_per_second(), l.latency});
+  for (const topology::Link& l : topology.links()) out.push_back({l.bandwidth, l.latency});
   return out;
 }
 

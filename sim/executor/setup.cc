@@ -384,7 +384,7 @@ absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t i
   ReplicaGroupSetup out;
   out.gpu_type_name = gpu_spec.preset.empty() ? gpu_spec.name : absl::StrCat(gpu_spec.name, " (", gpu_spec.preset, ")");
   out.peak_flop_per_s = compute.peak_flop_per_s();
-  out.memory_capacity_bytes = gpu_spec.hbm_capacity_bytes;
+  out.memory_capacity_bytes = gpu_spec.hbm_capacity.value();
   HETSIM_ASSIGN_OR_RETURN(out.cost, workload::ComputeStageCost(*setup.model, config, compute, where));
   // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states (and DeepSpeed 0.3.x's FP16
   // passes when the plan names them), then the iteration's host work.

@@ -35,16 +35,13 @@
 
 namespace hetsim::executor {
 
-// The GPUs of one pipeline stage and how tensor, context and data parallelism split them (Megatron's
-// order: tensor-parallel ranks innermost, then context-parallel ranks, so a replica is
-// `tensor_parallel` x `context_parallel` consecutive GPUs of the mesh).
-struct StageLayout {
-  std::vector<GpuId> gpus;  // the mesh, node-major
-  int tensor_parallel = 1;
-  int data_parallel = 1;
-  int expert_parallel = 1;
-  int expert_tensor_parallel = 0;  // 0: tensor_parallel
-  int context_parallel = 1;
+// A placed stage: its parallelism (spec::StageParallelism: TP, DP, EP, ETP, the spec's own fields and
+// defaults) on its GPUs, and how tensor, context and data parallelism split them (Megatron's order:
+// tensor-parallel ranks innermost, then context-parallel ranks, so a replica is `tensor_parallel` x
+// `context_parallel` consecutive GPUs of the mesh).
+struct StageLayout : spec::StageParallelism {
+  std::vector<GpuId> gpus;   // the mesh, node-major
+  int context_parallel = 1;  // the plan's
   int32_t island = 0;
   // A mixed stage (Stage.replica_groups): its groups, each a plain layout (island, TP, DP, its replicas'
   // share of every microbatch), replicas numbered group after group; gpus is theirs in that order,
@@ -53,7 +50,6 @@ struct StageLayout {
   std::vector<StageLayout> replica_groups;
   uint64_t micro_batch_share = 0;  // a group's: samples of each microbatch one of its replicas computes
 
-  int ExpertTensorParallel() const { return spec::ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
   bool mixed() const { return !replica_groups.empty(); }
 
   GpuId Gpu(int replica, int tp_rank, int cp_rank = 0) const {

@@ -22,7 +22,7 @@ FaultRuntime::FaultRuntime(const FaultSet& faults, int num_gpus, engine::Simulat
       for (GpuId g : f.gpus) gpu_faults_[g.value()].push_back(i);
     }
     if (f.kind == spec::FaultKind::kFail) continue;
-    for (LinkId l : f.links) links_[l].nominal = network->link(l).capacity_bytes_per_s;
+    for (LinkId l : f.links) links_[l].nominal = network->link(l).capacity.bytes_per_second();
   }
 }
 

@@ -33,10 +33,10 @@ absl::StatusOr<NetworkMode> ParseNetworkMode(absl::string_view name) {
 absl::StatusOr<std::unique_ptr<Network>> Network::Create(engine::Simulator* simulator, std::vector<LinkSpec> links,
                                                          NetworkMode mode) {
   for (size_t i = 0; i < links.size(); ++i) {
-    const double capacity = links[i].capacity_bytes_per_s;
+    const double capacity = links[i].capacity.bytes_per_second();
     if (!(capacity > 0) || !std::isfinite(capacity)) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("links[%d].capacity_bytes_per_s: must be positive and finite, got %g", i, capacity));
+          absl::StrFormat("links[%d].capacity: must be positive and finite, got %g", i, capacity));
     }
     if (links[i].latency < 0) {
       return absl::InvalidArgumentError(absl::StrFormat("links[%d].latency: must not be negative, got %d ps", i,
@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(engine::Simulator* simu
 Network::Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
     : simulator_(simulator), mode_(mode) {
   links_.resize(links.size());
-  for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity_bytes_per_s;
+  for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity.bytes_per_second();
   link_specs_ = std::move(links);
 }
 
@@ -272,7 +272,7 @@ void Network::Activate(uint32_t slot) {
       bottleneck = std::min(bottleneck, links_[hop.link.value()].capacity);
     }
     f.rate = bottleneck;
-    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time duration = TransferTime(Bytes(f.remaining_bytes), Bandwidth(f.rate));
     const Time now = simulator_->now();
     f.event = simulator_->Schedule(duration >= kTimeMax - now ? kTimeMax : now + duration, this,
                                    (uint64_t{slot} << 2) | kComplete);
@@ -389,7 +389,7 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
     HETSIM_CHECK(capacity >= 0 && std::isfinite(capacity), "capacity %g for link %u", capacity, id.value());
     if (links_[id.value()].capacity == capacity) continue;
     links_[id.value()].capacity = capacity;
-    link_specs_[id.value()].capacity_bytes_per_s = capacity;
+    link_specs_[id.value()].capacity = Bandwidth(capacity);
     changed.push_back(id);
   }
   if (changed.empty()) return;
@@ -416,7 +416,7 @@ void Network::SetLinkCapacities(std::span<const std::pair<LinkId, double>> chang
     if (f.rate > 0) f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * TimeToSeconds(now - f.rate_since));
     f.rate = flow_cap_[slot];
     f.rate_since = now;
-    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time duration = TransferTime(Bytes(f.remaining_bytes), Bandwidth(f.rate));
     simulator_->Reschedule(f.event, duration >= kTimeMax - now ? kTimeMax : now + duration);
     ++stats_.flows_rerated;
   }

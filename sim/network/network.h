@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "base/ids.h"
 #include "base/time.h"
+#include "base/units.h"
 #include "sim/engine/event.h"
 #include "sim/engine/simulator.h"
 
@@ -37,8 +38,8 @@ namespace hetsim::network {
 using FlowId = uint64_t;
 
 struct LinkSpec {
-  double capacity_bytes_per_s = 0;  // > 0
-  Time latency = 0;                 // >= 0, paid once per hop before the bytes flow
+  Bandwidth capacity;  // > 0
+  Time latency = 0;    // >= 0, paid once per hop before the bytes flow
 };
 
 enum class NetworkMode {

@@ -396,7 +396,7 @@ void Network::ApplyNewRates() {
     f.rate = flow_new_rate_[slot];
     flow_rate_[slot] = f.rate;
     f.rate_since = now;
-    const Time duration = TransferTime(f.remaining_bytes, f.rate);
+    const Time duration = TransferTime(Bytes(f.remaining_bytes), Bandwidth(f.rate));
     const Time at = duration >= kTimeMax - now ? kTimeMax : now + duration;
     if (f.event.valid()) {
       simulator_->Reschedule(f.event, at);

@@ -45,7 +45,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
         absl::StrFormat("%s.%s: %g is not a positive number (GPU type \"%s\", needed for the model's dtype)", where,
                         PeakFieldName(dtype), peak * 1e-12, gpu.name));
   }
-  const double hbm = gpu.hbm_bytes_per_s;
+  const double hbm = gpu.hbm_bandwidth.bytes_per_second();
   if (!std::isfinite(hbm) || hbm <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s.hbm_bandwidth_gbytes_per_s: %g is not a positive number (GPU type \"%s\")", where, hbm * 1e-9, gpu.name));

@@ -139,15 +139,8 @@ absl::Status Validate(const ModelCost& model, const StageConfig& c, absl::string
   }
   // The parallelism rules a plan file's stages are validated with (base/spec/stage_rules.h).
   const std::vector<spec::StageRuleProblem> problems =
-      spec::StageRuleProblems({.tensor_parallel = static_cast<uint32_t>(c.tensor_parallel),
-                               .data_parallel = static_cast<uint32_t>(c.data_parallel),
-                               .expert_parallel = static_cast<uint32_t>(c.expert_parallel),
-                               .expert_tensor_parallel = static_cast<uint32_t>(c.ExpertTensorParallel()),
-                               .context_parallel = static_cast<uint32_t>(c.context_parallel),
-                               .zero_stage = c.zero_stage,
-                               .sequence_parallel = c.sequence_parallel,
-                               .micro_batch_size = c.micro_batch_size,
-                               .num_attention_heads = model.num_attention_heads(),
+      spec::StageRuleProblems(c, c.context_parallel, c.micro_batch_size,
+                              {.num_attention_heads = model.num_attention_heads(),
                                .num_kv_heads = model.num_kv_heads(),
                                .ffn_hidden_size = model.ffn_hidden_size(),
                                .num_experts = model.num_experts(),

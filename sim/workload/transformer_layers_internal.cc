@@ -573,11 +573,11 @@ std::vector<LayerCost> BuildLayerListLayers(const std::vector<spec::LayerSpec>& 
     layer.forward_flop_per_sample = forward;
     layer.backward_flop_per_sample = in.backward_flop_per_sample;
     layer.param_count = in.param_count;
-    layer.activation.tp_sharded = static_cast<double>(in.activation_bytes_per_sample);
-    layer.output_bytes_per_sample = static_cast<double>(in.output_bytes_per_sample);
+    layer.activation.tp_sharded = in.activation_bytes_per_sample.value();
+    layer.output_bytes_per_sample = in.output_bytes_per_sample.value();
     // Full recompute keeps the layer's input: the previous layer's output (its own for the first).
-    const uint64_t input = i > 0 ? list[i - 1].output_bytes_per_sample : in.output_bytes_per_sample;
-    layer.activation.layer_input = static_cast<double>(input);
+    const Bytes input = i > 0 ? list[i - 1].output_bytes_per_sample : in.output_bytes_per_sample;
+    layer.activation.layer_input = input.value();
     layers.push_back(std::move(layer));
   }
   return layers;

@@ -78,9 +78,9 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
   const MeshShape sender{32, 8};
   const Time c = (*model)->BoundaryTime(0, 0, bytes, sender);
   const LinkFigures& route = (*model)->BoundaryLink(0, 0);
-  const Time at_nic_speed = route.latency + TransferTime(bytes, route.bytes_per_s * 256);
+  const Time at_nic_speed = route.latency + TransferTime(Bytes(bytes), Bandwidth(route.bytes_per_s * 256));
   const double busiest = ExpectedMaxLoad(16, 8, 16);
-  CHECK(c == route.latency + TransferTime(bytes / 256 * busiest, GbpsToBytesPerSecond(800)));
+  CHECK(c == route.latency + TransferTime(Bytes(bytes / 256 * busiest), GbpsBandwidth(800)));
   CHECK(c > 2 * at_nic_speed);  // busiest ~5.9 flows on an uplink of 2 NICs
 
   // The simulated transfer on the same fabric (the executor's flows: GPU g to GPU g + 256).
@@ -94,7 +94,8 @@ TEST_CASE("a Clos boundary waits for the busiest ToR uplink", "[planner][ecmp]")
 
   // A stage smaller than a rack may send inside its rack: no ECMP term.
   const MeshShape one_node{1, 8};
-  CHECK((*model)->BoundaryTime(0, 0, bytes, one_node) == route.latency + TransferTime(bytes, route.bytes_per_s * 8));
+  CHECK((*model)->BoundaryTime(0, 0, bytes, one_node) ==
+        route.latency + TransferTime(Bytes(bytes), Bandwidth(route.bytes_per_s * 8)));
 }
 
 // 12 nodes: pods of 8 nodes (4 racks) and a partial pod of 4; 4 pod switches and 4 aggregation
@@ -116,8 +117,8 @@ TEST_CASE("a placed boundary between pods waits for the busiest aggregation link
   // Nodes 4-7 (pod 0) to 8-11 (the partial pod): 32 flows down 16 links of 4 nodes x 400 GB/s / 4 / 16.
   const Time placed = (*model)->PlacedBoundaryTime(0, 0, bytes, {stage, 4}, {stage, 8});
   const LinkFigures& route = (*model)->BoundaryLink(0, 0);
-  CHECK(placed == route.latency + TransferTime(bytes / 32 * ExpectedMaxLoad(32, 16, 1),
-                                               4 * 8 * GbpsToBytesPerSecond(400) / 4 / 16));
+  CHECK(placed == route.latency + TransferTime(Bytes(bytes / 32 * ExpectedMaxLoad(32, 16, 1)),
+                                               Bandwidth(4 * 8 * GbpsToBytesPerSecond(400) / 4 / 16)));
   CHECK(placed > 2 * unplaced);
 
   const absl::StatusOr<Time> simulated = SimulatedTransfer((*model)->topology(), 32, 64, 32);
@@ -140,8 +141,8 @@ TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch doe
   CHECK(island.tor_uplinks->uplinks == 8);
   CHECK(island.tor_uplinks->uplink_bytes_per_s == Approx(GbpsToBytesPerSecond(400)).epsilon(1e-12));
   const LinkFigures& route = (*model)->BoundaryLink(0, 0);
-  const Time nic_speed = TransferTime(1e9, route.bytes_per_s * 32);
-  const Time busiest = TransferTime(1e9 / 32 * ExpectedMaxLoad(16, 8, 2), GbpsToBytesPerSecond(400));
+  const Time nic_speed = TransferTime(Bytes(1e9), Bandwidth(route.bytes_per_s * 32));
+  const Time busiest = TransferTime(Bytes(1e9 / 32 * ExpectedMaxLoad(16, 8, 2)), GbpsBandwidth(400));
   CHECK((*model)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) == route.latency + std::max(nic_speed, busiest));
   CHECK(busiest > nic_speed);
 
@@ -150,7 +151,7 @@ TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch doe
   CHECK_FALSE((*flat)->island(0).tor_uplinks.has_value());
   const LinkFigures& one_switch = (*flat)->BoundaryLink(0, 0);
   CHECK((*flat)->BoundaryTime(0, 0, 1e9, MeshShape{4, 8}) ==
-        one_switch.latency + TransferTime(1e9, one_switch.bytes_per_s * 32));
+        one_switch.latency + TransferTime(Bytes(1e9), Bandwidth(one_switch.bytes_per_s * 32)));
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ StageCollective Coll(CollectiveOp op, CollectiveGroup group, int64_t bytes) {
   return c;
 }
 
+// A stage of TP `tp`, EP `ep` and ETP `etp` on a mesh of `shape`.
+StageGroups Groups(hetsim::planner::MeshShape shape, int tp, int ep, int etp) {
+  hetsim::spec::StageParallelism stage;
+  stage.tensor_parallel = tp;
+  stage.expert_parallel = ep;
+  stage.expert_tensor_parallel = etp;
+  return StageGroups(shape, stage);
+}
+
 }  // namespace
 
 TEST_CASE("planner: expert collectives are priced on their own groups, inside or across nodes", "[planner]") {
@@ -55,22 +64,22 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   auto time = [&](StageGroups g, CollectiveOp op, CollectiveGroup group) {
     return (*cm)->CollectiveTime(0, g, Coll(op, group, S));
   };
-  const StageGroups node{{1, 8}, 2, 8, 1};  // TP 2, EP 8, ETP 1 on one node
+  const StageGroups node = Groups({1, 8}, 2, 8, 1);  // TP 2, EP 8, ETP 1 on one node
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kTensor) ==
         2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(2, S, intra, lat)));
   CHECK(time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         2 * SecondsToTime(hetsim::collectives::DirectAllToAllSeconds(8, S, intra, lat)));
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor) == 0);  // ETP 1: no group
   // TP 1 still dispatches over EP (it was free before).
-  CHECK(time(StageGroups{{1, 8}, 1, 8, 1}, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
+  CHECK(time(Groups({1, 8}, 1, 8, 1), CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert));
 
   // EP 16 over both nodes: 8 members in each, 7/16 of the buffer over NVLink, 8/16 over the GPU's NIC.
-  const StageGroups two{{2, 8}, 2, 16, 1};
+  const StageGroups two = Groups({2, 8}, 2, 16, 1);
   CHECK(time(two, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         2 * SecondsToTime(inter_lat + std::max(S * 7.0 / 16 / intra, S * 8.0 / 16 / nic)));
   // ETP 4 x EP 4: an EP group is 4 GPUs 4 apart, 2 in each node; an expert-TP group 4 consecutive GPUs.
-  const StageGroups spread{{2, 8}, 4, 4, 4};
+  const StageGroups spread = Groups({2, 8}, 4, 4, 4);
   CHECK(time(spread, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         2 * SecondsToTime(inter_lat + std::max(S * 1.0 / 4 / intra, S * 2.0 / 4 / nic)));
   CHECK(time(spread, CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor) ==
@@ -117,7 +126,7 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
     l.data_parallel = c.nodes * c.gpn / c.tp;
     l.expert_parallel = c.ep;
     l.expert_tensor_parallel = c.etp;
-    const StageGroups groups{{c.nodes, c.gpn}, c.tp, c.ep, c.etp};
+    const StageGroups groups = Groups({c.nodes, c.gpn}, c.tp, c.ep, c.etp);
     for (CollectiveGroup kind : {CollectiveGroup::kTensor, CollectiveGroup::kExpert, CollectiveGroup::kExpertTensor,
                                  CollectiveGroup::kExpertAndTensor}) {
       INFO("group kind " << static_cast<int>(kind));

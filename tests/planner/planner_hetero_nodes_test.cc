@@ -87,8 +87,10 @@ TEST_CASE("hetero nodes: islands on one network cross through every sending NIC"
   CHECK(route.bytes_per_s == Approx(100e9 / 8).epsilon(1e-12));
   const double bytes = 64.0 * (1 << 20);
   // Two sending nodes of one NIC each: two paths (one without the shared network).
-  CHECK((*model)->BoundaryTime(0, 1, bytes, {2, 8}) == route.latency + TransferTime(bytes, route.bytes_per_s * 2));
-  CHECK((*model)->BoundaryTime(1, 0, bytes, {1, 4}) == route.latency + TransferTime(bytes, route.bytes_per_s));
+  CHECK((*model)->BoundaryTime(0, 1, bytes, {2, 8}) ==
+        route.latency + TransferTime(Bytes(bytes), Bandwidth(route.bytes_per_s * 2)));
+  CHECK((*model)->BoundaryTime(1, 0, bytes, {1, 4}) ==
+        route.latency + TransferTime(Bytes(bytes), Bandwidth(route.bytes_per_s)));
 }
 
 }  // namespace

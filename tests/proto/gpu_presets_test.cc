@@ -63,7 +63,7 @@ TEST_CASE("every GPU preset validates and resolves to a positive 16-bit or FP32 
     const hetsim::spec::GpuSpec g = hetsim::proto::ResolveGpu(PresetGpu(p.name));
     CHECK(g.peak(hetsim::spec::DType::kFp32) > 0);
     CHECK(std::max(g.peak(hetsim::spec::DType::kBf16), g.peak(hetsim::spec::DType::kFp16)) > 0);
-    CHECK(g.hbm_capacity_bytes > 0);
+    CHECK(g.hbm_capacity > Bytes(0));
     CHECK(g.sm_count > 0);
   }
 }

@@ -428,8 +428,6 @@ TEST_CASE("runs are deterministic", "[engine]") {
 TEST_CASE("time conversions round as documented", "[engine]") {
   CHECK(SecondsToTime(1.5e-9) == 1500_ps);
   CHECK(NanosecondsToTime(3) == 3000_ps);
-  CHECK(TransferTime(1e6, 1e10) == 100 * kMicrosecond);
-  CHECK(TransferTime(1, 3) == 333333333334_ps);  // rounded up: never early
   CHECK(TimeToSeconds(kSecond) == 1.0);
   CHECK(MillisecondsToTime(2.5) == 2'500'000'000_ps);  // a fraction rounds as SecondsToTime
   CHECK(MillisecondsToTime(int64_t{2}) == 2_ms);       // an integer is exact

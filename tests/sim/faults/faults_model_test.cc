@@ -137,7 +137,8 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
     INFO(hetsim::network::NetworkModeName(mode));
     engine::Simulator sim;
     // Link 0: 1e9 B/s, link 1: 4e9 B/s. Flow 0 crosses both (bottleneck link 0).
-    auto net = *network::Network::Create(&sim, {network::LinkSpec{1e9, 0}, network::LinkSpec{4e9, 0}}, mode);
+    auto net = *network::Network::Create(
+        &sim, {network::LinkSpec{Bandwidth(1e9), 0}, network::LinkSpec{Bandwidth(4e9), 0}}, mode);
     Finishes done;
     done.sim = &sim;
     const std::vector<LinkId> both = LinkIds({0, 1});
@@ -160,7 +161,7 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
       CHECK(AbsTime(done.at[0] - 2 * kMillisecond) <= 2_ps);
     }
     SECTION("a flow waiting for latency starts with the new capacity") {
-      auto slow = *network::Network::Create(&sim, {network::LinkSpec{1e9, kMillisecond}}, mode);
+      auto slow = *network::Network::Create(&sim, {network::LinkSpec{Bandwidth(1e9), kMillisecond}}, mode);
       const std::vector<LinkId> only = LinkIds({0});
       slow->StartFlow(only, 1000000, &done, 1);  // starts sending at 1 ms
       slow->SetLinkCapacity(LinkId(0), 2e9);
@@ -179,9 +180,10 @@ TEST_CASE("faults network: capacity changes re-rate flows and move their complet
   // Max-min: two flows share link 1 (2e9 B/s); link 1 halves at 1 ms. Each had 1e9 B/s (2e6 bytes:
   // 1e6 sent by 1 ms), then 0.5e9 B/s for the other 1e6 bytes: 2 ms more.
   engine::Simulator sim;
-  auto net = *network::Network::Create(
-      &sim, {network::LinkSpec{1e10, 0}, network::LinkSpec{2e9, 0}, network::LinkSpec{1e10, 0}},
-      network::NetworkMode::kMaxMinFair);
+  auto net = *network::Network::Create(&sim,
+                                       {network::LinkSpec{Bandwidth(1e10), 0}, network::LinkSpec{Bandwidth(2e9), 0},
+                                        network::LinkSpec{Bandwidth(1e10), 0}},
+                                       network::NetworkMode::kMaxMinFair);
   Finishes done;
   done.sim = &sim;
   const std::vector<LinkId> a = LinkIds({0, 1}), b = LinkIds({2, 1});

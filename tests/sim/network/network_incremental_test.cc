@@ -175,7 +175,7 @@ void CheckAgainstOracle(const SimulatedRun& run, const std::vector<OracleFlow>& 
                         const std::vector<LinkSpec>& specs, const std::vector<CapacityChange>& changes) {
   std::vector<double> capacity, latency_s;
   for (const LinkSpec& l : specs) {
-    capacity.push_back(l.capacity_bytes_per_s);
+    capacity.push_back(l.capacity.bytes_per_second());
     latency_s.push_back(TimeToSeconds(l.latency));
   }
   const std::vector<double> expected = OracleCompletions(flows, capacity, latency_s, changes);
@@ -196,7 +196,7 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
   const int num_links = 20;
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
-    specs.push_back({static_cast<double>(1 + rng() % 6) * 1e9, (rng() % 2000) * kNanosecond});
+    specs.push_back({Bandwidth(static_cast<double>(1 + rng() % 6) * 1e9), (rng() % 2000) * kNanosecond});
   }
   std::vector<OracleFlow> flows;
   std::vector<Time> starts;
@@ -238,8 +238,8 @@ TEST_CASE("incremental max-min gives the completions of a from-scratch oracle", 
 // ways give the oracle's completions.
 TEST_CASE("a change that ripples along a chain is followed to its end", "[network]") {
   const int chain = GENERATE(3, 12);
-  std::vector<LinkSpec> specs{{1e9, 0}};
-  for (int i = 0; i < chain; ++i) specs.push_back({(2.0 * i + 3) * 1e9, 0});
+  std::vector<LinkSpec> specs{{Bandwidth(1e9), 0}};
+  for (int i = 0; i < chain; ++i) specs.push_back({Bandwidth((2.0 * i + 3) * 1e9), 0});
   std::vector<OracleFlow> flows;
   for (int i = 0; i < chain; ++i) {
     flows.push_back({0, {static_cast<LinkId>(i), static_cast<LinkId>(i + 1)}, {1, 1}, 40e6 * (i + 1)});
@@ -259,8 +259,8 @@ TEST_CASE("a change that ripples along a chain is followed to its end", "[networ
 // flow's rate), so each recompute re-rates nothing but what shares L_i at that level.
 TEST_CASE("a fast flow ending does not re-rate slower flows it is coupled to", "[network]") {
   engine::Simulator sim;
-  std::vector<LinkSpec> specs{{1e9, 0}};  // S
-  for (int i = 0; i < 100; ++i) specs.push_back({10e9, 0});
+  std::vector<LinkSpec> specs{{Bandwidth(1e9), 0}};  // S
+  for (int i = 0; i < 100; ++i) specs.push_back({Bandwidth(10e9), 0});
   auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
   Completions completions(&sim, 200);
@@ -279,10 +279,10 @@ TEST_CASE("a fast flow ending does not re-rate slower flows it is coupled to", "
   CHECK((*net)->stats().flows_visited - visited_before == 0);
   // Each fast flow had 10 GB/s - 10 MB/s: exact completion times.
   for (int i = 1; i <= 100; ++i) {
-    CHECK(completions.at[100 + i - 1] == TransferTime(10e6 * i, 10e9 - 1e7));
+    CHECK(completions.at[100 + i - 1] == TransferTime(Bytes(10e6 * i), Bandwidth(10e9 - 1e7)));
   }
   sim.Run();
-  for (int i = 0; i < 100; ++i) CHECK(completions.at[i] == TransferTime(1e9, 1e7));
+  for (int i = 0; i < 100; ++i) CHECK(completions.at[i] == TransferTime(Bytes(1e9), Bandwidth(1e7)));
 }
 
 // Found by a randomized stress run (minimized). At 330 us a recompute ends in a component closure
@@ -293,7 +293,7 @@ TEST_CASE("a fast flow ending does not re-rate slower flows it is coupled to", "
 TEST_CASE("a recompute after a component closure trusts no stale bottleneck", "[network]") {
   const std::vector<double> caps_gbs{3, 1, 6, 3, 3, 2, 3, 5, 1, 6, 1, 1, 3, 1, 1, 2, 6, 2};
   std::vector<LinkSpec> specs;
-  for (double c : caps_gbs) specs.push_back({c * 1e9, 0});
+  for (double c : caps_gbs) specs.push_back({Bandwidth(c * 1e9), 0});
   const auto flow = [](std::initializer_list<uint32_t> route, std::vector<double> weights, double bytes) {
     if (weights.empty()) weights.assign(route.size(), 1.0);
     return OracleFlow{0, LinkIds(route), std::move(weights), bytes};
@@ -327,7 +327,7 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
   const bool latency = rng() % 2 == 0;
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
-    specs.push_back({static_cast<double>(1 + rng() % 6) * 1e9, latency ? (rng() % 500) * kNanosecond : 0});
+    specs.push_back({Bandwidth(static_cast<double>(1 + rng() % 6) * 1e9), latency ? (rng() % 500) * kNanosecond : 0});
   }
   const auto random_link = [&] { return static_cast<LinkId>(rng() % num_links); };
   std::vector<OracleFlow> flows;
@@ -361,7 +361,7 @@ TEST_CASE("incremental max-min matches the oracle over many small random network
     const LinkId link = random_link();
     const double capacity = static_cast<double>(rng() % 7) * 1e9;
     changes.push_back({at_s, link, capacity});
-    if (capacity == 0) changes.push_back({at_s + 100e-6, link, specs[link.value()].capacity_bytes_per_s});
+    if (capacity == 0) changes.push_back({at_s + 100e-6, link, specs[link.value()].capacity.bytes_per_second()});
   }
   std::stable_sort(changes.begin(), changes.end(),
                    [](const CapacityChange& a, const CapacityChange& b) { return a.at_s < b.at_s; });

@@ -54,8 +54,9 @@ constexpr double kGBps = 1e9;  // bytes per second
 TEST_CASE("one flow takes the route's latency plus bytes over the bottleneck", "[network]") {
   engine::Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(
-      &sim, {{10 * kGBps, 1 * kMicrosecond}, {5 * kGBps, 2 * kMicrosecond}, {20 * kGBps, 3 * kMicrosecond}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(10 * kGBps), 1 * kMicrosecond},
+                                {Bandwidth(5 * kGBps), 2 * kMicrosecond},
+                                {Bandwidth(20 * kGBps), 3 * kMicrosecond}});
   const std::vector<LinkId> route = LinkIds({0, 1, 2});
   const FlowId f = net->StartFlow(route, 1'000'000, &log, 42);
   CHECK(net->IsActive(f));
@@ -80,7 +81,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
     engine::Simulator sim;
     Log log(&sim);
     const double capacity = 12.5 * kGBps;
-    auto net = MakeNetwork(&sim, {{capacity, 500 * kNanosecond}});
+    auto net = MakeNetwork(&sim, {{Bandwidth(capacity), 500 * kNanosecond}});
     const std::vector<LinkId> route = LinkIds({0});
     std::vector<FlowId> flows;
     for (int i = 0; i < k; ++i) flows.push_back(net->StartFlow(route, 4'000'000, &log, i));
@@ -88,7 +89,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
     for (FlowId f : flows) CHECK(net->FlowRate(f) == capacity / k);
     sim.Run();
     REQUIRE(log.done.size() == static_cast<size_t>(k));
-    const Time expected = 500 * kNanosecond + TransferTime(4'000'000.0, capacity / k);
+    const Time expected = 500 * kNanosecond + TransferTime(Bytes(4'000'000.0), Bandwidth(capacity / k));
     for (const Done& d : log.done) CHECK(d.at == expected);
     // Closed form: k * 4 MB at 12.5 GB/s = k * 320 us (rounding of B/k may add a picosecond).
     CHECK(AbsTime(expected - (500 * kNanosecond + k * 320 * kMicrosecond)) <= 1_ps);
@@ -101,7 +102,7 @@ TEST_CASE("k equal flows on one link each get B/k and finish together", "[networ
 TEST_CASE("flows that start at different times share from the moment they overlap", "[network]") {
   engine::Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{1 * kGBps, 0}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(1 * kGBps), 0}});
   const std::vector<LinkId> route = LinkIds({0});
   // A: 1e6 bytes from t = 0; alone for 0.4 ms (4e5 bytes), then 1e9/2 B/s for its last 6e5 bytes:
   // done at 0.4 + 1.2 = 1.6 ms. B: 1e6 bytes from 0.4 ms; 6e5 bytes shared, then alone for 4e5:
@@ -127,7 +128,7 @@ TEST_CASE("textbook max-min example with three bottleneck levels", "[network]") 
   // A saturates first (f0 = f1 = 0.5), then B (f2 = 3 - 0.5 = 2.5), then C (f3 = 6 - 0.5 - 2.5 = 3).
   engine::Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {3 * kGBps, 0}, {6 * kGBps, 0}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(1 * kGBps), 0}, {Bandwidth(3 * kGBps), 0}, {Bandwidth(6 * kGBps), 0}});
   const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1, 2}), LinkIds({2})};
   std::vector<FlowId> flows;
   for (size_t i = 0; i < routes.size(); ++i) {
@@ -153,7 +154,7 @@ TEST_CASE("max-min with a shared core: rates rise when a bottleneck flow leaves"
   // When f1 (1e8 bytes on link 0) ends at 0.2 s, f0 is still held at 0.5 by links 1 and 2.
   engine::Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{1 * kGBps, 0}, {1 * kGBps, 0}, {1 * kGBps, 0}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(1 * kGBps), 0}, {Bandwidth(1 * kGBps), 0}, {Bandwidth(1 * kGBps), 0}});
   const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1, 2}), LinkIds({0}), LinkIds({1}), LinkIds({2})};
   const std::vector<int64_t> bytes = {1'000'000'000, 100'000'000, 300'000'000, 500'000'000};
   std::vector<FlowId> flows;
@@ -183,8 +184,8 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
   for (const double core : {150 * kGBps, 50 * kGBps}) {
     engine::Simulator sim;
     Log log(&sim);
-    std::vector<LinkSpec> specs(101, LinkSpec{1 * kGBps, 0});
-    specs[100].capacity_bytes_per_s = core;
+    std::vector<LinkSpec> specs(101, LinkSpec{Bandwidth(1 * kGBps), 0});
+    specs[100].capacity = Bandwidth(core);
     auto net = MakeNetwork(&sim, specs);
     std::vector<FlowId> flows;
     for (uint32_t h = 0; h < 100; ++h) {
@@ -216,7 +217,7 @@ TEST_CASE("a shared link that cannot saturate does not couple its flows", "[netw
 TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "[network]") {
   engine::Simulator sim;
   Log log(&sim);
-  auto net = MakeNetwork(&sim, {{1 * kGBps, 3 * kMicrosecond}, {1 * kGBps, 4 * kMicrosecond}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(1 * kGBps), 3 * kMicrosecond}, {Bandwidth(1 * kGBps), 4 * kMicrosecond}});
   const std::vector<LinkId> route = LinkIds({0, 1});
   net->StartFlow(route, 0, &log, 1);
   net->StartFlow({}, 123456, &log, 2);
@@ -233,7 +234,7 @@ TEST_CASE("zero-byte flows and empty routes complete after the latency alone", "
 
 TEST_CASE("an observer can start the next flow from its callback", "[network]") {
   engine::Simulator sim;
-  auto net = MakeNetwork(&sim, {{2 * kGBps, 1 * kMicrosecond}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(2 * kGBps), 1 * kMicrosecond}});
   struct Chain : FlowObserver {
     Network* net;
     engine::Simulator* sim;
@@ -268,7 +269,7 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
   std::vector<LinkSpec> specs;
   for (int i = 0; i < num_links; ++i) {
     const double fast = variant == 1 && rng() % 3 == 0 ? 20 : 1;
-    specs.push_back({static_cast<double>(1 + rng() % 8) * kGBps * fast, PicosecondsToTime(rng() % 3000)});
+    specs.push_back({Bandwidth(static_cast<double>(1 + rng() % 8) * kGBps * fast), PicosecondsToTime(rng() % 3000)});
   }
   auto net = MakeNetwork(&sim, specs);
   struct Planned {
@@ -314,14 +315,14 @@ TEST_CASE("incremental recomputation keeps the max-min optimality condition", "[
       any = true;
       bool has_bottleneck = false;
       for (LinkId l : p->route) {
-        const double capacity = specs[l.value()].capacity_bytes_per_s;
+        const double capacity = specs[l.value()].capacity.bytes_per_second();
         if (load[l.value()] >= capacity * (1 - 1e-9) && rate >= max_rate[l.value()] * (1 - 1e-9)) {
           has_bottleneck = true;
         }
       }
       CHECK(has_bottleneck);
     }
-    for (int l = 0; l < num_links; ++l) CHECK(load[l] <= specs[l].capacity_bytes_per_s * (1 + 1e-9));
+    for (int l = 0; l < num_links; ++l) CHECK(load[l] <= specs[l].capacity.bytes_per_second() * (1 + 1e-9));
     checkpoints_with_flows += any;
   }
   sim.Run();
@@ -342,7 +343,7 @@ TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
     engine::Simulator sim;
     Log log(&sim);
     std::vector<LinkSpec> specs;
-    for (int i = 0; i < 16; ++i) specs.push_back({(1 + i % 5) * 3.3e9, 100_ps * (i % 4)});
+    for (int i = 0; i < 16; ++i) specs.push_back({Bandwidth((1 + i % 5) * 3.3e9), 100_ps * (i % 4)});
     auto net = MakeNetwork(&sim, specs);
     std::vector<std::vector<LinkId>> routes;
     for (int i = 0; i < 400; ++i) {
@@ -360,8 +361,8 @@ TEST_CASE("network runs are deterministic to the picosecond", "[network]") {
 TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", "[network]") {
   engine::Simulator sim;
   Log log(&sim);
-  auto net =
-      MakeNetwork(&sim, {{4 * kGBps, 1 * kMicrosecond}, {2 * kGBps, 1 * kMicrosecond}}, NetworkMode::kContentionFree);
+  auto net = MakeNetwork(&sim, {{Bandwidth(4 * kGBps), 1 * kMicrosecond}, {Bandwidth(2 * kGBps), 1 * kMicrosecond}},
+                         NetworkMode::kContentionFree);
   CHECK(net->mode_name() == std::string("contention-free"));
   const std::vector<LinkId> both = LinkIds({0, 1});
   const std::vector<LinkId> first = LinkIds({0});
@@ -377,10 +378,10 @@ TEST_CASE("contention-free mode ignores sharing and uses the bottleneck alone", 
 
 TEST_CASE("bad links and mode names are refused with the field named", "[network]") {
   engine::Simulator sim;
-  auto zero = Network::Create(&sim, {{1e9, 0}, {0, 0}}, NetworkMode::kMaxMinFair);
+  auto zero = Network::Create(&sim, {{Bandwidth(1e9), 0}, {Bandwidth(0), 0}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(zero.ok());
-  CHECK_THAT(std::string(zero.status().message()), Catch::Contains("links[1].capacity_bytes_per_s"));
-  auto negative = Network::Create(&sim, {{1e9, -5_ps}}, NetworkMode::kMaxMinFair);
+  CHECK_THAT(std::string(zero.status().message()), Catch::Contains("links[1].capacity"));
+  auto negative = Network::Create(&sim, {{Bandwidth(1e9), -5_ps}}, NetworkMode::kMaxMinFair);
   REQUIRE_FALSE(negative.ok());
   CHECK_THAT(std::string(negative.status().message()), Catch::Contains("links[0].latency"));
   CHECK(ParseNetworkMode("max-min-fair").value() == NetworkMode::kMaxMinFair);
@@ -395,7 +396,8 @@ TEST_CASE("bad links and mode names are refused with the field named", "[network
 // merged 1.5; at weight 2.5 each part counts 3 flows and 2503 bytes.
 TEST_CASE("merged weighted flows count on their links as the flows that merged", "[network]") {
   engine::Simulator sim;
-  auto net = Network::Create(&sim, {{1e9, kMicrosecond}, {1e9, kMicrosecond}}, NetworkMode::kMaxMinFair);
+  auto net =
+      Network::Create(&sim, {{Bandwidth(1e9), kMicrosecond}, {Bandwidth(1e9), kMicrosecond}}, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
   Log log(&sim);
   const std::vector<LinkId> route = LinkIds({0, 1});
@@ -423,7 +425,7 @@ class HintLog : public FlowObserver {
 TEST_CASE("a completing flow's observer gets its hint once, with its tag, just before the completion", "[network]") {
   engine::Simulator sim;
   HintLog log;
-  auto net = MakeNetwork(&sim, {{10 * kGBps, 1 * kMicrosecond}, {10 * kGBps, 1 * kMicrosecond}});
+  auto net = MakeNetwork(&sim, {{Bandwidth(10 * kGBps), 1 * kMicrosecond}, {Bandwidth(10 * kGBps), 1 * kMicrosecond}});
   const std::vector<LinkId> both = LinkIds({0, 1});
   const std::vector<LinkId> first = LinkIds({0});
   net->StartFlow(both, 2'000'000, &log, 7);   // shares link 0, ends second
