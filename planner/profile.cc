@@ -217,28 +217,18 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   const StageGroups groups(shape, config);
   Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
-  if (options_.tp_comm_overlap) {
-    // What Transformer Engine's overlap, or PyTorch's async TP, hides of the pass's collectives around its
-    // linears (the simulator's setup's accounting); the others stay exposed.
-    auto hidden = [&](const std::vector<workload::StageCollective>& list, Time compute, bool forward) {
-      workload::UserbufferTimes all, recomputed;
-      for (const workload::StageCollective& c : list) {
-        if (!c.userbuffers) continue;
-        const Time time = cluster_.CollectiveTime(island, groups, c);
-        all.Add(c, time);
-        if (c.recomputed) recomputed.Add(c, time);
-      }
-      return workload::HiddenByTpOverlap(options_, config.tensor_parallel, forward, compute, all, recomputed);
-    };
-    forward_comm -= hidden(cost->forward_collectives, cost->forward_time, true);
-    backward_comm -= hidden(cost->backward_collectives, cost->backward_time, false);
-  } else if (options_.tp_backward_overlap) {
-    std::vector<std::pair<int, Time>> reductions;
-    for (const workload::StageCollective& c : cost->backward_collectives) {
-      if (c.async_backward) reductions.emplace_back(c.layer, cluster_.CollectiveTime(island, groups, c));
+  // What Transformer Engine's overlap, PyTorch's async TP or Megatron-LM's asynchronous backward hides
+  // of the pass's collectives (the simulator's setup's accounting); the others stay exposed.
+  auto hidden = [&](const std::vector<workload::StageCollective>& list, bool forward) -> Time {
+    workload::TpOverlapTimes times;
+    if (!options_.tp_comm_overlap && !options_.tp_backward_overlap) return 0;  // time nothing
+    for (const workload::StageCollective& c : list) {
+      if (c.userbuffers || c.async_backward) times.Add(c, cluster_.CollectiveTime(island, groups, c));
     }
-    backward_comm -= std::min(backward_comm, workload::HiddenByAsyncBackward(*cost, sc.first_layer, reductions));
-  }
+    return workload::PassHiddenByTpOverlap(options_, config.tensor_parallel, forward, *cost, sc.first_layer, times);
+  };
+  forward_comm -= std::min(forward_comm, hidden(cost->forward_collectives, true));
+  backward_comm -= std::min(backward_comm, hidden(cost->backward_collectives, false));
   o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
   o.backward = cost->backward_time + cp.backward_exposed + backward_comm;
   o.state_bytes = cost->memory.ModelStateBytes();

@@ -203,28 +203,46 @@ class Exporter {
     }
   }
 
+  // A point-to-point message's node on `rank` (its send when `send`), after DAG node `id`'s
+  // predecessors on that rank.
+  uint64_t AddMessage(NodeId id, bool send, const executor::BoundaryFlow& f, int32_t tag, const std::string& name) {
+    const GpuId rank = send ? f.src : f.dst;
+    Node n;
+    n.set_name(absl::StrCat(name, send ? " send" : " recv"));
+    n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    n.add_attr()->CopyFrom(Int32Attr(kCommSrc, f.src.value()));
+    n.add_attr()->CopyFrom(Int32Attr(kCommDst, f.dst.value()));
+    n.add_attr()->CopyFrom(Int64Attr(kCommSize, f.bytes));
+    n.add_attr()->CopyFrom(Int32Attr(kCommTag, tag));
+    n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
+    AddDeps(id, rank.value(), n);
+    return Add(rank.value(), std::move(n));
+  }
+
   void AddTransfer(NodeId id) {
     const DagNode& node = dag_.node(id);
     const bool forward = node.kind == NodeKind::kCommForward;
     const auto& bt = setup_.boundaries[node.virtual_stage];
     const auto& flows = forward ? bt.forward_flows : bt.backward_flows;
+    const std::string name =
+        absl::StrFormat("%s mb%d vs%d", forward ? "CF" : "CB", node.microbatch, node.virtual_stage);
     for (const executor::BoundaryFlow& f : flows) {
-      const int32_t tag = next_tag_++;
-      const std::string name =
-          absl::StrFormat("%s mb%d vs%d", forward ? "CF" : "CB", node.microbatch, node.virtual_stage);
-      for (const bool send : {true, false}) {
-        const GpuId rank = send ? f.src : f.dst;
-        Node n;
-        n.set_name(absl::StrCat(name, send ? " send" : " recv"));
-        n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-        n.add_attr()->CopyFrom(Int32Attr(kCommSrc, f.src.value()));
-        n.add_attr()->CopyFrom(Int32Attr(kCommDst, f.dst.value()));
-        n.add_attr()->CopyFrom(Int64Attr(kCommSize, f.bytes));
-        n.add_attr()->CopyFrom(Int32Attr(kCommTag, tag));
-        n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-        AddDeps(id, rank.value(), n);
-        pending_exits_.emplace_back(rank.value(), Add(rank.value(), std::move(n)));
+      // Plan.p2p_rendezvous (E_step): the transfer starts when both its stages have reached it. A
+      // Chakra rank waits on its own nodes only, so the receiver, once there, sends the sender a
+      // message of no bytes that the send waits for (as NCCL's receiver posts its buffer before the
+      // sender writes): one route latency the simulator's rendezvous does not charge.
+      std::optional<uint64_t> receiver_ready;
+      if (setup_.spec.plan.p2p_rendezvous) {
+        const executor::BoundaryFlow ready{.src = f.dst, .dst = f.src, .bytes = 0, .route = {}};
+        const int32_t tag = next_tag_++;
+        AddMessage(id, true, ready, tag, name + " ready");
+        receiver_ready = AddMessage(id, false, ready, tag, name + " ready");
       }
+      const int32_t tag = next_tag_++;
+      const uint64_t send = AddMessage(id, true, f, tag, name);
+      if (receiver_ready) At(f.src.value(), send).add_ctrl_deps(*receiver_ready);
+      pending_exits_.emplace_back(f.src.value(), send);
+      pending_exits_.emplace_back(f.dst.value(), AddMessage(id, false, f, tag, name));
     }
     // Added after every flow: the flows of one transfer never depend on each other.
     for (const auto& [rank, nid] : pending_exits_) exits_[id][rank].push_back(nid);

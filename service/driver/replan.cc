@@ -1,5 +1,6 @@
 #include "service/driver/replan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -25,20 +26,37 @@ absl::StatusOr<hetsim::v1::Report> SimulateOnce(const proto::PlanInputs& inputs,
   return SimulateReport(inputs, options);
 }
 
-// The framework settings of the plan that was running, which a restart on fewer GPUs keeps: gradient
-// and parameter-gather overlap and buckets, point-to-point blocking, ZeRO-3 prefetch (the TP overlap and its settings,
-// and CP, are priced and written by the planner through the request).
-void KeepRuntimeSwitches(const hetsim::v1::Plan& original, hetsim::v1::Plan& replanned) {
-  replanned.set_overlap_grad_reduce(original.overlap_grad_reduce());
-  // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
-  replanned.set_overlap_param_gather(original.overlap_param_gather() && proto::ShardsOptimizer(replanned));
-  replanned.set_grad_bucket_bytes(original.grad_bucket_bytes());
-  replanned.set_blocking_p2p(original.blocking_p2p());
-  replanned.set_zero3_prefetch(original.zero3_prefetch());
-  replanned.set_tied_embedding_grad_sync(original.tied_embedding_grad_sync());
+// The Plan fields the re-plan decides: what the planner searched and writes (the model inline, as it
+// plans it; no prediction of the running plan). Every other field is the running plan's, carried as it
+// is, so that a field added to Plan is carried without a line here.
+constexpr const char* kReplannedFields[] = {
+    "name",           "model",  "model_path", "micro_batch_size", "schedule",     "h1f1b_epsilon",
+    "virtual_stages", "stages", "prediction", "context_parallel", "cp_comm_type", "virtual_stage_layers",
+    "pipelines"};
+
+// DeepSpeed's TrainSchedule is a 1F1B of its own warm-ups and one model chunk a stage: the running
+// plan's rendezvous carries over to a re-plan of that schedule only (validate_plan.cc).
+bool FollowsTrainSchedule(const hetsim::v1::Plan& plan) {
+  if (plan.schedule() != hetsim::v1::ONE_F_ONE_B || plan.virtual_stages() > 1) return false;
+  const auto implicit = [](const hetsim::v1::Stage& s) { return s.warmup_forwards() == 0; };
+  for (const hetsim::v1::Pipeline& q : plan.pipelines()) {
+    if (!std::all_of(q.stages().begin(), q.stages().end(), implicit)) return false;
+  }
+  return std::all_of(plan.stages().begin(), plan.stages().end(), implicit);
 }
 
 }  // namespace
+
+hetsim::v1::Plan ReplannedPlan(const hetsim::v1::Plan& running, hetsim::v1::Plan planned) {
+  hetsim::v1::Plan next = running;
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  for (const char* name : kReplannedFields) fields.push_back(hetsim::v1::Plan::descriptor()->FindFieldByName(name));
+  next.GetReflection()->SwapFields(&next, &planned, fields);
+  // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
+  next.set_overlap_param_gather(running.overlap_param_gather() && proto::ShardsOptimizer(next));
+  next.set_p2p_rendezvous(running.p2p_rendezvous() && FollowsTrainSchedule(next));
+  return next;
+}
 
 PlannerMessages ReplanMessages(const proto::PlanInputs& inputs) {
   PlannerMessages m{.model = inputs.model, .cluster = inputs.cluster};
@@ -51,11 +69,8 @@ planner::PlanRequest ReplanSettings(const proto::PlanInputs& inputs, planner::Pl
   r.planner = kind;
   r.global_batch_size = inputs.plan.global_batch_size();
   r.context_parallel = static_cast<int>(proto::ContextParallel(inputs.plan));  // what the plan's memory relies on
-  r.tp_comm_overlap = inputs.plan.tp_comm_overlap();
-  r.tp_backward_overlap = inputs.plan.tp_backward_overlap();
-  r.tp_comm_overlap_aggregate = inputs.plan.tp_comm_overlap_aggregate();
-  r.grad_reduce_in_fp32 = inputs.plan.grad_reduce_in_fp32();
-  r.cp_comm = proto::ContextParallelCommOf(inputs.plan);
+  // Every cost-model switch of the running plan (its TP overlap settings resolved from the messages).
+  static_cast<spec::CostSwitches&>(r) = proto::ResolvePlan(inputs.plan, inputs.plan_path);
   r.epsilon = proto::H1f1bEpsilon(inputs.plan);
   r.threads = threads;
   r.name = absl::StrFormat("%s-replanned-%s", inputs.plan.name().empty() ? "plan" : inputs.plan.name(),
@@ -121,8 +136,8 @@ absl::StatusOr<ReplanOutcome> Replan(const ReplanRequest& request) {
   next.cluster = out.surviving.cluster;
   next.cluster_path = "the surviving cluster";
   next.model = PlannedModel(messages, *planned);
-  next.plan = PlanMessageOf(planned->plan, messages, *planned);  // the model inline: the plan stands alone
-  KeepRuntimeSwitches(request.original.plan, next.plan);
+  // The model inline: the plan stands alone.
+  next.plan = ReplannedPlan(request.original.plan, PlanMessageOf(planned->plan, messages, *planned));
   next.plan_path = "the re-planned plan";
   if (absl::Status s = proto::ValidatePlanInputs(next); !s.ok()) {
     return absl::InternalError(absl::StrFormat("the re-planned plan is not valid: %s", s.message()));

@@ -49,6 +49,12 @@ struct ReplanOutcome {
   double planning_seconds = 0;     // wall time of the re-plan alone (also when record_wall_time is false)
 };
 
+// The re-planned plan: the running plan with the fields the re-plan decides (its stages, schedule,
+// micro-batch size, CP, pipelines, the model it plans, no prediction) taken from `planned`, the
+// planner's. Every other field is carried; overlap_param_gather while the new plan still shards an
+// optimizer, p2p_rendezvous while its schedule is DeepSpeed's (1F1B, implicit warm-ups, one chunk).
+hetsim::v1::Plan ReplannedPlan(const hetsim::v1::Plan& running, hetsim::v1::Plan planned);
+
 // What `hetsim run --replan` plans with for `inputs`: its model and the running plan's TP-overlap
 // settings (the model inline in the new plan), and the search's settings: the plan's global batch
 // size, CP and H-1F1B epsilon, micro-batch size searched. The same for the first plan and the re-plan.

@@ -74,11 +74,8 @@ absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::v
 }
 
 // The shares of a pass's collective time the overlaps may hide.
-struct HideableTime {
-  workload::UserbufferTimes userbuffers;             // around TE's linears (what Plan.tp_comm_overlap hides)
-  workload::UserbufferTimes recomputed;              // of those, a full recomputation's reruns (backward)
-  std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
-  std::vector<std::pair<int, Time>> dispatch;        // (layer, time) of each EP all-to-all (Plan.moe_a2a_overlap)
+struct HideableTime : workload::TpOverlapTimes {
+  std::vector<std::pair<int, Time>> dispatch;  // (layer, time) of each EP all-to-all (Plan.moe_a2a_overlap)
 };
 
 // Adds the list's collectives to `time` and `load`, and what the overlaps may hide to `hideable`.
@@ -90,9 +87,7 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
     if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
       return s;
     }
-    hideable.userbuffers.Add(c, time - before);
-    if (c.recomputed) hideable.recomputed.Add(c, time - before);
-    if (c.async_backward) hideable.async_backward.emplace_back(c.layer, time - before);
+    hideable.Add(c, time - before);
     if (c.group == workload::CollectiveGroup::kExpert) hideable.dispatch.emplace_back(c.layer, time - before);
   }
   return absl::OkStatus();
@@ -596,17 +591,12 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   vs.backward_userbuffers_comm_time = backward_hideable.userbuffers.all;
   SetMoeLayers(forward_hideable.dispatch, vs.cost.layer_forward_s, vs.first_layer, vs.forward_moe_layers);
   SetMoeLayers(backward_hideable.dispatch, vs.cost.layer_backward_s, vs.first_layer, vs.backward_moe_layers);
-  if (plan.tp_comm_overlap) {
-    // Transformer Engine's userbuffers or PyTorch's async TP, as the planner prices them.
-    const int tp = l.tensor_parallel;
-    vs.forward_hidden_comm_time = workload::HiddenByTpOverlap(
-        plan, tp, true, vs.cost.forward_time, forward_hideable.userbuffers, forward_hideable.recomputed);
-    vs.backward_hidden_comm_time = workload::HiddenByTpOverlap(
-        plan, tp, false, vs.cost.backward_time, backward_hideable.userbuffers, backward_hideable.recomputed);
-  } else if (plan.tp_backward_overlap) {
-    vs.backward_hidden_comm_time =
-        workload::HiddenByAsyncBackward(vs.cost, vs.first_layer, backward_hideable.async_backward);
-  }
+  // Transformer Engine's userbuffers, PyTorch's async TP or Megatron-LM's asynchronous backward, as the
+  // planner prices them.
+  vs.forward_hidden_comm_time =
+      workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, true, vs.cost, vs.first_layer, forward_hideable);
+  vs.backward_hidden_comm_time =
+      workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, false, vs.cost, vs.first_layer, backward_hideable);
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, vs));
   }

@@ -896,4 +896,20 @@ Time HiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool
   return (forward ? all : recomputed).Hidden(tensor_parallel, false, true, compute, ring);
 }
 
+void TpOverlapTimes::Add(const StageCollective& c, Time time) {
+  userbuffers.Add(c, time);
+  if (c.recomputed) recomputed.Add(c, time);
+  if (c.async_backward) async_backward.emplace_back(c.layer, time);
+}
+
+Time PassHiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, const StageCost& cost,
+                           int first_layer, const TpOverlapTimes& times) {
+  if (plan.tp_comm_overlap) {
+    return HiddenByTpOverlap(plan, tensor_parallel, forward, forward ? cost.forward_time : cost.backward_time,
+                             times.userbuffers, times.recomputed);
+  }
+  if (plan.tp_backward_overlap && !forward) return HiddenByAsyncBackward(cost, first_layer, times.async_backward);
+  return 0;
+}
+
 }  // namespace hetsim::workload

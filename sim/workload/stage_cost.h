@@ -241,6 +241,22 @@ struct UserbufferTimes {
 Time HiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, Time compute,
                        const UserbufferTimes& all, const UserbufferTimes& recomputed);
 
+// The times of one pass's collectives that the plan's TP overlaps may hide, however they were timed.
+struct TpOverlapTimes {
+  UserbufferTimes userbuffers;                       // around TE's linears (what Plan.tp_comm_overlap hides)
+  UserbufferTimes recomputed;                        // of those, a full recomputation's reruns (backward)
+  std::vector<std::pair<int, Time>> async_backward;  // (layer, time) of each (Plan.tp_backward_overlap)
+  // Counts collective `c`, which took `time`, in each share it belongs to.
+  void Add(const StageCollective& c, Time time);
+};
+
+// What the plan's TP overlap hides of a pass's collectives (`times`) of a stage costing `cost` whose
+// first layer is `first_layer`: Plan.tp_comm_overlap's (HiddenByTpOverlap beside the pass's compute),
+// else in the backward Plan.tp_backward_overlap's (HiddenByAsyncBackward); 0 without either. The
+// simulator's setup and the planner both call it: one accounting, so that they agree.
+Time PassHiddenByTpOverlap(const spec::CostSwitches& plan, int tensor_parallel, bool forward, const StageCost& cost,
+                           int first_layer, const TpOverlapTimes& times);
+
 // What of the paired calls the overlap cannot hide beyond UserbufferExposed: a call hides behind its
 // own GEMM only (each split_overlap_* call, and each fused PyTorch op, returns when both its GEMM
 // chunks and its exchange are done), so of a call of time t, of which e stays exposed anyway

@@ -265,6 +265,54 @@ TEST_CASE("replan: the re-planned plan keeps the running plan's framework switch
   CHECK_FALSE(p.zero3_prefetch());
 }
 
+// The running plan with what the re-plan decides cleared: what every re-plan of it must carry.
+std::string CarriedFields(v1::Plan plan) {
+  for (const char* name : {"name", "model", "model_path", "micro_batch_size", "schedule", "h1f1b_epsilon",
+                           "virtual_stages", "stages", "prediction", "context_parallel", "cp_comm_type",
+                           "virtual_stage_layers", "pipelines", "overlap_param_gather", "p2p_rendezvous"}) {
+    plan.GetReflection()->ClearField(&plan, v1::Plan::descriptor()->FindFieldByName(name));
+  }
+  return plan.SerializeAsString();
+}
+
+TEST_CASE("replan: every plan-wide field the re-plan does not decide is the running plan's", "[replan]") {
+  proto::PlanInputs in = HaptCase();
+  in.plan.set_schedule(v1::ONE_F_ONE_B);
+  in.plan.set_p2p_rendezvous(true);
+  in.plan.set_fp32_logits_cross_entropy(true);
+  in.plan.set_pipeline_sends_attention_mask(true);
+  in.plan.set_boundary_grads_whole(true);
+  in.plan.set_deepspeed_fp16_optimizer(true);
+  in.plan.set_tied_embedding_grad_sync(true);
+  REQUIRE(proto::ValidatePlanInputs(in).ok());
+  // The planner prices the re-plan with every cost-model switch of the running plan.
+  const absl::StatusOr<planner::PlanRequest> priced = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
+  REQUIRE(priced.ok());
+  CHECK(priced->fp32_logits_cross_entropy);
+  CHECK(priced->deepspeed_fp16_optimizer);
+
+  driver::ReplanRequest request;
+  request.original = in;
+  request.threads = 2;
+  request.record_wall_time = false;
+  request.failed.gpus = {1};
+  for (const planner::PlannerKind kind : {planner::PlannerKind::kMegatron, planner::PlannerKind::kHapt}) {
+    request.planner = kind;
+    absl::StatusOr<driver::ReplanOutcome> out = driver::Replan(request);
+    INFO(planner::PlannerName(kind) << ": " << out.status().message());
+    REQUIRE(out.ok());
+    const v1::Plan& p = out->replanned.plan;
+    CHECK(CarriedFields(p) == CarriedFields(in.plan));
+    CHECK(p.fp32_logits_cross_entropy());
+    CHECK_FALSE(p.has_prediction());
+    // DeepSpeed's rendezvous stays while the re-plan's schedule is its 1F1B: Megatron's planner's is.
+    bool implicit_warmups = true;
+    for (const v1::Stage& s : p.stages()) implicit_warmups = implicit_warmups && s.warmup_forwards() == 0;
+    CHECK(p.p2p_rendezvous() == (p.schedule() == v1::ONE_F_ONE_B && implicit_warmups && p.pipelines_size() == 0));
+    if (kind == planner::PlannerKind::kMegatron) CHECK(p.p2p_rendezvous());
+  }
+}
+
 TEST_CASE("run --replan: a failed node's re-plan lands in the report", "[replan][cli]") {
   const proto::PlanInputs in = HaptCase();
   v1::Faults faults;
