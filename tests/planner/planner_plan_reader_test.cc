@@ -317,8 +317,8 @@ TEST_CASE("plan reader: a plan of pipelines prices the tied matrix's ring over e
   CHECK(TimeToSeconds(with.iteration) == Approx(TimeToSeconds(without.iteration)).epsilon(1e-6));
   // Pipeline p1 cut in two (GPUs 1 and 2): its stage 1 holds the head's copy, so the tied ring spans
   // four GPUs and every stage that holds a copy waits for it. The planner's side is not compared here:
-  // on this shape it prices the layer ranges' rings at 2.4x what the simulation runs, with or without
-  // the tied sync (15.0 ms against 6.15 ms; docs/heterogeneous.md, "Not yet").
+  // on this shape it prices the layer ranges' rings at about twice what the simulation runs (12.0 ms
+  // against 5.90 ms; 15.0 against 6.15 without the tied sync; docs/heterogeneous.md, "Not yet").
   const proto::PlanInputs cut = inputs(true, 2);
   const Prediction two = PredictionOf(cut);
   REQUIRE(two.stages.size() == 4);
