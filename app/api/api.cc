@@ -32,6 +32,7 @@
 #include "service/fidelity/validation_set.h"
 #include "service/interop/import_command.h"
 #include "service/interop/megatron_export.h"
+#include "service/planning/islands_command.h"
 #include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
 #include "service/sweep/runner.h"
@@ -200,6 +201,16 @@ absl::StatusOr<std::string> Fidelity(const Args& args) {
   return Serialize(report);
 }
 
+absl::StatusOr<std::string> Islands(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(planning::IslandsResponse formed,
+                          planning::FormIslands({.cluster = SourceOf(args.input("cluster")),
+                                                 .thresholds = {.compute = args.real("tau_c"),
+                                                                .memory = args.real("tau_m"),
+                                                                .memory_bandwidth = args.real("tau_b"),
+                                                                .merge_factor = args.real("merge_factor")}}));
+  return formed.table;
+}
+
 // What the command prints on stderr beside its result (warnings, notes), printed the same way.
 void PrintLines(absl::string_view prefix, const std::vector<std::string>& lines) {
   for (const std::string& line : lines) std::fprintf(stderr, "%s%s\n", std::string(prefix).c_str(), line.c_str());
@@ -297,7 +308,10 @@ Param InputsParam(const char* name, const char* message, bool required) {
 // As the commands' --exact: the full simulation, whatever the run's size (docs/performance.md).
 Param ExactOption() { return Option("exact", Kind::kBool, false); }
 
-// The calls that simulate, plan and check: run, plan, validate, collective, sweep, fidelity, check.
+// `hetsim islands`' defaults (its flags' and the call's).
+constexpr topology::IslandThresholds kIslandDefaults;
+
+// The calls that simulate, plan and check: run, plan, islands, validate, collective, sweep, fidelity, check.
 std::vector<Call> SimulationCalls() {
   return {
       {"run",
@@ -333,6 +347,16 @@ std::vector<Call> SimulationCalls() {
         Option("grad_reduce_in_fp32", Kind::kBool, false), Option("search_mixed_replicas", Kind::kBool, true),
         Option("search_pipelines", Kind::kBool, true)},
        Plan},
+      {"islands",
+       "`hetsim islands`: the GPU islands of `cluster` by Tangram's Algorithm 1 under the tolerances tau_c,\n"
+       "tau_m, tau_b (compute, HBM capacity, HBM bandwidth) and the merge factor, as the command's flags of\n"
+       "the same names; returns the table the command prints (text).",
+       "",
+       {InputParam("cluster", "Cluster"), Option("tau_c", Kind::kDouble, kIslandDefaults.compute),
+        Option("tau_m", Kind::kDouble, kIslandDefaults.memory),
+        Option("tau_b", Kind::kDouble, kIslandDefaults.memory_bandwidth),
+        Option("merge_factor", Kind::kDouble, kIslandDefaults.merge_factor)},
+       Islands},
       {"validate",
        "`hetsim validate`: plans carrying predictions against the simulation; a PlanValidationReport.\n"
        "Each plan is simulated at the fidelity `run` chooses; exact=True simulates every one in full.",

@@ -397,6 +397,22 @@ def raises_as_the_cli(call, *args):
     assert str(e.value) == "\n".join(lines)
 
 
+def test_islands_gives_the_cli_table():
+    mixed = os.path.join(EX, "cluster-mixed-cloud.pbtxt")
+    code, out, err = cli("islands", "--cluster", mixed)
+    assert code == 0, err
+    assert hetsim.islands(mixed) == out
+    assert "2 GPU islands" in out
+    code, out, err = cli("islands", "--cluster", mixed, "--tau-c", "0.5", "--merge-factor", "1.3")
+    assert code == 0, err
+    assert hetsim.islands(text(mixed, hetsim_pb2.Cluster), tau_c=0.5, merge_factor=1.3) == out  # a message in
+    # A V100 has no BF16 peak (the file's error), and a tolerance below 0 (the flags' usage error).
+    raises_as_the_cli(lambda: hetsim.islands(HAPT_CLUSTER), "islands", "--cluster", HAPT_CLUSTER)
+    raises_as_the_cli(lambda: hetsim.islands(mixed, tau_b=-1), "islands", "--cluster", mixed, "--tau-b", "-1")
+    raises_as_the_cli(lambda: hetsim.islands(mixed, merge_factor=0.5), "islands", "--cluster", mixed,
+                      "--merge-factor", "0.5")
+
+
 def test_calibrate_gives_the_cli_cluster():
     expected = cli_message(hetsim_pb2.Cluster, "calibrate", CALIBRATE_LOG, "--cluster", DGX_CLUSTER,
                            "--accept-poor-fit", "--out")
