@@ -46,6 +46,10 @@ inline constexpr int kMaxStages = 10'000;
 inline constexpr double kMaxMeasuredMs = 1e7;
 inline constexpr double kMaxSimulatedPs = 4e18;  // about 46 days, half of int64's range
 inline constexpr uint32_t kMaxVirtualStages = 1024;
+// A parallel degree (tensor, data, expert, context parallel; a mixed stage's replicas): at most the GPUs
+// a topology holds (kMaxTopologyGpus). The file's degrees are uint32 and the spec's int, so the
+// validator refuses a larger one before the stage rules read it (4294967295 would read as -1).
+inline constexpr uint32_t kMaxDegree = 1 << 20;
 
 inline constexpr double kMaxSweepPoints = 1e7;
 

@@ -80,6 +80,16 @@ void CheckMeshDegrees(Problems& p, const Mesh& m, uint32_t tp, uint32_t cp, uint
   }
 }
 
+bool CheckDegreeRanges(Problems& p, const std::string& at, std::initializer_list<DegreeField> fields) {
+  bool ok = true;
+  for (const DegreeField& f : fields) {
+    if (f.value <= f.max) continue;
+    p.Add(at + f.name, "%d is outside [0, %d]", f.value, f.max);
+    ok = false;
+  }
+  return ok;
+}
+
 namespace {
 
 bool RangesOverlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_count) {

@@ -5,6 +5,7 @@
 #define HETSIM_PROTO_PLAN_MESHES_INTERNAL_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,19 @@ bool CheckMesh(Problems& p, const hetsim::v1::Mesh& m, const std::string& at, co
 // mesh's GPU count. `at` is the stage's or replica group's path ("stages[1].").
 void CheckMeshDegrees(Problems& p, const hetsim::v1::Mesh& m, uint32_t tp, uint32_t cp, uint32_t dp,
                       const std::string& at);
+
+// A stage's or replica group's field as the file holds it (uint32, or a sum of them), with the largest
+// value the spec's `int` may take for it.
+struct DegreeField {
+  const char* name;  // "tensor_parallel"; a sum: the field its problem is reported on
+  uint64_t value;
+  uint64_t max;  // limits::kMaxDegree for a degree, 3 for zero_stage
+};
+
+// True when every field is at most its max; otherwise adds "FIELD: V is outside [0, MAX]" for each
+// one above it (`at` is the stage's or group's path, "stages[1].") and returns false, before anything
+// narrows the values to int.
+bool CheckDegreeRanges(Problems& p, const std::string& at, std::initializer_list<DegreeField> fields);
 
 // The two meshes hold a GPU in common.
 bool MeshesOverlap(const hetsim::v1::Mesh& a, const hetsim::v1::Mesh& b);

@@ -223,6 +223,15 @@ void CheckSharedGpus(Problems& p, const Plan& plan, int i, const std::vector<boo
 void CheckParallelism(Problems& p, const Plan& plan, const Stage& s, const std::string& at, const Model& model) {
   const uint32_t tp = TensorParallel(s), dp = DataParallel(s), ep = ExpertParallel(s), cp = ContextParallel(plan);
   CheckMeshDegrees(p, s.mesh(), tp, cp, dp, at);
+  if (!CheckDegreeRanges(p, at,
+                         {{"tensor_parallel", tp, limits::kMaxDegree},
+                          {"data_parallel", dp, limits::kMaxDegree},
+                          {"expert_parallel", ep, limits::kMaxDegree},
+                          {"expert_tensor_parallel", s.expert_tensor_parallel(), limits::kMaxDegree},
+                          {"zero_stage", s.zero_stage(), 3}}) ||
+      cp > limits::kMaxDegree) {
+    return;  // CheckContextParallel reports the plan's context_parallel
+  }
   const spec::StageParallelism stage{.tensor_parallel = static_cast<int>(tp),
                                      .data_parallel = static_cast<int>(dp),
                                      .zero_stage = static_cast<int>(s.zero_stage()),
@@ -278,8 +287,8 @@ void CheckContextParallel(Problems& p, const Plan& plan, const Model& model) {
   }
   const uint32_t cp = plan.context_parallel();
   if (cp <= 1) return;
-  if (cp > limits::kMaxGpusPerNode * 1024) {
-    p.Add("context_parallel", "%d is more than %d", cp, limits::kMaxGpusPerNode * 1024);
+  if (cp > limits::kMaxDegree) {
+    p.Add("context_parallel", "%d is more than %d", cp, limits::kMaxDegree);
   } else if (!model.has_transformer()) {
     p.Add("context_parallel", "%d needs a transformer model (its attention layers are what it splits)", cp);
   } else if (model.transformer().seq_length() % (2 * uint64_t{cp}) != 0) {

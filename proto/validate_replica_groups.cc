@@ -8,6 +8,7 @@
 #include "base/spec/defaults.h"
 #include "base/spec/stage_rules.h"
 #include "proto/gpu_presets.h"
+#include "proto/limits.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::proto {
@@ -38,12 +39,21 @@ void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, co
 }
 
 // One group's degrees against its mesh and the stage rules (ZeRO shards over all `replicas` of the stage).
-void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint32_t replicas,
+void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint64_t replicas,
                        const std::string& stage_at, const std::string& at) {
   const uint32_t tp = spec::DegreeOrOne(g.tensor_parallel()), dp = spec::DegreeOrOne(g.data_parallel());
   CheckMeshDegrees(p, g.mesh(), tp, 1, dp, at);
   if (g.micro_batch_share() == 0) {
     p.Add(at + "micro_batch_share", "required (samples of each microbatch each replica computes, >= 1)");
+    return;
+  }
+  // Refused before the stage rules narrow them to int (the stage's replicas: its groups' data_parallel summed).
+  const bool own_ok = CheckDegreeRanges(
+      p, at, {{"tensor_parallel", tp, limits::kMaxDegree}, {"data_parallel", dp, limits::kMaxDegree}});
+  if (!own_ok || !CheckDegreeRanges(p, stage_at, {{"zero_stage", s.zero_stage(), 3}})) return;
+  if (replicas > limits::kMaxDegree) {
+    p.Add(stage_at + "replica_groups", "the groups' data_parallel add up to %d replicas, more than %d", replicas,
+          limits::kMaxDegree);
     return;
   }
   const spec::StageParallelism group{.tensor_parallel = static_cast<int>(tp),
@@ -107,7 +117,7 @@ bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int i
   const Stage& s = plan.stages(index);
   const std::string at = absl::StrFormat("stages[%d].", index);
   CheckMixedStageFields(p, plan, model, s, at);
-  uint32_t replicas = 0;
+  uint64_t replicas = 0;  // a sum of uint32s: wide enough for any count of groups the file can hold
   for (const ReplicaGroup& g : s.replica_groups()) replicas += spec::DegreeOrOne(g.data_parallel());
   const DType dtype = EffectiveDType(model);
   const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
