@@ -201,12 +201,11 @@ std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const st
       cp, absl::StrJoin(searched, ", "), cp, spec::ContextParallelExchangeName(comm));
 }
 
-// The best candidate over every (CP degree, micro-batch size) pair, by predicted iteration time.
-struct BestCandidate {
+// The best candidate over every (CP degree, micro-batch size) pair, by predicted iteration time, with
+// the point it was found at.
+struct BestCandidate : spec::MicroBatchPoint {
   std::optional<PipelineCandidate> candidate;
   std::optional<Prediction> prediction;
-  uint64_t micro_batch_size = 0;
-  int context_parallel = 1;
 };
 
 // `zero_free`: where the profiles keep their ZeRO-free options for the pipelines family (nullptr: nowhere).
@@ -249,7 +248,7 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const work
                                                   ExplicitWarmups(c->stages, c->explicit_warmups),
                                                   WorkOf(cost, request.global_batch_size)));
     if (!best.prediction || p.iteration < best.prediction->iteration) {
-      best = {std::move(c), p, mbs, cp};
+      best = {{mbs, cp}, std::move(c), p};
     }
   }
   return best;
@@ -336,7 +335,7 @@ BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost&
     if (!c) continue;
     absl::StatusOr<Prediction> p = Predict(cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, {},
                                            WorkOf(cost, request.global_batch_size));
-    if (p.ok() && (!best.prediction || p->iteration < best.prediction->iteration)) best = {std::move(c), *p, mbs, 1};
+    if (p.ok() && (!best.prediction || p->iteration < best.prediction->iteration)) best = {{mbs, 1}, std::move(c), *p};
   }
   return best;
 }

@@ -71,7 +71,7 @@ struct ReplicaGroupSpec {
 // How a stage runs on its GPUs, whatever its layers and mesh: its parallel degrees, ZeRO, recomputation
 // and measured times. A plan's stage (StageSpec), a configuration the cost model prices
 // (workload::StageConfig) and a planner's candidate (planner::StageOption) are each this and their
-// own fields, so a stage is copied from one to another whole.
+// own fields, so a stage is copied from one to another whole (with its LayerRange where it has one).
 struct StageParallelism {
   int tensor_parallel = 1;
   int data_parallel = 1;
@@ -90,9 +90,24 @@ struct StageParallelism {
   int ExpertTensorParallel() const { return ExpertTensorParallelOr(expert_tensor_parallel, tensor_parallel); }
 };
 
-struct StageSpec : StageParallelism {
+// The layers a stage holds: [first_layer, first_layer + num_layers) of the model's layer sequence. A
+// plan's stage (StageSpec) and what the cost model prices (workload::StageConfig) are each a range.
+struct LayerRange {
   int first_layer = 0;
   int num_layers = 0;
+};
+
+// The point of the batch a stage is priced at: the samples of one pipeline micro-batch and the CP degree
+// that splits each sample's tokens. Not a plan's description (PlanSpec and PipelineSpec hold theirs, and
+// planner::PlanRequest its 0 = searched) but a value a stage is costed at: the cost model's
+// (workload::StageConfig, filled from the plan) and each point of the planner's search (its best
+// candidate, and the pipelines family's candidates and context). Declared here once.
+struct MicroBatchPoint {
+  uint64_t micro_batch_size = 1;  // each data-parallel replica takes micro_batch_size / DP
+  int context_parallel = 1;       // each sample's tokens split over CP ranks; ZeRO shards over DP x CP
+};
+
+struct StageSpec : StageParallelism, LayerRange {
   MeshSpec mesh;
   int warmup_forwards = 0;  // 0: derived from the schedule
   std::string where;        // "plan.pbtxt: stages[3]"

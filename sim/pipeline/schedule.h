@@ -99,11 +99,9 @@ ScheduleSpec ScheduleSpecFromPlan(const spec::PlanSpec& plan, std::vector<Time> 
 // every chunk 2 layers, stage 0's first the embedding and one block. Blocks that do not divide
 // otherwise (the validator refuses them; unvalidated callers may pass them) give near-equal chunks,
 // the first blocks % chunks one block longer. Without
-// interleaving (chunks == 1) this is the plan's own ranges.
-struct LayerRange {
-  int first_layer = 0;
-  int num_layers = 0;
-};
+// interleaving (chunks == 1) this is the plan's own ranges. A chunk's layers are a range as a stage's
+// are: the spec's LayerRange.
+using LayerRange = spec::LayerRange;
 std::vector<LayerRange> VirtualStageLayers(const std::vector<int>& stage_num_layers, int chunks,
                                            spec::EdgeLayers edges = {});
 // The plan's own layout (Plan.virtual_stage_layers): virtual stage k takes the next sizes[k] layers.

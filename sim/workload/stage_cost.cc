@@ -16,10 +16,9 @@ namespace hetsim::workload {
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel) {
   StageConfig c;
   static_cast<spec::StageParallelism&>(c) = stage;
-  c.context_parallel = context_parallel;
-  c.first_layer = stage.first_layer;
-  c.num_layers = stage.num_layers;
+  static_cast<spec::LayerRange&>(c) = stage;
   c.micro_batch_size = micro_batch_size;
+  c.context_parallel = context_parallel;
   return c;
 }
 

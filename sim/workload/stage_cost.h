@@ -38,15 +38,10 @@ namespace hetsim::workload {
 // torchtitan's per-op selective recompute (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts,
 // PyTorch's async TP (forward-only micro-pipelining, no SMs held), repeated K/V
 // (LayerCost::repeated_kv_bytes_per_sample), Megatron's unfused kernels (LayerCost::unfused),
-// each block's forward run block_forward_passes times).
-struct StageConfig : spec::StageParallelism, spec::CostSwitches {
-  int first_layer = 0;
-  int num_layers = 0;
-  // Plan.context_parallel: each sample's tokens split over CP ranks; ZeRO shards over DP x CP.
-  int context_parallel = 1;
-  // Samples in one pipeline microbatch; each data-parallel replica takes micro_batch_size / DP.
-  uint64_t micro_batch_size = 1;
-};
+// each block's forward run block_forward_passes times), priced at a micro-batch point
+// (spec::MicroBatchPoint: the plan's micro-batch size and CP degree, or a point of the planner's search).
+// Every field is the spec's: the stage's parallelism and layer range, the point, the switches.
+struct StageConfig : spec::StageParallelism, spec::LayerRange, spec::MicroBatchPoint, spec::CostSwitches {};
 
 // FlashAttention-2's backward over its forward: five matmuls to the forward's two (Dao 2023, Algorithm
 // 2: S and P recomputed, then dV, dP, dQ, dK), 2.5 times the FLOPs, at its H100 rate of 322 TFLOP/s
