@@ -120,6 +120,23 @@ inline constexpr double TimeToNanoseconds(Time t) { return TimeToPicosecondsDoub
 
 constexpr Time AbsTime(Time t) { return t < 0 ? -t : t; }
 
+// A duration in seconds held as a double: what the cost models' closed forms (the collectives'
+// alpha-beta estimates) compute and sum below a picosecond before one rounding into a Time
+// (SecondsToTime), so that the sum of many short steps is not the sum of their roundings. Not a Time
+// and not a number: `Seconds(2e-6)` in, `.value()` out, and only the operator set of base/strong_scalar.h.
+class Seconds : public StrongScalar<Seconds, double> {
+ public:
+  constexpr Seconds() = default;
+  constexpr explicit Seconds(double seconds) : StrongScalar(seconds) {}
+  constexpr double value() const { return rep(); }
+};
+static_assert(sizeof(Seconds) == 8 && std::is_trivially_copyable_v<Seconds>);
+static_assert(!std::is_convertible_v<double, Seconds> && !std::is_convertible_v<Seconds, double>);
+static_assert(!std::is_constructible_v<Seconds, Time> && !std::is_constructible_v<Time, Seconds>);
+
+// Rounded as SecondsToTime(double).
+inline Time SecondsToTime(Seconds seconds) { return SecondsToTime(seconds.value()); }
+
 // a / b as a double (a share of a step, a speed-up).
 inline constexpr double TimeRatio(Time a, Time b) { return TimeToPicosecondsDouble(a) / TimeToPicosecondsDouble(b); }
 

@@ -291,17 +291,19 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups, const w
   // PCIe-tree node, what the rings inside it cross).
   const LinkFigures& ring = im.IntraRing(std::min(n, local), groups.shape.gpus_per_node);
   const double bw = ring.bytes_per_s;
-  const double lat = TimeToSeconds(ring.latency);
+  const Seconds lat(TimeToSeconds(ring.latency));
   const double nic_bw = NicShare(im, groups.shape.gpus_per_node);
   if (n <= 1) return 0;
-  double seconds = 0;
+  const Bytes bytes(c.bytes);
+  Seconds seconds(0);
   if (local >= n || nic_bw <= 0) {
     if (bw <= 0) return 0;
+    const Bandwidth rate(bw);
     switch (c.op) {
-      case CollectiveOp::kAllReduce: seconds = collectives::RingAllReduceSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kAllReduce: seconds = collectives::RingAllReduceSeconds(n, bytes, rate, lat); break;
       case CollectiveOp::kAllGather:
-      case CollectiveOp::kReduceScatter: seconds = collectives::RingAllGatherSeconds(n, c.bytes, bw, lat); break;
-      case CollectiveOp::kAllToAll: seconds = collectives::DirectAllToAllSeconds(n, c.bytes, bw, lat); break;
+      case CollectiveOp::kReduceScatter: seconds = collectives::RingAllGatherSeconds(n, bytes, rate, lat); break;
+      case CollectiveOp::kAllToAll: seconds = collectives::DirectAllToAllSeconds(n, bytes, rate, lat); break;
       case CollectiveOp::kSendRecv:  // layers issue neither (sim/workload/layer_cost_internal.h)
       case CollectiveOp::kBroadcast: break;
     }
@@ -313,18 +315,20 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups, const w
   // over NVLink and the rest over the GPU's NIC share.
   const int nodes = std::max(1, n / local);
   const double intra_bw = std::max(1.0, bw);
-  const double inter_lat = TimeToSeconds(im.inter_node.latency);
+  const Seconds inter_lat(TimeToSeconds(im.inter_node.latency));
+  const Bandwidth intra_rate(intra_bw), nic_rate(nic_bw);
   switch (c.op) {
     case CollectiveOp::kAllReduce:
-      seconds = collectives::HierarchicalAllReduceSeconds(local, nodes, c.bytes, intra_bw, lat, nic_bw, inter_lat);
+      seconds = collectives::HierarchicalAllReduceSeconds(local, nodes, bytes, intra_rate, lat, nic_rate, inter_lat);
       break;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-      seconds = collectives::RingAllGatherSeconds(local, c.bytes, intra_bw, lat) +
-                collectives::RingAllGatherSeconds(nodes, c.bytes / local, nic_bw, inter_lat);
+      seconds = collectives::RingAllGatherSeconds(local, bytes, intra_rate, lat) +
+                collectives::RingAllGatherSeconds(nodes, Bytes(c.bytes / local), nic_rate, inter_lat);
       break;
     case CollectiveOp::kAllToAll:
-      seconds = inter_lat + std::max(c.bytes * (local - 1) / n / intra_bw, c.bytes * (n - local) / n / nic_bw);
+      seconds = Seconds(inter_lat.value() +
+                        std::max(c.bytes * (local - 1) / n / intra_bw, c.bytes * (n - local) / n / nic_bw));
       break;
     case CollectiveOp::kSendRecv:
     case CollectiveOp::kBroadcast: break;
@@ -343,19 +347,20 @@ Time ClusterModel::GradSyncTime(int island, MeshShape shape, int stride, double 
   const int dp = shape.gpus() / std::max(1, stride);
   if (dp <= 1 || bytes <= 0) return 0;
   const IslandModel& im = islands_[island];
-  const double intra_lat = TimeToSeconds(im.intra_node.latency);
+  const Seconds intra_lat(TimeToSeconds(im.intra_node.latency));
   // A group's members in one node (one where the stride does not divide the node: some node then
   // holds a single member), and the nodes it spans.
   const int gpn = std::max(1, shape.gpus_per_node);
   const int local = gpn % std::max(1, stride) == 0 ? gpn / std::max(1, stride) : 1;
   const int nodes = std::max(1, dp / local);
   if (nodes == 1)
-    return SecondsToTime(collectives::RingAllReduceSeconds(dp, bytes, im.intra_node.bytes_per_s, intra_lat));
+    return SecondsToTime(
+        collectives::RingAllReduceSeconds(dp, Bytes(bytes), Bandwidth(im.intra_node.bytes_per_s), intra_lat));
   // Every GPU of a node runs its own inter-node ring at the same time: they share the node's NICs.
   const double inter_bw = NicShare(im, shape.gpus_per_node);
-  return SecondsToTime(collectives::HierarchicalAllReduceSeconds(local, nodes, bytes,
-                                                                 std::max(1.0, im.intra_node.bytes_per_s), intra_lat,
-                                                                 inter_bw, TimeToSeconds(im.inter_node.latency)));
+  return SecondsToTime(collectives::HierarchicalAllReduceSeconds(
+      local, nodes, Bytes(bytes), Bandwidth(std::max(1.0, im.intra_node.bytes_per_s)), intra_lat, Bandwidth(inter_bw),
+      Seconds(TimeToSeconds(im.inter_node.latency))));
 }
 
 }  // namespace hetsim::planner

@@ -107,8 +107,8 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
   const MixedRing ring = MixedRingOf(cluster, groups);
   const double rate = ring.BytesPerS();
   return ring.replicas > 1 && ring.bytes > 0 && rate > 0
-             ? SecondsToTime(
-                   collectives::RingAllReduceSeconds(ring.replicas, ring.bytes, rate, TimeToSeconds(ring.latency)))
+             ? SecondsToTime(collectives::RingAllReduceSeconds(ring.replicas, Bytes(ring.bytes), Bandwidth(rate),
+                                                               Seconds(TimeToSeconds(ring.latency))))
              : 0;
 }
 

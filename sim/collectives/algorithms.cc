@@ -161,8 +161,9 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
     if (!costs.ok()) return costs.status();
     // A chain, not a ring: drop the edge back to the root.
     if (!costs->empty()) costs->pop_back();
-    std::tie(s.chunks, s.estimated_seconds) =
-        BestChunks(in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(*costs, in.bytes / c); });
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
+      return (in.n - 1 + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)).value();
+    });
     return s;
   }
   s.representative = in.RepresentativeChannels(s.channels);
@@ -175,7 +176,8 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
   const int32_t steps = RingStepCount(in.req.op, in.n);
   s.aggregated = Aggregates(in.req.ring_steps, in.n, s.chunks);
   s.estimated_seconds =
-      in.n < 2 ? 0 : (steps + s.chunks - 1) * StepSeconds(*costs, in.bytes / s.channels / in.n / s.chunks);
+      in.n < 2 ? 0
+               : (steps + s.chunks - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / in.n / s.chunks)).value();
   return s;
 }
 
@@ -188,8 +190,9 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
     const int32_t depth = HeapTreeDepth(in.n);
-    std::tie(s.chunks, s.estimated_seconds) = BestChunks(
-        in.req.chunks, [&](int32_t c) { return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, in.bytes / c); });
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
+      return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)).value();
+    });
     return s;
   }
   s.representative = in.RepresentativeChannels(s.channels);
@@ -201,7 +204,7 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   if (!costs.ok()) return costs.status();
   const int32_t depth = DoubleTreeDepth(in.n);
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-    return in.n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, in.bytes / s.channels / 2 / c);
+    return in.n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / 2 / c)).value();
   });
   s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
   return s;
@@ -224,7 +227,7 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
     }
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    intra = (g - 1) * StepSeconds(*costs, in.bytes / g);
+    intra = (g - 1) * StepSeconds(*costs, Bytes(in.bytes / g)).value();
   }
   s.representative = in.req.representative && g > 1;
   std::vector<TransferPath> ring_paths, tree_paths;
@@ -238,10 +241,11 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   if (!ring_costs.ok()) return ring_costs.status();
   auto tree_costs = in.costs_of(tree_paths, Multiplicities(s, tree_paths.size()));
   if (!tree_costs.ok()) return tree_costs.status();
-  const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, in.bytes / g / num_nodes);
+  const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(in.bytes / g / num_nodes)).value();
   const int32_t depth = DoubleTreeDepth(num_nodes);
-  auto [chunks, tree] = BestChunks(
-      in.req.chunks, [&](int32_t c) { return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, in.bytes / g / 2 / c); });
+  auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
+    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, Bytes(in.bytes / g / 2 / c)).value();
+  });
   const bool use_tree =
       in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
@@ -266,7 +270,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
   if (in.req.op == CollectiveOp::kSendRecv) {
     auto costs = in.costs_of({{in.req.gpus[0], in.req.gpus[1], 0}});
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, in.bytes);
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes)).value();
     return s;
   }
   s.representative =
@@ -280,7 +284,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     }
     auto costs = in.costs_of(paths, multiplicity);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, in.bytes / in.n);
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
     return s;
   }
   if (s.algorithm == CollectiveAlgorithm::kDirect) {
@@ -292,7 +296,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     }
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, in.bytes / in.n);
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
     return s;
   }
   s.estimated_seconds = 0;
@@ -301,7 +305,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     for (int64_t r = 0; r < in.n; ++r) paths.push_back({in.req.gpus[r], in.req.gpus[(r + k) % in.n], 0});
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds += StepSeconds(*costs, in.bytes / in.n);
+    s.estimated_seconds += StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
   }
   return s;
 }
@@ -349,7 +353,7 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
   }
   auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
   if (!costs.ok()) return costs.status();
-  s.estimated_seconds = StepSeconds(*costs, static_cast<double>(NvlsWireBytes(topology, in.req)));
+  s.estimated_seconds = StepSeconds(*costs, Bytes(static_cast<double>(NvlsWireBytes(topology, in.req)))).value();
   return s;
 }
 
@@ -416,12 +420,13 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
     }
   }
   s.chunks = chunks;
-  const double scatter = g > 1 ? StepSeconds(*intra, in.bytes / g / chunks) : 0.0;
+  const Seconds scatter = g > 1 ? StepSeconds(*intra, Bytes(in.bytes / g / chunks)) : Seconds(0);
   if (in.req.op == CollectiveOp::kAllReduce) {
-    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, in.bytes / g / chunks));
+    s.estimated_seconds =
+        CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, Bytes(in.bytes / g / chunks))).value();
   } else {  // the other nodes' shards of the rail's segment through each NIC, then (or before) one direct step
-    const double net = StepSeconds(*inter, CollNetShardBytes(in.bytes / chunks, g, num_nodes));
-    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
+    const Seconds net = StepSeconds(*inter, CollNetShardBytes(Bytes(in.bytes / chunks), g, num_nodes));
+    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net).value();
   }
   return s;
 }

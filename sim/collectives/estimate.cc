@@ -8,23 +8,29 @@
 
 namespace hetsim::collectives {
 
-double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
-  if (n < 2) return 0;
-  return 2.0 * (n - 1) * (bytes / n / bytes_per_s + latency_s);
+// Each closed form reads its typed arguments into the doubles of its formula once, at the top, and
+// computes exactly what it computed on raw numbers.
+
+Seconds RingAllReduceSeconds(int64_t n, Bytes s, Bandwidth rate, Seconds latency) {
+  if (n < 2) return Seconds(0);
+  const double bytes = s.value(), bytes_per_s = rate.bytes_per_second(), latency_s = latency.value();
+  return Seconds(2.0 * (n - 1) * (bytes / n / bytes_per_s + latency_s));
 }
 
-double RingAllGatherSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
-  if (n < 2) return 0;
-  return (n - 1) * (bytes / n / bytes_per_s + latency_s);
+Seconds RingAllGatherSeconds(int64_t n, Bytes s, Bandwidth rate, Seconds latency) {
+  if (n < 2) return Seconds(0);
+  const double bytes = s.value(), bytes_per_s = rate.bytes_per_second(), latency_s = latency.value();
+  return Seconds((n - 1) * (bytes / n / bytes_per_s + latency_s));
 }
 
-double HierarchicalAllReduceSeconds(int64_t g, int64_t nodes, double bytes, double intra_bytes_per_s,
-                                    double intra_latency_s, double inter_bytes_per_s, double inter_latency_s) {
-  return 2 * RingAllGatherSeconds(g, bytes, intra_bytes_per_s, intra_latency_s) +
-         RingAllReduceSeconds(nodes, bytes / g, inter_bytes_per_s, inter_latency_s);
+Seconds HierarchicalAllReduceSeconds(int64_t g, int64_t nodes, Bytes bytes, Bandwidth intra_rate, Seconds intra_latency,
+                                     Bandwidth inter_rate, Seconds inter_latency) {
+  return Seconds(2 * RingAllGatherSeconds(g, bytes, intra_rate, intra_latency).value() +
+                 RingAllReduceSeconds(nodes, Bytes(bytes.value() / g), inter_rate, inter_latency).value());
 }
 
-double CollNetPipelineSeconds(int32_t chunks, double rs_chunk_s, double net_chunk_s) {
+Seconds CollNetPipelineSeconds(int32_t chunks, Seconds rs_chunk, Seconds net_chunk) {
+  const double rs_chunk_s = rs_chunk.value(), net_chunk_s = net_chunk.value();
   double nvlink = 0, nics = 0;  // when each is next free
   double reduced_before = 0;    // when the previous chunk's sum was ready
   for (int32_t c = 0; c < chunks; ++c) {
@@ -33,46 +39,53 @@ double CollNetPipelineSeconds(int32_t chunks, double rs_chunk_s, double net_chun
     if (c > 0) nvlink = std::max(nvlink, reduced_before) + rs_chunk_s;  // AG c-1
     reduced_before = nics;
   }
-  return std::max(nvlink, reduced_before) + rs_chunk_s;  // AG C-1
+  return Seconds(std::max(nvlink, reduced_before) + rs_chunk_s);  // AG C-1
 }
 
-double CollNetAllReduceSeconds(int64_t g, double bytes, double intra_bytes_per_s, double intra_latency_s,
-                               double nic_bytes_per_s, double net_latency_s, int32_t chunks) {
-  const double chunk = bytes / chunks;
-  const double scatter = g < 2 ? 0.0 : intra_latency_s + (g - 1) * chunk / g / intra_bytes_per_s;
-  return CollNetPipelineSeconds(chunks, scatter, net_latency_s + chunk / g / nic_bytes_per_s);
+Seconds CollNetAllReduceSeconds(int64_t g, Bytes bytes, Bandwidth intra_rate, Seconds intra_latency, Bandwidth nic_rate,
+                                Seconds net_latency, int32_t chunks) {
+  const double chunk = bytes.value() / chunks;
+  const double scatter = g < 2 ? 0.0 : intra_latency.value() + (g - 1) * chunk / g / intra_rate.bytes_per_second();
+  return CollNetPipelineSeconds(chunks, Seconds(scatter),
+                                Seconds(net_latency.value() + chunk / g / nic_rate.bytes_per_second()));
 }
 
-double TwoStagePipelineSeconds(int32_t chunks, double first_chunk_s, double second_chunk_s) {
-  return first_chunk_s + second_chunk_s + (chunks - 1) * std::max(first_chunk_s, second_chunk_s);
+Seconds TwoStagePipelineSeconds(int32_t chunks, Seconds first_chunk, Seconds second_chunk) {
+  const double first_chunk_s = first_chunk.value(), second_chunk_s = second_chunk.value();
+  return Seconds(first_chunk_s + second_chunk_s + (chunks - 1) * std::max(first_chunk_s, second_chunk_s));
 }
 
-double CollNetShardBytes(double bytes, int64_t g, int64_t nodes) {
-  return bytes / g * static_cast<double>(nodes - 1) / static_cast<double>(nodes);
+Bytes CollNetShardBytes(Bytes bytes, int64_t g, int64_t nodes) {
+  return Bytes(bytes.value() / g * static_cast<double>(nodes - 1) / static_cast<double>(nodes));
 }
 
-double CollNetAllGatherSeconds(int64_t g, int64_t nodes, double bytes, double intra_bytes_per_s, double intra_latency_s,
-                               double nic_bytes_per_s, double net_latency_s, int32_t chunks) {
-  const double chunk = bytes / chunks;
-  const double nvlink = g < 2 ? 0.0 : intra_latency_s + (g - 1) * chunk / g / intra_bytes_per_s;
-  return TwoStagePipelineSeconds(chunks, nvlink, net_latency_s + CollNetShardBytes(chunk, g, nodes) / nic_bytes_per_s);
+Seconds CollNetAllGatherSeconds(int64_t g, int64_t nodes, Bytes bytes, Bandwidth intra_rate, Seconds intra_latency,
+                                Bandwidth nic_rate, Seconds net_latency, int32_t chunks) {
+  const double chunk = bytes.value() / chunks;
+  const double nvlink = g < 2 ? 0.0 : intra_latency.value() + (g - 1) * chunk / g / intra_rate.bytes_per_second();
+  return TwoStagePipelineSeconds(
+      chunks, Seconds(nvlink),
+      Seconds(net_latency.value() + CollNetShardBytes(Bytes(chunk), g, nodes).value() / nic_rate.bytes_per_second()));
 }
 
-double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
-  if (n < 2) return 0;
+Seconds TreeAllReduceSeconds(int64_t n, Bytes s, Bandwidth rate, Seconds latency, int32_t chunks) {
+  if (n < 2) return Seconds(0);
   int32_t depth = 0;
   while ((int64_t{1} << depth) < n) ++depth;  // NCCL's trees are ceil(log2 n) deep (the root has one child)
-  return 2.0 * (chunks + depth - 1) * (latency_s + bytes / chunks / bytes_per_s);
+  const double bytes = s.value(), bytes_per_s = rate.bytes_per_second(), latency_s = latency.value();
+  return Seconds(2.0 * (chunks + depth - 1) * (latency_s + bytes / chunks / bytes_per_s));
 }
 
-double ChainBroadcastSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks) {
-  if (n < 2) return 0;
-  return (n - 1 + chunks - 1) * (latency_s + bytes / chunks / bytes_per_s);
+Seconds ChainBroadcastSeconds(int64_t n, Bytes s, Bandwidth rate, Seconds latency, int32_t chunks) {
+  if (n < 2) return Seconds(0);
+  const double bytes = s.value(), bytes_per_s = rate.bytes_per_second(), latency_s = latency.value();
+  return Seconds((n - 1 + chunks - 1) * (latency_s + bytes / chunks / bytes_per_s));
 }
 
-double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s) {
-  if (n < 2) return 0;
-  return latency_s + (n - 1) * bytes / n / bytes_per_s;
+Seconds DirectAllToAllSeconds(int64_t n, Bytes s, Bandwidth rate, Seconds latency) {
+  if (n < 2) return Seconds(0);
+  const double bytes = s.value(), bytes_per_s = rate.bytes_per_second(), latency_s = latency.value();
+  return Seconds(latency_s + (n - 1) * bytes / n / bytes_per_s);
 }
 
 namespace {
@@ -159,10 +172,11 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCostCache::Costs(topology::Route
   return WithProtocol(router.topology(), entries_.back().routes, entries_.back().costs, protocol);
 }
 
-double StepSeconds(const std::vector<PathCost>& costs, double bytes) {
+Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes s) {
+  const double bytes = s.value();
   double t = 0;
   for (const PathCost& c : costs) t = std::max(t, c.latency_s + bytes * c.seconds_per_byte);
-  return t;
+  return Seconds(t);
 }
 
 }  // namespace hetsim::collectives

@@ -1,7 +1,9 @@
 // Alpha-beta time estimates of the collective algorithms, without simulating.
 //
-// The closed forms take one latency a (seconds per step, the whole route) and one bandwidth B
-// (bytes/s) per level. The on-link estimates (EstimateSeconds in algorithms.h) derive a and B from the
+// The closed forms take one latency a (Seconds per step, the whole route) and one Bandwidth B per
+// level, a message of S Bytes, and return Seconds: typed, so a caller cannot pass a rate for a byte
+// count or a latency for a rate, and computed inside in the same double operations as before (the
+// values keep their bits). The on-link estimates (EstimateSeconds in algorithms.h) derive a and B from the
 // actual routes: for every set of transfers that run at the same time, each link's capacity is
 // divided among the transfers that cross it, and the slowest transfer sets the step time.
 #ifndef HETSIM_SIM_COLLECTIVES_ESTIMATE_H_
@@ -12,51 +14,53 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
+#include "base/units.h"
 #include "sim/collectives/transfer_graph_internal.h"
 #include "topology/routing.h"
 
 namespace hetsim::collectives {
 
 // Ring all-reduce of S bytes over n ranks: 2(n-1)/n * S/B + 2(n-1) a.
-double RingAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+Seconds RingAllReduceSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency);
 // Ring all-gather or reduce-scatter (S = the gathered size): (n-1)/n * S/B + (n-1) a.
-double RingAllGatherSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+Seconds RingAllGatherSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency);
 // Hierarchical all-reduce over N nodes of g GPUs: ring reduce-scatter and all-gather inside nodes,
 // ring all-reduce of S/g across nodes (one ring per local rank, concurrently).
-double HierarchicalAllReduceSeconds(int64_t gpus_per_node, int64_t nodes, double bytes, double intra_bytes_per_s,
-                                    double intra_latency_s, double inter_bytes_per_s, double inter_latency_s);
+Seconds HierarchicalAllReduceSeconds(int64_t gpus_per_node, int64_t nodes, Bytes bytes, Bandwidth intra_rate,
+                                     Seconds intra_latency, Bandwidth inter_rate, Seconds inter_latency);
 // Pipelined double binary tree all-reduce with C chunks per tree, depth D = ceil(log2 n): each chunk step moves S/(2C)
 // bytes per tree; an inner node shares its links between two transfers (its two children, or its own
 // parent in one tree and its leaf role in the other), hence 2 (C + D - 1) (a + S/(C B)).
-double TreeAllReduceSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks);
+Seconds TreeAllReduceSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency, int32_t chunks);
 // NCCL's CollNetDirect all-reduce pipelined over C chunks: each chunk's intra-node reduce-scatter
 // (t_rs, a scatter to the heads), its network step through the reducing switches (t_net, one chunk at a time on the
 // NICs) and its intra-node all-gather (t_rs again). A rank's NVLink phases alternate, one at a time: RS 1, RS 2, AG 1,
 // RS 3, AG 2, ..., RS C, AG C-1, AG C, an all-gather also waiting for its chunk's network step. The time of that
 // schedule: 2 C t_rs when t_net <= t_rs (the NVLink never waits), 2 t_rs + C t_net when t_net >= 2 t_rs (the NICs never
 // wait), at least the larger of the two otherwise; t_rs + t_net + t_rs with C = 1, the phases one after the other.
-double CollNetPipelineSeconds(int32_t chunks, double rs_chunk_s, double net_chunk_s);
+Seconds CollNetPipelineSeconds(int32_t chunks, Seconds rs_chunk, Seconds net_chunk);
 // CollNetPipelineSeconds over nodes of g GPUs (one NIC each) for S bytes, the reduce-scatter and the
 // all-gather each one direct step (every GPU sends or receives g-1 parts of S/(gC)):
 // t_rs = a + (g-1) S/(gCB), t_net = a_net + S/(gCR).
-double CollNetAllReduceSeconds(int64_t gpus_per_node, double bytes, double intra_bytes_per_s, double intra_latency_s,
-                               double nic_bytes_per_s, double net_latency_s, int32_t chunks);
+Seconds CollNetAllReduceSeconds(int64_t gpus_per_node, Bytes bytes, Bandwidth intra_rate, Seconds intra_latency,
+                                Bandwidth nic_rate, Seconds net_latency, int32_t chunks);
 // Two stages on resources of their own pipelined over C chunks (t_first, t_second a chunk each):
 // t_first + t_second + (C - 1) max(t_first, t_second).
-double TwoStagePipelineSeconds(int32_t chunks, double first_chunk_s, double second_chunk_s);
+Seconds TwoStagePipelineSeconds(int32_t chunks, Seconds first_chunk, Seconds second_chunk);
 // The bytes of a CollNet all-gather's or reduce-scatter's `bytes` (a chunk of the gathered output or of
 // each rank's input) that cross one NIC each way: the rail's segment bytes/g less the node's own shard,
 // (N-1)/N bytes/g.
-double CollNetShardBytes(double bytes, int64_t gpus_per_node, int64_t nodes);
+Bytes CollNetShardBytes(Bytes bytes, int64_t gpus_per_node, int64_t nodes);
 // NCCL's CollNetDirect all-gather (the switches' all-gather across the nodes, then the head's broadcast
 // inside the node) or reduce-scatter (a scatter to the heads, then the switches' reduce-scatter), C
 // chunks: t_net = a_net + (N-1) S/(N g C R), t_nvl = a + (g-1) S/(gCB), TwoStagePipelineSeconds.
-double CollNetAllGatherSeconds(int64_t gpus_per_node, int64_t nodes, double bytes, double intra_bytes_per_s,
-                               double intra_latency_s, double nic_bytes_per_s, double net_latency_s, int32_t chunks);
+Seconds CollNetAllGatherSeconds(int64_t gpus_per_node, int64_t nodes, Bytes bytes, Bandwidth intra_rate,
+                                Seconds intra_latency, Bandwidth nic_rate, Seconds net_latency, int32_t chunks);
 // Pipelined chain broadcast: (n - 1 + C - 1) (a + S/(C B)).
-double ChainBroadcastSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s, int32_t chunks);
+Seconds ChainBroadcastSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency, int32_t chunks);
 // Direct all-to-all on a non-blocking switch: every uplink carries (n-1)/n S: a + (n-1)/n S/B.
-double DirectAllToAllSeconds(int64_t n, double bytes, double bytes_per_s, double latency_s);
+Seconds DirectAllToAllSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency);
 
 // Per-transfer cost of a set of concurrent transfers on the actual links.
 struct PathCost {
@@ -91,7 +95,7 @@ class ConcurrentCostCache {
 };
 
 // Time for every transfer of the set to move `bytes`: the slowest one.
-double StepSeconds(const std::vector<PathCost>& costs, double bytes);
+Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes bytes);
 
 }  // namespace hetsim::collectives
 

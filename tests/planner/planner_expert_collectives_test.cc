@@ -18,7 +18,10 @@
 
 namespace {
 
+using hetsim::Bandwidth;
+using hetsim::Bytes;
 using hetsim::CollectiveOp;
+using hetsim::Seconds;
 using hetsim::SecondsToTime;
 using hetsim::TimeToSeconds;
 using hetsim::planner::ClusterModel;
@@ -66,9 +69,11 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   };
   const StageGroups node = Groups({1, 8}, 2, 8, 1);  // TP 2, EP 8, ETP 1 on one node
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kTensor) ==
-        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(2, S, intra, lat)));
+        2 * SecondsToTime(
+                hetsim::collectives::RingAllGatherSeconds(2, Bytes(S), Bandwidth(intra), Seconds(lat)).value()));
   CHECK(time(node, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
-        2 * SecondsToTime(hetsim::collectives::DirectAllToAllSeconds(8, S, intra, lat)));
+        2 * SecondsToTime(
+                hetsim::collectives::DirectAllToAllSeconds(8, Bytes(S), Bandwidth(intra), Seconds(lat)).value()));
   CHECK(time(node, CollectiveOp::kAllGather, CollectiveGroup::kExpertTensor) == 0);  // ETP 1: no group
   // TP 1 still dispatches over EP (it was free before).
   CHECK(time(Groups({1, 8}, 1, 8, 1), CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
@@ -83,23 +88,31 @@ TEST_CASE("planner: expert collectives are priced on their own groups, inside or
   CHECK(time(spread, CollectiveOp::kAllToAll, CollectiveGroup::kExpert) ==
         2 * SecondsToTime(inter_lat + std::max(S * 1.0 / 4 / intra, S * 2.0 / 4 / nic)));
   CHECK(time(spread, CollectiveOp::kReduceScatter, CollectiveGroup::kExpertTensor) ==
-        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(4, S, intra, lat)));
+        2 * SecondsToTime(
+                hetsim::collectives::RingAllGatherSeconds(4, Bytes(S), Bandwidth(intra), Seconds(lat)).value()));
   // The ETP x EP block of 16 (the all-gather dispatcher's group): rings inside each node, then across.
-  CHECK(time(spread, CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor) ==
-        2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(8, S, intra, lat) +
-                          hetsim::collectives::RingAllGatherSeconds(2, S / 8.0, nic, inter_lat)));
+  CHECK(
+      time(spread, CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor) ==
+      2 * SecondsToTime(hetsim::collectives::RingAllGatherSeconds(8, Bytes(S), Bandwidth(intra), Seconds(lat)).value() +
+                        hetsim::collectives::RingAllGatherSeconds(2, Bytes(S / 8.0), Bandwidth(nic), Seconds(inter_lat))
+                            .value()));
   CHECK(time(spread, CollectiveOp::kAllReduce, CollectiveGroup::kExpertAndTensor) ==
-        2 * SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(8, 2, S, intra, lat, nic, inter_lat)));
+        2 * SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(
+                              8, 2, Bytes(S), Bandwidth(intra), Seconds(lat), Bandwidth(nic), Seconds(inter_lat))
+                              .value()));
 
   // Gradient synchronisation over groups `stride` apart: TP 2's DP groups hold 4 GPUs in each node;
   // an expert-data-parallel group ETP x EP = 8 apart holds one, every GPU's gradients crossing its NIC.
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 2, S) ==
-        SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(4, 2, S, intra, lat, nic, inter_lat)));
+        SecondsToTime(hetsim::collectives::HierarchicalAllReduceSeconds(4, 2, Bytes(S), Bandwidth(intra), Seconds(lat),
+                                                                        Bandwidth(nic), Seconds(inter_lat))
+                          .value()));
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 8, S) ==
-        SecondsToTime(hetsim::collectives::RingAllReduceSeconds(2, S, nic, inter_lat)));
+        SecondsToTime(
+            hetsim::collectives::RingAllReduceSeconds(2, Bytes(S), Bandwidth(nic), Seconds(inter_lat)).value()));
   CHECK((*cm)->GradSyncTime(0, {2, 8}, 16, S) == 0);  // one GPU per group: nothing to reduce
   CHECK((*cm)->GradSyncTime(0, {1, 8}, 4, S) ==
-        SecondsToTime(hetsim::collectives::RingAllReduceSeconds(2, S, intra, lat)));
+        SecondsToTime(hetsim::collectives::RingAllReduceSeconds(2, Bytes(S), Bandwidth(intra), Seconds(lat)).value()));
 }
 
 TEST_CASE("planner: a group's fewest members in one node is the simulator's, on any node size", "[planner]") {

@@ -84,7 +84,8 @@ TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "
     INFO("n = " << n);
     const double bounced = std::min(pcie, memory / 2 / n);
     CHECK(RingAllReduce(b, 0, n, bytes) ==
-          Approx(collectives::RingAllReduceSeconds(n, bytes, bounced, a)).epsilon(1e-3));
+          Approx(collectives::RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(bounced), Seconds(a)).value())
+              .epsilon(1e-3));
   }
   CHECK(memory / 2 / 8 < pcie);
   CHECK(memory / 2 / 2 > pcie);
@@ -101,10 +102,12 @@ TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PC
   const double a = kLatencyNs * 1e-9;
   const int64_t bytes = 256 << 20;
   CHECK(RingAllReduce(b, 0, 2, bytes) ==
-        Approx(collectives::RingAllReduceSeconds(2, bytes, GbpsToBytesPerSecond(kBridgeGbps), a)).epsilon(1e-3));
+        Approx(collectives::RingAllReduceSeconds(2, Bytes(bytes), GbpsBandwidth(kBridgeGbps), Seconds(a)).value())
+            .epsilon(1e-3));
   // Ring 0-1-2-3: two bridged hops and two PCIe hops (1 -> 2, 3 -> 0), each step as slow as PCIe.
   CHECK(RingAllReduce(b, 0, 4, bytes) ==
-        Approx(collectives::RingAllReduceSeconds(4, bytes, GbpsToBytesPerSecond(kPcie4Gbps), a)).epsilon(1e-3));
+        Approx(collectives::RingAllReduceSeconds(4, Bytes(bytes), GbpsBandwidth(kPcie4Gbps), Seconds(a)).value())
+            .epsilon(1e-3));
 }
 
 TEST_CASE("a PCIe tree: pairs under one switch meet there, a ring across sockets runs at the socket link",
@@ -127,10 +130,12 @@ TEST_CASE("a PCIe tree: pairs under one switch meet there, a ring across sockets
   // A pair under one switch: PCIe. All 8: each switch uplink and each socket-link direction carries one
   // ring edge, so the socket link is the slowest hop, with the longest latency.
   CHECK(RingAllReduce(b, 0, 2, bytes) ==
-        Approx(collectives::RingAllReduceSeconds(2, bytes, GbpsToBytesPerSecond(kPcie4Gbps), a)).epsilon(1e-3));
-  CHECK(
-      RingAllReduce(b, 0, 8, bytes) ==
-      Approx(collectives::RingAllReduceSeconds(8, bytes, GbpsToBytesPerSecond(socket_gbps), a + 500e-9)).epsilon(1e-3));
+        Approx(collectives::RingAllReduceSeconds(2, Bytes(bytes), GbpsBandwidth(kPcie4Gbps), Seconds(a)).value())
+            .epsilon(1e-3));
+  CHECK(RingAllReduce(b, 0, 8, bytes) ==
+        Approx(
+            collectives::RingAllReduceSeconds(8, Bytes(bytes), GbpsBandwidth(socket_gbps), Seconds(a + 500e-9)).value())
+            .epsilon(1e-3));
 }
 
 TEST_CASE("DGX-1's hybrid cube-mesh: six NVLinks per GPU, doubled pairs at twice the rate, the rest on PCIe",

@@ -112,7 +112,9 @@ TEST_CASE("an all-reduce between an A100 node and an L40S node is limited by the
   // inside a node at 2400 or 256 Gb/s. Each ring step is as slow as the NIC hop: 2(n-1)/n S/B + 2(n-1) a.
   const double nic = GbpsToBytesPerSecond(100);
   const double a = TimeToSeconds(r.Latency(**r.GpuRoute(GpuId(7), GpuId(8))));
-  CHECK(TimeToSeconds(res.time) == Approx(collectives::RingAllReduceSeconds(16, req.bytes, nic, a)).epsilon(1e-3));
+  CHECK(TimeToSeconds(res.time) ==
+        Approx(collectives::RingAllReduceSeconds(16, Bytes(req.bytes), Bandwidth(nic), Seconds(a)).value())
+            .epsilon(1e-3));
   CHECK(res.busbw_bytes_per_s == Approx(nic).epsilon(0.01));
 }
 

@@ -67,18 +67,21 @@ TEST_CASE("aggregated rings keep the ring closed forms within 0.1%", "[collectiv
         Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
     CHECK(ar.shape.aggregated);
     CHECK(ar.flows == static_cast<uint64_t>(n));  // one per ring edge (joins are not flows)
-    CHECK(TimeToSeconds(ar.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
+    CHECK(TimeToSeconds(ar.time) ==
+          Approx(RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(s.B), Seconds(s.a)).value()).epsilon(1e-3));
     for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
       const auto r = SimulateOk(s.topo, s.router,
                                 Request(op, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated));
-      CHECK(TimeToSeconds(r.time) == Approx(RingAllGatherSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
+      CHECK(TimeToSeconds(r.time) ==
+            Approx(RingAllGatherSeconds(n, Bytes(bytes), Bandwidth(s.B), Seconds(s.a)).value()).epsilon(1e-3));
     }
     // Contention-free mode: the same form (each edge alone at its bottleneck).
     const auto cf = SimulateOk(
         s.topo, s.router,
         Request(CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing, RingSteps::kAggregated),
         network::NetworkMode::kContentionFree);
-    CHECK(TimeToSeconds(cf.time) == Approx(RingAllReduceSeconds(n, bytes, s.B, s.a)).epsilon(1e-3));
+    CHECK(TimeToSeconds(cf.time) ==
+          Approx(RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(s.B), Seconds(s.a)).value()).epsilon(1e-3));
   }
 }
 
@@ -203,7 +206,7 @@ Overlap RunWithForeignFlow(const topology::Topology& topo, RingSteps steps, int6
 
 TEST_CASE("aggregated rings still contend with traffic from outside the ring", "[collectives][aggregated]") {
   Star s(8);
-  const double alone = RingAllReduceSeconds(8, 256 << 20, s.B, s.a);
+  const double alone = RingAllReduceSeconds(8, Bytes(256 << 20), Bandwidth(s.B), Seconds(s.a)).value();
   // A foreign flow as long as a quarter of the ring, then one longer than the ring, on edge 2 -> 3.
   for (int64_t foreign : {int64_t{32} << 20, int64_t{512} << 20}) {
     const Overlap stepped = RunWithForeignFlow(s.topo, RingSteps::kStepped, foreign);

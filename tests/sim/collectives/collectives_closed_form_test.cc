@@ -39,7 +39,7 @@ TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1)a within 0.1%", "[collectives]"
     Star s(n);
     const int64_t bytes = 256 << 20;
     const auto r = Run(s.topo, s.router, CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kRing);
-    const double expected = RingAllReduceSeconds(n, bytes, s.B, s.a);
+    const double expected = RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(s.B), Seconds(s.a)).value();
     CHECK(2.0 * (n - 1) / n * bytes / s.B + 2 * (n - 1) * s.a == Approx(expected).epsilon(1e-12));
     CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(1e-3));
     CHECK(r.shape.algorithm == CollectiveAlgorithm::kRing);
@@ -68,7 +68,7 @@ TEST_CASE("ring inside one NVSwitch node uses NVLink bandwidth and latency", "[c
   const int64_t bytes = kGiB;
   const auto r = Run(topo, router, CollectiveOp::kAllReduce, Range(8), bytes, CollectiveAlgorithm::kRing);
   CHECK(TimeToSeconds(r.time) ==
-        Approx(RingAllReduceSeconds(8, bytes, GbpsToBytesPerSecond(3600), 1e-6)).epsilon(1e-3));
+        Approx(RingAllReduceSeconds(8, Bytes(bytes), GbpsBandwidth(3600), Seconds(1e-6)).value()).epsilon(1e-3));
 }
 
 TEST_CASE("hierarchical all-reduce: intra-node RS + per-rail inter-node ring + intra-node AG", "[collectives]") {
@@ -83,8 +83,9 @@ TEST_CASE("hierarchical all-reduce: intra-node RS + per-rail inter-node ring + i
   req.inter_node = CollectiveAlgorithm::kRing;
   auto r = SimulateCollective(topo, router, req);
   REQUIRE(r.ok());
-  const double expected =
-      HierarchicalAllReduceSeconds(8, 4, bytes, GbpsToBytesPerSecond(3600), 1e-6, GbpsToBytesPerSecond(400), 1.2e-6);
+  const double expected = HierarchicalAllReduceSeconds(8, 4, Bytes(bytes), GbpsBandwidth(3600), Seconds(1e-6),
+                                                       GbpsBandwidth(400), Seconds(1.2e-6))
+                              .value();
   CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
   CHECK(r->shape.inter_node == CollectiveAlgorithm::kRing);
   CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
@@ -103,7 +104,7 @@ TEST_CASE("double binary tree all-reduce follows its pipelined closed form", "[c
     const int64_t bytes = 64 << 20;
     const int chunks = 32;
     const auto r = Run(s.topo, s.router, CollectiveOp::kAllReduce, Range(n), bytes, CollectiveAlgorithm::kTree, chunks);
-    const double expected = TreeAllReduceSeconds(n, bytes, s.B, s.a, chunks);
+    const double expected = TreeAllReduceSeconds(n, Bytes(bytes), Bandwidth(s.B), Seconds(s.a), chunks).value();
     INFO("n=" << n << " simulated " << TimeToSeconds(r.time) << " closed form " << expected);
     CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(0.05));
     CHECK(TimeToSeconds(r.time) >= 2.0 * bytes / s.B);
@@ -116,7 +117,8 @@ TEST_CASE("chain broadcast: (n - 1 + C - 1)(a + S/(C B)) within 0.1%", "[collect
   const int64_t bytes = 96 << 20;
   for (int chunks : {1, 4, 16}) {
     const auto r = Run(s.topo, s.router, CollectiveOp::kBroadcast, Range(6), bytes, CollectiveAlgorithm::kRing, chunks);
-    CHECK(TimeToSeconds(r.time) == Approx(ChainBroadcastSeconds(6, bytes, s.B, s.a, chunks)).epsilon(1e-3));
+    CHECK(TimeToSeconds(r.time) ==
+          Approx(ChainBroadcastSeconds(6, Bytes(bytes), Bandwidth(s.B), Seconds(s.a), chunks).value()).epsilon(1e-3));
     CHECK(r.busbw_bytes_per_s == Approx(r.algbw_bytes_per_s));
   }
 }
@@ -136,7 +138,8 @@ TEST_CASE("direct all-to-all shares each NIC among n-1 peers, send/recv is a + S
   Star s(8);
   const int64_t bytes = 64 << 20;
   const auto a2a = Run(s.topo, s.router, CollectiveOp::kAllToAll, Range(8), bytes, CollectiveAlgorithm::kDirect);
-  CHECK(TimeToSeconds(a2a.time) == Approx(DirectAllToAllSeconds(8, bytes, s.B, s.a)).epsilon(1e-3));
+  CHECK(TimeToSeconds(a2a.time) ==
+        Approx(DirectAllToAllSeconds(8, Bytes(bytes), Bandwidth(s.B), Seconds(s.a)).value()).epsilon(1e-3));
   CHECK(a2a.flows == 56);
   const auto pairwise = Run(s.topo, s.router, CollectiveOp::kAllToAll, Range(8), bytes, CollectiveAlgorithm::kPairwise);
   CHECK(TimeToSeconds(pairwise.time) == Approx(7 * (s.a + bytes / 8.0 / s.B)).epsilon(1e-3));
@@ -205,7 +208,7 @@ TEST_CASE("a ring across a slow inter-island link is limited by that link", "[co
   const double slow_latency = TimeToSeconds(router.Latency(cross));
   CHECK(router.BottleneckBytesPerSecond(cross) == Approx(GbpsToBytesPerSecond(10)));
   CHECK(TimeToSeconds(r.time) ==
-        Approx(RingAllReduceSeconds(4, bytes, GbpsToBytesPerSecond(10), slow_latency)).epsilon(1e-3));
+        Approx(RingAllReduceSeconds(4, Bytes(bytes), GbpsBandwidth(10), Seconds(slow_latency)).value()).epsilon(1e-3));
   // Same ring inside one fast island would be 40x faster in bandwidth terms.
   CHECK(r.busbw_bytes_per_s == Approx(GbpsToBytesPerSecond(10)).epsilon(0.02));
 }

@@ -60,14 +60,17 @@ TEST_CASE("collnet all-reduce, one chunk: 2(a + (g-1) S/(gB)) + a_net + S/(gR)",
     INFO(r.status().message());
     REQUIRE(r.ok());
     const double expected = 2 * (a + 7 * bytes / 8.0 / B) + a_net + bytes / 8.0 / R;
-    CHECK(CollNetAllReduceSeconds(8, bytes, B, a, R, a_net, 1) == Approx(expected).epsilon(1e-9));
+    CHECK(CollNetAllReduceSeconds(8, Bytes(bytes), Bandwidth(B), Seconds(a), Bandwidth(R), Seconds(a_net), 1).value() ==
+          Approx(expected).epsilon(1e-9));
     CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
     CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
     // The hierarchical ring sends 2(N-1)/N of each segment through every NIC each way.
     const auto hier = AllReduce(topo, 8 * nodes, bytes, CollectiveAlgorithm::kHierarchical);
     REQUIRE(hier.ok());
-    CHECK(TimeToSeconds(hier->time) ==
-          Approx(HierarchicalAllReduceSeconds(8, nodes, bytes, B, a, R, a_net)).epsilon(1e-3));
+    CHECK(TimeToSeconds(hier->time) == Approx(HierarchicalAllReduceSeconds(8, nodes, Bytes(bytes), Bandwidth(B),
+                                                                           Seconds(a), Bandwidth(R), Seconds(a_net))
+                                                  .value())
+                                           .epsilon(1e-3));
     if (nodes > 2) CHECK(r->time < hier->time);
   }
 }
@@ -90,20 +93,25 @@ TEST_CASE("collnet all-reduce pipelined by chunks: 2C t_rs, or 2 t_rs + C t_net"
       INFO(r.status().message());
       REQUIRE(r.ok());
       const double t_rs = a + 7 * bytes / 8.0 / chunks / B, t_net = a_net + bytes / 8.0 / chunks / R;
-      const double expected = CollNetAllReduceSeconds(8, bytes, B, a, R, a_net, chunks);
+      const double expected =
+          CollNetAllReduceSeconds(8, Bytes(bytes), Bandwidth(B), Seconds(a), Bandwidth(R), Seconds(a_net), chunks)
+              .value();
       if (nic_gbps == 800.0) CHECK(expected == Approx(2 * chunks * t_rs).epsilon(1e-9));
       if (nic_gbps == 50.0) CHECK(expected == Approx(2 * t_rs + chunks * t_net).epsilon(1e-9));
       CHECK(expected >= std::max(2 * chunks * t_rs, 2 * t_rs + chunks * t_net) * (1 - 1e-9));
       CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
       CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
-      CHECK(TimeToSeconds(r->time) < CollNetAllReduceSeconds(8, bytes, B, a, R, a_net, 1));
+      CHECK(
+          TimeToSeconds(r->time) <
+          CollNetAllReduceSeconds(8, Bytes(bytes), Bandwidth(B), Seconds(a), Bandwidth(R), Seconds(a_net), 1).value());
     }
     // By default the chunks are cut as NCCL cuts them, by size: at 1 GiB each rail's 128 MiB in 64 pieces
     // of 2 MiB (at least 512 KiB, at most 64 chunks).
     const auto best = AllReduce(topo, 32, bytes, CollectiveAlgorithm::kCollNet);
     REQUIRE(best.ok());
     CHECK(best->shape.chunks == 64);
-    const double at64 = CollNetAllReduceSeconds(8, bytes, B, a, R, a_net, 64);
+    const double at64 =
+        CollNetAllReduceSeconds(8, Bytes(bytes), Bandwidth(B), Seconds(a), Bandwidth(R), Seconds(a_net), 64).value();
     CHECK(best->estimates.at(0).seconds == Approx(at64).epsilon(1e-6));
     CHECK(TimeToSeconds(best->time) == Approx(at64).epsilon(0.01));
     // At 400 Gb/s the flat ring's NICs carry 2(n-1)/n S/(gR), more than CollNet's NVLink and NICs: auto
@@ -164,7 +172,8 @@ TEST_CASE("collnet all-gather and reduce-scatter: t_net + t_nvl + (C-1) max(t_ne
       const double t_net = a_net + 3.0 * bytes / (4 * 8.0 * chunks * R);
       const double t_nvl = a + 7.0 * bytes / (8.0 * chunks * B);
       const double expected = t_net + t_nvl + (chunks - 1) * std::max(t_net, t_nvl);
-      CHECK(CollNetAllGatherSeconds(8, 4, bytes, B, a, R, a_net, chunks) == Approx(expected).epsilon(1e-9));
+      CHECK(CollNetAllGatherSeconds(8, 4, Bytes(bytes), Bandwidth(B), Seconds(a), Bandwidth(R), Seconds(a_net), chunks)
+                .value() == Approx(expected).epsilon(1e-9));
       CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
       CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
     }

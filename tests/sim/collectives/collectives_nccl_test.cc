@@ -121,7 +121,9 @@ TEST_CASE("nccl: a ring's time is launch + 2(n-1)(wire + step latency + S/(n f B
                         Case{topology::NcclProtocol::kSimple, kGiB, 1.0, nv.simple_step_latency_ns}}) {
     INFO(ProtocolName(k.protocol));
     const CollectiveResult r = AllReduce(c, k.bytes, CollectiveAlgorithm::kRing, k.protocol);
-    const double expected = launch + RingAllReduceSeconds(8, k.bytes / k.fraction, B, wire + k.step_ns * 1e-9);
+    const double expected =
+        launch +
+        RingAllReduceSeconds(8, Bytes(k.bytes / k.fraction), Bandwidth(B), Seconds(wire + k.step_ns * 1e-9)).value();
     CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(1e-3));
     CHECK(r.shape.estimated_seconds == Approx(expected).epsilon(1e-3));
   }
@@ -149,7 +151,8 @@ TEST_CASE("nccl: the tuner picks LL or LL128 for small messages, Simple for larg
 TEST_CASE("nccl: ideal: true restores line rate and no protocol latency", "[collectives][nccl]") {
   const v1::Cluster c = NcclTestCluster("A100-80GB", 8, "NVSWITCH", 2400, 1, 8, 200, "INFINIBAND", /*ideal=*/true);
   const CollectiveResult r = AllReduce(c, kGiB, CollectiveAlgorithm::kRing);
-  CHECK(TimeToSeconds(r.time) == Approx(RingAllReduceSeconds(8, kGiB, 300e9, 700e-9)).epsilon(1e-3));
+  CHECK(TimeToSeconds(r.time) ==
+        Approx(RingAllReduceSeconds(8, Bytes(kGiB), Bandwidth(300e9), Seconds(700e-9)).value()).epsilon(1e-3));
   CHECK(r.shape.protocol == topology::NcclProtocol::kSimple);
   CHECK(r.shape.launch_latency == 0);
 }

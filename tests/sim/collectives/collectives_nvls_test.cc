@@ -56,7 +56,8 @@ TEST_CASE("nvls all-reduce: a + (n+1)/n S/(5/6 B), busbw 2(n-1)/(n+1) 5/6 B", "[
     // at n = 2).
     const auto ring = NvlsAllReduce(topo, n, bytes, CollectiveAlgorithm::kRing);
     REQUIRE(ring.ok());
-    CHECK(TimeToSeconds(ring->time) == Approx(RingAllReduceSeconds(n, bytes, B, a)).epsilon(1e-3));
+    CHECK(TimeToSeconds(ring->time) ==
+          Approx(RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(B), Seconds(a)).value()).epsilon(1e-3));
   }
   // Auto picks NVLS for a large single-node all-reduce, as NCCL does on H100.
   const auto chosen = NvlsAllReduce(topo, 8, kGiB, CollectiveAlgorithm::kAuto);

@@ -62,8 +62,10 @@ v1::Cluster DgxCluster() {
 //   all-reduce of S/8 across the two nodes per rail.
 double AllReduceSeconds(double bytes) {
   const double nic = 25e9, nvlink = 300e9, a_nic = 2130e-9, a_nvl = 700e-9;
-  const double ring = collectives::RingAllReduceSeconds(16, bytes / 8, nic, a_nic);
-  const double hier = collectives::HierarchicalAllReduceSeconds(8, 2, bytes, nvlink, a_nvl, nic, a_nic);
+  const double ring = collectives::RingAllReduceSeconds(16, Bytes(bytes / 8), Bandwidth(nic), Seconds(a_nic)).value();
+  const double hier = collectives::HierarchicalAllReduceSeconds(8, 2, Bytes(bytes), Bandwidth(nvlink), Seconds(a_nvl),
+                                                                Bandwidth(nic), Seconds(a_nic))
+                          .value();
   return std::min(ring, hier);
 }
 
@@ -75,7 +77,9 @@ TEST_CASE("cross-node TP: TP 16 on two 8-GPU nodes all-reduces over the NICs", "
   for (const workload::StageCollective& c : vs.cost.forward_collectives) {
     REQUIRE(c.op == hetsim::CollectiveOp::kAllReduce);  // no sequence parallelism
     expected += c.count * AllReduceSeconds(static_cast<double>(c.bytes));
-    all_nvlink += c.count * collectives::RingAllReduceSeconds(16, static_cast<double>(c.bytes), 300e9, 700e-9);
+    all_nvlink += c.count * collectives::RingAllReduceSeconds(16, Bytes(static_cast<double>(c.bytes)), Bandwidth(300e9),
+                                                              Seconds(700e-9))
+                                .value();
     all_reduces += c.count;
   }
   CHECK(all_reduces >= 2 * 2);  // Megatron: one after attention, one after the MLP, per block (+ embedding, head)
@@ -132,9 +136,10 @@ TEST_CASE("tp_backward_overlap hides each layer's input-gradient reductions behi
       // The reductions, written out: the input gradient of QKV and of FC1 in each block, and of the
       // head; all-reduces without SP, reduce-scatters with it, of one sample's 2048 x 4096 BF16 each.
       const double bytes = 2048.0 * 4096 * 2;
-      const double one = sp        ? collectives::RingAllGatherSeconds(tp, bytes, 300e9, 700e-9)
-                         : tp == 8 ? collectives::RingAllReduceSeconds(8, bytes, 300e9, 700e-9)
-                                   : AllReduceSeconds(bytes);
+      const double one =
+          sp        ? collectives::RingAllGatherSeconds(tp, Bytes(bytes), Bandwidth(300e9), Seconds(700e-9)).value()
+          : tp == 8 ? collectives::RingAllReduceSeconds(8, Bytes(bytes), Bandwidth(300e9), Seconds(700e-9)).value()
+                    : AllReduceSeconds(bytes);
       int reductions = 0;
       for (const workload::StageCollective& c : b.cost.backward_collectives) {
         if (!c.async_backward) continue;
