@@ -450,13 +450,13 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
                                                           const std::string& type,
                                                           const spec::ClusterSpec& type_cluster, uint64_t first_share,
                                                           int copies, SearchStats& stats) {
-  const int64_t microbatches = static_cast<int64_t>(first_share / ctx.micro_batch_size) / copies;
+  const int64_t microbatches = static_cast<int64_t>(first_share / ctx.point.micro_batch_size) / copies;
   std::optional<TypeGroups> groups = CutTypeIntoGroups(type_cluster, copies);
   if (microbatches < 1 || !groups) return std::nullopt;
   absl::StatusOr<std::unique_ptr<ClusterModel>> model = ClusterModel::Create(groups->group, ctx.model->dtype());
   if (!model.ok()) return std::nullopt;
   std::shared_ptr<const ClusterModel> cluster = *std::move(model);
-  Profiler profiler(*ctx.model, *cluster, ctx.micro_batch_size, options, 1);
+  Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, options, 1);
   auto planned = SearchOnePipeline(profiler, microbatches, ctx, stats);
   if (!planned) return std::nullopt;
   std::vector<PipelineOfType> out(copies);
@@ -468,8 +468,8 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
     p.offset = groups->offsets[j];
     p.candidate = planned->first;
     p.prediction = planned->second;
-    p.micro_batch_size = ctx.micro_batch_size;
-    p.batch_share = static_cast<uint64_t>(microbatches) * ctx.micro_batch_size;
+    p.micro_batch_size = ctx.point.micro_batch_size;
+    p.batch_share = static_cast<uint64_t>(microbatches) * ctx.point.micro_batch_size;
   }
   return out;
 }
@@ -526,7 +526,7 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   for (const spec::IslandSpec& is : ctx.cluster->islands) {
     if (std::find(types.begin(), types.end(), is.gpu.name) == types.end()) types.push_back(is.gpu.name);
   }
-  if (types.size() < 2 || ctx.global_batch_size % ctx.micro_batch_size != 0) return std::nullopt;
+  if (types.size() < 2 || ctx.global_batch_size % ctx.point.micro_batch_size != 0) return std::nullopt;
   ProfilerOptions options = ctx.options;
   options.search_zero = false;   // the per-layer-range reduction does not model ZeRO
   options.cache = ctx.profiles;  // keyed by the islands' pricing figures, not their index: a type's islands hit
@@ -541,7 +541,7 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
     }
     peaks.push_back(peak);
   }
-  const std::vector<uint64_t> first = ThroughputShares(peaks, ctx.global_batch_size, ctx.micro_batch_size);
+  const std::vector<uint64_t> first = ThroughputShares(peaks, ctx.global_batch_size, ctx.point.micro_batch_size);
   if (first.empty()) return std::nullopt;
   // One pipeline per type first.
   SearchStats stats;

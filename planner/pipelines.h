@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/spec/cluster.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "planner/candidates_internal.h"
 #include "planner/cluster_model.h"
@@ -63,9 +64,9 @@ std::vector<uint64_t> ThroughputSharesOfSizes(const std::vector<double>& samples
                                               const std::vector<uint64_t>& micro_batch_sizes,
                                               std::vector<double>* ideal = nullptr);
 
-struct PipelineOfType {
+// A pipeline at its own point (spec::MicroBatchPoint: its micro-batch size; CP 1, which pipelines keep).
+struct PipelineOfType : spec::MicroBatchPoint {
   std::string gpu_type;
-  uint64_t micro_batch_size = 0;
   std::string name;  // "<gpu type>", or "<gpu type>-<copy>" when the type runs several copies
   std::shared_ptr<const ClusterModel> cluster;  // one group of the type's islands (CutTypeIntoGroups)
   std::map<std::string, MeshOffset> offset;     // where this copy's group sits, per island name
@@ -75,13 +76,13 @@ struct PipelineOfType {
   Prediction prediction;   // of the pipeline alone, without gradient synchronisation
 };
 
-struct PipelinesCandidate {
+// The family's plan at a point (spec::MicroBatchPoint: the smallest of its pipelines' micro-batch sizes).
+struct PipelinesCandidate : spec::MicroBatchPoint {
   std::vector<PipelineOfType> pipelines;
-  uint64_t micro_batch_size = 0;  // the smallest of its pipelines'
-  int ranges = 0;                 // layer ranges whose gradients all-reduce across pipelines
-  Time slowest_ring = 0;          // the longest of their rings
-  Time iteration = 0;             // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
-  SearchStats search;             // every pass's DP runs
+  int ranges = 0;         // layer ranges whose gradients all-reduce across pipelines
+  Time slowest_ring = 0;  // the longest of their rings
+  Time iteration = 0;     // the slowest pipeline's end after its ranges' all-reduces and optimizer steps
+  SearchStats search;     // every pass's DP runs
   // When some type runs several copies: the iteration priced with one pipeline per type (none fitted: 0).
   std::optional<Time> one_per_type;
   int zero_stage = 0;             // every stage's: 1 when the distributed optimizer per range won (WithZeroOne)
@@ -94,7 +95,7 @@ struct PipelinesContext {
   const ClusterModel* cluster_model;  // of `cluster`
   ProfilerOptions options;            // the framework's settings (the DP runs price no ZeRO)
   uint64_t global_batch_size;
-  uint64_t micro_batch_size;
+  spec::MicroBatchPoint point;  // the micro-batch size searched (CP 1)
   double epsilon;
   int threads;
   // ZeRO-free profiles already priced (ProfilerOptions::zero_free_cache of the main search), read and

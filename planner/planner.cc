@@ -412,7 +412,7 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
                                .cluster_model = &cluster,
                                .options = FrameworkOptionsOf(FrameworkSettings(request)),
                                .global_batch_size = request.global_batch_size,
-                               .micro_batch_size = mbs,
+                               .point = {.micro_batch_size = mbs},
                                .epsilon = request.epsilon,
                                .threads = threads,
                                .profiles = &profiles,

@@ -75,7 +75,7 @@ std::optional<PipelinesCandidate> CandidateOnTwoTypes(double speedup, uint64_t g
                              .cluster_model = cluster_model->get(),
                              .options = {},
                              .global_batch_size = global_batch,
-                             .micro_batch_size = 1,
+                             .point = {.micro_batch_size = 1},
                              .epsilon = spec::kDefaultH1f1bEpsilon,
                              .threads = 1,
                              .profiles = nullptr};
@@ -152,12 +152,12 @@ TEST_CASE("pipelines: each GPU type at the micro-batch size it runs fastest at",
                        .cluster_model = cluster_model->get(),
                        .options = {},
                        .global_batch_size = 96,
-                       .micro_batch_size = 1,
+                       .point = {.micro_batch_size = 1},
                        .epsilon = spec::kDefaultH1f1bEpsilon,
                        .threads = 1,
                        .profiles = nullptr};
   for (const uint64_t mbs : {1, 2}) {
-    ctx.micro_batch_size = mbs;
+    ctx.point.micro_batch_size = mbs;
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     REQUIRE(c);
     REQUIRE(c->pipelines.size() == 2);
