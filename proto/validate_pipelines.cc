@@ -87,12 +87,13 @@ constexpr const char* kZeroThree =
 // it there, then all-reduces the full gradient between the first and the last stage
 // (finalize_model_grads.py, _allreduce_word_embedding_grads). In a plan of pipelines the embedding's
 // copies shard over every pipeline's first stage and the head's over every last stage: groups of
-// different GPUs and sizes, so no shard of the one matrix lines up with the other.
+// different GPUs (and sizes) once a pipeline has two stages, so no shard of the one matrix lines up
+// with the other. (Pipelines all of one stage would be well defined; the check does not single them out.)
 constexpr const char* kTiedZero =
     "with tied_embedding_grad_sync: not supported with pipelines (Megatron-LM shards the tied matrix alike "
     "on the first and the last stage over one data-parallel group before their all-reduce; here the "
-    "embedding's copies shard over every pipeline's first stage and the head's over every last stage, groups "
-    "that differ)";
+    "embedding's copies shard over every pipeline's first stage and the head's over every last stage, groups of "
+    "different GPUs once a pipeline has two stages)";
 
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
 // holders (reduce-scatter, step, all-gather per range), so every stage takes the same zero_stage;
