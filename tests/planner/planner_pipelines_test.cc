@@ -142,6 +142,41 @@ TEST_CASE("pipelines: a GPU type that fits only with ZeRO is planned with it, it
   CHECK(c->pipelines[0].prediction.fits_memory);
 }
 
+TEST_CASE("pipelines: the family's ZeRO prices a stage's states over DP x copies + other pipelines GPUs",
+          "[planner][pipelines][zero]") {
+  // A 1-GPU stage of all 26 layers of gpt-1.3b (P parameters) whose type runs 3 copies beside 1 other
+  // pipeline: every range holding it shards over at least 3 x 1 + 1 = 4 GPUs, so ZeRO-2 keeps
+  // P x (2 + 2/4 + 12/4) bytes, as the simulator's ShardStatesOverRanges would with n = 4, and steps P/4.
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
+  REQUIRE(model.ok());
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(1), "");
+  REQUIRE(cluster.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
+  REQUIRE(cluster_model.ok());
+  ProfilerOptions ranged;
+  ranged.range_copies = 3;
+  ranged.range_other_pipelines = 1;
+  Profiler alone(cost, **cluster_model, 1), over_ranges(cost, **cluster_model, 1, ranged);
+  const double params = workload::DenseParamsOfLayers(cost, 0, 26, 1);
+  IntraStageConfig config{.tensor_parallel = 1, .data_parallel = 1, .zero_stage = 2};
+  const std::optional<StageOption> own = alone.PriceDirect(0, {1, 1}, config, 0, 26);
+  const std::optional<StageOption> sharded = over_ranges.PriceDirect(0, {1, 1}, config, 0, 26);
+  config.zero_stage = 0;
+  const std::optional<StageOption> whole = over_ranges.PriceDirect(0, {1, 1}, config, 0, 26);
+  REQUIRE((own && sharded && whole));
+  // Over its own replicas (DP 1) ZeRO shards nothing; over the ranges it keeps a quarter.
+  CHECK(own->state_bytes == workload::ZeroShardedModelStates(params, cost.dtype(), 0, 1).ModelStateBytes());
+  CHECK(whole->state_bytes == own->state_bytes);
+  CHECK(sharded->state_bytes == workload::ZeroShardedModelStates(params, cost.dtype(), 2, 4).ModelStateBytes());
+  CHECK(sharded->state_bytes == static_cast<int64_t>(std::ceil(params * 2)) +
+                                    static_cast<int64_t>(std::ceil(params * 2 / 4)) +
+                                    static_cast<int64_t>(std::ceil(params * 12 / 4)));
+  CHECK(sharded->optimizer_passes < own->optimizer_passes);
+  CHECK(sharded->forward == own->forward);
+  CHECK(sharded->backward == own->backward);
+}
+
 TEST_CASE("pipelines: a GPU type's islands cut into k groups, whole nodes first, then parts of nodes",
           "[planner][pipelines]") {
   absl::StatusOr<v1::Cluster> lab = proto::LoadCluster(proto::Source::File(kPipelinesLabCluster));
@@ -313,6 +348,17 @@ TEST_CASE("pipelines: on the lab cluster HAPT proposes identical pipelines per G
   INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
                     << TimeToMilliseconds(sim->pipeline_sync.iteration_time) << " ms");
   CHECK(std::abs(error) < 0.02);  // measured -0.05% with ZeRO-2 (1885.4 against 1886.4 ms in validate)
+  // Memory per replica: every stage holds the 26 layers, one range over the 24 GPUs, so each keeps
+  // P x (2 + 2/24 + 12/24) bytes of states at ZeRO-2, simulated and predicted alike.
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(planned.model, "gpt"));
+  const int64_t shard =
+      workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(cost, 0, 26, 1), cost.dtype(), 2, 24)
+          .ModelStateBytes();
+  REQUIRE(planned.outcome.prediction.stages.size() == 24);
+  for (size_t p = 0; p < sim->pipelines.size(); ++p) {
+    REQUIRE(sim->pipelines[p].setup->stages.size() == 1);
+    CHECK(sim->pipelines[p].setup->stages[0].cost.memory.ModelStateBytes() == shard);
+  }
 }
 
 TEST_CASE("pipelines: with the micro-batch searched, one ZeRO-2 pipeline beats them on the lab cluster",
