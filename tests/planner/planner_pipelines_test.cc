@@ -61,22 +61,37 @@ v1::Cluster TwoTypes(double speedup, double ga_gib = 80) {
   return c;
 }
 
+// gpt-1.3b and TwoTypes(speedup, ga_gib) as the planner prices them (built in place: the cluster model
+// refers to the cluster).
+struct TwoTypesInputs {
+  workload::ModelCost cost;
+  spec::ClusterSpec cluster;
+  std::unique_ptr<ClusterModel> cluster_model;
+};
+std::unique_ptr<TwoTypesInputs> LoadTwoTypes(double speedup, double ga_gib = 80) {
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
+  REQUIRE(model.ok());
+  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(speedup, ga_gib), "");
+  REQUIRE(cluster.ok());
+  auto out = std::make_unique<TwoTypesInputs>(
+      TwoTypesInputs{workload::ModelCost::Create(proto::ResolveModel(*model, "gpt")), *std::move(cluster), nullptr});
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(out->cluster, out->cost.dtype());
+  REQUIRE(cluster_model.ok());
+  out->cluster_model = *std::move(cluster_model);
+  return out;
+}
+
 // The family's candidate for `global_batch` samples in micro-batches of one on TwoTypes(speedup, ga_gib),
 // ZeRO searched or not.
 std::optional<PipelinesCandidate> CandidateOnTwoTypes(double speedup, uint64_t global_batch, double ga_gib = 80,
                                                       bool search_zero = true) {
-  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
-  REQUIRE(model.ok());
-  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
-  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(speedup, ga_gib), "");
-  REQUIRE(cluster.ok());
-  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
-  REQUIRE(cluster_model.ok());
+  const std::unique_ptr<TwoTypesInputs> in = LoadTwoTypes(speedup, ga_gib);
+  const workload::ModelCost& cost = in->cost;
   ProfilerOptions options;
   options.search_zero = search_zero;
   const PipelinesContext ctx{.model = &cost,
-                             .cluster = &*cluster,
-                             .cluster_model = cluster_model->get(),
+                             .cluster = &in->cluster,
+                             .cluster_model = in->cluster_model.get(),
                              .options = options,
                              .global_batch_size = global_batch,
                              .micro_batch_size = 1,
@@ -147,17 +162,12 @@ TEST_CASE("pipelines: the family's ZeRO prices a stage's states over DP x copies
   // A 1-GPU stage of all 26 layers of gpt-1.3b (P parameters) whose type runs 3 copies beside 1 other
   // pipeline: every range holding it shards over at least 3 x 1 + 1 = 4 GPUs, so ZeRO-2 keeps
   // P x (2 + 2/4 + 12/4) bytes, as the simulator's ShardStatesOverRanges would with n = 4, and steps P/4.
-  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
-  REQUIRE(model.ok());
-  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
-  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(1), "");
-  REQUIRE(cluster.ok());
-  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
-  REQUIRE(cluster_model.ok());
+  const std::unique_ptr<TwoTypesInputs> in = LoadTwoTypes(1);
+  const workload::ModelCost& cost = in->cost;
   ProfilerOptions ranged;
   ranged.range_copies = 3;
   ranged.range_other_pipelines = 1;
-  Profiler alone(cost, **cluster_model, 1), over_ranges(cost, **cluster_model, 1, ranged);
+  Profiler alone(cost, *in->cluster_model, 1), over_ranges(cost, *in->cluster_model, 1, ranged);
   const double params = workload::DenseParamsOfLayers(cost, 0, 26, 1);
   IntraStageConfig config{.tensor_parallel = 1, .data_parallel = 1, .zero_stage = 2};
   const std::optional<StageOption> own = alone.PriceDirect(0, {1, 1}, config, 0, 26);
@@ -215,17 +225,12 @@ TEST_CASE("pipelines: shares in whole micro-batches of each pipeline's own size"
 }
 
 TEST_CASE("pipelines: each GPU type at the micro-batch size it runs fastest at", "[planner][pipelines]") {
-  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(kPipelinesGpt);
-  REQUIRE(model.ok());
-  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(*model, "gpt"));
-  absl::StatusOr<spec::ClusterSpec> cluster = proto::ResolveCluster(TwoTypes(2), "");
-  REQUIRE(cluster.ok());
-  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster_model = ClusterModel::Create(*cluster, cost.dtype());
-  REQUIRE(cluster_model.ok());
+  const std::unique_ptr<TwoTypesInputs> in = LoadTwoTypes(2);
+  const workload::ModelCost& cost = in->cost;
   std::vector<PipelinesCandidate> by_size;
   PipelinesContext ctx{.model = &cost,
-                       .cluster = &*cluster,
-                       .cluster_model = cluster_model->get(),
+                       .cluster = &in->cluster,
+                       .cluster_model = in->cluster_model.get(),
                        .options = {},
                        .global_batch_size = 96,
                        .micro_batch_size = 1,
