@@ -487,34 +487,45 @@ double SamplesPerS(const std::vector<PipelineOfType>& copies) {
   return rate;
 }
 
-// Whether memory made a stage of `p` recompute (a ZeRO search may then find it faster).
+// Whether memory made a stage of `p` recompute, or holds fewer microbatches in flight than 1F1B's
+// warm-up there (S - i): a ZeRO search may then find it faster.
+bool MemoryBound(const PipelineOfType& p) {
+  const std::vector<SearchedStage>& stages = p.candidate.stages;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageOption& o = stages[i].option;
+    if (o.config.recompute != spec::Recompute::kNone) return true;
+    if (o.max_in_flight < static_cast<int>(stages.size() - i)) return true;
+  }
+  return false;
+}
+
+// Whether memory made a stage of `p` recompute.
 bool Recomputes(const PipelineOfType& p) {
   return std::any_of(p.candidate.stages.begin(), p.candidate.stages.end(),
                      [](const SearchedStage& s) { return s.option.config.recompute != spec::Recompute::kNone; });
 }
 
 // `copies` pipelines of GPU type `type` (PlanTypeCopies), planned ZeRO-free (`options`) and, where
-// memory requires it (they do not fit without or recompute), with ZeRO per layer range (`zero_options`,
+// memory requires it (they do not fit without, or MemoryBound), with ZeRO per layer range (`zero_options`,
 // the request's ZeRO search on): the ones with the most samples per second, each pipeline's `zero_why`
 // saying why ZeRO was kept. `zero`: the type already runs ZeRO (its copies shard as it), priced so only.
-std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(const PipelinesContext& ctx, const ProfilerOptions& options,
-                                                             const ProfilerOptions& zero_options,
-                                                             const std::string& type,
-                                                             const spec::ClusterSpec& type_cluster,
-                                                             uint64_t first_share, int copies, bool zero,
-                                                             SearchStats& stats) {
+std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(
+    const PipelinesContext& ctx, const ProfilerOptions& options, const ProfilerOptions& zero_options,
+    const std::string& type, const spec::ClusterSpec& type_cluster, uint64_t first_share, int copies, bool zero,
+    SearchStats& stats) {
   std::optional<std::vector<PipelineOfType>> plain;
   if (!zero) {
     plain = PlanTypeCopies(ctx, options, type, type_cluster, first_share, copies, stats);
-    if (!zero_options.search_zero || (plain && !Recomputes(plain->front()))) return plain;
+    if (!zero_options.search_zero || (plain && !MemoryBound(plain->front()))) return plain;
   }
   auto sharded = PlanTypeCopies(ctx, zero_options, type, type_cluster, first_share, copies, stats);
   if (!sharded || (plain && SamplesPerS(*sharded) <= SamplesPerS(*plain))) return plain;
   const std::string what = copies == 1 ? type : absl::StrFormat("%d x %s", copies, type);
   const std::string why =
       zero    ? ""
-      : plain ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (recomputing)", what,
-                                SamplesPerS(*sharded), SamplesPerS(*plain))
+      : plain ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what, SamplesPerS(*sharded),
+                                SamplesPerS(*plain),
+                                Recomputes(plain->front()) ? "recomputing" : "fewer microbatches in flight")
               : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
   for (PipelineOfType& p : *sharded) p.zero_why = why;
   return sharded;
@@ -617,8 +628,8 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   for (size_t t = 0; t < types.size(); ++t) {
     for (int k = 2; k <= kMaxCopiesPerType; k *= 2) {
       const std::string& why = best[t].front().zero_why;  // a type planned with ZeRO keeps it in its copies
-      auto copies = PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], k,
-                                      !why.empty(), stats);
+      auto copies =
+          PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], k, !why.empty(), stats);
       if (!copies || SamplesPerS(*copies) <= SamplesPerS(best[t])) break;
       if (!why.empty()) {
         for (PipelineOfType& p : *copies) p.zero_why = why;

@@ -8,11 +8,11 @@
 // the stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h runs
 // them): a range starts when its last holder has run its last backward, its ring is priced as a mixed stage's
 // (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO-1 per range is tried on
-// the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or recompute, is also
-// planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its ranges can have,
-// ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3, ZeRO with the tied
-// sync, bucketed or overlapped reduction and replica groups are left out (the simulator refuses them with
-// pipelines, proto/validate_pipelines.h).
+// the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or whose memory
+// bounds a stage, is also planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its
+// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3,
+// ZeRO with the tied sync, bucketed or overlapped reduction and replica groups are left out (the simulator
+// refuses them with pipelines, proto/validate_pipelines.h).
 // MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
