@@ -397,6 +397,8 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
 }
 
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction) {
+  // Judged again on the sharded states: a ZeRO stage of DP 1 priced alone holds them whole.
+  prediction.fits_memory = true;
   for (size_t i = 0; i < prediction.stages.size(); ++i) {
     StagePrediction& sp = prediction.stages[i];
     sp.grad_sync = price.grad_sync[p][i];
@@ -456,7 +458,9 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
   absl::StatusOr<std::unique_ptr<ClusterModel>> model = ClusterModel::Create(groups->group, ctx.model->dtype());
   if (!model.ok()) return std::nullopt;
   std::shared_ptr<const ClusterModel> cluster = *std::move(model);
-  Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, options, 1);
+  ProfilerOptions copy_options = options;
+  if (copy_options.search_zero) copy_options.range_copies = copies;  // ZeRO per range: over every copy at least
+  Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, copy_options, 1);
   auto planned = SearchOnePipeline(profiler, microbatches, ctx, stats);
   if (!planned) return std::nullopt;
   std::vector<PipelineOfType> out(copies);
@@ -481,6 +485,62 @@ double SamplesPerS(const std::vector<PipelineOfType>& copies) {
     rate += static_cast<double>(p.batch_share) / std::max(1e-12, TimeToSeconds(p.prediction.pipeline));
   }
   return rate;
+}
+
+// Whether memory made a stage of `p` recompute, or holds fewer microbatches in flight than 1F1B's
+// warm-up there (S - i): a ZeRO search may then find it faster.
+bool MemoryBound(const PipelineOfType& p) {
+  const std::vector<SearchedStage>& stages = p.candidate.stages;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageOption& o = stages[i].option;
+    if (o.config.recompute != spec::Recompute::kNone) return true;
+    if (o.max_in_flight < static_cast<int>(stages.size() - i)) return true;
+  }
+  return false;
+}
+
+// Whether memory made a stage of `p` recompute.
+bool Recomputes(const PipelineOfType& p) {
+  return std::any_of(p.candidate.stages.begin(), p.candidate.stages.end(),
+                     [](const SearchedStage& s) { return s.option.config.recompute != spec::Recompute::kNone; });
+}
+
+// `copies` pipelines of GPU type `type` (PlanTypeCopies), planned ZeRO-free (`options`) and, where
+// memory requires it (they do not fit without, or MemoryBound), with ZeRO per layer range (`zero_options`,
+// the request's ZeRO search on): the ones with the most samples per second, each pipeline's `zero_why`
+// saying why ZeRO was kept. `zero`: the type already runs ZeRO (its copies shard as it), priced so only.
+std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(
+    const PipelinesContext& ctx, const ProfilerOptions& options, const ProfilerOptions& zero_options,
+    const std::string& type, const spec::ClusterSpec& type_cluster, uint64_t first_share, int copies, bool zero,
+    SearchStats& stats) {
+  std::optional<std::vector<PipelineOfType>> plain;
+  if (!zero) {
+    plain = PlanTypeCopies(ctx, options, type, type_cluster, first_share, copies, stats);
+    if (!zero_options.search_zero || (plain && !MemoryBound(plain->front()))) return plain;
+  }
+  auto sharded = PlanTypeCopies(ctx, zero_options, type, type_cluster, first_share, copies, stats);
+  if (!sharded || (plain && SamplesPerS(*sharded) <= SamplesPerS(*plain))) return plain;
+  const std::string what = copies == 1 ? type : absl::StrFormat("%d x %s", copies, type);
+  const std::string why =
+      zero    ? ""
+      : plain ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what, SamplesPerS(*sharded),
+                                SamplesPerS(*plain),
+                                Recomputes(plain->front()) ? "recomputing" : "fewer microbatches in flight")
+              : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
+  for (PipelineOfType& p : *sharded) p.zero_why = why;
+  return sharded;
+}
+
+// Every stage of `c` at the highest zero_stage of its stages (a plan of pipelines takes one): ZeRO-1
+// and 2 only shard what a ZeRO-free stage priced whole (PriceRanges re-prices every stage's states).
+void OneZeroStage(PipelinesCandidate& c) {
+  c.zero_stage = 0;
+  for (const PipelineOfType& p : c.pipelines) {
+    for (const SearchedStage& s : p.candidate.stages) c.zero_stage = std::max(c.zero_stage, s.option.config.zero_stage);
+  }
+  for (PipelineOfType& p : c.pipelines) {
+    for (SearchedStage& s : p.candidate.stages) s.option.config.zero_stage = c.zero_stage;
+  }
 }
 
 // `c`'s layer ranges priced over its pipelines (their predictions at their shares): each pipeline's
@@ -515,6 +575,7 @@ std::optional<PipelinesCandidate> SplitAndPrice(const PipelinesContext& ctx, std
     if (shares[p] != first && !PredictAtShare(*ctx.model, ctx, pipes[p])) return std::nullopt;
   }
   c.pipelines = std::move(pipes);
+  OneZeroStage(c);
   PriceRanges(ctx, c);
   return c;
 }
@@ -528,8 +589,12 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   }
   if (types.size() < 2 || ctx.global_batch_size % ctx.point.micro_batch_size != 0) return std::nullopt;
   ProfilerOptions options = ctx.options;
-  options.search_zero = false;   // the per-layer-range reduction does not model ZeRO
+  options.search_zero = false;   // first without ZeRO: the main search's profiles (zero_free_cache)
   options.cache = ctx.profiles;  // keyed by the islands' pricing figures, not their index: a type's islands hit
+  // ZeRO per layer range where memory requires it (PlanTypeMaybeZero): every other type runs a pipeline at least.
+  ProfilerOptions zero_options = options;
+  zero_options.search_zero = ctx.options.search_zero;
+  zero_options.range_other_pipelines = static_cast<int>(types.size()) - 1;
   // The first split: each type's peak FLOP/s.
   std::vector<spec::ClusterSpec> type_clusters;
   std::vector<double> peaks;
@@ -548,7 +613,7 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   std::vector<std::vector<PipelineOfType>> best(types.size());
   std::vector<PipelineOfType> ones;
   for (size_t t = 0; t < types.size(); ++t) {
-    auto one = PlanTypeCopies(ctx, options, types[t], type_clusters[t], first[t], 1, stats);
+    auto one = PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], 1, false, stats);
     if (!one) return std::nullopt;
     ones.push_back(one->front());
     best[t] = *std::move(one);
@@ -562,8 +627,13 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   // they add throughput, and the first that does not ends the type's search.
   for (size_t t = 0; t < types.size(); ++t) {
     for (int k = 2; k <= kMaxCopiesPerType; k *= 2) {
-      auto copies = PlanTypeCopies(ctx, options, types[t], type_clusters[t], first[t], k, stats);
+      const std::string& why = best[t].front().zero_why;  // a type planned with ZeRO keeps it in its copies
+      auto copies =
+          PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], k, !why.empty(), stats);
       if (!copies || SamplesPerS(*copies) <= SamplesPerS(best[t])) break;
+      if (!why.empty()) {
+        for (PipelineOfType& p : *copies) p.zero_why = why;
+      }
       best[t] = *std::move(copies);
     }
   }

@@ -8,8 +8,11 @@
 // the stages that hold it (the cut points of all pipelines split the layers; sim/executor/layer_range_sync.h runs
 // them): a range starts when its last holder has run its last backward, its ring is priced as a mixed stage's
 // (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO-1 per range is tried on
-// the family's best plan (WithZeroOne); ZeRO-2/3, bucketed or overlapped reduction and replica groups are left
-// out (the simulator refuses the last ones with pipelines, proto/validate_pipelines.h).
+// the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or whose memory
+// bounds a stage, is also planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its
+// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3,
+// ZeRO with the tied sync, bucketed or overlapped reduction and replica groups are left out (the simulator
+// refuses them with pipelines, proto/validate_pipelines.h).
 // MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
@@ -74,6 +77,9 @@ struct PipelineOfType : spec::MicroBatchPoint {
   uint64_t batch_share = 0;
   double ideal_share = 0;  // before rounding to whole micro-batches
   Prediction prediction;   // of the pipeline alone, without gradient synchronisation
+  // Planned with ZeRO per layer range (ProfilerOptions::range_copies): why, e.g. "a6000 fits only with
+  // it"; empty when planned without ZeRO.
+  std::string zero_why;
 };
 
 // The family's plan at a point (spec::MicroBatchPoint: the smallest of its pipelines' micro-batch sizes).
@@ -85,7 +91,9 @@ struct PipelinesCandidate : spec::MicroBatchPoint {
   SearchStats search;     // every pass's DP runs
   // When some type runs several copies: the iteration priced with one pipeline per type (none fitted: 0).
   std::optional<Time> one_per_type;
-  int zero_stage = 0;             // every stage's: 1 when the distributed optimizer per range won (WithZeroOne)
+  // Every stage's: 1 when the distributed optimizer per range won (WithZeroOne); 1 or 2 when a type's
+  // pipeline was planned with ZeRO (PipelineOfType::zero_why), every stage then at the highest.
+  int zero_stage = 0;
   std::optional<Time> zero_free;  // with zero_stage 1: the iteration of the same plan without it
 };
 

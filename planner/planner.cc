@@ -478,6 +478,15 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
     absl::StrAppendFormat(&out, "; ZeRO-%d per layer range, %.3f ms without", c.zero_stage,
                           TimeToMilliseconds(*c.zero_free));
   }
+  // Why a type was planned with ZeRO (ZeRO-2 moves the bytes and steps the shards of ZeRO-1 with less
+  // memory, so HAPT's DP keeps it over ZeRO-1).
+  std::vector<std::string> why;
+  for (const PipelineOfType& p : c.pipelines) {
+    if (!p.zero_why.empty() && std::find(why.begin(), why.end(), p.zero_why) == why.end()) why.push_back(p.zero_why);
+  }
+  if (c.zero_stage > 0 && !why.empty()) {
+    absl::StrAppendFormat(&out, "; ZeRO-%d per layer range: %s", c.zero_stage, absl::StrJoin(why, ", "));
+  }
   return out;
 }
 

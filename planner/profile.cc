@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "planner/context_parallel_cost_internal.h"
 #include "sim/workload/optimizer_step.h"
+#include "sim/workload/stage_cost.h"
 
 namespace hetsim::planner {
 
@@ -42,6 +43,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       TimeToPicoseconds(im.inter_node.latency), im.nics_per_node, im.node_nic_bytes_per_s,
                       static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
                       static_cast<int>(o.extrapolate), o.max_tensor_parallel, static_cast<int>(o.tp_comm_overlap)),
+      o.range_copies > 0 ? absl::StrFormat(" ranges=%dx+%d", o.range_copies, o.range_other_pipelines) : "",
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
       o.grad_reduce_in_fp32 ? " fp32-gradients" : "",
       o.cp_comm == spec::ContextParallelComm::kAllGather  ? " cp-all-gather"
@@ -55,6 +57,21 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
       absl::StrFormat(" passes=%d", o.block_forward_passes), o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "",
       o.fp32_logits_cross_entropy ? " fp32-loss" : "");
+}
+
+// The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer
+// shard re-priced over the fewest GPUs a layer range of the stage's can shard over, as the simulator
+// prices them per range (sim/executor/layer_range_shards.cc, ShardStage).
+void ShardOverRanges(const workload::ModelCost& model, const ProfilerOptions& o, const workload::StageConfig& sc,
+                     workload::StageCost& cost) {
+  const int n = sc.data_parallel * o.range_copies + o.range_other_pipelines;
+  const double params = workload::DenseParamsOfLayers(model, sc.first_layer, sc.num_layers, sc.tensor_parallel);
+  const workload::StageMemory held =
+      workload::ZeroShardedModelStates(params, model.dtype(), sc.zero_stage, n, sc.grad_reduce_in_fp32);
+  cost.memory.param_bytes = held.param_bytes;
+  cost.memory.grad_bytes = held.grad_bytes;
+  cost.memory.optimizer_bytes = held.optimizer_bytes;
+  cost.optimizer_shard = workload::ZeroShardedModelStates(params, model.dtype(), 3, n, sc.grad_reduce_in_fp32);
 }
 
 }  // namespace
@@ -173,7 +190,7 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     }
     const int dp = DataParallelOf(shape.gpus(), tp);
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
-    const int max_zero = (options_.search_zero && dp > 1) ? 2 : 0;
+    const int max_zero = (options_.search_zero && (dp > 1 || options_.range_copies > 0)) ? 2 : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {
@@ -210,6 +227,7 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   ++stats_.cost_model_calls;
   absl::StatusOr<workload::StageCost> cost = workload::ComputeStageCost(model_, sc, *im.gpu, "planner");
   if (!cost.ok()) return std::nullopt;
+  if (options_.range_copies > 0 && config.zero_stage >= 1) ShardOverRanges(model_, options_, sc, *cost);
   StageOption o;
   o.config = config;
   const ContextParallelTime cp =

@@ -69,7 +69,7 @@ Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const 
 // tp_backward_overlap the backward's input-gradient reductions behind the column-parallel weight
 // gradients, as the simulator runs them.
 struct ProfilerOptions : spec::CostSwitches {
-  bool search_zero = true;       // ZeRO 1 and 2 when data_parallel > 1
+  bool search_zero = true;       // ZeRO 1 and 2 when data_parallel > 1 (or range_copies > 0)
   bool search_recompute = true;  // selective and full recompute
   bool extrapolate = true;       // price repeated layers by extrapolation (false: walk every layer)
   int max_tensor_parallel = 0;   // 0 = gpus per node
@@ -84,6 +84,14 @@ struct ProfilerOptions : spec::CostSwitches {
   // such a profiler with this cache keys them, so that HAPT's pipelines family (planner/pipelines.h)
   // reads its profiles from the main search's instead of pricing them again. Not owned.
   ProfileCache* zero_free_cache = nullptr;
+  // HAPT's pipelines family (planner/pipelines.h): a stage's ZeRO states shard over its layer ranges'
+  // GPUs, every pipeline's replicas that hold them (sim/executor/layer_range_shards.h), not over its
+  // own replicas. With search_zero and range_copies > 0, ZeRO 1 and 2 are searched at every
+  // data-parallel degree (DP 1 too), each priced with its model states and optimizer step sharded over
+  // DP x range_copies + range_other_pipelines GPUs: what every range's shard group holds at least when
+  // the stage's type runs range_copies identical pipelines beside range_other_pipelines others.
+  int range_copies = 0;
+  int range_other_pipelines = 0;
 };
 
 // The framework settings of `plan` its stages are priced with (not searched): its CostSwitches.

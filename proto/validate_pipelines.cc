@@ -71,9 +71,33 @@ void CheckShares(Problems& p, const Plan& plan) {
   }
 }
 
+// Why ZeRO-3 is refused with pipelines: it gathers every layer's parameters before each forward and
+// backward over the GPUs that shard them, here a range's holders in every pipeline; the pipelines run
+// their own microbatch counts and schedules, so the others would have to join gathers they do not
+// need (a collective needs every member of its group). PyTorch FSDP and DeepSpeed ZeRO-3 shard over
+// one data-parallel group of identical replicas, which runs them in lockstep.
+constexpr const char* kZeroThree =
+    "3: not supported with pipelines (ZeRO-3 all-gathers each layer's parameters before every forward and "
+    "backward over the GPUs that shard them: here every pipeline holding the layer, which runs its own "
+    "microbatches and schedule; ZeRO-1 and 2 are)";
+
+// Why ZeRO is refused with the tied sync: Megatron-LM's distributed optimizer gives the tied matrix a
+// bucket of its own so that the first and the last stage shard it alike over one data-parallel group
+// (megatron/core/distributed/param_and_grad_buffer.py, _does_param_require_new_bucket), reduce-scatters
+// it there, then all-reduces the full gradient between the first and the last stage
+// (finalize_model_grads.py, _allreduce_word_embedding_grads). In a plan of pipelines the embedding's
+// copies shard over every pipeline's first stage and the head's over every last stage: groups of
+// different GPUs (and sizes) once a pipeline has two stages, so no shard of the one matrix lines up
+// with the other. (Pipelines all of one stage would be well defined; the check does not single them out.)
+constexpr const char* kTiedZero =
+    "with tied_embedding_grad_sync: not supported with pipelines (Megatron-LM shards the tied matrix alike "
+    "on the first and the last stage over one data-parallel group before their all-reduce; here the "
+    "embedding's copies shard over every pipeline's first stage and the head's over every last stage, groups of "
+    "different GPUs once a pipeline has two stages)";
+
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
 // holders (reduce-scatter, step, all-gather per range), so every stage takes the same zero_stage;
-// ZeRO-3's per-layer gathers inside a stage are not modelled per range.
+// ZeRO-3 (kZeroThree) and ZeRO with the tied sync (kTiedZero) are refused.
 void CheckStages(Problems& p, const Plan& plan) {
   const uint32_t zero =
       plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
@@ -82,12 +106,9 @@ void CheckStages(Problems& p, const Plan& plan) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
       if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
-      if (st.zero_stage() == 3) p.Add(at + "zero_stage", "3: %s (ZeRO-1 and 2 are)", kPerRange);
+      if (st.zero_stage() == 3) p.Add(at + "zero_stage", kZeroThree);
       if ((st.zero_stage() == 1 || st.zero_stage() == 2) && plan.tied_embedding_grad_sync() && i == 0 && s == 0) {
-        p.Add(at + "zero_stage",
-              "%d with tied_embedding_grad_sync: not supported with pipelines (the tied embedding's states are not "
-              "sharded over its group)",
-              st.zero_stage());
+        p.Add(at + "zero_stage", "%d %s", st.zero_stage(), kTiedZero);
       }
       if (st.zero_stage() != 3 && st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
