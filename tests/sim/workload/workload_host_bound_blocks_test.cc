@@ -18,14 +18,7 @@ namespace {
 using namespace hetsim::workload;
 
 // GPT-2 345M's shapes (the AMP runs'), 2 blocks with the embedding and the tied head.
-hetsim::v1::Model HostBoundGpt2() {
-  hetsim::v1::Model m;
-  m.set_dtype(hetsim::v1::FP16);
-  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 52256});
-  t->set_tied_embeddings(true);
-  t->set_granularity(hetsim::v1::BLOCK);
-  return m;
-}
+hetsim::v1::Model HostBoundGpt2() { return hetsim::testing::AmpGpt2(2); }
 
 // A V100 (its preset) whose host takes `host_op_us` per operator.
 GpuCompute V100WithHost(double host_op_us) {
@@ -42,13 +35,8 @@ GpuCompute V100WithHost(double host_op_us) {
 constexpr double kHostForwardOps = 38, kHostBackwardOps = 46;
 
 StageCost HostBoundCostOf(const ModelCost& model, const GpuCompute& gpu, int first, int count, bool host_bound,
-                 int passes = 1, hetsim::spec::Recompute recompute = hetsim::spec::Recompute::kNone) {
-  StageConfig c;
-  c.first_layer = first;
-  c.num_layers = count;
-  c.micro_batch_size = 1;
-  c.tensor_parallel = 2;
-  c.block_forward_passes = passes;
+                          int passes = 1, hetsim::spec::Recompute recompute = hetsim::spec::Recompute::kNone) {
+  StageConfig c = hetsim::testing::AmpStageConfig(first, count, passes);
   c.recompute = recompute;
   if (host_bound) {
     c.host_bound_blocks = true;
