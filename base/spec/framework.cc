@@ -89,6 +89,7 @@ constexpr const char* kAmpTransformer =
     "https://github.com/DachengLi1/AMP/blob/708e87f25ca88b7179358a201c82b41aa27858ca/DeepSpeed/DeepSpeedExamples/"
     "Megatron-LM-v1.1.5-3D_parallelism/megatron/model/transformer.py";
 constexpr BlockHostOps kMegatronV1BlockOps{38, 46, 1, 4, 1, kAmpTransformer};
+constexpr BlockHostOps kNotCounted{};
 // Rows that leave it off, with the block code not counted yet: Transformer Engine's modules under
 // Megatron-Core's TransformerLayer, Megatron-LM 2021/2022's ParallelTransformerLayer at their tags,
 // torchtitan's eager and compiled Llama blocks (kTitanModel).
@@ -117,15 +118,15 @@ constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
      Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied), Off(kMcoreKernels),
      Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
-     Off(kMcoreBlock), {}},
+     Off(kMcoreBlock), kNotCounted},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
      Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied), Off(kMcoreKernels),
      Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
-     Off(kMlm22Block), {}},
+     Off(kMlm22Block), kNotCounted},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
      Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied), Off(kMcoreKernels),
      Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
-     Off(kMlm25Block), {}},
+     Off(kMlm25Block), kNotCounted},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
      On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied), Off(kMcoreKernels),
      Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kMdsArgs),
@@ -133,7 +134,7 @@ constexpr FrameworkProfile kProfiles[] = {
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
      Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining), On(kTitanCompile),
      On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp), On(kTorchFlash2),
-     Off(kTitanModel), {}},
+     Off(kTitanModel), kNotCounted},
 };
 
 constexpr FrameworkProfile kNone{};

@@ -766,11 +766,10 @@ void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const Gpu
       gpu_forward_s += cost->layer_forward_s[j];
       gpu_backward_s += cost->layer_backward_s[j];
     }
-    const bool recomputed = c.recompute == spec::Recompute::kFull &&
-                            !(c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers);
+    const bool recomputed =
+        c.recompute == spec::Recompute::kFull && !(c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers);
     const double host_forward_s = c.block_host_ops_forward * ForwardPasses(layer, c) * per_op_s;
-    const double host_backward_s =
-        (c.block_host_ops_backward + (recomputed ? c.block_host_ops_forward : 0)) * per_op_s;
+    const double host_backward_s = (c.block_host_ops_backward + (recomputed ? c.block_host_ops_forward : 0)) * per_op_s;
     const double extra_forward_s = std::max(0.0, host_forward_s - gpu_forward_s);
     const double extra_backward_s = std::max(0.0, host_backward_s - gpu_backward_s);
     cost->layer_forward_s[end - 1] += extra_forward_s;
