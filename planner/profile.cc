@@ -56,7 +56,9 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.attention_repeats_kv ? " repeats-kv" : "", o.unfused.bias_activation ? " unfused-bias-act" : "",
       o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
       absl::StrFormat(" passes=%d", o.block_forward_passes), o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "",
-      o.fp32_logits_cross_entropy ? " fp32-loss" : "");
+      o.fp32_logits_cross_entropy ? " fp32-loss" : "",
+      o.host_bound_blocks ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
+                          : "");
 }
 
 // The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer

@@ -1,6 +1,7 @@
 #include "proto/framework_profile.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -84,6 +85,15 @@ std::string DescribeFramework(const hetsim::v1::Plan& plan) {
 void CheckFrameworkOff(Problems& p, const hetsim::v1::Plan& plan) {
   if (plan.framework_off_size() > 0 && plan.framework() == hetsim::v1::FRAMEWORK_UNSPECIFIED) {
     p.Add("framework_off", "needs a framework (it switches off behaviours of the framework's profile)");
+  }
+  // Plan.host_bound_blocks prices the ops the framework's profile counts in its block code.
+  if (plan.host_bound_blocks() && !(spec::ProfileOf(FrameworkOf(plan.framework())).block_host_ops.forward > 0)) {
+    std::vector<std::string> counted;
+    for (const spec::FrameworkProfile& f : spec::FrameworkProfiles()) {
+      if (f.block_host_ops.forward > 0) counted.emplace_back(f.enum_name);
+    }
+    p.Add("host_bound_blocks", "needs a framework whose profile counts a block's operators (%s)",
+          absl::StrJoin(counted, ", "));
   }
   absl::flat_hash_set<std::string> seen;
   const google::protobuf::Reflection& reflection = *plan.GetReflection();

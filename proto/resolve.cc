@@ -267,6 +267,22 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverl
   return s;
 }
 
+namespace {
+
+// Plan.host_bound_blocks: the ops the host issues per block pass, the framework profile's count with the
+// plan's unfused kernels (spec::BlockHostOps); the plan check refused the field without a count.
+void SetBlockHostOps(spec::PlanSpec& p) {
+  if (!p.host_bound_blocks) return;
+  const spec::BlockHostOps& ops = spec::ProfileOf(p.framework).block_host_ops;
+  const double unfused = (p.unfused.bias_activation ? ops.unfused_bias_activation : 0) +
+                         (p.unfused.bias_dropout_add ? ops.unfused_bias_dropout_add : 0) +
+                         (p.unfused.masked_softmax ? ops.unfused_masked_softmax : 0);
+  p.block_host_ops_forward = ops.forward + unfused;
+  p.block_host_ops_backward = ops.backward + unfused;
+}
+
+}  // namespace
+
 spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_file) {
   spec::PlanSpec p;
   p.name = plan.name();
@@ -305,6 +321,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   }
   p.framework = FrameworkOf(plan.framework());
   p.framework_off.assign(plan.framework_off().begin(), plan.framework_off().end());
+  SetBlockHostOps(p);
   p.where = std::string(plan_file);
   // Plan.pipelines: each pipeline resolved as the plan of its own the simulator runs (PipelinePlan).
   for (int i = 0; i < plan.pipelines_size(); ++i) {

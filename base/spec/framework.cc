@@ -75,6 +75,29 @@ constexpr const char* kTorchCp =
 constexpr const char* kTorchFlash2 =
     "https://github.com/pytorch/pytorch/tree/1963fc83a1c32e162162e2414f78b043f0674bae/aten/src/ATen/native/"
     "transformers/cuda/flash_attn/kernels";
+// host_bound_blocks (session 32): a block's ops counted in Megatron-LM v1.1.5's ParallelTransformerLayer
+// as the AMP artifact runs it on DeepSpeed's pipeline engine (DeepSpeedExamples' copy; docs/frameworks.md
+// lists them). Forward, with the fusions: input LayerNorm 1; QKV linear 2 (copy_to_model_parallel_region,
+// F.linear); view, split, two views, empty, three transposes, baddbmm, view (10); fused scaled masked
+// softmax 1; the CUDA RNG tracker's fork 3 (get, set, restore) and dropout 1; two views, a transpose,
+// bmm, view, permute, contiguous, view (8); the output linear 2 (F.linear, reduce_from_model_parallel_region);
+// expand_as and the fused bias-dropout-add 2; LayerNorm 1; MLP 5 (copy_to, F.linear, fused bias-GeLU,
+// F.linear, reduce_from); expand_as and bias-dropout-add 2: 38. Backward: the 34 differentiable ones'
+// autograd nodes (all but empty and the RNG calls) and 12 parameter accumulations: 46. Unfused: + 1
+// (bias, then GeLU), + 4 (bias add, dropout, residual add apart, twice), + 1 (masked_fill_, softmax).
+constexpr const char* kAmpTransformer =
+    "https://github.com/DachengLi1/AMP/blob/708e87f25ca88b7179358a201c82b41aa27858ca/DeepSpeed/DeepSpeedExamples/"
+    "Megatron-LM-v1.1.5-3D_parallelism/megatron/model/transformer.py";
+constexpr BlockHostOps kMegatronV1BlockOps{38, 46, 1, 4, 1, kAmpTransformer};
+constexpr BlockHostOps kNotCounted{};
+// Rows that leave it off, with the block code not counted yet: Transformer Engine's modules under
+// Megatron-Core's TransformerLayer, Megatron-LM 2021/2022's ParallelTransformerLayer at their tags,
+// torchtitan's eager and compiled Llama blocks (kTitanModel).
+constexpr const char* kMcoreBlock =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/transformer/transformer_layer.py";
+constexpr const char* kMlm22Block =
+    "https://github.com/NVIDIA/Megatron-LM/blob/3f652469118b658515feed36cd914323eba13163/megatron/model/transformer.py";
+constexpr const char* kMlm25Block = "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/model/transformer.py";
 constexpr const char* kTeAttention =
     "https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/attention/dot_product_attention/"
     "dot_product_attention.py";
@@ -90,23 +113,28 @@ constexpr ProfileValue Fp8(const char* source) { return {When::kFp8Models, sourc
 // Behaviour order: blocking_p2p, tp_backward_overlap, grad_reduce_in_fp32, overlap_grad_reduce,
 // overlap_param_gather, zero3_prefetch, tied_embedding_grad_sync; then PyTorch's kernels and recipes (eager_kernels,
 // op_selective_recompute, fp8_dynamic_casts, pytorch_async_tp, attention_repeats_kv,
-// pytorch_context_parallel, flash_attention_2).
+// pytorch_context_parallel, flash_attention_2), host_bound_blocks and the ops it counts.
 constexpr FrameworkProfile kProfiles[] = {
     {Framework::kMegatronCore, "Megatron-Core", "MEGATRON_CORE", UnlessInterleaved(kMcoreArgs), On(kMcoreLayers),
      Bf16(kMcoreArgs), Off(kMcoreArgs), Off(kMcoreArgs), On(kMcoreFsdp), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
+     Off(kMcoreBlock), kNotCounted},
     {Framework::kMegatronLm2022, "Megatron-LM 2022", "MEGATRON_LM_2022", On(kMlm22P2p), On(kMlmAsyncTp),
      Bf16(kMlm22Args), Off(kMlmOverlapGrad), Off(kMlmOverlapGrad), Off(kMlm22Args), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
+     Off(kMlm22Block), kNotCounted},
     {Framework::kMegatronLm2021, "Megatron-LM 2021 (SC'21)", "MEGATRON_LM_2021", On(kMlm25P2p), Off(kMlm25Layers),
      Bf16(kMlm25Args), Off(kMlm25Ddp), Off(kMlm25Args), Off(kMlm25Args), Off(kMcoreTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kTeAttention),
+     Off(kMlm25Block), kNotCounted},
     {Framework::kMegatronDeepSpeed, "Megatron-DeepSpeed (DeepSpeed pipeline engine)", "MEGATRON_DEEPSPEED", On(kDsP2p),
      On(kMdsArgs), Bf16(kDsBf16), Off(kDsSchedule), Off(kDsSchedule), On(kDsZero), On(kDsTied), Off(kMcoreKernels),
-     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kMdsArgs)},
+     Off(kMcoreKernels), Off(kTeFp8), Off(kTeUserbuffers), Off(kMcoreKernels), Off(kTeCp), Off(kMdsArgs),
+     On(kAmpTransformer), kMegatronV1BlockOps},
     {Framework::kFsdp2Torchtitan, "PyTorch FSDP2 (torchtitan)", "FSDP2_TORCHTITAN", Off(kTorchPipelining),
      Off(kTitanTp), On(kTitanConfig), On(kFsdp2), Off(kFsdp2), On(kFsdp2), Off(kTorchPipelining), On(kTitanCompile),
-     On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp), On(kTorchFlash2)},
+     On(kTitanSac), Fp8(kTitanFloat8), On(kTorchAsyncTp), On(kTitanModel), On(kTorchCp), On(kTorchFlash2),
+     Off(kTitanModel), kNotCounted},
 };
 
 constexpr FrameworkProfile kNone{};

@@ -40,6 +40,19 @@ struct ProfileValue {
   const char* source = "";  // where the framework does it: a URL to its code or docs
 };
 
+// The operators the host issues for one transformer block's pass (Plan.host_bound_blocks): the
+// forward's ops as the framework's block code calls them (every PyTorch call, kernels or not: each is
+// one dispatch from Python) and the backward's autograd nodes (one per differentiable forward op, and
+// one gradient accumulation per parameter), with its fused kernels. Each unfused kernel the plan
+// names (UnfusedKernels) adds its ops to both: `unfused_bias_activation` (the bias added apart before
+// the activation), `unfused_bias_dropout_add` (bias add, dropout and residual add apart, both
+// sublayers), `unfused_masked_softmax` (masked_fill_ before the softmax). 0: not counted.
+struct BlockHostOps {
+  double forward = 0, backward = 0;
+  double unfused_bias_activation = 0, unfused_bias_dropout_add = 0, unfused_masked_softmax = 0;
+  const char* source = "";  // the block code counted
+};
+
 // One framework's behaviours, by the Plan field each one sets. A behaviour that needs a parallelism
 // the plan lacks (overlap_param_gather: ZeRO-1/2; zero3_prefetch: ZeRO-3; tied_embedding_grad_sync: a
 // tied embedding on a pipeline) is applied only with it.
@@ -64,9 +77,11 @@ struct FrameworkProfile {
   ProfileValue attention_repeats_kv;
   ProfileValue pytorch_context_parallel;
   ProfileValue flash_attention_2;  // appended (session 28): SDPA's FlashAttention-2 kernels for the attention core
+  ProfileValue host_bound_blocks;  // appended (session 32): a block's pass lasts at least its ops' host issue time
+  BlockHostOps block_host_ops;     // what host_bound_blocks counts (0 where the profile leaves it off)
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 14> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 15> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -80,7 +95,8 @@ struct FrameworkProfile {
              {"pytorch_async_tp", pytorch_async_tp},
              {"attention_repeats_kv", attention_repeats_kv},
              {"pytorch_context_parallel", pytorch_context_parallel},
-             {"flash_attention_2", flash_attention_2}}};
+             {"flash_attention_2", flash_attention_2},
+             {"host_bound_blocks", host_bound_blocks}}};
   }
 };
 

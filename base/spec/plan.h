@@ -191,6 +191,12 @@ struct CostSwitches {
   // Plan.fp32_logits_cross_entropy: the head's logits cast to FP32 in a pass of their own, then
   // Megatron's vocabulary-parallel cross-entropy op by op (LayerCost::fp32_loss_*).
   bool fp32_logits_cross_entropy = false;
+  // Plan.host_bound_blocks: a block's pass lasts at least its ops x the GPU type's host_op_us; the ops
+  // per block forward and backward (the framework profile's BlockHostOps with the plan's unfused
+  // kernels; ProfileBlockHostOps), 0 when off.
+  bool host_bound_blocks = false;
+  double block_host_ops_forward = 0;
+  double block_host_ops_backward = 0;
 };
 
 struct PlanSpec : CostSwitches {
@@ -240,6 +246,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"attention_repeats_kv", &PlanSpec::attention_repeats_kv},
     {"pytorch_context_parallel", &PlanSpec::pytorch_context_parallel},
     {"flash_attention_2", &PlanSpec::flash_attention_2},
+    {"host_bound_blocks", &PlanSpec::host_bound_blocks},
 };
 
 }  // namespace hetsim::spec

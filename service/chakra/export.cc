@@ -129,13 +129,21 @@ class Exporter {
 
   Node& At(int rank, uint64_t id) { return out_.ranks[rank].nodes[id]; }
 
-  // Dependencies of DAG node v's first nodes on `rank`: the rank's last nodes of each predecessor.
+  // Dependencies of DAG node v's first nodes on `rank`: the rank's last nodes of each predecessor. A
+  // pass that follows a transfer its rank takes no part in (no flow of the transfer reaches it) waits
+  // for a message of no bytes from the transfer's first participant on its stage (RelayTransferDone),
+  // as the executor starts the pass when the whole transfer has ended.
   void AddDeps(NodeId v, int rank, Node& node) {
     const DagNode& dv = dag_.node(v);
     for (NodeId u : dag_.predecessors(v)) {
       const DagNode& du = dag_.node(u);
       auto it = exits_[u].find(rank);
-      if (it == exits_[u].end()) continue;
+      if (it == exits_[u].end()) {
+        if (IsCompute(dv.kind) && !IsCompute(du.kind)) {
+          if (const std::optional<uint64_t> done = RelayTransferDone(u, dv.stage, rank)) node.add_data_deps(*done);
+        }
+        continue;
+      }
       for (uint64_t id : it->second) {
         const bool compute_u = IsCompute(du.kind), compute_v = IsCompute(dv.kind);
         const bool recv = At(rank, id).type() == ChakraProtoMsg::COMM_RECV_NODE;
@@ -149,6 +157,26 @@ class Exporter {
         }
       }
     }
+  }
+
+  // Transfer `u` has ended for `rank` of stage `stage`, which it does not reach: the stage's first GPU
+  // (in layout order) the transfer reaches sends `rank` a message of no bytes after its own part of
+  // the transfer. The receipt's id on `rank`, or none when the transfer reaches no GPU of the stage.
+  std::optional<uint64_t> RelayTransferDone(NodeId u, int stage, int rank) {
+    for (const GpuId gpu : setup_.stages[stage].layout.gpus) {
+      const auto it = exits_[u].find(gpu.value());
+      if (it == exits_[u].end()) continue;
+      const DagNode& du = dag_.node(u);
+      const std::string name = absl::StrFormat("%s mb%d vs%d done", du.kind == NodeKind::kCommForward ? "CF" : "CB",
+                                               du.microbatch, du.virtual_stage);
+      const executor::BoundaryFlow done{.src = gpu, .dst = GpuId(rank), .bytes = 0, .route = {}};
+      const int32_t tag = next_tag_++;
+      Node send = MessageNode(true, done, tag, name);
+      for (uint64_t id : it->second) send.add_ctrl_deps(id);
+      Add(gpu.value(), std::move(send));
+      return Add(rank, MessageNode(false, done, tag, name));
+    }
+    return std::nullopt;
   }
 
   // The first gradient bucket an overlapped reduction fills during compute node `id`, or -1.
@@ -207,6 +235,13 @@ class Exporter {
   // predecessors on that rank.
   uint64_t AddMessage(NodeId id, bool send, const executor::BoundaryFlow& f, int32_t tag, const std::string& name) {
     const GpuId rank = send ? f.src : f.dst;
+    Node n = MessageNode(send, f, tag, name);
+    AddDeps(id, rank.value(), n);
+    return Add(rank.value(), std::move(n));
+  }
+
+  // The send (or the receive) of point-to-point message `f`, without dependencies.
+  static Node MessageNode(bool send, const executor::BoundaryFlow& f, int32_t tag, const std::string& name) {
     Node n;
     n.set_name(absl::StrCat(name, send ? " send" : " recv"));
     n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
@@ -215,8 +250,7 @@ class Exporter {
     n.add_attr()->CopyFrom(Int64Attr(kCommSize, f.bytes));
     n.add_attr()->CopyFrom(Int32Attr(kCommTag, tag));
     n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-    AddDeps(id, rank.value(), n);
-    return Add(rank.value(), std::move(n));
+    return n;
   }
 
   void AddTransfer(NodeId id) {
@@ -314,6 +348,22 @@ class Exporter {
     }
   }
 
+  // Plan.tied_embedding_grad_sync on the first or the last stage: the `i`-th GPU's all-reduce of the
+  // tied embedding's gradients with its peer of the other stage (ExecutionSetup::tied_grad_sync_groups,
+  // one communicator per pair), after the GPU's last backward, as the executor starts it once both
+  // stages have run theirs. Its id, or none (another stage, no sync, or a GPU without a peer).
+  std::optional<uint64_t> AddTiedSync(int s, size_t i, uint64_t last_backward) {
+    const auto& groups = setup_.tied_grad_sync_groups;
+    if (setup_.stages[s].tied_grad_sync_time <= 0 || i >= groups.size()) return std::nullopt;
+    if (tied_comm_groups_.empty()) {
+      for (const std::vector<GpuId>& gpus : groups) tied_comm_groups_.push_back(AddCommGroup(out_, gpus));
+    }
+    Node n = CollectiveNode(CollectiveOp::kAllReduce, setup_.tied_grad_sync_bytes, "tied embedding grad all-reduce",
+                            out_.comm_groups[tied_comm_groups_[i]]);
+    n.add_data_deps(last_backward);
+    return Add(setup_.stages[s].layout.gpus[i].value(), std::move(n));
+  }
+
   // Gradient buckets on every member of each data-parallel group, then the optimizer step and the
   // ZeRO-1/2 parameter all-gather, as the executor runs them after the stage's last backward.
   void AddGradSync(int s, const StepDeps& step_deps) {
@@ -324,13 +374,16 @@ class Exporter {
     for (size_t i = 0; i < st.layout.gpus.size(); ++i) {
       const GpuId gpu = st.layout.gpus[i];
       const uint64_t last_backward = exits_[last][gpu.value()][0];
+      // Plan.tied_embedding_grad_sync: the stage's reduction and step wait for the tied all-reduce.
+      const std::optional<uint64_t> tied = AddTiedSync(s, i, last_backward);
+      const uint64_t after_backward = tied.value_or(last_backward);
       std::vector<uint64_t> previous;
       const std::vector<uint64_t>& ready = bucket_ready_[gpu.value()];
       for (size_t j = 0; j < st.grad_buckets.size(); ++j) {
         const executor::GradSyncStep& bucket = st.grad_buckets[j];
         std::vector<uint64_t> ids =
             AddSyncStep(s, i, bucket, absl::StrFormat("grad %s bucket %d", CollectiveOpName(bucket.op), j),
-                        {ready.empty() ? last_backward : ready[j]}, previous);
+                        {ready.empty() ? after_backward : ready[j]}, previous);
         if (!ids.empty()) previous = std::move(ids);
       }
       Node opt;
@@ -339,7 +392,7 @@ class Exporter {
       opt.set_duration_micros(RoundToMicros(st.optimizer_time));
       // After the last bucket and the stage's last backward: under interleaving the buckets may all
       // be of chunks that ended before it.
-      opt.add_data_deps(last_backward);
+      opt.add_data_deps(after_backward);
       for (uint64_t d : previous) opt.add_data_deps(d);
       if (const auto it = step_deps.find(gpu.value()); it != step_deps.end()) {
         for (uint64_t d : it->second) opt.add_data_deps(d);
@@ -369,6 +422,7 @@ class Exporter {
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
   absl::flat_hash_map<int, uint64_t> steps_;  // rank -> its optimizer step
+  std::vector<size_t> tied_comm_groups_;      // per tied all-reduce pair: its communicator
   int32_t& next_tag_;
 };
 

@@ -806,6 +806,8 @@ absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer)
   HETSIM_ASSIGN_OR_RETURN(const Time t, timer.ConcurrentTimeOf(CollectiveOp::kAllReduce, groups, bytes));
   setup.stages[0].tied_grad_sync_time = t;
   setup.stages[S - 1].tied_grad_sync_time = t;
+  setup.tied_grad_sync_groups = std::move(groups);
+  setup.tied_grad_sync_bytes = bytes;
   return absl::OkStatus();
 }
 

@@ -238,6 +238,10 @@ struct ExecutionSetup {
   pipeline::H1F1BInputs h1f1b;                   // c_i per physical boundary and t_max
   std::unique_ptr<pipeline::PipelineDag> dag;
   std::vector<Time> durations;  // per DAG node, uncontended
+  // Plan.tied_embedding_grad_sync: the all-reduce's groups (GPU i of the first stage with GPU i of the
+  // last) and each member's bytes (AddTiedEmbeddingSync; empty without it), for exporters.
+  std::vector<std::vector<GpuId>> tied_grad_sync_groups;
+  int64_t tied_grad_sync_bytes = 0;
   // Per DAG node: the index in its stage's bucket_ready of the first gradient bucket its compute fills,
   // or -1 (the node ends no model chunk's backward, or the stage reduces nothing).
   std::vector<int32_t> first_bucket;

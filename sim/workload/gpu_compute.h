@@ -68,6 +68,8 @@ class GpuCompute {
   int sm_count() const { return sm_count_; }
   double tile_overhead_k() const { return tile_overhead_k_; }
   double kernel_launch_s() const { return launch_s_; }
+  // The host's time to issue one operator (ComputeEfficiency.host_op_us; 0 on ideal hardware).
+  double host_op_s() const { return host_op_s_; }
   // Memory-bound work: `bytes` of HBM traffic spread over `kernels` kernels.
   double MemorySeconds(double bytes, double kernels = 0) const;
   // Host work around one pipeline pass (forward or backward of one microbatch on one stage).

@@ -737,6 +737,48 @@ double TiedParamsPerGpu(const ModelCost& model, int tp) {
   return head.tied_with_embedding ? static_cast<double>(head.tied_param_count) / tp : 0;
 }
 
+// Plan.host_bound_blocks: an eager framework's host issues a block's operators one after another and a
+// kernel cannot start before it is issued, so each block's pass takes at least its ops x the host's
+// time per op (docs/cost-model.md, "Host-bound blocks"): max(GPU time, ops x host_op_s), per block (a
+// whole block, or its attention half with the layers after it up to the next block), the excess on
+// the block's last layer. A block's extra forward passes issue their ops again; a full recomputation
+// issues the forward's in the backward.
+void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu, StageCost* cost,
+                         double* forward_s, double* backward_s) {
+  const double per_op_s = gpu.host_op_s();
+  if (!(c.block_host_ops_forward > 0) || !(per_op_s > 0)) return;
+  int blocks_seen = 0;
+  for (int i = 0; i < c.num_layers;) {
+    const LayerCost& layer = model.layer(c.first_layer + i);
+    int end = i + 1;
+    if (!StartsBlock(layer)) {
+      i = end;
+      continue;
+    }
+    ++blocks_seen;
+    while (end < c.num_layers && model.layer(c.first_layer + end).recomputable &&
+           !StartsBlock(model.layer(c.first_layer + end))) {
+      ++end;
+    }
+    double gpu_forward_s = 0, gpu_backward_s = 0;
+    for (int j = i; j < end; ++j) {
+      gpu_forward_s += cost->layer_forward_s[j];
+      gpu_backward_s += cost->layer_backward_s[j];
+    }
+    const bool recomputed =
+        c.recompute == spec::Recompute::kFull && !(c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers);
+    const double host_forward_s = c.block_host_ops_forward * ForwardPasses(layer, c) * per_op_s;
+    const double host_backward_s = (c.block_host_ops_backward + (recomputed ? c.block_host_ops_forward : 0)) * per_op_s;
+    const double extra_forward_s = std::max(0.0, host_forward_s - gpu_forward_s);
+    const double extra_backward_s = std::max(0.0, host_backward_s - gpu_backward_s);
+    cost->layer_forward_s[end - 1] += extra_forward_s;
+    cost->layer_backward_s[end - 1] += extra_backward_s;
+    *forward_s += extra_forward_s;
+    *backward_s += extra_backward_s;
+    i = end;
+  }
+}
+
 }  // namespace
 
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
@@ -798,6 +840,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
+
+  ApplyHostIssueFloor(model, c, gpu, &cost, &forward_s, &backward_s);
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);

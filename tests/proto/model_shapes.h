@@ -34,6 +34,18 @@ inline void SetGpt3Shape(v1::Transformer* t, int blocks = 96) {
   t->set_vocab_size(51200);
 }
 
+// GPT-2 345M as the AMP artifact's DeepSpeed runs train it (docs/validation.md, "DeepSpeed on AWS"):
+// hidden 1024, 16 heads, 1024 tokens, vocabulary 52,256, tied embeddings, FP16, a layer per block;
+// `blocks` of its 24.
+inline v1::Model AmpGpt2(int blocks) {
+  v1::Model m;
+  m.set_dtype(v1::FP16);
+  v1::Transformer* t = SetTransformer(m, {.layers = blocks, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 52256});
+  t->set_tied_embeddings(true);
+  t->set_granularity(v1::BLOCK);
+  return m;
+}
+
 }  // namespace hetsim::testing
 
 #endif  // HETSIM_TESTS_MODEL_SHAPES_H_

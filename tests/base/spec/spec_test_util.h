@@ -105,6 +105,18 @@ inline workload::StageCost StageCostOk(const workload::ModelCost& model, const w
   return *std::move(cost);
 }
 
+// The AMP tests' stage (GPT-2 345M's layers [first, first + count)): micro-batch 1, TP 2, each block's
+// forward run `passes` times (Plan.block_forward_passes).
+inline workload::StageConfig AmpStageConfig(int first, int count, int passes) {
+  workload::StageConfig c;
+  c.first_layer = first;
+  c.num_layers = count;
+  c.micro_batch_size = 1;
+  c.tensor_parallel = 2;
+  c.block_forward_passes = passes;
+  return c;
+}
+
 }  // namespace hetsim::testing
 
 #endif  // HETSIM_TESTS_SPEC_TEST_UTIL_H_

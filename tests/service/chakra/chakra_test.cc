@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "proto/chakra_groups.h"
 #include "proto/chakra_stream.h"
 #include "proto/gpu_presets.h"
@@ -535,6 +536,42 @@ TEST_CASE("chakra comm_size: each rank's input, as ASTRA-sim reads it (an all-ga
                                  [](const chakra::TraceNode& n) { return n.name == "param all-gather"; });
   REQUIRE(back != w.ranks[0].nodes.end());
   CHECK(std::abs(back->comm_bytes - gathered) <= 1);
+}
+
+TEST_CASE("chakra export: a pass after a transfer its GPU takes no part in waits for the transfer", "[chakra]") {
+  // Two stages of 2 GPUs (DP 2): every boundary transfer reaches both GPUs of the next stage. Drop the
+  // forward flows to GPU 3: its forwards still follow the whole transfer, as the executor runs them,
+  // through a message of no bytes from GPU 2 (the stage's first GPU the transfer reaches) after its
+  // receive; before, GPU 3's forwards depended on nothing of the transfer and started at once.
+  const v1::Cluster cluster = TwoIslandCluster(1, 2, 100, 1000);
+  const auto in = MakeInputs(cluster, TwoStageDpPlan());
+  auto setup = MakeSetup(in, network::NetworkMode::kMaxMinFair);
+  std::vector<executor::BoundaryFlow>& flows = setup->boundaries[0].forward_flows;
+  std::erase_if(flows, [](const executor::BoundaryFlow& f) { return f.dst.value() == 3; });
+  REQUIRE(flows.size() == 1);
+  const chakra::ChakraExport out = chakra::ExportChakra(*setup);
+  const auto find = [&](int rank, const std::string& name) -> const Node* {
+    for (const Node& n : out.ranks[rank].nodes) {
+      if (n.name() == name) return &n;
+    }
+    return nullptr;
+  };
+  const Node* forward = find(3, "F mb0 vs1");
+  REQUIRE(forward != nullptr);
+  REQUIRE(forward->data_deps_size() == 1);
+  const Node& done = out.ranks[3].nodes[forward->data_deps(0)];
+  CHECK(done.type() == ChakraProtoMsg::COMM_RECV_NODE);
+  CHECK(done.name() == "CF mb0 vs0 done recv");
+  const Node* relay = find(2, "CF mb0 vs0 done send");
+  REQUIRE(relay != nullptr);
+  const Node* received = find(2, "CF mb0 vs0 recv");
+  REQUIRE(received != nullptr);
+  CHECK(std::vector<uint64_t>(relay->ctrl_deps().begin(), relay->ctrl_deps().end()) ==
+        std::vector<uint64_t>{received->id()});
+  // The replay runs it without repairs; every microbatch's forward on GPU 3 has its relay.
+  const auto w = Workload(out.ranks, out.comm_groups);
+  CHECK(w.warnings.empty());
+  for (int i = 0; i < 4; ++i) CHECK(find(3, absl::StrFormat("CF mb%d vs0 done recv", i)) != nullptr);
 }
 
 TEST_CASE("chakra export: a GPU the plan leaves idle gets one COMP node of no time, for ASTRA-sim", "[chakra]") {

@@ -16,14 +16,7 @@ namespace {
 using namespace hetsim::workload;
 
 // GPT-2 345M as the AMP runs train it: 2 blocks here, with the embedding and the tied head.
-hetsim::v1::Model Gpt2TwoBlocks() {
-  hetsim::v1::Model m;
-  m.set_dtype(hetsim::v1::FP16);
-  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 52256});
-  t->set_tied_embeddings(true);
-  t->set_granularity(hetsim::v1::BLOCK);
-  return m;
-}
+hetsim::v1::Model Gpt2TwoBlocks() { return hetsim::testing::AmpGpt2(2); }
 
 using Gpt2OnT4 = hetsim::testing::ModelOnGpu;
 
@@ -31,13 +24,7 @@ Gpt2OnT4 MakeGpt2OnT4() { return hetsim::testing::ModelOnPresetOk(Gpt2TwoBlocks(
 
 // Layers [first, first + count) of the model (0 the embedding, 1-2 the blocks, 3 the head) at TP 2.
 StageCost CostWith(const Gpt2OnT4& m, int first, int count, int passes) {
-  StageConfig c;
-  c.first_layer = first;
-  c.num_layers = count;
-  c.micro_batch_size = 1;
-  c.tensor_parallel = 2;
-  c.block_forward_passes = passes;
-  auto cost = ComputeStageCost(m.model, c, m.gpu, "plan");
+  auto cost = ComputeStageCost(m.model, hetsim::testing::AmpStageConfig(first, count, passes), m.gpu, "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
 }
