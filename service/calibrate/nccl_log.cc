@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -110,6 +112,9 @@ class LogScanner {
   int in_network_line_ = 0;
   std::string algorithm_;  // NCCL_ALGO, the first the lines give
   bool bad_row_ = false;
+  std::optional<CommandShape> command_shape_;  // the last nccl-tests command before the rows that says it
+  int command_line_ = 0;
+  std::string command_;
   int first_line_ = 1;  // the run's first line: where a refusal of the whole run points
   // For telling the test from the table: the first row's reduction and root, the row of largest algbw.
   std::string redop_;
@@ -128,6 +133,13 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
   const absl::string_view text = StripLauncherPrefix(raw);
   if (text.empty()) return absl::OkStatus();
   if (rows_.empty()) TestSeen(text, line_no);
+  if (rows_.empty() && text[0] != '#') {
+    if (std::optional<CommandShape> shape = ShapeFromCommand(text)) {
+      command_shape_ = shape;
+      command_line_ = line_no;
+      command_ = std::string(absl::StripAsciiWhitespace(text));
+    }
+  }
   if (std::optional<RankLine> rank = ParseRankLine(text)) return RankLineSeen(*rank, line_no);
   if (auto names = ParseColumnHeader(text)) return HeaderSeen(*std::move(names), line_no);
   if (IsTrailer(text)) {
@@ -290,6 +302,15 @@ absl::Status LogScanner::CheckRanks(NcclLog& log) const {
 // A table pasted without its Rank lines: the GPU count and hosts only the user can give; the GPU
 // model stays unknown (the island's is assumed, with a warning).
 absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
+  if ((shape_.ranks <= 0 || shape_.hosts <= 0) && command_shape_) {
+    log.ranks = command_shape_->ranks;
+    log.hosts = command_shape_->hosts;
+    log.rank_line = rows_.front().line;
+    constexpr size_t kShown = 80;
+    log.shape_from = absl::StrFormat("the command on line %d (%s%s)", command_line_, command_.substr(0, kShown),
+                                     command_.size() > kShown ? " ..." : "");
+    return absl::OkStatus();
+  }
   if (shape_.ranks <= 0 || shape_.hosts <= 0) {
     NcclLog named;  // the test as the lines or the file name tell it, for the hint
     const bool known = ResolveTest(named).ok();
@@ -310,6 +331,7 @@ absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
   log.ranks = shape_.ranks;
   log.hosts = shape_.hosts;
   log.rank_line = rows_.front().line;
+  log.shape_from = "--log-ranks / --log-hosts";
   return absl::OkStatus();
 }
 
@@ -339,8 +361,8 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
   const int implied = ImpliedRanks(log.op);
   if (!ranks_.empty() || implied == 0 || implied == log.ranks) return absl::OkStatus();
   return LineError(file_, log.rank_line,
-                   absl::StrFormat("--log-ranks %d, but the table's busbw / algbw (%.4g) is %s's over %d ranks",
-                                   log.ranks, busbw_ / algbw_, log.test, implied));
+                   absl::StrFormat("%d ranks (from %s), but the table's busbw / algbw (%.4g) is %s's over %d ranks",
+                                   log.ranks, log.shape_from, busbw_ / algbw_, log.test, implied));
 }
 
 absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
