@@ -324,10 +324,9 @@ int RanksPerProcess(const std::vector<absl::string_view>& t, size_t binary) {
   return gpus * threads;
 }
 
-// What the launcher words before the binary say: processes, processes a host, hosts (0 = not said),
-// and whether a hostfile or an allocation decides the hosts.
+// What the launcher words before the binary say: processes, processes a host, hosts (0 = not said).
 struct LauncherWords {
-  bool mpi = false, slurm = false, hostfile = false;
+  bool mpi = false, slurm = false;
   int processes = 0, per_host = 0, hosts = 0;
 };
 
@@ -342,9 +341,6 @@ void ReadLauncherWord(const std::vector<absl::string_view>& t, size_t& i, Launch
     if ((t[i] == "-H" || t[i] == "-host" || t[i] == "--host") && i + 1 < t.size()) {
       const std::vector<absl::string_view> hosts = absl::StrSplit(t[++i], ',', absl::SkipEmpty());
       w.hosts = static_cast<int>(hosts.size());
-    }
-    if (t[i] == "-hostfile" || t[i] == "--hostfile" || t[i] == "-machinefile" || t[i] == "--machinefile") {
-      w.hostfile = true;
     }
   }
   if (w.slurm) {
@@ -386,7 +382,6 @@ std::optional<CommandShape> ShapeFromCommand(absl::string_view text) {
   if (w.processes == 0 && w.hosts > 0 && w.per_host > 0) w.processes = w.hosts * w.per_host;
   if (w.processes == 0) return std::nullopt;
   if (w.hosts == 0 && w.per_host > 0 && w.processes % w.per_host == 0) w.hosts = w.processes / w.per_host;
-  if (w.hosts == 0 && w.mpi && !w.hostfile) w.hosts = 1;  // mpirun without hosts runs on its own host
   if (w.hosts == 0) return std::nullopt;
   shape.ranks = w.processes * per_process;
   shape.hosts = w.hosts;

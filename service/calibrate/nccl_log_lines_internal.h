@@ -101,7 +101,8 @@ absl::string_view NcclAlgoIn(absl::string_view raw_line);
 // "mpirun -np 16 -npernode 8 ... all_reduce_perf -g 1" (-np processes, -npernode / -N / --map-by
 // ppr:M:node / -ppn a host, or -H h1,h2 hosts), "srun -N 2 --ntasks-per-node=8 ... all_reduce_perf"
 // (Slurm's -N / --nodes, -n / --ntasks, --ntasks-per-node). nullopt for a line that names no nccl-tests
-// binary, or leaves the processes or hosts to a hostfile or the allocation.
+// binary, or leaves the processes or hosts to a hostfile, the environment (an MPI operator's) or the
+// allocation: `mpirun -np 16` alone says no hosts.
 struct CommandShape {
   int ranks = 0;
   int hosts = 0;

@@ -42,6 +42,19 @@ class YamlConfig {
     HETSIM_ASSIGN_OR_RETURN(const YAML::Node node, At(key));
     return Resolve(node, key, 0);
   }
+  // A model section with neither of NeMo's num_layers and hidden_size is another trainer's (OLMo's
+  // d_model, n_layers): the refusal that says so, for when the import fails.
+  absl::Status ForeignModel() const {
+    std::vector<std::string> keys;
+    for (const auto& kv : model_) {
+      if (keys.size() < 6) keys.push_back(kv.first.as<std::string>());
+    }
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model: no num_layers or hidden_size: not a NeMo model config (its model section has %s, ...: another "
+        "trainer's config, which hetsim does not read; write the model as a hetsim Model and plan it instead)",
+        source_, absl::StrJoin(keys, ", ")));
+  }
+  bool NemoShaped() const { return model_["num_layers"].IsDefined() || model_["hidden_size"].IsDefined(); }
   // Whether `key` holds OmegaConf's ??? (a value the config leaves to the command line).
   bool LeftOpen(absl::string_view key) const {
     const absl::StatusOr<YAML::Node> node = At(key);
@@ -375,17 +388,6 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   YAML::Node base = root["model"] ? root : root["training"];
   if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) return NotNemo(root, source);
   HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(base, source));
-  const YAML::Node model = base["model"];
-  if (!model["num_layers"] && !model["hidden_size"]) {
-    std::vector<std::string> keys;
-    for (const auto& kv : model) {
-      if (keys.size() < 6) keys.push_back(kv.first.as<std::string>());
-    }
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: model: no num_layers or hidden_size: not a NeMo model config (its model section has %s, ...: another "
-        "trainer's config, which hetsim does not read; write the model as a hetsim Model and plan it instead)",
-        source, absl::StrJoin(keys, ", ")));
-  }
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
   return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
 }
@@ -414,7 +416,9 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
   if (placed.gpus_per_node <= 0 && devices) placed.gpus_per_node = *devices;
   HETSIM_ASSIGN_OR_RETURN(const MegatronFlags flags, ParseMegatronLaunchLine(line, source));
-  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, ImportMegatron(flags, cluster, placed, source));
+  absl::StatusOr<MegatronImport> imported = ImportMegatron(flags, cluster, placed, source);
+  if (!imported.ok() && !config.NemoShaped()) return config.ForeignModel();
+  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, std::move(imported));
   // The Megatron importer's notes name flags; say which NeMo keys they came from.
   std::vector<std::string> kept;
   for (const std::string& n : out.notes) {

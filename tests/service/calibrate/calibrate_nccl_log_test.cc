@@ -483,10 +483,10 @@ TEST_CASE("calibrate: an nccl-tests command line gives the GPUs and hosts it run
         "16x2");
   CHECK(shape("mpirun -np 4 -H 10.0.0.1:1,10.0.0.2:1,10.0.0.3:1,10.0.0.4:1 ./build/alltoall_perf -b 8 -e 1G -g 1") ==
         "4x4");
-  CHECK(shape("mpirun -np 8 ./build/reduce_scatter_perf -b 8 -e 1G -f 2") == "8x1");  // no hosts: mpirun's own
   CHECK(shape("srun -N 2 --ntasks-per-node=8 --mpi=pmix ./all_reduce_perf -b 8 -e 8G -f 2 -g 1") == "16x2");
   // What leaves the shape to a hostfile or the allocation, and prose, say none.
   CHECK(shape("mpirun -np 16 --hostfile hosts ./build/all_reduce_perf -b 8 -g 1") == "none");
+  CHECK(shape("mpirun -np 8 ./build/reduce_scatter_perf -b 8 -e 1G -f 2") == "none");  // hosts from the environment
   CHECK(shape("srun --mpi=pmix ./build/all_reduce_perf -b 512M -e 16G -f 2 -g 1") == "none");
   CHECK(shape("Next we run all_reduce_perf -g 2 on the node") == "none");
   CHECK(shape("./build/all_reduce_perf") == "none");
@@ -501,12 +501,20 @@ TEST_CASE("calibrate: an nccl-tests command line gives the GPUs and hosts it run
   CHECK(log->hosts == 2);
   CHECK(log->shape_from ==
         "the command on line 2 (mpirun -np 8 -npernode 4 -hostfile h ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1)");
-  // The user's --log-ranks win; a command whose shape the table's bus bandwidth factor contradicts is refused.
+  // A command continued over lines is one command.
+  const std::string continued = absl::StrCat("mpirun --allow-run-as-root \\\n  -np 8 -npernode 4 \\\n",
+                                             "  ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1\n", kHeader13, kRows13);
+  absl::StatusOr<NcclLog> joined = ParseNcclLog(continued, "pasted.md");
+  REQUIRE(joined.ok());
+  CHECK(joined->hosts == 2);
+  // The user's --log-ranks win; a command whose shape the table's bus bandwidth factor contradicts (its
+  // launcher not shown) gives none.
   CHECK(ParseNcclLog(log_text, "pasted.md", {.ranks = 8, .hosts = 1})->hosts == 1);
   const std::string wrong = absl::StrCat("./build/all_reduce_perf -b 1M -e 2M -f 2 -g 4\n", kHeader13, kRows13);
   CHECK(ParseNcclLog(wrong, "pasted.md").status().message() ==
-        "pasted.md:3: 4 ranks (from the command on line 1 (./build/all_reduce_perf -b 1M -e 2M -f 2 -g 4)), but the "
-        "table's busbw / algbw (1.75) is all_reduce's over 8 ranks");
+        "pasted.md:3: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown "
+        "(paste the log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N --log-hosts "
+        "H; its busbw / algbw is all_reduce's over 8 ranks, not the 4 of its command on line 1)");
 }
 
 }  // namespace

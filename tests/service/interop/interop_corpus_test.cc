@@ -379,7 +379,8 @@ TEST_CASE("import: the held-out inputs of session 31, beyond their layout", "[in
 
 // What the held-out inputs of session 32 showed beyond their layout: BLOOM's launchers were refused for
 // their data-ratio helper (`python load_ratios_meg_ds_format.py`, read as the launch) and, past it, for 70
-// blocks over 12 or 72 stages (DeepSpeed's 'type:transformer|embedding' split counts both embeddings);
+// blocks over 12 or 72 stages (DeepSpeed's 'type:transformer|embedding' split counts both embeddings),
+// and their Hugging Face tokenizers and BigScience's own flags were unknown;
 // a 2020 script's renamed flags were refused; a 2022 script was priced with Megatron-Core's defaults;
 // NeMo's examples/ configs without Transformer Engine were priced with fused attention, and a `???`
 // tokenizer path refused the whole config.
@@ -395,13 +396,15 @@ TEST_CASE("import: the held-out inputs of session 32, beyond their layout", "[in
   const auto mtf = ReadCorpusOk("bigscience_tr13-176B-mtf-xp3capmixnewcodelonglossseq.slurm", 0);
   CHECK(mtf.first.stages(0).num_layers() == 1);
   CHECK(mtf.first.stages(71).num_layers() == 1);
-  // T5's tokenizer (32,100) padded to 128 x TP 2; BigScience's muP and optimizer flags change no cost.
+  // T5's tokenizer named (32,100 tokens), padded as the script asks (--pad-vocab-size-to 51200);
+  // BigScience's muP and optimizer flags change no cost.
   const auto mup = ReadCorpusOk("bigscience_tr14-2B7-mup.slurm", 0);
-  CHECK(mup.first.model().transformer().vocab_size() == 32256);
+  CHECK(mup.first.model().transformer().vocab_size() == 51200);
+  CHECK(hetsim::testing::HasImportNote(mup.second, "vocabulary: 32100 tokens, the size of PretrainedFromHF t5-small"));
   CHECK_FALSE(hetsim::testing::HasImportNote(mup.second, "unknown"));
   const auto y2020 = ReadCorpusOk("megatron-lm-2020_pretrain_gpt2_model_parallel.sh", 0);
   CHECK(hetsim::testing::HasImportNote(y2020.second, "--model-parallel-size (today --tensor-model-parallel-size)"));
-  CHECK(y2020.first.micro_batch_size() == 8);
+  CHECK(y2020.first.micro_batch_size() == 32);  // --batch-size 8 a replica, x DP 4
   const auto y2022 = ReadCorpusOk("megatron-lm-2022_pretrain_gpt3_175B.sh", 0);
   CHECK(y2022.first.model().transformer().attention() == v1::ATTENTION_UNFUSED);
   const auto nemo_gpt = ReadCorpusOk("nemo_megatron_gpt_config.yaml", 0);
