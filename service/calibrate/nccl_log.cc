@@ -339,9 +339,9 @@ absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
             "unknown (paste the log from nccl-tests' first line, or give the run's GPUs and hosts "
             "with --log-ranks N --log-hosts H",
             implied > 0 ? absl::StrFormat("; its busbw / algbw is %s's over %d ranks", named.test, implied) : "",
-            command_shape_ ? absl::StrFormat(", not the %d of its command on line %d", command_shape_->ranks,
-                                             command_line_)
-                           : "",
+            command_shape_
+                ? absl::StrFormat(", not the %d of its command on line %d", command_shape_->ranks, command_line_)
+                : "",
             ")"));
   }
   if (shape_.ranks % shape_.hosts != 0) {

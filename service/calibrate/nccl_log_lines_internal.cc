@@ -372,10 +372,11 @@ std::optional<CommandShape> ShapeFromCommand(absl::string_view text) {
   if (!w.mpi && !w.slurm) {
     // The binary run by hand (one process), after a prompt and the environment it is given only: a
     // sentence that names the binary is no command.
-    const bool by_hand = std::all_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(binary), [](absl::string_view w) {
-      return absl::StrContains(w, '=') || w == "$" || w == "#" || w == ">" || absl::EndsWith(w, "$") ||
-             absl::EndsWith(w, "#");
-    });
+    const bool by_hand =
+        std::all_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(binary), [](absl::string_view w) {
+          return absl::StrContains(w, '=') || w == "$" || w == "#" || w == ">" || absl::EndsWith(w, "$") ||
+                 absl::EndsWith(w, "#");
+        });
     if (!by_hand) return std::nullopt;
     return CommandShape{per_process, 1};
   }

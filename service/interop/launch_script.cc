@@ -33,10 +33,14 @@ constexpr int kMaxParameterNesting = 16;  // ${A:-${B:-${C:-...}}}
 bool Trains(const std::vector<std::string>& words) {
   constexpr absl::string_view kLaunchers[] = {"torchrun", "torch.distributed.run", "torch.distributed.launch",
                                               "deepspeed", "accelerate"};
-  constexpr absl::string_view kFlags[] = {"--num-layers",         "--hidden-size",
-                                          "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
-                                          "--micro-batch-size",   "--global-batch-size",
-                                          "--deepspeed",          "--deepspeed_config"};
+  constexpr absl::string_view kFlags[] = {"--num-layers",
+                                          "--hidden-size",
+                                          "--tensor-model-parallel-size",
+                                          "--pipeline-model-parallel-size",
+                                          "--micro-batch-size",
+                                          "--global-batch-size",
+                                          "--deepspeed",
+                                          "--deepspeed_config"};
   for (const std::string& w : words) {
     const absl::string_view base = absl::string_view(w).substr(w.find_last_of('/') + 1);
     if (absl::c_linear_search(kLaunchers, base)) return true;

@@ -53,7 +53,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"tokenizer-type", 1},
     {"tokenizer-model", 1},
     {"tokenizer-name-or-path", 1},  // Megatron-DeepSpeed's PretrainedFromHF: a Hugging Face tokenizer
-    {"transformer-impl", 1},  // local: Megatron's own layers, unfused attention by default
+    {"transformer-impl", 1},        // local: Megatron's own layers, unfused attention by default
     {"micro-batch-size", 1},
     {"global-batch-size", 1},
     {"tensor-model-parallel-size", 1},

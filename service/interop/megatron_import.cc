@@ -147,8 +147,7 @@ absl::StatusOr<int64_t> ReadVocabulary(const Reader& r, std::vector<std::string>
   if (r.Has("vocab-size")) return r.Int("vocab-size", 0);
   const std::string type = r.Value("tokenizer-type");
   // Megatron-DeepSpeed's PretrainedFromHF names its Hugging Face tokenizer with --tokenizer-name-or-path.
-  const std::string model =
-      r.Has("tokenizer-model") ? r.Value("tokenizer-model") : r.Value("tokenizer-name-or-path");
+  const std::string model = r.Has("tokenizer-model") ? r.Value("tokenizer-model") : r.Value("tokenizer-name-or-path");
   const std::string named = absl::StrCat(type, model.empty() || type.empty() ? "" : " ", model);
   if (type == "NullTokenizer") return r.Error("--tokenizer-type NullTokenizer: --vocab-size is required");
   if (named.empty() || type == "GPT2BPETokenizer") {
@@ -490,9 +489,12 @@ constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
                                       "fp8-format"};
 // --recompute-method and --recompute-num-layers are 2022's names of --activations-checkpoint-method and
 // -num-layers (Megatron-LM commit bbab79f, May 2022, with selective recomputation): clues of 2022 too.
-constexpr const char* k2022Flags[] = {"sequence-parallel",     "recompute-activations",
-                                      "recompute-granularity", "recompute-method",
-                                      "recompute-num-layers",  "use-distributed-optimizer",
+constexpr const char* k2022Flags[] = {"sequence-parallel",
+                                      "recompute-activations",
+                                      "recompute-granularity",
+                                      "recompute-method",
+                                      "recompute-num-layers",
+                                      "use-distributed-optimizer",
                                       "no-async-tensor-model-parallel-allreduce"};
 
 // Megatron-LM of 2021 as the SC'21 artifact ran it: --checkpoint-activations and no later flag.
@@ -709,8 +711,9 @@ void ReadDeepSpeedPartition(const Reader& r, MegatronSplit& split, std::vector<s
     split.account_loss = true;
     return;
   }
-  notes.push_back(absl::StrFormat(
-      "--pp-partition-method %s: DeepSpeed's split by %s is not modelled: the blocks are split evenly", method, method));
+  notes.push_back(
+      absl::StrFormat("--pp-partition-method %s: DeepSpeed's split by %s is not modelled: the blocks are split evenly",
+                      method, method));
 }
 
 absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
@@ -855,8 +858,8 @@ absl::Status CheckMoeOverlap(const Reader& r, const Layout& l, int64_t chunks, c
 void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
                                  std::vector<std::string>& notes) {
   if (r.Has("optimizer") && absl::AsciiStrToLower(r.Value("optimizer")) != "adam") {
-    notes.push_back(absl::StrFormat("--optimizer %s: priced as Adam's states (two moments a parameter)",
-                                    r.Value("optimizer")));
+    notes.push_back(
+        absl::StrFormat("--optimizer %s: priced as Adam's states (two moments a parameter)", r.Value("optimizer")));
   }
   if (r.Has("delay-wgrad-compute")) {
     notes.push_back(
@@ -1158,10 +1161,9 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
   MegatronSplit split;
-  HETSIM_ASSIGN_OR_RETURN(
-      const std::vector<int64_t> stage_blocks,
-      ReadSplit(r, l, out.model.transformer().num_layers(), out.model.transformer().mtp_num_layers(), split,
-                out.notes));
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
+                          ReadSplit(r, l, out.model.transformer().num_layers(),
+                                    out.model.transformer().mtp_num_layers(), split, out.notes));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
   HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, l, out.notes));

@@ -493,8 +493,8 @@ TEST_CASE("calibrate: an nccl-tests command line gives the GPUs and hosts it run
 
   // A run pasted with its command and without its Rank lines is read with the command's shape.
   const std::string log_text =
-      absl::StrCat("```\nmpirun -np 8 -npernode 4 -hostfile h ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1\n", kHeader13,
-                   kRows13, "```\n");
+      absl::StrCat("```\nmpirun -np 8 -npernode 4 -hostfile h ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1\n",
+                   kHeader13, kRows13, "```\n");
   absl::StatusOr<NcclLog> log = ParseNcclLog(log_text, "pasted.md");
   REQUIRE(log.ok());
   CHECK(log->ranks == 8);
