@@ -61,8 +61,9 @@ absl::Status CheckGpuModel(const NcclLog& log, const IslandHardware& hw, std::ve
   const std::string ours = GpuFamily(hw.gpu), theirs = GpuFamily(log.gpu_model);
   if (log.gpu_model.empty()) {
     warnings.push_back(
-        absl::StrFormat("%s:%d: the log names no GPU (no Rank lines): assumed island \"%s\"'s \"%s\" (%s)", log.file,
-                        log.rank_line, hw.island, hw.gpu_type, hw.gpu));
+        absl::StrFormat("%s:%d: the log names no GPU (no Rank lines; %d GPUs on %d hosts from %s): assumed island "
+                        "\"%s\"'s \"%s\" (%s)",
+                        log.file, log.rank_line, log.ranks, log.hosts, log.shape_from, hw.island, hw.gpu_type, hw.gpu));
     return absl::OkStatus();
   }
   if (ours.empty() || theirs.empty()) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -14,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/calibrate/csv_table_internal.h"
 #include "service/calibrate/nccl_log_lines_internal.h"
@@ -87,6 +90,7 @@ class LogScanner {
   absl::Status HeaderSeen(std::vector<std::string> names, int line_no);
   absl::Status RowSeen(const std::vector<absl::string_view>& tokens, int line_no);
   void TestSeen(absl::string_view text, int line_no);
+  void CommandLineSeen(absl::string_view text, int line_no);
   absl::Status CheckRanks(NcclLog& log) const;
   absl::Status ShapeFromUser(NcclLog& log) const;
   absl::Status ResolveTest(NcclLog& log) const;
@@ -110,6 +114,11 @@ class LogScanner {
   int in_network_line_ = 0;
   std::string algorithm_;  // NCCL_ALGO, the first the lines give
   bool bad_row_ = false;
+  std::optional<CommandShape> command_shape_;  // the last nccl-tests command before the rows that says it
+  int command_line_ = 0;
+  std::string command_;
+  std::string pending_command_;  // a command continued with '\' on the lines so far
+  int pending_line_ = 0;
   int first_line_ = 1;  // the run's first line: where a refusal of the whole run points
   // For telling the test from the table: the first row's reduction and root, the row of largest algbw.
   std::string redop_;
@@ -128,6 +137,7 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
   const absl::string_view text = StripLauncherPrefix(raw);
   if (text.empty()) return absl::OkStatus();
   if (rows_.empty()) TestSeen(text, line_no);
+  if (rows_.empty() && text[0] != '#') CommandLineSeen(text, line_no);
   if (std::optional<RankLine> rank = ParseRankLine(text)) return RankLineSeen(*rank, line_no);
   if (auto names = ParseColumnHeader(text)) return HeaderSeen(*std::move(names), line_no);
   if (IsTrailer(text)) {
@@ -141,6 +151,22 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
     return RowSeen(tokens, line_no);
   }
   return absl::OkStatus();  // prose, commands, NCCL's INFO lines, nccl-tests' other '#' lines
+}
+
+// A command before the rows, its lines continued with a backslash joined (mpirun, then -np 16 ...): the shape
+// it gives, when it says it all.
+void LogScanner::CommandLineSeen(absl::string_view text, int line_no) {
+  absl::string_view part = absl::StripTrailingAsciiWhitespace(text);
+  const bool continues = absl::ConsumeSuffix(&part, "\\");
+  if (pending_command_.empty()) pending_line_ = line_no;
+  absl::StrAppend(&pending_command_, pending_command_.empty() ? "" : " ", absl::StripAsciiWhitespace(part));
+  if (continues) return;
+  if (std::optional<CommandShape> shape = ShapeFromCommand(pending_command_)) {
+    command_shape_ = shape;
+    command_line_ = pending_line_;
+    command_ = pending_command_;
+  }
+  pending_command_.clear();
 }
 
 void LogScanner::TestSeen(absl::string_view text, int line_no) {
@@ -290,17 +316,33 @@ absl::Status LogScanner::CheckRanks(NcclLog& log) const {
 // A table pasted without its Rank lines: the GPU count and hosts only the user can give; the GPU
 // model stays unknown (the island's is assumed, with a warning).
 absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
+  NcclLog named;  // the test as the lines or the file name tell it, for the hint and the check
+  const bool known = ResolveTest(named).ok();
+  const int implied = known ? ImpliedRanks(named.op) : 0;
+  // The command's shape, unless the table's own bus bandwidth factor says another count (a command
+  // whose launcher the log does not show, as a YAML list of mpirun's arguments).
+  const bool command_agrees = command_shape_ && (implied == 0 || implied == command_shape_->ranks);
+  if ((shape_.ranks <= 0 || shape_.hosts <= 0) && command_agrees) {
+    log.ranks = command_shape_->ranks;
+    log.hosts = command_shape_->hosts;
+    log.rank_line = rows_.front().line;
+    constexpr size_t kShown = 100;
+    log.shape_from = absl::StrFormat("the command on line %d (%s%s)", command_line_, command_.substr(0, kShown),
+                                     command_.size() > kShown ? " ..." : "");
+    return absl::OkStatus();
+  }
   if (shape_.ranks <= 0 || shape_.hosts <= 0) {
-    NcclLog named;  // the test as the lines or the file name tell it, for the hint
-    const bool known = ResolveTest(named).ok();
-    const int implied = known ? ImpliedRanks(named.op) : 0;
     return LineError(
         file_, rows_.front().line,
         absl::StrCat(
             "a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is "
             "unknown (paste the log from nccl-tests' first line, or give the run's GPUs and hosts "
             "with --log-ranks N --log-hosts H",
-            implied > 0 ? absl::StrFormat("; its busbw / algbw is %s's over %d ranks", named.test, implied) : "", ")"));
+            implied > 0 ? absl::StrFormat("; its busbw / algbw is %s's over %d ranks", named.test, implied) : "",
+            command_shape_
+                ? absl::StrFormat(", not the %d of its command on line %d", command_shape_->ranks, command_line_)
+                : "",
+            ")"));
   }
   if (shape_.ranks % shape_.hosts != 0) {
     return LineError(
@@ -310,6 +352,7 @@ absl::Status LogScanner::ShapeFromUser(NcclLog& log) const {
   log.ranks = shape_.ranks;
   log.hosts = shape_.hosts;
   log.rank_line = rows_.front().line;
+  log.shape_from = "--log-ranks / --log-hosts";
   return absl::OkStatus();
 }
 
@@ -339,8 +382,8 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
   const int implied = ImpliedRanks(log.op);
   if (!ranks_.empty() || implied == 0 || implied == log.ranks) return absl::OkStatus();
   return LineError(file_, log.rank_line,
-                   absl::StrFormat("--log-ranks %d, but the table's busbw / algbw (%.4g) is %s's over %d ranks",
-                                   log.ranks, busbw_ / algbw_, log.test, implied));
+                   absl::StrFormat("%d ranks (from %s), but the table's busbw / algbw (%.4g) is %s's over %d ranks",
+                                   log.ranks, log.shape_from, busbw_ / algbw_, log.test, implied));
 }
 
 absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {

@@ -33,6 +33,9 @@ struct NcclLog {
   int hosts = 0;          // distinct host names among them
   std::string gpu_model;  // as the Rank lines print it: "NVIDIA A100-SXM4-80GB"; "" without Rank lines
   int rank_line = 0;      // the first "#  Rank" line (without Rank lines: the first row's)
+  // Without Rank lines, where the GPU count and hosts were read: "--log-ranks / --log-hosts" or "the
+  // command on line 12 (mpirun -np 16 -npernode 8 ... -g 1)"; "" with Rank lines.
+  std::string shape_from;
   std::vector<NcclRow> rows;
   int empty_rows = 0;  // 0-byte rows (nothing moves, nothing to fit): left out of `rows`
   // NCCL_ALGO as the run's lines give it (environment, command, NCCL's "NCCL_ALGO set by environment
@@ -53,7 +56,9 @@ std::string RunName(const NcclLog& log);
 
 // What the user says of a run whose log has no "#  Rank" lines (a table pasted without nccl-tests'
 // header, as READMEs and docs often show it): its GPU count and hosts (`calibrate --log-ranks N
-// --log-hosts H`); 0 = not given. A log with Rank lines must agree with them.
+// --log-hosts H`); 0 = not given. A log with Rank lines must agree with them. Not given, the run's own
+// nccl-tests command before its table gives them when it says them all (ShapeFromCommand: "-g 2" by
+// hand, "mpirun -np 16 -npernode 8"); the GPU model stays unknown either way.
 struct NcclLogShape {
   int ranks = 0;
   int hosts = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <initializer_list>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
@@ -285,6 +287,106 @@ std::string InNetworkReductionIn(absl::string_view raw_line) {
     }
   }
   return "";
+}
+
+}  // namespace hetsim::calibrate
+
+namespace hetsim::calibrate {
+namespace {
+
+// A count option's value: "-np 16", "-np=16", "--nodes=2", "-g2" (getopt's joined short option).
+std::optional<int> CountOption(const std::vector<absl::string_view>& t, size_t& i,
+                               std::initializer_list<absl::string_view> names) {
+  for (absl::string_view name : names) {
+    absl::string_view value;
+    if (t[i] == name && i + 1 < t.size()) {
+      value = t[++i];
+    } else if (absl::StartsWith(t[i], name) && t[i].size() > name.size() &&
+               (t[i][name.size()] == '=' || (name.size() == 2 && absl::ascii_isdigit(t[i][name.size()])))) {
+      value = t[i].substr(name.size() + (t[i][name.size()] == '=' ? 1 : 0));
+    } else {
+      continue;
+    }
+    int n = 0;
+    if (absl::SimpleAtoi(value, &n) && n > 0) return n;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The binary's own options: GPUs (-g) and threads (-t) a process drives.
+int RanksPerProcess(const std::vector<absl::string_view>& t, size_t binary) {
+  int gpus = 1, threads = 1;
+  for (size_t i = binary + 1; i < t.size(); ++i) {
+    if (std::optional<int> g = CountOption(t, i, {"-g", "--ngpus"})) gpus = *g;
+    if (std::optional<int> n = CountOption(t, i, {"-t", "--nthreads"})) threads = *n;
+  }
+  return gpus * threads;
+}
+
+// What the launcher words before the binary say: processes, processes a host, hosts (0 = not said).
+struct LauncherWords {
+  bool mpi = false, slurm = false;
+  int processes = 0, per_host = 0, hosts = 0;
+};
+
+void ReadLauncherWord(const std::vector<absl::string_view>& t, size_t& i, LauncherWords& w) {
+  if (w.mpi) {
+    if (std::optional<int> n = CountOption(t, i, {"-np", "--np", "-n", "-c"})) w.processes = *n;
+    if (std::optional<int> n = CountOption(t, i, {"-npernode", "--npernode", "-N", "-ppn", "--ppn"})) w.per_host = *n;
+    if ((t[i] == "--map-by" || t[i] == "-map-by") && i + 1 < t.size() && absl::StartsWith(t[i + 1], "ppr:")) {
+      const std::vector<absl::string_view> ppr = absl::StrSplit(t[++i], ':');
+      if (ppr.size() >= 3 && ppr[2] == "node") absl::SimpleAtoi(ppr[1], &w.per_host);
+    }
+    if ((t[i] == "-H" || t[i] == "-host" || t[i] == "--host") && i + 1 < t.size()) {
+      const std::vector<absl::string_view> hosts = absl::StrSplit(t[++i], ',', absl::SkipEmpty());
+      w.hosts = static_cast<int>(hosts.size());
+    }
+  }
+  if (w.slurm) {
+    if (std::optional<int> n = CountOption(t, i, {"-N", "--nodes"})) w.hosts = *n;
+    if (std::optional<int> n = CountOption(t, i, {"-n", "--ntasks"})) w.processes = *n;
+    if (std::optional<int> n = CountOption(t, i, {"--ntasks-per-node"})) w.per_host = *n;
+  }
+}
+
+}  // namespace
+
+std::optional<CommandShape> ShapeFromCommand(absl::string_view text) {
+  const std::vector<absl::string_view> t = Tokens(text);
+  size_t binary = t.size();
+  for (size_t i = 0; i < t.size() && binary == t.size(); ++i) {
+    bool header = false;
+    if (!absl::StartsWith(t[i], "-") && !TestNamedIn(t[i], &header).empty()) binary = i;
+  }
+  if (binary == t.size() || binary + 1 == t.size() || !absl::StartsWith(t[binary + 1], "-")) return std::nullopt;
+  LauncherWords w;
+  for (size_t i = 0; i < binary; ++i) {
+    const absl::string_view program = t[i].substr(t[i].find_last_of('/') + 1);
+    if (program == "mpirun" || program == "mpiexec" || program == "orterun") w.mpi = true;
+    if (program == "srun") w.slurm = true;
+    ReadLauncherWord(t, i, w);
+  }
+  CommandShape shape;
+  const int per_process = RanksPerProcess(t, binary);
+  if (!w.mpi && !w.slurm) {
+    // The binary run by hand (one process), after a prompt and the environment it is given only: a
+    // sentence that names the binary is no command.
+    const bool by_hand =
+        std::all_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(binary), [](absl::string_view w) {
+          return absl::StrContains(w, '=') || w == "$" || w == "#" || w == ">" || absl::EndsWith(w, "$") ||
+                 absl::EndsWith(w, "#");
+        });
+    if (!by_hand) return std::nullopt;
+    return CommandShape{per_process, 1};
+  }
+  if (w.processes == 0 && w.hosts > 0 && w.per_host > 0) w.processes = w.hosts * w.per_host;
+  if (w.processes == 0) return std::nullopt;
+  if (w.hosts == 0 && w.per_host > 0 && w.processes % w.per_host == 0) w.hosts = w.processes / w.per_host;
+  if (w.hosts == 0) return std::nullopt;
+  shape.ranks = w.processes * per_process;
+  shape.hosts = w.hosts;
+  return shape;
 }
 
 }  // namespace hetsim::calibrate

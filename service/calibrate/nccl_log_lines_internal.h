@@ -96,6 +96,19 @@ std::string InNetworkReductionIn(absl::string_view raw_line);
 // set by environment to Ring"), or "".
 absl::string_view NcclAlgoIn(absl::string_view raw_line);
 
+// The GPUs and hosts an nccl-tests command line runs its test on, when the line says them all:
+// "./build/all_reduce_perf -b 8 -e 8G -f 2 -g 2" (one process of -g GPUs, -t threads, on one host),
+// "mpirun -np 16 -npernode 8 ... all_reduce_perf -g 1" (-np processes, -npernode / -N / --map-by
+// ppr:M:node / -ppn a host, or -H h1,h2 hosts), "srun -N 2 --ntasks-per-node=8 ... all_reduce_perf"
+// (Slurm's -N / --nodes, -n / --ntasks, --ntasks-per-node). nullopt for a line that names no nccl-tests
+// binary, or leaves the processes or hosts to a hostfile, the environment (an MPI operator's) or the
+// allocation: `mpirun -np 16` alone says no hosts.
+struct CommandShape {
+  int ranks = 0;
+  int hosts = 0;
+};
+std::optional<CommandShape> ShapeFromCommand(absl::string_view text);
+
 }  // namespace hetsim::calibrate
 
 #endif  // HETSIM_SERVICE_CALIBRATE_NCCL_LOG_LINES_INTERNAL_H_

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -23,6 +26,38 @@ namespace {
 
 constexpr size_t kMaxExpansionBytes = size_t{1} << 20;
 constexpr int kMaxParameterNesting = 16;  // ${A:-${B:-${C:-...}}}
+
+// A command that trains: a distributed launcher runs it, or it gives a model's shape, a parallel layout
+// or a DeepSpeed config. A plain `python helper.py --in X --out Y` before the launch (BigScience's
+// data-ratio step before BLOOM's) does none of these.
+bool Trains(const std::vector<std::string>& words) {
+  constexpr absl::string_view kLaunchers[] = {"torchrun", "torch.distributed.run", "torch.distributed.launch",
+                                              "deepspeed", "accelerate"};
+  constexpr absl::string_view kFlags[] = {"--num-layers",
+                                          "--hidden-size",
+                                          "--tensor-model-parallel-size",
+                                          "--pipeline-model-parallel-size",
+                                          "--micro-batch-size",
+                                          "--global-batch-size",
+                                          "--deepspeed",
+                                          "--deepspeed_config"};
+  for (const std::string& w : words) {
+    const absl::string_view base = absl::string_view(w).substr(w.find_last_of('/') + 1);
+    if (absl::c_linear_search(kLaunchers, base)) return true;
+    for (absl::string_view flag : kFlags) {
+      if (w == flag || absl::StartsWith(w, absl::StrCat(flag, "="))) return true;
+    }
+  }
+  return false;
+}
+
+// The Python script a command runs: its first word ending in ".py".
+std::string ScriptOf(const std::vector<std::string>& words) {
+  for (const std::string& w : words) {
+    if (absl::EndsWith(w, ".py")) return w;
+  }
+  return "";
+}
 
 // A test's outcome: a script's conditions are true, false, or beyond what can be decided without
 // running it (file tests, commands).
@@ -566,6 +601,18 @@ absl::StatusOr<Truth> Renderer::RunProgram(const ShellCommand& cmd, size_t first
       }
     }
     return Truth::kTrue;
+  }
+  if (!out_.words.empty() && !Trains(out_.words) && Trains(words)) {
+    Note(absl::StrCat("helper ", out_.line),
+         absl::StrFormat("line %d: %s is not the training launch (no launcher, no model, layout or DeepSpeed flag): "
+                         "the launch on line %d is read",
+                         out_.line, ScriptOf(out_.words), cmd.line));
+    // The helper's later siblings were noted as second launches after it: none is, now.
+    const std::string stale = absl::StrFormat("a second launch command: the first, on line %d, is read", out_.line);
+    out_.notes.erase(std::remove_if(out_.notes.begin(), out_.notes.end(),
+                                    [&](const std::string& n) { return absl::StrContains(n, stale); }),
+                     out_.notes.end());
+    out_.words.clear();
   }
   if (!out_.words.empty()) {
     Note(absl::StrCat("launch ", cmd.line),

@@ -52,12 +52,14 @@ constexpr NamedFlag kModelledFlags[] = {
     {"pad-vocab-size-to", 1},
     {"tokenizer-type", 1},
     {"tokenizer-model", 1},
-    {"transformer-impl", 1},  // local: Megatron's own layers, unfused attention by default
+    {"tokenizer-name-or-path", 1},  // Megatron-DeepSpeed's PretrainedFromHF: a Hugging Face tokenizer
+    {"transformer-impl", 1},        // local: Megatron's own layers, unfused attention by default
     {"micro-batch-size", 1},
     {"global-batch-size", 1},
     {"tensor-model-parallel-size", 1},
     {"pipeline-model-parallel-size", 1},
     {"num-layers-per-virtual-pipeline-stage", 1},
+    {"pp-partition-method", 1},  // Megatron-DeepSpeed: DeepSpeed's layer split (type:transformer|embedding read)
     {"context-parallel-size", 1},
     {"pipeline-model-parallel-layout", 1},
     {"cp-comm-type", kOneOrMore},  // one type, or one per layer
@@ -149,7 +151,9 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"partition-activations", 0},  // DeepSpeed's checkpoints split over TP ranks (memory only)
     {"contigious-checkpointing", 0},
     {"checkpoint-in-cpu", 0},
-    {"pp-partition-method", 1},              // DeepSpeed's layer split: hetsim splits the blocks evenly
+    {"embed-layernorm", 0},  // BLOOM's LayerNorm after the embedding: priced without it (one LayerNorm)
+    // BigScience's all-reduce of the LayerNorm weights every TP rank holds a copy of (kilobytes a step).
+    {"sync-tp-duplicated-parameters", 0},
     {"no-rope-fusion", 0},                   // RoPE in eager ops over Q and K (priced fused)
     {"no-gradient-accumulation-fusion", 0},  // weight gradients written apart, then added to main_grad
     // DeepSpeed-MoE's capacity: tokens over it are dropped (or experts padded); priced as even routing.
@@ -161,6 +165,32 @@ constexpr NamedFlag kNotModelledFlags[] = {
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
     {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
+    // Megatron-LM of 2020 (v1.x, pretrain_gpt2.py): its data loader and warm-up.
+    {"warmup", 1},
+    {"resume-dataloader", 0},
+    {"train-data", kOneOrMore},
+    {"lazy-loader", 0},
+    {"cache-dir", 1},
+    // Megatron-DeepSpeed (BigScience's): Adam is the optimizer hetsim prices (another is noted), the
+    // carbon logs, muP's multipliers (they scale values, not the work).
+    {"optimizer", 1},
+    {"codecarbon-dir", 1},
+    {"mup", 0},
+    {"mup-input-mult", 1},
+    {"mup-output-mult", 1},
+    {"mup-attn-mult", 1},
+    // BigScience's Megatron-DeepSpeed: kernel checks, checkpoint format, a file that stops the run,
+    // the loss normalised over target tokens (the same work).
+    {"abort-on-unmet-fused-kernel-constraints", 0},
+    {"universal-checkpoint", 0},
+    {"kill-switch-path", 1},
+    {"norm-target-loss", 0},
+    // Its data: weighted split files, the validation loader, a progress reset; Megatron's loader type.
+    {"train-weighted-split-paths-path", 1},
+    {"valid-weighted-split-paths-path", 1},
+    {"valid-num-workers", 1},
+    {"reset-progress", 0},
+    {"dataloader-type", 1},
     // The teacher of Megatron-DeepSpeed's distillation: no effect without --kd, which is refused.
     {"kd-beta-ce", 1},
     {"num-layers-teacher", 1},
@@ -526,12 +556,16 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
       values.push_back(name.substr(eq + 1));
       name = name.substr(0, eq);
     }
-    // Flags Megatron-LM renamed in 2022, still in published scripts (its own SC'21 ones): read under
-    // today's names. Then, a recompute method alone meant full recomputation.
+    // Flags Megatron-LM renamed in 2020 and 2022, still in published scripts (its own SC'21 ones): read
+    // under today's names. Then, a recompute method alone meant full recomputation.
     static const std::map<std::string, std::string, std::less<>> kRenamed = {
         {"activations-checkpoint-method", "recompute-method"},
         {"activations-checkpoint-num-layers", "recompute-num-layers"},
-        {"distribute-checkpointed-activations", "distribute-saved-activations"}};
+        {"distribute-checkpointed-activations", "distribute-saved-activations"},
+        // Megatron-LM before v2.0 (2020): tensor parallelism was "model parallelism", and --batch-size
+        // the batch of one model replica, today's micro-batch (its global batch: that times DP).
+        {"model-parallel-size", "tensor-model-parallel-size"},
+        {"batch-size", "micro-batch-size"}};
     if (auto renamed = kRenamed.find(name); renamed != kRenamed.end()) {
       out.renamed.push_back(absl::StrFormat("--%s (today --%s)", name, renamed->second));
       if (name == "activations-checkpoint-method")

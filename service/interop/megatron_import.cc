@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -144,7 +145,9 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
 // tokenizer --tokenizer-type / --tokenizer-model name, else GPT-2's with a note that says why.
 absl::StatusOr<int64_t> ReadVocabulary(const Reader& r, std::vector<std::string>& notes) {
   if (r.Has("vocab-size")) return r.Int("vocab-size", 0);
-  const std::string type = r.Value("tokenizer-type"), model = r.Value("tokenizer-model");
+  const std::string type = r.Value("tokenizer-type");
+  // Megatron-DeepSpeed's PretrainedFromHF names its Hugging Face tokenizer with --tokenizer-name-or-path.
+  const std::string model = r.Has("tokenizer-model") ? r.Value("tokenizer-model") : r.Value("tokenizer-name-or-path");
   const std::string named = absl::StrCat(type, model.empty() || type.empty() ? "" : " ", model);
   if (type == "NullTokenizer") return r.Error("--tokenizer-type NullTokenizer: --vocab-size is required");
   if (named.empty() || type == "GPT2BPETokenizer") {
@@ -484,8 +487,15 @@ constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
                                       "expert-model-parallel-size",
                                       "num-experts",
                                       "fp8-format"};
-constexpr const char* k2022Flags[] = {"sequence-parallel", "recompute-activations", "recompute-granularity",
-                                      "use-distributed-optimizer", "no-async-tensor-model-parallel-allreduce"};
+// --recompute-method and --recompute-num-layers are 2022's names of --activations-checkpoint-method and
+// -num-layers (Megatron-LM commit bbab79f, May 2022, with selective recomputation): clues of 2022 too.
+constexpr const char* k2022Flags[] = {"sequence-parallel",
+                                      "recompute-activations",
+                                      "recompute-granularity",
+                                      "recompute-method",
+                                      "recompute-num-layers",
+                                      "use-distributed-optimizer",
+                                      "no-async-tensor-model-parallel-allreduce"};
 
 // Megatron-LM of 2021 as the SC'21 artifact ran it: --checkpoint-activations and no later flag.
 bool Code2021(const Reader& r) {
@@ -686,17 +696,38 @@ absl::StatusOr<std::vector<int64_t>> ReadLayout(const Reader& r, const Layout& l
   return blocks;  // every pipeline stage holds a layer: no virtual stage is empty
 }
 
+// Megatron-DeepSpeed's --pp-partition-method, DeepSpeed's PipelineModule partition_method
+// (deepspeed/runtime/pipe/module.py): "type:REGEX" balances the layers whose class name matches. Its
+// GPT's default "type:transformer" balances the blocks, hetsim's even split; BigScience's
+// "type:transformer|embedding" (BLOOM) also counts the input embedding and the tied output embedding
+// as a layer each, Megatron's --account-for-embedding/loss-in-pipeline-split both. Other methods
+// ("parameters", "uniform") are noted and the blocks split evenly.
+void ReadDeepSpeedPartition(const Reader& r, MegatronSplit& split, std::vector<std::string>& notes) {
+  if (!r.Has("pp-partition-method")) return;
+  const std::string method = absl::AsciiStrToLower(r.Value("pp-partition-method"));
+  if (method == "type:transformer") return;
+  if (method == "type:transformer|embedding" || method == "type:embedding|transformer") {
+    split.account_embedding = true;
+    split.account_loss = true;
+    return;
+  }
+  notes.push_back(
+      absl::StrFormat("--pp-partition-method %s: DeepSpeed's split by %s is not modelled: the blocks are split evenly",
+                      method, method));
+}
+
 absl::StatusOr<std::vector<int64_t>> ReadSplit(const Reader& r, const Layout& l, int64_t num_layers, int64_t mtp,
-                                               MegatronSplit& split) {
+                                               MegatronSplit& split, std::vector<std::string>& notes) {
   if (r.Has("pipeline-model-parallel-layout")) return ReadLayout(r, l, num_layers, mtp, split);
+  ReadDeepSpeedPartition(r, split, notes);
   if (r.Has("decoder-first-pipeline-num-layers")) {
     HETSIM_ASSIGN_OR_RETURN(split.first_blocks, r.Int("decoder-first-pipeline-num-layers", 0));
   }
   if (r.Has("decoder-last-pipeline-num-layers")) {
     HETSIM_ASSIGN_OR_RETURN(split.last_blocks, r.Int("decoder-last-pipeline-num-layers", 0));
   }
-  split.account_embedding = r.Has("account-for-embedding-in-pipeline-split");
-  split.account_loss = r.Has("account-for-loss-in-pipeline-split");
+  split.account_embedding = split.account_embedding || r.Has("account-for-embedding-in-pipeline-split");
+  split.account_loss = split.account_loss || r.Has("account-for-loss-in-pipeline-split");
   absl::StatusOr<std::vector<int64_t>> blocks = StageBlocks(split, num_layers, l.pp);
   if (!blocks.ok()) return r.Error(blocks.status().message());
   return blocks;
@@ -826,6 +857,10 @@ absl::Status CheckMoeOverlap(const Reader& r, const Layout& l, int64_t chunks, c
 
 void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const RecomputeChoice& recompute,
                                  std::vector<std::string>& notes) {
+  if (r.Has("optimizer") && absl::AsciiStrToLower(r.Value("optimizer")) != "adam") {
+    notes.push_back(
+        absl::StrFormat("--optimizer %s: priced as Adam's states (two moments a parameter)", r.Value("optimizer")));
+  }
   if (r.Has("delay-wgrad-compute")) {
     notes.push_back(
         "not modelled: --delay-wgrad-compute (the weight gradients it defers would hide more of the experts' "
@@ -1126,9 +1161,9 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
   MegatronSplit split;
-  HETSIM_ASSIGN_OR_RETURN(
-      const std::vector<int64_t> stage_blocks,
-      ReadSplit(r, l, out.model.transformer().num_layers(), out.model.transformer().mtp_num_layers(), split));
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> stage_blocks,
+                          ReadSplit(r, l, out.model.transformer().num_layers(),
+                                    out.model.transformer().mtp_num_layers(), split, out.notes));
   HETSIM_ASSIGN_OR_RETURN(RecomputeChoice recompute, ReadRecompute(r, out.notes));
   NoteSettingsPricedOtherwise(r, l, recompute, out.notes);
   HETSIM_ASSIGN_OR_RETURN(const int zero_stage, ReadZeroStage(r, l, out.notes));
@@ -1193,12 +1228,11 @@ std::string RunWithoutModel(const MegatronFlags& flags) {
     known.push_back(absl::StrCat("batch ", flags.Value("global-batch-size").value_or("")));
   const bool deepspeed = flags.launcher == "deepspeed" || flags.Has("deepspeed") || flags.Has("deepspeed_config") ||
                          flags.Has("deepspeed-config");
+  const std::string launcher = deepspeed ? "DeepSpeed" : flags.launcher.empty() ? "Python" : flags.launcher;
+  const bool vowel = absl::StrContains("aeiouAEIOU", launcher.front());
   return absl::StrFormat(
-      "a %s run of %s%s",
-      deepspeed                ? "DeepSpeed"
-      : flags.launcher.empty() ? "Python"
-                               : flags.launcher,
-      flags.script, known.empty() ? "" : absl::StrCat(" (", absl::StrJoin(known, ", "), " from its config and flags)"));
+      "%s %s run of %s%s", vowel ? "an" : "a", launcher, flags.script,
+      known.empty() ? "" : absl::StrCat(" (", absl::StrJoin(known, ", "), " from its config and flags)"));
 }
 
 // A line whose script builds its model itself (a DeepSpeed or Hugging Face training script: the model

@@ -39,16 +39,26 @@ class YamlConfig {
   // The scalar at `key` of the model ("model.x") or the trainer ("trainer.x") section; nullopt when
   // absent or null.
   absl::StatusOr<std::optional<std::string>> Scalar(absl::string_view key) const {
-    const std::vector<std::string> parts = absl::StrSplit(key, '.');
-    // yaml-cpp's Node::operator= (and reset() from a missing key) writes into the node it refers to:
-    // walk by constructing a fresh node at each step.
-    std::optional<YAML::Node> node(parts[0] == "trainer" ? trainer_ : model_);
-    for (size_t i = 1; i < parts.size() && node->IsDefined(); ++i) {
-      if (!node->IsMap()) return Error(key, "not a section");
-      const YAML::Node child = (*node)[parts[i]];
-      node.emplace(child);
+    HETSIM_ASSIGN_OR_RETURN(const YAML::Node node, At(key));
+    return Resolve(node, key, 0);
+  }
+  // A model section with neither of NeMo's num_layers and hidden_size is another trainer's (OLMo's
+  // d_model, n_layers): the refusal that says so, for when the import fails.
+  absl::Status ForeignModel() const {
+    std::vector<std::string> keys;
+    for (const auto& kv : model_) {
+      if (keys.size() < 6) keys.push_back(kv.first.as<std::string>());
     }
-    return Resolve(*node, key, 0);
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model: no num_layers or hidden_size: not a NeMo model config (its model section has %s, ...: another "
+        "trainer's config, which hetsim does not read; write the model as a hetsim Model and plan it instead)",
+        source_, absl::StrJoin(keys, ", ")));
+  }
+  bool NemoShaped() const { return model_["num_layers"].IsDefined() || model_["hidden_size"].IsDefined(); }
+  // Whether `key` holds OmegaConf's ??? (a value the config leaves to the command line).
+  bool LeftOpen(absl::string_view key) const {
+    const absl::StatusOr<YAML::Node> node = At(key);
+    return node.ok() && node->IsDefined() && node->IsScalar() && node->Scalar() == "???";
   }
   absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key) const {
     HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Scalar(key));
@@ -66,6 +76,18 @@ class YamlConfig {
   }
 
  private:
+  absl::StatusOr<YAML::Node> At(absl::string_view key) const {
+    const std::vector<std::string> parts = absl::StrSplit(key, '.');
+    // yaml-cpp's Node::operator= (and reset() from a missing key) writes into the node it refers to:
+    // walk by constructing a fresh node at each step.
+    std::optional<YAML::Node> node(parts[0] == "trainer" ? trainer_ : model_);
+    for (size_t i = 1; i < parts.size() && node->IsDefined(); ++i) {
+      if (!node->IsMap()) return Error(key, "not a section");
+      const YAML::Node child = (*node)[parts[i]];
+      node.emplace(child);
+    }
+    return *node;
+  }
   absl::StatusOr<std::optional<std::string>> Resolve(const YAML::Node& node, absl::string_view key, int depth) const {
     if (!node.IsDefined() || node.IsNull()) return std::nullopt;
     if (!node.IsScalar()) return Error(key, "not a single value");
@@ -200,7 +222,17 @@ absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std:
   if (override_size) return absl::StrCat(" --vocab-size ", *override_size);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> library, c.Scalar("model.tokenizer.library"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> type, c.Scalar("model.tokenizer.type"));
-  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> file, c.Scalar("model.tokenizer.model"));
+  // A tokenizer file left to the command line (NeMo's examples/ configs: `model: ???`) names no tokenizer;
+  // the model itself is all there.
+  std::optional<std::string> file;
+  if (c.LeftOpen("model.tokenizer.model")) {
+    notes.push_back(absl::StrFormat(
+        "model.tokenizer.model: ??? (left to the command line): the tokenizer's size is not known, GPT-2's %d "
+        "assumed (set model.override_vocab_size to its size)",
+        kGpt2Vocab));
+    return absl::StrCat(" --vocab-size ", kGpt2Vocab);
+  }
+  HETSIM_ASSIGN_OR_RETURN(file, c.Scalar("model.tokenizer.model"));
   const std::string name = absl::AsciiStrToLower(absl::StrCat(type.value_or(""), " ", file.value_or("")));
   if (std::optional<int64_t> vocab = KnownTokenizerVocab(name)) return absl::StrCat(" --vocab-size ", *vocab);
   notes.push_back(absl::StrFormat("model.tokenizer (%s %s): size unknown to hetsim, GPT-2's 50257 assumed",
@@ -239,6 +271,12 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
         "model.mcore_customization_config.parallel_attention (Falcon's block: attention and MLP side by side): priced "
         "as a sequential block, the same FLOPs and weights");
   }
+  // NeMo builds Megatron-Core's GPT from Transformer Engine's layers only with model.transformer_engine
+  // true (megatron_gpt_model.py: cfg.get('transformer_engine', False) -> get_specs(use_te)); otherwise
+  // from Megatron-Core's local layers, whose attention is unfused: Megatron's --transformer-impl local.
+  HETSIM_ASSIGN_OR_RETURN(const bool mcore, c.Bool("model.mcore_gpt"));
+  HETSIM_ASSIGN_OR_RETURN(const bool te, c.Bool("model.transformer_engine"));
+  if (mcore && !te) absl::StrAppend(&line, " --transformer-impl local");
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Scalar("model.position_embedding_type"));
   if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> shared, c.Scalar("model.share_embeddings_and_output_weights"));
@@ -317,6 +355,25 @@ absl::StatusOr<std::string> RecomputeAndChunks(const YamlConfig& c) {
   return line;
 }
 
+// A YAML file without NeMo's model section: what it is when its keys tell (an Accelerate config, a
+// Megatron-LM --yaml-cfg file), and that it is no NeMo config.
+absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
+  if (root["distributed_type"] || root["compute_environment"]) {
+    const YAML::Node type = root["distributed_type"];
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: an Accelerate config (distributed_type: %s): it says how `accelerate launch` runs a script, not the "
+        "model the script builds; hetsim does not read it (write the model as a hetsim Model and plan it instead)",
+        source, type && type.IsScalar() ? type.Scalar() : "?"));
+  }
+  if (root["language_model"] && root["model_parallel"]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a Megatron-LM --yaml-cfg config (language_model, model_parallel): hetsim does not read it; give its "
+        "values as a launch line's flags to `hetsim import megatron`",
+        source));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
+}
+
 absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source) {
   YAML::Node root;
   try {
@@ -329,9 +386,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
     return absl::InvalidArgumentError(absl::StrCat(source, ": not a NeMo config (no mapping at the top)"));
   // The launcher's conf/training/*.yaml nest the run under `training:`.
   YAML::Node base = root["model"] ? root : root["training"];
-  if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
-  }
+  if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) return NotNemo(root, source);
   HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(base, source));
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
   return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
@@ -361,7 +416,9 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
   if (placed.gpus_per_node <= 0 && devices) placed.gpus_per_node = *devices;
   HETSIM_ASSIGN_OR_RETURN(const MegatronFlags flags, ParseMegatronLaunchLine(line, source));
-  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, ImportMegatron(flags, cluster, placed, source));
+  absl::StatusOr<MegatronImport> imported = ImportMegatron(flags, cluster, placed, source);
+  if (!imported.ok() && !config.NemoShaped()) return config.ForeignModel();
+  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, std::move(imported));
   // The Megatron importer's notes name flags; say which NeMo keys they came from.
   std::vector<std::string> kept;
   for (const std::string& n : out.notes) {

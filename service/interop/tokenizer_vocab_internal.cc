@@ -38,6 +38,15 @@ constexpr KnownTokenizer kKnown[] = {
     {"gemma3", 262144},
     {"gemma", 256000},
     {"bloom", 250880},
+    // BLOOM's tokenizer as BigScience's Megatron-DeepSpeed scripts name it (bigscience/tokenizer, the
+    // catalogue's byte-level BPE of 250k): 250,880 padded, BLOOM's config.json vocab_size.
+    {"bigscience", 250880},
+    // T5's SentencePiece model and its 100 sentinel tokens (Hugging Face t5-small ... t5-11b).
+    {"t5-small", 32100},
+    {"t5-base", 32100},
+    {"t5-large", 32100},
+    {"t5-3b", 32100},
+    {"t5-11b", 32100},
     {"phi-3", 32064},
     {"gpt2", kGpt2Vocab},
     {"gpt-2", kGpt2Vocab},

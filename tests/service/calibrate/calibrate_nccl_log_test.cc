@@ -1,5 +1,6 @@
 // The nccl-tests log reader on logs as users paste them (launcher prefixes, prose, every table format
 // of nccl-tests' history), its refusals, the checks of a log against the island, and the fit's guards.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -450,7 +451,8 @@ TEST_CASE("calibrate: a table pasted without its Rank lines takes the run's shap
   CHECK(error(table, {.ranks = 8, .hosts = 3}) ==
         "ar_allreduce.txt:2: --log-ranks 8 are not spread evenly over --log-hosts 3");
   CHECK(error(table, {.ranks = 16, .hosts = 2}) ==
-        "ar_allreduce.txt:2: --log-ranks 16, but the table's busbw / algbw (1.75) is all_reduce's over 8 ranks");
+        "ar_allreduce.txt:2: 16 ranks (from --log-ranks / --log-hosts), but the table's busbw / algbw (1.75) is "
+        "all_reduce's over 8 ranks");
   // Rank lines win, and a shape that contradicts them is refused.
   CHECK(ParseNcclLog(absl::StrCat(RankLines(8, 4), table), "ar_allreduce.txt", {.ranks = 8, .hosts = 2}).ok());
   CHECK(error(absl::StrCat(RankLines(8, 8), table), {.ranks = 8, .hosts = 2}) ==
@@ -461,7 +463,58 @@ TEST_CASE("calibrate: a table pasted without its Rank lines takes the run's shap
   CHECK(CheckLogAgainstIsland(*log, Cluster("A100-80GB", 2), 0, warnings).ok());
   REQUIRE(warnings.size() == 2);
   CHECK(warnings[0] ==
-        "ar_allreduce.txt:2: the log names no GPU (no Rank lines): assumed island \"isl\"'s \"g\" (A100-80GB)");
+        "ar_allreduce.txt:2: the log names no GPU (no Rank lines; 8 GPUs on 2 hosts from --log-ranks / --log-hosts): "
+        "assumed island \"isl\"'s \"g\" (A100-80GB)");
+}
+
+// The command forms of pasted logs without Rank lines (held-out inputs of session 32: a tutorial's
+// `CUDA_VISIBLE_DEVICES=0,1 ./build/all_reduce_perf -b 1G -e 10G -f 2 -g 2`, NVIDIA/nccl-tests#78's
+// `mpirun -n 256 -npernode 16 ...`); the figures here are our own.
+TEST_CASE("calibrate: an nccl-tests command line gives the GPUs and hosts it runs on", "[calibrate]") {
+  auto shape = [](absl::string_view line) {
+    const std::optional<CommandShape> s = ShapeFromCommand(line);
+    return s ? absl::StrCat(s->ranks, "x", s->hosts) : std::string("none");
+  };
+  CHECK(shape("CUDA_VISIBLE_DEVICES=0,1 NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 1G -e 10G -f 2 -g 2") == "2x1");
+  CHECK(shape("$ ./build/all_gather_perf -b 8 -e 8G -f 2 -g 8 -t 2") == "16x1");
+  CHECK(shape("mpirun -n 256 -npernode 16 -hostfile /job/hostfile -x NCCL_DEBUG=WARN "
+              "./nccl-tests/build/all_reduce_perf -b 8 -e 512M -f 2 -g 1 -c 0") == "256x16");
+  CHECK(shape("mpirun --allow-run-as-root -np 16 --map-by ppr:8:node --hostfile h /opt/all_reduce_perf -b 8 -g 1") ==
+        "16x2");
+  CHECK(shape("mpirun -np 4 -H 10.0.0.1:1,10.0.0.2:1,10.0.0.3:1,10.0.0.4:1 ./build/alltoall_perf -b 8 -e 1G -g 1") ==
+        "4x4");
+  CHECK(shape("srun -N 2 --ntasks-per-node=8 --mpi=pmix ./all_reduce_perf -b 8 -e 8G -f 2 -g 1") == "16x2");
+  // What leaves the shape to a hostfile or the allocation, and prose, say none.
+  CHECK(shape("mpirun -np 16 --hostfile hosts ./build/all_reduce_perf -b 8 -g 1") == "none");
+  CHECK(shape("mpirun -np 8 ./build/reduce_scatter_perf -b 8 -e 1G -f 2") == "none");  // hosts from the environment
+  CHECK(shape("srun --mpi=pmix ./build/all_reduce_perf -b 512M -e 16G -f 2 -g 1") == "none");
+  CHECK(shape("Next we run all_reduce_perf -g 2 on the node") == "none");
+  CHECK(shape("./build/all_reduce_perf") == "none");
+
+  // A run pasted with its command and without its Rank lines is read with the command's shape.
+  const std::string log_text =
+      absl::StrCat("```\nmpirun -np 8 -npernode 4 -hostfile h ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1\n",
+                   kHeader13, kRows13, "```\n");
+  absl::StatusOr<NcclLog> log = ParseNcclLog(log_text, "pasted.md");
+  REQUIRE(log.ok());
+  CHECK(log->ranks == 8);
+  CHECK(log->hosts == 2);
+  CHECK(log->shape_from ==
+        "the command on line 2 (mpirun -np 8 -npernode 4 -hostfile h ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1)");
+  // A command continued over lines is one command.
+  const std::string continued = absl::StrCat("mpirun --allow-run-as-root \\\n  -np 8 -npernode 4 \\\n",
+                                             "  ./build/all_reduce_perf -b 1M -e 2M -f 2 -g 1\n", kHeader13, kRows13);
+  absl::StatusOr<NcclLog> joined = ParseNcclLog(continued, "pasted.md");
+  REQUIRE(joined.ok());
+  CHECK(joined->hosts == 2);
+  // The user's --log-ranks win; a command whose shape the table's bus bandwidth factor contradicts (its
+  // launcher not shown) gives none.
+  CHECK(ParseNcclLog(log_text, "pasted.md", {.ranks = 8, .hosts = 1})->hosts == 1);
+  const std::string wrong = absl::StrCat("./build/all_reduce_perf -b 1M -e 2M -f 2 -g 4\n", kHeader13, kRows13);
+  CHECK(ParseNcclLog(wrong, "pasted.md").status().message() ==
+        "pasted.md:3: a table without \"#  Rank ... on HOST device ...\" lines before it: the GPU count is unknown "
+        "(paste the log from nccl-tests' first line, or give the run's GPUs and hosts with --log-ranks N --log-hosts "
+        "H; its busbw / algbw is all_reduce's over 8 ranks, not the 4 of its command on line 1)");
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ constexpr v1::Schedule k1F1B = v1::ONE_F_ONE_B;
 constexpr v1::Schedule kInterleaved = v1::INTERLEAVED_1F1B;
 constexpr v1::Framework kCore = v1::MEGATRON_CORE;
 constexpr v1::Framework kDeepSpeed = v1::MEGATRON_DEEPSPEED;
+constexpr v1::Framework k2021 = v1::MEGATRON_LM_2021;
 constexpr v1::Framework k2022 = v1::MEGATRON_LM_2022;
 constexpr v1::Framework kTitan = v1::FSDP2_TORCHTITAN;
 constexpr v1::Framework kNone = v1::FRAMEWORK_UNSPECIFIED;
@@ -206,6 +207,36 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo-launcher_llama1_65b.yaml", 0, 4, 4, 64, kInterleaved, 2048, kCore, ""},
     {"nemo-launcher_llama3_70b.yaml", 0, 4, 4, 32, kInterleaved, 2048, kCore, ""},
     {"nemo-launcher_gpt3_7b_improved.yaml", 0, 1, 4, 32, k1F1B, 512, kCore, ""},
+    // Held out in session 32 (docs/corpus.md): Megatron-LM's own example scripts of 2020-2024 and its
+    // --yaml-cfg file, BigScience's BLOOM launchers (Megatron-DeepSpeed), torchtitan's 2025-2026
+    // configs, an Accelerate config and launcher, NeMo's examples/ configs, an OLMo config.
+    // 2020: --model-parallel-size 2 and --batch-size 8 (today --tensor-model-parallel-size, --micro-batch-size).
+    {"megatron-lm-2020_pretrain_gpt2_model_parallel.sh", 0, 1, 2, 4, k1F1B, 32, k2021, ""},
+    {"megatron-lm-2021_pretrain_gpt_distributed_with_mp.sh", 0, 2, 2, 2, k1F1B, 16, k2021, ""},
+    // 2022: --recompute-method without a later flag is Megatron-LM 2022's, not Megatron-Core's.
+    {"megatron-lm-2022_pretrain_gpt3_175B.sh", 0, 16, 8, 8, k1F1B, 1536, k2022, ""},
+    // NUM_NODES=1 in the script for TP 8 x PP 16: imported on the 16 nodes its model needs.
+    {"megatron-lm-2024_train_gpt3_175b_distributed.sh", 16, 16, 8, 1, k1F1B, 1536, kCore, ""},
+    {"megatron-lm_gpt_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a Megatron-LM --yaml-cfg config (language_model, model_parallel): hetsim does not read it"},
+    // BLOOM 176B: 70 blocks and the two embeddings over 12 stages (--pp-partition-method
+    // 'type:transformer|embedding'), the launch after the data-ratio helper's `python` runs.
+    {"bigscience_tr11-176B-ml.slurm", 0, 12, 4, 4, k1F1B, 2048, kDeepSpeed, ""},
+    {"bigscience_tr11f-6B3-ml.slurm", 0, 4, 4, 8, k1F1B, 512, kDeepSpeed, ""},
+    {"bigscience_tr1-13B-round1.slurm", 0, 4, 2, 64, k1F1B, 1024, kDeepSpeed, ""},
+    {"bigscience_tr13-176B-mtf-xp3capmixnewcodelonglossseq.slurm", 0, 72, 1, 4, k1F1B, 2048, kDeepSpeed, ""},
+    {"bigscience_tr14-2B7-mup.slurm", 0, 1, 2, 32, k1F1B, 512, kDeepSpeed, ""},
+    {"torchtitan-2025_deepseek_v3_671b.toml", 8, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"deepseek_v3\""},
+    {"torchtitan-2026_gpt_oss_debug_model.toml", 8, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"gpt_oss\""},
+    {"alignment-handbook_fsdp.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "an Accelerate config (distributed_type: FSDP): it says how `accelerate launch` runs a script, not the model"},
+    {"alignment-handbook_launch.slurm", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "the script builds its model itself, so the line has no model shape"},
+    {"nemo_megatron_gpt_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"nemo_megatron_llama_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"olmo_OLMo-7B.yaml", 8, 0, 0, 0, k1F1B, 0, kNone,
+     "model: no num_layers or hidden_size: not a NeMo model config (its model section has d_model, n_heads, "
+     "n_layers"},
 };
 
 absl::StatusOr<std::pair<v1::Plan, std::vector<std::string>>> ImportCorpusFile(const std::filesystem::path& path,
@@ -344,6 +375,43 @@ TEST_CASE("import: the held-out inputs of session 31, beyond their layout", "[in
   // ZeRO-3 from the DeepSpeed config the Azure benchmark script writes in a here document.
   const auto azure = ReadCorpusOk("megatron-deepspeed_azure_run-benchmark-model.sh", 0);
   CHECK(azure.first.stages(0).zero_stage() == 3);
+}
+
+// What the held-out inputs of session 32 showed beyond their layout: BLOOM's launchers were refused for
+// their data-ratio helper (`python load_ratios_meg_ds_format.py`, read as the launch) and, past it, for 70
+// blocks over 12 or 72 stages (DeepSpeed's 'type:transformer|embedding' split counts both embeddings),
+// and their Hugging Face tokenizers and BigScience's own flags were unknown;
+// a 2020 script's renamed flags were refused; a 2022 script was priced with Megatron-Core's defaults;
+// NeMo's examples/ configs without Transformer Engine were priced with fused attention, and a `???`
+// tokenizer path refused the whole config.
+TEST_CASE("import: the held-out inputs of session 32, beyond their layout", "[interop][corpus]") {
+  const auto bloom = ReadCorpusOk("bigscience_tr11-176B-ml.slurm", 0);
+  CHECK(hetsim::testing::HasImportNote(bloom.second, "load_ratios_meg_ds_format.py is not the training launch"));
+  // Megatron's layer sequence: the embedding, 70 blocks, the head; stages 0 and 11 hold an embedding each.
+  CHECK(bloom.first.stages(0).num_layers() == 6);
+  CHECK(bloom.first.stages(1).num_layers() == 6);
+  CHECK(bloom.first.stages(11).num_layers() == 6);
+  CHECK(bloom.first.model().transformer().vocab_size() == 250880);
+  CHECK_FALSE(hetsim::testing::HasImportNote(bloom.second, "unknown"));
+  const auto mtf = ReadCorpusOk("bigscience_tr13-176B-mtf-xp3capmixnewcodelonglossseq.slurm", 0);
+  CHECK(mtf.first.stages(0).num_layers() == 1);
+  CHECK(mtf.first.stages(71).num_layers() == 1);
+  // T5's tokenizer named (32,100 tokens), padded as the script asks (--pad-vocab-size-to 51200);
+  // BigScience's muP and optimizer flags change no cost.
+  const auto mup = ReadCorpusOk("bigscience_tr14-2B7-mup.slurm", 0);
+  CHECK(mup.first.model().transformer().vocab_size() == 51200);
+  CHECK(hetsim::testing::HasImportNote(mup.second, "vocabulary: 32100 tokens, the size of PretrainedFromHF t5-small"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(mup.second, "unknown"));
+  const auto y2020 = ReadCorpusOk("megatron-lm-2020_pretrain_gpt2_model_parallel.sh", 0);
+  CHECK(hetsim::testing::HasImportNote(y2020.second, "--model-parallel-size (today --tensor-model-parallel-size)"));
+  CHECK(y2020.first.micro_batch_size() == 32);  // --batch-size 8 a replica, x DP 4
+  const auto y2022 = ReadCorpusOk("megatron-lm-2022_pretrain_gpt3_175B.sh", 0);
+  CHECK(y2022.first.model().transformer().attention() == v1::ATTENTION_UNFUSED);
+  const auto nemo_gpt = ReadCorpusOk("nemo_megatron_gpt_config.yaml", 0);
+  CHECK(nemo_gpt.first.model().transformer().attention() == v1::ATTENTION_UNFUSED);
+  CHECK(ReadCorpusOk("nemo-launcher_gpt3_5b.yaml", 0).first.model().transformer().attention() == v1::ATTENTION_FLASH);
+  const auto nemo_llama = ReadCorpusOk("nemo_megatron_llama_config.yaml", 0);
+  CHECK(hetsim::testing::HasImportNote(nemo_llama.second, "model.tokenizer.model: ??? (left to the command line)"));
 }
 
 // A DeepSpeed script that builds its model from a name: refused with what is missing and how to give
