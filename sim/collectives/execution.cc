@@ -110,6 +110,11 @@ void CollectiveExecution::Launch(TransferIndex t) {
   const Time step = SaturatingMultiply(repeats, step_latency_[path]);
   const Time extra = wire > kTimeMax - step ? kTimeMax : wire + step;
   if (extra > 0) {
+    // Its flow starts a few dozen events later, reading its route's link ids and summary: asked for
+    // now, they arrive meanwhile (the routes are the router's vectors, scattered over the heap, and
+    // were a miss per flow there).
+    __builtin_prefetch(routes_[path].data());
+    __builtin_prefetch(&summaries_[path]);
     simulator_->ScheduleAfter(extra, this, static_cast<uint64_t>(t));
     return;
   }
@@ -233,11 +238,15 @@ void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
 
 void CollectiveExecution::OnFlowCompleted(network::FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }
 
-// Finish reads the transfer's successor list, then each successor's dependency count: the first
-// successor's two lines are asked for here, while the network still updates the flow's links.
+// Finish reads the transfer's successor list, then each successor's dependency count, and Launch its
+// record: the first successor's lines are asked for here, while the network still updates the flow's
+// links.
 void CollectiveExecution::PrefetchCompletion(uint64_t tag) const {
   const std::span<const TransferIndex> successors = graph_->successors(static_cast<TransferIndex>(tag));
-  if (!successors.empty()) __builtin_prefetch(&pending_[successors.front()], 1);
+  if (successors.empty()) return;
+  __builtin_prefetch(&pending_[successors.front()], 1);
+  // Launched when its count reaches zero (a ring's next step: most successors have one dependency).
+  graph_->PrefetchTransfer(successors.front());
 }
 
 void CollectiveExecution::Finish(TransferIndex t) {

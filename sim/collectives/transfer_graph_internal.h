@@ -81,6 +81,8 @@ class TransferGraph {
     return static_cast<size_t>(t) < latency_repeats_.size() ? latency_repeats_[t] : 1;
   }
   int64_t total_bytes() const { return total_bytes_; }
+  // A hint: asks for transfer `t`'s record (path, bytes, dependency count), which launching it reads.
+  void PrefetchTransfer(TransferIndex t) const { __builtin_prefetch(&transfers_[t]); }
 
   // Successor lists (compressed rows), built on first use after the last Add.
   std::span<const TransferIndex> successors(TransferIndex t) const;
