@@ -55,7 +55,7 @@ set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto report workload)
 set(HETSIM_MODULE_DEPS_fidelity base calibrate collectives driver evaluation proto traces)
-set(HETSIM_MODULE_DEPS_planning base driver evaluation planner)
+set(HETSIM_MODULE_DEPS_planning base driver evaluation planner proto)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)
 set(HETSIM_MODULE_DEPS_api app_lib base calibrate chakra collectives driver evaluation fidelity interop network planner planning proto

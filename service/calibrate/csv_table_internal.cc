@@ -32,9 +32,13 @@ absl::StatusOr<CsvTable> ParseCsvTable(absl::string_view text, absl::string_view
       table.header_line = line;
       continue;
     }
-    if (cells.size() < table.header.size()) {
+    // Trailing empty cells (a trailing comma) are no values; any other extra cell is: "4,210" read as
+    // 4 with 210 dropped gave a time 1000 times too short.
+    while (cells.size() > table.header.size() && cells.back().empty()) cells.pop_back();
+    if (cells.size() != table.header.size()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s:%d: %d columns, the header has %d", file, line, cells.size(), table.header.size()));
+          absl::StrFormat("%s:%d: %d columns, the header has %d%s", file, line, cells.size(), table.header.size(),
+                          cells.size() > table.header.size() ? " (a comma inside a value? cells are not quoted)" : ""));
     }
     table.rows.push_back({line, std::move(cells)});
   }
