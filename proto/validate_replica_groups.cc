@@ -8,6 +8,7 @@
 #include "base/spec/defaults.h"
 #include "base/spec/stage_rules.h"
 #include "proto/gpu_presets.h"
+#include "proto/limits.h"
 #include "proto/validate_plan.h"
 
 namespace hetsim::proto {
@@ -38,14 +39,20 @@ void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, co
 }
 
 // One group's degrees against its mesh and the stage rules (ZeRO shards over all `replicas` of the stage).
-void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint32_t replicas,
-                       const std::string& stage_at, const std::string& at) {
+void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint64_t replicas,
+                       uint64_t micro_batch_size, const std::string& stage_at, const std::string& at) {
   const uint32_t tp = spec::DegreeOrOne(g.tensor_parallel()), dp = spec::DegreeOrOne(g.data_parallel());
   CheckMeshDegrees(p, g.mesh(), tp, 1, dp, at);
   if (g.micro_batch_share() == 0) {
     p.Add(at + "micro_batch_share", "required (samples of each microbatch each replica computes, >= 1)");
     return;
   }
+  // Bounded before the shares are multiplied and added (a share of 2^64 - 1 wrapped the sum).
+  if (g.micro_batch_share() > micro_batch_size) {
+    p.Add(at + "micro_batch_share", "%d is more than micro_batch_size %d", g.micro_batch_share(), micro_batch_size);
+    return;
+  }
+  if (replicas > static_cast<uint64_t>(limits::kMaxGpus)) return;  // the meshes' check names it
   const spec::StageParallelism group{.tensor_parallel = static_cast<int>(tp),
                                      .data_parallel = static_cast<int>(replicas),
                                      .zero_stage = static_cast<int>(s.zero_stage()),
@@ -69,11 +76,15 @@ void CheckGroupsTogether(Problems& p, const Plan& plan, const Stage& s, const st
                          const IslandIndex& islands) {
   uint64_t samples = 0;
   uint32_t max_tp = 1;
+  bool wraps = false;  // a share times its replicas past 2^64: CheckGroupDegrees named the share
   for (const ReplicaGroup& g : s.replica_groups()) {
-    samples += g.micro_batch_share() * spec::DegreeOrOne(g.data_parallel());
+    uint64_t group_samples = 0;
+    wraps |=
+        __builtin_mul_overflow(g.micro_batch_share(), uint64_t{spec::DegreeOrOne(g.data_parallel())}, &group_samples) ||
+        __builtin_add_overflow(samples, group_samples, &samples);
     max_tp = std::max(max_tp, spec::DegreeOrOne(g.tensor_parallel()));
   }
-  if (samples != plan.micro_batch_size()) {
+  if (!wraps && samples != plan.micro_batch_size()) {
     p.Add(at + "replica_groups",
           "the groups' data_parallel x micro_batch_share add up to %d samples, but micro_batch_size is %d", samples,
           plan.micro_batch_size());
@@ -107,7 +118,7 @@ bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int i
   const Stage& s = plan.stages(index);
   const std::string at = absl::StrFormat("stages[%d].", index);
   CheckMixedStageFields(p, plan, model, s, at);
-  uint32_t replicas = 0;
+  uint64_t replicas = 0;  // at most 2^32 groups of 2^32 replicas: no wrap
   for (const ReplicaGroup& g : s.replica_groups()) replicas += spec::DegreeOrOne(g.data_parallel());
   const DType dtype = EffectiveDType(model);
   const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
@@ -119,7 +130,7 @@ bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int i
       meshes_ok = false;
       continue;
     }
-    CheckGroupDegrees(p, model, s, g, replicas, at, group_at);
+    CheckGroupDegrees(p, model, s, g, replicas, plan.micro_batch_size(), at, group_at);
     CheckIslandGpu(p, islands.at(g.mesh().island()), group_at + "mesh.island", dtype, measured);
   }
   if (meshes_ok) CheckGroupsTogether(p, plan, s, at, islands);

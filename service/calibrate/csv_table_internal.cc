@@ -1,5 +1,7 @@
 #include "service/calibrate/csv_table_internal.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
@@ -25,6 +27,14 @@ absl::StatusOr<CsvTable> ParseCsvTable(absl::string_view text, absl::string_view
     const int line = static_cast<int>(i) + 1;
     absl::string_view l = absl::StripAsciiWhitespace(lines[i]);
     if (l.empty() || l[0] == '#') continue;
+    // A NUL or another control byte is binary data, not a table (and would be printed raw in messages).
+    if (const auto bad =
+            std::find_if(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; });
+        bad != l.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s:%d: byte %d is the control character 0x%02x: not a text table", file, line,
+                          bad - l.begin() + 1, static_cast<unsigned char>(*bad)));
+    }
     std::vector<std::string> cells;
     for (absl::string_view c : absl::StrSplit(l, ',')) cells.emplace_back(absl::StripAsciiWhitespace(c));
     if (table.header_line == 0) {

@@ -102,14 +102,22 @@ TEST_CASE("import megatron: --out over --model or over the DeepSpeed config the 
   const fs::path dir = EmptyDir("import");
   const std::string cluster = Source("examples/cluster-a100-512.pbtxt");
   const std::string model = CopyInto(dir, "examples/model-gpt39b.pbtxt", "model.pbtxt");
-  const std::string script = CopyInto(dir, "tests/bad_inputs/deepspeed_without_model.sh", "train.sh");
+  const std::string config = (dir / "ds.json").string();
+  REQUIRE(hetsim::proto::WriteFileAtomically(
+              config, "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}\n")
+              .ok());
+  // A DeepSpeed script that builds its model from a name: the model comes from --model, the batch from
+  // the config beside it.
+  const std::string script = (dir / "train.sh").string();
+  REQUIRE(hetsim::proto::WriteFileAtomically(
+              script, "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json --model_name_or_path gpt2\n")
+              .ok());
   RefusedAndKept(
       absl::StrCat("import megatron ", script, " --model ", model, " --nodes 1 --cluster ", cluster, " --out ", model),
       model, "model.pbtxt: is also an input of this command");
-  const std::string config = (dir / "ds.json").string();
-  REQUIRE(hetsim::proto::WriteFileAtomically(
-              config, "{\"train_micro_batch_size_per_gpu\": 2, \"gradient_accumulation_steps\": 4}\n")
-              .ok());
+  RefusedAndKept(
+      absl::StrCat("import megatron ", script, " --model ", model, " --nodes 1 --cluster ", cluster, " --out ", config),
+      config, "ds.json: is also an input of this command");
   const std::string line = (dir / "line.sh").string();
   REQUIRE(hetsim::proto::WriteFileAtomically(
               line,
