@@ -10,6 +10,8 @@
 #include "proto/io.h"
 #include "tests/app/cli/cli_util.h"
 
+// A namespace of its own: the unity build joins this file with others that define EmptyDir, Read, ...
+namespace cli_outputs_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -170,3 +172,4 @@ TEST_CASE("import megatron and plan: a --name that is not UTF-8 is refused befor
 }
 
 }  // namespace
+}  // namespace cli_outputs_test
