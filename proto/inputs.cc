@@ -1,6 +1,8 @@
 #include "proto/inputs.h"
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -18,6 +20,15 @@ std::string ResolveRelativeTo(absl::string_view file, absl::string_view relative
   const std::filesystem::path rel{std::string(relative)};
   if (relative.empty() || rel.is_absolute()) return std::string(relative);
   return (std::filesystem::path(std::string(file)).parent_path() / rel).lexically_normal().string();
+}
+
+std::vector<std::string> PlanFilesRead(absl::string_view plan_path) {
+  std::vector<std::string> files = {std::string(plan_path)};
+  hetsim::v1::Plan plan;
+  if (ParseSource(Source::File(std::string(plan_path)), &plan).ok() && !plan.model_path().empty()) {
+    files.push_back(ResolveRelativeTo(plan_path, plan.model_path()));
+  }
+  return files;
 }
 
 absl::Status ValidatePlanInputs(PlanInputs& in) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -50,6 +51,10 @@ struct PlanInputs {
 
 // `relative` as seen from the folder of `file`; absolute paths and empty strings are returned as-is.
 std::string ResolveRelativeTo(absl::string_view file, absl::string_view relative);
+
+// The files a plan file makes a command read: the plan and, when it parses and names one, its model
+// file. For the outputs a command must not write over (proto/output_files.h); not a check of the plan.
+std::vector<std::string> PlanFilesRead(absl::string_view plan_path);
 
 // Loads and validates the cluster, the model and the plan, in that order; the first file with problems
 // decides the returned InvalidArgument (all of that file's problems, one per line). The plan's model is

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -223,6 +224,10 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
   return CheckKnownFieldsAndEnums(*message, file);
 }
 
+bool IsValidUtf8(absl::string_view text) {
+  return pb::internal::IsStructurallyValidUTF8(text.data(), static_cast<int>(text.size()));
+}
+
 absl::Status CheckKnownFieldsAndEnums(const pb::Message& message, absl::string_view file) {
   std::vector<std::string> problems;
   CheckMessage(message, "", &problems);
@@ -284,8 +289,11 @@ absl::StatusOr<std::string> WriteTempBeside(absl::string_view path, absl::string
   }
   std::filesystem::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
+  // The temporary name keeps at most 200 bytes of the file's name, so that every name the file system
+  // allows (255 bytes) can be written; the process id, the counter and O_EXCL keep it unique.
+  const std::string name = target.filename().string();
   const std::filesystem::path temp =
-      folder / absl::StrFormat(".%s.tmp-%d-%d", target.filename().string(), getpid(), counter.fetch_add(1));
+      folder / absl::StrFormat(".%s.tmp-%d-%d", name.substr(0, 200), getpid(), counter.fetch_add(1));
   auto fail = [&](const char* what, int error) {
     ::unlink(temp.c_str());
     return absl::PermissionDeniedError(absl::StrFormat("%s: cannot %s: %s", path, what, std::strerror(error)));

@@ -50,6 +50,10 @@ absl::StatusOr<std::string> SerializeMessage(const google::protobuf::Message& me
 // "<file>: <field path>: <problem>".
 absl::Status CheckKnownFieldsAndEnums(const google::protobuf::Message& message, absl::string_view file);
 
+// True when `text` is valid UTF-8: what every string field of a message must be to read back (a name
+// given on the command line is checked before it lands in one).
+bool IsValidUtf8(absl::string_view text);
+
 // What an input file holds, which sets how large it may be (docs/reliability.md).
 enum class InputKind {
   kMessage,      // a cluster, model, plan, sweep, faults or validation-set file: 256 MiB

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
@@ -34,6 +35,7 @@ class OutputFiles {
  private:
   std::vector<std::string> inputs_;
   std::vector<std::pair<std::string, std::string>> staged_;  // path, bytes
+  absl::flat_hash_set<std::string> staged_keys_;             // each staged path's canonical spelling
 };
 
 // One output file, never over one of `inputs`: OutputFiles with a single file.

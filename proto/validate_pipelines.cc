@@ -51,6 +51,7 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
 void CheckShares(Problems& p, const Plan& plan) {
   absl::flat_hash_set<std::string> names;
   uint64_t total = 0;
+  bool sum_meaningless = false;
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     const Pipeline& pl = plan.pipelines(i);
     const std::string at = absl::StrFormat("pipelines[%d].", i);
@@ -60,12 +61,16 @@ void CheckShares(Problems& p, const Plan& plan) {
     const uint64_t micro = PipelineMicroBatchSize(plan, pl);
     if (pl.batch_share() == 0) {
       p.Add(at + "batch_share", "required (samples of the global batch, >= 1)");
+    } else if (pl.batch_share() > plan.global_batch_size()) {
+      // Checked before the sum: shares near 2^64 wrapped it to any total, 128 as well.
+      p.Add(at + "batch_share", "%d is more than global_batch_size %d", pl.batch_share(), plan.global_batch_size());
+      sum_meaningless = true;
     } else if (micro > 0 && pl.batch_share() % micro != 0) {
       p.Add(at + "batch_share", "%d is not a multiple of the micro-batch size %d", pl.batch_share(), micro);
     }
-    total += pl.batch_share();
+    sum_meaningless |= __builtin_add_overflow(total, pl.batch_share(), &total);
   }
-  if (total != plan.global_batch_size()) {
+  if (!sum_meaningless && total != plan.global_batch_size()) {
     p.Add("pipelines", "batch shares add up to %d samples, but global_batch_size is %d", total,
           plan.global_batch_size());
   }

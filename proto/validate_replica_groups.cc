@@ -40,7 +40,7 @@ void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, co
 
 // One group's degrees against its mesh and the stage rules (ZeRO shards over all `replicas` of the stage).
 void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const ReplicaGroup& g, uint64_t replicas,
-                       const std::string& stage_at, const std::string& at) {
+                       uint64_t micro_batch_size, const std::string& stage_at, const std::string& at) {
   const uint32_t tp = spec::DegreeOrOne(g.tensor_parallel()), dp = spec::DegreeOrOne(g.data_parallel());
   CheckMeshDegrees(p, g.mesh(), tp, 1, dp, at);
   if (g.micro_batch_share() == 0) {
@@ -54,6 +54,11 @@ void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const Re
   if (replicas > limits::kMaxDegree) {
     p.Add(stage_at + "replica_groups", "the groups' data_parallel add up to %d replicas, more than %d", replicas,
           limits::kMaxDegree);
+    return;
+  }
+  // Bounded before the shares are multiplied and added (a share of 2^64 - 1 wrapped the sum).
+  if (g.micro_batch_share() > micro_batch_size) {
+    p.Add(at + "micro_batch_share", "%d is more than micro_batch_size %d", g.micro_batch_share(), micro_batch_size);
     return;
   }
   const spec::StageParallelism group{.tensor_parallel = static_cast<int>(tp),
@@ -79,11 +84,15 @@ void CheckGroupsTogether(Problems& p, const Plan& plan, const Stage& s, const st
                          const IslandIndex& islands) {
   uint64_t samples = 0;
   uint32_t max_tp = 1;
+  bool wraps = false;  // a share times its replicas past 2^64: CheckGroupDegrees named the share
   for (const ReplicaGroup& g : s.replica_groups()) {
-    samples += g.micro_batch_share() * spec::DegreeOrOne(g.data_parallel());
+    uint64_t group_samples = 0;
+    wraps |=
+        __builtin_mul_overflow(g.micro_batch_share(), uint64_t{spec::DegreeOrOne(g.data_parallel())}, &group_samples) ||
+        __builtin_add_overflow(samples, group_samples, &samples);
     max_tp = std::max(max_tp, spec::DegreeOrOne(g.tensor_parallel()));
   }
-  if (samples != plan.micro_batch_size()) {
+  if (!wraps && samples != plan.micro_batch_size()) {
     p.Add(at + "replica_groups",
           "the groups' data_parallel x micro_batch_share add up to %d samples, but micro_batch_size is %d", samples,
           plan.micro_batch_size());
@@ -129,7 +138,7 @@ bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int i
       meshes_ok = false;
       continue;
     }
-    CheckGroupDegrees(p, model, s, g, replicas, at, group_at);
+    CheckGroupDegrees(p, model, s, g, replicas, plan.micro_batch_size(), at, group_at);
     CheckIslandGpu(p, islands.at(g.mesh().island()), group_at + "mesh.island", dtype, measured);
   }
   if (meshes_ok) CheckGroupsTogether(p, plan, s, at, islands);

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}; shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim fuzz_chakra fuzz_launch_line fuzz_nccl_log fuzz_torchtitan fuzz_nemo fuzz_report_html fuzz_api_args)
+((${#targets[@]})) || targets=(fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim fuzz_chakra fuzz_launch_line fuzz_nccl_log fuzz_torchtitan fuzz_nemo fuzz_deepspeed_config fuzz_calibrate_csv fuzz_report_html fuzz_api_args)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 work=${FUZZ_WORK:-/tmp/hetsim-fuzz}
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"

@@ -17,7 +17,7 @@ config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 
 if [ "${SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
   export CXX=clang++
   config+=(-DHETSIM_BUILD_FUZZ=ON -DHETSIM_FUZZ_SECONDS="${HETSIM_FUZZ_SECONDS:-5}")
-  targets+=(fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim fuzz_chakra fuzz_launch_line fuzz_nccl_log fuzz_torchtitan fuzz_nemo fuzz_report_html fuzz_api_args)
+  targets+=(fuzz_load_binary fuzz_load_text fuzz_load_json fuzz_plan_sim fuzz_chakra fuzz_launch_line fuzz_nccl_log fuzz_torchtitan fuzz_nemo fuzz_deepspeed_config fuzz_calibrate_csv fuzz_report_html fuzz_api_args)
 fi
 cmake -S . -B "$build" -G Ninja "${config[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"

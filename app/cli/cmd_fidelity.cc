@@ -2,12 +2,16 @@
 // validation sets (validation/*.pbtxt by default) and compares the predictions with the published
 // measurements: a table per set, MAPE, max |error| and Kendall's tau, and the set's bounds.
 #include <cstdio>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "base/wall_limit.h"
+#include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "service/fidelity/chart.h"
@@ -17,6 +21,8 @@
 
 namespace hetsim::cli {
 namespace {
+
+namespace v1 = hetsim::v1;
 
 // Exit code of --check when a set's bounds are not met (the prediction ran; the model is off).
 constexpr int kExitBoundsNotMet = 1;
@@ -46,6 +52,25 @@ const CommandInfo kFidelityInfo = {
     "--timing prints each case's wall time on stderr. Bad input exits 2 naming the file and field, before\n"
     "anything is printed or written. --max-wall-seconds S stops every simulation and collective once S\n"
     "seconds have passed since the start (exit 2, nothing written)."};
+
+// Every file the sets read, each once: the sets, and their cases' plans, models and clusters. No output
+// may replace one of them.
+std::vector<std::string> FilesRead(const std::vector<fidelity::LoadedValidationSet>& sets) {
+  std::set<std::string> files, plans;
+  for (const fidelity::LoadedValidationSet& set : sets) {
+    files.insert(set.path);
+    for (const v1::ValidationCase& c : set.set.cases()) {
+      if (c.has_collective()) files.insert(c.collective().cluster());
+      if (!c.has_training_run()) continue;
+      files.insert(c.training_run().cluster());
+      plans.insert(c.training_run().plan());
+    }
+  }
+  for (const std::string& path : plans) {
+    for (std::string& f : proto::PlanFilesRead(path)) files.insert(std::move(f));
+  }
+  return {files.begin(), files.end()};
+}
 
 struct Options {
   std::vector<std::string> files;
@@ -95,6 +120,15 @@ int Fidelity(const Args& args) {
                                               sets.front().unit, sets[i].unit)));
     }
   }
+  // The outputs are checked before the first simulation (a missing folder was found after minutes).
+  proto::OutputFiles outputs(FilesRead(sets));  // the JSON and the chart, both or neither, never over an input
+  for (const std::string* out : {&o.json_path, &o.chart_path}) {
+    if (out->empty()) continue;
+    if (absl::Status s = outputs.Check(*out); !s.ok()) return ReportFailure(kFidelityInfo, s);
+  }
+  if (!o.json_path.empty() && o.json_path == o.chart_path) {
+    return UsageError(kFidelityInfo, absl::StrCat(o.json_path, ": named for two outputs (--json, --chart)"));
+  }
   fidelity::CaseTimer timer;
   if (o.timing) {
     timer = [](const v1::ValidationCase& c, double seconds) {
@@ -111,9 +145,6 @@ int Fidelity(const Args& args) {
     if (!svg.ok()) return ReportFailure(kFidelityInfo, svg.status());
     chart = *std::move(svg);
   }
-  std::vector<std::string> set_files;
-  for (const fidelity::LoadedValidationSet& set : sets) set_files.push_back(set.path);
-  proto::OutputFiles outputs(std::move(set_files));  // the JSON and the chart, both or neither, never over a set
   if (absl::Status s = outputs.AddMessage(o.json_path, *report); !s.ok()) return ReportFailure(kFidelityInfo, s);
   if (absl::Status s = outputs.Add(o.chart_path, chart); !s.ok()) return ReportFailure(kFidelityInfo, s);
   if (absl::Status s = outputs.Commit(); !s.ok()) return ReportFailure(kFidelityInfo, s);

@@ -2,6 +2,7 @@
 // (service/interop/megatron_*.h, docs/megatron.md).
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -87,7 +88,9 @@ int MegatronImport(const Args& args) {
   }
   absl::StatusOr<interop::ImportResponse> imported = interop::ImportPlan(request);
   if (!imported.ok()) return ReportFailure(kMegatronImportInfo, imported.status());
-  if (absl::Status s = WriteImported(*imported, out, {request.file, cluster_path}); !s.ok()) {
+  std::vector<std::string> read = imported->files_read;
+  read.push_back(cluster_path);
+  if (absl::Status s = WriteImported(*imported, out, std::move(read)); !s.ok()) {
     return ReportFailure(kMegatronImportInfo, s);
   }
   return kExitOk;

@@ -71,22 +71,35 @@ struct PredictionOutputs {
   bool exact = false;  // --exact
 };
 
-// Plans with predictions: everything is computed and serialised before any file is written.
+// Plans with predictions: the outputs are checked before any simulation (never over a file the command
+// read: a plan, its model, the cluster, the --plans list), and written both or neither at the end.
 int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::string& cluster_path,
-                        const PredictionOutputs& outputs) {
+                        const std::string& plans_source, const PredictionOutputs& outputs) {
   if (!outputs.report_path.empty()) {
     if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(outputs.report_path); !f.ok()) {
       return ReportFailure(kValidateInfo, f.status());
     }
   }
-  std::vector<proto::Source> plans;
-  for (const std::string& path : plan_paths) plans.push_back(proto::Source::File(path));
-  absl::StatusOr<hetsim::v1::PlanValidationReport> report = evaluation::ValidatePredictionSources(
-      plans, proto::Source::File(cluster_path), {.chart = !outputs.chart_path.empty(), .exact = outputs.exact});
+  std::vector<proto::PlanInputs> plans;
+  std::vector<std::string> read = {cluster_path, plans_source};
+  for (const std::string& path : plan_paths) {
+    absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(path, cluster_path);
+    if (!inputs.ok()) return ReportFailure(kValidateInfo, inputs.status());
+    read.push_back(path);
+    read.push_back(inputs->model_path);
+    plans.push_back(*std::move(inputs));
+  }
+  proto::OutputFiles files(std::move(read));  // the report and the chart, both or neither
+  for (const std::string* out : {&outputs.report_path, &outputs.chart_path}) {
+    if (out->empty()) continue;
+    if (absl::Status s = files.Check(*out); !s.ok()) return ReportFailure(kValidateInfo, s);
+  }
+  if (!outputs.report_path.empty() && outputs.report_path == outputs.chart_path) {
+    return UsageError(kValidateInfo, absl::StrCat(outputs.report_path, ": named for two outputs (--report, --chart)"));
+  }
+  absl::StatusOr<hetsim::v1::PlanValidationReport> report =
+      evaluation::ValidatePredictions(plans, {.chart = !outputs.chart_path.empty(), .exact = outputs.exact});
   if (!report.ok()) return ReportFailure(kValidateInfo, report.status());
-  std::vector<std::string> inputs = plan_paths;
-  inputs.push_back(cluster_path);
-  proto::OutputFiles files(std::move(inputs));  // the report and the chart, both or neither
   if (absl::Status s = files.AddMessage(outputs.report_path, *report); !s.ok()) return ReportFailure(kValidateInfo, s);
   if (absl::Status s = files.Add(outputs.chart_path, report->chart_svg()); !s.ok()) {
     return ReportFailure(kValidateInfo, s);
@@ -98,7 +111,12 @@ int ValidatePredictions(const std::vector<std::string>& plan_paths, const std::s
 
 // A plan without a prediction, against hetsim's own planner's cost model.
 int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std::string& planner_name,
-                          const planner::PlannerKind* kind, const std::string& html_path, bool exact) {
+                          const planner::PlannerKind* kind, const std::string& html_path, bool exact,
+                          const std::string& plans_source) {
+  proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path, plans_source});
+  if (!html_path.empty()) {  // checked before the simulations, written after them
+    if (absl::Status s = files.Check(html_path); !s.ok()) return ReportFailure(kValidateInfo, s);
+  }
   absl::StatusOr<evaluation::OwnValidation> v = evaluation::ValidateOwnPrediction(*inputs, top_k, *kind, exact);
   if (!v.ok()) return ReportFailure(kValidateInfo, v.status());
   if (!html_path.empty()) {
@@ -110,7 +128,6 @@ int ValidateOwnPrediction(const proto::PlanInputs* inputs, int top_k, const std:
       }
       html.kendall_tau = v->kendall_tau;
     }
-    proto::OutputFiles files({inputs->plan_path, inputs->cluster_path, inputs->model_path});
     // Under the command's wall-clock limit (its scope, installed in Validate).
     absl::StatusOr<std::string> page =
         DrawPageWithin(CurrentWallLimit(), [&] { return traces::html::ValidateReportHtml(html); });
@@ -166,14 +183,14 @@ int Validate(const Args& args) {
         kValidateInfo,
         absl::StrCat(plan_paths.front(), ": --report and --chart need plans with a prediction (Plan.prediction)"));
   }
-  if (own) return ValidateOwnPrediction(&*inputs, top_k, planner_name, &*kind, html_path, outputs.exact);
+  if (own) return ValidateOwnPrediction(&*inputs, top_k, planner_name, &*kind, html_path, outputs.exact, plans_source);
   if (top_k > 0)
     return UsageError(kValidateInfo, "--top-k re-plans a plan without a prediction; these plans carry one");
   if (!html_path.empty()) {
     return UsageError(kValidateInfo,
                       "--html draws one plan against hetsim's own prediction; use --chart for plans with predictions");
   }
-  return ValidatePredictions(plan_paths, cluster_path, outputs);
+  return ValidatePredictions(plan_paths, cluster_path, plans_source, outputs);
 }
 
 }  // namespace

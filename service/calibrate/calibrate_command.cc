@@ -1,13 +1,16 @@
 #include "service/calibrate/calibrate_command.h"
 
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
+#include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "service/calibrate/gemm_source.h"
@@ -33,7 +36,9 @@ absl::Status CheckRequest(const CalibrateRequest& r) {
 
 // The fit's sources in the order they fit: every run of the nccl-tests logs, the GEMM timings, then the
 // measured iterations (the overheads are what remains once the kernels and the collectives are calibrated).
-absl::StatusOr<Sources> LoadSources(const CalibrateRequest& r) {
+// `plan_files`: gains the plans the iteration files name and their models (`--out` over one replaced a
+// measured plan with the calibrated cluster).
+absl::StatusOr<Sources> LoadSources(const CalibrateRequest& r, std::vector<std::string>* plan_files) {
   Sources sources;
   std::vector<NcclLog> parsed;
   std::vector<std::string> skipped_runs;
@@ -54,6 +59,9 @@ absl::StatusOr<Sources> LoadSources(const CalibrateRequest& r) {
   for (const std::string& path : r.iterations) {
     HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(path, proto::InputKind::kText));
     HETSIM_ASSIGN_OR_RETURN(std::vector<MeasuredIteration> runs, ParseIterationCsv(text, path));
+    for (const MeasuredIteration& run : runs) {
+      for (std::string& f : proto::PlanFilesRead(run.plan_path)) plan_files->push_back(std::move(f));
+    }
     sources.push_back(std::make_unique<IterationSource>(std::move(runs), path, r.cluster_path, r.exact));
   }
   return sources;
@@ -90,8 +98,8 @@ absl::StatusOr<LoadedCalibration> LoadCalibration(const CalibrateRequest& reques
   HETSIM_RETURN_IF_ERROR(CheckRequest(request));
   LoadedCalibration loaded;
   HETSIM_ASSIGN_OR_RETURN(loaded.cluster, proto::LoadCluster(request.cluster_path));
-  HETSIM_ASSIGN_OR_RETURN(loaded.sources, LoadSources(request));
   loaded.input_files = {request.cluster_path};
+  HETSIM_ASSIGN_OR_RETURN(loaded.sources, LoadSources(request, &loaded.input_files));
   for (const auto* list : {&request.logs, &request.gemms, &request.iterations}) {
     loaded.input_files.insert(loaded.input_files.end(), list->begin(), list->end());
   }

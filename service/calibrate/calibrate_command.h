@@ -45,7 +45,8 @@ absl::Status CheckLogShape(const NcclLogShape& shape);
 struct LoadedCalibration {
   hetsim::v1::Cluster cluster;
   std::vector<std::unique_ptr<CalibrationSource>> sources;
-  std::vector<std::string> input_files;  // the cluster, then every log, GEMM and iteration file
+  // The cluster, the plans (and their models) the iteration files name, every log, GEMM and iteration file.
+  std::vector<std::string> input_files;
 };
 
 // Checks the request (log shape, MAPE threshold, something to fit) and reads its files.

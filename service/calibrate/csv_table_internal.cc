@@ -1,5 +1,7 @@
 #include "service/calibrate/csv_table_internal.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
@@ -25,6 +27,14 @@ absl::StatusOr<CsvTable> ParseCsvTable(absl::string_view text, absl::string_view
     const int line = static_cast<int>(i) + 1;
     absl::string_view l = absl::StripAsciiWhitespace(lines[i]);
     if (l.empty() || l[0] == '#') continue;
+    // A NUL or another control byte is binary data, not a table (and would be printed raw in messages).
+    if (const auto bad =
+            std::find_if(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; });
+        bad != l.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s:%d: byte %d is the control character 0x%02x: not a text table", file, line,
+                          bad - l.begin() + 1, static_cast<unsigned char>(*bad)));
+    }
     std::vector<std::string> cells;
     for (absl::string_view c : absl::StrSplit(l, ',')) cells.emplace_back(absl::StripAsciiWhitespace(c));
     if (table.header_line == 0) {
@@ -32,9 +42,13 @@ absl::StatusOr<CsvTable> ParseCsvTable(absl::string_view text, absl::string_view
       table.header_line = line;
       continue;
     }
-    if (cells.size() < table.header.size()) {
+    // Trailing empty cells (a trailing comma) are no values; any other extra cell is: "4,210" read as
+    // 4 with 210 dropped gave a time 1000 times too short.
+    while (cells.size() > table.header.size() && cells.back().empty()) cells.pop_back();
+    if (cells.size() != table.header.size()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s:%d: %d columns, the header has %d", file, line, cells.size(), table.header.size()));
+          absl::StrFormat("%s:%d: %d columns, the header has %d%s", file, line, cells.size(), table.header.size(),
+                          cells.size() > table.header.size() ? " (a comma inside a value? cells are not quoted)" : ""));
     }
     table.rows.push_back({line, std::move(cells)});
   }

@@ -1,6 +1,7 @@
 // The comma-separated tables `hetsim calibrate` reads (GEMM timings, measured iterations): blank lines
 // and lines starting with '#' are skipped, the first other line is the header, every later line a row
-// that remembers its line number for error messages. Cells are trimmed; none may contain a comma.
+// that remembers its line number for error messages. Cells are trimmed; none may contain a comma, and a
+// row has exactly the header's columns (empty trailing cells aside).
 #ifndef HETSIM_SERVICE_CALIBRATE_CSV_TABLE_INTERNAL_H_
 #define HETSIM_SERVICE_CALIBRATE_CSV_TABLE_INTERNAL_H_
 
@@ -21,7 +22,7 @@ struct CsvRow {
 struct CsvTable {
   int header_line = 0;
   std::vector<std::string> header;  // lower-case
-  std::vector<CsvRow> rows;         // each with at least as many cells as the header
+  std::vector<CsvRow> rows;         // each with as many cells as the header
   // Index of the column named `name` (lower-case), -1 when there is none.
   int Column(absl::string_view name) const;
 };

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/wall_limit.h"
 #include "proto/inputs.h"
+#include "proto/limits.h"
 #include "service/calibrate/csv_table_internal.h"
 #include "service/calibrate/overhead_probe.h"
 
@@ -42,6 +43,14 @@ absl::StatusOr<std::vector<MeasuredIteration>> ParseIterationCsv(absl::string_vi
     if (!absl::SimpleAtod(row.cells[col_time], &ms) || !std::isfinite(ms) || ms <= 0) {
       return LineError(file, row.line,
                        absl::StrFormat("time_ms: \"%s\" is not a positive number", row.cells[col_time]));
+    }
+    // As nccl-tests and GEMM times: the fit divides by it (a denormal time pinned the fit at a bound
+    // without naming the row), and no iteration outlasts what hetsim simulates.
+    constexpr double kMinMs = 1e-6, kMaxMs = proto::limits::kMaxSimulatedPs * 1e-9;
+    if (ms < kMinMs || ms > kMaxMs) {
+      return LineError(file, row.line,
+                       absl::StrFormat("time_ms: %s is outside [%g, %g] ms (1 ns to what hetsim simulates)",
+                                       row.cells[col_time], kMinMs, kMaxMs));
     }
     m.seconds = ms * 1e-3;
     out.push_back(std::move(m));

@@ -106,8 +106,9 @@ class LogScanner {
   TableLayout layout_;
   std::vector<NcclRow> rows_;
   int empty_rows_ = 0;
-  int table_end_ = 0;  // the trailer's line
-  std::string test_;   // named before the table
+  size_t row_tokens_ = 0;  // the tokens of the last row read: a malformed row has as many
+  int table_end_ = 0;      // the trailer's line
+  std::string test_;       // named before the table
   int test_line_ = 0;
   bool test_from_header_ = false;
   std::string in_network_;  // what shows in-network reduction, and where
@@ -149,6 +150,11 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
   const bool in_log = header_line_ != 0 || !ranks_.empty();
   if (text[0] != '#' && LooksLikeRow(tokens) && (in_log || !IsShortRow(tokens))) {
     return RowSeen(tokens, line_no);
+  }
+  // Among the table's rows, a row whose size or count is no count is a measurement gone wrong, not
+  // prose: skipping it dropped it without a word.
+  if (text[0] != '#' && !rows_.empty() && table_end_ == 0 && tokens.size() == row_tokens_) {
+    if (std::optional<std::string> problem = MalformedRowProblem(tokens)) return LineError(file_, line_no, *problem);
   }
   return absl::OkStatus();  // prose, commands, NCCL's INFO lines, nccl-tests' other '#' lines
 }
@@ -213,6 +219,7 @@ absl::Status LogScanner::RowSeen(const std::vector<absl::string_view>& tokens, i
     bad_row_ = true;
     return LineError(file_, line_no, row.problem);
   }
+  row_tokens_ = tokens.size();
   if (rows_.empty() && empty_rows_ == 0) {
     redop_ = row.redop;
     rooted_ = row.rooted;

@@ -224,6 +224,16 @@ bool LooksLikeRow(const std::vector<absl::string_view>& tokens) {
 
 bool IsShortRow(const std::vector<absl::string_view>& tokens) { return tokens.size() < 8; }
 
+std::optional<std::string> MalformedRowProblem(const std::vector<absl::string_view>& tokens) {
+  auto numeric = [](absl::string_view t) {
+    return !t.empty() &&
+           (absl::ascii_isdigit(static_cast<unsigned char>(t[0])) || t[0] == '-' || t[0] == '+' || t[0] == '.');
+  };
+  if (IsShortRow(tokens) || !numeric(tokens[0]) || !numeric(tokens[1]) || LooksLikeRow(tokens)) return std::nullopt;
+  if (!IsCount(tokens[0])) return absl::StrFormat("size: \"%s\" is not a byte count", tokens[0]);
+  return absl::StrFormat("count: \"%s\" is not an element count", tokens[1]);
+}
+
 RowFigures ParseRow(std::vector<absl::string_view> tokens, const TableLayout& layout) {
   while (!tokens.empty() && IsTimestampPart(tokens.back())) tokens.pop_back();  // nccl-tests -S 1
   RowFigures row;

@@ -62,6 +62,10 @@ TableLayout LayoutFromHeader(std::vector<std::string> names);
 // A table row's candidates: the first two tokens are non-negative integers (size and count).
 bool LooksLikeRow(const std::vector<absl::string_view>& tokens);
 
+// A line shaped as a row (not short, its first two tokens numbers) whose size or count is no
+// non-negative integer ("-8", "1e308", 2^63): the problem naming the column, else nullopt.
+std::optional<std::string> MalformedRowProblem(const std::vector<absl::string_view>& tokens);
+
 // Fewer tokens than any nccl-tests row has less a column or three (rows have 11 to 13 figures, 21
 // with per-iteration columns): before a column header or Rank lines such a line is another tool's output, as
 // perftest's "65536 5000 92.42 92.40 0.176230" in a README beside an nccl-tests table, not a row.

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@
 #include "base/spec/dtype.h"
 #include "base/status_macros.h"
 #include "proto/io.h"
+#include "proto/output_files.h"
 #include "service/chakra/attributes_internal.h"
 #include "sim/executor/layer_range_sync.h"
 #include "sim/pipeline/dag.h"
@@ -537,20 +540,35 @@ int64_t ExportNodesLowerBound(const spec::PlanSpec& plan) {
 std::string RankFileName(absl::string_view prefix, int rank) { return absl::StrCat(prefix, ".", rank, ".et"); }
 std::string CommGroupsFileName(absl::string_view prefix) { return absl::StrCat(prefix, ".comm_groups.json"); }
 
-absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix) {
-  std::vector<std::pair<std::string, std::string>> files;
-  for (size_t r = 0; r < out.ranks.size(); ++r) {
-    files.emplace_back(RankFileName(prefix, static_cast<int>(r)), proto::SerializeChakraStream(out.ranks[r]));
-  }
-  files.emplace_back(CommGroupsFileName(prefix), proto::ChakraCommGroupsJson(out.comm_groups));
+absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix,
+                               std::vector<std::string> inputs) {
+  const std::filesystem::path folder{std::string(dir)};
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(std::string(dir)), ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrFormat("%s: cannot create the folder: %s", dir, ec.message()));
-  for (const auto& [name, bytes] : files) {
-    HETSIM_RETURN_IF_ERROR(
-        proto::WriteFileAtomically((std::filesystem::path(std::string(dir)) / name).string(), bytes));
+  if (std::filesystem::exists(folder, ec) && !std::filesystem::is_directory(folder, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: not a folder", dir));
   }
-  return absl::OkStatus();
+  // The folder's first missing ancestor: what this call creates, and removes again if nothing is written.
+  std::filesystem::path created;
+  for (std::filesystem::path p = folder; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    created = p;
+    if (p == p.parent_path()) break;
+  }
+  std::filesystem::create_directories(folder, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrFormat("%s: cannot create the folder: %s", dir, ec.message()));
+  // Every file staged, then all written or none (proto/output_files.h): a name the file system refuses
+  // (a prefix too long for the groups file) or a full disk leaves no rank file behind.
+  proto::OutputFiles files(std::move(inputs));
+  absl::Status status = absl::OkStatus();
+  for (size_t r = 0; r < out.ranks.size() && status.ok(); ++r) {
+    status = files.Add((folder / RankFileName(prefix, static_cast<int>(r))).string(),
+                       proto::SerializeChakraStream(out.ranks[r]));
+  }
+  if (status.ok()) {
+    status = files.Add((folder / CommGroupsFileName(prefix)).string(), proto::ChakraCommGroupsJson(out.comm_groups));
+  }
+  if (status.ok()) status = files.Commit();
+  if (!status.ok() && !created.empty()) std::filesystem::remove_all(created, ec);
+  return status;
 }
 
 }  // namespace hetsim::chakra

@@ -62,9 +62,11 @@ int64_t ExportNodesLowerBound(const spec::PlanSpec& plan);
 std::string RankFileName(absl::string_view prefix, int rank);
 std::string CommGroupsFileName(absl::string_view prefix);
 
-// Writes every rank file and the groups file into `dir` (created if missing). Each file is written
-// atomically; everything is serialised before the first write.
-absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix);
+// Writes every rank file and the groups file into `dir` (created if missing), all or none: on failure
+// nothing is left, not even the folders this call created. A file that is one of `inputs` (the plan,
+// the cluster, the model) is refused before anything is written.
+absl::Status WriteChakraExport(const ChakraExport& out, absl::string_view dir, absl::string_view prefix,
+                               std::vector<std::string> inputs = {});
 
 }  // namespace hetsim::chakra
 

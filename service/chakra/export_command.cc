@@ -1,6 +1,7 @@
 #include "service/chakra/export_command.h"
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -61,7 +62,13 @@ absl::StatusOr<ExportResponse> ExportChakraFiles(const ExportRequest& request) {
   HETSIM_ASSIGN_OR_RETURN(out.prefix, ExportPrefix(request));
   HETSIM_ASSIGN_OR_RETURN(proto::PlanInputs inputs, proto::LoadPlanInputs(request.plan, request.cluster));
   HETSIM_ASSIGN_OR_RETURN(out.exported, ExportPlanInputs(inputs, request.plan.label()));
-  HETSIM_RETURN_IF_ERROR(WriteChakraExport(out.exported, request.out_dir, out.prefix));
+  // No rank file over a file the export read (a folder of plans exported into itself).
+  std::vector<std::string> read;
+  for (const proto::Source* source : {&request.plan, &request.cluster}) {
+    if (source->is_file) read.push_back(source->path);
+  }
+  read.push_back(inputs.model_path);
+  HETSIM_RETURN_IF_ERROR(WriteChakraExport(out.exported, request.out_dir, out.prefix, std::move(read)));
   size_t nodes = 0;
   for (const auto& r : out.exported.ranks) nodes += r.nodes.size();
   out.summary = absl::StrFormat("wrote %d rank traces (%d nodes) and %s to %s\n", out.exported.ranks.size(), nodes,

@@ -216,6 +216,13 @@ absl::Status CheckAcyclic(const RankTrace& t) {
   for (size_t k = seen_at[at]; k < path.size(); ++k) ids.push_back(absl::StrCat(t.nodes[path[k]].id));
   ids.push_back(absl::StrCat(t.nodes[at].id));
   std::reverse(ids.begin(), ids.end());
+  // A cycle through a million nodes was a 10 MB message: its first nodes and its last, and how many.
+  constexpr size_t kShown = 16;
+  const size_t cycle = ids.size() - 1;
+  if (ids.size() > kShown + 2) {
+    ids.erase(ids.begin() + kShown, ids.end() - 2);
+    ids.insert(ids.begin() + kShown, absl::StrFormat("... (%d nodes in all)", cycle));
+  }
   return NodeError(
       t.file, t.nodes[at].id,
       absl::StrFormat("dependency cycle: %s (each depends on the one before)", absl::StrJoin(ids, " -> ")));

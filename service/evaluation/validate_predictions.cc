@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
@@ -42,8 +43,9 @@ absl::StatusOr<std::vector<std::string>> PlanFilesOf(absl::string_view source) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line.front() == '#') continue;
     if (!proto::FileFormatFromPath(line).ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s:%d: \"%s\" is not a plan file (.pbtxt, .textproto, .txtpb, .json or .pb)", source, line_number, line));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s:%d: \"%s\" is not a plan file (.pbtxt, .textproto, .txtpb, .json or .pb)", source,
+                          line_number, absl::CHexEscape(line.substr(0, 200))));
     }
     files.push_back(proto::ResolveRelativeTo(source, line));
   }

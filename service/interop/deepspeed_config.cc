@@ -155,6 +155,7 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
       return out;
     }
     json = *std::move(text);
+    out.files_read.push_back(where);
   }
   HETSIM_ASSIGN_OR_RETURN(const DeepSpeedConfig config, ParseDeepSpeedConfig(json, where));
   if (config.micro_batch_per_gpu) {

@@ -66,6 +66,8 @@ absl::Status CheckImportRequest(const ImportRequest& r) {
     return absl::InvalidArgumentError("give a launch-line file or --line, one of them");
   if (r.layout.nodes < 0 || r.layout.gpus_per_node < 0)
     return absl::InvalidArgumentError("--nodes, --gpus-per-node: must be > 0");
+  // The plan's name: a plan whose name is not UTF-8 was written, and then refused by every command.
+  if (!proto::IsValidUtf8(r.layout.name)) return absl::InvalidArgumentError("--name: not valid UTF-8");
   return absl::OkStatus();
 }
 
@@ -73,6 +75,7 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   HETSIM_RETURN_IF_ERROR(CheckImportRequest(r));
   ImportResponse out;
   out.source = r.file.empty() ? "--line" : r.file;
+  out.files_read = {r.file, r.model_path};
   HETSIM_ASSIGN_OR_RETURN(const std::string text, ReadLaunchText(r));
   HETSIM_ASSIGN_OR_RETURN(const hetsim::v1::Cluster cluster, proto::LoadCluster(r.cluster));
   MegatronImportRequest layout = r.layout;
@@ -100,6 +103,7 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   }
   out.plan = std::move(imported.plan);
   out.notes = std::move(imported.notes);
+  out.files_read.insert(out.files_read.end(), imported.files_read.begin(), imported.files_read.end());
   return out;
 }
 

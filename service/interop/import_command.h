@@ -34,6 +34,8 @@ struct ImportResponse {
   hetsim::v1::Plan plan;
   std::vector<std::string> notes;  // every flag or key not applied, as the importer words it
   std::string source;              // the file, or "--line"
+  // Every file read but the cluster: the launch line's or config's file, --model, a DeepSpeed config.
+  std::vector<std::string> files_read;
 };
 
 // Reads, imports and (strict) refuses what was not applied.

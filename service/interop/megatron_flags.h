@@ -38,6 +38,8 @@ struct MegatronFlags {
   std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
   // What reading a script (launch_script.h) and its launcher could not decide, one line each.
   std::vector<std::string> launch_notes;
+  // Files read from disk besides the script (a DeepSpeed config): the import must not write over one.
+  std::vector<std::string> files_read;
   // Files the script writes before it launches (a DeepSpeed config in a here document), by path.
   std::map<std::string, std::string> written_files;
 

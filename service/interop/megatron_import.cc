@@ -1331,8 +1331,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
+  std::vector<std::string> files_read = with_config.files_read;
   absl::StatusOr<MegatronImport> out = ImportFlags(
       UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))), cluster, request, source);
+  if (out.ok()) out->files_read = std::move(files_read);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));

@@ -34,6 +34,8 @@ struct MegatronImport {
   // What the import did not apply, one line each, for the user to read: flags without effect on an
   // iteration's cost, flags hetsim cannot model yet, unknown flags, defaults it assumed.
   std::vector<std::string> notes;
+  // Files read besides the launch line and the cluster (a DeepSpeed config the line names).
+  std::vector<std::string> files_read;
 };
 
 // InvalidArgument naming `source` and the flag(s) for missing, malformed or contradictory flags, for a

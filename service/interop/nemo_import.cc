@@ -2,12 +2,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +61,20 @@ class YamlConfig {
   bool LeftOpen(absl::string_view key) const {
     const absl::StatusOr<YAML::Node> node = At(key);
     return node.ok() && node->IsDefined() && node->IsScalar() && node->Scalar() == "???";
+  }
+  // A scalar that becomes one word of the Megatron line the config is read as: nothing the line's shell
+  // rendering would split, expand or quote ("24 --tensor-model-parallel-size 8" set a flag of another
+  // key; "'" was an unterminated quote of a line the user never wrote).
+  absl::StatusOr<std::optional<std::string>> Word(absl::string_view key) const {
+    HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Scalar(key));
+    if (!v) return std::nullopt;
+    const bool word = !v->empty() && std::all_of(v->begin(), v->end(), [](char ch) {
+      return absl::ascii_isalnum(static_cast<unsigned char>(ch)) ||
+             absl::string_view("._+-/:=,@%").find(ch) != absl::string_view::npos;
+    });
+    if (!word)
+      return Error(key, absl::StrFormat("\"%s\" is not a single value (a number or a name)", absl::CHexEscape(*v)));
+    return v;
   }
   absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key) const {
     HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Scalar(key));
@@ -243,9 +259,9 @@ absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std:
 // The values NeMo spells differently from Megatron.
 absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std::string>& notes) {
   std::string line;
-  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> seq, c.Scalar("model.encoder_seq_length"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> seq, c.Word("model.encoder_seq_length"));
   if (!seq) {
-    HETSIM_ASSIGN_OR_RETURN(seq, c.Scalar("model.seq_length"));
+    HETSIM_ASSIGN_OR_RETURN(seq, c.Word("model.seq_length"));
   }
   if (seq) absl::StrAppend(&line, " --seq-length ", *seq);
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> groups, c.Int("model.num_query_groups"));
@@ -277,7 +293,7 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   HETSIM_ASSIGN_OR_RETURN(const bool mcore, c.Bool("model.mcore_gpt"));
   HETSIM_ASSIGN_OR_RETURN(const bool te, c.Bool("model.transformer_engine"));
   if (mcore && !te) absl::StrAppend(&line, " --transformer-impl local");
-  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Scalar("model.position_embedding_type"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Word("model.position_embedding_type"));
   if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> shared, c.Scalar("model.share_embeddings_and_output_weights"));
   if (shared && *shared == "false") absl::StrAppend(&line, " --untie-embeddings-and-output-weights");
@@ -327,11 +343,11 @@ absl::StatusOr<std::string> FusionFlags(const YamlConfig& c) {
 // activations_checkpoint_* as Megatron's recompute flags; the virtual pipeline size as layers per chunk.
 absl::StatusOr<std::string> RecomputeAndChunks(const YamlConfig& c) {
   std::string line;
-  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> granularity, c.Scalar("model.activations_checkpoint_granularity"));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> granularity, c.Word("model.activations_checkpoint_granularity"));
   if (granularity) {
     absl::StrAppend(&line, " --recompute-granularity ", *granularity);
     if (*granularity == "full") {
-      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> method, c.Scalar("model.activations_checkpoint_method"));
+      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> method, c.Word("model.activations_checkpoint_method"));
       HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> layers, c.Int("model.activations_checkpoint_num_layers"));
       absl::StrAppend(&line, " --recompute-method ", method.value_or("uniform"), " --recompute-num-layers ",
                       layers.value_or(1));
@@ -372,6 +388,28 @@ absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
         source));
   }
   return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
+// The Megatron importer names the flags the config was read as: say which of the config's keys each is
+// ("--tensor-model-parallel-size: \"0\" is not a positive whole number" names no NeMo key).
+absl::Status WithNemoKeys(const absl::Status& status) {
+  std::vector<std::string> keys;
+  auto named = [&](absl::string_view flag, absl::string_view key) {
+    const std::string f = absl::StrCat("--", flag);
+    for (size_t at = status.message().find(f); at != absl::string_view::npos; at = status.message().find(f, at + 1)) {
+      const size_t end = at + f.size();
+      if (end == status.message().size() || status.message()[end] == ':' || status.message()[end] == ' ') {
+        keys.push_back(absl::StrFormat("%s is %s", f, key));
+        return;
+      }
+    }
+  };
+  for (const KeyFlag& k : kKeyFlags) named(k.flag, k.key);
+  named("seq-length", "model.encoder_seq_length (or model.seq_length)");
+  named("num-query-groups", "model.num_query_groups");
+  named("nodes", "trainer.num_nodes");
+  named("nproc_per_node", "trainer.devices");
+  if (keys.empty()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(status.message(), "\n  in the NeMo config: ", absl::StrJoin(keys, "; ")));
 }
 
 absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source) {
@@ -399,7 +437,7 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   std::string line = "pretrain_gpt.py";
   for (const KeyFlag& k : kKeyFlags) {
     if (k.value) {
-      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Scalar(k.key));
+      HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Word(k.key));
       if (v) absl::StrAppend(&line, " --", k.flag, " ", *v);
     } else {
       HETSIM_ASSIGN_OR_RETURN(const bool on, config.Bool(k.key));
@@ -415,10 +453,12 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> devices, config.Int("trainer.devices"));
   if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
   if (placed.gpus_per_node <= 0 && devices) placed.gpus_per_node = *devices;
-  HETSIM_ASSIGN_OR_RETURN(const MegatronFlags flags, ParseMegatronLaunchLine(line, source));
-  absl::StatusOr<MegatronImport> imported = ImportMegatron(flags, cluster, placed, source);
+  absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, source);
+  if (!flags.ok()) return WithNemoKeys(flags.status());
+  absl::StatusOr<MegatronImport> imported = ImportMegatron(*flags, cluster, placed, source);
   if (!imported.ok() && !config.NemoShaped()) return config.ForeignModel();
-  HETSIM_ASSIGN_OR_RETURN(MegatronImport out, std::move(imported));
+  if (!imported.ok()) return WithNemoKeys(imported.status());
+  MegatronImport out = *std::move(imported);
   // The Megatron importer's notes name flags; say which NeMo keys they came from.
   std::vector<std::string> kept;
   for (const std::string& n : out.notes) {

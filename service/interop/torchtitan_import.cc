@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "proto/inputs.h"
+#include "proto/limits.h"
 #include "service/interop/megatron_flags.h"
 
 namespace hetsim::interop {
@@ -62,7 +63,13 @@ class TomlReader {
       const toml::node* n = Find(key);
       if (n == nullptr) continue;
       if (!n->is_integer()) return Error(key, "not an integer");
-      return n->as_integer()->get();
+      // Every size lands in a 32-bit field of the plan (as a launch line's flags do), and the degrees
+      // multiply: bounded here, where they are read (a degree of 2^32 times another wrapped to zero).
+      const int64_t v = n->as_integer()->get();
+      if (v > INT32_MAX || v < -INT32_MAX) {
+        return Error(key, absl::StrFormat("%d is not a whole number within +-%d, the most hetsim reads", v, INT32_MAX));
+      }
+      return v;
     }
     return std::nullopt;
   }
@@ -199,6 +206,15 @@ absl::StatusOr<Degrees> ReadDegrees(TomlReader& r) {
       read(d.pp, {"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}, 1));
   HETSIM_RETURN_IF_ERROR(
       read(d.cp, {"parallelism.context_parallel_degree", "experimental.context_parallel_degree"}, 1));
+  // Their product, checked factor by factor against the most GPUs a cluster has, so that it stays in int64.
+  int64_t gpus = 1;
+  for (const int64_t degree : {d.replicate, d.shard == -1 ? 1 : d.shard, d.tp, d.pp, d.cp}) {
+    gpus *= degree;
+    if (gpus > proto::limits::kMaxGpus) {
+      return r.Error("parallelism", absl::StrFormat("the degrees multiply to more than %d GPUs, the most a cluster has",
+                                                    proto::limits::kMaxGpus));
+    }
+  }
   return d;
 }
 
@@ -220,6 +236,15 @@ absl::StatusOr<MegatronImportRequest> PlaceWorld(TomlReader& r, Degrees& d, cons
     if (n.name() == island->node_type()) node_gpus = n.gpus_per_node();
   }
   const int64_t gpn = request.gpus_per_node > 0 ? request.gpus_per_node : node_gpus;
+  // Within the island, as the Megatron importer requires (--nodes 2^63 times the node's GPUs overflowed).
+  if (request.nodes > static_cast<int64_t>(island->node_count())) {
+    return r.Error("--nodes", absl::StrFormat("%d: island \"%s\" has %d nodes", request.nodes, island->name(),
+                                              island->node_count()));
+  }
+  if (gpn > node_gpus) {
+    return r.Error("--gpus-per-node",
+                   absl::StrFormat("%d: the nodes of island \"%s\" have %d GPUs", gpn, island->name(), node_gpus));
+  }
   const int64_t others = d.replicate * d.tp * d.pp * d.cp;
   int64_t world = 0;
   if (d.shard == -1) {

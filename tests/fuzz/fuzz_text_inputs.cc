@@ -1,17 +1,26 @@
 // libFuzzer target: the text inputs people paste (issue 42's new doors). The bytes are read as a
 // Megatron-LM launch line (HETSIM_FUZZ_TEXT=0: split, flags read, imported against the fuzz cluster
 // with --island fast), as an nccl-tests log (1: parsed, checked against an island), as a torchtitan
-// TOML config (2: parsed by toml++, imported on island fast) or as a NeMo YAML config (3: yaml-cpp). Every input
-// must end in a plan, a log or an error status: a crash, a hang or a sanitizer report is the finding.
+// TOML config (2: parsed by toml++, imported on island fast), as a NeMo YAML config (3: yaml-cpp), as the
+// DeepSpeed JSON config a Megatron-DeepSpeed line names (4: parsed, folded into a fixed launch line as the
+// file its script wrote, imported), or as the CSV tables `calibrate` reads (5: GEMM timings parsed and
+// fitted to the fuzz cluster's A100; the same bytes read as measured iterations). Every input must end in
+// a plan, a log, a fit or an error status: a crash, a hang or a sanitizer report is the finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "proto/hetsim.pb.h"
 #include "proto/io.h"
+#include "service/calibrate/gemm_fit.h"
+#include "service/calibrate/gemm_source.h"
+#include "service/calibrate/iteration_source.h"
 #include "service/calibrate/nccl_cluster_match.h"
 #include "service/calibrate/nccl_log.h"
+#include "service/interop/deepspeed_config.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
 #include "service/interop/nemo_import.h"
@@ -54,6 +63,31 @@ void FuzzNcclLog(absl::string_view text) {
   }
 }
 
+// The config as the file a Megatron-DeepSpeed script wrote in a here document, folded into its flags.
+void FuzzDeepSpeedConfig(absl::string_view text) {
+  if (!hetsim::interop::ParseDeepSpeedConfig(text, "ds.json").ok()) return;
+  absl::StatusOr<hetsim::interop::MegatronFlags> flags = hetsim::interop::ParseMegatronLaunchLine(
+      "deepspeed pretrain_gpt.py --deepspeed --deepspeed_config ds.json --num-layers 4 --hidden-size 256 "
+      "--num-attention-heads 8 --seq-length 512 --max-position-embeddings 512 --tensor-model-parallel-size 2",
+      "fuzz.sh");
+  if (!flags.ok()) return;
+  flags->written_files["ds.json"] = std::string(text);
+  hetsim::interop::MegatronImportRequest request;
+  request.island = "fast";
+  request.nodes = 2;
+  (void)hetsim::interop::ImportMegatron(*flags, FuzzCluster(), request, "fuzz.sh");
+}
+
+void FuzzCalibrateCsv(absl::string_view text) {
+  (void)hetsim::calibrate::ParseIterationCsv(text, "fuzz.csv");
+  absl::StatusOr<std::vector<hetsim::calibrate::GemmTiming>> timings =
+      hetsim::calibrate::ParseGemmCsv(text, "fuzz.csv");
+  if (!timings.ok()) return;
+  hetsim::v1::Cluster cluster = FuzzCluster();
+  hetsim::calibrate::GemmSource source(*std::move(timings), "fuzz.csv", "a100");
+  (void)source.Fit(cluster);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -65,8 +99,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzNcclLog(text);
   } else if (HETSIM_FUZZ_TEXT == 2) {
     FuzzTorchtitan(text);
-  } else {
+  } else if (HETSIM_FUZZ_TEXT == 3) {
     FuzzNemo(text);
+  } else if (HETSIM_FUZZ_TEXT == 4) {
+    FuzzDeepSpeedConfig(text);
+  } else {
+    FuzzCalibrateCsv(text);
   }
   return 0;
 }

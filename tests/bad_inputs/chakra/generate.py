@@ -33,6 +33,9 @@ comp = lambda id, **kw: node(id, COMP, dur=10, **kw)
 write("missing_dep", {0: [comp(1), comp(2, data_deps=[99])], 1: [comp(1)]})
 # Data dependencies: a cycle of control dependencies alone is repaired (they are dropped, docs/chakra.md).
 write("cycle", {0: [comp(1, data_deps=[3]), comp(2, data_deps=[1]), comp(3, data_deps=[2])], 1: [comp(1)]})
+# A cycle through 40 nodes: the message names its first nodes, its last and the count (session 32: a
+# million-node cycle was a 10 MB message).
+write("long_cycle", {0: [comp(1, data_deps=[40])] + [comp(i, data_deps=[i - 1]) for i in range(2, 41)], 1: [comp(1)]})
 write("missing_rank", {0: [comp(1)], 2: [comp(1)]})
 write("too_many_ranks", {r: [comp(1)] for r in range(7)})
 write("duplicate_id", {0: [comp(1), comp(1)], 1: [comp(1)]})
