@@ -24,13 +24,16 @@ absl::StatusOr<std::vector<Unit>> Units(const spec::ClusterSpec& c) {
   std::vector<Unit> units;
   for (const spec::IslandSpec& isl : c.islands) {
     const spec::GpuSpec& gpu = isl.gpu;
-    for (auto [field, v] : {std::pair<const char*, double>{"peak_tflops_bf16", gpu.peak(spec::DType::kBf16)},
+    // Algorithm 1 compares 16-bit tensor peaks: BF16, or FP16 on a GPU without BF16 (V100, T4 train in FP16).
+    const bool bf16 = gpu.peak(spec::DType::kBf16) > 0;
+    const double peak = bf16 ? gpu.peak(spec::DType::kBf16) : gpu.peak(spec::DType::kFp16);
+    for (auto [field, v] : {std::pair<const char*, double>{bf16 ? "peak_tflops_bf16" : "peak_tflops_fp16", peak},
                             {"hbm_gib", gpu.hbm_capacity.value()},
                             {"hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth.bytes_per_second()}}) {
       if (!(v > 0)) return absl::InvalidArgumentError(absl::StrFormat("%s.%s: must be > 0", isl.gpu_where, field));
     }
     Unit u;
-    u.flop_per_s = gpu.peak(spec::DType::kBf16);
+    u.flop_per_s = peak;
     u.hbm_bytes = gpu.hbm_capacity.value();
     u.hbm_bytes_per_s = gpu.hbm_bandwidth.bytes_per_second();
     u.intra_bytes_per_s = isl.node.bandwidth.bytes_per_second();

@@ -1,9 +1,9 @@
 // GPU islands by Tangram's Algorithm 1 (seed 000): groups of GPU nodes similar enough that a
 // homogeneous parallelizer can plan for them as if they were identical.
 //
-// Phase 1 joins two nodes when their per-GPU peak BF16 FLOP/s, HBM capacity and HBM bandwidth each
-// differ by at most a tolerance relative to the cluster-wide maximum; the initial islands are the
-// connected components. Nodes of one ClusterSpec.islands entry are identical, so the comparison runs over
+// Phase 1 joins two nodes when their per-GPU 16-bit peak FLOP/s (BF16, or FP16 on a GPU without BF16),
+// HBM capacity and HBM bandwidth each differ by at most a tolerance relative to the cluster-wide
+// maximum; the initial islands are the connected components. Nodes of one ClusterSpec.islands entry are identical, so the comparison runs over
 // those entries (O(K^2) instead of O(N^2) with the same components).
 // Phase 2 greedily merges the pair of islands whose merge raises the estimated pipeline bottleneck
 // least, while the bottleneck stays within merge_factor times the current one.
@@ -37,7 +37,7 @@ struct GpuIsland {
   std::vector<std::string> gpu_types;  // distinct, in member order
   int64_t nodes = 0;
   int64_t gpus = 0;
-  double peak_flop_per_s = 0;                  // sum of per-GPU peak BF16
+  double peak_flop_per_s = 0;                  // sum of per-GPU 16-bit peaks (BF16, else FP16)
   double effective_flop_per_s = 0;             // gpus x slowest GPU: what a homogeneous plan can use
   double hbm_bytes = 0;                        // total
   double effective_hbm_bytes_per_gpu = 0;      // min: the parallelizer plans for the smallest HBM
@@ -52,7 +52,7 @@ struct IslandFormation {
   double bottleneck = 1.0;      // estimate for the final partition
 };
 
-// InvalidArgument naming the GPU type (IslandSpec.gpu_where) when it has no BF16 peak, HBM capacity or
+// InvalidArgument naming the GPU type (IslandSpec.gpu_where) when it has no BF16 or FP16 peak, HBM capacity or
 // HBM bandwidth.
 absl::StatusOr<IslandFormation> FormGpuIslands(const spec::ClusterSpec& cluster,
                                                const IslandThresholds& thresholds = {});

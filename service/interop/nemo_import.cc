@@ -388,6 +388,8 @@ absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
         source));
   }
   return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
+}
+
 // The Megatron importer names the flags the config was read as: say which of the config's keys each is
 // ("--tensor-model-parallel-size: \"0\" is not a positive whole number" names no NeMo key).
 absl::Status WithNemoKeys(const absl::Status& status) {

@@ -106,5 +106,21 @@ TEST_CASE("islands: GPU types without figures are rejected by field", "[topology
   CHECK(std::string(f.status().message()) == "gpu_types[\"A100-80GB\"].hbm_gib: must be > 0");
 }
 
+TEST_CASE("islands: a GPU without BF16 is compared at its FP16 peak", "[topology][islands]") {
+  v1::Cluster c = WorkedExample();
+  c.mutable_gpu_types(2)->set_peak_tflops_bf16(0);  // an A100 that gives only FP16, as a V100 does
+  c.mutable_gpu_types(2)->set_peak_tflops_fp16(312);
+  auto same = Form(c);
+  REQUIRE(same.ok());
+  auto before = Form(WorkedExample());
+  REQUIRE(before.ok());
+  CHECK(same->islands.size() == before->islands.size());
+  CHECK(same->bottleneck == before->bottleneck);
+  c.mutable_gpu_types(2)->set_peak_tflops_fp16(0);  // neither: named by the dtype it lacks
+  auto none = Form(c);
+  REQUIRE_FALSE(none.ok());
+  CHECK(std::string(none.status().message()) == "gpu_types[\"A100-80GB\"].peak_tflops_fp16: must be > 0");
+}
+
 }  // namespace
 }  // namespace hetsim::topology
