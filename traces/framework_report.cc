@@ -26,7 +26,8 @@ spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {
     for (const spec::StageSpec& s : pl.stages) spec::AddStage(c, s.zero_stage);
     cut = cut || pl.stages.size() > 1;
   }
-  spec::SetTies(c, spec.model.transformer && spec.model.transformer->tied_embeddings, cut, !spec.plan.pipelines.empty());
+  spec::SetTies(c, spec.model.transformer && spec.model.transformer->tied_embeddings, cut,
+                !spec.plan.pipelines.empty());
   return c;
 }
 

@@ -55,9 +55,8 @@ SearchedStage OneGpuStage(int first, int count) {
 // layers), "p1" cut in two (layers 0-1, 2-3). Range 0-1 is held by p0, p1's stage 0 and p2; range 2-3
 // by p0, p1's stage 1 and p2. `nodes[p][i]`: each stage's node.
 struct ThreePipelines {
-  std::vector<std::vector<SearchedStage>> stages{{OneGpuStage(0, 4)},
-                                                 {OneGpuStage(0, 2), OneGpuStage(2, 2)},
-                                                 {OneGpuStage(0, 4)}};
+  std::vector<std::vector<SearchedStage>> stages{
+      {OneGpuStage(0, 4)}, {OneGpuStage(0, 2), OneGpuStage(2, 2)}, {OneGpuStage(0, 4)}};
   std::vector<Prediction> predictions = std::vector<Prediction>(3);
 
   std::vector<PricedPipeline> Priced(const ClusterModel& cluster, Time ready,

@@ -188,7 +188,7 @@ TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over e
   REQUIRE_FALSE(sim->pipeline_sync.groups.empty());
   const auto& tied = sim->pipeline_sync.groups.back();
   CHECK(tied.tied);
-  REQUIRE(tied.holders.size() == 3);  // "cut"'s first and last stage, "whole"'s one
+  REQUIRE(tied.holders.size() == 3);      // "cut"'s first and last stage, "whole"'s one
   CHECK(tied.bytes == 32000 * 1024 * 2);  // the V x h matrix's FP16 gradients
   // Every pipeline of one stage: each copy is one stage's, reduced with its range; nothing to tie.
   CHECK_FALSE(Applied(TiedPipelinesInputs(1)).tied_embedding_grad_sync());
