@@ -106,7 +106,7 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   const IslandModel& im = (*cluster)->island(0);
   const double ring_s = collectives::RingAllReduceSeconds(
       4, static_cast<double>(plain->grad_sync_bytes), im.intra_node.bytes_per_s, TimeToSeconds(im.intra_node.latency));
-  CHECK(im.intra_node.bytes_per_s == Approx(2400e9 / 8));
+  CHECK(im.intra_node.bytes_per_s > 2 * (*cluster)->NicShare(im, 8));  // NVSwitch, not the 400 Gb/s NIC
   CHECK(mixed->option.grad_sync ==
         SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
 }
