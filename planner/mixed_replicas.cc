@@ -69,11 +69,20 @@ double CrossingBytesPerS(const ClusterModel& cluster, int from, int to, MeshShap
   return kProbeBytes / TimeToSeconds(t) / std::max(1, rings);
 }
 
+// Whether every group sits on the one node of one island (placed meshes of one node each; a negative
+// first_node is a group not placed).
+bool OnOneNode(const std::vector<SearchedGroup>& groups) {
+  return std::all_of(groups.begin(), groups.end(), [&](const SearchedGroup& g) {
+    return g.first_node >= 0 && g.island == groups.front().island && g.shape.nodes == 1 &&
+           g.first_node == groups.front().first_node;
+  });
+}
+
 }  // namespace
 
 double MixedRing::BytesPerS() const {
   double rate = std::numeric_limits<double>::infinity();
-  for (double r : nic_bytes_per_s) rate = std::min(rate, r);
+  for (double r : hop_bytes_per_s) rate = std::min(rate, r);
   for (const auto& [pair, r] : crossing_bytes_per_s) rate = std::min(rate, r);
   return rate;
 }
@@ -85,12 +94,23 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
     out.replicas += g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
   }
+  // One node: each shard's ring of `replicas` GPUs over the node's links, every shard's ring at once.
+  out.one_node = !groups.empty() && OnOneNode(groups);
+  int busy = 0;
+  for (const SearchedGroup& g : groups) busy += g.shape.gpus();
+  const LinkFigures* intra =
+      out.one_node ? &cluster.island(groups.front().island).IntraRing(out.replicas, busy) : nullptr;
   for (const SearchedGroup& g : groups) {
     const IslandModel& im = cluster.island(g.island);
     if (g.tensor_parallel == finest) out.bytes = std::max(out.bytes, static_cast<double>(g.option.grad_sync_bytes));
-    // A GPU of a coarser group joins finest / t_g rings through its own NIC share.
+    // A GPU of a coarser group joins finest / t_g rings through its own NIC share (one node: its links).
     const double shards = static_cast<double>(finest) / g.tensor_parallel;
-    out.nic_bytes_per_s.push_back(cluster.NicShare(im, g.shape.gpus_per_node) / shards);
+    if (intra != nullptr) {
+      out.hop_bytes_per_s.push_back(intra->bytes_per_s / shards);
+      out.latency = intra->latency;
+      continue;
+    }
+    out.hop_bytes_per_s.push_back(cluster.NicShare(im, g.shape.gpus_per_node) / shards);
     for (const SearchedGroup& other : groups) {
       out.latency = std::max(out.latency, cluster.BoundaryLink(g.island, other.island).latency);
       if (other.island == g.island) continue;

@@ -56,12 +56,16 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
                                              std::vector<SearchedGroup> groups, int first, int count);
 
 // The gradients' all-reduce over `groups` (see above) in parts: each ring's bytes, its latency and the
-// rates its links give it, the slowest of which sets its pace.
+// rates its links give it, the slowest of which sets its pace. When every group sits on one node of one
+// island (`first_node` set; `one_node`), the rings stay on the node's fabric as the simulator routes
+// them: each group's hop at the intra-node rate of a ring of that many GPUs (IslandModel::IntraRing),
+// not its NIC share, and the intra-node latency.
 struct MixedRing {
   int replicas = 0;                     // every group's DP
   double bytes = 0;                     // per replica: the finest TP shard's gradients
   Time latency = 0;                     // per ring step: the slowest route's between the groups' islands
-  std::vector<double> nic_bytes_per_s;  // per group: what its GPUs' NIC share gives each ring
+  bool one_node = false;                // every group on one node: the hops are intra-node links
+  std::vector<double> hop_bytes_per_s;  // per group: what its GPUs' NIC share (one node: links) gives each ring
   // Per pair of the groups' islands (first < second): what the crossing between them gives each ring.
   std::map<std::pair<int, int>, double> crossing_bytes_per_s;
   double BytesPerS() const;  // the slowest of the above

@@ -221,6 +221,7 @@ std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::
     SearchedGroup& g = groups.emplace_back();
     g.island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
     g.shape = s.shape;
+    g.first_node = i < pipe.first_node.size() ? pipe.first_node[i] : -1;  // -1: not placed
     g.tensor_parallel = s.option.config.tensor_parallel;
     g.data_parallel = s.option.config.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
@@ -274,9 +275,10 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
 }
 
 // Range `ring` as a flow over the links it crosses: each holding stage's NIC share (keys 0.., one per
-// stage of every pipeline, from `first_stage_key`) and each crossing between two of its islands
+// stage of every pipeline, from `first_stage_key`) or, when its holders all sit on one node, the stage's
+// GPUs' links on it (keys from `stage_keys`, one per stage), and each crossing between two of its islands
 // (negative keys), with RingAllReduceSeconds's terms: 2 (n - 1) / n of its bytes and 2 (n - 1) latencies.
-SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_key, int islands) {
+SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_key, int stage_keys, int islands) {
   SharedFlow flow;
   flow.start = ring.ready;
   const MixedRing& m = ring.parts;
@@ -286,7 +288,8 @@ SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_
   flow.latency = SecondsToTime(steps * TimeToSeconds(m.latency));
   for (size_t k = 0; k < ring.holders.size(); ++k) {
     const auto [p, i] = ring.holders[k];
-    flow.links.emplace_back(first_stage_key[p] + static_cast<int>(i), m.nic_bytes_per_s[k]);
+    flow.links.emplace_back((m.one_node ? stage_keys : 0) + first_stage_key[p] + static_cast<int>(i),
+                            m.hop_bytes_per_s[k]);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * islands + pair.second), rate);
@@ -332,7 +335,16 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
 // The candidate's pipelines as PriceLayerRanges and CombinePipelines read them.
 std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   std::vector<PricedPipeline> out;
-  for (const PipelineOfType& p : c.pipelines) out.push_back({p.cluster.get(), &p.candidate.stages, &p.prediction});
+  for (const PipelineOfType& p : c.pipelines) {
+    PricedPipeline& priced = out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}});
+    // Where WritePipelinesPlan places the stages: on the copy's group, then at its offset.
+    absl::StatusOr<std::vector<spec::MeshSpec>> meshes = PlaceMeshes(*p.cluster, p.candidate.stages);
+    if (!meshes.ok()) continue;
+    for (const spec::MeshSpec& m : *meshes) {
+      const auto at = p.offset.find(m.island);
+      priced.first_node.push_back(static_cast<int>(m.first_node + (at == p.offset.end() ? 0 : at->second.first_node)));
+    }
+  }
   return out;
 }
 
@@ -373,7 +385,7 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
     keys += static_cast<int>(p.stages->size());
   }
   std::vector<SharedFlow> flows;
-  for (const RangeRing& ring : rings) flows.push_back(RangeFlow(ring, first_stage_key, cluster.num_islands()));
+  for (const RangeRing& ring : rings) flows.push_back(RangeFlow(ring, first_stage_key, keys, cluster.num_islands()));
   const std::vector<Time> done = ShareLinks(flows);
   for (size_t r = 0; r < rings.size(); ++r) {
     for (const auto& [p, i] : rings[r].holders) reduced[p][i] = std::max(reduced[p][i], done[r]);

@@ -151,6 +151,9 @@ struct PricedPipeline {
   const ClusterModel* cluster;
   const std::vector<SearchedStage>* stages;
   const Prediction* prediction;
+  // Per stage: the first node of its mesh in its island (the plan's Mesh.first_node), which tells the
+  // ranges whose holders all sit on one node (their rings then stay on its links); empty: not placed.
+  std::vector<int> first_node;
 };
 
 struct LayerRangesPrice {

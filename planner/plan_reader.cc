@@ -1,6 +1,8 @@
 #include "planner/plan_reader.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "base/spec/model.h"
@@ -212,7 +214,9 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     Profiler profiler = PlanProfiler(model, cluster, one);
     HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one));
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
-    priced.push_back({&cluster, &stages[p], &predictions[p]});
+    std::vector<int> first_node;
+    for (const spec::StageSpec& st : one.stages) first_node.push_back(static_cast<int>(st.mesh.first_node));
+    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node)});
   }
   const LayerRangesPrice price = PriceLayerRanges(
       model, cluster,

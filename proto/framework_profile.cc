@@ -54,7 +54,12 @@ spec::ProfileContext ProfileContextOf(const hetsim::v1::Plan& plan, const hetsim
   spec::ProfileContext c =
       spec::ProfileContextFor(DTypeOf(EffectiveDType(model)), plan.schedule() == hetsim::v1::INTERLEAVED_1F1B);
   for (const hetsim::v1::Stage& s : plan.stages()) spec::AddStage(c, static_cast<int>(s.zero_stage()));
-  c.ties_across_stages = model.has_transformer() && model.transformer().tied_embeddings() && plan.stages_size() > 1;
+  bool cut = plan.stages_size() > 1;
+  for (const hetsim::v1::Pipeline& pl : plan.pipelines()) {
+    for (const hetsim::v1::Stage& s : pl.stages()) spec::AddStage(c, static_cast<int>(s.zero_stage()));
+    cut = cut || pl.stages_size() > 1;
+  }
+  spec::SetTies(c, model.has_transformer() && model.transformer().tied_embeddings(), cut, plan.pipelines_size() > 0);
   return c;
 }
 

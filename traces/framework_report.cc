@@ -21,8 +21,13 @@ spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {
   spec::ProfileContext c =
       spec::ProfileContextFor(spec.model.dtype, spec.plan.schedule == spec::ScheduleKind::kInterleaved1F1B);
   for (const spec::StageSpec& s : spec.plan.stages) spec::AddStage(c, s.zero_stage);
-  c.ties_across_stages =
-      spec.model.transformer && spec.model.transformer->tied_embeddings && spec.plan.stages.size() > 1;
+  bool cut = spec.plan.stages.size() > 1;
+  for (const spec::PipelineSpec& pl : spec.plan.pipelines) {
+    for (const spec::StageSpec& s : pl.stages) spec::AddStage(c, s.zero_stage);
+    cut = cut || pl.stages.size() > 1;
+  }
+  spec::SetTies(c, spec.model.transformer && spec.model.transformer->tied_embeddings, cut,
+                !spec.plan.pipelines.empty());
   return c;
 }
 

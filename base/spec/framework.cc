@@ -174,6 +174,11 @@ void AddStage(ProfileContext& context, int zero_stage) {
   context.shards_parameters = context.shards_parameters || zero_stage == 3;
 }
 
+void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipelines) {
+  context.ties_across_stages =
+      tied_embeddings && cut && !(pipelines && (context.shards_optimizer || context.shards_parameters));
+}
+
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context) {
   if (field == "overlap_param_gather" && !context.shards_optimizer) return false;
   if (field == "zero3_prefetch" && !context.shards_parameters) return false;

@@ -113,7 +113,7 @@ struct ProfileContext {
   bool interleaved = false;
   bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
   bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
-  bool ties_across_stages = false;  // tied embeddings and more than one stage (tied_embedding_grad_sync)
+  bool ties_across_stages = false;  // tied embeddings on more than one stage (tied_embedding_grad_sync; SetTies)
 };
 bool Applies(When when, const ProfileContext& context);
 
@@ -121,6 +121,13 @@ bool Applies(When when, const ProfileContext& context);
 // each stage's ZeRO stage (AddStage once per stage).
 ProfileContext ProfileContextFor(DType model_dtype, bool interleaved);
 void AddStage(ProfileContext& context, int zero_stage);
+// After every stage is added (a plan of pipelines: every pipeline's): whether the tied embedding's
+// copies need the tied sync, a model with `tied_embeddings` whose embedding and head sit on different
+// stages (`cut`: the plan's pipeline, or one of its `pipelines`, has more than one stage; a plan of
+// pipelines then syncs the matrix over every pipeline's first and last stage, as DeepSpeed's pipeline
+// engine all-reduces a tied module over the stages that hold it). Not for a plan of pipelines with ZeRO,
+// where the simulator refuses the tied sync (docs/heterogeneous.md).
+void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipelines);
 
 // Whether the profile switches behaviour `field` (a FrameworkProfile::Behaviours() name) on in this
 // context: its When applies, and the plan has the parallelism the behaviour acts on.

@@ -61,6 +61,21 @@ inline v1::Cluster RandomTwoIslandCluster(std::mt19937& rng) {
 }
 
 // The planner's cluster model of a hand-built (valid) Cluster message.
+// A tied 2-block FP16 transformer (V = 32000, h = 1024; 4 layers: embedding, 2 blocks, head).
+inline v1::Model TiedModel() {
+  v1::Model m;
+  m.set_name("tied");
+  m.set_dtype(v1::FP16);
+  v1::Transformer* t = m.mutable_transformer();
+  t->set_num_layers(2);
+  t->set_hidden_size(1024);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(1024);
+  t->set_vocab_size(32000);
+  t->set_tied_embeddings(true);
+  return m;
+}
+
 inline absl::StatusOr<std::unique_ptr<planner::ClusterModel>> ClusterModelOf(const v1::Cluster& cluster,
                                                                              spec::DType dtype) {
   HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec resolved, proto::ResolveCluster(cluster, ""));

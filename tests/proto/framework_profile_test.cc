@@ -12,6 +12,7 @@
 #include "proto/inputs.h"
 #include "proto/resolve.h"
 #include "proto/validate_cluster.h"
+#include "service/driver/simulate.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
 #include "tests/proto/validate_test_util.h"
@@ -142,6 +143,70 @@ TEST_CASE("framework: DeepSpeed's pipeline engine all-reduces a tied embedding a
   const absl::Status s = hetsim::proto::ValidatePlanInputs(one);
   CHECK_THAT(std::string(s.message()), Catch::Contains("plan.pbtxt: tied_embedding_grad_sync: needs a model with "
                                                        "tied_embeddings on more than one stage"));
+}
+
+// ProfileInputs' model (tied) as a plan of pipelines: "cut" of two stages (GPUs 0 and 1) beside "whole",
+// one stage on GPU 2; 8 samples each in micro-batches of 1.
+hetsim::proto::PlanInputs TiedPipelinesInputs(int cut_stages) {
+  hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16, 1);
+  in.model.mutable_transformer()->set_tied_embeddings(true);
+  v1::Plan& p = in.plan;
+  *p.mutable_model() = in.model;
+  p.clear_stages();
+  p.set_micro_batch_size(1);
+  for (const int stages : {cut_stages, 1}) {
+    v1::Pipeline& pl = *p.add_pipelines();
+    pl.set_name(p.pipelines_size() == 1 ? "cut" : "whole");
+    pl.set_batch_share(8);
+    for (int s = 0; s < stages; ++s) {
+      v1::Stage& st = *pl.add_stages();
+      st.set_first_layer(s * 6 / stages);
+      st.set_num_layers(6 / stages);
+      st.mutable_mesh()->set_island("a");
+      st.mutable_mesh()->set_node_count(1);
+      st.mutable_mesh()->set_first_gpu(p.pipelines_size() == 1 ? s : 2);
+      st.mutable_mesh()->set_gpus_per_node(1);
+    }
+  }
+  return in;
+}
+
+TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over every first and last stage",
+          "[framework][pipelines]") {
+  // DeepSpeed's pipeline engine all-reduces a tied module's gradients over the stages that hold it
+  // (PipelineEngine._exec_reduce_tied_grads, allreduce_tied_weight_gradients): with a pipeline cut in
+  // two, the embedding and the head's copies sit on different stages and the profile syncs them, over
+  // every pipeline's first and last stage (the plan of pipelines' tied group).
+  hetsim::proto::PlanInputs run = TiedPipelinesInputs(2);
+  const absl::Status valid = hetsim::proto::ValidatePlanInputs(run);  // the profile applied, as `hetsim run`
+  INFO(valid.message());
+  REQUIRE(valid.ok());
+  CHECK(run.plan.tied_embedding_grad_sync());
+  auto sim = hetsim::driver::SimulatePlan(run);
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  REQUIRE_FALSE(sim->pipeline_sync.groups.empty());
+  const auto& tied = sim->pipeline_sync.groups.back();
+  CHECK(tied.tied);
+  REQUIRE(tied.holders.size() == 3);      // "cut"'s first and last stage, "whole"'s one
+  CHECK(tied.bytes == 32000 * 1024 * 2);  // the V x h matrix's FP16 gradients
+  // Every pipeline of one stage: each copy is one stage's, reduced with its range; nothing to tie.
+  CHECK_FALSE(Applied(TiedPipelinesInputs(1)).tied_embedding_grad_sync());
+  // With ZeRO the simulator refuses the tied sync in a plan of pipelines: the profile leaves it off.
+  hetsim::proto::PlanInputs zero = TiedPipelinesInputs(2);
+  for (v1::Pipeline& pl : *zero.plan.mutable_pipelines()) {
+    for (v1::Stage& st : *pl.mutable_stages()) st.set_zero_stage(1);
+  }
+  CHECK_FALSE(Applied(zero).tied_embedding_grad_sync());
+  // The report says who set it.
+  bool seen = false;
+  for (const auto& b : sim->report.framework_behaviours()) {
+    if (b.field() != "tied_embedding_grad_sync") continue;
+    seen = true;
+    CHECK(b.on());
+    CHECK(b.set_by() == "profile");
+  }
+  CHECK(seen);
 }
 
 TEST_CASE("framework: a field the plan sets on wins; framework_off switches a profile behaviour off", "[framework]") {
