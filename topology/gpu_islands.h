@@ -3,10 +3,10 @@
 //
 // Phase 1 joins two nodes when their per-GPU 16-bit peak FLOP/s (BF16, or FP16 on a GPU without BF16),
 // HBM capacity and HBM bandwidth each differ by at most a tolerance relative to the cluster-wide
-// maximum; the initial islands are the connected components. Nodes of one ClusterSpec.islands entry are identical, so the comparison runs over
-// those entries (O(K^2) instead of O(N^2) with the same components).
-// Phase 2 greedily merges the pair of islands whose merge raises the estimated pipeline bottleneck
-// least, while the bottleneck stays within merge_factor times the current one.
+// maximum; the initial islands are the connected components. Nodes of one ClusterSpec.islands entry are identical, so
+// the comparison runs over those entries (O(K^2) instead of O(N^2) with the same components). Phase 2 greedily merges
+// the pair of islands whose merge raises the estimated pipeline bottleneck least, while the bottleneck stays within
+// merge_factor times the current one.
 //
 // The bottleneck estimate: a homogeneous plan gives every GPU of an island the same work, so an island
 // runs at (its GPU count) x (its slowest GPU). For compute and for HBM bandwidth, the slowdown of a

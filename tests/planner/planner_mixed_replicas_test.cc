@@ -104,11 +104,10 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   // NVSwitch as the simulator runs it (through the GPUs' NIC share until session 32), then the optimizer
   // step.
   const IslandModel& im = (*cluster)->island(0);
-  const double ring_s =
-      collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
-                                        Bandwidth(im.intra_node.bytes_per_s),
-                                        Seconds(TimeToSeconds(im.intra_node.latency)))
-          .value();
+  const double ring_s = collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
+                                                          Bandwidth(im.intra_node.bytes_per_s),
+                                                          Seconds(TimeToSeconds(im.intra_node.latency)))
+                            .value();
   CHECK(im.intra_node.bytes_per_s > 2 * (*cluster)->NicShare(im, 8));  // NVSwitch, not the 400 Gb/s NIC
   CHECK(mixed->option.grad_sync ==
         SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
