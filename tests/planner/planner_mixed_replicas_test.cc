@@ -103,11 +103,10 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   // Its gradients: one ring of the 4 replicas (2 (n-1)/n S/B + 2 (n-1) a) at the GPUs' NIC share, then
   // the optimizer step.
   const IslandModel& im = (*cluster)->island(0);
-  const double ring_s =
-      collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
-                                        Bandwidth((*cluster)->NicShare(im, 8)),
-                                        Seconds(TimeToSeconds((*cluster)->BoundaryLink(0, 0).latency)))
-          .value();
+  const double ring_s = collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
+                                                          Bandwidth((*cluster)->NicShare(im, 8)),
+                                                          TimeAsSeconds((*cluster)->BoundaryLink(0, 0).latency))
+                            .value();
   CHECK(mixed->option.grad_sync ==
         SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
 }
@@ -136,7 +135,7 @@ TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard throu
   const Time overhead = SecondsToTime(
       std::max((*cluster)->island(0).gpu->iteration_overhead_s(), (*cluster)->island(1).gpu->iteration_overhead_s()));
   const double ring_s =
-      collectives::RingAllReduceSeconds(10, Bytes(1 << 30), Bandwidth(rate), Seconds(TimeToSeconds(latency))).value();
+      collectives::RingAllReduceSeconds(10, Bytes(1 << 30), Bandwidth(rate), TimeAsSeconds(latency)).value();
   CHECK(MixedGradSyncTime(**cluster, {fine, coarse}) == SecondsToTime(ring_s) + overhead);
 }
 
