@@ -1,9 +1,10 @@
 // The operator set a quantity of one unit shares (Time, Bytes, Bandwidth): compare, add and subtract
 // two of the same unit, scale by a plain number, divide two of the same unit into a plain number.
-// Written once here as a CRTP base, so each unit says only what is its own: its name, how a number
-// becomes one (Time: only through the named conversions; Bytes and Bandwidth: an explicit
-// constructor) and its accessor. Each operator is the one operation on the number inside, so a
-// quantity computes bit for bit what its raw number did.
+// Written once here as a CRTP base, so each unit says only what is its own: its name and how a number
+// becomes one (Time: only through the named conversions; the double quantities Bytes, Bandwidth,
+// Seconds and SecondsPerByte: DoubleScalar's explicit constructor and `.value()`, written once below).
+// Each operator is the one operation on the number inside, so a quantity computes bit for bit what its
+// raw number did.
 //
 // Scaling takes an integer for an integer unit (Time: no floating-point factor, the rounding is
 // written at the call) and any arithmetic number for a floating-point unit (bytes, bytes/s).
@@ -84,6 +85,17 @@ class StrongScalar {
     return u;
   }
   Rep v_ = 0;
+};
+
+// A quantity held in a double that a number enters and leaves by name: `Unit(2e-6)` in (explicit),
+// `.value()` out. A unit is `class U : public DoubleScalar<U> { public: using DoubleScalar::DoubleScalar; };`
+// plus what is its own (Bandwidth's `bytes_per_second()`).
+template <typename Unit>
+class DoubleScalar : public StrongScalar<Unit, double> {
+ public:
+  constexpr DoubleScalar() = default;
+  constexpr explicit DoubleScalar(double v) : StrongScalar<Unit, double>(v) {}
+  constexpr double value() const { return this->rep(); }
 };
 
 }  // namespace hetsim

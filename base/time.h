@@ -124,11 +124,9 @@ constexpr Time AbsTime(Time t) { return t < 0 ? -t : t; }
 // alpha-beta estimates) compute and sum below a picosecond before one rounding into a Time
 // (SecondsToTime), so that the sum of many short steps is not the sum of their roundings. Not a Time
 // and not a number: `Seconds(2e-6)` in, `.value()` out, and only the operator set of base/strong_scalar.h.
-class Seconds : public StrongScalar<Seconds, double> {
+class Seconds : public DoubleScalar<Seconds> {
  public:
-  constexpr Seconds() = default;
-  constexpr explicit Seconds(double seconds) : StrongScalar(seconds) {}
-  constexpr double value() const { return rep(); }
+  using DoubleScalar::DoubleScalar;
 };
 static_assert(sizeof(Seconds) == 8 && std::is_trivially_copyable_v<Seconds>);
 static_assert(!std::is_convertible_v<double, Seconds> && !std::is_convertible_v<Seconds, double>);
@@ -136,6 +134,8 @@ static_assert(!std::is_constructible_v<Seconds, Time> && !std::is_constructible_
 
 // Rounded as SecondsToTime(double).
 inline Time SecondsToTime(Seconds seconds) { return SecondsToTime(seconds.value()); }
+// A Time as Seconds, exact as TimeToSeconds: a link's latency added into a closed form.
+inline constexpr Seconds TimeAsSeconds(Time t) { return Seconds(TimeToSeconds(t)); }
 
 // a / b as a double (a share of a step, a speed-up).
 inline constexpr double TimeRatio(Time a, Time b) { return TimeToPicosecondsDouble(a) / TimeToPicosecondsDouble(b); }

@@ -47,26 +47,39 @@ inline constexpr double MillisecondsToSeconds(double ms) { return ms * 1e-3; }
 // rank holds 1/t of a layer's weights, ZeRO shards optimizer state over d ranks, an expert receives an
 // average number of tokens, and those shares are fractional by meaning (docs/decisions.md, "Bytes and
 // bandwidths"). Whole counts (a message, a flow) are exact in a double up to 2^53 bytes.
-class Bytes : public StrongScalar<Bytes, double> {
+class Bytes : public DoubleScalar<Bytes> {
  public:
-  constexpr Bytes() = default;
-  constexpr explicit Bytes(double bytes) : StrongScalar(bytes) {}
-  constexpr double value() const { return rep(); }
+  using DoubleScalar::DoubleScalar;
 };
 
 // A rate in bytes per second (links, NICs, HBM). Derating by an efficiency or splitting over flows is
 // a multiplication or a division by a plain number; a ratio of two rates is a number.
-class Bandwidth : public StrongScalar<Bandwidth, double> {
+class Bandwidth : public DoubleScalar<Bandwidth> {
  public:
-  constexpr Bandwidth() = default;
-  constexpr explicit Bandwidth(double bytes_per_second) : StrongScalar(bytes_per_second) {}
-  constexpr double bytes_per_second() const { return rep(); }
+  using DoubleScalar::DoubleScalar;  // bytes per second
+  constexpr double bytes_per_second() const { return value(); }
+
+ private:
+  using DoubleScalar::value;  // read as bytes_per_second()
 };
+
+// The time a transfer takes per byte it moves on links it shares: the transfers on a link over its
+// capacity in bytes per second (collectives::PathCost). Not the inverse of a Bandwidth: the load
+// divides the capacity once, and `bytes * seconds_per_byte` is the one multiplication an alpha-beta
+// step makes, the same double operations as before the type (docs/decisions.md, session 32).
+class SecondsPerByte : public DoubleScalar<SecondsPerByte> {
+ public:
+  using DoubleScalar::DoubleScalar;
+};
+// `bytes` at `per_byte`: bytes.value() * per_byte.value() seconds.
+constexpr Seconds operator*(Bytes bytes, SecondsPerByte per_byte) { return Seconds(bytes.value() * per_byte.value()); }
 
 static_assert(sizeof(Bytes) == 8 && std::is_trivially_copyable_v<Bytes>);
 static_assert(sizeof(Bandwidth) == 8 && std::is_trivially_copyable_v<Bandwidth>);
+static_assert(sizeof(SecondsPerByte) == 8 && std::is_trivially_copyable_v<SecondsPerByte>);
 static_assert(!std::is_convertible_v<double, Bytes> && !std::is_convertible_v<Bytes, double>);
 static_assert(!std::is_constructible_v<Bytes, Bandwidth> && !std::is_constructible_v<Bandwidth, Bytes>);
+static_assert(!std::is_convertible_v<double, SecondsPerByte> && !std::is_constructible_v<SecondsPerByte, Bandwidth>);
 
 // The schema's units to the types, written once.
 inline constexpr Bytes GibBytes(double gib) { return Bytes(GibToBytes(gib)); }

@@ -360,7 +360,7 @@ Time ClusterModel::GradSyncTime(int island, MeshShape shape, int stride, double 
   const double inter_bw = NicShare(im, shape.gpus_per_node);
   return SecondsToTime(collectives::HierarchicalAllReduceSeconds(
       local, nodes, Bytes(bytes), Bandwidth(std::max(1.0, im.intra_node.bytes_per_s)), intra_lat, Bandwidth(inter_bw),
-      Seconds(TimeToSeconds(im.inter_node.latency))));
+      TimeAsSeconds(im.inter_node.latency)));
 }
 
 }  // namespace hetsim::planner

@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "planner/layers_internal.h"
 #include "planner/profile.h"
@@ -57,10 +58,9 @@ struct SearchedGroup {
   StageOption option;
 };
 
-// One stage of a searched pipeline.
-struct SearchedStage {
+// One stage of a searched pipeline: its model layers (spec::LayerRange) and where and how it runs.
+struct SearchedStage : spec::LayerRange {
   int first_group = 0, last_group = 0;  // planner layers, inclusive
-  int first_layer = 0, num_layers = 0;  // model layers
   int island = 0;
   MeshShape shape;
   StageOption option;

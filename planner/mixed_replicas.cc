@@ -128,7 +128,7 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
   const double rate = ring.BytesPerS();
   return ring.replicas > 1 && ring.bytes > 0 && rate > 0
              ? SecondsToTime(collectives::RingAllReduceSeconds(ring.replicas, Bytes(ring.bytes), Bandwidth(rate),
-                                                               Seconds(TimeToSeconds(ring.latency))))
+                                                               TimeAsSeconds(ring.latency)))
              : 0;
 }
 
@@ -165,8 +165,7 @@ spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage&
   spec::StageSpec out;
   static_cast<spec::StageParallelism&>(out) = s.option.config;
   out.measured_forward_ms = out.measured_backward_ms = 0;
-  out.first_layer = s.first_layer;
-  out.num_layers = s.num_layers;
+  static_cast<spec::LayerRange&>(out) = s;
   for (const SearchedGroup& g : s.groups) {
     spec::ReplicaGroupSpec& rg = out.replica_groups.emplace_back();
     rg.mesh = {.island = cluster.island(g.island).name,

@@ -50,7 +50,7 @@ std::vector<std::vector<pipeline::LayerRange>> ChunksOf(const Profiler& profiler
   const int v = plan.virtual_stages;
   std::vector<std::vector<pipeline::LayerRange>> chunks(S);
   if (v == 1) {
-    for (int i = 0; i < S; ++i) chunks[i].push_back({plan.stages[i].first_layer, plan.stages[i].num_layers});
+    for (int i = 0; i < S; ++i) chunks[i].push_back(static_cast<const spec::LayerRange&>(plan.stages[i]));
     return chunks;
   }
   std::vector<int> counts;
@@ -115,8 +115,8 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     absl::StatusOr<int32_t> island = cluster.topology().IslandIndex(st.mesh.island);
     if (!island.ok()) return island.status();
     SearchedStage s;
-    s.first_layer = s.first_group = st.first_layer;
-    s.num_layers = st.num_layers;
+    static_cast<spec::LayerRange&>(s) = st;
+    s.first_group = st.first_layer;
     s.last_group = s.first_layer + s.num_layers - 1;
     s.island = *island;
     s.shape = {static_cast<int>(st.mesh.node_count), static_cast<int>(st.mesh.gpus_per_node)};

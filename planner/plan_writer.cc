@@ -77,8 +77,7 @@ absl::StatusOr<spec::PlanSpec> WritePlan(const ClusterModel& cluster, const std:
     // A written plan is priced by the cost model: the measured times of a plan the planner read stay
     // with that plan.
     out.measured_forward_ms = out.measured_backward_ms = 0;
-    out.first_layer = st.first_layer;
-    out.num_layers = st.num_layers;
+    static_cast<spec::LayerRange&>(out) = st;
     out.mesh = std::move(meshes[s]);
     if (explicit_warmups) out.warmup_forwards = st.warmup;
   }

@@ -95,7 +95,7 @@ void PrintRow(int64_t size, const collectives::CollectiveResult& r, double wall_
   std::printf("%14lld %-8s %-5s %3d %6d %-6s %14.2f %12.2f %12.2f %14.2f %10llu %9.1f\n", static_cast<long long>(size),
               algo.c_str(), hier ? collectives::AlgorithmName(r.shape.inter_node).data() : "-", r.shape.channels,
               r.shape.chunks, collectives::ProtocolName(r.shape.protocol).data(), TimeToSeconds(r.time) * 1e6,
-              r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9, r.shape.estimated_seconds * 1e6,
+              r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9, r.shape.estimated_seconds.value() * 1e6,
               static_cast<unsigned long long>(r.flows), wall_ms);
 }
 
@@ -187,7 +187,7 @@ int PrintRows(driver::CollectiveSession& session, const std::vector<int64_t>& si
     if (session.request().algorithm == collectives::CollectiveAlgorithm::kAuto && sizes.size() == 1) {
       for (const auto& e : r->estimates) {
         std::printf("#   estimate %-8s %-6s %14.2f us%s\n", collectives::AlgorithmName(e.algorithm).data(),
-                    collectives::ProtocolName(e.protocol).data(), e.seconds * 1e6,
+                    collectives::ProtocolName(e.protocol).data(), e.seconds.value() * 1e6,
                     e.algorithm == r->shape.algorithm ? "  (chosen)" : "");
       }
     }

@@ -91,7 +91,9 @@ struct StageParallelism {
 };
 
 // The layers a stage holds: [first_layer, first_layer + num_layers) of the model's layer sequence. A
-// plan's stage (StageSpec) and what the cost model prices (workload::StageConfig) are each a range.
+// plan's stage (StageSpec), what the cost model prices (workload::StageConfig), a virtual stage's chunk
+// (pipeline::LayerRange), the executor's virtual stage and gradient-sync range (VirtualStageCost,
+// LayerRangeGroup) and a searched stage (planner::SearchedStage) are each a range; none declares its own.
 struct LayerRange {
   int first_layer = 0;
   int num_layers = 0;

@@ -43,11 +43,11 @@ void AppendTreePaths(const Ranks& ranks, uint64_t key, std::vector<TransferPath>
 
 // Picks the chunk count in 1, 2, 4, ... kMaxDefaultChunks that minimizes `seconds(chunks)`, unless fixed.
 template <typename F>
-std::pair<int32_t, double> BestChunks(int32_t fixed, F seconds) {
+std::pair<int32_t, Seconds> BestChunks(int32_t fixed, F seconds) {
   if (fixed > 0) return {fixed, seconds(fixed)};
-  std::pair<int32_t, double> best{1, seconds(1)};
+  std::pair<int32_t, Seconds> best{1, seconds(1)};
   for (int32_t c = 2; c <= kMaxDefaultChunks; c *= 2) {
-    const double t = seconds(c);
+    const Seconds t = seconds(c);
     if (t < best.second) best = {c, t};
   }
   return best;
@@ -110,7 +110,7 @@ absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topolog
   s->launch_latency = LaunchLatency(topology, req.gpus);
   if (algorithm == CollectiveAlgorithm::kNvls && topology.nccl_model()) s->launch_latency += kNvlsLatency;
   if (algorithm == CollectiveAlgorithm::kCollNet && topology.nccl_model()) s->launch_latency += kCollNetLatency;
-  s->estimated_seconds += TimeToSeconds(s->launch_latency);
+  s->estimated_seconds += TimeAsSeconds(s->launch_latency);
   return s;
 }
 
@@ -161,9 +161,8 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
     if (!costs.ok()) return costs.status();
     // A chain, not a ring: drop the edge back to the root.
     if (!costs->empty()) costs->pop_back();
-    std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-      return (in.n - 1 + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)).value();
-    });
+    std::tie(s.chunks, s.estimated_seconds) = BestChunks(
+        in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)); });
     return s;
   }
   s.representative = in.RepresentativeChannels(s.channels);
@@ -176,8 +175,8 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
   const int32_t steps = RingStepCount(in.req.op, in.n);
   s.aggregated = Aggregates(in.req.ring_steps, in.n, s.chunks);
   s.estimated_seconds =
-      in.n < 2 ? 0
-               : (steps + s.chunks - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / in.n / s.chunks)).value();
+      in.n < 2 ? Seconds()
+               : (steps + s.chunks - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / in.n / s.chunks));
   return s;
 }
 
@@ -191,7 +190,7 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     if (!costs.ok()) return costs.status();
     const int32_t depth = HeapTreeDepth(in.n);
     std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-      return in.n < 2 ? 0.0 : (depth + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)).value();
+      return in.n < 2 ? Seconds() : (depth + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c));
     });
     return s;
   }
@@ -204,7 +203,7 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   if (!costs.ok()) return costs.status();
   const int32_t depth = DoubleTreeDepth(in.n);
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-    return in.n < 2 ? 0.0 : 2.0 * (c + depth - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / 2 / c)).value();
+    return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / 2 / c));
   });
   s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
   return s;
@@ -219,7 +218,7 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
   s.channels = static_cast<int32_t>(g);  // one inter-node all-reduce per local rank (rail)
-  double intra = 0;
+  Seconds intra;
   if (g > 1) {
     std::vector<TransferPath> paths;
     for (const Ranks& node : in.nodes) {
@@ -227,7 +226,7 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
     }
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    intra = (g - 1) * StepSeconds(*costs, Bytes(in.bytes / g)).value();
+    intra = (g - 1) * StepSeconds(*costs, Bytes(in.bytes / g));
   }
   s.representative = in.req.representative && g > 1;
   std::vector<TransferPath> ring_paths, tree_paths;
@@ -241,10 +240,10 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   if (!ring_costs.ok()) return ring_costs.status();
   auto tree_costs = in.costs_of(tree_paths, Multiplicities(s, tree_paths.size()));
   if (!tree_costs.ok()) return tree_costs.status();
-  const double ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(in.bytes / g / num_nodes)).value();
+  const Seconds ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(in.bytes / g / num_nodes));
   const int32_t depth = DoubleTreeDepth(num_nodes);
   auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
-    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, Bytes(in.bytes / g / 2 / c)).value();
+    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, Bytes(in.bytes / g / 2 / c));
   });
   const bool use_tree =
       in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
@@ -270,7 +269,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
   if (in.req.op == CollectiveOp::kSendRecv) {
     auto costs = in.costs_of({{in.req.gpus[0], in.req.gpus[1], 0}});
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes)).value();
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes));
     return s;
   }
   s.representative =
@@ -284,7 +283,7 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     }
     auto costs = in.costs_of(paths, multiplicity);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n));
     return s;
   }
   if (s.algorithm == CollectiveAlgorithm::kDirect) {
@@ -296,16 +295,16 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
     }
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
+    s.estimated_seconds = StepSeconds(*costs, Bytes(in.bytes / in.n));
     return s;
   }
-  s.estimated_seconds = 0;
+  s.estimated_seconds = Seconds();
   for (int64_t k = 1; k < in.n; ++k) {
     std::vector<TransferPath> paths;
     for (int64_t r = 0; r < in.n; ++r) paths.push_back({in.req.gpus[r], in.req.gpus[(r + k) % in.n], 0});
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
-    s.estimated_seconds += StepSeconds(*costs, Bytes(in.bytes / in.n)).value();
+    s.estimated_seconds += StepSeconds(*costs, Bytes(in.bytes / in.n));
   }
   return s;
 }
@@ -348,12 +347,12 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
   s.channels = 1;
   s.chunks = 1;
   if (in.n < 2) {
-    s.estimated_seconds = 0;
+    s.estimated_seconds = Seconds();
     return s;
   }
   auto costs = in.costs_of(RingPaths(in.req.gpus, 0));
   if (!costs.ok()) return costs.status();
-  s.estimated_seconds = StepSeconds(*costs, Bytes(static_cast<double>(NvlsWireBytes(topology, in.req)))).value();
+  s.estimated_seconds = StepSeconds(*costs, Bytes(static_cast<double>(NvlsWireBytes(topology, in.req))));
   return s;
 }
 
@@ -422,11 +421,10 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   s.chunks = chunks;
   const Seconds scatter = g > 1 ? StepSeconds(*intra, Bytes(in.bytes / g / chunks)) : Seconds(0);
   if (in.req.op == CollectiveOp::kAllReduce) {
-    s.estimated_seconds =
-        CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, Bytes(in.bytes / g / chunks))).value();
+    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, Bytes(in.bytes / g / chunks)));
   } else {  // the other nodes' shards of the rail's segment through each NIC, then (or before) one direct step
     const Seconds net = StepSeconds(*inter, CollNetShardBytes(Bytes(in.bytes / chunks), g, num_nodes));
-    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net).value();
+    s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
   }
   return s;
 }
@@ -488,7 +486,7 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
     choice.estimates.push_back({s->algorithm, s->estimated_seconds, s->protocol});
     return choice;
   }
-  double best = std::numeric_limits<double>::infinity();
+  Seconds best(std::numeric_limits<double>::infinity());
   for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = FastestProtocol(topology, router, req, a);

@@ -26,12 +26,12 @@ struct CollectiveShape {
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;
-  double estimated_seconds = 0;  // alpha-beta on the actual links, launch latency included
+  Seconds estimated_seconds;  // alpha-beta on the actual links, launch latency included
 };
 
 struct AlgorithmEstimate {
   CollectiveAlgorithm algorithm;
-  double seconds;
+  Seconds seconds;
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;  // the fastest for this algorithm
 };
 

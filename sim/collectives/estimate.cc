@@ -121,11 +121,11 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
   }
   costs.reserve(paths.size());
   for (size_t p = 0; p < routes.size(); ++p) {
-    PathCost c{0, 0};
-    for (LinkId l : *routes[p]) c.latency_s += TimeToSeconds(links[l.value()].latency);
+    PathCost c;
+    for (LinkId l : *routes[p]) c.latency += TimeAsSeconds(links[l.value()].latency);
     for (LinkId l : spans[p])
       c.seconds_per_byte =
-          std::max(c.seconds_per_byte, load[l.value()] / links[l.value()].bandwidth.bytes_per_second());
+          std::max(c.seconds_per_byte, SecondsPerByte(load[l.value()] / links[l.value()].bandwidth.bytes_per_second()));
     costs.push_back(c);
   }
   return absl::OkStatus();
@@ -138,7 +138,7 @@ std::vector<PathCost> WithProtocol(const topology::Topology& topology,
   if (!topology.nccl_model()) return costs;
   const double wire_per_byte = 1.0 / ProtocolBandwidthFraction(protocol);
   for (size_t p = 0; p < routes.size(); ++p) {
-    costs[p].latency_s += hetsim::TimeToSeconds(RouteStepLatency(topology, *routes[p], protocol));
+    costs[p].latency += TimeAsSeconds(RouteStepLatency(topology, *routes[p], protocol));
     costs[p].seconds_per_byte *= wire_per_byte;
   }
   return costs;
@@ -172,11 +172,10 @@ absl::StatusOr<std::vector<PathCost>> ConcurrentCostCache::Costs(topology::Route
   return WithProtocol(router.topology(), entries_.back().routes, entries_.back().costs, protocol);
 }
 
-Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes s) {
-  const double bytes = s.value();
-  double t = 0;
-  for (const PathCost& c : costs) t = std::max(t, c.latency_s + bytes * c.seconds_per_byte);
-  return Seconds(t);
+Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes bytes) {
+  Seconds t;
+  for (const PathCost& c : costs) t = std::max(t, c.latency + bytes * c.seconds_per_byte);
+  return t;
 }
 
 }  // namespace hetsim::collectives

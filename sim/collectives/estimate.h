@@ -64,8 +64,8 @@ Seconds DirectAllToAllSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds la
 
 // Per-transfer cost of a set of concurrent transfers on the actual links.
 struct PathCost {
-  double latency_s;
-  double seconds_per_byte;  // max over the route's links of (transfers on the link) / capacity
+  Seconds latency;                  // the route's links' latencies (and the protocol's step latency)
+  SecondsPerByte seconds_per_byte;  // max over the route's links of (transfers on the link) / capacity
 };
 // With the NCCL model (Topology::nccl_model()), protocol p adds its step latency to every route and
 // divides the bandwidth by its bandwidth fraction (sim/collectives/nccl_model.h). With `multiplicity`

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/ids.h"
+#include "base/spec/plan.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
 #include "sim/executor/executor.h"
@@ -37,10 +38,8 @@ struct LayerRangeHolder {
   int stage = 0;
 };
 
-// The all-reduce of one layer range; or, with `tied`, of the tied embedding's gradient.
-struct LayerRangeGroup {
-  int first_layer = 0;
-  int num_layers = 0;
+// The all-reduce of one layer range (spec::LayerRange); or, with `tied`, of the tied embedding's gradient.
+struct LayerRangeGroup : spec::LayerRange {
   // Plan.tied_embedding_grad_sync (Megatron's embedding group, over every pipeline): the V x h matrix
   // that the embedding (first stage) and a tied head (last stage) share all-reduces over every stage
   // that holds a copy, the first and the last of each pipeline (a 1-stage pipeline's once); layers

@@ -460,8 +460,7 @@ absl::StatusOr<workload::StageCost> ChunkCost(const ExecutionSetup& setup, const
                                               workload::StageConfig config, const pipeline::LayerRange& range,
                                               const workload::GpuCompute& compute, const std::string& where) {
   const double share = static_cast<double>(range.num_layers) / std::max<double>(1, st.num_layers);
-  config.first_layer = range.first_layer;
-  config.num_layers = range.num_layers;
+  static_cast<spec::LayerRange&>(config) = range;
   config.measured_forward_ms *= share;
   config.measured_backward_ms *= share;
   return workload::ComputeStageCost(*setup.model, config, compute, where);
@@ -486,15 +485,12 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<std::vec
     for (int s = 0; s < S; ++s) {
       const spec::StageSpec& st = plan.stages[s];
       VirtualStageCost& vs = setup.virtual_stages[c * S + s];
-      const pipeline::LayerRange range =
-          v == 1 ? pipeline::LayerRange{st.first_layer, st.num_layers} : ranges[c * S + s];
-      vs.first_layer = range.first_layer;
-      vs.num_layers = range.num_layers;
+      const spec::LayerRange range = v == 1 ? static_cast<const spec::LayerRange&>(st) : ranges[c * S + s];
+      static_cast<spec::LayerRange&>(vs) = range;
       const std::string where = v == 1 ? st.where : absl::StrFormat("%s (chunk %d)", st.where, c);
       for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
         VirtualStageCost& group = vs.replica_groups.emplace_back();
-        group.first_layer = range.first_layer;
-        group.num_layers = range.num_layers;
+        static_cast<spec::LayerRange&>(group) = range;
         if (v == 1) {
           group.cost = setup.stages[s].replica_groups[g].cost;
           continue;

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/spec/defaults.h"
+#include "base/spec/plan.h"
 #include "base/spec/simulation.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
@@ -111,11 +112,10 @@ struct MoeLayerTimes {
   Time compute = 0;
 };
 
-// The cost of one virtual stage (a physical stage, or one model chunk of it when interleaved).
-struct VirtualStageCost {
+// The cost of one virtual stage (a physical stage, or one model chunk of it when interleaved): its layers
+// (spec::LayerRange) and what they cost.
+struct VirtualStageCost : spec::LayerRange {
   workload::StageCost cost;
-  int first_layer = 0;
-  int num_layers = 0;
   // Tensor-/expert-parallel collective time per microbatch (issue order, all counts), including the
   // all-gather that reassembles activations (forward) or gradients (backward) scattered over the
   // TP ranks at a stage boundary. Timed by simulating each distinct collective alone on the flows

@@ -104,10 +104,10 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
   // NVSwitch as the simulator runs it (through the GPUs' NIC share until session 32), then the optimizer
   // step.
   const IslandModel& im = (*cluster)->island(0);
-  const double ring_s = collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
-                                                          Bandwidth(im.intra_node.bytes_per_s),
-                                                          Seconds(TimeToSeconds(im.intra_node.latency)))
-                            .value();
+  const double ring_s =
+      collectives::RingAllReduceSeconds(4, Bytes(static_cast<double>(plain->grad_sync_bytes)),
+                                        Bandwidth(im.intra_node.bytes_per_s), TimeAsSeconds(im.intra_node.latency))
+          .value();
   CHECK(im.intra_node.bytes_per_s > 2 * (*cluster)->NicShare(im, 8));  // NVSwitch, not the 400 Gb/s NIC
   CHECK(mixed->option.grad_sync ==
         SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
@@ -137,7 +137,7 @@ TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard throu
   const Time overhead = SecondsToTime(
       std::max((*cluster)->island(0).gpu->iteration_overhead_s(), (*cluster)->island(1).gpu->iteration_overhead_s()));
   const double ring_s =
-      collectives::RingAllReduceSeconds(10, Bytes(1 << 30), Bandwidth(rate), Seconds(TimeToSeconds(latency))).value();
+      collectives::RingAllReduceSeconds(10, Bytes(1 << 30), Bandwidth(rate), TimeAsSeconds(latency)).value();
   CHECK(MixedGradSyncTime(**cluster, {fine, coarse}) == SecondsToTime(ring_s) + overhead);
 }
 

@@ -48,7 +48,7 @@ TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1)a within 0.1%", "[collectives]"
     CHECK(r.busbw_bytes_per_s == Approx(r.algbw_bytes_per_s * 2.0 * (n - 1) / n));
     CHECK(r.busbw_bytes_per_s < s.B);
     // The on-link estimate is the same closed form.
-    CHECK(r.estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
+    CHECK(r.estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-9));
   }
 }
 
@@ -88,7 +88,7 @@ TEST_CASE("hierarchical all-reduce: intra-node RS + per-rail inter-node ring + i
                               .value();
   CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
   CHECK(r->shape.inter_node == CollectiveAlgorithm::kRing);
-  CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-6));
+  CHECK(r->estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-6));
   // Beats a single flat ring, which pushes everything through one NIC per node boundary.
   req.algorithm = CollectiveAlgorithm::kRing;
   req.channels = 1;
@@ -130,7 +130,7 @@ TEST_CASE("tree broadcast: (D + C - 1)(a + 2 S/(C B)), every parent feeding two 
   const auto r = Run(s.topo, s.router, CollectiveOp::kBroadcast, Range(15), bytes, CollectiveAlgorithm::kTree, chunks);
   const double expected = (3 + chunks - 1) * (s.a + 2.0 * bytes / chunks / s.B);
   CHECK(TimeToSeconds(r.time) == Approx(expected).epsilon(0.02));
-  CHECK(r.shape.estimated_seconds == Approx(expected).epsilon(1e-9));
+  CHECK(r.shape.estimated_seconds.value() == Approx(expected).epsilon(1e-9));
   CHECK(r.flows == static_cast<uint64_t>(14 * chunks));
 }
 

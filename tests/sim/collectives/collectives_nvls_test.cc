@@ -50,7 +50,7 @@ TEST_CASE("nvls all-reduce: a + (n+1)/n S/(5/6 B), busbw 2(n-1)/(n+1) 5/6 B", "[
     REQUIRE(r.ok());
     const double expected = a + std::ceil(bytes * (n + 1.0) / n * 6.0 / 5.0) / B;
     CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
-    CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
+    CHECK(r->estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-9));
     CHECK(r->busbw_bytes_per_s == Approx(2.0 * (n - 1) / n * bytes / expected).epsilon(1e-3));
     // Ring's per-GPU traffic is 2(n-1)/n S each way: NVLS is 5/6 x 2(n-1)/(n+1) faster on bandwidth (slower
     // at n = 2).
@@ -97,7 +97,7 @@ TEST_CASE("nvls: NCCL's latency of its own; auto leaves small buffers to rings a
   const auto tiny = NvlsAllReduce(topo, 8, 1024, CollectiveAlgorithm::kNvls);
   REQUIRE(tiny.ok());
   CHECK(tiny->shape.launch_latency >= 25 * kMicrosecond);
-  CHECK(TimeToSeconds(tiny->time) == Approx(tiny->estimates.at(0).seconds).epsilon(1e-6));
+  CHECK(TimeToSeconds(tiny->time) == Approx(tiny->estimates.at(0).seconds.value()).epsilon(1e-6));
   const auto small = NvlsAllReduce(topo, 8, 64 * kKiB, CollectiveAlgorithm::kAuto);
   REQUIRE(small.ok());
   CHECK(small->shape.algorithm != CollectiveAlgorithm::kNvls);
@@ -119,7 +119,7 @@ TEST_CASE("nvls all-gather and reduce-scatter: a + (n-1)/n S/(5/6 B), one step",
       REQUIRE(r.ok());
       const double expected = a + std::ceil(bytes * (n - 1.0) / n * 6.0 / 5.0) / B;
       CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(1e-3));
-      CHECK(r->estimates.at(0).seconds == Approx(expected).epsilon(1e-9));
+      CHECK(r->estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-9));
       // busbw = (n-1)/n S / time -> 5/6 B: NVLS moves what a ring moves, in one step, at NVLS's rate.
       CHECK(r->busbw_bytes_per_s == Approx((n - 1.0) / n * bytes / expected).epsilon(1e-3));
     }
@@ -154,7 +154,7 @@ TEST_CASE("nvls: a node type's own NVLS efficiency, apart from its rings'", "[co
   REQUIRE(two.ok());
   // Each link carries (n+1)/n = 9/8 of the buffer each way.
   CHECK(TimeToSeconds(two->time - one->time) == Approx(9.0 / 8.0 * kGiB / (0.6 * line)).epsilon(1e-3));
-  CHECK(two->estimates.at(0).seconds - one->estimates.at(0).seconds ==
+  CHECK((two->estimates.at(0).seconds - one->estimates.at(0).seconds).value() ==
         Approx(9.0 / 8.0 * kGiB / (0.6 * line)).epsilon(1e-3));
 }
 

@@ -82,7 +82,7 @@ void CheckChannelCases(const topology::Topology& topo, double bound, bool same_e
     CHECK(rep.flows < full.flows);
     CHECK(RelativeGap(full.time, rep.time) < std::max(bound, c.least_bound));
     if (same_estimate) {
-      CHECK(rep.shape.estimated_seconds == Approx(full.shape.estimated_seconds).epsilon(bound));
+      CHECK(rep.shape.estimated_seconds.value() == Approx(full.shape.estimated_seconds.value()).epsilon(bound));
       CHECK(rep.shape.chunks == full.shape.chunks);
     }
   }
