@@ -127,6 +127,7 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   // A plain DeepSpeed script (no Megatron, so no --deepspeed) names its config all the same.
   if (!flags.Has("deepspeed") && !path) return flags;
   MegatronFlags out = flags;
+  if (!path && flags.launcher == "accelerate") return out;  // its Accelerate config gave the ZeRO stage
   if (!path) {
     out.launch_notes.push_back(
         "--deepspeed without --deepspeed_config: the batch, ZeRO stage and precision come from the flags");

@@ -1077,6 +1077,14 @@ absl::Status CheckOverlapFlags(const Reader& r, int zero_stage) {
 // Megatron's micro-batch; a DeepSpeed config without train_micro_batch_size_per_gpu gives it as
 // DeepSpeed derives it: train_batch_size / (gradient_accumulation_steps x data parallel).
 absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  // A script that builds its model itself (a Hugging Face one under accelerate or torchrun) sets its batch
+  // itself unless its line says it: the flag that says it there, not Megatron's.
+  if (!r.Has("micro-batch-size") && !(r.Has("global-batch-size") && r.DeepSpeed()) && !MegatronEntryPoint(r.flags())) {
+    return r.Error(absl::StrFormat(
+        "%s sets its batch itself, not on its line: give the batch per GPU on the line as the Hugging Face Trainer's "
+        "--per_device_train_batch_size N (or --micro-batch-size N)",
+        r.flags().script));
+  }
   if (r.Has("micro-batch-size") || !r.Has("global-batch-size") || !r.DeepSpeed()) return r.Int("micro-batch-size", 0);
   HETSIM_ASSIGN_OR_RETURN(const int64_t global, r.Int("global-batch-size", 0));
   HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));

@@ -527,6 +527,22 @@ TEST_CASE("import: Accelerate's published configs with a launch line", "[interop
   CHECK(ds->plan.framework() == v1::MEGATRON_DEEPSPEED);
   CHECK(
       hetsim::testing::HasImportNote(ds->notes, "zero_stage1_config.json: not written by the script and not readable"));
+  // Accelerate's Slurm launcher (srun accelerate launch ...) with the model given: complete_nlp_example.py sets
+  // its batch in its code, so the line has none; the refusal says which flag gives it.
+  const std::filesystem::path slurm =
+      hetsim::testing::CorpusFile(kLaunchCorpus, "accelerate_slurm_submit_multinode_fsdp.sh");
+  absl::StatusOr<MegatronFlags> slurm_flags =
+      ParseMegatronLaunchLine(hetsim::testing::ImportTestText(slurm.string()), slurm.string());
+  REQUIRE(slurm_flags.ok());
+  CHECK(slurm_flags->launcher == "accelerate");
+  MegatronImportRequest with_model;
+  with_model.model = *model;
+  absl::StatusOr<MegatronImport> no_batch =
+      ImportMegatron(*slurm_flags, hetsim::testing::ImportTestCluster(), with_model, slurm.string());
+  REQUIRE_FALSE(no_batch.ok());
+  CHECK_THAT(std::string(no_batch.status().message()),
+             Catch::Contains("complete_nlp_example.py sets its batch itself, not on its line: give the batch per GPU "
+                             "on the line as the Hugging Face Trainer's --per_device_train_batch_size N"));
   // TP 2 x HSDP 2 x 2 in parallelism_config: not read, refused rather than priced as FSDP.
   absl::StatusOr<MegatronImport> tp = import("accelerate_tp_hsdp.yaml");
   REQUIRE_FALSE(tp.ok());
