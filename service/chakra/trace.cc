@@ -345,6 +345,25 @@ void AddRankWarnings(const RankTrace& t, const Unread& unread, std::vector<std::
         "time; their GPU kernels carry the transfer",
         file, t.skipped_cpu_comm_ops));
   }
+  // Host compute nodes and no node with a duration (nor num_ops or tensor_size for --retime-compute),
+  // no communication: the rank times nothing. Chakra's PyTorch converter writes such a file when
+  // chakra_trace_link matched no operator of the Kineto trace (one without "Record function id", as
+  // mlcommons/chakra#83 reports of PyTorch 2.2, or one of another run): host operations only, no durations.
+  int64_t compute = 0, timed = 0, comm = 0, host = 0;
+  for (const TraceNode& n : t.nodes) {
+    compute += n.type == TraceNodeType::kCompute;
+    host += n.type == TraceNodeType::kCompute && n.is_cpu_op;
+    timed += n.type == TraceNodeType::kCompute && (n.duration > 0 || n.num_ops > 0 || n.tensor_size > 0);
+    comm += n.type == TraceNodeType::kSend || n.type == TraceNodeType::kRecv || n.type == TraceNodeType::kCollective;
+  }
+  if (host > 0 && timed == 0 && comm == 0) {  // hetsim's idle-GPU trace is one GPU node of no time: silent
+    warnings->push_back(absl::StrFormat(
+        "%s: none of its %d compute nodes has a duration (nor num_ops or tensor_size) and it communicates nothing: "
+        "this rank takes no time. A trace of host operations only is what chakra_converter writes when "
+        "chakra_trace_link linked no GPU kernel of the Kineto trace (a Kineto trace without \"Record function id\", "
+        "or of another run): link the host and device traces of one run",
+        file, compute));
+  }
   // GPU kernels that nothing depends on: several of them is the mark of a trace that lost its stream
   // order; they run one at a time on the rank's compute stream, and the rank ends after them.
   std::vector<bool> has_succ(t.nodes.size(), false);

@@ -10,8 +10,6 @@
 #include "base/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "proto/inputs.h"
-#include "proto/io.h"
 
 namespace hetsim::interop {
 namespace {
@@ -129,34 +127,29 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   // A plain DeepSpeed script (no Megatron, so no --deepspeed) names its config all the same.
   if (!flags.Has("deepspeed") && !path) return flags;
   MegatronFlags out = flags;
+  if (!path && flags.launcher == "accelerate") return out;  // its Accelerate config gave the ZeRO stage
   if (!path) {
     out.launch_notes.push_back(
         "--deepspeed without --deepspeed_config: the batch, ZeRO stage and precision come from the flags");
     return out;
   }
-  std::string json, where;
-  if (auto written = flags.written_files.find(*path); written != flags.written_files.end()) {
-    json = written->second;
-    where = absl::StrFormat("%s (written by the script)", *path);
-  } else {
-    where = source == "--line" ? *path : proto::ResolveRelativeTo(source, *path);
-    absl::StatusOr<std::string> text = proto::ReadInputFile(where, proto::InputKind::kText);
-    if (!text.ok() && !absl::IsNotFound(text.status())) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: --deepspeed_config %s: %s", source, *path, text.status().message()));
-    }
-    if (!text.ok()) {
-      // Scripts often make the config at run time from a template (sed ... > ds_config.json): the
-      // flags still say the batch and, with --zero-stage, the ZeRO stage.
-      out.launch_notes.push_back(absl::StrFormat(
-          "--deepspeed_config %s: not written by the script and not readable (%s): the batch, ZeRO stage and "
-          "precision come from the flags; put the JSON beside the script to read it",
-          *path, text.status().message()));
-      return out;
-    }
-    json = *std::move(text);
-    out.files_read.push_back(where);
+  absl::StatusOr<LineFile> text = ReadLineFile(flags, *path, source);
+  if (!text.ok() && !absl::IsNotFound(text.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: --deepspeed_config %s: %s", source, *path, text.status().message()));
   }
+  if (!text.ok()) {
+    // Scripts often make the config at run time from a template (sed ... > ds_config.json): the
+    // flags still say the batch and, with --zero-stage, the ZeRO stage.
+    out.launch_notes.push_back(absl::StrFormat(
+        "--deepspeed_config %s: not written by the script and not readable (%s): the batch, ZeRO stage and "
+        "precision come from the flags; put the JSON beside the script to read it",
+        *path, text.status().message()));
+    return out;
+  }
+  const std::string& json = text->text;
+  const std::string& where = text->where;
+  if (text->from_disk) out.files_read.push_back(where);
   HETSIM_ASSIGN_OR_RETURN(const DeepSpeedConfig config, ParseDeepSpeedConfig(json, where));
   if (config.micro_batch_per_gpu) {
     HETSIM_RETURN_IF_ERROR(

@@ -9,6 +9,7 @@
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
 #include "service/interop/megatron_flags.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 
@@ -95,7 +96,13 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   if (r.format == "nemo") {
     HETSIM_ASSIGN_OR_RETURN(imported, ImportNemo(text, cluster, layout, out.source));
   } else {
-    HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(text, out.source));
+    // A Megatron-LM --yaml-cfg file given for the line: the file is the whole line (megatron_yaml.h).
+    MegatronYamlRead yaml{text, {}};
+    if (!r.file.empty() && IsMegatronYaml(text)) {
+      HETSIM_ASSIGN_OR_RETURN(yaml, MegatronYamlLine(text, out.source));
+    }
+    HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(yaml.line, out.source));
+    if (!yaml.unknown_keys.empty()) flags.launch_notes.push_back(UnknownYamlKeysNote(yaml.unknown_keys));
     if (r.strict) {
       HETSIM_RETURN_IF_ERROR(CheckStrictFlags(flags, out.source));
     }

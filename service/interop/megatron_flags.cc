@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <array>
+#include <initializer_list>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -16,6 +17,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
 #include "service/interop/launch_script.h"
 
 namespace hetsim::interop {
@@ -377,6 +380,12 @@ void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, Me
 // --num_nodes, srun's --ntasks-per-node and --nodes/-N. An elastic range "1:4" reads its largest; a
 // value that is not a number (`gpu`, an unset variable) is noted and left to --nodes or the island.
 void ReadLauncher(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
+  // Accelerate's launcher under another (`srun accelerate launch ...`, Accelerate's Slurm examples): its
+  // options and config decide the run (accelerate_config.h).
+  for (size_t j = 0; j + 1 < script; ++j) {
+    const std::string& w = tokens[j];
+    if (w.substr(w.find_last_of('/') + 1) == "accelerate" && tokens[j + 1] == "launch") out.launcher = "accelerate";
+  }
   for (size_t j = 0; j < script; ++j) {
     std::string name = tokens[j], value;
     if (const size_t eq = name.find('='); eq != std::string::npos && absl::StartsWith(name, "-")) {
@@ -384,6 +393,10 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
       name = name.substr(0, eq);
     } else if (j + 1 < script) {
       value = tokens[j + 1];
+    }
+    if (absl::StartsWith(name, "--") && name.size() > 2) {
+      const bool has_value = absl::StrContains(tokens[j], "=") || (j + 1 < script && !absl::StartsWith(value, "-"));
+      out.launcher_options[name.substr(2)] = has_value ? value : "";
     }
     int64_t* target = nullptr;
     for (const char* n : {"--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus", "--ntasks-per-node"}) {
@@ -406,6 +419,20 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
     }
   }
   DeepSpeedLocalRun(tokens, script, out);
+  // torchrun's defaults when the line gives neither (torch/distributed/run.py: --nnodes "1:1",
+  // --nproc-per-node "1"): one process on one node, as Megatron-LM's single-GPU examples run.
+  if (out.launcher != "torchrun") return;
+  const auto given = [&out](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&out](const char* n) { return out.launcher_options.contains(n); });
+  };
+  if (out.launcher_nnodes <= 0 && !given({"nnodes", "num_nodes", "num-nodes"})) {
+    out.launcher_nnodes = 1;
+    out.launcher_defaults.push_back("torchrun without --nnodes: one node (torchrun's default)");
+  }
+  if (out.launcher_nproc_per_node <= 0 && !given({"nproc_per_node", "nproc-per-node"})) {
+    out.launcher_nproc_per_node = 1;
+    out.launcher_defaults.push_back("torchrun without --nproc_per_node: one process (torchrun's default)");
+  }
 }
 
 // The other scripts a script runs (`bash x.sh`, `sbatch job.sbatch`, `. CONFIG.sh`, `./run.sh`), in order,
@@ -453,6 +480,19 @@ std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words
 }
 
 }  // namespace
+
+absl::StatusOr<LineFile> ReadLineFile(const MegatronFlags& flags, const std::string& path, absl::string_view source) {
+  LineFile out;
+  if (auto written = flags.written_files.find(path); written != flags.written_files.end()) {
+    out.text = written->second;
+    out.where = absl::StrFormat("%s (written by the script)", path);
+    return out;
+  }
+  out.where = source == "--line" ? path : proto::ResolveRelativeTo(source, path);
+  HETSIM_ASSIGN_OR_RETURN(out.text, proto::ReadInputFile(out.where, proto::InputKind::kText));
+  out.from_disk = true;
+  return out;
+}
 
 std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
   // pretrain_hybrid.py is pretrain_mamba.py's name in today's Megatron-LM.

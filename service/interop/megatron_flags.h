@@ -38,10 +38,20 @@ struct MegatronFlags {
   std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
   // What reading a script (launch_script.h) and its launcher could not decide, one line each.
   std::vector<std::string> launch_notes;
+  // What the launcher's own defaults decided (torchrun's one node): notes of an imported plan, not
+  // reasons of a refusal.
+  std::vector<std::string> launcher_defaults;
   // Files read from disk besides the script (a DeepSpeed config): the import must not write over one.
   std::vector<std::string> files_read;
   // Files the script writes before it launches (a DeepSpeed config in a here document), by path.
   std::map<std::string, std::string> written_files;
+  // The launcher's own options before the script, by name without "--" ("config_file" -> "fsdp.yaml";
+  // "" for a switch): `accelerate launch`'s, read with its config (accelerate_config.h).
+  std::map<std::string, std::string> launcher_options;
+  // PyTorch runs the script's own model data parallel (an Accelerate config's distributed_type FSDP or
+  // MULTI_GPU): "fsdp" (its ZeRO stage is --zero-stage) or "ddp"; its runtime is PyTorch's
+  // (accelerate_config.h), not Megatron's. Empty otherwise.
+  std::string pytorch_runtime;
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.
@@ -52,6 +62,16 @@ struct MegatronFlags {
     return it == flags.end() ? std::vector<std::string>{} : it->second.values;
   }
 };
+
+// A file a launch line names (a DeepSpeed or Accelerate config, a --yaml-cfg file): the script's here
+// document of that path, else the file relative to `source`'s folder (the path as given for "--line").
+// `where` names it for messages; `from_disk` when it was read from disk. The read's error otherwise
+// (NotFound when there is no such file).
+struct LineFile {
+  std::string text, where;
+  bool from_disk = false;
+};
+absl::StatusOr<LineFile> ReadLineFile(const MegatronFlags& flags, const std::string& path, absl::string_view source);
 
 // Megatron's entry points that train something other than a GPT decoder (BERT, T5, Mamba, ...): why
 // hetsim does not price them ("pretrain_t5.py trains T5 (...), which hetsim does not model ..."), or

@@ -13,6 +13,7 @@
 #include "proto/framework_profile.h"
 #include "proto/inputs.h"
 #include "proto/limits.h"
+#include "service/interop/accelerate_config.h"
 #include "service/interop/deepspeed_config.h"
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_layout.h"
@@ -61,6 +62,7 @@ class Reader {
     return Int(name, fallback, proto::limits::kMaxGpus);
   }
   bool Has(absl::string_view name) const { return flags_.Has(name); }
+  const MegatronFlags& flags() const { return flags_; }
   // DeepSpeed's engine runs the line: Megatron-DeepSpeed's --deepspeed, or a DeepSpeed script's config.
   bool DeepSpeed() const {
     return Has("deepspeed") || Has("deepspeed_config") || Has("deepspeed-config") ||
@@ -489,13 +491,12 @@ constexpr const char* kCoreFlags[] = {"overlap-grad-reduce",
                                       "fp8-format"};
 // --recompute-method and --recompute-num-layers are 2022's names of --activations-checkpoint-method and
 // -num-layers (Megatron-LM commit bbab79f, May 2022, with selective recomputation): clues of 2022 too.
-constexpr const char* k2022Flags[] = {"sequence-parallel",
-                                      "recompute-activations",
-                                      "recompute-granularity",
-                                      "recompute-method",
-                                      "recompute-num-layers",
-                                      "use-distributed-optimizer",
-                                      "no-async-tensor-model-parallel-allreduce"};
+constexpr const char* k2022Flags[] = {"sequence-parallel", "recompute-activations", "recompute-granularity",
+                                      "recompute-method", "recompute-num-layers", "use-distributed-optimizer",
+                                      "no-async-tensor-model-parallel-allreduce",
+                                      // removed 2023-09-07 (34ac1ad, "Document, clean, and refactor
+                                      // megatron/data for GPT"), before Megatron-Core's models were the default
+                                      "data-impl"};
 
 // Megatron-LM of 2021 as the SC'21 artifact ran it: --checkpoint-activations and no later flag.
 bool Code2021(const Reader& r) {
@@ -514,6 +515,8 @@ v1::Framework LineFramework(const Reader& r, const MegatronSplit& split) {
     return false;
   };
   if (r.DeepSpeed()) return v1::MEGATRON_DEEPSPEED;
+  // An Accelerate FSDP or DDP run (accelerate_config.h): PyTorch's runtime.
+  if (!r.flags().pytorch_runtime.empty()) return v1::FSDP2_TORCHTITAN;
   if (Code2021(r)) return v1::MEGATRON_LM_2021;
   const bool core = split.later_releases() || any(kCoreFlags);
   return core || !any(k2022Flags) ? v1::MEGATRON_CORE : v1::MEGATRON_LM_2022;
@@ -611,6 +614,15 @@ absl::StatusOr<int> ReadZeroStage(const Reader& r, const Layout& l, std::vector<
     return 3;
   }
   if (r.DeepSpeed()) return ReadDeepSpeedZeroStage(r, l);
+  if (!r.flags().pytorch_runtime.empty()) {  // FSDP's sharding strategy, from an Accelerate config: 0, 2 or 3
+    int64_t stage = 0;
+    if (!absl::SimpleAtoi(r.flags().Value("zero-stage").value_or("0"), &stage) || stage < 0 || stage > 3) {
+      return r.Error("--zero-stage: not 0, 1, 2 or 3");
+    }
+    if (l.pp > 1 || l.tp > 1)
+      return r.Error("Accelerate's FSDP runs data parallel only: no --tensor or pipeline sizes");
+    return static_cast<int>(stage);
+  }
   if (!megatron_fsdp) {
     if (r.Has("data-parallel-sharding-strategy")) {
       notes.push_back(absl::StrFormat("--data-parallel-sharding-strategy %s: no effect without --use-megatron-fsdp",
@@ -922,6 +934,8 @@ const char* AssumedDefaults(v1::Framework framework) {
     case v1::MEGATRON_DEEPSPEED:
       return "DeepSpeed's engine (its pipeline engine's blocking sends, gradients reduced after the backward)";
     case v1::FSDP2_TORCHTITAN:
+      return "PyTorch's (an Accelerate FSDP or DDP run: eager kernels, SDPA flash attention; FSDP's per-block "
+             "gradient reduce-scatter in the mixed precision's type, DDP's FP32 buckets)";
     case v1::FRAMEWORK_UNSPECIFIED:
     case v1::Framework_INT_MIN_SENTINEL_DO_NOT_USE_:
     case v1::Framework_INT_MAX_SENTINEL_DO_NOT_USE_: break;
@@ -1063,6 +1077,14 @@ absl::Status CheckOverlapFlags(const Reader& r, int zero_stage) {
 // Megatron's micro-batch; a DeepSpeed config without train_micro_batch_size_per_gpu gives it as
 // DeepSpeed derives it: train_batch_size / (gradient_accumulation_steps x data parallel).
 absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector<std::string>& notes) {
+  // A script that builds its model itself (a Hugging Face one under accelerate or torchrun) sets its batch
+  // itself unless its line says it: the flag that says it there, not Megatron's.
+  if (!r.Has("micro-batch-size") && !(r.Has("global-batch-size") && r.DeepSpeed()) && !MegatronEntryPoint(r.flags())) {
+    return r.Error(absl::StrFormat(
+        "%s sets its batch itself, not on its line: give the batch per GPU on the line as the Hugging Face Trainer's "
+        "--per_device_train_batch_size N (or --micro-batch-size N)",
+        r.flags().script));
+  }
   if (r.Has("micro-batch-size") || !r.Has("global-batch-size") || !r.DeepSpeed()) return r.Int("micro-batch-size", 0);
   HETSIM_ASSIGN_OR_RETURN(const int64_t global, r.Int("global-batch-size", 0));
   HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
@@ -1110,6 +1132,7 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
 // What the import did with the flags it did not price.
 void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
   for (const std::string& n : flags.launch_notes) notes.push_back(n);
+  for (const std::string& n : flags.launcher_defaults) notes.push_back(n);
   for (const std::string& f : flags.renamed) notes.push_back(absl::StrCat("read as renamed: ", f));
   if (!flags.no_effect.empty()) {
     notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
@@ -1199,6 +1222,8 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));
   plan.set_cp_comm_type(cp_comm);
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
+  if (!flags.pytorch_runtime.empty())
+    SetAcceleratePyTorchRuntime(flags.pytorch_runtime == "ddp", l.dp, plan, out.notes);
   SetFramework(framework, out.model, plan, out.notes);
   DefaultAttention(r, plan.framework(), out.model, out.notes);
   SetUnfusedKernels(r, out.model, plan, out.notes);
@@ -1329,7 +1354,9 @@ MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
-  HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithDeepSpeedConfig(flags, source));
+  HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithMegatronYaml(flags, source));
+  HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
+  HETSIM_ASSIGN_OR_RETURN(with_config, WithDeepSpeedConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
   std::vector<std::string> files_read = with_config.files_read;
   absl::StatusOr<MegatronImport> out = ImportFlags(

@@ -189,7 +189,6 @@ constexpr KeyFlag kKeyFlags[] = {
     {"model.make_vocab_size_divisible_by", "make-vocab-size-divisible-by", true},
     {"model.sequence_parallel", "sequence-parallel", false},
     {"model.ub_tp_comm_overlap", "tp-comm-overlap", false},
-    {"model.use_flash_attention", "use-flash-attn", false},
     {"model.overlap_p2p_comm", "overlap-p2p-communication", false},
     {"model.optim.overlap_grad_sync", "overlap-grad-reduce", false},
     {"model.optim.overlap_param_sync", "overlap-param-gather", false},
@@ -290,9 +289,29 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   // NeMo builds Megatron-Core's GPT from Transformer Engine's layers only with model.transformer_engine
   // true (megatron_gpt_model.py: cfg.get('transformer_engine', False) -> get_specs(use_te)); otherwise
   // from Megatron-Core's local layers, whose attention is unfused: Megatron's --transformer-impl local.
+  // model.use_flash_attention reaches NeMo's legacy GPTModel only (megatron_gpt_model.py, NVIDIA/NeMo
+  // 8cfedd7: model_provider_func passes it to GPTModel, flash_attn's kernels in its CoreAttention, and
+  // not to MCoreGPTModel, whose layer spec decides): with mcore_gpt and no transformer_engine,
+  // Megatron-Core's local DotProductAttention runs, unfused, whatever the key says.
+  // NeMo picks the layer spec by model.name first (get_specs, spec_name = cfg.name): Falcon's and the
+  // full-TE autocast layer are Transformer Engine's whatever transformer_engine says (falcon_spec.py:
+  // TEDotProductAttention); Gemma 2's attention is its own, unfused (gemma2_spec.py, for its logit
+  // soft-capping); the others follow transformer_engine.
   HETSIM_ASSIGN_OR_RETURN(const bool mcore, c.Bool("model.mcore_gpt"));
-  HETSIM_ASSIGN_OR_RETURN(const bool te, c.Bool("model.transformer_engine"));
+  HETSIM_ASSIGN_OR_RETURN(bool te, c.Bool("model.transformer_engine"));
+  HETSIM_ASSIGN_OR_RETURN(const bool flash, c.Bool("model.use_flash_attention"));
+  te = te || model_name == "megatron_falcon_gpt" || model_name == "megatron_gpt_full_te_layer_autocast";
+  if (mcore && model_name == "megatron_gemma2") absl::StrAppend(&line, " --attention-backend unfused");
   if (mcore && !te) absl::StrAppend(&line, " --transformer-impl local");
+  if (mcore && (!te || model_name == "megatron_gemma2") && flash) {
+    notes.push_back(
+        "model.use_flash_attention: no effect with mcore_gpt (it reaches NeMo's legacy GPTModel only); the layer "
+        "spec's "
+        "attention is unfused (Megatron-Core's local layers without transformer_engine, or Gemma 2's): unfused "
+        "attention priced");
+  } else if (flash) {
+    absl::StrAppend(&line, " --use-flash-attn");
+  }
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Word("model.position_embedding_type"));
   if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> shared, c.Scalar("model.share_embeddings_and_output_weights"));
@@ -378,13 +397,14 @@ absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
     const YAML::Node type = root["distributed_type"];
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: an Accelerate config (distributed_type: %s): it says how `accelerate launch` runs a script, not the "
-        "model the script builds; hetsim does not read it (write the model as a hetsim Model and plan it instead)",
+        "model the script builds; import the launch line that names it (`accelerate launch --config_file FILE "
+        "script.py ...`) with `hetsim import megatron LAUNCH.sh --model MODEL.pbtxt`, which reads this file",
         source, type && type.IsScalar() ? type.Scalar() : "?"));
   }
   if (root["language_model"] && root["model_parallel"]) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: a Megatron-LM --yaml-cfg config (language_model, model_parallel): hetsim does not read it; give its "
-        "values as a launch line's flags to `hetsim import megatron`",
+        "%s: a Megatron-LM --yaml-cfg config (language_model, model_parallel), not NeMo's: import it with `hetsim "
+        "import megatron FILE.yaml --nodes N` (or the launch line that names it with --yaml-cfg)",
         source));
   }
   return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
@@ -407,6 +427,7 @@ absl::Status WithNemoKeys(const absl::Status& status) {
   for (const KeyFlag& k : kKeyFlags) named(k.flag, k.key);
   named("seq-length", "model.encoder_seq_length (or model.seq_length)");
   named("num-query-groups", "model.num_query_groups");
+  named("use-flash-attn", "model.use_flash_attention");
   named("nodes", "trainer.num_nodes");
   named("nproc_per_node", "trainer.devices");
   if (keys.empty()) return status;

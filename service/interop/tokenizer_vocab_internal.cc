@@ -50,6 +50,7 @@ constexpr KnownTokenizer kKnown[] = {
     {"phi-3", 32064},
     {"gpt2", kGpt2Vocab},
     {"gpt-2", kGpt2Vocab},
+    {"falcon", 65024},   // tiiuae/falcon-7b and -40b: vocab_size in their config.json
     {"chatglm", 65024},  // ChatGLM2 and 3: padded_vocab_size (their config.json has no
                          // vocab_size)
     // Qwen1.5 to Qwen3 share one tokenizer, padded to 151,936 in their 0.5B-14B models' config.json

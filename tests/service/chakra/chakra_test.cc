@@ -660,6 +660,37 @@ TEST_CASE("chakra traces from PyTorch: missing control dependencies and host-sid
   CHECK(!chakra::ConvertRank(Stream({lost}), "t.0.et", 0, 1, &groups, &warnings).ok());
 }
 
+TEST_CASE("chakra traces: a rank of host operations without durations says it times nothing", "[chakra]") {
+  // What chakra_converter writes when chakra_trace_link linked no GPU kernel (facebookresearch/param's
+  // et_replay/tests/inputs resnet_et.json with resnet_kineto.json, whose Kineto events carry no "Record
+  // function id"): CPU compute nodes with no duration_micros.
+  Node thread = Comp(1, 0);
+  thread.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, true));
+  Node step = Comp(3, 0, {1});
+  step.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, true));
+  const auto w = Workload({Stream({thread, step}), Stream({Comp(1, 4)})});
+  auto has = [&](const std::string& text) {
+    return std::any_of(w.warnings.begin(), w.warnings.end(),
+                       [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  CHECK(has("t.0.et: none of its 2 compute nodes has a duration"));
+  CHECK(has("link the host and device traces of one run"));
+  CHECK(!has("t.1.et: none of its"));  // a timed rank says nothing
+  // A node that --retime-compute can time (num_ops) or a collective is work: no warning.
+  Node counted = Comp(1, 0);
+  counted.add_attr()->CopyFrom(chakra::Int64Attr(chakra::kNumOps, 1000000000));
+  counted.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, true));
+  const auto retimable = Workload({Stream({counted})});
+  CHECK(retimable.warnings.empty());
+  Node host = Comp(1, 0);
+  host.add_attr()->CopyFrom(chakra::BoolAttr(chakra::kIsCpuOp, true));
+  const auto talking = Workload({Stream({host, Coll(2, {1}, CollectiveOp::kAllReduce, 64, "")})});
+  CHECK(std::none_of(talking.warnings.begin(), talking.warnings.end(),
+                     [](const std::string& s) { return s.find("none of its") != std::string::npos; }));
+  // hetsim's own trace of an idle GPU (one GPU node of no time) says nothing.
+  CHECK(Workload({Stream({Comp(1, 0)})}).warnings.empty());
+}
+
 TEST_CASE("chakra traces: JSON is named as JSON, with how to get a protobuf trace", "[chakra]") {
   const auto message = [](const std::string& bytes) {
     return std::string(proto::ParseChakraStream(bytes, "t.0.et").status().message());

@@ -18,6 +18,7 @@
 #include "proto/io.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 #include "tests/service/interop/interop_test_util.h"
@@ -217,8 +218,8 @@ const std::vector<CorpusCase> kCorpus = {
     {"megatron-lm-2022_pretrain_gpt3_175B.sh", 0, 16, 8, 8, k1F1B, 1536, k2022, ""},
     // NUM_NODES=1 in the script for TP 8 x PP 16: imported on the 16 nodes its model needs.
     {"megatron-lm-2024_train_gpt3_175b_distributed.sh", 16, 16, 8, 1, k1F1B, 1536, kCore, ""},
-    {"megatron-lm_gpt_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "a Megatron-LM --yaml-cfg config (language_model, model_parallel): hetsim does not read it"},
+    // Megatron-LM's --yaml-cfg file, read as the line it stands for (session 33; refused before).
+    {"megatron-lm_gpt_config.yaml", 1, 1, 1, 8, k1F1B, 128, kCore, ""},
     // BLOOM 176B: 70 blocks and the two embeddings over 12 stages (--pp-partition-method
     // 'type:transformer|embedding'), the launch after the data-ratio helper's `python` runs.
     {"bigscience_tr11-176B-ml.slurm", 0, 12, 4, 4, k1F1B, 2048, kDeepSpeed, ""},
@@ -237,6 +238,33 @@ const std::vector<CorpusCase> kCorpus = {
     {"olmo_OLMo-7B.yaml", 8, 0, 0, 0, k1F1B, 0, kNone,
      "model: no num_layers or hidden_size: not a NeMo model config (its model section has d_model, n_heads, "
      "n_layers"},
+    // Held out in session 33 (docs/corpus.md): Megatron-LM's examples of August 2023, NeMo's examples/
+    // configs of Falcon, StarCoder, Gemma and Qwen2, Accelerate's and alignment-handbook's Accelerate
+    // configs and Accelerate's Slurm launcher.
+    // --data-impl (removed 2023-09-07) is a clue of Megatron-LM before Megatron-Core's models: 2022's.
+    {"megatron-lm-2023_pretrain_gpt_distributed.sh", 0, 1, 1, 8, k1F1B, 64, k2022, ""},
+    // `torchrun pretrain_gpt.py` without --nnodes or --nproc_per_node: torchrun's one process on one node.
+    {"megatron-lm-2023_pretrain_gpt.sh", 0, 1, 1, 1, k1F1B, 8, k2022, ""},
+    {"megatron-lm-2023_finetune_mnli_distributed.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "main.py runs a fine-tuning or evaluation task"},
+    {"megatron-lm-2023_pretrain_ict.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "pretrain_ict.py trains the inverse cloze task"},
+    {"nemo_megatron_falcon_config.yaml", 0, 1, 1, 1, k1F1B, 1, kCore, ""},
+    {"nemo_megatron_starcoder_config.yaml", 0, 1, 1, 1, k1F1B, 2, kCore, ""},
+    {"nemo_megatron_gemma_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"nemo_megatron_qwen2_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    // Accelerate configs alone name no model: `hetsim import nemo` says to import the launch line that names
+    // them (read with one: "import: Accelerate's published configs with a launch line").
+    {"accelerate_fsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
+    {"accelerate_deepspeed.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
+    {"accelerate_tp_hsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
+    {"alignment-handbook_zero3.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
+     "an Accelerate config (distributed_type: DEEPSPEED)"},
+    {"alignment-handbook_ddp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: MULTI_GPU)"},
+    // `srun accelerate launch --config_file /accelerate/examples/slurm/fsdp_config.yaml ...`: the config is
+    // not beside the script (noted); complete_nlp_example.py builds its model itself.
+    {"accelerate_slurm_submit_multinode_fsdp.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "an accelerate run of complete_nlp_example.py (FP16 from its config and flags): the script builds its model "
+     "itself"},
 };
 
 absl::StatusOr<std::pair<v1::Plan, std::vector<std::string>>> ImportCorpusFile(const std::filesystem::path& path,
@@ -252,7 +280,13 @@ absl::StatusOr<std::pair<v1::Plan, std::vector<std::string>>> ImportCorpusFile(c
     return std::pair{r->plan, r->notes};
   }
   absl::StatusOr<MegatronImport> r;
-  if (path.extension() == ".yaml") {
+  if (path.extension() == ".yaml" && IsMegatronYaml(text)) {  // as `hetsim import megatron FILE.yaml`
+    absl::StatusOr<MegatronYamlRead> yaml = MegatronYamlLine(text, source);
+    if (!yaml.ok()) return yaml.status();
+    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(yaml->line, source);
+    if (!flags.ok()) return flags.status();
+    r = ImportMegatron(*flags, cluster, request, source);
+  } else if (path.extension() == ".yaml") {
     r = ImportNemo(text, cluster, request, source);
   } else {
     absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(text, source);
@@ -440,6 +474,81 @@ TEST_CASE("import: a plain DeepSpeed launch takes its model from --model", "[int
   CHECK(r->plan.micro_batch_size() == 64);
   CHECK(r->model.transformer().num_layers() == 48);
   CHECK(hetsim::testing::HasImportNote(r->notes, "the model: gpt-39b (--model)"));
+}
+
+// The published Accelerate configs with the launch line that names them (`accelerate launch --config_file
+// FILE train.py ...`) and the model from --model (session 33; before, the config was not read: the line was
+// refused for a missing --micro-batch-size, or with one priced as FP32 data parallelism).
+TEST_CASE("import: Accelerate's published configs with a launch line", "[interop][corpus]") {
+  auto model = proto::LoadAs<v1::Model>(std::string(HETSIM_SOURCE_DIR) + "/examples/model-gpt39b.pbtxt");
+  REQUIRE(model.ok());
+  const auto import = [&](const char* config) {
+    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, config);
+    const std::string line = "accelerate launch --config_file " + path.string() +
+                             " train.py --model_name_or_path meta-llama/Llama-2-7b-hf --per_device_train_batch_size 2";
+    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "--line");
+    REQUIRE(flags.ok());
+    MegatronImportRequest request;
+    request.model = *model;
+    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
+  };
+  // alignment-handbook's fsdp.yaml: FULL_SHARD, BF16, 8 processes on 1 machine.
+  absl::StatusOr<MegatronImport> fsdp = import("alignment-handbook_fsdp.yaml");
+  INFO((fsdp.ok() ? "" : fsdp.status().message()));
+  REQUIRE(fsdp.ok());
+  CHECK(fsdp->plan.framework() == v1::FSDP2_TORCHTITAN);
+  CHECK(fsdp->plan.stages(0).zero_stage() == 3);
+  CHECK(fsdp->plan.stages(0).data_parallel() == 8);
+  CHECK(fsdp->plan.global_batch_size() == 16);
+  CHECK(fsdp->model.dtype() == v1::BF16);
+  // Accelerate's template: 2 processes; no num_machines, so one.
+  absl::StatusOr<MegatronImport> two = import("accelerate_fsdp.yaml");
+  REQUIRE(two.ok());
+  CHECK(two->plan.stages(0).data_parallel() == 2);
+  CHECK(two->plan.stages(0).zero_stage() == 3);
+  // ZeRO-3 under DeepSpeed, and DDP.
+  absl::StatusOr<MegatronImport> zero3 = import("alignment-handbook_zero3.yaml");
+  REQUIRE(zero3.ok());
+  CHECK(zero3->plan.framework() == v1::MEGATRON_DEEPSPEED);
+  CHECK(zero3->plan.stages(0).zero_stage() == 3);
+  CHECK(zero3->plan.stages(0).data_parallel() == 8);
+  absl::StatusOr<MegatronImport> ddp = import("alignment-handbook_ddp.yaml");
+  REQUIRE(ddp.ok());
+  CHECK(ddp->plan.stages(0).zero_stage() == 0);
+  CHECK(ddp->plan.stages(0).data_parallel() == 8);
+  CHECK(ddp->model.dtype() == v1::BF16);
+  CHECK(ddp->plan.framework() == v1::FSDP2_TORCHTITAN);  // PyTorch's DDP, FP32 gradients under autocast
+  CHECK(ddp->plan.grad_reduce_in_fp32());
+  CHECK(ddp->plan.grad_bucket_bytes() == 25u << 20);
+  // Accelerate's DeepSpeed template names its JSON by a path relative to its own folder (not published beside
+  // it here): noted, the ZeRO stage then from the line.
+  absl::StatusOr<MegatronImport> ds = import("accelerate_deepspeed.yaml");
+  REQUIRE(ds.ok());
+  CHECK(ds->plan.framework() == v1::MEGATRON_DEEPSPEED);
+  CHECK(
+      hetsim::testing::HasImportNote(ds->notes, "zero_stage1_config.json: not written by the script and not readable"));
+  // Accelerate's Slurm launcher (srun accelerate launch ...) with the model given: complete_nlp_example.py sets
+  // its batch in its code, so the line has none; the refusal says which flag gives it.
+  const std::filesystem::path slurm =
+      hetsim::testing::CorpusFile(kLaunchCorpus, "accelerate_slurm_submit_multinode_fsdp.sh");
+  absl::StatusOr<MegatronFlags> slurm_flags =
+      ParseMegatronLaunchLine(hetsim::testing::ImportTestText(slurm.string()), slurm.string());
+  REQUIRE(slurm_flags.ok());
+  CHECK(slurm_flags->launcher == "accelerate");
+  MegatronImportRequest with_model;
+  with_model.model = *model;
+  absl::StatusOr<MegatronImport> no_batch =
+      ImportMegatron(*slurm_flags, hetsim::testing::ImportTestCluster(), with_model, slurm.string());
+  REQUIRE_FALSE(no_batch.ok());
+  CHECK_THAT(std::string(no_batch.status().message()),
+             Catch::Contains("complete_nlp_example.py sets its batch itself, not on its line: give the batch per GPU "
+                             "on the line as the Hugging Face Trainer's --per_device_train_batch_size N"));
+  // TP 2 x HSDP 2 x 2 in parallelism_config: not read, refused rather than priced as FSDP.
+  absl::StatusOr<MegatronImport> tp = import("accelerate_tp_hsdp.yaml");
+  REQUIRE_FALSE(tp.ok());
+  CHECK_THAT(std::string(tp.status().message()),
+             Catch::Contains("parallelism_config.parallelism_config_tp_size: 2: Accelerate's tensor or context "
+                             "parallelism (PyTorch DTensor) is not read"));
 }
 
 // Without the corpus: a DeepSpeed script that writes its config (ZeRO-3, BF16, the batch without a

@@ -118,3 +118,36 @@ TEST_CASE("import nemo: other model families are refused by name; mcore_gpt is M
   REQUIRE(imported.ok());
   CHECK(imported->plan.framework() == v1::MEGATRON_CORE);
 }
+
+// What NeMo runs for use_flash_attention (megatron_gpt_model.py, NVIDIA/NeMo 8cfedd7): the key reaches
+// the legacy GPTModel only; with mcore_gpt the layer spec decides, by model.name first (get_specs):
+// Megatron-Core's local layers (transformer_engine false) are unfused whatever the key says, Falcon's spec
+// is Transformer Engine's whatever transformer_engine says, Gemma 2's attention is unfused.
+TEST_CASE("import nemo: use_flash_attention and the layer spec NeMo builds", "[interop][nemo]") {
+  const std::string model =
+      "model:\n  num_layers: 2\n  hidden_size: 256\n  num_attention_heads: 4\n  max_position_embeddings: 512\n"
+      "  encoder_seq_length: 512\n  micro_batch_size: 1\n  global_batch_size: 8\n";
+  MegatronImportRequest one_node;
+  one_node.nodes = 1;
+  const auto import = [&](const std::string& name, const std::string& keys) {
+    auto r = ImportNemo("name: x\n" + model + "  name: " + name + "\n" + keys, hetsim::testing::ImportTestCluster(),
+                        one_node, "gpt.yaml");
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    return *std::move(r);
+  };
+  const auto local =
+      import("megatron_gpt", "  mcore_gpt: true\n  transformer_engine: false\n  use_flash_attention: true\n");
+  CHECK(local.model.transformer().attention() == v1::ATTENTION_UNFUSED);
+  CHECK(hetsim::testing::HasImportNote(local.notes, "model.use_flash_attention: no effect with mcore_gpt"));
+  const auto legacy = import("megatron_gpt", "  mcore_gpt: false\n  use_flash_attention: true\n");
+  CHECK(legacy.model.transformer().attention() == v1::ATTENTION_FLASH);
+  const auto te = import("megatron_gpt", "  mcore_gpt: true\n  transformer_engine: true\n");
+  CHECK(te.model.transformer().attention() == v1::ATTENTION_FLASH);
+  // Falcon's spec is Transformer Engine's with transformer_engine absent (NeMo's examples/ Falcon config).
+  const auto falcon = import("megatron_falcon_gpt", "  mcore_gpt: true\n");
+  CHECK(falcon.model.transformer().attention() == v1::ATTENTION_FLASH);
+  const auto gemma2 =
+      import("megatron_gemma2", "  mcore_gpt: true\n  transformer_engine: true\n  use_flash_attention: true\n");
+  CHECK(gemma2.model.transformer().attention() == v1::ATTENTION_UNFUSED);
+}

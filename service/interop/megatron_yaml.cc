@@ -1,0 +1,272 @@
+#include "service/interop/megatron_yaml.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
+
+namespace hetsim::interop {
+namespace {
+
+// A key of a section and the flag it is: `value` copies its value, else a true switch sets the flag;
+// `when_false` is the flag a false value sets (TransformerConfig's true default, argparse's --no-...).
+struct YamlFlag {
+  const char* section;  // "" for the top level
+  const char* key;
+  const char* flag;
+  bool value;
+  const char* when_false = nullptr;
+};
+
+// TransformerConfig's and ModelParallelConfig's names (yaml_arguments.py,
+// core_transformer_config_from_yaml) as Megatron's argparse flags.
+constexpr YamlFlag kYamlFlags[] = {
+    {"language_model", "num_layers", "num-layers", true},
+    {"language_model", "hidden_size", "hidden-size", true},
+    {"language_model", "num_attention_heads", "num-attention-heads", true},
+    {"language_model", "num_query_groups", "num-query-groups", true},
+    {"language_model", "ffn_hidden_size", "ffn-hidden-size", true},
+    {"language_model", "kv_channels", "kv-channels", true},
+    {"language_model", "add_bias_linear", "", false, "disable-bias-linear"},
+    {"language_model", "num_moe_experts", "num-experts", true},
+
+    {"language_model", "moe_grouped_gemm", "moe-grouped-gemm", false},
+    {"language_model", "window_size", "window-size", true},
+    {"language_model", "normalization", "normalization", true},
+    {"language_model", "recompute_granularity", "recompute-granularity", true},
+    {"language_model", "recompute_method", "recompute-method", true},
+    {"language_model", "recompute_num_layers", "recompute-num-layers", true},
+    {"language_model", "fp8", "fp8-format", true},
+    {"language_model", "masked_softmax_fusion", "", false, "no-masked-softmax-fusion"},
+    {"language_model", "bias_dropout_fusion", "", false, "no-bias-dropout-fusion"},
+    {"language_model", "apply_rope_fusion", "", false, "no-rope-fusion"},
+    {"language_model", "persist_layer_norm", "", false, "no-persist-layer-norm"},
+    {"model_parallel", "tensor_model_parallel_size", "tensor-model-parallel-size", true},
+    {"model_parallel", "pipeline_model_parallel_size", "pipeline-model-parallel-size", true},
+    {"model_parallel", "context_parallel_size", "context-parallel-size", true},
+    {"model_parallel", "expert_model_parallel_size", "expert-model-parallel-size", true},
+    {"model_parallel", "sequence_parallel", "sequence-parallel", false},
+    {"model_parallel", "fp16", "fp16", false},
+    {"model_parallel", "bf16", "bf16", false},
+    {"model_parallel", "gradient_accumulation_fusion", "", false, "no-gradient-accumulation-fusion"},
+    {"model_parallel", "tp_comm_overlap", "tp-comm-overlap", false},
+    {"model_parallel", "cpu_offloading", "cpu-offloading", false},
+};
+
+// Top-level switches (argparse's store_true flags of the same name); any other top-level boolean is
+// a switch of argparse's own default or spelling and writes nothing.
+constexpr const char* kTopSwitches[] = {"untie_embeddings_and_output_weights",
+                                        "swiglu",
+                                        "squared_relu",
+                                        "openai_gelu",
+                                        "use_flash_attn",
+                                        "use_distributed_optimizer",
+                                        "overlap_grad_reduce",
+                                        "overlap_param_gather",
+                                        "use_legacy_models",
+                                        "group_query_attention",
+                                        "accumulate_allreduce_grads_in_fp32",
+                                        "use_mcore_models",
+                                        "sequence_parallel"};
+
+bool Truth(const YAML::Node& node, bool* out) {
+  std::string v = absl::AsciiStrToLower(node.Scalar());
+  return absl::SimpleAtob(v, out);
+}
+
+// One word of the line a value becomes: nothing a shell rendering would split or quote.
+absl::StatusOr<std::string> Word(const YAML::Node& node, absl::string_view key, absl::string_view source) {
+  const std::string v = node.Scalar();
+  const bool word = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(ch)) ||
+           absl::string_view("._+-/:=,@%").find(ch) != absl::string_view::npos;
+  });
+  if (!word) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s: \"%s\" is not a single value (a number or a name)", source, key, absl::CHexEscape(v)));
+  }
+  return v;
+}
+
+absl::Status AppendMapped(const YAML::Node& root, absl::string_view source, std::string& line) {
+  for (const YamlFlag& f : kYamlFlags) {
+    const YAML::Node section = root[f.section];
+    if (!section.IsDefined() || !section.IsMap()) continue;
+    const YAML::Node node = section[f.key];
+    const std::string key = absl::StrCat(f.section, ".", f.key);
+    if (!node.IsDefined() || node.IsNull()) continue;
+    if (!node.IsScalar()) return absl::InvalidArgumentError(absl::StrFormat("%s: %s: not a single value", source, key));
+    if (f.value) {
+      HETSIM_ASSIGN_OR_RETURN(const std::string v, Word(node, key, source));
+      absl::StrAppend(&line, " --", f.flag, " ", v);
+      continue;
+    }
+    bool on = false;
+    if (!Truth(node, &on)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s: \"%s\" is not true or false", source, key, node.Scalar()));
+    }
+    if (on && f.flag[0] != '\0') absl::StrAppend(&line, " --", f.flag);
+    if (!on && f.when_false != nullptr) absl::StrAppend(&line, " --", f.when_false);
+  }
+  return absl::OkStatus();
+}
+
+// activation_func (swiglu, squaredrelu, gelu) and the swiglu's bias fusion; the virtual pipeline size
+// as layers per chunk.
+absl::Status AppendDerived(const YAML::Node& root, absl::string_view source, std::string& line) {
+  const YAML::Node lm = root["language_model"];
+  const YAML::Node activation = lm["activation_func"];
+  const std::string act = activation.IsDefined() && activation.IsScalar() ? activation.Scalar() : "gelu";
+  if (act == "swiglu") absl::StrAppend(&line, " --swiglu");
+  if (act == "squaredrelu") absl::StrAppend(&line, " --squared-relu");
+  if (act != "swiglu" && act != "squaredrelu" && act != "gelu") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: language_model.activation_func: \"%s\" is not swiglu, squaredrelu or gelu (Megatron's three)", source,
+        act));
+  }
+  bool fused = true;
+  const YAML::Node fusion = lm[act == "swiglu" ? "bias_swiglu_fusion" : "bias_activation_fusion"];
+  if (fusion.IsDefined() && fusion.IsScalar() && Truth(fusion, &fused) && !fused) {
+    absl::StrAppend(&line, act == "swiglu" ? " --no-bias-swiglu-fusion" : " --no-bias-gelu-fusion");
+  }
+  const YAML::Node experts = lm["num_moe_experts"], topk = lm["moe_router_topk"];
+  if (experts.IsDefined() && !experts.IsNull() && topk.IsDefined() && topk.IsScalar() && !topk.IsNull()) {
+    HETSIM_ASSIGN_OR_RETURN(const std::string k, Word(topk, "language_model.moe_router_topk", source));
+    absl::StrAppend(&line, " --moe-router-topk ", k);  // Megatron reads it with experts only
+  }
+  const YAML::Node vp = root["model_parallel"]["virtual_pipeline_model_parallel_size"];
+  const YAML::Node per = root["num_layers_per_virtual_pipeline_stage"];
+  const YAML::Node layers = lm["num_layers"], pp = root["model_parallel"]["pipeline_model_parallel_size"];
+  int64_t chunks = 0, n = 0, stages = 1;
+  if ((!per.IsDefined() || per.IsNull()) && vp.IsDefined() && vp.IsScalar() && absl::SimpleAtoi(vp.Scalar(), &chunks) &&
+      chunks > 1 && layers.IsDefined() && absl::SimpleAtoi(layers.Scalar(), &n) &&
+      (!pp.IsDefined() || absl::SimpleAtoi(pp.Scalar(), &stages)) && stages > 0 && n % (stages * chunks) == 0) {
+    absl::StrAppend(&line, " --num-layers-per-virtual-pipeline-stage ", n / (stages * chunks));
+  }
+  const YAML::Node overlap = root["model_parallel"]["overlap_p2p_comm"];
+  bool on = false;
+  if (overlap.IsDefined() && overlap.IsScalar() && Truth(overlap, &on)) {
+    absl::StrAppend(&line, on ? " --overlap-p2p-communication" : " --no-overlap-p2p-communication");
+  }
+  return absl::OkStatus();
+}
+
+// The top level: argparse's own names, scalars as --key-with-dashes values, known switches when true; a key
+// no flag of hetsim's table is named after is listed in `unknown`.
+absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, std::string& line,
+                            std::vector<std::string>& unknown) {
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& node = kv.second;
+    if (key == "language_model" || key == "model_parallel" || !node.IsScalar() || node.IsNull()) continue;
+    if (node.Scalar().empty() || node.Scalar() == "null") continue;
+    const std::string flag = absl::StrReplaceAll(key, {{"_", "-"}});
+    bool on = false;
+    if (Truth(node, &on) && !absl::ascii_isdigit(static_cast<unsigned char>(node.Scalar()[0]))) {
+      const bool known = std::find(std::begin(kTopSwitches), std::end(kTopSwitches), key) != std::end(kTopSwitches);
+      if (on && known) absl::StrAppend(&line, " --", flag);
+      continue;
+    }
+    absl::StatusOr<std::string> v = Word(node, key, source);
+    if (!v.ok()) continue;  // a free-text value (a W&B name, a data split with spaces): never a cost
+    if (KindOf(flag) == FlagKind::kUnknown) {
+      unknown.push_back(key);
+      continue;
+    }
+    absl::StrAppend(&line, " --", flag, " ", *v);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsMegatronYaml(absl::string_view yaml_text) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    return root.IsMap() && root["language_model"].IsMap() && root["model_parallel"].IsMap();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
+  if (unknown_keys.empty()) return "";
+  return absl::StrFormat("--yaml-cfg keys that name no Megatron flag hetsim knows, ignored: %s",
+                         absl::StrJoin(unknown_keys, ", "));
+}
+
+absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (!root.IsMap() || !root["language_model"].IsMap() || !root["model_parallel"].IsMap()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));
+    }
+    MegatronYamlRead out;
+    out.line = "pretrain_gpt.py";
+    HETSIM_RETURN_IF_ERROR(AppendMapped(root, source, out.line));
+    HETSIM_RETURN_IF_ERROR(AppendDerived(root, source, out.line));
+    HETSIM_RETURN_IF_ERROR(AppendTopLevel(root, source, out.line, out.unknown_keys));
+    return out;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl::string_view source) {
+  const std::optional<std::string> path = flags.Value("yaml-cfg");
+  if (!path) return flags;
+  absl::StatusOr<LineFile> file = ReadLineFile(flags, *path, source);
+  if (!file.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: --yaml-cfg %s: %s (with --yaml-cfg Megatron reads every argument from the file; put it where the line "
+        "names it, relative to the script's folder)",
+        source, *path, file.status().message()));
+  }
+  const std::string& text = file->text;
+  const std::string& where = file->where;
+  std::vector<std::string> files_read = flags.files_read;
+  if (file->from_disk) files_read.push_back(where);
+  HETSIM_ASSIGN_OR_RETURN(const MegatronYamlRead read, MegatronYamlLine(text, where));
+  HETSIM_ASSIGN_OR_RETURN(MegatronFlags out, ParseMegatronWords(ShellTokens(read.line), where));
+  std::vector<std::string> dropped;
+  for (const auto& [name, value] : flags.flags) {
+    if (name != "yaml-cfg") dropped.push_back(absl::StrCat("--", name));
+  }
+  out.script = flags.script;
+  out.launcher = flags.launcher;
+  out.launcher_nproc_per_node = flags.launcher_nproc_per_node;
+  out.launcher_nnodes = flags.launcher_nnodes;
+  out.launcher_options = flags.launcher_options;
+  out.written_files = flags.written_files;
+  out.files_read = std::move(files_read);
+  out.launch_notes = flags.launch_notes;
+  out.launcher_defaults = flags.launcher_defaults;
+  out.launch_notes.push_back(absl::StrFormat("--yaml-cfg %s read: every argument from the file", where));
+  if (!read.unknown_keys.empty()) out.launch_notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
+  if (!dropped.empty()) {
+    out.launch_notes.push_back(
+        absl::StrFormat("the line's %s: ignored, as Megatron ignores argparse's arguments with "
+                        "--yaml-cfg (yaml_arguments.py, load_yaml)",
+                        absl::StrJoin(dropped, " ")));
+  }
+  return out;
+}
+
+}  // namespace hetsim::interop

@@ -1,0 +1,44 @@
+// Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):
+// the whole run's arguments in YAML, the model's under `language_model` (TransformerConfig's names), the
+// parallelism and precision under `model_parallel` (ModelParallelConfig's), the rest at the top level
+// under argparse's names. With it Megatron ignores the line's other arguments ("argparse arguments will
+// be ignored", load_yaml), so hetsim reads the file as the line: each key written as the Megatron flag it
+// is, for the Megatron importer's rules (docs/megatron.md, "Megatron-LM's --yaml-cfg").
+#ifndef HETSIM_SERVICE_INTEROP_MEGATRON_YAML_H_
+#define HETSIM_SERVICE_INTEROP_MEGATRON_YAML_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "service/interop/megatron_flags.h"
+
+namespace hetsim::interop {
+
+// Whether `yaml_text` is shaped as a --yaml-cfg file (a mapping with language_model and model_parallel).
+bool IsMegatronYaml(absl::string_view yaml_text);
+
+// The file as one launch line, "pretrain_gpt.py --num-layers 24 ...": the keys of its three parts mapped
+// to their flags (a false switch and a null value write nothing; TransformerConfig's names to argparse's:
+// add_bias_linear false is --disable-bias-linear, activation_func swiglu is --swiglu, num_moe_experts is
+// --num-experts, ...), the other top-level scalars as --key-with-dashes when the importer knows the flag.
+// InvalidArgument naming `source` and the key for malformed YAML and values that are not one word.
+struct MegatronYamlRead {
+  std::string line;
+  // Top-level keys no Megatron flag of hetsim's table is named after (ignored, for one note).
+  std::vector<std::string> unknown_keys;
+};
+absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source);
+
+// The note that lists `unknown_keys`, or "" for none.
+std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys);
+
+// A launch line with --yaml-cfg FILE (the file written by the script, else read relative to `source`):
+// the flags the file gives, the line's launcher kept and its other flags dropped as Megatron drops them
+// (noted). Other lines come back as they are.
+absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl::string_view source);
+
+}  // namespace hetsim::interop
+
+#endif  // HETSIM_SERVICE_INTEROP_MEGATRON_YAML_H_
