@@ -37,9 +37,7 @@ StageCost SyncCostOf(const ModelCost& model, const GpuCompute& gpu, int first, i
   StageConfig c = hetsim::testing::AmpStageConfig(first, count, 2);
   c.tensor_parallel = tp;
   c.synchronized_tp_collectives = synced;
-  auto cost = ComputeStageCost(model, c, gpu, "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, gpu);
 }
 
 }  // namespace
