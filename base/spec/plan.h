@@ -200,7 +200,7 @@ struct CostSwitches {
   double block_host_ops_forward = 0;
   double block_host_ops_backward = 0;
   // Plan.synchronized_tp_collectives: each TP collective through Megatron's mpu mappings between two
-  // device synchronizations, 2 x (host_op + kernel_launch) of idle GPU each.
+  // device synchronizations, 2 x the GPU type's sync round trip (GpuSpec::sync_round_trip_s) of idle GPU each.
   bool synchronized_tp_collectives = false;
 };
 
