@@ -124,6 +124,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_fp8_current_scaling(spec.fp8_current_scaling);
   plan.set_deepspeed_fp16_optimizer(spec.deepspeed_fp16_optimizer);
   plan.set_fp32_logits_cross_entropy(spec.fp32_logits_cross_entropy);
+  plan.set_synchronized_tp_collectives(spec.synchronized_tp_collectives);
   return plan;
 }
 

@@ -192,6 +192,7 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.tile_overhead_k = e.tile_overhead_k();
   g.kernel_launch_s = MicrosecondsToSeconds(e.kernel_launch_us());
   g.host_op_s = MicrosecondsToSeconds(e.host_op_us());
+  g.sync_round_trip_s = MicrosecondsToSeconds(e.sync_round_trip_us());
   g.pass_overhead_s = MicrosecondsToSeconds(e.pass_overhead_us());
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
   return g;
@@ -314,6 +315,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.fp8_current_scaling = plan.fp8_current_scaling();
   p.deepspeed_fp16_optimizer = plan.deepspeed_fp16_optimizer();
   p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();
+  p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

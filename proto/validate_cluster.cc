@@ -110,6 +110,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency(), 0, 1);
   CheckRange(p, at + "efficiency.kernel_launch_us", e.kernel_launch_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.host_op_us", e.host_op_us(), 0, 1e6);
+  CheckRange(p, at + "efficiency.sync_round_trip_us", e.sync_round_trip_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.pass_overhead_us", e.pass_overhead_us(), 0, 1e9);
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
 }

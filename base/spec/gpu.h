@@ -26,6 +26,7 @@ struct GpuSpec {
   double tile_overhead_k = 0;
   double kernel_launch_s = 0;
   double host_op_s = 0;
+  double sync_round_trip_s = 0;  // ComputeEfficiency.sync_round_trip_us; 0: host_op_s + kernel_launch_s
   double pass_overhead_s = 0;
   double iteration_overhead_s = 0;
 

@@ -199,6 +199,9 @@ struct CostSwitches {
   bool host_bound_blocks = false;
   double block_host_ops_forward = 0;
   double block_host_ops_backward = 0;
+  // Plan.synchronized_tp_collectives: each TP collective through Megatron's mpu mappings between two
+  // device synchronizations, 2 x the GPU type's sync round trip (GpuSpec::sync_round_trip_s) of idle GPU each.
+  bool synchronized_tp_collectives = false;
 };
 
 struct PlanSpec : CostSwitches {

@@ -75,6 +75,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.tile_overhead_k_ = gpu.tile_overhead_k;
   g.launch_s_ = gpu.kernel_launch_s;
   g.host_op_s_ = gpu.host_op_s;
+  g.sync_round_trip_s_ = gpu.sync_round_trip_s > 0 ? gpu.sync_round_trip_s : gpu.host_op_s + gpu.kernel_launch_s;
   g.pass_overhead_s_ = gpu.pass_overhead_s;
   g.iteration_overhead_s_ = gpu.iteration_overhead_s;
   return g;

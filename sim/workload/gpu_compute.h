@@ -70,6 +70,9 @@ class GpuCompute {
   double kernel_launch_s() const { return launch_s_; }
   // The host's time to issue one operator (ComputeEfficiency.host_op_us; 0 on ideal hardware).
   double host_op_s() const { return host_op_s_; }
+  // The host's round trip through a device synchronization (ComputeEfficiency.sync_round_trip_us, else
+  // host_op_s + kernel_launch_s; 0 on ideal hardware).
+  double sync_round_trip_s() const { return sync_round_trip_s_; }
   // Memory-bound work: `bytes` of HBM traffic spread over `kernels` kernels.
   double MemorySeconds(double bytes, double kernels = 0) const;
   // Host work around one pipeline pass (forward or backward of one microbatch on one stage).
@@ -90,6 +93,7 @@ class GpuCompute {
   double tile_overhead_k_ = 0;
   double launch_s_ = 0;
   double host_op_s_ = 0;
+  double sync_round_trip_s_ = 0;
   double pass_overhead_s_ = 0;
   double iteration_overhead_s_ = 0;
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only

@@ -125,6 +125,10 @@ struct LayerCollective {
   // Under sequence parallelism the buffer is this GPU's own tokens, 1/TP of the replica's (the MoE
   // dispatch of Megatron-LM's token dispatchers, which run before any gather over TP).
   bool sequence_split = false;
+  // Issued by torch.distributed directly (the vocabulary-parallel cross-entropy's reductions,
+  // mpu/cross_entropy.py), not through Megatron's mpu/mappings.py region functions, so not one of
+  // Plan.synchronized_tp_collectives'.
+  bool direct_call = false;
 };
 
 // Memory-bound traffic one unfused kernel adds, split like LayerCost's traffic.

@@ -617,6 +617,7 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
       const int64_t forward_bytes = fp8 ? RoundUpBytes(buffer / 2) : bytes;
       cost->forward_collectives.push_back({lc.op, lc.group, forward_bytes, passes * lc.forward_count, i, false,
                                            lc.userbuffers, passes * lc.fc2_forward_count});
+      cost->forward_collectives.back().direct_call = lc.direct_call;
       if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
         const bool gather = lc.op == CollectiveOp::kAllGather;
         cost->forward_collectives.back().beside_gemm_s =
@@ -632,6 +633,7 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
       if (full_recompute) {
         recomputed.push_back(
             {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count, true});
+        recomputed.back().direct_call = lc.direct_call;
         // The forward's GEMMs, once each (the forward lists each `passes` times in a row).
         const std::vector<double>& forward = cost->forward_collectives.back().beside_gemm_s;
         for (size_t j = 0; j < forward.size(); j += passes) recomputed.back().beside_gemm_s.push_back(forward[j]);
@@ -641,6 +643,7 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
       const bool fp8 = fp8_gathers.backward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
       cost->backward_collectives.push_back({lc.op, lc.group, fp8 ? RoundUpBytes(buffer / 2) : bytes, lc.backward_count,
                                             i, lc.async_backward, lc.userbuffers});
+      cost->backward_collectives.back().direct_call = lc.direct_call;
       if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
         const bool gather = lc.op == CollectiveOp::kAllGather;
         cost->backward_collectives.back().beside_gemm_s =
@@ -779,6 +782,29 @@ void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const Gpu
   }
 }
 
+// Plan.synchronized_tp_collectives: the AMP artifact's Megatron-LM v1.1.5 times every TP collective of
+// mpu/mappings.py (_reduce) with timers('mp allreduce'), whose start and stop call
+// torch.cuda.synchronize() (megatron/global_vars.py, _Timer). The first sync drains the GPU's queue, so
+// the collective starts only when the host has issued it; the second holds the host until it ends, so
+// the next kernel starts only when the host has issued that one: the GPU idles two host round trips a
+// call beyond the transfer, 2 x sync_round_trip_s (the GPU type's measured figure, else host_op_s +
+// kernel_launch_s; docs/cost-model.md, "Synchronized TP collectives"), added to the layer that issues
+// it. `list` is a pass's collectives, `layer_s` its per-layer times.
+double SynchronizedCollectivesIdle(const std::vector<StageCollective>& list, const StageConfig& c,
+                                   const GpuCompute& gpu, std::vector<double>& layer_s) {
+  const double per_call_s = 2 * gpu.sync_round_trip_s();
+  double total_s = 0;
+  for (const StageCollective& sc : list) {
+    if (sc.group != CollectiveGroup::kTensor || sc.direct_call || sc.count <= 0) continue;
+    const auto i = static_cast<size_t>(sc.layer - c.first_layer);
+    HETSIM_CHECK(i < layer_s.size(), "collective of layer %d outside the stage", sc.layer);
+    const double idle_s = sc.count * per_call_s;
+    layer_s[i] += idle_s;
+    total_s += idle_s;
+  }
+  return total_s;
+}
+
 }  // namespace
 
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
@@ -842,6 +868,10 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
 
   ApplyHostIssueFloor(model, c, gpu, &cost, &forward_s, &backward_s);
+  if (c.synchronized_tp_collectives && c.tensor_parallel > 1) {
+    forward_s += SynchronizedCollectivesIdle(cost.forward_collectives, c, gpu, cost.layer_forward_s);
+    backward_s += SynchronizedCollectivesIdle(cost.backward_collectives, c, gpu, cost.layer_backward_s);
+  }
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);

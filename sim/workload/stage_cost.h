@@ -118,6 +118,7 @@ struct StageCollective {
   // the column-parallel linear's weight-gradient GEMM. The calls are in the order of the list, the FC2
   // ones last (fc2_count); a call without an entry has no GEMM of its own to wait for.
   std::vector<double> beside_gemm_s = {};
+  bool direct_call = false;  // LayerCollective::direct_call
 };
 
 // Memory per GPU of the stage, in bytes.

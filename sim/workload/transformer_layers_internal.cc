@@ -423,7 +423,8 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   layer.output_bytes_per_sample = 4;  // the loss
   const double bytes = B * s * h;
   // Vocabulary-parallel cross-entropy: max, target logit and sum of exponentials, FP32 per token.
-  const LayerCollective ce{CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 4 * s, 3, 0};
+  LayerCollective ce{CollectiveOp::kAllReduce, CollectiveGroup::kTensor, 4 * s, 3, 0};
+  ce.direct_call = true;  // torch.distributed.all_reduce in mpu/cross_entropy.py
   // The head's input is copied to every TP rank (identity forward, all-reduce backward); with SP it
   // is gathered forward and reduce-scattered backward.
   layer.collectives.push_back({CollectiveOp::kAllReduce, CollectiveGroup::kTensor, bytes, 0, 1, true});

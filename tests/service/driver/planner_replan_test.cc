@@ -284,12 +284,14 @@ TEST_CASE("replan: every plan-wide field the re-plan does not decide is the runn
   in.plan.set_boundary_grads_whole(true);
   in.plan.set_deepspeed_fp16_optimizer(true);
   in.plan.set_tied_embedding_grad_sync(true);
+  in.plan.set_synchronized_tp_collectives(true);
   REQUIRE(proto::ValidatePlanInputs(in).ok());
   // The planner prices the re-plan with every cost-model switch of the running plan.
   const absl::StatusOr<planner::PlanRequest> priced = driver::ReplanPlanRequest(in, planner::PlannerKind::kHapt, 2);
   REQUIRE(priced.ok());
   CHECK(priced->fp32_logits_cross_entropy);
   CHECK(priced->deepspeed_fp16_optimizer);
+  CHECK(priced->synchronized_tp_collectives);
 
   driver::ReplanRequest request;
   request.original = in;
@@ -304,6 +306,7 @@ TEST_CASE("replan: every plan-wide field the re-plan does not decide is the runn
     const v1::Plan& p = out->replanned.plan;
     CHECK(CarriedFields(p) == CarriedFields(in.plan));
     CHECK(p.fp32_logits_cross_entropy());
+    CHECK(p.synchronized_tp_collectives());
     CHECK_FALSE(p.has_prediction());
     // DeepSpeed's rendezvous stays while the re-plan's schedule is its 1F1B: Megatron's planner's is.
     bool implicit_warmups = true;
