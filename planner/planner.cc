@@ -487,6 +487,10 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
   if (c.zero_stage > 0 && !why.empty()) {
     absl::StrAppendFormat(&out, "; ZeRO-%d per layer range: %s", c.zero_stage, absl::StrJoin(why, ", "));
   }
+  if (c.before_replan) {
+    absl::StrAppendFormat(&out, "; planned again at the plan's own range groups, %.3f ms before",
+                          TimeToMilliseconds(*c.before_replan));
+  }
   return out;
 }
 
