@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
@@ -638,6 +639,30 @@ std::optional<PipelinesCandidate> ReplanOverPlanGroups(const PipelinesContext& c
   return out;
 }
 
+// `mixed`'s one_size and mix_why: against the best plan of `by_size` (one size for every type), each
+// type's samples per second at its own size and at that one (as the plans at those sizes predict it).
+template <typename OfType>
+void SayWhyMixed(const std::vector<PipelinesCandidate>& by_size, const OfType& of_type, PipelinesCandidate& mixed) {
+  const PipelinesCandidate* one = nullptr;
+  for (const PipelinesCandidate& c : by_size) {
+    if (one == nullptr || c.iteration < one->iteration) one = &c;
+  }
+  mixed.one_size = one->iteration;
+  mixed.one_size_micro_batch = one->micro_batch_size;
+  for (const PipelineOfType& p : mixed.pipelines) {
+    if (p.micro_batch_size == one->micro_batch_size || absl::StrContains(mixed.mix_why, p.gpu_type + " at ")) continue;
+    const PipelinesCandidate* own = nullptr;
+    for (const PipelinesCandidate& c : by_size) {
+      if (c.micro_batch_size == p.micro_batch_size) own = &c;
+    }
+    if (own == nullptr) continue;
+    absl::StrAppendFormat(&mixed.mix_why, "%s%s at %d: %.3g samples/s against %.3g at %d",
+                          mixed.mix_why.empty() ? "" : ", ", p.gpu_type, p.micro_batch_size,
+                          SamplesPerS(of_type(*own, p.gpu_type)), SamplesPerS(of_type(*one, p.gpu_type)),
+                          one->micro_batch_size);
+  }
+}
+
 }  // namespace
 
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx) {
@@ -768,6 +793,7 @@ std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx
       if (!more) pick[t] = 0;
     }
   }
+  if (best) SayWhyMixed(by_size, of_type, *best);
   return best;
 }
 
