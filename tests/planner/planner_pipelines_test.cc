@@ -295,6 +295,24 @@ driver::Planned PlanLab(const LabInputs& in, bool search_pipelines, uint64_t mic
   return *std::move(planned);
 }
 
+// The plan `planned` wrote, checked as `hetsim run` checks it and simulated on `cluster`; nullopt (the
+// reason in the test's log) when either fails.
+std::optional<driver::Simulation> SimulateWritten(const v1::Cluster& cluster, const driver::Planned& planned) {
+  proto::PlanInputs inputs;
+  inputs.cluster = cluster;
+  inputs.model = planned.model;
+  inputs.plan = planned.plan;
+  const absl::Status valid = proto::ValidatePlanInputs(inputs);
+  UNSCOPED_INFO(valid.message());
+  if (!valid.ok()) return std::nullopt;
+  absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(inputs);
+  if (!sim.ok()) {
+    UNSCOPED_INFO(sim.status().message());
+    return std::nullopt;
+  }
+  return *std::move(sim);
+}
+
 TEST_CASE("pipelines: on the lab cluster HAPT proposes identical pipelines per GPU type, and they run as predicted",
           "[planner][pipelines]") {
   // Micro-batches of one sample, as the lab example's RTX 4090 pipelines: one pipeline of 24 GPUs has
@@ -339,15 +357,8 @@ TEST_CASE("pipelines: on the lab cluster HAPT proposes identical pipelines per G
     }
   }
   // The written plan runs with `hetsim run` as it is, and the prediction agrees with the simulation.
-  proto::PlanInputs inputs;
-  inputs.cluster = in.cluster;
-  inputs.model = planned.model;
-  inputs.plan = planned.plan;
-  const absl::Status valid = proto::ValidatePlanInputs(inputs);
-  INFO(valid.message());
-  REQUIRE(valid.ok());
-  absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(inputs);
-  REQUIRE(sim.ok());
+  const std::optional<driver::Simulation> sim = SimulateWritten(in.cluster, planned);
+  REQUIRE(sim);
   REQUIRE(sim->pipelines.size() == plan.pipelines.size());
   const double error =
       TimeToSeconds(planned.outcome.prediction.iteration) / TimeToSeconds(sim->pipeline_sync.iteration_time) - 1;
@@ -418,18 +429,11 @@ TEST_CASE("pipelines: micro-batch sizes per GPU type win where the types' best s
   CHECK_THAT(notes, Catch::Contains("micro-batch sizes per GPU type, "));
   CHECK_THAT(notes, Catch::Contains("at one size (micro-batch 1): rtx4090 at 4: "));
   // `hetsim validate` of the chosen plan: the prediction against the simulation.
-  proto::PlanInputs inputs;
   absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(
       proto::Source::File(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090-ethernet.pbtxt"));
   REQUIRE(cluster.ok());
-  inputs.cluster = *cluster;
-  inputs.model = planned.model;
-  inputs.plan = planned.plan;
-  const absl::Status valid = proto::ValidatePlanInputs(inputs);
-  INFO(valid.message());
-  REQUIRE(valid.ok());
-  absl::StatusOr<driver::Simulation> sim = driver::SimulatePlan(inputs);
-  REQUIRE(sim.ok());
+  const std::optional<driver::Simulation> sim = SimulateWritten(*cluster, planned);
+  REQUIRE(sim);
   INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
                     << TimeToMilliseconds(sim->pipeline_sync.iteration_time) << " ms");
   CHECK(
