@@ -634,9 +634,7 @@ std::optional<PipelinesCandidate> ReplanOverPlanGroups(const PipelinesContext& c
       pipes.push_back(std::move(p));
     }
   }
-  std::optional<PipelinesCandidate> out = SplitAndPrice(ctx, std::move(pipes));
-  if (out) out->replanned = true;
-  return out;
+  return SplitAndPrice(ctx, std::move(pipes));
 }
 
 // `mixed`'s one_size and mix_why: against the best plan of `by_size` (one size for every type), each

@@ -96,12 +96,12 @@ struct PipelinesCandidate : spec::MicroBatchPoint {
   // pipeline was planned with ZeRO (PipelineOfType::zero_why), every stage then at the highest.
   int zero_stage = 0;
   std::optional<Time> zero_free;  // with zero_stage 1: the iteration of the same plan without it
-  // At ZeRO: every type planned again at the plan's own range groups (ReplanOverPlanGroups in
-  // pipelines.cc); `before_replan`, when that won, the iteration of the plan it replaced.
-  bool replanned = false;
+  // At ZeRO every type is planned again at the plan's own range groups (ReplanOverPlanGroups in
+  // pipelines.cc); when that won, the iteration of the plan it replaced.
   std::optional<Time> before_replan;
   // MixMicroBatchSizes: the best plan at one size for every type (its micro-batch size and iteration),
-  // and why each type runs at its own, e.g. "a100 at 4: 10.8 samples/s against 9.6 at 1".
+  // and why each type runs at its own, e.g. "rtx4090 at 4: 1.2 samples/s against 1.1 at 1"
+  // (docs/heterogeneous.md).
   uint64_t one_size_micro_batch = 0;
   std::optional<Time> one_size;
   std::string mix_why;
