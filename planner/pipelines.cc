@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
@@ -16,6 +17,7 @@
 #include "planner/shared_links.h"
 #include "sim/workload/optimizer_step.h"
 #include "sim/workload/stage_cost.h"
+#include "sim/workload/tied_params.h"
 
 namespace hetsim::planner {
 
@@ -198,6 +200,7 @@ size_t StageHolding(const std::vector<SearchedStage>& stages, int layer) {
 struct RangeRing {
   int first = 0, end = 0;  // its layers
   bool tied = false;
+  bool without_tied = false;                       // beside a tied ring: its parameters without the matrix
   int zero_stage = 0;                              // its holders'
   std::vector<std::pair<size_t, size_t>> holders;  // (pipeline, stage), one per pipeline (tied: up to two)
   Time ready = 0;                                  // its last holder's last backward
@@ -246,13 +249,13 @@ RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& clus
   for (size_t p = 0; p < pipelines.size(); ++p) out.holders.emplace_back(p, StageHolding(*pipelines[p].stages, first));
   int finest = 1;
   std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
-  const bool fp32 = options.grad_reduce_in_fp32;
-  int64_t bytes = options.tied_embedding_grad_sync
-                      ? workload::RangeGradSyncBytesWithoutTied(model, first, end - first, finest, fp32)
-                      : workload::DenseGradSyncBytes(model, first, end - first, finest, fp32);
-  if (out.zero_stage == 1 || out.zero_stage == 2) {
-    bytes = (bytes + workload::DenseGradSyncBytes(model, first, end - first, finest, false)) / 2;
-  }
+  out.without_tied = options.tied_embedding_grad_sync;
+  const auto range_bytes = [&](bool fp32) {
+    return out.without_tied ? workload::RangeGradSyncBytesWithoutTied(model, first, end - first, finest, fp32)
+                            : workload::DenseGradSyncBytes(model, first, end - first, finest, fp32);
+  };
+  int64_t bytes = range_bytes(options.grad_reduce_in_fp32);
+  if (out.zero_stage == 1 || out.zero_stage == 2) bytes = (bytes + range_bytes(false)) / 2;
   PriceRing(cluster, groups, bytes, out);
   return out;
 }
@@ -270,7 +273,11 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
   }
   int finest = 1;
   std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
-  PriceRing(cluster, groups, workload::TiedGradSyncBytes(model, finest, options.grad_reduce_in_fp32), out);
+  int64_t bytes = workload::TiedGradSyncBytes(model, finest, options.grad_reduce_in_fp32);
+  // ZeRO-1/2: the matrix's reduce-scatter and all-gather over its copies, as a range's.
+  if (out.zero_stage == 1 || out.zero_stage == 2)
+    bytes = (bytes + workload::TiedGradSyncBytes(model, finest, false)) / 2;
+  PriceRing(cluster, groups, bytes, out);
   return out;
 }
 
@@ -298,15 +305,18 @@ SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_
 }
 
 // ZeRO-1/2: what one GPU of stage `i` of `pipe` keeps of its ranges' states (`zero_stage`; 3: the
-// optimizer step's shard), each range's over the GPUs of its ring.
+// optimizer step's shard), each range's over the GPUs of its ring; the tied ring's the matrix's over
+// every copy, the ranges beside it theirs without it (sim/executor/layer_range_shards.h).
 workload::StageMemory RangeStates(const workload::ModelCost& model, const std::vector<RangeRing>& rings, size_t p,
                                   size_t i, int tp, int zero_stage, bool grad_reduce_in_fp32) {
   workload::StageMemory out;
   for (const RangeRing& r : rings) {
-    if (r.tied || !r.Holds(p, i)) continue;  // the plan check refuses ZeRO with the tied sync
-    const workload::StageMemory m =
-        workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp),
-                                         model.dtype(), zero_stage, std::max(1, r.parts.replicas), grad_reduce_in_fp32);
+    if (!r.Holds(p, i)) continue;
+    const double params = r.tied           ? workload::TiedParamsPerGpu(model, tp)
+                          : r.without_tied ? workload::DenseParamsWithoutTied(model, r.first, r.end - r.first, tp)
+                                           : workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp);
+    const workload::StageMemory m = workload::ZeroShardedModelStates(
+        params, model.dtype(), zero_stage, std::max(1, r.parts.replicas), grad_reduce_in_fp32);
     out.param_bytes += m.param_bytes;
     out.grad_bytes += m.grad_bytes;
     out.optimizer_bytes += m.optimizer_bytes;
@@ -592,6 +602,65 @@ std::optional<PipelinesCandidate> SplitAndPrice(const PipelinesContext& ctx, std
   return c;
 }
 
+// `c` (a plan at ZeRO) with every GPU type planned again by HAPT's DP with ZeRO per range at the groups
+// its ranges have in `c`: a type's k copies beside the plan's other pipelines, each of which holds every
+// layer on one GPU at least (range_other_pipelines = their count, where the first DP runs could only
+// count one per other type; the real group where those pipelines' stages are DP 1, as the family's
+// mostly are), and a type planned without ZeRO and raised to it (OneZeroStage) planned with it. The
+// shares split again and the ranges priced; nullopt when a type no longer plans.
+std::optional<PipelinesCandidate> ReplanOverPlanGroups(const PipelinesContext& ctx, ProfilerOptions zero_options,
+                                                       const std::vector<std::string>& types,
+                                                       const std::vector<spec::ClusterSpec>& type_clusters,
+                                                       const std::vector<uint64_t>& first, const PipelinesCandidate& c,
+                                                       SearchStats& stats) {
+  std::vector<PipelineOfType> pipes;
+  for (size_t t = 0; t < types.size(); ++t) {
+    int k = 0;
+    std::string why;
+    for (const PipelineOfType& p : c.pipelines) {
+      if (p.gpu_type != types[t]) continue;
+      ++k;
+      why = p.zero_why;
+    }
+    zero_options.range_other_pipelines = static_cast<int>(c.pipelines.size()) - k;
+    auto again = PlanTypeCopies(ctx, zero_options, types[t], type_clusters[t], first[t], k, stats);
+    if (!again) return std::nullopt;
+    if (why.empty()) {
+      why = absl::StrFormat("%s planned again with it (raised to the plan's ZeRO-%d)",
+                            k == 1 ? types[t] : absl::StrFormat("%d x %s", k, types[t]), c.zero_stage);
+    }
+    for (PipelineOfType& p : *again) {
+      p.zero_why = why;
+      pipes.push_back(std::move(p));
+    }
+  }
+  return SplitAndPrice(ctx, std::move(pipes));
+}
+
+// `mixed`'s one_size and mix_why: against the best plan of `by_size` (one size for every type), each
+// type's samples per second at its own size and at that one (as the plans at those sizes predict it).
+template <typename OfType>
+void SayWhyMixed(const std::vector<PipelinesCandidate>& by_size, const OfType& of_type, PipelinesCandidate& mixed) {
+  const PipelinesCandidate* one = nullptr;
+  for (const PipelinesCandidate& c : by_size) {
+    if (one == nullptr || c.iteration < one->iteration) one = &c;
+  }
+  mixed.one_size = one->iteration;
+  mixed.one_size_micro_batch = one->micro_batch_size;
+  for (const PipelineOfType& p : mixed.pipelines) {
+    if (p.micro_batch_size == one->micro_batch_size || absl::StrContains(mixed.mix_why, p.gpu_type + " at ")) continue;
+    const PipelinesCandidate* own = nullptr;
+    for (const PipelinesCandidate& c : by_size) {
+      if (c.micro_batch_size == p.micro_batch_size) own = &c;
+    }
+    if (own == nullptr) continue;
+    absl::StrAppendFormat(&mixed.mix_why, "%s%s at %d: %.3g samples/s against %.3g at %d",
+                          mixed.mix_why.empty() ? "" : ", ", p.gpu_type, p.micro_batch_size,
+                          SamplesPerS(of_type(*own, p.gpu_type)), SamplesPerS(of_type(*one, p.gpu_type)),
+                          one->micro_batch_size);
+  }
+}
+
 }  // namespace
 
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx) {
@@ -660,6 +729,17 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
       c = std::move(copied);
     }
   }
+  // At ZeRO the DP runs priced each range's group at a lower bound, and the types planned without it
+  // were raised to it: plan every type again at the plan's own groups, kept when it prices faster.
+  if (c && c->zero_stage > 0 && zero_options.search_zero) {
+    std::optional<PipelinesCandidate> again =
+        ReplanOverPlanGroups(ctx, zero_options, types, type_clusters, first, *c, stats);
+    if (again && again->iteration < c->iteration) {
+      again->one_per_type = c->one_per_type;
+      again->before_replan = c->iteration;
+      c = std::move(again);
+    }
+  }
   if (c) c->search = stats;
   return c;
 }
@@ -711,6 +791,7 @@ std::optional<PipelinesCandidate> MixMicroBatchSizes(const PipelinesContext& ctx
       if (!more) pick[t] = 0;
     }
   }
+  if (best) SayWhyMixed(by_size, of_type, *best);
   return best;
 }
 

@@ -11,8 +11,9 @@
 // the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or whose memory
 // bounds a stage, is also planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its
 // ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3,
-// ZeRO with the tied sync, bucketed or overlapped reduction and replica groups are left out (the simulator
-// refuses them with pipelines, proto/validate_pipelines.h).
+// bucketed or overlapped reduction and replica groups are left out (the simulator refuses them with
+// pipelines, proto/validate_pipelines.h); PriceLayerRanges prices ZeRO-1/2 with the tied sync (the
+// matrix sharded over its copies) for `validate`, the family itself plans no tied sync.
 // MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
@@ -95,6 +96,15 @@ struct PipelinesCandidate : spec::MicroBatchPoint {
   // pipeline was planned with ZeRO (PipelineOfType::zero_why), every stage then at the highest.
   int zero_stage = 0;
   std::optional<Time> zero_free;  // with zero_stage 1: the iteration of the same plan without it
+  // At ZeRO every type is planned again at the plan's own range groups (ReplanOverPlanGroups in
+  // pipelines.cc); when that won, the iteration of the plan it replaced.
+  std::optional<Time> before_replan;
+  // MixMicroBatchSizes: the best plan at one size for every type (its micro-batch size and iteration),
+  // and why each type runs at its own, e.g. "rtx4090 at 4: 1.2 samples/s against 1.1 at 1"
+  // (docs/heterogeneous.md).
+  uint64_t one_size_micro_batch = 0;
+  std::optional<Time> one_size;
+  std::string mix_why;
 };
 
 struct PipelinesContext {
@@ -183,7 +193,8 @@ struct RangeOptions {
 // stage's NIC share, each crossing between two islands; ShareLinks, max-min), and each stage steps its
 // optimizer once its ranges are reduced. ZeRO-1/2 (the holders' zero_stage): a range reduce-scatters its
 // gradients and all-gathers its parameters over the ring (priced as one all-reduce of their mean), and
-// a stage's states and step shard per range over the range's GPUs.
+// a stage's states and step shard per range over the range's GPUs; with the tied sync the tied ring
+// does the same with the matrix over every copy, and the ranges beside it shard theirs without it.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
 

@@ -487,6 +487,15 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
   if (c.zero_stage > 0 && !why.empty()) {
     absl::StrAppendFormat(&out, "; ZeRO-%d per layer range: %s", c.zero_stage, absl::StrJoin(why, ", "));
   }
+  if (c.one_size) {
+    absl::StrAppendFormat(&out, "; micro-batch sizes per GPU type, %.3f ms at one size (micro-batch %d)%s",
+                          TimeToMilliseconds(*c.one_size), c.one_size_micro_batch,
+                          c.mix_why.empty() ? "" : absl::StrCat(": ", c.mix_why));
+  }
+  if (c.before_replan) {
+    absl::StrAppendFormat(&out, "; planned again at the plan's own range groups, %.3f ms before",
+                          TimeToMilliseconds(*c.before_replan));
+  }
   return out;
 }
 

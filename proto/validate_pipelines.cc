@@ -86,23 +86,9 @@ constexpr const char* kZeroThree =
     "backward over the GPUs that shard them: here every pipeline holding the layer, which runs its own "
     "microbatches and schedule; ZeRO-1 and 2 are)";
 
-// Why ZeRO is refused with the tied sync: Megatron-LM's distributed optimizer gives the tied matrix a
-// bucket of its own so that the first and the last stage shard it alike over one data-parallel group
-// (megatron/core/distributed/param_and_grad_buffer.py, _does_param_require_new_bucket), reduce-scatters
-// it there, then all-reduces the full gradient between the first and the last stage
-// (finalize_model_grads.py, _allreduce_word_embedding_grads). In a plan of pipelines the embedding's
-// copies shard over every pipeline's first stage and the head's over every last stage: groups of
-// different GPUs (and sizes) once a pipeline has two stages, so no shard of the one matrix lines up
-// with the other. (Pipelines all of one stage would be well defined; the check does not single them out.)
-constexpr const char* kTiedZero =
-    "with tied_embedding_grad_sync: not supported with pipelines (Megatron-LM shards the tied matrix alike "
-    "on the first and the last stage over one data-parallel group before their all-reduce; here the "
-    "embedding's copies shard over every pipeline's first stage and the head's over every last stage, groups of "
-    "different GPUs once a pipeline has two stages)";
-
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
-// holders (reduce-scatter, step, all-gather per range), so every stage takes the same zero_stage;
-// ZeRO-3 (kZeroThree) and ZeRO with the tied sync (kTiedZero) are refused.
+// holders (reduce-scatter, step, all-gather per range; with the tied sync the tied matrix as a range of
+// its own over every copy), so every stage takes the same zero_stage; ZeRO-3 (kZeroThree) is refused.
 void CheckStages(Problems& p, const Plan& plan) {
   const uint32_t zero =
       plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
@@ -112,9 +98,6 @@ void CheckStages(Problems& p, const Plan& plan) {
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
       if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
       if (st.zero_stage() == 3) p.Add(at + "zero_stage", kZeroThree);
-      if ((st.zero_stage() == 1 || st.zero_stage() == 2) && plan.tied_embedding_grad_sync() && i == 0 && s == 0) {
-        p.Add(at + "zero_stage", "%d %s", st.zero_stage(), kTiedZero);
-      }
       if (st.zero_stage() != 3 && st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
               "%d, but pipelines[0].stages[0] has %d: every stage of a plan of pipelines takes one zero_stage (a layer "

@@ -175,8 +175,9 @@ void AddStage(ProfileContext& context, int zero_stage) {
 }
 
 void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipelines) {
-  context.ties_across_stages =
-      tied_embeddings && cut && !(pipelines && (context.shards_optimizer || context.shards_parameters));
+  // A plan of pipelines runs the tied sync with ZeRO-1/2 (the matrix sharded over its copies) but not
+  // ZeRO-3, which the simulator refuses with pipelines.
+  context.ties_across_stages = tied_embeddings && cut && !(pipelines && context.shards_parameters);
 }
 
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context) {

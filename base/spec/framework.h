@@ -125,8 +125,8 @@ void AddStage(ProfileContext& context, int zero_stage);
 // copies need the tied sync, a model with `tied_embeddings` whose embedding and head sit on different
 // stages (`cut`: the plan's pipeline, or one of its `pipelines`, has more than one stage; a plan of
 // pipelines then syncs the matrix over every pipeline's first and last stage, as DeepSpeed's pipeline
-// engine all-reduces a tied module over the stages that hold it). Not for a plan of pipelines with ZeRO,
-// where the simulator refuses the tied sync (docs/heterogeneous.md).
+// engine all-reduces a tied module over the stages that hold it; with ZeRO-1/2 the matrix shards over its
+// copies). Not for a plan of pipelines with ZeRO-3, which the simulator refuses (docs/heterogeneous.md).
 void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipelines);
 
 // Whether the profile switches behaviour `field` (a FrameworkProfile::Behaviours() name) on in this

@@ -3,6 +3,7 @@
 #include "base/status_macros.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/optimizer_step.h"
+#include "sim/workload/tied_params.h"
 
 namespace hetsim::executor {
 namespace {
@@ -45,7 +46,10 @@ absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<L
 
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
                                        int zero_stage, bool fp32_gradients) {
-  const double params = workload::DenseParamsOfLayers(model, group.first_layer, group.num_layers, tp);
+  const double params = group.tied ? workload::TiedParamsPerGpu(model, tp)
+                        : group.without_tied
+                            ? workload::DenseParamsWithoutTied(model, group.first_layer, group.num_layers, tp)
+                            : workload::DenseParamsOfLayers(model, group.first_layer, group.num_layers, tp);
   const int n = group.groups.empty() ? 1 : static_cast<int>(group.groups.front().size());
   return workload::ZeroShardedModelStates(params, model.dtype(), zero_stage, n, fp32_gradients);
 }

@@ -3,7 +3,9 @@
 // of the finest TP split; layer_range_sync.h), not over the replicas of one pipeline's stage. A stage's
 // setup priced its states sharded over its own replicas; this re-prices them, and its optimizer step,
 // range by range: a range of P parameters per GPU over a group of n GPUs keeps P/n of the optimizer
-// states (and, ZeRO-2, of the gradients), and the step passes over P/n.
+// states (and, ZeRO-2, of the gradients), and the step passes over P/n. With the tied sync the tied
+// matrix is a range of its own over every copy (each pipeline's first and last stage), and the ranges
+// holding the embedding or the head count their parameters without it.
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SHARDS_H_
 #define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SHARDS_H_
 

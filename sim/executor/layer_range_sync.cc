@@ -241,6 +241,11 @@ LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
   }
   g.groups = ShardGroups(setups, g.holders, g.shards);
   g.bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, setups[0]->spec.plan.grad_reduce_in_fp32);
+  // ZeRO-1/2: the matrix is a bucket of its own (Megatron's _does_param_require_new_bucket), sharded
+  // over every copy: reduce-scatter, each holder steps its 1/n, all-gather.
+  g.zero_stage = setups[0]->spec.plan.stages[0].zero_stage;
+  if (g.zero_stage == 1 || g.zero_stage == 2)
+    g.param_bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, false);
   return g;
 }
 
@@ -269,10 +274,13 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     g.groups = ShardGroups(setups, g.holders, g.shards);
     g.bytes = tied ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, fp32)
                    : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, fp32);
+    g.without_tied = tied;
     g.zero_stage = setups[0]->spec.plan.stages[g.holders[0].stage].zero_stage;
     // The parameters in the model's element type: the gradient bytes without fp32 reduction.
     if (g.zero_stage == 1 || g.zero_stage == 2) {
-      g.param_bytes = workload::DenseGradSyncBytes(*setups[0]->model, g.first_layer, g.num_layers, g.shards, false);
+      g.param_bytes = tied
+                          ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, false)
+                          : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, false);
     }
     out.push_back(std::move(g));
     first = end;

@@ -15,7 +15,8 @@
 // and shares links with their boundary transfers. A stage steps its optimizer once all its ranges are
 // reduced; the iteration ends with the last stage of the slowest pipeline. Under ZeRO-1/2 a range
 // reduce-scatters, and all-gathers its parameters once every holder has stepped; a stage ends when all
-// its ranges are gathered.
+// its ranges are gathered. The tied group (Plan.tied_embedding_grad_sync) does the same over its own
+// holders, every copy of the matrix: the matrix's states shard over them (layer_range_shards.h).
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 #define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 
@@ -45,6 +46,9 @@ struct LayerRangeGroup : spec::LayerRange {
   // that holds a copy, the first and the last of each pipeline (a 1-stage pipeline's once); layers
   // 0 .. the head, and the ranges holding the embedding or the head reduce without it.
   bool tied = false;
+  // With the tied group: this range's gradients, parameters and states without the tied matrix (when
+  // it holds the embedding or the head, workload::DenseParamsWithoutTied).
+  bool without_tied = false;
   std::vector<LayerRangeHolder> holders;  // one stage per pipeline, in pipeline order (tied: up to two)
   int shards = 1;                         // the finest TP among the holders
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
@@ -55,7 +59,7 @@ struct LayerRangeGroup : spec::LayerRange {
   // ZeRO-1/2 (the holders' zero_stage, Megatron's distributed optimizer): the gradients reduce-scatter
   // instead (each GPU of a shard group keeps 1/n of `bytes`), every holder steps its shard, and once
   // all have, the updated parameters all-gather: `param_bytes` per GPU of a shard group (the range's
-  // parameters over `shards`, of which each GPU held 1/n).
+  // parameters over `shards`, of which each GPU held 1/n). The tied group too, over its own holders.
   int zero_stage = 0;
   int64_t param_bytes = 0;
   Time gather_start = kNoTime;  // when the last holder had stepped

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "base/check.h"
 #include "base/spec/stage_rules.h"
+#include "sim/workload/tied_params.h"
 
 namespace hetsim::workload {
 
@@ -734,12 +735,6 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
 
 namespace {
 
-// The tied V x h matrix's parameters per GPU of a `tp`-way shard; 0 without a tied head.
-double TiedParamsPerGpu(const ModelCost& model, int tp) {
-  const LayerCost& head = model.layer(model.num_layers() - 1);
-  return head.tied_with_embedding ? static_cast<double>(head.tied_param_count) / tp : 0;
-}
-
 // Plan.host_bound_blocks: an eager framework's host issues a block's operators one after another and a
 // kernel cannot start before it is issued, so each block's pass takes at least its ops x the host's
 // time per op (docs/cost-model.md, "Host-bound blocks"): max(GPU time, ops x host_op_s), per block (a
@@ -808,9 +803,7 @@ double SynchronizedCollectivesIdle(const std::vector<StageCollective>& list, con
 }  // namespace
 
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
-  const bool holds_copy = first == 0 || first + num == model.num_layers();
-  const double params = DenseParamsOfLayers(model, first, num, tp) - (holds_copy ? TiedParamsPerGpu(model, tp) : 0);
-  return RoundUpBytes(params * GradientBytes(model.dtype(), fp32_gradients));
+  return RoundUpBytes(DenseParamsWithoutTied(model, first, num, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }
 
 int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients) {

@@ -269,38 +269,42 @@ TEST_CASE("plan reader: the tied embedding's all-reduce between a pipeline's fir
   CHECK(TimeToSeconds(with.iteration) == Approx(TimeToSeconds(sim->result.iteration_time)).epsilon(0.02));
 }
 
+// Three pipelines on the A100 island's NVSwitch (GPUs 0, 1 and 3; p1 cut into `stages_of_b` stages on
+// GPUs 1, 2) of the tied GPT, every stage at `zero`, with or without the tied sync.
+proto::PlanInputs TiedThreePipelines(bool sync, int stages_of_b, int zero = 0) {
+  v1::Plan p;
+  p.set_name("tied-pipelines");
+  *p.mutable_model() = TiedModel();
+  p.set_global_batch_size(6);
+  p.set_micro_batch_size(1);
+  p.set_schedule(v1::ONE_F_ONE_B);
+  p.set_tied_embedding_grad_sync(sync);
+  for (int k = 0; k < 3; ++k) {
+    v1::Pipeline* pl = p.add_pipelines();
+    pl->set_name(absl::StrCat("p", k));
+    pl->set_batch_share(2);
+    const int stages = k == 1 ? stages_of_b : 1;
+    for (int s = 0; s < stages; ++s) {
+      v1::Stage* st = pl->add_stages();
+      st->set_first_layer(s * 4 / stages);
+      st->set_num_layers(4 / stages);
+      st->mutable_mesh()->set_island("fast");
+      st->mutable_mesh()->set_node_count(1);
+      st->mutable_mesh()->set_first_gpu(k == 2 ? 3 : k + s);
+      st->mutable_mesh()->set_gpus_per_node(1);
+      st->set_zero_stage(zero);
+    }
+  }
+  return testing::MakeInputs(testing::TwoIslandCluster(1, 4, 10, 0), p);
+}
+
 TEST_CASE("plan reader: a plan of pipelines prices the tied matrix's ring over every first and last stage",
           "[planner][validate][tied][pipelines]") {
   // Three 1-stage pipelines on the A100 island's NVSwitch: each GPU holds one copy. With the sync the
   // ranges' ring carries the rest and the tied ring the matrix, over the same GPUs and links, ready at
   // once: sharing the links, they end where one ring of their sum ends (no latency: ideal cluster).
-  const auto inputs = [](bool sync, int stages_of_b) {
-    v1::Plan p;
-    p.set_name("tied-pipelines");
-    *p.mutable_model() = TiedModel();
-    p.set_global_batch_size(6);
-    p.set_micro_batch_size(1);
-    p.set_schedule(v1::ONE_F_ONE_B);
-    p.set_tied_embedding_grad_sync(sync);
-    for (int k = 0; k < 3; ++k) {
-      v1::Pipeline* pl = p.add_pipelines();
-      pl->set_name(absl::StrCat("p", k));
-      pl->set_batch_share(2);
-      const int stages = k == 1 ? stages_of_b : 1;
-      for (int s = 0; s < stages; ++s) {
-        v1::Stage* st = pl->add_stages();
-        st->set_first_layer(s * 4 / stages);
-        st->set_num_layers(4 / stages);
-        st->mutable_mesh()->set_island("fast");
-        st->mutable_mesh()->set_node_count(1);
-        st->mutable_mesh()->set_first_gpu(k == 2 ? 3 : k + s);
-        st->mutable_mesh()->set_gpus_per_node(1);
-      }
-    }
-    return testing::MakeInputs(testing::TwoIslandCluster(1, 4, 10, 0), p);
-  };
-  const Prediction without = PredictionOf(inputs(false, 1));
-  const Prediction with = PredictionOf(inputs(true, 1));
+  const Prediction without = PredictionOf(TiedThreePipelines(false, 1));
+  const Prediction with = PredictionOf(TiedThreePipelines(true, 1));
   CHECK(TimeToSeconds(with.iteration) == Approx(TimeToSeconds(without.iteration)).epsilon(1e-6));
   // Pipeline p1 cut in two (GPUs 1 and 2): its stage 1 holds the head's copy, so the tied ring spans
   // four GPUs and every stage that holds a copy waits for it. Every holder sits on the one node: the
@@ -308,7 +312,7 @@ TEST_CASE("plan reader: a plan of pipelines prices the tied matrix's ring over e
   // instead of 2400, until session 32: 12.0 ms against 5.90 ms, 15.0 against 6.15 without the tied sync).
   for (const bool sync : {false, true}) {
     INFO("tied sync " << sync);
-    const proto::PlanInputs cut = inputs(sync, 2);
+    const proto::PlanInputs cut = TiedThreePipelines(sync, 2);
     const Prediction two = PredictionOf(cut);
     REQUIRE(two.stages.size() == 4);
     auto sim = driver::SimulatePlan(cut);
@@ -322,6 +326,42 @@ TEST_CASE("plan reader: a plan of pipelines prices the tied matrix's ring over e
       INFO("pipeline " << p);
       CHECK(TimeToSeconds(two.pipelines[p].end) ==
             Approx(TimeToSeconds(sim->pipeline_sync.pipeline_end[p])).epsilon(1e-3));
+    }
+  }
+}
+
+TEST_CASE("plan reader: under ZeRO-1/2 the tied matrix's states shard over its copies, as simulated",
+          "[planner][validate][tied][pipelines][zero]") {
+  // The small shape above with p1 cut in two (GPUs 1 and 2), every stage at ZeRO 1 or 2: the tied ring
+  // reduce-scatters and all-gathers over the four copies and each keeps a quarter of the matrix's
+  // states; the ranges shard the rest over their three holders. The planner prices both collectives
+  // as one all-reduce of their mean, straight after the ring's readiness, the simulator the gather after
+  // the last holder's step: with the steps short, the same. Every stage's peak memory is the
+  // simulation's, exactly, and below the ZeRO-free plan's.
+  const Prediction plain = PredictionOf(TiedThreePipelines(true, 2));
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    const proto::PlanInputs in = TiedThreePipelines(true, 2, zero);
+    const Prediction pred = PredictionOf(in);
+    auto sim = driver::SimulatePlan(in);
+    INFO(sim.status().message());
+    REQUIRE(sim.ok());
+    REQUIRE(sim->pipeline_sync.groups.back().tied);
+    CHECK(sim->pipeline_sync.groups.back().zero_stage == zero);
+    CHECK(TimeToSeconds(pred.iteration) == Approx(TimeToSeconds(sim->result.iteration_time)).epsilon(1e-2));
+    REQUIRE(pred.stages.size() == 4);
+    size_t i = 0;
+    for (size_t p = 0; p < 3; ++p) {
+      const auto& run = sim->pipelines[p];
+      for (int s = 0; s < run.setup->num_stages(); ++s, ++i) {
+        INFO("pipeline " << p << " stage " << s);
+        int64_t peak = 0;
+        for (const auto& [when, bytes] : executor::MemoryTimeline(*run.setup, run.result, s)) {
+          peak = std::max(peak, bytes);
+        }
+        CHECK(pred.stages[i].peak_bytes == peak);
+        CHECK(pred.stages[i].peak_bytes < plain.stages[i].peak_bytes);
+      }
     }
   }
 }

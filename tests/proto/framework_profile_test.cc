@@ -192,12 +192,12 @@ TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over e
   CHECK(tied.bytes == 32000 * 1024 * 2);  // the V x h matrix's FP16 gradients
   // Every pipeline of one stage: each copy is one stage's, reduced with its range; nothing to tie.
   CHECK_FALSE(Applied(TiedPipelinesInputs(1)).tied_embedding_grad_sync());
-  // With ZeRO the simulator refuses the tied sync in a plan of pipelines: the profile leaves it off.
+  // With ZeRO-1/2 the tied matrix shards over its copies (since session 33): the profile syncs it too.
   hetsim::proto::PlanInputs zero = TiedPipelinesInputs(2);
   for (v1::Pipeline& pl : *zero.plan.mutable_pipelines()) {
     for (v1::Stage& st : *pl.mutable_stages()) st.set_zero_stage(1);
   }
-  CHECK_FALSE(Applied(zero).tied_embedding_grad_sync());
+  CHECK(Applied(zero).tied_embedding_grad_sync());
   // The report says who set it.
   bool seen = false;
   for (const auto& b : sim->report.framework_behaviours()) {

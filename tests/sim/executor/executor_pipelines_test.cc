@@ -700,3 +700,89 @@ TEST_CASE("With the tied sync, the tied matrix all-reduces over every pipeline's
   CHECK_FALSE(with.report.gradient_groups(0).tied_embedding());
   CHECK_THAT(hetsim::traces::FormatReportTable(with.report), Catch::Contains("tied embedding"));
 }
+
+TEST_CASE("Under ZeRO-1/2 with the tied sync the matrix shards over its copies, each range over its holders",
+          "[executor][pipelines][tied][zero]") {
+  // The pipelines of the test above at ZeRO-1 and 2: the tied group (GPUs 0, 2, 3) reduce-scatters the
+  // V h FP16 gradients, every copy steps a third of the matrix's states, and the group all-gathers the
+  // matrix once the last copy has stepped; the ranges do the same without it over their two holders.
+  // Between them the four stages hold Adam's 12 bytes per parameter of the model once: the layers'
+  // states, each shard with one holder.
+  const std::vector<Pipe> pipes = {{"one", 4, 1, {{"fast", 0, 1, 1, 4}}},
+                                   {"two", 4, 1, {{"fast", 2, 1, 1, 2}, {"fast", 3, 1, 1, 2}}}};
+  const auto plain = MakeSimulation(MakeInputs(PipelineCluster(4), TiedPipelinesPlan(pipes, true)));
+  const int64_t matrix = static_cast<int64_t>(kTiedVocab * kTiedHidden * 2);
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(TiedPipelinesPlan(pipes, true), zero)));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 3);
+    REQUIRE(g[2].tied);
+    for (const auto& group : g) {
+      CHECK(group.zero_stage == zero);
+      CHECK(group.param_bytes == group.bytes);  // FP16 gradients, FP16 parameters
+      CHECK(group.gather_start >= group.finish);
+      CHECK(group.gather_finish > group.gather_start);
+    }
+    CHECK(g[2].bytes == matrix);
+    CHECK(g[0].bytes == plain.pipeline_sync.groups[0].bytes);  // without the matrix, as the ZeRO-free ranges
+    CHECK(g[1].bytes == plain.pipeline_sync.groups[1].bytes);
+    // Parameters (FP16, 2 bytes each) per range and of the matrix.
+    const double p01 = static_cast<double>(g[0].bytes) / 2;
+    const double p23 = static_cast<double>(g[1].bytes) / 2;
+    const double t = static_cast<double>(matrix) / 2;
+    const auto& one = sim.pipelines[0].setup->stages[0].cost;
+    const auto& first = sim.pipelines[1].setup->stages[0].cost;
+    const auto& last = sim.pipelines[1].setup->stages[1].cost;
+    CHECK(static_cast<double>(one.memory.optimizer_bytes) == Approx(12 * (p01 / 2 + p23 / 2 + t / 3)).epsilon(1e-6));
+    CHECK(static_cast<double>(first.memory.optimizer_bytes) == Approx(12 * (p01 / 2 + t / 3)).epsilon(1e-6));
+    CHECK(static_cast<double>(last.memory.optimizer_bytes) == Approx(12 * (p23 / 2 + t / 3)).epsilon(1e-6));
+    CHECK(static_cast<double>(one.memory.optimizer_bytes + first.memory.optimizer_bytes +
+                              last.memory.optimizer_bytes) == Approx(12 * (p01 + p23 + t)).epsilon(1e-6));
+    // Every GPU keeps its copy's parameters whole (ZeRO-1/2), and steps its shards.
+    CHECK(static_cast<double>(one.memory.param_bytes) == Approx(2 * (p01 + p23 + t)).epsilon(1e-6));
+    CHECK(static_cast<double>(first.optimizer_shard.param_bytes) == Approx(2 * (p01 / 2 + t / 3)).epsilon(1e-6));
+    CHECK(static_cast<double>(last.memory.grad_bytes) ==
+          Approx(zero == 2 ? 2 * (p23 / 2 + t / 3) : 2 * (p23 + t)).epsilon(1e-6));
+    // Each stage ends once its ranges and the matrix are gathered.
+    const auto& end = sim.pipeline_sync.stage_end;
+    CHECK(end[0][0] == std::max({g[0].gather_finish, g[1].gather_finish, g[2].gather_finish}));
+    CHECK(end[1][0] == std::max(g[0].gather_finish, g[2].gather_finish));
+    CHECK(end[1][1] == std::max(g[1].gather_finish, g[2].gather_finish));
+  }
+}
+
+TEST_CASE("Under ZeRO with the tied sync, 1-stage pipelines reduce-scatter what one ring of the sum would",
+          "[executor][pipelines][tied][zero]") {
+  // Three 1-stage pipelines on NVSwitch (GPUs 0-2): the range without the matrix and the tied group start
+  // at once over the same three GPUs and share every GPU's link, so both reduce-scatters end when one of
+  // their sum would, (n - 1) / n x B / bandwidth, as the one range of the plan without the sync; and the
+  // three stages end together, as without the sync.
+  const std::vector<Pipe> pipes = {
+      {"a", 2, 1, {{"fast", 0, 1, 1, 4}}}, {"b", 2, 1, {{"fast", 1, 1, 1, 4}}}, {"c", 2, 1, {{"fast", 2, 1, 1, 4}}}};
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    const auto without =
+        MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(TiedPipelinesPlan(pipes, false), zero)));
+    const auto with = MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(TiedPipelinesPlan(pipes, true), zero)));
+    const auto& w = without.pipeline_sync.groups;
+    const auto& g = with.pipeline_sync.groups;
+    REQUIRE(w.size() == 1);
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].bytes + g[1].bytes == w[0].bytes);
+    CHECK(g[0].start == w[0].start);
+    CHECK(hetsim::TimeToSeconds(w[0].finish - w[0].start) ==
+          Approx(2.0 / 3 * static_cast<double>(w[0].bytes) / bandwidth).epsilon(1e-6));
+    CHECK(hetsim::TimeToSeconds(std::max(g[0].finish, g[1].finish) - g[0].start) ==
+          Approx(hetsim::TimeToSeconds(w[0].finish - w[0].start)).epsilon(1e-4));
+    for (int p = 0; p < 3; ++p) {
+      const auto& mine = with.pipelines[p].setup->stages[0];
+      const auto& theirs = without.pipelines[p].setup->stages[0];
+      CHECK(static_cast<double>(mine.cost.memory.ModelStateBytes()) ==
+            Approx(static_cast<double>(theirs.cost.memory.ModelStateBytes())).epsilon(1e-6));
+      CHECK(with.pipelines[p].result.stage_end[0] ==
+            std::max(with.pipeline_sync.groups[0].gather_finish, with.pipeline_sync.groups[1].gather_finish));
+    }
+  }
+}
