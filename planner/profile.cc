@@ -59,7 +59,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       absl::StrFormat(" passes=%d", o.block_forward_passes), o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "",
       o.fp32_logits_cross_entropy ? " fp32-loss" : "", o.synchronized_tp_collectives ? " sync-tp" : "",
       o.host_bound_blocks ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
-                          : "");
+                          : "",
+      o.dtensor_sequence_copies ? " dtensor-copies" : "");
 }
 
 // The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer

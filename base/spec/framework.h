@@ -79,9 +79,11 @@ struct FrameworkProfile {
   ProfileValue flash_attention_2;  // appended (session 28): SDPA's FlashAttention-2 kernels for the attention core
   ProfileValue host_bound_blocks;  // appended (session 32): a block's pass lasts at least its ops' host issue time
   BlockHostOps block_host_ops;     // what host_bound_blocks counts (0 where the profile leaves it off)
+  // appended (session 33): DTensor's sequence-dim TP collectives copy their buffer (chunk + cat)
+  ProfileValue dtensor_sequence_copies;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 15> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 16> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -96,7 +98,8 @@ struct FrameworkProfile {
              {"attention_repeats_kv", attention_repeats_kv},
              {"pytorch_context_parallel", pytorch_context_parallel},
              {"flash_attention_2", flash_attention_2},
-             {"host_bound_blocks", host_bound_blocks}}};
+             {"host_bound_blocks", host_bound_blocks},
+             {"dtensor_sequence_copies", dtensor_sequence_copies}}};
   }
 };
 

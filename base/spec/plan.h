@@ -184,6 +184,9 @@ struct CostSwitches {
   // Plan.pytorch_context_parallel: PyTorch's ring attention, whose merges run in FP32 with eager ops
   // (workload's RingAttentionMergeBytes; not with the all-to-all exchange, which is no ring).
   bool pytorch_context_parallel = false;
+  // Plan.dtensor_sequence_copies: DTensor's TP collectives on the sequence dim rearrange their buffer
+  // with a copy on the compute stream (not where async TP fuses them; workload's DTensorSequenceCopies).
+  bool dtensor_sequence_copies = false;
   UnfusedKernels unfused;  // Plan.unfused_elementwise (all three) and Plan.unfused_kernels
   // Plan.fp8_current_scaling: Transformer Engine's current scaling, whose gathered FP8 inputs and output
   // gradients all-reduce their amax over the TP group before the cast (FP8 models under SP only).
@@ -252,6 +255,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"pytorch_context_parallel", &PlanSpec::pytorch_context_parallel},
     {"flash_attention_2", &PlanSpec::flash_attention_2},
     {"host_bound_blocks", &PlanSpec::host_bound_blocks},
+    {"dtensor_sequence_copies", &PlanSpec::dtensor_sequence_copies},
 };
 
 }  // namespace hetsim::spec

@@ -658,6 +658,47 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
   cost->backward_collectives.insert(cost->backward_collectives.end(), recomputed.rbegin(), recomputed.rend());
 }
 
+// Plan.dtensor_sequence_copies: DTensor's tensor-parallel collectives on the sequence dim (Shard(1) of
+// torchtitan's [batch, sequence, hidden] activations) gather and scatter on dim 0 and rearrange the
+// buffer with torch.cat(torch.chunk(...)) (all_gather_tensor / reduce_scatter_tensor in
+// torch/distributed/_functional_collectives.py): a read and a write of the whole buffer on the compute
+// stream, one kernel, per call of every sequence-parallel all-gather and reduce-scatter around the block
+// linears. PyTorch's async TP matches the gather's and the scatter's chunk and cat in its fused
+// patterns (find_all_gather_patterns / find_reduce_scatter_patterns in
+// torch/_inductor/fx_passes/micro_pipeline_tp.py): no copy where it fuses them, the forward's and a full
+// recomputation's reruns (HiddenByTpOverlap); the backward's own and the per-op policy's regathers copy.
+// The buffers are the collectives' (AddLayerCollectives): FP8 for the gathers that move FP8.
+struct SequenceCopies {
+  double forward_bytes = 0, forward_kernels = 0;
+  double backward_bytes = 0, backward_kernels = 0;
+};
+SequenceCopies DTensorSequenceCopies(const LayerCost& layer, const StageConfig& c, spec::Recompute layer_recompute,
+                                     const StageShares& s, Fp8Gathers fp8_gathers) {
+  SequenceCopies out;
+  if (!c.dtensor_sequence_copies || !s.sp || c.tensor_parallel <= 1) return out;
+  const bool fused = c.tp_comm_overlap && c.pytorch_async_tp;
+  const bool full_recompute = layer.recomputable && layer_recompute == spec::Recompute::kFull;
+  for (const LayerCollective& lc : layer.collectives_seq_par) {
+    const bool gather = lc.op == CollectiveOp::kAllGather;
+    if (!lc.userbuffers || lc.group != CollectiveGroup::kTensor) continue;
+    if (!gather && lc.op != CollectiveOp::kReduceScatter) continue;
+    double buffer = lc.bytes_per_sample * s.bt;
+    if (lc.times_group_size) buffer *= c.tensor_parallel;
+    if (lc.sequence_split) buffer /= s.tp;
+    const double forward = gather && fp8_gathers.forward ? buffer / 2 : buffer;
+    const double backward = gather && fp8_gathers.backward ? buffer / 2 : buffer;
+    // Copies in the backward: its own calls, the per-op policy's regathers, an unfused full recomputation's.
+    const double regathers = (OpRecomputesGathers(layer, c) && gather ? 1 : 0) + (full_recompute && !fused ? 1 : 0);
+    if (!fused) {
+      out.forward_bytes += 2 * forward * lc.forward_count;
+      out.forward_kernels += lc.forward_count;
+    }
+    out.backward_bytes += 2 * (backward * lc.backward_count + regathers * forward * lc.forward_count);
+    out.backward_kernels += lc.backward_count + regathers * lc.forward_count;
+  }
+  return out;
+}
+
 // Pass times (measured ones win), boundary transfers and model states, once the layers are summed.
 void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu, const StageShares& s,
                      double forward_s, double backward_s, double dense_params, double expert_params, StageCost* cost) {
@@ -831,6 +872,10 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     layer_config.recompute =
         c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers ? spec::Recompute::kNone : c.recompute;
     LayerTimes t = TimeLayer(layer, layer_config, s, gpu);
+    const SequenceCopies copies =
+        DTensorSequenceCopies(layer, c, layer_config.recompute, s, Fp8GathersOf(model.dtype(), c));
+    t.forward_s += gpu.MemorySeconds(copies.forward_bytes, copies.forward_kernels);
+    t.backward_s += gpu.MemorySeconds(copies.backward_bytes, copies.backward_kernels);
     // The extra forward passes of a block (Plan.block_forward_passes) cost its forward again; the
     // backward, and a full recomputation's forward, run once.
     t.forward_s *= ForwardPasses(layer, c);

@@ -234,7 +234,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 15);
+  REQUIRE(report.framework_behaviours_size() == 16);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -255,7 +255,8 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "grad_reduce_in_fp32 on, overlap_grad_reduce on (plan), overlap_param_gather off, zero3_prefetch off, "
         "tied_embedding_grad_sync off, eager_kernels off, op_selective_recompute off, fp8_dynamic_casts off, "
         "pytorch_async_tp off, "
-        "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off\n");
+        "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
+        "dtensor_sequence_copies off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

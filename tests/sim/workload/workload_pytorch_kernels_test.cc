@@ -1,7 +1,7 @@
 // PyTorch's kernels and recipes as torchtitan runs them (Plan.eager_kernels, op_selective_recompute,
-// fp8_dynamic_casts, pytorch_async_tp; docs/cost-model.md, "PyTorch-native kernels") against their
-// closed forms: the eager ops' bytes, the per-op policy's recomputed matmuls, the FP8 casts' traffic,
-// and PyTorch's async TP chunks.
+// fp8_dynamic_casts, pytorch_async_tp, dtensor_sequence_copies; docs/cost-model.md, "PyTorch-native
+// kernels") against their closed forms: the eager ops' bytes, the per-op policy's recomputed matmuls, the
+// FP8 casts' traffic, PyTorch's async TP chunks and DTensor's sequence-dim copies.
 #include <catch2/catch.hpp>
 
 #include <string_view>
@@ -188,7 +188,7 @@ TEST_CASE("pytorch kernels: the torchtitan profile runs them, Megatron's profile
     FAIL("no behaviour " << field);
     return false;
   };
-  for (const char* field : {"eager_kernels", "op_selective_recompute", "pytorch_async_tp"}) {
+  for (const char* field : {"eager_kernels", "op_selective_recompute", "pytorch_async_tp", "dtensor_sequence_copies"}) {
     CHECK(on(Framework::kFsdp2Torchtitan, field, DType::kBf16));
     CHECK_FALSE(on(Framework::kMegatronCore, field, DType::kBf16));
   }
@@ -314,4 +314,52 @@ TEST_CASE("pytorch kernels: the FP32 merges of PyTorch's ring attention, byte by
   const auto [plain, still_plain] = PtToggle(model, gpu, c, &StageConfig::pytorch_context_parallel);
   CHECK(plain.forward_time == still_plain.forward_time);
   CHECK(plain.backward_time == still_plain.backward_time);
+}
+
+TEST_CASE("pytorch kernels: DTensor's sequence-dim collectives copy their buffer, not where async TP fuses them",
+          "[pytorch_kernels]") {
+  const ModelCost model = PtModel(hetsim::v1::BF16);
+  const GpuCompute gpu = PtH100(hetsim::v1::BF16);
+  StageConfig c = PtBlock();
+  c.tensor_parallel = 2;
+  c.sequence_parallel = true;
+  // The block's TP collectives: the attention's and the MLP's input gathers and output reduce-scatters,
+  // each of the two samples' whole activations, B s h a sample.
+  const double buffer = 2 * 2 * kPtS * kPtH;
+  const auto calls = [](const std::vector<StageCollective>& list) {
+    int calls = 0;
+    for (const StageCollective& sc : list) {
+      const bool gather_or_scatter =
+          sc.op == hetsim::CollectiveOp::kAllGather || sc.op == hetsim::CollectiveOp::kReduceScatter;
+      if (gather_or_scatter && sc.group == CollectiveGroup::kTensor) calls += sc.count;
+    }
+    return calls;
+  };
+  // Each call reads and writes its buffer once more (torch.cat of torch.chunk), one kernel.
+  const auto copies = [&](int n) { return gpu.MemorySeconds(2 * buffer * n, n); };
+  const auto delta = [](hetsim::Time with, hetsim::Time without) { return hetsim::TimeToSeconds(with - without); };
+
+  const auto [plain, copied] = PtToggle(model, gpu, c, &StageConfig::dtensor_sequence_copies);
+  REQUIRE(calls(plain.forward_collectives) == 4);
+  REQUIRE(calls(plain.backward_collectives) == 4);
+  CHECK(delta(copied.forward_time, plain.forward_time) == Approx(copies(4)).epsilon(1e-6));
+  CHECK(delta(copied.backward_time, plain.backward_time) == Approx(copies(4)).epsilon(1e-6));
+
+  // A full recomputation reruns the forward's gathers and reduce-scatters, copies included.
+  StageConfig full = c;
+  full.recompute = hetsim::spec::Recompute::kFull;
+  const auto [full_plain, full_copied] = PtToggle(model, gpu, full, &StageConfig::dtensor_sequence_copies);
+  CHECK(delta(full_copied.backward_time, full_plain.backward_time) == Approx(copies(8)).epsilon(1e-6));
+
+  // Async TP fuses the forward's (and the recomputation's): only the backward's own copy.
+  full.tp_comm_overlap = true;
+  full.pytorch_async_tp = true;
+  const auto [async_plain, async_copied] = PtToggle(model, gpu, full, &StageConfig::dtensor_sequence_copies);
+  CHECK(async_copied.forward_time == async_plain.forward_time);
+  CHECK(delta(async_copied.backward_time, async_plain.backward_time) == Approx(copies(4)).epsilon(1e-6));
+
+  // No TP, nothing to copy.
+  const auto [alone, alone_copied] = PtToggle(model, gpu, PtBlock(), &StageConfig::dtensor_sequence_copies);
+  CHECK(alone_copied.forward_time == alone.forward_time);
+  CHECK(alone_copied.backward_time == alone.backward_time);
 }
