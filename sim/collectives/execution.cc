@@ -130,19 +130,16 @@ void CollectiveExecution::Launch(TransferIndex t) {
   const Time wire = SaturatingMultiply(repeats - 1, paths_->route_latency[path]);
   const Time step = SaturatingMultiply(repeats, paths_->step_latency[path]);
   const Time extra = wire > kTimeMax - step ? kTimeMax : wire + step;
-  if (extra == 0) {
-    StartFlow(t);
-    return;
-  }
-  if (graph_->timed(t) || paths_->representative.is_representative(path)) {
-    // Timed transfers are priced, and representatives merged, with the others starting at their instant.
+  if (extra > 0) {
+    // Its flow starts a few dozen events later, reading its route's link ids and summary: asked for
+    // now, they arrive meanwhile (the routes are the router's vectors, scattered over the heap, and
+    // were a miss per flow there).
+    __builtin_prefetch(paths_->routes[path].data());
+    __builtin_prefetch(&paths_->summaries[path]);
     simulator_->ScheduleAfter(extra, this, static_cast<uint64_t>(t));
     return;
   }
-  // A plain flow waits its delay in the network: one event, not one here and the network's after it.
-  ++flows_;
-  network_->StartFlowAfter(extra, paths_->routes[path], paths_->summaries[path], WireBytes(t), this,
-                           static_cast<uint64_t>(t));
+  StartFlow(t);
 }
 
 void CollectiveExecution::OnEvent(uint64_t payload) {

@@ -169,40 +169,15 @@ FlowId Network::StartFlow(std::span<const LinkId> route, int64_t bytes, FlowObse
 
 FlowId Network::StartFlow(std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
                           FlowObserver* observer, uint64_t tag) {
-  return StartFlowFrom(simulator_->now(), route, summary, bytes, observer, tag);
-}
-
-FlowId Network::StartFlowAfter(Time delay, std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
-                               FlowObserver* observer, uint64_t tag) {
-  HETSIM_CHECK(delay >= 0, "flow started after a negative delay (%" PRId64 " ps)", TimeToPicoseconds(delay));
-  const Time now = simulator_->now();
-  return StartFlowFrom(delay >= kTimeMax - now ? kTimeMax : now + delay, route, summary, bytes, observer, tag);
-}
-
-NetworkStats Network::stats() const {
-  NetworkStats stats = stats_;
-  const Time now = simulator_->now();
-  // Only a run that stopped before its last event has flows whose delay has not passed.
-  if (active_flows_ == 0) return stats;
-  for (const Flow& f : flows_) {
-    // A waiting flow's rate_since is when it counts as started; a transmitting one's is in the past.
-    if (f.state != FlowState::kFree && f.rate_since > now) --stats.flows_started;
-  }
-  return stats;
-}
-
-FlowId Network::StartFlowFrom(Time begin, std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
-                              FlowObserver* observer, uint64_t tag) {
   HETSIM_CHECK(bytes >= 0, "flow of %" PRId64 " bytes", bytes);
   if (summary.capacities_version != capacities_version_) {
-    return StartFlowFrom(begin, route, SummarizeRoute(route), bytes, observer, tag);
+    return StartFlow(route, SummarizeRoute(route), bytes, observer, tag);
   }
   const uint32_t slot = AllocateFlow();
   Flow& f = flows_[slot];
   f.bytes = bytes;
   f.remaining_bytes = static_cast<double>(bytes);
   f.rate = 0;
-  f.rate_since = begin;
   f.observer = observer;
   f.tag = tag;
   f.tightest_link = summary.tightest_link;
@@ -213,8 +188,9 @@ FlowId Network::StartFlowFrom(Time begin, std::span<const LinkId> route, const R
   flow_cap_[slot] = summary.tightest_capacity;
   ++stats_.flows_started;
   ++active_flows_;
+  const Time now = simulator_->now();
   const Time latency = summary.latency;
-  const Time start = latency >= kTimeMax - begin ? kTimeMax : begin + latency;
+  const Time start = latency >= kTimeMax - now ? kTimeMax : now + latency;
   if (bytes == 0 || route.empty()) {
     // Nothing to share: the last byte (if any) arrives with the latency.
     f.state = FlowState::kTransmitting;

@@ -107,13 +107,6 @@ class Network : private engine::EventHandler {
   // StartFlow with `summary` = SummarizeRoute(route), computed earlier.
   FlowId StartFlow(std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes, FlowObserver* observer,
                    uint64_t tag);
-  // StartFlow(route, summary, ...) as if called `delay` (>= 0) from now: the flow first waits `delay`,
-  // then its route's latency, with one event where a caller's event after `delay` and StartFlow's
-  // made two (a collective's NCCL step latency before each transfer: a fifth of a large run's events).
-  // Same rates and completion times: a capacity change during the delay reaches the waiting flow as it
-  // reaches any flow waiting for latency. It counts in stats().flows_started from now + delay on.
-  FlowId StartFlowAfter(Time delay, std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
-                        FlowObserver* observer, uint64_t tag);
   // A flow that stands for `weights[i]` flows on link route[i] (each > 0 and finite), for an opt-in
   // approximation that simulates one flow of a symmetric group: on every link it takes its max-min
   // share per unit of weight (the rate it gets) and consumes rate x weight of the link; the link's
@@ -169,9 +162,7 @@ class Network : private engine::EventHandler {
   LinkUse link_use(LinkId id) const;
   // False while a recompute is pending at this instant: rates (FlowRate, link_use) are about to change.
   bool rates_settled() const { return !recompute_scheduled_; }
-  // flows_started leaves out the flows StartFlowAfter started whose delay has not yet passed (a run
-  // stopped early: a fault that fails the iteration).
-  NetworkStats stats() const;
+  const NetworkStats& stats() const { return stats_; }
 
  private:
   enum EventKind : uint64_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
@@ -199,8 +190,8 @@ class Network : private engine::EventHandler {
     int64_t bytes = 0;
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
-    Time rate_since = 0;         // while waiting for latency: when it counts as started (StartFlowAfter)
-    engine::EventId event;       // activation while waiting, completion while transmitting
+    Time rate_since = 0;
+    engine::EventId event;  // activation while waiting, completion while transmitting
     FlowObserver* observer = nullptr;
     uint64_t tag = 0;
     // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
@@ -247,9 +238,6 @@ class Network : private engine::EventHandler {
   };
 
   Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode);
-  // StartFlow with its route latency starting at `begin` (>= now).
-  FlowId StartFlowFrom(Time begin, std::span<const LinkId> route, const RouteSummary& summary, int64_t bytes,
-                       FlowObserver* observer, uint64_t tag);
 
   void OnEvent(uint64_t payload) override;
   uint32_t AllocateFlow();

@@ -436,59 +436,5 @@ TEST_CASE("a completing flow's observer gets its hint once, with its tag, just b
   CHECK(log.calls == want);
 }
 
-// Starts a flow when its event fires: what a caller did before StartFlowAfter.
-class DelayedStart : public engine::EventHandler {
- public:
-  DelayedStart(Network* net, FlowObserver* observer, std::vector<LinkId> route, int64_t bytes)
-      : net_(net), observer_(observer), route_(std::move(route)), bytes_(bytes) {}
-  void OnEvent(uint64_t tag) override { net_->StartFlow(route_, bytes_, observer_, tag); }
-
- private:
-  Network* net_;
-  FlowObserver* observer_;
-  std::vector<LinkId> route_;
-  int64_t bytes_;
-};
-
-// Three flows sharing a link, the second and third started after a delay, a capacity change while the
-// third waits: with `one_event` by StartFlowAfter, else by an event and StartFlow.
-std::pair<std::vector<Done>, uint64_t> DelayedStarts(bool one_event) {
-  engine::Simulator sim;
-  Log log(&sim);
-  auto net = MakeNetwork(&sim, {{Bandwidth(10 * kGBps), 1 * kMicrosecond}, {Bandwidth(4 * kGBps), 2 * kMicrosecond}});
-  const std::vector<LinkId> route = LinkIds({0, 1});
-  DelayedStart later(net.get(), &log, route, 2000);
-  const Network::RouteSummary summary = net->SummarizeRoute(route);
-  net->StartFlow(route, summary, 40000, &log, 0);
-  for (uint64_t tag : {1, 2}) {
-    const Time delay = (tag == 1 ? 5 : 900) * kMicrosecond;
-    if (one_event) {
-      net->StartFlowAfter(delay, route, summary, 2000, &log, tag);
-    } else {
-      sim.ScheduleAfter(delay, &later, tag);
-    }
-  }
-  sim.RunUntil(300 * kMicrosecond);
-  const uint64_t started_early = net->stats().flows_started;  // the third's delay has not passed
-  net->SetLinkCapacity(LinkId(1), 1 * kGBps);                 // during the third's delay: it starts with the new cap
-  sim.Run();
-  return {log.done, started_early};
-}
-
-TEST_CASE("a flow started after a delay runs as one started by an event after that delay", "[network]") {
-  const auto [by_event, started_by_event] = DelayedStarts(false);
-  const auto [in_network, started_in_network] = DelayedStarts(true);
-  REQUIRE(by_event.size() == 3);
-  REQUIRE(in_network.size() == 3);
-  for (size_t i = 0; i < 3; ++i) {
-    CHECK(in_network[i].tag == by_event[i].tag);
-    CHECK(in_network[i].at == by_event[i].at);
-  }
-  CHECK(started_by_event == 2);
-  CHECK(started_in_network == 2);
-  // The second overlaps the first: it ends later than alone (3 us latency + 2000 B at 4 GB/s after 5 us).
-  CHECK(by_event[1].at > 5 * kMicrosecond + 3 * kMicrosecond + 500_ns);
-}
-
 }  // namespace
 }  // namespace hetsim::network
