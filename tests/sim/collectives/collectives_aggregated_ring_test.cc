@@ -239,7 +239,10 @@ std::vector<Time> RunRingThrice(RoutedPathsCache* cache) {
   std::deque<CollectiveExecution> runs;
   std::vector<Time> durations;
   for (int i = 0; i < 3; ++i) {
-    if (i == 2) (*network)->SetLinkCapacity(LinkId(0), (*network)->link(LinkId(0)).capacity.bytes_per_second() / 2);
+    if (i == 2) {  // the first hop of the first run's first path
+      const LinkId link = runs.front().routes().front().front();
+      (*network)->SetLinkCapacity(link, (*network)->link(link).capacity.bytes_per_second() / 2);
+    }
     runs.emplace_back(network->get(), &s.router, &graph, std::function<void(Time)>{}, cache);
     REQUIRE(runs.back().Start(&sim).ok());
     sim.Run();
