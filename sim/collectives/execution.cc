@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
 #include "sim/collectives/nccl_model.h"
@@ -28,35 +29,55 @@ Time SaturatingMultiply(int64_t times, Time t) { return t > 0 && times > kTimeMa
 }  // namespace
 
 CollectiveExecution::CollectiveExecution(network::Network* network, topology::Router* router,
-                                         const TransferGraph* graph, std::function<void(Time)> on_done)
-    : network_(network), router_(router), graph_(graph), on_done_(std::move(on_done)) {}
+                                         const TransferGraph* graph, std::function<void(Time)> on_done,
+                                         RoutedPathsCache* cache)
+    : network_(network), router_(router), graph_(graph), on_done_(std::move(on_done)), cache_(cache) {}
 
-absl::Status CollectiveExecution::Start(engine::Simulator* simulator) {
-  simulator_ = simulator;
-  routes_.clear();
-  route_latency_.clear();
-  step_latency_.clear();
+absl::Status CollectiveExecution::RoutePaths(RoutedPaths& paths) const {
   const topology::Topology& topology = router_->topology();
-  wire_bytes_per_byte_ = graph_->nccl() ? 1.0 / ProtocolBandwidthFraction(graph_->protocol()) : 1.0;
-  routes_.reserve(graph_->paths().size());
-  route_latency_.reserve(graph_->paths().size());
+  paths.routes.reserve(graph_->paths().size());
+  paths.route_latency.reserve(graph_->paths().size());
   for (const TransferPath& p : graph_->paths()) {
     if (WallLimitPassed()) return CurrentWallLimit().Check("routing a collective's transfers");
     auto route = router_->GpuRoute(p.src, p.dst, p.flow_key);
     if (!route.ok()) return route.status();
-    routes_.emplace_back((*route)->data(), (*route)->size());
+    paths.routes.emplace_back((*route)->data(), (*route)->size());
     Time latency = 0;
-    for (LinkId l : routes_.back()) latency += network_->link(l).latency;
-    route_latency_.push_back(latency);
-    step_latency_.push_back(graph_->nccl() ? RouteStepLatency(topology, routes_.back(), graph_->protocol()) : 0);
+    for (LinkId l : paths.routes.back()) latency += network_->link(l).latency;
+    paths.route_latency.push_back(latency);
+    paths.step_latency.push_back(graph_->nccl() ? RouteStepLatency(topology, paths.routes.back(), graph_->protocol())
+                                                : 0);
   }
   // Representatives run on their classes' canonical links; latencies stay the physical route's.
-  representative_ = RouteRepresentatives(topology, routes_, graph_->multiplicities(), graph_->group());
-  summaries_.clear();
-  summaries_.reserve(routes_.size());
-  for (size_t p = 0; p < routes_.size(); ++p) {
-    if (representative_.is_representative(p)) routes_[p] = representative_.route(p);
-    summaries_.push_back(network_->SummarizeRoute(routes_[p]));
+  paths.representative = RouteRepresentatives(topology, paths.routes, graph_->multiplicities(), graph_->group());
+  paths.summaries.reserve(paths.routes.size());
+  for (size_t p = 0; p < paths.routes.size(); ++p) {
+    if (paths.representative.is_representative(p)) paths.routes[p] = paths.representative.route(p);
+    paths.summaries.push_back(network_->SummarizeRoute(paths.routes[p]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CollectiveExecution::Start(engine::Simulator* simulator) {
+  simulator_ = simulator;
+  wire_bytes_per_byte_ = graph_->nccl() ? 1.0 / ProtocolBandwidthFraction(graph_->protocol()) : 1.0;
+  if (cache_ == nullptr) {
+    own_paths_ = RoutedPaths{};
+    HETSIM_RETURN_IF_ERROR(RoutePaths(own_paths_));
+    paths_ = &own_paths_;
+  } else {
+    std::unique_ptr<RoutedPaths>& entry = cache_->entries()[graph_];
+    if (entry == nullptr) {
+      auto paths = std::make_unique<RoutedPaths>();
+      HETSIM_RETURN_IF_ERROR(RoutePaths(*paths));
+      entry = std::move(paths);
+    } else if (!entry->summaries.empty() &&
+               entry->summaries.front().capacities_version != network_->capacities_version()) {
+      // A capacity changed since they were summarized (faults): as StartFlow would, once per path.
+      for (size_t p = 0; p < entry->routes.size(); ++p)
+        entry->summaries[p] = network_->SummarizeRoute(entry->routes[p]);
+    }
+    paths_ = entry.get();
   }
   graph_->BuildSuccessors();
   const auto n = static_cast<TransferIndex>(graph_->size());
@@ -106,15 +127,15 @@ void CollectiveExecution::Launch(TransferIndex t) {
   const int32_t repeats = graph_->latency_repeats(t);
   // Saturating (repeats - 1) x latency + repeats x step latency: an absurd latency ends at kTimeMax
   // instead of wrapping.
-  const Time wire = SaturatingMultiply(repeats - 1, route_latency_[path]);
-  const Time step = SaturatingMultiply(repeats, step_latency_[path]);
+  const Time wire = SaturatingMultiply(repeats - 1, paths_->route_latency[path]);
+  const Time step = SaturatingMultiply(repeats, paths_->step_latency[path]);
   const Time extra = wire > kTimeMax - step ? kTimeMax : wire + step;
   if (extra > 0) {
     // Its flow starts a few dozen events later, reading its route's link ids and summary: asked for
     // now, they arrive meanwhile (the routes are the router's vectors, scattered over the heap, and
     // were a miss per flow there).
-    __builtin_prefetch(routes_[path].data());
-    __builtin_prefetch(&summaries_[path]);
+    __builtin_prefetch(paths_->routes[path].data());
+    __builtin_prefetch(&paths_->summaries[path]);
     simulator_->ScheduleAfter(extra, this, static_cast<uint64_t>(t));
     return;
   }
@@ -157,20 +178,21 @@ void CollectiveExecution::StartFlow(TransferIndex t) {
   const int32_t path = graph_->path_of(t);
   if (graph_->timed(t) && !timed_as_flow_[t]) {  // timed_as_flow_ is sized whenever a transfer is timed
     // Its bytes start after the route's latency, as a flow's would.
-    simulator_->ScheduleAfter(route_latency_[path], this, static_cast<uint64_t>(t) | kTimedBytes);
+    simulator_->ScheduleAfter(paths_->route_latency[path], this, static_cast<uint64_t>(t) | kTimedBytes);
     return;
   }
   ++flows_;
-  if (representative_.is_representative(path)) {
-    network_->StartWeightedFlow(routes_[path], representative_.route_weights(path), bytes, this,
+  if (paths_->representative.is_representative(path)) {
+    network_->StartWeightedFlow(paths_->routes[path], paths_->representative.route_weights(path), bytes, this,
                                 static_cast<uint64_t>(t));
     return;
   }
-  network_->StartFlow(routes_[path], summaries_[path], bytes, this, static_cast<uint64_t>(t));
+  network_->StartFlow(paths_->routes[path], paths_->summaries[path], bytes, this, static_cast<uint64_t>(t));
 }
 
 std::span<const double> CollectiveExecution::WeightsOf(int32_t path) const {
-  return representative_.is_representative(path) ? representative_.route_weights(path) : std::span<const double>{};
+  return paths_->representative.is_representative(path) ? paths_->representative.route_weights(path)
+                                                        : std::span<const double>{};
 }
 
 // The timed transfers starting at this instant, together: each at a rate per unit of its weight that
@@ -189,13 +211,14 @@ void CollectiveExecution::PriceTimed() {
   for (TransferIndex t : pending) {
     const int32_t path = graph_->path_of(t);
     const std::span<const double> weights = WeightsOf(path);
-    for (size_t h = 0; h < routes_[path].size(); ++h) pending_weight_[routes_[path][h].value()] += WeightAt(weights, h);
+    for (size_t h = 0; h < paths_->routes[path].size(); ++h)
+      pending_weight_[paths_->routes[path][h].value()] += WeightAt(weights, h);
   }
   std::vector<double> rates;
   for (TransferIndex t : pending) {
     const int32_t path = graph_->path_of(t);
     double cap = std::numeric_limits<double>::infinity(), rate = cap;
-    for (LinkId l : routes_[path]) {
+    for (LinkId l : paths_->routes[path]) {
       const double capacity = network_->link(l).capacity.bytes_per_second();
       cap = std::min(cap, capacity);
       if (contention_free) continue;
@@ -205,10 +228,10 @@ void CollectiveExecution::PriceTimed() {
       rate =
           std::min(rate, std::max(left / pending_weight_[l.value()], capacity / (others + pending_weight_[l.value()])));
     }
-    rates.push_back(routes_[path].empty() ? 0 : std::min(rate, cap));
+    rates.push_back(paths_->routes[path].empty() ? 0 : std::min(rate, cap));
   }
   for (TransferIndex t : pending) {
-    for (LinkId l : routes_[graph_->path_of(t)]) pending_weight_[l.value()] = 0;
+    for (LinkId l : paths_->routes[graph_->path_of(t)]) pending_weight_[l.value()] = 0;
   }
   for (size_t i = 0; i < pending.size(); ++i) {
     const TransferIndex t = pending[i];
@@ -227,7 +250,7 @@ void CollectiveExecution::PriceTimed() {
 // Adds (sign +1) or takes back (-1) timed transfer `t`'s hold of timed_rate_[t] on its links.
 void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
   const int32_t path = graph_->path_of(t);
-  const std::span<const LinkId> route = routes_[path];
+  const std::span<const LinkId> route = paths_->routes[path];
   const std::span<const double> weights = WeightsOf(path);
   for (size_t h = 0; h < route.size(); ++h) {
     const double w = WeightAt(weights, h);

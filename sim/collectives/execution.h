@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "sim/collectives/representative.h"
 #include "sim/collectives/transfer_graph_internal.h"
@@ -16,6 +18,29 @@
 #include "topology/routing.h"
 
 namespace hetsim::collectives {
+
+// What an execution reads of its graph's paths on one network and router: their routes, latencies
+// and route summaries (Network::SummarizeRoute), and the representatives' routes.
+struct RoutedPaths {
+  std::vector<std::span<const LinkId>> routes;            // per path (a representative's on canonical links)
+  std::vector<Time> route_latency;                        // per path: the sum of its links' latencies
+  std::vector<Time> step_latency;                         // per path: the NCCL protocol's step latency (or 0)
+  std::vector<network::Network::RouteSummary> summaries;  // per path: its route as StartFlow reads it
+  RepresentativeRoutes representative;                    // representatives' routes and weights (representative.h)
+};
+
+// Routed paths shared by the executions of one graph on one network and router: an iteration runs
+// each of its few hundred graphs several times (a gradient bucket per model chunk), and routing and
+// summarizing every path again was a cache miss per hop and path (issue 43). Routes depend on the
+// graph and the router only; summaries older than the network's last capacity change are redone when
+// an execution starts. Not thread-safe (one per run).
+class RoutedPathsCache {
+ public:
+  absl::flat_hash_map<const TransferGraph*, std::unique_ptr<RoutedPaths>>& entries() { return entries_; }
+
+ private:
+  absl::flat_hash_map<const TransferGraph*, std::unique_ptr<RoutedPaths>> entries_;
+};
 
 // Joins (transfers without a path) complete at once; a transfer that repeats its route's latency k times
 // waits (k - 1) route latencies on the engine, then starts its flow (which pays the last one). A graph
@@ -25,8 +50,10 @@ namespace hetsim::collectives {
 class CollectiveExecution : private network::FlowObserver, private engine::EventHandler {
  public:
   // `graph` must outlive the execution. `on_done` runs inside the engine when the last transfer ends.
+  // `cache` (may be null: the execution routes for itself) must be used with this network and router
+  // only, and outlive the execution.
   CollectiveExecution(network::Network* network, topology::Router* router, const TransferGraph* graph,
-                      std::function<void(Time)> on_done = {});
+                      std::function<void(Time)> on_done = {}, RoutedPathsCache* cache = nullptr);
 
   // Resolves every route (NotFound names the GPUs when there is none) and starts the transfers that
   // depend on nothing, at the simulator's current time. An empty graph completes at once.
@@ -37,7 +64,7 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
   Time finish_time() const { return finish_time_; }
   uint64_t flows() const { return flows_; }  // network flows started (joins and timed transfers are not)
   // The routes of the graph's paths (link ids; a representative's on canonical links), once Start has run.
-  const std::vector<std::span<const LinkId>>& routes() const { return routes_; }
+  const std::vector<std::span<const LinkId>>& routes() const { return paths_->routes; }
 
  private:
   void OnFlowCompleted(network::FlowId flow, uint64_t tag) override;
@@ -47,6 +74,8 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
   void Launch(TransferIndex t);
   void StartFlow(TransferIndex t);
   void Finish(TransferIndex t);
+  // Routes, latencies and summaries of the graph's paths, into `paths`.
+  absl::Status RoutePaths(RoutedPaths& paths) const;
   std::span<const double> WeightsOf(int32_t path) const;  // a representative's per-hop weights, else empty
   int64_t WireBytes(TransferIndex t) const;               // its bytes on the wire (NCCL's protocol)
   void PriceTimed();
@@ -57,11 +86,9 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
   const TransferGraph* graph_;
   std::function<void(Time)> on_done_;
   engine::Simulator* simulator_ = nullptr;
-  std::vector<std::span<const LinkId>> routes_;            // per path
-  std::vector<Time> route_latency_;                        // per path: the sum of its links' latencies
-  std::vector<Time> step_latency_;                         // per path: the NCCL protocol's step latency (or 0)
-  std::vector<network::Network::RouteSummary> summaries_;  // per path: its route as StartFlow reads it
-  RepresentativeRoutes representative_;                    // representatives' routes and weights (representative.h)
+  RoutedPathsCache* cache_;
+  RoutedPaths own_paths_;                   // without a cache
+  const RoutedPaths* paths_ = &own_paths_;  // own_paths_ or the cache's entry for graph_
   // Timed transfers (TransferGraph::SetTimed) held now: per link, their rate x weight and weight; per
   // transfer, the rate it holds.
   std::vector<double> timed_load_, timed_weight_, timed_rate_;

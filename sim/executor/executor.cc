@@ -467,8 +467,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
       const bool experts = g >= dense;
       const auto key =
           std::make_tuple(stage, static_cast<int>(step.op), step.BytesOf(experts), experts, experts ? g - dense : g);
-      executions_.emplace_back(network_, setup_.router.get(), graphs_.at(key),
-                               [this, stage](Time) { GroupDone(stage); });
+      executions_.emplace_back(
+          network_, setup_.router.get(), graphs_.at(key), [this, stage](Time) { GroupDone(stage); }, &routed_paths_);
       // Routes were checked when the transfer graphs were built; Start cannot fail on them now.
       // It can run out of --max-wall-seconds, though: an 800,000-rank ring routes for minutes.
       if (absl::Status s = executions_.back().Start(&sim_); !s.ok() && failure_.ok()) {
@@ -567,6 +567,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   std::deque<collectives::TransferGraph> graph_store_;
   // (stage, op, bytes, experts, group index) -> the group's transfer graph (SyncGroupsOf).
   std::map<std::tuple<int, int, int64_t, bool, int>, const collectives::TransferGraph*> graphs_;
+  // The graphs' routes on network_, shared by their executions (declared before them: it outlives them).
+  collectives::RoutedPathsCache routed_paths_;
   std::deque<collectives::CollectiveExecution> executions_;
   std::map<std::pair<int, bool>, std::vector<RepresentativeFlow>> representatives_;
   absl::Status failure_;

@@ -135,6 +135,8 @@ class Network : private engine::EventHandler {
     SetLinkCapacities({&change, 1});
   }
 
+  // SetLinkCapacities calls that changed a capacity (RouteSummary::capacities_version).
+  uint64_t capacities_version() const { return capacities_version_; }
   NetworkMode mode() const { return mode_; }
   const char* mode_name() const { return NetworkModeName(mode_); }
   size_t num_links() const { return links_.size(); }

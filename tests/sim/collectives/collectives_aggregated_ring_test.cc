@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <deque>
+#include <functional>
+#include <vector>
 
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/execution.h"
@@ -220,6 +222,45 @@ TEST_CASE("aggregated rings still contend with traffic from outside the ring", "
     CHECK(RelativeGap(stepped.ring, aggregated.ring) <= 0.005);
     CHECK(RelativeGap(stepped.foreign, aggregated.foreign) <= 0.02);
   }
+}
+
+// A stepped ring run three times, one after the other, on one network, the third after a link's
+// capacity halved; with `cache`, the executions share their routed paths.
+std::vector<Time> RunRingThrice(RoutedPathsCache* cache) {
+  Star s(8);
+  const CollectiveRequest ring =
+      Request(CollectiveOp::kAllReduce, Range(8), 64 << 20, CollectiveAlgorithm::kRing, RingSteps::kStepped);
+  auto choice = ChooseShape(s.topo, s.router, ring);
+  REQUIRE(choice.ok());
+  const TransferGraph graph = BuildTransferGraph(s.topo, ring, choice->shape);
+  engine::Simulator sim;
+  auto network = network::Network::Create(&sim, NetworkLinks(s.topo), network::NetworkMode::kMaxMinFair);
+  REQUIRE(network.ok());
+  std::deque<CollectiveExecution> runs;
+  std::vector<Time> durations;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2) {  // the first hop of the first run's first path
+      const LinkId link = runs.front().routes().front().front();
+      (*network)->SetLinkCapacity(link, (*network)->link(link).capacity.bytes_per_second() / 2);
+    }
+    runs.emplace_back(network->get(), &s.router, &graph, std::function<void(Time)>{}, cache);
+    REQUIRE(runs.back().Start(&sim).ok());
+    sim.Run();
+    REQUIRE(runs.back().done());
+    durations.push_back(runs.back().finish_time() - runs.back().start_time());
+  }
+  return durations;
+}
+
+TEST_CASE("executions sharing routed paths run as executions that route for themselves", "[collectives]") {
+  RoutedPathsCache cache;
+  const std::vector<Time> shared = RunRingThrice(&cache);
+  const std::vector<Time> own = RunRingThrice(nullptr);
+  CHECK(cache.entries().size() == 1);
+  CHECK(shared == own);
+  CHECK(shared[1] == shared[0]);
+  // The halved link slows the third run, shared paths or not.
+  CHECK(shared[2] > shared[1]);
 }
 
 TEST_CASE("aggregated ring steps refuse pipeline chunks and parse by name", "[collectives][aggregated]") {
