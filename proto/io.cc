@@ -134,7 +134,7 @@ absl::StatusOr<std::string> ReadInputFile(absl::string_view path, InputKind kind
   // session 33): refused with the name escaped.
   if (path.find('\0') != absl::string_view::npos) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("\"%s\": a file name cannot hold a NUL byte", absl::CHexEscape(path)));
+        absl::StrFormat("\"%s\": a file name cannot hold a NUL byte", absl::CEscape(path)));
   }
   const std::string p(path);
   // Open without blocking so that a FIFO with no writer cannot hang us before the type check.

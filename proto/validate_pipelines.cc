@@ -91,8 +91,10 @@ void CheckTasks(Problems& p, const Plan& plan) {
     if (tasks > limits::kMaxPipelineTasks) break;
   }
   if (tasks > limits::kMaxPipelineTasks) {
-    p.Add("pipelines", "the pipelines hold more than %d pipeline tasks in all (microbatches x stages x virtual "
-          "stages, summed over the pipelines)", limits::kMaxPipelineTasks);
+    p.Add("pipelines",
+          "the pipelines hold more than %d pipeline tasks in all (microbatches x stages x virtual "
+          "stages, summed over the pipelines)",
+          limits::kMaxPipelineTasks);
   }
 }
 

@@ -33,8 +33,7 @@ namespace hetsim::proto {
 // PipelinePlan(whole, pipeline), whose field paths are reported as the whole plan's (PipelineFieldPath).
 // A plan of pipelines: ValidatePipelines.
 absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluster& cluster,
-                          const hetsim::v1::Model& model, absl::string_view plan_file,
-                          int pipeline = -1);
+                          const hetsim::v1::Model& model, absl::string_view plan_file, int pipeline = -1);
 
 // The schema's "0 means" fields read with their defaults (each default's one home is
 // base/spec/defaults.h), for code that reads the message rather than the resolved spec.

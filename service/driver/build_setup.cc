@@ -54,11 +54,10 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
   const executor::WorkEstimate e = executor::EstimateWork(plan, cluster_gpus);
   if (limits.max_events > 0 && e.min_events > limits.max_events) {
     const std::string passes =
-        plan.pipelines.empty()
-            ? absl::StrFormat("%d microbatches x %d stages x %d virtual stages x 2 passes", plan.microbatches,
-                              plan.stages.size(), plan.virtual_stages)
-            : absl::StrFormat("microbatches x stages x %d virtual stages x 2 passes of %d pipelines",
-                              plan.virtual_stages, plan.pipelines.size());
+        plan.pipelines.empty() ? absl::StrFormat("%d microbatches x %d stages x %d virtual stages x 2 passes",
+                                                 plan.microbatches, plan.stages.size(), plan.virtual_stages)
+                               : absl::StrFormat("microbatches x stages x %d virtual stages x 2 passes of %d pipelines",
+                                                 plan.virtual_stages, plan.pipelines.size());
     return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
                          absl::StrFormat("%s: the iteration needs at least %d events (%s), over the --max-events "
                                          "limit (%d events); raise it with --max-events N (0 = no limit)",

@@ -116,7 +116,8 @@ def _scalar(kind, name, value):
             raise TypeError(f"{name}: expected True or False, got {_type_name(value)}")
         return bool(value)
     if isinstance(value, bool) or type(value).__name__ == "bool_":
-        raise TypeError(f"{name}: expected a number, got {_type_name(value)}")
+        raise TypeError(f"{name}: expected {'a number' if kind == 'float' else 'an integer'}, got "
+                        f"{_type_name(value)}")
     if kind == "float":
         if not isinstance(value, numbers.Real):
             raise TypeError(f"{name}: expected a number, got {_type_name(value)}")
