@@ -677,7 +677,10 @@ absl::Status Renderer::RunCommands(const std::vector<ShellCommand>& commands) {
       HETSIM_ASSIGN_OR_RETURN(Truth t, RunCommand(cmd, first));
       // `if grep -q ...; then` read the first branch as if the command had succeeded (session 33).
       if (ran_program_) t = Truth::kUnknown;
-      f.condition = starts || f.condition != Truth::kUnknown ? t : Truth::kUnknown;
+      // Taken afresh: `if eval ...` runs a script of its own, which moves frames_ away and back, so a
+      // reference held across RunCommand dangled (fuzz_launch_line, session 33: heap-use-after-free).
+      Frame& g = frames_.back();
+      g.condition = starts || g.condition != Truth::kUnknown ? t : Truth::kUnknown;
       continue;
     }
     if (!Active()) continue;

@@ -105,6 +105,10 @@ TEST_CASE("a program's exit status decides no if, and a chain that assumes it sa
   CHECK(absl::StrJoin(chain.words, "|") == "torchrun|pretrain_gpt.py|--tp|8");
   CHECK(AnyNoteHas(chain, "line 1: a program's exit status is not known: it is assumed to succeed"));
   CHECK_FALSE(AnyNoteHas(chain, "line 2: a program's exit status"));
+  // `if eval ...` runs a script of its own inside the condition (fuzz_launch_line found a dangling frame).
+  const RenderedLaunch evaled =
+      RenderOk("TP=2\nif eval \"grep -q x y\"; then TP=8; fi\ntorchrun pretrain_gpt.py --tp $TP\n");
+  CHECK(absl::StrJoin(evaled.words, "|") == "torchrun|pretrain_gpt.py|--tp|2");
 }
 
 TEST_CASE("eval, sh -c and here documents are followed; loops and commands are noted", "[launch_script]") {
