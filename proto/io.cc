@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -129,6 +130,12 @@ struct FdCloser {
 }  // namespace
 
 absl::StatusOr<std::string> ReadInputFile(absl::string_view path, InputKind kind) {
+  // A NUL ends the name open() sees, and every message printed after it (Python's hetsim.run("a\0b"),
+  // session 33): refused with the name escaped.
+  if (path.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("\"%s\": a file name cannot hold a NUL byte", absl::CEscape(path)));
+  }
   const std::string p(path);
   // Open without blocking so that a FIFO with no writer cannot hang us before the type check.
   const FdCloser file{::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};

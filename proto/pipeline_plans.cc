@@ -19,6 +19,14 @@ hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
   return out;
 }
 
+std::string PipelineFieldPath(int p, absl::string_view path) {
+  const absl::string_view top = path.substr(0, path.find_first_of(".["));
+  const std::string at = absl::StrCat("pipelines[", p, "].");
+  if (top == "global_batch_size") return absl::StrCat(at, "batch_share", path.substr(top.size()));
+  if (top == "stages" || top == "micro_batch_size") return absl::StrCat(at, path);
+  return std::string(path);
+}
+
 absl::Status RequireOnePipeline(const hetsim::v1::Plan& plan, absl::string_view plan_file, absl::string_view what,
                                 absl::string_view why) {
   if (plan.pipelines().empty()) return absl::OkStatus();

@@ -6,6 +6,7 @@
 #define HETSIM_PROTO_PIPELINE_PLANS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -18,6 +19,12 @@ uint64_t PipelineMicroBatchSize(const hetsim::v1::Plan& plan, const hetsim::v1::
 
 // Pipeline `p` of `plan` as a plan of its own (no pipelines, no prediction).
 hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p);
+
+// Where a problem ValidatePlan finds in PipelinePlan(plan, p) at `path` lies in the plan of pipelines: the
+// fields the pipeline's plan took from the pipeline under "pipelines[p]." (its global_batch_size is the
+// batch_share), every other field the plan's own ("host_bound_blocks", "schedule", "model...": plan-wide
+// settings, no fields of a Pipeline; they were reported as "pipelines[p].host_bound_blocks").
+std::string PipelineFieldPath(int p, absl::string_view path);
 
 // OK for a plan of one pipeline; for a plan of pipelines, InvalidArgument naming `plan_file` and saying
 // that `what` takes one pipeline and `why` (what builds a single setup, the Megatron export).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "proto/layer_count.h"
+#include "proto/limits.h"
 #include "proto/pipeline_plans.h"
 #include "proto/plan_meshes_internal.h"
 #include "proto/validate_plan.h"
@@ -76,6 +77,27 @@ void CheckShares(Problems& p, const Plan& plan) {
   }
 }
 
+// The pipelines' DAGs together: kMaxPipelineTasks bounds the plan, not each pipeline (16 pipelines of
+// 10^6 microbatches passed one by one and exhausted the memory, session 33). After each pipeline's checks.
+void CheckTasks(Problems& p, const Plan& plan) {
+  uint64_t tasks = 0;
+  for (const Pipeline& pl : plan.pipelines()) {
+    const uint64_t micro = PipelineMicroBatchSize(plan, pl);
+    if (micro == 0 || pl.batch_share() % micro != 0 || pl.batch_share() / micro > limits::kMaxMicrobatches ||
+        plan.virtual_stages() > limits::kMaxVirtualStages || pl.stages_size() > limits::kMaxStages) {
+      return;  // each pipeline's own check reports it
+    }
+    tasks += pl.batch_share() / micro * pl.stages_size() * VirtualStages(plan);
+    if (tasks > limits::kMaxPipelineTasks) break;
+  }
+  if (tasks > limits::kMaxPipelineTasks) {
+    p.Add("pipelines",
+          "the pipelines hold more than %d pipeline tasks in all (microbatches x stages x virtual "
+          "stages, summed over the pipelines)",
+          limits::kMaxPipelineTasks);
+  }
+}
+
 // Why ZeRO-3 is refused with pipelines: it gathers every layer's parameters before each forward and
 // backward over the GPUs that shard them, here a range's holders in every pipeline; the pipelines run
 // their own microbatch counts and schedules, so the others would have to join gathers they do not
@@ -97,6 +119,12 @@ void CheckStages(Problems& p, const Plan& plan) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
       if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
+      if (st.zero_stage() > 3) {
+        // Out of range: compared with the first stage's, it blamed the stages that agree (session 33).
+        p.Add(at + "zero_stage", "%d is outside [0, 3]", st.zero_stage());
+        continue;
+      }
+      if (zero > 3) continue;  // pipelines[0].stages[0]'s own problem, reported there
       if (st.zero_stage() == 3) p.Add(at + "zero_stage", kZeroThree);
       if (st.zero_stage() != 3 && st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
@@ -170,8 +198,9 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
     // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.
     Plan one = PipelinePlan(plan, i);
     one.set_tied_embedding_grad_sync(false);
-    HETSIM_RETURN_IF_ERROR(ValidatePlan(one, cluster, model, plan_file, absl::StrFormat("pipelines[%d].", i)));
+    HETSIM_RETURN_IF_ERROR(ValidatePlan(one, cluster, model, plan_file, i));
   }
+  CheckTasks(p, plan);
   CheckDisjoint(p, plan);
   CheckShardSplits(p, plan, LayerCount(model));
   CheckPrediction(p, plan);  // a stage per stage of every pipeline in turn (PipelinePlan drops it)

@@ -14,6 +14,7 @@
 #include "proto/gpu_presets.h"
 #include "proto/layer_count.h"
 #include "proto/limits.h"
+#include "proto/pipeline_plans.h"
 #include "proto/plan_meshes_internal.h"
 #include "proto/validate_model.h"
 #include "proto/validate_pipelines.h"
@@ -471,9 +472,11 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model, const IslandI
 }  // namespace
 
 absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model& model, absl::string_view plan_file,
-                          absl::string_view field_prefix) {
+                          int pipeline) {
   if (!plan.pipelines().empty()) return ValidatePipelines(plan, cluster, model, plan_file);
-  Problems p(plan_file, field_prefix);
+  Problems p = pipeline < 0 ? Problems(plan_file) : Problems(plan_file, [pipeline](absl::string_view path) {
+    return PipelineFieldPath(pipeline, path);
+  });
   if (plan.model_source_case() == Plan::MODEL_SOURCE_NOT_SET) p.Add("model", "required: a model or a model_path");
   CheckBatch(p, plan);
   CheckSchedule(p, plan);

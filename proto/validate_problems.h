@@ -3,7 +3,9 @@
 #ifndef HETSIM_PROTO_VALIDATE_PROBLEMS_H_
 #define HETSIM_PROTO_VALIDATE_PROBLEMS_H_
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,9 +20,13 @@ class Problems {
   // `file` names the file in every message; `prefix` is prepended to every field path (e.g. "model."
   // for a model given inline in a plan).
   explicit Problems(absl::string_view file, absl::string_view prefix = "") : file_(file), prefix_(prefix) {}
+  // Every field path through `map_path` instead (a pipeline's plan: PipelineFieldPath).
+  Problems(absl::string_view file, std::function<std::string(absl::string_view)> map_path)
+      : file_(file), map_path_(std::move(map_path)) {}
 
   void Add(absl::string_view path, absl::string_view problem) {
-    lines_.push_back(absl::StrCat(file_, ": ", prefix_, path, ": ", problem));
+    lines_.push_back(map_path_ ? absl::StrCat(file_, ": ", map_path_(path), ": ", problem)
+                               : absl::StrCat(file_, ": ", prefix_, path, ": ", problem));
   }
   template <typename... Args>
   void Add(absl::string_view path, const absl::FormatSpec<Args...>& format, const Args&... args) {
@@ -38,6 +44,7 @@ class Problems {
   static constexpr size_t kMaxLines = 25;
   std::string file_;
   std::string prefix_;
+  std::function<std::string(absl::string_view)> map_path_;
   std::vector<std::string> lines_;
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -63,12 +64,23 @@ std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, p
                                     const po::positional_options_description& positional, po::variables_map* vm) {
   options.add_options()("help,h", "print this help and exit");
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), *vm);
+    const po::parsed_options parsed = po::command_line_parser(args).options(options).positional(positional).run();
+    po::store(parsed, *vm);
     if (vm->count("help")) {
       std::cout << "usage: " << info.usage << "\n\n" << info.description << "\n\n" << options << std::flush;
       return kExitOk;
     }
     po::notify(*vm);  // checks required options after --help had its chance
+    // An empty value names nothing: `--report ''` wrote no report and `--max-memory ''` set no limit,
+    // both with exit 0, as if the flag were absent (session 33).
+    for (const po::option& o : parsed.options) {
+      for (const std::string& value : o.value) {
+        if (!value.empty()) continue;
+        return UsageError(info, o.position_key >= 0
+                                    ? absl::StrCat(o.string_key, " (argument ", o.position_key + 1, "): empty")
+                                    : absl::StrCat("--", o.string_key, ": empty value"));
+      }
+    }
   } catch (const po::error& e) {
     return UsageError(info, e.what());
   }
@@ -81,6 +93,18 @@ std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& n
   absl::StatusOr<proto::MessageType> t = proto::MessageTypeFromName(name);
   if (!t.ok()) return UsageError(info, absl::StrCat("--type: ", t.status().message()));
   *type = *t;
+  return std::nullopt;
+}
+
+std::optional<int> CheckGivenOnce(const CommandInfo& info, const std::vector<std::string>& paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (paths[i] != paths[j] && !std::filesystem::equivalent(paths[i], paths[j], ec)) continue;
+      return UsageError(info,
+                        absl::StrFormat("%s: given twice (also as %s): each file is read once", paths[i], paths[j]));
+    }
+  }
   return std::nullopt;
 }
 

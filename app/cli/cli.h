@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -56,6 +57,10 @@ std::optional<int> ParseCommandLine(const CommandInfo& info, const Args& args, p
 // unknown name, nullopt otherwise.
 std::optional<int> ParseTypeOption(const CommandInfo& info, const std::string& name,
                                    std::optional<proto::MessageType>* type);
+
+// Exit code 2 when a file is named twice in `paths` (the same path, or two names of one file): calibrate
+// read a log given twice as twice the measurements (session 33).
+std::optional<int> CheckGivenOnce(const CommandInfo& info, const std::vector<std::string>& paths);
 
 // Checks --max-events N (>= 0) and --max-wall-seconds S (finite, >= 0), 0 meaning no limit, as `run`
 // and `sweep` take them (N is parsed signed so that "-5" is refused, not wrapped to 2^64 - 5). Returns 2

@@ -101,6 +101,10 @@ int Calibrate(const Args& args) {
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kCalibrateInfo, args, options, positional, &vm)) return *exit;
   if (auto exit = CheckRunLimitFlags(kCalibrateInfo, 0, r.max_wall_seconds)) return *exit;
+  std::vector<std::string> inputs = r.logs;
+  inputs.insert(inputs.end(), r.gemms.begin(), r.gemms.end());
+  inputs.insert(inputs.end(), r.iterations.begin(), r.iterations.end());
+  if (auto exit = CheckGivenOnce(kCalibrateInfo, inputs)) return *exit;
   const WallLimit wall_limit(r.max_wall_seconds);  // every fit's simulations check it
   const WallLimitScope wall_scope(wall_limit);
   if (absl::StatusOr<proto::FileFormat> f = proto::FileFormatFromPath(out_path); !f.ok()) {

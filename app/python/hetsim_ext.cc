@@ -138,7 +138,12 @@ void DefineModule(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const std::runtime_error& e) {
-      error(e.what());
+      // A message may quote bytes that are not UTF-8 (a file name): escaped, where a strict decoding
+      // raised the error with an empty message (session 33).
+      const std::string what = e.what();
+      PyObject* text = PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace");
+      PyErr_SetObject(error.ptr(), text);
+      Py_XDECREF(text);
     }
   });
   m.def("calls", &Describe);

@@ -153,7 +153,10 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
   }
   // Among the table's rows, a row whose size or count is no count is a measurement gone wrong, not
   // prose: skipping it dropped it without a word.
-  if (text[0] != '#' && !rows_.empty() && table_end_ == 0 && tokens.size() == row_tokens_) {
+  // The first row too, once the column header says how many columns a row has (a first row of size
+  // 2^64 was skipped as prose, session 33).
+  const size_t row_tokens = !rows_.empty() ? row_tokens_ : header_line_ != 0 ? HeaderRowTokens(layout_) : 0;
+  if (text[0] != '#' && row_tokens != 0 && table_end_ == 0 && tokens.size() == row_tokens) {
     if (std::optional<std::string> problem = MalformedRowProblem(tokens)) return LineError(file_, line_no, *problem);
   }
   return absl::OkStatus();  // prose, commands, NCCL's INFO lines, nccl-tests' other '#' lines

@@ -76,6 +76,13 @@ bool IsWrong(absl::string_view t) {
   return t == "N/A" || absl::SimpleAtod(t, &v);
 }
 
+// A #wrong count above 0 (nccl-tests 2.13 on, -c 1): the run's result was checked and elements were
+// wrong, a broken run rather than a measurement (a deviation such as "5e-07" is no count).
+bool WrongElements(absl::string_view t) {
+  int64_t v = 0;
+  return absl::SimpleAtoi(t, &v) && v > 0;
+}
+
 // Where the out-of-place time is in a row of `n` tokens, or a problem.
 int TimeColumn(int n, const TableLayout& layout, std::string* problem) {
   const int named = static_cast<int>(layout.names.size()) - (layout.timestamp ? 1 : 0);
@@ -133,6 +140,11 @@ void ReadFigures(const std::vector<absl::string_view>& t, int ti, const TableLay
     row.problem = "time, algbw and busbw columns must be numbers";
   } else if (!IsWrong(t[ti + 3]) || !IsWrong(t[in_place + 3])) {
     row.problem = "#wrong: not a count or N/A";
+  } else if (WrongElements(t[ti + 3]) || WrongElements(t[in_place + 3])) {
+    row.problem = absl::StrFormat(
+        "#wrong: %s out-of-place and %s in-place elements wrong: nccl-tests found the run's result wrong, so its "
+        "time measures a broken run; rerun it",
+        t[ti + 3], t[in_place + 3]);
   }
 }
 
@@ -216,6 +228,10 @@ TableLayout LayoutFromHeader(std::vector<std::string> names) {
   layout.timestamp = !names.empty() && names.back() == "timestamp";
   layout.names = std::move(names);
   return layout;
+}
+
+size_t HeaderRowTokens(const TableLayout& layout) {
+  return layout.names.size() - (layout.timestamp && !layout.names.empty() ? 1 : 0);
 }
 
 bool LooksLikeRow(const std::vector<absl::string_view>& tokens) {

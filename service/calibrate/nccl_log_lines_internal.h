@@ -59,6 +59,9 @@ struct TableLayout {
 };
 TableLayout LayoutFromHeader(std::vector<std::string> names);
 
+// The tokens of a table row as the column header names them (without a timestamp column).
+size_t HeaderRowTokens(const TableLayout& layout);
+
 // A table row's candidates: the first two tokens are non-negative integers (size and count).
 bool LooksLikeRow(const std::vector<absl::string_view>& tokens);
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <system_error>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -483,12 +485,35 @@ absl::StatusOr<RankTrace> ConvertRank(const proto::ChakraStream& stream, absl::s
   return t;
 }
 
+namespace {
+
+// The sends and the recvs of one (src, dst, tag) carry the same sizes: NCCL's recv takes the count its
+// send sends (a 64-byte send received as 128 bytes replayed without a word, session 33). Compared as
+// sorted lists, since the files need not list them in the order they run.
+absl::Status CheckMessageSizes(const ChakraWorkload& w, int32_t src, int32_t dst, int64_t tag,
+                               std::vector<std::pair<int64_t, uint64_t>> sends,
+                               std::vector<std::pair<int64_t, uint64_t>> recvs) {
+  std::sort(sends.begin(), sends.end());
+  std::sort(recvs.begin(), recvs.end());
+  for (size_t i = 0; i < sends.size() && i < recvs.size(); ++i) {
+    if (sends[i].first == recvs[i].first) continue;
+    return NodeError(w.ranks[dst].file, recvs[i].second,
+                     absl::StrFormat("a recv of %d bytes from rank %d with tag %d, but the sends of %s with that tag "
+                                     "carry other sizes (node %d: %d bytes): a recv takes what its send sends",
+                                     recvs[i].first, src, tag, w.ranks[src].file, sends[i].second, sends[i].first));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckMatching(const ChakraWorkload& w) {
   // (src, dst, tag) -> sends minus recvs, with the first node of each side.
   struct Side {
     int64_t count = 0;
     int rank = -1;
     uint64_t id = 0;
+    std::vector<std::pair<int64_t, uint64_t>> sizes;  // bytes and node id of each
   };
   std::map<std::tuple<int32_t, int32_t, int64_t>, std::pair<Side, Side>> messages;
   std::vector<std::vector<int64_t>> issued(w.groups.size(), std::vector<int64_t>(w.ranks.size(), 0));
@@ -498,15 +523,19 @@ absl::Status CheckMatching(const ChakraWorkload& w) {
       if (n.type != TraceNodeType::kSend && n.type != TraceNodeType::kRecv) continue;
       auto& entry = messages[{n.src, n.dst, n.tag}];
       Side& side = n.type == TraceNodeType::kSend ? entry.first : entry.second;
+      side.sizes.emplace_back(n.comm_bytes, n.id);
       if (side.count++ == 0) {
         side.rank = static_cast<int>(r);
         side.id = n.id;
       }
     }
   }
-  for (const auto& [key, sides] : messages) {
+  for (auto& [key, sides] : messages) {
     const auto& [src, dst, tag] = key;
-    if (sides.first.count == sides.second.count) continue;
+    if (sides.first.count == sides.second.count) {
+      HETSIM_RETURN_IF_ERROR(CheckMessageSizes(w, src, dst, tag, sides.first.sizes, sides.second.sizes));
+      continue;
+    }
     const bool more_sends = sides.first.count > sides.second.count;
     const Side& s = more_sends ? sides.first : sides.second;
     return NodeError(

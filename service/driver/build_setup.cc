@@ -53,12 +53,15 @@ int64_t ClusterGpus(const hetsim::v1::Cluster& cluster) {
 absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus, const WorkLimits& limits) {
   const executor::WorkEstimate e = executor::EstimateWork(plan, cluster_gpus);
   if (limits.max_events > 0 && e.min_events > limits.max_events) {
+    const std::string passes =
+        plan.pipelines.empty() ? absl::StrFormat("%d microbatches x %d stages x %d virtual stages x 2 passes",
+                                                 plan.microbatches, plan.stages.size(), plan.virtual_stages)
+                               : absl::StrFormat("microbatches x stages x %d virtual stages x 2 passes of %d pipelines",
+                                                 plan.virtual_stages, plan.pipelines.size());
     return RunLimitError(absl::StatusCode::kResourceExhausted, "max-events",
-                         absl::StrFormat("%s: the iteration needs at least %d events (%d microbatches x %d stages x "
-                                         "%d virtual stages x 2 passes), over the --max-events limit (%d events); "
-                                         "raise it with --max-events N (0 = no limit)",
-                                         plan.where, e.min_events, plan.microbatches, plan.stages.size(),
-                                         plan.virtual_stages, limits.max_events));
+                         absl::StrFormat("%s: the iteration needs at least %d events (%s), over the --max-events "
+                                         "limit (%d events); raise it with --max-events N (0 = no limit)",
+                                         plan.where, e.min_events, passes, limits.max_events));
   }
   const uint64_t memory = limits.max_memory_bytes > 0 ? limits.max_memory_bytes : PhysicalMemoryBytes();
   if (memory == 0 || e.min_memory_bytes <= memory) return absl::OkStatus();
@@ -70,9 +73,10 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
       absl::StatusCode::kResourceExhausted, "max-memory",
       absl::StrFormat(
           "%s: the simulation needs at least %.2f GB (%d passes in the pipeline DAG, %d ranks in "
-          "data-parallel synchronisation rings, %d GPUs in the cluster; docs/reliability.md), over %s; nothing was "
+          "data-parallel synchronisation rings, %d GPUs in the cluster%s; docs/reliability.md), over %s; nothing was "
           "set up; raise it with --max-memory SIZE, or shrink the plan",
-          plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
+          plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus,
+          e.topologies > 1 ? absl::StrFormat(" set up once per pipeline (%d)", e.topologies) : "", limit));
 }
 
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,

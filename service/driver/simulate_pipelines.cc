@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
 #include "proto/pipeline_plans.h"
+#include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/resolve_faults.h"
@@ -107,6 +108,10 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
 // flows of different pipelines and the ranges' collectives share the links they cross.
 absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
   std::vector<executor::ExecutorOptions> runs;
+  // The whole plan before the first setup: each pipeline's alone fitted while all of them did not
+  // (every pipeline's passes, and the cluster's topology set up once per pipeline; session 33).
+  HETSIM_RETURN_IF_ERROR(CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path),
+                                           ClusterGpus(inputs.cluster), WorkLimitsOf(options)));
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
     HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs));
   }

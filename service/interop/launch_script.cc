@@ -209,6 +209,11 @@ class Renderer {
   static constexpr int kMaxNesting = 4;
   Truth last_ = Truth::kTrue;
   bool in_launch_candidate_ = false;  // unset variables stay as written, so a refusal names them
+  // The last command run was a program other than the launch (grep, nvidia-smi, mkdir): its exit status
+  // is the machine's. A statement assumes it succeeded (`cd "$DIR" && torchrun ...`); a condition is
+  // not decided by it.
+  bool ran_program_ = false;
+  bool chain_assumed_ = false;  // the current && / || chain's truth rests on such a program
   // In an array's elements too: arrays are spliced into the launch ("${MEGATRON_ARGS[@]}").
   bool in_array_ = false;
   bool KeepsUnset() const { return in_launch_candidate_ || in_array_; }
@@ -592,6 +597,7 @@ absl::StatusOr<Truth> Renderer::RunProgram(const ShellCommand& cmd, size_t first
   const bool launch =
       !prints && std::any_of(words.begin(), words.end(), [](const std::string& w) { return absl::EndsWith(w, ".py"); });
   if (!launch) {
+    ran_program_ = true;
     // srun ... sh -c "python pretrain_gpt.py ...": the launch is the string the shell runs.
     for (size_t k = 1; k + 1 < words.size(); ++k) {
       const std::string& shell = words[k - 1];
@@ -667,8 +673,14 @@ absl::Status Renderer::RunCommands(const std::vector<ShellCommand>& commands) {
                       (cmd.connector == "||" && f.condition == Truth::kTrue))) {
         continue;
       }
-      HETSIM_ASSIGN_OR_RETURN(const Truth t, RunCommand(cmd, first));
-      f.condition = starts || f.condition != Truth::kUnknown ? t : Truth::kUnknown;
+      ran_program_ = false;
+      HETSIM_ASSIGN_OR_RETURN(Truth t, RunCommand(cmd, first));
+      // `if grep -q ...; then` read the first branch as if the command had succeeded (session 33).
+      if (ran_program_) t = Truth::kUnknown;
+      // Taken afresh: `if eval ...` runs a script of its own, which moves frames_ away and back, so a
+      // reference held across RunCommand dangled (fuzz_launch_line, session 33: heap-use-after-free).
+      Frame& g = frames_.back();
+      g.condition = starts || g.condition != Truth::kUnknown ? t : Truth::kUnknown;
       continue;
     }
     if (!Active()) continue;
@@ -679,9 +691,20 @@ absl::Status Renderer::RunCommands(const std::vector<ShellCommand>& commands) {
              absl::StrFormat("line %d: a command after %s a test that needs the machine is not read", cmd.line,
                              cmd.connector));
       }
-      if (last_ != needed) continue;
+      if (last_ != needed) {
+        if (cmd.connector == "||" && chain_assumed_) {
+          // `grep -q x && TP=8 || TP=4`: the program is assumed to succeed; say what that skipped.
+          Note(absl::StrCat("chain ", cmd.line),
+               absl::StrFormat("line %d: a program's exit status is not known: it is assumed to succeed, and the "
+                               "command after || is not read",
+                               cmd.line));
+        }
+        continue;
+      }
     }
+    ran_program_ = false;
     HETSIM_ASSIGN_OR_RETURN(last_, RunCommand(cmd, first));
+    chain_assumed_ = ran_program_ || (chain_assumed_ && (cmd.connector == "&&" || cmd.connector == "||"));
   }
   return absl::OkStatus();
 }

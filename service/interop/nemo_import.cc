@@ -474,8 +474,15 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   MegatronImportRequest placed = request;
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> nodes, config.Int("trainer.num_nodes"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> devices, config.Int("trainer.devices"));
+  // 0 GPUs per node (PyTorch Lightning: no GPU) or nodes read as "unset", the import ran on the node's
+  // GPUs without a word (session 33); -1 is Lightning's "every GPU of the node", the default here.
+  if (nodes && *nodes < 1) return config.Error("trainer.num_nodes", absl::StrFormat("%d: must be >= 1", *nodes));
+  if (devices && (*devices == 0 || *devices < -1)) {
+    return config.Error("trainer.devices",
+                        absl::StrFormat("%d: must be >= 1 GPUs per node (or -1, every GPU)", *devices));
+  }
   if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
-  if (placed.gpus_per_node <= 0 && devices) placed.gpus_per_node = *devices;
+  if (placed.gpus_per_node <= 0 && devices && *devices > 0) placed.gpus_per_node = *devices;
   absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, source);
   if (!flags.ok()) return WithNemoKeys(flags.status());
   absl::StatusOr<MegatronImport> imported = ImportMegatron(*flags, cluster, placed, source);

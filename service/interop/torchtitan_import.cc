@@ -327,6 +327,10 @@ absl::StatusOr<std::string> ScheduleFlags(TomlReader& r, const Degrees& d, const
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> schedule, r.String({"parallelism.pipeline_parallel_schedule",
                                                                          "experimental.pipeline_parallel_schedule"}));
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> per_stage, r.Int({"parallelism.pipeline_parallel_layers_per_stage"}));
+  // torchtitan divides the layers by it: 0 or less was ignored under 1F1B without a word (session 33).
+  if (per_stage && *per_stage < 1) {
+    return r.Error("parallelism.pipeline_parallel_layers_per_stage", absl::StrFormat("%d: must be >= 1", *per_stage));
+  }
   // 2024: the stages as split points ("layers.10", ...): their count sets the chunks per rank; hetsim
   // splits the layers evenly.
   HETSIM_ASSIGN_OR_RETURN(std::vector<std::string> split_points,

@@ -162,6 +162,8 @@ absl::StatusOr<AxisValue> ParseAxisValue(const pb::FieldDescriptor* field, absl:
     return v;
   }
   std::unique_ptr<pb::Message> scratch = ScratchFor(field);
+  // Protobuf logs its parse errors to stderr; the message below says it with the axis (session 33).
+  const pb::LogSilencer silence_protobuf_logs;
   const bool parsed = pb::TextFormat::ParseFieldValueFromString(std::string(text), field, scratch.get());
   // Text format accepts an integer for a double field; it rejects a fraction for an integer field.
   if (!parsed) {

@@ -54,11 +54,23 @@ WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
     }
     if (replicas > 1) e.grad_sync_ranks += gpus * std::max(1, plan.context_parallel);
   }
+  // A plan of pipelines: each pipeline's passes, and every GPU of them in its layer ranges' all-reduces.
+  for (const spec::PipelineSpec& pl : plan.pipelines) {
+    const auto microbatches = static_cast<int64_t>(pl.micro_batch_size > 0 ? pl.batch_share / pl.micro_batch_size : 0);
+    e.pipeline_tasks += microbatches * static_cast<int64_t>(pl.stages.size()) * std::max(1, plan.virtual_stages) * 2;
+    for (const spec::StageSpec& s : pl.stages) {
+      if (plan.pipelines.size() > 1 || s.data_parallel > 1) {
+        e.grad_sync_ranks += static_cast<int64_t>(s.tensor_parallel) * s.data_parallel;
+      }
+    }
+  }
   e.cluster_gpus = cluster_gpus;
+  e.topologies = std::max<int64_t>(1, static_cast<int64_t>(plan.pipelines.size()));
   e.min_events = static_cast<uint64_t>(e.pipeline_tasks);
-  e.min_memory_bytes = static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
-                       static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
-                       static_cast<uint64_t>(e.cluster_gpus) * kMinBytesPerClusterGpu;
+  e.min_memory_bytes =
+      static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
+      static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
+      static_cast<uint64_t>(e.cluster_gpus) * static_cast<uint64_t>(e.topologies) * kMinBytesPerClusterGpu;
   return e;
 }
 

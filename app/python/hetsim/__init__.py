@@ -16,6 +16,8 @@ their names, parameters, defaults, docstrings and result messages are the table'
 """
 
 import inspect
+import numbers
+import operator
 import os
 
 try:
@@ -48,7 +50,9 @@ def _type_name(value):
 def _input(value, expected, name):
     """("path", str) for a path, ("bytes", serialized) for a message of type `expected`."""
     if isinstance(value, (str, os.PathLike)):
-        return ("path", os.fspath(value))
+        # As the file system's bytes: a name read by os.listdir with undecodable bytes (surrogates) could
+        # not be passed on ("Unable to cast Python instance to C++ type", session 33).
+        return ("path", os.fsencode(value))
     if expected is None:  # a text input (a log, a CSV): only ever a file
         raise TypeError(f"{name}: expected a file path, got {_type_name(value)}")
     descriptor = getattr(value, "DESCRIPTOR", None)
@@ -68,7 +72,7 @@ _TYPES = {hetsim_pb2.Cluster: "cluster", hetsim_pb2.Model: "model", hetsim_pb2.P
 def _any_input(value, name):
     """A path, or a message of one of _TYPES with its type: ("bytes", serialized, "plan")."""
     if isinstance(value, (str, os.PathLike)):
-        return ("path", os.fspath(value))
+        return ("path", os.fsencode(value))
     kind = next((t for t in _TYPES if getattr(value, "DESCRIPTOR", None) is not None
                  and value.DESCRIPTOR.full_name == t.DESCRIPTOR.full_name), None)
     if kind is None:
@@ -94,8 +98,34 @@ def _argument(param, value):
     if kind == "any_input":
         return _any_input(value, name)
     if kind == "ints":
-        return [int(v) for v in value]
-    return {"str": str, "int": int, "count": int, "float": float, "bool": bool}[kind](value)
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{name}: expected a list of integers, got {_type_name(value)}")
+        return [_scalar("int", f"{name}[{i}]", v) for i, v in enumerate(value)]
+    return _scalar(kind, name, value)
+
+
+def _scalar(kind, name, value):
+    """`value` as a str, int, float or bool, of that type already: int(1.5), float("0.2") and
+    bool("false") converted silently before (session 33); an int is fine where a float is asked."""
+    if kind == "str":
+        if not isinstance(value, str):
+            raise TypeError(f"{name}: expected a str, got {_type_name(value)}")
+        return value
+    if kind == "bool":
+        if type(value).__name__ not in ("bool", "bool_"):  # Python's and numpy's
+            raise TypeError(f"{name}: expected True or False, got {_type_name(value)}")
+        return bool(value)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise TypeError(f"{name}: expected {'a number' if kind == 'float' else 'an integer'}, got "
+                        f"{_type_name(value)}")
+    if kind == "float":
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}: expected a number, got {_type_name(value)}")
+        return float(value)
+    try:
+        return operator.index(value)  # int, numpy's integers; not 1.5 or "12"
+    except TypeError:
+        raise TypeError(f"{name}: expected an integer, got {_type_name(value)}") from None
 
 
 def _define(call):

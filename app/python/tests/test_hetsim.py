@@ -221,6 +221,31 @@ def test_wrong_message_types_raise_type_error():
         hetsim.check(hetsim_pb2.FidelityReport())
 
 
+def test_scalars_of_the_wrong_type_raise_type_error():
+    # Session 33: int(1.5), float("0.2"), bool("false") and a str of digits as a GPU list were converted.
+    with pytest.raises(TypeError, match="max_events: expected an integer, got float"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, max_events=1.5)
+    with pytest.raises(TypeError, match="max_events: expected an integer, got bool"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, max_events=True)
+    with pytest.raises(TypeError, match="tau_c: expected a number, got str"):
+        hetsim.islands(HAPT_CLUSTER, tau_c="0.2")
+    with pytest.raises(TypeError, match="ideal: expected True or False, got str"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, ideal="false")
+    with pytest.raises(TypeError, match="gpus: expected a list of integers, got str"):
+        hetsim.collective(HAPT_CLUSTER, op="all-reduce", bytes=1024, gpus="01")
+    with pytest.raises(TypeError, match="network: expected a str, got int"):
+        hetsim.run(HAPT_PLAN, HAPT_CLUSTER, network=1)
+    assert "islands" in hetsim.islands(HAPT_CLUSTER, tau_c=1)  # an int where a number is asked
+
+
+def test_file_names_with_nul_or_undecodable_bytes_are_named():
+    with pytest.raises(hetsim.HetsimError, match=r'"a\\000b.pbtxt": a file name cannot hold a NUL byte'):
+        hetsim.run("a\0b.pbtxt", HAPT_CLUSTER)
+    # os.listdir's name for the bytes b"c\xff.pbtxt": passed as those bytes, named in the message.
+    with pytest.raises(hetsim.HetsimError, match=r"c\\xff.pbtxt: cannot open"):
+        hetsim.run(HAPT_PLAN, "c\udcff.pbtxt")
+
+
 def test_unknown_options_raise():
     with pytest.raises(hetsim.HetsimError, match="network"):
         hetsim.run(HAPT_PLAN, HAPT_CLUSTER, network="telepathy")

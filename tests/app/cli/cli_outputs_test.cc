@@ -172,5 +172,19 @@ TEST_CASE("import megatron and plan: a --name that is not UTF-8 is refused befor
   fs::remove_all(dir);
 }
 
+TEST_CASE("an empty flag value is refused, not read as an absent flag", "[cli][outputs]") {
+  // Session 33: `run --report ''` wrote no report and exited 0; `--max-memory ''` set no limit.
+  const std::string plan = Source("examples/plan-hapt-case.pbtxt");
+  for (const char* flag : {"--report ''", "--max-memory ''", "--trace \"\""}) {
+    const CliRun r = RunHetsim(absl::StrCat("run ", plan, " --cluster ", kHaptCluster, " ", flag));
+    INFO(flag << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(": empty value"));
+  }
+  const CliRun positional = RunHetsim(absl::StrCat("run '' --cluster ", kHaptCluster));
+  CHECK(positional.exit_code == 2);
+  CHECK_THAT(positional.err, Catch::Contains("plan (argument 1): empty"));
+}
+
 }  // namespace
 }  // namespace cli_outputs_test

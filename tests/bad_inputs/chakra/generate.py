@@ -67,6 +67,9 @@ write("truncated", {0: [comp(1), comp(2)], 1: [comp(1)]}, raw={0: stream([comp(1
 write("garbage", {0: [], 1: [comp(1)]}, raw={0: b"\x05\xff\xff\xff\xff\xff"})
 write("empty_file", {0: [], 1: [comp(1)]}, raw={0: b""})
 write("bad_groups_json", {0: [comp(1)], 1: [comp(1)]}, groups={"1": [0, "one"]})
+# A 64-byte send received as 128 bytes (session 33: replayed without a word).
+write("recv_size", {0: [node(1, SEND, comm_dst=1, comm_size=64, comm_tag=1)],
+                    1: [node(1, RECV, comm_src=0, comm_size=128, comm_tag=1)]})
 write("negative_num_ops", {0: [comp(1, num_ops=-5)], 1: [comp(1)]})
 # Two traces in one folder.
 write("two_prefixes", {0: [comp(1)]})

@@ -94,6 +94,23 @@ TEST_CASE("if branches are taken when their test is decidable, and only then", "
   CHECK(r.line == 11);
 }
 
+TEST_CASE("a program's exit status decides no if, and a chain that assumes it says so", "[launch_script]") {
+  // Session 33: `if grep ...` read its first branch as if grep had succeeded, without a note.
+  const RenderedLaunch r =
+      RenderOk("TP=2\nif grep -q a100 /etc/hosts; then\n  TP=8\nelse\n  TP=4\nfi\ntorchrun pretrain_gpt.py --tp $TP\n");
+  CHECK(absl::StrJoin(r.words, "|") == "torchrun|pretrain_gpt.py|--tp|2");
+  CHECK(AnyNoteHas(r, "line 2: a condition that needs the machine"));
+  // A statement still assumes success (`cd "$DIR" && torchrun ...`), and says what || then skipped.
+  const RenderedLaunch chain = RenderOk("nvidia-smi -L && TP=8 || TP=4\ncd /x && torchrun pretrain_gpt.py --tp $TP\n");
+  CHECK(absl::StrJoin(chain.words, "|") == "torchrun|pretrain_gpt.py|--tp|8");
+  CHECK(AnyNoteHas(chain, "line 1: a program's exit status is not known: it is assumed to succeed"));
+  CHECK_FALSE(AnyNoteHas(chain, "line 2: a program's exit status"));
+  // `if eval ...` runs a script of its own inside the condition (fuzz_launch_line found a dangling frame).
+  const RenderedLaunch evaled =
+      RenderOk("TP=2\nif eval \"grep -q x y\"; then TP=8; fi\ntorchrun pretrain_gpt.py --tp $TP\n");
+  CHECK(absl::StrJoin(evaled.words, "|") == "torchrun|pretrain_gpt.py|--tp|2");
+}
+
 TEST_CASE("eval, sh -c and here documents are followed; loops and commands are noted", "[launch_script]") {
   CHECK(Words("run_cmd=\"deepspeed pretrain_gpt.py --x 1\"\necho ${run_cmd}\neval ${run_cmd}\n") ==
         "deepspeed|pretrain_gpt.py|--x|1");
