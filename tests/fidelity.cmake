@@ -34,4 +34,9 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.torchtitan_h100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/torchtitan-h100.pbtxt)
   set_tests_properties(fidelity.torchtitan_h100_bounds PROPERTIES TIMEOUT 900)
+  # NeMo Megatron 2022 on DGX A100 (session 34, issue 40's held-out Megatron regimes): GPT-3 5B data
+  # parallel over 1 to 32 nodes, 175B at PP 8 and DP 2 to 16; today's figures plus a margin.
+  add_test(NAME fidelity.megatron_nemo_a100_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-nemo-a100.pbtxt)
+  set_tests_properties(fidelity.megatron_nemo_a100_bounds PROPERTIES TIMEOUT 900)
 endif()
