@@ -128,6 +128,14 @@ def mesh(island, first_node, node_count, first_gpu, gpus):
     return "mesh { " + " ".join(parts) + " }"
 
 
+# Ranks as the artifact launched its real trials: het_cluster.py passes no rank map (rmap = None, line
+# 123), so amp_utils.simulate deletes ~/tmp/rank_map.json (lines 95-104) and DeepSpeed's
+# launcher/launch.py (lines 97-112) numbers the ranks in hostfile order, four a node; the topology's axes
+# are ['pipe', 'data', 'model'] (runtime/pipe/topology.py line 251), so a TP group is consecutive ranks
+# on one node. The hostfile is not published: the T4 node is taken last, as AMP's cost model has it
+# (het_cluster.py lines 47-48, cluster_info[N-1]; cost_het_cluster.py lines 267-271); the T4 node first
+# reads worse on the TP 1 pipelines, which nothing but placement moves (docs/validation.md, "DeepSpeed on
+# AWS (AMP)", session 34).
 def stage_meshes(stage, tp, dp, het):
     """(island, first node, node count, first GPU, GPUs per node) pieces of one stage's ranks."""
     size = tp * dp
