@@ -72,13 +72,12 @@ TEST_CASE("fp8 te: the routed experts' casts cost what they move, in FP8 with Tr
   const StageCost none = CostOf(model, c, hetsim::v1::FP8);
   const GpuCompute gpu = hetsim::testing::PresetComputeOk("H100-SXM", hetsim::v1::FP8);
   const double visits = 16384, h = 8192, f = 28672;
-  const double forward = 4 * visits * h + 4 * visits * h  // FC1: cast-transpose, padding
-                         + 4 * visits * f + 4 * visits * h;  // FC2: cast-transpose, unpadding
+  const double forward = 4 * visits * h + 4 * visits * h       // FC1: cast-transpose, padding
+                         + 4 * visits * f + 4 * visits * h;    // FC2: cast-transpose, unpadding
   const double backward = 4 * visits * 2 * f + 4 * visits * h  // FC1's output gradient, unpadding
                           + 4 * visits * h + 4 * visits * h;   // FC2's output gradient, padding
   CHECK(TimeToSeconds(te.forward_time - none.forward_time) == Approx(gpu.MemorySeconds(forward, 4)).epsilon(1e-6));
-  CHECK(TimeToSeconds(te.backward_time - none.backward_time) ==
-        Approx(gpu.MemorySeconds(backward, 4)).epsilon(1e-6));
+  CHECK(TimeToSeconds(te.backward_time - none.backward_time) == Approx(gpu.MemorySeconds(backward, 4)).epsilon(1e-6));
   // A BF16 model casts nothing.
   c.fp8_dynamic_casts = false;
   const ModelCost bf16 = Fp8Model(hetsim::v1::BF16, 8, true);
