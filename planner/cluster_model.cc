@@ -259,6 +259,7 @@ int StageGroups::Size(workload::CollectiveGroup group) const {
     case workload::CollectiveGroup::kExpert: return expert_parallel;
     case workload::CollectiveGroup::kExpertTensor: return etp;
     case workload::CollectiveGroup::kExpertAndTensor: return etp * expert_parallel;
+    case workload::CollectiveGroup::kStage: return tensor_parallel * context_parallel * data_parallel;
   }
   return 1;
 }

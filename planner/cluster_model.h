@@ -112,6 +112,7 @@ struct StageGroups : spec::StageParallelism {
   StageGroups(MeshShape mesh_shape, const spec::StageParallelism& stage)
       : spec::StageParallelism(stage), shape(mesh_shape) {}
   MeshShape shape;
+  int context_parallel = 1;  // the plan's CP degree (CollectiveGroup::kStage spans TP x CP x DP)
   // The GPUs of one group of `group`, and how many consecutive GPUs of the mesh one group spans.
   int Size(workload::CollectiveGroup group) const;
   int Span(workload::CollectiveGroup group) const;

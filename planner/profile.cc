@@ -236,7 +236,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   o.config = config;
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
-  const StageGroups groups(shape, config);
+  StageGroups groups(shape, config);
+  groups.context_parallel = context_parallel_;
   Time forward_comm = cluster_.CollectivesTime(island, groups, cost->forward_collectives);
   Time backward_comm = cluster_.CollectivesTime(island, groups, cost->backward_collectives);
   // What Transformer Engine's overlap, PyTorch's async TP or Megatron-LM's asynchronous backward hides

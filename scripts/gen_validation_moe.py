@@ -85,11 +85,13 @@ TABLE2_FP8 = [("mcore", 575.1), ("fold", 631.7)]
 
 # The set's bounds (tests/fidelity.cmake runs them): today's figures plus a margin, a regression guard.
 # Session 33 (with the interleaving above): MAPE 7.91%, max 26.98% (Table 5 at 128K), k = 3 7.79%.
+# Session 34 (Transformer Engine's FP8 casts, padding and amax reductions priced, docs/validation.md):
+# MAPE 7.63%, max 26.98% (the same row), k = 3 7.39%.
 BOUNDS = [
-    "max_mape_percent: 8.5",
+    "max_mape_percent: 8",
     "max_abs_error_percent: 28",
     "# held-out MAPE after calibrating on 3 of the runs (docs/validation.md, \"Calibration from a few runs\").",
-    "max_calibrated_mape_percent: 8.5",
+    "max_calibrated_mape_percent: 8",
 ]
 
 

@@ -39,6 +39,7 @@ std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::Collect
     }
     return groups;
   }
+  if (group == workload::CollectiveGroup::kStage) return {l.gpus};
   const int etp = l.ExpertTensorParallel(), ep = l.expert_parallel;
   const int gpus = static_cast<int>(l.gpus.size());
   if (group == workload::CollectiveGroup::kExpertAndTensor) {

@@ -98,6 +98,9 @@ enum class CollectiveGroup : uint8_t {
   kExpert,           // the stage's expert-parallel group
   kExpertTensor,     // the stage's expert-tensor-parallel group (the GPUs sharing one expert's weights)
   kExpertAndTensor,  // expert TP x EP: the GPUs that hold one copy of all the experts
+  // Every GPU of the stage, its TP x CP x DP ranks: Megatron's FP8 amax reduction group
+  // (get_amax_reduction_group(with_context_parallel=True): _TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP).
+  kStage,
 };
 
 struct LayerCollective {

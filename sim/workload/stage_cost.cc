@@ -175,8 +175,23 @@ Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double o
   c.forward_amax_bytes = 2 * (linears * inputs + weights);
   c.forward_cast_bytes = 3 * (linears * inputs + weights);
   c.forward_kernels = 2 * (linears + 1);
+  c.forward_amax_kernels = linears + 1;
   c.backward_bytes = 3 * (linears * inputs + weights) + 8 * outputs;
   c.backward_kernels = 4 * linears + 1;
+  return c;
+}
+
+Fp8Casts TeGroupedFp8Casts(double inputs, double outputs, bool pads_input, bool unpads_output) {
+  // Transformer Engine v1.13 grouped_linear.py: fp8_multi_cast_transpose_fused on the inputs in the
+  // forward and on the output gradients in the backward; Megatron-Core core_v0.11.0 experts.py
+  // (TEGroupedMLP.forward): Fp8Padding / Fp8Unpadding around the experts when the model runs in FP8.
+  const double padded = (pads_input ? inputs : 0) + (unpads_output ? outputs : 0);
+  const double pad_kernels = (pads_input ? 1 : 0) + (unpads_output ? 1 : 0);
+  Fp8Casts c;
+  c.forward_cast_bytes = 4 * inputs + 4 * padded;
+  c.forward_kernels = 1 + pad_kernels;
+  c.backward_bytes = 4 * outputs + 4 * padded;
+  c.backward_kernels = 1 + pad_kernels;
   return c;
 }
 
@@ -256,6 +271,11 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     const bool gathered_fp8 = g.split == TpSplit::kColumns && c.sequence_parallel && c.tensor_parallel > 1;
     const double inputs = f.m * f.k * f.batch / (gathered_fp8 ? c.tensor_parallel : 1);
     t.casts = DynamicFp8Casts(gathered_fp8 ? 1 : g.linears, inputs, f.k * f.n * f.batch, f.m * f.n * f.batch);
+  } else if (!c.fp8_dynamic_casts && g.fp8 && g.grouped && &model_gpu.SixteenBit() != &model_gpu) {
+    // Transformer Engine's grouped linears cast their inputs and output gradients explicitly; the padding
+    // to 16 tokens an expert copies FC1's input and FC2's output.
+    const bool fc1 = g.split == TpSplit::kColumns;
+    t.casts = TeGroupedFp8Casts(f.m * f.k * f.batch, f.m * f.n * f.batch, fc1, !fc1);
   }
   return t;
 }
@@ -388,6 +408,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
     casts.forward_amax_bytes += t.casts.forward_amax_bytes;
     casts.forward_cast_bytes += t.casts.forward_cast_bytes;
     casts.forward_kernels += t.casts.forward_kernels;
+    casts.forward_amax_kernels += t.casts.forward_amax_kernels;
     casts.backward_bytes += t.casts.backward_bytes;
     casts.backward_kernels += t.casts.backward_kernels;
     gemm_bwd_s += t.backward_s;
@@ -415,8 +436,9 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
                         layer.memory_kernels + eager * layer.eager_kernels + unfused.kernels + (repeats ? 2 : 0));
   // FP8 casts: the amax reductions and casts of the forward; the backward's casts. The per-op policy
   // saves the amax (torchtitan's _save_list keeps abs and max) and recomputes the casts.
-  const double cast_amax_s = gpu.MemorySeconds(casts.forward_amax_bytes, casts.forward_kernels / 2);
-  const double cast_fwd_s = gpu.MemorySeconds(casts.forward_cast_bytes, casts.forward_kernels / 2);
+  const double cast_amax_s = gpu.MemorySeconds(casts.forward_amax_bytes, casts.forward_amax_kernels);
+  const double cast_fwd_s =
+      gpu.MemorySeconds(casts.forward_cast_bytes, casts.forward_kernels - casts.forward_amax_kernels);
   const double cast_bwd_s = gpu.MemorySeconds(casts.backward_bytes, casts.backward_kernels);
   // The dispatched copies a GPU holds: its own tokens' k copies on average, gathered over its expert-TP
   // group. They are sorted only when the GPU holds several experts: two copy kernels, and two in the
@@ -515,6 +537,7 @@ int GroupSize(CollectiveGroup group, const StageConfig& c) {
     case CollectiveGroup::kExpert: return c.expert_parallel;
     case CollectiveGroup::kExpertTensor: return c.ExpertTensorParallel();
     case CollectiveGroup::kExpertAndTensor: return c.ExpertTensorParallel() * c.expert_parallel;
+    case CollectiveGroup::kStage: return c.tensor_parallel * c.context_parallel * c.data_parallel;
   }
   return 1;
 }
@@ -564,6 +587,41 @@ void AddAmaxReductions(const LayerCost& layer, int i, int passes, bool full_reco
     cost->backward_collectives.push_back(
         {CollectiveOp::kAllReduce, CollectiveGroup::kTensor, kAmaxBytes, forward, i, false, false, 0, true});
   }
+}
+
+// Transformer Engine's delayed scaling (an FP8 model without Plan.fp8_current_scaling or torchao's casts,
+// Megatron-LM's default `--fp8-recipe delayed`): a chunk's blocks run in one fp8_autocast
+// (TransformerBlock.forward, megatron/core/transformer/transformer_block.py at core_v0.11.0), whose exit
+// all-reduces (MAX), in one call, the amaxes the forward's casts recorded, over the amax reduction group,
+// every TP x CP x DP GPU of the stage (CollectiveGroup::kStage), before it updates the scales; the
+// backward does the same with the gradients' amaxes when its last module's backward ends. TE v1.13
+// fp8.py: fp8_autocast_exit -> reduce_and_update_fp8_tensors(forward=True) ->
+// reduce_tensor_across_group_op_max (torch.distributed.all_reduce, async_op=False, so on the compute
+// stream), and reduce_and_update_fp8_tensors(forward=False) from the backward of linear.py,
+// layernorm_linear.py and grouped_linear.py. One all-reduce a pass of the chunk, of one FP32 amax for
+// each of the three forward FP8 slots (input, weight, output) and two backward slots (output and input
+// gradients) of each FP8 GEMM, every local expert its own. Per microbatch, not per step: the history
+// only delays which amaxes set the scale. A latency-bound collective: 32 us over 16 GPUs of two DGX H100
+// nodes (`hetsim collective --op all-reduce --bytes 256 --gpus 0-15`).
+void AddDelayedScalingAmaxReductions(const ModelCost& model, const StageConfig& c, StageCost* cost) {
+  if (model.dtype() != spec::DType::kFp8 || c.fp8_current_scaling || c.fp8_dynamic_casts) return;
+  if (c.tensor_parallel * c.context_parallel * c.data_parallel <= 1) return;
+  double gemms = 0;
+  int first_block = -1, last_block = -1;
+  for (int i = c.first_layer; i < c.first_layer + c.num_layers; ++i) {
+    for (const Gemm& g : model.layer(i).gemms) {
+      if (!g.fp8 || g.attention_core) continue;
+      gemms += g.per_expert ? model.num_experts() / c.expert_parallel : 1;
+      if (first_block < 0) first_block = i;
+      last_block = i;
+    }
+  }
+  if (gemms <= 0) return;
+  const auto bytes = [&](int slots) { return RoundUpBytes(gemms * slots * static_cast<double>(kAmaxBytes)); };
+  cost->forward_collectives.push_back(
+      {CollectiveOp::kAllReduce, CollectiveGroup::kStage, bytes(3), 1, last_block, false, false});
+  cost->backward_collectives.push_back(
+      {CollectiveOp::kAllReduce, CollectiveGroup::kStage, bytes(2), 1, first_block, false, false});
 }
 
 // The next `count` GEMMs of `from` (from `next` on), each `passes` times in a row, for a userbuffers
@@ -904,6 +962,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   }
   // The backward visits the layers last to first, and so do its collectives.
   std::reverse(cost.backward_collectives.begin(), cost.backward_collectives.end());
+  AddDelayedScalingAmaxReductions(model, c, &cost);
 
   ApplyHostIssueFloor(model, c, gpu, &cost, &forward_s, &backward_s);
   if (c.synchronized_tp_collectives && c.tensor_parallel > 1) {

@@ -92,9 +92,23 @@ struct ContextParallelAttention {
 // layouts _scaled_mm takes (3 each), the output gradient's amax and two casts (2 + 3 + 3).
 struct Fp8Casts {
   double forward_amax_bytes = 0, forward_cast_bytes = 0, forward_kernels = 0;
+  double forward_amax_kernels = 0;  // of forward_kernels, the amax passes (the rest cast)
   double backward_bytes = 0, backward_kernels = 0;
 };
 Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double outputs);
+
+// Transformer Engine's GroupedLinear in FP8 (Megatron-Core's TEGroupedMLP, `--moe-grouped-gemm`), the
+// HBM traffic one grouped linear of the routed experts moves besides its GEMMs on a GPU, for `inputs`
+// input and `outputs` output elements over its local experts (docs/cost-model.md, "What FP8 covers"). Its
+// input comes from the token permutation (FC1) or Megatron's SwiGLU (FC2) in BF16, not from a
+// LayerNorm that could write FP8, so TE casts it explicitly: forward, one multi-tensor cast-transpose
+// of the input (read 2 bytes an element, write the FP8 copy and its FP8 transpose for the weight
+// gradient: 4; the delayed-scaling amax is taken in the same kernel); backward, the same of the output
+// gradient (4). Megatron pads each expert's tokens to a multiple of 16 for the FP8 GEMMs
+// (Fp8Padding before FC1, Fp8Unpadding after FC2, `pads` for either: a copy of the padded tensor,
+// read 2 and write 2) and the backward copies the gradients back (4). The weights' casts are cached
+// across the microbatches of a step (is_first_microbatch) and not counted.
+Fp8Casts TeGroupedFp8Casts(double inputs, double outputs, bool pads_input, bool unpads_output);
 
 // A collective of the stage, per microbatch, with absolute bytes on each GPU of the group.
 struct StageCollective {

@@ -150,3 +150,14 @@ TEST_CASE("planner: a group's fewest members in one node is the simulator's, on 
     }
   }
 }
+
+TEST_CASE("planner: the stage group (FP8's amax reduction) spans the stage's TP x CP x DP GPUs", "[planner]") {
+  hetsim::spec::StageParallelism stage;
+  stage.tensor_parallel = 2;
+  stage.data_parallel = 4;
+  StageGroups groups(hetsim::planner::MeshShape{2, 8}, stage);
+  groups.context_parallel = 2;
+  CHECK(groups.Size(CollectiveGroup::kStage) == 16);
+  CHECK(groups.Span(CollectiveGroup::kStage) == 16);
+  CHECK(groups.MembersPerNode(CollectiveGroup::kStage) == 8);  // 8 in each of the two nodes
+}

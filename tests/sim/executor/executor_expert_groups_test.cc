@@ -85,3 +85,9 @@ TEST_CASE("expert-data-parallel groups: the GPUs holding the same expert shard, 
   // EP x ETP = the stage: every expert shard is on one GPU only, nothing to synchronise.
   CHECK(Stage(2, 2, 2, 8, 1).expert_gradient_group_size() == 1);
 }
+
+TEST_CASE("expert groups: the stage group is every GPU of the stage (FP8's amax reduction)", "[executor][experts]") {
+  // Megatron's amax reduction group, TP x CP x DP: one group of all 8 GPUs.
+  CHECK(GroupsOf(Stage(2, 2, 2, 4, 1), CollectiveGroup::kStage) ==
+        hetsim::GpuGroups({{100, 101, 102, 103, 104, 105, 106, 107}}));
+}
