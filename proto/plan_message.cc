@@ -110,6 +110,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_flash_attention_2(spec.flash_attention_2);
   plan.set_host_bound_blocks(spec.host_bound_blocks);
   plan.set_dtensor_sequence_copies(spec.dtensor_sequence_copies);
+  plan.set_nccl_sm_contention(spec.nccl_sm_contention);
   if (spec.block_forward_passes > 1) plan.set_block_forward_passes(static_cast<uint32_t>(spec.block_forward_passes));
   plan.set_boundary_grads_whole(spec.boundary_grads_whole);
   const auto& u = spec.unfused;

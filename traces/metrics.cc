@@ -180,6 +180,21 @@ void AddStageCommDetail(const ExecutionSetup& setup, int s, v1::StageReport& out
   if (gather > 0) out.set_param_gather_exposed_ms(TimeToMilliseconds(gather));
 }
 
+// Plan.nccl_sm_contention: what the NCCL kernels beside stage s's compute added to it over the iteration
+// (the passes' hidden collectives, the paired MoE all-to-alls, the stage's own buckets and gathers in
+// flight); left unset when zero.
+void AddStageContention(const ExecutionSetup& setup, const ExecutionResult& r, int s, v1::StageReport& out) {
+  const auto& dag = *setup.dag;
+  Time total = setup.stages[s].moe_pair_contention_time;
+  if (static_cast<size_t>(s) < r.overlap_contention.size()) total += r.overlap_contention[s];
+  for (NodeId id : dag.stage_compute_order()[s]) {
+    const pipeline::DagNode& node = dag.node(id);
+    const executor::VirtualStageCost& vs = setup.virtual_stages[node.virtual_stage];
+    total += node.kind == pipeline::NodeKind::kForward ? vs.forward_contention_time : vs.backward_contention_time;
+  }
+  if (total > 0) out.set_overlap_contention_ms(TimeToMilliseconds(total));
+}
+
 void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {
   const auto& dag = *setup.dag;
   const spec::PlanSpec& plan = setup.spec.plan;
@@ -211,6 +226,7 @@ void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Expo
       out->set_expert_tensor_parallel(static_cast<uint32_t>(st.layout.ExpertTensorParallel()));
     }
     AddStageCommDetail(setup, s, *out);
+    AddStageContention(setup, r, s, *out);
     out->set_warmup_forwards(dag.schedule().warmup_forwards[s]);
     out->set_forward_ms_per_microbatch(TimeToMilliseconds(forward));
     out->set_backward_ms_per_microbatch(TimeToMilliseconds(backward));

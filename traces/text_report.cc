@@ -14,6 +14,17 @@ namespace hetsim::traces {
 
 namespace {
 
+// Plan.nccl_sm_contention: one line when NCCL's kernels beside the compute slowed some stage.
+void AppendContention(const v1::Report& r, std::string& out) {
+  std::string stages;
+  for (const v1::StageReport& s : r.stages()) {
+    if (s.overlap_contention_ms() > 0)
+      absl::StrAppendFormat(&stages, "%s stage %d +%.1f ms", stages.empty() ? "" : ",", s.index(),
+                            s.overlap_contention_ms());
+  }
+  if (!stages.empty()) absl::StrAppendFormat(&out, "NCCL beside the compute (SMs it held):%s\n", stages);
+}
+
 // Mixed stages (replica groups on different GPU types): a line per group, what it computes and how
 // long it waits for the stage's slowest group.
 void AppendReplicaGroups(const v1::Report& r, std::string& out) {
@@ -121,6 +132,7 @@ std::string FormatReportTable(const v1::Report& r) {
                             s.cp_exchange_ms(), s.cp_exposed_ms());
     }
   }
+  AppendContention(r, out);
   if (r.has_approximation_choice()) {
     absl::StrAppendFormat(&out, "fidelity: %s\n", r.approximation_choice().note());
   } else {

@@ -84,6 +84,12 @@ constexpr const char* kTorchFuncol =
     "_functional_collectives.py";
 constexpr const char* kMcoreMappings =
     "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/tensor_parallel/mappings.py";
+// nccl_sm_contention (session 34): every row runs its data-parallel, ZeRO and context-parallel collectives
+// (and Megatron's asynchronous TP backward) through NCCL on a side stream, beside the computation, and an
+// NCCL kernel holds one CTA (thread block) per channel for as long as it runs (NCCL_MIN_CTAS /
+// NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS in NCCL's environment variables); the count
+// the model takes is sim/workload/nccl_contention.h's, with its sources.
+constexpr const char* kNcclCtas = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html";
 // host_bound_blocks (session 32): a block's ops counted in Megatron-LM v1.1.5's ParallelTransformerLayer
 // as the AMP artifact runs it on DeepSpeed's pipeline engine (DeepSpeedExamples' copy; docs/frameworks.md
 // lists them). Forward, with the fusions: input LayerNorm 1; QKV linear 2 (copy_to_model_parallel_region,
@@ -141,7 +147,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .flash_attention_2 = Off(kTeAttention),
      .host_bound_blocks = Off(kMcoreBlock),
      .block_host_ops = kNotCounted,
-     .dtensor_sequence_copies = Off(kMcoreMappings)},
+     .dtensor_sequence_copies = Off(kMcoreMappings),
+     .nccl_sm_contention = On(kNcclCtas)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -161,7 +168,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .flash_attention_2 = Off(kTeAttention),
      .host_bound_blocks = Off(kMlm22Block),
      .block_host_ops = kNotCounted,
-     .dtensor_sequence_copies = Off(kMcoreMappings)},
+     .dtensor_sequence_copies = Off(kMcoreMappings),
+     .nccl_sm_contention = On(kNcclCtas)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -181,7 +189,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .flash_attention_2 = Off(kTeAttention),
      .host_bound_blocks = Off(kMlm25Block),
      .block_host_ops = kNotCounted,
-     .dtensor_sequence_copies = Off(kMcoreMappings)},
+     .dtensor_sequence_copies = Off(kMcoreMappings),
+     .nccl_sm_contention = On(kNcclCtas)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -201,7 +210,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .flash_attention_2 = Off(kMdsArgs),
      .host_bound_blocks = On(kAmpTransformer),
      .block_host_ops = kMegatronV1BlockOps,
-     .dtensor_sequence_copies = Off(kMcoreMappings)},
+     .dtensor_sequence_copies = Off(kMcoreMappings),
+     .nccl_sm_contention = On(kNcclCtas)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -221,7 +231,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .flash_attention_2 = On(kTorchFlash2),
      .host_bound_blocks = Off(kTitanModel),
      .block_host_ops = kNotCounted,
-     .dtensor_sequence_copies = On(kTorchFuncol)},
+     .dtensor_sequence_copies = On(kTorchFuncol),
+     .nccl_sm_contention = On(kNcclCtas)},
 };
 
 constexpr FrameworkProfile kNone{};

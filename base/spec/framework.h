@@ -81,9 +81,11 @@ struct FrameworkProfile {
   BlockHostOps block_host_ops;     // what host_bound_blocks counts (0 where the profile leaves it off)
   // appended (session 33): DTensor's sequence-dim TP collectives copy their buffer (chunk + cat)
   ProfileValue dtensor_sequence_copies;
+  // appended (session 34): NCCL's collectives beside the computation hold SMs it then lacks
+  ProfileValue nccl_sm_contention;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 16> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 17> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -99,7 +101,8 @@ struct FrameworkProfile {
              {"pytorch_context_parallel", pytorch_context_parallel},
              {"flash_attention_2", flash_attention_2},
              {"host_bound_blocks", host_bound_blocks},
-             {"dtensor_sequence_copies", dtensor_sequence_copies}}};
+             {"dtensor_sequence_copies", dtensor_sequence_copies},
+             {"nccl_sm_contention", nccl_sm_contention}}};
   }
 };
 

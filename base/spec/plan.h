@@ -227,6 +227,9 @@ struct PlanSpec : CostSwitches {
   bool zero3_prefetch = false;
   bool moe_a2a_overlap = false;           // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
   bool tied_embedding_grad_sync = false;  // first and last stage all-reduce the tied embedding's gradients
+  // Plan.nccl_sm_contention: compute beside an NCCL collective of its GPUs runs on the SMs the
+  // collective's channels leave it (sim/workload/nccl_contention.h).
+  bool nccl_sm_contention = false;
   // The software that runs the plan, whose profile is already applied to the behaviours above
   // (base/spec/framework.h), and the profile's behaviours the plan switched off: for reports.
   Framework framework = Framework::kUnspecified;
@@ -256,6 +259,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"flash_attention_2", &PlanSpec::flash_attention_2},
     {"host_bound_blocks", &PlanSpec::host_bound_blocks},
     {"dtensor_sequence_copies", &PlanSpec::dtensor_sequence_copies},
+    {"nccl_sm_contention", &PlanSpec::nccl_sm_contention},
 };
 
 }  // namespace hetsim::spec

@@ -1370,6 +1370,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
 const spec::FrameworkProfile& KeepBehavioursUnderFramework(v1::Framework framework, const v1::Model& model,
                                                            v1::Plan& plan) {
   plan.set_framework(framework);
+  // Every framework an importer names runs its collectives through NCCL beside the computation, and no
+  // flag of theirs changes that (docs/cost-model.md, "NCCL beside the computation").
+  plan.set_nccl_sm_contention(true);
   const spec::FrameworkProfile& profile = spec::ProfileOf(proto::FrameworkOf(framework));
   const spec::ProfileContext context = proto::ProfileContextOf(plan, model);
   const google::protobuf::Reflection& reflection = *plan.GetReflection();

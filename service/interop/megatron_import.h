@@ -46,7 +46,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
 
 // Names `framework` on an imported plan whose behaviour fields are already set as the framework ran:
 // every behaviour the profile would turn on and the plan leaves off goes to framework_off, so the plan
-// runs as imported and the report says which framework it was. Returns the profile.
+// runs as imported and the report says which framework it was. Plan.nccl_sm_contention, which no
+// flag sets, is switched on first: every such framework runs NCCL beside its computation. Returns the
+// profile.
 const spec::FrameworkProfile& KeepBehavioursUnderFramework(hetsim::v1::Framework framework,
                                                            const hetsim::v1::Model& model, hetsim::v1::Plan& plan);
 

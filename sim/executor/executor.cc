@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <map>
@@ -28,15 +29,18 @@ using pipeline::NodeId;
 using pipeline::NodeKind;
 
 // kTiedSyncDone: the tied embedding's gradient all-reduce between the first and last stage ended (value:
-// the stage). kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to
-// gather) ends at the instant it starts, as an event, never inside the call that started it.
+// the stage). kContendedDone: a compute task slowed by its stage's collectives (Plan.nccl_sm_contention)
+// ends, unless its finish moved since (value: the task's generation << 32 | node; a stale one is ignored).
+// kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to gather) ends at the
+// instant it starts, as an event, never inside the call that started it.
 enum EventKind : uint64_t {
   kNodeDone = 0,
   kBucketReady = 1,
   kOptimizerDone = 2,
   kSample = 3,
   kEmptyStepDone = 4,
-  kTiedSyncDone = 5
+  kTiedSyncDone = 5,
+  kContendedDone = 6
 };
 constexpr int kKindShift = 56;
 uint64_t Payload(EventKind kind, uint64_t value) { return (uint64_t{kind} << kKindShift) | value; }
@@ -132,6 +136,9 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     r_.grad_sync_end.assign(S, 0);
     r_.optimizer_start.assign(S, 0);
     r_.stage_end.assign(S, 0);
+    r_.overlap_contention.assign(S, 0);
+    contention_.resize(S);
+    node_generation_.assign(n, 0);
     stages_.resize(S);
     last_op_.assign(S, -1);
     for (int s = 0; s < S; ++s) {
@@ -179,7 +186,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     // interleaving a chunk with nothing to reduce may end after the buckets of the others.
     bool last_op_done = false;
     bool buckets_done = false;
-    int early_done = 0;  // early parameter gathers ended (Plan.overlap_param_gather)
+    int early_done = 0;                 // early parameter gathers ended (Plan.overlap_param_gather)
+    bool collective_in_flight = false;  // a step with collectives on the network (not an empty one)
   };
 
   // When compute node `id`, starting now, ends: its stage's compute stretched by stragglers and
@@ -291,6 +299,10 @@ class Run : private engine::EventHandler, private network::FlowObserver {
         if (GradSyncShared() && id == last_op_[node.stage]) {
           shared_->grad_sync->LastBackwardStarted(shared_->index, node.stage, finish);
         }
+        if (setup_.stages[node.stage].nccl_sm_share > 0) {
+          BeginContended(node.stage, id, finish);
+          return;
+        }
         sim_.Schedule(finish, this, Payload(kNodeDone, id));
         return;
       }
@@ -366,7 +378,61 @@ class Run : private engine::EventHandler, private network::FlowObserver {
       case kSample: Sample(); return;
       case kEmptyStepDone: GroupDone(static_cast<int>(value)); return;
       case kTiedSyncDone: AfterLastOp(static_cast<int>(value)); return;
+      case kContendedDone: ContendedDone(static_cast<NodeId>(value & 0xffffffffu), value >> 32); return;
     }
+  }
+
+  // Plan.nccl_sm_contention: a stage's compute task runs at 1 - share of its speed while one of the
+  // stage's own collectives (a gradient bucket, a parameter gather) is in flight, so work W with o of
+  // its time beside them ends at W + share x o (sim/workload/nccl_contention.h). The finish is
+  // re-planned whenever the stage's collectives start or end, each plan assuming the state holds.
+  struct Contention {
+    int active = 0;          // the stage's collectives in flight
+    Time since = 0;          // when `active` last changed
+    Time busy = 0;           // time with active > 0, up to `since`
+    NodeId node = -1;        // the compute task running, or -1
+    Time base_finish = 0;    // its finish without contention (stragglers and jitter included)
+    Time busy_at_start = 0;  // Busy() when it started
+  };
+
+  Time Busy(const Contention& c) const { return c.busy + (c.active > 0 ? sim_.now() - c.since : Time()); }
+
+  void BeginContended(int stage, NodeId id, Time base_finish) {
+    Contention& c = contention_[stage];
+    c.node = id;
+    c.base_finish = base_finish;
+    c.busy_at_start = Busy(c);
+    ScheduleContended(stage);
+  }
+
+  // The running task's finish given what ran beside it so far and the stage's collectives now.
+  void ScheduleContended(int stage) {
+    const Contention& c = contention_[stage];
+    const double share = setup_.stages[stage].nccl_sm_share;
+    const double now = TimeToPicosecondsDouble(sim_.now());
+    double finish = TimeToPicosecondsDouble(c.base_finish) + share * TimeToPicosecondsDouble(Busy(c) - c.busy_at_start);
+    if (c.active > 0) finish = now + (finish - now) / (1 - share);
+    const Time at = std::max(sim_.now(), PicosecondsToTime(std::llround(finish)));
+    const uint64_t generation = ++node_generation_[c.node] & 0xffffffu;
+    sim_.Schedule(at, this, Payload(kContendedDone, (generation << 32) | static_cast<uint64_t>(c.node)));
+  }
+
+  void ContendedDone(NodeId id, uint64_t generation) {
+    if (generation != (node_generation_[id] & 0xffffffu)) return;  // re-planned since
+    const int stage = dag_.node(id).stage;
+    r_.overlap_contention[stage] += std::max<Time>(0, sim_.now() - contention_[stage].base_finish);
+    contention_[stage].node = -1;
+    Finish(id);
+  }
+
+  // One of the stage's collectives starts (+1) or ends (-1).
+  void CollectiveInFlight(int stage, int delta) {
+    if (setup_.stages[stage].nccl_sm_share <= 0) return;
+    Contention& c = contention_[stage];
+    c.busy = Busy(c);
+    c.since = sim_.now();
+    c.active += delta;
+    if (c.node >= 0) ScheduleContended(stage);
   }
 
   // Overlapped reduction: the buckets a compute of duration `d` fills, from `first` on, are ready
@@ -463,6 +529,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
       return;
     }
     st.groups_left = dense + expert;
+    st.collective_in_flight = true;
+    CollectiveInFlight(stage, 1);
     for (int g = 0; g < dense + expert; ++g) {
       const bool experts = g >= dense;
       const auto key =
@@ -482,6 +550,10 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     StageState& st = stages_[stage];
     if (--st.groups_left > 0) return;
     st.in_flight = false;
+    if (st.collective_in_flight) {
+      st.collective_in_flight = false;
+      CollectiveInFlight(stage, -1);
+    }
     const StageSetup& setup = setup_.stages[stage];
     if (st.early_done < static_cast<int>(setup.early_param_gathers.size())) {
       EarlyGatherDone(stage);
@@ -562,6 +634,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   std::vector<NodeId> last_op_;
   bool computed_ = false;  // a compute node has started
   std::vector<StageState> stages_;
+  std::vector<Contention> contention_;     // per stage (Plan.nccl_sm_contention)
+  std::vector<uint32_t> node_generation_;  // per DAG node: how often its contended finish was planned
   int stages_left_ = 0;
   int tied_ready_ = 0;  // stages (first, last) whose last backward ended, for the tied all-reduce
   std::deque<collectives::TransferGraph> graph_store_;

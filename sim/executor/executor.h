@@ -88,6 +88,9 @@ struct ExecutionResult {
   std::vector<Time> optimizer_start;    // per stage
   std::vector<Time> stage_end;          // per stage: after the step (and the parameter all-gather)
   std::vector<GradSyncRecord> grad_syncs;
+  // Per stage: what the stage's own collectives in flight beside its compute tasks added to them
+  // (Plan.nccl_sm_contention; the passes' hidden collectives are the setup's, VirtualStageCost).
+  std::vector<Time> overlap_contention;
   Time iteration_time = 0;  // the last stage_end
 
   uint64_t events = 0;

@@ -18,6 +18,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/executor/cp_ring.h"
 #include "sim/executor/replica_groups.h"
+#include "sim/workload/nccl_contention.h"
 #include "sim/workload/optimizer_step.h"
 
 namespace hetsim::executor {
@@ -119,9 +120,10 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
 // layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
 // the compute time of the layer before it.
 // `l` is the stage's layout (a mixed stage gathers over all its replicas, per shard of the finest TP
-// split) and `param_bytes` what each of its groups gathers of the virtual stage.
+// split) and `param_bytes` what each of its groups gathers of the virtual stage. The hidden part of the
+// gathers costs each pass its contention (`share` of the SMs, Plan.nccl_sm_contention).
 absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
-                              bool prefetch, int64_t param_bytes, VirtualStageCost& vs) {
+                              bool prefetch, int64_t param_bytes, double share, VirtualStageCost& vs) {
   if (l.gradient_group_size() <= 1 || param_bytes <= 0) return absl::OkStatus();
   std::vector<std::vector<GpuId>> groups;
   for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
@@ -154,6 +156,7 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
   }
   const size_t n = gather.size();
   const bool layer_times = vs.cost.layer_forward_s.size() == n && vs.cost.layer_backward_s.size() == n;
+  Time forward_hidden = 0, backward_hidden = 0;
   for (size_t i = 0; i < n; ++i) {
     Time forward = gather[i], backward = gather[i];
     if (prefetch && layer_times) {
@@ -163,7 +166,11 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
     }
     vs.forward_gather_exposed_time += forward;
     vs.backward_gather_exposed_time += backward;
+    forward_hidden += gather[i] - forward;
+    backward_hidden += gather[i] - backward;
   }
+  vs.forward_contention_time += workload::ContentionTime(share, forward_hidden);
+  vs.backward_contention_time += workload::ContentionTime(share, backward_hidden);
   vs.forward_collective_time += vs.forward_gather_exposed_time;
   vs.backward_collective_time += vs.backward_gather_exposed_time;
   return absl::OkStatus();
@@ -452,6 +459,13 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
     computes.push_back(std::move(priced.compute));
   }
   AddGradSync(plan, st.zero_stage, out);
+  auto share_on = [&](int32_t island) {
+    return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island].gpu);
+  };
+  out.nccl_sm_share = share_on(out.layout.island);
+  for (const StageLayout& group : out.layout.replica_groups) {
+    out.nccl_sm_share = std::max(out.nccl_sm_share, share_on(group.island));
+  }
   return out;
 }
 
@@ -568,6 +582,21 @@ struct PassReplicas {
   int64_t zero3_bytes = 0;
 };
 
+// Plan.nccl_sm_contention beyond ZeRO-3's gathers: Megatron-LM's asynchronous TP backward (NCCL
+// all-reduces under the weight gradients; not Transformer Engine's userbuffers, whose GEMMs already run
+// on the SMs their margins leave, nor PyTorch's async TP, whose symmetric-memory copies are not NCCL's)
+// and the context-parallel exchange's hidden part each cost the pass share x their hidden time.
+void AddHiddenContention(const spec::PlanSpec& plan, double share, VirtualStageCost& vs) {
+  if (share <= 0) return;
+  if (plan.tp_backward_overlap && !plan.tp_comm_overlap) {
+    vs.backward_contention_time += workload::ContentionTime(share, vs.backward_hidden_comm_time);
+  }
+  vs.forward_contention_time +=
+      workload::ContentionTime(share, vs.cp_forward_exchange_time - vs.cp_forward_exposed_time);
+  vs.backward_contention_time +=
+      workload::ContentionTime(share, vs.cp_backward_exchange_time - vs.cp_backward_exposed_time);
+}
+
 // The tensor-/expert-parallel collectives of virtual stage k on `on`'s replicas (with the TP overlap,
 // ZeRO-3's gathers and the all-gathers that reassemble scattered boundary tensors), into `vs`.
 absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& timer, CpRingTimer& cp_timer, int k,
@@ -594,10 +623,13 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, true, vs.cost, vs.first_layer, forward_hideable);
   vs.backward_hidden_comm_time =
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, false, vs.cost, vs.first_layer, backward_hideable);
+  const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island].gpu);
   if (plan.stages[k % S].zero_stage == 3) {
-    HETSIM_RETURN_IF_ERROR(ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, vs));
+    HETSIM_RETURN_IF_ERROR(
+        ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, share, vs));
   }
   HETSIM_RETURN_IF_ERROR(AddContextParallelExchange(cp_timer, l, plan.cp_comm, vs, plan.pytorch_context_parallel));
+  AddHiddenContention(plan, share, vs);
   // Scattered boundary tensors are reassembled over the receiving replica's TP ranks, unless the stage
   // runs sequence parallelism: its blocks take their input, and its output gradient, as the
   // sequence shards the TP ranks received (Megatron sends the [s/TP, b, h] shard and gathers nothing).
@@ -681,8 +713,15 @@ void PairMoeDispatch(ExecutionSetup& setup) {
       }
       const VirtualStageCost& bv = setup.virtual_stages[b.virtual_stage];
       const VirtualStageCost& fv = setup.virtual_stages[f.virtual_stage];
-      setup.durations[order[i]] -= HiddenDispatch(bv.backward_moe_layers, fv.forward_moe_layers);
-      setup.durations[order[i + 1]] -= HiddenDispatch(fv.forward_moe_layers, bv.backward_moe_layers);
+      // Each hidden all-to-all runs beside the other pass's compute (Plan.nccl_sm_contention).
+      const Time backward_hidden = HiddenDispatch(bv.backward_moe_layers, fv.forward_moe_layers);
+      const Time forward_hidden = HiddenDispatch(fv.forward_moe_layers, bv.backward_moe_layers);
+      const double share = setup.stages[s].nccl_sm_share;
+      const Time contention =
+          workload::ContentionTime(share, backward_hidden) + workload::ContentionTime(share, forward_hidden);
+      setup.durations[order[i]] -= backward_hidden - workload::ContentionTime(share, forward_hidden);
+      setup.durations[order[i + 1]] -= forward_hidden - workload::ContentionTime(share, backward_hidden);
+      setup.stages[s].moe_pair_contention_time += contention;
       ++i;  // f is taken
     }
   }

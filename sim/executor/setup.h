@@ -151,6 +151,11 @@ struct VirtualStageCost : spec::LayerRange {
   // of the collective times above.
   Time forward_gather_exposed_time = 0;
   Time backward_gather_exposed_time = 0;
+  // Plan.nccl_sm_contention: what the NCCL collectives hidden behind the pass's compute (ZeRO-3's
+  // prefetched gathers, Megatron-LM's asynchronous TP backward, the context-parallel exchange) add to it:
+  // their hidden time x the share of the GPU's SMs their channels hold (sim/workload/nccl_contention.h).
+  Time forward_contention_time = 0;
+  Time backward_contention_time = 0;
   // A mixed stage: each replica group's own costs and pass times (StageLayout::replica_groups' order).
   // The fields above are the slowest group's (by forward + backward), whose costs the stage reports;
   // the waits make each pass as long as its slowest group's, since every replica runs in lockstep.
@@ -159,11 +164,11 @@ struct VirtualStageCost : spec::LayerRange {
   Time backward_wait_time = 0;
   Time forward_time() const {
     return cost.forward_time + forward_collective_time - forward_hidden_comm_time + cp_forward_exposed_time +
-           forward_wait_time;
+           forward_contention_time + forward_wait_time;
   }
   Time backward_time() const {
     return cost.backward_time + backward_collective_time - backward_hidden_comm_time + cp_backward_exposed_time +
-           backward_wait_time;
+           backward_contention_time + backward_wait_time;
   }
 };
 
@@ -212,6 +217,13 @@ struct StageSetup {
   double peak_flop_per_s = 0;  // for the compute dtype
   double memory_capacity_bytes = 0;
   Time optimizer_time = 0;  // Adam step, memory-bound
+  // Plan.nccl_sm_contention: the share of the stage's GPUs' SMs an NCCL collective holds (the largest of a
+  // mixed stage's GPU types; 0 when off): its compute runs at 1 - share of its speed while one of its
+  // own gradient buckets or parameter gathers is in flight (the executor), and its passes pay the
+  // collectives they hide (VirtualStageCost's contention times). What the paired MoE all-to-alls of
+  // Plan.moe_a2a_overlap add to the stage's passes (PairMoeDispatch), over the iteration.
+  double nccl_sm_share = 0;
+  Time moe_pair_contention_time = 0;
   // Plan.tied_embedding_grad_sync, first and last stage only: the tied embedding's gradient all-reduce
   // between them, alone on the network, which both wait for after their last backward.
   Time tied_grad_sync_time = 0;

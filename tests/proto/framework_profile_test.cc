@@ -234,7 +234,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 16);
+  REQUIRE(report.framework_behaviours_size() == 17);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -256,7 +256,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "tied_embedding_grad_sync off, eager_kernels off, op_selective_recompute off, fp8_dynamic_casts off, "
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
-        "dtensor_sequence_copies off\n");
+        "dtensor_sequence_copies off, nccl_sm_contention on\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;
