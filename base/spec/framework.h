@@ -81,9 +81,13 @@ struct FrameworkProfile {
   BlockHostOps block_host_ops;     // what host_bound_blocks counts (0 where the profile leaves it off)
   // appended (session 33): DTensor's sequence-dim TP collectives copy their buffer (chunk + cat)
   ProfileValue dtensor_sequence_copies;
+  // appended (session 34): DeepSpeed's TrainSchedule, every pipeline transfer a rendezvous of its two
+  // stages in the schedule's step order (Plan.p2p_rendezvous); only where the plan follows that
+  // schedule (ProfileContext.train_schedule)
+  ProfileValue p2p_rendezvous;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 16> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 17> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -99,7 +103,8 @@ struct FrameworkProfile {
              {"pytorch_context_parallel", pytorch_context_parallel},
              {"flash_attention_2", flash_attention_2},
              {"host_bound_blocks", host_bound_blocks},
-             {"dtensor_sequence_copies", dtensor_sequence_copies}}};
+             {"dtensor_sequence_copies", dtensor_sequence_copies},
+             {"p2p_rendezvous", p2p_rendezvous}}};
   }
 };
 
@@ -117,6 +122,9 @@ struct ProfileContext {
   bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
   bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
   bool ties_across_stages = false;  // tied embeddings on more than one stage (tied_embedding_grad_sync; SetTies)
+  // The plan runs as DeepSpeed's TrainSchedule can (p2p_rendezvous acts only there): ONE_F_ONE_B, one
+  // model chunk a stage, no explicit warm-up counts (the schedule fixes its own).
+  bool train_schedule = false;
 };
 bool Applies(When when, const ProfileContext& context);
 

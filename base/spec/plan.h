@@ -256,6 +256,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"flash_attention_2", &PlanSpec::flash_attention_2},
     {"host_bound_blocks", &PlanSpec::host_bound_blocks},
     {"dtensor_sequence_copies", &PlanSpec::dtensor_sequence_copies},
+    {"p2p_rendezvous", &PlanSpec::p2p_rendezvous},
 };
 
 }  // namespace hetsim::spec
