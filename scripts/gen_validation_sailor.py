@@ -11,8 +11,9 @@ the runs its simulator validation compares against. Each file holds one training
 the MIT university containing 8-Titan-RTX, 8-RTX-2080, and 8-RTX-3090" nodes (the artifact's README):
 its plan (stages, the layers of each, and per stage the data-parallel replicas, each on one GPU type
 with its TP degree), the micro-batch size, the global batch and `real`, the mean seconds per
-iteration (ae_scripts/clariden_scripts/process_results.py: the mean of the "Iteration" lines of
-sailor_log_worker_rank_0 after the first three). The measurement is seconds per iteration; the set
+iteration (ae_scripts/clariden_scripts/process_results.py: the mean of the "Iteration took ... sec" lines
+that the fork's megatron/training.py writes around PipelineEngine.train_batch into
+sailor_log_worker_rank_0, after the first three). The measurement is seconds per iteration; the set
 states it as tokens/s per GPU (gbs x 2048 / (seconds x GPUs)).
 
 What the artifact says and what is assumed (docs/validation.md, "Sailor on a lab cluster"):
@@ -39,8 +40,9 @@ What the artifact says and what is assumed (docs/validation.md, "Sailor on a lab
   test_sendrecv.py: the aggregate over 1 to 8 concurrent GPU pairs): 2.86 GB/s (22.9 Gb/s, 25 GbE) from
   the TITAN RTX and RTX 2080 Ti nodes, 0.116 GB/s (0.93 Gb/s, 1 GbE) from the RTX 3090 node, at every
   pair count: one NIC per node. Inside a node the same profile ("intra"): the RTX 3090 node 49.8 GB/s
-  between a GPU pair and 5.3 GB/s over 8 GPUs (NVLink bridges on pairs, no PCIe peer-to-peer: GeForce
-  Ampere); the Turing nodes 10.8 GB/s for a pair and more over 8 (PCIe Gen3 with peer-to-peer, no bridges).
+  between a GPU pair and 5.3 GB/s over 4 concurrent pairs of its 8 GPUs (NVLink bridges on pairs, no PCIe
+  peer-to-peer: GeForce Ampere); the Turing nodes 10.8 GB/s for a pair and more over 4 pairs (PCIe Gen3
+  with peer-to-peer, no bridges).
 - Not in the artifact (assumptions): TCP sockets without RDMA (fabric ETHERNET, NCCL's defaults: one
   thread, one socket); one CPU socket per node; the RTX 3090 host's DRAM at 204.8 GB/s (8 channels of
   DDR4-3200) for the no-P2P path; GPU pairs (2k, 2k+1) bridged on the RTX 3090 node; the replicas'
