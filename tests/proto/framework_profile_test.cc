@@ -214,7 +214,8 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   // deepspeed/runtime/pipe/schedule.py: a 1F1B with its own warm-ups, one chunk a stage (Plan.p2p_rendezvous).
   CHECK(Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16)).p2p_rendezvous());
   CHECK(Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16, 1)).p2p_rendezvous());  // one stage: no transfer
-  for (const v1::Framework other : {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::MEGATRON_LM_2021, v1::FSDP2_TORCHTITAN}) {
+  for (const v1::Framework other :
+       {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::MEGATRON_LM_2021, v1::FSDP2_TORCHTITAN}) {
     CHECK_FALSE(Applied(ProfileInputs(other, v1::BF16)).p2p_rendezvous());
   }
   // Where the plan does not follow DeepSpeed's schedule the profile leaves it off (set by hand it is refused).
