@@ -1,5 +1,6 @@
 #include "proto/framework_profile.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ spec::Framework FrameworkOf(hetsim::v1::Framework framework) {
   return spec::Framework::kUnspecified;
 }
 
+bool FollowsTrainSchedule(const hetsim::v1::Plan& plan) {
+  if (plan.schedule() != hetsim::v1::ONE_F_ONE_B || plan.virtual_stages() > 1) return false;
+  const auto implicit = [](const hetsim::v1::Stage& s) { return s.warmup_forwards() == 0; };
+  for (const hetsim::v1::Pipeline& q : plan.pipelines()) {
+    if (!std::all_of(q.stages().begin(), q.stages().end(), implicit)) return false;
+  }
+  return std::all_of(plan.stages().begin(), plan.stages().end(), implicit);
+}
+
 spec::ProfileContext ProfileContextOf(const hetsim::v1::Plan& plan, const hetsim::v1::Model& model) {
   spec::ProfileContext c =
       spec::ProfileContextFor(DTypeOf(EffectiveDType(model)), plan.schedule() == hetsim::v1::INTERLEAVED_1F1B);
@@ -60,6 +70,7 @@ spec::ProfileContext ProfileContextOf(const hetsim::v1::Plan& plan, const hetsim
     cut = cut || pl.stages_size() > 1;
   }
   spec::SetTies(c, model.has_transformer() && model.transformer().tied_embeddings(), cut, plan.pipelines_size() > 0);
+  c.train_schedule = FollowsTrainSchedule(plan);
   return c;
 }
 

@@ -17,6 +17,10 @@ spec::Framework FrameworkOf(hetsim::v1::Framework framework);
 // What the profile's rules depend on: the model's dtype, the schedule, the ZeRO stages.
 spec::ProfileContext ProfileContextOf(const hetsim::v1::Plan& plan, const hetsim::v1::Model& model);
 
+// Whether the plan runs as DeepSpeed's TrainSchedule can (Plan.p2p_rendezvous needs it): ONE_F_ONE_B,
+// one model chunk a stage, no explicit warm-up counts on any stage of any pipeline.
+bool FollowsTrainSchedule(const hetsim::v1::Plan& plan);
+
 // Switches on every behaviour of the plan's framework profile that applies to it, unless the plan
 // names it in framework_off; fields the plan sets on stay on. Idempotent; no-op without a framework.
 // ValidatePlanInputs calls it, so every reader of the plan (the resolver, the planner, the exporter)

@@ -56,6 +56,8 @@ const std::vector<GpuPreset>& GpuPresets() {
       Preset("V100-PCIe-32GB", {14, 0, 0, 112, 0, 32, 900, 1380, 0, 80}, kVolta),
       Preset("V100-PCIe-16GB", {14, 0, 0, 112, 0, 16, 900, 1380, 0, 80}, kVolta),
       Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kVolta),
+      Preset("TITAN-RTX", {16.3, 0, 0, 130.5, 0, 24, 672, 1770, 0, 72}, kVolta),
+      Preset("RTX-2080-Ti", {13.4, 0, 0, 53.8, 0, 11, 616, 1545, 0, 68}, kVolta),
       Preset("A100-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
       Preset("A100-80GB", {19.5, 156, 312, 312, 0, 80, 2039, 1410, 0, 108}, kGa100),
       Preset("A100-PCIe-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
@@ -165,7 +167,7 @@ std::vector<std::pair<std::string, std::string>> PresetNodeProblems(absl::string
   static const absl::flat_hash_set<absl::string_view> kNoNvlink = {
       "T4", "A10", "A10G", "L4", "L40S", "RTX-4090", "V100-PCIe-32GB", "V100-PCIe-16GB"};
   static const absl::flat_hash_set<absl::string_view> kNvlinkBridge = {
-      "A40", "RTX-A6000", "RTX-3090", "A100-PCIe-40GB", "A100-PCIe-80GB", "H100-NVL"};
+      "TITAN-RTX", "RTX-2080-Ti", "A40", "RTX-A6000", "RTX-3090", "A100-PCIe-40GB", "A100-PCIe-80GB", "H100-NVL"};
   static const absl::flat_hash_set<absl::string_view> kNvlinkSharp = {"H100-SXM", "H800", "H20", "H200", "B200"};
   std::vector<std::pair<std::string, std::string>> out;
   const bool nvlinks =

@@ -58,8 +58,8 @@ absl::Status ApplyGpuPresets(hetsim::v1::Cluster* cluster, absl::string_view fil
 
 // What a node of `preset`'s GPUs cannot have, from the card's datasheet (docs/hardware.md, "What a node
 // can hold"): as (NodeType field, problem), empty when nothing. PCIe cards without NVLink (T4, A10,
-// A10G, L4, L40S, RTX 4090, V100 PCIe) sit on PCIE or PCIE_TREE only; cards with an NVLink bridge (A40,
-// RTX A6000, RTX 3090, A100 PCIe, H100 NVL) also on NVLINK_BRIDGE, never on an NVSwitch or DGX-1's
+// A10G, L4, L40S, RTX 4090, V100 PCIe) sit on PCIE or PCIE_TREE only; cards with an NVLink bridge (TITAN RTX,
+// RTX 2080 Ti, A40, RTX A6000, RTX 3090, A100 PCIe, H100 NVL) also on NVLINK_BRIDGE, never on an NVSwitch or DGX-1's
 // cube mesh; NVLink SHARP (nvlink_sharp) needs Hopper's or Blackwell's NVSwitch (H100 SXM, H800, H20,
 // H200, B200). Other presets (and GPU types without one) are not restricted.
 std::vector<std::pair<std::string, std::string>> PresetNodeProblems(absl::string_view preset,

@@ -28,6 +28,14 @@ spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {
   }
   spec::SetTies(c, spec.model.transformer && spec.model.transformer->tied_embeddings, cut,
                 !spec.plan.pipelines.empty());
+  // DeepSpeed's TrainSchedule (proto::FollowsTrainSchedule on the resolved plan).
+  const auto implicit = [](const spec::StageSpec& s) { return s.warmup_forwards == 0; };
+  bool warmups_implicit = std::all_of(spec.plan.stages.begin(), spec.plan.stages.end(), implicit);
+  for (const spec::PipelineSpec& pl : spec.plan.pipelines) {
+    warmups_implicit = warmups_implicit && std::all_of(pl.stages.begin(), pl.stages.end(), implicit);
+  }
+  c.train_schedule =
+      spec.plan.schedule == spec::ScheduleKind::kOneFOneB && spec.plan.virtual_stages <= 1 && warmups_implicit;
   return c;
 }
 

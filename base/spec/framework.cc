@@ -148,7 +148,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .host_bound_blocks = Off(kMcoreBlock),
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
-     .nccl_sm_contention = On(kNcclCtas)},
+     .nccl_sm_contention = On(kNcclCtas),
+     .p2p_rendezvous = Off(kMcoreArgs)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -169,7 +170,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .host_bound_blocks = Off(kMlm22Block),
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
-     .nccl_sm_contention = On(kNcclCtas)},
+     .nccl_sm_contention = On(kNcclCtas),
+     .p2p_rendezvous = Off(kMlm22P2p)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -190,7 +192,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .host_bound_blocks = Off(kMlm25Block),
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
-     .nccl_sm_contention = On(kNcclCtas)},
+     .nccl_sm_contention = On(kNcclCtas),
+     .p2p_rendezvous = Off(kMlm25P2p)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -211,7 +214,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .host_bound_blocks = On(kAmpTransformer),
      .block_host_ops = kMegatronV1BlockOps,
      .dtensor_sequence_copies = Off(kMcoreMappings),
-     .nccl_sm_contention = On(kNcclCtas)},
+     .nccl_sm_contention = On(kNcclCtas),
+     .p2p_rendezvous = On(kDsSchedule)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -232,7 +236,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .host_bound_blocks = Off(kTitanModel),
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = On(kTorchFuncol),
-     .nccl_sm_contention = On(kNcclCtas)},
+     .nccl_sm_contention = On(kNcclCtas),
+     .p2p_rendezvous = Off(kTorchPipelining)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -282,6 +287,7 @@ bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const Pro
   if (field == "overlap_param_gather" && !context.shards_optimizer) return false;
   if (field == "zero3_prefetch" && !context.shards_parameters) return false;
   if (field == "tied_embedding_grad_sync" && !context.ties_across_stages) return false;
+  if (field == "p2p_rendezvous" && !context.train_schedule) return false;
   return Applies(value.when, context);
 }
 

@@ -83,9 +83,13 @@ struct FrameworkProfile {
   ProfileValue dtensor_sequence_copies;
   // appended (session 34): NCCL's collectives beside the computation hold SMs it then lacks
   ProfileValue nccl_sm_contention;
+  // appended (session 34): DeepSpeed's TrainSchedule, every pipeline transfer a rendezvous of its two
+  // stages in the schedule's step order (Plan.p2p_rendezvous); only where the plan follows that
+  // schedule (ProfileContext.train_schedule)
+  ProfileValue p2p_rendezvous;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 17> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 18> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -102,7 +106,8 @@ struct FrameworkProfile {
              {"flash_attention_2", flash_attention_2},
              {"host_bound_blocks", host_bound_blocks},
              {"dtensor_sequence_copies", dtensor_sequence_copies},
-             {"nccl_sm_contention", nccl_sm_contention}}};
+             {"nccl_sm_contention", nccl_sm_contention},
+             {"p2p_rendezvous", p2p_rendezvous}}};
   }
 };
 
@@ -120,6 +125,9 @@ struct ProfileContext {
   bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
   bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
   bool ties_across_stages = false;  // tied embeddings on more than one stage (tied_embedding_grad_sync; SetTies)
+  // The plan runs as DeepSpeed's TrainSchedule can (p2p_rendezvous acts only there): ONE_F_ONE_B, one
+  // model chunk a stage, no explicit warm-up counts (the schedule fixes its own).
+  bool train_schedule = false;
 };
 bool Applies(When when, const ProfileContext& context);
 

@@ -260,6 +260,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"host_bound_blocks", &PlanSpec::host_bound_blocks},
     {"dtensor_sequence_copies", &PlanSpec::dtensor_sequence_copies},
     {"nccl_sm_contention", &PlanSpec::nccl_sm_contention},
+    {"p2p_rendezvous", &PlanSpec::p2p_rendezvous},
 };
 
 }  // namespace hetsim::spec

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
+#include "proto/framework_profile.h"
 #include "proto/resolve.h"
 #include "proto/validate_plan.h"
 #include "service/driver/simulate.h"
@@ -34,17 +35,6 @@ constexpr const char* kReplannedFields[] = {
     "virtual_stages", "stages", "prediction", "context_parallel", "cp_comm_type", "virtual_stage_layers",
     "pipelines"};
 
-// DeepSpeed's TrainSchedule is a 1F1B of its own warm-ups and one model chunk a stage: the running
-// plan's rendezvous carries over to a re-plan of that schedule only (validate_plan.cc).
-bool FollowsTrainSchedule(const hetsim::v1::Plan& plan) {
-  if (plan.schedule() != hetsim::v1::ONE_F_ONE_B || plan.virtual_stages() > 1) return false;
-  const auto implicit = [](const hetsim::v1::Stage& s) { return s.warmup_forwards() == 0; };
-  for (const hetsim::v1::Pipeline& q : plan.pipelines()) {
-    if (!std::all_of(q.stages().begin(), q.stages().end(), implicit)) return false;
-  }
-  return std::all_of(plan.stages().begin(), plan.stages().end(), implicit);
-}
-
 }  // namespace
 
 hetsim::v1::Plan ReplannedPlan(const hetsim::v1::Plan& running, hetsim::v1::Plan planned) {
@@ -54,7 +44,9 @@ hetsim::v1::Plan ReplannedPlan(const hetsim::v1::Plan& running, hetsim::v1::Plan
   next.GetReflection()->SwapFields(&next, &planned, fields);
   // Only a sharded optimizer gathers: the new plan keeps the overlap if it still shards one.
   next.set_overlap_param_gather(running.overlap_param_gather() && proto::ShardsOptimizer(next));
-  next.set_p2p_rendezvous(running.p2p_rendezvous() && FollowsTrainSchedule(next));
+  // DeepSpeed's TrainSchedule is a 1F1B of its own warm-ups and one model chunk a stage: the running
+  // plan's rendezvous carries over to a re-plan of that schedule only (validate_plan.cc).
+  next.set_p2p_rendezvous(running.p2p_rendezvous() && proto::FollowsTrainSchedule(next));
   return next;
 }
 

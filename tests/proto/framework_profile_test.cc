@@ -209,6 +209,42 @@ TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over e
   CHECK(seen);
 }
 
+TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezvous where its TrainSchedule runs",
+          "[framework]") {
+  // deepspeed/runtime/pipe/schedule.py: a 1F1B with its own warm-ups, one chunk a stage (Plan.p2p_rendezvous).
+  CHECK(Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16)).p2p_rendezvous());
+  CHECK(Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16, 1)).p2p_rendezvous());  // one stage: no transfer
+  for (const v1::Framework other :
+       {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::MEGATRON_LM_2021, v1::FSDP2_TORCHTITAN}) {
+    CHECK_FALSE(Applied(ProfileInputs(other, v1::BF16)).p2p_rendezvous());
+  }
+  // Where the plan does not follow DeepSpeed's schedule the profile leaves it off (set by hand it is refused).
+  hetsim::proto::PlanInputs gpipe = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  gpipe.plan.set_schedule(v1::GPIPE);
+  CHECK_FALSE(Applied(gpipe).p2p_rendezvous());
+  hetsim::proto::PlanInputs warm = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  warm.plan.mutable_stages(0)->set_warmup_forwards(2);
+  warm.plan.mutable_stages(1)->set_warmup_forwards(1);
+  CHECK_FALSE(Applied(warm).p2p_rendezvous());
+  // framework_off frees the transfers, as before the profile had it.
+  hetsim::proto::PlanInputs off = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  off.plan.add_framework_off("p2p_rendezvous");
+  CHECK_FALSE(Applied(off).p2p_rendezvous());
+  // The report says the profile set it.
+  const v1::Plan p = Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16));
+  hetsim::spec::SimulationSpec spec;
+  spec.plan = hetsim::proto::ResolvePlan(p, "plan.pbtxt");
+  spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
+  v1::Report report;
+  hetsim::traces::AddFrameworkProfile(spec, report);
+  REQUIRE(report.framework_behaviours_size() == 17);
+  const v1::FrameworkBehaviourReport& b = report.framework_behaviours(16);
+  CHECK(b.field() == "p2p_rendezvous");
+  CHECK(b.on());
+  CHECK(b.set_by() == "profile");
+  CHECK(b.source() == "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/schedule.py");
+}
+
 TEST_CASE("framework: a field the plan sets on wins; framework_off switches a profile behaviour off", "[framework]") {
   hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_LM_2021, v1::BF16);
   in.plan.set_tp_backward_overlap(true);  // the profile leaves it off; the plan's own field wins
@@ -256,7 +292,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "tied_embedding_grad_sync off, eager_kernels off, op_selective_recompute off, fp8_dynamic_casts off, "
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
-        "dtensor_sequence_copies off, nccl_sm_contention on\n");
+        "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

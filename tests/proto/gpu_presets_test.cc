@@ -81,12 +81,30 @@ TEST_CASE("datasheet 16-bit peaks are SMs x boost clock x the architecture's rat
   // cores of Volta/Turing 8 x 64 FMA; GA100 4 x 256 FMA; GA102/AD10x professional cards 4 x 128 FMA,
   // GeForce (and the A10G) half that with FP32 accumulation; Hopper 4 x 512 FMA; CDNA2 1024 and CDNA3
   // 2048 per CU (AMD's peak formula).
-  const std::vector<std::pair<const char*, double>> rate = {
-      {"V100-32GB", 1024}, {"V100-16GB", 1024}, {"V100-PCIe-32GB", 1024}, {"V100-PCIe-16GB", 1024}, {"T4", 1024},
-      {"A100-40GB", 2048}, {"A100-80GB", 2048}, {"A100-PCIe-40GB", 2048}, {"A100-PCIe-80GB", 2048}, {"A10", 1024},
-      {"A10G", 512},       {"A40", 1024},       {"RTX-A6000", 1024},      {"RTX-3090", 512},        {"RTX-4090", 512},
-      {"L4", 1024},        {"L40S", 1024},      {"H100-SXM", 4096},       {"H800", 4096},           {"H200", 4096},
-      {"MI250X", 1024},    {"MI300X", 2048}};
+  const std::vector<std::pair<const char*, double>> rate = {{"V100-32GB", 1024},
+                                                            {"V100-16GB", 1024},
+                                                            {"V100-PCIe-32GB", 1024},
+                                                            {"V100-PCIe-16GB", 1024},
+                                                            {"T4", 1024},
+                                                            {"TITAN-RTX", 1024},
+                                                            {"RTX-2080-Ti", 512},
+                                                            {"A100-40GB", 2048},
+                                                            {"A100-80GB", 2048},
+                                                            {"A100-PCIe-40GB", 2048},
+                                                            {"A100-PCIe-80GB", 2048},
+                                                            {"A10", 1024},
+                                                            {"A10G", 512},
+                                                            {"A40", 1024},
+                                                            {"RTX-A6000", 1024},
+                                                            {"RTX-3090", 512},
+                                                            {"RTX-4090", 512},
+                                                            {"L4", 1024},
+                                                            {"L40S", 1024},
+                                                            {"H100-SXM", 4096},
+                                                            {"H800", 4096},
+                                                            {"H200", 4096},
+                                                            {"MI250X", 1024},
+                                                            {"MI300X", 2048}};
   for (const auto& [name, flop_per_clock] : rate) {
     INFO(name);
     const hetsim::proto::GpuPreset* p = FindGpuPreset(name);
@@ -97,7 +115,8 @@ TEST_CASE("datasheet 16-bit peaks are SMs x boost clock x the architecture's rat
 }
 
 TEST_CASE("dtypes follow the architectures: no BF16 before Ampere, no FP8 before Ada and Hopper", "[presets]") {
-  const std::vector<std::string> no_bf16 = {"V100-32GB", "V100-16GB", "V100-PCIe-32GB", "V100-PCIe-16GB", "T4"};
+  const std::vector<std::string> no_bf16 = {"V100-32GB", "V100-16GB", "V100-PCIe-32GB", "V100-PCIe-16GB",
+                                            "T4",        "TITAN-RTX", "RTX-2080-Ti"};
   const std::vector<std::string> fp8 = {"RTX-4090", "L4",  "L40S", "H100-SXM", "H100-NVL",
                                         "H800",     "H20", "H200", "B200",     "MI300X"};
   for (const hetsim::proto::GpuPreset& p : GpuPresets()) {

@@ -60,7 +60,7 @@ TEST_CASE("GPU presets fill only the fields left at zero", "[validate]") {
     CHECK(p.hbm_gib > 0);
     CHECK((p.max_efficiency > 0 && p.max_efficiency <= 1));
   }
-  CHECK(hetsim::proto::GpuPresets().size() == 25);  // docs/hardware.md lists each
+  CHECK(hetsim::proto::GpuPresets().size() == 27);  // docs/hardware.md lists each
 }
 
 TEST_CASE("cluster: a GPU type without a preset needs a peak, HBM and an efficiency", "[validate]") {

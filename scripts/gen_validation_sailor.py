@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Writes validation/sailor-mit-lab.pbtxt (Sailor's measured runs on a lab cluster of three GPU
+generations), its cluster (validation/clusters/mit-lab-3090-titan-2080ti.pbtxt) and one plan per run
+(validation/plans/sailor-mit-*.pbtxt).
+
+Source: Strati et al., "Sailor: Automating Distributed Training over Dynamic, Heterogeneous, and
+Geo-distributed Clusters" (SOSP'25, arXiv 2504.17096), and its artifact, https://github.com/eth-easl/sailor
+(commit 4b2404 of the mirror read here): sailor/Planner/simulations/validation/mit/N*/plan_config_*.json,
+the runs its simulator validation compares against. Each file holds one training run of Sailor's framework
+(Megatron-DeepSpeed with DeepSpeed's pipeline engine, third_party/Megatron-DeepSpeed) on the "cluster from
+the MIT university containing 8-Titan-RTX, 8-RTX-2080, and 8-RTX-3090" nodes (the artifact's README):
+its plan (stages, the layers of each, and per stage the data-parallel replicas, each on one GPU type
+with its TP degree), the micro-batch size, the global batch and `real`, the mean seconds per
+iteration (ae_scripts/clariden_scripts/process_results.py: the mean of the "Iteration took ... sec" lines
+that the fork's megatron/training.py writes around PipelineEngine.train_batch into
+sailor_log_worker_rank_0, after the first three). The measurement is seconds per iteration; the set
+states it as tokens/s per GPU (gbs x 2048 / (seconds x GPUs)).
+
+What the artifact says and what is assumed (docs/validation.md, "Sailor on a lab cluster"):
+- Model: OPT-350M as Sailor runs it (simulations/configs/training_config_opt_350.json and
+  ae_scripts/clariden_scripts/run_opt.slurm): Megatron's GPT, 24 layers, hidden 1024, 16 heads,
+  sequence 2048, the GPT-2 vocabulary (50257, padded by Megatron to a multiple of 128 x TP), tied
+  embeddings (GPTModelPipe's TiedLayerSpec). Sailor's 26 "layers" are the embedding, the 24 blocks and
+  the head: hetsim's BLOCK granularity, index for index.
+- Precision: FP32. The launch (run_opt.slurm) passes neither --fp16 nor --bf16 (megatron/arguments.py of
+  the fork: both store_true), and validate.py calls the simulator with fp16=False.
+- Framework: MEGATRON_DEEPSPEED with its profile's defaults: DeepSpeed's pipeline engine (1F1B), the
+  fork's deepspeed/pipe_engine.py with partitioned activations and gradients between stages (the
+  config's pipe_partitioned / grad_partitioned defaults), every transfer a rendezvous of its stage pair
+  (DeepSpeed's TrainSchedule; the profile's p2p_rendezvous), the data-parallel all-reduce after the last
+  backward (_exec_reduce_grads), the tied embedding's all-reduce (_exec_reduce_tied_grads).
+  None of the AMP set's v1.1.5 quirks (block_forward_passes, unfused elementwise, ...) applies.
+- Replicas of a stage on different GPU types each take the same micro-batch (the plan has one `mbs`;
+  GA_STEPS = gbs / (mbs x dp) in run_opt.slurm): `micro_batch_share` equal, the fast replica waits.
+- The cluster: node types from the artifact's basic_cluster_config.json (8 GPUs per node; the "RTX-2080"
+  has 11 GiB, so it is the RTX 2080 Ti: the RTX 2080 has 8 GB); node names from the Aceso scripts of the
+  same lab (baselines/Aceso/scripts_mit/run_mit.sh: "k1: RTX-3090; n2-n3: Titan-RTX; r4-r6: RTX-2080"):
+  1 RTX 3090 node, 2 TITAN RTX nodes, 3 RTX 2080 Ti nodes. The network is the artifact's measured
+  send/recv profile (sailor/providers/network_coeffs_all_homo.json, "inter", profiling/networking/
+  test_sendrecv.py: the aggregate over 1 to 8 concurrent GPU pairs): 2.86 GB/s (22.9 Gb/s, 25 GbE) from
+  the TITAN RTX and RTX 2080 Ti nodes, 0.116 GB/s (0.93 Gb/s, 1 GbE) from the RTX 3090 node, at every
+  pair count: one NIC per node. Inside a node the same profile ("intra"): the RTX 3090 node 49.8 GB/s
+  between a GPU pair and 5.3 GB/s over 4 concurrent pairs of its 8 GPUs (NVLink bridges on pairs, no PCIe
+  peer-to-peer: GeForce Ampere); the Turing nodes 10.8 GB/s for a pair and more over 4 pairs (PCIe Gen3
+  with peer-to-peer, no bridges).
+- Not in the artifact (assumptions): TCP sockets without RDMA (fabric ETHERNET, NCCL's defaults: one
+  thread, one socket); one CPU socket per node; the RTX 3090 host's DRAM at 204.8 GB/s (8 channels of
+  DDR4-3200) for the no-P2P path; GPU pairs (2k, 2k+1) bridged on the RTX 3090 node; the replicas'
+  nodes taken in plan order (first stage first) from each type's nodes.
+- Left out: N3/plan_config_N3_D1.json, whose `real`, `red_grads` and `max_mem` equal N6_D2's to the last
+  digit (59.45533 s, 5.4637 s, 6305087488 B) while it has no data parallelism (its gradient reduction
+  cannot take 5.5 s; the other pipelines without DP reduce in 0.002-0.008 s): a copy, not a run.
+
+Run from the repository root: scripts/gen_validation_sailor.py (writes files only; needs no build).
+"""
+import math
+import os
+
+SEQ = 2048
+VOCAB = 50257  # GPT-2's vocab file (gpt2-vocab.json), before Megatron's padding
+CLUSTER = "clusters/mit-lab-3090-titan-2080ti.pbtxt"
+SRC = "https://github.com/eth-easl/sailor/blob/main/sailor/Planner/simulations/validation/mit/"
+
+# The artifact's GPU type names -> (hetsim island, nodes in the lab).
+TYPES = {"RTX-3090": ("rtx3090", 1), "Titan-RTX": ("titan", 2), "RTX-2080": ("rtx2080ti", 3)}
+
+# One run per artifact file: (file, gbs, mbs, [(layers, [(gpu type, GPUs of the node used, TP), ...
+# one per data-parallel replica]) per stage], measured seconds per iteration), as the files have them.
+RUNS = [
+    ("N2/plan_config_N2_D1.json", 256, 2,
+     [(range(0, 12), [("RTX-3090", 2, 2)]), (range(12, 26), [("Titan-RTX", 2, 2)])], 119.83914),
+    ("N2/plan_config_N2_D2.json", 256, 2,
+     [(range(0, 26), [("Titan-RTX", 2, 2), ("RTX-3090", 2, 2)])], 91.78),
+    ("N4/plan_config_N4_D1.json", 256, 2,
+     [(range(0, 5), [("RTX-3090", 8, 8)]), (range(5, 12), [("RTX-2080", 8, 8)]),
+      (range(12, 19), [("Titan-RTX", 8, 8)]), (range(19, 26), [("RTX-2080", 8, 8)])], 83.76622),
+    ("N4/plan_config_N4_D2.json", 256, 2,
+     [(range(0, 12), [("RTX-3090", 8, 8), ("RTX-2080", 8, 8)]),
+      (range(12, 26), [("Titan-RTX", 8, 8), ("RTX-2080", 8, 8)])], 66.06712),
+    ("N4/plan_config_N4_D4.json", 256, 2,
+     [(range(0, 26), [("RTX-3090", 8, 8), ("RTX-2080", 8, 8), ("Titan-RTX", 8, 8), ("RTX-2080", 8, 8)])],
+     83.45238),
+    ("N6/plan_config_N6_D2.json", 288, 2,
+     [(range(0, 8), [("RTX-3090", 8, 8), ("RTX-2080", 8, 8)]),
+      (range(8, 17), [("RTX-2080", 8, 8), ("Titan-RTX", 8, 8)]),
+      (range(17, 26), [("RTX-2080", 8, 8), ("Titan-RTX", 8, 8)])], 59.45533),
+    ("N6/plan_config_N6_D3.json", 288, 2,
+     [(range(0, 12), [("RTX-3090", 8, 8), ("RTX-2080", 8, 8), ("RTX-2080", 8, 8)]),
+      (range(12, 26), [("Titan-RTX", 8, 8), ("RTX-2080", 8, 8), ("Titan-RTX", 8, 8)])], 54.2392),
+    ("N6/plan_config_N6_D6.json", 288, 2,
+     [(range(0, 26), [("RTX-3090", 8, 8), ("RTX-2080", 8, 8), ("RTX-2080", 8, 8), ("Titan-RTX", 8, 8),
+                      ("RTX-2080", 8, 8), ("Titan-RTX", 8, 8)])], 70.78508),
+]
+
+
+def case_name(path):
+    """N4/plan_config_N4_D2.json -> n4-d2 (nodes, data-parallel degree)."""
+    stem = os.path.basename(path)[len("plan_config_"):-len(".json")]
+    return stem.lower().replace("_", "-")
+
+
+def padded_vocab(tp):
+    """Megatron's _vocab_size_with_padding: a multiple of make_vocab_size_divisible_by (128) x TP."""
+    step = 128 * tp
+    return int(math.ceil(VOCAB / step) * step)
+
+
+def model_text(tp):
+    return f"""model {{
+  name: "opt-350m"
+  dtype: FP32
+  transformer {{
+    num_layers: 24
+    hidden_size: 1024
+    num_attention_heads: 16
+    seq_length: {SEQ}
+    vocab_size: {padded_vocab(tp)}
+    tied_embeddings: true
+    granularity: BLOCK
+  }}
+}}
+"""
+
+
+def assign_nodes(stages):
+    """Each replica's (island, node index) in plan order, taking each type's nodes in turn."""
+    used = {t: 0 for t in TYPES}
+    out = []
+    for _, replicas in stages:
+        row = []
+        for gpu, _, _ in replicas:
+            island, count = TYPES[gpu]
+            assert used[gpu] < count, f"more {gpu} nodes than the lab has"
+            row.append((island, used[gpu]))
+            used[gpu] += 1
+        out.append(row)
+    return out
+
+
+def mesh(island, node, gpus):
+    first = f"first_node: {node} " if node else ""
+    return f'mesh {{ island: "{island}" {first}node_count: 1 gpus_per_node: {gpus} }}'
+
+
+def stage_text(layers, replicas, nodes, mbs):
+    lines = ["stages {"]
+    if layers.start:
+        lines.append(f"  first_layer: {layers.start}")
+    lines.append(f"  num_layers: {len(layers)}")
+    if len(replicas) == 1:
+        (gpu, gpus, tp), (island, node) = replicas[0], nodes[0]
+        lines += ["  " + mesh(island, node, gpus), f"  tensor_parallel: {tp}", "  data_parallel: 1"]
+    else:
+        for (gpu, gpus, tp), (island, node) in zip(replicas, nodes):
+            lines += ["  replica_groups {", "    " + mesh(island, node, gpus), f"    tensor_parallel: {tp}",
+                      "    data_parallel: 1", f"    micro_batch_share: {mbs}", "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def plan_text(run):
+    path, gbs, mbs, stages, seconds = run
+    dps = {len(r) for _, r in stages}
+    tps = {tp for _, r in stages for _, _, tp in r}
+    assert len(dps) == 1 and len(tps) == 1, "one DP and one TP degree per plan, as the artifact's runs"
+    dp, tp = dps.pop(), tps.pop()
+    assert gbs % (dp * mbs) == 0
+    nodes = assign_nodes(stages)
+    name = "sailor-mit-" + case_name(path)
+    text = "\n".join([
+        f"# Sailor (SOSP'25) artifact, {SRC}{path}:", f"# {len(stages)} stages, DP {dp}, TP {tp},",
+        f"# micro-batch {mbs} per replica, global batch {gbs}; measured {seconds} s per iteration.",
+        "# Generated by scripts/gen_validation_sailor.py.", f'name: "{name}"', model_text(tp).rstrip(),
+        f"global_batch_size: {gbs}", f"micro_batch_size: {dp * mbs}", "schedule: ONE_F_ONE_B",
+        "# Megatron-DeepSpeed with DeepSpeed's pipeline engine (third_party/Megatron-DeepSpeed, deepspeed/).",
+        "# Its profile turns p2p_rendezvous on (DeepSpeed's TrainSchedule: every pipeline transfer a blocking",
+        "# send/recv of the stage pair at the start of its step; the fork's pipe_engine.py sends through",
+        "# p2p.send_with_group_idx).",
+        "framework: MEGATRON_DEEPSPEED"]) + "\n"
+    for (layers, replicas), row in zip(stages, nodes):
+        text += stage_text(layers, replicas, row, mbs)
+    return name, text
+
+
+def gpus_of(stages):
+    return sum(g for _, replicas in stages for _, g, _ in replicas)
+
+
+def set_case(name, run):
+    path, gbs, mbs, stages, seconds = run
+    n = gpus_of(stages)
+    tokens = gbs * SEQ / (seconds * n)
+    nodes = case_name(path).split("-")[0]
+    return "\n".join([
+        "cases {", f'  name: "{case_name(path)}"',
+        f'  source: "Sailor artifact, simulations/validation/mit/{path}: {n} GPUs, DP {len(stages[0][1])}, '
+        f'PP {len(stages)}, real {seconds} s per iteration"',
+        "  training_run {", f'    plan: "plans/{name}.pbtxt"', f'    cluster: "{CLUSTER}"',
+        f"    measured_tokens_per_second_per_gpu: {tokens:.2f}", "  }",
+        f'  group: "{nodes} nodes"', "}"]) + "\n"
+
+
+# What a node's GPUs are joined by; sources in the module docstring and docs/validation.md.
+CLUSTER_TEXT = """# The MIT lab cluster of Sailor's simulator validation (SOSP'25 artifact, README: "8-Titan-RTX,
+# 8-RTX-2080, and 8-RTX-3090" nodes; basic_cluster_config.json; Aceso's scripts_mit/run_mit.sh: k1 RTX 3090,
+# n2-n3 TITAN RTX, r4-r6 RTX 2080 Ti). Generated by scripts/gen_validation_sailor.py; assumptions there.
+name: "mit-lab-3090-titan-2080ti"
+gpu_types {
+  name: "rtx3090"
+  preset: "RTX-3090"
+}
+gpu_types {
+  name: "titan-rtx"
+  preset: "TITAN-RTX"
+}
+gpu_types {
+  name: "rtx2080ti"
+  preset: "RTX-2080-Ti"
+}
+# RTX 3090: PCIe Gen4 x16 (252 Gb/s), NVLink bridges on pairs (112.5 GB/s both ways: 450 Gb/s each way;
+# the artifact measured 49.8 GB/s for a pair), no PCIe peer-to-peer (8 GPUs: 5.3 GB/s measured).
+node_types {
+  name: "rtx3090x8"
+  gpu_type: "rtx3090"
+  gpus_per_node: 8
+  intra_node_fabric: NVLINK_BRIDGE
+  intra_node_bandwidth_gbps: 252
+  intra_node_latency_ns: 2000
+  nvlink_bandwidth_gbps: 450
+  pcie {
+    sockets: 1
+    no_p2p: true
+    host_memory_bandwidth_gbytes_per_s: 204.8
+  }
+}
+# TITAN RTX and RTX 2080 Ti: PCIe Gen3 x16 (126 Gb/s; Turing is a Gen3 part), peer-to-peer, no bridges
+# (the artifact measured 10.8 GB/s for a pair of either).
+node_types {
+  name: "titanx8"
+  gpu_type: "titan-rtx"
+  gpus_per_node: 8
+  intra_node_fabric: PCIE_TREE
+  intra_node_bandwidth_gbps: 126
+  intra_node_latency_ns: 2000
+  pcie {
+    sockets: 1
+  }
+}
+node_types {
+  name: "rtx2080tix8"
+  gpu_type: "rtx2080ti"
+  gpus_per_node: 8
+  intra_node_fabric: PCIE_TREE
+  intra_node_bandwidth_gbps: 126
+  intra_node_latency_ns: 2000
+  pcie {
+    sockets: 1
+  }
+}
+# The Turing nodes on one 25 GbE network (2.86 GB/s measured between nodes at 1 to 8 GPU pairs).
+islands {
+  name: "titan"
+  node_type: "titanx8"
+  node_count: 2
+  fabric: ETHERNET
+  topology: SINGLE_SWITCH
+  nics_per_node: 1
+  nic_bandwidth_gbps: 25
+  network: "lab"
+}
+islands {
+  name: "rtx2080ti"
+  node_type: "rtx2080tix8"
+  node_count: 3
+  fabric: ETHERNET
+  topology: SINGLE_SWITCH
+  nics_per_node: 1
+  nic_bandwidth_gbps: 25
+  network: "lab"
+}
+# The RTX 3090 node on 1 GbE (0.116 GB/s measured at 1 to 8 GPU pairs), reaching the switch of the others.
+islands {
+  name: "rtx3090"
+  node_type: "rtx3090x8"
+  node_count: 1
+  fabric: ETHERNET
+  topology: SINGLE_SWITCH
+  nics_per_node: 1
+  nic_bandwidth_gbps: 1
+}
+inter_island_links {
+  island_a: "rtx3090"
+  island_b: "titan"
+  fabric: ETHERNET
+  bandwidth_gbps: 25
+  latency_ns: 10000
+}
+inter_island_links {
+  island_a: "rtx3090"
+  island_b: "rtx2080ti"
+  fabric: ETHERNET
+  bandwidth_gbps: 25
+  latency_ns: 10000
+}
+"""
+
+HEADER = """# Generated by scripts/gen_validation_sailor.py from the Sailor artifact (SOSP'25, arXiv 2504.17096),
+# {src}N*/plan_config_*.json:
+# Sailor's framework (Megatron-DeepSpeed, DeepSpeed's pipeline engine, FP32)
+# training OPT-350M on a lab of RTX 3090, TITAN RTX and RTX 2080 Ti nodes, every stage's replicas on
+# different GPU types. Measured seconds per iteration as tokens/s per GPU. Format: validation/README.md;
+# assumptions: docs/validation.md, "Sailor on a lab cluster".
+"""
+
+# Bounds at the level of the session that added the set (34; docs/validation.md, "Sailor on a lab
+# cluster"): MAPE 63.40%, every case within 178.43% (n4-d4), calibrated (k = 3) 38.98%, the top plan right
+# in 1 of the 3 groups, mean regret 14.7%. A regression guard a point or two above them, far from issue 40's
+# goals: hetsim is too fast on every run (the open mechanism is in docs/validation.md).
+BOUNDS = ("bounds {\n  max_mape_percent: 64.5\n  max_abs_error_percent: 180\n  max_calibrated_mape_percent: 40\n"
+          "  min_top1_agreement: 0.33\n  max_mean_regret_percent: 15\n}\n")
+
+
+def main():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation")
+    with open(os.path.join(root, CLUSTER), "w") as f:
+        f.write(CLUSTER_TEXT)
+    cases = ""
+    for run in RUNS:
+        name, text = plan_text(run)
+        with open(os.path.join(root, "plans", name + ".pbtxt"), "w") as f:
+            f.write(text)
+        cases += set_case(name, run)
+    with open(os.path.join(root, "sailor-mit-lab.pbtxt"), "w") as f:
+        f.write(HEADER.format(src=SRC) + 'name: "sailor-mit-lab"\n'
+                'description: "Sailor (SOSP\'25) artifact: Megatron-DeepSpeed, OPT-350M in FP32 on RTX 3090 + '
+                'TITAN RTX + RTX 2080 Ti nodes (25 GbE, the RTX 3090 node on 1 GbE), stages whose replicas sit '
+                'on different GPU types: 8 measured runs, one group per node count"\n' + BOUNDS + cases)
+
+
+if __name__ == "__main__":
+    main()
