@@ -1361,8 +1361,8 @@ absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string
     if (words.size() != 2 || !absl::StartsWith(words[0], "--")) continue;
     std::string name = absl::AsciiStrToLower(words[0].substr(2));
     std::replace(name.begin(), name.end(), '_', '-');
-    const bool size = absl::EndsWith(name, "-size") || absl::EndsWith(name, "-degree");
-    if (!absl::StrContains(name, "parallel") || !size || words[1] == "1") continue;
+    const bool size = absl::EndsWith(name, "parallel-size") || absl::EndsWith(name, "parallel-degree");
+    if (!size || words[1] == "1") continue;
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: %s: a parallel size hetsim does not know (not Megatron's or DeepSpeed's flag): how the script splits "
         "the model over it is not read, and pricing its GPUs as data parallel would be wrong; write the layout "
@@ -1380,10 +1380,10 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithDeepSpeedConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
-  HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(with_config, source));
   std::vector<std::string> files_read = with_config.files_read;
-  absl::StatusOr<MegatronImport> out = ImportFlags(
-      UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))), cluster, request, source);
+  MegatronFlags read = UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config))));
+  HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
+  absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
