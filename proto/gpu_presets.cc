@@ -43,7 +43,7 @@ struct Datasheet {
 
 GpuPreset Preset(const char* name, const Datasheet& d, const KernelModelValues& k, int compute_capability) {
   return {name,      d.fp32, d.tf32, d.bf16,   d.fp16, d.fp8,    d.gib,  d.gbps, d.boost_mhz, d.sustained_mhz,
-          k.max_eff, 0,      d.sms,  k.tile_k, k.hbm,  k.launch, k.host, k.pass, k.iter, compute_capability};
+          k.max_eff, 0,      d.sms,  k.tile_k, k.hbm,  k.launch, k.host, k.pass, k.iter,      compute_capability};
 }
 }  // namespace
 

@@ -193,7 +193,8 @@ absl::Status ReadParallelismConfig(const AccelerateFile& f, MegatronFlags& out) 
           absl::StrCat("parallelism_config.", key),
           absl::StrFormat("%s: Accelerate's tensor or context parallelism (PyTorch DTensor) is not read", v));
     }
-    return f.Error(absl::StrCat("parallelism_config.", key), absl::StrFormat("%s: a parallelism hetsim does not read", v));
+    return f.Error(absl::StrCat("parallelism_config.", key),
+                   absl::StrFormat("%s: a parallelism hetsim does not read", v));
   }
   const std::optional<std::string> replicate = f.Scalar("parallelism_config", "parallelism_config_dp_replicate_size");
   const std::optional<std::string> shard = f.Scalar("parallelism_config", "parallelism_config_dp_shard_size");

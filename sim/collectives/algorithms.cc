@@ -709,10 +709,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       break;
     case CollectiveAlgorithm::kCollNet:
       if (req.op == CollectiveOp::kAllReduce) {
-        AppendCollNetAllReduce(g, nodes,
-                               static_cast<int64_t>(std::ceil(static_cast<double>(req.bytes) /
-                                                              CollNetShare(topology, req))),
-                               s.chunks);
+        AppendCollNetAllReduce(
+            g, nodes, static_cast<int64_t>(std::ceil(static_cast<double>(req.bytes) / CollNetShare(topology, req))),
+            s.chunks);
       } else {
         AppendCollNetGatherOrScatter(g, nodes, req.bytes, s.chunks, req.op == CollectiveOp::kAllGather);
       }

@@ -301,9 +301,9 @@ TEST_CASE(
                              .status()
                              .message()),
              Catch::StartsWith("all_reduce.txt:1: NCCL_ALGO=CollNetChain: NCCL's CollNetChain"));
-  auto direct = ParseNcclLog(absl::StrCat("mpirun -x NCCL_ALGO=CollNetDirect ./all_reduce_perf\n", RankLines(8, 4),
-                                          kHeader13, kRows13),
-                             "all_reduce.txt");
+  auto direct = ParseNcclLog(
+      absl::StrCat("mpirun -x NCCL_ALGO=CollNetDirect ./all_reduce_perf\n", RankLines(8, 4), kHeader13, kRows13),
+      "all_reduce.txt");
   REQUIRE(direct.ok());
   CHECK(direct->collnet);
   CHECK(error("export NCCL_COLLNET_ENABLE=1\n", "all_reduce.txt") ==
