@@ -41,9 +41,9 @@ struct Datasheet {
   double fp32, tf32, bf16, fp16, fp8, gib, gbps, boost_mhz, sustained_mhz, sms;
 };
 
-GpuPreset Preset(const char* name, const Datasheet& d, const KernelModelValues& k) {
+GpuPreset Preset(const char* name, const Datasheet& d, const KernelModelValues& k, int compute_capability) {
   return {name,      d.fp32, d.tf32, d.bf16,   d.fp16, d.fp8,    d.gib,  d.gbps, d.boost_mhz, d.sustained_mhz,
-          k.max_eff, 0,      d.sms,  k.tile_k, k.hbm,  k.launch, k.host, k.pass, k.iter};
+          k.max_eff, 0,      d.sms,  k.tile_k, k.hbm,  k.launch, k.host, k.pass, k.iter,      compute_capability};
 }
 }  // namespace
 
@@ -51,33 +51,33 @@ const std::vector<GpuPreset>& GpuPresets() {
   // Dense figures; GeForce cards' BF16/FP16/FP8 at the FP32-accumulate rate training uses (half the
   // FP16-accumulate figure); MI250X is one GCD, the device PyTorch sees. docs/hardware.md: sources.
   static const std::vector<GpuPreset> kPresets = {
-      Preset("V100-32GB", {15.7, 0, 0, 125, 0, 32, 900, 1530, 0, 80}, kVolta),
-      Preset("V100-16GB", {15.7, 0, 0, 125, 0, 16, 900, 1530, 0, 80}, kVolta),
-      Preset("V100-PCIe-32GB", {14, 0, 0, 112, 0, 32, 900, 1380, 0, 80}, kVolta),
-      Preset("V100-PCIe-16GB", {14, 0, 0, 112, 0, 16, 900, 1380, 0, 80}, kVolta),
-      Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kVolta),
-      Preset("TITAN-RTX", {16.3, 0, 0, 130.5, 0, 24, 672, 1770, 0, 72}, kVolta),
-      Preset("RTX-2080-Ti", {13.4, 0, 0, 53.8, 0, 11, 616, 1545, 0, 68}, kVolta),
-      Preset("A100-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
-      Preset("A100-80GB", {19.5, 156, 312, 312, 0, 80, 2039, 1410, 0, 108}, kGa100),
-      Preset("A100-PCIe-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100),
-      Preset("A100-PCIe-80GB", {19.5, 156, 312, 312, 0, 80, 1935, 1410, 0, 108}, kGa100),
-      Preset("A10", {31.2, 62.5, 125, 125, 0, 24, 600, 1695, 0, 72}, kGa102),
-      Preset("A10G", {35, 35, 70, 70, 0, 24, 600, 1710, 0, 80}, kA10g),
-      Preset("A40", {37.4, 74.8, 149.7, 149.7, 0, 48, 696, 1740, 0, 84}, kGa102),
-      Preset("RTX-A6000", {38.7, 77.4, 154.8, 154.8, 0, 48, 768, 1800, 0, 84}, kGa102),
-      Preset("RTX-3090", {35.6, 35.6, 71, 71, 0, 24, 936, 1695, 0, 82}, kRtx3090),
-      Preset("RTX-4090", {82.6, 82.6, 165.2, 165.2, 330.3, 24, 1008, 2520, 0, 128}, kRtx4090),
-      Preset("L4", {30.3, 60, 121, 121, 242.5, 24, 300, 2040, 1300, 58}, kAda),
-      Preset("L40S", {91.6, 183, 362.05, 362.05, 733, 48, 864, 2520, 0, 142}, kAda),
-      Preset("H100-SXM", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper),
-      Preset("H100-NVL", {60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, 0, 0, 132}, kHopper),
-      Preset("H800", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper),
-      Preset("H20", {44, 74, 148, 148, 296, 96, 4000, 0, 0, 78}, kH20),
-      Preset("H200", {67, 494.5, 989.5, 989.5, 1979, 141, 4800, 1830, 0, 132}, kHopper),
-      Preset("B200", {75, 1125, 2250, 2250, 4500, 180, 8000, 0, 0, 148}, kBlackwell),
-      Preset("MI250X", {47.85, 0, 191.5, 191.5, 0, 64, 1638.4, 1700, 0, 110}, kCdna),
-      Preset("MI300X", {163.4, 653.7, 1307.4, 1307.4, 2614.9, 192, 5300, 2100, 0, 304}, kCdna),
+      Preset("V100-32GB", {15.7, 0, 0, 125, 0, 32, 900, 1530, 0, 80}, kVolta, 70),
+      Preset("V100-16GB", {15.7, 0, 0, 125, 0, 16, 900, 1530, 0, 80}, kVolta, 70),
+      Preset("V100-PCIe-32GB", {14, 0, 0, 112, 0, 32, 900, 1380, 0, 80}, kVolta, 70),
+      Preset("V100-PCIe-16GB", {14, 0, 0, 112, 0, 16, 900, 1380, 0, 80}, kVolta, 70),
+      Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kVolta, 75),
+      Preset("TITAN-RTX", {16.3, 0, 0, 130.5, 0, 24, 672, 1770, 0, 72}, kVolta, 75),
+      Preset("RTX-2080-Ti", {13.4, 0, 0, 53.8, 0, 11, 616, 1545, 0, 68}, kVolta, 75),
+      Preset("A100-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100, 80),
+      Preset("A100-80GB", {19.5, 156, 312, 312, 0, 80, 2039, 1410, 0, 108}, kGa100, 80),
+      Preset("A100-PCIe-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100, 80),
+      Preset("A100-PCIe-80GB", {19.5, 156, 312, 312, 0, 80, 1935, 1410, 0, 108}, kGa100, 80),
+      Preset("A10", {31.2, 62.5, 125, 125, 0, 24, 600, 1695, 0, 72}, kGa102, 86),
+      Preset("A10G", {35, 35, 70, 70, 0, 24, 600, 1710, 0, 80}, kA10g, 86),
+      Preset("A40", {37.4, 74.8, 149.7, 149.7, 0, 48, 696, 1740, 0, 84}, kGa102, 86),
+      Preset("RTX-A6000", {38.7, 77.4, 154.8, 154.8, 0, 48, 768, 1800, 0, 84}, kGa102, 86),
+      Preset("RTX-3090", {35.6, 35.6, 71, 71, 0, 24, 936, 1695, 0, 82}, kRtx3090, 86),
+      Preset("RTX-4090", {82.6, 82.6, 165.2, 165.2, 330.3, 24, 1008, 2520, 0, 128}, kRtx4090, 89),
+      Preset("L4", {30.3, 60, 121, 121, 242.5, 24, 300, 2040, 1300, 58}, kAda, 89),
+      Preset("L40S", {91.6, 183, 362.05, 362.05, 733, 48, 864, 2520, 0, 142}, kAda, 89),
+      Preset("H100-SXM", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper, 90),
+      Preset("H100-NVL", {60, 417.5, 835.5, 835.5, 1670.5, 94, 3900, 0, 0, 132}, kHopper, 90),
+      Preset("H800", {67, 494.5, 989.5, 989.5, 1979, 80, 3350, 1830, 0, 132}, kHopper, 90),
+      Preset("H20", {44, 74, 148, 148, 296, 96, 4000, 0, 0, 78}, kH20, 90),
+      Preset("H200", {67, 494.5, 989.5, 989.5, 1979, 141, 4800, 1830, 0, 132}, kHopper, 90),
+      Preset("B200", {75, 1125, 2250, 2250, 4500, 180, 8000, 0, 0, 148}, kBlackwell, 100),
+      Preset("MI250X", {47.85, 0, 191.5, 191.5, 0, 64, 1638.4, 1700, 0, 110}, kCdna, 0),
+      Preset("MI300X", {163.4, 653.7, 1307.4, 1307.4, 2614.9, 192, 5300, 2100, 0, 304}, kCdna, 0),
   };
   return kPresets;
 }

@@ -38,6 +38,10 @@ struct GpuPreset {
   double host_op_us;
   double pass_overhead_us;
   double iteration_overhead_ms;
+  // CUDA compute capability, major x 10 + minor (90: Hopper), from NVIDIA's table
+  // (developer.nvidia.com/cuda-gpus); 0 for AMD's. NCCL's tuner keys on it (src/graph/tuning.cc: NVLS's
+  // efficiency per generation, CollNetDirect's 0.85 from 9.0): docs/network.md.
+  int compute_capability;
 };
 
 // Every preset, in the order docs/hardware.md lists them.

@@ -195,6 +195,7 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.sync_round_trip_s = MicrosecondsToSeconds(e.sync_round_trip_us());
   g.pass_overhead_s = MicrosecondsToSeconds(e.pass_overhead_us());
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
+  if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }
 

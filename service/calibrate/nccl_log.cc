@@ -418,6 +418,24 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   // (docs/network.md); NVLS across hosts (NVLSTree) and CollNet's all-gather and reduce-scatter are not
   // modelled.
   const std::string lower = absl::AsciiStrToLower(in_network_);
+  // NCCL's other in-network algorithms by name (src/graph/tuning.cc): NVLSTree (NVLS within each host,
+  // trees across hosts) and CollNetChain (a host's GPUs in a chain to one NIC into the switches), which
+  // hetsim does not price, refused as what they are, not as NVLS or CollNetDirect.
+  const bool chain = absl::StrContains(lower, "collnetchain") && !absl::StrContains(lower, "collnetdirect");
+  if (absl::StrContains(lower, "nvlstree") && reduction_in_network) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL's NVLSTree (NVLink SHARP within each host, trees across hosts) is not "
+                                     "modelled: hetsim prices NVLS on one host and CollNetDirect across hosts; "
+                                     "rerun with NCCL_ALGO=Ring or Tree (or NCCL_NVLS_ENABLE=0)",
+                                     in_network_));
+  }
+  if (chain && reduction_in_network) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL's CollNetChain (a host's GPUs in a chain to one NIC into the "
+                                     "switches) is not modelled: hetsim prices CollNetDirect, a NIC per GPU; "
+                                     "rerun with NCCL_ALGO=CollNetDirect (or NCCL_COLLNET_ENABLE=0)",
+                                     in_network_));
+  }
   const bool collnet = absl::StrContains(lower, "collnet");
   log.nvls = absl::StrContains(lower, "nvls") && !absl::StrContains(lower, "nvlstree") && !collnet &&
              reduction_in_network && log.hosts == 1;

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 
 namespace hetsim::interop {
@@ -158,17 +159,42 @@ absl::Status FoldDeepSpeed(const AccelerateFile& f, MegatronFlags& out) {
   return absl::OkStatus();
 }
 
-// Accelerate's ParallelismConfig (parallelism_config: dp_replicate, dp_shard, tp, cp sizes, Accelerate
-// 1.10 on): PyTorch's tensor and context parallelism and HSDP (replicas of a sharded group) are not
-// read; a config that names sizes above 1 for them is refused rather than priced as plain FSDP.
-absl::Status RefuseParallelismConfig(const AccelerateFile& f) {
-  for (const char* key : {"parallelism_config_tp_size", "parallelism_config_cp_size"}) {
-    const std::optional<std::string> v = f.Scalar("parallelism_config", key);
-    if (v && *v != "1") {
+// Accelerate's ParallelismConfig (parallelism_config: dp_replicate, dp_shard, tp, cp and sp sizes,
+// Accelerate 1.10 on): PyTorch's tensor and context parallelism and HSDP (replicas of a sharded group)
+// are not read; a config that names sizes above 1 for them, or for a size hetsim does not know, is refused
+// rather than priced as plain FSDP. Sequence parallelism on DeepSpeed's backend (sp_backend deepspeed,
+// ALST's DeepSpeed-Ulysses: accelerate/parallelism_config.py, huggingface/accelerate 1.12) under a DeepSpeed
+// run is Ulysses, read as --ds-sequence-parallel-size; data parallel is then the processes over it, as
+// Accelerate requires (dp_replicate x dp_shard x sp = processes).
+absl::Status ReadParallelismConfig(const AccelerateFile& f, MegatronFlags& out) {
+  const YAML::Node section = f.root["parallelism_config"];
+  if (!section.IsDefined() || !section.IsMap()) return absl::OkStatus();
+  constexpr absl::string_view kPrefix = "parallelism_config_";
+  for (const auto& kv : section) {
+    const std::string key = kv.first.as<std::string>();
+    if (!absl::EndsWith(key, "_size") || !kv.second.IsScalar() || kv.second.Scalar() == "1") continue;
+    const std::string v = kv.second.Scalar();
+    const std::string what(absl::StripPrefix(key, kPrefix));
+    if (what == "dp_replicate_size" || what == "dp_shard_size") continue;
+    if (what == "sp_size") {
+      const std::string backend = f.Scalar("parallelism_config", "parallelism_config_sp_backend").value_or("deepspeed");
+      const std::string type = absl::AsciiStrToUpper(f.Scalar("", "distributed_type").value_or(""));
+      if (backend == "deepspeed" && type == "DEEPSPEED") {
+        Fold(out, "ds-sequence-parallel-size", v);
+        continue;
+      }
+      return f.Error(absl::StrCat("parallelism_config.", key),
+                     absl::StrFormat("%s: sequence parallelism on backend %s under %s is not read (hetsim reads "
+                                     "DeepSpeed-Ulysses, sp_backend deepspeed under distributed_type DEEPSPEED)",
+                                     v, backend, type));
+    }
+    if (what == "tp_size" || what == "cp_size") {
       return f.Error(
           absl::StrCat("parallelism_config.", key),
-          absl::StrFormat("%s: Accelerate's tensor or context parallelism (PyTorch DTensor) is not read", *v));
+          absl::StrFormat("%s: Accelerate's tensor or context parallelism (PyTorch DTensor) is not read", v));
     }
+    return f.Error(absl::StrCat("parallelism_config.", key),
+                   absl::StrFormat("%s: a parallelism hetsim does not read", v));
   }
   const std::optional<std::string> replicate = f.Scalar("parallelism_config", "parallelism_config_dp_replicate_size");
   const std::optional<std::string> shard = f.Scalar("parallelism_config", "parallelism_config_dp_shard_size");
@@ -254,6 +280,9 @@ void FoldTrainerArguments(MegatronFlags& out) {
     if (!v || out.Has(megatron)) continue;
     out.flags.emplace(megatron, FlagValue{{*v}, 0});
     out.launch_notes.push_back(absl::StrFormat("--%s %s: the Trainer's, read as --%s", hf, *v, megatron));
+    // Read now: not also "unknown (ignored)".
+    const std::string written = absl::StrCat("--", hf);
+    std::erase_if(out.unknown, [&](const std::string& u) { return absl::StartsWith(u, written); });
   }
 }
 
@@ -269,7 +298,7 @@ absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, a
         "accelerate launch without --config_file: Accelerate's default config (on the machine that ran it) is not "
         "known; the processes, precision and sharding come from the line's options");
   } else if (f != nullptr) {
-    HETSIM_RETURN_IF_ERROR(RefuseParallelismConfig(*f));
+    HETSIM_RETURN_IF_ERROR(ReadParallelismConfig(*f, out));
     const std::string type = absl::AsciiStrToUpper(f->Scalar("", "distributed_type").value_or(""));
     if (type == "FSDP") {
       HETSIM_RETURN_IF_ERROR(FoldFsdp(*f, out));

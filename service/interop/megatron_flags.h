@@ -52,6 +52,10 @@ struct MegatronFlags {
   // MULTI_GPU): "fsdp" (its ZeRO stage is --zero-stage) or "ddp"; its runtime is PyTorch's
   // (accelerate_config.h), not Megatron's. Empty otherwise.
   std::string pytorch_runtime;
+  // The line stands for a model built by code older than Megatron-Core (NeMo's legacy GPTModel, a copy of
+  // Megatron-LM's pre-Core model, when a NeMo config leaves model.mcore_gpt false): priced with Megatron-LM
+  // 2022's profile whatever later flags the translation wrote. Empty otherwise; the text says why.
+  std::string pre_core_model;
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "proto/framework_profile.h"
 #include "proto/inputs.h"
@@ -518,6 +519,7 @@ v1::Framework LineFramework(const Reader& r, const MegatronSplit& split) {
   // An Accelerate FSDP or DDP run (accelerate_config.h): PyTorch's runtime.
   if (!r.flags().pytorch_runtime.empty()) return v1::FSDP2_TORCHTITAN;
   if (Code2021(r)) return v1::MEGATRON_LM_2021;
+  if (!r.flags().pre_core_model.empty()) return v1::MEGATRON_LM_2022;
   const bool core = split.later_releases() || any(kCoreFlags);
   return core || !any(k2022Flags) ? v1::MEGATRON_CORE : v1::MEGATRON_LM_2022;
 }
@@ -1350,6 +1352,26 @@ MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
 
 }  // namespace
 
+// A flag hetsim does not know that sets a parallel size (a trainer's own --model_parallel_size 4 or
+// --pipe_parallel_size 2, eth-easl/fmengine's scripts): the layout it asks for is not read, so the GPUs
+// would be priced as data parallel. Above 1 it is refused; at 1 it changes nothing (noted as unknown).
+absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string_view source) {
+  for (const std::string& written : flags.unknown) {
+    const std::vector<std::string> words = absl::StrSplit(written, ' ');
+    if (words.size() != 2 || !absl::StartsWith(words[0], "--")) continue;
+    std::string name = absl::AsciiStrToLower(words[0].substr(2));
+    std::replace(name.begin(), name.end(), '_', '-');
+    const bool size = absl::EndsWith(name, "parallel-size") || absl::EndsWith(name, "parallel-degree");
+    if (!size || words[1] == "1") continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: a parallel size hetsim does not know (not Megatron's or DeepSpeed's flag): how the script splits "
+        "the model over it is not read, and pricing its GPUs as data parallel would be wrong; write the layout "
+        "with Megatron's flags (--tensor-model-parallel-size, --pipeline-model-parallel-size) or plan it in hetsim",
+        source, written));
+  }
+  return absl::OkStatus();
+}
+
 // A refusal also says what the script left undecided: the unset variable or the command not run is
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
@@ -1359,8 +1381,9 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(with_config, WithDeepSpeedConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
   std::vector<std::string> files_read = with_config.files_read;
-  absl::StatusOr<MegatronImport> out = ImportFlags(
-      UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))), cluster, request, source);
+  MegatronFlags read = UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config))));
+  HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
+  absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
   if (out.ok() || flags.launch_notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",

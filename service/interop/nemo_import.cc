@@ -47,6 +47,18 @@ class YamlConfig {
   // A model section with neither of NeMo's num_layers and hidden_size is another trainer's (OLMo's
   // d_model, n_layers): the refusal that says so, for when the import fails.
   absl::Status ForeignModel() const {
+    // NeMo's fine-tuning configs (tuning/conf/megatron_gpt_finetuning_config.yaml, megatron_t0_config.yaml)
+    // take the model from the .nemo checkpoint they restore (MegatronGPTSFTModel.merge_cfg_with).
+    const YAML::Node restore = model_["restore_from_path"];
+    if (restore.IsDefined()) {
+      std::string path = restore.IsScalar() && !restore.IsNull() ? restore.Scalar() : "null";
+      if (path == "???") path = "???, left to the command line";
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: model: no num_layers or hidden_size: a NeMo fine-tuning config, whose model is the checkpoint at "
+          "model.restore_from_path (%s) and not written here; import the config the checkpoint was trained with, or "
+          "write the model as a hetsim Model and plan it",
+          source_, path));
+    }
     std::vector<std::string> keys;
     for (const auto& kv : model_) {
       if (keys.size() < 6) keys.push_back(kv.first.as<std::string>());
@@ -210,21 +222,62 @@ constexpr std::pair<const char*, const char*> kOtherFamilies[] = {
     {"diffusion", "a diffusion model"},
     {"dreambooth", "a diffusion model"},
     {"controlnet", "a diffusion model"},
-    {"mamba", "a Mamba or hybrid Mamba model"},
+    {"mamba", "Mamba (or a hybrid Mamba model)"},
+    {"jamba", "Jamba (a hybrid of Mamba and attention blocks)"},
+    // NeMo's examples/nlp/language_modeling/conf (NVIDIA/NeMo 8cfedd7): megatron_griffin_config.yaml
+    // (RecurrentGemma), megatron_gpt_config_hyena.yaml, megatron_t0_config.yaml, megatron_ul2_config.yaml.
+    {"griffin", "Griffin (RecurrentGemma: recurrent blocks beside local attention)"},
+    {"hyena", "Hyena (long convolutions in place of attention)"},
+    {"t0", "T0 (a T5 encoder-decoder fine-tuned on prompts)"},
+    {"ul2", "UL2 (a T5 encoder-decoder trained on mixed denoisers)"},
 };
 
-absl::Status RefuseOtherFamilies(const YAML::Node& base, absl::string_view source) {
-  const YAML::Node name = base["name"];
+// The family a config's name (the run's `name`, or `model.name`, NeMo's layer-spec key) says, when it is
+// one of kOtherFamilies.
+absl::Status RefuseFamilyByName(const YAML::Node& name, absl::string_view key, absl::string_view source) {
   if (!name || !name.IsScalar()) return absl::OkStatus();
   const std::string lower = absl::AsciiStrToLower(name.Scalar());
   for (const auto& [family, what] : kOtherFamilies) {
     for (absl::string_view part : absl::StrSplit(lower, absl::ByAnyChar("_-"))) {
       if (part != family) continue;
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: name: %s: NeMo's %s, which hetsim does not model (it prices GPT-style decoders: "
+          absl::StrFormat("%s: %s: %s: NeMo's %s, which hetsim does not model (it prices GPT-style decoders: "
                           "megatron_gpt, megatron_llama, ...)",
-                          source, name.Scalar(), what));
+                          source, key, name.Scalar(), what));
     }
+  }
+  return absl::OkStatus();
+}
+
+// Hydra's `defaults` list placing a config at model.encoder and model.decoder (`.@model.encoder:
+// megatron_model_base_config`, NeMo's T5, BART and UL2 configs): the model is an encoder-decoder.
+absl::Status RefuseEncoderDecoder(const YAML::Node& root, absl::string_view source) {
+  const YAML::Node defaults = root["defaults"];
+  if (!defaults || !defaults.IsSequence()) return absl::OkStatus();
+  for (const YAML::Node& entry : defaults) {
+    if (!entry.IsMap()) continue;
+    for (const auto& kv : entry) {
+      const std::string key = kv.first.as<std::string>();
+      if (!absl::EndsWith(key, "@model.encoder") && !absl::EndsWith(key, "@model.decoder")) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: defaults: %s: the config builds model.encoder and model.decoder, an encoder-decoder (NeMo's T5, BART "
+          "or UL2 style), which hetsim does not model (it prices GPT-style decoders)",
+          source, key));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base, absl::string_view source) {
+  HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["name"], "name", source));
+  HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["model"]["name"], "model.name", source));
+  HETSIM_RETURN_IF_ERROR(RefuseEncoderDecoder(root, source));
+  // NeMo builds Hyena's mixer in place of attention from model.hyena (get_specs: te_gpt_hyena).
+  if (base["model"]["hyena"] && base["model"]["hyena"].IsMap()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model.hyena: Hyena operators (long convolutions in place of attention), which hetsim does not model "
+        "(it prices attention)",
+        source));
   }
   return absl::OkStatus();
 }
@@ -311,6 +364,14 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
         "attention priced");
   } else if (flash) {
     absl::StrAppend(&line, " --use-flash-attn");
+  } else if (!mcore && te) {
+    // NeMo's legacy GPTModel with transformer_engine builds Transformer Engine's TransformerLayer
+    // (AutocastTransformerLayer in nemo/collections/nlp/modules/common/megatron/transformer.py, NVIDIA/NeMo
+    // 8cfedd7), whose DotProductAttention runs flash or fused attention.
+    absl::StrAppend(&line, " --use-flash-attn");
+    notes.push_back(
+        "model.transformer_engine without mcore_gpt: NeMo's legacy GPTModel on Transformer Engine's layers, flash or "
+        "fused attention priced");
   }
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> position, c.Word("model.position_embedding_type"));
   if (position) absl::StrAppend(&line, " --position-embedding-type ", *position);
@@ -448,7 +509,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   // The launcher's conf/training/*.yaml nest the run under `training:`.
   YAML::Node base = root["model"] ? root : root["training"];
   if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) return NotNemo(root, source);
-  HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(base, source));
+  HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(root, base, source));
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
   return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
 }
@@ -485,6 +546,17 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   if (placed.gpus_per_node <= 0 && devices && *devices > 0) placed.gpus_per_node = *devices;
   absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, source);
   if (!flags.ok()) return WithNemoKeys(flags.status());
+  // NeMo builds Megatron-Core's GPT only with model.mcore_gpt true (megatron_gpt_model.py:
+  // cfg.get('mcore_gpt', False)); otherwise its legacy GPTModel, NeMo's copy of Megatron-LM's model before
+  // Megatron-Core (NeMo 1.x's configs of 2022-2023 have no such key).
+  HETSIM_ASSIGN_OR_RETURN(const bool mcore, config.Bool("model.mcore_gpt"));
+  if (!mcore) {
+    flags->pre_core_model = "model.mcore_gpt false";
+    notes.push_back(
+        "model.mcore_gpt false or absent (NeMo's default): NeMo's legacy GPTModel, its copy of Megatron-LM's model "
+        "before Megatron-Core, priced with Megatron-LM 2022's profile (unfused attention unless use_flash_attention "
+        "or transformer_engine, blocking pipeline sends); set mcore_gpt: true for Megatron-Core's");
+  }
   absl::StatusOr<MegatronImport> imported = ImportMegatron(*flags, cluster, placed, source);
   if (!imported.ok() && !config.NemoShaped()) return config.ForeignModel();
   if (!imported.ok()) return WithNemoKeys(imported.status());

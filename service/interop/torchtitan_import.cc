@@ -475,6 +475,19 @@ absl::Status CheckTorchtitanTables(const toml::table& root, absl::string_view so
       source));
 }
 
+// torchft's semi-synchronous training (torchtitan's fault_tolerance.semi_sync_method: DiLoCo or local
+// SGD, torchtitan/components/ft): the replicas train apart and sync every sync_steps steps.
+absl::Status RefuseSemiSynchronous(TomlReader& r) {
+  HETSIM_ASSIGN_OR_RETURN(const bool fault_tolerant, r.Bool({"fault_tolerance.enable"}));
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> semi_sync, r.String({"fault_tolerance.semi_sync_method"}));
+  if (!fault_tolerant || !semi_sync || semi_sync->empty()) return absl::OkStatus();
+  return r.Error("fault_tolerance.semi_sync_method",
+                 absl::StrFormat("\"%s\": torchft's semi-synchronous training (DiLoCo or local SGD) syncs the "
+                                 "replicas every fault_tolerance.sync_steps steps, not every step; not modelled "
+                                 "(hetsim reduces the gradients every iteration)",
+                                 *semi_sync));
+}
+
 }  // namespace
 
 absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, const v1::Cluster& cluster,
@@ -490,6 +503,7 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
   HETSIM_RETURN_IF_ERROR(CheckTorchtitanTables(root, source));
   TomlReader r(root, source);
   TorchtitanImport out;
+  HETSIM_RETURN_IF_ERROR(RefuseSemiSynchronous(r));
   HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r));
   HETSIM_ASSIGN_OR_RETURN(Degrees d, ReadDegrees(r));
   HETSIM_ASSIGN_OR_RETURN(MegatronImportRequest placed, PlaceWorld(r, d, cluster, request));

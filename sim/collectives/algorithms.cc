@@ -367,6 +367,19 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
 // The three phases are pipelined by chunks as NCCL's CollNetDirect kernel runs them (a chunk's trip
 // through the switches overlaps the next chunk's reduce-scatter and the previous chunk's all-gather):
 // CollNetPipelineSeconds of the chunk's phases.
+// NCCL's tuner derates CollNetDirect's all-reduce to 0.85 of its bandwidth on GPUs of compute capability
+// 9.0 and later (ncclTopoTuneModel in src/graph/tuning.cc, NVIDIA/nccl 5067397: `if (minCompCap >= 90)
+// busBw *= .85`, Simple protocol, all-reduce only; the GPU-to-NIC divisor before it is the shared NICs'
+// load, which the links carry here). Priced and simulated as the collective's transfers carrying their
+// bytes / 0.85; 1 on ideal hardware, for the other operations, and for a GPU type without a preset
+// (compute capability unknown).
+constexpr double kCollNetHopperShare = 0.85;
+double CollNetShare(const topology::Topology& topology, const CollectiveRequest& req) {
+  if (!topology.nccl_model() || req.op != CollectiveOp::kAllReduce) return 1.0;
+  const int capability = topology.island(topology.Locate(req.gpus.front())->island).gpu.compute_capability;
+  return capability >= 90 ? kCollNetHopperShare : 1.0;
+}
+
 absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
                                              CollectiveShape s) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
@@ -419,9 +432,10 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
     }
   }
   s.chunks = chunks;
-  const Seconds scatter = g > 1 ? StepSeconds(*intra, Bytes(in.bytes / g / chunks)) : Seconds(0);
+  const double wire = in.bytes / CollNetShare(topology, in.req);  // chunks as the real size cuts them
+  const Seconds scatter = g > 1 ? StepSeconds(*intra, Bytes(wire / g / chunks)) : Seconds(0);
   if (in.req.op == CollectiveOp::kAllReduce) {
-    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, Bytes(in.bytes / g / chunks)));
+    s.estimated_seconds = CollNetPipelineSeconds(chunks, scatter, StepSeconds(*inter, Bytes(wire / g / chunks)));
   } else {  // the other nodes' shards of the rail's segment through each NIC, then (or before) one direct step
     const Seconds net = StepSeconds(*inter, CollNetShardBytes(Bytes(in.bytes / chunks), g, num_nodes));
     s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
@@ -695,7 +709,9 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       break;
     case CollectiveAlgorithm::kCollNet:
       if (req.op == CollectiveOp::kAllReduce) {
-        AppendCollNetAllReduce(g, nodes, req.bytes, s.chunks);
+        AppendCollNetAllReduce(
+            g, nodes, static_cast<int64_t>(std::ceil(static_cast<double>(req.bytes) / CollNetShare(topology, req))),
+            s.chunks);
       } else {
         AppendCollNetGatherOrScatter(g, nodes, req.bytes, s.chunks, req.op == CollectiveOp::kAllGather);
       }

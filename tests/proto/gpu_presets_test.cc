@@ -4,6 +4,7 @@
 // power-capped cards' sustained clock is applied once, and GeForce cards quote the FP32-accumulate rate.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -127,6 +128,29 @@ TEST_CASE("dtypes follow the architectures: no BF16 before Ampere, no FP8 before
     CHECK((p.peak_tflops_tf32 > 0) == (has_bf16 && std::string(p.name) != "MI250X"));  // CDNA2 has no TF32
     CHECK((p.peak_tflops_fp8 > 0) == has_fp8);
   }
+}
+
+// The compute capability NCCL's tuner keys on (CollNetDirect's 0.85 from 9.0): NVIDIA's table
+// (developer.nvidia.com/cuda-gpus), resolved into the GPU spec; a type without a preset has none.
+TEST_CASE("each NVIDIA preset carries its compute capability, resolved into the GPU spec", "[presets]") {
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"V100-32GB", 70}, {"T4", 75},       {"A100-80GB", 80}, {"A10G", 86}, {"RTX-3090", 86}, {"L4", 89},
+      {"RTX-4090", 89},  {"H100-SXM", 90}, {"H20", 90},       {"H200", 90}, {"B200", 100},    {"MI300X", 0}};
+  for (const auto& [name, capability] : expected) {
+    INFO(name);
+    REQUIRE(FindGpuPreset(name) != nullptr);
+    CHECK(FindGpuPreset(name)->compute_capability == capability);
+    CHECK(hetsim::proto::ResolveGpu(PresetGpu(name)).compute_capability == capability);
+  }
+  for (const hetsim::proto::GpuPreset& p : GpuPresets()) {
+    INFO(p.name);
+    const bool amd = std::string(p.name).rfind("MI", 0) == 0;
+    CHECK((p.compute_capability == 0) == amd);
+  }
+  hetsim::v1::GpuType custom;
+  custom.set_name("custom");
+  custom.set_peak_tflops_bf16(100);
+  CHECK(hetsim::proto::ResolveGpu(custom).compute_capability == 0);
 }
 
 TEST_CASE("a power-capped T4 runs every dtype at its sustained clock, applied once", "[presets]") {

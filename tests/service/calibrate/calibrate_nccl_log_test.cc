@@ -292,8 +292,20 @@ TEST_CASE(
   REQUIRE(collnet.ok());
   CHECK(collnet->collnet);
   CHECK_FALSE(collnet->nvls);
+  // NCCL's NVLSTree and CollNetChain, refused as what they are (not as NVLS or CollNetDirect).
   CHECK_THAT(error("mpirun -x NCCL_ALGO=NVLSTree ./all_reduce_perf\n", "x.txt"),
-             Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL ran NVLink SHARP"));
+             Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL's NVLSTree (NVLink SHARP within each host"));
+  CHECK_THAT(std::string(ParseNcclLog(absl::StrCat("mpirun -x NCCL_ALGO=CollNetChain ./all_reduce_perf\n",
+                                                   RankLines(8, 4), kHeader13, kRows13),
+                                      "all_reduce.txt")
+                             .status()
+                             .message()),
+             Catch::StartsWith("all_reduce.txt:1: NCCL_ALGO=CollNetChain: NCCL's CollNetChain"));
+  auto direct = ParseNcclLog(
+      absl::StrCat("mpirun -x NCCL_ALGO=CollNetDirect ./all_reduce_perf\n", RankLines(8, 4), kHeader13, kRows13),
+      "all_reduce.txt");
+  REQUIRE(direct.ok());
+  CHECK(direct->collnet);
   CHECK(error("export NCCL_COLLNET_ENABLE=1\n", "all_reduce.txt") ==
         "all_reduce.txt:1: NCCL_COLLNET_ENABLE=1 (CollNet, InfiniBand SHARP): NCCL ran NVLink SHARP (NVLS) or "
         "CollNet in-network reductions, which hetsim models as NVLS on one host and CollNet all-reduce across "

@@ -175,7 +175,9 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo-launcher_mixtral_8x3b.yaml", 0, 1, 1, 16, k1F1B, 128, kCore, ""},
     {"torchtitan-2025_qwen3_0.6b.toml", 8, 0, 0, 0, k1F1B, 0, kNone,
      "model.name: \"qwen3\": only torchtitan's llama3 and llama2 models are known"},
-    {"torchtitan-2025_llama3_ft_debug_model.toml", 8, 1, 1, 64, k1F1B, 512, kTitan, ""},
+    // fault_tolerance.semi_sync_method "diloco" (torchft): imported as every-step FSDP before session 34.
+    {"torchtitan-2025_llama3_ft_debug_model.toml", 8, 0, 0, 0, k1F1B, 0, kNone,
+     "fault_tolerance.semi_sync_method: \"diloco\": torchft's semi-synchronous training"},
     {"torchtitan-2025_integration_base_config.toml", 8, 1, 1, 64, k1F1B, 512, kTitan, ""},
     // Megatron-MoE-ModelZoo's best-practice scripts set the job's variables and leave the training command
     // to sbatch_benchmarking.sh, which submits a Slurm job.
@@ -252,6 +254,36 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo_megatron_starcoder_config.yaml", 0, 1, 1, 1, k1F1B, 2, kCore, ""},
     {"nemo_megatron_gemma_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
     {"nemo_megatron_qwen2_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    // Held out in session 34 (docs/corpus.md): NeMo's examples/ configs without model.name (the layer spec
+    // then follows transformer_engine) and one of 2022 without mcore_gpt (NeMo's legacy GPTModel), the
+    // families NeMo builds that are no GPT decoder, its fine-tuning config; trl's Accelerate configs;
+    // eth-easl/fmengine's DeepSpeed launchers with their JSON; torchtitan configs of MuLoCo and a VLM.
+    {"nemo_megatron_baichuan2_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"nemo_megatron_chatglm_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"nemo_megatron_starcoder2_config.yaml", 0, 1, 1, 1, k1F1B, 2, kCore, ""},
+    {"nemo_megatron_gemma2_config.yaml", 0, 1, 1, 1, k1F1B, 8, kCore, ""},
+    {"nemo-2022_megatron_gpt_config.yaml", 0, 1, 1, 1, k1F1B, 8, k2022, ""},
+    {"nemo_megatron_gpt_config_hyena.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_gpt_hyena: NeMo's Hyena"},
+    {"nemo_megatron_griffin_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_griffin: NeMo's Griffin"},
+    {"nemo_megatron_ul2_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_ul2: NeMo's UL2"},
+    {"nemo_megatron_gpt_finetuning_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a NeMo fine-tuning config, whose model is the checkpoint at model.restore_from_path"},
+    {"trl_alst_ulysses_4gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
+    {"trl_context_parallel_2gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
+    {"trl_deepspeed_zero2.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
+    {"trl_fsdp2.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
+    {"fmengine/pretrain_llama_1b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a DeepSpeed run of train.py (ZeRO stage 0, BF16, batch 32 from its config and flags): the script builds its "
+     "model itself"},
+    // With --model: refused for its own --model_parallel_size 4 ("the held-out inputs of session 34").
+    {"fmengine/finetune_llama_3b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a DeepSpeed run of train.py (ZeRO stage 0, BF16, batch 32 from its config and flags): the script builds its "
+     "model itself"},
+    {"muloco_diloco_180m.toml", 8, 0, 0, 0, k1F1B, 0, kNone,
+     "fault_tolerance.semi_sync_method: \"diloco\": torchft's semi-synchronous training"},
+    {"muloco_ddp_180m.toml", 8, 0, 0, 0, k1F1B, 0, kNone,
+     "model.flavor: \"llama3-w1024-d12-h16\": not a llama3 flavor"},
+    {"torchtitan-2025_vlm_debug_model.toml", 1, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"vlm\""},
     // Accelerate configs alone name no model: `hetsim import nemo` says to import the launch line that names
     // them (read with one: "import: Accelerate's published configs with a launch line").
     {"accelerate_fsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
@@ -335,6 +367,8 @@ TEST_CASE("import: the corpus of published launch scripts and configs", "[intero
   CHECK(kCorpus.size() >= 30);
   // Every file of the folder has its expected result above (the config beside run.sh is read with it).
   expected.push_back("deepspeed-pipeline/ds_config.json");
+  expected.push_back("fmengine/configs/llama.json");  // read with fmengine/pretrain_llama_1b.sh
+  expected.push_back("fmengine/configs/llama_lessmem.json");
   std::sort(expected.begin(), expected.end());
   CHECK(expected == hetsim::testing::CorpusFileNames(kLaunchCorpus));
 }
@@ -727,6 +761,79 @@ TEST_CASE("import: `: \"${VAR:=x}\"` sets a launch script's default", "[interop]
   CHECK_THAT(std::string(unset.status().message()),
              Catch::Contains("--tensor-model-parallel-size: \"$TP\" is not a positive whole number") &&
                  Catch::Contains("TP is not set in the script"));
+}
+
+}  // namespace
+}  // namespace hetsim::interop
+
+namespace hetsim::interop {
+namespace {
+
+// What the held-out inputs of session 34 showed beyond their layout (docs/corpus.md): trl's ALST config
+// (DeepSpeed-Ulysses through Accelerate's parallelism_config) was priced as plain data parallelism; the
+// Trainer's batch argument was both read and "unknown (ignored)"; fmengine's own --model_parallel_size 4
+// was ignored (its GPUs priced as data parallel); NeMo's 2022 config ran as Megatron-Core.
+TEST_CASE("import: the held-out inputs of session 34, beyond their layout", "[interop][corpus]") {
+  auto model = proto::LoadAs<v1::Model>(std::string(HETSIM_SOURCE_DIR) + "/examples/model-gpt39b.pbtxt");
+  REQUIRE(model.ok());
+  MegatronImportRequest request;
+  request.model = *model;
+  const auto with_line = [&](const char* config) {
+    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, config);
+    const std::string line = "accelerate launch --config_file " + path.string() +
+                             " train.py --model_name_or_path meta-llama/Llama-2-7b-hf --per_device_train_batch_size 2";
+    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "--line");
+    REQUIRE(flags.ok());
+    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
+  };
+  // ALST: sp_size 2 on DeepSpeed's backend is Ulysses (context parallel 2, all-to-all), dp_shard 2, ZeRO-3.
+  absl::StatusOr<MegatronImport> alst = with_line("trl_alst_ulysses_4gpu.yaml");
+  INFO((alst.ok() ? "" : alst.status().message()));
+  REQUIRE(alst.ok());
+  CHECK(alst->plan.context_parallel() == 2);
+  CHECK(alst->plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL);
+  CHECK(alst->plan.stages(0).data_parallel() == 2);
+  CHECK(alst->plan.stages(0).zero_stage() == 3);
+  CHECK(alst->plan.global_batch_size() == 4);
+  // PyTorch's context parallelism under FSDP stays refused by its key.
+  absl::StatusOr<MegatronImport> cp = with_line("trl_context_parallel_2gpu.yaml");
+  REQUIRE_FALSE(cp.ok());
+  CHECK(absl::StrContains(cp.status().message(), "parallelism_config.parallelism_config_cp_size: 2"));
+  absl::StatusOr<MegatronImport> zero2 = with_line("trl_deepspeed_zero2.yaml");
+  REQUIRE(zero2.ok());
+  CHECK(zero2->plan.stages(0).zero_stage() == 2);
+  CHECK(zero2->plan.stages(0).data_parallel() == 8);
+  CHECK(hetsim::testing::HasImportNote(zero2->notes, "--per_device_train_batch_size 2: the Trainer's"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(zero2->notes, "unknown (ignored): --per_device_train_batch_size"));
+  absl::StatusOr<MegatronImport> fsdp2 = with_line("trl_fsdp2.yaml");
+  REQUIRE(fsdp2.ok());
+  CHECK(fsdp2->plan.framework() == v1::FSDP2_TORCHTITAN);
+  CHECK(fsdp2->plan.stages(0).zero_stage() == 3);
+  // fmengine's 1B pretraining (both of its own parallel sizes 1) with the model given: its JSON's batch.
+  const auto fmengine = [&](const char* script) {
+    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, script);
+    absl::StatusOr<MegatronFlags> flags =
+        ParseMegatronLaunchLine(hetsim::testing::ImportTestText(path.string()), path.string());
+    REQUIRE(flags.ok());
+    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, path.string());
+  };
+  absl::StatusOr<MegatronImport> pretrain = fmengine("fmengine/pretrain_llama_1b.sh");
+  INFO((pretrain.ok() ? "" : pretrain.status().message()));
+  REQUIRE(pretrain.ok());
+  CHECK(pretrain->plan.stages(0).data_parallel() == 4);
+  CHECK(pretrain->plan.micro_batch_size() == 32);  // 8 per GPU (its JSON) x DP 4
+  CHECK(pretrain->plan.global_batch_size() == 32);
+  absl::StatusOr<MegatronImport> finetune = fmengine("fmengine/finetune_llama_3b.sh");
+  REQUIRE_FALSE(finetune.ok());
+  CHECK(absl::StrContains(finetune.status().message(), "--model_parallel_size 4"));
+  // NeMo 2022: the legacy GPTModel, unfused attention (transformer_engine false, no use_flash_attention).
+  const auto nemo2022 = ReadCorpusOk("nemo-2022_megatron_gpt_config.yaml", 0);
+  CHECK(nemo2022.first.model().transformer().attention() != v1::ATTENTION_FLASH);
+  CHECK(hetsim::testing::HasImportNote(nemo2022.second, "NeMo's legacy GPTModel"));
+  // Today's configs without model.name: the layer spec follows transformer_engine (te_gpt), fused attention.
+  CHECK(ReadCorpusOk("nemo_megatron_gemma2_config.yaml", 0).first.model().transformer().attention() ==
+        v1::ATTENTION_FLASH);
+  CHECK(ReadCorpusOk("nemo_megatron_chatglm_config.yaml", 0).first.model().transformer().vocab_size() == 65024);
 }
 
 }  // namespace

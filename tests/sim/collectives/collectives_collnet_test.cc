@@ -214,5 +214,27 @@ TEST_CASE("collnet: NCCL's latency of its own, Simple only", "[collectives][coll
   CHECK(TimeToSeconds(r->time) == Approx(r->estimates.at(0).seconds.value()).epsilon(0.02));
 }
 
+// NCCL's tuner derates CollNetDirect's all-reduce to 0.85 of its bandwidth on compute capability 9.0 and
+// later (src/graph/tuning.cc, NVIDIA/nccl 5067397: `if (minCompCap >= 90) busBw *= .85`), the generation
+// read from the GPU type's preset: an H100-SXM island's 1 GiB all-reduce moves its bytes at 0.85 of the
+// rate of the same island whose GPU type names no preset (its NCCL figures the same as H100's and B200's);
+// the all-gather is not derated.
+TEST_CASE("collnet: NCCL's 0.85 on Hopper's all-reduce, from the GPU preset", "[collectives][collnet]") {
+  const auto time = [](const char* preset, CollectiveOp op) {
+    v1::Cluster c = SharpIsland(4, true);
+    c.set_ideal(false);
+    c.mutable_gpu_types(0)->set_preset(preset);
+    const auto topo = *hetsim::testing::BuildTopology(c);
+    const auto r = testing::SimulateOnFirstGpus(topo, op, 32, kGiB, CollectiveAlgorithm::kCollNet, 0);
+    REQUIRE(r.ok());
+    CHECK(TimeToSeconds(r->time) == Approx(r->estimates.at(0).seconds.value()).epsilon(0.02));
+    return TimeToSeconds(r->time - r->shape.launch_latency);
+  };
+  const double none = time("", CollectiveOp::kAllReduce);
+  CHECK(time("H100-SXM", CollectiveOp::kAllReduce) == Approx(none / 0.85).epsilon(0.01));
+  CHECK(time("B200", CollectiveOp::kAllReduce) == Approx(none / 0.85).epsilon(0.01));
+  CHECK(time("H100-SXM", CollectiveOp::kAllGather) == Approx(time("", CollectiveOp::kAllGather)).epsilon(1e-6));
+}
+
 }  // namespace
 }  // namespace hetsim::collectives
