@@ -156,6 +156,9 @@ std::optional<int> CompleteRequest(const CollectiveFlags& f, collectives::Collec
   req.protocol = *protocol;
   req.channels = f.channels;
   req.chunks = f.chunks;
+  if (f.exact && f.representative) {
+    return UsageError(kCollectiveInfo, "--exact and --representative exclude each other (--exact: no approximation)");
+  }
   req.representative = f.representative;
   req.representative_by_default = !f.exact;
   auto gpus = ParseGpuList(f.gpus_text, "--gpus");
