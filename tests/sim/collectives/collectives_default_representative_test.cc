@@ -39,8 +39,8 @@ struct DefaultRepShape {
 
 TEST_CASE("default representative tree: within 0.5% of the full simulation on every measured shape") {
   const DefaultRepShape shapes[] = {
-      {16, v1::FAT_TREE, 4, 128},   {24, v1::FAT_TREE, 4, 192}, {32, v1::FAT_TREE, 16, 256},
-      {64, v1::FAT_TREE, 16, 512},  {64, v1::FAT_TREE, 16, 256}, {16, v1::SINGLE_SWITCH, 0, 128},
+      {16, v1::FAT_TREE, 4, 128},  {24, v1::FAT_TREE, 4, 192},  {32, v1::FAT_TREE, 16, 256},
+      {64, v1::FAT_TREE, 16, 512}, {64, v1::FAT_TREE, 16, 256}, {16, v1::SINGLE_SWITCH, 0, 128},
   };
   double worst = 0;
   for (const DefaultRepShape& s : shapes) {
