@@ -47,7 +47,8 @@ v1::Cluster FatTreeCluster(int nodes) {
 void RunCollective(benchmark::State& state, CollectiveOp op, collectives::CollectiveAlgorithm algorithm,
                    int32_t channels,
                    collectives::CollectiveAlgorithm inter_node = collectives::CollectiveAlgorithm::kAuto,
-                   collectives::RingSteps ring_steps = collectives::RingSteps::kAuto, bool representative = false) {
+                   collectives::RingSteps ring_steps = collectives::RingSteps::kAuto, bool representative = false,
+                   bool representative_by_default = false) {
   const int gpus = static_cast<int>(state.range(0));
   const auto topo = *hetsim::testing::BuildTopology(FatTreeCluster(gpus / 8));
   collectives::CollectiveRequest req;
@@ -59,6 +60,7 @@ void RunCollective(benchmark::State& state, CollectiveOp op, collectives::Collec
   req.inter_node = inter_node;
   req.ring_steps = ring_steps;
   req.representative = representative;
+  req.representative_by_default = representative_by_default;
   uint64_t flows = 0, events = 0;
   collectives::CollectiveResult last;
   for (auto _ : state) {
@@ -134,6 +136,12 @@ void BM_AllReduceHierTreeInterStepped(benchmark::State& state) {
             collectives::RingSteps::kStepped);
 }
 void BM_AllReduceFlatTree(benchmark::State& state) { AllReduce(state, collectives::CollectiveAlgorithm::kTree, 0); }
+// `hetsim collective`'s default (no --exact): the aggregated flat tree as its representative, every chunk a flow
+// (CollectiveRequest::representative_by_default); the same simulated time as BM_AllReduceFlatTree here.
+void BM_AllReduceFlatTreeDefault(benchmark::State& state) {
+  RunCollective(state, CollectiveOp::kAllReduce, collectives::CollectiveAlgorithm::kTree, 0,
+                collectives::CollectiveAlgorithm::kAuto, collectives::RingSteps::kAuto, false, true);
+}
 void BM_AllReduceFlatTreeRepresentative(benchmark::State& state) {
   AllReduceRepresentative(state, collectives::CollectiveAlgorithm::kTree, 0);
 }
@@ -169,6 +177,7 @@ BENCHMARK(BM_AllReduceHierRingInter)->Arg(512)->Arg(4096)->Unit(benchmark::kMill
 BENCHMARK(BM_AllReduceHierTreeInter)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceHierTreeInterStepped)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatTree)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllReduceFlatTreeDefault)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceHierRingInterStepped)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_AllReduceFlatTreeRepresentative)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllReduceHierTreeInterRepresentative)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();

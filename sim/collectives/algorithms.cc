@@ -147,6 +147,32 @@ struct ShapeInputs {
   }
 };
 
+// Whether the group's fabric is one where the representative flat double tree, aggregated and without
+// timed chunk ends, was measured within 0.5% of the full simulation (docs/decisions.md,
+// "Representative trees by default"; tests/sim/collectives/collectives_default_representative_test.cc):
+// whole NVSwitch nodes of one island on its own network, one NIC per GPU, joined by one switch or a
+// full-bisection fat tree. Not oversubscribed, rail-optimized, Clos or multi-island fabrics, where ECMP's
+// hash draw or the islands' asymmetry decides (up to 13% there, same section).
+bool ExactTreeFabric(const topology::Topology& topology, const std::vector<Ranks>& nodes) {
+  absl::StatusOr<topology::GpuLocation> first = topology.Locate(nodes.front().front());
+  if (!first.ok()) return false;
+  const spec::IslandSpec& island = topology.island(first->island);
+  const bool fabric = island.topology == spec::FabricTopology::kSingleSwitch ||
+                      (island.topology == spec::FabricTopology::kFatTree && island.oversubscription == 1);
+  if (!fabric || island.network >= 0 || island.node.fabric != spec::IntraNodeFabric::kNvSwitch ||
+      island.nics_per_node != island.node.gpus_per_node) {
+    return false;
+  }
+  for (const Ranks& node : nodes) {
+    for (GpuId g : node) {
+      absl::StatusOr<topology::GpuLocation> at = topology.Locate(g);
+      if (!at.ok() || at->island != first->island) return false;
+    }
+    if (static_cast<int32_t>(node.size()) != island.node.gpus_per_node) return false;
+  }
+  return true;
+}
+
 // Per path of a representative shape's estimate: the parts each stands for (channels or rails).
 std::vector<double> Multiplicities(const CollectiveShape& s, size_t paths) {
   if (!s.representative) return {};
@@ -206,6 +232,13 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / 2 / c));
   });
   s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
+  // By default, a tree the full simulation runs aggregated (a large one) on a measured fabric runs as its
+  // representative, with the full shape's chunks and estimate.
+  s.representative_by_default = !s.representative && in.req.representative_by_default && s.aggregated &&
+                                s.channels > 1 && in.nodes.size() >= 2 && EvenNodes(in.nodes) &&
+                                s.channels == static_cast<int32_t>(in.nodes.front().size()) &&
+                                ExactTreeFabric(in.router.topology(), in.nodes);
+  s.representative = s.representative || s.representative_by_default;
   return s;
 }
 
@@ -653,7 +686,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
                                   kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks),
                                   s.representative ? static_cast<int32_t>(nodes.front().size()) : 0,
-                                  /*timed_ends=*/s.representative);
+                                  /*timed_ends=*/s.representative && !s.representative_by_default);
       }
       if (s.representative) MarkRepresentative(g, 0, s.channels);
       break;

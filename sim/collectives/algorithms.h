@@ -23,6 +23,9 @@ struct CollectiveShape {
   RingSteps ring_steps = RingSteps::kAuto;
   bool aggregated = false;      // at least one ring or tree of the graph runs aggregated
   bool representative = false;  // requested, and the group is symmetric enough (representative.h)
+  // The representative by default (CollectiveRequest::representative_by_default), not requested: its
+  // tree chunk ends stay flows (no timed transfers), the measured exact form.
+  bool representative_by_default = false;
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;

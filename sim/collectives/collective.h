@@ -79,6 +79,11 @@ struct CollectiveRequest {
   // Opt-in approximation (representative.h): simulate one channel of channels that are rotations of
   // each other, one rail of a hierarchy, a few shifts of a direct all-to-all, as weighted flows.
   bool representative = false;
+  // `hetsim collective`'s default (off with --exact): a flat double tree run aggregated runs as the
+  // representative above, without timed chunk ends, where its measured worst error against the full
+  // simulation is under 0.5%: one island, NVSwitch nodes, a full-bisection fat tree (ExactTreeFabric in
+  // algorithms.cc; docs/decisions.md, "Representative trees by default").
+  bool representative_by_default = false;
 };
 
 // Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.
