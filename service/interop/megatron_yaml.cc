@@ -241,27 +241,18 @@ absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl:
   }
   const std::string& text = file->text;
   const std::string& where = file->where;
-  std::vector<std::string> files_read = flags.files_read;
-  if (file->from_disk) files_read.push_back(where);
   HETSIM_ASSIGN_OR_RETURN(const MegatronYamlRead read, MegatronYamlLine(text, where));
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags out, ParseMegatronWords(ShellTokens(read.line), where));
   std::vector<std::string> dropped;
   for (const auto& [name, value] : flags.flags) {
     if (name != "yaml-cfg") dropped.push_back(absl::StrCat("--", name));
   }
-  out.script = flags.script;
-  out.launcher = flags.launcher;
-  out.launcher_nproc_per_node = flags.launcher_nproc_per_node;
-  out.launcher_nnodes = flags.launcher_nnodes;
-  out.launcher_options = flags.launcher_options;
-  out.written_files = flags.written_files;
-  out.files_read = std::move(files_read);
-  out.launch_notes = flags.launch_notes;
-  out.launcher_defaults = flags.launcher_defaults;
-  out.launch_notes.push_back(absl::StrFormat("--yaml-cfg %s read: every argument from the file", where));
-  if (!read.unknown_keys.empty()) out.launch_notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
+  out.launch = flags.launch;  // the line's launcher, script, files and notes: the file replaces its flags only
+  if (file->from_disk) out.launch.files_read.push_back(where);
+  out.launch.notes.push_back(absl::StrFormat("--yaml-cfg %s read: every argument from the file", where));
+  if (!read.unknown_keys.empty()) out.launch.notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
   if (!dropped.empty()) {
-    out.launch_notes.push_back(
+    out.launch.notes.push_back(
         absl::StrFormat("the line's %s: ignored, as Megatron ignores argparse's arguments with "
                         "--yaml-cfg (yaml_arguments.py, load_yaml)",
                         absl::StrJoin(dropped, " ")));
