@@ -58,7 +58,11 @@ absl::StatusOr<std::optional<AccelerateFile>> ReadConfig(MegatronFlags& out, abs
   for (const char* name : {"config_file", "config-file"}) {
     if (auto it = out.launch.options.find(name); it != out.launch.options.end()) path = it->second;
   }
-  if (!path || path->empty()) return std::nullopt;
+  if (!path) return std::nullopt;
+  if (path->empty()) {  // `--config_file train.py`: argparse would take the script as the config
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: accelerate launch --config_file: needs a file before the training script", source));
+  }
   absl::StatusOr<LineFile> read = ReadLineFile(out, *path, source);
   if (!read.ok() && !absl::IsNotFound(read.status())) {
     return absl::InvalidArgumentError(
@@ -78,7 +82,7 @@ absl::StatusOr<std::optional<AccelerateFile>> ReadConfig(MegatronFlags& out, abs
     file.root = YAML::Load(read->text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", file.where, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(file.where, e.mark.line, e.mark.column), e.msg));
   }
   if (!file.root.IsMap() || !file.root["distributed_type"]) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -482,6 +482,11 @@ std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words
 
 }  // namespace
 
+std::string YamlPlace(absl::string_view source, int line, int column) {
+  if (line < 0 || column < 0) return std::string(source);
+  return absl::StrFormat("%s:%d:%d", source, line + 1, column + 1);
+}
+
 absl::StatusOr<LineFile> ReadLineFile(const MegatronFlags& flags, const std::string& path, absl::string_view source) {
   LineFile out;
   if (auto written = flags.launch.written_files.find(path); written != flags.launch.written_files.end()) {

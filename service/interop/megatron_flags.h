@@ -98,6 +98,11 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
 // The flags of a command already split into words, launcher first.
 absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>& tokens, absl::string_view source);
 
+// Where a YAML file's problem is, for messages: "source:line:column" from yaml-cpp's mark (0-based), or
+// `source` alone when the mark is unset (-1: the error of a node looked up that is not there, which has no
+// place in the file).
+std::string YamlPlace(absl::string_view source, int line, int column);
+
 // Shell-like tokens of `line`: whitespace-separated, quotes group, backslash-newline joins lines, an
 // unquoted # at the start of a token comments out the rest of its line.
 std::vector<std::string> ShellTokens(absl::string_view line);

@@ -102,6 +102,12 @@ absl::StatusOr<std::string> Word(const YAML::Node& node, absl::string_view key, 
   return v;
 }
 
+// Whether `root` has a mapping under `key` (yaml-cpp throws on the type of a key that is not there).
+bool IsSection(const YAML::Node& root, const char* key) {
+  const YAML::Node node = root[key];
+  return node.IsDefined() && node.IsMap();
+}
+
 absl::Status AppendMapped(const YAML::Node& root, absl::string_view source, std::string& line) {
   for (const YamlFlag& f : kYamlFlags) {
     const YAML::Node section = root[f.section];
@@ -198,7 +204,7 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
 bool IsMegatronYaml(absl::string_view yaml_text) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    return root.IsMap() && root["language_model"].IsMap() && root["model_parallel"].IsMap();
+    return root.IsMap() && IsSection(root, "language_model") && IsSection(root, "model_parallel");
   } catch (const YAML::Exception&) {
     return false;
   }
@@ -213,9 +219,15 @@ std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    if (!root.IsMap() || !root["language_model"].IsMap() || !root["model_parallel"].IsMap()) {
+    if (!root.IsMap()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));
+    }
+    for (const char* section : {"language_model", "model_parallel"}) {
+      if (IsSection(root, section)) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: %s; a Megatron-LM --yaml-cfg file has its language_model and model_parallel sections", source,
+          section, root[section].IsDefined() ? "not a section" : "required"));
     }
     MegatronYamlRead out;
     out.line = "pretrain_gpt.py";
@@ -225,13 +237,18 @@ absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, a
     return out;
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
 }
 
 absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl::string_view source) {
-  const std::optional<std::string> path = flags.Value("yaml-cfg");
-  if (!path) return flags;
+  if (!flags.Has("yaml-cfg")) return flags;
+  const std::vector<std::string> given = flags.Values("yaml-cfg");
+  if (given.size() != 1 || given.front().empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: --yaml-cfg: needs one file, got %d values (Megatron's argparse takes one path)", source, given.size()));
+  }
+  const std::optional<std::string> path = given.front();
   absl::StatusOr<LineFile> file = ReadLineFile(flags, *path, source);
   if (!file.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat(

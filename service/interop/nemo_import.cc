@@ -441,7 +441,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
   if (!root.IsMap())
     return absl::InvalidArgumentError(absl::StrCat(source, ": not a NeMo config (no mapping at the top)"));
@@ -510,7 +510,7 @@ absl::StatusOr<MegatronImport> ImportNemo(absl::string_view yaml_text, const het
     return ImportNemoConfig(yaml_text, cluster, request, source);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not a NeMo config: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not a NeMo config: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
 }
 
