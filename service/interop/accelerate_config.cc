@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "service/interop/megatron_yaml.h"
 
 namespace hetsim::interop {
 namespace {
@@ -80,6 +81,7 @@ absl::StatusOr<std::optional<AccelerateFile>> ReadConfig(MegatronFlags& out, abs
   file.where = read->where;
   try {
     file.root = YAML::Load(read->text);
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(file.root, file.where));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: not YAML: %s", YamlPlace(file.where, e.mark.line, e.mark.column), e.msg));

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -199,7 +200,43 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
   return absl::OkStatus();
 }
 
+struct KeysWalk {
+  absl::string_view source;
+  int64_t nodes_left = 1'000'000;
+};
+
+absl::Status KeysOnce(const YAML::Node& node, const std::string& path, int depth, KeysWalk& walk) {
+  if (depth > 256 || --walk.nodes_left < 0) return absl::OkStatus();
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      HETSIM_RETURN_IF_ERROR(KeysOnce(node[i], absl::StrFormat("%s[%d]", path, i), depth + 1, walk));
+    }
+    return absl::OkStatus();
+  }
+  if (!node.IsMap()) return absl::OkStatus();
+  std::map<std::string, int> lines;  // key -> its first line (0-based)
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a key that is not a scalar)";
+    const std::string here = path.empty() ? key : absl::StrCat(path, ".", key);
+    const int line = kv.first.Mark().line;
+    auto [it, added] = lines.emplace(key, line);
+    if (!added) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: given twice (lines %d and %d); YAML readers differ on which one counts (PyYAML the last, "
+          "OmegaConf refuses the file), so give it once",
+          walk.source, here, it->second + 1, line + 1));
+    }
+    HETSIM_RETURN_IF_ERROR(KeysOnce(kv.second, here, depth + 1, walk));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckYamlKeysOnce(const YAML::Node& root, absl::string_view source) {
+  KeysWalk walk{source};
+  return KeysOnce(root, "", 0, walk);
+}
 
 bool IsMegatronYaml(absl::string_view yaml_text) {
   try {
@@ -219,6 +256,7 @@ std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
     if (!root.IsMap()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_flags.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/tokenizer_vocab_internal.h"
 
 namespace hetsim::interop {
@@ -439,6 +440,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
