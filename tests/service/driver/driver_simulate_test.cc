@@ -132,7 +132,7 @@ TEST_CASE("driver: a wall clock start puts the wall time in the report", "[drive
   CHECK(sim->report.wall_time_s() <= elapsed);
 }
 
-TEST_CASE("driver: a plan's pipelines share one topology and router; the first run carries the links' counters",
+TEST_CASE("driver: a plan's pipelines share one topology and router, and the first run carries the links' counters",
           "[driver][pipelines]") {
   // Two pipelines with tensor parallelism (collectives in closed form load their stages' links) and a
   // data-parallel stage each, on the 512-GPU cluster's h100 island.
