@@ -10,13 +10,11 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "service/interop/megatron_flags.h"
-
-namespace YAML {
-class Node;
-}  // namespace YAML
 
 namespace hetsim::interop {
 
