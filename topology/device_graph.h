@@ -7,6 +7,7 @@
 #ifndef HETSIM_TOPOLOGY_DEVICE_GRAPH_H_
 #define HETSIM_TOPOLOGY_DEVICE_GRAPH_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -104,6 +105,8 @@ class Topology {
   const Device& device(DeviceId id) const { return devices_[id.value()]; }
   const std::vector<Link>& links() const { return links_; }
   const Link& link(LinkId id) const { return links_[id.value()]; }
+  // How many links are of class `cls` (counted as they are built).
+  uint32_t links_of_class(LinkClass cls) const { return links_per_class_[static_cast<int>(cls)]; }
   const Graph& graph() const { return *graph_; }
   std::string DeviceName(DeviceId id) const;
 
@@ -156,6 +159,7 @@ class Topology {
   bool interrupted_ = false;  // the build stopped at the wall-clock limit
   std::vector<Device> devices_;
   std::vector<Link> links_;
+  std::array<uint32_t, kNumLinkClasses> links_per_class_{};
   // On the heap: boost 1.74's adjacency_list has no move constructor, so a Topology moved out of Build
   // copied its whole graph (seconds and a second copy's memory at 800,000 GPUs).
   std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();

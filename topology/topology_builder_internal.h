@@ -32,6 +32,7 @@ class Topology::Builder {
     const LinkId id(static_cast<uint32_t>(t_.links_.size()));
     if (fabric_ >= 0) bytes_per_second *= t_.nccl_fabrics_[fabric_].bandwidth_efficiency;
     t_.links_.push_back({src, dst, Bandwidth(bytes_per_second), latency, cls, fabric_});
+    ++t_.links_per_class_[static_cast<int>(cls)];
     boost::add_edge(src.value(), dst.value(), EdgeProps{id, TimeToPicoseconds(latency) * kHopWeightScale + 1},
                     *t_.graph_);
     return id;

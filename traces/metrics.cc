@@ -267,33 +267,50 @@ void AddBoundaries(const ExecutionSetup& setup, const ExecutionResult& r, const 
   }
 }
 
+// One link class's figures, links added in id order.
+struct LinkClassSums {
+  uint32_t used = 0;
+  double bytes = 0, utilization_sum = 0, utilization_max = 0;
+
+  void Add(const network::LinkCounters& counters, Time iteration_time) {
+    bytes += static_cast<double>(counters.bytes);
+    if (counters.busy_time > 0 && iteration_time > 0) {
+      const double u =
+          std::min(1.0, TimeToPicosecondsDouble(counters.busy_time) / TimeToPicosecondsDouble(iteration_time));
+      ++used;
+      utilization_sum += u;
+      utilization_max = std::max(utilization_max, u);
+    }
+  }
+};
+
 // Per link class, in the enum's order; tensor-parallel collectives (timed in closed form) included.
+// A run without the network's counters (a later pipeline on a shared network: its flows are the first
+// run's) visits only the links its collectives load: the same sums, since the others add zero.
 void AddLinkClasses(const ExecutionSetup& setup, const ExecutionResult& r, v1::Report& report) {
   const auto& links = setup.topology->links();
-  const std::vector<network::LinkCounters> link_counters = executor::LinkCountersWithCollectives(setup, r);
-  for (int c = 0; c < topology::kNumLinkClasses; ++c) {
-    uint32_t count = 0, used = 0;
-    double bytes = 0, utilization_sum = 0, utilization_max = 0;
-    for (size_t l = 0; l < links.size(); ++l) {
-      if (static_cast<int>(links[l].link_class) != c) continue;
-      ++count;
-      const auto& counters = link_counters[l];
-      bytes += static_cast<double>(counters.bytes);
-      if (counters.busy_time > 0 && r.iteration_time > 0) {
-        const double u =
-            std::min(1.0, TimeToPicosecondsDouble(counters.busy_time) / TimeToPicosecondsDouble(r.iteration_time));
-        ++used;
-        utilization_sum += u;
-        utilization_max = std::max(utilization_max, u);
-      }
+  std::array<LinkClassSums, topology::kNumLinkClasses> sums;
+  if (r.link_counters.empty()) {
+    for (const auto& [l, counters] : executor::CollectiveLinkCounters(setup, r)) {
+      sums[static_cast<int>(links[l].link_class)].Add(counters, r.iteration_time);
     }
+  } else {
+    const std::vector<network::LinkCounters> link_counters = executor::LinkCountersWithCollectives(setup, r);
+    for (size_t l = 0; l < links.size(); ++l) {
+      sums[static_cast<int>(links[l].link_class)].Add(link_counters[l], r.iteration_time);
+    }
+  }
+  for (int c = 0; c < topology::kNumLinkClasses; ++c) {
+    const auto cls = static_cast<topology::LinkClass>(c);
+    const uint32_t count = setup.topology->links_of_class(cls);
     if (count == 0) continue;
+    const LinkClassSums& s = sums[c];
     v1::LinkClassReport* out = report.add_links();
-    out->set_link_class(std::string(topology::LinkClassName(static_cast<topology::LinkClass>(c))));
+    out->set_link_class(std::string(topology::LinkClassName(cls)));
     out->set_links(count);
-    out->set_bytes(bytes);
-    out->set_mean_utilization(used > 0 ? utilization_sum / used : 0);
-    out->set_max_utilization(utilization_max);
+    out->set_bytes(s.bytes);
+    out->set_mean_utilization(s.used > 0 ? s.utilization_sum / s.used : 0);
+    out->set_max_utilization(s.utilization_max);
   }
 }
 

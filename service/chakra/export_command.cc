@@ -45,8 +45,9 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
   std::vector<const executor::ExecutionSetup*> setups;
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
-    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                            driver::BuildPipelineSetup(inputs, p, kMode));
+    HETSIM_ASSIGN_OR_RETURN(
+        std::unique_ptr<executor::ExecutionSetup> setup,
+        driver::BuildPipelineSetup(inputs, p, kMode, nullptr, owned.empty() ? nullptr : owned.front().get()));
     setups.push_back(setup.get());
     owned.push_back(std::move(setup));
   }

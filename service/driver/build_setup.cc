@@ -31,7 +31,12 @@ absl::StatusOr<spec::SimulationSpec> ResolveSimulation(const proto::PlanInputs& 
   return s;
 }
 
-double Gigabytes(uint64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+// A memory size for a message: GB from 1 GB up, else MB, so that a small plan's estimate and a small
+// limit do not both read "0.02 GB".
+std::string MemoryText(uint64_t bytes) {
+  const auto b = static_cast<double>(bytes);
+  return b >= 1e9 ? absl::StrFormat("%.2f GB", b / 1e9) : absl::StrFormat("%.2f MB", b / 1e6);
+}
 
 }  // namespace
 
@@ -67,28 +72,32 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
   if (memory == 0 || e.min_memory_bytes <= memory) return absl::OkStatus();
   const std::string limit =
       limits.max_memory_bytes > 0
-          ? absl::StrFormat("the --max-memory limit (%.2f GB)", Gigabytes(memory))
-          : absl::StrFormat("the machine's memory (%.2f GB, the default --max-memory)", Gigabytes(memory));
+          ? absl::StrFormat("the --max-memory limit (%s)", MemoryText(memory))
+          : absl::StrFormat("the machine's memory (%s, the default --max-memory)", MemoryText(memory));
   return RunLimitError(
       absl::StatusCode::kResourceExhausted, "max-memory",
       absl::StrFormat(
-          "%s: the simulation needs at least %.2f GB (%d passes in the pipeline DAG, %d ranks in "
-          "data-parallel synchronisation rings, %d GPUs in the cluster%s; docs/reliability.md), over %s; nothing was "
+          "%s: the simulation needs at least %s (%d passes in the pipeline DAG, %d ranks in "
+          "data-parallel synchronisation rings, %d GPUs in the cluster; docs/reliability.md), over %s; nothing was "
           "set up; raise it with --max-memory SIZE, or shrink the plan",
-          plan.where, Gigabytes(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus,
-          e.topologies > 1 ? absl::StrFormat(" set up once per pipeline (%d)", e.topologies) : "", limit));
+          plan.where, MemoryText(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
 }
 
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
                                                                      network::NetworkMode mode,
                                                                      executor::ReplicaReuse reuse,
-                                                                     const WorkLimits* limits) {
+                                                                     const WorkLimits* limits,
+                                                                     const executor::ExecutionSetup* network) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup",
                                                    "each pipeline is set up on its own (BuildPipelineSetup)"));
   if (limits != nullptr) {
     HETSIM_RETURN_IF_ERROR(
         CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path), ClusterGpus(inputs.cluster), *limits));
+  }
+  if (network != nullptr) {
+    HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *network->topology));
+    return executor::BuildExecutionSetup(std::move(spec), network->topology, mode, reuse, network->router);
   }
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
@@ -99,12 +108,13 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
 
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
                                                                              network::NetworkMode mode,
-                                                                             const WorkLimits* limits) {
+                                                                             const WorkLimits* limits,
+                                                                             const executor::ExecutionSetup* network) {
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits));
+                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits, network));
   executor::DropStageGradientSync(*setup);
   return setup;
 }

@@ -38,17 +38,21 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
 int64_t ClusterGpus(const hetsim::v1::Cluster& cluster);
 
 // The topology, the spec and the setup; a cluster the topology refuses is named by its file. With
-// `limits`, a plan whose estimate is over them is refused before the setup is built.
+// `limits`, a plan whose estimate is over them is refused before the setup is built. With `network`
+// (a setup on the same cluster), its topology and router are shared instead of built again.
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(
     const proto::PlanInputs& inputs, network::NetworkMode mode,
-    executor::ReplicaReuse reuse = executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr);
+    executor::ReplicaReuse reuse = executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr,
+    const executor::ExecutionSetup* network = nullptr);
 
 // Pipeline `p` of a plan of pipelines (Plan.pipelines) set up as a plan of its own on the one cluster
 // (its GPUs global ids), its stages' own data-parallel reduction left to the layer ranges
-// (executor::DropStageGradientSync), as `hetsim run` and the Chakra export set each pipeline up.
-absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
-                                                                             network::NetworkMode mode,
-                                                                             const WorkLimits* limits = nullptr);
+// (executor::DropStageGradientSync), as `hetsim run` and the Chakra export set each pipeline up. With
+// `network` (an earlier pipeline's setup), the cluster's topology and router are that setup's: a plan
+// of many pipelines builds them once, not once per pipeline.
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(
+    const proto::PlanInputs& inputs, int p, network::NetworkMode mode, const WorkLimits* limits = nullptr,
+    const executor::ExecutionSetup* network = nullptr);
 
 }  // namespace hetsim::driver
 

@@ -59,8 +59,9 @@ absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const 
 absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out,
                            std::vector<executor::ExecutorOptions>& runs) {
   const WorkLimits limits = WorkLimitsOf(options);
+  // The first pipeline builds the cluster's topology and router; the others share them.
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildPipelineSetup(inputs, p, options.network_mode, &limits));
+                          BuildPipelineSetup(inputs, p, options.network_mode, &limits, out.setup.get()));
   executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
@@ -68,8 +69,8 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
   run.grad_sync_ring_steps = options.grad_sync_ring_steps;
   run.boundary_flows = options.boundary_flows;
   if (options.faults.faults_size() > 0 || options.faults.has_jitter()) {
-    // One set for the one cluster: resolved against the first pipeline's topology (every pipeline's is
-    // the whole cluster's), run once on the shared network and on every pipeline's GPUs.
+    // One set for the one cluster: resolved against the topology every pipeline shares, run once on
+    // the shared network and on every pipeline's GPUs.
     if (p == 0) {
       HETSIM_ASSIGN_OR_RETURN(out.faults, ResolveFaults(options.faults, *setup->topology, options.fault_sources));
     }
@@ -109,7 +110,7 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
 absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
   std::vector<executor::ExecutorOptions> runs;
   // The whole plan before the first setup: each pipeline's alone fitted while all of them did not
-  // (every pipeline's passes, and the cluster's topology set up once per pipeline; session 33).
+  // (every pipeline's passes; session 33).
   HETSIM_RETURN_IF_ERROR(CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path),
                                            ClusterGpus(inputs.cluster), WorkLimitsOf(options)));
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "service/interop/megatron_yaml.h"
 
 namespace hetsim::interop {
 namespace {
@@ -57,29 +58,34 @@ void Fold(MegatronFlags& out, const std::string& flag, const std::string& value)
 absl::StatusOr<std::optional<AccelerateFile>> ReadConfig(MegatronFlags& out, absl::string_view source) {
   std::optional<std::string> path;
   for (const char* name : {"config_file", "config-file"}) {
-    if (auto it = out.launcher_options.find(name); it != out.launcher_options.end()) path = it->second;
+    if (auto it = out.launch.options.find(name); it != out.launch.options.end()) path = it->second;
   }
-  if (!path || path->empty()) return std::nullopt;
+  if (!path) return std::nullopt;
+  if (path->empty()) {  // `--config_file train.py`: argparse would take the script as the config
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: accelerate launch --config_file: needs a file before the training script", source));
+  }
   absl::StatusOr<LineFile> read = ReadLineFile(out, *path, source);
   if (!read.ok() && !absl::IsNotFound(read.status())) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: accelerate launch --config_file %s: %s", source, *path, read.status().message()));
   }
   if (!read.ok()) {  // a path the script composes from its arguments, or a file not beside it
-    out.launch_notes.push_back(absl::StrFormat(
+    out.launch.notes.push_back(absl::StrFormat(
         "accelerate launch --config_file %s: not readable (%s): the processes, precision and sharding come from "
         "the line's options; put the config where the line names it, relative to the script's folder",
         *path, read.status().message()));
     return std::nullopt;
   }
-  if (read->from_disk) out.files_read.push_back(read->where);
+  if (read->from_disk) out.launch.files_read.push_back(read->where);
   AccelerateFile file;
   file.where = read->where;
   try {
     file.root = YAML::Load(read->text);
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(file.root, file.where));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", file.where, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(file.where, e.mark.line, e.mark.column), e.msg));
   }
   if (!file.root.IsMap() || !file.root["distributed_type"]) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -131,7 +137,7 @@ absl::Status FoldFsdp(const AccelerateFile& f, MegatronFlags& out) {
     Fold(out, "recompute-num-layers", "1");
   }
   if (f.Scalar("fsdp_config", "fsdp_backward_prefetch") == "NO_PREFETCH") {
-    out.launch_notes.push_back(
+    out.launch.notes.push_back(
         "Accelerate config: fsdp_backward_prefetch NO_PREFETCH: priced with the next block's gather prefetched");
   }
   return absl::OkStatus();
@@ -213,9 +219,9 @@ absl::Status FoldProcesses(const AccelerateFile* f, MegatronFlags& out, absl::st
   // config's.
   const auto value = [&](const char* option) -> std::optional<std::string> {
     int64_t n = 0;
-    if (auto it = out.launcher_options.find(option); it != out.launcher_options.end() && !it->second.empty()) {
+    if (auto it = out.launch.options.find(option); it != out.launch.options.end() && !it->second.empty()) {
       if (absl::SimpleAtoi(it->second, &n)) return it->second;
-      out.launch_notes.push_back(
+      out.launch.notes.push_back(
           absl::StrFormat("accelerate launch --%s %s: not a number; the config's or the "
                           "island's count decides",
                           option, it->second));
@@ -231,14 +237,14 @@ absl::Status FoldProcesses(const AccelerateFile* f, MegatronFlags& out, absl::st
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: num_processes: \"%s\" is not a positive number", source, *p));
   }
-  if (out.launcher_nnodes <= 0) out.launcher_nnodes = machines;
-  if (processes > 0 && out.launcher_nproc_per_node <= 0) {
+  if (out.launch.nnodes <= 0) out.launch.nnodes = machines;
+  if (processes > 0 && out.launch.nproc_per_node <= 0) {
     if (processes % machines != 0) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: num_processes %d over num_machines %d: not the same number on every machine", source,
                           processes, machines));
     }
-    out.launcher_nproc_per_node = processes / machines;
+    out.launch.nproc_per_node = processes / machines;
   }
   return absl::OkStatus();
 }
@@ -249,10 +255,10 @@ absl::Status FoldPrecision(const AccelerateFile* f, MegatronFlags& out, absl::st
   // which overrides the launcher's (accelerator.py: the environment's value is the default only).
   std::optional<std::string> precision = out.Value("mixed_precision");
   if (precision) {
-    out.launch_notes.push_back(absl::StrFormat(
+    out.launch.notes.push_back(absl::StrFormat(
         "--mixed_precision %s: the script's, as Accelerate's examples pass it to Accelerator()", *precision));
   }
-  if (auto it = out.launcher_options.find("mixed_precision"); !precision && it != out.launcher_options.end()) {
+  if (auto it = out.launch.options.find("mixed_precision"); !precision && it != out.launch.options.end()) {
     precision = it->second;
   }
   if (!precision && f != nullptr) precision = f->Scalar("", "mixed_precision");
@@ -279,7 +285,7 @@ void FoldTrainerArguments(MegatronFlags& out) {
     const std::optional<std::string> v = out.Value(hf);
     if (!v || out.Has(megatron)) continue;
     out.flags.emplace(megatron, FlagValue{{*v}, 0});
-    out.launch_notes.push_back(absl::StrFormat("--%s %s: the Trainer's, read as --%s", hf, *v, megatron));
+    out.launch.notes.push_back(absl::StrFormat("--%s %s: the Trainer's, read as --%s", hf, *v, megatron));
     // Read now: not also "unknown (ignored)".
     const std::string written = absl::StrCat("--", hf);
     std::erase_if(out.unknown, [&](const std::string& u) { return absl::StartsWith(u, written); });
@@ -289,12 +295,12 @@ void FoldTrainerArguments(MegatronFlags& out) {
 }  // namespace
 
 absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, absl::string_view source) {
-  if (flags.launcher != "accelerate") return flags;
+  if (flags.launch.launcher != "accelerate") return flags;
   MegatronFlags out = flags;
   HETSIM_ASSIGN_OR_RETURN(const std::optional<AccelerateFile> file, ReadConfig(out, source));
   const AccelerateFile* f = file ? &*file : nullptr;
-  if (f == nullptr && !out.launcher_options.contains("config_file") && !out.launcher_options.contains("config-file")) {
-    out.launch_notes.push_back(
+  if (f == nullptr && !out.launch.options.contains("config_file") && !out.launch.options.contains("config-file")) {
+    out.launch.notes.push_back(
         "accelerate launch without --config_file: Accelerate's default config (on the machine that ran it) is not "
         "known; the processes, precision and sharding come from the line's options");
   } else if (f != nullptr) {
@@ -310,7 +316,7 @@ absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, a
       return f->Error("distributed_type",
                       absl::StrFormat("%s: not read (hetsim reads NO, MULTI_GPU, FSDP and DEEPSPEED runs)", type));
     }
-    out.launch_notes.push_back(absl::StrFormat("Accelerate config %s read (distributed_type %s)", f->where, type));
+    out.launch.notes.push_back(absl::StrFormat("Accelerate config %s read (distributed_type %s)", f->where, type));
   }
   HETSIM_RETURN_IF_ERROR(FoldProcesses(f, out, source));
   HETSIM_RETURN_IF_ERROR(FoldPrecision(f, out, source));

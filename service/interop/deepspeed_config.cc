@@ -127,9 +127,9 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   // A plain DeepSpeed script (no Megatron, so no --deepspeed) names its config all the same.
   if (!flags.Has("deepspeed") && !path) return flags;
   MegatronFlags out = flags;
-  if (!path && flags.launcher == "accelerate") return out;  // its Accelerate config gave the ZeRO stage
+  if (!path && flags.launch.launcher == "accelerate") return out;  // its Accelerate config gave the ZeRO stage
   if (!path) {
-    out.launch_notes.push_back(
+    out.launch.notes.push_back(
         "--deepspeed without --deepspeed_config: the batch, ZeRO stage and precision come from the flags");
     return out;
   }
@@ -141,7 +141,7 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   if (!text.ok()) {
     // Scripts often make the config at run time from a template (sed ... > ds_config.json): the
     // flags still say the batch and, with --zero-stage, the ZeRO stage.
-    out.launch_notes.push_back(absl::StrFormat(
+    out.launch.notes.push_back(absl::StrFormat(
         "--deepspeed_config %s: not written by the script and not readable (%s): the batch, ZeRO stage and "
         "precision come from the flags; put the JSON beside the script to read it",
         *path, text.status().message()));
@@ -149,7 +149,7 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
   }
   const std::string& json = text->text;
   const std::string& where = text->where;
-  if (text->from_disk) out.files_read.push_back(where);
+  if (text->from_disk) out.launch.files_read.push_back(where);
   HETSIM_ASSIGN_OR_RETURN(const DeepSpeedConfig config, ParseDeepSpeedConfig(json, where));
   if (config.micro_batch_per_gpu) {
     HETSIM_RETURN_IF_ERROR(
@@ -169,8 +169,8 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
       out.flags.emplace(dtype, FlagValue{{}, 0});
     }
   }
-  out.launch_notes.push_back(absl::StrFormat("DeepSpeed config %s read", where));
-  for (const std::string& n : config.notes) out.launch_notes.push_back(absl::StrCat("DeepSpeed config: ", n));
+  out.launch.notes.push_back(absl::StrFormat("DeepSpeed config %s read", where));
+  for (const std::string& n : config.notes) out.launch.notes.push_back(absl::StrCat("DeepSpeed config: ", n));
   return out;
 }
 

@@ -102,7 +102,7 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
       HETSIM_ASSIGN_OR_RETURN(yaml, MegatronYamlLine(text, out.source));
     }
     HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(yaml.line, out.source));
-    if (!yaml.unknown_keys.empty()) flags.launch_notes.push_back(UnknownYamlKeysNote(yaml.unknown_keys));
+    if (!yaml.unknown_keys.empty()) flags.launch.notes.push_back(UnknownYamlKeysNote(yaml.unknown_keys));
     if (r.strict) {
       HETSIM_RETURN_IF_ERROR(CheckStrictFlags(flags, out.source));
     }

@@ -362,17 +362,17 @@ namespace {
 // `deepspeed --num_gpus N script.py` with no host list (--hostfile, -H, --include, --exclude,
 // --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node.
 void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
-  if (out.launcher != "deepspeed" || out.launcher_nnodes > 0 || out.launcher_nproc_per_node <= 0) return;
+  if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0 || out.launch.nproc_per_node <= 0) return;
   for (size_t j = 0; j < script; ++j) {
     for (const char* n : {"--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_addr"}) {
       if (tokens[j] == n || absl::StartsWith(tokens[j], absl::StrCat(n, "="))) return;
     }
   }
-  out.launcher_nnodes = 1;
-  out.launch_notes.push_back(
+  out.launch.nnodes = 1;
+  out.launch.notes.push_back(
       absl::StrFormat("deepspeed --num_gpus %d without a host list: one node (DeepSpeed's runner runs on the local "
                       "GPUs when /job/hostfile is absent)",
-                      out.launcher_nproc_per_node));
+                      out.launch.nproc_per_node));
 }
 
 // The launcher's own flags before the training script, "--flag value" or "--flag=value": torchrun's
@@ -384,7 +384,8 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
   // options and config decide the run (accelerate_config.h).
   for (size_t j = 0; j + 1 < script; ++j) {
     const std::string& w = tokens[j];
-    if (w.substr(w.find_last_of('/') + 1) == "accelerate" && tokens[j + 1] == "launch") out.launcher = "accelerate";
+    if (w.substr(w.find_last_of('/') + 1) == "accelerate" && tokens[j + 1] == "launch")
+      out.launch.launcher = "accelerate";
   }
   for (size_t j = 0; j < script; ++j) {
     std::string name = tokens[j], value;
@@ -396,42 +397,42 @@ void ReadLauncher(const std::vector<std::string>& tokens, size_t script, Megatro
     }
     if (absl::StartsWith(name, "--") && name.size() > 2) {
       const bool has_value = absl::StrContains(tokens[j], "=") || (j + 1 < script && !absl::StartsWith(value, "-"));
-      out.launcher_options[name.substr(2)] = has_value ? value : "";
+      out.launch.options[name.substr(2)] = has_value ? value : "";
     }
     int64_t* target = nullptr;
     for (const char* n : {"--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus", "--ntasks-per-node"}) {
-      if (name == n) target = &out.launcher_nproc_per_node;
+      if (name == n) target = &out.launch.nproc_per_node;
     }
     for (const char* n : {"--nnodes", "--num_nodes", "--num-nodes", "--nodes", "-N"}) {
-      if (name == n) target = &out.launcher_nnodes;
+      if (name == n) target = &out.launch.nnodes;
     }
     if (target == nullptr) continue;
     absl::string_view number = value;
     if (const size_t colon = number.find(':'); colon != absl::string_view::npos) {
       number = number.substr(colon + 1);
-      out.launch_notes.push_back(
+      out.launch.notes.push_back(
           absl::StrFormat("%s %s: an elastic range; its largest, %s, is read", name, value, number));
     }
     if (!absl::SimpleAtoi(number, target) || *target <= 0) {
       *target = 0;
-      out.launch_notes.push_back(
+      out.launch.notes.push_back(
           absl::StrFormat("%s %s: not a number of GPUs or nodes; --nodes or the island's node decides", name, value));
     }
   }
   DeepSpeedLocalRun(tokens, script, out);
   // torchrun's defaults when the line gives neither (torch/distributed/run.py: --nnodes "1:1",
   // --nproc-per-node "1"): one process on one node, as Megatron-LM's single-GPU examples run.
-  if (out.launcher != "torchrun") return;
+  if (out.launch.launcher != "torchrun") return;
   const auto given = [&out](std::initializer_list<const char*> names) {
-    return std::any_of(names.begin(), names.end(), [&out](const char* n) { return out.launcher_options.contains(n); });
+    return std::any_of(names.begin(), names.end(), [&out](const char* n) { return out.launch.options.contains(n); });
   };
-  if (out.launcher_nnodes <= 0 && !given({"nnodes", "num_nodes", "num-nodes"})) {
-    out.launcher_nnodes = 1;
-    out.launcher_defaults.push_back("torchrun without --nnodes: one node (torchrun's default)");
+  if (out.launch.nnodes <= 0 && !given({"nnodes", "num_nodes", "num-nodes"})) {
+    out.launch.nnodes = 1;
+    out.launch.defaults.push_back("torchrun without --nnodes: one node (torchrun's default)");
   }
-  if (out.launcher_nproc_per_node <= 0 && !given({"nproc_per_node", "nproc-per-node"})) {
-    out.launcher_nproc_per_node = 1;
-    out.launcher_defaults.push_back("torchrun without --nproc_per_node: one process (torchrun's default)");
+  if (out.launch.nproc_per_node <= 0 && !given({"nproc_per_node", "nproc-per-node"})) {
+    out.launch.nproc_per_node = 1;
+    out.launch.defaults.push_back("torchrun without --nproc_per_node: one process (torchrun's default)");
   }
 }
 
@@ -481,9 +482,14 @@ std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words
 
 }  // namespace
 
+std::string YamlPlace(absl::string_view source, int line, int column) {
+  if (line < 0 || column < 0) return std::string(source);
+  return absl::StrFormat("%s:%d:%d", source, line + 1, column + 1);
+}
+
 absl::StatusOr<LineFile> ReadLineFile(const MegatronFlags& flags, const std::string& path, absl::string_view source) {
   LineFile out;
-  if (auto written = flags.written_files.find(path); written != flags.written_files.end()) {
+  if (auto written = flags.launch.written_files.find(path); written != flags.launch.written_files.end()) {
     out.text = written->second;
     out.where = absl::StrFormat("%s (written by the script)", path);
     return out;
@@ -561,13 +567,13 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
   }
   MegatronFlags flags = *std::move(parsed);
   for (auto it = rendered.notes.rbegin(); it != rendered.notes.rend(); ++it) {
-    flags.launch_notes.insert(flags.launch_notes.begin(), absl::StrCat("script ", *it));
+    flags.launch.notes.insert(flags.launch.notes.begin(), absl::StrCat("script ", *it));
   }
-  flags.written_files = std::move(rendered.written_files);
+  flags.launch.written_files = std::move(rendered.written_files);
   // srun inherits the batch allocation: the header's node count when the launch gives none.
-  if (flags.launcher_nnodes == 0 && rendered.sbatch_nodes > 0) {
-    flags.launcher_nnodes = rendered.sbatch_nodes;
-    flags.launch_notes.push_back(absl::StrFormat("nodes: %d, from the Slurm header (#SBATCH, script line %d)",
+  if (flags.launch.nnodes == 0 && rendered.sbatch_nodes > 0) {
+    flags.launch.nnodes = rendered.sbatch_nodes;
+    flags.launch.notes.push_back(absl::StrFormat("nodes: %d, from the Slurm header (#SBATCH, script line %d)",
                                                  rendered.sbatch_nodes, rendered.sbatch_line));
   }
   return flags;
@@ -579,8 +585,8 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!absl::EndsWith(tokens[i], ".py")) continue;
     const size_t slash = tokens[i].find_last_of('/');
-    out.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
-    if (i > 0) out.launcher = tokens[0].substr(tokens[0].find_last_of('/') + 1);  // npos + 1 = 0
+    out.launch.script = slash == std::string::npos ? tokens[i] : tokens[i].substr(slash + 1);
+    if (i > 0) out.launch.launcher = tokens[0].substr(tokens[0].find_last_of('/') + 1);  // npos + 1 = 0
     ReadLauncher(tokens, i, out);
     start = i + 1;
     break;

@@ -26,28 +26,35 @@ struct FlagValue {
   int position = 0;                 // token index, for messages
 };
 
-struct MegatronFlags {
-  std::map<std::string, FlagValue> flags;  // by name without the leading "--"
-  int64_t launcher_nproc_per_node = 0;     // 0 = not given
-  int64_t launcher_nnodes = 0;
-  std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
+// What the launch around the training script decided: the launcher and its options, the files the
+// script read and wrote, and the notes of reading it. A route that re-reads the flags from elsewhere
+// (--yaml-cfg: every argument from a file) keeps this whole context in one assignment.
+struct LaunchContext {
   // The launcher's program ("torchrun", "deepspeed", "srun", "python"): the first word's file name;
   // empty for a line of flags alone.
   std::string launcher;
-  std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
-  std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
+  std::string script;          // the training script's file name ("pretrain_gpt.py"); empty without one
+  int64_t nproc_per_node = 0;  // the launcher's processes per node; 0 = not given
+  int64_t nnodes = 0;          // the launcher's nodes; 0 = not given
+  // The launcher's own options before the script, by name without "--" ("config_file" -> "fsdp.yaml";
+  // "" for a switch): `accelerate launch`'s, read with its config (accelerate_config.h).
+  std::map<std::string, std::string> options;
   // What reading a script (launch_script.h) and its launcher could not decide, one line each.
-  std::vector<std::string> launch_notes;
+  std::vector<std::string> notes;
   // What the launcher's own defaults decided (torchrun's one node): notes of an imported plan, not
   // reasons of a refusal.
-  std::vector<std::string> launcher_defaults;
+  std::vector<std::string> defaults;
   // Files read from disk besides the script (a DeepSpeed config): the import must not write over one.
   std::vector<std::string> files_read;
   // Files the script writes before it launches (a DeepSpeed config in a here document), by path.
   std::map<std::string, std::string> written_files;
-  // The launcher's own options before the script, by name without "--" ("config_file" -> "fsdp.yaml";
-  // "" for a switch): `accelerate launch`'s, read with its config (accelerate_config.h).
-  std::map<std::string, std::string> launcher_options;
+};
+
+struct MegatronFlags {
+  std::map<std::string, FlagValue> flags;                     // by name without the leading "--"
+  std::vector<std::string> no_effect, not_modelled, unknown;  // "--lr 1e-4" as written, in order
+  std::vector<std::string> renamed;  // "--activations-checkpoint-method uniform (today --recompute-method)"
+  LaunchContext launch;              // the launcher, its options, the script's files and notes
   // PyTorch runs the script's own model data parallel (an Accelerate config's distributed_type FSDP or
   // MULTI_GPU): "fsdp" (its ZeRO stage is --zero-stage) or "ddp"; its runtime is PyTorch's
   // (accelerate_config.h), not Megatron's. Empty otherwise.
@@ -94,6 +101,11 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
 
 // The flags of a command already split into words, launcher first.
 absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>& tokens, absl::string_view source);
+
+// Where a YAML file's problem is, for messages: "source:line:column" from yaml-cpp's mark (0-based), or
+// `source` alone when the mark is unset (-1: the error of a node looked up that is not there, which has no
+// place in the file).
+std::string YamlPlace(absl::string_view source, int line, int column);
 
 // Shell-like tokens of `line`: whitespace-separated, quotes group, backslash-newline joins lines, an
 // unquoted # at the start of a token comments out the rest of its line.

@@ -31,9 +31,9 @@ namespace v1 = hetsim::v1;
 // A `main.py` or `finetune*.py` run by DeepSpeed's launcher is a DeepSpeed script (DeepSpeed-Chat's
 // main.py), not Megatron's tasks/main.py.
 bool MegatronEntryPoint(const MegatronFlags& flags) {
-  const bool task = absl::StartsWith(flags.script, "finetune") || flags.script == "main.py";
-  return flags.script.empty() || absl::StartsWith(flags.script, "pretrain_") ||
-         flags.script == "run_text_generation_server.py" || (task && flags.launcher != "deepspeed");
+  const bool task = absl::StartsWith(flags.launch.script, "finetune") || flags.launch.script == "main.py";
+  return flags.launch.script.empty() || absl::StartsWith(flags.launch.script, "pretrain_") ||
+         flags.launch.script == "run_text_generation_server.py" || (task && flags.launch.launcher != "deepspeed");
 }
 
 class Reader {
@@ -67,7 +67,7 @@ class Reader {
   // DeepSpeed's engine runs the line: Megatron-DeepSpeed's --deepspeed, or a DeepSpeed script's config.
   bool DeepSpeed() const {
     return Has("deepspeed") || Has("deepspeed_config") || Has("deepspeed-config") ||
-           (flags_.launcher == "deepspeed" && !MegatronEntryPoint(flags_));
+           (flags_.launch.launcher == "deepspeed" && !MegatronEntryPoint(flags_));
   }
   std::vector<std::string> Values(absl::string_view name) const { return flags_.Values(name); }
   std::string Value(absl::string_view name) const { return flags_.Value(name).value_or(""); }
@@ -105,15 +105,15 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
   for (const v1::NodeType& n : cluster.node_types()) {
     if (n.name() == l.island->node_type()) node_gpus = n.gpus_per_node();
   }
-  l.nodes = request.nodes > 0 ? request.nodes : flags.launcher_nnodes;
+  l.nodes = request.nodes > 0 ? request.nodes : flags.launch.nnodes;
   if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
   if (l.nodes > l.island->node_count()) {
     return r.Error(
         absl::StrFormat("--nodes %d: island \"%s\" has %d nodes", l.nodes, l.island->name(), l.island->node_count()));
   }
-  l.gpus_per_node = request.gpus_per_node > 0           ? request.gpus_per_node
-                    : flags.launcher_nproc_per_node > 0 ? flags.launcher_nproc_per_node
-                                                        : node_gpus;
+  l.gpus_per_node = request.gpus_per_node > 0         ? request.gpus_per_node
+                    : flags.launch.nproc_per_node > 0 ? flags.launch.nproc_per_node
+                                                      : node_gpus;
   if (l.gpus_per_node > node_gpus) {
     return r.Error(absl::StrFormat("--nproc_per_node %d: the nodes of island \"%s\" have %d GPUs", l.gpus_per_node,
                                    l.island->name(), node_gpus));
@@ -1018,13 +1018,13 @@ absl::Status RefuseDeepSpeedVariants(const Reader& r, const MegatronFlags& flags
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   HETSIM_RETURN_IF_ERROR(RefuseDeepSpeedVariants(r, flags));
   if (MegatronEntryPoint(flags)) {
-    if (std::optional<std::string> other = OtherModelEntryPoint(flags.script)) return r.Error(*other);
+    if (std::optional<std::string> other = OtherModelEntryPoint(flags.launch.script)) return r.Error(*other);
   }
   if (std::optional<std::string> vision = VisionFlagOf(flags)) {
     return r.Error(absl::StrFormat(
         "%s: a vision-language model (Megatron-LM's multimodal training, %s), which hetsim does not model (it "
         "prices GPT-style decoders; the vision encoder and its image tokens are not in the line's decoder flags)",
-        *vision, flags.script.empty() ? "a vision encoder before the language model" : flags.script));
+        *vision, flags.launch.script.empty() ? "a vision encoder before the language model" : flags.launch.script));
   }
   // DeepSpeed's FPDT (Ulysses with attention in chunks, offloaded to host memory): priced as plain
   // Ulysses, a run that fits only so would be out of memory.
@@ -1085,7 +1085,7 @@ absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector
     return r.Error(absl::StrFormat(
         "%s sets its batch itself, not on its line: give the batch per GPU on the line as the Hugging Face Trainer's "
         "--per_device_train_batch_size N (or --micro-batch-size N)",
-        r.flags().script));
+        r.flags().launch.script));
   }
   if (r.Has("micro-batch-size") || !r.Has("global-batch-size") || !r.DeepSpeed()) return r.Int("micro-batch-size", 0);
   HETSIM_ASSIGN_OR_RETURN(const int64_t global, r.Int("global-batch-size", 0));
@@ -1133,8 +1133,8 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
 
 // What the import did with the flags it did not price.
 void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
-  for (const std::string& n : flags.launch_notes) notes.push_back(n);
-  for (const std::string& n : flags.launcher_defaults) notes.push_back(n);
+  for (const std::string& n : flags.launch.notes) notes.push_back(n);
+  for (const std::string& n : flags.launch.defaults) notes.push_back(n);
   for (const std::string& f : flags.renamed) notes.push_back(absl::StrCat("read as renamed: ", f));
   if (!flags.no_effect.empty()) {
     notes.push_back(absl::StrCat("no effect on an iteration's cost: ", absl::StrJoin(flags.no_effect, ", ")));
@@ -1253,12 +1253,14 @@ std::string RunWithoutModel(const MegatronFlags& flags) {
   if (flags.Has("fp16")) known.push_back("FP16");
   if (flags.Has("global-batch-size"))
     known.push_back(absl::StrCat("batch ", flags.Value("global-batch-size").value_or("")));
-  const bool deepspeed = flags.launcher == "deepspeed" || flags.Has("deepspeed") || flags.Has("deepspeed_config") ||
-                         flags.Has("deepspeed-config");
-  const std::string launcher = deepspeed ? "DeepSpeed" : flags.launcher.empty() ? "Python" : flags.launcher;
+  const bool deepspeed = flags.launch.launcher == "deepspeed" || flags.Has("deepspeed") ||
+                         flags.Has("deepspeed_config") || flags.Has("deepspeed-config");
+  const std::string launcher = deepspeed                       ? "DeepSpeed"
+                               : flags.launch.launcher.empty() ? "Python"
+                                                               : flags.launch.launcher;
   const bool vowel = absl::StrContains("aeiouAEIOU", launcher.front());
   return absl::StrFormat(
-      "%s %s run of %s%s", vowel ? "an" : "a", launcher, flags.script,
+      "%s %s run of %s%s", vowel ? "an" : "a", launcher, flags.launch.script,
       known.empty() ? "" : absl::StrCat(" (", absl::StrJoin(known, ", "), " from its config and flags)"));
 }
 
@@ -1285,7 +1287,7 @@ absl::StatusOr<MegatronFlags> WithRequestModel(MegatronFlags flags, const Megatr
       if (dtype_given && (name == "fp16" || name == "bf16" || name == "fp8-format")) continue;
       flags.flags.try_emplace(name, value);
     }
-    flags.launch_notes.push_back(absl::StrFormat("the model: %s (--model)", request.model->name()));
+    flags.launch.notes.push_back(absl::StrFormat("the model: %s (--model)", request.model->name()));
     return flags;
   }
   if (shaped || MegatronEntryPoint(flags)) return flags;
@@ -1304,7 +1306,7 @@ absl::StatusOr<MegatronFlags> WithRequestModel(MegatronFlags flags, const Megatr
 MegatronFlags OneExpertIsDense(MegatronFlags flags) {
   if (flags.Value("num-experts") == std::optional<std::string>("1")) {
     flags.flags.erase("num-experts");
-    flags.launch_notes.push_back("--num-experts 1: one expert is a dense MLP (Megatron-DeepSpeed's default)");
+    flags.launch.notes.push_back("--num-experts 1: one expert is a dense MLP (Megatron-DeepSpeed's default)");
   }
   return flags;
 }
@@ -1327,7 +1329,7 @@ MegatronFlags DeepSpeedMoe(MegatronFlags flags) {
   rename("topk", "moe-router-topk");
   if (!flags.Has("moe-router-topk")) {
     flags.flags.emplace("moe-router-topk", FlagValue{{"1"}, 0});
-    flags.launch_notes.push_back("--topk not given: DeepSpeed-MoE routes each token to 1 expert (its default)");
+    flags.launch.notes.push_back("--topk not given: DeepSpeed-MoE routes each token to 1 expert (its default)");
   }
   return flags;
 }
@@ -1343,7 +1345,7 @@ MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
   if (*n == "1") return flags;
   flags.flags.emplace("context-parallel-size", FlagValue{{*n}, 0});
   flags.flags.emplace("cp-comm-type", FlagValue{{"a2a"}, 0});
-  flags.launch_notes.push_back(absl::StrFormat(
+  flags.launch.notes.push_back(absl::StrFormat(
       "--ds-sequence-parallel-size %s: DeepSpeed-Ulysses, priced as context parallelism %s with all-to-alls "
       "(cp_comm_type CP_COMM_ALL_TO_ALL)",
       *n, *n));
@@ -1380,14 +1382,14 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithDeepSpeedConfig(with_config, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
-  std::vector<std::string> files_read = with_config.files_read;
+  std::vector<std::string> files_read = with_config.launch.files_read;
   MegatronFlags read = UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config))));
   HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
   absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
-  if (out.ok() || flags.launch_notes.empty()) return out;
+  if (out.ok() || flags.launch.notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
-                                                        absl::StrJoin(flags.launch_notes, "\n  reading the script: ")));
+                                                        absl::StrJoin(flags.launch.notes, "\n  reading the script: ")));
 }
 
 const spec::FrameworkProfile& KeepBehavioursUnderFramework(v1::Framework framework, const v1::Model& model,

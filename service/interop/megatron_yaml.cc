@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -102,6 +103,12 @@ absl::StatusOr<std::string> Word(const YAML::Node& node, absl::string_view key, 
   return v;
 }
 
+// Whether `root` has a mapping under `key` (yaml-cpp throws on the type of a key that is not there).
+bool IsSection(const YAML::Node& root, const char* key) {
+  const YAML::Node node = root[key];
+  return node.IsDefined() && node.IsMap();
+}
+
 absl::Status AppendMapped(const YAML::Node& root, absl::string_view source, std::string& line) {
   for (const YamlFlag& f : kYamlFlags) {
     const YAML::Node section = root[f.section];
@@ -193,12 +200,48 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
   return absl::OkStatus();
 }
 
+struct KeysWalk {
+  absl::string_view source;
+  int64_t nodes_left = 1'000'000;
+};
+
+absl::Status KeysOnce(const YAML::Node& node, const std::string& path, int depth, KeysWalk& walk) {
+  if (depth > 256 || --walk.nodes_left < 0) return absl::OkStatus();
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      HETSIM_RETURN_IF_ERROR(KeysOnce(node[i], absl::StrFormat("%s[%d]", path, i), depth + 1, walk));
+    }
+    return absl::OkStatus();
+  }
+  if (!node.IsMap()) return absl::OkStatus();
+  std::map<std::string, int> lines;  // key -> its first line (0-based)
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a key that is not a scalar)";
+    const std::string here = path.empty() ? key : absl::StrCat(path, ".", key);
+    const int line = kv.first.Mark().line;
+    auto [it, added] = lines.emplace(key, line);
+    if (!added) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: given twice (lines %d and %d); YAML readers differ on which one counts (PyYAML the last, "
+          "OmegaConf refuses the file), so give it once",
+          walk.source, here, it->second + 1, line + 1));
+    }
+    HETSIM_RETURN_IF_ERROR(KeysOnce(kv.second, here, depth + 1, walk));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckYamlKeysOnce(const YAML::Node& root, absl::string_view source) {
+  KeysWalk walk{source};
+  return KeysOnce(root, "", 0, walk);
+}
 
 bool IsMegatronYaml(absl::string_view yaml_text) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    return root.IsMap() && root["language_model"].IsMap() && root["model_parallel"].IsMap();
+    return root.IsMap() && IsSection(root, "language_model") && IsSection(root, "model_parallel");
   } catch (const YAML::Exception&) {
     return false;
   }
@@ -213,9 +256,16 @@ std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    if (!root.IsMap() || !root["language_model"].IsMap() || !root["model_parallel"].IsMap()) {
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
+    if (!root.IsMap()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));
+    }
+    for (const char* section : {"language_model", "model_parallel"}) {
+      if (IsSection(root, section)) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: %s; a Megatron-LM --yaml-cfg file has its language_model and model_parallel sections", source,
+          section, root[section].IsDefined() ? "not a section" : "required"));
     }
     MegatronYamlRead out;
     out.line = "pretrain_gpt.py";
@@ -225,13 +275,18 @@ absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, a
     return out;
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
 }
 
 absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl::string_view source) {
-  const std::optional<std::string> path = flags.Value("yaml-cfg");
-  if (!path) return flags;
+  if (!flags.Has("yaml-cfg")) return flags;
+  const std::vector<std::string> given = flags.Values("yaml-cfg");
+  if (given.size() != 1 || given.front().empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: --yaml-cfg: needs one file, got %d values (Megatron's argparse takes one path)", source, given.size()));
+  }
+  const std::optional<std::string> path = given.front();
   absl::StatusOr<LineFile> file = ReadLineFile(flags, *path, source);
   if (!file.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -241,27 +296,18 @@ absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl:
   }
   const std::string& text = file->text;
   const std::string& where = file->where;
-  std::vector<std::string> files_read = flags.files_read;
-  if (file->from_disk) files_read.push_back(where);
   HETSIM_ASSIGN_OR_RETURN(const MegatronYamlRead read, MegatronYamlLine(text, where));
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags out, ParseMegatronWords(ShellTokens(read.line), where));
   std::vector<std::string> dropped;
   for (const auto& [name, value] : flags.flags) {
     if (name != "yaml-cfg") dropped.push_back(absl::StrCat("--", name));
   }
-  out.script = flags.script;
-  out.launcher = flags.launcher;
-  out.launcher_nproc_per_node = flags.launcher_nproc_per_node;
-  out.launcher_nnodes = flags.launcher_nnodes;
-  out.launcher_options = flags.launcher_options;
-  out.written_files = flags.written_files;
-  out.files_read = std::move(files_read);
-  out.launch_notes = flags.launch_notes;
-  out.launcher_defaults = flags.launcher_defaults;
-  out.launch_notes.push_back(absl::StrFormat("--yaml-cfg %s read: every argument from the file", where));
-  if (!read.unknown_keys.empty()) out.launch_notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
+  out.launch = flags.launch;  // the line's launcher, script, files and notes: the file replaces its flags only
+  if (file->from_disk) out.launch.files_read.push_back(where);
+  out.launch.notes.push_back(absl::StrFormat("--yaml-cfg %s read: every argument from the file", where));
+  if (!read.unknown_keys.empty()) out.launch.notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
   if (!dropped.empty()) {
-    out.launch_notes.push_back(
+    out.launch.notes.push_back(
         absl::StrFormat("the line's %s: ignored, as Megatron ignores argparse's arguments with "
                         "--yaml-cfg (yaml_arguments.py, load_yaml)",
                         absl::StrJoin(dropped, " ")));

@@ -10,11 +10,20 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "service/interop/megatron_flags.h"
 
 namespace hetsim::interop {
+
+// OK when no mapping of `root` gives a key twice; else InvalidArgument naming `source`, the key's path
+// and both lines. yaml-cpp keeps both entries and looks up the first, PyYAML (Megatron's --yaml-cfg,
+// Accelerate's config) keeps the last, OmegaConf (NeMo) refuses the file: a key given twice is read
+// differently by each, so it is refused. The walk stops at depth 256 and after 1,000,000 nodes (an
+// alias bomb reaches the same nodes again and again; what it hides is not a second key).
+absl::Status CheckYamlKeysOnce(const YAML::Node& root, absl::string_view source);
 
 // Whether `yaml_text` is shaped as a --yaml-cfg file (a mapping with language_model and model_parallel).
 bool IsMegatronYaml(absl::string_view yaml_text);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_flags.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/tokenizer_vocab_internal.h"
 
 namespace hetsim::interop {
@@ -500,9 +501,10 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not YAML: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
   if (!root.IsMap())
     return absl::InvalidArgumentError(absl::StrCat(source, ": not a NeMo config (no mapping at the top)"));
@@ -582,7 +584,7 @@ absl::StatusOr<MegatronImport> ImportNemo(absl::string_view yaml_text, const het
     return ImportNemoConfig(yaml_text, cluster, request, source);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: not a NeMo config: %s", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+        absl::StrFormat("%s: not a NeMo config: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
   }
 }
 

@@ -129,8 +129,9 @@ absl::StatusOr<FieldTarget> BindFieldPath(const pb::Message& root, absl::string_
     if (field->is_repeated()) {
       const int size = r->FieldSize(*at, field);
       if (index >= size) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s[%d]: %s has %d %s (indices 0..%d)", here, index, file, size, field->name(), size - 1));
+        const std::string indices = size > 0 ? absl::StrFormat(" (indices 0..%d)", size - 1) : "";
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s[%d]: %s has %s %s%s", here, index, file, size > 0 ? absl::StrCat(size) : "no", field->name(), indices));
       }
     }
     const pb::OneofDescriptor* oneof = field->real_containing_oneof();

@@ -169,8 +169,11 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     r_.events = sim_.events_processed();
     r_.flows = network_->stats().flows_started;
     r_.network_stats = network_->stats();
-    r_.link_counters.reserve(network_->num_links());
-    for (LinkId l : IdsBelow<LinkId>(network_->num_links())) r_.link_counters.push_back(network_->link_counters(l));
+    // The network's counters, once: a shared network's go with the first run (ExecuteOnOneNetwork).
+    if (shared_ == nullptr || shared_->index == 0) {
+      r_.link_counters.reserve(network_->num_links());
+      for (LinkId l : IdsBelow<LinkId>(network_->num_links())) r_.link_counters.push_back(network_->link_counters(l));
+    }
     return std::move(r_);
   }
 
@@ -748,11 +751,11 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
   for (size_t i = 0; i < runs.size(); ++i) {
     HETSIM_ASSIGN_OR_RETURN(ExecutionResult r, runs[i]->End());
     if (i > 0) {
-      // The events, flows and link counters are the shared network's: counted once, with the first.
+      // The events, flows and link counters are the shared network's: counted once, with the first
+      // (the others' link_counters are empty: a run costs its own links, not the cluster's).
       r.events = 0;
       r.flows = 0;
       r.network_stats = {};
-      r.link_counters.assign(r.link_counters.size(), network::LinkCounters{});
     }
     out.results.push_back(std::move(r));
   }

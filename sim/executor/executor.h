@@ -96,7 +96,9 @@ struct ExecutionResult {
   uint64_t events = 0;
   uint64_t flows = 0;  // every flow started (boundaries and collectives)
   network::NetworkStats network_stats;
-  std::vector<network::LinkCounters> link_counters;  // per link, at the end of the iteration
+  // Per link, at the end of the iteration; empty for the second and later runs on a shared network
+  // (ExecuteOnOneNetwork: the first run's are the network's).
+  std::vector<network::LinkCounters> link_counters;
 
   // Link samples: time of sample i, and busy time of sampled link l at sample i at
   // link_busy[i * sampled_links + l].

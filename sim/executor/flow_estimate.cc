@@ -65,12 +65,10 @@ WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
     }
   }
   e.cluster_gpus = cluster_gpus;
-  e.topologies = std::max<int64_t>(1, static_cast<int64_t>(plan.pipelines.size()));
   e.min_events = static_cast<uint64_t>(e.pipeline_tasks);
-  e.min_memory_bytes =
-      static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
-      static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
-      static_cast<uint64_t>(e.cluster_gpus) * static_cast<uint64_t>(e.topologies) * kMinBytesPerClusterGpu;
+  e.min_memory_bytes = static_cast<uint64_t>(e.pipeline_tasks) * kMinBytesPerPipelineTask +
+                       static_cast<uint64_t>(e.grad_sync_ranks) * kMinBytesPerGradSyncRank +
+                       static_cast<uint64_t>(e.cluster_gpus) * kMinBytesPerClusterGpu;
   return e;
 }
 

@@ -29,8 +29,8 @@ FlowEstimate EstimateExactFlows(const ExecutionSetup& setup);
 struct WorkEstimate {
   int64_t pipeline_tasks = 0;     // forward and backward passes: microbatches x stages x virtual stages x 2
   int64_t grad_sync_ranks = 0;    // ranks of every data-parallel synchronisation group (stages with DP > 1)
-  int64_t cluster_gpus = 0;       // GPUs of the cluster (its topology is built for all of them)
-  int64_t topologies = 1;         // a plan of pipelines sets up the whole cluster once per pipeline
+  int64_t cluster_gpus = 0;       // GPUs of the cluster (its topology is built once for all of them,
+                                  // shared by a plan's pipelines)
   uint64_t min_events = 0;        // each pass ends with one event
   uint64_t min_memory_bytes = 0;  // the DAG, the synchronisation rings' routes and the cluster's topology
 };

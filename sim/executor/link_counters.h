@@ -8,6 +8,8 @@
 #ifndef HETSIM_SIM_EXECUTOR_LINK_COUNTERS_H_
 #define HETSIM_SIM_EXECUTOR_LINK_COUNTERS_H_
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "sim/executor/executor.h"
@@ -18,6 +20,12 @@ namespace hetsim::executor {
 
 std::vector<network::LinkCounters> LinkCountersWithCollectives(const ExecutionSetup& setup,
                                                                const ExecutionResult& result);
+
+// The closed-form collectives' part alone, by link id (only the links they load): what a run without
+// the network's counters (a later pipeline on a shared network) adds to the links, in the cost of its
+// own links rather than the cluster's.
+std::map<uint32_t, network::LinkCounters> CollectiveLinkCounters(const ExecutionSetup& setup,
+                                                                 const ExecutionResult& result);
 
 }  // namespace hetsim::executor
 

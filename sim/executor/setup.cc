@@ -263,9 +263,10 @@ void AddAttentionMaskBytes(uint64_t seq_length, std::vector<BoundaryFlow>& forwa
 
 namespace {
 
-// Phase 1: the routes and the model's per-layer costs.
+// Phase 1: the routes (unless shared) and the model's per-layer costs.
 void BuildRoutesAndModel(ExecutionSetup& setup) {
-  setup.router = std::make_unique<topology::Router>(*setup.topology);
+  if (setup.router == nullptr) setup.router = std::make_shared<topology::Router>(*setup.topology);
+  HETSIM_CHECK(&setup.router->topology() == setup.topology.get(), "a shared router routes on another topology");
   setup.model = std::make_unique<workload::ModelCost>(workload::ModelCost::Create(setup.spec.model));
 }
 
@@ -850,13 +851,15 @@ absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer)
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
-                                                                    std::unique_ptr<topology::Topology> topology,
-                                                                    network::NetworkMode mode, ReplicaReuse reuse) {
+                                                                    std::shared_ptr<const topology::Topology> topology,
+                                                                    network::NetworkMode mode, ReplicaReuse reuse,
+                                                                    std::shared_ptr<topology::Router> router) {
   auto setup = std::make_unique<ExecutionSetup>();
   setup->spec = std::move(spec);
   setup->network_mode = mode;
   setup->microbatches = setup->spec.plan.microbatches;
   setup->topology = std::move(topology);
+  setup->router = std::move(router);
   BuildRoutesAndModel(*setup);
   constexpr absl::string_view kSettingUp = "setting up the simulation";
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));

@@ -241,8 +241,10 @@ struct StageSetup {
 struct ExecutionSetup {
   spec::SimulationSpec spec;  // what was simulated: plan, model, cluster
   network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
-  std::unique_ptr<topology::Topology> topology;
-  std::unique_ptr<topology::Router> router;
+  // The cluster's topology and its routes: the setups of one plan's pipelines share them (one cluster,
+  // one network; built once, not once per pipeline).
+  std::shared_ptr<const topology::Topology> topology;
+  std::shared_ptr<topology::Router> router;
   std::unique_ptr<workload::ModelCost> model;
   std::vector<StageSetup> stages;                // physical stages
   std::vector<VirtualStageCost> virtual_stages;  // k = chunk * S + stage
@@ -269,10 +271,13 @@ struct ExecutionSetup {
 // Builds every piece on `topology` (the cluster's, island i being spec.cluster.islands[i]); errors (a
 // stage the cost model rejects, a missing route) name the plan file and the field. `reuse` kNone
 // times every replica's collectives itself instead of mapping isomorphic ones (the same setup, slower).
+// `router`: routes on `topology` already made (another pipeline's setup on the same cluster), shared;
+// null builds the setup's own.
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
-                                                                    std::unique_ptr<topology::Topology> topology,
+                                                                    std::shared_ptr<const topology::Topology> topology,
                                                                     network::NetworkMode mode,
-                                                                    ReplicaReuse reuse = ReplicaReuse::kMapped);
+                                                                    ReplicaReuse reuse = ReplicaReuse::kMapped,
+                                                                    std::shared_ptr<topology::Router> router = nullptr);
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch (in a mixed stage, its group's share after the replicas

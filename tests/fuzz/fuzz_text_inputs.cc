@@ -71,7 +71,7 @@ void FuzzDeepSpeedConfig(absl::string_view text) {
       "--num-attention-heads 8 --seq-length 512 --max-position-embeddings 512 --tensor-model-parallel-size 2",
       "fuzz.sh");
   if (!flags.ok()) return;
-  flags->written_files["ds.json"] = std::string(text);
+  flags->launch.written_files["ds.json"] = std::string(text);
   hetsim::interop::MegatronImportRequest request;
   request.island = "fast";
   request.nodes = 2;

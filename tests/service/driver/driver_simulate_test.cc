@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "google/protobuf/text_format.h"
+
 #include "proto/inputs.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/simulate.h"
@@ -128,6 +130,97 @@ TEST_CASE("driver: a wall clock start puts the wall time in the report", "[drive
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(sim->report.wall_time_s() > 0);
   CHECK(sim->report.wall_time_s() <= elapsed);
+}
+
+TEST_CASE("driver: a plan's pipelines share one topology and router, and the first run carries the links' counters",
+          "[driver][pipelines]") {
+  // Two pipelines with tensor parallelism (collectives in closed form load their stages' links) and a
+  // data-parallel stage each, on the 512-GPU cluster's h100 island.
+  constexpr char kPlan[] = R"pb(
+    name: "two-pipelines"
+    model {
+      name: "gpt-1.3b"
+      dtype: BF16
+      transformer {
+        num_layers: 24
+        hidden_size: 2048
+        num_attention_heads: 16
+        seq_length: 2048
+        vocab_size: 51200
+        granularity: BLOCK
+        tied_embeddings: true
+      }
+    }
+    global_batch_size: 64
+    micro_batch_size: 2
+    schedule: ONE_F_ONE_B
+    tied_embedding_grad_sync: true
+    pipelines {
+      name: "a"
+      batch_share: 32
+      stages {
+        num_layers: 13
+        tensor_parallel: 2
+        data_parallel: 2
+        mesh { island: "h100" node_count: 1 gpus_per_node: 4 }
+      }
+      stages {
+        first_layer: 13
+        num_layers: 13
+        tensor_parallel: 4
+        mesh { island: "h100" first_node: 1 node_count: 1 gpus_per_node: 4 }
+      }
+    }
+    pipelines {
+      name: "b"
+      batch_share: 32
+      stages {
+        num_layers: 13
+        tensor_parallel: 4
+        mesh { island: "h100" first_node: 2 node_count: 1 gpus_per_node: 4 }
+      }
+      stages {
+        first_layer: 13
+        num_layers: 13
+        tensor_parallel: 2
+        data_parallel: 2
+        mesh { island: "h100" first_node: 3 node_count: 1 gpus_per_node: 4 }
+      }
+    }
+  )pb";
+  hetsim::v1::Plan plan;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kPlan, &plan));
+  proto::Source source;
+  source.bytes = plan.SerializeAsString();
+  source.name = "two-pipelines";
+  const std::string examples = std::string(HETSIM_SOURCE_DIR) + "/examples/";
+  absl::StatusOr<proto::PlanInputs> in =
+      proto::LoadPlanInputs(source, proto::Source::File(examples + "cluster-512gpu.pbtxt"));
+  INFO(in.status().message());
+  REQUIRE(in.ok());
+  absl::StatusOr<Simulation> sim = SimulatePlan(*in);
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  REQUIRE(sim->pipelines.size() == 2);
+  const executor::ExecutionSetup& first = *sim->pipelines[0].setup;
+  const executor::ExecutionSetup& second = *sim->pipelines[1].setup;
+  CHECK(first.topology.get() == second.topology.get());  // built once
+  CHECK(first.router.get() == second.router.get());
+  CHECK(sim->pipelines[0].result.link_counters.size() == first.topology->links().size());
+  CHECK(sim->pipelines[1].result.link_counters.empty());  // the network's are the first run's
+  // The second pipeline's link classes, from the links its collectives load alone, are what the
+  // cluster's every link (the others at zero) gives.
+  executor::ExecutionResult dense = sim->pipelines[1].result;
+  dense.link_counters.assign(first.topology->links().size(), network::LinkCounters{});
+  const hetsim::v1::Report sparse_report = traces::BuildReport(second, sim->pipelines[1].result);
+  const hetsim::v1::Report dense_report = traces::BuildReport(second, dense);
+  REQUIRE(sparse_report.links_size() == dense_report.links_size());
+  double loaded_bytes = 0;
+  for (int c = 0; c < sparse_report.links_size(); ++c) {
+    CHECK(sparse_report.links(c).SerializeAsString() == dense_report.links(c).SerializeAsString());
+    loaded_bytes += sparse_report.links(c).bytes();
+  }
+  CHECK(loaded_bytes > 0);  // its tensor-parallel collectives were counted
 }
 
 }  // namespace

@@ -568,7 +568,7 @@ TEST_CASE("import: Accelerate's published configs with a launch line", "[interop
   absl::StatusOr<MegatronFlags> slurm_flags =
       ParseMegatronLaunchLine(hetsim::testing::ImportTestText(slurm.string()), slurm.string());
   REQUIRE(slurm_flags.ok());
-  CHECK(slurm_flags->launcher == "accelerate");
+  CHECK(slurm_flags->launch.launcher == "accelerate");
   MegatronImportRequest with_model;
   with_model.model = *model;
   absl::StatusOr<MegatronImport> no_batch =
