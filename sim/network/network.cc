@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(engine::Simulator* simu
 }
 
 Network::Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
-    : simulator_(simulator), mode_(mode) {
+    : simulator_(simulator), mode_(mode), check_rates_(CheckRatesFromEnvironment()) {
   links_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity.bytes_per_second();
   link_specs_ = std::move(links);
@@ -112,7 +112,7 @@ uint32_t Network::AllocateFlow() {
   HETSIM_CHECK(flows_.size() < kNoFlow, "too many concurrent flows (%zu)", flows_.size());
   flows_.emplace_back();
   flow_epoch_.push_back(0);
-  flow_fixed_.push_back(0);
+  flow_local_.push_back(0);
   flow_rate_.push_back(kNoFloor);
   flow_new_rate_.push_back(0);
   flow_check_epoch_.push_back(0);
@@ -126,7 +126,7 @@ void Network::ReserveFlows(size_t flows) {
   const size_t want = flows_.size() + flows;
   flows_.reserve(want);
   flow_epoch_.reserve(want);
-  flow_fixed_.reserve(want);
+  flow_local_.reserve(want);
   flow_rate_.reserve(want);
   flow_new_rate_.reserve(want);
   flow_check_epoch_.reserve(want);
