@@ -112,7 +112,7 @@ uint32_t Network::AllocateFlow() {
   HETSIM_CHECK(flows_.size() < kNoFlow, "too many concurrent flows (%zu)", flows_.size());
   flows_.emplace_back();
   flow_epoch_.push_back(0);
-  flow_local_.push_back(0);
+  flow_fixed_.push_back(0);
   flow_rate_.push_back(kNoFloor);
   flow_new_rate_.push_back(0);
   flow_check_epoch_.push_back(0);
@@ -126,7 +126,7 @@ void Network::ReserveFlows(size_t flows) {
   const size_t want = flows_.size() + flows;
   flows_.reserve(want);
   flow_epoch_.reserve(want);
-  flow_local_.reserve(want);
+  flow_fixed_.reserve(want);
   flow_rate_.reserve(want);
   flow_new_rate_.reserve(want);
   flow_check_epoch_.reserve(want);

@@ -229,9 +229,11 @@ class Network : private engine::EventHandler {
     bool binds = false;  // its flows' caps add up to more than its capacity
     // Second line.
     uint32_t visit_epoch = 0;
-    uint32_t level_epoch = 0;      // saturation level already taken into this recompute's floor
-    uint32_t component_index = 0;  // its index in component_links_ (valid while visit_epoch is the epoch)
-    uint32_t others = 0;           // flows on the link outside the component (frozen or not re-rated)
+    uint32_t level_epoch = 0;   // saturation level already taken into this recompute's floor
+    uint32_t unfixed = 0;       // flows on the link whose rate is not decided yet
+    uint32_t others = 0;        // flows on the link outside the component (frozen or not re-rated)
+    double unfixed_weight = 0;  // their weights summed (= unfixed without weighted flows)
+    double residual = 0;        // capacity not yet given to fixed or frozen flows
     // Bottleneck check of a recompute round: the link's load and its flows' largest share.
     uint32_t check_epoch = 0;
     double check_load = 0;
@@ -240,7 +242,7 @@ class Network : private engine::EventHandler {
   static_assert(sizeof(Link) == 128, "a link is two cache lines");
   struct ShareEntry {
     double share;
-    uint32_t index;  // an index in component_links_, or in component_flows_ when is_flow (the flow's cap)
+    uint32_t index;  // a link id, or a flow slot when is_flow (the flow's cap)
     bool is_flow;
   };
 
@@ -273,8 +275,7 @@ class Network : private engine::EventHandler {
   double SaturationLevel(const Link& link);
   void ScanComponentLinks();
   void FillProgressively();
-  void ScanLink(Link& link, LinkId id);
-  void FixFlow(uint32_t i, double rate);  // i: the flow's index in component_flows_
+  void FixFlow(uint32_t slot, double rate);
   bool AddFlowsWithoutBottleneck();
   void RefreshBottlenecks(double threshold);
   double CurrentRate(uint32_t slot) const;  // this round's filling for the component, else the last rate
@@ -308,7 +309,7 @@ class Network : private engine::EventHandler {
   // Per flow slot, the two marks the recompute's inner loops test for every flow of a link, kept
   // apart from Flow (176 bytes) so that scanning a link with hundreds of flows stays in cache.
   std::vector<uint32_t> flow_epoch_;  // component search: visited in recompute number flow_epoch_
-  std::vector<uint32_t> flow_local_;  // its index in component_flows_ (valid while flow_epoch_ is the epoch)
+  std::vector<uint8_t> flow_fixed_;   // progressive filling: rate decided in this recompute
   // The flow's max-min rate as of the last recompute; infinity until its first one. Flows below the
   // recompute's floor keep their rate without being visited.
   std::vector<double> flow_rate_;
@@ -346,18 +347,6 @@ class Network : private engine::EventHandler {
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
   std::vector<uint32_t> violators_;  // flows found without a bottleneck (AddFlowsWithoutBottleneck)
-  // The filling's working set on flat arrays, built by ScanComponentLinks: per component link (its
-  // index in component_links_) and per component flow (in component_flows_), so that the filling reads
-  // no flow or link record (on a component of 1,000+ flows, a cold link record per hop and fix).
-  std::vector<double> fill_residual_;      // capacity the component's unfixed flows may still take
-  std::vector<uint32_t> fill_unfixed_;     // the component's flows on it not fixed yet
-  std::vector<double> fill_weight_;        // their weights summed
-  std::vector<uint32_t> fill_link_begin_;  // its component flows: fill_link_flows_[begin[j], begin[j + 1])
-  std::vector<std::pair<uint32_t, double>> fill_link_flows_;  // (flow index, weight), in the link's order
-  std::vector<uint32_t> fill_flow_begin_;                     // a flow's binding links, likewise
-  std::vector<std::pair<uint32_t, double>> fill_flow_links_;  // (link index, weight), in hop order
-  std::vector<uint8_t> fill_fixed_;                           // per component flow: rate decided
-  std::vector<ShareEntry> fill_caps_;  // the cap entries the filling needs (flow indices), in flow order
   std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows

@@ -98,69 +98,35 @@ void Network::NextEpoch() {
 }
 
 // The binding links of the component's flows, each with the capacity the other flows (frozen, or
-// simply not re-rated in this round) leave and the count and weight of the component's flows on it;
-// with them the filling's flat arrays (which component flows cross which component links).
+// simply not re-rated in this round) leave and the count and weight of the component's flows on it.
 void Network::ScanComponentLinks() {
   // A fresh epoch per round: links are marked anew; the component's flows keep their marks.
   NextEpoch();
-  for (uint32_t i = 0; i < component_flows_.size(); ++i) {
-    flow_epoch_[component_flows_[i]] = epoch_;
-    flow_local_[component_flows_[i]] = i;
-  }
+  for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
   component_links_.clear();
-  fill_residual_.clear();
-  fill_unfixed_.clear();
-  fill_weight_.clear();
-  fill_link_begin_.clear();
-  fill_link_flows_.clear();
-  fill_flow_begin_.clear();
-  fill_flow_links_.clear();
-  fill_caps_.clear();
-  for (uint32_t i = 0; i < component_flows_.size(); ++i) {
-    const uint32_t slot = component_flows_[i];
-    const Flow& f = flows_[slot];
-    fill_flow_begin_.push_back(static_cast<uint32_t>(fill_flow_links_.size()));
-    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
-    // other flows take some of it), and would reach it only together with the link when they take
-    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
-    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
-    bool tightest_binds = false;
-    for (uint32_t h = 0; h < f.hops.size(); ++h) {
-      Link& link = links_[f.hops[h].link.value()];
-      if (!link.binds) continue;
-      tightest_binds |= f.hops[h].link == f.tightest_link;
-      if (link.visit_epoch != epoch_) ScanLink(link, f.hops[h].link);
-      fill_flow_links_.emplace_back(link.component_index, HopWeight(f, h));
-    }
-    if (!f.weights.empty() || !tightest_binds) fill_caps_.push_back(ShareEntry{flow_cap_[slot], i, /*is_flow=*/true});
-  }
-  fill_flow_begin_.push_back(static_cast<uint32_t>(fill_flow_links_.size()));
-  fill_link_begin_.push_back(static_cast<uint32_t>(fill_link_flows_.size()));
-}
-
-// A binding link met for the first time in this round: its place in the filling's arrays.
-void Network::ScanLink(Link& link, LinkId id) {
-  link.visit_epoch = epoch_;
-  link.component_index = static_cast<uint32_t>(component_links_.size());
-  fill_link_begin_.push_back(static_cast<uint32_t>(fill_link_flows_.size()));
-  double others_load = 0;
-  uint32_t others = 0;
-  double weight = 0;
-  for (const LinkEntry& entry : link.flows) {
-    if (flow_epoch_[entry.flow] != epoch_) {
-      others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
-      ++others;
-    } else {
-      const double w = EntryWeight(link, entry);
-      weight += w;
-      fill_link_flows_.emplace_back(flow_local_[entry.flow], w);
+  for (uint32_t slot : component_flows_) {
+    for (const Hop& hop : flows_[slot].hops) {
+      Link& link = links_[hop.link.value()];
+      if (!link.binds || link.visit_epoch == epoch_) continue;
+      link.visit_epoch = epoch_;
+      double others_load = 0;
+      uint32_t others = 0;
+      double weight = 0;
+      for (const LinkEntry& entry : link.flows) {
+        if (flow_epoch_[entry.flow] != epoch_) {
+          others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
+          ++others;
+        } else {
+          weight += EntryWeight(link, entry);
+        }
+      }
+      link.residual = link.capacity - others_load;
+      link.others = others;
+      link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
+      link.unfixed_weight = weight;
+      component_links_.push_back(hop.link);
     }
   }
-  link.others = others;
-  fill_residual_.push_back(link.capacity - others_load);
-  fill_unfixed_.push_back(static_cast<uint32_t>(link.flows.size()) - others);
-  fill_weight_.push_back(weight);
-  component_links_.push_back(id);
 }
 
 // Max-min is the one feasible allocation in which every flow has a bottleneck: it runs at its cap, or
@@ -335,16 +301,28 @@ void Network::FillProgressively() {
     // No link binds: every flow reaches its cap (the filling below would fix each at its cap entry, in
     // increasing order). Most recomputes of a large run are a flow alone on its links.
     for (uint32_t slot : component_flows_) {
+      flow_fixed_[slot] = 1;
       flow_new_rate_[slot] = flow_cap_[slot];
       flow_bottleneck_[slot] = kAtCap;
     }
     return;
   }
-  fill_fixed_.assign(component_flows_.size(), 0);
-  sorted_shares_.assign(fill_caps_.begin(), fill_caps_.end());
+  sorted_shares_.clear();
   share_heap_.clear();
-  for (uint32_t j = 0; j < component_links_.size(); ++j) {
-    sorted_shares_.push_back(ShareEntry{fill_residual_[j] / fill_weight_[j], j, /*is_flow=*/false});
+  for (uint32_t slot : component_flows_) {
+    flow_fixed_[slot] = 0;
+    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
+    // other flows take some of it), and would reach it only together with the link when they take
+    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
+    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
+    const Flow& f = flows_[slot];
+    if (!f.weights.empty() || !links_[f.tightest_link.value()].binds) {
+      sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
+    }
+  }
+  for (LinkId id : component_links_) {
+    const Link& link = links_[id.value()];
+    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id.value(), /*is_flow=*/false});
   }
   // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
   // keys gives the same allocation.
@@ -366,40 +344,42 @@ void Network::FillProgressively() {
       break;
     }
     if (top.is_flow) {  // a flow reaches its cap
-      if (fill_fixed_[top.index]) continue;
+      if (flow_fixed_[top.index]) continue;
       level = std::max(level, top.share);
       FixFlow(top.index, level);
-      flow_bottleneck_[component_flows_[top.index]] = kAtCap;
+      flow_bottleneck_[top.index] = kAtCap;
       continue;
     }
-    const uint32_t j = top.index;
-    if (fill_unfixed_[j] == 0) continue;  // every flow fixed elsewhere: it limits no one
+    Link& bottleneck = links_[top.index];
+    if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
     // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
     // flow is ever given less than a bottleneck saturated before it.
-    const double share = std::max(fill_residual_[j] / fill_weight_[j], level);
+    const double share = std::max(bottleneck.residual / bottleneck.unfixed_weight, level);
     if (share > top.share) {  // stale key: queue again with the current share
-      share_heap_.push_back(ShareEntry{share, j, /*is_flow=*/false});
+      share_heap_.push_back(ShareEntry{share, top.index, /*is_flow=*/false});
       std::push_heap(share_heap_.begin(), share_heap_.end(), later);
       continue;
     }
     level = share;
-    for (uint32_t k = fill_link_begin_[j]; k < fill_link_begin_[j + 1]; ++k) {
-      const uint32_t i = fill_link_flows_[k].first;
-      if (fill_fixed_[i]) continue;
-      FixFlow(i, level);
-      flow_bottleneck_[component_flows_[i]] = component_links_[j];
+    for (const LinkEntry& entry : bottleneck.flows) {
+      if (flow_fixed_[entry.flow]) continue;
+      FixFlow(entry.flow, level);
+      flow_bottleneck_[entry.flow] = LinkId(top.index);
     }
   }
 }
 
-void Network::FixFlow(uint32_t i, double rate) {
-  fill_fixed_[i] = 1;
-  flow_new_rate_[component_flows_[i]] = rate;
-  for (uint32_t k = fill_flow_begin_[i]; k < fill_flow_begin_[i + 1]; ++k) {
-    const auto [j, w] = fill_flow_links_[k];
-    fill_residual_[j] -= rate * w;
-    --fill_unfixed_[j];
-    fill_weight_[j] -= w;
+void Network::FixFlow(uint32_t slot, double rate) {
+  Flow& f = flows_[slot];
+  flow_fixed_[slot] = 1;
+  flow_new_rate_[slot] = rate;
+  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+    Link& link = links_[f.hops[h].link.value()];
+    if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
+    const double w = HopWeight(f, h);
+    link.residual -= rate * w;
+    --link.unfixed;
+    link.unfixed_weight -= w;
   }
 }
 
