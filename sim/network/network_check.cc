@@ -93,8 +93,11 @@ void Network::CheckRates() {
   for (size_t i = 0; i < slots.size(); ++i) {
     const uint32_t slot = slots[i];
     const double rate = flows_[slot].rate;
-    // Relative to the rate; a flow stalled at 0 (a link down) relative to its cap.
-    const double tolerance = 1e-9 * std::max({std::abs(expected[i]), std::abs(rate), flow_cap_[slot] * 1e-3});
+    // Relative to the rate; for a flow stalled at 0 (a link down), to its cap.
+    constexpr double kRelative = 1e-9;
+    constexpr double kOfCap = 1e-12;
+    const double tolerance =
+        std::max(kRelative * std::max(std::abs(expected[i]), std::abs(rate)), kOfCap * flow_cap_[slot]);
     HETSIM_CHECK(std::abs(rate - expected[i]) <= tolerance,
                  "max-min cross-check at %lld ps: flow slot %u (%zu hops) has rate %.17g B/s, a from-scratch "
                  "solve gives %.17g (relative difference %.3g)",
