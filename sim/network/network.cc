@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<Network>> Network::Create(engine::Simulator* simu
 }
 
 Network::Network(engine::Simulator* simulator, std::vector<LinkSpec> links, NetworkMode mode)
-    : simulator_(simulator), mode_(mode) {
+    : simulator_(simulator), mode_(mode), check_rates_(CheckRatesFromEnvironment()) {
   links_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) links_[i].capacity = links[i].capacity.bytes_per_second();
   link_specs_ = std::move(links);

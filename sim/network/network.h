@@ -77,6 +77,7 @@ struct NetworkStats {
   uint64_t component_closures = 0;  // recomputes that re-rated a whole component after local rounds
   uint64_t flows_merged = 0;        // weighted starts folded into an identical flow (StartWeightedFlow)
   size_t max_active_flows = 0;      // most flows transmitting at once
+  uint64_t rate_checks = 0;         // recomputes cross-checked against a from-scratch solve (set_check_rates)
 };
 
 class Network : private engine::EventHandler {
@@ -134,6 +135,14 @@ class Network : private engine::EventHandler {
     const std::pair<LinkId, double> change{link, bytes_per_s};
     SetLinkCapacities({&change, 1});
   }
+
+  // Debug mode: after every max-min recompute, solve max-min from scratch over every transmitting flow
+  // (plain progressive filling, flat arrays, nothing kept between recomputes) and abort unless every
+  // flow's rate agrees with the incremental one within 1e-9 relative (a stalled flow: 1e-12 of its
+  // cap). Slow (a full solve per recompute); for tests and for checking a run by hand. On by default
+  // when the environment has HETSIM_CHECK_MAX_MIN set to anything but "" or "0".
+  void set_check_rates(bool on) { check_rates_ = on; }
+  bool check_rates() const { return check_rates_; }
 
   // SetLinkCapacities calls that changed a capacity (RouteSummary::capacities_version).
   uint64_t capacities_version() const { return capacities_version_; }
@@ -276,6 +285,10 @@ class Network : private engine::EventHandler {
   bool CloseComponent(double threshold);
   void ApplyNewRates();
   void RefreshCap(uint32_t slot);
+  // The cross-check (set_check_rates, network_check.cc).
+  static bool CheckRatesFromEnvironment();
+  void SolveFromScratch(std::vector<uint32_t>& slots, std::vector<double>& rates);
+  void CheckRates();
   // A weighted flow started at this instant, still waiting for its latency, with this route, bytes and
   // weights; kNoFlow if none.
   uint32_t IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> route, std::span<const double> weights,
@@ -337,6 +350,8 @@ class Network : private engine::EventHandler {
   std::vector<ShareEntry> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
+  bool check_rates_ = false;
+  std::vector<uint32_t> check_local_link_;  // the cross-check's link ids to its own indices (kNoFlow: none)
   // Weighted flows started at merge_instant_, by a hash of route, bytes and weights (StartWeightedFlow).
   Time merge_instant_ = kNoTime;
   // Value: the flow slot.

@@ -16,6 +16,7 @@ void Network::Recompute() {
     refill_floor_ = kNoFloor;
     NextEpoch();
     NextEpoch();
+    if (check_rates_) CheckRates();
     return;
   }
   const double threshold = CollectSeeds();
@@ -38,6 +39,7 @@ void Network::Recompute() {
   }
   stats_.flows_visited += component_flows_.size();
   ApplyNewRates();
+  if (check_rates_) CheckRates();
 }
 
 // Which flows to re-rate first. A link can only constrain its flows if the caps of the flows crossing

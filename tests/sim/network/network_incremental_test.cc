@@ -142,6 +142,8 @@ SimulatedRun Simulate(const std::vector<LinkSpec>& specs, const std::vector<Orac
   Completions completions(&sim, flows.size());
   auto net = Network::Create(&sim, specs, NetworkMode::kMaxMinFair);
   REQUIRE(net.ok());
+  // Every recompute also checked against a from-scratch solve (aborts on a rate 1e-9 apart).
+  (*net)->set_check_rates(true);
   std::vector<size_t> order(flows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return starts[a] < starts[b]; });
@@ -166,6 +168,7 @@ SimulatedRun Simulate(const std::vector<LinkSpec>& specs, const std::vector<Orac
   }
   apply_changes_until(kTimeMax);
   sim.Run();
+  REQUIRE((*net)->stats().rate_checks == (*net)->stats().recomputations);
   return {completions.at, (*net)->stats()};
 }
 
