@@ -33,10 +33,9 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   const char* framework = plan.framework() != hetsim::v1::FRAMEWORK_UNSPECIFIED ? " (or the framework's; name it "
                                                                                   "in framework_off)"
                                                                                 : "";
-  // overlap_grad_reduce is modelled: a range starts where its holders' last backwards are done with its
-  // layers (sim/executor/layer_range_sync.h).
+  // overlap_grad_reduce and grad_bucket_bytes are modelled: a range reduces in buckets, each once its
+  // holders' last backwards are done with its layers (sim/executor/layer_range_sync.h).
   if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
-  if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
   // tied_embedding_grad_sync is modelled: the tied matrix all-reduces over every pipeline's first and
   // last stage (sim/executor/layer_range_sync.h), a 1-stage pipeline's stage holding one copy.
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {

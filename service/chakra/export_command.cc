@@ -53,7 +53,9 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   // ZeRO-1/2: each stage's states and step shard over its ranges' groups, as `hetsim run` prices them.
   std::vector<executor::ExecutionSetup*> mutable_setups;
   for (const auto& setup : owned) mutable_setups.push_back(setup.get());
-  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, executor::LayerRangeGroups(setups)));
+  const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
+  HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
+  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   return ExportChakraPipelines(setups);
 }
 
