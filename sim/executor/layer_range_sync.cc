@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -52,17 +53,21 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
             collectives::RingSteps ring_steps)
       : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
 
-  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish) override {
+  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish,
+                     Release gathered) override {
     sim_ = sim;
     network_ = network;
     release_ = std::move(release);
     finish_ = std::move(finish);
+    gathered_ = std::move(gathered);
+    const bool at_start = setups_.front()->spec.plan.overlap_param_gather;
     for (const ExecutionSetup* setup : setups_) ranges_of_.emplace_back(setup->num_stages(), 0);
     gathers_of_ = ranges_of_;
     for (size_t g = 0; g < groups_.size(); ++g) {
       LayerRangeGroup& group = groups_[g];
       const bool zero = group.zero_stage == 1 || group.zero_stage == 2;
-      gathers_after_step_ = gathers_after_step_ || zero;
+      any_zero_ = any_zero_ || zero;
+      group.gather_at_start = zero && at_start;
       buckets_.push_back(RangeBuckets(group));
       group.bucket_start.assign(buckets_.back().size(), kNoTime);
       group.bucket_finish.assign(buckets_.back().size(), kNoTime);
@@ -81,13 +86,18 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
         ++gathers_of_[h.pipeline][h.stage];
       }
     }
-    HETSIM_CHECK(!gathers_after_step_ || std::all_of(groups_.begin(), groups_.end(),
-                                                     [](const LayerRangeGroup& g) { return g.zero_stage > 0; }),
-                 "every range or none gathers after the step (the plan check requires one zero_stage)");
+    HETSIM_CHECK(!any_zero_ || std::all_of(groups_.begin(), groups_.end(),
+                                           [](const LayerRangeGroup& g) { return g.zero_stage > 0; }),
+                 "every range or none gathers (the plan check requires one zero_stage)");
+    gathers_at_start_ = any_zero_ && at_start;
+    gathers_after_step_ = any_zero_ && !at_start;
+    // Plan.overlap_param_gather: the step before's gathers go out at the start, once every run has begun.
+    if (gathers_at_start_) sim_->Schedule(sim_->now(), this, kStartGathers);
     return absl::OkStatus();
   }
 
   bool GathersAfterStep() const override { return gathers_after_step_; }
+  bool GathersAtStart() const override { return gathers_at_start_; }
 
   // Holder (run, stage) has stepped its shards: a range whose holders all have gathers its parameters.
   void StepDone(int run, int stage) override {
@@ -197,6 +207,10 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
 
   // A holder of bucket k of group g is ready: once all are, the bucket may start.
   void OnEvent(uint64_t value) override {
+    if (value == kStartGathers) {
+      StartGathers();
+      return;
+    }
     const int g = static_cast<int>(value >> 32);
     const int k = static_cast<int>(value & 0xffffffffu);
     if (--holders_left_[g][k] > 0) return;
@@ -226,6 +240,23 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     TryLaunch(g);
   }
 
+  // Plan.overlap_param_gather: every range gathers the step before's parameters at once, each over its
+  // own communicators (Megatron's distributed optimizer launches them after the step and the next
+  // forward waits for them; hetsim's grain is the stage: its first forward waits for all its ranges).
+  void StartGathers() {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      groups_[g].gather_start = sim_->now();
+      StartAll(gathers_[g], groups_[g].param_bytes, [this, g] { EarlyGatherDone(static_cast<int>(g)); });
+    }
+  }
+
+  void EarlyGatherDone(int g) {
+    groups_[g].gather_finish = sim_->now();
+    for (const LayerRangeHolder& h : groups_[g].holders) {
+      if (--gathers_of_[h.pipeline][h.stage] == 0) gathered_(h.pipeline, h.stage);
+    }
+  }
+
   void GroupDone(int g) {
     groups_[g].finish = sim_->now();
     for (const LayerRangeHolder& h : groups_[g].holders) {
@@ -247,16 +278,20 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   network::Network* network_ = nullptr;
   Release release_;
   Release finish_;
+  Release gathered_;
+  static constexpr uint64_t kStartGathers = ~uint64_t{0};
+  bool any_zero_ = false;
   bool gathers_after_step_ = false;
+  bool gathers_at_start_ = false;
   std::deque<collectives::TransferGraph> store_;
   std::vector<std::vector<int64_t>> buckets_;  // per group: its buckets' bytes (RangeBuckets)
   // Per group, per bucket, per shard: the reduction.
   std::vector<std::vector<std::vector<const collectives::TransferGraph*>>> graphs_;
   std::vector<std::vector<const collectives::TransferGraph*>> gathers_;  // per group, per shard: ZeRO's gather
-  std::vector<std::vector<int>> holders_left_;  // per group, per bucket: holders not yet ready
-  std::vector<std::vector<bool>> ready_;        // per group, per bucket: every holder is
-  std::vector<int> next_;                       // per group: its next bucket to reduce
-  std::vector<bool> in_flight_;                 // per group: a bucket is being reduced
+  std::vector<std::vector<int>> holders_left_;                           // per group, per bucket: holders not yet ready
+  std::vector<std::vector<bool>> ready_;                                 // per group, per bucket: every holder is
+  std::vector<int> next_;                                                // per group: its next bucket to reduce
+  std::vector<bool> in_flight_;                                          // per group: a bucket is being reduced
   std::vector<int> steps_left_;                                          // per group: holders not yet stepped
   std::vector<std::vector<int>> ranges_of_;   // [pipeline][stage]: its ranges not yet reduced
   std::vector<std::vector<int>> gathers_of_;  // [pipeline][stage]: its ranges not yet gathered (ZeRO)
@@ -264,14 +299,30 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   absl::Status failure_;
 };
 
-// Each range's reduction as a record of its holders' pipelines (step = the range's index).
+// Each range's reduction as a record of its holders' pipelines (step = the range's index). Gathers at
+// the start (Plan.overlap_param_gather) as one record per stage, from the first of its ranges' to the
+// end of the last, as a single pipeline's early gather of its one chunk (step 0; EarlyGatherWait).
 void AddRangeRecords(const std::vector<LayerRangeGroup>& groups, std::vector<ExecutionResult>& results) {
+  std::map<std::pair<int, int>, std::pair<Time, Time>> early;  // (pipeline, stage) -> its gathers' span
+  for (const LayerRangeGroup& group : groups) {
+    if (!group.gather_at_start || group.gather_finish < 0) continue;
+    for (const LayerRangeHolder& h : group.holders) {
+      auto [it, added] = early.try_emplace({h.pipeline, h.stage}, group.gather_start, group.gather_finish);
+      if (added) continue;
+      it->second.first = std::min(it->second.first, group.gather_start);
+      it->second.second = std::max(it->second.second, group.gather_finish);
+    }
+  }
+  for (const auto& [at, span] : early) {
+    results[at.first].grad_syncs.push_back(
+        {at.second, 0, /*param_gather=*/true, span.first, span.second, /*at_start=*/true});
+  }
   for (size_t g = 0; g < groups.size(); ++g) {
     if (groups[g].finish < 0) continue;  // a failure stopped the iteration first
     for (const LayerRangeHolder& h : groups[g].holders) {
       results[h.pipeline].grad_syncs.push_back(
           {h.stage, static_cast<int32_t>(g), /*param_gather=*/false, groups[g].start, groups[g].finish});
-      if (groups[g].gather_finish < 0) continue;
+      if (groups[g].gather_finish < 0 || groups[g].gather_at_start) continue;
       results[h.pipeline].grad_syncs.push_back(
           {h.stage, static_cast<int32_t>(g), /*param_gather=*/true, groups[g].gather_start, groups[g].gather_finish});
     }

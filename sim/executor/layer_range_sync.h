@@ -58,14 +58,14 @@ struct LayerRangeGroup : spec::LayerRange {
   int shards = 1;                         // the finest TP among the holders
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
-  int64_t bytes = 0;     // per GPU of a shard group: the range's dense gradients over `shards`
+  int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
   // Plan.grad_bucket_bytes (0: the range is one bucket): the range's `bytes` reduce in buckets of at
   // most this many, in backward order (bucket 0 holds the range's last layers), one at a time over the
   // range's communicators, as Megatron's DDP reduces a group's buckets on one stream. The tied group
   // is one bucket whatever its size (Megatron's _does_param_require_new_bucket).
   int64_t bucket_bytes = 0;
-  Time start = kNoTime;  // when its first bucket's reduction started
-  Time finish = kNoTime;  // when its last bucket's ended
+  Time start = kNoTime;             // when its first bucket's reduction started
+  Time finish = kNoTime;            // when its last bucket's ended
   std::vector<Time> bucket_start;   // per bucket (RangeBuckets), when its reduction started
   std::vector<Time> bucket_finish;  // and ended
   // ZeRO-1/2 (the holders' zero_stage, Megatron's distributed optimizer): the gradients reduce-scatter
@@ -74,7 +74,10 @@ struct LayerRangeGroup : spec::LayerRange {
   // parameters over `shards`, of which each GPU held 1/n). The tied group too, over its own holders.
   int zero_stage = 0;
   int64_t param_bytes = 0;
-  Time gather_start = kNoTime;  // when the last holder had stepped
+  // Plan.overlap_param_gather: the step before's gather runs at the iteration's start instead, and each
+  // holder's first forward waits for all its ranges' (the stage ends at its step).
+  bool gather_at_start = false;
+  Time gather_start = kNoTime;  // when the last holder had stepped (at the start: 0)
   Time gather_finish = kNoTime;
 };
 

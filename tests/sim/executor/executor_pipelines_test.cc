@@ -831,3 +831,49 @@ TEST_CASE("A range's buckets each start when the last holder's backward is done 
   CHECK(big.pipeline_sync.groups[1].finish == none.pipeline_sync.groups[1].finish);
   CHECK(none.pipeline_sync.groups[1].start == 19 * f);
 }
+
+TEST_CASE("Under ZeRO-1/2 with overlap_param_gather the ranges gather at the start, as the DP 2 plan does",
+          "[executor][pipelines][zero]") {
+  // Plan.overlap_param_gather: the step before's all-gathers run at the iteration's start and each
+  // stage's first forward waits for its own (the DP plan's per stage, here per range: the ranges are the
+  // stages); the stage ends at its step. Same rings, same waits, same ends as the DP 2 plan.
+  const v1::Cluster cluster = PipelineCluster(4);
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = NetworkMode::kMaxMinFair;
+    v1::Plan dp_plan = WithZero(TwoReplicaPlan(0), zero);
+    dp_plan.set_overlap_param_gather(true);
+    v1::Plan pl_plan = WithZero(
+        PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}}), zero);
+    pl_plan.set_overlap_param_gather(true);
+    const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
+    const auto pl = MakeSimulation(MakeInputs(cluster, pl_plan), options);
+    CheckSameIteration(dp, pl);
+    pl_plan.set_overlap_param_gather(false);
+    const auto after = MakeSimulation(MakeInputs(cluster, pl_plan), options);
+    const auto& g = pl.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    for (int r = 0; r < 2; ++r) {
+      CHECK(g[r].gather_at_start);
+      CHECK(g[r].gather_start == 0);
+      // The same ring as after the step, from the start.
+      const auto& late = after.pipeline_sync.groups[r];
+      CHECK(g[r].gather_finish == late.gather_finish - late.gather_start);
+      for (int p = 0; p < 2; ++p) {
+        const auto& run = pl.pipelines[p];
+        // Stage r's first forward waits for its range's gather; the stage ends at its step.
+        const Time first = run.result.node_start[run.setup->dag->Forward(0, r)];
+        if (r == 0) CHECK(first == g[0].gather_finish);
+        CHECK(first >= g[r].gather_finish);
+        CHECK(run.result.stage_end[r] == run.result.grad_sync_end[r] + run.setup->stages[r].optimizer_time);
+        CHECK(hetsim::executor::EarlyGatherWait(*run.setup, run.result, r) ==
+              hetsim::executor::EarlyGatherWait(*dp.setup, dp.result, r));
+      }
+    }
+    // Stage 0's gather is exposed either way, before its first forward instead of after its step, and
+    // stage 1's hides behind stage 0's forward, which shifts it as much: the same ends.
+    CHECK(pl.pipeline_sync.iteration_time == after.pipeline_sync.iteration_time);
+    CHECK(pl.pipelines[0].result.stage_end == after.pipelines[0].result.stage_end);
+  }
+}
