@@ -30,13 +30,10 @@ constexpr const char* kPerRange =
 // The plan-wide settings the per-layer-range reduction does not model.
 void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& model) {
   if (!plan.stages().empty()) p.Add("stages", "set beside pipelines: a plan has stages or pipelines, not both");
-  const char* framework = plan.framework() != hetsim::v1::FRAMEWORK_UNSPECIFIED ? " (or the framework's; name it "
-                                                                                  "in framework_off)"
-                                                                                : "";
-  // overlap_grad_reduce is modelled: a range starts where its holders' last backwards are done with its
-  // layers (sim/executor/layer_range_sync.h).
-  if (plan.overlap_param_gather()) p.Add("overlap_param_gather", "%s%s", kPerRange, framework);
-  if (plan.grad_bucket_bytes() > 0) p.Add("grad_bucket_bytes", "%s: one all-reduce per range", kPerRange);
+  // overlap_param_gather is modelled under ZeRO-1/2 (validate_plan.cc requires it): every range gathers
+  // at the start and each stage's first forward waits for its ranges'.
+  // overlap_grad_reduce and grad_bucket_bytes are modelled: a range reduces in buckets, each once its
+  // holders' last backwards are done with its layers (sim/executor/layer_range_sync.h).
   // tied_embedding_grad_sync is modelled: the tied matrix all-reduces over every pipeline's first and
   // last stage (sim/executor/layer_range_sync.h), a 1-stage pipeline's stage holding one copy.
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {

@@ -84,6 +84,11 @@ inline bool ShardsOptimizer(const hetsim::v1::Plan& p) {
   for (const hetsim::v1::Stage& s : p.stages()) {
     if (s.zero_stage() == 1 || s.zero_stage() == 2) return true;
   }
+  for (const hetsim::v1::Pipeline& pl : p.pipelines()) {  // one zero_stage for all (validate_pipelines.cc)
+    for (const hetsim::v1::Stage& s : pl.stages()) {
+      if (s.zero_stage() == 1 || s.zero_stage() == 2) return true;
+    }
+  }
   return false;
 }
 inline int64_t MeshGpuCount(const hetsim::v1::Mesh& m) { return int64_t{m.node_count()} * m.gpus_per_node(); }

@@ -455,14 +455,21 @@ LayerRanges AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, con
     const std::string name = absl::StrFormat("grad %s layers %d-%d", CollectiveOpName(op), range.first_layer,
                                              range.first_layer + range.num_layers - 1);
     std::vector<size_t>& groups = out_ranges.comm_groups.emplace_back();
+    const std::vector<int64_t> buckets = executor::RangeBuckets(range);
     for (const std::vector<GpuId>& gpus : range.groups) {
       groups.push_back(AddCommGroup(out, gpus));
       const proto::ChakraCommGroup& group = out.comm_groups[groups.back()];
       for (GpuId g : gpus) {
         const auto [p, s] = stage_of.at(g.value());
-        Node n = CollectiveNode(op, range.bytes, name, group);
-        n.add_data_deps(exporters[p].LastBackward(s, g));
-        out_ranges.reduced[g.value()].push_back(AddNode(out, g.value(), std::move(n)));
+        // Plan.grad_bucket_bytes: the range's buckets one after another over its communicator.
+        uint64_t before = exporters[p].LastBackward(s, g);
+        for (size_t k = 0; k < buckets.size(); ++k) {
+          Node n = CollectiveNode(op, buckets[k], buckets.size() == 1 ? name : absl::StrFormat("%s bucket %d", name, k),
+                                  group);
+          n.add_data_deps(before);
+          before = AddNode(out, g.value(), std::move(n));
+        }
+        out_ranges.reduced[g.value()].push_back(before);
       }
     }
   }

@@ -121,7 +121,9 @@ absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions
   std::vector<executor::ExecutionSetup*> mutable_setups{out.setup.get()};
   for (size_t p = 1; p < out.pipelines.size(); ++p) mutable_setups.push_back(out.pipelines[p].owned.get());
   std::vector<const executor::ExecutionSetup*> setups(mutable_setups.begin(), mutable_setups.end());
-  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, executor::LayerRangeGroups(setups)));
+  const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
+  HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
+  HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   HETSIM_ASSIGN_OR_RETURN(executor::PipelinesResult run,
                           executor::ExecutePipelines(setups, runs, options.grad_sync_ring_steps));
   for (size_t p = 0; p < run.results.size(); ++p) out.pipelines[p].result = std::move(run.results[p]);

@@ -96,6 +96,11 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   }
   // The shared gradient sync has gathered stage `stage`'s updated parameters after its step.
   void FinishStage(int stage) { StageDone(stage); }
+  // The shared gradient sync has gathered stage `stage`'s parameters at the iteration's start.
+  void GatheredStage(int stage) {
+    const NodeId first = FirstForward(stage, 0);
+    if (--pending_[first] == 0) Start(first);
+  }
   const absl::Status& failure() const { return failure_; }
 
   absl::StatusOr<ExecutionResult> Go() {
@@ -152,6 +157,9 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     // First: a failure wins a tie with work ending at its time (shared faults started before every run).
     if (own_faults_) own_faults_->Start();
     for (int s = 0; s < S; ++s) StartEarlyGathers(s);
+    if (GradSyncShared() && shared_->grad_sync->GathersAtStart()) {
+      for (int s = 0; s < S; ++s) ++pending_[FirstForward(s, 0)];
+    }
     for (NodeId id = 0; id < n; ++id) {
       if (pending_[id] == 0) Start(id);
     }
@@ -716,7 +724,8 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
   if (grad_sync != nullptr) {
     HETSIM_RETURN_IF_ERROR(grad_sync->Begin(
         &state.sim, state.network.get(), [&runs](int run, int stage) { runs[run]->ReleaseStage(stage); },
-        [&runs](int run, int stage) { runs[run]->FinishStage(stage); }));
+        [&runs](int run, int stage) { runs[run]->FinishStage(stage); },
+        [&runs](int run, int stage) { runs[run]->GatheredStage(stage); }));
   }
   if (state.faults) state.faults->Start();  // first: a failure wins a tie with work ending at its time
   std::optional<WallLimitScope> scope;      // as in Execute: the first run's limit, else the caller's

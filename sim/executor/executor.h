@@ -123,8 +123,10 @@ class SharedGradSync {
   using Release = std::function<void(int run, int stage)>;
   virtual ~SharedGradSync() = default;
   // Before the first event: the engine and network the runs share, how to release a stage to its
-  // optimizer step (`release`) and how to end it after its step (`finish`: only once StepDone was called).
-  virtual absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish) = 0;
+  // optimizer step (`release`), how to end it after its step (`finish`: only once StepDone was called)
+  // and how to let its first forward start (`gathered`: only with GathersAtStart).
+  virtual absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish,
+                             Release gathered) = 0;
   // Run `run`'s stage `stage` has started its last backward (now); it ends at `finish`.
   virtual void LastBackwardStarted(int run, int stage, Time finish) = 0;
   // Whether the sync gathers a stage's updated parameters after its optimizer step (ZeRO-1/2, the
@@ -132,6 +134,10 @@ class SharedGradSync {
   // sync calls `finish`.
   virtual bool GathersAfterStep() const { return false; }
   virtual void StepDone(int /*run*/, int /*stage*/) {}
+  // Whether the sync gathers the step before's parameters at the iteration's start instead
+  // (Plan.overlap_param_gather with ZeRO-1/2): each stage's first forward then waits until the sync
+  // calls `gathered` (Begin) for it, and the stage ends at its step.
+  virtual bool GathersAtStart() const { return false; }
   // A collective that could not start (it stops the engine).
   virtual const absl::Status& failure() const = 0;
 };

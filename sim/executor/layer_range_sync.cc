@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "base/wall_limit.h"
@@ -51,38 +53,51 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
             collectives::RingSteps ring_steps)
       : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
 
-  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish) override {
+  absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish,
+                     Release gathered) override {
     sim_ = sim;
     network_ = network;
     release_ = std::move(release);
     finish_ = std::move(finish);
+    gathered_ = std::move(gathered);
+    const bool at_start = setups_.front()->spec.plan.overlap_param_gather;
     for (const ExecutionSetup* setup : setups_) ranges_of_.emplace_back(setup->num_stages(), 0);
     gathers_of_ = ranges_of_;
     for (size_t g = 0; g < groups_.size(); ++g) {
-      const LayerRangeGroup& group = groups_[g];
+      LayerRangeGroup& group = groups_[g];
       const bool zero = group.zero_stage == 1 || group.zero_stage == 2;
-      gathers_after_step_ = gathers_after_step_ || zero;
-      HETSIM_ASSIGN_OR_RETURN(
-          graphs_.emplace_back(),
-          BuildGraphs(group, zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, group.bytes));
+      any_zero_ = any_zero_ || zero;
+      group.gather_at_start = zero && at_start;
+      buckets_.push_back(RangeBuckets(group));
+      group.bucket_start.assign(buckets_.back().size(), kNoTime);
+      group.bucket_finish.assign(buckets_.back().size(), kNoTime);
+      HETSIM_RETURN_IF_ERROR(BuildBucketGraphs(group, zero, buckets_.back()));
       gathers_.emplace_back();
       if (zero) {
         HETSIM_ASSIGN_OR_RETURN(gathers_.back(), BuildGraphs(group, CollectiveOp::kAllGather, group.param_bytes));
       }
-      holders_left_.push_back(static_cast<int>(group.holders.size()));
+      holders_left_.emplace_back(buckets_.back().size(), static_cast<int>(group.holders.size()));
+      ready_.emplace_back(buckets_.back().size(), false);
+      next_.push_back(0);
+      in_flight_.push_back(false);
       steps_left_.push_back(static_cast<int>(group.holders.size()));
       for (const LayerRangeHolder& h : group.holders) {
         ++ranges_of_[h.pipeline][h.stage];
         ++gathers_of_[h.pipeline][h.stage];
       }
     }
-    HETSIM_CHECK(!gathers_after_step_ || std::all_of(groups_.begin(), groups_.end(),
-                                                     [](const LayerRangeGroup& g) { return g.zero_stage > 0; }),
-                 "every range or none gathers after the step (the plan check requires one zero_stage)");
+    HETSIM_CHECK(!any_zero_ || std::all_of(groups_.begin(), groups_.end(),
+                                           [](const LayerRangeGroup& g) { return g.zero_stage > 0; }),
+                 "every range or none gathers (the plan check requires one zero_stage)");
+    gathers_at_start_ = any_zero_ && at_start;
+    gathers_after_step_ = any_zero_ && !at_start;
+    // Plan.overlap_param_gather: the step before's gathers go out at the start, once every run has begun.
+    if (gathers_at_start_) sim_->Schedule(sim_->now(), this, kStartGathers);
     return absl::OkStatus();
   }
 
   bool GathersAfterStep() const override { return gathers_after_step_; }
+  bool GathersAtStart() const override { return gathers_at_start_; }
 
   // Holder (run, stage) has stepped its shards: a range whose holders all have gathers its parameters.
   void StepDone(int run, int stage) override {
@@ -98,7 +113,11 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   void LastBackwardStarted(int run, int stage, Time finish) override {
     for (size_t g = 0; g < groups_.size(); ++g) {
       for (const LayerRangeHolder& h : groups_[g].holders) {
-        if (h.pipeline == run && h.stage == stage) sim_->Schedule(ReadyAt(groups_[g], h, finish), this, g);
+        if (h.pipeline != run || h.stage != stage) continue;
+        const int n = static_cast<int>(buckets_[g].size());
+        for (int k = 0; k < n; ++k) {
+          sim_->Schedule(ReadyAt(groups_[g], h, finish, k, n), this, (uint64_t{g} << 32) | static_cast<uint64_t>(k));
+        }
       }
     }
   }
@@ -129,6 +148,21 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     return out;
   }
 
+  // The reduction's graphs of every bucket of `group` (`sizes`), built once per distinct size.
+  absl::Status BuildBucketGraphs(const LayerRangeGroup& group, bool zero, const std::vector<int64_t>& sizes) {
+    std::vector<std::vector<const collectives::TransferGraph*>>& out = graphs_.emplace_back();
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (k > 0 && sizes[k] == sizes[k - 1]) {
+        out.push_back(out.back());
+        continue;
+      }
+      HETSIM_ASSIGN_OR_RETURN(
+          out.emplace_back(),
+          BuildGraphs(group, zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, sizes[k]));
+    }
+    return absl::OkStatus();
+  }
+
   // Starts every shard group's collective of `graphs` (over `bytes`); `done` once all have ended
   // (at once when there is nothing to move).
   void StartAll(const std::vector<const collectives::TransferGraph*>& graphs, int64_t bytes,
@@ -149,26 +183,78 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     }
   }
 
-  // When holder `h`'s last backward, started now and ending at `finish`, is done with the range's layers:
-  // its end; with Plan.overlap_grad_reduce (and one model chunk per stage), the layers run last to
-  // first, each an equal part of it.
-  Time ReadyAt(const LayerRangeGroup& group, const LayerRangeHolder& h, Time finish) const {
+  // When holder `h`'s last backward, started now and ending at `finish`, is done with bucket k of the
+  // range's n: its end; with Plan.overlap_grad_reduce (and one model chunk per stage), the layers run
+  // last to first, each an equal part of it, and the range's buckets fill in equal parts of its layers'
+  // share (bucket k once k + 1 of n are done; one bucket: once the range's first layer is).
+  Time ReadyAt(const LayerRangeGroup& group, const LayerRangeHolder& h, Time finish, int k, int n) const {
     const ExecutionSetup& setup = *setups_[h.pipeline];
     const bool one_chunk = setup.virtual_stages.size() == setup.stages.size();
     if (!setup.spec.plan.overlap_grad_reduce || !one_chunk) return finish;
     const spec::StageSpec& st = setup.spec.plan.stages[h.stage];
     const Time d = finish - sim_->now();
-    // The tied group waits for the head's backward on a stage without the embedding.
-    const int from = group.tied && st.first_layer > 0 ? group.first_layer + group.num_layers - 1 : group.first_layer;
-    const int done = st.first_layer + st.num_layers - from;  // layers run when it is ready
-    return sim_->now() + d * done / st.num_layers;
+    const int stage_end = st.first_layer + st.num_layers;
+    if (group.tied) {
+      // The tied group (one bucket) waits for the head's backward on a stage without the embedding.
+      const int from = st.first_layer > 0 ? group.first_layer + group.num_layers - 1 : group.first_layer;
+      return sim_->now() + d * (stage_end - from) / st.num_layers;
+    }
+    // Layers of the stage run before the range's: those after it.
+    const int64_t before = stage_end - group.first_layer - group.num_layers;
+    const int64_t done = before * n + int64_t{group.num_layers} * (k + 1);  // in n-ths of a layer
+    return sim_->now() + d * done / (int64_t{st.num_layers} * n);
   }
 
-  // A holder of group g is ready: once all are, its shard groups' all-reduces start.
-  void OnEvent(uint64_t g) override {
-    if (--holders_left_[g] > 0) return;
-    groups_[g].start = sim_->now();
-    StartAll(graphs_[g], groups_[g].bytes, [this, g] { GroupDone(static_cast<int>(g)); });
+  // A holder of bucket k of group g is ready: once all are, the bucket may start.
+  void OnEvent(uint64_t value) override {
+    if (value == kStartGathers) {
+      StartGathers();
+      return;
+    }
+    const int g = static_cast<int>(value >> 32);
+    const int k = static_cast<int>(value & 0xffffffffu);
+    if (--holders_left_[g][k] > 0) return;
+    ready_[g][k] = true;
+    TryLaunch(g);
+  }
+
+  // The next bucket of group g, once it is ready and the one before has ended (one at a time over the
+  // group's communicators).
+  void TryLaunch(int g) {
+    const int k = next_[g];
+    if (in_flight_[g] || k >= static_cast<int>(buckets_[g].size()) || !ready_[g][k]) return;
+    in_flight_[g] = true;
+    LayerRangeGroup& group = groups_[g];
+    group.bucket_start[k] = sim_->now();
+    if (k == 0) group.start = sim_->now();
+    StartAll(graphs_[g][k], buckets_[g][k], [this, g] { BucketDone(g); });
+  }
+
+  void BucketDone(int g) {
+    groups_[g].bucket_finish[next_[g]] = sim_->now();
+    in_flight_[g] = false;
+    if (++next_[g] == static_cast<int>(buckets_[g].size())) {
+      GroupDone(g);
+      return;
+    }
+    TryLaunch(g);
+  }
+
+  // Plan.overlap_param_gather: every range gathers the step before's parameters at once, each over its
+  // own communicators (Megatron's distributed optimizer launches them after the step and the next
+  // forward waits for them; hetsim's grain is the stage: its first forward waits for all its ranges).
+  void StartGathers() {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      groups_[g].gather_start = sim_->now();
+      StartAll(gathers_[g], groups_[g].param_bytes, [this, g] { EarlyGatherDone(static_cast<int>(g)); });
+    }
+  }
+
+  void EarlyGatherDone(int g) {
+    groups_[g].gather_finish = sim_->now();
+    for (const LayerRangeHolder& h : groups_[g].holders) {
+      if (--gathers_of_[h.pipeline][h.stage] == 0) gathered_(h.pipeline, h.stage);
+    }
   }
 
   void GroupDone(int g) {
@@ -192,11 +278,20 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   network::Network* network_ = nullptr;
   Release release_;
   Release finish_;
+  Release gathered_;
+  static constexpr uint64_t kStartGathers = ~uint64_t{0};
+  bool any_zero_ = false;
   bool gathers_after_step_ = false;
+  bool gathers_at_start_ = false;
   std::deque<collectives::TransferGraph> store_;
-  std::vector<std::vector<const collectives::TransferGraph*>> graphs_;   // per group, per shard: the reduction
+  std::vector<std::vector<int64_t>> buckets_;  // per group: its buckets' bytes (RangeBuckets)
+  // Per group, per bucket, per shard: the reduction.
+  std::vector<std::vector<std::vector<const collectives::TransferGraph*>>> graphs_;
   std::vector<std::vector<const collectives::TransferGraph*>> gathers_;  // per group, per shard: ZeRO's gather
-  std::vector<int> holders_left_;                                        // per group: holders not yet ready
+  std::vector<std::vector<int>> holders_left_;                           // per group, per bucket: holders not yet ready
+  std::vector<std::vector<bool>> ready_;                                 // per group, per bucket: every holder is
+  std::vector<int> next_;                                                // per group: its next bucket to reduce
+  std::vector<bool> in_flight_;                                          // per group: a bucket is being reduced
   std::vector<int> steps_left_;                                          // per group: holders not yet stepped
   std::vector<std::vector<int>> ranges_of_;   // [pipeline][stage]: its ranges not yet reduced
   std::vector<std::vector<int>> gathers_of_;  // [pipeline][stage]: its ranges not yet gathered (ZeRO)
@@ -204,14 +299,30 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   absl::Status failure_;
 };
 
-// Each range's reduction as a record of its holders' pipelines (step = the range's index).
+// Each range's reduction as a record of its holders' pipelines (step = the range's index). Gathers at
+// the start (Plan.overlap_param_gather) as one record per stage, from the first of its ranges' to the
+// end of the last, as a single pipeline's early gather of its one chunk (step 0; EarlyGatherWait).
 void AddRangeRecords(const std::vector<LayerRangeGroup>& groups, std::vector<ExecutionResult>& results) {
+  std::map<std::pair<int, int>, std::pair<Time, Time>> early;  // (pipeline, stage) -> its gathers' span
+  for (const LayerRangeGroup& group : groups) {
+    if (!group.gather_at_start || group.gather_finish < 0) continue;
+    for (const LayerRangeHolder& h : group.holders) {
+      auto [it, added] = early.try_emplace({h.pipeline, h.stage}, group.gather_start, group.gather_finish);
+      if (added) continue;
+      it->second.first = std::min(it->second.first, group.gather_start);
+      it->second.second = std::max(it->second.second, group.gather_finish);
+    }
+  }
+  for (const auto& [at, span] : early) {
+    results[at.first].grad_syncs.push_back(
+        {at.second, 0, /*param_gather=*/true, span.first, span.second, /*at_start=*/true});
+  }
   for (size_t g = 0; g < groups.size(); ++g) {
     if (groups[g].finish < 0) continue;  // a failure stopped the iteration first
     for (const LayerRangeHolder& h : groups[g].holders) {
       results[h.pipeline].grad_syncs.push_back(
           {h.stage, static_cast<int32_t>(g), /*param_gather=*/false, groups[g].start, groups[g].finish});
-      if (groups[g].gather_finish < 0) continue;
+      if (groups[g].gather_finish < 0 || groups[g].gather_at_start) continue;
       results[h.pipeline].grad_syncs.push_back(
           {h.stage, static_cast<int32_t>(g), /*param_gather=*/true, groups[g].gather_start, groups[g].gather_finish});
     }
@@ -251,6 +362,30 @@ LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
 
 }  // namespace
 
+std::vector<int64_t> RangeBuckets(const LayerRangeGroup& group) {
+  if (group.tied || group.bucket_bytes <= 0 || group.bytes <= group.bucket_bytes) return {group.bytes};
+  std::vector<int64_t> out;
+  for (int64_t done = 0; done < group.bytes; done += group.bucket_bytes) {
+    out.push_back(std::min(group.bucket_bytes, group.bytes - done));
+  }
+  return out;
+}
+
+absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::string_view where) {
+  int64_t buckets = 0;
+  for (const LayerRangeGroup& g : groups) {
+    const bool cut = !g.tied && g.bucket_bytes > 0 && g.bytes > g.bucket_bytes;
+    buckets += cut ? (g.bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
+    if (buckets > kMaxRangeBuckets) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets (layers %d-%d "
+          "alone hold %d bytes per GPU)",
+          where, g.bucket_bytes, kMaxRangeBuckets, g.first_layer, g.first_layer + g.num_layers - 1, g.bytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionSetup*>& setups) {
   HETSIM_CHECK(!setups.empty(), "no pipeline");
   const workload::ModelCost& model = *setups[0]->model;
@@ -275,6 +410,7 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     g.bytes = tied ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, fp32)
                    : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, fp32);
     g.without_tied = tied;
+    g.bucket_bytes = static_cast<int64_t>(setups[0]->spec.plan.grad_bucket_bytes);
     g.zero_stage = setups[0]->spec.plan.stages[g.holders[0].stage].zero_stage;
     // The parameters in the model's element type: the gradient bytes without fp32 reduction.
     if (g.zero_stage == 1 || g.zero_stage == 2) {

@@ -12,7 +12,10 @@
 // all-reduce starts when every stage that holds it has run the backward of its layers in its last
 // microbatch (the end of that backward; with Plan.overlap_grad_reduce the point in it where the
 // range's layers are done, layers running last to first), so it overlaps the other pipelines' tails
-// and shares links with their boundary transfers. A stage steps its optimizer once all its ranges are
+// and shares links with their boundary transfers. With Plan.grad_bucket_bytes a range reduces bucket by
+// bucket (RangeBuckets), each bucket once every holder's backward is done with its part of the range
+// (with overlap_grad_reduce; else at the last holder's last backward's end) and the bucket before it
+// has been reduced. A stage steps its optimizer once all its ranges are
 // reduced; the iteration ends with the last stage of the slowest pipeline. Under ZeRO-1/2 a range
 // reduce-scatters, and all-gathers its parameters once every holder has stepped; a stage ends when all
 // its ranges are gathered. The tied group (Plan.tied_embedding_grad_sync) does the same over its own
@@ -22,8 +25,10 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/ids.h"
 #include "base/spec/plan.h"
@@ -53,18 +58,40 @@ struct LayerRangeGroup : spec::LayerRange {
   int shards = 1;                         // the finest TP among the holders
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
-  int64_t bytes = 0;     // per GPU of a shard group: the range's dense gradients over `shards`
-  Time start = kNoTime;  // when the last holder had run the range's last backward
-  Time finish = kNoTime;
+  int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
+  // Plan.grad_bucket_bytes (0: the range is one bucket): the range's `bytes` reduce in buckets of at
+  // most this many, in backward order (bucket 0 holds the range's last layers), one at a time over the
+  // range's communicators, as Megatron's DDP reduces a group's buckets on one stream. The tied group
+  // is one bucket whatever its size (Megatron's _does_param_require_new_bucket).
+  int64_t bucket_bytes = 0;
+  Time start = kNoTime;             // when its first bucket's reduction started
+  Time finish = kNoTime;            // when its last bucket's ended
+  std::vector<Time> bucket_start;   // per bucket (RangeBuckets), when its reduction started
+  std::vector<Time> bucket_finish;  // and ended
   // ZeRO-1/2 (the holders' zero_stage, Megatron's distributed optimizer): the gradients reduce-scatter
   // instead (each GPU of a shard group keeps 1/n of `bytes`), every holder steps its shard, and once
   // all have, the updated parameters all-gather: `param_bytes` per GPU of a shard group (the range's
   // parameters over `shards`, of which each GPU held 1/n). The tied group too, over its own holders.
   int zero_stage = 0;
   int64_t param_bytes = 0;
-  Time gather_start = kNoTime;  // when the last holder had stepped
+  // Plan.overlap_param_gather: the step before's gather runs at the iteration's start instead, and each
+  // holder's first forward waits for all its ranges' (the stage ends at its step).
+  bool gather_at_start = false;
+  Time gather_start = kNoTime;  // when the last holder had stepped (at the start: 0)
   Time gather_finish = kNoTime;
 };
+
+// The bytes of `group`'s buckets, per GPU of a shard group, in the order they reduce: `bytes` cut
+// into pieces of `bucket_bytes` (the last the remainder), or one bucket.
+std::vector<int64_t> RangeBuckets(const LayerRangeGroup& group);
+
+// The most buckets all ranges may hold together (each bucket is an event per holder and a collective
+// per shard group): as many as a pipeline's microbatches (proto/limits.h kMaxMicrobatches).
+inline constexpr int64_t kMaxRangeBuckets = 1'000'000;
+
+// `groups`' buckets counted before any is made; more than kMaxRangeBuckets: an error naming `where`
+// (the plan file) and Plan.grad_bucket_bytes.
+absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::string_view where);
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and
 // their groups; setups[p] is pipeline p's. Bytes from the model's parameters (DenseGradSyncBytes).

@@ -786,3 +786,94 @@ TEST_CASE("Under ZeRO with the tied sync, 1-stage pipelines reduce-scatter what 
     }
   }
 }
+
+TEST_CASE("A range's buckets each start when the last holder's backward is done with their layers",
+          "[executor][pipelines]") {
+  // "one" holds the 4 layers on GPU 0, one microbatch: its backward of 4 x 2f runs from 4f to 12f,
+  // layer 3 first. "two" cuts them 1 + 3 (GPUs 2, 3), two microbatches in 1F1B: its stage 1 runs
+  // F0 [f, 4f], B0 [4f, 10f], F1 [10f, 13f], B1 [13f, 19f]; its stage 0 B1 [19f, 21f]. Range 1-3 holds
+  // 6e6 bytes, three buckets of 2e6 (grad_bucket_bytes), one per layer from layer 3 down: "one" is done
+  // with them at 6f, 8f, 10f, "two" at 15f, 17f, 19f, the later, and each bucket's ring (about 7 us on
+  // NVSwitch) ends long before the next is ready. Range 0 (one bucket) waits for "two"'s stage 0: 21f.
+  v1::Plan plan = PipelinesPlan(
+      4, {{"one", 1, 1, {{"fast", 0, 1, 1, 4}}}, {"two", 2, 1, {{"fast", 2, 1, 1, 1}, {"fast", 3, 1, 1, 3}}}});
+  plan.set_overlap_grad_reduce(true);
+  const Time f = PipeForward(1, kPipeFastTflops);
+  const auto whole = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  REQUIRE(whole.pipeline_sync.groups.size() == 2);
+  CHECK(whole.pipeline_sync.groups[1].start == 19 * f);  // one bucket: once layer 1 is done
+  CHECK(whole.pipeline_sync.groups[0].start == 21 * f);
+  plan.set_grad_bucket_bytes(2000000);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 2);
+  CHECK(hetsim::executor::RangeBuckets(g[1]) == std::vector<int64_t>{2000000, 2000000, 2000000});
+  CHECK(g[1].bucket_start == std::vector<Time>{15 * f, 17 * f, 19 * f});
+  CHECK(g[1].start == 15 * f);
+  CHECK(g[1].finish == g[1].bucket_finish[2]);
+  // The last bucket moves a third of the range's bytes from the same start: the range ends sooner.
+  CHECK(g[1].finish < whole.pipeline_sync.groups[1].finish);
+  CHECK(g[0].bucket_start == std::vector<Time>{21 * f});
+  CHECK(g[0].finish == whole.pipeline_sync.groups[0].finish);
+  // Without the overlap every bucket is ready at the last backward's end and they run one after another.
+  plan.set_overlap_grad_reduce(false);
+  const auto late = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& l = late.pipeline_sync.groups[1];
+  CHECK(l.bucket_start[0] == 19 * f);
+  CHECK(l.bucket_start[1] == l.bucket_finish[0]);
+  CHECK(l.bucket_start[2] == l.bucket_finish[1]);
+  // A bucket size of the whole range or more (or none) is today's one all-reduce per range.
+  plan.set_grad_bucket_bytes(0);
+  const auto none = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  plan.set_grad_bucket_bytes(6000000);
+  const auto big = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  CHECK(big.pipeline_sync.iteration_time == none.pipeline_sync.iteration_time);
+  CHECK(big.pipeline_sync.groups[1].finish == none.pipeline_sync.groups[1].finish);
+  CHECK(none.pipeline_sync.groups[1].start == 19 * f);
+}
+
+TEST_CASE("Under ZeRO-1/2 with overlap_param_gather the ranges gather at the start, as the DP 2 plan does",
+          "[executor][pipelines][zero]") {
+  // Plan.overlap_param_gather: the step before's all-gathers run at the iteration's start and each
+  // stage's first forward waits for its own (the DP plan's per stage, here per range: the ranges are the
+  // stages); the stage ends at its step. Same rings, same waits, same ends as the DP 2 plan.
+  const v1::Cluster cluster = PipelineCluster(4);
+  for (const int zero : {1, 2}) {
+    INFO("zero_stage " << zero);
+    hetsim::driver::SimulateOptions options;
+    options.network_mode = NetworkMode::kMaxMinFair;
+    v1::Plan dp_plan = WithZero(TwoReplicaPlan(0), zero);
+    dp_plan.set_overlap_param_gather(true);
+    v1::Plan pl_plan = WithZero(
+        PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}}), zero);
+    pl_plan.set_overlap_param_gather(true);
+    const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
+    const auto pl = MakeSimulation(MakeInputs(cluster, pl_plan), options);
+    CheckSameIteration(dp, pl);
+    pl_plan.set_overlap_param_gather(false);
+    const auto after = MakeSimulation(MakeInputs(cluster, pl_plan), options);
+    const auto& g = pl.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    for (int r = 0; r < 2; ++r) {
+      CHECK(g[r].gather_at_start);
+      CHECK(g[r].gather_start == 0);
+      // The same ring as after the step, from the start.
+      const auto& late = after.pipeline_sync.groups[r];
+      CHECK(g[r].gather_finish == late.gather_finish - late.gather_start);
+      for (int p = 0; p < 2; ++p) {
+        const auto& run = pl.pipelines[p];
+        // Stage r's first forward waits for its range's gather; the stage ends at its step.
+        const Time first = run.result.node_start[run.setup->dag->Forward(0, r)];
+        if (r == 0) CHECK(first == g[0].gather_finish);
+        CHECK(first >= g[r].gather_finish);
+        CHECK(run.result.stage_end[r] == run.result.grad_sync_end[r] + run.setup->stages[r].optimizer_time);
+        CHECK(hetsim::executor::EarlyGatherWait(*run.setup, run.result, r) ==
+              hetsim::executor::EarlyGatherWait(*dp.setup, dp.result, r));
+      }
+    }
+    // Stage 0's gather is exposed either way, before its first forward instead of after its step, and
+    // stage 1's hides behind stage 0's forward, which shifts it as much: the same ends.
+    CHECK(pl.pipeline_sync.iteration_time == after.pipeline_sync.iteration_time);
+    CHECK(pl.pipelines[0].result.stage_end == after.pipelines[0].result.stage_end);
+  }
+}
