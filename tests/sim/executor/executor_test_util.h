@@ -179,6 +179,30 @@ inline void SetSmallMoeModel(v1::Plan& p, int experts) {
   t->set_granularity(v1::BLOCK);
 }
 
+// A 4-block model (hidden 1024, 2,048 tokens, BF16) in one micro-batch of 16 on one stage of DP 2 over
+// two one-GPU nodes of island "a", under 1F1B: the smallest plan whose backward overlaps a gradient or
+// parameter collective across the network.
+inline v1::Plan SmallDp2Plan(const std::string& name) {
+  v1::Plan plan;
+  plan.set_name(name);
+  v1::Model* m = plan.mutable_model();
+  m->set_name("small");
+  m->set_dtype(v1::BF16);
+  auto* t =
+      hetsim::testing::SetTransformer(*m, {.layers = 4, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 32000});
+  t->set_granularity(v1::BLOCK);
+  plan.set_global_batch_size(16);
+  plan.set_micro_batch_size(16);
+  plan.set_schedule(v1::ONE_F_ONE_B);
+  v1::Stage* st = plan.add_stages();
+  st->set_num_layers(6);
+  st->mutable_mesh()->set_island("a");
+  st->mutable_mesh()->set_node_count(2);
+  st->mutable_mesh()->set_gpus_per_node(1);
+  st->set_data_parallel(2);
+  return plan;
+}
+
 // A 16-block GPT on 2 stages of TP 8 x DP 16 (nodes 0-15 and 16-31 of island "a", 8 GPUs each), 8
 // microbatches, ZeRO-1, gradient reduction overlapped with the backward in 64 MiB buckets, on
 // `c` with its GPU type made an H100 preset (NCCL's achieved bandwidth and latencies): 256 GPUs, small

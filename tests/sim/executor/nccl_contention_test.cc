@@ -22,24 +22,8 @@ constexpr double kH100Share = 24.0 / 132.0;
 
 // Two nodes of one H100 (400 Gb/s NIC): a 4-block model on one stage of DP 2.
 v1::Plan TwoNodePlan(bool contention) {
-  v1::Plan plan;
-  plan.set_name("contention");
-  v1::Model* m = plan.mutable_model();
-  m->set_name("small");
-  m->set_dtype(v1::BF16);
-  auto* t =
-      hetsim::testing::SetTransformer(*m, {.layers = 4, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 32000});
-  t->set_granularity(v1::BLOCK);
-  plan.set_global_batch_size(16);
-  plan.set_micro_batch_size(16);
-  plan.set_schedule(v1::ONE_F_ONE_B);
+  v1::Plan plan = hetsim::testing::SmallDp2Plan("contention");
   plan.set_nccl_sm_contention(contention);
-  v1::Stage* st = plan.add_stages();
-  st->set_num_layers(6);
-  st->mutable_mesh()->set_island("a");
-  st->mutable_mesh()->set_node_count(2);
-  st->mutable_mesh()->set_gpus_per_node(1);
-  st->set_data_parallel(2);
   return plan;
 }
 

@@ -21,25 +21,9 @@ namespace {
 proto::PlanInputs Zero3Inputs(bool prefetch) {
   v1::Cluster cluster = testing::H100Island(2, v1::SINGLE_SWITCH, 1);
   cluster.mutable_gpu_types(0)->set_preset("H100-SXM");  // the kernel model's fields (ideal: peak)
-  v1::Plan plan;
-  plan.set_name("zero3");
-  v1::Model* m = plan.mutable_model();
-  m->set_name("small");
-  m->set_dtype(v1::BF16);
-  auto* t =
-      hetsim::testing::SetTransformer(*m, {.layers = 4, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 32000});
-  t->set_granularity(v1::BLOCK);
-  plan.set_global_batch_size(16);
-  plan.set_micro_batch_size(16);
-  plan.set_schedule(v1::ONE_F_ONE_B);
+  v1::Plan plan = testing::SmallDp2Plan("zero3");
   plan.set_zero3_prefetch(prefetch);
-  v1::Stage* st = plan.add_stages();
-  st->set_num_layers(6);
-  st->mutable_mesh()->set_island("a");
-  st->mutable_mesh()->set_node_count(2);
-  st->mutable_mesh()->set_gpus_per_node(1);
-  st->set_data_parallel(2);
-  st->set_zero_stage(3);
+  plan.mutable_stages(0)->set_zero_stage(3);
   return testing::MakeInputs(cluster, plan);
 }
 
