@@ -168,6 +168,19 @@ absl::Status CheckSmMargins(const StageConfig& c, const GpuCompute& gpu, absl::s
 
 int64_t RoundUpBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
+// The stage's calls of a layer's collective: what the layer says of it (its op, group, userbuffers and
+// whether torch.distributed issues it directly), with the calls' bytes and count; the caller sets what
+// only one pass has (fc2_count, async_backward, recomputed).
+StageCollective OfLayerCollective(const LayerCollective& lc, int64_t bytes, int32_t count, int layer) {
+  return {.op = lc.op,
+          .group = lc.group,
+          .bytes = bytes,
+          .count = count,
+          .layer = layer,
+          .userbuffers = lc.userbuffers,
+          .direct_call = lc.direct_call};
+}
+
 }  // namespace
 
 Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double outputs) {
@@ -674,9 +687,9 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
     if (lc.forward_count > 0) {
       const bool fp8 = fp8_gathers.forward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
       const int64_t forward_bytes = fp8 ? RoundUpBytes(buffer / 2) : bytes;
-      cost->forward_collectives.push_back({lc.op, lc.group, forward_bytes, passes * lc.forward_count, i, false,
-                                           lc.userbuffers, passes * lc.fc2_forward_count});
-      cost->forward_collectives.back().direct_call = lc.direct_call;
+      StageCollective forward = OfLayerCollective(lc, forward_bytes, passes * lc.forward_count, i);
+      forward.fc2_count = passes * lc.fc2_forward_count;
+      cost->forward_collectives.push_back(std::move(forward));
       if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
         const bool gather = lc.op == CollectiveOp::kAllGather;
         cost->forward_collectives.back().beside_gemm_s =
@@ -686,13 +699,13 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
       // torchtitan's per-op policy saves reduce-scatters' outputs, not all-gathers': the backward's
       // recomputation gathers the block's inputs again.
       if (OpRecomputesGathers(layer, c) && lc.op == CollectiveOp::kAllGather && lc.userbuffers) {
-        cost->backward_collectives.push_back(
-            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers});
+        cost->backward_collectives.push_back(OfLayerCollective(lc, forward_bytes, lc.forward_count, i));
       }
       if (full_recompute) {
-        recomputed.push_back(
-            {lc.op, lc.group, forward_bytes, lc.forward_count, i, false, lc.userbuffers, lc.fc2_forward_count, true});
-        recomputed.back().direct_call = lc.direct_call;
+        StageCollective rerun = OfLayerCollective(lc, forward_bytes, lc.forward_count, i);
+        rerun.fc2_count = lc.fc2_forward_count;
+        rerun.recomputed = true;
+        recomputed.push_back(std::move(rerun));
         // The forward's GEMMs, once each (the forward lists each `passes` times in a row).
         const std::vector<double>& forward = cost->forward_collectives.back().beside_gemm_s;
         for (size_t j = 0; j < forward.size(); j += passes) recomputed.back().beside_gemm_s.push_back(forward[j]);
@@ -700,9 +713,9 @@ void AddLayerCollectives(const LayerCost& layer, int i, const StageConfig& c, sp
     }
     if (lc.backward_count > 0) {
       const bool fp8 = fp8_gathers.backward && s.sp && lc.op == CollectiveOp::kAllGather && lc.userbuffers;
-      cost->backward_collectives.push_back({lc.op, lc.group, fp8 ? RoundUpBytes(buffer / 2) : bytes, lc.backward_count,
-                                            i, lc.async_backward, lc.userbuffers});
-      cost->backward_collectives.back().direct_call = lc.direct_call;
+      StageCollective backward = OfLayerCollective(lc, fp8 ? RoundUpBytes(buffer / 2) : bytes, lc.backward_count, i);
+      backward.async_backward = lc.async_backward;
+      cost->backward_collectives.push_back(std::move(backward));
       if (s.sp && lc.userbuffers && lc.group == CollectiveGroup::kTensor) {
         const bool gather = lc.op == CollectiveOp::kAllGather;
         cost->backward_collectives.back().beside_gemm_s =
