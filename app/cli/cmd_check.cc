@@ -19,6 +19,7 @@
 #include "proto/validate_model.h"
 #include "proto/validate_sweep.h"
 #include "service/driver/check_file.h"
+#include "service/sweep/space.h"
 #include "sim/faults/fault_set.h"
 #include "topology/device_graph.h"
 
@@ -58,6 +59,16 @@ int Check(const Args& args) {
   };
   driver::CheckedFiles checked = driver::CheckFiles(files, type, cluster_path);
   for (const absl::Status& s : checked.unreadable) fail(s);
+  // A sweep's axes against its base inputs (an index past a list, a path the base lacks), as `hetsim
+  // sweep` binds them before any point runs: the driver's check reads the files, not the axes in them.
+  size_t readable = 0;
+  for (const std::string& f : files) {
+    absl::StatusOr<proto::AnyMessage> m = proto::LoadAnyMessage(f, type);
+    if (!m.ok() || readable >= checked.checked.size()) continue;
+    driver::Checked& c = checked.checked[readable++];
+    if (!c.status.ok() || m->type != MessageType::kSweep) continue;
+    c.status = sweep::CheckSweepAxes(static_cast<const hetsim::v1::Sweep&>(*m->message), f);
+  }
   std::string summary;
   for (const driver::Checked& c : checked.checked) {
     if (!c.status.ok()) {

@@ -97,6 +97,11 @@ absl::StatusOr<SweepBase> LoadSweepBase(const Sweep& sweep, absl::string_view sw
   return base;
 }
 
+absl::Status CheckSweepAxes(const Sweep& sweep, absl::string_view sweep_path) {
+  HETSIM_ASSIGN_OR_RETURN(SweepBase base, LoadSweepBase(sweep, sweep_path));
+  return SweepSpace::Create(sweep, sweep_path, base).status();
+}
+
 absl::StatusOr<SweepSpace> SweepSpace::Create(const Sweep& sweep, absl::string_view file, const SweepBase& base) {
   SweepSpace space;
   for (int a = 0; a < sweep.axes_size(); ++a) {

@@ -38,6 +38,10 @@ struct SweepBase {
 // and a model_path simulates the plan with that model instead of the plan's own.
 absl::StatusOr<SweepBase> LoadSweepBase(const hetsim::v1::Sweep& sweep, absl::string_view sweep_path);
 
+// What `hetsim sweep` checks before any point runs, for `hetsim check`: the base inputs load and every
+// axis binds to them (SweepSpace::Create's errors).
+absl::Status CheckSweepAxes(const hetsim::v1::Sweep& sweep, absl::string_view sweep_path);
+
 struct SweepAxisBinding {
   enum class Root { kCluster, kModel, kPlan, kPlanner };
   std::string path;  // as the sweep writes it; also the axis's column name
