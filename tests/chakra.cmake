@@ -1,48 +1,33 @@
+# `hetsim export chakra` of PLAN on CLUSTER replayed by `hetsim run --chakra` (chakra/round_trip.py): the
+# two iteration times agree within LIMIT percent (the script's default without it), every rank file one
+# ASTRA-sim accepts.
+function(hetsim_chakra_round_trip name plan cluster)
+  add_test(NAME chakra.round_trip.${name}
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim> ${plan} ${cluster}
+                   ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/${name} ${ARGN})
+endfunction()
+
 # Chakra round trip through the command line (tests/chakra/round_trip.py): the HAPT case study, and
 # the 512-GPU example outside the sanitizer build (35 MB of traces, seconds in Release).
-add_test(NAME chakra.round_trip.hapt_case
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/examples/plan-hapt-case.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/hapt_case)
+hetsim_chakra_round_trip(hapt_case ${PROJECT_SOURCE_DIR}/examples/plan-hapt-case.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
 if(NOT HETSIM_SANITIZE)
-  add_test(NAME chakra.round_trip.512gpu
-           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                   ${PROJECT_SOURCE_DIR}/examples/plan-512gpu.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-512gpu.pbtxt
-                   ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/512gpu)
+  hetsim_chakra_round_trip(512gpu ${PROJECT_SOURCE_DIR}/examples/plan-512gpu.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-512gpu.pbtxt)
   set_tests_properties(chakra.round_trip.512gpu PROPERTIES TIMEOUT 600)
 endif()
 # A plan that leaves a node idle, with ZeRO-1 all-gathers: every rank file is one ASTRA-sim accepts.
-add_test(NAME chakra.round_trip.idle_gpus
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/plan-idle-gpus.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/idle_gpus)
+hetsim_chakra_round_trip(idle_gpus ${CMAKE_CURRENT_SOURCE_DIR}/chakra/plan-idle-gpus.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
 # A plan of pipelines of different shapes (issue 39): the lab example's six pipelines and their layer ranges'
 # all-reduces, every rank file one ASTRA-sim accepts.
-add_test(NAME chakra.round_trip.lab_pipelines
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/examples/plan-lab-pipelines.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines)
+hetsim_chakra_round_trip(lab_pipelines ${PROJECT_SOURCE_DIR}/examples/plan-lab-pipelines.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # The same pipelines under ZeRO-1: each range's reduce-scatter, the steps over the range's shard, then its
 # parameters' all-gather after every holder's step.
-add_test(NAME chakra.round_trip.lab_pipelines_zero1
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1.pbtxt
-                 ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines_zero1)
+hetsim_chakra_round_trip(lab_pipelines_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # The tied lab plan under ZeRO-1 (session 33): the tied matrix reduce-scatters over every pipeline's first
 # and last stage and all-gathers after their steps, as the ranges do. Measured 0.0000% apart.
-add_test(NAME chakra.round_trip.lab_pipelines_tied_zero1
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-tied-zero1.pbtxt
-                 ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines_tied_zero1)
+hetsim_chakra_round_trip(lab_pipelines_tied_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-tied-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # The lab pipelines with 25 MiB gradient buckets per layer range (session 34): each range's buckets one after
 # another on its communicator. Measured 0.0005% apart.
-add_test(NAME chakra.round_trip.lab_pipelines_buckets
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-buckets.pbtxt
-                 ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/lab_pipelines_buckets)
+hetsim_chakra_round_trip(lab_pipelines_buckets ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-buckets.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # AMP's DeepSpeed plans as they are validated (docs/validation.md): the rendezvous (Plan.p2p_rendezvous,
 # each transfer waiting for its receiver's ready message, as the executor's E_step edges make it wait
 # for both stages) and the tied embedding's gradient all-reduce between the first and the last stage
@@ -50,16 +35,8 @@ add_test(NAME chakra.round_trip.lab_pipelines_buckets
 # mixed one, whose first stage reaches the last through a p3.8xlarge's 10 Gb/s NIC. Limit 0.01%: session
 # 32 measured 0.0021% and 0.0020% (docs/chakra.md); without the tied all-reduce the export was 3.37% and
 # 20.5% short of `hetsim run`.
-add_test(NAME chakra.round_trip.amp_t4
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/validation/plans/amp-t4x16-tp1-dp2-pp8-mb2.pbtxt
-                 ${PROJECT_SOURCE_DIR}/validation/clusters/aws-g4dn-4x4.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/amp_t4 0.01)
-add_test(NAME chakra.round_trip.amp_mixed
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/round_trip.py $<TARGET_FILE:hetsim>
-                 ${PROJECT_SOURCE_DIR}/validation/plans/amp-v100x12-t4x4-tp1-dp2-pp8-mb2.pbtxt
-                 ${PROJECT_SOURCE_DIR}/validation/clusters/aws-p3-3x4-g4dn-1x4.pbtxt
-                 ${CMAKE_CURRENT_BINARY_DIR}/chakra_round_trip/amp_mixed 0.01)
+hetsim_chakra_round_trip(amp_t4 ${PROJECT_SOURCE_DIR}/validation/plans/amp-t4x16-tp1-dp2-pp8-mb2.pbtxt ${PROJECT_SOURCE_DIR}/validation/clusters/aws-g4dn-4x4.pbtxt 0.01)
+hetsim_chakra_round_trip(amp_mixed ${PROJECT_SOURCE_DIR}/validation/plans/amp-v100x12-t4x4-tp1-dp2-pp8-mb2.pbtxt ${PROJECT_SOURCE_DIR}/validation/clusters/aws-p3-3x4-g4dn-1x4.pbtxt 0.01)
 # ASTRA-sim's own all-gather and reduce-scatter traces, rebuilt byte for byte: comm_size read as ASTRA-sim reads it.
 add_test(NAME chakra.astra_microbenchmarks
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/chakra/astra_microbenchmarks.py $<TARGET_FILE:hetsim>
