@@ -173,8 +173,13 @@ absl::StatusOr<std::string> Check(const Args& args) {
   }
   const std::optional<proto::Source> cluster_source =
       cluster != nullptr ? std::optional(SourceOf(*cluster)) : std::nullopt;
-  driver::Checked c = driver::CheckOne(m, SourceOf(file), cluster_source ? &*cluster_source : nullptr);
+  const proto::Source source = SourceOf(file);
+  driver::Checked c = driver::CheckOne(m, source, cluster_source ? &*cluster_source : nullptr);
   if (!c.status.ok()) return c.status;
+  // A sweep's axes bound to its base inputs, as `hetsim check` and `hetsim sweep` bind them.
+  if (m.type == proto::MessageType::kSweep) {
+    HETSIM_RETURN_IF_ERROR(sweep::CheckSweepAxes(static_cast<const v1::Sweep&>(*m.message), source.label()));
+  }
   return c.summary;
 }
 

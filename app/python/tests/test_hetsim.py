@@ -173,6 +173,14 @@ def test_check_paths_and_messages():
     # Files and messages mix as the run call mixes them: one loading edge (proto::Source) behind both.
     cluster = text(HAPT_CLUSTER, hetsim_pb2.Cluster)
     assert hetsim.check(HAPT_PLAN, cluster=cluster) == hetsim.check(HAPT_PLAN, cluster=HAPT_CLUSTER)
+
+
+def test_check_binds_a_sweeps_axes_as_the_cli_does():
+    # An axis past the base plan's pipelines: `hetsim check` says so with exit 2; the call raises the same.
+    bad = os.path.join(SOURCE, "tests", "bad_inputs", "sweep_pipeline_index_no_pipelines.pbtxt")
+    with pytest.raises(hetsim.HetsimError, match=r"axes\[0\]\.path: plan\.pipelines\[0\]: .* has no pipelines"):
+        hetsim.check(bad)
+    assert "sweep" in hetsim.check(os.path.join(EX, "sweep-bandwidth.pbtxt")).lower()
 def test_run_takes_faults_as_the_cli_does():
     faults = os.path.join(EX, "faults-straggler.pbtxt")
     expected = cli_message(hetsim_pb2.Report, "run", HAPT_PLAN, "--cluster", HAPT_CLUSTER, "--faults", faults,
