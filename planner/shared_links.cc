@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 
+#include "base/check.h"
+
 namespace hetsim::planner {
 namespace {
 
@@ -51,21 +53,28 @@ std::vector<Time> ShareLinks(const std::vector<SharedFlow>& flows) {
   std::vector<Time> end(n, 0);
   std::vector<double> left(n);
   std::vector<bool> done(n, false);
+  // When flow i may begin: its start, and after the flow it follows has ended (unknown until then).
+  const auto begins = [&](size_t i) {
+    const int after = flows[i].after;
+    if (after < 0) return flows[i].start;
+    return done[after] ? std::max(flows[i].start, end[after]) : kTimeMax;
+  };
   size_t remaining = n;
   Time now = kTimeMax;
   for (size_t i = 0; i < n; ++i) {
+    HETSIM_CHECK(flows[i].after < static_cast<int>(i), "a flow follows an earlier one");
     left[i] = flows[i].bytes;
-    now = std::min(now, flows[i].start);
+    now = std::min(now, begins(i));
   }
   while (remaining > 0) {
     std::vector<size_t> active;
     Time next = kTimeMax;  // the next event: a flow starts or ends
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) continue;
-      if (flows[i].start <= now) {
+      if (begins(i) <= now) {
         active.push_back(i);
       } else {
-        next = std::min(next, flows[i].start);
+        next = std::min(next, begins(i));
       }
     }
     const std::vector<double> rate = FairRates(flows, active);
