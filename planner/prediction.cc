@@ -131,8 +131,7 @@ Time GatherWait(const pl::PipelineDag& dag, const pl::LongestPath& lp, const std
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages, Time tied_sync,
-                                   const std::vector<Time>& first_forward_release) {
+                                   int virtual_stages, Time tied_sync, const std::vector<Time>& first_forward_release) {
   Prediction p;
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());

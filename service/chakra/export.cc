@@ -468,7 +468,7 @@ LayerRanges RangeCommunicators(const std::vector<const ExecutionSetup*>& setups,
   return ranges;
 }
 
-// Range `range`'s all-gather of its parameters on `gpu` over communicator `group`, named by its layers.
+// Range `range`'s all-gather of its parameters over communicator `group`, named by its layers.
 Node RangeGather(const executor::LayerRangeGroup& range, const proto::ChakraCommGroup& group) {
   const std::string name =
       absl::StrFormat("param all-gather layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);

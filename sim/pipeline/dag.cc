@@ -203,8 +203,7 @@ std::vector<Time> NodeDurations(const PipelineDag& dag, const UniformCosts& cost
   return d;
 }
 
-LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations,
-                               std::span<const Time> release) {
+LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations, std::span<const Time> release) {
   const int n = dag.num_nodes();
   LongestPath result;
   result.earliest_start.assign(n, 0);

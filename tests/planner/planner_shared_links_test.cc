@@ -58,8 +58,8 @@ TEST_CASE("shared links: a flow that follows another begins when it ends, latenc
   b.after = 0;
   SharedFlow b2 = FlowOf(MillisecondsToTime(700), 1e9, {{-1, 5 * kGBps}}, lat);
   b2.after = 0;
-  const std::vector<Time> end = ShareLinks({FlowOf(0, 1e9, {{-1, 5 * kGBps}}, lat), FlowOf(0, 1e9, {{-1, 5 * kGBps}}),
-                                            b, b2});
+  const std::vector<Time> end =
+      ShareLinks({FlowOf(0, 1e9, {{-1, 5 * kGBps}}, lat), FlowOf(0, 1e9, {{-1, 5 * kGBps}}), b, b2});
   CHECK(end[0] == MillisecondsToTime(400) + lat);
   CHECK(end[1] == MillisecondsToTime(400));
   // B's bytes end at 600.01 ms, before B2 begins at 700 ms; B2 then runs alone.
