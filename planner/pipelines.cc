@@ -206,6 +206,8 @@ struct RangeRing {
   Time ready = 0;                                  // its last holder's last backward
   Time ring = 0;                                   // alone (MixedRingTime)
   MixedRing parts;                                 // its bytes, latency and links (MixedRingOf)
+  int64_t grad_bytes = 0;                          // per GPU of a shard group: its gradients
+  int64_t param_bytes = 0;                         // ZeRO-1/2: its parameters, which it all-gathers
 
   bool Holds(size_t p, size_t i) const {
     return std::find(holders.begin(), holders.end(), std::make_pair(p, i)) != holders.end();
@@ -255,7 +257,11 @@ RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& clus
                             : workload::DenseGradSyncBytes(model, first, end - first, finest, fp32);
   };
   int64_t bytes = range_bytes(options.grad_reduce_in_fp32);
-  if (out.zero_stage == 1 || out.zero_stage == 2) bytes = (bytes + range_bytes(false)) / 2;
+  out.grad_bytes = bytes;
+  if (out.zero_stage == 1 || out.zero_stage == 2) {
+    out.param_bytes = range_bytes(false);
+    bytes = (bytes + out.param_bytes) / 2;
+  }
   PriceRing(cluster, groups, bytes, out);
   return out;
 }
@@ -274,34 +280,115 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
   int finest = 1;
   std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
   int64_t bytes = workload::TiedGradSyncBytes(model, finest, options.grad_reduce_in_fp32);
+  out.grad_bytes = bytes;
   // ZeRO-1/2: the matrix's reduce-scatter and all-gather over its copies, as a range's.
-  if (out.zero_stage == 1 || out.zero_stage == 2)
-    bytes = (bytes + workload::TiedGradSyncBytes(model, finest, false)) / 2;
+  if (out.zero_stage == 1 || out.zero_stage == 2) {
+    out.param_bytes = workload::TiedGradSyncBytes(model, finest, false);
+    bytes = (bytes + out.param_bytes) / 2;
+  }
   PriceRing(cluster, groups, bytes, out);
   return out;
 }
 
-// Range `ring` as a flow over the links it crosses: each holding stage's NIC share (keys 0.., one per
-// stage of every pipeline, from `first_stage_key`) or, when its holders all sit on one node, the stage's
-// GPUs' links on it (keys from `stage_keys`, one per stage), and each crossing between two of its islands
-// (negative keys), with RingAllReduceSeconds's terms: 2 (n - 1) / n of its bytes and 2 (n - 1) latencies.
-SharedFlow RangeFlow(const RangeRing& ring, const std::vector<int>& first_stage_key, int stage_keys, int islands) {
+// Where each stage's links sit among ShareLinks' keys: stage i of pipeline p is first_stage_key[p] + i
+// (its NIC share), and `stage_keys` further when its ranges ring over its GPUs' links on one node.
+struct StageKeys {
+  std::vector<int> first_stage_key;
+  int stage_keys = 0;
+  int islands = 0;
+};
+
+StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>& pipelines) {
+  StageKeys out;
+  for (const PricedPipeline& p : pipelines) {
+    out.first_stage_key.push_back(out.stage_keys);
+    out.stage_keys += static_cast<int>(p.stages->size());
+  }
+  out.islands = cluster.num_islands();
+  return out;
+}
+
+// A collective of `bytes` per GPU over range `ring` as a flow over the links it crosses: each holding
+// stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and each
+// crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x 1/n of
+// the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a reduce-scatter
+// or an all-gather n - 1).
+SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps) {
   SharedFlow flow;
   flow.start = ring.ready;
   const MixedRing& m = ring.parts;
-  if (m.replicas < 2 || m.bytes <= 0 || !(m.BytesPerS() > 0)) return flow;
-  const double steps = 2.0 * (m.replicas - 1);
-  flow.bytes = steps * m.bytes / m.replicas;
+  if (m.replicas < 2 || bytes <= 0 || !(m.BytesPerS() > 0)) return flow;
+  flow.bytes = steps * bytes / m.replicas;
   flow.latency = SecondsToTime(steps * TimeToSeconds(m.latency));
   for (size_t k = 0; k < ring.holders.size(); ++k) {
     const auto [p, i] = ring.holders[k];
-    flow.links.emplace_back((m.one_node ? stage_keys : 0) + first_stage_key[p] + static_cast<int>(i),
+    flow.links.emplace_back((m.one_node ? keys.stage_keys : 0) + keys.first_stage_key[p] + static_cast<int>(i),
                             m.hop_bytes_per_s[k]);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
-    if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * islands + pair.second), rate);
+    if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate);
   }
   return flow;
+}
+
+// The bytes of a range's buckets in the order they reduce, as executor::RangeBuckets cuts them: `bytes`
+// in pieces of `bucket_bytes` (the last the remainder), or one bucket (none asked, a range no larger,
+// the tied matrix: Megatron's _does_param_require_new_bucket).
+std::vector<int64_t> BucketsOf(int64_t bytes, int64_t bucket_bytes, bool tied) {
+  if (tied || bucket_bytes <= 0 || bytes <= bucket_bytes) return {bytes};
+  std::vector<int64_t> out;
+  for (int64_t done = 0; done < bytes; done += bucket_bytes) out.push_back(std::min(bucket_bytes, bytes - done));
+  return out;
+}
+
+// When holder `i` of pipeline `pipe` is ready for bucket k of `ring`'s n: its last backward's end; with
+// overlap_grad_reduce the point in that backward (layers last to first, each an equal part) where the
+// stage's layers after the range and k + 1 n-ths of the range's are done; the tied ring waits for the
+// head's backward on a stage without the embedding (the simulator's ReadyAt, in the same integers).
+Time HolderReady(const RangeRing& ring, const PricedPipeline& pipe, size_t i, int k, int n, bool overlap) {
+  const StagePrediction& sp = pipe.prediction->stages[i];
+  if (!overlap) return sp.last_backward_end;
+  const SearchedStage& st = (*pipe.stages)[i];
+  const Time d = sp.backward;
+  const Time begin = sp.last_backward_end - d;
+  const int stage_end = st.first_layer + st.num_layers;
+  if (ring.tied) {
+    const int from = st.first_layer > 0 ? ring.end - 1 : ring.first;
+    return begin + d * (stage_end - from) / st.num_layers;
+  }
+  const int64_t before = stage_end - ring.end;
+  const int64_t done = before * n + int64_t{ring.end - ring.first} * (k + 1);  // in n-ths of a layer
+  return begin + d * done / (int64_t{st.num_layers} * n);
+}
+
+// `ring`'s reduction as flows appended to `flows`, one per bucket, each after the one before and ready
+// when its last holder is (HolderReady): an all-reduce of the bucket, under ZeRO-1/2 a reduce-scatter,
+// the last one with the range's all-gather (an all-reduce of their mean, as without buckets) unless the
+// gathers run at the start. The index of its last flow.
+size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const std::vector<PricedPipeline>& pipelines,
+                     const StageKeys& keys, std::vector<SharedFlow>& flows) {
+  const std::vector<int64_t> buckets = BucketsOf(ring.grad_bytes, options.grad_bucket_bytes, ring.tied);
+  const bool zero = ring.zero_stage == 1 || ring.zero_stage == 2;
+  const int n = static_cast<int>(buckets.size());
+  const double ring_steps = ring.parts.replicas - 1.0;
+  int after = -1;
+  for (int k = 0; k < n; ++k) {
+    int64_t bytes = buckets[k];
+    double steps = zero ? ring_steps : 2 * ring_steps;
+    if (k == n - 1 && zero && !options.overlap_param_gather) {
+      bytes = (bytes + ring.param_bytes) / 2;
+      steps = 2 * ring_steps;
+    }
+    SharedFlow flow = RangeFlow(ring, keys, static_cast<double>(bytes), steps);
+    flow.start = 0;
+    for (const auto& [p, i] : ring.holders) {
+      flow.start = std::max(flow.start, HolderReady(ring, pipelines[p], i, k, n, options.overlap_grad_reduce));
+    }
+    flow.after = after;
+    after = static_cast<int>(flows.size());
+    flows.push_back(std::move(flow));
+  }
+  return static_cast<size_t>(after);
 }
 
 // ZeRO-1/2: what one GPU of stage `i` of `pipe` keeps of its ranges' states (`zero_stage`; 3: the
@@ -358,47 +445,59 @@ std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   return out;
 }
 
-}  // namespace
-
-LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
-                                  const RangeOptions& options, const std::vector<PricedPipeline>& pipelines) {
-  const bool grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
+// Every layer range's ring over the stages that hold it (the cut points of every pipeline split the
+// layers), and with the tied sync the tied matrix's ring last.
+std::vector<RangeRing> RingsOf(const workload::ModelCost& model, const ClusterModel& cluster,
+                               const RangeOptions& options, const std::vector<PricedPipeline>& pipelines) {
   std::vector<int> cuts = {0, model.num_layers()};
   for (const PricedPipeline& p : pipelines) {
     for (const SearchedStage& s : *p.stages) cuts.push_back(s.first_layer);
   }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<RangeRing> rings;
+  for (size_t r = 0; r + 1 < cuts.size(); ++r) {
+    rings.push_back(RangeRingOf(model, cluster, options, pipelines, cuts[r], cuts[r + 1]));
+  }
+  if (options.tied_embedding_grad_sync && workload::TiedGradSyncBytes(model, 1, false) > 0) {
+    rings.push_back(TiedRingOf(model, cluster, options, pipelines));
+  }
+  return rings;
+}
+
+}  // namespace
+
+LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
+                                  const RangeOptions& options, const std::vector<PricedPipeline>& pipelines) {
+  const bool grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   // [pipeline][stage]: when its last range is reduced.
   std::vector<std::vector<Time>> reduced(pipelines.size());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     for (const StagePrediction& sp : pipelines[p].prediction->stages) reduced[p].push_back(sp.last_backward_end);
   }
   LayerRangesPrice out;
-  out.ranges = static_cast<int>(cuts.size()) - 1;
-  std::vector<RangeRing> rings;
-  for (size_t r = 0; r + 1 < cuts.size(); ++r) {
-    rings.push_back(RangeRingOf(model, cluster, options, pipelines, cuts[r], cuts[r + 1]));
-    out.slowest_ring = std::max(out.slowest_ring, rings.back().ring);
-  }
-  if (options.tied_embedding_grad_sync && workload::TiedGradSyncBytes(model, 1, false) > 0) {
-    rings.push_back(TiedRingOf(model, cluster, options, pipelines));
-    out.slowest_ring = std::max(out.slowest_ring, rings.back().ring);
-  }
+  const std::vector<RangeRing> rings = RingsOf(model, cluster, options, pipelines);
+  out.ranges = static_cast<int>(rings.size()) - (rings.empty() || !rings.back().tied ? 0 : 1);
+  for (const RangeRing& ring : rings) out.slowest_ring = std::max(out.slowest_ring, ring.ring);
   // The ranges run at once where their times overlap, sharing the links they have in common: a stage's
   // NIC share among its ranges, a crossing between two islands among every range across it (ShareLinks,
-  // max-min as the simulator's network); a stage steps once all its ranges are reduced.
-  std::vector<int> first_stage_key;
-  int keys = 0;
-  for (const PricedPipeline& p : pipelines) {
-    first_stage_key.push_back(keys);
-    keys += static_cast<int>(p.stages->size());
-  }
+  // max-min as the simulator's network); a range's buckets one after another; a stage steps once all its
+  // ranges are reduced.
+  const StageKeys keys = KeysOf(cluster, pipelines);
   std::vector<SharedFlow> flows;
-  for (const RangeRing& ring : rings) flows.push_back(RangeFlow(ring, first_stage_key, keys, cluster.num_islands()));
+  std::vector<size_t> last_flow;
+  for (const RangeRing& ring : rings) last_flow.push_back(AddRangeFlows(ring, options, pipelines, keys, flows));
   const std::vector<Time> done = ShareLinks(flows);
-  for (size_t r = 0; r < rings.size(); ++r) {
-    for (const auto& [p, i] : rings[r].holders) reduced[p][i] = std::max(reduced[p][i], done[r]);
+  for (size_t r = 0, f = 0; r < rings.size(); ++r) {
+    for (const auto& [p, i] : rings[r].holders) reduced[p][i] = std::max(reduced[p][i], done[last_flow[r]]);
+    LayerRangesPrice::Range& times = out.range_times.emplace_back();
+    times.first_layer = rings[r].first;
+    times.end_layer = rings[r].end;
+    times.tied = rings[r].tied;
+    for (; f <= last_flow[r]; ++f) {
+      times.bucket_start.push_back(flows[f].after < 0 ? flows[f].start : std::max(flows[f].start, done[f - 1]));
+      times.bucket_end.push_back(done[f]);
+    }
   }
   out.grad_sync.resize(pipelines.size());
   out.state_delta.resize(pipelines.size());
@@ -418,12 +517,34 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
   return out;
 }
 
+std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, const ClusterModel& cluster,
+                                            const RangeOptions& options, const std::vector<PricedPipeline>& pipelines) {
+  if (!options.overlap_param_gather) return {};
+  const std::vector<RangeRing> rings = RingsOf(model, cluster, options, pipelines);
+  const auto zero = [](const RangeRing& r) { return r.zero_stage == 1 || r.zero_stage == 2; };
+  if (rings.empty() || !std::all_of(rings.begin(), rings.end(), zero)) return {};
+  // Every range's all-gather (n - 1 steps of 1/n of its parameters) from the start, at once.
+  const StageKeys keys = KeysOf(cluster, pipelines);
+  std::vector<SharedFlow> flows;
+  for (const RangeRing& ring : rings) {
+    flows.push_back(RangeFlow(ring, keys, static_cast<double>(ring.param_bytes), ring.parts.replicas - 1.0));
+    flows.back().start = 0;
+  }
+  const std::vector<Time> done = ShareLinks(flows);
+  std::vector<std::vector<Time>> out;
+  for (const PricedPipeline& p : pipelines) out.emplace_back(p.stages->size(), Time());
+  for (size_t r = 0; r < rings.size(); ++r) {
+    for (const auto& [p, i] : rings[r].holders) out[p][i] = std::max(out[p][i], done[r]);
+  }
+  return out;
+}
+
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction) {
   // Judged again on the sharded states: a ZeRO stage of DP 1 priced alone holds them whole.
   prediction.fits_memory = true;
   for (size_t i = 0; i < prediction.stages.size(); ++i) {
     StagePrediction& sp = prediction.stages[i];
-    sp.grad_sync = price.grad_sync[p][i];
+    sp.grad_sync = price.grad_sync[p][i] + sp.gather_wait;
     sp.peak_bytes += price.state_delta[p][i];
     if (sp.peak_bytes > sp.capacity_bytes) prediction.fits_memory = false;
   }

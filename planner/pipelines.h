@@ -10,10 +10,11 @@
 // (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO-1 per range is tried on
 // the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or whose memory
 // bounds a stage, is also planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its
-// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3,
-// bucketed or overlapped reduction and replica groups are left out (the simulator refuses them with
-// pipelines, proto/validate_pipelines.h); PriceLayerRanges prices ZeRO-1/2 with the tied sync (the
-// matrix sharded over its copies) for `validate`, the family itself plans no tied sync.
+// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3
+// and replica groups are left out (the simulator refuses them with pipelines, proto/validate_pipelines.h);
+// PriceLayerRanges prices ZeRO-1/2 with the tied sync (the matrix sharded over its copies), bucketed and
+// overlapped reduction and the gathers at the start (RangeOptions) for `validate`; the family itself
+// plans none of them (its plans are written without those settings).
 // MakePlan keeps such a plan only when it predicts faster than the single-pipeline and mixed-replica candidates.
 #ifndef HETSIM_PLANNER_PIPELINES_H_
 #define HETSIM_PLANNER_PIPELINES_H_
@@ -177,6 +178,14 @@ struct LayerRangesPrice {
   // stage's own pricing of them (sharded over its replicas); 0 without ZeRO.
   std::vector<std::vector<int64_t>> state_delta;
   std::vector<Time> end;  // per pipeline: its last stage's end
+  // Per range (in layer order, the tied ring last), per bucket: when its reduction begins (its holders
+  // ready and the bucket before ended) and ends (latencies included).
+  struct Range {
+    int first_layer = 0, end_layer = 0;
+    bool tied = false;
+    std::vector<Time> bucket_start, bucket_end;
+  };
+  std::vector<Range> range_times;
 };
 
 struct RangeOptions {
@@ -185,6 +194,18 @@ struct RangeOptions {
   // every pipeline's first and last stage (a 1-stage pipeline's once), ready when they all have run
   // their last backward; the ranges holding the embedding or the head reduce without it.
   bool tied_embedding_grad_sync = false;
+  // Plan.overlap_grad_reduce with one model chunk per stage: a holder is ready for a range (a bucket of
+  // it) where its last backward is done with the range's layers (each layer an equal part of that
+  // backward, last to first), not at its end (sim/executor/layer_range_sync.cc, ReadyAt).
+  bool overlap_grad_reduce = false;
+  // Plan.grad_bucket_bytes (0: one bucket per range): a range reduces in buckets of this many bytes per
+  // GPU of a shard group, its last layers' first, one at a time over its ring, each once every holder
+  // is ready for it and the one before has ended; each pays its own latencies (executor::RangeBuckets).
+  int64_t grad_bucket_bytes = 0;
+  // Plan.overlap_param_gather under ZeRO-1/2: the ranges' all-gathers run at the iteration's start
+  // (EarlyGathers; the caller predicts each pipeline with its stages' first forwards released there),
+  // so after the backward a range only reduce-scatters and a stage ends at its optimizer step.
+  bool overlap_param_gather = false;
 };
 
 // Every layer range's all-reduce over the stages that hold it, on `cluster` (the whole cluster): a
@@ -192,13 +213,23 @@ struct RangeOptions {
 // (MixedRingOf), the ranges whose times overlap sharing the links they have in common (each holding
 // stage's NIC share, each crossing between two islands; ShareLinks, max-min), and each stage steps its
 // optimizer once its ranges are reduced. ZeRO-1/2 (the holders' zero_stage): a range reduce-scatters its
-// gradients and all-gathers its parameters over the ring (priced as one all-reduce of their mean), and
-// a stage's states and step shard per range over the range's GPUs; with the tied sync the tied ring
-// does the same with the matrix over every copy, and the ranges beside it shard theirs without it.
+// gradients and all-gathers its parameters over the ring (priced as one all-reduce of their mean; in
+// buckets, the buckets' reduce-scatters and the last with the all-gather; with overlap_param_gather
+// the reduce-scatters alone), and a stage's states and step shard per range over the range's GPUs;
+// with the tied sync the tied ring does the same with the matrix over every copy, and the ranges beside
+// it shard theirs without it. Buckets and overlapped reduction: RangeOptions.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
 
-// Pipeline `p`'s prediction with its stages' grad_sync and its iteration (its end) from `price`.
+// Plan.overlap_param_gather under ZeRO-1/2 (options.overlap_param_gather and the holders' zero_stage):
+// [pipeline][stage] when the all-gathers of the step before's parameters of every range it holds have
+// ended, every range's ring started at once at the iteration's start, sharing the links they have in
+// common as PriceLayerRanges' rings do; what the stage's first forward waits for. Empty otherwise.
+std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, const ClusterModel& cluster,
+                                            const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
+
+// Pipeline `p`'s prediction with its stages' grad_sync (their early gather waits added, as the report
+// counts them) and its iteration (its end) from `price`.
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction);
 
 // The pipelines' predictions as one (what the plan table, the notes, `plan --prediction` and `validate`

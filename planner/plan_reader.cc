@@ -173,9 +173,11 @@ Time TiedSyncTime(const Profiler& profiler, const spec::PlanSpec& plan, const st
          cluster.BoundaryLink(first.island, last.island).latency;
 }
 
-// Predict with the plan's schedule and explicit warm-up counts over its priced `stages`.
+// Predict with the plan's schedule and explicit warm-up counts over its priced `stages` (`release`: each
+// stage's first forward's earliest start, Predict's first_forward_release).
 absl::StatusOr<Prediction> PredictStagesOfPlan(const Profiler& profiler, const spec::PlanSpec& plan,
-                                               const std::vector<SearchedStage>& stages) {
+                                               const std::vector<SearchedStage>& stages,
+                                               const std::vector<Time>& release = {}) {
   std::vector<int> warmups;
   bool any = false;
   for (const SearchedStage& s : stages) {
@@ -185,7 +187,19 @@ absl::StatusOr<Prediction> PredictStagesOfPlan(const Profiler& profiler, const s
   if (!any) warmups.clear();
   return Predict(profiler.cluster(), stages, plan.microbatches, plan.schedule, plan.h1f1b_epsilon, warmups,
                  WorkOf(profiler.model(), plan.global_batch_size), plan.virtual_stages,
-                 TiedSyncTime(profiler, plan, stages));
+                 TiedSyncTime(profiler, plan, stages), release);
+}
+
+// Pipeline p of `plan` as a plan of its own, as the simulator sets it up (proto::PipelinePlan).
+spec::PlanSpec PipelineAsPlan(const spec::PlanSpec& plan, size_t p) {
+  spec::PlanSpec one = plan;
+  one.pipelines.clear();
+  one.tied_embedding_grad_sync = false;  // the pipelines' tied ring (PriceLayerRanges) replaces each one's
+  one.stages = plan.pipelines[p].stages;
+  one.global_batch_size = plan.pipelines[p].batch_share;
+  if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
+  one.microbatches = static_cast<int64_t>(one.global_batch_size / std::max<uint64_t>(1, one.micro_batch_size));
+  return one;
 }
 
 }  // namespace
@@ -196,21 +210,16 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
 }
 
 absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model, const ClusterModel& cluster,
-                                                const spec::PlanSpec& plan) {
+                                                const spec::PlanSpec& plan, LayerRangesPrice* ranges) {
   const size_t n = plan.pipelines.size();
   if (n == 0) return absl::InvalidArgumentError("planner: a plan of pipelines has none");
+  std::vector<spec::PlanSpec> ones;
+  ones.reserve(n);
   std::vector<std::vector<SearchedStage>> stages(n);
   std::vector<Prediction> predictions(n);
   std::vector<PricedPipeline> priced;
   for (size_t p = 0; p < n; ++p) {
-    // Pipeline p as a plan of its own, as the simulator sets it up (proto::PipelinePlan).
-    spec::PlanSpec one = plan;
-    one.pipelines.clear();
-    one.tied_embedding_grad_sync = false;  // the pipelines' tied ring (PriceLayerRanges) replaces each one's
-    one.stages = plan.pipelines[p].stages;
-    one.global_batch_size = plan.pipelines[p].batch_share;
-    if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
-    one.microbatches = static_cast<int64_t>(one.global_batch_size / std::max<uint64_t>(1, one.micro_batch_size));
+    const spec::PlanSpec& one = ones.emplace_back(PipelineAsPlan(plan, p));
     Profiler profiler = PlanProfiler(model, cluster, one);
     HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one));
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
@@ -218,11 +227,22 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     for (const spec::StageSpec& st : one.stages) first_node.push_back(static_cast<int>(st.mesh.first_node));
     priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node)});
   }
-  const LayerRangesPrice price = PriceLayerRanges(
-      model, cluster,
-      {.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32, .tied_embedding_grad_sync = plan.tied_embedding_grad_sync},
-      priced);
+  // The simulator's overlap (layer_range_sync.cc, ReadyAt) needs one model chunk per stage.
+  const RangeOptions options{.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32,
+                             .tied_embedding_grad_sync = plan.tied_embedding_grad_sync,
+                             .overlap_grad_reduce = plan.overlap_grad_reduce && plan.virtual_stages <= 1,
+                             .grad_bucket_bytes = static_cast<int64_t>(plan.grad_bucket_bytes),
+                             .overlap_param_gather = plan.overlap_param_gather};
+  // Plan.overlap_param_gather: every pipeline predicted again with its stages' first forwards waiting
+  // for their ranges' gathers at the start.
+  const std::vector<std::vector<Time>> release = EarlyGathers(model, cluster, options, priced);
+  for (size_t p = 0; p < release.size(); ++p) {
+    Profiler profiler = PlanProfiler(model, cluster, ones[p]);
+    HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, ones[p], stages[p], release[p]));
+  }
+  const LayerRangesPrice price = PriceLayerRanges(model, cluster, options, priced);
   for (size_t p = 0; p < n; ++p) ApplyLayerRanges(price, p, predictions[p]);
+  if (ranges != nullptr) *ranges = price;
   return CombinePipelines(priced, price.iteration, WorkOf(model, plan.global_batch_size));
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "base/spec/plan.h"
 #include "planner/hapt_search_internal.h"
+#include "planner/pipelines.h"
 #include "planner/prediction.h"
 #include "planner/profile.h"
 
@@ -28,9 +29,12 @@ absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec&
 // A plan of pipelines (Plan.pipelines, validated against `cluster` and `model`): each pipeline priced
 // as a plan of its own at its batch share and micro-batch size (PredictPlan), every layer range's
 // gradient all-reduce over the stages that hold it (PriceLayerRanges), and the whole as one prediction
-// (CombinePipelines: every pipeline's stages in turn, each pipeline's end, the iteration, eta).
+// (CombinePipelines: every pipeline's stages in turn, each pipeline's end, the iteration, eta). The
+// plan's overlap_grad_reduce, grad_bucket_bytes and overlap_param_gather as the simulator runs them
+// (RangeOptions; with the gathers at the start each pipeline predicted with its stages' first forwards
+// released when their ranges' gathers end, EarlyGathers). `ranges`, when given, receives the ranges' price.
 absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model, const ClusterModel& cluster,
-                                                const spec::PlanSpec& plan);
+                                                const spec::PlanSpec& plan, LayerRangesPrice* ranges = nullptr);
 
 }  // namespace hetsim::planner
 

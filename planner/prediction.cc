@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/hapt_metrics.h"
@@ -105,12 +106,32 @@ pl::StageLoad LoadOf(const ClusterModel& cluster, const SearchedStage& s, int64_
   return load;
 }
 
+// Per DAG node, the earliest it may start: stage i's first compute node at `per_stage[i]`, the others at
+// 0; empty when `per_stage` is.
+std::vector<Time> FirstForwardRelease(const pl::PipelineDag& dag, const std::vector<Time>& per_stage) {
+  if (per_stage.empty()) return {};
+  HETSIM_CHECK(static_cast<int>(per_stage.size()) == dag.num_stages(), "one release per stage");
+  std::vector<Time> out(dag.num_nodes(), Time());
+  for (int i = 0; i < dag.num_stages(); ++i) out[dag.stage_compute_order()[i].front()] = per_stage[i];
+  return out;
+}
+
+// How long stage i's first forward waits for `release` after its DAG predecessors have ended (all of
+// it on the first stage, which has none), as the executor's EarlyGatherWait measures it.
+Time GatherWait(const pl::PipelineDag& dag, const pl::LongestPath& lp, const std::vector<Time>& durations, int i,
+                Time release) {
+  const pl::NodeId first = dag.stage_compute_order()[i].front();
+  Time others = 0;
+  for (pl::NodeId u : dag.predecessors(first)) others = std::max(others, lp.earliest_start[u] + durations[u]);
+  return std::max(Time(), release - others);
+}
+
 }  // namespace
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages, Time tied_sync) {
+                                   int virtual_stages, Time tied_sync, const std::vector<Time>& first_forward_release) {
   Prediction p;
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());
@@ -140,7 +161,8 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   const std::vector<int> in_flight = pl::PeakInFlight(sched);
   pl::PipelineDag dag(sched);
   const std::vector<Time> durations = pl::NodeDurations(dag, ChunkCosts(stages, v));
-  const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations);
+  const std::vector<Time> release = FirstForwardRelease(dag, first_forward_release);
+  const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations, release);
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
@@ -160,6 +182,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     sp.last_backward_end = last_backward_end(i);
+    if (!release.empty()) sp.gather_wait = GatherWait(dag, lp, durations, i, first_forward_release[i]);
     if (tied && (i == 0 || i == S - 1)) sp.grad_sync += tied_end - sp.last_backward_end;
     p.iteration = std::max(p.iteration, sp.last_backward_end + sp.grad_sync);
     figures.stages.push_back(LoadOf(cluster, s, microbatches));

@@ -31,6 +31,9 @@ struct StagePrediction {
   int64_t capacity_bytes = 0;
   Time grad_sync = 0;
   Time last_backward_end = 0;  // when its last backward ends on the DAG's longest path
+  // Plan.overlap_param_gather (Predict's first_forward_release): how long its first forward waits for its
+  // parameters' all-gathers after its DAG predecessors have ended (the report's EarlyGatherWait).
+  Time gather_wait = 0;
   // A mixed stage's groups (SearchedStage::groups), in order: each its own passes and memory; the
   // stage's peak_bytes and capacity_bytes are then its tightest group's.
   struct Group {
@@ -70,10 +73,15 @@ struct Prediction {
 // stage's comm_out. `tied_sync` (Plan.tied_embedding_grad_sync): the tied embedding's all-reduce
 // between the first and the last stage, which both wait for once both have run their last backward,
 // before their own gradient synchronisation (as the simulator's executor runs it).
+// `first_forward_release`, empty or one per stage: the earliest each stage's first forward may start
+// (Plan.overlap_param_gather: when its parameters' all-gathers at the iteration's start end); the DAG's
+// longest path then starts each there, and the stage's gather_wait is what its forward waits beyond its
+// DAG predecessors.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages = 1, Time tied_sync = 0);
+                                   int virtual_stages = 1, Time tied_sync = 0,
+                                   const std::vector<Time>& first_forward_release = {});
 
 // Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
 pipeline::IterationWork WorkOf(const workload::ModelCost& model, uint64_t global_batch_size);

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
+#include <utility>
+
+#include "base/check.h"
 
 namespace hetsim::planner {
 namespace {
@@ -50,24 +54,29 @@ std::vector<Time> ShareLinks(const std::vector<SharedFlow>& flows) {
   const size_t n = flows.size();
   std::vector<Time> end(n, 0);
   std::vector<double> left(n);
-  std::vector<bool> done(n, false);
-  size_t remaining = n;
-  Time now = kTimeMax;
+  // The flows whose beginning is known, by it (a follower's once the flow it follows has ended), and
+  // per flow those that follow it: a range of a million buckets keeps one flow active at a time.
+  std::set<std::pair<Time, size_t>> pending;
+  std::vector<std::vector<size_t>> followers(n);
   for (size_t i = 0; i < n; ++i) {
+    HETSIM_CHECK(flows[i].after < static_cast<int>(i), "a flow follows an earlier one");
     left[i] = flows[i].bytes;
-    now = std::min(now, flows[i].start);
-  }
-  while (remaining > 0) {
-    std::vector<size_t> active;
-    Time next = kTimeMax;  // the next event: a flow starts or ends
-    for (size_t i = 0; i < n; ++i) {
-      if (done[i]) continue;
-      if (flows[i].start <= now) {
-        active.push_back(i);
-      } else {
-        next = std::min(next, flows[i].start);
-      }
+    if (flows[i].after < 0) {
+      pending.emplace(flows[i].start, i);
+    } else {
+      followers[flows[i].after].push_back(i);
     }
+  }
+  size_t remaining = n;
+  Time now = pending.empty() ? Time() : pending.begin()->first;
+  std::vector<size_t> active;  // in index order
+  while (remaining > 0) {
+    while (!pending.empty() && pending.begin()->first <= now) {
+      const size_t i = pending.begin()->second;
+      active.insert(std::lower_bound(active.begin(), active.end(), i), i);
+      pending.erase(pending.begin());
+    }
+    Time next = pending.empty() ? kTimeMax : pending.begin()->first;  // the next event: a flow starts or ends
     const std::vector<double> rate = FairRates(flows, active);
     std::vector<Time> finish(active.size());
     for (size_t a = 0; a < active.size(); ++a) {
@@ -80,16 +89,19 @@ std::vector<Time> ShareLinks(const std::vector<SharedFlow>& flows) {
       next = std::min(next, finish[a]);
     }
     const double dt = TimeToSeconds(next - now);
+    std::vector<size_t> going;
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       if (finish[a] <= next) {
-        done[i] = true;
         --remaining;
         end[i] = next + flows[i].latency;
+        for (const size_t f : followers[i]) pending.emplace(std::max(flows[f].start, end[i]), f);
       } else {
         left[i] = std::max(0.0, left[i] - rate[a] * dt);
+        going.push_back(i);
       }
     }
+    active = std::move(going);
     now = next;
   }
   return end;

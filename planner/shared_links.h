@@ -18,7 +18,10 @@
 namespace hetsim::planner {
 
 struct SharedFlow {
-  Time start = 0;    // when it may begin
+  Time start = 0;  // when it may begin
+  // The flow it follows (an earlier index; -1: none): it begins no sooner than that one ends, latency
+  // included (a range's gradient buckets, one at a time over its communicators).
+  int after = -1;
   Time latency = 0;  // its latency terms, paid after its bytes
   double bytes = 0;  // what crosses its links
   // (link key, what that link alone carries for this flow in bytes/s); no links: no bandwidth term.

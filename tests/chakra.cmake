@@ -28,6 +28,10 @@ hetsim_chakra_round_trip(lab_pipelines_tied_zero1 ${PROJECT_SOURCE_DIR}/tests/pl
 # The lab pipelines with 25 MiB gradient buckets per layer range (session 34): each range's buckets one after
 # another on its communicator. Measured 0.0005% apart.
 hetsim_chakra_round_trip(lab_pipelines_buckets ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-buckets.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
+# The lab pipelines under ZeRO-1 with overlap_param_gather (session 35; refused before): every range's parameter
+# all-gather opens the trace of each GPU of its shard groups, without dependencies, and each stage's first
+# forward waits for its GPU's gathers, as the executor starts them at the iteration's start.
+hetsim_chakra_round_trip(lab_pipelines_zero1_gather ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1-gather.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # AMP's DeepSpeed plans as they are validated (docs/validation.md): the rendezvous (Plan.p2p_rendezvous,
 # each transfer waiting for its receiver's ready message, as the executor's E_step edges make it wait
 # for both stages) and the tied embedding's gradient all-reduce between the first and the last stage

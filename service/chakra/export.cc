@@ -127,6 +127,13 @@ class Exporter {
     return exits_[dag_.stage_compute_order()[s].back()].at(gpu.value())[0];
   }
 
+  // Before AddPasses: stage `s`'s first forward on `gpu` also depends on `gathers` (a plan of pipelines'
+  // layer ranges' parameter all-gathers at the iteration's start), as the executor starts it once they
+  // have ended.
+  void WaitForGathers(int s, GpuId gpu, std::vector<uint64_t> gathers) {
+    early_gather_[{gpu.value(), dag_.Forward(0, s)}] = std::move(gathers);
+  }
+
  private:
   uint64_t Add(int rank, Node node) { return AddNode(out_, rank, std::move(node)); }
 
@@ -429,66 +436,99 @@ class Exporter {
   int32_t& next_tag_;
 };
 
-// Plan.pipelines: every layer range's all-reduce (executor::LayerRangeGroups) on each GPU of each of
-// its shard groups (one communicator per shard), after that GPU's stage's last backward, as the
-// executor starts a range when its holders have run it; the ranges of a stage run side by side, and
-// its optimizer step waits for all of them (returned per rank). Under ZeRO-1/2 the range reduce-scatters
-// instead, and AddRangeGathers adds its parameters' all-gather after the steps.
+// Plan.pipelines: every layer range (executor::LayerRangeGroups) with a communicator per shard group,
+// and its reduction on each GPU of each of its shard groups after that GPU's stage's last backward, as
+// the executor starts a range when its holders have run it; the ranges of a stage run side by side,
+// and its optimizer step waits for all of them (`reduced`, per rank). Under ZeRO-1/2 the range
+// reduce-scatters instead, and all-gathers its parameters after the steps (AddRangeGathers) or, with
+// Plan.overlap_param_gather, at the iteration's start (AddEarlyRangeGathers).
 struct LayerRanges {
   std::vector<executor::LayerRangeGroup> ranges;
   std::vector<std::vector<size_t>> comm_groups;            // [range][shard]: its communicator in the export
   StepDeps reduced;                                        // rank -> its ranges' reductions
   absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
+  bool gathers_at_start = false;                           // ZeRO-1/2 with Plan.overlap_param_gather
 };
 
-LayerRanges AddLayerRanges(const std::vector<const ExecutionSetup*>& setups, const std::vector<Exporter>& exporters,
-                           ChakraExport& out) {
-  LayerRanges out_ranges{executor::LayerRangeGroups(setups), {}, {}, {}};
-  auto& stage_of = out_ranges.stage_of;
+// The ranges and their communicators, created before any node (so numbered in the ranges' order).
+LayerRanges RangeCommunicators(const std::vector<const ExecutionSetup*>& setups, ChakraExport& out) {
+  LayerRanges ranges{executor::LayerRangeGroups(setups), {}, {}, {}};
   for (size_t p = 0; p < setups.size(); ++p) {
     for (int s = 0; s < setups[p]->num_stages(); ++s) {
-      for (GpuId g : setups[p]->stages[s].layout.gpus) stage_of[g.value()] = {static_cast<int>(p), s};
+      for (GpuId g : setups[p]->stages[s].layout.gpus) ranges.stage_of[g.value()] = {static_cast<int>(p), s};
     }
   }
-  for (const executor::LayerRangeGroup& range : out_ranges.ranges) {
+  for (const executor::LayerRangeGroup& range : ranges.ranges) {
+    std::vector<size_t>& groups = ranges.comm_groups.emplace_back();
+    for (const std::vector<GpuId>& gpus : range.groups) groups.push_back(AddCommGroup(out, gpus));
+  }
+  const auto zero = [](const executor::LayerRangeGroup& r) { return r.zero_stage == 1 || r.zero_stage == 2; };
+  ranges.gathers_at_start = setups.front()->spec.plan.overlap_param_gather && !ranges.ranges.empty() &&
+                            std::all_of(ranges.ranges.begin(), ranges.ranges.end(), zero);
+  return ranges;
+}
+
+// Range `range`'s all-gather of its parameters over communicator `group`, named by its layers.
+Node RangeGather(const executor::LayerRangeGroup& range, const proto::ChakraCommGroup& group) {
+  const std::string name =
+      absl::StrFormat("param all-gather layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
+  return CollectiveNode(CollectiveOp::kAllGather, range.param_bytes, name, group);
+}
+
+// Plan.overlap_param_gather under ZeRO-1/2: every range's all-gather of the step before's parameters
+// opens the trace of each GPU of its shard groups, without dependencies (the executor starts them all
+// at the iteration's start, RangeSync::StartGathers), and each GPU's stage's first forward depends on
+// the GPU's gathers (Exporter::WaitForGathers). Per rank, those gathers.
+StepDeps AddEarlyRangeGathers(const LayerRanges& ranges, ChakraExport& out) {
+  StepDeps gathers;
+  if (!ranges.gathers_at_start) return gathers;
+  for (size_t r = 0; r < ranges.ranges.size(); ++r) {
+    const executor::LayerRangeGroup& range = ranges.ranges[r];
+    for (size_t k = 0; k < range.groups.size(); ++k) {
+      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
+      for (GpuId g : range.groups[k]) gathers[g.value()].push_back(AddNode(out, g.value(), RangeGather(range, group)));
+    }
+  }
+  return gathers;
+}
+
+void AddLayerRanges(const std::vector<Exporter>& exporters, ChakraExport& out, LayerRanges& ranges) {
+  for (size_t r = 0; r < ranges.ranges.size(); ++r) {
+    const executor::LayerRangeGroup& range = ranges.ranges[r];
     const CollectiveOp op = range.zero_stage > 0 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     const std::string name = absl::StrFormat("grad %s layers %d-%d", CollectiveOpName(op), range.first_layer,
                                              range.first_layer + range.num_layers - 1);
-    std::vector<size_t>& groups = out_ranges.comm_groups.emplace_back();
     const std::vector<int64_t> buckets = executor::RangeBuckets(range);
-    for (const std::vector<GpuId>& gpus : range.groups) {
-      groups.push_back(AddCommGroup(out, gpus));
-      const proto::ChakraCommGroup& group = out.comm_groups[groups.back()];
-      for (GpuId g : gpus) {
-        const auto [p, s] = stage_of.at(g.value());
+    for (size_t k = 0; k < range.groups.size(); ++k) {
+      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
+      for (GpuId g : range.groups[k]) {
+        const auto [p, s] = ranges.stage_of.at(g.value());
         // Plan.grad_bucket_bytes: the range's buckets one after another over its communicator.
         uint64_t before = exporters[p].LastBackward(s, g);
-        for (size_t k = 0; k < buckets.size(); ++k) {
-          Node n = CollectiveNode(op, buckets[k], buckets.size() == 1 ? name : absl::StrFormat("%s bucket %d", name, k),
+        for (size_t b = 0; b < buckets.size(); ++b) {
+          Node n = CollectiveNode(op, buckets[b], buckets.size() == 1 ? name : absl::StrFormat("%s bucket %d", name, b),
                                   group);
           n.add_data_deps(before);
           before = AddNode(out, g.value(), std::move(n));
         }
-        out_ranges.reduced[g.value()].push_back(before);
+        ranges.reduced[g.value()].push_back(before);
       }
     }
   }
-  return out_ranges;
 }
 
-// ZeRO-1/2 ranges: once every holder has stepped its shard, the range's parameters all-gather over the
-// same communicators (the collective waits for the group's last member, as the executor waits for the
-// last holder's step).
+// ZeRO-1/2 ranges gathering after the steps: once every holder has stepped its shard, the range's
+// parameters all-gather over the same communicators (the collective waits for the group's last
+// member, as the executor waits for the last holder's step).
 void AddRangeGathers(const LayerRanges& ranges, const std::vector<Exporter>& exporters, ChakraExport& out) {
+  if (ranges.gathers_at_start) return;
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
     const executor::LayerRangeGroup& range = ranges.ranges[r];
     if (range.zero_stage == 0) continue;
-    const std::string name =
-        absl::StrFormat("param all-gather layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
     for (size_t k = 0; k < range.groups.size(); ++k) {
       const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
       for (GpuId g : range.groups[k]) {
-        Node n = CollectiveNode(CollectiveOp::kAllGather, range.param_bytes, name, group);
+        Node n = RangeGather(range, group);
         n.add_data_deps(exporters[ranges.stage_of.at(g.value()).first].Step(g));
         AddNode(out, g.value(), std::move(n));
       }
@@ -513,10 +553,17 @@ ChakraExport ExportChakra(const ExecutionSetup& setup) {
 ChakraExport ExportChakraPipelines(const std::vector<const ExecutionSetup*>& setups) {
   ChakraExport out = EmptyExport(*setups.front());
   int32_t next_tag = 0;
+  LayerRanges ranges = RangeCommunicators(setups, out);
+  StepDeps early = AddEarlyRangeGathers(ranges, out);
   std::vector<Exporter> exporters;
   exporters.reserve(setups.size());
-  for (const ExecutionSetup* setup : setups) exporters.emplace_back(*setup, out, next_tag).AddPasses();
-  const LayerRanges ranges = AddLayerRanges(setups, exporters, out);
+  for (const ExecutionSetup* setup : setups) exporters.emplace_back(*setup, out, next_tag);
+  for (auto& [rank, gathers] : early) {
+    const auto [p, s] = ranges.stage_of.at(rank);
+    exporters[p].WaitForGathers(s, GpuId(rank), std::move(gathers));
+  }
+  for (Exporter& e : exporters) e.AddPasses();
+  AddLayerRanges(exporters, out, ranges);
   for (Exporter& e : exporters) e.AddGradSyncs(ranges.reduced);
   AddRangeGathers(ranges, exporters, out);
   AddIdleNodes(out);

@@ -44,7 +44,9 @@ ChakraExport ExportChakra(const executor::ExecutionSetup& setup);
 // (a communicator of its own), after that GPU's stage's last backward; a stage's optimizer step waits
 // for its ranges. Under ZeRO-1/2 a range reduce-scatters instead and, after each GPU's step, all-gathers
 // its parameters over the same communicator (the caller shards the steps first:
-// executor::ShardStatesOverRanges). Boundary tags are unique across the pipelines.
+// executor::ShardStatesOverRanges); with Plan.overlap_param_gather the all-gathers open the trace instead,
+// without dependencies, and each GPU's stage's first forward depends on its own. Boundary tags are unique
+// across the pipelines.
 ChakraExport ExportChakraPipelines(const std::vector<const executor::ExecutionSetup*>& setups);
 
 // The most nodes an export may hold, counted as ExportNodesLowerBound counts them: the export is built

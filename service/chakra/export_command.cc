@@ -56,14 +56,6 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   for (const auto& setup : owned) mutable_setups.push_back(setup.get());
   const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
   HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
-  if (inputs.plan.overlap_param_gather() && !ranges.empty() && ranges.front().zero_stage > 0) {
-    // The ranges' gathers would open the trace and every stage's first forward depend on its ranges'
-    // (the executor's order); the export writes them after the steps, so it refuses rather than differ.
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: overlap_param_gather: not exported for a plan of pipelines (its layer ranges' parameter "
-                        "all-gathers at the iteration's start); `hetsim run` simulates it",
-                        inputs.plan_path));
-  }
   HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   return ExportChakraPipelines(setups);
 }

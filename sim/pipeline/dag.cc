@@ -6,6 +6,7 @@
 
 #include <boost/graph/topological_sort.hpp>
 
+#include "base/check.h"
 #include "sim/pipeline/iteration_metrics.h"
 
 namespace hetsim::pipeline {
@@ -202,10 +203,14 @@ std::vector<Time> NodeDurations(const PipelineDag& dag, const UniformCosts& cost
   return d;
 }
 
-LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations) {
+LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations, std::span<const Time> release) {
   const int n = dag.num_nodes();
   LongestPath result;
   result.earliest_start.assign(n, 0);
+  if (!release.empty()) {
+    HETSIM_CHECK(static_cast<int>(release.size()) == n, "one release per DAG node");
+    result.earliest_start.assign(release.begin(), release.end());
+  }
   std::vector<NodeId> binding(n, -1);  // the predecessor that decided each start
   for (NodeId u : dag.topological_order()) {
     const Time finish = result.earliest_start[u] + (u == dag.sink() ? 0 : durations[u]);

@@ -128,8 +128,12 @@ struct LongestPath {
   Time iteration_time = 0;            // earliest start of the sink = finish of the last node
   std::vector<NodeId> critical_path;  // from a node with no predecessors to the sink
 };
-// `durations` has one entry per node (the sink's is ignored).
-LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations);
+// `durations` has one entry per node (the sink's is ignored). `release`, empty or one entry per node: the
+// earliest each node may start whatever its predecessors (a stage's first forward waiting for its
+// parameters' all-gather at the iteration's start, Plan.overlap_param_gather); a node started by its
+// release ends the critical path there.
+LongestPath AnalyzeLongestPath(const PipelineDag& dag, std::span<const Time> durations,
+                               std::span<const Time> release = {});
 
 // 1 - (sum over stages of busy compute time) / (stages x iteration time): BubbleRatio of
 // sim/pipeline/iteration_metrics.h over the DAG's forward and backward nodes.

@@ -49,5 +49,23 @@ TEST_CASE("shared links: max-min gives a flow held elsewhere less, and the rest 
   CHECK(end == std::vector<Time>{MillisecondsToTime(100), MillisecondsToTime(100)});
 }
 
+TEST_CASE("shared links: a flow that follows another begins when it ends, latency included", "[planner][links]") {
+  // A and C share link -1 from 0, each at half its 5 GB/s: both move 1 GB by 400 ms, A then pays its
+  // 10 us. B follows A (a range's next bucket): alone from 400.01 ms, 200 ms, then its own 10 us. B2
+  // follows A but may not start before 700 ms: its start wins.
+  const Time lat = MicrosecondsToTime(10);
+  SharedFlow b = FlowOf(0, 1e9, {{-1, 5 * kGBps}}, lat);
+  b.after = 0;
+  SharedFlow b2 = FlowOf(MillisecondsToTime(700), 1e9, {{-1, 5 * kGBps}}, lat);
+  b2.after = 0;
+  const std::vector<Time> end =
+      ShareLinks({FlowOf(0, 1e9, {{-1, 5 * kGBps}}, lat), FlowOf(0, 1e9, {{-1, 5 * kGBps}}), b, b2});
+  CHECK(end[0] == MillisecondsToTime(400) + lat);
+  CHECK(end[1] == MillisecondsToTime(400));
+  // B's bytes end at 600.01 ms, before B2 begins at 700 ms; B2 then runs alone.
+  CHECK(end[2] == MillisecondsToTime(600) + 2 * lat);
+  CHECK(end[3] == MillisecondsToTime(900) + lat);
+}
+
 }  // namespace
 }  // namespace hetsim::planner

@@ -19,11 +19,13 @@
 #include "proto/io.h"
 #include "service/chakra/attributes_internal.h"
 #include "service/chakra/export.h"
+#include "service/chakra/export_command.h"
 #include "service/chakra/replay.h"
 #include "service/chakra/trace.h"
 #include "service/driver/build_setup.h"
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
+#include "sim/executor/layer_range_sync.h"
 #include "sim/workload/gpu_compute.h"
 #include "tests/base/spec/spec_test_util.h"
 #include "tests/base/time_io.h"
@@ -349,6 +351,65 @@ TEST_CASE("chakra export: a plan of pipelines reduces its gradients per layer ra
   const Time run = sim->pipeline_sync.iteration_time;
   INFO("run " << TimeToMilliseconds(run) << " ms, replay " << TimeToMilliseconds(replay) << " ms");
   CHECK(std::abs(TimeToPicosecondsDouble(replay - run)) <= 1e-5 * TimeToPicosecondsDouble(run));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("chakra export: a plan of pipelines' parameter gathers at the start open each rank's trace",
+          "[chakra][pipelines][zero]") {
+  // The lab pipelines under ZeRO-1 with overlap_param_gather: each range's all-gather is a COMM_COLL
+  // node without dependencies on every GPU of its shard groups (comm_size: its parameters over the
+  // group, each rank's input), each stage's first forward depends on its GPU's gathers, and none follows
+  // the steps. Read back and replayed, it is `hetsim run`'s iteration.
+  auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/plan-lab-pipelines-zero1-gather.pbtxt",
+                                  HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");
+  REQUIRE(in.ok());
+  auto out = chakra::ExportPlanInputs(*in, "plan");
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  REQUIRE(out->ranks.size() == 24);
+  const auto attr = [](const Node& n, absl::string_view name) {
+    const auto it = std::find_if(n.attr().begin(), n.attr().end(), [&](const auto& a) { return a.name() == name; });
+    REQUIRE(it != n.attr().end());
+    return *it;
+  };
+  for (int r = 0; r < 24; ++r) {
+    INFO("rank " << r);
+    const auto& nodes = out->ranks[r].nodes;
+    std::vector<uint64_t> gathers;
+    for (const Node& n : nodes) {
+      if (n.name().rfind("param all-gather", 0) != 0) continue;
+      gathers.push_back(n.id());
+      CHECK(n.data_deps().empty());
+      CHECK(n.ctrl_deps().empty());
+      CHECK(attr(n, chakra::kCommType).int64_val() == ChakraProtoMsg::ALL_GATHER);
+    }
+    // Every GPU holds a range, and its gathers come first, its first forward after all of them.
+    REQUIRE_FALSE(gathers.empty());
+    CHECK(gathers.back() == gathers.size() - 1);
+    const auto first =
+        std::find_if(nodes.begin(), nodes.end(), [](const Node& n) { return n.name().rfind("F mb0 vs", 0) == 0; });
+    REQUIRE(first != nodes.end());
+    for (uint64_t g : gathers) {
+      CHECK(std::find(first->data_deps().begin(), first->data_deps().end(), g) != first->data_deps().end());
+    }
+  }
+  auto sim = driver::SimulatePlan(*in, {});
+  REQUIRE(sim.ok());
+  // comm_size: the range's parameters gathered over its shard group, over the group's size.
+  const executor::LayerRangeGroup& range = sim->pipeline_sync.groups.front();
+  const Node& gather = out->ranks[range.groups.front().front().value()].nodes.front();
+  CHECK(attr(gather, chakra::kCommSize).int64_val() ==
+        chakra::CommSizeOf(CollectiveOp::kAllGather, range.param_bytes, static_cast<int>(range.groups.front().size())));
+  const std::string dir = TempDir("pipelines-gathers");
+  REQUIRE(chakra::WriteChakraExport(*out, dir, "t").ok());
+  auto w = chakra::LoadChakraDir(dir, 24);
+  INFO(w.status().message());
+  REQUIRE(w.ok());
+  CHECK(w->warnings.empty());
+  const Time replay = Replay(*w, *sim->setup->topology).iteration_time;
+  const Time run = sim->pipeline_sync.iteration_time;
+  INFO("run " << TimeToMilliseconds(run) << " ms, replay " << TimeToMilliseconds(replay) << " ms");
+  CHECK(std::abs(TimeToPicosecondsDouble(replay - run)) <= 1e-4 * TimeToPicosecondsDouble(run));
   std::filesystem::remove_all(dir);
 }
 
