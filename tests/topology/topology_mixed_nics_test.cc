@@ -31,6 +31,7 @@ v1::Cluster FastBesideSlow(double slow_gbps = 100) {
   c.set_ideal(true);
   testing::AddGpuType(c, "A100", 312, 80, 2039);
   testing::AddGpuType(c, "L40S", 362.05, 48, 864);
+  for (auto& g : *c.mutable_gpu_types()) g.mutable_efficiency()->set_max_efficiency(1);
   testing::AddNodeType(c, "a100x8", "A100", 8, 2400, 1000);
   testing::AddNodeType(c, "l40sx8", "L40S", 8, 256, 1000, v1::PCIE);
   testing::AddIsland(c, {.name = "a100", .node_type = "a100x8", .nics = 8, .nic_gbps = 200, .nic_latency_ns = 1000,
@@ -43,10 +44,15 @@ v1::Cluster FastBesideSlow(double slow_gbps = 100) {
 
 std::string Problem(const v1::Cluster& c) { return std::string(proto::ValidateCluster(c, "c.pbtxt").message()); }
 
+void RequireValid(const v1::Cluster& c) {
+  INFO(Problem(c));
+  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+}
+
 double LinkGbps(const Topology& t, LinkId l) { return t.link(l).bandwidth.bytes_per_second() * 8 / 1e9; }
 
 TEST_CASE("each node type's NICs hang off the shared switch at their own rate", "[topology][mixed-nics]") {
-  REQUIRE(proto::ValidateCluster(FastBesideSlow(), "c.pbtxt").ok());
+  RequireValid(FastBesideSlow());
   auto t = hetsim::testing::BuildTopology(FastBesideSlow());
   REQUIRE(t.ok());
   CHECK(t->nic_of(GpuId(0)) != t->nic_of(GpuId(1)));  // A100: one NIC per GPU
@@ -71,7 +77,9 @@ TEST_CASE("a two-node ring all-reduce across a fast and a slow NIC follows alpha
     Router r(*t);
     const double slow = GbpsToBytesPerSecond(slow_gbps);
     // One GPU on each node (0 and 8), then both whole nodes (0..15: the ring leaves each node once).
-    for (const std::vector<GpuId>& gpus : {std::vector<GpuId>{GpuId(0), GpuId(8)}, IdsBelow<GpuId>(16)}) {
+    std::vector<GpuId> both_nodes;
+    for (GpuId g : IdsBelow<GpuId>(16)) both_nodes.push_back(g);
+    for (const std::vector<GpuId>& gpus : {std::vector<GpuId>{GpuId(0), GpuId(8)}, both_nodes}) {
       collectives::CollectiveRequest req;
       req.op = CollectiveOp::kAllReduce;
       req.gpus = gpus;
@@ -139,7 +147,7 @@ TEST_CASE("bonded NICs (NIC_SHARED) are one link of their summed rate that every
   v1::Cluster c = FastBesideSlow(25);
   c.mutable_islands(1)->set_nics_per_node(3);  // 3 x 25 Gb/s bonded: 3 does not divide 8, shared it may
   c.mutable_islands(1)->set_nic_sharing(v1::NIC_SHARED);
-  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  RequireValid(c);
   auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   CHECK(t->nic_of(GpuId(8)) == t->nic_of(GpuId(15)));
@@ -157,7 +165,7 @@ TEST_CASE("a mixed fat tree sizes each leaf's uplinks for its fastest NIC and a 
     i.set_nodes_per_leaf(1);
     i.set_oversubscription(2);
   }
-  REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+  RequireValid(c);
   auto t = hetsim::testing::BuildTopology(c);
   REQUIRE(t.ok());
   // 8 spines (the A100 node's 8 NICs). A leaf's uplinks together carry its downlinks / 2: the A100
