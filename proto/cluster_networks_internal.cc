@@ -39,9 +39,9 @@ int64_t NetworkNodeCount(const Cluster& c, int i) {
 }
 
 bool IsNodeNicField(absl::string_view name) {
-  static constexpr absl::string_view kFields[] = {"nics_per_node", "nic_bandwidth_gbps",  "nic_sharing",
-                                                  "fabric",        "nccl",                "nccl_socket_threads",
-                                                  "nccl_sockets_per_thread", "tcp_stream_gbps"};
+  static constexpr absl::string_view kFields[] = {
+      "nics_per_node",       "nic_bandwidth_gbps",      "nic_sharing",    "fabric", "nccl",
+      "nccl_socket_threads", "nccl_sockets_per_thread", "tcp_stream_gbps"};
   return std::find(std::begin(kFields), std::end(kFields), name) != std::end(kFields);
 }
 

@@ -34,10 +34,20 @@ v1::Cluster FastBesideSlow(double slow_gbps = 100) {
   for (auto& g : *c.mutable_gpu_types()) g.mutable_efficiency()->set_max_efficiency(1);
   testing::AddNodeType(c, "a100x8", "A100", 8, 2400, 1000);
   testing::AddNodeType(c, "l40sx8", "L40S", 8, 256, 1000, v1::PCIE);
-  testing::AddIsland(c, {.name = "a100", .node_type = "a100x8", .nics = 8, .nic_gbps = 200, .nic_latency_ns = 1000,
-                         .switch_latency_ns = 500, .fabric = v1::ROCE});
-  testing::AddIsland(c, {.name = "l40s", .node_type = "l40sx8", .nics = 1, .nic_gbps = slow_gbps,
-                         .nic_latency_ns = 1000, .switch_latency_ns = 500, .fabric = v1::ETHERNET});
+  testing::AddIsland(c, {.name = "a100",
+                         .node_type = "a100x8",
+                         .nics = 8,
+                         .nic_gbps = 200,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ROCE});
+  testing::AddIsland(c, {.name = "l40s",
+                         .node_type = "l40sx8",
+                         .nics = 1,
+                         .nic_gbps = slow_gbps,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ETHERNET});
   for (auto& i : *c.mutable_islands()) i.set_network("lab");
   return c;
 }
@@ -55,7 +65,7 @@ TEST_CASE("each node type's NICs hang off the shared switch at their own rate", 
   RequireValid(FastBesideSlow());
   auto t = hetsim::testing::BuildTopology(FastBesideSlow());
   REQUIRE(t.ok());
-  CHECK(t->nic_of(GpuId(0)) != t->nic_of(GpuId(1)));  // A100: one NIC per GPU
+  CHECK(t->nic_of(GpuId(0)) != t->nic_of(GpuId(1)));   // A100: one NIC per GPU
   CHECK(t->nic_of(GpuId(8)) == t->nic_of(GpuId(15)));  // L40S: one NIC for all
   CHECK(LinkGbps(*t, t->nic_uplink(t->nic_of(GpuId(3)))) == Approx(200));
   CHECK(LinkGbps(*t, t->nic_uplink(t->nic_of(GpuId(8)))) == Approx(100));
