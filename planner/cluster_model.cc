@@ -201,7 +201,8 @@ Time ClusterModel::BoundaryTime(int from, int to, double bytes, MeshShape sender
   if (from != to && !through_nics) {
     paths = parallel_links_[from * num_islands() + to];
   } else if (through_nics) {
-    paths = sender.nodes * std::min(sender.gpus_per_node, im.nics_per_node);
+    // On a flat network of node types with different NICs, the side with fewer NICs per node.
+    paths = sender.nodes * std::min({sender.gpus_per_node, im.nics_per_node, islands_[to].nics_per_node});
   } else {
     paths = sender.gpus();
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "proto/hetsim.pb.h"
 #include "proto/validate_problems.h"
 
@@ -27,11 +28,21 @@ std::vector<int> NetworkMembers(const hetsim::v1::Cluster& c, int i);
 // clos.nodes_per_rack are bounded by.
 int64_t NetworkNodeCount(const hetsim::v1::Cluster& c, int i);
 
-// The first fabric field of Island (fabric, topology, NICs, latencies, oversubscription,
-// nodes_per_leaf, clos, nccl) where island `member` differs from island `first`; empty when none.
+// Whether an Island field describes its own nodes' NICs (nics_per_node, nic_bandwidth_gbps,
+// nic_sharing, fabric, nccl, the socket fields), which the members of a network may each set.
+bool IsNodeNicField(absl::string_view name);
+
+// The first switch field of Island (topology, latencies, oversubscription, nodes_per_leaf, clos,
+// infiniband_sharp: every field but the name, node type and count, network and the NIC fields) where
+// island `member` differs from island `first`; empty when none.
 std::string DifferingFabricField(const hetsim::v1::Island& first, const hetsim::v1::Island& member);
 
-// Each member of a network repeats its first island's fabric fields (a problem names the field).
+// Why member island `member` of network `n` cannot sit on it beside an earlier member: an InfiniBand
+// transport beside an Ethernet one (ROCE, ETHERNET) or the other way round; empty when it can.
+std::string MixedTransportProblem(const hetsim::v1::Cluster& c, const IslandNetwork& n, int member);
+
+// Each member of a network repeats its first island's switch fields and shares its kind of switch
+// (InfiniBand or Ethernet); a problem names the field.
 void CheckNetworks(Problems& p, const hetsim::v1::Cluster& c);
 
 }  // namespace hetsim::proto

@@ -99,6 +99,9 @@ absl::Status CheckInterIslandLinks(const Cluster& c) {
         return absl::InvalidArgumentError(
             absl::StrFormat("islands[%d].%s: differs from the first island of network \"%s\"", i, field, n.name));
       }
+      if (std::string problem = MixedTransportProblem(c, n, i); !problem.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("islands[%d].fabric: %s", i, problem));
+      }
       parent[root(i)] = root(n.islands.front());
     }
   }
@@ -205,6 +208,11 @@ spec::IslandSpec ResolveIsland(const Cluster& c, int i, int32_t nt) {
   s.node_count = static_cast<int32_t>(isl.node_count());
   s.nics_per_node = static_cast<int32_t>(isl.nics_per_node());
   s.nic_bandwidth = GbpsBandwidth(isl.nic_bandwidth_gbps());
+  if (isl.nic_sharing() == hetsim::v1::NIC_SHARED && s.nics_per_node > 1) {
+    // Bonded NICs: one link of their summed rate that every GPU of the node shares.
+    s.nic_bandwidth = GbpsBandwidth(isl.nics_per_node() * isl.nic_bandwidth_gbps());
+    s.nics_per_node = 1;
+  }
   s.nic_latency = NanosecondsToTime(isl.nic_latency_ns());
   s.switch_latency = NanosecondsToTime(isl.switch_latency_ns());
   s.fabric = InterNodeFabricOf(isl.fabric());
@@ -321,7 +329,13 @@ absl::StatusOr<spec::ClusterSpec> ResolveCluster(const Cluster& c, absl::string_
   for (int i = 0; i < c.islands_size(); ++i) s.islands.push_back(ResolveIsland(c, i, (*node_type)[i]));
   for (const InterIslandLink& l : c.inter_island_links()) s.inter_island_links.push_back(ResolveInterIslandLink(c, l));
   for (const IslandNetwork& n : IslandNetworks(c)) {
-    for (int i : n.islands) s.islands[i].network = static_cast<int32_t>(s.networks.size());
+    int32_t nics = 0;
+    for (int i : n.islands) {
+      s.islands[i].network = static_cast<int32_t>(s.networks.size());
+      nics = std::max(nics, s.islands[i].nics_per_node);
+    }
+    // A shared CLOS's "0 = one pod switch per NIC of a node" counts the members' most NICs per node.
+    s.islands[n.islands.front()].clos = ResolveClos(c.islands(n.islands.front()).clos(), nics);
     s.networks.push_back({n.name, {n.islands.begin(), n.islands.end()}});
   }
   if (!s.ideal) HETSIM_RETURN_IF_ERROR(InFile(ResolveNcclFabrics(c, *node_type, s), file));

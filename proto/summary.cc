@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "proto/cluster_networks_internal.h"
 #include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
 #include "proto/intra_node_layout_internal.h"
@@ -85,6 +86,40 @@ std::string IntraNodeLayout(const NodeType& n) {
   return out + ")";
 }
 
+// How a node's GPUs use its NICs (Island.nic_sharing): "one per GPU", "one per 4 GPUs", "shared by 8
+// GPUs", "bonded, shared by 8 GPUs".
+std::string NicSharingText(const Island& is, uint32_t gpus) {
+  const uint32_t nics = is.nics_per_node();
+  if (nics == 0) return "";
+  if (is.nic_sharing() == NIC_SHARED && nics > 1) return absl::StrFormat("bonded, shared by %d GPUs", gpus);
+  if (nics == 1 && gpus > 1) return absl::StrFormat("shared by %d GPUs", gpus);
+  if (nics >= gpus) return "one per GPU";
+  return absl::StrFormat("one per %d GPUs", gpus / nics);
+}
+
+// A line per flat network (Island.network): its nodes, switches, and each node type's NICs on it
+// (count, rate, sharing, transport), so a network of node types with different NICs reads at once.
+std::string SummarizeNetworks(const Cluster& c, const absl::flat_hash_map<std::string, const NodeType*>& nodes) {
+  std::string out;
+  for (const IslandNetwork& n : IslandNetworks(c)) {
+    uint32_t node_count = 0;
+    std::vector<std::string> nics;
+    for (int i : n.islands) {
+      const Island& is = c.islands(i);
+      const uint32_t gpus = nodes.at(is.node_type())->gpus_per_node();
+      node_count += is.node_count();
+      nics.push_back(absl::StrFormat("%s %d x %s %s (%s)", is.node_type(), is.nics_per_node(),
+                                     Bandwidth(is.nic_bandwidth_gbps()), InterNodeFabric_Name(is.fabric()),
+                                     NicSharingText(is, gpus)));
+    }
+    const Island& first = c.islands(n.islands.front());
+    absl::StrAppendFormat(&out, "  network %s: %d nodes of %d islands on one %s; NICs per node type: %s\n", n.name,
+                          node_count, n.islands.size(), FabricTopology_Name(first.topology()),
+                          absl::StrJoin(nics, "; "));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
@@ -114,6 +149,7 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     if (is.node_count() > 1 || is.nics_per_node() > 0) {
       absl::StrAppendFormat(&lines, ", %s %s %d x %s", FabricName(is.fabric()), FabricTopology_Name(is.topology()),
                             is.nics_per_node(), Bandwidth(is.nic_bandwidth_gbps()));
+      if (is.nics_per_node() > 0) absl::StrAppendFormat(&lines, " (%s)", NicSharingText(is, n.gpus_per_node()));
     }
     if (is.tcp_stream_gbps() > 0) {
       absl::StrAppendFormat(&lines, ", NCCL sockets %d threads x %d x %s", SocketThreads(is), SocketsPerThread(is),
@@ -122,6 +158,7 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
     if (!is.network().empty()) absl::StrAppendFormat(&lines, ", shared network \"%s\"", is.network());
     lines += "\n";
   }
+  lines += SummarizeNetworks(c, nodes);
   for (const InterIslandLink& l : c.inter_island_links()) {
     absl::StrAppendFormat(&lines, "  link   %s <-> %s: %d x %s %s, %s\n", l.island_a(), l.island_b(),
                           l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), FabricName(l.fabric()),

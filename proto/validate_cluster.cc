@@ -186,6 +186,21 @@ void CheckNodeType(Problems& p, const Cluster& c, const NodeType& n, const std::
   for (const auto& [field, problem] : IntraNodeLayoutProblems(n)) p.Add(at + field, problem);
 }
 
+// NIC_PER_GPU: GPU g of n sends through NIC floor(g x nics / n), so the NICs split the GPUs evenly.
+void CheckNicsPerGpu(Problems& p, const std::string& at, uint32_t nics, uint32_t gpus) {
+  if (gpus == 0) return;
+  if (nics > gpus) {
+    // With more NICs than GPUs some carry nothing.
+    p.Add(at + "nics_per_node", "%d NICs for %d GPUs per node: each GPU uses one NIC, so %d would carry nothing", nics,
+          gpus, nics - gpus);
+  } else if (gpus % nics != 0) {
+    p.Add(at + "nics_per_node",
+          "%d NICs do not divide the %d GPUs of a node (nic_sharing NIC_PER_GPU: each NIC serves the same number of "
+          "GPUs); set nic_sharing: NIC_SHARED if every GPU uses every NIC (bonded)",
+          nics, gpus);
+  }
+}
+
 // The island's own fields; returns its GPU count (0 when its node type is unknown).
 int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes) {
   const Island& is = c.islands(i);
@@ -212,11 +227,8 @@ int64_t CheckIsland(Problems& p, const Cluster& c, int i, const NameIndex& nodes
   if (networked && is.nics_per_node() == 0) p.Add(at + "nics_per_node", "required with more than one node");
   if (is.nics_per_node() > limits::kMaxNicsPerNode) {
     p.Add(at + "nics_per_node", "%d is more than %d", is.nics_per_node(), limits::kMaxNicsPerNode);
-  } else if (node != nodes.end() && is.nics_per_node() > c.node_types(node->second).gpus_per_node()) {
-    // GPU g of n sends through NIC floor(g x nics / n): with more NICs than GPUs some carry nothing.
-    const uint32_t gpus = c.node_types(node->second).gpus_per_node();
-    p.Add(at + "nics_per_node", "%d NICs for %d GPUs per node: each GPU uses one NIC, so %d would carry nothing",
-          is.nics_per_node(), gpus, is.nics_per_node() - gpus);
+  } else if (node != nodes.end() && is.nic_sharing() == hetsim::v1::NIC_PER_GPU && is.nics_per_node() > 0) {
+    CheckNicsPerGpu(p, at, is.nics_per_node(), c.node_types(node->second).gpus_per_node());
   }
   if (networked || is.nic_bandwidth_gbps() != 0) CheckBandwidth(p, at + "nic_bandwidth_gbps", is.nic_bandwidth_gbps());
   CheckLatency(p, at + "nic_latency_ns", is.nic_latency_ns());

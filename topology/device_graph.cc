@@ -142,90 +142,122 @@ void Topology::Builder::AttachNic(DeviceId gpu, int32_t local, const std::vector
   t_.gpu_nic_down_.push_back(ReverseLink(nic_up));
 }
 
-std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes) {
+void Topology::Builder::AttachToSwitch(const NetNic& nic, DeviceId sw, Time wire, Time hop_from_switch) {
+  const spec::IslandSpec& own = t_.cluster_.islands[nic.island];
+  const int32_t network_fabric = fabric_;
+  fabric_ = t_.island_fabric(nic.island);  // the NIC's own transport prices its uplink
+  const LinkId up =
+      AddDuplex(nic.nic, sw, own.nic_bandwidth.bytes_per_second(), wire, hop_from_switch, ClassOfFabric(own.fabric));
+  fabric_ = network_fabric;
+  t_.nic_up_[nic.nic.value()] = up;
+  t_.nic_down_[nic.nic.value()] = ReverseLink(up);
+}
+
+std::vector<double> Topology::Builder::FastestNicPerGroup(const std::vector<NetNic>& nics,
+                                                          const std::vector<int32_t>& group, size_t groups,
+                                                          std::vector<int32_t>* count) const {
+  std::vector<double> fastest(groups, 0.0);
+  count->assign(groups, 0);
+  for (size_t n = 0; n < nics.size(); ++n) {
+    const double bps = t_.cluster_.islands[nics[n].island].nic_bandwidth.bytes_per_second();
+    fastest[group[n]] = std::max(fastest[group[n]], bps);
+    ++(*count)[group[n]];
+  }
+  return fastest;
+}
+
+std::vector<DeviceId> Topology::Builder::BuildFabric(int32_t island, const std::vector<NetNic>& nics, int32_t nodes) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
   if (nics.empty()) return {};
   fabric_ = t_.island_fabric(island);
   const LinkClass cls = ClassOfFabric(isl.fabric);
-  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
   const Time wire = isl.nic_latency;
   const Time hop_from_switch = wire + isl.switch_latency;
   const double oversub = isl.oversubscription;
-  const int32_t nics_per_node = isl.nics_per_node;
-  auto attach = [&](DeviceId nic, DeviceId sw) {
-    const LinkId up = AddDuplex(nic, sw, nic_bps, wire, hop_from_switch, cls);
-    t_.nic_up_[nic.value()] = up;
-    t_.nic_down_[nic.value()] = ReverseLink(up);
-  };
-  // Lower-tier switches fully meshed to `spines` spine switches, each pair with `link_bps`.
-  auto add_spines = [&](const std::vector<DeviceId>& lower, int32_t spines, double link_bps) {
+  // NICs per node: the most any member's node has (one lane, rail and spine per NIC index).
+  int32_t lanes = 0;
+  for (const NetNic& n : nics) lanes = std::max(lanes, n.index + 1);
+  // Lower-tier switches fully meshed to `spines` spine switches, lower switch k's links at `link_bps[k]`.
+  auto add_spines = [&](const std::vector<DeviceId>& lower, int32_t spines, const std::vector<double>& link_bps) {
     std::vector<DeviceId> top;
     for (int32_t s = 0; s < spines; ++s) top.push_back(AddDevice(DeviceKind::kSpineSwitch, island, -1, s));
-    for (DeviceId low : lower) {
+    for (size_t k = 0; k < lower.size(); ++k) {
       if (Stopped()) return top;
-      for (DeviceId sp : top) AddDuplex(low, sp, link_bps, hop_from_switch, hop_from_switch, cls);
+      for (DeviceId sp : top) AddDuplex(lower[k], sp, link_bps[k], hop_from_switch, hop_from_switch, cls);
     }
     return top;
   };
+  std::vector<int32_t> group(nics.size()), count;
   switch (isl.topology) {
     case spec::FabricTopology::kFatTree: {
       const int32_t per_leaf = isl.nodes_per_leaf == 0 ? nodes : std::min<int32_t>(nodes, isl.nodes_per_leaf);
       const int32_t leaves = (nodes + per_leaf - 1) / per_leaf;
       std::vector<DeviceId> leaf;
       for (int32_t l = 0; l < leaves; ++l) leaf.push_back(AddDevice(DeviceKind::kLeafSwitch, island, -1, l));
-      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], leaf[n / nics_per_node / per_leaf]);
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) {
+        group[n] = nics[n].node / per_leaf;
+        AttachToSwitch(nics[n], leaf[group[n]], wire, hop_from_switch);
+      }
       if (leaves == 1) return leaf;
-      // One spine per NIC index; a leaf's uplinks together carry its downlink bandwidth / oversubscription.
-      return add_spines(leaf, nics_per_node, per_leaf * nic_bps / oversub);
+      // One spine per NIC index; a leaf's uplinks together carry its downlinks / oversubscription: its
+      // nodes_per_leaf nodes x the most NICs a node under it has, each port at its fastest NIC's rate.
+      std::vector<int32_t> leaf_lanes(leaf.size(), 0);
+      for (size_t n = 0; n < nics.size(); ++n) leaf_lanes[group[n]] = std::max(leaf_lanes[group[n]], nics[n].index + 1);
+      std::vector<double> link_bps = FastestNicPerGroup(nics, group, leaf.size(), &count);
+      for (size_t l = 0; l < leaf.size(); ++l) {
+        link_bps[l] = per_leaf * link_bps[l] / oversub * (static_cast<double>(leaf_lanes[l]) / lanes);
+      }
+      return add_spines(leaf, lanes, link_bps);
     }
     case spec::FabricTopology::kRailOptimized: {
       std::vector<DeviceId> rail;
-      for (int32_t r = 0; r < nics_per_node; ++r) rail.push_back(AddDevice(DeviceKind::kRailSwitch, island, -1, r));
-      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], rail[n % nics_per_node]);
-      if (nics_per_node == 1) return rail;
-      return add_spines(rail, nics_per_node, nodes * nic_bps / nics_per_node / oversub);
+      for (int32_t r = 0; r < lanes; ++r) rail.push_back(AddDevice(DeviceKind::kRailSwitch, island, -1, r));
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) {
+        group[n] = nics[n].index;
+        AttachToSwitch(nics[n], rail[group[n]], wire, hop_from_switch);
+      }
+      if (lanes == 1) return rail;
+      std::vector<double> link_bps = FastestNicPerGroup(nics, group, rail.size(), &count);
+      for (size_t r = 0; r < rail.size(); ++r) link_bps[r] = count[r] * link_bps[r] / lanes / oversub;
+      return add_spines(rail, lanes, link_bps);
     }
-    case spec::FabricTopology::kClos: return BuildClos(island, nics, nodes, cls, wire, hop_from_switch);
+    case spec::FabricTopology::kClos: return BuildClos(island, nics, nodes, lanes, cls, wire, hop_from_switch);
     case spec::FabricTopology::kSingleSwitch: {
       const DeviceId sw = AddDevice(DeviceKind::kIslandSwitch, island, -1, 0);
-      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) attach(nics[n], sw);
+      for (size_t n = 0; n < nics.size() && !Stopped(); ++n) AttachToSwitch(nics[n], sw, wire, hop_from_switch);
       return {sw};
     }
   }
   HETSIM_CHECK(false, "a FabricTopology value outside the enum (%d)", static_cast<int>(isl.topology));
 }
 
-std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes,
-                                                   LinkClass cls, Time wire, Time hop_from_switch) {
+std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::vector<NetNic>& nics, int32_t nodes,
+                                                   int32_t lanes, LinkClass cls, Time wire, Time hop_from_switch) {
   const spec::IslandSpec& isl = t_.cluster_.islands[island];
   const spec::ClosSpec& f = isl.clos;
-  const double nic_bps = isl.nic_bandwidth.bytes_per_second();
-  const int32_t nics_per_node = isl.nics_per_node;
   const int32_t per_rack = f.nodes_per_rack;
   const int32_t racks_per_pod = f.racks_per_pod;
   const int32_t racks = (nodes + per_rack - 1) / per_rack;
   const int32_t pods = (racks + racks_per_pod - 1) / racks_per_pod;
-  const int32_t tors_per_rack = f.rail_optimized ? nics_per_node : 1;
+  const int32_t tors_per_rack = f.rail_optimized ? lanes : 1;
   const int32_t pod_switches = f.pod_switches;
   const int32_t agg_switches = f.aggregation_switches;
   const double rack_oversub = f.rack_oversubscription;
   const double agg_oversub = f.aggregation_oversubscription;
   // Tier 1: NIC k of node n on ToR (rack of n, k when rail-optimised); a ToR's uplinks to its pod's
-  // switches together carry its NICs' bandwidth / rack_oversubscription.
+  // switches together carry its NICs' bandwidth / rack_oversubscription, its ports sized for the
+  // fastest NIC under it.
   std::vector<DeviceId> tor;
   for (int32_t r = 0; r < racks * tors_per_rack; ++r) tor.push_back(AddDevice(DeviceKind::kTorSwitch, island, -1, r));
-  std::vector<int32_t> tor_nics(tor.size(), 0);
+  std::vector<int32_t> tor_of(nics.size());
   for (size_t n = 0; n < nics.size(); ++n) {
     if (Stopped()) return tor;
-    const int32_t node = static_cast<int32_t>(n) / nics_per_node;
-    const int32_t t =
-        node / per_rack * tors_per_rack + (f.rail_optimized ? static_cast<int32_t>(n) % nics_per_node : 0);
-    const LinkId up = AddDuplex(nics[n], tor[t], nic_bps, wire, hop_from_switch, cls);
-    t_.nic_up_[nics[n].value()] = up;
-    t_.nic_down_[nics[n].value()] = ReverseLink(up);
-    ++tor_nics[t];
+    tor_of[n] = nics[n].node / per_rack * tors_per_rack + (f.rail_optimized ? nics[n].index : 0);
+    AttachToSwitch(nics[n], tor[tor_of[n]], wire, hop_from_switch);
   }
   if (tor.size() == 1) return tor;
+  std::vector<int32_t> tor_nics;
+  const std::vector<double> tor_bps = FastestNicPerGroup(nics, tor_of, tor.size(), &tor_nics);
   // Tier 2: every ToR of a pod to each of its pod switches. A pod's uplinks to the aggregation tier
   // together carry its NICs' bandwidth / aggregation_oversubscription, spread over pod x agg links.
   std::vector<DeviceId> pod_switch;
@@ -238,8 +270,8 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
   for (size_t t = 0; t < tor.size(); ++t) {
     if (Stopped()) return tor;
     const int32_t p = static_cast<int32_t>(t) / tors_per_rack / racks_per_pod;
-    pod_nic_bps[p] += tor_nics[t] * nic_bps;
-    const double link_bps = tor_nics[t] * nic_bps / rack_oversub / pod_switches;
+    pod_nic_bps[p] += tor_nics[t] * tor_bps[t];
+    const double link_bps = tor_nics[t] * tor_bps[t] / rack_oversub / pod_switches;
     for (int32_t s = 0; s < pod_switches; ++s) {
       AddDuplex(tor[t], pod_switch[p * pod_switches + s], link_bps, hop_from_switch, hop_from_switch, cls);
     }
@@ -260,16 +292,20 @@ std::vector<DeviceId> Topology::Builder::BuildClos(int32_t island, const std::ve
 
 std::vector<DeviceId> Topology::Builder::BuildNetworkOf(int32_t i) {
   const spec::ClusterSpec& c = t_.cluster_;
-  if (c.islands[i].network < 0) return BuildFabric(i, island_nics_[i], c.islands[i].node_count);
-  const spec::NetworkSpec& net = c.networks[c.islands[i].network];
-  if (net.islands.back() != i) return {};
-  std::vector<DeviceId> nics;
+  const bool shared = c.islands[i].network >= 0;
+  if (shared && c.networks[c.islands[i].network].islands.back() != i) return {};
+  const std::vector<int32_t> members = shared ? c.networks[c.islands[i].network].islands : std::vector<int32_t>{i};
+  // The members' NICs, node-major in member order, each with its node's place on the network.
+  std::vector<NetNic> nics;
   int32_t nodes = 0;
-  for (int32_t m : net.islands) {
-    nics.insert(nics.end(), island_nics_[m].begin(), island_nics_[m].end());
+  for (int32_t m : members) {
+    for (DeviceId nic : island_nics_[m]) {
+      const Device& d = t_.devices_[nic.value()];
+      nics.push_back({nic, m, nodes + d.node, d.index});
+    }
     nodes += c.islands[m].node_count;
   }
-  return BuildFabric(net.islands.front(), nics, nodes);
+  return BuildFabric(members.front(), nics, nodes);
 }
 
 void Topology::Builder::Run() {

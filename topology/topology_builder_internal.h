@@ -56,13 +56,28 @@ class Topology::Builder {
   // and inter-island link, in that order.
   void CollectNcclFabrics();
   void BuildNodes(int32_t island);
-  // The switches of a network described by island `island`'s fabric fields, for `nics` (node-major)
+  // A NIC on a network: its island (whose NIC fields give its rate and transport), its node's place
+  // among the network's nodes (member order) and its index in the node.
+  struct NetNic {
+    DeviceId nic;
+    int32_t island = 0;
+    int32_t node = 0;
+    int32_t index = 0;
+  };
+  // The switches of a network described by island `island`'s switch fields, for `nics` (node-major)
   // of `nodes` nodes: the island's own, or a shared network's (every member's, in member order).
   // Returns the devices a gateway attaches to (its top tier).
-  std::vector<DeviceId> BuildFabric(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes);
-  // CLOS: ToRs, pod switches, aggregation switches (Island.clos); returns the top tier.
-  std::vector<DeviceId> BuildClos(int32_t island, const std::vector<DeviceId>& nics, int32_t nodes, LinkClass cls,
-                                  Time wire, Time hop_from_switch);
+  std::vector<DeviceId> BuildFabric(int32_t island, const std::vector<NetNic>& nics, int32_t nodes);
+  // CLOS: ToRs, pod switches, aggregation switches (Island.clos); `lanes` NICs per node at most;
+  // returns the top tier.
+  std::vector<DeviceId> BuildClos(int32_t island, const std::vector<NetNic>& nics, int32_t nodes, int32_t lanes,
+                                  LinkClass cls, Time wire, Time hop_from_switch);
+  // The NIC's link to its switch at its own island's rate, link class and NCCL fabric.
+  void AttachToSwitch(const NetNic& nic, DeviceId sw, Time wire, Time hop_from_switch);
+  // The fastest NIC rate (bytes/s) in each of `groups` groups (nics[n] in group[n]) and, in *count,
+  // each group's NICs: a switch's ports are sized for the fastest NIC under it.
+  std::vector<double> FastestNicPerGroup(const std::vector<NetNic>& nics, const std::vector<int32_t>& group,
+                                         size_t groups, std::vector<int32_t>* count) const;
   // The fabric of island i's network once its last member's nodes exist; empty before.
   std::vector<DeviceId> BuildNetworkOf(int32_t i);
 

@@ -118,13 +118,12 @@ TEST_CASE("an all-reduce between an A100 node and an L40S node is limited by the
   CHECK(res.busbw_bytes_per_s == Approx(nic).epsilon(0.01));
 }
 
-TEST_CASE("network members must repeat the first island's fabric fields", "[topology][shared-network]") {
+TEST_CASE("network members must repeat the first island's switch fields", "[topology][shared-network]") {
   v1::Cluster c = MixedRegion(1, 1);
-  c.mutable_islands(1)->set_nic_bandwidth_gbps(200);
+  c.mutable_islands(1)->set_nic_latency_ns(2000);
   const absl::Status s = proto::ValidateCluster(c, "c.pbtxt");
   REQUIRE_FALSE(s.ok());
-  CHECK_THAT(std::string(s.message()),
-             Catch::Contains("c.pbtxt: islands[1].nic_bandwidth_gbps: differs from islands[0]"));
+  CHECK_THAT(std::string(s.message()), Catch::Contains("c.pbtxt: islands[1].nic_latency_ns: differs from islands[0]"));
   CHECK_FALSE(hetsim::testing::BuildTopology(c).ok());
   // Without the network the two islands have no path to each other.
   v1::Cluster apart = MixedRegion(1, 1);
