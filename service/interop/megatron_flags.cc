@@ -163,6 +163,13 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"moe-train-capacity-factor", 1},
     {"moe-min-capacity", 1},
     {"disable-moe-token-dropping", 0},
+    // Megatron-core's shared experts on a side stream beside the dispatcher's all-to-alls
+    // (core_v0.11.0 shared_experts.py, token_dispatcher.py); priced in series with them (docs/validation.md,
+    // "Session 35": on the MoE set's Qwen2 rows it would hide 0.5 ms a layer and pass).
+    {"moe-shared-expert-overlap", 0},
+    // Transformer Engine's fused permute and unpermute (TE >= 2.1): the same token copies in fewer
+    // kernels, without the unfused path's masked_select; priced as the unfused passes.
+    {"moe-permute-fusion", 0},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
@@ -280,6 +287,7 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"fp8-amax-compute-algo", 1},
     {"moe-router-load-balancing-type", 1},
     {"moe-aux-loss-coeff", 1},
+    {"moe-router-pre-softmax", 0},  // softmax before the top-k: the router's numerics, not its work
     {"loss-scale", 1},
     {"initial-loss-scale", 1},
     {"loss-scale-window", 1},

@@ -52,6 +52,14 @@ MegatronImport ImportOk(const std::string& line, const v1::Cluster& cluster) {
   return *std::move(m);
 }
 
+// A small MoE line (32 experts, top 8) on 4 nodes, TP 2 x PP 2 with EP 16 x ETP 1, without its dispatcher.
+const std::string kSmallMoeLine =
+    "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+    "--num-attention-heads 16 --group-query-attention --num-query-groups 4 --seq-length 1024 "
+    "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --bf16 --num-experts 32 "
+    "--moe-router-topk 8 --moe-ffn-hidden-size 256 --moe-grouped-gemm --tensor-model-parallel-size 2 "
+    "--pipeline-model-parallel-size 2 --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 ";
+
 MegatronImportRequest OnNodes(int64_t nodes) {
   MegatronImportRequest r;
   r.nodes = nodes;
@@ -1074,12 +1082,7 @@ TEST_CASE("MoE parallel folding and combined 1F1B: a Qwen3-235B-like line import
   // Qwen3-235B's layout in small: TP 2 with sequence parallelism, PP 2 with virtual stages, EP 16 over
   // a stage's TP 2 x DP 8 GPUs with expert TP 1, the dispatch overlapped (combined 1F1B).
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  const std::string base =
-      "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
-      "--num-attention-heads 16 --group-query-attention --num-query-groups 4 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --bf16 --num-experts 32 "
-      "--moe-router-topk 8 --moe-ffn-hidden-size 256 --moe-grouped-gemm --tensor-model-parallel-size 2 "
-      "--pipeline-model-parallel-size 2 --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 ";
+  const std::string base = kSmallMoeLine;
   const std::string line = base +
                            "--moe-token-dispatcher-type alltoall --sequence-parallel "
                            "--num-layers-per-virtual-pipeline-stage 2 --overlap-moe-expert-parallel-comm "
@@ -1233,6 +1236,22 @@ TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by ker
                cluster);
   CHECK_FALSE(m.plan.has_unfused_kernels());
   CHECK(HasNote(m, "no effect: --no-masked-softmax-fusion"));
+}
+
+// The Megatron MoE Model Zoo's Qwen2-57B-A14B flags (model_configs/benchmarking/Qwen2-57B-A14B.yaml,
+// 78fd4d6): the shared experts beside the dispatcher and TE's fused permutation are named as not
+// modelled, the router's pre-softmax as no effect, none of them unknown (docs/validation.md, "Session 35").
+TEST_CASE("MoE: the Model Zoo's shared-expert overlap, fused permutation and pre-softmax are named", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport m = ImportOk(kSmallMoeLine +
+                                        "--moe-token-dispatcher-type alltoall --sequence-parallel "
+                                        "--moe-shared-expert-intermediate-size 2048 --moe-shared-expert-overlap "
+                                        "--moe-permute-fusion --moe-router-pre-softmax",
+                                    cluster);
+  CHECK(HasNote(m, "not modelled (ignored): --moe-shared-expert-overlap"));
+  CHECK(HasNote(m, "not modelled (ignored): --moe-permute-fusion"));
+  CHECK(HasNote(m, "no effect on an iteration's cost: --moe-router-pre-softmax"));
+  CHECK_FALSE(HasNote(m, "unknown"));
 }
 
 }  // namespace
