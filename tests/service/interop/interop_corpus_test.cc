@@ -284,6 +284,12 @@ const std::vector<CorpusCase> kCorpus = {
     {"muloco_ddp_180m.toml", 8, 0, 0, 0, k1F1B, 0, kNone,
      "model.flavor: \"llama3-w1024-d12-h16\": not a llama3 flavor"},
     {"torchtitan-2025_vlm_debug_model.toml", 1, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"vlm\""},
+    // torchtitan's configs since 2026-02 are Python: refused with how to render them as TOML
+    // (scripts/torchtitan_config.py; tests/service/interop/torchtitan_python_configs.py imports what it renders).
+    {"torchtitan-2026_llama3_config_registry.py", 8, 0, 0, 0, k1F1B, 0, kNone,
+     "a torchtitan Python config (a function returning Trainer.Config"},
+    {"torchtitan-2026_recipes_tests_h100.py", 1, 0, 0, 0, k1F1B, 0, kNone,
+     "a torchtitan Python config (a function returning Trainer.Config"},
     // Accelerate configs alone name no model: `hetsim import nemo` says to import the launch line that names
     // them (read with one: "import: Accelerate's published configs with a launch line").
     {"accelerate_fsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
@@ -306,7 +312,7 @@ absl::StatusOr<std::pair<v1::Plan, std::vector<std::string>>> ImportCorpusFile(c
   MegatronImportRequest request;
   request.nodes = nodes;
   const std::string source = path.string();
-  if (path.extension() == ".toml") {
+  if (path.extension() == ".toml" || path.extension() == ".py") {  // a .py: torchtitan's Python configs, refused
     absl::StatusOr<TorchtitanImport> r = ImportTorchtitan(text, cluster, request, source);
     if (!r.ok()) return r.status();
     return std::pair{r->plan, r->notes};
