@@ -399,8 +399,9 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
 
 // Which in-network algorithm the run's lines show NCCL ran (log.nvls, nvls_tree, collnet, collnet_chain), or why
 // hetsim cannot price it. NVLink SHARP on one host is hetsim's NVLS algorithm; NCCL_ALGO=NVLSTree across hosts its
-// NVLSTree; CollNet's all-reduce across hosts its CollNet (CollNetDirect) or, named, its CollNetChain (docs/network.md).
-// NCCL runs NVLSTree and CollNetChain for all-reduce only, and NVLSTree only across nodes (src/graph/tuning.cc).
+// NVLSTree; CollNet's all-reduce across hosts its CollNet (CollNetDirect) or, named, its CollNetChain
+// (docs/network.md). NCCL runs NVLSTree and CollNetChain for all-reduce only, and NVLSTree only across nodes
+// (src/graph/tuning.cc).
 absl::Status LogScanner::InNetworkAlgorithm(NcclLog& log) const {
   const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
                                     log.op == hetsim::CollectiveOp::kAllGather ||

@@ -492,8 +492,8 @@ absl::Status RefuseSemiSynchronous(TomlReader& r) {
 // Dataclass Registry"): a function returning Trainer.Config. hetsim runs no Python; the refusal says how to render one
 // as the TOML this importer reads (scripts/torchtitan_config.py reads it with Python's ast, running nothing).
 absl::Status RefusePythonConfig(absl::string_view text, absl::string_view source) {
-  const bool python = absl::EndsWith(source, ".py") ||
-                      (absl::StrContains(text, "Trainer.Config") && absl::StrContains(text, "\ndef "));
+  const bool python =
+      absl::EndsWith(source, ".py") || (absl::StrContains(text, "Trainer.Config") && absl::StrContains(text, "\ndef "));
   if (!python) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s: a torchtitan Python config (a function returning Trainer.Config, torchtitan's format since 2026-02), not "

@@ -99,7 +99,7 @@ constexpr Time kNvlsLatency = 25 * kMicrosecond;
 // NCCL's network latency of a CollNetDirect collective (src/graph/tuning.cc: hwLat's CollNetDirect
 // Simple entry on NET, 31 us: the switches' reduction tree), paid like kNvlsLatency.
 constexpr Time kCollNetLatency = 31 * kMicrosecond;
-// NCCL's network latency of a CollNetChain collective (src/graph/tuning.cc, NVIDIA/nccl 5067397: hwLat's
+// NCCL's network latency of a CollNetChain collective (src/graph/tuning.cc line 172, NVIDIA/nccl 5067397: hwLat's
 // CollNetChain Simple entry on NET, 30 us), paid like kCollNetLatency; its 2 (g-1) intra-node hops pay their
 // routes' and steps' latencies as a chain's transfers do.
 constexpr Time kCollNetChainLatency = 30 * kMicrosecond;
@@ -440,7 +440,8 @@ constexpr double kCollNetHopperShare = 0.85;
 // chunk under kMaxCollNetFlows in all.
 int32_t PipelineChunks(int32_t fixed, int64_t part_bytes, int64_t flows_per_chunk) {
   if (fixed > 0) return fixed;
-  const int64_t max_chunks = std::min<int64_t>(kMaxDefaultChunks, kMaxCollNetFlows / std::max<int64_t>(1, flows_per_chunk));
+  const int64_t max_chunks =
+      std::min<int64_t>(kMaxDefaultChunks, kMaxCollNetFlows / std::max<int64_t>(1, flows_per_chunk));
   int32_t chunks = 1;
   while (2 * chunks <= max_chunks && part_bytes / (2 * chunks) >= kCollNetChunkBytes) chunks *= 2;
   return chunks;
@@ -518,8 +519,9 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
 // the NVLS all-reduce's (g+1)/g of a chunk on every GPU's link each way, at NVLS's share (its reduction and multicast
 // overlap on the full-duplex links, chunk after chunk), and the hierarchy's trees on every rail carrying S/g: NCCL's
 // own model takes the lower of NVLS's intra-node bandwidth and the network's (ncclTopoTuneModel in
-// src/graph/tuning.cc: `bw = min(intraBw, interBw, perChMaxNVLSTreeBw)`), the pipeline's fill added here
-// (NvlsTreePipelineSeconds). The per-channel cap perChMaxNVLSTreeBw is not applied (hetsim has no channel caps).
+// src/graph/tuning.cc lines 307-323 at 5067397: `bw = min(intraBw, interBw, perChMaxNVLSTreeBw)`), the pipeline's
+// fill added here (NvlsTreePipelineSeconds). The per-channel cap perChMaxNVLSTreeBw is not applied (hetsim has no
+// channel caps).
 absl::StatusOr<CollectiveShape> NvlsTreeShape(const topology::Topology& topology, const ShapeInputs& in,
                                               CollectiveShape s) {
   const bool reduce_in_switch = std::all_of(in.req.gpus.begin(), in.req.gpus.end(), [&](GpuId gpu) {
@@ -579,7 +581,7 @@ Ranks ChainToHead(const Ranks& node, int32_t channel, int32_t channels) {
 // among every chain's hops up and down (t_chain: a GPU sends up to the next GPU and down to the one before, for every
 // chain, on its one link, 2 (g-1)/g of a channel's piece per chain on average):
 // 2 (g-1) t_hop + t_net + (C-1) max(t_chain, t_net) (CollNetChainAllReduceSeconds). NCCL's tuner has no derating
-// of its own for CollNetChain (its 0.85 is CollNetDirect's; ncclTopoTuneModel in src/graph/tuning.cc).
+// of its own for CollNetChain (its 0.85 is CollNetDirect's: src/graph/tuning.cc line 348 at 5067397).
 absl::StatusOr<CollectiveShape> CollNetChainShape(const topology::Topology& topology, const ShapeInputs& in,
                                                   CollectiveShape s) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
@@ -868,7 +870,8 @@ void AppendCollNetChainAllReduce(TransferGraph& g, const std::vector<Ranks>& nod
       const int64_t piece = SplitBytes(channel_bytes, chunks, c);
       for (size_t j = 0; j < num_nodes; ++j) {
         for (int64_t e = 0; e + 1 < gpn; ++e) {
-          up[j][e] = g.Add(g.Path(chains[j][e], chains[j][e + 1], key), piece, {e > 0 ? up[j][e - 1] : kNoTransfer, up[j][e]});
+          up[j][e] =
+              g.Add(g.Path(chains[j][e], chains[j][e + 1], key), piece, {e > 0 ? up[j][e - 1] : kNoTransfer, up[j][e]});
         }
         net[j] = g.Add(g.Path(chains[j].back(), chains[(j + 1) % num_nodes].back(), key), piece,
                        {gpn > 1 ? up[j][gpn - 2] : kNoTransfer, net[j]});
@@ -881,6 +884,16 @@ void AppendCollNetChainAllReduce(TransferGraph& g, const std::vector<Ranks>& nod
         }
       }
     }
+  }
+}
+
+// NVLSTree's or CollNetChain's all-reduce, as `s` chose it.
+void AppendTwoLevelAllReduce(TransferGraph& g, const topology::Topology& topology, const CollectiveRequest& req,
+                             const CollectiveShape& s, const std::vector<Ranks>& nodes) {
+  if (s.algorithm == CollectiveAlgorithm::kNvlsTree) {
+    AppendNvlsTreeAllReduce(g, nodes, req.bytes, s.chunks, NvlsShare(topology, req));
+  } else {
+    AppendCollNetChainAllReduce(g, nodes, req.bytes, s.chunks, s.channels);
   }
 }
 
@@ -977,9 +990,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
       }
       break;
     case CollectiveAlgorithm::kNvlsTree:
-      AppendNvlsTreeAllReduce(g, nodes, req.bytes, s.chunks, NvlsShare(topology, req));
-      break;
-    case CollectiveAlgorithm::kCollNetChain: AppendCollNetChainAllReduce(g, nodes, req.bytes, s.chunks, s.channels); break;
+    case CollectiveAlgorithm::kCollNetChain: AppendTwoLevelAllReduce(g, topology, req, s, nodes); break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

@@ -8,10 +8,10 @@
 namespace hetsim::collectives {
 namespace {
 
-constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
-                                               CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
-                                               CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise,
-                                               CollectiveAlgorithm::kNvls,   CollectiveAlgorithm::kCollNet,
+constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,     CollectiveAlgorithm::kRing,
+                                               CollectiveAlgorithm::kTree,     CollectiveAlgorithm::kHierarchical,
+                                               CollectiveAlgorithm::kDirect,   CollectiveAlgorithm::kPairwise,
+                                               CollectiveAlgorithm::kNvls,     CollectiveAlgorithm::kCollNet,
                                                CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kCollNetChain};
 
 }  // namespace
@@ -38,7 +38,8 @@ absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise, nvls, collnet, nvlstree or "
-      "collnetchain)", name));
+      "collnetchain)",
+      name));
 }
 
 absl::string_view RingStepsName(RingSteps steps) {

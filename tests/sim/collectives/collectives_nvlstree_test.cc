@@ -49,8 +49,8 @@ TEST_CASE("nvlstree all-reduce, one chunk: a + 9/8 S/(5/6 B), then the rails' tr
     INFO(r.status().message());
     REQUIRE(r.ok());
     const int depth = nodes == 2 ? 1 : 2;
-    const double expected = kNvlinkLatency + bytes * 9.0 / 8.0 / (5.0 / 6.0) / kNvlinkRate +
-                            2 * depth * (kNetLatency + bytes / 8.0 / R);
+    const double expected =
+        kNvlinkLatency + bytes * 9.0 / 8.0 / (5.0 / 6.0) / kNvlinkRate + 2 * depth * (kNetLatency + bytes / 8.0 / R);
     CHECK(NvlsTreeAllReduceSeconds(8, nodes, Bytes(bytes), Bandwidth(5.0 / 6.0 * kNvlinkRate), Seconds(kNvlinkLatency),
                                    Bandwidth(R), Seconds(kNetLatency), 1)
               .value() == Approx(expected).epsilon(1e-9));
@@ -73,10 +73,10 @@ TEST_CASE("nvlstree all-reduce pipelined by chunks", "[collectives][nvlstree]") 
       const auto r = AllReduce(topo, 32, bytes, CollectiveAlgorithm::kNvlsTree, chunks);
       INFO(r.status().message());
       REQUIRE(r.ok());
-      const double expected = NvlsTreeAllReduceSeconds(8, 4, Bytes(bytes), Bandwidth(5.0 / 6.0 * kNvlinkRate),
-                                                       Seconds(kNvlinkLatency), Bandwidth(R), Seconds(kNetLatency),
-                                                       chunks)
-                                  .value();
+      const double expected =
+          NvlsTreeAllReduceSeconds(8, 4, Bytes(bytes), Bandwidth(5.0 / 6.0 * kNvlinkRate), Seconds(kNvlinkLatency),
+                                   Bandwidth(R), Seconds(kNetLatency), chunks)
+              .value();
       CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(0.03));
       CHECK(r->estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-6));
       CHECK(r->time < one->time);
@@ -117,8 +117,7 @@ TEST_CASE("collnetchain all-reduce, one chunk: 2 (g-1) (a + S/(KB)) + a_net + S/
     INFO(r.status().message());
     REQUIRE(r.ok());
     CHECK(r->shape.channels == 8);  // one chain per NIC
-    const double expected =
-        2 * 7 * (kNvlinkLatency + bytes / 8.0 / kNvlinkRate) + kNetLatency + bytes / 8.0 / R;
+    const double expected = 2 * 7 * (kNvlinkLatency + bytes / 8.0 / kNvlinkRate) + kNetLatency + bytes / 8.0 / R;
     CHECK(CollNetChainAllReduceSeconds(8, 8, Bytes(bytes), Bandwidth(kNvlinkRate), Seconds(kNvlinkLatency),
                                        Bandwidth(R), Seconds(kNetLatency), 1)
               .value() == Approx(expected).epsilon(1e-9));
@@ -139,18 +138,17 @@ TEST_CASE("collnetchain all-reduce pipelined by chunks", "[collectives][collnetc
       const auto r = AllReduce(topo, 32, bytes, CollectiveAlgorithm::kCollNetChain, chunks);
       INFO(r.status().message());
       REQUIRE(r.ok());
-      const double expected = CollNetChainAllReduceSeconds(8, 8, Bytes(bytes), Bandwidth(kNvlinkRate),
-                                                           Seconds(kNvlinkLatency), Bandwidth(R), Seconds(kNetLatency),
-                                                           chunks)
-                                  .value();
+      const double expected =
+          CollNetChainAllReduceSeconds(8, 8, Bytes(bytes), Bandwidth(kNvlinkRate), Seconds(kNvlinkLatency),
+                                       Bandwidth(R), Seconds(kNetLatency), chunks)
+              .value();
       CHECK(TimeToSeconds(r->time) == Approx(expected).epsilon(0.03));
       CHECK(r->estimates.at(0).seconds.value() == Approx(expected).epsilon(1e-6));
     }
   }
 }
 
-TEST_CASE("collnetchain: all-reduce across nodes of an island whose switches reduce",
-          "[collectives][collnetchain]") {
+TEST_CASE("collnetchain: all-reduce across nodes of an island whose switches reduce", "[collectives][collnetchain]") {
   const auto off = *hetsim::testing::BuildTopology(SharpNodes(2, false, false));
   CHECK_FALSE(AllReduce(off, 16, kGiB, CollectiveAlgorithm::kCollNetChain).ok());
   const auto on = *hetsim::testing::BuildTopology(SharpNodes(2, false, true));
