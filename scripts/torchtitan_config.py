@@ -98,25 +98,64 @@ class Reader:
             return call
         return UNKNOWN
 
-    def run(self, name):
+    def run(self, name, args=(), kwargs=None, returns=True):
+        """Follows function `name` called with `args` and `kwargs` (values): what it returns (`returns`)."""
         fn, path = self.functions[name]
+        env = self.bind(fn, args, kwargs or {}, path)
+        done, value = self.block(fn.body, env, path, name)
+        if done or not returns:
+            return value
+        raise Unreadable(f"{path}:{fn.lineno}: {name}: returns no config")
+
+    def bind(self, fn, args, kwargs, path):
+        params = fn.args.posonlyargs + fn.args.args
         env = {}
-        for stmt in fn.body:
+        defaults = fn.args.defaults
+        for i, p in enumerate(params):
+            if i < len(args):
+                env[p.arg] = args[i]
+            elif i >= len(params) - len(defaults):
+                env[p.arg] = self.value(defaults[i - (len(params) - len(defaults))], {}, path)
+        for p, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+            env[p.arg] = self.value(d, {}, path) if d is not None else UNKNOWN
+        env.update(kwargs)
+        return env
+
+    def block(self, stmts, env, path, name):
+        """Follows statements: (True, value) once one returns, else (False, None)."""
+        for stmt in stmts:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                continue  # the docstring
-            if isinstance(stmt, ast.Assert):
+                continue  # a docstring
+            if isinstance(stmt, (ast.Assert, ast.ImportFrom, ast.Import, ast.Pass)):
                 continue
             if isinstance(stmt, ast.Return):
-                return self.value(stmt.value, env, path)
+                return True, self.value(stmt.value, env, path)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 self.assign(stmt.targets[0], self.value(stmt.value, env, path), env, path, stmt.lineno)
                 continue
-            if isinstance(stmt, (ast.ImportFrom, ast.Import)):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                # A helper that changes the config it is given (torchtitan_recipes' _use_spmd_types): followed when
+                # its definition is among the files read.
+                callee = dotted(stmt.value.func)
+                if callee not in self.functions:
+                    raise Unreadable(f"{path}:{stmt.lineno}: {name}: {ast.unparse(stmt.value)} calls {callee}, which "
+                                     "is not in the files read and may change the config (give its file with --with)")
+                self.run(callee, [self.value(a, env, path) for a in stmt.value.args],
+                         {k.arg: self.value(k.value, env, path) for k in stmt.value.keywords if k.arg}, returns=False)
+                continue
+            if isinstance(stmt, ast.If):
+                test = self.value(stmt.test, env, path)
+                if test is UNKNOWN or isinstance(test, Call):
+                    raise Unreadable(f"{path}:{stmt.lineno}: {name}: the condition {ast.unparse(stmt.test)} is not a "
+                                     "literal value")
+                done, value = self.block(stmt.body if test else stmt.orelse, env, path, name)
+                if done:
+                    return done, value
                 continue
             raise Unreadable(f"{path}:{stmt.lineno}: {name}: a {type(stmt).__name__} statement is not followed "
-                             "(only constructor calls with literal arguments, field assignments and calls of other "
-                             "config functions are read; nothing is run)")
-        raise Unreadable(f"{path}:{fn.lineno}: {name}: returns no config")
+                             "(only constructor calls with literal arguments, field assignments, conditions on "
+                             "literals and calls of other config functions are read; nothing is run)")
+        return False, None
 
     def assign(self, target, value, env, path, line):
         if isinstance(target, ast.Name):
@@ -196,9 +235,12 @@ def to_toml(config, source, function):
         tables["compile"] = {"enable": field(compile_, "enable")}
     if field(compile_, "enable_async_tensor_parallel"):
         tables["parallelism"]["enable_async_tensor_parallel"] = True
-    ac = field(config, "activation_checkpoint")  # Trainer.Config's default: SelectiveAC.Config()
+    ac = field(config, "activation_checkpoint")  # Trainer.Config's default: SelectiveAC.Config(); None: no AC
     modes = {"SelectiveAC": "selective", "FullAC": "full", "ActivationCheckpointing": "none"}
-    mode = modes.get(ac.name.split(".")[0]) if isinstance(ac, Call) else "selective" if ac is None else None
+    if ac is None:
+        mode = "none" if "activation_checkpoint" in config.kwargs else "selective"
+    else:
+        mode = modes.get(ac.name.split(".")[0]) if isinstance(ac, Call) else None
     if mode is None:
         raise Unreadable(f"{function}: activation_checkpoint {getattr(ac, 'name', ac)} is not SelectiveAC, FullAC "
                          "or ActivationCheckpointing (none)")
