@@ -452,23 +452,28 @@ double CollNetShare(const topology::Topology& topology, const CollectiveRequest&
   return capability >= 90 ? kCollNetHopperShare : 1.0;
 }
 
-// Whether every GPU of `gpus` is on island `island`.
-bool OnOneIsland(const topology::Topology& topology, const Ranks& gpus, int32_t island) {
-  return std::all_of(gpus.begin(), gpus.end(), [&](GpuId gpu) { return topology.Locate(gpu)->island == island; });
-}
-
-absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
-                                             CollectiveShape s) {
+// The island of a CollNet group (`name`: collnet, collnetchain), or why NCCL's CollNet cannot run on it: at least
+// two nodes of one island whose InfiniBand switches reduce, the same GPU count on each, the Simple protocol.
+absl::StatusOr<int32_t> CollNetIsland(const topology::Topology& topology, const ShapeInputs& in,
+                                      absl::string_view name) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
-  if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || !OnOneIsland(topology, in.req.gpus, island) ||
-      !topology.island(island).infiniband_sharp) {
-    return absl::InvalidArgumentError(
-        "algo: collnet needs the group on at least two nodes of one island whose InfiniBand switches reduce "
-        "(island's infiniband_sharp), with the same number of GPUs on each");
+  const bool one_island = std::all_of(in.req.gpus.begin(), in.req.gpus.end(),
+                                      [&](GpuId gpu) { return topology.Locate(gpu)->island == island; });
+  if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || !one_island || !topology.island(island).infiniband_sharp) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "algo: %s needs the group on at least two nodes of one island whose InfiniBand switches reduce (island's "
+        "infiniband_sharp), with the same number of GPUs on each",
+        name));
   }
   if (in.protocol != topology::NcclProtocol::kSimple) {
     return absl::InvalidArgumentError("protocol: NCCL runs CollNet with the Simple protocol only");
   }
+  return island;
+}
+
+absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
+                                             CollectiveShape s) {
+  HETSIM_ASSIGN_OR_RETURN(const int32_t island, CollNetIsland(topology, in, "collnet"));
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
   if (in.req.op != CollectiveOp::kAllReduce && topology.island(island).nics_per_node < g) {
@@ -584,16 +589,7 @@ Ranks ChainToHead(const Ranks& node, int32_t channel, int32_t channels) {
 // of its own for CollNetChain (its 0.85 is CollNetDirect's: src/graph/tuning.cc line 348 at 5067397).
 absl::StatusOr<CollectiveShape> CollNetChainShape(const topology::Topology& topology, const ShapeInputs& in,
                                                   CollectiveShape s) {
-  const int32_t island = topology.Locate(in.req.gpus.front())->island;
-  if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || !OnOneIsland(topology, in.req.gpus, island) ||
-      !topology.island(island).infiniband_sharp) {
-    return absl::InvalidArgumentError(
-        "algo: collnetchain needs the group on at least two nodes of one island whose InfiniBand switches reduce "
-        "(island's infiniband_sharp), with the same number of GPUs on each");
-  }
-  if (in.protocol != topology::NcclProtocol::kSimple) {
-    return absl::InvalidArgumentError("protocol: NCCL runs CollNet with the Simple protocol only");
-  }
+  HETSIM_ASSIGN_OR_RETURN(const int32_t island, CollNetIsland(topology, in, "collnetchain"));
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
   const int64_t nics = std::max<int64_t>(1, topology.island(island).nics_per_node);

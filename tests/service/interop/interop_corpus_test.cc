@@ -794,23 +794,41 @@ TEST_CASE("import: `: \"${VAR:=x}\"` sets a launch script's default", "[interop]
 namespace hetsim::interop {
 namespace {
 
+// The import request of the held-out runs that give the model (`--model examples/model-gpt39b.pbtxt`).
+MegatronImportRequest Gpt39bRequest() {
+  auto model = proto::LoadAs<v1::Model>(std::string(HETSIM_SOURCE_DIR) + "/examples/model-gpt39b.pbtxt");
+  REQUIRE(model.ok());
+  MegatronImportRequest request;
+  request.model = *model;
+  return request;
+}
+
+// Corpus Accelerate config `config` imported with the line trl's documentation runs it with.
+absl::StatusOr<MegatronImport> ImportWithTrlLine(const char* config, const MegatronImportRequest& request) {
+  const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, config);
+  const std::string line = "accelerate launch --config_file " + path.string() +
+                           " train.py --model_name_or_path meta-llama/Llama-2-7b-hf --per_device_train_batch_size 2";
+  absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "--line");
+  REQUIRE(flags.ok());
+  return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
+}
+
+// Corpus launch script `script` imported as written, with `request`.
+absl::StatusOr<MegatronImport> ImportCorpusScript(const char* script, const MegatronImportRequest& request) {
+  const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, script);
+  absl::StatusOr<MegatronFlags> flags =
+      ParseMegatronLaunchLine(hetsim::testing::ImportTestText(path.string()), path.string());
+  REQUIRE(flags.ok());
+  return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, path.string());
+}
+
 // What the held-out inputs of session 34 showed beyond their layout (docs/corpus.md): trl's ALST config
 // (DeepSpeed-Ulysses through Accelerate's parallelism_config) was priced as plain data parallelism; the
 // Trainer's batch argument was both read and "unknown (ignored)"; fmengine's own --model_parallel_size 4
 // was ignored (its GPUs priced as data parallel); NeMo's 2022 config ran as Megatron-Core.
 TEST_CASE("import: the held-out inputs of session 34, beyond their layout", "[interop][corpus]") {
-  auto model = proto::LoadAs<v1::Model>(std::string(HETSIM_SOURCE_DIR) + "/examples/model-gpt39b.pbtxt");
-  REQUIRE(model.ok());
-  MegatronImportRequest request;
-  request.model = *model;
-  const auto with_line = [&](const char* config) {
-    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, config);
-    const std::string line = "accelerate launch --config_file " + path.string() +
-                             " train.py --model_name_or_path meta-llama/Llama-2-7b-hf --per_device_train_batch_size 2";
-    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "--line");
-    REQUIRE(flags.ok());
-    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
-  };
+  const MegatronImportRequest request = Gpt39bRequest();
+  const auto with_line = [&](const char* config) { return ImportWithTrlLine(config, request); };
   // ALST: sp_size 2 on DeepSpeed's backend is Ulysses (context parallel 2, all-to-all), dp_shard 2, ZeRO-3.
   absl::StatusOr<MegatronImport> alst = with_line("trl_alst_ulysses_4gpu.yaml");
   INFO((alst.ok() ? "" : alst.status().message()));
@@ -835,13 +853,7 @@ TEST_CASE("import: the held-out inputs of session 34, beyond their layout", "[in
   CHECK(fsdp2->plan.framework() == v1::FSDP2_TORCHTITAN);
   CHECK(fsdp2->plan.stages(0).zero_stage() == 3);
   // fmengine's 1B pretraining (both of its own parallel sizes 1) with the model given: its JSON's batch.
-  const auto fmengine = [&](const char* script) {
-    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, script);
-    absl::StatusOr<MegatronFlags> flags =
-        ParseMegatronLaunchLine(hetsim::testing::ImportTestText(path.string()), path.string());
-    REQUIRE(flags.ok());
-    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, path.string());
-  };
+  const auto fmengine = [&](const char* script) { return ImportCorpusScript(script, request); };
   absl::StatusOr<MegatronImport> pretrain = fmengine("fmengine/pretrain_llama_1b.sh");
   INFO((pretrain.ok() ? "" : pretrain.status().message()));
   REQUIRE(pretrain.ok());
@@ -864,23 +876,12 @@ TEST_CASE("import: the held-out inputs of session 34, beyond their layout", "[in
 // The held-out inputs of session 35 beyond their layout: trl's Accelerate configs with the line trl's documentation
 // runs them with (ZeRO-1, ZeRO-3, FSDP1 full shard, DDP), fmengine's Pythia run with the model given.
 TEST_CASE("import: the held-out inputs of session 35, beyond their layout", "[interop][corpus]") {
-  auto model = proto::LoadAs<v1::Model>(std::string(HETSIM_SOURCE_DIR) + "/examples/model-gpt39b.pbtxt");
-  REQUIRE(model.ok());
-  MegatronImportRequest request;
-  request.model = *model;
-  const auto with_line = [&](const char* config) {
-    const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, config);
-    const std::string line = "accelerate launch --config_file " + path.string() +
-                             " train.py --model_name_or_path meta-llama/Llama-2-7b-hf --per_device_train_batch_size 2";
-    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "--line");
-    REQUIRE(flags.ok());
-    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
-  };
+  const MegatronImportRequest request = Gpt39bRequest();
   for (const auto& [config, zero, framework] :
        {std::tuple{"trl_deepspeed_zero1.yaml", 1, kDeepSpeed}, std::tuple{"trl_deepspeed_zero3.yaml", 3, kDeepSpeed},
         std::tuple{"trl_fsdp1.yaml", 3, kTitan}, std::tuple{"trl_multi_gpu.yaml", 0, kTitan}}) {
     INFO(config);
-    absl::StatusOr<MegatronImport> r = with_line(config);
+    absl::StatusOr<MegatronImport> r = ImportWithTrlLine(config, request);
     INFO((r.ok() ? "" : r.status().message()));
     REQUIRE(r.ok());
     CHECK(r->plan.stages(0).zero_stage() == static_cast<uint32_t>(zero));

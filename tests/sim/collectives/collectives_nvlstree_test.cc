@@ -18,7 +18,8 @@
 #include "tests/topology/topology_clusters.h"
 
 namespace hetsim::collectives {
-namespace {
+// A namespace of its own: the unity build puts this file beside collectives_collnet_test.cc's helpers.
+namespace nvlstree_test {
 
 using testing::H100Island;
 
@@ -158,5 +159,5 @@ TEST_CASE("collnetchain: all-reduce across nodes of an island whose switches red
   CHECK(AllReduce(on, 16, kGiB, CollectiveAlgorithm::kCollNetChain).ok());
 }
 
-}  // namespace
+}  // namespace nvlstree_test
 }  // namespace hetsim::collectives
