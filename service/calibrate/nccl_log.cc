@@ -413,13 +413,13 @@ absl::Status LogScanner::InNetworkAlgorithm(NcclLog& log) const {
   if (tree && reduction_in_network && !all_reduce_across) {
     return LineError(file_, in_network_line_,
                      absl::StrFormat("%s: NCCL runs NVLSTree (NVLink SHARP within each host, trees across hosts) for "
-                                     "an all-reduce across hosts only; this run is %s on %d host(s)",
+                                     "an all-reduce across hosts only (this run: %s on %d host(s))",
                                      in_network_, log.test, log.hosts));
   }
   if (chain && reduction_in_network && !all_reduce_across) {
     return LineError(file_, in_network_line_,
                      absl::StrFormat("%s: NCCL runs CollNetChain (a host's GPUs in a chain to a NIC into the "
-                                     "switches) for an all-reduce across hosts only; this run is %s on %d host(s)",
+                                     "switches) for an all-reduce across hosts only (this run: %s on %d host(s))",
                                      in_network_, log.test, log.hosts));
   }
   const bool collnet = absl::StrContains(lower, "collnet");
