@@ -9,3 +9,7 @@ if(HETSIM_SANITIZE)
 endif()
 add_test(NAME interop.k8s_manifest COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_k8s_manifest.py
          ${PROJECT_SOURCE_DIR}/docs/sweeps.md)
+# torchtitan's Python configs (its format since 2026-02), rendered as TOML by scripts/torchtitan_config.py and imported.
+add_test(NAME interop.torchtitan_python_configs
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/service/interop/torchtitan_python_configs.py $<TARGET_FILE:hetsim>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/torchtitan_python_configs)

@@ -41,7 +41,8 @@ const CommandInfo kCalibrateInfo = {
     "hosts than the island has, or one showing NVLink SHARP / CollNet exits 2 naming the file and line (a\n"
     "one-host all-reduce, all-gather or reduce-scatter showing NVLink SHARP is fitted as --algo nvls, its\n"
     "node type given nvlink_sharp and its own nvls_bandwidth_efficiency; a multi-host all-reduce showing\n"
-    "CollNet as --algo collnet, its island given infiniband_sharp); so\n"
+    "CollNet as --algo collnet, its island given infiniband_sharp; one with NCCL_ALGO=NVLSTree or\n"
+    "CollNetChain as --algo nvlstree or collnetchain, fitting the island's network); so\n"
     "does a poor fit (a parameter at its bound or outside what a fabric does, MAPE above --max-mape, default\n"
     "15) unless --accept-poor-fit; nothing is written then. Warnings go to stderr and the fit report."};
 

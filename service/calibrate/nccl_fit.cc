@@ -55,6 +55,8 @@ struct Evaluated {
 collectives::CollectiveAlgorithm ForcedAlgorithm(const NcclLog& log) {
   if (log.nvls) return collectives::CollectiveAlgorithm::kNvls;
   if (log.collnet) return collectives::CollectiveAlgorithm::kCollNet;
+  if (log.nvls_tree) return collectives::CollectiveAlgorithm::kNvlsTree;
+  if (log.collnet_chain) return collectives::CollectiveAlgorithm::kCollNetChain;
   if (log.algorithm.empty()) return collectives::CollectiveAlgorithm::kAuto;
   absl::StatusOr<collectives::CollectiveAlgorithm> a =
       collectives::ParseAlgorithm(absl::AsciiStrToLower(log.algorithm));
@@ -236,7 +238,7 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
 // the run is fitted as NVLS. InvalidArgument when the node type's fabric is not NVSWITCH.
 absl::Status EnableNvlsWhereRun(v1::Cluster& cluster, int node_type, const std::vector<const NcclLog*>& logs,
                                 std::vector<std::string>& warnings) {
-  const auto nvls = absl::c_find_if(logs, [](const NcclLog* l) { return l->nvls; });
+  const auto nvls = absl::c_find_if(logs, [](const NcclLog* l) { return l->nvls || l->nvls_tree; });
   if (nvls == logs.end()) return absl::OkStatus();
   v1::NodeType* node = cluster.mutable_node_types(node_type);
   if (node->intra_node_fabric() != v1::NVSWITCH) {
@@ -256,7 +258,7 @@ absl::Status EnableNvlsWhereRun(v1::Cluster& cluster, int node_type, const std::
 // infiniband_sharp, and the run is fitted as CollNet. InvalidArgument when the island is not InfiniBand.
 absl::Status EnableCollNetWhereRun(v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
                                    std::vector<std::string>& warnings) {
-  const auto collnet = absl::c_find_if(logs, [](const NcclLog* l) { return l->collnet; });
+  const auto collnet = absl::c_find_if(logs, [](const NcclLog* l) { return l->collnet || l->collnet_chain; });
   if (collnet == logs.end()) return absl::OkStatus();
   v1::Island* isl = cluster.mutable_islands(island);
   if (isl->fabric() != v1::INFINIBAND && isl->fabric() != v1::INTER_NODE_FABRIC_UNSPECIFIED) {

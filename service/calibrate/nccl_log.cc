@@ -97,6 +97,7 @@ class LogScanner {
   std::string TestFromColumns(int ranks) const;
   int ImpliedRanks(hetsim::CollectiveOp op) const;
   absl::Status CheckImpliedRanks(const NcclLog& log) const;
+  absl::Status InNetworkAlgorithm(NcclLog& log) const;
 
   std::string file_;
   NcclLogShape shape_;
@@ -396,6 +397,47 @@ absl::Status LogScanner::CheckImpliedRanks(const NcclLog& log) const {
                                    log.ranks, log.shape_from, busbw_ / algbw_, log.test, implied));
 }
 
+// Which in-network algorithm the run's lines show NCCL ran (log.nvls, nvls_tree, collnet, collnet_chain), or why
+// hetsim cannot price it. NVLink SHARP on one host is hetsim's NVLS algorithm; NCCL_ALGO=NVLSTree across hosts its
+// NVLSTree; CollNet's all-reduce across hosts its CollNet (CollNetDirect) or, named, its CollNetChain
+// (docs/network.md). NCCL runs NVLSTree and CollNetChain for all-reduce only, and NVLSTree only across nodes
+// (src/graph/tuning.cc).
+absl::Status LogScanner::InNetworkAlgorithm(NcclLog& log) const {
+  const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
+                                    log.op == hetsim::CollectiveOp::kAllGather ||
+                                    log.op == hetsim::CollectiveOp::kReduceScatter;
+  const std::string lower = absl::AsciiStrToLower(in_network_);
+  const bool all_reduce_across = log.op == hetsim::CollectiveOp::kAllReduce && log.hosts > 1;
+  const bool tree = absl::StrContains(lower, "nvlstree");
+  const bool chain = absl::StrContains(lower, "collnetchain") && !absl::StrContains(lower, "collnetdirect");
+  if (tree && reduction_in_network && !all_reduce_across) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL runs NVLSTree (NVLink SHARP within each host, trees across hosts) for "
+                                     "an all-reduce across hosts only (this run: %s on %d host(s))",
+                                     in_network_, log.test, log.hosts));
+  }
+  if (chain && reduction_in_network && !all_reduce_across) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL runs CollNetChain (a host's GPUs in a chain to a NIC into the "
+                                     "switches) for an all-reduce across hosts only (this run: %s on %d host(s))",
+                                     in_network_, log.test, log.hosts));
+  }
+  const bool collnet = absl::StrContains(lower, "collnet");
+  log.nvls_tree = tree && all_reduce_across;
+  log.collnet_chain = chain && all_reduce_across;
+  log.nvls = absl::StrContains(lower, "nvls") && !tree && !collnet && reduction_in_network && log.hosts == 1;
+  log.collnet = collnet && !chain && all_reduce_across;
+  if (!in_network_.empty() && reduction_in_network && !log.nvls && !log.collnet && !log.nvls_tree &&
+      !log.collnet_chain) {
+    return LineError(file_, in_network_line_,
+                     absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which "
+                                     "hetsim models as NVLS on one host and CollNet all-reduce across hosts; "
+                                     "rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
+                                     in_network_));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   first_line_ = first_line;
   if (rows_.empty()) {
@@ -411,42 +453,7 @@ absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   if (absl::Status s = CheckRanks(log); !s.ok()) return s;
   if (absl::Status s = ResolveTest(log); !s.ok()) return s;
   if (absl::Status s = CheckImpliedRanks(log); !s.ok()) return s;
-  const bool reduction_in_network = log.op == hetsim::CollectiveOp::kAllReduce ||
-                                    log.op == hetsim::CollectiveOp::kAllGather ||
-                                    log.op == hetsim::CollectiveOp::kReduceScatter;
-  // NVLink SHARP on one host is hetsim's NVLS algorithm, CollNet's all-reduce across hosts its CollNet
-  // (docs/network.md); NVLS across hosts (NVLSTree) and CollNet's all-gather and reduce-scatter are not
-  // modelled.
-  const std::string lower = absl::AsciiStrToLower(in_network_);
-  // NCCL's other in-network algorithms by name (src/graph/tuning.cc): NVLSTree (NVLS within each host,
-  // trees across hosts) and CollNetChain (a host's GPUs in a chain to one NIC into the switches), which
-  // hetsim does not price, refused as what they are, not as NVLS or CollNetDirect.
-  const bool chain = absl::StrContains(lower, "collnetchain") && !absl::StrContains(lower, "collnetdirect");
-  if (absl::StrContains(lower, "nvlstree") && reduction_in_network) {
-    return LineError(file_, in_network_line_,
-                     absl::StrFormat("%s: NCCL's NVLSTree (NVLink SHARP within each host, trees across hosts) is not "
-                                     "modelled: hetsim prices NVLS on one host and CollNetDirect across hosts; "
-                                     "rerun with NCCL_ALGO=Ring or Tree (or NCCL_NVLS_ENABLE=0)",
-                                     in_network_));
-  }
-  if (chain && reduction_in_network) {
-    return LineError(file_, in_network_line_,
-                     absl::StrFormat("%s: NCCL's CollNetChain (a host's GPUs in a chain to one NIC into the "
-                                     "switches) is not modelled: hetsim prices CollNetDirect, a NIC per GPU; "
-                                     "rerun with NCCL_ALGO=CollNetDirect (or NCCL_COLLNET_ENABLE=0)",
-                                     in_network_));
-  }
-  const bool collnet = absl::StrContains(lower, "collnet");
-  log.nvls = absl::StrContains(lower, "nvls") && !absl::StrContains(lower, "nvlstree") && !collnet &&
-             reduction_in_network && log.hosts == 1;
-  log.collnet = collnet && log.op == hetsim::CollectiveOp::kAllReduce && log.hosts > 1;
-  if (!in_network_.empty() && reduction_in_network && !log.nvls && !log.collnet) {
-    return LineError(file_, in_network_line_,
-                     absl::StrFormat("%s: NCCL ran NVLink SHARP (NVLS) or CollNet in-network reductions, which "
-                                     "hetsim models as NVLS on one host and CollNet all-reduce across hosts; "
-                                     "rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0",
-                                     in_network_));
-  }
+  if (absl::Status st = InNetworkAlgorithm(log); !st.ok()) return st;
   return log;
 }
 

@@ -47,6 +47,12 @@ struct NcclLog {
   // NCCL ran CollNet (InfiniBand SHARP: NCCL_ALGO naming CollNet, NCCL_COLLNET_ENABLE=1) for this
   // multi-host all-reduce: fitted as collectives::CollectiveAlgorithm::kCollNet on an island with infiniband_sharp.
   bool collnet = false;
+  // NCCL_ALGO named NVLSTree for this multi-host all-reduce (NVLink SHARP inside each host, trees across hosts):
+  // fitted as collectives::CollectiveAlgorithm::kNvlsTree on a node type with nvlink_sharp.
+  bool nvls_tree = false;
+  // NCCL_ALGO named CollNetChain for this multi-host all-reduce: fitted as
+  // collectives::CollectiveAlgorithm::kCollNetChain on an island with infiniband_sharp.
+  bool collnet_chain = false;
   int first_line = 0, last_line = 0;  // the run's lines in the file
 };
 

@@ -106,6 +106,17 @@ absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, abs
     HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_optimizer", source));
     HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_param", source));
   }
+  // A LoRA section (the training script's own key beside DeepSpeed's, as eth-easl/fmengine's configs/llama_lora.json):
+  // only low-rank adapters are trained, so the gradients, their reduction and the optimizer state are the adapters',
+  // not the model's that hetsim prices.
+  for (const char* key : {"lora", "lora_config", "peft"}) {
+    if (Section(root, key) != nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: LoRA fine-tuning (only low-rank adapters trained: their gradients and optimizer state, not the "
+          "model's) is not modelled; hetsim prices training every weight",
+          source, key));
+    }
+  }
   out.fp16 = Enabled(root, "fp16");
   out.bf16 = Enabled(root, "bf16") || Enabled(root, "bfloat16");
   if (out.fp16 && out.bf16) {

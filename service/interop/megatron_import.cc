@@ -1020,6 +1020,15 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   if (MegatronEntryPoint(flags)) {
     if (std::optional<std::string> other = OtherModelEntryPoint(flags.launch.script)) return r.Error(*other);
   }
+  // Megatron-LM's MIMO trainer (examples/mimo/train.py: multimodal in, multimodal out) builds its model from
+  // --model-provider (mock, llava_vlm, video_llava_vlm, llava_avlm: encoders beside the language model).
+  if (std::optional<std::string> provider = flags.Value("model-provider")) {
+    return r.Error(absl::StrFormat(
+        "--model-provider %s: Megatron-LM's MIMO trainer (examples/mimo/train.py) builds a multimodal model (its "
+        "encoders and projections beside the language model) from the provider, which hetsim does not model (it "
+        "prices GPT-style decoders)",
+        *provider));
+  }
   if (std::optional<std::string> vision = VisionFlagOf(flags)) {
     return r.Error(absl::StrFormat(
         "%s: a vision-language model (Megatron-LM's multimodal training, %s), which hetsim does not model (it "

@@ -488,10 +488,26 @@ absl::Status RefuseSemiSynchronous(TomlReader& r) {
                                  *semi_sync));
 }
 
+// torchtitan's configs are Python since 2026-02 (pytorch/torchtitan 9810191, "Config System Refactor: TOML to Python
+// Dataclass Registry"): a function returning Trainer.Config. hetsim runs no Python; the refusal says how to render one
+// as the TOML this importer reads (scripts/torchtitan_config.py reads it with Python's ast, running nothing).
+absl::Status RefusePythonConfig(absl::string_view text, absl::string_view source) {
+  const bool python =
+      absl::EndsWith(source, ".py") || (absl::StrContains(text, "Trainer.Config") && absl::StrContains(text, "\ndef "));
+  if (!python) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: a torchtitan Python config (a function returning Trainer.Config, torchtitan's format since 2026-02), not "
+      "a TOML job config; render the function you run (torchtitan's --config) as TOML with `python3 "
+      "scripts/torchtitan_config.py %s FUNCTION > job.toml` (Python's ast reads the file; nothing is run; a config "
+      "derived from another file's function needs --with THAT_FILE), then import job.toml",
+      source, source));
+}
+
 }  // namespace
 
 absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, const v1::Cluster& cluster,
                                                   const MegatronImportRequest& request, absl::string_view source) {
+  HETSIM_RETURN_IF_ERROR(RefusePythonConfig(toml_text, source));
   toml::table root;
   try {
     // absl::string_view is not std::string_view in Debian's Abseil.

@@ -99,6 +99,24 @@ constexpr Time kNvlsLatency = 25 * kMicrosecond;
 // NCCL's network latency of a CollNetDirect collective (src/graph/tuning.cc: hwLat's CollNetDirect
 // Simple entry on NET, 31 us: the switches' reduction tree), paid like kNvlsLatency.
 constexpr Time kCollNetLatency = 31 * kMicrosecond;
+// NCCL's network latency of a CollNetChain collective (src/graph/tuning.cc line 172, NVIDIA/nccl 5067397: hwLat's
+// CollNetChain Simple entry on NET, 30 us), paid like kCollNetLatency; its 2 (g-1) intra-node hops pay their
+// routes' and steps' latencies as a chain's transfers do.
+constexpr Time kCollNetChainLatency = 30 * kMicrosecond;
+
+// The latency NCCL's model adds to `algorithm`'s launch (none for the others, and none on ideal hardware):
+// NVLS's and NVLSTree's 25 us on NVLink (hwLat's NVLS and NVLSTree Simple entries on NVLINK, NCCL 2.23 on:
+// NVLSTree's `intraLat` in `intraLat + 2 log2(nNodes) interLat`; its trees' levels pay their own step latencies),
+// CollNetDirect's 31 us and CollNetChain's 30 us on NET.
+Time InNetworkLatency(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kNvls:
+    case CollectiveAlgorithm::kNvlsTree: return kNvlsLatency;
+    case CollectiveAlgorithm::kCollNet: return kCollNetLatency;
+    case CollectiveAlgorithm::kCollNetChain: return kCollNetChainLatency;
+    default: return Time();
+  }
+}
 
 // ShapeFor with the link costs of earlier protocols' pricing.
 absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topology, topology::Router& router,
@@ -108,8 +126,7 @@ absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topolog
   if (!s.ok()) return s;
   s->protocol = protocol;
   s->launch_latency = LaunchLatency(topology, req.gpus);
-  if (algorithm == CollectiveAlgorithm::kNvls && topology.nccl_model()) s->launch_latency += kNvlsLatency;
-  if (algorithm == CollectiveAlgorithm::kCollNet && topology.nccl_model()) s->launch_latency += kCollNetLatency;
+  if (topology.nccl_model()) s->launch_latency += InNetworkLatency(algorithm);
   s->estimated_seconds += TimeAsSeconds(s->launch_latency);
   return s;
 }
@@ -356,14 +373,23 @@ absl::StatusOr<CollectiveShape> DirectShape(const ShapeInputs& in, CollectiveSha
 // its all-reduce algorithm bandwidth is 5/6 of the bus bandwidth of the NVSwitch links, where a ring's
 // is n / (2(n-1)) of it; the multimem loads and stores do not reach the links' full rate as a ring's
 // copies do. A node type's nvls_efficiency (of the line rate) replaces the 5/6 of its ring's.
-int64_t NvlsWireBytes(const topology::Topology& topology, const CollectiveRequest& req) {
+double NvlsShare(const topology::Topology& topology, const CollectiveRequest& req) {
   const spec::NodeTypeSpec& node = topology.island(topology.Locate(req.gpus.front())->island).node;
   const double ring_efficiency = topology.nccl_model() ? node.nccl.bandwidth_efficiency : 1.0;
-  const double share = node.nvls_efficiency > 0 ? node.nvls_efficiency / ring_efficiency : kNvlsRingShare;
+  return node.nvls_efficiency > 0 ? node.nvls_efficiency / ring_efficiency : kNvlsRingShare;
+}
+
+// The bytes a GPU's link carries each way in an NVLS all-reduce of `bytes` over `n` GPUs, at NVLS's share.
+int64_t NvlsAllReduceWireBytes(double bytes, double n, double share) {
+  return static_cast<int64_t>(std::ceil(bytes * (n + 1) / n / share));
+}
+
+int64_t NvlsWireBytes(const topology::Topology& topology, const CollectiveRequest& req) {
+  const double share = NvlsShare(topology, req);
   const auto n = static_cast<double>(req.gpus.size());
   const double bytes = static_cast<double>(req.bytes);
-  const double payload = req.op == CollectiveOp::kAllReduce ? bytes * (n + 1) / n : bytes * (n - 1) / n;
-  return static_cast<int64_t>(std::ceil(payload / share));
+  if (req.op == CollectiveOp::kAllReduce) return NvlsAllReduceWireBytes(bytes, n, share);
+  return static_cast<int64_t>(std::ceil(bytes * (n - 1) / n / share));
 }
 
 absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, const ShapeInputs& in,
@@ -407,25 +433,47 @@ absl::StatusOr<CollectiveShape> NvlsShape(const topology::Topology& topology, co
 // bytes / 0.85; 1 on ideal hardware, for the other operations, and for a GPU type without a preset
 // (compute capability unknown).
 constexpr double kCollNetHopperShare = 0.85;
+
+// The chunks of an in-network collective pipelined by chunks (CollNet's, NVLSTree's), as NCCL cuts them by size
+// (not by what is fastest), unless `fixed`: the largest power of two up to kMaxDefaultChunks that leaves each
+// rail's (or channel's) piece of `part_bytes` at least kCollNetChunkBytes, and the graph's `flows_per_chunk` a
+// chunk under kMaxCollNetFlows in all.
+int32_t PipelineChunks(int32_t fixed, int64_t part_bytes, int64_t flows_per_chunk) {
+  if (fixed > 0) return fixed;
+  const int64_t max_chunks =
+      std::min<int64_t>(kMaxDefaultChunks, kMaxCollNetFlows / std::max<int64_t>(1, flows_per_chunk));
+  int32_t chunks = 1;
+  while (2 * chunks <= max_chunks && part_bytes / (2 * chunks) >= kCollNetChunkBytes) chunks *= 2;
+  return chunks;
+}
 double CollNetShare(const topology::Topology& topology, const CollectiveRequest& req) {
   if (!topology.nccl_model() || req.op != CollectiveOp::kAllReduce) return 1.0;
   const int capability = topology.island(topology.Locate(req.gpus.front())->island).gpu.compute_capability;
   return capability >= 90 ? kCollNetHopperShare : 1.0;
 }
 
-absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
-                                             CollectiveShape s) {
+// The island of a CollNet group (`name`: collnet, collnetchain), or why NCCL's CollNet cannot run on it: at least
+// two nodes of one island whose InfiniBand switches reduce, the same GPU count on each, the Simple protocol.
+absl::StatusOr<int32_t> CollNetIsland(const topology::Topology& topology, const ShapeInputs& in,
+                                      absl::string_view name) {
   const int32_t island = topology.Locate(in.req.gpus.front())->island;
   const bool one_island = std::all_of(in.req.gpus.begin(), in.req.gpus.end(),
                                       [&](GpuId gpu) { return topology.Locate(gpu)->island == island; });
   if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || !one_island || !topology.island(island).infiniband_sharp) {
-    return absl::InvalidArgumentError(
-        "algo: collnet needs the group on at least two nodes of one island whose InfiniBand switches reduce "
-        "(island's infiniband_sharp), with the same number of GPUs on each");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "algo: %s needs the group on at least two nodes of one island whose InfiniBand switches reduce (island's "
+        "infiniband_sharp), with the same number of GPUs on each",
+        name));
   }
   if (in.protocol != topology::NcclProtocol::kSimple) {
     return absl::InvalidArgumentError("protocol: NCCL runs CollNet with the Simple protocol only");
   }
+  return island;
+}
+
+absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology, const ShapeInputs& in,
+                                             CollectiveShape s) {
+  HETSIM_ASSIGN_OR_RETURN(const int32_t island, CollNetIsland(topology, in, "collnet"));
   const int64_t g = static_cast<int64_t>(in.nodes.front().size());
   const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
   if (in.req.op != CollectiveOp::kAllReduce && topology.island(island).nics_per_node < g) {
@@ -455,15 +503,8 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
   // Chunks as NCCL cuts them, by size (not by what is fastest): the largest power of two up to
   // kMaxDefaultChunks that leaves each rail's piece at least kCollNetChunkBytes, and the graph's
   // N g (2 (g-1) + 1) flows a chunk under kMaxCollNetFlows in all.
-  int32_t chunks = in.req.chunks;
-  if (chunks == 0) {
-    const int64_t max_chunks =
-        std::min<int64_t>(kMaxDefaultChunks, kMaxCollNetFlows / (num_nodes * g * (2 * (g - 1) + 1)));
-    chunks = 1;
-    while (2 * chunks <= max_chunks && static_cast<int64_t>(in.bytes) / g / (2 * chunks) >= kCollNetChunkBytes) {
-      chunks *= 2;
-    }
-  }
+  const int32_t chunks =
+      PipelineChunks(in.req.chunks, static_cast<int64_t>(in.bytes) / g, num_nodes * g * (2 * (g - 1) + 1));
   s.chunks = chunks;
   const double wire = in.bytes / CollNetShare(topology, in.req);  // chunks as the real size cuts them
   const Seconds scatter = g > 1 ? StepSeconds(*intra, Bytes(wire / g / chunks)) : Seconds(0);
@@ -473,6 +514,116 @@ absl::StatusOr<CollectiveShape> CollNetShape(const topology::Topology& topology,
     const Seconds net = StepSeconds(*inter, CollNetShardBytes(Bytes(in.bytes / chunks), g, num_nodes));
     s.estimated_seconds = TwoStagePipelineSeconds(chunks, scatter, net);
   }
+  return s;
+}
+
+// NCCL's NVLSTree all-reduce (src/device/all_reduce.h, RunWorkColl<..., NCCL_ALGO_NVLS_TREE, ...>, NVIDIA/nccl
+// 5067397): inside each node NVLS reduces segment i of a chunk into the node's GPU i (the head of rail i), GPU i
+// all-reduces that node sum with the other nodes' GPUs i on NCCL's double binary tree, and NVLS multicasts the result
+// back to the node's GPUs, chunks pipelined (the scatter, reduce, tree and broadcast warps run at once). Priced as
+// the NVLS all-reduce's (g+1)/g of a chunk on every GPU's link each way, at NVLS's share (its reduction and multicast
+// overlap on the full-duplex links, chunk after chunk), and the hierarchy's trees on every rail carrying S/g: NCCL's
+// own model takes the lower of NVLS's intra-node bandwidth and the network's (ncclTopoTuneModel in
+// src/graph/tuning.cc lines 307-323 at 5067397: `bw = min(intraBw, interBw, perChMaxNVLSTreeBw)`), the pipeline's
+// fill added here (NvlsTreePipelineSeconds). The per-channel cap perChMaxNVLSTreeBw is not applied (hetsim has no
+// channel caps).
+absl::StatusOr<CollectiveShape> NvlsTreeShape(const topology::Topology& topology, const ShapeInputs& in,
+                                              CollectiveShape s) {
+  const bool reduce_in_switch = std::all_of(in.req.gpus.begin(), in.req.gpus.end(), [&](GpuId gpu) {
+    const spec::NodeTypeSpec& node = topology.island(topology.Locate(gpu)->island).node;
+    return node.fabric == spec::IntraNodeFabric::kNvSwitch && node.nvlink_sharp;
+  });
+  if (in.nodes.size() < 2 || !EvenNodes(in.nodes) || in.nodes.front().size() < 2 || !reduce_in_switch) {
+    return absl::InvalidArgumentError(
+        "algo: nvlstree needs the group on at least two nodes whose NVSwitches reduce (node type's nvlink_sharp), "
+        "with the same number of GPUs, at least two, on each");
+  }
+  if (in.protocol != topology::NcclProtocol::kSimple) {
+    return absl::InvalidArgumentError("protocol: NCCL runs NVLSTree with the Simple protocol only");
+  }
+  const int64_t g = static_cast<int64_t>(in.nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  s.channels = static_cast<int32_t>(g);  // one tree pair per rail, headed by the node's GPU i
+  std::vector<TransferPath> nvls_paths, tree_paths;
+  for (const Ranks& node : in.nodes) {
+    for (const auto& p : RingPaths(node, 0)) nvls_paths.push_back(p);
+  }
+  for (int64_t i = 0; i < g; ++i) {
+    Ranks rail;
+    for (const Ranks& node : in.nodes) rail.push_back(node[i]);
+    AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
+  }
+  auto nvls = in.costs_of(nvls_paths);
+  if (!nvls.ok()) return nvls.status();
+  auto trees = in.costs_of(tree_paths);
+  if (!trees.ok()) return trees.status();
+  s.chunks = PipelineChunks(in.req.chunks, static_cast<int64_t>(in.bytes) / g, num_nodes * g + g * 4 * (num_nodes - 1));
+  const double share = NvlsShare(topology, in.req);
+  const Seconds nvls_chunk = StepSeconds(
+      *nvls, Bytes(static_cast<double>(NvlsAllReduceWireBytes(in.bytes / s.chunks, static_cast<double>(g), share))));
+  const Seconds tree_step = StepSeconds(*trees, Bytes(in.bytes / g / 2 / s.chunks));
+  s.estimated_seconds = NvlsTreePipelineSeconds(s.chunks, DoubleTreeDepth(num_nodes), nvls_chunk, tree_step);
+  return s;
+}
+
+// Channel k's chain in `node` for CollNetChain: the node's GPUs from the one after the head up to the head
+// (local rank k g / K), which sends the chain's sum into the switches.
+Ranks ChainToHead(const Ranks& node, int32_t channel, int32_t channels) {
+  const int64_t g = static_cast<int64_t>(node.size());
+  const int64_t head = channel * g / channels;
+  Ranks chain;
+  for (int64_t j = 1; j <= g; ++j) chain.push_back(node[(head + j) % g]);
+  return chain;
+}
+
+// NCCL's CollNetChain all-reduce (src/device/all_reduce.h, RunWorkColl<..., NCCL_ALGO_COLLNET_CHAIN, ...>, NVIDIA/nccl
+// 5067397): per channel a node's GPUs form a chain (tree->up, tree->down[0]) to the channel's head, each reducing what
+// it receives into what it sends up; the head sends the node's sum into the switches, receives the total and sends it
+// back down the chain; half the warps reduce up while the others broadcast down, chunks pipelined. One channel per
+// NIC of a node (at most one per GPU), each carrying S/K, its head the GPU k g / K. Priced as a chunk's g-1 hops up
+// and down the chain (t_hop each, alone on the links) and through the head's NIC into the switches and back (t_net: a
+// flow to the next node's head, every NIC loaded alike), then a chunk a cycle: the slower of the NICs and a chain hop
+// among every chain's hops up and down (t_chain: a GPU sends up to the next GPU and down to the one before, for every
+// chain, on its one link, 2 (g-1)/g of a channel's piece per chain on average):
+// 2 (g-1) t_hop + t_net + (C-1) max(t_chain, t_net) (CollNetChainAllReduceSeconds). NCCL's tuner has no derating
+// of its own for CollNetChain (its 0.85 is CollNetDirect's: src/graph/tuning.cc line 348 at 5067397).
+absl::StatusOr<CollectiveShape> CollNetChainShape(const topology::Topology& topology, const ShapeInputs& in,
+                                                  CollectiveShape s) {
+  HETSIM_ASSIGN_OR_RETURN(const int32_t island, CollNetIsland(topology, in, "collnetchain"));
+  const int64_t g = static_cast<int64_t>(in.nodes.front().size());
+  const int64_t num_nodes = static_cast<int64_t>(in.nodes.size());
+  const int64_t nics = std::max<int64_t>(1, topology.island(island).nics_per_node);
+  s.channels = static_cast<int32_t>(std::min(g, in.req.channels > 0 ? in.req.channels : nics));
+  std::vector<TransferPath> chain_paths, net_paths;
+  for (int32_t k = 0; k < s.channels; ++k) {
+    Ranks heads;
+    for (const Ranks& node : in.nodes) {
+      const Ranks chain = ChainToHead(node, k, s.channels);
+      for (int64_t e = 0; e + 1 < g; ++e) {
+        chain_paths.push_back({chain[e], chain[e + 1], static_cast<uint64_t>(k)});
+        chain_paths.push_back({chain[e + 1], chain[e], static_cast<uint64_t>(k)});
+      }
+      heads.push_back(chain.back());
+    }
+    for (const auto& p : RingPaths(heads, k)) net_paths.push_back(p);
+  }
+  auto net = in.costs_of(net_paths);
+  if (!net.ok()) return net.status();
+  // A chunk's first trip up and down the chain meets no other chunk: priced on the first hop of channel 0's chains,
+  // alone on their links; every later chunk's hop shares its links with every chain's hops up and down.
+  absl::StatusOr<std::vector<PathCost>> hop = std::vector<PathCost>{}, chain = std::vector<PathCost>{};
+  if (g > 1) hop = in.costs_of({chain_paths.front()});
+  if (!hop.ok()) return hop.status();
+  if (g > 1) chain = in.costs_of(chain_paths);
+  if (!chain.ok()) return chain.status();
+  s.chunks = PipelineChunks(in.req.chunks, static_cast<int64_t>(in.bytes) / s.channels,
+                            num_nodes * s.channels * (2 * (g - 1) + 1));
+  const Bytes piece(in.bytes / s.channels / s.chunks);
+  const double t_hop = g > 1 ? StepSeconds(*hop, piece).value() : 0.0;
+  const double t_chain = g > 1 ? StepSeconds(*chain, piece).value() : 0.0;
+  const double t_net = StepSeconds(*net, piece).value();
+  s.estimated_seconds =
+      Seconds(2.0 * static_cast<double>(g - 1) * t_hop + t_net + (s.chunks - 1) * std::max(t_chain, t_net));
   return s;
 }
 
@@ -499,6 +650,8 @@ absl::StatusOr<CollectiveShape> ShapeOnLinks(const topology::Topology& topology,
     case CollectiveAlgorithm::kPairwise: return DirectShape(in, s);
     case CollectiveAlgorithm::kNvls: return NvlsShape(topology, in, s);
     case CollectiveAlgorithm::kCollNet: return CollNetShape(topology, in, s);
+    case CollectiveAlgorithm::kNvlsTree: return NvlsTreeShape(topology, in, s);
+    case CollectiveAlgorithm::kCollNetChain: return CollNetChainShape(topology, in, s);
     case CollectiveAlgorithm::kAuto: break;
   }
   return absl::InternalError("ShapeFor: unresolved algorithm");
@@ -510,7 +663,9 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
   for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
-    const bool simple_only = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kCollNet;
+    const bool simple_only = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kCollNet ||
+                             algorithm == CollectiveAlgorithm::kNvlsTree ||
+                             algorithm == CollectiveAlgorithm::kCollNetChain;
     if (simple_only && p != topology::NcclProtocol::kSimple && !req.protocol) continue;
     // Pricing one protocol of a ring of 800,000 ranks takes seconds: the wall limit is checked per protocol.
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
@@ -657,6 +812,87 @@ void AppendCollNetAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, i
   if (!reduced_before.empty()) broadcast(reduced_before, SplitBytes(bytes, chunks, chunks - 1));
 }
 
+// NvlsTreeShape's transfers, chunk by chunk: per node the NVLS step of the chunk (GPU r sending the all-reduce's
+// (g+1)/g of the chunk at NVLS's share to GPU r+1 through the switch, after its previous chunk's), then per rail i the
+// double binary trees across the nodes' GPUs i all-reducing segment i of the chunk, each rank's part starting when its
+// node's NVLS step of the chunk is done. The chunks' trees overlap one another and the next chunks' NVLS steps, as
+// NCCL's warps do; the multicast of a chunk's result is priced with its NVLS step (the link carries both at once).
+void AppendNvlsTreeAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks,
+                             double share) {
+  const int32_t gpn = static_cast<int32_t>(nodes.front().size());
+  std::vector<Ready> nvlink(nodes.size(), Ready(gpn));  // per rank, its node's last NVLS step
+  for (int32_t c = 0; c < chunks && !WallLimitPassedNow(); ++c) {
+    const int64_t chunk_bytes = SplitBytes(bytes, chunks, c);
+    const int64_t wire = NvlsAllReduceWireBytes(static_cast<double>(chunk_bytes), gpn, share);
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      Ready done(gpn);
+      for (int32_t r = 0; r < gpn; ++r) {
+        const TransferIndex t = g.Add(g.Path(nodes[j][r], nodes[j][(r + 1) % gpn], 0), wire, nvlink[j][r]);
+        done[r].push_back(t);
+        done[(r + 1) % gpn].push_back(t);
+      }
+      nvlink[j] = std::move(done);
+    }
+    for (int32_t i = 0; i < gpn; ++i) {
+      Ranks rail;
+      Ready start;
+      for (size_t j = 0; j < nodes.size(); ++j) {
+        rail.push_back(nodes[j][i]);
+        start.push_back(nvlink[j][i]);
+      }
+      AppendDoubleTreeAllReduce(g, rail, SplitBytes(chunk_bytes, gpn, i), 1, kTreeKeyBase + i, start);
+    }
+  }
+}
+
+// CollNetChainShape's transfers: per channel k (its piece of `bytes`) and chunk, up each node's chain to the head (a
+// hop after the chunk's previous hop and the edge's previous chunk), the head's piece to the next node's head through
+// the switches (after the chunk's climb and its NIC's previous chunk), the total ready when every node's is in, then
+// down the chain from the head.
+void AppendCollNetChainAllReduce(TransferGraph& g, const std::vector<Ranks>& nodes, int64_t bytes, int32_t chunks,
+                                 int32_t channels) {
+  const int64_t gpn = static_cast<int64_t>(nodes.front().size());
+  const size_t num_nodes = nodes.size();
+  for (int32_t k = 0; k < channels && !WallLimitPassedNow(); ++k) {
+    const int64_t channel_bytes = SplitBytes(bytes, channels, k);
+    const auto key = static_cast<uint64_t>(k);
+    std::vector<Ranks> chains;
+    for (const Ranks& node : nodes) chains.push_back(ChainToHead(node, k, channels));
+    // Per node, the last transfer on each chain edge (up, down) and through the head's NIC.
+    std::vector<std::vector<TransferIndex>> up(num_nodes, std::vector<TransferIndex>(gpn, kNoTransfer));
+    std::vector<std::vector<TransferIndex>> down = up;
+    std::vector<TransferIndex> net(num_nodes, kNoTransfer);
+    for (int32_t c = 0; c < chunks; ++c) {
+      const int64_t piece = SplitBytes(channel_bytes, chunks, c);
+      for (size_t j = 0; j < num_nodes; ++j) {
+        for (int64_t e = 0; e + 1 < gpn; ++e) {
+          up[j][e] =
+              g.Add(g.Path(chains[j][e], chains[j][e + 1], key), piece, {e > 0 ? up[j][e - 1] : kNoTransfer, up[j][e]});
+        }
+        net[j] = g.Add(g.Path(chains[j].back(), chains[(j + 1) % num_nodes].back(), key), piece,
+                       {gpn > 1 ? up[j][gpn - 2] : kNoTransfer, net[j]});
+      }
+      const TransferIndex total = g.AddJoin(net);
+      for (size_t j = 0; j < num_nodes; ++j) {
+        for (int64_t e = gpn - 2; e >= 0; --e) {
+          down[j][e] = g.Add(g.Path(chains[j][e + 1], chains[j][e], key), piece,
+                             {e == gpn - 2 ? total : down[j][e + 1], down[j][e]});
+        }
+      }
+    }
+  }
+}
+
+// NVLSTree's or CollNetChain's all-reduce, as `s` chose it.
+void AppendTwoLevelAllReduce(TransferGraph& g, const topology::Topology& topology, const CollectiveRequest& req,
+                             const CollectiveShape& s, const std::vector<Ranks>& nodes) {
+  if (s.algorithm == CollectiveAlgorithm::kNvlsTree) {
+    AppendNvlsTreeAllReduce(g, nodes, req.bytes, s.chunks, NvlsShare(topology, req));
+  } else {
+    AppendCollNetChainAllReduce(g, nodes, req.bytes, s.chunks, s.channels);
+  }
+}
+
 }  // namespace
 
 TransferGraph BuildTransferGraph(const topology::Topology& topology, const CollectiveRequest& req,
@@ -749,6 +985,8 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendCollNetGatherOrScatter(g, nodes, req.bytes, s.chunks, req.op == CollectiveOp::kAllGather);
       }
       break;
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetChain: AppendTwoLevelAllReduce(g, topology, req, s, nodes); break;
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);

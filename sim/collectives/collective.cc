@@ -8,10 +8,11 @@
 namespace hetsim::collectives {
 namespace {
 
-constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,   CollectiveAlgorithm::kRing,
-                                               CollectiveAlgorithm::kTree,   CollectiveAlgorithm::kHierarchical,
-                                               CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kPairwise,
-                                               CollectiveAlgorithm::kNvls,   CollectiveAlgorithm::kCollNet};
+constexpr CollectiveAlgorithm kAlgorithms[] = {CollectiveAlgorithm::kAuto,     CollectiveAlgorithm::kRing,
+                                               CollectiveAlgorithm::kTree,     CollectiveAlgorithm::kHierarchical,
+                                               CollectiveAlgorithm::kDirect,   CollectiveAlgorithm::kPairwise,
+                                               CollectiveAlgorithm::kNvls,     CollectiveAlgorithm::kCollNet,
+                                               CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kCollNetChain};
 
 }  // namespace
 
@@ -25,6 +26,8 @@ absl::string_view AlgorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kPairwise: return "pairwise";
     case CollectiveAlgorithm::kNvls: return "nvls";
     case CollectiveAlgorithm::kCollNet: return "collnet";
+    case CollectiveAlgorithm::kNvlsTree: return "nvlstree";
+    case CollectiveAlgorithm::kCollNetChain: return "collnetchain";
   }
   return "?";
 }
@@ -34,7 +37,9 @@ absl::StatusOr<CollectiveAlgorithm> ParseAlgorithm(absl::string_view name) {
     if (name == AlgorithmName(a)) return a;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise, nvls or collnet)", name));
+      "algo: unknown algorithm \"%s\" (expected auto, ring, tree, hier, direct, pairwise, nvls, collnet, nvlstree or "
+      "collnetchain)",
+      name));
 }
 
 absl::string_view RingStepsName(RingSteps steps) {
@@ -81,6 +86,10 @@ bool Supports(CollectiveAlgorithm algorithm, CollectiveOp op) {
       return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
     case CollectiveAlgorithm::kCollNet:
       return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+    // NCCL runs NVLSTree and CollNetChain for all-reduce only (src/graph/tuning.cc, ncclTopoTuneModel: all-gather and
+    // reduce-scatter take Ring, PAT, NVLS or CollNetDirect).
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetChain: return op == CollectiveOp::kAllReduce;
   }
   return false;
 }
@@ -132,7 +141,8 @@ absl::Status ValidateRequest(const topology::Topology& topology, const Collectiv
   // Trees (and hierarchical's trees across nodes) keep their chunks aggregated, and CollNet pipelines
   // its chunks of aggregated rings; a ring does not.
   if (r.ring_steps == RingSteps::kAggregated && r.chunks > 1 && r.algorithm != CollectiveAlgorithm::kTree &&
-      r.algorithm != CollectiveAlgorithm::kHierarchical && r.algorithm != CollectiveAlgorithm::kCollNet) {
+      r.algorithm != CollectiveAlgorithm::kHierarchical && r.algorithm != CollectiveAlgorithm::kCollNet &&
+      r.algorithm != CollectiveAlgorithm::kNvlsTree && r.algorithm != CollectiveAlgorithm::kCollNetChain) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "chunks: %d with aggregated ring steps, which move each ring edge's bytes as one flow (give 0 or 1)",
         r.chunks));

@@ -33,6 +33,12 @@ enum class CollectiveAlgorithm {
                   // switches reduce (IslandSpec::infiniband_sharp), NCCL's CollNetDirect: intra-node
                   // scatter to the heads, each GPU's segment sent once into the switches and the result
                   // received once, the heads' broadcast, pipelined by chunks (docs/network.md)
+  kNvlsTree,      // all-reduce across nodes whose NVSwitches reduce (NodeTypeSpec::nvlink_sharp), NCCL's NVLSTree:
+                  // NVLS inside each node, GPU i's node sum of segment i on a double binary tree across the
+                  // nodes' GPUs i, the result multicast back, pipelined by chunks (docs/network.md)
+  kCollNetChain,  // all-reduce across nodes of one island whose InfiniBand switches reduce, NCCL's CollNetChain:
+                  // per channel a chain up a node's GPUs to its head, the head's part through the switches,
+                  // the sum back down the chain, pipelined by chunks (docs/network.md)
 };
 
 // NCCL's NVLS bandwidth as a share of a ring's Simple rate on the same NVSwitch links (src/graph/tuning.cc,

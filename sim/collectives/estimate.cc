@@ -55,6 +55,31 @@ Seconds TwoStagePipelineSeconds(int32_t chunks, Seconds first_chunk, Seconds sec
   return Seconds(first_chunk_s + second_chunk_s + (chunks - 1) * std::max(first_chunk_s, second_chunk_s));
 }
 
+Seconds NvlsTreePipelineSeconds(int32_t chunks, int32_t depth, Seconds nvls_chunk, Seconds tree_step) {
+  const double nvls = nvls_chunk.value(), step = tree_step.value();
+  return Seconds(std::max(chunks * nvls + 2.0 * depth * step, nvls + 2.0 * (chunks + depth - 1) * step));
+}
+
+Seconds NvlsTreeAllReduceSeconds(int64_t g, int64_t nodes, Bytes bytes, Bandwidth nvls_rate, Seconds intra_latency,
+                                 Bandwidth nic_rate, Seconds net_latency, int32_t chunks) {
+  int32_t depth = 0;
+  while ((int64_t{1} << depth) < nodes) ++depth;
+  const double chunk = bytes.value() / chunks;
+  const double nvls = intra_latency.value() + chunk * static_cast<double>(g + 1) / g / nvls_rate.bytes_per_second();
+  return NvlsTreePipelineSeconds(chunks, depth, Seconds(nvls),
+                                 Seconds(net_latency.value() + chunk / g / nic_rate.bytes_per_second()));
+}
+
+Seconds CollNetChainAllReduceSeconds(int64_t g, int32_t channels, Bytes bytes, Bandwidth intra_rate,
+                                     Seconds intra_latency, Bandwidth nic_rate, Seconds net_latency, int32_t chunks) {
+  const double piece = bytes.value() / channels / chunks;
+  const double rate = intra_rate.bytes_per_second(), links = static_cast<double>(g - 1);
+  const double hop = g < 2 ? 0.0 : intra_latency.value() + piece / rate;
+  const double chain = g < 2 ? 0.0 : intra_latency.value() + 2 * links * piece * channels / g / rate;
+  const double net = net_latency.value() + piece / nic_rate.bytes_per_second();
+  return Seconds(2.0 * links * hop + net + (chunks - 1) * std::max(chain, net));
+}
+
 Bytes CollNetShardBytes(Bytes bytes, int64_t g, int64_t nodes) {
   return Bytes(bytes.value() / g * static_cast<double>(nodes - 1) / static_cast<double>(nodes));
 }

@@ -57,6 +57,24 @@ Bytes CollNetShardBytes(Bytes bytes, int64_t gpus_per_node, int64_t nodes);
 // chunks: t_net = a_net + (N-1) S/(N g C R), t_nvl = a + (g-1) S/(gCB), TwoStagePipelineSeconds.
 Seconds CollNetAllGatherSeconds(int64_t gpus_per_node, int64_t nodes, Bytes bytes, Bandwidth intra_rate,
                                 Seconds intra_latency, Bandwidth nic_rate, Seconds net_latency, int32_t chunks);
+// NCCL's NVLSTree all-reduce over N nodes pipelined over C chunks: each chunk's NVLS step inside the nodes (t_nvls:
+// the reduction into GPU i's segment and the multicast of the sum, overlapping on the full-duplex NVSwitch links) and
+// its double binary trees across the nodes' GPUs i (t_tree a tree chunk step, 2 D steps a chunk, D the trees'
+// depth). The NVLink takes one chunk at a time, the trees pipeline theirs:
+// max(C t_nvls + 2 D t_tree, t_nvls + 2 (C + D - 1) t_tree); t_nvls + 2 D t_tree with C = 1.
+Seconds NvlsTreePipelineSeconds(int32_t chunks, int32_t depth, Seconds nvls_chunk, Seconds tree_step);
+// NvlsTreePipelineSeconds over nodes of g GPUs (one NIC each) for S bytes, B the NVLS rate of a GPU's link (its share
+// applied), R a NIC's: t_nvls = a + (g+1)/g S/(CB), t_tree = a_net + S/(gCR), D = ceil(log2 N).
+Seconds NvlsTreeAllReduceSeconds(int64_t gpus_per_node, int64_t nodes, Bytes bytes, Bandwidth nvls_rate,
+                                 Seconds intra_latency, Bandwidth nic_rate, Seconds net_latency, int32_t chunks);
+// NCCL's CollNetChain all-reduce over nodes of g GPUs, K channels (a chain up each node's GPUs to the channel's head,
+// each head on its own NIC), C chunks of S/K per channel: a chunk's first trip climbs the chain's g-1 hops alone
+// (t_hop = a + S/(KCB)), crosses the head's NIC into the switches and back (t_net = a_net + S/(KCR)) and descends the
+// g-1 hops; then a chunk a cycle, the slower of the NICs and the chains' hops, where a GPU sends up and down for
+// every chain on its one link (t_chain = a + 2 (g-1) S/(gCB), the K chains' heads spread over the GPUs):
+// 2 (g-1) t_hop + t_net + (C-1) max(t_chain, t_net).
+Seconds CollNetChainAllReduceSeconds(int64_t gpus_per_node, int32_t channels, Bytes bytes, Bandwidth intra_rate,
+                                     Seconds intra_latency, Bandwidth nic_rate, Seconds net_latency, int32_t chunks);
 // Pipelined chain broadcast: (n - 1 + C - 1) (a + S/(C B)).
 Seconds ChainBroadcastSeconds(int64_t n, Bytes bytes, Bandwidth rate, Seconds latency, int32_t chunks);
 // Direct all-to-all on a non-blocking switch: every uplink carries (n-1)/n S: a + (n-1)/n S/B.

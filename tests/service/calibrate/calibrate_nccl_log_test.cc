@@ -292,15 +292,27 @@ TEST_CASE(
   REQUIRE(collnet.ok());
   CHECK(collnet->collnet);
   CHECK_FALSE(collnet->nvls);
-  // NCCL's NVLSTree and CollNetChain, refused as what they are (not as NVLS or CollNetDirect).
+  // NCCL's NVLSTree and CollNetChain: an all-reduce across hosts is read as what it is (not as NVLS or
+  // CollNetDirect); on one host, or another collective, refused (NCCL runs neither there).
   CHECK_THAT(error("mpirun -x NCCL_ALGO=NVLSTree ./all_reduce_perf\n", "x.txt"),
-             Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL's NVLSTree (NVLink SHARP within each host"));
-  CHECK_THAT(std::string(ParseNcclLog(absl::StrCat("mpirun -x NCCL_ALGO=CollNetChain ./all_reduce_perf\n",
+             Catch::StartsWith("x.txt:1: NCCL_ALGO=NVLSTree: NCCL runs NVLSTree (NVLink SHARP within each host"));
+  for (const char* algo : {"NVLSTree", "CollNetChain"}) {
+    auto across = ParseNcclLog(
+        absl::StrCat("mpirun -x NCCL_ALGO=", algo, " ./all_reduce_perf\n", RankLines(8, 4), kHeader13, kRows13),
+        "all_reduce.txt");
+    INFO(algo << across.status().message());
+    REQUIRE(across.ok());
+    CHECK(across->nvls_tree == (std::string(algo) == "NVLSTree"));
+    CHECK(across->collnet_chain == (std::string(algo) == "CollNetChain"));
+    CHECK_FALSE(across->nvls);
+    CHECK_FALSE(across->collnet);
+  }
+  CHECK_THAT(std::string(ParseNcclLog(absl::StrCat("mpirun -x NCCL_ALGO=CollNetChain ./all_gather_perf\n",
                                                    RankLines(8, 4), kHeader13, kRows13),
-                                      "all_reduce.txt")
+                                      "all_gather.txt")
                              .status()
                              .message()),
-             Catch::StartsWith("all_reduce.txt:1: NCCL_ALGO=CollNetChain: NCCL's CollNetChain"));
+             Catch::StartsWith("all_gather.txt:1: NCCL_ALGO=CollNetChain: NCCL runs CollNetChain"));
   auto direct = ParseNcclLog(
       absl::StrCat("mpirun -x NCCL_ALGO=CollNetDirect ./all_reduce_perf\n", RankLines(8, 4), kHeader13, kRows13),
       "all_reduce.txt");
@@ -310,7 +322,7 @@ TEST_CASE(
         "all_reduce.txt:1: NCCL_COLLNET_ENABLE=1 (CollNet, InfiniBand SHARP): NCCL ran NVLink SHARP (NVLS) or "
         "CollNet in-network reductions, which hetsim models as NVLS on one host and CollNet all-reduce across "
         "hosts; rerun with NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=0");
-  // NVLS across hosts (NCCL's NVLSTree) is not modelled.
+  // NVLS set up across hosts without NCCL_ALGO: NCCL may have run NVLSTree, NVLS with CollNet or no NVLS at all.
   CHECK_THAT(
       std::string(ParseNcclLog(absl::StrCat("NCCL INFO Connected NVLS tree\n", RankLines(8, 4), kHeader13, kRows13),
                                "all_reduce.txt")

@@ -255,6 +255,44 @@ TEST_CASE("calibrate: a CollNet all-reduce log across hosts is fitted as CollNet
              Catch::Contains("NCCL ran CollNet (InfiniBand SHARP), but island"));
 }
 
+// NCCL_ALGO=NVLSTree and CollNetChain runs across hosts: fitted as those algorithms, the switches' reduction turned on
+// where the log shows it, the island's network efficiency recovered.
+TEST_CASE("calibrate: NVLSTree and CollNetChain all-reduce logs across hosts are fitted as those algorithms",
+          "[calibrate][nvlstree][collnetchain]") {
+  for (const auto algorithm :
+       {collectives::CollectiveAlgorithm::kNvlsTree, collectives::CollectiveAlgorithm::kCollNetChain}) {
+    const bool tree = algorithm == collectives::CollectiveAlgorithm::kNvlsTree;
+    INFO(collectives::AlgorithmName(algorithm));
+    // The network binds in both (a CollNetChain GPU's link carries 2 (g-1)/g S, so its NICs are slowed to 100 Gb/s):
+    // the rows then say what the island's efficiency is.
+    v1::Cluster truth = testing::DgxA100Cluster(2);
+    if (!tree) truth.mutable_islands(0)->set_nic_bandwidth_gbps(100);
+    truth.mutable_node_types(0)->set_nvlink_sharp(tree);
+    truth.mutable_islands(0)->set_infiniband_sharp(!tree);
+    v1::NcclFabric* ib = truth.mutable_islands(0)->mutable_nccl();
+    ib->set_bandwidth_efficiency(0.9);
+    ib->set_launch_latency_ns(12000);
+    const std::string text = absl::StrCat("$ mpirun -np 16 -x NCCL_ALGO=", tree ? "NVLSTree" : "CollNetChain",
+                                          " ./all_reduce_perf -b 8 -e 1G -f 2\n",
+                                          SynthesizedLog(truth, hetsim::CollectiveOp::kAllReduce, 2, algorithm));
+    auto log = ParseNcclLog(text, "all_reduce_perf.txt");
+    INFO(log.status().message());
+    REQUIRE(log.ok());
+    CHECK(log->nvls_tree == tree);
+    CHECK(log->collnet_chain == !tree);
+    std::vector<NcclLog> logs = {*std::move(log)};
+    v1::Cluster fitted = testing::DgxA100Cluster(2);  // the presets, no in-network reduction
+    if (!tree) fitted.mutable_islands(0)->set_nic_bandwidth_gbps(100);
+    auto fit = NcclTestsSource(std::move(logs), NcclFitOptions{}).Fit(fitted);
+    INFO(fit.status().message());
+    REQUIRE(fit.ok());
+    CHECK(fitted.node_types(0).nvlink_sharp() == tree);
+    CHECK(fitted.islands(0).infiniband_sharp() == !tree);
+    CHECK(fitted.islands(0).nccl().bandwidth_efficiency() == Approx(0.9).epsilon(0.01));
+    CHECK(MeanAbsolutePercentError({*fit}) < 0.5);
+  }
+}
+
 TEST_CASE("calibrate: a log faster than the links can carry is refused, never fitted above efficiency 1",
           "[calibrate]") {
   // What NVLink SHARP looks like to the fit: an all-reduce whose busbw the island's NVLink cannot reach,
