@@ -101,6 +101,7 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
   std::vector<std::span<const LinkId>> spans;
   routes.reserve(paths.size());
   spans.reserve(paths.size());
+  router.ReserveRoutes(paths.size());
   for (const TransferPath& p : paths) {
     // A group of 800,000 ranks routes for minutes: the command's --max-wall-seconds holds here too.
     if (WallLimitPassed()) return CurrentWallLimit().Check("pricing a collective's routes");
