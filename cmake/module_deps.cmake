@@ -81,7 +81,7 @@ set(HETSIM_MODULE_LIBS_driver absl::status absl::statusor absl::str_format absl:
 set(HETSIM_MODULE_LIBS_sweep absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings absl::time)
 set(HETSIM_MODULE_LIBS_calibrate absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_report absl::str_format absl::strings)
-set(HETSIM_MODULE_LIBS_interop tomlplusplus::tomlplusplus yaml-cpp absl::flat_hash_map absl::flat_hash_set absl::status absl::statusor absl::str_format absl::strings)
+set(HETSIM_MODULE_LIBS_interop hetsim_toml yaml-cpp absl::flat_hash_map absl::flat_hash_set absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_evaluation absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_fidelity absl::flat_hash_map absl::status absl::statusor absl::str_format absl::strings)
 set(HETSIM_MODULE_LIBS_planning absl::cord absl::status absl::statusor absl::str_format absl::strings)

@@ -10,20 +10,46 @@
 namespace hetsim::topology {
 namespace {
 
+// The binomial weights of ProbabilityMaxAtMost: P(the first of b bins takes j of r flows) =
+// C(r, j) p^j (1 - p)^(r - j), p = 1/b, for j <= min(t, r). They do not depend on t, so ExpectedMaxLoad's
+// sum over t computes each once (an exp and two logs each, which were most of its time) and extends the
+// rows as t grows; each is the same double as when it was computed inside the sum.
+class BinomialWeights {
+ public:
+  BinomialWeights(int flows, int bins, const std::vector<double>& log_factorial)
+      : flows_(flows), log_factorial_(log_factorial), rows_(static_cast<size_t>(bins) * (flows + 1)) {}
+  // Row (b, r) holds j = 0 .. min(t, r) on return.
+  const std::vector<double>& Row(int b, int r, int t) {
+    std::vector<double>& row = rows_[static_cast<size_t>(b - 1) * (flows_ + 1) + r];
+    if (static_cast<int>(row.size()) > std::min(t, r)) return row;
+    const double p = 1.0 / b;
+    const double log_p = std::log(p), log_q = std::log1p(-p);
+    for (int j = static_cast<int>(row.size()); j <= std::min(t, r); ++j) {
+      const double log_choose = log_factorial_[r] - log_factorial_[j] - log_factorial_[r - j];
+      const double stay = r - j == 0 ? 0.0 : (b == 1 ? -INFINITY : (r - j) * log_q);
+      row.push_back(std::exp(log_choose + j * log_p + stay));
+    }
+    return row;
+  }
+
+ private:
+  int flows_;
+  const std::vector<double>& log_factorial_;
+  std::vector<std::vector<double>> rows_;  // by (b - 1) (flows + 1) + r
+};
+
 // P(no bin of `bins` holds more than `t`) when `flows` flows land uniformly: the first bin takes j
 // flows (binomial with p = 1/b), the other b - 1 bins share the rest uniformly.
-double ProbabilityMaxAtMost(int flows, int bins, int t, const std::vector<double>& log_factorial) {
+double ProbabilityMaxAtMost(int flows, int bins, int t, BinomialWeights& weights) {
   std::vector<double> fit(flows + 1, 0.0), next(flows + 1);  // fit[r]: r flows over b bins all <= t
   fit[0] = 1.0;
   for (int b = 1; b <= bins; ++b) {
-    const double p = 1.0 / b;
     for (int r = 0; r <= flows; ++r) {
+      const std::vector<double>& weight = weights.Row(b, r, t);
       double sum = 0;
       for (int j = 0; j <= std::min(t, r); ++j) {
         if (fit[r - j] == 0) continue;
-        const double log_choose = log_factorial[r] - log_factorial[j] - log_factorial[r - j];
-        const double stay = r - j == 0 ? 0.0 : (b == 1 ? -INFINITY : (r - j) * std::log1p(-p));
-        sum += std::exp(log_choose + j * std::log(p) + stay) * fit[r - j];
+        sum += weight[j] * fit[r - j];
       }
       next[r] = sum;
     }
@@ -72,9 +98,10 @@ double ExpectedMaxLoad(int flows, int bins, int groups) {
   if (bins <= 1) return flows;
   std::vector<double> log_factorial(flows + 1, 0.0);
   for (int i = 1; i <= flows; ++i) log_factorial[i] = log_factorial[i - 1] + std::log(static_cast<double>(i));
+  BinomialWeights weights(flows, bins, log_factorial);
   double expected = 0;
   for (int t = 0; t < flows; ++t) {
-    const double above = 1.0 - std::pow(ProbabilityMaxAtMost(flows, bins, t, log_factorial), groups);
+    const double above = 1.0 - std::pow(ProbabilityMaxAtMost(flows, bins, t, weights), groups);
     expected += above;
     if (above < 1e-12) break;  // later terms are smaller still
   }

@@ -42,6 +42,9 @@ class Router {
 
   const Topology& topology() const { return topology_; }
   size_t cached_routes() const { return routes_.size(); }
+  // Room in the route cache for `more` routes beyond those cached, so that a caller about to route a
+  // known number of transfers grows it once (a collective's estimate routes tens of thousands).
+  void ReserveRoutes(size_t more) { cache_.reserve(cache_.size() + more); }
 
  private:
   // Distances (route weights) from a fabric switch to every fabric device (by compact index) other

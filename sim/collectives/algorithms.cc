@@ -204,8 +204,9 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
     if (!costs.ok()) return costs.status();
     // A chain, not a ring: drop the edge back to the root.
     if (!costs->empty()) costs->pop_back();
+    const std::vector<PathCost> front = StepFrontier(*std::move(costs));  // priced at every chunk count
     std::tie(s.chunks, s.estimated_seconds) = BestChunks(
-        in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c)); });
+        in.req.chunks, [&](int32_t c) { return (in.n - 1 + c - 1) * StepSeconds(front, Bytes(in.bytes / c)); });
     return s;
   }
   s.representative = in.RepresentativeChannels(s.channels);
@@ -232,8 +233,9 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     auto costs = in.costs_of(paths);
     if (!costs.ok()) return costs.status();
     const int32_t depth = HeapTreeDepth(in.n);
+    const std::vector<PathCost> front = StepFrontier(*std::move(costs));
     std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-      return in.n < 2 ? Seconds() : (depth + c - 1) * StepSeconds(*costs, Bytes(in.bytes / c));
+      return in.n < 2 ? Seconds() : (depth + c - 1) * StepSeconds(front, Bytes(in.bytes / c));
     });
     return s;
   }
@@ -245,8 +247,9 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   auto costs = in.costs_of(paths, Multiplicities(s, paths.size()));
   if (!costs.ok()) return costs.status();
   const int32_t depth = DoubleTreeDepth(in.n);
+  const std::vector<PathCost> front = StepFrontier(*std::move(costs));
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-    return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / 2 / c));
+    return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(front, Bytes(in.bytes / s.channels / 2 / c));
   });
   s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
   // By default, a tree the full simulation runs aggregated (a large one) on a measured fabric runs as its
@@ -292,8 +295,9 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   if (!tree_costs.ok()) return tree_costs.status();
   const Seconds ring = 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(in.bytes / g / num_nodes));
   const int32_t depth = DoubleTreeDepth(num_nodes);
+  const std::vector<PathCost> tree_front = StepFrontier(*std::move(tree_costs));
   auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
-    return 2.0 * (c + depth - 1) * StepSeconds(*tree_costs, Bytes(in.bytes / g / 2 / c));
+    return 2.0 * (c + depth - 1) * StepSeconds(tree_front, Bytes(in.bytes / g / 2 / c));
   });
   const bool use_tree =
       in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;

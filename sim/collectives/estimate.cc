@@ -1,6 +1,7 @@
 #include "sim/collectives/estimate.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/wall_limit.h"
 #include "sim/collectives/nccl_model.h"
@@ -125,6 +126,7 @@ absl::Status LinkCosts(topology::Router& router, const std::vector<TransferPath>
   std::vector<std::span<const LinkId>> spans;
   routes.reserve(paths.size());
   spans.reserve(paths.size());
+  router.ReserveRoutes(paths.size());
   for (const TransferPath& p : paths) {
     // A group of 800,000 ranks routes for minutes: the command's --max-wall-seconds holds here too.
     if (WallLimitPassed()) return CurrentWallLimit().Check("pricing a collective's routes");
@@ -201,6 +203,41 @@ Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes bytes) {
   Seconds t;
   for (const PathCost& c : costs) t = std::max(t, c.latency + bytes * c.seconds_per_byte);
   return t;
+}
+
+std::vector<PathCost> StepFrontier(std::vector<PathCost> costs) {
+  if (costs.size() < 2) return costs;
+  auto dominates = [](const PathCost& a, const PathCost& b) {
+    return a.latency.value() >= b.latency.value() && a.seconds_per_byte.value() >= b.seconds_per_byte.value();
+  };
+  // Most sets are a few classes of equal routes: drop what the slowest per byte or the slowest to start
+  // dominates in one pass, then sort the few left.
+  PathCost by_rate = costs.front(), by_latency = costs.front();
+  for (const PathCost& c : costs) {
+    if (std::isnan(c.latency.value()) || std::isnan(c.seconds_per_byte.value())) return costs;
+    const double rate = c.seconds_per_byte.value(), latency = c.latency.value();
+    if (rate > by_rate.seconds_per_byte.value() ||
+        (rate == by_rate.seconds_per_byte.value() && latency > by_rate.latency.value())) {
+      by_rate = c;
+    }
+    if (latency > by_latency.latency.value() ||
+        (latency == by_latency.latency.value() && rate > by_latency.seconds_per_byte.value())) {
+      by_latency = c;
+    }
+  }
+  std::vector<PathCost> rest{by_rate, by_latency};
+  for (const PathCost& c : costs) {
+    if (!dominates(by_rate, c) && !dominates(by_latency, c)) rest.push_back(c);
+  }
+  std::sort(rest.begin(), rest.end(), [](const PathCost& a, const PathCost& b) {
+    if (a.latency.value() != b.latency.value()) return a.latency.value() > b.latency.value();
+    return a.seconds_per_byte.value() > b.seconds_per_byte.value();
+  });
+  std::vector<PathCost> front;  // latencies falling, so a cost stays if it is slower per byte than all kept
+  for (const PathCost& c : rest) {
+    if (front.empty() || c.seconds_per_byte.value() > front.back().seconds_per_byte.value()) front.push_back(c);
+  }
+  return front;
 }
 
 }  // namespace hetsim::collectives

@@ -114,6 +114,11 @@ class ConcurrentCostCache {
 
 // Time for every transfer of the set to move `bytes`: the slowest one.
 Seconds StepSeconds(const std::vector<PathCost>& costs, Bytes bytes);
+// The costs of `costs` that no other dominates (none with a latency and seconds per byte both at least
+// as large), in no particular order: StepSeconds of them is StepSeconds of all, the same double for any
+// `bytes` (latency + bytes x seconds per byte is monotone in both under rounding), for a set priced at
+// several sizes (the chunk counts an estimate tries). `costs` unchanged if a value is NaN.
+std::vector<PathCost> StepFrontier(std::vector<PathCost> costs);
 
 }  // namespace hetsim::collectives
 

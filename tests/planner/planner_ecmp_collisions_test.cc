@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "base/units.h"
@@ -36,6 +37,47 @@ TEST_CASE("expected busiest bin: closed forms of balls into bins", "[planner][ec
   // More groups never lower the maximum; more bins never raise it.
   CHECK(ExpectedMaxLoad(16, 8, 64) > ExpectedMaxLoad(16, 8, 8));
   CHECK(ExpectedMaxLoad(16, 16, 8) < ExpectedMaxLoad(16, 8, 8));
+}
+
+// ExpectedMaxLoad's recurrence written out directly, every binomial weight computed where it is used
+// (the code before its weights were computed once for every t): the same doubles, bit for bit.
+double DirectExpectedMaxLoad(int flows, int bins, int groups) {
+  std::vector<double> log_factorial(flows + 1, 0.0);
+  for (int i = 1; i <= flows; ++i) log_factorial[i] = log_factorial[i - 1] + std::log(static_cast<double>(i));
+  double expected = 0;
+  for (int t = 0; t < flows; ++t) {
+    std::vector<double> fit(flows + 1, 0.0), next(flows + 1);
+    fit[0] = 1.0;
+    for (int b = 1; b <= bins; ++b) {
+      const double p = 1.0 / b;
+      for (int r = 0; r <= flows; ++r) {
+        double sum = 0;
+        for (int j = 0; j <= std::min(t, r); ++j) {
+          if (fit[r - j] == 0) continue;
+          const double log_choose = log_factorial[r] - log_factorial[j] - log_factorial[r - j];
+          const double stay = r - j == 0 ? 0.0 : (b == 1 ? -INFINITY : (r - j) * std::log1p(-p));
+          sum += std::exp(log_choose + j * std::log(p) + stay) * fit[r - j];
+        }
+        next[r] = sum;
+      }
+      fit.swap(next);
+    }
+    const double above = 1.0 - std::pow(fit[flows], groups);
+    expected += above;
+    if (above < 1e-12) break;
+  }
+  return expected;
+}
+
+TEST_CASE("expected busiest bin: the same doubles as the recurrence written out", "[planner][ecmp]") {
+  for (int flows : {2, 5, 16, 32, 48, 96}) {
+    for (int bins : {2, 3, 8, 16}) {
+      for (int groups : {1, 4, 64}) {
+        INFO(flows << " flows, " << bins << " bins, " << groups << " groups");
+        CHECK(ExpectedMaxLoad(flows, bins, groups) == DirectExpectedMaxLoad(flows, bins, groups));
+      }
+    }
+  }
 }
 
 // `count` flows of 16 MiB, GPU first_src + k to GPU first_dst + k, started together on an idle network

@@ -278,6 +278,31 @@ TEST_CASE("bad collective requests name the field", "[collectives]") {
   CHECK(std::string(r.status().message()).rfind("algo: hier needs", 0) == 0);
 }
 
+TEST_CASE("a cost set's step frontier prices every size as the whole set does", "[collectives]") {
+  // Classes of equal routes (as a fat tree's are) plus scattered costs, some dominated, some not.
+  std::vector<PathCost> costs;
+  for (int i = 0; i < 400; ++i) {
+    const double latency_us = 2.0 + (i % 4) + (i % 7 == 0 ? 0.5 : 0.0);
+    const double per_byte = 1e-11 * (1 + (i * 37) % 5) + (i % 11 == 0 ? 3e-11 : 0.0);
+    costs.push_back({Seconds(latency_us * 1e-6), SecondsPerByte(per_byte)});
+  }
+  costs.push_back({Seconds(40e-6), SecondsPerByte(1e-12)});  // the slowest to start, fast per byte
+  const std::vector<PathCost> front = StepFrontier(costs);
+  CHECK(front.size() < 10);
+  for (const PathCost& a : front) {
+    for (const PathCost& b : front) {
+      const bool dominated = &a != &b && b.latency.value() >= a.latency.value() &&
+                             b.seconds_per_byte.value() >= a.seconds_per_byte.value();
+      CHECK_FALSE(dominated);
+    }
+  }
+  for (double bytes : {0.0, 1.0, 4096.0, 1e6, 16777216.0, 1073741824.0 / 64, 1e12}) {
+    INFO(bytes << " bytes");
+    CHECK(StepSeconds(front, Bytes(bytes)).value() == StepSeconds(costs, Bytes(bytes)).value());
+  }
+  CHECK(StepFrontier({}).empty());
+}
+
 TEST_CASE("names parse back", "[collectives]") {
   for (auto op : {CollectiveOp::kSendRecv, CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
                   CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll, CollectiveOp::kBroadcast}) {
