@@ -72,6 +72,33 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   CHECK(hetsim::fidelity::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
 }
 
+TEST_CASE("fidelity: MODEL_FLOPS_CAUSAL counts the attention core at half", "[fidelity]") {
+  // plan-gpt: 4 samples in 4 x (1 + 2) ms on one GPU; the two blocks' model FLOPs per sample
+  // 72 s l h^2 (1 + s/(6h) + V/(12 l h)), the attention core's share 12 s^2 h l (4 s^2 h forward a block).
+  const double s = 2048, h = 1024, l = 2, V = 51200;
+  const double model = 72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  const double core = 12 * s * s * h * l;
+  v1::ValidationTrainingRun run;
+  run.set_plan(kData + "/plan-gpt.pbtxt");
+  run.set_cluster(kData + "/cluster-one-gpu.pbtxt");
+  run.set_measured_tflops_per_gpu(1);
+  run.set_flop_count(v1::MODEL_FLOPS);
+  const auto full = hetsim::fidelity::PredictTrainingRun(run, "cases[0]", {});
+  REQUIRE(full.ok());
+  run.set_flop_count(v1::MODEL_FLOPS_CAUSAL);
+  const auto causal = hetsim::fidelity::PredictTrainingRun(run, "cases[0]", {});
+  REQUIRE(causal.ok());
+  CHECK(full->predicted_time_ms() == Approx(12.0));
+  CHECK(full->predicted() == Approx(4 * model / 12e-3 / 1e12).epsilon(1e-12));
+  CHECK(causal->predicted() == Approx(4 * (model - core / 2) / 12e-3 / 1e12).epsilon(1e-12));
+  // The cost model's own count of the core, the same closed form.
+  v1::Model m;
+  hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 51200});
+  auto cost = hetsim::testing::ModelCostOf(m, "model");
+  REQUIRE(cost.ok());
+  CHECK(cost->AttentionCoreFlopPerSample() == Approx(core).epsilon(1e-15));
+}
+
 TEST_CASE("fidelity: the hand-made set's predictions, errors, MAPE and tau", "[fidelity]") {
   const std::string dir = hetsim::testing::SweepFolder("fidelity");
   const auto r =
