@@ -78,15 +78,17 @@ TEST_CASE("fidelity: MODEL_FLOPS_CAUSAL counts the attention core at half", "[fi
   const double s = 2048, h = 1024, l = 2, V = 51200;
   const double model = 72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   const double core = 12 * s * s * h * l;
-  v1::ValidationTrainingRun run;
+  v1::ValidationCase validation_case;
+  validation_case.set_name("gpt");
+  v1::ValidationTrainingRun& run = *validation_case.mutable_training_run();
   run.set_plan(kData + "/plan-gpt.pbtxt");
   run.set_cluster(kData + "/cluster-one-gpu.pbtxt");
   run.set_measured_tflops_per_gpu(1);
   run.set_flop_count(v1::MODEL_FLOPS);
-  const auto full = hetsim::fidelity::PredictTrainingRun(run, "cases[0]", {});
+  const auto full = hetsim::fidelity::PredictCase(validation_case, "cases[0]");
   REQUIRE(full.ok());
   run.set_flop_count(v1::MODEL_FLOPS_CAUSAL);
-  const auto causal = hetsim::fidelity::PredictTrainingRun(run, "cases[0]", {});
+  const auto causal = hetsim::fidelity::PredictCase(validation_case, "cases[0]");
   REQUIRE(causal.ok());
   // The same simulation, counted two ways.
   const double seconds = full->predicted_time_ms() * 1e-3;
