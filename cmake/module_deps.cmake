@@ -54,7 +54,7 @@ set(HETSIM_MODULE_DEPS_calibrate base collectives driver proto topology workload
 set(HETSIM_MODULE_DEPS_report base executor pipeline proto topology traces)
 set(HETSIM_MODULE_DEPS_interop base proto spec)
 set(HETSIM_MODULE_DEPS_evaluation base driver executor pipeline planner proto report workload)
-set(HETSIM_MODULE_DEPS_fidelity base calibrate collectives driver evaluation proto traces)
+set(HETSIM_MODULE_DEPS_fidelity base calibrate collectives driver evaluation proto traces workload)
 set(HETSIM_MODULE_DEPS_planning base driver evaluation planner proto spec topology)
 set(HETSIM_MODULE_DEPS_app_lib base calibrate chakra collectives driver evaluation executor faults fidelity interop network
     planner planning proto report sweep topology traces)

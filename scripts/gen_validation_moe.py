@@ -7,10 +7,16 @@ Source: Liu et al., "MoE Parallel Folding: Heterogeneous Parallelism Mappings fo
 Large-Scale MoE Model Training with Megatron Core" (arXiv 2504.14960, 2025): Table 2 (FP8), Table 3
 (the parallel mappings, 64-256 H100), Table 4 (strong scaling to 1,024 H100), Table 5 (context
 scaling to 128K tokens), the rows of the paper's own method, Megatron-Core with and without MoE
-Parallel Folding. Measured MFU is against 989.5 TFLOP/s (Sec. 4.1); Megatron-Core counts model FLOPs
-as hetsim's Report.model_flop_per_iteration does (within 0.1% on every case, against the formula of
-early 2025, which did not halve causal attention), so the set states MFU x 989.5 as model TFLOP/s per
-GPU. Every assumption is listed in docs/validation.md.
+Parallel Folding. Measured MFU is against 989.5 TFLOP/s (Sec. 4.1), model FLOPs as Megatron-LM's
+num_floating_point_operations counts them: the set states MFU x 989.5 as model TFLOP/s per GPU with
+flop_count MODEL_FLOPS_CAUSAL, hetsim's model FLOPs with the attention core's s^2 products at half
+(Megatron-LM commit 8873b55, 2025-03-06, in core_v0.12.0 of April 2025: "Only half of the attention
+matrix is non-zero"; the rest of hetsim's count is within 0.1% of Megatron's on every case). Why the
+halved count (session 35): the paper's MFU falls from 47.6% to 42.9% from 16K to 128K tokens (Table 5)
+while attention grows from a quarter to 70% of the unhalved count; under the unhalved count that needs
+Transformer Engine's attention at about 200 TFLOP/s of the causal FLOPs, below FlashAttention-2's
+published 335 on H100 and 0.37 of cuDNN's 539 (FlashAttention-3 paper, Fig. 5), under the halved one at
+about 380 (0.71 of cuDNN's). Every assumption is listed in docs/validation.md.
 
 Run from the repository root after building (it calls build/hetsim): scripts/gen_validation_moe.py
 The generated files are committed; rerun this script after editing the tables below.
@@ -26,8 +32,9 @@ LINES = "lines/moe-folding"
 # Architectures. Mixtral 8x22B: Mistral's model card; G8T8: the paper's fine-grained variant of it (64
 # experts, 8 per token, each 1/8 of the FFN, Sec. 4.1); Qwen2-57B-A14B: its Hugging Face config;
 # Llama3-8x70B: Llama 3 70B upcycled to 8 experts, top-2 assumed (the paper does not say).
-# The paper prints no FLOP formula; Megatron-Core's of early 2025 counted attention without the causal
-# halving, as hetsim's model FLOPs do (within 0.1% here); later versions halve it (about 3% less at 4K).
+# The paper prints no FLOP formula; Megatron-Core's since core_v0.12.0 halves the attention core for the
+# causal mask (about 3% less at 4K, 35% at 128K): MODEL_FLOPS_CAUSAL, the reading the docstring argues.
+FLOP_COUNT = "MODEL_FLOPS_CAUSAL"
 ARCH = {
     "mixtral8x22b": dict(L=56, h=6144, ffn=16384, heads=48, kv=8, V=32768, E=8, k=2),
     "g8t8": dict(L=56, h=6144, ffn=16384, heads=48, kv=8, V=32768, E=64, k=8, moe_ffn=2048),
@@ -89,11 +96,12 @@ TABLE2_FP8 = [("mcore", 575.1), ("fold", 631.7)]
 # MAPE 7.63%, max 26.98% (the same row), k = 3 7.39%.
 # Session 35 (main d5ea2ff, NCCL beside the compute merged): MAPE 6.95%, max 24.02% (the same row), k = 3
 # 7.35%; bounds tightened to those figures plus a margin (docs/validation.md, "Session 35").
+# Session 35 (the halved attention count): MAPE 5.85%, max 19.3% (t5-mixtral8x22b-fold-1024-128k), k = 3 6.03%.
 BOUNDS = [
-    "max_mape_percent: 7.5",
-    "max_abs_error_percent: 25",
+    "max_mape_percent: 6.5",
+    "max_abs_error_percent: 20.5",
     "# held-out MAPE after calibrating on 3 of the runs (docs/validation.md, \"Calibration from a few runs\").",
-    "max_calibrated_mape_percent: 7.75",
+    "max_calibrated_mape_percent: 6.5",
 ]
 
 
@@ -185,7 +193,7 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         text += ["cases {", f'  name: "{name}"', f'  source: "arXiv 2504.14960 {source}"', "  training_run {",
                  f'    plan: "{plan}"', f'    cluster: "{CLUSTER}"', f"    measured_tflops_per_gpu: {tflops:.2f}",
-                 "    flop_count: MODEL_FLOPS", "  }", "}"]
+                 f"    flop_count: {FLOP_COUNT}", "  }", "}"]
     with open(os.path.join(root, "moe-folding-h100.pbtxt"), "w") as f:
         f.write("\n".join(text) + "\n")
     print(f"{len(cases())} cases", file=sys.stderr)

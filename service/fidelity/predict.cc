@@ -11,12 +11,14 @@
 #include "absl/strings/str_format.h"
 #include "base/wall_limit.h"
 #include "proto/inputs.h"
+#include "proto/resolve.h"
 #include "proto/validate_cluster.h"
 #include "proto/validate_plan.h"
 #include "service/calibrate/overhead_probe.h"
 #include "service/driver/cluster_topology.h"
 #include "service/driver/simulate.h"
 #include "sim/collectives/simulate.h"
+#include "sim/workload/model_cost.h"
 #include "traces/metrics.h"
 
 namespace hetsim::fidelity {
@@ -117,6 +119,11 @@ absl::StatusOr<v1::FidelityCase> PredictTrainingRun(const v1::ValidationTraining
   }
 
   double flop = report.model_flop_per_iteration();
+  if (run.flop_count() == v1::MODEL_FLOPS_CAUSAL) {
+    // Half of every attention core's s^2 products, as Megatron-LM counts a causal mask since core_v0.12.0.
+    const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(inputs->model, run.plan()));
+    flop -= 0.5 * cost.AttentionCoreFlopPerSample() * static_cast<double>(inputs->plan.global_batch_size());
+  }
   if (run.flop_count() == v1::MEGATRON_EQ3) {
     absl::StatusOr<double> eq3 = Eq3Flop(inputs->model, inputs->plan, where);
     if (!eq3.ok()) return eq3.status();

@@ -1,7 +1,8 @@
 // Predicting one case of a validation set (fidelity_set.h) with hetsim, in the unit it was measured in:
 //   training run  simulate one iteration of the plan on the cluster (as `hetsim run`), then
 //                 predicted TFLOP/s per GPU = FLOPs per iteration / (iteration seconds x GPUs), the
-//                 FLOPs counted as the measurement counted them (MEGATRON_EQ3 or MODEL_FLOPS);
+//                 FLOPs counted as the measurement counted them (MEGATRON_EQ3, MODEL_FLOPS or
+//                 MODEL_FLOPS_CAUSAL, the attention core at half);
 //   collective    simulate the collective alone (as `hetsim collective`, automatic algorithm) and
 //                 report nccl-tests' bus bandwidth in GB/s.
 // A new kind of case is a new `ValidationCase.measurement` member and one Predict function here.

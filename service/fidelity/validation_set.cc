@@ -62,7 +62,8 @@ void CheckTrainingRun(proto::Problems& p, const std::string& at, const v1::Valid
   }
   CheckMeasured(p, at + "measured_tflops_per_gpu", run.measured_tflops_per_gpu());
   if (run.flop_count() == v1::VALIDATION_FLOP_COUNT_UNSPECIFIED) {
-    p.Add(at + "flop_count", "required (MEGATRON_EQ3 or MODEL_FLOPS: how the measured TFLOP/s count FLOPs)");
+    p.Add(at + "flop_count",
+          "required (MEGATRON_EQ3, MODEL_FLOPS or MODEL_FLOPS_CAUSAL: how the measured TFLOP/s count FLOPs)");
   }
 }
 

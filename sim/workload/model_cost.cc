@@ -61,6 +61,19 @@ double ModelCost::ModelFlopPerSample(int first, int count) const {
   return flop;
 }
 
+double ModelCost::AttentionCoreFlopPerSample() const {
+  double flop = 0;
+  for (const LayerCost& l : layers_) {
+    if (l.forward_flop_per_sample <= 0) continue;
+    // A layer's backward is its forward's multiple (twice for every GEMM); the core's share of it alike.
+    const double passes = 1 + l.backward_flop_per_sample / l.forward_flop_per_sample;
+    for (const Gemm& g : l.gemms) {
+      if (g.attention_core) flop += passes * g.forward_flop_per_sample;
+    }
+  }
+  return flop;
+}
+
 double ModelCost::HardwareFlopPerSample(int first, int count, spec::Recompute recompute) const {
   double flop = ModelFlopPerSample(first, count);
   for (int i = first; i < first + count; ++i) {

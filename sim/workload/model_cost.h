@@ -64,6 +64,10 @@ class ModelCost {
   double ModelFlopPerSample() const;
   // The same over a layer range [first, first + count).
   double ModelFlopPerSample(int first, int count) const;
+  // Of ModelFlopPerSample, the attention core's (the score and context products, forward plus
+  // backward at the model's count, all s^2 of them): what a count of a causal mask's half leaves out
+  // half of (ValidationFlopCount MODEL_FLOPS_CAUSAL).
+  double AttentionCoreFlopPerSample() const;
   // Model FLOPs of one training iteration (MFU numerator x iteration time).
   double ModelFlopPerIteration(uint64_t global_batch_size) const {
     return ModelFlopPerSample() * static_cast<double>(global_batch_size);

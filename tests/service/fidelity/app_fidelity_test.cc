@@ -72,6 +72,38 @@ TEST_CASE("fidelity: Eq. 3 is hetsim's hardware FLOPs under full recomputation",
   CHECK(hetsim::fidelity::MegatronEq3Flop(1536, 2048, 48, 8192, 51200) == Approx(1536 * per_sample).epsilon(1e-12));
 }
 
+TEST_CASE("fidelity: MODEL_FLOPS_CAUSAL counts the attention core at half", "[fidelity]") {
+  // plan-gpt: 4 samples, 4 x (1 + 2) ms on one GPU and the step; the two blocks' model FLOPs per sample
+  // 72 s l h^2 (1 + s/(6h) + V/(12 l h)), the attention core's share 12 s^2 h l (4 s^2 h forward a block).
+  const double s = 2048, h = 1024, l = 2, V = 51200;
+  const double model = 72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  const double core = 12 * s * s * h * l;
+  v1::ValidationCase validation_case;
+  validation_case.set_name("gpt");
+  v1::ValidationTrainingRun& run = *validation_case.mutable_training_run();
+  run.set_plan(kData + "/plan-gpt.pbtxt");
+  run.set_cluster(kData + "/cluster-one-gpu.pbtxt");
+  run.set_measured_tflops_per_gpu(1);
+  run.set_flop_count(v1::MODEL_FLOPS);
+  const auto full = hetsim::fidelity::PredictCase(validation_case, "cases[0]");
+  REQUIRE(full.ok());
+  run.set_flop_count(v1::MODEL_FLOPS_CAUSAL);
+  const auto causal = hetsim::fidelity::PredictCase(validation_case, "cases[0]");
+  REQUIRE(causal.ok());
+  // The same simulation, counted two ways.
+  const double seconds = full->predicted_time_ms() * 1e-3;
+  CHECK(causal->predicted_time_ms() == full->predicted_time_ms());
+  CHECK(seconds >= 12e-3);  // 4 microbatches of 1 + 2 ms, then the step
+  CHECK(full->predicted() == Approx(4 * model / seconds / 1e12).epsilon(1e-12));
+  CHECK(causal->predicted() == Approx(4 * (model - core / 2) / seconds / 1e12).epsilon(1e-12));
+  // The cost model's own count of the core, the same closed form.
+  v1::Model m;
+  hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 51200});
+  auto cost = hetsim::testing::ModelCostOf(m, "model");
+  REQUIRE(cost.ok());
+  CHECK(cost->AttentionCoreFlopPerSample() == Approx(core).epsilon(1e-15));
+}
+
 TEST_CASE("fidelity: the hand-made set's predictions, errors, MAPE and tau", "[fidelity]") {
   const std::string dir = hetsim::testing::SweepFolder("fidelity");
   const auto r =
