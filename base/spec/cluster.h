@@ -62,7 +62,6 @@ struct PcieTreeSpec {
 inline constexpr int kNcclPcieShmChannels = 2;
 inline constexpr double kShmDirectChannelBytesPerS = 0.95e9;
 
-
 struct NodeTypeSpec {
   std::string name;
   int32_t gpus_per_node = 1;  // >= 1
