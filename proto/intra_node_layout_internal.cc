@@ -50,6 +50,14 @@ void CheckPcieTree(const NodeType& n, LayoutProblems& out) {
     out.emplace_back("pcie.host_memory_bandwidth_gbytes_per_s",
                      absl::StrFormat("%g is outside (0, %g] (required with no_p2p)", mem, limits::kMaxHbmGbytesPerS));
   }
+  const double shm = p.shm_connection_gbytes_per_s();
+  if (!(shm >= 0 && shm <= limits::kMaxHbmGbytesPerS)) {
+    out.emplace_back("pcie.shm_connection_gbytes_per_s",
+                     absl::StrFormat("%g is outside [0, %g] (0: NCCL's SHM default)", shm, limits::kMaxHbmGbytesPerS));
+  } else if (shm > 0 && !p.no_p2p()) {
+    out.emplace_back("pcie.shm_connection_gbytes_per_s",
+                     absl::StrFormat("%g is set without no_p2p (only host-bounced hops use SHM connections)", shm));
+  }
 }
 
 void CheckNvlinks(const NodeType& n, LayoutProblems& out) {

@@ -81,8 +81,11 @@ std::string IntraNodeLayout(const NodeType& n) {
   const PcieTree& p = n.pcie();
   absl::StrAppendFormat(&out, " (%d socket%s", std::max<uint32_t>(1, p.sockets()), p.sockets() > 1 ? "s" : "");
   if (p.gpus_per_switch() > 1) absl::StrAppendFormat(&out, ", %d GPUs per PCIe switch", p.gpus_per_switch());
-  if (p.no_p2p())
+  if (p.no_p2p()) {
     absl::StrAppendFormat(&out, ", no P2P: through host memory %g GB/s", p.host_memory_bandwidth_gbytes_per_s());
+    if (p.shm_connection_gbytes_per_s() > 0)
+      absl::StrAppendFormat(&out, ", %g GB/s per SHM connection", p.shm_connection_gbytes_per_s());
+  }
   return out + ")";
 }
 

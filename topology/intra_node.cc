@@ -2,7 +2,8 @@
 // and the route between every pair of their GPUs, as NCCL's transports take them (docs/network.md,
 // "Intra-node topologies"): an NVLink when the pair has one, else peer-to-peer over PCIe (under one
 // switch, or up to the socket's root complex, across the socket link, and down), else (no_p2p)
-// through the sending socket's memory.
+// through the receiving socket's memory, NCCL's SHM connection (spec::kNcclPcieShmChannels) the bound.
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -38,7 +39,8 @@ struct TreeLinks {
   int32_t per_switch = 0;                   // 0: GPUs on root ports
   std::vector<LinkId> gpu_up;               // per GPU: to its switch or socket (the reverse is + 1)
   std::vector<LinkId> switch_up;            // per switch: to its socket (the reverse is + 1)
-  std::vector<LinkId> memory_write;         // per socket, no_p2p: socket -> memory (the read is + 1)
+  std::vector<LinkId> memory_write;         // per socket, no_p2p: socket -> memory
+  std::vector<std::vector<LinkId>> shm;     // no_p2p, [a][b]: GPU a's SHM connection to GPU b (memory -> b)
   std::vector<std::vector<LinkId>> socket;  // [a][b]: socket a -> socket b
   std::vector<std::vector<LinkId>> nvlink;  // [a][b]: GPU a -> GPU b, kNoLink without one
 };
@@ -50,11 +52,14 @@ std::vector<LinkId> TreeRoute(const TreeLinks& l, bool no_p2p, int32_t g, int32_
   if (!no_p2p && wg >= 0 && wg == wh) return {l.gpu_up[g], ReverseLink(l.gpu_up[h])};
   std::vector<LinkId> r = {l.gpu_up[g]};
   if (wg >= 0) r.push_back(l.switch_up[wg]);
-  if (no_p2p) {
-    r.push_back(l.memory_write[sg]);
-    r.push_back(ReverseLink(l.memory_write[sg]));
-  }
   if (sg != sh) r.push_back(l.socket[sg][sh]);
+  if (no_p2p) {
+    // Stored into the receiver's socket memory (NCCL_SHM_LOCALITY = 2), loaded by the receiver over its
+    // connection, which stands for the DRAM read, the way down and the loads' own limit.
+    r.push_back(l.memory_write[sh]);
+    r.push_back(l.shm[g][h]);
+    return r;
+  }
   if (wh >= 0) r.push_back(ReverseLink(l.switch_up[wh]));
   r.push_back(ReverseLink(l.gpu_up[h]));
   return r;
@@ -77,8 +82,8 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
   fabric_ = t_.node_fabric(island);
   std::vector<DeviceId> cpu;
   for (int32_t s = 0; s < p.sockets; ++s) cpu.push_back(AddDevice(DeviceKind::kCpu, island, node, s));
-  // DRAM serves the copy's write and its read: each direction gets half of its bandwidth, which is
-  // exact when writes and reads balance (every GPU of a ring sends and receives).
+  // DRAM serves the copy's write and its read: the writes get half of its bandwidth, which is exact
+  // when writes and reads balance (every GPU of a ring sends and receives).
   for (int32_t s = 0; p.no_p2p && s < p.sockets; ++s) {
     const DeviceId mem = AddDevice(DeviceKind::kHostMemory, island, node, s);
     l.memory_write.push_back(
@@ -125,6 +130,18 @@ void Topology::Builder::BuildTreeNode(int32_t island, int32_t node, const std::v
   } else if (nt.fabric == spec::IntraNodeFabric::kHybridCubeMesh) {
     HETSIM_CHECK(gpus == 8, "a hybrid cube-mesh node has 8 GPUs");
     for (const auto& [a, b, links] : kCubeMesh) add_nvlink(a, b, links);
+  }
+  // A GPU's loads of what a peer stored: per connection at most the PCIe link and NCCL's SHM rate,
+  // an achieved figure that the fabric's efficiency (applied by AddLink) must not derate again.
+  const double efficiency = fabric_ >= 0 ? t_.nccl_fabrics_[fabric_].bandwidth_efficiency : 1.0;
+  const double shm = std::min(pcie, p.shm_connection.bytes_per_second() / efficiency);
+  l.shm.assign(p.no_p2p ? gpus : 0, std::vector<LinkId>(gpus, kNoLink));
+  for (int32_t g = 0; p.no_p2p && g < gpus; ++g) {
+    for (int32_t h = 0; h < gpus; ++h) {
+      if (g == h || l.nvlink[g][h] != kNoLink) continue;
+      const DeviceId mem = t_.link(l.memory_write[h / l.per_socket]).dst;
+      l.shm[g][h] = AddDuplex(mem, gpu_device[h], shm, nt.latency - half, 0, LinkClass::kPcie);
+    }
   }
   for (int32_t g = 0; g < gpus; ++g) {
     t_.intra_route_base_.push_back(static_cast<int64_t>(t_.intra_routes_.size()));

@@ -47,7 +47,20 @@ struct PcieTreeSpec {
   Time socket_latency = 0;
   bool no_p2p = false;              // through the sending socket's memory (NCCL's SHM transport)
   Bandwidth host_memory_bandwidth;  // a socket's DRAM bandwidth, reads plus writes (> 0 with no_p2p)
+  Bandwidth shm_connection;         // no_p2p: one SHM connection (ring hop), per direction (> 0 with no_p2p)
 };
+
+// NCCL's SHM transport without P2P (SHM/direct, NCCL's default): the sender's kernel stores into a
+// buffer in the receiver's host memory (NCCL_SHM_LOCALITY = 2), the receiver's kernel loads it over
+// PCIe, a few cache lines in flight per channel, so a connection runs at channels x a per-channel rate
+// far below the link (https://github.com/NVIDIA/nccl/blob/master/src/transport/shm.cc). On a PCIe-only
+// node the ring search finds one ring and connectRings doubles it: 2 channels
+// (src/graph/search.cc, ncclTopoDupChannels only above 25 GB/s; src/graph/connect.cc, "nChannels * 2").
+// Per channel: two RTX 5070 Ti on PCIe 4.0 x16 (26 GB/s measured per direction) all-reduce 20 MB in
+// 10.9 ms over SHM, 1.9 GB/s bus bandwidth, LL, LL128 and Simple alike
+// (https://github.com/sgl-project/sglang/pull/39605), i.e. 0.95 GB/s per channel. docs/network.md.
+inline constexpr int kNcclPcieShmChannels = 2;
+inline constexpr double kShmDirectChannelBytesPerS = 0.95e9;
 
 struct NodeTypeSpec {
   std::string name;

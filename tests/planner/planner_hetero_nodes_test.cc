@@ -1,8 +1,10 @@
 // The planner's figures on the cluster shapes of issue 39 against closed forms: a ring over a node
-// with NVLink bridges waits for its PCIe hops; on a no_p2p node the rings share the host memory
-// (min(B_PCIe, M / 2n)); two islands on one flat network reach each other through every sending NIC.
+// with NVLink bridges waits for its PCIe hops; on a no_p2p node each hop is an SHM connection and the
+// rings share the host memory (min(B_PCIe, M / 2n, C)); two islands on one flat network reach each
+// other through every sending NIC.
 #include <catch2/catch.hpp>
 
+#include "base/spec/cluster.h"
 #include "base/units.h"
 #include "planner/cluster_model.h"
 #include "proto/validate_cluster.h"
@@ -17,10 +19,12 @@ namespace {
 // examples/cluster-lab-pcie.pbtxt at line rate: island 0 has 8 RTX 4090 per node (no_p2p, one
 // socket, 204.8 GB/s of host memory), island 1 has 4 RTX A6000 per node in NVLink-bridged pairs; PCIe
 // 252 Gb/s, bridges 450 Gb/s, both islands on one 100 Gb/s network with one NIC per node.
-absl::StatusOr<std::unique_ptr<ClusterModel>> LabPcieModel() {
+// `shm_gbytes_per_s` > 0 sets the RTX 4090 nodes' SHM connection (0: NCCL's SHM/direct default).
+absl::StatusOr<std::unique_ptr<ClusterModel>> LabPcieModel(double shm_gbytes_per_s = 0) {
   HETSIM_ASSIGN_OR_RETURN(v1::Cluster cluster,
                           hetsim::proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt"));
   cluster.set_ideal(true);
+  cluster.mutable_node_types(0)->mutable_pcie()->set_shm_connection_gbytes_per_s(shm_gbytes_per_s);
   return testing::ClusterModelOf(cluster, spec::DType::kBf16);
 }
 
@@ -40,7 +44,8 @@ TEST_CASE("hetero nodes: a ring over NVLink-bridged pairs runs at its PCIe hops"
 }
 
 TEST_CASE("hetero nodes: no_p2p rings share the host memory, min(B, M / 2n)", "[planner][hetero]") {
-  auto model = LabPcieModel();
+  // SHM connections as fast as copy engines (NCCL_SHM_USE_CUDA_MEMCPY): the memory binds.
+  auto model = LabPcieModel(100);
   REQUIRE(model.ok());
   const IslandModel& no_p2p = (*model)->island(0);
   const double m = 204.8e9;
@@ -50,6 +55,20 @@ TEST_CASE("hetero nodes: no_p2p rings share the host memory, min(B, M / 2n)", "[
     CHECK(no_p2p.IntraRing(busy, busy).bytes_per_s == Approx(expected).epsilon(1e-12));
   }
   CHECK(no_p2p.intra_node.bytes_per_s == Approx(m / 16).epsilon(1e-12));
+}
+
+TEST_CASE("hetero nodes: no_p2p rings at NCCL's SHM rate, 2 channels x 0.95 GB/s a hop", "[planner][hetero]") {
+  auto model = LabPcieModel();
+  REQUIRE(model.ok());
+  const IslandModel& no_p2p = (*model)->island(0);
+  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  CHECK(shm == Approx(1.9e9));
+  for (int busy : {2, 4, 8}) {
+    CHECK(shm < 204.8e9 / (2 * busy));  // the receivers' loads bind, not the memory
+    CHECK(no_p2p.IntraRing(2, busy).bytes_per_s == Approx(shm).epsilon(1e-12));
+    CHECK(no_p2p.IntraRing(busy, busy).bytes_per_s == Approx(shm).epsilon(1e-12));
+  }
+  CHECK(no_p2p.intra_node.bytes_per_s == Approx(shm).epsilon(1e-12));
 }
 
 // The planner's TP all-reduce of 256 MiB on the node's first `tp` GPUs against the simulated ring.

@@ -30,7 +30,9 @@
 namespace hetsim::planner {
 namespace {
 
-constexpr char kPipelinesLabCluster[] = HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt";
+// The lab example with copy-engine SHM connections (tests/planner_data/cluster-lab-pcie-ce.pbtxt: the
+// planner does not price a multi-node range ring's SHM hops inside a node, docs/planner.md).
+constexpr char kPipelinesLabCluster[] = HETSIM_SOURCE_DIR "/tests/planner_data/cluster-lab-pcie-ce.pbtxt";
 constexpr char kPipelinesLabPlan[] = HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt";
 constexpr char kPipelinesGpt[] = HETSIM_SOURCE_DIR "/tests/planner_data/gpt-1.3b.pbtxt";
 

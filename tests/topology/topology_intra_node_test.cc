@@ -2,6 +2,7 @@
 // transports take them, and the collective bandwidth a group reaches, against closed forms.
 #include <catch2/catch.hpp>
 
+#include "base/spec/cluster.h"
 #include "base/units.h"
 #include "proto/validate_cluster.h"
 #include "sim/collectives/estimate.h"
@@ -37,8 +38,10 @@ v1::Cluster OneNode(int gpus, v1::IntraNodeFabric fabric, const v1::PcieTree& pc
   return c;
 }
 
-v1::PcieTree Tree(int sockets, int per_switch, double socket_gbps = 0, bool no_p2p = false, double memory = 0) {
+v1::PcieTree Tree(int sockets, int per_switch, double socket_gbps = 0, bool no_p2p = false, double memory = 0,
+                  double shm = 0) {
   v1::PcieTree p;
+  p.set_shm_connection_gbytes_per_s(shm);
   p.set_sockets(sockets);
   p.set_gpus_per_switch(per_switch);
   p.set_inter_socket_bandwidth_gbps(socket_gbps);
@@ -66,20 +69,23 @@ double RingAllReduce(Built& b, int first, int n, int64_t bytes) {
 
 TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "[topology][intra-node]") {
   // 8 GPUs on root ports of one socket whose DRAM gives 200 GB/s. Every transfer goes GPU -> socket ->
-  // memory -> socket -> GPU: PCIe up and down once each, and the socket's memory written and read.
+  // memory, then the receiver loads it over its SHM connection (NCCL's SHM transport): PCIe up once,
+  // the socket's memory written (and read), the connection's rate. Here the connections are as fast as
+  // copy engines (NCCL_SHM_USE_CUDA_MEMCPY, 100 GB/s set), so the PCIe link and the memory bind.
   const double memory = 200e9;
-  const v1::Cluster c = OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, /*no_p2p=*/true, memory / 1e9));
+  const v1::Cluster c = OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, /*no_p2p=*/true, memory / 1e9, /*shm=*/100));
   REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
   Built b(c);
   CHECK(testing::CountKind(b.topo, DeviceKind::kHostMemory) == 1);
   const Route& r = **b.router.GpuRoute(GpuId(0), GpuId(1));
-  CHECK(r.size() == 4);
+  CHECK(r.size() == 3);
   CHECK(b.router.Latency(r) == kLatencyNs * kNanosecond);
   const double pcie = GbpsToBytesPerSecond(kPcie4Gbps);
   const double a = kLatencyNs * 1e-9;
   const int64_t bytes = 256 << 20;
-  // n GPUs of a ring all send at once: n copies share the memory's write half and its read half,
-  // so each runs at min(PCIe, M / 2 / n): M-bound at 8 GPUs (12.5 GB/s), PCIe-bound at 2 (31.5 GB/s).
+  // n GPUs of a ring all send at once: n copies share the memory's write half (its read half, the
+  // other n loads), so each runs at min(PCIe, M / 2 / n): M-bound at 8 GPUs (12.5 GB/s), PCIe-bound
+  // at 2 (31.5 GB/s).
   for (int n : {2, 4, 8}) {
     INFO("n = " << n);
     const double bounced = std::min(pcie, memory / 2 / n);
@@ -89,6 +95,37 @@ TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "
   }
   CHECK(memory / 2 / 8 < pcie);
   CHECK(memory / 2 / 2 > pcie);
+}
+
+TEST_CASE("PCIe without P2P: NCCL's SHM/direct connections bind, 2 channels x 0.95 GB/s", "[topology][intra-node]") {
+  // The default: each hop is an SHM connection whose receiver loads host memory at
+  // kNcclPcieShmChannels x kShmDirectChannelBytesPerS = 1.9 GB/s, far below PCIe (31.5 GB/s) and the
+  // memory's share (12.5 GB/s at 8 GPUs): every ring size runs at 1.9 GB/s bus bandwidth, and two
+  // sockets (the buffer in the receiver's memory, NCCL_SHM_LOCALITY = 2) change nothing.
+  const double memory = 200e9;
+  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  const double a = kLatencyNs * 1e-9;
+  const int64_t bytes = 256 << 20;
+  for (int sockets : {1, 2}) {
+    INFO("sockets = " << sockets);
+    const v1::Cluster c = OneNode(8, v1::PCIE_TREE, Tree(sockets, 0, sockets > 1 ? 400 : 0, true, memory / 1e9));
+    REQUIRE(proto::ValidateCluster(c, "c.pbtxt").ok());
+    Built b(c);
+    CHECK(testing::CountKind(b.topo, DeviceKind::kHostMemory) == sockets);
+    const Route& across = **b.router.GpuRoute(GpuId(3), GpuId(4));
+    CHECK(across.size() == (sockets > 1 ? 4u : 3u));
+    CHECK(b.router.BottleneckBytesPerSecond(across) == Approx(shm));
+    CHECK(b.topo.DeviceName(b.topo.link(across.back()).src) ==
+          (sockets > 1 ? "lab/node0/host-memory1" : "lab/node0/host-memory0"));
+    for (int n : {2, 4, 8}) {
+      INFO("n = " << n);
+      CHECK(shm < memory / 2 / n);
+      const double socket_a = sockets > 1 && n == 8 ? 500e-9 : 0;
+      CHECK(RingAllReduce(b, 0, n, bytes) ==
+            Approx(collectives::RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(shm), Seconds(a + socket_a)).value())
+                .epsilon(1e-3));
+    }
+  }
 }
 
 TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PCIe rate", "[topology][intra-node]") {
@@ -108,6 +145,20 @@ TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PC
   CHECK(RingAllReduce(b, 0, 4, bytes) ==
         Approx(collectives::RingAllReduceSeconds(4, Bytes(bytes), GbpsBandwidth(kPcie4Gbps), Seconds(a)).value())
             .epsilon(1e-3));
+  // RTX 3090: bridged pairs, no P2P. The pair keeps its NVLink; the 4- and 8-GPU rings wait for their
+  // SHM hops (1 -> 2, 3 -> 4, ...) at NCCL's 1.9 GB/s, an order of magnitude below the PCIe ring.
+  const v1::Cluster rtx = OneNode(8, v1::NVLINK_BRIDGE, Tree(1, 0, 0, true, 204.8), kBridgeGbps);
+  REQUIRE(proto::ValidateCluster(rtx, "c.pbtxt").ok());
+  Built r(rtx);
+  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  CHECK(RingAllReduce(r, 0, 2, bytes) ==
+        Approx(collectives::RingAllReduceSeconds(2, Bytes(bytes), GbpsBandwidth(kBridgeGbps), Seconds(a)).value())
+            .epsilon(1e-3));
+  for (int n : {4, 8}) {
+    INFO("n = " << n);
+    CHECK(RingAllReduce(r, 0, n, bytes) ==
+          Approx(collectives::RingAllReduceSeconds(n, Bytes(bytes), Bandwidth(shm), Seconds(a)).value()).epsilon(1e-3));
+  }
 }
 
 TEST_CASE("a PCIe tree: pairs under one switch meet there, a ring across sockets runs at the socket link",
@@ -171,6 +222,10 @@ TEST_CASE("intra-node layouts a node cannot have are refused with the field", "[
              Catch::Contains("node_types[0].pcie.inter_socket_bandwidth_gbps: 0 is outside"));
   CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, true))),
              Catch::Contains("node_types[0].pcie.host_memory_bandwidth_gbytes_per_s: 0 is outside"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, true, 200, -1))),
+             Catch::Contains("node_types[0].pcie.shm_connection_gbytes_per_s: -1 is outside"));
+  CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0, 0, false, 0, 12.5))),
+             Catch::Contains("node_types[0].pcie.shm_connection_gbytes_per_s: 12.5 is set without no_p2p"));
   CHECK_THAT(problem(OneNode(8, v1::NVSWITCH, Tree(1, 0))), Catch::Contains("node_types[0].pcie: only meaningful"));
   CHECK_THAT(problem(OneNode(8, v1::PCIE_TREE, Tree(1, 0), 450)),
              Catch::Contains("node_types[0].nvlink_bandwidth_gbps: only meaningful"));
