@@ -95,19 +95,40 @@ void CheckTasks(Problems& p, const Plan& plan) {
   }
 }
 
-// Why ZeRO-3 is refused with pipelines: it gathers every layer's parameters before each forward and
-// backward over the GPUs that shard them, here a range's holders in every pipeline; the pipelines run
-// their own microbatch counts and schedules, so the others would have to join gathers they do not
-// need (a collective needs every member of its group). PyTorch FSDP and DeepSpeed ZeRO-3 shard over
-// one data-parallel group of identical replicas, which runs them in lockstep.
-constexpr const char* kZeroThree =
-    "3: not supported with pipelines (ZeRO-3 all-gathers each layer's parameters before every forward and "
-    "backward over the GPUs that shard them: here every pipeline holding the layer, which runs its own "
-    "microbatches and schedule; ZeRO-1 and 2 are)";
+// ZeRO-3 (FSDP) in a plan of pipelines: a layer range's parameters shard over every GPU that holds it, in
+// every pipeline, and each holder gathers them before every forward and every backward of its layers
+// (sim/executor/setup.h, RangeGather). A collective needs every member of its group, so every holder
+// joins each of a range's gathers: the pipelines run as many microbatches each (2 gathers a microbatch),
+// their micro-batch sizes free (Cephalo's uneven batches keep one accumulation count). The tied matrix
+// would gather over every pipeline's first and last stage, which is not modelled.
+void CheckZeroThree(Problems& p, const Plan& plan) {
+  if (plan.pipelines().empty() || plan.pipelines(0).stages().empty() || plan.pipelines(0).stages(0).zero_stage() != 3) {
+    return;
+  }
+  if (plan.tied_embedding_grad_sync()) {
+    p.Add("tied_embedding_grad_sync",
+          "not supported with zero_stage 3 in a plan of pipelines (the tied matrix's shards would gather over every "
+          "pipeline's first and last stage; its gathers are not modelled); ZeRO-1 and 2 take it");
+  }
+  const uint64_t micro0 = PipelineMicroBatchSize(plan, plan.pipelines(0));
+  if (micro0 == 0) return;
+  const uint64_t count0 = plan.pipelines(0).batch_share() / micro0;
+  for (int i = 1; i < plan.pipelines_size(); ++i) {
+    const Pipeline& pl = plan.pipelines(i);
+    const uint64_t micro = PipelineMicroBatchSize(plan, pl);
+    if (micro == 0 || pl.batch_share() / micro == count0) continue;
+    p.Add(absl::StrFormat("pipelines[%d].batch_share", i),
+          "%d samples make %d microbatches of %d, but pipelines[0] runs %d: under zero_stage 3 every pipeline joins "
+          "each gather of the layers it holds, one before every forward and every backward, so all pipelines run "
+          "as many microbatches (their micro-batch sizes may differ)",
+          pl.batch_share(), pl.batch_share() / micro, micro, count0);
+  }
+}
 
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
 // holders (reduce-scatter, step, all-gather per range; with the tied sync the tied matrix as a range of
-// its own over every copy), so every stage takes the same zero_stage; ZeRO-3 (kZeroThree) is refused.
+// its own over every copy), ZeRO-3 its parameters too (CheckZeroThree), so every stage takes the same
+// zero_stage.
 void CheckStages(Problems& p, const Plan& plan) {
   const uint32_t zero =
       plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
@@ -122,8 +143,7 @@ void CheckStages(Problems& p, const Plan& plan) {
         continue;
       }
       if (zero > 3) continue;  // pipelines[0].stages[0]'s own problem, reported there
-      if (st.zero_stage() == 3) p.Add(at + "zero_stage", kZeroThree);
-      if (st.zero_stage() != 3 && st.zero_stage() != zero) {
+      if (st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
               "%d, but pipelines[0].stages[0] has %d: every stage of a plan of pipelines takes one zero_stage (a layer "
               "range's states shard over all the stages that hold it)",
@@ -190,6 +210,8 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
   CheckPlanSettings(p, plan, model);
   CheckShares(p, plan);
   CheckStages(p, plan);
+  HETSIM_RETURN_IF_ERROR(p.ToStatus());
+  CheckZeroThree(p, plan);
   HETSIM_RETURN_IF_ERROR(p.ToStatus());
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.

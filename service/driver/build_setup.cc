@@ -87,7 +87,8 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
                                                                      network::NetworkMode mode,
                                                                      executor::ReplicaReuse reuse,
                                                                      const WorkLimits* limits,
-                                                                     const executor::ExecutionSetup* network) {
+                                                                     const executor::ExecutionSetup* network,
+                                                                     std::span<const executor::RangeGather> range_gathers) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup",
                                                    "each pipeline is set up on its own (BuildPipelineSetup)"));
@@ -97,24 +98,26 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
   }
   if (network != nullptr) {
     HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *network->topology));
-    return executor::BuildExecutionSetup(std::move(spec), network->topology, mode, reuse, network->router);
+    return executor::BuildExecutionSetup(std::move(spec), network->topology, mode, reuse, network->router,
+                                         range_gathers);
   }
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
-  return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
+  return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse, nullptr, range_gathers);
 }
 
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
                                                                              network::NetworkMode mode,
                                                                              const WorkLimits* limits,
-                                                                             const executor::ExecutionSetup* network) {
+                                                                             const executor::ExecutionSetup* network,
+                                                                             std::span<const executor::RangeGather> range_gathers) {
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits, network));
+                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits, network, range_gathers));
   executor::DropStageGradientSync(*setup);
   return setup;
 }
