@@ -136,7 +136,13 @@ void CheckStages(Problems& p, const Plan& plan) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
-      if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
+      if (!st.replica_groups().empty() && st.zero_stage() > 0) {
+        // Each group would keep its ranges' shards at its own TP (per-group states and steps): not modelled.
+        p.Add(at + "replica_groups",
+              "not supported with zero_stage %d in a plan of pipelines (a mixed stage's groups would shard each "
+              "layer range's states at their own tensor_parallel); without ZeRO they run",
+              st.zero_stage());
+      }
       if (st.zero_stage() > 3) {
         // Out of range: compared with the first stage's, it blamed the stages that agree (session 33).
         p.Add(at + "zero_stage", "%d is outside [0, 3]", st.zero_stage());
@@ -154,21 +160,51 @@ void CheckStages(Problems& p, const Plan& plan) {
   }
 }
 
+// A stage's meshes: its own, or a mixed stage's groups' (Stage.replica_groups).
+std::vector<const hetsim::v1::Mesh*> MeshesOf(const Stage& s) {
+  std::vector<const hetsim::v1::Mesh*> out;
+  if (s.replica_groups().empty()) out.push_back(&s.mesh());
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) out.push_back(&g.mesh());
+  return out;
+}
+
+// Whether stages `a` and `b` share a GPU; `island` the island of one they share.
+bool StagesOverlap(const Stage& a, const Stage& b, std::string& island) {
+  for (const hetsim::v1::Mesh* x : MeshesOf(a)) {
+    for (const hetsim::v1::Mesh* y : MeshesOf(b)) {
+      if (!MeshesOverlap(*x, *y)) continue;
+      island = y->island();
+      return true;
+    }
+  }
+  return false;
+}
+
 // No GPU in two pipelines.
 void CheckDisjoint(Problems& p, const Plan& plan) {
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& b = plan.pipelines(i).stages(s);
+      const std::string field = b.replica_groups().empty() ? "mesh" : "replica_groups";
       for (int j = 0; j < i; ++j) {
         for (int t = 0; t < plan.pipelines(j).stages_size(); ++t) {
-          if (!MeshesOverlap(plan.pipelines(j).stages(t).mesh(), b.mesh())) continue;
-          p.Add(absl::StrFormat("pipelines[%d].stages[%d].mesh", i, s),
-                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)",
-                b.mesh().island(), j, t);
+          std::string island;
+          if (!StagesOverlap(plan.pipelines(j).stages(t), b, island)) continue;
+          p.Add(absl::StrFormat("pipelines[%d].stages[%d].%s", i, s, field),
+                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)", island,
+                j, t);
         }
       }
     }
   }
+}
+
+// A stage's tensor-parallel degrees: its own, or each of a mixed stage's groups'.
+std::vector<uint32_t> TensorParallelsOf(const Stage& s) {
+  if (s.replica_groups().empty()) return {TensorParallel(s)};
+  std::vector<uint32_t> out;
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) out.push_back(spec::DegreeOrOne(g.tensor_parallel()));
+  return out;
 }
 
 // The index of the stage of pipeline `pl` that holds `layer`, or -1.
@@ -186,18 +222,25 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
   for (int layer = 0; layer < layer_count; ++layer) {
     uint32_t finest = 1;
     for (const Pipeline& pl : plan.pipelines()) {
-      if (const int s = Holding(pl, layer); s >= 0) finest = std::max(finest, TensorParallel(pl.stages(s)));
+      const int s = Holding(pl, layer);
+      if (s < 0) continue;
+      for (const uint32_t tp : TensorParallelsOf(pl.stages(s))) finest = std::max(finest, tp);
     }
     for (int i = 0; i < plan.pipelines_size(); ++i) {
       const int s = Holding(plan.pipelines(i), layer);
       if (s < 0) continue;
-      const uint32_t tp = TensorParallel(plan.pipelines(i).stages(s));
-      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s);
-      if (finest % tp == 0 || !reported.insert(at).second) continue;
-      p.Add(at,
-            "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "
-            "shard of the finest split)",
-            tp, finest, layer);
+      const Stage& st = plan.pipelines(i).stages(s);
+      const std::vector<uint32_t> tps = TensorParallelsOf(st);
+      for (size_t g = 0; g < tps.size(); ++g) {
+        const std::string at = st.replica_groups().empty()
+                                   ? absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s)
+                                   : absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].tensor_parallel", i, s, g);
+        if (finest % tps[g] == 0 || !reported.insert(at).second) continue;
+        p.Add(at,
+              "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "
+              "shard of the finest split)",
+              tps[g], finest, layer);
+      }
     }
   }
 }

@@ -31,14 +31,15 @@ int StageHolding(const ExecutionSetup& setup, int layer) {
   return -1;
 }
 
-// Shard j of the finest TP split `shards`: every holder's GPUs of TP rank j x t / shards.
+// Shard j of the finest TP split `shards`: every holder's GPUs of TP rank j x t / shards (t each replica's:
+// a mixed stage's groups each their own, StageLayout::DataGroup's order).
 std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSetup*>& setups,
                                             const std::vector<LayerRangeHolder>& holders, int shards) {
   std::vector<std::vector<GpuId>> groups(shards);
   for (int j = 0; j < shards; ++j) {
     for (const LayerRangeHolder& h : holders) {
       const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
-      for (int r = 0; r < l.data_parallel; ++r) groups[j].push_back(l.Gpu(r, j * l.tensor_parallel / shards));
+      for (int r = 0; r < l.data_parallel; ++r) groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards));
     }
   }
   return groups;
