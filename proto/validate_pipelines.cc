@@ -232,9 +232,10 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::vector<uint32_t> tps = TensorParallelsOf(st);
       for (size_t g = 0; g < tps.size(); ++g) {
-        const std::string at = st.replica_groups().empty()
-                                   ? absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s)
-                                   : absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].tensor_parallel", i, s, g);
+        const std::string at =
+            st.replica_groups().empty()
+                ? absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s)
+                : absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].tensor_parallel", i, s, g);
         if (finest % tps[g] == 0 || !reported.insert(at).second) continue;
         p.Add(at,
               "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "

@@ -72,7 +72,8 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
     absl::StrAppendFormat(&out, "  %s  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", what, g.num_gpus(),
                           g.shards(), static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
     if (zero == 3) {
-      absl::StrAppendFormat(&out, ", gathers %.2f MB per GPU a pass", static_cast<double>(g.param_bytes_per_gpu()) / 1e6);
+      absl::StrAppendFormat(&out, ", gathers %.2f MB per GPU a pass",
+                            static_cast<double>(g.param_bytes_per_gpu()) / 1e6);
     } else if (zero > 0) {
       absl::StrAppendFormat(&out, ", gather %.2f MB per GPU %.3f-%.3f ms",
                             static_cast<double>(g.param_bytes_per_gpu()) / 1e6, g.param_gather_start_ms(),

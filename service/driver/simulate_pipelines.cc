@@ -63,9 +63,8 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
                            std::span<const executor::RangeGather> range_gathers) {
   const WorkLimits limits = WorkLimitsOf(options);
   // The first pipeline builds the cluster's topology and router; the others share them.
-  HETSIM_ASSIGN_OR_RETURN(
-      std::unique_ptr<executor::ExecutionSetup> setup,
-      BuildPipelineSetup(inputs, p, options.network_mode, &limits, out.setup.get(), range_gathers));
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                          BuildPipelineSetup(inputs, p, options.network_mode, &limits, out.setup.get(), range_gathers));
   executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;

@@ -23,9 +23,9 @@ namespace hetsim::executor {
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
                                        int zero_stage, bool fp32_gradients);
 
-// Every ZeRO stage (1, 2 or 3: ZeRO-3 shards the parameters too) of `setups` (pipeline p's is setups[p]) re-priced from `groups`
-// (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU
-// compute model that cannot be built (as the setup's own).
+// Every ZeRO stage (1, 2 or 3: ZeRO-3 shards the parameters too) of `setups` (pipeline p's is setups[p]) re-priced from
+// `groups` (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU compute
+// model that cannot be built (as the setup's own).
 absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,
                                    const std::vector<LayerRangeGroup>& groups);
 

@@ -206,8 +206,8 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
 // ZeRO-3 in a plan of pipelines: each layer of `vs` gathers its share of its layer range's parameters
 // (`ranges`, ExecutionSetup::range_gathers) over the range's shard groups, every GPU of every pipeline
 // that holds the range, as ZeroThreeGathers gathers over a stage's replicas.
-absl::Status RangeGathers(CollectiveTimer& timer, const workload::ModelCost& model,
-                          std::span<const RangeGather> ranges, bool prefetch, double share, VirtualStageCost& vs) {
+absl::Status RangeGathers(CollectiveTimer& timer, const workload::ModelCost& model, std::span<const RangeGather> ranges,
+                          bool prefetch, double share, VirtualStageCost& vs) {
   std::vector<Time> gather;
   for (const RangeGather& r : ranges) {
     const int first = std::max(r.first_layer, vs.first_layer);

@@ -38,7 +38,8 @@ TEST_CASE("check's summary of a plan of pipelines says what each layer range sha
                    "holds the range; each pass gathers its layers' parameters over them") != std::string::npos);
   const std::string two = hetsim::proto::SummarizePlan(PipelinesAtZero(2));
   CHECK(two.find("  ZeRO-2 per layer range: optimizer states and gradients shard over every GPU that holds the "
-                 "range; the gradients reduce-scatter, the parameters all-gather after the steps") != std::string::npos);
+                 "range; the gradients reduce-scatter, the parameters all-gather after the steps") !=
+        std::string::npos);
   const std::string one = hetsim::proto::SummarizePlan(PipelinesAtZero(1));
   CHECK(one.find("  ZeRO-1 per layer range: optimizer states shard over") != std::string::npos);
 }

@@ -224,7 +224,8 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
         g.rows.back().push_back(absl::StrFormat("%.1f", v));
       }
     }
-    if (zero_stage == 3) g.rows.back().push_back(absl::StrFormat("%.1f", static_cast<double>(gg.param_bytes_per_gpu()) / 1e6));
+    if (zero_stage == 3)
+      g.rows.back().push_back(absl::StrFormat("%.1f", static_cast<double>(gg.param_bytes_per_gpu()) / 1e6));
   }
   page.AddTable(g);
 }

@@ -89,10 +89,10 @@ TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and a microba
   // whose gathers the others do not join: that point is invalid, named in its row, and the sweep goes on.
   const std::string dir = SweepFolder("cli-zero3");
   WriteFile(dir, "zero3.pbtxt",
-            absl::StrCat(R"pb(cluster_path: "cluster-lab-pcie.pbtxt" plan_path: ")pb", HETSIM_SOURCE_DIR,
-                         R"pb(/tests/planner_data/plan-lab-pipelines-zero3.pbtxt"
-                         axes { path: "plan.zero3_prefetch" values: [ "false", "true" ] }
-                         axes { path: "plan.pipelines[4].micro_batch_size" values: [ "2", "1" ] })pb"));
+            absl::StrCat("cluster_path: \"cluster-lab-pcie.pbtxt\"\n", "plan_path: \"", HETSIM_SOURCE_DIR,
+                         "/tests/planner_data/plan-lab-pipelines-zero3.pbtxt\"\n",
+                         "axes { path: \"plan.zero3_prefetch\" values: [\"false\", \"true\"] }\n",
+                         "axes { path: \"plan.pipelines[4].micro_batch_size\" values: [\"2\", \"1\"] }\n"));
   REQUIRE(Hetsim(dir, absl::StrCat("sweep ", dir, "/zero3.pbtxt -o ", dir, "/zero3.csv")).exit_code == 0);
   const std::string rows = ReadFile(dir + "/zero3.csv");
   INFO(rows);

@@ -929,8 +929,8 @@ TEST_CASE("Under ZeRO-3 every pass gathers its layer over the range's n holders,
   // parameter (weights, gradients, Adam's 12).
   const double bandwidth = kNvswitchGbps * 1e9 / 8;
   const double b = 2e6;
-  const v1::Plan plan =
-      WithZero(PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 4, 2, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}}), 3);
+  const v1::Plan plan = WithZero(
+      PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 4, 2, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}}), 3);
   const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
   const auto& g = sim.pipeline_sync.groups;
   REQUIRE(g.size() == 1);
@@ -973,8 +973,8 @@ TEST_CASE("Under ZeRO-3 with different cuts a stage gathers each layer over its 
   const double gather = 0.5 * 2e6 / bandwidth;
   for (const bool prefetch : {false, true}) {
     INFO("zero3_prefetch " << prefetch);
-    v1::Plan plan =
-        WithZero(PipelinesPlan(2, {{"one", 4, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 4, 1, {{"fast", 2}, {"fast", 3}}}}), 3);
+    v1::Plan plan = WithZero(
+        PipelinesPlan(2, {{"one", 4, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 4, 1, {{"fast", 2}, {"fast", 3}}}}), 3);
     plan.set_zero3_prefetch(prefetch);
     const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
     const auto& g = sim.pipeline_sync.groups;
@@ -1049,7 +1049,8 @@ TEST_CASE("One pipeline of a mixed stage runs exactly as the plan of that stage"
   CHECK(pl.pipelines[0].setup->virtual_stages[0].forward_time() == PipeForward(2, kPipeFastTflops));
 }
 
-TEST_CASE("A mixed stage's replicas join its layer range's shard groups at their own TP", "[executor][pipelines][replicas]") {
+TEST_CASE("A mixed stage's replicas join its layer range's shard groups at their own TP",
+          "[executor][pipelines][replicas]") {
   // Pipeline "mix": one stage of an A100 TP-2 replica (GPUs 0-1, 2 samples) and a V100 replica (GPU 4,
   // 1 sample); pipeline "plain": GPU 2 at 2 samples. Finest TP 2: shard 0 is GPU 0 (rank 0 of 2), GPU 4
   // (TP 1: every shard) and GPU 2; shard 1 GPU 1, 4 and 2; each carries half the layer's gradients.
