@@ -997,42 +997,18 @@ TEST_CASE("Under ZeRO-3 with different cuts a stage gathers each layer over its 
   }
 }
 
-// A pipeline's stage with mixed replica groups (Stage.replica_groups): `plan`'s pipeline `p` stage `s`
-// becomes one whose groups are `groups` (island, first GPU, GPUs, TP, share each; DP 1).
-struct MixedGroup {
-  std::string island;
-  int first_gpu = 0;
-  int gpus = 1;
-  int tp = 1;
-  uint64_t share = 1;
-};
-void MakeMixed(v1::Stage& st, const std::vector<MixedGroup>& groups) {
-  st.clear_mesh();
-  st.clear_tensor_parallel();
-  st.clear_data_parallel();
-  for (const MixedGroup& g : groups) {
-    v1::ReplicaGroup* rg = st.add_replica_groups();
-    rg->mutable_mesh()->set_island(g.island);
-    rg->mutable_mesh()->set_node_count(1);
-    rg->mutable_mesh()->set_first_gpu(g.first_gpu);
-    rg->mutable_mesh()->set_gpus_per_node(g.gpus);
-    rg->set_tensor_parallel(g.tp);
-    rg->set_micro_batch_share(g.share);
-  }
-}
-
 TEST_CASE("One pipeline of a mixed stage runs exactly as the plan of that stage", "[executor][pipelines][replicas]") {
   // An A100 replica of 2 samples beside a V100 replica of 1 (half its peak) per microbatch of 3, 4
   // microbatches: as a plan of one stage and as a plan of one pipeline, the range being the stage.
   const v1::Cluster cluster = PipelineCluster(4);
-  const std::vector<MixedGroup> groups = {{"fast", 0, 1, 1, 2}, {"slow", 0, 1, 1, 1}};
+  const std::vector<hetsim::testing::ReplicaGroupSpec> groups = {{"fast", 0, 1, 1, 1, 2}, {"slow", 0, 1, 1, 1, 1}};
   v1::Plan plain = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}});
   *plain.add_stages() = plain.pipelines(0).stages(0);
   plain.clear_pipelines();
   plain.set_micro_batch_size(3);
-  MakeMixed(*plain.mutable_stages(0), groups);
+  hetsim::testing::SetReplicaGroups(*plain.mutable_stages(0), groups);
   v1::Plan pipelines = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}});
-  MakeMixed(*pipelines.mutable_pipelines(0)->mutable_stages(0), groups);
+  hetsim::testing::SetReplicaGroups(*pipelines.mutable_pipelines(0)->mutable_stages(0), groups);
   const auto one = MakeSimulation(MakeInputs(cluster, plain));
   const auto pl = MakeSimulation(MakeInputs(cluster, pipelines));
   REQUIRE(pl.pipelines.size() == 1);
@@ -1057,7 +1033,8 @@ TEST_CASE("A mixed stage's replicas join its layer range's shard groups at their
   // Every pass of either pipeline takes 2 samples' forward on an A100 (the TP-2 replica: 2 samples at
   // twice the GPUs), so both end together.
   v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
-  MakeMixed(*plan.mutable_pipelines(0)->mutable_stages(0), {{"fast", 0, 2, 2, 2}, {"slow", 0, 1, 1, 1}});
+  hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                    {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
   const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
   const auto& g = sim.pipeline_sync.groups;
   REQUIRE(g.size() == 1);
