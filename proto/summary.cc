@@ -223,6 +223,22 @@ void AppendStages(const google::protobuf::RepeatedPtrField<Stage>& stages, absl:
   }
 }
 
+// A plan of pipelines under ZeRO (one zero_stage for every stage): what each layer range shards over
+// its holders and what it gathers (sim/executor/layer_range_sync.h); empty otherwise.
+std::string DescribeRangeZero(const Plan& p) {
+  if (p.pipelines().empty() || p.pipelines(0).stages().empty()) return "";
+  const uint32_t zero = p.pipelines(0).stages(0).zero_stage();
+  if (zero == 3) {
+    return "  ZeRO-3 per layer range: parameters, gradients and optimizer states shard over every GPU that holds "
+           "the range; each pass gathers its layers' parameters over them, the gradients reduce-scatter\n";
+  }
+  if (zero == 0) return "";
+  return absl::StrFormat(
+      "  ZeRO-%d per layer range: optimizer states%s shard over every GPU that holds the range; the gradients "
+      "reduce-scatter, the parameters all-gather after the steps\n",
+      zero, zero == 2 ? " and gradients" : "");
+}
+
 }  // namespace
 
 std::string SummarizePlan(const proto::PlanInputs& in) {
@@ -247,6 +263,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   absl::flat_hash_map<std::string, const Island*> islands;
   for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
   if (p.pipelines().empty()) AppendStages(p.stages(), "  ", out);
+  out += DescribeRangeZero(p);
   for (const Pipeline& pl : p.pipelines()) {
     const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
     absl::StrAppendFormat(&out, "  pipeline %s: %d samples, microbatch %d -> %d microbatches, %d stages\n", pl.name(),

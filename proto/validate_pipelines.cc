@@ -95,19 +95,40 @@ void CheckTasks(Problems& p, const Plan& plan) {
   }
 }
 
-// Why ZeRO-3 is refused with pipelines: it gathers every layer's parameters before each forward and
-// backward over the GPUs that shard them, here a range's holders in every pipeline; the pipelines run
-// their own microbatch counts and schedules, so the others would have to join gathers they do not
-// need (a collective needs every member of its group). PyTorch FSDP and DeepSpeed ZeRO-3 shard over
-// one data-parallel group of identical replicas, which runs them in lockstep.
-constexpr const char* kZeroThree =
-    "3: not supported with pipelines (ZeRO-3 all-gathers each layer's parameters before every forward and "
-    "backward over the GPUs that shard them: here every pipeline holding the layer, which runs its own "
-    "microbatches and schedule; ZeRO-1 and 2 are)";
+// ZeRO-3 (FSDP) in a plan of pipelines: a layer range's parameters shard over every GPU that holds it, in
+// every pipeline, and each holder gathers them before every forward and every backward of its layers
+// (sim/executor/setup.h, RangeGather). A collective needs every member of its group, so every holder
+// joins each of a range's gathers: the pipelines run as many microbatches each (2 gathers a microbatch),
+// their micro-batch sizes free (Cephalo's uneven batches keep one accumulation count). The tied matrix
+// would gather over every pipeline's first and last stage, which is not modelled.
+void CheckZeroThree(Problems& p, const Plan& plan) {
+  if (plan.pipelines().empty() || plan.pipelines(0).stages().empty() || plan.pipelines(0).stages(0).zero_stage() != 3) {
+    return;
+  }
+  if (plan.tied_embedding_grad_sync()) {
+    p.Add("tied_embedding_grad_sync",
+          "not supported with zero_stage 3 in a plan of pipelines (the tied matrix's shards would gather over every "
+          "pipeline's first and last stage; its gathers are not modelled); ZeRO-1 and 2 take it");
+  }
+  const uint64_t micro0 = PipelineMicroBatchSize(plan, plan.pipelines(0));
+  if (micro0 == 0) return;
+  const uint64_t count0 = plan.pipelines(0).batch_share() / micro0;
+  for (int i = 1; i < plan.pipelines_size(); ++i) {
+    const Pipeline& pl = plan.pipelines(i);
+    const uint64_t micro = PipelineMicroBatchSize(plan, pl);
+    if (micro == 0 || pl.batch_share() / micro == count0) continue;
+    p.Add(absl::StrFormat("pipelines[%d].batch_share", i),
+          "%d samples make %d microbatches of %d, but pipelines[0] runs %d: under zero_stage 3 every pipeline joins "
+          "each gather of the layers it holds, one before every forward and every backward, so all pipelines run "
+          "as many microbatches (their micro-batch sizes may differ)",
+          pl.batch_share(), pl.batch_share() / micro, micro, count0);
+  }
+}
 
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
 // holders (reduce-scatter, step, all-gather per range; with the tied sync the tied matrix as a range of
-// its own over every copy), so every stage takes the same zero_stage; ZeRO-3 (kZeroThree) is refused.
+// its own over every copy), ZeRO-3 its parameters too (CheckZeroThree), so every stage takes the same
+// zero_stage.
 void CheckStages(Problems& p, const Plan& plan) {
   const uint32_t zero =
       plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
@@ -115,15 +136,20 @@ void CheckStages(Problems& p, const Plan& plan) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
-      if (!st.replica_groups().empty()) p.Add(at + "replica_groups", kPerRange);
+      if (!st.replica_groups().empty() && st.zero_stage() > 0) {
+        // Each group would keep its ranges' shards at its own TP (per-group states and steps): not modelled.
+        p.Add(at + "replica_groups",
+              "not supported with zero_stage %d in a plan of pipelines (a mixed stage's groups would shard each "
+              "layer range's states at their own tensor_parallel); without ZeRO they run",
+              st.zero_stage());
+      }
       if (st.zero_stage() > 3) {
         // Out of range: compared with the first stage's, it blamed the stages that agree (session 33).
         p.Add(at + "zero_stage", "%d is outside [0, 3]", st.zero_stage());
         continue;
       }
       if (zero > 3) continue;  // pipelines[0].stages[0]'s own problem, reported there
-      if (st.zero_stage() == 3) p.Add(at + "zero_stage", kZeroThree);
-      if (st.zero_stage() != 3 && st.zero_stage() != zero) {
+      if (st.zero_stage() != zero) {
         p.Add(at + "zero_stage",
               "%d, but pipelines[0].stages[0] has %d: every stage of a plan of pipelines takes one zero_stage (a layer "
               "range's states shard over all the stages that hold it)",
@@ -134,21 +160,51 @@ void CheckStages(Problems& p, const Plan& plan) {
   }
 }
 
+// A stage's meshes: its own, or a mixed stage's groups' (Stage.replica_groups).
+std::vector<const hetsim::v1::Mesh*> MeshesOf(const Stage& s) {
+  std::vector<const hetsim::v1::Mesh*> out;
+  if (s.replica_groups().empty()) out.push_back(&s.mesh());
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) out.push_back(&g.mesh());
+  return out;
+}
+
+// Whether stages `a` and `b` share a GPU; `island` the island of one they share.
+bool StagesOverlap(const Stage& a, const Stage& b, std::string& island) {
+  for (const hetsim::v1::Mesh* x : MeshesOf(a)) {
+    for (const hetsim::v1::Mesh* y : MeshesOf(b)) {
+      if (!MeshesOverlap(*x, *y)) continue;
+      island = y->island();
+      return true;
+    }
+  }
+  return false;
+}
+
 // No GPU in two pipelines.
 void CheckDisjoint(Problems& p, const Plan& plan) {
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& b = plan.pipelines(i).stages(s);
+      const std::string field = b.replica_groups().empty() ? "mesh" : "replica_groups";
       for (int j = 0; j < i; ++j) {
         for (int t = 0; t < plan.pipelines(j).stages_size(); ++t) {
-          if (!MeshesOverlap(plan.pipelines(j).stages(t).mesh(), b.mesh())) continue;
-          p.Add(absl::StrFormat("pipelines[%d].stages[%d].mesh", i, s),
-                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)",
-                b.mesh().island(), j, t);
+          std::string island;
+          if (!StagesOverlap(plan.pipelines(j).stages(t), b, island)) continue;
+          p.Add(absl::StrFormat("pipelines[%d].stages[%d].%s", i, s, field),
+                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)", island,
+                j, t);
         }
       }
     }
   }
+}
+
+// A stage's tensor-parallel degrees: its own, or each of a mixed stage's groups'.
+std::vector<uint32_t> TensorParallelsOf(const Stage& s) {
+  if (s.replica_groups().empty()) return {TensorParallel(s)};
+  std::vector<uint32_t> out;
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) out.push_back(spec::DegreeOrOne(g.tensor_parallel()));
+  return out;
 }
 
 // The index of the stage of pipeline `pl` that holds `layer`, or -1.
@@ -166,18 +222,26 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
   for (int layer = 0; layer < layer_count; ++layer) {
     uint32_t finest = 1;
     for (const Pipeline& pl : plan.pipelines()) {
-      if (const int s = Holding(pl, layer); s >= 0) finest = std::max(finest, TensorParallel(pl.stages(s)));
+      const int s = Holding(pl, layer);
+      if (s < 0) continue;
+      for (const uint32_t tp : TensorParallelsOf(pl.stages(s))) finest = std::max(finest, tp);
     }
     for (int i = 0; i < plan.pipelines_size(); ++i) {
       const int s = Holding(plan.pipelines(i), layer);
       if (s < 0) continue;
-      const uint32_t tp = TensorParallel(plan.pipelines(i).stages(s));
-      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s);
-      if (finest % tp == 0 || !reported.insert(at).second) continue;
-      p.Add(at,
-            "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "
-            "shard of the finest split)",
-            tp, finest, layer);
+      const Stage& st = plan.pipelines(i).stages(s);
+      const std::vector<uint32_t> tps = TensorParallelsOf(st);
+      for (size_t g = 0; g < tps.size(); ++g) {
+        const std::string at =
+            st.replica_groups().empty()
+                ? absl::StrFormat("pipelines[%d].stages[%d].tensor_parallel", i, s)
+                : absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].tensor_parallel", i, s, g);
+        if (finest % tps[g] == 0 || !reported.insert(at).second) continue;
+        p.Add(at,
+              "%d does not divide %d, another pipeline's tensor_parallel at layer %d (gradients reduce per "
+              "shard of the finest split)",
+              tps[g], finest, layer);
+      }
     }
   }
 }
@@ -190,6 +254,8 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
   CheckPlanSettings(p, plan, model);
   CheckShares(p, plan);
   CheckStages(p, plan);
+  HETSIM_RETURN_IF_ERROR(p.ToStatus());
+  CheckZeroThree(p, plan);
   HETSIM_RETURN_IF_ERROR(p.ToStatus());
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.

@@ -184,6 +184,10 @@ int LayerRangeZeroStage(const v1::Report& report) {
 
 std::string LayerRangeSyncTitle(const v1::Report& report) {
   const int zero_stage = LayerRangeZeroStage(report);
+  if (zero_stage == 3) {
+    return "gradient reduce-scatter per layer range, its parameters gathered before every forward and backward "
+           "(ZeRO-3)";
+  }
   return zero_stage > 0
              ? absl::StrFormat("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d)", zero_stage)
              : std::string("gradient all-reduce per layer range");

@@ -63,7 +63,7 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                           100 * p.bubble_ratio());
     first += p.num_stages();
   }
-  const bool zero = LayerRangeZeroStage(r) > 0;
+  const int zero = LayerRangeZeroStage(r);
   out += LayerRangeSyncTitle(r) + ":\n";
   for (const v1::GradientGroupReport& g : r.gradient_groups()) {
     const std::string what =
@@ -71,7 +71,10 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                            : absl::StrFormat("layers %d-%d", g.first_layer(), g.first_layer() + g.num_layers() - 1);
     absl::StrAppendFormat(&out, "  %s  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", what, g.num_gpus(),
                           g.shards(), static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
-    if (zero) {
+    if (zero == 3) {
+      absl::StrAppendFormat(&out, ", gathers %.2f MB per GPU a pass",
+                            static_cast<double>(g.param_bytes_per_gpu()) / 1e6);
+    } else if (zero > 0) {
       absl::StrAppendFormat(&out, ", gather %.2f MB per GPU %.3f-%.3f ms",
                             static_cast<double>(g.param_bytes_per_gpu()) / 1e6, g.param_gather_start_ms(),
                             g.param_gather_end_ms());

@@ -56,6 +56,14 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   for (const auto& setup : owned) mutable_setups.push_back(setup.get());
   const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
   HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
+  if (!executor::RangeGathersOf(ranges).empty()) {
+    // Each pass's gathers over its ranges' groups are in `hetsim run`'s pass times only; the export
+    // would write ZeRO-1/2's collectives instead, so it refuses rather than differ.
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: zero_stage: 3 is not exported for a plan of pipelines (its layer ranges' parameter gathers before "
+        "every forward and backward); `hetsim run` simulates it",
+        inputs.plan_path));
+  }
   HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   return ExportChakraPipelines(setups);
 }

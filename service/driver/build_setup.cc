@@ -83,11 +83,9 @@ absl::Status CheckWorkEstimate(const spec::PlanSpec& plan, int64_t cluster_gpus,
           plan.where, MemoryText(e.min_memory_bytes), e.pipeline_tasks, e.grad_sync_ranks, e.cluster_gpus, limit));
 }
 
-absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto::PlanInputs& inputs,
-                                                                     network::NetworkMode mode,
-                                                                     executor::ReplicaReuse reuse,
-                                                                     const WorkLimits* limits,
-                                                                     const executor::ExecutionSetup* network) {
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(
+    const proto::PlanInputs& inputs, network::NetworkMode mode, executor::ReplicaReuse reuse, const WorkLimits* limits,
+    const executor::ExecutionSetup* network, std::span<const executor::RangeGather> range_gathers) {
   // A plan of pipelines is one setup per pipeline (simulate_pipelines.h), never one setup.
   HETSIM_RETURN_IF_ERROR(proto::RequireOnePipeline(inputs.plan, inputs.plan_path, "an execution setup",
                                                    "each pipeline is set up on its own (BuildPipelineSetup)"));
@@ -97,24 +95,24 @@ absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(const proto
   }
   if (network != nullptr) {
     HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *network->topology));
-    return executor::BuildExecutionSetup(std::move(spec), network->topology, mode, reuse, network->router);
+    return executor::BuildExecutionSetup(std::move(spec), network->topology, mode, reuse, network->router,
+                                         range_gathers);
   }
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<topology::Topology> topology,
                           BuildTopology(inputs.cluster, inputs.cluster_path));
   HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building the cluster's topology"));
   HETSIM_ASSIGN_OR_RETURN(spec::SimulationSpec spec, ResolveSimulation(inputs, *topology));
-  return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse);
+  return executor::BuildExecutionSetup(std::move(spec), std::move(topology), mode, reuse, nullptr, range_gathers);
 }
 
-absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(const proto::PlanInputs& inputs, int p,
-                                                                             network::NetworkMode mode,
-                                                                             const WorkLimits* limits,
-                                                                             const executor::ExecutionSetup* network) {
+absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(
+    const proto::PlanInputs& inputs, int p, network::NetworkMode mode, const WorkLimits* limits,
+    const executor::ExecutionSetup* network, std::span<const executor::RangeGather> range_gathers) {
   proto::PlanInputs mine = inputs;
   mine.plan = proto::PipelinePlan(inputs.plan, p);
   mine.microbatches = proto::MicrobatchCount(mine.plan);
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits, network));
+                          BuildSetup(mine, mode, executor::ReplicaReuse::kMapped, limits, network, range_gathers));
   executor::DropStageGradientSync(*setup);
   return setup;
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "absl/status/statusor.h"
 #include "base/spec/plan.h"
@@ -43,16 +44,18 @@ int64_t ClusterGpus(const hetsim::v1::Cluster& cluster);
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildSetup(
     const proto::PlanInputs& inputs, network::NetworkMode mode,
     executor::ReplicaReuse reuse = executor::ReplicaReuse::kMapped, const WorkLimits* limits = nullptr,
-    const executor::ExecutionSetup* network = nullptr);
+    const executor::ExecutionSetup* network = nullptr, std::span<const executor::RangeGather> range_gathers = {});
 
 // Pipeline `p` of a plan of pipelines (Plan.pipelines) set up as a plan of its own on the one cluster
 // (its GPUs global ids), its stages' own data-parallel reduction left to the layer ranges
 // (executor::DropStageGradientSync), as `hetsim run` and the Chakra export set each pipeline up. With
 // `network` (an earlier pipeline's setup), the cluster's topology and router are that setup's: a plan
-// of many pipelines builds them once, not once per pipeline.
+// of many pipelines builds them once, not once per pipeline. `range_gathers`: under ZeRO-3 the layer
+// ranges' gathers (executor::RangeGathersOf), which need every pipeline's layout, so the pipelines are
+// set up once without them and again with them.
 absl::StatusOr<std::unique_ptr<executor::ExecutionSetup>> BuildPipelineSetup(
     const proto::PlanInputs& inputs, int p, network::NetworkMode mode, const WorkLimits* limits = nullptr,
-    const executor::ExecutionSetup* network = nullptr);
+    const executor::ExecutionSetup* network = nullptr, std::span<const executor::RangeGather> range_gathers = {});
 
 }  // namespace hetsim::driver
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -56,12 +57,14 @@ absl::Status CheckTracedGpusUsed(const traces::TraceSelection& selection, const 
 
 // Pipeline p set up, its stages' own data-parallel reduction left to the ranges, and its executor
 // options (the traced GPUs and links when tracing).
+// `range_gathers`: ZeRO-3's (BuildPipelineSetup).
 absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const SimulateOptions& options, Simulation& out,
-                           std::vector<executor::ExecutorOptions>& runs) {
+                           std::vector<executor::ExecutorOptions>& runs,
+                           std::span<const executor::RangeGather> range_gathers) {
   const WorkLimits limits = WorkLimitsOf(options);
   // The first pipeline builds the cluster's topology and router; the others share them.
   HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
-                          BuildPipelineSetup(inputs, p, options.network_mode, &limits, out.setup.get()));
+                          BuildPipelineSetup(inputs, p, options.network_mode, &limits, out.setup.get(), range_gathers));
   executor::ExecutorOptions& run = runs.emplace_back();
   run.max_events = options.max_events;
   run.max_wall_seconds = options.max_wall_seconds;
@@ -105,6 +108,13 @@ absl::Status SetUpPipeline(const proto::PlanInputs& inputs, int p, const Simulat
   return absl::OkStatus();
 }
 
+// The pipelines' setups, in order.
+std::vector<const executor::ExecutionSetup*> SetupsOf(const Simulation& out) {
+  std::vector<const executor::ExecutionSetup*> setups;
+  for (const PipelineSimulation& p : out.pipelines) setups.push_back(p.setup);
+  return setups;
+}
+
 // Every pipeline and the layer ranges' all-reduces at once on one engine and one network: boundary
 // flows of different pipelines and the ranges' collectives share the links they cross.
 absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions& options, Simulation& out) {
@@ -114,14 +124,24 @@ absl::Status RunPipelines(const proto::PlanInputs& inputs, const SimulateOptions
   HETSIM_RETURN_IF_ERROR(CheckWorkEstimate(proto::ResolvePlan(inputs.plan, inputs.plan_path),
                                            ClusterGpus(inputs.cluster), WorkLimitsOf(options)));
   for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
-    HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs));
+    HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs, {}));
+  }
+  std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(SetupsOf(out));
+  // ZeRO-3: every pass gathers its layers over their ranges' groups, which need every pipeline's
+  // layout: the pipelines are set up again with them (on the first setup's topology, kept alive).
+  if (const std::vector<executor::RangeGather> gathers = executor::RangeGathersOf(ranges); !gathers.empty()) {
+    out.pipelines.clear();  // the first setup stays until the new first one is built on its network
+    runs.clear();
+    for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+      HETSIM_RETURN_IF_ERROR(SetUpPipeline(inputs, p, options, out, runs, gathers));
+    }
+    ranges = executor::LayerRangeGroups(SetupsOf(out));
   }
   if (options.trace.has_value()) HETSIM_RETURN_IF_ERROR(CheckTracedGpusUsed(*options.trace, out.pipelines));
-  // ZeRO-1/2: each stage's states shard over its ranges' groups, not its own replicas.
+  // ZeRO: each stage's states shard over its ranges' groups, not its own replicas.
   std::vector<executor::ExecutionSetup*> mutable_setups{out.setup.get()};
   for (size_t p = 1; p < out.pipelines.size(); ++p) mutable_setups.push_back(out.pipelines[p].owned.get());
   std::vector<const executor::ExecutionSetup*> setups(mutable_setups.begin(), mutable_setups.end());
-  const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
   HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
   HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   HETSIM_ASSIGN_OR_RETURN(executor::PipelinesResult run,

@@ -59,7 +59,7 @@ absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,
   for (int p = 0; p < static_cast<int>(setups.size()); ++p) {
     for (int s = 0; s < setups[p]->num_stages(); ++s) {
       const int zero = setups[p]->spec.plan.stages[s].zero_stage;
-      if (zero == 1 || zero == 2) HETSIM_RETURN_IF_ERROR(ShardStage(*setups[p], p, s, groups));
+      if (zero >= 1) HETSIM_RETURN_IF_ERROR(ShardStage(*setups[p], p, s, groups));
     }
   }
   return absl::OkStatus();

@@ -1,4 +1,4 @@
-// ZeRO-1/2 (the distributed optimizer) in a plan of pipelines of different shapes: a layer range's
+// ZeRO-1/2 (the distributed optimizer) and ZeRO-3 (FSDP) in a plan of pipelines of different shapes: a layer range's
 // model states shard over the GPUs that reduce it (every holder's replicas, one shard group per shard
 // of the finest TP split; layer_range_sync.h), not over the replicas of one pipeline's stage. A stage's
 // setup priced its states sharded over its own replicas; this re-prices them, and its optimizer step,
@@ -23,9 +23,9 @@ namespace hetsim::executor {
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
                                        int zero_stage, bool fp32_gradients);
 
-// Every ZeRO-1/2 stage of `setups` (pipeline p's is setups[p]) re-priced from `groups`
-// (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU
-// compute model that cannot be built (as the setup's own).
+// Every ZeRO stage (1, 2 or 3: ZeRO-3 shards the parameters too) of `setups` (pipeline p's is setups[p]) re-priced from
+// `groups` (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU compute
+// model that cannot be built (as the setup's own).
 absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,
                                    const std::vector<LayerRangeGroup>& groups);
 

@@ -31,14 +31,15 @@ int StageHolding(const ExecutionSetup& setup, int layer) {
   return -1;
 }
 
-// Shard j of the finest TP split `shards`: every holder's GPUs of TP rank j x t / shards.
+// Shard j of the finest TP split `shards`: every holder's GPUs of TP rank j x t / shards (t each replica's:
+// a mixed stage's groups each their own, StageLayout::DataGroup's order).
 std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSetup*>& setups,
                                             const std::vector<LayerRangeHolder>& holders, int shards) {
   std::vector<std::vector<GpuId>> groups(shards);
   for (int j = 0; j < shards; ++j) {
     for (const LayerRangeHolder& h : holders) {
       const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
-      for (int r = 0; r < l.data_parallel; ++r) groups[j].push_back(l.Gpu(r, j * l.tensor_parallel / shards));
+      for (int r = 0; r < l.data_parallel; ++r) groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards));
     }
   }
   return groups;
@@ -65,13 +66,15 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     gathers_of_ = ranges_of_;
     for (size_t g = 0; g < groups_.size(); ++g) {
       LayerRangeGroup& group = groups_[g];
+      // ZeRO-3 reduce-scatters too, and gathers nothing after the step: its passes gather each layer
+      // (ExecutionSetup::range_gathers).
       const bool zero = group.zero_stage == 1 || group.zero_stage == 2;
       any_zero_ = any_zero_ || zero;
       group.gather_at_start = zero && at_start;
       buckets_.push_back(RangeBuckets(group));
       group.bucket_start.assign(buckets_.back().size(), kNoTime);
       group.bucket_finish.assign(buckets_.back().size(), kNoTime);
-      HETSIM_RETURN_IF_ERROR(BuildBucketGraphs(group, zero, buckets_.back()));
+      HETSIM_RETURN_IF_ERROR(BuildBucketGraphs(group, group.zero_stage > 0, buckets_.back()));
       gathers_.emplace_back();
       if (zero) {
         HETSIM_ASSIGN_OR_RETURN(gathers_.back(), BuildGraphs(group, CollectiveOp::kAllGather, group.param_bytes));
@@ -413,7 +416,7 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     g.bucket_bytes = static_cast<int64_t>(setups[0]->spec.plan.grad_bucket_bytes);
     g.zero_stage = setups[0]->spec.plan.stages[g.holders[0].stage].zero_stage;
     // The parameters in the model's element type: the gradient bytes without fp32 reduction.
-    if (g.zero_stage == 1 || g.zero_stage == 2) {
+    if (g.zero_stage >= 1) {
       g.param_bytes = tied
                           ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, false)
                           : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, false);
@@ -422,6 +425,19 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
     first = end;
   }
   if (tied) out.push_back(TiedGroup(setups));
+  return out;
+}
+
+std::vector<RangeGather> RangeGathersOf(const std::vector<LayerRangeGroup>& groups) {
+  std::vector<RangeGather> out;
+  for (const LayerRangeGroup& g : groups) {
+    if (g.zero_stage != 3 || g.tied) continue;
+    RangeGather& r = out.emplace_back();
+    r.first_layer = g.first_layer;
+    r.num_layers = g.num_layers;
+    r.groups = g.groups;
+    r.bytes = g.param_bytes;
+  }
   return out;
 }
 

@@ -68,6 +68,9 @@ struct LayerRangeGroup : spec::LayerRange {
   Time finish = kNoTime;            // when its last bucket's ended
   std::vector<Time> bucket_start;   // per bucket (RangeBuckets), when its reduction started
   std::vector<Time> bucket_finish;  // and ended
+  // ZeRO-3 (FSDP): the gradients reduce-scatter as under ZeRO-1/2, and nothing gathers after the step:
+  // the parameters stay sharded over the range's GPUs and each pass gathers its layers' (`param_bytes`
+  // per GPU of a shard group; RangeGathersOf, ExecutionSetup::range_gathers).
   // ZeRO-1/2 (the holders' zero_stage, Megatron's distributed optimizer): the gradients reduce-scatter
   // instead (each GPU of a shard group keeps 1/n of `bytes`), every holder steps its shard, and once
   // all have, the updated parameters all-gather: `param_bytes` per GPU of a shard group (the range's
@@ -117,6 +120,11 @@ struct PipelinesResult {
   std::vector<ExecutionResult> results;
   PipelinesSyncResult sync;
 };
+
+// ZeRO-3 (every holder's zero_stage 3): the ranges' parameter gathers each pipeline's passes run
+// (ExecutionSetup::range_gathers), one per range of `groups` (LayerRangeGroups), over its shard groups,
+// `param_bytes` each; empty when the ranges are not at ZeRO-3.
+std::vector<RangeGather> RangeGathersOf(const std::vector<LayerRangeGroup>& groups);
 
 // Runs every pipeline (setups[p] is pipeline p's, its own buckets dropped, DropStageGradientSync) and
 // every range's all-reduce on one engine and one network over the first setup's topology (the

@@ -112,48 +112,17 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
   return cls;
 }
 
-// ZeRO-3: each layer's weights, sharded over the DP group, are all-gathered before the layer's
-// forward and again before its backward (DeepSpeed and FSDP free them in between), by every TP rank's
-// DP group at once; each layer gathers its share of the virtual stage's dense parameter bytes by
-// parameter count, timed alone on the network. Without prefetch every gather is on the critical path
-// of the pass. With Plan.zero3_prefetch the gather of the next layer (in pass order) is issued when a
-// layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
-// the compute time of the layer before it.
-// `l` is the stage's layout (a mixed stage gathers over all its replicas, per shard of the finest TP
-// split) and `param_bytes` what each of its groups gathers of the virtual stage. The hidden part of the
-// gathers costs each pass its contention (`share` of the SMs, Plan.nccl_sm_contention).
-absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
-                              bool prefetch, int64_t param_bytes, double share, VirtualStageCost& vs) {
-  if (l.gradient_group_size() <= 1 || param_bytes <= 0) return absl::OkStatus();
-  std::vector<std::vector<GpuId>> groups;
-  for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
-  std::vector<double> weight;
-  double total = 0;
-  for (int i = vs.first_layer; i < vs.first_layer + vs.num_layers; ++i) {
-    const workload::LayerCost& layer = model.layer(i);
-    weight.push_back(static_cast<double>(layer.param_count - layer.expert_param_count) +
-                     (layer.tied_with_embedding ? static_cast<double>(layer.tied_param_count) : 0));
-    total += weight.back();
-  }
-  if (total <= 0) return absl::OkStatus();
-  const double all = static_cast<double>(param_bytes);
-  double cumulative = 0;
-  int64_t done = 0;
-  std::vector<Time> gather(weight.size(), 0);
-  for (size_t i = 0; i < weight.size(); ++i) {
-    cumulative += weight[i];
-    const auto upto = static_cast<int64_t>(std::llround(all * cumulative / total));
-    const int64_t bytes = upto - done;
-    done = upto;
-    if (bytes <= 0) continue;
-    absl::StatusOr<Time> t = timer.ConcurrentTimeOf(CollectiveOp::kAllGather, groups, bytes);
-    if (!t.ok()) return t.status();
-    absl::StatusOr<std::vector<LinkLoad>> load = timer.ConcurrentLoadOf(CollectiveOp::kAllGather, groups, bytes);
-    if (!load.ok()) return load.status();
-    gather[i] = *t;
-    AddLoad(vs.forward_link_load, *load, 1);
-    AddLoad(vs.backward_link_load, *load, 1);
-  }
+// What a layer weighs in its stage's ZeRO-3 gathers: its dense parameters (not its experts'), and the
+// tied matrix where it holds it.
+double GatherWeight(const workload::LayerCost& layer) {
+  return static_cast<double>(layer.param_count - layer.expert_param_count) +
+         (layer.tied_with_embedding ? static_cast<double>(layer.tied_param_count) : 0);
+}
+
+// Each gather of `gather` (one per layer of `vs`, in forward order) before the layer's forward and again
+// before its backward, exposed or (Plan.zero3_prefetch) hidden up to the compute of the layer before it
+// in pass order; the hidden part costs the pass its contention (`share`).
+void AddGatherTimes(const std::vector<Time>& gather, bool prefetch, double share, VirtualStageCost& vs) {
   const size_t n = gather.size();
   const bool layer_times = vs.cost.layer_forward_s.size() == n && vs.cost.layer_backward_s.size() == n;
   Time forward_hidden = 0, backward_hidden = 0;
@@ -173,6 +142,85 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
   vs.backward_contention_time += workload::ContentionTime(share, backward_hidden);
   vs.forward_collective_time += vs.forward_gather_exposed_time;
   vs.backward_collective_time += vs.backward_gather_exposed_time;
+}
+
+// One layer's all-gather of `bytes` over `groups` at once, timed alone on the network; its links'
+// load counted in both passes.
+absl::StatusOr<Time> LayerGather(CollectiveTimer& timer, const std::vector<std::vector<GpuId>>& groups, int64_t bytes,
+                                 VirtualStageCost& vs) {
+  if (bytes <= 0) return Time();
+  HETSIM_ASSIGN_OR_RETURN(const Time t, timer.ConcurrentTimeOf(CollectiveOp::kAllGather, groups, bytes));
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<LinkLoad> load,
+                          timer.ConcurrentLoadOf(CollectiveOp::kAllGather, groups, bytes));
+  AddLoad(vs.forward_link_load, load, 1);
+  AddLoad(vs.backward_link_load, load, 1);
+  return t;
+}
+
+// The bytes of each layer of `range` in its gathers: `all` split by GatherWeight, rounded cumulatively
+// so that they add up to `all`.
+std::vector<int64_t> LayerGatherBytes(const workload::ModelCost& model, const spec::LayerRange& range, int64_t all) {
+  std::vector<double> weight;
+  double total = 0;
+  for (int i = range.first_layer; i < range.first_layer + range.num_layers; ++i) {
+    weight.push_back(GatherWeight(model.layer(i)));
+    total += weight.back();
+  }
+  std::vector<int64_t> out(weight.size(), 0);
+  if (total <= 0) return out;
+  double cumulative = 0;
+  int64_t done = 0;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    cumulative += weight[i];
+    const auto upto = static_cast<int64_t>(std::llround(static_cast<double>(all) * cumulative / total));
+    out[i] = upto - done;
+    done = upto;
+  }
+  return out;
+}
+
+// ZeRO-3: each layer's weights, sharded over the DP group, are all-gathered before the layer's
+// forward and again before its backward (DeepSpeed and FSDP free them in between), by every TP rank's
+// DP group at once; each layer gathers its share of the virtual stage's dense parameter bytes by
+// parameter count, timed alone on the network. Without prefetch every gather is on the critical path
+// of the pass. With Plan.zero3_prefetch the gather of the next layer (in pass order) is issued when a
+// layer starts computing: the first gather of a pass stays exposed, each later one is hidden up to
+// the compute time of the layer before it.
+// `l` is the stage's layout (a mixed stage gathers over all its replicas, per shard of the finest TP
+// split) and `param_bytes` what each of its groups gathers of the virtual stage. The hidden part of the
+// gathers costs each pass its contention (`share` of the SMs, Plan.nccl_sm_contention).
+absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost& model, const StageLayout& l,
+                              bool prefetch, int64_t param_bytes, double share, VirtualStageCost& vs) {
+  if (l.gradient_group_size() <= 1 || param_bytes <= 0) return absl::OkStatus();
+  std::vector<std::vector<GpuId>> groups;
+  for (int t = 0; t < l.tensor_parallel; ++t) groups.push_back(l.DataGroup(t));
+  const std::vector<int64_t> bytes = LayerGatherBytes(model, vs, param_bytes);
+  std::vector<Time> gather;
+  for (const int64_t b : bytes) {
+    HETSIM_ASSIGN_OR_RETURN(gather.emplace_back(), LayerGather(timer, groups, b, vs));
+  }
+  AddGatherTimes(gather, prefetch, share, vs);
+  return absl::OkStatus();
+}
+
+// ZeRO-3 in a plan of pipelines: each layer of `vs` gathers its share of its layer range's parameters
+// (`ranges`, ExecutionSetup::range_gathers) over the range's shard groups, every GPU of every pipeline
+// that holds the range, as ZeroThreeGathers gathers over a stage's replicas.
+absl::Status RangeGathers(CollectiveTimer& timer, const workload::ModelCost& model, std::span<const RangeGather> ranges,
+                          bool prefetch, double share, VirtualStageCost& vs) {
+  std::vector<Time> gather;
+  for (const RangeGather& r : ranges) {
+    const int first = std::max(r.first_layer, vs.first_layer);
+    const int end = std::min(r.first_layer + r.num_layers, vs.first_layer + vs.num_layers);
+    if (first >= end) continue;
+    const bool alone = r.groups.empty() || r.groups.front().size() <= 1;
+    const std::vector<int64_t> bytes = LayerGatherBytes(model, r, alone ? 0 : r.bytes);
+    for (int i = first; i < end; ++i) {
+      HETSIM_ASSIGN_OR_RETURN(gather.emplace_back(), LayerGather(timer, r.groups, bytes[i - r.first_layer], vs));
+    }
+  }
+  HETSIM_CHECK(static_cast<int>(gather.size()) == vs.num_layers, "the ranges cover the virtual stage's layers");
+  AddGatherTimes(gather, prefetch, share, vs);
   return absl::OkStatus();
 }
 
@@ -625,7 +673,9 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
   vs.backward_hidden_comm_time =
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, false, vs.cost, vs.first_layer, backward_hideable);
   const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island].gpu);
-  if (plan.stages[k % S].zero_stage == 3) {
+  if (plan.stages[k % S].zero_stage == 3 && !setup.range_gathers.empty()) {
+    HETSIM_RETURN_IF_ERROR(RangeGathers(timer, *setup.model, setup.range_gathers, plan.zero3_prefetch, share, vs));
+  } else if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(
         ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, share, vs));
   }
@@ -853,9 +903,11 @@ absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer)
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::shared_ptr<const topology::Topology> topology,
                                                                     network::NetworkMode mode, ReplicaReuse reuse,
-                                                                    std::shared_ptr<topology::Router> router) {
+                                                                    std::shared_ptr<topology::Router> router,
+                                                                    std::span<const RangeGather> range_gathers) {
   auto setup = std::make_unique<ExecutionSetup>();
   setup->spec = std::move(spec);
+  setup->range_gathers.assign(range_gathers.begin(), range_gathers.end());
   setup->network_mode = mode;
   setup->microbatches = setup->spec.plan.microbatches;
   setup->topology = std::move(topology);

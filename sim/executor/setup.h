@@ -238,8 +238,19 @@ struct StageSetup {
   std::vector<GradSyncStep> early_param_gathers;
 };
 
+// ZeRO-3 in a plan of pipelines (Plan.pipelines; layer_range_sync.h): a layer range's parameters shard
+// over every GPU that holds it in any pipeline, so each of its layers gathers before every forward and
+// backward over the range's shard groups, not over the stage's own replicas. One per layer range.
+struct RangeGather : spec::LayerRange {
+  std::vector<std::vector<GpuId>> groups;  // the range's shard groups (LayerRangeGroup::groups)
+  int64_t bytes = 0;                       // what each shard group gathers of the range's parameters
+};
+
 struct ExecutionSetup {
   spec::SimulationSpec spec;  // what was simulated: plan, model, cluster
+  // ZeRO-3 in a plan of pipelines: the ranges its stages' layers gather over (empty: each stage's own
+  // data-parallel groups, as for a plan of one pipeline).
+  std::vector<RangeGather> range_gathers;
   network::NetworkMode network_mode = network::NetworkMode::kMaxMinFair;
   // The cluster's topology and its routes: the setups of one plan's pipelines share them (one cluster,
   // one network; built once, not once per pipeline).
@@ -272,12 +283,14 @@ struct ExecutionSetup {
 // stage the cost model rejects, a missing route) name the plan file and the field. `reuse` kNone
 // times every replica's collectives itself instead of mapping isomorphic ones (the same setup, slower).
 // `router`: routes on `topology` already made (another pipeline's setup on the same cluster), shared;
-// null builds the setup's own.
+// null builds the setup's own. `range_gathers`: ZeRO-3's gathers of a pipeline of a plan of pipelines
+// (ExecutionSetup::range_gathers).
 absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::SimulationSpec spec,
                                                                     std::shared_ptr<const topology::Topology> topology,
                                                                     network::NetworkMode mode,
                                                                     ReplicaReuse reuse = ReplicaReuse::kMapped,
-                                                                    std::shared_ptr<topology::Router> router = nullptr);
+                                                                    std::shared_ptr<topology::Router> router = nullptr,
+                                                                    std::span<const RangeGather> range_gathers = {});
 
 // The resharding flows of one boundary, without routes: source replica r holds samples
 // [r b/DP_s, (r+1) b/DP_s) of the microbatch (in a mixed stage, its group's share after the replicas

@@ -196,7 +196,8 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
                       Pct(p.bubble_ratio())});
   }
   page.AddTable(t);
-  const bool zero = traces::LayerRangeZeroStage(r) > 0;
+  const int zero_stage = traces::LayerRangeZeroStage(r);
+  const bool zero = zero_stage == 1 || zero_stage == 2;  // a gather after the steps (ZeRO-3's are in the passes)
   std::string title = traces::LayerRangeSyncTitle(r);
   title[0] = absl::ascii_toupper(title[0]);
   page.AddHeading(title);
@@ -207,6 +208,7 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
   if (zero) {
     for (const char* c : {"gather MB per GPU", "gather start ms", "gather end ms"}) g.header.push_back(c);
   }
+  if (zero_stage == 3) g.header.push_back("gathered MB per GPU a pass");
   for (const v1::GradientGroupReport& gg : r.gradient_groups()) {
     std::string holders;
     for (const std::string& h : gg.holders()) holders += (holders.empty() ? "" : ", ") + h;
@@ -222,6 +224,8 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
         g.rows.back().push_back(absl::StrFormat("%.1f", v));
       }
     }
+    if (zero_stage == 3)
+      g.rows.back().push_back(absl::StrFormat("%.1f", static_cast<double>(gg.param_bytes_per_gpu()) / 1e6));
   }
   page.AddTable(g);
 }

@@ -82,6 +82,35 @@ TEST_CASE("hetsim sweep plans each point when the sweep has no plan", "[sweep][c
                        Catch::Contains("\"schedule\":\"1F1B\",\"status\":\"ok\""));
 }
 
+TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and a microbatch count that breaks the gathers",
+          "[sweep][cli]") {
+  // The lab pipelines at ZeRO-3 (every pipeline 8 microbatches): zero3_prefetch hides each layer's
+  // gather behind the layer before it; an A6000 pipeline at micro-batch 1 would run 16 microbatches,
+  // whose gathers the others do not join: that point is invalid, named in its row, and the sweep goes on.
+  const std::string dir = SweepFolder("cli-zero3");
+  WriteFile(dir, "zero3.pbtxt",
+            absl::StrCat("cluster_path: \"cluster-lab-pcie.pbtxt\"\n", "plan_path: \"", HETSIM_SOURCE_DIR,
+                         "/tests/planner_data/plan-lab-pipelines-zero3.pbtxt\"\n",
+                         "axes { path: \"plan.zero3_prefetch\" values: [\"false\", \"true\"] }\n",
+                         "axes { path: \"plan.pipelines[4].micro_batch_size\" values: [\"2\", \"1\"] }\n"));
+  REQUIRE(Hetsim(dir, absl::StrCat("sweep ", dir, "/zero3.pbtxt -o ", dir, "/zero3.csv")).exit_code == 0);
+  const std::string rows = ReadFile(dir + "/zero3.csv");
+  INFO(rows);
+  CHECK_THAT(rows, Catch::Contains("\n0,false,2,") && Catch::Contains("\n2,true,2,"));
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 5);
+  const auto ok = [&](int point) {
+    const size_t at = rows.find(absl::StrCat("\n", point, ","));
+    REQUIRE(at != std::string::npos);
+    const std::string row = rows.substr(at + 1, rows.find('\n', at + 1) - at - 1);
+    CHECK_THAT(row, Catch::Contains(",ok,"));
+    return std::stod(row.substr(row.find(',', row.find(',', row.find(',') + 1) + 1) + 1));
+  };
+  CHECK(ok(2) < ok(0));  // the prefetched gathers hide behind the layers' compute
+  CHECK_THAT(rows, Catch::Contains("1,false,1,,,,,,,,,,,,,,invalid,") &&
+                       Catch::Contains("pipelines[4].batch_share: 16 samples make 16 microbatches of 1, but "
+                                       "pipelines[0] runs 8: under zero_stage 3"));
+}
+
 // Copies `from` into `dir` under `name`; returns the copy's path.
 std::string CopyInto(const std::filesystem::path& dir, const std::string& from, const std::string& name) {
   const std::string to = (dir / name).string();

@@ -877,3 +877,170 @@ TEST_CASE("Under ZeRO-1/2 with overlap_param_gather the ranges gather at the sta
     CHECK(pl.pipelines[0].result.stage_end == after.pipelines[0].result.stage_end);
   }
 }
+
+// ZeRO-3 (FSDP) in a plan of pipelines: a range's parameters shard over its holders, every pass gathers its
+// layers over the range's shard groups, the gradients reduce-scatter, nothing gathers after the step.
+TEST_CASE("Two identical pipelines under ZeRO-3 run exactly as the plan of data_parallel 2",
+          "[executor][pipelines][zero]") {
+  // The DP plan's stage gathers each layer over its two replicas before every pass; the pipelines' range
+  // is the same two GPUs: same gathers, same passes, same reduce-scatter, same shards.
+  const v1::Cluster cluster = PipelineCluster(4);
+  for (const bool prefetch : {false, true}) {
+    for (const uint64_t bytes : {uint64_t{0}, uint64_t{1} << 20}) {
+      INFO("zero3_prefetch " << prefetch << ", boundary bytes per sample " << bytes);
+      hetsim::driver::SimulateOptions options;
+      options.network_mode = NetworkMode::kMaxMinFair;
+      v1::Plan dp_plan = WithZero(TwoReplicaPlan(bytes), 3);
+      dp_plan.set_zero3_prefetch(prefetch);
+      v1::Plan pl_plan = WithZero(
+          PipelinesPlan(2, {{"p0", 4, 1, {{"fast", 0}, {"fast", 2}}}, {"p1", 4, 1, {{"fast", 1}, {"fast", 3}}}}, bytes),
+          3);
+      pl_plan.set_zero3_prefetch(prefetch);
+      const auto dp = MakeSimulation(MakeInputs(cluster, dp_plan), options);
+      const auto pl = MakeSimulation(MakeInputs(cluster, pl_plan), options);
+      CheckSameIteration(dp, pl);
+      for (int p = 0; p < 2; ++p) {
+        for (int s = 0; s < 2; ++s) {
+          const auto& mine = pl.pipelines[p].setup->stages[s];
+          const auto& theirs = dp.setup->stages[s];
+          CHECK(mine.cost.memory.param_bytes == theirs.cost.memory.param_bytes);
+          CHECK(mine.cost.memory.ModelStateBytes() == theirs.cost.memory.ModelStateBytes());
+          CHECK(mine.optimizer_time == theirs.optimizer_time);
+          const auto& vs = pl.pipelines[p].setup->virtual_stages[s];
+          CHECK(vs.forward_gather_exposed_time > 0);
+          CHECK(vs.forward_gather_exposed_time == dp.setup->virtual_stages[s].forward_gather_exposed_time);
+          CHECK(vs.backward_gather_exposed_time == dp.setup->virtual_stages[s].backward_gather_exposed_time);
+        }
+      }
+      for (const auto& g : pl.pipeline_sync.groups) {
+        CHECK(g.zero_stage == 3);
+        CHECK(g.gather_start == hetsim::kNoTime);  // no gather after the step: the passes gather
+      }
+    }
+  }
+}
+
+TEST_CASE("Under ZeRO-3 every pass gathers its layer over the range's n holders, at their own micro-batch sizes",
+          "[executor][pipelines][zero]") {
+  // Three single-stage pipelines of one layer (1e6 FP16 parameters) on GPUs 0-2 of NVSwitch, 2
+  // microbatches each (of 1, 2 and 1 samples): one range over n = 3 GPUs. Each forward and each backward
+  // gathers the B = 2 MB of parameters: a ring all-gather moves (n - 1) / n x B through each GPU's link,
+  // G = 2/3 x B / bandwidth; the gradients reduce-scatter as long. Each GPU keeps 1/n of the 16 bytes per
+  // parameter (weights, gradients, Adam's 12).
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double b = 2e6;
+  const v1::Plan plan = WithZero(
+      PipelinesPlan(1, {{"a", 2, 1, {{"fast", 0}}}, {"b", 4, 2, {{"fast", 1}}}, {"c", 2, 1, {{"fast", 2}}}}), 3);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 1, 2}}));
+  CHECK(g[0].param_bytes == 2000000);
+  const double gather = 2.0 / 3 * b / bandwidth;
+  CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(gather).epsilon(1e-6));
+  CHECK(g[0].gather_start == hetsim::kNoTime);
+  const Time f = PipeForward(1, kPipeFastTflops);
+  for (int p = 0; p < 3; ++p) {
+    INFO("pipeline " << p);
+    const auto& setup = *sim.pipelines[p].setup;
+    const Time G = setup.virtual_stages[0].forward_gather_exposed_time;
+    CHECK(hetsim::TimeToSeconds(G) == Approx(gather).epsilon(1e-6));
+    CHECK(setup.virtual_stages[0].backward_gather_exposed_time == G);
+    // 1F1B on one stage: F0 B0 F1 B1, each pass its compute (f a sample forward, 2f backward) and G.
+    const int64_t samples = p == 1 ? 2 : 1;
+    CHECK(sim.pipelines[p].result.last_backward_end[0] == 2 * (3 * samples * f + 2 * G));
+    const auto& stage = setup.stages[0];
+    CHECK(stage.cost.memory.param_bytes == 666667);
+    CHECK(stage.cost.memory.grad_bytes == 666667);
+    CHECK(stage.cost.memory.optimizer_bytes == 4000000);
+    // The reduce-scatter starts at the slowest holder's last backward; each steps after it and ends.
+    CHECK(sim.pipelines[p].result.stage_end[0] == g[0].finish + stage.optimizer_time);
+  }
+  CHECK(g[0].start == sim.pipelines[1].result.last_backward_end[0]);
+  CHECK(sim.report.gradient_groups(0).zero_stage() == 3);
+  CHECK(sim.report.gradient_groups(0).param_bytes_per_gpu() == 2000000);
+  CHECK(sim.report.gradient_groups(0).param_gather_start_ms() == 0);  // no gather after the step
+}
+
+TEST_CASE("Under ZeRO-3 with different cuts a stage gathers each layer over its own range's holders",
+          "[executor][pipelines][zero]") {
+  // Pipeline "one" holds both layers on GPU 0, "two" layer 0 on GPU 2 and layer 1 on GPU 3: ranges
+  // {0, 2} and {0, 3}. GPU 0 gathers each layer over its pair, G = 1/2 x B / bandwidth each, 2 G a pass
+  // (with zero3_prefetch the second layer's gather hides behind the first's compute: G); GPUs 2 and 3
+  // gather their one layer, G. GPU 0 keeps half of both layers' 16 bytes per parameter, GPUs 2 and 3
+  // half of one's.
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double gather = 0.5 * 2e6 / bandwidth;
+  for (const bool prefetch : {false, true}) {
+    INFO("zero3_prefetch " << prefetch);
+    v1::Plan plan = WithZero(
+        PipelinesPlan(2, {{"one", 4, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 4, 1, {{"fast", 2}, {"fast", 3}}}}), 3);
+    plan.set_zero3_prefetch(prefetch);
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 2}}));
+    CHECK(g[1].groups == hetsim::GpuGroups({{0, 3}}));
+    const auto& one = *sim.pipelines[0].setup;
+    const double one_exposed = prefetch ? gather : 2 * gather;
+    CHECK(hetsim::TimeToSeconds(one.virtual_stages[0].forward_gather_exposed_time) ==
+          Approx(one_exposed).epsilon(1e-6));
+    CHECK(hetsim::TimeToSeconds(one.virtual_stages[0].backward_gather_exposed_time) ==
+          Approx(one_exposed).epsilon(1e-6));
+    for (int s = 0; s < 2; ++s) {
+      const auto& two = *sim.pipelines[1].setup;
+      CHECK(hetsim::TimeToSeconds(two.virtual_stages[s].forward_gather_exposed_time) == Approx(gather).epsilon(1e-6));
+      CHECK(two.stages[s].cost.memory.ModelStateBytes() == 8000000);
+    }
+    CHECK(one.stages[0].cost.memory.param_bytes == 2000000);
+    CHECK(one.stages[0].cost.memory.ModelStateBytes() == 16000000);
+  }
+}
+
+TEST_CASE("One pipeline of a mixed stage runs exactly as the plan of that stage", "[executor][pipelines][replicas]") {
+  // An A100 replica of 2 samples beside a V100 replica of 1 (half its peak) per microbatch of 3, 4
+  // microbatches: as a plan of one stage and as a plan of one pipeline, the range being the stage.
+  const v1::Cluster cluster = PipelineCluster(4);
+  const std::vector<hetsim::testing::ReplicaGroupSpec> groups = {{"fast", 0, 1, 1, 1, 2}, {"slow", 0, 1, 1, 1, 1}};
+  v1::Plan plain = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}});
+  *plain.add_stages() = plain.pipelines(0).stages(0);
+  plain.clear_pipelines();
+  plain.set_micro_batch_size(3);
+  hetsim::testing::SetReplicaGroups(*plain.mutable_stages(0), groups);
+  v1::Plan pipelines = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}});
+  hetsim::testing::SetReplicaGroups(*pipelines.mutable_pipelines(0)->mutable_stages(0), groups);
+  const auto one = MakeSimulation(MakeInputs(cluster, plain));
+  const auto pl = MakeSimulation(MakeInputs(cluster, pipelines));
+  REQUIRE(pl.pipelines.size() == 1);
+  CHECK(pl.pipeline_sync.iteration_time == one.result.iteration_time);
+  CHECK(pl.pipelines[0].result.last_backward_end == one.result.last_backward_end);
+  CHECK(pl.pipelines[0].result.stage_end == one.result.stage_end);
+  const auto& g = pl.pipeline_sync.groups;
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].groups == std::vector<std::vector<hetsim::GpuId>>{one.setup->stages[0].layout.DataGroup(0)});
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 4}}));
+  CHECK(g[0].bytes == one.setup->stages[0].grad_buckets[0].bytes);
+  // Shares proportional to speed: the groups finish every pass together, as in the plain plan.
+  CHECK(pl.pipelines[0].setup->virtual_stages[0].forward_wait_time == 0);
+  CHECK(pl.pipelines[0].setup->virtual_stages[0].forward_time() == PipeForward(2, kPipeFastTflops));
+}
+
+TEST_CASE("A mixed stage's replicas join its layer range's shard groups at their own TP",
+          "[executor][pipelines][replicas]") {
+  // Pipeline "mix": one stage of an A100 TP-2 replica (GPUs 0-1, 2 samples) and a V100 replica (GPU 4,
+  // 1 sample); pipeline "plain": GPU 2 at 2 samples. Finest TP 2: shard 0 is GPU 0 (rank 0 of 2), GPU 4
+  // (TP 1: every shard) and GPU 2; shard 1 GPU 1, 4 and 2; each carries half the layer's gradients.
+  // Every pass of either pipeline takes 2 samples' forward on an A100 (the TP-2 replica: 2 samples at
+  // twice the GPUs), so both end together.
+  v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
+  hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                    {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].shards == 2);
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 4, 2}, {1, 4, 2}}));
+  CHECK(g[0].bytes == 1000000);
+  CHECK(sim.pipelines[1].result.last_backward_end[0] == 4 * 3 * PipeForward(2, kPipeFastTflops));
+  CHECK(sim.report.gradient_groups(0).holders(0) == "mix stage 0");
+}

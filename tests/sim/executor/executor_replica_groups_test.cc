@@ -32,14 +32,7 @@ v1::Cluster MixedCluster() {
   return c;
 }
 
-struct Group {
-  std::string island;
-  int first_gpu = 0;
-  int gpus = 1;
-  int tp = 1;
-  int dp = 1;
-  uint64_t share = 1;
-};
+using Group = ReplicaGroupSpec;
 
 // One stage of one layer (1e6 FP16 parameters, modelled compute) whose replicas are `groups`, 4
 // microbatches of the groups' samples: the data-parallel-only case of uneven shares.
@@ -48,22 +41,10 @@ v1::Plan MixedPlan(const std::vector<Group>& groups, int zero_stage = 0) {
   for (const Group& g : groups) micro += g.share * g.dp;
   v1::Plan plan = MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 4, v1::ONE_F_ONE_B, 1000, micro);
   v1::Stage* st = plan.mutable_stages(0);
-  st->clear_mesh();
-  st->clear_tensor_parallel();
-  st->clear_data_parallel();
   st->clear_measured_forward_ms();
   st->clear_measured_backward_ms();
   st->set_zero_stage(zero_stage);
-  for (const Group& g : groups) {
-    v1::ReplicaGroup* rg = st->add_replica_groups();
-    rg->mutable_mesh()->set_island(g.island);
-    rg->mutable_mesh()->set_node_count(1);
-    rg->mutable_mesh()->set_first_gpu(g.first_gpu);
-    rg->mutable_mesh()->set_gpus_per_node(g.gpus);
-    rg->set_tensor_parallel(g.tp);
-    rg->set_data_parallel(g.dp);
-    rg->set_micro_batch_share(g.share);
-  }
+  SetReplicaGroups(*st, groups);
   return plan;
 }
 

@@ -70,6 +70,33 @@ inline v1::Cluster TwoIslandCluster(int fast_nodes, int gpus, double ethernet_gb
   return c;
 }
 
+// One replica group of a mixed stage (Stage.replica_groups) on one node of `island`.
+struct ReplicaGroupSpec {
+  std::string island;
+  int first_gpu = 0;
+  int gpus = 1;
+  int tp = 1;
+  int dp = 1;
+  uint64_t share = 1;  // micro_batch_share
+};
+
+// `st` made a mixed stage of `groups`: its own mesh and degrees cleared.
+inline void SetReplicaGroups(v1::Stage& st, const std::vector<ReplicaGroupSpec>& groups) {
+  st.clear_mesh();
+  st.clear_tensor_parallel();
+  st.clear_data_parallel();
+  for (const ReplicaGroupSpec& g : groups) {
+    v1::ReplicaGroup* rg = st.add_replica_groups();
+    rg->mutable_mesh()->set_island(g.island);
+    rg->mutable_mesh()->set_node_count(1);
+    rg->mutable_mesh()->set_first_gpu(g.first_gpu);
+    rg->mutable_mesh()->set_gpus_per_node(g.gpus);
+    rg->set_tensor_parallel(g.tp);
+    rg->set_data_parallel(g.dp);
+    rg->set_micro_batch_share(g.share);
+  }
+}
+
 struct StageSpec {
   std::string island;
   int node = 0;
