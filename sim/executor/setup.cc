@@ -461,7 +461,7 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
   }
   AddGradSync(plan, st.zero_stage, out);
   auto share_on = [&](int32_t island) {
-    return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island].gpu);
+    return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island]);
   };
   out.nccl_sm_share = share_on(out.layout.island);
   for (const StageLayout& group : out.layout.replica_groups) {
@@ -624,7 +624,7 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, true, vs.cost, vs.first_layer, forward_hideable);
   vs.backward_hidden_comm_time =
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, false, vs.cost, vs.first_layer, backward_hideable);
-  const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island].gpu);
+  const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island]);
   if (plan.stages[k % S].zero_stage == 3) {
     HETSIM_RETURN_IF_ERROR(
         ZeroThreeGathers(timer, *setup.model, *on.stage, plan.zero3_prefetch, on.zero3_bytes, share, vs));
