@@ -18,7 +18,7 @@ int NvSwitchChannels(int compute_capability) {
 
 int PcieChannels(const spec::NodeTypeSpec& node) {
   return node.bandwidth.bytes_per_second() >= kNcclPcieDoublingLineRateBytesPerS ? kNcclPcieGen5Channels
-                                                                                   : kNcclPcieChannels;
+                                                                                 : kNcclPcieChannels;
 }
 
 }  // namespace
@@ -26,18 +26,15 @@ int PcieChannels(const spec::NodeTypeSpec& node) {
 int NcclCollectiveChannels(const spec::IslandSpec& island) {
   const spec::NodeTypeSpec& node = island.node;
   switch (node.fabric) {
-    case spec::IntraNodeFabric::kNvSwitch:
-      return NvSwitchChannels(island.gpu.compute_capability);
-    case spec::IntraNodeFabric::kHybridCubeMesh:
-      return kNcclV100NvLinkChannels;  // DGX-1's mesh (V100)
+    case spec::IntraNodeFabric::kNvSwitch: return NvSwitchChannels(island.gpu.compute_capability);
+    case spec::IntraNodeFabric::kHybridCubeMesh: return kNcclV100NvLinkChannels;  // DGX-1's mesh (V100)
     case spec::IntraNodeFabric::kNvlinkBridge:
       // Two GPUs on one bridge ring over NVLink alone: no log or bridge link count to size it by, so the
       // NVSwitch count stays; more GPUs ring through PCIe between the pairs.
       if (node.gpus_per_node <= 2) return kNcclNvSwitchChannels;
       return PcieChannels(node);
     case spec::IntraNodeFabric::kPcie:
-    case spec::IntraNodeFabric::kPcieTree:
-      return PcieChannels(node);
+    case spec::IntraNodeFabric::kPcieTree: return PcieChannels(node);
   }
   return kNcclNvSwitchChannels;
 }
