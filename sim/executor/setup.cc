@@ -509,7 +509,7 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
   }
   AddGradSync(plan, st.zero_stage, out);
   auto share_on = [&](int32_t island) {
-    return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island].gpu);
+    return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island]);
   };
   out.nccl_sm_share = share_on(out.layout.island);
   for (const StageLayout& group : out.layout.replica_groups) {
@@ -672,7 +672,7 @@ absl::Status AddPassCollectives(const ExecutionSetup& setup, CollectiveTimer& ti
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, true, vs.cost, vs.first_layer, forward_hideable);
   vs.backward_hidden_comm_time =
       workload::PassHiddenByTpOverlap(plan, l.tensor_parallel, false, vs.cost, vs.first_layer, backward_hideable);
-  const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island].gpu);
+  const double share = workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[l.island]);
   if (plan.stages[k % S].zero_stage == 3 && !setup.range_gathers.empty()) {
     HETSIM_RETURN_IF_ERROR(RangeGathers(timer, *setup.model, setup.range_gathers, plan.zero3_prefetch, share, vs));
   } else if (plan.stages[k % S].zero_stage == 3) {

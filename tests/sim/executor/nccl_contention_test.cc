@@ -1,7 +1,7 @@
 // Plan.nccl_sm_contention against its closed form (sim/workload/nccl_contention.h): compute beside an
-// NCCL collective of its GPUs runs on the SMs the collective's 24 channels leave it, so a task that ran
-// o of its time beside one ends share x o later (share = 24 / 132 on an H100); without an overlap
-// nothing changes.
+// NCCL collective of its GPUs runs on the SMs the collective's channels leave it (24 on an A100 or H100
+// NVSwitch node, 32 on B200, 12 on V100 NVLink, 2 over PCIe), so a task that ran o of its time beside
+// one ends share x o later (share = 24 / 132 on an H100); without an overlap nothing changes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -33,18 +33,55 @@ v1::Cluster TwoH100s() {
   return cluster;
 }
 
+// An island of `gpus_per_node` GPUs of `sms` SMs and compute capability `cc` on `fabric`, its
+// (PCIe) link `link_gbytes_per_s` per direction.
+spec::IslandSpec Island(spec::IntraNodeFabric fabric, int sms, int cc, int gpus_per_node = 8,
+                        double link_gbytes_per_s = 31.5) {
+  spec::IslandSpec island;
+  island.gpu.sm_count = sms;
+  island.gpu.compute_capability = cc;
+  island.node.fabric = fabric;
+  island.node.gpus_per_node = gpus_per_node;
+  island.node.bandwidth = GBpsBandwidth(link_gbytes_per_s);
+  return island;
+}
+
 TEST_CASE("nccl contention: an H100's share is NCCL's 24 channels of its 132 SMs", "[contention]") {
-  spec::GpuSpec h100;
-  h100.sm_count = 132;
+  const spec::IslandSpec h100 = Island(spec::IntraNodeFabric::kNvSwitch, 132, 90);
+  CHECK(workload::NcclCollectiveChannels(h100) == 24);
   CHECK(workload::NcclSmShare(true, h100) == kH100Share);
   CHECK(workload::NcclSmShare(false, h100) == 0);
-  spec::GpuSpec unknown;  // no sm_count: not priced
+  spec::IslandSpec unknown = h100;  // no sm_count: not priced
+  unknown.gpu.sm_count = 0;
   CHECK(workload::NcclSmShare(true, unknown) == 0);
-  spec::GpuSpec small;  // no more SMs than channels: not priced
-  small.sm_count = workload::kNcclCollectiveChannels;
+  spec::IslandSpec small = h100;  // no more SMs than channels: not priced
+  small.gpu.sm_count = 24;
   CHECK(workload::NcclSmShare(true, small) == 0);
   CHECK(workload::ContentionTime(kH100Share, 132_us) == 24_us);
   CHECK(workload::ContentionTime(0, 132_us) == 0);
+}
+
+TEST_CASE("nccl contention: channels follow the node's fabric (share = channels / SMs)", "[contention]") {
+  using F = spec::IntraNodeFabric;
+  // NVSwitch: A100 24 of 108, B200 32 of 148 (NVLink 5), V100 12 of 80; no preset: 24.
+  CHECK(workload::NcclSmShare(true, Island(F::kNvSwitch, 108, 80)) == 24.0 / 108);
+  CHECK(workload::NcclSmShare(true, Island(F::kNvSwitch, 148, 100)) == 32.0 / 148);
+  CHECK(workload::NcclSmShare(true, Island(F::kNvSwitch, 80, 70)) == 12.0 / 80);
+  CHECK(workload::NcclSmShare(true, Island(F::kNvSwitch, 132, 0)) == 24.0 / 132);
+  // DGX-1's hybrid cube-mesh of V100s: 12 of 80.
+  CHECK(workload::NcclSmShare(true, Island(F::kHybridCubeMesh, 80, 70)) == 12.0 / 80);
+  // PCIe, one switch or a tree, P2P or through host memory: 2 (T4: 2 of 40; RTX 3090: 2 of 82).
+  CHECK(workload::NcclSmShare(true, Island(F::kPcieTree, 40, 75, 4, 15.75)) == 2.0 / 40);
+  CHECK(workload::NcclSmShare(true, Island(F::kPcie, 82, 86)) == 2.0 / 82);
+  spec::IslandSpec shm = Island(F::kPcieTree, 82, 86);
+  shm.node.pcie.no_p2p = true;
+  CHECK(workload::NcclCollectiveChannels(shm) == 2);
+  // PCIe Gen5 x16 (63 GB/s line rate): 4 of 142 (RTX PRO 6000 Blackwell-class); Gen4 (31.5) stays at 2.
+  CHECK(workload::NcclSmShare(true, Island(F::kPcieTree, 142, 120, 8, 63)) == 4.0 / 142);
+  CHECK(workload::NcclCollectiveChannels(Island(F::kPcieTree, 142, 120, 8, 31.5)) == 2);
+  // NVLink bridges: 8 GPUs ring through PCIe between the pairs (2); a lone pair keeps 24.
+  CHECK(workload::NcclSmShare(true, Island(F::kNvlinkBridge, 82, 86)) == 2.0 / 82);
+  CHECK(workload::NcclSmShare(true, Island(F::kNvlinkBridge, 82, 86, 2)) == 24.0 / 82);
 }
 
 TEST_CASE("nccl contention: ZeRO-3's hidden gathers cost their pass share x their hidden time", "[contention]") {
