@@ -180,7 +180,7 @@ spec::NodeTypeSpec ResolveNodeType(const NodeType& n) {
     s.pcie.host_memory_bandwidth = GBpsBandwidth(p.host_memory_bandwidth_gbytes_per_s());
     s.pcie.shm_connection = p.shm_connection_gbytes_per_s() > 0
                                 ? GBpsBandwidth(p.shm_connection_gbytes_per_s())
-                                : Bandwidth(spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS);
+                                : Bandwidth(spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS);
   }
   s.nvlink_bandwidth = GbpsBandwidth(n.nvlink_bandwidth_gbps());
   s.nvlink_sharp = n.nvlink_sharp();

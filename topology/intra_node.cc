@@ -2,7 +2,7 @@
 // and the route between every pair of their GPUs, as NCCL's transports take them (docs/network.md,
 // "Intra-node topologies"): an NVLink when the pair has one, else peer-to-peer over PCIe (under one
 // switch, or up to the socket's root complex, across the socket link, and down), else (no_p2p)
-// through the receiving socket's memory, NCCL's SHM connection (spec::kNcclPcieShmChannels) the bound.
+// through the receiving socket's memory, NCCL's SHM connection (spec::kNcclPcieChannels) the bound.
 #include <algorithm>
 #include <array>
 #include <utility>

@@ -59,7 +59,8 @@ struct PcieTreeSpec {
 // Per channel: two RTX 5070 Ti on PCIe 4.0 x16 (26 GB/s measured per direction) all-reduce 20 MB in
 // 10.9 ms over SHM, 1.9 GB/s bus bandwidth, LL, LL128 and Simple alike
 // (https://github.com/sgl-project/sglang/pull/39605), i.e. 0.95 GB/s per channel. docs/network.md.
-inline constexpr int kNcclPcieShmChannels = 2;
+// The same count on PCIe nodes with P2P (sim/workload/nccl_contention.h has the logs).
+inline constexpr int kNcclPcieChannels = 2;
 inline constexpr double kShmDirectChannelBytesPerS = 0.95e9;
 
 struct NodeTypeSpec {
@@ -70,7 +71,8 @@ struct NodeTypeSpec {
   Time latency = 0;            // GPU to GPU through the switch (a tree: under one PCIe switch; an NVLink)
   PcieTreeSpec pcie;           // kPcieTree, kNvlinkBridge, kHybridCubeMesh
   Bandwidth nvlink_bandwidth;  // per direction: a bridge (even GPU count), one cube-mesh NVLink (8 GPUs)
-  bool nvlink_sharp = false;   // NVSWITCH whose switches reduce (NVLS): single-node all-reduce may run kNvls
+  bool nvlink_sharp = false;   // NVSWITCH whose switches reduce (NVLS): an all-reduce may run kNvls (one node) or
+                               // NVLSTree (across nodes)
   double nvls_efficiency = 0;  // NVLS's share of the line rate; 0: nccl.bandwidth_efficiency x 5/6
   NcclFabricTiming nccl;       // unused with ClusterSpec.ideal
 };
@@ -103,7 +105,8 @@ struct IslandSpec {
   ClosSpec clos;                  // CLOS
   NcclFabricTiming nccl;          // unused with ClusterSpec.ideal
   int32_t network = -1;           // index into ClusterSpec.networks; -1: the island's own network
-  bool infiniband_sharp = false;  // INFINIBAND switches that reduce (SHARP): multi-node all-reduce may run kCollNet
+  bool infiniband_sharp = false;  // INFINIBAND switches that reduce (SHARP): multi-node all-reduce may run
+                                  // CollNetDirect or CollNetChain
 
   int64_t gpus() const { return int64_t{node_count} * node.gpus_per_node; }
 };

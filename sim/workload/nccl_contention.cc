@@ -18,7 +18,7 @@ int NvSwitchChannels(int compute_capability) {
 
 int PcieChannels(const spec::NodeTypeSpec& node) {
   return node.bandwidth.bytes_per_second() >= kNcclPcieDoublingLineRateBytesPerS ? kNcclPcieGen5Channels
-                                                                                 : kNcclPcieChannels;
+                                                                                 : spec::kNcclPcieChannels;
 }
 
 }  // namespace

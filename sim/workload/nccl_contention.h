@@ -45,7 +45,7 @@ inline constexpr int kNcclV100NvLinkChannels = 12;
 // #128), Channel 00 and 01 only on 8 x RTX 4090 over SHM (NVIDIA/nccl-tests#307) and on 8 GPUs over SHM
 // (NVIDIA/nccl-tests#228). The search finds one channel at NCCL's PCIe rate (topo.cc: width x GT/s
 // x 120/8/80, 12 GB/s on Gen3 x16, 24 on Gen4 x16), below the 25 GB/s doubling, and runs it as 2.
-inline constexpr int kNcclPcieChannels = 2;
+// The count is spec::kNcclPcieChannels (2), the channels NCCL's SHM connections also run on (base/spec/cluster.h).
 // PCIe Gen5 x16 (48 GB/s in NCCL's units): no public log found; the search's one channel (at 40 GB/s,
 // speedArrayIntra) is doubled (b >= 25, n = 1), then run as 4. NCCL rates a PCIe link at 12/15.75 of
 // its line rate (Gen3 x16: 12 of 15.75 GB/s), so a link of line rate >= 25 x 15.75 / 12 GB/s doubles.

@@ -61,7 +61,7 @@ TEST_CASE("hetero nodes: no_p2p rings at NCCL's SHM rate, 2 channels x 0.95 GB/s
   auto model = LabPcieModel();
   REQUIRE(model.ok());
   const IslandModel& no_p2p = (*model)->island(0);
-  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  const double shm = spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS;
   CHECK(shm == Approx(1.9e9));
   for (int busy : {2, 4, 8}) {
     CHECK(shm < 204.8e9 / (2 * busy));  // the receivers' loads bind, not the memory

@@ -99,11 +99,11 @@ TEST_CASE("PCIe without P2P: an all-reduce follows the host-bounce bandwidth", "
 
 TEST_CASE("PCIe without P2P: NCCL's SHM/direct connections bind, 2 channels x 0.95 GB/s", "[topology][intra-node]") {
   // The default: each hop is an SHM connection whose receiver loads host memory at
-  // kNcclPcieShmChannels x kShmDirectChannelBytesPerS = 1.9 GB/s, far below PCIe (31.5 GB/s) and the
+  // kNcclPcieChannels x kShmDirectChannelBytesPerS = 1.9 GB/s, far below PCIe (31.5 GB/s) and the
   // memory's share (12.5 GB/s at 8 GPUs): every ring size runs at 1.9 GB/s bus bandwidth, and two
   // sockets (the buffer in the receiver's memory, NCCL_SHM_LOCALITY = 2) change nothing.
   const double memory = 200e9;
-  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  const double shm = spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS;
   const double a = kLatencyNs * 1e-9;
   const int64_t bytes = 256 << 20;
   for (int sockets : {1, 2}) {
@@ -150,7 +150,7 @@ TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PC
   const v1::Cluster rtx = OneNode(8, v1::NVLINK_BRIDGE, Tree(1, 0, 0, true, 204.8), kBridgeGbps);
   REQUIRE(proto::ValidateCluster(rtx, "c.pbtxt").ok());
   Built r(rtx);
-  const double shm = spec::kNcclPcieShmChannels * spec::kShmDirectChannelBytesPerS;
+  const double shm = spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS;
   CHECK(RingAllReduce(r, 0, 2, bytes) ==
         Approx(collectives::RingAllReduceSeconds(2, Bytes(bytes), GbpsBandwidth(kBridgeGbps), Seconds(a)).value())
             .epsilon(1e-3));
