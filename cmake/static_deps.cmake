@@ -5,8 +5,8 @@
 # the shared objects (libabsl_*.a, libprotobuf.a, libboost_*.a, libyaml-cpp.a), so every executable
 # (hetsim, the tests, the benchmarks) links those archives, and hetsim libstdc++ and libgcc too; glibc
 # stays shared. The Python extension, a shared object, keeps the shared libraries: protobuf's and some of
-# Abseil's archives use the local-exec TLS model, which a shared object cannot hold. toml++ stays its
-# shared object in both (below).
+# Abseil's archives use the local-exec TLS model, which a shared object cannot hold. toml++ is used
+# header-only in both (its Debian headers, the version of its shared object).
 #
 # How: each imported library of HETSIM_STATIC_PATTERN gets a static twin (hetsim_static_<name>, the
 # archive, its usage requirements, and its dependencies' twins), and HetsimDeps() names a library as
@@ -109,13 +109,15 @@ function(HetsimDeps out)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
-# toml++ as Debian builds it, its shared library (NDEBUG, not instrumented): compiled here header-only,
-# its own asserts and a TOML_UNREACHABLE that hostile text reaches (is_non_ascii_horizontal_whitespace
-# on U+00A1..U+0499, toml++ 3.3) aborted the sanitized fuzz build (session 35, fuzz.fuzz_torchtitan).
+# toml++ header-only (no shared object to load), or its shared library with HETSIM_STATIC_DEPS off.
 add_library(hetsim_toml INTERFACE)
-target_link_libraries(hetsim_toml INTERFACE tomlplusplus::tomlplusplus)
 if(HETSIM_STATIC_DEPS)
+  target_include_directories(hetsim_toml INTERFACE
+                             $<TARGET_PROPERTY:tomlplusplus::tomlplusplus,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_compile_definitions(hetsim_toml INTERFACE TOML_HEADER_ONLY=1)
   # For hetsim itself (CMakeLists.txt): the benchmarks link Google Benchmark's shared object, which
   # needs the shared libstdc++.
   set(HETSIM_STATIC_RUNTIME -static-libstdc++ -static-libgcc)
+else()
+  target_link_libraries(hetsim_toml INTERFACE tomlplusplus::tomlplusplus)
 endif()
