@@ -44,4 +44,9 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.megatron_nemo_a100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-nemo-a100.pbtxt)
   set_tests_properties(fidelity.megatron_nemo_a100_bounds PROPERTIES TIMEOUT 900)
+  # Sailor's homogeneous runs on CSCS Clariden (session 36, issue 40's held-out regimes: DeepSpeed's
+  # pipeline engine, a small model at micro-batch 1 to 8, GH200 nodes on Slingshot); today's level.
+  add_test(NAME fidelity.sailor_clariden_gh200_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/sailor-clariden-gh200.pbtxt)
+  set_tests_properties(fidelity.sailor_clariden_gh200_bounds PROPERTIES TIMEOUT 900)
 endif()
