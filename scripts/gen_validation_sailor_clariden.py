@@ -117,15 +117,11 @@ def plan_text(run):
 def set_case(name, run):
     path, gbs, dp, pp, mbs, stages, seconds = run
     gpus = dp * pp * TP
-    tokens = gbs * mit.SEQ / (seconds * gpus)
     nodes = case_name(run).split("-")[0][1:]
-    return "\n".join([
-        "cases {", f'  name: "{case_name(run)}"',
-        f'  source: "Sailor artifact, simulations/validation/clariden/OPT-350/{path}: {gpus} GPUs, DP {dp}, '
-        f'PP {pp}, TP {TP}, micro-batch {mbs}, global batch {gbs}, real {seconds} s per iteration"',
-        "  training_run {", f'    plan: "plans/{name}.pbtxt"', f'    cluster: "{CLUSTER}"',
-        f"    measured_tokens_per_second_per_gpu: {tokens:.2f}", "  }",
-        f'  group: "{nodes} node{"s" if nodes != "1" else ""}"', "}"]) + "\n"
+    source = (f"Sailor artifact, simulations/validation/clariden/OPT-350/{path}: {gpus} GPUs, DP {dp}, PP {pp}, "
+              f"TP {TP}, micro-batch {mbs}, global batch {gbs}, real {seconds} s per iteration")
+    group = f'{nodes} node{"s" if nodes != "1" else ""}'
+    return mit.case_text(case_name(run), source, name, CLUSTER, gbs * mit.SEQ / (seconds * gpus), group)
 
 
 CLUSTER_TEXT = """# CSCS Clariden (Alps), the GH200 nodes of Sailor's homogeneous validation runs: 32 of its ~1200 nodes.
@@ -183,20 +179,22 @@ BOUNDS = ("bounds {\n  max_mape_percent: 80\n  max_abs_error_percent: 168\n  max
 
 
 def main():
-    root = os.path.join(_HERE, "..", "validation")
-    with open(os.path.join(root, CLUSTER), "w") as f:
-        f.write(CLUSTER_TEXT)
-    cases = ""
+    """Every file this script owns, relative to validation/, then written in one pass."""
+    files = {CLUSTER: CLUSTER_TEXT}
+    cases = []
     for run in RUNS:
         name, text = plan_text(run)
-        with open(os.path.join(root, "plans", name + ".pbtxt"), "w") as f:
+        files[f"plans/{name}.pbtxt"] = text
+        cases.append(set_case(name, run))
+    files["sailor-clariden-gh200.pbtxt"] = (
+        HEADER.format(src=SRC) + 'name: "sailor-clariden-gh200"\n'
+        'description: "Sailor (SOSP\'25) artifact: Megatron-DeepSpeed, OPT-350M in FP32 (TF32 GEMMs) on 1 to 32 GH200 '
+        'nodes of CSCS Clariden (TP 4 per node, DP x PP across Slingshot 11): 15 measured runs, one group '
+        'per node count"\n' + BOUNDS + "".join(cases))
+    root = os.path.join(_HERE, "..", "validation")
+    for path, text in files.items():
+        with open(os.path.join(root, path), "w") as f:
             f.write(text)
-        cases += set_case(name, run)
-    with open(os.path.join(root, "sailor-clariden-gh200.pbtxt"), "w") as f:
-        f.write(HEADER.format(src=SRC) + 'name: "sailor-clariden-gh200"\n'
-                'description: "Sailor (SOSP\'25) artifact: Megatron-DeepSpeed, OPT-350M in FP32 (TF32 GEMMs) on 1 to 32 GH200 '
-                'nodes of CSCS Clariden (TP 4 per node, DP x PP across Slingshot 11): 15 measured runs, one group '
-                'per node count"\n' + BOUNDS + cases)
 
 
 if __name__ == "__main__":
