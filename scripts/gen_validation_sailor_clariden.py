@@ -37,8 +37,9 @@ What the artifact says and what is assumed (docs/validation.md, "Sailor on Clari
 - Not published (assumptions): the four GPUs' all-to-all NVLink as hetsim's NVSWITCH at their 450 GB/s
   per GPU (no NVLS: there is no NVSwitch); Slingshot as ROCE (RDMA over Ethernet: NCCL through the
   aws-ofi-nccl libfabric plugin, sailor.toml's hook) on a non-blocking fat tree (Alps is a dragonfly);
-  the H100 of a GH200 at the H100 SXM datasheet's rates (GH200 datasheet: the same 989 TFLOP/s dense
-  BF16, 67 FP32); stages on consecutive nodes, stage-major.
+  the GPU of a GH200 at the H100-SXM preset's rates and clocks (no GH200 datasheet was read here, and the
+  power limit Alps sets on its modules is not in the CSCS pages read); stages on consecutive nodes,
+  stage-major.
 - Left out: nothing of OPT-350; the GPT-Neo-2.7 runs of the same folder, because no launch line of them
   is published (run_opt.slurm hard-codes OPT's shape) and one of them (GPT-NEO/N4_D4) holds OPT's
   N4_D4 numbers (26 layers, its `real` equal to OPT N4_D4's `red_grads`).
@@ -132,7 +133,7 @@ CLUSTER_TEXT = """# CSCS Clariden (Alps), the GH200 nodes of Sailor's homogeneou
 name: "clariden-gh200-32"
 gpu_types {
   name: "gh200"
-  # The GH200's H100 at the H100 SXM's datasheet rates, with its own 96 GB at 4000 GB/s.
+  # The GH200's GPU at the H100-SXM preset's rates (assumed), with the 96 GB at 4000 GB/s CSCS gives.
   preset: "H100-SXM"
   hbm_gib: 96
   hbm_bandwidth_gbytes_per_s: 4000
