@@ -186,18 +186,22 @@ def gpus_of(stages):
     return sum(g for _, replicas in stages for _, g, _ in replicas)
 
 
+def case_text(case, source, plan, cluster, tokens, group):
+    """One `cases` entry of a set measured in tokens/s per GPU (also scripts/gen_validation_sailor_clariden.py)."""
+    return "\n".join([
+        "cases {", f'  name: "{case}"', f'  source: "{source}"', "  training_run {", f'    plan: "plans/{plan}.pbtxt"',
+        f'    cluster: "{cluster}"', f"    measured_tokens_per_second_per_gpu: {tokens:.2f}", "  }",
+        f'  group: "{group}"', "}"]) + "\n"
+
+
 def set_case(name, run):
     path, gbs, mbs, stages, seconds = run
     n = gpus_of(stages)
     tokens = gbs * SEQ / (seconds * n)
     nodes = case_name(path).split("-")[0]
-    return "\n".join([
-        "cases {", f'  name: "{case_name(path)}"',
-        f'  source: "Sailor artifact, simulations/validation/mit/{path}: {n} GPUs, DP {len(stages[0][1])}, '
-        f'PP {len(stages)}, real {seconds} s per iteration"',
-        "  training_run {", f'    plan: "plans/{name}.pbtxt"', f'    cluster: "{CLUSTER}"',
-        f"    measured_tokens_per_second_per_gpu: {tokens:.2f}", "  }",
-        f'  group: "{nodes} nodes"', "}"]) + "\n"
+    source = (f"Sailor artifact, simulations/validation/mit/{path}: {n} GPUs, DP {len(stages[0][1])}, "
+              f"PP {len(stages)}, real {seconds} s per iteration")
+    return case_text(case_name(path), source, name, CLUSTER, tokens, f"{nodes} nodes")
 
 
 # What a node's GPUs are joined by; sources in the module docstring and docs/validation.md.

@@ -44,4 +44,16 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.megatron_nemo_a100_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/megatron-nemo-a100.pbtxt)
   set_tests_properties(fidelity.megatron_nemo_a100_bounds PROPERTIES TIMEOUT 900)
+  # Sailor's homogeneous runs on CSCS Clariden (session 36, issue 40's held-out regimes: DeepSpeed's
+  # pipeline engine, a small model at micro-batch 1 to 8, GH200 nodes on Slingshot); today's level.
+  add_test(NAME fidelity.sailor_clariden_gh200_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/sailor-clariden-gh200.pbtxt)
+  set_tests_properties(fidelity.sailor_clariden_gh200_bounds PROPERTIES TIMEOUT 900)
+  # MosaicML's MPT runs with Composer FSDP on one node of 8 A100 80GB / 8 H100 80GB (session 36, issue 40's
+  # PyTorch-native held-out regime); today's level.
+  foreach(gpu a100 h100)
+    add_test(NAME fidelity.mpt_composer_fsdp_${gpu}_bounds
+             COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/mpt-composer-fsdp-${gpu}.pbtxt)
+    set_tests_properties(fidelity.mpt_composer_fsdp_${gpu}_bounds PROPERTIES TIMEOUT 900)
+  endforeach()
 endif()
