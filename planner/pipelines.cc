@@ -346,7 +346,7 @@ StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>&
 // ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
 // actual links): the estimate, whose bandwidth term waits for the slowest link its transfers cross (an
 // SHM connection inside a node without P2P, a NIC between nodes), and its latency part (launch, wire
-// and protocol step latencies: the same shape's estimate for a byte per rank, channel and chunk).
+// and protocol step latencies: the same shape's estimate for no bytes).
 struct NcclPrice {
   double seconds = 0;
   double latency_s = 0;
@@ -377,7 +377,7 @@ class RangeNccl {
     tiny.inter_node = shape.inter_node;
     tiny.channels = shape.channels;
     tiny.chunks = shape.chunks;
-    tiny.bytes = std::min<int64_t>(bytes, static_cast<int64_t>(gpus.size()) * shape.channels * shape.chunks);
+    tiny.bytes = 0;  // the same shape's estimate without a bandwidth term
     absl::StatusOr<collectives::CollectiveShape> alpha =
         collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
     if (!alpha.ok()) return out;
@@ -385,35 +385,71 @@ class RangeNccl {
     return out;
   }
 
+  // One index per distinct group of GPUs (in order): the hops of rings over the same GPUs are the same links.
+  int HopsOf(const std::vector<GpuId>& gpus) {
+    std::vector<int64_t> key;
+    for (GpuId g : gpus) key.push_back(g.value());
+    return hops_.try_emplace(std::move(key), static_cast<int>(hops_.size())).first->second;
+  }
+
  private:
   const topology::Topology& topology_;
   topology::Router router_;
   std::map<std::vector<int64_t>, std::optional<NcclPrice>> cache_;
+  std::map<std::vector<int64_t>, int> hops_;
 };
 
-// A collective `op` of `bytes` per GPU over range `ring` as a flow over the links it crosses: each
+// Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
 // holding stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and
 // each crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x
 // 1/n of the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a
 // reduce-scatter or an all-gather n - 1). Where its shard groups are placed (RangeRing::shard_gpus), as
-// NCCL runs it (RangeNccl): its latency NCCL's, and each holder's link no faster than the pace at which
-// the group alone moves the flow's bytes in the estimate's bandwidth term, shared by the shard groups
-// its GPUs join (two shard groups through one SHM connection each get half of it).
-SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps, CollectiveOp op,
-                     RangeNccl& nccl) {
+// NCCL runs `collectives` (RangeNccl; ZeRO's reduce-scatter and all-gather each as itself, a ring, not as
+// the all-reduce of their mean, which NCCL may run as a tree): its latency NCCL's, and one more link,
+// its group's own hops (keys after the stages', shared with the rings over the same GPUs only: an SHM
+// connection joins one pair), at the pace at which the group alone moves the flow's bytes in the
+// estimates' bandwidth terms, shared by the shard groups a GPU joins (a TP-1 holder beside TP-2 ones
+// carries both shard groups through its hops: each gets half).
+// One collective a flow stands for: its op and its bytes per GPU of a shard group.
+struct RangeCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int64_t bytes = 0;
+};
+
+// NCCL's price of `collectives` one after another over `ring`'s first shard group; nullopt when any
+// is not priced (the ring is not placed, or mixed).
+std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
+                                 RangeNccl& nccl) {
+  NcclPrice sum;
+  for (const RangeCollective& c : collectives) {
+    const std::optional<NcclPrice> one = nccl.Of(ring.shard_gpus, c.op, c.bytes);
+    if (!one) return std::nullopt;
+    sum.seconds += one->seconds;
+    sum.latency_s += one->latency_s;
+  }
+  return sum;
+}
+
+SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps,
+                     const std::vector<RangeCollective>& collectives, RangeNccl& nccl) {
   SharedFlow flow;
   flow.start = ring.ready;
   const MixedRing& m = ring.parts;
   if (m.replicas < 2 || bytes <= 0 || !(m.BytesPerS() > 0)) return flow;
   flow.bytes = steps * bytes / m.replicas;
   flow.latency = SecondsToTime(steps * TimeToSeconds(m.latency));
-  const std::optional<NcclPrice> price = nccl.Of(ring.shard_gpus, op, static_cast<int64_t>(bytes));
-  if (price) flow.latency = SecondsToTime(price->latency_s);
   for (size_t k = 0; k < ring.holders.size(); ++k) {
     const auto [p, i] = ring.holders[k];
-    double rate = m.hop_bytes_per_s[k];
-    if (price && price->bandwidth_s() > 0) rate = std::min(rate, flow.bytes / price->bandwidth_s() / ring.shard_load[k]);
-    flow.links.emplace_back((m.one_node ? keys.stage_keys : 0) + keys.first_stage_key[p] + static_cast<int>(i), rate);
+    flow.links.emplace_back((m.one_node ? keys.stage_keys : 0) + keys.first_stage_key[p] + static_cast<int>(i),
+                            m.hop_bytes_per_s[k]);
+  }
+  const std::optional<NcclPrice> price = PriceOf(ring, collectives, nccl);
+  if (price) {
+    flow.latency = SecondsToTime(price->latency_s);
+    // The group's own hops (links shared only with rings over the same GPUs), at the estimate's pace.
+    const int load = *std::max_element(ring.shard_load.begin(), ring.shard_load.end());
+    if (price->bandwidth_s() > 0)
+      flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus), flow.bytes / price->bandwidth_s() / load);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate);
@@ -465,13 +501,14 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
   for (int k = 0; k < n; ++k) {
     int64_t bytes = buckets[k];
     double steps = zero ? ring_steps : 2 * ring_steps;
-    CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    std::vector<RangeCollective> collectives = {
+        {zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, buckets[k]}};
     if (k == n - 1 && zero && ring.zero_stage < 3 && !options.overlap_param_gather) {
       bytes = (bytes + ring.param_bytes) / 2;
       steps = 2 * ring_steps;
-      op = CollectiveOp::kAllReduce;
+      collectives.push_back({CollectiveOp::kAllGather, ring.param_bytes});
     }
-    SharedFlow flow = RangeFlow(ring, keys, static_cast<double>(bytes), steps, op, nccl);
+    SharedFlow flow = RangeFlow(ring, keys, static_cast<double>(bytes), steps, collectives, nccl);
     flow.start = 0;
     for (const auto& [p, i] : ring.holders) {
       flow.start = std::max(flow.start, HolderReady(ring, pipelines[p], i, k, n, options.overlap_grad_reduce));
@@ -623,7 +660,7 @@ std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, co
   std::vector<SharedFlow> flows;
   for (const RangeRing& ring : rings) {
     flows.push_back(RangeFlow(ring, keys, static_cast<double>(ring.param_bytes), ring.parts.replicas - 1.0,
-                              CollectiveOp::kAllGather, nccl));
+                              {{CollectiveOp::kAllGather, ring.param_bytes}}, nccl));
     flows.back().start = 0;
   }
   const std::vector<Time> done = ShareLinks(flows);
@@ -641,7 +678,7 @@ namespace {
 // link's rate, then its latency.
 Time AloneTime(const RangeRing& ring, const StageKeys& keys, double bytes, double steps, CollectiveOp op,
                RangeNccl& nccl) {
-  const SharedFlow flow = RangeFlow(ring, keys, bytes, steps, op, nccl);
+  const SharedFlow flow = RangeFlow(ring, keys, bytes, steps, {{op, static_cast<int64_t>(bytes)}}, nccl);
   double rate = std::numeric_limits<double>::infinity();
   for (const auto& [key, r] : flow.links) rate = std::min(rate, r);
   return (flow.links.empty() || !(rate > 0) ? 0 : SecondsToTime(flow.bytes / rate)) + flow.latency;
