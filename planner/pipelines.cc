@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <optional>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -381,7 +381,8 @@ class RangeNccl {
     absl::StatusOr<collectives::CollectiveShape> alpha =
         collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
     if (!alpha.ok()) return out;
-    out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value()};
+    out =
+        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value()};
     return out;
   }
 
@@ -399,17 +400,6 @@ class RangeNccl {
   std::map<std::vector<int64_t>, int> hops_;
 };
 
-// Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
-// holding stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and
-// each crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x
-// 1/n of the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a
-// reduce-scatter or an all-gather n - 1). Where its shard groups are placed (RangeRing::shard_gpus), as
-// NCCL runs `collectives` (RangeNccl; ZeRO's reduce-scatter and all-gather each as itself, a ring, not as
-// the all-reduce of their mean, which NCCL may run as a tree): its latency NCCL's, and one more link,
-// its group's own hops (keys after the stages', shared with the rings over the same GPUs only: an SHM
-// connection joins one pair), at the pace at which the group alone moves the flow's bytes in the
-// estimates' bandwidth terms, shared by the shard groups a GPU joins (a TP-1 holder beside TP-2 ones
-// carries both shard groups through its hops: each gets half).
 // One collective a flow stands for: its op and its bytes per GPU of a shard group.
 struct RangeCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;
@@ -430,6 +420,17 @@ std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeC
   return sum;
 }
 
+// Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
+// holding stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and
+// each crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x
+// 1/n of the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a
+// reduce-scatter or an all-gather n - 1). Where its shard groups are placed (RangeRing::shard_gpus), as
+// NCCL runs `collectives` (RangeNccl; ZeRO's reduce-scatter and all-gather each as itself, a ring, not as
+// the all-reduce of their mean, which NCCL may run as a tree): its latency NCCL's, and one more link,
+// its group's own hops (keys after the stages', shared with the rings over the same GPUs only: an SHM
+// connection joins one pair), at the pace at which the group alone moves the flow's bytes in the
+// estimates' bandwidth terms, shared by the shard groups a GPU joins (a TP-1 holder beside TP-2 ones
+// carries both shard groups through its hops: each gets half).
 SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps,
                      const std::vector<RangeCollective>& collectives, RangeNccl& nccl) {
   SharedFlow flow;
@@ -449,7 +450,8 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
     // The group's own hops (links shared only with rings over the same GPUs), at the estimate's pace.
     const int load = *std::max_element(ring.shard_load.begin(), ring.shard_load.end());
     if (price->bandwidth_s() > 0)
-      flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus), flow.bytes / price->bandwidth_s() / load);
+      flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus),
+                              flow.bytes / price->bandwidth_s() / load);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate);
@@ -562,7 +564,8 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
 std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   std::vector<PricedPipeline> out;
   for (const PipelineOfType& p : c.pipelines) {
-    PricedPipeline& priced = out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}});
+    PricedPipeline& priced =
+        out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}});
     // Where WritePipelinesPlan places the stages: on the copy's group, then at its offset.
     absl::StatusOr<std::vector<spec::MeshSpec>> meshes = PlaceMeshes(*p.cluster, p.candidate.stages);
     if (!meshes.ok()) continue;
@@ -684,11 +687,12 @@ Time AloneTime(const RangeRing& ring, const StageKeys& keys, double bytes, doubl
   return (flow.links.empty() || !(rate > 0) ? 0 : SecondsToTime(flow.bytes / rate)) + flow.latency;
 }
 
-// What one layer weighs in its range's ZeRO-3 gathers: its dense parameters (the simulator's
-// GatherWeight, sim/executor/setup.cc; a tied matrix is refused with ZeRO-3 in a plan of pipelines).
+// What one layer weighs in its range's ZeRO-3 gathers: its dense parameters, and the tied matrix where
+// it holds it (the simulator's GatherWeight, sim/executor/setup.cc).
 double LayerGatherWeight(const workload::ModelCost& model, int layer) {
   const workload::LayerCost& l = model.layer(layer);
-  return static_cast<double>(l.param_count - l.expert_param_count);
+  return static_cast<double>(l.param_count - l.expert_param_count) +
+         (l.tied_with_embedding ? static_cast<double>(l.tied_param_count) : 0);
 }
 
 // Each layer of stage `i` of `pipe`: its gather's time over the shard groups of the range holding it.
@@ -710,8 +714,8 @@ std::vector<Time> StageLayerGathers(const workload::ModelCost& model, const std:
       const int64_t bytes = upto - done;
       done = upto;
       if (l < s.first_layer || l >= s.first_layer + s.num_layers) continue;
-      out.push_back(AloneTime(r, keys, static_cast<double>(bytes), r.parts.replicas - 1.0, CollectiveOp::kAllGather,
-                              nccl));
+      out.push_back(
+          AloneTime(r, keys, static_cast<double>(bytes), r.parts.replicas - 1.0, CollectiveOp::kAllGather, nccl));
     }
   }
   return out;

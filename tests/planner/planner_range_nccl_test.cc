@@ -49,7 +49,8 @@ workload::ModelCost ThreeLayerModel() {
 }
 
 std::unique_ptr<ClusterModel> LabCluster() {
-  absl::StatusOr<v1::Cluster> c = proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt"));
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt"));
   REQUIRE(c.ok());
   auto model = testing::ClusterModelOf(*c, spec::DType::kBf16);
   INFO(model.status().message());
@@ -63,8 +64,7 @@ struct FourPipelines {
   std::vector<std::vector<SearchedStage>> stages = std::vector<std::vector<SearchedStage>>(4);
   std::vector<Prediction> predictions = std::vector<Prediction>(4);
 
-  std::vector<PricedPipeline> Priced(const ClusterModel& cluster, int zero_stage, Time forward = 0,
-                                     Time backward = 0) {
+  std::vector<PricedPipeline> Priced(const ClusterModel& cluster, int zero_stage, Time forward = 0, Time backward = 0) {
     std::vector<PricedPipeline> out;
     for (int p = 0; p < 4; ++p) {
       SearchedStage s;
