@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -15,6 +18,7 @@
 #include "planner/mixed_replicas.h"
 #include "planner/plan_writer.h"
 #include "planner/shared_links.h"
+#include "sim/collectives/algorithms.h"
 #include "sim/workload/optimizer_step.h"
 #include "sim/workload/stage_cost.h"
 #include "sim/workload/tied_params.h"
@@ -207,19 +211,47 @@ struct RangeRing {
   Time ring = 0;                                   // alone (MixedRingTime)
   MixedRing parts;                                 // its bytes, latency and links (MixedRingOf)
   int64_t grad_bytes = 0;                          // per GPU of a shard group: its gradients
-  int64_t param_bytes = 0;                         // ZeRO-1/2: its parameters, which it all-gathers
+  int64_t param_bytes = 0;                         // ZeRO-1/2/3: its parameters, which it all-gathers
+  // Its first shard group's GPUs, holder after holder, each holder's replicas in order (TP rank 0 of
+  // each), as the simulator's groups (executor::ShardGroups); empty when a holder is not placed or mixed.
+  std::vector<GpuId> shard_gpus;
+  std::vector<int> shard_load;  // per holder: the shard groups each of its GPUs joins (finest TP / its TP)
 
   bool Holds(size_t p, size_t i) const {
     return std::find(holders.begin(), holders.end(), std::make_pair(p, i)) != holders.end();
   }
 };
 
+// The GPUs of `ring`'s first shard group and each holder's shard load (RangeRing::shard_gpus), from
+// the holders' `groups` placed at `first_gpu` (per holder; empty: not placed); none when a holder is
+// mixed or not placed. A GPU of replica r holds shard 0 at TP rank 0: mesh GPU r x CP x TP, node-major.
+void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                  const std::vector<int>& first_gpu, int finest, RangeRing& out) {
+  std::vector<GpuId> gpus;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const SearchedGroup& g = groups[k];
+    if (g.first_node < 0 || first_gpu[k] < 0) return;
+    const int per_replica = g.shape.gpus() / std::max(1, g.data_parallel);  // CP x TP
+    for (int r = 0; r < g.data_parallel; ++r) {
+      const int at = r * per_replica;
+      absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(g.island, g.first_node + at / g.shape.gpus_per_node,
+                                                             first_gpu[k] + at % g.shape.gpus_per_node);
+      if (!gpu.ok()) return;
+      gpus.push_back(*gpu);
+    }
+    out.shard_load.push_back(finest / std::max(1, g.tensor_parallel));
+  }
+  out.shard_gpus = std::move(gpus);
+}
+
 // `out.holders`' groups on `cluster` with their readiness and zero stage into `out`; `finest` their
 // finest TP.
 std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::vector<PricedPipeline>& pipelines,
                                         RangeRing& out, int& finest) {
   std::vector<SearchedGroup> groups;
+  std::vector<int> first_gpu;
   finest = 1;
+  bool mixed = false;
   for (const auto& [p, i] : out.holders) {
     const PricedPipeline& pipe = pipelines[p];
     const SearchedStage& s = (*pipe.stages)[i];
@@ -227,12 +259,15 @@ std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::
     g.island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
     g.shape = s.shape;
     g.first_node = i < pipe.first_node.size() ? pipe.first_node[i] : -1;  // -1: not placed
+    first_gpu.push_back(i < pipe.first_gpu.size() ? pipe.first_gpu[i] : -1);
     g.tensor_parallel = s.option.config.tensor_parallel;
     g.data_parallel = s.option.config.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
+    mixed = mixed || !s.groups.empty();
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
     out.zero_stage = s.option.config.zero_stage;
   }
+  if (!mixed) ShardGroupOf(cluster, groups, first_gpu, finest, out);
   return groups;
 }
 
@@ -258,10 +293,8 @@ RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& clus
   };
   int64_t bytes = range_bytes(options.grad_reduce_in_fp32);
   out.grad_bytes = bytes;
-  if (out.zero_stage == 1 || out.zero_stage == 2) {
-    out.param_bytes = range_bytes(false);
-    bytes = (bytes + out.param_bytes) / 2;
-  }
+  if (out.zero_stage >= 1) out.param_bytes = range_bytes(false);
+  if (out.zero_stage == 1 || out.zero_stage == 2) bytes = (bytes + out.param_bytes) / 2;
   PriceRing(cluster, groups, bytes, out);
   return out;
 }
@@ -308,12 +341,98 @@ StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>&
   return out;
 }
 
-// A collective of `bytes` per GPU over range `ring` as a flow over the links it crosses: each holding
-// stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and each
-// crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x 1/n of
-// the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a reduce-scatter
-// or an all-gather n - 1).
-SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps) {
+// NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
+// (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
+// ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
+// actual links): the estimate, whose bandwidth term waits for the slowest link its transfers cross (an
+// SHM connection inside a node without P2P, a NIC between nodes), and its latency part (launch, wire
+// and protocol step latencies: the same shape's estimate for no bytes).
+struct NcclPrice {
+  double seconds = 0;
+  double latency_s = 0;
+  double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
+};
+
+class RangeNccl {
+ public:
+  explicit RangeNccl(const ClusterModel& cluster) : topology_(cluster.topology()), router_(cluster.topology()) {}
+
+  // nullopt when `gpus` is not a group (fewer than two, nothing to move) or has no route.
+  std::optional<NcclPrice> Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes) {
+    if (gpus.size() < 2 || bytes <= 0) return std::nullopt;
+    std::vector<int64_t> key = {static_cast<int64_t>(op), bytes};
+    for (GpuId g : gpus) key.push_back(g.value());
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::optional<NcclPrice>& out = cache_[key];
+    collectives::CollectiveRequest req;
+    req.op = op;
+    req.gpus = gpus;
+    req.bytes = bytes;
+    if (!collectives::ValidateRequest(topology_, req).ok()) return out;
+    absl::StatusOr<collectives::ShapeChoice> choice = collectives::ChooseShape(topology_, router_, req);
+    if (!choice.ok()) return out;
+    const collectives::CollectiveShape& shape = choice->shape;
+    collectives::CollectiveRequest tiny = req;
+    tiny.algorithm = shape.algorithm;
+    tiny.inter_node = shape.inter_node;
+    tiny.channels = shape.channels;
+    tiny.chunks = shape.chunks;
+    tiny.bytes = 0;  // the same shape's estimate without a bandwidth term
+    absl::StatusOr<collectives::CollectiveShape> alpha =
+        collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
+    if (!alpha.ok()) return out;
+    out =
+        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value()};
+    return out;
+  }
+
+  // One index per distinct group of GPUs (in order): the hops of rings over the same GPUs are the same links.
+  int HopsOf(const std::vector<GpuId>& gpus) {
+    std::vector<int64_t> key;
+    for (GpuId g : gpus) key.push_back(g.value());
+    return hops_.try_emplace(std::move(key), static_cast<int>(hops_.size())).first->second;
+  }
+
+ private:
+  const topology::Topology& topology_;
+  topology::Router router_;
+  std::map<std::vector<int64_t>, std::optional<NcclPrice>> cache_;
+  std::map<std::vector<int64_t>, int> hops_;
+};
+
+// One collective a flow stands for: its op and its bytes per GPU of a shard group.
+struct RangeCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int64_t bytes = 0;
+};
+
+// NCCL's price of `collectives` one after another over `ring`'s first shard group; nullopt when any
+// is not priced (the ring is not placed, or mixed).
+std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
+                                 RangeNccl& nccl) {
+  NcclPrice sum;
+  for (const RangeCollective& c : collectives) {
+    const std::optional<NcclPrice> one = nccl.Of(ring.shard_gpus, c.op, c.bytes);
+    if (!one) return std::nullopt;
+    sum.seconds += one->seconds;
+    sum.latency_s += one->latency_s;
+  }
+  return sum;
+}
+
+// Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
+// holding stage's NIC share or, when its holders all sit on one node, the stage's GPUs' links on it, and
+// each crossing between two of its islands (negative keys), with a ring's terms over n GPUs: `steps` x
+// 1/n of the bytes and `steps` latencies (an all-reduce 2 (n - 1), as RingAllReduceSeconds; a
+// reduce-scatter or an all-gather n - 1). Where its shard groups are placed (RangeRing::shard_gpus), as
+// NCCL runs `collectives` (RangeNccl; ZeRO's reduce-scatter and all-gather each as itself, a ring, not as
+// the all-reduce of their mean, which NCCL may run as a tree): its latency NCCL's, and one more link,
+// its group's own hops (keys after the stages', shared with the rings over the same GPUs only: an SHM
+// connection joins one pair), at the pace at which the group alone moves the flow's bytes in the
+// estimates' bandwidth terms, shared by the shard groups a GPU joins (a TP-1 holder beside TP-2 ones
+// carries both shard groups through its hops: each gets half).
+SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes, double steps,
+                     const std::vector<RangeCollective>& collectives, RangeNccl& nccl) {
   SharedFlow flow;
   flow.start = ring.ready;
   const MixedRing& m = ring.parts;
@@ -324,6 +443,15 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
     const auto [p, i] = ring.holders[k];
     flow.links.emplace_back((m.one_node ? keys.stage_keys : 0) + keys.first_stage_key[p] + static_cast<int>(i),
                             m.hop_bytes_per_s[k]);
+  }
+  const std::optional<NcclPrice> price = PriceOf(ring, collectives, nccl);
+  if (price) {
+    flow.latency = SecondsToTime(price->latency_s);
+    // The group's own hops (links shared only with rings over the same GPUs), at the estimate's pace.
+    const int load = *std::max_element(ring.shard_load.begin(), ring.shard_load.end());
+    if (price->bandwidth_s() > 0)
+      flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus),
+                              flow.bytes / price->bandwidth_s() / load);
   }
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
     if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate);
@@ -366,20 +494,23 @@ Time HolderReady(const RangeRing& ring, const PricedPipeline& pipe, size_t i, in
 // the last one with the range's all-gather (an all-reduce of their mean, as without buckets) unless the
 // gathers run at the start. The index of its last flow.
 size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const std::vector<PricedPipeline>& pipelines,
-                     const StageKeys& keys, std::vector<SharedFlow>& flows) {
+                     const StageKeys& keys, RangeNccl& nccl, std::vector<SharedFlow>& flows) {
   const std::vector<int64_t> buckets = BucketsOf(ring.grad_bytes, options.grad_bucket_bytes, ring.tied);
-  const bool zero = ring.zero_stage == 1 || ring.zero_stage == 2;
+  const bool zero = ring.zero_stage >= 1;  // ZeRO-3: the reduce-scatters alone, nothing gathers after the step
   const int n = static_cast<int>(buckets.size());
   const double ring_steps = ring.parts.replicas - 1.0;
   int after = -1;
   for (int k = 0; k < n; ++k) {
     int64_t bytes = buckets[k];
     double steps = zero ? ring_steps : 2 * ring_steps;
-    if (k == n - 1 && zero && !options.overlap_param_gather) {
+    std::vector<RangeCollective> collectives = {
+        {zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, buckets[k]}};
+    if (k == n - 1 && zero && ring.zero_stage < 3 && !options.overlap_param_gather) {
       bytes = (bytes + ring.param_bytes) / 2;
       steps = 2 * ring_steps;
+      collectives.push_back({CollectiveOp::kAllGather, ring.param_bytes});
     }
-    SharedFlow flow = RangeFlow(ring, keys, static_cast<double>(bytes), steps);
+    SharedFlow flow = RangeFlow(ring, keys, static_cast<double>(bytes), steps, collectives, nccl);
     flow.start = 0;
     for (const auto& [p, i] : ring.holders) {
       flow.start = std::max(flow.start, HolderReady(ring, pipelines[p], i, k, n, options.overlap_grad_reduce));
@@ -419,7 +550,7 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
   const SearchedStage& s = (*pipe.stages)[i];
   const int zero = s.option.config.zero_stage;
   state_delta = 0;
-  if (zero != 1 && zero != 2) return s.option.optimizer_passes;
+  if (zero < 1) return s.option.optimizer_passes;
   const int tp = s.option.config.tensor_parallel;
   const workload::StageMemory held = RangeStates(model, rings, p, i, tp, zero, grad_reduce_in_fp32);
   state_delta = held.ModelStateBytes() - s.option.state_bytes;
@@ -433,13 +564,15 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
 std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   std::vector<PricedPipeline> out;
   for (const PipelineOfType& p : c.pipelines) {
-    PricedPipeline& priced = out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}});
+    PricedPipeline& priced =
+        out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}});
     // Where WritePipelinesPlan places the stages: on the copy's group, then at its offset.
     absl::StatusOr<std::vector<spec::MeshSpec>> meshes = PlaceMeshes(*p.cluster, p.candidate.stages);
     if (!meshes.ok()) continue;
     for (const spec::MeshSpec& m : *meshes) {
       const auto at = p.offset.find(m.island);
       priced.first_node.push_back(static_cast<int>(m.first_node + (at == p.offset.end() ? 0 : at->second.first_node)));
+      priced.first_gpu.push_back(static_cast<int>(m.first_gpu + (at == p.offset.end() ? 0 : at->second.first_gpu)));
     }
   }
   return out;
@@ -484,9 +617,10 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
   // max-min as the simulator's network); a range's buckets one after another; a stage steps once all its
   // ranges are reduced.
   const StageKeys keys = KeysOf(cluster, pipelines);
+  RangeNccl nccl(cluster);
   std::vector<SharedFlow> flows;
   std::vector<size_t> last_flow;
-  for (const RangeRing& ring : rings) last_flow.push_back(AddRangeFlows(ring, options, pipelines, keys, flows));
+  for (const RangeRing& ring : rings) last_flow.push_back(AddRangeFlows(ring, options, pipelines, keys, nccl, flows));
   const std::vector<Time> done = ShareLinks(flows);
   for (size_t r = 0, f = 0; r < rings.size(); ++r) {
     for (const auto& [p, i] : rings[r].holders) reduced[p][i] = std::max(reduced[p][i], done[last_flow[r]]);
@@ -525,9 +659,11 @@ std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, co
   if (rings.empty() || !std::all_of(rings.begin(), rings.end(), zero)) return {};
   // Every range's all-gather (n - 1 steps of 1/n of its parameters) from the start, at once.
   const StageKeys keys = KeysOf(cluster, pipelines);
+  RangeNccl nccl(cluster);
   std::vector<SharedFlow> flows;
   for (const RangeRing& ring : rings) {
-    flows.push_back(RangeFlow(ring, keys, static_cast<double>(ring.param_bytes), ring.parts.replicas - 1.0));
+    flows.push_back(RangeFlow(ring, keys, static_cast<double>(ring.param_bytes), ring.parts.replicas - 1.0,
+                              {{CollectiveOp::kAllGather, ring.param_bytes}}, nccl));
     flows.back().start = 0;
   }
   const std::vector<Time> done = ShareLinks(flows);
@@ -535,6 +671,85 @@ std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, co
   for (const PricedPipeline& p : pipelines) out.emplace_back(p.stages->size(), Time());
   for (size_t r = 0; r < rings.size(); ++r) {
     for (const auto& [p, i] : rings[r].holders) out[p][i] = std::max(out[p][i], done[r]);
+  }
+  return out;
+}
+
+namespace {
+
+// `ring`'s collective `op` of `bytes` per GPU alone on its links (RangeFlow): its bytes at its slowest
+// link's rate, then its latency.
+Time AloneTime(const RangeRing& ring, const StageKeys& keys, double bytes, double steps, CollectiveOp op,
+               RangeNccl& nccl) {
+  const SharedFlow flow = RangeFlow(ring, keys, bytes, steps, {{op, static_cast<int64_t>(bytes)}}, nccl);
+  double rate = std::numeric_limits<double>::infinity();
+  for (const auto& [key, r] : flow.links) rate = std::min(rate, r);
+  return (flow.links.empty() || !(rate > 0) ? 0 : SecondsToTime(flow.bytes / rate)) + flow.latency;
+}
+
+// What one layer weighs in its range's ZeRO-3 gathers: its dense parameters, and the tied matrix where
+// it holds it (the simulator's GatherWeight, sim/executor/setup.cc).
+double LayerGatherWeight(const workload::ModelCost& model, int layer) {
+  const workload::LayerCost& l = model.layer(layer);
+  return static_cast<double>(l.param_count - l.expert_param_count) +
+         (l.tied_with_embedding ? static_cast<double>(l.tied_param_count) : 0);
+}
+
+// Each layer of stage `i` of `pipe`: its gather's time over the shard groups of the range holding it.
+std::vector<Time> StageLayerGathers(const workload::ModelCost& model, const std::vector<RangeRing>& rings,
+                                    const StageKeys& keys, RangeNccl& nccl, size_t p, size_t i,
+                                    const SearchedStage& s) {
+  std::vector<Time> out;
+  for (const RangeRing& r : rings) {
+    if (r.tied || !r.Holds(p, i)) continue;
+    double weight = 0;
+    for (int l = r.first; l < r.end; ++l) weight += LayerGatherWeight(model, l);
+    // The range's parameter bytes split over its layers by weight, rounded cumulatively (LayerGatherBytes).
+    double cumulative = 0;
+    int64_t done = 0;
+    for (int l = r.first; l < r.end; ++l) {
+      cumulative += LayerGatherWeight(model, l);
+      const int64_t upto =
+          weight > 0 ? std::llround(static_cast<double>(r.param_bytes) * cumulative / weight) : int64_t{0};
+      const int64_t bytes = upto - done;
+      done = upto;
+      if (l < s.first_layer || l >= s.first_layer + s.num_layers) continue;
+      out.push_back(
+          AloneTime(r, keys, static_cast<double>(bytes), r.parts.replicas - 1.0, CollectiveOp::kAllGather, nccl));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const ClusterModel& cluster, bool prefetch,
+                                         const std::vector<PricedPipeline>& pipelines) {
+  ZeroThreeGathers out;
+  const std::vector<RangeRing> rings = RingsOf(model, cluster, {}, pipelines);
+  if (rings.empty() || !std::all_of(rings.begin(), rings.end(), [](const RangeRing& r) { return r.zero_stage == 3; }))
+    return out;
+  const StageKeys keys = KeysOf(cluster, pipelines);
+  RangeNccl nccl(cluster);
+  out.forward.resize(pipelines.size());
+  out.backward.resize(pipelines.size());
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    for (size_t i = 0; i < pipelines[p].stages->size(); ++i) {
+      const SearchedStage& s = (*pipelines[p].stages)[i];
+      const std::vector<Time> gather = StageLayerGathers(model, rings, keys, nccl, p, i, s);
+      // With zero3_prefetch each gather hides behind the layer before it in pass order, each layer an
+      // equal part of the pass (the simulator's AddGatherTimes, with each layer's own compute time).
+      const size_t n = gather.size();
+      const Time layer_forward = s.option.forward / std::max<int64_t>(1, static_cast<int64_t>(n));
+      const Time layer_backward = s.option.backward / std::max<int64_t>(1, static_cast<int64_t>(n));
+      Time forward = 0, backward = 0;
+      for (size_t k = 0; k < n; ++k) {
+        forward += prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
+        backward += prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
+      }
+      out.forward[p].push_back(forward);
+      out.backward[p].push_back(backward);
+    }
   }
   return out;
 }

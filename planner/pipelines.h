@@ -165,6 +165,9 @@ struct PricedPipeline {
   // Per stage: the first node of its mesh in its island (the plan's Mesh.first_node), which tells the
   // ranges whose holders all sit on one node (their rings then stay on its links); empty: not placed.
   std::vector<int> first_node;
+  // Per stage: the first GPU of its mesh in each node (Mesh.first_gpu): with first_node, the GPUs of a
+  // range's shard groups, whose collectives NCCL's model prices as the simulator does (RangeNccl).
+  std::vector<int> first_gpu;
 };
 
 struct LayerRangesPrice {
@@ -227,6 +230,20 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
 // common as PriceLayerRanges' rings do; what the stage's first forward waits for. Empty otherwise.
 std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, const ClusterModel& cluster,
                                             const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
+
+// ZeRO-3 in a plan of pipelines (every range's holders at zero_stage 3), as the simulator runs it
+// (sim/executor/setup.cc, RangeGathers): each layer's parameters are all-gathered before its forward
+// and again before its backward over the shard groups of the range holding it, every GPU of every
+// pipeline that holds the range, its share of the range's parameter bytes by dense parameter count,
+// each gather alone on the links as NCCL runs it (RangeFlow); exposed, or with `prefetch`
+// (Plan.zero3_prefetch) hidden up to the compute of the layer before it in pass order (each layer an
+// equal part of the stage's pass). [pipeline][stage]: a forward's and a backward's exposed gathers;
+// empty when the ranges are not at ZeRO-3.
+struct ZeroThreeGathers {
+  std::vector<std::vector<Time>> forward, backward;
+};
+ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const ClusterModel& cluster, bool prefetch,
+                                         const std::vector<PricedPipeline>& pipelines);
 
 // Pipeline `p`'s prediction with its stages' grad_sync (their early gather waits added, as the report
 // counts them) and its iteration (its end) from `price`.

@@ -223,9 +223,23 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     Profiler profiler = PlanProfiler(model, cluster, one);
     HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one));
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
-    std::vector<int> first_node;
-    for (const spec::StageSpec& st : one.stages) first_node.push_back(static_cast<int>(st.mesh.first_node));
-    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node)});
+    std::vector<int> first_node, first_gpu;
+    for (const spec::StageSpec& st : one.stages) {
+      first_node.push_back(static_cast<int>(st.mesh.first_node));
+      first_gpu.push_back(static_cast<int>(st.mesh.first_gpu));
+    }
+    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node), std::move(first_gpu)});
+  }
+  // ZeRO-3: every pass gathers its layers over their ranges' shard groups (not over the stage's own
+  // replicas, none at DP 1): each pipeline predicted again with its passes longer by the exposed gathers.
+  const ZeroThreeGathers gathers = RangeGathersOfZeroThree(model, cluster, plan.zero3_prefetch, priced);
+  for (size_t p = 0; p < gathers.forward.size(); ++p) {
+    for (size_t i = 0; i < stages[p].size(); ++i) {
+      stages[p][i].option.forward += gathers.forward[p][i];
+      stages[p][i].option.backward += gathers.backward[p][i];
+    }
+    Profiler profiler = PlanProfiler(model, cluster, ones[p]);
+    HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, ones[p], stages[p]));
   }
   // The simulator's overlap (layer_range_sync.cc, ReadyAt) needs one model chunk per stage.
   const RangeOptions options{.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32,

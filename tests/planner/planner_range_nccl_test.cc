@@ -1,0 +1,217 @@
+// The planner's price of a plan of pipelines' layer ranges as NCCL runs them (issue 39) against closed
+// forms on the lab cluster (examples/cluster-lab-pcie.pbtxt: RTX 4090 nodes without GPU peer-to-peer,
+// NCCL's SHM connections at 2 channels x 0.95 GB/s; one 100 Gb/s Ethernet NIC a node): four one-GPU
+// pipelines on GPUs 0 and 1 of two nodes hold one range, whose ring (as the simulator groups it by
+// node) has two SHM hops inside the nodes and two NIC hops between them. A ring's step waits for its
+// slowest hop; each collective pays NCCL's launch latency once and its protocol's step latency and the
+// route's wire latency every step, with the protocol of the smallest time (nccl_model.h):
+//   reduce-scatter or all-gather of b bytes over p GPUs = launch + (p - 1) x max over hops of
+//   (wire + step latency + b / p / (rate x the protocol's payload share)),
+// so a large bucket runs at the SHM hop (not the NIC's share the planner used to give it) and a small
+// one costs p - 1 latencies plus its bytes over the bandwidth. ZeRO-3's gathers: every layer of a stage
+// gathers its parameters over the range's GPUs before its forward and again before its backward.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "base/spec/cluster.h"
+#include "planner/pipelines.h"
+#include "proto/inputs.h"
+#include "proto/resolve.h"
+#include "sim/collectives/nccl_model.h"
+#include "sim/workload/model_cost.h"
+#include "tests/planner/planner_test_util.h"
+#include "topology/routing.h"
+
+namespace hetsim::planner {
+namespace {
+
+constexpr double kParams[] = {1e7, 2e7, 3e7};  // three layers' parameters (BF16: 2 bytes each)
+
+workload::ModelCost ThreeLayerModel() {
+  v1::Model m;
+  m.set_name("three");
+  m.set_dtype(v1::BF16);
+  v1::LayerList* list = m.mutable_layer_list();
+  list->set_seq_length(1024);
+  for (double params : kParams) {
+    v1::Layer* l = list->add_layers();
+    l->set_name("l");
+    l->set_forward_gflop_per_sample(10);
+    l->set_param_count(static_cast<uint64_t>(params));
+    l->set_activation_bytes_per_sample(1000000);
+    l->set_output_bytes_per_sample(1000000);
+  }
+  return workload::ModelCost::Create(proto::ResolveModel(m, "model"));
+}
+
+std::unique_ptr<ClusterModel> LabCluster() {
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt"));
+  REQUIRE(c.ok());
+  auto model = testing::ClusterModelOf(*c, spec::DType::kBf16);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  return *std::move(model);
+}
+
+// Four one-stage pipelines of every layer at `zero_stage`, each on one RTX 4090 ({node, GPU}: 0 0, 0 1,
+// 1 0, 1 1), every last backward ending at 1 ms.
+struct FourPipelines {
+  std::vector<std::vector<SearchedStage>> stages = std::vector<std::vector<SearchedStage>>(4);
+  std::vector<Prediction> predictions = std::vector<Prediction>(4);
+
+  std::vector<PricedPipeline> Priced(const ClusterModel& cluster, int zero_stage, Time forward = 0, Time backward = 0) {
+    std::vector<PricedPipeline> out;
+    for (int p = 0; p < 4; ++p) {
+      SearchedStage s;
+      s.first_layer = 0;
+      s.num_layers = 3;
+      s.island = 0;
+      s.shape = {1, 1};
+      s.option.config.zero_stage = zero_stage;
+      s.option.forward = forward;
+      s.option.backward = backward;
+      stages[p] = {s};
+      predictions[p].stages.assign(1, StagePrediction{});
+      predictions[p].stages[0].last_backward_end = MillisecondsToTime(1);
+      predictions[p].pipeline = MillisecondsToTime(1);
+      out.push_back({&cluster, &stages[p], &predictions[p], {p / 2}, {p % 2}});
+    }
+    return out;
+  }
+};
+
+// The ring's GPUs in the simulator's order and what a hop of it costs under protocol `p`.
+struct Ring {
+  const ClusterModel& cluster;
+  std::vector<GpuId> gpus;
+
+  struct Hop {
+    double latency_s = 0;    // wire + the protocol's step latency
+    double bytes_per_s = 0;  // the route's bottleneck x the protocol's payload share
+  };
+  Hop HopOf(size_t k, collectives::NcclProtocol p) const {
+    topology::Router router(cluster.topology());
+    absl::StatusOr<const topology::Route*> route = router.GpuRoute(gpus[k], gpus[(k + 1) % gpus.size()]);
+    REQUIRE(route.ok());
+    return {TimeToSeconds(router.Latency(**route) + collectives::RouteStepLatency(cluster.topology(), **route, p)),
+            router.BottleneckBytesPerSecond(**route) * collectives::ProtocolBandwidthFraction(p)};
+  }
+  // A reduce-scatter or an all-gather of `bytes`: the closed form above at its fastest protocol.
+  double HalfSeconds(double bytes) const {
+    const double n = static_cast<double>(gpus.size());
+    double best = std::numeric_limits<double>::infinity();
+    for (collectives::NcclProtocol p : collectives::CandidateProtocols(cluster.topology(), std::nullopt)) {
+      double step = 0;
+      for (size_t k = 0; k < gpus.size(); ++k) {
+        const Hop h = HopOf(k, p);
+        step = std::max(step, h.latency_s + bytes / n / h.bytes_per_s);
+      }
+      best = std::min(best, TimeToSeconds(collectives::LaunchLatency(cluster.topology(), gpus)) + (n - 1) * step);
+    }
+    return best;
+  }
+};
+
+Ring LabRing(const ClusterModel& cluster) {
+  Ring r{cluster, {}};
+  for (int p = 0; p < 4; ++p) {
+    absl::StatusOr<GpuId> g = cluster.topology().GpuIdOf(0, p / 2, p % 2);
+    REQUIRE(g.ok());
+    r.gpus.push_back(*g);
+  }
+  return r;
+}
+
+double BucketSeconds(const LayerRangesPrice& price, size_t k) {
+  REQUIRE(price.range_times.size() == 1);
+  return TimeToSeconds(price.range_times[0].bucket_end[k] - price.range_times[0].bucket_start[k]);
+}
+
+TEST_CASE("range rings: a ring of four GPUs waits for its SHM hops, at their alpha-beta",
+          "[planner][pipelines][ranges][nccl]") {
+  const workload::ModelCost model = ThreeLayerModel();
+  const std::unique_ptr<ClusterModel> cluster = LabCluster();
+  const Ring ring = LabRing(*cluster);
+  const double shm = spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS;
+  // Hops 0 -> 1 and 2 -> 3 are SHM connections inside a node, 1 -> 2 and 3 -> 0 the NICs (100 Gb/s at
+  // Ethernet's 80%: 10 GB/s), over 5 times faster.
+  const Ring::Hop inside = ring.HopOf(0, collectives::NcclProtocol::kSimple);
+  const Ring::Hop between = ring.HopOf(1, collectives::NcclProtocol::kSimple);
+  CHECK(inside.bytes_per_s == Approx(shm).epsilon(1e-12));
+  CHECK(between.bytes_per_s > 5 * shm);
+  // ZeRO-1 with the gathers at the start: after the backward the range only reduce-scatters its
+  // gradients, B = 2 x 6e7 bytes, in one bucket: launch + 3 (alpha + B / 4 / shm).
+  FourPipelines four;
+  const double bytes = 2 * (kParams[0] + kParams[1] + kParams[2]);
+  const LayerRangesPrice price =
+      PriceLayerRanges(model, *cluster, {.overlap_param_gather = true}, four.Priced(*cluster, 1));
+  const double launch = TimeToSeconds(collectives::LaunchLatency(cluster->topology(), ring.gpus));
+  const double closed = launch + 3 * (inside.latency_s + bytes / 4 / shm);
+  CHECK(ring.HalfSeconds(bytes) == Approx(closed).epsilon(1e-9));  // Simple, at the SHM hop
+  CHECK(BucketSeconds(price, 0) == Approx(closed).epsilon(1e-6));
+  // The NIC's share alone (the price before) is over 5 times shorter.
+  CHECK(BucketSeconds(price, 0) > 5 * 3 * bytes / 4 / between.bytes_per_s);
+}
+
+TEST_CASE("range rings: a small bucket costs p - 1 latencies plus its bytes over the bandwidth",
+          "[planner][pipelines][ranges][nccl]") {
+  const workload::ModelCost model = ThreeLayerModel();
+  const std::unique_ptr<ClusterModel> cluster = LabCluster();
+  const Ring ring = LabRing(*cluster);
+  FourPipelines four;
+  const double bytes = 2 * (kParams[0] + kParams[1] + kParams[2]);
+  const int64_t bucket = 64 << 10;
+  const LayerRangesPrice price = PriceLayerRanges(
+      model, *cluster, {.grad_bucket_bytes = bucket, .overlap_param_gather = true}, four.Priced(*cluster, 1));
+  const size_t buckets = static_cast<size_t>((static_cast<int64_t>(bytes) + bucket - 1) / bucket);
+  REQUIRE(price.range_times[0].bucket_end.size() == buckets);
+  const double one = ring.HalfSeconds(static_cast<double>(bucket));
+  // 3 latencies (launch once) and 3/4 of 64 KiB over the slowest hop: latency-bound, not free.
+  CHECK(one > 3 * ring.HopOf(0, collectives::NcclProtocol::kSimple).latency_s);
+  for (size_t k : {size_t{0}, buckets / 2, buckets - 2}) CHECK(BucketSeconds(price, k) == Approx(one).epsilon(1e-6));
+  const double last = ring.HalfSeconds(bytes - static_cast<double>(bucket) * static_cast<double>(buckets - 1));
+  CHECK(BucketSeconds(price, buckets - 1) == Approx(last).epsilon(1e-6));
+  // One after another from the holders' last backward (1 ms): the range ends after all of them.
+  CHECK(TimeToSeconds(price.range_times[0].bucket_end.back()) ==
+        Approx(1e-3 + static_cast<double>(buckets - 1) * one + last).epsilon(1e-6));
+}
+
+TEST_CASE("range rings: ZeRO-3 gathers every layer over the range's GPUs in each pass",
+          "[planner][pipelines][ranges][nccl][zero]") {
+  const workload::ModelCost model = ThreeLayerModel();
+  const std::unique_ptr<ClusterModel> cluster = LabCluster();
+  const Ring ring = LabRing(*cluster);
+  FourPipelines four;
+  // Each layer all-gathers its 2 x params bytes over the four GPUs (a pipeline of DP 1 gathered nothing).
+  std::vector<double> gather;
+  double sum = 0;
+  for (double params : kParams) sum += gather.emplace_back(ring.HalfSeconds(2 * params));
+  const ZeroThreeGathers exposed = RangeGathersOfZeroThree(model, *cluster, false, four.Priced(*cluster, 3));
+  REQUIRE(exposed.forward.size() == 4);
+  for (size_t p = 0; p < 4; ++p) {
+    CHECK(TimeToSeconds(exposed.forward[p][0]) == Approx(sum).epsilon(1e-6));
+    CHECK(TimeToSeconds(exposed.backward[p][0]) == Approx(sum).epsilon(1e-6));
+  }
+  // zero3_prefetch: each gather hides behind the layer before it in pass order (a third of the pass):
+  // the forward exposes the first layer's and what the next two outlast, the backward the last's.
+  const Time pass = SecondsToTime(3 * gather[1]);
+  const ZeroThreeGathers hidden = RangeGathersOfZeroThree(model, *cluster, true, four.Priced(*cluster, 3, pass, pass));
+  const double layer = TimeToSeconds(pass / 3);
+  const double forward = gather[0] + std::max(0.0, gather[1] - layer) + std::max(0.0, gather[2] - layer);
+  const double backward = std::max(0.0, gather[0] - layer) + std::max(0.0, gather[1] - layer) + gather[2];
+  CHECK(TimeToSeconds(hidden.forward[0][0]) == Approx(forward).epsilon(1e-6));
+  CHECK(TimeToSeconds(hidden.backward[0][0]) == Approx(backward).epsilon(1e-6));
+  // Not at ZeRO-3: nothing.
+  CHECK(RangeGathersOfZeroThree(model, *cluster, false, four.Priced(*cluster, 1)).forward.empty());
+  // After the backward a ZeRO-3 range reduce-scatters its gradients once, nothing gathers after the step.
+  const LayerRangesPrice price = PriceLayerRanges(model, *cluster, {}, four.Priced(*cluster, 3));
+  CHECK(BucketSeconds(price, 0) == Approx(ring.HalfSeconds(2 * (kParams[0] + kParams[1] + kParams[2]))).epsilon(1e-6));
+}
+
+}  // namespace
+}  // namespace hetsim::planner
