@@ -82,11 +82,12 @@ TEST_CASE("hetsim sweep plans each point when the sweep has no plan", "[sweep][c
                        Catch::Contains("\"schedule\":\"1F1B\",\"status\":\"ok\""));
 }
 
-TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and a microbatch count that breaks the gathers",
+TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and an A6000 pipeline at another microbatch count",
           "[sweep][cli]") {
   // The lab pipelines at ZeRO-3 (every pipeline 8 microbatches): zero3_prefetch hides each layer's
-  // gather behind the layer before it; an A6000 pipeline at micro-batch 1 would run 16 microbatches,
-  // whose gathers the others do not join: that point is invalid, named in its row, and the sweep goes on.
+  // gather behind the layer before it; an A6000 pipeline at micro-batch 1 runs 16 microbatches, and the
+  // others, done with their 8, join its remaining gathers (session 36; an invalid row before): it runs, and
+  // takes longer (its 16 passes' gathers at 1 sample each against 8 at 2).
   const std::string dir = SweepFolder("cli-zero3");
   WriteFile(dir, "zero3.pbtxt",
             absl::StrCat("cluster_path: \"cluster-lab-pcie.pbtxt\"\n", "plan_path: \"", HETSIM_SOURCE_DIR,
@@ -106,9 +107,9 @@ TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and a microba
     return std::stod(row.substr(row.find(',', row.find(',', row.find(',') + 1) + 1) + 1));
   };
   CHECK(ok(2) < ok(0));  // the prefetched gathers hide behind the layers' compute
-  CHECK_THAT(rows, Catch::Contains("1,false,1,,,,,,,,,,,,,,invalid,") &&
-                       Catch::Contains("pipelines[4].batch_share: 16 samples make 16 microbatches of 1, but "
-                                       "pipelines[0] runs 8: under zero_stage 3"));
+  CHECK(ok(1) > ok(0));  // 16 microbatches of 1, each pass gathering its layers, against 8 of 2
+  CHECK(ok(3) > ok(2));
+  CHECK_THAT(rows, !Catch::Contains("invalid"));
 }
 
 // Copies `from` into `dir` under `name`; returns the copy's path.
