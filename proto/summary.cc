@@ -235,8 +235,9 @@ std::string DescribeRangeZero(const Plan& p) {
         "  ZeRO-3 per layer range: parameters, gradients and optimizer states shard over every GPU that holds "
         "the range; each pass gathers its layers' parameters over them, the gradients reduce-scatter\n";
     if (p.tied_embedding_grad_sync()) {
-      out += "  ZeRO-3 tied matrix: shards over every pipeline's first and last stage, gathered with the embedding "
-             "(or the head) before every pass\n";
+      out +=
+          "  ZeRO-3 tied matrix: shards over every pipeline's first and last stage, gathered with the embedding "
+          "(or the head) before every pass\n";
     }
     std::vector<uint64_t> counts;
     for (const hetsim::v1::Pipeline& pl : p.pipelines()) {

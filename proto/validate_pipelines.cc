@@ -107,13 +107,8 @@ void CheckStages(Problems& p, const Plan& plan) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
-      if (!st.replica_groups().empty() && st.zero_stage() > 0) {
-        // Each group would keep its ranges' shards at its own TP (per-group states and steps): not modelled.
-        p.Add(at + "replica_groups",
-              "not supported with zero_stage %d in a plan of pipelines (a mixed stage's groups would shard each "
-              "layer range's states at their own tensor_parallel); without ZeRO they run",
-              st.zero_stage());
-      }
+      // A mixed stage (replica_groups) under ZeRO: each group keeps its ranges' shards at its own TP
+      // (executor::ShardStatesOverRanges).
       if (st.zero_stage() > 3) {
         // Out of range: compared with the first stage's, it blamed the stages that agree (session 33).
         p.Add(at + "zero_stage", "%d is outside [0, 3]", st.zero_stage());

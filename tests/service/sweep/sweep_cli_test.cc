@@ -112,6 +112,31 @@ TEST_CASE("hetsim sweep over a ZeRO-3 plan of pipelines: prefetch, and an A6000 
   CHECK_THAT(rows, !Catch::Contains("invalid"));
 }
 
+TEST_CASE("hetsim sweep over a mixed-type stage of a pipeline under ZeRO-1: the link its shard groups cross",
+          "[sweep][cli]") {
+  // The A100 TP-2 replica and the V100 replicas of one stage shard each layer range over the 5 Gb/s link
+  // between the islands (session 36; refused before): a faster link shortens the ranges' reduce-scatters
+  // and all-gathers, and so the iteration.
+  const std::string dir = SweepFolder("cli-mixed-zero");
+  WriteFile(dir, "mixed.pbtxt",
+            absl::StrCat("cluster_path: \"cluster-hapt-case.pbtxt\"\n", "plan_path: \"", HETSIM_SOURCE_DIR,
+                         "/tests/planner_data/plan-pipelines-mixed-types-zero1.pbtxt\"\n",
+                         "axes { path: \"cluster.inter_island_links[0].bandwidth_gbps\" values: [\"5\", \"100\"] }\n"));
+  REQUIRE(Hetsim(dir, absl::StrCat("sweep ", dir, "/mixed.pbtxt -o ", dir, "/mixed.csv")).exit_code == 0);
+  const std::string rows = ReadFile(dir + "/mixed.csv");
+  INFO(rows);
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 3);
+  CHECK_THAT(rows, !Catch::Contains("invalid"));
+  const auto iteration = [&](int point) {
+    const size_t at = rows.find(absl::StrCat("\n", point, ","));
+    REQUIRE(at != std::string::npos);
+    const std::string row = rows.substr(at + 1, rows.find('\n', at + 1) - at - 1);
+    CHECK_THAT(row, Catch::Contains(",ok,"));
+    return std::stod(row.substr(row.find(',', row.find(',') + 1) + 1));  // point, bandwidth, iteration_time_ms
+  };
+  CHECK(iteration(1) < iteration(0));
+}
+
 // Copies `from` into `dir` under `name`; returns the copy's path.
 std::string CopyInto(const std::filesystem::path& dir, const std::string& from, const std::string& name) {
   const std::string to = (dir / name).string();

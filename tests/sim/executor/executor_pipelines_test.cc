@@ -1121,3 +1121,47 @@ TEST_CASE("Under ZeRO-3 with the tied sync each copy gathers the tied matrix ove
   const auto& end = sim.pipeline_sync.stage_end;
   CHECK(end[1][1] == std::max(g[1].finish, g[2].finish) + sim.pipelines[1].setup->stages[1].optimizer_time);
 }
+
+TEST_CASE("Under ZeRO a mixed stage's groups shard its range over every replica, each at its own TP",
+          "[executor][pipelines][replicas][zero]") {
+  // The plan of the test above at ZeRO-1, 2 and 3: the range of one layer (P = 1e6 FP16 parameters) shards
+  // over its n = 3 replicas (the A100 TP-2 replica, the V100 and GPU 2). A GPU of the TP-2 replica holds
+  // P / 2 and keeps 1/3 of that; the V100 and GPU 2 hold P and keep 1/3 of it (Adam's 12 bytes per
+  // parameter, ZeRO-2 the gradients' 2 too, ZeRO-3 the weights' 2 too). The V100 is in both shard groups
+  // and reduce-scatters its whole 2 MB of gradients, (n - 1) / n of it through the 10 Gb/s link to the
+  // A100 island: 2/3 x 2 MB / 1.25 GB/s; under ZeRO-1/2 its parameters all-gather back as long.
+  const double p = 1e6;
+  const double ethernet = 10e9 / 8;
+  for (const int zero : {1, 2, 3}) {
+    INFO("zero_stage " << zero);
+    v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
+    hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                      {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(plan, zero)));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 4, 2}, {1, 4, 2}}));
+    const auto& mix = sim.pipelines[0].setup->stages[0];
+    REQUIRE(mix.replica_groups.size() == 2);
+    const auto states = [&](double held) {
+      const double weights = zero == 3 ? 2 * held / 3 : 2 * held;
+      const double grads = zero >= 2 ? 2 * held / 3 : 2 * held;
+      return weights + grads + 12 * held / 3;
+    };
+    CHECK(static_cast<double>(mix.replica_groups[0].cost.memory.ModelStateBytes()) ==
+          Approx(states(p / 2)).epsilon(1e-6));
+    CHECK(static_cast<double>(mix.replica_groups[1].cost.memory.ModelStateBytes()) == Approx(states(p)).epsilon(1e-6));
+    CHECK(static_cast<double>(sim.pipelines[1].setup->stages[0].cost.memory.ModelStateBytes()) ==
+          Approx(states(p)).epsilon(1e-6));
+    // Each group steps its own shard on its own GPU: the V100's third of P at its bandwidth, the A100's
+    // sixth at its; the stage waits for the longer.
+    CHECK(mix.replica_groups[1].optimizer_time > mix.replica_groups[0].optimizer_time);
+    CHECK(mix.optimizer_time == mix.replica_groups[1].optimizer_time);
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(2.0 / 3 * 2 * p / ethernet).epsilon(1e-3));
+    if (zero < 3) {
+      CHECK(hetsim::TimeToSeconds(g[0].gather_finish - g[0].gather_start) ==
+            Approx(2.0 / 3 * 2 * p / ethernet).epsilon(1e-3));
+    }
+    CHECK(sim.pipeline_sync.stage_end[0][0] >= g[0].finish + mix.optimizer_time);
+  }
+}
