@@ -1165,3 +1165,28 @@ TEST_CASE("Under ZeRO a mixed stage's groups shard its range over every replica,
     CHECK(sim.pipeline_sync.stage_end[0][0] >= g[0].finish + mix.optimizer_time);
   }
 }
+
+TEST_CASE("Under ZeRO a mixed stage's small GPU fits where its states unsharded do not, its group alone",
+          "[executor][pipelines][replicas][zero]") {
+  // The plan above with the V100 made 10 MiB: without ZeRO it holds the layer's 16 bytes per parameter
+  // (15.3 MiB) and is out of memory, its group line and the report say so and the A100 group's does not;
+  // at ZeRO-3 over the range's 3 replicas it keeps 5.1 MiB of states and fits.
+  v1::Cluster cluster = PipelineCluster(4);
+  cluster.mutable_gpu_types(1)->set_hbm_gib(10.0 / 1024);
+  for (const int zero : {0, 3}) {
+    INFO("zero_stage " << zero);
+    v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
+    hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                      {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
+    const auto sim = MakeSimulation(MakeInputs(cluster, WithZero(plan, zero)));
+    const auto& v100 = sim.pipelines[0].setup->stages[0].replica_groups[1];
+    CHECK(static_cast<double>(v100.cost.memory.ModelStateBytes()) == Approx(zero == 3 ? 16e6 / 3 : 16e6));
+    REQUIRE(sim.report.stages_size() == 2);
+    const auto& lines = sim.report.stages(0).replica_groups();
+    REQUIRE(lines.size() == 2);
+    CHECK_FALSE(lines[0].oom());
+    CHECK(lines[1].oom() == (zero == 0));
+    CHECK(sim.report.oom() == (zero == 0));
+    CHECK(lines[1].peak_memory_gib() * hetsim::kGiB >= static_cast<double>(v100.cost.memory.ModelStateBytes()));
+  }
+}
