@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -229,8 +231,27 @@ std::string DescribeRangeZero(const Plan& p) {
   if (p.pipelines().empty() || p.pipelines(0).stages().empty()) return "";
   const uint32_t zero = p.pipelines(0).stages(0).zero_stage();
   if (zero == 3) {
-    return "  ZeRO-3 per layer range: parameters, gradients and optimizer states shard over every GPU that holds "
-           "the range; each pass gathers its layers' parameters over them, the gradients reduce-scatter\n";
+    std::string out =
+        "  ZeRO-3 per layer range: parameters, gradients and optimizer states shard over every GPU that holds "
+        "the range; each pass gathers its layers' parameters over them, the gradients reduce-scatter\n";
+    if (p.tied_embedding_grad_sync()) {
+      out +=
+          "  ZeRO-3 tied matrix: shards over every pipeline's first and last stage, gathered with the embedding "
+          "(or the head) before every pass\n";
+    }
+    std::vector<uint64_t> counts;
+    for (const hetsim::v1::Pipeline& pl : p.pipelines()) {
+      const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
+      counts.push_back(micro > 0 ? pl.batch_share() / micro : 0);
+    }
+    if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end()) {
+      absl::StrAppendFormat(&out,
+                            "  ZeRO-3 at %s microbatches: a GPU done with its own joins the other pipelines' remaining "
+                            "gathers of its layers without computing (collectives match per call); each range "
+                            "reduce-scatters after its last holder's last backward\n",
+                            absl::StrJoin(counts, ", "));
+    }
+    return out;
   }
   if (zero == 0) return "";
   return absl::StrFormat(

@@ -95,40 +95,11 @@ void CheckTasks(Problems& p, const Plan& plan) {
   }
 }
 
-// ZeRO-3 (FSDP) in a plan of pipelines: a layer range's parameters shard over every GPU that holds it, in
-// every pipeline, and each holder gathers them before every forward and every backward of its layers
-// (sim/executor/setup.h, RangeGather). A collective needs every member of its group, so every holder
-// joins each of a range's gathers: the pipelines run as many microbatches each (2 gathers a microbatch),
-// their micro-batch sizes free (Cephalo's uneven batches keep one accumulation count). The tied matrix
-// would gather over every pipeline's first and last stage, which is not modelled.
-void CheckZeroThree(Problems& p, const Plan& plan) {
-  if (plan.pipelines().empty() || plan.pipelines(0).stages().empty() || plan.pipelines(0).stages(0).zero_stage() != 3) {
-    return;
-  }
-  if (plan.tied_embedding_grad_sync()) {
-    p.Add("tied_embedding_grad_sync",
-          "not supported with zero_stage 3 in a plan of pipelines (the tied matrix's shards would gather over every "
-          "pipeline's first and last stage; its gathers are not modelled); ZeRO-1 and 2 take it");
-  }
-  const uint64_t micro0 = PipelineMicroBatchSize(plan, plan.pipelines(0));
-  if (micro0 == 0) return;
-  const uint64_t count0 = plan.pipelines(0).batch_share() / micro0;
-  for (int i = 1; i < plan.pipelines_size(); ++i) {
-    const Pipeline& pl = plan.pipelines(i);
-    const uint64_t micro = PipelineMicroBatchSize(plan, pl);
-    if (micro == 0 || pl.batch_share() / micro == count0) continue;
-    p.Add(absl::StrFormat("pipelines[%d].batch_share", i),
-          "%d samples make %d microbatches of %d, but pipelines[0] runs %d: under zero_stage 3 every pipeline joins "
-          "each gather of the layers it holds, one before every forward and every backward, so all pipelines run "
-          "as many microbatches (their micro-batch sizes may differ)",
-          pl.batch_share(), pl.batch_share() / micro, micro, count0);
-  }
-}
-
 // What the pipelines' stages may not use. ZeRO-1/2 shard each layer range's states over all its
 // holders (reduce-scatter, step, all-gather per range; with the tied sync the tied matrix as a range of
-// its own over every copy), ZeRO-3 its parameters too (CheckZeroThree), so every stage takes the same
-// zero_stage.
+// its own over every copy), ZeRO-3 its parameters too, gathered before every pass over the range's
+// holders at any microbatch counts and with the tied sync (sim/executor/layer_range_sync.h), so every
+// stage takes the same zero_stage.
 void CheckStages(Problems& p, const Plan& plan) {
   const uint32_t zero =
       plan.pipelines().empty() || plan.pipelines(0).stages().empty() ? 0 : plan.pipelines(0).stages(0).zero_stage();
@@ -136,13 +107,8 @@ void CheckStages(Problems& p, const Plan& plan) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& st = plan.pipelines(i).stages(s);
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
-      if (!st.replica_groups().empty() && st.zero_stage() > 0) {
-        // Each group would keep its ranges' shards at its own TP (per-group states and steps): not modelled.
-        p.Add(at + "replica_groups",
-              "not supported with zero_stage %d in a plan of pipelines (a mixed stage's groups would shard each "
-              "layer range's states at their own tensor_parallel); without ZeRO they run",
-              st.zero_stage());
-      }
+      // A mixed stage (replica_groups) under ZeRO: each group keeps its ranges' shards at its own TP
+      // (executor::ShardStatesOverRanges).
       if (st.zero_stage() > 3) {
         // Out of range: compared with the first stage's, it blamed the stages that agree (session 33).
         p.Add(at + "zero_stage", "%d is outside [0, 3]", st.zero_stage());
@@ -255,7 +221,6 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
   CheckShares(p, plan);
   CheckStages(p, plan);
   HETSIM_RETURN_IF_ERROR(p.ToStatus());
-  CheckZeroThree(p, plan);
   HETSIM_RETURN_IF_ERROR(p.ToStatus());
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.

@@ -33,6 +33,16 @@ hetsim_chakra_round_trip(lab_pipelines_buckets ${PROJECT_SOURCE_DIR}/tests/plann
 # all-gather opens the trace of each GPU of its shard groups, without dependencies, and each stage's first
 # forward waits for its GPU's gathers, as the executor starts them at the iteration's start.
 hetsim_chakra_round_trip(lab_pipelines_zero1_gather ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1-gather.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
+# ZeRO-3 plans of pipelines (session 36; refused before, plan_pl_zero3_export): every pass's gathers over its
+# layer ranges' holders are in its COMP duration (as one pipeline's ZeRO-3 gathers), each range
+# reduce-scatters after its holders' last backwards, and nothing gathers after the steps. The lab example at
+# ZeRO-3 at its own micro-batch sizes (24 microbatches beside 8), and a tied plan of 8 beside 4 whose tied
+# matrix reduce-scatters over every pipeline's first and last stage.
+hetsim_chakra_round_trip(lab_pipelines_zero3_uneven ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero3-uneven.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
+hetsim_chakra_round_trip(pipelines_zero3_tied ${CMAKE_CURRENT_SOURCE_DIR}/chakra/plan-pipelines-zero3-tied.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
+# Replica groups of different GPU types in a pipeline's stage under ZeRO-1 (session 36; refused before,
+# plan_pl_rg_zero): the ranges reduce-scatter and all-gather over shard groups of A100 and V100 replicas.
+hetsim_chakra_round_trip(pipelines_mixed_types_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-pipelines-mixed-types-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
 # AMP's DeepSpeed plans as they are validated (docs/validation.md): the rendezvous (Plan.p2p_rendezvous,
 # each transfer waiting for its receiver's ready message, as the executor's E_step edges make it wait
 # for both stages) and the tied embedding's gradient all-reduce between the first and the last stage

@@ -519,12 +519,14 @@ void AddLayerRanges(const std::vector<Exporter>& exporters, ChakraExport& out, L
 
 // ZeRO-1/2 ranges gathering after the steps: once every holder has stepped its shard, the range's
 // parameters all-gather over the same communicators (the collective waits for the group's last
-// member, as the executor waits for the last holder's step).
+// member, as the executor waits for the last holder's step). ZeRO-3 ranges gather nothing after the
+// step: their passes' gathers are in the passes' COMP durations (ExecutionSetup::range_gathers), as one
+// pipeline's ZeRO-3 gathers are.
 void AddRangeGathers(const LayerRanges& ranges, const std::vector<Exporter>& exporters, ChakraExport& out) {
   if (ranges.gathers_at_start) return;
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
     const executor::LayerRangeGroup& range = ranges.ranges[r];
-    if (range.zero_stage == 0) continue;
+    if (range.zero_stage != 1 && range.zero_stage != 2) continue;
     for (size_t k = 0; k < range.groups.size(); ++k) {
       const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
       for (GpuId g : range.groups[k]) {

@@ -1,6 +1,7 @@
 #include "service/chakra/export_command.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,31 @@ absl::StatusOr<std::string> ExportPrefix(const ExportRequest& request) {
   return prefix;
 }
 
+namespace {
+
+// Every pipeline of a plan of pipelines set up as `hetsim run` sets it up (the first builds the cluster's
+// topology, the others share it), with ZeRO-3's `gathers`; replaces `owned` and `setups`.
+absl::Status SetUpPipelines(const proto::PlanInputs& inputs, std::span<const executor::RangeGather> gathers,
+                            std::vector<std::unique_ptr<executor::ExecutionSetup>>& owned,
+                            std::vector<const executor::ExecutionSetup*>& setups) {
+  constexpr network::NetworkMode kMode = network::NetworkMode::kMaxMinFair;
+  std::vector<std::unique_ptr<executor::ExecutionSetup>> built;
+  setups.clear();
+  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
+    // On the first setup's network: the one built before, until the new first one exists.
+    const executor::ExecutionSetup* network =
+        !built.empty() ? built.front().get() : (owned.empty() ? nullptr : owned.front().get());
+    HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutionSetup> setup,
+                            driver::BuildPipelineSetup(inputs, p, kMode, nullptr, network, gathers));
+    setups.push_back(setup.get());
+    built.push_back(std::move(setup));
+  }
+  owned = std::move(built);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, absl::string_view plan_label) {
   if (const int64_t nodes = ExportNodesLowerBound(proto::ResolvePlan(inputs.plan, plan_label));
       nodes > kMaxExportNodes) {
@@ -44,26 +70,19 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   }
   std::vector<std::unique_ptr<executor::ExecutionSetup>> owned;
   std::vector<const executor::ExecutionSetup*> setups;
-  for (int p = 0; p < inputs.plan.pipelines_size(); ++p) {
-    HETSIM_ASSIGN_OR_RETURN(
-        std::unique_ptr<executor::ExecutionSetup> setup,
-        driver::BuildPipelineSetup(inputs, p, kMode, nullptr, owned.empty() ? nullptr : owned.front().get()));
-    setups.push_back(setup.get());
-    owned.push_back(std::move(setup));
+  HETSIM_RETURN_IF_ERROR(SetUpPipelines(inputs, {}, owned, setups));
+  std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
+  // ZeRO-3: every pass gathers its layers over their ranges' groups, which need every pipeline's layout:
+  // the pipelines are set up again with them, as `hetsim run` sets them up (driver::SimulatePipelines), so
+  // the passes' durations hold their gathers as one pipeline's ZeRO-3 passes do.
+  if (const std::vector<executor::RangeGather> gathers = executor::RangeGathersOf(ranges); !gathers.empty()) {
+    HETSIM_RETURN_IF_ERROR(SetUpPipelines(inputs, gathers, owned, setups));
+    ranges = executor::LayerRangeGroups(setups);
   }
-  // ZeRO-1/2: each stage's states and step shard over its ranges' groups, as `hetsim run` prices them.
+  // ZeRO: each stage's states and step shard over its ranges' groups, as `hetsim run` prices them.
   std::vector<executor::ExecutionSetup*> mutable_setups;
   for (const auto& setup : owned) mutable_setups.push_back(setup.get());
-  const std::vector<executor::LayerRangeGroup> ranges = executor::LayerRangeGroups(setups);
   HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
-  if (!executor::RangeGathersOf(ranges).empty()) {
-    // Each pass's gathers over its ranges' groups are in `hetsim run`'s pass times only; the export
-    // would write ZeRO-1/2's collectives instead, so it refuses rather than differ.
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: zero_stage: 3 is not exported for a plan of pipelines (its layer ranges' parameter gathers before "
-        "every forward and backward); `hetsim run` simulates it",
-        inputs.plan_path));
-  }
   HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   return ExportChakraPipelines(setups);
 }

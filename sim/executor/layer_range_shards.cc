@@ -1,6 +1,9 @@
 #include "sim/executor/layer_range_shards.h"
 
+#include <algorithm>
+
 #include "base/status_macros.h"
+#include "sim/executor/replica_groups.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/optimizer_step.h"
 #include "sim/workload/tied_params.h"
@@ -15,30 +18,64 @@ workload::StageMemory& operator+=(workload::StageMemory& a, const workload::Stag
   return a;
 }
 
-// Stage `s` of `setup` (pipeline p) re-priced from its ranges.
-absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<LayerRangeGroup>& groups) {
+// What one GPU of a `tp`-way replica of stage `s` of `setup` (pipeline p) holds of its ranges' states
+// (`held`) and steps (`shard`, each range's 1/n).
+void RangeStates(const ExecutionSetup& setup, int p, int s, int tp, const std::vector<LayerRangeGroup>& groups,
+                 workload::StageMemory& held, workload::StageMemory& shard) {
   const spec::PlanSpec& plan = setup.spec.plan;
-  const spec::StageSpec& st = plan.stages[s];
-  StageSetup& stage = setup.stages[s];
-  const int tp = stage.layout.tensor_parallel;
-  workload::StageMemory held, shard;
   for (const LayerRangeGroup& g : groups) {
     for (const LayerRangeHolder& h : g.holders) {
       if (h.pipeline != p || h.stage != s) continue;
-      held += RangeModelStates(*setup.model, g, tp, st.zero_stage, plan.grad_reduce_in_fp32);
+      held += RangeModelStates(*setup.model, g, tp, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32);
       shard += RangeModelStates(*setup.model, g, tp, 3, plan.grad_reduce_in_fp32);  // the step's share
     }
   }
-  stage.cost.memory.param_bytes = held.param_bytes;
-  stage.cost.memory.grad_bytes = held.grad_bytes;
-  stage.cost.memory.optimizer_bytes = held.optimizer_bytes;
-  stage.cost.optimizer_shard = shard;
-  const spec::IslandSpec& island = setup.spec.cluster.islands[stage.layout.island];
+}
+
+// `cost`'s model states and step share set to `held` and `shard`, and its optimizer step on island
+// `island`'s GPU.
+absl::StatusOr<Time> SetStates(const ExecutionSetup& setup, int s, int32_t island, const workload::StageMemory& held,
+                               const workload::StageMemory& shard, workload::StageCost& cost) {
+  cost.memory.param_bytes = held.param_bytes;
+  cost.memory.grad_bytes = held.grad_bytes;
+  cost.memory.optimizer_bytes = held.optimizer_bytes;
+  cost.optimizer_shard = shard;
+  const spec::IslandSpec& is = setup.spec.cluster.islands[island];
   HETSIM_ASSIGN_OR_RETURN(
       const workload::GpuCompute compute,
-      workload::GpuCompute::Create(island.gpu, setup.model->dtype(), island.gpu_where, setup.spec.cluster.ideal));
-  stage.optimizer_time = SecondsToTime(
-      workload::OptimizerStepSeconds(shard, setup.model->dtype(), compute, workload::StageConfigOf(st, plan)));
+      workload::GpuCompute::Create(is.gpu, setup.model->dtype(), is.gpu_where, setup.spec.cluster.ideal));
+  return SecondsToTime(workload::OptimizerStepSeconds(
+      shard, setup.model->dtype(), compute, workload::StageConfigOf(setup.spec.plan.stages[s], setup.spec.plan)));
+}
+
+// Stage `s` of `setup` (pipeline p) re-priced from its ranges. A mixed stage (Stage.replica_groups): each
+// group at its own TP on its own GPU type (a GPU of a TP-t replica holds P / t of a range of P parameters
+// per GPU and keeps 1/n of that over the range's n replicas), the stage's figures the slowest group's
+// (as PriceMixedStage), its step the longest.
+absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<LayerRangeGroup>& groups) {
+  StageSetup& stage = setup.stages[s];
+  if (!stage.layout.mixed()) {
+    workload::StageMemory held, shard;
+    RangeStates(setup, p, s, stage.layout.tensor_parallel, groups, held, shard);
+    HETSIM_ASSIGN_OR_RETURN(stage.optimizer_time, SetStates(setup, s, stage.layout.island, held, shard, stage.cost));
+    return absl::OkStatus();
+  }
+  std::vector<VirtualStageCost> passes;
+  stage.optimizer_time = 0;
+  for (size_t g = 0; g < stage.replica_groups.size(); ++g) {
+    const StageLayout& layout = stage.layout.replica_groups[g];
+    ReplicaGroupSetup& group = stage.replica_groups[g];
+    workload::StageMemory held, shard;
+    RangeStates(setup, p, s, layout.tensor_parallel, groups, held, shard);
+    HETSIM_ASSIGN_OR_RETURN(group.optimizer_time, SetStates(setup, s, layout.island, held, shard, group.cost));
+    stage.optimizer_time = std::max(stage.optimizer_time, group.optimizer_time);
+    passes.emplace_back().cost = group.cost;
+  }
+  const workload::StageCost& slowest = stage.replica_groups[SlowestGroup(passes)].cost;
+  stage.cost.memory.param_bytes = slowest.memory.param_bytes;
+  stage.cost.memory.grad_bytes = slowest.memory.grad_bytes;
+  stage.cost.memory.optimizer_bytes = slowest.memory.optimizer_bytes;
+  stage.cost.optimizer_shard = slowest.optimizer_shard;
   return absl::OkStatus();
 }
 

@@ -356,10 +356,10 @@ LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
   g.groups = ShardGroups(setups, g.holders, g.shards);
   g.bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, setups[0]->spec.plan.grad_reduce_in_fp32);
   // ZeRO-1/2: the matrix is a bucket of its own (Megatron's _does_param_require_new_bucket), sharded
-  // over every copy: reduce-scatter, each holder steps its 1/n, all-gather.
+  // over every copy: reduce-scatter, each holder steps its 1/n, all-gather. ZeRO-3: reduce-scatter, and
+  // each copy's passes gather it (RangeGathersOf).
   g.zero_stage = setups[0]->spec.plan.stages[0].zero_stage;
-  if (g.zero_stage == 1 || g.zero_stage == 2)
-    g.param_bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, false);
+  if (g.zero_stage >= 1) g.param_bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, false);
   return g;
 }
 
@@ -431,12 +431,14 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
 std::vector<RangeGather> RangeGathersOf(const std::vector<LayerRangeGroup>& groups) {
   std::vector<RangeGather> out;
   for (const LayerRangeGroup& g : groups) {
-    if (g.zero_stage != 3 || g.tied) continue;
+    if (g.zero_stage != 3) continue;
     RangeGather& r = out.emplace_back();
     r.first_layer = g.first_layer;
     r.num_layers = g.num_layers;
     r.groups = g.groups;
     r.bytes = g.param_bytes;
+    r.tied = g.tied;
+    r.without_tied = g.without_tied;
   }
   return out;
 }

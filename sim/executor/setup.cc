@@ -113,10 +113,14 @@ topology::LinkClass SlowestClass(const topology::Topology& topology, const std::
 }
 
 // What a layer weighs in its stage's ZeRO-3 gathers: its dense parameters (not its experts'), and the
-// tied matrix where it holds it.
-double GatherWeight(const workload::LayerCost& layer) {
-  return static_cast<double>(layer.param_count - layer.expert_param_count) +
-         (layer.tied_with_embedding ? static_cast<double>(layer.tied_param_count) : 0);
+// tied matrix where it holds it; `without_tied` (a layer range of a plan of pipelines whose tied matrix
+// gathers over its own group, RangeGather::tied): the dense parameters without the matrix.
+double GatherWeight(const workload::ModelCost& model, const workload::LayerCost& layer, bool without_tied = false) {
+  const auto dense = static_cast<double>(layer.param_count - layer.expert_param_count);
+  if (!without_tied) return dense + (layer.tied_with_embedding ? static_cast<double>(layer.tied_param_count) : 0);
+  const workload::LayerCost& head = model.layer(model.num_layers() - 1);
+  const bool holds_matrix = layer.kind == workload::LayerKind::kEmbedding && head.tied_with_embedding;
+  return dense - (holds_matrix ? static_cast<double>(head.tied_param_count) : 0);
 }
 
 // Each gather of `gather` (one per layer of `vs`, in forward order) before the layer's forward and again
@@ -159,11 +163,12 @@ absl::StatusOr<Time> LayerGather(CollectiveTimer& timer, const std::vector<std::
 
 // The bytes of each layer of `range` in its gathers: `all` split by GatherWeight, rounded cumulatively
 // so that they add up to `all`.
-std::vector<int64_t> LayerGatherBytes(const workload::ModelCost& model, const spec::LayerRange& range, int64_t all) {
+std::vector<int64_t> LayerGatherBytes(const workload::ModelCost& model, const spec::LayerRange& range, int64_t all,
+                                      bool without_tied = false) {
   std::vector<double> weight;
   double total = 0;
   for (int i = range.first_layer; i < range.first_layer + range.num_layers; ++i) {
-    weight.push_back(GatherWeight(model.layer(i)));
+    weight.push_back(GatherWeight(model, model.layer(i), without_tied));
     total += weight.back();
   }
   std::vector<int64_t> out(weight.size(), 0);
@@ -203,23 +208,40 @@ absl::Status ZeroThreeGathers(CollectiveTimer& timer, const workload::ModelCost&
   return absl::OkStatus();
 }
 
+// The layer of `vs` whose gathers carry the tied matrix (RangeGather::tied) where `vs` holds a copy:
+// the embedding, or without it the head; -1 when it holds none.
+int TiedGatherLayer(const workload::ModelCost& model, const spec::LayerRange& vs) {
+  if (vs.first_layer == 0) return 0;
+  const int head = model.num_layers() - 1;
+  return vs.first_layer + vs.num_layers - 1 == head ? head : -1;
+}
+
 // ZeRO-3 in a plan of pipelines: each layer of `vs` gathers its share of its layer range's parameters
 // (`ranges`, ExecutionSetup::range_gathers) over the range's shard groups, every GPU of every pipeline
-// that holds the range, as ZeroThreeGathers gathers over a stage's replicas.
+// that holds the range, as ZeroThreeGathers gathers over a stage's replicas. With the tied sync a copy's
+// layer (TiedGatherLayer) gathers the tied matrix too, over every copy's GPUs, after its range's part
+// (one stream: FSDP issues its all-gathers in order).
 absl::Status RangeGathers(CollectiveTimer& timer, const workload::ModelCost& model, std::span<const RangeGather> ranges,
                           bool prefetch, double share, VirtualStageCost& vs) {
   std::vector<Time> gather;
   for (const RangeGather& r : ranges) {
+    if (r.tied) continue;
     const int first = std::max(r.first_layer, vs.first_layer);
     const int end = std::min(r.first_layer + r.num_layers, vs.first_layer + vs.num_layers);
     if (first >= end) continue;
     const bool alone = r.groups.empty() || r.groups.front().size() <= 1;
-    const std::vector<int64_t> bytes = LayerGatherBytes(model, r, alone ? 0 : r.bytes);
+    const std::vector<int64_t> bytes = LayerGatherBytes(model, r, alone ? 0 : r.bytes, r.without_tied);
     for (int i = first; i < end; ++i) {
       HETSIM_ASSIGN_OR_RETURN(gather.emplace_back(), LayerGather(timer, r.groups, bytes[i - r.first_layer], vs));
     }
   }
   HETSIM_CHECK(static_cast<int>(gather.size()) == vs.num_layers, "the ranges cover the virtual stage's layers");
+  for (const RangeGather& r : ranges) {
+    const int layer = TiedGatherLayer(model, vs);
+    if (!r.tied || layer < 0 || r.groups.empty() || r.groups.front().size() <= 1) continue;
+    HETSIM_ASSIGN_OR_RETURN(const Time t, LayerGather(timer, r.groups, r.bytes, vs));
+    gather[layer - vs.first_layer] += t;
+  }
   AddGatherTimes(gather, prefetch, share, vs);
   return absl::OkStatus();
 }

@@ -241,9 +241,17 @@ struct StageSetup {
 // ZeRO-3 in a plan of pipelines (Plan.pipelines; layer_range_sync.h): a layer range's parameters shard
 // over every GPU that holds it in any pipeline, so each of its layers gathers before every forward and
 // backward over the range's shard groups, not over the stage's own replicas. One per layer range.
+// The pipelines' microbatch counts may differ: every holder's k-th gather of a layer is one collective
+// (collectives match per call), and a holder whose pipeline runs fewer microbatches joins the others'
+// remaining gathers of its layers after its own last pass, computing nothing (layer_range_sync.h).
+// With Plan.tied_embedding_grad_sync (`tied`): the tied matrix, its own range over every copy; a stage
+// holding a copy gathers it with the embedding (or, without the embedding, with the head), and the
+// ranges holding either gather their parameters without it (`without_tied`).
 struct RangeGather : spec::LayerRange {
   std::vector<std::vector<GpuId>> groups;  // the range's shard groups (LayerRangeGroup::groups)
   int64_t bytes = 0;                       // what each shard group gathers of the range's parameters
+  bool tied = false;
+  bool without_tied = false;
 };
 
 struct ExecutionSetup {

@@ -1044,3 +1044,149 @@ TEST_CASE("A mixed stage's replicas join its layer range's shard groups at their
   CHECK(sim.pipelines[1].result.last_backward_end[0] == 4 * 3 * PipeForward(2, kPipeFastTflops));
   CHECK(sim.report.gradient_groups(0).holders(0) == "mix stage 0");
 }
+
+TEST_CASE("Under ZeRO-3 pipelines of different microbatch counts: the short one joins the rest, the range waits",
+          "[executor][pipelines][zero]") {
+  // Two 1-stage pipelines of one layer (1e6 FP16 parameters) on GPUs 0 and 1 of NVSwitch, m1 = 4 and
+  // m2 = 2 microbatches of one sample: one range over n = 2 GPUs. Every pass gathers the B = 2 MB in
+  // G = 1/2 x B / bandwidth; "short" runs its 2 microbatches and then joins the 4 gathers of "long"'s last
+  // 2 (collectives match per call) without computing. The range reduce-scatters (as long as a gather)
+  // from the last holder's last backward, 4 (3 f + 2 G), and both step after it: the iteration is
+  // m1 (3 f + 2 G) + G + step, each GPU keeping half of the 16 bytes per parameter.
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const double gather = 0.5 * 2e6 / bandwidth;
+  const v1::Plan plan = WithZero(PipelinesPlan(1, {{"long", 4, 1, {{"fast", 0}}}, {"short", 2, 1, {{"fast", 1}}}}), 3);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 1}}));
+  const Time f = PipeForward(1, kPipeFastTflops);
+  const Time G = sim.pipelines[0].setup->virtual_stages[0].forward_gather_exposed_time;
+  CHECK(hetsim::TimeToSeconds(G) == Approx(gather).epsilon(1e-6));
+  CHECK(sim.pipelines[1].setup->virtual_stages[0].forward_gather_exposed_time == G);
+  CHECK(sim.pipelines[0].result.last_backward_end[0] == 4 * (3 * f + 2 * G));
+  CHECK(sim.pipelines[1].result.last_backward_end[0] == 2 * (3 * f + 2 * G));
+  CHECK(g[0].start == 4 * (3 * f + 2 * G));
+  CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(gather).epsilon(1e-6));
+  for (int p = 0; p < 2; ++p) {
+    const auto& stage = sim.pipelines[p].setup->stages[0];
+    CHECK(stage.cost.memory.param_bytes == 1000000);
+    CHECK(stage.cost.memory.ModelStateBytes() == 8000000);
+    CHECK(sim.pipelines[p].result.stage_end[0] == g[0].finish + stage.optimizer_time);
+  }
+  CHECK(sim.pipeline_sync.iteration_time ==
+        4 * (3 * f + 2 * G) + (g[0].finish - g[0].start) + sim.pipelines[0].setup->stages[0].optimizer_time);
+}
+
+TEST_CASE("Under ZeRO-3 with the tied sync each copy gathers the tied matrix over every copy",
+          "[executor][pipelines][tied][zero]") {
+  // The tied pipelines at ZeRO-3: "one" holds the 4 layers on GPU 0, "two" cuts them 2 + 2 on GPUs 2
+  // and 3 (2 and 1 microbatches: the counts differ). The ranges, without the matrix, gather over {0, 2}
+  // and {0, 3} (G = 1/2 x bytes / bandwidth), the matrix over its three copies {0, 2, 3} (2/3 x V h x 2
+  // bytes / bandwidth), with the embedding on GPUs 0 and 2 and with the head on GPU 3, once a pass. Each
+  // GPU keeps its shards of everything it holds (16 bytes per parameter over the group's size).
+  const std::vector<Pipe> pipes = {{"one", 2, 1, {{"fast", 0, 1, 1, 4}}},
+                                   {"two", 1, 1, {{"fast", 2, 1, 1, 2}, {"fast", 3, 1, 1, 2}}}};
+  const double bandwidth = kNvswitchGbps * 1e9 / 8;
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(TiedPipelinesPlan(pipes, true), 3)));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 3);
+  REQUIRE(g[2].tied);
+  const auto matrix = static_cast<int64_t>(kTiedVocab * kTiedHidden * 2);
+  CHECK(g[2].param_bytes == matrix);
+  CHECK(g[2].groups == hetsim::GpuGroups({{0, 2, 3}}));
+  const double tied = 2.0 / 3 * static_cast<double>(matrix) / bandwidth;
+  const double r0 = 0.5 * static_cast<double>(g[0].param_bytes) / bandwidth;
+  const double r1 = 0.5 * static_cast<double>(g[1].param_bytes) / bandwidth;
+  const auto exposed = [&](int p, int s) {
+    const auto& vs = sim.pipelines[p].setup->virtual_stages[s];
+    CHECK(vs.backward_gather_exposed_time == vs.forward_gather_exposed_time);
+    return hetsim::TimeToSeconds(vs.forward_gather_exposed_time);
+  };
+  CHECK(exposed(0, 0) == Approx(r0 + r1 + tied).epsilon(1e-4));
+  CHECK(exposed(1, 0) == Approx(r0 + tied).epsilon(1e-4));
+  CHECK(exposed(1, 1) == Approx(r1 + tied).epsilon(1e-4));
+  const double p01 = static_cast<double>(g[0].param_bytes) / 2;
+  const double p23 = static_cast<double>(g[1].param_bytes) / 2;
+  const double t = static_cast<double>(matrix) / 2;
+  const auto& one = sim.pipelines[0].setup->stages[0].cost.memory;
+  const auto& first = sim.pipelines[1].setup->stages[0].cost.memory;
+  const auto& last = sim.pipelines[1].setup->stages[1].cost.memory;
+  CHECK(static_cast<double>(one.ModelStateBytes()) == Approx(16 * (p01 / 2 + p23 / 2 + t / 3)).epsilon(1e-6));
+  CHECK(static_cast<double>(first.ModelStateBytes()) == Approx(16 * (p01 / 2 + t / 3)).epsilon(1e-6));
+  CHECK(static_cast<double>(last.param_bytes) == Approx(2 * (p23 / 2 + t / 3)).epsilon(1e-6));
+  // The matrix reduce-scatters once its last copy's backward has reached the head (the tied sync), and
+  // each copy steps after all its groups.
+  for (const auto& group : g) CHECK(group.gather_start == hetsim::kNoTime);
+  const auto& end = sim.pipeline_sync.stage_end;
+  CHECK(end[1][1] == std::max(g[1].finish, g[2].finish) + sim.pipelines[1].setup->stages[1].optimizer_time);
+}
+
+TEST_CASE("Under ZeRO a mixed stage's groups shard its range over every replica, each at its own TP",
+          "[executor][pipelines][replicas][zero]") {
+  // The plan of the test above at ZeRO-1, 2 and 3: the range of one layer (P = 1e6 FP16 parameters) shards
+  // over its n = 3 replicas (the A100 TP-2 replica, the V100 and GPU 2). A GPU of the TP-2 replica holds
+  // P / 2 and keeps 1/3 of that; the V100 and GPU 2 hold P and keep 1/3 of it (Adam's 12 bytes per
+  // parameter, ZeRO-2 the gradients' 2 too, ZeRO-3 the weights' 2 too). The V100 is in both shard groups
+  // and reduce-scatters its whole 2 MB of gradients, (n - 1) / n of it through the 10 Gb/s link to the
+  // A100 island: 2/3 x 2 MB / 1.25 GB/s; under ZeRO-1/2 its parameters all-gather back as long.
+  const double p = 1e6;
+  const double ethernet = 10e9 / 8;
+  for (const int zero : {1, 2, 3}) {
+    INFO("zero_stage " << zero);
+    v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
+    hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                      {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
+    const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), WithZero(plan, zero)));
+    const auto& g = sim.pipeline_sync.groups;
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].groups == hetsim::GpuGroups({{0, 4, 2}, {1, 4, 2}}));
+    const auto& mix = sim.pipelines[0].setup->stages[0];
+    REQUIRE(mix.replica_groups.size() == 2);
+    const auto states = [&](double held) {
+      const double weights = zero == 3 ? 2 * held / 3 : 2 * held;
+      const double grads = zero >= 2 ? 2 * held / 3 : 2 * held;
+      return weights + grads + 12 * held / 3;
+    };
+    CHECK(static_cast<double>(mix.replica_groups[0].cost.memory.ModelStateBytes()) ==
+          Approx(states(p / 2)).epsilon(1e-6));
+    CHECK(static_cast<double>(mix.replica_groups[1].cost.memory.ModelStateBytes()) == Approx(states(p)).epsilon(1e-6));
+    CHECK(static_cast<double>(sim.pipelines[1].setup->stages[0].cost.memory.ModelStateBytes()) ==
+          Approx(states(p)).epsilon(1e-6));
+    // Each group steps its own shard on its own GPU: the V100's third of P at its bandwidth, the A100's
+    // sixth at its; the stage waits for the longer.
+    CHECK(mix.replica_groups[1].optimizer_time > mix.replica_groups[0].optimizer_time);
+    CHECK(mix.optimizer_time == mix.replica_groups[1].optimizer_time);
+    CHECK(hetsim::TimeToSeconds(g[0].finish - g[0].start) == Approx(2.0 / 3 * 2 * p / ethernet).epsilon(1e-3));
+    if (zero < 3) {
+      CHECK(hetsim::TimeToSeconds(g[0].gather_finish - g[0].gather_start) ==
+            Approx(2.0 / 3 * 2 * p / ethernet).epsilon(1e-3));
+    }
+    CHECK(sim.pipeline_sync.stage_end[0][0] >= g[0].finish + mix.optimizer_time);
+  }
+}
+
+TEST_CASE("Under ZeRO a mixed stage's small GPU fits where its states unsharded do not, its group alone",
+          "[executor][pipelines][replicas][zero]") {
+  // The plan above with the V100 made 10 MiB: without ZeRO it holds the layer's 16 bytes per parameter
+  // (15.3 MiB) and is out of memory, its group line and the report say so and the A100 group's does not;
+  // at ZeRO-3 over the range's 3 replicas it keeps 5.1 MiB of states and fits.
+  v1::Cluster cluster = PipelineCluster(4);
+  cluster.mutable_gpu_types(1)->set_hbm_gib(10.0 / 1024);
+  for (const int zero : {0, 3}) {
+    INFO("zero_stage " << zero);
+    v1::Plan plan = PipelinesPlan(1, {{"mix", 12, 3, {{"fast", 0}}}, {"plain", 8, 2, {{"fast", 2}}}});
+    hetsim::testing::SetReplicaGroups(*plan.mutable_pipelines(0)->mutable_stages(0),
+                                      {{"fast", 0, 2, 2, 1, 2}, {"slow", 0, 1, 1, 1, 1}});
+    const auto sim = MakeSimulation(MakeInputs(cluster, WithZero(plan, zero)));
+    const auto& v100 = sim.pipelines[0].setup->stages[0].replica_groups[1];
+    CHECK(static_cast<double>(v100.cost.memory.ModelStateBytes()) == Approx(zero == 3 ? 16e6 / 3 : 16e6));
+    REQUIRE(sim.report.stages_size() == 2);
+    const auto& lines = sim.report.stages(0).replica_groups();
+    REQUIRE(lines.size() == 2);
+    CHECK_FALSE(lines[0].oom());
+    CHECK(lines[1].oom() == (zero == 0));
+    CHECK(sim.report.oom() == (zero == 0));
+    CHECK(lines[1].peak_memory_gib() * hetsim::kGiB >= static_cast<double>(v100.cost.memory.ModelStateBytes()));
+  }
+}
