@@ -115,6 +115,7 @@ v1::Cluster ThreeFastOneSlow() {
   c.set_name("lab");
   c.set_ideal(true);
   testing::AddGpuType(c, "G", 100, 24, 900);
+  c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(1);
   testing::AddNodeType(c, "n", "G", 1, 256, 1000, v1::PCIE);
   testing::AddIsland(c, {.name = "slow", .node_type = "n", .nodes = 1, .nics = 1, .nic_gbps = 10,
                          .nic_latency_ns = 1000, .switch_latency_ns = 500, .fabric = v1::ETHERNET});
