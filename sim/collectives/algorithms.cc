@@ -317,10 +317,11 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   auto [chunks, tree] = BestChunks(in.req.chunks, [&](int32_t c) {
     return 2.0 * (c + depth - 1) * StepSeconds(tree_front, Bytes(in.bytes / g / 2 / c));
   });
-  const bool use_tree = in.req.inter_node == CollectiveAlgorithm::kAuto
-                            ? tree < ring && NcclRunsTree(ring, 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(0)),
-                                                          2.0 * depth * StepSeconds(tree_front, Bytes(0)), num_nodes)
-                            : in.req.inter_node == CollectiveAlgorithm::kTree;
+  const bool use_tree =
+      in.req.inter_node == CollectiveAlgorithm::kAuto
+          ? tree < ring && NcclRunsTree(ring, 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(0)),
+                                        2.0 * depth * StepSeconds(tree_front, Bytes(0)), num_nodes)
+          : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
   // Auto: a hierarchy that stepped would be more flows than a tree may is aggregated whole, its

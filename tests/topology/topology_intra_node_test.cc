@@ -152,9 +152,10 @@ TEST_CASE("PCIe without P2P: auto runs the ring NCCL runs, not the faster-estima
   CHECK(tree < 0.7 * ring);
   CHECK(choice->shape.algorithm == collectives::CollectiveAlgorithm::kRing);
   const double shm = spec::kNcclPcieChannels * spec::kShmDirectChannelBytesPerS;
-  CHECK(ring == Approx(collectives::RingAllReduceSeconds(8, Bytes(req.bytes), Bandwidth(shm), Seconds(kLatencyNs * 1e-9))
-                           .value())
-                    .epsilon(1e-3));
+  CHECK(
+      ring ==
+      Approx(collectives::RingAllReduceSeconds(8, Bytes(req.bytes), Bandwidth(shm), Seconds(kLatencyNs * 1e-9)).value())
+          .epsilon(1e-3));
 }
 
 TEST_CASE("NVLink bridges: a bridged pair at NVLink rate, a 4-GPU ring at the PCIe rate", "[topology][intra-node]") {

@@ -117,10 +117,22 @@ v1::Cluster ThreeFastOneSlow() {
   testing::AddGpuType(c, "G", 100, 24, 900);
   c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(1);
   testing::AddNodeType(c, "n", "G", 1, 256, 1000, v1::PCIE);
-  testing::AddIsland(c, {.name = "slow", .node_type = "n", .nodes = 1, .nics = 1, .nic_gbps = 10,
-                         .nic_latency_ns = 1000, .switch_latency_ns = 500, .fabric = v1::ETHERNET});
-  testing::AddIsland(c, {.name = "fast", .node_type = "n", .nodes = 3, .nics = 1, .nic_gbps = 100,
-                         .nic_latency_ns = 1000, .switch_latency_ns = 500, .fabric = v1::ETHERNET});
+  testing::AddIsland(c, {.name = "slow",
+                         .node_type = "n",
+                         .nodes = 1,
+                         .nics = 1,
+                         .nic_gbps = 10,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ETHERNET});
+  testing::AddIsland(c, {.name = "fast",
+                         .node_type = "n",
+                         .nodes = 3,
+                         .nics = 1,
+                         .nic_gbps = 100,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ETHERNET});
   for (auto& i : *c.mutable_islands()) i.set_network("lab");
   return c;
 }
