@@ -51,7 +51,7 @@ const CommandInfo kCollectiveInfo = {
     "NCCL's NVLSTree, NVLS inside each node and trees across the nodes' GPU i, pipelined), collnetchain\n"
     "(all-reduce across nodes of an island with infiniband_sharp: NCCL's CollNetChain, each node's GPUs in\n"
     "a chain to a NIC into the switches, pipelined), or auto (default): the fastest by\n"
-    "the alpha-beta estimate on the actual links.\n"
+    "the alpha-beta estimate on the actual links, a tree only where NCCL's tuner would run one too.\n"
     "--ring-steps: stepped simulates every ring step and tree chunk as flows; aggregated moves each ring\n"
     "edge's bytes of all steps as one flow that pays every step's latency (exact for a ring alone on its\n"
     "links), and each tree edge's chunks as three flows per direction (first, middle, last chunk; within 1%\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -128,6 +129,7 @@ absl::StatusOr<CollectiveShape> CachedShapeFor(const topology::Topology& topolog
   s->launch_latency = LaunchLatency(topology, req.gpus);
   if (topology.nccl_model()) s->launch_latency += InNetworkLatency(algorithm);
   s->estimated_seconds += TimeAsSeconds(s->launch_latency);
+  s->latency_seconds += TimeAsSeconds(s->launch_latency);
   return s;
 }
 
@@ -196,6 +198,19 @@ std::vector<double> Multiplicities(const CollectiveShape& s, size_t paths) {
   return std::vector<double>(paths, static_cast<double>(s.channels));
 }
 
+// NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel) prices an all-reduce's ring and tree from one bus
+// bandwidth of its topology search: the ring's algorithm bandwidth is n / (2(n - 1)) of it, the tree's
+// 0.5 x 0.92. It sees neither a tree sparing a slow rank nor links of different speeds, so it takes the tree
+// only where the latency the tree saves outweighs that ratio. `ring` (seconds) and both latencies are
+// hetsim's estimates over n ranks (or nodes); NCCL's view of the tree moves the ring's bytes at the tree's
+// ratio. True when NCCL would run the tree (docs/network.md, "Estimates and the automatic choice").
+bool NcclRunsTree(Seconds ring, Seconds ring_latency, Seconds tree_latency, int64_t n) {
+  if (n < 2) return false;
+  const double ring_ratio = static_cast<double>(n) / (2.0 * static_cast<double>(n - 1));
+  constexpr double kTreeRatio = 0.5 * 0.92;
+  return tree_latency + (ring - ring_latency) * (ring_ratio / kTreeRatio) < ring;
+}
+
 // Rings over every channel (a chain for broadcast), chunks pipelined.
 absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape s) {
   if (in.req.op == CollectiveOp::kBroadcast) {
@@ -221,6 +236,7 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
   s.estimated_seconds =
       in.n < 2 ? Seconds()
                : (steps + s.chunks - 1) * StepSeconds(*costs, Bytes(in.bytes / s.channels / in.n / s.chunks));
+  s.latency_seconds = in.n < 2 ? Seconds() : (steps + s.chunks - 1) * StepSeconds(*costs, Bytes(0));
   return s;
 }
 
@@ -251,6 +267,8 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
     return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(front, Bytes(in.bytes / s.channels / 2 / c));
   });
+  // Once up and once down the tree: NCCL's tree latency, its chunks being its own pipelining.
+  s.latency_seconds = in.n < 2 ? Seconds() : 2.0 * depth * StepSeconds(front, Bytes(0));
   s.aggregated = TreesAggregate(in.req.ring_steps, s.channels, in.n, s.chunks);
   // By default, a tree the full simulation runs aggregated (a large one) on a measured fabric runs as its
   // representative, with the full shape's chunks and estimate.
@@ -300,7 +318,10 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
     return 2.0 * (c + depth - 1) * StepSeconds(tree_front, Bytes(in.bytes / g / 2 / c));
   });
   const bool use_tree =
-      in.req.inter_node == CollectiveAlgorithm::kAuto ? tree < ring : in.req.inter_node == CollectiveAlgorithm::kTree;
+      in.req.inter_node == CollectiveAlgorithm::kAuto
+          ? tree < ring && NcclRunsTree(ring, 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(0)),
+                                        2.0 * depth * StepSeconds(tree_front, Bytes(0)), num_nodes)
+          : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
   // Auto: a hierarchy that stepped would be more flows than a tree may is aggregated whole, its
@@ -693,6 +714,7 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
     return choice;
   }
   Seconds best(std::numeric_limits<double>::infinity());
+  std::optional<CollectiveShape> ring;
   for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = FastestProtocol(topology, router, req, a);
@@ -701,7 +723,12 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
       return s.status();
     }
     choice.estimates.push_back({a, s->estimated_seconds, s->protocol});
-    if (s->estimated_seconds < best) {
+    if (a == CollectiveAlgorithm::kRing) ring = *s;
+    // The tree only where NCCL's tuner would run it too (NcclRunsTree).
+    const bool nccl_skips = a == CollectiveAlgorithm::kTree && req.op == CollectiveOp::kAllReduce && ring &&
+                            !NcclRunsTree(ring->estimated_seconds, ring->latency_seconds, s->latency_seconds,
+                                          static_cast<int64_t>(req.gpus.size()));
+    if (!nccl_skips && s->estimated_seconds < best) {
       best = s->estimated_seconds;
       choice.shape = *s;
     }

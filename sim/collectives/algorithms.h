@@ -30,6 +30,9 @@ struct CollectiveShape {
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;
   Seconds estimated_seconds;  // alpha-beta on the actual links, launch latency included
+  // Rings and trees (not broadcast's): the estimate's byte-independent part, its steps' latencies and the
+  // launch, what NCCL's tuner calls an algorithm's latency (NcclRunsTree in algorithms.cc).
+  Seconds latency_seconds;
 };
 
 struct AlgorithmEstimate {

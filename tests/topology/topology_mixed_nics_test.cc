@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "proto/summary.h"
 #include "proto/validate_cluster.h"
+#include "sim/collectives/algorithms.h"
 #include "sim/collectives/estimate.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/collectives/simulate.h"
@@ -105,6 +106,69 @@ TEST_CASE("a two-node ring all-reduce across a fast and a slow NIC follows alpha
       CHECK(res.busbw_bytes_per_s == Approx(slow).epsilon(0.01));
     }
   }
+}
+
+// Three nodes of one GPU behind 100 Gb/s NICs and one behind a 10 Gb/s NIC on one network, ideal hardware:
+// the lab's data-parallel groups (one GPU a node, one node on a slow NIC).
+v1::Cluster ThreeFastOneSlow() {
+  v1::Cluster c;
+  c.set_name("lab");
+  c.set_ideal(true);
+  testing::AddGpuType(c, "G", 100, 24, 900);
+  c.mutable_gpu_types(0)->mutable_efficiency()->set_max_efficiency(1);
+  testing::AddNodeType(c, "n", "G", 1, 256, 1000, v1::PCIE);
+  testing::AddIsland(c, {.name = "slow",
+                         .node_type = "n",
+                         .nodes = 1,
+                         .nics = 1,
+                         .nic_gbps = 10,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ETHERNET});
+  testing::AddIsland(c, {.name = "fast",
+                         .node_type = "n",
+                         .nodes = 3,
+                         .nics = 1,
+                         .nic_gbps = 100,
+                         .nic_latency_ns = 1000,
+                         .switch_latency_ns = 500,
+                         .fabric = v1::ETHERNET});
+  for (auto& i : *c.mutable_islands()) i.set_network("lab");
+  return c;
+}
+
+TEST_CASE("auto takes the tree only where NCCL's tuner would: not for a tree that merely spares a slow NIC",
+          "[topology][mixed-nics][collectives]") {
+  RequireValid(ThreeFastOneSlow());
+  auto t = hetsim::testing::BuildTopology(ThreeFastOneSlow());
+  REQUIRE(t.ok());
+  Router r(*t);
+  collectives::CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.gpus = {GpuId(0), GpuId(1), GpuId(2), GpuId(3)};  // the slow node first: the double tree's root and a leaf
+  auto estimate = [](const collectives::ShapeChoice& c, collectives::CollectiveAlgorithm a) {
+    for (const auto& e : c.estimates) {
+      if (e.algorithm == a) return e.seconds.value();
+    }
+    return -1.0;
+  };
+  // 256 MiB: the slow rank moves S in the double tree and 1.5 S in the ring, so the tree's estimate is
+  // lower; NCCL's tuner prices both from one bus bandwidth (tree 0.5 x 0.92, ring 4/6 of it) and runs
+  // the ring, as hetsim now does (the hierarchy over one GPU a node is the same ring).
+  req.bytes = 256 << 20;
+  const auto big = collectives::ChooseShape(*t, r, req);
+  REQUIRE(big.ok());
+  CHECK(estimate(*big, collectives::CollectiveAlgorithm::kTree) <
+        0.8 * estimate(*big, collectives::CollectiveAlgorithm::kRing));
+  CHECK(big->shape.algorithm != collectives::CollectiveAlgorithm::kTree);
+  CHECK(big->shape.inter_node == collectives::CollectiveAlgorithm::kRing);
+  CHECK(big->shape.estimated_seconds.value() ==
+        Approx(estimate(*big, collectives::CollectiveAlgorithm::kRing)).epsilon(1e-9));
+  // 4 KiB: latency-bound, the tree's 4 hops against the ring's 6 decide, for NCCL as for the estimate.
+  req.bytes = 4 << 10;
+  const auto small = collectives::ChooseShape(*t, r, req);
+  REQUIRE(small.ok());
+  CHECK(small->shape.algorithm == collectives::CollectiveAlgorithm::kTree);
 }
 
 // `pairs` flows of `bytes` at once, GPU src[k] to dst[k], on a fresh network of `t`; the last one's end.
