@@ -367,20 +367,24 @@ std::vector<std::string> ShellTokens(absl::string_view line) {
 
 namespace {
 
-// `deepspeed --num_gpus N script.py` with no host list (--hostfile, -H, --include, --exclude,
-// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node.
+// `deepspeed [--num_gpus N] script.py` with no host list (--hostfile, -H, --include, --exclude,
+// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node, all of them
+// without --num_gpus (deepspeed/launcher/runner.py: no /job/hostfile gives a resource pool of localhost's
+// device count; --num_gpus defaults to -1, every GPU; DeepSpeed-Chat's scripts run `deepspeed main.py`).
 void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
-  if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0 || out.launch.nproc_per_node <= 0) return;
+  if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0) return;
   for (size_t j = 0; j < script; ++j) {
     for (const char* n : {"--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_addr"}) {
       if (tokens[j] == n || absl::StartsWith(tokens[j], absl::StrCat(n, "="))) return;
     }
   }
   out.launch.nnodes = 1;
-  out.launch.notes.push_back(
-      absl::StrFormat("deepspeed --num_gpus %d without a host list: one node (DeepSpeed's runner runs on the local "
-                      "GPUs when /job/hostfile is absent)",
-                      out.launch.nproc_per_node));
+  const std::string gpus = out.launch.nproc_per_node > 0 ? absl::StrFormat(" --num_gpus %d", out.launch.nproc_per_node)
+                                                         : " without --num_gpus (all the node's GPUs)";
+  out.launch.notes.push_back(absl::StrFormat(
+      "deepspeed%s without a host list: one node (DeepSpeed's runner runs on the local GPUs when /job/hostfile is "
+      "absent)",
+      gpus));
 }
 
 // The launcher's own flags before the training script, "--flag value" or "--flag=value": torchrun's
@@ -534,11 +538,32 @@ std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
   return std::nullopt;
 }
 
+// Megatron-Bridge's launcher (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py --recipe NAME
+// key=value ...; its examples/models/*/slurm_pretrain.sh build it as a string inside a loop): the model is
+// the recipe's, a Python function, with the overrides as OmegaConf keys, not Megatron's flags.
+namespace {
+std::optional<std::string> MegatronBridgeRun(const std::vector<std::string>& tokens) {
+  for (const std::string& t : tokens) {
+    if (!absl::StrContains(t, "run_recipe.py")) continue;
+    return "it runs Megatron-Bridge's run_recipe.py, whose model is a Python recipe (--recipe NAME, "
+           "megatron/bridge/recipes) with key=value overrides, not a launch line of Megatron's flags: hetsim does "
+           "not read recipes; write the model as a hetsim Model and plan it with the recipe's sizes";
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(RenderedLaunch rendered, RenderLaunchScript(line, source));
+  if (std::optional<std::string> bridge = MegatronBridgeRun(rendered.words)) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+  }
   if (rendered.words.empty()) {
     // No command runs a .py script: a line of flags alone, or a script whose launch is out of reach.
     std::vector<std::string> tokens = ShellTokens(line);
+    if (std::optional<std::string> bridge = MegatronBridgeRun(tokens)) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+    }
     if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
     const std::vector<std::string> nested = NestedScripts(tokens);
     const std::string advice =
