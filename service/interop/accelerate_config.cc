@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -337,18 +338,19 @@ void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Pl
 // gradient_checkpointing_enable) as the 2021 --checkpoint-activations; DeepSpeed-Chat's --zero_stage N
 // (applications/DeepSpeed-Chat dschat/utils/ds_utils.py, get_train_ds_config) as --zero-stage.
 void FoldTrainerArguments(MegatronFlags& out) {
-  const std::pair<const char*, const char*> names[] = {{"per_device_train_batch_size", "micro-batch-size"},
-                                                       {"gradient_accumulation_steps", "gradient-accumulation-steps"},
-                                                       {"zero_stage", "zero-stage"}};
+  const std::tuple<const char*, const char*, const char*> names[] = {
+      {"per_device_train_batch_size", "micro-batch-size", "the Trainer's"},
+      {"gradient_accumulation_steps", "gradient-accumulation-steps", "the Trainer's"},
+      {"zero_stage", "zero-stage", "DeepSpeed-Chat's"}};
   const auto read = [&out](const char* name) {  // read now: not also "unknown (ignored)"
     const std::string written = absl::StrCat("--", name);
     std::erase_if(out.unknown, [&](const std::string& u) { return u == written || absl::StartsWith(u, written + " "); });
   };
-  for (const auto& [hf, megatron] : names) {
+  for (const auto& [hf, megatron, whose] : names) {
     const std::optional<std::string> v = out.Value(hf);
     if (!v || out.Has(megatron)) continue;
     out.flags.emplace(megatron, FlagValue{{*v}, 0});
-    out.launch.notes.push_back(absl::StrFormat("--%s %s: the script's, read as --%s", hf, *v, megatron));
+    out.launch.notes.push_back(absl::StrFormat("--%s %s: %s, read as --%s", hf, *v, whose, megatron));
     read(hf);
   }
   if (!out.Has("gradient_checkpointing")) return;
