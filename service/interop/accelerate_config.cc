@@ -344,7 +344,8 @@ void FoldTrainerArguments(MegatronFlags& out) {
       {"zero_stage", "zero-stage", "DeepSpeed-Chat's"}};
   const auto read = [&out](const char* name) {  // read now: not also "unknown (ignored)"
     const std::string written = absl::StrCat("--", name);
-    std::erase_if(out.unknown, [&](const std::string& u) { return u == written || absl::StartsWith(u, written + " "); });
+    std::erase_if(out.unknown,
+                  [&](const std::string& u) { return u == written || absl::StartsWith(u, written + " "); });
   };
   for (const auto& [hf, megatron, whose] : names) {
     const std::optional<std::string> v = out.Value(hf);
@@ -358,8 +359,9 @@ void FoldTrainerArguments(MegatronFlags& out) {
   read("gradient_checkpointing");
   if (v != "true" && v != "1") return;
   out.flags.try_emplace("checkpoint-activations", FlagValue{{}, 0});
-  out.launch.notes.push_back("--gradient_checkpointing: every layer's activations recomputed, read as "
-                             "--checkpoint-activations");
+  out.launch.notes.push_back(
+      "--gradient_checkpointing: every layer's activations recomputed, read as "
+      "--checkpoint-activations");
 }
 
 }  // namespace hetsim::interop
