@@ -367,24 +367,22 @@ std::vector<std::string> ShellTokens(absl::string_view line) {
 
 namespace {
 
-// `deepspeed [--num_gpus N] script.py` with no host list (--hostfile, -H, --include, --exclude,
-// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node, all of them
-// without --num_gpus (deepspeed/launcher/runner.py: no /job/hostfile gives a resource pool of localhost's
-// device count; --num_gpus defaults to -1, every GPU; DeepSpeed-Chat's scripts run `deepspeed main.py`).
+// `deepspeed --num_gpus N script.py` with no host list (--hostfile, -H, --include, --exclude,
+// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node. Without
+// --num_gpus the runner takes /job/hostfile's hosts when the file exists (Megatron-DeepSpeed's scripts
+// count their GPUs over it with ds_ssh), else the local GPUs: the node count is left to --nodes.
 void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
-  if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0) return;
+  if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0 || out.launch.nproc_per_node <= 0) return;
   for (size_t j = 0; j < script; ++j) {
     for (const char* n : {"--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_addr"}) {
       if (tokens[j] == n || absl::StartsWith(tokens[j], absl::StrCat(n, "="))) return;
     }
   }
   out.launch.nnodes = 1;
-  const std::string gpus = out.launch.nproc_per_node > 0 ? absl::StrFormat(" --num_gpus %d", out.launch.nproc_per_node)
-                                                         : " without --num_gpus (all the node's GPUs)";
-  out.launch.notes.push_back(absl::StrFormat(
-      "deepspeed%s without a host list: one node (DeepSpeed's runner runs on the local GPUs when /job/hostfile is "
-      "absent)",
-      gpus));
+  out.launch.notes.push_back(
+      absl::StrFormat("deepspeed --num_gpus %d without a host list: one node (DeepSpeed's runner runs on the local "
+                      "GPUs when /job/hostfile is absent)",
+                      out.launch.nproc_per_node));
 }
 
 // The launcher's own flags before the training script, "--flag value" or "--flag=value": torchrun's

@@ -106,6 +106,13 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
     if (n.name() == l.island->node_type()) node_gpus = n.gpus_per_node();
   }
   l.nodes = request.nodes > 0 ? request.nodes : flags.launch.nnodes;
+  if (l.nodes <= 0 && flags.launch.launcher == "deepspeed") {
+    // DeepSpeed's runner without a host list or --num_gpus: /job/hostfile's hosts when the file exists, else
+    // this node's GPUs (deepspeed/launcher/runner.py); which one the line cannot say.
+    return r.Error(
+        "--nodes: required: deepspeed without --num_gpus, --num_nodes or a host list runs on /job/hostfile's hosts "
+        "when that file exists, else on the local node's GPUs (--nodes 1)");
+  }
   if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
   if (l.nodes > l.island->node_count()) {
     return r.Error(

@@ -928,15 +928,17 @@ TEST_CASE("import: the held-out inputs of session 35, beyond their layout", "[in
 
 // The held-out inputs of session 36 beyond their layout: Megatron-DeepSpeed's --use-flash-attn-triton is flash
 // attention (it was unknown, and the line was priced with unfused attention); DeepSpeed-Chat's `deepspeed main.py`
-// (no --num_gpus, no host list) runs on one node with its own --zero_stage and --gradient_checkpointing read (they
-// were unknown: no ZeRO, no recomputation); a DeepSpeed config the script writes only under its arguments is named
+// (no --num_gpus, no host list) on the one node given reads its own --zero_stage and --gradient_checkpointing (they
+// were unknown: no ZeRO, no recomputation); without --nodes the refusal says why the line cannot tell its nodes; a
+// DeepSpeed config the script writes only under its arguments is named
 // in the refusal for the batch it would have given.
 TEST_CASE("import: the held-out inputs of session 36, beyond their layout", "[interop][corpus]") {
   const auto ds4science = ReadCorpusOk("megatron-deepspeed_ds4science_pretrain_gpt_30B_seq_parallel.sh", 4);
   CHECK(ds4science.first.model().transformer().attention() == v1::ATTENTION_FLASH);
   CHECK(hetsim::testing::HasImportNote(ds4science.second,
                                        "--use-flash-attn-triton: Megatron-DeepSpeed's FlashAttention"));
-  const MegatronImportRequest request = Gpt39bRequest();
+  MegatronImportRequest request = Gpt39bRequest();
+  request.nodes = 1;  // `deepspeed main.py` without --num_gpus: /job/hostfile's hosts or this node's GPUs
   const auto with_model = [&request](const char* file) {
     const std::filesystem::path path = hetsim::testing::CorpusFile(kLaunchCorpus, file);
     absl::StatusOr<MegatronFlags> flags =
@@ -948,10 +950,14 @@ TEST_CASE("import: the held-out inputs of session 36, beyond their layout", "[in
   INFO((chat.ok() ? "" : chat.status().message()));
   REQUIRE(chat.ok());
   CHECK(chat->plan.stages(0).data_parallel() == 8);  // one node, all its GPUs
+  request.nodes = 0;
+  absl::StatusOr<MegatronImport> no_nodes = with_model("deepspeed-chat_step1_run_llama2_7b.sh");
+  REQUIRE_FALSE(no_nodes.ok());
+  CHECK(absl::StrContains(no_nodes.status().message(), "runs on /job/hostfile's hosts when that file exists"));
+  request.nodes = 1;
   CHECK(chat->plan.stages(0).zero_stage() == 3);
   CHECK(chat->plan.stages(0).recompute() == v1::RECOMPUTE_FULL);
   CHECK(chat->plan.global_batch_size() == 32);  // --per_device_train_batch_size 4 x DP 8
-  CHECK(hetsim::testing::HasImportNote(chat->notes, "deepspeed without --num_gpus (all the node's GPUs)"));
   absl::StatusOr<MegatronImport> offload = with_model("deepspeed-superoffload_finetune_llama-70b_4gpu.sh");
   REQUIRE_FALSE(offload.ok());
   CHECK(absl::StrContains(offload.status().message(), "sets its batch itself"));
