@@ -1374,11 +1374,12 @@ MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
 // attention, read as --use-flash-attn. Before session 36 the last three were "unknown", and a
 // Megatron-DeepSpeed line was priced with its default, unfused attention.
 MegatronFlags DeepSpeedFlashAttention(MegatronFlags flags) {
-  for (const char* variant : {"--use-flash-attn-v1", "--use-flash-attn-v2", "--use-flash-attn-triton",
-                              "--use-flash-attn-builder"}) {
+  for (const char* variant :
+       {"--use-flash-attn-v1", "--use-flash-attn-v2", "--use-flash-attn-triton", "--use-flash-attn-builder"}) {
     if (std::erase(flags.unknown, std::string(variant)) == 0) continue;
     flags.flags.try_emplace("use-flash-attn", FlagValue{{}, 0});
-    flags.launch.notes.push_back(absl::StrCat(variant, ": Megatron-DeepSpeed's FlashAttention, read as --use-flash-attn"));
+    flags.launch.notes.push_back(
+        absl::StrCat(variant, ": Megatron-DeepSpeed's FlashAttention, read as --use-flash-attn"));
   }
   return flags;
 }
@@ -1394,8 +1395,8 @@ absl::Status RefuseLoraFlags(const MegatronFlags& flags, absl::string_view sourc
     if (!absl::StartsWith(words[0], "--")) continue;
     std::string name = absl::AsciiStrToLower(words[0].substr(2));
     std::replace(name.begin(), name.end(), '_', '-');
-    const bool rank = (name == "lora-dim" || name == "lora-r" || name == "lora-rank") && words.size() == 2 &&
-                      words[1] != "0";
+    const bool rank =
+        (name == "lora-dim" || name == "lora-r" || name == "lora-rank") && words.size() == 2 && words[1] != "0";
     const bool on = (name == "use-lora" || name == "lora" || name == "use-peft") && words.size() == 1;
     if (!rank && !on) continue;
     return absl::InvalidArgumentError(absl::StrFormat(
