@@ -108,11 +108,18 @@ absl::Status CheckHosts(const NcclLog& log, const IslandHardware& hw, std::vecto
 }  // namespace
 
 std::string GpuFamily(absl::string_view name) {
-  for (const std::string& t : NameTokens(name)) {
+  const std::vector<std::string> tokens = NameTokens(name);
+  const auto digits = [](const std::string& t) { return std::all_of(t.begin(), t.end(), absl::ascii_isdigit); };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
     const size_t digit = t.find_first_of("0123456789");
     if (digit != 0 && digit != std::string::npos &&
         std::all_of(t.begin(), t.begin() + digit, [](char c) { return absl::ascii_isalpha(c); })) {
       return t;
+    }
+    // GeForce's series and number apart ("NVIDIA GeForce GTX 1080", "RTX 4090"): one family, GTX1080.
+    if (digit == std::string::npos && i + 1 < tokens.size() && digits(tokens[i + 1]) && t != "NVIDIA") {
+      return t + tokens[i + 1];
     }
   }
   return "";

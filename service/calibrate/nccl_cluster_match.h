@@ -22,8 +22,8 @@
 namespace hetsim::calibrate {
 
 // The GPU family a name says: "A100" for "NVIDIA A100-SXM4-80GB" and the preset "A100-80GB", "H100"
-// for "NVIDIA H100 80GB HBM3", "MI300X" for "AMD Instinct MI300X VF"; "" when no token is letters then
-// digits ("NVIDIA Graphics Device").
+// for "NVIDIA H100 80GB HBM3", "MI300X" for "AMD Instinct MI300X VF", "GTX1080" for "NVIDIA GeForce GTX
+// 1080" (a series word, then its number); "" when no token says one ("NVIDIA Graphics Device").
 std::string GpuFamily(absl::string_view name);
 
 // Checks `log` against island `island` of `cluster` (node counts as written, GPU type by preset, or by

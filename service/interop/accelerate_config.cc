@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -277,21 +278,6 @@ absl::Status FoldPrecision(const AccelerateFile* f, MegatronFlags& out, absl::st
   return absl::OkStatus();
 }
 
-// The Hugging Face Trainer's batch arguments (TrainingArguments), as Megatron's batch flags.
-void FoldTrainerArguments(MegatronFlags& out) {
-  const std::pair<const char*, const char*> names[] = {{"per_device_train_batch_size", "micro-batch-size"},
-                                                       {"gradient_accumulation_steps", "gradient-accumulation-steps"}};
-  for (const auto& [hf, megatron] : names) {
-    const std::optional<std::string> v = out.Value(hf);
-    if (!v || out.Has(megatron)) continue;
-    out.flags.emplace(megatron, FlagValue{{*v}, 0});
-    out.launch.notes.push_back(absl::StrFormat("--%s %s: the Trainer's, read as --%s", hf, *v, megatron));
-    // Read now: not also "unknown (ignored)".
-    const std::string written = absl::StrCat("--", hf);
-    std::erase_if(out.unknown, [&](const std::string& u) { return absl::StartsWith(u, written); });
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, absl::string_view source) {
@@ -345,6 +331,37 @@ void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Pl
                       : "Accelerate FSDP: PyTorch FSDP on the script's model, priced with torchtitan's PyTorch profile "
                         "(eager kernels, SDPA flash attention, per-block gradient reduce-scatter, next block "
                         "prefetched) and gradients reduced in the mixed precision's type (Accelerate's reduce_dtype)");
+}
+
+// The Hugging Face Trainer's batch arguments (TrainingArguments), as Megatron's batch flags; its
+// --gradient_checkpointing (every decoder layer's activations recomputed, Transformers'
+// gradient_checkpointing_enable) as the 2021 --checkpoint-activations; DeepSpeed-Chat's --zero_stage N
+// (applications/DeepSpeed-Chat dschat/utils/ds_utils.py, get_train_ds_config) as --zero-stage.
+void FoldTrainerArguments(MegatronFlags& out) {
+  const std::tuple<const char*, const char*, const char*> names[] = {
+      {"per_device_train_batch_size", "micro-batch-size", "the Trainer's"},
+      {"gradient_accumulation_steps", "gradient-accumulation-steps", "the Trainer's"},
+      {"zero_stage", "zero-stage", "DeepSpeed-Chat's"}};
+  const auto read = [&out](const char* name) {  // read now: not also "unknown (ignored)"
+    const std::string written = absl::StrCat("--", name);
+    std::erase_if(out.unknown,
+                  [&](const std::string& u) { return u == written || absl::StartsWith(u, written + " "); });
+  };
+  for (const auto& [hf, megatron, whose] : names) {
+    const std::optional<std::string> v = out.Value(hf);
+    if (!v || out.Has(megatron)) continue;
+    out.flags.emplace(megatron, FlagValue{{*v}, 0});
+    out.launch.notes.push_back(absl::StrFormat("--%s %s: %s, read as --%s", hf, *v, whose, megatron));
+    read(hf);
+  }
+  if (!out.Has("gradient_checkpointing")) return;
+  const std::string v = absl::AsciiStrToLower(out.Value("gradient_checkpointing").value_or("true"));
+  read("gradient_checkpointing");
+  if (v != "true" && v != "1") return;
+  out.flags.try_emplace("checkpoint-activations", FlagValue{{}, 0});
+  out.launch.notes.push_back(
+      "--gradient_checkpointing: every layer's activations recomputed, read as "
+      "--checkpoint-activations");
 }
 
 }  // namespace hetsim::interop

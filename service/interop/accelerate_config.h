@@ -37,6 +37,11 @@ absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, a
 void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Plan& plan,
                                  std::vector<std::string>& notes);
 
+// The Hugging Face Trainer's --per_device_train_batch_size and --gradient_accumulation_steps (also the
+// names DeepSpeed-Chat's main.py takes) as Megatron's --micro-batch-size and
+// --gradient-accumulation-steps, noted and no longer listed as unknown; a Megatron flag already given wins.
+void FoldTrainerArguments(MegatronFlags& flags);
+
 }  // namespace hetsim::interop
 
 #endif  // HETSIM_SERVICE_INTEROP_ACCELERATE_CONFIG_H_

@@ -368,7 +368,9 @@ std::vector<std::string> ShellTokens(absl::string_view line) {
 namespace {
 
 // `deepspeed --num_gpus N script.py` with no host list (--hostfile, -H, --include, --exclude,
-// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node.
+// --num_nodes, --master_addr): DeepSpeed's runner runs on the local GPUs alone, one node. Without
+// --num_gpus the runner takes /job/hostfile's hosts when the file exists (Megatron-DeepSpeed's scripts
+// count their GPUs over it with ds_ssh), else the local GPUs: the node count is left to --nodes.
 void DeepSpeedLocalRun(const std::vector<std::string>& tokens, size_t script, MegatronFlags& out) {
   if (out.launch.launcher != "deepspeed" || out.launch.nnodes > 0 || out.launch.nproc_per_node <= 0) return;
   for (size_t j = 0; j < script; ++j) {
@@ -534,11 +536,32 @@ std::optional<std::string> OtherModelEntryPoint(absl::string_view script) {
   return std::nullopt;
 }
 
+// Megatron-Bridge's launcher (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py --recipe NAME
+// key=value ...; its examples/models/*/slurm_pretrain.sh build it as a string inside a loop): the model is
+// the recipe's, a Python function, with the overrides as OmegaConf keys, not Megatron's flags.
+namespace {
+std::optional<std::string> MegatronBridgeRun(const std::vector<std::string>& tokens) {
+  for (const std::string& t : tokens) {
+    if (!absl::StrContains(t, "run_recipe.py")) continue;
+    return "it runs Megatron-Bridge's run_recipe.py, whose model is a Python recipe (--recipe NAME, "
+           "megatron/bridge/recipes) with key=value overrides, not a launch line of Megatron's flags: hetsim does "
+           "not read recipes; write the model as a hetsim Model and plan it with the recipe's sizes";
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(RenderedLaunch rendered, RenderLaunchScript(line, source));
+  if (std::optional<std::string> bridge = MegatronBridgeRun(rendered.words)) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+  }
   if (rendered.words.empty()) {
     // No command runs a .py script: a line of flags alone, or a script whose launch is out of reach.
     std::vector<std::string> tokens = ShellTokens(line);
+    if (std::optional<std::string> bridge = MegatronBridgeRun(tokens)) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+    }
     if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
     const std::vector<std::string> nested = NestedScripts(tokens);
     const std::string advice =

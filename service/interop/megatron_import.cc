@@ -106,6 +106,13 @@ absl::StatusOr<Layout> ReadLayout(const Reader& r, const MegatronFlags& flags, c
     if (n.name() == l.island->node_type()) node_gpus = n.gpus_per_node();
   }
   l.nodes = request.nodes > 0 ? request.nodes : flags.launch.nnodes;
+  if (l.nodes <= 0 && flags.launch.launcher == "deepspeed") {
+    // DeepSpeed's runner without a host list or --num_gpus: /job/hostfile's hosts when the file exists, else
+    // this node's GPUs (deepspeed/launcher/runner.py); which one the line cannot say.
+    return r.Error(
+        "--nodes: required: deepspeed without --num_gpus, --num_nodes or a host list runs on /job/hostfile's hosts "
+        "when that file exists, else on the local node's GPUs (--nodes 1)");
+  }
   if (l.nodes <= 0) return r.Error("--nodes: required (or torchrun's --nnodes in the launch line)");
   if (l.nodes > l.island->node_count()) {
     return r.Error(
@@ -1361,7 +1368,44 @@ MegatronFlags UlyssesAsContextParallel(MegatronFlags flags) {
   return flags;
 }
 
+// Megatron-DeepSpeed's FlashAttention switches (microsoft/Megatron-DeepSpeed megatron/arguments.py:
+// --use-flash-attn-v1 (alias of --use-flash-attn), --use-flash-attn-v2, --use-flash-attn-triton and
+// --use-flash-attn-builder; megatron/model/transformer.py runs the flash kernel for each): all flash
+// attention, read as --use-flash-attn. Before session 36 the last three were "unknown", and a
+// Megatron-DeepSpeed line was priced with its default, unfused attention.
+MegatronFlags DeepSpeedFlashAttention(MegatronFlags flags) {
+  for (const char* variant :
+       {"--use-flash-attn-v1", "--use-flash-attn-v2", "--use-flash-attn-triton", "--use-flash-attn-builder"}) {
+    if (std::erase(flags.unknown, std::string(variant)) == 0) continue;
+    flags.flags.try_emplace("use-flash-attn", FlagValue{{}, 0});
+    flags.launch.notes.push_back(
+        absl::StrCat(variant, ": Megatron-DeepSpeed's FlashAttention, read as --use-flash-attn"));
+  }
+  return flags;
+}
+
 }  // namespace
+
+// LoRA on a training script's own line (DeepSpeed-Chat's main.py --lora_dim 128, 0 meaning off; a --use_lora
+// or --lora switch): only the low-rank adapters train, so the gradients, their reduction and the optimizer
+// state are the adapters', not the model's that hetsim prices (as a DeepSpeed config's lora section).
+absl::Status RefuseLoraFlags(const MegatronFlags& flags, absl::string_view source) {
+  for (const std::string& written : flags.unknown) {
+    const std::vector<std::string> words = absl::StrSplit(written, ' ');
+    if (!absl::StartsWith(words[0], "--")) continue;
+    std::string name = absl::AsciiStrToLower(words[0].substr(2));
+    std::replace(name.begin(), name.end(), '_', '-');
+    const bool rank =
+        (name == "lora-dim" || name == "lora-r" || name == "lora-rank") && words.size() == 2 && words[1] != "0";
+    const bool on = (name == "use-lora" || name == "lora" || name == "use-peft") && words.size() == 1;
+    if (!rank && !on) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: LoRA fine-tuning (only low-rank adapters trained: their gradients and optimizer state, not the "
+        "model's) is not modelled; hetsim prices training every weight",
+        source, written));
+  }
+  return absl::OkStatus();
+}
 
 // A flag hetsim does not know that sets a parallel size (a trainer's own --model_parallel_size 4 or
 // --pipe_parallel_size 2, eth-easl/fmengine's scripts): the layout it asks for is not read, so the GPUs
@@ -1387,18 +1431,27 @@ absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
+  HETSIM_RETURN_IF_ERROR(RefuseLoraFlags(flags, source));
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithMegatronYaml(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
+  const size_t before_json = with_config.launch.notes.size();
   HETSIM_ASSIGN_OR_RETURN(with_config, WithDeepSpeedConfig(with_config, source));
+  // What the DeepSpeed JSON's reading said (a config the script writes only in a branch it does not decide is
+  // not read): a refusal for the batch or ZeRO stage it would have given says so too.
+  std::vector<std::string> notes = flags.launch.notes;
+  notes.insert(notes.end(), with_config.launch.notes.begin() + static_cast<std::ptrdiff_t>(before_json),
+               with_config.launch.notes.end());
   HETSIM_ASSIGN_OR_RETURN(with_config, WithRequestModel(std::move(with_config), request, source));
   std::vector<std::string> files_read = with_config.launch.files_read;
-  MegatronFlags read = UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config))));
+  MegatronFlags read =
+      DeepSpeedFlashAttention(UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))));
+  if (!MegatronEntryPoint(read)) FoldTrainerArguments(read);
   HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
   absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
-  if (out.ok() || flags.launch.notes.empty()) return out;
+  if (out.ok() || notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
-                                                        absl::StrJoin(flags.launch.notes, "\n  reading the script: ")));
+                                                        absl::StrJoin(notes, "\n  reading the script: ")));
 }
 
 const spec::FrameworkProfile& KeepBehavioursUnderFramework(v1::Framework framework, const v1::Model& model,

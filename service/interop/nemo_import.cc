@@ -60,6 +60,16 @@ class YamlConfig {
           "write the model as a hetsim Model and plan it",
           source_, path));
     }
+    // Megatron-Bridge's YAML overrides (tutorials/recipes/llama/conf/llama32_1b_pretrain.yaml): sections of its
+    // ConfigContainer (train, optimizer, scheduler, checkpoint, ...) over a recipe, a Python function that builds
+    // the model (megatron/bridge/recipes); the model section holds only the parallel sizes it overrides.
+    if (root_["train"] && (root_["optimizer"] || root_["scheduler"] || root_["checkpoint"])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: model: no num_layers or hidden_size: a Megatron-Bridge override config (train, optimizer, ... over a "
+          "recipe): its model is the Python recipe's it overrides (a run_recipe.py --recipe NAME), which hetsim "
+          "does not read; write the model as a hetsim Model and plan it with these sizes",
+          source_));
+    }
     std::vector<std::string> keys;
     for (const auto& kv : model_) {
       if (keys.size() < 6) keys.push_back(kv.first.as<std::string>());
@@ -468,6 +478,17 @@ absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
         "%s: a Megatron-LM --yaml-cfg config (language_model, model_parallel), not NeMo's: import it with `hetsim "
         "import megatron FILE.yaml --nodes N` (or the launch line that names it with --yaml-cfg)",
         source));
+  }
+  // Transformer Engine's userbuffers settings for overlapping tensor-parallel communication, one section per
+  // GEMM (transformer_engine/pytorch/module/base.py, initialize_ub: qkv_fprop, fc1_dgrad, ...), the files of
+  // NeMo-Framework-Launcher's conf/training/tp_overlap/ that a training config names in ub_tp_comm_overlap_cfg.
+  for (const char* gemm : {"qkv_fprop", "qkv_dgrad", "proj_fprop", "fc1_fprop", "fc2_fprop"}) {
+    if (!root[gemm]) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a Transformer Engine userbuffers config (%s, ...: how each GEMM overlaps its tensor-parallel "
+        "communication), not a model: import the NeMo training config that names it in "
+        "model.ub_tp_comm_overlap_cfg (its tp_comm_overlap is read as --tp-comm-overlap)",
+        source, gemm));
   }
   return absl::InvalidArgumentError(absl::StrCat(source, ": model: required: a NeMo config's model section"));
 }

@@ -408,6 +408,12 @@ TEST_CASE("calibrate: GPU model and hosts against the island", "[calibrate]") {
   CHECK(GpuFamily("Tesla V100-SXM2-16GB") == "V100");
   CHECK(GpuFamily("AMD Instinct MI300X VF") == "MI300X");
   CHECK(GpuFamily("NVIDIA Graphics Device").empty());
+  // GeForce's series and number are apart (NVIDIA/nccl-tests#104's "NVIDIA GeForce GTX 1080", session 36: it was
+  // "no GPU family", so an H100 cluster was fitted to it with a warning); the presets write them with a hyphen.
+  CHECK(GpuFamily("NVIDIA GeForce GTX 1080") == "GTX1080");
+  CHECK(GpuFamily("NVIDIA GeForce RTX 4090") == GpuFamily("RTX-4090"));
+  CHECK(GpuFamily("NVIDIA GeForce RTX 2080 Ti") == GpuFamily("RTX-2080-Ti"));
+  CHECK(GpuFamily("NVIDIA RTX A6000") == GpuFamily("RTX-A6000"));
 
   NcclLog log;
   log.file = "ar.txt";
