@@ -165,6 +165,9 @@ struct PricedPipeline {
   // Per stage: the first node of its mesh in its island (the plan's Mesh.first_node), which tells the
   // ranges whose holders all sit on one node (their rings then stay on its links); empty: not placed.
   std::vector<int> first_node;
+  // Its stages' context parallelism (spec::PipelineSpec::context_parallel): every CP rank of a replica
+  // holds its TP shard whole and joins the shard's ring.
+  int context_parallel = 1;
 };
 
 struct LayerRangesPrice {

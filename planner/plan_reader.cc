@@ -198,6 +198,7 @@ spec::PlanSpec PipelineAsPlan(const spec::PlanSpec& plan, size_t p) {
   one.stages = plan.pipelines[p].stages;
   one.global_batch_size = plan.pipelines[p].batch_share;
   if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
+  one.context_parallel = plan.pipelines[p].context_parallel;
   one.microbatches = static_cast<int64_t>(one.global_batch_size / std::max<uint64_t>(1, one.micro_batch_size));
   return one;
 }
@@ -225,7 +226,7 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
     std::vector<int> first_node;
     for (const spec::StageSpec& st : one.stages) first_node.push_back(static_cast<int>(st.mesh.first_node));
-    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node)});
+    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node), one.context_parallel});
   }
   // The simulator's overlap (layer_range_sync.cc, ReadyAt) needs one model chunk per stage.
   const RangeOptions options{.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32,

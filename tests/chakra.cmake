@@ -33,6 +33,9 @@ hetsim_chakra_round_trip(lab_pipelines_buckets ${PROJECT_SOURCE_DIR}/tests/plann
 # all-gather opens the trace of each GPU of its shard groups, without dependencies, and each stage's first
 # forward waits for its GPU's gathers, as the executor starts them at the iteration's start.
 hetsim_chakra_round_trip(lab_pipelines_zero1_gather ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1-gather.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
+# The lab pipelines with the RTX 4090 ones at context parallelism 2 (Pipeline.context_parallel, session 36): each
+# layer range's communicators hold both CP ranks of every RTX stage; the K/V exchange is in the passes' durations.
+hetsim_chakra_round_trip(lab_pipelines_cp ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-cp.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # AMP's DeepSpeed plans as they are validated (docs/validation.md): the rendezvous (Plan.p2p_rendezvous,
 # each transfer waiting for its receiver's ready message, as the executor's E_step edges make it wait
 # for both stages) and the tied embedding's gradient all-reduce between the first and the last stage
