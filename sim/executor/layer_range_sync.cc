@@ -41,7 +41,8 @@ std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSet
     for (const LayerRangeHolder& h : holders) {
       const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
       for (int r = 0; r < l.data_parallel; ++r) {
-        for (int c = 0; c < l.context_parallel; ++c) groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards, c));
+        for (int c = 0; c < l.context_parallel; ++c)
+          groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards, c));
       }
     }
   }
@@ -319,17 +320,17 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   bool gathers_after_step_ = false;
   bool gathers_at_start_ = false;
   std::deque<collectives::TransferGraph> store_;
-  std::vector<std::vector<int64_t>> buckets_;  // per group: its buckets' bytes (RangeBuckets, then ExpertBuckets)
-  std::vector<int> dense_buckets_;             // per group: how many of them are RangeBuckets
-  std::vector<std::vector<Part>> graphs_;      // per group, per bucket: the reduction
-  std::vector<std::vector<Part>> gathers_;     // per group: ZeRO's gather, dense and experts' parts
-  std::vector<std::vector<int>> holders_left_;                           // per group, per bucket: holders not yet ready
-  std::vector<std::vector<bool>> ready_;                                 // per group, per bucket: every holder is
-  std::vector<int> next_;                                                // per group: its next bucket to reduce
-  std::vector<bool> in_flight_;                                          // per group: a bucket is being reduced
-  std::vector<int> steps_left_;                                          // per group: holders not yet stepped
-  std::vector<std::vector<int>> ranges_of_;   // [pipeline][stage]: its ranges not yet reduced
-  std::vector<std::vector<int>> gathers_of_;  // [pipeline][stage]: its ranges not yet gathered (ZeRO)
+  std::vector<std::vector<int64_t>> buckets_;   // per group: its buckets' bytes (RangeBuckets, then ExpertBuckets)
+  std::vector<int> dense_buckets_;              // per group: how many of them are RangeBuckets
+  std::vector<std::vector<Part>> graphs_;       // per group, per bucket: the reduction
+  std::vector<std::vector<Part>> gathers_;      // per group: ZeRO's gather, dense and experts' parts
+  std::vector<std::vector<int>> holders_left_;  // per group, per bucket: holders not yet ready
+  std::vector<std::vector<bool>> ready_;        // per group, per bucket: every holder is
+  std::vector<int> next_;                       // per group: its next bucket to reduce
+  std::vector<bool> in_flight_;                 // per group: a bucket is being reduced
+  std::vector<int> steps_left_;                 // per group: holders not yet stepped
+  std::vector<std::vector<int>> ranges_of_;     // [pipeline][stage]: its ranges not yet reduced
+  std::vector<std::vector<int>> gathers_of_;    // [pipeline][stage]: its ranges not yet gathered (ZeRO)
   std::deque<collectives::CollectiveExecution> executions_;
   absl::Status failure_;
 };

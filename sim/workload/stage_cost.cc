@@ -920,7 +920,8 @@ int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num
 
 double ExpertParamsOfLayers(const ModelCost& model, int first, int num, int expert_shards) {
   double params = 0;
-  for (int i = first; i < first + num; ++i) params += static_cast<double>(model.layer(i).expert_param_count) / expert_shards;
+  for (int i = first; i < first + num; ++i)
+    params += static_cast<double>(model.layer(i).expert_param_count) / expert_shards;
   return params;
 }
 
