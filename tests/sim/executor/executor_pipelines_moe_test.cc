@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "proto/gpu_presets.h"
 #include "proto/validate_plan.h"
 #include "service/driver/simulate.h"
 #include "sim/executor/layer_range_shards.h"
@@ -38,19 +39,20 @@ v1::Stage MoeStage(int first_gpu, int gpus, int ep, int zero) {
   return st;
 }
 
-v1::Plan MoeBase() {
+// The 2-block MoE (8 experts, top 2, all-to-all dispatch) under 1F1B, 16 samples in microbatches of `micro`.
+v1::Plan MoeBase(uint64_t micro) {
   v1::Plan p;
   p.set_name("moe");
   testing::SetSmallMoeModel(p, 8);
   p.set_schedule(v1::ONE_F_ONE_B);
+  p.set_micro_batch_size(micro);
+  p.set_global_batch_size(16);
   return p;
 }
 
 // One stage of TP 2 x DP 4 on the node's 8 GPUs, EP 4: 4 microbatches of 4 samples.
 v1::Plan OnePipelineMoe(int zero) {
-  v1::Plan p = MoeBase();
-  p.set_micro_batch_size(4);
-  p.set_global_batch_size(16);
+  v1::Plan p = MoeBase(4);
   *p.add_stages() = MoeStage(0, 8, 4, zero);
   return p;
 }
@@ -58,9 +60,7 @@ v1::Plan OnePipelineMoe(int zero) {
 // Its two halves as pipelines: TP 2 x DP 2 on GPUs 0-3 and 4-7, EP `ep1` on the second, 4 microbatches of
 // 2 samples each.
 v1::Plan TwoPipelinesMoe(int zero, int ep1 = 4) {
-  v1::Plan p = MoeBase();
-  p.set_micro_batch_size(2);
-  p.set_global_batch_size(16);
+  v1::Plan p = MoeBase(2);
   for (int i = 0; i < 2; ++i) {
     v1::Pipeline* pl = p.add_pipelines();
     pl->set_name("p" + std::to_string(i));
@@ -138,7 +138,8 @@ TEST_CASE("A range's experts in buckets after its dense ones; experts without co
 
 TEST_CASE("Stages holding a layer in different pipelines lay their experts out alike (plan check)",
           "[pipelines][experts][validate]") {
-  const v1::Cluster cluster = MoeCluster();
+  v1::Cluster cluster = MoeCluster();
+  REQUIRE(proto::ApplyGpuPresets(&cluster, "cluster.pbtxt").ok());  // as loading the file does
   v1::Plan plan = TwoPipelinesMoe(0, 2);
   const absl::Status bad = proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt");
   INFO(bad.message());
