@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -32,8 +33,8 @@ v1::Cluster CpCluster(int nodes, uint32_t latency_ns = 0) {
   return cluster;
 }
 
-// The whole GQA model (seq 8192) as one stage on `nodes` nodes from `first_node`, TP 2 x the rest.
-v1::Stage WholeModelStage(int first_node, int nodes, int dp) {
+// The whole GQA model (seq 8192) as one stage on `nodes` nodes from `first_node`, TP 2 x the rest, ZeRO `zero`.
+v1::Stage WholeModelStage(int first_node, int nodes, int dp, int zero = 0) {
   v1::Stage st;
   st.set_num_layers(kBlocks + 2);  // with the embedding and the head
   st.mutable_mesh()->set_island("a");
@@ -42,6 +43,7 @@ v1::Stage WholeModelStage(int first_node, int nodes, int dp) {
   st.mutable_mesh()->set_gpus_per_node(2);
   st.set_tensor_parallel(2);
   st.set_data_parallel(dp);
+  st.set_zero_stage(zero);
   return st;
 }
 
@@ -54,18 +56,19 @@ v1::Plan BasePlan() {
 }
 
 // TP 2 x CP 2 x DP 2 on 4 nodes: 2 microbatches of 2 samples, one per replica.
-v1::Plan OnePipelinePlan() {
+v1::Plan OnePipelinePlan(int zero = 0) {
   v1::Plan plan = BasePlan();
   plan.set_global_batch_size(4);
   plan.set_micro_batch_size(2);
   plan.set_context_parallel(2);
-  *plan.add_stages() = WholeModelStage(0, 4, 2);
+  *plan.add_stages() = WholeModelStage(0, 4, 2, zero);
   return plan;
 }
 
 // Pipeline i of `cps` (its context_parallel; 0: the plan's) on nodes from `first_node[i]`, 2 samples in
-// microbatches of 1, TP 2 x its CP GPUs.
-v1::Plan PipelinesPlan(const std::vector<uint32_t>& cps, const std::vector<int>& first_node, uint32_t plan_cp = 0) {
+// microbatches of 1, TP 2 x its CP GPUs, ZeRO `zero`.
+v1::Plan PipelinesPlan(const std::vector<uint32_t>& cps, const std::vector<int>& first_node, uint32_t plan_cp = 0,
+                       int zero = 0) {
   v1::Plan plan = BasePlan();
   plan.set_context_parallel(plan_cp);
   plan.set_micro_batch_size(1);
@@ -75,7 +78,7 @@ v1::Plan PipelinesPlan(const std::vector<uint32_t>& cps, const std::vector<int>&
     pl->set_batch_share(2);
     pl->set_context_parallel(cps[i]);
     const uint32_t cp = cps[i] > 0 ? cps[i] : std::max<uint32_t>(1, plan_cp);
-    *pl->add_stages() = WholeModelStage(first_node[i], static_cast<int>(cp), 1);
+    *pl->add_stages() = WholeModelStage(first_node[i], static_cast<int>(cp), 1, zero);
   }
   plan.set_global_batch_size(2 * cps.size());
   return plan;
@@ -86,11 +89,16 @@ TEST_CASE("Two identical CP pipelines run exactly as the plan of data_parallel 2
   // Replica r of the one-pipeline plan is pipeline r (nodes 2r and 2r + 1, CP rank c on node 2r + c); the
   // stage is the whole model, so the one layer range is the stage and reduces over the DP x CP ranks of
   // each TP rank, as the plan's data-parallel groups do. With CP set on the plan or on each pipeline.
+  // Under ZeRO-1 and 3 the range's states shard, and ZeRO-3's gathers run, over those DP x CP GPUs too.
   const v1::Cluster cluster = CpCluster(4);
   driver::SimulateOptions options;
   options.network_mode = NetworkMode::kMaxMinFair;
-  const driver::Simulation one = testing::MakeSimulation(testing::MakeInputs(cluster, OnePipelinePlan()), options);
-  for (const v1::Plan& plan : {PipelinesPlan({2, 2}, {0, 2}), PipelinesPlan({0, 0}, {0, 2}, 2)}) {
+  for (const auto& [zero, plan] :
+       {std::pair{0, PipelinesPlan({2, 2}, {0, 2})}, std::pair{0, PipelinesPlan({0, 0}, {0, 2}, 2)},
+        std::pair{1, PipelinesPlan({2, 2}, {0, 2}, 0, 1)}, std::pair{3, PipelinesPlan({2, 2}, {0, 2}, 0, 3)}}) {
+    INFO("zero_stage " << zero << ", CP on " << (plan.context_parallel() > 0 ? "the plan" : "each pipeline"));
+    const driver::Simulation one =
+        testing::MakeSimulation(testing::MakeInputs(cluster, OnePipelinePlan(zero)), options);
     const driver::Simulation pl = testing::MakeSimulation(testing::MakeInputs(cluster, plan), options);
     REQUIRE(pl.pipelines.size() == 2);
     CHECK(pl.pipeline_sync.iteration_time == one.result.iteration_time);
@@ -105,13 +113,14 @@ TEST_CASE("Two identical CP pipelines run exactly as the plan of data_parallel 2
       CHECK(mine.cp_bytes == theirs.cp_bytes);
       CHECK(pl.pipelines[p].result.last_backward_end == one.result.last_backward_end);
       CHECK(pl.pipelines[p].result.stage_end == one.result.stage_end);
+      CHECK(setup.stages[0].cost.memory.ModelStateBytes() == one.setup->stages[0].cost.memory.ModelStateBytes());
     }
     const auto& groups = pl.pipeline_sync.groups;
     REQUIRE(groups.size() == 1);
     const executor::StageLayout& l = one.setup->stages[0].layout;
     CHECK(groups[0].groups == std::vector<std::vector<GpuId>>{l.DataGroup(0), l.DataGroup(1)});
     CHECK(groups[0].groups[0].size() == 4);  // DP 2 x CP 2
-    CHECK(groups[0].bytes == one.setup->stages[0].grad_buckets[0].bytes);
+    if (zero < 3) CHECK(groups[0].bytes == one.setup->stages[0].grad_buckets[0].bytes);
     CHECK(pl.report.iteration_time_ms() == one.report.iteration_time_ms());
     CHECK(pl.report.context_parallel() == 2);
     REQUIRE(pl.report.stages_size() == 2);
