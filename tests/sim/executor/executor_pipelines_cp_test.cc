@@ -11,11 +11,13 @@
 
 #include "absl/strings/match.h"
 #include "base/units.h"
+#include "proto/summary.h"
 #include "proto/validate_plan.h"
 #include "tests/base/time_io.h"
 #include "tests/sim/executor/context_parallel_util.h"
 #include "tests/sim/executor/executor_test_util.h"
 #include "tests/topology/topology_clusters.h"
+#include "traces/text_report.h"
 
 namespace hetsim {
 namespace {
@@ -165,6 +167,16 @@ TEST_CASE("A CP 2 pipeline beside a CP 1 pipeline: its exchange from alpha-beta,
     CHECK(pl.report.context_parallel() == 2);
     CHECK(pl.report.stages(0).context_parallel() == 2);
     CHECK(pl.report.stages(1).context_parallel() == 0);
+    const std::string text = traces::FormatReportTable(pl.report);
+    CHECK(absl::StrContains(text, "bubble 0.0%, context parallel 2\npipeline p1:"));
+    CHECK(absl::StrContains(text, "context parallel 2: stage"));
+    CHECK(absl::StrContains(text, "\n                        0  "));        // the CP 2 stage's row
+    CHECK_FALSE(absl::StrContains(text, "\n                        1  "));  // none for the CP 1 stage
+    // `hetsim check`'s summary names the pipeline's own degree.
+    const std::string summary = proto::SummarizePlan(pl.inputs);
+    CHECK(absl::StrContains(summary,
+                            "pipeline p0: 2 samples, microbatch 1 -> 2 microbatches, 1 stages, context parallel 2"));
+    CHECK(absl::StrContains(summary, "pipeline p1: 2 samples, microbatch 1 -> 2 microbatches, 1 stages\n"));
   }
 }
 
