@@ -261,7 +261,7 @@ std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::
     g.first_node = i < pipe.first_node.size() ? pipe.first_node[i] : -1;  // -1: not placed
     first_gpu.push_back(i < pipe.first_gpu.size() ? pipe.first_gpu[i] : -1);
     g.tensor_parallel = s.option.config.tensor_parallel;
-    g.data_parallel = s.option.config.data_parallel;
+    g.data_parallel = s.option.config.data_parallel * pipe.context_parallel;  // DP x CP ranks per shard
     finest = std::max(finest, g.tensor_parallel);
     mixed = mixed || !s.groups.empty();
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);

@@ -168,6 +168,9 @@ struct PricedPipeline {
   // Per stage: the first GPU of its mesh in each node (Mesh.first_gpu): with first_node, the GPUs of a
   // range's shard groups, whose collectives NCCL's model prices as the simulator does (RangeNccl).
   std::vector<int> first_gpu;
+  // Its stages' context parallelism (spec::PipelineSpec::context_parallel): every CP rank of a replica
+  // holds its TP shard whole and joins the shard's ring.
+  int context_parallel = 1;
 };
 
 struct LayerRangesPrice {

@@ -198,6 +198,7 @@ spec::PlanSpec PipelineAsPlan(const spec::PlanSpec& plan, size_t p) {
   one.stages = plan.pipelines[p].stages;
   one.global_batch_size = plan.pipelines[p].batch_share;
   if (plan.pipelines[p].micro_batch_size > 0) one.micro_batch_size = plan.pipelines[p].micro_batch_size;
+  one.context_parallel = plan.pipelines[p].context_parallel;
   one.microbatches = static_cast<int64_t>(one.global_batch_size / std::max<uint64_t>(1, one.micro_batch_size));
   return one;
 }
@@ -228,7 +229,8 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
       first_node.push_back(static_cast<int>(st.mesh.first_node));
       first_gpu.push_back(static_cast<int>(st.mesh.first_gpu));
     }
-    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node), std::move(first_gpu)});
+    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node), std::move(first_gpu),
+                      one.context_parallel});
   }
   // ZeRO-3: every pass gathers its layers over their ranges' shard groups (not over the stage's own
   // replicas, none at DP 1): each pipeline predicted again with its passes longer by the exposed gathers.

@@ -16,14 +16,16 @@ hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
   *out.mutable_stages() = pipeline.stages();
   out.set_global_batch_size(pipeline.batch_share());
   out.set_micro_batch_size(PipelineMicroBatchSize(plan, pipeline));
+  if (pipeline.context_parallel() > 0) out.set_context_parallel(pipeline.context_parallel());
   return out;
 }
 
-std::string PipelineFieldPath(int p, absl::string_view path) {
+std::string PipelineFieldPath(int p, absl::string_view path, bool own_context_parallel) {
   const absl::string_view top = path.substr(0, path.find_first_of(".["));
   const std::string at = absl::StrCat("pipelines[", p, "].");
   if (top == "global_batch_size") return absl::StrCat(at, "batch_share", path.substr(top.size()));
   if (top == "stages" || top == "micro_batch_size") return absl::StrCat(at, path);
+  if (top == "context_parallel" && own_context_parallel) return absl::StrCat(at, path);
   return std::string(path);
 }
 

@@ -1,5 +1,7 @@
 #include "proto/plan_message.h"
 
+#include <algorithm>
+
 #include "proto/validate_plan.h"
 
 namespace hetsim::proto {
@@ -78,16 +80,17 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   }
   if (spec.virtual_stages > 1) plan.set_virtual_stages(spec.virtual_stages);
   for (int layers : spec.virtual_stage_layers) plan.add_virtual_stage_layers(layers);
-  if (spec.context_parallel > 1) {
-    plan.set_context_parallel(spec.context_parallel);
-    plan.set_cp_comm_type(ContextParallelCommProto(spec.cp_comm));
-  }
+  const bool pipelines_cp = std::any_of(spec.pipelines.begin(), spec.pipelines.end(),
+                                        [](const spec::PipelineSpec& p) { return p.context_parallel > 1; });
+  if (spec.context_parallel > 1) plan.set_context_parallel(spec.context_parallel);
+  if (spec.context_parallel > 1 || pipelines_cp) plan.set_cp_comm_type(ContextParallelCommProto(spec.cp_comm));
   for (const spec::StageSpec& st : spec.stages) WriteStage(st, *plan.add_stages());
   for (const spec::PipelineSpec& p : spec.pipelines) {
     hetsim::v1::Pipeline& out = *plan.add_pipelines();
     out.set_name(p.name);
     out.set_batch_share(p.batch_share);
     if (p.micro_batch_size != spec.micro_batch_size) out.set_micro_batch_size(p.micro_batch_size);
+    if (p.context_parallel != std::max(1, spec.context_parallel)) out.set_context_parallel(p.context_parallel);
     for (const spec::StageSpec& st : p.stages) WriteStage(st, *out.add_stages());
   }
   plan.set_overlap_grad_reduce(spec.overlap_grad_reduce);

@@ -332,7 +332,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
     p.pipelines.push_back({.name = plan.pipelines(i).name(),
                            .batch_share = one.global_batch_size,
                            .micro_batch_size = one.micro_batch_size,
-                           .stages = std::move(one.stages)});
+                           .stages = std::move(one.stages),
+                           .context_parallel = one.context_parallel});
   }
   return p;
 }

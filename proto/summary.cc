@@ -287,8 +287,14 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   out += DescribeRangeZero(p);
   for (const Pipeline& pl : p.pipelines()) {
     const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
-    absl::StrAppendFormat(&out, "  pipeline %s: %d samples, microbatch %d -> %d microbatches, %d stages\n", pl.name(),
+    absl::StrAppendFormat(&out, "  pipeline %s: %d samples, microbatch %d -> %d microbatches, %d stages", pl.name(),
                           pl.batch_share(), micro, micro > 0 ? pl.batch_share() / micro : 0, pl.stages_size());
+    // Pipeline.context_parallel: its own degree where it sets one.
+    if (pl.context_parallel() > 0 && pl.context_parallel() != proto::ContextParallel(p)) {
+      absl::StrAppendFormat(&out, ", context parallel %d (%s)", pl.context_parallel(),
+                            spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
+    }
+    out += "\n";
     AppendStages(pl.stages(), "    ", out);
   }
   return out;

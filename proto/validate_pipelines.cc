@@ -23,10 +23,6 @@ using hetsim::v1::Pipeline;
 using hetsim::v1::Plan;
 using hetsim::v1::Stage;
 
-constexpr const char* kPerRange =
-    "not supported with pipelines (gradients all-reduce per layer range, one all-reduce per range once "
-    "every pipeline has run its backward)";
-
 // The plan-wide settings the per-layer-range reduction does not model.
 void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& model) {
   if (!plan.stages().empty()) p.Add("stages", "set beside pipelines: a plan has stages or pipelines, not both");
@@ -36,12 +32,12 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   // holders' last backwards are done with its layers (sim/executor/layer_range_sync.h).
   // tied_embedding_grad_sync is modelled: the tied matrix all-reduces over every pipeline's first and
   // last stage (sim/executor/layer_range_sync.h), a 1-stage pipeline's stage holding one copy.
+  // context_parallel (the plan's or a pipeline's) and MoE experts are modelled: each pipeline's stages
+  // exchange K/V in their own CP groups and run their expert all-to-alls on their own GPUs; a range
+  // reduces over every holder's DP x CP ranks, its experts over their expert-data-parallel groups
+  // (CheckExpertSplits).
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {
     p.Add("tied_embedding_grad_sync", "needs a model with tied_embeddings (no tied copy to sync)");
-  }
-  if (ContextParallel(plan) > 1) p.Add("context_parallel", kPerRange);
-  if (model.has_transformer() && model.transformer().num_experts() > 1) {
-    p.Add("pipelines", "an MoE model (num_experts %d): %s", model.transformer().num_experts(), kPerRange);
   }
 }
 
@@ -121,7 +117,6 @@ void CheckStages(Problems& p, const Plan& plan) {
               "range's states shard over all the stages that hold it)",
               st.zero_stage(), zero);
       }
-      if (ExpertParallel(st) > 1) p.Add(at + "expert_parallel", kPerRange);
     }
   }
 }
@@ -212,6 +207,39 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
   }
 }
 
+// MoE: a layer range's experts reduce over the GPUs that hold the same expert shard in every pipeline
+// (sim/executor/layer_range_sync.h), so every stage holding a layer lays its experts out alike: one
+// expert_parallel and one expert_tensor_parallel per layer (ETP defaults to the stage's TP).
+void CheckExpertSplits(Problems& p, const Plan& plan, const hetsim::v1::Model& model, int layer_count) {
+  if (!model.has_transformer() || model.transformer().num_experts() <= 1) return;
+  absl::flat_hash_set<std::string> reported;
+  for (int layer = 0; layer < layer_count; ++layer) {
+    const Stage* first = nullptr;
+    int first_pipeline = 0;
+    for (int i = 0; i < plan.pipelines_size(); ++i) {
+      const int s = Holding(plan.pipelines(i), layer);
+      if (s < 0) continue;
+      const Stage& st = plan.pipelines(i).stages(s);
+      if (first == nullptr) {
+        first = &st;
+        first_pipeline = i;
+        continue;
+      }
+      if (ExpertParallel(st) == ExpertParallel(*first) && ExpertTensorParallel(st) == ExpertTensorParallel(*first)) {
+        continue;
+      }
+      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].expert_parallel", i, s);
+      if (!reported.insert(at).second) continue;
+      p.Add(at,
+            "EP %d x ETP %d, but pipelines[%d] holds layer %d at EP %d x ETP %d: the experts' gradients reduce over "
+            "the GPUs holding the same expert shard in every pipeline, so every stage holding a layer lays its experts "
+            "out alike (expert_tensor_parallel defaults to the stage's tensor_parallel)",
+            ExpertParallel(st), ExpertTensorParallel(st), first_pipeline, layer, ExpertParallel(*first),
+            ExpertTensorParallel(*first));
+    }
+  }
+}
+
 }  // namespace
 
 absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& cluster, const hetsim::v1::Model& model,
@@ -226,11 +254,12 @@ absl::Status ValidatePipelines(const Plan& plan, const hetsim::v1::Cluster& clus
     // The tied sync is the pipelines' (checked above), so a 1-stage pipeline may take it.
     Plan one = PipelinePlan(plan, i);
     one.set_tied_embedding_grad_sync(false);
-    HETSIM_RETURN_IF_ERROR(ValidatePlan(one, cluster, model, plan_file, i));
+    HETSIM_RETURN_IF_ERROR(ValidatePlan(one, cluster, model, plan_file, i, plan.pipelines(i).context_parallel() > 0));
   }
   CheckTasks(p, plan);
   CheckDisjoint(p, plan);
   CheckShardSplits(p, plan, LayerCount(model));
+  CheckExpertSplits(p, plan, model, LayerCount(model));
   CheckPrediction(p, plan);  // a stage per stage of every pipeline in turn (PipelinePlan drops it)
   return p.ToStatus();
 }

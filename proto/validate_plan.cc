@@ -472,11 +472,12 @@ void CheckSizes(Problems& p, const Plan& plan, const Model& model, const IslandI
 }  // namespace
 
 absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model& model, absl::string_view plan_file,
-                          int pipeline) {
+                          int pipeline, bool own_context_parallel) {
   if (!plan.pipelines().empty()) return ValidatePipelines(plan, cluster, model, plan_file);
-  Problems p = pipeline < 0 ? Problems(plan_file) : Problems(plan_file, [pipeline](absl::string_view path) {
-    return PipelineFieldPath(pipeline, path);
-  });
+  Problems p = pipeline < 0 ? Problems(plan_file)
+                            : Problems(plan_file, [pipeline, own_context_parallel](absl::string_view path) {
+                                return PipelineFieldPath(pipeline, path, own_context_parallel);
+                              });
   if (plan.model_source_case() == Plan::MODEL_SOURCE_NOT_SET) p.Add("model", "required: a model or a model_path");
   CheckBatch(p, plan);
   CheckSchedule(p, plan);

@@ -30,10 +30,11 @@ namespace hetsim::proto {
 
 // `cluster` with GPU presets applied and already valid; `model` already valid (inline or loaded from
 // the plan's model_path). Problems are reported against `plan_file`; `pipeline` >= 0 says that `plan` is
-// PipelinePlan(whole, pipeline), whose field paths are reported as the whole plan's (PipelineFieldPath).
-// A plan of pipelines: ValidatePipelines.
+// PipelinePlan(whole, pipeline), whose field paths are reported as the whole plan's (PipelineFieldPath;
+// `own_context_parallel`: the pipeline sets its context_parallel). A plan of pipelines: ValidatePipelines.
 absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluster& cluster,
-                          const hetsim::v1::Model& model, absl::string_view plan_file, int pipeline = -1);
+                          const hetsim::v1::Model& model, absl::string_view plan_file, int pipeline = -1,
+                          bool own_context_parallel = false);
 
 // The schema's "0 means" fields read with their defaults (each default's one home is
 // base/spec/defaults.h), for code that reads the message rather than the resolved spec.

@@ -43,6 +43,9 @@ hetsim_chakra_round_trip(pipelines_zero3_tied ${CMAKE_CURRENT_SOURCE_DIR}/chakra
 # Replica groups of different GPU types in a pipeline's stage under ZeRO-1 (session 36; refused before,
 # plan_pl_rg_zero): the ranges reduce-scatter and all-gather over shard groups of A100 and V100 replicas.
 hetsim_chakra_round_trip(pipelines_mixed_types_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-pipelines-mixed-types-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
+# The lab pipelines with the RTX 4090 ones at context parallelism 2 (Pipeline.context_parallel, session 36): each
+# layer range's communicators hold both CP ranks of every RTX stage; the K/V exchange is in the passes' durations.
+hetsim_chakra_round_trip(lab_pipelines_cp ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-cp.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 # AMP's DeepSpeed plans as they are validated (docs/validation.md): the rendezvous (Plan.p2p_rendezvous,
 # each transfer waiting for its receiver's ready message, as the executor's E_step edges make it wait
 # for both stages) and the tied embedding's gradient all-reduce between the first and the last stage

@@ -68,6 +68,9 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
     r->set_pipeline_ms(in.report.pipeline_ms());
     r->set_end_ms(TimeToMilliseconds(sync.pipeline_end[p]));
     r->set_bubble_ratio(in.report.bubble_ratio());
+    if (in.setup->spec.plan.context_parallel > 1) {
+      r->set_context_parallel(static_cast<uint32_t>(in.setup->spec.plan.context_parallel));
+    }
   }
   for (const LayerRangeGroup& g : sync.groups) {
     v1::GradientGroupReport* r = out.add_gradient_groups();
@@ -80,6 +83,12 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
     r->set_bytes_per_gpu(g.bytes);
     if (g.start >= 0) r->set_start_ms(TimeToMilliseconds(g.start));  // -1: a failure stopped it first
     if (g.finish >= 0) r->set_end_ms(TimeToMilliseconds(g.finish));
+    if (!executor::ExpertBuckets(g).empty()) {
+      r->set_expert_groups(static_cast<uint32_t>(g.expert_groups.size()));
+      r->set_expert_num_gpus(static_cast<uint32_t>(g.expert_groups.front().size()));
+      r->set_expert_bytes_per_gpu(static_cast<uint64_t>(g.expert_bytes));
+      r->set_expert_param_bytes_per_gpu(static_cast<uint64_t>(g.expert_param_bytes));
+    }
     if (g.zero_stage == 0) continue;
     r->set_zero_stage(static_cast<uint32_t>(g.zero_stage));
     r->set_param_bytes_per_gpu(g.param_bytes);
@@ -154,6 +163,12 @@ v1::Report MergePipelineReports(const std::vector<PipelineReportInput>& pipeline
     pipeline_ms = std::max(pipeline_ms, in.report.pipeline_ms());
     events += in.report.events_processed();
     flows += in.report.flows();
+    // Context parallelism (Pipeline.context_parallel, each pipeline its own): the largest degree, and
+    // the exchange every pipeline runs (Plan.cp_comm_type); each stage's report has its own degree.
+    if (in.report.context_parallel() > out.context_parallel()) {
+      out.set_context_parallel(in.report.context_parallel());
+      out.set_cp_comm_type(in.report.cp_comm_type());
+    }
   }
   const pipeline::IterationMetrics m = pipeline::ComputeIterationMetrics(all);
   out.set_num_gpus(gpus);

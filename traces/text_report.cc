@@ -61,6 +61,9 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                           p.name(), p.batch_share(), p.num_microbatches(), p.micro_batch_size(), first,
                           first + p.num_stages() - 1, p.num_gpus(), p.pipeline_ms(), p.end_ms(),
                           100 * p.bubble_ratio());
+    if (p.context_parallel() > 1) {
+      out.insert(out.size() - 1, absl::StrFormat(", context parallel %d", p.context_parallel()));
+    }
     first += p.num_stages();
   }
   const int zero = LayerRangeZeroStage(r);
@@ -78,6 +81,10 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
       absl::StrAppendFormat(&out, ", gather %.2f MB per GPU %.3f-%.3f ms",
                             static_cast<double>(g.param_bytes_per_gpu()) / 1e6, g.param_gather_start_ms(),
                             g.param_gather_end_ms());
+    }
+    if (g.expert_groups() > 0) {
+      absl::StrAppendFormat(&out, ", experts %d GPUs x %d groups %.2f MB per GPU", g.expert_num_gpus(),
+                            g.expert_groups(), static_cast<double>(g.expert_bytes_per_gpu()) / 1e6);
     }
     absl::StrAppendFormat(&out, "  %s\n", absl::StrJoin(g.holders(), " + "));
   }
@@ -129,6 +136,7 @@ std::string FormatReportTable(const v1::Report& r) {
     absl::StrAppendFormat(&out, "\ncontext parallel %d: stage  %s  %s  exposed ms\n", r.context_parallel(), bytes_label,
                           time_label);
     for (const v1::StageReport& s : r.stages()) {
+      if (s.context_parallel() <= 1) continue;  // a plan of pipelines' stage of a pipeline without CP
       absl::StrAppendFormat(&out, "%*d  %*.2f  %*.2f  %10.3f\n", stage_width, s.index(),
                             static_cast<int>(bytes_label.size()),
                             static_cast<double>(s.cp_bytes_per_microbatch()) / 1e6, static_cast<int>(time_label.size()),

@@ -150,6 +150,8 @@ struct PipelineSpec {
   uint64_t batch_share = 0;       // samples per iteration
   uint64_t micro_batch_size = 0;  // divides batch_share
   std::vector<StageSpec> stages;
+  // Its stages' context parallelism: Pipeline.context_parallel, or the plan's when unset (>= 1).
+  int context_parallel = 1;
 };
 
 // Megatron's fused elementwise kernels that run as eager passes of their own, kernel by kernel

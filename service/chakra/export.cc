@@ -578,6 +578,7 @@ int64_t ExportNodesLowerBound(const spec::PlanSpec& plan) {
     spec::PlanSpec one = plan;
     one.pipelines.clear();
     one.stages = p.stages;
+    one.context_parallel = p.context_parallel;
     one.micro_batch_size = p.micro_batch_size > 0 ? p.micro_batch_size : plan.micro_batch_size;
     one.microbatches = static_cast<int64_t>(p.batch_share / std::max<uint64_t>(1, one.micro_batch_size));
     nodes += ExportNodesLowerBound(one);

@@ -59,8 +59,8 @@ WorkEstimate EstimateWork(const spec::PlanSpec& plan, int64_t cluster_gpus) {
     const auto microbatches = static_cast<int64_t>(pl.micro_batch_size > 0 ? pl.batch_share / pl.micro_batch_size : 0);
     e.pipeline_tasks += microbatches * static_cast<int64_t>(pl.stages.size()) * std::max(1, plan.virtual_stages) * 2;
     for (const spec::StageSpec& s : pl.stages) {
-      if (plan.pipelines.size() > 1 || s.data_parallel > 1) {
-        e.grad_sync_ranks += static_cast<int64_t>(s.tensor_parallel) * s.data_parallel;
+      if (plan.pipelines.size() > 1 || s.data_parallel * pl.context_parallel > 1) {
+        e.grad_sync_ranks += static_cast<int64_t>(s.tensor_parallel) * s.data_parallel * pl.context_parallel;
       }
     }
   }

@@ -88,7 +88,14 @@ workload::StageMemory RangeModelStates(const workload::ModelCost& model, const L
                             ? workload::DenseParamsWithoutTied(model, group.first_layer, group.num_layers, tp)
                             : workload::DenseParamsOfLayers(model, group.first_layer, group.num_layers, tp);
   const int n = group.groups.empty() ? 1 : static_cast<int>(group.groups.front().size());
-  return workload::ZeroShardedModelStates(params, model.dtype(), zero_stage, n, fp32_gradients);
+  workload::StageMemory out = workload::ZeroShardedModelStates(params, model.dtype(), zero_stage, n, fp32_gradients);
+  if (group.expert_groups.empty()) return out;
+  // The experts' (ETP x EP of them on each GPU) over their expert-data-parallel group, as one stage
+  // shards them (ComputeStageCost).
+  const double experts =
+      workload::ExpertParamsOfLayers(model, group.first_layer, group.num_layers, group.expert_shards);
+  const int ne = static_cast<int>(group.expert_groups.front().size());
+  return out += workload::ZeroShardedModelStates(experts, model.dtype(), zero_stage, ne, fp32_gradients);
 }
 
 absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,

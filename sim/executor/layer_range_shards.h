@@ -19,7 +19,8 @@
 namespace hetsim::executor {
 
 // What one GPU of a `tp`-way holder keeps of `group`'s model states under ZeRO stage `zero_stage`
-// (its parameters over its tp, the rest over the group's shard-group size).
+// (its parameters over its tp, the rest over the group's shard-group size; an MoE range's experts over
+// ETP x EP, the rest over its expert-data-parallel group's size).
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
                                        int zero_stage, bool fp32_gradients);
 

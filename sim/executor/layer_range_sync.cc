@@ -32,14 +32,18 @@ int StageHolding(const ExecutionSetup& setup, int layer) {
 }
 
 // Shard j of the finest TP split `shards`: every holder's GPUs of TP rank j x t / shards (t each replica's:
-// a mixed stage's groups each their own, StageLayout::DataGroup's order).
+// a mixed stage's groups each their own), each replica's context-parallel ranks in turn (a holder's
+// pipeline's context_parallel: every CP rank holds the whole shard), StageLayout::DataGroup's order.
 std::vector<std::vector<GpuId>> ShardGroups(const std::vector<const ExecutionSetup*>& setups,
                                             const std::vector<LayerRangeHolder>& holders, int shards) {
   std::vector<std::vector<GpuId>> groups(shards);
   for (int j = 0; j < shards; ++j) {
     for (const LayerRangeHolder& h : holders) {
       const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
-      for (int r = 0; r < l.data_parallel; ++r) groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards));
+      for (int r = 0; r < l.data_parallel; ++r) {
+        for (int c = 0; c < l.context_parallel; ++c)
+          groups[j].push_back(l.Gpu(r, j * l.ReplicaTensorParallel(r) / shards, c));
+      }
     }
   }
   return groups;
@@ -71,14 +75,15 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
       const bool zero = group.zero_stage == 1 || group.zero_stage == 2;
       any_zero_ = any_zero_ || zero;
       group.gather_at_start = zero && at_start;
+      // The dense buckets, then the experts' (ExpertBuckets).
       buckets_.push_back(RangeBuckets(group));
+      dense_buckets_.push_back(static_cast<int>(buckets_.back().size()));
+      for (const int64_t b : ExpertBuckets(group)) buckets_.back().push_back(b);
       group.bucket_start.assign(buckets_.back().size(), kNoTime);
       group.bucket_finish.assign(buckets_.back().size(), kNoTime);
-      HETSIM_RETURN_IF_ERROR(BuildBucketGraphs(group, group.zero_stage > 0, buckets_.back()));
+      HETSIM_RETURN_IF_ERROR(BuildBucketGraphs(group, group.zero_stage > 0, buckets_.back(), dense_buckets_.back()));
       gathers_.emplace_back();
-      if (zero) {
-        HETSIM_ASSIGN_OR_RETURN(gathers_.back(), BuildGraphs(group, CollectiveOp::kAllGather, group.param_bytes));
-      }
+      if (zero) HETSIM_RETURN_IF_ERROR(BuildGathers(group, gathers_.back()));
       holders_left_.emplace_back(buckets_.back().size(), static_cast<int>(group.holders.size()));
       ready_.emplace_back(buckets_.back().size(), false);
       next_.push_back(0);
@@ -108,7 +113,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
       for (const LayerRangeHolder& h : groups_[g].holders) {
         if (h.pipeline != run || h.stage != stage || --steps_left_[g] > 0) continue;
         groups_[g].gather_start = sim_->now();
-        StartAll(gathers_[g], groups_[g].param_bytes, [this, g] { GatherDone(static_cast<int>(g)); });
+        StartAll(gathers_[g], [this, g] { GatherDone(static_cast<int>(g)); });
       }
     }
   }
@@ -117,8 +122,8 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     for (size_t g = 0; g < groups_.size(); ++g) {
       for (const LayerRangeHolder& h : groups_[g].holders) {
         if (h.pipeline != run || h.stage != stage) continue;
-        const int n = static_cast<int>(buckets_[g].size());
-        for (int k = 0; k < n; ++k) {
+        const int n = dense_buckets_[g];
+        for (int k = 0; k < static_cast<int>(buckets_[g].size()); ++k) {
           sim_->Schedule(ReadyAt(groups_[g], h, finish, k, n), this, (uint64_t{g} << 32) | static_cast<uint64_t>(k));
         }
       }
@@ -130,12 +135,18 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
  private:
   const ExecutionSetup& net() const { return *setups_.front(); }
 
-  // `group`'s transfer graphs of `op` over `bytes`, one per shard group, built before the run (routes
-  // checked).
-  absl::StatusOr<std::vector<const collectives::TransferGraph*>> BuildGraphs(const LayerRangeGroup& group,
-                                                                             CollectiveOp op, int64_t bytes) {
-    std::vector<const collectives::TransferGraph*> out;
-    for (const std::vector<GpuId>& gpus : group.groups) {
+  // One collective of a range on each of its communicators: the transfer graphs and the bytes per GPU.
+  struct Part {
+    std::vector<const collectives::TransferGraph*> graphs;
+    int64_t bytes = 0;
+  };
+
+  // The transfer graphs of `op` over `bytes`, one per group of `comms` (a range's shard groups or its
+  // expert-data-parallel groups), built before the run (routes checked).
+  absl::StatusOr<Part> BuildGraphs(const std::vector<std::vector<GpuId>>& comms, CollectiveOp op, int64_t bytes) {
+    Part out;
+    out.bytes = bytes;
+    for (const std::vector<GpuId>& gpus : comms) {
       collectives::CollectiveRequest request;
       request.op = op;
       request.gpus = gpus;
@@ -146,35 +157,55 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
                               collectives::ChooseShape(*net().topology, *net().router, request));
       store_.push_back(collectives::BuildTransferGraph(*net().topology, request, choice.shape));
       HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("building a collective's transfers"));
-      out.push_back(&store_.back());
+      out.graphs.push_back(&store_.back());
     }
     return out;
   }
 
-  // The reduction's graphs of every bucket of `group` (`sizes`), built once per distinct size.
-  absl::Status BuildBucketGraphs(const LayerRangeGroup& group, bool zero, const std::vector<int64_t>& sizes) {
-    std::vector<std::vector<const collectives::TransferGraph*>>& out = graphs_.emplace_back();
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      if (k > 0 && sizes[k] == sizes[k - 1]) {
+  // The reduction's graphs of every bucket of `group` (`sizes`: its first `dense` over the shard groups,
+  // the rest over the expert-data-parallel groups), built once per distinct size of a kind.
+  absl::Status BuildBucketGraphs(const LayerRangeGroup& group, bool zero, const std::vector<int64_t>& sizes,
+                                 int dense) {
+    std::vector<Part>& out = graphs_.emplace_back();
+    for (int k = 0; k < static_cast<int>(sizes.size()); ++k) {
+      if (k > 0 && k != dense && sizes[k] == sizes[k - 1]) {
         out.push_back(out.back());
         continue;
       }
-      HETSIM_ASSIGN_OR_RETURN(
-          out.emplace_back(),
-          BuildGraphs(group, zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, sizes[k]));
+      HETSIM_ASSIGN_OR_RETURN(out.emplace_back(),
+                              BuildGraphs(k < dense ? group.groups : group.expert_groups,
+                                          zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, sizes[k]));
     }
     return absl::OkStatus();
   }
 
-  // Starts every shard group's collective of `graphs` (over `bytes`); `done` once all have ended
-  // (at once when there is nothing to move).
-  void StartAll(const std::vector<const collectives::TransferGraph*>& graphs, int64_t bytes,
-                std::function<void()> done) {
-    if (graphs.empty() || bytes <= 0) {
+  // ZeRO-1/2: the parameters' all-gather after the steps (or at the start), the dense part over the shard
+  // groups and the experts' over their groups, at once.
+  absl::Status BuildGathers(const LayerRangeGroup& group, std::vector<Part>& out) {
+    HETSIM_ASSIGN_OR_RETURN(out.emplace_back(), BuildGraphs(group.groups, CollectiveOp::kAllGather, group.param_bytes));
+    if (ExpertBuckets(group).empty()) return absl::OkStatus();
+    HETSIM_ASSIGN_OR_RETURN(out.emplace_back(),
+                            BuildGraphs(group.expert_groups, CollectiveOp::kAllGather, group.expert_param_bytes));
+    return absl::OkStatus();
+  }
+
+  // Starts every group's collective of each of `parts`; `done` once all have ended (at once when there
+  // is nothing to move).
+  void StartAll(const std::vector<Part>& parts, std::function<void()> done) {
+    int count = 0;
+    for (const Part& part : parts) count += part.bytes > 0 ? static_cast<int>(part.graphs.size()) : 0;
+    if (count == 0) {
       done();
       return;
     }
-    auto left = std::make_shared<int>(static_cast<int>(graphs.size()));
+    auto left = std::make_shared<int>(count);
+    for (const Part& part : parts) {
+      if (part.bytes > 0) StartGraphs(part.graphs, left, done);
+    }
+  }
+
+  void StartGraphs(const std::vector<const collectives::TransferGraph*>& graphs, const std::shared_ptr<int>& left,
+                   const std::function<void()>& done) {
     for (const collectives::TransferGraph* graph : graphs) {
       executions_.emplace_back(network_, net().router.get(), graph, [left, done](Time) {
         if (--*left == 0) done();
@@ -191,6 +222,8 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   // last to first, each an equal part of it, and the range's buckets fill in equal parts of its layers'
   // share (bucket k once k + 1 of n are done; one bucket: once the range's first layer is).
   Time ReadyAt(const LayerRangeGroup& group, const LayerRangeHolder& h, Time finish, int k, int n) const {
+    // The experts' buckets (after the n dense ones) once the range's layers are all done.
+    k = std::min(k, n - 1);
     const ExecutionSetup& setup = *setups_[h.pipeline];
     const bool one_chunk = setup.virtual_stages.size() == setup.stages.size();
     if (!setup.spec.plan.overlap_grad_reduce || !one_chunk) return finish;
@@ -230,7 +263,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
     LayerRangeGroup& group = groups_[g];
     group.bucket_start[k] = sim_->now();
     if (k == 0) group.start = sim_->now();
-    StartAll(graphs_[g][k], buckets_[g][k], [this, g] { BucketDone(g); });
+    StartAll({graphs_[g][k]}, [this, g] { BucketDone(g); });
   }
 
   void BucketDone(int g) {
@@ -249,7 +282,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   void StartGathers() {
     for (size_t g = 0; g < groups_.size(); ++g) {
       groups_[g].gather_start = sim_->now();
-      StartAll(gathers_[g], groups_[g].param_bytes, [this, g] { EarlyGatherDone(static_cast<int>(g)); });
+      StartAll(gathers_[g], [this, g] { EarlyGatherDone(static_cast<int>(g)); });
     }
   }
 
@@ -287,17 +320,17 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   bool gathers_after_step_ = false;
   bool gathers_at_start_ = false;
   std::deque<collectives::TransferGraph> store_;
-  std::vector<std::vector<int64_t>> buckets_;  // per group: its buckets' bytes (RangeBuckets)
-  // Per group, per bucket, per shard: the reduction.
-  std::vector<std::vector<std::vector<const collectives::TransferGraph*>>> graphs_;
-  std::vector<std::vector<const collectives::TransferGraph*>> gathers_;  // per group, per shard: ZeRO's gather
-  std::vector<std::vector<int>> holders_left_;                           // per group, per bucket: holders not yet ready
-  std::vector<std::vector<bool>> ready_;                                 // per group, per bucket: every holder is
-  std::vector<int> next_;                                                // per group: its next bucket to reduce
-  std::vector<bool> in_flight_;                                          // per group: a bucket is being reduced
-  std::vector<int> steps_left_;                                          // per group: holders not yet stepped
-  std::vector<std::vector<int>> ranges_of_;   // [pipeline][stage]: its ranges not yet reduced
-  std::vector<std::vector<int>> gathers_of_;  // [pipeline][stage]: its ranges not yet gathered (ZeRO)
+  std::vector<std::vector<int64_t>> buckets_;   // per group: its buckets' bytes (RangeBuckets, then ExpertBuckets)
+  std::vector<int> dense_buckets_;              // per group: how many of them are RangeBuckets
+  std::vector<std::vector<Part>> graphs_;       // per group, per bucket: the reduction
+  std::vector<std::vector<Part>> gathers_;      // per group: ZeRO's gather, dense and experts' parts
+  std::vector<std::vector<int>> holders_left_;  // per group, per bucket: holders not yet ready
+  std::vector<std::vector<bool>> ready_;        // per group, per bucket: every holder is
+  std::vector<int> next_;                       // per group: its next bucket to reduce
+  std::vector<bool> in_flight_;                 // per group: a bucket is being reduced
+  std::vector<int> steps_left_;                 // per group: holders not yet stepped
+  std::vector<std::vector<int>> ranges_of_;     // [pipeline][stage]: its ranges not yet reduced
+  std::vector<std::vector<int>> gathers_of_;    // [pipeline][stage]: its ranges not yet gathered (ZeRO)
   std::deque<collectives::CollectiveExecution> executions_;
   absl::Status failure_;
 };
@@ -363,15 +396,53 @@ LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
   return g;
 }
 
+// `bytes` in pieces of `bucket` (the last the remainder), or one piece when `bucket` is 0 or more.
+std::vector<int64_t> CutIntoBuckets(int64_t bytes, int64_t bucket) {
+  if (bucket <= 0 || bytes <= bucket) return {bytes};
+  std::vector<int64_t> out;
+  for (int64_t done = 0; done < bytes; done += bucket) out.push_back(std::min(bucket, bytes - done));
+  return out;
+}
+
+// The experts' expert-data-parallel groups of the range `g` held by `holders`: expert rank e of every
+// holder's stage, holder after holder (each holder at g.expert_shards = ETP x EP).
+std::vector<std::vector<GpuId>> ExpertGroupsOf(const std::vector<const ExecutionSetup*>& setups,
+                                               const LayerRangeGroup& g) {
+  std::vector<std::vector<GpuId>> out(g.expert_shards);
+  for (int e = 0; e < g.expert_shards; ++e) {
+    for (const LayerRangeHolder& h : g.holders) {
+      const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
+      HETSIM_CHECK(l.expert_data_groups() == g.expert_shards, "a range's holders at different ETP x EP (plan check)");
+      for (const GpuId gpu : l.ExpertDataGroup(e)) out[e].push_back(gpu);
+    }
+  }
+  return out;
+}
+
+// MoE: the experts' part of range `g` (its groups, gradient and, under ZeRO-1/2, parameter bytes).
+void AddExperts(const std::vector<const ExecutionSetup*>& setups, LayerRangeGroup& g) {
+  const workload::ModelCost& model = *setups[0]->model;
+  if (workload::ExpertParamsOfLayers(model, g.first_layer, g.num_layers, 1) <= 0) return;
+  const StageLayout& first = setups[g.holders[0].pipeline]->stages[g.holders[0].stage].layout;
+  g.expert_shards = first.expert_data_groups();
+  g.expert_groups = ExpertGroupsOf(setups, g);
+  const bool fp32 = setups[0]->spec.plan.grad_reduce_in_fp32;
+  g.expert_bytes = workload::ExpertGradSyncBytes(model, g.first_layer, g.num_layers, g.expert_shards, fp32);
+  if (g.zero_stage >= 1) {
+    g.expert_param_bytes = workload::ExpertGradSyncBytes(model, g.first_layer, g.num_layers, g.expert_shards, false);
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> RangeBuckets(const LayerRangeGroup& group) {
-  if (group.tied || group.bucket_bytes <= 0 || group.bytes <= group.bucket_bytes) return {group.bytes};
-  std::vector<int64_t> out;
-  for (int64_t done = 0; done < group.bytes; done += group.bucket_bytes) {
-    out.push_back(std::min(group.bucket_bytes, group.bytes - done));
-  }
-  return out;
+  if (group.tied) return {group.bytes};
+  return CutIntoBuckets(group.bytes, group.bucket_bytes);
+}
+
+std::vector<int64_t> ExpertBuckets(const LayerRangeGroup& group) {
+  if (group.expert_bytes <= 0 || group.expert_groups.empty() || group.expert_groups.front().size() <= 1) return {};
+  return CutIntoBuckets(group.expert_bytes, group.bucket_bytes);
 }
 
 absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::string_view where) {
@@ -379,6 +450,8 @@ absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::
   for (const LayerRangeGroup& g : groups) {
     const bool cut = !g.tied && g.bucket_bytes > 0 && g.bytes > g.bucket_bytes;
     buckets += cut ? (g.bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
+    const bool experts = g.expert_bytes > 0 && !g.expert_groups.empty() && g.expert_groups.front().size() > 1;
+    if (experts) buckets += g.bucket_bytes > 0 ? (g.expert_bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
     if (buckets > kMaxRangeBuckets) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets (layers %d-%d "
@@ -421,6 +494,7 @@ std::vector<LayerRangeGroup> LayerRangeGroups(const std::vector<const ExecutionS
                           ? workload::RangeGradSyncBytesWithoutTied(model, g.first_layer, g.num_layers, g.shards, false)
                           : workload::DenseGradSyncBytes(model, g.first_layer, g.num_layers, g.shards, false);
     }
+    AddExperts(setups, g);
     out.push_back(std::move(g));
     first = end;
   }

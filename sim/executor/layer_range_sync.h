@@ -20,6 +20,17 @@
 // reduce-scatters, and all-gathers its parameters once every holder has stepped; a stage ends when all
 // its ranges are gathered. The tied group (Plan.tied_embedding_grad_sync) does the same over its own
 // holders, every copy of the matrix: the matrix's states shard over them (layer_range_shards.h).
+//
+// Context parallelism (Pipeline.context_parallel, Plan.context_parallel): every CP rank of a holder's
+// replica holds its TP shard whole, so a shard group holds every holder's DP x CP ranks of it, as one
+// pipeline's data-parallel group does (StageLayout::DataGroup; Megatron-LM's DDP reduces its dense
+// buffers over get_data_parallel_group(with_context_parallel=True)). MoE: a range's experts reduce apart
+// from its dense parameters, over expert-data-parallel groups (Megatron-LM's DDP allocates the experts'
+// buffers of their own over get_expert_data_parallel_group(), the GPUs holding the same expert shard;
+// megatron/core/distributed/distributed_data_parallel.py, _allocate_buffers_for_parameters):
+// expert rank e (< ETP x EP, every holder at the same ETP and EP: the plan check) of every holder; the
+// range's expert buckets follow its dense ones, one at a time over the range's communicators, as one
+// stage's do (setup.cc AppendBuckets).
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 #define HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
 
@@ -59,6 +70,14 @@ struct LayerRangeGroup : spec::LayerRange {
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
   int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
+  // MoE (a range holding experts): ETP x EP of its holders, and per expert rank its expert-data-parallel
+  // group (every holder's StageLayout::ExpertDataGroup of that rank, holder after holder) with the
+  // experts' gradients per GPU of one (ExpertGradSyncBytes) and, under ZeRO-1/2, their parameters. Empty
+  // groups and 0 bytes for a dense range.
+  int expert_shards = 1;
+  std::vector<std::vector<GpuId>> expert_groups;
+  int64_t expert_bytes = 0;
+  int64_t expert_param_bytes = 0;
   // Plan.grad_bucket_bytes (0: the range is one bucket): the range's `bytes` reduce in buckets of at
   // most this many, in backward order (bucket 0 holds the range's last layers), one at a time over the
   // range's communicators, as Megatron's DDP reduces a group's buckets on one stream. The tied group
@@ -87,6 +106,9 @@ struct LayerRangeGroup : spec::LayerRange {
 // The bytes of `group`'s buckets, per GPU of a shard group, in the order they reduce: `bytes` cut
 // into pieces of `bucket_bytes` (the last the remainder), or one bucket.
 std::vector<int64_t> RangeBuckets(const LayerRangeGroup& group);
+// Its experts' buckets, per GPU of an expert-data-parallel group, reduced after RangeBuckets: `expert_bytes`
+// cut the same way; none when the range holds no experts or they have no copies to reduce with.
+std::vector<int64_t> ExpertBuckets(const LayerRangeGroup& group);
 
 // The most buckets all ranges may hold together (each bucket is an event per holder and a collective
 // per shard group): as many as a pipeline's microbatches (proto/limits.h kMaxMicrobatches).

@@ -918,6 +918,18 @@ int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num
   return RoundUpBytes(DenseParamsWithoutTied(model, first, num, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }
 
+double ExpertParamsOfLayers(const ModelCost& model, int first, int num, int expert_shards) {
+  double params = 0;
+  for (int i = first; i < first + num; ++i)
+    params += static_cast<double>(model.layer(i).expert_param_count) / expert_shards;
+  return params;
+}
+
+int64_t ExpertGradSyncBytes(const ModelCost& model, int first, int num, int expert_shards, bool fp32_gradients) {
+  return RoundUpBytes(ExpertParamsOfLayers(model, first, num, expert_shards) *
+                      GradientBytes(model.dtype(), fp32_gradients));
+}
+
 int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients) {
   return RoundUpBytes(TiedParamsPerGpu(model, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }

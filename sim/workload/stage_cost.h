@@ -297,6 +297,12 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
 // gradients); 0 for a model without a tied head.
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients);
 int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients);
+// The experts' parameters one GPU of a stage holding layers [first, first + num) holds, its experts laid
+// out over `expert_shards` = ETP x EP GPUs (ComputeStageCost's expert part), and the gradient bytes it
+// reduces over its expert-data-parallel group: ComputeStageCost's expert_grad_sync_bytes. Pipelines of
+// different shapes reduce a layer range's experts with it.
+double ExpertParamsOfLayers(const ModelCost& model, int first, int num, int expert_shards);
+int64_t ExpertGradSyncBytes(const ModelCost& model, int first, int num, int expert_shards, bool fp32_gradients);
 
 // Model-state memory per GPU for `param_count` parameters (already split by TP/EP) under a ZeRO
 // stage over `data_parallel` replicas: mixed-precision Adam as in Rajbhandari et al. 2020
