@@ -229,8 +229,8 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
       first_node.push_back(static_cast<int>(st.mesh.first_node));
       first_gpu.push_back(static_cast<int>(st.mesh.first_gpu));
     }
-    priced.push_back({&cluster, &stages[p], &predictions[p], std::move(first_node), std::move(first_gpu),
-                      one.context_parallel});
+    priced.push_back(
+        {&cluster, &stages[p], &predictions[p], std::move(first_node), std::move(first_gpu), one.context_parallel});
   }
   // ZeRO-3: every pass gathers its layers over their ranges' shard groups (not over the stage's own
   // replicas, none at DP 1): each pipeline predicted again with its passes longer by the exposed gathers.
