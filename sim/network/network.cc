@@ -142,7 +142,6 @@ void Network::FreeFlow(uint32_t slot) {
   f.observer = nullptr;
   f.hops.clear();
   f.weights.clear();
-  f.weighted = false;
   f.next_free = free_flow_;
   free_flow_ = slot;
 }
@@ -182,8 +181,7 @@ FlowId Network::StartFlow(std::span<const LinkId> route, const RouteSummary& sum
   f.observer = observer;
   f.tag = tag;
   f.tightest_link = summary.tightest_link;
-  f.hops.resize(route.size());
-  for (size_t h = 0; h < route.size(); ++h) f.hops[h] = Hop{route[h], 0};
+  for (LinkId link : route) f.hops.push_back(Hop{link, 0});
   // Its links' records are read when it joins them, after the route's latency: a few dozen events
   // later on a large run, when lines asked for now are still in cache and were a miss per hop before.
   PrefetchLinks(f);
@@ -229,7 +227,6 @@ FlowId Network::StartWeightedFlow(std::span<const LinkId> route, std::span<const
   const FlowId id = StartFlow(route, bytes, observer, tag);
   const auto slot = static_cast<uint32_t>(id);
   flows_[slot].weights.assign(weights.begin(), weights.end());
-  flows_[slot].weighted = !weights.empty();
   if (flows_[slot].state == FlowState::kWaitingLatency) merge_index_[key] = slot;
   return id;
 }
@@ -301,11 +298,11 @@ void Network::Join(uint32_t slot) {
     Link& link = links_[f.hops[h].link.value()];
     // A plain flow alone on a link cannot make it bind (its cap is at most the link's capacity): the
     // recompute has nothing to look at there, as on most links of a large run.
-    const bool alone = link.flows.empty() && !link.binds && !link.dirty && !f.weighted;
+    const bool alone = link.flows.empty() && !link.binds && !link.dirty && f.weights.empty();
     if (link.flows.empty()) link.busy_time_less_since -= now;
     f.hops[h].position = static_cast<uint32_t>(link.flows.size());
     link.flows.push_back(LinkEntry{slot, h});
-    if (f.weighted) ++link.weighted_flows;
+    if (!f.weights.empty()) ++link.weighted_flows;
     if (max_min && !alone) MarkDirty(f.hops[h].link);
   }
   ++transmitting_flows_;
@@ -324,7 +321,7 @@ void Network::Leave(uint32_t slot) {
     link.flows[hop.position] = moved;
     flows_[moved.flow].hops[moved.hop].position = hop.position;
     link.flows.pop_back();
-    if (!f.weighted) {
+    if (f.weights.empty()) {
       link.bytes += f.bytes;
       ++link.completed_flows;
     } else {

@@ -191,20 +191,11 @@ class Network : private engine::EventHandler {
     std::vector<double> part_weights;                        // every part's (they are identical)
     std::vector<std::pair<FlowObserver*, uint64_t>> riders;  // the parts after the first, in start order
   };
-  // Three aligned cache lines. The first holds what the recompute's hop loops, a join and a leave read
-  // of a flow (its hops, its tightest link, whether it is weighted), so that they touch one line per
-  // flow; the hop array alone used to straddle two lines of a 176-byte record, and whether the flow is
-  // weighted was read from a third.
-  struct alignas(64) Flow {
-    // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
-    // hop on join and leave, and no allocation per flow.
-    absl::InlinedVector<Hop, 6> hops;
-    LinkId tightest_link;   // lowest capacity on the route (lowest id among equals); flow_cap_
-    bool weighted = false;  // !weights.empty()
-    FlowState state = FlowState::kFree;
-    // Second line on.
+  struct Flow {
     uint32_t generation = 1;
+    FlowState state = FlowState::kFree;
     uint32_t next_free = 0;
+    LinkId tightest_link;  // lowest capacity on the route (lowest id among equals); flow_cap_
     int64_t bytes = 0;
     double remaining_bytes = 0;  // as of rate_since; updated only when the rate changes
     double rate = 0;             // bytes/s while transmitting
@@ -212,11 +203,13 @@ class Network : private engine::EventHandler {
     engine::EventId event;  // activation while waiting, completion while transmitting
     FlowObserver* observer = nullptr;
     uint64_t tag = 0;
+    // Inline for routes of up to 6 hops (every route of a two-level fabric): one cache miss less per
+    // hop on join and leave, and no allocation per flow.
+    absl::InlinedVector<Hop, 6> hops;
     std::vector<double> weights;  // per hop (StartWeightedFlow); empty: 1 on every hop
     // Identical weighted flows merged into this one (StartWeightedFlow); null when none.
     std::unique_ptr<MergedParts> merged;
   };
-  static_assert(sizeof(Flow) == 192, "a flow is three cache lines");
   // Two cache lines: the first holds what a flow's start and end touch on every link of its route
   // (the capacity, up to two flow entries inline: most links carry one flow at a time, so joining and
   // leaving touch no other memory), the second the counters' rest and the recompute's scratch, which
@@ -300,7 +293,7 @@ class Network : private engine::EventHandler {
   // weights; kNoFlow if none.
   uint32_t IdenticalWaitingFlow(uint64_t key, std::span<const LinkId> route, std::span<const double> weights,
                                 int64_t bytes);  // tightest link and cap from the current capacities
-  static double HopWeight(const Flow& f, uint32_t hop) { return f.weighted ? f.weights[hop] : 1.0; }
+  static double HopWeight(const Flow& f, uint32_t hop) { return f.weights.empty() ? 1.0 : f.weights[hop]; }
   // The weight of a link's entry: 1 on a link without weighted flows (no look into the flow).
   double EntryWeight(const Link& link, const LinkEntry& entry) const {
     return link.weighted_flows == 0 ? 1.0 : HopWeight(flows_[entry.flow], entry.hop);

@@ -316,7 +316,7 @@ void Network::FillProgressively() {
     // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
     // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
     const Flow& f = flows_[slot];
-    if (f.weighted || !links_[f.tightest_link.value()].binds) {
+    if (!f.weights.empty() || !links_[f.tightest_link.value()].binds) {
       sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
     }
   }
