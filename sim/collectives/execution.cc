@@ -26,6 +26,16 @@ constexpr uint64_t kTimedBytes = uint64_t{1} << 33;
 
 Time SaturatingMultiply(int64_t times, Time t) { return t > 0 && times > kTimeMax / t ? kTimeMax : times * t; }
 
+// A flow's tag (FlowTag): its transfer in the low 32 bits; above them its first successor + 1 (0: none),
+// and kMoreSuccessors when it has more than one.
+constexpr uint64_t kMoreSuccessors = uint64_t{1} << 63;
+constexpr uint64_t kTransferBits = (uint64_t{1} << 32) - 1;
+TransferIndex TransferOfTag(uint64_t tag) { return static_cast<TransferIndex>(tag & kTransferBits); }
+// The first successor named by a tag, or kNoTransfer.
+TransferIndex FirstSuccessorOfTag(uint64_t tag) {
+  return static_cast<TransferIndex>(((tag & ~kMoreSuccessors) >> 32)) - 1;
+}
+
 }  // namespace
 
 CollectiveExecution::CollectiveExecution(network::Network* network, topology::Router* router,
@@ -136,6 +146,8 @@ void CollectiveExecution::Launch(TransferIndex t) {
     // were a miss per flow there).
     __builtin_prefetch(paths_->routes[path].data());
     __builtin_prefetch(&paths_->summaries[path]);
+    // And its successor list, which its tag names (FlowTag); its offset was asked for with this record.
+    graph_->PrefetchSuccessorList(t);
     simulator_->ScheduleAfter(extra, this, static_cast<uint64_t>(t));
     return;
   }
@@ -184,10 +196,22 @@ void CollectiveExecution::StartFlow(TransferIndex t) {
   ++flows_;
   if (paths_->representative.is_representative(path)) {
     network_->StartWeightedFlow(paths_->routes[path], paths_->representative.route_weights(path), bytes, this,
-                                static_cast<uint64_t>(t));
+                                FlowTag(t));
     return;
   }
-  network_->StartFlow(paths_->routes[path], paths_->summaries[path], bytes, this, static_cast<uint64_t>(t));
+  network_->StartFlow(paths_->routes[path], paths_->summaries[path], bytes, this, FlowTag(t));
+}
+
+// Transfer `t` with its first successor and whether it has more: the flow's end then asks for the
+// successor's records without reading the successor list first (two dependent misses per flow on a
+// large run, whose graphs are hundreds of MB), and a transfer with one successor (a ring's next step)
+// launches it without reading the list at all. The list is read here instead, at the start, where
+// Launch asked for it a few dozen events earlier.
+uint64_t CollectiveExecution::FlowTag(TransferIndex t) const {
+  const std::span<const TransferIndex> successors = graph_->successors(t);
+  if (successors.empty()) return static_cast<uint64_t>(t);
+  const uint64_t first = static_cast<uint64_t>(successors.front()) + 1;
+  return static_cast<uint64_t>(t) | (first << 32) | (successors.size() > 1 ? kMoreSuccessors : 0);
 }
 
 std::span<const double> CollectiveExecution::WeightsOf(int32_t path) const {
@@ -259,23 +283,37 @@ void CollectiveExecution::HoldTimed(TransferIndex t, double sign) {
   }
 }
 
-void CollectiveExecution::OnFlowCompleted(network::FlowId, uint64_t tag) { Finish(static_cast<TransferIndex>(tag)); }
+void CollectiveExecution::OnFlowCompleted(network::FlowId, uint64_t tag) {
+  const TransferIndex s = FirstSuccessorOfTag(tag);
+  if (s == kNoTransfer || (tag & kMoreSuccessors) != 0) {
+    Finish(TransferOfTag(tag));
+    return;
+  }
+  // Finish with its one successor, known from the tag.
+  if (--pending_[s] == 0) Launch(s);
+  TransferDone();
+}
 
-// Finish reads the transfer's successor list, then each successor's dependency count, and Launch its
-// record: the first successor's lines are asked for here, while the network still updates the flow's
+// OnFlowCompleted reads the first successor's dependency count, and Launch its record and its offset
+// in the successor lists: asked for here, from the tag, while the network still updates the flow's
 // links.
 void CollectiveExecution::PrefetchCompletion(uint64_t tag) const {
-  const std::span<const TransferIndex> successors = graph_->successors(static_cast<TransferIndex>(tag));
-  if (successors.empty()) return;
-  __builtin_prefetch(&pending_[successors.front()], 1);
+  const TransferIndex s = FirstSuccessorOfTag(tag);
+  if (s == kNoTransfer) return;
+  __builtin_prefetch(&pending_[s], 1);
   // Launched when its count reaches zero (a ring's next step: most successors have one dependency).
-  graph_->PrefetchTransfer(successors.front());
+  graph_->PrefetchTransfer(s);
+  graph_->PrefetchSuccessorRange(s);
 }
 
 void CollectiveExecution::Finish(TransferIndex t) {
   for (TransferIndex s : graph_->successors(t)) {
     if (--pending_[s] == 0) Launch(s);
   }
+  TransferDone();
+}
+
+void CollectiveExecution::TransferDone() {
   if (--remaining_ == 0) {
     finish_time_ = simulator_->now();
     if (on_done_) on_done_(finish_time_);

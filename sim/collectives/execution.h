@@ -73,7 +73,9 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
   void LaunchRoots();                       // the transfers that depend on nothing
   void Launch(TransferIndex t);
   void StartFlow(TransferIndex t);
+  uint64_t FlowTag(TransferIndex t) const;  // the tag of transfer t's flow (execution.cc)
   void Finish(TransferIndex t);
+  void TransferDone();  // a transfer ended and its successors were told
   // Routes, latencies and summaries of the graph's paths, into `paths`.
   absl::Status RoutePaths(RoutedPaths& paths) const;
   std::span<const double> WeightsOf(int32_t path) const;  // a representative's per-hop weights, else empty

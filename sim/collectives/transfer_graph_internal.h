@@ -83,6 +83,10 @@ class TransferGraph {
   int64_t total_bytes() const { return total_bytes_; }
   // A hint: asks for transfer `t`'s record (path, bytes, dependency count), which launching it reads.
   void PrefetchTransfer(TransferIndex t) const { __builtin_prefetch(&transfers_[t]); }
+  // Hints for a run, after BuildSuccessors: ask for transfer `t`'s offsets in the successor lists
+  // (no load), and for its successor list itself (reads the offset).
+  void PrefetchSuccessorRange(TransferIndex t) const { __builtin_prefetch(&succ_begin_[t]); }
+  void PrefetchSuccessorList(TransferIndex t) const { __builtin_prefetch(succ_.data() + succ_begin_[t]); }
 
   // Successor lists (compressed rows), built on first use after the last Add.
   std::span<const TransferIndex> successors(TransferIndex t) const;
