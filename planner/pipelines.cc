@@ -312,7 +312,8 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
   }
   int finest = 1;
   std::vector<SearchedGroup> groups = HolderGroups(cluster, pipelines, out, finest);
-  int64_t bytes = workload::TiedGradSyncBytes(model, finest, options.grad_reduce_in_fp32);
+  int64_t bytes = workload::TiedGradSyncBytes(
+      model, finest, workload::TiedGradientsInFp32(model.dtype(), options.grad_reduce_in_fp32));
   out.grad_bytes = bytes;
   // ZeRO-1/2: the matrix's reduce-scatter and all-gather over its copies, as a range's.
   if (out.zero_stage == 1 || out.zero_stage == 2) {

@@ -162,7 +162,7 @@ Time TiedSyncTime(const Profiler& profiler, const spec::PlanSpec& plan, const st
   const SearchedStage& first = stages.front();
   const SearchedStage& last = stages.back();
   if (!first.groups.empty() || !last.groups.empty()) return 0;
-  const bool fp32 = plan.grad_reduce_in_fp32 && model.dtype() != spec::DType::kFp16;
+  const bool fp32 = workload::TiedGradientsInFp32(model.dtype(), plan.grad_reduce_in_fp32);
   const int64_t bytes = workload::TiedGradSyncBytes(model, first.option.config.tensor_parallel, fp32);
   const int pairs = std::min(first.shape.gpus(), last.shape.gpus());
   if (bytes <= 0 || pairs <= 0) return 0;

@@ -387,12 +387,14 @@ LayerRangeGroup TiedGroup(const std::vector<const ExecutionSetup*>& setups) {
     }
   }
   g.groups = ShardGroups(setups, g.holders, g.shards);
-  g.bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, setups[0]->spec.plan.grad_reduce_in_fp32);
+  const workload::ModelCost& model = *setups[0]->model;
+  g.bytes = workload::TiedGradSyncBytes(
+      model, g.shards, workload::TiedGradientsInFp32(model.dtype(), setups[0]->spec.plan.grad_reduce_in_fp32));
   // ZeRO-1/2: the matrix is a bucket of its own (Megatron's _does_param_require_new_bucket), sharded
   // over every copy: reduce-scatter, each holder steps its 1/n, all-gather. ZeRO-3: reduce-scatter, and
   // each copy's passes gather it (RangeGathersOf).
   g.zero_stage = setups[0]->spec.plan.stages[0].zero_stage;
-  if (g.zero_stage >= 1) g.param_bytes = workload::TiedGradSyncBytes(*setups[0]->model, g.shards, false);
+  if (g.zero_stage >= 1) g.param_bytes = workload::TiedGradSyncBytes(model, g.shards, false);
   return g;
 }
 

@@ -904,7 +904,8 @@ absl::Status AddTiedEmbeddingSync(ExecutionSetup& setup, CollectiveTimer& timer)
   const workload::LayerCost& head = setup.model->layer(setup.model->num_layers() - 1);
   if (!head.tied_with_embedding || head.tied_param_count == 0) return absl::OkStatus();
   const spec::DType dtype = setup.model->dtype();
-  const int element = plan.grad_reduce_in_fp32 && dtype != spec::DType::kFp16 ? 4 : workload::ElementBytes(dtype);
+  const int element =
+      workload::TiedGradientsInFp32(dtype, plan.grad_reduce_in_fp32) ? 4 : workload::ElementBytes(dtype);
   const StageLayout& first = setup.stages[0].layout;
   const StageLayout& last = setup.stages[S - 1].layout;
   const int64_t bytes =

@@ -930,6 +930,10 @@ int64_t ExpertGradSyncBytes(const ModelCost& model, int first, int num, int expe
                       GradientBytes(model.dtype(), fp32_gradients));
 }
 
+bool TiedGradientsInFp32(spec::DType dtype, bool grad_reduce_in_fp32) {
+  return grad_reduce_in_fp32 && dtype != spec::DType::kFp16;
+}
+
 int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients) {
   return RoundUpBytes(TiedParamsPerGpu(model, tp) * GradientBytes(model.dtype(), fp32_gradients));
 }

@@ -297,6 +297,10 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
 // gradients); 0 for a model without a tied head.
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients);
 int64_t TiedGradSyncBytes(const ModelCost& model, int tp, bool fp32_gradients);
+// Whether the tied matrix's gradients reduce in FP32: with grad_reduce_in_fp32 in a BF16 (or FP32) run,
+// whose Megatron main gradients are FP32; an FP16 run's tied sync reduces the weight's own FP16 gradient
+// (DeepSpeed's pipeline engine all-reduces `weight.grad` of the tied module, runtime/pipe/module.py).
+bool TiedGradientsInFp32(spec::DType dtype, bool grad_reduce_in_fp32);
 // The experts' parameters one GPU of a stage holding layers [first, first + num) holds, its experts laid
 // out over `expert_shards` = ETP x EP GPUs (ComputeStageCost's expert part), and the gradient bytes it
 // reduces over its expert-data-parallel group: ComputeStageCost's expert_grad_sync_bytes. Pipelines of

@@ -662,6 +662,24 @@ TEST_CASE("With the tied sync, 1-stage pipelines reduce the tied matrix apart: t
         Approx(hetsim::TimeToSeconds(w[0].finish - w[0].start)).epsilon(1e-4));
 }
 
+TEST_CASE("With grad_reduce_in_fp32, the tied matrix reduces in FP32 in a BF16 run and in FP16 in an FP16 one",
+          "[executor][pipelines][tied]") {
+  // As one pipeline's tied all-reduce (setup.cc, AddTiedEmbeddingSync): DeepSpeed's pipeline engine
+  // all-reduces the FP16 weight's own gradient; Megatron's BF16 main gradients are FP32.
+  const std::vector<Pipe> pipes = {{"a", 2, 1, {{"fast", 0, 1, 1, 4}}}, {"b", 2, 1, {{"fast", 1, 1, 1, 4}}}};
+  v1::Plan fp16 = TiedPipelinesPlan(pipes, true);
+  fp16.set_grad_reduce_in_fp32(true);
+  v1::Plan bf16 = fp16;
+  bf16.mutable_model()->set_dtype(v1::BF16);
+  const auto half = MakeSimulation(MakeInputs(PipelineCluster(4), fp16));
+  const auto brain = MakeSimulation(MakeInputs(PipelineCluster(4), bf16));
+  REQUIRE(half.pipeline_sync.groups.size() == 2);
+  REQUIRE(brain.pipeline_sync.groups.size() == 2);
+  CHECK(half.pipeline_sync.groups[1].tied);
+  CHECK(half.pipeline_sync.groups[1].bytes == static_cast<int64_t>(kTiedVocab * kTiedHidden * 2));
+  CHECK(brain.pipeline_sync.groups[1].bytes == static_cast<int64_t>(kTiedVocab * kTiedHidden * 4));
+}
+
 TEST_CASE("With the tied sync, the tied matrix all-reduces over every pipeline's first and last stage",
           "[executor][pipelines][tied]") {
   // Pipeline "one" holds the 4 layers on GPU 0; "two" cuts them 2 + 2 on GPUs 2 and 3, its stage 1
