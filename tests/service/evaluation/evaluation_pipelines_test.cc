@@ -92,11 +92,11 @@ TEST_CASE("validate: a plan of pipelines under ZeRO-1 is judged as priced per la
   }
 }
 
-// HAPT's plan of the lab example's model (128 samples in micro-batches of one) on the lab cluster:
-// identical pipelines per GPU type (tests/planner/planner_pipelines_test.cc).
-driver::Planned PlanLabPipelines() {
+// HAPT's plan of the lab example's model (128 samples in micro-batches of one) on the lab cluster (by
+// default its copy-engine variant): identical pipelines per GPU type (tests/planner/planner_pipelines_test.cc).
+driver::Planned PlanLabPipelines(const char* cluster_path = kLabPipelinesCluster) {
   absl::StatusOr<v1::Plan> plan = proto::LoadAs<v1::Plan>(kLabPipelinesPlan);
-  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(kLabPipelinesCluster));
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(cluster_path));
   REQUIRE(plan.ok());
   REQUIRE(cluster.ok());
   planner::PlanRequest req;
@@ -243,24 +243,15 @@ TEST_CASE("plan: on the lab cluster itself the planner's pipelines run as predic
   // predicted 1885.4 ms and simulated 4203.6 ms: their one range rings over 8 GPUs a node through SHM
   // hops. Priced as NCCL runs it, one pipeline per GPU type at ZeRO-1 wins: predicted 2085.4 ms,
   // simulated 2031.7 ms (+2.6%).
-  absl::StatusOr<v1::Plan> lab = proto::LoadAs<v1::Plan>(kLabPipelinesPlan);
-  absl::StatusOr<v1::Cluster> cluster =
-      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt"));
-  REQUIRE(lab.ok());
+  const char* lab_cluster = HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt";
+  driver::Planned planned = PlanLabPipelines(lab_cluster);
+  REQUIRE(planned.plan.pipelines_size() == 2);
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(proto::Source::File(lab_cluster));
   REQUIRE(cluster.ok());
-  planner::PlanRequest req;
-  req.planner = planner::PlannerKind::kHapt;
-  req.global_batch_size = 128;
-  req.micro_batch_size = 1;
-  req.threads = 1;
-  absl::StatusOr<driver::Planned> planned = testing::PlanOf(lab->model(), *cluster, req);
-  INFO(planned.status().message());
-  REQUIRE(planned.ok());
-  REQUIRE(planned->plan.pipelines_size() == 2);
   proto::PlanInputs inputs;
   inputs.cluster = *cluster;
-  inputs.model = planned->model;
-  inputs.plan = planned->plan;
+  inputs.model = planned.model;
+  inputs.plan = planned.plan;
   REQUIRE(proto::ValidatePlanInputs(inputs).ok());
   CheckEveryPipelineWithin(inputs, 2, 0.03);
 }
