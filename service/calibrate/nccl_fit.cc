@@ -231,7 +231,7 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
   const std::string how =
       times < 2 ? absl::StrFormat("%.1f%%", 100 * worst) : absl::StrFormat("%.3g times", times);
   return absl::InvalidArgumentError(absl::StrFormat(
-      "%s:%d: %d B in %g us (busbw %.2f GB/s; the links need at least %g us) is %s faster than island \"%s\"'s "
+      "%s:%d: %d B in %g us (busbw %.2f GB/s, the links need at least %g us) is %s faster than island \"%s\"'s "
       "links carry at 100%% NCCL "
       "efficiency with no latency: NVLink SHARP (NVLS) or CollNet in-network reduction the log's NCCL lines do not "
       "show "
