@@ -50,15 +50,15 @@ void CheckPcieTree(const NodeType& n, LayoutProblems& out) {
   const double min_gbytes = limits::kMinBandwidthGbps / 8;
   const double mem = p.host_memory_bandwidth_gbytes_per_s();
   if (p.no_p2p() && !(mem >= min_gbytes && mem <= limits::kMaxHbmGbytesPerS)) {
-    out.emplace_back("pcie.host_memory_bandwidth_gbytes_per_s",
-                     absl::StrFormat("%g is outside [%g, %g] (required with no_p2p)", mem, min_gbytes,
-                                     limits::kMaxHbmGbytesPerS));
+    out.emplace_back(
+        "pcie.host_memory_bandwidth_gbytes_per_s",
+        absl::StrFormat("%g is outside [%g, %g] (required with no_p2p)", mem, min_gbytes, limits::kMaxHbmGbytesPerS));
   }
   const double shm = p.shm_connection_gbytes_per_s();
   if (!(shm == 0 || (shm >= min_gbytes && shm <= limits::kMaxHbmGbytesPerS))) {
-    out.emplace_back("pcie.shm_connection_gbytes_per_s",
-                     absl::StrFormat("%g is outside [%g, %g] (0: NCCL's SHM default)", shm, min_gbytes,
-                                     limits::kMaxHbmGbytesPerS));
+    out.emplace_back(
+        "pcie.shm_connection_gbytes_per_s",
+        absl::StrFormat("%g is outside [%g, %g] (0: NCCL's SHM default)", shm, min_gbytes, limits::kMaxHbmGbytesPerS));
   } else if (shm > 0 && !p.no_p2p()) {
     out.emplace_back("pcie.shm_connection_gbytes_per_s",
                      absl::StrFormat("%g is set without no_p2p (only host-bounced hops use SHM connections)", shm));

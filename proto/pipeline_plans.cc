@@ -20,7 +20,8 @@ hetsim::v1::Plan PipelinePlan(const hetsim::v1::Plan& plan, int p) {
   plan.GetReflection()->ListFields(plan, &fields);
   google::protobuf::FieldMask mask;
   for (const google::protobuf::FieldDescriptor* f : fields) {
-    if (f->number() != hetsim::v1::Plan::kPipelinesFieldNumber && f->number() != hetsim::v1::Plan::kPredictionFieldNumber) {
+    if (f->number() != hetsim::v1::Plan::kPipelinesFieldNumber &&
+        f->number() != hetsim::v1::Plan::kPredictionFieldNumber) {
       mask.add_paths(f->name());
     }
   }

@@ -51,10 +51,10 @@ absl::StatusOr<std::vector<AxisValue>> AxisValues(const SweepAxis& axis, const p
       absl::StatusOr<AxisValue> v = NumericAxisValue(field, axis.from() + static_cast<double>(k) * axis.step());
       // The point's own field: "from" blamed for 1e299 = 0 + 1 x step (session 36).
       if (!v.ok()) {
-        return AxisError(file, a, k == 0 ? "from" : "step",
-                         k == 0 ? std::string(v.status().message())
-                                : absl::StrFormat("point %d of the range (from + %d x step): %s", k, k,
-                                                  v.status().message()));
+        return AxisError(
+            file, a, k == 0 ? "from" : "step",
+            k == 0 ? std::string(v.status().message())
+                   : absl::StrFormat("point %d of the range (from + %d x step): %s", k, k, v.status().message()));
       }
       values.push_back(*std::move(v));
     }
