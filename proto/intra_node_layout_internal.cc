@@ -45,15 +45,20 @@ void CheckPcieTree(const NodeType& n, LayoutProblems& out) {
     out.emplace_back("pcie.inter_socket_latency_ns",
                      absl::StrFormat("%d is outside [0, %d]", p.inter_socket_latency_ns(), limits::kMaxRouteLatencyNs));
   }
+  // Both rates become links of the host-bounced hops: at least 10 Mb/s, as every link (1e-300 GB/s passed
+  // and its transfers overflowed int64 ps: an internal error, session 36).
+  const double min_gbytes = limits::kMinBandwidthGbps / 8;
   const double mem = p.host_memory_bandwidth_gbytes_per_s();
-  if (p.no_p2p() && !(mem > 0 && mem <= limits::kMaxHbmGbytesPerS)) {
-    out.emplace_back("pcie.host_memory_bandwidth_gbytes_per_s",
-                     absl::StrFormat("%g is outside (0, %g] (required with no_p2p)", mem, limits::kMaxHbmGbytesPerS));
+  if (p.no_p2p() && !(mem >= min_gbytes && mem <= limits::kMaxHbmGbytesPerS)) {
+    out.emplace_back(
+        "pcie.host_memory_bandwidth_gbytes_per_s",
+        absl::StrFormat("%g is outside [%g, %g] (required with no_p2p)", mem, min_gbytes, limits::kMaxHbmGbytesPerS));
   }
   const double shm = p.shm_connection_gbytes_per_s();
-  if (!(shm >= 0 && shm <= limits::kMaxHbmGbytesPerS)) {
-    out.emplace_back("pcie.shm_connection_gbytes_per_s",
-                     absl::StrFormat("%g is outside [0, %g] (0: NCCL's SHM default)", shm, limits::kMaxHbmGbytesPerS));
+  if (!(shm == 0 || (shm >= min_gbytes && shm <= limits::kMaxHbmGbytesPerS))) {
+    out.emplace_back(
+        "pcie.shm_connection_gbytes_per_s",
+        absl::StrFormat("%g is outside [%g, %g] (0: NCCL's SHM default)", shm, min_gbytes, limits::kMaxHbmGbytesPerS));
   } else if (shm > 0 && !p.no_p2p()) {
     out.emplace_back("pcie.shm_connection_gbytes_per_s",
                      absl::StrFormat("%g is set without no_p2p (only host-bounced hops use SHM connections)", shm));

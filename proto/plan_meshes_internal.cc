@@ -90,17 +90,15 @@ bool CheckDegreeRanges(Problems& p, const std::string& at, std::initializer_list
   return ok;
 }
 
-namespace {
-
-bool RangesOverlap(uint32_t a_first, uint32_t a_count, uint32_t b_first, uint32_t b_count) {
-  return int64_t{a_first} < int64_t{b_first} + b_count && int64_t{b_first} < int64_t{a_first} + a_count;
-}
-
-}  // namespace
-
-bool MeshesOverlap(const Mesh& a, const Mesh& b) {
-  return a.island() == b.island() && RangesOverlap(a.first_node(), a.node_count(), b.first_node(), b.node_count()) &&
-         RangesOverlap(a.first_gpu(), a.gpus_per_node(), b.first_gpu(), b.gpus_per_node());
+std::optional<GpuClaims::Owner> GpuClaims::Claim(const Mesh& mesh, const Owner& owner) {
+  absl::flat_hash_map<uint64_t, Owner>& island = owners_[mesh.island()];
+  for (uint64_t node = mesh.first_node(); node < uint64_t{mesh.first_node()} + mesh.node_count(); ++node) {
+    for (uint64_t gpu = mesh.first_gpu(); gpu < uint64_t{mesh.first_gpu()} + mesh.gpus_per_node(); ++gpu) {
+      const auto [it, fresh] = island.try_emplace(node << 32 | gpu, owner);
+      if (!fresh) return it->second;
+    }
+  }
+  return std::nullopt;
 }
 
 void CheckIslandGpu(Problems& p, const IslandInfo& island, const std::string& at, DType dtype, bool measured) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,40 +122,21 @@ void CheckStages(Problems& p, const Plan& plan) {
   }
 }
 
-// A stage's meshes: its own, or a mixed stage's groups' (Stage.replica_groups).
-std::vector<const hetsim::v1::Mesh*> MeshesOf(const Stage& s) {
-  std::vector<const hetsim::v1::Mesh*> out;
-  if (s.replica_groups().empty()) out.push_back(&s.mesh());
-  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) out.push_back(&g.mesh());
-  return out;
-}
-
-// Whether stages `a` and `b` share a GPU; `island` the island of one they share.
-bool StagesOverlap(const Stage& a, const Stage& b, std::string& island) {
-  for (const hetsim::v1::Mesh* x : MeshesOf(a)) {
-    for (const hetsim::v1::Mesh* y : MeshesOf(b)) {
-      if (!MeshesOverlap(*x, *y)) continue;
-      island = y->island();
-      return true;
-    }
-  }
-  return false;
-}
-
-// No GPU in two pipelines.
+// No GPU in two pipelines (each pipeline's stages are disjoint: ValidatePlan passed, every mesh inside its
+// island).
 void CheckDisjoint(Problems& p, const Plan& plan) {
+  GpuClaims claims;
   for (int i = 0; i < plan.pipelines_size(); ++i) {
     for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
       const Stage& b = plan.pipelines(i).stages(s);
       const std::string field = b.replica_groups().empty() ? "mesh" : "replica_groups";
-      for (int j = 0; j < i; ++j) {
-        for (int t = 0; t < plan.pipelines(j).stages_size(); ++t) {
-          std::string island;
-          if (!StagesOverlap(plan.pipelines(j).stages(t), b, island)) continue;
-          p.Add(absl::StrFormat("pipelines[%d].stages[%d].%s", i, s, field),
-                "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)", island,
-                j, t);
-        }
+      for (const auto& [mesh, unused] : StageMeshes(b, s)) {
+        const std::optional<GpuClaims::Owner> other = claims.Claim(*mesh, {.pipeline = i, .stage = s});
+        if (!other.has_value() || other->pipeline == i) continue;
+        p.Add(absl::StrFormat("pipelines[%d].stages[%d].%s", i, s, field),
+              "shares GPUs of island \"%s\" with pipelines[%d].stages[%d] (no GPU may be in two pipelines)",
+              mesh->island(), other->pipeline, other->stage);
+        break;
       }
     }
   }

@@ -198,25 +198,21 @@ void CheckLayers(Problems& p, const Plan& plan, int layer_count, const EdgeLayer
   }
 }
 
-// No GPU of stages[i] (its mesh, or its replica groups' meshes) is in an earlier stage or another of its groups.
-void CheckSharedGpus(Problems& p, const Plan& plan, int i, const std::vector<bool>& mesh_ok) {
+// No GPU of stages[i] (its mesh, or its replica groups' meshes) is in an earlier stage or another of its
+// groups; `claims` holds the GPUs of the earlier stages whose meshes are inside their islands.
+void CheckSharedGpus(Problems& p, const Plan& plan, int i, GpuClaims& claims) {
   const auto mine = StageMeshes(plan.stages(i), i);
   for (size_t m = 0; m < mine.size(); ++m) {
     const auto& [b, path] = mine[m];
-    for (size_t n = 0; n < m; ++n) {
-      if (MeshesOverlap(*mine[n].first, *b)) {
-        p.Add(path, "shares GPUs of island \"%s\" with %s (no GPU may be in two replica groups)", b->island(),
-              mine[n].second);
-      }
-    }
-    for (int j = 0; j < i; ++j) {
-      if (!mesh_ok[j]) continue;
-      for (const auto& [a, unused] : StageMeshes(plan.stages(j), j)) {
-        if (MeshesOverlap(*a, *b)) {
-          p.Add(path, "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b->island(), j);
-          break;
-        }
-      }
+    const std::optional<GpuClaims::Owner> other =
+        claims.Claim(*b, {.stage = i, .group = plan.stages(i).replica_groups().empty() ? -1 : static_cast<int>(m)});
+    if (!other.has_value()) continue;
+    if (other->stage == i) {
+      p.Add(path, "shares GPUs of island \"%s\" with %s (no GPU may be in two replica groups)", b->island(),
+            mine[other->group].second);
+    } else {
+      p.Add(path, "shares GPUs of island \"%s\" with stages[%d] (no GPU may be in two stages)", b->island(),
+            other->stage);
     }
   }
 }
@@ -512,6 +508,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   const auto islands = IndexIslands(cluster);
   const DType dtype = EffectiveDType(model);
   std::vector<bool> mesh_ok(plan.stages_size());
+  GpuClaims claims;
   for (int i = 0; i < plan.stages_size(); ++i) {
     const Stage& s = plan.stages(i);
     const std::string at = absl::StrFormat("stages[%d].", i);
@@ -526,7 +523,7 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
       const bool measured = s.measured_forward_ms() > 0 && s.measured_backward_ms() > 0;
       CheckIslandGpu(p, islands.at(s.mesh().island()), at + "mesh.island", dtype, measured);
     }
-    if (mesh_ok[i]) CheckSharedGpus(p, plan, i, mesh_ok);
+    if (mesh_ok[i]) CheckSharedGpus(p, plan, i, claims);
   }
   CheckWarmups(p, plan);
   CheckPrediction(p, plan);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -83,7 +84,14 @@ class TomlReader {
       const toml::node* n = Find(key);
       if (n == nullptr) continue;
       if (!n->is_string()) return Error(key, "not a string");
-      return n->as_string()->get();
+      const std::string& value = n->as_string()->get();
+      // A NUL ("\u0000") cut the message that quotes the value before its problem (session 36).
+      const auto control = absl::c_find_if(value, [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+      if (control != value.end()) {
+        return Error(key, absl::StrFormat("holds the control character 0x%02x at byte %d (no torchtitan name has one)",
+                                          static_cast<unsigned char>(*control), control - value.begin()));
+      }
+      return value;
     }
     return std::nullopt;
   }

@@ -185,6 +185,10 @@ absl::StatusOr<AxisValue> NumericAxisValue(const pb::FieldDescriptor* field, dou
   // 12 significant digits drop the representation error of from + k * step (0.1 + 2 * 0.1 is
   // 0.30000000000000004), so a range reads as its author meant it.
   if (IsFloating(field)) return ParseAxisValue(field, absl::StrFormat("%.12g", x));
+  // Past 2^64 no integer field holds it: %g, not its 300 digits (session 36).
+  if (!(std::abs(x) < 0x1p64)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%g is not an integer in range for %s", x, field->name()));
+  }
   return ParseAxisValue(field, absl::StrFormat("%.0f", std::round(x)));
 }
 

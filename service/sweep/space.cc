@@ -49,7 +49,13 @@ absl::StatusOr<std::vector<AxisValue>> AxisValues(const SweepAxis& axis, const p
     const int64_t last = static_cast<int64_t>(std::floor(span + 1e-9));
     for (int64_t k = 0; k <= last; ++k) {
       absl::StatusOr<AxisValue> v = NumericAxisValue(field, axis.from() + static_cast<double>(k) * axis.step());
-      if (!v.ok()) return AxisError(file, a, "from", v.status().message());
+      // The point's own field: "from" blamed for 1e299 = 0 + 1 x step (session 36).
+      if (!v.ok()) {
+        return AxisError(
+            file, a, k == 0 ? "from" : "step",
+            k == 0 ? std::string(v.status().message())
+                   : absl::StrFormat("point %d of the range (from + %d x step): %s", k, k, v.status().message()));
+      }
       values.push_back(*std::move(v));
     }
   }
