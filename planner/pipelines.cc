@@ -215,7 +215,10 @@ struct RangeRing {
   // Its first shard group's GPUs, holder after holder, each holder's replicas in order (TP rank 0 of
   // each), as the simulator's groups (executor::ShardGroups); empty when a holder is not placed or mixed.
   std::vector<GpuId> shard_gpus;
-  std::vector<int> shard_load;  // per holder: the shard groups each of its GPUs joins (finest TP / its TP)
+  // Per pair of islands its mixed holders' replica groups cross (MixedRingOf over them): what each ring gets.
+  std::map<std::pair<int, int>, double> replica_crossings;
+  std::vector<int> shard_load;  // per holder (a mixed one: per replica group): the shard groups each of its GPUs joins
+                                // (finest TP / its TP)
 
   bool Holds(size_t p, size_t i) const {
     return std::find(holders.begin(), holders.end(), std::make_pair(p, i)) != holders.end();
@@ -249,9 +252,9 @@ void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>&
 std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::vector<PricedPipeline>& pipelines,
                                         RangeRing& out, int& finest) {
   std::vector<SearchedGroup> groups;
+  std::vector<SearchedGroup> shard_groups;  // ShardGroupOf's: a mixed holder's replica groups each
   std::vector<int> first_gpu;
   finest = 1;
-  bool mixed = false;
   for (const auto& [p, i] : out.holders) {
     const PricedPipeline& pipe = pipelines[p];
     const SearchedStage& s = (*pipe.stages)[i];
@@ -263,11 +266,25 @@ std::vector<SearchedGroup> HolderGroups(const ClusterModel& cluster, const std::
     g.tensor_parallel = s.option.config.tensor_parallel;
     g.data_parallel = s.option.config.data_parallel * pipe.context_parallel;  // DP x CP ranks per shard
     finest = std::max(finest, g.tensor_parallel);
-    mixed = mixed || !s.groups.empty();
+    if (!s.groups.empty()) first_gpu.pop_back();
+    // A mixed stage placed by its plan: its replica groups, replicas numbered group after group, each at
+    // its own mesh (StageLayout::replica_groups); one its plan does not place is not priced.
+    for (const SearchedGroup& rg : s.groups) {
+      SearchedGroup& one = shard_groups.emplace_back(rg);
+      one.island = IslandNamed(cluster, pipe.cluster->island(rg.island).name);
+      one.data_parallel = rg.data_parallel * pipe.context_parallel;
+      if (i >= pipe.first_node.size()) one.first_node = -1;
+      first_gpu.push_back(one.first_node < 0 ? -1 : rg.first_gpu);
+      finest = std::max(finest, rg.tensor_parallel);
+    }
+    if (s.groups.empty()) shard_groups.push_back(g);
     out.ready = std::max(out.ready, pipe.prediction->stages[i].last_backward_end);
     out.zero_stage = s.option.config.zero_stage;
   }
-  if (!mixed) ShardGroupOf(cluster, groups, first_gpu, finest, out);
+  ShardGroupOf(cluster, shard_groups, first_gpu, finest, out);
+  // A mixed holder's groups on other islands than its first: the crossings its shard groups run over.
+  if (shard_groups.size() > groups.size())
+    out.replica_crossings = MixedRingOf(cluster, shard_groups).crossing_bytes_per_s;
   return groups;
 }
 
@@ -276,6 +293,10 @@ void PriceRing(const ClusterModel& cluster, std::vector<SearchedGroup>& groups, 
   for (SearchedGroup& g : groups) g.option.grad_sync_bytes = bytes;
   out.ring = MixedRingTime(cluster, groups);
   out.parts = MixedRingOf(cluster, groups);
+  for (const auto& [pair, rate] : out.replica_crossings) {
+    auto [it, added] = out.parts.crossing_bytes_per_s.emplace(pair, rate);
+    if (!added) it->second = std::min(it->second, rate);
+  }
 }
 
 RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, const RangeOptions& options,
