@@ -213,10 +213,16 @@ struct RangeRing {
   int64_t grad_bytes = 0;                          // per GPU of a shard group: its gradients
   int64_t param_bytes = 0;                         // ZeRO-1/2/3: its parameters, which it all-gathers
   // Its first shard group's GPUs, holder after holder, each holder's replicas in order (TP rank 0 of
-  // each), as the simulator's groups (executor::ShardGroups); empty when a holder is not placed or mixed.
+  // each), as the simulator's groups (executor::ShardGroups); empty when a holder is not placed (a mixed holder: its
+  // groups' replicas, group after group).
   std::vector<GpuId> shard_gpus;
   // Per pair of islands its mixed holders' replica groups cross (MixedRingOf over them): what each ring gets.
   std::map<std::pair<int, int>, double> replica_crossings;
+  // MoE: its experts' first expert-data-parallel group (executor::ExpertGroupsOf: expert rank 0 of
+  // every block of ETP x EP GPUs of each holder) and their gradient and ZeRO parameter bytes per GPU.
+  std::vector<GpuId> expert_gpus;
+  int64_t expert_bytes = 0, expert_param_bytes = 0;
+  int expert_shards = 1, finest = 1;  // its expert-data-parallel groups (ETP x EP); its holders' finest TP
   std::vector<int> shard_load;  // per holder (a mixed one: per replica group): the shard groups each of its GPUs joins
                                 // (finest TP / its TP)
 
@@ -226,8 +232,9 @@ struct RangeRing {
 };
 
 // The GPUs of `ring`'s first shard group and each holder's shard load (RangeRing::shard_gpus), from
-// the holders' `groups` placed at `first_gpu` (per holder; empty: not placed); none when a holder is
-// mixed or not placed. A GPU of replica r holds shard 0 at TP rank 0: mesh GPU r x CP x TP, node-major.
+// the holders' `groups` (a mixed holder's replica groups each) placed at `first_gpu` (per group; -1:
+// not placed); none when one is not placed. A GPU of replica r holds shard 0 at TP rank 0: mesh GPU r x CP x TP,
+// node-major.
 void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                   const std::vector<int>& first_gpu, int finest, RangeRing& out) {
   std::vector<GpuId> gpus;
@@ -299,6 +306,36 @@ void PriceRing(const ClusterModel& cluster, std::vector<SearchedGroup>& groups, 
   }
 }
 
+// MoE: `out`'s experts' first expert-data-parallel group and bytes (RangeRing::expert_gpus), as
+// executor::AddExperts; none when a holder is mixed or not placed.
+void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster,
+                   const std::vector<PricedPipeline>& pipelines, const RangeOptions& options, RangeRing& out) {
+  if (workload::ExpertParamsOfLayers(model, out.first, out.end - out.first, 1) <= 0) return;
+  std::vector<GpuId> gpus;
+  int shards = 0;
+  for (const auto& [p, i] : out.holders) {
+    const PricedPipeline& pipe = pipelines[p];
+    const SearchedStage& s = (*pipe.stages)[i];
+    if (!s.groups.empty() || i >= pipe.first_node.size() || i >= pipe.first_gpu.size()) return;
+    const int block = s.option.config.ExpertTensorParallel() * s.option.config.expert_parallel;
+    if (shards != 0 && shards != block) return;
+    shards = block;
+    const int island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
+    for (int k = 0; k < s.shape.gpus(); k += block) {
+      absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(island, pipe.first_node[i] + k / s.shape.gpus_per_node,
+                                                             pipe.first_gpu[i] + k % s.shape.gpus_per_node);
+      if (!gpu.ok()) return;
+      gpus.push_back(*gpu);
+    }
+  }
+  out.expert_gpus = std::move(gpus);
+  out.expert_shards = shards;
+  out.expert_bytes =
+      workload::ExpertGradSyncBytes(model, out.first, out.end - out.first, shards, options.grad_reduce_in_fp32);
+  if (out.zero_stage >= 1)
+    out.expert_param_bytes = workload::ExpertGradSyncBytes(model, out.first, out.end - out.first, shards, false);
+}
+
 RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& cluster, const RangeOptions& options,
                       const std::vector<PricedPipeline>& pipelines, int first, int end) {
   RangeRing out;
@@ -317,6 +354,8 @@ RangeRing RangeRingOf(const workload::ModelCost& model, const ClusterModel& clus
   if (out.zero_stage >= 1) out.param_bytes = range_bytes(false);
   if (out.zero_stage == 1 || out.zero_stage == 2) bytes = (bytes + out.param_bytes) / 2;
   PriceRing(cluster, groups, bytes, out);
+  out.finest = finest;
+  ExpertGroupOf(model, cluster, pipelines, options, out);
   return out;
 }
 
@@ -429,7 +468,7 @@ struct RangeCollective {
 };
 
 // NCCL's price of `collectives` one after another over `ring`'s first shard group; nullopt when any
-// is not priced (the ring is not placed, or mixed).
+// is not priced (the ring is not placed).
 std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
                                  RangeNccl& nccl) {
   NcclPrice sum;
@@ -516,12 +555,11 @@ Time HolderReady(const RangeRing& ring, const PricedPipeline& pipe, size_t i, in
 // the last one with the range's all-gather (an all-reduce of their mean, as without buckets) unless the
 // gathers run at the start. The index of its last flow.
 size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const std::vector<PricedPipeline>& pipelines,
-                     const StageKeys& keys, RangeNccl& nccl, std::vector<SharedFlow>& flows) {
+                     const StageKeys& keys, RangeNccl& nccl, std::vector<SharedFlow>& flows, int after = -1) {
   const std::vector<int64_t> buckets = BucketsOf(ring.grad_bytes, options.grad_bucket_bytes, ring.tied);
   const bool zero = ring.zero_stage >= 1;  // ZeRO-3: the reduce-scatters alone, nothing gathers after the step
   const int n = static_cast<int>(buckets.size());
   const double ring_steps = ring.parts.replicas - 1.0;
-  int after = -1;
   for (int k = 0; k < n; ++k) {
     int64_t bytes = buckets[k];
     double steps = zero ? ring_steps : 2 * ring_steps;
@@ -540,6 +578,21 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
     flow.after = after;
     after = static_cast<int>(flows.size());
     flows.push_back(std::move(flow));
+  }
+  // MoE: then the experts' buckets over their expert-data-parallel groups (executor::ExpertBuckets),
+  // each GPU in one of them, crossing the same NIC shares and islands.
+  if (ring.expert_gpus.size() > 1 && ring.expert_bytes > 0) {
+    RangeRing experts = ring;
+    experts.shard_gpus = ring.expert_gpus;
+    experts.shard_load = {1};
+    experts.parts.replicas = static_cast<int>(ring.expert_gpus.size());
+    experts.grad_bytes = ring.expert_bytes;
+    experts.param_bytes = ring.expert_param_bytes;
+    experts.expert_gpus.clear();
+    // Every expert group crosses the islands at once (the dense rings' price shares a crossing by the finest TP).
+    for (auto& [pair, rate] : experts.parts.crossing_bytes_per_s)
+      rate *= static_cast<double>(ring.finest) / ring.expert_shards;
+    return AddRangeFlows(experts, options, pipelines, keys, nccl, flows, after);
   }
   return static_cast<size_t>(after);
 }
