@@ -25,6 +25,14 @@ constexpr const char* kMlmAsyncTp =
 constexpr const char* kMlmOverlapGrad =
     "https://github.com/NVIDIA/Megatron-LM/commit/2d5220a424f7c52d597e06e47934d6467294a559";
 constexpr const char* kMdsArgs = "https://github.com/microsoft/Megatron-DeepSpeed/blob/main/megatron/arguments.py";
+// tp_backward_overlap (session 37, issue 40): under --deepspeed, validate_args switches the asynchronous TP
+// all-reduce off whatever the flags say ("currently DeepSpeed seems to be incompatible with
+// async_tensor_model_parallel_allreduce thus temporarily disabling it", since commit f90b887, July 2023; the
+// Sailor fork's copy has the same lines), so a column-parallel linear's input gradient is all-reduced by
+// copy_to_tensor_model_parallel_region's backward, after the weight-gradient GEMM, not under it.
+constexpr const char* kMdsAsyncTpOff =
+    "https://github.com/microsoft/Megatron-DeepSpeed/blob/f4157bea69f3df8c6cb66f2ebcda66ba03d1288e/megatron/"
+    "arguments.py#L394-L399";
 constexpr const char* kDsP2p = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/p2p.py";
 constexpr const char* kDsSchedule =
     "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/schedule.py";
@@ -198,7 +206,7 @@ constexpr FrameworkProfile kProfiles[] = {
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
      .blocking_p2p = On(kDsP2p),
-     .tp_backward_overlap = On(kMdsArgs),
+     .tp_backward_overlap = Off(kMdsAsyncTpOff),
      .grad_reduce_in_fp32 = Bf16(kDsBf16),
      .overlap_grad_reduce = Off(kDsSchedule),
      .overlap_param_gather = Off(kDsSchedule),
