@@ -245,6 +245,29 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   CHECK(b.source() == "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/schedule.py");
 }
 
+TEST_CASE("framework: Megatron-DeepSpeed's TP backward is synchronous, as --deepspeed switches the async one off",
+          "[framework]") {
+  // megatron/arguments.py (microsoft/Megatron-DeepSpeed, lines 394-399, and Sailor's fork): validate_args sets
+  // async_tensor_model_parallel_allreduce = False whenever --deepspeed is given.
+  const v1::Plan p = Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16));
+  CHECK_FALSE(p.tp_backward_overlap());
+  CHECK(Applied(ProfileInputs(v1::MEGATRON_CORE, v1::FP16)).tp_backward_overlap());  // Megatron's own default
+  hetsim::spec::SimulationSpec spec;
+  spec.plan = hetsim::proto::ResolvePlan(p, "plan.pbtxt");
+  spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
+  v1::Report report;
+  hetsim::traces::AddFrameworkProfile(spec, report);
+  const v1::FrameworkBehaviourReport& b = report.framework_behaviours(1);
+  CHECK(b.field() == "tp_backward_overlap");
+  CHECK_FALSE(b.on());
+  CHECK_THAT(b.source(), Catch::Contains("Megatron-DeepSpeed/blob/f4157bea69f3df8c6cb66f2ebcda66ba03d1288e/megatron/"
+                                         "arguments.py#L394-L399"));
+  // A plan that ran with the overlap sets the field itself and keeps it.
+  hetsim::proto::PlanInputs on = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  on.plan.set_tp_backward_overlap(true);
+  CHECK(Applied(on).tp_backward_overlap());
+}
+
 TEST_CASE("framework: a field the plan sets on wins; framework_off switches a profile behaviour off", "[framework]") {
   hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_LM_2021, v1::BF16);
   in.plan.set_tp_backward_overlap(true);  // the profile leaves it off; the plan's own field wins
