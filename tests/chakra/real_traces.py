@@ -52,8 +52,9 @@ TRACES = [
         # converted here by Chakra's own converter of that time (mlcommons/chakra e7d7a7c, December 2023:
         # python -m chakra.et_converter.et_converter --input_type PyTorch --num_dims 1; later converters refuse the
         # schema 1.0.1 of these files): 9,158 nodes, the GPU kernels with their measured durations and, per
-        # rank, 5 all-to-alls (the embeddings' exchange, comm_type ALL_TO_ALL) and 3 all-reduces over the 8 ranks. Committed as the converter wrote the rank files, in one
-        # .tar.gz (405 KB; tests/corpus/sources.txt: `converted:`), each member's SHA-256 checked below.
+        # rank, 5 all-to-alls (the embeddings' exchange) and 3 all-reduces over the 8 ranks. Committed as the
+        # converter wrote the rank files, in one .tar.gz (405 KB; tests/corpus/sources.txt: `converted:`), each
+        # member's SHA-256 checked below.
         "name": "dlrm",
         "source": "astra-sim/astra-sim my_test/inputs/workload/et_plus/, commit "
                   "ab5d3e629c9d28257cf9d2b367474f0cbfdf450e, converted by mlcommons/chakra e7d7a7c",
@@ -74,6 +75,35 @@ TRACES = [
                    "2697 closing cycles; 128 CPU-side communication nodes without comm_size",
                    # The kernels' own durations, not a model's: the busiest rank's GPU time.
                    "GPU compute busy: max 0.984 ms"],
+    },
+    {
+        # Eight ranks of a Megatron-LM run at tensor parallel 8 on one A100-SXM4-80GB node (2024-02-01, PyTorch host
+        # traces of schema 1.0.1 and their Kineto traces, astra-sim/astra-sim ab5d3e6
+        # my_test/inputs/workload/megatron-tp8/megatron_{et,kineto}_<rank>.json, MIT), linked here by the linker of
+        # that time (facebookresearch/param 522ccae, train/compute/python/tools/trace_link.py, which matches kernels
+        # to their launches by correlation id; Chakra's later linker finds no "Record function id" in these Kineto
+        # traces and links nothing) and converted by Chakra e053939 (February 2024): 54,502 nodes, 690 kernels and
+        # 84 all-reduces per rank (the tensor-parallel ones). Its Kineto trace measures ProfilerStep#3 at 603.2 ms;
+        # the replay on one DGX A100 gives 502.5 ms (docs/chakra.md).
+        "name": "megatron",
+        "source": "astra-sim/astra-sim my_test/inputs/workload/megatron-tp8/, commit "
+                  "ab5d3e629c9d28257cf9d2b367474f0cbfdf450e, linked by facebookresearch/param 522ccae, converted by "
+                  "mlcommons/chakra e053939",
+        "archive": ("megatron-tp8.et.tar.gz", "9ddfa93754550e786b4964272639849b09cba7e01e4d5be85b7771df6cafb44e"),
+        "files": [("megatron.0.et", "1d2d43b6d4e6c5f494585d983140fb50f6e4978f92cc8989181809af8777b7d5"),
+                  ("megatron.1.et", "f9ce5eaf0d8f68655ac344d4ca28d42a8bd9538d14cf5ff13aaf6d4e4f4d1984"),
+                  ("megatron.2.et", "0412c1829d717f8b35eb4794f53847d556a5ffad9f0a27dd45096c695a89815b"),
+                  ("megatron.3.et", "bb4170ab53026b713dba1ba2a329d6735144eab31a2a7d58930532e37c7b2bfb"),
+                  ("megatron.4.et", "ec8cbca3e95a14c4eebf15e7ae80a562dcafe4763607f2af8b9593ce7477eced"),
+                  ("megatron.5.et", "fb41ca98c04adf7df9c4efe07fe20841a1a19b5d7ce1a72f1a8dfedbad19d532"),
+                  ("megatron.6.et", "48f8719af205635b68ef2285ab949cbd9260ead67649f057e2257077d86573d2"),
+                  ("megatron.7.et", "5aecd976f1b5461d7ecf1c71614269e27726c35df7b95a43647e2db6f3a5d31b")],
+        "cluster": "validation/nccl/cluster-dgx-a100-1node.pbtxt",
+        "exit": 0,
+        "stdout": ["8 ranks, 54502 nodes", "84 collectives",
+                   "skipped: 8 control dependencies on nodes not in their file, 0 on the node itself, 0 closing "
+                   "cycles; 2032 CPU-side communication nodes without comm_size",
+                   "GPU compute busy: max 133.423 ms"],
     },
     {
         "name": "small_chakra.0.json",
