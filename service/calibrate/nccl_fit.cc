@@ -239,8 +239,8 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
         "run's own algorithm (%s) on island \"%s\" can be at 100%% NCCL efficiency with no latency: small sizes "
         "run under CUDA graphs (nccl-tests -G) or with latencies below the model's, or link bandwidths in the "
         "cluster below the hardware's; fit the other runs without this one",
-        worst_log->file, worst_row->line, worst_row->bytes, worst_row->time_us, worst_row->busbw_gbytes_per_s,
-        least_us, how, RunName(*worst_log), cluster.islands(island).name()));
+        worst_log->file, worst_row->line, worst_row->bytes, worst_row->time_us, worst_row->busbw_gbytes_per_s, least_us,
+        how, RunName(*worst_log), cluster.islands(island).name()));
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s:%d: %d B in %g us (busbw %.2f GB/s, the links need at least %g us) is %s faster than island \"%s\"'s "

@@ -577,15 +577,16 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
                                           [](const std::string& n) { return absl::StrContains(n, "is not decided"); });
     const std::string advice =
         !branch_py.empty() && undecided_if && nested.empty()
-            ? absl::StrFormat("%s is run inside the branches of that if: set what its condition reads (a variable "
-                              "of the environment, a file) in a copy of the script, or write out the launch line of "
-                              "the branch you run (running the script, even under bash -x, would start the training),",
-                              branch_py)
+            ? absl::StrFormat(
+                  "%s is run inside the branches of that if: set what its condition reads (a variable "
+                  "of the environment, a file) in a copy of the script, or write out the launch line of "
+                  "the branch you run (running the script, even under bash -x, would start the training),",
+                  branch_py)
         : nested.empty() ? absl::StrFormat("render the command it runs (bash -x %s 2>&1 | grep pretrain)", source)
                          : absl::StrFormat(
-                             "it runs %s, which hetsim does not follow (nor runs: it may submit jobs); "
-                             "render the training command that script builds",
-                             absl::StrJoin(nested, ", "));
+                               "it runs %s, which hetsim does not follow (nor runs: it may submit jobs); "
+                               "render the training command that script builds",
+                               absl::StrJoin(nested, ", "));
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: no command of the script runs a Python training script (pretrain_gpt.py ...)%s%s; %s and import that "
         "line",

@@ -187,9 +187,10 @@ absl::StatusOr<LlamaFlavor> ReadFlavor(TomlReader& r, std::vector<std::string>& 
   if (absl::StartsWith(model, kSftPrefix)) {
     const std::string inner = model.substr(kSftPrefix.size());
     if (inner == "llama3" || inner == "llama2") {
-      notes.push_back(absl::StrFormat("model.name \"%s\": torchtitan's SFT experiment, read as its model %s (the "
-                                      "dataset, loss and tokenizer change no compute)",
-                                      model, inner));
+      notes.push_back(
+          absl::StrFormat("model.name \"%s\": torchtitan's SFT experiment, read as its model %s (the "
+                          "dataset, loss and tokenizer change no compute)",
+                          model, inner));
       model = inner;
     }
   }

@@ -324,10 +324,10 @@ TEST_CASE("calibrate: an NVLS run faster than hetsim's NVLS says it is its own a
       "#  Rank  1 Group  0 Pid 1 on host0 device  1 [0x00] NVIDIA A100-SXM4-80GB\n"
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
       "#wrong\n"
-      "         128            32     float     sum      -1     1.10    0.12    0.12      0     1.10    0.12    0.12      "
-      "0\n"
-      "         256            64     float     sum      -1     1.20    0.21    0.21      0     1.20    0.21    0.21      "
-      "0\n";
+      "         128            32     float     sum      -1     1.10    0.12    0.12      0"
+      "     1.10    0.12    0.12      0\n"
+      "         256            64     float     sum      -1     1.20    0.21    0.21      0"
+      "     1.20    0.21    0.21      0\n";
   auto log = ParseNcclLog(text, "all_reduce_nvls_graph.txt");
   REQUIRE(log.ok());
   REQUIRE(log->nvls);

@@ -444,7 +444,7 @@ TEST_CASE("import: the corpus of published launch scripts and configs", "[intero
   // Every file of the folder has its expected result above (the config beside run.sh is read with it).
   expected.push_back("deepspeed-pipeline/ds_config.json");
   expected.push_back("deepspeed-zenflow/zf_config.json");  // beside its script, which tests for it with an if
-  expected.push_back("fmengine/configs/llama.json");  // read with fmengine/pretrain_llama_1b.sh
+  expected.push_back("fmengine/configs/llama.json");       // read with fmengine/pretrain_llama_1b.sh
   expected.push_back("fmengine/configs/llama_lessmem.json");
   expected.push_back("fmengine/configs/llama_lora.json");  // read with fmengine/finetune_llama_{7b,3b_lora}.sh
   expected.push_back("fmengine/configs/pythia.json");      // read with fmengine/finetune_pythia_160m.sh
