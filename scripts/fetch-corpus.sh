@@ -6,6 +6,8 @@
 # (re)places them byte for byte from their pinned commits, checking every hash. docs/corpus.md says
 # what the corpus is for.
 #
+# A path written converted:PATH names the published files a listed file was converted from (it is re-made, not
+# fetched: docs/chakra.md).
 # Usage: scripts/fetch-corpus.sh [--check] [--mirrors DIR] [--dest DIR]
 #   --check        fetch nothing: exit 1 when a listed file is missing or differs, or a file is unlisted
 #   --mirrors DIR  read from bare git clones DIR/<owner>+<name>/repo (no network); default: download
@@ -61,6 +63,14 @@ while read -r dir name repo commit where sha licence; do
   fi
   if [[ $check -eq 1 ]]; then
     echo "fetch-corpus.sh: $dir/$name: missing, or not the file of $repo@$commit:$where (SHA-256 $sha)" >&2
+    failed=$((failed + 1))
+    continue
+  fi
+  # A file converted from published ones by the tools of their field (`converted:` before the sources' path:
+  # Chakra's converter run on a repository's linked PyTorch traces) cannot be fetched; docs/chakra.md says how
+  # it was made.
+  if [[ "$where" == converted:* ]]; then
+    echo "fetch-corpus.sh: $dir/$name: converted from $repo@$commit:${where#converted:}, not fetched: make it as docs/chakra.md says" >&2
     failed=$((failed + 1))
     continue
   fi

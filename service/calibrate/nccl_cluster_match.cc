@@ -72,6 +72,15 @@ absl::Status CheckGpuModel(const NcclLog& log, const IslandHardware& hw, std::ve
         log.file, log.rank_line, log.gpu_model, hw.island, hw.gpu_type, hw.gpu));
     return absl::OkStatus();
   }
+  // A GPU type named after the log's GPU whose preset stands in for it (validation/clusters/clariden-gh200-32:
+  // type "gh200", preset H100-SXM) is that GPU: the name says what the cluster's author describes.
+  if (ours != theirs && GpuFamily(hw.gpu_type) == theirs) {
+    warnings.push_back(absl::StrFormat(
+        "%s:%d: the log ran on \"%s\", island \"%s\"'s GPU type \"%s\" is priced as preset %s: fitted to the "
+        "type its name says",
+        log.file, log.rank_line, log.gpu_model, hw.island, hw.gpu_type, hw.gpu));
+    return absl::OkStatus();
+  }
   if (ours != theirs) {
     return LineError(log.file, log.rank_line,
                      absl::StrFormat("the log ran on \"%s\" (%s), island \"%s\" has GPU type \"%s\" (%s): another "

@@ -230,6 +230,18 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
   // "100.0% faster" for a row 10^6 times too fast, its time as "0.00 us": the ratio and %g (session 36).
   const double times = least_us / worst_row->time_us;
   const std::string how = times < 2 ? absl::StrFormat("%.1f%%", 100 * worst) : absl::StrFormat("%.3g times", times);
+  // A run that already names its in-network algorithm (NCCL_ALGO=NVLS: NVIDIA/nccl#1259's 2-GPU NVLS table
+  // under CUDA graphs, -G 10) is faster than hetsim's model of that algorithm can be: saying "NVLS the log does
+  // not show" would contradict the log.
+  if (worst_log->nvls || worst_log->nvls_tree || worst_log->collnet || worst_log->collnet_chain) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d: %d B in %g us (busbw %.2f GB/s, hetsim's fastest is %g us) is %s faster than hetsim's model of the "
+        "run's own algorithm (%s) on island \"%s\" can be at 100%% NCCL efficiency with no latency: small sizes "
+        "run under CUDA graphs (nccl-tests -G) or with latencies below the model's, or link bandwidths in the "
+        "cluster below the hardware's; fit the other runs without this one",
+        worst_log->file, worst_row->line, worst_row->bytes, worst_row->time_us, worst_row->busbw_gbytes_per_s, least_us,
+        how, RunName(*worst_log), cluster.islands(island).name()));
+  }
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s:%d: %d B in %g us (busbw %.2f GB/s, the links need at least %g us) is %s faster than island \"%s\"'s "
       "links carry at 100%% NCCL "

@@ -564,12 +564,29 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     }
     if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
     const std::vector<std::string> nested = NestedScripts(tokens);
+    // A training script named inside the branches of an undecided if (NVLM's `if [[ $BATCH -eq 0 ]]; then
+    // torchrun ... train.py`, an `if [ -f config.json ]` around a deepspeed run): running the script, even
+    // under bash -x, would start that training, so the advice is to decide the condition instead.
+    std::string branch_py;
+    for (const std::string& t : tokens) {  // a word of a token: a command kept in a string (CMD="deepspeed x.py")
+      for (absl::string_view w : absl::StrSplit(t, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+        if (branch_py.empty() && absl::EndsWith(w, ".py")) branch_py = std::string(w);
+      }
+    }
+    const bool undecided_if = std::any_of(rendered.notes.begin(), rendered.notes.end(),
+                                          [](const std::string& n) { return absl::StrContains(n, "is not decided"); });
     const std::string advice =
-        nested.empty() ? absl::StrFormat("render the command it runs (bash -x %s 2>&1 | grep pretrain)", source)
-                       : absl::StrFormat(
-                             "it runs %s, which hetsim does not follow (nor runs: it may submit jobs); "
-                             "render the training command that script builds",
-                             absl::StrJoin(nested, ", "));
+        !branch_py.empty() && undecided_if && nested.empty()
+            ? absl::StrFormat(
+                  "%s is run inside the branches of that if: set what its condition reads (a variable "
+                  "of the environment, a file) in a copy of the script, or write out the launch line of "
+                  "the branch you run (running the script, even under bash -x, would start the training),",
+                  branch_py)
+        : nested.empty() ? absl::StrFormat("render the command it runs (bash -x %s 2>&1 | grep pretrain)", source)
+                         : absl::StrFormat(
+                               "it runs %s, which hetsim does not follow (nor runs: it may submit jobs); "
+                               "render the training command that script builds",
+                               absl::StrJoin(nested, ", "));
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: no command of the script runs a Python training script (pretrain_gpt.py ...)%s%s; %s and import that "
         "line",

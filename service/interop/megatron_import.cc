@@ -1407,6 +1407,24 @@ absl::Status RefuseLoraFlags(const MegatronFlags& flags, absl::string_view sourc
   return absl::OkStatus();
 }
 
+// DeepSpeed-Chat's step 3 (training/step3_rlhf_finetuning/main.py: --actor_model_name_or_path and
+// --critic_model_name_or_path): PPO trains an actor and a critic, runs a reference and a reward model forward
+// and generates the actor's answers each step; hetsim prices one model's training, so no --model stands for it.
+absl::Status RefuseRlhfFlags(const MegatronFlags& flags, absl::string_view source) {
+  std::string actor, critic;
+  for (const std::string& written : flags.unknown) {
+    const std::string name = absl::AsciiStrToLower(written.substr(0, written.find(' ')));
+    if (name == "--actor_model_name_or_path" || name == "--actor-model-name-or-path") actor = written;
+    if (name == "--critic_model_name_or_path" || name == "--critic-model-name-or-path") critic = written;
+  }
+  if (actor.empty() || critic.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s and %s: RLHF with PPO (DeepSpeed-Chat's step 3: an actor and a critic trained, a reference and a "
+      "reward model run forward, the actor's answers generated every step) is not modelled; hetsim prices the "
+      "training of one model",
+      source, actor, critic));
+}
+
 // A flag hetsim does not know that sets a parallel size (a trainer's own --model_parallel_size 4 or
 // --pipe_parallel_size 2, eth-easl/fmengine's scripts): the layout it asks for is not read, so the GPUs
 // would be priced as data parallel. Above 1 it is refused; at 1 it changes nothing (noted as unknown).
@@ -1432,6 +1450,7 @@ absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_RETURN_IF_ERROR(RefuseLoraFlags(flags, source));
+  HETSIM_RETURN_IF_ERROR(RefuseRlhfFlags(flags, source));
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithMegatronYaml(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
   const size_t before_json = with_config.launch.notes.size();

@@ -283,6 +283,14 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
   HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["name"], "name", source));
   HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["model"]["name"], "model.name", source));
   HETSIM_RETURN_IF_ERROR(RefuseEncoderDecoder(root, source));
+  // NeMo's multimodal models (NeVA, Video-NeVA: NeMo-Framework-Launcher's conf/training/neva/) carry their
+  // vision encoder and projector in model.mm_cfg; their run is named run.name (neva_llama3_8b_chat).
+  if (base["model"]["mm_cfg"] && base["model"]["mm_cfg"].IsMap()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model.mm_cfg: a multimodal model (a vision encoder and its projector beside the language model, "
+        "NeMo's NeVA), which hetsim does not model (it prices GPT-style decoders)",
+        source));
+  }
   // NeMo builds Hyena's mixer in place of attention from model.hyena (get_specs: te_gpt_hyena).
   if (base["model"]["hyena"] && base["model"]["hyena"].IsMap()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -175,10 +175,25 @@ constexpr LlamaFlavor kLlama2Flavors[] = {
     {"70B", 8192, 80, 64, 8, 4096, 32000, 1.3},
 };
 
-absl::StatusOr<LlamaFlavor> ReadFlavor(TomlReader& r) {
+// torchtitan's SFT experiment (experiments/sft, pytorch/torchtitan 655e5ec, December 2025): model.name
+// "sft.llama3" is torchtitan.experiments.sft.llama3's train spec, models/llama3's Transformer and flavors
+// trained on a chat dataset with its own loss and tokenizer: the model's compute is llama3's.
+constexpr absl::string_view kSftPrefix = "sft.";
+
+absl::StatusOr<LlamaFlavor> ReadFlavor(TomlReader& r, std::vector<std::string>& notes) {
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> name, r.String({"model.name"}));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> flavor, r.String({"model.flavor"}));
-  const std::string model = name.value_or("llama3");
+  std::string model = name.value_or("llama3");
+  if (absl::StartsWith(model, kSftPrefix)) {
+    const std::string inner = model.substr(kSftPrefix.size());
+    if (inner == "llama3" || inner == "llama2") {
+      notes.push_back(
+          absl::StrFormat("model.name \"%s\": torchtitan's SFT experiment, read as its model %s (the "
+                          "dataset, loss and tokenizer change no compute)",
+                          model, inner));
+      model = inner;
+    }
+  }
   if (model != "llama3" && model != "llama2") {
     return r.Error("model.name", absl::StrFormat("\"%s\": only torchtitan's llama3 and llama2 models are known to this "
                                                  "importer (write the model as a hetsim Model and plan it instead)",
@@ -533,7 +548,7 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
   TomlReader r(root, source);
   TorchtitanImport out;
   HETSIM_RETURN_IF_ERROR(RefuseSemiSynchronous(r));
-  HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r));
+  HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r, out.notes));
   HETSIM_ASSIGN_OR_RETURN(Degrees d, ReadDegrees(r));
   HETSIM_ASSIGN_OR_RETURN(MegatronImportRequest placed, PlaceWorld(r, d, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(const Batch b, ReadBatch(r, d));

@@ -440,6 +440,23 @@ TEST_CASE("calibrate: GPU model and hosts against the island", "[calibrate]") {
         "A100 variant, fitted anyway (the NCCL fabric is the node type's)");
   CHECK(warnings[1] ==
         "ar.txt:4: 4 GPUs per host, island \"isl\"'s nodes have 8: the NCCL parameters are fitted from part of a node");
+  // A GPU type named after the log's GPU, priced with another GPU's preset (validation/clusters/clariden-gh200-32:
+  // type "gh200", preset H100-SXM; session 37: boeschf/nccl-benchmark-on-alps-2025's Clariden logs, "NVIDIA GH200
+  // 120GB", were refused as another GPU's): the name says what the cluster describes, fitted with a warning.
+  warnings.clear();
+  log.gpu_model = "NVIDIA GH200 120GB";
+  log.ranks = 8;
+  log.hosts = 2;
+  v1::Cluster gh200 = Cluster("H100-SXM", 2);
+  gh200.mutable_gpu_types(0)->set_name("gh200");
+  gh200.mutable_node_types(0)->set_gpu_type("gh200");
+  CHECK(CheckLogAgainstIsland(log, gh200, 0, warnings).ok());
+  REQUIRE_FALSE(warnings.empty());
+  CHECK(warnings[0] ==
+        "ar.txt:4: the log ran on \"NVIDIA GH200 120GB\", island \"isl\"'s GPU type \"gh200\" is priced as preset "
+        "H100-SXM: fitted to the type its name says");
+  // A type whose name names no such GPU is still refused for the preset's family.
+  CHECK_FALSE(CheckLogAgainstIsland(log, Cluster("H100-SXM", 2), 0, warnings).ok());
 }
 
 TEST_CASE("calibrate: the fit's guards", "[calibrate]") {

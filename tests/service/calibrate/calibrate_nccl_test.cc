@@ -312,6 +312,36 @@ TEST_CASE("calibrate: a log faster than the links can carry is refused, never fi
                           "NVLink SHARP (NVLS) or CollNet in-network reduction the log's NCCL lines do not show"));
 }
 
+// A run that names its in-network algorithm and is faster than hetsim's model of it (NVIDIA/nccl#1259: a
+// 2-GPU NCCL_ALGO=NVLS table under CUDA graphs, 128 B in 5.56 us; figures of that shape, the thread's text has
+// no licence): the refusal says so, not "NVLS the log does not show" (session 37).
+TEST_CASE("calibrate: an NVLS run faster than hetsim's NVLS says it is its own algorithm's", "[calibrate]") {
+  const std::string text =
+      "$ NCCL_ALGO=NVLS ./build/all_reduce_perf -g 2 -b 128 -e 256 -f 2 -G 10\n"
+      "# nThread 1 nGpus 2 minBytes 128 maxBytes 256 step: 2(factor) warmup iters: 5 iters: 100 agg iters: 1 "
+      "validation: 1 graph: 10\n"
+      "#  Rank  0 Group  0 Pid 1 on host0 device  0 [0x00] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid 1 on host0 device  1 [0x00] NVIDIA A100-SXM4-80GB\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "         128            32     float     sum      -1     1.10    0.12    0.12      0"
+      "     1.10    0.12    0.12      0\n"
+      "         256            64     float     sum      -1     1.20    0.21    0.21      0"
+      "     1.20    0.21    0.21      0\n";
+  auto log = ParseNcclLog(text, "all_reduce_nvls_graph.txt");
+  REQUIRE(log.ok());
+  REQUIRE(log->nvls);
+  std::vector<NcclLog> logs = {*std::move(log)};
+  v1::Cluster cluster = testing::DgxA100Cluster(1);
+  auto fit = NcclTestsSource(std::move(logs), NcclFitOptions{}).Fit(cluster);
+  REQUIRE_FALSE(fit.ok());
+  const std::string message(fit.status().message());
+  CHECK_THAT(message, Catch::Contains("faster than hetsim's model of the run's own algorithm (all_reduce on 2 GPUs "
+                                      "(1 host), NCCL_ALGO=NVLS") &&
+                          Catch::Contains("CUDA graphs (nccl-tests -G)"));
+  CHECK_THAT(message, !Catch::Contains("the log's NCCL lines do not show"));
+}
+
 }  // namespace
 }  // namespace hetsim::calibrate
 
