@@ -652,8 +652,8 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
 std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   std::vector<PricedPipeline> out;
   for (const PipelineOfType& p : c.pipelines) {
-    PricedPipeline& priced =
-        out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}, p.context_parallel});
+    PricedPipeline& priced = out.emplace_back(
+        PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}, p.context_parallel});
     // Where WritePipelinesPlan places the stages: on the copy's group, then at its offset.
     absl::StatusOr<std::vector<spec::MeshSpec>> meshes = PlaceMeshes(*p.cluster, p.candidate.stages);
     if (!meshes.ok()) continue;
@@ -977,8 +977,9 @@ std::string BoundBy(const PipelineOfType& p) {
 // stage's peak with the parameters whole, over the same n = DP x copies + other pipelines GPUs as
 // the profiler's ShardOverRanges) against its memory, and the samples per second of both.
 std::string ZeroThreeWhy(const workload::ModelCost& model, const std::string& what,
-                         const std::vector<PipelineOfType>& three, const std::optional<std::vector<PipelineOfType>>& below,
-                         int copies, int other_pipelines, bool grad_fp32) {
+                         const std::vector<PipelineOfType>& three,
+                         const std::optional<std::vector<PipelineOfType>>& below, int copies, int other_pipelines,
+                         bool grad_fp32) {
   const PipelineOfType& p = three.front();
   int64_t need = 0, capacity = 0;
   for (size_t i = 0; i < p.candidate.stages.size(); ++i) {
@@ -987,7 +988,8 @@ std::string ZeroThreeWhy(const workload::ModelCost& model, const std::string& wh
     int64_t at_two = sp.peak_bytes;
     if (s.option.config.zero_stage >= 3) {
       const int n = s.option.config.data_parallel * copies + other_pipelines;
-      const double params = workload::DenseParamsOfLayers(model, s.first_layer, s.num_layers, s.option.config.tensor_parallel);
+      const double params =
+          workload::DenseParamsOfLayers(model, s.first_layer, s.num_layers, s.option.config.tensor_parallel);
       at_two += workload::ZeroShardedModelStates(params, model.dtype(), 2, n, grad_fp32).ModelStateBytes() -
                 workload::ZeroShardedModelStates(params, model.dtype(), 3, n, grad_fp32).ModelStateBytes();
     }
@@ -1031,11 +1033,11 @@ std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(
     auto sharded = PlanTypeCopies(ctx, zero_options, type, type_cluster, first_share, copies, ask.cp, stats);
     best = plain;
     if (sharded && (!plain || SamplesPerS(*sharded) > SamplesPerS(*plain))) {
-      const std::string why =
-          ask.zero > 0 ? ""
-          : plain      ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what,
-                                         SamplesPerS(*sharded), SamplesPerS(*plain), BoundBy(plain->front()))
-                       : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
+      const std::string why = ask.zero > 0 ? ""
+                              : plain
+                                  ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what,
+                                                    SamplesPerS(*sharded), SamplesPerS(*plain), BoundBy(plain->front()))
+                                  : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
       for (PipelineOfType& p : *sharded) p.zero_why = why;
       best = std::move(sharded);
     }
@@ -1045,8 +1047,8 @@ std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(
   ProfilerOptions three_options = zero_options;
   three_options.search_zero_three = true;
   auto three = PlanTypeCopies(ctx, three_options, type, type_cluster, first_share, copies, ask.cp, stats);
-  if (!three || (ask.zero < 3 && (!AnyZeroThree(three->front()) ||
-                                  (best && SamplesPerS(*three) <= SamplesPerS(*best))))) {
+  if (!three ||
+      (ask.zero < 3 && (!AnyZeroThree(three->front()) || (best && SamplesPerS(*three) <= SamplesPerS(*best))))) {
     return best;
   }
   const std::string why = ask.zero == 3 ? ""
@@ -1069,7 +1071,8 @@ std::optional<std::vector<PipelineOfType>> PlanTypeAtDegrees(
   int tried = 0;
   for (const int cp : ctx.context_parallel_degrees) {
     std::optional<std::vector<PipelineOfType>> below;
-    auto one = PlanTypeMaybeZero(ctx, options, zero_options, type, type_cluster, first_share, {.cp = cp}, stats, &below);
+    auto one =
+        PlanTypeMaybeZero(ctx, options, zero_options, type, type_cluster, first_share, {.cp = cp}, stats, &below);
     ++tried;
     if (!one) continue;
     if (best && SamplesPerS(*one) <= SamplesPerS(*best)) {
@@ -1082,10 +1085,10 @@ std::optional<std::vector<PipelineOfType>> PlanTypeAtDegrees(
   }
   if (best && tried > 1) {
     const std::string why =
-        runner_up ? absl::StrFormat("%s at CP %d: %.1f samples/s against %.1f at CP %d", type,
-                                    best->front().context_parallel, SamplesPerS(*best), runner_up->second,
-                                    runner_up->first)
-                  : absl::StrFormat("%s at CP %d: no other degree fits", type, best->front().context_parallel);
+        runner_up
+            ? absl::StrFormat("%s at CP %d: %.1f samples/s against %.1f at CP %d", type, best->front().context_parallel,
+                              SamplesPerS(*best), runner_up->second, runner_up->first)
+            : absl::StrFormat("%s at CP %d: no other degree fits", type, best->front().context_parallel);
     for (PipelineOfType& p : *best) p.cp_why = why;
   }
   return best;
@@ -1228,7 +1231,8 @@ void SayWhyMixed(const std::vector<PipelinesCandidate>& by_size, const OfType& o
 // (`below_three`, PlanTypeMaybeZero's; none when a type fits only at ZeRO-3), both priced with their
 // ranges (and c's gathers): the faster is kept, its types' pipelines in `best` (the copies' search
 // starts from them), and c's below_zero_three records what ZeRO-3 beat.
-void AgainstZeroTwo(const PipelinesContext& ctx, const std::vector<std::optional<std::vector<PipelineOfType>>>& below_three,
+void AgainstZeroTwo(const PipelinesContext& ctx,
+                    const std::vector<std::optional<std::vector<PipelineOfType>>>& below_three,
                     std::vector<std::vector<PipelineOfType>>& best, std::optional<PipelinesCandidate>& c) {
   std::vector<PipelineOfType> pipes;
   for (size_t t = 0; t < best.size(); ++t) {

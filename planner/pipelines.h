@@ -145,12 +145,11 @@ struct PipelinesContext {
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
 // islands cannot be planned alone, or the batch is too small. A type whose pipeline is memory-bound at
 // ZeRO-2 (or does not fit) is also planned at ZeRO-3 per layer range, kept when it runs more samples per
-// second and the plan, its ranges' gathers priced (RangeGathersOfZeroThree), beats the one at ZeRO-2. Each type runs k identical pipelines
-// (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group): HAPT's
-// DP plans one on one group at the type's first share over k, and the k with the most samples per
-// second is kept, then copied onto the other groups; the plan of those copies is kept only when its
-// priced iteration beats one pipeline per type. Copies are searched only when one pipeline per type
-// prices within 25% of `ctx.to_beat`.
+// second and the plan, its ranges' gathers priced (RangeGathersOfZeroThree), beats the one at ZeRO-2. Each type runs k
+// identical pipelines (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group):
+// HAPT's DP plans one on one group at the type's first share over k, and the k with the most samples per second is
+// kept, then copied onto the other groups; the plan of those copies is kept only when its priced iteration beats one
+// pipeline per type. Copies are searched only when one pipeline per type prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
 
 // A micro-batch size per GPU type, searched jointly with the split: from the family's plans at

@@ -478,11 +478,10 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
     best = std::move(c);
   }
   if (best) {
-    best->expert_why = runner_up ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d",
-                                                   best->expert_layout.first, TimeToMilliseconds(runner_up->second),
-                                                   runner_up->first)
-                                 : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits",
-                                                   best->expert_layout.first);
+    best->expert_why =
+        runner_up ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d", best->expert_layout.first,
+                                    TimeToMilliseconds(runner_up->second), runner_up->first)
+                  : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits", best->expert_layout.first);
   }
   return best;
 }

@@ -224,7 +224,8 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     const int dp = DataParallelOf(shape.gpus(), tp);
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
     const bool ranged = options_.range_copies > 0;
-    const int max_zero = (options_.search_zero && (dp > 1 || ranged)) ? (ranged && options_.search_zero_three ? 3 : 2) : 0;
+    const int max_zero =
+        (options_.search_zero && (dp > 1 || ranged)) ? (ranged && options_.search_zero_three ? 3 : 2) : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {

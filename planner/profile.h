@@ -57,7 +57,7 @@ struct StageOption {
   // own, RangeGathersOfZeroThree, once the plan's pipelines are known); 0 otherwise.
   Time gather_forward = 0;
   Time gather_backward = 0;
-  int max_in_flight = 0;               // largest in-flight count that fits the GPU (>= 1)
+  int max_in_flight = 0;  // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
     return state_bytes + static_cast<int64_t>(in_flight) * activation_bytes + (in_flight > 0 ? working_bytes : 0);

@@ -62,7 +62,8 @@ Time SearchSimulated(const v1::Cluster& cluster, const v1::Model& model, const v
 }
 
 // HAPT's plan of `model` on `cluster` (micro-batch 1 unless `micro_batch` is 0: searched).
-driver::Planned SearchPlan(const v1::Model& model, const v1::Cluster& cluster, uint64_t global_batch, PlanRequest req = {}) {
+driver::Planned SearchPlan(const v1::Model& model, const v1::Cluster& cluster, uint64_t global_batch,
+                           PlanRequest req = {}) {
   req.planner = PlannerKind::kHapt;
   req.global_batch_size = global_batch;
   req.threads = 1;
