@@ -73,19 +73,28 @@ driver::Planned SearchPlan(const v1::Model& model, const v1::Cluster& cluster, u
   return *std::move(planned);
 }
 
-// Two islands of one 1-GPU node each, "ga" (`ga_gib` of memory) and "gb" (80 GiB), alike otherwise,
-// ideal (no overheads, kernels at peak), joined by one 100 Gb/s link.
+// `planned` (HAPT's plan at `req`) simulated within `tolerance` of its prediction (`validate`'s
+// comparison), and faster in the simulation than the plan `req` gives without the pipelines family.
+void CheckRunsAsPredictedAndFaster(const v1::Model& model, const v1::Cluster& cluster, uint64_t global_batch,
+                                   PlanRequest req, const driver::Planned& planned, double tolerance) {
+  const Time simulated = SearchSimulated(cluster, planned.model, planned.plan);
+  REQUIRE(simulated > 0);
+  const double error = TimeToSeconds(planned.outcome.prediction.iteration) / TimeToSeconds(simulated) - 1;
+  INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
+                    << TimeToMilliseconds(simulated) << " ms");
+  CHECK(std::abs(error) < tolerance);
+  req.search_pipelines = false;
+  const driver::Planned one = SearchPlan(model, cluster, global_batch, req);
+  const Time one_simulated = SearchSimulated(cluster, one.model, one.plan);
+  REQUIRE(one_simulated > 0);
+  INFO("without the family " << TimeToMilliseconds(one_simulated) << " ms simulated");
+  CHECK(simulated < one_simulated);
+}
+
+// testing::TwoGpuTypes(1, ga_gib) with its kernels at peak (`run` asks for an efficiency).
 v1::Cluster TwoOneGpuTypes(double ga_gib) {
-  v1::Cluster c;
-  c.set_name("two-one-gpu-types");
-  c.set_ideal(true);
-  testing::AddGpuType(c, "ga", 200, ga_gib, 2000);
-  testing::AddGpuType(c, "gb", 200, 80, 2000);
-  for (v1::GpuType& g : *c.mutable_gpu_types()) g.mutable_efficiency()->set_max_efficiency(1);  // as `run` asks
-  testing::AddNodeType(c, "na", "ga", 1, 2400, 1000);
-  testing::AddNodeType(c, "nb", "gb", 1, 2400, 1000);
-  testing::AddIslandsOfNodeTypes(c, {{"na", 1}, {"nb", 1}}, 1, 100, 1000, 0);
-  testing::AddInterIslandLink(c, "na", "nb", 100, 1000);
+  v1::Cluster c = testing::TwoGpuTypes(1, ga_gib);
+  for (v1::GpuType& g : *c.mutable_gpu_types()) g.mutable_efficiency()->set_max_efficiency(1);
   return c;
 }
 
@@ -193,18 +202,7 @@ TEST_CASE("pipelines search: each GPU type's pipeline takes its own CP degree on
   CHECK_THAT(notes, Catch::Contains("; CP per pipeline: a100 at CP "));
   CHECK_THAT(notes, Catch::Contains(" samples/s against "));
   CHECK_THAT(notes, Catch::Contains("candidate families compared by predicted iteration: pipelines per GPU type"));
-  const Time simulated = SearchSimulated(cluster, planned.model, planned.plan);
-  REQUIRE(simulated > 0);
-  const double error = TimeToSeconds(planned.outcome.prediction.iteration) / TimeToSeconds(simulated) - 1;
-  INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
-                    << TimeToMilliseconds(simulated) << " ms");
-  CHECK(std::abs(error) < 0.02);
-  // Faster in the simulation too than the plan without the family.
-  req.search_pipelines = false;
-  const driver::Planned one = SearchPlan(model, cluster, 64, req);
-  const Time one_simulated = SearchSimulated(cluster, one.model, one.plan);
-  REQUIRE(one_simulated > 0);
-  CHECK(simulated < one_simulated);
+  CheckRunsAsPredictedAndFaster(model, cluster, 64, req, planned, 0.02);
 }
 
 TEST_CASE("pipelines search: an MoE model's pipelines share one expert layout, chosen by the priced iteration",
@@ -233,17 +231,7 @@ TEST_CASE("pipelines search: an MoE model's pipelines share one expert layout, c
   const std::string notes = absl::StrJoin(planned.outcome.notes, "\n");
   CHECK_THAT(notes, Catch::Contains(absl::StrCat("; EP ", first.expert_parallel, " x ETP 1 on every stage, ")));
   CHECK_THAT(notes, Catch::Contains("candidate families compared by predicted iteration: pipelines per GPU type"));
-  const Time simulated = SearchSimulated(cluster, planned.model, planned.plan);
-  REQUIRE(simulated > 0);
-  const double error = TimeToSeconds(planned.outcome.prediction.iteration) / TimeToSeconds(simulated) - 1;
-  INFO("predicted " << TimeToMilliseconds(planned.outcome.prediction.iteration) << " ms, simulated "
-                    << TimeToMilliseconds(simulated) << " ms");
-  CHECK(std::abs(error) < 0.05);
-  req.search_pipelines = false;
-  const driver::Planned one = SearchPlan(model, cluster, 256, req);
-  const Time one_simulated = SearchSimulated(cluster, one.model, one.plan);
-  REQUIRE(one_simulated > 0);
-  CHECK(simulated < one_simulated);
+  CheckRunsAsPredictedAndFaster(model, cluster, 256, req, planned, 0.05);
 }
 
 }  // namespace
