@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "base/units.h"
 #include "planner/hapt_search_internal.h"
 #include "planner/layers_internal.h"
 #include "planner/mixed_replicas.h"
@@ -166,8 +167,10 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
 }
 
 // Pipeline `pipe`'s stages predicted again at its batch share (their warm-up counts at most its
-// microbatches); false when they no longer fit.
-bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe) {
+// microbatches); false when they no longer fit (`judged_later`: kept anyway, as ApplyLayerRanges judges
+// the memory again on the range-sharded states).
+bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe,
+                    bool judged_later = false) {
   const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / pipe.micro_batch_size);
   std::vector<int> warmups;
   for (SearchedStage& s : pipe.candidate.stages) {
@@ -176,7 +179,7 @@ bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ct
   }
   absl::StatusOr<Prediction> p = Predict(*pipe.cluster, pipe.candidate.stages, microbatches, pipe.candidate.schedule,
                                          ctx.epsilon, warmups, WorkOf(model, pipe.batch_share));
-  if (!p.ok() || !p->fits_memory) return false;
+  if (!p.ok() || (!p->fits_memory && !judged_later)) return false;
   pipe.prediction = *std::move(p);
   return true;
 }
@@ -608,8 +611,18 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
     const double params = r.tied           ? workload::TiedParamsPerGpu(model, tp)
                           : r.without_tied ? workload::DenseParamsWithoutTied(model, r.first, r.end - r.first, tp)
                                            : workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp);
-    const workload::StageMemory m = workload::ZeroShardedModelStates(
-        params, model.dtype(), zero_stage, std::max(1, r.parts.replicas), grad_reduce_in_fp32);
+    workload::StageMemory m = workload::ZeroShardedModelStates(params, model.dtype(), zero_stage,
+                                                               std::max(1, r.parts.replicas), grad_reduce_in_fp32);
+    // MoE: the experts' (ETP x EP of them on each GPU) over their expert-data-parallel group, as the
+    // simulator's RangeModelStates shards them (without them a range's states left out every expert).
+    if (!r.tied && !r.expert_gpus.empty()) {
+      const workload::StageMemory e = workload::ZeroShardedModelStates(
+          workload::ExpertParamsOfLayers(model, r.first, r.end - r.first, r.expert_shards), model.dtype(), zero_stage,
+          static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
+      m.param_bytes += e.param_bytes;
+      m.grad_bytes += e.grad_bytes;
+      m.optimizer_bytes += e.optimizer_bytes;
+    }
     out.param_bytes += m.param_bytes;
     out.grad_bytes += m.grad_bytes;
     out.optimizer_bytes += m.optimizer_bytes;
@@ -639,8 +652,8 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
 std::vector<PricedPipeline> PricedPipelinesOf(const PipelinesCandidate& c) {
   std::vector<PricedPipeline> out;
   for (const PipelineOfType& p : c.pipelines) {
-    PricedPipeline& priced =
-        out.emplace_back(PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}});
+    PricedPipeline& priced = out.emplace_back(
+        PricedPipeline{p.cluster.get(), &p.candidate.stages, &p.prediction, {}, {}, p.context_parallel});
     // Where WritePipelinesPlan places the stages: on the copy's group, then at its offset.
     absl::StatusOr<std::vector<spec::MeshSpec>> meshes = PlaceMeshes(*p.cluster, p.candidate.stages);
     if (!meshes.ok()) continue;
@@ -884,7 +897,7 @@ constexpr double kCopiesWithin = 1.25;
 std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext& ctx, const ProfilerOptions& options,
                                                           const std::string& type,
                                                           const spec::ClusterSpec& type_cluster, uint64_t first_share,
-                                                          int copies, SearchStats& stats) {
+                                                          int copies, int cp, SearchStats& stats) {
   const int64_t microbatches = static_cast<int64_t>(first_share / ctx.point.micro_batch_size) / copies;
   std::optional<TypeGroups> groups = CutTypeIntoGroups(type_cluster, copies);
   if (microbatches < 1 || !groups) return std::nullopt;
@@ -893,7 +906,7 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
   std::shared_ptr<const ClusterModel> cluster = *std::move(model);
   ProfilerOptions copy_options = options;
   if (copy_options.search_zero) copy_options.range_copies = copies;  // ZeRO per range: over every copy at least
-  Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, copy_options, 1);
+  Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, copy_options, cp);
   auto planned = SearchOnePipeline(profiler, microbatches, ctx, stats);
   if (!planned) return std::nullopt;
   std::vector<PipelineOfType> out(copies);
@@ -906,6 +919,7 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
     p.candidate = planned->first;
     p.prediction = planned->second;
     p.micro_batch_size = ctx.point.micro_batch_size;
+    p.context_parallel = cp;
     p.batch_share = static_cast<uint64_t>(microbatches) * ctx.point.micro_batch_size;
   }
   return out;
@@ -938,30 +952,146 @@ bool Recomputes(const PipelineOfType& p) {
                      [](const SearchedStage& s) { return s.option.config.recompute != spec::Recompute::kNone; });
 }
 
-// `copies` pipelines of GPU type `type` (PlanTypeCopies), planned ZeRO-free (`options`) and, where
-// memory requires it (they do not fit without, or MemoryBound), with ZeRO per layer range (`zero_options`,
-// the request's ZeRO search on): the ones with the most samples per second, each pipeline's `zero_why`
-// saying why ZeRO was kept. `zero`: the type already runs ZeRO (its copies shard as it), priced so only.
+// What a GPU type's pipelines are planned at: `copies` identical pipelines at CP `cp`, and the ZeRO the
+// type already runs (0: none yet; 1-2: ZeRO per range; 3: ZeRO-3), which its larger k keep.
+struct TypeAsk {
+  int copies = 1;
+  int cp = 1;
+  int zero = 0;
+};
+
+// Whether a stage of `p` shards its parameters (ZeRO-3).
+bool AnyZeroThree(const PipelineOfType& p) {
+  return std::any_of(p.candidate.stages.begin(), p.candidate.stages.end(),
+                     [](const SearchedStage& s) { return s.option.config.zero_stage >= 3; });
+}
+
+// Why memory bound `p`'s plan: "recomputing", "fewer microbatches in flight", or "without ZeRO".
+std::string BoundBy(const PipelineOfType& p) {
+  if (Recomputes(p)) return "recomputing";
+  return MemoryBound(p) ? "fewer microbatches in flight" : "unbounded";
+}
+
+// Why `three` (a type's pipelines at ZeRO-3, `what` them) won over `below` (the same type at ZeRO 2 at
+// most; nullopt: none fits): the most one of its GPUs would need with its stages at ZeRO-2 (each
+// stage's peak with the parameters whole, over the same n = DP x copies + other pipelines GPUs as
+// the profiler's ShardOverRanges) against its memory, and the samples per second of both.
+std::string ZeroThreeWhy(const workload::ModelCost& model, const std::string& what,
+                         const std::vector<PipelineOfType>& three,
+                         const std::optional<std::vector<PipelineOfType>>& below, int copies, int other_pipelines,
+                         bool grad_fp32) {
+  const PipelineOfType& p = three.front();
+  int64_t need = 0, capacity = 0;
+  for (size_t i = 0; i < p.candidate.stages.size(); ++i) {
+    const SearchedStage& s = p.candidate.stages[i];
+    const StagePrediction& sp = p.prediction.stages[i];
+    int64_t at_two = sp.peak_bytes;
+    if (s.option.config.zero_stage >= 3) {
+      const int n = s.option.config.data_parallel * copies + other_pipelines;
+      const double params =
+          workload::DenseParamsOfLayers(model, s.first_layer, s.num_layers, s.option.config.tensor_parallel);
+      at_two += workload::ZeroShardedModelStates(params, model.dtype(), 2, n, grad_fp32).ModelStateBytes() -
+                workload::ZeroShardedModelStates(params, model.dtype(), 3, n, grad_fp32).ModelStateBytes();
+    }
+    if (at_two - sp.capacity_bytes > need - capacity || i == 0) {
+      need = at_two;
+      capacity = sp.capacity_bytes;
+    }
+  }
+  std::string why = need > capacity ? absl::StrFormat("the %s pipeline%s need%s %.1f GiB at ZeRO-2 of %.1f", what,
+                                                      copies == 1 ? "" : "s", copies == 1 ? "s" : "",
+                                                      BytesToGib(static_cast<double>(need)),
+                                                      BytesToGib(static_cast<double>(capacity)))
+                                    : absl::StrFormat("%s run%s faster with it", what, copies == 1 ? "s" : "");
+  if (!below) return absl::StrCat(why, " (no plan at ZeRO-2 fits)");
+  int zero = 0;
+  for (const SearchedStage& s : below->front().candidate.stages) zero = std::max(zero, s.option.config.zero_stage);
+  absl::StrAppendFormat(&why, ", %.1f samples/s against %.1f at ZeRO-%d (%s)", SamplesPerS(three), SamplesPerS(*below),
+                        zero, BoundBy(below->front()));
+  return why;
+}
+
+// A GPU type's pipelines (PlanTypeCopies), planned ZeRO-free (`options`) and, where memory requires it
+// (they do not fit without, or MemoryBound), with ZeRO per layer range (`zero_options`, the request's
+// ZeRO search on), and where that still bounds them at ZeRO-3: the ones with the most samples per
+// second, each pipeline's `zero_why` saying why ZeRO was kept. `ask.zero`: the type already runs ZeRO
+// (its copies shard as it), priced so only. When ZeRO-3 won, `below_three` receives the type's best
+// plan at ZeRO 2 at most (nullopt: none fits).
 std::optional<std::vector<PipelineOfType>> PlanTypeMaybeZero(
     const PipelinesContext& ctx, const ProfilerOptions& options, const ProfilerOptions& zero_options,
-    const std::string& type, const spec::ClusterSpec& type_cluster, uint64_t first_share, int copies, bool zero,
-    SearchStats& stats) {
-  std::optional<std::vector<PipelineOfType>> plain;
-  if (!zero) {
-    plain = PlanTypeCopies(ctx, options, type, type_cluster, first_share, copies, stats);
-    if (!zero_options.search_zero || (plain && !MemoryBound(plain->front()))) return plain;
-  }
-  auto sharded = PlanTypeCopies(ctx, zero_options, type, type_cluster, first_share, copies, stats);
-  if (!sharded || (plain && SamplesPerS(*sharded) <= SamplesPerS(*plain))) return plain;
+    const std::string& type, const spec::ClusterSpec& type_cluster, uint64_t first_share, TypeAsk ask,
+    SearchStats& stats, std::optional<std::vector<PipelineOfType>>* below_three = nullptr) {
+  const int copies = ask.copies;
   const std::string what = copies == 1 ? type : absl::StrFormat("%d x %s", copies, type);
-  const std::string why =
-      zero    ? ""
-      : plain ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what, SamplesPerS(*sharded),
-                                SamplesPerS(*plain),
-                                Recomputes(plain->front()) ? "recomputing" : "fewer microbatches in flight")
-              : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
-  for (PipelineOfType& p : *sharded) p.zero_why = why;
-  return sharded;
+  std::optional<std::vector<PipelineOfType>> best;
+  if (ask.zero < 3) {
+    std::optional<std::vector<PipelineOfType>> plain;
+    if (ask.zero == 0) {
+      plain = PlanTypeCopies(ctx, options, type, type_cluster, first_share, copies, ask.cp, stats);
+      if (!zero_options.search_zero || (plain && !MemoryBound(plain->front()))) return plain;
+    }
+    auto sharded = PlanTypeCopies(ctx, zero_options, type, type_cluster, first_share, copies, ask.cp, stats);
+    best = plain;
+    if (sharded && (!plain || SamplesPerS(*sharded) > SamplesPerS(*plain))) {
+      const std::string why = ask.zero > 0 ? ""
+                              : plain
+                                  ? absl::StrFormat("%s run %.1f samples/s with it against %.1f without (%s)", what,
+                                                    SamplesPerS(*sharded), SamplesPerS(*plain), BoundBy(plain->front()))
+                                  : absl::StrFormat("%s fit%s only with it", what, copies == 1 ? "s" : "");
+      for (PipelineOfType& p : *sharded) p.zero_why = why;
+      best = std::move(sharded);
+    }
+    if (!zero_options.search_zero || (best && !MemoryBound(best->front()))) return best;
+  }
+  // ZeRO-3 where ZeRO-2 still bounds the type's memory: its parameters sharded too, each pass gathering them.
+  ProfilerOptions three_options = zero_options;
+  three_options.search_zero_three = true;
+  auto three = PlanTypeCopies(ctx, three_options, type, type_cluster, first_share, copies, ask.cp, stats);
+  if (!three ||
+      (ask.zero < 3 && (!AnyZeroThree(three->front()) || (best && SamplesPerS(*three) <= SamplesPerS(*best))))) {
+    return best;
+  }
+  const std::string why = ask.zero == 3 ? ""
+                                        : ZeroThreeWhy(*ctx.model, what, *three, best, copies,
+                                                       zero_options.range_other_pipelines, options.grad_reduce_in_fp32);
+  for (PipelineOfType& p : *three) p.zero_why = why;
+  if (below_three != nullptr) *below_three = std::move(best);
+  return three;
+}
+
+// A GPU type's one pipeline at each CP degree of `ctx` (PlanTypeMaybeZero), ascending while a larger
+// degree adds samples per second: the fastest, its `cp_why` saying why when more than one was tried.
+// `below_three` as PlanTypeMaybeZero's, for the kept degree.
+std::optional<std::vector<PipelineOfType>> PlanTypeAtDegrees(
+    const PipelinesContext& ctx, const ProfilerOptions& options, const ProfilerOptions& zero_options,
+    const std::string& type, const spec::ClusterSpec& type_cluster, uint64_t first_share, SearchStats& stats,
+    std::optional<std::vector<PipelineOfType>>& below_three) {
+  std::optional<std::vector<PipelineOfType>> best;
+  std::optional<std::pair<int, double>> runner_up;  // the best other degree tried and its samples per second
+  int tried = 0;
+  for (const int cp : ctx.context_parallel_degrees) {
+    std::optional<std::vector<PipelineOfType>> below;
+    auto one =
+        PlanTypeMaybeZero(ctx, options, zero_options, type, type_cluster, first_share, {.cp = cp}, stats, &below);
+    ++tried;
+    if (!one) continue;
+    if (best && SamplesPerS(*one) <= SamplesPerS(*best)) {
+      runner_up = std::make_pair(cp, SamplesPerS(*one));
+      break;  // a larger degree that adds nothing ends the type's search
+    }
+    if (best) runner_up = std::make_pair(best->front().context_parallel, SamplesPerS(*best));
+    best = std::move(one);
+    below_three = std::move(below);
+  }
+  if (best && tried > 1) {
+    const std::string why =
+        runner_up
+            ? absl::StrFormat("%s at CP %d: %.1f samples/s against %.1f at CP %d", type, best->front().context_parallel,
+                              SamplesPerS(*best), runner_up->second, runner_up->first)
+            : absl::StrFormat("%s at CP %d: no other degree fits", type, best->front().context_parallel);
+    for (PipelineOfType& p : *best) p.cp_why = why;
+  }
+  return best;
 }
 
 // Every stage of `c` at the highest zero_stage of its stages (a plan of pipelines takes one): ZeRO-1
@@ -976,9 +1106,30 @@ void OneZeroStage(PipelinesCandidate& c) {
   }
 }
 
+// ZeRO-3: every stage's passes with its layers' gathers over their ranges' GPUs (RangeGathersOfZeroThree,
+// exposed, as PredictPipelinesPlan prices the written plan) in place of those they held (the profiler's
+// estimate, or an earlier pricing's), each pipeline predicted again at its share.
+void PriceZeroThreeGathers(const PipelinesContext& ctx, PipelinesCandidate& c) {
+  if (c.zero_stage < 3) return;
+  const ZeroThreeGathers gathers = RangeGathersOfZeroThree(*ctx.model, *ctx.cluster_model, false, PricedPipelinesOf(c));
+  if (gathers.forward.size() != c.pipelines.size()) return;
+  for (size_t p = 0; p < c.pipelines.size(); ++p) {
+    std::vector<SearchedStage>& stages = c.pipelines[p].candidate.stages;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      StageOption& o = stages[i].option;
+      o.forward += gathers.forward[p][i] - o.gather_forward;
+      o.backward += gathers.backward[p][i] - o.gather_backward;
+      o.gather_forward = gathers.forward[p][i];
+      o.gather_backward = gathers.backward[p][i];
+    }
+    PredictAtShare(*ctx.model, ctx, c.pipelines[p], /*judged_later=*/true);
+  }
+}
+
 // `c`'s layer ranges priced over its pipelines (their predictions at their shares): each pipeline's
-// stages' grad_sync, memory and end, and the iteration.
+// stages' grad_sync, memory and end, and the iteration; under ZeRO-3 its passes' gathers first.
 void PriceRanges(const PipelinesContext& ctx, PipelinesCandidate& c) {
+  PriceZeroThreeGathers(ctx, c);
   const LayerRangesPrice price = PriceLayerRanges(
       *ctx.model, *ctx.cluster_model, {.grad_reduce_in_fp32 = ctx.options.grad_reduce_in_fp32}, PricedPipelinesOf(c));
   for (size_t p = 0; p < c.pipelines.size(); ++p) ApplyLayerRanges(price, p, c.pipelines[p].prediction);
@@ -1026,15 +1177,18 @@ std::optional<PipelinesCandidate> ReplanOverPlanGroups(const PipelinesContext& c
                                                        SearchStats& stats) {
   std::vector<PipelineOfType> pipes;
   for (size_t t = 0; t < types.size(); ++t) {
-    int k = 0;
-    std::string why;
+    int k = 0, cp = 1;
+    std::string why, cp_why;
     for (const PipelineOfType& p : c.pipelines) {
       if (p.gpu_type != types[t]) continue;
       ++k;
       why = p.zero_why;
+      cp = p.context_parallel;
+      cp_why = p.cp_why;
     }
     zero_options.range_other_pipelines = static_cast<int>(c.pipelines.size()) - k;
-    auto again = PlanTypeCopies(ctx, zero_options, types[t], type_clusters[t], first[t], k, stats);
+    zero_options.search_zero_three = c.zero_stage >= 3;
+    auto again = PlanTypeCopies(ctx, zero_options, types[t], type_clusters[t], first[t], k, cp, stats);
     if (!again) return std::nullopt;
     if (why.empty()) {
       why = absl::StrFormat("%s planned again with it (raised to the plan's ZeRO-%d)",
@@ -1042,6 +1196,7 @@ std::optional<PipelinesCandidate> ReplanOverPlanGroups(const PipelinesContext& c
     }
     for (PipelineOfType& p : *again) {
       p.zero_why = why;
+      p.cp_why = cp_why;
       pipes.push_back(std::move(p));
     }
   }
@@ -1072,6 +1227,34 @@ void SayWhyMixed(const std::vector<PipelinesCandidate>& by_size, const OfType& o
   }
 }
 
+// `c` (one pipeline per type, some at ZeRO-3) against the same types with those at ZeRO 2 at most
+// (`below_three`, PlanTypeMaybeZero's; none when a type fits only at ZeRO-3), both priced with their
+// ranges (and c's gathers): the faster is kept, its types' pipelines in `best` (the copies' search
+// starts from them), and c's below_zero_three records what ZeRO-3 beat.
+void AgainstZeroTwo(const PipelinesContext& ctx,
+                    const std::vector<std::optional<std::vector<PipelineOfType>>>& below_three,
+                    std::vector<std::vector<PipelineOfType>>& best, std::optional<PipelinesCandidate>& c) {
+  std::vector<PipelineOfType> pipes;
+  for (size_t t = 0; t < best.size(); ++t) {
+    if (!AnyZeroThree(best[t].front())) {
+      pipes.push_back(best[t].front());
+      continue;
+    }
+    if (!below_three[t]) return;  // fits only at ZeRO-3
+    pipes.push_back(below_three[t]->front());
+  }
+  std::optional<PipelinesCandidate> two = SplitAndPrice(ctx, std::move(pipes));
+  if (!two) return;
+  if (two->iteration < c->iteration) {
+    for (size_t t = 0; t < best.size(); ++t) {
+      if (AnyZeroThree(best[t].front())) best[t] = *below_three[t];
+    }
+    c = std::move(two);
+    return;
+  }
+  c->below_zero_three = two->iteration;
+}
+
 }  // namespace
 
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx) {
@@ -1100,17 +1283,20 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   }
   const std::vector<uint64_t> first = ThroughputShares(peaks, ctx.global_batch_size, ctx.point.micro_batch_size);
   if (first.empty()) return std::nullopt;
-  // One pipeline per type first.
+  // One pipeline per type first, each at its CP degree.
   SearchStats stats;
   std::vector<std::vector<PipelineOfType>> best(types.size());
+  std::vector<std::optional<std::vector<PipelineOfType>>> below_three(types.size());
   std::vector<PipelineOfType> ones;
   for (size_t t = 0; t < types.size(); ++t) {
-    auto one = PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], 1, false, stats);
+    auto one =
+        PlanTypeAtDegrees(ctx, options, zero_options, types[t], type_clusters[t], first[t], stats, below_three[t]);
     if (!one) return std::nullopt;
     ones.push_back(one->front());
     best[t] = *std::move(one);
   }
   std::optional<PipelinesCandidate> c = SplitAndPrice(ctx, ones);
+  if (c && c->zero_stage >= 3) AgainstZeroTwo(ctx, below_three, best, c);
   if (c && ctx.to_beat > 0 && TimeToSeconds(c->iteration) > kCopiesWithin * TimeToSeconds(ctx.to_beat)) {
     c->search = stats;
     return c;
@@ -1119,12 +1305,14 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
   // they add throughput, and the first that does not ends the type's search.
   for (size_t t = 0; t < types.size(); ++t) {
     for (int k = 2; k <= kMaxCopiesPerType; k *= 2) {
-      const std::string& why = best[t].front().zero_why;  // a type planned with ZeRO keeps it in its copies
-      auto copies =
-          PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], k, !why.empty(), stats);
+      const PipelineOfType& one = best[t].front();
+      const std::string why = one.zero_why, cp_why = one.cp_why;  // a type planned with ZeRO keeps it in its copies
+      const TypeAsk ask{.copies = k, .cp = one.context_parallel, .zero = why.empty() ? 0 : AnyZeroThree(one) ? 3 : 2};
+      auto copies = PlanTypeMaybeZero(ctx, options, zero_options, types[t], type_clusters[t], first[t], ask, stats);
       if (!copies || SamplesPerS(*copies) <= SamplesPerS(best[t])) break;
-      if (!why.empty()) {
-        for (PipelineOfType& p : *copies) p.zero_why = why;
+      for (PipelineOfType& p : *copies) {
+        if (!why.empty()) p.zero_why = why;
+        p.cp_why = cp_why;
       }
       best[t] = *std::move(copies);
     }
@@ -1147,6 +1335,7 @@ std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& c
         ReplanOverPlanGroups(ctx, zero_options, types, type_clusters, first, *c, stats);
     if (again && again->iteration < c->iteration) {
       again->one_per_type = c->one_per_type;
+      again->below_zero_three = c->below_zero_three;
       again->before_replan = c->iteration;
       c = std::move(again);
     }
@@ -1236,7 +1425,8 @@ absl::StatusOr<spec::PlanSpec> WritePipelinesPlan(const PipelinesCandidate& c, c
     plan.pipelines.push_back({.name = p.name,
                               .batch_share = p.batch_share,
                               .micro_batch_size = p.micro_batch_size,
-                              .stages = std::move(one.stages)});
+                              .stages = std::move(one.stages),
+                              .context_parallel = p.context_parallel});
   }
   return plan;
 }

@@ -10,8 +10,10 @@
 // (MixedRingTime), and each stage steps its optimizer once its ranges are reduced. ZeRO-1 per range is tried on
 // the family's best plan (WithZeroOne); a type whose pipelines do not fit without ZeRO, or whose memory
 // bounds a stage, is also planned with ZeRO 1-2 per range (its states sharded over the fewest GPUs its
-// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage. ZeRO-3
-// and replica groups are left out (the simulator refuses them with pipelines, proto/validate_pipelines.h);
+// ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage, and
+// where ZeRO-2 still bounds it at ZeRO-3 (each pass gathering its layers over its ranges' GPUs). Each
+// type's pipelines take their own CP degree (Pipeline.context_parallel) among those HAPT's rule allows,
+// and an MoE model one expert layout (EP, ETP 1) on every stage. Replica groups are left out;
 // PriceLayerRanges prices ZeRO-1/2 with the tied sync (the matrix sharded over its copies), bucketed and
 // overlapped reduction and the gathers at the start (RangeOptions) for `validate`; the family itself
 // plans none of them (its plans are written without those settings).
@@ -24,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/spec/cluster.h"
@@ -69,7 +72,7 @@ std::vector<uint64_t> ThroughputSharesOfSizes(const std::vector<double>& samples
                                               const std::vector<uint64_t>& micro_batch_sizes,
                                               std::vector<double>* ideal = nullptr);
 
-// A pipeline at its own point (spec::MicroBatchPoint: its micro-batch size; CP 1, which pipelines keep).
+// A pipeline at its own point (spec::MicroBatchPoint: its micro-batch size and its CP degree).
 struct PipelineOfType : spec::MicroBatchPoint {
   std::string gpu_type;
   std::string name;  // "<gpu type>", or "<gpu type>-<copy>" when the type runs several copies
@@ -82,6 +85,9 @@ struct PipelineOfType : spec::MicroBatchPoint {
   // Planned with ZeRO per layer range (ProfilerOptions::range_copies): why, e.g. "a6000 fits only with
   // it"; empty when planned without ZeRO.
   std::string zero_why;
+  // Its type's CP degree when more than one was searched: why, e.g. "rtx4090 at CP 2: 3.1 samples/s
+  // against 2.2 at CP 1"; empty otherwise.
+  std::string cp_why;
 };
 
 // The family's plan at a point (spec::MicroBatchPoint: the smallest of its pipelines' micro-batch sizes).
@@ -97,6 +103,13 @@ struct PipelinesCandidate : spec::MicroBatchPoint {
   // pipeline was planned with ZeRO (PipelineOfType::zero_why), every stage then at the highest.
   int zero_stage = 0;
   std::optional<Time> zero_free;  // with zero_stage 1: the iteration of the same plan without it
+  // With zero_stage 3: the iteration of the plan of the same search at ZeRO 2 at most (nullopt: a type
+  // fits only at ZeRO-3), which it beat.
+  std::optional<Time> below_zero_three;
+  // An MoE model: the one (EP, ETP) of every stage (ProfilerOptions::expert_layout) and why it won,
+  // e.g. "EP 4 x ETP 1 on every stage, 812.3 ms at EP 2"; (0, 0) for a dense model.
+  std::pair<int, int> expert_layout = {0, 0};
+  std::string expert_why;
   // At ZeRO every type is planned again at the plan's own range groups (ReplanOverPlanGroups in
   // pipelines.cc); when that won, the iteration of the plan it replaced.
   std::optional<Time> before_replan;
@@ -114,7 +127,7 @@ struct PipelinesContext {
   const ClusterModel* cluster_model;  // of `cluster`
   ProfilerOptions options;            // the framework's settings (the DP runs price no ZeRO)
   uint64_t global_batch_size;
-  spec::MicroBatchPoint point;  // the micro-batch size searched (CP 1)
+  spec::MicroBatchPoint point;  // the micro-batch size searched (its CP unused: context_parallel_degrees)
   double epsilon;
   int threads;
   // ZeRO-free profiles already priced (ProfilerOptions::zero_free_cache of the main search), read and
@@ -123,15 +136,20 @@ struct PipelinesContext {
   // The other families' best predicted iteration: copies are searched only when one pipeline per type
   // prices within 25% of it (0: always).
   Time to_beat = 0;
+  // The CP degrees each GPU type's pipelines may take (HAPT's rule, the request's: the one asked for,
+  // or the powers of two the sequence splits into), ascending; each type keeps the one with the most
+  // samples per second, searched while a larger degree adds throughput.
+  std::vector<int> context_parallel_degrees = {1};
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's
-// islands cannot be planned alone, or the batch is too small. Each type runs k identical pipelines
-// (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group): HAPT's
-// DP plans one on one group at the type's first share over k, and the k with the most samples per
-// second is kept, then copied onto the other groups; the plan of those copies is kept only when its
-// priced iteration beats one pipeline per type. Copies are searched only when one pipeline per type
-// prices within 25% of `ctx.to_beat`.
+// islands cannot be planned alone, or the batch is too small. A type whose pipeline is memory-bound at
+// ZeRO-2 (or does not fit) is also planned at ZeRO-3 per layer range, kept when it runs more samples per
+// second and the plan, its ranges' gathers priced (RangeGathersOfZeroThree), beats the one at ZeRO-2. Each type runs k
+// identical pipelines (k = 1, 2, 4, ... while its islands cut into k groups and a pipeline still fits one group):
+// HAPT's DP plans one on one group at the type's first share over k, and the k with the most samples per second is
+// kept, then copied onto the other groups; the plan of those copies is kept only when its priced iteration beats one
+// pipeline per type. Copies are searched only when one pipeline per type prices within 25% of `ctx.to_beat`.
 std::optional<PipelinesCandidate> PlanPipelinesOfTypes(const PipelinesContext& ctx);
 
 // A micro-batch size per GPU type, searched jointly with the split: from the family's plans at

@@ -201,6 +201,14 @@ std::string ContextParallelNote(spec::ContextParallelComm comm, int cp, const st
       cp, absl::StrJoin(searched, ", "), cp, spec::ContextParallelExchangeName(comm));
 }
 
+// The note on context parallelism of a plan of pipelines: each pipeline's degree, and those searched.
+std::string ContextParallelPipelinesNote(const spec::PlanSpec& plan, const std::vector<int>& searched) {
+  std::vector<std::string> degrees;
+  for (const spec::PipelineSpec& p : plan.pipelines) degrees.push_back(absl::StrCat(p.name, " ", p.context_parallel));
+  return absl::StrFormat("context parallelism per pipeline (of %s searched): %s", absl::StrJoin(searched, ", "),
+                         absl::StrJoin(degrees, ", "));
+}
+
 // The best candidate over every (CP degree, micro-batch size) pair, by predicted iteration time, with
 // the point it was found at.
 struct BestCandidate : spec::MicroBatchPoint {
@@ -386,21 +394,22 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
       what, mixed_ms, 100 * (mixed_ms - island_ms) / island_ms, island_ms);
 }
 
-// The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, at CP 1,
-// on a cluster of more than one GPU type and a dense model: the best by predicted iteration.
-bool PipelinesSearched(const PlanRequest& request, const workload::ModelCost& cost,
-                       const std::vector<int>& cp_degrees) {
-  return request.search_pipelines && request.planner == PlannerKind::kHapt && MixesGpuTypes(request.cluster) &&
-         cost.num_experts() <= 1 && std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
+// The pipelines-of-different-shapes family (planner/pipelines.h) over the micro-batch sizes, each GPU
+// type's pipelines at the CP degrees HAPT's rule allows (ContextParallelDegrees), on a cluster of more
+// than one GPU type: the best by predicted iteration.
+bool PipelinesSearched(const PlanRequest& request) {
+  return request.search_pipelines && request.planner == PlannerKind::kHapt && MixesGpuTypes(request.cluster);
 }
 
-// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the other
-// families' best predicted iteration (0: none).
-std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
-                                                  const ClusterModel& cluster, const std::vector<int>& cp_degrees,
-                                                  const std::vector<uint64_t>& sizes, ProfileCache& profiles,
-                                                  Time to_beat, PlanOutcome& out) {
-  if (!PipelinesSearched(request, cost, cp_degrees)) return std::nullopt;
+// The family at one expert layout of every stage (ProfilerOptions::expert_layout; (0, 0) for a dense
+// model). `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the
+// other families' best predicted iteration (0: none).
+std::optional<PipelinesCandidate> SearchPipelinesAt(const PlanRequest& request, const workload::ModelCost& cost,
+                                                    const ClusterModel& cluster, const std::vector<int>& cp_degrees,
+                                                    const std::vector<uint64_t>& sizes, ProfileCache& profiles,
+                                                    Time to_beat, std::pair<int, int> expert_layout, PlanOutcome& out) {
+  ProfilerOptions options = FrameworkOptionsOf(FrameworkSettings(request));
+  options.expert_layout = expert_layout;
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::optional<PipelinesCandidate> best;
@@ -410,13 +419,14 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
     const PipelinesContext ctx{.model = &cost,
                                .cluster = &request.cluster,
                                .cluster_model = &cluster,
-                               .options = FrameworkOptionsOf(FrameworkSettings(request)),
+                               .options = options,
                                .global_batch_size = request.global_batch_size,
                                .point = {.micro_batch_size = mbs},
                                .epsilon = request.epsilon,
                                .threads = threads,
                                .profiles = &profiles,
-                               .to_beat = to_beat};
+                               .to_beat = to_beat,
+                               .context_parallel_degrees = cp_degrees};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
@@ -437,6 +447,41 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
       zero->zero_free = best->iteration;
       best = std::move(zero);
     }
+  }
+  if (best) best->expert_layout = expert_layout;
+  return best;
+}
+
+// The family (SearchPipelinesAt); for an MoE model one expert layout on every stage, as the simulator
+// requires every holder of a layer to share one (EP, ETP): MoE parallel folding's ETP 1 at each
+// power-of-two EP dividing the experts (Profiler::ExpertLayouts' rule, EP 1 holding every expert whole),
+// ascending while a larger EP prices faster; `expert_why` names the runner-up.
+std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
+                                                  const ClusterModel& cluster, const std::vector<int>& cp_degrees,
+                                                  const std::vector<uint64_t>& sizes, ProfileCache& profiles,
+                                                  Time to_beat, PlanOutcome& out) {
+  if (!PipelinesSearched(request)) return std::nullopt;
+  const int experts = static_cast<int>(cost.num_experts());
+  if (experts <= 1) return SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, {0, 0}, out);
+  std::optional<PipelinesCandidate> best;
+  std::optional<std::pair<int, Time>> runner_up;  // another EP tried and its iteration
+  for (int ep = 1; ep <= experts; ep *= 2) {
+    if (experts % ep != 0) continue;
+    std::optional<PipelinesCandidate> c =
+        SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, {ep, 1}, out);
+    if (!c) continue;
+    if (best && c->iteration >= best->iteration) {
+      runner_up = std::make_pair(ep, c->iteration);
+      break;  // a larger EP that prices no faster ends the search
+    }
+    if (best) runner_up = std::make_pair(best->expert_layout.first, best->iteration);
+    best = std::move(c);
+  }
+  if (best) {
+    best->expert_why =
+        runner_up ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d", best->expert_layout.first,
+                                    TimeToMilliseconds(runner_up->second), runner_up->first)
+                  : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits", best->expert_layout.first);
   }
   return best;
 }
@@ -468,8 +513,9 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
       ideal += c.pipelines[p].ideal_share;
     }
     const size_t stages = first.candidate.stages.size();
-    parts.push_back(absl::StrFormat("%s %s%d stage%s, %d samples (ideal %.1f)%s", first.gpu_type,
+    parts.push_back(absl::StrFormat("%s %s%d stage%s%s, %d samples (ideal %.1f)%s", first.gpu_type,
                                     copies > 1 ? absl::StrCat(copies, " x ") : "", stages, stages == 1 ? "" : "s",
+                                    first.context_parallel > 1 ? absl::StrCat(" at CP ", first.context_parallel) : "",
                                     samples, ideal,
                                     mixed_sizes ? absl::StrCat(", micro-batch ", first.micro_batch_size) : ""));
   }
@@ -487,6 +533,16 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
   if (c.zero_stage > 0 && !why.empty()) {
     absl::StrAppendFormat(&out, "; ZeRO-%d per layer range: %s", c.zero_stage, absl::StrJoin(why, ", "));
   }
+  if (c.below_zero_three) {
+    absl::StrAppendFormat(&out, ", %.3f ms at ZeRO-2 at most", TimeToMilliseconds(*c.below_zero_three));
+  }
+  std::vector<std::string> cp_why;
+  for (const PipelineOfType& p : c.pipelines) {
+    if (!p.cp_why.empty() && std::find(cp_why.begin(), cp_why.end(), p.cp_why) == cp_why.end())
+      cp_why.push_back(p.cp_why);
+  }
+  if (!cp_why.empty()) absl::StrAppendFormat(&out, "; CP per pipeline: %s", absl::StrJoin(cp_why, ", "));
+  if (!c.expert_why.empty()) absl::StrAppendFormat(&out, "; %s", c.expert_why);
   if (c.one_size) {
     absl::StrAppendFormat(&out, "; micro-batch sizes per GPU type, %.3f ms at one size (micro-batch %d)%s",
                           TimeToMilliseconds(*c.one_size), c.one_size_micro_batch,
@@ -566,7 +622,7 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   // The pipelines family plans each GPU type's islands without ZeRO: the main search leaves it those
   // profiles rather than it pricing them again (planner/pipelines.h).
   ProfileCache zero_free;
-  ProfileCache* zero_free_out = PipelinesSearched(request, cost, cp_degrees) ? &zero_free : nullptr;
+  ProfileCache* zero_free_out = PipelinesSearched(request) ? &zero_free : nullptr;
   HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island,
                           SearchPairs(request, cost, *cluster, cp_degrees, sizes, zero_free_out, out));
   const BestCandidate mixed = SearchMixed(request, cost, *cluster, cp_degrees, sizes);
@@ -608,8 +664,10 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
     out.prediction = *best.prediction;
     out.notes = best.candidate->notes;
   }
-  if (cp_degrees.size() > 1 || (!pipelines_chosen && best.context_parallel > 1)) {
-    out.notes.push_back(ContextParallelNote(request.cp_comm, pipelines_chosen ? 1 : best.context_parallel, cp_degrees));
+  if (pipelines_chosen && (cp_degrees.size() > 1 || cp_degrees.front() > 1)) {
+    out.notes.push_back(ContextParallelPipelinesNote(out.plan, cp_degrees));
+  } else if (!pipelines_chosen && (cp_degrees.size() > 1 || best.context_parallel > 1)) {
+    out.notes.push_back(ContextParallelNote(request.cp_comm, best.context_parallel, cp_degrees));
   }
   for (std::string& n :
        MixedClusterNotes(request.cluster, StagesOfPipelines(out.plan), cost.num_layers(), cost.dtype())) {

@@ -45,6 +45,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
                       static_cast<int>(o.search_zero), static_cast<int>(o.search_recompute),
                       static_cast<int>(o.extrapolate), o.max_tensor_parallel, static_cast<int>(o.tp_comm_overlap)),
       o.range_copies > 0 ? absl::StrFormat(" ranges=%dx+%d", o.range_copies, o.range_other_pipelines) : "",
+      o.search_zero_three ? " zero3" : "",
+      o.expert_layout.first > 0 ? absl::StrFormat(" ep=%d/%d", o.expert_layout.first, o.expert_layout.second) : "",
       o.tp_backward_overlap ? " tp-backward-overlap" : "", o.tp_comm_overlap_aggregate ? " aggregate" : "",
       o.grad_reduce_in_fp32 ? " fp32-gradients" : "",
       o.cp_comm == spec::ContextParallelComm::kAllGather  ? " cp-all-gather"
@@ -76,6 +78,27 @@ void ShardOverRanges(const workload::ModelCost& model, const ProfilerOptions& o,
   cost.memory.grad_bytes = held.grad_bytes;
   cost.memory.optimizer_bytes = held.optimizer_bytes;
   cost.optimizer_shard = workload::ZeroShardedModelStates(params, model.dtype(), 3, n, sc.grad_reduce_in_fp32);
+}
+
+// The pipelines family's ZeRO-3 (ProfilerOptions::search_zero_three): what one pass of the stage waits
+// for its layers' all-gathers before the plan's other pipelines are known. Each layer gathers its
+// parameters (the stage's dense parameters per GPU of its TP split, in the model's dtype) over the
+// fewest GPUs its range can have, n = DP x range_copies + range_other_pipelines (ShardOverRanges' n), as
+// a ring across nodes at the stage's NIC share per GPU: (n - 1) / n of the bytes at that rate plus
+// n - 1 steps of the island's inter-node latency per layer (collectives::RingAllGatherSeconds' terms).
+// The holders are mostly other pipelines on other nodes; where they are not (a no-P2P node's host
+// memory, another island's link) the family prices the plan again with the ranges' own gathers
+// (RangeGathersOfZeroThree), which decide.
+Time ZeroThreeGatherEstimate(const workload::ModelCost& model, const ClusterModel& cluster, const IslandModel& im,
+                             MeshShape shape, const ProfilerOptions& o, const workload::StageConfig& sc) {
+  const int n = sc.data_parallel * o.range_copies + o.range_other_pipelines;
+  if (n < 2) return 0;
+  const double bytes = workload::DenseParamsOfLayers(model, sc.first_layer, sc.num_layers, sc.tensor_parallel) *
+                       static_cast<double>(model.element_bytes());
+  const double rate = cluster.NicShare(im, shape.gpus_per_node);
+  if (!(rate > 0)) return 0;
+  const Time latency = im.inter_node.latency > 0 ? im.inter_node.latency : im.intra_node.latency;
+  return SecondsToTime(static_cast<double>(n - 1) / n * bytes / rate) + (n - 1) * sc.num_layers * latency;
 }
 
 }  // namespace
@@ -164,9 +187,15 @@ Time SyncTimeOf(const ClusterModel& cluster, int island, MeshShape shape, const 
 }
 
 std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpus_per_node) const {
-  std::vector<std::pair<int, int>> layouts = {{1, 0}};
   const int experts = static_cast<int>(model_.num_experts());
   const int gpn = std::max(1, gpus_per_node);
+  if (const auto [ep, etp] = options_.expert_layout; ep > 0 && experts > 1) {  // one layout for every stage
+    const int block = ep * std::max(1, etp);
+    const bool aligned = gpn % block == 0 || block % gpn == 0;
+    if (experts % ep == 0 && stage_gpus % block == 0 && aligned) return {{ep, etp}};
+    return {};
+  }
+  std::vector<std::pair<int, int>> layouts = {{1, 0}};
   for (int ep = 2; experts > 1 && ep <= std::min(experts, stage_gpus); ep *= 2) {
     const bool aligned = gpn % ep == 0 || ep % gpn == 0;
     if (experts % ep == 0 && stage_gpus % ep == 0 && aligned) layouts.emplace_back(ep, 1);
@@ -194,7 +223,9 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
     }
     const int dp = DataParallelOf(shape.gpus(), tp);
     if (dp == 0 || micro_batch_size_ % static_cast<uint64_t>(dp) != 0) continue;
-    const int max_zero = (options_.search_zero && (dp > 1 || options_.range_copies > 0)) ? 2 : 0;
+    const bool ranged = options_.range_copies > 0;
+    const int max_zero =
+        (options_.search_zero && (dp > 1 || ranged)) ? (ranged && options_.search_zero_three ? 3 : 2) : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
       for (int zero = 0; zero <= max_zero; ++zero) {
@@ -234,6 +265,10 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   if (options_.range_copies > 0 && config.zero_stage >= 1) ShardOverRanges(model_, options_, sc, *cost);
   StageOption o;
   o.config = config;
+  if (options_.range_copies > 0 && config.zero_stage >= 3) {
+    o.gather_forward = ZeroThreeGatherEstimate(model_, cluster_, im, shape, options_, sc);
+    o.gather_backward = o.gather_forward;
+  }
   const ContextParallelTime cp =
       ContextParallelCost(im, shape, config.tensor_parallel, context_parallel_, options_.cp_comm, cost->cp_attention);
   StageGroups groups(shape, config);
@@ -252,8 +287,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   };
   forward_comm -= std::min(forward_comm, hidden(cost->forward_collectives, true));
   backward_comm -= std::min(backward_comm, hidden(cost->backward_collectives, false));
-  o.forward = cost->forward_time + cp.forward_exposed + forward_comm;
-  o.backward = cost->backward_time + cp.backward_exposed + backward_comm;
+  o.forward = cost->forward_time + cp.forward_exposed + forward_comm + o.gather_forward;
+  o.backward = cost->backward_time + cp.backward_exposed + backward_comm + o.gather_backward;
   o.state_bytes = cost->memory.ModelStateBytes();
   o.activation_bytes = cost->memory.activation_bytes_per_microbatch;
   o.working_bytes = cost->memory.recompute_working_bytes;
@@ -316,6 +351,8 @@ std::optional<StageOption> Profiler::Price(int island, MeshShape shape, const In
     result->grad_sync_bytes = Extrapolate(a->grad_sync_bytes, b->grad_sync_bytes, steps);
     result->expert_grad_sync_bytes = Extrapolate(a->expert_grad_sync_bytes, b->expert_grad_sync_bytes, steps);
     result->optimizer_passes = Extrapolate(a->optimizer_passes, b->optimizer_passes, steps);
+    result->gather_forward = Extrapolate(a->gather_forward, b->gather_forward, steps);
+    result->gather_backward = Extrapolate(a->gather_backward, b->gather_backward, steps);
   }
   if (result) Finish(cluster_, island, shape, *result);
   return result;

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -51,7 +52,12 @@ struct StageOption {
   int64_t expert_grad_sync_bytes = 0;  // the same for the experts, over their expert-data-parallel groups
   Time optimizer_passes = 0;           // the optimizer step's memory-bound passes over this GPU's shard
   Time grad_sync = 0;                  // estimated data-parallel synchronisation and optimizer step
-  int max_in_flight = 0;               // largest in-flight count that fits the GPU (>= 1)
+  // ZeRO-3 in the pipelines family (ProfilerOptions::search_zero_three): the gathers of the stage's
+  // parameters included in `forward` and in `backward` (the profiler's estimate, replaced by the ranges'
+  // own, RangeGathersOfZeroThree, once the plan's pipelines are known); 0 otherwise.
+  Time gather_forward = 0;
+  Time gather_backward = 0;
+  int max_in_flight = 0;  // largest in-flight count that fits the GPU (>= 1)
   Time total() const { return forward + backward; }
   int64_t PeakBytes(int in_flight) const {
     return state_bytes + static_cast<int64_t>(in_flight) * activation_bytes + (in_flight > 0 ? working_bytes : 0);
@@ -92,6 +98,12 @@ struct ProfilerOptions : spec::CostSwitches {
   // the stage's type runs range_copies identical pipelines beside range_other_pipelines others.
   int range_copies = 0;
   int range_other_pipelines = 0;
+  // With search_zero and range_copies > 0: ZeRO-3 too, its parameters sharded over the same GPUs and
+  // each pass paying its layers' all-gather over them (ZeroThreeGatherEstimate in profile.cc).
+  bool search_zero_three = false;
+  // An MoE model's one expert layout (EP, ETP) for every stage (the pipelines family: every holder of a
+  // layer takes one EP and one ETP, as the simulator requires); (0, 0): every layout of ExpertLayouts.
+  std::pair<int, int> expert_layout = {0, 0};
 };
 
 // The framework settings of `plan` its stages are priced with (not searched): its CostSwitches.

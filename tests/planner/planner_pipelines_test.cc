@@ -49,20 +49,7 @@ TEST_CASE("pipelines: shares follow the throughputs, in whole micro-batches", "[
   CHECK(ThroughputShares({1, 1, 1}, 4, 2).empty());
 }
 
-// Two islands of one 1-GPU node, GPU types "ga" and "gb" (gb `speedup` times ga's FLOP/s and memory
-// bandwidth; ga `ga_gib` of memory), ideal (no overheads), joined by one 100 Gb/s link.
-v1::Cluster TwoTypes(double speedup, double ga_gib = 80) {
-  v1::Cluster c;
-  c.set_name("two-types");
-  c.set_ideal(true);
-  testing::AddGpuType(c, "ga", 200, ga_gib, 2000);
-  testing::AddGpuType(c, "gb", 200 * speedup, 80, 2000 * speedup);
-  testing::AddNodeType(c, "na", "ga", 1, 2400, 1000);
-  testing::AddNodeType(c, "nb", "gb", 1, 2400, 1000);
-  testing::AddIslandsOfNodeTypes(c, {{"na", 1}, {"nb", 1}}, 1, 100, 1000, 0);
-  testing::AddInterIslandLink(c, "na", "nb", 100, 1000);
-  return c;
-}
+v1::Cluster TwoTypes(double speedup, double ga_gib = 80) { return testing::TwoGpuTypes(speedup, ga_gib); }
 
 // gpt-1.3b and TwoTypes(speedup, ga_gib) as the planner prices them (built in place: the cluster model
 // refers to the cluster).

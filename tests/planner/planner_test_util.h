@@ -60,6 +60,21 @@ inline v1::Cluster RandomTwoIslandCluster(std::mt19937& rng) {
   return c;
 }
 
+// Two islands of one 1-GPU node each, GPU types "ga" and "gb" (gb `speedup` times ga's FLOP/s and memory
+// bandwidth; ga `ga_gib` of memory), ideal (no overheads), joined by one 100 Gb/s link.
+inline v1::Cluster TwoGpuTypes(double speedup, double ga_gib = 80) {
+  v1::Cluster c;
+  c.set_name("two-types");
+  c.set_ideal(true);
+  AddGpuType(c, "ga", 200, ga_gib, 2000);
+  AddGpuType(c, "gb", 200 * speedup, 80, 2000 * speedup);
+  AddNodeType(c, "na", "ga", 1, 2400, 1000);
+  AddNodeType(c, "nb", "gb", 1, 2400, 1000);
+  AddIslandsOfNodeTypes(c, {{"na", 1}, {"nb", 1}}, 1, 100, 1000, 0);
+  AddInterIslandLink(c, "na", "nb", 100, 1000);
+  return c;
+}
+
 // The planner's cluster model of a hand-built (valid) Cluster message.
 // A tied 2-block FP16 transformer (V = 32000, h = 1024; 4 layers: embedding, 2 blocks, head).
 inline v1::Model TiedModel() {
