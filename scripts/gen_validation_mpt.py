@@ -24,6 +24,11 @@ What is assumed (docs/validation.md, "MPT with Composer FSDP"):
   resharded after the forward, gradients reduce-scattered per block in FP32 (DEFAULT mixed precision's
   reduce_dtype, the profile's grad_reduce_in_fp32), eager kernels (no torch.compile in these runs), the
   FlashAttention-2 backward ratio for MPT's Triton FlashAttention (same algorithm, a different kernel).
+- Attention: ATTENTION_FLASH_TRITON, the yamls' attn_impl triton: llm-foundry's flash_attn_triton.py (copied
+  from flash-attn at eff9fe6b), on triton-pre-mlir (llm-foundry v0.3.0's setup.py, vchiley/triton
+  triton_pre_mlir_sm90, which submit_benchmarks.py installs with -e .[gpu]), whose legacy code generator
+  builds its dot products from Ampere's mma.sync on the H100 too: priced at the GPU's mma_sync_speed
+  (docs/hardware.md; 1 on the A100).
   The profile's `eager_kernels` is switched off (framework_off): it prices torchtitan's Llama block run
   eagerly (an FP32 RMSNorm of seven kernels, complex-FP32 RoPE, SwiGLU as separate ops; docs/frameworks.md),
   none of which MPT's block has (llm-foundry's MPTBlock: low_precision_layernorm, one F.layer_norm each, a
@@ -184,7 +189,7 @@ def plan_text(name, row):
              f'  name: "mpt-{model}"', "  dtype: BF16", "  transformer {", f"    num_layers: {layers}",
              f"    hidden_size: {h}", f"    num_attention_heads: {heads}", f"    seq_length: {seq}",
              f"    vocab_size: {VOCAB}", "    tied_embeddings: true", "    granularity: BLOCK",
-             "    attention: ATTENTION_FLASH", "  }", "}", f"global_batch_size: {gbs}",
+             "    attention: ATTENTION_FLASH_TRITON", "  }", "}", f"global_batch_size: {gbs}",
              f"micro_batch_size: {8 * mbs}", "schedule: ONE_F_ONE_B", "stages {", f"  num_layers: {layers + 2}",
              f'  mesh {{ island: "{island}" node_count: 1 gpus_per_node: 8 }}', "  data_parallel: 8",
              "  zero_stage: 3"]
