@@ -41,7 +41,7 @@ constexpr KernelModelValues kRtx4090 = Family(0.84, 0.85);  // 1.00
 constexpr KernelModelValues kAda = Family(0.62, 0.85);      // L40S 0.74; L4 by family
 constexpr KernelModelValues kHopper = Family(0.65, 0.88, kHopperMmaSyncSpeed);  // H100 0.78
 // H20: no mma_sync_speed; its firmware caps the tensor rate below what Ampere's instruction reaches on 78 SMs.
-constexpr KernelModelValues kH20 = Family(0.80, 0.88);      // 0.96: its compute is capped, not its HBM
+constexpr KernelModelValues kH20 = Family(0.80, 0.88);  // 0.96: its compute is capped, not its HBM
 constexpr KernelModelValues kBlackwell = Family(0.60, 0.88);
 constexpr KernelModelValues kCdna = Family(0.60, 0.85);  // MI250X one GCD 0.66-0.77; MI300X by family
 

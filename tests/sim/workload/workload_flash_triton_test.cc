@@ -47,7 +47,8 @@ TEST_CASE("flash triton: the presets' mma.sync speed is FlashAttention-2's H100-
   REQUIRE(a100 != nullptr);
   // Dao 2023, Figs. 4(d) and 7(d): 163/99 ... 328/189 TFLOP/s, mean 1.69; the GEMM model 989.5 x 0.65
   // against 312 x 0.72.
-  const double model_ratio = h100->peak_tflops_bf16 * h100->max_efficiency / (a100->peak_tflops_bf16 * a100->max_efficiency);
+  const double model_ratio =
+      h100->peak_tflops_bf16 * h100->max_efficiency / (a100->peak_tflops_bf16 * a100->max_efficiency);
   CHECK(model_ratio == Approx(2.863).epsilon(1e-3));
   CHECK(h100->mma_sync_speed == Approx(1.69 / model_ratio).epsilon(1e-12));
   CHECK(h100->mma_sync_speed == Approx(0.590).epsilon(1e-3));
