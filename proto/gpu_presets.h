@@ -42,6 +42,9 @@ struct GpuPreset {
   // (developer.nvidia.com/cuda-gpus); 0 for AMD's. NCCL's tuner keys on it (src/graph/tuning.cc: NVLS's
   // efficiency per generation, CollNetDirect's 0.85 from 9.0): docs/network.md.
   int compute_capability;
+  // ComputeEfficiency.mma_sync_speed (0: 1): what a kernel of Ampere's mma.sync reaches of the GEMM model's
+  // speed; below 1 on Hopper, whose tensor cores reach their rate through wgmma (docs/hardware.md).
+  double mma_sync_speed;
 };
 
 // Every preset, in the order docs/hardware.md lists them.

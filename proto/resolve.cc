@@ -37,6 +37,7 @@ spec::AttentionKernel AttentionKernelOf(hetsim::v1::AttentionKernel a) {
   switch (a) {
     case hetsim::v1::ATTENTION_UNFUSED: return spec::AttentionKernel::kStandard;
     case hetsim::v1::ATTENTION_FLASH: return spec::AttentionKernel::kFlash;
+    case hetsim::v1::ATTENTION_FLASH_TRITON: return spec::AttentionKernel::kFlashTriton;
     case hetsim::v1::AttentionKernel_INT_MIN_SENTINEL_DO_NOT_USE_:  // protoc's range markers, never a value
     case hetsim::v1::AttentionKernel_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
@@ -195,6 +196,7 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.sync_round_trip_s = MicrosecondsToSeconds(e.sync_round_trip_us());
   g.pass_overhead_s = MicrosecondsToSeconds(e.pass_overhead_us());
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
+  g.mma_sync_speed = spec::EfficiencyOrOne(e.mma_sync_speed());
   if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }

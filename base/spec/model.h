@@ -15,7 +15,8 @@
 namespace hetsim::spec {
 
 enum class Granularity : uint8_t { kBlock, kSublayer };
-enum class AttentionKernel : uint8_t { kStandard, kFlash };
+// kFlashTriton: kFlash's fused kernel built from Ampere's mma.sync (Transformer.attention ATTENTION_FLASH_TRITON).
+enum class AttentionKernel : uint8_t { kStandard, kFlash, kFlashTriton };
 
 // Transformer.mla (proto/hetsim.proto, MultiLatentAttention).
 struct MlaSpec {

@@ -242,7 +242,8 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
                         mla.kv_lora_rank(), mla.qk_head_dim(), mla.qk_pos_emb_head_dim(), mla.v_head_dim()));
   }
   // Always written: a line without it runs today's default (auto: flash or fused), not the unfused path.
-  add(t.attention() == v1::ATTENTION_FLASH ? "--attention-backend flash" : "--attention-backend unfused");
+  // A Triton FlashAttention plan (ATTENTION_FLASH_TRITON) runs Megatron's flash backend there.
+  add(t.attention() != v1::ATTENTION_UNFUSED ? "--attention-backend flash" : "--attention-backend unfused");
   switch (model.dtype()) {
     case v1::FP16: add("--fp16"); break;
     case v1::FP8:

@@ -78,6 +78,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.sync_round_trip_s_ = gpu.sync_round_trip_s > 0 ? gpu.sync_round_trip_s : gpu.host_op_s + gpu.kernel_launch_s;
   g.pass_overhead_s_ = gpu.pass_overhead_s;
   g.iteration_overhead_s_ = gpu.iteration_overhead_s;
+  g.mma_sync_speed_ = gpu.mma_sync_speed;
   return g;
 }
 

@@ -79,6 +79,9 @@ class GpuCompute {
   double pass_overhead_s() const { return pass_overhead_s_; }
   // Per-iteration host work (data loading, loss-scaler check, logging).
   double iteration_overhead_s() const { return iteration_overhead_s_; }
+  // How fast a kernel built from Ampere's mma.sync runs here, as a fraction of the GEMM model's speed
+  // (ComputeEfficiency.mma_sync_speed; 1 on ideal hardware).
+  double mma_sync_speed() const { return mma_sync_speed_; }
 
  private:
   GpuCompute() = default;
@@ -96,6 +99,7 @@ class GpuCompute {
   double sync_round_trip_s_ = 0;
   double pass_overhead_s_ = 0;
   double iteration_overhead_s_ = 0;
+  double mma_sync_speed_ = 1;
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };
 

@@ -53,6 +53,9 @@ struct Gemm {
   // The attention core as one fused kernel (FlashAttention's Q K^T and P V with the scores in SRAM):
   // what Plan.flash_attention_2 re-times (StageConfig::flash_attention_2).
   bool fused_attention = false;
+  // Built from Ampere's mma.sync on every GPU (ATTENTION_FLASH_TRITON: triton-pre-mlir's code): runs at
+  // the GPU's mma_sync_speed of the GEMM model's speed.
+  bool mma_sync = false;
   // Runs in FP8 when the model trains in FP8: Transformer Engine's linear layers of a block (QKV,
   // projection, MLP). The attention core (FlashAttention in BF16 unless FP8 attention is asked for),
   // the LM head and the MoE router (Megatron's own layers) stay in 16 bits.

@@ -217,6 +217,14 @@ struct GemmTimes {
   Fp8Casts casts;            // StageConfig::fp8_dynamic_casts: what casting its operands to FP8 moves
 };
 
+// A kernel built from Ampere's mma.sync (ATTENTION_FLASH_TRITON's attention core) at the GPU's speed for it
+// (ComputeEfficiency.mma_sync_speed: below 1 on Hopper, whose wgmma it does not use).
+void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
+  t.forward_s /= gpu.mma_sync_speed();
+  t.backward_s /= gpu.mma_sync_speed();
+  t.weight_grad_s /= gpu.mma_sync_speed();
+}
+
 // One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
 // (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples of which this GPU
 // holds 1/CP of the tokens (an attention core: its queries against all keys).
@@ -239,6 +247,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
     t.backward_s = (flash2 ? kFlashAttention2BackwardRatio : backward_ratio) * t.forward_s;
     t.weight_grad_s = t.backward_s / 2;  // input and weight gradients: the same FLOPs
+    if (g.mma_sync) AtMmaSyncSpeed(gpu, t);
     return t;
   }
   GemmShape f{g.m, g.n, g.k, g.batch};
@@ -277,6 +286,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     t.backward_s = kFlashAttention2BackwardRatio * t.forward_s;
     t.weight_grad_s = t.backward_s / 2;
   }
+  if (g.mma_sync) AtMmaSyncSpeed(gpu, t);
   // torchao's Float8Linear casts in BF16 GEMMs' place; an FP8 model's GPU differs from its 16-bit one.
   if (c.fp8_dynamic_casts && g.fp8 && !g.per_expert && &model_gpu.SixteenBit() != &model_gpu) {
     // Under sequence parallelism torchtitan's Float8ColwiseParallel / PrepareFloat8ModuleInput cast a

@@ -257,13 +257,14 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.name = absl::StrCat("attention", index);
   layer.kind = LayerKind::kAttention;
   const double s = x.s, h = x.h, B = x.B;
-  const bool flash = t.attention == spec::AttentionKernel::kFlash;
+  const bool flash = t.attention != spec::AttentionKernel::kStandard;
   const Projections p = InputProjections(t, x, layer);
   const double head_qk = p.qk / x.a, head_v = p.v / x.a;  // one head's widths
   if (flash) {
     // One fused kernel per head and sample: Q K^T and P V (2 s^2 (d_qk + d_v) FLOPs) with the scores in SRAM.
     layer.gemms.push_back(MakeGemm("flash_attn", s, s, head_qk + head_v, x.a, TpSplit::kBatch, false, true));
     layer.gemms.back().fused_attention = true;
+    layer.gemms.back().mma_sync = t.attention == spec::AttentionKernel::kFlashTriton;
   } else {
     layer.gemms.push_back(MakeGemm("scores", s, s, head_qk, x.a, TpSplit::kBatch, false, true));  // Q K^T
     layer.gemms.push_back(MakeGemm("attn_v", s, head_v, s, x.a, TpSplit::kBatch, false, true));   // P V
