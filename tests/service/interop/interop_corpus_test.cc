@@ -724,6 +724,16 @@ TEST_CASE("import: Megatron-Core's interleaved sends overlap and its DDP buckets
   CHECK(old->plan.grad_bucket_bytes() == 0);
 }
 
+TEST_CASE("import: torchrun's elastic --nnodes=1:4 reads its largest, noted", "[interop]") {
+  auto r = ImportLine(
+      "torchrun --nproc_per_node 8 --nnodes=1:4 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 64 --bf16",
+      0);
+  REQUIRE(r.ok());
+  CHECK(hetsim::testing::HasImportNote(r->notes, "--nnodes 1:4: an elastic range; its largest, 4, is read"));
+  CHECK(r->plan.stages(0).data_parallel() == 32);
+}
+
 TEST_CASE("import: flags that change the model are modelled or refused, never unknown", "[interop]") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 "

@@ -137,6 +137,14 @@ TEST_CASE("eval, sh -c and here documents are followed, loops and commands are n
 // Templates' placeholders (Megatron-DeepSpeed's examples/pretrain_gpt3_175B.sh, pretrain_gpt_distributed_with_mp.sh)
 // are one word each, not redirections: read as a shell would, `<PATH TO CHECKPOINTS DIRECTORY> --fp16`
 // sent --fp16 to a file and the run was priced in FP32. Real redirections stay redirections.
+TEST_CASE("printf %q's escapes: a backslash before a blank, bash's $'...' quoting", "[launch_script]") {
+  // `printf '%q '` quotes a blank with a backslash and a control character with $'...' (bash's manual,
+  // QUOTING); until session 37 $'/d/a\tb' was read as the word $/d/a\tb.
+  CHECK(Words("python pretrain_gpt.py --name my\\ run --path $'/d/a\\tb' --x $'\\x41\\101\\q'\n") ==
+        "python|pretrain_gpt.py|--name|my run|--path|/d/a\tb|--x|AA\\q");
+  CHECK_FALSE(RenderLaunchScript("python pretrain_gpt.py --x $'open\n", "s.sh").ok());
+}
+
 TEST_CASE("a template's <PLACEHOLDER> is one word, a redirection is not", "[launch_script]") {
   CHECK(Words("opts=\"--save <PATH TO CHECKPOINTS> --fp16\"\ncmd=\"python pretrain_gpt.py ${opts}\"\n"
               "srun sh -c \"${cmd}\"\n") == "python|pretrain_gpt.py|--save|<PATH_TO_CHECKPOINTS>|--fp16");
