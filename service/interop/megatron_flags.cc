@@ -95,10 +95,15 @@ constexpr NamedFlag kModelledFlags[] = {
     {"quick-geglu", 0},                     // gated, as SwiGLU
     {"squared-relu", 0},                    // elementwise activations: GeLU's GEMMs
     {"openai-gelu", 0},
-    {"window-size", 1},           // sliding-window attention: refused (not modelled)
-    {"num-experts", kOneOrMore},  // several: Megatron-DeepSpeed's pyramid MoE, refused
-    {"mlp-type", 1},              // Megatron-DeepSpeed: residual (PR-MoE) refused; standard
-    {"kd", 0},                    // Megatron-DeepSpeed's knowledge distillation: refused
+    // Today's Megatron-LM builds these from TransformerConfig's fields (arguments.py's
+    // ArgumentGroupFactory): GPT-OSS's softmax with a sink and its clamped, offset SwiGLU.
+    {"softmax-type", 1},                 // vanilla, off-by-one, learnable: the same GEMMs, noted
+    {"glu-linear-offset", 1},            // elementwise, noted
+    {"activation-func-clamp-value", 1},  // elementwise, noted
+    {"window-size", 1},                  // sliding-window attention: refused (not modelled)
+    {"num-experts", kOneOrMore},         // several: Megatron-DeepSpeed's pyramid MoE, refused
+    {"mlp-type", 1},                     // Megatron-DeepSpeed: residual (PR-MoE) refused; standard
+    {"kd", 0},                           // Megatron-DeepSpeed's knowledge distillation: refused
     {"moe-router-topk", 1},
     {"moe-token-dispatcher-type", 1},
     {"moe-ffn-hidden-size", 1},

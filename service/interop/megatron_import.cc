@@ -210,6 +210,31 @@ absl::StatusOr<bool> ReadGradReduceInFp32(const Reader& r) {
 }
 
 // Mixture of experts: the experts, their router and widths, shared experts, which blocks are MoE.
+// GPT-OSS's attention and MLP variants (Megatron-LM's TransformerConfig: softmax_type, glu_linear_offset,
+// activation_func_clamp_value). Off-by-one adds 1 to the softmax's denominator, learnable adds a learned sink
+// logit per head: the attention's GEMMs are the same, so the vanilla softmax is priced, said in a note. The
+// offset and the clamp are elementwise on the gated MLP's activation: its GEMMs are SwiGLU's.
+absl::Status NoteSoftmaxAndGlu(const Reader& r, std::vector<std::string>& notes) {
+  if (r.Has("softmax-type")) {
+    const std::string type = r.Value("softmax-type");
+    if (type != "vanilla" && type != "off-by-one" && type != "learnable") {
+      return r.Error(absl::StrFormat("--softmax-type %s: Megatron-LM's are vanilla, off-by-one, learnable", type));
+    }
+    if (type != "vanilla") {
+      notes.push_back(absl::StrFormat(
+          "--softmax-type %s: a softmax with a sink, priced as the vanilla softmax (the same GEMMs)", type));
+    }
+  }
+  for (const char* flag : {"glu-linear-offset", "activation-func-clamp-value"}) {
+    if (r.Has(flag)) {
+      notes.push_back(
+          absl::StrFormat("--%s %s: elementwise on the gated MLP's activation, priced as SwiGLU's (the same GEMMs)",
+                          flag, r.Value(flag)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadMoe(const Reader& r, v1::Transformer& t, std::vector<std::string>& notes) {
   if (r.Has("num-experts")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("num-experts", 0));
@@ -308,6 +333,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
           absl::StrFormat("--%s: an elementwise activation, priced as GeLU's (the same GEMMs)", activation));
     }
   }
+  HETSIM_RETURN_IF_ERROR(NoteSoftmaxAndGlu(r, notes));
   t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));

@@ -54,6 +54,7 @@ class Lexer {
   absl::Status ReadBacktick(ShellWord& w, bool quoted);
   absl::Status ReadDoubleQuoted(ShellWord& w);
   absl::Status ReadWordChar(ShellWord& w);
+  absl::Status ReadAnsiCQuoted(ShellWord& w);
   absl::Status ReadRedirection(ShellCommand& cmd, std::vector<PendingHeredoc>& pending, size_t index);
   absl::StatusOr<ShellWord> ReadPlainWord();
   absl::Status ReadHeredocBodies(std::vector<PendingHeredoc>& pending, std::vector<ShellCommand>& out);
@@ -166,6 +167,48 @@ absl::Status Lexer::ReadDoubleQuoted(ShellWord& w) {
   return Unterminated("double quote", start_line);
 }
 
+// bash's ANSI-C quoting, $'...' (what `printf %q` writes for a value with a control character): the
+// backslash escapes of bash's manual ("QUOTING"), \xHH and octal \NNN; another escaped character stays
+// with its backslash, as bash keeps it.
+absl::Status Lexer::ReadAnsiCQuoted(ShellWord& w) {
+  const int start_line = line_;
+  Take();
+  Take();
+  w.parts.push_back({ShellPart::Kind::kLiteral, "", true});
+  std::string& text = w.parts.back().text;
+  static constexpr absl::string_view kFrom = "abefnrtv\\'\"?";
+  static constexpr absl::string_view kTo = "\a\b\x1b\f\n\r\t\v\\'\"?";
+  while (i_ < s_.size() && Peek() != '\'') {
+    if (Peek() != '\\' || i_ + 1 >= s_.size()) {
+      text += Take();
+      continue;
+    }
+    Take();
+    const char e = Take();
+    const bool hex = e == 'x';
+    const bool octal = e >= '0' && e <= '7';
+    if (!hex && !octal) {
+      const size_t k = kFrom.find(e);
+      text += k == absl::string_view::npos ? absl::StrCat("\\", std::string(1, e)) : std::string(1, kTo[k]);
+      continue;
+    }
+    int value = octal ? e - '0' : 0;
+    size_t d = 0;
+    for (; d < 2 && i_ < s_.size(); ++d) {  // \xHH: up to 2 hex digits; \NNN: up to 3 octal digits
+      const char n = Peek();
+      const bool ok = hex ? absl::ascii_isxdigit(static_cast<unsigned char>(n)) : (n >= '0' && n <= '7');
+      if (!ok) break;
+      Take();
+      value = value * (hex ? 16 : 8) +
+              (absl::ascii_isdigit(static_cast<unsigned char>(n)) ? n - '0' : absl::ascii_tolower(n) - 'a' + 10);
+    }
+    text += hex && d == 0 ? std::string("\\x") : std::string(1, static_cast<char>(value & 0xff));
+  }
+  if (i_ >= s_.size()) return Unterminated("$' quote", start_line);
+  Take();
+  return absl::OkStatus();
+}
+
 // One character (or quoted run, or expansion) of an unquoted word.
 absl::Status Lexer::ReadWordChar(ShellWord& w) {
   const char c = Peek();
@@ -179,6 +222,7 @@ absl::Status Lexer::ReadWordChar(ShellWord& w) {
     return absl::OkStatus();
   }
   if (c == '"') return ReadDoubleQuoted(w);
+  if (c == '$' && Peek(1) == '\'') return ReadAnsiCQuoted(w);
   if (c == '$') return ReadDollar(w, false);
   if (c == '`') return ReadBacktick(w, false);
   if (c == '\\' && i_ + 1 < s_.size()) {

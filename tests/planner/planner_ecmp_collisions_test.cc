@@ -173,7 +173,7 @@ TEST_CASE("a placed boundary between pods waits for the busiest aggregation link
   CHECK(TimeToSeconds(placed) == Approx(TimeToSeconds(*simulated)).epsilon(0.35));
 }
 
-TEST_CASE("a fat tree's leaves hash over one spine per NIC index; one switch does not", "[planner][ecmp]") {
+TEST_CASE("a fat tree's leaves hash over one spine per NIC index, one switch does not", "[planner][ecmp]") {
   // 8 nodes, 2 per leaf, 2:1: each leaf has 8 uplinks (one per spine) of 2 NICs / 2 = 50 GB/s.
   auto model = testing::ClusterModelOf(testing::H100Island(8, v1::FAT_TREE, 8, 2, 2), spec::DType::kBf16);
   REQUIRE(model.ok());

@@ -268,7 +268,7 @@ TEST_CASE("framework: Megatron-DeepSpeed's TP backward is synchronous, as --deep
   CHECK(Applied(on).tp_backward_overlap());
 }
 
-TEST_CASE("framework: a field the plan sets on wins; framework_off switches a profile behaviour off", "[framework]") {
+TEST_CASE("framework: a field the plan sets on wins, framework_off switches a profile behaviour off", "[framework]") {
   hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_LM_2021, v1::BF16);
   in.plan.set_tp_backward_overlap(true);  // the profile leaves it off; the plan's own field wins
   in.plan.add_framework_off("blocking_p2p");

@@ -179,7 +179,7 @@ TEST_CASE("a power-capped T4 runs every dtype at its sustained clock, applied on
   CHECK(PeakTflops(PresetGpu("A100-80GB"), hetsim::v1::BF16) == 312);
 }
 
-TEST_CASE("the L4 sustains 1300 of its 2040 MHz; cards without a power cap hold their boost clock", "[presets]") {
+TEST_CASE("the L4 sustains 1300 of its 2040 MHz, cards without a power cap hold their boost clock", "[presets]") {
   CHECK(PeakTflops(PresetGpu("L4"), hetsim::v1::BF16) == Approx(121 * 1300.0 / 2040.0));
   for (const char* name : {"L40S", "RTX-4090", "A10", "H100-SXM", "MI300X"}) {
     INFO(name);

@@ -65,7 +65,7 @@ TEST_CASE("a file over its kind's limit is refused before it is read", "[io]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("text inputs drop a byte-order mark and read CRLF as LF; binary inputs keep their bytes", "[io]") {
+TEST_CASE("text inputs drop a byte-order mark and read CRLF as LF, binary inputs keep their bytes", "[io]") {
   const fs::path dir = InputTestDir("text");
   const std::string saved = "\xEF\xBB\xBFline one\r\nline two\r\n";
   WriteBytes(dir / "launch.sh", saved);

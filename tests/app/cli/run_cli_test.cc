@@ -90,7 +90,7 @@ TEST_CASE("run: bad input exits 2 naming the problem and writes no report or tra
   }
 }
 
-TEST_CASE("run: a plan that does not fit is reported OOM; --fail-on-oom exits 3", "[cli][run]") {
+TEST_CASE("run: a plan that does not fit is reported OOM, --fail-on-oom exits 3", "[cli][run]") {
   const fs::path dir = EmptyDir("oom");
   // HAPT's case study with 16 samples per microbatch instead of 1: activations outgrow the GPUs.
   std::string text = *hetsim::proto::ReadFileToString(kPlan);

@@ -262,7 +262,7 @@ TEST_CASE("calibrate: logs that are not one run of one island are refused", "[ca
 }
 
 TEST_CASE(
-    "calibrate: NVLS on one host and CollNet across hosts are read as such; other in-network reductions are "
+    "calibrate: NVLS on one host and CollNet across hosts are read as such, other in-network reductions are "
     "refused",
     "[calibrate]") {
   const std::string body = absl::StrCat(RankLines(8, 8), kHeader13, kRows13);

@@ -76,7 +76,7 @@ TEST_CASE("driver: ideal sets Cluster.ideal for the run only as a cluster file's
   CHECK(ideal->report.iteration_time_ms() <= SimulateReport(in)->iteration_time_ms());
 }
 
-TEST_CASE("driver: faults are resolved and reported; limits stop the run", "[driver]") {
+TEST_CASE("driver: faults are resolved and reported, limits stop the run", "[driver]") {
   const proto::PlanInputs in = HaptCase();
   SimulateOptions options;
   hetsim::v1::Fault* slow = options.faults.add_faults();

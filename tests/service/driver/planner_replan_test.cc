@@ -75,7 +75,7 @@ TEST_CASE("replan: a failed node empties its island, which leaves with its links
   CHECK(s.num_gpus == 6);
 }
 
-TEST_CASE("replan: failed inter-island links reduce the count, then disconnect; the largest part stays", "[replan]") {
+TEST_CASE("replan: failed inter-island links reduce the count, then disconnect, the largest part stays", "[replan]") {
   FailedTargets cable;
   cable.links = {"fast/gateway0->slow/gateway0"};
   const driver::SurvivingCluster one_left = Survive(ThreeAndOne(2), cable);

@@ -43,7 +43,7 @@ constexpr const char* kFsdp =
     "  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_offload_params: false\n  fsdp_sharding_strategy: FULL_SHARD\n"
     "mixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n";
 
-TEST_CASE("import: an Accelerate FSDP launch reads its config; the model from --model", "[interop]") {
+TEST_CASE("import: an Accelerate FSDP launch reads its config, the model from --model", "[interop]") {
   // Without --model: the refusal says what the config gave and what is missing.
   absl::StatusOr<MegatronImport> refused = Import(Script(kFsdp), false);
   REQUIRE_FALSE(refused.ok());

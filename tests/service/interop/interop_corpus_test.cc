@@ -753,6 +753,16 @@ TEST_CASE("import: Megatron-Core's interleaved sends overlap and its DDP buckets
   CHECK(old->plan.grad_bucket_bytes() == 0);
 }
 
+TEST_CASE("import: torchrun's elastic --nnodes=1:4 reads its largest, noted", "[interop]") {
+  auto r = ImportLine(
+      "torchrun --nproc_per_node 8 --nnodes=1:4 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --global-batch-size 64 --bf16",
+      0);
+  REQUIRE(r.ok());
+  CHECK(hetsim::testing::HasImportNote(r->notes, "--nnodes 1:4: an elastic range; its largest, 4, is read"));
+  CHECK(r->plan.stages(0).data_parallel() == 32);
+}
+
 TEST_CASE("import: flags that change the model are modelled or refused, never unknown", "[interop]") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 "
@@ -773,6 +783,20 @@ TEST_CASE("import: flags that change the model are modelled or refused, never un
   REQUIRE_FALSE(window.ok());
   CHECK_THAT(std::string(window.status().message()),
              Catch::Contains("--window-size 4096,0: sliding-window attention is not modelled"));
+  // GPT-OSS's softmax with a sink and its offset, clamped SwiGLU (today's TransformerConfig flags): the same
+  // GEMMs, noted; were "unknown (ignored)" until session 37.
+  auto sink = ImportLine(
+      line + "--softmax-type learnable --swiglu --glu-linear-offset 1.0 --activation-func-clamp-value 7.0", 1);
+  REQUIRE(sink.ok());
+  CHECK(hetsim::testing::HasImportNote(sink->notes,
+                                       "--softmax-type learnable: a softmax with a sink, priced as the vanilla"));
+  CHECK(hetsim::testing::HasImportNote(sink->notes,
+                                       "--glu-linear-offset 1.0: elementwise on the gated MLP's activation"));
+  CHECK(hetsim::testing::HasImportNote(sink->notes, "--activation-func-clamp-value 7.0: elementwise"));
+  for (const std::string& note : sink->notes) CHECK(note.find("unknown") == std::string::npos);
+  auto bad = ImportLine(line + "--softmax-type sparsemax", 1);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("--softmax-type sparsemax: Megatron-LM's are"));
 }
 
 TEST_CASE("import: Megatron-LM 2021's --DDP-impl torch is PyTorch's DDP", "[interop]") {

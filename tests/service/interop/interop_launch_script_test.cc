@@ -111,7 +111,7 @@ TEST_CASE("a program's exit status decides no if, and a chain that assumes it sa
   CHECK(absl::StrJoin(evaled.words, "|") == "torchrun|pretrain_gpt.py|--tp|2");
 }
 
-TEST_CASE("eval, sh -c and here documents are followed; loops and commands are noted", "[launch_script]") {
+TEST_CASE("eval, sh -c and here documents are followed, loops and commands are noted", "[launch_script]") {
   CHECK(Words("run_cmd=\"deepspeed pretrain_gpt.py --x 1\"\necho ${run_cmd}\neval ${run_cmd}\n") ==
         "deepspeed|pretrain_gpt.py|--x|1");
   CHECK(Words("cmd=\"python -u pretrain_gpt.py --y 2\"\nsrun -l --nodes 2 sh -c \"${cmd}\"\n") ==
@@ -137,7 +137,15 @@ TEST_CASE("eval, sh -c and here documents are followed; loops and commands are n
 // Templates' placeholders (Megatron-DeepSpeed's examples/pretrain_gpt3_175B.sh, pretrain_gpt_distributed_with_mp.sh)
 // are one word each, not redirections: read as a shell would, `<PATH TO CHECKPOINTS DIRECTORY> --fp16`
 // sent --fp16 to a file and the run was priced in FP32. Real redirections stay redirections.
-TEST_CASE("a template's <PLACEHOLDER> is one word; a redirection is not", "[launch_script]") {
+TEST_CASE("printf %q's escapes: a backslash before a blank, bash's $'...' quoting", "[launch_script]") {
+  // `printf '%q '` quotes a blank with a backslash and a control character with $'...' (bash's manual,
+  // QUOTING); until session 37 $'/d/a\tb' was read as the word $/d/a\tb.
+  CHECK(Words("python pretrain_gpt.py --name my\\ run --path $'/d/a\\tb' --x $'\\x41\\101\\q'\n") ==
+        "python|pretrain_gpt.py|--name|my run|--path|/d/a\tb|--x|AA\\q");
+  CHECK_FALSE(RenderLaunchScript("python pretrain_gpt.py --x $'open\n", "s.sh").ok());
+}
+
+TEST_CASE("a template's <PLACEHOLDER> is one word, a redirection is not", "[launch_script]") {
   CHECK(Words("opts=\"--save <PATH TO CHECKPOINTS> --fp16\"\ncmd=\"python pretrain_gpt.py ${opts}\"\n"
               "srun sh -c \"${cmd}\"\n") == "python|pretrain_gpt.py|--save|<PATH_TO_CHECKPOINTS>|--fp16");
   CHECK(Words("V=<Specify path to file>/gpt2-vocab.json\ntorchrun pretrain_gpt.py --vocab-file $V --fp16\n") ==
@@ -159,7 +167,7 @@ TEST_CASE("#SBATCH --nodes sets the job's node count as Slurm does", "[launch_sc
   CHECK(RenderOk("#SBATCH --nodes=2-4\nsrun python pretrain_gpt.py\n").sbatch_nodes == 0);
 }
 
-TEST_CASE("what a shell refuses is refused with the line; hostile scripts are bounded", "[launch_script]") {
+TEST_CASE("what a shell refuses is refused with the line, hostile scripts are bounded", "[launch_script]") {
   auto error = [](const std::string& script) {
     absl::StatusOr<RenderedLaunch> r = RenderLaunchScript(script, "run.sh");
     return r.ok() ? std::string() : std::string(r.status().message());

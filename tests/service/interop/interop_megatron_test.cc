@@ -836,7 +836,7 @@ TEST_CASE("Megatron's pipeline layout of letters: DeepSeek-V3's uneven chunks, M
         "line.sh: --pipeline-model-parallel-layout Et|(tt|tt|tmL: '(' is not a layer letter (E, t, m, L)");
 }
 
-TEST_CASE("export: userbuffers settings are notes, not flags; --use-flash-attn is read", "[interop]") {
+TEST_CASE("export: userbuffers settings are notes, not flags, --use-flash-attn is read", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   const MegatronImport m = ImportOk(
       "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
@@ -1002,7 +1002,7 @@ TEST_CASE("a heterogeneous plan: what Megatron's flags cannot say", "[interop]")
   CHECK(m.find("split") == std::string::npos);
 }
 
-TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, alternate blocks; what hetsim cannot say",
+TEST_CASE("Megatron MoE layer pattern: an integer, dense blocks then MoE, alternate blocks, what hetsim cannot say",
           "[interop]") {
   using hetsim::interop::MoeLayerFreqValue;
   using hetsim::interop::ParseMoeLayerFreq;
@@ -1151,7 +1151,7 @@ std::string CoreLineWith(const std::string& extra) {
 
 }  // namespace
 
-TEST_CASE("the vocabulary from the tokenizer; Megatron-Core's attention backend when the line names none",
+TEST_CASE("the vocabulary from the tokenizer, Megatron-Core's attention backend when the line names none",
           "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
   // Llama 3's 128,256 tokens, padded to a multiple of 128 x TP 2 = 256: 128,256 already is.

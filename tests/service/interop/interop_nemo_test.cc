@@ -97,7 +97,7 @@ TEST_CASE("import nemo: bad configs name the file, the key and the problem", "[i
              Catch::Contains("model.sequence_parallel: \"maybe\" is not true or false"));
 }
 
-TEST_CASE("import nemo: other model families are refused by name; mcore_gpt is Megatron-Core", "[interop][nemo]") {
+TEST_CASE("import nemo: other model families are refused by name, mcore_gpt is Megatron-Core", "[interop][nemo]") {
   const std::string model =
       "model:\n  num_layers: 2\n  hidden_size: 256\n  num_attention_heads: 4\n  max_position_embeddings: 512\n"
       "  encoder_seq_length: 512\n  micro_batch_size: 1\n  global_batch_size: 8\n  sequence_parallel: true\n";

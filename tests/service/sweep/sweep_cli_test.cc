@@ -15,7 +15,7 @@
 namespace hetsim::testing {
 namespace {
 
-TEST_CASE("hetsim sweep: jobs, shards and merge give the same file; bad axes exit 2", "[sweep][cli]") {
+TEST_CASE("hetsim sweep: jobs, shards and merge give the same file, bad axes exit 2", "[sweep][cli]") {
   const std::string dir = SweepFolder("cli");
   const std::string sweep = dir + "/sweep-bandwidth.pbtxt";
   REQUIRE(Hetsim(dir, absl::StrCat("sweep ", sweep, " -o ", dir, "/one.csv -j 1")).exit_code == 0);

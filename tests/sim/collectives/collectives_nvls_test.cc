@@ -90,7 +90,7 @@ TEST_CASE("nvls: only where the node's NVSwitch reduces, on one node", "[collect
 // With NCCL's model on, an NVLS collective waits NCCL's NVLS latency (25 us) besides the launch
 // latency, so auto keeps the small buffers on LL/LL128 trees and rings, as NCCL's tuner does, and
 // takes NVLS for the large ones.
-TEST_CASE("nvls: NCCL's latency of its own; auto leaves small buffers to rings and trees", "[collectives][nvls]") {
+TEST_CASE("nvls: NCCL's latency of its own, auto leaves small buffers to rings and trees", "[collectives][nvls]") {
   v1::Cluster c = NvlsNode(true);
   c.set_ideal(false);
   const auto topo = *hetsim::testing::BuildTopology(c);

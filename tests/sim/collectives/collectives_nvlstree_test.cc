@@ -98,7 +98,7 @@ TEST_CASE("nvlstree all-reduce pipelined by chunks", "[collectives][nvlstree]") 
   }
 }
 
-TEST_CASE("nvlstree: all-reduce across nodes whose NVSwitches reduce; auto takes it for large buffers",
+TEST_CASE("nvlstree: all-reduce across nodes whose NVSwitches reduce, auto takes it for large buffers",
           "[collectives][nvlstree]") {
   const auto off = *hetsim::testing::BuildTopology(SharpNodes(2, false, false));
   CHECK_FALSE(AllReduce(off, 16, kGiB, CollectiveAlgorithm::kNvlsTree).ok());

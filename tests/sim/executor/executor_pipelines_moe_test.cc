@@ -120,7 +120,7 @@ TEST_CASE("Two MoE pipelines run exactly as the plan of data_parallel 2 with the
   }
 }
 
-TEST_CASE("A range's experts in buckets after its dense ones; experts without copies reduce nothing",
+TEST_CASE("A range's experts in buckets after its dense ones, experts without copies reduce nothing",
           "[executor][pipelines][experts]") {
   executor::LayerRangeGroup g;
   g.bytes = 10;

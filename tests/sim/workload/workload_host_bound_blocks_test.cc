@@ -82,7 +82,7 @@ TEST_CASE("host_bound_blocks: a host faster than the GPU changes nothing", "[wor
   CHECK(eager.backward_time == gpu_only.backward_time);
 }
 
-TEST_CASE("host_bound_blocks: the embedding and the head are not blocks; repeats and recomputation issue again",
+TEST_CASE("host_bound_blocks: the embedding and the head are not blocks, repeats and recomputation issue again",
           "[workload][amp]") {
   const auto model = hetsim::testing::ModelCostOf(HostBoundGpt2(), "model.pbtxt");
   REQUIRE(model.ok());

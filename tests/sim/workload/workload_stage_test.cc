@@ -137,7 +137,7 @@ TEST_CASE("ZeRO sharding of mixed-precision Adam (Rajbhandari et al. 2020, Fig. 
   CHECK(fp32.optimizer_bytes == 8000);
 }
 
-TEST_CASE("FP32 gradients: Megatron-LM's bytes per parameter for BF16 runs (18; 6 + 12/d distributed)",
+TEST_CASE("FP32 gradients: Megatron-LM's bytes per parameter for BF16 runs (18, 6 + 12/d distributed)",
           "[workload][stage][memory]") {
   // Megatron-LM's distributed-optimizer guide: "bf16 param, fp32 grads" take 18 bytes per parameter
   // with the plain optimizer, 6 + 12/d with the distributed one (ZeRO-1 over d ranks).
@@ -423,7 +423,7 @@ TEST_CASE("bad stages and GPU types are reported with the field path", "[workloa
         "needed for the model's dtype)");
 }
 
-TEST_CASE("FP8 runs the blocks' linear layers at the FP8 peak; attention core and LM head stay 16-bit",
+TEST_CASE("FP8 runs the blocks' linear layers at the FP8 peak, attention core and LM head stay 16-bit",
           "[workload][stage][fp8]") {
   // A GPT-3-shaped model, one block plus the head, on ideal hardware (GEMMs at peak): between BF16
   // and FP8 only the FP8 GEMMs change, by their FLOPs x (1 / BF16 peak - 1 / FP8 peak).

@@ -146,6 +146,23 @@ TEST_CASE("sweep page: OOM and failed points as such, categories as categories, 
   CHECK(html.find("<td class=\"long\" title=\"" + long_message) != std::string::npos);
 }
 
+TEST_CASE("sweep page: the GPUs' memory capacity is a dashed line on the peak-memory chart", "[report]") {
+  // Issue 41: a capacity line on memory charts. One capacity for every point: one flat line, named with it.
+  const std::string header =
+      "point,plan.tensor_parallel,iteration_time_ms,peak_memory_gib,memory_capacity_gib,status,message";
+  auto one =
+      hetsim::traces::html::ParseSweepCsv(header + "\n0,1,9,95,80,oom,x\n1,2,8,60,80,ok,\n2,4,7,40,80,ok,\n", "s.csv");
+  REQUIRE(one.ok());
+  const std::string flat = hetsim::traces::html::SweepReportHtml(*one, "s.pbtxt");
+  CHECK(flat.find("GPU memory (80 GiB)") != std::string::npos);
+  // Rows written before the column existed draw no line.
+  auto old = hetsim::traces::html::ParseSweepCsv(
+      "point,plan.tensor_parallel,iteration_time_ms,peak_memory_gib,status,message\n0,1,9,95,oom,x\n1,2,8,60,ok,\n",
+      "s.csv");
+  REQUIRE(old.ok());
+  CHECK(hetsim::traces::html::SweepReportHtml(*old, "s.pbtxt").find("GPU memory") == std::string::npos);
+}
+
 TEST_CASE("sweep page: 20,000 distinct values on two axes draw in linear time, fingerprint as a sentence", "[report]") {
   // Ranks came from a linear search per row (10^4 x 10^4 comparisons per chart); the fingerprint, the same
   // in every row, is said once instead of filling a column.

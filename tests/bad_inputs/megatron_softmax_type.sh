@@ -1,0 +1,1 @@
+--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 --softmax-type sparsemax
