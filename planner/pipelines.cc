@@ -503,8 +503,9 @@ class RangeNccl {
     absl::StatusOr<collectives::CollectiveShape> alpha =
         collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
     if (!alpha.ok()) return out;
-    out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
-                    op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
+    out =
+        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
+                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
     return out;
   }
 
@@ -583,8 +584,7 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
   // Each crossing at the rate it gives a ring, the flow's bytes there as its algorithm moves them.
   const double crossing = price && price->crossing > 0 ? price->crossing : 1.0;
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
-    if (std::isfinite(rate))
-      flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate / crossing);
+    if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate / crossing);
   }
   return flow;
 }
@@ -700,10 +700,9 @@ Time ReplicaStep(const workload::ModelCost& model, const std::vector<RangeRing>&
   if (zero < 1) return own.optimizer_passes + overhead;
   const workload::StageMemory held = RangeStates(model, rings, p, i, tp, zero, grad_reduce_in_fp32);
   state_delta = held.ModelStateBytes() - own.state_bytes;
-  return SecondsToTime(
-             workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32), model.dtype(),
-                                            gpu) -
-             gpu.iteration_overhead_s()) +
+  return SecondsToTime(workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32),
+                                                      model.dtype(), gpu) -
+                       gpu.iteration_overhead_s()) +
          overhead;
 }
 
