@@ -20,6 +20,8 @@
 #include "planner/plan_writer.h"
 #include "planner/shared_links.h"
 #include "sim/collectives/algorithms.h"
+#include "sim/collectives/layout.h"
+#include "sim/collectives/primitives.h"
 #include "sim/workload/optimizer_step.h"
 #include "sim/workload/stage_cost.h"
 #include "sim/workload/tied_params.h"
@@ -405,6 +407,62 @@ StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>&
   return out;
 }
 
+// How much more (or less) an all-reduce over `gpus` run as `shape` moves over its busiest crossing between
+// two islands (each direction apart) than a ring over the same GPUs in the same order does, which is what
+// the ranges' crossings are priced for (MixedRingOf: each ring once each way, 2 (n - 1) / n of its bytes):
+// a hierarchical all-reduce's rails are rings over the nodes, 2 (N - 1) / N of a rail's 1/g of the bytes
+// on each crossing edge; a double tree's edges (NCCL's, DoubleTreeEdges) carry half of their channel's or
+// rail's bytes each way, once up the tree and once down (sim/collectives/algorithms.cc: RingShape,
+// TreeShape, HierarchicalShape). 1 for a ring and the algorithms that stay inside an island.
+double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                         const collectives::CollectiveShape& shape) {
+  const bool hier = shape.algorithm == collectives::CollectiveAlgorithm::kHierarchical;
+  if (!hier && shape.algorithm != collectives::CollectiveAlgorithm::kTree) return 1;
+  const std::vector<collectives::Ranks> nodes = collectives::GroupByNode(topology, gpus);
+  std::map<std::pair<int, int>, double> load;  // per (from, to) island
+  const auto add = [&](GpuId from, GpuId to, double weight) {
+    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
+    if (a.ok() && b.ok() && a->island != b->island) load[{a->island, b->island}] += weight;
+  };
+  const auto ring = [&](const collectives::Ranks& ranks, double weight) {
+    for (size_t r = 0; ranks.size() > 1 && r < ranks.size(); ++r) add(ranks[r], ranks[(r + 1) % ranks.size()], weight);
+  };
+  const auto tree = [&](const collectives::Ranks& ranks, double weight) {
+    for (int32_t t = 0; t < 2; ++t) {
+      for (const auto& [child, parent] : collectives::DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t)) {
+        add(ranks[child], ranks[parent], weight);
+        add(ranks[parent], ranks[child], weight);
+      }
+    }
+  };
+  const auto busiest = [&] {
+    double most = 0;
+    for (const auto& [pair, bytes] : load) most = std::max(most, bytes);
+    load.clear();
+    return most;
+  };
+  const double n = static_cast<double>(gpus.size());
+  ring(collectives::ChannelOrder(nodes, 0), 2 * (n - 1) / n);
+  const double reference = busiest();
+  if (!(reference > 0)) return 1;
+  if (!hier) {
+    for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), 0.5 / shape.channels);
+    return busiest() / reference;
+  }
+  const size_t g = nodes.front().size();
+  const double rails = static_cast<double>(g), num_nodes = static_cast<double>(nodes.size());
+  for (size_t i = 0; i < g; ++i) {
+    collectives::Ranks rail;
+    for (const collectives::Ranks& node : nodes) rail.push_back(node[i]);
+    if (shape.inter_node == collectives::CollectiveAlgorithm::kTree) {
+      tree(rail, 0.5 / rails);
+    } else {
+      ring(rail, 2 * (num_nodes - 1) / num_nodes / rails);
+    }
+  }
+  return busiest() / reference;
+}
+
 // NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
 // (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
 // ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
@@ -414,6 +472,9 @@ StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>&
 struct NcclPrice {
   double seconds = 0;
   double latency_s = 0;
+  // What its algorithm moves over the busiest crossing between islands for a ring's bytes there
+  // (CrossingLoadRatio), weighted by each collective's ring bytes when it stands for several.
+  double crossing = 1;
   double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
 };
 
@@ -446,7 +507,8 @@ class RangeNccl {
         collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
     if (!alpha.ok()) return out;
     out =
-        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value()};
+        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
+                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
     return out;
   }
 
@@ -475,12 +537,17 @@ struct RangeCollective {
 std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
                                  RangeNccl& nccl) {
   NcclPrice sum;
+  double crossing = 0, ring_bytes = 0;  // the collectives' crossing ratios by their ring bytes (steps x bytes)
   for (const RangeCollective& c : collectives) {
     const std::optional<NcclPrice> one = nccl.Of(ring.shard_gpus, c.op, c.bytes);
     if (!one) return std::nullopt;
     sum.seconds += one->seconds;
     sum.latency_s += one->latency_s;
+    const double bytes = static_cast<double>(c.bytes) * (c.op == CollectiveOp::kAllReduce ? 2 : 1);
+    crossing += one->crossing * bytes;
+    ring_bytes += bytes;
   }
+  if (ring_bytes > 0) sum.crossing = crossing / ring_bytes;
   return sum;
 }
 
@@ -517,8 +584,10 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
       flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus),
                               flow.bytes / price->bandwidth_s() / load);
   }
+  // Each crossing at the rate it gives a ring, the flow's bytes there as its algorithm moves them.
+  const double crossing = price && price->crossing > 0 ? price->crossing : 1.0;
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
-    if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate);
+    if (std::isfinite(rate)) flow.links.emplace_back(-1 - (pair.first * keys.islands + pair.second), rate / crossing);
   }
   return flow;
 }
@@ -630,22 +699,46 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
   return out;
 }
 
-// Stage `i` of pipeline `p`'s optimizer step (the passes, without the host work) and, in
-// `state_delta`, how its model states differ from its pricing's: under ZeRO-1/2 its states shard per
-// range over the range's ring (the priced option sharded them over its own replicas).
-Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& rings, const PricedPipeline& pipe,
-               size_t p, size_t i, bool grad_reduce_in_fp32, int64_t& state_delta) {
-  const SearchedStage& s = (*pipe.stages)[i];
-  const int zero = s.option.config.zero_stage;
+// One GPU of a `tp`-way replica of stage `i` of pipeline `p` on island `island`, priced as `own`: its
+// optimizer step (the passes, then the iteration's host work) and, in `state_delta`, how its model
+// states differ from `own`'s: under ZeRO-1/2 they shard per range over the range's ring (`own` sharded
+// them over the stage's own replicas).
+Time ReplicaStep(const workload::ModelCost& model, const std::vector<RangeRing>& rings, const PricedPipeline& pipe,
+                 size_t p, size_t i, int tp, int island, const StageOption& own, bool grad_reduce_in_fp32,
+                 int64_t& state_delta) {
+  const workload::GpuCompute& gpu = *pipe.cluster->island(island).gpu;
+  const Time overhead = SecondsToTime(gpu.iteration_overhead_s());
+  const int zero = own.config.zero_stage;
   state_delta = 0;
-  if (zero < 1) return s.option.optimizer_passes;
-  const int tp = s.option.config.tensor_parallel;
+  if (zero < 1) return own.optimizer_passes + overhead;
   const workload::StageMemory held = RangeStates(model, rings, p, i, tp, zero, grad_reduce_in_fp32);
-  state_delta = held.ModelStateBytes() - s.option.state_bytes;
-  const workload::GpuCompute& gpu = *pipe.cluster->island(s.island).gpu;
-  return SecondsToTime(
-      workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32), model.dtype(), gpu) -
-      gpu.iteration_overhead_s());
+  state_delta = held.ModelStateBytes() - own.state_bytes;
+  return SecondsToTime(workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32),
+                                                      model.dtype(), gpu) -
+                       gpu.iteration_overhead_s()) +
+         overhead;
+}
+
+// Stage `i` of pipeline `p`'s optimizer step with its host work (ReplicaStep) and, in `state_delta`, how
+// its model states differ from its pricing's. A mixed stage (replica groups): each group's GPUs at their
+// own TP on their own GPU type against the group's own pricing (`group_deltas`, in order; `state_delta`
+// then 0), the stage's step the slowest group's, as the simulator's ShardStage
+// (sim/executor/layer_range_shards.cc).
+Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& rings, const PricedPipeline& pipe,
+               size_t p, size_t i, bool grad_reduce_in_fp32, int64_t& state_delta, std::vector<int64_t>& group_deltas) {
+  const SearchedStage& s = (*pipe.stages)[i];
+  group_deltas.clear();
+  state_delta = 0;
+  if (s.groups.empty()) {
+    return ReplicaStep(model, rings, pipe, p, i, s.option.config.tensor_parallel, s.island, s.option,
+                       grad_reduce_in_fp32, state_delta);
+  }
+  Time step = 0;
+  for (const SearchedGroup& g : s.groups) {
+    step = std::max(step, ReplicaStep(model, rings, pipe, p, i, g.tensor_parallel, g.island, g.option,
+                                      grad_reduce_in_fp32, group_deltas.emplace_back()));
+  }
+  return step;
 }
 
 // The candidate's pipelines as PriceLayerRanges and CombinePipelines read them.
@@ -723,14 +816,14 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
   }
   out.grad_sync.resize(pipelines.size());
   out.state_delta.resize(pipelines.size());
+  out.group_state_delta.resize(pipelines.size());
   out.end.resize(pipelines.size());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PricedPipeline& pipe = pipelines[p];
     out.end[p] = pipe.prediction->pipeline;
     for (size_t i = 0; i < pipe.stages->size(); ++i) {
-      const SearchedStage& s = (*pipe.stages)[i];
-      const Time step = RangeStep(model, rings, pipe, p, i, grad_reduce_in_fp32, out.state_delta[p].emplace_back()) +
-                        SecondsToTime(pipe.cluster->island(s.island).gpu->iteration_overhead_s());
+      const Time step = RangeStep(model, rings, pipe, p, i, grad_reduce_in_fp32, out.state_delta[p].emplace_back(),
+                                  out.group_state_delta[p].emplace_back());
       out.grad_sync[p].push_back(reduced[p][i] - pipe.prediction->stages[i].last_backward_end + step);
       out.end[p] = std::max(out.end[p], reduced[p][i] + step);
     }
@@ -849,6 +942,8 @@ void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& predi
     StagePrediction& sp = prediction.stages[i];
     sp.grad_sync = price.grad_sync[p][i] + sp.gather_wait;
     sp.peak_bytes += price.state_delta[p][i];
+    for (size_t g = 0; g < sp.groups.size(); ++g) sp.groups[g].peak_bytes += price.group_state_delta[p][i][g];
+    sp.SetTightestGroup();
     if (sp.peak_bytes > sp.capacity_bytes) prediction.fits_memory = false;
   }
   prediction.iteration = price.end[p];

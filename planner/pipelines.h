@@ -199,8 +199,11 @@ struct LayerRangesPrice {
   // step (as the simulator's report counts a stage's grad_sync_ms + optimizer_ms).
   std::vector<std::vector<Time>> grad_sync;
   // [pipeline][stage]: ZeRO-1/2's model states sharded per range over the range's ring, less the
-  // stage's own pricing of them (sharded over its replicas); 0 without ZeRO.
+  // stage's own pricing of them (sharded over its replicas); 0 without ZeRO and for a mixed stage.
   std::vector<std::vector<int64_t>> state_delta;
+  // [pipeline][stage][group]: the same for each replica group of a mixed stage (its GPUs at the group's
+  // TP, against the group's own pricing); empty for a stage on one mesh, whose state_delta it is.
+  std::vector<std::vector<std::vector<int64_t>>> group_state_delta;
   std::vector<Time> end;  // per pipeline: its last stage's end
   // Per range (in layer order, the tied ring last), per bucket: when its reduction begins (its holders
   // ready and the bucket before ended) and ends (latencies included).

@@ -76,16 +76,10 @@ StagePrediction PredictStage(const ClusterModel& cluster, const SearchedStage& s
   sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
   sp.grad_sync = s.option.grad_sync;
   for (const SearchedGroup& g : s.groups) {
-    const StagePrediction::Group group{g.option.forward, g.option.backward, g.option.PeakBytes(in_flight),
-                                       cluster.island(g.island).hbm_bytes};
-    sp.groups.push_back(group);
-    const bool tighter = &g == &s.groups.front() || static_cast<double>(group.peak_bytes) * sp.capacity_bytes >
-                                                        static_cast<double>(sp.peak_bytes) * group.capacity_bytes;
-    if (tighter) {
-      sp.peak_bytes = group.peak_bytes;
-      sp.capacity_bytes = group.capacity_bytes;
-    }
+    sp.groups.push_back(
+        {g.option.forward, g.option.backward, g.option.PeakBytes(in_flight), cluster.island(g.island).hbm_bytes});
   }
+  sp.SetTightestGroup();
   return sp;
 }
 
@@ -127,6 +121,17 @@ Time GatherWait(const pl::PipelineDag& dag, const pl::LongestPath& lp, const std
 }
 
 }  // namespace
+
+void StagePrediction::SetTightestGroup() {
+  for (const Group& g : groups) {
+    const bool tighter = &g == &groups.front() || static_cast<double>(g.peak_bytes) * capacity_bytes >
+                                                      static_cast<double>(peak_bytes) * g.capacity_bytes;
+    if (tighter) {
+      peak_bytes = g.peak_bytes;
+      capacity_bytes = g.capacity_bytes;
+    }
+  }
+}
 
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,

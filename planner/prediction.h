@@ -41,6 +41,9 @@ struct StagePrediction {
     int64_t peak_bytes = 0, capacity_bytes = 0;
   };
   std::vector<Group> groups;
+  // A mixed stage: peak_bytes and capacity_bytes set to its tightest group's (the largest share of its
+  // GPU's capacity, the first on a tie).
+  void SetTightestGroup();
 };
 
 struct Prediction {

@@ -213,5 +213,42 @@ TEST_CASE("range rings: ZeRO-3 gathers every layer over the range's GPUs in each
   CHECK(BucketSeconds(price, 0) == Approx(ring.HalfSeconds(2 * (kParams[0] + kParams[1] + kParams[2]))).epsilon(1e-6));
 }
 
+TEST_CASE("range rings: a hierarchical all-reduce crosses the islands with its rails' bytes, not a ring's",
+          "[planner][pipelines][ranges][nccl]") {
+  // Six one-GPU pipelines on the HAPT case's cluster (examples/cluster-hapt-case.pbtxt): the four A100s
+  // of two nodes and the two V100s of one, joined by one 5 Gb/s Ethernet link. NCCL's choice for the
+  // range's 6 GPUs on 3 nodes is the hierarchical all-reduce: a reduce-scatter inside each node, then per
+  // rail (2 of them) a ring over the 3 nodes, which carries 2 (3 - 1) / 3 of each rail's half of the
+  // bytes B each way over the link: 4/3 B in all, against a flat ring's 2 (6 - 1) / 6 B = 5/3 B. The
+  // range's bandwidth term is the link's for 4/3 B (the intra-node steps on NVSwitch add under 1%).
+  const workload::ModelCost model = ThreeLayerModel();
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt"));
+  REQUIRE(c.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(*c, spec::DType::kFp16);
+  REQUIRE(cluster.ok());
+  const int places[6][3] = {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}};  // island, node, GPU
+  std::vector<std::vector<SearchedStage>> stages(6);
+  std::vector<Prediction> predictions(6);
+  std::vector<PricedPipeline> pipelines;
+  for (int p = 0; p < 6; ++p) {
+    SearchedStage s;
+    s.num_layers = 3;
+    s.island = places[p][0];
+    s.shape = {1, 1};
+    stages[p] = {s};
+    predictions[p].stages.assign(1, StagePrediction{});
+    predictions[p].stages[0].last_backward_end = MillisecondsToTime(1);
+    predictions[p].pipeline = MillisecondsToTime(1);
+    pipelines.push_back({cluster->get(), &stages[p], &predictions[p], {places[p][1]}, {places[p][2]}});
+  }
+  const LayerRangesPrice price = PriceLayerRanges(model, **cluster, {}, pipelines);
+  const double bytes = 2 * (kParams[0] + kParams[1] + kParams[2]);
+  const double link = (*cluster)->BoundaryLink(1, 0).bytes_per_s;
+  INFO("range " << BucketSeconds(price, 0) << " s, link " << link << " B/s");
+  CHECK(BucketSeconds(price, 0) == Approx(4.0 / 3.0 * bytes / link).epsilon(0.01));
+  CHECK(BucketSeconds(price, 0) < 0.85 * 5.0 / 3.0 * bytes / link);
+}
+
 }  // namespace
 }  // namespace hetsim::planner
