@@ -258,8 +258,8 @@ std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const wo
 // [pipeline][DAG node]: the earliest each pass may start so that it waits, as the simulator's GatherCalls,
 // for every holder of each range in `ranges` (ZeroThreeCallRanges) to make the same-numbered call: holder
 // h's k-th pass over a range starts once the holders' k-th passes are all ready (their DAG predecessors
-// ended), a holder with fewer passes counting from its last one's end (it joins the rest). `passes` is each pipeline's prediction with
-// the releases before; the fixed point is reached by calling this until it returns what it was given
+// ended), a holder with fewer passes counting from its last one's end (it joins the rest). `passes` is each pipeline's
+// prediction with the releases before; the fixed point is reached by calling this until it returns what it was given
 // (`release`, updated in place: returns whether it changed).
 bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges,
                            const std::vector<PredictedPasses>& passes, std::vector<std::vector<Time>>& release);

@@ -463,8 +463,8 @@ class Exporter {
   // (rank, first forward) -> the gathers it waits for
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
-  absl::flat_hash_map<int, uint64_t> steps_;  // rank -> its optimizer step
-  std::vector<size_t> tied_comm_groups_;      // per tied all-reduce pair: its communicator
+  absl::flat_hash_map<int, uint64_t> steps_;     // rank -> its optimizer step
+  std::vector<size_t> tied_comm_groups_;         // per tied all-reduce pair: its communicator
   std::vector<GatherCallsOfNode> gather_calls_;  // per DAG node (MatchGatherCalls); empty: none
   int32_t& next_tag_;
 };

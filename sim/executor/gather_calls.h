@@ -59,10 +59,10 @@ class GatherCalls {
   bool Satisfied(const std::vector<Call>& calls) const;
   void AdmitWaiting(const Admit& admit);
 
-  std::vector<const LayerRangeGroup*> ranges_;       // the gating ranges
-  std::vector<std::vector<Holder>> holders_;         // per gating range, per holder
+  std::vector<const LayerRangeGroup*> ranges_;         // the gating ranges
+  std::vector<std::vector<Holder>> holders_;           // per gating range, per holder
   std::vector<std::vector<std::vector<Call>>> calls_;  // [run][node]: the calls its pass makes
-  std::vector<std::pair<int, int>> waiting_;         // (run, node) ready, not yet admitted, in arrival order
+  std::vector<std::pair<int, int>> waiting_;           // (run, node) ready, not yet admitted, in arrival order
 };
 
 }  // namespace hetsim::executor

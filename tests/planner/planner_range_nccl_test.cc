@@ -249,8 +249,8 @@ TEST_CASE("range rings: under ZeRO-3 a pipeline faster per microbatch waits at e
   } while (ZeroThreeCallReleases(ranges, passes, release));
   CHECK(passes[0].end.back() == 18 * f + 8 * G);
   CHECK(passes[1].end.back() == 12 * f + 4 * G);
-  CHECK(passes[0].start == std::vector<Time>{0, 2 * f + G, 6 * f + 2 * G, 8 * f + 3 * G, 12 * f + 4 * G,
-                                             13 * f + 5 * G, 15 * f + 6 * G, 16 * f + 7 * G});
+  CHECK(passes[0].start == std::vector<Time>{0, 2 * f + G, 6 * f + 2 * G, 8 * f + 3 * G, 12 * f + 4 * G, 13 * f + 5 * G,
+                                             15 * f + 6 * G, 16 * f + 7 * G});
   // Holders of the same speed and count: nothing waits.
   release.assign(2, {});
   passes[0] = OneStagePasses(2, f + G, 2 * f + G, {});
