@@ -837,7 +837,7 @@ std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const wo
   if (rings.empty() || !std::all_of(rings.begin(), rings.end(), [](const RangeRing& r) { return r.zero_stage == 3; }))
     return out;
   for (const RangeRing& r : rings) {
-    // The tied matrix's copies are not matched per call (gather_calls.h says why).
+    // The tied matrix's copies are not matched per call (sim/executor/gather_calls.cc, Matched, says why).
     if (!r.tied && r.param_bytes > 0 && r.parts.replicas > 1 && r.holders.size() > 1) out.push_back(r.holders);
   }
   return out;

@@ -8,7 +8,7 @@
 // a range are all done joins the range's remaining calls at once (PyTorch's Join: a rank out of inputs
 // shadows the others' collectives, docs/heterogeneous.md "Different microbatch counts under ZeRO-3").
 // Only a pass's first gather of a range waits: the later layers of the pass are not matched again. The tied
-// matrix's gathers (Plan.tied_embedding_grad_sync) are not matched (GatherCalls' constructor says why).
+// matrix's gathers (Plan.tied_embedding_grad_sync) are not matched (gather_calls.cc, Matched, says why).
 #ifndef HETSIM_SIM_EXECUTOR_GATHER_CALLS_H_
 #define HETSIM_SIM_EXECUTOR_GATHER_CALLS_H_
 
@@ -23,7 +23,7 @@
 namespace hetsim::executor {
 
 // The ranges of `groups` whose gathers match per call: at ZeRO-3, shard groups of more than one GPU, more
-// than one holder, not the tied matrix (GatherCalls' constructor says why). Per pipeline (setups[p]), per
+// than one holder, not the tied matrix (gather_calls.cc, Matched, says why). Per pipeline (setups[p]), per
 // DAG node: those its pass gathers (indices into `groups`, in order); empty for every other node.
 std::vector<std::vector<std::vector<int>>> MatchedGatherRanges(const std::vector<const ExecutionSetup*>& setups,
                                                                const std::vector<LayerRangeGroup>& groups);
