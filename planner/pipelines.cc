@@ -935,6 +935,47 @@ ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const
   return out;
 }
 
+std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const workload::ModelCost& model,
+                                                                        const ClusterModel& cluster,
+                                                                        const std::vector<PricedPipeline>& pipelines) {
+  std::vector<std::vector<std::pair<size_t, size_t>>> out;
+  const std::vector<RangeRing> rings = RingsOf(model, cluster, {}, pipelines);
+  if (rings.empty() || !std::all_of(rings.begin(), rings.end(), [](const RangeRing& r) { return r.zero_stage == 3; }))
+    return out;
+  for (const RangeRing& r : rings) {
+    // The tied matrix's copies are not matched per call (sim/executor/gather_calls.cc, Matched, says why).
+    if (!r.tied && r.param_bytes > 0 && r.parts.replicas > 1 && r.holders.size() > 1) out.push_back(r.holders);
+  }
+  return out;
+}
+
+bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges,
+                           const std::vector<PredictedPasses>& passes, std::vector<std::vector<Time>>& release) {
+  bool changed = false;
+  for (const std::vector<std::pair<size_t, size_t>>& holders : ranges) {
+    size_t most = 0;
+    for (const auto& [p, i] : holders) most = std::max(most, passes[p].nodes[i].size());
+    for (size_t k = 0; k < most; ++k) {
+      // The k-th call's start: its last holder's call (when that pass was ready: a pass calls every range's
+      // gathers then, as the simulator's GatherCalls), or a joined holder's last pass's end.
+      Time at = 0;
+      for (const auto& [p, i] : holders) {
+        const std::vector<pipeline::NodeId>& nodes = passes[p].nodes[i];
+        if (nodes.empty()) continue;
+        at = std::max(at, k < nodes.size() ? passes[p].ready[nodes[k]] : passes[p].end[nodes.back()]);
+      }
+      for (const auto& [p, i] : holders) {
+        const std::vector<pipeline::NodeId>& nodes = passes[p].nodes[i];
+        // A pass already starting there is not moved (its start is at least its release).
+        if (k >= nodes.size() || passes[p].start[nodes[k]] >= at) continue;
+        release[p][nodes[k]] = at;
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction) {
   // Judged again on the sharded states: a ZeRO stage of DP 1 priced alone holds them whole.
   prediction.fits_memory = true;

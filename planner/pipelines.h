@@ -269,6 +269,22 @@ struct ZeroThreeGathers {
 ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const ClusterModel& cluster, bool prefetch,
                                          const std::vector<PricedPipeline>& pipelines);
 
+// ZeRO-3 in a plan of pipelines, each range's gathers matched per call across its holders (the simulator's
+// sim/executor/gather_calls.h): per range whose shard groups hold more than one GPU and that more than one
+// stage holds, its holders (pipeline, stage), the tied matrix's aside; none when the ranges are not at ZeRO-3.
+std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const workload::ModelCost& model,
+                                                                        const ClusterModel& cluster,
+                                                                        const std::vector<PricedPipeline>& pipelines);
+
+// [pipeline][DAG node]: the earliest each pass may start so that it waits, as the simulator's GatherCalls,
+// for every holder of each range in `ranges` (ZeroThreeCallRanges) to make the same-numbered call: holder
+// h's k-th pass over a range starts once the holders' k-th passes are all ready (their DAG predecessors
+// ended), a holder with fewer passes counting from its last one's end (it joins the rest). `passes` is each pipeline's
+// prediction with the releases before; the fixed point is reached by calling this until it returns what it was given
+// (`release`, updated in place: returns whether it changed).
+bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges,
+                           const std::vector<PredictedPasses>& passes, std::vector<std::vector<Time>>& release);
+
 // Pipeline `p`'s prediction with its stages' grad_sync (their early gather waits added, as the report
 // counts them) and its iteration (its end) from `price`.
 void ApplyLayerRanges(const LayerRangesPrice& price, size_t p, Prediction& prediction);

@@ -136,7 +136,8 @@ void StagePrediction::SetTightestGroup() {
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
-                                   int virtual_stages, Time tied_sync, const std::vector<Time>& first_forward_release) {
+                                   int virtual_stages, Time tied_sync, const std::vector<Time>& first_forward_release,
+                                   const std::vector<Time>& node_release, PredictedPasses* passes) {
   Prediction p;
   p.microbatches = microbatches;
   const int S = static_cast<int>(stages.size());
@@ -166,8 +167,23 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   const std::vector<int> in_flight = pl::PeakInFlight(sched);
   pl::PipelineDag dag(sched);
   const std::vector<Time> durations = pl::NodeDurations(dag, ChunkCosts(stages, v));
-  const std::vector<Time> release = FirstForwardRelease(dag, first_forward_release);
+  std::vector<Time> release = FirstForwardRelease(dag, first_forward_release);
+  if (!node_release.empty()) {
+    HETSIM_CHECK(static_cast<int>(node_release.size()) == dag.num_nodes(), "one release per DAG node");
+    if (release.empty()) release.assign(node_release.size(), Time());
+    for (size_t u = 0; u < release.size(); ++u) release[u] = std::max(release[u], node_release[u]);
+  }
   const pl::LongestPath lp = pl::AnalyzeLongestPath(dag, durations, release);
+  if (passes != nullptr) {
+    passes->nodes = dag.stage_compute_order();
+    passes->start = lp.earliest_start;
+    passes->end.resize(lp.earliest_start.size());
+    for (size_t u = 0; u < passes->end.size(); ++u) passes->end[u] = lp.earliest_start[u] + durations[u];
+    passes->ready.assign(passes->end.size(), Time());
+    for (pl::NodeId u = 0; u < dag.num_nodes(); ++u) {
+      for (pl::NodeId w : dag.predecessors(u)) passes->ready[u] = std::max(passes->ready[u], passes->end[w]);
+    }
+  }
   p.pipeline = lp.iteration_time;
   p.iteration = p.pipeline;
 
@@ -187,7 +203,7 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     sp.last_backward_end = last_backward_end(i);
-    if (!release.empty()) sp.gather_wait = GatherWait(dag, lp, durations, i, first_forward_release[i]);
+    if (!first_forward_release.empty()) sp.gather_wait = GatherWait(dag, lp, durations, i, first_forward_release[i]);
     if (tied && (i == 0 || i == S - 1)) sp.grad_sync += tied_end - sp.last_backward_end;
     p.iteration = std::max(p.iteration, sp.last_backward_end + sp.grad_sync);
     figures.stages.push_back(LoadOf(cluster, s, microbatches));

@@ -17,6 +17,7 @@
 #include "base/time.h"
 #include "planner/cluster_model.h"
 #include "planner/hapt_search_internal.h"
+#include "sim/pipeline/dag.h"
 #include "sim/pipeline/iteration_metrics.h"
 #include "sim/workload/model_cost.h"
 
@@ -68,6 +69,13 @@ struct Prediction {
   std::vector<Pipeline> pipelines;
 };
 
+// A pipeline's compute passes as its prediction's DAG times them (Predict's `passes`): per stage its compute
+// nodes in order, and per DAG node when its predecessors have all ended (`ready`), its start and its end.
+struct PredictedPasses {
+  std::vector<std::vector<pipeline::NodeId>> nodes;
+  std::vector<Time> ready, start, end;
+};
+
 // Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks
 // of the iteration (WorkOf). With `virtual_stages` chunks per stage (INTERLEAVED_1F1B) each chunk
 // costs its share of its stage's priced times as priced alone (SearchedStage::chunks, from the plan
@@ -79,12 +87,15 @@ struct Prediction {
 // `first_forward_release`, empty or one per stage: the earliest each stage's first forward may start
 // (Plan.overlap_param_gather: when its parameters' all-gathers at the iteration's start end); the DAG's
 // longest path then starts each there, and the stage's gather_wait is what its forward waits beyond its
-// DAG predecessors.
+// DAG predecessors. `node_release`, empty or one per DAG node: the earliest each node may start besides
+// (ZeRO-3's per-call gathers across pipelines, planner/pipelines.h ZeroThreeCallReleases). `passes`, when
+// not null, receives the DAG's compute passes as timed.
 absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vector<SearchedStage>& stages,
                                    int64_t microbatches, spec::ScheduleKind schedule, double epsilon,
                                    const std::vector<int>& explicit_warmups, const pipeline::IterationWork& work,
                                    int virtual_stages = 1, Time tied_sync = 0,
-                                   const std::vector<Time>& first_forward_release = {});
+                                   const std::vector<Time>& first_forward_release = {},
+                                   const std::vector<Time>& node_release = {}, PredictedPasses* passes = nullptr);
 
 // Samples, tokens per sample and model FLOPs of an iteration of `global_batch_size` samples.
 pipeline::IterationWork WorkOf(const workload::ModelCost& model, uint64_t global_batch_size);

@@ -233,7 +233,8 @@ std::string DescribeRangeZero(const Plan& p) {
   if (zero == 3) {
     std::string out =
         "  ZeRO-3 per layer range: parameters, gradients and optimizer states shard over every GPU that holds "
-        "the range; each pass gathers its layers' parameters over them, the gradients reduce-scatter\n";
+        "the range; each pass gathers its layers' parameters over them, starting once every holder has made the "
+        "same gather call, the gradients reduce-scatter\n";
     if (p.tied_embedding_grad_sync()) {
       out +=
           "  ZeRO-3 tied matrix: shards over every pipeline's first and last stage, gathered with the embedding "

@@ -16,6 +16,7 @@
 #include "proto/io.h"
 #include "proto/output_files.h"
 #include "service/chakra/attributes_internal.h"
+#include "sim/executor/gather_calls.h"
 #include "sim/executor/layer_range_sync.h"
 #include "sim/pipeline/dag.h"
 #include "sim/workload/optimizer_step.h"
@@ -127,6 +128,20 @@ class Exporter {
     return exits_[dag_.stage_compute_order()[s].back()].at(gpu.value())[0];
   }
 
+  // Before AddPasses, ZeRO-3 across pipelines: the gather calls (communicator, name) each GPU makes for a
+  // pass before it (per DAG node: rank -> calls), each a collective of no bytes after the pass's own
+  // dependencies that the pass waits for, as the executor's GatherCalls holds it for its ranges' holders.
+  struct GatherCall {
+    size_t group = 0;  // its communicator
+    int range = 0;     // its layer range (index into executor::LayerRangeGroups)
+    std::string name;
+  };
+  using GatherCallsOfNode = absl::flat_hash_map<int, std::vector<GatherCall>>;
+  void MatchGatherCalls(std::vector<GatherCallsOfNode> calls) { gather_calls_ = std::move(calls); }
+
+  // The nodes ending DAG node `id` on `rank` (after AddPasses).
+  const std::vector<uint64_t>& Exits(NodeId id, int rank) const { return exits_[id].at(rank); }
+
   // Before AddPasses: stage `s`'s first forward on `gpu` also depends on `gathers` (a plan of pipelines'
   // layer ranges' parameter all-gathers at the iteration's start), as the executor starts it once they
   // have ended.
@@ -227,6 +242,7 @@ class Exporter {
           if (const auto it = early_gather_.find({gpu.value(), id}); it != early_gather_.end()) {
             for (uint64_t g : it->second) n.add_data_deps(g);
           }
+          AddGatherCalls(id, gpu.value(), n);
         } else {
           n.add_ctrl_deps(previous);
         }
@@ -239,6 +255,22 @@ class Exporter {
       }
       exits_[id][gpu.value()] = {previous};
     }
+  }
+
+  // The gather calls `rank` makes for pass `id` (MatchGatherCalls): each after the pass's dependencies
+  // (`pass`'s so far), and the pass after each.
+  void AddGatherCalls(NodeId id, int rank, Node& pass) {
+    if (gather_calls_.empty()) return;
+    const auto it = gather_calls_[id].find(rank);
+    if (it == gather_calls_[id].end()) return;
+    std::vector<uint64_t> calls;
+    for (const GatherCall& c : it->second) {
+      Node call = CollectiveNode(CollectiveOp::kAllGather, 0, c.name, out_.comm_groups[c.group]);
+      for (const uint64_t d : pass.data_deps()) call.add_data_deps(d);
+      for (const uint64_t d : pass.ctrl_deps()) call.add_ctrl_deps(d);
+      calls.push_back(Add(rank, std::move(call)));
+    }
+    for (const uint64_t c : calls) pass.add_data_deps(c);
   }
 
   // A point-to-point message's node on `rank` (its send when `send`), after DAG node `id`'s
@@ -431,8 +463,9 @@ class Exporter {
   // (rank, first forward) -> the gathers it waits for
   absl::flat_hash_map<std::pair<int, NodeId>, std::vector<uint64_t>> early_gather_;
   std::vector<std::pair<int, uint64_t>> pending_exits_;
-  absl::flat_hash_map<int, uint64_t> steps_;  // rank -> its optimizer step
-  std::vector<size_t> tied_comm_groups_;      // per tied all-reduce pair: its communicator
+  absl::flat_hash_map<int, uint64_t> steps_;     // rank -> its optimizer step
+  std::vector<size_t> tied_comm_groups_;         // per tied all-reduce pair: its communicator
+  std::vector<GatherCallsOfNode> gather_calls_;  // per DAG node (MatchGatherCalls); empty: none
   int32_t& next_tag_;
 };
 
@@ -538,6 +571,81 @@ void AddRangeGathers(const LayerRanges& ranges, const std::vector<Exporter>& exp
   }
 }
 
+// ZeRO-3 across pipelines (executor::MatchedGatherRanges): each pass's gather calls of every range it
+// gathers, on each GPU of its stage over a communicator of its own per shard group holding the GPU (the
+// range's reduce-scatter keeps its own), so that the replay starts a pass once every holder has made the
+// same call, as the executor's GatherCalls does; the passes' gathers stay inside their COMP durations. A
+// holder with fewer passes over a range makes the rest after its last one (it joins them). Per pipeline,
+// per DAG node, what Exporter::MatchGatherCalls takes.
+std::vector<std::vector<Exporter::GatherCallsOfNode>> GatherCallNodes(const std::vector<const ExecutionSetup*>& setups,
+                                                                      const LayerRanges& ranges, ChakraExport& out,
+                                                                      std::vector<std::vector<size_t>>& comm) {
+  const std::vector<std::vector<std::vector<int>>> matched = executor::MatchedGatherRanges(setups, ranges.ranges);
+  std::vector<std::vector<Exporter::GatherCallsOfNode>> calls(setups.size());
+  comm.assign(ranges.ranges.size(), {});
+  for (size_t p = 0; p < setups.size(); ++p) {
+    calls[p].resize(matched[p].size());
+    for (size_t id = 0; id < matched[p].size(); ++id) {
+      const int stage = setups[p]->dag->node(static_cast<NodeId>(id)).stage;
+      for (const int r : matched[p][id]) {
+        const executor::LayerRangeGroup& range = ranges.ranges[r];
+        if (comm[r].empty()) {
+          for (const std::vector<GpuId>& gpus : range.groups) comm[r].push_back(AddCommGroup(out, gpus));
+        }
+        const std::string name = absl::StrFormat("ZeRO-3 gather call layers %d-%d", range.first_layer,
+                                                 range.first_layer + range.num_layers - 1);
+        for (const GpuId gpu : setups[p]->stages[stage].layout.gpus) {
+          for (size_t k = 0; k < range.groups.size(); ++k) {
+            if (std::find(range.groups[k].begin(), range.groups[k].end(), gpu) == range.groups[k].end()) continue;
+            calls[p][id][gpu.value()].push_back({comm[r][k], r, name});
+          }
+        }
+      }
+    }
+  }
+  return calls;
+}
+
+// The calls a holder with fewer passes over a range than another joins after its last one (GatherCallNodes),
+// chained one after another on each of its GPUs' communicators of the range.
+void AddJoinedGatherCalls(const std::vector<const ExecutionSetup*>& setups, const LayerRanges& ranges,
+                          const std::vector<std::vector<Exporter::GatherCallsOfNode>>& calls,
+                          const std::vector<Exporter>& exporters, ChakraExport& out) {
+  for (size_t r = 0; r < ranges.ranges.size(); ++r) {
+    const executor::LayerRangeGroup& range = ranges.ranges[r];
+    std::vector<std::vector<NodeId>> passes;  // per holder: its passes making the range's calls
+    size_t most = 0;
+    for (const executor::LayerRangeHolder& h : range.holders) {
+      std::vector<NodeId>& mine = passes.emplace_back();
+      for (const NodeId id : setups[h.pipeline]->dag->stage_compute_order()[h.stage]) {
+        const Exporter::GatherCallsOfNode& of = calls[h.pipeline][id];
+        const bool makes = std::any_of(of.begin(), of.end(), [&](const auto& rank_calls) {
+          return std::any_of(rank_calls.second.begin(), rank_calls.second.end(),
+                             [&](const Exporter::GatherCall& c) { return c.range == static_cast<int>(r); });
+        });
+        if (makes) mine.push_back(id);
+      }
+      most = std::max(most, mine.size());
+    }
+    for (size_t h = 0; h < range.holders.size(); ++h) {
+      if (passes[h].empty() || passes[h].size() >= most) continue;
+      const int p = range.holders[h].pipeline;
+      const NodeId last = passes[h].back();
+      for (const auto& [rank, rank_calls] : calls[p][last]) {
+        for (const Exporter::GatherCall& c : rank_calls) {
+          if (c.range != static_cast<int>(r)) continue;
+          std::vector<uint64_t> after = exporters[p].Exits(last, rank);
+          for (size_t k = passes[h].size(); k < most; ++k) {
+            Node call = CollectiveNode(CollectiveOp::kAllGather, 0, c.name + " (joined)", out.comm_groups[c.group]);
+            for (const uint64_t d : after) call.add_ctrl_deps(d);
+            after = {AddNode(out, rank, std::move(call))};
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 uint64_t RoundToMicros(Time t) { return t <= 0 ? 0 : static_cast<uint64_t>((t + kMicrosecond / 2) / kMicrosecond); }
@@ -564,7 +672,11 @@ ChakraExport ExportChakraPipelines(const std::vector<const ExecutionSetup*>& set
     const auto [p, s] = ranges.stage_of.at(rank);
     exporters[p].WaitForGathers(s, GpuId(rank), std::move(gathers));
   }
+  std::vector<std::vector<size_t>> call_comm;
+  const std::vector<std::vector<Exporter::GatherCallsOfNode>> calls = GatherCallNodes(setups, ranges, out, call_comm);
+  for (size_t p = 0; p < setups.size(); ++p) exporters[p].MatchGatherCalls(calls[p]);
   for (Exporter& e : exporters) e.AddPasses();
+  AddJoinedGatherCalls(setups, ranges, calls, exporters, out);
   AddLayerRanges(exporters, out, ranges);
   for (Exporter& e : exporters) e.AddGradSyncs(ranges.reduced);
   AddRangeGathers(ranges, exporters, out);

@@ -69,6 +69,7 @@ struct SharedRun {
   int first_stage = 0;  // the run's stage 0 among every run's stages, as the faults' outcome names them
   std::function<void()> on_run_done;
   const size_t* runs_left = nullptr;  // the runs that have not ended yet
+  SharedGradSync::Admit admit;        // lets a run's pass start (SharedGradSync::PassReady)
 };
 
 class Run : private engine::EventHandler, private network::FlowObserver {
@@ -100,6 +101,11 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   void GatheredStage(int stage) {
     const NodeId first = FirstForward(stage, 0);
     if (--pending_[first] == 0) Start(first);
+  }
+  // The shared gradient sync lets compute node `id`, ready since ready_at_[id], start (GatesPasses).
+  void Admit(NodeId id) {
+    r_.gather_call_wait[dag_.node(id).stage] += sim_.now() - ready_at_[id];
+    Start(id);
   }
   const absl::Status& failure() const { return failure_; }
 
@@ -142,6 +148,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     r_.optimizer_start.assign(S, 0);
     r_.stage_end.assign(S, 0);
     r_.overlap_contention.assign(S, 0);
+    r_.gather_call_wait.assign(S, 0);
+    ready_at_.assign(GatesPasses() ? n : 0, kNoTime);
     contention_.resize(S);
     node_generation_.assign(n, 0);
     stages_.resize(S);
@@ -317,6 +325,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     switch (node.kind) {
       case NodeKind::kForward:
       case NodeKind::kBackward: {
+        if (Gated(id)) return;
         if (!computed_) r_.pipeline_start = sim_.now();  // events come in time order: the first is the earliest
         computed_ = true;
         const Time finish = ComputeFinish(id);
@@ -379,6 +388,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     const pipeline::DagNode& node = dag_.node(id);
     if (node.kind == NodeKind::kSink) r_.pipeline_end = sim_.now();
     if (node.kind != NodeKind::kSink && id == last_op_[node.stage]) LastOpDone(node.stage);
+    const bool compute = node.kind == NodeKind::kForward || node.kind == NodeKind::kBackward;
+    if (compute && GatesPasses()) shared_->grad_sync->PassDone(shared_->index, id, shared_->admit);
     for (NodeId succ : dag_.successors(id)) {
       if (--pending_[succ] == 0) Start(succ);
     }
@@ -535,6 +546,16 @@ class Run : private engine::EventHandler, private network::FlowObserver {
 
   // The stage's gradients are reduced by the shared sync (SharedGradSync), not by its own buckets.
   bool GradSyncShared() const { return shared_ != nullptr && shared_->grad_sync != nullptr; }
+  // Its passes wait at their ZeRO-3 gathers for the other holders' same calls (SharedGradSync::GatesPasses).
+  bool GatesPasses() const { return GradSyncShared() && shared_->grad_sync->GatesPasses(); }
+
+  // Compute node `id` is ready now: whether it waits for the other holders' gather calls (then the sync
+  // admits it later, Admit); a node already admitted starts.
+  bool Gated(NodeId id) {
+    if (!GatesPasses() || ready_at_[id] != kNoTime) return false;
+    ready_at_[id] = sim_.now();
+    return !shared_->grad_sync->PassReady(shared_->index, id, shared_->admit);
+  }
 
   void TryLaunch(int stage) {
     StageState& st = stages_[stage];
@@ -661,6 +682,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   const SharedRun* shared_ = nullptr;
   faults::FaultRuntime* faults_ = nullptr;  // own_faults_ or the shared ones; null without faults
   std::vector<int32_t> pending_;
+  std::vector<Time> ready_at_;  // per compute node, when it was ready (GatesPasses; kNoTime: not yet)
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
   bool computed_ = false;  // a compute node has started
@@ -762,7 +784,8 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
                    // Nothing pending may outlive the iteration: the faults stop when every run has ended.
                    if (--runs_left == 0 && state.faults) state.faults->Stop();
                  },
-                 &runs_left};
+                 &runs_left,
+                 [&runs](int run, int node) { runs[run]->Admit(node); }};
     first_stage += setups[i]->num_stages();
     runs.push_back(std::make_unique<Run>(*setups[i], options[i], &shared[i]));
     if (i == 0 && runs.front()->wall_limit().limited()) scope.emplace(runs.front()->wall_limit());

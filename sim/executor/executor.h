@@ -91,6 +91,9 @@ struct ExecutionResult {
   // Per stage: what the stage's own collectives in flight beside its compute tasks added to them
   // (Plan.nccl_sm_contention; the passes' hidden collectives are the setup's, VirtualStageCost).
   std::vector<Time> overlap_contention;
+  // Per stage: how long its passes waited, once ready, for the other holders of their layer ranges to make
+  // the same ZeRO-3 gather call (SharedGradSync::GatesPasses; 0 otherwise).
+  std::vector<Time> gather_call_wait;
   Time iteration_time = 0;  // the last stage_end
 
   uint64_t events = 0;
@@ -138,6 +141,14 @@ class SharedGradSync {
   // (Plan.overlap_param_gather with ZeRO-1/2): each stage's first forward then waits until the sync
   // calls `gathered` (Begin) for it, and the stage ends at its step.
   virtual bool GathersAtStart() const { return false; }
+  // ZeRO-3 across pipelines (sim/executor/gather_calls.h): whether a compute pass waits at its layer ranges'
+  // gathers for the other holders' same call. Then the run asks PassReady when a compute node's DAG
+  // predecessors have ended (it starts only when true, or when the sync calls `admit` for it later) and
+  // tells PassDone when it ends.
+  using Admit = std::function<void(int run, int node)>;
+  virtual bool GatesPasses() const { return false; }
+  virtual bool PassReady(int /*run*/, int /*node*/, const Admit& /*admit*/) { return true; }
+  virtual void PassDone(int /*run*/, int /*node*/, const Admit& /*admit*/) {}
   // A collective that could not start (it stops the engine).
   virtual const absl::Status& failure() const = 0;
 };

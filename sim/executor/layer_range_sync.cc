@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -16,6 +17,7 @@
 #include "sim/collectives/execution.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
+#include "sim/executor/gather_calls.h"
 #include "sim/workload/stage_cost.h"
 
 namespace hetsim::executor {
@@ -56,7 +58,13 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
  public:
   RangeSync(const std::vector<const ExecutionSetup*>& setups, std::vector<LayerRangeGroup>& groups,
             collectives::RingSteps ring_steps)
-      : setups_(setups), groups_(groups), ring_steps_(ring_steps) {}
+      : setups_(setups), groups_(groups), ring_steps_(ring_steps), calls_(setups, groups) {}
+
+  // ZeRO-3: each pass waits at its ranges' gathers for every holder's same call (gather_calls.h).
+  bool GatesPasses() const override { return !calls_.empty(); }
+  bool PassReady(int run, int node, const Admit& admit) override { return calls_.Ready(run, node, admit); }
+  void PassDone(int run, int node, const Admit& admit) override { calls_.Done(run, node, admit); }
+  std::string StuckGathers() const { return calls_.Stuck(setups_); }
 
   absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish,
                      Release gathered) override {
@@ -310,6 +318,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   const std::vector<const ExecutionSetup*>& setups_;
   std::vector<LayerRangeGroup>& groups_;
   const collectives::RingSteps ring_steps_;
+  GatherCalls calls_;
   engine::Simulator* sim_ = nullptr;
   network::Network* network_ = nullptr;
   Release release_;
@@ -525,7 +534,12 @@ absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const Executi
   PipelinesResult out;
   out.sync.groups = LayerRangeGroups(setups);
   RangeSync sync(setups, out.sync.groups, ring_steps);
-  HETSIM_ASSIGN_OR_RETURN(SharedRunResults shared, ExecuteOnOneNetwork(setups, options, &sync));
+  absl::StatusOr<SharedRunResults> run = ExecuteOnOneNetwork(setups, options, &sync);
+  // A run that ended with passes still waiting for their gather calls (not a limit that stopped it).
+  if (!run.ok() && run.status().code() == absl::StatusCode::kInternal && !sync.StuckGathers().empty()) {
+    return absl::FailedPreconditionError(sync.StuckGathers());
+  }
+  HETSIM_ASSIGN_OR_RETURN(SharedRunResults shared, std::move(run));
   out.results = std::move(shared.results);
   out.sync.faults = std::move(shared.faults);
   AddRangeRecords(out.sync.groups, out.results);

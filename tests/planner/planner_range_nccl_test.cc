@@ -250,5 +250,52 @@ TEST_CASE("range rings: a hierarchical all-reduce crosses the islands with its r
   CHECK(BucketSeconds(price, 0) < 0.85 * 5.0 / 3.0 * bytes / link);
 }
 
+// One 1-stage pipeline's passes, F0 B0 F1 B1 ..., each starting at the end of the one before or at its
+// release (what Predict's DAG gives a 1-stage pipeline): `forward` and `backward` long.
+PredictedPasses OneStagePasses(int microbatches, Time forward, Time backward, const std::vector<Time>& release) {
+  PredictedPasses out;
+  out.nodes.emplace_back();
+  Time at = 0;
+  for (int k = 0; k < 2 * microbatches; ++k) {
+    out.nodes[0].push_back(k);
+    const Time start = std::max(at, release.empty() ? Time() : release[static_cast<size_t>(k)]);
+    out.ready.push_back(at);
+    out.start.push_back(start);
+    out.end.push_back(start + (k % 2 == 0 ? forward : backward));
+    at = out.end.back();
+  }
+  return out;
+}
+
+TEST_CASE("range rings: under ZeRO-3 a pipeline faster per microbatch waits at each call for the slower holder",
+          "[planner][pipelines][ranges][zero]") {
+  // The simulator's closed form (tests/sim/executor/executor_pipelines_test.cc): "long", 4 microbatches of
+  // F = f + G, B = 2f + G, beside "short", 2 of 2f + G and 4f + G, one range over both. Each call starts at
+  // the later holder's; short joins from its last pass's end: long's last backward ends at
+  // m2 (6f + 2G) + (m1 - m2)(3f + 2G) = 18f + 8G, short's at 12f + 4G.
+  const Time f = MillisecondsToTime(10), G = MillisecondsToTime(3);
+  const std::vector<std::vector<std::pair<size_t, size_t>>> ranges = {{{0, 0}, {1, 0}}};
+  std::vector<std::vector<Time>> release(2);
+  std::vector<PredictedPasses> passes(2);
+  int rounds = 0;
+  do {
+    passes[0] = OneStagePasses(4, f + G, 2 * f + G, release[0]);
+    passes[1] = OneStagePasses(2, 2 * f + G, 4 * f + G, release[1]);
+    for (size_t p = 0; p < 2; ++p) release[p].resize(passes[p].start.size(), Time());
+    REQUIRE(++rounds < 100);
+  } while (ZeroThreeCallReleases(ranges, passes, release));
+  CHECK(passes[0].end.back() == 18 * f + 8 * G);
+  CHECK(passes[1].end.back() == 12 * f + 4 * G);
+  CHECK(passes[0].start == std::vector<Time>{0, 2 * f + G, 6 * f + 2 * G, 8 * f + 3 * G, 12 * f + 4 * G, 13 * f + 5 * G,
+                                             15 * f + 6 * G, 16 * f + 7 * G});
+  // Holders of the same speed and count: nothing waits.
+  release.assign(2, {});
+  passes[0] = OneStagePasses(2, f + G, 2 * f + G, {});
+  passes[1] = OneStagePasses(2, f + G, 2 * f + G, {});
+  release[0].resize(4);
+  release[1].resize(4);
+  CHECK(!ZeroThreeCallReleases(ranges, passes, release));
+}
+
 }  // namespace
 }  // namespace hetsim::planner

@@ -964,9 +964,13 @@ TEST_CASE("Under ZeRO-3 every pass gathers its layer over the range's n holders,
     const Time G = setup.virtual_stages[0].forward_gather_exposed_time;
     CHECK(hetsim::TimeToSeconds(G) == Approx(gather).epsilon(1e-6));
     CHECK(setup.virtual_stages[0].backward_gather_exposed_time == G);
-    // 1F1B on one stage: F0 B0 F1 B1, each pass its compute (f a sample forward, 2f backward) and G.
+    // 1F1B on one stage: F0 B0 F1 B1, each pass its compute (f a sample forward, 2f backward) and G. Each
+    // pass's gather is one collective over the three (gather_calls.h): every call starts with "b"'s, the
+    // slowest's, so every pipeline's passes start with "b"'s and the last backward starts at "b"'s B1.
     const int64_t samples = p == 1 ? 2 : 1;
-    CHECK(sim.pipelines[p].result.last_backward_end[0] == 2 * (3 * samples * f + 2 * G));
+    const Time b1 = 2 * f + G + 4 * f + G + 2 * f + G;  // "b"'s F0, B0, F1
+    CHECK(sim.pipelines[p].result.last_backward_end[0] == b1 + 2 * samples * f + G);
+    CHECK(sim.pipelines[p].result.gather_call_wait[0] == (p == 1 ? 0 : 4 * f));
     const auto& stage = setup.stages[0];
     CHECK(stage.cost.memory.param_bytes == 666667);
     CHECK(stage.cost.memory.grad_bytes == 666667);
@@ -1094,6 +1098,41 @@ TEST_CASE("Under ZeRO-3 pipelines of different microbatch counts: the short one 
   }
   CHECK(sim.pipeline_sync.iteration_time ==
         4 * (3 * f + 2 * G) + (g[0].finish - g[0].start) + sim.pipelines[0].setup->stages[0].optimizer_time);
+}
+
+TEST_CASE("Under ZeRO-3 a pipeline faster per microbatch waits at each gather call for the slower holder's",
+          "[executor][pipelines][zero]") {
+  // "long": m1 = 4 microbatches of 1 sample on GPU 0; "short": m2 = 2 microbatches of 2 samples on GPU 1,
+  // each pass twice as long in compute; one range over both, every pass's gather G one collective over the
+  // two, matched per call (gather_calls.h). Each call starts when the later holder makes it:
+  //   call 0 (F0) at 0; 1 (B0) at short's F0 end 2f + G; 2 (F1) at 6f + 2G; 3 (B1) at 8f + 3G;
+  // short's B1 ends at 12f + 4G and it joins the rest, so long's F2 (ready at 10f + 4G) starts there too.
+  // Long's last backward ends at m2 (6f + 2G) + (m1 - m2)(3f + 2G) = 18f + 8G (12f + 8G if every holder
+  // joined each gather at once), after waiting f + 2f + f + 2f = 6f; the iteration is 18f + 8G + G + step.
+  const v1::Plan plan = WithZero(PipelinesPlan(1, {{"long", 4, 1, {{"fast", 0}}}, {"short", 4, 2, {{"fast", 1}}}}), 3);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].groups == hetsim::GpuGroups({{0, 1}}));
+  const Time f = PipeForward(1, kPipeFastTflops);
+  const Time G = sim.pipelines[0].setup->virtual_stages[0].forward_gather_exposed_time;
+  CHECK(hetsim::TimeToSeconds(G) == Approx(0.5 * 2e6 / (kNvswitchGbps * 1e9 / 8)).epsilon(1e-6));
+  CHECK(sim.pipelines[1].setup->virtual_stages[0].forward_gather_exposed_time == G);
+  const auto& long_run = sim.pipelines[0].result;
+  const auto& short_run = sim.pipelines[1].result;
+  CHECK(short_run.last_backward_end[0] == 12 * f + 4 * G);
+  CHECK(short_run.gather_call_wait[0] == 0);
+  CHECK(long_run.last_backward_end[0] == 18 * f + 8 * G);
+  CHECK(long_run.gather_call_wait[0] == 6 * f);
+  CHECK(g[0].start == 18 * f + 8 * G);
+  CHECK(sim.pipeline_sync.iteration_time ==
+        18 * f + 8 * G + (g[0].finish - g[0].start) + sim.pipelines[0].setup->stages[0].optimizer_time);
+  // Every pass of long starts where its call's later holder made it: B0, F1, B1 with short's, F2 at its join.
+  const auto& dag = *sim.pipelines[0].setup->dag;
+  CHECK(long_run.node_start[dag.Backward(0, 0)] == 2 * f + G);
+  CHECK(long_run.node_start[dag.Forward(1, 0)] == 6 * f + 2 * G);
+  CHECK(long_run.node_start[dag.Backward(1, 0)] == 8 * f + 3 * G);
+  CHECK(long_run.node_start[dag.Forward(2, 0)] == 12 * f + 4 * G);
 }
 
 TEST_CASE("Under ZeRO-3 with the tied sync each copy gathers the tied matrix over every copy",
