@@ -2,8 +2,7 @@
 # - hetsim sweep: sweep-bandwidth with --jobs 1 twice, --jobs 2 and --jobs 3, CSV and JSON Lines;
 #   sweep-add-h100 (plans every point) with --jobs 1 and 2;
 # - hetsim run (report and trace, --no-wall-time) on both example plans, twice, and on the 512-GPU plan
-#   with faults-straggler (seeded jitter), twice;
-# - hetsim run --exact on the 512-GPU plan with and without the huge-page heap (HETSIM_NO_HUGE_PAGES).
+#   with faults-straggler (seeded jitter), twice.
 # (The planner's own thread determinism is a unit test in planner_search_test.cc.)
 # cmake -DHETSIM=... -DEXAMPLES=... -DOUT_DIR=... -P reliability/determinism_run.cmake
 file(REMOVE_RECURSE "${OUT_DIR}")
@@ -60,20 +59,5 @@ foreach(i 1 2)
 endforeach()
 expect_same("${OUT_DIR}/faults.1.report.json" "${OUT_DIR}/faults.2.report.json")
 expect_same("${OUT_DIR}/faults.1.trace.json" "${OUT_DIR}/faults.2.trace.json")
-
-# The heap on huge pages (app/main.cc starts hetsim again with glibc.malloc.hugetlb=1) or not: the same
-# bytes, where the allocator places a block deciding nothing (exact 512-GPU run, report and trace).
-foreach(env "HETSIM_NO_HUGE_PAGES=1" "HETSIM_UNUSED=1")
-  string(REGEX REPLACE "=.*" "" tag "${env}")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env "${env}" "${HETSIM}" run "${EXAMPLES}/plan-512gpu.pbtxt"
-                          --cluster "${EXAMPLES}/cluster-512gpu.pbtxt" --exact --no-wall-time --quiet
-                          --report "${OUT_DIR}/pages.${tag}.report.json" --trace "${OUT_DIR}/pages.${tag}.trace.json"
-                  RESULT_VARIABLE rc ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${env} hetsim run --exact: exit code ${rc}\n${err}")
-  endif()
-endforeach()
-expect_same("${OUT_DIR}/pages.HETSIM_NO_HUGE_PAGES.report.json" "${OUT_DIR}/pages.HETSIM_UNUSED.report.json")
-expect_same("${OUT_DIR}/pages.HETSIM_NO_HUGE_PAGES.trace.json" "${OUT_DIR}/pages.HETSIM_UNUSED.trace.json")
 
 file(REMOVE_RECURSE "${OUT_DIR}")
