@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The exact 16K-GPU run (issue 43): `hetsim run examples/plan-llama3-405b.pbtxt --cluster
 examples/cluster-16k-h100.pbtxt --exact`, each binary in turn per round (interleaved, so that a machine
-shared with builds loads them alike). Prints per round and binary the user CPU (wait4), wall and peak
-RSS with the load average, then per binary the sum of its user CPU and its ratio to the first binary's,
+shared with builds loads them alike). Prints per round and binary the user and system CPU (wait4), wall
+and peak RSS with the load average, then per binary the sums of its user and system CPU and the ratio of
+its user CPU to the first binary's,
 and whether every binary's JSON report is the first one's less `wall_time_s`.
 
     python3 bench/exact_run.py OLD_HETSIM NEW_HETSIM [--rounds 3] [--examples examples]
@@ -23,6 +24,7 @@ args = parser.parse_args()
 plan = os.path.join(args.examples, "plan-llama3-405b.pbtxt")
 cluster = os.path.join(args.examples, "cluster-16k-h100.pbtxt")
 user = {b: [] for b in args.binaries}
+system = {b: [] for b in args.binaries}
 reports = {}
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
@@ -37,12 +39,13 @@ with tempfile.TemporaryDirectory() as tmp:
             if os.waitstatus_to_exitcode(status) != 0:
                 raise SystemExit(f"{binary}: exit {os.waitstatus_to_exitcode(status)}")
             user[binary].append(usage.ru_utime)
+            system[binary].append(usage.ru_stime)
             with open(report) as f:
                 reports[binary] = re.sub(r'"wall_time_s": *[0-9.eE+-]+', '"wall_time_s": X', f.read())
-            line.append(f"{binary} {usage.ru_utime:.2f} s user, {wall:.1f} s wall, {usage.ru_maxrss / 1024:.0f} MiB;")
+            line.append(f"{binary} {usage.ru_utime:.2f} s user, {usage.ru_stime:.2f} s sys, {wall:.1f} s wall, {usage.ru_maxrss / 1024:.0f} MiB;")
         print(" ".join(line), flush=True)
 first = args.binaries[0]
 for binary in args.binaries:
     same = "report identical" if reports[binary] == reports[first] else "REPORT DIFFERS"
     print(f"{binary}: {sum(user[binary]):.2f} s user in all, {sum(user[binary]) / sum(user[first]):.3f} of "
-          f"{first}; {same}")
+          f"{first} ({sum(system[binary]):.2f} s sys in all); {same}")
