@@ -740,8 +740,8 @@ absl::Status CheckRangeBucketCount(const workload::ModelCost& model, const Clust
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets, or more than %d "
           "buckets x the stages holding them (layers %d-%d alone hold %d bytes per GPU, %d buckets on %d stages)",
-          where, options.grad_bucket_bytes, spec::kMaxGradBuckets, spec::kMaxGradBucketEvents, ring.first,
-          ring.end - 1, ring.grad_bytes, mine, ring.holders.size()));
+          where, options.grad_bucket_bytes, spec::kMaxGradBuckets, spec::kMaxGradBucketEvents, ring.first, ring.end - 1,
+          ring.grad_bytes, mine, ring.holders.size()));
     }
   }
   return absl::OkStatus();

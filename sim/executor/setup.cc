@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
+#include "absl/strings/strip.h"
 #include "base/spec/grad_buckets.h"
+#include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
 #include "sim/collectives/primitives.h"
@@ -429,8 +429,8 @@ void AppendBuckets(const spec::PlanSpec& plan, const StageLayout& l, CollectiveO
 // any is cut: more than spec::kMaxGradBuckets is an error naming the plan file and Plan.grad_bucket_bytes.
 absl::Status CountGradBuckets(const spec::PlanSpec& plan, const StageSetup& s, const std::string& where,
                               int64_t& buckets) {
-  const GradSyncStep all = SyncStep(s.layout, CollectiveOp::kAllReduce, s.cost.grad_sync_bytes,
-                                    s.cost.expert_grad_sync_bytes);
+  const GradSyncStep all =
+      SyncStep(s.layout, CollectiveOp::kAllReduce, s.cost.grad_sync_bytes, s.cost.expert_grad_sync_bytes);
   const auto bucket_bytes = static_cast<int64_t>(plan.grad_bucket_bytes);
   buckets += spec::GradBucketCount(all.bytes, bucket_bytes) + spec::GradBucketCount(all.expert_bytes, bucket_bytes);
   if (buckets <= spec::kMaxGradBuckets) return absl::OkStatus();

@@ -17,9 +17,9 @@
 #include "proto/validate_faults.h"
 #include "service/chakra/export.h"
 #include "service/chakra/export_command.h"
-#include "service/evaluation/own_prediction.h"
 #include "service/driver/resolve_faults.h"
 #include "service/driver/simulate.h"
+#include "service/evaluation/own_prediction.h"
 #include "sim/faults/fault_set.h"
 
 namespace {
