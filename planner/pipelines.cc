@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "base/spec/grad_buckets.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/hapt_search_internal.h"
@@ -830,6 +831,26 @@ LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const Cluste
     out.iteration = std::max(out.iteration, out.end[p]);
   }
   return out;
+}
+
+absl::Status CheckRangeBucketCount(const workload::ModelCost& model, const ClusterModel& cluster,
+                                   const RangeOptions& options, const std::vector<PricedPipeline>& pipelines,
+                                   std::string_view where) {
+  int64_t buckets = 0, events = 0;
+  for (const RangeRing& ring : RingsOf(model, cluster, options, pipelines)) {
+    int64_t mine = ring.tied ? 1 : spec::GradBucketCount(ring.grad_bytes, options.grad_bucket_bytes);
+    if (ring.expert_gpus.size() > 1) mine += spec::GradBucketCount(ring.expert_bytes, options.grad_bucket_bytes);
+    buckets += mine;
+    events += mine * static_cast<int64_t>(ring.holders.size());
+    if (buckets > spec::kMaxGradBuckets || events > spec::kMaxGradBucketEvents) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets, or more than %d "
+          "buckets x the stages holding them (layers %d-%d alone hold %d bytes per GPU, %d buckets on %d stages)",
+          where, options.grad_bucket_bytes, spec::kMaxGradBuckets, spec::kMaxGradBucketEvents, ring.first, ring.end - 1,
+          ring.grad_bytes, mine, ring.holders.size()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, const ClusterModel& cluster,

@@ -26,9 +26,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "base/spec/cluster.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
@@ -247,6 +249,14 @@ struct RangeOptions {
 // it shard theirs without it. Buckets and overlapped reduction: RangeOptions.
 LayerRangesPrice PriceLayerRanges(const workload::ModelCost& model, const ClusterModel& cluster,
                                   const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
+
+// The buckets PriceLayerRanges would cut every range's gradients (and its experts') into, counted before
+// any is cut: more than spec::kMaxGradBuckets, or more than spec::kMaxGradBucketEvents buckets x their
+// rings' holders, is InvalidArgument naming `where` (the plan file) and Plan.grad_bucket_bytes, as the
+// simulator refuses them (executor::CheckRangeBuckets).
+absl::Status CheckRangeBucketCount(const workload::ModelCost& model, const ClusterModel& cluster,
+                                   const RangeOptions& options, const std::vector<PricedPipeline>& pipelines,
+                                   std::string_view where);
 
 // Plan.overlap_param_gather under ZeRO-1/2 (options.overlap_param_gather and the holders' zero_stage):
 // [pipeline][stage] when the all-gathers of the step before's parameters of every range it holds have

@@ -277,6 +277,7 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
                              .overlap_grad_reduce = plan.overlap_grad_reduce && plan.virtual_stages <= 1,
                              .grad_bucket_bytes = static_cast<int64_t>(plan.grad_bucket_bytes),
                              .overlap_param_gather = plan.overlap_param_gather};
+  HETSIM_RETURN_IF_ERROR(CheckRangeBucketCount(model, cluster, options, priced, plan.where));
   // Plan.overlap_param_gather: every pipeline predicted again with its stages' first forwards waiting
   // for their ranges' gathers at the start.
   const std::vector<std::vector<Time>> release = EarlyGathers(model, cluster, options, priced);

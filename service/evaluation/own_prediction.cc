@@ -23,19 +23,6 @@ namespace {
 double Ms(Time t) { return TimeToMilliseconds(t); }
 double RelErr(double predicted, double simulated) { return simulated != 0 ? (predicted - simulated) / simulated : 0; }
 
-absl::StatusOr<planner::Prediction> PredictOwn(const proto::PlanInputs& inputs) {
-  // A mixed stage (Stage.replica_groups) is priced group by group (planner/mixed_replicas.h).
-  const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
-  const workload::ModelCost model = workload::ModelCost::Create(model_spec);
-  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
-  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
-                          planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
-  const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
-  if (!plan.pipelines.empty()) return planner::PredictPipelinesPlan(model, *cluster, plan);
-  planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
-  return planner::PredictPlan(profiler, plan);
-}
-
 // Stage i's simulated peak memory; a mixed stage's of its tightest group (the largest share of its GPU's
 // capacity), the group the planner's prediction names.
 int64_t TightestPeak(const executor::ExecutionSetup& setup, const executor::ExecutionResult& run, int i) {
@@ -107,6 +94,19 @@ void AddSimulatedStages(const executor::ExecutionSetup& setup, const executor::E
 
 }  // namespace
 
+absl::StatusOr<planner::Prediction> PredictOwnPlan(const proto::PlanInputs& inputs) {
+  // A mixed stage (Stage.replica_groups) is priced group by group (planner/mixed_replicas.h).
+  const spec::ModelSpec model_spec = proto::ResolveModel(inputs.model, "model");
+  const workload::ModelCost model = workload::ModelCost::Create(model_spec);
+  HETSIM_ASSIGN_OR_RETURN(spec::ClusterSpec cluster_spec, proto::ResolveCluster(inputs.cluster, ""));
+  HETSIM_ASSIGN_OR_RETURN(std::unique_ptr<planner::ClusterModel> cluster,
+                          planner::ClusterModel::Create(std::move(cluster_spec), model.dtype()));
+  const spec::PlanSpec plan = proto::ResolvePlan(inputs.plan, inputs.plan_path);
+  if (!plan.pipelines.empty()) return planner::PredictPipelinesPlan(model, *cluster, plan);
+  planner::Profiler profiler = planner::PlanProfiler(model, *cluster, plan);
+  return planner::PredictPlan(profiler, plan);
+}
+
 absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact) {
   HETSIM_ASSIGN_OR_RETURN(driver::Simulation simulated, driver::SimulatePlan(inputs, driver::DefaultFidelity(exact)));
   SimulatedStages s;
@@ -131,7 +131,7 @@ absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, 
 absl::StatusOr<OwnValidation> ValidateOwnPrediction(const proto::PlanInputs& inputs, int top_k,
                                                     planner::PlannerKind planner, bool exact) {
   OwnValidation v;
-  HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwn(inputs));
+  HETSIM_ASSIGN_OR_RETURN(v.prediction, PredictOwnPlan(inputs));
   HETSIM_ASSIGN_OR_RETURN(v.simulated, SimulateStages(inputs, exact));
   if (top_k > 0) {
     HETSIM_ASSIGN_OR_RETURN(v.top_plans, RankTopPlans(inputs, top_k, planner, exact));

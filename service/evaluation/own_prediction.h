@@ -31,6 +31,10 @@ struct SimulatedStages {
   std::vector<Pipeline> pipelines;
 };
 
+// The planner's prediction of `inputs` (valid) as `hetsim validate` prints it: one pipeline through the
+// plan's profiler (PredictPlan), a plan of pipelines with its layer ranges (PredictPipelinesPlan).
+absl::StatusOr<planner::Prediction> PredictOwnPlan(const proto::PlanInputs& inputs);
+
 // At the fidelity `hetsim run` chooses (exact while affordable), or in full with `exact`.
 absl::StatusOr<SimulatedStages> SimulateStages(const proto::PlanInputs& inputs, bool exact = false);
 

@@ -318,11 +318,21 @@ absl::StatusOr<Batch> ReadBatch(TomlReader& r, const Degrees& d) {
   // Without pipelines the local batch is one microbatch; with them, pipeline_parallel_microbatch_size
   // (2025) or the local batch over pipeline_parallel_microbatches (2024).
   b.micro = d.pp == 1 ? b.local : micro ? *micro : count ? b.local / *count : 1;
-  if (b.micro < 1 || b.local % b.micro != 0) {
+  if (b.micro < 1) return r.Error("parallelism.pipeline_parallel_microbatch_size", "must be >= 1");
+  if (b.local % b.micro != 0) {
     return r.Error("parallelism.pipeline_parallel_microbatch_size",
                    absl::StrFormat("%d does not divide training.local_batch_size %d", b.micro, b.local));
   }
   b.global = global.value_or(-1) > 0 ? *global : b.local * d.Dp();
+  // Named here, in the config's keys: the plan's own check would name Plan.global_batch_size.
+  if (static_cast<uint64_t>(b.global) > proto::limits::kMaxGlobalBatch) {
+    return global.value_or(-1) > 0
+               ? r.Error("training.global_batch_size",
+                         absl::StrFormat("%d is more than %d samples", b.global, proto::limits::kMaxGlobalBatch))
+               : r.Error("training.local_batch_size",
+                         absl::StrFormat("%d x data parallel %d = %d samples per iteration, more than %d", b.local,
+                                         d.Dp(), b.global, proto::limits::kMaxGlobalBatch));
+  }
   if (b.global % (b.local * d.Dp()) != 0) {
     return r.Error(
         "training.global_batch_size",

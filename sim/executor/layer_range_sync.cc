@@ -457,17 +457,20 @@ std::vector<int64_t> ExpertBuckets(const LayerRangeGroup& group) {
 }
 
 absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::string_view where) {
-  int64_t buckets = 0;
+  int64_t buckets = 0, events = 0;
   for (const LayerRangeGroup& g : groups) {
     const bool cut = !g.tied && g.bucket_bytes > 0 && g.bytes > g.bucket_bytes;
-    buckets += cut ? (g.bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
+    int64_t mine = cut ? (g.bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
     const bool experts = g.expert_bytes > 0 && !g.expert_groups.empty() && g.expert_groups.front().size() > 1;
-    if (experts) buckets += g.bucket_bytes > 0 ? (g.expert_bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
-    if (buckets > kMaxRangeBuckets) {
+    if (experts) mine += g.bucket_bytes > 0 ? (g.expert_bytes + g.bucket_bytes - 1) / g.bucket_bytes : 1;
+    buckets += mine;
+    events += mine * static_cast<int64_t>(g.holders.size());
+    if (buckets > kMaxRangeBuckets || events > spec::kMaxGradBucketEvents) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets (layers %d-%d "
-          "alone hold %d bytes per GPU)",
-          where, g.bucket_bytes, kMaxRangeBuckets, g.first_layer, g.first_layer + g.num_layers - 1, g.bytes));
+          "%s: grad_bucket_bytes: %d cuts the layer ranges' gradients into more than %d buckets, or more than %d "
+          "buckets x the stages holding them (layers %d-%d alone hold %d bytes per GPU, %d buckets on %d stages)",
+          where, g.bucket_bytes, kMaxRangeBuckets, spec::kMaxGradBucketEvents, g.first_layer,
+          g.first_layer + g.num_layers - 1, g.bytes, mine, g.holders.size()));
     }
   }
   return absl::OkStatus();
@@ -554,8 +557,10 @@ absl::StatusOr<PipelinesResult> ExecutePipelines(const std::vector<const Executi
 
 void DropStageGradientSync(ExecutionSetup& setup) {
   for (StageSetup& st : setup.stages) {
-    st.grad_buckets.clear();
-    st.bucket_ready.clear();
+    // Freed, not only cleared: every pipeline of a plan keeps its setup, each stage's buckets up to
+    // spec::kMaxGradBuckets (24 MB) of them, so 1,000 pipelines kept 24 GB (session 37).
+    std::vector<GradSyncStep>().swap(st.grad_buckets);
+    std::vector<BucketReady>().swap(st.bucket_ready);
     st.param_gather.reset();
     st.early_param_gathers.clear();
     st.tied_grad_sync_time = 0;

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/ids.h"
+#include "base/spec/grad_buckets.h"
 #include "base/spec/plan.h"
 #include "base/time.h"
 #include "sim/collectives/collective.h"
@@ -112,10 +113,11 @@ std::vector<int64_t> ExpertBuckets(const LayerRangeGroup& group);
 
 // The most buckets all ranges may hold together (each bucket is an event per holder and a collective
 // per shard group): as many as a pipeline's microbatches (proto/limits.h kMaxMicrobatches).
-inline constexpr int64_t kMaxRangeBuckets = 1'000'000;
+inline constexpr int64_t kMaxRangeBuckets = spec::kMaxGradBuckets;
 
-// `groups`' buckets counted before any is made; more than kMaxRangeBuckets: an error naming `where`
-// (the plan file) and Plan.grad_bucket_bytes.
+// `groups`' buckets counted before any is made; more than kMaxRangeBuckets, or more than
+// spec::kMaxGradBucketEvents buckets x their ranges' holders: an error naming `where` (the plan file) and
+// Plan.grad_bucket_bytes.
 absl::Status CheckRangeBuckets(const std::vector<LayerRangeGroup>& groups, std::string_view where);
 
 // The ranges of the pipelines' layers (each pipeline's stages cover every layer once, in order) and

@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "base/spec/grad_buckets.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
@@ -423,6 +425,22 @@ void AppendBuckets(const spec::PlanSpec& plan, const StageLayout& l, CollectiveO
   }
 }
 
+// Adds the buckets AppendBuckets will cut `s`'s gradients into to `buckets` (every stage's so far), before
+// any is cut: more than spec::kMaxGradBuckets is an error naming the plan file and Plan.grad_bucket_bytes.
+absl::Status CountGradBuckets(const spec::PlanSpec& plan, const StageSetup& s, const std::string& where,
+                              int64_t& buckets) {
+  const GradSyncStep all =
+      SyncStep(s.layout, CollectiveOp::kAllReduce, s.cost.grad_sync_bytes, s.cost.expert_grad_sync_bytes);
+  const auto bucket_bytes = static_cast<int64_t>(plan.grad_bucket_bytes);
+  buckets += spec::GradBucketCount(all.bytes, bucket_bytes) + spec::GradBucketCount(all.expert_bytes, bucket_bytes);
+  if (buckets <= spec::kMaxGradBuckets) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: grad_bucket_bytes: %d cuts the stages' gradients into more than %d buckets (%s alone reduces %d bytes "
+      "per GPU)",
+      plan.where, bucket_bytes, spec::kMaxGradBuckets, absl::StripPrefix(where, absl::StrCat(plan.where, ": ")),
+      all.bytes + all.expert_bytes));
+}
+
 // The parameter all-gather of a ZeRO-1/2 stage (or model chunk), both parts at once; nullopt when
 // there is nothing to gather.
 std::optional<GradSyncStep> ParamGather(const StageLayout& l, const workload::StageCost& cost) {
@@ -512,7 +530,7 @@ absl::Status PriceMixedStage(const ExecutionSetup& setup, const spec::StageSpec&
 // gradient synchronisation. `computes` receives the stage's compute model, one per replica group of a
 // mixed stage (the virtual stages reuse them).
 absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
-                                         std::vector<workload::GpuCompute>& computes) {
+                                         std::vector<workload::GpuCompute>& computes, int64_t& buckets) {
   const spec::PlanSpec& plan = setup.spec.plan;
   const spec::StageSpec& st = plan.stages[s];
   StageSetup out;
@@ -529,6 +547,7 @@ absl::StatusOr<StageSetup> PhysicalStage(const ExecutionSetup& setup, int s,
     out.optimizer_time = priced.group.optimizer_time;
     computes.push_back(std::move(priced.compute));
   }
+  HETSIM_RETURN_IF_ERROR(CountGradBuckets(plan, out, st.where, buckets));
   AddGradSync(plan, st.zero_stage, out);
   auto share_on = [&](int32_t island) {
     return workload::NcclSmShare(plan.nccl_sm_contention, setup.spec.cluster.islands[island]);
@@ -941,8 +960,9 @@ absl::StatusOr<std::unique_ptr<ExecutionSetup>> BuildExecutionSetup(spec::Simula
 
   const spec::PlanSpec& plan = setup->spec.plan;
   std::vector<std::vector<workload::GpuCompute>> gpus_compute(plan.stages.size());
+  int64_t buckets = 0;  // every stage's gradient buckets so far (CountGradBuckets)
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {
-    HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpus_compute[s]));
+    HETSIM_ASSIGN_OR_RETURN(StageSetup stage, PhysicalStage(*setup, s, gpus_compute[s], buckets));
     setup->stages.push_back(std::move(stage));
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSettingUp));
   }
