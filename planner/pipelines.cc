@@ -172,8 +172,10 @@ std::optional<std::pair<PipelineCandidate, Prediction>> SearchOnePipeline(Profil
 // Pipeline `pipe`'s stages predicted again at its batch share (their warm-up counts at most its
 // microbatches); false when they no longer fit (`judged_later`: kept anyway, as ApplyLayerRanges judges
 // the memory again on the range-sharded states).
+// `node_release` and `passes`: as Predict's (ZeRO-3's per-call gathers across pipelines).
 bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ctx, PipelineOfType& pipe,
-                    bool judged_later = false) {
+                    bool judged_later = false, const std::vector<Time>& node_release = {},
+                    PredictedPasses* passes = nullptr) {
   const int64_t microbatches = static_cast<int64_t>(pipe.batch_share / pipe.micro_batch_size);
   std::vector<int> warmups;
   for (SearchedStage& s : pipe.candidate.stages) {
@@ -181,7 +183,8 @@ bool PredictAtShare(const workload::ModelCost& model, const PipelinesContext& ct
     warmups.push_back(s.warmup);
   }
   absl::StatusOr<Prediction> p = Predict(*pipe.cluster, pipe.candidate.stages, microbatches, pipe.candidate.schedule,
-                                         ctx.epsilon, warmups, WorkOf(model, pipe.batch_share));
+                                         ctx.epsilon, warmups, WorkOf(model, pipe.batch_share), /*virtual_stages=*/1,
+                                         /*tied_sync=*/0, /*first_forward_release=*/{}, node_release, passes);
   if (!p.ok() || (!p->fits_memory && !judged_later)) return false;
   pipe.prediction = *std::move(p);
   return true;
@@ -1263,6 +1266,27 @@ void OneZeroStage(PipelinesCandidate& c) {
   }
 }
 
+// ZeRO-3 across pipelines: each pipeline predicted again with every pass waiting for its ranges' other
+// holders' same call (ZeroThreeCallReleases), until no pass moves, as PredictPipelinesPlan prices the
+// written plan (plan_reader.cc) and the simulator runs it. The releases only grow, each bounded by the
+// iteration; kMaxRounds guards the loop (a pipeline left unpredicted keeps its last prediction).
+void WaitForZeroThreeCalls(const PipelinesContext& ctx, PipelinesCandidate& c) {
+  const std::vector<std::vector<std::pair<size_t, size_t>>> ranges =
+      ZeroThreeCallRanges(*ctx.model, *ctx.cluster_model, PricedPipelinesOf(c));
+  if (ranges.empty()) return;
+  constexpr int kMaxRounds = 100'000;
+  const size_t n = c.pipelines.size();
+  std::vector<std::vector<Time>> release(n);
+  std::vector<PredictedPasses> passes(n);
+  for (int round = 0; round < kMaxRounds; ++round) {
+    for (size_t p = 0; p < n; ++p) {
+      PredictAtShare(*ctx.model, ctx, c.pipelines[p], /*judged_later=*/true, release[p], &passes[p]);
+      if (release[p].empty()) release[p].assign(passes[p].start.size(), Time());
+    }
+    if (!ZeroThreeCallReleases(ranges, passes, release)) return;
+  }
+}
+
 // ZeRO-3: every stage's passes with its layers' gathers over their ranges' GPUs (RangeGathersOfZeroThree,
 // exposed, as PredictPipelinesPlan prices the written plan) in place of those they held (the profiler's
 // estimate, or an earlier pricing's), each pipeline predicted again at its share.
@@ -1281,6 +1305,7 @@ void PriceZeroThreeGathers(const PipelinesContext& ctx, PipelinesCandidate& c) {
     }
     PredictAtShare(*ctx.model, ctx, c.pipelines[p], /*judged_later=*/true);
   }
+  WaitForZeroThreeCalls(ctx, c);
 }
 
 // `c`'s layer ranges priced over its pipelines (their predictions at their shares): each pipeline's
