@@ -30,7 +30,7 @@ absl::StatusOr<proto::PlanInputs> LoadWithModel(const std::string& plan_path, co
   if (absl::Status s = proto::ParseSource(proto::Source::File(plan_path), &plan); !s.ok()) return s;
   if (plan.has_model() || !plan.model_path().empty()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: model: the plan names its model; --model is for a plan without one", plan_path));
+        absl::StrFormat("%s: model: the plan names its model (--model is for a plan without one)", plan_path));
   }
   plan.set_model_path(model_path);  // a plan in memory resolves it from the working directory
   proto::Source source{.is_file = false, .path = {}, .bytes = plan.SerializeAsString(), .name = plan_path};
