@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,11 +40,12 @@ struct Flavor {
 // The torchtitan flavor whose shape the model has (layers, width, heads, FFN, vocabulary), or nullopt.
 std::optional<Flavor> FlavorOf(const v1::Transformer& t) {
   const int64_t kv = t.num_kv_heads() > 0 ? t.num_kv_heads() : t.num_attention_heads();
-  for (const auto& [name, flavors] : {std::pair{"llama3", std::span(kLlama3Flavors)},
-                                      std::pair{"llama2", std::span(kLlama2Flavors)}}) {
+  for (const auto& [name, flavors] :
+       {std::pair{"llama3", std::span(kLlama3Flavors)}, std::pair{"llama2", std::span(kLlama2Flavors)}}) {
     for (const LlamaFlavor& f : flavors) {
-      if (f.layers == t.num_layers() && f.dim == static_cast<int64_t>(t.hidden_size()) && f.heads == t.num_attention_heads() &&
-          f.kv_heads == kv && f.FfnHidden() == static_cast<int64_t>(proto::FfnHiddenSize(t)) &&
+      if (f.layers == t.num_layers() && f.dim == static_cast<int64_t>(t.hidden_size()) &&
+          f.heads == t.num_attention_heads() && f.kv_heads == kv &&
+          f.FfnHidden() == static_cast<int64_t>(proto::FfnHiddenSize(t)) &&
           f.vocab == static_cast<int64_t>(t.vocab_size())) {
         return Flavor{name, f};
       }
@@ -69,8 +70,8 @@ void CheckExpressible(proto::Problems& p, const proto::PlanInputs& in) {
           "%d layers, hidden %d, %d heads (%d KV), FFN %d, vocabulary %d: not one of torchtitan's llama flavors (%s); "
           "torchtitan's config names its model by flavor, it cannot give another shape",
           t.num_layers(), t.hidden_size(), t.num_attention_heads(),
-          t.num_kv_heads() > 0 ? t.num_kv_heads() : t.num_attention_heads(), proto::FfnHiddenSize(t),
-          t.vocab_size(), KnownFlavors());
+          t.num_kv_heads() > 0 ? t.num_kv_heads() : t.num_attention_heads(), proto::FfnHiddenSize(t), t.vocab_size(),
+          KnownFlavors());
   }
   const v1::DType dtype = in.model.dtype();
   if (dtype == v1::FP16 || dtype == v1::TF32) {
@@ -128,16 +129,18 @@ toml::table ConfigOf(const proto::PlanInputs& in, const Flavor& flavor) {
   if (in.model.dtype() != v1::FP32) {
     training.insert("mixed_precision_reduce", plan.grad_reduce_in_fp32() ? "float32" : "bfloat16");
   }
-  toml::table parallelism{{"data_parallel_replicate_degree", fsdp ? int64_t{1} : dp},
-                          {"data_parallel_shard_degree", fsdp ? dp : int64_t{1}},
-                          {"tensor_parallel_degree", tp},
-                          {"pipeline_parallel_degree", pp},
-                          {"context_parallel_degree", static_cast<int64_t>(spec::DegreeOrOne(plan.context_parallel()))},
-                          {"enable_async_tensor_parallel", tp > 1 && plan.tp_comm_overlap() && plan.pytorch_async_tp()}};
+  toml::table parallelism{
+      {"data_parallel_replicate_degree", fsdp ? int64_t{1} : dp},
+      {"data_parallel_shard_degree", fsdp ? dp : int64_t{1}},
+      {"tensor_parallel_degree", tp},
+      {"pipeline_parallel_degree", pp},
+      {"context_parallel_degree", static_cast<int64_t>(spec::DegreeOrOne(plan.context_parallel()))},
+      {"enable_async_tensor_parallel", tp > 1 && plan.tp_comm_overlap() && plan.pytorch_async_tp()}};
   if (pp > 1) {
     const bool interleaved = plan.schedule() == v1::INTERLEAVED_1F1B;
-    parallelism.insert("pipeline_parallel_schedule",
-                       interleaved ? "Interleaved1F1B" : plan.schedule() == v1::GPIPE ? "GPipe" : "1F1B");
+    parallelism.insert("pipeline_parallel_schedule", interleaved                    ? "Interleaved1F1B"
+                                                     : plan.schedule() == v1::GPIPE ? "GPipe"
+                                                                                    : "1F1B");
     parallelism.insert("pipeline_parallel_microbatch_size", micro);
     if (interleaved) {
       parallelism.insert("pipeline_parallel_layers_per_stage",
@@ -209,9 +212,9 @@ void Compare(proto::Problems& p, std::vector<std::string>& notes, const v1::Plan
             ValueOf(plan.stages(i), f), ValueOf(again.stages(i), f), StageWhy(f->name()));
     }
   }
-  static const absl::flat_hash_set<std::string> kLayout = {"stages",          "pipelines",    "micro_batch_size",
-                                                           "global_batch_size", "schedule",   "virtual_stages",
-                                                           "virtual_stage_layers", "context_parallel"};
+  static const absl::flat_hash_set<std::string> kLayout = {
+      "stages",   "pipelines",      "micro_batch_size",     "global_batch_size",
+      "schedule", "virtual_stages", "virtual_stage_layers", "context_parallel"};
   for (int k = 0; k < d->field_count(); ++k) {
     const pb::FieldDescriptor* f = d->field(k);
     const std::string& name = f->name();

@@ -92,9 +92,12 @@ TEST_CASE("export torchtitan: import, export, import gives the same plan", "[int
     const char* file;
     int64_t nodes;
   } corpus[] = {
-      {"torchtitan-2024_debug_model.toml", 1},        {"torchtitan-2024_llama3_8b.toml", 8},
-      {"torchtitan-2024_llama3_405b.toml", 64},       {"torchtitan-2024_llama2_70b.toml", 8},
-      {"torchtitan-2025_llama3_70b.toml", 8},         {"torchtitan-2025_llama3_405b.toml", 64},
+      {"torchtitan-2024_debug_model.toml", 1},
+      {"torchtitan-2024_llama3_8b.toml", 8},
+      {"torchtitan-2024_llama3_405b.toml", 64},
+      {"torchtitan-2024_llama2_70b.toml", 8},
+      {"torchtitan-2025_llama3_70b.toml", 8},
+      {"torchtitan-2025_llama3_405b.toml", 64},
       {"torchtitan-2025-12_sft_llama3_8b_gsm8k.toml", 8},
   };
   for (const auto& c : corpus) {
@@ -104,8 +107,9 @@ TEST_CASE("export torchtitan: import, export, import gives the same plan", "[int
 }
 
 TEST_CASE("export torchtitan: pipelines, context parallelism, DDP and GPipe round-trip", "[interop][torchtitan]") {
-  const std::string base = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
-                           "seq_len = 4096\n[activation_checkpoint]\nmode = \"none\"\n[parallelism]\n";
+  const std::string base =
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
+      "seq_len = 4096\n[activation_checkpoint]\nmode = \"none\"\n[parallelism]\n";
   CheckRoundTrip(base +
                      "data_parallel_shard_degree = 2\npipeline_parallel_degree = 4\ntensor_parallel_degree = 2\n"
                      "pipeline_parallel_schedule = \"GPipe\"\npipeline_parallel_microbatch_size = 2\n",
