@@ -14,7 +14,10 @@ namespace hetsim::cli {
 namespace {
 
 const CommandInfo kExportInfo = {
-    "export", "hetsim export chakra PLAN --cluster CLUSTER --out DIR [--prefix P] [--quiet]",
+    "export",
+    "hetsim export chakra PLAN --cluster CLUSTER --out DIR [--prefix P] [--quiet]\n"
+    "       hetsim export megatron PLAN --cluster C [--out FILE]   (hetsim export megatron --help)\n"
+    "       hetsim export torchtitan PLAN --cluster C [--model M] [--out FILE]   (hetsim export torchtitan --help)",
     "Writes one training iteration of PLAN on CLUSTER as Chakra execution traces (schema 0.0.4, the v1.0.0\n"
     "layout of MLCommons Chakra's et_def.proto): DIR/P.<rank>.et for every GPU of the cluster (rank = global\n"
     "GPU id) and DIR/P.comm_groups.json, the communicator groups ASTRA-sim reads with\n"
@@ -57,8 +60,10 @@ int Export(const Args& args) {
 }  // namespace
 
 int RunExport(const Args& args) {
-  // `export megatron PLAN` has its own options (cmd_megatron.cc); every other format is Chakra's.
+  // `export megatron` and `export torchtitan` have their own options (cmd_megatron.cc,
+  // cmd_torchtitan_export.cc); every other format is Chakra's.
   if (!args.empty() && args.front() == "megatron") return RunExportMegatron(args);
+  if (!args.empty() && args.front() == "torchtitan") return RunExportTorchtitan(args);
   return RunGuarded(kExportInfo, [&] { return Export(args); });
 }
 

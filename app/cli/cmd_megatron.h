@@ -8,6 +8,7 @@
 namespace hetsim::cli {
 
 int RunExportMegatron(const Args& args);
+int RunExportTorchtitan(const Args& args);  // cmd_torchtitan_export.cc
 
 }  // namespace hetsim::cli
 
