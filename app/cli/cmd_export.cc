@@ -21,7 +21,10 @@ const CommandInfo kExportInfo = {
     "--comm-group-configuration. COMP nodes take hetsim's compute times for the GPU type of their stage\n"
     "(tensor-parallel collectives included), boundaries are COMM_SEND/COMM_RECV pairs, gradient\n"
     "synchronisation COMM_COLL nodes. The prefix defaults to the plan file's name without extension.\n"
-    "`hetsim run --chakra DIR --cluster CLUSTER` simulates them back. See docs/chakra.md."};
+    "`hetsim run --chakra DIR --cluster CLUSTER` simulates them back. See docs/chakra.md.\n"
+    "Also: `hetsim export megatron PLAN --cluster C [--out FILE]` (a Megatron-LM launch line) and\n"
+    "`hetsim export deepspeed PLAN --cluster C [--out FILE.json | --out-dir DIR]` (a DeepSpeed config with its\n"
+    "Megatron-DeepSpeed launch line); `hetsim export FORMAT --help` for each."};
 
 // Writes the export `request` names (its prefix checked) and says what it wrote unless `quiet`.
 absl::Status ExportAndPrint(const chakra::ExportRequest& request, bool quiet) {
@@ -57,8 +60,9 @@ int Export(const Args& args) {
 }  // namespace
 
 int RunExport(const Args& args) {
-  // `export megatron PLAN` has its own options (cmd_megatron.cc); every other format is Chakra's.
+  // `export megatron|deepspeed PLAN` have their own options (cmd_megatron.cc); every other format is Chakra's.
   if (!args.empty() && args.front() == "megatron") return RunExportMegatron(args);
+  if (!args.empty() && args.front() == "deepspeed") return RunExportDeepSpeed(args);
   return RunGuarded(kExportInfo, [&] { return Export(args); });
 }
 

@@ -8,6 +8,8 @@
 namespace hetsim::cli {
 
 int RunExportMegatron(const Args& args);
+// `export deepspeed PLAN` (cmd_deepspeed_export.cc).
+int RunExportDeepSpeed(const Args& args);
 
 }  // namespace hetsim::cli
 
