@@ -72,7 +72,7 @@ int DeepSpeedExport(const Args& args) {
     if (!s.ok()) return ReportFailure(kDeepSpeedExportInfo, s);
     std::printf("wrote %s and %s\n", paths->json.c_str(), paths->line.c_str());
   } else {
-    std::printf("%s: %s\n", config_name.c_str(), exported->config_json.c_str());
+    std::printf("%s:\n%s", config_name.c_str(), exported->config_json.c_str());
   }
   std::fputs(exported->launch_line.c_str(), stdout);
   for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());

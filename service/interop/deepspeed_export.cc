@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -9,7 +10,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/type_resolver.h"
+#include "google/protobuf/util/type_resolver_util.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
@@ -145,13 +151,27 @@ absl::StatusOr<std::string> ConfigJson(const proto::PlanInputs& in) {
   on.set_bool_value(true);
   if (in.model.dtype() == v1::FP16) fields["fp16"] = Section("enabled", on);
   if (in.model.dtype() == v1::BF16 || in.model.dtype() == v1::DTYPE_UNSPECIFIED) fields["bf16"] = Section("enabled", on);
+  // A Struct is a map, which protobuf iterates in a per-process order: printed from its deterministic
+  // wire form (keys sorted) so that the same plan gives the same bytes.
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream stream(&binary);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    root.SerializeToCodedStream(&coded);
+  }
+  const std::unique_ptr<google::protobuf::util::TypeResolver> resolver(google::protobuf::util::NewTypeResolverForDescriptorPool(
+      "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool()));
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
-  if (auto s = google::protobuf::util::MessageToJsonString(root, &json, options); !s.ok()) {
+  if (auto s = google::protobuf::util::BinaryToJsonString(
+          resolver.get(), absl::StrCat("type.googleapis.com/", Struct::descriptor()->full_name()), binary, &json,
+          options);
+      !s.ok()) {
     return absl::InternalError(absl::StrCat("DeepSpeed config: ", std::string(s.message())));
   }
-  return json;
+  return json + "\n";
 }
 
 }  // namespace
