@@ -1,6 +1,5 @@
 #include "service/interop/deepspeed_export.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,9 +13,9 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/type_resolver.h"
 #include "google/protobuf/util/type_resolver_util.h"
-#include "google/protobuf/util/json_util.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
@@ -34,8 +33,10 @@ void CheckDeepSpeed(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Plan& plan = in.plan;
   const bool interleaved = plan.schedule() == v1::INTERLEAVED_1F1B && proto::VirtualStages(plan) > 1;
   if (interleaved || (plan.schedule() != v1::ONE_F_ONE_B && plan.schedule() != v1::INTERLEAVED_1F1B)) {
-    p.Add("schedule", "%s%s: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule, deepspeed/runtime/pipe/"
-          "schedule.py)%s", v1::Schedule_Name(plan.schedule()),
+    p.Add("schedule",
+          "%s%s: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule, deepspeed/runtime/pipe/"
+          "schedule.py)%s",
+          v1::Schedule_Name(plan.schedule()),
           interleaved ? absl::StrFormat(" of %d virtual stages", proto::VirtualStages(plan)) : "",
           interleaved ? ", which does not interleave" : "");
   }
@@ -51,18 +52,24 @@ void CheckDeepSpeed(proto::Problems& p, const proto::PlanInputs& in) {
     p.Add("model.dtype", "FP8: a DeepSpeed config sets fp16 or bf16 (Transformer Engine's FP8 is not its setting)");
   }
   if (plan.context_parallel() > 1) {
-    p.Add("context_parallel", "%d: Megatron-DeepSpeed splits sequences with DeepSpeed-Ulysses "
-          "(--ds-sequence-parallel-size), not Megatron's context parallelism", plan.context_parallel());
+    p.Add("context_parallel",
+          "%d: Megatron-DeepSpeed splits sequences with DeepSpeed-Ulysses "
+          "(--ds-sequence-parallel-size), not Megatron's context parallelism",
+          plan.context_parallel());
   }
   if (!in.model.has_transformer()) return;
   const v1::Transformer& t = in.model.transformer();
   if (t.num_experts() > 1) {
-    p.Add("model.transformer.num_experts", "%d: Megatron-DeepSpeed's MoE (--num-experts with --ep-world-size, "
-          "DeepSpeed's MoE layer) is not exported", t.num_experts());
+    p.Add("model.transformer.num_experts",
+          "%d: Megatron-DeepSpeed's MoE (--num-experts with --ep-world-size, "
+          "DeepSpeed's MoE layer) is not exported",
+          t.num_experts());
   }
   if (t.has_mla()) p.Add("model.transformer.mla", "Megatron-DeepSpeed has no multi-latent attention");
-  if (t.mtp_num_layers() > 0) p.Add("model.transformer.mtp_num_layers", "Megatron-DeepSpeed has no multi-token "
-                                    "prediction");
+  if (t.mtp_num_layers() > 0)
+    p.Add("model.transformer.mtp_num_layers",
+          "Megatron-DeepSpeed has no multi-token "
+          "prediction");
 }
 
 // The plan as export megatron writes the line's flags: ZeRO left to --zero-stage and the JSON, and the
@@ -74,8 +81,9 @@ proto::PlanInputs AsDeepSpeedRuns(const proto::PlanInputs& in, std::vector<std::
   const bool fp16 = in.model.dtype() == v1::FP16;
   auto off = [&notes](bool differs, absl::string_view field) {
     if (differs) {
-      notes.push_back(absl::StrCat(field, ": not exported (DeepSpeed's engine decides it, framework profile "
-                                          "MEGATRON_DEEPSPEED; Megatron-DeepSpeed's line has no flag for it)"));
+      notes.push_back(absl::StrCat(field,
+                                   ": not exported (DeepSpeed's engine decides it, framework profile "
+                                   "MEGATRON_DEEPSPEED; Megatron-DeepSpeed's line has no flag for it)"));
     }
   };
   off(plan.overlap_grad_reduce(), "overlap_grad_reduce");
@@ -97,13 +105,15 @@ proto::PlanInputs AsDeepSpeedRuns(const proto::PlanInputs& in, std::vector<std::
     s.set_zero_stage(0);
   }
   if (in.plan.stages(0).zero_stage() == 3 && !in.plan.zero3_prefetch()) {
-    notes.push_back("zero3_prefetch false: not exported (DeepSpeed's ZeRO-3 prefetches the next parameters, "
-                    "stage3_prefetch_bucket_size)");
+    notes.push_back(
+        "zero3_prefetch false: not exported (DeepSpeed's ZeRO-3 prefetches the next parameters, "
+        "stage3_prefetch_bucket_size)");
   }
   if (in.plan.framework() != v1::MEGATRON_DEEPSPEED && in.plan.framework() != v1::FRAMEWORK_UNSPECIFIED) {
-    notes.push_back(absl::StrFormat("framework %s: the line runs DeepSpeed's engine; imported back, the plan's "
-                                    "framework is MEGATRON_DEEPSPEED and its profile's behaviours apply",
-                                    v1::Framework_Name(in.plan.framework())));
+    notes.push_back(
+        absl::StrFormat("framework %s: the line runs DeepSpeed's engine; imported back, the plan's "
+                        "framework is MEGATRON_DEEPSPEED and its profile's behaviours apply",
+                        v1::Framework_Name(in.plan.framework())));
   }
   return out;
 }
@@ -150,7 +160,8 @@ absl::StatusOr<std::string> ConfigJson(const proto::PlanInputs& in) {
   Value on;
   on.set_bool_value(true);
   if (in.model.dtype() == v1::FP16) fields["fp16"] = Section("enabled", on);
-  if (in.model.dtype() == v1::BF16 || in.model.dtype() == v1::DTYPE_UNSPECIFIED) fields["bf16"] = Section("enabled", on);
+  if (in.model.dtype() == v1::BF16 || in.model.dtype() == v1::DTYPE_UNSPECIFIED)
+    fields["bf16"] = Section("enabled", on);
   // A Struct is a map, which protobuf iterates in a per-process order: printed from its deterministic
   // wire form (keys sorted) so that the same plan gives the same bytes.
   std::string binary;
@@ -160,8 +171,9 @@ absl::StatusOr<std::string> ConfigJson(const proto::PlanInputs& in) {
     coded.SetSerializationDeterministic(true);
     root.SerializeToCodedStream(&coded);
   }
-  const std::unique_ptr<google::protobuf::util::TypeResolver> resolver(google::protobuf::util::NewTypeResolverForDescriptorPool(
-      "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool()));
+  const std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool("type.googleapis.com",
+                                                               google::protobuf::DescriptorPool::generated_pool()));
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;

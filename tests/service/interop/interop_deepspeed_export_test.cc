@@ -3,13 +3,13 @@
 // DeepSpeed can run and on Megatron-DeepSpeed scripts of the corpus; and the plans it refuses.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -99,7 +99,8 @@ TEST_CASE("export deepspeed: the bundled examples DeepSpeed runs import back to 
   for (const auto& ex : examples) {
     INFO(ex.plan);
     const std::string cluster = kDsSource + "/examples/cluster-" + ex.cluster + ".pbtxt";
-    absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(kDsSource + "/examples/" + ex.plan + ".pbtxt", cluster);
+    absl::StatusOr<proto::PlanInputs> in =
+        proto::LoadPlanInputs(kDsSource + "/examples/" + ex.plan + ".pbtxt", cluster);
     REQUIRE(in.ok());
     if (std::string(ex.refusal).empty()) {
       CheckSameDsLayout(*in, DsExportAndImport(*in, cluster, ex.plan));
@@ -155,8 +156,8 @@ TEST_CASE("export deepspeed: the config is DeepSpeed's batch arithmetic, ZeRO st
   const v1::Plan& plan = in->plan;
   const double dp = proto::DataParallel(plan.stages(0));
   // DeepSpeed asserts train_batch_size = micro-batch per GPU x accumulation steps x data-parallel size.
-  CHECK(f.at("train_batch_size").number_value() ==
-        f.at("train_micro_batch_size_per_gpu").number_value() * f.at("gradient_accumulation_steps").number_value() * dp);
+  CHECK(f.at("train_batch_size").number_value() == f.at("train_micro_batch_size_per_gpu").number_value() *
+                                                       f.at("gradient_accumulation_steps").number_value() * dp);
   CHECK(f.at("train_batch_size").number_value() == static_cast<double>(plan.global_batch_size()));
   CHECK(f.at("zero_optimization").struct_value().fields().at("stage").number_value() == plan.stages(0).zero_stage());
   CHECK(absl::StrContains(e->launch_line, "--deepspeed --deepspeed_config cfg.json"));
