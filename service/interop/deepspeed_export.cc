@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -119,12 +120,28 @@ proto::PlanInputs AsDeepSpeedRuns(const proto::PlanInputs& in, std::vector<std::
 }
 
 // Megatron-LM's flags in Megatron-DeepSpeed's spelling: flash attention is --use-flash-attn (it has no
-// --attention-backend; without a switch it runs unfused attention); ZeRO moves to --zero-stage.
-std::vector<std::string> DeepSpeedFlags(std::vector<std::string> flags, uint32_t zero_stage,
+// --attention-backend; without a switch it runs unfused attention); ZeRO moves to --zero-stage; the
+// pipeline split is DeepSpeed's PipelineModule partition (--pp-partition-method, megatron_import.cc's
+// ReadDeepSpeedPartition): its default type:transformer balances the blocks (Megatron's even split) and
+// type:transformer|embedding counts both embeddings as layers (Megatron's --account-for-embedding- and
+// --account-for-loss-in-pipeline-split); any other split is a problem.
+std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::string> flags, uint32_t zero_stage,
                                         absl::string_view config_name) {
   std::vector<std::string> out;
   for (std::string& f : flags) {
     if (f == "--attention-backend unfused") continue;
+    if (f == "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split") {
+      out.push_back("--pp-partition-method 'type:transformer|embedding'");
+      continue;
+    }
+    if (absl::StrContains(f, "pipeline-split") || absl::StrContains(f, "pipeline-num-layers") ||
+        absl::StrContains(f, "--pipeline-model-parallel-layout")) {
+      p.Add("stages",
+            "the split Megatron-LM writes %s: DeepSpeed's pipeline engine partitions the blocks evenly "
+            "(--pp-partition-method type:transformer) or counting both embeddings (type:transformer|embedding)",
+            f);
+      continue;
+    }
     out.push_back(f == "--attention-backend flash" ? "--use-flash-attn" : std::move(f));
   }
   out.push_back(absl::StrFormat("--zero-stage %d", zero_stage));
@@ -200,10 +217,11 @@ absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& in, abs
   DeepSpeedExport out;
   HETSIM_ASSIGN_OR_RETURN(const MegatronExport line, ExportMegatron(AsDeepSpeedRuns(in, out.notes)));
   HETSIM_ASSIGN_OR_RETURN(out.config_json, ConfigJson(in));
+  const std::vector<std::string> flags = DeepSpeedFlags(p, line.flags, in.plan.stages(0).zero_stage(), config_name);
+  if (!p.empty()) return p.ToStatus();
   // DeepSpeed's runner: --num_nodes of --num_gpus each (deepspeed/launcher/runner.py).
-  out.launch_line = absl::StrFormat(
-      "deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py \\\n    %s\n", line.nodes, line.gpus_per_node,
-      absl::StrJoin(DeepSpeedFlags(line.flags, in.plan.stages(0).zero_stage(), config_name), " \\\n    "));
+  out.launch_line = absl::StrFormat("deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py \\\n    %s\n", line.nodes,
+                                    line.gpus_per_node, absl::StrJoin(flags, " \\\n    "));
   for (const std::string& n : line.notes) out.notes.push_back(n);
   return out;
 }
