@@ -125,8 +125,8 @@ proto::PlanInputs AsDeepSpeedRuns(const proto::PlanInputs& in, std::vector<std::
 // ReadDeepSpeedPartition): its default type:transformer balances the blocks (Megatron's even split) and
 // type:transformer|embedding counts both embeddings as layers (Megatron's --account-for-embedding- and
 // --account-for-loss-in-pipeline-split); any other split is a problem.
-std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::string> flags, uint32_t zero_stage,
-                                        absl::string_view config_name) {
+std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::string> flags, int pipeline_stages,
+                                        uint32_t zero_stage, absl::string_view config_name) {
   std::vector<std::string> out;
   for (std::string& f : flags) {
     if (f == "--attention-backend unfused") continue;
@@ -144,6 +144,9 @@ std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::str
     }
     out.push_back(f == "--attention-backend flash" ? "--use-flash-attn" : std::move(f));
   }
+  // One stage: DeepSpeed's engine without its pipeline engine, as Megatron-DeepSpeed's scripts run
+  // ZeRO-2/3 (examples_deepspeed/rebase/ds_pretrain_gpt_1.3B.sh).
+  if (pipeline_stages == 1) out.push_back("--no-pipeline-parallel");
   out.push_back(absl::StrFormat("--zero-stage %d", zero_stage));
   out.push_back(absl::StrCat("--deepspeed --deepspeed_config ", config_name));
   return out;
@@ -217,7 +220,8 @@ absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& in, abs
   DeepSpeedExport out;
   HETSIM_ASSIGN_OR_RETURN(const MegatronExport line, ExportMegatron(AsDeepSpeedRuns(in, out.notes)));
   HETSIM_ASSIGN_OR_RETURN(out.config_json, ConfigJson(in));
-  const std::vector<std::string> flags = DeepSpeedFlags(p, line.flags, in.plan.stages(0).zero_stage(), config_name);
+  const std::vector<std::string> flags =
+      DeepSpeedFlags(p, line.flags, in.plan.stages_size(), in.plan.stages(0).zero_stage(), config_name);
   if (!p.empty()) return p.ToStatus();
   // DeepSpeed's runner: --num_nodes of --num_gpus each (deepspeed/launcher/runner.py).
   out.launch_line = absl::StrFormat("deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py \\\n    %s\n", line.nodes,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -119,13 +120,18 @@ TEST_CASE("export deepspeed: the bundled examples DeepSpeed runs import back to 
 TEST_CASE("export deepspeed: Megatron-DeepSpeed scripts of the corpus, imported, exported and imported again",
           "[interop][corpus]") {
   const std::string cluster = kDsSource + "/examples/cluster-16k-h100.pbtxt";
-  for (const char* file : {"bigscience_tr11f-6B3-ml.slurm", "bigscience_tr1-13B-round1.slurm",
-                           "megatron-deepspeed_pretrain_llama2_distributed.sh"}) {
+  // {file, nodes (0: the script's own count)}: BigScience's runs with pipelines, and a ZeRO run of one stage.
+  const std::pair<const char*, int64_t> files[] = {{"bigscience_tr11f-6B3-ml.slurm", 0},
+                                                   {"bigscience_tr1-13B-round1.slurm", 0},
+                                                   {"megatron-deepspeed_pretrain_llama2_distributed.sh", 0},
+                                                   {"megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8}};
+  for (const auto& [file, nodes] : files) {
     INFO(file);
     ImportRequest request;
     request.format = "megatron";
     request.file = hetsim::testing::CorpusFile("launch-corpus", file).string();
     request.cluster = proto::Source::File(cluster);
+    request.layout.nodes = nodes;
     absl::StatusOr<ImportResponse> first = ImportPlan(request);
     REQUIRE(first.ok());
     REQUIRE(first->plan.framework() == v1::MEGATRON_DEEPSPEED);
