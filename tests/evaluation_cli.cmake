@@ -22,3 +22,14 @@ add_test(NAME evaluation_cli.export_megatron
                  --cluster ${PROJECT_SOURCE_DIR}/examples/cluster-a100-512.pbtxt)
 set_tests_properties(evaluation_cli.export_megatron PROPERTIES FIXTURES_REQUIRED megatron_plan
                      PASS_REGULAR_EXPRESSION "--nnodes 16 pretrain_gpt.py.*--pipeline-model-parallel-size 16")
+# `hetsim export deepspeed`: the config and its Megatron-DeepSpeed line, read back by `import megatron`.
+add_test(NAME evaluation_cli.export_deepspeed
+         COMMAND $<TARGET_FILE:hetsim> export deepspeed ${PROJECT_SOURCE_DIR}/examples/plan-megatron-39b.pbtxt
+                 --cluster ${PROJECT_SOURCE_DIR}/examples/cluster-a100-512.pbtxt --out ${hetsim_eval_out}/ds39b.json)
+set_tests_properties(evaluation_cli.export_deepspeed PROPERTIES FIXTURES_SETUP deepspeed_export
+                     PASS_REGULAR_EXPRESSION "wrote [^\n]*ds39b.json and [^\n]*ds39b.sh\ndeepspeed --num_nodes 64 --num_gpus 8 pretrain_gpt.py")
+add_test(NAME evaluation_cli.import_deepspeed_export
+         COMMAND $<TARGET_FILE:hetsim> import megatron ${hetsim_eval_out}/ds39b.sh
+                 --cluster ${PROJECT_SOURCE_DIR}/examples/cluster-a100-512.pbtxt)
+set_tests_properties(evaluation_cli.import_deepspeed_export PROPERTIES FIXTURES_REQUIRED deepspeed_export
+                     PASS_REGULAR_EXPRESSION "2 pipeline stages x TP 8 x DP 32 [^\n]*ONE_F_ONE_B, micro-batch 4 per replica, global batch 1536.*DeepSpeed config [^\n]*ds39b.json read")

@@ -9,6 +9,8 @@ namespace hetsim::cli {
 
 int RunExportMegatron(const Args& args);
 int RunExportTorchtitan(const Args& args);  // cmd_torchtitan_export.cc
+// `export deepspeed PLAN` (cmd_deepspeed_export.cc).
+int RunExportDeepSpeed(const Args& args);
 
 }  // namespace hetsim::cli
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -430,8 +431,11 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   UnfusedKernelFlags(plan, in.model, flags);
 
   MegatronExport out;
+  out.gpus_per_node = gpn;
+  out.nodes = (world + gpn - 1) / gpn;
   out.launch_line = absl::StrFormat("torchrun --nproc_per_node %d --nnodes %d pretrain_gpt.py \\\n    %s\n", gpn,
-                                    (world + gpn - 1) / gpn, absl::StrJoin(flags, " \\\n    "));
+                                    out.nodes, absl::StrJoin(flags, " \\\n    "));
+  out.flags = std::move(flags);
   out.notes = ExportNotes(in, bf16_gradients, sync_backward);
   if (std::optional<std::string> note = PipelineSendsNote(plan, pp, pipeline.chunks)) out.notes.push_back(*note);
   if (!divisible) {

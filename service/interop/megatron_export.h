@@ -6,6 +6,7 @@
 #ifndef HETSIM_SERVICE_INTEROP_MEGATRON_EXPORT_H_
 #define HETSIM_SERVICE_INTEROP_MEGATRON_EXPORT_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace hetsim::interop {
 struct MegatronExport {
   std::string launch_line;         // "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n  --num-layers ..."
   std::vector<std::string> notes;  // plan settings with no Megatron flag that do not change the layout
+  std::vector<std::string> flags;  // the line's training flags, one or a few per string
+  int64_t gpus_per_node = 0, nodes = 0;  // the launcher's
 };
 
 // The flags that describe `model` (its shape, MoE layout, attention kernel and dtype), appended to

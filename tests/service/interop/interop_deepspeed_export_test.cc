@@ -1,0 +1,188 @@
+// hetsim export deepspeed: the DeepSpeed config and Megatron-DeepSpeed line of a plan, read back by
+// `hetsim import megatron` (the line, with the JSON beside it) to the same plan, on the bundled examples
+// DeepSpeed can run and on Megatron-DeepSpeed scripts of the corpus; and the plans it refuses.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/validate_plan.h"
+#include "service/interop/deepspeed_export.h"
+#include "service/interop/import_command.h"
+#include "tests/service/interop/interop_test_util.h"
+
+namespace hetsim::interop {
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = hetsim::v1;
+const std::string kDsSource = HETSIM_SOURCE_DIR;
+
+fs::path DsExportDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / absl::StrCat("hetsim_ds_export_test_", name, "_", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Writes the export's two files as `hetsim export deepspeed --out-dir` does and imports the line back.
+v1::Plan DsExportAndImport(const proto::PlanInputs& in, const std::string& cluster_path, const std::string& name) {
+  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(in, "ds_config.json");
+  INFO(e.status().message());
+  REQUIRE(e.ok());
+  INFO(e->launch_line << e->config_json);
+  const fs::path dir = DsExportDir(name);
+  REQUIRE(proto::WriteFileAtomically((dir / "ds_config.json").string(), e->config_json).ok());
+  REQUIRE(proto::WriteFileAtomically((dir / "launch.sh").string(), e->launch_line).ok());
+  ImportRequest request;
+  request.format = "megatron";
+  request.file = (dir / "launch.sh").string();
+  request.cluster = proto::Source::File(cluster_path);
+  absl::StatusOr<ImportResponse> again = ImportPlan(request);
+  INFO(again.status().message());
+  REQUIRE(again.ok());
+  // The config was read, not left to the flags.
+  CHECK(std::find(again->files_read.begin(), again->files_read.end(), (dir / "ds_config.json").string()) !=
+        again->files_read.end());
+  fs::remove_all(dir);
+  return again->plan;
+}
+
+// The fields the two files carry: stages (layers, mesh, TP, DP, recomputation, ZeRO), batch, schedule,
+// precision, and the framework DeepSpeed's engine is.
+void CheckSameDsLayout(const proto::PlanInputs& in, const v1::Plan& again) {
+  REQUIRE(again.stages_size() == in.plan.stages_size());
+  for (int i = 0; i < again.stages_size(); ++i) {
+    INFO("stage " << i);
+    const v1::Stage &a = in.plan.stages(i), &b = again.stages(i);
+    CHECK(google::protobuf::util::MessageDifferencer::Equals(a.mesh(), b.mesh()));
+    CHECK(a.first_layer() == b.first_layer());
+    CHECK(a.num_layers() == b.num_layers());
+    CHECK(proto::TensorParallel(a) == proto::TensorParallel(b));
+    CHECK(proto::DataParallel(a) == proto::DataParallel(b));
+    CHECK(a.recompute() == b.recompute());
+    CHECK(a.recompute_num_layers() == b.recompute_num_layers());
+    CHECK(a.zero_stage() == b.zero_stage());
+    CHECK(a.sequence_parallel() == b.sequence_parallel());
+  }
+  CHECK(again.micro_batch_size() == in.plan.micro_batch_size());
+  CHECK(again.global_batch_size() == in.plan.global_batch_size());
+  CHECK(again.schedule() == in.plan.schedule());
+  CHECK(again.model().dtype() == in.model.dtype());
+  CHECK(again.framework() == v1::MEGATRON_DEEPSPEED);
+}
+
+TEST_CASE("export deepspeed: the bundled examples DeepSpeed runs import back to the same plan", "[interop]") {
+  const struct {
+    const char* plan;
+    const char* cluster;
+    const char* refusal;  // "" when it exports
+  } examples[] = {
+      {"plan-512gpu", "512gpu", "schedule: H_1F1B: DeepSpeed's pipeline engine runs its own 1F1B"},
+      {"plan-hapt-case", "hapt-case", "schedule: H_1F1B"},
+      {"plan-lab-pipelines", "lab-pcie", "export deepspeed takes a plan of one pipeline"},
+      // 126 blocks on 20 stages: neither of DeepSpeed's partitions (Megatron-DeepSpeed's line has no
+      // Megatron-LM split flag) gives the plan's.
+      {"plan-llama3-405b-100k", "100k-h100",
+       "stages: the split Megatron-LM writes --pipeline-model-parallel-layout 'Etttttt|"},
+      {"plan-llama3-405b-128k", "16k-h100", "context_parallel: 16: Megatron-DeepSpeed splits sequences"},
+      {"plan-llama3-405b", "16k-h100", "schedule: INTERLEAVED_1F1B of 4 virtual stages"},
+      {"plan-megatron-39b", "a100-512", ""},
+      {"plan-mixed-replicas", "mixed-cloud", "stages[0].replica_groups"},
+  };
+  for (const auto& ex : examples) {
+    INFO(ex.plan);
+    const std::string cluster = kDsSource + "/examples/cluster-" + ex.cluster + ".pbtxt";
+    absl::StatusOr<proto::PlanInputs> in =
+        proto::LoadPlanInputs(kDsSource + "/examples/" + ex.plan + ".pbtxt", cluster);
+    REQUIRE(in.ok());
+    if (std::string(ex.refusal).empty()) {
+      CheckSameDsLayout(*in, DsExportAndImport(*in, cluster, ex.plan));
+      continue;
+    }
+    absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(*in, "ds_config.json");
+    REQUIRE_FALSE(e.ok());
+    INFO(e.status().message());
+    CHECK(absl::StrContains(e.status().message(), ex.refusal));
+  }
+}
+
+TEST_CASE("export deepspeed: Megatron-DeepSpeed scripts of the corpus, imported, exported and imported again",
+          "[interop][corpus]") {
+  const std::string cluster = kDsSource + "/examples/cluster-16k-h100.pbtxt";
+  // {file, nodes (0: the script's own count)}: BigScience's runs with pipelines, and a ZeRO run of one stage.
+  const std::pair<const char*, int64_t> files[] = {{"bigscience_tr11f-6B3-ml.slurm", 0},
+                                                   {"bigscience_tr1-13B-round1.slurm", 0},
+                                                   {"megatron-deepspeed_pretrain_llama2_distributed.sh", 0},
+                                                   {"megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8}};
+  for (const auto& [file, nodes] : files) {
+    INFO(file);
+    ImportRequest request;
+    request.format = "megatron";
+    request.file = hetsim::testing::CorpusFile("launch-corpus", file).string();
+    request.cluster = proto::Source::File(cluster);
+    request.layout.nodes = nodes;
+    absl::StatusOr<ImportResponse> first = ImportPlan(request);
+    REQUIRE(first.ok());
+    REQUIRE(first->plan.framework() == v1::MEGATRON_DEEPSPEED);
+    proto::PlanInputs in;
+    in.plan = first->plan;
+    in.model = first->plan.model();
+    in.cluster = hetsim::testing::ImportTestCluster();
+    const v1::Plan again = DsExportAndImport(in, cluster, "corpus");
+    CheckSameDsLayout(in, again);
+    // Beyond the layout: the whole plan, model included, but for the names the import gives.
+    google::protobuf::util::MessageDifferencer d;
+    std::string diff;
+    d.ReportDifferencesToString(&diff);
+    d.IgnoreField(v1::Plan::descriptor()->FindFieldByName("name"));
+    d.IgnoreField(v1::Model::descriptor()->FindFieldByName("name"));
+    const bool same = d.Compare(first->plan, again);
+    INFO(diff);
+    CHECK(same);
+  }
+}
+
+TEST_CASE("export deepspeed: the config is DeepSpeed's batch arithmetic, ZeRO stage and precision", "[interop]") {
+  absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(kDsSource + "/examples/plan-megatron-39b.pbtxt",
+                                                               kDsSource + "/examples/cluster-a100-512.pbtxt");
+  REQUIRE(in.ok());
+  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(*in, "cfg.json");
+  REQUIRE(e.ok());
+  google::protobuf::Struct config;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(e->config_json, &config).ok());
+  const auto& f = config.fields();
+  const v1::Plan& plan = in->plan;
+  const double dp = proto::DataParallel(plan.stages(0));
+  // DeepSpeed asserts train_batch_size = micro-batch per GPU x accumulation steps x data-parallel size.
+  CHECK(f.at("train_batch_size").number_value() == f.at("train_micro_batch_size_per_gpu").number_value() *
+                                                       f.at("gradient_accumulation_steps").number_value() * dp);
+  CHECK(f.at("train_batch_size").number_value() == static_cast<double>(plan.global_batch_size()));
+  CHECK(f.at("zero_optimization").struct_value().fields().at("stage").number_value() == plan.stages(0).zero_stage());
+  CHECK(absl::StrContains(e->launch_line, "--deepspeed --deepspeed_config cfg.json"));
+  CHECK(absl::StartsWith(e->launch_line, "deepspeed --num_nodes "));
+  CHECK_FALSE(absl::StrContains(e->launch_line, "--use-distributed-optimizer"));
+  CHECK_FALSE(absl::StrContains(e->launch_line, "--attention-backend"));  // not a Megatron-DeepSpeed flag
+  // ZeRO-2 under pipelines: DeepSpeed's pipeline engine refuses it.
+  proto::PlanInputs zero2 = *in;
+  for (v1::Stage& s : *zero2.plan.mutable_stages()) s.set_zero_stage(2);
+  if (zero2.plan.stages_size() > 1) {
+    absl::StatusOr<DeepSpeedExport> refused = ExportDeepSpeed(zero2, "cfg.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(absl::StrContains(refused.status().message(),
+                            "stages[0].zero_stage: 2 with 2 pipeline stages: DeepSpeed's pipeline engine runs ZeRO"));
+  }
+}
+
+}  // namespace
+}  // namespace hetsim::interop
