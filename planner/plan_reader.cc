@@ -205,31 +205,6 @@ spec::PlanSpec PipelineAsPlan(const spec::PlanSpec& plan, size_t p) {
   return one;
 }
 
-// ZeRO-3 across pipelines: every pipeline predicted again with each pass waiting for its ranges' other
-// holders' same call (ZeroThreeCallReleases), until no pass moves. The releases only grow, each pass's
-// bounded by the iteration, so this ends; kMaxRounds bounds it as a guard.
-absl::Status WaitForGatherCalls(const workload::ModelCost& model, const ClusterModel& cluster,
-                                const std::vector<spec::PlanSpec>& ones,
-                                const std::vector<std::vector<SearchedStage>>& stages,
-                                const std::vector<PricedPipeline>& priced, std::vector<Prediction>& predictions) {
-  const std::vector<std::vector<std::pair<size_t, size_t>>> ranges = ZeroThreeCallRanges(model, cluster, priced);
-  if (ranges.empty()) return absl::OkStatus();
-  constexpr int kMaxRounds = 100'000;
-  const size_t n = ones.size();
-  std::vector<std::vector<Time>> release(n);
-  std::vector<PredictedPasses> passes(n);
-  for (int round = 0; round < kMaxRounds; ++round) {
-    for (size_t p = 0; p < n; ++p) {
-      const Profiler profiler = PlanProfiler(model, cluster, ones[p]);
-      HETSIM_ASSIGN_OR_RETURN(predictions[p],
-                              PredictStagesOfPlan(profiler, ones[p], stages[p], {}, release[p], &passes[p]));
-      if (release[p].empty()) release[p].assign(passes[p].start.size(), Time());
-    }
-    if (!ZeroThreeCallReleases(ranges, passes, release)) return absl::OkStatus();
-  }
-  return absl::InternalError("planner: the ZeRO-3 gather calls of the pipelines found no fixed point");
-}
-
 }  // namespace
 
 absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan) {
@@ -270,7 +245,15 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
     Profiler profiler = PlanProfiler(model, cluster, ones[p]);
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, ones[p], stages[p]));
   }
-  HETSIM_RETURN_IF_ERROR(WaitForGatherCalls(model, cluster, ones, stages, priced, predictions));
+  // ZeRO-3 across pipelines: every pass waits for its ranges' other holders' same call.
+  HETSIM_RETURN_IF_ERROR(
+      IterateGatherCalls(ZeroThreeCallRanges(model, cluster, priced), n,
+                         [&](size_t p, const std::vector<Time>& release, PredictedPasses& passes) -> absl::Status {
+                           const Profiler profiler = PlanProfiler(model, cluster, ones[p]);
+                           HETSIM_ASSIGN_OR_RETURN(
+                               predictions[p], PredictStagesOfPlan(profiler, ones[p], stages[p], {}, release, &passes));
+                           return absl::OkStatus();
+                         }));
   // The simulator's overlap (layer_range_sync.cc, ReadyAt) needs one model chunk per stage.
   const RangeOptions options{.grad_reduce_in_fp32 = plan.grad_reduce_in_fp32,
                              .tied_embedding_grad_sync = plan.tied_embedding_grad_sync,
