@@ -220,8 +220,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     const uint64_t task = faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage);
     if (!vs.replica_groups.empty()) return MixedComputeFinish(node, vs, d, task);
     const Time work = std::min(d, forward ? vs.cost.forward_time : vs.cost.backward_time);
-    return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work,
-                               task) +
+    return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work, task) +
            (d - work);
   }
 
