@@ -555,6 +555,9 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
   return out;
 }
 
+// "1 stage", "4 stages".
+std::string Stages(size_t n) { return absl::StrFormat("%d stage%s", n, n == 1 ? "" : "s"); }
+
 // Which candidate families were compared on a mixed cluster, their predicted iterations, and by how much
 // the chosen one beats the next best.
 std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& mixed,
@@ -565,11 +568,11 @@ std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& m
   };
   std::vector<Family> families;
   if (one_island.prediction) {
-    families.push_back({absl::StrFormat("one pipeline (HAPT's DP, %d stages)", one_island.candidate->stages.size()),
+    families.push_back({absl::StrFormat("one pipeline (HAPT's DP, %s)", Stages(one_island.candidate->stages.size())),
                         one_island.prediction->iteration});
   }
   if (mixed.prediction) {
-    families.push_back({absl::StrFormat("mixed replica groups (%d stages)", mixed.candidate->stages.size()),
+    families.push_back({absl::StrFormat("mixed replica groups (%s)", Stages(mixed.candidate->stages.size())),
                         mixed.prediction->iteration});
   }
   if (pipes) {

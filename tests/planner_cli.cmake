@@ -43,5 +43,5 @@ set_tests_properties(planner_cli.run_moe_plan PROPERTIES FIXTURES_REQUIRED plann
 set(hetsim_mixed_cluster ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/cluster-a100-rtx4090.pbtxt)
 hetsim_planner_round_trip(
   mixed ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/gpt-1.3b.pbtxt ${hetsim_mixed_cluster} PLAN_ARGS --global-batch 16
-  PLAN_REGEX "0 +0-25 +mixed[^\n]*\n  group 0 +a100 [^\n]*\n  group 1 +rtx4090 .*note: chosen: 1 stage of mixed replica groups"
+  PLAN_REGEX "0 +0-25 +mixed[^\n]*\n  group 0 +a100 [^\n]*\n  group 1 +rtx4090 .*note: chosen: 1 stage of mixed replica groups.*compared by predicted iteration: mixed replica groups \\(1 stage\\) "
   VALIDATE_REGEX "predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-4]\\.[0-9]%\\)")

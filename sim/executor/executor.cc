@@ -216,11 +216,27 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     if (!faults_ || !faults_->stretches_compute()) return sim_.now() + d;
     const pipeline::DagNode& node = dag_.node(id);
     const bool forward = node.kind == NodeKind::kForward;
-    const workload::StageCost& cost = setup_.virtual_stages[node.virtual_stage].cost;
-    const Time work = std::min(d, forward ? cost.forward_time : cost.backward_time);
-    return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work,
-                               faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage)) +
+    const VirtualStageCost& vs = setup_.virtual_stages[node.virtual_stage];
+    const uint64_t task = faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage);
+    if (!vs.replica_groups.empty()) return MixedComputeFinish(node, vs, d, task);
+    const Time work = std::min(d, forward ? vs.cost.forward_time : vs.cost.backward_time);
+    return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work, task) +
            (d - work);
+  }
+
+  // A mixed stage's pass: each replica group's compute stretched on its own GPUs, then the rest of its own
+  // pass; a group with slack behind the slowest (its wait) absorbs a straggler up to that slack.
+  Time MixedComputeFinish(const pipeline::DagNode& node, const VirtualStageCost& vs, Time d, uint64_t task) {
+    const bool forward = node.kind == NodeKind::kForward;
+    const StageLayout& layout = setup_.stages[node.stage].layout;
+    std::vector<faults::FaultRuntime::TaskPart> parts;
+    for (size_t g = 0; g < vs.replica_groups.size(); ++g) {
+      const VirtualStageCost& mine = vs.replica_groups[g];
+      const Time slack = forward ? vs.forward_time() - mine.forward_time() : vs.backward_time() - mine.backward_time();
+      const Time work = std::min(d, forward ? mine.cost.forward_time : mine.cost.backward_time);
+      parts.push_back({layout.replica_groups[g].gpus, work, std::max<Time>(0, d - slack - work)});
+    }
+    return faults_->TaskFinish(FaultStage(node.stage), parts, sim_.now(), task);
   }
 
   // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
@@ -634,8 +650,13 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     stages_[stage].optimizer_started = true;
     Time finish = sim_.now() + setup_.stages[stage].optimizer_time;
     if (faults_ && faults_->stretches_compute()) {
-      finish = faults_->TaskFinish(FaultStage(stage), setup_.stages[stage].layout.gpus, sim_.now(),
-                                   setup_.stages[stage].optimizer_time, faults::TaskKey(2, 0, stage));
+      const StageSetup& ss = setup_.stages[stage];
+      // A mixed stage: each replica group steps its own shard on its own GPUs.
+      std::vector<faults::FaultRuntime::TaskPart> parts;
+      for (size_t g = 0; g < ss.replica_groups.size(); ++g)
+        parts.push_back({ss.layout.replica_groups[g].gpus, ss.replica_groups[g].optimizer_time, 0});
+      if (parts.empty()) parts.push_back({ss.layout.gpus, ss.optimizer_time, 0});
+      finish = faults_->TaskFinish(FaultStage(stage), parts, sim_.now(), faults::TaskKey(2, 0, stage));
     }
     sim_.Schedule(finish, this, Payload(kOptimizerDone, stage));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace hetsim::faults {
 
@@ -143,21 +144,37 @@ void FaultRuntime::ApplyLinks(const ResolvedFault& f) {
 }
 
 Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work, uint64_t task) {
-  const Time finish = compute_.Finish(gpus, start, work, task);
-  if (finish == start + work) return finish;
-  // Credit every straggler fault on these GPUs whose window the task overlapped, once per task.
+  const TaskPart part{gpus, work, 0};
+  return TaskFinish(stage, std::span<const TaskPart>(&part, 1), start, task);
+}
+
+Time FaultRuntime::TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task) {
+  std::vector<Time> ends;
+  ends.reserve(parts.size());
+  Time finish = start, nominal = start;
+  for (const TaskPart& p : parts) {
+    ends.push_back(compute_.Finish(p.gpus, start, p.work, task) + p.tail);
+    finish = std::max(finish, ends.back());
+    nominal = std::max(nominal, start + p.work + p.tail);
+  }
+  if (finish == nominal) return finish;
+  // Credit every straggler fault on the GPUs of the parts that end last whose window the task overlapped,
+  // once per task.
   std::vector<int> credited;
-  for (GpuId g : gpus) {
-    for (int i : gpu_faults_[g.value()]) {
-      const ResolvedFault& f = set_.faults[i];
-      if (f.at >= finish || f.end <= start) continue;
-      if (std::find(credited.begin(), credited.end(), i) != credited.end()) continue;
-      credited.push_back(i);
-      FaultEffect& e = outcome_.effects[i];
-      ++e.tasks_slowed;
-      e.task_delay += finish - start - work;
-      auto at = std::lower_bound(e.stages.begin(), e.stages.end(), stage);
-      if (at == e.stages.end() || *at != stage) e.stages.insert(at, stage);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (ends[k] != finish) continue;
+    for (GpuId g : parts[k].gpus) {
+      for (int i : gpu_faults_[g.value()]) {
+        const ResolvedFault& f = set_.faults[i];
+        if (f.at >= finish || f.end <= start) continue;
+        if (std::find(credited.begin(), credited.end(), i) != credited.end()) continue;
+        credited.push_back(i);
+        FaultEffect& e = outcome_.effects[i];
+        ++e.tasks_slowed;
+        e.task_delay += finish - nominal;
+        auto at = std::lower_bound(e.stages.begin(), e.stages.end(), stage);
+        if (at == e.stages.end() || *at != stage) e.stages.insert(at, stage);
+      }
     }
   }
   return finish;

@@ -65,6 +65,17 @@ class FaultRuntime : private engine::EventHandler {
   // When a task of `work` nominal picoseconds on `gpus` (of physical stage `stage`), started now, ends.
   Time TaskFinish(int stage, std::span<const GpuId> gpus, Time start, Time work, uint64_t task);
 
+  // A mixed stage's task (Stage.replica_groups): each replica group runs its own `work` on its own GPUs
+  // and then `tail` more (its collectives at fabric speed); the task ends when its last group does. A
+  // straggler in a group with slack delays the stage only past the slowest group's end, and the delay
+  // is credited to the faults of the groups that end last.
+  struct TaskPart {
+    std::span<const GpuId> gpus;
+    Time work;
+    Time tail;
+  };
+  Time TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task);
+
   const FaultOutcome& outcome() const { return outcome_; }
   FaultOutcome& mutable_outcome() { return outcome_; }
 

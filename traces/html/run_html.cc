@@ -125,6 +125,27 @@ Table StageTable(const v1::Report& r) {
   return t;
 }
 
+// A mixed stage's replica groups (Stage.replica_groups): each group's GPU type, share, passes, idle time
+// behind the slowest group and memory against its own GPU's capacity, as the text report's group lines.
+Table ReplicaGroupTable(const v1::Report& r) {
+  Table t{{"stage", "GPU type", "island", "TP x DP", "samples per replica", "fwd ms", "bwd ms", "busy ms", "idle ms",
+           "peak GiB", "OOM"},
+          {},
+          true,
+          "replica groups"};
+  for (const v1::StageReport& s : r.stages()) {
+    for (const v1::ReplicaGroupReport& g : s.replica_groups()) {
+      t.rows.push_back({absl::StrCat(s.index()), g.gpu_type(), g.island(),
+                        absl::StrFormat("%d x %d", g.tensor_parallel(), g.data_parallel()),
+                        absl::StrCat(g.micro_batch_share()), absl::StrFormat("%.2f", g.forward_ms_per_microbatch()),
+                        absl::StrFormat("%.2f", g.backward_ms_per_microbatch()),
+                        absl::StrFormat("%.1f", g.compute_busy_ms()), absl::StrFormat("%.1f", g.idle_ms()),
+                        absl::StrFormat("%.2f", g.peak_memory_gib()), g.oom() ? "yes" : "no"});
+    }
+  }
+  return t;
+}
+
 Table BoundaryTable(const v1::Report& r) {
   Table t{{"boundary", "MB per microbatch", "transfer ms", "hidden behind compute", "slowest link"},
           {},
@@ -345,6 +366,13 @@ std::string RunReportHtml(const RunHtmlInputs& in) {
   page.AddTable(LinkTable(report));
   page.AddHeading("Stages");
   page.AddTable(StageTable(report));
+  if (const Table groups = ReplicaGroupTable(report); !groups.rows.empty()) {
+    page.AddHeading("Replica groups");
+    page.AddParagraph(
+        "Each mixed stage's replica groups: a group waits (idle) for the stage's slowest group every pass; its "
+        "memory is checked against its own GPU's capacity.");
+    page.AddTable(groups);
+  }
   if (!report.framework().empty()) {
     page.AddHeading(absl::StrCat("Framework: ", report.framework()));
     page.AddTable(FrameworkTable(report));

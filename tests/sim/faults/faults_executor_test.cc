@@ -281,6 +281,43 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
   }
 }
 
+TEST_CASE("faults: a straggler in a mixed stage's faster replica group delays it only past the slowest group's end",
+          "[faults][replicas]") {
+  // One stage, 4 microbatches of 1F1B: an A100 group (peak made 250 TFLOP/s, GPU 0) computing 1 sample of each
+  // microbatch beside a V100 group (125 TFLOP/s, GPU 2) computing 2, one layer of 100 GFLOP a sample: the A100's
+  // forward takes fa = 0.4 ms, the V100's fv = 1.6 ms (backward twice), so the A100 has 1.2 ms of slack a forward.
+  v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
+  cluster.mutable_gpu_types(0)->set_peak_tflops_fp16(250);
+  v1::Plan plan = MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 4, v1::ONE_F_ONE_B, 1000, 3);
+  plan.mutable_stages(0)->clear_measured_forward_ms();
+  plan.mutable_stages(0)->clear_measured_backward_ms();
+  SetReplicaGroups(*plan.mutable_stages(0), {{"fast", 0, 1, 1, 1, 1}, {"slow", 0, 1, 1, 1, 2}});
+  const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+  const Time fa = 400 * kMicrosecond, fv = 1600 * kMicrosecond;
+  REQUIRE(setup->virtual_stages[0].replica_groups[0].cost.forward_time == fa);
+  REQUIRE(setup->virtual_stages[0].replica_groups[1].cost.forward_time == fv);
+  const ExecutionResult clean = MakeRun(*setup);
+  REQUIRE(clean.pipeline_end == 4 * 3 * fv);
+
+  // The A100 at half speed (0.8 ms a forward) still ends before the V100: nothing moves, nothing is
+  // credited (the stage's task used to run the V100's work at the A100's speed: 4 x 3 x 2 fv).
+  const FaultSet half = Resolve(*setup, cluster, "faults { gpu: 0 kind: SLOW factor: 2 }");
+  const ExecutionResult a100_half = RunWith(*setup, half);
+  CHECK(a100_half.pipeline_end == clean.pipeline_end);
+  CHECK(a100_half.iteration_time == clean.iteration_time);
+  CHECK(a100_half.faults.effects[0].tasks_slowed == 0);
+  CHECK(a100_half.faults.effects[0].task_delay == 0);
+  // At a fifth of its speed (2 ms a forward) the A100 is the slowest: every pass is 5 fa, 4 x 3 x 5 fa in all,
+  // and each of the 8 passes is credited its delay past the V100's, 4 x 3 x (5 fa - fv).
+  const FaultSet fifth = Resolve(*setup, cluster, "faults { gpu: 0 kind: SLOW factor: 5 }");
+  const ExecutionResult a100_fifth = RunWith(*setup, fifth);
+  CHECK(a100_fifth.pipeline_end == 4 * 3 * 5 * fa);
+  CHECK(a100_fifth.faults.effects[0].task_delay >= 4 * 3 * (5 * fa - fv));
+  // The V100 at half speed delays every pass by its own length: 4 x 3 x 2 fv.
+  const FaultSet v100_half = Resolve(*setup, cluster, "faults { gpu: 2 kind: SLOW factor: 2 }");
+  CHECK(RunWith(*setup, v100_half).pipeline_end == 4 * 3 * 2 * fv);
+}
+
 TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
   const auto setup = EqualPipeline(8);
   const FaultSet faults = Resolve(*setup, EqualPipelineCluster(), R"pb(

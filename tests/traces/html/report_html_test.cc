@@ -56,6 +56,47 @@ TEST_CASE("run report: one schedule row per stage, one block per forward and bac
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
 }
 
+TEST_CASE("run report: a mixed stage's replica groups get a table row each, with share, idle and OOM",
+          "[report][replicas]") {
+  // A saved report (hetsim report R.json): a mixed stage of an A100 group beside an L40S group, the L40S out of
+  // memory, and a plain stage without groups.
+  v1::Report report;
+  report.set_plan_name("mixed");
+  report.set_num_stages(2);
+  v1::StageReport* mixed = report.add_stages();
+  mixed->set_gpu_type("a100 (A100-80GB) + l40s (L40S)");
+  const struct {
+    const char* island;
+    const char* type;
+    uint32_t tp, dp;
+    uint64_t share;
+    double idle, peak;
+    bool oom;
+  } groups[] = {{"a100", "a100 (A100-80GB)", 4, 1, 8, 706.13, 62.67, false},
+                {"l40s", "l40s (L40S)", 4, 2, 4, 0, 52.25, true}};
+  for (const auto& g : groups) {
+    v1::ReplicaGroupReport* line = mixed->add_replica_groups();
+    line->set_island(g.island);
+    line->set_gpu_type(g.type);
+    line->set_tensor_parallel(g.tp);
+    line->set_data_parallel(g.dp);
+    line->set_micro_batch_share(g.share);
+    line->set_idle_ms(g.idle);
+    line->set_peak_memory_gib(g.peak);
+    line->set_oom(g.oom);
+  }
+  report.add_stages()->set_index(1);
+  const std::string html = hetsim::traces::html::RunReportHtml({nullptr, nullptr, &report, {}, {}});
+  CHECK(Count(html, "<h2>Replica groups</h2>") == 1);
+  CHECK(Count(html, "<td>a100 (A100-80GB)</td><td>a100</td><td>4 x 1</td><td>8</td>") == 1);
+  CHECK(Count(html, "<td>706.1</td><td>62.67</td><td>no</td>") == 1);
+  CHECK(Count(html, "<td>l40s (L40S)</td><td>l40s</td><td>4 x 2</td><td>4</td>") == 1);
+  CHECK(Count(html, "<td>0.0</td><td>52.25</td><td>yes</td>") == 1);
+  // A plan without mixed stages has no such table.
+  mixed->clear_replica_groups();
+  CHECK(Count(hetsim::traces::html::RunReportHtml({nullptr, nullptr, &report, {}, {}}), "Replica groups") == 0);
+}
+
 TEST_CASE("run report: a schedule past the page's block budget draws runs of operations as one block", "[report]") {
   // 2 stages x 30,000 microbatches: 120,000 forwards and backwards, 60,000 transfers (activations
   // 0 -> 1, gradients 1 -> 0) and a few gradient syncs, against a budget of 100,000 blocks: 2
