@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
 #include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
@@ -22,23 +21,6 @@ const CommandInfo kTorchtitanExportInfo = {
     "shapes, uneven stages, ZeRO-1/2, ...) lists every difference (exit 2); settings torchtitan fixes are\n"
     "notes on stderr. docs/torchtitan.md."};
 
-// The plan's inputs, with `model_path` as its model when given (a plan that has none of its own).
-absl::StatusOr<proto::PlanInputs> LoadWithModel(const std::string& plan_path, const std::string& cluster_path,
-                                                const std::string& model_path) {
-  if (model_path.empty()) return proto::LoadPlanInputs(plan_path, cluster_path);
-  hetsim::v1::Plan plan;
-  if (absl::Status s = proto::ParseSource(proto::Source::File(plan_path), &plan); !s.ok()) return s;
-  if (plan.has_model() || !plan.model_path().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: model: the plan names its model (--model is for a plan without one)", plan_path));
-  }
-  plan.set_model_path(model_path);  // a plan in memory resolves it from the working directory
-  proto::Source source{.is_file = false, .path = {}, .bytes = plan.SerializeAsString(), .name = plan_path};
-  absl::StatusOr<proto::PlanInputs> in = proto::LoadPlanInputs(source, proto::Source::File(cluster_path));
-  if (in.ok()) in->plan_path = plan_path;
-  return in;
-}
-
 int TorchtitanExport(const Args& args) {
   po::options_description options("options");
   std::string format, plan_path, cluster_path, model_path, out;
@@ -51,7 +33,11 @@ int TorchtitanExport(const Args& args) {
   positional.add("format", 1).add("plan", 1);
   po::variables_map vm;
   if (auto exit = ParseCommandLine(kTorchtitanExportInfo, args, options, positional, &vm)) return *exit;
-  absl::StatusOr<proto::PlanInputs> inputs = LoadWithModel(plan_path, cluster_path, model_path);
+  absl::StatusOr<proto::PlanInputs> inputs =
+      model_path.empty()
+          ? proto::LoadPlanInputs(plan_path, cluster_path)
+          : proto::LoadPlanInputsWithModel(proto::Source::File(plan_path), proto::Source::File(cluster_path),
+                                           proto::Source::File(model_path));
   if (!inputs.ok()) return ReportFailure(kTorchtitanExportInfo, inputs.status());
   absl::StatusOr<interop::TorchtitanExport> exported = interop::ExportTorchtitan(*inputs);
   if (!exported.ok()) return ReportFailure(kTorchtitanExportInfo, exported.status());
