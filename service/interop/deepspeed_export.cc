@@ -17,6 +17,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/type_resolver.h"
 #include "google/protobuf/util/type_resolver_util.h"
+#include "proto/output_files.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
@@ -228,6 +229,17 @@ absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& in, abs
                                     line.gpus_per_node, absl::StrJoin(flags, " \\\n    "));
   for (const std::string& n : line.notes) out.notes.push_back(n);
   return out;
+}
+
+absl::StatusOr<std::string> WriteDeepSpeedExport(const DeepSpeedExport& exported, absl::string_view config_name,
+                                                 const std::string& json_path, const std::string& line_path,
+                                                 std::vector<std::string> inputs) {
+  if (json_path.empty()) return absl::StrCat(config_name, ":\n", exported.config_json, exported.launch_line);
+  proto::OutputFiles files(std::move(inputs));
+  HETSIM_RETURN_IF_ERROR(files.Add(json_path, exported.config_json));
+  HETSIM_RETURN_IF_ERROR(files.Add(line_path, exported.launch_line));
+  HETSIM_RETURN_IF_ERROR(files.Commit());
+  return absl::StrFormat("wrote %s and %s\n%s", json_path, line_path, exported.launch_line);
 }
 
 }  // namespace hetsim::interop
