@@ -227,6 +227,25 @@ const std::pair<const char*, int> kMegatronDeepSpeedArguments[] = {
     {"--deepspeed_config", 0},
 };
 
+// A Megatron-DeepSpeed script of the corpus imported on `nodes` nodes (0: its own) of the 16K-H100 cluster,
+// as `export` loads it.
+proto::PlanInputs ImportedCorpusScript(const char* file, int64_t nodes) {
+  INFO(file);
+  ImportRequest request;
+  request.format = "megatron";
+  request.file = hetsim::testing::CorpusFile("launch-corpus", file).string();
+  request.cluster = proto::Source::File(kDsSource + "/examples/cluster-16k-h100.pbtxt");
+  request.layout.nodes = nodes;
+  absl::StatusOr<ImportResponse> imported = ImportPlan(request);
+  REQUIRE(imported.ok());
+  proto::PlanInputs in;
+  in.plan = imported->plan;
+  in.model = imported->plan.model();
+  in.cluster = hetsim::testing::ImportTestCluster();
+  REQUIRE(proto::ValidatePlanInputs(in).ok());
+  return in;
+}
+
 // Every flag of `line` after the script is one of kMegatronDeepSpeedArguments, and `hetsim import megatron`
 // reads each (none unknown or left unmodelled).
 void CheckFlagsAccepted(const std::string& line, std::set<std::string>& seen) {
@@ -284,19 +303,8 @@ TEST_CASE("export deepspeed: every flag written is one Megatron-DeepSpeed's argu
     CheckSameDsLayout(in, DsExportAndImport(in, a100, "flags"));
   }
   // A ZeRO run of one stage (Megatron-DeepSpeed's rebase script): --no-pipeline-parallel.
-  ImportRequest request;
-  request.format = "megatron";
-  request.file = hetsim::testing::CorpusFile("launch-corpus", "megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh");
-  request.cluster = proto::Source::File(kDsSource + "/examples/cluster-16k-h100.pbtxt");
-  request.layout.nodes = 8;
-  absl::StatusOr<ImportResponse> one_stage = ImportPlan(request);
-  REQUIRE(one_stage.ok());
-  proto::PlanInputs in;
-  in.plan = one_stage->plan;
-  in.model = one_stage->plan.model();
-  in.cluster = hetsim::testing::ImportTestCluster();
-  REQUIRE(proto::ValidatePlanInputs(in).ok());
-  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(in, "ds_config.json");
+  absl::StatusOr<DeepSpeedExport> e =
+      ExportDeepSpeed(ImportedCorpusScript("megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8), "ds_config.json");
   REQUIRE(e.ok());
   CheckFlagsAccepted(e->launch_line, seen);
   // Every flag of the table is one some export above writes: the table is what the export writes.
@@ -308,18 +316,8 @@ TEST_CASE("export deepspeed: every flag written is one Megatron-DeepSpeed's argu
 
 TEST_CASE("export deepspeed: what microsoft/Megatron-DeepSpeed's pipeline model cannot run is refused", "[interop]") {
   // BigScience's split counting the embeddings (--pp-partition-method of BigScience's fork).
-  ImportRequest request;
-  request.format = "megatron";
-  request.file = hetsim::testing::CorpusFile("launch-corpus", "bigscience_tr11f-6B3-ml.slurm");
-  request.cluster = proto::Source::File(kDsSource + "/examples/cluster-16k-h100.pbtxt");
-  absl::StatusOr<ImportResponse> bigscience = ImportPlan(request);
-  REQUIRE(bigscience.ok());
-  proto::PlanInputs in;
-  in.plan = bigscience->plan;
-  in.model = bigscience->plan.model();
-  in.cluster = hetsim::testing::ImportTestCluster();
-  REQUIRE(proto::ValidatePlanInputs(in).ok());
-  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(in, "ds_config.json");
+  absl::StatusOr<DeepSpeedExport> e =
+      ExportDeepSpeed(ImportedCorpusScript("bigscience_tr11f-6B3-ml.slurm", 0), "ds_config.json");
   REQUIRE_FALSE(e.ok());
   CHECK_THAT(std::string(e.status().message()),
              Catch::Contains("Megatron-DeepSpeed's GPTModelPipe partitions the blocks evenly"));
