@@ -100,3 +100,28 @@ absl::StatusOr<PlanInputs> LoadPlanInputs(const Source& plan, const Source& clus
 }
 
 }  // namespace hetsim::proto
+
+namespace hetsim::proto {
+
+absl::StatusOr<PlanInputs> LoadPlanInputsWithModel(const Source& plan, const Source& cluster, const Source& model) {
+  PlanInputs in;
+  in.plan_path = plan.label();
+  in.cluster_path = cluster.label();
+  HETSIM_RETURN_IF_ERROR(ParseSource(cluster, &in.cluster));
+  HETSIM_RETURN_IF_ERROR(ParseSource(plan, &in.plan));
+  if (in.plan.has_model() || !in.plan.model_path().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(in.plan_path, ": model: the plan names its model (--model is for a plan without one)"));
+  }
+  HETSIM_ASSIGN_OR_RETURN(in.model, LoadModel(model));
+  if (model.is_file) {
+    in.model_path = model.path;
+    in.plan.set_model_path(model.path);
+  } else {
+    *in.plan.mutable_model() = in.model;
+  }
+  HETSIM_RETURN_IF_ERROR(ValidatePlanInputs(in));
+  return in;
+}
+
+}  // namespace hetsim::proto

@@ -65,6 +65,10 @@ inline absl::StatusOr<PlanInputs> LoadPlanInputs(absl::string_view plan_path, ab
   return LoadPlanInputs(Source::File(std::string(plan_path)), Source::File(std::string(cluster_path)));
 }
 
+// LoadPlanInputs for a plan that names no model (a plan written for several models), run with `model`
+// (a file or a message): InvalidArgument when the plan names its own.
+absl::StatusOr<PlanInputs> LoadPlanInputsWithModel(const Source& plan, const Source& cluster, const Source& model);
+
 // The same checks for messages already in memory (sweeps substitute values and re-validate):
 // `inputs.cluster` may still carry presets; they are applied in place.
 absl::Status ValidatePlanInputs(PlanInputs& inputs);

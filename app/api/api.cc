@@ -30,8 +30,11 @@
 #include "service/evaluation/validate_predictions.h"
 #include "service/fidelity/fidelity_report.h"
 #include "service/fidelity/validation_set.h"
+#include "service/interop/deepspeed_export.h"
 #include "service/interop/import_command.h"
 #include "service/interop/megatron_export.h"
+#include "service/interop/nemo_export.h"
+#include "service/interop/torchtitan_export.h"
 #include "service/planning/islands_command.h"
 #include "service/planning/plan_command.h"
 #include "service/sweep/evaluator.h"
@@ -271,6 +274,47 @@ absl::StatusOr<std::string> ExportMegatron(const Args& args) {
   return exported.launch_line;
 }
 
+// The plan's inputs; `model`, when given, the model of a plan that names none (as the commands' --model).
+absl::StatusOr<proto::PlanInputs> PlanInputsOf(const Args& args) {
+  const proto::Source plan = SourceOf(args.input("plan")), cluster = SourceOf(args.input("cluster"));
+  if (const Input* model = args.optional_input("model")) {
+    return proto::LoadPlanInputsWithModel(plan, cluster, SourceOf(*model));
+  }
+  return proto::LoadPlanInputs(plan, cluster);
+}
+
+absl::StatusOr<std::string> ExportTorchtitan(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(const proto::PlanInputs inputs, PlanInputsOf(args));
+  HETSIM_ASSIGN_OR_RETURN(interop::TorchtitanExport exported, interop::ExportTorchtitan(inputs));
+  PrintLines("note: ", exported.notes);
+  return exported.toml;
+}
+
+absl::StatusOr<std::string> ExportNemo(const Args& args) {
+  HETSIM_ASSIGN_OR_RETURN(const proto::PlanInputs inputs, PlanInputsOf(args));
+  HETSIM_ASSIGN_OR_RETURN(interop::NemoExport exported, interop::ExportNemo(inputs));
+  PrintLines("note: ", exported.notes);
+  return exported.yaml;
+}
+
+// As `hetsim export deepspeed [--out-dir DIR]`: DIR/ds_config.json and DIR/launch.sh, or the text it prints.
+absl::StatusOr<std::string> ExportDeepSpeed(const Args& args) {
+  const Input& plan = args.input("plan");
+  const Input& cluster = args.input("cluster");
+  HETSIM_ASSIGN_OR_RETURN(const proto::PlanInputs inputs, proto::LoadPlanInputs(SourceOf(plan), SourceOf(cluster)));
+  constexpr absl::string_view kConfigName = "ds_config.json";
+  HETSIM_ASSIGN_OR_RETURN(interop::DeepSpeedExport exported, interop::ExportDeepSpeed(inputs, kConfigName));
+  const std::filesystem::path dir(args.str("out_dir"));
+  const bool to_files = !args.str("out_dir").empty();
+  HETSIM_ASSIGN_OR_RETURN(std::string printed,
+                          interop::WriteDeepSpeedExport(
+                              exported, kConfigName, to_files ? (dir / std::string(kConfigName)).string() : "",
+                              to_files ? (dir / "launch.sh").string() : "",
+                              {plan.is_path ? plan.path : "", cluster.is_path ? cluster.path : "", inputs.model_path}));
+  PrintLines("note: ", exported.notes);
+  return printed;
+}
+
 absl::StatusOr<std::string> ExportChakra(const Args& args) {
   HETSIM_ASSIGN_OR_RETURN(chakra::ExportResponse exported,
                           chakra::ExportChakraFiles({.plan = SourceOf(args.input("plan")),
@@ -438,6 +482,30 @@ std::vector<Call> InteropCalls() {
        "",
        {InputParam("plan", "Plan"), InputParam("cluster", "Cluster")},
        ExportMegatron},
+      {"export_deepspeed",
+       "`hetsim export deepspeed`: the DeepSpeed config of `plan` on `cluster` and the Megatron-DeepSpeed launch line\n"
+       "that reads it: with out_dir, writes out_dir/ds_config.json and out_dir/launch.sh (both or neither) and\n"
+       "returns the command's \"wrote ...\" line and the launch line; without, the text the command prints\n"
+       "(\"ds_config.json:\", the config, the launch line). Notes on stderr.",
+       "",
+       {InputParam("plan", "Plan"), InputParam("cluster", "Cluster"), Text("out_dir", "")},
+       ExportDeepSpeed},
+      {"export_torchtitan",
+       "`hetsim export torchtitan`: the torchtitan TOML job config of `plan` on `cluster` (text); `model` is the\n"
+       "model of a plan that names none, as --model. Notes on stderr.",
+       "",
+       {InputParam("plan", "Plan"),
+        InputParam("cluster", "Cluster"),
+        {"model", Kind::kOptionalInput, "Model", true, false, {}}},
+       ExportTorchtitan},
+      {"export_nemo",
+       "`hetsim export nemo`: the NeMo YAML training config of `plan` on `cluster` (text); `model` is the model of\n"
+       "a plan that names none, as --model. Notes on stderr.",
+       "",
+       {InputParam("plan", "Plan"),
+        InputParam("cluster", "Cluster"),
+        {"model", Kind::kOptionalInput, "Model", true, false, {}}},
+       ExportNemo},
       {"export_chakra",
        "`hetsim export chakra`: writes `plan`'s iteration on `cluster` as Chakra traces into the folder `out`\n"
        "(prefix: the plan file's name, or \"plan\" for a message); returns the command's line.",

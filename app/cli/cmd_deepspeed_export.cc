@@ -11,7 +11,6 @@
 #include "app/cli/cli.h"
 #include "app/cli/cmd_megatron.h"
 #include "proto/inputs.h"
-#include "proto/output_files.h"
 #include "service/interop/deepspeed_export.h"
 
 namespace hetsim::cli {
@@ -64,17 +63,10 @@ int DeepSpeedExport(const Args& args) {
       paths->json.empty() ? "ds_config.json" : std::filesystem::path(paths->json).filename().string();
   absl::StatusOr<interop::DeepSpeedExport> exported = interop::ExportDeepSpeed(*inputs, config_name);
   if (!exported.ok()) return ReportFailure(kDeepSpeedExportInfo, exported.status());
-  if (!paths->json.empty()) {
-    proto::OutputFiles files({plan_path, cluster_path, inputs->model_path});
-    absl::Status s = files.Add(paths->json, exported->config_json);
-    if (s.ok()) s = files.Add(paths->line, exported->launch_line);
-    if (s.ok()) s = files.Commit();
-    if (!s.ok()) return ReportFailure(kDeepSpeedExportInfo, s);
-    std::printf("wrote %s and %s\n", paths->json.c_str(), paths->line.c_str());
-  } else {
-    std::printf("%s:\n%s", config_name.c_str(), exported->config_json.c_str());
-  }
-  std::fputs(exported->launch_line.c_str(), stdout);
+  absl::StatusOr<std::string> printed = interop::WriteDeepSpeedExport(*exported, config_name, paths->json, paths->line,
+                                                                      {plan_path, cluster_path, inputs->model_path});
+  if (!printed.ok()) return ReportFailure(kDeepSpeedExportInfo, printed.status());
+  std::fputs(printed->c_str(), stdout);
   for (const std::string& note : exported->notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   return kExitOk;
 }

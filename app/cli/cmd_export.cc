@@ -18,7 +18,8 @@ const CommandInfo kExportInfo = {
     "hetsim export chakra PLAN --cluster CLUSTER --out DIR [--prefix P] [--quiet]\n"
     "       hetsim export megatron PLAN --cluster C [--out FILE]   (hetsim export megatron --help)\n"
     "       hetsim export deepspeed PLAN --cluster C [--out FILE.json | --out-dir DIR]\n"
-    "       hetsim export torchtitan PLAN --cluster C [--model M] [--out FILE]   (hetsim export torchtitan --help)",
+    "       hetsim export torchtitan PLAN --cluster C [--model M] [--out FILE]   (hetsim export torchtitan --help)\n"
+    "       hetsim export nemo PLAN --cluster C [--model M] [--out FILE.yaml]   (hetsim export nemo --help)",
     "Writes one training iteration of PLAN on CLUSTER as Chakra execution traces (schema 0.0.4, the v1.0.0\n"
     "layout of MLCommons Chakra's et_def.proto): DIR/P.<rank>.et for every GPU of the cluster (rank = global\n"
     "GPU id) and DIR/P.comm_groups.json, the communicator groups ASTRA-sim reads with\n"
@@ -28,7 +29,8 @@ const CommandInfo kExportInfo = {
     "`hetsim run --chakra DIR --cluster CLUSTER` simulates them back. See docs/chakra.md.\n"
     "Also: `hetsim export megatron PLAN --cluster C [--out FILE]` (a Megatron-LM launch line) and\n"
     "`hetsim export deepspeed PLAN --cluster C [--out FILE.json | --out-dir DIR]` (a DeepSpeed config with its\n"
-    "Megatron-DeepSpeed launch line); `hetsim export FORMAT --help` for each."};
+    "Megatron-DeepSpeed launch line), `hetsim export torchtitan ...` (a torchtitan TOML job config) and\n"
+    "`hetsim export nemo ...` (a NeMo YAML training config); `hetsim export FORMAT --help` for each."};
 
 // Writes the export `request` names (its prefix checked) and says what it wrote unless `quiet`.
 absl::Status ExportAndPrint(const chakra::ExportRequest& request, bool quiet) {
@@ -64,11 +66,13 @@ int Export(const Args& args) {
 }  // namespace
 
 int RunExport(const Args& args) {
-  // `export megatron`, `export deepspeed` and `export torchtitan` have their own options (cmd_megatron.cc,
-  // cmd_deepspeed_export.cc, cmd_torchtitan_export.cc); every other format is Chakra's.
+  // `export megatron`, `export deepspeed`, `export torchtitan` and `export nemo` have their own options
+  // (cmd_megatron.cc, cmd_deepspeed_export.cc, cmd_torchtitan_export.cc, cmd_nemo_export.cc); every other
+  // format is Chakra's.
   if (!args.empty() && args.front() == "megatron") return RunExportMegatron(args);
   if (!args.empty() && args.front() == "deepspeed") return RunExportDeepSpeed(args);
   if (!args.empty() && args.front() == "torchtitan") return RunExportTorchtitan(args);
+  if (!args.empty() && args.front() == "nemo") return RunExportNemo(args);
   return RunGuarded(kExportInfo, [&] { return Export(args); });
 }
 

@@ -11,6 +11,8 @@ int RunExportMegatron(const Args& args);
 int RunExportTorchtitan(const Args& args);  // cmd_torchtitan_export.cc
 // `export deepspeed PLAN` (cmd_deepspeed_export.cc).
 int RunExportDeepSpeed(const Args& args);
+// `export nemo PLAN` (cmd_nemo_export.cc).
+int RunExportNemo(const Args& args);
 
 }  // namespace hetsim::cli
 

@@ -33,7 +33,8 @@ const std::vector<Command>& AllCommands() {
       {"run", "simulate one training iteration of a plan: report and trace", RunRun},
       {"report", "draw a saved report as an HTML page", RunReport},
       {"export",
-       "write a plan as Chakra execution traces (export chakra) or a Megatron-LM launch line (export megatron)",
+       "write a plan as Chakra execution traces (export chakra) or another tool's launch line or config "
+       "(export megatron, deepspeed, torchtitan, nemo)",
        RunExport},
       {"sweep", "run a capacity-planning sweep: one row per point (CSV or JSON Lines)", RunSweep},
       {"sweep-merge", "merge the outputs of a sharded sweep into one file", RunSweepMerge},

@@ -17,6 +17,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/type_resolver.h"
 #include "google/protobuf/util/type_resolver_util.h"
+#include "proto/output_files.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
@@ -119,26 +120,43 @@ proto::PlanInputs AsDeepSpeedRuns(const proto::PlanInputs& in, std::vector<std::
   return out;
 }
 
-// Megatron-LM's flags in Megatron-DeepSpeed's spelling: flash attention is --use-flash-attn (it has no
-// --attention-backend; without a switch it runs unfused attention); ZeRO moves to --zero-stage; the
-// pipeline split is DeepSpeed's PipelineModule partition (--pp-partition-method, megatron_import.cc's
-// ReadDeepSpeedPartition): its default type:transformer balances the blocks (Megatron's even split) and
-// type:transformer|embedding counts both embeddings as layers (Megatron's --account-for-embedding- and
-// --account-for-loss-in-pipeline-split); any other split is a problem.
+// Megatron-LM's flags in the spelling microsoft/Megatron-DeepSpeed's megatron/arguments.py accepts
+// (f4157be; docs/megatron.md lists each flag's line): flash attention is --use-flash-attn (it has no
+// --attention-backend; without a switch it runs unfused attention); grouped-query attention is
+// --num-key-value-heads (no --group-query-attention or --num-query-groups); SwiGLU's bias is never fused
+// (megatron/model/transformer.py sets bias_gelu_fusion False under --swiglu: no --no-bias-swiglu-fusion);
+// ZeRO moves to --zero-stage. Its GPTModelPipe partitions the layers with partition_method='type:transformer'
+// (megatron/model/gpt_model.py, no flag: --pp-partition-method is BigScience's fork's), Megatron's even
+// split of the blocks, and recomputes only uniformly ("deepspeed's pipeline doesn't support the block
+// recompute method"); any other split, and block recomputation under pipelines, are problems.
 std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::string> flags, int pipeline_stages,
-                                        uint32_t zero_stage, absl::string_view config_name) {
+                                        uint32_t zero_stage, absl::string_view config_name,
+                                        std::vector<std::string>& notes) {
   std::vector<std::string> out;
   for (std::string& f : flags) {
-    if (f == "--attention-backend unfused") continue;
-    if (f == "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split") {
-      out.push_back("--pp-partition-method 'type:transformer|embedding'");
+    if (f == "--attention-backend unfused" || f == "--group-query-attention") continue;
+    if (f == "--no-bias-swiglu-fusion") {
+      notes.push_back(
+          "unfused_kernels.bias_activation: no flag (Megatron-DeepSpeed never fuses SwiGLU's bias: "
+          "megatron/model/transformer.py, bias_gelu_fusion False under --swiglu)");
+      continue;
+    }
+    if (absl::StartsWith(f, "--num-query-groups ")) {
+      out.push_back(absl::StrCat("--num-key-value-heads ", f.substr(std::string("--num-query-groups ").size())));
       continue;
     }
     if (absl::StrContains(f, "pipeline-split") || absl::StrContains(f, "pipeline-num-layers") ||
         absl::StrContains(f, "--pipeline-model-parallel-layout")) {
       p.Add("stages",
-            "the split Megatron-LM writes %s: DeepSpeed's pipeline engine partitions the blocks evenly "
-            "(--pp-partition-method type:transformer) or counting both embeddings (type:transformer|embedding)",
+            "the split Megatron-LM writes %s: Megatron-DeepSpeed's GPTModelPipe partitions the blocks evenly "
+            "(partition_method 'type:transformer' in megatron/model/gpt_model.py; it has no flag for another)",
+            f);
+      continue;
+    }
+    if (pipeline_stages > 1 && absl::StrContains(f, "--recompute-method block")) {
+      p.Add("stages[0].recompute_num_layers",
+            "%s: Megatron-DeepSpeed's GPTModelPipe recomputes uniformly or not at all (megatron/model/gpt_model.py: "
+            "\"deepspeed's pipeline doesn't support the block recompute method\")",
             f);
       continue;
     }
@@ -221,13 +239,24 @@ absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& in, abs
   HETSIM_ASSIGN_OR_RETURN(const MegatronExport line, ExportMegatron(AsDeepSpeedRuns(in, out.notes)));
   HETSIM_ASSIGN_OR_RETURN(out.config_json, ConfigJson(in));
   const std::vector<std::string> flags =
-      DeepSpeedFlags(p, line.flags, in.plan.stages_size(), in.plan.stages(0).zero_stage(), config_name);
+      DeepSpeedFlags(p, line.flags, in.plan.stages_size(), in.plan.stages(0).zero_stage(), config_name, out.notes);
   if (!p.empty()) return p.ToStatus();
   // DeepSpeed's runner: --num_nodes of --num_gpus each (deepspeed/launcher/runner.py).
   out.launch_line = absl::StrFormat("deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py \\\n    %s\n", line.nodes,
                                     line.gpus_per_node, absl::StrJoin(flags, " \\\n    "));
   for (const std::string& n : line.notes) out.notes.push_back(n);
   return out;
+}
+
+absl::StatusOr<std::string> WriteDeepSpeedExport(const DeepSpeedExport& exported, absl::string_view config_name,
+                                                 const std::string& json_path, const std::string& line_path,
+                                                 std::vector<std::string> inputs) {
+  if (json_path.empty()) return absl::StrCat(config_name, ":\n", exported.config_json, exported.launch_line);
+  proto::OutputFiles files(std::move(inputs));
+  HETSIM_RETURN_IF_ERROR(files.Add(json_path, exported.config_json));
+  HETSIM_RETURN_IF_ERROR(files.Add(line_path, exported.launch_line));
+  HETSIM_RETURN_IF_ERROR(files.Commit());
+  return absl::StrFormat("wrote %s and %s\n%s", json_path, line_path, exported.launch_line);
 }
 
 }  // namespace hetsim::interop

@@ -27,6 +27,14 @@ struct DeepSpeedExport {
 // read beside the line. InvalidArgument: one "<plan file>: <field path>: <problem>" line per difference.
 absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& inputs, absl::string_view config_name);
 
+// `hetsim export deepspeed`'s output, for the command and the API alike: with `json_path` the config
+// written there and the line at `line_path`, both or neither and never over one of `inputs`, and
+// "wrote ..." with the line returned; without, the text the command prints (the config's name, the
+// config, the line).
+absl::StatusOr<std::string> WriteDeepSpeedExport(const DeepSpeedExport& exported, absl::string_view config_name,
+                                                 const std::string& json_path, const std::string& line_path,
+                                                 std::vector<std::string> inputs);
+
 }  // namespace hetsim::interop
 
 #endif  // HETSIM_SERVICE_INTEROP_DEEPSPEED_EXPORT_H_

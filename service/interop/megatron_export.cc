@@ -322,16 +322,6 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
   return notes;
 }
 
-// Megatron pads --vocab-size up to a multiple of --make-vocab-size-divisible-by (default 128) x TP: the
-// largest divisor up to 128 that leaves `vocab` as it is (128: the default, no flag), or nullopt when
-// none does (a vocabulary that TP does not divide).
-std::optional<int64_t> VocabDivisor(int64_t vocab, int64_t tp) {
-  for (int64_t d = 128; d >= 1; --d) {
-    if (vocab % (d * tp) == 0) return d;
-  }
-  return std::nullopt;
-}
-
 // Today's Megatron-LM (the line is one: --attention-backend) has one switch for pipeline sends,
 // --no-overlap-p2p-communication (arguments.py; May-October 2023's --overlap-p2p-communication is gone):
 // the interleaved schedule overlaps them unless told not to, and blocks them only at PP > 2 (it asserts
@@ -367,6 +357,13 @@ void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vecto
 }
 
 }  // namespace
+
+std::optional<int64_t> VocabDivisor(int64_t vocab, int64_t tp) {
+  for (int64_t d = 128; d >= 1; --d) {
+    if (vocab % (d * tp) == 0) return d;
+  }
+  return std::nullopt;
+}
 
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   proto::Problems p(in.plan_path.empty() ? in.plan.name() : in.plan_path);

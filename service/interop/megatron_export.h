@@ -7,6 +7,7 @@
 #define HETSIM_SERVICE_INTEROP_MEGATRON_EXPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct MegatronExport {
 // The flags that describe `model` (its shape, MoE layout, attention kernel and dtype), appended to
 // `flags` one or a few per string, as export writes them.
 void ModelFlags(const hetsim::v1::Model& model, std::vector<std::string>& flags);
+
+// Megatron pads --vocab-size up to a multiple of --make-vocab-size-divisible-by (default 128) x TP (NeMo's
+// model.make_vocab_size_divisible_by alike): the largest divisor up to 128 that leaves `vocab` as it is
+// (128: the default), or nullopt when none does (a vocabulary that TP does not divide).
+std::optional<int64_t> VocabDivisor(int64_t vocab, int64_t tp);
 
 // `inputs` validated. InvalidArgument: one "<plan file>: <field path>: <problem>" line per difference.
 absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& inputs);

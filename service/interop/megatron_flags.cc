@@ -46,6 +46,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"num-attention-heads", 1},
     {"group-query-attention", 0},
     {"num-query-groups", 1},
+    {"num-key-value-heads", 1},  // Megatron-DeepSpeed's GQA (megatron/arguments.py; None: one per head)
     {"kv-channels", 1},
     {"seq-length", 1},
     {"max-position-embeddings", 1},

@@ -338,6 +338,11 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
     if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));  // as many groups as heads: MHA
+  } else if (r.Has("num-key-value-heads")) {
+    // Megatron-DeepSpeed's spelling of the groups, with no switch (microsoft/Megatron-DeepSpeed f4157be,
+    // megatron/arguments.py: --num-key-value-heads, None meaning one per attention head).
+    HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-key-value-heads", 1));
+    if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));
   } else if (r.Has("num-query-groups")) {
     notes.push_back("--num-query-groups: ignored without --group-query-attention, as Megatron does");
   }

@@ -12,17 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "proto/framework_profile.h"
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
+#include "service/interop/plan_compare_internal.h"
 #include "service/interop/torchtitan_flavors.h"
 #include "service/interop/torchtitan_import.h"
 
@@ -30,7 +28,6 @@ namespace hetsim::interop {
 namespace {
 
 namespace v1 = hetsim::v1;
-namespace pb = google::protobuf;
 
 struct Flavor {
   const char* model;  // torchtitan's model.name
@@ -62,7 +59,7 @@ std::string KnownFlavors() {
 }
 
 // What torchtitan's config says of the plan: refusals before the file is written (the model, the
-// dtype, the schedule, the sharding); the layout itself is checked by importing the file (Compare).
+// dtype, the schedule, the sharding); the layout itself is checked by importing the file (ComparePlans).
 void CheckExpressible(proto::Problems& p, const proto::PlanInputs& in) {
   const v1::Transformer& t = in.model.transformer();
   if (!FlavorOf(t)) {
@@ -165,26 +162,6 @@ toml::table ConfigOf(const proto::PlanInputs& in, const Flavor& flavor) {
                      {"compile", toml::table{{"enable", !plan.eager_kernels()}}}};
 }
 
-// A field's value as text format writes it ("[1, 2]" for a repeated field).
-std::string ValueOf(const pb::Message& m, const pb::FieldDescriptor* f) {
-  std::string out;
-  if (!f->is_repeated()) {
-    pb::TextFormat::PrintFieldValueToString(m, f, -1, &out);
-    return out;
-  }
-  std::vector<std::string> values;
-  for (int i = 0; i < m.GetReflection()->FieldSize(m, f); ++i) {
-    std::string v;
-    pb::TextFormat::PrintFieldValueToString(m, f, i, &v);
-    values.push_back(v);
-  }
-  return absl::StrCat("[", absl::StrJoin(values, ", "), "]");
-}
-
-bool SameField(const pb::Message& a, const pb::Message& b, const pb::FieldDescriptor* f) {
-  return pb::util::MessageDifferencer().CompareWithFields(a, b, {f}, {f});
-}
-
 // Why torchtitan's config gives a stage field other than the plan's.
 std::string StageWhy(const std::string& field) {
   if (field == "mesh") {
@@ -198,48 +175,6 @@ std::string StageWhy(const std::string& field) {
     return "torchtitan's activation_checkpoint modes are none, selective and full (every block)";
   }
   return "its config has no key for it";
-}
-
-// The plan beside the import of its config: layout differences are problems, settings torchtitan fixes
-// are notes.
-void Compare(proto::Problems& p, std::vector<std::string>& notes, const v1::Plan& plan, const v1::Plan& again) {
-  const pb::Descriptor* d = v1::Plan::descriptor();
-  for (int i = 0; i < plan.stages_size() && i < again.stages_size(); ++i) {
-    for (int k = 0; k < v1::Stage::descriptor()->field_count(); ++k) {
-      const pb::FieldDescriptor* f = v1::Stage::descriptor()->field(k);
-      if (SameField(plan.stages(i), again.stages(i), f)) continue;
-      p.Add(absl::StrFormat("stages[%d].%s", i, f->name()), "%s, the config torchtitan runs gives %s: %s",
-            ValueOf(plan.stages(i), f), ValueOf(again.stages(i), f), StageWhy(f->name()));
-    }
-  }
-  static const absl::flat_hash_set<std::string> kLayout = {
-      "stages",   "pipelines",      "micro_batch_size",     "global_batch_size",
-      "schedule", "virtual_stages", "virtual_stage_layers", "context_parallel"};
-  for (int k = 0; k < d->field_count(); ++k) {
-    const pb::FieldDescriptor* f = d->field(k);
-    const std::string& name = f->name();
-    if (name == "name" || name == "model" || name == "model_path" || name == "framework_off") continue;
-    if (SameField(plan, again, f)) continue;
-    if (name == "stages" && plan.stages_size() == again.stages_size()) continue;  // field by field above
-    if (kLayout.contains(name)) {
-      p.Add(name, "%s, the config torchtitan runs gives %s", ValueOf(plan, f), ValueOf(again, f));
-      continue;
-    }
-    notes.push_back(absl::StrFormat("%s: not exported (%s in the plan; the config runs torchtitan's %s)", name,
-                                    ValueOf(plan, f), ValueOf(again, f)));
-  }
-}
-
-// The model beside torchtitan's flavor (its attention, norms, embeddings): a difference is a model
-// torchtitan has no flavor for.
-void CompareModel(proto::Problems& p, v1::Model model, const v1::Model& again) {
-  if (model.dtype() == v1::DTYPE_UNSPECIFIED) model.set_dtype(v1::BF16);  // the schema's default
-  pb::util::MessageDifferencer d;
-  d.IgnoreField(v1::Model::descriptor()->FindFieldByName("name"));
-  std::string diff;
-  d.ReportDifferencesToString(&diff);
-  if (d.Compare(model, again)) return;
-  p.Add("model", "differs from torchtitan's %s (the config names a flavor, not a shape): %s", again.name(), diff);
 }
 
 }  // namespace
@@ -274,8 +209,10 @@ absl::StatusOr<TorchtitanExport> ExportTorchtitan(const proto::PlanInputs& input
   }
   v1::Plan imported = again->plan;
   proto::ApplyFrameworkProfile(&imported, again->model);
-  CompareModel(p, in.model, again->model);
-  Compare(p, out.notes, in.plan, imported);
+  CompareModels(
+      p, in.model, again->model,
+      absl::StrFormat("differs from torchtitan's %s (the config names a flavor, not a shape)", again->model.name()));
+  ComparePlans(p, out.notes, in.plan, imported, "torchtitan", StageWhy);
   if (!p.empty()) return p.ToStatus();
   return out;
 }

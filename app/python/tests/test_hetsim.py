@@ -481,6 +481,65 @@ def test_export_megatron_gives_the_cli_launch_line():
                       "--cluster", A100)
 
 
+def test_export_nemo_gives_the_cli_config_and_takes_a_model():
+    plan = os.path.join(EX, "plan-megatron-39b.pbtxt")
+    code, out, err = cli("export", "nemo", plan, "--cluster", A100)
+    assert code == 0, err
+    assert hetsim.export_nemo(plan, A100) == out
+    assert "tensor_model_parallel_size:" in out and "mcore_gpt: true" in out
+    # A plan without a model, with `model` as --model: the message in, the file on the command line.
+    bare = text(plan, hetsim_pb2.Plan)
+    model = os.path.join(EX, "model-gpt39b.pbtxt")
+    bare.ClearField("model")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bare.pbtxt")
+        with open(path, "w") as f:
+            f.write(text_format.MessageToString(bare))
+        code, out, err = cli("export", "nemo", path, "--cluster", A100, "--model", model)
+        assert code == 0, err
+        assert hetsim.export_nemo(path, A100, model=model) == out
+        assert hetsim.export_nemo(bare, A100, model=model) == out.replace(path, bare.name)
+        raises_as_the_cli(lambda: hetsim.export_nemo(plan, A100, model=model), "export", "nemo", plan,
+                          "--cluster", A100, "--model", model)
+    raises_as_the_cli(lambda: hetsim.export_nemo(HAPT_PLAN, HAPT_CLUSTER), "export", "nemo", HAPT_PLAN,
+                      "--cluster", HAPT_CLUSTER)
+
+
+def test_export_torchtitan_gives_the_cli_config():
+    cluster = os.path.join(EX, "cluster-16k-h100.pbtxt")
+    config = os.path.join(SOURCE, "tests", "torchtitan_data", "llama3_8b_2025.toml")
+    with tempfile.TemporaryDirectory() as d:
+        plan = os.path.join(d, "plan.pbtxt")
+        code, _, err = cli("import", "torchtitan", config, "--nodes", "2", "--cluster", cluster, "--out", plan)
+        assert code == 0, err
+        code, out, err = cli("export", "torchtitan", plan, "--cluster", cluster)
+        assert code == 0, err
+        assert hetsim.export_torchtitan(plan, cluster) == out
+        assert hetsim.export_torchtitan(text(plan, hetsim_pb2.Plan), cluster) == out  # a message in
+        assert "flavor = '8B'" in out
+    raises_as_the_cli(lambda: hetsim.export_torchtitan(HAPT_PLAN, HAPT_CLUSTER), "export", "torchtitan", HAPT_PLAN,
+                      "--cluster", HAPT_CLUSTER)
+
+
+def test_export_deepspeed_gives_the_cli_files():
+    plan = os.path.join(EX, "plan-megatron-39b.pbtxt")
+    code, out, err = cli("export", "deepspeed", plan, "--cluster", A100)
+    assert code == 0, err
+    assert hetsim.export_deepspeed(plan, A100) == out
+    assert out.startswith("ds_config.json:\n") and "--deepspeed_config ds_config.json" in out
+    with tempfile.TemporaryDirectory() as d:
+        ours, theirs = os.path.join(d, "api"), os.path.join(d, "cli")
+        os.mkdir(ours)
+        os.mkdir(theirs)
+        code, out, err = cli("export", "deepspeed", plan, "--cluster", A100, "--out-dir", theirs)
+        assert code == 0, err
+        assert hetsim.export_deepspeed(plan, A100, out_dir=ours) == out.replace(theirs, ours)
+        for name in ("ds_config.json", "launch.sh"):
+            assert open(os.path.join(ours, name), "rb").read() == open(os.path.join(theirs, name), "rb").read()
+    raises_as_the_cli(lambda: hetsim.export_deepspeed(HAPT_PLAN, HAPT_CLUSTER), "export", "deepspeed", HAPT_PLAN,
+                      "--cluster", HAPT_CLUSTER)
+
+
 def test_export_chakra_and_its_replay_give_the_cli_files():
     with tempfile.TemporaryDirectory() as d:
         ours, theirs = os.path.join(d, "api"), os.path.join(d, "cli")

@@ -6,11 +6,13 @@
 #include <unistd.h>
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -19,6 +21,7 @@
 #include "proto/validate_plan.h"
 #include "service/interop/deepspeed_export.h"
 #include "service/interop/import_command.h"
+#include "service/interop/megatron_flags.h"
 #include "tests/service/interop/interop_test_util.h"
 
 namespace hetsim::interop {
@@ -121,8 +124,9 @@ TEST_CASE("export deepspeed: Megatron-DeepSpeed scripts of the corpus, imported,
           "[interop][corpus]") {
   const std::string cluster = kDsSource + "/examples/cluster-16k-h100.pbtxt";
   // {file, nodes (0: the script's own count)}: BigScience's runs with pipelines, and a ZeRO run of one stage.
-  const std::pair<const char*, int64_t> files[] = {{"bigscience_tr11f-6B3-ml.slurm", 0},
-                                                   {"bigscience_tr1-13B-round1.slurm", 0},
+  // (BigScience's tr11f-6B3 counts the embeddings in its split, --pp-partition-method of BigScience's fork,
+  // which microsoft/Megatron-DeepSpeed's line cannot say: refused below.)
+  const std::pair<const char*, int64_t> files[] = {{"bigscience_tr1-13B-round1.slurm", 0},
                                                    {"megatron-deepspeed_pretrain_llama2_distributed.sh", 0},
                                                    {"megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8}};
   for (const auto& [file, nodes] : files) {
@@ -182,6 +186,150 @@ TEST_CASE("export deepspeed: the config is DeepSpeed's batch arithmetic, ZeRO st
     CHECK(absl::StrContains(refused.status().message(),
                             "stages[0].zero_stage: 2 with 2 pipeline stages: DeepSpeed's pipeline engine runs ZeRO"));
   }
+}
+
+// The flags microsoft/Megatron-DeepSpeed (f4157bea69f3df8c6cb66f2ebcda66ba03d1288e) accepts that the export
+// writes, each with its line in megatron/arguments.py (its parser errors on any other: parse_args without
+// ignore_unknown_args); --deepspeed and --deepspeed_config are DeepSpeed's (deepspeed/__init__.py,
+// _add_core_arguments), added by the deepspeed.add_config_arguments(parser) of arguments.py line 54.
+// docs/megatron.md lists them.
+const std::pair<const char*, int> kMegatronDeepSpeedArguments[] = {
+    {"--num-layers", 602},
+    {"--hidden-size", 616},
+    {"--ffn-hidden-size", 618},
+    {"--num-attention-heads", 621},
+    {"--num-key-value-heads", 623},
+    {"--kv-channels", 625},
+    {"--max-position-embeddings", 630},
+    {"--make-vocab-size-divisible-by", 644},
+    {"--swiglu", 670},
+    {"--untie-embeddings-and-output-weights", 680},
+    {"--micro-batch-size", 801},
+    {"--global-batch-size", 808},
+    {"--recompute-granularity", 830},
+    {"--recompute-method", 842},
+    {"--recompute-num-layers", 851},
+    {"--no-masked-softmax-fusion", 899},
+    {"--no-bias-gelu-fusion", 904},
+    {"--no-bias-dropout-fusion", 907},
+    {"--use-flash-attn", 927},
+    {"--no-pipeline-parallel", 954},
+    {"--no-async-tensor-model-parallel-allreduce", 961},
+    {"--sequence-parallel", 972},
+    {"--fp16", 1111},
+    {"--bf16", 1113},
+    {"--tensor-model-parallel-size", 1149},
+    {"--pipeline-model-parallel-size", 1154},
+    {"--vocab-size", 1269},
+    {"--seq-length", 1278},
+    {"--zero-stage", 1487},
+    {"--deepspeed", 0},
+    {"--deepspeed_config", 0},
+};
+
+// A Megatron-DeepSpeed script of the corpus imported on `nodes` nodes (0: its own) of the 16K-H100 cluster,
+// as `export` loads it.
+proto::PlanInputs ImportedCorpusScript(const char* file, int64_t nodes) {
+  INFO(file);
+  ImportRequest request;
+  request.format = "megatron";
+  request.file = hetsim::testing::CorpusFile("launch-corpus", file).string();
+  request.cluster = proto::Source::File(kDsSource + "/examples/cluster-16k-h100.pbtxt");
+  request.layout.nodes = nodes;
+  absl::StatusOr<ImportResponse> imported = ImportPlan(request);
+  REQUIRE(imported.ok());
+  proto::PlanInputs in;
+  in.plan = imported->plan;
+  in.model = imported->plan.model();
+  in.cluster = hetsim::testing::ImportTestCluster();
+  REQUIRE(proto::ValidatePlanInputs(in).ok());
+  return in;
+}
+
+// Every flag of `line` after the script is one of kMegatronDeepSpeedArguments, and `hetsim import megatron`
+// reads each (none unknown or left unmodelled).
+void CheckFlagsAccepted(const std::string& line, std::set<std::string>& seen) {
+  INFO(line);
+  bool after_script = false;
+  for (absl::string_view word : absl::StrSplit(line, absl::ByAnyChar(" \n"), absl::SkipEmpty())) {
+    if (word == "pretrain_gpt.py") after_script = true;
+    if (!after_script || !absl::StartsWith(word, "--")) continue;
+    INFO(word);
+    const bool accepted = std::any_of(std::begin(kMegatronDeepSpeedArguments), std::end(kMegatronDeepSpeedArguments),
+                                      [&](const auto& a) { return word == a.first; });
+    CHECK(accepted);
+    seen.insert(std::string(word));
+  }
+  absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, "launch.sh");
+  REQUIRE(flags.ok());
+  CHECK(flags->unknown.empty());
+  CHECK(flags->not_modelled.empty());
+}
+
+TEST_CASE("export deepspeed: every flag written is one Megatron-DeepSpeed's arguments.py accepts, read back",
+          "[interop]") {
+  const std::string a100 = kDsSource + "/examples/cluster-a100-512.pbtxt";
+  absl::StatusOr<proto::PlanInputs> base = proto::LoadPlanInputs(kDsSource + "/examples/plan-megatron-39b.pbtxt", a100);
+  REQUIRE(base.ok());
+  std::vector<proto::PlanInputs> plans = {*base};
+  // The same plan with the switches the example leaves off: sequence parallelism, selective recomputation,
+  // unfused kernels, flash attention, BF16, grouped-query attention with its own head width, and one stage.
+  proto::PlanInputs more = *base;
+  for (v1::Stage& s : *more.plan.mutable_stages()) {
+    s.set_sequence_parallel(true);
+    s.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  }
+  more.plan.set_unfused_elementwise(true);
+  v1::Transformer& t = *more.model.mutable_transformer();
+  t.set_attention(v1::ATTENTION_FLASH);
+  t.set_num_kv_heads(8);
+  t.set_head_dim(128);
+  more.model.set_dtype(v1::BF16);
+  *more.plan.mutable_model() = more.model;
+  plans.push_back(more);
+  proto::PlanInputs gated = more;
+  gated.model.mutable_transformer()->set_gated_mlp(true);
+  gated.model.mutable_transformer()->set_tied_embeddings(false);
+  gated.model.mutable_transformer()->set_vocab_size(51200 - 8 * 64);  // a multiple of 64 x TP 8, not of 128 x 8
+  *gated.plan.mutable_model() = gated.model;
+  plans.push_back(gated);
+  std::set<std::string> seen;
+  for (proto::PlanInputs& in : plans) {
+    REQUIRE(proto::ValidatePlanInputs(in).ok());
+    absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(in, "ds_config.json");
+    INFO(e.status().message());
+    REQUIRE(e.ok());
+    CheckFlagsAccepted(e->launch_line, seen);
+    CheckSameDsLayout(in, DsExportAndImport(in, a100, "flags"));
+  }
+  // A ZeRO run of one stage (Megatron-DeepSpeed's rebase script): --no-pipeline-parallel.
+  absl::StatusOr<DeepSpeedExport> e =
+      ExportDeepSpeed(ImportedCorpusScript("megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8), "ds_config.json");
+  REQUIRE(e.ok());
+  CheckFlagsAccepted(e->launch_line, seen);
+  // Every flag of the table is one some export above writes: the table is what the export writes.
+  for (const auto& [flag, line] : kMegatronDeepSpeedArguments) {
+    INFO(flag);
+    CHECK(seen.count(flag) == 1);
+  }
+}
+
+TEST_CASE("export deepspeed: what microsoft/Megatron-DeepSpeed's pipeline model cannot run is refused", "[interop]") {
+  // BigScience's split counting the embeddings (--pp-partition-method of BigScience's fork).
+  absl::StatusOr<DeepSpeedExport> e =
+      ExportDeepSpeed(ImportedCorpusScript("bigscience_tr11f-6B3-ml.slurm", 0), "ds_config.json");
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(std::string(e.status().message()),
+             Catch::Contains("Megatron-DeepSpeed's GPTModelPipe partitions the blocks evenly"));
+  // Megatron's block recomputation under pipelines.
+  absl::StatusOr<proto::PlanInputs> block = proto::LoadPlanInputs(kDsSource + "/examples/plan-megatron-39b.pbtxt",
+                                                                  kDsSource + "/examples/cluster-a100-512.pbtxt");
+  REQUIRE(block.ok());
+  for (v1::Stage& s : *block->plan.mutable_stages()) s.set_recompute_num_layers(2);
+  e = ExportDeepSpeed(*block, "ds_config.json");
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(std::string(e.status().message()),
+             Catch::Contains("stages[0].recompute_num_layers: --recompute-granularity full --recompute-method block"));
 }
 
 }  // namespace
