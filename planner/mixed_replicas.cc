@@ -44,6 +44,7 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
   for (SearchedGroup& g : groups) {
     IntraStageConfig cfg = experts;
     cfg.tensor_parallel = g.tensor_parallel;
+    cfg.sequence_parallel = stage.sequence_parallel && g.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
     if (!moe) {  // a dense model's groups: ETP is each group's TP (no experts to lay out)
       cfg.expert_tensor_parallel = 0;
       cfg.expert_data_parallel = 0;

@@ -497,6 +497,7 @@ workload::StageConfig GroupConfig(const spec::StageSpec& st, const spec::PlanSpe
   workload::StageConfig config = workload::StageConfigOf(st, plan);
   const spec::ReplicaGroupSpec& group = st.replica_groups[g];
   config.tensor_parallel = group.tensor_parallel;
+  config.sequence_parallel = st.sequence_parallel && group.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
   config.expert_tensor_parallel = 0;
   // MoE: the stage's experts on the group's own GPUs (ETP x EP of them a copy); ZeRO shards their states
   // over every group's copies (StageParallelism::expert_data_parallel).

@@ -145,26 +145,24 @@ TEST_CASE("An MoE replica group twice as fast with twice the share finishes its 
 }
 
 TEST_CASE("A mixed MoE stage's ZeRO shards the experts over every group's copies", "[executor][replicas][experts]") {
-  // Groups of TP 2 x DP 2 and TP 1 x DP 4 at EP 2 x ETP 2: each holds 2 copies of the experts (4 GPUs each),
-  // so each expert shard has 4 holders: ZeRO-1's optimizer states of the experts are a quarter of each GPU's,
-  // the same on both groups although their TP differs.
+  // Groups of TP 2 x DP 2 and TP 1 x DP 4 at EP 2 x ETP 2: each holds one copy of the experts (4 GPUs), so
+  // each expert shard has 2 holders, one per group, whatever the group's TP (the cost model's TP x DP /
+  // (ETP x EP) of a group would have said 3 and 1); the dense states shard over the stage's 6 replicas.
   const v1::Cluster cluster = testing::TwoIslandCluster(1, 8, 10, 1000);
   v1::Plan plan = MixedMoePlan({{"fast", 0, 4, 2, 2, 1}, {"slow", 0, 4, 1, 4, 1}}, 6, 2, 1);
   plan.mutable_stages(0)->set_expert_tensor_parallel(2);
   const driver::Simulation sim = Simulate(cluster, plan);
   const executor::StageSetup& st = sim.setup->stages[0];
   CHECK(st.layout.expert_data_groups() == 4);
-  CHECK(st.layout.expert_gradient_group_size() == 4);
+  CHECK(st.layout.expert_gradient_group_size() == 2);
   for (int e = 0; e < 4; ++e) {
-    const std::vector<GpuId> group = st.layout.ExpertDataGroup(e);
-    CHECK(group ==
-          std::vector<GpuId>{st.layout.gpus[e], st.layout.gpus[4 + e], st.layout.gpus[8 + e], st.layout.gpus[12 + e]});
+    CHECK(st.layout.ExpertDataGroup(e) == std::vector<GpuId>{st.layout.gpus[e], st.layout.gpus[4 + e]});
   }
   // Per GPU of group g (TP t_g): its dense states sharded over the stage's 6 replicas, its experts' (a
-  // quarter of them: ETP x EP = 4 shards) over their 4 holders, as the memory model shards each part.
+  // quarter of them: ETP x EP = 4 shards) over their 2 holders, as the memory model shards each part.
   const workload::ModelCost& model = *sim.setup->model;
   const double experts = workload::ExpertParamsOfLayers(model, 0, 4, 4);
-  const workload::StageMemory expert_states = workload::ZeroShardedModelStates(experts, model.dtype(), 1, 4, false);
+  const workload::StageMemory expert_states = workload::ZeroShardedModelStates(experts, model.dtype(), 1, 2, false);
   for (int g = 0; g < 2; ++g) {
     INFO("group " << g);
     const int tp = g == 0 ? 2 : 1;
