@@ -30,7 +30,10 @@ TEST_CASE("validate: an MoE stage of replica groups on two GPU types is judged a
                     << TimeToMilliseconds(v->simulated.iteration) << " ms, t "
                     << TimeToMilliseconds(v->prediction.stages[0].t) << " / " << TimeToMilliseconds(v->simulated.t[0])
                     << " ms, peak " << v->prediction.stages[0].peak_bytes << " / " << v->simulated.peak[0]);
-  CHECK(std::abs(RelativeError(v->prediction.stages[0].t, v->simulated.t[0])) < 0.05);
+  // Measured: t -0.5%, the iteration +3.8% (529.522 against 510.223 ms), the memory exact. The excess is the
+  // dense ring's price at each GPU's NIC share (the dense model of the same shape is +14.0%); the experts'
+  // rings are priced as run (docs/heterogeneous.md, "MoE experts on a mixed stage").
+  CHECK(std::abs(RelativeError(v->prediction.stages[0].t, v->simulated.t[0])) < 0.01);
   CHECK(std::abs(RelativeError(v->prediction.iteration, v->simulated.iteration)) < 0.05);
   CHECK(v->prediction.stages[0].peak_bytes == v->simulated.peak[0]);
 }
@@ -49,7 +52,10 @@ TEST_CASE("validate: a plan of pipelines with an MoE stage of replica groups is 
   REQUIRE(v.ok());
   INFO("iteration " << TimeToMilliseconds(v->prediction.iteration) << " / "
                     << TimeToMilliseconds(v->simulated.iteration) << " ms");
-  CHECK(std::abs(RelativeError(v->prediction.iteration, v->simulated.iteration)) < 0.05);
+  // Measured +0.0% (4616.194 against 4615.685 ms), every stage's memory exact.
+  CHECK(std::abs(RelativeError(v->prediction.iteration, v->simulated.iteration)) < 0.005);
+  for (size_t k = 0; k < v->prediction.stages.size(); ++k)
+    CHECK(v->prediction.stages[k].peak_bytes == v->simulated.peak[k]);
 }
 
 }  // namespace
