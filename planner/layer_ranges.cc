@@ -156,7 +156,7 @@ void PriceRing(const ClusterModel& cluster, std::vector<SearchedGroup>& groups, 
 }
 
 // MoE: `out`'s experts' first expert-data-parallel group and bytes (RangeRing::expert_gpus), as
-// executor::AddExperts; none when a holder is mixed or not placed.
+// executor::AddExperts (a mixed holder's copies group after group); none when a holder is not placed.
 void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster,
                    const std::vector<PricedPipeline>& pipelines, const RangeOptions& options, RangeRing& out) {
   if (workload::ExpertParamsOfLayers(model, out.first, out.end - out.first, 1) <= 0) return;
@@ -165,16 +165,28 @@ void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster
   for (const auto& [p, i] : out.holders) {
     const PricedPipeline& pipe = pipelines[p];
     const SearchedStage& s = (*pipe.stages)[i];
-    if (!s.groups.empty() || i >= pipe.first_node.size() || i >= pipe.first_gpu.size()) return;
+    if (i >= pipe.first_node.size() || (s.groups.empty() && i >= pipe.first_gpu.size())) return;
     const int block = s.option.config.ExpertTensorParallel() * s.option.config.expert_parallel;
     if (shards != 0 && shards != block) return;
     shards = block;
-    const int island = IslandNamed(cluster, pipe.cluster->island(s.island).name);
-    for (int k = 0; k < s.shape.gpus(); k += block) {
-      absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(island, pipe.first_node[i] + k / s.shape.gpus_per_node,
-                                                             pipe.first_gpu[i] + k % s.shape.gpus_per_node);
-      if (!gpu.ok()) return;
-      gpus.push_back(*gpu);
+    // Where its copies of the experts sit: its mesh, or each of a mixed stage's groups' (its plan's),
+    // every group laying the experts out over its own GPUs (executor::StageLayout::ExpertDataGroup).
+    std::vector<SearchedGroup> places = s.groups;
+    if (places.empty()) {
+      SearchedGroup& one = places.emplace_back();
+      one.island = s.island;
+      one.shape = s.shape;
+      one.first_node = pipe.first_node[i];
+      one.first_gpu = pipe.first_gpu[i];
+    }
+    for (const SearchedGroup& at : places) {
+      const int island = IslandNamed(cluster, pipe.cluster->island(at.island).name);
+      for (int k = 0; k < at.shape.gpus(); k += block) {
+        absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(island, at.first_node + k / at.shape.gpus_per_node,
+                                                               at.first_gpu + k % at.shape.gpus_per_node);
+        if (!gpu.ok()) return;
+        gpus.push_back(*gpu);
+      }
     }
   }
   out.expert_gpus = std::move(gpus);

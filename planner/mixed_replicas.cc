@@ -23,21 +23,33 @@ Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
 
 std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
                                              std::vector<SearchedGroup> groups, int first, int count) {
-  int replicas = 0, finest = 1;
+  int replicas = 0, finest = 1, gpus = 0;
   for (const SearchedGroup& g : groups) {
     replicas += g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
+    gpus += g.tensor_parallel * g.data_parallel;
   }
   SearchedStage s;
   s.first_layer = s.first_group = first;
   s.num_layers = count;
   s.last_group = first + count - 1;
+  // MoE: each group lays the stage's experts out over its own GPUs (ETP x EP of them a copy; ETP the
+  // stage's or its largest TP), their states sharded over every group's copies, as the simulator's
+  // GroupConfig.
+  IntraStageConfig experts = stage;
+  experts.expert_parallel = std::max(1, stage.expert_parallel);
+  experts.expert_tensor_parallel = stage.expert_tensor_parallel > 0 ? stage.expert_tensor_parallel : finest;
+  experts.expert_data_parallel = std::max(1, gpus / (experts.expert_tensor_parallel * experts.expert_parallel));
+  const bool moe = profilers.base().model().num_experts() > 1;
   for (SearchedGroup& g : groups) {
-    IntraStageConfig cfg = stage;
+    IntraStageConfig cfg = experts;
     cfg.tensor_parallel = g.tensor_parallel;
+    cfg.sequence_parallel = stage.sequence_parallel && g.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
+    if (!moe) {  // a dense model's groups: ETP is each group's TP (no experts to lay out)
+      cfg.expert_tensor_parallel = 0;
+      cfg.expert_data_parallel = 0;
+    }
     cfg.data_parallel = replicas;
-    cfg.expert_parallel = 1;
-    cfg.expert_tensor_parallel = 0;
     Profiler& prof = profilers.For(g.share * static_cast<uint64_t>(replicas));
     std::optional<StageOption> o = prof.PriceDirect(g.island, g.shape, cfg, first, count);
     if (!o) return std::nullopt;
@@ -45,7 +57,7 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
     s.option.forward = std::max(s.option.forward, o->forward);
     s.option.backward = std::max(s.option.backward, o->backward);
   }
-  s.option.config = stage;
+  s.option.config = experts;
   s.option.config.tensor_parallel = finest;
   s.option.config.data_parallel = replicas;
   s.option.max_in_flight = std::numeric_limits<int>::max();
@@ -53,7 +65,8 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
     s.option.max_in_flight = std::min(s.option.max_in_flight, g.option.max_in_flight);
   s.island = groups.front().island;
   s.shape = groups.front().shape;
-  s.option.grad_sync = MixedGradSyncTime(profilers.base().cluster(), groups);
+  s.option.grad_sync =
+      MixedGradSyncTime(profilers.base().cluster(), groups, experts.expert_tensor_parallel * experts.expert_parallel);
   s.groups = std::move(groups);
   return s;
 }
@@ -87,13 +100,15 @@ double MixedRing::BytesPerS() const {
   return rate;
 }
 
-MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
   MixedRing out;
   int finest = 1;
   for (const SearchedGroup& g : groups) {
-    out.replicas += g.data_parallel;
+    out.replicas += expert_block > 0 ? g.shape.gpus() / expert_block : g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
   }
+  // The experts: ETP x EP rings, one per expert rank, each GPU in one of them.
+  const int rings = expert_block > 0 ? expert_block : finest;
   // One node: each shard's ring of `replicas` GPUs over the node's links, every shard's ring at once.
   out.one_node = !groups.empty() && OnOneNode(groups);
   int busy = 0;
@@ -102,9 +117,13 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
       out.one_node ? &cluster.island(groups.front().island).IntraRing(out.replicas, busy) : nullptr;
   for (const SearchedGroup& g : groups) {
     const IslandModel& im = cluster.island(g.island);
-    if (g.tensor_parallel == finest) out.bytes = std::max(out.bytes, static_cast<double>(g.option.grad_sync_bytes));
+    if (expert_block > 0) {
+      out.bytes = std::max(out.bytes, static_cast<double>(g.option.expert_grad_sync_bytes));
+    } else if (g.tensor_parallel == finest) {
+      out.bytes = std::max(out.bytes, static_cast<double>(g.option.grad_sync_bytes));
+    }
     // A GPU of a coarser group joins finest / t_g rings through its own NIC share (one node: its links).
-    const double shards = static_cast<double>(finest) / g.tensor_parallel;
+    const double shards = expert_block > 0 ? 1.0 : static_cast<double>(finest) / g.tensor_parallel;
     if (intra != nullptr) {
       out.hop_bytes_per_s.push_back(intra->bytes_per_s / shards);
       out.latency = intra->latency;
@@ -115,7 +134,7 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
       out.latency = std::max(out.latency, cluster.BoundaryLink(g.island, other.island).latency);
       if (other.island == g.island) continue;
       const std::pair<int, int> pair = std::minmax(g.island, other.island);
-      const double r = CrossingBytesPerS(cluster, g.island, other.island, g.shape, finest);
+      const double r = CrossingBytesPerS(cluster, g.island, other.island, g.shape, rings);
       auto [it, added] = out.crossing_bytes_per_s.emplace(pair, r);
       if (!added) it->second = std::min(it->second, r);
     }
@@ -123,8 +142,8 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
   return out;
 }
 
-Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
-  const MixedRing ring = MixedRingOf(cluster, groups);
+Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
+  const MixedRing ring = MixedRingOf(cluster, groups, expert_block);
   const double rate = ring.BytesPerS();
   return ring.replicas > 1 && ring.bytes > 0 && rate > 0
              ? SecondsToTime(collectives::RingAllReduceSeconds(ring.replicas, Bytes(ring.bytes), Bandwidth(rate),
@@ -132,13 +151,15 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
              : 0;
 }
 
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
   Time optimizer = 0, overhead = 0;
   for (const SearchedGroup& g : groups) {
     optimizer = std::max(optimizer, g.option.optimizer_passes);
     overhead = std::max(overhead, SecondsToTime(cluster.island(g.island).gpu->iteration_overhead_s()));
   }
-  return MixedRingTime(cluster, groups) + optimizer + overhead;
+  // The experts' buckets follow the dense ones, as a plain stage's (SyncTimeOf).
+  const Time experts = expert_block > 0 ? MixedRingTime(cluster, groups, expert_block) : Time();
+  return MixedRingTime(cluster, groups) + experts + optimizer + overhead;
 }
 
 Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,
@@ -178,7 +199,6 @@ spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage&
     rg.micro_batch_share = g.share;
   }
   out.mesh = out.replica_groups.front().mesh;
-  out.expert_tensor_parallel = out.tensor_parallel;
   return out;
 }
 

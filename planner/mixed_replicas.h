@@ -70,13 +70,18 @@ struct MixedRing {
   std::map<std::pair<int, int>, double> crossing_bytes_per_s;
   double BytesPerS() const;  // the slowest of the above
 };
-MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+// With `expert_block` (ETP x EP > 0) the experts' rings instead (MoE): one per expert rank, over that
+// rank of every copy of the experts in every group (each group's GPUs over the block), each GPU in one
+// ring with its group's expert_grad_sync_bytes, as the simulator's StageLayout::ExpertDataGroup.
+MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block = 0);
 
-// The gradients' all-reduce over `groups` (see above), without the optimizer step.
-Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+// The gradients' all-reduce over `groups` (see above), without the optimizer step; with `expert_block`
+// the experts' (MixedRingOf).
+Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block = 0);
 
-// The gradient synchronisation and optimizer step after a mixed stage's last backward (see above).
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+// The gradient synchronisation and optimizer step after a mixed stage's last backward (see above); with
+// `expert_block` (an MoE stage's ETP x EP) the experts' rings after the dense ones.
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block = 0);
 
 // The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
 // group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its

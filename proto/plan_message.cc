@@ -61,7 +61,10 @@ void WriteStage(const spec::StageSpec& st, hetsim::v1::Stage& out) {
   out.set_recompute_num_layers(st.recompute_num_layers);
   out.set_sequence_parallel(st.sequence_parallel);
   if (st.expert_parallel > 1) out.set_expert_parallel(st.expert_parallel);
-  if (!st.mixed()) out.set_expert_tensor_parallel(st.expert_tensor_parallel);  // 0 (TP) stays unwritten
+  // 0 (TP) stays unwritten; a mixed stage's only when not its largest TP (the resolver's default).
+  if (!st.mixed() || (st.expert_tensor_parallel != 0 && st.expert_tensor_parallel != st.tensor_parallel)) {
+    out.set_expert_tensor_parallel(st.expert_tensor_parallel);
+  }
   out.set_measured_forward_ms(st.measured_forward_ms);
   out.set_measured_backward_ms(st.measured_backward_ms);
   out.set_warmup_forwards(st.warmup_forwards);

@@ -223,7 +223,10 @@ void ResolveReplicaGroups(const hetsim::v1::Stage& stage, spec::StageSpec& s) {
     s.data_parallel += out.data_parallel;
   }
   s.mesh = s.replica_groups.front().mesh;
-  s.expert_tensor_parallel = s.tensor_parallel;
+  // Each group lays the stage's experts out over its own GPUs (ETP x EP of them hold one copy), ETP the
+  // stage's or, as Megatron-LM defaults it to TP, the largest TP (proto/validate_replica_groups.cc checks
+  // that ETP x EP divides each group's GPUs).
+  if (stage.expert_tensor_parallel() == 0) s.expert_tensor_parallel = s.tensor_parallel;
 }
 
 }  // namespace

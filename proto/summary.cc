@@ -64,6 +64,14 @@ std::string FabricName(InterNodeFabric fabric) {
 void AppendMixedStage(const Stage& s, int i, std::string& out) {
   absl::StrAppendFormat(&out, "  stage %-3d layers %4d..%-4d (%3d)  %d replica groups", i, s.first_layer(),
                         s.first_layer() + s.num_layers() - 1, s.num_layers(), s.replica_groups_size());
+  // MoE: the layout each group gives the experts over its own GPUs.
+  uint32_t largest_tp = 1;
+  for (const ReplicaGroup& g : s.replica_groups())
+    largest_tp = std::max(largest_tp, spec::DegreeOrOne(g.tensor_parallel()));
+  if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != largest_tp) {
+    absl::StrAppendFormat(&out, "  EP %d ETP %d in each group", proto::ExpertParallel(s),
+                          proto::ExpertTensorParallel(s));
+  }
   if (s.warmup_forwards()) absl::StrAppendFormat(&out, "  warm-up %d", s.warmup_forwards());
   out += "\n";
   for (const ReplicaGroup& g : s.replica_groups()) {

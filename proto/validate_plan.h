@@ -17,6 +17,7 @@
 #ifndef HETSIM_PROTO_VALIDATE_PLAN_H_
 #define HETSIM_PROTO_VALIDATE_PLAN_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -41,8 +42,12 @@ absl::Status ValidatePlan(const hetsim::v1::Plan& plan, const hetsim::v1::Cluste
 inline uint32_t TensorParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.tensor_parallel()); }
 inline uint32_t DataParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.data_parallel()); }
 inline uint32_t ExpertParallel(const hetsim::v1::Stage& s) { return spec::DegreeOrOne(s.expert_parallel()); }
+// A mixed stage's (Stage.replica_groups) defaults to its largest TP, as the resolver's.
 inline uint32_t ExpertTensorParallel(const hetsim::v1::Stage& s) {
-  return spec::ExpertTensorParallelOr(s.expert_tensor_parallel(), TensorParallel(s));
+  uint32_t tp = TensorParallel(s);
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups())
+    tp = std::max(tp, spec::DegreeOrOne(g.tensor_parallel()));
+  return spec::ExpertTensorParallelOr(s.expert_tensor_parallel(), tp);
 }
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return spec::DegreeOrOne(p.context_parallel()); }
 inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextParallelComm c) {

@@ -17,7 +17,7 @@ namespace {
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
 
 // A mixed stage leaves its own mesh and degrees to its groups, and holds what mixed groups support.
-void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, const Stage& s, const std::string& at) {
+void CheckMixedStageFields(Problems& p, const Plan& plan, const Stage& s, const std::string& at) {
   if (s.has_mesh() || s.tensor_parallel() != 0 || s.data_parallel() != 0) {
     p.Add(at + (s.has_mesh()               ? "mesh"
                 : s.tensor_parallel() != 0 ? "tensor_parallel"
@@ -32,9 +32,49 @@ void CheckMixedStageFields(Problems& p, const Plan& plan, const Model& model, co
     p.Add(at + "replica_groups", "mixed replica groups do not take context_parallel %d yet (it must be 1)",
           ContextParallel(plan));
   }
-  if (s.expert_parallel() > 1 || s.expert_tensor_parallel() != 0 ||
-      (model.has_transformer() && model.transformer().num_experts() > 0)) {
-    p.Add(at + "replica_groups", "mixed replica groups do not take MoE experts yet (a dense model only)");
+}
+
+// MoE: each group lays the stage's experts out over its own GPUs, ETP x EP of them holding one copy, and
+// the experts' gradients reduce over expert rank e of every copy in every group (sim/executor/setup.h,
+// StageLayout::ExpertDataGroup), so ETP x EP divides every group's GPUs; the rest are a plain stage's
+// rules (base/spec/stage_rules.cc), ETP defaulting to the largest TP (ExpertTensorParallel).
+void CheckMixedExperts(Problems& p, const Model& model, const Stage& s, const std::string& at) {
+  const uint32_t ep = ExpertParallel(s), etp = ExpertTensorParallel(s);
+  if (!CheckDegreeRanges(p, at,
+                         {{"expert_parallel", ep, limits::kMaxDegree},
+                          {"expert_tensor_parallel", s.expert_tensor_parallel(), limits::kMaxDegree}})) {
+    return;
+  }
+  const uint32_t experts = model.has_transformer() ? model.transformer().num_experts() : 0;
+  if (experts <= 1) {
+    if (ep > 1) p.Add(at + "expert_parallel", "%d needs a mixture-of-experts model (num_experts > 1)", ep);
+    if (s.expert_tensor_parallel() != 0) {
+      p.Add(at + "expert_tensor_parallel", "%d needs a mixture-of-experts model (num_experts > 1)",
+            s.expert_tensor_parallel());
+    }
+    return;
+  }
+  if (experts % ep != 0) p.Add(at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
+  if (const uint64_t ffn = ExpertFfnHiddenSize(model.transformer()); ffn != 0 && ffn % etp != 0) {
+    p.Add(at + "expert_tensor_parallel", "%d does not divide expert_ffn_hidden_size %d", etp, ffn);
+  }
+  bool sequence_parallel_named = false;
+  for (int i = 0; i < s.replica_groups_size(); ++i) {
+    const ReplicaGroup& g = s.replica_groups(i);
+    const uint64_t tp = spec::DegreeOrOne(g.tensor_parallel()), gpus = tp * spec::DegreeOrOne(g.data_parallel());
+    if (gpus % (uint64_t{ep} * etp) != 0) {
+      p.Add(absl::StrFormat("%sreplica_groups[%d].data_parallel", at, i),
+            "the group's tensor_parallel x data_parallel %d GPUs are not a multiple of expert_parallel %d x "
+            "expert_tensor_parallel %d (each replica group lays the stage's experts out over its own GPUs)",
+            gpus, ep, etp);
+    }
+    if (tp > 1 && !s.sequence_parallel() && !sequence_parallel_named) {
+      sequence_parallel_named = true;
+      p.Add(at + "sequence_parallel",
+            "an MoE model with tensor_parallel %d (replica_groups[%d]) needs it (Megatron-LM's MoE layer refuses "
+            "tensor parallelism without sequence parallelism)",
+            tp, i);
+    }
   }
 }
 
@@ -64,7 +104,10 @@ void CheckGroupDegrees(Problems& p, const Model& model, const Stage& s, const Re
   const spec::StageParallelism group{.tensor_parallel = static_cast<int>(tp),
                                      .data_parallel = static_cast<int>(replicas),
                                      .zero_stage = static_cast<int>(s.zero_stage()),
-                                     .sequence_parallel = s.sequence_parallel()};
+                                     // Megatron-LM turns sequence parallelism off at TP 1 ("Disabling sequence
+                                     // parallelism because tensor model parallelism is disabled",
+                                     // megatron/training/arguments.py): a mixed stage's TP-1 groups run without it.
+                                     .sequence_parallel = s.sequence_parallel() && tp > 1};
   spec::StageRuleModel rules;
   if (model.has_transformer()) {
     const Transformer& t = model.transformer();
@@ -125,7 +168,8 @@ void CheckGroupsTogether(Problems& p, const Plan& plan, const Stage& s, const st
 bool CheckReplicaGroups(Problems& p, const Plan& plan, const Model& model, int index, const IslandIndex& islands) {
   const Stage& s = plan.stages(index);
   const std::string at = absl::StrFormat("stages[%d].", index);
-  CheckMixedStageFields(p, plan, model, s, at);
+  CheckMixedStageFields(p, plan, s, at);
+  CheckMixedExperts(p, model, s, at);
   uint64_t replicas = 0;  // a sum of uint32s: wide enough for any count of groups the file can hold
   for (const ReplicaGroup& g : s.replica_groups()) replicas += spec::DegreeOrOne(g.data_parallel());
   const DType dtype = EffectiveDType(model);

@@ -151,6 +151,11 @@ GroupPass GroupPassOn(const ExecutionSetup& setup, const executor::VirtualStageC
   out.args = absl::StrFormat(R"(,"replica_group":%d,"gpu_type":"%s","micro_batch_share":%d,"wait_ms":%.6g)", group,
                              JsonEscape(st.replica_groups[group].gpu_type_name),
                              st.layout.replica_groups[group].micro_batch_share, TimeToMilliseconds(out.wait));
+  // MoE: the layout the group gives the experts over its own GPUs.
+  if (const auto& mine = st.layout.replica_groups[group]; mine.expert_parallel > 1) {
+    absl::StrAppendFormat(&out.args, R"(,"expert_parallel":%d,"expert_tensor_parallel":%d)", mine.expert_parallel,
+                          mine.ExpertTensorParallel());
+  }
   return out;
 }
 

@@ -84,6 +84,10 @@ struct StageParallelism {
   int expert_parallel = 1;
   // TP inside the experts; the resolver writes the value, a hand-built one may leave 0 = tensor_parallel.
   int expert_tensor_parallel = 0;
+  // The GPUs that hold each expert shard (Megatron-LM's expert-data-parallel size, what ZeRO shards the
+  // experts' states over); 0 = TP x CP x DP / (ETP x EP). Set where a replica group of a mixed stage is
+  // priced: every group's GPUs over ETP x EP (StageSpec::MixedExpertDataParallel).
+  int expert_data_parallel = 0;
   double measured_forward_ms = 0;   // > 0 replaces the modelled forward compute time
   double measured_backward_ms = 0;  // > 0 replaces the modelled backward compute time
 
@@ -120,6 +124,13 @@ struct StageSpec : StageParallelism, LayerRange {
   std::vector<ReplicaGroupSpec> replica_groups;
 
   bool mixed() const { return !replica_groups.empty(); }
+  // A mixed stage's expert-data-parallel size: each group lays the experts out over its own GPUs, ETP x
+  // EP of them holding one copy, so every group's GPUs over ETP x EP hold each expert shard.
+  int MixedExpertDataParallel() const {
+    int gpus = 0;
+    for (const ReplicaGroupSpec& g : replica_groups) gpus += g.tensor_parallel * g.data_parallel;
+    return std::max(1, gpus / (ExpertTensorParallel() * std::max(1, expert_parallel)));
+  }
   // Every replica group of the stage: its own, or the plain stage's one group of equal shares.
   std::vector<ReplicaGroupSpec> ReplicaGroups(uint64_t micro_batch_size) const {
     if (mixed()) return replica_groups;

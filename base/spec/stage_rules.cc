@@ -25,7 +25,10 @@ std::vector<StageRuleProblem> StageRuleProblems(const StageParallelism& stage, i
   }
   // MoE parallel folding: ETP x EP GPUs of the stage's TP x CP x DP hold one copy of the experts.
   const uint32_t etp = static_cast<uint32_t>(stage.ExpertTensorParallel());
-  const uint64_t stage_gpus = uint64_t{tp} * DegreeOrOne(static_cast<uint32_t>(context_parallel)) * dp;
+  // A replica group of a mixed stage holds copies of its own: every group's GPUs (expert_data_parallel copies).
+  const uint64_t stage_gpus = stage.expert_data_parallel > 0
+                                  ? uint64_t{static_cast<uint32_t>(stage.expert_data_parallel)} * etp * ep
+                                  : uint64_t{tp} * DegreeOrOne(static_cast<uint32_t>(context_parallel)) * dp;
   if (ep > 1) {
     if (in.num_experts <= 1) {
       add("expert_parallel", absl::StrFormat("%d needs a mixture-of-experts model (num_experts > 1)", ep));

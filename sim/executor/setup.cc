@@ -393,9 +393,15 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
                               MeshLayout(topology, group.mesh, group.tensor_parallel, group.data_parallel,
                                          context_parallel, absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
       layout.micro_batch_share = group.micro_batch_share;
+      // Each group lays the stage's experts out over its own GPUs (ETP x EP of them a copy).
+      layout.expert_parallel = st.expert_parallel;
+      layout.expert_tensor_parallel = st.ExpertTensorParallel();
       groups.push_back(std::move(layout));
     }
-    return MixedLayout(std::move(groups));
+    StageLayout mixed = MixedLayout(std::move(groups));
+    mixed.expert_parallel = st.expert_parallel;
+    mixed.expert_tensor_parallel = st.ExpertTensorParallel();
+    return mixed;
   }
   HETSIM_ASSIGN_OR_RETURN(StageLayout layout, MeshLayout(topology, st.mesh, st.tensor_parallel, st.data_parallel,
                                                          context_parallel, st.where));
@@ -487,11 +493,18 @@ absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t i
 
 // What the cost model prices of replica group `g` of a mixed stage: its TP, its replicas' share, and
 // ZeRO's shards over all the stage's replicas (data_parallel, the resolver's sum of the groups').
-workload::StageConfig GroupConfig(const spec::StageSpec& st, const spec::PlanSpec& plan, int g) {
+workload::StageConfig GroupConfig(const spec::StageSpec& st, const spec::PlanSpec& plan, int g, bool moe) {
   workload::StageConfig config = workload::StageConfigOf(st, plan);
   const spec::ReplicaGroupSpec& group = st.replica_groups[g];
   config.tensor_parallel = group.tensor_parallel;
+  config.sequence_parallel = st.sequence_parallel && group.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
   config.expert_tensor_parallel = 0;
+  // MoE: the stage's experts on the group's own GPUs (ETP x EP of them a copy); ZeRO shards their states
+  // over every group's copies (StageParallelism::expert_data_parallel).
+  if (moe) {
+    config.expert_tensor_parallel = st.ExpertTensorParallel();
+    config.expert_data_parallel = st.MixedExpertDataParallel();
+  }
   config.micro_batch_size = group.micro_batch_share * static_cast<uint64_t>(st.data_parallel);
   return config;
 }
@@ -507,8 +520,10 @@ absl::Status PriceMixedStage(const ExecutionSetup& setup, const spec::StageSpec&
   double peak_sum = 0;
   for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
     const StageLayout& layout = out.layout.replica_groups[g];
-    HETSIM_ASSIGN_OR_RETURN(PricedGroup priced, PriceOnIsland(setup, layout.island, GroupConfig(st, setup.spec.plan, g),
-                                                              absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
+    HETSIM_ASSIGN_OR_RETURN(
+        PricedGroup priced,
+        PriceOnIsland(setup, layout.island, GroupConfig(st, setup.spec.plan, g, setup.model->num_experts() > 1),
+                      absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
     peak_sum += priced.group.peak_flop_per_s * static_cast<double>(layout.gpus.size());
     out.gpu_type_name += (g == 0 ? "" : " + ") + priced.group.gpu_type_name;
     out.optimizer_time = std::max(out.optimizer_time, priced.group.optimizer_time);
@@ -600,8 +615,9 @@ absl::Status CostVirtualStages(ExecutionSetup& setup, const std::vector<std::vec
           group.cost = setup.stages[s].replica_groups[g].cost;
           continue;
         }
-        HETSIM_ASSIGN_OR_RETURN(group.cost, ChunkCost(setup, st, GroupConfig(st, plan, g), range, computes[s][g],
-                                                      absl::StrFormat("%s.replica_groups[%d]", where, g)));
+        HETSIM_ASSIGN_OR_RETURN(group.cost,
+                                ChunkCost(setup, st, GroupConfig(st, plan, g, setup.model->num_experts() > 1), range,
+                                          computes[s][g], absl::StrFormat("%s.replica_groups[%d]", where, g)));
       }
       if (v == 1) {
         vs.cost = setup.stages[s].cost;

@@ -808,10 +808,12 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
   cost->expert_param_sync_bytes = RoundUpBytes(expert_params * element);
 
   // ZeRO shards dense states over the DP group (DP x CP ranks: Megatron's distributed optimizer) and
-  // expert states over the GPUs that hold the same expert shard (TP x CP x DP / (ETP x EP) of them).
+  // expert states over the GPUs that hold the same expert shard (TP x CP x DP / (ETP x EP) of them; a
+  // mixed stage's every group's GPUs over ETP x EP, StageParallelism::expert_data_parallel).
   const int dense_group = c.data_parallel * c.context_parallel;
-  const int expert_group =
-      c.tensor_parallel * c.context_parallel * c.data_parallel / (c.ExpertTensorParallel() * c.expert_parallel);
+  const int expert_group = c.expert_data_parallel > 0 ? c.expert_data_parallel
+                                                      : c.tensor_parallel * c.context_parallel * c.data_parallel /
+                                                            (c.ExpertTensorParallel() * c.expert_parallel);
   auto states = [&](int zero_stage) {
     const StageMemory dense =
         ZeroShardedModelStates(dense_params, model.dtype(), zero_stage, dense_group, c.grad_reduce_in_fp32);
