@@ -143,11 +143,14 @@ class SharedGradSync {
   virtual bool GathersAtStart() const { return false; }
   // ZeRO-3 across pipelines (sim/executor/gather_calls.h): whether a compute pass waits at its layer ranges'
   // gathers for the other holders' same call. Then the run asks PassReady when a compute node's DAG
-  // predecessors have ended (it starts only when true, or when the sync calls `admit` for it later) and
-  // tells PassDone when it ends.
+  // predecessors have ended (it starts only when true, or when the sync calls `admit` for it later), asks
+  // PassEnd when its duration has run (started at `start`, now `end`: when it ends, a later range's layers
+  // waiting for that range's call; nullopt: the sync calls `admit` for it later, ask again) and tells
+  // PassDone when it ends.
   using Admit = std::function<void(int run, int node)>;
   virtual bool GatesPasses() const { return false; }
   virtual bool PassReady(int /*run*/, int /*node*/, const Admit& /*admit*/) { return true; }
+  virtual std::optional<Time> PassEnd(int /*run*/, int /*node*/, Time /*start*/, Time end) { return end; }
   virtual void PassDone(int /*run*/, int /*node*/, const Admit& /*admit*/) {}
   // A collective that could not start (it stops the engine).
   virtual const absl::Status& failure() const = 0;
