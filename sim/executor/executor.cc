@@ -339,7 +339,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
         if (setup_.first_bucket[id] >= 0 && plan().overlap_grad_reduce) {
           ScheduleBuckets(node.stage, setup_.first_bucket[id], finish - sim_.now());
         }
-        if (GradSyncShared() && id == last_op_[node.stage]) {
+        if (GradSyncShared() && id == last_op_[node.stage] && !MayBeHeld(id)) {
           shared_->grad_sync->LastBackwardStarted(shared_->index, node.stage, finish);
         }
         if (setup_.stages[node.stage].nccl_sm_share > 0) {
@@ -402,8 +402,14 @@ class Run : private engine::EventHandler, private network::FlowObserver {
         shared_->grad_sync->PassEnd(shared_->index, id, r_.node_start[id], ran_until_[id]);
     if (!end) return true;  // the sync admits it once the calls have started
     end_held_[id] = true;
+    const int stage = dag_.node(id).stage;
+    // A stage's last backward that may be held tells the sync its end only now (its ranges' reductions
+    // wait for it; with overlap_grad_reduce its buckets are ready from now to its end).
+    if (id == last_op_[stage] && MayBeHeld(id)) {
+      shared_->grad_sync->LastBackwardStarted(shared_->index, stage, std::max(*end, sim_.now()));
+    }
     if (*end <= ran_until_[id]) return false;
-    r_.gather_call_wait[dag_.node(id).stage] += *end - ran_until_[id];
+    r_.gather_call_wait[stage] += *end - ran_until_[id];
     r_.node_start[id] += *end - ran_until_[id];
     if (*end <= sim_.now()) return false;
     sim_.Schedule(*end, this, Payload(kNodeDone, id));
@@ -576,6 +582,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   bool GradSyncShared() const { return shared_ != nullptr && shared_->grad_sync != nullptr; }
   // Its passes wait at their ZeRO-3 gathers for the other holders' same calls (SharedGradSync::GatesPasses).
   bool GatesPasses() const { return GradSyncShared() && shared_->grad_sync->GatesPasses(); }
+  // Compute node `id` may end after its duration, held at a later layer range's gather call.
+  bool MayBeHeld(NodeId id) const { return GatesPasses() && shared_->grad_sync->PassMayBeHeld(shared_->index, id); }
 
   // Compute node `id` is ready now: whether it waits for the other holders' gather calls (then the sync
   // admits it later, Admit); a node already admitted starts.

@@ -140,6 +140,11 @@ bool GatherCalls::Ready(int run, int node, Time now, const Admit& admit) {
   return false;
 }
 
+bool GatherCalls::MayHold(int run, int node) const {
+  const std::vector<Call>& calls = calls_[run][node];
+  return std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.offset > 0; });
+}
+
 std::optional<Time> GatherCalls::PassEnd(int run, int node, Time start, Time end) {
   const std::vector<Call>& calls = calls_[run][node];
   if (!Satisfied(calls, false)) {

@@ -56,6 +56,8 @@ class GatherCalls {
   // nullopt while a later call is not matched yet: the `admit` of Ready or Done is called for it once it
   // is (ask again then).
   std::optional<Time> PassEnd(int run, int node, Time start, Time end);
+  // Whether PassEnd may hold run `run`'s compute node `node`: it gathers a range after its first layer's.
+  bool MayHold(int run, int node) const;
   // Run `run`'s compute node `node` has ended at `now`: a holder done with its passes over a range joins
   // the rest.
   void Done(int run, int node, Time now, const Admit& admit);

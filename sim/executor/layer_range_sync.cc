@@ -66,6 +66,7 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
   std::optional<Time> PassEnd(int run, int node, Time start, Time end) override {
     return calls_.PassEnd(run, node, start, end);
   }
+  bool PassMayBeHeld(int run, int node) const override { return calls_.MayHold(run, node); }
   void PassDone(int run, int node, const Admit& admit) override { calls_.Done(run, node, sim_->now(), admit); }
   std::string StuckGathers() const { return calls_.Stuck(setups_); }
 
