@@ -793,7 +793,8 @@ ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const
       std::vector<ZeroThreeGathers::Offset>& offsets = out.offsets[p].emplace_back();
       for (size_t r = 0; r < first_layers.size(); ++r) {
         const size_t end = r + 1 < first_layers.size() ? first_layers[r + 1].second : n;
-        offsets.push_back({first_layers[r].first, forward_at[first_layers[r].second], backward_at[n] - backward_at[end]});
+        offsets.push_back(
+            {first_layers[r].first, forward_at[first_layers[r].second], backward_at[n] - backward_at[end]});
       }
     }
   }

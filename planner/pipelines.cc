@@ -472,8 +472,7 @@ void WaitForZeroThreeCalls(const PipelinesContext& ctx, const ZeroThreeGathers& 
     return absl::OkStatus();
   };
   IterateGatherCalls(ZeroThreeCallRanges(*ctx.model, *ctx.cluster_model, PricedPipelinesOf(c), gathers),
-                     c.pipelines.size(),
-                     predict)
+                     c.pipelines.size(), predict)
       .IgnoreError();
 }
 

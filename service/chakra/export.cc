@@ -247,9 +247,10 @@ class Exporter {
           n.set_name(absl::StrFormat("%s mb%d vs%d part%d/%d", forward ? "F" : "B", node.microbatch, node.virtual_stage,
                                      k + 1, ends.size()));
         } else {
-          n.set_name(pieces == 1
-                         ? absl::StrFormat("%s mb%d vs%d", forward ? "F" : "B", node.microbatch, node.virtual_stage)
-                         : absl::StrFormat("B mb%d vs%d part%d/%d", node.microbatch, node.virtual_stage, k + 1, pieces));
+          n.set_name(
+              pieces == 1
+                  ? absl::StrFormat("%s mb%d vs%d", forward ? "F" : "B", node.microbatch, node.virtual_stage)
+                  : absl::StrFormat("B mb%d vs%d part%d/%d", node.microbatch, node.virtual_stage, k + 1, pieces));
         }
         n.set_type(ChakraProtoMsg::COMP_NODE);
         n.set_duration_micros(RoundToMicros(end - begin));

@@ -398,8 +398,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     const NodeKind kind = dag_.node(id).kind;
     if (!GatesPasses() || end_held_[id] || (kind != NodeKind::kForward && kind != NodeKind::kBackward)) return false;
     if (ran_until_[id] == kNoTime) ran_until_[id] = sim_.now();
-    const std::optional<Time> end =
-        shared_->grad_sync->PassEnd(shared_->index, id, r_.node_start[id], ran_until_[id]);
+    const std::optional<Time> end = shared_->grad_sync->PassEnd(shared_->index, id, r_.node_start[id], ran_until_[id]);
     if (!end) return true;  // the sync admits it once the calls have started
     end_held_[id] = true;
     const int stage = dag_.node(id).stage;
@@ -718,7 +717,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   const SharedRun* shared_ = nullptr;
   faults::FaultRuntime* faults_ = nullptr;  // own_faults_ or the shared ones; null without faults
   std::vector<int32_t> pending_;
-  std::vector<Time> ready_at_;  // per compute node, when it was ready (GatesPasses; kNoTime: not yet)
+  std::vector<Time> ready_at_;   // per compute node, when it was ready (GatesPasses; kNoTime: not yet)
   std::vector<Time> ran_until_;  // per compute node, when its duration had run (GatesPasses; kNoTime: not yet)
   std::vector<bool> end_held_;   // per compute node, its end decided (HeldAtEnd)
   std::vector<int32_t> flows_left_;

@@ -66,10 +66,10 @@ class GatherCalls {
 
  private:
   struct Holder {
-    int calls = 0;             // its passes over the range
-    int done = 0;              // passes over the range ended
-    std::vector<Time> made;    // when each of its calls so far was made
-    Time joined = kNoTime;     // when its last pass over the range ended
+    int calls = 0;           // its passes over the range
+    int done = 0;            // passes over the range ended
+    std::vector<Time> made;  // when each of its calls so far was made
+    Time joined = kNoTime;   // when its last pass over the range ended
   };
   struct Call {
     int range = 0;    // index into holders_ and ranges_

@@ -1138,9 +1138,10 @@ TEST_CASE("Under ZeRO-3 a pipeline faster per microbatch waits at each gather ca
   REQUIRE(sim.report.stages_size() == 2);
   CHECK(sim.report.stages(0).gather_call_wait_ms() == hetsim::TimeToMilliseconds(6 * f));
   CHECK(sim.report.stages(1).gather_call_wait_ms() == 0);
-  CHECK_THAT(hetsim::traces::FormatReportTable(sim.report),
-             Catch::Contains(absl::StrFormat("ZeRO-3 gather calls (waiting for the ranges' other holders): stage 0 +%.1f ms\n",
-                                             hetsim::TimeToMilliseconds(6 * f))));
+  CHECK_THAT(
+      hetsim::traces::FormatReportTable(sim.report),
+      Catch::Contains(absl::StrFormat("ZeRO-3 gather calls (waiting for the ranges' other holders): stage 0 +%.1f ms\n",
+                                      hetsim::TimeToMilliseconds(6 * f))));
   const std::string html = hetsim::traces::html::RunReportHtml({.report = &sim.report});
   CHECK_THAT(html, Catch::Contains("gather call wait ms"));
 }
