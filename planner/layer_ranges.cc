@@ -734,12 +734,16 @@ double LayerGatherWeight(const workload::ModelCost& model, int layer) {
          (l.tied_with_embedding ? static_cast<double>(l.tied_param_count) : 0);
 }
 
-// Each layer of stage `i` of `pipe`: its gather's time over the shard groups of the range holding it.
+// Each layer of stage `i` of `pipe`: its gather's time over the shard groups of the range holding it;
+// `first_layers` (when not null) receives each range's first layer in the stage, in layer order.
 std::vector<Time> StageLayerGathers(const workload::ModelCost& model, const std::vector<RangeRing>& rings,
-                                    const StageKeys& keys, RangeNccl& nccl, size_t p, size_t i,
-                                    const SearchedStage& s) {
+                                    const StageKeys& keys, RangeNccl& nccl, size_t p, size_t i, const SearchedStage& s,
+                                    std::vector<std::pair<int, size_t>>* first_layers = nullptr) {
   std::vector<Time> out;
   for (const RangeRing& r : rings) {
+    if (!r.tied && r.Holds(p, i) && first_layers != nullptr) {
+      first_layers->emplace_back(std::max(r.first, s.first_layer), out.size());
+    }
     if (r.tied || !r.Holds(p, i)) continue;
     double weight = 0;
     for (int l = r.first; l < r.end; ++l) weight += LayerGatherWeight(model, l);
@@ -772,61 +776,96 @@ ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const
   RangeNccl nccl(cluster);
   out.forward.resize(pipelines.size());
   out.backward.resize(pipelines.size());
+  out.offsets.resize(pipelines.size());
   for (size_t p = 0; p < pipelines.size(); ++p) {
     for (size_t i = 0; i < pipelines[p].stages->size(); ++i) {
       const SearchedStage& s = (*pipelines[p].stages)[i];
-      const std::vector<Time> gather = StageLayerGathers(model, rings, keys, nccl, p, i, s);
+      std::vector<std::pair<int, size_t>> first_layers;
+      const std::vector<Time> gather = StageLayerGathers(model, rings, keys, nccl, p, i, s, &first_layers);
       // With zero3_prefetch each gather hides behind the layer before it in pass order, each layer an
       // equal part of the pass (the simulator's AddGatherTimes, with each layer's own compute time).
       const size_t n = gather.size();
-      const Time layer_forward = s.option.forward / std::max<int64_t>(1, static_cast<int64_t>(n));
-      const Time layer_backward = s.option.backward / std::max<int64_t>(1, static_cast<int64_t>(n));
+      const auto parts = std::max<int64_t>(1, static_cast<int64_t>(n));
+      const Time layer_forward = s.option.forward / parts;
+      const Time layer_backward = s.option.backward / parts;
+      std::vector<Time> forward_at(n + 1, 0), backward_at(n + 1, 0);  // pass time before layer k; after it
       Time forward = 0, backward = 0;
       for (size_t k = 0; k < n; ++k) {
-        forward += prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
-        backward += prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
+        const Time f = prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
+        const Time b = prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
+        forward += f;
+        backward += b;
+        forward_at[k + 1] = forward_at[k] + (s.option.forward - s.option.gather_forward) / parts + f;
+        backward_at[k + 1] = backward_at[k] + (s.option.backward - s.option.gather_backward) / parts + b;
       }
       out.forward[p].push_back(forward);
       out.backward[p].push_back(backward);
+      // A range's first layer in a forward comes after the layers before it, in a backward after those
+      // after its last (the next range's first, or the stage's end).
+      std::vector<ZeroThreeGathers::Offset>& offsets = out.offsets[p].emplace_back();
+      for (size_t r = 0; r < first_layers.size(); ++r) {
+        const size_t end = r + 1 < first_layers.size() ? first_layers[r + 1].second : n;
+        offsets.push_back(
+            {first_layers[r].first, forward_at[first_layers[r].second], backward_at[n] - backward_at[end]});
+      }
     }
   }
   return out;
 }
 
-std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const workload::ModelCost& model,
-                                                                        const ClusterModel& cluster,
-                                                                        const std::vector<PricedPipeline>& pipelines) {
-  std::vector<std::vector<std::pair<size_t, size_t>>> out;
+std::vector<ZeroThreeCallRange> ZeroThreeCallRanges(const workload::ModelCost& model, const ClusterModel& cluster,
+                                                    const std::vector<PricedPipeline>& pipelines,
+                                                    const ZeroThreeGathers& gathers) {
+  std::vector<ZeroThreeCallRange> out;
   const std::vector<RangeRing> rings = RingsOf(model, cluster, {}, pipelines);
   if (rings.empty() || !std::all_of(rings.begin(), rings.end(), [](const RangeRing& r) { return r.zero_stage == 3; }))
     return out;
   for (const RangeRing& r : rings) {
     // The tied matrix's copies are not matched per call (sim/executor/gather_calls.cc, Matched, says why).
-    if (!r.tied && r.param_bytes > 0 && r.parts.replicas > 1 && r.holders.size() > 1) out.push_back(r.holders);
+    if (r.tied || r.param_bytes <= 0 || r.parts.replicas <= 1 || r.holders.size() <= 1) continue;
+    ZeroThreeCallRange& range = out.emplace_back();
+    range.holders = r.holders;
+    for (const auto& [p, i] : r.holders) {
+      Time forward = 0, backward = 0;
+      if (p < gathers.offsets.size() && i < gathers.offsets[p].size()) {
+        for (const ZeroThreeGathers::Offset& o : gathers.offsets[p][i]) {
+          if (o.first_layer != std::max(r.first, (*pipelines[p].stages)[i].first_layer)) continue;
+          forward = o.forward;
+          backward = o.backward;
+        }
+      }
+      range.forward_offset.push_back(forward);
+      range.backward_offset.push_back(backward);
+    }
   }
   return out;
 }
 
-bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges,
-                           const std::vector<PredictedPasses>& passes, std::vector<std::vector<Time>>& release) {
+bool ZeroThreeCallReleases(const std::vector<ZeroThreeCallRange>& ranges, const std::vector<PredictedPasses>& passes,
+                           std::vector<std::vector<Time>>& release) {
   bool changed = false;
-  for (const std::vector<std::pair<size_t, size_t>>& holders : ranges) {
+  for (const ZeroThreeCallRange& range : ranges) {
     size_t most = 0;
-    for (const auto& [p, i] : holders) most = std::max(most, passes[p].nodes[i].size());
+    for (const auto& [p, i] : range.holders) most = std::max(most, passes[p].nodes[i].size());
     for (size_t k = 0; k < most; ++k) {
       // The k-th call's start: its last holder's call (when that pass was ready: a pass calls every range's
       // gathers then, as the simulator's GatherCalls), or a joined holder's last pass's end.
       Time at = 0;
-      for (const auto& [p, i] : holders) {
+      for (const auto& [p, i] : range.holders) {
         const std::vector<pipeline::NodeId>& nodes = passes[p].nodes[i];
         if (nodes.empty()) continue;
         at = std::max(at, k < nodes.size() ? passes[p].ready[nodes[k]] : passes[p].end[nodes.back()]);
       }
-      for (const auto& [p, i] : holders) {
+      for (size_t h = 0; h < range.holders.size(); ++h) {
+        const auto [p, i] = range.holders[h];
         const std::vector<pipeline::NodeId>& nodes = passes[p].nodes[i];
+        if (k >= nodes.size()) continue;
+        // The pass reaches the range's first layer its offset after its start.
+        const pipeline::NodeId node = nodes[k];
+        const Time want = at - (passes[p].backward[node] ? range.backward_offset[h] : range.forward_offset[h]);
         // A pass already starting there is not moved (its start is at least its release).
-        if (k >= nodes.size() || passes[p].start[nodes[k]] >= at) continue;
-        release[p][nodes[k]] = at;
+        if (passes[p].start[node] >= want) continue;
+        release[p][node] = std::max(release[p][node], want);
         changed = true;
       }
     }
@@ -835,7 +874,7 @@ bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_
 }
 
 absl::Status IterateGatherCalls(
-    const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges, size_t n,
+    const std::vector<ZeroThreeCallRange>& ranges, size_t n,
     absl::FunctionRef<absl::Status(size_t p, const std::vector<Time>& release, PredictedPasses& passes)> predict) {
   if (ranges.empty()) return absl::OkStatus();
   constexpr int kMaxRounds = 100'000;

@@ -122,25 +122,42 @@ std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, co
 // empty when the ranges are not at ZeRO-3.
 struct ZeroThreeGathers {
   std::vector<std::vector<Time>> forward, backward;
+  // [pipeline][stage]: per range it holds, where in a forward and in a backward pass the range's first
+  // layer (in pass order) comes: the time of the layers before it, each an equal part of the stage's pass
+  // without its gathers and its exposed gather (the simulator's executor::GatherCallOffset).
+  struct Offset {
+    int first_layer = 0;
+    Time forward = 0, backward = 0;
+  };
+  std::vector<std::vector<std::vector<Offset>>> offsets;
 };
 ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const ClusterModel& cluster, bool prefetch,
                                          const std::vector<PricedPipeline>& pipelines);
 
 // ZeRO-3 in a plan of pipelines, each range's gathers matched per call across its holders (the simulator's
 // sim/executor/gather_calls.h): per range whose shard groups hold more than one GPU and that more than one
-// stage holds, its holders (pipeline, stage), the tied matrix's aside; none when the ranges are not at ZeRO-3.
-std::vector<std::vector<std::pair<size_t, size_t>>> ZeroThreeCallRanges(const workload::ModelCost& model,
-                                                                        const ClusterModel& cluster,
-                                                                        const std::vector<PricedPipeline>& pipelines);
+// stage holds, its holders (pipeline, stage) and where in each holder's forward and backward passes the
+// range's first layer comes (`gathers`' offsets), the tied matrix's aside; none when the ranges are not at
+// ZeRO-3.
+struct ZeroThreeCallRange {
+  std::vector<std::pair<size_t, size_t>> holders;
+  std::vector<Time> forward_offset, backward_offset;  // per holder
+};
+std::vector<ZeroThreeCallRange> ZeroThreeCallRanges(const workload::ModelCost& model, const ClusterModel& cluster,
+                                                    const std::vector<PricedPipeline>& pipelines,
+                                                    const ZeroThreeGathers& gathers);
 
 // [pipeline][DAG node]: the earliest each pass may start so that it waits, as the simulator's GatherCalls,
 // for every holder of each range in `ranges` (ZeroThreeCallRanges) to make the same-numbered call: holder
-// h's k-th pass over a range starts once the holders' k-th passes are all ready (their DAG predecessors
-// ended), a holder with fewer passes counting from its last one's end (it joins the rest). `passes` is each pipeline's
-// prediction with the releases before; the fixed point is reached by calling this until it returns what it was given
-// (`release`, updated in place: returns whether it changed).
-bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges,
-                           const std::vector<PredictedPasses>& passes, std::vector<std::vector<Time>>& release);
+// h's k-th pass over a range reaches the range's first layer (its offset into the pass) once the holders'
+// k-th passes are all ready (their DAG predecessors ended; a pass calls all its ranges' gathers then), a
+// holder with fewer passes counting from its last one's end (it joins the rest). A pass held at a later
+// range's layer mid-way ends as if it had started that much later, as here: the simulator starts it
+// earlier and holds it there, the end is the same. `passes` is each pipeline's prediction with the
+// releases before; the fixed point is reached by calling this until it returns what it was given
+// (`release`, updated in place, only ever raised: returns whether it changed).
+bool ZeroThreeCallReleases(const std::vector<ZeroThreeCallRange>& ranges, const std::vector<PredictedPasses>& passes,
+                           std::vector<std::vector<Time>>& release);
 
 // ZeRO-3 across pipelines: the `n` pipelines predicted again and again (`predict(p, release, passes)`:
 // pipeline p with its passes starting no earlier than `release`, recording them in `passes`), each pass
@@ -148,7 +165,7 @@ bool ZeroThreeCallReleases(const std::vector<std::vector<std::pair<size_t, size_
 // releases only grow, each bounded by the iteration, so this ends; a bound on the rounds guards it. Used
 // by the family's pricing (pipelines.cc) and `validate`'s (plan_reader.cc) alike.
 absl::Status IterateGatherCalls(
-    const std::vector<std::vector<std::pair<size_t, size_t>>>& ranges, size_t n,
+    const std::vector<ZeroThreeCallRange>& ranges, size_t n,
     absl::FunctionRef<absl::Status(size_t p, const std::vector<Time>& release, PredictedPasses& passes)> predict);
 
 // Pipeline `p`'s prediction with its stages' grad_sync (their early gather waits added, as the report

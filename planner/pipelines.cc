@@ -466,13 +466,13 @@ void OneZeroStage(PipelinesCandidate& c) {
 // holders' same call (IterateGatherCalls), as PredictPipelinesPlan prices the written plan (plan_reader.cc)
 // and the simulator runs it. Without a fixed point within the guard's rounds each pipeline keeps its last
 // prediction.
-void WaitForZeroThreeCalls(const PipelinesContext& ctx, PipelinesCandidate& c) {
+void WaitForZeroThreeCalls(const PipelinesContext& ctx, const ZeroThreeGathers& gathers, PipelinesCandidate& c) {
   const auto predict = [&](size_t p, const std::vector<Time>& release, PredictedPasses& passes) {
     PredictAtShare(*ctx.model, ctx, c.pipelines[p], /*judged_later=*/true, release, &passes);
     return absl::OkStatus();
   };
-  IterateGatherCalls(ZeroThreeCallRanges(*ctx.model, *ctx.cluster_model, PricedPipelinesOf(c)), c.pipelines.size(),
-                     predict)
+  IterateGatherCalls(ZeroThreeCallRanges(*ctx.model, *ctx.cluster_model, PricedPipelinesOf(c), gathers),
+                     c.pipelines.size(), predict)
       .IgnoreError();
 }
 
@@ -494,7 +494,7 @@ void PriceZeroThreeGathers(const PipelinesContext& ctx, PipelinesCandidate& c) {
     }
     PredictAtShare(*ctx.model, ctx, c.pipelines[p], /*judged_later=*/true);
   }
-  WaitForZeroThreeCalls(ctx, c);
+  WaitForZeroThreeCalls(ctx, gathers, c);
 }
 
 // `c`'s layer ranges priced over its pipelines (their predictions at their shares): each pipeline's

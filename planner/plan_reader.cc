@@ -247,7 +247,7 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
   }
   // ZeRO-3 across pipelines: every pass waits for its ranges' other holders' same call.
   HETSIM_RETURN_IF_ERROR(
-      IterateGatherCalls(ZeroThreeCallRanges(model, cluster, priced), n,
+      IterateGatherCalls(ZeroThreeCallRanges(model, cluster, priced, gathers), n,
                          [&](size_t p, const std::vector<Time>& release, PredictedPasses& passes) -> absl::Status {
                            const Profiler profiler = PlanProfiler(model, cluster, ones[p]);
                            HETSIM_ASSIGN_OR_RETURN(

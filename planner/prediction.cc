@@ -180,8 +180,10 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
     passes->end.resize(lp.earliest_start.size());
     for (size_t u = 0; u < passes->end.size(); ++u) passes->end[u] = lp.earliest_start[u] + durations[u];
     passes->ready.assign(passes->end.size(), Time());
+    passes->backward.assign(passes->end.size(), false);
     for (pl::NodeId u = 0; u < dag.num_nodes(); ++u) {
       for (pl::NodeId w : dag.predecessors(u)) passes->ready[u] = std::max(passes->ready[u], passes->end[w]);
+      passes->backward[u] = dag.node(u).kind == pl::NodeKind::kBackward;
     }
   }
   p.pipeline = lp.iteration_time;

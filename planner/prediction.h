@@ -70,10 +70,12 @@ struct Prediction {
 };
 
 // A pipeline's compute passes as its prediction's DAG times them (Predict's `passes`): per stage its compute
-// nodes in order, and per DAG node when its predecessors have all ended (`ready`), its start and its end.
+// nodes in order, and per DAG node when its predecessors have all ended (`ready`), its start and its end,
+// and whether it is a backward pass.
 struct PredictedPasses {
   std::vector<std::vector<pipeline::NodeId>> nodes;
   std::vector<Time> ready, start, end;
+  std::vector<bool> backward;
 };
 
 // Warm-up counts as the plan's schedule runs them (explicit counts win); `work` is what the model asks

@@ -233,6 +233,37 @@ void AppendStages(const google::protobuf::RepeatedPtrField<Stage>& stages, absl:
   }
 }
 
+// ZeRO-3 across pipelines: a line per stage whose layers span more than one layer range (another pipeline
+// cuts inside them). Its passes call every range's gathers when ready (sim/executor/gather_calls.h); stock
+// FSDP and DeepSpeed ZeRO-3 issue them layer by layer on one stream, where holders whose orders cross hang
+// (docs/heterogeneous.md, "Calls in a different order").
+std::string DescribeCallOrder(const Plan& p) {
+  std::vector<uint32_t> cuts;
+  for (const hetsim::v1::Pipeline& pl : p.pipelines()) {
+    for (const Stage& st : pl.stages()) cuts.push_back(st.first_layer());
+  }
+  std::string out;
+  for (int i = 0; i < p.pipelines_size(); ++i) {
+    for (int s = 0; s < p.pipelines(i).stages_size(); ++s) {
+      const Stage& st = p.pipelines(i).stages(s);
+      const uint32_t end = st.first_layer() + st.num_layers();
+      std::vector<uint32_t> inside;
+      for (const uint32_t c : cuts) {
+        if (c > st.first_layer() && c < end) inside.push_back(c);
+      }
+      std::sort(inside.begin(), inside.end());
+      inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+      if (inside.empty()) continue;
+      absl::StrAppendFormat(&out,
+                            "  ZeRO-3 calls: pipelines[%d] stage %d holds %d layer ranges; a pass calls all their "
+                            "gathers when it is ready and waits for each at its first layer (stock FSDP and DeepSpeed "
+                            "call them layer by layer on one stream, and hang where holders' orders cross)\n",
+                            i, s, inside.size() + 1);
+    }
+  }
+  return out;
+}
+
 // A plan of pipelines under ZeRO (one zero_stage for every stage): what each layer range shards over
 // its holders and what it gathers (sim/executor/layer_range_sync.h); empty otherwise.
 std::string DescribeRangeZero(const Plan& p) {
@@ -246,7 +277,8 @@ std::string DescribeRangeZero(const Plan& p) {
     if (p.tied_embedding_grad_sync()) {
       out +=
           "  ZeRO-3 tied matrix: shards over every pipeline's first and last stage, gathered with the embedding "
-          "(or the head) before every pass\n";
+          "(or the head) before every pass, timed as if every copy joined each gather at once (matched per call, "
+          "a pipeline's first stage would wait for its last)\n";
     }
     std::vector<uint64_t> counts;
     for (const hetsim::v1::Pipeline& pl : p.pipelines()) {
@@ -260,7 +292,7 @@ std::string DescribeRangeZero(const Plan& p) {
                             "reduce-scatters after its last holder's last backward\n",
                             absl::StrJoin(counts, ", "));
     }
-    return out;
+    return out + DescribeCallOrder(p);
   }
   if (zero == 0) return "";
   return absl::StrFormat(

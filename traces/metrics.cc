@@ -182,7 +182,7 @@ void AddStageCommDetail(const ExecutionSetup& setup, int s, v1::StageReport& out
 
 // Plan.nccl_sm_contention: what the NCCL kernels beside stage s's compute added to it over the iteration
 // (the passes' hidden collectives, the paired MoE all-to-alls, the stage's own buckets and gathers in
-// flight); left unset when zero.
+// flight); left unset when zero. Likewise ZeRO-3 across pipelines' waits for the gather calls.
 void AddStageContention(const ExecutionSetup& setup, const ExecutionResult& r, int s, v1::StageReport& out) {
   const auto& dag = *setup.dag;
   Time total = setup.stages[s].moe_pair_contention_time;
@@ -193,6 +193,9 @@ void AddStageContention(const ExecutionSetup& setup, const ExecutionResult& r, i
     total += node.kind == pipeline::NodeKind::kForward ? vs.forward_contention_time : vs.backward_contention_time;
   }
   if (total > 0) out.set_overlap_contention_ms(TimeToMilliseconds(total));
+  // ZeRO-3 across pipelines: the stage's passes' waits for their ranges' other holders' gather calls.
+  if (static_cast<size_t>(s) < r.gather_call_wait.size() && r.gather_call_wait[s] > 0)
+    out.set_gather_call_wait_ms(TimeToMilliseconds(r.gather_call_wait[s]));
 }
 
 void AddStages(const ExecutionSetup& setup, const ExecutionResult& r, const Exposure& exposure, v1::Report& report) {

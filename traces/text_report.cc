@@ -25,6 +25,19 @@ void AppendContention(const v1::Report& r, std::string& out) {
   if (!stages.empty()) absl::StrAppendFormat(&out, "NCCL beside the compute (SMs it held):%s\n", stages);
 }
 
+// ZeRO-3 in a plan of pipelines: one line when some stage's passes waited for their layer ranges' other
+// holders to make the same gather call (StageReport.gather_call_wait_ms, over the iteration).
+void AppendGatherCallWaits(const v1::Report& r, std::string& out) {
+  std::string stages;
+  for (const v1::StageReport& s : r.stages()) {
+    if (s.gather_call_wait_ms() > 0)
+      absl::StrAppendFormat(&stages, "%s stage %d +%.1f ms", stages.empty() ? "" : ",", s.index(),
+                            s.gather_call_wait_ms());
+  }
+  if (!stages.empty())
+    absl::StrAppendFormat(&out, "ZeRO-3 gather calls (waiting for the ranges' other holders):%s\n", stages);
+}
+
 // Mixed stages (replica groups on different GPU types): a line per group, what it computes and how
 // long it waits for the stage's slowest group.
 void AppendReplicaGroups(const v1::Report& r, std::string& out) {
@@ -144,6 +157,7 @@ std::string FormatReportTable(const v1::Report& r) {
     }
   }
   AppendContention(r, out);
+  AppendGatherCallWaits(r, out);
   if (r.has_approximation_choice()) {
     absl::StrAppendFormat(&out, "fidelity: %s\n", r.approximation_choice().note());
   } else {

@@ -135,6 +135,7 @@ class Exporter {
     size_t group = 0;  // its communicator
     int range = 0;     // its layer range (index into executor::LayerRangeGroups)
     std::string name;
+    Time offset = 0;  // where in the pass the range's first layer waits for it (executor::GatherCallOffset)
   };
   using GatherCallsOfNode = absl::flat_hash_map<int, std::vector<GatherCall>>;
   void MatchGatherCalls(std::vector<GatherCallsOfNode> calls) { gather_calls_ = std::move(calls); }
@@ -225,52 +226,87 @@ class Exporter {
       const Time wait =
           forward ? stage_vs.forward_time() - vs.forward_time() : stage_vs.backward_time() - vs.backward_time();
       const Time d = setup_.durations[id] - wait;
+      // The pass's parts end at its buckets' pieces and (ZeRO-3 across pipelines) where a later layer range's
+      // first layer waits for that range's gather call (GatherCall::offset), as the executor holds it.
+      std::vector<Time> ends;
+      for (int j = 0; j < pieces; ++j) ends.push_back(d * (j + 1) / pieces);
+      for (const GatherCall& c : CallsOf(id, gpu.value())) {
+        if (c.offset > 0 && c.offset < d) ends.push_back(c.offset);
+      }
+      std::sort(ends.begin(), ends.end());
+      ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+      const bool split = static_cast<int>(ends.size()) > pieces;
+      std::vector<std::pair<Time, uint64_t>> calls;
       uint64_t previous = 0;
-      for (int j = 0; j < pieces; ++j) {
-        const Time begin = d * j / pieces, end = d * (j + 1) / pieces;
+      Time begin = 0;
+      int piece = 0;
+      for (size_t k = 0; k < ends.size(); ++k) {
+        const Time end = ends[k];
         Node n;
-        n.set_name(pieces == 1
-                       ? absl::StrFormat("%s mb%d vs%d", forward ? "F" : "B", node.microbatch, node.virtual_stage)
-                       : absl::StrFormat("B mb%d vs%d part%d/%d", node.microbatch, node.virtual_stage, j + 1, pieces));
+        if (split) {
+          n.set_name(absl::StrFormat("%s mb%d vs%d part%d/%d", forward ? "F" : "B", node.microbatch, node.virtual_stage,
+                                     k + 1, ends.size()));
+        } else {
+          n.set_name(
+              pieces == 1
+                  ? absl::StrFormat("%s mb%d vs%d", forward ? "F" : "B", node.microbatch, node.virtual_stage)
+                  : absl::StrFormat("B mb%d vs%d part%d/%d", node.microbatch, node.virtual_stage, k + 1, pieces));
+        }
         n.set_type(ChakraProtoMsg::COMP_NODE);
         n.set_duration_micros(RoundToMicros(end - begin));
-        n.add_attr()->CopyFrom(Int64Attr(kNumOps, static_cast<int64_t>(flop / pieces)));
-        n.add_attr()->CopyFrom(Uint64Attr(kTensorSize, static_cast<uint64_t>(vs.cost.memory.param_bytes / pieces)));
+        const double part = split ? TimeToSeconds(end - begin) / TimeToSeconds(d) : 1.0 / pieces;
+        n.add_attr()->CopyFrom(Int64Attr(kNumOps, static_cast<int64_t>(split ? flop * part : flop / pieces)));
+        n.add_attr()->CopyFrom(Uint64Attr(
+            kTensorSize, static_cast<uint64_t>(split ? static_cast<double>(vs.cost.memory.param_bytes) * part
+                                                     : static_cast<double>(vs.cost.memory.param_bytes / pieces))));
         n.add_attr()->CopyFrom(BoolAttr(kIsCpuOp, false));
-        if (j == 0) {
+        if (k == 0) {
           AddDeps(id, gpu.value(), n);
           if (const auto it = early_gather_.find({gpu.value(), id}); it != early_gather_.end()) {
             for (uint64_t g : it->second) n.add_data_deps(g);
           }
-          AddGatherCalls(id, gpu.value(), n);
+          calls = AddGatherCalls(id, gpu.value(), d, n);
         } else {
           n.add_ctrl_deps(previous);
+          for (const auto& [offset, call] : calls) {
+            if (offset == begin) n.add_data_deps(call);
+          }
         }
         previous = Add(gpu.value(), std::move(n));
-        if (first_bucket >= 0) {
+        if (first_bucket >= 0 && end == d * (piece + 1) / pieces) {
           std::vector<uint64_t>& ready = bucket_ready_[gpu.value()];
           ready.resize(setup_.stages[node.stage].grad_buckets.size());
-          ready[first_bucket + j] = previous;
+          ready[first_bucket + piece++] = previous;
         }
+        begin = end;
       }
       exits_[id][gpu.value()] = {previous};
     }
   }
 
-  // The gather calls `rank` makes for pass `id` (MatchGatherCalls): each after the pass's dependencies
-  // (`pass`'s so far), and the pass after each.
-  void AddGatherCalls(NodeId id, int rank, Node& pass) {
-    if (gather_calls_.empty()) return;
+  // The gather calls `rank` makes for pass `id` (MatchGatherCalls; none: empty).
+  const std::vector<GatherCall>& CallsOf(NodeId id, int rank) const {
+    static const std::vector<GatherCall> kNone;
+    if (gather_calls_.empty()) return kNone;
     const auto it = gather_calls_[id].find(rank);
-    if (it == gather_calls_[id].end()) return;
-    std::vector<uint64_t> calls;
-    for (const GatherCall& c : it->second) {
+    return it == gather_calls_[id].end() ? kNone : it->second;
+  }
+
+  // The gather calls `rank` makes for pass `id` (MatchGatherCalls): each after the pass's dependencies
+  // (`pass`'s so far, its first part's); `pass` after those of its first range, the others (offset, node) for
+  // the part of the pass (of duration `d`) that starts at their range's first layer.
+  std::vector<std::pair<Time, uint64_t>> AddGatherCalls(NodeId id, int rank, Time d, Node& pass) {
+    std::vector<std::pair<Time, uint64_t>> later;
+    for (const GatherCall& c : CallsOf(id, rank)) {
       Node call = CollectiveNode(CollectiveOp::kAllGather, 0, c.name, out_.comm_groups[c.group]);
-      for (const uint64_t d : pass.data_deps()) call.add_data_deps(d);
-      for (const uint64_t d : pass.ctrl_deps()) call.add_ctrl_deps(d);
-      calls.push_back(Add(rank, std::move(call)));
+      for (const uint64_t dep : pass.data_deps()) call.add_data_deps(dep);
+      for (const uint64_t dep : pass.ctrl_deps()) call.add_ctrl_deps(dep);
+      later.emplace_back(c.offset > 0 && c.offset < d ? c.offset : Time(), Add(rank, std::move(call)));
     }
-    for (const uint64_t c : calls) pass.add_data_deps(c);
+    for (const auto& [offset, call] : later) {
+      if (offset == 0) pass.add_data_deps(call);
+    }
+    return later;
   }
 
   // A point-to-point message's node on `rank` (its send when `send`), after DAG node `id`'s
@@ -594,10 +630,13 @@ std::vector<std::vector<Exporter::GatherCallsOfNode>> GatherCallNodes(const std:
         }
         const std::string name = absl::StrFormat("ZeRO-3 gather call layers %d-%d", range.first_layer,
                                                  range.first_layer + range.num_layers - 1);
+        const DagNode& node = setups[p]->dag->node(static_cast<NodeId>(id));
+        const Time offset = executor::GatherCallOffset(range, setups[p]->virtual_stages[node.virtual_stage],
+                                                       node.kind == NodeKind::kBackward);
         for (const GpuId gpu : setups[p]->stages[stage].layout.gpus) {
           for (size_t k = 0; k < range.groups.size(); ++k) {
             if (std::find(range.groups[k].begin(), range.groups[k].end(), gpu) == range.groups[k].end()) continue;
-            calls[p][id][gpu.value()].push_back({comm[r][k], r, name});
+            calls[p][id][gpu.value()].push_back({comm[r][k], r, name, offset});
           }
         }
       }

@@ -102,8 +102,13 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     const NodeId first = FirstForward(stage, 0);
     if (--pending_[first] == 0) Start(first);
   }
-  // The shared gradient sync lets compute node `id`, ready since ready_at_[id], start (GatesPasses).
+  // The shared gradient sync lets compute node `id`, ready since ready_at_[id], start (GatesPasses), or,
+  // its duration run, end (HeldAtEnd).
   void Admit(NodeId id) {
+    if (ran_until_[id] != kNoTime) {
+      Finish(id);
+      return;
+    }
     r_.gather_call_wait[dag_.node(id).stage] += sim_.now() - ready_at_[id];
     Start(id);
   }
@@ -150,6 +155,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     r_.overlap_contention.assign(S, 0);
     r_.gather_call_wait.assign(S, 0);
     ready_at_.assign(GatesPasses() ? n : 0, kNoTime);
+    ran_until_.assign(GatesPasses() ? n : 0, kNoTime);
+    end_held_.assign(GatesPasses() ? n : 0, false);
     contention_.resize(S);
     node_generation_.assign(n, 0);
     stages_.resize(S);
@@ -348,7 +355,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
         if (setup_.first_bucket[id] >= 0 && plan().overlap_grad_reduce) {
           ScheduleBuckets(node.stage, setup_.first_bucket[id], finish - sim_.now());
         }
-        if (GradSyncShared() && id == last_op_[node.stage]) {
+        if (GradSyncShared() && id == last_op_[node.stage] && !MayBeHeld(id)) {
           shared_->grad_sync->LastBackwardStarted(shared_->index, node.stage, finish);
         }
         if (setup_.stages[node.stage].nccl_sm_share > 0) {
@@ -399,7 +406,33 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     }
   }
 
+  // ZeRO-3 across pipelines: compute node `id`'s duration has run; whether it ends later, a later layer
+  // range's layers waiting for that range's gather call (SharedGradSync::PassEnd). The wait counts as the
+  // stage's gather-call wait and the pass is recorded as starting that much later (its busy time stays its
+  // duration; the end is the same). Asked once per pass, again when the sync admits it.
+  bool HeldAtEnd(NodeId id) {
+    const NodeKind kind = dag_.node(id).kind;
+    if (!GatesPasses() || end_held_[id] || (kind != NodeKind::kForward && kind != NodeKind::kBackward)) return false;
+    if (ran_until_[id] == kNoTime) ran_until_[id] = sim_.now();
+    const std::optional<Time> end = shared_->grad_sync->PassEnd(shared_->index, id, r_.node_start[id], ran_until_[id]);
+    if (!end) return true;  // the sync admits it once the calls have started
+    end_held_[id] = true;
+    const int stage = dag_.node(id).stage;
+    // A stage's last backward that may be held tells the sync its end only now (its ranges' reductions
+    // wait for it; with overlap_grad_reduce its buckets are ready from now to its end).
+    if (id == last_op_[stage] && MayBeHeld(id)) {
+      shared_->grad_sync->LastBackwardStarted(shared_->index, stage, std::max(*end, sim_.now()));
+    }
+    if (*end <= ran_until_[id]) return false;
+    r_.gather_call_wait[stage] += *end - ran_until_[id];
+    r_.node_start[id] += *end - ran_until_[id];
+    if (*end <= sim_.now()) return false;
+    sim_.Schedule(*end, this, Payload(kNodeDone, id));
+    return true;
+  }
+
   void Finish(NodeId id) {
+    if (HeldAtEnd(id)) return;
     r_.node_finish[id] = sim_.now();
     const pipeline::DagNode& node = dag_.node(id);
     if (node.kind == NodeKind::kSink) r_.pipeline_end = sim_.now();
@@ -564,6 +597,8 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   bool GradSyncShared() const { return shared_ != nullptr && shared_->grad_sync != nullptr; }
   // Its passes wait at their ZeRO-3 gathers for the other holders' same calls (SharedGradSync::GatesPasses).
   bool GatesPasses() const { return GradSyncShared() && shared_->grad_sync->GatesPasses(); }
+  // Compute node `id` may end after its duration, held at a later layer range's gather call.
+  bool MayBeHeld(NodeId id) const { return GatesPasses() && shared_->grad_sync->PassMayBeHeld(shared_->index, id); }
 
   // Compute node `id` is ready now: whether it waits for the other holders' gather calls (then the sync
   // admits it later, Admit); a node already admitted starts.
@@ -703,7 +738,9 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   const SharedRun* shared_ = nullptr;
   faults::FaultRuntime* faults_ = nullptr;  // own_faults_ or the shared ones; null without faults
   std::vector<int32_t> pending_;
-  std::vector<Time> ready_at_;  // per compute node, when it was ready (GatesPasses; kNoTime: not yet)
+  std::vector<Time> ready_at_;   // per compute node, when it was ready (GatesPasses; kNoTime: not yet)
+  std::vector<Time> ran_until_;  // per compute node, when its duration had run (GatesPasses; kNoTime: not yet)
+  std::vector<bool> end_held_;   // per compute node, its end decided (HeldAtEnd)
   std::vector<int32_t> flows_left_;
   std::vector<NodeId> last_op_;
   bool computed_ = false;  // a compute node has started

@@ -91,8 +91,9 @@ struct ExecutionResult {
   // Per stage: what the stage's own collectives in flight beside its compute tasks added to them
   // (Plan.nccl_sm_contention; the passes' hidden collectives are the setup's, VirtualStageCost).
   std::vector<Time> overlap_contention;
-  // Per stage: how long its passes waited, once ready, for the other holders of their layer ranges to make
-  // the same ZeRO-3 gather call (SharedGradSync::GatesPasses; 0 otherwise).
+  // Per stage: how long its passes waited, once ready and at each later layer range's first layer, for the
+  // other holders of their layer ranges to make the same ZeRO-3 gather call (SharedGradSync::GatesPasses;
+  // 0 otherwise; the report's StageReport.gather_call_wait_ms).
   std::vector<Time> gather_call_wait;
   Time iteration_time = 0;  // the last stage_end
 
@@ -143,11 +144,17 @@ class SharedGradSync {
   virtual bool GathersAtStart() const { return false; }
   // ZeRO-3 across pipelines (sim/executor/gather_calls.h): whether a compute pass waits at its layer ranges'
   // gathers for the other holders' same call. Then the run asks PassReady when a compute node's DAG
-  // predecessors have ended (it starts only when true, or when the sync calls `admit` for it later) and
-  // tells PassDone when it ends.
+  // predecessors have ended (it starts only when true, or when the sync calls `admit` for it later), asks
+  // PassEnd when its duration has run (started at `start`, now `end`: when it ends, a later range's layers
+  // waiting for that range's call; nullopt: the sync calls `admit` for it later, ask again) and tells
+  // PassDone when it ends.
   using Admit = std::function<void(int run, int node)>;
   virtual bool GatesPasses() const { return false; }
   virtual bool PassReady(int /*run*/, int /*node*/, const Admit& /*admit*/) { return true; }
+  virtual std::optional<Time> PassEnd(int /*run*/, int /*node*/, Time /*start*/, Time end) { return end; }
+  // Whether PassEnd may hold the pass past its duration (a later layer range's call): its stage's
+  // LastBackwardStarted then comes once its end is decided.
+  virtual bool PassMayBeHeld(int /*run*/, int /*node*/) const { return false; }
   virtual void PassDone(int /*run*/, int /*node*/, const Admit& /*admit*/) {}
   // A collective that could not start (it stops the engine).
   virtual const absl::Status& failure() const = 0;

@@ -1,10 +1,12 @@
 #include "sim/executor/gather_calls.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "base/check.h"
+#include "base/time.h"
 #include "sim/pipeline/dag.h"
 
 namespace hetsim::executor {
@@ -25,6 +27,21 @@ bool Matched(const LayerRangeGroup& g) {
 }
 
 }  // namespace
+
+Time GatherCallOffset(const LayerRangeGroup& group, const VirtualStageCost& vs, bool backward) {
+  const int n = vs.num_layers;
+  const std::vector<double>& compute = backward ? vs.cost.layer_backward_s : vs.cost.layer_forward_s;
+  const std::vector<Time>& gather = backward ? vs.layer_backward_gather_exposed : vs.layer_forward_gather_exposed;
+  const Time pass = backward ? vs.cost.backward_time : vs.cost.forward_time;
+  const int first = std::max(group.first_layer, vs.first_layer) - vs.first_layer;
+  const int last = std::min(group.first_layer + group.num_layers, vs.first_layer + n) - 1 - vs.first_layer;
+  Time offset = 0;
+  for (int i = backward ? last + 1 : 0; i < (backward ? n : first); ++i) {
+    offset += static_cast<int>(compute.size()) == n ? SecondsToTime(compute[i]) : pass / std::max(1, n);
+    if (static_cast<int>(gather.size()) == n) offset += gather[i];
+  }
+  return offset;
+}
 
 std::vector<std::vector<std::vector<int>>> MatchedGatherRanges(const std::vector<const ExecutionSetup*>& setups,
                                                                const std::vector<LayerRangeGroup>& groups) {
@@ -51,7 +68,9 @@ GatherCalls::GatherCalls(const std::vector<const ExecutionSetup*>& setups, const
   for (size_t p = 0; p < setups.size(); ++p) {
     calls_[p].resize(matched[p].size());
     for (size_t id = 0; id < matched[p].size(); ++id) {
-      const int stage = setups[p]->dag->node(static_cast<pipeline::NodeId>(id)).stage;
+      const pipeline::DagNode& node = setups[p]->dag->node(static_cast<pipeline::NodeId>(id));
+      const int stage = node.stage;
+      const VirtualStageCost& vs = setups[p]->virtual_stages[node.virtual_stage];
       for (const int r : matched[p][id]) {
         if (index[r] < 0) {
           index[r] = static_cast<int>(ranges_.size());
@@ -64,58 +83,93 @@ GatherCalls::GatherCalls(const std::vector<const ExecutionSetup*>& setups, const
         });
         const int h = static_cast<int>(it - hs.begin());
         ++holders_[index[r]][h].calls;
-        calls_[p][id].push_back({index[r], h, 0});
+        const bool backward = node.kind == pipeline::NodeKind::kBackward;
+        calls_[p][id].push_back({index[r], h, 0, GatherCallOffset(groups[r], vs, backward)});
       }
     }
   }
 }
 
-// Every call's range has every holder's same call made, or the holder has joined (all its passes over the
-// range ended).
-bool GatherCalls::Satisfied(const std::vector<Call>& calls) const {
-  for (const Call& c : calls) {
-    for (const Holder& h : holders_[c.range]) {
-      const bool joined = h.calls <= c.index && h.done == h.calls;
-      if (h.made <= c.index && !joined) return false;
+std::optional<Time> GatherCalls::StartOf(const Call& c) const {
+  Time at = 0;
+  for (const Holder& h : holders_[c.range]) {
+    if (static_cast<int>(h.made.size()) > c.index) {
+      at = std::max(at, h.made[c.index]);
+    } else if (h.calls <= c.index && h.done == h.calls) {  // joined: all its passes over the range ended
+      at = std::max(at, h.joined);
+    } else {
+      return std::nullopt;
     }
   }
-  return true;
+  return at;
+}
+
+bool GatherCalls::Satisfied(const std::vector<Call>& calls, bool first) const {
+  return std::all_of(calls.begin(), calls.end(),
+                     [&](const Call& c) { return (first && c.offset > 0) || StartOf(c).has_value(); });
 }
 
 void GatherCalls::AdmitWaiting(const Admit& admit) {
   // Admitting one may make calls that release another: until none is left to admit.
   for (bool admitted = true; admitted;) {
     admitted = false;
-    for (size_t w = 0; w < waiting_.size(); ++w) {
-      const auto [run, node] = waiting_[w];
-      if (!Satisfied(calls_[run][node])) continue;
-      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(w));
-      admit(run, node);
-      admitted = true;
-      break;
+    for (std::vector<std::pair<int, int>>* list : {&waiting_, &ending_}) {
+      for (size_t w = 0; w < list->size() && !admitted; ++w) {
+        const auto [run, node] = (*list)[w];
+        if (!Satisfied(calls_[run][node], list == &waiting_)) continue;
+        list->erase(list->begin() + static_cast<std::ptrdiff_t>(w));
+        admit(run, node);
+        admitted = true;
+      }
+      if (admitted) break;
     }
   }
 }
 
-bool GatherCalls::Ready(int run, int node, const Admit& admit) {
+bool GatherCalls::Ready(int run, int node, Time now, const Admit& admit) {
   std::vector<Call>& calls = calls_[run][node];
   if (calls.empty()) return true;
-  for (Call& c : calls) c.index = holders_[c.range][c.holder].made++;
+  for (Call& c : calls) {
+    std::vector<Time>& made = holders_[c.range][c.holder].made;
+    c.index = static_cast<int>(made.size());
+    made.push_back(now);
+  }
   AdmitWaiting(admit);
-  if (Satisfied(calls)) return true;
+  if (Satisfied(calls, true)) return true;
   waiting_.emplace_back(run, node);
   return false;
 }
 
+bool GatherCalls::MayHold(int run, int node) const {
+  const std::vector<Call>& calls = calls_[run][node];
+  return std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.offset > 0; });
+}
+
+std::optional<Time> GatherCalls::PassEnd(int run, int node, Time start, Time end) {
+  const std::vector<Call>& calls = calls_[run][node];
+  if (!Satisfied(calls, false)) {
+    if (std::find(ending_.begin(), ending_.end(), std::make_pair(run, node)) == ending_.end())
+      ending_.emplace_back(run, node);  // AdmitWaiting admits it once the calls have started
+    return std::nullopt;
+  }
+  // Each later range's layers start no earlier than its call: the rest of the pass after it.
+  Time out = end;
+  for (const Call& c : calls) {
+    if (c.offset > 0) out = std::max(out, *StartOf(c) + (end - start) - std::min(c.offset, end - start));
+  }
+  return out;
+}
+
 std::string GatherCalls::Stuck(const std::vector<const ExecutionSetup*>& setups) const {
-  if (waiting_.empty()) return "";
-  const auto [run, node] = waiting_.front();
+  if (waiting_.empty() && ending_.empty()) return "";
+  const auto [run, node] = waiting_.empty() ? ending_.front() : waiting_.front();
   const pipeline::DagNode& n = setups[run]->dag->node(node);
   for (const Call& c : calls_[run][node]) {
     const LayerRangeGroup& g = *ranges_[c.range];
     for (size_t h = 0; h < g.holders.size(); ++h) {
       const Holder& other = holders_[c.range][h];
-      if (other.made > c.index || (other.calls <= c.index && other.done == other.calls)) continue;
+      if (static_cast<int>(other.made.size()) > c.index || (other.calls <= c.index && other.done == other.calls))
+        continue;
       return absl::StrFormat(
           "ZeRO-3 across pipelines: pipelines[%d] stage %d's %s of microbatch %d waits at its gather call %d of "
           "layers %d-%d for pipelines[%d] stage %d's, which never comes (the holders' calls cross: a real run's "
@@ -127,13 +181,16 @@ std::string GatherCalls::Stuck(const std::vector<const ExecutionSetup*>& setups)
   return "";
 }
 
-void GatherCalls::Done(int run, int node, const Admit& admit) {
+void GatherCalls::Done(int run, int node, Time now, const Admit& admit) {
   const std::vector<Call>& calls = calls_[run][node];
   if (calls.empty()) return;
   bool joined = false;
   for (const Call& c : calls) {
     Holder& h = holders_[c.range][c.holder];
-    joined = ++h.done == h.calls || joined;
+    if (++h.done == h.calls) {
+      h.joined = now;
+      joined = true;
+    }
   }
   if (joined) AdmitWaiting(admit);
 }

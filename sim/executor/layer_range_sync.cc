@@ -62,8 +62,12 @@ class RangeSync : public SharedGradSync, private engine::EventHandler {
 
   // ZeRO-3: each pass waits at its ranges' gathers for every holder's same call (gather_calls.h).
   bool GatesPasses() const override { return !calls_.empty(); }
-  bool PassReady(int run, int node, const Admit& admit) override { return calls_.Ready(run, node, admit); }
-  void PassDone(int run, int node, const Admit& admit) override { calls_.Done(run, node, admit); }
+  bool PassReady(int run, int node, const Admit& admit) override { return calls_.Ready(run, node, sim_->now(), admit); }
+  std::optional<Time> PassEnd(int run, int node, Time start, Time end) override {
+    return calls_.PassEnd(run, node, start, end);
+  }
+  bool PassMayBeHeld(int run, int node) const override { return calls_.MayHold(run, node); }
+  void PassDone(int run, int node, const Admit& admit) override { calls_.Done(run, node, sim_->now(), admit); }
   std::string StuckGathers() const { return calls_.Stuck(setups_); }
 
   absl::Status Begin(engine::Simulator* sim, network::Network* network, Release release, Release finish,

@@ -141,6 +141,8 @@ void AddGatherTimes(const std::vector<Time>& gather, bool prefetch, double share
     }
     vs.forward_gather_exposed_time += forward;
     vs.backward_gather_exposed_time += backward;
+    vs.layer_forward_gather_exposed.push_back(forward);
+    vs.layer_backward_gather_exposed.push_back(backward);
     forward_hidden += gather[i] - forward;
     backward_hidden += gather[i] - backward;
   }

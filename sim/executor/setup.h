@@ -151,6 +151,10 @@ struct VirtualStageCost : spec::LayerRange {
   // of the collective times above.
   Time forward_gather_exposed_time = 0;
   Time backward_gather_exposed_time = 0;
+  // The same per layer of the virtual stage, in layer order (empty without ZeRO-3's gathers): where in a
+  // pass each layer starts (gather_calls.h, a later layer range's call).
+  std::vector<Time> layer_forward_gather_exposed;
+  std::vector<Time> layer_backward_gather_exposed;
   // Plan.nccl_sm_contention: what the NCCL collectives hidden behind the pass's compute (ZeRO-3's
   // prefetched gathers, Megatron-LM's asynchronous TP backward, the context-parallel exchange) add to it:
   // their hidden time x the share of the GPU's SMs their channels hold (sim/workload/nccl_contention.h).

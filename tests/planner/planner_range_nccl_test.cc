@@ -262,6 +262,7 @@ PredictedPasses OneStagePasses(int microbatches, Time forward, Time backward, co
     out.ready.push_back(at);
     out.start.push_back(start);
     out.end.push_back(start + (k % 2 == 0 ? forward : backward));
+    out.backward.push_back(k % 2 == 1);
     at = out.end.back();
   }
   return out;
@@ -274,7 +275,7 @@ TEST_CASE("range rings: under ZeRO-3 a pipeline faster per microbatch waits at e
   // the later holder's; short joins from its last pass's end: long's last backward ends at
   // m2 (6f + 2G) + (m1 - m2)(3f + 2G) = 18f + 8G, short's at 12f + 4G.
   const Time f = MillisecondsToTime(10), G = MillisecondsToTime(3);
-  const std::vector<std::vector<std::pair<size_t, size_t>>> ranges = {{{0, 0}, {1, 0}}};
+  const std::vector<ZeroThreeCallRange> ranges = {{{{0, 0}, {1, 0}}, {0, 0}, {0, 0}}};
   std::vector<std::vector<Time>> release(2);
   std::vector<PredictedPasses> passes(2);
   int rounds = 0;
@@ -295,6 +296,60 @@ TEST_CASE("range rings: under ZeRO-3 a pipeline faster per microbatch waits at e
   release[0].resize(4);
   release[1].resize(4);
   CHECK(!ZeroThreeCallReleases(ranges, passes, release));
+}
+
+// A 2-stage pipeline of one microbatch (stage 0: F0 = node 0, B0 = node 3; stage 1: F0 = node 1, B0 = node 2),
+// each pass at the end of its predecessor or at its release: `forward` and `backward` long on either stage.
+PredictedPasses TwoStagePasses(Time forward, Time backward, const std::vector<Time>& release) {
+  PredictedPasses out;
+  out.nodes = {{0, 3}, {1, 2}};
+  out.ready.assign(4, 0);
+  out.start.assign(4, 0);
+  out.end.assign(4, 0);
+  out.backward = {false, false, true, true};
+  Time at = 0;
+  for (const int u : {0, 1, 2, 3}) {
+    out.ready[u] = at;
+    out.start[u] = std::max(at, release.empty() ? Time() : release[static_cast<size_t>(u)]);
+    out.end[u] = out.start[u] + (out.backward[u] ? backward : forward);
+    at = out.end[u];
+  }
+  return out;
+}
+
+TEST_CASE("range rings: under ZeRO-3 a stage holding two ranges waits for the second at its first layer",
+          "[planner][pipelines][ranges][zero]") {
+  // The simulator's closed form (tests/sim/executor/executor_pipelines_test.cc): "one" holds layers 0 and 1,
+  // 2 microbatches of F = 2f + 2G, B = 4f + 2G; "two" holds layer 0 on stage 0 and layer 1 on stage 1, one
+  // microbatch of F = 2f + G, B = 4f + G a stage. One reaches layer 1 f + G into a forward, layer 0 2f + G
+  // into a backward: its passes end at 3f + 2G, 10f + 4G, 14f + 6G and 18f + 8G.
+  const Time f = MillisecondsToTime(10), G = MillisecondsToTime(3);
+  const std::vector<ZeroThreeCallRange> ranges = {{{{0, 0}, {1, 0}}, {0, 0}, {2 * f + G, 0}},
+                                                  {{{0, 0}, {1, 1}}, {f + G, 0}, {0, 0}}};
+  std::vector<std::vector<Time>> release(2);
+  std::vector<PredictedPasses> passes(2);
+  int rounds = 0;
+  do {
+    passes[0] = OneStagePasses(2, 2 * f + 2 * G, 4 * f + 2 * G, release[0]);
+    passes[1] = TwoStagePasses(2 * f + G, 4 * f + G, release[1]);
+    for (size_t p = 0; p < 2; ++p) release[p].resize(passes[p].start.size(), Time());
+    REQUIRE(++rounds < 100);
+  } while (ZeroThreeCallReleases(ranges, passes, release));
+  CHECK(passes[0].end == std::vector<Time>{3 * f + 2 * G, 10 * f + 4 * G, 14 * f + 6 * G, 18 * f + 8 * G});
+  CHECK(passes[1].end[3] == 12 * f + 4 * G);
+  CHECK(passes[1].end[2] == 8 * f + 3 * G);
+  // Every call at the pass's start instead (both offsets 0): 18f + 10G, as until session 38.
+  const std::vector<ZeroThreeCallRange> at_start = {{{{0, 0}, {1, 0}}, {0, 0}, {0, 0}},
+                                                    {{{0, 0}, {1, 1}}, {0, 0}, {0, 0}}};
+  release.assign(2, {});
+  rounds = 0;
+  do {
+    passes[0] = OneStagePasses(2, 2 * f + 2 * G, 4 * f + 2 * G, release[0]);
+    passes[1] = TwoStagePasses(2 * f + G, 4 * f + G, release[1]);
+    for (size_t p = 0; p < 2; ++p) release[p].resize(passes[p].start.size(), Time());
+    REQUIRE(++rounds < 100);
+  } while (ZeroThreeCallReleases(at_start, passes, release));
+  CHECK(passes[0].end.back() == 18 * f + 10 * G);
 }
 
 }  // namespace

@@ -105,6 +105,19 @@ std::string LinkChart(const ExecutionSetup& setup, const ExecutionResult& r, con
   return ChartSvg(spec, series);
 }
 
+// ZeRO-3 in a plan of pipelines: a column of each stage's waits for its layer ranges' other holders' gather
+// calls (StageReport.gather_call_wait_ms) after "sync+opt ms", only when some stage waited.
+void AddGatherCallWaitColumn(const v1::Report& r, Table& t) {
+  const bool any = std::any_of(r.stages().begin(), r.stages().end(),
+                               [](const v1::StageReport& s) { return s.gather_call_wait_ms() > 0; });
+  if (!any) return;
+  const auto at = std::find(t.header.begin(), t.header.end(), "sync+opt ms") - t.header.begin() + 1;
+  t.header.insert(t.header.begin() + at, "gather call wait ms");
+  for (int i = 0; i < r.stages_size(); ++i) {
+    t.rows[i].insert(t.rows[i].begin() + at, absl::StrFormat("%.1f", r.stages(i).gather_call_wait_ms()));
+  }
+}
+
 Table StageTable(const v1::Report& r) {
   Table t{{"stage", "layers", "GPU type", "GPUs", "TP x DP", "warm-up", "fwd ms", "bwd ms", "busy ms", "comm ms",
            "sync+opt ms", "idle ms", "peak GiB", "capacity GiB", "OOM"},
@@ -122,6 +135,7 @@ Table StageTable(const v1::Report& r) {
          absl::StrFormat("%.0f", s.memory_capacity_gib()),
          s.oom() ? absl::StrFormat("by %.2f GiB", s.oom_excess_gib()) : "no"});
   }
+  AddGatherCallWaitColumn(r, t);
   return t;
 }
 

@@ -285,8 +285,9 @@ TEST_CASE("validate: on the lab cluster itself, ranges wait for their SHM hops a
 }
 
 TEST_CASE("validate: ZeRO-3 on the copy-engine lab cluster is judged as priced", "[evaluation][pipelines][zero]") {
-  // The gathers over every holder of a range, each layer before its forward and its backward: 4015.8 ms
-  // predicted against 4022.6 ms simulated (-0.2%; -42.4% before session 36, the gathers not priced).
+  // The gathers over every holder of a range, each layer before its forward and its backward: 4683.4 ms
+  // predicted against 4681.8 ms simulated since session 38 (each layer waiting for its own gather call; 4982.1
+  // against 4978.4 with every call awaited at the pass's start; -42.4% before session 36, the gathers not priced).
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(
       HETSIM_SOURCE_DIR "/tests/planner_data/plan-lab-pipelines-zero3.pbtxt", kLabPipelinesCluster);
   REQUIRE(inputs.ok());
@@ -296,10 +297,12 @@ TEST_CASE("validate: ZeRO-3 on the copy-engine lab cluster is judged as priced",
 TEST_CASE("validate: ZeRO-3 across pipelines of different microbatch counts waits per call as priced",
           "[evaluation][pipelines][zero]") {
   // Since session 37 each pass starts once every holder of its ranges has made the same gather call, in the
-  // simulation (executor::GatherCalls) and in the price (planner::ZeroThreeCallReleases). Measured: the lab
-  // example at 24 microbatches beside 8, 27525.5 ms predicted against 27591.7 ms simulated (-0.2%; 20993.9
-  // against 21040.6 before, both without the waits); the tied plan of 8 microbatches beside 4 on the HAPT
-  // cluster +3.7% (-13.6% before; its tied matrix's gathers are not matched, on either side).
+  // simulation (executor::GatherCalls) and in the price (planner::ZeroThreeCallReleases); since session 38 a
+  // later range's first layer waits for its own call. Measured: the lab example at 24 microbatches beside 8,
+  // 26867.8 ms predicted against 26926.0 ms simulated (-0.2%; 27525.5 against 27591.7 with every call awaited
+  // at the pass's start, 20993.9 against 21040.6 without the waits); the tied plan of 8 microbatches beside 4
+  // on the HAPT cluster +2.0% (+3.7% in session 37, -13.6% before; its tied matrix's gathers are not matched,
+  // on either side).
   absl::StatusOr<proto::PlanInputs> uneven =
       proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/plan-lab-pipelines-zero3-uneven.pbtxt",
                             HETSIM_SOURCE_DIR "/examples/cluster-lab-pcie.pbtxt");

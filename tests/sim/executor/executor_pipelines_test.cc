@@ -16,6 +16,7 @@
 #include "tests/base/time_io.h"
 #include "tests/sim/executor/executor_test_util.h"
 #include "traces/chrome_trace.h"
+#include "traces/html/run_html.h"
 #include "traces/text_report.h"
 
 namespace {
@@ -1133,6 +1134,57 @@ TEST_CASE("Under ZeRO-3 a pipeline faster per microbatch waits at each gather ca
   CHECK(long_run.node_start[dag.Forward(1, 0)] == 6 * f + 2 * G);
   CHECK(long_run.node_start[dag.Backward(1, 0)] == 8 * f + 3 * G);
   CHECK(long_run.node_start[dag.Forward(2, 0)] == 12 * f + 4 * G);
+  // The report shows the waits per stage: the field, the text line, the HTML page's column.
+  REQUIRE(sim.report.stages_size() == 2);
+  CHECK(sim.report.stages(0).gather_call_wait_ms() == hetsim::TimeToMilliseconds(6 * f));
+  CHECK(sim.report.stages(1).gather_call_wait_ms() == 0);
+  CHECK_THAT(
+      hetsim::traces::FormatReportTable(sim.report),
+      Catch::Contains(absl::StrFormat("ZeRO-3 gather calls (waiting for the ranges' other holders): stage 0 +%.1f ms\n",
+                                      hetsim::TimeToMilliseconds(6 * f))));
+  const std::string html = hetsim::traces::html::RunReportHtml({.report = &sim.report});
+  CHECK_THAT(html, Catch::Contains("gather call wait ms"));
+}
+
+TEST_CASE("Under ZeRO-3 a stage holding two ranges waits at the second range's first layer, not at its start",
+          "[executor][pipelines][zero]") {
+  // "one": 2 microbatches of 1 sample on GPU 0, both layers; "two": 1 microbatch of 2 samples, layer 0 on
+  // GPU 2 and layer 1 on GPU 3. Ranges {0, 2} (layer 0) and {0, 3} (layer 1), each layer's gather G. One's
+  // forward is layer 0 (G + f) then layer 1 (G + f), its backward layer 1 (G + 2f) then layer 0 (G + 2f);
+  // two's stages F = 2f + G, B = 4f + G. A pass calls both ranges' gathers when ready and waits for each at
+  // its first layer:
+  //   one's F0 starts at 0 (layer 0's call 0 with two's stage 0 at 0) and reaches layer 1 at f + G, whose
+  //   call 0 starts at 2f + G (two's stage 1 ready): it ends at 2f + G + f + G = 3f + 2G (f held);
+  //   one's B0, ready at 3f + 2G, starts with layer 1's call 1 at 4f + 2G (two's stage 1's B0 ready) and
+  //   reaches layer 0 at 2f + G after it, whose call 1 starts at 8f + 3G (two's stage 0's B0 ready): it
+  //   ends at 8f + 3G + 2f + G = 10f + 4G (2f held);
+  //   two's stage 0 ends at 12f + 4G and joins the rest; one's F1, ready at 10f + 4G, starts there and
+  //   ends at 14f + 6G, its B1 at 18f + 8G. One waited f + f + 2f + 2f = 6f, two nothing.
+  // A held pass is recorded as starting that much later (F0 at f, B0 at 6f + 2G), as the planner prices it.
+  // (With every pass waiting for all its calls at its start, as until session 38: 18f + 10G.)
+  const v1::Plan plan =
+      WithZero(PipelinesPlan(2, {{"one", 2, 1, {{"fast", 0, 1, 1, 2}}}, {"two", 2, 2, {{"fast", 2}, {"fast", 3}}}}), 3);
+  const auto sim = MakeSimulation(MakeInputs(PipelineCluster(4), plan));
+  const auto& g = sim.pipeline_sync.groups;
+  REQUIRE(g.size() == 2);
+  const Time f = PipeForward(1, kPipeFastTflops);
+  const Time G = sim.pipelines[1].setup->virtual_stages[0].forward_gather_exposed_time;
+  CHECK(hetsim::TimeToSeconds(G) == Approx(0.5 * 2e6 / (kNvswitchGbps * 1e9 / 8)).epsilon(1e-6));
+  CHECK(sim.pipelines[0].setup->virtual_stages[0].forward_gather_exposed_time == 2 * G);
+  const auto& one = sim.pipelines[0].result;
+  const auto& two = sim.pipelines[1].result;
+  const auto& dag = *sim.pipelines[0].setup->dag;
+  CHECK(one.node_start[dag.Forward(0, 0)] == f);
+  CHECK(one.node_finish[dag.Forward(0, 0)] == 3 * f + 2 * G);
+  CHECK(one.node_start[dag.Backward(0, 0)] == 6 * f + 2 * G);
+  CHECK(one.node_finish[dag.Backward(0, 0)] == 10 * f + 4 * G);
+  CHECK(one.node_start[dag.Forward(1, 0)] == 12 * f + 4 * G);
+  CHECK(one.last_backward_end[0] == 18 * f + 8 * G);
+  CHECK(one.gather_call_wait[0] == 6 * f);
+  CHECK(two.last_backward_end[0] == 12 * f + 4 * G);
+  CHECK(two.last_backward_end[1] == 8 * f + 3 * G);
+  CHECK(two.gather_call_wait[0] == 0);
+  CHECK(two.gather_call_wait[1] == 0);
 }
 
 TEST_CASE("Under ZeRO-3 with the tied sync each copy gathers the tied matrix over every copy",
