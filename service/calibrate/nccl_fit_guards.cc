@@ -83,8 +83,8 @@ std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs
         "%s:%d-%d: %d to %d B take up to %g us, more than twice %d B's %g us (line %d): times that fall as the size "
         "grows are no NCCL algorithm's (the network transport's, e.g. its protocol for mid-size messages); fit the "
         "log without those rows",
-        log->file, first->line, last->line, first->bytes, last->bytes,
-        std::max(first->time_us, last->time_us), witness->bytes, witness->time_us, witness->line));
+        log->file, first->line, last->line, first->bytes, last->bytes, std::max(first->time_us, last->time_us),
+        witness->bytes, witness->time_us, witness->line));
   }
   return problems;
 }

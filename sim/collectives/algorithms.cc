@@ -231,17 +231,18 @@ double NcclTwoNodeTreeCapGBps(int compute_capability, topology::NcclProtocol pro
   }
 }
 
-// The tree's ratio in NcclRunsTree for a group on `nodes` nodes whose ring moves `ring_channel_busbw` bytes/s of bus
-// bandwidth per channel. Across exactly two nodes NCCL's tuner prices every algorithm from its graph's intra-node
-// bandwidth (tuning.cc: `nNodes <= 2 ? bwIntra : bwInter`), and its search raises a tree graph's bwIntra up to
-// twice its bwInter (search.cc, pass 2: "increase bwIntra for trees (2 nodes or collnet)"): the double tree between
-// two nodes sends each byte once each way over every NIC, where a ring sends it 2(n-1)/n times. The tree's bus
-// bandwidth per channel is then twice the ring's, at most NcclTwoNodeTreeCapGBps for the tree's protocol: so NCCL runs the tree between two
-// GH200 nodes of 200 Gb/s NICs (Alps: 90.5 GB/s measured, above the 57 GB/s a ring's NICs can carry), and the ring
-// between two DGX A100 or H100 (GTC 2024's 192 and 380 GB/s bus bandwidths, at the ring's NIC bound).
+// The tree's ratio in NcclRunsTree for a group on `nodes` nodes whose ring channels have `ring_channel_busbw` bytes/s
+// of NIC bandwidth each (NicRatePerChannel). Across exactly two nodes NCCL's tuner prices every algorithm from its
+// graph's intra-node bandwidth (tuning.cc: `nNodes <= 2 ? bwIntra : bwInter`), and its search raises a tree graph's
+// bwIntra up to twice its bwInter (search.cc, pass 2: "increase bwIntra for trees (2 nodes or collnet)"): the double
+// tree between two nodes sends each byte once each way over every NIC, where a ring sends it 2(n-1)/n times. The tree's
+// bus bandwidth per channel is then twice the ring's, at most NcclTwoNodeTreeCapGBps for the tree's protocol: so NCCL
+// runs the tree between two GH200 nodes of 200 Gb/s NICs (Alps: 90.5 GB/s measured, above the 57 GB/s a ring's NICs can
+// carry), and the ring between two DGX A100 or H100 (GTC 2024's 192 and 380 GB/s bus bandwidths, at the ring's NIC
+// bound).
 double NcclTwoNodeTreeRatio(int64_t nodes, double ring_channel_busbw, int compute_capability,
                             topology::NcclProtocol protocol) {
-  const double cap = NcclTwoNodeTreeCapGBps(compute_capability, protocol) * 1e9;
+  const double cap = GBpsToBytesPerSecond(NcclTwoNodeTreeCapGBps(compute_capability, protocol));
   if (nodes != 2 || !(ring_channel_busbw > 0) || !(cap > 0)) return kNcclTreeRatio;
   return 0.5 * std::min(2.0 * 0.92 * ring_channel_busbw, cap) / ring_channel_busbw;
 }
@@ -737,12 +738,20 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   return *best;
 }
 
-// A ring all-reduce's bus bandwidth per channel by its estimate, bytes/s (0 where it moves no bytes).
-double RingChannelBusBandwidth(const CollectiveShape& ring, int64_t bytes, int64_t n) {
-  const double seconds = (ring.estimated_seconds - ring.latency_seconds).value();
-  if (!(seconds > 0) || n < 2 || ring.channels < 1) return 0;
-  return static_cast<double>(bytes) * 2.0 * static_cast<double>(n - 1) / static_cast<double>(n) / seconds /
-         ring.channels;
+// What NCCL's topology search gives a channel of `channels` between the nodes of `gpus`: the line rate of the
+// slowest node's NICs shared by the channels, bytes/s. The search's bandwidths are link speeds
+// (search.cc: bwInter from the NICs' speed), not achieved ones, so the tuner's choice does not flip with a fitted
+// efficiency.
+double NicRatePerChannel(const topology::Topology& topology, const std::vector<GpuId>& gpus, int32_t channels) {
+  double rate = 0;
+  for (GpuId g : gpus) {
+    const absl::StatusOr<topology::GpuLocation> at = topology.Locate(g);
+    if (!at.ok()) return 0;
+    const spec::IslandSpec& island = topology.island(at->island);
+    const double node = island.nic_bandwidth.bytes_per_second() * island.nics_per_node;
+    rate = rate == 0 ? node : std::min(rate, node);
+  }
+  return channels < 1 ? 0 : rate / channels;
 }
 
 }  // namespace
@@ -773,10 +782,11 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
     choice.estimates.push_back({a, s->estimated_seconds, s->protocol});
     if (a == CollectiveAlgorithm::kRing) ring = *s;
     // The tree only where NCCL's tuner would run it too (NcclRunsTree).
-    const bool nccl_skips = a == CollectiveAlgorithm::kTree && req.op == CollectiveOp::kAllReduce && ring &&
-                            !NcclRunsTree(ring->estimated_seconds, ring->latency_seconds, s->latency_seconds, n,
-                                          NcclTwoNodeTreeRatio(nodes, RingChannelBusBandwidth(*ring, req.bytes, n),
-                                                               capability, s->protocol));
+    const bool nccl_skips =
+        a == CollectiveAlgorithm::kTree && req.op == CollectiveOp::kAllReduce && ring &&
+        !NcclRunsTree(ring->estimated_seconds, ring->latency_seconds, s->latency_seconds, n,
+                      NcclTwoNodeTreeRatio(nodes, NicRatePerChannel(topology, req.gpus, ring->channels), capability,
+                                           s->protocol));
     if (!nccl_skips && s->estimated_seconds < best) {
       best = s->estimated_seconds;
       choice.shape = *s;

@@ -63,7 +63,8 @@ Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t by
 int32_t DoubleTreeDepth(int64_t n, std::span<const int32_t> node_sizes = {});
 // The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of
 // tree t is flow_key * 2 + t.
-std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree, std::span<const int32_t> node_sizes = {});
+std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree,
+                                                         std::span<const int32_t> node_sizes = {});
 
 // Broadcast from ranks[0]: a pipelined chain through the ranks in order.
 Ready AppendChainBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,

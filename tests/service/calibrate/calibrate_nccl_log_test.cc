@@ -484,7 +484,7 @@ TEST_CASE("calibrate: a poor fit names the rows whose time falls as the size gro
   // slower than a size four times larger, which no NCCL algorithm is.
   NcclLog log;
   log.file = "ar.txt";
-  log.rows = {{10, 32768, 49.7, 0}, {11, 65536, 138.5, 0}, {12, 262144, 342.8, 0},
+  log.rows = {{10, 32768, 49.7, 0},    {11, 65536, 138.5, 0},   {12, 262144, 342.8, 0},
               {13, 1048576, 889.6, 0}, {14, 2097152, 162.2, 0}, {15, 4194304, 217.3, 0}};
   const std::vector<std::string> problems = TimeFallingRows({&log});
   REQUIRE(problems.size() == 1);

@@ -42,8 +42,8 @@ std::map<std::pair<int, int>, double> BytesBetweenNodes(const std::vector<int32_
 }
 
 TEST_CASE("node tree: NCCL's binary trees over the nodes, a chain inside each", "[collectives][tree]") {
-  for (const std::vector<int32_t>& sizes : std::vector<std::vector<int32_t>>{{4, 4}, {4, 4, 4, 4}, {8, 8, 8, 8, 8},
-                                                                             {4, 2, 3}, {1, 1, 1, 1, 1}}) {
+  for (const std::vector<int32_t>& sizes :
+       std::vector<std::vector<int32_t>>{{4, 4}, {4, 4, 4, 4}, {8, 8, 8, 8, 8}, {4, 2, 3}, {1, 1, 1, 1, 1}}) {
     int32_t n = 0;
     std::vector<int32_t> head;
     for (int32_t s : sizes) {
@@ -153,26 +153,26 @@ TEST_CASE("node tree: the alpha-beta form 2 (C + D - 1)(a + m S / (2 k C B)) acr
 v1::Cluster TwoGh200Nodes() {
   v1::Cluster c;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    name: "alps"
-    gpu_types { name: "gh200" preset: "H100-SXM" }
-    node_types {
-      name: "gh200x4"
-      gpu_type: "gh200"
-      gpus_per_node: 4
-      intra_node_fabric: NVSWITCH
-      intra_node_bandwidth_gbps: 3600
-      intra_node_latency_ns: 1000
-    }
-    islands {
-      name: "clariden"
-      node_type: "gh200x4"
-      node_count: 2
-      fabric: ROCE
-      topology: SINGLE_SWITCH
-      nics_per_node: 4
-      nic_bandwidth_gbps: 200
-    }
-  )pb",
+                                                          name: "alps"
+                                                          gpu_types { name: "gh200" preset: "H100-SXM" }
+                                                          node_types {
+                                                            name: "gh200x4"
+                                                            gpu_type: "gh200"
+                                                            gpus_per_node: 4
+                                                            intra_node_fabric: NVSWITCH
+                                                            intra_node_bandwidth_gbps: 3600
+                                                            intra_node_latency_ns: 1000
+                                                          }
+                                                          islands {
+                                                            name: "clariden"
+                                                            node_type: "gh200x4"
+                                                            node_count: 2
+                                                            fabric: ROCE
+                                                            topology: SINGLE_SWITCH
+                                                            nics_per_node: 4
+                                                            nic_bandwidth_gbps: 200
+                                                          }
+                                                        )pb",
                                                         &c));
   return c;
 }
