@@ -283,9 +283,11 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
   const auto ring = [&](const collectives::Ranks& ranks, double weight) {
     for (size_t r = 0; ranks.size() > 1 && r < ranks.size(); ++r) add(ranks[r], ranks[(r + 1) % ranks.size()], weight);
   };
-  const auto tree = [&](const collectives::Ranks& ranks, double weight) {
+  const std::vector<int32_t> no_nodes;  // a rail's ranks: a node each
+  const auto tree = [&](const collectives::Ranks& ranks, const std::vector<int32_t>& node_sizes, double weight) {
     for (int32_t t = 0; t < 2; ++t) {
-      for (const auto& [child, parent] : collectives::DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t)) {
+      for (const auto& [child, parent] :
+           collectives::DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t, node_sizes)) {
         add(ranks[child], ranks[parent], weight);
         add(ranks[parent], ranks[child], weight);
       }
@@ -302,7 +304,8 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
   const double reference = busiest();
   if (!(reference > 0)) return 1;
   if (!hier) {
-    for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), 0.5 / shape.channels);
+    const std::vector<int32_t> sizes = collectives::NodeSizes(nodes);
+    for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), sizes, 0.5 / shape.channels);
     return busiest() / reference;
   }
   const size_t g = nodes.front().size();
@@ -311,7 +314,7 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
     collectives::Ranks rail;
     for (const collectives::Ranks& node : nodes) rail.push_back(node[i]);
     if (shape.inter_node == collectives::CollectiveAlgorithm::kTree) {
-      tree(rail, 0.5 / rails);
+      tree(rail, no_nodes, 0.5 / rails);
     } else {
       ring(rail, 2 * (num_nodes - 1) / num_nodes / rails);
     }

@@ -1,7 +1,9 @@
 #include "service/calibrate/nccl_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <tuple>
 
 #include "absl/algorithm/container.h"
@@ -78,7 +80,10 @@ void NameRuns(const std::vector<NcclLog>& logs, const std::vector<std::string>& 
 
 // Every row of `logs` simulated on `cluster`: the first log.hosts nodes of island `island`, the first
 // ranks / hosts GPUs of each.
-absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs) {
+// `instead` (not kAuto): the rows of logs that name no algorithm run that one where it applies (+inf where it
+// does not run on the log's GPUs), not the automatic choice.
+absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
+                                  collectives::CollectiveAlgorithm instead = collectives::CollectiveAlgorithm::kAuto) {
   HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, "cluster"));
   const topology::Topology& topo = *network.topology;
   Evaluated out;
@@ -92,6 +97,10 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     collectives::CollectiveRequest req;
     req.op = log->op;
     req.algorithm = ForcedAlgorithm(*log);
+    const bool alternative = req.algorithm == collectives::CollectiveAlgorithm::kAuto &&
+                             instead != collectives::CollectiveAlgorithm::kAuto &&
+                             collectives::Supports(instead, log->op);
+    if (alternative) req.algorithm = instead;
     for (int h = 0; h < log->hosts; ++h) {
       for (int g = 0; g < per_host; ++g) req.gpus.push_back(*topo.GpuIdOf(island, h, g));
     }
@@ -104,6 +113,11 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     for (const NcclRow& row : log->rows) {
       req.bytes = row.bytes;
       absl::StatusOr<collectives::CollectiveResult> r = collectives::SimulateCollective(topo, *network.router, req);
+      if (!r.ok() && alternative && absl::IsInvalidArgument(r.status())) {
+        out.seconds.push_back(std::numeric_limits<double>::infinity());
+        out.what.emplace_back();
+        continue;
+      }
       if (!r.ok())
         return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", log->file, row.line, r.status().message()));
       out.seconds.push_back(hetsim::TimeToSeconds(r->time));
@@ -213,6 +227,14 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
   if (best.node_types(node_type).nvlink_sharp()) best.mutable_node_types(node_type)->set_nvls_bandwidth_efficiency(1);
   absl::StatusOr<Evaluated> e = Predict(best, island, logs);
   if (!e.ok()) return e.status();
+  // Any algorithm NCCL may have run: at 100% efficiency the automatic choice can differ from the run's (NCCL's
+  // tuner takes the tree between two nodes only below its per-channel cap, sim/collectives/algorithms.cc).
+  for (collectives::CollectiveAlgorithm a :
+       {collectives::CollectiveAlgorithm::kRing, collectives::CollectiveAlgorithm::kTree}) {
+    absl::StatusOr<Evaluated> other = Predict(best, island, logs, a);
+    if (!other.ok()) return other.status();
+    for (size_t i = 0; i < e->seconds.size(); ++i) e->seconds[i] = std::min(e->seconds[i], other->seconds[i]);
+  }
   size_t k = 0;
   double worst = 0;
   double least_us = 0;
@@ -388,6 +410,9 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
     }
   }
   fit.problems = NcclFitProblems(fit.parameters, MeanAbsolutePercentError({fit}), options_.max_mape_percent);
+  if (!fit.problems.empty()) {
+    for (std::string& p : TimeFallingRows(all)) fit.problems.push_back(std::move(p));
+  }
   return fit;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -57,6 +59,32 @@ std::vector<std::string> NcclFitProblems(const std::vector<FittedParameter>& fit
     problems.push_back(
         absl::StrFormat("MAPE %.2f %% is above %g %% (--max-mape): the calibrated cluster does not reproduce the logs",
                         mape_percent, max_mape_percent));
+  }
+  return problems;
+}
+
+std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs) {
+  std::vector<std::string> problems;
+  for (const NcclLog* log : logs) {
+    // The fastest larger row after each row, from the largest down.
+    const NcclRow* fastest_after = nullptr;
+    const NcclRow* first = nullptr;
+    const NcclRow* last = nullptr;
+    const NcclRow* witness = nullptr;
+    for (auto it = log->rows.rbegin(); it != log->rows.rend(); ++it) {
+      if (fastest_after != nullptr && it->bytes < fastest_after->bytes && it->time_us > 2 * fastest_after->time_us) {
+        first = &*it;
+        if (last == nullptr) std::tie(last, witness) = std::pair(&*it, fastest_after);
+      }
+      if (fastest_after == nullptr || it->time_us < fastest_after->time_us) fastest_after = &*it;
+    }
+    if (first == nullptr) continue;
+    problems.push_back(absl::StrFormat(
+        "%s:%d-%d: %d to %d B take up to %g us, more than twice %d B's %g us (line %d): times that fall as the size "
+        "grows are no NCCL algorithm's (the network transport's, e.g. its protocol for mid-size messages); fit the "
+        "log without those rows",
+        log->file, first->line, last->line, first->bytes, last->bytes, std::max(first->time_us, last->time_us),
+        witness->bytes, witness->time_us, witness->line));
   }
   return problems;
 }

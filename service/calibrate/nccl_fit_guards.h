@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "service/calibrate/nccl_log.h"
 #include "service/calibrate/source.h"
 
 namespace hetsim::calibrate {
@@ -38,6 +39,13 @@ inline constexpr double kDefaultMaxMapePercent = 15;
 // the fit's MAPE (percent) against `max_mape_percent`; empty for a good fit.
 std::vector<std::string> NcclFitProblems(const std::vector<FittedParameter>& fitted, double mape_percent,
                                          double max_mape_percent);
+
+// Where a log's time falls as its size grows, what no NCCL algorithm does (doubling the bytes never halves the
+// time, whichever algorithm and protocol each size runs): one line per log naming its rows that take more than
+// twice as long as a larger size of the same log, and that larger size; a poor fit's cause the fit cannot name
+// (the Alps GH200 logs over Slingshot, boeschf/nccl-benchmark-on-alps-2025: 1 MiB in 889.6 us, 2 MiB in 162.2 us,
+// docs/corpus.md). Empty when no row does.
+std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs);
 
 }  // namespace hetsim::calibrate
 

@@ -34,9 +34,11 @@ std::vector<TransferPath> RingPaths(const Ranks& ranks, uint64_t key) {
   return out;
 }
 
-void AppendTreePaths(const Ranks& ranks, uint64_t key, std::vector<TransferPath>& out) {
+// The paths of AppendDoubleTreeAllReduce's trees over `ranks` laid on `node_sizes` (empty: a rank per node).
+void AppendTreePaths(const Ranks& ranks, std::span<const int32_t> node_sizes, uint64_t key,
+                     std::vector<TransferPath>& out) {
   for (int32_t t = 0; t < 2; ++t) {
-    for (auto [child, parent] : DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t)) {
+    for (auto [child, parent] : DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t, node_sizes)) {
       out.push_back({ranks[child], ranks[parent], key * 2 + t});
     }
   }
@@ -198,17 +200,51 @@ std::vector<double> Multiplicities(const CollectiveShape& s, size_t paths) {
   return std::vector<double>(paths, static_cast<double>(s.channels));
 }
 
+// The share of NCCL's bus bandwidth its tuner gives a tree all-reduce's algorithm bandwidth (tuning.cc: x 0.92, then
+// x 0.5 from bus to algorithm bandwidth).
+constexpr double kNcclTreeRatio = 0.5 * 0.92;
+
 // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel) prices an all-reduce's ring and tree from one bus
 // bandwidth of its topology search: the ring's algorithm bandwidth is n / (2(n - 1)) of it, the tree's
-// 0.5 x 0.92. It sees neither a tree sparing a slow rank nor links of different speeds, so it takes the tree
-// only where the latency the tree saves outweighs that ratio. `ring` (seconds) and both latencies are
-// hetsim's estimates over n ranks (or nodes); NCCL's view of the tree moves the ring's bytes at the tree's
-// ratio. True when NCCL would run the tree (docs/network.md, "Estimates and the automatic choice").
-bool NcclRunsTree(Seconds ring, Seconds ring_latency, Seconds tree_latency, int64_t n) {
+// `tree_ratio` (kNcclTreeRatio, or NcclTwoNodeTreeRatio's). It sees neither a tree sparing a slow rank nor links of
+// different speeds, so it takes the tree only where the latency the tree saves outweighs that ratio. `ring`
+// (seconds) and both latencies are hetsim's estimates over n ranks (or nodes); NCCL's view of the tree moves the
+// ring's bytes at the tree's ratio. True when NCCL would run the tree (docs/network.md, "Estimates and the automatic
+// choice").
+bool NcclRunsTree(Seconds ring, Seconds ring_latency, Seconds tree_latency, int64_t n, double tree_ratio) {
   if (n < 2) return false;
   const double ring_ratio = static_cast<double>(n) / (2.0 * static_cast<double>(n - 1));
-  constexpr double kTreeRatio = 0.5 * 0.92;
-  return tree_latency + (ring - ring_latency) * (ring_ratio / kTreeRatio) < ring;
+  return tree_latency + (ring - ring_latency) * (ring_ratio / tree_ratio) < ring;
+}
+
+// NCCL's per-channel cap on a tree all-reduce's bus bandwidth between two nodes, GB/s, by protocol (tuning.cc,
+// perChMaxTreeBws for Simple and perChMaxTreeLL128Bws for LL128, their N2 column, by the compute capability's family
+// as NCCL picks it: Volta below 80). 0 for LL, whose tree NCCL prices at a quarter of the ring's anyway.
+double NcclTwoNodeTreeCapGBps(int compute_capability, topology::NcclProtocol protocol) {
+  const int family = compute_capability >= 100 ? 3 : compute_capability >= 90 ? 2 : compute_capability >= 80 ? 1 : 0;
+  constexpr double kSimple[] = {18.5, 23.6, 41.4, 42.8};  // Volta, Ampere, Hopper, Blackwell
+  constexpr double kLl128[] = {20.0, 20.0, 36.7, 31.67};
+  switch (protocol) {
+    case topology::NcclProtocol::kSimple: return kSimple[family];
+    case topology::NcclProtocol::kLL128: return kLl128[family];
+    default: return 0;
+  }
+}
+
+// The tree's ratio in NcclRunsTree for a group on `nodes` nodes whose ring channels have `ring_channel_busbw` bytes/s
+// of NIC bandwidth each (NicRatePerChannel). Across exactly two nodes NCCL's tuner prices every algorithm from its
+// graph's intra-node bandwidth (tuning.cc: `nNodes <= 2 ? bwIntra : bwInter`), and its search raises a tree graph's
+// bwIntra up to twice its bwInter (search.cc, pass 2: "increase bwIntra for trees (2 nodes or collnet)"): the double
+// tree between two nodes sends each byte once each way over every NIC, where a ring sends it 2(n-1)/n times. The tree's
+// bus bandwidth per channel is then twice the ring's, at most NcclTwoNodeTreeCapGBps for the tree's protocol: so NCCL
+// runs the tree between two GH200 nodes of 200 Gb/s NICs (Alps: 90.5 GB/s measured, above the 57 GB/s a ring's NICs can
+// carry), and the ring between two DGX A100 or H100 (GTC 2024's 192 and 380 GB/s bus bandwidths, at the ring's NIC
+// bound).
+double NcclTwoNodeTreeRatio(int64_t nodes, double ring_channel_busbw, int compute_capability,
+                            topology::NcclProtocol protocol) {
+  const double cap = GBpsToBytesPerSecond(NcclTwoNodeTreeCapGBps(compute_capability, protocol));
+  if (nodes != 2 || !(ring_channel_busbw > 0) || !(cap > 0)) return kNcclTreeRatio;
+  return 0.5 * std::min(2.0 * 0.92 * ring_channel_busbw, cap) / ring_channel_busbw;
 }
 
 // Rings over every channel (a chain for broadcast), chunks pipelined.
@@ -256,13 +292,14 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
     return s;
   }
   s.representative = in.RepresentativeChannels(s.channels);
+  const std::vector<int32_t> sizes = NodeSizes(in.nodes);
   std::vector<TransferPath> paths;
   for (int32_t c = 0; c < (s.representative ? 1 : s.channels); ++c) {
-    AppendTreePaths(ChannelOrder(in.nodes, c), kTreeKeyBase + c, paths);
+    AppendTreePaths(ChannelOrder(in.nodes, c), sizes, kTreeKeyBase + c, paths);
   }
   auto costs = in.costs_of(paths, Multiplicities(s, paths.size()));
   if (!costs.ok()) return costs.status();
-  const int32_t depth = DoubleTreeDepth(in.n);
+  const int32_t depth = DoubleTreeDepth(in.n, sizes);
   const std::vector<PathCost> front = StepFrontier(*std::move(costs));
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
     return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(front, Bytes(in.bytes / s.channels / 2 / c));
@@ -305,7 +342,7 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
     Ranks rail;
     for (const Ranks& node : in.nodes) rail.push_back(node[i]);
     for (const auto& p : RingPaths(rail, i)) ring_paths.push_back(p);
-    AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
+    AppendTreePaths(rail, {}, kTreeKeyBase + i, tree_paths);
   }
   auto ring_costs = in.costs_of(ring_paths, Multiplicities(s, ring_paths.size()));
   if (!ring_costs.ok()) return ring_costs.status();
@@ -320,7 +357,7 @@ absl::StatusOr<CollectiveShape> HierarchicalShape(const ShapeInputs& in, Collect
   const bool use_tree =
       in.req.inter_node == CollectiveAlgorithm::kAuto
           ? tree < ring && NcclRunsTree(ring, 2.0 * (num_nodes - 1) * StepSeconds(*ring_costs, Bytes(0)),
-                                        2.0 * depth * StepSeconds(tree_front, Bytes(0)), num_nodes)
+                                        2.0 * depth * StepSeconds(tree_front, Bytes(0)), num_nodes, kNcclTreeRatio)
           : in.req.inter_node == CollectiveAlgorithm::kTree;
   s.inter_node = use_tree ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing;
   s.chunks = use_tree ? chunks : 1;
@@ -576,7 +613,7 @@ absl::StatusOr<CollectiveShape> NvlsTreeShape(const topology::Topology& topology
   for (int64_t i = 0; i < g; ++i) {
     Ranks rail;
     for (const Ranks& node : in.nodes) rail.push_back(node[i]);
-    AppendTreePaths(rail, kTreeKeyBase + i, tree_paths);
+    AppendTreePaths(rail, {}, kTreeKeyBase + i, tree_paths);
   }
   auto nvls = in.costs_of(nvls_paths);
   if (!nvls.ok()) return nvls.status();
@@ -701,6 +738,22 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
   return *best;
 }
 
+// What NCCL's topology search gives a channel of `channels` between the nodes of `gpus`: the line rate of the
+// slowest node's NICs shared by the channels, bytes/s. The search's bandwidths are link speeds
+// (search.cc: bwInter from the NICs' speed), not achieved ones, so the tuner's choice does not flip with a fitted
+// efficiency.
+double NicRatePerChannel(const topology::Topology& topology, const std::vector<GpuId>& gpus, int32_t channels) {
+  double rate = 0;
+  for (GpuId g : gpus) {
+    const absl::StatusOr<topology::GpuLocation> at = topology.Locate(g);
+    if (!at.ok()) return 0;
+    const spec::IslandSpec& island = topology.island(at->island);
+    const double node = island.nic_bandwidth.bytes_per_second() * island.nics_per_node;
+    rate = rate == 0 ? node : std::min(rate, node);
+  }
+  return channels < 1 ? 0 : rate / channels;
+}
+
 }  // namespace
 
 absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topology::Router& router,
@@ -715,6 +768,10 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
   }
   Seconds best(std::numeric_limits<double>::infinity());
   std::optional<CollectiveShape> ring;
+  const auto nodes = static_cast<int64_t>(GroupByNode(topology, req.gpus).size());
+  const auto n = static_cast<int64_t>(req.gpus.size());
+  const int capability =
+      req.gpus.empty() ? 0 : topology.island(topology.Locate(req.gpus.front())->island).gpu.compute_capability;
   for (CollectiveAlgorithm a : AlgorithmsFor(req.op)) {
     HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check("choosing a collective's algorithm"));
     auto s = FastestProtocol(topology, router, req, a);
@@ -725,9 +782,11 @@ absl::StatusOr<ShapeChoice> ChooseShape(const topology::Topology& topology, topo
     choice.estimates.push_back({a, s->estimated_seconds, s->protocol});
     if (a == CollectiveAlgorithm::kRing) ring = *s;
     // The tree only where NCCL's tuner would run it too (NcclRunsTree).
-    const bool nccl_skips = a == CollectiveAlgorithm::kTree && req.op == CollectiveOp::kAllReduce && ring &&
-                            !NcclRunsTree(ring->estimated_seconds, ring->latency_seconds, s->latency_seconds,
-                                          static_cast<int64_t>(req.gpus.size()));
+    const bool nccl_skips =
+        a == CollectiveAlgorithm::kTree && req.op == CollectiveOp::kAllReduce && ring &&
+        !NcclRunsTree(ring->estimated_seconds, ring->latency_seconds, s->latency_seconds, n,
+                      NcclTwoNodeTreeRatio(nodes, NicRatePerChannel(topology, req.gpus, ring->channels), capability,
+                                           s->protocol));
     if (!nccl_skips && s->estimated_seconds < best) {
       best = s->estimated_seconds;
       choice.shape = *s;
@@ -953,7 +1012,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
         AppendDoubleTreeAllReduce(g, ChannelOrder(nodes, c), SplitBytes(req.bytes, s.channels, c), s.chunks,
                                   kTreeKeyBase + c, none, TreesAggregate(s.ring_steps, s.channels, n, s.chunks),
                                   s.representative ? static_cast<int32_t>(nodes.front().size()) : 0,
-                                  /*timed_ends=*/s.representative && !s.representative_by_default);
+                                  /*timed_ends=*/s.representative && !s.representative_by_default, NodeSizes(nodes));
       }
       if (s.representative) MarkRepresentative(g, 0, s.channels);
       break;

@@ -27,6 +27,12 @@ Ranks ChannelOrder(const std::vector<Ranks>& nodes, int32_t channel) {
   return out;
 }
 
+std::vector<int32_t> NodeSizes(const std::vector<Ranks>& nodes) {
+  std::vector<int32_t> sizes;
+  for (const Ranks& node : nodes) sizes.push_back(static_cast<int32_t>(node.size()));
+  return sizes;
+}
+
 int32_t DefaultChannels(const topology::Topology& topology, const std::vector<Ranks>& nodes) {
   if (nodes.size() < 2) return 1;
   int64_t channels = 1 << 20;

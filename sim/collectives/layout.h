@@ -18,6 +18,10 @@ std::vector<Ranks> GroupByNode(const topology::Topology& topology, const Ranks& 
 // (c mod k)-th GPU and leaves it from the one before, so channels use different NICs.
 Ranks ChannelOrder(const std::vector<Ranks>& nodes, int32_t channel);
 
+// The number of the group's GPUs on each node, in GroupByNode's order: how ChannelOrder's ranks sit on nodes
+// (AppendDoubleTreeAllReduce's `node_sizes`).
+std::vector<int32_t> NodeSizes(const std::vector<Ranks>& nodes);
+
 // The channel count used when the request leaves it at 0: 1 inside a node; otherwise the smallest
 // NIC count per node among the group's islands, at most the smallest number of group GPUs on a node.
 int32_t DefaultChannels(const topology::Topology& topology, const std::vector<Ranks>& nodes);

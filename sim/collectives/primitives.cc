@@ -5,6 +5,7 @@
 #include <span>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/check.h"
 
 namespace hetsim::collectives {
 namespace {
@@ -35,14 +36,50 @@ int32_t TreeRank(int32_t n, int32_t tree, int32_t p) {
   return n % 2 == 0 ? n - 1 - p : (p + 1) % n;
 }
 
-int32_t Depth(const std::vector<int32_t>& parents) {
-  int32_t depth = 0;
+// Per rank, the edges between it and its tree's root.
+std::vector<int32_t> Depths(const std::vector<int32_t>& parents) {
+  std::vector<int32_t> depth(parents.size(), 0);
   for (size_t p = 0; p < parents.size(); ++p) {
-    int32_t d = 0;
-    for (int32_t q = static_cast<int32_t>(p); parents[q] >= 0; q = parents[q]) ++d;
-    depth = std::max(depth, d);
+    for (int32_t q = static_cast<int32_t>(p); parents[q] >= 0; q = parents[q]) ++depth[p];
   }
   return depth;
+}
+
+int32_t Depth(const std::vector<int32_t>& parents) {
+  const std::vector<int32_t> depth = Depths(parents);
+  return depth.empty() ? 0 : *std::max_element(depth.begin(), depth.end());
+}
+
+// Per rank, its parent in tree `tree` of NCCL's double tree over `n` ranks laid node after node, `node_sizes`
+// ranks per node (empty, or a single node: the binary trees over the ranks themselves, every rank a node).
+// Across nodes NCCL builds its double binary tree over the nodes (src/graph/connect.cc, connectTrees: ncclGetDtree
+// over nNodes, trees.cc), and inside each node a chain of its GPUs (ncclTopoPreset: treeIntra[0] up to the parent
+// node, each next GPU under the one before); tree 1 mirrors (or shifts) the nodes, the chains are the channel's in
+// both (the channel duplicated, connect.cc). The child nodes hang under the parent node's chain head: NCCL's tree
+// search keeps a channel's traffic to its parent and its children on one NIC (search.cc,
+// ncclTopoSearchCheckNet: NCCL_TOPO_PATTERN_TREE on the first GPU; BALANCED_TREE on the first two GPUs but
+// the same NIC), and in hetsim a GPU reaches the network through its own NIC, so the head carries both.
+std::vector<int32_t> TreeParentsOfRanks(int32_t n, int32_t tree, std::span<const int32_t> node_sizes) {
+  std::vector<int32_t> out(n, -1);
+  if (node_sizes.size() < 2) {
+    const std::vector<int32_t> parents = BinaryTreeParents(n);
+    for (int32_t p = 0; p < n; ++p) {
+      if (parents[p] >= 0) out[TreeRank(n, tree, p)] = TreeRank(n, tree, parents[p]);
+    }
+    return out;
+  }
+  const auto nodes = static_cast<int32_t>(node_sizes.size());
+  std::vector<int32_t> head(nodes, 0);
+  for (int32_t a = 1; a < nodes; ++a) head[a] = head[a - 1] + node_sizes[a - 1];
+  HETSIM_CHECK(head.back() + node_sizes.back() == n, "node sizes add up to %d ranks, not %d",
+               head.back() + node_sizes.back(), n);
+  const std::vector<int32_t> node_parents = BinaryTreeParents(nodes);
+  for (int32_t q = 0; q < nodes; ++q) {
+    const int32_t a = TreeRank(nodes, tree, q);
+    if (node_parents[q] >= 0) out[head[a]] = head[TreeRank(nodes, tree, node_parents[q])];
+    for (int32_t i = 1; i < node_sizes[a]; ++i) out[head[a] + i] = head[a] + i - 1;
+  }
+  return out;
 }
 
 // A stretch of a tree edge's chunks moved as one transfer: its bytes, the chunk steps (route
@@ -74,30 +111,24 @@ std::vector<TreeSegment> TreeSegments(int64_t bytes, int32_t chunks, bool aggreg
   return segments;
 }
 
-// Per position of tree `tree`: -1 where the position's edge to its parent is simulated, else the
-// position whose transfers stand for it (the same local rank of the node representing its class).
-// Nodes of `node_size` consecutive ranks fall in one class when every local rank has, in both trees,
-// the same depth, the same parent inside the node (or one outside), and as many children outside;
-// the class's first node is simulated and stands for the others' edges inside their nodes. Their edges
-// between nodes are all simulated, waiting for the representative's edges inside. A stand-in sits at
-// the same depth as the position it stands for, so children-first order creates it in time.
+// Per rank of each tree: -1 where the rank's edge to its parent is simulated, else the rank whose transfers stand
+// for it (the same local rank of the node representing its class). Nodes of `node_size` consecutive ranks fall in
+// one class when every local rank has, in both trees, the same depth, the same parent inside the node (or one
+// outside), and as many children outside; the class's first node is simulated and stands for the others' edges
+// inside their nodes. Their edges between nodes are all simulated, waiting for the representative's edges inside.
+// A stand-in sits at the same depth as the rank it stands for, so children-first order creates it in time.
 using TreeStandIns = std::array<std::vector<int32_t>, 2>;
-TreeStandIns NodeClassStandIns(const std::vector<int32_t>& parents, int32_t node_size) {
-  const auto n = static_cast<int32_t>(parents.size());
+TreeStandIns NodeClassStandIns(const std::array<std::vector<int32_t>, 2>& parents, int32_t node_size) {
+  const auto n = static_cast<int32_t>(parents[0].size());
   TreeStandIns out;
   if (node_size < 2 || n % node_size != 0 || n / node_size < 3) return out;
-  std::vector<int32_t> depth(n, 0), outside_children(2 * static_cast<size_t>(n), 0);
-  for (int32_t p = 0; p < n; ++p) {
-    for (int32_t q = p; parents[q] >= 0; q = parents[q]) ++depth[p];
-  }
-  const auto position_of = [n](int32_t tree, int32_t rank) {
-    if (tree == 0) return rank;
-    return n % 2 == 0 ? n - 1 - rank : (rank - 1 + n) % n;
-  };
-  const auto node_of = [&](int32_t tree, int32_t pos) { return TreeRank(n, tree, pos) / node_size; };
+  std::array<std::vector<int32_t>, 2> depth, outside_children;
   for (int32_t t = 0; t < 2; ++t) {
-    for (int32_t p = 0; p < n; ++p) {
-      if (parents[p] >= 0 && node_of(t, p) != node_of(t, parents[p])) ++outside_children[t * n + parents[p]];
+    depth[t] = Depths(parents[t]);
+    outside_children[t].assign(n, 0);
+    for (int32_t r = 0; r < n; ++r) {
+      const int32_t up = parents[t][r];
+      if (up >= 0 && up / node_size != r / node_size) ++outside_children[t][up];
     }
   }
   // Per local rank and tree: depth, parent's local rank (-1 outside, -2 the root), children outside.
@@ -108,11 +139,10 @@ TreeStandIns NodeClassStandIns(const std::vector<int32_t>& parents, int32_t node
     key.clear();
     for (int32_t t = 0; t < 2; ++t) {
       for (int32_t r = a * node_size; r < (a + 1) * node_size; ++r) {
-        const int32_t p = position_of(t, r);
-        const int32_t up = parents[p];
-        key.push_back(depth[p]);
-        key.push_back(up < 0 ? -2 : node_of(t, up) == a ? TreeRank(n, t, up) - a * node_size : -1);
-        key.push_back(outside_children[t * n + p]);
+        const int32_t up = parents[t][r];
+        key.push_back(depth[t][r]);
+        key.push_back(up < 0 ? -2 : up / node_size == a ? up - a * node_size : -1);
+        key.push_back(outside_children[t][r]);
       }
     }
     representative[a] = first_of.try_emplace(key, a).first->second;
@@ -120,10 +150,10 @@ TreeStandIns NodeClassStandIns(const std::vector<int32_t>& parents, int32_t node
   if (first_of.size() == representative.size()) return out;
   for (int32_t t = 0; t < 2; ++t) {
     out[t].assign(n, -1);
-    for (int32_t p = 0; p < n; ++p) {
-      const int32_t a = node_of(t, p);
-      if (parents[p] < 0 || representative[a] == a || node_of(t, parents[p]) != a) continue;
-      out[t][p] = position_of(t, TreeRank(n, t, p) + (representative[a] - a) * node_size);
+    for (int32_t r = 0; r < n; ++r) {
+      const int32_t a = r / node_size, up = parents[t][r];
+      if (up < 0 || representative[a] == a || up / node_size != a) continue;
+      out[t][r] = r + (representative[a] - a) * node_size;
     }
   }
   return out;
@@ -131,76 +161,95 @@ TreeStandIns NodeClassStandIns(const std::vector<int32_t>& parents, int32_t node
 
 // The positions of a tree ordered children before parents (by decreasing depth, stable).
 std::vector<int32_t> ChildrenFirst(const std::vector<int32_t>& parents) {
-  const int32_t n = static_cast<int32_t>(parents.size());
-  std::vector<int32_t> order(n), depth(n, 0);
-  for (int32_t p = 0; p < n; ++p) {
-    for (int32_t q = p; parents[q] >= 0; q = parents[q]) ++depth[p];
-    order[p] = p;
-  }
+  const std::vector<int32_t> depth = Depths(parents);
+  std::vector<int32_t> order(parents.size());
+  for (size_t p = 0; p < order.size(); ++p) order[p] = static_cast<int32_t>(p);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return depth[a] > depth[b]; });
   return order;
 }
 
-// One binary tree's all-reduce: reduce segments up to `root`, broadcast them back down.
-// `stand_in` (empty: none) lists the positions whose edges other positions' transfers stand for
+// One tree of a double tree: per rank its parent (-1 at the root), and the ranks children first. Over ranks that are
+// nodes of their own, the order is the binary tree's positions children first, mapped to ranks (tree 1's mirror or
+// shift keeps the order the positions had).
+struct RankTree {
+  std::vector<int32_t> parents;
+  std::vector<int32_t> order;
+  int32_t root = 0;
+};
+
+RankTree TreeOfRanks(int32_t n, int32_t tree, std::span<const int32_t> node_sizes) {
+  RankTree out;
+  out.parents = TreeParentsOfRanks(n, tree, node_sizes);
+  if (node_sizes.size() < 2) {
+    out.order = ChildrenFirst(BinaryTreeParents(n));
+    for (int32_t& p : out.order) p = TreeRank(n, tree, p);
+  } else {
+    out.order = ChildrenFirst(out.parents);
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    if (out.parents[r] < 0) out.root = r;
+  }
+  return out;
+}
+
+// One binary tree's all-reduce: reduce segments up to the root, broadcast them back down.
+// `stand_in` (empty: none) lists the ranks whose edges other ranks' transfers stand for
 // (NodeClassStandIns): those edges are not simulated, and what waits for them waits for the stand-in.
-void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const std::vector<int32_t>& parents, int32_t root,
-                   int32_t tree, const std::vector<TreeSegment>& segments, uint64_t key, const Ready& start,
-                   std::span<const int32_t> stand_in, Ready& ready) {
+void TreeAllReduce(TransferGraph& g, const Ranks& ranks, const RankTree& tree, const std::vector<TreeSegment>& segments,
+                   uint64_t key, const Ready& start, std::span<const int32_t> stand_in, Ready& ready) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   const int32_t count = static_cast<int32_t>(segments.size());
-  auto rank_at = [&](int32_t pos) { return TreeRank(n, tree, pos); };
+  const std::vector<int32_t>& parents = tree.parents;
+  const int32_t root = tree.root;
   std::vector<std::vector<int32_t>> children(n);
-  for (int32_t p = 0; p < n; ++p) {
+  for (int32_t p : tree.order) {
     if (parents[p] >= 0) children[parents[p]].push_back(p);
   }
   std::vector<TransferIndex> up(static_cast<size_t>(n) * count, kNoTransfer), down(up.size(), kNoTransfer);
-  auto at = [n](int32_t c, int32_t pos) { return static_cast<size_t>(c) * n + pos; };
+  auto at = [n](int32_t c, int32_t r) { return static_cast<size_t>(c) * n + r; };
   auto add = [&](int32_t from, int32_t to, const TreeSegment& seg, const std::vector<TransferIndex>& deps) {
-    const TransferIndex t = g.Add(g.Path(ranks[rank_at(from)], ranks[rank_at(to)], key), seg.bytes, deps);
+    const TransferIndex t = g.Add(g.Path(ranks[from], ranks[to], key), seg.bytes, deps);
     if (seg.steps > 1) g.SetLatencyRepeats(t, seg.steps);
     if (seg.timed) g.SetTimed(t);
     return t;
   };
-  const auto stands_in = [&](int32_t pos) { return !stand_in.empty() && stand_in[pos] >= 0; };
-  const auto edge = [&](int32_t pos) { return stands_in(pos) ? stand_in[pos] : pos; };
-  const std::vector<int32_t> order = ChildrenFirst(parents);
+  const auto stands_in = [&](int32_t r) { return !stand_in.empty() && stand_in[r] >= 0; };
+  const auto edge = [&](int32_t r) { return stands_in(r) ? stand_in[r] : r; };
   std::vector<TransferIndex> deps;
   for (int32_t c = 0; c < count; ++c) {
     const TreeSegment& seg = segments[c];
-    for (int32_t pos : order) {
-      if (parents[pos] < 0 || stands_in(pos)) continue;
-      deps.assign(StartOf(start, rank_at(pos)).begin(), StartOf(start, rank_at(pos)).end());
+    for (int32_t r : tree.order) {
+      if (parents[r] < 0 || stands_in(r)) continue;
+      deps.assign(StartOf(start, r).begin(), StartOf(start, r).end());
       if (seg.follows_upstream) {
-        for (int32_t ch : children[pos]) deps.push_back(up[at(c, edge(ch))]);
+        for (int32_t ch : children[r]) deps.push_back(up[at(c, edge(ch))]);
       }
-      if (c > 0) deps.push_back(up[at(c - 1, pos)]);
-      up[at(c, pos)] = add(pos, parents[pos], seg, deps);
+      if (c > 0) deps.push_back(up[at(c - 1, r)]);
+      up[at(c, r)] = add(r, parents[r], seg, deps);
     }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const int32_t pos = *it;
-      if (parents[pos] < 0 || stands_in(pos)) continue;
-      const int32_t parent = parents[pos];
+    for (auto it = tree.order.rbegin(); it != tree.order.rend(); ++it) {
+      const int32_t r = *it;
+      if (parents[r] < 0 || stands_in(r)) continue;
+      const int32_t parent = parents[r];
       deps.clear();
       if (parent == root) {
-        deps.assign(StartOf(start, rank_at(root)).begin(), StartOf(start, rank_at(root)).end());
+        deps.assign(StartOf(start, root).begin(), StartOf(start, root).end());
         if (seg.follows_upstream) {
           for (int32_t ch : children[root]) deps.push_back(up[at(c, edge(ch))]);
         }
       } else if (seg.follows_upstream) {
         deps.push_back(down[at(c, edge(parent))]);
       }
-      if (c > 0) deps.push_back(down[at(c - 1, pos)]);
-      down[at(c, pos)] = add(parent, pos, seg, deps);
+      if (c > 0) deps.push_back(down[at(c - 1, r)]);
+      down[at(c, r)] = add(parent, r, seg, deps);
     }
   }
-  for (int32_t pos = 0; pos < n; ++pos) {
-    auto& r = ready[rank_at(pos)];
+  for (int32_t r = 0; r < n; ++r) {
     for (int32_t c = 0; c < count; ++c) {
-      if (pos == root) {
-        for (int32_t ch : children[root]) r.push_back(up[at(c, edge(ch))]);
+      if (r == root) {
+        for (int32_t ch : children[root]) ready[r].push_back(up[at(c, edge(ch))]);
       } else {
-        r.push_back(down[at(c, edge(pos))]);
+        ready[r].push_back(down[at(c, edge(r))]);
       }
     }
   }
@@ -309,33 +358,44 @@ Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, 
   return ready;
 }
 
-int32_t DoubleTreeDepth(int64_t n) { return Depth(BinaryTreeParents(static_cast<int32_t>(n))); }
+int32_t DoubleTreeDepth(int64_t n, std::span<const int32_t> node_sizes) {
+  const auto ranks = static_cast<int32_t>(n);
+  return std::max(Depth(TreeParentsOfRanks(ranks, 0, node_sizes)), Depth(TreeParentsOfRanks(ranks, 1, node_sizes)));
+}
 
-std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree) {
-  const std::vector<int32_t> parents = BinaryTreeParents(n);
+std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree, std::span<const int32_t> node_sizes) {
   std::vector<std::pair<int32_t, int32_t>> edges;
-  for (int32_t p = 0; p < n; ++p) {
-    if (parents[p] >= 0) edges.emplace_back(TreeRank(n, tree, p), TreeRank(n, tree, parents[p]));
+  if (node_sizes.size() < 2) {  // in the binary tree's position order, as the ranks' own trees always listed them
+    const std::vector<int32_t> parents = BinaryTreeParents(n);
+    for (int32_t p = 0; p < n; ++p) {
+      if (parents[p] >= 0) edges.emplace_back(TreeRank(n, tree, p), TreeRank(n, tree, parents[p]));
+    }
+    return edges;
+  }
+  const std::vector<int32_t> parents = TreeParentsOfRanks(n, tree, node_sizes);
+  for (int32_t r = 0; r < n; ++r) {
+    if (parents[r] >= 0) edges.emplace_back(r, parents[r]);
   }
   return edges;
 }
 
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
-                                const Ready& start, bool aggregated, int32_t node_classes, bool timed_ends) {
+                                const Ready& start, bool aggregated, int32_t node_classes, bool timed_ends,
+                                std::span<const int32_t> node_sizes) {
   const int32_t n = static_cast<int32_t>(ranks.size());
   Ready ready(n);
   if (n < 2) {
     for (int32_t r = 0; r < n; ++r) ready[r] = StartOf(start, r);
     return ready;
   }
-  const std::vector<int32_t> parents = BinaryTreeParents(n);
+  const std::array<RankTree, 2> trees = {TreeOfRanks(n, 0, node_sizes), TreeOfRanks(n, 1, node_sizes)};
   // A stand-in's start dependencies would be lost with its edges: classes only for a tree that starts
   // at once.
-  const TreeStandIns stand_ins = NodeClassStandIns(parents, start.empty() ? node_classes : 0);
+  const TreeStandIns stand_ins =
+      NodeClassStandIns({trees[0].parents, trees[1].parents}, start.empty() ? node_classes : 0);
   for (int32_t t = 0; t < 2; ++t) {
-    TreeAllReduce(g, ranks, parents, /*root=*/0, t,
-                  TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated, timed_ends), flow_key * 2 + t, start,
-                  stand_ins[t], ready);
+    TreeAllReduce(g, ranks, trees[t], TreeSegments(SplitBytes(bytes, 2, t), chunks, aggregated, timed_ends),
+                  flow_key * 2 + t, start, stand_ins[t], ready);
   }
   return ready;
 }

@@ -6,6 +6,7 @@
 #define HETSIM_SIM_COLLECTIVES_PRIMITIVES_H_
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -36,13 +37,18 @@ Ready AppendAggregatedRing(TransferGraph& g, const Ranks& ranks, int64_t bytes, 
 // (r + segment_offset - k) mod n of `bytes` split in n.
 int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_t segment_offset);
 
-// NCCL's double binary tree all-reduce: half of `bytes` on each of two binary trees (the second
-// mirrored or shifted so that one tree's leaves are the other's inner nodes); each chunk is reduced up
-// to the root and broadcast back down, chunks pipelined. `aggregated` (with chunks >= 3) moves each
-// edge's chunks as three transfers per direction instead of `chunks`: the first chunk and the last,
-// stepped through the tree as before, and the chunks between as one transfer that streams behind the
-// first paying their chunks - 2 latencies. Exact when every edge keeps one rate per chunk step; an
-// approximation otherwise (docs/decisions.md, "Aggregated tree chunks").
+// NCCL's double binary tree all-reduce: half of `bytes` on each of two trees; each chunk is reduced up to the root
+// and broadcast back down, chunks pipelined. `node_sizes` says how `ranks` sit on nodes: that many consecutive ranks
+// per node (ChannelOrder's order; their sum is the rank count). Across two nodes or more the trees are NCCL's: its
+// binary tree over the nodes, the second mirrored (even node count) or shifted by one so that one tree's leaves are
+// the other's inner nodes, and inside every node a chain from its first rank (the channel's NIC) through the others,
+// the same chain in both trees; the child nodes hang under their parent node's first rank (src/graph/connect.cc,
+// trees.cc). Empty, or one node: the binary trees over the ranks themselves (every rank a node; inside one node
+// NCCL runs the chain, docs/network.md). `aggregated` (with chunks >= 3) moves each edge's chunks as three
+// transfers per direction instead of `chunks`: the first chunk and the last, stepped through the tree as before,
+// and the chunks between as one transfer that streams behind the first paying their chunks - 2 latencies. Exact
+// when every edge keeps one rate per chunk step; an approximation otherwise (docs/decisions.md, "Aggregated tree
+// chunks").
 // `node_classes` > 1 (the representative approximation, representative.h; with `start` empty): `ranks` are nodes of
 // that many consecutive ranks, and nodes whose ranks sit alike in both trees (depths, parents inside the node, children
 // outside) form a class: only its first node's edges inside the node are simulated, standing for the others'; every
@@ -51,12 +57,14 @@ int64_t RingEdgeBytes(int64_t bytes, int32_t n, int32_t r, int32_t steps, int32_
 // timed transfers (TransferGraph::SetTimed), the representative's: the pipeline's fill and drain without a flow each.
 Ready AppendDoubleTreeAllReduce(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,
                                 const Ready& start, bool aggregated = false, int32_t node_classes = 0,
-                                bool timed_ends = false);
-// Depth (edges on the longest root-to-leaf path) of the trees AppendDoubleTreeAllReduce builds.
-int32_t DoubleTreeDepth(int64_t n);
+                                bool timed_ends = false, std::span<const int32_t> node_sizes = {});
+// Depth (edges on the longest root-to-leaf path of either tree) of the trees AppendDoubleTreeAllReduce builds over
+// `n` ranks on `node_sizes` (ceil(log2 N) over N nodes, plus the longest chain's g - 1 inside them).
+int32_t DoubleTreeDepth(int64_t n, std::span<const int32_t> node_sizes = {});
 // The (child, parent) rank positions of tree 0 or 1 of AppendDoubleTreeAllReduce; the flow key of
 // tree t is flow_key * 2 + t.
-std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree);
+std::vector<std::pair<int32_t, int32_t>> DoubleTreeEdges(int32_t n, int32_t tree,
+                                                         std::span<const int32_t> node_sizes = {});
 
 // Broadcast from ranks[0]: a pipelined chain through the ranks in order.
 Ready AppendChainBroadcast(TransferGraph& g, const Ranks& ranks, int64_t bytes, int32_t chunks, uint64_t flow_key,

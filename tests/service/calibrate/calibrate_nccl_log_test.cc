@@ -479,6 +479,24 @@ TEST_CASE("calibrate: the fit's guards", "[calibrate]") {
   CHECK(problems[3] == "MAPE 21.50 % is above 15 % (--max-mape): the calibrated cluster does not reproduce the logs");
 }
 
+TEST_CASE("calibrate: a poor fit names the rows whose time falls as the size grows", "[calibrate]") {
+  // Rows of our own in the shape of the Alps GH200 logs over Slingshot (docs/corpus.md, session 38): mid sizes
+  // slower than a size four times larger, which no NCCL algorithm is.
+  NcclLog log;
+  log.file = "ar.txt";
+  log.rows = {{10, 32768, 49.7, 0},    {11, 65536, 138.5, 0},   {12, 262144, 342.8, 0},
+              {13, 1048576, 889.6, 0}, {14, 2097152, 162.2, 0}, {15, 4194304, 217.3, 0}};
+  const std::vector<std::string> problems = TimeFallingRows({&log});
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] ==
+        "ar.txt:12-13: 262144 to 1048576 B take up to 889.6 us, more than twice 2097152 B's 162.2 us (line 14): times "
+        "that fall as the size grows are no NCCL algorithm's (the network transport's, e.g. its protocol for mid-size "
+        "messages); fit the log without those rows");
+  // Noise and protocol switches (a larger size a little faster) are not it.
+  log.rows = {{10, 65536, 40.0, 0}, {11, 131072, 38.5, 0}, {12, 262144, 45.0, 0}};
+  CHECK(TimeFallingRows({&log}).empty());
+}
+
 TEST_CASE("calibrate: a table pasted without its Rank lines takes the run's shape from the user", "[calibrate]") {
   const std::string table = absl::StrCat(kHeader13, kRows13);  // busbw / algbw 1.75: an all-reduce over 8 ranks
   auto error = [](const std::string& text, NcclLogShape shape) {
