@@ -161,6 +161,7 @@ struct UnfusedKernels {
   bool bias_activation = false;   // the bias added before GeLU / SwiGLU by a kernel of its own
   bool bias_dropout_add = false;  // the bias add and the residual add apart from dropout
   bool masked_softmax = false;    // the causal mask applied to the scores before the softmax
+  bool masked_fill_on_view = false;  // with masked_softmax: in place on a view of the scores (CopySlices)
 };
 
 // The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same
