@@ -58,8 +58,9 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.fp8_current_scaling ? " fp8-current-scaling" : "", o.pytorch_context_parallel ? " pytorch-cp" : "",
       o.attention_repeats_kv ? " repeats-kv" : "", o.unfused.bias_activation ? " unfused-bias-act" : "",
       o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
-      absl::StrFormat(" passes=%d", o.block_forward_passes), o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "",
-      o.fp32_logits_cross_entropy ? " fp32-loss" : "", o.synchronized_tp_collectives ? " sync-tp" : "",
+      o.unfused.masked_fill_on_view ? " mask-on-view" : "", absl::StrFormat(" passes=%d", o.block_forward_passes),
+      o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "", o.fp32_logits_cross_entropy ? " fp32-loss" : "",
+      o.synchronized_tp_collectives ? " sync-tp" : "",
       o.host_bound_blocks ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
                           : "",
       o.dtensor_sequence_copies ? " dtensor-copies" : "");

@@ -122,10 +122,12 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   const auto& u = spec.unfused;
   if (u.bias_activation && u.bias_dropout_add && u.masked_softmax) {
     plan.set_unfused_elementwise(true);
+    if (u.masked_fill_on_view) plan.mutable_unfused_kernels()->set_masked_fill_on_view(true);
   } else if (u.bias_activation || u.bias_dropout_add || u.masked_softmax) {
     plan.mutable_unfused_kernels()->set_bias_activation(u.bias_activation);
     plan.mutable_unfused_kernels()->set_bias_dropout_add(u.bias_dropout_add);
     plan.mutable_unfused_kernels()->set_masked_softmax(u.masked_softmax);
+    plan.mutable_unfused_kernels()->set_masked_fill_on_view(u.masked_fill_on_view);
   }
   plan.set_pipeline_sends_attention_mask(spec.pipeline_sends_attention_mask);
   plan.set_p2p_rendezvous(spec.p2p_rendezvous);

@@ -86,6 +86,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.granularity = GranularityOf(t.granularity());
   s.attention = AttentionKernelOf(t.attention());
   s.head_dim = HeadDim(t);
+  s.attention_dropout = !t.no_attention_dropout();
   s.moe_shared_expert_ffn_hidden_size = t.moe_shared_expert_ffn_hidden_size();
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
@@ -315,7 +316,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   const bool all_unfused = plan.unfused_elementwise();
   p.unfused = {.bias_activation = all_unfused || plan.unfused_kernels().bias_activation(),
                .bias_dropout_add = all_unfused || plan.unfused_kernels().bias_dropout_add(),
-               .masked_softmax = all_unfused || plan.unfused_kernels().masked_softmax()};
+               .masked_softmax = all_unfused || plan.unfused_kernels().masked_softmax(),
+               .masked_fill_on_view = plan.unfused_kernels().masked_fill_on_view()};
   p.pipeline_sends_attention_mask = plan.pipeline_sends_attention_mask();
   p.p2p_rendezvous = plan.p2p_rendezvous();
   p.fp8_current_scaling = plan.fp8_current_scaling();

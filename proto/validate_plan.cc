@@ -486,6 +486,10 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   if (plan.block_forward_passes() > 4) {
     p.Add("block_forward_passes", "%u, more than 4 forward passes of a block", plan.block_forward_passes());
   }
+  if (plan.unfused_kernels().masked_fill_on_view() && !plan.unfused_kernels().masked_softmax() &&
+      !plan.unfused_elementwise()) {
+    p.Add("unfused_kernels.masked_fill_on_view", "set without masked_softmax (no masked_fill_ to run on a view)");
+  }
   if (plan.stages().empty()) p.Add("stages", "required: at least one stage");
   if (plan.stages_size() > limits::kMaxStages) {
     p.Add("stages", "%d stages, more than %d", plan.stages_size(), limits::kMaxStages);

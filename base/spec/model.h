@@ -42,7 +42,8 @@ struct TransformerSpec {
   uint64_t expert_ffn_hidden_size = 0;  // resolved: ffn_hidden_size when the file leaves it 0
   Granularity granularity = Granularity::kBlock;
   AttentionKernel attention = AttentionKernel::kStandard;
-  uint32_t head_dim = 0;  // resolved: hidden_size / num_attention_heads when the file leaves it 0
+  uint32_t head_dim = 0;          // resolved: hidden_size / num_attention_heads when the file leaves it 0
+  bool attention_dropout = true;  // Transformer.no_attention_dropout false: the unfused core drops out
   uint64_t moe_shared_expert_ffn_hidden_size = 0;  // 0: no shared experts
   uint32_t moe_first_dense_layers = 0;
   uint32_t moe_layer_freq = 1;            // resolved: 1 when the file leaves it 0

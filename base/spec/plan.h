@@ -169,9 +169,10 @@ struct PipelineSpec {
 // (Plan.unfused_kernels, from the launch line's --no-...-fusion flags; Plan.unfused_elementwise, all
 // three: Megatron-LM v1 without its fusion flags). docs/cost-model.md, "GPU time".
 struct UnfusedKernels {
-  bool bias_activation = false;   // the bias added before GeLU / SwiGLU by a kernel of its own
-  bool bias_dropout_add = false;  // the bias add and the residual add apart from dropout
-  bool masked_softmax = false;    // the causal mask applied to the scores before the softmax
+  bool bias_activation = false;      // the bias added before GeLU / SwiGLU by a kernel of its own
+  bool bias_dropout_add = false;     // the bias add and the residual add apart from dropout
+  bool masked_softmax = false;       // the causal mask applied to the scores before the softmax
+  bool masked_fill_on_view = false;  // with masked_softmax: in place on a view of the scores (CopySlices)
 };
 
 // The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same

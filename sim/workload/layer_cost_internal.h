@@ -137,36 +137,44 @@ struct LayerCollective {
   bool direct_call = false;
 };
 
-// Memory-bound traffic one unfused kernel adds, split like LayerCost's traffic.
+// Memory-bound traffic one unfused kernel adds, split like LayerCost's traffic: forward passes (the
+// backward moves twice as much) and what the backward alone moves beyond that.
 struct UnfusedTraffic {
   double bytes_replicated_per_sample = 0;
   double bytes_sharded_per_sample = 0;
   double kernels = 0;
+  double backward_bytes_sharded_per_sample = 0;  // backward only, beyond twice the forward's
+  double backward_kernels = 0;
   UnfusedTraffic& operator+=(const UnfusedTraffic& o) {
     bytes_replicated_per_sample += o.bytes_replicated_per_sample;
     bytes_sharded_per_sample += o.bytes_sharded_per_sample;
     kernels += o.kernels;
+    backward_bytes_sharded_per_sample += o.backward_bytes_sharded_per_sample;
+    backward_kernels += o.backward_kernels;
     return *this;
   }
 };
 
 // A layer's unfused passes by the fusion each replaces: the bias add before GeLU (MLP), each
 // sublayer's bias add and residual add apart from dropout, the causal mask's masked_fill_ on the
-// scores (unfused attention).
+// scores (unfused attention), and what that masked_fill_'s backward adds when it ran in place on a
+// view of the scores (spec::UnfusedKernels::masked_fill_on_view).
 struct UnfusedLayerTraffic {
-  UnfusedTraffic bias_activation, bias_dropout_add, masked_softmax;
+  UnfusedTraffic bias_activation, bias_dropout_add, masked_softmax, masked_fill_on_view;
   // The sum of the passes `kernels` leaves unfused.
   UnfusedTraffic Of(const spec::UnfusedKernels& kernels) const {
     UnfusedTraffic sum;
     if (kernels.bias_activation) sum += bias_activation;
     if (kernels.bias_dropout_add) sum += bias_dropout_add;
     if (kernels.masked_softmax) sum += masked_softmax;
+    if (kernels.masked_softmax && kernels.masked_fill_on_view) sum += masked_fill_on_view;
     return sum;
   }
   UnfusedLayerTraffic& operator+=(const UnfusedLayerTraffic& o) {
     bias_activation += o.bias_activation;
     bias_dropout_add += o.bias_dropout_add;
     masked_softmax += o.masked_softmax;
+    masked_fill_on_view += o.masked_fill_on_view;
     return *this;
   }
 };

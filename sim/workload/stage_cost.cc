@@ -479,8 +479,11 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   const double ring_fwd_s = gpu.MemorySeconds(ring.forward, ring.forward_kernels);
   t.forward_s = gemm_s + memory_fwd_s + sort_s + cast_amax_s + cast_fwd_s + ring_fwd_s;
   t.forward_flop = flop;
-  t.backward_s =
-      gemm_bwd_s + 2 * memory_fwd_s + sort_s + cast_bwd_s + gpu.MemorySeconds(ring.backward, ring.backward_kernels);
+  // What the unfused kernels' backward moves beyond twice their forward (masked_fill_ on a view).
+  const double unfused_bwd_s =
+      gpu.MemorySeconds(unfused.backward_bytes_sharded_per_sample * s.bt / s.tp, unfused.backward_kernels);
+  t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + unfused_bwd_s + sort_s + cast_bwd_s +
+                 gpu.MemorySeconds(ring.backward, ring.backward_kernels);
   if (c.fp32_logits_cross_entropy) {
     const auto [loss_fwd_s, loss_bwd_s] = Fp32LossSeconds(layer, s.bt / s.tp, gpu);
     t.forward_s += loss_fwd_s;

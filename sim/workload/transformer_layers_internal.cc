@@ -282,18 +282,28 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.param_count = static_cast<uint64_t>(p.params + p.v * h + h + 2 * h);
   layer.tp_replicated_param_count = static_cast<uint64_t>(p.replicated_params);
   // LayerNorm (read, write) and the fused bias-dropout-add after the projection on the full width;
-  // softmax (read, write) and attention dropout on the scores.
+  // softmax (read, write) and attention dropout (read, write, mask) on the scores, unless the model
+  // runs none (Transformer.no_attention_dropout).
+  const bool dropout = !flash && t.attention_dropout;
   layer.memory_bytes_replicated_per_sample = (2 * B + FusedBiasDropoutAddBytes(B)) * s * h;
-  layer.memory_bytes_attention_core_per_sample = flash ? 0 : (2 * B + 2 * B + 1) * x.a * s * s;
+  layer.memory_bytes_attention_core_per_sample = flash ? 0 : (2 * B + (dropout ? 2 * B + 1 : 0)) * x.a * s * s;
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
-  layer.memory_kernels = flash ? 3 : 5;
+  layer.memory_kernels = flash ? 3 : (dropout ? 5 : 4);
   AddEagerAttentionOps(layer, x, t.mla ? 0 : x.q_h + x.kv_h);
   // Megatron-LM v1 without --scaled-upper-triang-masked-softmax-fusion (model/fused_softmax.py, its
   // fallback): the causal mask by masked_fill_ on the FP16 scores in place (read, write), one kernel
   // before the softmax the traffic counts. FlashAttention never writes the scores.
   if (!flash) {
-    layer.unfused.masked_softmax += {.bytes_sharded_per_sample = 2 * B * x.a * s * s, .kernels = 1};
+    const double scores = B * x.a * s * s;
+    layer.unfused.masked_softmax += {.bytes_sharded_per_sample = 2 * scores, .kernels = 1};
+    // In place on a view of the scores (FP32 without a scale): autograd's CopySlices (copy_ into a new
+    // base, clone of the slice, masked_fill's clone and masked_fill_, copy_ back: 10 passes, 5 kernels;
+    // torch/csrc/autograd/functions/tensor.cpp, CopySlices::apply_impl; ATen's masked_fill) and the
+    // view's AsStridedBackward0 (new_zeros, copy_: 3 passes, 2 kernels; FunctionsManual.cpp,
+    // as_strided_backward), where the 2x rule gives masked_fill's 4 passes in 2 kernels.
+    layer.unfused.masked_fill_on_view +=
+        {.backward_bytes_sharded_per_sample = (10 + 3 - 4) * scores, .backward_kernels = 5 + 2 - 2};
   }
   AddUnfusedBiasDropoutAdd(layer, B, s * h);
   // Korthikanti et al. 2022: LayerNorm input 2sh, QKV input 2sh, dropout mask sh (replicated; MLA's
@@ -301,8 +311,9 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   // apart from h / a, or MLA's widths, scale them); 5as^2 attention core.
   layer.activation.tp_replicated = (2 * B + 1) * s * h + B * s * p.latent;
   layer.activation.tp_sharded = B * s * (p.qk + p.kept_k + p.kept_v + p.v);
-  // FlashAttention keeps only the softmax statistics (FP32 per head and token).
-  layer.activation.attention_core = flash ? 4 * x.a * s : (2 * B + 1) * x.a * s * s;
+  // FlashAttention keeps only the softmax statistics (FP32 per head and token); without dropout the
+  // probabilities alone.
+  layer.activation.attention_core = flash ? 4 * x.a * s : (dropout ? 2 * B + 1 : B) * x.a * s * s;
   layer.activation.layer_input = B * s * h;
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
