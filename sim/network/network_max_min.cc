@@ -99,6 +99,26 @@ void Network::NextEpoch() {
   }
 }
 
+// A component link's capacity left by the flows outside the component, and the count and weight of
+// the component's flows on it (the flows of this epoch).
+inline void Network::ScanLink(Link& link) {  // inline: called per link of every scan
+  double others_load = 0;
+  uint32_t others = 0;
+  double weight = 0;
+  for (const LinkEntry& entry : link.flows) {
+    if (flow_epoch_[entry.flow] != epoch_) {
+      others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
+      ++others;
+    } else {
+      weight += EntryWeight(link, entry);
+    }
+  }
+  link.residual = link.capacity - others_load;
+  link.others = others;
+  link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
+  link.unfixed_weight = weight;
+}
+
 // The binding links of the component's flows, each with the capacity the other flows (frozen, or
 // simply not re-rated in this round) leave and the count and weight of the component's flows on it.
 // The links and their order are those of a scan of every component flow's hops in turn; a link no
@@ -149,26 +169,6 @@ void Network::ScanComponentLinks() {
   }
   scanned_flows_ = component_flows_.size();
   scan_epoch_ = epoch_;
-}
-
-// A component link's capacity left by the flows outside the component, and the count and weight of
-// the component's flows on it (the flows of this epoch).
-void Network::ScanLink(Link& link) {
-  double others_load = 0;
-  uint32_t others = 0;
-  double weight = 0;
-  for (const LinkEntry& entry : link.flows) {
-    if (flow_epoch_[entry.flow] != epoch_) {
-      others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
-      ++others;
-    } else {
-      weight += EntryWeight(link, entry);
-    }
-  }
-  link.residual = link.capacity - others_load;
-  link.others = others;
-  link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
-  link.unfixed_weight = weight;
 }
 
 // Max-min is the one feasible allocation in which every flow has a bottleneck: it runs at its cap, or
