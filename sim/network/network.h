@@ -236,8 +236,11 @@ class Network : private engine::EventHandler {
     double residual = 0;        // capacity not yet given to fixed or frozen flows
     // Bottleneck check of a recompute round: the link's load and its flows' largest share.
     uint32_t check_epoch = 0;
+    // The recompute's last scan that took the link in (scan_epoch_), at this index of component_links_.
+    uint32_t scan_epoch = 0;
     double check_load = 0;
     double check_top_share = 0;
+    uint32_t scan_index = 0;
   };
   static_assert(sizeof(Link) == 128, "a link is two cache lines");
   struct ShareEntry {
@@ -274,6 +277,7 @@ class Network : private engine::EventHandler {
   void LowerFloorForNewFlows();
   double SaturationLevel(const Link& link);
   void ScanComponentLinks();
+  void ScanLink(Link& link);
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
   bool AddFlowsWithoutBottleneck();
@@ -344,6 +348,21 @@ class Network : private engine::EventHandler {
   std::vector<LinkId> dirty_links_;
   std::vector<uint32_t> new_flows_;  // started transmitting since the last recompute
   std::vector<LinkId> component_links_;
+  // The local rounds of a recompute only add flows to the component, and nothing a scan reads (flow
+  // lists, capacities, binding, the other flows' rates) changes within a recompute: a round's scan
+  // redoes only the links the added flows cross, and takes the others' values as the last scan left
+  // them. component_flows_[0, scanned_flows_) are the flows of the last scan (0: scan them all), at
+  // epoch scan_epoch_; scanned_links_[i] is what it computed for component_links_[i].
+  size_t scanned_flows_ = 0;
+  uint32_t scan_epoch_ = 0;
+  struct ScannedLink {
+    double residual;
+    double unfixed_weight;
+    uint32_t unfixed;
+    uint32_t others;
+  };
+  std::vector<ScannedLink> scanned_links_;
+  std::vector<uint32_t> rescanned_;  // indices into component_links_ of old links that added flows cross
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
   std::vector<uint32_t> violators_;  // flows found without a bottleneck (AddFlowsWithoutBottleneck)

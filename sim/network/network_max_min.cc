@@ -54,6 +54,7 @@ void Network::Recompute() {
 // frozen.
 double Network::CollectSeeds() {
   NextEpoch();
+  scanned_flows_ = 0;  // a new component
   component_flows_.clear();
   moved_records_.clear();
   stack_.clear();
@@ -90,43 +91,84 @@ double Network::CollectSeeds() {
 
 void Network::NextEpoch() {
   if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
-    for (Link& link : links_) link.visit_epoch = link.level_epoch = link.check_epoch = 0;
+    for (Link& link : links_) link.visit_epoch = link.level_epoch = link.check_epoch = link.scan_epoch = 0;
+    scanned_flows_ = 0;  // the next scan takes every link afresh
     std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
     std::fill(flow_check_epoch_.begin(), flow_check_epoch_.end(), 0);
     epoch_ = 1;
   }
 }
 
+// A component link's capacity left by the flows outside the component, and the count and weight of
+// the component's flows on it (the flows of this epoch).
+inline void Network::ScanLink(Link& link) {  // inline: called per link of every scan
+  double others_load = 0;
+  uint32_t others = 0;
+  double weight = 0;
+  for (const LinkEntry& entry : link.flows) {
+    if (flow_epoch_[entry.flow] != epoch_) {
+      others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
+      ++others;
+    } else {
+      weight += EntryWeight(link, entry);
+    }
+  }
+  link.residual = link.capacity - others_load;
+  link.others = others;
+  link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
+  link.unfixed_weight = weight;
+}
+
 // The binding links of the component's flows, each with the capacity the other flows (frozen, or
 // simply not re-rated in this round) leave and the count and weight of the component's flows on it.
+// The links and their order are those of a scan of every component flow's hops in turn; a link no
+// flow added since the last scan crosses gets the last scan's values, which a scan from scratch
+// would compute again to the bit (same flows, same rates, same order of the sums).
 void Network::ScanComponentLinks() {
   // A fresh epoch per round: links are marked anew; the component's flows keep their marks.
   NextEpoch();
   for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
-  component_links_.clear();
-  for (uint32_t slot : component_flows_) {
-    for (const Hop& hop : flows_[slot].hops) {
+  if (scanned_flows_ == 0) {
+    component_links_.clear();
+    scanned_links_.clear();
+  }
+  const size_t old_links = component_links_.size();
+  rescanned_.clear();
+  for (size_t i = scanned_flows_; i < component_flows_.size(); ++i) {
+    for (const Hop& hop : flows_[component_flows_[i]].hops) {
       Link& link = links_[hop.link.value()];
       if (!link.binds || link.visit_epoch == epoch_) continue;
       link.visit_epoch = epoch_;
-      double others_load = 0;
-      uint32_t others = 0;
-      double weight = 0;
-      for (const LinkEntry& entry : link.flows) {
-        if (flow_epoch_[entry.flow] != epoch_) {
-          others_load += flow_rate_[entry.flow] * EntryWeight(link, entry);
-          ++others;
-        } else {
-          weight += EntryWeight(link, entry);
-        }
+      if (old_links != 0 && link.scan_epoch == scan_epoch_) {
+        rescanned_.push_back(link.scan_index);  // scanned before: summed again below
+        continue;
       }
-      link.residual = link.capacity - others_load;
-      link.others = others;
-      link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
-      link.unfixed_weight = weight;
+      link.scan_epoch = epoch_;
+      link.scan_index = static_cast<uint32_t>(component_links_.size());
+      ScanLink(link);
       component_links_.push_back(hop.link);
+      scanned_links_.push_back(ScannedLink{link.residual, link.unfixed_weight, link.unfixed, link.others});
     }
   }
+  for (uint32_t index : rescanned_) {
+    Link& link = links_[component_links_[index].value()];
+    ScanLink(link);
+    scanned_links_[index] = ScannedLink{link.residual, link.unfixed_weight, link.unfixed, link.others};
+    link.scan_epoch = epoch_;
+  }
+  for (size_t index = 0; index < old_links; ++index) {
+    Link& link = links_[component_links_[index].value()];
+    link.visit_epoch = epoch_;
+    if (link.scan_epoch == epoch_) continue;  // summed again above
+    link.scan_epoch = epoch_;
+    const ScannedLink& scanned = scanned_links_[index];
+    link.residual = scanned.residual;
+    link.unfixed_weight = scanned.unfixed_weight;
+    link.unfixed = scanned.unfixed;
+    link.others = scanned.others;
+  }
+  scanned_flows_ = component_flows_.size();
+  scan_epoch_ = epoch_;
 }
 
 // Max-min is the one feasible allocation in which every flow has a bottleneck: it runs at its cap, or
@@ -239,9 +281,21 @@ bool Network::IsBottleneckOf(LinkId id, double rate) {
 // binding links. Returns whether it grew.
 bool Network::CloseComponent(double threshold) {
   const size_t before = component_flows_.size();
+  // The binding links of the flows the last scan took are component_links_, in the order in which
+  // the loop below would come to them first: walked from the list, without those flows' hops.
+  const size_t scanned = scanned_flows_;
   NextEpoch();
   for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
-  for (size_t i = 0; i < component_flows_.size(); ++i) {
+  if (scanned != 0) {
+    for (LinkId id : component_links_) {
+      Link& link = links_[id.value()];
+      link.visit_epoch = epoch_;
+      for (const LinkEntry& entry : link.flows) {
+        if (flow_rate_[entry.flow] >= threshold || std::isinf(flow_rate_[entry.flow])) AddToComponent(entry.flow);
+      }
+    }
+  }
+  for (size_t i = scanned; i < component_flows_.size(); ++i) {
     for (const Hop& hop : flows_[component_flows_[i]].hops) {
       Link& link = links_[hop.link.value()];
       if (!link.binds || link.visit_epoch == epoch_) continue;
