@@ -32,6 +32,8 @@
 #include "base/spec/plan.h"
 #include "planner/candidates_internal.h"
 #include "planner/hapt_search_internal.h"
+#include "planner/nccl_price.h"
+#include "planner/shared_links.h"
 #include "planner/profile.h"
 
 namespace hetsim::planner {
@@ -43,9 +45,12 @@ class GroupProfilers {
   explicit GroupProfilers(const Profiler& base) : base_(base) {}
   Profiler& For(uint64_t micro_batch_size);
   const Profiler& base() const { return base_; }
+  // NCCL's prices of the placed groups' collectives on the base's cluster (made on first use, cached).
+  RangeNccl& Nccl();
 
  private:
   const Profiler& base_;
+  std::unique_ptr<RangeNccl> nccl_;
   std::map<uint64_t, std::unique_ptr<Profiler>> by_size_;
 };
 
@@ -75,8 +80,37 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
 // The gradients' all-reduce over `groups` (see above), without the optimizer step.
 Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
 
+// The GPUs of the first shard group of `groups` (placed at their first_node and first_gpu): TP rank 0 of
+// every replica, group after group, each replica's mesh GPU r x (its GPUs / its DP), node-major, as the
+// simulator's groups (executor::SyncGroupsOf); empty when a group is not placed.
+std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
+// The dense gradients' all-reduce over placed `groups` as the simulator runs it, as one flow of a
+// shard group's ring bytes (2 (n - 1) / n of them, what a ring moves through each NIC it crosses each way)
+// over: its own pace, NCCL's choice of algorithm, protocol and channels on the first shard group's GPUs
+// and links (RangeNccl, as the layer ranges of a plan of pipelines), its bandwidth term stretched by the
+// shard groups a GPU of a coarser group carries (finest / t_g), under key -1; each NIC it crosses (key
+// kMixedNicKey + the GPU id of the NIC's first GPU) at the node's NIC rate over the distinct shard rings
+// through it (a ring leaves a node once, not once per GPU); each crossing between two islands at what it
+// gives a ring (MixedRingOf). Its latency NCCL's. nullopt when a group is not placed or NCCL cannot
+// price the group (MixedRingTime then).
+inline constexpr int kMixedNicKey = 1 << 20;
+std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                             RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce);
+
+// A mixed stage's synchronisation as the simulator orders it, flows started at 0 one after another
+// (SharedFlow::after) for Predict to share with the other mixed stages' (SearchedStage::grad_sync_flows):
+// the ring (MixedDenseRingFlow) then `step` (the rest of its grad_sync: optimizer step, host overhead,
+// any other rings) as a latency; under ZeRO-1/2 the reduce-scatter, `step`, then the parameters'
+// all-gather, each priced as itself. Empty when there is no ring flow.
+std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                       int zero_stage, Time step, RangeNccl& nccl);
+
+// The above's flow alone (ShareLinks), or MixedRingTime when there is none.
+Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
+
 // The gradient synchronisation and optimizer step after a mixed stage's last backward (see above).
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
 
 // The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
 // group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its
