@@ -59,10 +59,10 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
     s.option.max_in_flight = std::min(s.option.max_in_flight, g.option.max_in_flight);
   s.island = groups.front().island;
   s.shape = groups.front().shape;
-  s.option.grad_sync = MixedGradSyncTime(profilers.base().cluster(), groups, profilers.Nccl());
-  s.grad_sync_flows = MixedSyncFlows(profilers.base().cluster(), groups, stage.zero_stage,
-                                     s.option.grad_sync - MixedDenseRingTime(profilers.base().cluster(), groups, profilers.Nccl()),
-                                     profilers.Nccl());
+  const ClusterModel& cluster = profilers.base().cluster();
+  s.option.grad_sync = MixedGradSyncTime(cluster, groups, stage.zero_stage, profilers.Nccl());
+  s.grad_sync_flows =
+      MixedSyncFlows(cluster, groups, stage.zero_stage, MixedStepTime(cluster, groups), profilers.Nccl());
   s.groups = std::move(groups);
   return s;
 }
@@ -222,17 +222,20 @@ std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const 
 
 std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                        int zero_stage, Time step, RangeNccl& nccl) {
-  if (zero_stage != 1 && zero_stage != 2) {
+  if (zero_stage < 1) {
     std::optional<SharedFlow> ring = MixedDenseRingFlow(cluster, groups, nccl);
     if (!ring) return {};
-    SharedFlow done{.after = 0, .latency = step};
-    return {*std::move(ring), done};
+    return {*std::move(ring), SharedFlow{.after = 0, .latency = step}};
   }
   std::optional<SharedFlow> scatter = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kReduceScatter);
+  if (!scatter) return {};
+  std::vector<SharedFlow> flows = {*std::move(scatter), SharedFlow{.after = 0, .latency = step}};
+  if (zero_stage >= 3) return flows;  // ZeRO-3 gathers before each pass, not after the step
   std::optional<SharedFlow> gather = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kAllGather);
-  if (!scatter || !gather) return {};
+  if (!gather) return {};
   gather->after = 1;
-  return {*std::move(scatter), SharedFlow{.after = 0, .latency = step}, *std::move(gather)};
+  flows.push_back(*std::move(gather));
+  return flows;
 }
 
 Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl) {
@@ -240,13 +243,20 @@ Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedG
   return flow ? ShareLinks({*flow}).front() : MixedRingTime(cluster, groups);
 }
 
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl) {
+Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
   Time optimizer = 0, overhead = 0;
   for (const SearchedGroup& g : groups) {
     optimizer = std::max(optimizer, g.option.optimizer_passes);
     overhead = std::max(overhead, SecondsToTime(cluster.island(g.island).gpu->iteration_overhead_s()));
   }
-  return MixedDenseRingTime(cluster, groups, nccl) + optimizer + overhead;
+  return optimizer + overhead;
+}
+
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                       RangeNccl& nccl) {
+  const Time step = MixedStepTime(cluster, groups);
+  const std::vector<SharedFlow> flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl);
+  return flows.empty() ? MixedRingTime(cluster, groups) + step : ShareLinks(flows).back();
 }
 
 Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,

@@ -99,18 +99,24 @@ std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const 
                                              RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce);
 
 // A mixed stage's synchronisation as the simulator orders it, flows started at 0 one after another
-// (SharedFlow::after) for Predict to share with the other mixed stages' (SearchedStage::grad_sync_flows):
-// the ring (MixedDenseRingFlow) then `step` (the rest of its grad_sync: optimizer step, host overhead,
-// any other rings) as a latency; under ZeRO-1/2 the reduce-scatter, `step`, then the parameters'
-// all-gather, each priced as itself. Empty when there is no ring flow.
+// (SharedFlow::after), which Predict shares with the other mixed stages' (SearchedStage::grad_sync_flows):
+// the all-reduce (MixedDenseRingFlow) then `step` as a latency; under ZeRO-1/2 the reduce-scatter, `step`,
+// then the parameters' all-gather, each priced as itself; under ZeRO-3 the reduce-scatter and `step`.
+// Empty when there is no ring flow (groups not placed).
 std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                        int zero_stage, Time step, RangeNccl& nccl);
 
-// The above's flow alone (ShareLinks), or MixedRingTime when there is none.
+// The dense ring's flow alone (ShareLinks), or MixedRingTime when there is none: the one price of a mixed
+// stage's dense gradients that other rings (an MoE stage's experts') may follow.
 Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
 
-// The gradient synchronisation and optimizer step after a mixed stage's last backward (see above).
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
+// The slowest group's optimizer step and host overhead after a mixed stage's synchronisation.
+Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
+// The gradient synchronisation and optimizer step after a mixed stage's last backward at `zero_stage`:
+// MixedSyncFlows alone, or MixedRingTime and the step when the groups are not placed.
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                       RangeNccl& nccl);
 
 // The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
 // group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its
