@@ -6,8 +6,10 @@
 // over) and a micro-batch of share_g x D samples, so each of its replicas computes share_g samples; the
 // stage's forward and backward are the slowest group's; each group's memory is its own GPU's. The
 // gradients reduce per shard of the finest TP split T over all D replicas, one ring per shard, all at
-// once, each at the pace of its slowest hop: a GPU of a group with TP t_g carries T / t_g shards
-// through its NIC share, and rings crossing islands share what joins them.
+// once, as NCCL runs them on the placed groups (MixedSyncFlows below: NCCL's estimate on shard group 0,
+// a GPU of a group with TP t_g carrying T / t_g shards, each NIC and each crossing between islands
+// divided among the rings through it); groups not placed: each ring at the pace of its slowest hop
+// through each GPU's NIC share (MixedRingOf).
 //
 // Search (the "mixed replicas" family, after HAPT's DP): ideas from Metis (USENIX ATC'24: a stage's
 // device group spans GPU types, the batch split by their measured speed, every split priced by one cost
