@@ -162,8 +162,8 @@ namespace {
 // The NICs (key: (its capacity one way, the rings through it)) `groups`' shard rings cross on each node: a
 // NIC carries the distinct shard rings of the GPUs wired to it (all `finest` once it sees every TP rank of
 // a replica).
-std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                                    int finest) {
+std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
+                                                    const std::vector<SearchedGroup>& groups, int finest) {
   std::map<int, int> rings;
   std::map<int, double> capacity;
   for (const SearchedGroup& g : groups) {
@@ -193,8 +193,7 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                              RangeNccl& nccl, CollectiveOp op) {
   const MixedRing ring = MixedRingOf(cluster, groups);
-  const std::optional<NcclPrice> price =
-      nccl.Of(MixedShardGpus(cluster, groups), op, static_cast<int64_t>(ring.bytes));
+  const std::optional<NcclPrice> price = nccl.Of(MixedShardGpus(cluster, groups), op, static_cast<int64_t>(ring.bytes));
   if (!price) return std::nullopt;
   int finest = 1, load = 1;
   for (const SearchedGroup& g : groups) finest = std::max(finest, g.tensor_parallel);

@@ -35,8 +35,8 @@
 #include "planner/candidates_internal.h"
 #include "planner/hapt_search_internal.h"
 #include "planner/nccl_price.h"
-#include "planner/shared_links.h"
 #include "planner/profile.h"
+#include "planner/shared_links.h"
 
 namespace hetsim::planner {
 

@@ -80,9 +80,8 @@ std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, Collectiv
   absl::StatusOr<collectives::CollectiveShape> alpha =
       collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
   if (!alpha.ok()) return out;
-  out =
-      NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
-                op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
+  out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
+                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
   return out;
 }
 

@@ -126,7 +126,8 @@ Time GatherWait(const pl::PipelineDag& dag, const pl::LongestPath& lp, const std
 // simulator's flows do when two stages' replica groups sit on one node (the mixed-replicas family cuts
 // nodes into slices): per stage, how much longer its synchronisation takes than alone (its grad_sync's
 // price); 0 for the others.
-std::vector<Time> SharedRingDelays(const std::vector<SearchedStage>& stages, const std::vector<Time>& last_backward_end) {
+std::vector<Time> SharedRingDelays(const std::vector<SearchedStage>& stages,
+                                   const std::vector<Time>& last_backward_end) {
   std::vector<Time> delay(stages.size(), 0);
   std::vector<SharedFlow> flows;
   std::vector<std::pair<size_t, size_t>> range;  // per mixed stage: its flows [first, end)

@@ -227,7 +227,7 @@ TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one 
   CHECK(nics == 2);
   const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16), GpuId(20)}, CollectiveOp::kAllReduce, bytes);
   REQUIRE(alone);
-  CHECK(wire / alone->bandwidth_s() < nic);  // NCCL's lone ring is slower than the NIC
+  CHECK(wire / alone->bandwidth_s() < nic);      // NCCL's lone ring is slower than the NIC
   CHECK(wire / alone->bandwidth_s() > nic / 4);  // but faster than a quarter of it
   // What crosses from the A100 to the L40S island (a boundary transfer over TCP sockets: less than the
   // NIC's 100 Gb/s) is shared by the four rings as well, and sets their pace.
