@@ -183,7 +183,7 @@ SearchedGroup PlacedGroup(int island, int gpus, int tp, int64_t bytes) {
   return g;
 }
 
-TEST_CASE("mixed replicas: a placed ring leaves each node once\\, at NCCL's estimate on its GPUs", "[planner][mixed]") {
+TEST_CASE("mixed replicas: a placed ring leaves each node once at NCCL's estimate on its GPUs", "[planner][mixed]") {
   // Issue 39's review: an A100 node's 8 GPUs beside an L40S node's 8, TP 1, 1 GiB of gradients. One
   // ring of 16 GPUs crosses each node's one NIC once each way: the simulator's (and NCCL's) ring, where
   // the alpha-beta ring through each GPU's eighth of the NIC took 6.2 times as long.
